@@ -1,0 +1,106 @@
+"""The resolved spec of one image: computed once from matrix.yaml + compat.yaml, passed to every later step."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+LABEL_PREFIX = "io.torchimages"
+SOURCE_URL = "https://github.com/torchimages/torchimages"
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    tag: str
+    repository: str
+    default: bool
+    flavor: str                     # runtime | devel | cpu
+    torch: str
+    torch_requirement: str          # pip requirement, e.g. torch==2.13.0+cpu
+    torch_index_url: str | None     # None: PyPI
+    cuda: str | None                # X.Y, None for CPU images
+    cuda_toolkit: str | None
+    cudnn: str | None
+    nccl: str | None
+    driver_min: str | None
+    distro: str
+    distro_name: str
+    codename: str
+    mirror: str
+    python: str
+    base_image: str                 # FROM default; overridable with the BASE_IMAGE build argument
+    bootstrap_base: str | None      # local tag `make base` creates when the registry is unreachable
+    torchvision: str | None
+    packages: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def image(self) -> str:
+        return f"{self.repository}:{self.tag}"
+
+    @property
+    def build_args(self) -> dict[str, str]:
+        return {"BASE_IMAGE": self.base_image, "TORCH_INDEX_URL": self.torch_index_url or ""}
+
+    @property
+    def labels(self) -> dict[str, str]:
+        labels = {
+            "org.opencontainers.image.title": f"{self.repository}",
+            "org.opencontainers.image.description": self.description,
+            "org.opencontainers.image.version": self.tag,
+            "org.opencontainers.image.source": SOURCE_URL,
+            "org.opencontainers.image.licenses": "BSD-3-Clause",
+            "org.opencontainers.image.base.name": self.base_image,
+            f"{LABEL_PREFIX}.torch": self.torch,
+            f"{LABEL_PREFIX}.python": self.python,
+            f"{LABEL_PREFIX}.flavor": self.flavor,
+            f"{LABEL_PREFIX}.distro": self.distro,
+            f"{LABEL_PREFIX}.cuda": self.cuda or "none",
+            f"{LABEL_PREFIX}.cudnn": self.cudnn or "none",
+            f"{LABEL_PREFIX}.nccl": self.nccl or "none",
+            f"{LABEL_PREFIX}.torchvision": self.torchvision or "none",
+        }
+        return labels
+
+    @property
+    def description(self) -> str:
+        accel = f"CUDA {self.cuda_toolkit}, cuDNN {self.cudnn}, NCCL {self.nccl}" if self.cuda else "CPU only"
+        return f"PyTorch {self.torch} ({accel}), Python {self.python}, {self.distro_name}, {self.flavor}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """NVIDIA container-toolkit variables; set here since runtime images are not based on nvidia/cuda."""
+        if not self.cuda:
+            return {}
+        major = self.cuda.split(".")[0]
+        return {
+            "NVIDIA_VISIBLE_DEVICES": "all",
+            "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+            # Minor-version compatibility: any driver of the CUDA major runs the build (580+ for 13.x).
+            "NVIDIA_REQUIRE_CUDA": f"cuda>={major}.0",
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(image=self.image, build_args=self.build_args, labels=self.labels, env=self.env)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ImageSpec":
+        names = cls.__dataclass_fields__.keys()
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    @classmethod
+    def load(cls, path: Path) -> "ImageSpec":
+        return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def make_tag(torch: str, cuda: str | None, cudnn: str | None, flavor: str, distro: str) -> str:
+    """2.15.0-cuda13.2-cudnn9-runtime-debian12, or 2.13.0-cpu-debian12."""
+    if cuda is None:
+        return f"{torch}-cpu-{distro}"
+    cudnn_major = (cudnn or "0").split(".")[0]
+    return f"{torch}-cuda{cuda}-cudnn{cudnn_major}-{flavor}-{distro}"

@@ -1,0 +1,143 @@
+"""hdf5: does h5py load its HDF5 library, with the filters and the multi-worker reads training needs?"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+from ..options import Options
+from ..result import FAIL, PASS, WARN, CheckResult
+
+ROWS, COLS = 4096, 256          # 4 MiB of float32: enough for several chunks, quick on two cores
+
+
+def _h5py_dir() -> Path | None:
+    spec = importlib.util.find_spec("h5py")    # locates the package without importing it
+    return Path(spec.origin).parent if spec and spec.origin else None
+
+
+def diagnose_import_error(exc: BaseException) -> tuple[str, list[str], str]:
+    """(summary, details, remedy) for an h5py that does not import: which library is missing, from where."""
+    text = str(exc)
+    try:
+        version = metadata.version("h5py")
+    except metadata.PackageNotFoundError:
+        return ("h5py is not installed", [text],
+                "pip install h5py (the images pin it in matrix.yaml: packages.h5py)")
+    details = [f"{type(exc).__name__}: {text}"]
+    match = re.search(r"(lib[\w.+-]*?\.so[\w.]*)", text)
+    pkg_dir = _h5py_dir()
+    libs_dir = pkg_dir.parent / "h5py.libs" if pkg_dir else None
+    if libs_dir:
+        bundled = sorted(p.name for p in libs_dir.iterdir()) if libs_dir.is_dir() else []
+        details.append(f"{libs_dir}: " + (", ".join(bundled) if bundled else "missing or empty"))
+    if match:
+        lib = match.group(1)
+        where = (f"the wheel bundles it in {libs_dir}" if libs_dir else "the wheel bundles it in h5py.libs/")
+        summary = f"h5py {version} cannot load {lib}: the HDF5 shared library is missing ({where})"
+        remedy = (f"Reinstall the wheel so its bundled library comes back: `pip install --force-reinstall --no-deps "
+                  f"h5py=={version}`. If h5py was built from source, install the distro's HDF5 runtime "
+                  f"(Debian/Ubuntu: libhdf5-103-1 or libhdf5-dev) that provides {lib.split('.so')[0]}.so.")
+        return summary, details, remedy
+    return (f"h5py {version} fails to import: {type(exc).__name__}: {text[:200]}", details,
+            f"Reinstall it: `pip install --force-reinstall h5py=={version}`; a numpy newer than h5py was built "
+            f"against also breaks the import (check `pip check`).")
+
+
+class _RowSums:
+    """A Dataset that opens the file in each worker (h5py handles must not cross fork)."""
+
+    def __init__(self, path: str) -> None:
+        self.path, self.file = path, None
+
+    def __len__(self) -> int:
+        return ROWS
+
+    def __getitem__(self, index: int) -> float:
+        import h5py
+        if self.file is None:
+            self.file = h5py.File(self.path, "r")
+        return float(self.file["gzip"][index].astype("float64").sum())
+
+
+def run(options: Options) -> CheckResult:
+    result = CheckResult("hdf5", PASS, "")
+    try:
+        import h5py
+    except Exception as exc:  # noqa: BLE001 - ImportError or OSError from the dynamic loader
+        result.status = FAIL
+        result.summary, result.details, result.remedy = diagnose_import_error(exc)
+        return result
+    import numpy as np
+
+    built = ".".join(map(str, h5py.version.hdf5_built_version_tuple))
+    loaded = h5py.version.hdf5_version
+    result.details.append(f"h5py {h5py.__version__}, HDF5 built against {built}, loaded {loaded}")
+    filters = {name: bool(h5py.h5z.filter_avail(code)) for name, code in
+               (("gzip", h5py.h5z.FILTER_DEFLATE), ("lzf", h5py.h5z.FILTER_LZF), ("szip", h5py.h5z.FILTER_SZIP))}
+    result.details.append("filters: " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in filters.items()))
+    result.data.update(h5py=h5py.__version__, hdf5_built=built, hdf5_loaded=loaded, filters=filters)
+
+    data = np.random.default_rng(0).standard_normal((ROWS, COLS)).astype(np.float32)
+    digest = hashlib.sha256(data.tobytes()).hexdigest()
+    with tempfile.TemporaryDirectory(prefix="verify-hdf5-") as tmp:
+        path = os.path.join(tmp, "roundtrip.h5")
+        start = time.perf_counter()
+        with h5py.File(path, "w") as f:
+            f.create_dataset("gzip", data=data, chunks=(256, COLS), compression="gzip", compression_opts=4, shuffle=True)
+            if filters["lzf"]:
+                f.create_dataset("lzf", data=data, chunks=(256, COLS), compression="lzf")
+        write_s = time.perf_counter() - start
+        start = time.perf_counter()
+        with h5py.File(path, "r") as f:
+            back = {name: f[name][...] for name in f}
+        read_s = time.perf_counter() - start
+        bad = [name for name, arr in back.items() if hashlib.sha256(arr.tobytes()).hexdigest() != digest]
+        result.metric("write_throughput", data.nbytes * len(back) / write_s / 1e6, "MB/s")
+        result.metric("read_throughput", data.nbytes * len(back) / read_s / 1e6, "MB/s")
+        result.details.append(f"chunked round trip ({', '.join(back)}), sha256 {'matches' if not bad else 'DIFFERS for ' + ', '.join(bad)}")
+
+        workers_ok, workers_msg = _read_with_workers(path, data)
+        result.details.append(workers_msg)
+
+    problems = []
+    if bad:
+        problems.append(f"compressed round trip corrupted {', '.join(bad)}")
+    if not filters["gzip"]:
+        problems.append("the gzip (deflate) filter is missing")
+    if not workers_ok:
+        problems.append("reads from DataLoader workers failed")
+    if problems:
+        result.status, result.summary = FAIL, "; ".join(problems)
+        result.remedy = (f"Reinstall h5py from its wheel (`pip install --force-reinstall h5py=={h5py.__version__}`), "
+                         "which bundles HDF5 with gzip and lzf; open files inside each worker, not before forking.")
+        return result
+    if built != loaded:
+        result.status = WARN
+        result.summary = f"HDF5 loaded ({loaded}) differs from the one h5py was built against ({built})"
+        result.remedy = "Another libhdf5 wins on LD_LIBRARY_PATH: remove it from the path or rebuild h5py against it."
+        return result
+    result.summary = f"h5py {h5py.__version__} with HDF5 {loaded}; gzip/lzf round trip and 2 DataLoader workers ok"
+    return result
+
+
+def _read_with_workers(path: str, data) -> tuple[bool, str]:
+    try:
+        import torch
+        from torch.utils.data import DataLoader
+    except Exception as exc:  # noqa: BLE001
+        return False, f"DataLoader workers: torch does not import ({exc})"
+    expected = data.astype("float64").sum(axis=1)
+    try:
+        loader = DataLoader(_RowSums(path), batch_size=256, num_workers=2)
+        got = torch.cat([batch for batch in loader]).numpy()
+    except Exception as exc:  # noqa: BLE001 - a worker dying is the finding
+        return False, f"DataLoader with 2 workers, each opening the file: {type(exc).__name__}: {exc}"
+    import numpy as np
+    ok = got.shape == expected.shape and bool(np.allclose(got, expected))
+    return ok, f"DataLoader with 2 workers, each opening the file: {len(got)} rows, sums {'match' if ok else 'DIFFER'}"

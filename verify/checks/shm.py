@@ -1,0 +1,109 @@
+"""shm: is /dev/shm large enough for DataLoader workers? Measured by really allocating it.
+
+tmpfs allocates lazily: a file can be ftruncate()d past the limit and the process dies with SIGBUS when it
+touches a page beyond it (what DataLoader workers report as "Bus error"). Recent torch reserves the memory
+up front instead and raises "unable to allocate shared memory(shm) ... No space left on device (28)".
+Both are provoked here, each in a process of its own, and recognised.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+from ..options import Options, human_bytes
+from ..result import FAIL, PASS, CheckResult
+
+SHM = os.environ.get("VERIFY_SHM_PATH", "/dev/shm")
+
+# Messages users see when shared memory runs out, old and new torch.
+SHM_ERROR_PATTERNS = (
+    re.compile(r"unable to allocate shared memory\(shm\)", re.I),
+    re.compile(r"No space left on device", re.I),
+    re.compile(r"Bus error", re.I),
+    re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: Bus error", re.I),
+    re.compile(r"unable to write to file </torch_", re.I),
+)
+
+REMEDY = ("Give the container more shared memory: `docker run --shm-size=2g ...` (or `--ipc=host`); "
+          "on Kubernetes mount an emptyDir with medium: Memory (sizeLimit: 2Gi) at /dev/shm; with podman/Slurm "
+          "containers raise the tmpfs size of /dev/shm. Otherwise lower DataLoader num_workers or prefetch_factor.")
+
+# Touch every page of a /dev/shm file of the required size, as a DataLoader worker's batch would.
+_TOUCH = r"""
+import mmap, os, sys
+size, directory = int(sys.argv[1]), sys.argv[2]
+fd = os.open(os.path.join(directory, f"verify-shm-{os.getpid()}"), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+os.unlink(os.path.join(directory, f"verify-shm-{os.getpid()}"))
+os.ftruncate(fd, size)
+m = mmap.mmap(fd, size)
+page = mmap.PAGESIZE
+for offset in range(0, size, page):
+    m[offset] = 1
+print("touched", size, flush=True)
+"""
+
+# The same amount through torch's own shared-memory path (the one DataLoader uses).
+_TORCH = r"""
+import sys, torch
+t = torch.empty(int(sys.argv[1]), dtype=torch.uint8)
+t.fill_(1)
+t.share_memory_()
+print("shared", t.numel(), flush=True)
+"""
+
+
+def recognise(text: str) -> str | None:
+    """The known shared-memory error in `text`, if any."""
+    for pattern in SHM_ERROR_PATTERNS:
+        match = pattern.search(text)
+        if match:
+            line = next((l for l in text.splitlines() if pattern.search(l)), match.group(0))
+            return line.strip()[:300]
+    return None
+
+
+def _attempt(code: str, size: int, timeout: float) -> tuple[bool, str]:
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, str(size), SHM], capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return False, f"timed out after {timeout:.0f} s"
+    if proc.returncode == 0:
+        return True, proc.stdout.strip()
+    if proc.returncode < 0:
+        name = signal.Signals(-proc.returncode).name
+        return False, f"killed by {name}" + (" (Bus error: /dev/shm exhausted)" if name == "SIGBUS" else "")
+    message = recognise(proc.stderr) or proc.stderr.strip().splitlines()[-1:][0] if proc.stderr.strip() else f"exit {proc.returncode}"
+    return False, message
+
+
+def run(options: Options) -> CheckResult:
+    result = CheckResult("shm", PASS, "")
+    if not os.path.isdir(SHM):
+        result.status, result.summary = FAIL, f"{SHM} does not exist"
+        result.remedy = "Mount a tmpfs at /dev/shm (" + REMEDY + ")"
+        return result
+    st = os.statvfs(SHM)
+    size, free = st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+    need = options.shm_min_bytes
+    result.metric("size", size, "bytes")
+    result.metric("free", free, "bytes")
+    result.metric("required", need, "bytes")
+    result.details.append(f"{SHM}: {human_bytes(size)} total, {human_bytes(free)} free; required {human_bytes(need)}")
+
+    raw_ok, raw_msg = _attempt(_TOUCH, need, timeout=60)
+    result.details.append(f"touching {human_bytes(need)} of a /dev/shm file page by page: {'ok' if raw_ok else raw_msg}")
+    torch_ok, torch_msg = _attempt(_TORCH, need, timeout=60)
+    result.details.append(f"torch share_memory_() of {human_bytes(need)}: {'ok' if torch_ok else torch_msg}")
+
+    if raw_ok and torch_ok:
+        result.summary = f"{human_bytes(size)} /dev/shm, {human_bytes(need)} allocated and touched"
+        return result
+    result.status = FAIL
+    cause = raw_msg if not raw_ok else torch_msg
+    result.summary = f"/dev/shm is {human_bytes(size)} ({human_bytes(free)} free): allocating {human_bytes(need)} failed: {cause}"
+    result.remedy = REMEDY
+    return result

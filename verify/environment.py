@@ -1,0 +1,125 @@
+"""The environment section of every report: versions torch reports, container and cgroup limits.
+
+Run as `python -m verify.environment OUT.json` so that a crashing import cannot take the runner down.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def in_container() -> str | None:
+    """'docker', 'podman', 'kubernetes', 'containerd' or None."""
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return "kubernetes"
+    if Path("/.dockerenv").exists():
+        return "docker"
+    if Path("/run/.containerenv").exists():
+        return "podman"
+    try:
+        cgroup = Path("/proc/1/cgroup").read_text()
+    except OSError:
+        return None
+    for marker in ("kubepods", "docker", "containerd", "libpod"):
+        if marker in cgroup:
+            return marker
+    return None
+
+
+def cgroup_limits() -> dict[str, Any]:
+    """CPU quota (cores) and memory limit (bytes) of this cgroup; None where unlimited or unknown."""
+    limits: dict[str, Any] = {"cpus": None, "memory_bytes": None, "cgroup": None}
+    root = Path("/sys/fs/cgroup")
+    try:
+        if (root / "cgroup.controllers").exists():
+            limits["cgroup"] = "v2"
+            quota, period = (root / "cpu.max").read_text().split()
+            limits["cpus"] = None if quota == "max" else round(int(quota) / int(period), 2)
+            mem = (root / "memory.max").read_text().strip()
+            limits["memory_bytes"] = None if mem == "max" else int(mem)
+        elif (root / "cpu").exists():
+            limits["cgroup"] = "v1"
+            quota = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+            period = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+            limits["cpus"] = None if quota <= 0 else round(quota / period, 2)
+            mem = int((root / "memory" / "memory.limit_in_bytes").read_text())
+            limits["memory_bytes"] = None if mem >= 1 << 62 else mem
+    except (OSError, ValueError):
+        pass
+    return limits
+
+
+def _torch_facts() -> dict[str, Any]:
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001 - any import failure is a fact to report
+        return {"torch": None, "torch_error": f"{type(exc).__name__}: {exc}"}
+    facts: dict[str, Any] = {"torch": torch.__version__, "torch_build": "cuda" if torch.version.cuda else "cpu",
+                             "cuda": torch.version.cuda, "cudnn": None, "nccl": None}
+    try:
+        v = torch.backends.cudnn.version() if torch.version.cuda else None
+        # 9.26.0 is reported as 92600 by cuDNN 9 (major*10000 + minor*100 + patch).
+        facts["cudnn"] = f"{v // 10000}.{v % 10000 // 100}.{v % 100}" if v else None
+    except Exception:  # noqa: BLE001 - libcudnn may fail to load without a driver
+        facts["cudnn"] = None
+    try:
+        if torch.distributed.is_available() and torch.version.cuda:
+            facts["nccl"] = ".".join(map(str, torch.cuda.nccl.version()))
+    except Exception:  # noqa: BLE001
+        facts["nccl"] = None
+    return facts
+
+
+def _driver() -> str | None:
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        try:
+            version = pynvml.nvmlSystemGetDriverVersion()
+            return version.decode() if isinstance(version, bytes) else version
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - no driver is a normal state on CPU hosts
+        return None
+
+
+def collect() -> dict[str, Any]:
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "hostname": platform.node(),
+        **_torch_facts(),
+        "torchvision": _dist_version("torchvision"),
+        "torchdata": _dist_version("torchdata"),
+        "pyarrow": _dist_version("pyarrow"),
+        "h5py": _dist_version("h5py"),
+        "hdf5": None,
+        "numpy": _dist_version("numpy"),
+        "nvidia_ml_py": _dist_version("nvidia-ml-py"),
+        "driver": _driver(),
+        "container": in_container(),
+        **cgroup_limits(),
+        "cpu_count": os.cpu_count(),
+    }
+    try:
+        import h5py
+        env["hdf5"] = h5py.version.hdf5_version
+    except Exception:  # noqa: BLE001 - the hdf5 check diagnoses this
+        pass
+    return env
+
+
+if __name__ == "__main__":
+    Path(sys.argv[1]).write_text(json.dumps(collect()), encoding="utf-8")

@@ -1,0 +1,96 @@
+"""Reports: a terminal table, JSON (schema: verify/report.schema.json) and JUnit XML."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import textwrap
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+from typing import Any
+
+from . import REPORT_SCHEMA_VERSION, __version__
+from .result import FAIL, PASS, SKIP, WARN, CheckResult
+
+MARK = {PASS: "PASS", FAIL: "FAIL", WARN: "WARN", SKIP: "SKIP"}
+COLOR = {PASS: "32", FAIL: "31", WARN: "33", SKIP: "36"}
+
+
+def overall(results: list[CheckResult]) -> str:
+    statuses = {r.status for r in results}
+    return FAIL if FAIL in statuses else WARN if WARN in statuses else PASS
+
+
+def build_report(results: list[CheckResult], environment: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "tool": {"name": "verify", "version": __version__},
+        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "status": overall(results),
+        "environment": environment,
+        "options": options,
+        "checks": [r.to_dict() for r in results],
+    }
+
+
+def write_json(report: dict[str, Any], path: str) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(report, fh, indent=2)
+        fh.write("\n")
+
+
+def write_junit(results: list[CheckResult], path: str, suite: str = "verify") -> None:
+    failures = sum(r.status == FAIL for r in results)
+    skipped = sum(r.status == SKIP for r in results)
+    testsuite = ET.Element("testsuite", name=suite, tests=str(len(results)), failures=str(failures),
+                           errors="0", skipped=str(skipped), time=f"{sum(r.duration_s for r in results):.3f}")
+    for r in results:
+        case = ET.SubElement(testsuite, "testcase", classname=suite, name=r.name, time=f"{r.duration_s:.3f}")
+        body = "\n".join(r.details + ([f"remedy: {r.remedy}"] if r.remedy else []) + ([r.output] if r.output else []))
+        if r.status == FAIL:
+            ET.SubElement(case, "failure", message=r.summary).text = body
+        elif r.status == SKIP:
+            ET.SubElement(case, "skipped", message=r.summary)
+        ET.SubElement(case, "system-out").text = f"[{r.status}] {r.summary}\n{body}"
+    ET.ElementTree(ET.Element("testsuites")).getroot().append(testsuite)
+    tree = ET.ElementTree(testsuite)
+    ET.indent(tree)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def _paint(status: str, text: str) -> str:
+    if os.environ.get("NO_COLOR") or not os.isatty(1):
+        return text
+    return f"\033[{COLOR[status]}m{text}\033[0m"
+
+
+def environment_lines(env: dict[str, Any]) -> list[str]:
+    if "error" in env:
+        return [f"environment: {env['error']}"]
+    torch = f"{env.get('torch')} ({env.get('torch_build')} build)" if env.get("torch") else f"not importable: {env.get('torch_error')}"
+    mem = env.get("memory_bytes")
+    return [
+        f"python {env.get('python')}   torch {torch}   CUDA {env.get('cuda') or '-'}   cuDNN {env.get('cudnn') or '-'}   NCCL {env.get('nccl') or '-'}",
+        f"torchvision {env.get('torchvision') or '-'}   torchdata {env.get('torchdata') or '-'}   pyarrow {env.get('pyarrow') or '-'}   "
+        f"h5py {env.get('h5py') or '-'} (HDF5 {env.get('hdf5') or '-'})   numpy {env.get('numpy') or '-'}",
+        f"driver {env.get('driver') or '-'}   container {env.get('container') or 'no'}   cgroup CPUs {env.get('cpus') or 'unlimited'}   "
+        f"memory limit {f'{mem / 2**30:.1f} GiB' if mem else 'unlimited'}   host CPUs {env.get('cpu_count')}",
+    ]
+
+
+def render_table(results: list[CheckResult], env: dict[str, Any], width: int | None = None) -> str:
+    width = width or min(shutil.get_terminal_size((120, 20)).columns, 140)
+    lines = environment_lines(env) + [""]
+    lines.append(f"{'CHECK':<7} {'STATUS':<6} {'TIME':>6}  SUMMARY")
+    for r in results:
+        summary = textwrap.wrap(r.summary, max(40, width - 24)) or [""]
+        lines.append(f"{r.name:<7} {_paint(r.status, MARK[r.status]):<6} {r.duration_s:>5.1f}s  {summary[0]}")
+        lines += [f"{'':<23}{s}" for s in summary[1:]]
+        if r.status in (FAIL, WARN) and r.remedy:
+            lines += [f"{'':<23}{s}" for s in textwrap.wrap("remedy: " + r.remedy, max(40, width - 24))]
+        if r.status == FAIL and r.output:
+            lines += [f"{'':<23}| {s}" for s in r.output.splitlines()[-8:]]
+    verdict = overall(results)
+    counts = ", ".join(f"{sum(r.status == s for r in results)} {s}" for s in (PASS, WARN, SKIP, FAIL))
+    lines += ["", f"verdict: {_paint(verdict, MARK[verdict])} ({counts})"]
+    return "\n".join(lines)
