@@ -1,0 +1,79 @@
+"""`make base`: bootstrap the distro bases the matrix needs from the distribution's mirror, offline-capable.
+
+debootstrap --variant=minbase into a folder, then import it into the engine as torchimages-base/<distro>:latest.
+`make build` uses that tag when the registry base (debian:bookworm-slim, ...) is neither present nor pullable.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from .errors import UserError
+from .spec import ImageSpec
+from .engine import image_exists
+
+UBUNTU_KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
+
+
+def bases_needed(specs: list[ImageSpec]) -> dict[str, ImageSpec]:
+    """bootstrap tag → one spec that needs it (devel images start from NVIDIA's image: nothing to bootstrap)."""
+    needed: dict[str, ImageSpec] = {}
+    for spec in specs:
+        if spec.bootstrap_base:
+            needed.setdefault(spec.bootstrap_base, spec)
+    return needed
+
+
+def _debootstrap_argv(spec: ImageSpec, rootfs: Path) -> list[str]:
+    argv = ["debootstrap", "--variant=minbase"]
+    if spec.distro.startswith("ubuntu"):
+        if not Path(UBUNTU_KEYRING).exists():
+            raise UserError(f"bootstrapping {spec.distro} needs Ubuntu's archive keyring: `apt-get install ubuntu-keyring`")
+        argv += [f"--keyring={UBUNTU_KEYRING}", "--components=main,universe"]
+    return argv + [spec.codename, str(rootfs), spec.mirror]
+
+
+def bootstrap(client, spec: ImageSpec, tag: str, log) -> float:
+    """debootstrap + import; returns seconds. Needs root and debootstrap."""
+    if not shutil.which("debootstrap"):
+        raise UserError("debootstrap not found: `apt-get install debootstrap` (make base bootstraps distro bases with it)")
+    if os.geteuid() != 0:
+        raise UserError("make base runs debootstrap, which needs root: run `sudo make base`")
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="torchimages-base-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        argv = _debootstrap_argv(spec, rootfs)
+        log(f"  {' '.join(argv)}")
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+            raise UserError(f"debootstrap of {spec.distro} ({spec.codename}) from {spec.mirror} failed:\n{tail}\n"
+                            f"check that the mirror is reachable (http_proxy) or set the mirror in compat.yaml")
+        for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
+            for item in (rootfs / junk).glob("*"):
+                if item.is_file():
+                    item.unlink()
+        archive = Path(tmp) / "rootfs.tar"
+        with tarfile.open(archive, "w") as tar:
+            tar.add(rootfs, arcname=".")
+        repository, _, version = tag.rpartition(":")
+        client.api.import_image_from_file(str(archive), repository=repository, tag=version,
+                                          changes=['CMD ["/bin/bash"]', "ENV LANG=C.UTF-8"])
+    return time.monotonic() - start
+
+
+def make_bases(client, specs: list[ImageSpec], force: bool, log=print) -> list[tuple[str, str, float]]:
+    """(tag, outcome, seconds) per base the specs need."""
+    rows = []
+    for tag, spec in bases_needed(specs).items():
+        if image_exists(client, tag) and not force:
+            rows.append((tag, "present", 0.0))
+            continue
+        log(f"bootstrapping {tag} ({spec.distro_name} {spec.codename}) from {spec.mirror} ...")
+        rows.append((tag, "bootstrapped", bootstrap(client, spec, tag, log)))
+    return rows
