@@ -1,0 +1,183 @@
+"""Validation and expansion of matrix.yaml: every kind of bad input gives one clear, located message."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from scripts.errors import MatrixError, UserError
+from scripts.matrix import load_matrix, select
+from scripts.spec import make_tag
+from tests.conftest import ROOT, assert_clean_failure, run_cli
+
+HEAD = """\
+repository: torchimages
+defaults:
+  packages: {torchdata: "0.11.0", pyarrow: "26.0.1", h5py: "3.16.0", numpy: "2.4.6", nvidia-ml-py: "13.615.71"}
+images:
+"""
+CPU_DEFAULT = """\
+  - {torch: "2.13.0", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, default: true}
+"""
+
+
+def write(tmp_path: Path, body: str, head: str = HEAD) -> Path:
+    path = tmp_path / "matrix.yaml"
+    path.write_text(head + textwrap.dedent(body))
+    return path
+
+
+def problems(tmp_path: Path, body: str, head: str = HEAD) -> str:
+    with pytest.raises(UserError) as info:
+        load_matrix(write(tmp_path, body, head))
+    return str(info.value)
+
+
+def test_the_shipped_matrix_expands_to_its_images():
+    specs = load_matrix()
+    tags = [s.tag for s in specs]
+    assert len(specs) >= 8 and len(set(tags)) == len(tags)
+    assert {s.torch for s in specs} >= {"2.13.0", "2.14.1", "2.15.0"}
+    assert [s.tag for s in specs if s.default] == ["2.13.0-cpu-debian12"]
+    assert "2.15.0-cuda13.2-cudnn9-runtime-debian12" in tags
+    assert any(s.flavor == "devel" for s in specs) and any(s.distro.startswith("ubuntu") for s in specs)
+    # the excludes removed devel on Debian and 2.13.0 runtime on Ubuntu 24.04
+    assert not any(s.flavor == "devel" and s.distro == "debian12" for s in specs)
+    assert "2.13.0-cuda13.0-cudnn9-runtime-ubuntu24.04" not in tags
+
+
+def test_pypi_keyword_resolves_each_releases_default_build():
+    by_tag = {s.tag: s for s in load_matrix()}
+    s = by_tag["2.15.0-cuda13.2-cudnn9-runtime-debian12"]
+    assert (s.cuda, s.cuda_toolkit, s.cudnn, s.nccl, s.python) == ("13.2", "13.2.2", "9.26.0.51", "2.30.7", "3.11")
+    assert s.torch_requirement == "torch==2.15.0" and s.torch_index_url is None
+    assert by_tag["2.14.1-cuda13.0-cudnn9-runtime-debian12"].torchvision == "0.29.1"
+    cpu = by_tag["2.13.0-cpu-debian12"]
+    assert cpu.torch_requirement == "torch==2.13.0+cpu" and cpu.torch_index_url.endswith("/whl/cpu")
+    assert cpu.env == {} and s.env["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"
+
+
+def test_tag_naming():
+    assert make_tag("2.15.0", "13.2", "9.26.0.51", "runtime", "debian12") == "2.15.0-cuda13.2-cudnn9-runtime-debian12"
+    assert make_tag("2.13.0", None, None, "cpu", "debian12") == "2.13.0-cpu-debian12"
+
+
+def test_select_by_tag_all_and_default():
+    specs = load_matrix()
+    assert select(specs, "")[0].default
+    assert len(select(specs, "all")) == len(specs)
+    with pytest.raises(UserError, match="unknown image nope; choose IMAGE=all or one of"):
+        select(specs, "nope")
+
+
+def test_unknown_torch_version_names_the_known_ones(tmp_path):
+    msg = problems(tmp_path, '  - {torch: "2.99.0", cuda: pypi, flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
+    assert "matrix.yaml:5: images[0]: unknown torch version 2.99.0; known: 2.15.0, 2.14.1" in msg
+
+
+def test_cuda_build_that_never_existed(tmp_path):
+    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: "11.8", flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
+    assert "matrix.yaml:5: images[0]: torch 2.15.0 has no CUDA 11.8 build; available: 13.2 (PyPI), cpu" in msg
+
+
+def test_python_the_release_cannot_give(tmp_path):
+    msg = problems(tmp_path, '''\
+  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: ubuntu22.04, packages: {pyarrow: "25.0.1", numpy: "2.2.6"}}
+''' + CPU_DEFAULT)
+    assert "torch 2.15.0 has no wheel for Python 3.10 (ubuntu22.04's Python)" in msg
+    assert "debian12 (3.11)" in msg
+
+
+def test_python_the_distro_cannot_give(tmp_path):
+    msg = problems(tmp_path, '  - {torch: "2.14.1", cuda: pypi, flavor: runtime, distro: debian12, python: "3.12"}\n' + CPU_DEFAULT)
+    assert "debian12 ships Python 3.11, not 3.12" in msg and "ubuntu24.04 (3.12)" in msg
+
+
+def test_package_without_a_wheel_for_the_python(tmp_path):
+    msg = problems(tmp_path, '  - {torch: "2.14.1", cuda: pypi, flavor: runtime, distro: ubuntu22.04}\n' + CPU_DEFAULT)
+    assert "pyarrow 26.0.1 has no wheel for Python 3.10; versions for 3.10: 25.0.1" in msg
+
+
+def test_devel_on_a_distro_nvidia_does_not_publish(tmp_path):
+    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: devel, distro: debian12}\n' + CPU_DEFAULT)
+    assert "NVIDIA publishes no devel image for CUDA 13.2 on debian12; available: nvidia/cuda:13.2.1-cudnn-devel-ubuntu24.04" in msg
+
+
+def test_flavor_must_match_cuda(tmp_path):
+    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: cpu, distro: debian12}\n' + CPU_DEFAULT)
+    assert "flavor cpu does not go with cuda 13.2" in msg
+
+
+def test_duplicate_tags(tmp_path):
+    msg = problems(tmp_path, '''\
+  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12}
+  - {torch: "2.15.0", cuda: "13.2", flavor: runtime, distro: debian12}
+''' + CPU_DEFAULT)
+    assert "matrix.yaml:6: images[1]: duplicate tag 2.15.0-cuda13.2-cudnn9-runtime-debian12, already produced by images[0]" in msg
+
+
+def test_unknown_key_names_the_allowed_ones(tmp_path):
+    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, cudnn: "9"}\n' + CPU_DEFAULT)
+    assert "matrix.yaml:5: images[0]: unknown key 'cudnn'; allowed: cuda, default, distro, flavor" in msg
+
+
+def test_wrong_type_suggests_quoting(tmp_path):
+    msg = problems(tmp_path, '  - {torch: 2.15, cuda: pypi, flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
+    assert "images[0].torch: 2.15 is a number; versions are strings: write it quoted" in msg
+
+
+def test_wrong_type_of_a_list(tmp_path):
+    msg = problems(tmp_path, "  - axes: {torch: \"2.15.0\", cuda: [pypi], flavor: [runtime], distro: [debian12]}\n" + CPU_DEFAULT)
+    assert "images[0].axes.torch" in msg and "is not of type 'array'" in msg
+
+
+def test_malformed_yaml_gives_the_line(tmp_path):
+    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi\n    flavor: [\n')
+    assert msg.startswith("matrix.yaml:") and "malformed YAML" in msg
+
+
+def test_exclude_that_matches_nothing(tmp_path):
+    msg = problems(tmp_path, '''\
+  - axes: {torch: ["2.15.0"], cuda: [pypi], flavor: [runtime], distro: [debian12]}
+    exclude: [{distro: debain12}]
+''' + CPU_DEFAULT)
+    assert "images[0].exclude[0]: {'distro': 'debain12'} matches no combination" in msg
+
+
+def test_exactly_one_default(tmp_path):
+    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12}\n')
+    assert "no image is marked `default: true`" in msg
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    with pytest.raises(MatrixError) as info:
+        load_matrix(write(tmp_path, '''\
+  - {torch: "2.99.0", cuda: pypi, flavor: runtime, distro: debian12}
+  - {torch: "2.15.0", cuda: "11.8", flavor: runtime, distro: debian12}
+''' + CPU_DEFAULT))
+    assert len(info.value.problems) == 2
+
+
+def test_axes_expand_with_excludes(tmp_path):
+    specs = load_matrix(write(tmp_path, '''\
+  - axes: {torch: ["2.15.0", "2.14.1"], cuda: [pypi], flavor: [runtime, devel], distro: [debian12, ubuntu24.04]}
+    exclude: [{flavor: devel, distro: debian12}, {torch: "2.14.1", distro: ubuntu24.04}]
+''' + CPU_DEFAULT))
+    assert sorted(s.tag for s in specs) == sorted([
+        "2.15.0-cuda13.2-cudnn9-runtime-debian12", "2.15.0-cuda13.2-cudnn9-runtime-ubuntu24.04",
+        "2.15.0-cuda13.2-cudnn9-devel-ubuntu24.04", "2.14.1-cuda13.0-cudnn9-runtime-debian12",
+        "2.13.0-cpu-debian12"])
+
+
+@pytest.mark.parametrize("body", [
+    '  - {torch: "2.15.0", cuda: "11.8", flavor: runtime, distro: debian12}\n' + CPU_DEFAULT,
+    "images: [\n",
+    "  - 42\n",
+])
+def test_render_cli_fails_cleanly_and_writes_nothing(tmp_path, body):
+    before = {p: p.read_bytes() for p in (ROOT / "images").rglob("*") if p.is_file()}
+    proc = run_cli("--matrix", str(write(tmp_path, body)), "render")
+    assert_clean_failure(proc, "error: matrix.yaml")
+    after = {p: p.read_bytes() for p in (ROOT / "images").rglob("*") if p.is_file()}
+    assert before == after

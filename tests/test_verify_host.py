@@ -1,0 +1,111 @@
+"""`python -m verify` on this (CPU-only) host, as a user would run it, plus fault injection."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.conftest import ROOT, run_cli
+
+SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("verify")
+    proc = run_cli("--json", str(out / "r.json"), "--junit", str(out / "r.xml"), module="verify", timeout=600)
+    return proc, json.loads((out / "r.json").read_text()), ET.parse(out / "r.xml").getroot()
+
+
+def test_cpu_host_passes_shm_hdf5_arrow_and_skips_gpu_nccl_with_reasons(full_run):
+    proc, report, _ = full_run
+    status = {c["name"]: c for c in report["checks"]}
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {n: status[n]["status"] for n in status} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass"}
+    assert "no GPU visible" in status["gpu"]["summary"] and status["gpu"]["remedy"]
+    assert "all-reduce verified over gloo, world size 2" in status["nccl"]["summary"]
+    assert status["nccl"]["metrics"]["wrong"]["value"] == 0 and status["nccl"]["data"]["sizes"]
+    assert status["arrow"]["metrics"]["ratio"]["unit"] == "x"
+    assert "verdict: PASS" in proc.stdout and "[5/5] arrow" in proc.stderr
+
+
+def test_report_validates_and_junit_parses(full_run):
+    _, report, junit = full_run
+    jsonschema.validate(report, SCHEMA)
+    assert report["environment"]["torch"] and report["environment"]["pyarrow"]
+    assert junit.get("tests") == "5" and junit.get("failures") == "0" and junit.get("skipped") == "2"
+
+
+def test_expect_gpus_turns_the_missing_gpu_into_a_failure_with_diagnosis():
+    proc = run_cli("--checks", "gpu", "--expect-gpus", "1", module="verify")
+    assert proc.returncode == 1 and "FAIL" in proc.stdout and "no GPU visible" in proc.stdout
+    assert "remedy:" in proc.stdout
+
+
+def test_list_and_unknown_check():
+    assert "arrow" in run_cli("--list", module="verify").stdout
+    proc = run_cli("--checks", "gpux", module="verify")
+    assert proc.returncode == 2 and "unknown check gpux" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_hanging_check_is_cut_off_while_the_others_report(tmp_path):
+    proc = run_cli("--checks", "shm,hdf5", "--timeout", "20", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
+                   env={"VERIFY_TEST_HANG": "shm"}, module="verify")
+    checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["checks"]}
+    assert proc.returncode == 1
+    assert checks["shm"]["status"] == "fail" and "timed out after 20 s" in checks["shm"]["summary"]
+    assert "test hook: shm hangs" in checks["shm"]["output"]
+    assert checks["hdf5"]["status"] == "pass"
+
+
+def test_a_crashing_check_is_a_failure_with_its_signal(tmp_path):
+    proc = run_cli("--checks", "arrow,shm", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
+                   env={"VERIFY_TEST_CRASH": "arrow"}, module="verify")
+    checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["checks"]}
+    assert proc.returncode == 1 and checks["arrow"]["summary"] == "crashed with SIGSEGV"
+    assert checks["shm"]["status"] == "pass"
+
+
+def _can_unshare() -> bool:
+    return os.geteuid() == 0 and shutil.which("unshare") is not None and \
+        subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _can_unshare(), reason="needs root and unshare for a private /dev/shm")
+def test_small_dev_shm_fails_with_the_remedy(tmp_path):
+    """A 64 MB /dev/shm in a private mount namespace, as Docker gives by default."""
+    script = (f"mount -t tmpfs -o size=64m tmpfs /dev/shm && exec {sys.executable} -m verify --checks shm "
+              f"--json {tmp_path / 'r.json'}")
+    proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    shm = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 1 and shm["status"] == "fail"
+    assert "64 MiB" in shm["summary"] and "--shm-size" in shm["remedy"] and "--ipc=host" in shm["remedy"]
+    assert any("No space left on device" in d or "SIGBUS" in d for d in shm["details"])
+
+
+def test_h5py_without_its_native_library_is_diagnosed_by_name(tmp_path):
+    """A throwaway copy of h5py with its bundled libhdf5 removed shadows the real one."""
+    import importlib.util
+    origin = Path(importlib.util.find_spec("h5py").origin).parent
+    shutil.copytree(origin, tmp_path / "h5py")
+    libs = origin.parent / "h5py.libs"
+    shutil.copytree(libs, tmp_path / "h5py.libs")
+    removed = [p.name for p in (tmp_path / "h5py.libs").glob("libhdf5-*")]
+    assert removed, "expected h5py's wheel to bundle libhdf5"
+    for name in removed:
+        (tmp_path / "h5py.libs" / name).unlink()
+    # copies of h5py's dist-info, so that the package version is still known
+    proc = run_cli("--checks", "hdf5", "--json", str(tmp_path / "r.json"), module="verify",
+                   env={"PYTHONPATH": f"{tmp_path}:{ROOT}"})
+    check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 1 and check["status"] == "fail"
+    assert "cannot load libhdf5" in check["summary"] and "HDF5 shared library is missing" in check["summary"]
+    assert "--force-reinstall" in check["remedy"]

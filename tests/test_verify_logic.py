@@ -1,0 +1,83 @@
+"""Pure logic of the verify package: sizes, bandwidth formulas, message recognition, reports."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import jsonschema
+
+from tests.conftest import ROOT
+from verify.checks.gpu import why_no_gpu
+from verify.checks.hdf5 import diagnose_import_error
+from verify.checks.nccl import bus_factor, message_sizes
+from verify.checks.shm import recognise
+from verify.options import parse_size
+from verify.report import build_report, overall, render_table, write_junit
+from verify.result import CheckResult
+
+SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
+
+
+def test_sizes_parse_like_docker():
+    assert parse_size("64m") == 64 << 20 and parse_size("1G") == 1 << 30 and parse_size("2GiB") == 2 << 30
+    assert parse_size("1048576") == 1 << 20
+
+
+def test_nccl_sizes_and_bus_bandwidth_factor_follow_nccl_tests():
+    assert message_sizes(1 << 20, 64 << 20) == [1 << 20, 4 << 20, 16 << 20, 64 << 20]
+    assert bus_factor(1) == 1.0 and bus_factor(2) == 1.0 and bus_factor(8) == 2 * 7 / 8
+
+
+def test_every_known_shared_memory_error_is_recognised():
+    for text in ("RuntimeError: unable to allocate shared memory(shm) for file </torch_41_1_0>: No space left on device (28)",
+                 "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\nBus error",
+                 "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. ",
+                 "OSError: [Errno 28] No space left on device"):
+        assert recognise(text), text
+    assert recognise("ValueError: something else") is None
+
+
+def test_no_gpu_diagnosis_starts_with_a_cpu_build():
+    cause, remedy = why_no_gpu(None, None)
+    assert "CPU build" in cause and "CUDA image" in remedy
+
+
+def test_missing_libhdf5_is_named():
+    err = ImportError("libhdf5-2e6c5d22.so.320.0.0: cannot open shared object file: No such file or directory")
+    summary, details, remedy = diagnose_import_error(err)
+    assert "cannot load libhdf5-2e6c5d22.so.320.0.0" in summary and "h5py.libs" in summary
+    assert "--force-reinstall" in remedy
+
+
+def _results() -> list[CheckResult]:
+    ok = CheckResult("shm", "pass", "fine")
+    ok.metric("size", 2 << 30, "bytes")
+    bad = CheckResult("arrow", "fail", "copied", details=["a", "b"], remedy="do x", output="boom")
+    return [ok, bad, CheckResult("gpu", "skip", "no GPU", remedy="--gpus all")]
+
+
+def test_json_report_validates_against_the_schema_and_the_schema_can_fail():
+    report = build_report(_results(), {"python": "3.11", "torch": "2.13.0", "torch_build": "cpu"}, {})
+    jsonschema.validate(report, SCHEMA)
+    assert report["status"] == "fail" and report["schema_version"] == 1
+    report["checks"][1]["remedy"] = None          # a failure without a remedy is invalid
+    try:
+        jsonschema.validate(report, SCHEMA)
+    except jsonschema.ValidationError:
+        pass
+    else:
+        raise AssertionError("schema accepted a failing check without a remedy")
+
+
+def test_junit_parses_with_failures_and_skips(tmp_path):
+    path = tmp_path / "r.xml"
+    write_junit(_results(), str(path))
+    suite = ET.parse(path).getroot()
+    assert suite.tag == "testsuite" and suite.get("tests") == "3" and suite.get("failures") == "1" and suite.get("skipped") == "1"
+    assert suite.find("testcase[@name='arrow']/failure").get("message") == "copied"
+
+
+def test_table_shows_remedy_and_verdict():
+    text = render_table(_results(), {"python": "3.11"})
+    assert "remedy: do x" in text and "verdict: FAIL (1 pass, 0 warn, 1 skip, 1 fail)" in text
+    assert overall(_results()[:1]) == "pass"
