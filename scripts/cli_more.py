@@ -70,7 +70,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                                      extra_args=shlex.split(args.verify_args or ""), echo=echo_to_stdout))
     print()
     print(format_summary(outcomes))
-    return 0 if all(o.exit_code == 0 for o in outcomes) else 1
+    return 0 if all(o.exit_code == 0 and not o.mismatches for o in outcomes) else 1
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:

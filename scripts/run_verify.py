@@ -24,12 +24,26 @@ REPORTS = ROOT / "reports"
 IN_CONTAINER_JSON, IN_CONTAINER_XML = "/tmp/report.json", "/tmp/report.xml"
 
 
+def spec_mismatches(spec: ImageSpec, env: dict) -> list[str]:
+    """Where the versions torch reports inside the image differ from the ones its spec promised."""
+    def base(version: str | None) -> str | None:
+        return version.split("+")[0] if version else None
+    wanted = {"torch": spec.torch, "python": spec.python, "cuda": spec.cuda,
+              "cudnn": ".".join(spec.cudnn.split(".")[:3]) if spec.cudnn else None, "nccl": spec.nccl,
+              "cudnn_package": spec.cudnn, "nccl_package": spec.nccl}
+    got = {"torch": base(env.get("torch")), "python": ".".join(str(env.get("python", "")).split(".")[:2]),
+           "cuda": env.get("cuda"), "cudnn": env.get("cudnn"), "nccl": env.get("nccl"),
+           "cudnn_package": env.get("cudnn_package"), "nccl_package": env.get("nccl_package")}
+    return [f"{k}: spec {wanted[k] or 'none'}, image {got[k] or 'none'}" for k in wanted if wanted[k] != got[k]]
+
+
 @dataclass
 class VerifyOutcome:
     tag: str
     exit_code: int | None          # None: timed out
     seconds: float
     statuses: dict[str, str]
+    mismatches: list[str] | None = None
     json_path: Path | None = None
     junit_path: Path | None = None
 
@@ -105,7 +119,9 @@ def verify_image(client, spec: ImageSpec, *, shm_size: str, timeout: float, extr
                 dest.write_bytes(data)
                 if suffix == ".json":
                     outcome.json_path = dest
-                    outcome.statuses = {c["name"]: c["status"] for c in json.loads(data)["checks"]}
+                    report = json.loads(data)
+                    outcome.statuses = {c["name"]: c["status"] for c in report["checks"]}
+                    outcome.mismatches = spec_mismatches(spec, report["environment"])
                 else:
                     outcome.junit_path = dest
         return outcome
@@ -117,9 +133,15 @@ def format_summary(outcomes: list[VerifyOutcome]) -> str:
     names = ["gpu", "nccl", "shm", "hdf5", "arrow"]
     rows = [f"{'TAG':<46} {'VERDICT':<8} " + " ".join(f"{n:<5}" for n in names) + "  REPORT"]
     for o in outcomes:
-        verdict = "TIMEOUT" if o.exit_code is None else "pass" if o.exit_code == 0 else "FAIL"
+        verdict = ("TIMEOUT" if o.exit_code is None else "FAIL" if o.exit_code != 0 or o.mismatches
+                   else "pass")
         rows.append(f"{o.tag:<46} {verdict:<8} " + " ".join(f"{o.statuses.get(n, '-'):<5}" for n in names)
                     + f"  {o.json_path.relative_to(ROOT) if o.json_path else '-'}")
+    for o in outcomes:
+        if o.mismatches:
+            rows.append(f"{o.tag}: versions differ from images/{o.tag}/spec.json: " + "; ".join(o.mismatches))
+        elif o.mismatches is not None:
+            rows.append(f"{o.tag}: torch, Python, CUDA, cuDNN and NCCL inside the image match its spec")
     return "\n".join(rows)
 
 

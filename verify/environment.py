@@ -108,6 +108,9 @@ def collect() -> dict[str, Any]:
         "hdf5": None,
         "numpy": _dist_version("numpy"),
         "nvidia_ml_py": _dist_version("nvidia-ml-py"),
+        # The exact versions of the libraries the CUDA wheels bring (torch reports cuDNN in three parts).
+        "cudnn_package": _dist_version("nvidia-cudnn-cu13") or _dist_version("nvidia-cudnn-cu12"),
+        "nccl_package": _dist_version("nvidia-nccl-cu13") or _dist_version("nvidia-nccl-cu12"),
         "driver": _driver(),
         "container": in_container(),
         **cgroup_limits(),

@@ -1,0 +1,123 @@
+"""Against a real Docker Engine: bootstrap a base, build the default (CPU) image, verify it in containers.
+
+CI (.ci/run) starts the engine and sets REQUIRE_DOCKER=1; elsewhere these skip without an engine.
+"""
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+import uuid
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from scripts.matrix import default_spec, load_matrix
+from tests.conftest import ROOT, assert_clean_failure, run_cli
+
+SPEC = default_spec(load_matrix())
+CANARY = f"torchimages-secret-canary-{uuid.uuid4()}"
+
+
+@pytest.fixture(scope="session")
+def ca_with_canary(tmp_path_factory) -> Path:
+    """The real CA bundle plus a unique line: if it ever lands in a layer, the scan below finds it."""
+    path = tmp_path_factory.mktemp("ca") / "ca.pem"
+    real = Path("/etc/ssl/certs/ca-certificates.crt")
+    path.write_text(f"# {CANARY}\n" + (real.read_text() if real.exists() else ""))
+    return path
+
+
+@pytest.fixture(scope="session")
+def default_image(docker_client, ca_with_canary) -> str:
+    base = run_cli("base", timeout=900)
+    assert base.returncode == 0, base.stdout + base.stderr
+    build = run_cli("build", env={"CA_CERT": str(ca_with_canary)}, timeout=1800)
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+    assert SPEC.tag in build.stdout and " ok " in build.stdout
+    assert f"CA secret: {ca_with_canary}" in build.stdout
+    return SPEC.image
+
+
+def _report(tag: str) -> dict:
+    return json.loads((ROOT / "reports" / f"{tag}.json").read_text())
+
+
+def test_make_verify_is_green_with_gpu_checks_skipped(default_image):
+    proc = run_cli("verify", timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    report = _report(SPEC.tag)
+    jsonschema.validate(report, json.loads((ROOT / "verify" / "report.schema.json").read_text()))
+    status = {c["name"]: c for c in report["checks"]}
+    assert {n: c["status"] for n, c in status.items()} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass"}
+    assert "without GPUs" in status["gpu"]["summary"] or "CPU build" in status["gpu"]["summary"]
+    assert "verified over gloo" in status["nccl"]["summary"]
+    assert report["environment"]["container"] == "docker" and report["environment"]["torch"].startswith(SPEC.torch)
+    assert (ROOT / "reports" / f"{SPEC.tag}.xml").exists()
+    assert "match its spec" in proc.stdout
+
+
+def test_make_verify_with_64m_shm_fails_the_shm_check_with_its_remedy(default_image):
+    proc = run_cli("verify", env={"SHM_SIZE": "64m"}, timeout=900)
+    assert proc.returncode == 1
+    shm = next(c for c in _report(SPEC.tag)["checks"] if c["name"] == "shm")
+    assert shm["status"] == "fail" and "64 MiB" in shm["summary"]
+    assert "--shm-size" in shm["remedy"] and "--ipc=host" in shm["remedy"]
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_docker_run_verify_works_alone_and_says_how_to_get_json(default_image, docker_client):
+    out = docker_client.containers.run(default_image, ["verify", "--checks", "arrow"], remove=True,
+                                       network_mode="none").decode()
+    assert "arrow   PASS" in out
+    assert 'docker run --rm -v "$PWD:/out" IMAGE verify --json /out/report.json' in out
+    assert docker_client.images.get(default_image).attrs["Config"]["Cmd"] == ["/bin/bash"]
+
+
+def test_no_secret_in_any_layer_and_the_default_user_is_not_root(default_image, docker_client):
+    image = docker_client.images.get(default_image)
+    assert image.attrs["Config"]["User"] not in ("", "0", "root", "0:0")
+    saved = io.BytesIO(b"".join(image.save(named=True)))
+    scanned = 0
+    with tarfile.open(fileobj=saved) as outer:
+        for member in outer.getmembers():
+            if not member.name.endswith("layer.tar"):
+                continue
+            with tarfile.open(fileobj=outer.extractfile(member)) as layer:
+                for entry in layer.getmembers():
+                    assert not entry.name.startswith("run/secrets/"), entry.name
+                    if entry.isfile() and entry.size < 64 << 20:
+                        assert CANARY.encode() not in layer.extractfile(entry).read(), f"{entry.name} in {member.name}"
+                        scanned += 1
+    assert scanned > 1000
+    labels = image.labels
+    assert labels["io.torchimages.torch"] == SPEC.torch and labels["org.opencontainers.image.version"] == SPEC.tag
+
+
+def test_a_broken_dockerfile_gives_a_clean_failure_report(default_image, tmp_path):
+    broken = tmp_path / "images" / SPEC.tag
+    shutil.copytree(ROOT / "images" / SPEC.tag, broken)
+    text = (broken / "Dockerfile").read_text().replace(
+        "FROM system AS image\n", "FROM system AS image\nRUN echo 'deliberately broken step' && exit 3\n")
+    (broken / "Dockerfile").write_text(text)
+    proc = run_cli("build", "--images-dir", str(tmp_path / "images"), timeout=900)
+    assert_clean_failure(proc, "FAILED", "deliberately broken step", "build(s) failed", f"build/logs/{SPEC.tag}.log")
+    assert "exit code: 3" in (ROOT / "build" / "logs" / f"{SPEC.tag}.log").read_text()
+
+
+def test_verify_of_an_image_not_built_yet(docker_client):
+    tag = "2.15.0-cuda13.2-cudnn9-devel-ubuntu24.04"
+    if any(tag in t for i in docker_client.images.list() for t in i.tags):
+        pytest.skip("that image exists here")
+    assert_clean_failure(run_cli("verify", "--image", tag), "is not built yet", f"make build IMAGE={tag}")
+
+
+def test_a_missing_base_stops_the_build_before_it_starts_and_names_make_base(docker_client):
+    spec = next(s for s in load_matrix() if s.distro == "ubuntu22.04")
+    from scripts.engine import image_exists, registry_reachable
+    if image_exists(docker_client, spec.base_image) or registry_reachable(docker_client, spec.base_image):
+        pytest.skip("the registry is reachable here, so the base would be pulled")
+    proc = run_cli("build", "--image", spec.tag, timeout=300)
+    assert_clean_failure(proc, "cannot be reached", "make base", spec.bootstrap_base)
