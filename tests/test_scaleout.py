@@ -1,0 +1,158 @@
+"""Scaling out: the CI workflow, the bake file, Kubernetes and Slurm manifests, and NCCL across two launchers."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from scripts.bake import bake_file, target_name
+from scripts.ci_matrix import ci_matrix
+from scripts.cluster import k8s_manifests, slurm_script
+from scripts.errors import UserError
+from scripts.matrix import load_matrix
+from scripts.spec import ImageSpec
+from tests.conftest import ROOT, run_cli
+
+SPECS = load_matrix()
+WORKFLOW = ROOT / ".github" / "workflows" / "images.yml"
+
+
+
+
+def test_actionlint_is_clean_on_the_workflow_and_catches_a_broken_one(tmp_path):
+    from scripts.actionlint import actionlint, actionlint_argv
+    try:
+        actionlint_argv()
+    except UserError as exc:
+        if os.environ.get("REQUIRE_DOCKER") == "1":   # CI installs it
+            raise
+        pytest.skip(str(exc))
+    ok, output = actionlint([WORKFLOW])
+    assert ok, output
+    broken = tmp_path / "broken.yml"
+    broken.write_text(WORKFLOW.read_text().replace("needs.check.outputs.images", "needs.check.outputs.imagez"))
+    ok, output = actionlint([broken])
+    assert not ok and "imagez" in output
+
+
+def test_the_workflow_matrix_is_the_matrix_of_matrix_yaml():
+    proc = run_cli("ci-matrix")
+    assert proc.returncode == 0, proc.stderr
+    printed = json.loads(proc.stdout)
+    assert [i["tag"] for i in printed["include"]] == [s.tag for s in SPECS] == [i["tag"] for i in ci_matrix(SPECS)["include"]]
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    assert "make --silent ci-matrix" in json.dumps(flow["jobs"]["check"])
+    for job in ("build", "verify"):
+        assert flow["jobs"][job]["strategy"]["matrix"] == "${{ fromJSON(needs.check.outputs.images) }}"
+    assert "make verify" in json.dumps(flow["jobs"]["verify"]) and "reports/" in json.dumps(flow["jobs"]["verify"])
+    assert flow["jobs"]["build"]["steps"][-1]["with"]["push"] == "${{ github.ref == 'refs/heads/main' }}"
+
+
+def test_every_bake_target_matches_its_spec_json():
+    bake = bake_file(SPECS)
+    assert len(bake["target"]) == len(SPECS)
+    assert sorted(bake["group"]["default"]["targets"]) == sorted(target_name(s.tag) for s in SPECS)
+    for tag_dir in (ROOT / "images").iterdir():
+        spec = json.loads((tag_dir / "spec.json").read_text())
+        target = bake["target"][target_name(spec["tag"])]
+        assert target["dockerfile"] == f"images/{spec['tag']}/Dockerfile"
+        assert target["args"] == spec["build_args"]
+        assert target["tags"] == [spec["image"]]
+        assert target["context"] == "."
+        assert target_name(spec["tag"]) in bake["group"][spec["flavor"]]["targets"]
+
+
+def test_make_bake_writes_the_file(tmp_path):
+    out = tmp_path / "docker-bake.json"
+    assert run_cli("bake", "--output", str(out)).returncode == 0
+    assert json.loads(out.read_text()) == json.loads(json.dumps(bake_file(SPECS)))
+
+
+def _as_model(doc: dict):
+    """Load a manifest into the official client's model; field names and types must be right."""
+    from kubernetes.client import ApiClient
+    api = ApiClient()
+    kind = {"Job": "V1Job", "Service": "V1Service"}[doc["kind"]]
+    model = api._ApiClient__deserialize(doc, kind)
+    assert api.sanitize_for_serialization(model) == doc, f"{kind}: fields lost or retyped"
+    return model
+
+
+@pytest.mark.parametrize("nodes,gpus", [(1, 1), (2, 8)])
+def test_k8s_manifests_load_into_the_kubernetes_models(nodes, gpus):
+    spec = next(s for s in SPECS if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
+    docs = k8s_manifests(spec, f"registry.example/{spec.image}", nodes, gpus)
+    models = [_as_model(json.loads(json.dumps(d))) for d in docs]
+    job = models[-1]
+    container = job.spec.template.spec.containers[0]
+    assert container.resources.limits["nvidia.com/gpu"] == str(gpus)
+    dshm = next(v for v in job.spec.template.spec.volumes if v.name == "dshm")
+    assert dshm.empty_dir.medium == "Memory"
+    assert any(m.mount_path == "/dev/shm" for m in container.volume_mounts)
+    script = container.command[-1]
+    if nodes == 1:
+        assert len(models) == 1 and "torchrun" not in script and "--expect-gpus 1" in script
+    else:
+        service = models[0]
+        assert service.spec.cluster_ip == "None" and job.spec.completion_mode == "Indexed"
+        assert job.spec.completions == nodes == job.spec.parallelism
+        assert job.spec.template.spec.subdomain == service.metadata.name
+        assert f"--nnodes={nodes} --nproc-per-node={gpus} --rdzv-backend=c10d" in script
+        assert f"--rdzv-endpoint={job.metadata.name}-0.{service.metadata.name}:29500" in script
+
+
+def test_make_k8s_verify_writes_loadable_yaml():
+    proc = run_cli("k8s-verify", "--nodes", "2", "--gpus", "4")
+    assert proc.returncode == 0, proc.stderr
+    path = ROOT / proc.stdout.split()[1]
+    docs = list(yaml.safe_load_all(path.read_text()))
+    assert [d["kind"] for d in docs] == ["Service", "Job"] and all(_as_model(d) for d in docs)
+    assert run_cli("k8s-verify", "--nodes", "0").returncode == 2
+
+
+def test_slurm_script_runs_the_same_torchrun_through_pyxis():
+    spec = SPECS[0]
+    text = slurm_script(spec, spec.image, 4, 8)
+    assert "#SBATCH --nodes=4" in text and "#SBATCH --gpus-per-node=8" in text
+    assert f"srun --container-image={spec.image}" in text
+    assert "torchrun --nnodes=4 --nproc-per-node=8 --rdzv-backend=c10d --rdzv-endpoint=$RDZV_ENDPOINT" in text
+    assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_nccl_check_spans_two_torchrun_launchers_as_two_nodes(tmp_path):
+    """Two `torchrun --nnodes 2` launchers meet at a c10d rendezvous on 127.0.0.1 (gloo on this CPU machine)."""
+    port = _free_port()
+    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "PYTHONPATH": str(ROOT)}
+    launchers = [subprocess.Popen(
+        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1",
+         "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "two-nodes",
+         "-m", "verify", "--checks", "nccl", "--json", str(tmp_path / f"node{n}.json")],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for n in range(2)]
+    outputs = [p.communicate(timeout=300)[0] for p in launchers]
+    assert [p.returncode for p in launchers] == [0, 0], "\n".join(outputs)
+    reports = [json.loads(p.read_text()) for p in tmp_path.glob("node*.json")]
+    assert len(reports) == 1, "global rank 0 alone writes the report"
+    check = reports[0]["checks"][0]
+    assert check["data"]["world_size"] == 2 and check["data"]["mode"].startswith("torchrun group: rank 0 of 2")
+    assert check["metrics"]["wrong"]["value"] == 0 and check["data"]["sizes"]
+    assert "all-reduce verified over gloo, world size 2" in check["summary"]
+    assert all(row["busbw"] > 0 and row["wrong"] == 0 for row in check["data"]["sizes"])
+
+
+def test_the_model_check_catches_a_misspelled_field():
+    spec = SPECS[0]
+    job = json.loads(json.dumps(k8s_manifests(spec, spec.image, 1, 1)[-1]))
+    job["spec"]["template"]["spec"]["containers"][0]["volumeMount"] = job["spec"]["template"]["spec"]["containers"][0].pop("volumeMounts")
+    with pytest.raises(AssertionError, match="fields lost or retyped"):
+        _as_model(job)
