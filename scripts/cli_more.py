@@ -12,8 +12,15 @@ from .matrix import load_matrix, select
 from .render import IMAGES
 
 
-def _specs(args: argparse.Namespace):
+IMAGE_HELP = "image tag, comma-separated tags, or 'all' (default: the matrix's default image)"
+
+
+def specs_of(args: argparse.Namespace):
     return select(load_matrix(Path(args.matrix)), args.image)
+
+
+def add_image_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--image", default=os.environ.get("IMAGE", ""), help=IMAGE_HELP)
 
 
 def cmd_compat(args: argparse.Namespace) -> int:
@@ -28,7 +35,7 @@ def cmd_base(args: argparse.Namespace) -> int:
     from .base import make_bases
     from .engine import connect
     client = connect()
-    rows = make_bases(client, _specs(args), force=args.force)
+    rows = make_bases(client, specs_of(args), force=args.force)
     if not rows:
         print("the selected images start from NVIDIA's devel images: nothing to bootstrap")
     for tag, outcome, seconds in rows:
@@ -39,7 +46,7 @@ def cmd_base(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from .build import build_all, find_ca, format_table, wheel_folders
     from .engine import connect, find_build_client
-    specs = _specs(args)
+    specs = specs_of(args)
     client = connect()
     cli = find_build_client()
     print(f"building {len(specs)} image(s) with {cli.describe()}")
@@ -62,7 +69,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from .engine import connect
     from .run_verify import echo_to_stdout, format_summary, verify_image
-    specs = _specs(args)
+    specs = specs_of(args)
     client = connect()
     outcomes = []
     for spec in specs:
@@ -75,17 +82,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     env = os.environ.get
-    image_help = "image tag, comma-separated tags, or 'all' (default: the matrix's default image)"
     p = sub.add_parser("compat", help="refresh compat.yaml from PyPI metadata (network)")
     p.set_defaults(func=cmd_compat)
 
     p = sub.add_parser("base", help="bootstrap the distro bases the images need (debootstrap + import)")
-    p.add_argument("--image", default=env("IMAGE", ""), help=image_help)
+    add_image_arg(p)
     p.add_argument("--force", action="store_true", help="bootstrap again even when present")
     p.set_defaults(func=cmd_base)
 
     p = sub.add_parser("build", help="build images with BuildKit")
-    p.add_argument("--image", default=env("IMAGE", ""), help=image_help)
+    add_image_arg(p)
     p.add_argument("--keep-going", action="store_true", default=env("KEEP_GOING", "") not in ("", "0"),
                    help="build the rest after a failure (KEEP_GOING=1)")
     p.add_argument("--ca-cert", default=env("CA_CERT"), help="proxy CA bundle passed as a build secret (CA_CERT)")
@@ -95,85 +101,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("verify", help="run the verify suite inside built images")
-    p.add_argument("--image", default=env("IMAGE", ""), help=image_help)
+    add_image_arg(p)
     p.add_argument("--shm-size", default=env("SHM_SIZE", "2g"), help="container /dev/shm (SHM_SIZE; default 2g)")
     p.add_argument("--timeout", type=float, default=float(env("VERIFY_TIMEOUT", "900")),
                    help="kill the container after this many seconds (VERIFY_TIMEOUT)")
     p.add_argument("--verify-args", default=env("VERIFY_ARGS", ""), help="extra arguments for verify (VERIFY_ARGS)")
     p.set_defaults(func=cmd_verify)
+
+    from .cli_scaleout import add_scaleout_commands
     add_scaleout_commands(sub)
 
-
-def _registry_image(spec) -> str:
-    registry = os.environ.get("REGISTRY", "").rstrip("/")
-    return f"{registry}/{spec.image}" if registry else spec.image
-
-
-def cmd_ci_matrix(args: argparse.Namespace) -> int:
-    from .ci_matrix import ci_matrix_json
-    print(ci_matrix_json(load_matrix(Path(args.matrix))))
-    return 0
-
-
-def cmd_bake(args: argparse.Namespace) -> int:
-    from .bake import bake_json
-    from . import ROOT
-    specs = load_matrix(Path(args.matrix))
-    out = Path(args.output) if args.output else ROOT / "docker-bake.json"
-    out.write_text(bake_json(specs), encoding="utf-8")
-    print(f"wrote {out.name}: {len(specs)} targets; build them all with `mkdir -p build/wheels && docker buildx bake -f {out.name}`"
-          f" (a group: `docker buildx bake -f {out.name} runtime`)")
-    return 0
-
-
-def _positive(value: int, name: str) -> int:
-    if value < 1:
-        raise UserError(f"{name}={value}: must be 1 or more")
-    return value
-
-
-def cmd_k8s(args: argparse.Namespace) -> int:
-    import yaml
-    from . import ROOT
-    from .cluster import job_name, k8s_manifests
-    nodes, gpus = _positive(args.nodes, "NODES"), _positive(args.gpus, "GPUS")
-    out_dir = ROOT / "build" / "k8s"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for spec in _specs(args):
-        docs = k8s_manifests(spec, _registry_image(spec), nodes, gpus)
-        path = out_dir / f"{job_name(spec.tag, nodes)}.yaml"
-        path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
-        name = job_name(spec.tag, nodes)
-        print(f"wrote {path.relative_to(ROOT)}\n  kubectl apply -f {path.relative_to(ROOT)} && kubectl wait --for=condition=complete "
-              f"--timeout=30m job/{name}\n  kubectl logs -l job-name={name} --tail=-1   # reports between the BEGIN/END VERIFY REPORT lines")
-    return 0
-
-
-def cmd_slurm(args: argparse.Namespace) -> int:
-    from . import ROOT
-    from .cluster import job_name, slurm_script
-    nodes, gpus = _positive(args.nodes, "NODES"), _positive(args.gpus, "GPUS")
-    out_dir = ROOT / "build" / "slurm"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for spec in _specs(args):
-        path = out_dir / f"{job_name(spec.tag, nodes)}.sbatch"
-        path.write_text(slurm_script(spec, _registry_image(spec), nodes, gpus), encoding="utf-8")
-        print(f"wrote {path.relative_to(ROOT)}\n  sbatch {path.relative_to(ROOT)}")
-    return 0
-
-
-def add_scaleout_commands(sub: argparse._SubParsersAction) -> None:
-    env = os.environ.get
-    image_help = "image tag, comma-separated tags, or 'all' (default: the matrix's default image)"
-    p = sub.add_parser("ci-matrix", help="print the matrix as JSON for a CI strategy.matrix")
-    p.set_defaults(func=cmd_ci_matrix)
-    p = sub.add_parser("bake", help="write docker-bake.json (one target per image)")
-    p.add_argument("--output", help="file to write (default docker-bake.json)")
-    p.set_defaults(func=cmd_bake)
-    for name, func, what in (("k8s-verify", cmd_k8s, "Kubernetes Job/Indexed Job manifests"),
-                             ("slurm", cmd_slurm, "a Slurm batch script (enroot/pyxis)")):
-        p = sub.add_parser(name, help=f"write {what} that verify IMAGE on NODES x GPUS")
-        p.add_argument("--image", default=env("IMAGE", ""), help=image_help)
-        p.add_argument("--nodes", type=int, default=int(env("NODES", "1")))
-        p.add_argument("--gpus", type=int, default=int(env("GPUS", "1")), help="GPUs per node")
-        p.set_defaults(func=func)
