@@ -121,3 +121,9 @@ def test_a_missing_base_stops_the_build_before_it_starts_and_names_make_base(doc
         pytest.skip("the registry is reachable here, so the base would be pulled")
     proc = run_cli("build", "--image", spec.tag, timeout=300)
     assert_clean_failure(proc, "cannot be reached", "make base", spec.bootstrap_base)
+
+
+def test_a_container_that_does_not_finish_is_killed_at_the_timeout_and_removed(default_image, docker_client):
+    proc = run_cli("verify", env={"VERIFY_TIMEOUT": "4"}, timeout=300)
+    assert_clean_failure(proc, "did not finish within 4 s; container killed", "TIMEOUT")
+    assert docker_client.containers.list(all=True, filters={"label": "io.torchimages.verify"}) == []
