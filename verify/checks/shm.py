@@ -76,8 +76,10 @@ def _attempt(code: str, size: int, timeout: float) -> tuple[bool, str]:
     if proc.returncode < 0:
         name = signal.Signals(-proc.returncode).name
         return False, f"killed by {name}" + (" (Bus error: /dev/shm exhausted)" if name == "SIGBUS" else "")
-    message = recognise(proc.stderr) or proc.stderr.strip().splitlines()[-1:][0] if proc.stderr.strip() else f"exit {proc.returncode}"
-    return False, message
+    stderr = proc.stderr.strip()
+    if not stderr:
+        return False, f"exit {proc.returncode}"
+    return False, recognise(stderr) or stderr.splitlines()[-1]
 
 
 def run(options: Options) -> CheckResult:
