@@ -49,3 +49,32 @@ def test_only_the_pinned_wheels_for_the_images_python_are_staged(tmp_path):
         (src / name).write_text("")
     staged = stage_wheels(spec, [src], tmp_path / "out")
     assert staged == ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl", "torchdata-0.11.0-py3-none-any.whl"]
+
+
+def _fake_cli(tmp_path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_buildx_is_preferred_when_the_client_has_it(tmp_path, monkeypatch):
+    from scripts.engine import find_build_client
+    monkeypatch.setenv("DOCKER_CLI", _fake_cli(tmp_path, "docker", '[ "$1" = buildx ] && exit 0; exit 1\n'))
+    client = find_build_client()
+    assert client.kind == "buildx" and client.argv[1:] == ("buildx", "build", "--load")
+
+
+def test_a_classic_client_before_23_builds_with_buildkit_enabled(tmp_path, monkeypatch):
+    from scripts.engine import find_build_client
+    monkeypatch.setenv("DOCKER_CLI", _fake_cli(tmp_path, "docker", '[ "$1" = version ] && echo 20.10.24 && exit 0; exit 1\n'))
+    client = find_build_client()
+    assert client.kind == "classic+buildkit" and client.env == {"DOCKER_BUILDKIT": "1"}
+
+
+def test_a_client_that_cannot_use_buildkit_is_named_with_what_to_install(tmp_path, monkeypatch):
+    from scripts.engine import find_build_client
+    from scripts.errors import UserError
+    monkeypatch.setenv("DOCKER_CLI", _fake_cli(tmp_path, "docker", '[ "$1" = version ] && echo 28.2.2 && exit 0; exit 1\n'))
+    with pytest.raises(UserError, match=r"no BuildKit-capable docker client found \(tried: .*docker 28.2.2\): install the buildx plugin"):
+        find_build_client()
