@@ -90,11 +90,8 @@ def image_exists(client, ref: str) -> bool:
 
 def registry_reachable(client, ref: str) -> bool:
     """Whether the engine can resolve `ref` in its registry (a manifest lookup, nothing pulled)."""
-    from docker.errors import DockerException
     try:
         client.images.get_registry_data(ref)
         return True
-    except (DockerException, OSError):
-        return False
-    except Exception:  # noqa: BLE001 - requests' timeouts and connection errors: unreachable all the same
+    except Exception:  # noqa: BLE001 - API errors, requests' timeouts, connection errors: unreachable all the same
         return False

@@ -11,7 +11,7 @@ import jsonschema
 
 from . import ROOT
 from .compat import Compat, load_compat, version_key
-from .errors import MatrixError
+from .errors import MatrixError, UserError
 from .spec import ImageSpec, make_tag
 from .yamlsrc import Located, load_located
 
@@ -69,7 +69,7 @@ def _explain(error: jsonschema.ValidationError) -> str:
     return error.message
 
 
-def _expand(doc: Located) -> list[Entry]:
+def _expand(doc: Located, name: str) -> list[Entry]:
     data = doc.data
     defaults = data.get("defaults", {}) or {}
     entries: list[Entry] = []
@@ -91,7 +91,7 @@ def _expand(doc: Located) -> list[Entry]:
         for j, exclude in enumerate(excludes):
             if not any(all(c.get(k) == v for k, v in exclude.items()) for c in combos):
                 line = doc.line(("images", i, "exclude", j))
-                problems.append(f"{{name}}:{line}: images[{i}].exclude[{j}]: {exclude} matches no combination of the axes; remove it or fix its values")
+                problems.append(f"{name}:{line}: images[{i}].exclude[{j}]: {exclude} matches no combination of the axes; remove it or fix its values")
         for combo in combos:
             if any(all(combo.get(k) == v for k, v in ex.items()) for ex in excludes):
                 continue
@@ -191,10 +191,7 @@ def load_matrix(path: Path = MATRIX_FILE, compat: Compat | None = None) -> list[
     if problems:
         raise MatrixError(problems)
     compat = compat or load_compat()
-    try:
-        entries = _expand(doc)
-    except MatrixError as exc:
-        raise MatrixError([p.replace("{name}", name) for p in exc.problems]) from None
+    entries = _expand(doc, name)
     specs: list[ImageSpec] = []
     seen: dict[str, str] = {}
     for entry in entries:
@@ -224,7 +221,6 @@ def default_spec(specs: list[ImageSpec]) -> ImageSpec:
 
 def select(specs: list[ImageSpec], image: str | None) -> list[ImageSpec]:
     """IMAGE=<tag>|all|'' (the default image) → the specs it names."""
-    from .errors import UserError
     if not image:
         return [default_spec(specs)]
     if image == "all":
