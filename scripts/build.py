@@ -172,7 +172,8 @@ def format_table(outcomes: list[BuildOutcome]) -> str:
     rows = [f"{'TAG':<46} {'RESULT':<7} {'TIME':>7} {'SIZE':>9}  IMAGE ID"]
     for o in outcomes:
         size = f"{o.size / 1e9:.2f} GB" if o.size else "-"
-        rows.append(f"{o.tag:<46} {'ok' if o.ok else 'FAILED':<7} {o.seconds:>6.0f}s {size:>9}  {o.image_id or '-'}")
+        seconds = f"{o.seconds:.1f}s" if o.seconds < 10 else f"{o.seconds:.0f}s"
+        rows.append(f"{o.tag:<46} {'ok' if o.ok else 'FAILED':<7} {seconds:>7} {size:>9}  {o.image_id or '-'}")
     return "\n".join(rows)
 
 

@@ -68,16 +68,21 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from .engine import connect
-    from .run_verify import echo_to_stdout, format_summary, verify_image
+    from .run_verify import VerifyOutcome, echo_to_stdout, format_summary, verify_image
     specs = specs_of(args)
     client = connect()
     outcomes = []
     for spec in specs:
-        outcomes.append(verify_image(client, spec, shm_size=args.shm_size, timeout=args.timeout,
-                                     extra_args=shlex.split(args.verify_args or ""), echo=echo_to_stdout))
+        try:
+            outcomes.append(verify_image(client, spec, shm_size=args.shm_size, timeout=args.timeout,
+                                         extra_args=shlex.split(args.verify_args or ""), echo=echo_to_stdout))
+        except UserError as exc:
+            if len(specs) == 1:
+                raise
+            outcomes.append(VerifyOutcome(spec.tag, None, 0.0, {}, problem=str(exc)))
     print()
     print(format_summary(outcomes))
-    return 0 if all(o.exit_code == 0 and not o.mismatches for o in outcomes) else 1
+    return 0 if all(o.exit_code == 0 and not o.mismatches and not o.problem for o in outcomes) else 1
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:

@@ -44,6 +44,7 @@ class VerifyOutcome:
     seconds: float
     statuses: dict[str, str]
     mismatches: list[str] | None = None
+    problem: str | None = None         # why it could not run at all (e.g. not built)
     json_path: Path | None = None
     junit_path: Path | None = None
 
@@ -133,12 +134,14 @@ def format_summary(outcomes: list[VerifyOutcome]) -> str:
     names = ["gpu", "nccl", "shm", "hdf5", "arrow"]
     rows = [f"{'TAG':<46} {'VERDICT':<8} " + " ".join(f"{n:<5}" for n in names) + "  REPORT"]
     for o in outcomes:
-        verdict = ("TIMEOUT" if o.exit_code is None else "FAIL" if o.exit_code != 0 or o.mismatches
-                   else "pass")
+        verdict = ("NOT RUN" if o.problem else "TIMEOUT" if o.exit_code is None
+                   else "FAIL" if o.exit_code != 0 or o.mismatches else "pass")
         rows.append(f"{o.tag:<46} {verdict:<8} " + " ".join(f"{o.statuses.get(n, '-'):<5}" for n in names)
                     + f"  {o.json_path.relative_to(ROOT) if o.json_path else '-'}")
     for o in outcomes:
-        if o.mismatches:
+        if o.problem:
+            rows.append(f"{o.tag}: {o.problem}")
+        elif o.mismatches:
             rows.append(f"{o.tag}: versions differ from images/{o.tag}/spec.json: " + "; ".join(o.mismatches))
         elif o.mismatches is not None:
             rows.append(f"{o.tag}: torch, Python, CUDA, cuDNN and NCCL inside the image match its spec")
