@@ -78,3 +78,14 @@ def test_a_client_that_cannot_use_buildkit_is_named_with_what_to_install(tmp_pat
     monkeypatch.setenv("DOCKER_CLI", _fake_cli(tmp_path, "docker", '[ "$1" = version ] && echo 28.2.2 && exit 0; exit 1\n'))
     with pytest.raises(UserError, match=r"no BuildKit-capable docker client found \(tried: .*docker 28.2.2\): install the buildx plugin"):
         find_build_client()
+
+
+def test_versions_inside_the_image_are_compared_with_its_spec():
+    from scripts.run_verify import spec_mismatches
+    spec = next(s for s in load_matrix() if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
+    env = {"torch": "2.15.0+cu132", "python": "3.11.2", "cuda": "13.2", "cudnn": "9.26.0", "nccl": "2.30.7",
+           "cudnn_package": "9.26.0.51", "nccl_package": "2.30.7"}
+    assert spec_mismatches(spec, env) == []
+    assert spec_mismatches(spec, {**env, "cudnn": "9.20.0"}) == ["cudnn: spec 9.26.0, image 9.20.0"]
+    cpu = next(s for s in load_matrix() if s.default)
+    assert spec_mismatches(cpu, {"torch": "2.13.0+cpu", "python": "3.11.2"}) == []

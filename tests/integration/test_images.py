@@ -5,6 +5,7 @@ CI (.ci/run) starts the engine and sets REQUIRE_DOCKER=1; elsewhere these skip w
 from __future__ import annotations
 
 import io
+import os
 import json
 import shutil
 import tarfile
@@ -127,3 +128,19 @@ def test_a_container_that_does_not_finish_is_killed_at_the_timeout_and_removed(d
     proc = run_cli("verify", env={"VERIFY_TIMEOUT": "4"}, timeout=300)
     assert_clean_failure(proc, "did not finish within 4 s; container killed", "TIMEOUT")
     assert docker_client.containers.list(all=True, filters={"label": "io.torchimages.verify"}) == []
+
+
+@pytest.mark.skipif(os.environ.get("TEST_CUDA_IMAGE") != "1",
+                    reason="downloads ~3 GB of CUDA wheels from PyPI; CI sets TEST_CUDA_IMAGE=1")
+def test_the_pypi_cuda_image_builds_and_reports_the_versions_of_its_spec(default_image):
+    spec = next(s for s in load_matrix() if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
+    build = run_cli("build", "--image", spec.tag, timeout=2400)
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
+    proc = run_cli("verify", "--image", spec.tag, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert f"{spec.tag}: torch, Python, CUDA, cuDNN and NCCL inside the image match its spec" in proc.stdout
+    env = _report(spec.tag)["environment"]
+    assert (env["cuda"], env["cudnn_package"], env["nccl"]) == (spec.cuda, spec.cudnn, spec.nccl)
+    status = {c["name"]: c["status"] for c in _report(spec.tag)["checks"]}
+    assert status["gpu"] == status["nccl"] == "skip"
+    assert status["shm"] == status["hdf5"] == status["arrow"] == "pass"
