@@ -9,7 +9,7 @@ export IMAGE
         ci-matrix bake k8s-verify slurm clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-13s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-13s %s\n", $$1, $$2}'
 	@echo "  variables: IMAGE=<tag>|all  KEEP_GOING=1  SHM_SIZE=2g  CA_CERT=  WHEELS=  BASE_IMAGE=  VERIFY_ARGS="
 
 setup: ## install what the host side and the tests need (pip)
@@ -51,10 +51,10 @@ ci-matrix: ## print the matrix as JSON for a CI strategy.matrix
 bake: ## write docker-bake.json (one target per image) for docker buildx bake
 	$(CLI) bake
 
-k8s-verify: ## write Kubernetes manifests verifying IMAGE on NODES x GPUS (k8s/)
+k8s-verify: ## write Kubernetes manifests verifying IMAGE on NODES x GPUS (build/k8s/)
 	$(CLI) k8s-verify --nodes $${NODES:-1} --gpus $${GPUS:-1}
 
-slurm: ## write a Slurm batch script verifying IMAGE with enroot/pyxis (slurm/)
+slurm: ## write a Slurm batch script verifying IMAGE with enroot/pyxis (build/slurm/)
 	$(CLI) slurm --nodes $${NODES:-1} --gpus $${GPUS:-1}
 
 clean: ## remove build/ and reports/
