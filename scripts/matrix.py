@@ -41,16 +41,20 @@ def _schema_problems(doc: Located, name: str) -> list[str]:
     validator = jsonschema.Draft202012Validator(schema)
     problems = []
     for error in sorted(validator.iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path))):
-        # oneOf hides the useful part: report the branch error that went deepest.
-        best = error
-        if error.context:
-            best = max(error.context, key=lambda e: len(e.absolute_path))
-            if not best.absolute_path or len(best.absolute_path) <= len(error.absolute_path):
-                best = min(error.context, key=lambda e: (e.validator == "required", len(e.message)))
+        best = _branch_error(error)
         path = tuple(best.absolute_path)
         line = doc.line(path)
         problems.append(f"{name}:{line}: {_fmt_path(path)}: {_explain(best)}")
     return problems
+
+
+def _branch_error(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """oneOf (entry | axes group) hides the useful part: the error of the branch the item meant to be."""
+    if error.validator != "oneOf" or not error.context:
+        return error
+    meant = 0 if isinstance(error.instance, dict) and "axes" in error.instance else 1   # index in images.items.oneOf
+    branch = [e for e in error.context if e.relative_schema_path and e.relative_schema_path[0] == meant] or error.context
+    return max(branch, key=lambda e: (len(e.absolute_path), e.validator != "required"))
 
 
 def _explain(error: jsonschema.ValidationError) -> str:
@@ -58,11 +62,12 @@ def _explain(error: jsonschema.ValidationError) -> str:
         allowed = sorted(error.schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
         return f"unknown key {', '.join(map(repr, extra))}; allowed: {', '.join(allowed)}"
-    if error.validator in ("type", "pattern") and isinstance(error.instance, (int, float)) and not isinstance(error.instance, bool):
+    wants_string = error.validator == "pattern" or (error.validator == "type" and error.validator_value == "string")
+    if wants_string and isinstance(error.instance, (int, float)) and not isinstance(error.instance, bool):
         return f"{error.instance!r} is a number; versions are strings: write it quoted, \"{error.instance}\""
     if error.validator == "enum":
         return f"{error.instance!r} is not one of {', '.join(map(str, error.validator_value))}"
-    if error.validator == "required":
+    if error.validator == "required" and "torch" in error.validator_value:
         return f"{error.message}; an image entry needs torch, cuda, flavor and distro (or an `axes:` block)"
     if error.validator == "oneOf":
         return "neither an image entry (torch, cuda, flavor, distro) nor an axes group (`axes:` with those four lists)"

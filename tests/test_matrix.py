@@ -181,3 +181,16 @@ def test_render_cli_fails_cleanly_and_writes_nothing(tmp_path, body):
     assert_clean_failure(proc, "error: matrix.yaml")
     after = {p: p.read_bytes() for p in (ROOT / "images").rglob("*") if p.is_file()}
     assert before == after
+
+
+def test_an_axes_group_is_judged_as_an_axes_group(tmp_path):
+    msg = problems(tmp_path, '''\
+  - axes: {torch: ["2.15.0"], cuda: [pypi], flavor: [runtime], distro: [debian12]}
+    default: true
+''')
+    assert "images[0]: unknown key 'default'; allowed: axes, exclude, packages, torchvision" in msg
+
+
+def test_a_non_string_where_an_object_belongs_is_not_told_to_quote(tmp_path):
+    msg = problems(tmp_path, CPU_DEFAULT, head="repository: x\ndefaults: 5\nimages:\n")
+    assert "defaults: 5 is not of type 'object'" in msg and "quoted" not in msg
