@@ -62,6 +62,11 @@ def _wheel_dist(name: str) -> tuple[str, str]:
     return parts[0].lower().replace("_", "-"), parts[1]
 
 
+def _fits_python(wheel_name: str, python: str) -> bool:
+    """A CPython wheel for this Python, or a pure-Python one."""
+    return f"cp{python.replace('.', '')}" in wheel_name or "py3-none" in wheel_name
+
+
 def stage_wheels(spec: ImageSpec, folders: list[Path], target: Path = WHEELS_DIR) -> list[str]:
     """Put the wheels the image pins (from the local folders) into build/wheels; hardlinks where possible."""
     if target.exists():
@@ -75,7 +80,7 @@ def stage_wheels(spec: ImageSpec, folders: list[Path], target: Path = WHEELS_DIR
     for folder in folders:
         for wheel in sorted(folder.glob("*.whl")):
             dist, version = _wheel_dist(wheel.name)
-            if pins.get(dist) != version or f"cp{spec.python.replace('.', '')}" not in wheel.name and "py3-none" not in wheel.name:
+            if pins.get(dist) != version or not _fits_python(wheel.name, spec.python):
                 continue
             dest = target / wheel.name
             try:

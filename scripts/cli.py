@@ -6,9 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from . import ROOT
 from .errors import UserError
-from .matrix import MATRIX_FILE, load_matrix, select
+from .matrix import MATRIX_FILE, load_matrix
 from .render import IMAGES, drift, rendered_files, write_images
 
 

@@ -11,7 +11,6 @@ import json
 import os
 import platform
 import tempfile
-import time
 from typing import Any, Callable
 
 from . import arrowpath as ap
@@ -56,9 +55,8 @@ class RamPerSample:
         return torch.from_numpy(self.array[index])
 
 
-def _measure(name: str, fn: Callable[[], int], repeats: int) -> dict[str, Any]:
-    best = ap.best_throughput(fn, repeats)
-    return {"path": name, "gb_per_s": round(best / GB, 3), "samples_per_s": round(best / SAMPLE_BYTES)}
+def _row(name: str, bytes_per_s: float) -> dict[str, Any]:
+    return {"path": name, "gb_per_s": round(bytes_per_s / GB, 3), "samples_per_s": round(bytes_per_s / SAMPLE_BYTES)}
 
 
 def _arrow_file(tmp: str, name: str, nbytes: int, compression: str | None) -> Callable[[], int]:
@@ -76,27 +74,17 @@ def _h5py_chunked(tmp: str, array) -> Callable[[], int]:
     import torch
 
     def read() -> int:
-        nbytes = 0
         with h5py.File(path, "r") as f:
             ds = f["x"]
-            for start in range(0, ds.shape[0], ap.BATCH_ROWS):
-                batch = torch.from_numpy(ds[start:start + ap.BATCH_ROWS])
-                batch.sum()
-                nbytes += batch.numel() * 4
-        return nbytes
+            return ap.consume(torch.from_numpy(ds[start:start + ap.BATCH_ROWS])
+                              for start in range(0, ds.shape[0], ap.BATCH_ROWS))[1]
     return read
 
 
 def _dataloader(dataset, workers: int) -> Callable[[], int]:
     from torch.utils.data import DataLoader
 
-    def read() -> int:
-        nbytes = 0
-        for batch in DataLoader(dataset, batch_size=ap.BATCH_ROWS, num_workers=workers):
-            batch.sum()
-            nbytes += batch.numel() * 4
-        return nbytes
-    return read
+    return lambda: ap.consume(iter(DataLoader(dataset, batch_size=ap.BATCH_ROWS, num_workers=workers)))[1]
 
 
 def run_bench(size: int, repeats: int, workdir: str | None) -> dict[str, Any]:
@@ -126,11 +114,10 @@ def run_bench(size: int, repeats: int, workdir: str | None) -> dict[str, Any]:
             ("ref: DataLoader per-sample from RAM, 0 workers", lambda: _dataloader(RamPerSample(array), 0)),
         ]
         print("  memory read bandwidth ...", flush=True)
-        bw = ap.memory_bandwidth(nbytes, repeats)
-        rows.append({"path": "memory read bandwidth", "gb_per_s": round(bw / GB, 3), "samples_per_s": round(bw / SAMPLE_BYTES)})
+        rows.append(_row("memory read bandwidth", ap.memory_bandwidth(nbytes, repeats)))
         for name, make in steps:
             print(f"  {name} ...", flush=True)
-            rows.append(_measure(name, make(), repeats))
+            rows.append(_row(name, ap.best_throughput(make(), repeats)))
         mapped.close()
     by = {r["path"]: r["gb_per_s"] for r in rows}
     zc, mem = by["arrow zero-copy (mmap, warm)"], by["memory read bandwidth"]

@@ -52,7 +52,6 @@ def write_junit(results: list[CheckResult], path: str, suite: str = "verify") ->
         elif r.status == SKIP:
             ET.SubElement(case, "skipped", message=r.summary)
         ET.SubElement(case, "system-out").text = f"[{r.status}] {r.summary}\n{body}"
-    ET.ElementTree(ET.Element("testsuites")).getroot().append(testsuite)
     tree = ET.ElementTree(testsuite)
     ET.indent(tree)
     tree.write(path, encoding="utf-8", xml_declaration=True)
