@@ -42,19 +42,19 @@ def scratch_env(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def test_compat():  # noqa: ANN201 - Compat, imported lazily
+def test_compat():
     from scripts.plan.compat import load_compat
     return load_compat(TEST_COMPAT)
 
 
 @pytest.fixture(scope="session")
-def test_specs(test_compat):  # noqa: ANN001, ANN201
+def test_specs(test_compat):
     from scripts.plan.matrix import load_matrix
     return load_matrix(TEST_MATRIX, test_compat)
 
 
 @pytest.fixture
-def rendered(tmp_path: Path, test_specs) -> Path:  # noqa: ANN001
+def rendered(tmp_path: Path, test_specs) -> Path:
     """images/ of the test matrix, rendered into tmp_path."""
     from scripts.render import rendered_files, write_images
     images = tmp_path / "images"
@@ -63,7 +63,7 @@ def rendered(tmp_path: Path, test_specs) -> Path:  # noqa: ANN001
 
 
 @pytest.fixture(scope="session")
-def docker_client():  # noqa: ANN201
+def docker_client():
     """A pinged engine client; without one the test skips, or fails when REQUIRE_DOCKER=1 (CI)."""
     try:
         import docker

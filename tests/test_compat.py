@@ -6,6 +6,7 @@ import json
 from scripts.plan.compat import load_compat
 from scripts.plan.compat_refresh import facts_from_report, rewrite, wheel_pythons
 from tests.conftest import DATA, TEST_COMPAT
+
 HTML = (DATA / "simple-torch-excerpt.html").read_text()
 
 
@@ -36,7 +37,7 @@ def test_rewrite_updates_only_the_release_block_and_keeps_comments():
     facts = facts_from_report(report("2.15.0"), ("3.12",))
     facts = facts.__class__(**{**facts.__dict__, "cudnn": "9.99.0.1"})
     new = rewrite(text, facts)
-    changed = [(a, b) for a, b in zip(text.splitlines(), new.splitlines()) if a != b]
+    changed = [(a, b) for a, b in zip(text.splitlines(), new.splitlines(), strict=True) if a != b]
     assert len(changed) == 2 and "9.99.0.1" in changed[1][1] and '["3.12"]' in changed[0][1]
     assert new.count("#") == text.count("#")
 

@@ -8,8 +8,8 @@ import pytest
 
 from scripts.errors import MatrixError, UserError
 from scripts.plan.matrix import load_matrix
-from scripts.render import select
 from scripts.plan.spec import make_tag
+from scripts.render import select
 from tests.conftest import TEST_COMPAT, assert_clean_failure, run_cli
 
 HEAD = """\

@@ -11,18 +11,18 @@ from pathlib import Path
 import pytest
 import yaml
 
+from scripts.errors import UserError
 from scripts.plan.spec import ImageSpec
 from scripts.publish.bake import bake_file, target_name
 from scripts.publish.ci_matrix import ci_matrix
 from scripts.publish.cluster import k8s_manifests, slurm_script
-from scripts.errors import UserError
 from tests.conftest import ROOT, run_cli
 
 WORKFLOW = ROOT / ".github" / "workflows" / "images.yml"
 
 
 @pytest.fixture
-def SPECS(test_specs):  # noqa: N802
+def SPECS(test_specs):
     return test_specs
 
 

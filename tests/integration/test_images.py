@@ -5,8 +5,8 @@ CI (.ci/run) starts the engine and sets REQUIRE_DOCKER=1; elsewhere these skip w
 from __future__ import annotations
 
 import io
-import os
 import json
+import os
 import shutil
 import tarfile
 import uuid
