@@ -129,7 +129,7 @@ def test_a_broken_dockerfile_gives_a_clean_failure_report(default_image, tmp_pat
     text = (broken / "Dockerfile").read_text().replace(
         "FROM system AS image\n", "FROM system AS image\nRUN echo 'deliberately broken step' && exit 3\n")
     (broken / "Dockerfile").write_text(text)
-    proc = run_cli("build", "--images-dir", str(tmp_path / "images"), timeout=900)
+    proc = run_cli("--images-dir", str(tmp_path / "images"), "build", timeout=900)
     assert_clean_failure(proc, "FAILED", "deliberately broken step", "build(s) failed", f"logs/{SPEC.tag}.log")
     assert "exit code: 3" in (OUT["build"] / "logs" / f"{SPEC.tag}.log").read_text()
 
