@@ -69,7 +69,17 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from .engine import connect
     from .run_verify import VerifyOutcome, echo_to_stdout, format_summary, verify_image
-    specs = specs_of(args)
+    try:
+        specs = specs_of(args)
+    except UserError as exc:                  # IMAGE=<any local image not in the matrix>
+        from .run_verify import foreign_image_ref, verify_foreign_image
+        client = connect()
+        outcome = verify_foreign_image(client, foreign_image_ref(args.image, exc, client), shm_size=args.shm_size,
+                                       timeout=args.timeout, extra_args=shlex.split(args.verify_args or ""),
+                                       echo=echo_to_stdout)
+        print()
+        print(format_summary([outcome]))
+        return 0 if outcome.exit_code == 0 else 1
     client = connect()
     outcomes = []
     for spec in specs:

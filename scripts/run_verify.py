@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import json
+import re
 import shutil
 import sys
 import threading
@@ -153,3 +154,114 @@ def format_summary(outcomes: list[VerifyOutcome]) -> str:
 def echo_to_stdout(text: str = "", end: str = "\n") -> None:
     sys.stdout.write(text + end)
     sys.stdout.flush()
+
+
+# --- any PyTorch image, not only the matrix's (issue 8 point 7) -------------------------------------------
+FOREIGN_VERIFY_DIR = "/opt/torchimages-verify"        # verify/ is mounted read-only at <this>/verify
+PYTHONS = ("python3", "python")
+
+
+def foreign_image_ref(image_arg: str | None, matrix_error: UserError, client) -> str:
+    """IMAGE names no matrix tag: the local image it names, or the matrix's error when there is none."""
+    ref = (image_arg or "").strip()
+    if not ref or "," in ref or ref == "all" or not image_exists(client, ref):
+        raise matrix_error
+    return ref
+
+
+def _report_name(ref: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", ref).strip("_") or "image"
+
+
+def _start_with_python(client, ref: str, opts: dict):
+    """Start the image kept alive by its own Python; (container, python) or a UserError when it has none."""
+    tried = []
+    for python in PYTHONS:
+        try:
+            container = client.containers.run(ref, entrypoint=[python, "-c", "import time; time.sleep(10**9)"],
+                                              command=[], **opts)
+        except docker_errors().APIError as exc:     # "executable file not found in $PATH"
+            tried.append(f"{python}: {getattr(exc, 'explanation', None) or exc}")
+            continue
+        container.reload()
+        if container.status == "running":
+            return container, python
+        tried.append(f"{python}: exited ({container.status})")
+        container.remove(force=True)
+    raise UserError(f"image {ref} has no Python to run verify with ({'; '.join(tried)[:300]}): verify runs inside "
+                    "the image with the image's own python3 or python")
+
+
+def docker_errors():
+    import docker.errors
+    return docker.errors
+
+
+def verify_foreign_image(client, ref: str, *, shm_size: str, timeout: float, extra_args: list[str],
+                         reports: Path = REPORTS, tmp_size: str = "2g", echo=print) -> VerifyOutcome:
+    """Run this checkout's verify/ inside any local image with its own Python; no spec comparison."""
+    gpus = host_gpus()
+    args = list(extra_args)
+    if gpus and "--expect-gpus" not in " ".join(args):
+        args += ["--expect-gpus", str(gpus)]
+    spec_like = type("Spec", (), {"tag": ref})()
+    opts = run_options(spec_like, shm_size, gpus, tmp_size)                  # type: ignore[arg-type]
+    opts.pop("command")
+    opts["volumes"] = {str(ROOT / "verify"): {"bind": f"{FOREIGN_VERIFY_DIR}/verify", "mode": "ro"}}
+    echo(f"==> verify {ref} (not in the matrix: this checkout's verify/ mounted read-only, the image's own Python; "
+         f"no spec comparison): --shm-size={shm_size}, {'--gpus all' if gpus else 'no GPUs on this host'}")
+    start = time.monotonic()
+    container, python = _start_with_python(client, ref, opts)
+    try:
+        probe = container.exec_run([python, "-c", "import torch, sys; print(torch.__version__, sys.version.split()[0])"])
+        if probe.exit_code != 0:
+            last = (probe.output or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+            raise UserError(f"image {ref} has {python} but torch does not import there ({last[0][:200]}): verify "
+                            "checks a PyTorch environment; install torch in the image")
+        env_path = [e.split("=", 1)[1] for e in (container.attrs.get("Config", {}).get("Env") or [])
+                    if e.startswith("PYTHONPATH=")]
+        pythonpath = ":".join([FOREIGN_VERIFY_DIR, *env_path])
+        cmd = [python, "-m", "verify", "--json", IN_CONTAINER_JSON, "--junit", IN_CONTAINER_XML, *args]
+        code = _exec_streaming_env(container, cmd, {"PYTHONPATH": pythonpath}, timeout,
+                                   lambda text, end="": echo(text, end=end))
+        outcome = VerifyOutcome(ref, code, time.monotonic() - start, {})
+        if code is None:
+            echo(f"\n{ref}: verify did not finish within {timeout:.0f} s; container killed")
+            return outcome
+        reports.mkdir(parents=True, exist_ok=True)
+        name = _report_name(ref)
+        for src, suffix in ((IN_CONTAINER_JSON, ".json"), (IN_CONTAINER_XML, ".xml")):
+            data = _read_file(container, src)
+            dest = reports / f"{name}{suffix}"
+            if data is None:
+                dest.unlink(missing_ok=True)          # no stale report from an earlier run beside this one
+                continue
+            tmp = dest.with_name(f".{dest.name}.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(dest)
+            if suffix == ".json":
+                outcome.json_path = dest
+                outcome.statuses = {c["name"]: c["status"] for c in json.loads(data)["checks"]}
+            else:
+                outcome.junit_path = dest
+        copied = [str(p) for p in (outcome.json_path, outcome.junit_path) if p]
+        echo(f"reports copied out of the container to {', '.join(copied) or 'nothing (none written)'}")
+        return outcome
+    finally:
+        container.remove(force=True)
+
+
+def _exec_streaming_env(container, cmd: list[str], environment: dict[str, str], timeout: float, echo) -> int | None:
+    api = container.client.api
+    exec_id = api.exec_create(container.id, cmd, stdout=True, stderr=True, environment=environment)["Id"]
+    done = threading.Event()
+
+    def pump() -> None:
+        for chunk in api.exec_start(exec_id, stream=True):
+            echo(chunk.decode("utf-8", "replace"), end="")
+        done.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    if not done.wait(timeout):
+        return None
+    return api.exec_inspect(exec_id)["ExitCode"]
