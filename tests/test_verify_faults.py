@@ -97,7 +97,7 @@ def _wait_for(path: Path, text: str, timeout: float) -> None:
 
 def test_a_check_killed_at_its_timeout_leaves_nothing_in_its_temp_dir(tmp_path):
     """The issue's repro, smaller: arrow writing 2 GiB, killed at 15 s; its data must go with it."""
-    proc, marker, scratch, err = _start(["--checks", "arrow", "--arrow-size", "2g", "--timeout", "15",
+    proc, marker, scratch, _err = _start(["--checks", "arrow", "--arrow-size", "2g", "--timeout", "15",
                                          "--json", str(tmp_path / "r.json")], tmp_path)
     biggest = 0
     while proc.poll() is None:

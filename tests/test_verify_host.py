@@ -48,7 +48,7 @@ def test_save_facts_then_from_facts_reproduces_the_verdicts_on_this_host(full_ru
     replay = json.loads((tmp_path / "replay.json").read_text())
     jsonschema.validate(replay, SCHEMA)
     assert proc.returncode == 0 and replay["replay"]["host"] == json.loads((facts / "host.json").read_text())["hostname"]
-    verdict = lambda r: [(c["name"], c["status"], c["code"], c["owner"], c["summary"]) for c in r["checks"]]  # noqa: E731
+    verdict = lambda r: [(c["name"], c["status"], c["code"], c["owner"], c["summary"]) for c in r["checks"]]
     assert verdict(replay) == verdict(report)
     assert "REPLAY of facts recorded on" in proc.stdout and "[1/5]" not in proc.stderr
 

@@ -12,7 +12,8 @@ import os
 import platform
 import sys
 import tempfile
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import arrowpath as ap
 from .options import human_bytes, parse_size
@@ -30,7 +31,8 @@ class ArrowPerSample:
     """
 
     def __init__(self, path: str, samples: int) -> None:
-        self.path, self.samples, self.column = path, samples, None
+        self.path, self.samples = path, samples
+        self.column: Any = None
 
     def __len__(self) -> int:
         return self.samples

@@ -19,7 +19,14 @@ from typing import Any, NoReturn
 from . import __version__
 from .checks import CHECKS
 from .options import Options, parse_size
-from .report import build_report, check_writable, render_table, write_json, write_junit, write_text_atomic
+from .report import (
+    build_report,
+    check_writable,
+    render_table,
+    write_json,
+    write_junit,
+    write_text_atomic,
+)
 from .result import FAIL, CheckResult
 from .runner import (
     Interrupted,

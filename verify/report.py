@@ -12,13 +12,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import REPORT_SCHEMA_VERSION, __version__
-from .result import FAIL, PASS, SKIP, WARN, CheckResult
+from .result import FAIL, PASS, SKIP, WARN, CheckResult, Status
 
 MARK = {PASS: "PASS", FAIL: "FAIL", WARN: "WARN", SKIP: "SKIP"}
 COLOR = {PASS: "32", FAIL: "31", WARN: "33", SKIP: "36"}
 
 
-def overall(results: list[CheckResult]) -> str:
+def overall(results: list[CheckResult]) -> Status:
     statuses = {r.status for r in results}
     return FAIL if FAIL in statuses else WARN if WARN in statuses else PASS
 
@@ -104,7 +104,7 @@ def write_junit(results: list[CheckResult], path: str, suite: str = "verify") ->
     write_text_atomic(path, ET.tostring(testsuite, encoding="unicode", xml_declaration=True) + "\n")
 
 
-def _paint(status: str, text: str) -> str:
+def _paint(status: Status, text: str) -> str:
     if os.environ.get("NO_COLOR") or not os.isatty(1):
         return text
     return f"\033[{COLOR[status]}m{text}\033[0m"
@@ -117,10 +117,10 @@ def environment_lines(env: dict[str, Any]) -> list[str]:
     mem = env.get("memory_bytes")
     return [
         f"python {env.get('python')}   torch {torch}   CUDA {env.get('cuda') or '-'}   cuDNN {env.get('cudnn') or '-'}   NCCL {env.get('nccl') or '-'}",
-        f"torchvision {env.get('torchvision') or '-'}   torchdata {env.get('torchdata') or '-'}   pyarrow {env.get('pyarrow') or '-'}   "
-        f"h5py {env.get('h5py') or '-'} (HDF5 {env.get('hdf5') or '-'})   numpy {env.get('numpy') or '-'}",
-        f"driver {env.get('driver') or '-'}   container {env.get('container') or 'no'}   cgroup CPUs {env.get('cpus') or 'unlimited'}   "
-        f"memory limit {f'{mem / 2**30:.1f} GiB' if mem else 'unlimited'}   host CPUs {env.get('cpu_count')}",
+        (f"torchvision {env.get('torchvision') or '-'}   torchdata {env.get('torchdata') or '-'}   pyarrow {env.get('pyarrow') or '-'}   "
+        f"h5py {env.get('h5py') or '-'} (HDF5 {env.get('hdf5') or '-'})   numpy {env.get('numpy') or '-'}"),
+        (f"driver {env.get('driver') or '-'}   container {env.get('container') or 'no'}   cgroup CPUs {env.get('cpus') or 'unlimited'}   "
+        f"memory limit {f'{mem / 2**30:.1f} GiB' if mem else 'unlimited'}   host CPUs {env.get('cpu_count')}"),
     ]
 
 

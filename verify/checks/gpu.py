@@ -379,13 +379,13 @@ def _perf_judge(perf: dict[str, Any], name: str | None, result: CheckResult, fou
         result.metric(f"{key}_ratio_dev{i}", ratio, "x")
         result.details.append(f"device {i}: {what} {value} {unit} = {ratio:.2f}x baseline {figure['value']} ({figure['source']})")
         if verdict != PASS:
-            found.add(verdict, code, f"device {i}: {what} {value} {unit} is {ratio:.2f}x the {name} baseline "
+            found.add(FAIL if verdict == FAIL else WARN, code, f"device {i}: {what} {value} {unit} is {ratio:.2f}x the {name} baseline "
                       f"{figure['value']} {unit}", "Compare with another node of the same model; check PCIe/NVLink "
                       "state, clocks, throttling and other processes on the GPU (`nvidia-smi`).", "host")
 
 
 def _sdc_judge(sdc: list[dict[str, Any]], found: Findings) -> None:
-    groups: dict[tuple[str, int], list[tuple[int, str]]] = {}
+    groups: dict[tuple[Any, Any], list[tuple[int, str]]] = {}
     for entry in sdc:
         digests = entry.get("digests") or []
         if len(set(digests)) > 1:

@@ -57,8 +57,8 @@ def diagnose(facts: dict[str, Any]) -> tuple[str, list[str], str]:
                   f"(Debian/Ubuntu: libhdf5-103-1 or libhdf5-dev) that provides {lib.split('.so')[0]}.so.")
         return summary, details, remedy
     return (f"h5py {version} fails to import: {facts['type']}: {text[:200]}", details,
-            f"Reinstall it: `pip install --force-reinstall h5py=={version}`; a numpy newer than h5py was built "
-            f"against also breaks the import (check `pip check`).")
+            (f"Reinstall it: `pip install --force-reinstall h5py=={version}`; a numpy newer than h5py was built "
+            f"against also breaks the import (check `pip check`)."))
 
 
 def diagnose_import_error(exc: BaseException) -> tuple[str, list[str], str]:
@@ -69,7 +69,8 @@ class _RowSums:
     """A Dataset that opens the file in each worker (h5py handles must not cross fork)."""
 
     def __init__(self, path: str) -> None:
-        self.path, self.file = path, None
+        self.path: str = path
+        self.file: Any = None
 
     def __len__(self) -> int:
         return ROWS
@@ -165,7 +166,7 @@ def _read_with_workers(path: str, data) -> tuple[bool, str]:
         return False, f"DataLoader workers: torch does not import ({exc})"
     expected = data.astype("float64").sum(axis=1)
     try:
-        loader = DataLoader(_RowSums(path), batch_size=256, num_workers=2)
+        loader: Any = DataLoader(_RowSums(path), batch_size=256, num_workers=2)  # type: ignore[arg-type]
         got = torch.cat([batch for batch in loader]).numpy()
     except Exception as exc:  # noqa: BLE001 - a worker dying is the finding
         return False, f"DataLoader with 2 workers, each opening the file: {type(exc).__name__}: {exc}"

@@ -118,7 +118,8 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
     procs = [ctx.Process(target=_worker, args=(r, world, init, backend, sizes, timeout_s, queue)) for r in range(world)]
     for p in procs:
         p.start()
-    results, deadline = {}, time.monotonic() + timeout_s * (len(sizes) + 2)
+    results: dict[int, Any] = {}
+    deadline = time.monotonic() + timeout_s * (len(sizes) + 2)
     error = None
     while len(results) < world and time.monotonic() < deadline:
         try:

@@ -21,11 +21,11 @@ SHM = os.environ.get("VERIFY_SHM_PATH", "/dev/shm")
 
 # Messages users see when shared memory runs out, old and new torch.
 SHM_ERROR_PATTERNS = (
-    re.compile(r"unable to allocate shared memory\(shm\)", re.I),
-    re.compile(r"No space left on device", re.I),
-    re.compile(r"Bus error", re.I),
-    re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: Bus error", re.I),
-    re.compile(r"unable to write to file </torch_", re.I),
+    re.compile(r"unable to allocate shared memory\(shm\)", re.IGNORECASE),
+    re.compile(r"No space left on device", re.IGNORECASE),
+    re.compile(r"Bus error", re.IGNORECASE),
+    re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: Bus error", re.IGNORECASE),
+    re.compile(r"unable to write to file </torch_", re.IGNORECASE),
 )
 
 REMEDY = ("Give the container more shared memory: `docker run --shm-size=2g ...` (or `--ipc=host`); "
