@@ -95,19 +95,43 @@ def _wait_for(path: Path, text: str, timeout: float) -> None:
     raise AssertionError(f"{text!r} not seen in {path.read_text()!r}")
 
 
-def test_a_check_killed_at_its_timeout_leaves_nothing_in_its_temp_dir(tmp_path):
-    """The issue's repro, smaller: arrow writing 2 GiB, killed at 15 s; its data must go with it."""
-    proc, marker, scratch, _err = _start(["--checks", "arrow", "--arrow-size", "2g", "--timeout", "15",
-                                         "--json", str(tmp_path / "r.json")], tmp_path)
+def _scratch_bytes(scratch: Path) -> int:
+    total = 0
+    for f in scratch.rglob("*"):
+        try:
+            total += f.stat().st_size if f.is_file() else 0
+        except OSError:            # removed while we looked
+            pass
+    return total
+
+
+def _run_watching(args: list[str], tmp_path: Path, **env: str) -> tuple[subprocess.Popen, str, Path, int]:
+    proc, marker, scratch, _ = _start(args, tmp_path, **env)
     biggest = 0
     while proc.poll() is None:
-        size = sum(f.stat().st_size for f in scratch.rglob("*") if f.is_file()) if scratch.exists() else 0
-        biggest = max(biggest, size)
-        time.sleep(0.2)
+        biggest = max(biggest, _scratch_bytes(scratch))
+        time.sleep(0.1)
     proc.communicate(timeout=60)
+    return proc, marker, scratch, biggest
+
+
+def test_a_check_killed_at_its_timeout_leaves_nothing_in_its_temp_dir(tmp_path):
+    """A check that wrote 8 MiB to its TMPDIR and hangs is killed at 5 s; its data goes with it."""
+    proc, marker, scratch, biggest = _run_watching(["--checks", "arrow", "--timeout", "5", "--json", str(tmp_path / "r.json")],
+                                                   tmp_path, VERIFY_TEST_HANG="arrow")
     check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
-    assert proc.returncode == 1 and check["code"] == "CHECK_TIMEOUT" and "timed out after 15 s" in check["summary"]
-    assert biggest > 1 << 20, "the check never wrote data: the test proves nothing"
+    assert proc.returncode == 1 and check["code"] == "CHECK_TIMEOUT" and "timed out after 5 s" in check["summary"]
+    assert biggest >= 8 << 20, "the check never wrote its data: the test would prove nothing"
+    assert list(scratch.iterdir()) == [], list(scratch.rglob("*"))
+    assert _leftovers(marker) == []
+
+
+def test_the_issue_s_repro_arrow_killed_while_writing_leaves_nothing(tmp_path):
+    """`--checks arrow --arrow-size 6g --timeout 6`, smaller: the real arrow check killed at its timeout."""
+    proc, marker, scratch, _ = _run_watching(["--checks", "arrow", "--arrow-size", "3g", "--timeout", "4",
+                                              "--json", str(tmp_path / "r.json")], tmp_path)
+    check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 1 and check["code"] == "CHECK_TIMEOUT"
     assert list(scratch.iterdir()) == [], list(scratch.rglob("*"))
     assert _leftovers(marker) == []
 

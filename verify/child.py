@@ -4,7 +4,7 @@ Runs the check's probe() (what it measures and reads) and judge() (the verdict),
 {"facts": ..., "result": ...} to OUT_PATH, atomically. A check module that only has run(options) still works:
 its facts are then null. The runner gives this process its own TMPDIR and removes it afterwards.
 
-Test-only fault hooks (documented in the README): VERIFY_TEST_HANG=name[,name] makes those checks hang,
+Test-only fault hooks (documented in the README): VERIFY_TEST_HANG=name[,name] makes those checks write 8 MiB to their TMPDIR and hang,
 VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner survives both.
 """
 from __future__ import annotations
@@ -41,6 +41,9 @@ def run_one(name: str, options: Options) -> tuple[dict[str, Any] | None, CheckRe
     """(facts or None, result) of one check."""
     if _hooked("VERIFY_TEST_HANG", name):
         print(f"test hook: {name} hangs", flush=True)
+        import tempfile
+        with tempfile.NamedTemporaryFile(prefix="hang-", delete=False) as fh:    # data in its scratch dir, as a
+            fh.write(b"\0" * (8 << 20))                                         # check killed mid-write leaves
         while True:
             time.sleep(3600)
     if _hooked("VERIFY_TEST_CRASH", name):
