@@ -187,3 +187,12 @@ def test_control_characters_are_stripped_from_junit(tmp_path):
     case = ET.parse(tmp_path / "r.xml").getroot().find("testcase")
     assert case.find("failure").get("message") == "bad [31mred[0m bell  end"
     assert [p.name for p in tmp_path.iterdir()] == ["r.xml"]          # no temporary file left beside it
+
+
+def test_a_rank_that_never_joins_is_an_nccl_timeout_with_advice_from_what_was_seen(tmp_path):
+    proc = run_cli("--checks", "nccl", "--nccl-timeout", "5", "--json", str(tmp_path / "r.json"), module="verify",
+                   env={"VERIFY_TEST_HANG": "nccl-last-rank"}, timeout=300)
+    check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 1 and (check["code"], check["owner"]) == ("NCCL_TIMEOUT", "host"), check["summary"]
+    assert "init:" in check["summary"] and "The group never formed" in check["remedy"]
+    assert check["duration_s"] < 120

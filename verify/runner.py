@@ -168,7 +168,10 @@ def run_check(name: str, options: Options, timeout: float | None = None) -> tupl
         scratch = os.path.join(own, "tmp")
         os.mkdir(scratch)
         out_path = os.path.join(own, "out.json")
-        env = {**os.environ, "VERIFY_OPTIONS": options.to_json(), "TMPDIR": scratch}
+        # VERIFY_DEADLINE: when the runner will kill the check (epoch seconds), so that a check can stop its own
+        # waits first and report what it saw (nccl's hang advice) instead of being killed without facts.
+        env = {**os.environ, "VERIFY_OPTIONS": options.to_json(), "TMPDIR": scratch,
+               "VERIFY_DEADLINE": f"{time.time() + limit:.3f}"}
         rc, output, seconds = run_process("verify.child", [name, out_path], limit, env, workdir=own)
         if rc == 0 and os.path.exists(out_path):
             record = json.loads(Path(out_path).read_text(encoding="utf-8"))

@@ -92,6 +92,8 @@ def _device(backend: str, local_rank: int):
 
 def _worker(rank: int, world: int, init_method: str, backend: str, sizes: list[int], timeout_s: float, queue) -> None:
     phase = "init"
+    if rank == world - 1 and "nccl-last-rank" in os.environ.get("VERIFY_TEST_HANG", "").split(","):
+        time.sleep(3600)            # test hook: the last rank never joins, as a dead node would
     try:
         _init(backend, rank, world, init_method, timeout_s)
         import torch.distributed as dist
@@ -119,7 +121,12 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
     for p in procs:
         p.start()
     results: dict[int, Any] = {}
-    deadline = time.monotonic() + timeout_s * (len(sizes) + 2)
+    budget = timeout_s * (len(sizes) + 2)
+    try:       # stop before the runner's kill (VERIFY_DEADLINE), keeping 10 s to report what was seen
+        budget = max(5.0, min(budget, float(os.environ["VERIFY_DEADLINE"]) - time.time() - 10))
+    except (KeyError, ValueError):
+        pass
+    deadline = time.monotonic() + budget
     error = None
     while len(results) < world and time.monotonic() < deadline:
         try:
@@ -133,11 +140,13 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
         results[rank] = rows
         error = error or err
     if len(results) < world and not error:
-        error = f"timed out after {timeout_s * (len(sizes) + 2):.0f} s waiting for {world - len(results)} rank(s) (no error reported)"
+        error = f"timed out after {budget:.0f} s waiting for {world - len(results)} rank(s) (no error reported)"
+    stop = time.monotonic() + (0 if error else 5)       # after a failure, hung ranks are not waited for
     for p in procs:
-        p.join(timeout=5)
+        p.join(timeout=max(0.0, stop - time.monotonic()))
         if p.is_alive():
             p.kill()
+            p.join(timeout=5)
     return results.get(0), error
 
 
