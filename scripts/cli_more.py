@@ -73,8 +73,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         specs = specs_of(args)
     except UserError as exc:                  # IMAGE=<any local image not in the matrix>
         from .run_verify import foreign_image_ref, verify_foreign_image
-        client = connect()
-        outcome = verify_foreign_image(client, foreign_image_ref(args.image, exc, client), shm_size=args.shm_size,
+        ref, client = foreign_image_ref(args.image, exc, connect)
+        outcome = verify_foreign_image(client, ref, shm_size=args.shm_size,
                                        timeout=args.timeout, extra_args=shlex.split(args.verify_args or ""),
                                        echo=echo_to_stdout)
         print()

@@ -161,12 +161,18 @@ FOREIGN_VERIFY_DIR = "/opt/torchimages-verify"        # verify/ is mounted read-
 PYTHONS = ("python3", "python")
 
 
-def foreign_image_ref(image_arg: str | None, matrix_error: UserError, client) -> str:
-    """IMAGE names no matrix tag: the local image it names, or the matrix's error when there is none."""
+def foreign_image_ref(image_arg: str | None, matrix_error: UserError, connect) -> tuple[str, object]:
+    """IMAGE names no matrix tag: (the local image it names, a client), or the matrix's error when there is none."""
     ref = (image_arg or "").strip()
-    if not ref or "," in ref or ref == "all" or not image_exists(client, ref):
+    if not ref or "," in ref or ref == "all":
         raise matrix_error
-    return ref
+    try:
+        client = connect()
+    except UserError as exc:
+        raise UserError(f"{matrix_error} (nor could a local image of that name be looked up: {exc})") from None
+    if not image_exists(client, ref):
+        raise matrix_error
+    return ref, client
 
 
 def _report_name(ref: str) -> str:
