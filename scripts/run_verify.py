@@ -188,6 +188,10 @@ def _start_with_python(client, ref: str, opts: dict):
                                               command=[], **opts)
         except docker_errors().APIError as exc:     # "executable file not found in $PATH"
             tried.append(f"{python}: {getattr(exc, 'explanation', None) or exc}")
+            # the container was created but could not start: it must not stay behind
+            for stale in client.containers.list(all=True, filters={"label": f"io.torchimages.verify={ref}",
+                                                                   "status": "created"}):
+                stale.remove(force=True)
             continue
         container.reload()
         if container.status == "running":

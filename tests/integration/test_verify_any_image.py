@@ -89,8 +89,8 @@ def test_an_image_without_torch_or_python_gets_one_clear_message(docker_client, 
         verify_foreign_image(docker_client, images["no-python"], shm_size="2g", timeout=300, extra_args=[],
                              reports=tmp_path, echo=lambda *a, **k: None)
     assert not list(tmp_path.iterdir())
-    leftovers = docker_client.containers.list(all=True, filters={"ancestor": images["no-torch"]})
-    assert leftovers == []
+    for ref in (images["no-torch"], images["no-python"]):
+        assert docker_client.containers.list(all=True, filters={"label": f"io.torchimages.verify={ref}"}) == []
 
 
 def test_make_verify_with_an_unknown_name_still_says_unknown_image(docker_client):
