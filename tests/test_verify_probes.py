@@ -10,7 +10,7 @@ import types
 from verify.checks import gpu, nccl
 
 
-class NVMLError_NotSupported(Exception):  # noqa: N801 - pynvml's own class name
+class NVMLError_NotSupported(Exception):  # pynvml's own class name
     pass
 
 
@@ -106,5 +106,5 @@ def test_a_probe_that_needs_a_missing_package_is_a_skip_with_the_pip_line(monkey
         raise ModuleNotFoundError("No module named 'torchdata'", name="torchdata")
     broken.probe, broken.judge = probe, lambda facts, options: None
     monkeypatch.setitem(sys.modules, "verify.checks.needs", broken)
-    facts, result = run_one("needs", Options())
+    _, result = run_one("needs", Options())
     assert (result.status, result.code, result.remedy) == ("skip", "PACKAGE_MISSING", "pip install torchdata")
