@@ -137,7 +137,10 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     from .fsutil import check_writable
     from .run_verify import echo_to_stdout, verify_all
     from .tables import verify_summary
-    specs = _selected(settings)
+    try:
+        specs = _selected(settings)
+    except UserError as exc:                  # IMAGE=<any local image, not a matrix tag>
+        return _verify_foreign(settings, exc)
     check_writable(settings.reports)
     client = connect(settings.child_env)
     outcomes = verify_all(client, specs, shm_size=settings.shm_size, timeout=settings.verify_timeout,
@@ -147,6 +150,22 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     if any(o.problem for o in outcomes):
         return 2
     return 0 if all(o.exit_code == 0 and not o.mismatches for o in outcomes) else 1
+
+
+def _verify_foreign(settings: Settings, matrix_error: UserError) -> int:
+    """Verify any local image with this checkout's verify/ mounted; the matrix's error when no such image exists."""
+    from .build.engine import connect
+    from .fsutil import check_writable
+    from .run_verify import echo_to_stdout, foreign_image_ref, verify_foreign_image
+    from .tables import verify_summary
+    ref, client = foreign_image_ref(settings.image, matrix_error, lambda: connect(settings.child_env))
+    check_writable(settings.reports)
+    outcome = verify_foreign_image(client, ref, shm_size=settings.shm_size, timeout=settings.verify_timeout,
+                                   extra_args=list(settings.verify_args), reports=settings.reports,
+                                   echo=echo_to_stdout)
+    out()
+    out(verify_summary([outcome]))
+    return 0 if outcome.exit_code == 0 else 1
 
 
 def cmd_ci_matrix(settings: Settings, args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import json
+import re
 import shutil
 import threading
 import time
@@ -59,7 +60,8 @@ def host_gpus() -> int:
     return len(glob.glob("/dev/nvidia[0-9]*")) if shutil.which("nvidia-smi") or Path("/dev/nvidiactl").exists() else 0
 
 
-def run_options(spec: ImageSpec, shm_size: str, gpus: int, tmp_size: str) -> dict[str, Any]:
+def run_options(label: str, shm_size: str, gpus: int, tmp_size: str) -> dict[str, Any]:
+    """Container options of a verify run; `label` names what is verified (a tag, or any image reference)."""
     import docker
     opts: dict[str, Any] = {
         "command": ["sleep", "infinity"],
@@ -68,7 +70,7 @@ def run_options(spec: ImageSpec, shm_size: str, gpus: int, tmp_size: str) -> dic
         "network_mode": "none",
         "read_only": True,
         "tmpfs": {"/tmp": f"rw,exec,nosuid,size={tmp_size}"},
-        "labels": {"io.torchimages.verify": spec.tag},
+        "labels": {"io.torchimages.verify": label},
         "init": True,
     }
     if gpus:
@@ -76,11 +78,12 @@ def run_options(spec: ImageSpec, shm_size: str, gpus: int, tmp_size: str) -> dic
     return opts
 
 
-def _exec_streaming(container: Any, cmd: list[str], timeout: float, echo: Echo) -> int | None:
+def _exec_streaming(container: Any, cmd: list[str], timeout: float, echo: Echo,
+                    environment: dict[str, str] | None = None) -> int | None:
     """Run cmd in the container, echoing its output; its exit code, or None when it ran past `timeout`.
     A stream that drops before the command ended is a UserError naming the cause, not a wait for the timeout."""
     api = container.client.api
-    exec_id = api.exec_create(container.id, cmd, stdout=True, stderr=True)["Id"]
+    exec_id = api.exec_create(container.id, cmd, stdout=True, stderr=True, environment=environment)["Id"]
     done = threading.Event()
     failure: list[BaseException] = []
 
@@ -172,7 +175,7 @@ def _verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float
     echo(f"==> verify {spec.image}: --shm-size={shm_size}, {'--gpus all (' + str(gpus) + ' GPUs)' if gpus else 'no GPUs on this host'}, "
          f"network none, read-only root")
     start = time.monotonic()
-    container = client.containers.run(spec.image, **run_options(spec, shm_size, gpus, tmp_size))
+    container = client.containers.run(spec.image, **run_options(spec.tag, shm_size, gpus, tmp_size))
     try:
         cmd = ["verify", "--json", IN_CONTAINER_JSON, "--junit", IN_CONTAINER_XML, *args]
         code = _exec_streaming(container, cmd, timeout, echo)
@@ -180,25 +183,34 @@ def _verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float
         if code is None:
             echo(f"\n{spec.tag}: verify did not finish within {timeout:.0f} s; container killed")
             return outcome
-        data = _read_file(container, IN_CONTAINER_JSON)
-        xml = _read_file(container, IN_CONTAINER_XML)
-        if data is not None:
-            report = check_report(data, schemas)       # nothing lands in reports/ before it passed
-            checks = report.get("checks", [])
-            outcome.statuses = {str(c.get("name")): str(c.get("status")) for c in checks if isinstance(c, dict)}
+        report = _collect_reports(container, spec.tag, reports, schemas, outcome, echo)
+        if report is not None:
             environment = report.get("environment")
             outcome.mismatches = spec_mismatches(spec, environment if isinstance(environment, dict) else {})
-            outcome.json_path = reports / f"{spec.tag}.json"
-            atomic_write(outcome.json_path, data)
-            if xml is not None:
-                outcome.junit_path = reports / f"{spec.tag}.xml"
-                atomic_write(outcome.junit_path, xml)
-        copied = [_shown(p) for p in (outcome.json_path, outcome.junit_path) if p]
-        echo(f"reports copied out of the container to {', '.join(copied) or 'nothing (none written)'}")
         return outcome
     finally:
         with contextlib.suppress(Exception):
             container.remove(force=True)
+
+
+def _collect_reports(container: Any, name: str, reports: Path, schemas: list[dict[str, Any]],
+                     outcome: VerifyOutcome, echo: Echo) -> dict[str, Any] | None:
+    """Copy the in-container reports to reports/<name>.{json,xml} once the JSON passed its schema; the report."""
+    data = _read_file(container, IN_CONTAINER_JSON)
+    xml = _read_file(container, IN_CONTAINER_XML)
+    report = None
+    if data is not None:
+        report = check_report(data, schemas)       # nothing lands in reports/ before it passed
+        checks = report.get("checks", [])
+        outcome.statuses = {str(c.get("name")): str(c.get("status")) for c in checks if isinstance(c, dict)}
+        outcome.json_path = reports / f"{name}.json"
+        atomic_write(outcome.json_path, data)
+        if xml is not None:
+            outcome.junit_path = reports / f"{name}.xml"
+            atomic_write(outcome.junit_path, xml)
+    copied = [_shown(p) for p in (outcome.json_path, outcome.junit_path) if p]
+    echo(f"reports copied out of the container to {', '.join(copied) or 'nothing (none written)'}")
+    return report
 
 
 def _shown(path: Path) -> str:
@@ -227,3 +239,101 @@ def echo_to_stdout(text: str = "", end: str = "\n") -> None:
     import sys
     sys.stdout.write(text + end)
     sys.stdout.flush()
+
+
+# --- any PyTorch image, not only the matrix's ---------------------------------------------------------------
+FOREIGN_VERIFY_DIR = "/opt/torchimages-verify"        # verify/ is mounted read-only at <this>/verify
+PYTHONS = ("python3", "python")
+
+
+def foreign_image_ref(image_arg: str | None, matrix_error: UserError, connect: Callable[[], Any]) -> tuple[str, Any]:
+    """IMAGE names no matrix tag: (the local image it names, a client), or the matrix's error when there is none."""
+    ref = (image_arg or "").strip()
+    if not ref or "," in ref or ref == "all":
+        raise matrix_error
+    try:
+        client = connect()
+    except UserError as exc:
+        raise UserError(f"{matrix_error} (nor could a local image of that name be looked up: {exc})") from None
+    if not image_exists(client, ref):
+        raise matrix_error
+    return ref, client
+
+
+def report_name(ref: str) -> str:
+    """reports/<name>.json for an image reference: `/` and `:` are not file-name material."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", ref).strip("_") or "image"
+
+
+def _start_with_python(client: Any, ref: str, opts: dict[str, Any]) -> tuple[Any, str]:
+    """Start the image kept alive by its own Python; (container, python) or a UserError when it has none."""
+    from docker.errors import APIError
+    tried = []
+    for python in PYTHONS:
+        try:
+            container = client.containers.run(ref, entrypoint=[python, "-c", "import time; time.sleep(10**9)"],
+                                              command=[], **opts)
+        except APIError as exc:     # "executable file not found in $PATH"
+            tried.append(f"{python}: {getattr(exc, 'explanation', None) or exc}")
+            # the container was created but could not start: it must not stay behind
+            for stale in client.containers.list(all=True, filters={"label": f"io.torchimages.verify={ref}",
+                                                                   "status": "created"}):
+                stale.remove(force=True)
+            continue
+        container.reload()
+        if container.status == "running":
+            return container, python
+        tried.append(f"{python}: exited ({container.status})")
+        container.remove(force=True)
+    raise UserError(f"image {ref} has no Python to run verify with ({'; '.join(tried)[:300]}): verify runs inside "
+                    "the image with the image's own python3 or python")
+
+
+def verify_foreign_image(client: Any, ref: str, *, shm_size: str, timeout: float, extra_args: list[str],
+                         reports: Path = REPORTS, tmp_size: str = "2g", echo: Echo = print) -> VerifyOutcome:
+    """Run this checkout's verify/ inside any local image with its own Python; no spec comparison."""
+    from docker.errors import DockerException
+    from requests.exceptions import RequestException
+    name = report_name(ref)
+    clear_reports(reports, name)
+    try:
+        return _verify_foreign_image(client, ref, name, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
+                                     reports=reports, tmp_size=tmp_size, echo=echo)
+    except (DockerException, RequestException) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise UserError(f"the Docker Engine failed while verifying {ref}: {first}") from None
+
+
+def _verify_foreign_image(client: Any, ref: str, name: str, *, shm_size: str, timeout: float, extra_args: list[str],
+                          reports: Path, tmp_size: str, echo: Echo) -> VerifyOutcome:
+    gpus = host_gpus()
+    args = list(extra_args)
+    if gpus and "--expect-gpus" not in " ".join(args):
+        args += ["--expect-gpus", str(gpus)]
+    opts = run_options(ref, shm_size, gpus, tmp_size)
+    opts.pop("command")
+    opts["volumes"] = {str(ROOT / "verify"): {"bind": f"{FOREIGN_VERIFY_DIR}/verify", "mode": "ro"}}
+    echo(f"==> verify {ref} (not in the matrix: this checkout's verify/ mounted read-only, the image's own Python; "
+         f"no spec comparison): --shm-size={shm_size}, {'--gpus all' if gpus else 'no GPUs on this host'}")
+    start = time.monotonic()
+    container, python = _start_with_python(client, ref, opts)
+    try:
+        probe = container.exec_run([python, "-c", "import torch, sys; print(torch.__version__, sys.version.split()[0])"])
+        if probe.exit_code != 0:
+            last = (probe.output or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+            raise UserError(f"image {ref} has {python} but torch does not import there ({last[0][:200]}): verify "
+                            "checks a PyTorch environment; install torch in the image")
+        env_path = [e.split("=", 1)[1] for e in (container.attrs.get("Config", {}).get("Env") or [])
+                    if e.startswith("PYTHONPATH=")]
+        pythonpath = ":".join([FOREIGN_VERIFY_DIR, *env_path])
+        cmd = [python, "-m", "verify", "--json", IN_CONTAINER_JSON, "--junit", IN_CONTAINER_XML, *args]
+        code = _exec_streaming(container, cmd, timeout, echo, environment={"PYTHONPATH": pythonpath})
+        outcome = VerifyOutcome(ref, code, time.monotonic() - start)
+        if code is None:
+            echo(f"\n{ref}: verify did not finish within {timeout:.0f} s; container killed")
+            return outcome
+        _collect_reports(container, name, reports, report_schemas(), outcome, echo)
+        return outcome
+    finally:
+        with contextlib.suppress(Exception):
+            container.remove(force=True)
