@@ -11,24 +11,24 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from scripts.matrix import default_spec, load_matrix
-
 from scripts.errors import UserError
 from tests.conftest import ROOT, run_cli
 
-SPEC = default_spec(load_matrix())
 REPO = "verify-truth-test/any-image"
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 
 
 @pytest.fixture(scope="module")
-def cpu_image(docker_client) -> str:
-    from scripts.engine import image_exists
-    if not image_exists(docker_client, SPEC.image):
+def cpu_image(docker_client, tmp_path_factory) -> str:
+    from scripts.build.engine import image_exists
+    from scripts.render import load_rendered
+    spec = next(s for s in load_rendered(ROOT / "images") if s.default)
+    if not image_exists(docker_client, spec.image):
+        scratch = tmp_path_factory.mktemp("any-image-build")
         for command in ("base", "build"):
-            proc = run_cli(command, timeout=1800)
+            proc = run_cli(command, env={"BUILD_DIR": str(scratch)}, timeout=1800)
             assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return SPEC.image
+    return str(spec.image)
 
 
 def _build(client, tmp_path: Path, tag: str, dockerfile: str, files: dict[str, str] | None = None) -> str:
@@ -97,3 +97,14 @@ def test_make_verify_with_an_unknown_name_still_says_unknown_image(docker_client
     proc = run_cli("verify", env={"IMAGE": "no-such-image-anywhere:1"}, timeout=120)
     assert proc.returncode != 0 and "unknown image no-such-image-anywhere:1" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_make_verify_takes_any_local_image_by_reference(images, tmp_path):
+    """The CLI path users type: `make verify IMAGE=<reference>` with reports in REPORTS_DIR."""
+    proc = run_cli("verify", env={"IMAGE": images["no-h5py"], "REPORTS_DIR": str(tmp_path), "BUILD_DIR": str(tmp_path),
+                                  "VERIFY_ARGS": "--checks shm,hdf5 --shm-min 256m"}, timeout=900)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in out, out[-3000:]
+    report = json.loads((tmp_path / "verify-truth-test_any-image_no-h5py.json").read_text())
+    assert {c["name"]: (c["status"], c["code"]) for c in report["checks"]} == {
+        "shm": ("pass", None), "hdf5": ("skip", "PACKAGE_MISSING")}
