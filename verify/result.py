@@ -22,6 +22,8 @@ class CheckResult:
     details: list[str] = field(default_factory=list)
     metrics: dict[str, Metric] = field(default_factory=dict)
     remedy: str | None = None
+    code: str | None = None
+    owner: str | None = None
     duration_s: float = 0.0
     output: str | None = None          # what the check printed, kept when it crashed or hung
     data: dict[str, Any] = field(default_factory=dict)   # structured extras (e.g. the NCCL size table)
