@@ -7,8 +7,14 @@ import jsonschema
 import yaml
 
 from tests.conftest import ROOT
-from verify.checks.vision import (TORCHVISION_FOR_TORCH, cuda_release, expected_torchvision, judge, pairs,
-                                  pip_line)
+from verify.checks.vision import (
+    TORCHVISION_FOR_TORCH,
+    cuda_release,
+    expected_torchvision,
+    judge,
+    pairs,
+    pip_line,
+)
 from verify.options import Options
 from verify.report import build_report
 
