@@ -138,3 +138,14 @@ def test_png_is_valid_and_draws_what_it_is_given(tmp_path):
 def test_render_copes_with_a_single_point_and_failures():
     png = render(Plot("t", "x", "y", [Series("only", [(0.0, 5.0)])], failed=[1.0]))
     assert _png_size_and_pixels(png)[:2] == (900, 560)
+
+
+def test_shm_that_cannot_hold_the_default_prefetch_at_the_quota_warns_even_when_the_pick_fits():
+    facts = handmade_facts([row(0, 100), row(1, 200), row(2, 190)], shm_free=64 * MiB, usable=2)
+    advice = dl.recommend(facts)
+    assert advice["setting"]["num_workers"] == 1 and advice["shm_ok"] is True
+    assert advice["shm_caps_in_flight_batches"] == 3
+    assert any("num_workers=2 (the CPU quota) with the default prefetch_factor=2 needs 72 MiB" in w
+               for w in advice["warnings"])
+    r = judge(facts, Options())
+    assert (r.status, r.code) == ("warn", "SHM_TOO_SMALL_FOR_LOADER")

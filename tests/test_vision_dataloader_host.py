@@ -50,8 +50,8 @@ def mismatched_venv() -> Path:
 def test_a_torchvision_that_does_not_match_torch_is_diagnosed_by_name(tmp_path):
     venv = mismatched_venv()
     python = venv / "bin" / "python"
-    versions = subprocess.run([str(python), "-c", "from importlib.metadata import version as v; "
-                               "print(v('torch'), v('torchvision'))"], capture_output=True, text=True, check=True)
+    versions = subprocess.run([str(python), "-c", ("from importlib.metadata import version as v; "
+                               "print(v('torch'), v('torchvision'))")], capture_output=True, text=True, check=True)
     assert versions.stdout.split() == [MISMATCH["torch"], MISMATCH["torchvision"]]
     report = tmp_path / "report.json"
     proc = subprocess.run([str(python), "-m", "verify", "--checks", "vision", "--json", str(report)], cwd=tmp_path,

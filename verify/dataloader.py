@@ -279,16 +279,24 @@ def probe(sizes: Sizes, progress: Callable[[str], None] | None = None) -> dict[s
         rows.append(row)
         return row
 
-    for w in worker_counts(cpus["usable"], sizes.max_workers):
-        run(setting(w))
-    ok = [r for r in rows if r["ok"] and r["num_workers"] > 0]
-    if sizes.variants and ok:
-        best = max(ok, key=lambda r: r["samples_per_s"])["num_workers"]
-        for s in (setting(best, 4), setting(best, 2, persistent=True), setting(best, 4, persistent=True)):
-            run(s)
-        if gpu:
-            top = max((r for r in rows if r["ok"]), key=lambda r: r["samples_per_s"])
-            run({**{k: top[k] for k in ("num_workers", "prefetch_factor", "persistent_workers")}, "pin_memory": True})
+    # One torch thread in this process, as DataLoader gives each worker: per-sample work at num_workers=0 then
+    # costs what it costs in a worker, instead of fighting the CPU quota with intra-op threads.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    facts["main_process_torch_threads"] = 1
+    try:
+        for w in worker_counts(cpus["usable"], sizes.max_workers):
+            run(setting(w))
+        ok = [r for r in rows if r["ok"] and r["num_workers"] > 0]
+        if sizes.variants and ok:
+            best = max(ok, key=lambda r: r["samples_per_s"])["num_workers"]
+            for s in (setting(best, 4), setting(best, 2, persistent=True), setting(best, 4, persistent=True)):
+                run(s)
+            if gpu:
+                top = max((r for r in rows if r["ok"]), key=lambda r: r["samples_per_s"])
+                run({**{k: top[k] for k in ("num_workers", "prefetch_factor", "persistent_workers")}, "pin_memory": True})
+    finally:
+        torch.set_num_threads(threads)
     return facts
 
 
@@ -344,13 +352,29 @@ def recommend(facts: dict[str, Any], tolerance: float = TOLERANCE) -> dict[str, 
         elif shm_failures:
             warnings.insert(0, f"/dev/shm ran out during the sweep ({len(shm_failures)} setting(s) failed); "
                                f"{facts['shm']['path']} has {human_bytes(free or 0)} free")
+    # The DataLoader default (prefetch_factor 2) at the CPU quota: when /dev/shm cannot hold even that, it caps
+    # the settings this container can use, whatever this run's (noisy) fastest setting was.
+    usable = facts["cpus"]["usable"]
+    default_need = usable * 2 * batch_bytes
+    if free is not None and default_need > free:
+        out["shm_caps_in_flight_batches"] = free // batch_bytes if batch_bytes else None
+        warnings.append(f"/dev/shm limits the settings: num_workers={usable} (the CPU quota) with the default "
+                        f"prefetch_factor=2 needs {human_bytes(default_need)}, {facts['shm']['path']} has "
+                        f"{human_bytes(free)} free: at most {free // batch_bytes if batch_bytes else 0} batches of "
+                        f"{human_bytes(batch_bytes)} fit (num_workers x prefetch_factor)")
     workers_best = best["num_workers"]
     if workers_best < facts["cpus"]["usable"] and workers_best > 0:
-        out["note"] = (f"more than {workers_best} workers did not help here: the main process (collation, the "
+        out["note"] = (f"more than {workers_best} worker(s) did not help here: the main process (collation, the "
                        f"training step) or memory bandwidth limits the rate, not the per-sample work")
     elif workers_best == 0 and facts["cpus"]["usable"] > 0:
         out["note"] = "workers did not pay for themselves: the per-sample work is too small for their overhead"
     return out
+
+
+def shm_warning(advice: dict[str, Any], facts: dict[str, Any]) -> bool:
+    """Whether /dev/shm is too small for the recommendation, ran out during the sweep, or caps the settings."""
+    return (advice.get("shm_ok") is False or "shm_caps_in_flight_batches" in advice
+            or any(r.get("shm_error") for r in facts["measurements"]))
 
 
 def describe(row: dict[str, Any] | None) -> str:
@@ -376,7 +400,8 @@ def format_report(facts: dict[str, Any], advice: dict[str, Any]) -> str:
         f"per sample: {BACKEND_TEXT[facts['backend']]}",
         (f"data: {sizes['samples']} generated {sizes['image_size']}x{sizes['image_size']} images -> "
         f"{facts['sample_shape']} float32 ({human_bytes(facts['sample_bytes'])}), batch {sizes['batch_size']} = "
-        f"{human_bytes(facts['batch_bytes'])}, {sizes['epochs']} epochs per setting, start-up included"),
+        f"{human_bytes(facts['batch_bytes'])}, {sizes['epochs']} epochs per setting, start-up included, "
+         "1 torch thread per process"),
         (f"{quota}, affinity {cpus['affinity']} CPUs -> workers 0..{cpus['usable']}; "
         f"GPU {'yes' if facts['gpu'] else 'no (pin_memory not measured)'}; "
         f"/dev/shm {human_bytes(shm['size'] or 0)} ({human_bytes(shm['free'] or 0)} free)"),
@@ -410,7 +435,7 @@ def format_report(facts: dict[str, Any], advice: dict[str, Any]) -> str:
     if advice.get("fitting"):
         lines.append(f"  within this /dev/shm: {describe(advice['fitting'])} "
                      f"({advice['fitting_samples_per_s']:,.1f} samples/s)")
-    if advice.get("shm_ok") is False or any(r.get("shm_error") for r in facts["measurements"]):
+    if shm_warning(advice, facts):
         lines.append(f"  remedy: {SHM_REMEDY}")
     return "\n".join(lines)
 

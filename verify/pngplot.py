@@ -214,6 +214,9 @@ def write_atomic(path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)     # mkstemp makes it 0600; a report is as readable as any new file
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

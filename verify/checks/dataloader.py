@@ -42,8 +42,7 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     summary = (f"{dl.describe(rec)}: {advice['samples_per_s']:,.0f} samples/s{speed}, needs "
                f"{human_bytes(advice['shm_needed_bytes'])} /dev/shm of {human_bytes(advice['shm_free_bytes'] or 0)} "
                f"free{backend}")
-    shm_failed = any(r.get("shm_error") for r in rows)
-    if advice.get("shm_ok") is False or shm_failed:
+    if dl.shm_warning(advice, facts):
         result.status, result.code, result.owner = WARN, "SHM_TOO_SMALL_FOR_LOADER", "job"
         result.summary = advice["warnings"][0] + (f"; fits: {dl.describe(advice['fitting'])}" if advice.get("fitting") else "")
         result.remedy = dl.SHM_REMEDY
