@@ -28,19 +28,20 @@ def test_cpu_host_passes_shm_hdf5_arrow_and_skips_gpu_nccl_with_reasons(full_run
     proc, report, _ = full_run
     status = {c["name"]: c for c in report["checks"]}
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert {n: status[n]["status"] for n in status} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass"}
+    assert {n: status[n]["status"] for n in status} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass",
+                                                        "vision": "skip", "dataloader": "pass"}
     assert "no GPU visible" in status["gpu"]["summary"] and status["gpu"]["remedy"]
     assert "all-reduce verified over gloo, world size 2" in status["nccl"]["summary"]
     assert status["nccl"]["metrics"]["wrong"]["value"] == 0 and status["nccl"]["data"]["sizes"]
     assert status["arrow"]["metrics"]["ratio"]["unit"] == "x"
-    assert "verdict: PASS" in proc.stdout and "[5/5] arrow" in proc.stderr
+    assert "verdict: PASS" in proc.stdout and "[5/7] arrow" in proc.stderr
 
 
 def test_report_validates_and_junit_parses(full_run):
     _, report, junit = full_run
     jsonschema.validate(report, SCHEMA)
     assert report["environment"]["torch"] and report["environment"]["pyarrow"]
-    assert junit.get("tests") == "5" and junit.get("failures") == "0" and junit.get("skipped") == "2"
+    assert junit.get("tests") == "7" and junit.get("failures") == "0" and junit.get("skipped") == "3"
 
 
 def test_expect_gpus_turns_the_missing_gpu_into_a_failure_with_diagnosis():
