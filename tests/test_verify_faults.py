@@ -139,9 +139,12 @@ def test_the_issue_s_repro_arrow_killed_while_writing_leaves_nothing(tmp_path):
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_stops_the_running_check_writes_the_partial_report_and_leaves_nothing(tmp_path, sig, code):
     proc, marker, scratch, err = _start(["--checks", "nccl,shm,hdf5", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
-                                         "--junit", str(tmp_path / "r.xml")], tmp_path)
+                                         "--junit", str(tmp_path / "r.xml")], tmp_path,
+                                        VERIFY_TEST_HANG="nccl-last-rank")   # the collective cannot finish early
     _wait_for(err, "[1/3] nccl: running", 60)
-    time.sleep(6)                     # inside the collective: the gloo ranks are running
+    deadline = time.monotonic() + 30   # the check's process and its gloo ranks come up, however loaded the host
+    while len(_leftovers(marker)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert len(_leftovers(marker)) >= 3, "expected verify, the check and its ranks to be running"
     proc.send_signal(sig)
     out, _ = proc.communicate(timeout=60)

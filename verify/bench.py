@@ -150,11 +150,17 @@ def format_table(bench: dict[str, Any]) -> str:
 def main(argv: list[str]) -> int:
     import math
 
+    if "--dataloader" in argv:
+        from .dataloader import main as dataloader_main
+        return dataloader_main([a for a in argv if a != "--dataloader"])
+
     class Parser(argparse.ArgumentParser):
         def error(self, message: str):
             raise ValueError(message)
 
     p = Parser(prog="verify bench", description=__doc__.splitlines()[0])
+    p.add_argument("--dataloader", action="store_true",
+                   help="instead: the DataLoader advisor (see `verify bench --dataloader --help`)")
     p.add_argument("--size", default="1g", help="data size (default 1g)")
     p.add_argument("--repeats", default="3", help="best of N passes (default 3)")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")

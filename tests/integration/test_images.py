@@ -78,7 +78,9 @@ def test_make_verify_is_green_with_gpu_checks_skipped(default_image):
     report = _report(SPEC.tag)
     jsonschema.validate(report, json.loads((ROOT / "verify" / "report.schema.json").read_text()))
     status = {c["name"]: c for c in report["checks"]}
-    assert {n: c["status"] for n, c in status.items()} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass"}
+    assert {n: c["status"] for n, c in status.items()} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass",
+                                                          "arrow": "pass", "vision": "skip", "dataloader": "pass"}
+    assert status["vision"]["code"] == "PACKAGE_MISSING" and "torchvision is not installed" in status["vision"]["summary"]
     assert "without GPUs" in status["gpu"]["summary"] or "CPU build" in status["gpu"]["summary"]
     assert "verified over gloo" in status["nccl"]["summary"]
     assert report["environment"]["container"] == "docker" and report["environment"]["torch"].startswith(SPEC.torch)
@@ -170,3 +172,45 @@ def test_the_pypi_cuda_image_builds_and_reports_the_versions_of_its_spec(default
     status = {c["name"]: c["status"] for c in _report(spec.tag)["checks"]}
     assert status["gpu"] == status["nccl"] == "skip"
     assert status["shm"] == status["hdf5"] == status["arrow"] == "pass"
+
+
+def test_bench_dataloader_with_64m_shm_warns_and_writes_json_and_png(default_image, docker_client, tmp_path):
+    """Docker's default 64 MB /dev/shm cannot hold 2 workers x prefetch 2 x an 18 MiB batch: the advisor says so."""
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o777)          # the image runs as a non-root user
+    log = docker_client.containers.run(
+        default_image, ["verify", "bench", "--dataloader", "--json", "/out/dl.json", "--plot", "/out/dl.png"],
+        remove=True, network_mode="none", shm_size="64m", volumes={str(out): {"bind": "/out", "mode": "rw"}}).decode()
+    assert "recommended: DataLoader(dataset, batch_size=32" in log, log
+    assert "/dev/shm needed: " in log and "WARNING: /dev/shm" in log and "--shm-size" in log, log
+    assert "FALLBACK" in log          # this image has no torchvision: the per-sample work says what replaced it
+    data = json.loads((out / "dl.json").read_text())
+    assert data["facts"]["shm"]["size"] == 64 << 20
+    advice = data["recommendation"]
+    assert advice["shm_ok"] is False or any(not r["ok"] and r["shm_error"] for r in data["facts"]["measurements"])
+    assert (out / "dl.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+CUDA_VISION_TAG = "2.14.1-cuda13.0-cudnn9-runtime-debian12"
+
+
+@pytest.mark.skipif(os.environ.get("TEST_CUDA_IMAGE") != "1",
+                    reason="downloads ~3 GB of CUDA wheels from PyPI; CI sets TEST_CUDA_IMAGE=1")
+def test_the_cuda_image_with_torchvision_builds_and_its_vision_check_passes(default_image):
+    """torch 2.14.1 + torchvision 0.29.1 (PyPI's CUDA 13.0 builds): torchvision exercised on every CI run."""
+    spec = next(s for s in load_matrix() if s.tag == CUDA_VISION_TAG)
+    assert spec.torchvision == "0.29.1"
+    build = run_cli("build", "--image", spec.tag, timeout=2400)
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
+    proc = run_cli("verify", "--image", spec.tag, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    report = _report(spec.tag)
+    assert report["environment"]["torchvision"] == "0.29.1"
+    checks = {c["name"]: c for c in report["checks"]}
+    vision = checks["vision"]
+    assert vision["status"] == "pass", vision
+    assert "torchvision 0.29.1 (CUDA 13.0) with torch 2.14.1" in vision["summary"]
+    assert "no GPU visible: CPU side only" in vision["summary"]
+    assert vision["metrics"]["augment_cpu_images_per_s"]["value"] > 0
+    assert checks["dataloader"]["status"] == "pass" and checks["dataloader"]["data"]["backend"] == "torchvision"
