@@ -12,6 +12,7 @@ import jsonschema
 from . import ROOT
 from .compat import Compat, load_compat, version_key
 from .errors import MatrixError, UserError
+from .platforms import DEFAULT_PLATFORMS, PlatformFacts, load_platforms, platform_problems
 from .spec import ImageSpec, make_tag
 from .yamlsrc import Located, load_located
 
@@ -84,6 +85,7 @@ def _expand(doc: Located, name: str) -> list[Entry]:
             "python": defaults.get("python", "distro"),
             "torchvision": item.get("torchvision", defaults.get("torchvision", True)),
             "packages": {**defaults.get("packages", {}), **item.get("packages", {})},
+            "platforms": list(item.get("platforms", defaults.get("platforms", DEFAULT_PLATFORMS))),
         }
         if "axes" not in item:
             entries.append(Entry(("images", i), f"images[{i}]", {**common, "default": item.get("default", False),
@@ -111,7 +113,8 @@ def _choices(values: list[str]) -> str:
     return ", ".join(values) if values else "none"
 
 
-def _resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | None, list[str]]:
+def _resolve(entry: Entry, compat: Compat, repository: str,
+             platform_facts: dict[str, PlatformFacts] | None = None) -> tuple[ImageSpec | None, list[str]]:
     v = entry.values
     problems: list[str] = []
     release = compat.torch.get(v["torch"])
@@ -156,6 +159,9 @@ def _resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec |
             problems.append(f"{name} {version} has no wheel for Python {python}; versions for {python}: {_choices(fits)} "
                             f"(set packages: {{{name}: \"...\"}} on this entry)")
         packages[name] = version
+    if build is not None and platform_facts is not None:
+        problems += platform_problems(platform_facts, v["platforms"], torch=release.version, cuda=cuda,
+                                      index=build.index, flavor=flavor, distro=distro.key)
     if problems or build is None:
         return None, problems
     devel = flavor == "devel" and cuda_facts is not None
@@ -182,11 +188,13 @@ def _resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec |
         bootstrap_base=None if devel else f"torchimages-base/{distro.key}:latest",
         torchvision=release.torchvision if v["torchvision"] else None,
         packages=packages,
+        platforms=list(v["platforms"]),
     )
     return spec, []
 
 
-def load_matrix(path: Path = MATRIX_FILE, compat: Compat | None = None) -> list[ImageSpec]:
+def load_matrix(path: Path = MATRIX_FILE, compat: Compat | None = None,
+                platform_facts: dict[str, PlatformFacts] | None = None) -> list[ImageSpec]:
     """Validate and expand `path`; raises MatrixError listing every problem found."""
     name = path.name
     doc = load_located(path)
@@ -196,11 +204,12 @@ def load_matrix(path: Path = MATRIX_FILE, compat: Compat | None = None) -> list[
     if problems:
         raise MatrixError(problems)
     compat = compat or load_compat()
+    platform_facts = platform_facts if platform_facts is not None else load_platforms()
     entries = _expand(doc, name)
     specs: list[ImageSpec] = []
     seen: dict[str, str] = {}
     for entry in entries:
-        spec, found = _resolve(entry, compat, doc.data["repository"])
+        spec, found = _resolve(entry, compat, doc.data["repository"], platform_facts)
         line = doc.line(entry.where)
         problems += [f"{name}:{line}: {entry.label}: {p}" for p in found]
         if spec is None:

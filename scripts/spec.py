@@ -33,6 +33,7 @@ class ImageSpec:
     bootstrap_base: str | None      # local tag `make base` creates when the registry is unreachable
     torchvision: str | None
     packages: dict[str, str] = field(default_factory=dict)
+    platforms: list[str] = field(default_factory=lambda: ["linux/amd64"])   # linux/amd64, linux/arm64
 
     @property
     def image(self) -> str:

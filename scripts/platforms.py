@@ -1,0 +1,147 @@
+"""Build platforms (linux/amd64, linux/arm64): the facts of compat.yaml's `platforms:` section and the checks
+an image's `platforms:` must pass. Pure logic, no engine: scripts/base_platform.py does the emulated work.
+
+linux/amd64 is what the rest of compat.yaml describes. Every other platform lists the torch builds that exist
+for it and the index serving each; an image may name a platform only where its build (same CUDA, same index)
+exists there, so one Dockerfile serves every platform and only the wheels pip picks differ.
+"""
+from __future__ import annotations
+
+import os
+import platform as _platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .compat import COMPAT_FILE, version_key
+from .errors import UserError
+
+DEFAULT_PLATFORMS: tuple[str, ...] = ("linux/amd64",)
+# uname -m / docker info Architecture → the platform's architecture name
+MACHINE_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
+
+
+@dataclass(frozen=True)
+class PlatformFacts:
+    name: str                        # linux/arm64
+    arch: str                        # arm64 (Docker's and TARGETARCH's name)
+    machine: str                     # aarch64 (uname -m)
+    wheel_platform: str              # manylinux_2_28_aarch64
+    torch_from: str | None = None    # first torch release with wheels for it; None: every release
+    distros: tuple[str, ...] | None = None            # None: every distro of compat.yaml
+    mirrors: dict[str, str] = field(default_factory=dict)
+    devel_cuda: tuple[str, ...] | None = None          # CUDA versions with nvidia/cuda devel images for it
+    torch: dict[str, dict[str, dict[str, str]]] | None = None   # release → cuda|cpu → {index, source}
+
+    @property
+    def restricted(self) -> bool:
+        return self.torch is not None
+
+
+def parse_platforms(raw: dict[str, Any]) -> dict[str, PlatformFacts]:
+    """compat.yaml's `platforms:` mapping → facts; without the section only linux/amd64 is known."""
+    section = raw.get("platforms") or {"linux/amd64": {"arch": "amd64", "machine": "x86_64",
+                                                       "wheel_platform": "manylinux_2_28_x86_64"}}
+    out = {}
+    for name, p in section.items():
+        out[name] = PlatformFacts(
+            name=name, arch=p["arch"], machine=p["machine"], wheel_platform=p["wheel_platform"],
+            torch_from=p.get("torch_from"),
+            distros=tuple(p["distros"]) if "distros" in p else None,
+            mirrors=dict(p.get("mirrors") or {}),
+            devel_cuda=tuple(p["devel_cuda"]) if "devel_cuda" in p else None,
+            torch={str(v): {str(c): dict(b) for c, b in builds.items()} for v, builds in p["torch"].items()}
+            if "torch" in p else None,
+        )
+    return out
+
+
+def load_platforms(path: Path = COMPAT_FILE) -> dict[str, PlatformFacts]:
+    try:
+        return parse_platforms(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as exc:
+        raise UserError(f"{path.name}: cannot read the `platforms:` facts ({exc!r}); restore it with "
+                        f"`git checkout {path.name}`") from None
+
+
+def platform_problems(facts: dict[str, PlatformFacts], platforms: list[str], *, torch: str, cuda: str,
+                      index: str, flavor: str, distro: str) -> list[str]:
+    """Why this image (torch release, resolved CUDA X.Y or cpu, the index of that build, flavor, distro) cannot be
+    built for each of `platforms`, each with the valid choices. Empty when every platform is possible."""
+    problems: list[str] = []
+    if len(set(platforms)) != len(platforms):
+        problems.append(f"platforms {platforms} lists a platform twice; list each once")
+    for name in dict.fromkeys(platforms):
+        p = facts.get(name)
+        if p is None:
+            problems.append(f"unknown platform {name}; known: {', '.join(sorted(facts))}")
+            continue
+        if not p.restricted:
+            continue
+        releases = sorted(p.torch or {}, key=version_key, reverse=True)
+        if p.torch_from and version_key(torch) < version_key(p.torch_from):
+            problems.append(f"torch {torch} has no {p.machine} wheels (PyPI has them from {p.torch_from}); for {name} "
+                            f"choose torch {', '.join(releases)}, or drop {name}")
+            continue
+        builds = (p.torch or {}).get(torch)
+        if builds is None:
+            problems.append(f"compat.yaml records no {name} builds of torch {torch}; for {name} choose torch "
+                            f"{', '.join(releases)} (or add the release under platforms.{name}.torch with its source)")
+            continue
+        build = builds.get(cuda)
+        what = "CPU" if cuda == "cpu" else f"CUDA {cuda}"
+        if build is None or build.get("index") != index:
+            avail = [("cpu" if c == "cpu" else f"CUDA {c}") + f" (index {b['index']})" for c, b in builds.items()]
+            why = (f"from index {build['index']}, not {index}" if build is not None else "does not exist")
+            problems.append(f"torch {torch} {what} for {name} {why}; builds for {name}: {', '.join(avail)}")
+        if p.distros is not None and distro not in p.distros:
+            problems.append(f"distro {distro} is not published for {name}; choose one of {', '.join(p.distros)}")
+        if flavor == "devel" and p.devel_cuda is not None and cuda not in p.devel_cuda:
+            problems.append(f"NVIDIA publishes no {p.arch} devel image for CUDA {cuda}; for {name} use CUDA "
+                            f"{', '.join(p.devel_cuda)}, or flavor runtime")
+    return problems
+
+
+def arch_of(platform: str) -> str:
+    """linux/arm64 → arm64 (linux/arm64/v8 → arm64)."""
+    parts = platform.split("/")
+    if len(parts) < 2 or parts[0] != "linux" or not parts[1]:
+        raise UserError(f"PLATFORM={platform}: expected linux/<arch>, e.g. linux/amd64 or linux/arm64")
+    return parts[1]
+
+
+def host_platform() -> str:
+    """The platform this host runs natively (linux/amd64 on x86_64)."""
+    machine = _platform.machine()
+    return f"linux/{MACHINE_ARCH.get(machine, machine)}"
+
+
+def base_tag(distro: str, platform: str, native: str = "linux/amd64") -> str:
+    """The local base `make base` creates: torchimages-base/<distro>:latest for linux/amd64 (the tag every
+    existing step uses), torchimages-base/<distro>:latest-<arch> for the other platforms."""
+    if platform == native:
+        return f"torchimages-base/{distro}:latest"
+    return f"torchimages-base/{distro}:latest-{arch_of(platform)}"
+
+
+def requested_platform(explicit: str | None = None) -> str | None:
+    """PLATFORM=linux/arm64 (flag or environment), validated; None when not given."""
+    value = explicit if explicit is not None else os.environ.get("PLATFORM", "")
+    value = value.strip()
+    if not value:
+        return None
+    arch_of(value)
+    return value
+
+
+def select_platforms(spec_platforms: list[str], requested: str | None, tag: str) -> list[str]:
+    """The platforms to build/verify for one image: PLATFORM when given (it must be one of the image's), else
+    the image's first platform."""
+    if requested is None:
+        return [spec_platforms[0]]
+    if requested not in spec_platforms:
+        raise UserError(f"{tag} is not built for {requested}; its platforms: {', '.join(spec_platforms)} "
+                        f"(add {requested} to its `platforms:` in matrix.yaml, or choose another PLATFORM)")
+    return [requested]
