@@ -3,6 +3,8 @@ PYTHON ?= python3
 CLI := $(PYTHON) -m scripts
 IMAGE ?=
 export IMAGE
+PLATFORM ?=
+export PLATFORM
 
 .DEFAULT_GOAL := help
 .PHONY: help setup render check-render lint compat base build verify test test-unit bench \
@@ -10,7 +12,7 @@ export IMAGE
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-13s %s\n", $$1, $$2}'
-	@echo "  variables: IMAGE=<tag>|all  KEEP_GOING=1  SHM_SIZE=2g  CA_CERT=  WHEELS=  BASE_IMAGE=  VERIFY_ARGS="
+	@echo "  variables: IMAGE=<tag>|all  PLATFORM=linux/arm64  KEEP_GOING=1  SHM_SIZE=2g  CA_CERT=  WHEELS=  BASE_IMAGE=  VERIFY_ARGS="
 
 setup: ## install what the host side and the tests need (pip)
 	$(PYTHON) -m pip install -r requirements-dev.txt

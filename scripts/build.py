@@ -118,8 +118,9 @@ def _git_revision() -> str:
 
 
 def build_argv(cli: BuildClient, spec: ImageSpec, dockerfile: Path, base: str, torch_index: str,
-               ca: str | None, network: str | None) -> list[str]:
-    argv = [*cli.argv, "--progress", "plain", "-f", str(dockerfile), "-t", spec.image,
+               ca: str | None, network: str | None, platform: str | None = None) -> list[str]:
+    from .base_platform import platform_argv
+    argv = [*platform_argv(cli.argv, spec, platform), "--progress", "plain", "-f", str(dockerfile),
             "--build-arg", f"BASE_IMAGE={base}", "--build-arg", f"TORCH_INDEX_URL={torch_index}",
             "--label", f"org.opencontainers.image.created={time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
             "--label", f"org.opencontainers.image.revision={_git_revision()}"]
@@ -138,22 +139,24 @@ def _network(client) -> str | None:
 
 
 def build_one(client, cli: BuildClient, spec: ImageSpec, images_dir: Path, *, ca: str | None,
-              folders: list[Path], base_override: str | None, echo=print) -> BuildOutcome:
+              folders: list[Path], base_override: str | None, echo=print, platform: str | None = None) -> BuildOutcome:
+    from .base_platform import platform_image, resolve_platform_base
     LOGS_DIR.mkdir(parents=True, exist_ok=True)
-    log_path = LOGS_DIR / f"{spec.tag}.log"
+    log_path = LOGS_DIR / f"{spec.tag}{'-' + platform.split('/')[1] if platform else ''}.log"
     start = time.monotonic()
     dockerfile = images_dir / spec.tag / "Dockerfile"
     if not dockerfile.exists():
         return BuildOutcome(spec.tag, False, 0.0, error=f"{dockerfile} missing: run `make render`")
     try:
-        base, why = resolve_base(client, spec, base_override)
+        base, why = (resolve_platform_base(client, spec, platform, base_override) if platform not in (None, "linux/amd64")
+                     else resolve_base(client, spec, base_override))
     except UserError as exc:
         return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
     staged = stage_wheels(spec, folders)
     local_torch = any(name.startswith("torch-") for name in staged)
     torch_index = "" if local_torch else (spec.torch_index_url or "")
     echo(f"==> {spec.tag}: base {base} ({why}); CA secret: {ca or 'none'}; local wheels: {', '.join(staged) or 'none'}")
-    argv = build_argv(cli, spec, dockerfile, base, torch_index, ca, _network(client))
+    argv = build_argv(cli, spec, dockerfile, base, torch_index, ca, _network(client), platform)
     with open(log_path, "w", encoding="utf-8") as log:
         log.write("$ " + " ".join(argv) + "\n")
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -169,7 +172,9 @@ def build_one(client, cli: BuildClient, spec: ImageSpec, images_dir: Path, *, ca
     seconds = time.monotonic() - start
     if rc != 0:
         return BuildOutcome(spec.tag, False, seconds, log=log_path, error="\n".join(tail))
-    image = client.images.get(spec.image)
+    if platform and "," in platform:     # a multi-platform build writes an OCI layout, not an engine image
+        return BuildOutcome(spec.tag, True, seconds, log=log_path)
+    image = client.images.get(platform_image(spec, platform))
     return BuildOutcome(spec.tag, True, seconds, size=image.attrs.get("Size"), image_id=image.short_id.removeprefix("sha256:"), log=log_path)
 
 
@@ -183,10 +188,12 @@ def format_table(outcomes: list[BuildOutcome]) -> str:
 
 
 def build_all(client, cli: BuildClient, specs: list[ImageSpec], images_dir: Path, *, keep_going: bool,
-              ca: str | None, folders: list[Path], base_override: str | None) -> list[BuildOutcome]:
+              ca: str | None, folders: list[Path], base_override: str | None,
+              platform: str | None = None) -> list[BuildOutcome]:
     outcomes = []
     for spec in specs:
-        outcome = build_one(client, cli, spec, images_dir, ca=ca, folders=folders, base_override=base_override)
+        outcome = build_one(client, cli, spec, images_dir, ca=ca, folders=folders, base_override=base_override,
+                            platform=platform)
         outcomes.append(outcome)
         if not outcome.ok:
             print(f"\n{spec.tag}: build FAILED" + (f"; last lines of {outcome.log}:" if outcome.log else ":"), file=sys.stderr)

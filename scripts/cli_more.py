@@ -33,9 +33,21 @@ def cmd_compat(args: argparse.Namespace) -> int:
 
 def cmd_base(args: argparse.Namespace) -> int:
     from .base import make_bases
-    from .engine import connect
+    from .base_platform import base_pairs, make_platform_bases
+    from .engine import connect, find_build_client
+    from .platforms import load_platforms, requested_platform
     client = connect()
-    rows = make_bases(client, specs_of(args), force=args.force)
+    platform = requested_platform(args.platform)
+    specs = specs_of(args) if args.image or not platform else load_matrix(Path(args.matrix))
+    pairs = base_pairs(specs, platform)
+    if platform and not pairs and platform != "linux/amd64":
+        raise UserError(f"no selected image is built for {platform}; images with it: "
+                        f"{', '.join(s.tag for s in load_matrix(Path(args.matrix)) if platform in s.platforms) or 'none'}")
+    rows = make_bases(client, [s for s, p in pairs if p == "linux/amd64"], force=args.force)
+    foreign = [(s, p) for s, p in pairs if p != "linux/amd64"]
+    if foreign:
+        cli = find_build_client()
+        rows += make_platform_bases(client, cli.argv, cli.env, foreign, load_platforms(), force=args.force)
     if not rows:
         print("the selected images start from NVIDIA's devel images: nothing to bootstrap")
     for tag, outcome, seconds in rows:
@@ -46,12 +58,15 @@ def cmd_base(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from .build import build_all, find_ca, format_table, wheel_folders
     from .engine import connect, find_build_client
+    from .base_platform import build_platform
     specs = specs_of(args)
+    platform = build_platform(specs, args.platform)
     client = connect()
     cli = find_build_client()
-    print(f"building {len(specs)} image(s) with {cli.describe()}")
+    print(f"building {len(specs)} image(s) with {cli.describe()}" + (f" for {platform}" if platform else ""))
     outcomes = build_all(client, cli, specs, Path(args.images_dir), keep_going=args.keep_going,
-                         ca=find_ca(args.ca_cert), folders=wheel_folders(args.wheels), base_override=args.base_image)
+                         ca=find_ca(args.ca_cert), folders=wheel_folders(args.wheels), base_override=args.base_image,
+                         platform=platform)
     print()
     print(format_table(outcomes))
     failed = [o for o in outcomes if not o.ok]
@@ -69,13 +84,18 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from .engine import connect
     from .run_verify import VerifyOutcome, echo_to_stdout, format_summary, verify_image
+    from .platforms import requested_platform, select_platforms
     specs = specs_of(args)
+    platform = requested_platform(args.platform)
+    for spec in specs:
+        select_platforms(list(spec.platforms), platform, spec.tag)
     client = connect()
     outcomes = []
     for spec in specs:
         try:
             outcomes.append(verify_image(client, spec, shm_size=args.shm_size, timeout=args.timeout,
-                                         extra_args=shlex.split(args.verify_args or ""), echo=echo_to_stdout))
+                                         extra_args=shlex.split(args.verify_args or ""), echo=echo_to_stdout,
+                                         platform=platform))
         except UserError as exc:
             if len(specs) == 1:
                 raise
@@ -92,7 +112,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("base", help="bootstrap the distro bases the images need (debootstrap + import)")
     add_image_arg(p)
-    p.add_argument("--force", action="store_true", help="bootstrap again even when present")
+    p.add_argument("--force", action="store_true", default=env("FORCE", "") not in ("", "0"),
+                   help="bootstrap again even when present (FORCE=1)")
+    p.add_argument("--platform", default=env("PLATFORM"), help="only this platform's bases, e.g. linux/arm64 (PLATFORM)")
     p.set_defaults(func=cmd_base)
 
     p = sub.add_parser("build", help="build images with BuildKit")
@@ -103,6 +125,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--wheels", default=env("WHEELS"), help="local wheel folder(s) (WHEELS; default PIP_FIND_LINKS)")
     p.add_argument("--base-image", default=env("BASE_IMAGE"), help="build FROM this image instead (BASE_IMAGE)")
     p.add_argument("--images-dir", default=env("IMAGES_DIR", str(IMAGES)), help="where the Dockerfiles are")
+    p.add_argument("--platform", default=env("PLATFORM"),
+                   help="build for this platform, e.g. linux/arm64 (emulated on another host); all: every platform "
+                        "of the image in one buildx build (PLATFORM)")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("verify", help="run the verify suite inside built images")
@@ -111,6 +136,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=float(env("VERIFY_TIMEOUT", "900")),
                    help="kill the container after this many seconds (VERIFY_TIMEOUT)")
     p.add_argument("--verify-args", default=env("VERIFY_ARGS", ""), help="extra arguments for verify (VERIFY_ARGS)")
+    p.add_argument("--platform", default=env("PLATFORM"), help="verify the image built for this platform (PLATFORM)")
     p.set_defaults(func=cmd_verify)
 
     from .cli_scaleout import add_scaleout_commands

@@ -94,29 +94,32 @@ def _read_file(container, path: str) -> bytes | None:
 
 
 def verify_image(client, spec: ImageSpec, *, shm_size: str, timeout: float, extra_args: list[str],
-                 reports: Path = REPORTS, tmp_size: str = "2g", echo=print) -> VerifyOutcome:
-    if not image_exists(client, spec.image):
-        raise UserError(f"image {spec.image} is not built yet: run `make build IMAGE={spec.tag}`")
+                 reports: Path = REPORTS, tmp_size: str = "2g", echo=print, platform: str | None = None) -> VerifyOutcome:
+    from .base_platform import platform_run_options
+    image, report_name, more = platform_run_options(client, spec, platform)
+    if not image_exists(client, image):
+        raise UserError(f"image {image} is not built yet: run `make build IMAGE={spec.tag}"
+                        + (f" PLATFORM={platform}`" if platform else "`"))
     gpus = host_gpus()
     args = list(extra_args)
     if gpus and "--expect-gpus" not in " ".join(args):
         args += ["--expect-gpus", str(gpus)]
-    echo(f"==> verify {spec.image}: --shm-size={shm_size}, {'--gpus all (' + str(gpus) + ' GPUs)' if gpus else 'no GPUs on this host'}, "
+    echo(f"==> verify {image}: --shm-size={shm_size}, {'--gpus all (' + str(gpus) + ' GPUs)' if gpus else 'no GPUs on this host'}, "
          f"network none, read-only root")
     start = time.monotonic()
-    container = client.containers.run(spec.image, **run_options(spec, shm_size, gpus, tmp_size))
+    container = client.containers.run(image, **{**run_options(spec, shm_size, gpus, tmp_size), **more})
     try:
         cmd = ["verify", "--json", IN_CONTAINER_JSON, "--junit", IN_CONTAINER_XML, *args]
         code = _exec_streaming(container, cmd, timeout, lambda text, end="": echo(text, end=end))
         reports.mkdir(parents=True, exist_ok=True)
-        outcome = VerifyOutcome(spec.tag, code, time.monotonic() - start, {})
+        outcome = VerifyOutcome(report_name, code, time.monotonic() - start, {})
         if code is None:
             echo(f"\n{spec.tag}: verify did not finish within {timeout:.0f} s; container killed")
             return outcome
         for src, suffix in ((IN_CONTAINER_JSON, ".json"), (IN_CONTAINER_XML, ".xml")):
             data = _read_file(container, src)
             if data is not None:
-                dest = reports / f"{spec.tag}{suffix}"
+                dest = reports / f"{report_name}{suffix}"
                 dest.write_bytes(data)
                 if suffix == ".json":
                     outcome.json_path = dest
