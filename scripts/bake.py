@@ -25,7 +25,7 @@ def bake_file(specs: list[ImageSpec]) -> dict:
             "args": s.build_args,
             "tags": [f"{prefix}{s.image}"],
             "labels": {"org.opencontainers.image.version": s.tag},
-            "platforms": ["linux/amd64"],
+            "platforms": list(s.platforms),
         }
         if cache_ref:
             target["cache-from"] = [f"type=registry,ref={cache_ref}"]

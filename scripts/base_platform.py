@@ -14,8 +14,8 @@ import subprocess
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .errors import UserError
 from .platforms import PlatformFacts, arch_of, host_platform
@@ -231,3 +231,31 @@ def platform_run_options(client, spec, platform: str | None) -> tuple[str, str, 
     if platform is None or platform == "linux/amd64":
         return str(spec.image), str(spec.tag), more
     return platform_image(spec, platform), f"{spec.tag}-{arch_of(platform)}", {**more, "platform": platform}
+
+
+def stage_platform_wheels(folders: list[Path], platform: str, python: str, target: Path, already: list[str]) -> list[str]:
+    """For a build of another platform, every wheel of that architecture (or pure Python) in the local folders,
+    dependencies included, so that the emulated pip installs from the folder instead of downloading and
+    verifying TLS under emulation. The pinned wheels are already staged (`already`)."""
+    from .platforms import PLATFORM_MACHINES
+    machine = PLATFORM_MACHINES.get(platform)
+    if machine is None:
+        return []
+    staged = []
+    for folder in folders:
+        for wheel in sorted(folder.glob("*.whl")):
+            name = wheel.name
+            if name in already or (target / name).exists():
+                continue
+            tag = name[:-4].split("-")[-1]
+            abi_py = name[:-4].split("-")[-3]
+            if not (tag == "any" or machine in tag):
+                continue
+            if not (abi_py.startswith("py") or f"cp{python.replace('.', '')}" in abi_py):
+                continue
+            try:
+                os.link(wheel, target / name)
+            except OSError:
+                shutil.copy2(wheel, target / name)
+            staged.append(name)
+    return staged

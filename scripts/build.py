@@ -153,6 +153,9 @@ def build_one(client, cli: BuildClient, spec: ImageSpec, images_dir: Path, *, ca
     except UserError as exc:
         return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
     staged = stage_wheels(spec, folders)
+    if platform not in (None, "linux/amd64") and "," not in platform:
+        from .base_platform import stage_platform_wheels
+        staged += stage_platform_wheels(folders, platform, spec.python, WHEELS_DIR, staged)
     local_torch = any(name.startswith("torch-") for name in staged)
     torch_index = "" if local_torch else (spec.torch_index_url or "")
     echo(f"==> {spec.tag}: base {base} ({why}); CA secret: {ca or 'none'}; local wheels: {', '.join(staged) or 'none'}")

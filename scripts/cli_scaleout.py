@@ -14,9 +14,16 @@ def _registry_image(spec) -> str:
     return f"{registry}/{spec.image}" if registry else spec.image
 
 
+def _platform(spec) -> str | None:
+    """PLATFORM=linux/arm64 picks the nodes of that architecture (it must be one of the image's)."""
+    from .platforms import requested_platform, select_platforms
+    platform = requested_platform()
+    return select_platforms(list(spec.platforms), platform, spec.tag)[0] if platform else None
+
+
 def cmd_ci_matrix(args: argparse.Namespace) -> int:
     from .ci_matrix import ci_matrix_json
-    print(ci_matrix_json(load_matrix(Path(args.matrix))))
+    print(ci_matrix_json(load_matrix(Path(args.matrix)), args.per))
     return 0
 
 
@@ -43,7 +50,7 @@ def cmd_k8s(args: argparse.Namespace) -> int:
     out_dir = ROOT / "build" / "k8s"
     out_dir.mkdir(parents=True, exist_ok=True)
     for spec in specs_of(args):
-        docs = k8s_manifests(spec, _registry_image(spec), nodes, gpus)
+        docs = k8s_manifests(spec, _registry_image(spec), nodes, gpus, platform=_platform(spec))
         path = out_dir / f"{job_name(spec.tag, nodes)}.yaml"
         path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
         name = job_name(spec.tag, nodes)
@@ -59,7 +66,7 @@ def cmd_slurm(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     for spec in specs_of(args):
         path = out_dir / f"{job_name(spec.tag, nodes)}.sbatch"
-        path.write_text(slurm_script(spec, _registry_image(spec), nodes, gpus), encoding="utf-8")
+        path.write_text(slurm_script(spec, _registry_image(spec), nodes, gpus, platform=_platform(spec)), encoding="utf-8")
         print(f"wrote {path.relative_to(ROOT)}\n  sbatch {path.relative_to(ROOT)}")
     return 0
 
@@ -67,6 +74,8 @@ def cmd_slurm(args: argparse.Namespace) -> int:
 def add_scaleout_commands(sub: argparse._SubParsersAction) -> None:
     env = os.environ.get
     p = sub.add_parser("ci-matrix", help="print the matrix as JSON for a CI strategy.matrix")
+    p.add_argument("--per", choices=["platform", "tag"], default="platform",
+                   help="one entry per (image, platform) with its runner (default), or one per image")
     p.set_defaults(func=cmd_ci_matrix)
     p = sub.add_parser("bake", help="write docker-bake.json (one target per image)")
     p.add_argument("--output", help="file to write (default docker-bake.json)")

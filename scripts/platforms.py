@@ -145,3 +145,32 @@ def select_platforms(spec_platforms: list[str], requested: str | None, tag: str)
         raise UserError(f"{tag} is not built for {requested}; its platforms: {', '.join(spec_platforms)} "
                         f"(add {requested} to its `platforms:` in matrix.yaml, or choose another PLATFORM)")
     return [requested]
+
+
+def k8s_arch_selection(platforms: list[str], platform: str | None = None) -> dict[str, Any]:
+    """Pod spec fields that put the pod on a node of the right CPU architecture (kubernetes.io/arch): a
+    nodeSelector for one platform (PLATFORM, or the image's only one), else a node affinity over the image's."""
+    archs = [arch_of(platform)] if platform else [arch_of(p) for p in platforms]
+    if len(archs) == 1:
+        return {"nodeSelector": {"kubernetes.io/arch": archs[0]}}
+    term = {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": archs}]}
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}}
+
+
+def slurm_arch_guard(platforms: list[str], platform: str | None = None) -> str:
+    """A shell line that stops the job on a node of another architecture (Slurm has no standard arch selector:
+    pick the partition or feature of those nodes with `sbatch -p`/`--constraint`)."""
+    archs = [arch_of(platform)] if platform else [arch_of(p) for p in platforms]
+    machines = sorted({m for m, a in MACHINE_ARCH.items() if a in archs and m in ("x86_64", "aarch64")})
+    pattern = "|".join(machines) or "*"
+    return (f'case "$(uname -m)" in {pattern}) ;; *) echo "this image is built for {", ".join(archs)}; node '
+            f'$(hostname) is $(uname -m): submit to a partition of those nodes (sbatch -p ...)" >&2; exit 1;; esac')
+
+PLATFORM_MACHINES = {"linux/amd64": "x86_64", "linux/arm64": "aarch64"}
+
+# GitHub-hosted runners that build each platform natively (no emulation in CI).
+CI_RUNNERS = {"linux/amd64": "ubuntu-24.04", "linux/arm64": "ubuntu-24.04-arm"}
+
+
+def ci_platform_fields(platform: str) -> dict[str, str]:
+    return {"platform": platform, "arch": arch_of(platform), "runner": CI_RUNNERS.get(platform, "ubuntu-24.04")}

@@ -7,12 +7,25 @@ from pathlib import Path
 
 import pytest
 
-from scripts.base_platform import (base_pairs, build_platform, debootstrap_argv, emulation_problem, platform_argv,
-                                   platform_image, scratch_dockerfile)
+from scripts.base_platform import (
+    base_pairs,
+    build_platform,
+    debootstrap_argv,
+    emulation_problem,
+    platform_argv,
+    platform_image,
+    scratch_dockerfile,
+)
 from scripts.errors import UserError
 from scripts.matrix import load_matrix
-from scripts.platforms import (arch_of, base_tag, load_platforms, parse_platforms, platform_problems,
-                               select_platforms)
+from scripts.platforms import (
+    arch_of,
+    base_tag,
+    load_platforms,
+    parse_platforms,
+    platform_problems,
+    select_platforms,
+)
 from scripts.render import render_dockerfile
 from tests.test_matrix import CPU_DEFAULT, problems, write
 
@@ -95,8 +108,8 @@ def test_old_torch_without_aarch64_wheels_names_the_releases_that_have_them():
     facts = parse_platforms(HANDMADE)
     assert platform_problems(facts, ["linux/amd64", "linux/arm64"], torch="2.5.1", cuda="12.4", index="pypi",
                              flavor="runtime", distro="debian12") == [
-        "torch 2.5.1 has no aarch64 wheels (PyPI has them from 2.6.0); for linux/arm64 choose torch 2.7.1, 2.6.0, "
-        "or drop linux/arm64"]
+        ("torch 2.5.1 has no aarch64 wheels (PyPI has them from 2.6.0); for linux/arm64 choose torch 2.7.1, 2.6.0, "
+         "or drop linux/arm64")]
     assert "distro ubuntu24.04 is not published for linux/arm64; choose one of debian12" in platform_problems(
         facts, ["linux/arm64"], torch="2.7.1", cuda="cpu", index="pypi", flavor="cpu", distro="ubuntu24.04")
     assert platform_problems(facts, ["linux/amd64"], torch="2.5.1", cuda="12.4", index="pypi", flavor="runtime",
