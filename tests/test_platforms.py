@@ -220,3 +220,29 @@ def test_report_environment_line_names_machine_and_emulation():
     lines = environment_lines({"machine": "aarch64", "emulated": True, "emulation_evidence": "host architecture x86_64"})
     assert lines[-1] == ("machine aarch64   EMULATED (host architecture x86_64): throughput is reported, not judged")
     assert environment_lines({"machine": "x86_64", "emulated": False})[-1] == "machine x86_64   native"
+
+
+def test_k8s_and_slurm_select_the_node_architecture():
+    import subprocess
+
+    from scripts.bake import bake_file, target_name
+    from scripts.cluster import k8s_manifests, slurm_script
+    from tests.test_scaleout import _as_model
+    specs = {s.tag: s for s in load_matrix()}
+    spec = specs[MULTI]
+    assert bake_file(list(specs.values()))["target"][target_name(MULTI)]["platforms"] == ["linux/amd64", "linux/arm64"]
+    arm = k8s_manifests(spec, spec.image, 2, 4, platform="linux/arm64")
+    job = _as_model(json.loads(json.dumps(arm[-1])))
+    assert job.spec.template.spec.node_selector == {"kubernetes.io/arch": "arm64"}
+    either = _as_model(json.loads(json.dumps(k8s_manifests(spec, spec.image, 1, 1)[-1])))
+    term = either.spec.template.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
+    assert term.node_selector_terms[0].match_expressions[0].values == ["amd64", "arm64"]
+    cpu = k8s_manifests(specs["2.13.0-cpu-debian12"], "x", 1, 1)[-1]
+    assert cpu["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.io/arch": "amd64"}
+    text = slurm_script(spec, spec.image, 2, 4, platform="linux/arm64")
+    assert 'case "$(uname -m)" in aarch64) ;;' in text
+    assert subprocess.run(["bash", "-n"], input=text, text=True, check=False).returncode == 0
+    guard = text.splitlines()[text.splitlines().index("set -euo pipefail") + 1]
+    for machine, code in (("aarch64", 0), ("x86_64", 1)):
+        probe = f'uname() {{ echo {machine}; }}; hostname() {{ echo n1; }}; {guard}'
+        assert subprocess.run(["bash", "-c", probe], capture_output=True, check=False).returncode == code

@@ -44,13 +44,21 @@ def test_the_workflow_matrix_is_the_matrix_of_matrix_yaml():
     proc = run_cli("ci-matrix")
     assert proc.returncode == 0, proc.stderr
     printed = json.loads(proc.stdout)
-    assert [i["tag"] for i in printed["include"]] == [s.tag for s in SPECS] == [i["tag"] for i in ci_matrix(SPECS)["include"]]
+    per_platform = [(s.tag, p) for s in SPECS for p in s.platforms]
+    assert [(i["tag"], i["platform"]) for i in printed["include"]] == per_platform == \
+        [(i["tag"], i["platform"]) for i in ci_matrix(SPECS)["include"]]
+    assert {i["runner"] for i in printed["include"] if i["arch"] == "arm64"} == {"ubuntu-24.04-arm"}
+    assert [i["tag"] for i in ci_matrix(SPECS, "tag")["include"]] == [s.tag for s in SPECS]
     flow = yaml.safe_load(WORKFLOW.read_text())
     assert "make --silent ci-matrix" in json.dumps(flow["jobs"]["check"])
     for job in ("build", "verify"):
         assert flow["jobs"][job]["strategy"]["matrix"] == "${{ fromJSON(needs.check.outputs.images) }}"
+    assert flow["jobs"]["merge"]["strategy"]["matrix"] == "${{ fromJSON(needs.check.outputs.tags) }}"
+    assert flow["jobs"]["build"]["runs-on"] == "${{ matrix.runner }}"
+    assert "docker buildx imagetools create" in json.dumps(flow["jobs"]["merge"])
     assert "make verify" in json.dumps(flow["jobs"]["verify"]) and "reports/" in json.dumps(flow["jobs"]["verify"])
-    assert flow["jobs"]["build"]["steps"][-1]["with"]["push"] == "${{ github.ref == 'refs/heads/main' }}"
+    build = next(step for step in flow["jobs"]["build"]["steps"] if step.get("id") == "build")
+    assert build["with"]["platforms"] == "${{ matrix.platform }}" and "push-by-digest=true" in build["with"]["outputs"]
 
 
 def test_every_bake_target_matches_its_spec_json():
