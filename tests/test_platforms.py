@@ -1,5 +1,6 @@
 """Platforms (linux/amd64, linux/arm64): matrix key, validation against compat.yaml facts, render, bake, cluster,
-the emulated-base and build argv, and emulation detection in verify's environment. Pure logic, no engine."""
+the emulated-base and build argv, and emulation detection in verify's environment. Pure logic, no engine; on the
+test data (tests/data/matrix-platforms.yaml, tests/data/compat.yaml), not the shipped files."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.base_platform import (
+from scripts.build.base_platform import (
     base_pairs,
     build_platform,
     debootstrap_argv,
@@ -15,45 +16,51 @@ from scripts.base_platform import (
     platform_argv,
     platform_image,
     scratch_dockerfile,
+    split_by_route,
+    stage_platform_wheels,
 )
 from scripts.errors import UserError
-from scripts.matrix import load_matrix
-from scripts.platforms import (
+from scripts.plan.compat import load_compat
+from scripts.plan.matrix import load_matrix
+from scripts.plan.platforms import (
     arch_of,
     base_tag,
-    load_platforms,
+    check_platforms,
     parse_platforms,
-    platform_problems,
     select_platforms,
 )
 from scripts.render import render_dockerfile
+from tests.conftest import DATA, TEST_COMPAT
 from tests.test_matrix import CPU_DEFAULT, problems, write
 
-MULTI = "2.13.0-cuda13.0-cudnn9-runtime-debian12"
+MULTI = "2.15.0-cuda13.2-cudnn9-runtime-debian12"
+ARM_ONLY = "2.15.0-cuda13.2-cudnn9-runtime-ubuntu24.04"
+CPU = "2.13.0-cpu-debian12"
 
 
-def test_shipped_matrix_has_one_tag_for_two_platforms():
-    by_tag = {s.tag: s for s in load_matrix()}
-    assert by_tag[MULTI].platforms == ["linux/amd64", "linux/arm64"]
-    assert by_tag["2.13.0-cpu-debian12"].platforms == ["linux/amd64"]     # the default stays amd64 only
-    spec_json = json.loads(by_tag[MULTI].to_json())
-    assert spec_json["platforms"] == ["linux/amd64", "linux/arm64"]
+@pytest.fixture(scope="module")
+def facts():
+    return load_compat(TEST_COMPAT).platforms
 
 
-def test_platforms_on_defaults_entries_and_axes_groups(tmp_path):
-    head = ('repository: torchimages\ndefaults:\n  platforms: [linux/amd64, linux/arm64]\n'
-            '  packages: {torchdata: "0.11.0", pyarrow: "26.0.1", h5py: "3.16.0", numpy: "2.4.6", nvidia-ml-py: "13.615.71"}\n'
-            'images:\n')
-    specs = {s.tag: s for s in load_matrix(write(tmp_path, '''\
-  - axes: {torch: ["2.15.0", "2.14.1"], cuda: [pypi], flavor: [runtime], distro: [debian12]}
-  - axes: {torch: ["2.15.0"], cuda: [pypi], flavor: [runtime], distro: [ubuntu24.04]}
-    platforms: [linux/arm64]
-  - {torch: "2.13.0", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, default: true, platforms: [linux/amd64]}
-''', head))}
-    assert specs["2.15.0-cuda13.2-cudnn9-runtime-debian12"].platforms == ["linux/amd64", "linux/arm64"]
-    assert specs["2.14.1-cuda13.0-cudnn9-runtime-debian12"].platforms == ["linux/amd64", "linux/arm64"]
-    assert specs["2.15.0-cuda13.2-cudnn9-runtime-ubuntu24.04"].platforms == ["linux/arm64"]
-    assert specs["2.13.0-cpu-debian12"].platforms == ["linux/amd64"]
+@pytest.fixture(scope="module")
+def by_tag():
+    return {s.tag: s for s in load_matrix(DATA / "matrix-platforms.yaml", load_compat(TEST_COMPAT))}
+
+
+def test_platforms_on_defaults_entries_and_axes_groups(by_tag):
+    assert by_tag[MULTI].platforms == ["linux/amd64", "linux/arm64"]                     # defaults
+    assert by_tag["2.14.1-cuda13.0-cudnn9-runtime-debian12"].platforms == ["linux/amd64", "linux/arm64"]
+    assert by_tag[ARM_ONLY].platforms == ["linux/arm64"]                                 # axes group
+    assert by_tag[CPU].platforms == ["linux/amd64"]                                      # entry
+    assert json.loads(by_tag[MULTI].to_json())["platforms"] == ["linux/amd64", "linux/arm64"]
+    # Ubuntu's arm64 packages live on the ports archive: spec.json carries it for make base.
+    assert by_tag[ARM_ONLY].platform_mirrors == {"linux/arm64": "http://ports.ubuntu.com/ubuntu-ports"}
+    assert by_tag[MULTI].platform_mirrors == {}
+
+
+def test_default_is_amd64_only(test_specs):
+    assert {tuple(s.platforms) for s in test_specs} == {("linux/amd64",)}
 
 
 def test_pypi_cpu_only_aarch64_wheel_is_rejected_with_the_choices(tmp_path):
@@ -85,15 +92,17 @@ def test_unknown_platform_and_bad_spelling(tmp_path):
     msg = problems(tmp_path, '''\
   - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, platforms: [arm64]}
 ''' + CPU_DEFAULT)
-    assert "images[0].platforms[0]" in msg and "does not match" in msg
+    assert "images[0].platforms[0]" in msg and "does not have the expected form" in msg
 
 
-def test_arm64_devel_needs_an_arm64_nvidia_image():
-    facts = load_platforms()
-    assert platform_problems(facts, ["linux/arm64"], torch="2.14.1", cuda="13.0", index="pypi", flavor="devel",
+def test_arm64_devel_needs_an_arm64_nvidia_image(facts):
+    assert check_platforms(facts, ["linux/arm64"], torch="2.14.1", cuda="13.0", index="pypi", flavor="devel",
                              distro="ubuntu24.04") == []
-    assert platform_problems(facts, ["linux/arm64"], torch="2.11.0", cuda="12.8", index="cu128", flavor="devel",
-                             distro="ubuntu24.04") == [
+    handmade = {**facts, "linux/arm64": parse_platforms({"platforms": {"linux/arm64": {
+        "arch": "arm64", "machine": "aarch64", "wheel_platform": "manylinux_2_28_aarch64", "devel_cuda": ["12.6", "13.0", "13.2"],
+        "torch": {"2.11.0": {"12.8": {"index": "cu128"}}}}}})["linux/arm64"]}
+    assert check_platforms(handmade, ["linux/arm64"], torch="2.11.0", cuda="12.8", index="cu128", flavor="devel",
+                           distro="ubuntu24.04") == [
         "NVIDIA publishes no arm64 devel image for CUDA 12.8; for linux/arm64 use CUDA 12.6, 13.0, 13.2, or flavor runtime"]
 
 
@@ -106,25 +115,25 @@ HANDMADE = {"platforms": {
 
 def test_old_torch_without_aarch64_wheels_names_the_releases_that_have_them():
     facts = parse_platforms(HANDMADE)
-    assert platform_problems(facts, ["linux/amd64", "linux/arm64"], torch="2.5.1", cuda="12.4", index="pypi",
+    assert check_platforms(facts, ["linux/amd64", "linux/arm64"], torch="2.5.1", cuda="12.4", index="pypi",
                              flavor="runtime", distro="debian12") == [
         ("torch 2.5.1 has no aarch64 wheels (PyPI has them from 2.6.0); for linux/arm64 choose torch 2.7.1, 2.6.0, "
          "or drop linux/arm64")]
-    assert "distro ubuntu24.04 is not published for linux/arm64; choose one of debian12" in platform_problems(
+    assert "distro ubuntu24.04 is not published for linux/arm64; choose one of debian12" in check_platforms(
         facts, ["linux/arm64"], torch="2.7.1", cuda="cpu", index="pypi", flavor="cpu", distro="ubuntu24.04")
-    assert platform_problems(facts, ["linux/amd64"], torch="2.5.1", cuda="12.4", index="pypi", flavor="runtime",
+    assert check_platforms(facts, ["linux/amd64"], torch="2.5.1", cuda="12.4", index="pypi", flavor="runtime",
                              distro="debian12") == []
 
 
-def test_dockerfile_is_one_file_with_targetarch_only_where_multi_platform():
-    by_tag = {s.tag: s for s in load_matrix()}
+def test_dockerfile_is_one_file_with_targetarch_only_where_multi_platform(by_tag):
     multi = render_dockerfile(by_tag[MULTI])
     assert "ARG TARGETARCH" in multi and "# Platforms: linux/amd64, linux/arm64." in multi
-    single = render_dockerfile(by_tag["2.13.0-cpu-debian12"])
+    single = render_dockerfile(by_tag[CPU])
     assert "TARGETARCH" not in single
+    assert "ARG PIP_NO_INDEX=0" in single and "ARG PIP_NO_INDEX=0" in multi
 
 
-def test_base_tags_keep_the_amd64_name():
+def test_base_tags_follow_the_platform_not_the_host():
     assert base_tag("debian12", "linux/amd64") == "torchimages-base/debian12:latest"
     assert base_tag("debian12", "linux/arm64") == "torchimages-base/debian12:latest-arm64"
     assert arch_of("linux/arm64/v8") == "arm64"
@@ -132,15 +141,14 @@ def test_base_tags_keep_the_amd64_name():
         arch_of("arm64")
 
 
-def test_platform_selection_and_local_tags():
-    spec = {s.tag: s for s in load_matrix()}[MULTI]
-    cpu = {s.tag: s for s in load_matrix()}["2.13.0-cpu-debian12"]
+def test_platform_selection_and_local_tags(by_tag):
+    spec, cpu = by_tag[MULTI], by_tag[CPU]
     assert select_platforms(spec.platforms, None, spec.tag) == ["linux/amd64"]
     assert select_platforms(spec.platforms, "linux/arm64", spec.tag) == ["linux/arm64"]
-    with pytest.raises(UserError, match="2.13.0-cpu-debian12 is not built for linux/arm64; its platforms: linux/amd64"):
+    with pytest.raises(UserError, match=r"2\.13\.0-cpu-debian12 is not built for linux/arm64; its platforms: linux/amd64"):
         select_platforms(cpu.platforms, "linux/arm64", cpu.tag)
-    assert platform_image(spec, "linux/arm64") == f"torchimages:{MULTI}-arm64"
-    assert platform_image(spec, "linux/amd64") == f"torchimages:{MULTI}"
+    assert platform_image(spec, "linux/arm64") == f"testimages:{MULTI}-arm64"
+    assert platform_image(spec, "linux/amd64") == f"testimages:{MULTI}"
     assert build_platform([spec], "all") == "linux/amd64,linux/arm64"
     with pytest.raises(UserError, match="PLATFORM=all builds images with the same platforms together"):
         build_platform([spec, cpu], "all")
@@ -148,18 +156,53 @@ def test_platform_selection_and_local_tags():
     assert [s.tag for s, _ in base_pairs([spec, cpu], "linux/arm64")] == [MULTI]
 
 
-def test_build_argv_per_platform():
-    spec = {s.tag: s for s in load_matrix()}[MULTI]
+def test_base_route_never_imports_on_an_arm64_host(by_tag):
+    """`docker import` labels the engine's architecture: only linux/amd64 on an amd64 host may take that way."""
+    pairs = base_pairs([by_tag[MULTI], by_tag[CPU]], None)
+    native, other = split_by_route(pairs, "linux/amd64")
+    assert [s.tag for s in native] == [MULTI, CPU] and [(s.tag, p) for s, p in other] == [(MULTI, "linux/arm64")]
+    native, other = split_by_route(pairs, "linux/arm64")
+    assert native == [] and [p for _, p in other] == ["linux/amd64", "linux/arm64", "linux/amd64"]
+    assert {base_tag(s.distro, p) for s, p in other} == {"torchimages-base/debian12:latest",
+                                                          "torchimages-base/debian12:latest-arm64"}
+
+
+def test_emulated_build_stages_only_that_architectures_wheels(tmp_path, by_tag):
+    folder, target = tmp_path / "wheels", tmp_path / "stage"
+    folder.mkdir()
+    target.mkdir()
+    for name in ("torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl", "torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+                 "numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
+                 "numpy-2.4.6-cp312-cp312-manylinux_2_28_aarch64.whl", "filelock-4.2.11-py3-none-any.whl", "junk.whl"):
+        (folder / name).write_bytes(b"handmade")
+    staged = stage_platform_wheels([folder], "linux/arm64", "3.11", target, [])
+    assert staged == ["filelock-4.2.11-py3-none-any.whl",
+                      "numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
+                      "torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl"]
+    assert sorted(p.name for p in target.iterdir()) == staged
+
+
+def test_build_argv_per_platform(by_tag, tmp_path):
+    from scripts.build.buildkit import build_argv, build_definition
+    from scripts.build.engine import BuildClient
+    spec = by_tag[MULTI]
     classic = ("/usr/bin/docker", "build")
-    assert platform_argv(classic, spec, "linux/arm64") == [
-        "/usr/bin/docker", "build", "-t", f"torchimages:{MULTI}-arm64", "--platform", "linux/arm64"]
-    assert platform_argv(classic, spec, None) == ["/usr/bin/docker", "build", "-t", f"torchimages:{MULTI}"]
+    assert platform_argv(classic, spec, "linux/arm64", tmp_path) == [
+        "/usr/bin/docker", "build", "-t", f"testimages:{MULTI}-arm64", "--platform", "linux/arm64"]
+    assert platform_argv(classic, spec, None, tmp_path) == ["/usr/bin/docker", "build", "-t", f"testimages:{MULTI}"]
     buildx = ("docker", "buildx", "build", "--load")
-    assert platform_argv(buildx, spec, "linux/amd64,linux/arm64") == [
-        "docker", "buildx", "build", "--platform", "linux/amd64,linux/arm64", "-t", f"torchimages:{MULTI}",
-        "--output", f"type=oci,dest=build/oci/{MULTI}.tar"]
+    assert platform_argv(buildx, spec, "linux/amd64,linux/arm64", tmp_path) == [
+        "docker", "buildx", "build", "--platform", "linux/amd64,linux/arm64", "-t", f"testimages:{MULTI}",
+        "--output", f"type=oci,dest={tmp_path / 'oci' / (MULTI + '.tar')}"]
     with pytest.raises(UserError, match="needs a buildx builder"):
-        platform_argv(classic, spec, "linux/amd64,linux/arm64")
+        platform_argv(classic, spec, "linux/amd64,linux/arm64", tmp_path)
+    assert build_definition(spec)["platforms"] == ["linux/amd64", "linux/arm64"]
+    argv = build_argv(BuildClient(classic, {}, "classic+buildkit"), spec, tmp_path / "Dockerfile", "base:x", "", None,
+                      None, tmp_path, "linux/arm64", offline_wheels=True)
+    assert argv[:6] == [*classic, "-t", f"testimages:{MULTI}-arm64", "--platform", "linux/arm64"]
+    assert "PIP_NO_INDEX=1" in argv and argv[-1] == str(tmp_path)
+    assert "PIP_NO_INDEX=1" not in build_argv(BuildClient(classic, {}, "classic+buildkit"), spec, tmp_path / "D",
+                                                "base:x", "", None, None, tmp_path)
 
 
 def test_scratch_base_and_debootstrap_argv(tmp_path):
@@ -179,7 +222,7 @@ def _binfmt(tmp_path: Path, handler: str | None, flags: str = "PF", state: str =
 
 
 def test_emulation_problems_say_how_to_fix(tmp_path):
-    arm = load_platforms()["linux/arm64"]
+    arm = "linux/arm64"
     assert emulation_problem(arm, tmp_path / "absent", host="linux/arm64") is None     # native: nothing needed
     msg = emulation_problem(arm, tmp_path / "absent", host="linux/amd64")
     assert msg is not None and "binfmt_misc is not mounted" in msg and "mount -t binfmt_misc" in msg
@@ -222,13 +265,13 @@ def test_report_environment_line_names_machine_and_emulation():
     assert environment_lines({"machine": "x86_64", "emulated": False})[-1] == "machine x86_64   native"
 
 
-def test_k8s_and_slurm_select_the_node_architecture():
+def test_k8s_and_slurm_select_the_node_architecture(by_tag):
     import subprocess
 
-    from scripts.bake import bake_file, target_name
-    from scripts.cluster import k8s_manifests, slurm_script
+    from scripts.publish.bake import bake_file, target_name
+    from scripts.publish.cluster import k8s_manifests, slurm_script
     from tests.test_scaleout import _as_model
-    specs = {s.tag: s for s in load_matrix()}
+    specs = by_tag
     spec = specs[MULTI]
     assert bake_file(list(specs.values()))["target"][target_name(MULTI)]["platforms"] == ["linux/amd64", "linux/arm64"]
     arm = k8s_manifests(spec, spec.image, 2, 4, platform="linux/arm64")

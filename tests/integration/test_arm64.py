@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from scripts.base_platform import emulation_problem
-from scripts.platforms import base_tag, host_platform, load_platforms
+from scripts.build.base_platform import emulation_problem
+from scripts.plan.platforms import base_tag, host_platform
 from tests.conftest import run_cli
 
 BASE = base_tag("debian12", "linux/arm64")
@@ -15,9 +15,11 @@ MULTI = "2.13.0-cuda13.0-cudnn9-runtime-debian12"
 
 
 @pytest.fixture(scope="module")
-def arm64_base(docker_client) -> str:
+def arm64_base(docker_client, tmp_path_factory) -> str:
     from docker.errors import ImageNotFound
-    problem = emulation_problem(load_platforms()["linux/arm64"])
+    scratch = tmp_path_factory.mktemp("arm64")
+    scratch_env = {"BUILD_DIR": str(scratch / "build"), "REPORTS_DIR": str(scratch / "reports")}
+    problem = emulation_problem("linux/arm64")
     if problem:
         pytest.skip(f"arm64 binaries cannot run here: {problem}")
     try:
@@ -25,7 +27,7 @@ def arm64_base(docker_client) -> str:
     except ImageNotFound:
         if os.environ.get("ARM64") != "1":
             pytest.skip(f"{BASE} absent; ARM64=1 bootstraps it (several minutes under emulation)")
-        proc = run_cli("base", env={"PLATFORM": "linux/arm64", "IMAGE": MULTI}, timeout=1800)
+        proc = run_cli("base", env={**scratch_env, "PLATFORM": "linux/arm64", "IMAGE": MULTI}, timeout=1800)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return BASE
 
@@ -36,6 +38,17 @@ def test_arm64_base_config_and_machine(docker_client, arm64_base):
     out = docker_client.containers.run(arm64_base, ["uname", "-m"], remove=True, network_mode="none",
                                        platform="linux/arm64")
     assert out.decode().strip() == "aarch64"
+
+
+def test_make_base_finds_the_arm64_base_present(docker_client, arm64_base, tmp_path):
+    """`make base PLATFORM=linux/arm64` through the CLI: the shipped multi-platform image's arm64 base is there
+    and says arm64, so nothing is bootstrapped (and the amd64 one is left alone)."""
+    proc = run_cli("base", env={"PLATFORM": "linux/arm64", "IMAGE": MULTI, "BUILD_DIR": str(tmp_path / "b"),
+                                "REPORTS_DIR": str(tmp_path / "r")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert BASE in proc.stdout and "present" in proc.stdout and ":latest " not in proc.stdout
+    wrong = run_cli("base", env={"PLATFORM": "linux/arm64", "IMAGE": "2.13.0-cpu-debian12"})
+    assert wrong.returncode == 2 and "no selected image is built for linux/arm64" in wrong.stderr
 
 
 def test_emulation_is_detected_inside_without_help_from_the_host(docker_client, arm64_base, tmp_path, monkeypatch):

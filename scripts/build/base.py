@@ -1,7 +1,9 @@
 """`make base`: bootstrap the distro bases the matrix needs from the distribution's mirror, offline-capable.
 
-debootstrap --variant=minbase into a folder, then import it into the engine as torchimages-base/<distro>:latest.
-`make build` uses that tag when the registry base (debian:bookworm-slim, ...) is neither present nor pullable.
+debootstrap --arch=amd64 --variant=minbase into a folder, then import it into the engine as
+torchimages-base/<distro>:latest. `make build` uses that tag when the registry base (debian:bookworm-slim, ...) is
+neither present nor pullable. This path is linux/amd64 on an amd64 host only: `docker import` labels the engine's
+architecture, so every other (platform, host) pair goes through build.base_platform (FROM scratch, --platform).
 """
 from __future__ import annotations
 
@@ -11,11 +13,14 @@ import subprocess
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from .errors import UserError
-from .spec import ImageSpec
-from .engine import image_exists
+from ..errors import UserError
+from ..plan.platforms import host_platform
+from ..plan.spec import ImageSpec
+from .engine import image_exists, registry_reachable
 
 UBUNTU_KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
 
@@ -30,7 +35,7 @@ def bases_needed(specs: list[ImageSpec]) -> dict[str, ImageSpec]:
 
 
 def _debootstrap_argv(spec: ImageSpec, rootfs: Path) -> list[str]:
-    argv = ["debootstrap", "--variant=minbase"]
+    argv = ["debootstrap", "--arch=amd64", "--variant=minbase"]
     if spec.distro.startswith("ubuntu"):
         if not Path(UBUNTU_KEYRING).exists():
             raise UserError(f"bootstrapping {spec.distro} needs Ubuntu's archive keyring: `apt-get install ubuntu-keyring`")
@@ -38,12 +43,15 @@ def _debootstrap_argv(spec: ImageSpec, rootfs: Path) -> list[str]:
     return argv + [spec.codename, str(rootfs), spec.mirror]
 
 
-def bootstrap(client, spec: ImageSpec, tag: str, log) -> float:
+def bootstrap(client: Any, spec: ImageSpec, tag: str, log: Callable[[str], None]) -> float:
     """debootstrap + import; returns seconds. Needs root and debootstrap."""
     if not shutil.which("debootstrap"):
         raise UserError("debootstrap not found: `apt-get install debootstrap` (make base bootstraps distro bases with it)")
     if os.geteuid() != 0:
         raise UserError("make base runs debootstrap, which needs root: run `sudo make base`")
+    if host_platform() != "linux/amd64":
+        raise UserError(f"{tag} is the linux/amd64 base, and this host is {host_platform()}: an import would label it "
+                        f"{host_platform()}; bootstrap it with `make base PLATFORM=linux/amd64` (FROM scratch, emulated)")
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="torchimages-base-") as tmp:
         rootfs = Path(tmp) / "rootfs"
@@ -67,12 +75,17 @@ def bootstrap(client, spec: ImageSpec, tag: str, log) -> float:
     return time.monotonic() - start
 
 
-def make_bases(client, specs: list[ImageSpec], force: bool, log=print) -> list[tuple[str, str, float]]:
-    """(tag, outcome, seconds) per base the specs need."""
-    rows = []
+def make_bases(client: Any, specs: list[ImageSpec], force: bool, log: Callable[[str], None] = print,
+               only_unreachable: bool = False) -> list[tuple[str, str, float]]:
+    """(tag, outcome, seconds) per base the specs need. `only_unreachable`: leave alone the bases whose registry
+    image is in the engine or pullable (what `make build` runs first, so a fresh offline machine just works)."""
+    rows: list[tuple[str, str, float]] = []
     for tag, spec in bases_needed(specs).items():
         if image_exists(client, tag) and not force:
             rows.append((tag, "present", 0.0))
+            continue
+        if only_unreachable and (image_exists(client, spec.base_image) or registry_reachable(client, spec.base_image)):
+            rows.append((spec.base_image, "registry", 0.0))
             continue
         log(f"bootstrapping {tag} ({spec.distro_name} {spec.codename}) from {spec.mirror} ...")
         rows.append((tag, "bootstrapped", bootstrap(client, spec, tag, log)))

@@ -1,5 +1,6 @@
-"""Build platforms (linux/amd64, linux/arm64): the facts of compat.yaml's `platforms:` section and the checks
-an image's `platforms:` must pass. Pure logic, no engine: scripts/base_platform.py does the emulated work.
+"""Build platforms (linux/amd64, linux/arm64): the facts of compat.yaml's `platforms:` section and the check an
+image's `platforms:` must pass (`check_platforms`, the platform axis of `plan.matrix.resolve`). Pure logic, no
+engine, no environment: scripts/build/base_platform.py does the emulated work.
 
 linux/amd64 is what the rest of compat.yaml describes. Every other platform lists the torch builds that exist
 for it and the index serving each; an image may name a platform only where its build (same CUDA, same index)
@@ -7,20 +8,21 @@ exists there, so one Dockerfile serves every platform and only the wheels pip pi
 """
 from __future__ import annotations
 
-import os
 import platform as _platform
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .compat import COMPAT_FILE, version_key
-from .errors import UserError
+from ..errors import UserError
 
 DEFAULT_PLATFORMS: tuple[str, ...] = ("linux/amd64",)
+NATIVE_NAME = "linux/amd64"      # the platform whose images and bases keep the plain tag
 # uname -m / docker info Architecture → the platform's architecture name
 MACHINE_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
+PLATFORM_MACHINES = {"linux/amd64": "x86_64", "linux/arm64": "aarch64"}
+# GitHub-hosted runners that build each platform natively (no emulation in CI).
+CI_RUNNERS = {"linux/amd64": "ubuntu-24.04", "linux/arm64": "ubuntu-24.04-arm"}
+AMD64_ONLY: dict[str, Any] = {"linux/amd64": {"arch": "amd64", "machine": "x86_64",
+                                              "wheel_platform": "manylinux_2_28_x86_64"}}
 
 
 @dataclass(frozen=True)
@@ -40,10 +42,13 @@ class PlatformFacts:
         return self.torch is not None
 
 
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
 def parse_platforms(raw: dict[str, Any]) -> dict[str, PlatformFacts]:
-    """compat.yaml's `platforms:` mapping → facts; without the section only linux/amd64 is known."""
-    section = raw.get("platforms") or {"linux/amd64": {"arch": "amd64", "machine": "x86_64",
-                                                       "wheel_platform": "manylinux_2_28_x86_64"}}
+    """compat.yaml's `platforms:` mapping (already schema-checked) → facts; without it only linux/amd64 is known."""
+    section: dict[str, Any] = raw.get("platforms") or AMD64_ONLY
     out = {}
     for name, p in section.items():
         out[name] = PlatformFacts(
@@ -58,16 +63,8 @@ def parse_platforms(raw: dict[str, Any]) -> dict[str, PlatformFacts]:
     return out
 
 
-def load_platforms(path: Path = COMPAT_FILE) -> dict[str, PlatformFacts]:
-    try:
-        return parse_platforms(yaml.safe_load(path.read_text(encoding="utf-8")))
-    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as exc:
-        raise UserError(f"{path.name}: cannot read the `platforms:` facts ({exc!r}); restore it with "
-                        f"`git checkout {path.name}`") from None
-
-
-def platform_problems(facts: dict[str, PlatformFacts], platforms: list[str], *, torch: str, cuda: str,
-                      index: str, flavor: str, distro: str) -> list[str]:
+def check_platforms(facts: dict[str, PlatformFacts], platforms: list[str], *, torch: str, cuda: str,
+                    index: str, flavor: str, distro: str) -> list[str]:
     """Why this image (torch release, resolved CUDA X.Y or cpu, the index of that build, flavor, distro) cannot be
     built for each of `platforms`, each with the valid choices. Empty when every platform is possible."""
     problems: list[str] = []
@@ -80,8 +77,8 @@ def platform_problems(facts: dict[str, PlatformFacts], platforms: list[str], *, 
             continue
         if not p.restricted:
             continue
-        releases = sorted(p.torch or {}, key=version_key, reverse=True)
-        if p.torch_from and version_key(torch) < version_key(p.torch_from):
+        releases = sorted(p.torch or {}, key=_version_key, reverse=True)
+        if p.torch_from and _version_key(torch) < _version_key(p.torch_from):
             problems.append(f"torch {torch} has no {p.machine} wheels (PyPI has them from {p.torch_from}); for {name} "
                             f"choose torch {', '.join(releases)}, or drop {name}")
             continue
@@ -112,28 +109,23 @@ def arch_of(platform: str) -> str:
     return parts[1]
 
 
-def host_platform() -> str:
-    """The platform this host runs natively (linux/amd64 on x86_64)."""
-    machine = _platform.machine()
+def host_platform(machine: str | None = None) -> str:
+    """The platform this host runs natively (linux/amd64 on x86_64, linux/arm64 on aarch64)."""
+    machine = machine or _platform.machine()
     return f"linux/{MACHINE_ARCH.get(machine, machine)}"
 
 
-def base_tag(distro: str, platform: str, native: str = "linux/amd64") -> str:
-    """The local base `make base` creates: torchimages-base/<distro>:latest for linux/amd64 (the tag every
-    existing step uses), torchimages-base/<distro>:latest-<arch> for the other platforms."""
-    if platform == native:
+def machine_of(platform: str) -> str:
+    """linux/arm64 → aarch64 (what `uname -m` says there)."""
+    return PLATFORM_MACHINES.get(platform, arch_of(platform))
+
+
+def base_tag(distro: str, platform: str) -> str:
+    """The local base `make base` creates for `platform`, whatever the host: torchimages-base/<distro>:latest for
+    linux/amd64 (the tag spec.json's bootstrap_base names), torchimages-base/<distro>:latest-<arch> for the others."""
+    if platform == NATIVE_NAME:
         return f"torchimages-base/{distro}:latest"
     return f"torchimages-base/{distro}:latest-{arch_of(platform)}"
-
-
-def requested_platform(explicit: str | None = None) -> str | None:
-    """PLATFORM=linux/arm64 (flag or environment), validated; None when not given."""
-    value = explicit if explicit is not None else os.environ.get("PLATFORM", "")
-    value = value.strip()
-    if not value:
-        return None
-    arch_of(value)
-    return value
 
 
 def select_platforms(spec_platforms: list[str], requested: str | None, tag: str) -> list[str]:
@@ -165,11 +157,6 @@ def slurm_arch_guard(platforms: list[str], platform: str | None = None) -> str:
     pattern = "|".join(machines) or "*"
     return (f'case "$(uname -m)" in {pattern}) ;; *) echo "this image is built for {", ".join(archs)}; node '
             f'$(hostname) is $(uname -m): submit to a partition of those nodes (sbatch -p ...)" >&2; exit 1;; esac')
-
-PLATFORM_MACHINES = {"linux/amd64": "x86_64", "linux/arm64": "aarch64"}
-
-# GitHub-hosted runners that build each platform natively (no emulation in CI).
-CI_RUNNERS = {"linux/amd64": "ubuntu-24.04", "linux/arm64": "ubuntu-24.04-arm"}
 
 
 def ci_platform_fields(platform: str) -> dict[str, str]:
