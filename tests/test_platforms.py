@@ -289,3 +289,13 @@ def test_k8s_and_slurm_select_the_node_architecture(by_tag):
     for machine, code in (("aarch64", 0), ("x86_64", 1)):
         probe = f'uname() {{ echo {machine}; }}; hostname() {{ echo n1; }}; {guard}'
         assert subprocess.run(["bash", "-c", probe], capture_output=True, check=False).returncode == code
+
+
+def test_platform_and_force_are_settings_knobs():
+    from scripts.settings import Settings
+    s = Settings.load({"PLATFORM": "linux/arm64", "FORCE": "1"}, {}, ("PLATFORM", "FORCE"))
+    assert (s.platform, s.force) == ("linux/arm64", True)
+    assert Settings.load({"PLATFORM": "linux/arm64"}, {}, ()).platform is None     # only the command's knobs
+    assert Settings.load({}, {"PLATFORM": "all"}, ("PLATFORM",)).platform == "all"
+    with pytest.raises(UserError, match="PLATFORM='arm64' is not a platform: write linux/<arch>"):
+        Settings.load({"PLATFORM": "arm64"}, {}, ("PLATFORM",))
