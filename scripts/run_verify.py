@@ -287,11 +287,17 @@ def _start_with_python(client: Any, ref: str, opts: dict[str, Any]) -> tuple[Any
                                                                    "status": "created"}):
                 stale.remove(force=True)
             continue
-        container.reload()
-        if container.status == "running":
-            return container, python
-        tried.append(f"{python}: exited ({container.status})")
-        container.remove(force=True)
+        # With an init process as PID 1 the container runs for a moment even when python is missing:
+        # only a command that ran through that python proves it is there.
+        try:
+            ran = container.exec_run([python, "-c", "pass"])
+            if ran.exit_code == 0:
+                return container, python
+            tried.append(f"{python}: exit {ran.exit_code}")
+        except APIError as exc:               # 409: the container already stopped
+            tried.append(f"{python}: {getattr(exc, 'explanation', None) or exc}")
+        with contextlib.suppress(APIError):
+            container.remove(force=True)
     raise UserError(f"image {ref} has no Python to run verify with ({'; '.join(tried)[:300]}): verify runs inside "
                     "the image with the image's own python3 or python")
 
