@@ -150,10 +150,18 @@ def build_one(client, cli: BuildClient, spec: ImageSpec, images_dir: Path, *, ca
     except UserError as exc:
         return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
     staged = stage_wheels(spec, folders)
+    from .lock import stage_for_build           # release path: the lock decides what is installed
+    try:
+        locked, offline = stage_for_build(spec, images_dir, folders, WHEELS_DIR)
+    except UserError as exc:
+        return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
+    staged = sorted(set(staged) | set(locked))
     local_torch = any(name.startswith("torch-") for name in staged)
     torch_index = "" if local_torch else (spec.torch_index_url or "")
     echo(f"==> {spec.tag}: base {base} ({why}); CA secret: {ca or 'none'}; local wheels: {', '.join(staged) or 'none'}")
     argv = build_argv(cli, spec, dockerfile, base, torch_index, ca, _network(client))
+    argv[-1:-1] = ["--build-arg", "OFFLINE=1"] if offline else []
+    argv[-1:-1] = [a for kv in os.environ.get("EXTRA_BUILD_ARGS", "").split() for a in ("--build-arg", kv)]
     with open(log_path, "w", encoding="utf-8") as log:
         log.write("$ " + " ".join(argv) + "\n")
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -16,11 +16,13 @@ def cmd_render(args: argparse.Namespace) -> int:
     files = rendered_files(specs)
     if args.check:
         changed = drift(files, IMAGES)
+        from .lock import check_locks           # release path: stale/missing requirements.lock fails too
+        changed += check_locks(specs, IMAGES)
         if changed:
             print("images/ is out of date with matrix.yaml and templates/ (rendered files are generated, never edited):", file=sys.stderr)
             for rel in changed:
                 print(f"  images/{rel}", file=sys.stderr)
-            print("fix: run `make render` and commit images/", file=sys.stderr)
+            print("fix: run `make render` (and `make lock` for a lock) and commit images/", file=sys.stderr)
             return 1
         print(f"images/ matches a fresh render ({len(specs)} images)")
         return 0

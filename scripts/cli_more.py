@@ -115,4 +115,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     from .cli_scaleout import add_scaleout_commands
     add_scaleout_commands(sub)
+    from .cli_release import add_release_commands      # release path: lock, push, attest, report, bench-build
+    add_release_commands(sub)
 

@@ -9,6 +9,7 @@ import jinja2
 
 from . import ROOT
 from .errors import UserError
+from .lock import LOCK_NAME, keep_lock
 from .spec import ImageSpec
 
 TEMPLATES = ROOT / "templates"
@@ -66,6 +67,7 @@ def write_images(files: dict[str, str], images: Path = IMAGES) -> list[str]:
             shutil.rmtree(images / name)
         for tag in sorted(wanted):
             target = images / tag
+            keep_lock(target, staged / tag)       # requirements.lock is written by `make lock`, not by render
             if target.exists():
                 shutil.rmtree(target)
             shutil.move(str(staged / tag), str(target))
@@ -77,5 +79,5 @@ def drift(files: dict[str, str], images: Path = IMAGES) -> list[str]:
     found = {str(p.relative_to(images)) for p in images.rglob("*") if p.is_file()} if images.exists() else set()
     problems = [rel for rel, content in files.items()
                 if rel not in found or (images / rel).read_text(encoding="utf-8") != content]
-    problems += sorted(found - set(files))
+    problems += sorted(rel for rel in found - set(files) if not rel.endswith(f"/{LOCK_NAME}"))
     return sorted(problems)
