@@ -223,6 +223,7 @@ def write_atomic(path: Path, text: str) -> None:
     with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False,
                                      encoding="utf-8") as tmp:
         tmp.write(text)
+    os.chmod(tmp.name, 0o644)
     os.replace(tmp.name, path)
 
 
