@@ -6,11 +6,11 @@ export IMAGE
 
 .DEFAULT_GOAL := help
 .PHONY: help setup render check-render lint compat base build verify test test-unit bench \
-        ci-matrix bake k8s-verify slurm clean
+        ci-matrix bake k8s-verify slurm clean lock bench-build push attest report
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-13s %s\n", $$1, $$2}'
-	@echo "  variables: IMAGE=<tag>|all  KEEP_GOING=1  SHM_SIZE=2g  CA_CERT=  WHEELS=  BASE_IMAGE=  VERIFY_ARGS="
+	@echo "  variables: IMAGE=<tag>|all  KEEP_GOING=1  SHM_SIZE=2g  CA_CERT=  WHEELS=  BASE_IMAGE=  VERIFY_ARGS=  REGISTRY="
 
 setup: ## install what the host side and the tests need (pip)
 	$(PYTHON) -m pip install -r requirements-dev.txt
@@ -56,6 +56,21 @@ k8s-verify: ## write Kubernetes manifests verifying IMAGE on NODES x GPUS (build
 
 slurm: ## write a Slurm batch script verifying IMAGE with enroot/pyxis (build/slurm/)
 	$(CLI) slurm --nodes $${NODES:-1} --gpus $${GPUS:-1}
+
+lock: ## resolve images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE= limits, FORCE=1 re-resolves)
+	$(CLI) lock
+
+bench-build: render ## cold build: this image vs a plain pip Dockerfile; build/size/import-torch ratios
+	$(CLI) bench-build
+
+push: ## push IMAGE to REGISTRY=host:port and print its digest (reports/push/pushed.json)
+	$(CLI) push --registry "$(REGISTRY)"
+
+attest: ## attach IMAGE's verify report + SBOM to its pushed digest (OCI referrers; run after make verify)
+	$(CLI) attest
+
+report: ## print the verify result attached to IMAGE=registry/repo@sha256:...
+	$(CLI) report
 
 clean: ## remove build/ and reports/
 	rm -rf build reports
