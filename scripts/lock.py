@@ -316,7 +316,7 @@ def check_locks(specs: list[ImageSpec], images: Path) -> list[str]:
     return problems
 
 
-UV_VERSION = "0.13.9"      # must equal ARG UV_VERSION in templates/partials/builder.j2 (a test checks)
+UV_VERSION = "0.13.9"      # must equal the uv pin in templates/partials/builder.j2 (a test checks)
 
 
 def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: Path) -> tuple[list[str], bool]:

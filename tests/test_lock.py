@@ -132,7 +132,7 @@ def test_wheel_fits(name, python, fits):
 
 def test_template_installs_the_lock_with_uv_hashes_required_and_bytecode():
     text = (TEMPLATES / "partials" / "builder.j2").read_text()
-    assert f"ARG UV_VERSION={UV_VERSION}" in text
+    assert f'"uv=={UV_VERSION}"' in text
     assert "--require-hashes" in text and "UV_COMPILE_BYTECODE=1" in text and "requirements.lock" in text
     dockerfile = (IMAGES / CPU.tag / "Dockerfile").read_text()
     # the verify package stays the last layer, so a verify-only change rebuilds in well under a second
