@@ -15,9 +15,18 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from . import ROOT
-from .build import WHEELS_DIR, _network, build_argv, find_ca, resolve_base, stage_wheels, wheel_folders
+from .build import (
+    WHEELS_DIR,
+    _network,
+    build_argv,
+    find_ca,
+    resolve_base,
+    stage_wheels,
+    wheel_folders,
+)
 from .engine import connect, find_build_client
 from .errors import UserError
 from .lock import requirements, stage_for_build
@@ -109,7 +118,7 @@ def run_bench(spec: ImageSpec, runs: int = 5, json_out: Path | None = None, echo
              "plain": client.images.get(plain_image).attrs["Size"]}
     imports = {"project": import_seconds(client, bench_spec.image, runs),
                "plain": import_seconds(client, plain_image, runs)}
-    result = {
+    result: dict[str, Any] = {
         "image": spec.tag, "base": base, "offline": offline, "runs": runs,
         "project": {"build_s": round(project_build, 2), "size_bytes": sizes["project"],
                     "import_torch_s": round(imports["project"], 3), "image": bench_spec.image},
@@ -119,18 +128,19 @@ def run_bench(spec: ImageSpec, runs: int = 5, json_out: Path | None = None, echo
     ratios = {"build": project_build / plain_build, "size": sizes["project"] / sizes["plain"],
               "import": imports["project"] / imports["plain"]}
     result["ratios"] = {k: round(v, 3) for k, v in ratios.items()}
-    result["pass"] = {k: ratios[k] <= TARGETS[k] for k in TARGETS}
+    passed = {k: ratios[k] <= TARGETS[k] for k in TARGETS}
+    result["pass"] = passed
     echo(f"\n{'':10} {'build':>9} {'size':>10} {'import torch':>13}")
     for who in ("project", "plain"):
         r = result[who]
         echo(f"{who:10} {r['build_s']:8.1f}s {r['size_bytes'] / 1e9:8.3f}GB {r['import_torch_s']:12.3f}s")
     echo(f"{'ratio':10} {ratios['build']:8.2f}x {ratios['size']:9.3f}x {ratios['import']:12.2f}x")
     echo("targets: build <= 0.75x, size <= 1.0x, import <= 1.0x: " +
-         ", ".join(f"{k} {'ok' if ok else 'MISSED'}" for k, ok in result["pass"].items()))
+         ", ".join(f"{k} {'ok' if ok else 'MISSED'}" for k, ok in passed.items()))
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = json_out.with_name(json_out.name + ".tmp")
         tmp_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp_out, json_out)
         echo(f"results: {json_out}")
-    return 0 if all(result["pass"].values()) else 1
+    return 0 if all(passed.values()) else 1

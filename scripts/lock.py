@@ -316,22 +316,41 @@ def check_locks(specs: list[ImageSpec], images: Path) -> list[str]:
     return problems
 
 
-UV_VERSION = "0.13.9"      # must equal the uv pin in templates/partials/builder.j2 (a test checks)
+UV_VERSION = "0.13.9"      # must equal the uv wheel templates/partials/builder.j2 installs (a test checks)
 
 
 def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: Path) -> tuple[list[str], bool]:
     """`make build`'s hook: refuse a missing/stale/unresolved lock; stage the locked wheels and uv's wheel.
 
-    Returns (staged wheel names, offline): offline when the folder holds every locked wheel and uv itself."""
+    Returns (staged wheel names, offline): offline when the folders hold every locked wheel."""
     problem = lock_problem(spec, images)
     if problem:
         raise UserError(f"{spec.tag}: images/{spec.tag}/{LOCK_NAME} is {problem}: run `make lock IMAGE={spec.tag}` "
                         f"(on a host that reaches the index) and commit it")
     staged, covered = stage_locked_wheels(spec, lock_path(spec, images).read_text(encoding="utf-8"), folders, target)
-    uv_wheels = [w for f in folders for w in sorted(f.glob(f"uv-{UV_VERSION}-*.whl")) if wheel_fits(w.name, spec.python)]
-    if uv_wheels:
-        dest = target / uv_wheels[0].name
-        if not dest.exists():
-            shutil.copy2(uv_wheels[0], dest)
-        staged.append(uv_wheels[0].name)
-    return staged, covered and bool(uv_wheels)
+    uv_wheel = find_uv_wheel(folders)
+    dest = target / uv_wheel.name
+    if not dest.exists():
+        shutil.copy2(uv_wheel, dest)
+    staged.append(uv_wheel.name)
+    return staged, covered
+
+
+UV_CACHE = ROOT / "build" / "cache" / "uv"
+
+
+def find_uv_wheel(folders: list[Path]) -> Path:
+    """The uv wheel the Dockerfile installs uv from: a wheel folder's, else one downloaded once into build/cache/uv."""
+    for folder in [*folders, UV_CACHE]:
+        for wheel in sorted(folder.glob(f"uv-{UV_VERSION}-*.whl")):
+            if "manylinux" in wheel.name and "x86_64" in wheel.name:
+                return wheel
+    UV_CACHE.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", f"uv=={UV_VERSION}", "--no-deps", "--only-binary",
+                           ":all:", "--platform", "manylinux_2_17_x86_64", "-d", str(UV_CACHE)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    found = sorted(UV_CACHE.glob(f"uv-{UV_VERSION}-*.whl"))
+    if proc.returncode != 0 or not found:
+        raise UserError(f"no uv {UV_VERSION} wheel: none in the wheel folders and `pip download uv=={UV_VERSION}` "
+                        f"failed ({' '.join(proc.stderr.split()[-12:])}); put the uv wheel into WHEELS=<folder>")
+    return found[0]

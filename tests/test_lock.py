@@ -9,8 +9,20 @@ from pathlib import Path
 import pytest
 
 from scripts.errors import UserError
-from scripts.lock import (LOCK_NAME, UV_VERSION, _link_folder, check_locks, input_digest, lock_path, lock_problem,
-                          parse_lock, stage_for_build, stage_locked_wheels, unresolved_stub, wheel_fits)
+from scripts.lock import (
+    LOCK_NAME,
+    UV_VERSION,
+    _link_folder,
+    check_locks,
+    input_digest,
+    lock_path,
+    lock_problem,
+    parse_lock,
+    stage_for_build,
+    stage_locked_wheels,
+    unresolved_stub,
+    wheel_fits,
+)
 from scripts.matrix import load_matrix
 from scripts.render import IMAGES, TEMPLATES, drift, rendered_files, write_images
 
@@ -132,7 +144,7 @@ def test_wheel_fits(name, python, fits):
 
 def test_template_installs_the_lock_with_uv_hashes_required_and_bytecode():
     text = (TEMPLATES / "partials" / "builder.j2").read_text()
-    assert f'"uv=={UV_VERSION}"' in text
+    assert f"/wheels/uv-{UV_VERSION}-*.whl" in text
     assert "--require-hashes" in text and "UV_COMPILE_BYTECODE=1" in text and "requirements.lock" in text
     dockerfile = (IMAGES / CPU.tag / "Dockerfile").read_text()
     # the verify package stays the last layer, so a verify-only change rebuilds in well under a second

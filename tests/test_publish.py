@@ -10,7 +10,8 @@ from scripts.publish.attest import fallback_tag
 from scripts.publish.push import target_repository
 from scripts.publish.registry import parse_ref
 from scripts.publish.report import Summary, format_report, host_fingerprint
-from scripts.publish.sbom import build_sbom, dpkg_packages, lock_hashes, main as sbom_main, venv_packages
+from scripts.publish.sbom import build_sbom, dpkg_packages, lock_hashes, venv_packages
+from scripts.publish.sbom import main as sbom_main
 
 DIGEST = "sha256:" + "ab" * 32
 

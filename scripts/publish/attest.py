@@ -17,7 +17,15 @@ from typing import Any
 
 from ..errors import UserError
 from ..spec import ImageSpec
-from .registry import EMPTY_JSON, OCI_EMPTY, OCI_INDEX, OCI_MANIFEST, Registry, parse_ref, sha256
+from .registry import (
+    EMPTY_JSON,
+    OCI_EMPTY,
+    OCI_INDEX,
+    OCI_MANIFEST,
+    Registry,
+    parse_ref,
+    sha256,
+)
 from .sbom import SBOM_PATH
 
 VERIFY_TYPE = "application/vnd.torchimages.verify.report.v1+json"
@@ -73,7 +81,7 @@ def _update_fallback(reg: Registry, repo: str, subject: str, descriptor: dict[st
 
 def export_sbom(client, image: str, dest: Path) -> Path:
     """Copy SBOM_PATH out of `image` (a created, never started container) to dest, atomically."""
-    from docker.errors import ImageNotFound, NotFound
+    from docker.errors import ImageNotFound, NotFound  # type: ignore[import-untyped]
     try:
         container = client.containers.create(image, command=["true"])
     except ImageNotFound:

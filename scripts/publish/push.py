@@ -28,7 +28,7 @@ def target_repository(registry: str, spec: ImageSpec) -> str:
 
 def push_image(client, source: str, repository: str, tag: str) -> str:
     """Tag `source` as repository:tag, push it, return the manifest digest the registry reported."""
-    from docker.errors import APIError, ImageNotFound
+    from docker.errors import APIError, ImageNotFound  # type: ignore[import-untyped]
     try:
         image = client.images.get(source)
     except ImageNotFound:

@@ -21,7 +21,7 @@ OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_EMPTY = "application/vnd.oci.empty.v1+json"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
-ACCEPT = ", ".join((OCI_MANIFEST, OCI_INDEX, DOCKER_MANIFEST, DOCKER_LIST))
+ACCEPT = f"{OCI_MANIFEST}, {OCI_INDEX}, {DOCKER_MANIFEST}, {DOCKER_LIST}"
 EMPTY_JSON = b"{}"
 
 

@@ -94,11 +94,10 @@ def format_report(s: Summary) -> str:
     if s.status is None:
         lines.append("verified: NO (no verify report is attached to this digest; run make verify and make attest)")
     else:
+        host = (f"host:     node {s.host.get('node')}, GPU {s.host.get('gpu')}, driver {s.host.get('driver')}, "
+                f"torch {s.host.get('torch')}, CUDA {s.host.get('cuda') or 'none'}")
         lines += [f"verified: {'yes' if s.verified else 'NO'} (verdict {s.status}; found via {s.found_via})",
-                  f"when:     {s.created}",
-                  f"host:     node {s.host.get('node')}, GPU {s.host.get('gpu')}, driver {s.host.get('driver')}, "
-                  f"torch {s.host.get('torch')}, CUDA {s.host.get('cuda') or 'none'}",
-                  "checks:"]
+                  f"when:     {s.created}", host, "checks:"]
         lines += [f"  {status:<5} {name:<22} {summary}" for name, status, summary in s.checks]
     if s.sbom:
         lines.append(f"sbom:     {s.sbom['spec']}, {s.sbom['components']} components ({s.sbom['pypi']} Python, "

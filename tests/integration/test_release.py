@@ -1,0 +1,181 @@
+"""The release path against a real registry: Debian's docker-registry (CNCF distribution 2.8) on loopback.
+
+Push the default image, delete it locally, pull it back by digest, verify it, attach the verify report and the SBOM
+to the digest (referrers tag schema: distribution 2.8 has no referrers API), and read them back with `report`.
+Also: a dependency missing from the lock fails the build with a clear message.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from scripts.build import build_one, find_ca, resolve_base, wheel_folders
+from scripts.engine import find_build_client, image_exists
+from scripts.lock import LOCK_NAME, local_folders, parse_lock, stage_locked_wheels
+from scripts.matrix import default_spec, load_matrix
+from scripts.render import IMAGES
+from scripts.run_verify import verify_image
+from tests.conftest import ROOT, assert_clean_failure, run_cli
+
+REPOSITORY = "torchimages-release-test"
+SPEC = dataclasses.replace(default_spec(load_matrix()), repository=REPOSITORY)
+REGISTRY_BIN = "/usr/bin/docker-registry"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory):
+    """host:port of a docker-registry serving from a temporary folder; stopped after the module."""
+    if not Path(REGISTRY_BIN).exists():
+        pytest.skip("Debian's docker-registry is not installed (apt-get install docker-registry)")
+    root = tmp_path_factory.mktemp("registry")
+    port = _free_port()
+    config = root / "config.yml"
+    config.write_text(f"version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {root / 'data'}\n"
+                      f"  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: test-only\n")
+    with open(root / "registry.log", "w") as log:
+        proc = subprocess.Popen([REGISTRY_BIN, "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(100):
+            try:
+                if requests.get(f"http://127.0.0.1:{port}/v2/", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                time.sleep(0.1)
+        else:
+            pytest.fail(f"docker-registry did not answer; log: {(root / 'registry.log').read_text()[-2000:]}")
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def matrix_file(tmp_path_factory) -> Path:
+    """matrix.yaml with a test-only repository, so pushes and pulls never touch the shared torchimages:* tags."""
+    path = tmp_path_factory.mktemp("matrix") / "matrix.yaml"
+    text = (ROOT / "matrix.yaml").read_text()
+    path.write_text(re.sub(r"(?m)^repository: .*$", f"repository: {REPOSITORY}", text, count=1))
+    return path
+
+
+@pytest.fixture(scope="module")
+def release_image(docker_client) -> str:
+    """The default image under the test repository (BuildKit's cache makes a rebuild cheap)."""
+    if not image_exists(docker_client, SPEC.image):
+        outcome = build_one(docker_client, find_build_client(), SPEC, IMAGES, ca=find_ca(None),
+                            folders=wheel_folders(None), base_override=None, echo=lambda *a, **k: None)
+        assert outcome.ok, outcome.error
+    return SPEC.image
+
+
+def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry, matrix_file, release_image, tmp_path):
+    env = {"MATRIX": str(matrix_file)}
+    push = run_cli("push", "--image", SPEC.tag, "--registry", registry, "--out", str(tmp_path / "push"), env=env,
+                   timeout=900)
+    assert push.returncode == 0, push.stdout + push.stderr
+    ref = f"{registry}/{REPOSITORY}@"
+    line = next(l for l in push.stdout.splitlines() if ref in l)
+    reference = line.split("-> ")[1].strip()
+    digest = reference.split("@")[1]
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest)
+    pushed = json.loads((tmp_path / "push" / "pushed.json").read_text())[SPEC.tag]
+    assert pushed["reference"] == reference
+
+    # delete every local reference to the image, then pull it back by digest only
+    image_id = docker_client.images.get(SPEC.image).id
+    docker_client.images.remove(f"{registry}/{REPOSITORY}:{SPEC.tag}", force=True)
+    docker_client.images.remove(SPEC.image, force=True)
+    assert not image_exists(docker_client, image_id)
+    pulled = docker_client.images.pull(reference)
+    assert pulled.id == image_id
+    pulled.tag(REPOSITORY, SPEC.tag)
+
+    reports = tmp_path / "reports"
+    outcome = verify_image(docker_client, SPEC, shm_size="1g", timeout=600, extra_args=["--checks", "shm"],
+                           reports=reports, echo=lambda *a, **k: None)
+    assert outcome.exit_code == 0, outcome
+    assert (reports / f"{SPEC.tag}.json").exists()
+
+    # before attest: nothing attached, the report says so and exits 1
+    bare = run_cli("report", reference, env=env, timeout=120)
+    assert bare.returncode == 1 and "verified: NO" in bare.stdout and "Traceback" not in bare.stderr
+
+    attest = run_cli("attest", "--image", SPEC.tag, "--out", str(tmp_path / "push"), "--reports", str(reports),
+                     env=env, timeout=300)
+    assert attest.returncode == 0, attest.stdout + attest.stderr
+    assert "verify attached" in attest.stdout and "sbom attached" in attest.stdout
+    tag_base = digest.replace(":", "-")
+    assert f"{tag_base}.verify" in attest.stdout        # distribution 2.8: the referrers tag schema
+    tags = requests.get(f"http://{registry}/v2/{REPOSITORY}/tags/list", timeout=10).json()["tags"]
+    assert {tag_base, f"{tag_base}.verify", f"{tag_base}.sbom"} <= set(tags)
+    index = requests.get(f"http://{registry}/v2/{REPOSITORY}/manifests/{tag_base}", timeout=10,
+                         headers={"Accept": "application/vnd.oci.image.index.v1+json"}).json()
+    art = index["manifests"][0]
+    manifest = requests.get(f"http://{registry}/v2/{REPOSITORY}/manifests/{art['digest']}", timeout=10,
+                            headers={"Accept": "application/vnd.oci.image.manifest.v1+json"}).json()
+    assert manifest["subject"]["digest"] == digest and manifest["artifactType"]
+
+    # the SBOM exported beside the reports: CycloneDX, venv packages with the lock's hashes, distro packages
+    sbom = json.loads((reports / f"{SPEC.tag}.sbom.cdx.json").read_text())
+    validation = pytest.importorskip("cyclonedx.validation.json")
+    from cyclonedx.schema import SchemaVersion
+    assert validation.JsonStrictValidator(SchemaVersion.V1_5).validate_str(json.dumps(sbom)) is None
+    torch = next(c for c in sbom["components"] if c["name"] == "torch")
+    lock_torch = next(p for p in parse_lock((IMAGES / SPEC.tag / LOCK_NAME).read_text()) if p.name == "torch")
+    assert {h["content"] for h in torch["hashes"]} == set(lock_torch.hashes)
+    assert any(c["purl"].startswith("pkg:deb/debian/libc6@") for c in sbom["components"])
+
+    report = run_cli("report", reference, env=env, timeout=120)
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert "verified: yes (verdict PASS" in report.stdout
+    assert re.search(r"PASS\s+shm", report.stdout)
+    assert "sbom:     CycloneDX 1.5" in report.stdout and "host:     node " in report.stdout
+
+
+def test_push_to_a_registry_that_is_not_there_is_one_clear_line(docker_client, matrix_file, release_image, tmp_path):
+    proc = run_cli("push", "--image", SPEC.tag, "--registry", f"127.0.0.1:{_free_port()}", "--out", str(tmp_path),
+                   env={"MATRIX": str(matrix_file)}, timeout=300)
+    assert_clean_failure(proc, "push of", "failed")
+
+
+def test_report_of_a_bad_reference_is_one_clear_line():
+    assert_clean_failure(run_cli("report", "torchimages:latest"), "not a digest reference")
+
+
+def test_a_dependency_missing_from_the_lock_fails_the_build_clearly(docker_client, tmp_path):
+    """A lock that is current (header digest) but lacks mpmath, sympy's dependency: uv refuses, the build says why."""
+    ctx = tmp_path / "ctx"
+    (ctx / "images" / SPEC.tag).mkdir(parents=True)
+    (ctx / "build" / "wheels").mkdir(parents=True)
+    shutil.copy2(IMAGES / SPEC.tag / "Dockerfile", ctx / "images" / SPEC.tag / "Dockerfile")
+    text = (IMAGES / SPEC.tag / LOCK_NAME).read_text()
+    (ctx / "images" / SPEC.tag / LOCK_NAME).write_text(re.sub(r"(?ms)^mpmath==.*?(?=^[a-z])", "", text))
+    assert "mpmath==" not in (ctx / "images" / SPEC.tag / LOCK_NAME).read_text()
+    staged, _ = stage_locked_wheels(SPEC, text, local_folders(None), ctx / "build" / "wheels")
+    base, _ = resolve_base(docker_client, SPEC)
+    cli = find_build_client()
+    ca = find_ca(None)
+    argv = [*cli.argv, "--progress", "plain", "--target", "builder", "-f", str(ctx / "images" / SPEC.tag / "Dockerfile"),
+            "--build-arg", f"BASE_IMAGE={base}", "--network", "host",
+            "--build-arg", "TORCH_INDEX_URL=" + ("" if any(n.startswith("torch-") for n in staged) else SPEC.torch_index_url or ""),
+            *(["--secret", f"id=ca,src={ca}"] if ca else []), str(ctx)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **cli.env}, timeout=1200, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    assert "mpmath" in out and f"error: installing images/{SPEC.tag}/requirements.lock failed" in out, out[-3000:]
