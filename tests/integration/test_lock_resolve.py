@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.lock import compile_lock, lock_path, local_folders, parse_lock
+from scripts.lock import compile_lock, local_folders, lock_path, parse_lock
 from scripts.matrix import default_spec, load_matrix
 from scripts.render import IMAGES
 from tests.conftest import assert_clean_failure, run_cli
