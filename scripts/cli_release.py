@@ -27,6 +27,19 @@ def cmd_lock(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def cmd_stage(args: argparse.Namespace) -> int:
+    from .build import WHEELS_DIR, stage_wheels, wheel_folders
+    from .lock import stage_for_build
+    specs = _specs(args)
+    if len(specs) != 1:
+        raise UserError("stage-wheels prepares build/wheels for one image: IMAGE=<tag>")
+    folders = wheel_folders(args.wheels)
+    stage_wheels(specs[0], folders)
+    staged, offline = stage_for_build(specs[0], IMAGES, folders, WHEELS_DIR)
+    print(f"build/wheels for {specs[0].tag}: {', '.join(staged)}{' (offline-complete)' if offline else ''}")
+    return 0
+
+
 def cmd_push(args: argparse.Namespace) -> int:
     from .engine import connect
     from .publish.push import push_images
@@ -69,6 +82,12 @@ def add_release_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", default=env("FORCE", "") not in ("", "0"),
                    help="resolve again even when the lock is current (FORCE=1)")
     p.set_defaults(func=cmd_lock)
+
+    p = sub.add_parser("stage-wheels", help="fill build/wheels for IMAGE (uv's wheel + locked local wheels), "
+                                             "for builds outside make build (bake, CI)")
+    p.add_argument("--image", default=env("IMAGE", ""), help="tag (default: the default image)")
+    p.add_argument("--wheels", default=env("WHEELS"), help="local wheel folder(s) (WHEELS; default PIP_FIND_LINKS)")
+    p.set_defaults(func=cmd_stage)
 
     p = sub.add_parser("push", help="push built images to REGISTRY and print their digests")
     p.add_argument("--image", default=env("IMAGE", ""), help="tag(s) or 'all' (default: the default image)")

@@ -13,6 +13,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -179,3 +180,34 @@ def test_a_dependency_missing_from_the_lock_fails_the_build_clearly(docker_clien
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-3000:]
     assert "mpmath" in out and f"error: installing images/{SPEC.tag}/requirements.lock failed" in out, out[-3000:]
+
+
+def test_offline_build_from_a_wheel_folder(docker_client, tmp_path):
+    """Every locked wheel in one folder (hashes checked on the way in), then a build with no network at all."""
+    wheels = tmp_path / "wheels"
+    lock = IMAGES / SPEC.tag / LOCK_NAME
+    download = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--require-hashes", "-r", str(lock), "--only-binary",
+         ":all:", "--platform", "manylinux_2_28_x86_64", "--python-version", SPEC.python, "--implementation", "cp",
+         "--find-links", "/opt/wheels", "-d", str(wheels)], capture_output=True, text=True, timeout=1200, check=False)
+    if download.returncode != 0:
+        pytest.skip(f"cannot gather the locked wheels here: {download.stderr[-500:]}")
+    staged, offline = stage_locked_wheels(SPEC, lock.read_text(), [wheels], tmp_path / "check")
+    assert offline, f"not every locked wheel was gathered: {staged}"
+    spec = dataclasses.replace(SPEC, repository=REPOSITORY + "-offline")
+    os.environ["BUILD_NETWORK"] = "none"
+    try:
+        outcome = build_one(docker_client, find_build_client(), spec, IMAGES, ca=find_ca(None), folders=[wheels],
+                            base_override=None, echo=lambda *a, **k: None)
+    finally:
+        del os.environ["BUILD_NETWORK"]
+    log = outcome.log.read_text() if outcome.log else ""
+    try:
+        assert outcome.ok, outcome.error
+        assert "OFFLINE=1" in log.splitlines()[0] and "Downloading" not in log
+        out = docker_client.containers.run(spec.image, ["python", "-c", "import torch; print(torch.__version__)"],
+                                           remove=True, network_mode="none")
+        assert out.decode().strip() == SPEC.torch_requirement.split("==")[1]
+    finally:
+        if image_exists(docker_client, spec.image):
+            docker_client.images.remove(spec.image, force=True)
