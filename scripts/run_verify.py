@@ -125,7 +125,7 @@ def verify_image(client, spec: ImageSpec, *, shm_size: str, timeout: float, extr
                     outcome.mismatches = spec_mismatches(spec, report["environment"])
                 else:
                     outcome.junit_path = dest
-        copied = [str(p.relative_to(ROOT)) for p in (outcome.json_path, outcome.junit_path) if p]
+        copied = [str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p) for p in (outcome.json_path, outcome.junit_path) if p]
         echo(f"reports copied out of the container to {', '.join(copied) or 'nothing (none written)'}")
         return outcome
     finally:

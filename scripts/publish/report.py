@@ -73,11 +73,12 @@ def fetch_report(text: str) -> Summary:
     if verify is not None:
         report = json.loads(_payload(reg, ref.repository, verify["digest"]))
         notes = verify.get("annotations") or {}
-        summary.status = report.get("status")
+        summary.status = str(report.get("status", "unknown")).upper()
         summary.created = report.get("created")
         summary.verified = summary.status in ("PASS", "WARN")
         summary.host = host_fingerprint(report, notes)
-        summary.checks = [(c.get("name", "?"), c.get("status", "?"), c.get("summary", "")) for c in report.get("checks", [])]
+        summary.checks = [(c.get("name", "?"), str(c.get("status", "?")).upper(), c.get("summary", ""))
+                          for c in report.get("checks", [])]
     sbom = _newest(descriptors, SBOM_TYPE)
     if sbom is not None:
         doc = json.loads(_payload(reg, ref.repository, sbom["digest"]))

@@ -99,12 +99,14 @@ def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry
     assert pushed["reference"] == reference
 
     # delete every local reference to the image, then pull it back by digest only
-    image_id = docker_client.images.get(SPEC.image).id
-    docker_client.images.remove(f"{registry}/{REPOSITORY}:{SPEC.tag}", force=True)
-    docker_client.images.remove(SPEC.image, force=True)
-    assert not image_exists(docker_client, image_id)
+    image = docker_client.images.get(SPEC.image)
+    for name in image.tags:             # the test repository's and the registry's names (both only this test's)
+        docker_client.images.remove(name, force=True)
+    if image_exists(docker_client, image.id):   # still held by its repo digest
+        docker_client.images.remove(image.id, force=True)
+    assert not image_exists(docker_client, image.id)
     pulled = docker_client.images.pull(reference)
-    assert pulled.id == image_id
+    assert pulled.id == image.id
     pulled.tag(REPOSITORY, SPEC.tag)
 
     reports = tmp_path / "reports"
