@@ -22,7 +22,7 @@ import requests
 
 from scripts.build import build_one, find_ca, resolve_base, wheel_folders
 from scripts.engine import find_build_client, image_exists
-from scripts.lock import LOCK_NAME, local_folders, parse_lock, stage_locked_wheels
+from scripts.lock import LOCK_NAME, local_folders, parse_lock, stage_for_build, stage_locked_wheels
 from scripts.matrix import default_spec, load_matrix
 from scripts.render import IMAGES
 from scripts.run_verify import verify_image
@@ -170,7 +170,7 @@ def test_a_dependency_missing_from_the_lock_fails_the_build_clearly(docker_clien
     text = (IMAGES / SPEC.tag / LOCK_NAME).read_text()
     (ctx / "images" / SPEC.tag / LOCK_NAME).write_text(re.sub(r"(?ms)^mpmath==.*?(?=^[a-z])", "", text))
     assert "mpmath==" not in (ctx / "images" / SPEC.tag / LOCK_NAME).read_text()
-    staged, _ = stage_locked_wheels(SPEC, text, local_folders(None), ctx / "build" / "wheels")
+    staged, _ = stage_for_build(SPEC, IMAGES, local_folders(None), ctx / "build" / "wheels")   # + uv's wheel
     base, _ = resolve_base(docker_client, SPEC)
     cli = find_build_client()
     ca = find_ca(None)
@@ -197,12 +197,16 @@ def test_offline_build_from_a_wheel_folder(docker_client, tmp_path):
     staged, offline = stage_locked_wheels(SPEC, lock.read_text(), [wheels], tmp_path / "check")
     assert offline, f"not every locked wheel was gathered: {staged}"
     spec = dataclasses.replace(SPEC, repository=REPOSITORY + "-offline")
-    os.environ["BUILD_NETWORK"] = "none"
+    # "network off" for the Python install: every proxy variable points at a closed port (BuildKit keeps proxy
+    # arguments out of the cache key, so the distro layer, which needs its mirror, still comes from the cache)
+    dead = "http://127.0.0.1:9"
+    os.environ["EXTRA_BUILD_ARGS"] = " ".join(f"{k}={dead}" for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                                                       "https_proxy", "ALL_PROXY", "all_proxy"))
     try:
         outcome = build_one(docker_client, find_build_client(), spec, IMAGES, ca=find_ca(None), folders=[wheels],
                             base_override=None, echo=lambda *a, **k: None)
     finally:
-        del os.environ["BUILD_NETWORK"]
+        del os.environ["EXTRA_BUILD_ARGS"]
     log = outcome.log.read_text() if outcome.log else ""
     try:
         assert outcome.ok, outcome.error
