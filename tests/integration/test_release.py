@@ -22,7 +22,13 @@ import requests
 
 from scripts.build import build_one, find_ca, resolve_base, wheel_folders
 from scripts.engine import find_build_client, image_exists
-from scripts.lock import LOCK_NAME, local_folders, parse_lock, stage_for_build, stage_locked_wheels
+from scripts.lock import (
+    LOCK_NAME,
+    local_folders,
+    parse_lock,
+    stage_for_build,
+    stage_locked_wheels,
+)
 from scripts.matrix import default_spec, load_matrix
 from scripts.render import IMAGES
 from scripts.run_verify import verify_image
