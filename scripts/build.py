@@ -150,7 +150,8 @@ def build_one(client, cli: BuildClient, spec: ImageSpec, images_dir: Path, *, ca
     except UserError as exc:
         return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
     staged = stage_wheels(spec, folders)
-    from .lock import stage_for_build           # release path: the lock decides what is installed
+    # release path: the lock decides what is installed
+    from .lock import stage_for_build
     try:
         locked, offline = stage_for_build(spec, images_dir, folders, WHEELS_DIR)
     except UserError as exc:

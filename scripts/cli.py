@@ -16,7 +16,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     files = rendered_files(specs)
     if args.check:
         changed = drift(files, IMAGES)
-        from .lock import check_locks           # release path: stale/missing requirements.lock fails too
+        # release path: a stale or missing requirements.lock fails too
+        from .lock import check_locks
         changed += check_locks(specs, IMAGES)
         if changed:
             print("images/ is out of date with matrix.yaml and templates/ (rendered files are generated, never edited):", file=sys.stderr)

@@ -115,6 +115,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     from .cli_scaleout import add_scaleout_commands
     add_scaleout_commands(sub)
-    from .cli_release import add_release_commands      # release path: lock, push, attest, report, bench-build
+    # release path: lock, stage-wheels, push, attest, report, bench-build
+    from .cli_release import add_release_commands
     add_release_commands(sub)
 
