@@ -155,12 +155,16 @@ def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry
     assert "verified: yes (verdict PASS" in report.stdout
     assert re.search(r"PASS\s+shm", report.stdout)
     assert "sbom:     CycloneDX 1.5" in report.stdout and "host:     node " in report.stdout
+    docker_client.images.remove(reference)      # the by-digest name of the pull; the test repository's tag stays
 
 
 def test_push_to_a_registry_that_is_not_there_is_one_clear_line(docker_client, matrix_file, release_image, tmp_path):
-    proc = run_cli("push", "--image", SPEC.tag, "--registry", f"127.0.0.1:{_free_port()}", "--out", str(tmp_path),
+    registry = f"127.0.0.1:{_free_port()}"
+    proc = run_cli("push", "--image", SPEC.tag, "--registry", registry, "--out", str(tmp_path),
                    env={"MATRIX": str(matrix_file)}, timeout=300)
     assert_clean_failure(proc, "push of", "failed")
+    if image_exists(docker_client, f"{registry}/{REPOSITORY}:{SPEC.tag}"):
+        docker_client.images.remove(f"{registry}/{REPOSITORY}:{SPEC.tag}")
 
 
 def test_report_of_a_bad_reference_is_one_clear_line():
