@@ -1,1 +1,2 @@
-"""The release path: push images, build their SBOM, attach verify reports and SBOMs to digests, read them back."""
+"""Publish: everything that hands the rendered images to other systems (CI matrix, bake, Kubernetes, Slurm) and
+the release path (push, SBOM, verify reports and SBOMs attached to digests, read back)."""

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..spec import ImageSpec
+from ..fsutil import atomic_write
+from ..plan.spec import ImageSpec
 from .registry import (
     EMPTY_JSON,
     OCI_EMPTY,
     OCI_INDEX,
     OCI_MANIFEST,
+    Credentials,
     Registry,
     parse_ref,
     sha256,
@@ -79,9 +81,9 @@ def _update_fallback(reg: Registry, repo: str, subject: str, descriptor: dict[st
     reg.put_manifest(repo, tag, json.dumps(index, sort_keys=True, separators=(",", ":")).encode(), OCI_INDEX)
 
 
-def export_sbom(client, image: str, dest: Path) -> Path:
+def export_sbom(client: Any, image: str, dest: Path) -> Path:
     """Copy SBOM_PATH out of `image` (a created, never started container) to dest, atomically."""
-    from docker.errors import ImageNotFound, NotFound  # type: ignore[import-untyped]
+    from docker.errors import ImageNotFound, NotFound
     try:
         container = client.containers.create(image, command=["true"])
     except ImageNotFound:
@@ -96,19 +98,16 @@ def export_sbom(client, image: str, dest: Path) -> Path:
         raise UserError(f"{image} has no {SBOM_PATH}: it was built before SBOMs; rebuild it (make build)") from None
     finally:
         container.remove(force=True)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(dest)
+    atomic_write(dest, data)
     return dest
 
 
-def attest_one(reference: str, report_json: bytes, sbom_json: bytes) -> list[str]:
+def attest_one(reference: str, report_json: bytes, sbom_json: bytes, creds: Credentials | None = None) -> list[str]:
     ref = parse_ref(reference)
     if not ref.digest:
         raise UserError(f"{reference}: attest needs a digest reference (repo@sha256:...); run make push first")
     report = json.loads(report_json)
-    reg = Registry(ref.registry)
+    reg = Registry(ref.registry, creds)
     notes = {"io.torchimages.verify.status": str(report.get("status")),
              "io.torchimages.verify.created": str(report.get("created")),
              "io.torchimages.verify.host": platform.node()}
@@ -121,13 +120,13 @@ def attest_one(reference: str, report_json: bytes, sbom_json: bytes) -> list[str
     return lines
 
 
-def attest_from_reports(specs: list[ImageSpec], push_dir: Path, reports: Path) -> list[str]:
-    from ..engine import connect
+def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, reports: Path,
+                        creds: Credentials | None = None) -> list[str]:
+    """Attach reports/<tag>.json and the image's SBOM to the digest `make push` recorded for each spec."""
     pushed_file = push_dir / "pushed.json"
     if not pushed_file.exists():
         raise UserError(f"{pushed_file} not found: run `make push REGISTRY=host:port` first")
     pushed = json.loads(pushed_file.read_text(encoding="utf-8"))
-    client = connect()
     lines = []
     for spec in specs:
         entry = pushed.get(spec.tag)
@@ -141,6 +140,6 @@ def attest_from_reports(specs: list[ImageSpec], push_dir: Path, reports: Path) -
             raise UserError(f"{entry['source']} changed since it was pushed ({local[:19]} vs {entry['image_id'][:19]}): "
                             f"push and verify it again")
         sbom = export_sbom(client, entry["source"], reports / f"{spec.tag}.sbom.cdx.json")
-        lines += attest_one(entry["reference"], report.read_bytes(), sbom.read_bytes())
+        lines += attest_one(entry["reference"], report.read_bytes(), sbom.read_bytes(), creds)
         lines.append(f"SBOM exported to {sbom}")
     return lines

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserError
-from ..spec import ImageSpec
+from ..fsutil import atomic_write
+from ..plan.spec import ImageSpec
 
 
 @dataclass(frozen=True)
@@ -26,9 +27,9 @@ def target_repository(registry: str, spec: ImageSpec) -> str:
     return f"{registry}/{spec.repository}"
 
 
-def push_image(client, source: str, repository: str, tag: str) -> str:
+def push_image(client: Any, source: str, repository: str, tag: str) -> str:
     """Tag `source` as repository:tag, push it, return the manifest digest the registry reported."""
-    from docker.errors import APIError, ImageNotFound  # type: ignore[import-untyped]
+    from docker.errors import APIError, ImageNotFound
     try:
         image = client.images.get(source)
     except ImageNotFound:
@@ -45,20 +46,35 @@ def push_image(client, source: str, repository: str, tag: str) -> str:
         raise UserError(f"push of {repository}:{tag} failed: {exc.explanation}") from None
     if not digest:
         raise UserError(f"push of {repository}:{tag} reported no digest")
-    return digest
+    return str(digest)
 
 
-def push_images(client, specs: list[ImageSpec], registry: str, out_dir: Path) -> list[Pushed]:
+def local_source(client: Any, spec: ImageSpec, registry: str) -> str:
+    """The engine's name of the built image: `make build`'s repo:tag, else the registry-prefixed name a bake
+    target (CI) gives it."""
+    from docker.errors import ImageNotFound
+    for name in (spec.image, f"{registry.rstrip('/')}/{spec.image}"):
+        try:
+            client.images.get(name)
+            return name
+        except ImageNotFound:
+            continue
+    return spec.image
+
+
+def push_images(client: Any, specs: list[ImageSpec], registry: str, out_dir: Path) -> list[Pushed]:
+    """Push each spec's image to `registry`; record tag → digest reference in out_dir/pushed.json."""
     rows = []
     for spec in specs:
         repository = target_repository(registry, spec)
-        digest = push_image(client, spec.image, repository, spec.tag)
-        rows.append(Pushed(spec.tag, spec.image, f"{repository}@{digest}", digest, client.images.get(spec.image).id))
-    out_dir.mkdir(parents=True, exist_ok=True)
+        source = local_source(client, spec, registry)
+        digest = push_image(client, source, repository, spec.tag)
+        rows.append(Pushed(spec.tag, source, f"{repository}@{digest}", digest, client.images.get(source).id))
     path = out_dir / "pushed.json"
-    record = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    try:
+        record = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path} is unreadable ({exc}); delete it and push again") from None
     record.update({r.tag: asdict(r) for r in rows})
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
     return rows

@@ -1,15 +1,14 @@
 """A small OCI distribution client (HTTP API v2): manifests, blobs, referrers and the referrers tag schema.
 
 Plain requests calls; http for loopback registries (127.0.0.1, localhost) or REGISTRY_INSECURE=1, https otherwise;
-basic or bearer-token auth from REGISTRY_USER / REGISTRY_PASSWORD when the registry asks for it.
+basic or bearer-token auth from REGISTRY_USER / REGISTRY_PASSWORD (through Settings) when the registry asks.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import requests
@@ -55,10 +54,20 @@ def sha256(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+@dataclass(frozen=True)
+class Credentials:
+    """How to talk to a registry: user/password when it asks, and http instead of https (REGISTRY_INSECURE)."""
+
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    insecure: bool = False
+
+
 class Registry:
-    def __init__(self, host: str, timeout: float = 60) -> None:
+    def __init__(self, host: str, creds: Credentials | None = None, timeout: float = 60) -> None:
         self.host = host
-        insecure = os.environ.get("REGISTRY_INSECURE") == "1" or host.split(":")[0] in ("127.0.0.1", "localhost")
+        self.creds = creds or Credentials()
+        insecure = self.creds.insecure or host.split(":")[0] in ("127.0.0.1", "localhost")
         self.base = f"{'http' if insecure else 'https'}://{host}/v2"
         self.session = requests.Session()
         self.timeout = timeout
@@ -78,7 +87,7 @@ class Registry:
         return resp
 
     def _authenticate(self, resp: requests.Response) -> bool:
-        user, password = os.environ.get("REGISTRY_USER"), os.environ.get("REGISTRY_PASSWORD")
+        user, password = self.creds.user, self.creds.password
         challenge = resp.headers.get("WWW-Authenticate", "")
         if challenge.lower().startswith("basic") and user:
             self.session.auth = (user, password or "")

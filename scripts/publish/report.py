@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import UserError
 from .attest import SBOM_TYPE, SHORT, VERIFY_TYPE, fallback_tag
-from .registry import Registry, parse_ref
+from .registry import Credentials, Registry, parse_ref
 
 
 @dataclass
@@ -59,11 +59,12 @@ def host_fingerprint(report: dict[str, Any], annotations: dict[str, str]) -> dic
             "container": env.get("hostname"), "torch": env.get("torch"), "cuda": env.get("cuda")}
 
 
-def fetch_report(text: str) -> Summary:
+def fetch_report(text: str, creds: Credentials | None = None) -> Summary:
+    """The newest verify report and SBOM attached to a digest (referrers API, else the tag schema)."""
     ref = parse_ref(text)
     if not ref.digest:
         raise UserError(f"{text}: make report needs a digest reference (repo@sha256:...)")
-    reg = Registry(ref.registry)
+    reg = Registry(ref.registry, creds)
     reg.get_manifest(ref.repository, ref.digest)          # the image itself must exist
     descriptors, via = _artifacts(reg, ref.repository, ref.digest)
     summary = Summary(str(ref), verified=False, found_via=via)

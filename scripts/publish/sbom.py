@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 SBOM_PATH = "/usr/share/torchimages/sbom.cdx.json"
@@ -87,11 +88,11 @@ def distro_id(os_release: Path = Path("/etc/os-release")) -> str:
 
 
 def build_sbom(name: str, venv_pkgs: list[tuple[str, str]], hashes: dict[tuple[str, str], list[str]],
-               debs: list[dict[str, str]], distro: str, timestamp: str) -> dict:
+               debs: list[dict[str, str]], distro: str, timestamp: str) -> dict[str, Any]:
     components = []
     for pkg, version in sorted(venv_pkgs, key=lambda p: canonical(p[0])):
         purl = f"pkg:pypi/{canonical(pkg)}@{quote(version, safe='')}"
-        comp: dict = {"type": "library", "bom-ref": purl, "name": pkg, "version": version, "purl": purl}
+        comp: dict[str, Any] = {"type": "library", "bom-ref": purl, "name": pkg, "version": version, "purl": purl}
         allowed = hashes.get((canonical(pkg), version), [])
         if allowed:
             comp["hashes"] = [{"alg": "SHA-256", "content": h} for h in allowed]
@@ -127,13 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dpkg-status", default="/var/lib/dpkg/status")
     parser.add_argument("--name", required=True)
     parser.add_argument("--out", default=SBOM_PATH)
+    parser.add_argument("--epoch", type=int, default=None, help="timestamp (seconds), e.g. $SOURCE_DATE_EPOCH")
     args = parser.parse_args(argv)
     lock = Path(args.lock)
     if not lock.is_file():
         print(f"error: lock {lock} not found; pass --lock", file=sys.stderr)
         return 2
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(epoch) if epoch else None))
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(args.epoch))
     sbom = build_sbom(args.name, venv_packages(Path(args.venv)), lock_hashes(lock.read_text(encoding="utf-8")),
                       dpkg_packages(Path(args.dpkg_status)), distro_id(), stamp)
     out = Path(args.out)

@@ -20,23 +20,41 @@ from pathlib import Path
 import pytest
 import requests
 
-from scripts.build import build_one, find_ca, resolve_base, wheel_folders
-from scripts.engine import find_build_client, image_exists
-from scripts.lock import (
-    LOCK_NAME,
-    local_folders,
-    parse_lock,
-    stage_for_build,
-    stage_locked_wheels,
-)
-from scripts.matrix import default_spec, load_matrix
-from scripts.render import IMAGES
+from scripts.build.buildkit import BuildOutcome, BuildRequest, build_one, resolve_base
+from scripts.build.engine import find_build_client, image_exists
+from scripts.build.lock import lock_folders, parse_lock, stage_for_build, stage_locked_wheels
+from scripts.plan.spec import ImageSpec
+from scripts.render import LOCK_NAME, load_rendered
 from scripts.run_verify import verify_image
+from scripts.settings import CA_VARIABLES, local_folders
 from tests.conftest import ROOT, assert_clean_failure, run_cli
 
 REPOSITORY = "torchimages-release-test"
-SPEC = dataclasses.replace(default_spec(load_matrix()), repository=REPOSITORY)
+IMAGES = ROOT / "images"
 REGISTRY_BIN = "/usr/bin/docker-registry"
+
+
+class _Spec:
+    """The shipped default image under the test repository, read from images/ when first used (never at import)."""
+
+    def __getattr__(self, name: str):
+        spec = next(s for s in load_rendered(IMAGES) if s.default)
+        return getattr(dataclasses.replace(spec, repository=REPOSITORY), name)
+
+
+SPEC: ImageSpec = _Spec()  # type: ignore[assignment]
+
+
+def _ca() -> str | None:
+    return next((os.environ[v] for v in CA_VARIABLES if Path(os.environ.get(v) or "/nonexistent").is_file()), None)
+
+
+def _build(client, spec: ImageSpec, folders: list[Path], tmp: Path, extra: tuple[str, ...] = ()) -> BuildOutcome:
+    """`make build`'s code path for one spec; logs and the uv download under tmp."""
+    request = BuildRequest(images_dir=IMAGES, logs=tmp / "logs", wheels_stage=ROOT / "build" / "wheels", root=ROOT,
+                           ca=_ca(), folders=tuple(folders), base_override=None, network=None, env=dict(os.environ),
+                           extra_build_args=extra, uv_cache=tmp / "uv")
+    return build_one(client, find_build_client(), spec, request, echo=lambda *a, **k: None)
 
 
 def _free_port() -> int:
@@ -73,35 +91,41 @@ def registry(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def matrix_file(tmp_path_factory) -> Path:
-    """matrix.yaml with a test-only repository, so pushes and pulls never touch the shared torchimages:* tags."""
-    path = tmp_path_factory.mktemp("matrix") / "matrix.yaml"
-    text = (ROOT / "matrix.yaml").read_text()
-    path.write_text(re.sub(r"(?m)^repository: .*$", f"repository: {REPOSITORY}", text, count=1))
-    return path
+def images_dir(tmp_path_factory) -> Path:
+    """images/ with only the default image, under a test-only repository, so pushes and pulls never touch the
+    shared torchimages:* tags (the CLI reads spec.json through IMAGES_DIR)."""
+    images = tmp_path_factory.mktemp("images") / "images"
+    (images / SPEC.tag).mkdir(parents=True)
+    for name in ("Dockerfile", LOCK_NAME):
+        shutil.copy2(IMAGES / SPEC.tag / name, images / SPEC.tag / name)
+    (images / SPEC.tag / "spec.json").write_text(next(s for s in load_rendered(IMAGES) if s.default)
+                                                 .to_json().replace('"repository": "torchimages"',
+                                                                    f'"repository": "{REPOSITORY}"'))
+    assert load_rendered(images)[0].repository == REPOSITORY
+    return images
 
 
 @pytest.fixture(scope="module")
-def release_image(docker_client) -> str:
+def release_image(docker_client, tmp_path_factory) -> str:
     """The default image under the test repository (BuildKit's cache makes a rebuild cheap)."""
     if not image_exists(docker_client, SPEC.image):
-        outcome = build_one(docker_client, find_build_client(), SPEC, IMAGES, ca=find_ca(None),
-                            folders=wheel_folders(None), base_override=None, echo=lambda *a, **k: None)
+        outcome = _build(docker_client, SPEC, list(local_folders(os.environ.get("PIP_FIND_LINKS", ""))),
+                         tmp_path_factory.mktemp("build"))
         assert outcome.ok, outcome.error
     return SPEC.image
 
 
-def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry, matrix_file, release_image, tmp_path):
-    env = {"MATRIX": str(matrix_file)}
-    push = run_cli("push", "--image", SPEC.tag, "--registry", registry, "--out", str(tmp_path / "push"), env=env,
-                   timeout=900)
+def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry, images_dir, release_image, tmp_path):
+    reports = tmp_path / "reports"
+    env = {"IMAGES_DIR": str(images_dir), "REPORTS_DIR": str(reports), "BUILD_DIR": str(tmp_path / "build")}
+    push = run_cli("push", "--image", SPEC.tag, "--registry", registry, env=env, timeout=900)
     assert push.returncode == 0, push.stdout + push.stderr
     ref = f"{registry}/{REPOSITORY}@"
-    line = next(l for l in push.stdout.splitlines() if ref in l)
+    line = next(text for text in push.stdout.splitlines() if ref in text)
     reference = line.split("-> ")[1].strip()
     digest = reference.split("@")[1]
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest)
-    pushed = json.loads((tmp_path / "push" / "pushed.json").read_text())[SPEC.tag]
+    pushed = json.loads((reports / "push" / "pushed.json").read_text())[SPEC.tag]
     assert pushed["reference"] == reference
 
     # delete every local reference to the image, then pull it back by digest only
@@ -115,7 +139,6 @@ def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry
     assert pulled.id == image.id
     pulled.tag(REPOSITORY, SPEC.tag)
 
-    reports = tmp_path / "reports"
     outcome = verify_image(docker_client, SPEC, shm_size="1g", timeout=600, extra_args=["--checks", "shm"],
                            reports=reports, echo=lambda *a, **k: None)
     assert outcome.exit_code == 0, outcome
@@ -125,8 +148,7 @@ def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry
     bare = run_cli("report", reference, env=env, timeout=120)
     assert bare.returncode == 1 and "verified: NO" in bare.stdout and "Traceback" not in bare.stderr
 
-    attest = run_cli("attest", "--image", SPEC.tag, "--out", str(tmp_path / "push"), "--reports", str(reports),
-                     env=env, timeout=300)
+    attest = run_cli("attest", "--image", SPEC.tag, env=env, timeout=300)
     assert attest.returncode == 0, attest.stdout + attest.stderr
     assert "verify attached" in attest.stdout and "sbom attached" in attest.stdout
     tag_base = digest.replace(":", "-")
@@ -158,10 +180,10 @@ def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry
     docker_client.images.remove(reference)      # the by-digest name of the pull; the test repository's tag stays
 
 
-def test_push_to_a_registry_that_is_not_there_is_one_clear_line(docker_client, matrix_file, release_image, tmp_path):
+def test_push_to_a_registry_that_is_not_there_is_one_clear_line(docker_client, images_dir, release_image, tmp_path):
     registry = f"127.0.0.1:{_free_port()}"
-    proc = run_cli("push", "--image", SPEC.tag, "--registry", registry, "--out", str(tmp_path),
-                   env={"MATRIX": str(matrix_file)}, timeout=300)
+    proc = run_cli("push", "--image", SPEC.tag, "--registry", registry, timeout=300,
+                   env={"IMAGES_DIR": str(images_dir), "REPORTS_DIR": str(tmp_path), "BUILD_DIR": str(tmp_path)})
     assert_clean_failure(proc, "push of", "failed")
     if image_exists(docker_client, f"{registry}/{REPOSITORY}:{SPEC.tag}"):
         docker_client.images.remove(f"{registry}/{REPOSITORY}:{SPEC.tag}")
@@ -169,6 +191,11 @@ def test_push_to_a_registry_that_is_not_there_is_one_clear_line(docker_client, m
 
 def test_report_of_a_bad_reference_is_one_clear_line():
     assert_clean_failure(run_cli("report", "torchimages:latest"), "not a digest reference")
+
+
+def test_push_without_a_registry_is_one_clear_line(images_dir, tmp_path):
+    proc = run_cli("push", env={"IMAGES_DIR": str(images_dir), "REPORTS_DIR": str(tmp_path), "REGISTRY": ""})
+    assert_clean_failure(proc, "make push REGISTRY=host:port", code=2)
 
 
 def test_a_dependency_missing_from_the_lock_fails_the_build_clearly(docker_client, tmp_path):
@@ -180,10 +207,10 @@ def test_a_dependency_missing_from_the_lock_fails_the_build_clearly(docker_clien
     text = (IMAGES / SPEC.tag / LOCK_NAME).read_text()
     (ctx / "images" / SPEC.tag / LOCK_NAME).write_text(re.sub(r"(?ms)^mpmath==.*?(?=^[a-z])", "", text))
     assert "mpmath==" not in (ctx / "images" / SPEC.tag / LOCK_NAME).read_text()
-    staged, _ = stage_for_build(SPEC, IMAGES, local_folders(None), ctx / "build" / "wheels")   # + uv's wheel
+    staged, _ = stage_for_build(SPEC, IMAGES, lock_folders(()), ctx / "build" / "wheels", tmp_path / "uv")   # + uv
     base, _ = resolve_base(docker_client, SPEC)
     cli = find_build_client()
-    ca = find_ca(None)
+    ca = _ca()
     argv = [*cli.argv, "--progress", "plain", "--target", "builder", "-f", str(ctx / "images" / SPEC.tag / "Dockerfile"),
             "--build-arg", f"BASE_IMAGE={base}", "--network", "host",
             "--build-arg", "TORCH_INDEX_URL=" + ("" if any(n.startswith("torch-") for n in staged) else SPEC.torch_index_url or ""),
@@ -210,13 +237,9 @@ def test_offline_build_from_a_wheel_folder(docker_client, tmp_path):
     # "network off" for the Python install: every proxy variable points at a closed port (BuildKit keeps proxy
     # arguments out of the cache key, so the distro layer, which needs its mirror, still comes from the cache)
     dead = "http://127.0.0.1:9"
-    os.environ["EXTRA_BUILD_ARGS"] = " ".join(f"{k}={dead}" for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                                                                       "https_proxy", "ALL_PROXY", "all_proxy"))
-    try:
-        outcome = build_one(docker_client, find_build_client(), spec, IMAGES, ca=find_ca(None), folders=[wheels],
-                            base_override=None, echo=lambda *a, **k: None)
-    finally:
-        del os.environ["EXTRA_BUILD_ARGS"]
+    extra = tuple(f"{k}={dead}" for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY",
+                                           "all_proxy"))
+    outcome = _build(docker_client, spec, [wheels], tmp_path, extra)
     log = outcome.log.read_text() if outcome.log else ""
     try:
         assert outcome.ok, outcome.error

@@ -15,14 +15,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import ROOT
-from .errors import UserError
-from .spec import ImageSpec
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion
 
-LOCK_NAME = "requirements.lock"
+from .. import ROOT
+from ..errors import UserError
+from ..fsutil import atomic_write
+from ..plan.spec import ImageSpec
+from ..render import LOCK_NAME
+from .wheels import fits_python
+
 PLATFORM = "x86_64-manylinux_2_28"
 DEFAULT_FOLDERS = ("/opt/wheels", "/opt/pypi-more/files")
 DIGEST_LINE = "# input-digest: "
@@ -42,18 +48,20 @@ def requirements(spec: ImageSpec) -> list[str]:
 
 
 def input_digest(spec: ImageSpec) -> str:
-    """sha256 over everything that decides the resolution: requirements, Python, platform, torch index."""
+    """sha256 over the package inputs of a spec only (requirements, Python, platform, torch index): a change
+    elsewhere in the spec (ENV, labels, base image, a new image beside it) never stales the lock."""
     data = {"requirements": requirements(spec), "python": spec.python, "platform": PLATFORM,
             "torch_index_url": spec.torch_index_url or ""}
     return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def lock_path(spec: ImageSpec, images: Path) -> Path:
+    """images/<tag>/requirements.lock."""
     return images / spec.tag / LOCK_NAME
 
 
 def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return str(canonicalize_name(name))
 
 
 class IndexUnreachable(UserError):
@@ -70,7 +78,8 @@ class Pin:
 def parse_lock(text: str) -> list[Pin]:
     """The pins of a lock (name==version and its --hash lines)."""
     pins: list[Pin] = []
-    name = version = None
+    name: str | None = None
+    version: str | None = None
     hashes: list[str] = []
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].rstrip() if not raw.lstrip().startswith("--hash") else raw.strip()
@@ -86,6 +95,7 @@ def parse_lock(text: str) -> list[Pin]:
 
 
 def header_digest(text: str) -> str | None:
+    """The input digest a lock was resolved for (its header line), None when it has none."""
     for line in text.splitlines():
         if line.startswith(DIGEST_LINE):
             return line[len(DIGEST_LINE):].strip()
@@ -109,26 +119,31 @@ def lock_problem(spec: ImageSpec, images: Path) -> str | None:
     return None
 
 
-def local_folders(explicit: str | None = None) -> list[Path]:
-    """Wheel folders used for locking: WHEELS / PIP_FIND_LINKS like the build, else the host's default ones."""
-    raw = explicit if explicit is not None else (os.environ.get("WHEELS") or os.environ.get("PIP_FIND_LINKS") or
-                                                 " ".join(DEFAULT_FOLDERS))
-    return [Path(p.removeprefix("file://")) for p in raw.split() if os.path.isdir(p.removeprefix("file://"))]
+def lock_folders(wheels: tuple[Path, ...]) -> list[Path]:
+    """Wheel folders used for locking: WHEELS (or PIP_FIND_LINKS's local folders) like the build, else the
+    host's default ones where they exist."""
+    if wheels:
+        return list(wheels)
+    return [Path(p) for p in DEFAULT_FOLDERS if os.path.isdir(p)]
 
 
-def _wheel_name_version(filename: str) -> tuple[str, str]:
-    parts = filename.split("-")
-    return canonical(parts[0]), parts[1]
+def _wheel_name_version(filename: str) -> tuple[str, str] | None:
+    """(canonical name, version as written) of a wheel file name; None for a name that is not a wheel's."""
+    try:
+        name, _, _, _ = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, InvalidVersion):
+        return None
+    return str(name), filename.split("-")[1]
 
 
 def wheel_fits(filename: str, python: str) -> bool:
-    """A wheel this image's Python on x86_64 Linux can install: cpXY, abi3 or pure, manylinux x86_64 or any."""
-    tags = filename[:-4].split("-")[-3:]
-    py, abi, plat = tags
-    cp = f"cp{python.replace('.', '')}"
-    py_ok = cp in py.split(".") or abi == "abi3" or py.startswith("py3") or "py2.py3" in py
-    plat_ok = plat == "any" or ("x86_64" in plat and "linux" in plat)
-    return py_ok and plat_ok
+    """A wheel this image's Python on x86_64 Linux can install: cpXY, abi3 or pure; manylinux x86_64 or any."""
+    try:
+        _, _, _, tags = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, InvalidVersion):
+        return False
+    plat_ok = any(t.platform == "any" or ("x86_64" in t.platform and "linux" in t.platform) for t in tags)
+    return plat_ok and fits_python(tags, python)
 
 
 def _torch_is_local(spec: ImageSpec, folders: list[Path]) -> bool:
@@ -145,7 +160,10 @@ def _link_folder(spec: ImageSpec, folders: list[Path], into: Path) -> str:
     wanted = {canonical(r.split("==")[0]): r.split("==")[1] for r in requirements(spec)}
     for folder in folders:
         for wheel in folder.glob("*.whl"):
-            name, version = _wheel_name_version(wheel.name)
+            parsed = _wheel_name_version(wheel.name)
+            if parsed is None:
+                continue
+            name, version = parsed
             if "+" in version and wanted.get(name) != version:
                 continue
             if wheel_fits(wheel.name, spec.python) and not (into / wheel.name).exists():
@@ -153,8 +171,8 @@ def _link_folder(spec: ImageSpec, folders: list[Path], into: Path) -> str:
     return str(into)
 
 
-def _uv() -> str:
-    for candidate in (os.environ.get("UV", ""), shutil.which("uv") or "", str(Path(sys.executable).parent / "uv")):
+def _uv(explicit: str | None) -> str:
+    for candidate in (explicit or "", shutil.which("uv") or "", str(Path(sys.executable).parent / "uv")):
         if candidate and os.path.isfile(candidate):
             return candidate
     raise UserError("uv not found: install it (`pip install uv`) or set UV=/path/to/uv")
@@ -169,12 +187,13 @@ def _index_reachable(url: str) -> bool:
         return False
 
 
-def compile_lock(spec: ImageSpec, folders: list[Path], previous: str | None = None) -> str:
+def compile_lock(spec: ImageSpec, folders: list[Path], previous: str | None = None, *,
+                 env: Mapping[str, str], uv: str | None = None) -> str:
     """The lock text for one image (header + uv's hashed output); a UserError when it cannot be resolved here.
 
     `previous` (the lock being refreshed) gives uv its pins as preferences, so unchanged inputs keep their pins."""
     reqs = requirements(spec)
-    argv = [_uv(), "pip", "compile", "-", "--python-version", spec.python, "--python-platform", PLATFORM,
+    argv = [_uv(uv), "pip", "compile", "-", "--python-version", spec.python, "--python-platform", PLATFORM,
             "--generate-hashes", "--no-header", "--index-strategy", "unsafe-best-match", "--quiet"]
     links = tempfile.TemporaryDirectory(prefix="torchimages-lock-")
     argv += ["--find-links", _link_folder(spec, folders, Path(links.name))]
@@ -187,15 +206,15 @@ def compile_lock(spec: ImageSpec, folders: list[Path], previous: str | None = No
                             f"index is reachable, or put the torch wheel into WHEELS=<folder>")
         argv += ["--extra-index-url", spec.torch_index_url]
         sources.append(spec.torch_index_url)
-    env = {**os.environ}
-    if os.path.isfile(CA_BUNDLE) and not env.get("SSL_CERT_FILE"):
-        env["SSL_CERT_FILE"] = CA_BUNDLE
+    child = dict(env)
+    if os.path.isfile(CA_BUNDLE) and not child.get("SSL_CERT_FILE"):
+        child["SSL_CERT_FILE"] = CA_BUNDLE
     with links:
         out = Path(links.name) / "out.txt"
         if previous:
             out.write_text(previous, encoding="utf-8")
         proc = subprocess.run([*argv, "--output-file", str(out)], input="\n".join(reqs) + "\n", capture_output=True,
-                              text=True, env=env, cwd=ROOT, timeout=600, check=False)
+                              text=True, env=child, cwd=ROOT, timeout=600, check=False)
         body = out.read_text(encoding="utf-8") if proc.returncode == 0 else ""
     if proc.returncode != 0:
         detail = " ".join(proc.stderr.split())[:600]
@@ -224,16 +243,13 @@ def unresolved_stub(spec: ImageSpec, why: str) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False,
-                                     encoding="utf-8") as tmp:
-        tmp.write(text)
-    os.chmod(tmp.name, 0o644)
-    os.replace(tmp.name, path)
+    """The lock file, atomically, readable by everyone (the image copies it for its non-root user)."""
+    atomic_write(path, text)
+    os.chmod(path, 0o644)
 
 
-def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, force: bool = False,
-            echo=print) -> list[str]:
+def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: Mapping[str, str],
+            uv: str | None = None, force: bool = False, echo: Callable[[str], None] = print) -> list[str]:
     """Write the lock of every spec whose lock is missing or stale (all with force); returns the failures."""
     failures = []
     for spec in specs:
@@ -244,7 +260,7 @@ def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, force:
         path = lock_path(spec, images)
         previous = path.read_text(encoding="utf-8") if path.exists() and not force else None
         try:
-            text = compile_lock(spec, folders, previous)
+            text = compile_lock(spec, folders, previous, env=env, uv=uv)
         except IndexUnreachable as exc:
             failures.append(str(exc))
             if problem == "missing" or (problem or "").startswith("stale"):
@@ -270,7 +286,10 @@ def stage_locked_wheels(spec: ImageSpec, lock_text: str, folders: list[Path], ta
     target.mkdir(parents=True, exist_ok=True)
     for folder in folders:
         for wheel in sorted(folder.glob("*.whl")):
-            name, version = _wheel_name_version(wheel.name)
+            parsed = _wheel_name_version(wheel.name)
+            if parsed is None:
+                continue
+            name, version = parsed
             pin = pins.get(name)
             if not pin or pin.version != version or not wheel_fits(wheel.name, spec.python) or name in covered:
                 continue
@@ -291,6 +310,7 @@ _HASH_CACHE: dict[tuple[str, int, float], str] = {}
 
 
 def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file (cached by path, size and mtime: the wheel folders hold GBs)."""
     st = path.stat()
     key = (str(path), st.st_size, st.st_mtime)
     if key not in _HASH_CACHE:
@@ -302,14 +322,7 @@ def sha256_file(path: Path) -> str:
     return _HASH_CACHE[key]
 
 
-def keep_lock(old_dir: Path, new_dir: Path) -> None:
-    """Carry images/<tag>/requirements.lock across a re-render (render replaces the folder)."""
-    old = old_dir / LOCK_NAME
-    if old.is_file() and new_dir.is_dir() and not (new_dir / LOCK_NAME).exists():
-        shutil.copy2(old, new_dir / LOCK_NAME)
-
-
-def check_locks(specs: list[ImageSpec], images: Path) -> list[str]:
+def check_locks(specs: list[ImageSpec], images: Path, warn: Callable[[str], None]) -> list[str]:
     """`check-render` lines for locks that are missing or stale; an unresolved stub is only warned about."""
     problems = []
     for spec in specs:
@@ -317,7 +330,7 @@ def check_locks(specs: list[ImageSpec], images: Path) -> list[str]:
         if problem is None:
             continue
         if problem.startswith("unresolved"):
-            print(f"warning: images/{spec.tag}/{LOCK_NAME} is {problem[:160]}", file=sys.stderr)
+            warn(f"warning: images/{spec.tag}/{LOCK_NAME} is {problem[:160]}")
             continue
         problems.append(f"{spec.tag}/{LOCK_NAME} ({problem}; run `make lock IMAGE={spec.tag}`)")
     return problems
@@ -326,7 +339,8 @@ def check_locks(specs: list[ImageSpec], images: Path) -> list[str]:
 UV_VERSION = "0.13.9"      # must equal the uv wheel templates/partials/builder.j2 installs (a test checks)
 
 
-def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: Path) -> tuple[list[str], bool]:
+def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: Path,
+                    uv_cache: Path) -> tuple[list[str], bool]:
     """`make build`'s hook: refuse a missing/stale/unresolved lock; stage the locked wheels and uv's wheel.
 
     Returns (staged wheel names, offline): offline when the folders hold every locked wheel."""
@@ -335,7 +349,7 @@ def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: 
         raise UserError(f"{spec.tag}: images/{spec.tag}/{LOCK_NAME} is {problem}: run `make lock IMAGE={spec.tag}` "
                         f"(on a host that reaches the index) and commit it")
     staged, covered = stage_locked_wheels(spec, lock_path(spec, images).read_text(encoding="utf-8"), folders, target)
-    uv_wheel = find_uv_wheel(folders)
+    uv_wheel = find_uv_wheel(folders, uv_cache)
     dest = target / uv_wheel.name
     if not dest.exists():
         shutil.copy2(uv_wheel, dest)
@@ -343,20 +357,21 @@ def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: 
     return staged, covered
 
 
-UV_CACHE = ROOT / "build" / "cache" / "uv"
-
-
-def find_uv_wheel(folders: list[Path]) -> Path:
-    """The uv wheel the Dockerfile installs uv from: a wheel folder's, else one downloaded once into build/cache/uv."""
-    for folder in [*folders, UV_CACHE]:
+def find_uv_wheel(folders: list[Path], uv_cache: Path) -> Path:
+    """The uv wheel the Dockerfile installs uv from: a wheel folder's, else one downloaded once into
+    uv_cache (BUILD_DIR/cache/uv)."""
+    for folder in [*folders, uv_cache]:
         for wheel in sorted(folder.glob(f"uv-{UV_VERSION}-*.whl")):
             if "manylinux" in wheel.name and "x86_64" in wheel.name:
                 return wheel
-    UV_CACHE.mkdir(parents=True, exist_ok=True)
+    try:
+        uv_cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {uv_cache} ({exc.strerror}); point BUILD_DIR at a writable folder") from None
     proc = subprocess.run([sys.executable, "-m", "pip", "download", f"uv=={UV_VERSION}", "--no-deps", "--only-binary",
-                           ":all:", "--platform", "manylinux_2_17_x86_64", "-d", str(UV_CACHE)],
+                           ":all:", "--platform", "manylinux_2_17_x86_64", "-d", str(uv_cache)],
                           capture_output=True, text=True, timeout=300, check=False)
-    found = sorted(UV_CACHE.glob(f"uv-{UV_VERSION}-*.whl"))
+    found = sorted(uv_cache.glob(f"uv-{UV_VERSION}-*.whl"))
     if proc.returncode != 0 or not found:
         raise UserError(f"no uv {UV_VERSION} wheel: none in the wheel folders and `pip download uv=={UV_VERSION}` "
                         f"failed ({' '.join(proc.stderr.split()[-12:])}); put the uv wheel into WHEELS=<folder>")

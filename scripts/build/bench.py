@@ -9,29 +9,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import ROOT
-from .build import (
-    WHEELS_DIR,
-    _network,
-    build_argv,
-    find_ca,
-    resolve_base,
-    stage_wheels,
-    wheel_folders,
-)
-from .engine import connect, find_build_client
-from .errors import UserError
+from ..errors import UserError
+from ..fsutil import atomic_write
+from ..plan.spec import ImageSpec
+from .buildkit import BuildRequest, _network, build_argv, resolve_base
+from .engine import BuildClient
 from .lock import requirements, stage_for_build
-from .render import IMAGES
-from .spec import ImageSpec
+from .wheels import stage_wheels
 
 BENCH_REPOSITORY = "torchimages-bench"
 TARGETS = {"build": 0.75, "size": 1.0, "import": 1.0}
@@ -55,11 +47,10 @@ RUN --mount=type=secret,id=ca --mount=type=bind,source=build/wheels,target=/whee
 """
 
 
-def _build(argv: list[str], env: dict[str, str], log: Path) -> float:
+def _build(argv: list[str], env: Mapping[str, str], log: Path, root: Path) -> float:
     start = time.monotonic()
     with open(log, "w", encoding="utf-8") as fh:
-        proc = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, **env}, cwd=ROOT,
-                              check=False)
+        proc = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, env=dict(env), cwd=root, check=False)
     seconds = time.monotonic() - start
     if proc.returncode != 0:
         tail = "\n".join(log.read_text(encoding="utf-8").splitlines()[-15:])
@@ -67,7 +58,7 @@ def _build(argv: list[str], env: dict[str, str], log: Path) -> float:
     return seconds
 
 
-def import_seconds(client, image: str, runs: int) -> float:
+def import_seconds(client: Any, image: str, runs: int) -> float:
     """Median wall time of `python -c "import torch"` in one container of `image` (no network)."""
     code = ("import subprocess,sys,time,json\n"
             "ts=[]\n"
@@ -80,23 +71,27 @@ def import_seconds(client, image: str, runs: int) -> float:
     return float(statistics.median(times))
 
 
-def run_bench(spec: ImageSpec, runs: int = 5, json_out: Path | None = None, echo=print) -> int:
-    client = connect()
-    cli = find_build_client()
+def run_bench(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest, *, runs: int = 5,
+              json_out: Path | None = None, bench_dir: Path | None = None,
+              echo: Callable[[str], None] = print) -> int:
+    """Build both images cold, one after the other, and compare; 0 when all three targets are met."""
     bench_spec = dataclasses.replace(spec, repository=BENCH_REPOSITORY)
-    base, why = resolve_base(client, spec, os.environ.get("BASE_IMAGE"))
-    folders = wheel_folders(os.environ.get("WHEELS"))
-    stage_wheels(spec, folders)
-    staged, offline = stage_for_build(spec, IMAGES, folders, WHEELS_DIR)
+    base, why = resolve_base(client, spec, req.base_override)
+    folders = list(req.folders)
+    stage_wheels(spec, folders, req.wheels_stage)
+    staged, offline = stage_for_build(spec, req.images_dir, folders, req.wheels_stage,
+                                      req.uv_cache or req.root / "build" / "cache" / "uv")
     local_torch = any(n.startswith("torch-") for n in staged)
     torch_index = "" if local_torch else (spec.torch_index_url or "")
-    ca = find_ca(os.environ.get("CA_CERT"))
-    network = _network(client)
-    logs = ROOT / "build" / "logs"
+    ca = req.ca
+    network = _network(client, req.network)
+    logs = req.logs
     logs.mkdir(parents=True, exist_ok=True)
+    env = {**req.env, **cli.env}
     echo(f"bench-build {spec.tag}: base {base} ({why}); wheels staged: {len(staged)}; offline: {offline}")
 
-    project_argv = build_argv(cli, bench_spec, IMAGES / spec.tag / "Dockerfile", base, torch_index, ca, network)
+    project_argv = build_argv(cli, bench_spec, req.images_dir / spec.tag / "Dockerfile", base, torch_index, ca,
+                              network, req.root)
     project_argv[-1:-1] = ["--no-cache", "--build-arg", "COLD=1"] + (["--build-arg", "OFFLINE=1"] if offline else [])
     plain_image = f"{BENCH_REPOSITORY}:{spec.tag}-plain-pip"
     with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
@@ -106,14 +101,14 @@ def run_bench(spec: ImageSpec, runs: int = 5, json_out: Path | None = None, echo
                       "--build-arg", f"TORCH_INDEX_URL={torch_index}"]
         plain_argv += ["--secret", f"id=ca,src={ca}"] if ca else []
         plain_argv += ["--network", network] if network else []
-        plain_argv.append(str(ROOT))
+        plain_argv.append(str(req.root))
         echo("  building the plain pip Dockerfile (cold) ...")
-        plain_build = _build(plain_argv, cli.env, logs / f"bench-{spec.tag}-plain.log")
+        plain_build = _build(plain_argv, env, logs / f"bench-{spec.tag}-plain.log", req.root)
         echo(f"  {plain_build:.1f}s; building the project image (cold) ...")
-        project_build = _build(project_argv, cli.env, logs / f"bench-{spec.tag}-project.log")
+        project_build = _build(project_argv, env, logs / f"bench-{spec.tag}-project.log", req.root)
         echo(f"  {project_build:.1f}s")
-        (ROOT / "build" / "bench").mkdir(parents=True, exist_ok=True)
-        (ROOT / "build" / "bench" / "Dockerfile.plain-pip").write_text(dockerfile.read_text(), encoding="utf-8")
+        if bench_dir is not None:        # the plain Dockerfile, kept for reading
+            atomic_write(bench_dir / "Dockerfile.plain-pip", dockerfile.read_text(encoding="utf-8"))
     sizes = {"project": client.images.get(bench_spec.image).attrs["Size"],
              "plain": client.images.get(plain_image).attrs["Size"]}
     imports = {"project": import_seconds(client, bench_spec.image, runs),
@@ -138,9 +133,6 @@ def run_bench(spec: ImageSpec, runs: int = 5, json_out: Path | None = None, echo
     echo("targets: build <= 0.75x, size <= 1.0x, import <= 1.0x: " +
          ", ".join(f"{k} {'ok' if ok else 'MISSED'}" for k, ok in passed.items()))
     if json_out:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        tmp_out = json_out.with_name(json_out.name + ".tmp")
-        tmp_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp_out, json_out)
+        atomic_write(json_out, json.dumps(result, indent=2) + "\n")
         echo(f"results: {json_out}")
     return 0 if all(passed.values()) else 1
