@@ -40,11 +40,14 @@ KNOBS: dict[str, tuple[str, str]] = {
     "VERIFY_ARGS": ("--verify-args", "extra arguments for verify inside the container"),
     "REGISTRY": ("--registry", "registry prefix (host[:port][/path]) of pushed images and manifests, e.g. ghcr.io/acme"),
     "EXTRA_BUILD_ARGS": ("--extra-build-args", "more KEY=VALUE build arguments, space-separated (e.g. COLD=1)"),
-    "FORCE": ("--force", "resolve the locks again even when they are current: 1/true/yes or 0/false/no"),
     "BENCH_RUNS": ("--runs", "runs of `import torch` per image; the median counts (default 5)"),
     "NODES": ("--nodes", "nodes (default 1)"),
     "GPUS": ("--gpus", "GPUs per node (default 1)"),
+    "PLATFORM": ("--platform", "one platform of the image, e.g. linux/arm64 (emulated on another host); "
+                               "build also takes 'all' (one multi-platform buildx build)"),
+    "FORCE": ("--force", "base: bootstrap again even when present; lock: resolve again even when current (1/0)"),
 }
+PLATFORM = re.compile(r"^linux/[a-z0-9]+(/v[0-9]+)?$")
 
 
 def parse_size(text: str, name: str) -> str:
@@ -104,6 +107,14 @@ def parse_build_args(text: str, name: str) -> tuple[str, ...]:
     return words
 
 
+def parse_platform(text: str, name: str) -> str:
+    value = text.strip()
+    if value != "all" and not PLATFORM.match(value):
+        raise UserError(f"{name}={text!r} is not a platform: write linux/<arch>, e.g. linux/amd64 or linux/arm64 "
+                        f"(or all, for make build)")
+    return value
+
+
 def parse_file(text: str, name: str) -> str:
     if not Path(text).is_file():
         raise UserError(f"{name}={text} is not a file; point it at the proxy's CA bundle (PEM)")
@@ -149,8 +160,9 @@ class Settings:
     registry: str = ""
     nodes: int = 1
     gpus: int = 1
-    extra_build_args: tuple[str, ...] = ()
+    platform: str | None = None     # None: each image's first platform (linux/amd64 unless the matrix says)
     force: bool = False
+    extra_build_args: tuple[str, ...] = ()
     bench_runs: int = 5
     docker_cli: str | None = None
     uv: str | None = None
@@ -259,12 +271,14 @@ def _parse_knob(knob: str, value: str) -> dict[str, object]:
         return {"registry": parse_registry(value, knob)}
     if knob == "EXTRA_BUILD_ARGS":
         return {"extra_build_args": parse_build_args(value, knob)}
-    if knob == "FORCE":
-        return {"force": parse_bool(value, knob)}
     if knob == "BENCH_RUNS":
         return {"bench_runs": parse_count(value, knob)}
     if knob == "NODES":
         return {"nodes": parse_count(value, knob)}
     if knob == "GPUS":
         return {"gpus": parse_count(value, knob)}
+    if knob == "PLATFORM":
+        return {"platform": parse_platform(value, knob)}
+    if knob == "FORCE":
+        return {"force": parse_bool(value, knob)}
     raise AssertionError(f"unknown knob {knob}")

@@ -109,12 +109,14 @@ def test_spec_json_round_trips(SPECS, rendered):
     assert {s.tag: s for s in load_rendered(rendered)} == SPECS
 
 
-def test_a_dockerfile_that_would_not_parse_is_never_written(SPECS):
-    """packages: {} and no torchvision left `pip install ... \\` swallowing `FROM system AS image`."""
-    import dataclasses
-    spec = dataclasses.replace(SPECS["2.13.0-cpu-debian12"], packages={}, torchvision=None)
-    with pytest.raises(UserError, match=r"images/2.13.0-cpu-debian12/Dockerfile:\d+: `FROM system AS image` is swallowed"):
-        render_dockerfile(spec)
+def test_a_dockerfile_that_would_not_parse_is_never_written(SPECS, tmp_path):
+    """A continuation at the end of the builder stage (once: `pip install ... \\` with no packages) swallows the
+    image stage's FROM: render refuses it with the line."""
+    shutil.copytree(TEMPLATES, tmp_path / "templates")
+    builder = tmp_path / "templates" / "partials" / "builder.j2"
+    builder.write_text(builder.read_text() + "RUN true \\\n")
+    with pytest.raises(UserError, match=r"images/2.13.0-cpu-debian12/Dockerfile:\d+: `FROM builder AS image` is swallowed"):
+        render_dockerfile(SPECS["2.13.0-cpu-debian12"], tmp_path / "templates")
 
 
 @pytest.mark.parametrize(("partial", "needle"), [

@@ -38,6 +38,8 @@ class ImageSpec:
     bootstrap_base: str | None      # local tag `make base` creates when the registry is unreachable
     torchvision: str | None
     packages: dict[str, str] = field(default_factory=dict)
+    platforms: list[str] = field(default_factory=lambda: ["linux/amd64"])   # linux/amd64, linux/arm64
+    platform_mirrors: dict[str, str] = field(default_factory=dict)   # platform → distro mirror where it differs
 
     @property
     def image(self) -> str:
@@ -97,7 +99,7 @@ class ImageSpec:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ImageSpec:
         names = cls.__dataclass_fields__.keys()
-        missing = [n for n in names if n not in data and n != "packages"]
+        missing = [n for n in names if n not in data and n not in ("packages", "platforms", "platform_mirrors")]
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
         spec = cls(**{k: v for k, v in data.items() if k in names})
