@@ -34,12 +34,16 @@ IMAGES = ROOT / "images"
 REGISTRY_BIN = "/usr/bin/docker-registry"
 
 
+def _release_spec() -> ImageSpec:
+    """The shipped default image under the test repository, read from images/."""
+    return dataclasses.replace(next(s for s in load_rendered(IMAGES) if s.default), repository=REPOSITORY)
+
+
 class _Spec:
-    """The shipped default image under the test repository, read from images/ when first used (never at import)."""
+    """_release_spec(), read when first used (never at import)."""
 
     def __getattr__(self, name: str):
-        spec = next(s for s in load_rendered(IMAGES) if s.default)
-        return getattr(dataclasses.replace(spec, repository=REPOSITORY), name)
+        return getattr(_release_spec(), name)
 
 
 SPEC: ImageSpec = _Spec()  # type: ignore[assignment]
@@ -107,11 +111,11 @@ def images_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def release_image(docker_client, tmp_path_factory) -> str:
-    """The default image under the test repository (BuildKit's cache makes a rebuild cheap)."""
-    if not image_exists(docker_client, SPEC.image):
-        outcome = _build(docker_client, SPEC, list(local_folders(os.environ.get("PIP_FIND_LINKS", ""))),
-                         tmp_path_factory.mktemp("build"))
-        assert outcome.ok, outcome.error
+    """The default image under the test repository, built by this checkout (BuildKit's cache makes it cheap)."""
+    # always built: an image left by an older checkout carries an older verify package
+    outcome = _build(docker_client, SPEC, list(local_folders(os.environ.get("PIP_FIND_LINKS", ""))),
+                     tmp_path_factory.mktemp("build"))
+    assert outcome.ok, outcome.error
     return SPEC.image
 
 
@@ -233,7 +237,7 @@ def test_offline_build_from_a_wheel_folder(docker_client, tmp_path):
         pytest.skip(f"cannot gather the locked wheels here: {download.stderr[-500:]}")
     staged, offline = stage_locked_wheels(SPEC, lock.read_text(), [wheels], tmp_path / "check")
     assert offline, f"not every locked wheel was gathered: {staged}"
-    spec = dataclasses.replace(SPEC, repository=REPOSITORY + "-offline")
+    spec = dataclasses.replace(_release_spec(), repository=REPOSITORY + "-offline")
     # "network off" for the Python install: every proxy variable points at a closed port (BuildKit keeps proxy
     # arguments out of the cache key, so the distro layer, which needs its mirror, still comes from the cache)
     dead = "http://127.0.0.1:9"
