@@ -4,7 +4,7 @@ PYTHON ?= python3## interpreter that creates the virtual environment
 VENV ?= .venv## the project virtual environment (created and filled by `make setup`)
 IMAGE ?=## <tag>, <tag>,<tag> or all (default: the matrix's default image)
 PLATFORM ?=## linux/amd64 or linux/arm64 (emulated on another host) for base, build, verify, k8s-verify, slurm; build: all
-FORCE ?=## 1: make base bootstraps again even when the base is present
+FORCE ?=## 1: make base bootstraps again even when present; make lock resolves again even when current
 PER ?= platform## ci-matrix rows: platform (one per image and platform, with its runner) or tag (one per image)
 KEEP_GOING ?=## 1: build the rest after a failure
 SHM_SIZE ?= 2g## /dev/shm of the verify container
@@ -13,13 +13,15 @@ VERIFY_ARGS ?=## extra arguments for verify inside the container
 CA_CERT ?=## proxy CA passed as a build secret (default: SSL_CERT_FILE, PIP_CERT, REQUESTS_CA_BUNDLE)
 WHEELS ?=## local wheel folder(s) (default: the local folders in PIP_FIND_LINKS)
 BASE_IMAGE ?=## build FROM this image instead of the distro base
-REGISTRY ?=## registry prefix for bake, k8s-verify and slurm (e.g. ghcr.io/acme)
+REGISTRY ?=## registry prefix for bake, push, k8s-verify and slurm (e.g. ghcr.io/acme, 127.0.0.1:5000)
 NODES ?= 1## nodes for k8s-verify and slurm
 GPUS ?= 1## GPUs per node for k8s-verify and slurm
 BENCH_SIZE ?= 1g## data size of the benchmark
+EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
+export EXTRA_BUILD_ARGS
 
 PY := $(VENV)/bin/python
 CLI := $(PY) -m scripts
@@ -27,7 +29,7 @@ BOOTSTRAP := PYTHON=$(PYTHON) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
-        ci-matrix bake k8s-verify slurm clean
+        ci-matrix bake k8s-verify slurm clean lock stage-wheels bench-build push attest report
 
 help: ## list the targets and the variables with their defaults
 	@echo "targets:"
@@ -92,6 +94,25 @@ k8s-verify: setup ## write Kubernetes manifests verifying IMAGE on NODES x GPUS 
 
 slurm: setup ## write a Slurm batch script verifying IMAGE with enroot/pyxis ($(BUILD_DIR)/slurm/)
 	$(CLI) slurm
+
+lock: setup ## resolve images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE= limits, FORCE=1 re-resolves)
+	$(CLI) lock
+
+stage-wheels: setup ## fill build/wheels for IMAGE (locked local wheels + uv's wheel) before `docker buildx bake`
+	$(CLI) stage-wheels
+
+bench-build: render engine ## cold build: IMAGE vs a plain one-stage pip Dockerfile; build/size/import-torch ratios
+	$(CLI) base --only-unreachable
+	$(CLI) bench-build
+
+push: setup engine ## push IMAGE to REGISTRY=host:port and print its digest ($(REPORTS_DIR)/push/pushed.json)
+	$(CLI) push
+
+attest: setup ## attach IMAGE's verify report + SBOM to its pushed digest (OCI referrers; after make verify)
+	$(CLI) attest
+
+report: setup ## print the verify result attached to IMAGE=registry/repo@sha256:...
+	$(CLI) report
 
 clean: ## remove build/ and reports/ (the virtual environment stays)
 	rm -rf $(BUILD_DIR) $(REPORTS_DIR)

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import UserError
-from .settings import KNOBS, Settings
+from .settings import KNOBS, SWITCHES, Settings
 
 if TYPE_CHECKING:
+    from .build.buildkit import BuildRequest
     from .plan.spec import ImageSpec
+    from .publish.registry import Credentials
 
 Handler = Callable[[Settings, argparse.Namespace], int]
 
@@ -42,12 +44,14 @@ def cmd_render(settings: Settings, args: argparse.Namespace) -> int:
     specs = load_matrix(settings.matrix, load_compat(settings.compat))
     files = rendered_files(specs, settings.templates)
     if args.check:
+        from .build.lock import check_locks
         changed = drift(files, settings.images)
-        if changed:
+        stale = check_locks(specs, settings.images, err)     # a missing or stale requirements.lock fails too
+        if changed or stale:
             err("images/ is out of date with matrix.yaml and templates/ (rendered files are generated, never edited):")
-            for rel in changed:
+            for rel in changed + stale:
                 err(f"  images/{rel}")
-            err("fix: run `make render` and commit images/")
+            err("fix: run `make render`" + (" and `make lock`" if stale else "") + " and commit images/")
             return 1
         out(f"images/ matches a fresh render ({len(specs)} images)")
         return 0
@@ -131,7 +135,7 @@ def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
     from .build.base_platform import build_platform
-    from .build.buildkit import BuildRequest, build_all
+    from .build.buildkit import build_all
     from .build.engine import connect, find_build_client
     from .tables import build_failure, build_table
     specs = _selected(settings)
@@ -139,10 +143,7 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
     client = connect(settings.child_env)
     cli = find_build_client(settings.docker_cli)
     out(f"building {len(specs)} image(s) with {cli.describe()}" + (f" for {platform}" if platform else ""))
-    request = BuildRequest(images_dir=settings.images, logs=settings.logs, wheels_stage=settings.wheels_stage,
-                           root=settings.root, ca=settings.ca_cert, folders=settings.wheels,
-                           base_override=settings.base_image, network=settings.build_network, env=settings.child_env,
-                           platform=platform)
+    request = _build_request(settings, platform)
     outcomes = build_all(client, cli, specs, request, keep_going=settings.keep_going, echo=out,
                          on_failure=lambda o, stopping: err(build_failure(o, stopping)))
     out()
@@ -157,6 +158,14 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
     if len(specs) == 1:
         out(f"\nnext: make verify IMAGE={specs[0].tag}" + (f" PLATFORM={platform}" if platform and "," not in platform else ""))
     return 0
+
+
+def _build_request(settings: Settings, platform: str | None = None) -> BuildRequest:
+    from .build.buildkit import BuildRequest
+    return BuildRequest(images_dir=settings.images, logs=settings.logs, wheels_stage=settings.wheels_stage,
+                        root=settings.root, ca=settings.ca_cert, folders=settings.wheels,
+                        base_override=settings.base_image, network=settings.build_network, env=settings.child_env,
+                        platform=platform, extra_build_args=settings.extra_build_args, uv_cache=settings.uv_cache)
 
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
@@ -266,6 +275,83 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- the release path: locks, staged wheels, the cold-build benchmark, push, attest, report ----
+
+def cmd_lock(settings: Settings, args: argparse.Namespace) -> int:
+    from .build.lock import lock_folders, refresh
+    from .render import load_rendered, select
+    specs = select(load_rendered(settings.images), settings.image or "all")
+    folders = lock_folders(settings.wheels)
+    out(f"locking {len(specs)} image(s); wheel folders: {', '.join(map(str, folders)) or 'none'}")
+    failures = refresh(specs, settings.images, folders, env=settings.child_env, uv=settings.uv,
+                       force=settings.force, echo=out)
+    for failure in failures:
+        err(f"error: {failure}")
+    return 1 if failures else 0
+
+
+def cmd_stage_wheels(settings: Settings, args: argparse.Namespace) -> int:
+    from .build.lock import stage_for_build
+    from .build.wheels import stage_wheels
+    specs = _selected(settings)
+    if len(specs) != 1:
+        raise UserError("stage-wheels prepares build/wheels for one image: IMAGE=<tag>")
+    folders = list(settings.wheels)
+    stage_wheels(specs[0], folders, settings.wheels_stage)
+    staged, offline = stage_for_build(specs[0], settings.images, folders, settings.wheels_stage, settings.uv_cache)
+    out(f"build/wheels for {specs[0].tag}: {', '.join(staged)}{' (offline-complete)' if offline else ''}")
+    return 0
+
+
+def cmd_bench_build(settings: Settings, args: argparse.Namespace) -> int:
+    from .build.bench import run_bench
+    from .build.engine import connect, find_build_client
+    specs = _selected(settings)
+    if len(specs) != 1:
+        raise UserError("bench-build compares one image: IMAGE=<tag>")
+    return run_bench(connect(settings.child_env), find_build_client(settings.docker_cli), specs[0],
+                     _build_request(settings), runs=settings.bench_runs, json_out=settings.bench_json,
+                     bench_dir=settings.build_dir / "bench", echo=out)
+
+
+def _creds(settings: Settings) -> Credentials:
+    from .publish.registry import Credentials
+    return Credentials(settings.registry_user, settings.registry_password, settings.registry_insecure)
+
+
+def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
+    from .build.engine import connect
+    from .publish.push import push_images
+    if not settings.registry:
+        raise UserError("no registry given: make push REGISTRY=host:port (e.g. REGISTRY=127.0.0.1:5000)")
+    specs = _selected(settings)
+    for row in push_images(connect(settings.child_env), specs, settings.registry, settings.push_dir):
+        out(f"{row.source:<48} -> {row.reference}")
+    out(f"digests recorded in {_shown(settings, settings.push_dir / 'pushed.json')}; after `make verify`: make attest")
+    return 0
+
+
+def cmd_attest(settings: Settings, args: argparse.Namespace) -> int:
+    from .build.engine import connect
+    from .publish.attest import attest_from_reports
+    specs = _selected(settings)
+    for line in attest_from_reports(connect(settings.child_env), specs, settings.push_dir, settings.reports,
+                                    _creds(settings)):
+        out(line)
+    return 0
+
+
+def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
+    from .publish.report import fetch_report, format_report
+    ref = args.ref or settings.image
+    if "@sha256:" not in ref:
+        raise UserError(f"IMAGE={ref or '(empty)'} is not a digest reference: "
+                        f"make report IMAGE=host:port/repo@sha256:...")
+    summary = fetch_report(ref, _creds(settings))
+    out(format_report(summary))
+    return 0 if summary.verified else 1
+
+
 # ---- the command table ----
 
 @dataclass(frozen=True)
@@ -290,6 +376,10 @@ def _force_flag(p: argparse.ArgumentParser) -> None:
                    help="only where the registry base is neither in the engine nor pullable (make build)")
 
 
+def _ref_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ref", nargs="?", default="", help="registry/repo@sha256:... (default: IMAGE)")
+
+
 def _per_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--per", choices=["platform", "tag"], default="platform",
                    help="one row per (image, platform) with its native runner (default), or one per image")
@@ -308,13 +398,24 @@ COMMANDS: tuple[Command, ...] = (
     Command("base", "bootstrap the distro bases the images need (debootstrap + import)", cmd_base, ("IMAGE", "PLATFORM", "FORCE"),
             _force_flag),
     Command("build", "build images with BuildKit", cmd_build,
-            ("IMAGE", "KEEP_GOING", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "PLATFORM")),
+            ("IMAGE", "KEEP_GOING", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "PLATFORM", "EXTRA_BUILD_ARGS")),
     Command("verify", "run the verify suite inside built images", cmd_verify,
             ("IMAGE", "SHM_SIZE", "VERIFY_TIMEOUT", "VERIFY_ARGS", "PLATFORM")),
     Command("ci-matrix", "print the rendered images as JSON for a CI strategy.matrix", cmd_ci_matrix, (), _per_flag),
     Command("bake", "write build/docker-bake.json (one target per image)", cmd_bake, ("REGISTRY",), _output_flag),
     Command("k8s-verify", "write Kubernetes Job/Indexed Job manifests that verify IMAGE on NODES x GPUS", cmd_k8s, SCALE),
     Command("slurm", "write a Slurm batch script (enroot/pyxis) that verifies IMAGE on NODES x GPUS", cmd_slurm, SCALE),
+    Command("lock", "write images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE default: all)", cmd_lock,
+            ("IMAGE", "WHEELS", "FORCE")),
+    Command("stage-wheels", "fill build/wheels for IMAGE (locked local wheels + uv's wheel) for bake and CI",
+            cmd_stage_wheels, ("IMAGE", "WHEELS")),
+    Command("bench-build", "cold build: IMAGE vs a plain one-stage pip Dockerfile (build time, size, import torch)",
+            cmd_bench_build, ("IMAGE", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "BENCH_RUNS")),
+    Command("push", "push IMAGE's built image to REGISTRY and print its digest", cmd_push, ("IMAGE", "REGISTRY")),
+    Command("attest", "attach IMAGE's verify report and SBOM to its pushed digest (OCI referrers)", cmd_attest,
+            ("IMAGE",)),
+    Command("report", "print the verify result attached to IMAGE=registry/repo@sha256:...", cmd_report,
+            ("IMAGE",), _ref_arg),
 )
 PATH_FLAGS = {"MATRIX": ("--matrix", "matrix file (default: matrix.yaml)"),
               "COMPAT": ("--compat", "upstream facts (default: compat.yaml)"),
@@ -331,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(command.name, help=command.help, description=command.help)
         for knob in command.knobs:
             flag, what = KNOBS[knob]
-            if knob in ("KEEP_GOING", "FORCE"):
+            if knob in SWITCHES:
                 p.add_argument(flag, dest=knob, action="store_const", const="1", default=None,
                                help=f"{what}; variable {knob}")
             else:

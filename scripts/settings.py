@@ -20,7 +20,10 @@ SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([bkmgt]?)(?:i?b)?$", re.IGNORECASE)
 # host[:port][/path] as Docker reads a registry prefix; no spaces, no upper case in the path, no trailing '/'.
 REGISTRY = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 # Knobs with a non-empty default: an empty value was given on purpose, and is an error rather than the default.
-EMPTY_IS_ERROR = frozenset({"SHM_SIZE", "VERIFY_TIMEOUT", "NODES", "GPUS"})
+EMPTY_IS_ERROR = frozenset({"SHM_SIZE", "VERIFY_TIMEOUT", "NODES", "GPUS", "BENCH_RUNS"})
+# Knobs that are switches: their flag takes no value.
+SWITCHES = frozenset({"KEEP_GOING", "FORCE"})
+BUILD_ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
 
@@ -35,12 +38,14 @@ KNOBS: dict[str, tuple[str, str]] = {
     "SHM_SIZE": ("--shm-size", "container /dev/shm (default 2g)"),
     "VERIFY_TIMEOUT": ("--timeout", "kill the verify container after this many seconds (default 900)"),
     "VERIFY_ARGS": ("--verify-args", "extra arguments for verify inside the container"),
-    "REGISTRY": ("--registry", "registry prefix of the image names in manifests, e.g. ghcr.io/acme"),
+    "REGISTRY": ("--registry", "registry prefix (host[:port][/path]) of pushed images and manifests, e.g. ghcr.io/acme"),
+    "EXTRA_BUILD_ARGS": ("--extra-build-args", "more KEY=VALUE build arguments, space-separated (e.g. COLD=1)"),
+    "BENCH_RUNS": ("--runs", "runs of `import torch` per image; the median counts (default 5)"),
     "NODES": ("--nodes", "nodes (default 1)"),
     "GPUS": ("--gpus", "GPUs per node (default 1)"),
     "PLATFORM": ("--platform", "one platform of the image, e.g. linux/arm64 (emulated on another host); "
                                "build also takes 'all' (one multi-platform buildx build)"),
-    "FORCE": ("--force", "bootstrap again even when present: 1/true/yes or 0/false/no"),
+    "FORCE": ("--force", "base: bootstrap again even when present; lock: resolve again even when current (1/0)"),
 }
 PLATFORM = re.compile(r"^linux/[a-z0-9]+(/v[0-9]+)?$")
 
@@ -91,6 +96,15 @@ def parse_registry(text: str, name: str) -> str:
         raise UserError(f"{name}={text!r} is not a registry prefix: write host[:port][/path] in lower case, "
                         f"e.g. ghcr.io/acme, with no spaces and no trailing '/'")
     return value
+
+
+def parse_build_args(text: str, name: str) -> tuple[str, ...]:
+    """KEY=VALUE words (shell quoting allowed) for `--build-arg`."""
+    words = parse_args_list(text, name)
+    bad = [w for w in words if not BUILD_ARG.match(w)]
+    if bad:
+        raise UserError(f"{name}: {bad[0]!r} is not KEY=VALUE; give build arguments like COLD=1 OFFLINE=1")
+    return words
 
 
 def parse_platform(text: str, name: str) -> str:
@@ -148,8 +162,14 @@ class Settings:
     gpus: int = 1
     platform: str | None = None     # None: each image's first platform (linux/amd64 unless the matrix says)
     force: bool = False
+    extra_build_args: tuple[str, ...] = ()
+    bench_runs: int = 5
     docker_cli: str | None = None
-    child_env: Mapping[str, str] = field(default_factory=dict)
+    uv: str | None = None
+    registry_user: str | None = None
+    registry_password: str | None = field(default=None, repr=False)
+    registry_insecure: bool = False
+    child_env: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def logs(self) -> Path:
@@ -159,6 +179,20 @@ class Settings:
     def wheels_stage(self) -> Path:
         """Where the pinned wheels are staged: the build context admits build/wheels (see .dockerignore)."""
         return self.root / "build" / "wheels"
+
+    @property
+    def uv_cache(self) -> Path:
+        """Where a uv wheel is downloaded once when no wheel folder holds it."""
+        return self.build_dir / "cache" / "uv"
+
+    @property
+    def push_dir(self) -> Path:
+        """pushed.json: what `make push` pushed (tag → digest reference), read by `make attest`."""
+        return self.reports / "push"
+
+    @property
+    def bench_json(self) -> Path:
+        return self.build_dir / "bench-build.json"
 
     @property
     def k8s_dir(self) -> Path:
@@ -193,7 +227,10 @@ class Settings:
             "matrix": path("MATRIX", ROOT / "matrix.yaml"), "compat": path("COMPAT", ROOT / "compat.yaml"),
             "templates": path("TEMPLATES", ROOT / "templates"), "images": path("IMAGES_DIR", ROOT / "images"),
             "build_dir": build_dir, "reports": path("REPORTS_DIR", ROOT / "reports"),
-            "child_env": dict(env), "docker_cli": env.get("DOCKER_CLI") or None,
+            "child_env": dict(env), "docker_cli": env.get("DOCKER_CLI") or None, "uv": env.get("UV") or None,
+            # registry credentials: from the environment only (CI secrets), never a flag
+            "registry_user": env.get("REGISTRY_USER") or None, "registry_password": env.get("REGISTRY_PASSWORD") or None,
+            "registry_insecure": env.get("REGISTRY_INSECURE", "").strip().lower() in TRUE,
         }
         for knob in knobs:
             value = raw(knob)
@@ -232,6 +269,10 @@ def _parse_knob(knob: str, value: str) -> dict[str, object]:
         return {"verify_args": parse_args_list(value, knob)}
     if knob == "REGISTRY":
         return {"registry": parse_registry(value, knob)}
+    if knob == "EXTRA_BUILD_ARGS":
+        return {"extra_build_args": parse_build_args(value, knob)}
+    if knob == "BENCH_RUNS":
+        return {"bench_runs": parse_count(value, knob)}
     if knob == "NODES":
         return {"nodes": parse_count(value, knob)}
     if knob == "GPUS":

@@ -79,6 +79,49 @@ def test_the_workflow_matrix_is_the_matrix_of_the_rendered_images(shipped):
     assert "make bake" in build and "docker/bake-action" in build and "matrix.target" in build
 
 
+def test_the_workflow_stages_the_locked_wheels_before_bake():
+    """bake targets bind-mount build/wheels: uv's wheel (the lock's installer) must be there, as in make build."""
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    steps = flow["jobs"]["build"]["steps"]
+    stage = next(i for i, st in enumerate(steps) if "make stage-wheels" in st.get("run", ""))
+    bakes = [i for i, st in enumerate(steps) if "docker/bake-action" in st.get("uses", "")]
+    assert bakes and stage < min(bakes) and steps[stage]["env"]["IMAGE"] == "${{ matrix.tag }}"
+
+
+def test_every_shipped_image_has_a_current_lock_with_a_hash_for_every_pin(shipped):
+    from scripts.build.lock import lock_path, lock_problem, parse_lock
+    images = ROOT / "images"
+    for spec in shipped:
+        problem = lock_problem(spec, images)
+        if problem and problem.startswith("unresolved"):
+            # only an image whose torch index could not be reached where the lock was made (download.pytorch.org)
+            assert spec.torch_index_url and "+" not in spec.torch_requirement, problem
+            continue
+        assert problem is None, f"{spec.tag}: {problem}"
+        pins = {p.name: p for p in parse_lock(lock_path(spec, images).read_text())}
+        assert all(p.hashes for p in pins.values()), spec.tag
+        assert pins["torch"].version == spec.torch_requirement.split("==")[1]
+        for name, version in spec.packages.items():
+            assert pins[name].version == version, (spec.tag, name)
+        assert {"sympy", "networkx", "filelock", "jinja2"} <= set(pins)     # torch's own dependencies too
+        if spec.cuda:
+            assert "triton" in pins and any(n.startswith("nvidia-cu") for n in pins)
+
+
+def test_the_cpu_lock_pins_the_local_wheel_by_its_own_hash(shipped):
+    import hashlib
+    from pathlib import Path
+
+    from scripts.build.lock import lock_path, parse_lock
+    wheel = next(iter(sorted(Path("/opt/wheels").glob("torch-2.13.0+cpu-*.whl"))), None)
+    if wheel is None:
+        pytest.skip("no /opt/wheels torch 2.13.0+cpu on this host")
+    cpu = next(s for s in shipped if s.default)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    torch = next(p for p in parse_lock(lock_path(cpu, ROOT / "images").read_text()) if p.name == "torch")
+    assert torch.version == "2.13.0+cpu" and digest in torch.hashes
+
+
 def test_the_shipped_matrix_has_one_tag_for_two_platforms(shipped):
     by_tag = {s.tag: s for s in shipped}
     assert by_tag["2.13.0-cuda13.0-cudnn9-runtime-debian12"].platforms == ["linux/amd64", "linux/arm64"]

@@ -19,6 +19,7 @@ from ..plan.platforms import NATIVE_NAME, arch_of
 from ..plan.spec import ImageSpec
 from .base_platform import platform_argv, platform_image, resolve_platform_base, stage_platform_wheels
 from .engine import BuildClient, image_exists, registry_reachable
+from .lock import stage_for_build
 from .wheels import stage_wheels
 
 TAIL = 25
@@ -125,6 +126,8 @@ class BuildRequest:
     network: str | None
     env: Mapping[str, str]
     platform: str | None = None     # Settings.platform after build_platform: one platform, a comma list, or None
+    extra_build_args: tuple[str, ...] = ()     # EXTRA_BUILD_ARGS: KEY=VALUE each
+    uv_cache: Path | None = None               # where a uv wheel is downloaded when no wheel folder has one
 
 
 def build_one(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
@@ -150,6 +153,12 @@ def build_one(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
     req.logs.mkdir(parents=True, exist_ok=True)
     log_path = req.logs / (f"{spec.tag}-{arch_of(platform)}.log" if foreign and platform else f"{spec.tag}.log")
     staged = stage_wheels(spec, list(req.folders), req.wheels_stage, platform if foreign else None)
+    try:        # the lock decides what is installed: its local wheels and uv's wheel join the stage
+        locked, lock_complete = stage_for_build(spec, req.images_dir, list(req.folders), req.wheels_stage,
+                                                req.uv_cache or req.root / "build" / "cache" / "uv")
+    except UserError as exc:
+        return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
+    staged = sorted(set(staged) | set(locked))
     local_torch = any(name.startswith("torch-") for name in staged)
     offline = False
     if foreign and platform:
@@ -163,6 +172,8 @@ def build_one(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
     echo(f"==> {spec.tag}{' for ' + platform if platform else ''}: base {base} ({why}); CA secret: {req.ca or 'none'}; "
          f"local wheels: {shown or 'none'}{' (pip offline)' if offline else ''}")
     argv = build_argv(cli, spec, dockerfile, base, torch_index, req.ca, network, req.root, platform, offline)
+    extra = (["OFFLINE=1"] if lock_complete and not foreign else []) + list(req.extra_build_args)
+    argv[-1:-1] = [word for kv in extra for word in ("--build-arg", kv)]
     with open(log_path, "w", encoding="utf-8") as log:
         log.write("$ " + " ".join(argv) + "\n")
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

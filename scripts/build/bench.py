@@ -1,0 +1,138 @@
+"""`make bench-build`: in one run, cold, this project's image against a plain one-stage `pip install` Dockerfile
+with the same packages. Prints build time, image size and the in-container `python -c "import torch"` wall time
+(median of several runs) for each, and the three ratios (targets: build <= 0.75, size <= 1.0, import <= 1.0).
+
+Cold: `--no-cache` for both, uv told to ignore its cache mount (COLD=1), pip without a cache. Both build FROM the same
+base and see the same wheel folder (build/wheels, staged from the lock).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..fsutil import atomic_write
+from ..plan.spec import ImageSpec
+from .buildkit import BuildRequest, _network, build_argv, resolve_base
+from .engine import BuildClient
+from .lock import requirements, stage_for_build
+from .wheels import stage_wheels
+
+BENCH_REPOSITORY = "torchimages-bench"
+TARGETS = {"build": 0.75, "size": 1.0, "import": 1.0}
+
+
+def plain_dockerfile(spec: ImageSpec, base: str) -> str:
+    """The plainest Dockerfile with the same packages: one stage, pip, venv."""
+    reqs = " ".join(f'"{r}"' for r in requirements(spec))
+    return f"""FROM {base}
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+ENV DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1
+RUN apt-get update \\
+    && apt-get install -y --no-install-recommends python{spec.python} python{spec.python}-venv python3 ca-certificates \\
+    && rm -rf /var/lib/apt/lists/*
+RUN python{spec.python} -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH
+ARG TORCH_INDEX_URL=
+RUN --mount=type=secret,id=ca --mount=type=bind,source=build/wheels,target=/wheels \\
+    if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi \\
+    && PIP_EXTRA_INDEX_URL="$TORCH_INDEX_URL" pip install --no-cache-dir --find-links /wheels {reqs}
+"""
+
+
+def _build(argv: list[str], env: Mapping[str, str], log: Path, root: Path) -> float:
+    start = time.monotonic()
+    with open(log, "w", encoding="utf-8") as fh:
+        proc = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, env=dict(env), cwd=root, check=False)
+    seconds = time.monotonic() - start
+    if proc.returncode != 0:
+        tail = "\n".join(log.read_text(encoding="utf-8").splitlines()[-15:])
+        raise UserError(f"bench build failed ({' '.join(argv[:3])} ...); last lines of {log}:\n{tail}")
+    return seconds
+
+
+def import_seconds(client: Any, image: str, runs: int) -> float:
+    """Median wall time of `python -c "import torch"` in one container of `image` (no network)."""
+    code = ("import subprocess,sys,time,json\n"
+            "ts=[]\n"
+            f"for _ in range({runs}):\n"
+            " t=time.perf_counter(); subprocess.run([sys.executable,'-c','import torch'],check=True)\n"
+            " ts.append(time.perf_counter()-t)\n"
+            "print(json.dumps(ts))\n")
+    out = client.containers.run(image, ["python", "-c", code], remove=True, network_mode="none")
+    times = json.loads(out.decode().strip().splitlines()[-1])
+    return float(statistics.median(times))
+
+
+def run_bench(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest, *, runs: int = 5,
+              json_out: Path | None = None, bench_dir: Path | None = None,
+              echo: Callable[[str], None] = print) -> int:
+    """Build both images cold, one after the other, and compare; 0 when all three targets are met."""
+    bench_spec = dataclasses.replace(spec, repository=BENCH_REPOSITORY)
+    base, why = resolve_base(client, spec, req.base_override)
+    folders = list(req.folders)
+    stage_wheels(spec, folders, req.wheels_stage)
+    staged, offline = stage_for_build(spec, req.images_dir, folders, req.wheels_stage,
+                                      req.uv_cache or req.root / "build" / "cache" / "uv")
+    local_torch = any(n.startswith("torch-") for n in staged)
+    torch_index = "" if local_torch else (spec.torch_index_url or "")
+    ca = req.ca
+    network = _network(client, req.network)
+    logs = req.logs
+    logs.mkdir(parents=True, exist_ok=True)
+    env = {**req.env, **cli.env}
+    echo(f"bench-build {spec.tag}: base {base} ({why}); wheels staged: {len(staged)}; offline: {offline}")
+
+    project_argv = build_argv(cli, bench_spec, req.images_dir / spec.tag / "Dockerfile", base, torch_index, ca,
+                              network, req.root)
+    project_argv[-1:-1] = ["--no-cache", "--build-arg", "COLD=1"] + (["--build-arg", "OFFLINE=1"] if offline else [])
+    plain_image = f"{BENCH_REPOSITORY}:{spec.tag}-plain-pip"
+    with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
+        dockerfile = Path(tmp) / "Dockerfile.plain-pip"
+        dockerfile.write_text(plain_dockerfile(spec, base), encoding="utf-8")
+        plain_argv = [*cli.argv, "--progress", "plain", "--no-cache", "-f", str(dockerfile), "-t", plain_image,
+                      "--build-arg", f"TORCH_INDEX_URL={torch_index}"]
+        plain_argv += ["--secret", f"id=ca,src={ca}"] if ca else []
+        plain_argv += ["--network", network] if network else []
+        plain_argv.append(str(req.root))
+        echo("  building the plain pip Dockerfile (cold) ...")
+        plain_build = _build(plain_argv, env, logs / f"bench-{spec.tag}-plain.log", req.root)
+        echo(f"  {plain_build:.1f}s; building the project image (cold) ...")
+        project_build = _build(project_argv, env, logs / f"bench-{spec.tag}-project.log", req.root)
+        echo(f"  {project_build:.1f}s")
+        if bench_dir is not None:        # the plain Dockerfile, kept for reading
+            atomic_write(bench_dir / "Dockerfile.plain-pip", dockerfile.read_text(encoding="utf-8"))
+    sizes = {"project": client.images.get(bench_spec.image).attrs["Size"],
+             "plain": client.images.get(plain_image).attrs["Size"]}
+    imports = {"project": import_seconds(client, bench_spec.image, runs),
+               "plain": import_seconds(client, plain_image, runs)}
+    result: dict[str, Any] = {
+        "image": spec.tag, "base": base, "offline": offline, "runs": runs,
+        "project": {"build_s": round(project_build, 2), "size_bytes": sizes["project"],
+                    "import_torch_s": round(imports["project"], 3), "image": bench_spec.image},
+        "plain": {"build_s": round(plain_build, 2), "size_bytes": sizes["plain"],
+                  "import_torch_s": round(imports["plain"], 3), "image": plain_image},
+    }
+    ratios = {"build": project_build / plain_build, "size": sizes["project"] / sizes["plain"],
+              "import": imports["project"] / imports["plain"]}
+    result["ratios"] = {k: round(v, 3) for k, v in ratios.items()}
+    passed = {k: ratios[k] <= TARGETS[k] for k in TARGETS}
+    result["pass"] = passed
+    echo(f"\n{'':10} {'build':>9} {'size':>10} {'import torch':>13}")
+    for who in ("project", "plain"):
+        r = result[who]
+        echo(f"{who:10} {r['build_s']:8.1f}s {r['size_bytes'] / 1e9:8.3f}GB {r['import_torch_s']:12.3f}s")
+    echo(f"{'ratio':10} {ratios['build']:8.2f}x {ratios['size']:9.3f}x {ratios['import']:12.2f}x")
+    echo("targets: build <= 0.75x, size <= 1.0x, import <= 1.0x: " +
+         ", ".join(f"{k} {'ok' if ok else 'MISSED'}" for k, ok in passed.items()))
+    if json_out:
+        atomic_write(json_out, json.dumps(result, indent=2) + "\n")
+        echo(f"results: {json_out}")
+    return 0 if all(passed.values()) else 1

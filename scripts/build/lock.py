@@ -1,0 +1,378 @@
+"""`make lock`: images/<tag>/requirements.lock, the complete hashed set an image installs, per Python and platform.
+
+Resolved with `uv pip compile --generate-hashes` for the image's Python on x86_64 manylinux_2_28, from PyPI plus the
+local wheel folders (a torch build that exists only in a wheel folder, e.g. 2.13.0+cpu, is locked with the hash of
+that file). The header records a digest of the spec's requirement inputs; `make check-render` compares it, so a
+matrix change without `make lock` fails there. The build installs the lock with `--require-hashes`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion
+
+from .. import ROOT
+from ..errors import UserError
+from ..fsutil import atomic_write
+from ..plan.spec import ImageSpec
+from ..render import LOCK_NAME
+from .wheels import fits_python
+
+PLATFORM = "x86_64-manylinux_2_28"
+DEFAULT_FOLDERS = ("/opt/wheels", "/opt/pypi-more/files")
+DIGEST_LINE = "# input-digest: "
+UNRESOLVED_LINE = "# UNRESOLVED: "
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
+HASH = re.compile(r"--hash=sha256:([0-9a-f]{64})")
+CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+
+
+def requirements(spec: ImageSpec) -> list[str]:
+    """The top-level requirements of one image (what the matrix asks for), sorted after torch."""
+    reqs = [spec.torch_requirement]
+    if spec.torchvision:
+        reqs.append(f"torchvision=={spec.torchvision}")
+    reqs += [f"{name}=={version}" for name, version in sorted(spec.packages.items())]
+    return reqs
+
+
+def input_digest(spec: ImageSpec) -> str:
+    """sha256 over the package inputs of a spec only (requirements, Python, platform, torch index): a change
+    elsewhere in the spec (ENV, labels, base image, a new image beside it) never stales the lock."""
+    data = {"requirements": requirements(spec), "python": spec.python, "platform": PLATFORM,
+            "torch_index_url": spec.torch_index_url or ""}
+    return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def lock_path(spec: ImageSpec, images: Path) -> Path:
+    """images/<tag>/requirements.lock."""
+    return images / spec.tag / LOCK_NAME
+
+
+def canonical(name: str) -> str:
+    return str(canonicalize_name(name))
+
+
+class IndexUnreachable(UserError):
+    """The torch index of a spec cannot be reached from here and no wheel folder replaces it."""
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str        # canonical
+    version: str
+    hashes: tuple[str, ...]
+
+
+def parse_lock(text: str) -> list[Pin]:
+    """The pins of a lock (name==version and its --hash lines)."""
+    pins: list[Pin] = []
+    name: str | None = None
+    version: str | None = None
+    hashes: list[str] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].rstrip() if not raw.lstrip().startswith("--hash") else raw.strip()
+        match = PIN.match(line)
+        if match:
+            if name:
+                pins.append(Pin(name, version or "", tuple(hashes)))
+            name, version, hashes = canonical(match.group(1)), match.group(2), []
+        hashes += HASH.findall(line)
+    if name:
+        pins.append(Pin(name, version or "", tuple(hashes)))
+    return pins
+
+
+def header_digest(text: str) -> str | None:
+    """The input digest a lock was resolved for (its header line), None when it has none."""
+    for line in text.splitlines():
+        if line.startswith(DIGEST_LINE):
+            return line[len(DIGEST_LINE):].strip()
+        if line and not line.startswith("#"):
+            break
+    return None
+
+
+def lock_problem(spec: ImageSpec, images: Path) -> str | None:
+    """Why images/<tag>/requirements.lock cannot be used as it is, or None when it is current."""
+    path = lock_path(spec, images)
+    if not path.exists():
+        return "missing"
+    text = path.read_text(encoding="utf-8")
+    if header_digest(text) != input_digest(spec):
+        return "stale (matrix inputs changed since `make lock`)"
+    if UNRESOLVED_LINE in text:
+        return "unresolved: " + text.split(UNRESOLVED_LINE, 1)[1].splitlines()[0]
+    if not any(p.name == "torch" for p in parse_lock(text)):
+        return "has no torch pin"
+    return None
+
+
+def lock_folders(wheels: tuple[Path, ...]) -> list[Path]:
+    """Wheel folders used for locking: WHEELS (or PIP_FIND_LINKS's local folders) like the build, else the
+    host's default ones where they exist."""
+    if wheels:
+        return list(wheels)
+    return [Path(p) for p in DEFAULT_FOLDERS if os.path.isdir(p)]
+
+
+def _wheel_name_version(filename: str) -> tuple[str, str] | None:
+    """(canonical name, version as written) of a wheel file name; None for a name that is not a wheel's."""
+    try:
+        name, _, _, _ = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, InvalidVersion):
+        return None
+    return str(name), filename.split("-")[1]
+
+
+def wheel_fits(filename: str, python: str) -> bool:
+    """A wheel this image's Python on x86_64 Linux can install: cpXY, abi3 or pure; manylinux x86_64 or any."""
+    try:
+        _, _, _, tags = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, InvalidVersion):
+        return False
+    plat_ok = any(t.platform == "any" or ("x86_64" in t.platform and "linux" in t.platform) for t in tags)
+    return plat_ok and fits_python(tags, python)
+
+
+def _torch_is_local(spec: ImageSpec, folders: list[Path]) -> bool:
+    version = spec.torch_requirement.split("==", 1)[1]
+    return any(_wheel_name_version(w.name) == ("torch", version) and wheel_fits(w.name, spec.python)
+               for folder in folders for w in folder.glob("torch-*.whl"))
+
+
+def _link_folder(spec: ImageSpec, folders: list[Path], into: Path) -> str:
+    """One find-links folder of symlinks to the local wheels this image may use.
+
+    A local-version build (torch 2.13.0+cpu) satisfies `torch==2.13.0` under PEP 440, so such wheels are left out
+    unless the image's requirement names that exact local version."""
+    wanted = {canonical(r.split("==")[0]): r.split("==")[1] for r in requirements(spec)}
+    for folder in folders:
+        for wheel in folder.glob("*.whl"):
+            parsed = _wheel_name_version(wheel.name)
+            if parsed is None:
+                continue
+            name, version = parsed
+            if "+" in version and wanted.get(name) != version:
+                continue
+            if wheel_fits(wheel.name, spec.python) and not (into / wheel.name).exists():
+                (into / wheel.name).symlink_to(wheel.resolve())
+    return str(into)
+
+
+def _uv(explicit: str | None) -> str:
+    for candidate in (explicit or "", shutil.which("uv") or "", str(Path(sys.executable).parent / "uv")):
+        if candidate and os.path.isfile(candidate):
+            return candidate
+    raise UserError("uv not found: install it (`pip install uv`) or set UV=/path/to/uv")
+
+
+def _index_reachable(url: str) -> bool:
+    import urllib.request
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/torch/", timeout=10):
+            return True
+    except Exception:  # noqa: BLE001 - any failure means: cannot lock from it here
+        return False
+
+
+def compile_lock(spec: ImageSpec, folders: list[Path], previous: str | None = None, *,
+                 env: Mapping[str, str], uv: str | None = None) -> str:
+    """The lock text for one image (header + uv's hashed output); a UserError when it cannot be resolved here.
+
+    `previous` (the lock being refreshed) gives uv its pins as preferences, so unchanged inputs keep their pins."""
+    reqs = requirements(spec)
+    argv = [_uv(uv), "pip", "compile", "-", "--python-version", spec.python, "--python-platform", PLATFORM,
+            "--generate-hashes", "--no-header", "--index-strategy", "unsafe-best-match", "--quiet"]
+    links = tempfile.TemporaryDirectory(prefix="torchimages-lock-")
+    argv += ["--find-links", _link_folder(spec, folders, Path(links.name))]
+    sources = ["PyPI"] + [f"find-links {f}" for f in folders]
+    local_build = "+" in spec.torch_requirement and _torch_is_local(spec, folders)
+    if spec.torch_index_url and not local_build:
+        if not _index_reachable(spec.torch_index_url):
+            raise IndexUnreachable(f"{spec.tag}: {spec.torch_requirement} comes from {spec.torch_index_url}, which is not "
+                            f"reachable, and no wheel folder holds it; run `make lock IMAGE={spec.tag}` where that "
+                            f"index is reachable, or put the torch wheel into WHEELS=<folder>")
+        argv += ["--extra-index-url", spec.torch_index_url]
+        sources.append(spec.torch_index_url)
+    child = dict(env)
+    if os.path.isfile(CA_BUNDLE) and not child.get("SSL_CERT_FILE"):
+        child["SSL_CERT_FILE"] = CA_BUNDLE
+    with links:
+        out = Path(links.name) / "out.txt"
+        if previous:
+            out.write_text(previous, encoding="utf-8")
+        proc = subprocess.run([*argv, "--output-file", str(out)], input="\n".join(reqs) + "\n", capture_output=True,
+                              text=True, env=child, cwd=ROOT, timeout=600, check=False)
+        body = out.read_text(encoding="utf-8") if proc.returncode == 0 else ""
+    if proc.returncode != 0:
+        detail = " ".join(proc.stderr.split())[:600]
+        raise UserError(f"{spec.tag}: uv could not resolve {', '.join(reqs)} for Python {spec.python} on {PLATFORM}: "
+                        f"{detail}; fix the pins in matrix.yaml or the index/wheel folders")
+    header = [
+        f"# GENERATED by `make lock` for {spec.image} - DO NOT EDIT; run `make lock IMAGE={spec.tag}` to refresh.",
+        f"{DIGEST_LINE}{input_digest(spec)}",
+        f"# python: {spec.python}  platform: {PLATFORM}  resolver: uv pip compile --generate-hashes",
+        "# requirements: " + " ".join(reqs),
+        "# sources: " + ", ".join(s if not s.startswith("find-links") else "find-links <wheel folder>" for s in sources),
+    ]
+    text = "\n".join(header) + "\n" + body
+    pins = parse_lock(text)
+    missing = [p.name for p in pins if not p.hashes]
+    if missing:
+        raise UserError(f"{spec.tag}: uv produced pins without hashes ({', '.join(missing)}); not writing the lock")
+    return text
+
+
+def unresolved_stub(spec: ImageSpec, why: str) -> str:
+    """A lock that records why it could not be resolved here: current for check-render, refused by the build."""
+    return (f"# GENERATED by `make lock` for {spec.image} - DO NOT EDIT; run `make lock IMAGE={spec.tag}` to refresh.\n"
+            f"{DIGEST_LINE}{input_digest(spec)}\n"
+            f"{UNRESOLVED_LINE}{' '.join(why.split())}\n")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """The lock file, atomically, readable by everyone (the image copies it for its non-root user)."""
+    atomic_write(path, text)
+    os.chmod(path, 0o644)
+
+
+def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: Mapping[str, str],
+            uv: str | None = None, force: bool = False, echo: Callable[[str], None] = print) -> list[str]:
+    """Write the lock of every spec whose lock is missing or stale (all with force); returns the failures."""
+    failures = []
+    for spec in specs:
+        problem = lock_problem(spec, images)
+        if problem is None and not force:
+            echo(f"  images/{spec.tag}/{LOCK_NAME}: current")
+            continue
+        path = lock_path(spec, images)
+        previous = path.read_text(encoding="utf-8") if path.exists() and not force else None
+        try:
+            text = compile_lock(spec, folders, previous, env=env, uv=uv)
+        except IndexUnreachable as exc:
+            failures.append(str(exc))
+            if problem == "missing" or (problem or "").startswith("stale"):
+                write_atomic(lock_path(spec, images), unresolved_stub(spec, str(exc)))
+            echo(f"  images/{spec.tag}/{LOCK_NAME}: UNRESOLVED (index unreachable; stub written, builds refuse it)")
+            continue
+        except UserError as exc:
+            failures.append(str(exc))
+            echo(f"  images/{spec.tag}/{LOCK_NAME}: FAILED")
+            continue
+        write_atomic(lock_path(spec, images), text)
+        echo(f"  images/{spec.tag}/{LOCK_NAME}: {len(parse_lock(text))} pins ({problem or 'refreshed'})")
+    return failures
+
+
+def stage_locked_wheels(spec: ImageSpec, lock_text: str, folders: list[Path], target: Path) -> tuple[list[str], bool]:
+    """Hardlink into `target` the local wheels whose name, version and sha256 match the lock.
+
+    Returns (staged file names, whether every pin is covered: then the build can run offline)."""
+    pins = {p.name: p for p in parse_lock(lock_text)}
+    covered: set[str] = set()
+    staged = []
+    target.mkdir(parents=True, exist_ok=True)
+    for folder in folders:
+        for wheel in sorted(folder.glob("*.whl")):
+            parsed = _wheel_name_version(wheel.name)
+            if parsed is None:
+                continue
+            name, version = parsed
+            pin = pins.get(name)
+            if not pin or pin.version != version or not wheel_fits(wheel.name, spec.python) or name in covered:
+                continue
+            if sha256_file(wheel) not in pin.hashes:
+                continue
+            dest = target / wheel.name
+            if not dest.exists():
+                try:
+                    os.link(wheel, dest)
+                except OSError:
+                    shutil.copy2(wheel, dest)
+            covered.add(name)
+            staged.append(wheel.name)
+    return staged, covered == set(pins)
+
+
+_HASH_CACHE: dict[tuple[str, int, float], str] = {}
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file (cached by path, size and mtime: the wheel folders hold GBs)."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime)
+    if key not in _HASH_CACHE:
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        _HASH_CACHE[key] = digest.hexdigest()
+    return _HASH_CACHE[key]
+
+
+def check_locks(specs: list[ImageSpec], images: Path, warn: Callable[[str], None]) -> list[str]:
+    """`check-render` lines for locks that are missing or stale; an unresolved stub is only warned about."""
+    problems = []
+    for spec in specs:
+        problem = lock_problem(spec, images)
+        if problem is None:
+            continue
+        if problem.startswith("unresolved"):
+            warn(f"warning: images/{spec.tag}/{LOCK_NAME} is {problem[:160]}")
+            continue
+        problems.append(f"{spec.tag}/{LOCK_NAME} ({problem}; run `make lock IMAGE={spec.tag}`)")
+    return problems
+
+
+UV_VERSION = "0.13.9"      # must equal the uv wheel templates/partials/builder.j2 installs (a test checks)
+
+
+def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: Path,
+                    uv_cache: Path) -> tuple[list[str], bool]:
+    """`make build`'s hook: refuse a missing/stale/unresolved lock; stage the locked wheels and uv's wheel.
+
+    Returns (staged wheel names, offline): offline when the folders hold every locked wheel."""
+    problem = lock_problem(spec, images)
+    if problem:
+        raise UserError(f"{spec.tag}: images/{spec.tag}/{LOCK_NAME} is {problem}: run `make lock IMAGE={spec.tag}` "
+                        f"(on a host that reaches the index) and commit it")
+    staged, covered = stage_locked_wheels(spec, lock_path(spec, images).read_text(encoding="utf-8"), folders, target)
+    uv_wheel = find_uv_wheel(folders, uv_cache)
+    dest = target / uv_wheel.name
+    if not dest.exists():
+        shutil.copy2(uv_wheel, dest)
+    staged.append(uv_wheel.name)
+    return staged, covered
+
+
+def find_uv_wheel(folders: list[Path], uv_cache: Path) -> Path:
+    """The uv wheel the Dockerfile installs uv from: a wheel folder's, else one downloaded once into
+    uv_cache (BUILD_DIR/cache/uv)."""
+    for folder in [*folders, uv_cache]:
+        for wheel in sorted(folder.glob(f"uv-{UV_VERSION}-*.whl")):
+            if "manylinux" in wheel.name and "x86_64" in wheel.name:
+                return wheel
+    try:
+        uv_cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {uv_cache} ({exc.strerror}); point BUILD_DIR at a writable folder") from None
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", f"uv=={UV_VERSION}", "--no-deps", "--only-binary",
+                           ":all:", "--platform", "manylinux_2_17_x86_64", "-d", str(uv_cache)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    found = sorted(uv_cache.glob(f"uv-{UV_VERSION}-*.whl"))
+    if proc.returncode != 0 or not found:
+        raise UserError(f"no uv {UV_VERSION} wheel: none in the wheel folders and `pip download uv=={UV_VERSION}` "
+                        f"failed ({' '.join(proc.stderr.split()[-12:])}); put the uv wheel into WHEELS=<folder>")
+    return found[0]

@@ -1,0 +1,149 @@
+"""Lock files: every image has a current hashed lock; staleness, staging and the template's install step."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from scripts.build.lock import (
+    DIGEST_LINE,
+    UV_VERSION,
+    _link_folder,
+    check_locks,
+    input_digest,
+    lock_problem,
+    parse_lock,
+    stage_for_build,
+    stage_locked_wheels,
+    unresolved_stub,
+    wheel_fits,
+)
+from scripts.errors import UserError
+from scripts.plan.spec import ImageSpec
+from scripts.render import LOCK_NAME, TEMPLATES, drift, render_dockerfile, rendered_files, write_images
+
+
+@pytest.fixture
+def CPU(test_specs: list[ImageSpec]) -> ImageSpec:
+    return next(s for s in test_specs if s.default)
+
+
+def _write_lock(images: Path, spec: ImageSpec, digest: str | None = None) -> Path:
+    """A current lock (header digest + a hashed torch pin), as `make lock` writes one."""
+    path = images / spec.tag / LOCK_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    version = spec.torch_requirement.split("==")[1]
+    path.write_text(f"# test lock\n{DIGEST_LINE}{digest or input_digest(spec)}\n"
+                    f"torch=={version} \\\n    --hash=sha256:{'e' * 64}\n")
+    return path
+
+
+SAMPLE = """# header
+# input-digest: sha256:abc
+numpy==2.4.6 \\
+    --hash=sha256:{a} \\
+    --hash=sha256:{b}
+    # via torch
+Torch_Thing==1.0+cpu \\
+    --hash=sha256:{c}
+""".format(a="a" * 64, b="b" * 64, c="c" * 64)
+
+
+def test_parse_lock_reads_pins_and_every_hash():
+    pins = {p.name: p for p in parse_lock(SAMPLE)}
+    assert pins["numpy"].version == "2.4.6" and pins["numpy"].hashes == ("a" * 64, "b" * 64)
+    assert pins["torch-thing"].version == "1.0+cpu" and pins["torch-thing"].hashes == ("c" * 64,)
+
+
+def test_a_package_change_makes_the_lock_stale_and_check_render_says_so(tmp_path, CPU):
+    _write_lock(tmp_path, CPU)
+    assert check_locks([CPU], tmp_path, print) == []
+    changed = dataclasses.replace(CPU, packages={**CPU.packages, "numpy": "2.4.5"})
+    assert input_digest(changed) != input_digest(CPU)
+    problems = check_locks([changed], tmp_path, print)
+    assert problems and "stale" in problems[0] and "make lock IMAGE=" in problems[0]
+    (tmp_path / CPU.tag / LOCK_NAME).unlink()
+    assert "missing" in check_locks([CPU], tmp_path, print)[0]
+
+
+def test_only_package_inputs_decide_staleness(CPU):
+    """ENV, labels, the base image or the driver floor change the Dockerfile, never what pip resolves."""
+    other = dataclasses.replace(CPU, base_image="elsewhere:1", driver_min="999.0", default=False,
+                                repository="another", tag="another-tag", cudnn="9.99", nccl="2.99")
+    assert other.env != CPU.env or other.labels != CPU.labels
+    assert input_digest(other) == input_digest(CPU)
+    for changed in (dataclasses.replace(CPU, python="3.12"), dataclasses.replace(CPU, torchvision="0.1.0"),
+                    dataclasses.replace(CPU, torch_index_url="https://example.invalid/whl")):
+        assert input_digest(changed) != input_digest(CPU)
+
+
+def test_render_keeps_locks_and_drift_ignores_them(tmp_path, CPU):
+    images = tmp_path / "images"
+    files = rendered_files([CPU])
+    write_images(files, images, tmp_path / "build")
+    (images / CPU.tag / LOCK_NAME).write_text("kept\n")
+    write_images(files, images, tmp_path / "build")
+    assert (images / CPU.tag / LOCK_NAME).read_text() == "kept\n"
+    assert drift(files, images) == []
+    (images / "gone-tag").mkdir()                      # a lock of a tag the matrix no longer has is drift
+    (images / "gone-tag" / LOCK_NAME).write_text("old\n")
+    assert drift(files, images) == [f"gone-tag/{LOCK_NAME}"]
+
+
+def test_unresolved_stub_is_current_for_check_render_but_refused_by_the_build(tmp_path, CPU):
+    (tmp_path / CPU.tag).mkdir()
+    (tmp_path / CPU.tag / LOCK_NAME).write_text(unresolved_stub(CPU, "index unreachable"))
+    assert (lock_problem(CPU, tmp_path) or "").startswith("unresolved")
+    warnings: list[str] = []
+    assert check_locks([CPU], tmp_path, warnings.append) == [] and "unresolved" in warnings[0]
+    with pytest.raises(UserError, match="make lock IMAGE="):
+        stage_for_build(CPU, tmp_path, [], tmp_path / "wheels", tmp_path / "uv")
+
+
+def test_staging_takes_only_wheels_whose_hash_the_lock_allows(tmp_path, CPU):
+    src = tmp_path / "src"
+    src.mkdir()
+    good = src / "numpy-2.4.6-cp311-cp311-manylinux_2_28_x86_64.whl"
+    good.write_bytes(b"good wheel")
+    bad = src / "h5py-3.16.0-cp311-cp311-manylinux_2_28_x86_64.whl"
+    bad.write_bytes(b"tampered")
+    lock = (f"numpy==2.4.6 \\\n    --hash=sha256:{hashlib.sha256(b'good wheel').hexdigest()}\n"
+            f"h5py==3.16.0 \\\n    --hash=sha256:{'0' * 64}\n")
+    staged, covered = stage_locked_wheels(CPU, lock, [src], tmp_path / "out")
+    assert staged == [good.name] and not covered
+    assert not (tmp_path / "out" / bad.name).exists()
+
+
+def test_a_local_version_wheel_is_hidden_from_images_that_do_not_ask_for_it(tmp_path, CPU):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"x")
+    cuda = dataclasses.replace(CPU, torch_requirement="torch==2.13.0", torch_index_url=None, cuda="13.0")
+    (tmp_path / "a").mkdir()
+    _link_folder(cuda, [src], tmp_path / "a")
+    assert list((tmp_path / "a").iterdir()) == []
+    (tmp_path / "b").mkdir()
+    _link_folder(CPU, [src], tmp_path / "b")
+    assert [p.name for p in (tmp_path / "b").iterdir()] == ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"]
+
+
+@pytest.mark.parametrize(("name", "python", "fits"), [
+    ("numpy-2.4.6-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl", "3.11", True),
+    ("numpy-2.4.6-cp312-cp312-manylinux_2_28_x86_64.whl", "3.11", False),
+    ("bcrypt-5.0.0-cp39-abi3-manylinux_2_34_x86_64.whl", "3.12", True),
+    ("six-1.0-py2.py3-none-any.whl", "3.10", True),
+    ("numpy-2.4.6-cp311-cp311-macosx_11_0_arm64.whl", "3.11", False),
+])
+def test_wheel_fits(name, python, fits):
+    assert wheel_fits(name, python) is fits
+
+
+def test_template_installs_the_lock_with_uv_hashes_required_and_bytecode(CPU):
+    text = (TEMPLATES / "partials" / "builder.j2").read_text()
+    assert f"/wheels/uv-{UV_VERSION}-*.whl" in text
+    assert "--require-hashes" in text and "requirements.lock" in text
+    dockerfile = render_dockerfile(CPU)
+    # the verify package stays the last layer, so a verify-only change rebuilds in well under a second
+    assert dockerfile.rstrip().splitlines()[-1] == "COPY verify /opt/verify/verify"

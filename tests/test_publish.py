@@ -1,0 +1,95 @@
+"""Release path pure logic: references, fallback tags, the SBOM document, the report summary."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scripts.errors import UserError
+from scripts.publish.attest import fallback_tag
+from scripts.publish.push import target_repository
+from scripts.publish.registry import parse_ref
+from scripts.publish.report import Summary, format_report, host_fingerprint
+from scripts.publish.sbom import build_sbom, dpkg_packages, lock_hashes, venv_packages
+from scripts.publish.sbom import main as sbom_main
+
+DIGEST = "sha256:" + "ab" * 32
+
+
+def test_parse_ref():
+    ref = parse_ref(f"127.0.0.1:5000/team/torchimages@{DIGEST}")
+    assert (ref.registry, ref.repository, ref.tag, ref.digest) == ("127.0.0.1:5000", "team/torchimages", None, DIGEST)
+    assert parse_ref("ghcr.io/acme/torchimages:2.13.0-cpu-debian12").tag == "2.13.0-cpu-debian12"
+
+
+@pytest.mark.parametrize("bad", ["torchimages:latest", "127.0.0.1:5000/x@sha256:12", "", "http://h:1/x"])
+def test_parse_ref_rejects_with_one_line(bad):
+    with pytest.raises(UserError, match="host:port/repository@sha256"):
+        parse_ref(bad)
+
+
+def test_fallback_tags_follow_the_referrers_tag_schema():
+    assert fallback_tag(DIGEST) == "sha256-" + "ab" * 32
+    assert fallback_tag(DIGEST, "verify") == "sha256-" + "ab" * 32 + ".verify"
+
+
+@pytest.mark.parametrize("bad", ["", "http://127.0.0.1:5000", "a b"])
+def test_target_repository_rejects_bad_registries(bad):
+    with pytest.raises(UserError, match="REGISTRY="):
+        target_repository(bad, None)  # type: ignore[arg-type]
+
+
+def _fake_image(tmp_path):
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    for name, version in (("numpy", "2.4.6"), ("torch", "2.13.0+cpu"), ("pip", "23.0.1")):
+        d = site / f"{name}-{version}.dist-info"
+        d.mkdir(parents=True)
+        (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\nbody: x\n")
+    status = tmp_path / "status"
+    status.write_text("Package: libc6\nStatus: install ok installed\nArchitecture: amd64\nVersion: 2.36-9+deb12u10\n"
+                      "Description: x\n multi\n\nPackage: gone\nStatus: deinstall ok config-files\nVersion: 1\n")
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(f"numpy==2.4.6 \\\n    --hash=sha256:{'1' * 64}\ntorch==2.13.0+cpu \\\n    --hash=sha256:{'2' * 64}\n")
+    return tmp_path / "venv", status, lock
+
+
+def test_sbom_lists_venv_packages_with_locked_hashes_and_installed_debs(tmp_path):
+    venv, status, lock = _fake_image(tmp_path)
+    doc = build_sbom("img:tag", venv_packages(venv), lock_hashes(lock.read_text()), dpkg_packages(status), "debian",
+                     "2026-01-01T00:00:00Z")
+    by = {c["name"]: c for c in doc["components"]}
+    assert by["torch"]["purl"] == "pkg:pypi/torch@2.13.0%2Bcpu" and by["torch"]["hashes"][0]["content"] == "2" * 64
+    assert "hashes" not in by["pip"]                     # not from the lock: no hash claimed
+    assert by["libc6"]["purl"] == "pkg:deb/debian/libc6@2.36-9%2Bdeb12u10?arch=amd64"
+    assert "gone" not in by
+
+
+def test_sbom_validates_against_the_cyclonedx_schema(tmp_path):
+    validation = pytest.importorskip("cyclonedx.validation.json")
+    from cyclonedx.schema import SchemaVersion
+    venv, status, lock = _fake_image(tmp_path)
+    out = tmp_path / "sbom.json"
+    assert sbom_main(["--venv", str(venv), "--lock", str(lock), "--dpkg-status", str(status), "--name", "i:t",
+                      "--out", str(out)]) == 0
+    validator = validation.JsonStrictValidator(SchemaVersion.V1_5)
+    assert validator.validate_str(out.read_text()) is None
+    broken = json.loads(out.read_text())
+    broken["components"][0]["hashes"] = [{"alg": "SHA-256", "content": "nothex"}]
+    assert validator.validate_str(json.dumps(broken)) is not None
+
+
+def test_sbom_without_a_lock_is_one_line(tmp_path, capsys):
+    assert sbom_main(["--lock", str(tmp_path / "none"), "--name", "x", "--out", str(tmp_path / "o")]) == 2
+    assert "error: lock" in capsys.readouterr().err
+
+
+def test_report_summary_names_host_verdict_and_checks():
+    report = {"environment": {"hostname": "c0ffee", "driver": "580.65", "gpus": [{"name": "NVIDIA H100"}],
+                              "torch": "2.15.0", "cuda": "13.2"}}
+    host = host_fingerprint(report, {"io.torchimages.verify.host": "node7"})
+    assert host["gpu"] == "NVIDIA H100" and host["node"] == "node7" and host["driver"] == "580.65"
+    text = format_report(Summary("r@" + DIGEST, True, "PASS", "2026-01-01T00:00:00Z", host,
+                                 [("shm", "PASS", "2.0 GiB")], "tag x"))
+    assert "verified: yes (verdict PASS" in text and "node node7, GPU NVIDIA H100, driver 580.65" in text
+    assert "PASS  shm" in text
+    assert "verified: NO" in format_report(Summary("r@" + DIGEST, False))
