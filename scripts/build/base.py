@@ -13,7 +13,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,32 +43,43 @@ def _debootstrap_argv(spec: ImageSpec, rootfs: Path) -> list[str]:
     return argv + [spec.codename, str(rootfs), spec.mirror]
 
 
-def bootstrap(client: Any, spec: ImageSpec, tag: str, log: Callable[[str], None]) -> float:
-    """debootstrap + import; returns seconds. Needs root and debootstrap."""
+def require_debootstrap() -> None:
+    """A UserError naming the fix when debootstrap cannot run here (missing, or not root)."""
     if not shutil.which("debootstrap"):
         raise UserError("debootstrap not found: `apt-get install debootstrap` (make base bootstraps distro bases with it)")
     if os.geteuid() != 0:
         raise UserError("make base runs debootstrap, which needs root: run `sudo make base`")
+
+
+def debootstrap_to_tar(argv: list[str], rootfs: Path, archive: Path, env: Mapping[str, str] | None,
+                       log: Callable[[str], None], *, failed: str, hint: str) -> None:
+    """Run debootstrap `argv` into `rootfs`, drop apt's caches and pack the tree into `archive`."""
+    log(f"  {' '.join(argv)}")
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False, env=None if env is None else dict(env))
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+        raise UserError(f"{failed}:\n{tail}\n{hint}")
+    for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
+        for item in (rootfs / junk).glob("*"):
+            if item.is_file():
+                item.unlink()
+    with tarfile.open(archive, "w") as tar:
+        tar.add(rootfs, arcname=".")
+
+
+def bootstrap(client: Any, spec: ImageSpec, tag: str, log: Callable[[str], None]) -> float:
+    """debootstrap + import; returns seconds. Needs root and debootstrap."""
+    require_debootstrap()
     if host_platform() != "linux/amd64":
         raise UserError(f"{tag} is the linux/amd64 base, and this host is {host_platform()}: an import would label it "
                         f"{host_platform()}; bootstrap it with `make base PLATFORM=linux/amd64` (FROM scratch, emulated)")
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="torchimages-base-") as tmp:
         rootfs = Path(tmp) / "rootfs"
-        argv = _debootstrap_argv(spec, rootfs)
-        log(f"  {' '.join(argv)}")
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
-            raise UserError(f"debootstrap of {spec.distro} ({spec.codename}) from {spec.mirror} failed:\n{tail}\n"
-                            f"check that the mirror is reachable (http_proxy) or set the mirror in compat.yaml")
-        for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
-            for item in (rootfs / junk).glob("*"):
-                if item.is_file():
-                    item.unlink()
         archive = Path(tmp) / "rootfs.tar"
-        with tarfile.open(archive, "w") as tar:
-            tar.add(rootfs, arcname=".")
+        debootstrap_to_tar(_debootstrap_argv(spec, rootfs), rootfs, archive, None, log,
+                           failed=f"debootstrap of {spec.distro} ({spec.codename}) from {spec.mirror} failed",
+                           hint="check that the mirror is reachable (http_proxy) or set the mirror in compat.yaml")
         repository, _, version = tag.rpartition(":")
         client.api.import_image_from_file(str(archive), repository=repository, tag=version,
                                           changes=['CMD ["/bin/bash"]', "ENV LANG=C.UTF-8"])

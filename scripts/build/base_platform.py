@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -29,6 +28,7 @@ from packaging.version import InvalidVersion
 from ..errors import UserError
 from ..plan.platforms import NATIVE_NAME, arch_of, base_tag, host_platform, machine_of, select_platforms
 from ..plan.spec import ImageSpec
+from .base import debootstrap_to_tar, require_debootstrap
 from .engine import image_exists, registry_reachable
 from .wheels import fits_python
 
@@ -86,10 +86,7 @@ def mirror_for(spec: ImageSpec, platform: str) -> str:
 def bootstrap_platform(cli_argv: tuple[str, ...], env: Mapping[str, str], spec: ImageSpec, platform: str, tag: str,
                        log: Log = print) -> float:
     """debootstrap for the platform's architecture (emulated when foreign) and build `tag` FROM scratch for it."""
-    if not shutil.which("debootstrap"):
-        raise UserError("debootstrap not found: `apt-get install debootstrap` (make base bootstraps distro bases with it)")
-    if os.geteuid() != 0:
-        raise UserError("make base runs debootstrap, which needs root: run `sudo make base`")
+    require_debootstrap()
     problem = emulation_problem(platform)
     if problem:
         raise UserError(f"{platform} base on a {host_platform()} host: {problem}")
@@ -97,21 +94,13 @@ def bootstrap_platform(cli_argv: tuple[str, ...], env: Mapping[str, str], spec: 
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"torchimages-base-{arch}-") as tmp:
         rootfs = Path(tmp) / "rootfs"
-        argv = debootstrap_argv(arch=arch, codename=spec.codename, mirror=mirror, distro=spec.distro, rootfs=rootfs)
-        log(f"  {' '.join(argv)}")
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False, env=dict(env))
-        if proc.returncode != 0:
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
-            raise UserError(f"debootstrap --arch={arch} of {spec.distro} ({spec.codename}) from {mirror} failed:\n{tail}\n"
-                            f"check that the mirror serves {arch} and is reachable (http_proxy)")
-        for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
-            for item in (rootfs / junk).glob("*"):
-                if item.is_file():
-                    item.unlink()
         context = Path(tmp) / "context"
         context.mkdir()
-        with tarfile.open(context / "rootfs.tar", "w") as tar:
-            tar.add(rootfs, arcname=".")
+        debootstrap_to_tar(
+            debootstrap_argv(arch=arch, codename=spec.codename, mirror=mirror, distro=spec.distro, rootfs=rootfs),
+            rootfs, context / "rootfs.tar", env, log,
+            failed=f"debootstrap --arch={arch} of {spec.distro} ({spec.codename}) from {mirror} failed",
+            hint=f"check that the mirror serves {arch} and is reachable (http_proxy)")
         (context / "Dockerfile").write_text(scratch_dockerfile(), encoding="utf-8")
         build = [*cli_argv, "--platform", platform, "-t", tag, str(context)]
         log(f"  {' '.join(build)}")
