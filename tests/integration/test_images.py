@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import tarfile
 import uuid
@@ -128,8 +129,9 @@ def test_no_secret_in_any_layer_and_the_default_user_is_not_root(default_image, 
 def test_a_broken_dockerfile_gives_a_clean_failure_report(default_image, tmp_path):
     broken = tmp_path / "images" / SPEC.tag
     shutil.copytree(ROOT / "images" / SPEC.tag, broken)
-    text = (broken / "Dockerfile").read_text().replace(
-        "FROM system AS image\n", "FROM system AS image\nRUN echo 'deliberately broken step' && exit 3\n")
+    text, injected = re.subn(r"^(FROM \S+ AS image\n)", r"\1RUN echo 'deliberately broken step' && exit 3\n",
+                             (broken / "Dockerfile").read_text(), count=1, flags=re.M)
+    assert injected == 1, "the image stage's FROM line moved: the broken step would not be injected"
     (broken / "Dockerfile").write_text(text)
     proc = run_cli("--images-dir", str(tmp_path / "images"), "build", timeout=900)
     assert_clean_failure(proc, "FAILED", "deliberately broken step", "build(s) failed", f"logs/{SPEC.tag}.log")
