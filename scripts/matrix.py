@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 
 from . import ROOT
+from . import access as access_kinds
 from .compat import Compat, load_compat, version_key
 from .errors import MatrixError, UserError
 from .spec import ImageSpec, make_tag
@@ -84,6 +85,7 @@ def _expand(doc: Located, name: str) -> list[Entry]:
             "python": defaults.get("python", "distro"),
             "torchvision": item.get("torchvision", defaults.get("torchvision", True)),
             "packages": {**defaults.get("packages", {}), **item.get("packages", {})},
+            "access": access_kinds.normalize(item.get("access")),
         }
         if "axes" not in item:
             entries.append(Entry(("images", i), f"images[{i}]", {**common, "default": item.get("default", False),
@@ -156,12 +158,13 @@ def _resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec |
             problems.append(f"{name} {version} has no wheel for Python {python}; versions for {python}: {_choices(fits)} "
                             f"(set packages: {{{name}: \"...\"}} on this entry)")
         packages[name] = version
+    problems += access_kinds.problems(v["access"], python, compat.packages)
     if problems or build is None:
         return None, problems
     devel = flavor == "devel" and cuda_facts is not None
     is_cuda = cuda != "cpu"
     spec = ImageSpec(
-        tag=make_tag(release.version, cuda if is_cuda else None, build.cudnn, flavor, distro.key),
+        tag=make_tag(release.version, cuda if is_cuda else None, build.cudnn, flavor, distro.key, v["access"]),
         repository=repository,
         default=bool(v.get("default")),
         flavor=flavor,
@@ -182,6 +185,8 @@ def _resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec |
         bootstrap_base=None if devel else f"torchimages-base/{distro.key}:latest",
         torchvision=release.torchvision if v["torchvision"] else None,
         packages=packages,
+        access=v["access"],
+        access_packages=access_kinds.packages(v["access"]),
     )
     return spec, []
 
