@@ -5,7 +5,8 @@ templates/partials/access.j2. This module only decides, from the matrix, what an
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 # In tag order: an image with both is <tag>-jupyter-ssh, whatever order the matrix lists them in.
 KINDS = ("jupyter", "ssh")

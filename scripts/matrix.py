@@ -70,6 +70,8 @@ def _explain(error: jsonschema.ValidationError) -> str:
         return f"{error.instance!r} is not one of {', '.join(map(str, error.validator_value))}"
     if error.validator == "required" and "torch" in error.validator_value:
         return f"{error.message}; an image entry needs torch, cuda, flavor and distro (or an `axes:` block)"
+    if error.validator == "uniqueItems":
+        return f"{error.instance!r} lists an item more than once; list each once"
     if error.validator == "oneOf":
         return "neither an image entry (torch, cuda, flavor, distro) nor an axes group (`axes:` with those four lists)"
     return error.message
