@@ -33,6 +33,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "BatchMode=yes",
             "-o", "ConnectTimeout=10", "-o", "LogLevel=ERROR"]
+# Where Jupyter reads configuration from (jupyter --paths); a config file there, or one anywhere that sets a token or
+# password, would be baked into every container. (Packages ship test configs in site-packages: those are fine.)
+CONFIG_DIR = re.compile(r"(^|/)(etc/jupyter|\.jupyter|share/jupyter/runtime)/")
+CONFIG_SECRET = re.compile(rb"""[._"'](token|password)["']?\s*[=:]\s*u?["'][^"']""", re.IGNORECASE)
 TOKENS: list[str] = []      # every token a test container got: the layer scan looks for each
 
 
@@ -129,9 +133,10 @@ def test_the_api_refuses_without_the_token_and_answers_with_it(server):
 
 
 def test_jupyter_runs_as_the_non_root_user_and_the_default_command_is_a_shell(server, docker_client):
-    top = server["container"].top(ps_args="-eo uid,args")
+    top = server["container"].top(ps_args="-eo pid,uid,args")
     rows = [p for p in top["Processes"] if "jupyter-lab" in p[-1] or "jupyter lab" in p[-1] or "sshd" in p[-1]]
-    assert rows and all(p[0] == "1000" for p in rows), top
+    uid = top["Titles"].index("UID")
+    assert len(rows) >= 2 and all(p[uid] == "1000" for p in rows), top
     config = docker_client.images.get(IMAGE).attrs["Config"]
     assert config["Cmd"] == ["/bin/bash"] and config["Entrypoint"] == ["/usr/local/bin/torchimages-entrypoint"]
     assert config["User"] == "1000:1000"
@@ -325,15 +330,10 @@ def test_make_verify_is_green_for_the_access_image(access_image):
     assert "verdict: PASS" in proc.stdout
 
 
-def test_no_host_key_token_or_jupyter_secret_in_any_layer(access_image, docker_client):
-    """Runs last in this module: every token the containers above used must be absent from every layer."""
-    assert TOKENS, "the container tests above did not run"
-    image = docker_client.images.get(IMAGE)
-    saved = io.BytesIO(b"".join(image.save(named=True)))
-    needles = [t.encode() for t in TOKENS]
+def scan_saved_image(saved: io.BytesIO, needles: list[bytes]) -> tuple[int, int, list[str]]:
+    """Walk every layer of a `docker save` archive: (layers, files scanned, findings)."""
     scanned, layers, found = 0, 0, []
     with tarfile.open(fileobj=saved) as outer:
-        names = outer.getnames()
         manifest = json.loads(outer.extractfile("manifest.json").read())
         for layer_name in manifest[0]["Layers"]:
             layers += 1
@@ -342,14 +342,47 @@ def test_no_host_key_token_or_jupyter_secret_in_any_layer(access_image, docker_c
                     base = entry.name.rsplit("/", 1)[-1]
                     if re.fullmatch(r"ssh_host_\w+_key(\.pub)?", base):
                         found.append(f"host key {entry.name} in {layer_name}")
-                    if re.fullmatch(r"(jupyter_(server|notebook|lab)_config\.(py|json)|jpserver-\d+\.json|jupyter_token)", base):
-                        found.append(f"jupyter config/secret {entry.name} in {layer_name}")
+                    config = re.fullmatch(r"jupyter_(server|notebook|lab)_config\.(py|json)", base)
+                    if re.fullmatch(r"jpserver-\d+\.json|jupyter_token|jupyter_cookie_secret|notebook_secret", base) \
+                            or (config and CONFIG_DIR.search(entry.name)):
+                        found.append(f"jupyter runtime file or config {entry.name} in {layer_name}")
                     if entry.name.startswith(("run/secrets/", "home/torch/.jupyter", "home/torch/.local/share/jupyter/runtime")):
                         found.append(f"{entry.name} in {layer_name}")
                     if entry.isfile() and entry.size < 64 << 20:
                         data = layer.extractfile(entry).read()
                         if any(n in data for n in needles):
                             found.append(f"a test token in {entry.name} ({layer_name})")
+                        if (config or CONFIG_DIR.search(entry.name)) and CONFIG_SECRET.search(data):
+                            found.append(f"a token or password set in {entry.name} ({layer_name})")
                         scanned += 1
-    assert layers == len(manifest[0]["Layers"]) and "manifest.json" in names
-    assert scanned > 1000 and not found, found
+    return layers, scanned, found
+
+
+def test_the_layer_scan_finds_what_it_looks_for():
+    """The scanner itself, on a two-layer archive with a host key, a token and a token-setting config planted."""
+    def tar_of(files: dict[str, bytes]) -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            for name, data in files.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        return buffer.getvalue()
+    layers = {"a/layer.tar": tar_of({"etc/ssh/ssh_host_ed25519_key": b"KEY", "etc/hostname": b"x"}),
+              "b/layer.tar": tar_of({"opt/app/notes.txt": b"token-canary-123",
+                                     "opt/venv/etc/jupyter/jupyter_server_config.d/x.json": b'{"token": "abc"}',
+                                     "opt/venv/lib/site-packages/pkg/tests/jupyter_server_config.py": b"c.X.port = 1"})}
+    manifest = json.dumps([{"Layers": list(layers)}]).encode()
+    archive = io.BytesIO(tar_of({"manifest.json": manifest, **layers}))
+    count, scanned, found = scan_saved_image(archive, [b"token-canary-123"])
+    assert (count, scanned) == (2, 5)
+    assert found == ["host key etc/ssh/ssh_host_ed25519_key in a/layer.tar", "a test token in opt/app/notes.txt (b/layer.tar)",
+                     "a token or password set in opt/venv/etc/jupyter/jupyter_server_config.d/x.json (b/layer.tar)"]
+
+
+def test_no_host_key_token_or_jupyter_secret_in_any_layer(access_image, docker_client):
+    """Runs last in this module: every token the containers above used must be absent from every layer."""
+    assert TOKENS, "the container tests above did not run"
+    saved = io.BytesIO(b"".join(docker_client.images.get(IMAGE).save(named=True)))
+    layers, scanned, found = scan_saved_image(saved, [t.encode() for t in TOKENS])
+    assert layers >= 10 and scanned > 1000 and not found, found
