@@ -151,7 +151,10 @@ def test_the_token_never_appears_in_the_logs_when_given(server):
 
 
 def test_a_browser_runs_torch_and_verify_in_a_notebook(server, tmp_path):
-    playwright = pytest.importorskip("playwright.sync_api")
+    try:
+        from playwright import sync_api as playwright
+    except ImportError:
+        pytest.fail("playwright is missing: pip install -r requirements-dev.txt (it drives /usr/bin/chromium)")
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} missing: apt-get install chromium (.ci/run installs it)")
     shot = tmp_path / "jupyterlab-notebook.png"
