@@ -164,3 +164,20 @@ def test_sshd_start_writes_a_key_only_config():
                  "AuthenticationMethods publickey", "UsePAM no", "PermitEmptyPasswords no", "AllowUsers $user"):
         assert f'echo "{line}"' in text, line
     assert 'ssh-keygen -A -f "$dir"' in text   # host keys into the runtime dir, at start
+
+
+@pytest.mark.parametrize("kinds", [("jupyter",), ("ssh",)])
+def test_one_access_kind_alone_renders_only_its_parts_and_lints_clean(kinds, tmp_path):
+    from scripts.lint import lint
+    base = next(s for s in load_matrix() if s.tag == SHIPPED_TAG)
+    spec = dataclasses.replace(base, access=kinds, access_packages=access.packages(kinds),
+                               tag=make_tag(base.torch, None, None, base.flavor, base.distro, kinds))
+    text = render_dockerfile(spec)
+    assert ("openssh-server" in text) == ("ssh" in kinds) and ("sshd-start" in text) == ("ssh" in kinds)
+    assert ('"jupyterlab==' in text) == ("jupyter" in kinds) and ("jupyter-start" in text) == ("jupyter" in kinds)
+    assert ("EXPOSE 8888" in text) == ("jupyter" in kinds) and ("EXPOSE 2222" in text) == ("ssh" in kinds)
+    assert f"ENV TORCHIMAGES_ACCESS={kinds[0]}" in text and "HEALTHCHECK" in text
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(text)
+    ok, output = lint([dockerfile])
+    assert ok, output
