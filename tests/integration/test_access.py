@@ -323,6 +323,9 @@ def test_sshd_without_a_key_refuses_to_start(access_image, docker_client):
     assert code == 2 and "no public key to let anyone in (password login is off)" in out
     code, out = run_to_end(docker_client, ["sshd"], {"SSH_PORT": str(free_port()), "SSH_PUBLIC_KEY": "not a key"})
     assert code == 2 and "hold no valid public key" in out
+    code, out = run_to_end(docker_client, ["access"], {"SSH_PORT": str(free_port()), "JUPYTER_PORT": str(free_port())})
+    assert code == 2 and "no public key" in out and "for JupyterLab alone run the command `jupyter`" in out
+    assert "Traceback" not in out
 
 
 # ---- the image itself ----
