@@ -179,6 +179,8 @@ def test_a_browser_runs_torch_and_verify_in_a_notebook(server, tmp_path):
             page.keyboard.press("Shift+Enter")
             output = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output").filter(has_text="verdict:")
             output.first.wait_for(timeout=240_000)
+            page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first.locator(".jp-InputPrompt") \
+                .filter(has_text="[1]:").wait_for(timeout=120_000)   # the cell finished, not only printed
             text = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell").first.inner_text()
             page.screenshot(path=str(shot), full_page=True)
         finally:
@@ -333,7 +335,10 @@ def test_sshd_without_a_key_refuses_to_start(access_image, docker_client):
 def test_make_verify_is_green_for_the_access_image(access_image):
     proc = run_cli("verify", "--image", SPEC.tag, timeout=900)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "verdict: PASS" in proc.stdout
+    # arrow's throughput ratio can WARN on a loaded shared machine; what access must not break is anything failing
+    assert re.search(r"verdict: (PASS|WARN) \(\d+ pass, \d+ warn, \d+ skip, 0 fail\)", proc.stdout), proc.stdout[-3000:]
+    assert re.search(r"shm\s+PASS", proc.stdout) and re.search(r"hdf5\s+PASS", proc.stdout)
+    assert f"{SPEC.tag}: torch, Python, CUDA, cuDNN and NCCL inside the image match its spec" in proc.stdout
 
 
 def scan_saved_image(saved: io.BytesIO, needles: list[bytes]) -> tuple[int, int, list[str]]:
