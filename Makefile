@@ -1,61 +1,95 @@
-# Verified PyTorch images. `make help` lists the targets; README.md explains them.
-PYTHON ?= python3
-CLI := $(PYTHON) -m scripts
-IMAGE ?=
-export IMAGE
+# Verified PyTorch images. `make help` lists the targets and variables; README.md explains them.
+# Every target that runs Python first makes sure the project virtual environment ($(VENV)) is installed.
+PYTHON ?= python3## interpreter that creates the virtual environment
+VENV ?= .venv## the project virtual environment (created and filled by `make setup`)
+IMAGE ?=## <tag>, <tag>,<tag> or all (default: the matrix's default image)
+KEEP_GOING ?=## 1: build the rest after a failure
+SHM_SIZE ?= 2g## /dev/shm of the verify container
+VERIFY_TIMEOUT ?= 900## seconds before the verify container is killed
+VERIFY_ARGS ?=## extra arguments for verify inside the container
+CA_CERT ?=## proxy CA passed as a build secret (default: SSL_CERT_FILE, PIP_CERT, REQUESTS_CA_BUNDLE)
+WHEELS ?=## local wheel folder(s) (default: the local folders in PIP_FIND_LINKS)
+BASE_IMAGE ?=## build FROM this image instead of the distro base
+REGISTRY ?=## registry prefix for bake, k8s-verify and slurm (e.g. ghcr.io/acme)
+NODES ?= 1## nodes for k8s-verify and slurm
+GPUS ?= 1## GPUs per node for k8s-verify and slurm
+BENCH_SIZE ?= 1g## data size of the benchmark
+BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
+REPORTS_DIR ?= reports## verify reports
+export IMAGE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
+
+PY := $(VENV)/bin/python
+CLI := $(PY) -m scripts
+BOOTSTRAP := PYTHON=$(PYTHON) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
-.PHONY: help setup render check-render lint compat base build verify test test-unit bench \
+.PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
         ci-matrix bake k8s-verify slurm clean
 
-help: ## list the targets
+help: ## list the targets and the variables with their defaults
+	@echo "targets:"
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-13s %s\n", $$1, $$2}'
-	@echo "  variables: IMAGE=<tag>|all  KEEP_GOING=1  SHM_SIZE=2g  CA_CERT=  WHEELS=  BASE_IMAGE=  VERIFY_ARGS="
+	@echo "variables (default after '='):"
+	@grep -E '^[A-Z_]+ \?=' $(MAKEFILE_LIST) | sed -E 's/^([A-Z_]+) \?= ?([^#]*)## (.*)$$/\1|\2|\3/' \
+	  | awk -F'|' '{printf "  %-20s %s\n", $$1 "=" $$2, $$3}'
 
-setup: ## install what the host side and the tests need (pip)
-	$(PYTHON) -m pip install -r requirements-dev.txt
+setup: ## create $(VENV) and install what the host side and the tests need (says what it installs)
+	@$(BOOTSTRAP) venv $(VENV)
 
-render: ## validate matrix.yaml and write images/<tag>/ (Dockerfile + spec.json)
+engine: ## make sure a Docker Engine answers; as root on a bare Debian machine, install and start one
+	@$(BOOTSTRAP) engine
+
+render: setup ## validate matrix.yaml against compat.yaml and write images/<tag>/ (Dockerfile + spec.json)
 	$(CLI) render
 
-check-render: ## fail when images/ differs from a fresh render
+check-render: setup ## fail when images/ differs from a fresh render
 	$(CLI) render --check
 
-lint: ## hadolint every generated Dockerfile
+lint: setup ## hadolint every generated Dockerfile
 	$(CLI) lint
 
-compat: ## refresh compat.yaml from PyPI metadata (network, no wheel download)
+static: setup ## ruff and mypy with the project's configuration (pyproject.toml)
+	$(PY) -m ruff check scripts tests
+	$(PY) -m mypy
+
+compat: setup ## refresh compat.yaml from PyPI metadata (network, no wheel download)
 	$(CLI) compat
 
-base: ## bootstrap the distro base images offline (debootstrap, root)
+base: setup ## bootstrap the distro base images IMAGE needs, offline (debootstrap, root)
 	$(CLI) base
 
-build: render ## build IMAGE (default: the matrix's default image; IMAGE=all for every one) with BuildKit
+build: render engine ## build IMAGE with BuildKit (bootstraps the base first when the registry is unreachable)
+	$(CLI) base --only-unreachable
 	$(CLI) build
 
-verify: ## run the verify suite inside IMAGE's container; reports in reports/
+verify: setup engine ## run the verify suite inside IMAGE's container; reports in $(REPORTS_DIR)/
 	$(CLI) verify
 
-test: ## the test suite (integration tests need a Docker Engine)
-	$(PYTHON) -m pytest
+test: setup ## ruff, mypy and the test suite (starts an engine as root; without one the integration tests skip)
+	@$(BOOTSTRAP) engine soft
+	@$(BOOTSTRAP) actionlint $(VENV)
+	@$(BOOTSTRAP) testtools soft
+	$(MAKE) --no-print-directory static
+	$(PY) -m pytest
 
-test-unit: ## only the tests that need no engine and no network
-	$(PYTHON) -m pytest -m "not docker"
+test-unit: setup ## only the tests that need no engine and no network
+	$(PY) -m pytest -m "not docker and not slow"
 
-bench: ## data-path benchmark: zero-copy Arrow vs memory, compressed IPC, h5py, DataLoader (1 GiB)
-	$(PYTHON) -m verify bench --size $${BENCH_SIZE:-1g} --json build/bench.json
+bench: setup ## data-path benchmark: zero-copy Arrow vs memory, compressed IPC, h5py, DataLoader
+	@mkdir -p $(BUILD_DIR)
+	$(PY) -m verify bench --size $(BENCH_SIZE) --json $(BUILD_DIR)/bench.json
 
-ci-matrix: ## print the matrix as JSON for a CI strategy.matrix
+ci-matrix: setup ## print the rendered images as JSON for a CI strategy.matrix
 	@$(CLI) ci-matrix
 
-bake: ## write docker-bake.json (one target per image) for docker buildx bake
+bake: setup ## write $(BUILD_DIR)/docker-bake.json (one target per image) for docker buildx bake
 	$(CLI) bake
 
-k8s-verify: ## write Kubernetes manifests verifying IMAGE on NODES x GPUS (build/k8s/)
-	$(CLI) k8s-verify --nodes $${NODES:-1} --gpus $${GPUS:-1}
+k8s-verify: setup ## write Kubernetes manifests verifying IMAGE on NODES x GPUS ($(BUILD_DIR)/k8s/)
+	$(CLI) k8s-verify
 
-slurm: ## write a Slurm batch script verifying IMAGE with enroot/pyxis (build/slurm/)
-	$(CLI) slurm --nodes $${NODES:-1} --gpus $${GPUS:-1}
+slurm: setup ## write a Slurm batch script verifying IMAGE with enroot/pyxis ($(BUILD_DIR)/slurm/)
+	$(CLI) slurm
 
-clean: ## remove build/ and reports/
-	rm -rf build reports
+clean: ## remove build/ and reports/ (the virtual environment stays)
+	rm -rf $(BUILD_DIR) $(REPORTS_DIR)

@@ -1,82 +1,321 @@
-"""Argument parsing and the error boundary: a UserError prints one message and exits non-zero."""
+"""`python -m scripts <command>`: one command table (name → handler, help, knobs), the one error boundary.
+
+Each command names the knobs (environment variables, or their flags) it uses; `Settings.load` parses and
+checks exactly those, once. Only `render` (and `check-render`) read matrix.yaml and compat.yaml; every other
+command reads images/<tag>/spec.json through `render.load_rendered`. Exit statuses: 0 done, 1 a build, a
+check or a drift check failed, 2 bad input or environment (one line saying what to fix), 130 interrupted.
+"""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import UserError
-from .matrix import MATRIX_FILE, load_matrix
-from .render import IMAGES, drift, rendered_files, write_images
+from .settings import KNOBS, Settings
+
+if TYPE_CHECKING:
+    from .plan.spec import ImageSpec
+
+Handler = Callable[[Settings, argparse.Namespace], int]
 
 
-def cmd_render(args: argparse.Namespace) -> int:
-    specs = load_matrix(Path(args.matrix))
-    files = rendered_files(specs)
+def out(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def err(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# ---- handlers ----
+
+def cmd_render(settings: Settings, args: argparse.Namespace) -> int:
+    from .plan.compat import load_compat
+    from .plan.matrix import load_matrix
+    from .render import drift, rendered_files, write_images
+    specs = load_matrix(settings.matrix, load_compat(settings.compat))
+    files = rendered_files(specs, settings.templates)
     if args.check:
-        changed = drift(files, IMAGES)
+        changed = drift(files, settings.images)
         if changed:
-            print("images/ is out of date with matrix.yaml and templates/ (rendered files are generated, never edited):", file=sys.stderr)
+            err("images/ is out of date with matrix.yaml and templates/ (rendered files are generated, never edited):")
             for rel in changed:
-                print(f"  images/{rel}", file=sys.stderr)
-            print("fix: run `make render` and commit images/", file=sys.stderr)
+                err(f"  images/{rel}")
+            err("fix: run `make render` and commit images/")
             return 1
-        print(f"images/ matches a fresh render ({len(specs)} images)")
+        out(f"images/ matches a fresh render ({len(specs)} images)")
         return 0
-    removed = write_images(files, IMAGES)
+    removed = write_images(files, settings.images, settings.build_dir)
     for spec in specs:
-        print(f"  images/{spec.tag}/{'   (default)' if spec.default else ''}")
+        out(f"  images/{spec.tag}/{'   (default)' if spec.default else ''}")
     for name in removed:
-        print(f"  removed images/{name}/ (no longer in the matrix)")
-    print(f"rendered {len(specs)} images from {Path(args.matrix).name}")
+        out(f"  removed images/{name}{'/' if '.' not in name[-5:] else ''} (no longer in the matrix)")
+    out(f"rendered {len(specs)} images from {settings.matrix.name}")
     return 0
 
 
-def cmd_lint(args: argparse.Namespace) -> int:
+def cmd_lint(settings: Settings, args: argparse.Namespace) -> int:
     from .lint import lint
-    files = sorted(IMAGES.glob("*/Dockerfile"))
+    files = sorted(settings.images.glob("*/Dockerfile"))
     ok, output = lint(files)
     if output:
-        print(output)
-    print(f"hadolint: {len(files)} Dockerfiles, {'no findings' if ok else 'findings above'}")
+        out(output)
+    out(f"hadolint: {len(files)} Dockerfiles, {'no findings' if ok else 'findings above'}")
     return 0 if ok else 1
 
 
-def cmd_list(args: argparse.Namespace) -> int:
-    specs = load_matrix(Path(args.matrix))
-    if args.default:
-        print(next(s.tag for s in specs if s.default))
-        return 0
-    for spec in specs:
-        print(f"{spec.tag:48} {spec.description}{'  [default]' if spec.default else ''}")
+def cmd_list(settings: Settings, args: argparse.Namespace) -> int:
+    from .render import load_rendered
+    from .tables import image_list
+    specs = load_rendered(settings.images)
+    out(next(s.tag for s in specs if s.default) if args.default else image_list(specs))
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m scripts", description="Verified PyTorch images: render, lint, build, verify.")
-    parser.add_argument("--matrix", default=os.environ.get("MATRIX", str(MATRIX_FILE)), help="matrix file (default: matrix.yaml)")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("render", help="validate matrix.yaml and write images/<tag>/")
+def cmd_compat(settings: Settings, args: argparse.Namespace) -> int:
+    from .plan.compat_refresh import refresh
+    for line in refresh(settings.child_env, settings.compat):
+        out(line)
+    out("compat.yaml refreshed from PyPI metadata; review `git diff compat.yaml`, then `make render`")
+    return 0
+
+
+def _selected(settings: Settings) -> list[ImageSpec]:
+    from .render import load_rendered, select
+    return select(load_rendered(settings.images), settings.image)
+
+
+def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
+    from .build.base import make_bases
+    from .build.engine import connect
+    from .tables import base_rows
+    specs = _selected(settings)
+    rows = make_bases(connect(settings.child_env), specs, force=args.force, log=out,
+                      only_unreachable=args.only_unreachable)
+    if not rows:
+        out("the selected images start from NVIDIA's devel images: nothing to bootstrap")
+    else:
+        out(base_rows(rows))
+    return 0
+
+
+def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
+    from .build.buildkit import BuildRequest, build_all
+    from .build.engine import connect, find_build_client
+    from .tables import build_failure, build_table
+    specs = _selected(settings)
+    client = connect(settings.child_env)
+    cli = find_build_client(settings.docker_cli)
+    out(f"building {len(specs)} image(s) with {cli.describe()}")
+    request = BuildRequest(images_dir=settings.images, logs=settings.logs, wheels_stage=settings.wheels_stage,
+                           root=settings.root, ca=settings.ca_cert, folders=settings.wheels,
+                           base_override=settings.base_image, network=settings.build_network, env=settings.child_env)
+    outcomes = build_all(client, cli, specs, request, keep_going=settings.keep_going, echo=out,
+                         on_failure=lambda o, stopping: err(build_failure(o, stopping)))
+    out()
+    out(build_table(outcomes))
+    failed = [o for o in outcomes if not o.ok]
+    skipped = len(specs) - len(outcomes)
+    if failed:
+        logs = ", ".join(str(o.log) for o in failed if o.log)
+        err(f"\n{len(failed)} build(s) failed" + (f"; full logs: {logs}" if logs else "") +
+            (f"; {skipped} not attempted" if skipped else ""))
+        return 1
+    if len(specs) == 1:
+        out(f"\nnext: make verify IMAGE={specs[0].tag}")
+    return 0
+
+
+def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
+    from .build.engine import connect
+    from .fsutil import check_writable
+    from .run_verify import echo_to_stdout, verify_all
+    from .tables import verify_summary
+    try:
+        specs = _selected(settings)
+    except UserError as exc:                  # IMAGE=<any local image, not a matrix tag>
+        return _verify_foreign(settings, exc)
+    check_writable(settings.reports)
+    client = connect(settings.child_env)
+    outcomes = verify_all(client, specs, shm_size=settings.shm_size, timeout=settings.verify_timeout,
+                          extra_args=list(settings.verify_args), reports=settings.reports, echo=echo_to_stdout)
+    out()
+    out(verify_summary(outcomes))
+    if any(o.problem for o in outcomes):
+        return 2
+    return 0 if all(o.exit_code == 0 and not o.mismatches for o in outcomes) else 1
+
+
+def _verify_foreign(settings: Settings, matrix_error: UserError) -> int:
+    """Verify any local image with this checkout's verify/ mounted; the matrix's error when no such image exists."""
+    from .build.engine import connect
+    from .fsutil import check_writable
+    from .run_verify import echo_to_stdout, foreign_image_ref, verify_foreign_image
+    from .tables import verify_summary
+    ref, client = foreign_image_ref(settings.image, matrix_error, lambda: connect(settings.child_env))
+    check_writable(settings.reports)
+    outcome = verify_foreign_image(client, ref, shm_size=settings.shm_size, timeout=settings.verify_timeout,
+                                   extra_args=list(settings.verify_args), reports=settings.reports,
+                                   echo=echo_to_stdout)
+    out()
+    out(verify_summary([outcome]))
+    return 0 if outcome.exit_code == 0 else 1
+
+
+def cmd_ci_matrix(settings: Settings, args: argparse.Namespace) -> int:
+    from .publish.ci_matrix import ci_matrix_json
+    from .render import load_rendered
+    out(ci_matrix_json(load_rendered(settings.images)))
+    return 0
+
+
+def cmd_bake(settings: Settings, args: argparse.Namespace) -> int:
+    from .fsutil import atomic_write
+    from .publish.bake import bake_json
+    from .render import load_rendered
+    specs = load_rendered(settings.images)
+    path = Path(args.output).absolute() if args.output else settings.bake_file
+    atomic_write(path, bake_json(specs, settings.registry))
+    shown = os.path.relpath(path, settings.root) if path.is_relative_to(settings.root) else str(path)
+    out(f"wrote {shown}: {len(specs)} targets; build them all with `mkdir -p build/wheels && docker buildx bake "
+        f"-f {shown}` (a group: `docker buildx bake -f {shown} runtime`)")
+    return 0
+
+
+def _registry_image(settings: Settings, image: str) -> str:
+    return f"{settings.registry}/{image}" if settings.registry else image
+
+
+def _shown(settings: Settings, path: Path) -> str:
+    return os.path.relpath(path, settings.root) if path.is_relative_to(settings.root) else str(path)
+
+
+def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
+    import yaml
+
+    from .fsutil import atomic_write
+    from .publish.cluster import job_name, k8s_manifests
+    specs = _selected(settings)
+    nodes, gpus = settings.nodes, settings.gpus
+    for spec in specs:
+        docs = k8s_manifests(spec, _registry_image(settings, spec.image), nodes, gpus)
+        name = job_name(spec.tag, nodes)
+        path = settings.k8s_dir / f"{name}.yaml"
+        atomic_write(path, yaml.safe_dump_all(docs, sort_keys=False))
+        shown = _shown(settings, path)
+        out(f"wrote {shown}\n  kubectl apply -f {shown} && kubectl wait --for=condition=complete "
+            f"--timeout=30m job/{name}\n  kubectl logs -l job-name={name} --tail=-1   # reports between the BEGIN/END VERIFY REPORT lines")
+    return 0
+
+
+def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
+    from .fsutil import atomic_write
+    from .publish.cluster import job_name, slurm_script
+    specs = _selected(settings)
+    for spec in specs:
+        path = settings.slurm_dir / f"{job_name(spec.tag, settings.nodes)}.sbatch"
+        atomic_write(path, slurm_script(spec, _registry_image(settings, spec.image), settings.nodes, settings.gpus))
+        out(f"wrote {_shown(settings, path)}\n  sbatch {_shown(settings, path)}")
+    return 0
+
+
+# ---- the command table ----
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    handler: Handler
+    knobs: tuple[str, ...] = ()
+    extra: Callable[[argparse.ArgumentParser], None] | None = None
+
+
+def _check_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", action="store_true", help="fail if images/ differs from a fresh render")
-    p.set_defaults(func=cmd_render)
-    p = sub.add_parser("lint", help="hadolint every images/*/Dockerfile")
-    p.set_defaults(func=cmd_lint)
-    p = sub.add_parser("list", help="list the images of the matrix")
+
+
+def _default_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--default", action="store_true", help="print only the default image's tag")
-    p.set_defaults(func=cmd_list)
-    from . import cli_more
-    cli_more.add_commands(sub)
+
+
+def _force_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true", help="bootstrap again even when present")
+    p.add_argument("--only-unreachable", action="store_true",
+                   help="only where the registry base is neither in the engine nor pullable (make build)")
+
+
+def _output_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output", help="file to write (default build/docker-bake.json)")
+
+
+SCALE = ("IMAGE", "NODES", "GPUS", "REGISTRY")
+COMMANDS: tuple[Command, ...] = (
+    Command("render", "validate matrix.yaml against compat.yaml and write images/<tag>/", cmd_render, (), _check_flag),
+    Command("lint", "hadolint every images/*/Dockerfile", cmd_lint),
+    Command("list", "list the rendered images", cmd_list, (), _default_flag),
+    Command("compat", "refresh compat.yaml from PyPI metadata (network)", cmd_compat),
+    Command("base", "bootstrap the distro bases the images need (debootstrap + import)", cmd_base, ("IMAGE",), _force_flag),
+    Command("build", "build images with BuildKit", cmd_build,
+            ("IMAGE", "KEEP_GOING", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK")),
+    Command("verify", "run the verify suite inside built images", cmd_verify,
+            ("IMAGE", "SHM_SIZE", "VERIFY_TIMEOUT", "VERIFY_ARGS")),
+    Command("ci-matrix", "print the rendered images as JSON for a CI strategy.matrix", cmd_ci_matrix),
+    Command("bake", "write build/docker-bake.json (one target per image)", cmd_bake, ("REGISTRY",), _output_flag),
+    Command("k8s-verify", "write Kubernetes Job/Indexed Job manifests that verify IMAGE on NODES x GPUS", cmd_k8s, SCALE),
+    Command("slurm", "write a Slurm batch script (enroot/pyxis) that verifies IMAGE on NODES x GPUS", cmd_slurm, SCALE),
+)
+PATH_FLAGS = {"MATRIX": ("--matrix", "matrix file (default: matrix.yaml)"),
+              "COMPAT": ("--compat", "upstream facts (default: compat.yaml)"),
+              "IMAGES_DIR": ("--images-dir", "rendered images (default: images/)")}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m scripts",
+                                     description="Verified PyTorch images: render, lint, build, verify, publish.")
+    for var, (flag, what) in PATH_FLAGS.items():
+        parser.add_argument(flag, dest=var, default=None, help=f"{what}; variable {var}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help, description=command.help)
+        for knob in command.knobs:
+            flag, what = KNOBS[knob]
+            if knob == "KEEP_GOING":
+                p.add_argument(flag, dest=knob, action="store_const", const="1", default=None,
+                               help=f"{what}; variable {knob}")
+            else:
+                p.add_argument(flag, dest=knob, default=None, help=f"{what}; variable {knob}")
+        if command.extra:
+            command.extra(p)
+        p.set_defaults(command_entry=command)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """The one error boundary: a UserError is one line and exit 2 (or its own code); nothing else escapes."""
+    env = dict(os.environ if environ is None else environ)
     try:
-        return int(args.func(args) or 0)
+        args = build_parser().parse_args(argv)
+        command: Command = args.command_entry
+        flags = {name: getattr(args, name, None) for name in (*PATH_FLAGS, *command.knobs)}
+        settings = Settings.load(env, flags, command.knobs)
+        return int(command.handler(settings, args) or 0)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        err(f"error: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        err("interrupted")
         return 130
+    except BrokenPipeError:
+        return 141
+    except Exception as exc:  # noqa: BLE001 - the boundary: a bug is one line too, with a way to see more
+        if env.get("TORCHIMAGES_DEBUG"):
+            traceback.print_exc()
+        err(f"internal error: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''} "
+            f"(a bug; rerun with TORCHIMAGES_DEBUG=1 for the traceback and report it)")
+        return 3

@@ -6,28 +6,34 @@ path out, Ctrl-C included; a run that outlasts its timeout is killed and reporte
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
+import re
 import shutil
-import sys
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import ROOT
-from .engine import image_exists
+from .build.engine import image_exists
 from .errors import UserError
-from .spec import ImageSpec
+from .fsutil import atomic_write
+from .plan.spec import ImageSpec
 
 REPORTS = ROOT / "reports"
+REPORT_SCHEMAS = ROOT / "verify"          # report.schema*.json, read as data (verify/ is never imported)
 IN_CONTAINER_JSON, IN_CONTAINER_XML = "/tmp/report.json", "/tmp/report.xml"
+Echo = Callable[..., None]
 
 
-def spec_mismatches(spec: ImageSpec, env: dict) -> list[str]:
+def spec_mismatches(spec: ImageSpec, env: dict[str, Any]) -> list[str]:
     """Where the versions torch reports inside the image differ from the ones its spec promised."""
-    def base(version: str | None) -> str | None:
-        return version.split("+")[0] if version else None
+    def base(version: Any) -> str | None:
+        return str(version).split("+")[0] if version else None
     wanted = {"torch": spec.torch, "python": spec.python, "cuda": spec.cuda,
               "cudnn": ".".join(spec.cudnn.split(".")[:3]) if spec.cudnn else None, "nccl": spec.nccl,
               "cudnn_package": spec.cudnn, "nccl_package": spec.nccl}
@@ -42,7 +48,7 @@ class VerifyOutcome:
     tag: str
     exit_code: int | None          # None: timed out
     seconds: float
-    statuses: dict[str, str]
+    statuses: dict[str, str] = field(default_factory=dict)   # check name → status, in the report's order
     mismatches: list[str] | None = None
     problem: str | None = None         # why it could not run at all (e.g. not built)
     json_path: Path | None = None
@@ -54,16 +60,17 @@ def host_gpus() -> int:
     return len(glob.glob("/dev/nvidia[0-9]*")) if shutil.which("nvidia-smi") or Path("/dev/nvidiactl").exists() else 0
 
 
-def run_options(spec: ImageSpec, shm_size: str, gpus: int, tmp_size: str) -> dict:
+def run_options(label: str, shm_size: str, gpus: int, tmp_size: str) -> dict[str, Any]:
+    """Container options of a verify run; `label` names what is verified (a tag, or any image reference)."""
     import docker
-    opts = {
+    opts: dict[str, Any] = {
         "command": ["sleep", "infinity"],
         "detach": True,
         "shm_size": shm_size,
         "network_mode": "none",
         "read_only": True,
         "tmpfs": {"/tmp": f"rw,exec,nosuid,size={tmp_size}"},
-        "labels": {"io.torchimages.verify": spec.tag},
+        "labels": {"io.torchimages.verify": label},
         "init": True,
     }
     if gpus:
@@ -71,30 +78,94 @@ def run_options(spec: ImageSpec, shm_size: str, gpus: int, tmp_size: str) -> dic
     return opts
 
 
-def _exec_streaming(container, cmd: list[str], timeout: float, echo) -> int | None:
-    """Run cmd in the container, echoing its output; its exit code, or None when it ran past `timeout`."""
+def _exec_streaming(container: Any, cmd: list[str], timeout: float, echo: Echo,
+                    environment: dict[str, str] | None = None) -> int | None:
+    """Run cmd in the container, echoing its output; its exit code, or None when it ran past `timeout`.
+    A stream that drops before the command ended is a UserError naming the cause, not a wait for the timeout."""
     api = container.client.api
-    exec_id = api.exec_create(container.id, cmd, stdout=True, stderr=True)["Id"]
+    exec_id = api.exec_create(container.id, cmd, stdout=True, stderr=True, environment=environment)["Id"]
     done = threading.Event()
+    failure: list[BaseException] = []
 
     def pump() -> None:
-        for chunk in api.exec_start(exec_id, stream=True):
-            echo(chunk.decode("utf-8", "replace"), end="")
-        done.set()
+        try:
+            for chunk in api.exec_start(exec_id, stream=True):
+                echo(chunk.decode("utf-8", "replace"), end="")
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread
+            failure.append(exc)
+        finally:
+            done.set()
 
     threading.Thread(target=pump, daemon=True).start()
     if not done.wait(timeout):
         return None
-    return api.exec_inspect(exec_id)["ExitCode"]
+    state = api.exec_inspect(exec_id)
+    if state.get("Running") or state.get("ExitCode") is None:
+        cause = f": {str(failure[0]).splitlines()[0][:200]}" if failure and str(failure[0]) else ""
+        raise UserError(f"the output stream of verify in the container dropped before it finished{cause}")
+    code: int = state["ExitCode"]
+    return code
 
 
-def _read_file(container, path: str) -> bytes | None:
+def _read_file(container: Any, path: str) -> bytes | None:
     result = container.exec_run(["cat", path], stdout=True, stderr=False)
-    return result.output if result.exit_code == 0 else None
+    output: bytes | None = result.output if result.exit_code == 0 else None
+    return output
 
 
-def verify_image(client, spec: ImageSpec, *, shm_size: str, timeout: float, extra_args: list[str],
-                 reports: Path = REPORTS, tmp_size: str = "2g", echo=print) -> VerifyOutcome:
+def report_schemas(folder: Path = REPORT_SCHEMAS) -> list[dict[str, Any]]:
+    """verify's report schemas (verify/report.schema*.json), loaded as data files."""
+    schemas = []
+    for path in sorted(folder.glob("report.schema*.json")):
+        with contextlib.suppress(OSError, ValueError):
+            schemas.append(json.loads(path.read_text(encoding="utf-8")))
+    return schemas
+
+
+def check_report(data: bytes, schemas: list[dict[str, Any]]) -> dict[str, Any]:
+    """The parsed report, or a UserError saying why it is not one (truncated, foreign, wrong schema)."""
+    import jsonschema
+    try:
+        report = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise UserError(f"the report verify wrote is not JSON ({exc}); it was not accepted") from None
+    if not isinstance(report, dict):
+        raise UserError("the report verify wrote is not a JSON object; it was not accepted")
+    if not schemas:
+        raise UserError(f"no report schema under {REPORT_SCHEMAS} (verify/report.schema*.json); cannot check the report")
+    errors = []
+    for schema in schemas:
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(report))
+        if error is None:
+            return report
+        errors.append(f"{'/'.join(map(str, error.absolute_path)) or '(top)'}: {error.message[:200]}")
+    raise UserError(f"the report verify wrote does not match its schema ({errors[0]}); it was not accepted")
+
+
+def clear_reports(reports: Path, tag: str) -> None:
+    """Remove the previous run's reports of `tag`, so that no stale pass survives a run that writes none."""
+    for suffix in (".json", ".xml"):
+        with contextlib.suppress(FileNotFoundError):
+            (reports / f"{tag}{suffix}").unlink()
+
+
+def verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float, extra_args: list[str],
+                 reports: Path = REPORTS, tmp_size: str = "2g", echo: Echo = print,
+                 schemas: list[dict[str, Any]] | None = None) -> VerifyOutcome:
+    """Run verify inside `spec`'s image and collect the validated reports; engine faults become UserErrors."""
+    from docker.errors import DockerException
+    from requests.exceptions import RequestException
+    clear_reports(reports, spec.tag)
+    try:
+        return _verify_image(client, spec, shm_size=shm_size, timeout=timeout, extra_args=extra_args, reports=reports,
+                             tmp_size=tmp_size, echo=echo, schemas=report_schemas() if schemas is None else schemas)
+    except (DockerException, RequestException) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise UserError(f"the Docker Engine failed while verifying {spec.image}: {first}") from None
+
+
+def _verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float, extra_args: list[str],
+                  reports: Path, tmp_size: str, echo: Echo, schemas: list[dict[str, Any]]) -> VerifyOutcome:
     if not image_exists(client, spec.image):
         raise UserError(f"image {spec.image} is not built yet: run `make build IMAGE={spec.tag}`")
     gpus = host_gpus()
@@ -104,52 +175,165 @@ def verify_image(client, spec: ImageSpec, *, shm_size: str, timeout: float, extr
     echo(f"==> verify {spec.image}: --shm-size={shm_size}, {'--gpus all (' + str(gpus) + ' GPUs)' if gpus else 'no GPUs on this host'}, "
          f"network none, read-only root")
     start = time.monotonic()
-    container = client.containers.run(spec.image, **run_options(spec, shm_size, gpus, tmp_size))
+    container = client.containers.run(spec.image, **run_options(spec.tag, shm_size, gpus, tmp_size))
     try:
         cmd = ["verify", "--json", IN_CONTAINER_JSON, "--junit", IN_CONTAINER_XML, *args]
-        code = _exec_streaming(container, cmd, timeout, lambda text, end="": echo(text, end=end))
-        reports.mkdir(parents=True, exist_ok=True)
-        outcome = VerifyOutcome(spec.tag, code, time.monotonic() - start, {})
+        code = _exec_streaming(container, cmd, timeout, echo)
+        outcome = VerifyOutcome(spec.tag, code, time.monotonic() - start)
         if code is None:
             echo(f"\n{spec.tag}: verify did not finish within {timeout:.0f} s; container killed")
             return outcome
-        for src, suffix in ((IN_CONTAINER_JSON, ".json"), (IN_CONTAINER_XML, ".xml")):
-            data = _read_file(container, src)
-            if data is not None:
-                dest = reports / f"{spec.tag}{suffix}"
-                dest.write_bytes(data)
-                if suffix == ".json":
-                    outcome.json_path = dest
-                    report = json.loads(data)
-                    outcome.statuses = {c["name"]: c["status"] for c in report["checks"]}
-                    outcome.mismatches = spec_mismatches(spec, report["environment"])
-                else:
-                    outcome.junit_path = dest
-        copied = [str(p.relative_to(ROOT)) for p in (outcome.json_path, outcome.junit_path) if p]
-        echo(f"reports copied out of the container to {', '.join(copied) or 'nothing (none written)'}")
+        report = _collect_reports(container, spec.tag, reports, schemas, outcome, echo)
+        if report is not None:
+            environment = report.get("environment")
+            outcome.mismatches = spec_mismatches(spec, environment if isinstance(environment, dict) else {})
         return outcome
     finally:
-        container.remove(force=True)
+        with contextlib.suppress(Exception):
+            container.remove(force=True)
 
 
-def format_summary(outcomes: list[VerifyOutcome]) -> str:
-    names = ["gpu", "nccl", "shm", "hdf5", "arrow"]
-    rows = [f"{'TAG':<46} {'VERDICT':<8} " + " ".join(f"{n:<5}" for n in names) + "  REPORT"]
-    for o in outcomes:
-        verdict = ("NOT RUN" if o.problem else "TIMEOUT" if o.exit_code is None
-                   else "FAIL" if o.exit_code != 0 or o.mismatches else "pass")
-        rows.append(f"{o.tag:<46} {verdict:<8} " + " ".join(f"{o.statuses.get(n, '-'):<5}" for n in names)
-                    + f"  {o.json_path.relative_to(ROOT) if o.json_path else '-'}")
-    for o in outcomes:
-        if o.problem:
-            rows.append(f"{o.tag}: {o.problem}")
-        elif o.mismatches:
-            rows.append(f"{o.tag}: versions differ from images/{o.tag}/spec.json: " + "; ".join(o.mismatches))
-        elif o.mismatches is not None:
-            rows.append(f"{o.tag}: torch, Python, CUDA, cuDNN and NCCL inside the image match its spec")
-    return "\n".join(rows)
+def _collect_reports(container: Any, name: str, reports: Path, schemas: list[dict[str, Any]],
+                     outcome: VerifyOutcome, echo: Echo) -> dict[str, Any] | None:
+    """Copy the in-container reports to reports/<name>.{json,xml} once the JSON passed its schema; the report."""
+    data = _read_file(container, IN_CONTAINER_JSON)
+    xml = _read_file(container, IN_CONTAINER_XML)
+    report = None
+    if data is not None:
+        report = check_report(data, schemas)       # nothing lands in reports/ before it passed
+        checks = report.get("checks", [])
+        outcome.statuses = {str(c.get("name")): str(c.get("status")) for c in checks if isinstance(c, dict)}
+        outcome.json_path = reports / f"{name}.json"
+        atomic_write(outcome.json_path, data)
+        if xml is not None:
+            outcome.junit_path = reports / f"{name}.xml"
+            atomic_write(outcome.junit_path, xml)
+    copied = [_shown(p) for p in (outcome.json_path, outcome.junit_path) if p]
+    echo(f"reports copied out of the container to {', '.join(copied) or 'nothing (none written)'}")
+    return report
+
+
+def _shown(path: Path) -> str:
+    """A report path as the user reads it: relative to the repository when inside it."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def verify_all(client: Any, specs: list[ImageSpec], *, shm_size: str, timeout: float, extra_args: list[str],
+               reports: Path, echo: Echo) -> list[VerifyOutcome]:
+    """Every spec gets an outcome: a fault in one (a missing image, an engine error) is its row, not the end."""
+    outcomes = []
+    schemas = report_schemas()
+    for spec in specs:
+        try:
+            outcomes.append(verify_image(client, spec, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
+                                         reports=reports, echo=echo, schemas=schemas))
+        except UserError as exc:
+            outcomes.append(VerifyOutcome(spec.tag, None, 0.0, problem=str(exc)))
+    return outcomes
 
 
 def echo_to_stdout(text: str = "", end: str = "\n") -> None:
+    import sys
     sys.stdout.write(text + end)
     sys.stdout.flush()
+
+
+# --- any PyTorch image, not only the matrix's ---------------------------------------------------------------
+FOREIGN_VERIFY_DIR = "/opt/torchimages-verify"        # verify/ is mounted read-only at <this>/verify
+PYTHONS = ("python3", "python")
+
+
+def foreign_image_ref(image_arg: str | None, matrix_error: UserError, connect: Callable[[], Any]) -> tuple[str, Any]:
+    """IMAGE names no matrix tag: (the local image it names, a client), or the matrix's error when there is none."""
+    ref = (image_arg or "").strip()
+    if not ref or "," in ref or ref == "all":
+        raise matrix_error
+    try:
+        client = connect()
+    except UserError as exc:
+        raise UserError(f"{matrix_error} (nor could a local image of that name be looked up: {exc})") from None
+    if not image_exists(client, ref):
+        raise matrix_error
+    return ref, client
+
+
+def report_name(ref: str) -> str:
+    """reports/<name>.json for an image reference: `/` and `:` are not file-name material."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", ref).strip("_") or "image"
+
+
+def _start_with_python(client: Any, ref: str, opts: dict[str, Any]) -> tuple[Any, str]:
+    """Start the image kept alive by its own Python; (container, python) or a UserError when it has none."""
+    from docker.errors import APIError
+    tried = []
+    for python in PYTHONS:
+        try:
+            container = client.containers.run(ref, entrypoint=[python, "-c", "import time; time.sleep(10**9)"],
+                                              command=[], **opts)
+        except APIError as exc:     # "executable file not found in $PATH"
+            tried.append(f"{python}: {getattr(exc, 'explanation', None) or exc}")
+            # the container was created but could not start: it must not stay behind
+            for stale in client.containers.list(all=True, filters={"label": f"io.torchimages.verify={ref}",
+                                                                   "status": "created"}):
+                stale.remove(force=True)
+            continue
+        container.reload()
+        if container.status == "running":
+            return container, python
+        tried.append(f"{python}: exited ({container.status})")
+        container.remove(force=True)
+    raise UserError(f"image {ref} has no Python to run verify with ({'; '.join(tried)[:300]}): verify runs inside "
+                    "the image with the image's own python3 or python")
+
+
+def verify_foreign_image(client: Any, ref: str, *, shm_size: str, timeout: float, extra_args: list[str],
+                         reports: Path = REPORTS, tmp_size: str = "2g", echo: Echo = print) -> VerifyOutcome:
+    """Run this checkout's verify/ inside any local image with its own Python; no spec comparison."""
+    from docker.errors import DockerException
+    from requests.exceptions import RequestException
+    name = report_name(ref)
+    clear_reports(reports, name)
+    try:
+        return _verify_foreign_image(client, ref, name, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
+                                     reports=reports, tmp_size=tmp_size, echo=echo)
+    except (DockerException, RequestException) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise UserError(f"the Docker Engine failed while verifying {ref}: {first}") from None
+
+
+def _verify_foreign_image(client: Any, ref: str, name: str, *, shm_size: str, timeout: float, extra_args: list[str],
+                          reports: Path, tmp_size: str, echo: Echo) -> VerifyOutcome:
+    gpus = host_gpus()
+    args = list(extra_args)
+    if gpus and "--expect-gpus" not in " ".join(args):
+        args += ["--expect-gpus", str(gpus)]
+    opts = run_options(ref, shm_size, gpus, tmp_size)
+    opts.pop("command")
+    opts["volumes"] = {str(ROOT / "verify"): {"bind": f"{FOREIGN_VERIFY_DIR}/verify", "mode": "ro"}}
+    echo(f"==> verify {ref} (not in the matrix: this checkout's verify/ mounted read-only, the image's own Python; "
+         f"no spec comparison): --shm-size={shm_size}, {'--gpus all' if gpus else 'no GPUs on this host'}")
+    start = time.monotonic()
+    container, python = _start_with_python(client, ref, opts)
+    try:
+        probe = container.exec_run([python, "-c", "import torch, sys; print(torch.__version__, sys.version.split()[0])"])
+        if probe.exit_code != 0:
+            last = (probe.output or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+            raise UserError(f"image {ref} has {python} but torch does not import there ({last[0][:200]}): verify "
+                            "checks a PyTorch environment; install torch in the image")
+        env_path = [e.split("=", 1)[1] for e in (container.attrs.get("Config", {}).get("Env") or [])
+                    if e.startswith("PYTHONPATH=")]
+        pythonpath = ":".join([FOREIGN_VERIFY_DIR, *env_path])
+        cmd = [python, "-m", "verify", "--json", IN_CONTAINER_JSON, "--junit", IN_CONTAINER_XML, *args]
+        code = _exec_streaming(container, cmd, timeout, echo, environment={"PYTHONPATH": pythonpath})
+        outcome = VerifyOutcome(ref, code, time.monotonic() - start)
+        if code is None:
+            echo(f"\n{ref}: verify did not finish within {timeout:.0f} s; container killed")
+            return outcome
+        _collect_reports(container, name, reports, report_schemas(), outcome, echo)
+        return outcome
+    finally:
+        with contextlib.suppress(Exception):
+            container.remove(force=True)

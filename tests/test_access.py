@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from scripts import access
-from scripts.compat import load_compat
 from scripts.errors import UserError
-from scripts.matrix import load_matrix
+from scripts.plan import access
+from scripts.plan.matrix import load_matrix
+from scripts.plan.spec import ImageSpec, make_tag
 from scripts.render import render_dockerfile
-from scripts.spec import ImageSpec, make_tag
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_COMPAT
 
 HEAD = """\
 repository: torchimages
@@ -26,7 +25,7 @@ defaults:
 images:
   - {torch: "2.13.0", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, default: true}
 """
-SHIPPED_TAG = "2.13.0-cpu-debian12-jupyter-ssh"
+ACCESS_TAG = "2.13.0-cpu-debian12-jupyter-ssh"   # tests/data/matrix.yaml has it
 BIN = ROOT / "rootfs" / "access" / "usr" / "local" / "bin"
 
 
@@ -36,15 +35,20 @@ def matrix(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def problems(tmp_path: Path, body: str, **kwargs) -> str:
+def problems(tmp_path: Path, body: str, compat=TEST_COMPAT) -> str:
     with pytest.raises(UserError) as info:
-        load_matrix(matrix(tmp_path, body), **kwargs)
+        load_matrix(matrix(tmp_path, body), compat)
     return str(info.value)
 
 
-def test_the_shipped_matrix_has_the_cpu_image_with_jupyter_and_ssh():
-    specs = {s.tag: s for s in load_matrix()}
-    spec = specs[SHIPPED_TAG]
+@pytest.fixture
+def by_tag(test_specs) -> dict[str, ImageSpec]:
+    return {s.tag: s for s in test_specs}
+
+
+def test_the_test_matrix_has_the_cpu_image_with_jupyter_and_ssh(by_tag):
+    specs = by_tag
+    spec = specs[ACCESS_TAG]
     assert spec.access == ("jupyter", "ssh") and not spec.default
     assert spec.access_packages == {"jupyterlab": access.PACKAGES["jupyter"]["jupyterlab"]}
     assert spec.labels["io.torchimages.access"] == "jupyter,ssh"
@@ -70,7 +74,7 @@ def test_access_on_an_entry_and_on_an_axes_group(tmp_path):
   - {torch: "2.13.0", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, access: [ssh, jupyter]}
   - axes: {torch: ["2.15.0", "2.14.1"], cuda: [pypi], flavor: [runtime], distro: [debian12]}
     access: [ssh]
-'''))
+'''), TEST_COMPAT)
     tags = {s.tag: s for s in specs}
     assert set(tags) == {"2.13.0-cpu-debian12", "2.13.0-cpu-debian12-jupyter-ssh",
                          "2.15.0-cuda13.2-cudnn9-runtime-debian12-ssh", "2.14.1-cuda13.0-cudnn9-runtime-debian12-ssh"}
@@ -101,8 +105,8 @@ def test_access_is_not_an_axis_nor_a_default(tmp_path):
     assert "images[1].axes: unknown key 'access'" in msg
 
 
-def test_jupyterlab_without_a_wheel_for_the_images_python_is_refused(tmp_path):
-    compat = load_compat()
+def test_jupyterlab_without_a_wheel_for_the_images_python_is_refused(tmp_path, test_compat):
+    compat = test_compat
     narrowed = dataclasses.replace(compat, packages={**compat.packages, "jupyterlab": {
         access.PACKAGES["jupyter"]["jupyterlab"]: ("3.12", "3.13")}})
     msg = problems(tmp_path, '  - {torch: "2.13.0", cuda: cpu, flavor: cpu, distro: debian12, access: [jupyter]}\n',
@@ -115,18 +119,19 @@ def test_jupyterlab_without_a_wheel_for_the_images_python_is_refused(tmp_path):
 
 
 def test_the_same_image_with_and_without_access_are_two_images(tmp_path):
-    specs = load_matrix(matrix(tmp_path, '  - {torch: "2.13.0", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, access: [jupyter]}\n'))
+    specs = load_matrix(matrix(tmp_path, '  - {torch: "2.13.0", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, '
+                                         'access: [jupyter]}\n'), TEST_COMPAT)
     assert sorted(s.tag for s in specs) == ["2.13.0-cpu-debian12", "2.13.0-cpu-debian12-jupyter"]
 
 
-def test_spec_json_round_trip_keeps_access_as_a_tuple():
-    spec = next(s for s in load_matrix() if s.tag == SHIPPED_TAG)
+def test_spec_json_round_trip_keeps_access_as_a_tuple(by_tag):
+    spec = by_tag[ACCESS_TAG]
     again = ImageSpec.from_dict(__import__("json").loads(spec.to_json()))
     assert again == spec and again.access == ("jupyter", "ssh")
 
 
-def test_the_rendered_dockerfile_keeps_secrets_out_and_the_shell_as_default():
-    spec = next(s for s in load_matrix() if s.tag == SHIPPED_TAG)
+def test_the_rendered_dockerfile_keeps_secrets_out_and_the_shell_as_default(by_tag):
+    spec = by_tag[ACCESS_TAG]
     text = render_dockerfile(spec)
     # host keys from openssh-server's install are deleted in the RUN that installs it
     ssh_run = next(block for block in text.split("\nRUN ") if "install -y --no-install-recommends openssh-server" in block)
@@ -140,7 +145,7 @@ def test_the_rendered_dockerfile_keeps_secrets_out_and_the_shell_as_default():
     assert lines.index("USER 1000:1000") > lines.index('ENTRYPOINT ["/usr/local/bin/torchimages-entrypoint"]')
     assert 'CMD ["/bin/bash"]' in lines and lines[-1] == "COPY verify /opt/verify/verify"
     assert not re.search(r"(?i)token\s*=|JUPYTER_TOKEN|ssh-keygen", text)   # nothing secret is made at build time
-    plain = render_dockerfile(next(s for s in load_matrix() if s.tag == "2.13.0-cpu-debian12"))
+    plain = render_dockerfile(by_tag["2.13.0-cpu-debian12"])
     assert "ENTRYPOINT" not in plain and "HEALTHCHECK" not in plain and "openssh" not in plain
 
 
@@ -167,9 +172,9 @@ def test_sshd_start_writes_a_key_only_config():
 
 
 @pytest.mark.parametrize("kinds", [("jupyter",), ("ssh",)])
-def test_one_access_kind_alone_renders_only_its_parts_and_lints_clean(kinds, tmp_path):
+def test_one_access_kind_alone_renders_only_its_parts_and_lints_clean(kinds, tmp_path, by_tag):
     from scripts.lint import lint
-    base = next(s for s in load_matrix() if s.tag == SHIPPED_TAG)
+    base = by_tag[ACCESS_TAG]
     spec = dataclasses.replace(base, access=kinds, access_packages=access.packages(kinds),
                                tag=make_tag(base.torch, None, None, base.flavor, base.distro, kinds))
     text = render_dockerfile(spec)

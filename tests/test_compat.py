@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import json
 
-from scripts.compat import load_compat
-from scripts.compat_refresh import facts_from_report, rewrite, wheel_pythons
-from tests.conftest import ROOT
+from scripts.plan.compat import load_compat
+from scripts.plan.compat_refresh import facts_from_report, rewrite, wheel_pythons
+from tests.conftest import DATA, TEST_COMPAT
 
-DATA = ROOT / "tests" / "data"
 HTML = (DATA / "simple-torch-excerpt.html").read_text()
 
 
@@ -28,23 +27,23 @@ def test_cuda12_metadata_is_read_from_the_cudart_pin_and_build_tags_are_handled(
 
 
 def test_recorded_metadata_agrees_with_compat_yaml():
-    text = (ROOT / "compat.yaml").read_text()
+    text = TEST_COMPAT.read_text()
     for version in ("2.15.0", "2.10.0"):
         assert rewrite(text, facts_from_report(report(version), wheel_pythons(HTML, version))) == text
 
 
 def test_rewrite_updates_only_the_release_block_and_keeps_comments():
-    text = (ROOT / "compat.yaml").read_text()
+    text = TEST_COMPAT.read_text()
     facts = facts_from_report(report("2.15.0"), ("3.12",))
     facts = facts.__class__(**{**facts.__dict__, "cudnn": "9.99.0.1"})
     new = rewrite(text, facts)
-    changed = [(a, b) for a, b in zip(text.splitlines(), new.splitlines()) if a != b]
+    changed = [(a, b) for a, b in zip(text.splitlines(), new.splitlines(), strict=True) if a != b]
     assert len(changed) == 2 and "9.99.0.1" in changed[1][1] and '["3.12"]' in changed[0][1]
     assert new.count("#") == text.count("#")
 
 
 def test_compat_facts_cover_the_current_releases():
-    compat = load_compat()
+    compat = load_compat(TEST_COMPAT)
     assert {"2.13.0", "2.14.1", "2.15.0"} <= set(compat.torch)
     for release in compat.torch.values():
         assert release.pypi_default in release.builds and "cpu" in release.builds

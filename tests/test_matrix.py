@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from scripts.errors import MatrixError, UserError
-from scripts.matrix import load_matrix, select
-from scripts.spec import make_tag
-from tests.conftest import ROOT, assert_clean_failure, run_cli
+from scripts.plan.matrix import load_matrix
+from scripts.plan.spec import make_tag
+from scripts.render import select
+from tests.conftest import TEST_COMPAT, assert_clean_failure, run_cli
 
 HEAD = """\
 repository: torchimages
@@ -30,32 +31,8 @@ def write(tmp_path: Path, body: str, head: str = HEAD) -> Path:
 
 def problems(tmp_path: Path, body: str, head: str = HEAD) -> str:
     with pytest.raises(UserError) as info:
-        load_matrix(write(tmp_path, body, head))
+        load_matrix(write(tmp_path, body, head), TEST_COMPAT)
     return str(info.value)
-
-
-def test_the_shipped_matrix_expands_to_its_images():
-    specs = load_matrix()
-    tags = [s.tag for s in specs]
-    assert len(specs) >= 8 and len(set(tags)) == len(tags)
-    assert {s.torch for s in specs} >= {"2.13.0", "2.14.1", "2.15.0"}
-    assert [s.tag for s in specs if s.default] == ["2.13.0-cpu-debian12"]
-    assert "2.15.0-cuda13.2-cudnn9-runtime-debian12" in tags
-    assert any(s.flavor == "devel" for s in specs) and any(s.distro.startswith("ubuntu") for s in specs)
-    # the excludes removed devel on Debian and 2.13.0 runtime on Ubuntu 24.04
-    assert not any(s.flavor == "devel" and s.distro == "debian12" for s in specs)
-    assert "2.13.0-cuda13.0-cudnn9-runtime-ubuntu24.04" not in tags
-
-
-def test_pypi_keyword_resolves_each_releases_default_build():
-    by_tag = {s.tag: s for s in load_matrix()}
-    s = by_tag["2.15.0-cuda13.2-cudnn9-runtime-debian12"]
-    assert (s.cuda, s.cuda_toolkit, s.cudnn, s.nccl, s.python) == ("13.2", "13.2.2", "9.26.0.51", "2.30.7", "3.11")
-    assert s.torch_requirement == "torch==2.15.0" and s.torch_index_url is None
-    assert by_tag["2.14.1-cuda13.0-cudnn9-runtime-debian12"].torchvision == "0.29.1"
-    cpu = by_tag["2.13.0-cpu-debian12"]
-    assert cpu.torch_requirement == "torch==2.13.0+cpu" and cpu.torch_index_url.endswith("/whl/cpu")
-    assert cpu.env == {} and s.env["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"
 
 
 def test_tag_naming():
@@ -63,12 +40,15 @@ def test_tag_naming():
     assert make_tag("2.13.0", None, None, "cpu", "debian12") == "2.13.0-cpu-debian12"
 
 
-def test_select_by_tag_all_and_default():
-    specs = load_matrix()
+def test_select_by_tag_all_and_default(test_specs):
+    specs = test_specs
     assert select(specs, "")[0].default
     assert len(select(specs, "all")) == len(specs)
     with pytest.raises(UserError, match="unknown image nope; choose IMAGE=all or one of"):
         select(specs, "nope")
+    for nothing in (",", " , ,"):
+        with pytest.raises(UserError, match="names no image"):
+            select(specs, nothing)
 
 
 def test_unknown_torch_version_names_the_known_ones(tmp_path):
@@ -155,7 +135,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
         load_matrix(write(tmp_path, '''\
   - {torch: "2.99.0", cuda: pypi, flavor: runtime, distro: debian12}
   - {torch: "2.15.0", cuda: "11.8", flavor: runtime, distro: debian12}
-''' + CPU_DEFAULT))
+''' + CPU_DEFAULT), TEST_COMPAT)
     assert len(info.value.problems) == 2
 
 
@@ -163,7 +143,7 @@ def test_axes_expand_with_excludes(tmp_path):
     specs = load_matrix(write(tmp_path, '''\
   - axes: {torch: ["2.15.0", "2.14.1"], cuda: [pypi], flavor: [runtime, devel], distro: [debian12, ubuntu24.04]}
     exclude: [{flavor: devel, distro: debian12}, {torch: "2.14.1", distro: ubuntu24.04}]
-''' + CPU_DEFAULT))
+''' + CPU_DEFAULT), TEST_COMPAT)
     assert sorted(s.tag for s in specs) == sorted([
         "2.15.0-cuda13.2-cudnn9-runtime-debian12", "2.15.0-cuda13.2-cudnn9-runtime-ubuntu24.04",
         "2.15.0-cuda13.2-cudnn9-devel-ubuntu24.04", "2.14.1-cuda13.0-cudnn9-runtime-debian12",
@@ -175,11 +155,13 @@ def test_axes_expand_with_excludes(tmp_path):
     "images: [\n",
     "  - 42\n",
 ])
-def test_render_cli_fails_cleanly_and_writes_nothing(tmp_path, body):
-    before = {p: p.read_bytes() for p in (ROOT / "images").rglob("*") if p.is_file()}
-    proc = run_cli("--matrix", str(write(tmp_path, body)), "render")
-    assert_clean_failure(proc, "error: matrix.yaml")
-    after = {p: p.read_bytes() for p in (ROOT / "images").rglob("*") if p.is_file()}
+@pytest.mark.host
+def test_render_cli_fails_cleanly_and_writes_nothing(tmp_path, body, rendered, scratch_env):
+    before = {p: p.read_bytes() for p in rendered.rglob("*") if p.is_file()}
+    proc = run_cli("--matrix", str(write(tmp_path, body)), "--compat", str(TEST_COMPAT), "--images-dir", str(rendered),
+                   "render", env=scratch_env)
+    assert_clean_failure(proc, "error: matrix.yaml", code=2)
+    after = {p: p.read_bytes() for p in rendered.rglob("*") if p.is_file()}
     assert before == after
 
 
@@ -194,3 +176,55 @@ def test_an_axes_group_is_judged_as_an_axes_group(tmp_path):
 def test_a_non_string_where_an_object_belongs_is_not_told_to_quote(tmp_path):
     msg = problems(tmp_path, CPU_DEFAULT, head="repository: x\ndefaults: 5\nimages:\n")
     assert "defaults: 5 is not of type 'object'" in msg and "quoted" not in msg
+
+
+def test_a_typo_in_an_axes_value_is_an_unknown_distro_with_the_choices(tmp_path):
+    msg = problems(tmp_path, '''\
+  - axes: {torch: ["2.15.0"], cuda: [pypi], flavor: [runtime, devel], distro: [debain12]}
+    exclude: [{flavor: devel, distro: debian12}]
+''' + CPU_DEFAULT)
+    assert "matrix.yaml:5: images[0].axes.distro[0]: unknown distro debain12; known: debian12" in msg
+    assert "matches no combination" not in msg
+
+
+def test_an_unquoted_version_is_told_to_quote_what_was_written(tmp_path):
+    msg = problems(tmp_path, '  - {torch: 2.10, cuda: pypi, flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
+    assert 'write it quoted, "2.10"' in msg
+
+
+def test_an_unknown_top_level_key_is_reported_at_its_line(tmp_path):
+    msg = problems(tmp_path, CPU_DEFAULT + "colour: blue\n")
+    assert "matrix.yaml:6: (top level): unknown key 'colour'" in msg
+
+
+def test_unknown_keys_of_mixed_types_are_all_named(tmp_path):
+    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, 5: x, true: y, z: 1}\n'
+                   + CPU_DEFAULT)
+    assert "unknown key" in msg and "'z'" in msg and "5" in msg
+
+
+def test_duplicate_keys_are_refused_with_both_lines(tmp_path):
+    msg = problems(tmp_path, CPU_DEFAULT, head=HEAD.replace("repository: torchimages", "repository: a\nrepository: b"))
+    assert "matrix.yaml:2: malformed YAML: duplicate key 'repository' (first at line 1)" in msg
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    ("repository: x\nimages: []\n".encode("utf-16"), "UTF-16"),
+    (b"repository: x\nimages:\n  - \xff\n", "matrix.yaml:3: byte 0xff is not UTF-8"),
+    (b"a: &a [*a]\n", "recursive alias"),
+    (b"a: " + b"[" * 2000 + b"]" * 2000 + b"\n", "nested more than"),
+    (b"a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+     b"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
+     "more than"),
+])
+def test_files_the_loader_refuses(tmp_path, content, needle):
+    path = tmp_path / "matrix.yaml"
+    path.write_bytes(content)
+    with pytest.raises(UserError) as info:
+        load_matrix(path, TEST_COMPAT)
+    assert needle in str(info.value)
+
+
+def test_a_directory_is_not_a_matrix(tmp_path):
+    with pytest.raises(UserError, match="is a directory"):
+        load_matrix(tmp_path, TEST_COMPAT)

@@ -6,26 +6,29 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
 
-from scripts.bake import bake_file, target_name
-from scripts.ci_matrix import ci_matrix
-from scripts.cluster import k8s_manifests, slurm_script
 from scripts.errors import UserError
-from scripts.matrix import load_matrix
-from scripts.spec import ImageSpec
+from scripts.plan.spec import ImageSpec
+from scripts.publish.bake import bake_file, target_name
+from scripts.publish.ci_matrix import ci_matrix
+from scripts.publish.cluster import k8s_manifests, slurm_script
 from tests.conftest import ROOT, run_cli
 
-SPECS = load_matrix()
 WORKFLOW = ROOT / ".github" / "workflows" / "images.yml"
 
 
+@pytest.fixture
+def SPECS(test_specs):
+    return test_specs
 
 
+@pytest.mark.host
 def test_actionlint_is_clean_on_the_workflow_and_catches_a_broken_one(tmp_path):
-    from scripts.actionlint import actionlint, actionlint_argv
+    from scripts.lint import actionlint, actionlint_argv
     try:
         actionlint_argv()
     except UserError as exc:
@@ -40,37 +43,41 @@ def test_actionlint_is_clean_on_the_workflow_and_catches_a_broken_one(tmp_path):
     assert not ok and "imagez" in output
 
 
-def test_the_workflow_matrix_is_the_matrix_of_matrix_yaml():
-    proc = run_cli("ci-matrix")
-    assert proc.returncode == 0, proc.stderr
-    printed = json.loads(proc.stdout)
-    assert [i["tag"] for i in printed["include"]] == [s.tag for s in SPECS] == [i["tag"] for i in ci_matrix(SPECS)["include"]]
-    flow = yaml.safe_load(WORKFLOW.read_text())
-    assert "make --silent ci-matrix" in json.dumps(flow["jobs"]["check"])
-    for job in ("build", "verify"):
-        assert flow["jobs"][job]["strategy"]["matrix"] == "${{ fromJSON(needs.check.outputs.images) }}"
-    assert "make verify" in json.dumps(flow["jobs"]["verify"]) and "reports/" in json.dumps(flow["jobs"]["verify"])
-    assert flow["jobs"]["build"]["steps"][-1]["with"]["push"] == "${{ github.ref == 'refs/heads/main' }}"
+def test_ci_matrix_rows_carry_repository_and_bake_target(SPECS):
+    rows = ci_matrix(SPECS)["include"]
+    assert [r["tag"] for r in rows] == [s.tag for s in SPECS]
+    assert {r["repository"] for r in rows} == {"testimages"} and rows[0]["image"] == f"testimages:{rows[0]['tag']}"
+    assert all(r["target"] in bake_file(SPECS)["target"] for r in rows)
 
 
-def test_every_bake_target_matches_its_spec_json():
-    bake = bake_file(SPECS)
-    assert len(bake["target"]) == len(SPECS)
-    assert sorted(bake["group"]["default"]["targets"]) == sorted(target_name(s.tag) for s in SPECS)
-    for tag_dir in (ROOT / "images").iterdir():
+def test_every_bake_target_matches_its_spec_json(rendered):
+    specs = [ImageSpec.load(p) for p in sorted(rendered.glob("*/spec.json"))]
+    bake = bake_file(specs, "ghcr.io/acme")
+    assert len(bake["target"]) == len(specs)
+    assert sorted(bake["group"]["default"]["targets"]) == sorted(target_name(s.tag) for s in specs)
+    for tag_dir in rendered.iterdir():
         spec = json.loads((tag_dir / "spec.json").read_text())
         target = bake["target"][target_name(spec["tag"])]
         assert target["dockerfile"] == f"images/{spec['tag']}/Dockerfile"
         assert target["args"] == spec["build_args"]
-        assert target["tags"] == [spec["image"]]
+        assert target["tags"] == [f"ghcr.io/acme/{spec['image']}"]
         assert target["context"] == "."
+        assert target["cache-from"] == [f"type=registry,ref=ghcr.io/acme/testimages:buildcache-{spec['tag']}"]
         assert target_name(spec["tag"]) in bake["group"][spec["flavor"]]["targets"]
 
 
-def test_make_bake_writes_the_file(tmp_path):
-    out = tmp_path / "docker-bake.json"
-    assert run_cli("bake", "--output", str(out)).returncode == 0
-    assert json.loads(out.read_text()) == json.loads(json.dumps(bake_file(SPECS)))
+@pytest.mark.host
+def test_make_bake_writes_the_file_from_images_alone(tmp_path, rendered, scratch_env, test_specs):
+    """matrix.yaml and compat.yaml out of reach: bake, ci-matrix, k8s-verify and slurm work from images/."""
+    env = {**scratch_env, "IMAGES_DIR": str(rendered), "MATRIX": str(tmp_path / "gone.yaml"),
+           "COMPAT": str(tmp_path / "gone-compat.yaml")}
+    assert run_cli("bake", env=env).returncode == 0
+    written = json.loads((tmp_path / "build" / "docker-bake.json").read_text())
+    assert written == json.loads(json.dumps(bake_file(sorted(test_specs, key=lambda s: s.tag))))
+    proc = run_cli("ci-matrix", env=env)
+    assert proc.returncode == 0 and len(json.loads(proc.stdout)["include"]) == len(test_specs)
+    bad = run_cli("bake", env={**env, "REGISTRY": "Bad Registry/"})
+    assert bad.returncode == 2 and "REGISTRY='Bad Registry/' is not a registry prefix" in bad.stderr
 
 
 def _as_model(doc: dict):
@@ -84,7 +91,7 @@ def _as_model(doc: dict):
 
 
 @pytest.mark.parametrize("nodes,gpus", [(1, 1), (2, 8)])
-def test_k8s_manifests_load_into_the_kubernetes_models(nodes, gpus):
+def test_k8s_manifests_load_into_the_kubernetes_models(nodes, gpus, SPECS):
     spec = next(s for s in SPECS if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
     docs = k8s_manifests(spec, f"registry.example/{spec.image}", nodes, gpus)
     models = [_as_model(json.loads(json.dumps(d))) for d in docs]
@@ -106,16 +113,23 @@ def test_k8s_manifests_load_into_the_kubernetes_models(nodes, gpus):
         assert f"--rdzv-endpoint={job.metadata.name}-0.{service.metadata.name}:29500" in script
 
 
-def test_make_k8s_verify_writes_loadable_yaml():
-    proc = run_cli("k8s-verify", "--nodes", "2", "--gpus", "4")
+@pytest.mark.host
+def test_make_k8s_verify_writes_loadable_yaml(tmp_path, rendered, scratch_env):
+    env = {**scratch_env, "IMAGES_DIR": str(rendered)}
+    proc = run_cli("k8s-verify", "--nodes", "2", "--gpus", "4", env=env)
     assert proc.returncode == 0, proc.stderr
-    path = ROOT / proc.stdout.split()[1]
+    path = tmp_path / "build" / "k8s" / Path(proc.stdout.split()[1]).name
     docs = list(yaml.safe_load_all(path.read_text()))
     assert [d["kind"] for d in docs] == ["Service", "Job"] and all(_as_model(d) for d in docs)
-    assert run_cli("k8s-verify", "--nodes", "0").returncode == 2
+    for args, extra, needle in ((("--nodes", "0"), {}, "must be a whole number, 1 or more"),
+                                ((), {"NODES": ""}, "NODES is empty"),
+                                ((), {"GPUS": "abc"}, "GPUS='abc'"),
+                                ((), {"IMAGE": ","}, "names no image")):
+        bad = run_cli("k8s-verify", *args, env={**env, **extra})
+        assert bad.returncode == 2 and needle in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
 
 
-def test_slurm_script_runs_the_same_torchrun_through_pyxis():
+def test_slurm_script_runs_the_same_torchrun_through_pyxis(SPECS):
     spec = SPECS[0]
     text = slurm_script(spec, spec.image, 4, 8)
     assert "#SBATCH --nodes=4" in text and "#SBATCH --gpus-per-node=8" in text
@@ -130,6 +144,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.host
 def test_nccl_check_spans_two_torchrun_launchers_as_two_nodes(tmp_path):
     """Two `torchrun --nnodes 2` launchers meet at a c10d rendezvous on 127.0.0.1 (gloo on this CPU machine)."""
     port = _free_port()
@@ -150,7 +165,7 @@ def test_nccl_check_spans_two_torchrun_launchers_as_two_nodes(tmp_path):
     assert all(row["busbw"] > 0 and row["wrong"] == 0 for row in check["data"]["sizes"])
 
 
-def test_the_model_check_catches_a_misspelled_field():
+def test_the_model_check_catches_a_misspelled_field(SPECS):
     spec = SPECS[0]
     job = json.loads(json.dumps(k8s_manifests(spec, spec.image, 1, 1)[-1]))
     job["spec"]["template"]["spec"]["containers"][0]["volumeMount"] = job["spec"]["template"]["spec"]["containers"][0].pop("volumeMounts")

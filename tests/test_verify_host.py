@@ -20,33 +20,53 @@ SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("verify")
-    proc = run_cli("--json", str(out / "r.json"), "--junit", str(out / "r.xml"), module="verify", timeout=600)
-    return proc, json.loads((out / "r.json").read_text()), ET.parse(out / "r.xml").getroot()
+    proc = run_cli("--json", str(out / "r.json"), "--junit", str(out / "r.xml"), "--save-facts", str(out / "facts"),
+                   module="verify", timeout=600)
+    return proc, json.loads((out / "r.json").read_text()), ET.parse(out / "r.xml").getroot(), out
 
 
 def test_cpu_host_passes_shm_hdf5_arrow_and_skips_gpu_nccl_with_reasons(full_run):
-    proc, report, _ = full_run
+    proc, report, _, _ = full_run
     status = {c["name"]: c for c in report["checks"]}
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert {n: status[n]["status"] for n in status} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass"}
+    assert {n: status[n]["status"] for n in status} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass",
+                                                        "vision": "skip", "dataloader": "pass"}
     assert "no GPU visible" in status["gpu"]["summary"] and status["gpu"]["remedy"]
     assert "all-reduce verified over gloo, world size 2" in status["nccl"]["summary"]
     assert status["nccl"]["metrics"]["wrong"]["value"] == 0 and status["nccl"]["data"]["sizes"]
     assert status["arrow"]["metrics"]["ratio"]["unit"] == "x"
-    assert "verdict: PASS" in proc.stdout and "[5/5] arrow" in proc.stderr
+    assert "verdict: PASS" in proc.stdout and "[5/7] arrow" in proc.stderr
+    assert (status["gpu"]["code"], status["gpu"]["owner"]) == ("GPU_NOT_VISIBLE", "image")
+    assert (status["nccl"]["code"], status["nccl"]["owner"]) == ("NCCL_NOT_EXERCISED", "job")
+    assert all(c["code"] is None for c in report["checks"] if c["status"] == "pass")
+
+
+def test_save_facts_then_from_facts_reproduces_the_verdicts_on_this_host(full_run, tmp_path):
+    _, report, _, out = full_run
+    facts = out / "facts"
+    assert sorted(p.name for p in facts.iterdir()) == ["arrow.json", "dataloader.json", "gpu.json", "hdf5.json", "host.json", "nccl.json", "shm.json", "vision.json"]
+    proc = run_cli("--from-facts", str(facts), "--json", str(tmp_path / "replay.json"), module="verify", timeout=120)
+    replay = json.loads((tmp_path / "replay.json").read_text())
+    jsonschema.validate(replay, SCHEMA)
+    assert proc.returncode == 0 and replay["replay"]["host"] == json.loads((facts / "host.json").read_text())["hostname"]
+    def verdict(r: dict) -> list:
+        return [(c["name"], c["status"], c["code"], c["owner"], c["summary"]) for c in r["checks"]]
+    assert verdict(replay) == verdict(report)
+    assert "REPLAY of facts recorded on" in proc.stdout and "[1/7]" not in proc.stderr
 
 
 def test_report_validates_and_junit_parses(full_run):
-    _, report, junit = full_run
+    _, report, junit, _ = full_run
     jsonschema.validate(report, SCHEMA)
     assert report["environment"]["torch"] and report["environment"]["pyarrow"]
-    assert junit.get("tests") == "5" and junit.get("failures") == "0" and junit.get("skipped") == "2"
+    assert junit.get("tests") == "7" and junit.get("failures") == "0" and junit.get("skipped") == "3"
 
 
 def test_expect_gpus_turns_the_missing_gpu_into_a_failure_with_diagnosis():
     proc = run_cli("--checks", "gpu", "--expect-gpus", "1", module="verify")
     assert proc.returncode == 1 and "FAIL" in proc.stdout and "no GPU visible" in proc.stdout
-    assert "remedy:" in proc.stdout
+    assert "remedy:" in proc.stdout and "code: GPU_NOT_VISIBLE (owner: image)" in proc.stdout
+    assert "CPU build of torch" in proc.stdout
 
 
 def test_list_and_unknown_check():
@@ -61,6 +81,7 @@ def test_a_hanging_check_is_cut_off_while_the_others_report(tmp_path):
     checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["checks"]}
     assert proc.returncode == 1
     assert checks["shm"]["status"] == "fail" and "timed out after 20 s" in checks["shm"]["summary"]
+    assert (checks["shm"]["code"], checks["shm"]["owner"]) == ("CHECK_TIMEOUT", "host")
     assert "test hook: shm hangs" in checks["shm"]["output"]
     assert checks["hdf5"]["status"] == "pass"
 
@@ -70,6 +91,7 @@ def test_a_crashing_check_is_a_failure_with_its_signal(tmp_path):
                    env={"VERIFY_TEST_CRASH": "arrow"}, module="verify")
     checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["checks"]}
     assert proc.returncode == 1 and checks["arrow"]["summary"] == "crashed with SIGSEGV"
+    assert checks["arrow"]["code"] == "CHECK_CRASHED"
     assert checks["shm"]["status"] == "pass"
 
 

@@ -25,7 +25,7 @@ def test_sizes_parse_like_docker():
 
 def test_nccl_sizes_and_bus_bandwidth_factor_follow_nccl_tests():
     assert message_sizes(1 << 20, 64 << 20) == [1 << 20, 4 << 20, 16 << 20, 64 << 20]
-    assert bus_factor(1) == 1.0 and bus_factor(2) == 1.0 and bus_factor(8) == 2 * 7 / 8
+    assert bus_factor(1) == 0.0 and bus_factor(2) == 1.0 and bus_factor(8) == 2 * 7 / 8
 
 
 def test_every_known_shared_memory_error_is_recognised():
@@ -38,13 +38,13 @@ def test_every_known_shared_memory_error_is_recognised():
 
 
 def test_no_gpu_diagnosis_starts_with_a_cpu_build():
-    cause, remedy = why_no_gpu(None, None)
-    assert "CPU build" in cause and "CUDA image" in remedy
+    cause, remedy, owner = why_no_gpu({"torch_cuda": None})
+    assert "CPU build" in cause and "CUDA image" in remedy and owner == "image"
 
 
 def test_missing_libhdf5_is_named():
     err = ImportError("libhdf5-2e6c5d22.so.320.0.0: cannot open shared object file: No such file or directory")
-    summary, details, remedy = diagnose_import_error(err)
+    summary, _details, remedy = diagnose_import_error(err)
     assert "cannot load libhdf5-2e6c5d22.so.320.0.0" in summary and "h5py.libs" in summary
     assert "--force-reinstall" in remedy
 
@@ -52,14 +52,15 @@ def test_missing_libhdf5_is_named():
 def _results() -> list[CheckResult]:
     ok = CheckResult("shm", "pass", "fine")
     ok.metric("size", 2 << 30, "bytes")
-    bad = CheckResult("arrow", "fail", "copied", details=["a", "b"], remedy="do x", output="boom")
-    return [ok, bad, CheckResult("gpu", "skip", "no GPU", remedy="--gpus all")]
+    bad = CheckResult("arrow", "fail", "copied", details=["a", "b"], remedy="do x", code="ARROW_COPIED", owner="image",
+                      output="boom")
+    return [ok, bad, CheckResult("gpu", "skip", "no GPU", remedy="--gpus all", code="GPU_NOT_VISIBLE", owner="job")]
 
 
 def test_json_report_validates_against_the_schema_and_the_schema_can_fail():
     report = build_report(_results(), {"python": "3.11", "torch": "2.13.0", "torch_build": "cpu"}, {})
     jsonschema.validate(report, SCHEMA)
-    assert report["status"] == "fail" and report["schema_version"] == 1
+    assert report["status"] == "fail" and report["schema_version"] == 2
     report["checks"][1]["remedy"] = None          # a failure without a remedy is invalid
     try:
         jsonschema.validate(report, SCHEMA)

@@ -3,5 +3,5 @@
 Depends only on the standard library at import time; each check imports torch, pyarrow, h5py or pynvml
 inside its own process. Never imports the host-side `scripts` package.
 """
-__version__ = "1.0.0"
-REPORT_SCHEMA_VERSION = 1
+__version__ = "2.0.0"
+REPORT_SCHEMA_VERSION = 2

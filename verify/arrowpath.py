@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import time
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa

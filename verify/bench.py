@@ -10,8 +10,10 @@ import argparse
 import json
 import os
 import platform
+import sys
 import tempfile
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import arrowpath as ap
 from .options import human_bytes, parse_size
@@ -29,7 +31,8 @@ class ArrowPerSample:
     """
 
     def __init__(self, path: str, samples: int) -> None:
-        self.path, self.samples, self.column = path, samples, None
+        self.path, self.samples = path, samples
+        self.column: Any = None
 
     def __len__(self) -> int:
         return self.samples
@@ -145,16 +148,44 @@ def format_table(bench: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="verify bench", description=__doc__.splitlines()[0])
+    import math
+
+    if "--dataloader" in argv:
+        from .dataloader import main as dataloader_main
+        return dataloader_main([a for a in argv if a != "--dataloader"])
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str):
+            raise ValueError(message)
+
+    p = Parser(prog="verify bench", description=__doc__.splitlines()[0])
+    p.add_argument("--dataloader", action="store_true",
+                   help="instead: the DataLoader advisor (see `verify bench --dataloader --help`)")
     p.add_argument("--size", default="1g", help="data size (default 1g)")
-    p.add_argument("--repeats", type=int, default=3, help="best of N passes (default 3)")
+    p.add_argument("--repeats", default="3", help="best of N passes (default 3)")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
     p.add_argument("--dir", help="where to write the data files (default: the temp dir)")
-    args = p.parse_args(argv)
-    bench = run_bench(parse_size(args.size), args.repeats, args.dir)
+    try:
+        args = p.parse_args(argv)
+        size = parse_size(args.size)
+        if not 1 <= size <= 1 << 42:
+            raise ValueError(f"--size {args.size!r} is out of range (1 byte to 4t)")
+        repeats = float(args.repeats) if args.repeats.strip().lower() not in ("nan", "inf", "-inf") else math.nan
+        if not repeats.is_integer() or not 1 <= repeats <= 1000:
+            raise ValueError(f"--repeats {args.repeats!r} must be a whole number from 1 to 1000")
+        if args.dir and not os.path.isdir(args.dir):
+            raise ValueError(f"--dir {args.dir}: no such folder")
+        from .report import check_writable
+        problem = check_writable(args.json) if args.json else None
+        if problem:
+            raise ValueError(f"--json {args.json}: {problem}")
+    except ValueError as exc:
+        print(f"verify bench: {exc}", file=sys.stderr)
+        return 2
+    bench = run_bench(size, int(repeats), args.dir)
     print(format_table(bench))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(bench, fh, indent=2)
+        from .report import write_text_atomic
+        write_text_atomic(args.json, json.dumps(bench, indent=2) + "\n")
         print(f"JSON: {args.json}")
     return 0

@@ -1,6 +1,10 @@
-"""Entry point of one check's process: `python -m verify.child NAME RESULT_PATH` with options in VERIFY_OPTIONS.
+"""Entry point of one check's process: `python -m verify.child NAME OUT_PATH` with options in VERIFY_OPTIONS.
 
-Test-only fault hooks (documented in the README): VERIFY_TEST_HANG=name[,name] makes those checks hang,
+Runs the check's probe() (what it measures and reads) and judge() (the verdict), and writes both as
+{"facts": ..., "result": ...} to OUT_PATH, atomically. A check module that only has run(options) still works:
+its facts are then null. The runner gives this process its own TMPDIR and removes it afterwards.
+
+Test-only fault hooks (documented in the README): VERIFY_TEST_HANG=name[,name] makes those checks write 8 MiB to their TMPDIR and hang,
 VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner survives both.
 """
 from __future__ import annotations
@@ -12,40 +16,72 @@ import signal
 import sys
 import time
 import traceback
+from typing import Any
 
 from .options import Options
-from .result import FAIL, CheckResult
+from .result import FAIL, SKIP, CheckResult
 
 
 def _hooked(var: str, name: str) -> bool:
     return name in [n.strip() for n in os.environ.get(var, "").split(",")]
 
 
-def run_one(name: str, options: Options) -> CheckResult:
+def crashed(name: str, exc: BaseException, where: str) -> CheckResult:
+    """A check that raised: still a result, with where it broke."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        package = exc.name.split(".")[0]
+        return CheckResult(name, SKIP, f"{package} is not installed in this image: {name} not checked",
+                           remedy=f"pip install {package}", code="PACKAGE_MISSING", owner="image")
+    tb = traceback.format_exc().strip().splitlines()
+    return CheckResult(name, FAIL, f"check {where} raised {type(exc).__name__}: {exc}", details=tb[-12:],
+                       remedy="This is unexpected: report it with the details above.", code="CHECK_CRASHED", owner="image")
+
+
+def run_one(name: str, options: Options) -> tuple[dict[str, Any] | None, CheckResult]:
+    """(facts or None, result) of one check."""
     if _hooked("VERIFY_TEST_HANG", name):
         print(f"test hook: {name} hangs", flush=True)
+        import tempfile
+        with tempfile.NamedTemporaryFile(prefix="hang-", delete=False) as fh:    # data in its scratch dir, as a
+            fh.write(b"\0" * (8 << 20))                                         # check killed mid-write leaves
         while True:
             time.sleep(3600)
     if _hooked("VERIFY_TEST_CRASH", name):
         print(f"test hook: {name} crashes", flush=True)
         os.kill(os.getpid(), signal.SIGSEGV)
-    module = importlib.import_module(f"verify.checks.{name}")
     try:
-        return module.run(options)
-    except Exception as exc:  # a bug or an unexpected environment: still a result, with where it broke
-        tb = traceback.format_exc().strip().splitlines()
-        return CheckResult(name, FAIL, f"check raised {type(exc).__name__}: {exc}", details=tb[-12:],
-                           remedy="This is unexpected: report it with the details above.")
+        module = importlib.import_module(f"verify.checks.{name}")
+    except Exception as exc:  # noqa: BLE001 - a module that does not import is a result too
+        return None, crashed(name, exc, "import")
+    if not (hasattr(module, "probe") and hasattr(module, "judge")):
+        try:
+            return None, module.run(options)
+        except Exception as exc:  # noqa: BLE001
+            return None, crashed(name, exc, "run")
+    try:
+        facts = module.probe(options)
+    except Exception as exc:  # noqa: BLE001
+        return None, crashed(name, exc, "probe")
+    try:
+        return facts, module.judge(facts, options)
+    except Exception as exc:  # noqa: BLE001
+        return facts, crashed(name, exc, "judge")
+
+
+def write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
 
 
 def main() -> int:
-    name, result_path = sys.argv[1], sys.argv[2]
+    name, out_path = sys.argv[1], sys.argv[2]
     options = Options.from_json(os.environ.get("VERIFY_OPTIONS", "{}"))
     start = time.monotonic()
-    result = run_one(name, options)
+    facts, result = run_one(name, options)
     result.duration_s = round(time.monotonic() - start, 3)
-    with open(result_path, "w", encoding="utf-8") as fh:
-        json.dump(result.to_dict(), fh)
+    write_atomic(out_path, json.dumps({"facts": facts, "result": result.to_dict()}, default=repr))
     return 0
 
 

@@ -1,47 +1,141 @@
-"""`python -m verify`: run the checks, print a table, write JSON/JUnit; exit 1 when any check failed."""
+"""`python -m verify`: run the checks, print a table, write JSON/JUnit; exit 1 when any check failed.
+
+Exit statuses: 0 nothing failed, 1 a check failed, 2 bad arguments or environment (one line on stderr, no
+check run, nothing written), 128+N interrupted by signal N (the partial report is written).
+"""
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import platform
 import sys
 from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NoReturn
 
+from . import __version__
 from .checks import CHECKS
 from .options import Options, parse_size
-from .report import build_report, render_table, write_json, write_junit
+from .report import (
+    build_report,
+    check_writable,
+    render_table,
+    write_json,
+    write_junit,
+    write_text_atomic,
+)
 from .result import FAIL, CheckResult
-from .runner import collect_environment, run_all
+from .runner import (
+    Interrupted,
+    NoTempDir,
+    cleanup_owned,
+    collect_environment,
+    install_signal_handlers,
+    replay,
+    restore_signal_handlers,
+    run_all,
+    scratch_base,
+)
+
+MAX_BYTES = 1 << 50
+
+
+class UsageError(Exception):
+    """Bad input: one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _size(flag: str, minimum: int = 1) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = parse_size(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a size; write sizes like 64m, 1g or 1048576") from None
+        if value < minimum or value > MAX_BYTES:
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range: give at least {minimum} byte(s), at most 1p")
+        return value
+    parse.__name__ = flag
+    return parse
+
+
+def _number(kind: type, minimum: float, exclusive: bool = False) -> Any:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        if value < minimum or (exclusive and value == minimum):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {'greater than' if exclusive else 'at least'} {minimum:g}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
     d = Options()
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="verify", description="Check that this PyTorch environment really works: GPU, NCCL, /dev/shm, HDF5, Arrow.",
         epilog="Get the JSON report out of a container: docker run --rm -v \"$PWD:/out\" IMAGE verify "
                "--json /out/report.json --junit /out/report.xml. Benchmark the data path: verify bench.")
-    p.add_argument("--checks", default=",".join(CHECKS), help=f"comma-separated subset of: {', '.join(CHECKS)}")
+    p.add_argument("--checks", default=None, help=f"comma-separated subset of: {', '.join(CHECKS)}")
     p.add_argument("--list", action="store_true", help="list the checks and exit")
     p.add_argument("--json", metavar="PATH", help="write the JSON report (schema: verify/report.schema.json)")
     p.add_argument("--junit", metavar="PATH", help="write a JUnit XML report")
-    p.add_argument("--expect-gpus", type=int, default=d.expect_gpus, metavar="N",
+    p.add_argument("--expect-gpus", type=_number(int, 0), default=d.expect_gpus, metavar="N",
                    help="fail (instead of skip) when fewer than N GPUs are usable")
-    p.add_argument("--shm-min", default="1g", metavar="SIZE", help="/dev/shm the shm check allocates (default 1g)")
-    p.add_argument("--arrow-size", default="64m", metavar="SIZE", help="data the arrow check maps (default 64m)")
-    p.add_argument("--arrow-min-ratio", type=float, default=d.arrow_min_ratio,
+    p.add_argument("--shm-min", type=_size("--shm-min"), default="1g", metavar="SIZE",
+                   help="/dev/shm the shm check allocates (default 1g)")
+    p.add_argument("--arrow-size", type=_size("--arrow-size"), default="64m", metavar="SIZE",
+                   help="data the arrow check maps (default 64m)")
+    p.add_argument("--arrow-min-ratio", type=_number(float, 0.0), default=d.arrow_min_ratio,
                    help="zero-copy throughput / memory bandwidth under which arrow warns (default %(default)s)")
-    p.add_argument("--nccl-min-size", default="1m", metavar="SIZE", help="smallest all-reduce message (default 1m)")
-    p.add_argument("--nccl-max-size", default="64m", metavar="SIZE", help="largest all-reduce message (default 64m)")
-    p.add_argument("--nccl-timeout", type=float, default=d.nccl_timeout_s, metavar="S",
+    p.add_argument("--nccl-min-size", type=_size("--nccl-min-size", 4), default="1m", metavar="SIZE",
+                   help="smallest all-reduce message (default 1m)")
+    p.add_argument("--nccl-max-size", type=_size("--nccl-max-size", 4), default="1g", metavar="SIZE",
+                   help="largest all-reduce message on GPUs (default 1g; gloo stops at 16m)")
+    p.add_argument("--nccl-timeout", type=_number(float, 0.0, exclusive=True), default=d.nccl_timeout_s, metavar="S",
                    help="init and per-operation timeout of the collective (default %(default)s s)")
-    p.add_argument("--timeout", type=float, metavar="S", help="timeout of every check (default: per check)")
+    p.add_argument("--timeout", type=_number(float, 0.0, exclusive=True), metavar="S",
+                   help="timeout of every check (default: per check)")
+    p.add_argument("--no-perf", action="store_true", help="skip the gpu check's bandwidth, TFLOP/s and SDC probes")
+    p.add_argument("--save-facts", metavar="DIR", help="also write each check's facts to DIR/<check>.json (+ host.json)")
+    p.add_argument("--from-facts", metavar="DIR", help="judge the facts recorded in DIR again, without probing")
     return p
 
 
 def _options(args: argparse.Namespace) -> Options:
-    return Options(expect_gpus=args.expect_gpus, shm_min_bytes=parse_size(args.shm_min),
-                   arrow_bytes=parse_size(args.arrow_size), arrow_min_ratio=args.arrow_min_ratio,
-                   nccl_min_bytes=parse_size(args.nccl_min_size), nccl_max_bytes=parse_size(args.nccl_max_size),
-                   nccl_timeout_s=args.nccl_timeout)
+    if args.nccl_min_size > args.nccl_max_size:
+        raise UsageError(f"--nccl-min-size ({args.nccl_min_size} B) is larger than --nccl-max-size ({args.nccl_max_size} B)")
+    return Options(expect_gpus=args.expect_gpus, shm_min_bytes=args.shm_min, arrow_bytes=args.arrow_size,
+                   arrow_min_ratio=args.arrow_min_ratio, nccl_min_bytes=args.nccl_min_size,
+                   nccl_max_bytes=args.nccl_max_size, nccl_timeout_s=args.nccl_timeout, gpu_perf=not args.no_perf)
+
+
+def validate_rank_env(env: dict[str, str]) -> None:
+    """RANK/WORLD_SIZE/LOCAL_RANK as torchrun sets them, or not at all."""
+    values = {}
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        if var in env:
+            text = env[var].strip()
+            if not text.isdigit():
+                raise UsageError(f"{var}={env[var]!r} is not a non-negative integer: unset it, or start verify with torchrun")
+            values[var] = int(text)
+    if "WORLD_SIZE" in values and values["WORLD_SIZE"] < 1:
+        raise UsageError("WORLD_SIZE=0: a group has at least one rank; unset it, or start verify with torchrun")
+    if values.get("RANK", 0) > 0 and not ("WORLD_SIZE" in values and env.get("MASTER_ADDR")):
+        raise UsageError(f"RANK={values['RANK']} is set but there is no group (WORLD_SIZE and MASTER_ADDR must be set "
+                         "too): unset RANK, or start verify with torchrun")
+    if "RANK" in values and "WORLD_SIZE" in values and values["RANK"] >= values["WORLD_SIZE"]:
+        raise UsageError(f"RANK={values['RANK']} is not below WORLD_SIZE={values['WORLD_SIZE']}")
 
 
 def _progress(index: int, total: int, name: str, result: CheckResult | None) -> None:
@@ -53,7 +147,79 @@ def _progress(index: int, total: int, name: str, result: CheckResult | None) -> 
 
 def is_reporting_rank() -> bool:
     """Under torchrun every rank runs the checks; rank 0 alone writes reports."""
-    return int(os.environ.get("RANK", "0")) == 0
+    rank = os.environ.get("RANK", "0").strip()
+    return not rank.isdigit() or int(rank) == 0
+
+
+def _names(args: argparse.Namespace, default: list[str]) -> list[str]:
+    if args.checks is None:
+        return default
+    names = [n.strip() for n in args.checks.split(",") if n.strip()]
+    unknown = [n for n in names if n not in CHECKS]
+    if unknown or not names:
+        raise UsageError(f"unknown check {', '.join(unknown) or '(none given)'}; choose from {', '.join(CHECKS)}")
+    return list(dict.fromkeys(names))
+
+
+def _load_facts(directory: str, args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
+    base = Path(directory)
+    try:
+        host = json.loads((base / "host.json").read_text(encoding="utf-8"))
+        recorded = host["checks"]
+        if not isinstance(recorded, list):
+            raise TypeError("checks is not a list")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--from-facts {directory}: no readable host.json ({type(exc).__name__}: {exc}); record "
+                         "facts with `python -m verify --save-facts DIR` first") from None
+    names = _names(args, [n for n in recorded if n in CHECKS])
+    records = {}
+    for name in names:
+        try:
+            records[name] = json.loads((base / f"{name}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--from-facts {directory}: no facts for check {name} ({type(exc).__name__}); "
+                             f"recorded: {', '.join(recorded)}") from None
+    return host, records, names
+
+
+def _prepare_facts_dir(directory: str) -> None:
+    try:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--save-facts {directory}: cannot create it ({exc.strerror or exc})") from None
+    problem = check_writable(str(Path(directory) / "host.json"))
+    if problem:
+        raise UsageError(f"--save-facts {directory}: {problem}")
+
+
+def _save_facts(directory: str, names: list[str], results: list[CheckResult], facts: dict[str, Any],
+                environment: dict[str, Any], options: Options) -> None:
+    for r in results:
+        if r.name in facts or r.code != "INTERRUPTED":
+            write_text_atomic(str(Path(directory) / f"{r.name}.json"),
+                              json.dumps({"check": r.name, "facts": facts.get(r.name), "result": r.to_dict()},
+                                         indent=1, default=repr) + "\n")
+    host = {"hostname": platform.node(), "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "tool": {"name": "verify", "version": __version__}, "checks": [r.name for r in results if r.code != "INTERRUPTED"
+                                                                            or r.name in facts],
+            "environment": environment, "options": asdict(options)}
+    write_text_atomic(str(Path(directory) / "host.json"), json.dumps(host, indent=1, default=repr) + "\n")
+
+
+def _write_reports(args: argparse.Namespace, results: list[CheckResult], environment: dict[str, Any],
+                   options: Options, replay_info: dict[str, Any] | None, interrupted: str | None) -> None:
+    if not is_reporting_rank():
+        return
+    print(render_table(results, environment, replay=replay_info))
+    report = build_report(results, environment, asdict(options), replay=replay_info, interrupted=interrupted)
+    if args.json:
+        write_json(report, args.json)
+        print(f"JSON report: {args.json}")
+    if args.junit:
+        write_junit(results, args.junit)
+        print(f"JUnit report: {args.junit}")
+    if not args.json and os.environ.get("VERIFY_IN_IMAGE"):
+        print('JSON report: docker run --rm -v "$PWD:/out" IMAGE verify --json /out/report.json')
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,33 +227,70 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["bench"]:
         from .bench import main as bench_main
         return bench_main(argv[1:])
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        print(f"verify: {exc}", file=sys.stderr)
+        return 2
+    except NoTempDir as exc:
+        print(f"verify: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.list:
         for name, (what, timeout) in CHECKS.items():
             print(f"{name:<6} {what} (timeout {timeout:.0f} s)")
         return 0
-    names = [n.strip() for n in args.checks.split(",") if n.strip()]
-    unknown = [n for n in names if n not in CHECKS]
-    if unknown or not names:
-        print(f"verify: unknown check {', '.join(unknown) or '(none given)'}; choose from {', '.join(CHECKS)}", file=sys.stderr)
-        return 2
+    options = _options(args)
+    validate_rank_env(dict(os.environ))
+    if args.save_facts and args.from_facts:
+        raise UsageError("--save-facts and --from-facts exclude each other: record on one run, replay on another")
+    for flag, path in (("--json", args.json), ("--junit", args.junit)):
+        problem = check_writable(path) if path else None
+        if problem:
+            raise UsageError(f"{flag} {path}: {problem}")
+    if args.from_facts:
+        host, records, names = _load_facts(args.from_facts, args)
+        results = [replay(name, records[name], options) for name in names]
+        replay_info = {"facts_dir": args.from_facts, "host": host.get("hostname"), "recorded": host.get("recorded")}
+        _write_reports(args, results, host.get("environment") or {}, options, replay_info, None)
+        return 1 if any(r.status == FAIL for r in results) else 0
+
+    names = _names(args, list(CHECKS))
+    if args.save_facts:
+        _prepare_facts_dir(args.save_facts)
+    scratch_base()
+    previous = install_signal_handlers()
     try:
-        options = _options(args)
-    except ValueError as exc:
-        print(f"verify: bad size ({exc}); write sizes like 64m, 1g or 1048576", file=sys.stderr)
-        return 2
-    print("verify: collecting the environment ...", file=sys.stderr, flush=True)
-    environment = collect_environment()
-    results = run_all(names, options, args.timeout, _progress)
-    if is_reporting_rank():
-        print(render_table(results, environment))
-        report = build_report(results, environment, asdict(options))
-        if args.json:
-            write_json(report, args.json)
-            print(f"JSON report: {args.json}")
-        if args.junit:
-            write_junit(results, args.junit)
-            print(f"JUnit report: {args.junit}")
-        if not args.json and os.environ.get("VERIFY_IN_IMAGE"):
-            print('JSON report: docker run --rm -v "$PWD:/out" IMAGE verify --json /out/report.json')
+        return _run(args, names, options)
+    finally:
+        cleanup_owned()
+        restore_signal_handlers(previous)
+
+
+def _run(args: argparse.Namespace, names: list[str], options: Options) -> int:
+    environment: dict[str, Any] = {}
+    facts: dict[str, Any] = {}
+    try:
+        print("verify: collecting the environment ...", file=sys.stderr, flush=True)
+        environment = collect_environment()
+        results = run_all(names, options, args.timeout, _progress, facts_out=facts)
+    except Interrupted as stop:
+        cleanup_owned()
+        results = stop.results or [CheckResult(n, "skip", f"not run: verify was interrupted by {stop}",
+                                               remedy="Rerun verify.", code="INTERRUPTED", owner="job") for n in names]
+        environment = environment or {"error": f"interrupted by {stop} while collecting the environment"}
+        print(f"verify: interrupted by {stop}; writing the partial report", file=sys.stderr, flush=True)
+        if args.save_facts:
+            _save_facts(args.save_facts, names, results, facts, environment, options)
+        _write_reports(args, results, environment, options, None, str(stop))
+        return 128 + stop.signum
+    finally:
+        cleanup_owned()
+    if args.save_facts:
+        _save_facts(args.save_facts, names, results, facts, environment, options)
+        print(f"facts: {args.save_facts}/ ({', '.join(names)}, host.json)")
+    _write_reports(args, results, environment, options, None, None)
     return 1 if any(r.status == FAIL for r in results) else 0

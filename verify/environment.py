@@ -45,10 +45,10 @@ def cgroup_limits() -> dict[str, Any]:
     try:
         if (root / "cgroup.controllers").exists():
             limits["cgroup"] = "v2"
-            quota, period = (root / "cpu.max").read_text().split()
-            limits["cpus"] = None if quota == "max" else round(int(quota) / int(period), 2)
-            mem = (root / "memory.max").read_text().strip()
-            limits["memory_bytes"] = None if mem == "max" else int(mem)
+            quota_text, period_text = (root / "cpu.max").read_text().split()
+            limits["cpus"] = None if quota_text == "max" else round(int(quota_text) / int(period_text), 2)
+            mem_text = (root / "memory.max").read_text().strip()
+            limits["memory_bytes"] = None if mem_text == "max" else int(mem_text)
         elif (root / "cpu").exists():
             limits["cgroup"] = "v1"
             quota = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
@@ -119,8 +119,8 @@ def collect() -> dict[str, Any]:
     try:
         import h5py
         env["hdf5"] = h5py.version.hdf5_version
-    except Exception:  # noqa: BLE001 - the hdf5 check diagnoses this
-        pass
+    except Exception as exc:  # noqa: BLE001 - the hdf5 check diagnoses this
+        env["hdf5_error"] = f"{type(exc).__name__}: {exc}"[:300]
     return env
 
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import asdict, dataclass, fields
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -15,25 +16,38 @@ class Options:
     arrow_bytes: int = 64 * MiB          # data the arrow check writes and maps (a check, not a benchmark)
     arrow_min_ratio: float = 0.5         # zero-copy read throughput / memory read bandwidth below this warns
     nccl_min_bytes: int = 1 * MiB
-    nccl_max_bytes: int = 64 * MiB       # on GPUs; the gloo fallback stops at 16 MiB
+    nccl_max_bytes: int = 1 * GiB        # on GPUs; the gloo fallback stops at 16 MiB
     nccl_timeout_s: float = 60.0         # init and per-operation timeout of the collective
     nccl_processes: int = 2              # processes of the gloo fallback when fewer than 2 GPUs
+    gpu_perf: bool = True                # copy bandwidth, matmul TFLOP/s and the SDC canary on each GPU
+    gpu_copy_bytes: int = 1 * GiB        # device-to-device copy size
+    gpu_h2d_bytes: int = 256 * MiB       # pinned host<->device copy size
+    matmul_n: int = 8192                 # n of the n x n x n bf16 matmul
+    sdc_repeats: int = 4                 # the canary matmul is repeated this often per device
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
 
     @classmethod
-    def from_json(cls, text: str) -> "Options":
-        return cls(**json.loads(text))
+    def from_json(cls, text: str) -> Options:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in json.loads(text).items() if k in known})
 
 
 def parse_size(text: str) -> int:
-    """'64m', '1G', '1048576' → bytes (binary units, as docker's --shm-size)."""
+    """'64m', '1G', '1048576' → bytes (binary units, as docker's --shm-size). ValueError when not a size."""
     units = {"k": 1 << 10, "m": MiB, "g": GiB, "t": 1 << 40}
     t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    scale = 1
     if t and t[-1] in units:
-        return int(float(t[:-1]) * units[t[-1]])
-    return int(t)
+        t, scale = t[:-1], units[t[-1]]
+    try:
+        value = float(t)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a size") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite size")
+    return int(value * scale)
 
 
 def human_bytes(n: float) -> str:

@@ -3,40 +3,85 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import tempfile
 import textwrap
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from typing import Any
 
 from . import REPORT_SCHEMA_VERSION, __version__
-from .result import FAIL, PASS, SKIP, WARN, CheckResult
+from .result import FAIL, PASS, SKIP, WARN, CheckResult, Status
 
 MARK = {PASS: "PASS", FAIL: "FAIL", WARN: "WARN", SKIP: "SKIP"}
 COLOR = {PASS: "32", FAIL: "31", WARN: "33", SKIP: "36"}
 
 
-def overall(results: list[CheckResult]) -> str:
+def overall(results: list[CheckResult]) -> Status:
     statuses = {r.status for r in results}
     return FAIL if FAIL in statuses else WARN if WARN in statuses else PASS
 
 
-def build_report(results: list[CheckResult], environment: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+def build_report(results: list[CheckResult], environment: dict[str, Any], options: dict[str, Any],
+                 replay: dict[str, Any] | None = None, interrupted: str | None = None) -> dict[str, Any]:
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
         "tool": {"name": "verify", "version": __version__},
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "status": overall(results),
+        "replay": replay,
+        "interrupted": interrupted,
         "environment": environment,
         "options": options,
         "checks": [r.to_dict() for r in results],
     }
 
 
+def check_writable(path: str) -> str | None:
+    """Why a report cannot be written to `path` (None when it can): checked before the first check runs."""
+    if os.path.isdir(path):
+        return "is a directory"
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        return f"folder {parent} does not exist"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".verify-write-test-", dir=parent)
+    except OSError as exc:
+        return f"folder {parent} is not writable ({exc.strerror or exc})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """Write next to `path`, then rename over it: a reader sees the old file or the new one, never half of one."""
+    parent = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def write_json(report: dict[str, Any], path: str) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=2)
-        fh.write("\n")
+    write_text_atomic(path, json.dumps(report, indent=2, default=repr) + "\n")
+
+
+# XML 1.0 allows tab, newline and carriage return among the control characters, and no surrogates.
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str | None) -> str:
+    return _XML_BAD.sub("", text or "")
 
 
 def write_junit(results: list[CheckResult], path: str, suite: str = "verify") -> None:
@@ -45,19 +90,21 @@ def write_junit(results: list[CheckResult], path: str, suite: str = "verify") ->
     testsuite = ET.Element("testsuite", name=suite, tests=str(len(results)), failures=str(failures),
                            errors="0", skipped=str(skipped), time=f"{sum(r.duration_s for r in results):.3f}")
     for r in results:
-        case = ET.SubElement(testsuite, "testcase", classname=suite, name=r.name, time=f"{r.duration_s:.3f}")
-        body = "\n".join(r.details + ([f"remedy: {r.remedy}"] if r.remedy else []) + ([r.output] if r.output else []))
+        case = ET.SubElement(testsuite, "testcase", classname=suite, name=xml_text(r.name), time=f"{r.duration_s:.3f}")
+        code = [f"code: {r.code} (owner: {r.owner})"] if r.code else []
+        body = xml_text("\n".join(r.details + ([f"remedy: {r.remedy}"] if r.remedy else []) + code
+                                   + ([r.output] if r.output else [])))
         if r.status == FAIL:
-            ET.SubElement(case, "failure", message=r.summary).text = body
+            ET.SubElement(case, "failure", message=xml_text(r.summary), type=r.code or "fail").text = body
         elif r.status == SKIP:
-            ET.SubElement(case, "skipped", message=r.summary)
-        ET.SubElement(case, "system-out").text = f"[{r.status}] {r.summary}\n{body}"
+            ET.SubElement(case, "skipped", message=xml_text(r.summary))
+        ET.SubElement(case, "system-out").text = xml_text(f"[{r.status}] {r.summary}\n") + body
     tree = ET.ElementTree(testsuite)
     ET.indent(tree)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    write_text_atomic(path, ET.tostring(testsuite, encoding="unicode", xml_declaration=True) + "\n")
 
 
-def _paint(status: str, text: str) -> str:
+def _paint(status: Status, text: str) -> str:
     if os.environ.get("NO_COLOR") or not os.isatty(1):
         return text
     return f"\033[{COLOR[status]}m{text}\033[0m"
@@ -70,16 +117,21 @@ def environment_lines(env: dict[str, Any]) -> list[str]:
     mem = env.get("memory_bytes")
     return [
         f"python {env.get('python')}   torch {torch}   CUDA {env.get('cuda') or '-'}   cuDNN {env.get('cudnn') or '-'}   NCCL {env.get('nccl') or '-'}",
-        f"torchvision {env.get('torchvision') or '-'}   torchdata {env.get('torchdata') or '-'}   pyarrow {env.get('pyarrow') or '-'}   "
-        f"h5py {env.get('h5py') or '-'} (HDF5 {env.get('hdf5') or '-'})   numpy {env.get('numpy') or '-'}",
-        f"driver {env.get('driver') or '-'}   container {env.get('container') or 'no'}   cgroup CPUs {env.get('cpus') or 'unlimited'}   "
-        f"memory limit {f'{mem / 2**30:.1f} GiB' if mem else 'unlimited'}   host CPUs {env.get('cpu_count')}",
+        (f"torchvision {env.get('torchvision') or '-'}   torchdata {env.get('torchdata') or '-'}   pyarrow {env.get('pyarrow') or '-'}   "
+        f"h5py {env.get('h5py') or '-'} (HDF5 {env.get('hdf5') or '-'})   numpy {env.get('numpy') or '-'}"),
+        (f"driver {env.get('driver') or '-'}   container {env.get('container') or 'no'}   cgroup CPUs {env.get('cpus') or 'unlimited'}   "
+        f"memory limit {f'{mem / 2**30:.1f} GiB' if mem else 'unlimited'}   host CPUs {env.get('cpu_count')}"),
     ]
 
 
-def render_table(results: list[CheckResult], env: dict[str, Any], width: int | None = None) -> str:
+def render_table(results: list[CheckResult], env: dict[str, Any], width: int | None = None,
+                 replay: dict[str, Any] | None = None) -> str:
     width = width or min(shutil.get_terminal_size((120, 20)).columns, 140)
-    lines = environment_lines(env) + [""]
+    lines = []
+    if replay:
+        lines.append(f"REPLAY of facts recorded on {replay.get('host')} at {replay.get('recorded')} "
+                     f"({replay.get('facts_dir')}): judged again with today's thresholds, nothing probed")
+    lines += environment_lines(env) + [""]
     lines.append(f"{'CHECK':<7} {'STATUS':<6} {'TIME':>6}  SUMMARY")
     for r in results:
         summary = textwrap.wrap(r.summary, max(40, width - 24)) or [""]
@@ -87,6 +139,8 @@ def render_table(results: list[CheckResult], env: dict[str, Any], width: int | N
         lines += [f"{'':<23}{s}" for s in summary[1:]]
         if r.status in (FAIL, WARN) and r.remedy:
             lines += [f"{'':<23}{s}" for s in textwrap.wrap("remedy: " + r.remedy, max(40, width - 24))]
+        if r.status in (FAIL, WARN) and r.code:
+            lines.append(f"{'':<23}code: {r.code} (owner: {r.owner})")
         if r.status == FAIL and r.output:
             lines += [f"{'':<23}| {s}" for s in r.output.splitlines()[-8:]]
     verdict = overall(results)

@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-PASS, FAIL, WARN, SKIP = "pass", "fail", "warn", "skip"
-STATUSES = (PASS, FAIL, WARN, SKIP)
+from .codes import CODES, Owner
+
+Status = Literal["pass", "fail", "warn", "skip"]
+PASS: Status = "pass"
+FAIL: Status = "fail"
+WARN: Status = "warn"
+SKIP: Status = "skip"
+STATUSES: tuple[Status, ...] = (PASS, FAIL, WARN, SKIP)
 
 
 @dataclass
@@ -17,11 +23,13 @@ class Metric:
 @dataclass
 class CheckResult:
     name: str
-    status: str
+    status: Status
     summary: str
     details: list[str] = field(default_factory=list)
     metrics: dict[str, Metric] = field(default_factory=dict)
     remedy: str | None = None
+    code: str | None = None            # a key of verify.codes.CODES on every non-pass and skip
+    owner: Owner | None = None         # who must act: image, host or job
     duration_s: float = 0.0
     output: str | None = None          # what the check printed, kept when it crashed or hung
     data: dict[str, Any] = field(default_factory=dict)   # structured extras (e.g. the NCCL size table)
@@ -29,10 +37,18 @@ class CheckResult:
     def metric(self, name: str, value: float, unit: str) -> None:
         self.metrics[name] = Metric(round(float(value), 6), unit)
 
+    def verdict(self, status: Status, code: str, summary: str, remedy: str | None = None,
+                owner: Owner | None = None) -> CheckResult:
+        """Set a non-pass verdict with its code; the owner defaults to the code's usual one."""
+        self.status, self.code, self.summary = status, code, summary
+        self.owner = owner or CODES[code].owner
+        self.remedy = remedy if remedy is not None else CODES[code].fix
+        return self
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
+    def from_dict(cls, data: dict[str, Any]) -> CheckResult:
         metrics = {k: Metric(**v) for k, v in (data.get("metrics") or {}).items()}
         return cls(**{**data, "metrics": metrics})

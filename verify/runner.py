@@ -1,21 +1,30 @@
-"""Runs each check in its own process with its own timeout; a crash or a hang becomes a failed result."""
+"""Runs each check in its own process with its own timeout and its own scratch directory.
+
+A crash or a hang becomes a failed result; the scratch directory (the check's TMPDIR) is removed whatever
+happens, the timeout kill included. SIGTERM/SIGINT are forwarded to the running check's process group and
+end the run with the interrupted check marked INTERRUPTED (see cli.py).
+"""
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from .checks import CHECKS
 from .options import Options
-from .result import FAIL, CheckResult
+from .result import FAIL, SKIP, CheckResult
 
 TAIL_LINES = 30
+GRACE_S = 3.0            # after forwarding SIGTERM/SIGINT, how long the group gets before SIGKILL
 
 HANG_ADVICE = {
     "nccl": "A hung collective: rerun with NCCL_DEBUG=INFO to see where it stops; check /dev/shm size "
@@ -26,30 +35,100 @@ HANG_ADVICE = {
 }
 
 
+class Interrupted(Exception):
+    """SIGTERM or SIGINT arrived; `results` holds what was done, the interrupted check marked."""
+
+    def __init__(self, signum: int, results: list[CheckResult] | None = None) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.results = results or []
+
+
+class NoTempDir(Exception):
+    pass
+
+
+_interrupting = False
+_OWNED: set[str] = set()         # scratch dirs of running checks, removed by cleanup_owned() if a signal cut in
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    global _interrupting
+    if _interrupting:            # a second signal while cleaning up: cleanup continues, no second exception
+        return
+    _interrupting = True
+    raise Interrupted(signum)
+
+
+def install_signal_handlers() -> dict[int, Any]:
+    """SIGTERM/SIGINT raise Interrupted from here on; returns the previous handlers for restore_signal_handlers."""
+    global _interrupting
+    _interrupting = False
+    return {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+
+def restore_signal_handlers(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def scratch_base() -> str:
+    """A writable directory for the checks' scratch dirs: TMPDIR, /tmp, /var/tmp, /dev/shm, then the cwd."""
+    candidates = [os.environ.get("TMPDIR"), "/tmp", "/var/tmp", "/dev/shm", os.getcwd()]
+    tried = []
+    for directory in [c for c in candidates if c]:
+        try:
+            probe = tempfile.mkdtemp(prefix=".verify-probe-", dir=directory)
+            os.rmdir(probe)
+        except OSError as exc:
+            tried.append(f"{directory} ({exc.strerror or exc})")
+            continue
+        tempfile.tempdir = directory
+        return directory
+    raise NoTempDir("no writable temporary directory (tried " + ", ".join(tried) + "): set TMPDIR to a writable "
+                    "directory, or give the container one (`docker run --tmpfs /tmp`)")
+
+
 def _tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def run_process(module: str, args: list[str], timeout: float, env: dict[str, str]) -> tuple[int | None, str, float]:
+def _killpg(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_process(module: str, args: list[str], timeout: float, env: dict[str, str],
+                workdir: str | None = None) -> tuple[int | None, str, float]:
     """Run `python -m module args` in a new session; kill the whole group at the timeout.
 
-    Returns (exit status, or None when it timed out; its combined output; seconds).
+    Returns (exit status, or None when it timed out; its combined output; seconds). On Interrupted the signal
+    is forwarded to the group, which gets GRACE_S seconds before SIGKILL, then the exception goes on.
     """
     start = time.monotonic()
-    with tempfile.TemporaryFile(mode="w+b") as out:
-        proc = subprocess.Popen([sys.executable, "-m", module, *args], stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    with tempfile.TemporaryFile(mode="w+b", dir=workdir) as out:
+        proc = None
         try:
+            proc = subprocess.Popen([sys.executable, "-m", module, *args], stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True)
             rc: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             rc = None
+        except Interrupted as stop:
+            if proc is not None:
+                _killpg(proc.pid, stop.signum)
+                try:
+                    proc.wait(timeout=GRACE_S)
+                except subprocess.TimeoutExpired:
+                    pass
+            raise
         finally:
-            # Children of the check (DataLoader workers, NCCL ranks) go with it.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
+            if proc is not None:
+                # Children of the check (DataLoader workers, NCCL ranks) go with it.
+                _killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
         out.seek(0)
         return rc, out.read().decode("utf-8", "replace"), time.monotonic() - start
 
@@ -61,50 +140,132 @@ def _signal_name(rc: int) -> str:
         return f"signal {-rc}"
 
 
-def run_check(name: str, options: Options, timeout: float | None = None) -> CheckResult:
-    limit = timeout or CHECKS[name][1]
-    with tempfile.TemporaryDirectory(prefix=f"verify-{name}-") as tmp:
-        result_path = Path(tmp) / "result.json"
-        env = {**os.environ, "VERIFY_OPTIONS": options.to_json()}
-        rc, output, seconds = run_process("verify.child", [name, str(result_path)], limit, env)
-        if rc == 0 and result_path.exists():
-            result = CheckResult.from_dict(json.loads(result_path.read_text(encoding="utf-8")))
-            result.duration_s = round(seconds, 3)
-            return result
+def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float) -> CheckResult:
     if rc is None:
+        code = "NCCL_TIMEOUT" if name == "nccl" else "CHECK_TIMEOUT"
         return CheckResult(name, FAIL, f"timed out after {limit:.0f} s and was killed", details=[],
                            remedy=HANG_ADVICE.get(name, f"Rerun `python -m verify --checks {name}` and read its output."),
-                           duration_s=round(seconds, 3), output=_tail(output))
+                           code=code, owner="host", duration_s=round(seconds, 3), output=_tail(output))
     if rc < 0:
         sig = _signal_name(rc)
         remedy = {"SIGBUS": "SIGBUS is what running out of /dev/shm looks like: start the container with "
                             "--shm-size=2g or --ipc=host.",
                   "SIGKILL": "Killed from outside: most often the out-of-memory killer (check the memory limit)."}.get(
             sig, "A native library crashed: the output above shows the last thing it printed.")
-        return CheckResult(name, FAIL, f"crashed with {sig}", remedy=remedy, duration_s=round(seconds, 3),
-                           output=_tail(output))
+        code, owner = ("SHM_TOO_SMALL", "job") if sig == "SIGBUS" else ("CHECK_CRASHED", "image")
+        return CheckResult(name, FAIL, f"crashed with {sig}", remedy=remedy, code=code, owner=owner,  # type: ignore[arg-type]
+                           duration_s=round(seconds, 3), output=_tail(output))
     return CheckResult(name, FAIL, f"exited with status {rc} without a result", remedy="Read the output below.",
-                       duration_s=round(seconds, 3), output=_tail(output))
+                       code="CHECK_CRASHED", owner="image", duration_s=round(seconds, 3), output=_tail(output))
+
+
+def run_check(name: str, options: Options, timeout: float | None = None) -> tuple[CheckResult, dict[str, Any] | None]:
+    """(result, facts or None) of one check, in a child with its own scratch dir, removed afterwards."""
+    limit = timeout or CHECKS[name][1]
+    own = tempfile.mkdtemp(prefix=f"verify-{name}-")
+    _OWNED.add(own)
+    try:
+        scratch = os.path.join(own, "tmp")
+        os.mkdir(scratch)
+        out_path = os.path.join(own, "out.json")
+        # VERIFY_DEADLINE: when the runner will kill the check (epoch seconds), so that a check can stop its own
+        # waits first and report what it saw (nccl's hang advice) instead of being killed without facts.
+        env = {**os.environ, "VERIFY_OPTIONS": options.to_json(), "TMPDIR": scratch,
+               "VERIFY_DEADLINE": f"{time.time() + limit:.3f}"}
+        rc, output, seconds = run_process("verify.child", [name, out_path], limit, env, workdir=own)
+        if rc == 0 and os.path.exists(out_path):
+            record = json.loads(Path(out_path).read_text(encoding="utf-8"))
+            result = CheckResult.from_dict(record["result"])
+            result.duration_s = round(seconds, 3)
+            return result, record.get("facts")
+        return _failed(name, rc, output, seconds, limit), None
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+        _OWNED.discard(own)
+
+
+def cleanup_owned() -> None:
+    """Remove what a signal left behind; further signals are ignored from here on."""
+    global _interrupting
+    _interrupting = True
+    for own in list(_OWNED):
+        shutil.rmtree(own, ignore_errors=True)
+        _OWNED.discard(own)
 
 
 def collect_environment(timeout: float = 90.0) -> dict:
     """The environment section, gathered in a child process too (importing torch can crash)."""
-    with tempfile.TemporaryDirectory(prefix="verify-env-") as tmp:
-        path = Path(tmp) / "env.json"
-        rc, output, _ = run_process("verify.environment", [str(path)], timeout, dict(os.environ))
+    own = tempfile.mkdtemp(prefix="verify-env-")
+    _OWNED.add(own)
+    try:
+        path = Path(own) / "env.json"
+        rc, output, _ = run_process("verify.environment", [str(path)], timeout, {**os.environ, "TMPDIR": own}, workdir=own)
         if rc == 0 and path.exists():
             return json.loads(path.read_text(encoding="utf-8"))
-    return {"error": f"environment probe failed ({'timed out' if rc is None else rc}): {_tail(output, 5)}"}
+        return {"error": f"environment probe failed ({'timed out' if rc is None else rc}): {_tail(output, 5)}"}
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+        _OWNED.discard(own)
+
+
+def interrupted_result(name: str, signum: int, seconds: float) -> CheckResult:
+    sig = signal.Signals(signum).name
+    return CheckResult(name, FAIL, f"interrupted by {sig} after {seconds:.1f} s; its processes were stopped",
+                       remedy="Rerun verify and let it finish (CI job timeout, `timeout`, Ctrl-C).",
+                       code="INTERRUPTED", owner="job", duration_s=round(seconds, 3))
+
+
+def not_run(name: str, signum: int) -> CheckResult:
+    return CheckResult(name, SKIP, f"not run: verify was interrupted by {signal.Signals(signum).name}",
+                       remedy="Rerun verify.", code="INTERRUPTED", owner="job")
 
 
 def run_all(names: list[str], options: Options, timeout: float | None = None,
-            progress: Callable[[int, int, str, CheckResult | None], None] | None = None) -> list[CheckResult]:
-    results = []
+            progress: Callable[[int, int, str, CheckResult | None], None] | None = None,
+            facts_out: dict[str, dict[str, Any] | None] | None = None) -> list[CheckResult]:
+    """Every check in turn; facts_out (when given) receives each check's facts. Raises Interrupted with the
+    partial results (the running check marked INTERRUPTED, the rest skipped)."""
+    results: list[CheckResult] = []
     for index, name in enumerate(names, 1):
-        if progress:
-            progress(index, len(names), name, None)
-        result = run_check(name, options, timeout)
+        start = time.monotonic()
+        try:
+            if progress:
+                progress(index, len(names), name, None)
+            result, facts = run_check(name, options, timeout)
+        except Interrupted as stop:
+            results.append(interrupted_result(name, stop.signum, time.monotonic() - start))
+            results += [not_run(n, stop.signum) for n in names[index:]]
+            stop.results = results
+            raise
+        if facts_out is not None:
+            facts_out[name] = facts
         results.append(result)
         if progress:
             progress(index, len(names), name, result)
     return results
+
+
+def replay(name: str, record: dict[str, Any], options: Options) -> CheckResult:
+    """Judge recorded facts again with the current thresholds; a check without facts keeps its recorded result."""
+    facts, recorded = record.get("facts"), record.get("result")
+    try:
+        module = importlib.import_module(f"verify.checks.{name}")
+    except Exception as exc:  # noqa: BLE001 - e.g. a check from a newer verify
+        module, why = None, f"{type(exc).__name__}: {exc}"
+    else:
+        why = "the check has no judge()"
+    if facts is not None and module is not None and hasattr(module, "judge"):
+        try:
+            result: CheckResult = module.judge(facts, options)
+        except Exception as exc:  # noqa: BLE001
+            return CheckResult(name, FAIL, f"judge raised {type(exc).__name__}: {exc} on the recorded facts",
+                               remedy="Report it with the facts file.", code="CHECK_CRASHED", owner="image")
+        result.details.append("replayed from recorded facts")
+        result.duration_s = float((recorded or {}).get("duration_s") or 0.0)      # the probe's time, as recorded
+        return result
+    if recorded:
+        result = CheckResult.from_dict(recorded)
+        result.details.append(f"recorded verdict kept: no facts to judge again ({'no facts recorded' if facts is None else why})")
+        return result
+    return CheckResult(name, SKIP, "nothing recorded for this check", remedy="Record it with --save-facts.",
+                       code="CHECK_CRASHED", owner="image")

@@ -5,8 +5,8 @@ CI (.ci/run) starts the engine and sets REQUIRE_DOCKER=1; elsewhere these skip w
 from __future__ import annotations
 
 import io
-import os
 import json
+import os
 import shutil
 import tarfile
 import uuid
@@ -15,10 +15,36 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from scripts.matrix import default_spec, load_matrix
-from tests.conftest import ROOT, assert_clean_failure, run_cli
+from scripts.render import load_rendered
+from tests.conftest import ROOT, assert_clean_failure
+from tests.conftest import run_cli as _run_cli
 
-SPEC = default_spec(load_matrix())
+OUT: dict[str, Path] = {}
+
+
+class _Spec:
+    """The shipped default image's spec, read from images/ when first used (never at import)."""
+
+    def __getattr__(self, name: str):
+        spec = next(s for s in load_rendered(ROOT / "images") if s.default)
+        return getattr(spec, name)
+
+
+SPEC = _Spec()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _scratch(tmp_path_factory):
+    """Reports and build logs of these runs go to a temporary folder, not the checkout."""
+    base = tmp_path_factory.mktemp("integration")
+    OUT.update(build=base / "build", reports=base / "reports")
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, **kwargs):
+    return _run_cli(*args, env={"BUILD_DIR": str(OUT["build"]), "REPORTS_DIR": str(OUT["reports"]), **(env or {})},
+                    **kwargs)
+
+
 CANARY = f"torchimages-secret-canary-{uuid.uuid4()}"
 
 
@@ -43,7 +69,7 @@ def default_image(docker_client, ca_with_canary) -> str:
 
 
 def _report(tag: str) -> dict:
-    return json.loads((ROOT / "reports" / f"{tag}.json").read_text())
+    return json.loads((OUT["reports"] / f"{tag}.json").read_text())
 
 
 def test_make_verify_is_green_with_gpu_checks_skipped(default_image):
@@ -52,11 +78,13 @@ def test_make_verify_is_green_with_gpu_checks_skipped(default_image):
     report = _report(SPEC.tag)
     jsonschema.validate(report, json.loads((ROOT / "verify" / "report.schema.json").read_text()))
     status = {c["name"]: c for c in report["checks"]}
-    assert {n: c["status"] for n, c in status.items()} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass"}
+    assert {n: c["status"] for n, c in status.items()} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass",
+                                                          "arrow": "pass", "vision": "skip", "dataloader": "pass"}
+    assert status["vision"]["code"] == "PACKAGE_MISSING" and "torchvision is not installed" in status["vision"]["summary"]
     assert "without GPUs" in status["gpu"]["summary"] or "CPU build" in status["gpu"]["summary"]
     assert "verified over gloo" in status["nccl"]["summary"]
     assert report["environment"]["container"] == "docker" and report["environment"]["torch"].startswith(SPEC.torch)
-    assert (ROOT / "reports" / f"{SPEC.tag}.xml").exists()
+    assert (OUT["reports"] / f"{SPEC.tag}.xml").exists()
     assert "match its spec" in proc.stdout
 
 
@@ -103,9 +131,9 @@ def test_a_broken_dockerfile_gives_a_clean_failure_report(default_image, tmp_pat
     text = (broken / "Dockerfile").read_text().replace(
         "FROM system AS image\n", "FROM system AS image\nRUN echo 'deliberately broken step' && exit 3\n")
     (broken / "Dockerfile").write_text(text)
-    proc = run_cli("build", "--images-dir", str(tmp_path / "images"), timeout=900)
-    assert_clean_failure(proc, "FAILED", "deliberately broken step", "build(s) failed", f"build/logs/{SPEC.tag}.log")
-    assert "exit code: 3" in (ROOT / "build" / "logs" / f"{SPEC.tag}.log").read_text()
+    proc = run_cli("--images-dir", str(tmp_path / "images"), "build", timeout=900)
+    assert_clean_failure(proc, "FAILED", "deliberately broken step", "build(s) failed", f"logs/{SPEC.tag}.log")
+    assert "exit code: 3" in (OUT["build"] / "logs" / f"{SPEC.tag}.log").read_text()
 
 
 def test_verify_of_an_image_not_built_yet(docker_client):
@@ -116,8 +144,8 @@ def test_verify_of_an_image_not_built_yet(docker_client):
 
 
 def test_a_missing_base_stops_the_build_before_it_starts_and_names_make_base(docker_client):
-    spec = next(s for s in load_matrix() if s.distro == "ubuntu22.04")
-    from scripts.engine import image_exists, registry_reachable
+    spec = next(s for s in load_rendered(ROOT / "images") if s.distro == "ubuntu22.04")
+    from scripts.build.engine import image_exists, registry_reachable
     if image_exists(docker_client, spec.base_image) or registry_reachable(docker_client, spec.base_image):
         pytest.skip("the registry is reachable here, so the base would be pulled")
     proc = run_cli("build", "--image", spec.tag, timeout=300)
@@ -133,7 +161,7 @@ def test_a_container_that_does_not_finish_is_killed_at_the_timeout_and_removed(d
 @pytest.mark.skipif(os.environ.get("TEST_CUDA_IMAGE") != "1",
                     reason="downloads ~3 GB of CUDA wheels from PyPI; CI sets TEST_CUDA_IMAGE=1")
 def test_the_pypi_cuda_image_builds_and_reports_the_versions_of_its_spec(default_image):
-    spec = next(s for s in load_matrix() if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
+    spec = next(s for s in load_rendered(ROOT / "images") if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
     build = run_cli("build", "--image", spec.tag, timeout=2400)
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
     proc = run_cli("verify", "--image", spec.tag, timeout=900)
@@ -144,3 +172,45 @@ def test_the_pypi_cuda_image_builds_and_reports_the_versions_of_its_spec(default
     status = {c["name"]: c["status"] for c in _report(spec.tag)["checks"]}
     assert status["gpu"] == status["nccl"] == "skip"
     assert status["shm"] == status["hdf5"] == status["arrow"] == "pass"
+
+
+def test_bench_dataloader_with_64m_shm_warns_and_writes_json_and_png(default_image, docker_client, tmp_path):
+    """Docker's default 64 MB /dev/shm cannot hold 2 workers x prefetch 2 x an 18 MiB batch: the advisor says so."""
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o777)          # the image runs as a non-root user
+    log = docker_client.containers.run(
+        default_image, ["verify", "bench", "--dataloader", "--json", "/out/dl.json", "--plot", "/out/dl.png"],
+        remove=True, network_mode="none", shm_size="64m", volumes={str(out): {"bind": "/out", "mode": "rw"}}).decode()
+    assert "recommended: DataLoader(dataset, batch_size=32" in log, log
+    assert "/dev/shm needed: " in log and "WARNING: /dev/shm" in log and "--shm-size" in log, log
+    assert "FALLBACK" in log          # this image has no torchvision: the per-sample work says what replaced it
+    data = json.loads((out / "dl.json").read_text())
+    assert data["facts"]["shm"]["size"] == 64 << 20
+    advice = data["recommendation"]
+    assert advice["shm_ok"] is False or any(not r["ok"] and r["shm_error"] for r in data["facts"]["measurements"])
+    assert (out / "dl.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+CUDA_VISION_TAG = "2.14.1-cuda13.0-cudnn9-runtime-debian12"
+
+
+@pytest.mark.skipif(os.environ.get("TEST_CUDA_IMAGE") != "1",
+                    reason="downloads ~3 GB of CUDA wheels from PyPI; CI sets TEST_CUDA_IMAGE=1")
+def test_the_cuda_image_with_torchvision_builds_and_its_vision_check_passes(default_image):
+    """torch 2.14.1 + torchvision 0.29.1 (PyPI's CUDA 13.0 builds): torchvision exercised on every CI run."""
+    spec = next(s for s in load_matrix() if s.tag == CUDA_VISION_TAG)
+    assert spec.torchvision == "0.29.1"
+    build = run_cli("build", "--image", spec.tag, timeout=2400)
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
+    proc = run_cli("verify", "--image", spec.tag, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    report = _report(spec.tag)
+    assert report["environment"]["torchvision"] == "0.29.1"
+    checks = {c["name"]: c for c in report["checks"]}
+    vision = checks["vision"]
+    assert vision["status"] == "pass", vision
+    assert "torchvision 0.29.1 (CUDA 13.0) with torch 2.14.1" in vision["summary"]
+    assert "no GPU visible: CPU side only" in vision["summary"]
+    assert vision["metrics"]["augment_cpu_images_per_s"]["value"] > 0
+    assert checks["dataloader"]["status"] == "pass" and checks["dataloader"]["data"]["backend"] == "torchvision"

@@ -9,9 +9,10 @@ import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from ..options import Options
-from ..result import FAIL, PASS, WARN, CheckResult
+from ..result import FAIL, PASS, SKIP, WARN, CheckResult
 
 ROWS, COLS = 4096, 256          # 4 MiB of float32: enough for several chunks, quick on two cores
 
@@ -21,20 +22,31 @@ def _h5py_dir() -> Path | None:
     return Path(spec.origin).parent if spec and spec.origin else None
 
 
-def diagnose_import_error(exc: BaseException) -> tuple[str, list[str], str]:
-    """(summary, details, remedy) for an h5py that does not import: which library is missing, from where."""
-    text = str(exc)
+def import_failure_facts(exc: BaseException) -> dict[str, Any]:
+    """What can be read about an h5py that does not import: its version, the bundled libraries."""
+    facts: dict[str, Any] = {"type": type(exc).__name__, "text": str(exc), "version": None, "libs_dir": None,
+                             "bundled": None}
     try:
-        version = metadata.version("h5py")
+        facts["version"] = metadata.version("h5py")
     except metadata.PackageNotFoundError:
-        return ("h5py is not installed", [text],
-                "pip install h5py (the images pin it in matrix.yaml: packages.h5py)")
-    details = [f"{type(exc).__name__}: {text}"]
-    match = re.search(r"(lib[\w.+-]*?\.so[\w.]*)", text)
+        return facts
     pkg_dir = _h5py_dir()
     libs_dir = pkg_dir.parent / "h5py.libs" if pkg_dir else None
     if libs_dir:
-        bundled = sorted(p.name for p in libs_dir.iterdir()) if libs_dir.is_dir() else []
+        facts["libs_dir"] = str(libs_dir)
+        facts["bundled"] = sorted(p.name for p in libs_dir.iterdir()) if libs_dir.is_dir() else []
+    return facts
+
+
+def diagnose(facts: dict[str, Any]) -> tuple[str, list[str], str]:
+    """(summary, details, remedy) for an h5py that does not import: which library is missing, from where."""
+    text, version, libs_dir = facts["text"], facts.get("version"), facts.get("libs_dir")
+    if version is None:
+        return ("h5py is not installed", [text], "pip install h5py (the images pin it in matrix.yaml: packages.h5py)")
+    details = [f"{facts['type']}: {text}"]
+    match = re.search(r"(lib[\w.+-]*?\.so[\w.]*)", text)
+    if libs_dir:
+        bundled = facts.get("bundled") or []
         details.append(f"{libs_dir}: " + (", ".join(bundled) if bundled else "missing or empty"))
     if match:
         lib = match.group(1)
@@ -44,16 +56,21 @@ def diagnose_import_error(exc: BaseException) -> tuple[str, list[str], str]:
                   f"h5py=={version}`. If h5py was built from source, install the distro's HDF5 runtime "
                   f"(Debian/Ubuntu: libhdf5-103-1 or libhdf5-dev) that provides {lib.split('.so')[0]}.so.")
         return summary, details, remedy
-    return (f"h5py {version} fails to import: {type(exc).__name__}: {text[:200]}", details,
-            f"Reinstall it: `pip install --force-reinstall h5py=={version}`; a numpy newer than h5py was built "
-            f"against also breaks the import (check `pip check`).")
+    return (f"h5py {version} fails to import: {facts['type']}: {text[:200]}", details,
+            (f"Reinstall it: `pip install --force-reinstall h5py=={version}`; a numpy newer than h5py was built "
+            f"against also breaks the import (check `pip check`)."))
+
+
+def diagnose_import_error(exc: BaseException) -> tuple[str, list[str], str]:
+    return diagnose(import_failure_facts(exc))
 
 
 class _RowSums:
     """A Dataset that opens the file in each worker (h5py handles must not cross fork)."""
 
     def __init__(self, path: str) -> None:
-        self.path, self.file = path, None
+        self.path: str = path
+        self.file: Any = None
 
     def __len__(self) -> int:
         return ROWS
@@ -65,24 +82,19 @@ class _RowSums:
         return float(self.file["gzip"][index].astype("float64").sum())
 
 
-def run(options: Options) -> CheckResult:
-    result = CheckResult("hdf5", PASS, "")
+def probe(options: Options) -> dict[str, Any]:
+    if importlib.util.find_spec("h5py") is None:
+        return {"missing": ["h5py"]}
     try:
         import h5py
     except Exception as exc:  # noqa: BLE001 - ImportError or OSError from the dynamic loader
-        result.status = FAIL
-        result.summary, result.details, result.remedy = diagnose_import_error(exc)
-        return result
+        return {"import_error": import_failure_facts(exc)}
     import numpy as np
 
-    built = ".".join(map(str, h5py.version.hdf5_built_version_tuple))
-    loaded = h5py.version.hdf5_version
-    result.details.append(f"h5py {h5py.__version__}, HDF5 built against {built}, loaded {loaded}")
-    filters = {name: bool(h5py.h5z.filter_avail(code)) for name, code in
-               (("gzip", h5py.h5z.FILTER_DEFLATE), ("lzf", h5py.h5z.FILTER_LZF), ("szip", h5py.h5z.FILTER_SZIP))}
-    result.details.append("filters: " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in filters.items()))
-    result.data.update(h5py=h5py.__version__, hdf5_built=built, hdf5_loaded=loaded, filters=filters)
-
+    facts: dict[str, Any] = {"h5py": h5py.__version__, "hdf5_built": ".".join(map(str, h5py.version.hdf5_built_version_tuple)),
+                             "hdf5_loaded": h5py.version.hdf5_version}
+    facts["filters"] = {name: bool(h5py.h5z.filter_avail(code)) for name, code in
+                        (("gzip", h5py.h5z.FILTER_DEFLATE), ("lzf", h5py.h5z.FILTER_LZF), ("szip", h5py.h5z.FILTER_SZIP))}
     data = np.random.default_rng(0).standard_normal((ROWS, COLS)).astype(np.float32)
     digest = hashlib.sha256(data.tobytes()).hexdigest()
     with tempfile.TemporaryDirectory(prefix="verify-hdf5-") as tmp:
@@ -90,40 +102,60 @@ def run(options: Options) -> CheckResult:
         start = time.perf_counter()
         with h5py.File(path, "w") as f:
             f.create_dataset("gzip", data=data, chunks=(256, COLS), compression="gzip", compression_opts=4, shuffle=True)
-            if filters["lzf"]:
+            if facts["filters"]["lzf"]:
                 f.create_dataset("lzf", data=data, chunks=(256, COLS), compression="lzf")
         write_s = time.perf_counter() - start
         start = time.perf_counter()
         with h5py.File(path, "r") as f:
             back = {name: f[name][...] for name in f}
         read_s = time.perf_counter() - start
-        bad = [name for name, arr in back.items() if hashlib.sha256(arr.tobytes()).hexdigest() != digest]
-        result.metric("write_throughput", data.nbytes * len(back) / write_s / 1e6, "MB/s")
-        result.metric("read_throughput", data.nbytes * len(back) / read_s / 1e6, "MB/s")
-        result.details.append(f"chunked round trip ({', '.join(back)}), sha256 {'matches' if not bad else 'DIFFERS for ' + ', '.join(bad)}")
+        facts["datasets"] = list(back)
+        facts["corrupted"] = [name for name, arr in back.items() if hashlib.sha256(arr.tobytes()).hexdigest() != digest]
+        facts["write_MBps"] = data.nbytes * len(back) / write_s / 1e6
+        facts["read_MBps"] = data.nbytes * len(back) / read_s / 1e6
+        facts["workers_ok"], facts["workers_msg"] = _read_with_workers(path, data)
+    return facts
 
-        workers_ok, workers_msg = _read_with_workers(path, data)
-        result.details.append(workers_msg)
 
+def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+    result = CheckResult("hdf5", PASS, "")
+    if facts.get("missing"):
+        return result.verdict(SKIP, "PACKAGE_MISSING", "h5py is not installed in this image: HDF5 not checked",
+                              "pip install h5py")
+    if facts.get("import_error"):
+        summary, result.details, remedy = diagnose(facts["import_error"])
+        if facts["import_error"].get("version") is None:
+            return result.verdict(SKIP, "PACKAGE_MISSING", summary, "pip install h5py")
+        return result.verdict(FAIL, "HDF5_BROKEN", summary, remedy)
+    built, loaded, filters = facts["hdf5_built"], facts["hdf5_loaded"], facts["filters"]
+    result.details.append(f"h5py {facts['h5py']}, HDF5 built against {built}, loaded {loaded}")
+    result.details.append("filters: " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in filters.items()))
+    result.data.update(h5py=facts["h5py"], hdf5_built=built, hdf5_loaded=loaded, filters=filters)
+    result.metric("write_throughput", facts["write_MBps"], "MB/s")
+    result.metric("read_throughput", facts["read_MBps"], "MB/s")
+    bad = facts["corrupted"]
+    result.details.append(f"chunked round trip ({', '.join(facts['datasets'])}), sha256 {'matches' if not bad else 'DIFFERS for ' + ', '.join(bad)}")
+    result.details.append(facts["workers_msg"])
     problems = []
     if bad:
         problems.append(f"compressed round trip corrupted {', '.join(bad)}")
     if not filters["gzip"]:
         problems.append("the gzip (deflate) filter is missing")
-    if not workers_ok:
+    if not facts["workers_ok"]:
         problems.append("reads from DataLoader workers failed")
     if problems:
-        result.status, result.summary = FAIL, "; ".join(problems)
-        result.remedy = (f"Reinstall h5py from its wheel (`pip install --force-reinstall h5py=={h5py.__version__}`), "
-                         "which bundles HDF5 with gzip and lzf; open files inside each worker, not before forking.")
-        return result
+        return result.verdict(FAIL, "HDF5_BROKEN", "; ".join(problems),
+                              f"Reinstall h5py from its wheel (`pip install --force-reinstall h5py=={facts['h5py']}`), "
+                              "which bundles HDF5 with gzip and lzf; open files inside each worker, not before forking.")
     if built != loaded:
-        result.status = WARN
-        result.summary = f"HDF5 loaded ({loaded}) differs from the one h5py was built against ({built})"
-        result.remedy = "Another libhdf5 wins on LD_LIBRARY_PATH: remove it from the path or rebuild h5py against it."
-        return result
-    result.summary = f"h5py {h5py.__version__} with HDF5 {loaded}; gzip/lzf round trip and 2 DataLoader workers ok"
+        return result.verdict(WARN, "HDF5_MISMATCH", f"HDF5 loaded ({loaded}) differs from the one h5py was built against ({built})",
+                              "Another libhdf5 wins on LD_LIBRARY_PATH: remove it from the path or rebuild h5py against it.")
+    result.summary = f"h5py {facts['h5py']} with HDF5 {loaded}; gzip/lzf round trip and 2 DataLoader workers ok"
     return result
+
+
+def run(options: Options) -> CheckResult:
+    return judge(probe(options), options)
 
 
 def _read_with_workers(path: str, data) -> tuple[bool, str]:
@@ -134,7 +166,7 @@ def _read_with_workers(path: str, data) -> tuple[bool, str]:
         return False, f"DataLoader workers: torch does not import ({exc})"
     expected = data.astype("float64").sum(axis=1)
     try:
-        loader = DataLoader(_RowSums(path), batch_size=256, num_workers=2)
+        loader: Any = DataLoader(_RowSums(path), batch_size=256, num_workers=2)  # type: ignore[arg-type]
         got = torch.cat([batch for batch in loader]).numpy()
     except Exception as exc:  # noqa: BLE001 - a worker dying is the finding
         return False, f"DataLoader with 2 workers, each opening the file: {type(exc).__name__}: {exc}"

@@ -3,20 +3,29 @@
 One process per visible GPU with NCCL. With fewer than one GPU the same code runs across processes with
 gloo, and the result says so. Started by torchrun (RANK, WORLD_SIZE, MASTER_ADDR set), it joins the
 launcher's group instead, so it spans nodes; rank 0's result is the report.
+
+probe() records what a GPU engineer reads first: the NCCL version, the NCCL_* environment, the network and
+interface NCCL chose (from its own INFO log), /dev/shm size and the memlock limit. judge() is pure.
 """
 from __future__ import annotations
 
+import glob
 import multiprocessing as mp
 import os
+import re
+import resource
 import socket
+import tempfile
 import time
 from datetime import timedelta
 from typing import Any
 
-from ..options import Options
-from ..result import FAIL, PASS, SKIP, CheckResult
+from .. import baselines
+from ..options import Options, human_bytes
+from ..result import FAIL, PASS, SKIP, WARN, CheckResult
 
 GLOO_MAX_BYTES = 16 << 20
+SHM_LOW = 512 << 20          # below this NCCL's shared-memory transport is likely starved
 ADVICE = ("Rerun with NCCL_DEBUG=INFO to see the transport and where it stops; give the container "
           "--shm-size=2g or --ipc=host (NCCL uses /dev/shm); try NCCL_P2P_DISABLE=1 (broken peer-to-peer) "
           "or NCCL_IB_DISABLE=1; across nodes check NCCL_SOCKET_IFNAME and the firewall.")
@@ -31,8 +40,8 @@ def message_sizes(lo: int, hi: int) -> list[int]:
 
 
 def bus_factor(world: int) -> float:
-    """nccl-tests' all-reduce bus bandwidth factor 2(n-1)/n."""
-    return 2 * (world - 1) / world if world > 1 else 1.0
+    """nccl-tests' all-reduce bus bandwidth factor 2(n-1)/n: 0 at world size 1 (nothing crosses a bus)."""
+    return 2 * (world - 1) / world if world > 0 else 0.0
 
 
 def sweep(rank: int, world: int, device: Any, sizes: list[int], iters: int = 10) -> list[dict[str, Any]]:
@@ -82,14 +91,18 @@ def _device(backend: str, local_rank: int):
 
 
 def _worker(rank: int, world: int, init_method: str, backend: str, sizes: list[int], timeout_s: float, queue) -> None:
+    phase = "init"
+    if rank == world - 1 and "nccl-last-rank" in os.environ.get("VERIFY_TEST_HANG", "").split(","):
+        time.sleep(3600)            # test hook: the last rank never joins, as a dead node would
     try:
         _init(backend, rank, world, init_method, timeout_s)
         import torch.distributed as dist
+        phase = "all_reduce"
         rows = sweep(rank, world, _device(backend, rank), sizes)
         dist.destroy_process_group()
         queue.put((rank, rows, None))
     except Exception as exc:  # noqa: BLE001 - reported by the parent
-        queue.put((rank, None, f"{type(exc).__name__}: {exc}"))
+        queue.put((rank, None, f"{phase}: {type(exc).__name__}: {exc}"))
 
 
 def _free_port() -> int:
@@ -107,7 +120,13 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
     procs = [ctx.Process(target=_worker, args=(r, world, init, backend, sizes, timeout_s, queue)) for r in range(world)]
     for p in procs:
         p.start()
-    results, deadline = {}, time.monotonic() + timeout_s * (len(sizes) + 2)
+    results: dict[int, Any] = {}
+    budget = timeout_s * (len(sizes) + 2)
+    try:       # stop before the runner's kill (VERIFY_DEADLINE), keeping 10 s to report what was seen
+        budget = max(5.0, min(budget, float(os.environ["VERIFY_DEADLINE"]) - time.time() - 10))
+    except (KeyError, ValueError):
+        pass
+    deadline = time.monotonic() + budget
     error = None
     while len(results) < world and time.monotonic() < deadline:
         try:
@@ -121,11 +140,13 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
         results[rank] = rows
         error = error or err
     if len(results) < world and not error:
-        error = f"timed out after {timeout_s * (len(sizes) + 2):.0f} s waiting for {world - len(results)} rank(s)"
+        error = f"timed out after {budget:.0f} s waiting for {world - len(results)} rank(s) (no error reported)"
+    stop = time.monotonic() + (0 if error else 5)       # after a failure, hung ranks are not waited for
     for p in procs:
-        p.join(timeout=5)
+        p.join(timeout=max(0.0, stop - time.monotonic()))
         if p.is_alive():
             p.kill()
+            p.join(timeout=5)
     return results.get(0), error
 
 
@@ -139,63 +160,189 @@ def _launched_by_torchrun() -> bool:
     return all(k in os.environ for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR"))
 
 
-def run(options: Options) -> CheckResult:
-    result = CheckResult("nccl", PASS, "")
+def _nccl_log(directory: str) -> dict[str, Any]:
+    """What NCCL's own INFO log says it chose: network, interface, NVLS."""
+    text = ""
+    for path in glob.glob(os.path.join(directory, "nccl.*.log")):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text += fh.read(1 << 20)
+        except OSError:
+            pass
+    if not text:
+        return {}
+    network = re.search(r"Using network (\w+)", text)
+    iface = re.search(r"NET/(?:Socket|IB)\s*:\s*Using \[0\]([^\s;]+)", text)
+    return {"network": network.group(1) if network else None, "interface": iface.group(1) if iface else None,
+            "nvls": bool(re.search(r"NVLS multicast support is available|NVLS comm", text)),
+            "transports": sorted(set(re.findall(r"via (P2P/\w+|SHM|NET/\w+)", text)))[:8]}
+
+
+def _environment_facts() -> dict[str, Any]:
+    try:
+        st = os.statvfs("/dev/shm")
+        shm = st.f_blocks * st.f_frsize
+    except OSError:
+        shm = None
+    soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+    return {"nccl_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")},
+            "gloo_socket_ifname": os.environ.get("GLOO_SOCKET_IFNAME"),
+            "shm_bytes": shm, "memlock_bytes": None if soft == resource.RLIM_INFINITY else soft,
+            "infiniband": bool(glob.glob("/sys/class/infiniband/*")) or bool(glob.glob("/dev/infiniband/uverbs*"))}
+
+
+def probe(options: Options) -> dict[str, Any]:
     import torch
     import torch.distributed as dist
 
-    if not dist.is_available():
-        result.status, result.summary = FAIL, "torch.distributed is not available in this build"
-        result.remedy = "Use an official torch wheel (built with distributed support)."
-        return result
+    facts: dict[str, Any] = {"distributed": dist.is_available(), **_environment_facts()}
+    if not facts["distributed"]:
+        return facts
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     nccl_ok = gpus > 0 and dist.is_nccl_available()
     backend = "nccl" if nccl_ok else "gloo"
-    if nccl_ok:
-        result.details.append(f"NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}")
+    facts.update(gpus=gpus, nccl_available=bool(dist.is_nccl_available()), backend=backend,
+                 nccl_version=".".join(map(str, torch.cuda.nccl.version())) if nccl_ok else None,
+                 device_name=torch.cuda.get_device_name(0) if gpus else None, timeout_s=options.nccl_timeout_s)
     max_bytes = options.nccl_max_bytes if nccl_ok else min(options.nccl_max_bytes, GLOO_MAX_BYTES)
     sizes = message_sizes(options.nccl_min_bytes, max_bytes)
-
+    log_dir = tempfile.mkdtemp(prefix="nccl-log-")       # inside the check's scratch dir (TMPDIR)
+    if nccl_ok and "NCCL_DEBUG" not in os.environ:
+        os.environ.update(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,NET",
+                          NCCL_DEBUG_FILE=os.path.join(log_dir, "nccl.%h.%p.log"))
     if _launched_by_torchrun():
         if os.environ["MASTER_ADDR"] in ("127.0.0.1", "localhost"):
             os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
         rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         mode = f"torchrun group: rank {rank} of {world} (local rank {local_rank}), {os.environ['MASTER_ADDR']}:{os.environ.get('MASTER_PORT', '')}"
+        phase = "init"
         try:
             _init(backend, rank, world, "env://", options.nccl_timeout_s)
+            phase = "all_reduce"
             rows, error = sweep(rank, world, _device(backend, local_rank), sizes), None
             dist.destroy_process_group()
         except Exception as exc:  # noqa: BLE001
-            rows, error = None, f"{type(exc).__name__}: {exc}"
-        result.data.update(rank=rank)
+            rows, error = None, f"{phase}: {type(exc).__name__}: {exc}"
+        facts["rank"] = rank
     else:
         world = gpus if nccl_ok else options.nccl_processes
         mode = f"{world} local process(es), one per {'GPU' if nccl_ok else 'CPU worker'}"
         rows, error = _spawn(backend, world, sizes, options.nccl_timeout_s)
+    facts.update(world_size=world, mode=mode, sizes=rows or [], error=error, nccl_log=_nccl_log(log_dir),
+                 gloo_socket_ifname=os.environ.get("GLOO_SOCKET_IFNAME"))
+    return facts
 
-    result.data.update(backend=backend, world_size=world, mode=mode, sizes=rows or [])
-    result.metric("world_size", world, "ranks")
-    result.details.append(f"backend {backend}, world size {world}: {mode}")
-    if error or rows is None:
-        result.status = FAIL
-        result.summary = f"all-reduce over {backend} failed: {error}"
-        result.remedy = ADVICE
-        return result
+
+def is_timeout(error: str) -> bool:
+    return bool(re.search(r"timed? ?out|timeout|watchdog", error, re.IGNORECASE))
+
+
+def timeout_advice(facts: dict[str, Any]) -> str:
+    """Advice for a hang, from what was seen: phase, world, network, /dev/shm, memlock."""
+    error, world = facts.get("error") or "", facts.get("world_size") or 0
+    log = facts.get("nccl_log") or {}
+    tips = []
+    if error.startswith("init"):
+        tips.append("The group never formed: check that every rank can reach MASTER_ADDR:MASTER_PORT, that all "
+                    "ranks were started, and the firewall.")
+    multi_node = "RANK" in (facts.get("mode") or "") or facts.get("rank") is not None
+    if multi_node and log.get("network") in (None, "Socket") and not (facts.get("nccl_env") or {}).get("NCCL_SOCKET_IFNAME"):
+        tips.append(f"NCCL chose {'interface ' + log['interface'] if log.get('interface') else 'its interface itself'}: "
+                    "set NCCL_SOCKET_IFNAME to the interface the nodes share.")
+    shm = facts.get("shm_bytes")
+    if shm is not None and shm < SHM_LOW and world > 1:
+        tips.append(f"/dev/shm is only {human_bytes(shm)}: NCCL's shared-memory transport needs more "
+                    "(--shm-size=2g or --ipc=host).")
+    memlock = facts.get("memlock_bytes")
+    if facts.get("infiniband") and memlock is not None and memlock < (1 << 30):
+        tips.append(f"memlock limit is {human_bytes(memlock)}: InfiniBand needs it unlimited "
+                    "(`--ulimit memlock=-1`, or the pod's limits).")
+    if not tips or facts.get("backend") == "nccl":
+        tips.append("Rerun with NCCL_DEBUG=INFO to see where it stops; try NCCL_P2P_DISABLE=1 (broken peer-to-peer) "
+                    "or NCCL_IB_DISABLE=1 to isolate the transport.")
+    return " ".join(tips)
+
+
+def _busbw_baseline(facts: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    model = baselines.for_model(facts.get("device_name")) or {}
+    per_world = (model.get("nccl_allreduce_busbw_GBps") or {}).get(facts.get("world_size"))
+    if not per_world:
+        return None, ""
+    algo = (facts.get("nccl_env") or {}).get("NCCL_ALGO", "").lower()
+    key = "nvls" if (facts.get("nccl_log") or {}).get("nvls") and "ring" not in algo and "nvls" in per_world else "ring"
+    return per_world.get(key), key
+
+
+def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+    result = CheckResult("nccl", PASS, "")
+    if not facts.get("distributed"):
+        return result.verdict(FAIL, "DISTRIBUTED_UNAVAILABLE", "torch.distributed is not available in this build",
+                              "Use an official torch wheel (built with distributed support).")
+    backend, world, rows = facts.get("backend"), facts.get("world_size"), facts.get("sizes") or []
+    nccl_ok = backend == "nccl"
+    if facts.get("nccl_version"):
+        result.details.append(f"NCCL {facts['nccl_version']}")
+    env = facts.get("nccl_env") or {}
+    log = facts.get("nccl_log") or {}
+    result.details.append("environment: " + (" ".join(f"{k}={v}" for k, v in env.items()) or "no NCCL_* variables")
+                          + f"; /dev/shm {human_bytes(facts['shm_bytes']) if facts.get('shm_bytes') is not None else '?'}"
+                          + f"; memlock {'unlimited' if facts.get('memlock_bytes') is None else human_bytes(facts['memlock_bytes'])}")
+    if log:
+        result.details.append(f"NCCL chose network {log.get('network') or '?'}, interface {log.get('interface') or '?'}"
+                              + (", NVLS" if log.get("nvls") else "")
+                              + (f", transports {' '.join(log['transports'])}" if log.get("transports") else ""))
+    elif backend == "gloo":
+        result.details.append(f"gloo interface {facts.get('gloo_socket_ifname') or 'default'}")
+    if facts.get("rank") is not None:
+        result.data.update(rank=facts["rank"])
+    result.data.update(backend=backend, world_size=world, mode=facts.get("mode"), sizes=rows)
+    result.metric("world_size", world or 0, "ranks")
+    result.details.append(f"backend {backend}, world size {world}: {facts.get('mode')}")
+    error = facts.get("error")
+    if error or not rows:
+        error = error or "no result"
+        if is_timeout(error):
+            return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}", timeout_advice(facts))
+        return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}", ADVICE)
     wrong = sum(r["wrong"] for r in rows)
     result.details += _table(rows)
     result.metric("wrong", wrong, "elements")
-    result.metric("busbw_max", max(r["busbw"] for r in rows), "GB/s")
+    peak = max(r["busbw"] for r in rows)
+    result.metric("busbw_max", peak, "GB/s")
     result.metric("algbw_max", max(r["algbw"] for r in rows), "GB/s")
-    verified = f"all-reduce verified over {backend}, world size {world}, {len(rows)} sizes {rows[0]['size'] >> 20}-{rows[-1]['size'] >> 20} MiB"
+    lo, hi = rows[0]["size"], rows[-1]["size"]
+    span = f"{lo >> 20}-{hi >> 20} MiB" if lo >= 1 << 20 else f"{human_bytes(lo)}-{human_bytes(hi)}"
+    verified = f"all-reduce verified over {backend}, world size {world}, {len(rows)} sizes {span}"
     if wrong:
-        result.status, result.remedy = FAIL, ADVICE
-        result.summary = f"all-reduce over {backend} returned {wrong} wrong element(s)"
-    elif not nccl_ok:
+        return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"all-reduce over {backend} returned {wrong} wrong element(s)",
+                              "Rerun with NCCL_P2P_DISABLE=1, then NCCL_IB_DISABLE=1, to find the broken transport; "
+                              "drain the node. " + ADVICE)
+    if not nccl_ok:
+        gpus = facts.get("gpus") or 0
         no_gpu = "no GPU visible" if gpus == 0 else "NCCL is not available in this torch build"
-        result.status = FAIL if options.expect_gpus > 0 else SKIP
-        result.summary = f"{no_gpu}: NCCL not exercised; {verified}"
-        result.remedy = "Run on a GPU node (`docker run --gpus all`); the gpu check says why none is visible."
-    else:
-        result.summary = f"{verified}; peak busbw {max(r['busbw'] for r in rows):.1f} GB/s"
-    return result
+        status = FAIL if options.expect_gpus > 0 else SKIP
+        return result.verdict(status, "NCCL_NOT_EXERCISED" if gpus == 0 else "DISTRIBUTED_UNAVAILABLE",
+                              f"{no_gpu}: NCCL not exercised; {verified}",
+                              "Run on a GPU node (`docker run --gpus all`); the gpu check says why none is visible.",
+                              "job" if gpus == 0 else "image")
+    summary = f"{verified}; peak busbw {peak:.1f} GB/s"
+    baseline, algo = _busbw_baseline(facts)
+    if baseline is None:
+        result.details.append(f"no busbw baseline for {facts.get('device_name')} at world size {world} in verify/baselines.yaml")
+        result.summary = summary
+        return result
+    verdict, ratio = baselines.judge_ratio(peak, float(baseline["value"]))
+    result.metric("busbw_ratio", ratio, "x")
+    result.details.append(f"peak busbw {peak:.1f} GB/s = {ratio:.2f}x the {algo} baseline {baseline['value']} GB/s ({baseline['source']})")
+    if verdict == PASS:
+        result.summary = f"{summary} = {ratio:.2f}x baseline"
+        return result
+    return result.verdict(WARN if verdict == WARN else FAIL, "BANDWIDTH_LOW",
+                          f"{verified}; peak busbw {peak:.1f} GB/s is {ratio:.2f}x the {algo} baseline {baseline['value']} GB/s",
+                          "Compare with another node; check NVLink state (gpu check), NCCL_ALGO/NCCL_PROTO overrides, "
+                          "and rerun with NCCL_DEBUG=INFO for the transport chosen.")
+
+
+def run(options: Options) -> CheckResult:
+    return judge(probe(options), options)

@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+from typing import Any
 
 from ..options import Options, human_bytes
 from ..result import FAIL, PASS, CheckResult
@@ -20,11 +21,11 @@ SHM = os.environ.get("VERIFY_SHM_PATH", "/dev/shm")
 
 # Messages users see when shared memory runs out, old and new torch.
 SHM_ERROR_PATTERNS = (
-    re.compile(r"unable to allocate shared memory\(shm\)", re.I),
-    re.compile(r"No space left on device", re.I),
-    re.compile(r"Bus error", re.I),
-    re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: Bus error", re.I),
-    re.compile(r"unable to write to file </torch_", re.I),
+    re.compile(r"unable to allocate shared memory\(shm\)", re.IGNORECASE),
+    re.compile(r"No space left on device", re.IGNORECASE),
+    re.compile(r"Bus error", re.IGNORECASE),
+    re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: Bus error", re.IGNORECASE),
+    re.compile(r"unable to write to file </torch_", re.IGNORECASE),
 )
 
 REMEDY = ("Give the container more shared memory: `docker run --shm-size=2g ...` (or `--ipc=host`); "
@@ -60,7 +61,7 @@ def recognise(text: str) -> str | None:
     for pattern in SHM_ERROR_PATTERNS:
         match = pattern.search(text)
         if match:
-            line = next((l for l in text.splitlines() if pattern.search(l)), match.group(0))
+            line = next((ln for ln in text.splitlines() if pattern.search(ln)), match.group(0))
             return line.strip()[:300]
     return None
 
@@ -82,30 +83,37 @@ def _attempt(code: str, size: int, timeout: float) -> tuple[bool, str]:
     return False, recognise(stderr) or stderr.splitlines()[-1]
 
 
-def run(options: Options) -> CheckResult:
-    result = CheckResult("shm", PASS, "")
-    if not os.path.isdir(SHM):
-        result.status, result.summary = FAIL, f"{SHM} does not exist"
-        result.remedy = "Mount a tmpfs at /dev/shm (" + REMEDY + ")"
-        return result
+def probe(options: Options) -> dict[str, Any]:
+    facts: dict[str, Any] = {"path": SHM, "exists": os.path.isdir(SHM), "required": options.shm_min_bytes}
+    if not facts["exists"]:
+        return facts
     st = os.statvfs(SHM)
-    size, free = st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
-    need = options.shm_min_bytes
+    facts.update(size=st.f_blocks * st.f_frsize, free=st.f_bavail * st.f_frsize)
+    facts["raw_ok"], facts["raw_msg"] = _attempt(_TOUCH, options.shm_min_bytes, timeout=60)
+    facts["torch_ok"], facts["torch_msg"] = _attempt(_TORCH, options.shm_min_bytes, timeout=60)
+    return facts
+
+
+def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+    result = CheckResult("shm", PASS, "")
+    path = facts.get("path", SHM)
+    if not facts.get("exists"):
+        return result.verdict(FAIL, "SHM_TOO_SMALL", f"{path} does not exist", "Mount a tmpfs at /dev/shm (" + REMEDY + ")")
+    size, free, need = facts["size"], facts["free"], facts["required"]
     result.metric("size", size, "bytes")
     result.metric("free", free, "bytes")
     result.metric("required", need, "bytes")
-    result.details.append(f"{SHM}: {human_bytes(size)} total, {human_bytes(free)} free; required {human_bytes(need)}")
-
-    raw_ok, raw_msg = _attempt(_TOUCH, need, timeout=60)
-    result.details.append(f"touching {human_bytes(need)} of a /dev/shm file page by page: {'ok' if raw_ok else raw_msg}")
-    torch_ok, torch_msg = _attempt(_TORCH, need, timeout=60)
-    result.details.append(f"torch share_memory_() of {human_bytes(need)}: {'ok' if torch_ok else torch_msg}")
-
+    result.details.append(f"{path}: {human_bytes(size)} total, {human_bytes(free)} free; required {human_bytes(need)}")
+    raw_ok, torch_ok = facts.get("raw_ok"), facts.get("torch_ok")
+    result.details.append(f"touching {human_bytes(need)} of a /dev/shm file page by page: {'ok' if raw_ok else facts.get('raw_msg')}")
+    result.details.append(f"torch share_memory_() of {human_bytes(need)}: {'ok' if torch_ok else facts.get('torch_msg')}")
     if raw_ok and torch_ok:
         result.summary = f"{human_bytes(size)} /dev/shm, {human_bytes(need)} allocated and touched"
         return result
-    result.status = FAIL
-    cause = raw_msg if not raw_ok else torch_msg
-    result.summary = f"/dev/shm is {human_bytes(size)} ({human_bytes(free)} free): allocating {human_bytes(need)} failed: {cause}"
-    result.remedy = REMEDY
-    return result
+    cause = facts.get("raw_msg") if not raw_ok else facts.get("torch_msg")
+    return result.verdict(FAIL, "SHM_TOO_SMALL", f"/dev/shm is {human_bytes(size)} ({human_bytes(free)} free): "
+                          f"allocating {human_bytes(need)} failed: {cause}", REMEDY)
+
+
+def run(options: Options) -> CheckResult:
+    return judge(probe(options), options)

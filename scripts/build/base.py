@@ -11,11 +11,13 @@ import subprocess
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from .errors import UserError
-from .spec import ImageSpec
-from .engine import image_exists
+from ..errors import UserError
+from ..plan.spec import ImageSpec
+from .engine import image_exists, registry_reachable
 
 UBUNTU_KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
 
@@ -38,7 +40,7 @@ def _debootstrap_argv(spec: ImageSpec, rootfs: Path) -> list[str]:
     return argv + [spec.codename, str(rootfs), spec.mirror]
 
 
-def bootstrap(client, spec: ImageSpec, tag: str, log) -> float:
+def bootstrap(client: Any, spec: ImageSpec, tag: str, log: Callable[[str], None]) -> float:
     """debootstrap + import; returns seconds. Needs root and debootstrap."""
     if not shutil.which("debootstrap"):
         raise UserError("debootstrap not found: `apt-get install debootstrap` (make base bootstraps distro bases with it)")
@@ -67,12 +69,17 @@ def bootstrap(client, spec: ImageSpec, tag: str, log) -> float:
     return time.monotonic() - start
 
 
-def make_bases(client, specs: list[ImageSpec], force: bool, log=print) -> list[tuple[str, str, float]]:
-    """(tag, outcome, seconds) per base the specs need."""
-    rows = []
+def make_bases(client: Any, specs: list[ImageSpec], force: bool, log: Callable[[str], None] = print,
+               only_unreachable: bool = False) -> list[tuple[str, str, float]]:
+    """(tag, outcome, seconds) per base the specs need. `only_unreachable`: leave alone the bases whose registry
+    image is in the engine or pullable (what `make build` runs first, so a fresh offline machine just works)."""
+    rows: list[tuple[str, str, float]] = []
     for tag, spec in bases_needed(specs).items():
         if image_exists(client, tag) and not force:
             rows.append((tag, "present", 0.0))
+            continue
+        if only_unreachable and (image_exists(client, spec.base_image) or registry_reachable(client, spec.base_image)):
+            rows.append((spec.base_image, "registry", 0.0))
             continue
         log(f"bootstrapping {tag} ({spec.distro_name} {spec.codename}) from {spec.mirror} ...")
         rows.append((tag, "bootstrapped", bootstrap(client, spec, tag, log)))

@@ -6,14 +6,13 @@ templates/partials/access.j2. This module only decides, from the matrix, what an
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 # In tag order: an image with both is <tag>-jupyter-ssh, whatever order the matrix lists them in.
 KINDS = ("jupyter", "ssh")
 NAMES = {"jupyter": "JupyterLab", "ssh": "an SSH server"}
 
 # Python packages each access kind installs into the image's venv (pip resolves their dependencies). Every
-# version must be in compat.yaml's `packages:` with the Pythons its wheels cover; the matrix is checked against it.
+# version must be in compat.yaml's `packages:` with the Pythons its wheels cover (matrix.check_access).
 PACKAGES: dict[str, dict[str, str]] = {
     "jupyter": {"jupyterlab": "4.6.6"},   # requires Python >= 3.10 (PyPI metadata); py3-none-any wheel
     "ssh": {},
@@ -42,22 +41,7 @@ def packages(access: Iterable[str]) -> dict[str, str]:
     return dict(sorted(pins.items()))
 
 
-def problems(access: Iterable[str], python: str, compat_packages: dict[str, dict[str, tuple[str, ...]]]) -> list[str]:
-    """Every access package must be a known version in compat.yaml with a wheel for the image's Python."""
-    found = []
-    for name, version in packages(access).items():
-        known = compat_packages.get(name, {})
-        if version not in known:
-            found.append(f"access needs {name} {version}, which is not in compat.yaml's packages; add it with the "
-                         f"Pythons its wheels cover (known: {', '.join(known) or 'none'})")
-        elif python not in known[version]:
-            fits = ", ".join(known[version])
-            found.append(f"access: {name} {version} does not support Python {python} (it covers {fits}); "
-                         f"choose a distro with one of those Pythons, or drop `jupyter` from access")
-    return found
-
-
-def labels(access: Iterable[str]) -> dict[str, Any]:
+def labels(access: Iterable[str]) -> dict[str, str]:
     """OCI labels naming the access kinds and their ports."""
     kinds = normalize(access)
     if not kinds:

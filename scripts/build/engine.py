@@ -8,36 +8,55 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from .errors import UserError
+from ..errors import UserError
 
 MIN_BUILDKIT_API = (1, 39)     # engine 18.09: the first with BuildKit
 CLI_CANDIDATES = ("docker", "/usr/bin/docker", "/usr/local/bin/docker")
 
 
-def _where() -> str:
-    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+def _cause(exc: BaseException) -> str:
+    """The first line of the innermost useful message (docker-py wraps requests' errors two levels deep)."""
+    text = str(exc).strip()
+    for marker in ("Error while fetching server API version: ", "Connection aborted.', "):
+        text = text.split(marker)[-1]
+    text = text.strip("()'\" ").splitlines()[0] if text else type(exc).__name__
+    return text[:300]
 
 
-def connect(timeout: int = 30):
+def connect(env: Mapping[str, str], timeout: int = 30) -> Any:
     """A pinged docker.DockerClient, or a UserError naming the cause and the fix."""
     import docker
     from docker.errors import DockerException
 
+    where = env.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     try:
-        client = docker.from_env(timeout=timeout)
+        client = docker.DockerClient.from_env(timeout=timeout, environment=dict(env))
         client.ping()
+        version = str(client.version().get("ApiVersion") or "")
     except DockerException as exc:
         text = str(exc)
         if "Permission denied" in text or "PermissionError" in text:
-            raise UserError(f"permission denied on the Docker socket ({_where()}): add yourself to the docker group "
+            raise UserError(f"permission denied on the Docker socket ({where}): add yourself to the docker group "
                             f"(`sudo usermod -aG docker $USER`, then log in again) or run as root") from None
-        raise UserError(f"no Docker Engine reachable at {_where()}: start it (`sudo systemctl start docker`; on a "
-                        f"bare CI machine `.ci/run` starts dockerd) or point DOCKER_HOST at a running engine") from None
-    version = client.version().get("ApiVersion", "0.0")
-    if tuple(int(x) for x in version.split(".")[:2]) < MIN_BUILDKIT_API:
-        raise UserError(f"the Docker Engine at {_where()} speaks API {version}, older than BuildKit (engine 18.09, "
+        if "paramiko" in text:
+            raise UserError(f"DOCKER_HOST={where} needs the ssh transport: `pip install paramiko` (or `make setup`), "
+                            f"or use a unix:// or tcp:// DOCKER_HOST") from None
+        raise UserError(f"no Docker Engine reachable at {where} ({_cause(exc)}): start it (`sudo systemctl start "
+                        f"docker`; on a bare machine `make build` / `.ci/run` start dockerd as root) or point "
+                        f"DOCKER_HOST at a running engine") from None
+    except (OSError, ValueError) as exc:    # a bad URL or missing TLS files, before any connection
+        raise UserError(f"cannot connect to the Docker Engine at {where} ({_cause(exc)}): check DOCKER_HOST, "
+                        f"DOCKER_TLS_VERIFY and DOCKER_CERT_PATH") from None
+    parts = version.split(".")[:2]
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise UserError(f"the Docker Engine at {where} reported API version {version!r}: not an engine this tool "
+                        f"understands; check DOCKER_HOST points at a Docker Engine") from None
+    if (int(parts[0]), int(parts[1])) < MIN_BUILDKIT_API:
+        raise UserError(f"the Docker Engine at {where} speaks API {version}, older than BuildKit (engine 18.09, "
                         f"API 1.39): upgrade Docker Engine") from None
     return client
 
@@ -54,14 +73,18 @@ class BuildClient:
         return f"{' '.join(self.argv)} ({self.kind})"
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess(argv, 127, "", str(exc))
 
 
-def find_build_client() -> BuildClient:
+def find_build_client(docker_cli: str | None = None) -> BuildClient:
     """The first docker CLI that can build with BuildKit (DOCKER_CLI overrides the search)."""
-    seen, tried = set(), []
-    candidates = [os.environ["DOCKER_CLI"]] if os.environ.get("DOCKER_CLI") else list(CLI_CANDIDATES)
+    seen: set[str] = set()
+    tried: list[str] = []
+    candidates = [docker_cli] if docker_cli else list(CLI_CANDIDATES)
     for name in candidates:
         path = shutil.which(name)
         if not path or os.path.realpath(path) in seen:
@@ -79,7 +102,7 @@ def find_build_client() -> BuildClient:
                     "docker-buildx-plugin from Docker's repository), or set DOCKER_CLI to a client that has it")
 
 
-def image_exists(client, ref: str) -> bool:
+def image_exists(client: Any, ref: str) -> bool:
     from docker.errors import ImageNotFound
     try:
         client.images.get(ref)
@@ -88,7 +111,7 @@ def image_exists(client, ref: str) -> bool:
         return False
 
 
-def registry_reachable(client, ref: str) -> bool:
+def registry_reachable(client: Any, ref: str) -> bool:
     """Whether the engine can resolve `ref` in its registry (a manifest lookup, nothing pulled)."""
     try:
         client.images.get_registry_data(ref)

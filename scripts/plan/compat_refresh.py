@@ -8,17 +8,19 @@ so compat.yaml keeps its comments and hand-kept rows.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 import tempfile
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..errors import UserError
+from ..fsutil import atomic_write
 from .compat import COMPAT_FILE
-from .errors import UserError
 
 SIMPLE = "https://pypi.org/simple"
 PLATFORM = "manylinux_2_28_x86_64"
@@ -42,7 +44,7 @@ def _pin(requires: list[str], pattern: str) -> str | None:
     return None
 
 
-def facts_from_report(report: dict, wheel_pythons: tuple[str, ...]) -> PypiFacts:
+def facts_from_report(report: dict[str, Any], wheel_pythons: tuple[str, ...]) -> PypiFacts:
     """Parse a pip --report for torch==X (one install item) into the facts compat.yaml keeps."""
     meta = report["install"][0]["metadata"]
     requires = meta.get("requires_dist", [])
@@ -62,9 +64,9 @@ def wheel_pythons(index_html: str, version: str) -> tuple[str, ...]:
     return tuple(f"3.{minor}" for minor in sorted(found, key=int))
 
 
-def query_report(version: str) -> dict:
+def query_report(version: str, environ: Mapping[str, str]) -> dict[str, Any]:
     """pip's dry-run report for torch==version; the site pip config (a torch cap) is dropped, the CA kept."""
-    env = {**os.environ, "PIP_CONFIG_FILE": "/dev/null"}
+    env = {**environ, "PIP_CONFIG_FILE": "/dev/null"}
     env.pop("PIP_FIND_LINKS", None)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
@@ -75,13 +77,15 @@ def query_report(version: str) -> dict:
         if proc.returncode != 0:
             raise UserError(f"pip could not read the metadata of torch=={version}: {proc.stderr.strip().splitlines()[-1:]}; "
                             f"check the network/proxy (PIP_CERT) and that the release exists")
-        return json.loads(out.read_text())
+        report: dict[str, Any] = json.loads(out.read_text())
+        return report
 
 
 def fetch_index() -> str:
     try:
         with urllib.request.urlopen(f"{SIMPLE}/torch/", timeout=60) as resp:
-            return resp.read().decode()
+            body: bytes = resp.read()
+            return body.decode()
     except OSError as exc:
         raise UserError(f"cannot read {SIMPLE}/torch/ ({exc}); check the network/proxy (SSL_CERT_FILE)") from None
 
@@ -104,17 +108,17 @@ def rewrite(text: str, facts: PypiFacts) -> str:
     return text[:block.start(1)] + body + text[block.end(1):]
 
 
-def refresh(path: Path = COMPAT_FILE) -> list[str]:
+def refresh(environ: Mapping[str, str], path: Path = COMPAT_FILE) -> list[str]:
     """Refresh every release of compat.yaml; returns one line per release saying what changed."""
     text = path.read_text(encoding="utf-8")
     versions = re.findall(r'(?m)^  "(\d+\.\d+\.\d+)":\n    python:', text)
     index = fetch_index()
     changes = []
     for version in versions:
-        facts = facts_from_report(query_report(version), wheel_pythons(index, version))
+        facts = facts_from_report(query_report(version, environ), wheel_pythons(index, version))
         new = rewrite(text, facts)
         changes.append(f"torch {version}: CUDA {facts.cuda} ({facts.toolkit}), cuDNN {facts.cudnn}, NCCL {facts.nccl}, "
                        f"Python {', '.join(facts.python)}" + ("" if new == text else "  (updated)"))
         text = new
-    path.write_text(text, encoding="utf-8")
+    atomic_write(path, text)
     return changes

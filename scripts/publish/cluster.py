@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Any
 
-from .spec import ImageSpec
+from ..plan.spec import ImageSpec
 
 RDZV_PORT = 29500
 REPORT_BEGIN, REPORT_END = "----- BEGIN VERIFY REPORT -----", "----- END VERIFY REPORT -----"
@@ -21,9 +22,14 @@ def job_name(tag: str, nodes: int) -> str:
     return name[:52].rstrip("-")
 
 
+# The single-node checks: every check `verify --list` names, but the collective (run across nodes below).
+# Taken from the image itself, so the check list lives only in verify/.
+LOCAL_CHECKS = '$(verify --list | cut -d" " -f1 | grep -vx nccl | paste -sd, -)'
+
+
 def local_checks(gpus: int) -> str:
     """The single-node part of the suite, run once per pod."""
-    return f"verify --checks gpu,shm,hdf5,arrow --expect-gpus {gpus} --json /reports/node.json"
+    return f'verify --checks "{LOCAL_CHECKS}" --expect-gpus {gpus} --json /reports/node.json'
 
 
 def torchrun_nccl(nodes: int, gpus: int, endpoint: str, rdzv_id: str) -> str:
@@ -38,7 +44,7 @@ def _print_reports() -> str:
             f'&& echo "{REPORT_END}"; done; exit $status')
 
 
-def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str = "16Gi") -> list[dict]:
+def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str = "16Gi") -> list[dict[str, Any]]:
     name = job_name(spec.tag, nodes)
     if nodes == 1:
         script = f"verify --expect-gpus {gpus} --json /reports/report.json; {_print_reports()}"
@@ -47,7 +53,7 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
         script = (f"{local_checks(gpus)}; local=$?; "
                   f"{torchrun_nccl(nodes, gpus, endpoint, name)}; "
                   f"[ $? -eq 0 ] && [ $local -eq 0 ]; {_print_reports()}")
-    container = {
+    container: dict[str, Any] = {
         "name": "verify",
         "image": image,
         "command": ["/bin/bash", "-c", script],
@@ -57,7 +63,7 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
         "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "allowPrivilegeEscalation": False},
         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "reports", "mountPath": "/reports"}],
     }
-    pod_spec = {
+    pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "containers": [container],
         # DataLoader workers and NCCL need far more than the 64 MB /dev/shm a pod gets by default.
@@ -66,9 +72,9 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
     }
     labels = {"app.kubernetes.io/name": "torchimages-verify", "io.torchimages/tag": spec.tag[:63]}
-    job_spec = {"backoffLimit": 0, "activeDeadlineSeconds": 1800, "ttlSecondsAfterFinished": 86400,
+    job_spec: dict[str, Any] = {"backoffLimit": 0, "activeDeadlineSeconds": 1800, "ttlSecondsAfterFinished": 86400,
                 "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec}}
-    manifests: list[dict] = []
+    manifests: list[dict[str, Any]] = []
     if nodes > 1:
         job_spec.update(completionMode="Indexed", completions=nodes, parallelism=nodes)
         pod_spec["subdomain"] = name

@@ -4,10 +4,15 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from . import access as access_kinds
 
+Flavor = Literal["runtime", "devel", "cpu"]
+FLAVORS: tuple[str, ...] = get_args(Flavor)
+# Docker's tag grammar: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}
+TAG_GRAMMAR = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+DRIVER_ENV = "TORCHIMAGES_DRIVER_MIN"   # the driver floor, baked into CUDA images; verify's gpu check reads it
 LABEL_PREFIX = "io.torchimages"
 SOURCE_URL = "https://github.com/torchimages/torchimages"
 
@@ -17,7 +22,7 @@ class ImageSpec:
     tag: str
     repository: str
     default: bool
-    flavor: str                     # runtime | devel | cpu
+    flavor: Flavor
     torch: str
     torch_requirement: str          # pip requirement, e.g. torch==2.13.0+cpu
     torch_index_url: str | None     # None: PyPI
@@ -35,7 +40,7 @@ class ImageSpec:
     bootstrap_base: str | None      # local tag `make base` creates when the registry is unreachable
     torchvision: str | None
     packages: dict[str, str] = field(default_factory=dict)
-    access: tuple[str, ...] = ()    # jupyter and/or ssh (scripts/access.py); the tag ends in -jupyter, -ssh, -jupyter-ssh
+    access: tuple[str, ...] = ()    # jupyter and/or ssh (scripts/plan/access.py); the tag ends in -jupyter, -ssh, -jupyter-ssh
     access_packages: dict[str, str] = field(default_factory=dict)   # what the access kinds pip-install (jupyterlab)
 
     def __post_init__(self) -> None:
@@ -87,6 +92,7 @@ class ImageSpec:
             "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
             # Minor-version compatibility: any driver of the CUDA major runs the build (580+ for 13.x).
             "NVIDIA_REQUIRE_CUDA": f"cuda>={major}.0",
+            **({DRIVER_ENV: self.driver_min} if self.driver_min else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,12 +104,18 @@ class ImageSpec:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ImageSpec":
+    def from_dict(cls, data: dict[str, Any]) -> ImageSpec:
         names = cls.__dataclass_fields__.keys()
-        return cls(**{k: v for k, v in data.items() if k in names})
+        missing = [n for n in names if n not in data and n not in ("packages", "access", "access_packages")]
+        if missing:
+            raise ValueError(f"missing {', '.join(missing)}")
+        spec = cls(**{k: v for k, v in data.items() if k in names})
+        if spec.flavor not in FLAVORS:
+            raise ValueError(f"flavor {spec.flavor!r} is not one of {', '.join(FLAVORS)}")
+        return spec
 
     @classmethod
-    def load(cls, path: Path) -> "ImageSpec":
+    def load(cls, path: Path) -> ImageSpec:
         return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
 
 
@@ -112,5 +124,7 @@ def make_tag(torch: str, cuda: str | None, cudnn: str | None, flavor: str, distr
     """2.15.0-cuda13.2-cudnn9-runtime-debian12, or 2.13.0-cpu-debian12; access adds -jupyter, -ssh, -jupyter-ssh."""
     if cuda is None:
         return f"{torch}-cpu-{distro}" + access_kinds.tag_suffix(access)
-    cudnn_major = (cudnn or "0").split(".")[0]
+    if not cudnn:
+        raise ValueError(f"torch {torch} CUDA {cuda}: no cuDNN version, so no tag")
+    cudnn_major = cudnn.split(".")[0]
     return f"{torch}-cuda{cuda}-cudnn{cudnn_major}-{flavor}-{distro}" + access_kinds.tag_suffix(access)

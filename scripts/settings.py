@@ -1,0 +1,225 @@
+"""Paths and knobs, read once from flags and the environment, validated, frozen, passed down.
+
+Only this module reads `os.environ` (through the mapping `cli.main` hands it). Each command names the knobs it
+uses; only those are parsed, so a bad `VERIFY_TIMEOUT` breaks `verify` with one line naming the variable and
+never `render`. A flag beats its variable; an empty variable is an error, not a silent default.
+"""
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import ROOT
+from .errors import UserError
+
+SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([bkmgt]?)(?:i?b)?$", re.IGNORECASE)
+# host[:port][/path] as Docker reads a registry prefix; no spaces, no upper case in the path, no trailing '/'.
+REGISTRY = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
+# Knobs with a non-empty default: an empty value was given on purpose, and is an error rather than the default.
+EMPTY_IS_ERROR = frozenset({"SHM_SIZE", "VERIFY_TIMEOUT", "NODES", "GPUS"})
+TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
+
+# knob → (command-line flag, help). The variable of a knob is its name.
+KNOBS: dict[str, tuple[str, str]] = {
+    "IMAGE": ("--image", "image tag, comma-separated tags, or 'all' (default: the matrix's default image)"),
+    "KEEP_GOING": ("--keep-going", "build the rest after a failure: 1/true/yes or 0/false/no"),
+    "CA_CERT": ("--ca-cert", "proxy CA bundle passed as a build secret"),
+    "WHEELS": ("--wheels", "local wheel folder(s) (default: the local folders in PIP_FIND_LINKS)"),
+    "BASE_IMAGE": ("--base-image", "build FROM this image instead"),
+    "BUILD_NETWORK": ("--build-network", "network of the build (default: host when the engine has no bridge)"),
+    "SHM_SIZE": ("--shm-size", "container /dev/shm (default 2g)"),
+    "VERIFY_TIMEOUT": ("--timeout", "kill the verify container after this many seconds (default 900)"),
+    "VERIFY_ARGS": ("--verify-args", "extra arguments for verify inside the container"),
+    "REGISTRY": ("--registry", "registry prefix of the image names in manifests, e.g. ghcr.io/acme"),
+    "NODES": ("--nodes", "nodes (default 1)"),
+    "GPUS": ("--gpus", "GPUs per node (default 1)"),
+}
+
+
+def parse_size(text: str, name: str) -> str:
+    """A Docker size (2g, 512m, 1073741824): positive; returned as given for the engine."""
+    match = SIZE.match(text.strip())
+    if not text.strip() or not match or float(match.group(1)) <= 0:
+        raise UserError(f"{name}={text!r} is not a size: write a positive size like 2g, 512m or 1073741824")
+    return text.strip()
+
+
+def parse_bool(text: str, name: str) -> bool:
+    value = text.strip().lower()
+    if value in TRUE:
+        return True
+    if value in FALSE or value == "":
+        return False
+    raise UserError(f"{name}={text!r}: write 1/true/yes or 0/false/no")
+
+
+def parse_seconds(text: str, name: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise UserError(f"{name}={text!r} is not a number of seconds: give a finite number above 0, e.g. 900")
+    return value
+
+
+def parse_count(text: str, name: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise UserError(f"{name}={text!r}: must be a whole number, 1 or more")
+    return int(text)
+
+
+def parse_args_list(text: str, name: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as exc:
+        raise UserError(f"{name}={text!r} cannot be split into arguments ({exc}): balance its quotes") from None
+
+
+def parse_registry(text: str, name: str) -> str:
+    value = text.strip()
+    if value and not REGISTRY.match(value):
+        raise UserError(f"{name}={text!r} is not a registry prefix: write host[:port][/path] in lower case, "
+                        f"e.g. ghcr.io/acme, with no spaces and no trailing '/'")
+    return value
+
+
+def parse_file(text: str, name: str) -> str:
+    if not Path(text).is_file():
+        raise UserError(f"{name}={text} is not a file; point it at the proxy's CA bundle (PEM)")
+    return text
+
+
+def parse_folders(text: str, name: str) -> tuple[Path, ...]:
+    folders = []
+    for item in text.split():
+        path = Path(item.removeprefix("file://"))
+        if not path.is_dir():
+            raise UserError(f"{name}: {item} is not a folder; give folder(s) holding the wheels, separated by spaces")
+        folders.append(path)
+    return tuple(folders)
+
+
+def local_folders(text: str) -> tuple[Path, ...]:
+    """The local directories among pip's find-links (URLs and missing folders are pip's business)."""
+    return tuple(Path(i.removeprefix("file://")) for i in text.split()
+                 if "://" not in i.removeprefix("file://") and Path(i.removeprefix("file://")).is_dir())
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a command needs from outside: paths, knobs and the environment for child processes."""
+
+    root: Path = ROOT
+    matrix: Path = ROOT / "matrix.yaml"
+    compat: Path = ROOT / "compat.yaml"
+    templates: Path = ROOT / "templates"
+    images: Path = ROOT / "images"
+    build_dir: Path = ROOT / "build"
+    reports: Path = ROOT / "reports"
+    image: str = ""
+    keep_going: bool = False
+    ca_cert: str | None = None
+    wheels: tuple[Path, ...] = ()
+    base_image: str | None = None
+    build_network: str | None = None
+    shm_size: str = "2g"
+    verify_timeout: float = 900.0
+    verify_args: tuple[str, ...] = ()
+    registry: str = ""
+    nodes: int = 1
+    gpus: int = 1
+    docker_cli: str | None = None
+    child_env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def logs(self) -> Path:
+        return self.build_dir / "logs"
+
+    @property
+    def wheels_stage(self) -> Path:
+        """Where the pinned wheels are staged: the build context admits build/wheels (see .dockerignore)."""
+        return self.root / "build" / "wheels"
+
+    @property
+    def k8s_dir(self) -> Path:
+        return self.build_dir / "k8s"
+
+    @property
+    def slurm_dir(self) -> Path:
+        return self.build_dir / "slurm"
+
+    @property
+    def bake_file(self) -> Path:
+        return self.build_dir / "docker-bake.json"
+
+    @classmethod
+    def load(cls, env: Mapping[str, str], flags: Mapping[str, str | None], knobs: Iterable[str] = ()) -> Settings:
+        """Paths from MATRIX, COMPAT, TEMPLATES, IMAGES_DIR, BUILD_DIR, REPORTS_DIR (or flags); the named knobs
+        from their flag, else their variable; every value checked here, with the variable in the message."""
+        def raw(name: str) -> str | None:
+            flag = flags.get(name)
+            return flag if flag is not None else env.get(name)
+
+        def path(name: str, default: Path) -> Path:
+            value = raw(name)
+            if value is None:
+                return default
+            if not value.strip():
+                raise UserError(f"{name} is empty: unset it or give a path")
+            return Path(value).absolute()
+
+        build_dir = path("BUILD_DIR", ROOT / "build")
+        values: dict[str, object] = {
+            "matrix": path("MATRIX", ROOT / "matrix.yaml"), "compat": path("COMPAT", ROOT / "compat.yaml"),
+            "templates": path("TEMPLATES", ROOT / "templates"), "images": path("IMAGES_DIR", ROOT / "images"),
+            "build_dir": build_dir, "reports": path("REPORTS_DIR", ROOT / "reports"),
+            "child_env": dict(env), "docker_cli": env.get("DOCKER_CLI") or None,
+        }
+        for knob in knobs:
+            value = raw(knob)
+            if value is not None and not value.strip() and knob not in EMPTY_IS_ERROR:
+                value = None        # the Makefile exports every variable it knows; empty = not given
+            if value is None:
+                if knob == "WHEELS":
+                    values["wheels"] = local_folders(env.get("PIP_FIND_LINKS", ""))
+                if knob == "CA_CERT":
+                    values["ca_cert"] = next((env[v] for v in CA_VARIABLES if Path(env.get(v) or "/nonexistent").is_file()), None)
+                continue
+            values.update(_parse_knob(knob, value))
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def _parse_knob(knob: str, value: str) -> dict[str, object]:
+    if knob in EMPTY_IS_ERROR and not value.strip():
+        raise UserError(f"{knob} is empty: unset it for the default, or give a value ({KNOBS[knob][1]})")
+    if knob == "IMAGE":
+        return {"image": value}
+    if knob == "KEEP_GOING":
+        return {"keep_going": parse_bool(value, knob)}
+    if knob == "CA_CERT":
+        return {"ca_cert": parse_file(value, knob)}
+    if knob == "WHEELS":
+        return {"wheels": parse_folders(value, knob)}
+    if knob == "BASE_IMAGE":
+        return {"base_image": value.strip() or None}
+    if knob == "BUILD_NETWORK":
+        return {"build_network": value.strip() or None}
+    if knob == "SHM_SIZE":
+        return {"shm_size": parse_size(value, knob)}
+    if knob == "VERIFY_TIMEOUT":
+        return {"verify_timeout": parse_seconds(value, knob)}
+    if knob == "VERIFY_ARGS":
+        return {"verify_args": parse_args_list(value, knob)}
+    if knob == "REGISTRY":
+        return {"registry": parse_registry(value, knob)}
+    if knob == "NODES":
+        return {"nodes": parse_count(value, knob)}
+    if knob == "GPUS":
+        return {"gpus": parse_count(value, knob)}
+    raise AssertionError(f"unknown knob {knob}")

@@ -1,0 +1,88 @@
+"""The shipped matrix.yaml, compat.yaml and images/: the one module that reads them (every other test uses
+tests/data). Reads happen inside the tests, never at import."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from scripts.plan.compat import load_compat
+from scripts.plan.matrix import load_matrix
+from scripts.render import drift, load_rendered, rendered_files
+from tests.conftest import ROOT, run_cli
+
+WORKFLOW = ROOT / ".github" / "workflows" / "images.yml"
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_matrix(ROOT / "matrix.yaml", load_compat(ROOT / "compat.yaml"))
+
+
+def test_the_shipped_matrix_expands_to_its_images(shipped):
+    specs = shipped
+    tags = [s.tag for s in specs]
+    assert len(specs) >= 8 and len(set(tags)) == len(tags)
+    assert {s.torch for s in specs} >= {"2.13.0", "2.14.1", "2.15.0"}
+    assert [s.tag for s in specs if s.default] == ["2.13.0-cpu-debian12"]
+    assert "2.15.0-cuda13.2-cudnn9-runtime-debian12" in tags
+    assert any(s.flavor == "devel" for s in specs) and any(s.distro.startswith("ubuntu") for s in specs)
+    # the excludes removed devel on Debian and 2.13.0 runtime on Ubuntu 24.04
+    assert not any(s.flavor == "devel" and s.distro == "debian12" for s in specs)
+    assert "2.13.0-cuda13.0-cudnn9-runtime-ubuntu24.04" not in tags
+
+
+def test_pypi_keyword_resolves_each_releases_default_build(shipped):
+    by_tag = {s.tag: s for s in shipped}
+    s = by_tag["2.15.0-cuda13.2-cudnn9-runtime-debian12"]
+    assert (s.cuda, s.cuda_toolkit, s.cudnn, s.nccl, s.python) == ("13.2", "13.2.2", "9.26.0.51", "2.30.7", "3.11")
+    assert s.torch_requirement == "torch==2.15.0" and s.torch_index_url is None
+    assert by_tag["2.14.1-cuda13.0-cudnn9-runtime-debian12"].torchvision == "0.29.1"
+    cpu = by_tag["2.13.0-cpu-debian12"]
+    assert cpu.torch_requirement == "torch==2.13.0+cpu" and cpu.torch_index_url.endswith("/whl/cpu")
+    assert cpu.env == {} and s.env["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"
+
+
+
+def test_cuda_images_carry_their_driver_floor_from_compat(shipped):
+    by_tag = {s.tag: s for s in shipped}
+    assert by_tag["2.15.0-cuda13.2-cudnn9-runtime-debian12"].env["TORCHIMAGES_DRIVER_MIN"] == "580.65.06"
+    assert by_tag["2.14.1-cuda12.6-cudnn9-runtime-ubuntu22.04"].env["TORCHIMAGES_DRIVER_MIN"] == "525.60.13"
+    dockerfile = (ROOT / "images" / "2.15.0-cuda13.2-cudnn9-runtime-debian12" / "Dockerfile").read_text()
+    assert 'TORCHIMAGES_DRIVER_MIN="580.65.06"' in dockerfile
+
+
+def test_committed_images_match_a_fresh_render(shipped):
+    assert drift(rendered_files(shipped), ROOT / "images") == []
+
+
+def test_the_rendered_specs_are_the_matrix(shipped):
+    assert sorted(s.tag for s in load_rendered(ROOT / "images")) == sorted(s.tag for s in shipped)
+
+
+@pytest.mark.host
+def test_the_workflow_matrix_is_the_matrix_of_the_rendered_images(shipped):
+    proc = run_cli("ci-matrix")
+    assert proc.returncode == 0, proc.stderr
+    printed = json.loads(proc.stdout)["include"]
+    assert sorted(i["tag"] for i in printed) == sorted(s.tag for s in shipped)
+    assert {i["repository"] for i in printed} == {"torchimages"}
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    text = json.dumps(flow)
+    assert "make --silent ci-matrix" in json.dumps(flow["jobs"]["check"])
+    for job in ("build", "verify"):
+        assert flow["jobs"][job]["strategy"]["matrix"] == "${{ fromJSON(needs.check.outputs.images) }}"
+    assert "make verify" in json.dumps(flow["jobs"]["verify"]) and "reports/" in json.dumps(flow["jobs"]["verify"])
+    assert "torchimages" not in text.replace("torchimages-", "")   # the repository comes from the matrix
+    build = json.dumps(flow["jobs"]["build"])
+    assert "make bake" in build and "docker/bake-action" in build and "matrix.target" in build
+
+
+def test_the_shipped_matrix_has_the_cpu_image_with_jupyter_and_ssh(shipped):
+    by_tag = {s.tag: s for s in shipped}
+    spec = by_tag["2.13.0-cpu-debian12-jupyter-ssh"]
+    assert spec.access == ("jupyter", "ssh") and not spec.default and spec.access_packages.keys() == {"jupyterlab"}
+    assert by_tag["2.13.0-cpu-debian12"].access == ()
+    dockerfile = (ROOT / "images" / spec.tag / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["/usr/local/bin/torchimages-entrypoint"]' in dockerfile and "openssh-server" in dockerfile

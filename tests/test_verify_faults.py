@@ -1,0 +1,201 @@
+"""verify under faults: bad input, timeouts, signals, unwritable paths, no temp dir, hostile output."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.conftest import ROOT, assert_clean_failure, run_cli
+
+SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
+
+
+def _one_line_usage_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert_clean_failure(proc, *needles)
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.stdout == "", proc.stdout
+
+
+@pytest.mark.parametrize("args,env,needle", [
+    (["--shm-min", "infg"], {}, "--shm-min"), (["--shm-min", "0"], {}, "out of range"), (["--shm-min", "-1"], {}, "--shm-min"),
+    (["--shm-min", ""], {}, "--shm-min"), (["--timeout", "0"], {}, "greater than 0"), (["--timeout", "nan"], {}, "finite"),
+    (["--timeout", "inf"], {}, "finite"), (["--timeout", "-1"], {}, "--timeout"), (["--nccl-timeout", "nan"], {}, "finite"),
+    (["--expect-gpus", "-1"], {}, "at least 0"), (["--expect-gpus", "x"], {}, "integer"),
+    (["--arrow-min-ratio", "nan"], {}, "finite"), (["--checks", ","], {}, "(none given)"),
+    (["--nccl-min-size", "1g", "--nccl-max-size", "1m"], {}, "larger than"), (["--arrow-size", "12q"], {}, "not a size"),
+    (["--no-such-flag"], {}, "unrecognized"), ([], {"RANK": "abc"}, "RANK='abc'"), ([], {"RANK": "1"}, "no group"),
+    ([], {"RANK": "0", "WORLD_SIZE": "0"}, "WORLD_SIZE=0"), ([], {"RANK": "3", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, "not below"),
+    ([], {"LOCAL_RANK": "-1"}, "LOCAL_RANK"), (["--json", "/nonexistent-dir/r.json"], {}, "does not exist"),
+    (["--save-facts", "a", "--from-facts", "b"], {}, "exclude each other"),
+    (["bench", "--repeats", "0"], {}, "--repeats"), (["bench", "--size", "0"], {}, "out of range"),
+    (["bench", "--repeats", "nan"], {}, "--repeats")])
+def test_bad_input_is_one_line_exit_2_and_nothing_runs(args, env, needle, tmp_path):
+    proc = run_cli(*args, module="verify", env=env, timeout=60)
+    _one_line_usage_error(proc, needle)
+    assert not list(tmp_path.iterdir())
+
+
+def test_report_paths_are_checked_before_the_first_check(tmp_path):
+    proc = run_cli("--checks", "shm", "--json", str(tmp_path), module="verify", timeout=60)
+    _one_line_usage_error(proc, "is a directory")
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+    read_only.chmod(0o555)
+    try:
+        if os.access(read_only, os.W_OK):
+            pytest.skip("running as a user who can write anywhere (root)")
+        proc = run_cli("--checks", "shm", "--junit", str(read_only / "r.xml"), module="verify", timeout=60)
+        _one_line_usage_error(proc, "not writable")
+    finally:
+        read_only.chmod(0o755)
+
+
+def _leftovers(marker: str) -> list[str]:
+    """Processes whose environment carries this test's marker (ours only: /proc/<pid>/environ is private)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker.encode() in (entry / "environ").read_bytes():
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                found.append(f"{entry.name}: {cmdline}")
+        except OSError:
+            continue
+    return found
+
+
+def _start(args: list[str], tmp_path: Path, **env: str) -> tuple[subprocess.Popen, str, Path, Path]:
+    marker = f"verify-test-{uuid.uuid4().hex}"
+    scratch = tmp_path / "tmpdir"
+    scratch.mkdir()
+    err = tmp_path / "stderr.txt"
+    proc = subprocess.Popen([sys.executable, "-m", "verify", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=err.open("w"), text=True,
+                            env={**os.environ, "VERIFY_TEST_MARKER": marker, "TMPDIR": str(scratch), **env})
+    return proc, marker, scratch, err
+
+
+def _wait_for(path: Path, text: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in path.read_text():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} not seen in {path.read_text()!r}")
+
+
+def _scratch_bytes(scratch: Path) -> int:
+    total = 0
+    for f in scratch.rglob("*"):
+        try:
+            total += f.stat().st_size if f.is_file() else 0
+        except OSError:            # removed while we looked
+            pass
+    return total
+
+
+def _run_watching(args: list[str], tmp_path: Path, **env: str) -> tuple[subprocess.Popen, str, Path, int]:
+    proc, marker, scratch, _ = _start(args, tmp_path, **env)
+    biggest = 0
+    while proc.poll() is None:
+        biggest = max(biggest, _scratch_bytes(scratch))
+        time.sleep(0.1)
+    proc.communicate(timeout=60)
+    return proc, marker, scratch, biggest
+
+
+def test_a_check_killed_at_its_timeout_leaves_nothing_in_its_temp_dir(tmp_path):
+    """A check that wrote 8 MiB to its TMPDIR and hangs is killed at 5 s; its data goes with it."""
+    proc, marker, scratch, biggest = _run_watching(["--checks", "arrow", "--timeout", "5", "--json", str(tmp_path / "r.json")],
+                                                   tmp_path, VERIFY_TEST_HANG="arrow")
+    check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 1 and check["code"] == "CHECK_TIMEOUT" and "timed out after 5 s" in check["summary"]
+    assert biggest >= 8 << 20, "the check never wrote its data: the test would prove nothing"
+    assert list(scratch.iterdir()) == [], list(scratch.rglob("*"))
+    assert _leftovers(marker) == []
+
+
+def test_the_issue_s_repro_arrow_killed_while_writing_leaves_nothing(tmp_path):
+    """`--checks arrow --arrow-size 6g --timeout 6`, smaller: the real arrow check killed at its timeout."""
+    proc, marker, scratch, _ = _run_watching(["--checks", "arrow", "--arrow-size", "3g", "--timeout", "4",
+                                              "--json", str(tmp_path / "r.json")], tmp_path)
+    check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 1 and check["code"] == "CHECK_TIMEOUT"
+    assert list(scratch.iterdir()) == [], list(scratch.rglob("*"))
+    assert _leftovers(marker) == []
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_running_check_writes_the_partial_report_and_leaves_nothing(tmp_path, sig, code):
+    proc, marker, scratch, err = _start(["--checks", "nccl,shm,hdf5", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
+                                         "--junit", str(tmp_path / "r.xml")], tmp_path,
+                                        VERIFY_TEST_HANG="nccl-last-rank")   # the collective cannot finish early
+    _wait_for(err, "[1/3] nccl: running", 60)
+    deadline = time.monotonic() + 30   # the check's process and its gloo ranks come up, however loaded the host
+    while len(_leftovers(marker)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(_leftovers(marker)) >= 3, "expected verify, the check and its ranks to be running"
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=60)
+    stderr = err.read_text()
+    assert proc.returncode == code, stderr
+    assert "Traceback" not in stderr + out and f"interrupted by {sig.name}" in stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    jsonschema.validate(report, SCHEMA)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["interrupted"] == sig.name and report["status"] == "fail"
+    assert (checks["nccl"]["status"], checks["nccl"]["code"]) == ("fail", "INTERRUPTED")
+    assert {(checks[n]["status"], checks[n]["code"]) for n in ("shm", "hdf5")} == {("skip", "INTERRUPTED")}
+    assert ET.parse(tmp_path / "r.xml").getroot().get("failures") == "1"
+    time.sleep(0.5)
+    assert _leftovers(marker) == []
+    assert list(scratch.iterdir()) == []
+
+
+def test_without_a_writable_temp_dir_verify_falls_back_or_says_so(tmp_path, monkeypatch, capsys):
+    proc = run_cli("--checks", "shm", "--shm-min", "16m", module="verify", env={"TMPDIR": str(tmp_path / "missing")},
+                   timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    import tempfile
+
+    from verify import cli, runner
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Read-only file system")
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    monkeypatch.setattr(runner.tempfile, "mkdtemp", refuse)
+    assert cli.main(["--checks", "shm"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("verify: no writable temporary directory") and "--tmpfs /tmp" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_control_characters_are_stripped_from_junit(tmp_path):
+    from verify.report import write_junit
+    from verify.result import CheckResult
+    nasty = "bad \x00\x1b[31mred\x1b[0m \x07bell \ud800 end"
+    r = CheckResult("shm", "fail", nasty, details=[nasty], remedy=nasty, code="CHECK_CRASHED", owner="image", output=nasty)
+    write_junit([r], str(tmp_path / "r.xml"))
+    case = ET.parse(tmp_path / "r.xml").getroot().find("testcase")
+    assert case.find("failure").get("message") == "bad [31mred[0m bell  end"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.xml"]          # no temporary file left beside it
+
+
+def test_a_rank_that_never_joins_is_an_nccl_timeout_with_advice_from_what_was_seen(tmp_path):
+    proc = run_cli("--checks", "nccl", "--nccl-timeout", "5", "--json", str(tmp_path / "r.json"), module="verify",
+                   env={"VERIFY_TEST_HANG": "nccl-last-rank"}, timeout=300)
+    check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 1 and (check["code"], check["owner"]) == ("NCCL_TIMEOUT", "host"), check["summary"]
+    assert "init:" in check["summary"] and "The group never formed" in check["remedy"]
+    assert check["duration_s"] < 120

@@ -1,0 +1,82 @@
+"""Hand-made facts (not from hardware): a healthy 8x H100 SXM node as the gpu and nccl probes would record it.
+
+Tests change one field at a time to drive each judge branch. `python -m tests.verify_handmade DIR` writes
+them as a --save-facts folder (tests/data/facts-handmade/h100-8gpu-handmade/ is that output).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def h100_device(index: int) -> dict[str, Any]:
+    return {"index": index, "unsupported": {}, "name": H100, "uuid": f"GPU-handmade-0000-0000-0000-00000000000{index}",
+            "pci_bus_id": f"00000000:{0x18 + 16 * index:02X}:00.0", "memory_bytes": 85520809984, "cc": "9.0",
+            "persistence": True, "mig": [False, False], "ecc": [True, True], "ecc_volatile_uncorrectable": 0,
+            "ecc_aggregate_uncorrectable": 0, "retired_pages_pending": False,
+            "row_remap": {"correctable": 0, "uncorrectable": 0, "pending": 0, "failed": 0},
+            "throttle_reasons": 0x1, "pcie_gen": 1, "pcie_width": 16, "pcie_gen_max": 5, "pcie_width_max": 16,
+            "pcie_gen_gpu_max": 5, "nvlink": [True] * 18, "temperature_c": 34, "temperature_slowdown_c": 87,
+            "power_w": 72.0, "power_limit_w": 700.0, "power_default_limit_w": 700.0}
+
+
+def gpu_facts(n: int = 8) -> dict[str, Any]:
+    return {
+        "torch": "2.14.1+cu130", "torch_cuda": "13.0", "driver_min_env": "580.65.06", "cuda_visible_devices": None,
+        "device_nodes": True, "nvml_library": True, "nvml_error": None, "driver": "580.95.05", "cuda_driver": "13.0",
+        "devices": [h100_device(i) for i in range(n)], "cuda_available": True, "cuda_init_error": None,
+        "torch_devices": n, "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"],
+        "capabilities": ["9.0"] * n, "kernels": [{"index": i, "max_abs_error": 3.1e-5, "error": None} for i in range(n)],
+        "perf": [{"index": i, "d2d_GBps": 2990.0, "h2d_GBps": 53.1, "d2h_GBps": 52.4, "bf16_TFLOPs": 781.5,
+                  "pcie_under_load": {"gen": 5, "width": 16, "throttle_reasons": 0x4}, "throttle_under_load": 0x4}
+                 for i in range(n)],
+        "sdc": [{"index": i, "name": H100, "sm_count": 132, "digests": ["9f1c2a7e0b3d4c55"] * 4} for i in range(n)],
+    }
+
+
+def nccl_rows(world: int, peak: float) -> list[dict[str, Any]]:
+    rows = []
+    for size, frac in ((1 << 20, 0.1), (4 << 20, 0.3), (16 << 20, 0.6), (64 << 20, 0.8), (256 << 20, 0.95), (1 << 30, 1.0)):
+        factor = 2 * (world - 1) / world if world > 0 else 0.0
+        busbw = round(peak * frac, 3) if factor else 0.0
+        algbw = round(busbw / factor, 3) if factor else round(900.0 * frac, 3)    # world 1: a copy, no bus
+        rows.append({"size": size, "count": size // 4, "type": "float", "redop": "sum",
+                     "time_us": round(size / (algbw * 1e9) * 1e6, 1), "algbw": algbw, "busbw": busbw, "wrong": 0})
+    return rows
+
+
+def nccl_facts(world: int = 8, peak: float = 472.0) -> dict[str, Any]:
+    return {"distributed": True, "nccl_env": {}, "gloo_socket_ifname": None, "shm_bytes": 2 << 30, "memlock_bytes": None,
+            "infiniband": False, "gpus": world, "nccl_available": True, "backend": "nccl", "nccl_version": "2.27.7",
+            "device_name": H100, "timeout_s": 60.0, "world_size": world,
+            "mode": f"{world} local process(es), one per GPU", "sizes": nccl_rows(world, peak), "error": None,
+            "nccl_log": {"network": "Socket", "interface": "lo", "nvls": True, "transports": ["P2P/CUMEM"]}}
+
+
+def variant(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    out.update(changes)
+    return out
+
+
+def write_dir(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    from verify.checks import gpu, nccl
+    from verify.options import Options
+    for name, module, facts in (("gpu", gpu, gpu_facts()), ("nccl", nccl, nccl_facts())):
+        result = module.judge(facts, Options()).to_dict()
+        (directory / f"{name}.json").write_text(json.dumps({"check": name, "facts": facts, "result": result}, indent=1) + "\n")
+    host = {"hostname": "handmade-h100-node", "recorded": "2026-11-22T00:00:00Z", "handmade": True,
+            "tool": {"name": "verify", "version": "2.0.0"}, "checks": ["gpu", "nccl"],
+            "environment": {"python": "3.12.3", "torch": "2.14.1+cu130", "torch_build": "cuda", "cuda": "13.0"},
+            "options": {}}
+    (directory / "host.json").write_text(json.dumps(host, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    write_dir(Path(sys.argv[1]))

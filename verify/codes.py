@@ -1,0 +1,138 @@
+"""Stable failure codes: every non-passing or skipped result carries one, with who must act (its owner).
+
+The one place codes are defined. README.md's table "code → meaning → fix" is generated from CODES and a test
+keeps the two equal (`python -m verify.codes` prints the table). Codes never change meaning; new ones are added.
+
+Owners: `image` (what is installed in the image), `host` (the node: driver, GPUs, fabric, network),
+`job` (the job spec: `--gpus`, `--shm-size`, resources, environment variables, arguments).
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Literal
+
+Owner = Literal["image", "host", "job"]
+OWNERS: tuple[Owner, ...] = ("image", "host", "job")
+
+
+@dataclass(frozen=True)
+class Code:
+    owner: Owner          # the usual owner; a check may name another where the facts say so
+    meaning: str
+    fix: str
+
+
+CODES: dict[str, Code] = {
+    "GPU_NOT_VISIBLE": Code("job", "No usable GPU: CPU build of torch, no /dev/nvidia* (no --gpus), no libnvidia-ml, "
+                            "NVML not initialising, or fewer GPUs than --expect-gpus.",
+                            "Start with `docker run --gpus all` (Kubernetes: request nvidia.com/gpu); use a CUDA "
+                            "image; the summary names which of these it is."),
+    "DRIVER_TOO_OLD": Code("host", "The NVIDIA driver is older than this CUDA build needs (CUDA error 35, or "
+                           "`unsatisfied condition: cuda>=`).",
+                           "Update the host driver, or pick an image built for an older CUDA."),
+    "DRIVER_ERROR": Code("host", "The CUDA driver refused to initialise for another reason (802 fabric manager not "
+                         "ready, 803/804 forward-compatibility misuse, other driver errors).",
+                         "Read the decoded cause: start nvidia-fabricmanager, or remove the cuda-compat libraries."),
+    "ARCH_NOT_IN_BUILD": Code("image", "A GPU's compute capability is not in torch.cuda.get_arch_list() (no SASS, no "
+                              "usable PTX).", "Use a torch build that includes this sm_XY (another image tag)."),
+    "DEVICE_COUNT_MISMATCH": Code("job", "torch sees a different number of GPUs than NVML.",
+                                  "Check CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES and the device request."),
+    "KERNEL_FAILED": Code("host", "A CUDA kernel failed or returned a wrong result on a device.",
+                          "Drain the node and run `dcgmi diag -r 3`; check dmesg for Xid errors."),
+    "ECC_UNCORRECTABLE": Code("host", "Uncorrectable ECC errors on a GPU (volatile: since the last reset; aggregate: "
+                              "lifetime), or ECC disabled on a data-centre GPU.",
+                              "Drain the node, reset the GPU (nvidia-smi -r) and run DCGM diagnostics; repeated "
+                              "errors mean RMA."),
+    "RETIREMENT_PENDING": Code("host", "Retired memory pages or row remaps pending: they take effect at the next GPU "
+                               "reset.", "Drain the node and reset the GPU (nvidia-smi -r or reboot)."),
+    "ROW_REMAP_FAILED": Code("host", "An HBM row remap failed: the GPU has run out of spare rows.",
+                             "Take the GPU out of service (RMA)."),
+    "THROTTLED": Code("host", "Clocks throttled by hardware: HW slowdown, HW thermal slowdown or power brake (or a "
+                      "temperature at its slowdown threshold).",
+                      "Check cooling, power supply and the BMC event log; `nvidia-smi -q -d PERFORMANCE`."),
+    "PCIE_DOWNGRADED": Code("host", "A GPU's PCIe link runs below its maximum generation or width under load.",
+                            "Reseat the GPU or riser, check BIOS PCIe settings; `nvidia-smi -q -d PCI`."),
+    "NVLINK_DOWN": Code("host", "Some NVLink links of a GPU are inactive while others are up.",
+                        "Check `nvidia-smi nvlink -s`, the fabric manager and the NVSwitch trays."),
+    "BANDWIDTH_LOW": Code("host", "A copy (device-to-device, host-to-device, device-to-host) or NCCL busbw is below "
+                          "0.9x (warn) or 0.75x (fail) of this GPU model's baseline (verify/baselines.yaml).",
+                          "Compare with another node of the same model; check PCIe/NVLink state, clocks and "
+                          "other processes on the GPU."),
+    "COMPUTE_LOW": Code("host", "The bf16 matmul rate is below 0.9x (warn) or 0.75x (fail) of the baseline.",
+                        "Check clocks, throttling, power limits and other processes on the GPU."),
+    "SDC_MISMATCH": Code("host", "The same matmul gave different bits on repeat, or across devices of the same model "
+                         "(silent data corruption).", "Drain the node and run `dcgmi diag -r 4`; RMA the GPU."),
+    "NCCL_TIMEOUT": Code("host", "A collective (or its init) did not finish within the timeout.",
+                         "Follow the advice, which depends on what was seen: NCCL_DEBUG=INFO, /dev/shm size, "
+                         "NCCL_SOCKET_IFNAME, memlock, P2P/IB."),
+    "NCCL_WRONG_RESULT": Code("host", "An all-reduce returned wrong elements.",
+                              "Rerun with NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1 to find the broken transport; "
+                              "drain the node."),
+    "NCCL_FAILED": Code("host", "The collective failed with an error (not a timeout).",
+                        "Rerun with NCCL_DEBUG=INFO and read the error."),
+    "NCCL_NOT_EXERCISED": Code("job", "No GPU visible: NCCL was not exercised (gloo ran the same all-reduce).",
+                               "Run on a GPU node (`docker run --gpus all`)."),
+    "DISTRIBUTED_UNAVAILABLE": Code("image", "torch.distributed is not available in this build.",
+                                    "Use an official torch wheel (built with distributed support)."),
+    "SHM_TOO_SMALL": Code("job", "/dev/shm is missing or too small for DataLoader workers (SIGBUS, ENOSPC).",
+                          "`docker run --shm-size=2g` or `--ipc=host`; Kubernetes: an emptyDir medium Memory at "
+                          "/dev/shm."),
+    "HDF5_BROKEN": Code("image", "h5py does not load its HDF5 library, lacks a filter, or a round trip failed.",
+                        "`pip install --force-reinstall h5py` (the wheel bundles HDF5)."),
+    "HDF5_MISMATCH": Code("image", "The HDF5 loaded differs from the one h5py was built against.",
+                          "Remove the other libhdf5 from LD_LIBRARY_PATH or rebuild h5py against it."),
+    "ARROW_COPIED": Code("image", "Arrow data is copied on its way into tensors (zero copy lost).",
+                         "Uncompressed IPC files, pa.memory_map, tensors from the column buffers, no nulls."),
+    "ARROW_SLOW": Code("host", "Zero copy holds but reads run well below memory bandwidth.",
+                       "Keep training data on local NVMe or tmpfs; check the container's CPU limit."),
+    "TORCH_IMPORT_FAILED": Code("image", "torch itself does not import.",
+                                "Reinstall torch in the image; the summary quotes the import error."),
+    "TORCHVISION_IMPORT_FAILED": Code("image", "torchvision is installed but does not import.",
+                                      "Reinstall the torchvision release paired with this torch."),
+    "TORCHVISION_MISMATCH": Code("image", "torchvision was built for another torch (`operator torchvision::nms does "
+                                 "not exist`).", "Pin the torchvision paired with this torch (the remedy names it)."),
+    "TORCHVISION_OPS_MISSING": Code("image", "torchvision's compiled ops do not load on a device.",
+                                    "Install the torchvision build (CPU/CUDA) that matches torch's."),
+    "TORCHVISION_OPS_WRONG": Code("image", "torchvision.ops.nms ran but returned a wrong answer.",
+                                  "Reinstall torchvision; report it upstream if it persists."),
+    "TORCHVISION_CUDA_MISMATCH": Code("image", "torchvision was built for another CUDA than torch.",
+                                      "Install torchvision from the same index (cuXYZ) as torch."),
+    "IMAGE_DECODE_FAILED": Code("image", "torchvision.io cannot decode JPEG or PNG.",
+                                "Reinstall torchvision (it bundles libjpeg/libpng)."),
+    "IMAGE_DECODE_WRONG": Code("image", "torchvision.io decoded an image to the wrong pixels.",
+                               "Reinstall torchvision; check for a foreign libjpeg on LD_LIBRARY_PATH."),
+    "TRANSFORMS_FAILED": Code("image", "A transforms.v2 augmentation pipeline raised.",
+                              "Reinstall the torchvision paired with this torch."),
+    "TRANSFORMS_WRONG": Code("image", "A transforms.v2 pipeline produced a wrong shape or dtype.",
+                             "Reinstall the torchvision paired with this torch."),
+    "LOADER_FAILED": Code("job", "A DataLoader with worker processes failed to deliver batches.",
+                          "Read the error; most often /dev/shm (`--shm-size`) or the memory limit."),
+    "SHM_TOO_SMALL_FOR_LOADER": Code("job", "/dev/shm cannot hold the batches the recommended DataLoader setting keeps "
+                                     "in flight (workers × prefetch × batch).",
+                                     "Raise `--shm-size` to the size the summary names, or lower num_workers / "
+                                     "prefetch_factor."),
+    "PACKAGE_MISSING": Code("image", "A package the check needs is not installed in the image.",
+                            "The `pip install` line in the remedy."),
+    "CHECK_CRASHED": Code("image", "The check's process crashed (a signal), exited without a result, or raised.",
+                          "Read the output kept in the report; SIGBUS means /dev/shm, SIGKILL the OOM killer."),
+    "CHECK_TIMEOUT": Code("host", "The check did not finish within its timeout and was killed.",
+                          "Rerun the check alone with a longer --timeout and read its output."),
+    "INTERRUPTED": Code("job", "verify was interrupted (SIGTERM/SIGINT) while this check ran, or before it ran.",
+                        "Rerun verify; give the job enough time (CI timeout, `timeout`)."),
+}
+
+
+def owner_of(code: str) -> Owner:
+    return CODES[code].owner
+
+
+def readme_table() -> str:
+    """The Markdown table README.md carries (a test compares them)."""
+    rows = ["| code | owner | meaning | fix |", "|---|---|---|---|"]
+    rows += [f"| `{name}` | {c.owner} | {c.meaning} | {c.fix} |" for name, c in CODES.items()]
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(readme_table() + "\n")
