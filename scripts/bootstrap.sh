@@ -71,7 +71,8 @@ engine() {
   engine_up && return 0
   # No bridge and no iptables: a bare machine may have neither; builds use --network host, checks need no network.
   say "starting dockerd --bridge=none --iptables=false --ip-masq=false (log: /tmp/dockerd.log)"
-  nohup dockerd --bridge=none --iptables=false --ip-masq=false >/tmp/dockerd.log 2>&1 &
+  # setsid: its own session, so a signal to a test's process group (Ctrl-C, kill tests) never reaches the engine.
+  setsid nohup dockerd --bridge=none --iptables=false --ip-masq=false >/tmp/dockerd.log 2>&1 </dev/null &
   for _ in $(seq 1 60); do engine_up && return 0; sleep 1; done
   tail -5 /tmp/dockerd.log >&2 || true
   fail "dockerd did not start within 60 s (log above, whole log in /tmp/dockerd.log)"

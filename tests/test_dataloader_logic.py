@@ -90,7 +90,7 @@ def test_check_passes_with_the_setting_in_its_summary_and_metrics():
 def test_table_marks_the_recommendation_and_says_the_shm_formula():
     facts = handmade_facts(SWEEP, shm_free=64 * MiB)
     text = dl.format_report(facts, dl.recommend(facts))
-    line = next(l for l in text.splitlines() if "<- recommended" in l)
+    line = next(ln for ln in text.splitlines() if "<- recommended" in ln)
     assert line.split()[:4] == ["4", "2", "True", "False"]
     assert "recommended: DataLoader(dataset, batch_size=32, num_workers=4" in text
     assert "/dev/shm needed: 144 MiB = 4 workers x prefetch 2 x 18 MiB per batch" in text and "TOO SMALL" in text

@@ -199,7 +199,7 @@ CUDA_VISION_TAG = "2.14.1-cuda13.0-cudnn9-runtime-debian12"
                     reason="downloads ~3 GB of CUDA wheels from PyPI; CI sets TEST_CUDA_IMAGE=1")
 def test_the_cuda_image_with_torchvision_builds_and_its_vision_check_passes(default_image):
     """torch 2.14.1 + torchvision 0.29.1 (PyPI's CUDA 13.0 builds): torchvision exercised on every CI run."""
-    spec = next(s for s in load_matrix() if s.tag == CUDA_VISION_TAG)
+    spec = next(s for s in load_rendered(ROOT / "images") if s.tag == CUDA_VISION_TAG)
     assert spec.torchvision == "0.29.1"
     build = run_cli("build", "--image", spec.tag, timeout=2400)
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]

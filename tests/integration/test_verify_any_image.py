@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
 from scripts.errors import UserError
 from tests.conftest import ROOT, run_cli
 

@@ -17,7 +17,7 @@ from importlib import metadata
 from typing import Any
 
 from ..options import Options
-from ..result import FAIL, PASS, SKIP, WARN, CheckResult
+from ..result import FAIL, PASS, SKIP, WARN, CheckResult, Status
 
 NAME = "vision"
 IMAGES = 64           # images in the augmentation batch
@@ -225,7 +225,7 @@ def probe(options: Options) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- judge
 
-def _result(status: str, summary: str, code: str | None = None, remedy: str | None = None,
+def _result(status: Status, summary: str, code: str | None = None, remedy: str | None = None,
             details: list[str] | None = None) -> CheckResult:
     result = CheckResult(NAME, status, summary, details=details or [], remedy=remedy)
     result.code, result.owner = code, ("image" if code else None)
@@ -279,7 +279,7 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
         return _result(FAIL, f"torchvision {tv}: ops.nms fails on the CPU: {cpu_nms['error']}",
                        "TORCHVISION_OPS_MISSING", f"Reinstall the torchvision built for this torch: `{pip_line(torch_v)}`.",
                        details)
-    problems: list[tuple[str, str, str, str]] = []   # (status, code, summary, remedy)
+    problems: list[tuple[Status, str, str, str]] = []   # (status, code, summary, remedy)
     if cpu_nms["keep"] != cpu_nms["expected"]:
         problems.append((FAIL, "TORCHVISION_OPS_WRONG", (f"ops.nms on the CPU kept {cpu_nms['keep']}, "
                          f"expected {cpu_nms['expected']}"), "Reinstall torchvision; report it if it persists."))
