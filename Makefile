@@ -3,6 +3,9 @@
 PYTHON ?= python3## interpreter that creates the virtual environment
 VENV ?= .venv## the project virtual environment (created and filled by `make setup`)
 IMAGE ?=## <tag>, <tag>,<tag> or all (default: the matrix's default image)
+PLATFORM ?=## linux/amd64 or linux/arm64 (emulated on another host) for base, build, verify, k8s-verify, slurm; build: all
+FORCE ?=## 1: make base bootstraps again even when the base is present
+PER ?= platform## ci-matrix rows: platform (one per image and platform, with its runner) or tag (one per image)
 KEEP_GOING ?=## 1: build the rest after a failure
 SHM_SIZE ?= 2g## /dev/shm of the verify container
 VERIFY_TIMEOUT ?= 900## seconds before the verify container is killed
@@ -16,7 +19,7 @@ GPUS ?= 1## GPUs per node for k8s-verify and slurm
 BENCH_SIZE ?= 1g## data size of the benchmark
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
-export IMAGE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
+export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 
 PY := $(VENV)/bin/python
 CLI := $(PY) -m scripts
@@ -55,7 +58,7 @@ static: setup ## ruff and mypy with the project's configuration (pyproject.toml)
 compat: setup ## refresh compat.yaml from PyPI metadata (network, no wheel download)
 	$(CLI) compat
 
-base: setup ## bootstrap the distro base images IMAGE needs, offline (debootstrap, root)
+base: setup ## bootstrap the distro bases IMAGE needs, offline (debootstrap, root); PLATFORM=linux/arm64: emulated
 	$(CLI) base
 
 build: render engine ## build IMAGE with BuildKit (bootstraps the base first when the registry is unreachable)
@@ -80,7 +83,7 @@ bench: setup ## data-path benchmark: zero-copy Arrow vs memory, compressed IPC, 
 	$(PY) -m verify bench --size $(BENCH_SIZE) --json $(BUILD_DIR)/bench.json
 
 ci-matrix: setup ## print the rendered images as JSON for a CI strategy.matrix
-	@$(CLI) ci-matrix
+	@$(CLI) ci-matrix --per $(PER)
 
 bake: setup ## write $(BUILD_DIR)/docker-bake.json (one target per image) for docker buildx bake
 	$(CLI) bake

@@ -91,13 +91,37 @@ def _selected(settings: Settings) -> list[ImageSpec]:
     return select(load_rendered(settings.images), settings.image)
 
 
+def _one_platform(settings: Settings, command: str) -> str | None:
+    if settings.platform == "all":
+        raise UserError(f"PLATFORM=all is for make build (one multi-platform buildx build); make {command} takes one "
+                        f"platform, e.g. PLATFORM=linux/arm64")
+    return settings.platform
+
+
 def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
     from .build.base import make_bases
-    from .build.engine import connect
+    from .build.base_platform import base_pairs, make_platform_bases, split_by_route
+    from .build.engine import connect, find_build_client
+    from .plan.platforms import host_platform
+    from .render import load_rendered
     from .tables import base_rows
-    specs = _selected(settings)
-    rows = make_bases(connect(settings.child_env), specs, force=args.force, log=out,
-                      only_unreachable=args.only_unreachable)
+    platform = settings.platform if settings.platform != "all" else None
+    # PLATFORM without IMAGE: every image built for it (the default image may be amd64 only).
+    specs = _selected(settings) if settings.image or platform is None else load_rendered(settings.images)
+    if platform is not None and not any(platform in s.platforms for s in specs):
+        having = [s.tag for s in load_rendered(settings.images) if platform in s.platforms]
+        raise UserError(f"no selected image is built for {platform}; images with it: {', '.join(having) or 'none'} "
+                        f"(add {platform} to an image's `platforms:` in matrix.yaml and `make render`)")
+    pairs = base_pairs(specs, platform)
+    if args.only_unreachable and settings.platform is None:     # make build without PLATFORM: first platforms
+        pairs = [(s, p) for s, p in pairs if p == s.platforms[0]]
+    native, other = split_by_route(pairs, host_platform())
+    client = connect(settings.child_env)
+    rows = make_bases(client, native, force=settings.force, log=out, only_unreachable=args.only_unreachable)
+    if other:
+        cli = find_build_client(settings.docker_cli)
+        rows += make_platform_bases(client, cli.argv, {**settings.child_env, **cli.env}, other, force=settings.force,
+                                    log=out, only_unreachable=args.only_unreachable)
     if not rows:
         out("the selected images start from NVIDIA's devel images: nothing to bootstrap")
     else:
@@ -106,16 +130,19 @@ def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
+    from .build.base_platform import build_platform
     from .build.buildkit import BuildRequest, build_all
     from .build.engine import connect, find_build_client
     from .tables import build_failure, build_table
     specs = _selected(settings)
+    platform = build_platform(specs, settings.platform)
     client = connect(settings.child_env)
     cli = find_build_client(settings.docker_cli)
-    out(f"building {len(specs)} image(s) with {cli.describe()}")
+    out(f"building {len(specs)} image(s) with {cli.describe()}" + (f" for {platform}" if platform else ""))
     request = BuildRequest(images_dir=settings.images, logs=settings.logs, wheels_stage=settings.wheels_stage,
                            root=settings.root, ca=settings.ca_cert, folders=settings.wheels,
-                           base_override=settings.base_image, network=settings.build_network, env=settings.child_env)
+                           base_override=settings.base_image, network=settings.build_network, env=settings.child_env,
+                           platform=platform)
     outcomes = build_all(client, cli, specs, request, keep_going=settings.keep_going, echo=out,
                          on_failure=lambda o, stopping: err(build_failure(o, stopping)))
     out()
@@ -128,23 +155,28 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
             (f"; {skipped} not attempted" if skipped else ""))
         return 1
     if len(specs) == 1:
-        out(f"\nnext: make verify IMAGE={specs[0].tag}")
+        out(f"\nnext: make verify IMAGE={specs[0].tag}" + (f" PLATFORM={platform}" if platform and "," not in platform else ""))
     return 0
 
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     from .build.engine import connect
     from .fsutil import check_writable
+    from .plan.platforms import select_platforms
     from .run_verify import echo_to_stdout, verify_all
     from .tables import verify_summary
     try:
         specs = _selected(settings)
     except UserError as exc:                  # IMAGE=<any local image, not a matrix tag>
         return _verify_foreign(settings, exc)
+    platform = _one_platform(settings, "verify")
+    for spec in specs:
+        select_platforms(list(spec.platforms), platform, spec.tag)
     check_writable(settings.reports)
     client = connect(settings.child_env)
     outcomes = verify_all(client, specs, shm_size=settings.shm_size, timeout=settings.verify_timeout,
-                          extra_args=list(settings.verify_args), reports=settings.reports, echo=echo_to_stdout)
+                          extra_args=list(settings.verify_args), reports=settings.reports, echo=echo_to_stdout,
+                          platform=platform)
     out()
     out(verify_summary(outcomes))
     if any(o.problem for o in outcomes):
@@ -171,7 +203,7 @@ def _verify_foreign(settings: Settings, matrix_error: UserError) -> int:
 def cmd_ci_matrix(settings: Settings, args: argparse.Namespace) -> int:
     from .publish.ci_matrix import ci_matrix_json
     from .render import load_rendered
-    out(ci_matrix_json(load_rendered(settings.images)))
+    out(ci_matrix_json(load_rendered(settings.images), args.per))
     return 0
 
 
@@ -196,6 +228,13 @@ def _shown(settings: Settings, path: Path) -> str:
     return os.path.relpath(path, settings.root) if path.is_relative_to(settings.root) else str(path)
 
 
+def _node_platform(settings: Settings, spec: ImageSpec) -> str | None:
+    """PLATFORM picks the nodes of that architecture (it must be one of the image's); None: any of the image's."""
+    from .plan.platforms import select_platforms
+    platform = _one_platform(settings, "k8s-verify/slurm")
+    return select_platforms(list(spec.platforms), platform, spec.tag)[0] if platform else None
+
+
 def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     import yaml
 
@@ -204,7 +243,8 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     specs = _selected(settings)
     nodes, gpus = settings.nodes, settings.gpus
     for spec in specs:
-        docs = k8s_manifests(spec, _registry_image(settings, spec.image), nodes, gpus)
+        docs = k8s_manifests(spec, _registry_image(settings, spec.image), nodes, gpus,
+                             platform=_node_platform(settings, spec))
         name = job_name(spec.tag, nodes)
         path = settings.k8s_dir / f"{name}.yaml"
         atomic_write(path, yaml.safe_dump_all(docs, sort_keys=False))
@@ -220,7 +260,8 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
     specs = _selected(settings)
     for spec in specs:
         path = settings.slurm_dir / f"{job_name(spec.tag, settings.nodes)}.sbatch"
-        atomic_write(path, slurm_script(spec, _registry_image(settings, spec.image), settings.nodes, settings.gpus))
+        atomic_write(path, slurm_script(spec, _registry_image(settings, spec.image), settings.nodes, settings.gpus,
+                                        platform=_node_platform(settings, spec)))
         out(f"wrote {_shown(settings, path)}\n  sbatch {_shown(settings, path)}")
     return 0
 
@@ -245,27 +286,32 @@ def _default_flag(p: argparse.ArgumentParser) -> None:
 
 
 def _force_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--force", action="store_true", help="bootstrap again even when present")
     p.add_argument("--only-unreachable", action="store_true",
                    help="only where the registry base is neither in the engine nor pullable (make build)")
+
+
+def _per_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--per", choices=["platform", "tag"], default="platform",
+                   help="one row per (image, platform) with its native runner (default), or one per image")
 
 
 def _output_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", help="file to write (default build/docker-bake.json)")
 
 
-SCALE = ("IMAGE", "NODES", "GPUS", "REGISTRY")
+SCALE = ("IMAGE", "NODES", "GPUS", "REGISTRY", "PLATFORM")
 COMMANDS: tuple[Command, ...] = (
     Command("render", "validate matrix.yaml against compat.yaml and write images/<tag>/", cmd_render, (), _check_flag),
     Command("lint", "hadolint every images/*/Dockerfile", cmd_lint),
     Command("list", "list the rendered images", cmd_list, (), _default_flag),
     Command("compat", "refresh compat.yaml from PyPI metadata (network)", cmd_compat),
-    Command("base", "bootstrap the distro bases the images need (debootstrap + import)", cmd_base, ("IMAGE",), _force_flag),
+    Command("base", "bootstrap the distro bases the images need (debootstrap + import)", cmd_base, ("IMAGE", "PLATFORM", "FORCE"),
+            _force_flag),
     Command("build", "build images with BuildKit", cmd_build,
-            ("IMAGE", "KEEP_GOING", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK")),
+            ("IMAGE", "KEEP_GOING", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "PLATFORM")),
     Command("verify", "run the verify suite inside built images", cmd_verify,
-            ("IMAGE", "SHM_SIZE", "VERIFY_TIMEOUT", "VERIFY_ARGS")),
-    Command("ci-matrix", "print the rendered images as JSON for a CI strategy.matrix", cmd_ci_matrix),
+            ("IMAGE", "SHM_SIZE", "VERIFY_TIMEOUT", "VERIFY_ARGS", "PLATFORM")),
+    Command("ci-matrix", "print the rendered images as JSON for a CI strategy.matrix", cmd_ci_matrix, (), _per_flag),
     Command("bake", "write build/docker-bake.json (one target per image)", cmd_bake, ("REGISTRY",), _output_flag),
     Command("k8s-verify", "write Kubernetes Job/Indexed Job manifests that verify IMAGE on NODES x GPUS", cmd_k8s, SCALE),
     Command("slurm", "write a Slurm batch script (enroot/pyxis) that verifies IMAGE on NODES x GPUS", cmd_slurm, SCALE),
@@ -285,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(command.name, help=command.help, description=command.help)
         for knob in command.knobs:
             flag, what = KNOBS[knob]
-            if knob == "KEEP_GOING":
+            if knob in ("KEEP_GOING", "FORCE"):
                 p.add_argument(flag, dest=knob, action="store_const", const="1", default=None,
                                help=f"{what}; variable {knob}")
             else:

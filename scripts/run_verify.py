@@ -151,39 +151,46 @@ def clear_reports(reports: Path, tag: str) -> None:
 
 def verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float, extra_args: list[str],
                  reports: Path = REPORTS, tmp_size: str = "2g", echo: Echo = print,
-                 schemas: list[dict[str, Any]] | None = None) -> VerifyOutcome:
-    """Run verify inside `spec`'s image and collect the validated reports; engine faults become UserErrors."""
+                 schemas: list[dict[str, Any]] | None = None, platform: str | None = None) -> VerifyOutcome:
+    """Run verify inside `spec`'s image (its `platform` build: torchimages:<tag>-<arch>, reports <tag>-<arch>.*)
+    and collect the validated reports; engine faults become UserErrors."""
     from docker.errors import DockerException
     from requests.exceptions import RequestException
-    clear_reports(reports, spec.tag)
+
+    from .build.base_platform import platform_run_options
     try:
+        image, name, more = platform_run_options(client, spec, platform)
+        clear_reports(reports, name)
         return _verify_image(client, spec, shm_size=shm_size, timeout=timeout, extra_args=extra_args, reports=reports,
-                             tmp_size=tmp_size, echo=echo, schemas=report_schemas() if schemas is None else schemas)
+                             tmp_size=tmp_size, echo=echo, schemas=report_schemas() if schemas is None else schemas,
+                             image=image, name=name, more=more, platform=platform)
     except (DockerException, RequestException) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise UserError(f"the Docker Engine failed while verifying {spec.image}: {first}") from None
 
 
 def _verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float, extra_args: list[str],
-                  reports: Path, tmp_size: str, echo: Echo, schemas: list[dict[str, Any]]) -> VerifyOutcome:
-    if not image_exists(client, spec.image):
-        raise UserError(f"image {spec.image} is not built yet: run `make build IMAGE={spec.tag}`")
+                  reports: Path, tmp_size: str, echo: Echo, schemas: list[dict[str, Any]], image: str, name: str,
+                  more: dict[str, Any], platform: str | None) -> VerifyOutcome:
+    if not image_exists(client, image):
+        raise UserError(f"image {image} is not built yet: run `make build IMAGE={spec.tag}"
+                        + (f" PLATFORM={platform}`" if platform else "`"))
     gpus = host_gpus()
     args = list(extra_args)
     if gpus and "--expect-gpus" not in " ".join(args):
         args += ["--expect-gpus", str(gpus)]
-    echo(f"==> verify {spec.image}: --shm-size={shm_size}, {'--gpus all (' + str(gpus) + ' GPUs)' if gpus else 'no GPUs on this host'}, "
+    echo(f"==> verify {image}: --shm-size={shm_size}, {'--gpus all (' + str(gpus) + ' GPUs)' if gpus else 'no GPUs on this host'}, "
          f"network none, read-only root")
     start = time.monotonic()
-    container = client.containers.run(spec.image, **run_options(spec.tag, shm_size, gpus, tmp_size))
+    container = client.containers.run(image, **{**run_options(spec.tag, shm_size, gpus, tmp_size), **more})
     try:
         cmd = ["verify", "--json", IN_CONTAINER_JSON, "--junit", IN_CONTAINER_XML, *args]
         code = _exec_streaming(container, cmd, timeout, echo)
-        outcome = VerifyOutcome(spec.tag, code, time.monotonic() - start)
+        outcome = VerifyOutcome(name, code, time.monotonic() - start)
         if code is None:
-            echo(f"\n{spec.tag}: verify did not finish within {timeout:.0f} s; container killed")
+            echo(f"\n{name}: verify did not finish within {timeout:.0f} s; container killed")
             return outcome
-        report = _collect_reports(container, spec.tag, reports, schemas, outcome, echo)
+        report = _collect_reports(container, name, reports, schemas, outcome, echo)
         if report is not None:
             environment = report.get("environment")
             outcome.mismatches = spec_mismatches(spec, environment if isinstance(environment, dict) else {})
@@ -222,14 +229,14 @@ def _shown(path: Path) -> str:
 
 
 def verify_all(client: Any, specs: list[ImageSpec], *, shm_size: str, timeout: float, extra_args: list[str],
-               reports: Path, echo: Echo) -> list[VerifyOutcome]:
+               reports: Path, echo: Echo, platform: str | None = None) -> list[VerifyOutcome]:
     """Every spec gets an outcome: a fault in one (a missing image, an engine error) is its row, not the end."""
     outcomes = []
     schemas = report_schemas()
     for spec in specs:
         try:
             outcomes.append(verify_image(client, spec, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
-                                         reports=reports, echo=echo, schemas=schemas))
+                                         reports=reports, echo=echo, schemas=schemas, platform=platform))
         except UserError as exc:
             outcomes.append(VerifyOutcome(spec.tag, None, 0.0, problem=str(exc)))
     return outcomes

@@ -38,7 +38,11 @@ KNOBS: dict[str, tuple[str, str]] = {
     "REGISTRY": ("--registry", "registry prefix of the image names in manifests, e.g. ghcr.io/acme"),
     "NODES": ("--nodes", "nodes (default 1)"),
     "GPUS": ("--gpus", "GPUs per node (default 1)"),
+    "PLATFORM": ("--platform", "one platform of the image, e.g. linux/arm64 (emulated on another host); "
+                               "build also takes 'all' (one multi-platform buildx build)"),
+    "FORCE": ("--force", "bootstrap again even when present: 1/true/yes or 0/false/no"),
 }
+PLATFORM = re.compile(r"^linux/[a-z0-9]+(/v[0-9]+)?$")
 
 
 def parse_size(text: str, name: str) -> str:
@@ -89,6 +93,14 @@ def parse_registry(text: str, name: str) -> str:
     return value
 
 
+def parse_platform(text: str, name: str) -> str:
+    value = text.strip()
+    if value != "all" and not PLATFORM.match(value):
+        raise UserError(f"{name}={text!r} is not a platform: write linux/<arch>, e.g. linux/amd64 or linux/arm64 "
+                        f"(or all, for make build)")
+    return value
+
+
 def parse_file(text: str, name: str) -> str:
     if not Path(text).is_file():
         raise UserError(f"{name}={text} is not a file; point it at the proxy's CA bundle (PEM)")
@@ -134,6 +146,8 @@ class Settings:
     registry: str = ""
     nodes: int = 1
     gpus: int = 1
+    platform: str | None = None     # None: each image's first platform (linux/amd64 unless the matrix says)
+    force: bool = False
     docker_cli: str | None = None
     child_env: Mapping[str, str] = field(default_factory=dict)
 
@@ -222,4 +236,8 @@ def _parse_knob(knob: str, value: str) -> dict[str, object]:
         return {"nodes": parse_count(value, knob)}
     if knob == "GPUS":
         return {"gpus": parse_count(value, knob)}
+    if knob == "PLATFORM":
+        return {"platform": parse_platform(value, knob)}
+    if knob == "FORCE":
+        return {"force": parse_bool(value, knob)}
     raise AssertionError(f"unknown knob {knob}")

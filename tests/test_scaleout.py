@@ -50,6 +50,39 @@ def test_ci_matrix_rows_carry_repository_and_bake_target(SPECS):
     assert all(r["target"] in bake_file(SPECS)["target"] for r in rows)
 
 
+def test_ci_matrix_has_one_row_per_platform_with_its_native_runner():
+    from scripts.plan.compat import load_compat
+    from scripts.plan.matrix import load_matrix
+    from tests.conftest import DATA, TEST_COMPAT
+    specs = load_matrix(DATA / "matrix-platforms.yaml", load_compat(TEST_COMPAT))
+    rows = ci_matrix(specs)["include"]
+    assert [(r["tag"], r["platform"]) for r in rows] == [(s.tag, p) for s in specs for p in s.platforms]
+    assert {r["runner"] for r in rows if r["arch"] == "arm64"} == {"ubuntu-24.04-arm"}
+    assert {r["runner"] for r in rows if r["arch"] == "amd64"} == {"ubuntu-24.04"}
+    arm = next(r for r in rows if r["arch"] == "arm64")
+    assert arm["local_image"] == f"{arm['image']}-arm64"
+    tags = ci_matrix(specs, "tag")["include"]
+    assert [r["tag"] for r in tags] == [s.tag for s in specs]
+    assert tags[0]["platforms"] == "linux/amd64,linux/arm64" and "runner" not in tags[0]
+
+
+def test_workflow_builds_each_platform_natively_and_merges_one_tag():
+    flow = yaml.safe_load(WORKFLOW.read_text())
+    for job in ("build", "verify"):
+        assert flow["jobs"][job]["strategy"]["matrix"] == "${{ fromJSON(needs.check.outputs.images) }}"
+    assert flow["jobs"]["merge"]["strategy"]["matrix"] == "${{ fromJSON(needs.check.outputs.tags) }}"
+    assert "make --silent ci-matrix PER=tag" in json.dumps(flow["jobs"]["check"])
+    assert flow["jobs"]["build"]["runs-on"] == "${{ matrix.runner }}"
+    bake = next(step for step in flow["jobs"]["build"]["steps"] if step.get("id") == "bake")
+    assert bake["uses"].startswith("docker/bake-action@") and bake["with"]["targets"] == "${{ matrix.target }}"
+    assert "*.platform=${{ matrix.platform }}" in bake["with"]["set"] and "push-by-digest=true" in bake["with"]["set"]
+    merge = json.dumps(flow["jobs"]["merge"])
+    assert "docker buildx imagetools create" in merge and "matrix.repository" in merge
+    verify = json.dumps(flow["jobs"]["verify"])
+    assert flow["jobs"]["verify"]["needs"] == ["check", "merge"] and "matrix.local_image" in verify
+    assert flow["jobs"]["verify"]["env"]["PLATFORM"] == "${{ matrix.platform }}"
+
+
 def test_every_bake_target_matches_its_spec_json(rendered):
     specs = [ImageSpec.load(p) for p in sorted(rendered.glob("*/spec.json"))]
     bake = bake_file(specs, "ghcr.io/acme")

@@ -66,7 +66,7 @@ def test_the_workflow_matrix_is_the_matrix_of_the_rendered_images(shipped):
     proc = run_cli("ci-matrix")
     assert proc.returncode == 0, proc.stderr
     printed = json.loads(proc.stdout)["include"]
-    assert sorted(i["tag"] for i in printed) == sorted(s.tag for s in shipped)
+    assert sorted((i["tag"], i["platform"]) for i in printed) == sorted((s.tag, p) for s in shipped for p in s.platforms)
     assert {i["repository"] for i in printed} == {"torchimages"}
     flow = yaml.safe_load(WORKFLOW.read_text())
     text = json.dumps(flow)
@@ -86,3 +86,11 @@ def test_the_shipped_matrix_has_the_cpu_image_with_jupyter_and_ssh(shipped):
     assert by_tag["2.13.0-cpu-debian12"].access == ()
     dockerfile = (ROOT / "images" / spec.tag / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["/usr/local/bin/torchimages-entrypoint"]' in dockerfile and "openssh-server" in dockerfile
+
+
+def test_the_shipped_matrix_has_one_tag_for_two_platforms(shipped):
+    by_tag = {s.tag: s for s in shipped}
+    assert by_tag["2.13.0-cuda13.0-cudnn9-runtime-debian12"].platforms == ["linux/amd64", "linux/arm64"]
+    assert by_tag["2.13.0-cpu-debian12"].platforms == ["linux/amd64"]     # the default stays amd64 only
+    spec = json.loads((ROOT / "images" / "2.13.0-cuda13.0-cudnn9-runtime-debian12" / "spec.json").read_text())
+    assert spec["platforms"] == ["linux/amd64", "linux/arm64"]

@@ -61,6 +61,32 @@ def cgroup_limits() -> dict[str, Any]:
     return limits
 
 
+_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+_CPUINFO_MARKERS = {"x86_64": ("vendor_id", "GenuineIntel", "AuthenticAMD"), "aarch64": ("CPU implementer",)}
+
+
+def emulation(cpuinfo_path: str = "/proc/cpuinfo") -> dict[str, Any]:
+    """This process's machine and whether it runs under CPU emulation (qemu-user through binfmt_misc).
+
+    Two pieces of evidence, either enough: the host's architecture passed in by the runner
+    (TORCHIMAGES_HOST_ARCH, `docker info` Architecture) differs from `uname -m`; or /proc/cpuinfo describes
+    another architecture's CPU (qemu-user passes the host's file through: x86 `vendor_id` lines seen from an
+    aarch64 process). A native Grace node has neither."""
+    machine = platform.machine()
+    mine = _ARCH.get(machine, machine)
+    host = os.environ.get("TORCHIMAGES_HOST_ARCH", "").strip()
+    if host and _ARCH.get(host, host) != mine:
+        return {"machine": machine, "emulated": True, "emulation_evidence": f"host architecture {host} (TORCHIMAGES_HOST_ARCH)"}
+    try:
+        cpuinfo = Path(cpuinfo_path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        cpuinfo = ""
+    for arch, markers in _CPUINFO_MARKERS.items():
+        if arch != mine and any(m in cpuinfo for m in markers) and not any(m in cpuinfo for m in _CPUINFO_MARKERS.get(mine, ())):
+            return {"machine": machine, "emulated": True, "emulation_evidence": f"/proc/cpuinfo describes an {arch} CPU"}
+    return {"machine": machine, "emulated": False, "emulation_evidence": None}
+
+
 def _torch_facts() -> dict[str, Any]:
     try:
         import torch
@@ -115,6 +141,7 @@ def collect() -> dict[str, Any]:
         "container": in_container(),
         **cgroup_limits(),
         "cpu_count": os.cpu_count(),
+        **emulation(),
     }
     try:
         import h5py

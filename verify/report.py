@@ -121,7 +121,8 @@ def environment_lines(env: dict[str, Any]) -> list[str]:
         f"h5py {env.get('h5py') or '-'} (HDF5 {env.get('hdf5') or '-'})   numpy {env.get('numpy') or '-'}"),
         (f"driver {env.get('driver') or '-'}   container {env.get('container') or 'no'}   cgroup CPUs {env.get('cpus') or 'unlimited'}   "
         f"memory limit {f'{mem / 2**30:.1f} GiB' if mem else 'unlimited'}   host CPUs {env.get('cpu_count')}"),
-    ]
+    ] + ([f"machine {env['machine']}" + (f"   EMULATED ({env.get('emulation_evidence')}): throughput is reported, not judged"
+                                        if env.get("emulated") else "   native")] if env.get("machine") else [])
 
 
 def render_table(results: list[CheckResult], env: dict[str, Any], width: int | None = None,

@@ -1,7 +1,9 @@
 """`make base`: bootstrap the distro bases the matrix needs from the distribution's mirror, offline-capable.
 
-debootstrap --variant=minbase into a folder, then import it into the engine as torchimages-base/<distro>:latest.
-`make build` uses that tag when the registry base (debian:bookworm-slim, ...) is neither present nor pullable.
+debootstrap --arch=amd64 --variant=minbase into a folder, then import it into the engine as
+torchimages-base/<distro>:latest. `make build` uses that tag when the registry base (debian:bookworm-slim, ...) is
+neither present nor pullable. This path is linux/amd64 on an amd64 host only: `docker import` labels the engine's
+architecture, so every other (platform, host) pair goes through build.base_platform (FROM scratch, --platform).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..plan.platforms import host_platform
 from ..plan.spec import ImageSpec
 from .engine import image_exists, registry_reachable
 
@@ -32,7 +35,7 @@ def bases_needed(specs: list[ImageSpec]) -> dict[str, ImageSpec]:
 
 
 def _debootstrap_argv(spec: ImageSpec, rootfs: Path) -> list[str]:
-    argv = ["debootstrap", "--variant=minbase"]
+    argv = ["debootstrap", "--arch=amd64", "--variant=minbase"]
     if spec.distro.startswith("ubuntu"):
         if not Path(UBUNTU_KEYRING).exists():
             raise UserError(f"bootstrapping {spec.distro} needs Ubuntu's archive keyring: `apt-get install ubuntu-keyring`")
@@ -46,6 +49,9 @@ def bootstrap(client: Any, spec: ImageSpec, tag: str, log: Callable[[str], None]
         raise UserError("debootstrap not found: `apt-get install debootstrap` (make base bootstraps distro bases with it)")
     if os.geteuid() != 0:
         raise UserError("make base runs debootstrap, which needs root: run `sudo make base`")
+    if host_platform() != "linux/amd64":
+        raise UserError(f"{tag} is the linux/amd64 base, and this host is {host_platform()}: an import would label it "
+                        f"{host_platform()}; bootstrap it with `make base PLATFORM=linux/amd64` (FROM scratch, emulated)")
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="torchimages-base-") as tmp:
         rootfs = Path(tmp) / "rootfs"

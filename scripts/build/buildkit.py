@@ -15,7 +15,9 @@ from typing import Any
 
 from .. import ROOT
 from ..errors import UserError
+from ..plan.platforms import NATIVE_NAME, arch_of
 from ..plan.spec import ImageSpec
+from .base_platform import platform_argv, platform_image, resolve_platform_base, stage_platform_wheels
 from .engine import BuildClient, image_exists, registry_reachable
 from .wheels import stage_wheels
 
@@ -73,20 +75,24 @@ def build_definition(spec: ImageSpec, registry: str = "") -> dict[str, Any]:
         "args": dict(spec.build_args),
         "tags": [f"{prefix}{spec.image}"],
         "labels": {"org.opencontainers.image.version": spec.tag},
-        "platforms": ["linux/amd64"],
+        "platforms": list(spec.platforms),
     }
 
 
 def build_argv(cli: BuildClient, spec: ImageSpec, dockerfile: Path, base: str, torch_index: str,
-               ca: str | None, network: str | None, root: Path = ROOT) -> list[str]:
+               ca: str | None, network: str | None, root: Path = ROOT, platform: str | None = None,
+               offline_wheels: bool = False) -> list[str]:
+    """The CLI form of `build_definition`. `platform`: one of the image's (its local tag gets -<arch> unless
+    linux/amd64) or a comma list (a buildx multi-platform build into an OCI archive); None: the engine's own.
+    `offline_wheels`: pip installs from the staged folder only (PIP_NO_INDEX=1)."""
     definition = build_definition(spec)
     args = {**definition["args"], "BASE_IMAGE": base, "TORCH_INDEX_URL": torch_index}
+    if offline_wheels:
+        args["PIP_NO_INDEX"] = "1"
     labels = {**definition["labels"],
               "org.opencontainers.image.created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "org.opencontainers.image.revision": _git_revision(root)}
-    argv = [*cli.argv, "--progress", "plain", "-f", str(dockerfile)]
-    for tag in definition["tags"]:
-        argv += ["-t", tag]
+    argv = [*platform_argv(cli.argv, spec, platform, root / "build"), "--progress", "plain", "-f", str(dockerfile)]
     for key, value in args.items():
         argv += ["--build-arg", f"{key}={value}"]
     for key, value in labels.items():
@@ -118,6 +124,7 @@ class BuildRequest:
     base_override: str | None
     network: str | None
     env: Mapping[str, str]
+    platform: str | None = None     # Settings.platform after build_platform: one platform, a comma list, or None
 
 
 def build_one(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
@@ -127,20 +134,35 @@ def build_one(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
     dockerfile = req.images_dir / spec.tag / "Dockerfile"
     if not dockerfile.exists():
         return BuildOutcome(spec.tag, False, 0.0, error=f"{dockerfile} missing: run `make render`")
+    platform = req.platform
+    foreign = platform is not None and platform != NATIVE_NAME and "," not in platform
     try:
-        base, why = resolve_base(client, spec, req.base_override)
+        if foreign:
+            assert platform is not None
+            base, why = resolve_platform_base(client, spec, platform, req.base_override)
+        else:
+            base, why = resolve_base(client, spec, req.base_override)
         network = _network(client, req.network)
     except UserError as exc:
         return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
     except DockerException as exc:
         return BuildOutcome(spec.tag, False, 0.0, error=f"the Docker Engine failed: {str(exc).splitlines()[0][:300]}")
     req.logs.mkdir(parents=True, exist_ok=True)
-    log_path = req.logs / f"{spec.tag}.log"
-    staged = stage_wheels(spec, list(req.folders), req.wheels_stage)
+    log_path = req.logs / (f"{spec.tag}-{arch_of(platform)}.log" if foreign and platform else f"{spec.tag}.log")
+    staged = stage_wheels(spec, list(req.folders), req.wheels_stage, platform if foreign else None)
     local_torch = any(name.startswith("torch-") for name in staged)
+    offline = False
+    if foreign and platform:
+        # Emulated pip is slow and its TLS checks slower: with the platform's torch staged, install every
+        # dependency from the local folders too, and from nowhere else.
+        more = stage_platform_wheels(list(req.folders), platform, spec.python, req.wheels_stage, staged)
+        offline = local_torch
+        staged += more
     torch_index = "" if local_torch else (spec.torch_index_url or "")
-    echo(f"==> {spec.tag}: base {base} ({why}); CA secret: {req.ca or 'none'}; local wheels: {', '.join(staged) or 'none'}")
-    argv = build_argv(cli, spec, dockerfile, base, torch_index, req.ca, network, req.root)
+    shown = ", ".join(staged) if len(staged) <= 6 else f"{len(staged)} wheels ({', '.join(staged[:3])}, ...)"
+    echo(f"==> {spec.tag}{' for ' + platform if platform else ''}: base {base} ({why}); CA secret: {req.ca or 'none'}; "
+         f"local wheels: {shown or 'none'}{' (pip offline)' if offline else ''}")
+    argv = build_argv(cli, spec, dockerfile, base, torch_index, req.ca, network, req.root, platform, offline)
     with open(log_path, "w", encoding="utf-8") as log:
         log.write("$ " + " ".join(argv) + "\n")
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -156,11 +178,14 @@ def build_one(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
     seconds = time.monotonic() - start
     if rc != 0:
         return BuildOutcome(spec.tag, False, seconds, log=log_path, error="\n".join(tail))
+    if platform and "," in platform:     # a multi-platform build writes an OCI layout, not an engine image
+        return BuildOutcome(spec.tag, True, seconds, log=log_path)
+    local = platform_image(spec, platform)
     try:
-        image = client.images.get(spec.image)
+        image = client.images.get(local)
     except DockerException as exc:
         return BuildOutcome(spec.tag, False, seconds, log=log_path,
-                            error=f"built, but the engine could not inspect {spec.image}: {str(exc).splitlines()[0][:300]}")
+                            error=f"built, but the engine could not inspect {local}: {str(exc).splitlines()[0][:300]}")
     return BuildOutcome(spec.tag, True, seconds, size=image.attrs.get("Size"),
                         image_id=image.short_id.removeprefix("sha256:"), log=log_path)
 

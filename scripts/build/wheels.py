@@ -33,7 +33,12 @@ def fits_python(tags: frozenset[Tag], python: str) -> bool:
     return False
 
 
-def matching_wheels(spec: ImageSpec, folders: list[Path]) -> list[Path]:
+def fits_machine(tags: frozenset[Tag], machine: str | None) -> bool:
+    """A wheel for this CPU (uname -m, e.g. aarch64) or a pure one; any wheel when machine is None."""
+    return machine is None or any(t.platform == "any" or t.platform.endswith(machine) for t in tags)
+
+
+def matching_wheels(spec: ImageSpec, folders: list[Path], machine: str | None = None) -> list[Path]:
     wanted = pins(spec)
     found = []
     for folder in folders:
@@ -42,19 +47,22 @@ def matching_wheels(spec: ImageSpec, folders: list[Path]) -> list[Path]:
                 name, version, _, tags = parse_wheel_filename(wheel.name)
             except (InvalidWheelFilename, InvalidVersion):
                 continue
-            if wanted.get(name) == version and fits_python(tags, spec.python):
+            if wanted.get(name) == version and fits_python(tags, spec.python) and fits_machine(tags, machine):
                 found.append(wheel)
     return found
 
 
-def stage_wheels(spec: ImageSpec, folders: list[Path], target: Path) -> list[str]:
-    """Put the wheels the image pins (from the local folders) into `target`; hardlinks where possible."""
+def stage_wheels(spec: ImageSpec, folders: list[Path], target: Path, platform: str | None = None) -> list[str]:
+    """Put the wheels the image pins (from the local folders) into `target`; hardlinks where possible. With a
+    platform, only that architecture's wheels (and pure ones)."""
+    from ..plan.platforms import machine_of
+    machine = machine_of(platform) if platform else None
     try:
         if target.exists():
             shutil.rmtree(target)
         target.mkdir(parents=True)
         staged = []
-        for wheel in matching_wheels(spec, folders):
+        for wheel in matching_wheels(spec, folders, machine):
             dest = target / wheel.name
             try:
                 os.link(wheel, dest)

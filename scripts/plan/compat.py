@@ -10,6 +10,7 @@ import jsonschema
 
 from .. import ROOT
 from ..errors import MatrixError
+from .platforms import PlatformFacts, parse_platforms
 from .schema import error_line, explain, fmt_path
 from .yamlsafe import Located, load_located
 
@@ -65,6 +66,7 @@ class Compat:
     distros: dict[str, Distro]
     torch: dict[str, TorchRelease]
     packages: dict[str, dict[str, tuple[str, ...]]]
+    platforms: dict[str, PlatformFacts]     # linux/amd64 only when compat.yaml has no `platforms:` section
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -97,6 +99,7 @@ def parse_compat(raw: dict[str, Any]) -> Compat:
                  for k, d in raw["distros"].items()},
         torch=torch,
         packages={name: {v: tuple(py) for v, py in versions.items()} for name, versions in raw["packages"].items()},
+        platforms=parse_platforms(raw),
     )
 
 
@@ -135,6 +138,21 @@ def _semantic_problems(doc: Located, name: str) -> list[str]:
                     add(where, f"a CUDA build needs {', '.join(missing)} (the versions its wheels bundle)")
                 if cuda not in raw["cuda"]:
                     add(where, f"CUDA {cuda} is missing from the `cuda:` table; add its toolkit and driver floor")
+    for name, facts in (raw.get("platforms") or {}).items():
+        for i, distro in enumerate(facts.get("distros", [])):
+            if distro not in raw["distros"]:
+                add(("platforms", name, "distros", i), f"unknown distro {distro}; known: {', '.join(raw['distros'])}")
+        for distro in facts.get("mirrors", {}):
+            if distro not in raw["distros"]:
+                add(("platforms", name, "mirrors", distro), f"unknown distro {distro}; known: {', '.join(raw['distros'])}")
+        for version, builds in (facts.get("torch") or {}).items():
+            for cuda, build in builds.items():
+                if build["index"] not in raw["indexes"]:
+                    add(("platforms", name, "torch", version, cuda, "index"),
+                        f"unknown index {build['index']!r}; known: {', '.join(raw['indexes'])}")
+    if raw.get("platforms") and "linux/amd64" not in raw["platforms"]:
+        add(("platforms",), "linux/amd64 is missing: every image defaults to it; add "
+                            "`linux/amd64: {arch: amd64, machine: x86_64, wheel_platform: manylinux_2_28_x86_64}`")
     return problems
 
 

@@ -1,6 +1,6 @@
 """matrix.yaml + compat.yaml → validated ImageSpecs. Every problem is collected, with its line and the valid choices.
 
-One validator per axis (torch, cuda, flavor, distro, python, packages, access); `resolve` runs them and assembles the
+One validator per axis (torch, cuda, flavor, distro, python, packages, access, platforms); `resolve` runs them and assembles the
 spec only when none objected. Only `render` (and `list`, `check-render`) call `load_matrix`: every later stage
 reads images/<tag>/spec.json through `render.load_rendered`.
 """
@@ -19,6 +19,7 @@ from .. import ROOT
 from ..errors import MatrixError
 from . import access as access_kinds
 from .compat import COMPAT_FILE, Compat, CudaFacts, Distro, TorchBuild, TorchRelease, load_compat, version_key
+from .platforms import DEFAULT_PLATFORMS, check_platforms
 from .schema import branch_error, error_line, explain, fmt_path
 from .spec import TAG_GRAMMAR, Flavor, ImageSpec, make_tag
 from .yamlsafe import Located, load_located
@@ -167,6 +168,8 @@ def resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | 
     problems += check_devel(v["flavor"], cuda_facts, distro)
     problems += check_packages(v["packages"], python, compat)
     problems += check_access(v["access"], python, compat)
+    problems += check_platforms(compat.platforms, list(v.get("platforms", DEFAULT_PLATFORMS)), torch=release.version, cuda=cuda,
+                                index=build.index, flavor=v["flavor"], distro=distro.key)
     if problems:
         return None, problems
     flavor = cast(Flavor, v["flavor"])
@@ -200,6 +203,9 @@ def resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | 
         packages=dict(sorted(v["packages"].items())),
         access=v["access"],
         access_packages=access_kinds.packages(v["access"]),
+        platforms=list(v.get("platforms", DEFAULT_PLATFORMS)),
+        platform_mirrors={p: compat.platforms[p].mirrors[distro.key] for p in v.get("platforms", DEFAULT_PLATFORMS)
+                          if distro.key in compat.platforms[p].mirrors},
     )
     return spec, []
 
@@ -227,6 +233,7 @@ def _expand(doc: Located, name: str, compat: Compat) -> tuple[list[Entry], list[
             "torchvision": item.get("torchvision", defaults.get("torchvision", True)),
             "packages": {**defaults.get("packages", {}), **item.get("packages", {})},
             "access": access_kinds.normalize(item.get("access")),
+            "platforms": list(item.get("platforms", defaults.get("platforms", DEFAULT_PLATFORMS))),
         }
         if "axes" not in item:
             entries.append(Entry(("images", i), f"images[{i}]", {**common, "default": item.get("default", False),

@@ -42,6 +42,8 @@ class ImageSpec:
     packages: dict[str, str] = field(default_factory=dict)
     access: tuple[str, ...] = ()    # jupyter and/or ssh (scripts/plan/access.py); the tag ends in -jupyter, -ssh, -jupyter-ssh
     access_packages: dict[str, str] = field(default_factory=dict)   # what the access kinds pip-install (jupyterlab)
+    platforms: list[str] = field(default_factory=lambda: ["linux/amd64"])   # linux/amd64, linux/arm64
+    platform_mirrors: dict[str, str] = field(default_factory=dict)   # platform → distro mirror where it differs
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "access", access_kinds.normalize(self.access))   # a list from spec.json → tuple
@@ -106,7 +108,7 @@ class ImageSpec:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ImageSpec:
         names = cls.__dataclass_fields__.keys()
-        missing = [n for n in names if n not in data and n not in ("packages", "access", "access_packages")]
+        missing = [n for n in names if n not in data and n not in ("packages", "access", "access_packages", "platforms", "platform_mirrors")]
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
         spec = cls(**{k: v for k, v in data.items() if k in names})

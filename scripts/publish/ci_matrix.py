@@ -7,15 +7,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..build.base_platform import platform_image
+from ..plan.platforms import ci_platform_fields
 from ..plan.spec import ImageSpec
 from .bake import target_name
 
-
-def ci_matrix(specs: list[ImageSpec]) -> dict[str, Any]:
-    return {"include": [{"tag": s.tag, "repository": s.repository, "image": s.image, "target": target_name(s.tag),
-                         "flavor": s.flavor, "gpu": s.cuda is not None, "default": s.default,
-                         "dockerfile": f"images/{s.tag}/Dockerfile"} for s in specs]}
+PER = ("platform", "tag")
 
 
-def ci_matrix_json(specs: list[ImageSpec]) -> str:
-    return json.dumps(ci_matrix(specs), separators=(",", ":"))
+def ci_matrix(specs: list[ImageSpec], per: str = "platform") -> dict[str, Any]:
+    """per platform: one row per (image, platform) with its native runner (build and verify jobs); per tag: one
+    row per image with its platforms joined by commas (the job that merges the platforms into one tag)."""
+    rows = [{"tag": s.tag, "repository": s.repository, "image": s.image, "target": target_name(s.tag),
+             "flavor": s.flavor, "gpu": s.cuda is not None, "default": s.default,
+             "dockerfile": f"images/{s.tag}/Dockerfile"} for s in specs]
+    if per == "tag":
+        return {"include": [{**row, "platforms": ",".join(s.platforms)} for row, s in zip(rows, specs, strict=True)]}
+    return {"include": [{**row, **ci_platform_fields(p), "local_image": platform_image(s, p)}
+                        for row, s in zip(rows, specs, strict=True) for p in s.platforms]}
+
+
+def ci_matrix_json(specs: list[ImageSpec], per: str = "platform") -> str:
+    return json.dumps(ci_matrix(specs, per), separators=(",", ":"))

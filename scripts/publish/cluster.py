@@ -11,6 +11,7 @@ import re
 import shlex
 from typing import Any
 
+from ..plan.platforms import k8s_arch_selection, slurm_arch_guard
 from ..plan.spec import ImageSpec
 
 RDZV_PORT = 29500
@@ -44,7 +45,10 @@ def _print_reports() -> str:
             f'&& echo "{REPORT_END}"; done; exit $status')
 
 
-def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str = "16Gi") -> list[dict[str, Any]]:
+def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str = "16Gi",
+                  platform: str | None = None) -> list[dict[str, Any]]:
+    """The Job (Indexed Job + headless Service for nodes > 1) verifying `image`, on nodes of the image's CPU
+    architecture (kubernetes.io/arch; `platform` picks one of the image's platforms)."""
     name = job_name(spec.tag, nodes)
     if nodes == 1:
         script = f"verify --expect-gpus {gpus} --json /reports/report.json; {_print_reports()}"
@@ -70,6 +74,7 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
         "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}},
                     {"name": "reports", "emptyDir": {}}],
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        **k8s_arch_selection(spec.platforms, platform),     # Grace (arm64) and x86_64 GPU nodes
     }
     labels = {"app.kubernetes.io/name": "torchimages-verify", "io.torchimages/tag": spec.tag[:63]}
     job_spec: dict[str, Any] = {"backoffLimit": 0, "activeDeadlineSeconds": 1800, "ttlSecondsAfterFinished": 86400,
@@ -87,7 +92,7 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
     return manifests
 
 
-def slurm_script(spec: ImageSpec, image: str, nodes: int, gpus: int) -> str:
+def slurm_script(spec: ImageSpec, image: str, nodes: int, gpus: int, platform: str | None = None) -> str:
     """An sbatch script for enroot/pyxis clusters: one task per node, each starting torchrun."""
     name = job_name(spec.tag, nodes)
     endpoint = '"$head_node:' + str(RDZV_PORT) + '"'
@@ -102,6 +107,7 @@ def slurm_script(spec: ImageSpec, image: str, nodes: int, gpus: int) -> str:
 #SBATCH --time=00:30:00
 #SBATCH --output={name}-%j.out
 set -euo pipefail
+{slurm_arch_guard(spec.platforms, platform)}
 head_node=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 export RDZV_ENDPOINT={endpoint}
 mkdir -p "$PWD/reports-$SLURM_JOB_ID"

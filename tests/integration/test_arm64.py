@@ -1,0 +1,65 @@
+"""Against the real engine: the arm64 base that `make base PLATFORM=linux/arm64` creates runs under emulation
+and says arm64. Bootstrapping it takes minutes under qemu, so it runs only when ARM64=1 or the base exists."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from scripts.build.base_platform import emulation_problem
+from scripts.plan.platforms import base_tag, host_platform
+from tests.conftest import run_cli
+
+BASE = base_tag("debian12", "linux/arm64")
+MULTI = "2.13.0-cuda13.0-cudnn9-runtime-debian12"
+
+
+@pytest.fixture(scope="module")
+def arm64_base(docker_client, tmp_path_factory) -> str:
+    from docker.errors import ImageNotFound
+    scratch = tmp_path_factory.mktemp("arm64")
+    scratch_env = {"BUILD_DIR": str(scratch / "build"), "REPORTS_DIR": str(scratch / "reports")}
+    problem = emulation_problem("linux/arm64")
+    if problem:
+        pytest.skip(f"arm64 binaries cannot run here: {problem}")
+    try:
+        docker_client.images.get(BASE)
+    except ImageNotFound:
+        if os.environ.get("ARM64") != "1":
+            pytest.skip(f"{BASE} absent; ARM64=1 bootstraps it (several minutes under emulation)")
+        proc = run_cli("base", env={**scratch_env, "PLATFORM": "linux/arm64", "IMAGE": MULTI}, timeout=1800)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return BASE
+
+
+def test_arm64_base_config_and_machine(docker_client, arm64_base):
+    image = docker_client.images.get(arm64_base)
+    assert image.attrs["Architecture"] == "arm64" and image.attrs["Os"] == "linux"
+    out = docker_client.containers.run(arm64_base, ["uname", "-m"], remove=True, network_mode="none",
+                                       platform="linux/arm64")
+    assert out.decode().strip() == "aarch64"
+
+
+def test_make_base_finds_the_arm64_base_present(docker_client, arm64_base, tmp_path):
+    """`make base PLATFORM=linux/arm64` through the CLI: the shipped multi-platform image's arm64 base is there
+    and says arm64, so nothing is bootstrapped (and the amd64 one is left alone)."""
+    proc = run_cli("base", env={"PLATFORM": "linux/arm64", "IMAGE": MULTI, "BUILD_DIR": str(tmp_path / "b"),
+                                "REPORTS_DIR": str(tmp_path / "r")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert BASE in proc.stdout and "present" in proc.stdout and ":latest " not in proc.stdout
+    wrong = run_cli("base", env={"PLATFORM": "linux/arm64", "IMAGE": "2.13.0-cpu-debian12"})
+    assert wrong.returncode == 2 and "no selected image is built for linux/arm64" in wrong.stderr
+
+
+def test_emulation_is_detected_inside_without_help_from_the_host(docker_client, arm64_base, tmp_path, monkeypatch):
+    """verify/environment.py's cpuinfo evidence alone (no TORCHIMAGES_HOST_ARCH) tells qemu from a Grace node:
+    the base has no Python, so its /proc/cpuinfo is judged on the host by the same function."""
+    if host_platform() == "linux/arm64":
+        pytest.skip("native arm64 host: nothing is emulated")
+    from verify import environment
+    cpuinfo = docker_client.containers.run(arm64_base, ["cat", "/proc/cpuinfo"], remove=True, network_mode="none",
+                                           platform="linux/arm64").decode()
+    (tmp_path / "cpuinfo").write_text(cpuinfo)
+    monkeypatch.delenv("TORCHIMAGES_HOST_ARCH", raising=False)
+    monkeypatch.setattr(environment.platform, "machine", lambda: "aarch64")
+    assert environment.emulation(str(tmp_path / "cpuinfo"))["emulated"] is True

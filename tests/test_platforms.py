@@ -1,0 +1,301 @@
+"""Platforms (linux/amd64, linux/arm64): matrix key, validation against compat.yaml facts, render, bake, cluster,
+the emulated-base and build argv, and emulation detection in verify's environment. Pure logic, no engine; on the
+test data (tests/data/matrix-platforms.yaml, tests/data/compat.yaml), not the shipped files."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scripts.build.base_platform import (
+    base_pairs,
+    build_platform,
+    debootstrap_argv,
+    emulation_problem,
+    platform_argv,
+    platform_image,
+    scratch_dockerfile,
+    split_by_route,
+    stage_platform_wheels,
+)
+from scripts.errors import UserError
+from scripts.plan.compat import load_compat
+from scripts.plan.matrix import load_matrix
+from scripts.plan.platforms import (
+    arch_of,
+    base_tag,
+    check_platforms,
+    parse_platforms,
+    select_platforms,
+)
+from scripts.render import render_dockerfile
+from tests.conftest import DATA, TEST_COMPAT
+from tests.test_matrix import CPU_DEFAULT, problems, write
+
+MULTI = "2.15.0-cuda13.2-cudnn9-runtime-debian12"
+ARM_ONLY = "2.15.0-cuda13.2-cudnn9-runtime-ubuntu24.04"
+CPU = "2.13.0-cpu-debian12"
+
+
+@pytest.fixture(scope="module")
+def facts():
+    return load_compat(TEST_COMPAT).platforms
+
+
+@pytest.fixture(scope="module")
+def by_tag():
+    return {s.tag: s for s in load_matrix(DATA / "matrix-platforms.yaml", load_compat(TEST_COMPAT))}
+
+
+def test_platforms_on_defaults_entries_and_axes_groups(by_tag):
+    assert by_tag[MULTI].platforms == ["linux/amd64", "linux/arm64"]                     # defaults
+    assert by_tag["2.14.1-cuda13.0-cudnn9-runtime-debian12"].platforms == ["linux/amd64", "linux/arm64"]
+    assert by_tag[ARM_ONLY].platforms == ["linux/arm64"]                                 # axes group
+    assert by_tag[CPU].platforms == ["linux/amd64"]                                      # entry
+    assert json.loads(by_tag[MULTI].to_json())["platforms"] == ["linux/amd64", "linux/arm64"]
+    # Ubuntu's arm64 packages live on the ports archive: spec.json carries it for make base.
+    assert by_tag[ARM_ONLY].platform_mirrors == {"linux/arm64": "http://ports.ubuntu.com/ubuntu-ports"}
+    assert by_tag[MULTI].platform_mirrors == {}
+
+
+def test_default_is_amd64_only(test_specs):
+    assert {tuple(s.platforms) for s in test_specs} == {("linux/amd64",)}
+
+
+def test_pypi_cpu_only_aarch64_wheel_is_rejected_with_the_choices(tmp_path):
+    # torch 2.10.0: PyPI's x86_64 wheel is CUDA 12.8, its aarch64 wheel a CPU build (nvidia-* only on x86_64).
+    msg = problems(tmp_path, '''\
+  - {torch: "2.10.0", cuda: pypi, flavor: runtime, distro: debian12, platforms: [linux/amd64, linux/arm64]}
+''' + CPU_DEFAULT)
+    assert "images[0]: torch 2.10.0 CUDA 12.8 for linux/arm64 does not exist; builds for linux/arm64: cpu (index cpu)" in msg
+    assert "matrix.yaml:5:" in msg
+
+
+def test_build_from_another_index_is_rejected(tmp_path):
+    # 2.14.1's CUDA 13.2 build comes from cu132 on both platforms: fine; a CPU arm64 build of 2.14.1 is not recorded.
+    load_matrix(write(tmp_path, '''\
+  - {torch: "2.14.1", cuda: "13.2", flavor: runtime, distro: debian12, platforms: [linux/amd64, linux/arm64]}
+''' + CPU_DEFAULT))
+    msg = problems(tmp_path, '''\
+  - {torch: "2.14.1", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, platforms: [linux/arm64]}
+''' + CPU_DEFAULT)
+    assert "torch 2.14.1 CPU for linux/arm64 does not exist; builds for linux/arm64: CUDA 13.0 (index pypi), " \
+           "CUDA 12.6 (index cu126), CUDA 13.2 (index cu132)" in msg
+
+
+def test_unknown_platform_and_bad_spelling(tmp_path):
+    msg = problems(tmp_path, '''\
+  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, platforms: [linux/riscv64]}
+''' + CPU_DEFAULT)
+    assert "unknown platform linux/riscv64; known: linux/amd64, linux/arm64" in msg
+    msg = problems(tmp_path, '''\
+  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, platforms: [arm64]}
+''' + CPU_DEFAULT)
+    assert "images[0].platforms[0]" in msg and "does not have the expected form" in msg
+
+
+def test_arm64_devel_needs_an_arm64_nvidia_image(facts):
+    assert check_platforms(facts, ["linux/arm64"], torch="2.14.1", cuda="13.0", index="pypi", flavor="devel",
+                             distro="ubuntu24.04") == []
+    handmade = {**facts, "linux/arm64": parse_platforms({"platforms": {"linux/arm64": {
+        "arch": "arm64", "machine": "aarch64", "wheel_platform": "manylinux_2_28_aarch64", "devel_cuda": ["12.6", "13.0", "13.2"],
+        "torch": {"2.11.0": {"12.8": {"index": "cu128"}}}}}})["linux/arm64"]}
+    assert check_platforms(handmade, ["linux/arm64"], torch="2.11.0", cuda="12.8", index="cu128", flavor="devel",
+                           distro="ubuntu24.04") == [
+        "NVIDIA publishes no arm64 devel image for CUDA 12.8; for linux/arm64 use CUDA 12.6, 13.0, 13.2, or flavor runtime"]
+
+
+HANDMADE = {"platforms": {
+    "linux/amd64": {"arch": "amd64", "machine": "x86_64", "wheel_platform": "manylinux_2_28_x86_64"},
+    "linux/arm64": {"arch": "arm64", "machine": "aarch64", "wheel_platform": "manylinux_2_28_aarch64",
+                    "torch_from": "2.6.0", "distros": ["debian12"],
+                    "torch": {"2.7.1": {"cpu": {"index": "pypi"}}, "2.6.0": {"cpu": {"index": "pypi"}}}}}}
+
+
+def test_old_torch_without_aarch64_wheels_names_the_releases_that_have_them():
+    facts = parse_platforms(HANDMADE)
+    assert check_platforms(facts, ["linux/amd64", "linux/arm64"], torch="2.5.1", cuda="12.4", index="pypi",
+                             flavor="runtime", distro="debian12") == [
+        ("torch 2.5.1 has no aarch64 wheels (PyPI has them from 2.6.0); for linux/arm64 choose torch 2.7.1, 2.6.0, "
+         "or drop linux/arm64")]
+    assert "distro ubuntu24.04 is not published for linux/arm64; choose one of debian12" in check_platforms(
+        facts, ["linux/arm64"], torch="2.7.1", cuda="cpu", index="pypi", flavor="cpu", distro="ubuntu24.04")
+    assert check_platforms(facts, ["linux/amd64"], torch="2.5.1", cuda="12.4", index="pypi", flavor="runtime",
+                             distro="debian12") == []
+
+
+def test_dockerfile_is_one_file_with_targetarch_only_where_multi_platform(by_tag):
+    multi = render_dockerfile(by_tag[MULTI])
+    assert "ARG TARGETARCH" in multi and "# Platforms: linux/amd64, linux/arm64." in multi
+    single = render_dockerfile(by_tag[CPU])
+    assert "TARGETARCH" not in single
+    assert "ARG PIP_NO_INDEX=0" in single and "ARG PIP_NO_INDEX=0" in multi
+
+
+def test_base_tags_follow_the_platform_not_the_host():
+    assert base_tag("debian12", "linux/amd64") == "torchimages-base/debian12:latest"
+    assert base_tag("debian12", "linux/arm64") == "torchimages-base/debian12:latest-arm64"
+    assert arch_of("linux/arm64/v8") == "arm64"
+    with pytest.raises(UserError, match="expected linux/<arch>"):
+        arch_of("arm64")
+
+
+def test_platform_selection_and_local_tags(by_tag):
+    spec, cpu = by_tag[MULTI], by_tag[CPU]
+    assert select_platforms(spec.platforms, None, spec.tag) == ["linux/amd64"]
+    assert select_platforms(spec.platforms, "linux/arm64", spec.tag) == ["linux/arm64"]
+    with pytest.raises(UserError, match=r"2\.13\.0-cpu-debian12 is not built for linux/arm64; its platforms: linux/amd64"):
+        select_platforms(cpu.platforms, "linux/arm64", cpu.tag)
+    assert platform_image(spec, "linux/arm64") == f"testimages:{MULTI}-arm64"
+    assert platform_image(spec, "linux/amd64") == f"testimages:{MULTI}"
+    assert build_platform([spec], "all") == "linux/amd64,linux/arm64"
+    with pytest.raises(UserError, match="PLATFORM=all builds images with the same platforms together"):
+        build_platform([spec, cpu], "all")
+    assert [p for _, p in base_pairs([spec, cpu], None)] == ["linux/amd64", "linux/arm64", "linux/amd64"]
+    assert [s.tag for s, _ in base_pairs([spec, cpu], "linux/arm64")] == [MULTI]
+
+
+def test_base_route_never_imports_on_an_arm64_host(by_tag):
+    """`docker import` labels the engine's architecture: only linux/amd64 on an amd64 host may take that way."""
+    pairs = base_pairs([by_tag[MULTI], by_tag[CPU]], None)
+    native, other = split_by_route(pairs, "linux/amd64")
+    assert [s.tag for s in native] == [MULTI, CPU] and [(s.tag, p) for s, p in other] == [(MULTI, "linux/arm64")]
+    native, other = split_by_route(pairs, "linux/arm64")
+    assert native == [] and [p for _, p in other] == ["linux/amd64", "linux/arm64", "linux/amd64"]
+    assert {base_tag(s.distro, p) for s, p in other} == {"torchimages-base/debian12:latest",
+                                                          "torchimages-base/debian12:latest-arm64"}
+
+
+def test_emulated_build_stages_only_that_architectures_wheels(tmp_path, by_tag):
+    folder, target = tmp_path / "wheels", tmp_path / "stage"
+    folder.mkdir()
+    target.mkdir()
+    for name in ("torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl", "torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+                 "numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
+                 "numpy-2.4.6-cp312-cp312-manylinux_2_28_aarch64.whl", "filelock-4.2.11-py3-none-any.whl", "junk.whl"):
+        (folder / name).write_bytes(b"handmade")
+    staged = stage_platform_wheels([folder], "linux/arm64", "3.11", target, [])
+    assert staged == ["filelock-4.2.11-py3-none-any.whl",
+                      "numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
+                      "torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl"]
+    assert sorted(p.name for p in target.iterdir()) == staged
+
+
+def test_build_argv_per_platform(by_tag, tmp_path):
+    from scripts.build.buildkit import build_argv, build_definition
+    from scripts.build.engine import BuildClient
+    spec = by_tag[MULTI]
+    classic = ("/usr/bin/docker", "build")
+    assert platform_argv(classic, spec, "linux/arm64", tmp_path) == [
+        "/usr/bin/docker", "build", "-t", f"testimages:{MULTI}-arm64", "--platform", "linux/arm64"]
+    assert platform_argv(classic, spec, None, tmp_path) == ["/usr/bin/docker", "build", "-t", f"testimages:{MULTI}"]
+    buildx = ("docker", "buildx", "build", "--load")
+    assert platform_argv(buildx, spec, "linux/amd64,linux/arm64", tmp_path) == [
+        "docker", "buildx", "build", "--platform", "linux/amd64,linux/arm64", "-t", f"testimages:{MULTI}",
+        "--output", f"type=oci,dest={tmp_path / 'oci' / (MULTI + '.tar')}"]
+    with pytest.raises(UserError, match="needs a buildx builder"):
+        platform_argv(classic, spec, "linux/amd64,linux/arm64", tmp_path)
+    assert build_definition(spec)["platforms"] == ["linux/amd64", "linux/arm64"]
+    argv = build_argv(BuildClient(classic, {}, "classic+buildkit"), spec, tmp_path / "Dockerfile", "base:x", "", None,
+                      None, tmp_path, "linux/arm64", offline_wheels=True)
+    assert argv[:6] == [*classic, "-t", f"testimages:{MULTI}-arm64", "--platform", "linux/arm64"]
+    assert "PIP_NO_INDEX=1" in argv and argv[-1] == str(tmp_path)
+    assert "PIP_NO_INDEX=1" not in build_argv(BuildClient(classic, {}, "classic+buildkit"), spec, tmp_path / "D",
+                                                "base:x", "", None, None, tmp_path)
+
+
+def test_scratch_base_and_debootstrap_argv(tmp_path):
+    assert scratch_dockerfile().startswith("FROM scratch\nADD rootfs.tar /\n")
+    assert debootstrap_argv(arch="arm64", codename="bookworm", mirror="http://deb.debian.org/debian",
+                            distro="debian12", rootfs=tmp_path) == [
+        "debootstrap", "--arch=arm64", "--variant=minbase", "bookworm", str(tmp_path), "http://deb.debian.org/debian"]
+
+
+def _binfmt(tmp_path: Path, handler: str | None, flags: str = "PF", state: str = "enabled") -> Path:
+    root = tmp_path / "binfmt_misc"
+    root.mkdir(parents=True)
+    (root / "status").write_text("enabled\n")
+    if handler:
+        (root / handler).write_text(f"{state}\ninterpreter /usr/libexec/qemu-binfmt/aarch64-binfmt-P\nflags: {flags}\n")
+    return root
+
+
+def test_emulation_problems_say_how_to_fix(tmp_path):
+    arm = "linux/arm64"
+    assert emulation_problem(arm, tmp_path / "absent", host="linux/arm64") is None     # native: nothing needed
+    msg = emulation_problem(arm, tmp_path / "absent", host="linux/amd64")
+    assert msg is not None and "binfmt_misc is not mounted" in msg and "mount -t binfmt_misc" in msg
+    assert "apt-get install qemu-user-static binfmt-support" in (
+        emulation_problem(arm, _binfmt(tmp_path / "a", None), host="linux/amd64") or "")
+    assert "no F (fix-binary) flag" in (emulation_problem(arm, _binfmt(tmp_path / "b", "qemu-aarch64", "P"),
+                                                          host="linux/amd64") or "")
+    assert "is disabled" in (emulation_problem(arm, _binfmt(tmp_path / "c", "qemu-aarch64", state="disabled"),
+                                               host="linux/amd64") or "")
+    assert emulation_problem(arm, _binfmt(tmp_path / "d", "qemu-aarch64"), host="linux/amd64") is None
+
+
+X86_CPUINFO_HANDMADE = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu sse2\n"
+ARM_CPUINFO_HANDMADE = "processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\n"
+
+
+def test_emulation_detection(tmp_path, monkeypatch):
+    from verify import environment
+    x86, arm = tmp_path / "x86", tmp_path / "arm"
+    x86.write_text(X86_CPUINFO_HANDMADE)
+    arm.write_text(ARM_CPUINFO_HANDMADE)
+    monkeypatch.delenv("TORCHIMAGES_HOST_ARCH", raising=False)
+    monkeypatch.setattr(environment.platform, "machine", lambda: "aarch64")
+    assert environment.emulation(str(x86))["emulated"] is True                 # qemu-user passes the host's file
+    assert environment.emulation(str(arm)) == {"machine": "aarch64", "emulated": False, "emulation_evidence": None}
+    monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", "x86_64")
+    found = environment.emulation(str(arm))
+    assert found["emulated"] is True and "TORCHIMAGES_HOST_ARCH" in found["emulation_evidence"]
+    monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", "aarch64")
+    assert environment.emulation(str(arm))["emulated"] is False
+    monkeypatch.setattr(environment.platform, "machine", lambda: "x86_64")
+    monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", "x86_64")
+    assert environment.emulation(str(x86))["emulated"] is False
+
+
+def test_report_environment_line_names_machine_and_emulation():
+    from verify.report import environment_lines
+    lines = environment_lines({"machine": "aarch64", "emulated": True, "emulation_evidence": "host architecture x86_64"})
+    assert lines[-1] == ("machine aarch64   EMULATED (host architecture x86_64): throughput is reported, not judged")
+    assert environment_lines({"machine": "x86_64", "emulated": False})[-1] == "machine x86_64   native"
+
+
+def test_k8s_and_slurm_select_the_node_architecture(by_tag):
+    import subprocess
+
+    from scripts.publish.bake import bake_file, target_name
+    from scripts.publish.cluster import k8s_manifests, slurm_script
+    from tests.test_scaleout import _as_model
+    specs = by_tag
+    spec = specs[MULTI]
+    assert bake_file(list(specs.values()))["target"][target_name(MULTI)]["platforms"] == ["linux/amd64", "linux/arm64"]
+    arm = k8s_manifests(spec, spec.image, 2, 4, platform="linux/arm64")
+    job = _as_model(json.loads(json.dumps(arm[-1])))
+    assert job.spec.template.spec.node_selector == {"kubernetes.io/arch": "arm64"}
+    either = _as_model(json.loads(json.dumps(k8s_manifests(spec, spec.image, 1, 1)[-1])))
+    term = either.spec.template.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
+    assert term.node_selector_terms[0].match_expressions[0].values == ["amd64", "arm64"]
+    cpu = k8s_manifests(specs["2.13.0-cpu-debian12"], "x", 1, 1)[-1]
+    assert cpu["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.io/arch": "amd64"}
+    text = slurm_script(spec, spec.image, 2, 4, platform="linux/arm64")
+    assert 'case "$(uname -m)" in aarch64) ;;' in text
+    assert subprocess.run(["bash", "-n"], input=text, text=True, check=False).returncode == 0
+    guard = text.splitlines()[text.splitlines().index("set -euo pipefail") + 1]
+    for machine, code in (("aarch64", 0), ("x86_64", 1)):
+        probe = f'uname() {{ echo {machine}; }}; hostname() {{ echo n1; }}; {guard}'
+        assert subprocess.run(["bash", "-c", probe], capture_output=True, check=False).returncode == code
+
+
+def test_platform_and_force_are_settings_knobs():
+    from scripts.settings import Settings
+    s = Settings.load({"PLATFORM": "linux/arm64", "FORCE": "1"}, {}, ("PLATFORM", "FORCE"))
+    assert (s.platform, s.force) == ("linux/arm64", True)
+    assert Settings.load({"PLATFORM": "linux/arm64"}, {}, ()).platform is None     # only the command's knobs
+    assert Settings.load({}, {"PLATFORM": "all"}, ("PLATFORM",)).platform == "all"
+    with pytest.raises(UserError, match="PLATFORM='arm64' is not a platform: write linux/<arch>"):
+        Settings.load({"PLATFORM": "arm64"}, {}, ("PLATFORM",))
