@@ -99,7 +99,7 @@ def test_duplicate_tags(tmp_path):
 
 def test_unknown_key_names_the_allowed_ones(tmp_path):
     msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, cudnn: "9"}\n' + CPU_DEFAULT)
-    assert "matrix.yaml:5: images[0]: unknown key 'cudnn'; allowed: cuda, default, distro, flavor" in msg
+    assert "matrix.yaml:5: images[0]: unknown key 'cudnn'; allowed: access, cuda, default, distro, flavor" in msg
 
 
 def test_wrong_type_suggests_quoting(tmp_path):
@@ -170,7 +170,7 @@ def test_an_axes_group_is_judged_as_an_axes_group(tmp_path):
   - axes: {torch: ["2.15.0"], cuda: [pypi], flavor: [runtime], distro: [debian12]}
     default: true
 ''')
-    assert "images[0]: unknown key 'default'; allowed: axes, exclude, packages, platforms, torchvision" in msg
+    assert "images[0]: unknown key 'default'; allowed: access, axes, exclude, packages, platforms, torchvision" in msg
 
 
 def test_a_non_string_where_an_object_belongs_is_not_told_to_quote(tmp_path):

@@ -122,6 +122,15 @@ def test_the_cpu_lock_pins_the_local_wheel_by_its_own_hash(shipped):
     assert torch.version == "2.13.0+cpu" and digest in torch.hashes
 
 
+def test_the_shipped_matrix_has_the_cpu_image_with_jupyter_and_ssh(shipped):
+    by_tag = {s.tag: s for s in shipped}
+    spec = by_tag["2.13.0-cpu-debian12-jupyter-ssh"]
+    assert spec.access == ("jupyter", "ssh") and not spec.default and spec.access_packages.keys() == {"jupyterlab"}
+    assert by_tag["2.13.0-cpu-debian12"].access == ()
+    dockerfile = (ROOT / "images" / spec.tag / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["/usr/local/bin/torchimages-entrypoint"]' in dockerfile and "openssh-server" in dockerfile
+
+
 def test_the_shipped_matrix_has_one_tag_for_two_platforms(shipped):
     by_tag = {s.tag: s for s in shipped}
     assert by_tag["2.13.0-cuda13.0-cudnn9-runtime-debian12"].platforms == ["linux/amd64", "linux/arm64"]

@@ -44,6 +44,7 @@ def requirements(spec: ImageSpec) -> list[str]:
     if spec.torchvision:
         reqs.append(f"torchvision=={spec.torchvision}")
     reqs += [f"{name}=={version}" for name, version in sorted(spec.packages.items())]
+    reqs += [f"{name}=={version}" for name, version in sorted(spec.access_packages.items())]   # e.g. jupyterlab
     return reqs
 
 

@@ -15,7 +15,7 @@ from ..plan.spec import ImageSpec
 
 def pins(spec: ImageSpec) -> dict[str, Version]:
     """Distribution name (canonical) → the exact version the image installs."""
-    wanted = {"torch": spec.torch_requirement.split("==", 1)[1], **spec.packages}
+    wanted = {"torch": spec.torch_requirement.split("==", 1)[1], **spec.packages, **spec.access_packages}
     if spec.torchvision:
         wanted["torchvision"] = spec.torchvision
     return {canonicalize_name(name): Version(version) for name, version in wanted.items()}

@@ -1,6 +1,6 @@
 """matrix.yaml + compat.yaml → validated ImageSpecs. Every problem is collected, with its line and the valid choices.
 
-One validator per axis (torch, cuda, flavor, distro, python, packages, platforms); `resolve` runs them and assembles the
+One validator per axis (torch, cuda, flavor, distro, python, packages, access, platforms); `resolve` runs them and assembles the
 spec only when none objected. Only `render` (and `list`, `check-render`) call `load_matrix`: every later stage
 reads images/<tag>/spec.json through `render.load_rendered`.
 """
@@ -17,6 +17,7 @@ import jsonschema
 
 from .. import ROOT
 from ..errors import MatrixError
+from . import access as access_kinds
 from .compat import COMPAT_FILE, Compat, CudaFacts, Distro, TorchBuild, TorchRelease, load_compat, version_key
 from .platforms import DEFAULT_PLATFORMS, check_platforms
 from .schema import branch_error, error_line, explain, fmt_path
@@ -124,6 +125,21 @@ def check_packages(packages: dict[str, str], python: str, compat: Compat) -> lis
     return problems
 
 
+def check_access(access: tuple[str, ...], python: str, compat: Compat) -> list[str]:
+    """Every package an access kind installs must be a known version in compat.yaml with a wheel for the image's Python."""
+    problems = []
+    for name, version in access_kinds.packages(access).items():
+        known = compat.packages.get(name, {})
+        if version not in known:
+            problems.append(f"access needs {name} {version}, which is not in compat.yaml's packages; add it with the "
+                            f"Pythons its wheels cover (known: {_choices(sorted(known, key=version_key, reverse=True))})")
+        elif python not in known[version]:
+            problems.append(f"access: {name} {version} does not support Python {python} (it covers "
+                            f"{_choices(list(known[version]))}); choose a distro with one of those Pythons, or drop "
+                            f"`jupyter` from access")
+    return problems
+
+
 def check_tag(tag: str) -> list[str]:
     if not re.match(TAG_GRAMMAR, tag):
         return [f"the tag {tag!r} is not a valid Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}}); "
@@ -151,6 +167,7 @@ def resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | 
     cuda_facts = compat.cuda.get(cuda) if cuda != "cpu" else None
     problems += check_devel(v["flavor"], cuda_facts, distro)
     problems += check_packages(v["packages"], python, compat)
+    problems += check_access(v["access"], python, compat)
     problems += check_platforms(compat.platforms, list(v.get("platforms", DEFAULT_PLATFORMS)), torch=release.version, cuda=cuda,
                                 index=build.index, flavor=v["flavor"], distro=distro.key)
     if problems:
@@ -158,7 +175,7 @@ def resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | 
     flavor = cast(Flavor, v["flavor"])
     devel = flavor == "devel" and cuda_facts is not None
     is_cuda = cuda != "cpu"
-    tag = make_tag(release.version, cuda if is_cuda else None, build.cudnn, flavor, distro.key)
+    tag = make_tag(release.version, cuda if is_cuda else None, build.cudnn, flavor, distro.key, v["access"])
     problems = check_tag(tag)
     if problems:
         return None, problems
@@ -184,6 +201,8 @@ def resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | 
         bootstrap_base=None if devel else f"torchimages-base/{distro.key}:latest",
         torchvision=release.torchvision if v["torchvision"] else None,
         packages=dict(sorted(v["packages"].items())),
+        access=v["access"],
+        access_packages=access_kinds.packages(v["access"]),
         platforms=list(v.get("platforms", DEFAULT_PLATFORMS)),
         platform_mirrors={p: compat.platforms[p].mirrors[distro.key] for p in v.get("platforms", DEFAULT_PLATFORMS)
                           if distro.key in compat.platforms[p].mirrors},
@@ -213,6 +232,7 @@ def _expand(doc: Located, name: str, compat: Compat) -> tuple[list[Entry], list[
             "python": defaults.get("python", "distro"),
             "torchvision": item.get("torchvision", defaults.get("torchvision", True)),
             "packages": {**defaults.get("packages", {}), **item.get("packages", {})},
+            "access": access_kinds.normalize(item.get("access")),
             "platforms": list(item.get("platforms", defaults.get("platforms", DEFAULT_PLATFORMS))),
         }
         if "axes" not in item:

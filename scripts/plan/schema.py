@@ -53,6 +53,8 @@ def explain(error: jsonschema.ValidationError, doc: Located, path: tuple[Any, ..
         return f"{error.instance!r} is not one of {', '.join(map(str, choices))}"
     if error.validator == "required" and isinstance(error.validator_value, list) and "torch" in error.validator_value:
         return f"{error.message}; an image entry needs torch, cuda, flavor and distro (or an `axes:` block)"
+    if error.validator == "uniqueItems":
+        return f"{error.instance!r} lists an item more than once; list each once"
     if error.validator == "oneOf":
         return "neither an image entry (torch, cuda, flavor, distro) nor an axes group (`axes:` with those four lists)"
     if error.validator == "pattern":

@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from . import access as access_kinds
+
 Flavor = Literal["runtime", "devel", "cpu"]
 FLAVORS: tuple[str, ...] = get_args(Flavor)
 # Docker's tag grammar: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}
@@ -38,8 +40,13 @@ class ImageSpec:
     bootstrap_base: str | None      # local tag `make base` creates when the registry is unreachable
     torchvision: str | None
     packages: dict[str, str] = field(default_factory=dict)
+    access: tuple[str, ...] = ()    # jupyter and/or ssh (scripts/plan/access.py); the tag ends in -jupyter, -ssh, -jupyter-ssh
+    access_packages: dict[str, str] = field(default_factory=dict)   # what the access kinds pip-install (jupyterlab)
     platforms: list[str] = field(default_factory=lambda: ["linux/amd64"])   # linux/amd64, linux/arm64
     platform_mirrors: dict[str, str] = field(default_factory=dict)   # platform → distro mirror where it differs
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "access", access_kinds.normalize(self.access))   # a list from spec.json → tuple
 
     @property
     def image(self) -> str:
@@ -66,13 +73,15 @@ class ImageSpec:
             f"{LABEL_PREFIX}.cudnn": self.cudnn or "none",
             f"{LABEL_PREFIX}.nccl": self.nccl or "none",
             f"{LABEL_PREFIX}.torchvision": self.torchvision or "none",
+            **access_kinds.labels(self.access),
         }
         return labels
 
     @property
     def description(self) -> str:
         accel = f"CUDA {self.cuda_toolkit}, cuDNN {self.cudnn}, NCCL {self.nccl}" if self.cuda else "CPU only"
-        return f"PyTorch {self.torch} ({accel}), Python {self.python}, {self.distro_name}, {self.flavor}"
+        access = f", with {' and '.join(access_kinds.NAMES[k] for k in self.access)}" if self.access else ""
+        return f"PyTorch {self.torch} ({accel}), Python {self.python}, {self.distro_name}, {self.flavor}{access}"
 
     @property
     def env(self) -> dict[str, str]:
@@ -99,7 +108,7 @@ class ImageSpec:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ImageSpec:
         names = cls.__dataclass_fields__.keys()
-        missing = [n for n in names if n not in data and n not in ("packages", "platforms", "platform_mirrors")]
+        missing = [n for n in names if n not in data and n not in ("packages", "access", "access_packages", "platforms", "platform_mirrors")]
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
         spec = cls(**{k: v for k, v in data.items() if k in names})
@@ -112,11 +121,12 @@ class ImageSpec:
         return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
 
 
-def make_tag(torch: str, cuda: str | None, cudnn: str | None, flavor: str, distro: str) -> str:
-    """2.15.0-cuda13.2-cudnn9-runtime-debian12, or 2.13.0-cpu-debian12."""
+def make_tag(torch: str, cuda: str | None, cudnn: str | None, flavor: str, distro: str,
+             access: tuple[str, ...] = ()) -> str:
+    """2.15.0-cuda13.2-cudnn9-runtime-debian12, or 2.13.0-cpu-debian12; access adds -jupyter, -ssh, -jupyter-ssh."""
     if cuda is None:
-        return f"{torch}-cpu-{distro}"
+        return f"{torch}-cpu-{distro}" + access_kinds.tag_suffix(access)
     if not cudnn:
         raise ValueError(f"torch {torch} CUDA {cuda}: no cuDNN version, so no tag")
     cudnn_major = cudnn.split(".")[0]
-    return f"{torch}-cuda{cuda}-cudnn{cudnn_major}-{flavor}-{distro}"
+    return f"{torch}-cuda{cuda}-cudnn{cudnn_major}-{flavor}-{distro}" + access_kinds.tag_suffix(access)
