@@ -71,8 +71,15 @@ def tiny_images(docker_client, spec, tmp_path_factory):
         attrs = docker_client.images.get(name).attrs
         assert (attrs["Os"], attrs["Architecture"]) == ("linux", platform.split("/")[1])
     yield names
-    for image in docker_client.images.list(name=REPOSITORY):
-        docker_client.images.remove(image.id, force=True)
+    _remove_test_images(docker_client)
+
+
+def _remove_test_images(client) -> None:
+    """Every image named in this test's repository, local or registry-prefixed (tags and pulled digests)."""
+    for image in client.images.list():
+        names = (image.attrs.get("RepoTags") or []) + (image.attrs.get("RepoDigests") or [])
+        if any(n.startswith(f"{REPOSITORY}:") or f"/{REPOSITORY}:" in n or f"/{REPOSITORY}@" in n for n in names):
+            client.images.remove(image.id, force=True)
 
 
 def _get(registry: str, path: str) -> requests.Response:
@@ -136,10 +143,7 @@ def test_one_tag_two_platforms_is_an_oci_index_and_each_platform_pulls_by_digest
     # each platform manifest pulls by digest, with the local images gone first
     for platform, arch in (("linux/amd64", "amd64"), ("linux/arm64", "arm64")):
         image_id = record["platforms"][platform]["image_id"]
-        for image in docker_client.images.list(name=REPOSITORY):
-            docker_client.images.remove(image.id, force=True)
-        for image in docker_client.images.list(name=f"{registry}/{REPOSITORY}"):
-            docker_client.images.remove(image.id, force=True)
+        _remove_test_images(docker_client)
         assert not image_exists(docker_client, image_id)
         ref = record["platforms"][platform]["reference"]
         pull = subprocess.run([DOCKER, "pull", ref], capture_output=True, text=True, timeout=300, check=False)
