@@ -14,6 +14,7 @@ CA_CERT ?=## proxy CA passed as a build secret (default: SSL_CERT_FILE, PIP_CERT
 WHEELS ?=## local wheel folder(s) (default: the local folders in PIP_FIND_LINKS)
 BASE_IMAGE ?=## build FROM this image instead of the distro base
 REGISTRY ?=## registry prefix for bake, push, k8s-verify and slurm (e.g. ghcr.io/acme, 127.0.0.1:5000)
+INDEX_ONLY ?=## 1: make push PUTs the tag's image index over the per-arch tags <tag>-<arch> already in REGISTRY
 NODES ?= 1## nodes for k8s-verify and slurm
 GPUS ?= 1## GPUs per node for k8s-verify and slurm
 BENCH_SIZE ?= 1g## data size of the benchmark
@@ -21,7 +22,7 @@ EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
-export EXTRA_BUILD_ARGS
+export EXTRA_BUILD_ARGS INDEX_ONLY
 
 PY := $(VENV)/bin/python
 CLI := $(PY) -m scripts
@@ -106,7 +107,7 @@ bench-build: render engine ## cold build: IMAGE vs a plain one-stage pip Dockerf
 	$(CLI) base --only-unreachable
 	$(CLI) bench-build
 
-push: setup engine ## push IMAGE to REGISTRY=host:port and print its digest ($(REPORTS_DIR)/push/pushed.json)
+push: setup engine ## push IMAGE to REGISTRY=host:port, print its digests; several platforms: one tag, an OCI image index
 	$(CLI) push
 
 attest: setup ## attach IMAGE's verify report + SBOM to its pushed digest (OCI referrers; after make verify)

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from .plan.spec import ImageSpec
     from .publish.registry import Credentials
 
+OCI_INDEX_TYPE = "application/vnd.oci.image.index.v1+json"
+
 Handler = Callable[[Settings, argparse.Namespace], int]
 
 
@@ -325,8 +327,17 @@ def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
     if not settings.registry:
         raise UserError("no registry given: make push REGISTRY=host:port (e.g. REGISTRY=127.0.0.1:5000)")
     specs = _selected(settings)
-    for row in push_images(connect(settings.child_env), specs, settings.registry, settings.push_dir):
-        out(f"{row.source:<48} -> {row.reference}")
+    platform = _one_platform(settings, "push")
+    client = None if settings.index_only else connect(settings.child_env)
+    for row in push_images(client, specs, settings.registry, settings.push_dir, _creds(settings), platform=platform,
+                           index_only=settings.index_only, echo=out):
+        if row.media_type == OCI_INDEX_TYPE:
+            out(f"{row.tag:<48} -> {row.reference} (image index)")
+            for plat, rec in row.platforms.items():
+                out(f"  {plat:<46} -> {rec['reference']}")
+        else:
+            tags = [f" ({plat}, tag {rec['tag']}; the index: make push INDEX_ONLY=1)" for plat, rec in row.platforms.items()]
+            out(f"{row.source:<48} -> {row.reference}" + "".join(tags))
     out(f"digests recorded in {_shown(settings, settings.push_dir / 'pushed.json')}; after `make verify`: make attest")
     return 0
 
@@ -336,7 +347,7 @@ def cmd_attest(settings: Settings, args: argparse.Namespace) -> int:
     from .publish.attest import attest_from_reports
     specs = _selected(settings)
     for line in attest_from_reports(connect(settings.child_env), specs, settings.push_dir, settings.reports,
-                                    _creds(settings)):
+                                    _creds(settings), platform=_one_platform(settings, "attest")):
         out(line)
     return 0
 
@@ -411,9 +422,10 @@ COMMANDS: tuple[Command, ...] = (
             cmd_stage_wheels, ("IMAGE", "WHEELS")),
     Command("bench-build", "cold build: IMAGE vs a plain one-stage pip Dockerfile (build time, size, import torch)",
             cmd_bench_build, ("IMAGE", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "BENCH_RUNS")),
-    Command("push", "push IMAGE's built image to REGISTRY and print its digest", cmd_push, ("IMAGE", "REGISTRY")),
+    Command("push", "push IMAGE's built image to REGISTRY and print its digest (several platforms: one tag, an OCI "
+            "image index)", cmd_push, ("IMAGE", "REGISTRY", "PLATFORM", "INDEX_ONLY")),
     Command("attest", "attach IMAGE's verify report and SBOM to its pushed digest (OCI referrers)", cmd_attest,
-            ("IMAGE",)),
+            ("IMAGE", "PLATFORM")),
     Command("report", "print the verify result attached to IMAGE=registry/repo@sha256:...", cmd_report,
             ("IMAGE",), _ref_arg),
 )

@@ -22,7 +22,7 @@ REGISTRY = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?(:[0-9]+)?(/[a-z
 # Knobs with a non-empty default: an empty value was given on purpose, and is an error rather than the default.
 EMPTY_IS_ERROR = frozenset({"SHM_SIZE", "VERIFY_TIMEOUT", "NODES", "GPUS", "BENCH_RUNS"})
 # Knobs that are switches: their flag takes no value.
-SWITCHES = frozenset({"KEEP_GOING", "FORCE"})
+SWITCHES = frozenset({"KEEP_GOING", "FORCE", "INDEX_ONLY"})
 BUILD_ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
@@ -46,6 +46,8 @@ KNOBS: dict[str, tuple[str, str]] = {
     "PLATFORM": ("--platform", "one platform of the image, e.g. linux/arm64 (emulated on another host); "
                                "build also takes 'all' (one multi-platform buildx build)"),
     "FORCE": ("--force", "base: bootstrap again even when present; lock: resolve again even when current (1/0)"),
+    "INDEX_ONLY": ("--index-only", "push: push nothing from the engine; PUT the tag's image index over the per-arch "
+                                   "tags <tag>-<arch> already in REGISTRY (CI's merge job) (1/0)"),
 }
 PLATFORM = re.compile(r"^linux/[a-z0-9]+(/v[0-9]+)?$")
 
@@ -162,6 +164,7 @@ class Settings:
     gpus: int = 1
     platform: str | None = None     # None: each image's first platform (linux/amd64 unless the matrix says)
     force: bool = False
+    index_only: bool = False
     extra_build_args: tuple[str, ...] = ()
     bench_runs: int = 5
     docker_cli: str | None = None
@@ -281,4 +284,6 @@ def _parse_knob(knob: str, value: str) -> dict[str, object]:
         return {"platform": parse_platform(value, knob)}
     if knob == "FORCE":
         return {"force": parse_bool(value, knob)}
+    if knob == "INDEX_ONLY":
+        return {"index_only": parse_bool(value, knob)}
     raise AssertionError(f"unknown knob {knob}")

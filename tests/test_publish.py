@@ -7,8 +7,15 @@ import pytest
 
 from scripts.errors import UserError
 from scripts.publish.attest import fallback_tag
-from scripts.publish.push import target_repository
-from scripts.publish.registry import parse_ref
+from scripts.publish.push import (
+    PlatformManifest,
+    arch_tag,
+    config_platform,
+    index_document,
+    split_repository,
+    target_repository,
+)
+from scripts.publish.registry import DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST, parse_ref, sha256
 from scripts.publish.report import Summary, format_report, host_fingerprint
 from scripts.publish.sbom import build_sbom, dpkg_packages, lock_hashes, venv_packages
 from scripts.publish.sbom import main as sbom_main
@@ -93,3 +100,47 @@ def test_report_summary_names_host_verdict_and_checks():
     assert "verified: yes (verdict PASS" in text and "node node7, GPU NVIDIA H100, driver 580.65" in text
     assert "PASS  shm" in text
     assert "verified: NO" in format_report(Summary("r@" + DIGEST, False))
+
+
+AMD = PlatformManifest("linux/amd64", DOCKER_MANIFEST, "sha256:" + "a" * 64, 1234, "sha256:" + "c" * 64)
+ARM = PlatformManifest("linux/arm64", OCI_MANIFEST, "sha256:" + "b" * 64, 987, "sha256:" + "d" * 64)
+
+
+def test_index_document_lists_one_descriptor_per_platform_manifest():
+    data = index_document([AMD, ARM])
+    doc = json.loads(data)
+    assert doc["schemaVersion"] == 2 and doc["mediaType"] == OCI_INDEX
+    assert doc["manifests"] == [
+        {"mediaType": DOCKER_MANIFEST, "digest": AMD.digest, "size": 1234,
+         "platform": {"architecture": "amd64", "os": "linux"}},
+        {"mediaType": OCI_MANIFEST, "digest": ARM.digest, "size": 987,
+         "platform": {"architecture": "arm64", "os": "linux"}},
+    ]
+    # canonical bytes: the same manifests give the same index digest (index-only mode re-PUTs the same index)
+    assert sha256(index_document([AMD, ARM])) == sha256(data) != sha256(index_document([ARM, AMD]))
+
+
+def test_index_document_keeps_a_platform_variant():
+    v8 = PlatformManifest("linux/arm64/v8", OCI_MANIFEST, ARM.digest, 5, ARM.config_digest)
+    assert json.loads(index_document([v8]))["manifests"][0]["platform"] == {"architecture": "arm64", "os": "linux",
+                                                                              "variant": "v8"}
+
+
+@pytest.mark.parametrize("manifests, needle", [
+    ([], "at least one platform"),
+    ([AMD, AMD], "two manifests for linux/amd64"),
+    ([PlatformManifest("linux/arm64", OCI_MANIFEST, "sha256:short", 5, "")], "not a manifest descriptor"),
+    ([PlatformManifest("linux/arm64", OCI_INDEX, ARM.digest, 5, "")], "itself an index"),
+])
+def test_index_document_rejects_what_is_not_one_manifest_per_platform(manifests, needle):
+    with pytest.raises(UserError, match=needle):
+        index_document(manifests)
+
+
+def test_per_arch_tags_and_config_platforms():
+    assert arch_tag("2.15.0-cpu-debian12", "linux/arm64") == "2.15.0-cpu-debian12-arm64"
+    assert arch_tag("t", "linux/amd64") == "t-amd64"
+    assert config_platform({"os": "linux", "architecture": "arm64", "variant": "v8"}) == "linux/arm64/v8"
+    assert config_platform({"os": "linux", "architecture": "amd64"}) == "linux/amd64"
+    assert split_repository("ghcr.io/acme/torchimages") == ("ghcr.io", "acme/torchimages")
+    assert split_repository("127.0.0.1:5000/torchimages") == ("127.0.0.1:5000", "torchimages")

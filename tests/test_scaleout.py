@@ -75,11 +75,23 @@ def test_workflow_builds_each_platform_natively_and_merges_one_tag():
     assert flow["jobs"]["build"]["runs-on"] == "${{ matrix.runner }}"
     bake = next(step for step in flow["jobs"]["build"]["steps"] if step.get("id") == "bake")
     assert bake["uses"].startswith("docker/bake-action@") and bake["with"]["targets"] == "${{ matrix.target }}"
-    assert "*.platform=${{ matrix.platform }}" in bake["with"]["set"] and "push-by-digest=true" in bake["with"]["set"]
-    merge = json.dumps(flow["jobs"]["merge"])
-    assert "docker buildx imagetools create" in merge and "matrix.repository" in merge
+    assert "*.platform=${{ matrix.platform }}" in bake["with"]["set"]
+    assert "*.tags=${{ matrix.local_image }}" in bake["with"]["set"] and "type=docker" in bake["with"]["set"]
+    # the push path is `make push` (the code tests/integration/test_push_index.py runs), never shell string-building
+    text = json.dumps(flow)
+    assert "imagetools" not in text and "push-by-digest" not in text and "docker push" not in text
+    steps = flow["jobs"]["build"]["steps"]
+    push = next(i for i, st in enumerate(steps) if st.get("run") == "make push")
+    assert push > steps.index(bake) and steps[push]["if"] == "github.ref == 'refs/heads/main'"
+    assert steps[push]["env"]["PLATFORM"] == "${{ matrix.platform }}" and steps[push]["env"]["REGISTRY"] == "${{ vars.REGISTRY }}"
+    merge = flow["jobs"]["merge"]["steps"]
+    index = next(st for st in merge if st.get("run") == "make push")
+    assert index["env"]["INDEX_ONLY"] == "1" and index["env"]["REGISTRY"] == "${{ vars.REGISTRY }}"
+    assert any(st.get("with", {}).get("path") == "reports/push/pushed.json" for st in merge)
     verify = json.dumps(flow["jobs"]["verify"])
     assert flow["jobs"]["verify"]["needs"] == ["check", "merge"] and "matrix.local_image" in verify
+    vsteps = [st.get("run", "") for st in flow["jobs"]["verify"]["steps"]]
+    assert vsteps.index("make attest") > next(i for i, r in enumerate(vsteps) if r.startswith("make verify"))
     assert flow["jobs"]["verify"]["env"]["PLATFORM"] == "${{ matrix.platform }}"
 
 

@@ -121,25 +121,48 @@ def attest_one(reference: str, report_json: bytes, sbom_json: bytes, creds: Cred
 
 
 def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, reports: Path,
-                        creds: Credentials | None = None) -> list[str]:
-    """Attach reports/<tag>.json and the image's SBOM to the digest `make push` recorded for each spec."""
+                        creds: Credentials | None = None, platform: str | None = None) -> list[str]:
+    """Attach reports/<tag>.json and the image's SBOM to the digest `make push` recorded for each spec. A
+    multi-platform image: to its `platform` manifest (default: its first platform), with that platform's report
+    (reports/<tag>-<arch>.json, as `make verify PLATFORM=...` writes it) and local image."""
+    from docker.errors import ImageNotFound
+
+    from ..build.base_platform import platform_image
+    from ..plan.platforms import NATIVE_NAME, arch_of, select_platforms
     pushed_file = push_dir / "pushed.json"
     if not pushed_file.exists():
         raise UserError(f"{pushed_file} not found: run `make push REGISTRY=host:port` first")
-    pushed = json.loads(pushed_file.read_text(encoding="utf-8"))
+    try:
+        pushed = json.loads(pushed_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{pushed_file} is unreadable ({exc}); push again") from None
     lines = []
     for spec in specs:
         entry = pushed.get(spec.tag)
         if not entry:
             raise UserError(f"{spec.tag} is not in {pushed_file}: make push IMAGE={spec.tag} REGISTRY=... first")
-        report = reports / f"{spec.tag}.json"
+        name = spec.tag
+        if entry.get("platforms"):
+            chosen = select_platforms(list(spec.platforms), platform, spec.tag)[0]
+            entry = entry["platforms"].get(chosen)
+            if not entry:
+                raise UserError(f"{spec.tag}: {chosen} is not in {pushed_file}: make push IMAGE={spec.tag} "
+                                f"PLATFORM={chosen} REGISTRY=... first")
+            entry = {**entry, "source": platform_image(spec, chosen)}
+            name = spec.tag if chosen == NATIVE_NAME else f"{spec.tag}-{arch_of(chosen)}"
+        report = reports / f"{name}.json"
         if not report.exists():
-            raise UserError(f"{report} not found: run `make verify IMAGE={spec.tag}` before `make attest`")
-        local = client.images.get(entry["source"]).id
+            raise UserError(f"{report} not found: run `make verify IMAGE={spec.tag}"
+                            + (f" PLATFORM={platform}" if platform else "") + "` before `make attest`")
+        try:
+            local = client.images.get(entry["source"]).id
+        except ImageNotFound:
+            raise UserError(f"{entry['source']} is not in the engine: pull {entry['reference']} and tag it "
+                            f"{entry['source']}, then make verify and make attest") from None
         if local != entry["image_id"]:
             raise UserError(f"{entry['source']} changed since it was pushed ({local[:19]} vs {entry['image_id'][:19]}): "
                             f"push and verify it again")
-        sbom = export_sbom(client, entry["source"], reports / f"{spec.tag}.sbom.cdx.json")
+        sbom = export_sbom(client, entry["source"], reports / f"{name}.sbom.cdx.json")
         lines += attest_one(entry["reference"], report.read_bytes(), sbom.read_bytes(), creds)
         lines.append(f"SBOM exported to {sbom}")
     return lines

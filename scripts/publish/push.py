@@ -1,23 +1,54 @@
-"""`make push REGISTRY=host:port`: push built images through the engine and record their digests."""
+"""`make push REGISTRY=host:port`: push built images and record their digests.
+
+A single-platform image is pushed through the engine under its tag. A multi-platform image (spec.json
+`platforms`) is published as one tag over all its platforms: each local per-arch image (`torchimages:<tag>` for
+linux/amd64, `torchimages:<tag>-<arch>` otherwise) is pushed under the per-arch tag `<tag>-<arch>`, then an OCI image
+index listing one descriptor per platform manifest is PUT under `<tag>` through registry.py (no shell).
+
+Modes: PLATFORM=<p> pushes only that platform's per-arch tag (CI's build row); INDEX_ONLY=1 pushes nothing from the
+engine and assembles the index from the per-arch tags already in the registry (CI's merge job; for a
+single-platform image it records the digest the tag already has). Both write <reports>/push/pushed.json, which
+`make attest` reads.
+"""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..build.base_platform import platform_image
 from ..errors import UserError
 from ..fsutil import atomic_write
+from ..plan.platforms import arch_of, select_platforms
 from ..plan.spec import ImageSpec
+from .registry import DOCKER_LIST, OCI_INDEX, Credentials, Registry, sha256
+
+Echo = Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class Pushed:
     tag: str
     source: str          # local image name
-    reference: str       # registry/repo@sha256:...
+    reference: str       # registry/repo@sha256:... (the index for a multi-platform image)
     digest: str
-    image_id: str
+    image_id: str        # the local image id (= config digest); "" for an index
+    media_type: str = ""
+    platforms: dict[str, dict[str, str]] = field(default_factory=dict)   # platform → its manifest's record
+    missing: list[str] = field(default_factory=list)                    # platforms the index lacks
+
+
+@dataclass(frozen=True)
+class PlatformManifest:
+    """One platform's image manifest in the registry: what an index descriptor needs, and its config digest."""
+
+    platform: str
+    media_type: str
+    digest: str
+    size: int
+    config_digest: str
 
 
 def target_repository(registry: str, spec: ImageSpec) -> str:
@@ -25,6 +56,63 @@ def target_repository(registry: str, spec: ImageSpec) -> str:
     if not registry or " " in registry or "://" in registry:
         raise UserError(f"REGISTRY={registry!r} is not host[:port][/prefix] (no scheme): e.g. REGISTRY=127.0.0.1:5000")
     return f"{registry}/{spec.repository}"
+
+
+def split_repository(repository: str) -> tuple[str, str]:
+    """registry.example/acme/torchimages → (registry.example, acme/torchimages): the HTTP API's host and name."""
+    host, _, name = repository.partition("/")
+    return host, name
+
+
+def arch_tag(tag: str, platform: str) -> str:
+    """The per-arch tag one platform's manifest is pushed under, and where the index-only mode finds it."""
+    return f"{tag}-{arch_of(platform)}"
+
+
+def platform_descriptor(manifest: PlatformManifest) -> dict[str, Any]:
+    parts = manifest.platform.split("/")
+    plat = {"architecture": parts[1], "os": parts[0], **({"variant": parts[2]} if len(parts) > 2 else {})}
+    return {"mediaType": manifest.media_type, "digest": manifest.digest, "size": manifest.size, "platform": plat}
+
+
+def index_document(manifests: list[PlatformManifest]) -> bytes:
+    """The OCI image index over one manifest per platform, as canonical bytes (the same inputs give the same
+    digest, so pushing the index again is idempotent)."""
+    if not manifests:
+        raise UserError("an image index needs at least one platform manifest")
+    seen = [m.platform for m in manifests]
+    dupes = sorted({p for p in seen if seen.count(p) > 1})
+    if dupes:
+        raise UserError(f"two manifests for {', '.join(dupes)}: one per platform")
+    for m in manifests:
+        if not m.digest.startswith("sha256:") or len(m.digest) != 71 or m.size <= 0:
+            raise UserError(f"{m.platform}: {m.digest!r} (size {m.size}) is not a manifest descriptor")
+        if m.media_type in (OCI_INDEX, DOCKER_LIST):
+            raise UserError(f"{m.platform}: {m.digest} is itself an index; an index lists platform manifests")
+    doc = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [platform_descriptor(m) for m in manifests]}
+    return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+
+
+def config_platform(config: dict[str, Any]) -> str:
+    """linux/arm64 (linux/arm/v7) from an image config's os, architecture and variant."""
+    os_, arch = str(config.get("os") or ""), str(config.get("architecture") or "")
+    variant = str(config.get("variant") or "")
+    return f"{os_}/{arch}" + (f"/{variant}" if variant else "")
+
+
+def describe(reg: Registry, name: str, reference: str, platform: str) -> PlatformManifest:
+    """The manifest at `reference`, checked to be one image of `platform` (its config says so)."""
+    raw, media_type, digest = reg.get_manifest(name, reference)
+    if media_type in (OCI_INDEX, DOCKER_LIST):
+        raise UserError(f"{reg.host}/{name}:{reference} is an index, not the {platform} image manifest: push the "
+                        f"single-platform image there (make push PLATFORM={platform})")
+    config_digest = str(json.loads(raw).get("config", {}).get("digest", ""))
+    config = json.loads(reg.get_blob(name, config_digest))
+    found = config_platform(config)
+    if found.split("/")[:2] != platform.split("/")[:2]:
+        raise UserError(f"{reg.host}/{name}:{reference} is a {found} image, not {platform}: rebuild it "
+                        f"(make build PLATFORM={platform}) so that its config says {arch_of(platform)}")
+    return PlatformManifest(platform, media_type, digest, len(raw), config_digest)
 
 
 def push_image(client: Any, source: str, repository: str, tag: str) -> str:
@@ -49,32 +137,126 @@ def push_image(client: Any, source: str, repository: str, tag: str) -> str:
     return str(digest)
 
 
-def local_source(client: Any, spec: ImageSpec, registry: str) -> str:
-    """The engine's name of the built image: `make build`'s repo:tag, else the registry-prefixed name a bake
-    target (CI) gives it."""
+def find_local(client: Any, names: list[str]) -> str | None:
+    """The first of `names` the engine holds."""
     from docker.errors import ImageNotFound
-    for name in (spec.image, f"{registry.rstrip('/')}/{spec.image}"):
+    for name in names:
         try:
             client.images.get(name)
             return name
         except ImageNotFound:
             continue
-    return spec.image
+    return None
 
 
-def push_images(client: Any, specs: list[ImageSpec], registry: str, out_dir: Path) -> list[Pushed]:
-    """Push each spec's image to `registry`; record tag → digest reference in out_dir/pushed.json."""
+def local_source(client: Any, spec: ImageSpec, registry: str, platform: str | None = None) -> str:
+    """The engine's name of the built image: `make build`'s repo:tag (per platform: repo:tag-<arch> except for
+    linux/amd64), else the registry-prefixed name a bake target (CI) gives it."""
+    name = platform_image(spec, platform)
+    return find_local(client, [name, f"{registry.rstrip('/')}/{name}"]) or name
+
+
+def _push_single(client: Any, spec: ImageSpec, registry: str, reg: Registry, index_only: bool) -> Pushed:
+    repository = target_repository(registry, spec)
+    _, name = split_repository(repository)
+    if index_only:      # CI's merge job: the build job pushed the tag already; record what the registry holds
+        found = describe(reg, name, spec.tag, spec.platforms[0])
+        return Pushed(spec.tag, spec.image, f"{repository}@{found.digest}", found.digest, found.config_digest,
+                      found.media_type)
+    source = local_source(client, spec, registry)
+    digest = push_image(client, source, repository, spec.tag)
+    return Pushed(spec.tag, source, f"{repository}@{digest}", digest, client.images.get(source).id)
+
+
+def _push_multi(client: Any, spec: ImageSpec, registry: str, reg: Registry, platform: str | None,
+                index_only: bool, echo: Echo) -> Pushed:
+    repository = target_repository(registry, spec)
+    _, name = split_repository(repository)
+    wanted = [platform] if platform else list(spec.platforms)
+    manifests: dict[str, PlatformManifest] = {}
+    sources: dict[str, str] = {}
+    absent: list[str] = []
+    for p in wanted:
+        per_arch = arch_tag(spec.tag, p)
+        if index_only:
+            if not reg.manifest_exists(name, per_arch):
+                absent.append(p)
+                continue
+        else:
+            source = find_local(client, [platform_image(spec, p), f"{registry.rstrip('/')}/{platform_image(spec, p)}"])
+            if source is None:
+                absent.append(p)
+                continue
+            digest = push_image(client, source, repository, per_arch)
+            sources[p] = source
+            echo(f"  {source:<46} -> {repository}:{per_arch} ({p})")
+            found = describe(reg, name, digest, p)
+            if found.config_digest != client.images.get(source).id:
+                raise UserError(f"{repository}@{digest} has config {found.config_digest[:19]}, not the local "
+                                f"{source}: push again")
+            manifests[p] = found
+            continue
+        manifests[p] = describe(reg, name, per_arch, p)
+    how = {p: f"make build IMAGE={spec.tag} PLATFORM={p}, then make push" + (f" PLATFORM={p}" if platform else "")
+           for p in absent}
+    if platform:        # one platform's per-arch tag only (CI's build row); the merge job writes the index
+        if absent:
+            raise UserError(f"{platform_image(spec, platform)} is not in the engine: {how[platform]}")
+        m = manifests[platform]
+        return Pushed(spec.tag, sources[platform], f"{repository}@{m.digest}", m.digest, m.config_digest,
+                      m.media_type, {platform: _record(spec, repository, m, sources[platform])})
+    if index_only and absent:
+        raise UserError(f"{repository}: no per-arch tag {', '.join(arch_tag(spec.tag, p) for p in absent)} in the "
+                        f"registry; the build job of each platform pushes it (make push IMAGE={spec.tag} "
+                        f"PLATFORM={absent[0]})")
+    if not manifests:
+        raise UserError(f"no platform of {spec.tag} is in the engine ({', '.join(platform_image(spec, p) for p in absent)}"
+                        f"): make build IMAGE={spec.tag} PLATFORM={absent[0]} first (each of {', '.join(absent)})")
+    for p in absent:
+        echo(f"  missing: {p} ({platform_image(spec, p)} is not in the engine): {how[p]}; the index covers "
+             f"{', '.join(manifests)} only")
+    ordered = [manifests[p] for p in spec.platforms if p in manifests]
+    data = index_document(ordered)
+    reg.put_manifest(name, spec.tag, data, OCI_INDEX)
+    digest = sha256(data)
+    records = {m.platform: _record(spec, repository, m, sources.get(m.platform, platform_image(spec, m.platform)))
+               for m in ordered}
+    return Pushed(spec.tag, spec.image, f"{repository}@{digest}", digest, "", OCI_INDEX, records, absent)
+
+
+def _record(spec: ImageSpec, repository: str, m: PlatformManifest, source: str) -> dict[str, str]:
+    return {"source": source, "reference": f"{repository}@{m.digest}", "digest": m.digest,
+            "image_id": m.config_digest, "media_type": m.media_type, "tag": arch_tag(spec.tag, m.platform)}
+
+
+def push_images(client: Any, specs: list[ImageSpec], registry: str, out_dir: Path, creds: Credentials | None = None,
+                platform: str | None = None, index_only: bool = False, echo: Echo = print) -> list[Pushed]:
+    """Push each spec's image to `registry` (see the module's docstring); record tag → digests in
+    out_dir/pushed.json."""
     rows = []
     for spec in specs:
-        repository = target_repository(registry, spec)
-        source = local_source(client, spec, registry)
-        digest = push_image(client, source, repository, spec.tag)
-        rows.append(Pushed(spec.tag, source, f"{repository}@{digest}", digest, client.images.get(source).id))
+        if platform is not None:
+            select_platforms(list(spec.platforms), platform, spec.tag)
+        host, _ = split_repository(target_repository(registry, spec))
+        reg = Registry(host, creds)
+        if len(spec.platforms) == 1:
+            rows.append(_push_single(client, spec, registry, reg, index_only))
+        else:
+            rows.append(_push_multi(client, spec, registry, reg, platform, index_only, echo))
     path = out_dir / "pushed.json"
     try:
         record = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (OSError, ValueError) as exc:
         raise UserError(f"{path} is unreadable ({exc}); delete it and push again") from None
-    record.update({r.tag: asdict(r) for r in rows})
+    for row in rows:
+        entry = asdict(row)
+        if platform is not None and row.platforms:     # one platform: keep the others and the index already recorded
+            old = record.get(row.tag) or {}
+            entry = {**old, "tag": row.tag, "platforms": {**(old.get("platforms") or {}), **row.platforms}}
+            entry.setdefault("source", row.source)
+            entry.setdefault("reference", row.reference)
+            entry.setdefault("digest", row.digest)
+            entry.setdefault("image_id", row.image_id)
+        record[row.tag] = entry
     atomic_write(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
     return rows

@@ -11,10 +11,8 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -28,10 +26,10 @@ from scripts.render import LOCK_NAME, load_rendered
 from scripts.run_verify import verify_image
 from scripts.settings import CA_VARIABLES, local_folders
 from tests.conftest import ROOT, assert_clean_failure, run_cli
+from tests.integration.conftest import free_port
 
 REPOSITORY = "torchimages-release-test"
 IMAGES = ROOT / "images"
-REGISTRY_BIN = "/usr/bin/docker-registry"
 
 
 def _release_spec() -> ImageSpec:
@@ -59,39 +57,6 @@ def _build(client, spec: ImageSpec, folders: list[Path], tmp: Path, extra: tuple
                            ca=_ca(), folders=tuple(folders), base_override=None, network=None, env=dict(os.environ),
                            extra_build_args=extra, uv_cache=tmp / "uv")
     return build_one(client, find_build_client(), spec, request, echo=lambda *a, **k: None)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory):
-    """host:port of a docker-registry serving from a temporary folder; stopped after the module."""
-    if not Path(REGISTRY_BIN).exists():
-        pytest.skip("Debian's docker-registry is not installed (apt-get install docker-registry)")
-    root = tmp_path_factory.mktemp("registry")
-    port = _free_port()
-    config = root / "config.yml"
-    config.write_text(f"version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {root / 'data'}\n"
-                      f"  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: test-only\n")
-    with open(root / "registry.log", "w") as log:
-        proc = subprocess.Popen([REGISTRY_BIN, "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
-    try:
-        for _ in range(100):
-            try:
-                if requests.get(f"http://127.0.0.1:{port}/v2/", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                time.sleep(0.1)
-        else:
-            pytest.fail(f"docker-registry did not answer; log: {(root / 'registry.log').read_text()[-2000:]}")
-        yield f"127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +150,7 @@ def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry
 
 
 def test_push_to_a_registry_that_is_not_there_is_one_clear_line(docker_client, images_dir, release_image, tmp_path):
-    registry = f"127.0.0.1:{_free_port()}"
+    registry = f"127.0.0.1:{free_port()}"
     proc = run_cli("push", "--image", SPEC.tag, "--registry", registry, timeout=300,
                    env={"IMAGES_DIR": str(images_dir), "REPORTS_DIR": str(tmp_path), "BUILD_DIR": str(tmp_path)})
     assert_clean_failure(proc, "push of", "failed")
