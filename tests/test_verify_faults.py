@@ -97,11 +97,12 @@ def _wait_for(path: Path, text: str, timeout: float) -> None:
 
 def _scratch_bytes(scratch: Path) -> int:
     total = 0
-    for f in scratch.rglob("*"):
-        try:
-            total += f.stat().st_size if f.is_file() else 0
-        except OSError:            # removed while we looked
-            pass
+    for folder, _dirs, files in os.walk(scratch):     # os.walk skips what vanishes while it looks; rglob raises
+        for name in files:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_size
+            except OSError:        # removed while we looked
+                pass
     return total
 
 

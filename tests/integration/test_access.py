@@ -100,6 +100,8 @@ def scratch(tmp_path_factory) -> dict[str, str]:
                    BUILD_DIR=str(base / "build"), REPORTS_DIR=str(base / "reports"))
     render = run_cli("render", env=SCRATCH, timeout=300)
     assert render.returncode == 0, render.stdout + render.stderr
+    lock = run_cli("lock", "--image", TAG, env=SCRATCH, timeout=900)     # a fresh render has no lock yet
+    assert lock.returncode == 0, lock.stdout + lock.stderr
     return SCRATCH
 
 

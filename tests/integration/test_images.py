@@ -190,7 +190,9 @@ def test_bench_dataloader_with_64m_shm_warns_and_writes_json_and_png(default_ima
     data = json.loads((out / "dl.json").read_text())
     assert data["facts"]["shm"]["size"] == 64 << 20
     advice = data["recommendation"]
-    assert advice["shm_ok"] is False or any(not r["ok"] and r["shm_error"] for r in data["facts"]["measurements"])
+    # which of the three shm findings fires depends on the (noisy) fastest setting; the JSON must carry one
+    assert (advice["shm_ok"] is False or advice.get("shm_caps_in_flight_batches") is not None
+            or any(not r["ok"] and r["shm_error"] for r in data["facts"]["measurements"])), advice
     assert (out / "dl.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
