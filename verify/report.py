@@ -133,17 +133,20 @@ def render_table(results: list[CheckResult], env: dict[str, Any], width: int | N
         lines.append(f"REPLAY of facts recorded on {replay.get('host')} at {replay.get('recorded')} "
                      f"({replay.get('facts_dir')}): judged again with today's thresholds, nothing probed")
     lines += environment_lines(env) + [""]
-    lines.append(f"{'CHECK':<7} {'STATUS':<6} {'TIME':>6}  SUMMARY")
+    name_w = max([5, *(len(r.name) for r in results)])     # CHECK column as wide as the longest name
+    pad = " " * (name_w + 16)                                 # name, status, time: where a summary line starts
+    text_w = max(40, width - name_w - 17)
+    lines.append(f"{'CHECK':<{name_w}} {'STATUS':<6} {'TIME':>6}  SUMMARY")
     for r in results:
-        summary = textwrap.wrap(r.summary, max(40, width - 24)) or [""]
-        lines.append(f"{r.name:<7} {_paint(r.status, MARK[r.status]):<6} {r.duration_s:>5.1f}s  {summary[0]}")
-        lines += [f"{'':<23}{s}" for s in summary[1:]]
+        summary = textwrap.wrap(r.summary, text_w) or [""]
+        lines.append(f"{r.name:<{name_w}} {_paint(r.status, MARK[r.status]):<6} {r.duration_s:>5.1f}s  {summary[0]}")
+        lines += [f"{pad}{s}" for s in summary[1:]]
         if r.status in (FAIL, WARN) and r.remedy:
-            lines += [f"{'':<23}{s}" for s in textwrap.wrap("remedy: " + r.remedy, max(40, width - 24))]
+            lines += [f"{pad}{s}" for s in textwrap.wrap("remedy: " + r.remedy, text_w)]
         if r.status in (FAIL, WARN) and r.code:
-            lines.append(f"{'':<23}code: {r.code} (owner: {r.owner})")
+            lines.append(f"{pad}code: {r.code} (owner: {r.owner})")
         if r.status == FAIL and r.output:
-            lines += [f"{'':<23}| {s}" for s in r.output.splitlines()[-8:]]
+            lines += [f"{pad}| {s}" for s in r.output.splitlines()[-8:]]
     verdict = overall(results)
     counts = ", ".join(f"{sum(r.status == s for r in results)} {s}" for s in (PASS, WARN, SKIP, FAIL))
     lines += ["", f"verdict: {_paint(verdict, MARK[verdict])} ({counts})"]
