@@ -133,7 +133,7 @@ def render_table(results: list[CheckResult], env: dict[str, Any], width: int | N
         lines.append(f"REPLAY of facts recorded on {replay.get('host')} at {replay.get('recorded')} "
                      f"({replay.get('facts_dir')}): judged again with today's thresholds, nothing probed")
     lines += environment_lines(env) + [""]
-    name_w = max([5, *(len(r.name) for r in results)])     # CHECK column as wide as the longest name
+    name_w = max([7, *(len(r.name) for r in results)])     # CHECK column: 7 wide, or the longest name
     pad = " " * (name_w + 16)                                 # name, status, time: where a summary line starts
     text_w = max(40, width - name_w - 17)
     lines.append(f"{'CHECK':<{name_w}} {'STATUS':<6} {'TIME':>6}  SUMMARY")
