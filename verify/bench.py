@@ -17,6 +17,7 @@ from typing import Any
 
 from . import arrowpath as ap
 from .options import human_bytes, parse_size
+from .report import one_line
 
 GB = 1e9
 LOADER_0 = "DataLoader per-sample, 0 workers"
@@ -180,7 +181,7 @@ def main(argv: list[str]) -> int:
         if problem:
             raise ValueError(f"--json {args.json}: {problem}")
     except ValueError as exc:
-        print(f"verify bench: {exc}", file=sys.stderr)
+        print(f"verify bench: {one_line(exc)}", file=sys.stderr)
         return 2
     bench = run_bench(size, int(repeats), args.dir)
     print(format_table(bench))

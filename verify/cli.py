@@ -22,6 +22,7 @@ from .options import Options, parse_size
 from .report import (
     build_report,
     check_writable,
+    one_line,
     render_table,
     write_json,
     write_junit,
@@ -229,11 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         return bench_main(argv[1:])
     try:
         return _main(argv)
-    except UsageError as exc:
-        print(f"verify: {exc}", file=sys.stderr)
-        return 2
-    except NoTempDir as exc:
-        print(f"verify: {exc}", file=sys.stderr)
+    except (UsageError, NoTempDir) as exc:
+        print(f"verify: {one_line(exc)}", file=sys.stderr)
         return 2
 
 

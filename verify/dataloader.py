@@ -24,6 +24,7 @@ from typing import Any
 
 from .options import human_bytes
 from .pngplot import Plot, Series, render, write_atomic
+from .report import one_line
 
 SHM = os.environ.get("VERIFY_SHM_PATH", "/dev/shm")
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
@@ -487,7 +488,7 @@ def main(argv: list[str]) -> int:
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             problems.append(f"the folder of {path} does not exist")
     if problems:
-        print(f"verify bench --dataloader: {'; '.join(problems)}", file=sys.stderr)
+        print(f"verify bench --dataloader: {one_line('; '.join(problems))}", file=sys.stderr)
         return 2
     sizes = Sizes(args.samples, args.batch_size, args.image_size, args.crop, args.epochs, args.max_workers,
                   not args.no_variants)

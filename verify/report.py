@@ -80,6 +80,12 @@ def write_json(report: dict[str, Any], path: str) -> None:
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
+def one_line(text: object) -> str:
+    """`text` as one printable line: a control or line-separator character a user typed (e.g. \x1e) is escaped,
+    so an error message stays the one line it promises."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
 def xml_text(text: str | None) -> str:
     return _XML_BAD.sub("", text or "")
 
