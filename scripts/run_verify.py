@@ -60,6 +60,21 @@ def host_gpus() -> int:
     return len(glob.glob("/dev/nvidia[0-9]*")) if shutil.which("nvidia-smi") or Path("/dev/nvidiactl").exists() else 0
 
 
+def _gpu_args(extra_args: list[str]) -> tuple[int, list[str]]:
+    """The host's GPU count, and verify's arguments with --expect-gpus of that count unless the user gave one."""
+    gpus = host_gpus()
+    args = list(extra_args)
+    if gpus and "--expect-gpus" not in " ".join(args):
+        args += ["--expect-gpus", str(gpus)]
+    return gpus, args
+
+
+def engine_failure(what: str, exc: BaseException) -> UserError:
+    """An engine fault while verifying `what`, as the one line the user reads (the fault's first line)."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+    return UserError(f"the Docker Engine failed while verifying {what}: {first}")
+
+
 def run_options(label: str, shm_size: str, gpus: int, tmp_size: str) -> dict[str, Any]:
     """Container options of a verify run; `label` names what is verified (a tag, or any image reference)."""
     import docker
@@ -165,8 +180,7 @@ def verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float,
                              tmp_size=tmp_size, echo=echo, schemas=report_schemas() if schemas is None else schemas,
                              image=image, name=name, more=more, platform=platform)
     except (DockerException, RequestException) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        raise UserError(f"the Docker Engine failed while verifying {spec.image}: {first}") from None
+        raise engine_failure(spec.image, exc) from None
 
 
 def _verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float, extra_args: list[str],
@@ -175,10 +189,7 @@ def _verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float
     if not image_exists(client, image):
         raise UserError(f"image {image} is not built yet: run `make build IMAGE={spec.tag}"
                         + (f" PLATFORM={platform}`" if platform else "`"))
-    gpus = host_gpus()
-    args = list(extra_args)
-    if gpus and "--expect-gpus" not in " ".join(args):
-        args += ["--expect-gpus", str(gpus)]
+    gpus, args = _gpu_args(extra_args)
     echo(f"==> verify {image}: --shm-size={shm_size}, {'--gpus all (' + str(gpus) + ' GPUs)' if gpus else 'no GPUs on this host'}, "
          f"network none, read-only root")
     start = time.monotonic()
@@ -313,16 +324,12 @@ def verify_foreign_image(client: Any, ref: str, *, shm_size: str, timeout: float
         return _verify_foreign_image(client, ref, name, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
                                      reports=reports, tmp_size=tmp_size, echo=echo)
     except (DockerException, RequestException) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        raise UserError(f"the Docker Engine failed while verifying {ref}: {first}") from None
+        raise engine_failure(ref, exc) from None
 
 
 def _verify_foreign_image(client: Any, ref: str, name: str, *, shm_size: str, timeout: float, extra_args: list[str],
                           reports: Path, tmp_size: str, echo: Echo) -> VerifyOutcome:
-    gpus = host_gpus()
-    args = list(extra_args)
-    if gpus and "--expect-gpus" not in " ".join(args):
-        args += ["--expect-gpus", str(gpus)]
+    gpus, args = _gpu_args(extra_args)
     opts = run_options(ref, shm_size, gpus, tmp_size)
     opts.pop("command")
     opts["volumes"] = {str(ROOT / "verify"): {"bind": f"{FOREIGN_VERIFY_DIR}/verify", "mode": "ro"}}
