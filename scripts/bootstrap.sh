@@ -111,13 +111,43 @@ test_tools() {
       return 0
     fi
   fi
+  local upgraded=0
+  qemu_recent || { qemu_upgrade && upgraded=1; }
   # qemu-user registers aarch64 through binfmt_misc; mount it where the machine has not (containers, CI VMs)
   if is_root && [ -d /proc/sys/fs/binfmt_misc ] && [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
     mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null || true
   fi
-  if is_root && [ -e /proc/sys/fs/binfmt_misc/register ] && [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
-    update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+  local handler=/proc/sys/fs/binfmt_misc/qemu-aarch64
+  # the F flag holds the binary open from registration on: after an upgrade, register the new one
+  if is_root && [ "$upgraded" = 1 ] && [ -e "$handler" ]; then echo -1 > "$handler" || true; fi
+  if is_root && [ -e /proc/sys/fs/binfmt_misc/register ] && [ ! -e "$handler" ]; then
+    if [ -f /usr/lib/binfmt.d/qemu-aarch64.conf ]; then
+      cat /usr/lib/binfmt.d/qemu-aarch64.conf > /proc/sys/fs/binfmt_misc/register 2>/dev/null || true
+    else
+      update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+    fi
   fi
+}
+
+qemu_recent() {
+  # qemu-user 8 or newer: Debian 12's 7.2 crashes (SIGSEGV) in aarch64 `import torch`, 10.0 runs the suite
+  local major
+  major=$(qemu-aarch64-static --version 2>/dev/null | sed -n 's/^qemu-aarch64 version \([0-9]*\)\..*/\1/p')
+  [ -n "$major" ] && [ "$major" -ge 8 ]
+}
+
+qemu_upgrade() {
+  local codename=""
+  [ -r /etc/os-release ] && codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  if ! is_root || ! command -v apt-get >/dev/null || [ "$codename" != bookworm ]; then
+    say "qemu-user-static is older than 8, so the emulated arm64 verify crashes in import torch; install 8 or newer"
+    return 1
+  fi
+  say "installing qemu-user-static 10 from bookworm-backports (7.2 crashes in the emulated import torch)"
+  if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "deb http://deb.debian.org/debian bookworm-backports main" > /etc/apt/sources.list.d/torchimages-backports.list
+  fi
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports qemu-user-static >/dev/null
 }
 
 case "${1:-}" in

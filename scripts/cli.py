@@ -312,7 +312,8 @@ def cmd_bench_build(settings: Settings, args: argparse.Namespace) -> int:
     if len(specs) != 1:
         raise UserError("bench-build compares one image: IMAGE=<tag>")
     return run_bench(connect(settings.child_env), find_build_client(settings.docker_cli), specs[0],
-                     _build_request(settings), runs=settings.bench_runs, json_out=settings.bench_json,
+                     _build_request(settings), runs=settings.bench_runs, rounds=settings.bench_rounds,
+                     json_out=settings.bench_json,
                      bench_dir=settings.build_dir / "bench", echo=out)
 
 
@@ -421,7 +422,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("stage-wheels", "fill build/wheels for IMAGE (locked local wheels + uv's wheel) for bake and CI",
             cmd_stage_wheels, ("IMAGE", "WHEELS")),
     Command("bench-build", "cold build: IMAGE vs a plain one-stage pip Dockerfile (build time, size, import torch)",
-            cmd_bench_build, ("IMAGE", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "BENCH_RUNS")),
+            cmd_bench_build, ("IMAGE", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "BENCH_RUNS",
+                              "BENCH_ROUNDS")),
     Command("push", "push IMAGE's built image to REGISTRY and print its digest (several platforms: one tag, an OCI "
             "image index)", cmd_push, ("IMAGE", "REGISTRY", "PLATFORM", "INDEX_ONLY")),
     Command("attest", "attach IMAGE's verify report and SBOM to its pushed digest (OCI referrers)", cmd_attest,

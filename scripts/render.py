@@ -27,6 +27,7 @@ import jinja2
 from . import ROOT
 from .dockerfile import DockerfileError, parse
 from .errors import UserError
+from .plan.platforms import NATIVE_NAME, is_lock_name, lock_name
 from .plan.spec import ImageSpec
 
 TEMPLATES = ROOT / "templates"
@@ -36,8 +37,12 @@ STAGING_PREFIX = ".render-"
 LOCK_WAIT_S = 120.0
 # Committed beside the rendered files but written by `make lock`, not by render: a re-render keeps them and the
 # drift check leaves them to `check_locks` (scripts/build/lock.py).
-LOCK_NAME = "requirements.lock"
-KEPT = (LOCK_NAME,)
+LOCK_NAME = lock_name(NATIVE_NAME)        # requirements.lock; another platform's is requirements.<arch>.lock
+
+
+def kept_name(name: str) -> bool:
+    """A file `make lock` owns beside the rendered ones (any platform's lock)."""
+    return is_lock_name(name)
 
 
 def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
@@ -185,7 +190,7 @@ def _staging(images: Path, scratch: Path) -> Path:
 
 
 def write_images(files: dict[str, str], images: Path = IMAGES, scratch: Path | None = None) -> list[str]:
-    """Replace images/ with exactly `files` (plus the KEPT files of the tags that stay); returns the folders (and
+    """Replace images/ with exactly `files` (plus the lock files of the tags that stay); returns the folders (and
     stray files) that were removed.
 
     Nothing is touched until the whole new tree is on disk; the swap is one rename. `scratch` (build/) holds
@@ -203,9 +208,9 @@ def write_images(files: dict[str, str], images: Path = IMAGES, scratch: Path | N
                 (new / rel).write_text(content, encoding="utf-8")
             new.mkdir(exist_ok=True)
             for tag in sorted(wanted):
-                for name in KEPT:
-                    if (images / tag / name).is_file() and not (new / tag / name).exists():
-                        shutil.copy2(images / tag / name, new / tag / name)
+                for kept in sorted((images / tag).glob("*.lock")) if (images / tag).is_dir() else []:
+                    if kept_name(kept.name) and kept.is_file() and not (new / tag / kept.name).exists():
+                        shutil.copy2(kept, new / tag / kept.name)
             with _signals_held():
                 if images.is_dir() and not images.is_symlink():
                     if not _exchange(new, images):
@@ -238,7 +243,7 @@ def drift(files: dict[str, str], images: Path = IMAGES) -> list[str]:
 
     def kept(rel: str) -> bool:
         tag, _, name = rel.partition("/")
-        return name in KEPT and tag in rendered_tags
+        return kept_name(name) and tag in rendered_tags
 
     problems += sorted(rel for rel in found - set(files) if not kept(rel))
     return sorted(problems)

@@ -20,7 +20,7 @@ SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([bkmgt]?)(?:i?b)?$", re.IGNORECASE)
 # host[:port][/path] as Docker reads a registry prefix; no spaces, no upper case in the path, no trailing '/'.
 REGISTRY = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 # Knobs with a non-empty default: an empty value was given on purpose, and is an error rather than the default.
-EMPTY_IS_ERROR = frozenset({"SHM_SIZE", "VERIFY_TIMEOUT", "NODES", "GPUS", "BENCH_RUNS"})
+EMPTY_IS_ERROR = frozenset({"SHM_SIZE", "VERIFY_TIMEOUT", "NODES", "GPUS", "BENCH_RUNS", "BENCH_ROUNDS"})
 # Knobs that are switches: their flag takes no value.
 SWITCHES = frozenset({"KEEP_GOING", "FORCE", "INDEX_ONLY"})
 BUILD_ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -41,6 +41,7 @@ KNOBS: dict[str, tuple[str, str]] = {
     "REGISTRY": ("--registry", "registry prefix (host[:port][/path]) of pushed images and manifests, e.g. ghcr.io/acme"),
     "EXTRA_BUILD_ARGS": ("--extra-build-args", "more KEY=VALUE build arguments, space-separated (e.g. COLD=1)"),
     "BENCH_RUNS": ("--runs", "runs of `import torch` per image; the median counts (default 5)"),
+    "BENCH_ROUNDS": ("--rounds", "cold builds of each Dockerfile, in alternating order; the median counts (default 2)"),
     "NODES": ("--nodes", "nodes (default 1)"),
     "GPUS": ("--gpus", "GPUs per node (default 1)"),
     "PLATFORM": ("--platform", "one platform of the image, e.g. linux/arm64 (emulated on another host); "
@@ -167,6 +168,7 @@ class Settings:
     index_only: bool = False
     extra_build_args: tuple[str, ...] = ()
     bench_runs: int = 5
+    bench_rounds: int = 2
     docker_cli: str | None = None
     uv: str | None = None
     registry_user: str | None = None
@@ -276,6 +278,8 @@ def _parse_knob(knob: str, value: str) -> dict[str, object]:
         return {"extra_build_args": parse_build_args(value, knob)}
     if knob == "BENCH_RUNS":
         return {"bench_runs": parse_count(value, knob)}
+    if knob == "BENCH_ROUNDS":
+        return {"bench_rounds": parse_count(value, knob)}
     if knob == "NODES":
         return {"nodes": parse_count(value, knob)}
     if knob == "GPUS":

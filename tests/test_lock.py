@@ -13,6 +13,7 @@ from scripts.build.lock import (
     _link_folder,
     check_locks,
     input_digest,
+    lock_path,
     lock_problem,
     parse_lock,
     stage_for_build,
@@ -122,10 +123,10 @@ def test_a_local_version_wheel_is_hidden_from_images_that_do_not_ask_for_it(tmp_
     (src / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"x")
     cuda = dataclasses.replace(CPU, torch_requirement="torch==2.13.0", torch_index_url=None, cuda="13.0")
     (tmp_path / "a").mkdir()
-    _link_folder(cuda, [src], tmp_path / "a")
+    _link_folder(cuda, [src], tmp_path / "a", "x86_64")
     assert list((tmp_path / "a").iterdir()) == []
     (tmp_path / "b").mkdir()
-    _link_folder(CPU, [src], tmp_path / "b")
+    _link_folder(CPU, [src], tmp_path / "b", "x86_64")
     assert [p.name for p in (tmp_path / "b").iterdir()] == ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"]
 
 
@@ -135,15 +136,39 @@ def test_a_local_version_wheel_is_hidden_from_images_that_do_not_ask_for_it(tmp_
     ("bcrypt-5.0.0-cp39-abi3-manylinux_2_34_x86_64.whl", "3.12", True),
     ("six-1.0-py2.py3-none-any.whl", "3.10", True),
     ("numpy-2.4.6-cp311-cp311-macosx_11_0_arm64.whl", "3.11", False),
+    ("numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl", "3.11", False),
 ])
 def test_wheel_fits(name, python, fits):
     assert wheel_fits(name, python) is fits
 
 
+@pytest.mark.parametrize(("name", "machine", "fits"), [
+    ("numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl", "aarch64", True),
+    ("numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl", "x86_64", False),
+    ("torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl", "aarch64", False),
+    ("filelock-4.2.11-py3-none-any.whl", "aarch64", True),
+    ("numpy-2.4.6-cp311-cp311-macosx_11_0_arm64.whl", "aarch64", False),
+])
+def test_wheel_fits_the_platforms_machine(name, machine, fits):
+    assert wheel_fits(name, "3.11", machine) is fits
+
+
+def test_each_platform_has_its_own_lock_digest_and_file(tmp_path, CPU):
+    multi = dataclasses.replace(CPU, platforms=["linux/amd64", "linux/arm64"])
+    assert input_digest(multi, "linux/arm64") != input_digest(multi, "linux/amd64") == input_digest(CPU)
+    assert lock_path(multi, tmp_path, "linux/arm64").name == "requirements.arm64.lock"
+    assert [line.split(" (")[0] for line in check_locks([multi], tmp_path, print)] == [
+        f"{CPU.tag}/requirements.lock", f"{CPU.tag}/requirements.arm64.lock"]
+    _write_lock(tmp_path, CPU)                          # amd64's lock, current
+    (tmp_path / CPU.tag / "requirements.arm64.lock").write_text("left from when the image had linux/arm64\n")
+    assert check_locks([CPU], tmp_path, print) == [
+        f"{CPU.tag}/requirements.arm64.lock (no platform of the image uses it; run `make lock IMAGE={CPU.tag}`)"]
+
+
 def test_template_installs_the_lock_with_uv_hashes_required_and_bytecode(CPU):
     text = (TEMPLATES / "partials" / "builder.j2").read_text()
-    assert f"/wheels/uv-{UV_VERSION}-*.whl" in text
-    assert "--require-hashes" in text and "requirements.lock" in text
+    assert f"/wheels/uv-{UV_VERSION}-*manylinux*_" in text
+    assert "--require-hashes" in text and "/tmp/locks/" in text
     dockerfile = render_dockerfile(CPU)
     # the verify package stays the last layer, so a verify-only change rebuilds in well under a second
     assert dockerfile.rstrip().splitlines()[-1] == "COPY verify /opt/verify/verify"

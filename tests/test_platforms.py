@@ -17,7 +17,6 @@ from scripts.build.base_platform import (
     platform_image,
     scratch_dockerfile,
     split_by_route,
-    stage_platform_wheels,
 )
 from scripts.errors import UserError
 from scripts.plan.compat import load_compat
@@ -125,12 +124,16 @@ def test_old_torch_without_aarch64_wheels_names_the_releases_that_have_them():
                              distro="debian12") == []
 
 
-def test_dockerfile_is_one_file_with_targetarch_only_where_multi_platform(by_tag):
+def test_dockerfile_is_one_file_whose_targetarch_picks_the_platforms_lock(by_tag):
     multi = render_dockerfile(by_tag[MULTI])
     assert "ARG TARGETARCH" in multi and "# Platforms: linux/amd64, linux/arm64." in multi
+    for arch, name in (("amd64", "requirements.lock"), ("arm64", "requirements.arm64.lock")):
+        assert f"source=images/{MULTI}/{name},target=/tmp/locks/{arch}" in multi
+    assert 'lock=/tmp/locks/$arch' in multi and '-r "$lock"' in multi
     single = render_dockerfile(by_tag[CPU])
-    assert "TARGETARCH" not in single
-    assert "ARG PIP_NO_INDEX=0" in single and "ARG PIP_NO_INDEX=0" in multi
+    assert f"source=images/{CPU}/requirements.lock,target=/tmp/locks/amd64" in single
+    assert "requirements.arm64.lock" not in single and "# Platforms:" not in single
+    assert '/wheels/uv-0.13.9-*manylinux*_"$(uname -m)".whl' in multi     # uv for the machine being built
 
 
 def test_base_tags_follow_the_platform_not_the_host():
@@ -167,19 +170,32 @@ def test_base_route_never_imports_on_an_arm64_host(by_tag):
                                                           "torchimages-base/debian12:latest-arm64"}
 
 
-def test_emulated_build_stages_only_that_architectures_wheels(tmp_path, by_tag):
-    folder, target = tmp_path / "wheels", tmp_path / "stage"
+def test_emulated_build_stages_only_that_architectures_locked_wheels(tmp_path, by_tag):
+    """Each platform has its own lock; staging for linux/arm64 takes the aarch64 (or pure) wheels whose hash is
+    in requirements.arm64.lock, and the aarch64 uv wheel."""
+    from scripts.build.lock import DIGEST_LINE, input_digest, stage_for_build
+    spec = by_tag[MULTI]
+    folder, target, images = tmp_path / "wheels", tmp_path / "stage", tmp_path / "images"
     folder.mkdir()
-    target.mkdir()
-    for name in ("torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl", "torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl",
-                 "numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
-                 "numpy-2.4.6-cp312-cp312-manylinux_2_28_aarch64.whl", "filelock-4.2.11-py3-none-any.whl", "junk.whl"):
-        (folder / name).write_bytes(b"handmade")
-    staged = stage_platform_wheels([folder], "linux/arm64", "3.11", target, [])
-    assert staged == ["filelock-4.2.11-py3-none-any.whl",
-                      "numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
-                      "torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl"]
-    assert sorted(p.name for p in target.iterdir()) == staged
+    (images / spec.tag).mkdir(parents=True)
+    names = ("torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl", "torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+             "filelock-4.2.11-py3-none-any.whl", "uv-0.13.9-py3-none-manylinux_2_17_aarch64.manylinux2014_aarch64.whl",
+             "uv-0.13.9-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl")
+    for name in names:
+        (folder / name).write_bytes(b"handmade " + name.encode())
+    import hashlib
+    digest = {n: hashlib.sha256(b"handmade " + n.encode()).hexdigest() for n in names}
+    lock = (f"# handmade lock\n{DIGEST_LINE}{input_digest(spec, 'linux/arm64')}\n"
+            f"torch=={spec.torch} \\\n    --hash=sha256:{digest[names[0]]}\n"
+            f"filelock==4.2.11 \\\n    --hash=sha256:{digest[names[2]]}\n")
+    (images / spec.tag / "requirements.arm64.lock").write_text(lock)
+    staged, offline = stage_for_build(spec, images, [folder], target, tmp_path / "uv", "linux/arm64")
+    assert sorted(staged) == sorted([names[0], names[2], names[3]]) and offline
+    assert sorted(p.name for p in target.iterdir()) == sorted(staged)
+    with pytest.raises(UserError, match=r"requirements\.lock is missing"):       # amd64's lock is its own file
+        stage_for_build(spec, images, [folder], tmp_path / "stage2", tmp_path / "uv", "linux/amd64")
+    with pytest.raises(UserError, match="is not built for linux/s390x"):
+        stage_for_build(spec, images, [folder], tmp_path / "stage3", tmp_path / "uv", "linux/s390x")
 
 
 def test_build_argv_per_platform(by_tag, tmp_path):
@@ -198,10 +214,10 @@ def test_build_argv_per_platform(by_tag, tmp_path):
         platform_argv(classic, spec, "linux/amd64,linux/arm64", tmp_path)
     assert build_definition(spec)["platforms"] == ["linux/amd64", "linux/arm64"]
     argv = build_argv(BuildClient(classic, {}, "classic+buildkit"), spec, tmp_path / "Dockerfile", "base:x", "", None,
-                      None, tmp_path, "linux/arm64", offline_wheels=True)
+                      None, tmp_path, "linux/arm64", offline=True)
     assert argv[:6] == [*classic, "-t", f"testimages:{MULTI}-arm64", "--platform", "linux/arm64"]
-    assert "PIP_NO_INDEX=1" in argv and argv[-1] == str(tmp_path)
-    assert "PIP_NO_INDEX=1" not in build_argv(BuildClient(classic, {}, "classic+buildkit"), spec, tmp_path / "D",
+    assert "OFFLINE=1" in argv and argv[-1] == str(tmp_path)
+    assert "OFFLINE=1" not in build_argv(BuildClient(classic, {}, "classic+buildkit"), spec, tmp_path / "D",
                                                 "base:x", "", None, None, tmp_path)
 
 
@@ -212,12 +228,17 @@ def test_scratch_base_and_debootstrap_argv(tmp_path):
         "debootstrap", "--arch=arm64", "--variant=minbase", "bookworm", str(tmp_path), "http://deb.debian.org/debian"]
 
 
-def _binfmt(tmp_path: Path, handler: str | None, flags: str = "PF", state: str = "enabled") -> Path:
+def _binfmt(tmp_path: Path, handler: str | None, flags: str = "PF", state: str = "enabled",
+            qemu_version: str = "10.0.2") -> Path:
+    """A binfmt_misc folder whose handler names an interpreter that reports `qemu_version` (a stand-in script)."""
     root = tmp_path / "binfmt_misc"
     root.mkdir(parents=True)
     (root / "status").write_text("enabled\n")
+    interpreter = tmp_path / "qemu-aarch64-handmade"
+    interpreter.write_text(f"#!/bin/sh\necho 'qemu-aarch64 version {qemu_version} (handmade)'\n")
+    interpreter.chmod(0o755)
     if handler:
-        (root / handler).write_text(f"{state}\ninterpreter /usr/libexec/qemu-binfmt/aarch64-binfmt-P\nflags: {flags}\n")
+        (root / handler).write_text(f"{state}\ninterpreter {interpreter}\nflags: {flags}\n")
     return root
 
 
@@ -233,6 +254,8 @@ def test_emulation_problems_say_how_to_fix(tmp_path):
     assert "is disabled" in (emulation_problem(arm, _binfmt(tmp_path / "c", "qemu-aarch64", state="disabled"),
                                                host="linux/amd64") or "")
     assert emulation_problem(arm, _binfmt(tmp_path / "d", "qemu-aarch64"), host="linux/amd64") is None
+    old = emulation_problem(arm, _binfmt(tmp_path / "e", "qemu-aarch64", qemu_version="7.2.0"), host="linux/amd64")
+    assert old is not None and "is qemu 7" in old and "bookworm-backports qemu-user-static" in old
 
 
 X86_CPUINFO_HANDMADE = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu sse2\n"

@@ -48,7 +48,7 @@ def test_pypi_keyword_resolves_each_releases_default_build(shipped):
 def test_cuda_images_carry_their_driver_floor_from_compat(shipped):
     by_tag = {s.tag: s for s in shipped}
     assert by_tag["2.15.0-cuda13.2-cudnn9-runtime-debian12"].env["TORCHIMAGES_DRIVER_MIN"] == "580.65.06"
-    assert by_tag["2.14.1-cuda12.6-cudnn9-runtime-ubuntu22.04"].env["TORCHIMAGES_DRIVER_MIN"] == "525.60.13"
+    assert by_tag["2.10.0-cuda12.8-cudnn9-runtime-ubuntu22.04"].env["TORCHIMAGES_DRIVER_MIN"] == "525.60.13"
     dockerfile = (ROOT / "images" / "2.15.0-cuda13.2-cudnn9-runtime-debian12" / "Dockerfile").read_text()
     assert 'TORCHIMAGES_DRIVER_MIN="580.65.06"' in dockerfile
 
@@ -88,17 +88,12 @@ def test_the_workflow_stages_the_locked_wheels_before_bake():
     assert bakes and stage < min(bakes) and steps[stage]["env"]["IMAGE"] == "${{ matrix.tag }}"
 
 
-def test_every_shipped_image_has_a_current_lock_with_a_hash_for_every_pin(shipped):
-    from scripts.build.lock import lock_path, lock_problem, parse_lock
+def test_every_shipped_image_has_a_current_lock_with_a_hash_for_every_pin_per_platform(shipped):
+    from scripts.build.lock import lock_path, lock_problem, parse_lock, stray_locks
     images = ROOT / "images"
-    for spec in shipped:
-        problem = lock_problem(spec, images)
-        if problem and problem.startswith("unresolved"):
-            # only an image whose torch index could not be reached where the lock was made (download.pytorch.org)
-            assert spec.torch_index_url and "+" not in spec.torch_requirement, problem
-            continue
-        assert problem is None, f"{spec.tag}: {problem}"
-        pins = {p.name: p for p in parse_lock(lock_path(spec, images).read_text())}
+    for spec, platform in [(s, p) for s in shipped for p in s.platforms]:
+        assert lock_problem(spec, images, platform) is None, f"{spec.tag} {platform}"
+        pins = {p.name: p for p in parse_lock(lock_path(spec, images, platform).read_text())}
         assert all(p.hashes for p in pins.values()), spec.tag
         assert pins["torch"].version == spec.torch_requirement.split("==")[1]
         for name, version in spec.packages.items():
@@ -106,6 +101,9 @@ def test_every_shipped_image_has_a_current_lock_with_a_hash_for_every_pin(shippe
         assert {"sympy", "networkx", "filelock", "jinja2"} <= set(pins)     # torch's own dependencies too
         if spec.cuda:
             assert "triton" in pins and any(n.startswith("nvidia-cu") for n in pins)
+        assert stray_locks(spec, images) == []
+    multi = [s for s in shipped if "linux/arm64" in s.platforms]
+    assert multi and all((images / s.tag / "requirements.arm64.lock").is_file() for s in multi)
 
 
 def test_the_cpu_lock_pins_the_local_wheel_by_its_own_hash(shipped):

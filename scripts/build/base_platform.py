@@ -13,8 +13,7 @@ client argv, the base of a platform, the wheels of an architecture, and the veri
 """
 from __future__ import annotations
 
-import os
-import shutil
+import re
 import subprocess
 import tempfile
 import time
@@ -22,21 +21,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-from packaging.version import InvalidVersion
-
 from ..errors import UserError
 from ..plan.platforms import NATIVE_NAME, arch_of, base_tag, host_platform, machine_of, select_platforms
 from ..plan.spec import ImageSpec
 from .base import debootstrap_to_tar, require_debootstrap
 from .engine import image_exists, registry_reachable
-from .wheels import fits_python
 
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
 UBUNTU_KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
 INSTALL_HINT = ("install and register it: `apt-get install qemu-user-static binfmt-support` (Debian/Ubuntu; "
                 "if {binfmt} is empty mount it first: `mount -t binfmt_misc binfmt_misc {binfmt}`), or "
                 "`docker run --privileged --rm tonistiigi/binfmt --install {arch}` where a registry is reachable")
+MIN_QEMU = 8        # qemu-user 7.2 (Debian 12's) segfaults in `import torch` for aarch64; 10.0 runs the suite
 Log = Callable[[str], None]
 
 
@@ -59,7 +55,27 @@ def emulation_problem(platform: str, binfmt: Path = BINFMT, host: str | None = N
     if "F" not in flags:
         return (f"the qemu-{machine} handler has no F (fix-binary) flag, so containers cannot find the "
                 f"interpreter; re-register it with qemu-user-static's binfmt file (flags: F), {hint}")
+    interpreter = next((line.split(" ", 1)[1].strip() for line in text.splitlines()
+                        if line.startswith("interpreter ")), "")
+    major = qemu_major(interpreter) if interpreter else None
+    if major is not None and major < MIN_QEMU:
+        return (f"{interpreter} is qemu {major}: torch's {machine} build crashes on import (SIGSEGV) under qemu "
+                f"before {MIN_QEMU}; install qemu-user-static {MIN_QEMU}+ (Debian 12: `apt-get install -t "
+                f"bookworm-backports qemu-user-static`) and re-register it, or run `scripts/bootstrap.sh test-tools` "
+                f"as root, which does both")
     return None
+
+
+def qemu_major(interpreter: str) -> int | None:
+    """The major version `<interpreter> --version` reports (qemu-aarch64 version 10.0.2 → 10); None when unknown.
+    The F flag pins the binary registered at registration time, so a later upgrade needs a re-registration too
+    (scripts/bootstrap.sh test-tools does it)."""
+    try:
+        proc = subprocess.run([interpreter, "--version"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"version (\d+)\.", proc.stdout)
+    return int(match.group(1)) if match else None
 
 
 def debootstrap_argv(*, arch: str, codename: str, mirror: str, distro: str, rootfs: Path) -> list[str]:
@@ -240,30 +256,3 @@ def platform_run_options(client: Any, spec: ImageSpec, platform: str | None) -> 
     if platform is None or platform == NATIVE_NAME:
         return spec.image, spec.tag, more
     return platform_image(spec, platform), f"{spec.tag}-{arch_of(platform)}", {**more, "platform": platform}
-
-
-def stage_platform_wheels(folders: list[Path], platform: str, python: str, target: Path, already: list[str]) -> list[str]:
-    """For a build of another platform, every wheel of that architecture (or pure Python) for the image's Python
-    in the local folders, dependencies included, so that the emulated pip installs from the folder instead of
-    downloading (and checking TLS) under emulation. The pinned wheels are already staged (`already`)."""
-    machine = machine_of(platform)
-    staged = []
-    for folder in folders:
-        for wheel in sorted(folder.glob("*.whl")):
-            name = wheel.name
-            if name in already or (target / name).exists():
-                continue
-            try:
-                _, _, _, tags = parse_wheel_filename(name)
-            except (InvalidWheelFilename, InvalidVersion):
-                continue
-            if not any(t.platform == "any" or t.platform.endswith(machine) for t in tags):
-                continue
-            if not fits_python(tags, python):
-                continue
-            try:
-                os.link(wheel, target / name)
-            except OSError:
-                shutil.copy2(wheel, target / name)
-            staged.append(name)
-    return staged

@@ -17,9 +17,9 @@ from .. import ROOT
 from ..errors import UserError
 from ..plan.platforms import NATIVE_NAME, arch_of
 from ..plan.spec import ImageSpec
-from .base_platform import platform_argv, platform_image, resolve_platform_base, stage_platform_wheels
+from .base_platform import platform_argv, platform_image, resolve_platform_base
 from .engine import BuildClient, image_exists, registry_reachable
-from .lock import stage_for_build
+from .lock import fetch_platform_wheels, stage_for_build
 from .wheels import stage_wheels
 
 TAIL = 25
@@ -82,14 +82,14 @@ def build_definition(spec: ImageSpec, registry: str = "") -> dict[str, Any]:
 
 def build_argv(cli: BuildClient, spec: ImageSpec, dockerfile: Path, base: str, torch_index: str,
                ca: str | None, network: str | None, root: Path = ROOT, platform: str | None = None,
-               offline_wheels: bool = False) -> list[str]:
+               offline: bool = False) -> list[str]:
     """The CLI form of `build_definition`. `platform`: one of the image's (its local tag gets -<arch> unless
     linux/amd64) or a comma list (a buildx multi-platform build into an OCI archive); None: the engine's own.
-    `offline_wheels`: pip installs from the staged folder only (PIP_NO_INDEX=1)."""
+    `offline`: the staged folder holds every locked wheel, so uv asks no index at all (OFFLINE=1)."""
     definition = build_definition(spec)
     args = {**definition["args"], "BASE_IMAGE": base, "TORCH_INDEX_URL": torch_index}
-    if offline_wheels:
-        args["PIP_NO_INDEX"] = "1"
+    if offline:
+        args["OFFLINE"] = "1"
     labels = {**definition["labels"],
               "org.opencontainers.image.created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "org.opencontainers.image.revision": _git_revision(root)}
@@ -153,27 +153,28 @@ def build_one(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
     req.logs.mkdir(parents=True, exist_ok=True)
     log_path = req.logs / (f"{spec.tag}-{arch_of(platform)}.log" if foreign and platform else f"{spec.tag}.log")
     staged = stage_wheels(spec, list(req.folders), req.wheels_stage, platform if foreign else None)
-    try:        # the lock decides what is installed: its local wheels and uv's wheel join the stage
-        locked, lock_complete = stage_for_build(spec, req.images_dir, list(req.folders), req.wheels_stage,
-                                                req.uv_cache or req.root / "build" / "cache" / "uv")
+    targets = platform.split(",") if platform else [spec.platforms[0]]
+    uv_cache = req.uv_cache or req.root / "build" / "cache" / "uv"
+    offline = True
+    try:        # each platform's lock decides what is installed: its local wheels and uv's wheel join the stage
+        for target in targets:
+            folders = list(req.folders)
+            if foreign:     # downloads under the emulator are slow: fetch that platform's locked wheels natively
+                echo(f"==> {spec.tag}: fetching the locked {target} wheels natively (hashes checked) ...")
+                folders.append(fetch_platform_wheels(spec, req.images_dir, target, uv_cache.parent,
+                                                     env={**req.env, **cli.env}))
+            locked, lock_complete = stage_for_build(spec, req.images_dir, folders, req.wheels_stage, uv_cache, target)
+            staged = sorted(set(staged) | set(locked))
+            offline = offline and lock_complete
     except UserError as exc:
         return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
-    staged = sorted(set(staged) | set(locked))
     local_torch = any(name.startswith("torch-") for name in staged)
-    offline = False
-    if foreign and platform:
-        # Emulated pip is slow and its TLS checks slower: with the platform's torch staged, install every
-        # dependency from the local folders too, and from nowhere else.
-        more = stage_platform_wheels(list(req.folders), platform, spec.python, req.wheels_stage, staged)
-        offline = local_torch
-        staged += more
     torch_index = "" if local_torch else (spec.torch_index_url or "")
     shown = ", ".join(staged) if len(staged) <= 6 else f"{len(staged)} wheels ({', '.join(staged[:3])}, ...)"
     echo(f"==> {spec.tag}{' for ' + platform if platform else ''}: base {base} ({why}); CA secret: {req.ca or 'none'}; "
-         f"local wheels: {shown or 'none'}{' (pip offline)' if offline else ''}")
+         f"local wheels: {shown or 'none'}{' (offline: every locked wheel is local)' if offline else ''}")
     argv = build_argv(cli, spec, dockerfile, base, torch_index, req.ca, network, req.root, platform, offline)
-    extra = (["OFFLINE=1"] if lock_complete and not foreign else []) + list(req.extra_build_args)
-    argv[-1:-1] = [word for kv in extra for word in ("--build-arg", kv)]
+    argv[-1:-1] = [word for kv in req.extra_build_args for word in ("--build-arg", kv)]
     with open(log_path, "w", encoding="utf-8") as log:
         log.write("$ " + " ".join(argv) + "\n")
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -1,6 +1,7 @@
-"""`make lock`: images/<tag>/requirements.lock, the complete hashed set an image installs, per Python and platform.
+"""`make lock`: images/<tag>/requirements.lock (linux/amd64) and requirements.<arch>.lock (each other platform of
+the image), the complete hashed set an image installs, per Python and platform.
 
-Resolved with `uv pip compile --generate-hashes` for the image's Python on x86_64 manylinux_2_28, from PyPI plus the
+Resolved with `uv pip compile --generate-hashes` for the image's Python on <machine> manylinux_2_28, from PyPI plus the
 local wheel folders (a torch build that exists only in a wheel folder, e.g. 2.13.0+cpu, is locked with the hash of
 that file). The header records a digest of the spec's requirement inputs; `make check-render` compares it, so a
 matrix change without `make lock` fails there. The build installs the lock with `--require-hashes`.
@@ -25,11 +26,13 @@ from packaging.version import InvalidVersion
 from .. import ROOT
 from ..errors import UserError
 from ..fsutil import atomic_write
+from ..plan.platforms import NATIVE_NAME, is_lock_name, lock_name, machine_of
 from ..plan.spec import ImageSpec
-from ..render import LOCK_NAME
 from .wheels import fits_python
 
-PLATFORM = "x86_64-manylinux_2_28"
+# uv's --python-platform per image platform; manylinux_2_28 is what torch's wheels need on both
+UV_PLATFORMS = {"linux/amd64": "x86_64-manylinux_2_28", "linux/arm64": "aarch64-manylinux_2_28"}
+PLATFORM = UV_PLATFORMS[NATIVE_NAME]
 DEFAULT_FOLDERS = ("/opt/wheels", "/opt/pypi-more/files")
 DIGEST_LINE = "# input-digest: "
 UNRESOLVED_LINE = "# UNRESOLVED: "
@@ -48,17 +51,30 @@ def requirements(spec: ImageSpec) -> list[str]:
     return reqs
 
 
-def input_digest(spec: ImageSpec) -> str:
-    """sha256 over the package inputs of a spec only (requirements, Python, platform, torch index): a change
-    elsewhere in the spec (ENV, labels, base image, a new image beside it) never stales the lock."""
-    data = {"requirements": requirements(spec), "python": spec.python, "platform": PLATFORM,
+def uv_platform(platform: str) -> str:
+    """uv's --python-platform for an image platform; a UserError for one no lock can be made for."""
+    try:
+        return UV_PLATFORMS[platform]
+    except KeyError:
+        raise UserError(f"cannot lock for {platform}: locks exist for {', '.join(UV_PLATFORMS)}") from None
+
+
+def input_digest(spec: ImageSpec, platform: str = NATIVE_NAME) -> str:
+    """sha256 over the package inputs of one platform of a spec only (requirements, Python, platform, torch index):
+    a change elsewhere in the spec (ENV, labels, base image, a new image beside it) never stales the lock."""
+    data = {"requirements": requirements(spec), "python": spec.python, "platform": uv_platform(platform),
             "torch_index_url": spec.torch_index_url or ""}
     return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-def lock_path(spec: ImageSpec, images: Path) -> Path:
-    """images/<tag>/requirements.lock."""
-    return images / spec.tag / LOCK_NAME
+def lock_path(spec: ImageSpec, images: Path, platform: str = NATIVE_NAME) -> Path:
+    """images/<tag>/requirements.lock for linux/amd64, images/<tag>/requirements.<arch>.lock for another platform."""
+    return images / spec.tag / lock_name(platform)
+
+
+def lock_label(spec: ImageSpec, platform: str) -> str:
+    """images/<tag>/<lock file>, as messages name it."""
+    return f"images/{spec.tag}/{lock_name(platform)}"
 
 
 def canonical(name: str) -> str:
@@ -105,13 +121,13 @@ def header_digest(text: str) -> str | None:
     return None
 
 
-def lock_problem(spec: ImageSpec, images: Path) -> str | None:
-    """Why images/<tag>/requirements.lock cannot be used as it is, or None when it is current."""
-    path = lock_path(spec, images)
+def lock_problem(spec: ImageSpec, images: Path, platform: str = NATIVE_NAME) -> str | None:
+    """Why the lock of one platform of an image cannot be used as it is, or None when it is current."""
+    path = lock_path(spec, images, platform)
     if not path.exists():
         return "missing"
     text = path.read_text(encoding="utf-8")
-    if header_digest(text) != input_digest(spec):
+    if header_digest(text) != input_digest(spec, platform):
         return "stale (matrix inputs changed since `make lock`)"
     if UNRESOLVED_LINE in text:
         return "unresolved: " + text.split(UNRESOLVED_LINE, 1)[1].splitlines()[0]
@@ -137,23 +153,23 @@ def _wheel_name_version(filename: str) -> tuple[str, str] | None:
     return str(name), filename.split("-")[1]
 
 
-def wheel_fits(filename: str, python: str) -> bool:
-    """A wheel this image's Python on x86_64 Linux can install: cpXY, abi3 or pure; manylinux x86_64 or any."""
+def wheel_fits(filename: str, python: str, machine: str = "x86_64") -> bool:
+    """A wheel this image's Python on `machine` Linux can install: cpXY, abi3 or pure; manylinux <machine> or any."""
     try:
         _, _, _, tags = parse_wheel_filename(filename)
     except (InvalidWheelFilename, InvalidVersion):
         return False
-    plat_ok = any(t.platform == "any" or ("x86_64" in t.platform and "linux" in t.platform) for t in tags)
+    plat_ok = any(t.platform == "any" or (t.platform.endswith(machine) and "linux" in t.platform) for t in tags)
     return plat_ok and fits_python(tags, python)
 
 
-def _torch_is_local(spec: ImageSpec, folders: list[Path]) -> bool:
+def _torch_is_local(spec: ImageSpec, folders: list[Path], machine: str) -> bool:
     version = spec.torch_requirement.split("==", 1)[1]
-    return any(_wheel_name_version(w.name) == ("torch", version) and wheel_fits(w.name, spec.python)
+    return any(_wheel_name_version(w.name) == ("torch", version) and wheel_fits(w.name, spec.python, machine)
                for folder in folders for w in folder.glob("torch-*.whl"))
 
 
-def _link_folder(spec: ImageSpec, folders: list[Path], into: Path) -> str:
+def _link_folder(spec: ImageSpec, folders: list[Path], into: Path, machine: str) -> str:
     """One find-links folder of symlinks to the local wheels this image may use.
 
     A local-version build (torch 2.13.0+cpu) satisfies `torch==2.13.0` under PEP 440, so such wheels are left out
@@ -167,7 +183,7 @@ def _link_folder(spec: ImageSpec, folders: list[Path], into: Path) -> str:
             name, version = parsed
             if "+" in version and wanted.get(name) != version:
                 continue
-            if wheel_fits(wheel.name, spec.python) and not (into / wheel.name).exists():
+            if wheel_fits(wheel.name, spec.python, machine) and not (into / wheel.name).exists():
                 (into / wheel.name).symlink_to(wheel.resolve())
     return str(into)
 
@@ -189,17 +205,19 @@ def _index_reachable(url: str) -> bool:
 
 
 def compile_lock(spec: ImageSpec, folders: list[Path], previous: str | None = None, *,
-                 env: Mapping[str, str], uv: str | None = None) -> str:
-    """The lock text for one image (header + uv's hashed output); a UserError when it cannot be resolved here.
+                 env: Mapping[str, str], uv: str | None = None, platform: str = NATIVE_NAME) -> str:
+    """The lock text for one platform of an image (header + uv's hashed output); a UserError when it cannot be
+    resolved here.
 
     `previous` (the lock being refreshed) gives uv its pins as preferences, so unchanged inputs keep their pins."""
     reqs = requirements(spec)
-    argv = [_uv(uv), "pip", "compile", "-", "--python-version", spec.python, "--python-platform", PLATFORM,
+    target, machine = uv_platform(platform), machine_of(platform)
+    argv = [_uv(uv), "pip", "compile", "-", "--python-version", spec.python, "--python-platform", target,
             "--generate-hashes", "--no-header", "--index-strategy", "unsafe-best-match", "--quiet"]
     links = tempfile.TemporaryDirectory(prefix="torchimages-lock-")
-    argv += ["--find-links", _link_folder(spec, folders, Path(links.name))]
+    argv += ["--find-links", _link_folder(spec, folders, Path(links.name), machine)]
     sources = ["PyPI"] + [f"find-links {f}" for f in folders]
-    local_build = "+" in spec.torch_requirement and _torch_is_local(spec, folders)
+    local_build = "+" in spec.torch_requirement and _torch_is_local(spec, folders, machine)
     if spec.torch_index_url and not local_build:
         if not _index_reachable(spec.torch_index_url):
             raise IndexUnreachable(f"{spec.tag}: {spec.torch_requirement} comes from {spec.torch_index_url}, which is not "
@@ -219,12 +237,12 @@ def compile_lock(spec: ImageSpec, folders: list[Path], previous: str | None = No
         body = out.read_text(encoding="utf-8") if proc.returncode == 0 else ""
     if proc.returncode != 0:
         detail = " ".join(proc.stderr.split())[:600]
-        raise UserError(f"{spec.tag}: uv could not resolve {', '.join(reqs)} for Python {spec.python} on {PLATFORM}: "
+        raise UserError(f"{spec.tag}: uv could not resolve {', '.join(reqs)} for Python {spec.python} on {target}: "
                         f"{detail}; fix the pins in matrix.yaml or the index/wheel folders")
     header = [
         f"# GENERATED by `make lock` for {spec.image} - DO NOT EDIT; run `make lock IMAGE={spec.tag}` to refresh.",
-        f"{DIGEST_LINE}{input_digest(spec)}",
-        f"# python: {spec.python}  platform: {PLATFORM}  resolver: uv pip compile --generate-hashes",
+        f"{DIGEST_LINE}{input_digest(spec, platform)}",
+        f"# python: {spec.python}  platform: {target}  resolver: uv pip compile --generate-hashes",
         "# requirements: " + " ".join(reqs),
         "# sources: " + ", ".join(s if not s.startswith("find-links") else "find-links <wheel folder>" for s in sources),
     ]
@@ -236,10 +254,10 @@ def compile_lock(spec: ImageSpec, folders: list[Path], previous: str | None = No
     return text
 
 
-def unresolved_stub(spec: ImageSpec, why: str) -> str:
+def unresolved_stub(spec: ImageSpec, why: str, platform: str = NATIVE_NAME) -> str:
     """A lock that records why it could not be resolved here: current for check-render, refused by the build."""
     return (f"# GENERATED by `make lock` for {spec.image} - DO NOT EDIT; run `make lock IMAGE={spec.tag}` to refresh.\n"
-            f"{DIGEST_LINE}{input_digest(spec)}\n"
+            f"{DIGEST_LINE}{input_digest(spec, platform)}\n"
             f"{UNRESOLVED_LINE}{' '.join(why.split())}\n")
 
 
@@ -251,33 +269,48 @@ def write_atomic(path: Path, text: str) -> None:
 
 def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: Mapping[str, str],
             uv: str | None = None, force: bool = False, echo: Callable[[str], None] = print) -> list[str]:
-    """Write the lock of every spec whose lock is missing or stale (all with force); returns the failures."""
+    """Write the lock of every platform of every spec whose lock is missing or stale (all with force); returns the
+    failures. A lock left from a platform the image no longer has is removed."""
     failures = []
-    for spec in specs:
-        problem = lock_problem(spec, images)
+    for spec, platform in [(one, platform) for one in specs for platform in one.platforms]:
+        label = lock_label(spec, platform)
+        problem = lock_problem(spec, images, platform)
         if problem is None and not force:
-            echo(f"  images/{spec.tag}/{LOCK_NAME}: current")
+            echo(f"  {label}: current")
             continue
-        path = lock_path(spec, images)
+        path = lock_path(spec, images, platform)
         previous = path.read_text(encoding="utf-8") if path.exists() and not force else None
         try:
-            text = compile_lock(spec, folders, previous, env=env, uv=uv)
+            text = compile_lock(spec, folders, previous, env=env, uv=uv, platform=platform)
         except IndexUnreachable as exc:
             failures.append(str(exc))
             if problem == "missing" or (problem or "").startswith("stale"):
-                write_atomic(lock_path(spec, images), unresolved_stub(spec, str(exc)))
-            echo(f"  images/{spec.tag}/{LOCK_NAME}: UNRESOLVED (index unreachable; stub written, builds refuse it)")
+                write_atomic(path, unresolved_stub(spec, str(exc), platform))
+            echo(f"  {label}: UNRESOLVED (index unreachable; stub written, builds refuse it)")
             continue
         except UserError as exc:
             failures.append(str(exc))
-            echo(f"  images/{spec.tag}/{LOCK_NAME}: FAILED")
+            echo(f"  {label}: FAILED")
             continue
-        write_atomic(lock_path(spec, images), text)
-        echo(f"  images/{spec.tag}/{LOCK_NAME}: {len(parse_lock(text))} pins ({problem or 'refreshed'})")
+        write_atomic(path, text)
+        echo(f"  {label}: {len(parse_lock(text))} pins ({problem or 'refreshed'})")
+    for spec in specs:
+        for stray in stray_locks(spec, images):
+            stray.unlink()
+            echo(f"  images/{spec.tag}/{stray.name}: removed (not a platform of {spec.tag} any more)")
     return failures
 
 
-def stage_locked_wheels(spec: ImageSpec, lock_text: str, folders: list[Path], target: Path) -> tuple[list[str], bool]:
+def stray_locks(spec: ImageSpec, images: Path) -> list[Path]:
+    """Lock files under images/<tag>/ for a platform the image no longer has."""
+    wanted = {lock_name(p) for p in spec.platforms}
+    folder = images / spec.tag
+    return sorted(p for p in folder.glob("*.lock") if is_lock_name(p.name) and p.name not in wanted) \
+        if folder.is_dir() else []
+
+
+def stage_locked_wheels(spec: ImageSpec, lock_text: str, folders: list[Path], target: Path,
+                        machine: str = "x86_64") -> tuple[list[str], bool]:
     """Hardlink into `target` the local wheels whose name, version and sha256 match the lock.
 
     Returns (staged file names, whether every pin is covered: then the build can run offline)."""
@@ -292,7 +325,8 @@ def stage_locked_wheels(spec: ImageSpec, lock_text: str, folders: list[Path], ta
                 continue
             name, version = parsed
             pin = pins.get(name)
-            if not pin or pin.version != version or not wheel_fits(wheel.name, spec.python) or name in covered:
+            if not pin or pin.version != version or not wheel_fits(wheel.name, spec.python, machine) \
+                    or name in covered:
                 continue
             if sha256_file(wheel) not in pin.hashes:
                 continue
@@ -324,16 +358,20 @@ def sha256_file(path: Path) -> str:
 
 
 def check_locks(specs: list[ImageSpec], images: Path, warn: Callable[[str], None]) -> list[str]:
-    """`check-render` lines for locks that are missing or stale; an unresolved stub is only warned about."""
+    """`check-render` lines for locks that are missing, stale or left from a dropped platform; an unresolved stub is
+    only warned about."""
     problems = []
     for spec in specs:
-        problem = lock_problem(spec, images)
-        if problem is None:
-            continue
-        if problem.startswith("unresolved"):
-            warn(f"warning: images/{spec.tag}/{LOCK_NAME} is {problem[:160]}")
-            continue
-        problems.append(f"{spec.tag}/{LOCK_NAME} ({problem}; run `make lock IMAGE={spec.tag}`)")
+        for platform in spec.platforms:
+            problem = lock_problem(spec, images, platform)
+            if problem is None:
+                continue
+            if problem.startswith("unresolved"):
+                warn(f"warning: {lock_label(spec, platform)} is {problem[:160]}")
+                continue
+            problems.append(f"{spec.tag}/{lock_name(platform)} ({problem}; run `make lock IMAGE={spec.tag}`)")
+        problems += [f"{spec.tag}/{p.name} (no platform of the image uses it; run `make lock IMAGE={spec.tag}`)"
+                     for p in stray_locks(spec, images)]
     return problems
 
 
@@ -341,16 +379,21 @@ UV_VERSION = "0.13.9"      # must equal the uv wheel templates/partials/builder.
 
 
 def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: Path,
-                    uv_cache: Path) -> tuple[list[str], bool]:
-    """`make build`'s hook: refuse a missing/stale/unresolved lock; stage the locked wheels and uv's wheel.
+                    uv_cache: Path, platform: str = NATIVE_NAME) -> tuple[list[str], bool]:
+    """`make build`'s hook for one platform: refuse a missing/stale/unresolved lock; stage its locked wheels and
+    uv's wheel for that machine.
 
     Returns (staged wheel names, offline): offline when the folders hold every locked wheel."""
-    problem = lock_problem(spec, images)
+    if platform not in spec.platforms:
+        raise UserError(f"{spec.tag} is not built for {platform} (its platforms: {', '.join(spec.platforms)})")
+    problem = lock_problem(spec, images, platform)
     if problem:
-        raise UserError(f"{spec.tag}: images/{spec.tag}/{LOCK_NAME} is {problem}: run `make lock IMAGE={spec.tag}` "
+        raise UserError(f"{spec.tag}: {lock_label(spec, platform)} is {problem}: run `make lock IMAGE={spec.tag}` "
                         f"(on a host that reaches the index) and commit it")
-    staged, covered = stage_locked_wheels(spec, lock_path(spec, images).read_text(encoding="utf-8"), folders, target)
-    uv_wheel = find_uv_wheel(folders, uv_cache)
+    machine = machine_of(platform)
+    staged, covered = stage_locked_wheels(spec, lock_path(spec, images, platform).read_text(encoding="utf-8"),
+                                          folders, target, machine)
+    uv_wheel = find_uv_wheel(folders, uv_cache, machine)
     dest = target / uv_wheel.name
     if not dest.exists():
         shutil.copy2(uv_wheel, dest)
@@ -358,22 +401,58 @@ def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: 
     return staged, covered
 
 
-def find_uv_wheel(folders: list[Path], uv_cache: Path) -> Path:
-    """The uv wheel the Dockerfile installs uv from: a wheel folder's, else one downloaded once into
+def fetch_platform_wheels(spec: ImageSpec, images: Path, platform: str, cache: Path, *,
+                          env: Mapping[str, str]) -> Path:
+    """Download the wheels of one platform's lock natively, every hash checked, into cache/wheels-<arch>, and return
+    that folder. An emulated build then installs offline from it instead of downloading GBs under the emulator.
+    Files already there are kept (pip reuses a file whose hash matches)."""
+    machine = machine_of(platform)
+    target = cache / f"wheels-{machine}"
+    # pip does not widen --platform to older manylinux tags as an installer on that machine would: list them
+    platforms = [w for v in range(17, 29) for w in ("--platform", f"manylinux_2_{v}_{machine}")]
+    argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--require-hashes",
+            *platforms, "--platform", f"manylinux2014_{machine}", "--implementation", "cp", "--python-version", spec.python,
+            "--progress-bar", "off", "--quiet", "-r", str(lock_path(spec, images, platform)), "-d", str(target)]
+    if spec.torch_index_url:
+        argv += ["--extra-index-url", spec.torch_index_url]
+    child = dict(env)
+    if os.path.isfile(CA_BUNDLE) and not child.get("PIP_CERT"):
+        child["PIP_CERT"] = CA_BUNDLE
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(argv, capture_output=True, text=True, env=child, timeout=1800, check=False)
+    except OSError as exc:
+        raise UserError(f"cannot fetch the {platform} wheels into {target} ({exc.strerror}); check free space and "
+                        f"permissions of BUILD_DIR") from None
+    except subprocess.TimeoutExpired:
+        raise UserError(f"fetching the {platform} wheels of {spec.tag} took over 30 min; check the network, or put "
+                        f"them into WHEELS=<folder>") from None
+    if proc.returncode != 0:
+        detail = " ".join((proc.stderr or proc.stdout).split())[-500:]
+        raise UserError(f"cannot fetch the {platform} wheels of {lock_label(spec, platform)}: {detail}; check the "
+                        f"network, or put the wheels into WHEELS=<folder>")
+    return target
+
+
+def find_uv_wheel(folders: list[Path], uv_cache: Path, machine: str = "x86_64") -> Path:
+    """The uv wheel for `machine` the Dockerfile installs uv from: a wheel folder's, else one downloaded once into
     uv_cache (BUILD_DIR/cache/uv)."""
+    def ours(wheel: Path) -> bool:
+        return "manylinux" in wheel.name and wheel.name.endswith(f"_{machine}.whl")
+
     for folder in [*folders, uv_cache]:
         for wheel in sorted(folder.glob(f"uv-{UV_VERSION}-*.whl")):
-            if "manylinux" in wheel.name and "x86_64" in wheel.name:
+            if ours(wheel):
                 return wheel
     try:
         uv_cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {uv_cache} ({exc.strerror}); point BUILD_DIR at a writable folder") from None
     proc = subprocess.run([sys.executable, "-m", "pip", "download", f"uv=={UV_VERSION}", "--no-deps", "--only-binary",
-                           ":all:", "--platform", "manylinux_2_17_x86_64", "-d", str(uv_cache)],
+                           ":all:", "--platform", f"manylinux_2_17_{machine}", "-d", str(uv_cache)],
                           capture_output=True, text=True, timeout=300, check=False)
-    found = sorted(uv_cache.glob(f"uv-{UV_VERSION}-*.whl"))
+    found = [w for w in sorted(uv_cache.glob(f"uv-{UV_VERSION}-*.whl")) if ours(w)]
     if proc.returncode != 0 or not found:
-        raise UserError(f"no uv {UV_VERSION} wheel: none in the wheel folders and `pip download uv=={UV_VERSION}` "
+        raise UserError(f"no uv {UV_VERSION} wheel for {machine}: none in the wheel folders and `pip download uv=={UV_VERSION}` "
                         f"failed ({' '.join(proc.stderr.split()[-12:])}); put the uv wheel into WHEELS=<folder>")
     return found[0]

@@ -9,6 +9,7 @@ exists there, so one Dockerfile serves every platform and only the wheels pip pi
 from __future__ import annotations
 
 import platform as _platform
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +119,17 @@ def host_platform(machine: str | None = None) -> str:
 def machine_of(platform: str) -> str:
     """linux/arm64 → aarch64 (what `uname -m` says there)."""
     return PLATFORM_MACHINES.get(platform, arch_of(platform))
+
+
+def lock_name(platform: str) -> str:
+    """The lock file of one platform of an image: requirements.lock for linux/amd64 (the name every single-platform
+    image has always had), requirements.<arch>.lock for the others (requirements.arm64.lock)."""
+    return "requirements.lock" if platform == NATIVE_NAME else f"requirements.{arch_of(platform)}.lock"
+
+
+def is_lock_name(name: str) -> bool:
+    """A file name `lock_name` gives for some platform."""
+    return re.fullmatch(r"requirements(\.[a-z0-9]+)?\.lock", name) is not None
 
 
 def base_tag(distro: str, platform: str) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from . import access as access_kinds
+from .platforms import arch_of, lock_name
 
 Flavor = Literal["runtime", "devel", "cpu"]
 FLAVORS: tuple[str, ...] = get_args(Flavor)
@@ -51,6 +52,11 @@ class ImageSpec:
     @property
     def image(self) -> str:
         return f"{self.repository}:{self.tag}"
+
+    @property
+    def locks(self) -> list[tuple[str, str]]:
+        """(arch, lock file name) per platform, in the image's platform order: what the Dockerfile mounts."""
+        return [(arch_of(p), lock_name(p)) for p in self.platforms]
 
     @property
     def build_args(self) -> dict[str, str]:
