@@ -259,6 +259,8 @@ def test_emulation_problems_say_how_to_fix(tmp_path):
 
 
 X86_CPUINFO_HANDMADE = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu sse2\n"
+QEMU_MAX_CPUINFO_HANDMADE = ("processor\t: 0\nmodel name\t: ARMv8 Processor rev 0 (v8l)\nBogoMIPS\t: 100.00\n"
+                             "Features\t: fp asimd sve sve2 sme\nCPU implementer\t: 0x00\nCPU part\t: 0x051\n")
 ARM_CPUINFO_HANDMADE = "processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\n"
 
 
@@ -279,6 +281,12 @@ def test_emulation_detection(tmp_path, monkeypatch):
     monkeypatch.setattr(environment.platform, "machine", lambda: "x86_64")
     monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", "x86_64")
     assert environment.emulation(str(x86))["emulated"] is False
+    qemu_max = tmp_path / "qemu-max"             # qemu 8+ writes an aarch64 cpuinfo of its own
+    qemu_max.write_text(QEMU_MAX_CPUINFO_HANDMADE)
+    monkeypatch.setattr(environment.platform, "machine", lambda: "aarch64")
+    monkeypatch.delenv("TORCHIMAGES_HOST_ARCH")
+    found = environment.emulation(str(qemu_max))
+    assert found["emulated"] is True and "implementer 0x00" in found["emulation_evidence"]
 
 
 def test_report_environment_line_names_machine_and_emulation():

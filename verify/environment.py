@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -84,6 +85,11 @@ def emulation(cpuinfo_path: str = "/proc/cpuinfo") -> dict[str, Any]:
     for arch, markers in _CPUINFO_MARKERS.items():
         if arch != mine and any(m in cpuinfo for m in markers) and not any(m in cpuinfo for m in _CPUINFO_MARKERS.get(mine, ())):
             return {"machine": machine, "emulated": True, "emulation_evidence": f"/proc/cpuinfo describes an {arch} CPU"}
+    if mine == "aarch64" and re.search(r"^CPU implementer\s*:\s*0x0+\s*$", cpuinfo, re.MULTILINE):
+        # qemu 8+ writes an aarch64 /proc/cpuinfo for its `max` CPU, implementer 0x00: Arm reserves that
+        # code for software, so no silicon (Arm 0x41, NVIDIA 0x4e, Ampere 0xc0, ...) reports it
+        return {"machine": machine, "emulated": True,
+                "emulation_evidence": "/proc/cpuinfo CPU implementer 0x00 (a software CPU model, qemu's max)"}
     return {"machine": machine, "emulated": False, "emulation_evidence": None}
 
 

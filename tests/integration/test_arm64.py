@@ -1,14 +1,18 @@
 """Against the real engine: the arm64 base that `make base PLATFORM=linux/arm64` creates runs under emulation
-and says arm64. Bootstrapping it takes minutes under qemu, so it runs only when ARM64=1 or the base exists."""
+and says arm64, and the shipped multi-platform image builds for arm64 and verifies there. Bootstrapping and
+building take minutes under qemu, so they run only when ARM64=1 or the base/image exists."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
 
 from scripts.build.base_platform import emulation_problem
 from scripts.plan.platforms import base_tag, host_platform
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
+
+IMAGES = ROOT / "images"
 
 BASE = base_tag("debian12", "linux/arm64")
 MULTI = "2.13.0-cuda13.0-cudnn9-runtime-debian12"
@@ -63,3 +67,43 @@ def test_emulation_is_detected_inside_without_help_from_the_host(docker_client, 
     monkeypatch.delenv("TORCHIMAGES_HOST_ARCH", raising=False)
     monkeypatch.setattr(environment.platform, "machine", lambda: "aarch64")
     assert environment.emulation(str(tmp_path / "cpuinfo"))["emulated"] is True
+
+
+@pytest.fixture(scope="module")
+def arm64_image(docker_client, arm64_base, tmp_path_factory) -> str:
+    """The shipped multi-platform image built for linux/arm64 under emulation by `make build PLATFORM=linux/arm64`
+    (its aarch64 wheels fetched natively first, ~3 GB), or the one already built here."""
+    from docker.errors import ImageNotFound
+    image = f"torchimages:{MULTI}-arm64"
+    try:
+        docker_client.images.get(image)
+    except ImageNotFound:
+        if os.environ.get("ARM64") != "1":
+            pytest.skip(f"{image} absent; ARM64=1 builds it (minutes under emulation, ~3 GB of aarch64 wheels)")
+        scratch = tmp_path_factory.mktemp("arm64-build")
+        proc = run_cli("build", env={"PLATFORM": "linux/arm64", "IMAGE": MULTI, "REPORTS_DIR": str(scratch)},
+                       timeout=3000)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    return image
+
+
+def test_arm64_image_is_arm64_and_verifies_under_emulation(docker_client, arm64_image, tmp_path):
+    """`make verify PLATFORM=linux/arm64`: gpu skips, shm, hdf5 and arrow pass, and the report says emulated."""
+    image = docker_client.images.get(arm64_image)
+    assert image.attrs["Architecture"] == "arm64"
+    out = docker_client.containers.run(arm64_image, ["uname", "-m"], remove=True, network_mode="none",
+                                       platform="linux/arm64")
+    assert out.decode().strip() == "aarch64"
+    proc = run_cli("verify", env={"PLATFORM": "linux/arm64", "IMAGE": MULTI, "REPORTS_DIR": str(tmp_path),
+                                  "VERIFY_ARGS": "--checks gpu,shm,hdf5,arrow"}, timeout=1500)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    report = json.loads((tmp_path / f"{MULTI}-arm64.json").read_text())
+    assert {c["name"]: c["status"] for c in report["checks"]} == {"gpu": "skip", "shm": "pass", "hdf5": "pass",
+                                                                   "arrow": "pass"}
+    env = report["environment"]
+    assert env["machine"] == "aarch64" and env["emulated"] is True, env
+    assert "EMULATED" in proc.stdout and "throughput is reported, not judged" in proc.stdout
+    lock = (IMAGES / MULTI / "requirements.arm64.lock").read_text()
+    inside = docker_client.containers.run(arm64_image, ["cat", "/usr/share/torchimages/requirements.lock"],
+                                          remove=True, network_mode="none", platform="linux/arm64").decode()
+    assert inside == lock                                   # the image carries its own platform's lock
