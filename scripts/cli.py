@@ -295,13 +295,17 @@ def cmd_lock(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_stage_wheels(settings: Settings, args: argparse.Namespace) -> int:
     from .build.lock import stage_for_build
     from .build.wheels import stage_wheels
+    from .plan.platforms import select_platforms
     specs = _selected(settings)
     if len(specs) != 1:
         raise UserError("stage-wheels prepares build/wheels for one image: IMAGE=<tag>")
-    folders = list(settings.wheels)
-    stage_wheels(specs[0], folders, settings.wheels_stage)
-    staged, offline = stage_for_build(specs[0], settings.images, folders, settings.wheels_stage, settings.uv_cache)
-    out(f"build/wheels for {specs[0].tag}: {', '.join(staged)}{' (offline-complete)' if offline else ''}")
+    spec, folders = specs[0], list(settings.wheels)
+    stage_wheels(spec, folders, settings.wheels_stage)
+    one = settings.platform not in (None, "all")      # a CI row names its platform; else every one of the image
+    for platform in select_platforms(spec.platforms, settings.platform, spec.tag) if one else spec.platforms:
+        staged, offline = stage_for_build(spec, settings.images, folders, settings.wheels_stage, settings.uv_cache,
+                                          platform)
+        out(f"build/wheels for {spec.tag} ({platform}): {', '.join(staged)}{' (offline-complete)' if offline else ''}")
     return 0
 
 
@@ -420,7 +424,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("lock", "write images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE default: all)", cmd_lock,
             ("IMAGE", "WHEELS", "FORCE")),
     Command("stage-wheels", "fill build/wheels for IMAGE (locked local wheels + uv's wheel) for bake and CI",
-            cmd_stage_wheels, ("IMAGE", "WHEELS")),
+            cmd_stage_wheels, ("IMAGE", "WHEELS", "PLATFORM")),
     Command("bench-build", "cold build: IMAGE vs a plain one-stage pip Dockerfile (build time, size, import torch)",
             cmd_bench_build, ("IMAGE", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "BENCH_RUNS",
                               "BENCH_ROUNDS")),
