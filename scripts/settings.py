@@ -40,7 +40,7 @@ KNOBS: dict[str, tuple[str, str]] = {
     "VERIFY_ARGS": ("--verify-args", "extra arguments for verify inside the container"),
     "REGISTRY": ("--registry", "registry prefix (host[:port][/path]) of pushed images and manifests, e.g. ghcr.io/acme"),
     "EXTRA_BUILD_ARGS": ("--extra-build-args", "more KEY=VALUE build arguments, space-separated (e.g. COLD=1)"),
-    "BENCH_RUNS": ("--runs", "runs of `import torch` per image; the median counts (default 5)"),
+    "BENCH_RUNS": ("--runs", "runs of `import torch` per image, the two images taking turns; the median counts (default 15)"),
     "BENCH_ROUNDS": ("--rounds", "cold builds of each Dockerfile, in alternating order; the median counts (default 2)"),
     "NODES": ("--nodes", "nodes (default 1)"),
     "GPUS": ("--gpus", "GPUs per node (default 1)"),
@@ -167,7 +167,7 @@ class Settings:
     force: bool = False
     index_only: bool = False
     extra_build_args: tuple[str, ...] = ()
-    bench_runs: int = 5
+    bench_runs: int = 15
     bench_rounds: int = 2
     docker_cli: str | None = None
     uv: str | None = None

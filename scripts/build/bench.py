@@ -1,6 +1,6 @@
 """`make bench-build`: in one run, cold, this project's image against a plain one-stage `pip install` Dockerfile
 with the same packages. Prints build time, image size and the in-container `python -c "import torch"` wall time
-(median of several runs) for each, and the three ratios (targets: build <= 0.75, size <= 1.0, import <= 1.0).
+(median of BENCH_RUNS runs, the two images taking turns) for each, and the three ratios (targets: build <= 0.75, size <= 1.0, import <= 1.0).
 
 Cold: `--no-cache` for both, uv told to ignore its cache mount (COLD=1), pip without a cache. Both build FROM the same
 base and see the same wheel folder (build/wheels, staged from the lock). Each is built `rounds` times in alternating
@@ -60,17 +60,30 @@ def _build(argv: list[str], env: Mapping[str, str], log: Path, root: Path) -> fl
     return seconds
 
 
-def import_seconds(client: Any, image: str, runs: int) -> float:
-    """Median wall time of `python -c "import torch"` in one container of `image` (no network)."""
-    code = ("import subprocess,sys,time,json\n"
-            "ts=[]\n"
-            f"for _ in range({runs}):\n"
-            " t=time.perf_counter(); subprocess.run([sys.executable,'-c','import torch'],check=True)\n"
-            " ts.append(time.perf_counter()-t)\n"
-            "print(json.dumps(ts))\n")
-    out = client.containers.run(image, ["python", "-c", code], remove=True, network_mode="none")
-    times = json.loads(out.decode().strip().splitlines()[-1])
-    return float(statistics.median(times))
+ONE_IMPORT = ("import subprocess,sys,time\n"
+              "t=time.perf_counter(); subprocess.run([sys.executable,'-c','import torch'],check=True)\n"
+              "print(time.perf_counter()-t)\n")
+
+
+def import_seconds(client: Any, images: Mapping[str, str], runs: int) -> dict[str, float]:
+    """Median wall time of `python -c "import torch"` per image, measured inside one long-lived container of each
+    (no network), the images taking turns run by run and alternating who goes first: a drift of the machine
+    (another process, the page cache) then hits both alike instead of whichever was measured second."""
+    containers = {who: client.containers.run(image, ["sleep", "infinity"], detach=True, remove=True,
+                                             network_mode="none") for who, image in images.items()}
+    times: dict[str, list[float]] = {who: [] for who in images}
+    try:
+        order = list(images)
+        for run in range(runs):
+            for who in order if run % 2 == 0 else reversed(order):
+                code, out = containers[who].exec_run(["python", "-c", ONE_IMPORT])
+                if code != 0:
+                    raise UserError(f"`import torch` failed in {images[who]}: {out.decode(errors='replace')[-300:]}")
+                times[who].append(float(out.decode().strip().splitlines()[-1]))
+    finally:
+        for container in containers.values():
+            container.remove(force=True)
+    return {who: float(statistics.median(ts)) for who, ts in times.items()}
 
 
 def round_order(rounds: int) -> list[tuple[str, str]]:
@@ -122,8 +135,7 @@ def run_bench(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
             atomic_write(bench_dir / "Dockerfile.plain-pip", dockerfile.read_text(encoding="utf-8"))
     sizes = {"project": client.images.get(bench_spec.image).attrs["Size"],
              "plain": client.images.get(plain_image).attrs["Size"]}
-    imports = {"project": import_seconds(client, bench_spec.image, runs),
-               "plain": import_seconds(client, plain_image, runs)}
+    imports = import_seconds(client, {"project": bench_spec.image, "plain": plain_image}, runs)
     result: dict[str, Any] = {
         "image": spec.tag, "base": base, "offline": offline, "runs": runs, "rounds": rounds,
         "order": [list(order) for order in round_order(rounds)],
