@@ -147,7 +147,12 @@ qemu_upgrade() {
   if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
     echo "deb http://deb.debian.org/debian bookworm-backports main" > /etc/apt/sources.list.d/torchimages-backports.list
   fi
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports qemu-user-static >/dev/null
+  local log=/tmp/torchimages-qemu-install.log
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1 \
+           apt-get install -y -qq -t bookworm-backports qemu-user-static; } >"$log" 2>&1; then
+    say "could not install qemu-user-static from bookworm-backports (see $log); the arm64 verify tests will fail"
+    return 1
+  fi
 }
 
 case "${1:-}" in

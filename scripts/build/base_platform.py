@@ -255,4 +255,7 @@ def platform_run_options(client: Any, spec: ImageSpec, platform: str | None) -> 
     more: dict[str, Any] = {"environment": {"TORCHIMAGES_HOST_ARCH": host_arch}} if host_arch else {}
     if platform is None or platform == NATIVE_NAME:
         return spec.image, spec.tag, more
+    problem = emulation_problem(platform)
+    if problem:
+        raise UserError(f"cannot verify {spec.tag} for {platform} here: {problem}")
     return platform_image(spec, platform), f"{spec.tag}-{arch_of(platform)}", {**more, "platform": platform}

@@ -86,6 +86,15 @@ def import_seconds(client: Any, images: Mapping[str, str], runs: int) -> dict[st
     return {who: float(statistics.median(ts)) for who, ts in times.items()}
 
 
+def _drop(client: Any, image: str) -> None:
+    """Remove `image` (a bench tag) and its layers, if it exists."""
+    from docker.errors import ImageNotFound
+    try:
+        client.images.remove(image, force=True)
+    except ImageNotFound:
+        pass
+
+
 def round_order(rounds: int) -> list[tuple[str, str]]:
     """Which Dockerfile builds first in each round: plain, project, then project, plain, ..."""
     return [("plain", "project") if i % 2 == 0 else ("project", "plain") for i in range(rounds)]
@@ -124,8 +133,10 @@ def run_bench(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
         plain_argv.append(str(req.root))
         argvs = {"plain": plain_argv, "project": project_argv}
         times: dict[str, list[float]] = {"plain": [], "project": []}
+        images = {"plain": plain_image, "project": bench_spec.image}
         for number, order in enumerate(round_order(rounds), 1):
             for who in order:
+                _drop(client, images[who])     # the last round's image: GBs of layers nothing needs any more
                 echo(f"  round {number}/{rounds}: building the {who} Dockerfile (cold) ...")
                 times[who].append(_build(argvs[who], env, logs / f"bench-{spec.tag}-{who}-{number}.log", req.root))
                 echo(f"    {times[who][-1]:.1f}s")

@@ -17,7 +17,7 @@ from .. import ROOT
 from ..errors import UserError
 from ..plan.platforms import NATIVE_NAME, arch_of
 from ..plan.spec import ImageSpec
-from .base_platform import platform_argv, platform_image, resolve_platform_base
+from .base_platform import emulation_problem, platform_argv, platform_image, resolve_platform_base
 from .engine import BuildClient, image_exists, registry_reachable
 from .lock import fetch_platform_wheels, stage_for_build
 from .wheels import stage_wheels
@@ -142,6 +142,9 @@ def build_one(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
     try:
         if foreign:
             assert platform is not None
+            problem = emulation_problem(platform)
+            if problem:
+                raise UserError(f"cannot build for {platform} here: {problem}")
             base, why = resolve_platform_base(client, spec, platform, req.base_override)
         else:
             base, why = resolve_base(client, spec, req.base_override)

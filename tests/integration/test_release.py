@@ -28,8 +28,22 @@ from scripts.settings import CA_VARIABLES, local_folders
 from tests.conftest import ROOT, assert_clean_failure, run_cli
 from tests.integration.conftest import free_port
 
-REPOSITORY = "torchimages-release-test"
+# one repository per test process, so two checkouts running this module at once never push, pull or delete each
+# other's tags; the module removes its images when it ends
+REPOSITORY = f"torchimages-release-test-{os.getpid()}"
 IMAGES = ROOT / "images"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_this_runs_images(docker_client):
+    yield
+    for image in docker_client.images.list():
+        for tag in image.tags:
+            if REPOSITORY in tag:
+                try:
+                    docker_client.images.remove(tag, force=True)
+                except Exception:  # noqa: BLE001 - cleanup only; a tag gone already is fine
+                    pass
 
 
 def _release_spec() -> ImageSpec:
