@@ -81,7 +81,7 @@ def parse_seconds(text: str, name: str) -> float:
 
 
 def parse_count(text: str, name: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
+    if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) < 1:      # isdigit() also passes '²', int() fails
         raise UserError(f"{name}={text!r}: must be a whole number, 1 or more")
     return int(text)
 

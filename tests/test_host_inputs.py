@@ -34,6 +34,10 @@ from tests.conftest import ROOT, TEST_COMPAT, TEST_MATRIX, assert_clean_failure,
     ("KEEP_GOING", "maybe", "KEEP_GOING='maybe'"),
     ("NODES", "", "NODES is empty"),
     ("GPUS", "0", "GPUS='0'"),
+    ("BENCH_ROUNDS", "0", "BENCH_ROUNDS='0'"),
+    ("BENCH_ROUNDS", "²", "BENCH_ROUNDS='²': must be a whole number"),
+    ("BENCH_RUNS", "٣", "BENCH_RUNS='٣': must be a whole number"),
+    ("BENCH_RUNS", "", "BENCH_RUNS is empty"),
 ])
 def test_a_bad_knob_is_one_line_naming_the_variable(knob, value, needle):
     knobs = (knob,)

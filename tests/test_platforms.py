@@ -258,6 +258,25 @@ def test_emulation_problems_say_how_to_fix(tmp_path):
     assert old is not None and "is qemu 7" in old and "bookworm-backports qemu-user-static" in old
 
 
+
+def test_old_qemu_found_behind_debians_binfmt_p_link(tmp_path):
+    """Debian registers /usr/libexec/qemu-binfmt/aarch64-binfmt-P, a link to qemu-aarch64 that refuses to run
+    outside binfmt_misc: the version is read from the link's target, so qemu 7.2 there is still refused."""
+    root = tmp_path / "binfmt_misc"
+    root.mkdir()
+    (root / "status").write_text("enabled\n")
+    qemu = tmp_path / "bin" / "qemu-aarch64"
+    qemu.parent.mkdir()
+    qemu.write_text('#!/bin/sh\ncase "$0" in *-binfmt-P) echo "has to be run using kernel binfmt-misc" >&2; exit 1;; '
+                    'esac\necho "qemu-aarch64 version 7.2.9 (handmade)"\n')
+    qemu.chmod(0o755)
+    link = tmp_path / "qemu-binfmt" / "aarch64-binfmt-P"
+    link.parent.mkdir()
+    link.symlink_to(qemu)
+    (root / "qemu-aarch64").write_text(f"enabled\ninterpreter {link}\nflags: POCF\n")
+    old = emulation_problem("linux/arm64", root, host="linux/amd64")
+    assert old is not None and "is qemu 7" in old
+
 X86_CPUINFO_HANDMADE = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu sse2\n"
 QEMU_MAX_CPUINFO_HANDMADE = ("processor\t: 0\nmodel name\t: ARMv8 Processor rev 0 (v8l)\nBogoMIPS\t: 100.00\n"
                              "Features\t: fp asimd sve sve2 sme\nCPU implementer\t: 0x00\nCPU part\t: 0x051\n")

@@ -13,6 +13,7 @@ client argv, the base of a platform, the wheels of an architecture, and the veri
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tempfile
@@ -69,9 +70,11 @@ def emulation_problem(platform: str, binfmt: Path = BINFMT, host: str | None = N
 def qemu_major(interpreter: str) -> int | None:
     """The major version `<interpreter> --version` reports (qemu-aarch64 version 10.0.2 → 10); None when unknown.
     The F flag pins the binary registered at registration time, so a later upgrade needs a re-registration too
-    (scripts/bootstrap.sh test-tools does it)."""
+    (scripts/bootstrap.sh test-tools does it). Debian registers /usr/libexec/qemu-binfmt/<arch>-binfmt-P, a link
+    that refuses to run outside binfmt_misc: the link's target is asked instead."""
     try:
-        proc = subprocess.run([interpreter, "--version"], capture_output=True, text=True, timeout=10, check=False)
+        proc = subprocess.run([os.path.realpath(interpreter), "--version"], capture_output=True, text=True,
+                              errors="replace", timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     match = re.search(r"version (\d+)\.", proc.stdout)
