@@ -16,6 +16,7 @@ from scripts.build.lock import (
     lock_path,
     lock_problem,
     parse_lock,
+    refresh,
     stage_for_build,
     stage_locked_wheels,
     unresolved_stub,
@@ -172,3 +173,27 @@ def test_template_installs_the_lock_with_uv_hashes_required_and_bytecode(CPU):
     dockerfile = render_dockerfile(CPU)
     # the verify package stays the last layer, so a verify-only change rebuilds in well under a second
     assert dockerfile.rstrip().splitlines()[-1] == "COPY verify /opt/verify/verify"
+
+
+def test_a_damaged_lock_is_a_named_problem_never_a_crash(tmp_path, CPU):
+    """A hand-edited lock (binary garbage, a folder in its place, cut short) is one problem line for check-render
+    and the build; `make lock` reports a folder in its place as a failure and leaves it."""
+    path = _write_lock(tmp_path, CPU)
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    assert (lock_problem(CPU, tmp_path) or "").startswith("not UTF-8 text")
+    path.write_text(f"{DIGEST_LINE}{input_digest(CPU)}\nnumpy==2.4.6 \\\n")        # cut short before torch
+    assert lock_problem(CPU, tmp_path) == "incomplete (no torch pin)"
+    with pytest.raises(UserError, match=r"requirements\.lock is incomplete \(no torch pin\)"):
+        stage_for_build(CPU, tmp_path, [], tmp_path / "stage", tmp_path / "uv")
+    path.unlink()
+    path.mkdir()
+    assert (lock_problem(CPU, tmp_path) or "").startswith("not a file")
+    assert any("not a file" in line for line in check_locks([CPU], tmp_path, print))
+    failures = refresh([CPU], tmp_path, [], env={}, echo=print)
+    assert len(failures) == 1 and "not a file" in failures[0] and path.is_dir()
+
+
+def test_a_platform_no_lock_exists_for_is_said_so_not_missing(tmp_path, CPU):
+    spec = dataclasses.replace(CPU, platforms=["linux/amd64", "linux/s390x"])
+    with pytest.raises(UserError, match="cannot lock for linux/s390x: locks exist for linux/amd64, linux/arm64"):
+        stage_for_build(spec, tmp_path, [], tmp_path / "stage", tmp_path / "uv", "linux/s390x")

@@ -28,7 +28,7 @@ from scripts.plan.platforms import (
     parse_platforms,
     select_platforms,
 )
-from scripts.render import render_dockerfile
+from scripts.render import load_rendered, render_dockerfile
 from tests.conftest import DATA, TEST_COMPAT
 from tests.test_matrix import CPU_DEFAULT, problems, write
 
@@ -61,6 +61,19 @@ def test_platforms_on_defaults_entries_and_axes_groups(by_tag):
 def test_default_is_amd64_only(test_specs):
     assert {tuple(s.platforms) for s in test_specs} == {("linux/amd64",)}
 
+
+
+@pytest.mark.parametrize("platforms", [[], None, "linux/amd64", [1], ["linux/amd64", "linux/amd64"],
+                                       ["linux/amd64", "linux/../x"]])
+def test_a_hand_edited_spec_json_platforms_is_refused_at_load(tmp_path, test_specs, platforms):
+    """`make lock` would delete every lock of an image whose spec.json says platforms: [], and a non-list crashed
+    every command: load_rendered says to re-render instead."""
+    spec = test_specs[0]
+    (tmp_path / spec.tag).mkdir()
+    (tmp_path / spec.tag / "spec.json").write_text(json.dumps({**spec.to_dict(), "platforms": platforms}))
+    with pytest.raises(UserError, match=r"not a spec written by `make render` \(platforms .* is not a list of "
+                                        r"distinct linux/<arch> names\); run `make render`"):
+        load_rendered(tmp_path)
 
 def test_pypi_cpu_only_aarch64_wheel_is_rejected_with_the_choices(tmp_path):
     # torch 2.10.0: PyPI's x86_64 wheel is CUDA 12.8, its aarch64 wheel a CPU build (nvidia-* only on x86_64).

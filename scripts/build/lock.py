@@ -56,7 +56,8 @@ def uv_platform(platform: str) -> str:
     try:
         return UV_PLATFORMS[platform]
     except KeyError:
-        raise UserError(f"cannot lock for {platform}: locks exist for {', '.join(UV_PLATFORMS)}") from None
+        raise UserError(f"cannot lock for {platform}: locks exist for {', '.join(UV_PLATFORMS)}; list only those under "
+                        f"the image's `platforms:` in matrix.yaml, then `make render`") from None
 
 
 def input_digest(spec: ImageSpec, platform: str = NATIVE_NAME) -> str:
@@ -126,13 +127,20 @@ def lock_problem(spec: ImageSpec, images: Path, platform: str = NATIVE_NAME) -> 
     path = lock_path(spec, images, platform)
     if not path.exists():
         return "missing"
-    text = path.read_text(encoding="utf-8")
+    if not path.is_file():
+        return "not a file (a folder or other non-file stands there: remove it)"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8 text (damaged: `make lock` rewrites it)"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror}; check its permissions)"
     if header_digest(text) != input_digest(spec, platform):
         return "stale (matrix inputs changed since `make lock`)"
     if UNRESOLVED_LINE in text:
         return "unresolved: " + text.split(UNRESOLVED_LINE, 1)[1].splitlines()[0]
     if not any(p.name == "torch" for p in parse_lock(text)):
-        return "has no torch pin"
+        return "incomplete (no torch pin)"
     return None
 
 
@@ -279,7 +287,14 @@ def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: M
             echo(f"  {label}: current")
             continue
         path = lock_path(spec, images, platform)
-        previous = path.read_text(encoding="utf-8") if path.exists() and not force else None
+        if (problem or "").startswith("not a file"):
+            failures.append(f"{label} is {problem}")
+            echo(f"  {label}: FAILED ({problem})")
+            continue
+        try:
+            previous = path.read_text(encoding="utf-8") if path.exists() and not force else None
+        except (OSError, UnicodeDecodeError):     # a damaged lock gives uv no preferences; it is rewritten
+            previous = None
         try:
             text = compile_lock(spec, folders, previous, env=env, uv=uv, platform=platform)
         except IndexUnreachable as exc:
@@ -386,6 +401,7 @@ def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: 
     Returns (staged wheel names, offline): offline when the folders hold every locked wheel."""
     if platform not in spec.platforms:
         raise UserError(f"{spec.tag} is not built for {platform} (its platforms: {', '.join(spec.platforms)})")
+    uv_platform(platform)       # a platform no lock exists for (a hand-edited spec.json) is that, not "missing"
     problem = lock_problem(spec, images, platform)
     if problem:
         raise UserError(f"{spec.tag}: {lock_label(spec, platform)} is {problem}: run `make lock IMAGE={spec.tag}` "

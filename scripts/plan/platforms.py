@@ -22,6 +22,7 @@ MACHINE_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64"
 PLATFORM_MACHINES = {"linux/amd64": "x86_64", "linux/arm64": "aarch64"}
 # GitHub-hosted runners that build each platform natively (no emulation in CI).
 CI_RUNNERS = {"linux/amd64": "ubuntu-24.04", "linux/arm64": "ubuntu-24.04-arm"}
+PLATFORM_NAME = re.compile(r"linux/[a-z0-9]+(/v[0-9]+)?")    # what a platform may look like (fullmatch)
 AMD64_ONLY: dict[str, Any] = {"linux/amd64": {"arch": "amd64", "machine": "x86_64",
                                               "wheel_platform": "manylinux_2_28_x86_64"}}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from . import access as access_kinds
-from .platforms import arch_of, lock_name
+from .platforms import PLATFORM_NAME, arch_of, lock_name
 
 Flavor = Literal["runtime", "devel", "cpu"]
 FLAVORS: tuple[str, ...] = get_args(Flavor)
@@ -117,6 +117,10 @@ class ImageSpec:
         missing = [n for n in names if n not in data and n not in ("packages", "access", "access_packages", "platforms", "platform_mirrors")]
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
+        platforms = data.get("platforms", ["linux/amd64"])
+        if not isinstance(platforms, list) or not platforms or len(set(map(str, platforms))) != len(platforms) \
+                or not all(isinstance(p, str) and PLATFORM_NAME.fullmatch(p) for p in platforms):
+            raise ValueError(f"platforms {platforms!r} is not a list of distinct linux/<arch> names")
         spec = cls(**{k: v for k, v in data.items() if k in names})
         if spec.flavor not in FLAVORS:
             raise ValueError(f"flavor {spec.flavor!r} is not one of {', '.join(FLAVORS)}")
