@@ -12,6 +12,7 @@ from scripts.build.lock import (
     UV_VERSION,
     _link_folder,
     check_locks,
+    fetch_platform_wheels,
     input_digest,
     lock_path,
     lock_problem,
@@ -197,3 +198,16 @@ def test_a_platform_no_lock_exists_for_is_said_so_not_missing(tmp_path, CPU):
     spec = dataclasses.replace(CPU, platforms=["linux/amd64", "linux/s390x"])
     with pytest.raises(UserError, match="cannot lock for linux/s390x: locks exist for linux/amd64, linux/arm64"):
         stage_for_build(spec, tmp_path, [], tmp_path / "stage", tmp_path / "uv", "linux/s390x")
+
+
+def test_the_native_prefetch_refuses_a_lock_the_build_would_refuse(tmp_path, CPU):
+    """An emulated build fetches its platform's locked wheels before staging: a missing or unresolved lock is the
+    same one line as the build's, before pip downloads anything."""
+    multi = dataclasses.replace(CPU, platforms=["linux/amd64", "linux/arm64"])
+    with pytest.raises(UserError, match=r"requirements\.arm64\.lock is missing: run `make lock"):
+        fetch_platform_wheels(multi, tmp_path, "linux/arm64", tmp_path / "cache", env={})
+    (tmp_path / CPU.tag).mkdir()
+    (tmp_path / CPU.tag / "requirements.arm64.lock").write_text(unresolved_stub(multi, "index down", "linux/arm64"))
+    with pytest.raises(UserError, match=r"requirements\.arm64\.lock is unresolved: index down"):
+        fetch_platform_wheels(multi, tmp_path, "linux/arm64", tmp_path / "cache", env={})
+    assert not (tmp_path / "cache").exists()

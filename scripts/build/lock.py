@@ -393,6 +393,15 @@ def check_locks(specs: list[ImageSpec], images: Path, warn: Callable[[str], None
 UV_VERSION = "0.13.9"      # must equal the uv wheel templates/partials/builder.j2 installs (a test checks)
 
 
+def require_current_lock(spec: ImageSpec, images: Path, platform: str) -> None:
+    """A UserError naming the problem when one platform's lock cannot be built from (missing, stale, unresolved...)."""
+    uv_platform(platform)       # a platform no lock exists for (a hand-edited spec.json) is that, not "missing"
+    problem = lock_problem(spec, images, platform)
+    if problem:
+        raise UserError(f"{spec.tag}: {lock_label(spec, platform)} is {problem}: run `make lock IMAGE={spec.tag}` "
+                        f"(on a host that reaches the index) and commit it")
+
+
 def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: Path,
                     uv_cache: Path, platform: str = NATIVE_NAME) -> tuple[list[str], bool]:
     """`make build`'s hook for one platform: refuse a missing/stale/unresolved lock; stage its locked wheels and
@@ -401,11 +410,7 @@ def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: 
     Returns (staged wheel names, offline): offline when the folders hold every locked wheel."""
     if platform not in spec.platforms:
         raise UserError(f"{spec.tag} is not built for {platform} (its platforms: {', '.join(spec.platforms)})")
-    uv_platform(platform)       # a platform no lock exists for (a hand-edited spec.json) is that, not "missing"
-    problem = lock_problem(spec, images, platform)
-    if problem:
-        raise UserError(f"{spec.tag}: {lock_label(spec, platform)} is {problem}: run `make lock IMAGE={spec.tag}` "
-                        f"(on a host that reaches the index) and commit it")
+    require_current_lock(spec, images, platform)
     machine = machine_of(platform)
     staged, covered = stage_locked_wheels(spec, lock_path(spec, images, platform).read_text(encoding="utf-8"),
                                           folders, target, machine)
@@ -422,6 +427,7 @@ def fetch_platform_wheels(spec: ImageSpec, images: Path, platform: str, cache: P
     """Download the wheels of one platform's lock natively, every hash checked, into cache/wheels-<arch>, and return
     that folder. An emulated build then installs offline from it instead of downloading GBs under the emulator.
     Files already there are kept (pip reuses a file whose hash matches)."""
+    require_current_lock(spec, images, platform)    # never GBs of downloads for a lock the build then refuses
     machine = machine_of(platform)
     target = cache / f"wheels-{machine}"
     # pip does not widen --platform to older manylinux tags as an installer on that machine would: list them
