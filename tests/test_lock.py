@@ -211,3 +211,14 @@ def test_the_native_prefetch_refuses_a_lock_the_build_would_refuse(tmp_path, CPU
     with pytest.raises(UserError, match=r"requirements\.arm64\.lock is unresolved: index down"):
         fetch_platform_wheels(multi, tmp_path, "linux/arm64", tmp_path / "cache", env={})
     assert not (tmp_path / "cache").exists()
+
+
+def test_make_lock_removes_a_stray_lock_file_and_leaves_a_folder_of_that_name(tmp_path, CPU):
+    """A folder named like a lock is no lock (git keeps none empty; check-render flags files inside it): `make lock`
+    removed stray locks with unlink(), which crashed on it."""
+    _write_lock(tmp_path, CPU)
+    (tmp_path / CPU.tag / "requirements.riscv64.lock").write_text("left over\n")
+    (tmp_path / CPU.tag / "requirements.arm64.lock").mkdir()
+    assert refresh([CPU], tmp_path, [], env={}, echo=print) == []
+    assert sorted(p.name for p in (tmp_path / CPU.tag).iterdir()) == ["requirements.arm64.lock", "requirements.lock"]
+    assert check_locks([CPU], tmp_path, print) == []

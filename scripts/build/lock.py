@@ -311,7 +311,11 @@ def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: M
         echo(f"  {label}: {len(parse_lock(text))} pins ({problem or 'refreshed'})")
     for spec in specs:
         for stray in stray_locks(spec, images):
-            stray.unlink()
+            try:
+                stray.unlink()
+            except OSError as exc:
+                failures.append(f"cannot remove {stray} ({exc.strerror}); remove it by hand")
+                continue
             echo(f"  images/{spec.tag}/{stray.name}: removed (not a platform of {spec.tag} any more)")
     return failures
 
@@ -320,7 +324,7 @@ def stray_locks(spec: ImageSpec, images: Path) -> list[Path]:
     """Lock files under images/<tag>/ for a platform the image no longer has."""
     wanted = {lock_name(p) for p in spec.platforms}
     folder = images / spec.tag
-    return sorted(p for p in folder.glob("*.lock") if is_lock_name(p.name) and p.name not in wanted) \
+    return sorted(p for p in folder.glob("*.lock") if is_lock_name(p.name) and p.name not in wanted and p.is_file()) \
         if folder.is_dir() else []
 
 
