@@ -1,9 +1,13 @@
-"""Integration fixtures: a real registry (Debian's docker-registry, the CNCF distribution server) on loopback."""
+"""Integration fixtures: a real registry (Debian's docker-registry, the CNCF distribution server) on loopback, and
+the disk hygiene of the multi-GB images these tests build."""
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -43,3 +47,27 @@ def registry(tmp_path_factory):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@contextmanager
+def dropped_when_built_here(client, image: str, *folders: Path) -> Iterator[None]:
+    """Around a test that builds a multi-GB image: when the image was absent before (a fresh CI machine), remove it
+    after, with BuildKit's cache mounts (the uv caches, GBs of wheels) and the given download folders. A CI machine's
+    disk is shared and finite: the suite's peak must not be the sum of every image it ever built."""
+    from docker.errors import ImageNotFound
+    try:
+        client.images.get(image)
+        present = True
+    except ImageNotFound:
+        present = False
+    try:
+        yield
+    finally:
+        if not present:
+            try:
+                client.images.remove(image, force=True)
+            except ImageNotFound:
+                pass
+            client.api.prune_builds(filters={"type": "exec.cachemount"})
+            for folder in folders:
+                shutil.rmtree(folder, ignore_errors=True)

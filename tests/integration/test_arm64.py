@@ -10,8 +10,10 @@ from collections.abc import Iterator
 import pytest
 
 from scripts.build.base_platform import emulation_problem
+from scripts.build.engine import image_exists
 from scripts.plan.platforms import base_tag, host_platform
 from tests.conftest import ROOT, run_cli
+from tests.integration.conftest import dropped_when_built_here
 
 IMAGES = ROOT / "images"
 
@@ -74,22 +76,17 @@ def test_emulation_is_detected_inside_without_help_from_the_host(docker_client, 
 def arm64_image(docker_client, arm64_base, tmp_path_factory) -> Iterator[str]:
     """The shipped multi-platform image built for linux/arm64 under emulation by `make build PLATFORM=linux/arm64`
     (its aarch64 wheels fetched natively first, ~3 GB), or the one already built here."""
-    from docker.errors import ImageNotFound
     image = f"torchimages:{MULTI}-arm64"
-    built = False
-    try:
-        docker_client.images.get(image)
-    except ImageNotFound:
-        if os.environ.get("ARM64") != "1":
-            pytest.skip(f"{image} absent; ARM64=1 builds it (minutes under emulation, ~3 GB of aarch64 wheels)")
-        scratch = tmp_path_factory.mktemp("arm64-build")
-        proc = run_cli("build", env={"PLATFORM": "linux/arm64", "IMAGE": MULTI, "REPORTS_DIR": str(scratch)},
-                       timeout=3000)
-        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-        built = True
-    yield image
-    if built:           # 5.4 GB that nothing after this module needs: a CI machine's disk is not endless
-        docker_client.images.remove(image, force=True)
+    # built here (CI): the 5.4 GB image, its uv cache mount and the 2.8 GB of fetched wheels go when the module ends
+    with dropped_when_built_here(docker_client, image, ROOT / "build" / "cache" / "wheels-aarch64"):
+        if not image_exists(docker_client, image):
+            if os.environ.get("ARM64") != "1":
+                pytest.skip(f"{image} absent; ARM64=1 builds it (minutes under emulation, ~3 GB of aarch64 wheels)")
+            scratch = tmp_path_factory.mktemp("arm64-build")
+            proc = run_cli("build", env={"PLATFORM": "linux/arm64", "IMAGE": MULTI, "REPORTS_DIR": str(scratch)},
+                           timeout=3000)
+            assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+        yield image
 
 
 def test_arm64_image_is_arm64_and_verifies_under_emulation(docker_client, arm64_image, tmp_path):

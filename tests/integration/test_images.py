@@ -19,6 +19,7 @@ import pytest
 from scripts.render import load_rendered
 from tests.conftest import ROOT, assert_clean_failure
 from tests.conftest import run_cli as _run_cli
+from tests.integration.conftest import dropped_when_built_here
 
 OUT: dict[str, Path] = {}
 
@@ -162,18 +163,19 @@ def test_a_container_that_does_not_finish_is_killed_at_the_timeout_and_removed(d
 
 @pytest.mark.skipif(os.environ.get("TEST_CUDA_IMAGE") != "1",
                     reason="downloads ~3 GB of CUDA wheels from PyPI; CI sets TEST_CUDA_IMAGE=1")
-def test_the_pypi_cuda_image_builds_and_reports_the_versions_of_its_spec(default_image):
+def test_the_pypi_cuda_image_builds_and_reports_the_versions_of_its_spec(default_image, docker_client):
     spec = next(s for s in load_rendered(ROOT / "images") if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
-    build = run_cli("build", "--image", spec.tag, timeout=2400)
-    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
-    proc = run_cli("verify", "--image", spec.tag, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-4000:]
-    assert f"{spec.tag}: torch, Python, CUDA, cuDNN and NCCL inside the image match its spec" in proc.stdout
-    env = _report(spec.tag)["environment"]
-    assert (env["cuda"], env["cudnn_package"], env["nccl"]) == (spec.cuda, spec.cudnn, spec.nccl)
-    status = {c["name"]: c["status"] for c in _report(spec.tag)["checks"]}
-    assert status["gpu"] == status["nccl"] == "skip"
-    assert status["shm"] == status["hdf5"] == status["arrow"] == "pass"
+    with dropped_when_built_here(docker_client, spec.image):   # ~6 GB image + its uv cache mount
+        build = run_cli("build", "--image", spec.tag, timeout=2400)
+        assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
+        proc = run_cli("verify", "--image", spec.tag, timeout=900)
+        assert proc.returncode == 0, proc.stdout[-4000:]
+        assert f"{spec.tag}: torch, Python, CUDA, cuDNN and NCCL inside the image match its spec" in proc.stdout
+        env = _report(spec.tag)["environment"]
+        assert (env["cuda"], env["cudnn_package"], env["nccl"]) == (spec.cuda, spec.cudnn, spec.nccl)
+        status = {c["name"]: c["status"] for c in _report(spec.tag)["checks"]}
+        assert status["gpu"] == status["nccl"] == "skip"
+        assert status["shm"] == status["hdf5"] == status["arrow"] == "pass"
 
 
 def test_bench_dataloader_with_64m_shm_warns_and_writes_json_and_png(default_image, docker_client, tmp_path):
@@ -201,20 +203,21 @@ CUDA_VISION_TAG = "2.14.1-cuda13.0-cudnn9-runtime-debian12"
 
 @pytest.mark.skipif(os.environ.get("TEST_CUDA_IMAGE") != "1",
                     reason="downloads ~3 GB of CUDA wheels from PyPI; CI sets TEST_CUDA_IMAGE=1")
-def test_the_cuda_image_with_torchvision_builds_and_its_vision_check_passes(default_image):
+def test_the_cuda_image_with_torchvision_builds_and_its_vision_check_passes(default_image, docker_client):
     """torch 2.14.1 + torchvision 0.29.1 (PyPI's CUDA 13.0 builds): torchvision exercised on every CI run."""
     spec = next(s for s in load_rendered(ROOT / "images") if s.tag == CUDA_VISION_TAG)
-    assert spec.torchvision == "0.29.1"
-    build = run_cli("build", "--image", spec.tag, timeout=2400)
-    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
-    proc = run_cli("verify", "--image", spec.tag, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-4000:]
-    report = _report(spec.tag)
-    assert report["environment"]["torchvision"] == "0.29.1"
-    checks = {c["name"]: c for c in report["checks"]}
-    vision = checks["vision"]
-    assert vision["status"] == "pass", vision
-    assert "torchvision 0.29.1 (CUDA 13.0) with torch 2.14.1" in vision["summary"]
-    assert "no GPU visible: CPU side only" in vision["summary"]
-    assert vision["metrics"]["augment_cpu_images_per_s"]["value"] > 0
-    assert checks["dataloader"]["status"] == "pass" and checks["dataloader"]["data"]["backend"] == "torchvision"
+    with dropped_when_built_here(docker_client, spec.image):   # ~6 GB image + its uv cache mount
+        assert spec.torchvision == "0.29.1"
+        build = run_cli("build", "--image", spec.tag, timeout=2400)
+        assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
+        proc = run_cli("verify", "--image", spec.tag, timeout=900)
+        assert proc.returncode == 0, proc.stdout[-4000:]
+        report = _report(spec.tag)
+        assert report["environment"]["torchvision"] == "0.29.1"
+        checks = {c["name"]: c for c in report["checks"]}
+        vision = checks["vision"]
+        assert vision["status"] == "pass", vision
+        assert "torchvision 0.29.1 (CUDA 13.0) with torch 2.14.1" in vision["summary"]
+        assert "no GPU visible: CPU side only" in vision["summary"]
+        assert vision["metrics"]["augment_cpu_images_per_s"]["value"] > 0
+        assert checks["dataloader"]["status"] == "pass" and checks["dataloader"]["data"]["backend"] == "torchvision"
