@@ -131,3 +131,22 @@ def test_h5py_without_its_native_library_is_diagnosed_by_name(tmp_path):
     assert proc.returncode == 1 and check["status"] == "fail"
     assert "cannot load libhdf5" in check["summary"] and "HDF5 shared library is missing" in check["summary"]
     assert "--force-reinstall" in check["remedy"]
+
+
+@pytest.mark.skipif(not _can_unshare(), reason="needs root and unshare for a private, tiny TMPDIR")
+def test_a_full_scratch_disk_is_disk_full_for_the_host_not_a_crash_of_the_image(tmp_path):
+    """A 2 MiB tmpfs as TMPDIR: arrow's write gets ENOSPC, and libhdf5 segfaults on it; both say DISK_FULL."""
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    script = (f"mount -t tmpfs -o size=2m tmpfs {tiny} && TMPDIR={tiny} exec {sys.executable} -m verify "
+              f"--checks arrow,hdf5,shm --shm-min 16m --json {tmp_path / 'r.json'}")
+    proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["checks"]}
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    for name in ("arrow", "hdf5"):
+        assert (checks[name]["status"], checks[name]["code"], checks[name]["owner"]) == ("fail", "DISK_FULL", "host")
+        assert "-v /scratch:/tmp" in checks[name]["remedy"]
+    assert "no space left on device writing" in checks["arrow"]["summary"]
+    assert checks["shm"]["status"] == "pass"            # the next check still runs: /dev/shm is another filesystem
+    assert "Traceback" not in proc.stderr

@@ -9,6 +9,7 @@ VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner s
 """
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import os
@@ -33,6 +34,10 @@ def crashed(name: str, exc: BaseException, where: str) -> CheckResult:
         return CheckResult(name, SKIP, f"{package} is not installed in this image: {name} not checked",
                            remedy=f"pip install {package}", code="PACKAGE_MISSING", owner="image")
     tb = traceback.format_exc().strip().splitlines()
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:     # a full disk is the node's, not the image's fault
+        where_full = str(exc.filename or f"its scratch folder {os.environ.get('TMPDIR', '')}".rstrip())
+        code = "SHM_TOO_SMALL" if where_full.startswith("/dev/shm") else "DISK_FULL"
+        return CheckResult(name, FAIL, f"no space left on device writing {where_full}", details=tb[-6:], code=code)
     return CheckResult(name, FAIL, f"check {where} raised {type(exc).__name__}: {exc}", details=tb[-12:],
                        remedy="This is unexpected: report it with the details above.", code="CHECK_CRASHED", owner="image")
 

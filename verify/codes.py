@@ -114,6 +114,10 @@ CODES: dict[str, Code] = {
                                      "prefetch_factor."),
     "PACKAGE_MISSING": Code("image", "A package the check needs is not installed in the image.",
                             "The `pip install` line in the remedy."),
+    "DISK_FULL": Code("host", "The disk a check writes its scratch files to (TMPDIR, the container's writable layer) is "
+                      "full: No space left on device.",
+                      "Free disk on the node, or give the container scratch room (`-v /scratch:/tmp`); `df -h` in the "
+                      "container names the full filesystem."),
     "CHECK_CRASHED": Code("image", "The check's process crashed (a signal), exited without a result, or raised.",
                           "Read the output kept in the report; SIGBUS means /dev/shm, SIGKILL the OOM killer."),
     "CHECK_TIMEOUT": Code("host", "The check did not finish within its timeout and was killed.",

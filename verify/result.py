@@ -34,6 +34,11 @@ class CheckResult:
     output: str | None = None          # what the check printed, kept when it crashed or hung
     data: dict[str, Any] = field(default_factory=dict)   # structured extras (e.g. the NCCL size table)
 
+    def __post_init__(self) -> None:
+        if self.code in CODES:          # a coded result without its own owner or remedy takes the code's
+            self.owner = self.owner or CODES[self.code].owner
+            self.remedy = self.remedy if self.remedy is not None else CODES[self.code].fix
+
     def metric(self, name: str, value: float, unit: str) -> None:
         self.metrics[name] = Metric(round(float(value), 6), unit)
 

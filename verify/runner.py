@@ -140,7 +140,13 @@ def _signal_name(rc: int) -> str:
         return f"signal {-rc}"
 
 
-def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float) -> CheckResult:
+# a check that crashed with less than this free in its scratch folder most likely crashed on the full disk (libhdf5
+# segfaults on ENOSPC rather than raising; seen with a 2 MiB TMPDIR)
+DISK_FULL_BELOW = 8 << 20
+
+
+def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float,
+            scratch_free: int | None = None) -> CheckResult:
     if rc is None:
         code = "NCCL_TIMEOUT" if name == "nccl" else "CHECK_TIMEOUT"
         return CheckResult(name, FAIL, f"timed out after {limit:.0f} s and was killed", details=[],
@@ -152,9 +158,16 @@ def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float
                             "--shm-size=2g or --ipc=host.",
                   "SIGKILL": "Killed from outside: most often the out-of-memory killer (check the memory limit)."}.get(
             sig, "A native library crashed: the output above shows the last thing it printed.")
+        if sig not in ("SIGBUS", "SIGKILL") and scratch_free is not None and scratch_free < DISK_FULL_BELOW:
+            return CheckResult(name, FAIL, f"crashed with {sig} while its scratch disk was full "
+                               f"({scratch_free >> 10} KiB free)", code="DISK_FULL", duration_s=round(seconds, 3),
+                               output=_tail(output))
         code, owner = ("SHM_TOO_SMALL", "job") if sig == "SIGBUS" else ("CHECK_CRASHED", "image")
         return CheckResult(name, FAIL, f"crashed with {sig}", remedy=remedy, code=code, owner=owner,  # type: ignore[arg-type]
                            duration_s=round(seconds, 3), output=_tail(output))
+    if "No space left on device" in output:      # it could not even write its result: the disk, not the image
+        return CheckResult(name, FAIL, f"exited with status {rc} without a result: no space left on device",
+                           code="DISK_FULL", duration_s=round(seconds, 3), output=_tail(output))
     return CheckResult(name, FAIL, f"exited with status {rc} without a result", remedy="Read the output below.",
                        code="CHECK_CRASHED", owner="image", duration_s=round(seconds, 3), output=_tail(output))
 
@@ -178,10 +191,17 @@ def run_check(name: str, options: Options, timeout: float | None = None) -> tupl
             result = CheckResult.from_dict(record["result"])
             result.duration_s = round(seconds, 3)
             return result, record.get("facts")
-        return _failed(name, rc, output, seconds, limit), None
+        return _failed(name, rc, output, seconds, limit, _free_bytes(scratch)), None
     finally:
         shutil.rmtree(own, ignore_errors=True)
         _OWNED.discard(own)
+
+
+def _free_bytes(folder: str) -> int | None:
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
 
 
 def cleanup_owned() -> None:
