@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import ROOT
 from .errors import UserError
+from .plan.platforms import normalize_platform
 
 SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([bkmgt]?)(?:i?b)?$", re.IGNORECASE)
 # host[:port][/path] as Docker reads a registry prefix; no spaces, no upper case in the path, no trailing '/'.
@@ -50,7 +51,7 @@ KNOBS: dict[str, tuple[str, str]] = {
     "INDEX_ONLY": ("--index-only", "push: push nothing from the engine; PUT the tag's image index over the per-arch "
                                    "tags <tag>-<arch> already in REGISTRY (CI's merge job) (1/0)"),
 }
-PLATFORM = re.compile(r"^linux/[a-z0-9]+(/v[0-9]+)?$")
+PLATFORM = re.compile(r"^linux/[a-z0-9_-]+(/v[0-9]+)?$")
 
 
 def parse_size(text: str, name: str) -> str:
@@ -115,7 +116,7 @@ def parse_platform(text: str, name: str) -> str:
     if value != "all" and not PLATFORM.match(value):
         raise UserError(f"{name}={text!r} is not a platform: write linux/<arch>, e.g. linux/amd64 or linux/arm64 "
                         f"(or all, for make build)")
-    return value
+    return normalize_platform(value)
 
 
 def parse_file(text: str, name: str) -> str:

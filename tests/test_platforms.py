@@ -362,3 +362,13 @@ def test_platform_and_force_are_settings_knobs():
     assert Settings.load({}, {"PLATFORM": "all"}, ("PLATFORM",)).platform == "all"
     with pytest.raises(UserError, match="PLATFORM='arm64' is not a platform: write linux/<arch>"):
         Settings.load({"PLATFORM": "arm64"}, {}, ("PLATFORM",))
+
+
+@pytest.mark.parametrize(("written", "meant"), [("linux/arm64/v8", "linux/arm64"), ("linux/aarch64", "linux/arm64"),
+                                                ("linux/x86_64", "linux/amd64"), ("linux/amd64/v1", "linux/amd64"),
+                                                ("linux/arm64", "linux/arm64"), ("linux/riscv64", "linux/riscv64")])
+def test_platform_spellings_docker_prints_mean_the_same_platform(written, meant):
+    """`docker image inspect` says arm64 + variant v8: PLATFORM=linux/arm64/v8 must select the arm64 build, not
+    report that no image is built for it."""
+    from scripts.settings import Settings
+    assert Settings.load({"PLATFORM": written}, {}, ("PLATFORM",)).platform == meant

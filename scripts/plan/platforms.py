@@ -22,6 +22,10 @@ MACHINE_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64"
 PLATFORM_MACHINES = {"linux/amd64": "x86_64", "linux/arm64": "aarch64"}
 # GitHub-hosted runners that build each platform natively (no emulation in CI).
 CI_RUNNERS = {"linux/amd64": "ubuntu-24.04", "linux/arm64": "ubuntu-24.04-arm"}
+# spellings that name the same platform, as containerd's platforms.Normalize reads them (arm64's default variant is
+# v8, amd64's v1): PLATFORM=linux/arm64/v8, copied from `docker image inspect`, means linux/arm64
+PLATFORM_ALIASES = {"linux/arm64/v8": "linux/arm64", "linux/aarch64": "linux/arm64", "linux/aarch64/v8": "linux/arm64",
+                    "linux/x86_64": "linux/amd64", "linux/x86-64": "linux/amd64", "linux/amd64/v1": "linux/amd64"}
 PLATFORM_NAME = re.compile(r"linux/[a-z0-9]+(/v[0-9]+)?")    # what a platform may look like (fullmatch)
 AMD64_ONLY: dict[str, Any] = {"linux/amd64": {"arch": "amd64", "machine": "x86_64",
                                               "wheel_platform": "manylinux_2_28_x86_64"}}
@@ -101,6 +105,11 @@ def check_platforms(facts: dict[str, PlatformFacts], platforms: list[str], *, to
             problems.append(f"NVIDIA publishes no {p.arch} devel image for CUDA {cuda}; for {name} use CUDA "
                             f"{', '.join(p.devel_cuda)}, or flavor runtime")
     return problems
+
+
+def normalize_platform(platform: str) -> str:
+    """linux/arm64/v8 → linux/arm64, linux/x86_64 → linux/amd64; any other spelling unchanged."""
+    return PLATFORM_ALIASES.get(platform, platform)
 
 
 def arch_of(platform: str) -> str:
