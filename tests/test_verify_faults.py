@@ -35,7 +35,7 @@ def _one_line_usage_error(proc: subprocess.CompletedProcess, *needles: str) -> N
     (["--nccl-min-size", "1g", "--nccl-max-size", "1m"], {}, "larger than"), (["--arrow-size", "12q"], {}, "not a size"),
     (["--no-such-flag"], {}, "unrecognized"), ([], {"RANK": "abc"}, "RANK='abc'"), ([], {"RANK": "1"}, "no group"),
     ([], {"RANK": "0", "WORLD_SIZE": "0"}, "WORLD_SIZE=0"), ([], {"RANK": "3", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, "not below"),
-    ([], {"LOCAL_RANK": "-1"}, "LOCAL_RANK"), (["--json", "/nonexistent-dir/r.json"], {}, "does not exist"),
+    ([], {"LOCAL_RANK": "-1"}, "LOCAL_RANK"), ([], {"RANK": "\u00b2"}, "RANK='\u00b2'"), (["--json", "/nonexistent-dir/r.json"], {}, "does not exist"),
     (["--save-facts", "a", "--from-facts", "b"], {}, "exclude each other"),
     (["bench", "--repeats", "0"], {}, "--repeats"), (["bench", "--size", "0"], {}, "out of range"),
     (["bench", "--repeats", "nan"], {}, "--repeats")])

@@ -127,7 +127,7 @@ def validate_rank_env(env: dict[str, str]) -> None:
     for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
         if var in env:
             text = env[var].strip()
-            if not text.isdigit():
+            if not text.isdecimal():
                 raise UsageError(f"{var}={env[var]!r} is not a non-negative integer: unset it, or start verify with torchrun")
             values[var] = int(text)
     if "WORLD_SIZE" in values and values["WORLD_SIZE"] < 1:
@@ -149,7 +149,7 @@ def _progress(index: int, total: int, name: str, result: CheckResult | None) -> 
 def is_reporting_rank() -> bool:
     """Under torchrun every rank runs the checks; rank 0 alone writes reports."""
     rank = os.environ.get("RANK", "0").strip()
-    return not rank.isdigit() or int(rank) == 0
+    return not rank.isdecimal() or int(rank) == 0
 
 
 def _names(args: argparse.Namespace, default: list[str]) -> list[str]:

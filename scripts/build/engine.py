@@ -52,7 +52,7 @@ def connect(env: Mapping[str, str], timeout: int = 30) -> Any:
         raise UserError(f"cannot connect to the Docker Engine at {where} ({_cause(exc)}): check DOCKER_HOST, "
                         f"DOCKER_TLS_VERIFY and DOCKER_CERT_PATH") from None
     parts = version.split(".")[:2]
-    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+    if len(parts) != 2 or not all(p.isdecimal() for p in parts):
         raise UserError(f"the Docker Engine at {where} reported API version {version!r}: not an engine this tool "
                         f"understands; check DOCKER_HOST points at a Docker Engine") from None
     if (int(parts[0]), int(parts[1])) < MIN_BUILDKIT_API:
@@ -93,7 +93,7 @@ def find_build_client(docker_cli: str | None = None) -> BuildClient:
         if _run([path, "buildx", "version"]).returncode == 0:
             return BuildClient((path, "buildx", "build", "--load"), {}, "buildx")
         version = _run([path, "version", "--format", "{{.Client.Version}}"]).stdout.strip()
-        major = int(version.split(".")[0]) if version[:1].isdigit() else 0
+        major = int(version.split(".")[0]) if version[:1].isdecimal() else 0
         tried.append(f"{path} {version or '?'}")
         if 18 <= major < 23:       # from 23 on the classic client refuses BuildKit without the buildx plugin
             return BuildClient((path, "build"), {"DOCKER_BUILDKIT": "1"}, "classic+buildkit")

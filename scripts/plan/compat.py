@@ -71,7 +71,7 @@ class Compat:
 
 def version_key(version: str) -> tuple[int, ...]:
     """Sort key for dotted versions ('13.2' < '13.10')."""
-    return tuple(int(part) for part in version.split(".") if part.isdigit())
+    return tuple(int(part) for part in version.split(".") if part.isdecimal())
 
 
 def parse_compat(raw: dict[str, Any]) -> Compat:

@@ -49,7 +49,7 @@ class PlatformFacts:
 
 
 def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split(".") if part.isdigit())
+    return tuple(int(part) for part in version.split(".") if part.isdecimal())
 
 
 def parse_platforms(raw: dict[str, Any]) -> dict[str, PlatformFacts]:

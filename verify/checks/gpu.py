@@ -234,7 +234,7 @@ def probe(options: Options) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------------------------- judge
 def _version(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split(".") if x.isdigit())
+    return tuple(int(x) for x in v.split(".") if x.isdecimal())
 
 
 def driver_floor(facts: dict[str, Any]) -> str | None:

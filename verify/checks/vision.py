@@ -50,7 +50,7 @@ def cuda_release(value: Any) -> tuple[int, int] | None:
     if value is None or value == "" or value == -1:
         return None
     text = str(value)
-    if text.isdigit():
+    if text.isdecimal():
         number = int(text)
         return (number // 1000, (number % 1000) // 10)
     return _minor(text)
