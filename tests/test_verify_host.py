@@ -83,6 +83,9 @@ def test_a_hanging_check_is_cut_off_while_the_others_report(tmp_path):
     assert checks["shm"]["status"] == "fail" and "timed out after 20 s" in checks["shm"]["summary"]
     assert (checks["shm"]["code"], checks["shm"]["owner"]) == ("CHECK_TIMEOUT", "host")
     assert "test hook: shm hangs" in checks["shm"]["output"]
+    # before the kill, the group printed where it hung (faulthandler on SIGUSR1): the hook's sleep in run_one
+    assert "(most recent call first)" in checks["shm"]["output"] and "in run_one" in checks["shm"]["output"]
+    assert any("stacks of its 1 stuck thread(s)" in d for d in checks["shm"]["details"]), checks["shm"]["details"]
     assert checks["hdf5"]["status"] == "pass"
 
 

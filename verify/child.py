@@ -10,6 +10,7 @@ VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner s
 from __future__ import annotations
 
 import errno
+import faulthandler
 import importlib
 import json
 import os
@@ -82,6 +83,9 @@ def write_atomic(path: str, text: str) -> None:
 
 def main() -> int:
     name, out_path = sys.argv[1], sys.argv[2]
+    # the runner sends SIGUSR1 to the whole group before it kills a check at its timeout: each process (forked
+    # DataLoader workers too) prints its Python stacks, so a hang in the report says where it hung
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     options = Options.from_json(os.environ.get("VERIFY_OPTIONS", "{}"))
     start = time.monotonic()
     facts, result = run_one(name, options)

@@ -25,6 +25,8 @@ from .result import FAIL, SKIP, CheckResult
 
 TAIL_LINES = 30
 GRACE_S = 3.0            # after forwarding SIGTERM/SIGINT, how long the group gets before SIGKILL
+STACKS_S = 2.0           # at a timeout: how long the group gets to print its Python stacks (SIGUSR1) before SIGKILL
+STACK_TAIL_LINES = 120   # a timed-out check keeps more output: the stacks of every process and thread in its group
 
 HANG_ADVICE = {
     "nccl": "A hung collective: rerun with NCCL_DEBUG=INFO to see where it stops; check /dev/shm size "
@@ -116,6 +118,10 @@ def run_process(module: str, args: list[str], timeout: float, env: dict[str, str
             rc: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             rc = None
+            # every Python process of the group (the check and its forked workers: verify.child registers
+            # faulthandler on SIGUSR1, and fork keeps it) prints where it is stuck, into the output kept for the report
+            _killpg(proc.pid, signal.SIGUSR1)
+            time.sleep(STACKS_S)
         except Interrupted as stop:
             if proc is not None:
                 _killpg(proc.pid, stop.signum)
@@ -149,9 +155,11 @@ def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float
             scratch_free: int | None = None) -> CheckResult:
     if rc is None:
         code = "NCCL_TIMEOUT" if name == "nccl" else "CHECK_TIMEOUT"
-        return CheckResult(name, FAIL, f"timed out after {limit:.0f} s and was killed", details=[],
+        stacks = output.count("most recent call first")
+        details = [f"the Python stacks of its {stacks} stuck thread(s) at the timeout are in the output"] if stacks else []
+        return CheckResult(name, FAIL, f"timed out after {limit:.0f} s and was killed", details=details,
                            remedy=HANG_ADVICE.get(name, f"Rerun `python -m verify --checks {name}` and read its output."),
-                           code=code, owner="host", duration_s=round(seconds, 3), output=_tail(output))
+                           code=code, owner="host", duration_s=round(seconds, 3), output=_tail(output, STACK_TAIL_LINES))
     if rc < 0:
         sig = _signal_name(rc)
         remedy = {"SIGBUS": "SIGBUS is what running out of /dev/shm looks like: start the container with "
