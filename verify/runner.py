@@ -120,8 +120,9 @@ def run_process(module: str, args: list[str], timeout: float, env: dict[str, str
             rc = None
             # every Python process of the group (the check and its forked workers: verify.child registers
             # faulthandler on SIGUSR1, and fork keeps it) prints where it is stuck, into the output kept for the report
-            _killpg(proc.pid, signal.SIGUSR1)
-            time.sleep(STACKS_S)
+            if proc is not None:
+                _killpg(proc.pid, signal.SIGUSR1)
+                time.sleep(STACKS_S)
         except Interrupted as stop:
             if proc is not None:
                 _killpg(proc.pid, stop.signum)
