@@ -153,3 +153,29 @@ def test_a_full_scratch_disk_is_disk_full_for_the_host_not_a_crash_of_the_image(
     assert "no space left on device writing" in checks["arrow"]["summary"]
     assert checks["shm"]["status"] == "pass"            # the next check still runs: /dev/shm is another filesystem
     assert "Traceback" not in proc.stderr
+
+
+def test_under_emulation_a_timed_out_check_runs_once_more_and_keeps_the_first_attempt(tmp_path):
+    """TORCHIMAGES_HOST_ARCH=aarch64 on this x86_64 host is emulation evidence; the hook hangs the first attempt only."""
+    proc = run_cli("--checks", "shm", "--timeout", "10", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
+                   env={"VERIFY_TEST_HANG": "shm", "VERIFY_TEST_HANG_ONCE": str(tmp_path / "hung"),
+                        "TORCHIMAGES_HOST_ARCH": "aarch64"}, module="verify")
+    shm = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 0 and shm["status"] == "pass", proc.stdout
+    assert any(d.startswith("first attempt timed out after 10 s and was killed under CPU emulation") for d in shm["details"])
+    assert "test hook: shm hangs" in shm["data"]["first_attempt"]["output"]
+
+
+def test_a_check_that_times_out_twice_under_emulation_still_fails(tmp_path):
+    proc = run_cli("--checks", "shm", "--timeout", "8", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
+                   env={"VERIFY_TEST_HANG": "shm", "TORCHIMAGES_HOST_ARCH": "aarch64"}, module="verify")
+    shm = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 1 and (shm["status"], shm["code"]) == ("fail", "CHECK_TIMEOUT")
+    assert shm["data"]["first_attempt"]["summary"] == "timed out after 8 s and was killed"
+
+
+def test_natively_a_timed_out_check_is_not_run_again(tmp_path):
+    proc = run_cli("--checks", "shm", "--timeout", "8", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
+                   env={"VERIFY_TEST_HANG": "shm", "VERIFY_TEST_HANG_ONCE": str(tmp_path / "hung")}, module="verify")
+    shm = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 1 and shm["code"] == "CHECK_TIMEOUT" and "first_attempt" not in shm["data"]

@@ -5,7 +5,8 @@ Runs the check's probe() (what it measures and reads) and judge() (the verdict),
 its facts are then null. The runner gives this process its own TMPDIR and removes it afterwards.
 
 Test-only fault hooks (documented in the README): VERIFY_TEST_HANG=name[,name] makes those checks write 8 MiB to their TMPDIR and hang,
-VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner survives both.
+VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner survives both;
+VERIFY_TEST_HANG_ONCE=<file> limits the hang to the first attempt (the retry under emulation).
 """
 from __future__ import annotations
 
@@ -43,9 +44,20 @@ def crashed(name: str, exc: BaseException, where: str) -> CheckResult:
                        remedy="This is unexpected: report it with the details above.", code="CHECK_CRASHED", owner="image")
 
 
+def _first_time(marker: str | None) -> bool:
+    """VERIFY_TEST_HANG_ONCE=<file>: the hook fires only while that file does not exist yet (it creates it)."""
+    if not marker:
+        return True
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
 def run_one(name: str, options: Options) -> tuple[dict[str, Any] | None, CheckResult]:
     """(facts or None, result) of one check."""
-    if _hooked("VERIFY_TEST_HANG", name):
+    if _hooked("VERIFY_TEST_HANG", name) and _first_time(os.environ.get("VERIFY_TEST_HANG_ONCE")):
         print(f"test hook: {name} hangs", flush=True)
         import tempfile
         with tempfile.NamedTemporaryFile(prefix="hang-", delete=False) as fh:    # data in its scratch dir, as a
