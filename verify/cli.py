@@ -139,6 +139,21 @@ def validate_rank_env(env: dict[str, str]) -> None:
         raise UsageError(f"RANK={values['RANK']} is not below WORLD_SIZE={values['WORLD_SIZE']}")
 
 
+def validate_test_hooks(env: dict[str, str]) -> None:
+    """VERIFY_TEST_HANG_ONCE=<file> must be a file the check can create: else the hook crashed the check (a
+    traceback, CHECK_CRASHED for the image) or, on a directory, silently never hung."""
+    marker = env.get("VERIFY_TEST_HANG_ONCE")
+    if not marker:
+        return
+    path = Path(marker)
+    if path.is_dir():
+        raise UsageError(f"VERIFY_TEST_HANG_ONCE={marker!r} is a directory: name a file (it is created at the first "
+                         f"hang), e.g. {path / 'hung'}")
+    if not path.exists() and not (path.parent.is_dir() and os.access(path.parent, os.W_OK)):
+        raise UsageError(f"VERIFY_TEST_HANG_ONCE={marker!r}: cannot create a file there (its folder does not exist or is "
+                         f"not writable): name a file in a writable folder")
+
+
 def _progress(index: int, total: int, name: str, result: CheckResult | None) -> None:
     if result is None:
         print(f"[{index}/{total}] {name}: running ...", file=sys.stderr, flush=True)
@@ -243,6 +258,7 @@ def _main(argv: list[str]) -> int:
         return 0
     options = _options(args)
     validate_rank_env(dict(os.environ))
+    validate_test_hooks(dict(os.environ))
     if args.save_facts and args.from_facts:
         raise UsageError("--save-facts and --from-facts exclude each other: record on one run, replay on another")
     for flag, path in (("--json", args.json), ("--junit", args.junit)):
