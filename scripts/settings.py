@@ -112,7 +112,7 @@ def parse_build_args(text: str, name: str) -> tuple[str, ...]:
 
 
 def parse_platform(text: str, name: str) -> str:
-    value = text.strip()
+    value = text.strip().lower()          # Docker reads platforms case-insensitively: linux/ARM64 is linux/arm64
     if value != "all" and not PLATFORM.match(value):
         raise UserError(f"{name}={text!r} is not a platform: write linux/<arch>, e.g. linux/amd64 or linux/arm64 "
                         f"(or all, for make build)")

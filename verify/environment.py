@@ -75,7 +75,11 @@ def emulation(cpuinfo_path: str = "/proc/cpuinfo") -> dict[str, Any]:
     aarch64 process). A native Grace node has neither."""
     machine = platform.machine()
     mine = _ARCH.get(machine, machine)
-    host = os.environ.get("TORCHIMAGES_HOST_ARCH", "").strip()
+    # `docker info` prints x86_64/aarch64; AMD64 or ARM64 (another tool's spelling) name the same machines, and a
+    # value that is no machine name at all (spaces, non-ASCII) is no evidence: a false "emulated" reruns every hang
+    host = os.environ.get("TORCHIMAGES_HOST_ARCH", "").strip().lower()
+    if not re.fullmatch(r"[a-z0-9_]+", host):
+        host = ""
     if host and _ARCH.get(host, host) != mine:
         return {"machine": machine, "emulated": True, "emulation_evidence": f"host architecture {host} (TORCHIMAGES_HOST_ARCH)"}
     try:
