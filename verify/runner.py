@@ -106,7 +106,11 @@ def _killpg(pid: int, sig: int) -> None:
 def _group_members(pgid: int) -> list[int]:
     """The processes of one process group, from /proc (the leader first)."""
     members = []
-    for entry in os.listdir("/proc"):
+    try:
+        entries = os.listdir("/proc")
+    except OSError:                  # no /proc (or not readable): the leader alone gets the signal
+        return []
+    for entry in entries:
         if entry.isdecimal():
             try:
                 stat = Path(f"/proc/{entry}/stat").read_text()
@@ -179,21 +183,26 @@ DISK_FULL_BELOW = 8 << 20
 
 
 def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float,
-            scratch_free: int | None = None) -> CheckResult:
+            scratch_free: int | None = None, scratch_total: int | None = None) -> CheckResult:
     if rc is None:
         code = "NCCL_TIMEOUT" if name == "nccl" else "CHECK_TIMEOUT"
-        stacks = output.count("most recent call first")
-        details = [f"the Python stacks of its {stacks} stuck thread(s) at the timeout are in the output"] if stacks else []
+        kept = _tail(output, STACK_TAIL_LINES)
+        stacks, all_stacks = kept.count("most recent call first"), output.count("most recent call first")
+        # count what the report keeps: the tail may have cut the first processes' stacks
+        cut = f" ({all_stacks - stacks} more cut: the output keeps its last {STACK_TAIL_LINES} lines)" if all_stacks > stacks else ""
+        details = [f"the Python stacks of its {stacks} stuck thread(s) at the timeout are in the output{cut}"] if stacks else []
         return CheckResult(name, FAIL, f"timed out after {limit:.0f} s and was killed", details=details,
                            remedy=HANG_ADVICE.get(name, f"Rerun `python -m verify --checks {name}` and read its output."),
-                           code=code, owner="host", duration_s=round(seconds, 3), output=_tail(output, STACK_TAIL_LINES))
+                           code=code, owner="host", duration_s=round(seconds, 3), output=kept)
     if rc < 0:
         sig = _signal_name(rc)
         remedy = {"SIGBUS": "SIGBUS is what running out of /dev/shm looks like: start the container with "
                             "--shm-size=2g or --ipc=host.",
                   "SIGKILL": "Killed from outside: most often the out-of-memory killer (check the memory limit)."}.get(
             sig, "A native library crashed: the output above shows the last thing it printed.")
-        if sig not in ("SIGBUS", "SIGKILL") and scratch_free is not None and scratch_free < DISK_FULL_BELOW:
+        # full: little left, and little of what it has (a small, empty scratch tmpfs is not a full one)
+        if (sig not in ("SIGBUS", "SIGKILL") and scratch_free is not None and scratch_free < DISK_FULL_BELOW
+                and (scratch_total is None or scratch_free * 10 < scratch_total)):
             return CheckResult(name, FAIL, f"crashed with {sig} while its scratch disk was full "
                                f"({scratch_free >> 10} KiB free)", code="DISK_FULL", duration_s=round(seconds, 3),
                                output=_tail(output))
@@ -226,17 +235,19 @@ def run_check(name: str, options: Options, timeout: float | None = None) -> tupl
             result = CheckResult.from_dict(record["result"])
             result.duration_s = round(seconds, 3)
             return result, record.get("facts")
-        return _failed(name, rc, output, seconds, limit, _free_bytes(scratch)), None
+        return _failed(name, rc, output, seconds, limit, *_disk_room(scratch)), None
     finally:
         shutil.rmtree(own, ignore_errors=True)
         _OWNED.discard(own)
 
 
-def _free_bytes(folder: str) -> int | None:
+def _disk_room(folder: str) -> tuple[int | None, int | None]:
+    """(free bytes, size in bytes) of the filesystem holding folder; (None, None) when it cannot be read."""
     try:
-        return shutil.disk_usage(folder).free
+        usage = shutil.disk_usage(folder)
     except OSError:
-        return None
+        return None, None
+    return usage.free, usage.total
 
 
 def cleanup_owned() -> None:
