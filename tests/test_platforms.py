@@ -321,6 +321,20 @@ def test_emulation_detection(tmp_path, monkeypatch):
     assert found["emulated"] is True and "implementer 0x00" in found["emulation_evidence"]
 
 
+@pytest.mark.parametrize(("host", "emulated"), [("X86_64", False), ("AMD64", False), (" x86_64 ", False), ("", False),
+                                                ("   ", False), ("x86_64\u200b", False), ("x 86", False),
+                                                ("aarch64", True), ("ARM64", True), ("s390x", True)])
+def test_odd_host_arch_spellings_are_not_emulation_evidence(host, emulated, tmp_path, monkeypatch):
+    """On an x86_64 machine with an x86 /proc/cpuinfo, only a real other machine name means emulation: a false
+    "emulated" skips throughput judging and runs every timed-out check twice."""
+    from verify import environment
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(X86_CPUINFO_HANDMADE)
+    monkeypatch.setattr(environment.platform, "machine", lambda: "x86_64")
+    monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", host)
+    assert environment.emulation(str(cpuinfo))["emulated"] is emulated
+
+
 def test_report_environment_line_names_machine_and_emulation():
     from verify.report import environment_lines
     lines = environment_lines({"machine": "aarch64", "emulated": True, "emulation_evidence": "host architecture x86_64"})
@@ -366,7 +380,8 @@ def test_platform_and_force_are_settings_knobs():
 
 @pytest.mark.parametrize(("written", "meant"), [("linux/arm64/v8", "linux/arm64"), ("linux/aarch64", "linux/arm64"),
                                                 ("linux/x86_64", "linux/amd64"), ("linux/amd64/v1", "linux/amd64"),
-                                                ("linux/arm64", "linux/arm64"), ("linux/riscv64", "linux/riscv64")])
+                                                ("linux/arm64", "linux/arm64"), ("linux/riscv64", "linux/riscv64"),
+                                                ("linux/ARM64", "linux/arm64"), ("Linux/ARM64/V8", "linux/arm64")])
 def test_platform_spellings_docker_prints_mean_the_same_platform(written, meant):
     """`docker image inspect` says arm64 + variant v8: PLATFORM=linux/arm64/v8 must select the arm64 build, not
     report that no image is built for it."""

@@ -35,7 +35,9 @@ def _one_line_usage_error(proc: subprocess.CompletedProcess, *needles: str) -> N
     (["--nccl-min-size", "1g", "--nccl-max-size", "1m"], {}, "larger than"), (["--arrow-size", "12q"], {}, "not a size"),
     (["--no-such-flag"], {}, "unrecognized"), ([], {"RANK": "abc"}, "RANK='abc'"), ([], {"RANK": "1"}, "no group"),
     ([], {"RANK": "0", "WORLD_SIZE": "0"}, "WORLD_SIZE=0"), ([], {"RANK": "3", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, "not below"),
-    ([], {"LOCAL_RANK": "-1"}, "LOCAL_RANK"), ([], {"RANK": "\u00b2"}, "RANK='\u00b2'"), (["--json", "/nonexistent-dir/r.json"], {}, "does not exist"),
+    ([], {"LOCAL_RANK": "-1"}, "LOCAL_RANK"), ([], {"RANK": "\u00b2"}, "RANK='\u00b2'"),
+    ([], {"VERIFY_TEST_HANG_ONCE": "/nonexistent-dir/hung"}, "VERIFY_TEST_HANG_ONCE"),
+    ([], {"VERIFY_TEST_HANG_ONCE": "/"}, "is a directory"), (["--json", "/nonexistent-dir/r.json"], {}, "does not exist"),
     (["--save-facts", "a", "--from-facts", "b"], {}, "exclude each other"),
     (["bench", "--repeats", "0"], {}, "--repeats"), (["bench", "--size", "0"], {}, "out of range"),
     (["bench", "--repeats", "nan"], {}, "--repeats")])
@@ -200,3 +202,34 @@ def test_a_rank_that_never_joins_is_an_nccl_timeout_with_advice_from_what_was_se
     assert proc.returncode == 1 and (check["code"], check["owner"]) == ("NCCL_TIMEOUT", "host"), check["summary"]
     assert "init:" in check["summary"] and "The group never formed" in check["remedy"]
     assert check["duration_s"] < 120
+
+
+def test_at_a_timeout_without_proc_the_leader_alone_gets_the_stack_signal(monkeypatch):
+    """No readable /proc (a sandbox): the timeout still ends in a CHECK_TIMEOUT, not a traceback from os.listdir."""
+    from verify import runner
+
+    def no_proc(path):
+        raise PermissionError(13, "Permission denied", path)
+    monkeypatch.setattr(runner.os, "listdir", no_proc)
+    assert runner._group_members(os.getpid()) == []
+
+
+def test_the_stack_count_is_of_the_stacks_the_report_keeps():
+    """Many workers' stacks overflow the kept tail: the detail must not promise stacks the output no longer has."""
+    from verify import runner
+    stack = ["Thread 0x00007f0e7dc286c0 (most recent call first):"] + ['  File "x.py", line 1 in f'] * 9 + [""]
+    output = "\n".join(["check starts"] + stack * 20)          # 220 lines, 20 stacks
+    result = runner._failed("hdf5", None, output, 30.0, 30.0)
+    kept = result.output.count("most recent call first")
+    assert result.code == "CHECK_TIMEOUT" and 0 < kept < 20
+    assert result.details == [f"the Python stacks of its {kept} stuck thread(s) at the timeout are in the output "
+                              f"({20 - kept} more cut: the output keeps its last {runner.STACK_TAIL_LINES} lines)"]
+
+
+def test_a_crash_on_a_small_but_empty_scratch_disk_is_not_disk_full():
+    """A 6 MiB TMPDIR with 6 MiB free is small, not full: a SIGSEGV there is the image's crash."""
+    from verify import runner
+    small = runner._failed("hdf5", -11, "", 1.0, 60.0, scratch_free=6 << 20, scratch_total=6 << 20)
+    assert (small.code, small.owner, small.summary) == ("CHECK_CRASHED", "image", "crashed with SIGSEGV")
+    full = runner._failed("hdf5", -11, "", 1.0, 60.0, scratch_free=100 << 10, scratch_total=2 << 20)
+    assert (full.code, full.owner) == ("DISK_FULL", "host") and "(100 KiB free)" in full.summary
