@@ -273,7 +273,17 @@ def foreign_image_ref(image_arg: str | None, matrix_error: UserError, connect: C
         client = connect()
     except UserError as exc:
         raise UserError(f"{matrix_error} (nor could a local image of that name be looked up: {exc})") from None
-    if not image_exists(client, ref):
+    from docker.errors import APIError
+    try:
+        exists = image_exists(client, ref)
+    except APIError as exc:
+        if exc.status_code != 400:
+            raise
+        # "invalid reference format" (a space, an upper-case repository): neither a matrix tag nor an image name
+        why = getattr(exc, "explanation", None) or str(exc)
+        raise UserError(f"{matrix_error} ({ref!r} is not an image name either: {why}; a list of tags is "
+                        "comma-separated)") from None
+    if not exists:
         raise matrix_error
     return ref, client
 

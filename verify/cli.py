@@ -235,7 +235,8 @@ def _write_reports(args: argparse.Namespace, results: list[CheckResult], environ
         write_junit(results, args.junit)
         print(f"JUnit report: {args.junit}")
     if not args.json and os.environ.get("VERIFY_IN_IMAGE"):
-        print('JSON report: docker run --rm -v "$PWD:/out" IMAGE verify --json /out/report.json')
+        print('to keep the JSON report: docker run --rm --user "$(id -u):$(id -g)" -v "$PWD:/out" IMAGE verify '
+              '--json /out/report.json')
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -100,6 +100,16 @@ def test_make_verify_with_an_unknown_name_still_says_unknown_image(docker_client
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("name", ["2.13.0-cpu-debian12 2.13.0-cpu-debian12-jupyter-ssh", "Torchimages:Bad"])
+def test_make_verify_of_a_name_the_engine_refuses_is_one_line_exit_2(docker_client, name):
+    """A space-separated list or an upper-case repository: the engine's 400 "invalid reference format" becomes the
+    unknown-image line with the engine's reason (it was an `internal error:`, exit 3)."""
+    proc = run_cli("verify", env={"IMAGE": name}, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and f"unknown image {name}" in out and "is not an image name either" in out, out
+    assert "invalid reference format" in out and "internal error" not in out and "Traceback" not in out
+
+
 def test_make_verify_takes_any_local_image_by_reference(images, tmp_path):
     """The CLI path users type: `make verify IMAGE=<reference>` with reports in REPORTS_DIR."""
     proc = run_cli("verify", env={"IMAGE": images["no-h5py"], "REPORTS_DIR": str(tmp_path), "BUILD_DIR": str(tmp_path),
