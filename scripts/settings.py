@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import ROOT
 from .errors import UserError
-from .plan.platforms import normalize_platform
+from .plan.platforms import PLATFORM_NAME, normalize_platform
 
 SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([bkmgt]?)(?:i?b)?$", re.IGNORECASE)
 # host[:port][/path] as Docker reads a registry prefix; no spaces, no upper case in the path, no trailing '/'.
@@ -51,7 +51,6 @@ KNOBS: dict[str, tuple[str, str]] = {
     "INDEX_ONLY": ("--index-only", "push: push nothing from the engine; PUT the tag's image index over the per-arch "
                                    "tags <tag>-<arch> already in REGISTRY (CI's merge job) (1/0)"),
 }
-PLATFORM = re.compile(r"^linux/[a-z0-9_-]+(/v[0-9]+)?$")
 
 
 def parse_size(text: str, name: str) -> str:
@@ -112,11 +111,12 @@ def parse_build_args(text: str, name: str) -> tuple[str, ...]:
 
 
 def parse_platform(text: str, name: str) -> str:
-    value = text.strip().lower()          # Docker reads platforms case-insensitively: linux/ARM64 is linux/arm64
-    if value != "all" and not PLATFORM.match(value):
+    # Docker reads platforms case-insensitively (linux/ARM64) and by other spellings (linux/arm64/v8, linux/x86_64)
+    value = normalize_platform(text.strip().lower())
+    if value != "all" and not PLATFORM_NAME.fullmatch(value):
         raise UserError(f"{name}={text!r} is not a platform: write linux/<arch>, e.g. linux/amd64 or linux/arm64 "
                         f"(or all, for make build)")
-    return normalize_platform(value)
+    return value
 
 
 def parse_file(text: str, name: str) -> str:

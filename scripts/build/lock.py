@@ -287,7 +287,7 @@ def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: M
             echo(f"  {label}: current")
             continue
         path = lock_path(spec, images, platform)
-        if (problem or "").startswith("not a file"):
+        if path.exists() and not path.is_file():      # nothing to rewrite in place: a person must remove it
             failures.append(f"{label} is {problem}")
             echo(f"  {label}: FAILED ({problem})")
             continue

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import requests
 
+from scripts.build.engine import image_exists
+
 REGISTRY_BIN = "/usr/bin/docker-registry"
 
 
@@ -55,11 +57,7 @@ def dropped_when_built_here(client, image: str, *folders: Path) -> Iterator[None
     after, with BuildKit's cache mounts (the uv caches, GBs of wheels) and the given download folders. A CI machine's
     disk is shared and finite: the suite's peak must not be the sum of every image it ever built."""
     from docker.errors import ImageNotFound
-    try:
-        client.images.get(image)
-        present = True
-    except ImageNotFound:
-        present = False
+    present = image_exists(client, image)
     try:
         yield
     finally:
