@@ -1,69 +1,180 @@
-"""Per-GPU-model baselines (verify/baselines.yaml) and the ratio rule that judges figures against them.
+"""Per-SKU baselines (verify/baselines.json), the SKU a device name belongs to, and the ratio rule.
 
-The file is read with a small reader for the subset it uses (block mappings, plain scalars, full-line
-comments), so that it loads in any image, with or without PyYAML; a test compares it with yaml.safe_load.
+JSON, so that the file loads with the standard library in any image. It is validated at load: every value a
+positive finite number, `fail_below < warn_below <= 1`, world sizes whole numbers, SKU patterns valid regular
+expressions, no duplicate keys, no NaN. An invalid file is one error naming the line (BaselinesError), never a
+crash in the middle of a check and never a silent skip.
 """
 from __future__ import annotations
 
 import functools
+import json
+import math
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PATH = Path(__file__).with_name("baselines.yaml")
+PATH = Path(__file__).with_name("baselines.json")
+FIGURE_KEYS = ("d2d_copy_GBps", "bf16_matmul_TFLOPs", "h2d_pinned_GBps", "d2h_pinned_GBps")
+NCCL_KEY = "nccl_allreduce_busbw_GBps"
+INTERNODE_KEY = "nccl_internode_busbw_GBps"
+ALGOS = ("ring", "nvls")
 
 
-def _scalar(text: str) -> Any:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    for kind in (int, float):
+class BaselinesError(ValueError):
+    """The baselines file is not valid: the message names the file, the line and the field."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    warn_below: float
+    fail_below: float
+    peer_below: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Model:
+    sku: str
+    patterns: tuple[re.Pattern[str], ...]
+    nvlink: bool
+    figures: dict[str, dict[str, Any]]                       # key -> {value, basis, source}
+    busbw: dict[int, dict[str, dict[str, Any]]]              # world size -> algo -> {value, basis, source}
+    internode: dict[str, Any] | None = None                  # all-reduce busbw floor across nodes
+
+
+@dataclass(frozen=True)
+class Baselines:
+    rule: Rule
+    models: tuple[Model, ...]
+
+    def model(self, name: str | None) -> Model | None:
+        """The SKU an NVML/torch device name belongs to (MIG suffixes ignored); None when unknown."""
+        if not name:
+            return None
+        base = re.sub(r"\s+MIG\s+\S+$", "", str(name).strip())
+        return next((m for m in self.models if any(p.search(base) for p in m.patterns)), None)
+
+
+def _line_of(text: str, path: list[str]) -> int:
+    """The line of `path` (keys from the root), found by walking the quoted keys in order."""
+    pos = 0
+    for key in path:
+        found = text.find(json.dumps(key), pos)
+        if found < 0:
+            break
+        pos = found
+    return text.count("\n", 0, pos) + 1
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    dup = next((k for k in keys if keys.count(k) > 1), None)
+    if dup is not None:
+        raise ValueError(f"duplicate key {dup!r}")
+    return dict(pairs)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def _figure(raw: Any, where: list[str], fail: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        fail(where, "must be an object with value, basis and source")
+    if not _positive(raw.get("value")):
+        fail(where + ["value"], f"must be a positive finite number, not {raw.get('value')!r}")
+    for field in ("basis", "source"):
+        if not isinstance(raw.get(field), str) or not raw[field].strip():
+            fail(where + [field], "must be a non-empty string (say what the figure is and where it comes from)")
+    return raw
+
+
+def _busbw(raw: Any, where: list[str], fail: Any) -> dict[int, dict[str, dict[str, Any]]]:
+    if not isinstance(raw, dict):
+        fail(where, "must map world sizes to {ring, nvls}")
+    out: dict[int, dict[str, dict[str, Any]]] = {}
+    for world, algos in raw.items():
+        if not (str(world).isdecimal() and 1 < int(world) < 1 << 20):
+            fail(where + [world], f"world size {world!r} must be a whole number of ranks above 1")
+        if not isinstance(algos, dict) or not algos or set(algos) - set(ALGOS):
+            fail(where + [world], f"must map one or more of {', '.join(ALGOS)} to a figure")
+        out[int(world)] = {a: _figure(v, where + [world, a], fail) for a, v in algos.items()}
+    return out
+
+
+def _model(sku: str, raw: Any, fail: Any) -> Model:
+    where = ["models", sku]
+    if not isinstance(raw, dict):
+        fail(where, "must be an object")
+    names = raw.get("names")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+        fail(where + ["names"], "must be a non-empty list of name patterns")
+    patterns = []
+    for n in names:
         try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+            patterns.append(re.compile(n, re.IGNORECASE))
+        except re.error as exc:
+            fail(where + ["names"], f"{n!r} is not a regular expression ({exc})")
+    if not isinstance(raw.get("nvlink"), bool):
+        fail(where + ["nvlink"], "must be true or false (does this SKU have NVLink to its peers)")
+    figures = raw.get("figures")
+    if not isinstance(figures, dict) or set(figures) - set(FIGURE_KEYS):
+        fail(where + ["figures"], f"must be an object with keys among {', '.join(FIGURE_KEYS)}")
+    unknown = set(raw) - {"names", "nvlink", "figures", NCCL_KEY, INTERNODE_KEY}
+    if unknown:
+        fail(where + [sorted(unknown)[0]], f"unknown key (known: names, nvlink, figures, {NCCL_KEY}, {INTERNODE_KEY})")
+    return Model(sku, tuple(patterns), raw["nvlink"],
+                 {k: _figure(v, where + ["figures", k], fail) for k, v in figures.items()},
+                 _busbw(raw[NCCL_KEY], where + [NCCL_KEY], fail) if NCCL_KEY in raw else {},
+                 _figure(raw[INTERNODE_KEY], where + [INTERNODE_KEY], fail) if INTERNODE_KEY in raw else None)
 
 
-def parse(text: str) -> dict[str, Any]:
-    """Block mappings of `key: value` / `key:` lines by indentation; `#` lines are comments."""
-    root: dict[Any, Any] = {}
-    stack: list[tuple[int, dict[Any, Any]]] = [(-1, root)]
-    for number, raw in enumerate(text.splitlines(), 1):
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        indent = len(raw) - len(raw.lstrip(" "))
-        key, sep, value = stripped.partition(": ") if ": " in stripped else stripped.partition(":")
-        if not sep:
-            raise ValueError(f"baselines line {number}: expected `key: value`")
-        while stack and indent <= stack[-1][0]:
-            stack.pop()
-        parent = stack[-1][1]
-        if value.strip():
-            parent[_scalar(key)] = _scalar(value)
-        else:
-            child: dict[Any, Any] = {}
-            parent[_scalar(key)] = child
-            stack.append((indent, child))
-    return root
+def parse(text: str, source: str = "verify/baselines.json") -> Baselines:
+    """Parse and validate; BaselinesError with the line on anything invalid."""
+    def fail(path: list[str], why: str) -> Any:
+        raise BaselinesError(f"{source} line {_line_of(text, path)}: {'.'.join(map(str, path))} {why}")
+
+    try:
+        raw = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise BaselinesError(f"{source} line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:
+        raise BaselinesError(f"{source}: {exc}") from None
+    if not isinstance(raw, dict) or raw.get("schema") != 1:
+        fail(["schema"], "must be 1 (this verify reads baselines schema 1)")
+    rule = raw.get("rule")
+    if not isinstance(rule, dict):
+        fail(["rule"], "must be an object with warn_below, fail_below and peer_below")
+    for key in ("warn_below", "fail_below", "peer_below"):
+        if not _positive(rule.get(key)) or rule[key] > 1:
+            fail(["rule", key], f"must be a number in (0, 1], not {rule.get(key)!r}")
+    if not rule["fail_below"] < rule["warn_below"]:
+        fail(["rule", "fail_below"], f"({rule['fail_below']}) must be below warn_below ({rule['warn_below']})")
+    models = raw.get("models")
+    if not isinstance(models, dict) or not models:
+        fail(["models"], "must be a non-empty object of SKUs")
+    return Baselines(Rule(float(rule["warn_below"]), float(rule["fail_below"]), float(rule["peer_below"]),
+                          str(rule.get("source") or "")),
+                     tuple(_model(sku, m, fail) for sku, m in models.items()))
 
 
 @functools.lru_cache(maxsize=1)
-def load() -> dict[str, Any]:
-    return parse(PATH.read_text(encoding="utf-8"))
+def load() -> Baselines:
+    try:
+        text = PATH.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselinesError(f"{PATH}: cannot read it ({exc})") from None
+    return parse(text, str(PATH))
 
 
-def rule() -> tuple[float, float]:
-    r = load().get("rule", {})
-    return float(r.get("warn_below", 0.9)), float(r.get("fail_below", 0.75))
-
-
-def for_model(name: str | None) -> dict[str, Any] | None:
-    return load().get("models", {}).get(name) if name else None
-
-
-def judge_ratio(measured: float, baseline: float) -> tuple[str, float]:
-    """('pass'|'warn'|'fail', ratio) by the rule: warn below 0.9x, fail below 0.75x."""
-    warn, fail = rule()
-    ratio = measured / baseline if baseline > 0 else float("inf")
-    return ("fail" if ratio < fail else "warn" if ratio < warn else "pass"), ratio
+def judge_ratio(measured: float, baseline: float, rule: Rule | None = None) -> tuple[str, float]:
+    """('pass'|'warn'|'fail', ratio) by the rule: warn below warn_below x, fail below fail_below x."""
+    r = rule or load().rule
+    ratio = measured / baseline
+    return ("fail" if ratio < r.fail_below else "warn" if ratio < r.warn_below else "pass"), ratio

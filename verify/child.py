@@ -21,6 +21,7 @@ import time
 import traceback
 from typing import Any
 
+from . import judging
 from .options import Options
 from .result import FAIL, SKIP, CheckResult
 
@@ -81,7 +82,7 @@ def run_one(name: str, options: Options) -> tuple[dict[str, Any] | None, CheckRe
     except Exception as exc:  # noqa: BLE001
         return None, crashed(name, exc, "probe")
     try:
-        return facts, module.judge(facts, options)
+        return facts, judging.judge(name, module, facts, options)
     except Exception as exc:  # noqa: BLE001
         return facts, crashed(name, exc, "judge")
 

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__
+from . import __version__, replay
 from .checks import CHECKS
 from .options import Options, parse_size
 from .report import (
@@ -35,7 +35,6 @@ from .runner import (
     cleanup_owned,
     collect_environment,
     install_signal_handlers,
-    replay,
     restore_signal_handlers,
     run_all,
     scratch_base,
@@ -84,7 +83,7 @@ def _number(kind: type, minimum: float, exclusive: bool = False) -> Any:
 def _parser() -> argparse.ArgumentParser:
     d = Options()
     p = _Parser(
-        prog="verify", description="Check that this PyTorch environment really works: GPU, NCCL, /dev/shm, HDF5, Arrow.",
+        allow_abbrev=False, prog="verify", description="Check that this PyTorch environment really works: GPU, NCCL, /dev/shm, HDF5, Arrow.",
         epilog="Get the JSON report out of a container: docker run --rm -v \"$PWD:/out\" IMAGE verify "
                "--json /out/report.json --junit /out/report.xml. Benchmark the data path: verify bench.")
     p.add_argument("--checks", default=None, help=f"comma-separated subset of: {', '.join(CHECKS)}")
@@ -177,25 +176,31 @@ def _names(args: argparse.Namespace, default: list[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _load_facts(directory: str, args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
-    base = Path(directory)
+# option flag -> Options field: a replay takes the recorded options, except those given on its command line
+_OPTION_FLAGS = {"--expect-gpus": "expect_gpus", "--shm-min": "shm_min_bytes", "--arrow-size": "arrow_bytes",
+                 "--arrow-min-ratio": "arrow_min_ratio", "--nccl-min-size": "nccl_min_bytes",
+                 "--nccl-max-size": "nccl_max_bytes", "--nccl-timeout": "nccl_timeout_s", "--no-perf": "gpu_perf"}
+
+
+def _overrides(argv: list[str], options: Options) -> dict[str, Any]:
+    given = {a.split("=", 1)[0] for a in argv if a.startswith("--")}
+    return {field: getattr(options, field) for flag, field in _OPTION_FLAGS.items() if flag in given}
+
+
+def _replay(args: argparse.Namespace, argv: list[str], options: Options) -> int:
+    only = _names(args, []) if args.checks is not None else None
     try:
-        host = json.loads((base / "host.json").read_text(encoding="utf-8"))
-        recorded = host["checks"]
-        if not isinstance(recorded, list):
-            raise TypeError("checks is not a list")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--from-facts {directory}: no readable host.json ({type(exc).__name__}: {exc}); record "
-                         "facts with `python -m verify --save-facts DIR` first") from None
-    names = _names(args, [n for n in recorded if n in CHECKS])
-    records = {}
-    for name in names:
-        try:
-            records[name] = json.loads((base / f"{name}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"--from-facts {directory}: no facts for check {name} ({type(exc).__name__}); "
-                             f"recorded: {', '.join(recorded)}") from None
-    return host, records, names
+        folder = replay.load(args.from_facts, only, _overrides(argv, options))
+    except replay.ReplayError as exc:
+        raise UsageError(str(exc)) from None
+    results = [replay.judge(r, folder.options) for r in folder.records]
+    results += [replay.unknown_result(n) for n in folder.unknown]
+    host = folder.host
+    tool = host.get("tool") or {}
+    replay_info = {"facts_dir": args.from_facts, "host": host.get("hostname"), "recorded": host.get("recorded"),
+                   "facts_schema": host.get("facts_schema", 1), "recorded_by": tool.get("version")}
+    _write_reports(args, results, host.get("environment") or {}, folder.options, replay_info, None)
+    return 1 if any(r.status == FAIL for r in results) else 0
 
 
 def _prepare_facts_dir(directory: str) -> None:
@@ -213,9 +218,10 @@ def _save_facts(directory: str, names: list[str], results: list[CheckResult], fa
     for r in results:
         if r.name in facts or r.code != "INTERRUPTED":
             write_text_atomic(str(Path(directory) / f"{r.name}.json"),
-                              json.dumps({"check": r.name, "facts": facts.get(r.name), "result": r.to_dict()},
+                              json.dumps({"check": r.name, "facts_schema": replay.FACTS_SCHEMA,
+                                          "facts": facts.get(r.name), "result": r.to_dict()},
                                          indent=1, default=repr) + "\n")
-    host = {"hostname": platform.node(), "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    host = {"facts_schema": replay.FACTS_SCHEMA, "hostname": platform.node(), "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "tool": {"name": "verify", "version": __version__}, "checks": [r.name for r in results if r.code != "INTERRUPTED"
                                                                             or r.name in facts],
             "environment": environment, "options": asdict(options)}
@@ -226,7 +232,7 @@ def _write_reports(args: argparse.Namespace, results: list[CheckResult], environ
                    options: Options, replay_info: dict[str, Any] | None, interrupted: str | None) -> None:
     if not is_reporting_rank():
         return
-    print(render_table(results, environment, replay=replay_info))
+    print(render_table(results, environment, replay=replay_info, interrupted=interrupted))
     report = build_report(results, environment, asdict(options), replay=replay_info, interrupted=interrupted)
     if args.json:
         write_json(report, args.json)
@@ -267,11 +273,7 @@ def _main(argv: list[str]) -> int:
         if problem:
             raise UsageError(f"{flag} {path}: {problem}")
     if args.from_facts:
-        host, records, names = _load_facts(args.from_facts, args)
-        results = [replay(name, records[name], options) for name in names]
-        replay_info = {"facts_dir": args.from_facts, "host": host.get("hostname"), "recorded": host.get("recorded")}
-        _write_reports(args, results, host.get("environment") or {}, options, replay_info, None)
-        return 1 if any(r.status == FAIL for r in results) else 0
+        return _replay(args, argv, options)
 
     names = _names(args, list(CHECKS))
     if args.save_facts:

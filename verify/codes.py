@@ -53,8 +53,39 @@ CODES: dict[str, Code] = {
                       "Check cooling, power supply and the BMC event log; `nvidia-smi -q -d PERFORMANCE`."),
     "PCIE_DOWNGRADED": Code("host", "A GPU's PCIe link runs below its maximum generation or width under load.",
                             "Reseat the GPU or riser, check BIOS PCIe settings; `nvidia-smi -q -d PCI`."),
-    "NVLINK_DOWN": Code("host", "Some NVLink links of a GPU are inactive while others are up.",
+    "NVLINK_DOWN": Code("host", "NVLink links of a GPU are inactive: some while others are up, or all of them on a SKU "
+                        "(or beside peers) that has NVLink; confirmed on re-reads (one transient read warns).",
                         "Check `nvidia-smi nvlink -s`, the fabric manager and the NVSwitch trays."),
+    "NVLINK_ERRORS": Code("host", "NVLink CRC, replay or recovery counters grew during the check.",
+                          "Check `nvidia-smi nvlink -e`, reseat or replace the cable/tray; drain if they keep growing."),
+    "GPU_LOST": Code("host", "A GPU fell off the bus or stopped answering: NVML GPU_IS_LOST or Unknown Error on its "
+                     "handle or a query (Xid 79).",
+                     "Drain the node; read dmesg for Xid 79/48/63/64/94/95; reset the GPU (`nvidia-smi -r`) or "
+                     "reboot; RMA if it recurs."),
+    "GPU_RESET_REQUIRED": Code("host", "NVML's recovery action asks for a GPU reset or a node reboot (or a drain).",
+                               "Drain the node, then do what the action says: `nvidia-smi -r -i <bus id>` or reboot."),
+    "XID_ERROR": Code("host", "The driver raised a critical Xid event on a GPU while verify ran.",
+                      "Drain the node; read dmesg for the Xid and follow NVIDIA's Xid catalogue."),
+    "ARCH_PTX_JIT": Code("image", "No SASS in this build runs on a GPU: only PTX, JIT-compiled by the driver at start-up.",
+                         "Expect minutes of JIT on the first launch (cached in ~/.nv/ComputeCache); use a build with "
+                         "SASS for this sm_XY."),
+    "NCCL_NET_FALLBACK": Code("host", "InfiniBand/EFA devices are present but NCCL used NET/Socket across nodes.",
+                              "Check the HCAs (`ibstat`), that the container gets /dev/infiniband and libibverbs (or "
+                              "the aws-ofi-nccl plugin for EFA), and that NCCL_IB_DISABLE is not set."),
+    "NVLS_NOT_USED": Code("host", "NVLink SHARP (NVLS) is expected on this NVSwitch node but NCCL did not use it.",
+                          "Check the fabric manager and multicast support (`nvidia-smi -q | grep -i fabric`), and "
+                          "that NCCL_NVLS_ENABLE/NCCL_ALGO do not exclude it."),
+    "MEASUREMENT_INVALID": Code("host", "A probe produced a figure that is not finite or not physically possible (a "
+                                "negative bandwidth, an impossible count), or no result for a device it ran on.",
+                                "Rerun the check; a device that returns nothing or nonsense is broken: drain and run "
+                                "`dcgmi diag -r 3`."),
+    "FACTS_INVALID": Code("job", "Replayed facts are malformed: a wrong shape, an unknown check, or a figure that is "
+                          "not finite or not plausible.",
+                          "Fix the facts file named in the summary, or record it again with `--save-facts`."),
+    "FACTS_INCOMPLETE": Code("job", "The facts hold nothing this check can judge (every field it reads is null): not "
+                             "judged, and never a pass.",
+                             "Record the check on the machine (`python -m verify --save-facts DIR`), or translate "
+                             "the fields the source has."),
     "BANDWIDTH_LOW": Code("host", "A copy (device-to-device, host-to-device, device-to-host) or NCCL busbw is below "
                           "0.9x (warn) or 0.75x (fail) of this GPU model's baseline (verify/baselines.yaml).",
                           "Compare with another node of the same model; check PCIe/NVLink state, clocks and "

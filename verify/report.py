@@ -18,9 +18,12 @@ MARK = {PASS: "PASS", FAIL: "FAIL", WARN: "WARN", SKIP: "SKIP"}
 COLOR = {PASS: "32", FAIL: "31", WARN: "33", SKIP: "36"}
 
 
-def overall(results: list[CheckResult]) -> Status:
+def overall(results: list[CheckResult], interrupted: str | None = None) -> Status:
+    """fail if any check failed or the run was cut off; else warn, else pass; skip when nothing was judged."""
     statuses = {r.status for r in results}
-    return FAIL if FAIL in statuses else WARN if WARN in statuses else PASS
+    if FAIL in statuses or interrupted:
+        return FAIL
+    return WARN if WARN in statuses else PASS if PASS in statuses else SKIP
 
 
 def build_report(results: list[CheckResult], environment: dict[str, Any], options: dict[str, Any],
@@ -29,7 +32,7 @@ def build_report(results: list[CheckResult], environment: dict[str, Any], option
         "schema_version": REPORT_SCHEMA_VERSION,
         "tool": {"name": "verify", "version": __version__},
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "status": overall(results),
+        "status": overall(results, interrupted),
         "replay": replay,
         "interrupted": interrupted,
         "environment": environment,
@@ -132,7 +135,7 @@ def environment_lines(env: dict[str, Any]) -> list[str]:
 
 
 def render_table(results: list[CheckResult], env: dict[str, Any], width: int | None = None,
-                 replay: dict[str, Any] | None = None) -> str:
+                 replay: dict[str, Any] | None = None, interrupted: str | None = None) -> str:
     width = width or min(shutil.get_terminal_size((120, 20)).columns, 140)
     lines = []
     if replay:
@@ -153,7 +156,8 @@ def render_table(results: list[CheckResult], env: dict[str, Any], width: int | N
             lines.append(f"{pad}code: {r.code} (owner: {r.owner})")
         if r.status == FAIL and r.output:
             lines += [f"{pad}| {s}" for s in r.output.splitlines()[-8:]]
-    verdict = overall(results)
+    verdict = overall(results, interrupted)
     counts = ", ".join(f"{sum(r.status == s for r in results)} {s}" for s in (PASS, WARN, SKIP, FAIL))
-    lines += ["", f"verdict: {_paint(verdict, MARK[verdict])} ({counts})"]
+    why = f"; interrupted by {interrupted}" if interrupted else "; nothing was judged" if verdict == SKIP else ""
+    lines += ["", f"verdict: {_paint(verdict, MARK[verdict])} ({counts}{why})"]
     return "\n".join(lines)

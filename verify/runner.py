@@ -6,7 +6,6 @@ end the run with the interrupted check marked INTERRUPTED (see cli.py).
 """
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import shutil
@@ -323,29 +322,3 @@ def run_all(names: list[str], options: Options, timeout: float | None = None,
         if progress:
             progress(index, len(names), name, result)
     return results
-
-
-def replay(name: str, record: dict[str, Any], options: Options) -> CheckResult:
-    """Judge recorded facts again with the current thresholds; a check without facts keeps its recorded result."""
-    facts, recorded = record.get("facts"), record.get("result")
-    try:
-        module = importlib.import_module(f"verify.checks.{name}")
-    except Exception as exc:  # noqa: BLE001 - e.g. a check from a newer verify
-        module, why = None, f"{type(exc).__name__}: {exc}"
-    else:
-        why = "the check has no judge()"
-    if facts is not None and module is not None and hasattr(module, "judge"):
-        try:
-            result: CheckResult = module.judge(facts, options)
-        except Exception as exc:  # noqa: BLE001
-            return CheckResult(name, FAIL, f"judge raised {type(exc).__name__}: {exc} on the recorded facts",
-                               remedy="Report it with the facts file.", code="CHECK_CRASHED", owner="image")
-        result.details.append("replayed from recorded facts")
-        result.duration_s = float((recorded or {}).get("duration_s") or 0.0)      # the probe's time, as recorded
-        return result
-    if recorded:
-        result = CheckResult.from_dict(recorded)
-        result.details.append(f"recorded verdict kept: no facts to judge again ({'no facts recorded' if facts is None else why})")
-        return result
-    return CheckResult(name, SKIP, "nothing recorded for this check", remedy="Record it with --save-facts.",
-                       code="CHECK_CRASHED", owner="image")

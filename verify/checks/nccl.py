@@ -21,6 +21,8 @@ from datetime import timedelta
 from typing import Any
 
 from .. import baselines
+from ..figures import BYTES, COUNT, LIST, MICROSECONDS, NET_GBPS, NODES, OBJECT, RANKS, Figure, Shape
+from ..gpuhealth import Findings
 from ..options import Options, human_bytes
 from ..result import FAIL, PASS, SKIP, WARN, CheckResult
 
@@ -32,11 +34,20 @@ ADVICE = ("Rerun with NCCL_DEBUG=INFO to see the transport and where it stops; g
 
 
 def message_sizes(lo: int, hi: int) -> list[int]:
+    """x4 steps from lo, and hi itself as the last point (the peak is reached at the largest messages)."""
     sizes, size = [], max(lo, 4)
     while size <= hi:
         sizes.append(size)
         size *= 4
+    if sizes and sizes[-1] < hi:
+        sizes.append(hi)
     return sizes or [lo]
+
+
+def sweep_cap(total_memory: int, requested: int) -> int:
+    """The largest message a GPU can sweep: an eighth of its memory (the tensor, the check's own copies and
+    NCCL's buffers fit), floor 64 MiB."""
+    return max(64 << 20, min(requested, total_memory // 8))
 
 
 def bus_factor(world: int) -> float:
@@ -173,8 +184,11 @@ def _nccl_log(directory: str) -> dict[str, Any]:
         return {}
     network = re.search(r"Using network (\w+)", text)
     iface = re.search(r"NET/(?:Socket|IB)\s*:\s*Using \[0\]([^\s;]+)", text)
+    ib_error = re.search(r"NET/IB : No device found|Failed to open libibverbs[^\n]*|NET/OFI [^\n]*[Ff]ail[^\n]*|"
+                         r"Unable to load libnccl-net[^\n]*|NET/Plugin[^\n]*[Ff]ail[^\n]*", text)
     return {"network": network.group(1) if network else None, "interface": iface.group(1) if iface else None,
             "nvls": bool(re.search(r"NVLS multicast support is available|NVLS comm", text)),
+            "ib_error": ib_error.group(0)[:200] if ib_error else None,
             "transports": sorted(set(re.findall(r"via (P2P/\w+|SHM|NET/\w+)", text)))[:8]}
 
 
@@ -188,7 +202,43 @@ def _environment_facts() -> dict[str, Any]:
     return {"nccl_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")},
             "gloo_socket_ifname": os.environ.get("GLOO_SOCKET_IFNAME"),
             "shm_bytes": shm, "memlock_bytes": None if soft == resource.RLIM_INFINITY else soft,
-            "infiniband": bool(glob.glob("/sys/class/infiniband/*")) or bool(glob.glob("/dev/infiniband/uverbs*"))}
+            "infiniband": bool(glob.glob("/sys/class/infiniband/*")) or bool(glob.glob("/dev/infiniband/uverbs*")),
+            "efa": any(os.path.basename(os.path.realpath(p)) == "efa"
+                       for p in glob.glob("/sys/class/infiniband/*/device/driver")),
+            "nodes": _nodes()}
+
+
+def _nodes() -> int | None:
+    """Nodes of a torchrun group (WORLD_SIZE / LOCAL_WORLD_SIZE); None when not under a launcher."""
+    world, local = os.environ.get("WORLD_SIZE", ""), os.environ.get("LOCAL_WORLD_SIZE", "")
+    if world.isdecimal() and local.isdecimal() and int(local) > 0:
+        return max(1, int(world) // int(local))
+    return None
+
+
+def _nvswitch() -> bool | None:
+    """Whether GPU 0's NVLinks end in NVSwitches (NVLS needs them); None when NVML cannot say."""
+    try:
+        import pynvml as nvml
+        nvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - no NVML: unknown
+        return None
+    try:
+        h = nvml.nvmlDeviceGetHandleByIndex(0)
+        kinds = []
+        for link in range(18):
+            try:
+                kinds.append(int(nvml.nvmlDeviceGetNvLinkRemoteDeviceType(h, link)))
+            except Exception:  # noqa: BLE001 - no such link
+                break
+        return (getattr(nvml, "NVML_NVLINK_DEVICE_TYPE_SWITCH", 2) in kinds) if kinds else False
+    except Exception:  # noqa: BLE001
+        return None
+    finally:
+        try:
+            nvml.nvmlShutdown()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def probe(options: Options) -> dict[str, Any]:
@@ -203,8 +253,10 @@ def probe(options: Options) -> dict[str, Any]:
     backend = "nccl" if nccl_ok else "gloo"
     facts.update(gpus=gpus, nccl_available=bool(dist.is_nccl_available()), backend=backend,
                  nccl_version=".".join(map(str, torch.cuda.nccl.version())) if nccl_ok else None,
-                 device_name=torch.cuda.get_device_name(0) if gpus else None, timeout_s=options.nccl_timeout_s)
-    max_bytes = options.nccl_max_bytes if nccl_ok else min(options.nccl_max_bytes, GLOO_MAX_BYTES)
+                 device_name=torch.cuda.get_device_name(0) if gpus else None, timeout_s=options.nccl_timeout_s,
+                 nvswitch=_nvswitch() if nccl_ok else None)
+    max_bytes = (sweep_cap(torch.cuda.get_device_properties(0).total_memory, options.nccl_max_bytes) if nccl_ok
+                 else min(options.nccl_max_bytes, GLOO_MAX_BYTES))
     sizes = message_sizes(options.nccl_min_bytes, max_bytes)
     log_dir = tempfile.mkdtemp(prefix="nccl-log-")       # inside the check's scratch dir (TMPDIR)
     if nccl_ok and "NCCL_DEBUG" not in os.environ:
@@ -264,27 +316,67 @@ def timeout_advice(facts: dict[str, Any]) -> str:
     return " ".join(tips)
 
 
-def _busbw_baseline(facts: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    model = baselines.for_model(facts.get("device_name")) or {}
-    per_world = (model.get("nccl_allreduce_busbw_GBps") or {}).get(facts.get("world_size"))
-    if not per_world:
+NVLS_FROM = (2, 17)           # NCCL 2.17 added NVLink SHARP (NVLS)
+COLLAPSE_BELOW = 0.5          # busbw at the largest message below this x the peak: the fabric collapses under load
+COLLAPSE_FROM = 64 << 20
+
+FIGURES: tuple[tuple[str, Figure | Shape], ...] = (
+    ("sizes", LIST), ("sizes[]", OBJECT), ("sizes[].size", BYTES), ("sizes[].count", COUNT),
+    ("sizes[].time_us", MICROSECONDS), ("sizes[].algbw", NET_GBPS), ("sizes[].busbw", NET_GBPS),
+    ("sizes[].wrong", COUNT), ("world_size", RANKS), ("nodes", NODES), ("shm_bytes", BYTES),
+    ("memlock_bytes", BYTES), ("nccl_env", OBJECT), ("nccl_log", OBJECT), ("rank", Figure("", 0, 1 << 24, integer=True)),
+)
+
+
+def _version_at_least(text: Any, floor: tuple[int, int]) -> bool:
+    parts = [int(p) for p in str(text or "").split(".")[:2] if p.isdecimal()]
+    return len(parts) == 2 and (parts[0], parts[1]) >= floor
+
+
+def nvls_expected(facts: dict[str, Any]) -> bool:
+    """NVLS is NCCL's default all-reduce on one NVSwitch node from NCCL 2.17 (Hopper and later)."""
+    return (facts.get("nvswitch") is True and _version_at_least(facts.get("nccl_version"), NVLS_FROM)
+            and (facts.get("nodes") or 1) == 1 and (facts.get("world_size") or 0) > 1)
+
+
+def _busbw_baseline(facts: dict[str, Any], use_nvls: bool) -> tuple[dict[str, Any] | None, str]:
+    model = baselines.load().model(facts.get("device_name"))
+    if model is None:
         return None, ""
-    algo = (facts.get("nccl_env") or {}).get("NCCL_ALGO", "").lower()
-    key = "nvls" if (facts.get("nccl_log") or {}).get("nvls") and "ring" not in algo and "nvls" in per_world else "ring"
+    if (facts.get("nodes") or 1) > 1:
+        return model.internode, "inter-node"
+    per_world = model.busbw.get(facts.get("world_size") or 0) or {}
+    key = "nvls" if use_nvls and "nvls" in per_world else "ring"
     return per_world.get(key), key
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
-    result = CheckResult("nccl", PASS, "")
-    if not facts.get("distributed"):
-        return result.verdict(FAIL, "DISTRIBUTED_UNAVAILABLE", "torch.distributed is not available in this build",
-                              "Use an official torch wheel (built with distributed support).")
-    backend, world, rows = facts.get("backend"), facts.get("world_size"), facts.get("sizes") or []
-    nccl_ok = backend == "nccl"
-    if facts.get("nccl_version"):
-        result.details.append(f"NCCL {facts['nccl_version']}")
+def _net_fallback(facts: dict[str, Any], found: Findings) -> None:
+    """IB/EFA present but NCCL's network is Socket: across nodes that is 10-100x slower."""
+    log = facts.get("nccl_log") or {}
+    if log.get("network") != "Socket" or not (facts.get("infiniband") or facts.get("efa")):
+        return
+    env = facts.get("nccl_env") or {}
+    kind = "EFA" if facts.get("efa") else "InfiniBand"
+    if env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket":
+        owner, why = "job", "the job disabled it (" + ", ".join(f"{k}={env[k]}" for k in ("NCCL_IB_DISABLE", "NCCL_NET") if k in env) + ")"
+    elif log.get("ib_error"):
+        owner, why = "image", f"NCCL could not use it: {log['ib_error']}"
+    else:
+        owner, why = "host", "NCCL did not find a usable HCA"
+    nodes = facts.get("nodes")
+    status = WARN if nodes == 1 else FAIL
+    found.add(status, "NCCL_NET_FALLBACK", f"{kind} devices are present but NCCL used NET/Socket"
+              f"{' across ' + str(nodes) + ' nodes' if nodes and nodes > 1 else ''} "
+              f"(interface {log.get('interface') or '?'}): {why}",
+              "Check the HCAs (`ibstat`), that the container gets /dev/infiniband and libibverbs (the aws-ofi-nccl "
+              "plugin for EFA), and that NCCL_IB_DISABLE / NCCL_NET do not force sockets.", owner)
+
+
+def _describe(facts: dict[str, Any], result: CheckResult) -> None:
     env = facts.get("nccl_env") or {}
     log = facts.get("nccl_log") or {}
+    if facts.get("nccl_version"):
+        result.details.append(f"NCCL {facts['nccl_version']}")
     result.details.append("environment: " + (" ".join(f"{k}={v}" for k, v in env.items()) or "no NCCL_* variables")
                           + f"; /dev/shm {human_bytes(facts['shm_bytes']) if facts.get('shm_bytes') is not None else '?'}"
                           + f"; memlock {'unlimited' if facts.get('memlock_bytes') is None else human_bytes(facts['memlock_bytes'])}")
@@ -292,14 +384,70 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
         result.details.append(f"NCCL chose network {log.get('network') or '?'}, interface {log.get('interface') or '?'}"
                               + (", NVLS" if log.get("nvls") else "")
                               + (f", transports {' '.join(log['transports'])}" if log.get("transports") else ""))
-    elif backend == "gloo":
+    elif facts.get("backend") == "gloo":
         result.details.append(f"gloo interface {facts.get('gloo_socket_ifname') or 'default'}")
     if facts.get("rank") is not None:
         result.data.update(rank=facts["rank"])
-    result.data.update(backend=backend, world_size=world, mode=facts.get("mode"), sizes=rows)
-    result.metric("world_size", world or 0, "ranks")
-    result.details.append(f"backend {backend}, world size {world}: {facts.get('mode')}")
+    result.data.update(backend=facts.get("backend"), world_size=facts.get("world_size"), mode=facts.get("mode"),
+                       sizes=facts.get("sizes") or [])
+    result.metric("world_size", facts.get("world_size") or 0, "ranks")
+    result.details.append(f"backend {facts.get('backend')}, world size {facts.get('world_size')}: {facts.get('mode')}")
+
+
+def _figures(facts: dict[str, Any], rows: list[dict[str, Any]], verified: str, result: CheckResult,
+             found: Findings) -> str:
+    """Peak busbw against the baseline (NVLS where it is expected), the NVLS choice, and a collapse at size."""
+    peak_row = max(rows, key=lambda r: r["busbw"])
+    peak = peak_row["busbw"]
+    summary = f"{verified}; peak busbw {peak:.1f} GB/s"
+    log = facts.get("nccl_log") or {}
+    expected = nvls_expected(facts)
+    if expected and log.get("nvls") is False:
+        env = facts.get("nccl_env") or {}
+        off = env.get("NCCL_NVLS_ENABLE") == "0" or ("NCCL_ALGO" in env and "nvls" not in str(env["NCCL_ALGO"]).lower())
+        found.add(WARN, "NVLS_NOT_USED", f"NVLS (NVLink SHARP) is expected on this NVSwitch node with NCCL "
+                  f"{facts.get('nccl_version')} but was not used" + (" (the job's NCCL_* settings exclude it)" if off else ""),
+                  "Check the fabric manager and multicast support (`nvidia-smi -q | grep -i -A2 fabric`), and that "
+                  "NCCL_NVLS_ENABLE / NCCL_ALGO do not exclude NVLS.", "job" if off else "host")
+    last = rows[-1]
+    if last["size"] >= COLLAPSE_FROM and last is not peak_row and last["busbw"] < COLLAPSE_BELOW * peak:
+        found.add(FAIL, "BANDWIDTH_LOW", f"busbw collapses at large messages: {last['busbw']:.1f} GB/s at "
+                  f"{human_bytes(last['size'])} against a peak of {peak:.1f} GB/s at {human_bytes(peak_row['size'])}",
+                  "A fabric that slows under load: check the links and switches (`ibstat`, counters of errors and "
+                  "congestion), PFC/ECN on RoCE, and rerun with NCCL_DEBUG=INFO.", "host")
+    baseline, algo = _busbw_baseline(facts, bool(log.get("nvls")) or expected)
+    if baseline is None:
+        result.details.append(f"no busbw baseline for {facts.get('device_name')} at world size {facts.get('world_size')}"
+                              f"{' across ' + str(facts['nodes']) + ' nodes' if (facts.get('nodes') or 1) > 1 else ''}"
+                              " in verify/baselines.json: not judged against one")
+        return summary + " (no baseline)"
+    verdict, ratio = baselines.judge_ratio(peak, float(baseline["value"]))
+    result.metric("busbw_ratio", ratio, "x")
+    result.details.append(f"peak busbw {peak:.1f} GB/s = {ratio:.2f}x the {algo} baseline {baseline['value']} GB/s "
+                          f"({baseline['source']})")
+    if verdict != PASS:
+        found.add(WARN if verdict == WARN else FAIL, "BANDWIDTH_LOW", f"{verified}; peak busbw {peak:.1f} GB/s is "
+                  f"{ratio:.2f}x the {algo} baseline {baseline['value']} GB/s",
+                  "Compare with another node; check NVLink state (gpu check), NCCL_ALGO/NCCL_PROTO overrides, and "
+                  "rerun with NCCL_DEBUG=INFO for the transport chosen.", "host")
+    return f"{summary} = {ratio:.2f}x the {algo} baseline"
+
+
+def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+    result = CheckResult("nccl", PASS, "")
+    if facts.get("distributed") is False:
+        return result.verdict(FAIL, "DISTRIBUTED_UNAVAILABLE", "torch.distributed is not available in this build",
+                              "Use an official torch wheel (built with distributed support).")
+    backend, world, rows = facts.get("backend"), facts.get("world_size"), facts.get("sizes")
+    _describe(facts, result)
+    found = Findings()
+    _net_fallback(facts, found)
     error = facts.get("error")
+    if rows is None and not error:
+        if found.items:
+            return found.apply(result, "")
+        return result.verdict(SKIP, "FACTS_INCOMPLETE", "no collective was recorded: nothing to judge",
+                              "Record the check with `python -m verify --checks nccl --save-facts DIR`.")
     if error or not rows:
         error = error or "no result"
         if is_timeout(error):
@@ -308,8 +456,7 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     wrong = sum(r["wrong"] for r in rows)
     result.details += _table(rows)
     result.metric("wrong", wrong, "elements")
-    peak = max(r["busbw"] for r in rows)
-    result.metric("busbw_max", peak, "GB/s")
+    result.metric("busbw_max", max(r["busbw"] for r in rows), "GB/s")
     result.metric("algbw_max", max(r["algbw"] for r in rows), "GB/s")
     lo, hi = rows[0]["size"], rows[-1]["size"]
     span = f"{lo >> 20}-{hi >> 20} MiB" if lo >= 1 << 20 else f"{human_bytes(lo)}-{human_bytes(hi)}"
@@ -318,7 +465,7 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"all-reduce over {backend} returned {wrong} wrong element(s)",
                               "Rerun with NCCL_P2P_DISABLE=1, then NCCL_IB_DISABLE=1, to find the broken transport; "
                               "drain the node. " + ADVICE)
-    if not nccl_ok:
+    if backend != "nccl":
         gpus = facts.get("gpus") or 0
         no_gpu = "no GPU visible" if gpus == 0 else "NCCL is not available in this torch build"
         status = FAIL if options.expect_gpus > 0 else SKIP
@@ -326,23 +473,4 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
                               f"{no_gpu}: NCCL not exercised; {verified}",
                               "Run on a GPU node (`docker run --gpus all`); the gpu check says why none is visible.",
                               "job" if gpus == 0 else "image")
-    summary = f"{verified}; peak busbw {peak:.1f} GB/s"
-    baseline, algo = _busbw_baseline(facts)
-    if baseline is None:
-        result.details.append(f"no busbw baseline for {facts.get('device_name')} at world size {world} in verify/baselines.yaml")
-        result.summary = summary
-        return result
-    verdict, ratio = baselines.judge_ratio(peak, float(baseline["value"]))
-    result.metric("busbw_ratio", ratio, "x")
-    result.details.append(f"peak busbw {peak:.1f} GB/s = {ratio:.2f}x the {algo} baseline {baseline['value']} GB/s ({baseline['source']})")
-    if verdict == PASS:
-        result.summary = f"{summary} = {ratio:.2f}x baseline"
-        return result
-    return result.verdict(WARN if verdict == WARN else FAIL, "BANDWIDTH_LOW",
-                          f"{verified}; peak busbw {peak:.1f} GB/s is {ratio:.2f}x the {algo} baseline {baseline['value']} GB/s",
-                          "Compare with another node; check NVLink state (gpu check), NCCL_ALGO/NCCL_PROTO overrides, "
-                          "and rerun with NCCL_DEBUG=INFO for the transport chosen.")
-
-
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)
+    return found.apply(result, _figures(facts, rows, verified, result, found))

@@ -1,0 +1,265 @@
+"""One GPU's health from its NVML facts (pure logic): what is wrong, how sure we are, and who must act.
+
+Conditions that come and go (hardware slowdown, an NVLink link down) are counted over every read the probe
+made (idle, re-reads, under load): seen in two or more reads fails; seen once is a warn that names the count,
+unless another finding on the same device corroborates it. Findings carry a root-cause rank; the check's code
+is the most severe root cause among its failures (else its warnings): a lost GPU, then memory (ECC, remap),
+then throttle or link, then performance.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .codes import Owner
+from .result import FAIL, WARN, CheckResult, Status
+
+# nvmlClocksEventReasons bits (nvml.h)
+THROTTLE_BITS = {0x1: "GpuIdle", 0x2: "ApplicationsClocksSetting", 0x4: "SwPowerCap", 0x8: "HwSlowdown",
+                 0x10: "SyncBoost", 0x20: "SwThermalSlowdown", 0x40: "HwThermalSlowdown",
+                 0x80: "HwPowerBrakeSlowdown", 0x100: "DisplayClockSetting"}
+THROTTLE_FAIL = {"HwSlowdown", "HwThermalSlowdown", "HwPowerBrakeSlowdown"}
+THROTTLE_WARN = {"SwThermalSlowdown"}
+TEMP_MARGIN_C = 3             # within this of the slowdown threshold warns
+HBM_MARGIN_C = 5              # HBM within this of its maximum operating temperature warns
+DATACENTER = ("H100", "H200", "H800", "H20", "A100", "A800", "A30", "B200", "B300", "GB200", "GB300", "GH200", "V100")
+
+# Root-cause rank: lower is more fundamental. The check's code is the lowest rank among the worst severity.
+RANK = {"GPU_LOST": 0, "GPU_RESET_REQUIRED": 1, "XID_ERROR": 2, "ROW_REMAP_FAILED": 3, "ECC_UNCORRECTABLE": 3,
+        "RETIREMENT_PENDING": 3, "SDC_MISMATCH": 4, "KERNEL_FAILED": 4, "MEASUREMENT_INVALID": 4,
+        "DRIVER_TOO_OLD": 5, "DRIVER_ERROR": 5, "ARCH_NOT_IN_BUILD": 5, "GPU_NOT_VISIBLE": 5,
+        "DEVICE_COUNT_MISMATCH": 6, "THROTTLED": 7, "NVLINK_DOWN": 7, "NVLINK_ERRORS": 7, "PCIE_DOWNGRADED": 7,
+        "ARCH_PTX_JIT": 8, "BANDWIDTH_LOW": 9, "COMPUTE_LOW": 9}
+
+# Xid events (NVIDIA's Xid catalogue): those that mean the node must not run jobs, and those an application causes.
+XID_LOST = {79}
+XID_NOTICE = {63: "ECC page retirement or row remap recorded (the remap state itself is judged from NVML)"}
+XID_CRITICAL = {48: "double-bit ECC error", 64: "row remap failure",
+                74: "NVLink error", 92: "high single-bit ECC rate", 94: "contained ECC error",
+                95: "uncontained ECC error", 119: "GSP RPC timeout", 120: "GSP error", 140: "unrecovered ECC error"}
+XID_APPLICATION = {13, 31, 43, 45}     # graphics/MMU faults of a process, its own bug: noted, not a node fault
+
+
+@dataclass
+class Finding:
+    severity: Status
+    code: str
+    text: str
+    remedy: str
+    owner: Owner
+    device: int | None = None          # NVML index
+
+
+class Findings:
+    """Every problem found, per device; the result names the most severe root cause and lists them all."""
+
+    def __init__(self) -> None:
+        self.items: list[Finding] = []
+
+    def add(self, severity: Status, code: str, text: str, remedy: str, owner: Owner, device: int | None = None) -> None:
+        self.items.append(Finding(severity, code, text, remedy, owner, device))
+
+    def on(self, device: int | None, *codes: str) -> list[Finding]:
+        return [f for f in self.items if f.device == device and (not codes or f.code in codes)]
+
+    def apply(self, result: CheckResult, ok_summary: str) -> CheckResult:
+        result.data["findings"] = [vars(f) for f in self.items]
+        for severity in (FAIL, WARN):
+            hits = sorted((f for f in self.items if f.severity == severity), key=lambda f: RANK.get(f.code, 10))
+            if hits:
+                first = hits[0]
+                result.details += [f"{f.severity}: [{f.code}, {f.owner}] {f.text}" for f in self.items]
+                remedies = list(dict.fromkeys(f.remedy for f in hits if f.code == first.code))
+                others = [f for f in hits if f.code != first.code]
+                summary = "; ".join(f.text for f in hits if f.code == first.code)
+                if others:
+                    summary += f"; also {len(others)} other finding(s): " + ", ".join(
+                        dict.fromkeys(f.code for f in others))
+                return result.verdict(severity, first.code, summary, " ".join(remedies), first.owner)
+        result.summary = ok_summary
+        return result
+
+
+def throttle_names(mask: Any) -> set[str]:
+    return {name for bit, name in THROTTLE_BITS.items() if isinstance(mask, int) and mask & bit}
+
+
+def where(dev: dict[str, Any]) -> str:
+    return f"device {dev.get('index')} ({dev.get('name') or 'unknown model'}, {dev.get('pci_bus_id') or 'bus ?'})"
+
+
+def lost(dev: dict[str, Any], found: Findings) -> bool:
+    if not dev.get("lost"):
+        return False
+    errors = dev.get("nvml_errors") or {}
+    why = ", ".join(f"{k}: {v}" for k, v in sorted(errors.items())) or "GPU_IS_LOST"
+    found.add(FAIL, "GPU_LOST", f"{where(dev)} is lost: NVML answers {why}",
+              f"Drain the node; read `dmesg` for Xid 79/48/63/64/94/95 on {dev.get('pci_bus_id') or 'this GPU'}; reset "
+              "it (`nvidia-smi -r`) or reboot the node; if it recurs, RMA the GPU.", "host", dev.get("index"))
+    return True
+
+
+def memory(dev: dict[str, Any], found: Findings) -> None:
+    i, name = dev.get("index"), str(dev.get("name") or "")
+    vol, agg = dev.get("ecc_volatile_uncorrectable"), dev.get("ecc_aggregate_uncorrectable")
+    sram, dram = dev.get("ecc_sram_uncorrectable"), dev.get("ecc_dram_uncorrectable")
+    split = f" (SRAM {sram}, DRAM {dram})" if sram is not None or dram is not None else ""
+    if vol or sram or dram:
+        count = vol or (sram or 0) + (dram or 0)
+        on_chip = " An SRAM error is on the chip itself: a reset is required, and a repeat means RMA." if sram else ""
+        found.add(FAIL, "ECC_UNCORRECTABLE", f"{where(dev)}: {count} volatile uncorrectable ECC error(s) since the "
+                  f"last reset{split}", "Drain the node, reset the GPU and run `dcgmi diag -r 3`; repeated errors "
+                  f"mean RMA.{on_chip}", "host", i)
+    elif agg:
+        found.add(WARN, "ECC_UNCORRECTABLE", f"{where(dev)}: {agg} uncorrectable ECC error(s) in its lifetime "
+                  "(none since the last reset)", "Watch the count: if it grows, drain the node and run DCGM "
+                  "diagnostics.", "host", i)
+    ecc = dev.get("ecc") if isinstance(dev.get("ecc"), list) else [None, None]
+    if ecc and ecc[0] is False and any(k in name for k in DATACENTER):
+        found.add(WARN, "ECC_UNCORRECTABLE", f"{where(dev)}: ECC is disabled on a data-centre GPU",
+                  "Enable it: `nvidia-smi -e 1` and reset the GPU.", "host", i)
+    if dev.get("retired_pages_pending"):
+        found.add(FAIL, "RETIREMENT_PENDING", f"{where(dev)}: retired pages pending (take effect at the next reset)",
+                  "Drain the node and reset the GPU (`nvidia-smi -r` or reboot).", "host", i)
+    remap = dev.get("row_remap") if isinstance(dev.get("row_remap"), dict) else {}
+    if remap.get("failed"):
+        found.add(FAIL, "ROW_REMAP_FAILED", f"{where(dev)}: an HBM row remap failed (no spare rows left)",
+                  "Take the GPU out of service (RMA).", "host", i)
+    elif remap.get("pending"):
+        found.add(FAIL, "RETIREMENT_PENDING", f"{where(dev)}: row remap pending (takes effect at the next reset)",
+                  "Drain the node and reset the GPU (`nvidia-smi -r` or reboot).", "host", i)
+    action = dev.get("recovery_action")
+    if action and action != "none":
+        what = {"reset": "a GPU reset", "reboot": "a node reboot", "drain_p2p": "draining peer-to-peer traffic",
+                "drain_and_reset": "a drain, then a GPU reset"}.get(str(action), str(action))
+        found.add(FAIL, "GPU_RESET_REQUIRED", f"{where(dev)}: NVML's recovery action asks for {what}",
+                  f"Drain the node, then {what} (`nvidia-smi -r -i {dev.get('pci_bus_id') or '<bus id>'}` or reboot).",
+                  "host", i)
+
+
+def _reads(dev: dict[str, Any], key: str, under_load: list[Any]) -> list[Any]:
+    """Every read of `key`: the first (idle) read, the re-reads, and the reads under load."""
+    reads = [dev.get(key)] + [s.get(key) for s in dev.get("samples") or [] if isinstance(s, dict)] + under_load
+    return [r for r in reads if r is not None]
+
+
+def _confirmed(bad: int, total: int, corroborated: bool) -> Status:
+    return FAIL if bad >= 2 or corroborated else WARN
+
+
+def clocked_down(dev: dict[str, Any]) -> bool:
+    """The SM clock, read with the reasons, is below half its maximum: the slowdown is real, not a stale bit."""
+    clock, top = dev.get("sm_clock_mhz"), dev.get("sm_clock_max_mhz")
+    return bool(clock is not None and top and clock < 0.5 * top and not throttle_names(dev.get("throttle_reasons")) & {"GpuIdle"})
+
+
+def throttle(dev: dict[str, Any], load_masks: list[Any], found: Findings, corroborated: bool) -> None:
+    """Hardware slowdown over every read. `corroborated`: a low figure of this device, or the same slowdown on
+    other GPUs of the node in the same read (a node-wide power brake), confirms a single read."""
+    i = dev.get("index")
+    reads = _reads(dev, "throttle_reasons", load_masks)
+    hard_reads = [sorted(throttle_names(m) & THROTTLE_FAIL) for m in reads]
+    bad = [h for h in hard_reads if h]
+    hot = (dev.get("temperature_c") is not None and dev.get("temperature_slowdown_c")
+           and dev["temperature_c"] >= dev["temperature_slowdown_c"])
+    if bad:
+        names = sorted({n for h in bad for n in h})
+        status = _confirmed(len(bad), len(reads), corroborated or bool(hot) or clocked_down(dev))
+        seen = f"in {len(bad)} of {len(reads)} read(s)"
+        why = "" if status == FAIL else ": one transient read, not confirmed by a re-read, the clock or a low figure"
+        found.add(status, "THROTTLED", f"{where(dev)}: clocks throttled by {', '.join(names)} {seen}{why}",
+                  "Check cooling, power supply and the BMC event log (`nvidia-smi -q -d PERFORMANCE`).", "host", i)
+    elif any(throttle_names(m) & THROTTLE_WARN for m in reads):
+        found.add(WARN, "THROTTLED", f"{where(dev)}: clocks throttled by SwThermalSlowdown",
+                  "Check cooling and airflow (`nvidia-smi -q -d TEMPERATURE`).", "host", i)
+    temp, slowdown = dev.get("temperature_c"), dev.get("temperature_slowdown_c")
+    if temp is not None and slowdown and temp >= slowdown - TEMP_MARGIN_C:
+        found.add(WARN, "THROTTLED", f"{where(dev)}: {temp} C, at its slowdown threshold ({slowdown} C)",
+                  "Check cooling and airflow (`nvidia-smi -q -d TEMPERATURE`).", "host", i)
+    hbm, hbm_max = dev.get("memory_temperature_c"), dev.get("memory_temperature_max_c")
+    if hbm is not None and hbm_max:
+        if hbm >= hbm_max or hbm >= hbm_max - HBM_MARGIN_C:
+            found.add(FAIL if hbm >= hbm_max else WARN, "THROTTLED", f"{where(dev)}: memory (HBM) at {hbm} C, its "
+                      f"maximum operating temperature is {hbm_max} C", "Check cooling and airflow; HBM above its "
+                      "limit throttles memory and raises ECC error rates.", "host", i)
+    limit, default = dev.get("power_limit_w"), dev.get("power_default_limit_w")
+    if limit and default and limit < 0.9 * default:
+        found.add(WARN, "THROTTLED", f"{where(dev)}: power limit {limit:.0f} W below its default {default:.0f} W",
+                  "Restore the default power limit (`nvidia-smi -pl`), unless the cap is intended.", "host", i)
+
+
+def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool = False) -> None:
+    """Links down over every read; all links down only where the SKU or its peers have NVLink. On a bridged PCIe
+    SKU (H100 PCIe: 12 of 18 links on its bridges) a fixed pattern of inactive links is the design: only a link
+    that changes state between reads counts."""
+    i = dev.get("index")
+    reads = [r for r in _reads(dev, "nvlink", []) if isinstance(r, list) and r]
+    if not reads:
+        return
+    if bridged:
+        flapping = {k for r in reads for k, s in enumerate(r) if s is False and any(
+            len(o) > k and o[k] is True for o in reads)}
+        reads = [[(s if k in flapping else True) for k, s in enumerate(r)] for r in reads]
+    down_reads = [[k for k, s in enumerate(r) if s is False] for r in reads]
+    bad = [d for d in down_reads if d and (len(d) < len(reads[0]) or expected)]
+    if bad:
+        links = sorted({k for d in bad for k in d})
+        all_down = all(len(d) == len(r) for d, r in zip(down_reads, reads, strict=False) if d)
+        what = f"all {len(reads[0])} NVLink links inactive" if all_down else \
+            f"NVLink link(s) {', '.join(map(str, links))} inactive of {len(reads[0])}"
+        status = _confirmed(len(bad), len(reads), False)
+        seen = f" in {len(bad)} of {len(reads)} read(s)"
+        why = "" if status == FAIL else ": one read, not confirmed by a re-read (links retrain after a reset)"
+        found.add(status, "NVLINK_DOWN", f"{where(dev)}: {what}{seen}{why}",
+                  "Check `nvidia-smi nvlink -s`, the fabric manager (`systemctl status nvidia-fabricmanager`) and "
+                  "the NVSwitch trays; reset the GPU if links stay down.", "host", i)
+    errors = dev.get("nvlink_errors") if isinstance(dev.get("nvlink_errors"), dict) else {}
+    grew = {k: v for k, v in errors.items() if isinstance(v, int) and v > 0}
+    if grew:
+        severe = errors.get("recovery", 0) or errors.get("replay", 0) > 100 or errors.get("crc", 0) > 1000
+        found.add(FAIL if severe else WARN, "NVLINK_ERRORS", f"{where(dev)}: NVLink counters grew during the check: "
+                  + ", ".join(f"{k} +{v}" for k, v in sorted(grew.items())),
+                  "Check `nvidia-smi nvlink -e`; reseat or replace the link's cable/tray; drain if they keep growing.",
+                  "host", i)
+
+
+def pcie(dev: dict[str, Any], under_load: dict[str, Any] | None, found: Findings) -> None:
+    """Width below its maximum fails; a lower generation only counts when read under load (idle links slow down)."""
+    i = dev.get("index")
+    gen_max, width_max = dev.get("pcie_gen_max"), dev.get("pcie_width_max")
+    load = under_load if isinstance(under_load, dict) else None
+    gen = (load or {}).get("gen", dev.get("pcie_gen")) if load else dev.get("pcie_gen")
+    width = (load or {}).get("width", dev.get("pcie_width")) if load else dev.get("pcie_width")
+    narrow = width is not None and width_max is not None and width < width_max
+    slow = gen is not None and gen_max is not None and gen < gen_max and load is not None
+    if narrow or slow:
+        found.add(FAIL, "PCIE_DOWNGRADED", f"{where(dev)}: PCIe link Gen{gen if gen is not None else '?'} x{width}"
+                  f"{' under load' if load else ''}, capable of Gen{gen_max if gen_max is not None else '?'} x{width_max}",
+                  "Reseat the GPU or its riser and check the BIOS PCIe settings (`nvidia-smi -q -d PCI`).", "host", i)
+    gpu_max = dev.get("pcie_gen_gpu_max")
+    if gpu_max and gen_max and gen_max < gpu_max:
+        found.add(WARN, "PCIE_DOWNGRADED", f"{where(dev)}: the slot runs at most Gen{gen_max}, the GPU supports "
+                  f"Gen{gpu_max}", "Move the GPU to a slot (or riser) of its generation, or check the BIOS link "
+                  "speed setting.", "host", i)
+
+
+def xids(events: list[dict[str, Any]], index_of: dict[str, int], found: Findings) -> None:
+    """Critical Xid events raised while verify ran fail the device they name; application Xids are noted."""
+    for e in events:
+        if not isinstance(e, dict) or not isinstance(e.get("xid"), int):
+            continue
+        xid = e["xid"]
+        dev = e.get("index") if isinstance(e.get("index"), int) else index_of.get(str(e.get("uuid")))
+        text = f"device {dev if dev is not None else '?'}: Xid {xid}"
+        if xid in XID_LOST:
+            found.add(FAIL, "GPU_LOST", f"{text} (GPU has fallen off the bus)", "Drain the node; reset the GPU or "
+                      "reboot; check the PCIe slot, riser and power; RMA if it recurs.", "host", dev)
+        elif xid in XID_CRITICAL:
+            found.add(FAIL, "XID_ERROR", f"{text} ({XID_CRITICAL[xid]})", "Drain the node; read dmesg and follow "
+                      "NVIDIA's Xid catalogue for this Xid (reset, reboot or RMA).", "host", dev)
+        elif xid in XID_NOTICE:
+            found.add(WARN, "XID_ERROR", f"{text} ({XID_NOTICE[xid]})", "Reset the GPU at the next drain so the "
+                      "retirement or remap takes effect.", "host", dev)
+        elif xid not in XID_APPLICATION:
+            found.add(WARN, "XID_ERROR", f"{text} during the check", "Read dmesg for the Xid and NVIDIA's Xid "
+                      "catalogue.", "host", dev)

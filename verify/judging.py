@@ -1,0 +1,36 @@
+"""The one door to every judge: facts are checked for shape and plausible figures before a judge sees them.
+
+Live (`source` None): an implausible figure is MEASUREMENT_INVALID (host). Replay (`source` names the facts
+file): FACTS_INVALID (job), naming the file and the field. A judge that raises on replayed facts is
+FACTS_INVALID too: the record, not the image, is what broke.
+"""
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from . import figures
+from .options import Options
+from .result import FAIL, CheckResult
+
+
+def invalid(name: str, found: list[str], source: str | None) -> CheckResult:
+    where = f"{source}: " if source else ""
+    code = "FACTS_INVALID" if source else "MEASUREMENT_INVALID"
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return CheckResult(name, FAIL, f"{where}{found[0]}{more}", details=found[:20], code=code)
+
+
+def judge(name: str, module: ModuleType, facts: Any, options: Options, source: str | None = None) -> CheckResult:
+    spec: figures.Spec = getattr(module, "FIGURES", ())
+    found = figures.problems(facts, spec)
+    if found:
+        return invalid(name, found, source)
+    if source is None:
+        result: CheckResult = module.judge(facts, options)
+        return result
+    try:
+        result = module.judge(facts, options)
+    except Exception as exc:  # noqa: BLE001 - a record the judge cannot read is the record's fault
+        return invalid(name, [f"the judge cannot read these facts ({type(exc).__name__}: {exc})"], source)
+    return result

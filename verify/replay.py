@@ -1,0 +1,186 @@
+"""`--from-facts DIR`: read a facts folder (verify/FACTS.md), check its shape and version, judge it again.
+
+Every record is validated before anything is judged: a wrong shape is one line (ReplayError, exit 2), an
+implausible figure is the check's FACTS_INVALID (verify.judging). Schema-1 records (no `facts_schema`) are
+read as they are: schema 2 only added fields, and a missing field is null, which judges treat as unjudged.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from . import judging
+from .checks import CHECKS
+from .options import Options
+from .result import SKIP, STATUSES, CheckResult
+
+FACTS_SCHEMA = 2
+KNOWN_SCHEMAS = (1, 2)
+MAX_RECORD_BYTES = 64 << 20
+
+
+class ReplayError(Exception):
+    """The facts folder cannot be replayed: one line, exit 2."""
+
+
+@dataclass
+class Record:
+    name: str
+    path: Path
+    facts: dict[str, Any] | None
+    result: dict[str, Any] | None
+
+
+@dataclass
+class Folder:
+    host: dict[str, Any]
+    records: list[Record]
+    unknown: list[str]              # checks the record lists that this verify does not have
+    options: Options
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file: UTF-8 (a BOM allowed), bounded in size, no NaN/Infinity, no duplicate keys."""
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_RECORD_BYTES + 1)
+    except OSError as exc:
+        raise ReplayError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if len(raw) > MAX_RECORD_BYTES:
+        raise ReplayError(f"{path}: larger than {MAX_RECORD_BYTES >> 20} MiB, not a facts record")
+    try:
+        text = raw.decode("utf-8-sig")
+        return json.loads(text, parse_constant=_refuse, object_pairs_hook=_unique)
+    except UnicodeDecodeError:
+        raise ReplayError(f"{path}: not UTF-8 text; a facts record is JSON") from None
+    except RecursionError:
+        raise ReplayError(f"{path}: nested too deeply to be a facts record") from None
+    except ValueError as exc:
+        raise ReplayError(f"{path}: not valid JSON ({exc})") from None
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
+def _schema(path: Path, doc: dict[str, Any]) -> int:
+    version = doc.get("facts_schema", 1)
+    if isinstance(version, bool) or version not in KNOWN_SCHEMAS:
+        raise ReplayError(f"{path}: facts_schema {version!r} is not one this verify reads "
+                          f"({', '.join(map(str, KNOWN_SCHEMAS))}); replay it with the verify that recorded it")
+    return int(version)
+
+
+def _need(path: Path, cond: bool, why: str) -> None:
+    if not cond:
+        raise ReplayError(f"{path}: {why}")
+
+
+def _check_result(path: Path, result: Any) -> None:
+    _need(path, isinstance(result, dict), "`result` must be an object or null")
+    _need(path, result.get("status") in STATUSES, f"result.status {result.get('status')!r} is not one of {', '.join(STATUSES)}")
+    _need(path, isinstance(result.get("summary"), str), "result.summary must be a string")
+    duration = result.get("duration_s", 0.0)
+    _need(path, isinstance(duration, (int, float)) and not isinstance(duration, bool) and math.isfinite(duration)
+          and duration >= 0, f"result.duration_s {duration!r} is not a non-negative number of seconds")
+    for key, kind in (("details", list), ("metrics", dict), ("data", dict)):
+        _need(path, isinstance(result.get(key, kind()), kind), f"result.{key} must be a {kind.__name__}")
+    _need(path, all(isinstance(d, str) for d in result.get("details", [])), "result.details must be strings")
+    for key, metric in result.get("metrics", {}).items():
+        _need(path, isinstance(metric, dict) and set(metric) == {"value", "unit"} and isinstance(metric["unit"], str)
+              and isinstance(metric["value"], (int, float)) and not isinstance(metric["value"], bool),
+              f"result.metrics.{key} must be {{\"value\": number, \"unit\": string}}")
+    for key in ("code", "owner", "remedy", "output"):
+        _need(path, result.get(key) is None or isinstance(result[key], str), f"result.{key} must be a string or null")
+
+
+def _record(base: Path, name: str) -> Record:
+    path = base / f"{name}.json"
+    doc = read_json(path)
+    _need(path, isinstance(doc, dict), f"a facts record is an object, not {type(doc).__name__}")
+    _schema(path, doc)
+    _need(path, doc.get("check", name) == name, f"records check {doc.get('check')!r}, not {name!r}")
+    facts, result = doc.get("facts"), doc.get("result")
+    _need(path, facts is None or isinstance(facts, dict), "`facts` must be an object or null")
+    if result is not None:
+        _check_result(path, result)
+    return Record(name, path, facts, result)
+
+
+def _options(path: Path, recorded: Any, overrides: dict[str, Any]) -> Options:
+    """The options the record was made with, then the flags given on this command line."""
+    _need(path, recorded is None or isinstance(recorded, dict), "`options` must be an object")
+    defaults = Options()
+    values: dict[str, Any] = {}
+    for f in fields(Options):
+        if f.name in (recorded or {}):
+            value, want = recorded[f.name], type(getattr(defaults, f.name))
+            ok = (isinstance(value, bool) if want is bool else
+                  isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+                  and (want is float or value == int(value)))
+            _need(path, ok, f"options.{f.name} {value!r} is not a valid {want.__name__}")
+            values[f.name] = want(value)
+    values.update(overrides)
+    return Options(**{**{f.name: getattr(defaults, f.name) for f in fields(Options)}, **values})
+
+
+def load(directory: str, only: list[str] | None, overrides: dict[str, Any]) -> Folder:
+    base = Path(directory)
+    hpath = base / "host.json"
+    if not hpath.is_file():
+        raise ReplayError(f"--from-facts {directory}: no host.json; record facts with `python -m verify --save-facts DIR`")
+    host = read_json(hpath)
+    _need(hpath, isinstance(host, dict), f"host.json is an object, not {type(host).__name__}")
+    _schema(hpath, host)
+    recorded = host.get("checks")
+    _need(hpath, isinstance(recorded, list) and all(isinstance(n, str) for n in recorded),
+          "`checks` must be a list of check names")
+    names = only if only is not None else list(dict.fromkeys(recorded))
+    known = [n for n in names if n in CHECKS]
+    unknown = [n for n in names if n not in CHECKS]
+    if not known:
+        raise ReplayError(f"--from-facts {directory}: nothing to judge: the record lists "
+                          f"{', '.join(names) if names else 'no checks'}; this verify judges {', '.join(CHECKS)}")
+    missing = [n for n in known if not (base / f"{n}.json").is_file()]
+    if missing:
+        raise ReplayError(f"--from-facts {directory}: no facts for check {', '.join(missing)} "
+                          f"(recorded: {', '.join(map(str, recorded)) or 'none'})")
+    for key in ("hostname", "recorded"):
+        _need(hpath, host.get(key) is None or isinstance(host[key], str), f"`{key}` must be a string or null")
+    for key in ("environment", "tool"):
+        _need(hpath, host.get(key) is None or isinstance(host[key], dict), f"`{key}` must be an object or null")
+    return Folder(host, [_record(base, n) for n in known], unknown, _options(hpath, host.get("options"), overrides))
+
+
+def judge(record: Record, options: Options) -> CheckResult:
+    """The record's facts judged today; without facts, its recorded verdict (said so); with neither, a failure."""
+    if record.facts is not None:
+        module = importlib.import_module(f"verify.checks.{record.name}")
+        result = judging.judge(record.name, module, record.facts, options, source=str(record.path))
+        result.details.append("replayed from recorded facts")
+        result.duration_s = float((record.result or {}).get("duration_s") or 0.0)
+        return result
+    if record.result is not None:
+        result = CheckResult.from_dict({k: v for k, v in record.result.items()
+                                        if k in CheckResult.__dataclass_fields__ and k != "name"} | {"name": record.name})
+        result.details.append("recorded verdict kept: no facts to judge again")
+        return result
+    return judging.invalid(record.name, ["neither facts nor a result recorded"], str(record.path))
+
+
+def unknown_result(name: str) -> CheckResult:
+    return CheckResult(name, SKIP, f"the record has a check {name!r} this verify does not know: not judged",
+                       remedy="Replay with the verify that recorded it.", code="FACTS_INVALID")
