@@ -10,6 +10,7 @@ import pytest
 from scripts.build.lock import (
     DIGEST_LINE,
     UV_VERSION,
+    LockIssue,
     _link_folder,
     check_locks,
     fetch_platform_wheels,
@@ -18,6 +19,7 @@ from scripts.build.lock import (
     lock_problem,
     parse_lock,
     refresh,
+    requirements,
     stage_for_build,
     stage_locked_wheels,
     unresolved_stub,
@@ -37,9 +39,8 @@ def _write_lock(images: Path, spec: ImageSpec, digest: str | None = None) -> Pat
     """A current lock (header digest + a hashed torch pin), as `make lock` writes one."""
     path = images / spec.tag / LOCK_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    version = spec.torch_requirement.split("==")[1]
-    path.write_text(f"# test lock\n{DIGEST_LINE}{digest or input_digest(spec)}\n"
-                    f"torch=={version} \\\n    --hash=sha256:{'e' * 64}\n")
+    pins = "".join(f"{req} \\\n    --hash=sha256:{'e' * 64}\n" for req in requirements(spec))
+    path.write_text(f"# test lock\n{DIGEST_LINE}{digest or input_digest(spec)}\n{pins}")
     return path
 
 
@@ -98,7 +99,8 @@ def test_render_keeps_locks_and_drift_ignores_them(tmp_path, CPU):
 def test_unresolved_stub_is_current_for_check_render_but_refused_by_the_build(tmp_path, CPU):
     (tmp_path / CPU.tag).mkdir()
     (tmp_path / CPU.tag / LOCK_NAME).write_text(unresolved_stub(CPU, "index unreachable"))
-    assert (lock_problem(CPU, tmp_path) or "").startswith("unresolved")
+    problem = lock_problem(CPU, tmp_path)
+    assert problem is not None and problem.kind is LockIssue.UNRESOLVED
     warnings: list[str] = []
     assert check_locks([CPU], tmp_path, warnings.append) == [] and "unresolved" in warnings[0]
     with pytest.raises(UserError, match="make lock IMAGE="):
@@ -181,14 +183,14 @@ def test_a_damaged_lock_is_a_named_problem_never_a_crash(tmp_path, CPU):
     and the build; `make lock` reports a folder in its place as a failure and leaves it."""
     path = _write_lock(tmp_path, CPU)
     path.write_bytes(b"\xff\xfe\x00garbage")
-    assert (lock_problem(CPU, tmp_path) or "").startswith("not UTF-8 text")
-    path.write_text(f"{DIGEST_LINE}{input_digest(CPU)}\nnumpy==2.4.6 \\\n")        # cut short before torch
-    assert lock_problem(CPU, tmp_path) == "incomplete (no torch pin)"
-    with pytest.raises(UserError, match=r"requirements\.lock is incomplete \(no torch pin\)"):
+    assert getattr(lock_problem(CPU, tmp_path), "kind", None) is LockIssue.NOT_UTF8
+    path.write_text(f"{DIGEST_LINE}{input_digest(CPU)}\nnumpy==2.4.6 \\\n")        # cut short before its hashes
+    assert getattr(lock_problem(CPU, tmp_path), "kind", None) is LockIssue.NO_HASH
+    with pytest.raises(UserError, match=r"requirements\.lock is not what the spec asks for: no hash, line 2"):
         stage_for_build(CPU, tmp_path, [], tmp_path / "stage", tmp_path / "uv")
     path.unlink()
     path.mkdir()
-    assert (lock_problem(CPU, tmp_path) or "").startswith("not a file")
+    assert getattr(lock_problem(CPU, tmp_path), "kind", None) is LockIssue.NOT_A_FILE
     assert any("not a file" in line for line in check_locks([CPU], tmp_path, print))
     failures = refresh([CPU], tmp_path, [], env={}, echo=print)
     assert len(failures) == 1 and "not a file" in failures[0] and path.is_dir()

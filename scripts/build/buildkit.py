@@ -166,7 +166,8 @@ def build_one(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
                 echo(f"==> {spec.tag}: fetching the locked {target} wheels natively (hashes checked) ...")
                 folders.append(fetch_platform_wheels(spec, req.images_dir, target, uv_cache.parent,
                                                      env={**req.env, **cli.env}))
-            locked, lock_complete = stage_for_build(spec, req.images_dir, folders, req.wheels_stage, uv_cache, target)
+            locked, lock_complete = stage_for_build(spec, req.images_dir, folders, req.wheels_stage, uv_cache, target,
+                                                    warn=echo)
             staged = sorted(set(staged) | set(locked))
             offline = offline and lock_complete
     except UserError as exc:

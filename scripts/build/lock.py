@@ -8,6 +8,7 @@ matrix change without `make lock` fails there. The build installs the lock with 
 """
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import os
@@ -20,8 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-from packaging.version import InvalidVersion
+from packaging.version import InvalidVersion, Version
 
 from .. import ROOT
 from ..errors import UserError
@@ -39,6 +42,7 @@ UNRESOLVED_LINE = "# UNRESOLVED: "
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 HASH = re.compile(r"--hash=sha256:([0-9a-f]{64})")
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+MAX_LOCK_BYTES = 16 << 20      # the largest lock here is ~100 KiB
 
 
 def requirements(spec: ImageSpec) -> list[str]:
@@ -122,26 +126,213 @@ def header_digest(text: str) -> str | None:
     return None
 
 
-def lock_problem(spec: ImageSpec, images: Path, platform: str = NATIVE_NAME) -> str | None:
-    """Why the lock of one platform of an image cannot be used as it is, or None when it is current."""
+class LockIssue(enum.Enum):
+    """What is wrong with a lock; callers decide by kind, never by the wording."""
+
+    MISSING = "missing"
+    NOT_A_FILE = "not a file"
+    NOT_UTF8 = "not UTF-8"
+    UNREADABLE = "unreadable"
+    STALE = "stale"
+    UNRESOLVED = "unresolved"
+    MALFORMED = "malformed"            # a line that is no requirement, an option make lock never writes
+    NOT_EXACT = "not an exact pin"     # >=, a wildcard, a URL: pip could install something else
+    NO_HASH = "no hash"                # a pin without a sha256 (the build installs with --require-hashes)
+    DUPLICATE = "duplicate pin"
+    MISSING_PIN = "missing pin"        # a package the spec asks for is not pinned
+    WRONG_PIN = "wrong pin"            # ... or pinned at another version than the spec's
+    EXTRA_PIN = "extra pin"            # a top-level pin the spec does not ask for and no locked package needs
+    MARKER_EXCLUDES = "marker excludes"  # an environment marker makes pip skip the pin on this image
+
+
+# Kinds `make lock` rewrites from scratch: the file's pins are not trusted as uv's preferences.
+CONTENT_ISSUES = frozenset({LockIssue.MALFORMED, LockIssue.NOT_EXACT, LockIssue.NO_HASH, LockIssue.DUPLICATE,
+                            LockIssue.MISSING_PIN, LockIssue.WRONG_PIN, LockIssue.EXTRA_PIN, LockIssue.MARKER_EXCLUDES})
+
+
+@dataclass(frozen=True)
+class LockProblem:
+    kind: LockIssue
+    detail: str          # what a person reads: the kind, and for a content problem the line and the pin
+
+    def __str__(self) -> str:
+        return self.detail
+
+
+@dataclass(frozen=True)
+class LockLine:
+    """One requirement of a lock as pip reads it: the logical line (continuations joined) and its `# via` names."""
+
+    line: int
+    text: str
+    hashes: tuple[str, ...]
+    options: tuple[str, ...]          # any other option on the line (make lock writes none)
+    via: tuple[str, ...]
+
+
+SHA256 = re.compile(r"^--hash=sha256:([0-9a-f]{64})$")
+
+
+def _strip_comment(line: str) -> str:
+    """pip's rule: a `#` at the start of a line or after whitespace starts a comment."""
+    match = re.search(r"(^|\s)#", line)
+    return line[:match.start()] if match else line
+
+
+def lock_lines(text: str) -> list[LockLine]:
+    """The requirement lines of a lock, as pip reads them, each with its `# via` annotation (uv's)."""
+    entries: list[dict[str, object]] = []
+    pending: list[str] = []
+    start = 0
+    in_via = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if not pending and stripped.startswith("#"):
+            comment = stripped.lstrip("#").strip()
+            if entries and comment.startswith("via"):
+                names = comment[3:].split()
+                entries[-1]["via"] = [*entries[-1]["via"], *names]   # type: ignore[misc]
+                in_via = not names
+            elif entries and in_via and comment and raw.lstrip().startswith("#   "):
+                entries[-1]["via"] = [*entries[-1]["via"], *comment.split()]   # type: ignore[misc]
+            else:
+                in_via = False
+            continue
+        in_via = False
+        body = _strip_comment(raw)
+        if not pending:
+            start = number
+        continued = body.rstrip().endswith("\\")
+        pending.append(body.rstrip()[:-1] if continued else body)
+        if continued:
+            continue
+        logical, pending = " ".join(pending).strip(), []
+        if logical:
+            entries.append({"line": start, "text": logical, "via": []})
+    if pending and " ".join(pending).strip():
+        entries.append({"line": start, "text": " ".join(pending).strip(), "via": []})
+    result = []
+    for entry in entries:
+        words = str(entry["text"]).split()
+        first_option = next((i for i, w in enumerate(words) if w.startswith("-")), len(words))
+        requirement, options = " ".join(words[:first_option]), words[first_option:]
+        hashes = tuple(w for w in options if w.startswith("--hash="))
+        result.append(LockLine(int(entry["line"]), requirement, hashes,    # type: ignore[call-overload]
+                               tuple(w for w in options if not w.startswith("--hash=")),
+                               tuple(str(v) for v in entry["via"])))    # type: ignore[attr-defined]
+    return result
+
+
+def marker_environment(spec: ImageSpec, platform: str) -> dict[str, str]:
+    """The PEP 508 environment of the image's Python on `platform`: what pip evaluates a lock's markers against."""
+    full = spec.python + ".0"
+    return {"python_version": spec.python, "python_full_version": full, "implementation_version": full,
+            "platform_machine": machine_of(platform), "sys_platform": "linux", "platform_system": "Linux",
+            "os_name": "posix", "platform_python_implementation": "CPython", "implementation_name": "cpython",
+            "platform_release": "", "platform_version": "", "extra": ""}
+
+
+def _required(spec: ImageSpec) -> dict[str, str]:
+    """canonical name → the exact version the spec asks for."""
+    return {canonical(r.split("==", 1)[0]): r.split("==", 1)[1] for r in requirements(spec)}
+
+
+def lock_content_problem(spec: ImageSpec, text: str, platform: str = NATIVE_NAME) -> LockProblem | None:
+    """The first way the pins of a lock differ from what the spec asks for, or None.
+
+    Every line is an exact `name==version` with sha256 hashes; no name twice; no marker that makes pip skip a pin on
+    this image; each package of the spec (torch, torchvision, packages, access packages) pinned at the spec's version;
+    every other pin needed by a locked package (uv's `# via` annotation): nothing extra at the top level."""
+    def problem(kind: LockIssue, where: int | None, what: str) -> LockProblem:
+        return LockProblem(kind, f"not what the spec asks for: {kind.value}" + (f", line {where}" if where else "") +
+                           f": {what}")
+
+    required = _required(spec)
+    environment = marker_environment(spec, platform)
+    pins: dict[str, tuple[LockLine, Version]] = {}
+    for entry in lock_lines(text):
+        shown = " ".join(entry.text.split())[:120]
+        if entry.options:
+            return problem(LockIssue.MALFORMED, entry.line, f"option {entry.options[0][:60]!r} (make lock writes none)")
+        if not entry.text:
+            return problem(LockIssue.MALFORMED, entry.line, "--hash with no requirement before it")
+        try:
+            req = Requirement(entry.text)
+        except InvalidRequirement:
+            return problem(LockIssue.MALFORMED, entry.line, f"{shown!r} is not a requirement")
+        name = canonical(req.name)
+        specs = list(req.specifier)
+        if req.url or len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
+            return problem(LockIssue.NOT_EXACT, entry.line, f"{shown!r} is not an exact name==version pin")
+        try:
+            version = Version(specs[0].version)
+        except InvalidVersion:
+            return problem(LockIssue.MALFORMED, entry.line, f"{shown!r}: {specs[0].version!r} is not a version")
+        if name in pins:
+            return problem(LockIssue.DUPLICATE, entry.line, f"{name} is pinned twice (lines {pins[name][0].line} and "
+                                                           f"{entry.line}); pip refuses a double requirement")
+        if not entry.hashes:
+            return problem(LockIssue.NO_HASH, entry.line, f"{shown} has no --hash (the build installs with "
+                                                         f"--require-hashes)")
+        bad = next((h for h in entry.hashes if not SHA256.match(h)), None)
+        if bad:
+            return problem(LockIssue.NO_HASH, entry.line, f"{name}: {bad[:40]!r} is not a sha256 hash")
+        if req.marker is not None:
+            try:
+                applies = req.marker.evaluate(environment)
+            except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+                return problem(LockIssue.MALFORMED, entry.line, f"{name}: marker {str(req.marker)!r} cannot be evaluated")
+            if not applies:
+                return problem(LockIssue.MARKER_EXCLUDES, entry.line,
+                               f"{name}'s marker {str(req.marker)[:80]!r} is false for Python {spec.python} on "
+                               f"{platform}: pip would skip it" + (" (the spec asks for it)" if name in required else ""))
+        pins[name] = (entry, version)
+    for name, wanted in required.items():
+        if name not in pins:
+            return problem(LockIssue.MISSING_PIN, None, f"{name}=={wanted} (the spec asks for it) is not pinned")
+        entry, version = pins[name]
+        if version != Version(wanted) or (version.local or "") != (Version(wanted).local or ""):
+            return problem(LockIssue.WRONG_PIN, entry.line, f"{name} is pinned {version}; the spec asks for "
+                                                           f"{name}=={wanted}")
+    needed = set(required)
+    grown = True
+    while grown:            # every pin must hang off the spec's packages through `# via` annotations
+        more = {n for n, (e, _) in pins.items() if n not in needed and any(canonical(v) in needed for v in e.via
+                                                                           if not v.startswith("-"))}
+        grown = bool(more)
+        needed |= more
+    extra = next(((n, e) for n, (e, _) in pins.items() if n not in needed), None)
+    if extra:
+        name, entry = extra
+        return problem(LockIssue.EXTRA_PIN, entry.line, f"{name} is pinned, but the spec does not ask for it and no "
+                                                       f"locked package needs it (no `# via` of one)")
+    return None
+
+
+def lock_problem(spec: ImageSpec, images: Path, platform: str = NATIVE_NAME) -> LockProblem | None:
+    """Why the lock of one platform of an image cannot be used as it is, or None when it is current and its pins
+    are the ones the spec asks for."""
     path = lock_path(spec, images, platform)
     if not path.exists():
-        return "missing"
+        return LockProblem(LockIssue.MISSING, "missing")
     if not path.is_file():
-        return "not a file (a folder or other non-file stands there: remove it)"
+        return LockProblem(LockIssue.NOT_A_FILE, "not a file (a folder or other non-file stands there: remove it)")
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_LOCK_BYTES + 1)
+        if len(raw) > MAX_LOCK_BYTES:
+            return LockProblem(LockIssue.MALFORMED, f"malformed: over {MAX_LOCK_BYTES >> 20} MiB, no lock is "
+                                                    f"(`make lock` rewrites it)")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return "not UTF-8 text (damaged: `make lock` rewrites it)"
+        return LockProblem(LockIssue.NOT_UTF8, "not UTF-8 text (damaged: `make lock` rewrites it)")
     except OSError as exc:
-        return f"unreadable ({exc.strerror}; check its permissions)"
+        return LockProblem(LockIssue.UNREADABLE, f"unreadable ({exc.strerror}; check its permissions)")
     if header_digest(text) != input_digest(spec, platform):
-        return "stale (matrix inputs changed since `make lock`)"
+        return LockProblem(LockIssue.STALE, "stale (matrix inputs changed since `make lock`)")
     if UNRESOLVED_LINE in text:
-        return "unresolved: " + text.split(UNRESOLVED_LINE, 1)[1].splitlines()[0]
-    if not any(p.name == "torch" for p in parse_lock(text)):
-        return "incomplete (no torch pin)"
-    return None
+        return LockProblem(LockIssue.UNRESOLVED, "unresolved: " + text.split(UNRESOLVED_LINE, 1)[1].splitlines()[0])
+    return lock_content_problem(spec, text, platform)
 
 
 def lock_folders(wheels: tuple[Path, ...]) -> list[Path]:
@@ -259,6 +450,10 @@ def compile_lock(spec: ImageSpec, folders: list[Path], previous: str | None = No
     missing = [p.name for p in pins if not p.hashes]
     if missing:
         raise UserError(f"{spec.tag}: uv produced pins without hashes ({', '.join(missing)}); not writing the lock")
+    wrong = lock_content_problem(spec, text, platform)
+    if wrong:
+        raise UserError(f"{spec.tag}: uv's lock for {platform} does not match the spec ({wrong}); not writing it; "
+                        f"check the pins in matrix.yaml and the wheel folders")
     return text
 
 
@@ -291,15 +486,16 @@ def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: M
             failures.append(f"{label} is {problem}")
             echo(f"  {label}: FAILED ({problem})")
             continue
-        try:
-            previous = path.read_text(encoding="utf-8") if path.exists() and not force else None
-        except (OSError, UnicodeDecodeError):     # a damaged lock gives uv no preferences; it is rewritten
+        try:        # a damaged or hand-edited lock gives uv no preferences; it is rewritten
+            trusted = path.exists() and not force and (problem is None or problem.kind not in CONTENT_ISSUES)
+            previous = path.read_text(encoding="utf-8") if trusted else None
+        except (OSError, UnicodeDecodeError):
             previous = None
         try:
             text = compile_lock(spec, folders, previous, env=env, uv=uv, platform=platform)
         except IndexUnreachable as exc:
             failures.append(str(exc))
-            if problem == "missing" or (problem or "").startswith("stale"):
+            if problem is not None and problem.kind in (LockIssue.MISSING, LockIssue.STALE):
                 write_atomic(path, unresolved_stub(spec, str(exc), platform))
             echo(f"  {label}: UNRESOLVED (index unreachable; stub written, builds refuse it)")
             continue
@@ -329,12 +525,16 @@ def stray_locks(spec: ImageSpec, images: Path) -> list[Path]:
 
 
 def stage_locked_wheels(spec: ImageSpec, lock_text: str, folders: list[Path], target: Path,
-                        machine: str = "x86_64") -> tuple[list[str], bool]:
+                        machine: str = "x86_64", warn: Callable[[str], None] | None = None,
+                        label: str = "the lock") -> tuple[list[str], bool]:
     """Hardlink into `target` the local wheels whose name, version and sha256 match the lock.
 
+    A local wheel of a locked name and version whose sha256 the lock does not list is not staged, and `warn` says so
+    (one line per wheel, unless another wheel covered that pin): the build then downloads the locked file.
     Returns (staged file names, whether every pin is covered: then the build can run offline)."""
     pins = {p.name: p for p in parse_lock(lock_text)}
     covered: set[str] = set()
+    mismatched: list[tuple[str, Path, str]] = []
     staged = []
     target.mkdir(parents=True, exist_ok=True)
     for folder in folders:
@@ -347,7 +547,9 @@ def stage_locked_wheels(spec: ImageSpec, lock_text: str, folders: list[Path], ta
             if not pin or pin.version != version or not wheel_fits(wheel.name, spec.python, machine) \
                     or name in covered:
                 continue
-            if sha256_file(wheel) not in pin.hashes:
+            digest = sha256_file(wheel)
+            if digest not in pin.hashes:
+                mismatched.append((name, wheel, digest))
                 continue
             dest = target / wheel.name
             if not dest.exists():
@@ -357,6 +559,11 @@ def stage_locked_wheels(spec: ImageSpec, lock_text: str, folders: list[Path], ta
                     shutil.copy2(wheel, dest)
             covered.add(name)
             staged.append(wheel.name)
+    for name, wheel, digest in mismatched:
+        if warn is not None and name not in covered:
+            warn(f"warning: {wheel}: its sha256 {digest[:16]}... is not one of the hashes {label} pins for "
+                 f"{name}=={pins[name].version}; not staged (the build fetches the locked file from the index, or "
+                 f"fails offline); if this wheel is the one to build with, run `make lock IMAGE={spec.tag}`")
     return staged, covered == set(pins)
 
 
@@ -385,8 +592,8 @@ def check_locks(specs: list[ImageSpec], images: Path, warn: Callable[[str], None
             problem = lock_problem(spec, images, platform)
             if problem is None:
                 continue
-            if problem.startswith("unresolved"):
-                warn(f"warning: {lock_label(spec, platform)} is {problem[:160]}")
+            if problem.kind is LockIssue.UNRESOLVED:
+                warn(f"warning: {lock_label(spec, platform)} is {problem.detail[:160]}")
                 continue
             problems.append(f"{spec.tag}/{lock_name(platform)} ({problem}; run `make lock IMAGE={spec.tag}`)")
         problems += [f"{spec.tag}/{p.name} (no platform of the image uses it; run `make lock IMAGE={spec.tag}`)"
@@ -407,7 +614,8 @@ def require_current_lock(spec: ImageSpec, images: Path, platform: str) -> None:
 
 
 def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: Path,
-                    uv_cache: Path, platform: str = NATIVE_NAME) -> tuple[list[str], bool]:
+                    uv_cache: Path, platform: str = NATIVE_NAME,
+                    warn: Callable[[str], None] | None = None) -> tuple[list[str], bool]:
     """`make build`'s hook for one platform: refuse a missing/stale/unresolved lock; stage its locked wheels and
     uv's wheel for that machine.
 
@@ -417,7 +625,7 @@ def stage_for_build(spec: ImageSpec, images: Path, folders: list[Path], target: 
     require_current_lock(spec, images, platform)
     machine = machine_of(platform)
     staged, covered = stage_locked_wheels(spec, lock_path(spec, images, platform).read_text(encoding="utf-8"),
-                                          folders, target, machine)
+                                          folders, target, machine, warn=warn, label=lock_label(spec, platform))
     uv_wheel = find_uv_wheel(folders, uv_cache, machine)
     dest = target / uv_wheel.name
     if not dest.exists():
