@@ -22,11 +22,15 @@ EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
-export EXTRA_BUILD_ARGS INDEX_ONLY
+export EXTRA_BUILD_ARGS INDEX_ONLY PER BENCH_SIZE VENV
 
-PY := $(VENV)/bin/python
+# A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
+# program) or is written single-quoted by $(call q,...) ('a b; c' stays one word: make ci-matrix PER='x; touch y'
+# runs no touch).
+q = '$(subst ','\'',$(1))'
+PY := $(call q,$(VENV))/bin/python
 CLI := $(PY) -m scripts
-BOOTSTRAP := PYTHON=$(PYTHON) scripts/bootstrap.sh
+BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
@@ -40,7 +44,7 @@ help: ## list the targets and the variables with their defaults
 	  | awk -F'|' '{printf "  %-20s %s\n", $$1 "=" $$2, $$3}'
 
 setup: ## create $(VENV) and install what the host side and the tests need (says what it installs)
-	@$(BOOTSTRAP) venv $(VENV)
+	@$(BOOTSTRAP) venv $(call q,$(VENV))
 
 engine: ## make sure a Docker Engine answers; as root on a bare Debian machine, install and start one
 	@$(BOOTSTRAP) engine
@@ -73,7 +77,7 @@ verify: setup engine ## run the verify suite inside IMAGE's container; reports i
 
 test: setup ## ruff, mypy and the test suite (starts an engine as root; without one the integration tests skip)
 	@$(BOOTSTRAP) engine soft
-	@$(BOOTSTRAP) actionlint $(VENV)
+	@$(BOOTSTRAP) actionlint $(call q,$(VENV))
 	@$(BOOTSTRAP) test-tools
 	$(MAKE) --no-print-directory static
 	$(PY) -m pytest
@@ -82,11 +86,11 @@ test-unit: setup ## only the tests that need no engine and no network
 	$(PY) -m pytest -m "not docker and not slow"
 
 bench: setup ## data-path benchmark: zero-copy Arrow vs memory, compressed IPC, h5py, DataLoader
-	@mkdir -p $(BUILD_DIR)
-	$(PY) -m verify bench --size $(BENCH_SIZE) --json $(BUILD_DIR)/bench.json
+	@mkdir -p -- "$$BUILD_DIR"
+	$(PY) -m verify bench --size "$$BENCH_SIZE" --json "$$BUILD_DIR/bench.json"
 
 ci-matrix: setup ## print the rendered images as JSON for a CI strategy.matrix
-	@$(CLI) ci-matrix --per $(PER)
+	@$(CLI) ci-matrix --per "$$PER"
 
 bake: setup ## write $(BUILD_DIR)/docker-bake.json (one target per image) for docker buildx bake
 	$(CLI) bake
@@ -116,5 +120,5 @@ attest: setup ## attach IMAGE's verify report + SBOM to its pushed digest (OCI r
 report: setup ## print the verify result attached to IMAGE=registry/repo@sha256:...
 	$(CLI) report
 
-clean: ## remove build/ and reports/ (the virtual environment stays)
-	rm -rf $(BUILD_DIR) $(REPORTS_DIR)
+clean: ## remove BUILD_DIR and REPORTS_DIR, only when each is a folder the project writes (the virtual environment stays)
+	@scripts/clean.sh

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import UserError
+from .errors import MatrixError, UserError, one_line
 from .settings import KNOBS, SWITCHES, Settings
 
 if TYPE_CHECKING:
@@ -304,7 +304,7 @@ def cmd_stage_wheels(settings: Settings, args: argparse.Namespace) -> int:
     one = settings.platform not in (None, "all")      # a CI row names its platform; else every one of the image
     for platform in select_platforms(spec.platforms, settings.platform, spec.tag) if one else spec.platforms:
         staged, offline = stage_for_build(spec, settings.images, folders, settings.wheels_stage, settings.uv_cache,
-                                          platform)
+                                          platform, warn=err)
         out(f"build/wheels for {spec.tag} ({platform}): {', '.join(staged)}{' (offline-complete)' if offline else ''}")
     return 0
 
@@ -429,11 +429,11 @@ COMMANDS: tuple[Command, ...] = (
             cmd_bench_build, ("IMAGE", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "BENCH_RUNS",
                               "BENCH_ROUNDS")),
     Command("push", "push IMAGE's built image to REGISTRY and print its digest (several platforms: one tag, an OCI "
-            "image index)", cmd_push, ("IMAGE", "REGISTRY", "PLATFORM", "INDEX_ONLY")),
+            "image index)", cmd_push, ("IMAGE", "REGISTRY", "PLATFORM", "INDEX_ONLY", "REGISTRY_INSECURE")),
     Command("attest", "attach IMAGE's verify report and SBOM to its pushed digest (OCI referrers)", cmd_attest,
-            ("IMAGE", "PLATFORM")),
+            ("IMAGE", "PLATFORM", "REGISTRY_INSECURE")),
     Command("report", "print the verify result attached to IMAGE=registry/repo@sha256:...", cmd_report,
-            ("IMAGE",), _ref_arg),
+            ("IMAGE", "REGISTRY_INSECURE"), _ref_arg),
 )
 PATH_FLAGS = {"MATRIX": ("--matrix", "matrix file (default: matrix.yaml)"),
               "COMPAT": ("--compat", "upstream facts (default: compat.yaml)"),
@@ -470,8 +470,11 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         flags = {name: getattr(args, name, None) for name in (*PATH_FLAGS, *command.knobs)}
         settings = Settings.load(env, flags, command.knobs)
         return int(command.handler(settings, args) or 0)
-    except UserError as exc:
-        err(f"error: {exc}")
+    except MatrixError as exc:          # one line per problem, each kept one line
+        err("error: " + "\n".join(one_line(p) for p in exc.problems))
+        return exc.exit_code
+    except UserError as exc:            # one line, whatever a variable held (a newline in IMAGE stays \n)
+        err(f"error: {exc.shown()}")
         return exc.exit_code
     except KeyboardInterrupt:
         err("interrupted")
@@ -481,6 +484,6 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     except Exception as exc:  # noqa: BLE001 - the boundary: a bug is one line too, with a way to see more
         if env.get("TORCHIMAGES_DEBUG"):
             traceback.print_exc()
-        err(f"internal error: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''} "
+        err(f"internal error: {type(exc).__name__}: {one_line(str(exc).splitlines()[0][:300]) if str(exc) else ''} "
             f"(a bug; rerun with TORCHIMAGES_DEBUG=1 for the traceback and report it)")
         return 3

@@ -17,15 +17,23 @@ from . import ROOT
 from .errors import UserError
 from .plan.platforms import PLATFORM_NAME, normalize_platform
 
-SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([bkmgt]?)(?:i?b)?$", re.IGNORECASE)
+# What a person may have meant by a size docker-py refuses (2GiB, 1t, 1.5 TB): only to suggest the spelling it reads.
+MEANT_SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*([kmgtp])(?:i?b)?$", re.IGNORECASE)
+POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+# /dev/shm bounds: 0 would be Docker's 64 MB default, not a size; above 16 TiB is no machine's memory.
+SHM_MIN, SHM_MAX = 1 << 20, 1 << 44
+# seconds: 1 s to 7 days (a wait beyond that overflows the engine client's and the OS's timers long before)
+SECONDS_MIN, SECONDS_MAX = 1.0, 7 * 86400.0
+# the largest sensible value of each count; more digits than that are refused before int() (5,000 digits raise)
+COUNT_MAX = {"NODES": 10000, "GPUS": 64, "BENCH_RUNS": 1000, "BENCH_ROUNDS": 100}
 # host[:port][/path] as Docker reads a registry prefix; no spaces, no upper case in the path, no trailing '/'.
 REGISTRY = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 # Knobs with a non-empty default: an empty value was given on purpose, and is an error rather than the default.
 EMPTY_IS_ERROR = frozenset({"SHM_SIZE", "VERIFY_TIMEOUT", "NODES", "GPUS", "BENCH_RUNS", "BENCH_ROUNDS"})
 # Knobs that are switches: their flag takes no value.
-SWITCHES = frozenset({"KEEP_GOING", "FORCE", "INDEX_ONLY"})
+SWITCHES = frozenset({"KEEP_GOING", "FORCE", "INDEX_ONLY", "REGISTRY_INSECURE"})
 BUILD_ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+TRUE, FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})   # the closed set
 CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
 
 # knob → (command-line flag, help). The variable of a knob is its name.
@@ -50,24 +58,65 @@ KNOBS: dict[str, tuple[str, str]] = {
     "FORCE": ("--force", "base: bootstrap again even when present; lock: resolve again even when current (1/0)"),
     "INDEX_ONLY": ("--index-only", "push: push nothing from the engine; PUT the tag's image index over the per-arch "
                                    "tags <tag>-<arch> already in REGISTRY (CI's merge job) (1/0)"),
+    "REGISTRY_INSECURE": ("--registry-insecure", "talk plain HTTP to REGISTRY (a local test registry) (1/0)"),
 }
 
 
+def engine_bytes(text: str) -> int | None:
+    """The bytes docker-py sends the engine for a size (`docker.utils.parse_bytes`, its own rules: units b, k, m, g,
+    binary, an optional trailing b; a bare number is bytes; the product truncated to a whole number), or None where
+    docker-py refuses it or fails on it (nan, inf)."""
+    from docker.errors import DockerException
+    from docker.utils import parse_bytes
+    try:
+        value = parse_bytes(text)
+    except (DockerException, ValueError, OverflowError, TypeError, IndexError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _meant(text: str) -> str:
+    """The spelling docker-py reads for a size it refuses, where the intent is clear: 2GiB → 2g, 1t → 1024g."""
+    match = MEANT_SIZE.match(text)
+    if not match:
+        return ""
+    number, power = float(match.group(1)), POWERS[match.group(2).lower()]
+    for unit, exponent in (("g", 3), ("m", 2), ("k", 1)):
+        value = number * 1024 ** (power - exponent)
+        if math.isfinite(value) and 1 <= value <= SHM_MAX and value == int(value):
+            return f" (write {int(value)}{unit})"
+    return ""
+
+
+def human_bytes(value: int) -> str:
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if value >= size:
+            return f"{value / size:.4g} {unit}"
+    return f"{value} B"
+
+
 def parse_size(text: str, name: str) -> str:
-    """A Docker size (2g, 512m, 1073741824): positive; returned as given for the engine."""
-    match = SIZE.match(text.strip())
-    if not text.strip() or not match or float(match.group(1)) <= 0:
-        raise UserError(f"{name}={text!r} is not a size: write a positive size like 2g, 512m or 1073741824")
-    return text.strip()
+    """A Docker size (2g, 512m, 1073741824) exactly as docker-py will read it, within SHM_MIN..SHM_MAX; returned
+    (stripped) for the engine, which parses that same text with the same function."""
+    value = text.strip()
+    found = engine_bytes(value) if value else None
+    if found is None or found < 0:
+        raise UserError(f"{name}={text!r} is not a size Docker reads: write a number with b, k, m or g (binary units), "
+                        f"e.g. 2g or 512m, or a number of bytes{_meant(value)}")
+    if not SHM_MIN <= found <= SHM_MAX:
+        raise UserError(f"{name}={text!r} is {human_bytes(found)} as Docker reads it: give a size from 1m to 16384g "
+                        f"(0 would silently mean Docker's 64 MB default), e.g. 2g")
+    return value
 
 
 def parse_bool(text: str, name: str) -> bool:
+    """One of a closed set of words (empty: not given, false); anything else is refused, never read as no."""
     value = text.strip().lower()
     if value in TRUE:
         return True
     if value in FALSE or value == "":
         return False
-    raise UserError(f"{name}={text!r}: write 1/true/yes or 0/false/no")
+    raise UserError(f"{name}={text!r} is not a yes/no word: write 1/true/yes/on or 0/false/no/off")
 
 
 def parse_seconds(text: str, name: str) -> float:
@@ -75,15 +124,19 @@ def parse_seconds(text: str, name: str) -> float:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise UserError(f"{name}={text!r} is not a number of seconds: give a finite number above 0, e.g. 900")
+    if not math.isfinite(value) or not SECONDS_MIN <= value <= SECONDS_MAX:
+        raise UserError(f"{name}={text!r} is not a number of seconds: give a number from {SECONDS_MIN:.0f} to "
+                        f"{SECONDS_MAX:.0f} (7 days), e.g. 900")
     return value
 
 
-def parse_count(text: str, name: str) -> int:
-    if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) < 1:      # isdigit() also passes '²', int() fails
-        raise UserError(f"{name}={text!r}: must be a whole number, 1 or more")
-    return int(text)
+def parse_count(text: str, name: str, maximum: int | None = None) -> int:
+    top = maximum or COUNT_MAX.get(name, 10000)
+    value = text.strip()
+    # ASCII digits only (isdigit() also passes '²', which int() refuses), and few enough for int() (5,000 raise)
+    if not re.fullmatch(r"[0-9]{1,9}", value) or not 1 <= int(value) <= top:
+        raise UserError(f"{name}={text!r}: must be a whole number, 1 or more (at most {top})")
+    return int(value)
 
 
 def parse_args_list(text: str, name: str) -> tuple[str, ...]:
@@ -236,7 +289,6 @@ class Settings:
             "child_env": dict(env), "docker_cli": env.get("DOCKER_CLI") or None, "uv": env.get("UV") or None,
             # registry credentials: from the environment only (CI secrets), never a flag
             "registry_user": env.get("REGISTRY_USER") or None, "registry_password": env.get("REGISTRY_PASSWORD") or None,
-            "registry_insecure": env.get("REGISTRY_INSECURE", "").strip().lower() in TRUE,
         }
         for knob in knobs:
             value = raw(knob)
@@ -291,4 +343,6 @@ def _parse_knob(knob: str, value: str) -> dict[str, object]:
         return {"force": parse_bool(value, knob)}
     if knob == "INDEX_ONLY":
         return {"index_only": parse_bool(value, knob)}
+    if knob == "REGISTRY_INSECURE":
+        return {"registry_insecure": parse_bool(value, knob)}
     raise AssertionError(f"unknown knob {knob}")

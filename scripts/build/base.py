@@ -58,7 +58,7 @@ def debootstrap_to_tar(argv: list[str], rootfs: Path, archive: Path, env: Mappin
     proc = subprocess.run(argv, capture_output=True, text=True, check=False, env=None if env is None else dict(env))
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
-        raise UserError(f"{failed}:\n{tail}\n{hint}")
+        raise UserError(f"{failed}:\n{tail}\n{hint}", multiline=True)
     for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
         for item in (rootfs / junk).glob("*"):
             if item.is_file():

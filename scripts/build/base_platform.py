@@ -126,7 +126,7 @@ def bootstrap_platform(cli_argv: tuple[str, ...], env: Mapping[str, str], spec: 
         proc = subprocess.run(build, capture_output=True, text=True, check=False, env=dict(env))
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
-            raise UserError(f"building {tag} FROM scratch for {platform} failed:\n{tail}")
+            raise UserError(f"building {tag} FROM scratch for {platform} failed:\n{tail}", multiline=True)
     return time.monotonic() - start
 
 

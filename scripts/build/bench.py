@@ -56,7 +56,7 @@ def _build(argv: list[str], env: Mapping[str, str], log: Path, root: Path) -> fl
     seconds = time.monotonic() - start
     if proc.returncode != 0:
         tail = "\n".join(log.read_text(encoding="utf-8").splitlines()[-15:])
-        raise UserError(f"bench build failed ({' '.join(argv[:3])} ...); last lines of {log}:\n{tail}")
+        raise UserError(f"bench build failed ({' '.join(argv[:3])} ...); last lines of {log}:\n{tail}", multiline=True)
     return seconds
 
 

@@ -3,6 +3,7 @@ line (and source text) of every node, so that errors can say where a problem is 
 from __future__ import annotations
 
 import codecs
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,9 +63,26 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, words in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return "a special file"
+
+
 def _decode(path: Path, name: str) -> str:
     if path.is_dir():
         raise UserError(f"{name}: {path} is a directory; give the YAML file itself")
+    try:
+        mode = path.stat().st_mode      # stat, never open: opening a FIFO waits for a writer forever
+    except FileNotFoundError:
+        raise UserError(f"{name}: not found at {path}; create it (see README.md, 'The matrix')") from None
+    except OSError as exc:
+        raise UserError(f"{name}: cannot read {path} ({exc.strerror}); check its permissions") from None
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{name}: {path} is {_kind(mode)}, not a regular file; give the YAML file itself")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
