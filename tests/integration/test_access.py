@@ -258,9 +258,9 @@ def test_an_empty_token_or_auth_options_are_refused_without_the_unsafe_switch(ac
     code, out = run_to_end(docker_client, ["jupyter"], {"JUPYTER_TOKEN": "", "JUPYTER_PORT": port})
     assert code == 2 and "an empty token switches authentication off" in out and "--unsafe-no-token" in out
     code, out = run_to_end(docker_client, ["jupyter", "--ServerApp.token="], {"JUPYTER_PORT": port})
-    assert code == 2 and "refusing --ServerApp.token=" in out
+    assert code == 2 and "refusing --ServerApp.token" in out
     code, out = run_to_end(docker_client, ["jupyter", "--IdentityProvider.token=abc"], {"JUPYTER_PORT": port})
-    assert code == 2 and "refusing --IdentityProvider.token=abc" in out
+    assert code == 2 and "refusing --IdentityProvider.token" in out and "abc" not in out   # the value is never echoed
     code, out = run_to_end(docker_client, ["jupyter"], {"JUPYTER_PORT": port}, user="0")
     assert code == 2 and "refusing to run JupyterLab as root" in out
     assert "Traceback" not in out
