@@ -47,6 +47,9 @@ class Sizes:
 
 
 QUICK = Sizes(samples=64, batch_size=16, epochs=2, variants=True)
+# The `dataloader` check under CPU emulation (qemu-user): its figures are not judged there, and the full quick sweep
+# ran past its timeout on a busy host; a few small settings still prove that workers deliver batches.
+EMULATED = Sizes(samples=16, batch_size=8, image_size=64, crop=56, epochs=1, max_workers=2, variants=False)
 
 
 # ------------------------------------------------------------------------------------------ host facts
