@@ -6,7 +6,9 @@ logic: a field NVML cannot give becomes None plus its error, never a crash.
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
+from verify import gpuprobe
 from verify.checks import gpu, nccl
 
 
@@ -46,14 +48,14 @@ def _fake_nvml(unsupported: set[str]) -> types.SimpleNamespace:
 
 
 def test_every_nvml_field_is_read_and_decoded():
-    dev = gpu._nvml_device(_fake_nvml(set()), 0)
+    dev = gpuprobe.nvml_device(_fake_nvml(set()), 0)
     assert dev["name"] == "NVIDIA H100 80GB HBM3" and dev["pci_bus_id"] == "0000:18:00.0" and dev["cc"] == "9.0"
     assert dev["row_remap"] == {"correctable": 0, "uncorrectable": 0, "pending": 0, "failed": 0}
     assert dev["nvlink"] == [True, True, False] and dev["power_limit_w"] == 700.0 and dev["unsupported"] == {}
 
 
 def test_an_unsupported_nvml_field_is_a_fact_not_a_crash():
-    dev = gpu._nvml_device(_fake_nvml({"ecc", "remap", "throttle", "default", "nvmlDeviceGetNvLinkState"}), 0)
+    dev = gpuprobe.nvml_device(_fake_nvml({"ecc", "remap", "throttle", "default", "nvmlDeviceGetNvLinkState"}), 0)
     assert dev["ecc"] is None and dev["row_remap"] is None and dev["throttle_reasons"] is None and dev["nvlink"] == []
     assert dev["unsupported"]["ecc"] == "NotSupported" and set(dev["unsupported"]) == {
         "ecc", "row_remap", "throttle_reasons", "power_default_limit_w"}
@@ -69,7 +71,7 @@ def test_nccl_log_says_which_network_interface_and_transport(tmp_path):
         "node0:4242:4250 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
         "node0:4242:4250 [0] NCCL INFO NVLS multicast support is available on dev 0\n")
     log = nccl._nccl_log(str(tmp_path))
-    assert log == {"network": "IB", "interface": "mlx5_0:1/IB", "nvls": True, "transports": ["P2P/CUMEM"]}
+    assert log == {"network": "IB", "interface": "mlx5_0:1/IB", "nvls": True, "transports": ["P2P/CUMEM"], "ib_error": None}
     assert nccl._nccl_log(str(tmp_path / "none")) == {}
 
 
@@ -84,14 +86,14 @@ def test_a_check_module_with_only_run_still_works_and_replays_its_recorded_verdi
 
     from verify.child import run_one
     from verify.options import Options
+    from verify.replay import Record, judge
     from verify.result import CheckResult
-    from verify.runner import replay
     legacy = types.ModuleType("verify.checks.legacy")
     legacy.run = lambda options: CheckResult("legacy", "warn", "old style", remedy="r", code="CHECK_CRASHED", owner="image")
     monkeypatch.setitem(sys.modules, "verify.checks.legacy", legacy)
     facts, result = run_one("legacy", Options())
     assert facts is None and result.status == "warn"
-    again = replay("legacy", {"facts": None, "result": result.to_dict()}, Options())
+    again = judge(Record("legacy", Path("legacy.json"), None, result.to_dict()), Options())
     assert again.status == "warn" and "recorded verdict kept" in again.details[-1]
 
 

@@ -100,8 +100,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="zero-copy throughput / memory bandwidth under which arrow warns (default %(default)s)")
     p.add_argument("--nccl-min-size", type=_size("--nccl-min-size", 4), default="1m", metavar="SIZE",
                    help="smallest all-reduce message (default 1m)")
-    p.add_argument("--nccl-max-size", type=_size("--nccl-max-size", 4), default="1g", metavar="SIZE",
-                   help="largest all-reduce message on GPUs (default 1g; gloo stops at 16m)")
+    p.add_argument("--nccl-max-size", type=_size("--nccl-max-size", 4), default="8g", metavar="SIZE",
+                   help="largest all-reduce message on GPUs (default 8g, capped at 1/8 of GPU memory; gloo stops at 16m)")
     p.add_argument("--nccl-timeout", type=_number(float, 0.0, exclusive=True), default=d.nccl_timeout_s, metavar="S",
                    help="init and per-operation timeout of the collective (default %(default)s s)")
     p.add_argument("--timeout", type=_number(float, 0.0, exclusive=True), metavar="S",

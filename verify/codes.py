@@ -87,7 +87,7 @@ CODES: dict[str, Code] = {
                              "Record the check on the machine (`python -m verify --save-facts DIR`), or translate "
                              "the fields the source has."),
     "BANDWIDTH_LOW": Code("host", "A copy (device-to-device, host-to-device, device-to-host) or NCCL busbw is below "
-                          "0.9x (warn) or 0.75x (fail) of this GPU model's baseline (verify/baselines.yaml).",
+                          "0.9x (warn) or 0.75x (fail) of this GPU model's baseline (verify/baselines.json).",
                           "Compare with another node of the same model; check PCIe/NVLink state, clocks and "
                           "other processes on the GPU."),
     "COMPUTE_LOW": Code("host", "The bf16 matmul rate is below 0.9x (warn) or 0.75x (fail) of the baseline.",

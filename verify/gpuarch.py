@@ -41,7 +41,7 @@ def parse_arch(text: str) -> Arch | None:
     m = _ARCH.match(text.strip())
     if not m:
         return None
-    kind = "sm" if m.group(1) == "sm" else "compute"
+    kind: Literal["sm", "compute"] = "sm" if m.group(1) == "sm" else "compute"
     return Arch(kind, int(m.group(2)), int(m.group(3)), m.group(4))
 
 

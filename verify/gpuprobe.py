@@ -88,7 +88,8 @@ def _field_value(nvml: Any, h: Any, const: str) -> int:
     if getattr(value, "nvmlReturn", 0) != 0:
         raise RuntimeError(f"NotSupported ({const})")
     v = value.value
-    return int(getattr(v, "uiVal", None) if getattr(v, "uiVal", None) is not None else getattr(v, "ullVal", 0))
+    raw = getattr(v, "uiVal", None)
+    return int(raw if raw is not None else getattr(v, "ullVal", 0))
 
 
 def _mig_devices(nvml: Any, h: Any) -> list[dict[str, Any]]:
@@ -220,7 +221,9 @@ class XidWatch:
     """Critical Xid events raised while verify runs (an NVML event set); `events` is None when unsupported."""
 
     def __init__(self, nvml: Any, count: int) -> None:
-        self.nvml, self.events, self.handles = nvml, None, {}
+        self.nvml = nvml
+        self.events: list[dict[str, Any]] | None = None
+        self.handles: dict[int, Any] = {}
         try:
             self.set = nvml.nvmlEventSetCreate()
             for i in range(count):

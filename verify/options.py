@@ -16,7 +16,7 @@ class Options:
     arrow_bytes: int = 64 * MiB          # data the arrow check writes and maps (a check, not a benchmark)
     arrow_min_ratio: float = 0.5         # zero-copy read throughput / memory read bandwidth below this warns
     nccl_min_bytes: int = 1 * MiB
-    nccl_max_bytes: int = 1 * GiB        # on GPUs; the gloo fallback stops at 16 MiB
+    nccl_max_bytes: int = 8 * GiB        # on GPUs (capped at 1/8 of GPU memory): the peak needs 4-8 GiB; gloo stops at 16 MiB
     nccl_timeout_s: float = 60.0         # init and per-operation timeout of the collective
     nccl_processes: int = 2              # processes of the gloo fallback when fewer than 2 GPUs
     gpu_perf: bool = True                # copy bandwidth, matmul TFLOP/s and the SDC canary on each GPU

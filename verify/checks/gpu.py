@@ -15,8 +15,22 @@ from .. import baselines, gpuarch, gpuhealth, gpuidentity, gpuprobe
 from ..codes import Owner
 from ..cuda_errors import decode
 from ..figures import (
-    ABS_ERROR, BYTES, CELSIUS, COUNT, HOST_GBPS, INDEX, LIST, MASK, MEMORY_GBPS, OBJECT, PCIE_GEN, PCIE_WIDTH,
-    TFLOPS, WATTS, Figure, Shape,
+    ABS_ERROR,
+    BYTES,
+    CELSIUS,
+    COUNT,
+    HOST_GBPS,
+    INDEX,
+    LIST,
+    MASK,
+    MEMORY_GBPS,
+    OBJECT,
+    PCIE_GEN,
+    PCIE_WIDTH,
+    TFLOPS,
+    WATTS,
+    Figure,
+    Shape,
 )
 from ..gpuhealth import Findings, where
 from ..options import Options
@@ -238,7 +252,7 @@ def _visibility(node: _Node, result: CheckResult, found: Findings, options: Opti
             result.details.append(f"torch sees {count} of {len(node.devices)} device(s): CUDA_VISIBLE_DEVICES={visible}")
     if options.expect_gpus and count is None:
         result.details.append(f"--expect-gpus {options.expect_gpus}: not judged, torch's device count is not recorded")
-    elif options.expect_gpus and count < options.expect_gpus:
+    elif options.expect_gpus and count is not None and count < options.expect_gpus:
         found.add(FAIL, "GPU_NOT_VISIBLE", f"expected {options.expect_gpus} GPU(s), torch sees {count}",
                   "Request the GPUs in the job (`--gpus all`, nvidia.com/gpu, --gres=gpu:N) or lower --expect-gpus.",
                   "job")
@@ -355,9 +369,9 @@ def _perf_device(node: _Node, p: dict[str, Any], dev: dict[str, Any], model: bas
         if value is None:
             continue
         result.metric(f"{key}_dev{i}", value, unit)
-        others = [q.get(key) for q, _ in peers if q is not p and q.get(key) is not None]
+        others: list[float] = [float(q[key]) for q, _ in peers if q is not p and q.get(key) is not None]
         if others:
-            median = statistics.median(others + [value])
+            median = statistics.median(others + [float(value)])
             peer_ratio = value / median
             result.metric(f"{key}_peer_ratio_dev{i}", peer_ratio, "x")
             if peer_ratio < rule.peer_below:
@@ -379,7 +393,7 @@ def _perf_device(node: _Node, p: dict[str, Any], dev: dict[str, Any], model: bas
 
 def _sdc(node: _Node, result: CheckResult, found: Findings) -> None:
     """Repeats must agree bit for bit; across same-model devices the majority decides, and a tie fails all tied."""
-    groups: dict[tuple[Any, Any], list[tuple[int, str]]] = {}
+    groups: dict[tuple[Any, Any], list[tuple[Any, str]]] = {}
     for entry in node.facts.get("sdc") or []:
         if not isinstance(entry, dict):
             continue

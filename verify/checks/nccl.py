@@ -21,6 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from .. import baselines
+from ..codes import Owner
 from ..figures import BYTES, COUNT, LIST, MICROSECONDS, NET_GBPS, NODES, OBJECT, RANKS, Figure, Shape
 from ..gpuhealth import Findings
 from ..options import Options, human_bytes
@@ -357,6 +358,7 @@ def _net_fallback(facts: dict[str, Any], found: Findings) -> None:
         return
     env = facts.get("nccl_env") or {}
     kind = "EFA" if facts.get("efa") else "InfiniBand"
+    owner: Owner
     if env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket":
         owner, why = "job", "the job disabled it (" + ", ".join(f"{k}={env[k]}" for k in ("NCCL_IB_DISABLE", "NCCL_NET") if k in env) + ")"
     elif log.get("ib_error"):
@@ -415,7 +417,9 @@ def _figures(facts: dict[str, Any], rows: list[dict[str, Any]], verified: str, r
                   f"{human_bytes(last['size'])} against a peak of {peak:.1f} GB/s at {human_bytes(peak_row['size'])}",
                   "A fabric that slows under load: check the links and switches (`ibstat`, counters of errors and "
                   "congestion), PFC/ECN on RoCE, and rerun with NCCL_DEBUG=INFO.", "host")
-    baseline, algo = _busbw_baseline(facts, bool(log.get("nvls")) or expected)
+    algo_env = str((facts.get("nccl_env") or {}).get("NCCL_ALGO", "")).lower()
+    excluded = bool(algo_env) and "nvls" not in algo_env
+    baseline, algo = _busbw_baseline(facts, (bool(log.get("nvls")) or expected) and not excluded)
     if baseline is None:
         result.details.append(f"no busbw baseline for {facts.get('device_name')} at world size {facts.get('world_size')}"
                               f"{' across ' + str(facts['nodes']) + ' nodes' if (facts.get('nodes') or 1) > 1 else ''}"
