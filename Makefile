@@ -59,7 +59,7 @@ lint: setup ## hadolint every generated Dockerfile
 	$(CLI) lint
 
 static: setup ## ruff and mypy with the project's configuration (pyproject.toml)
-	$(PY) -m ruff check scripts tests
+	$(PY) -m ruff check scripts verify tests
 	$(PY) -m mypy
 
 compat: setup ## refresh compat.yaml from PyPI metadata (network, no wheel download)

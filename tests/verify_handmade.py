@@ -64,18 +64,82 @@ def variant(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
     return out
 
 
-def write_dir(directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
+def lost_among_healthy() -> dict[str, Any]:
+    """8x H100: device 3 fell off the bus (NVML GPU_IS_LOST on its handle), torch sees the other 7."""
+    facts = gpu_facts()
+    facts["devices"][3] = {"index": 3, "lost": True, "nvml_errors": {"handle": "GpuIsLost"}, "unsupported": {},
+                           "pci_bus_id": "00000000:48:00.0", "name": None}
+    facts["torch_devices"] = 7
+    facts["cuda_visible_devices"] = "0,1,2,4,5,6,7"
+    for key in ("kernels", "perf", "sdc"):
+        facts[key] = [dict(e, index=i) for i, e in enumerate(e for e in facts[key] if e["index"] != 3)]
+    facts["capabilities"] = ["9.0"] * 7
+    return facts
+
+
+def visible_by_uuid() -> dict[str, Any]:
+    """8x H100, the job sees one GPU by UUID (CUDA_VISIBLE_DEVICES=GPU-...5): torch device 0 is NVML device 5."""
+    facts = gpu_facts()
+    uuid = facts["devices"][5]["uuid"]
+    facts.update(cuda_visible_devices=uuid, torch_devices=1, capabilities=["9.0"], torch_map=None,
+                 kernels=[{"index": 0, "max_abs_error": 3.1e-5, "error": None}],
+                 perf=[dict(facts["perf"][0], index=0)], sdc=[dict(facts["sdc"][0], index=0)])
+    return facts
+
+
+A100_40 = "NVIDIA A100-SXM4-40GB"
+
+
+def mig_slice() -> dict[str, Any]:
+    """One A100 40GB in MIG mode; the job got its 1g.5gb slice (a seventh of the GPU): small figures, no fault."""
+    dev = h100_device(0)
+    dev.update(name=A100_40, cc="8.0", nvlink=[True] * 12, mig=[True, True], power_limit_w=400.0,
+               power_default_limit_w=400.0, pcie_gen_max=4, pcie_gen_gpu_max=4, temperature_slowdown_c=90,
+               mig_devices=[{"uuid": "MIG-handmade-aaaa-0000", "profile": "1g.5gb", "slices": 1, "total_slices": 7}])
+    return {**gpu_facts(1), "devices": [dev], "cuda_visible_devices": "MIG-handmade-aaaa-0000", "torch_devices": 1,
+            "capabilities": ["8.0"],
+            "torch_map": [{"torch_index": 0, "name": f"{A100_40} MIG 1g.5gb", "uuid": None, "pci_bus_id": None,
+                           "mig_uuid": "MIG-handmade-aaaa-0000"}],
+            "perf": [{"index": 0, "d2d_GBps": 190.0, "h2d_GBps": 3.1, "d2h_GBps": 3.0, "bf16_TFLOPs": 38.0,
+                      "pcie_under_load": None, "throttle_under_load": 0x4}],
+            "sdc": [{"index": 0, "name": f"{A100_40} MIG 1g.5gb", "sm_count": 14, "digests": ["9f1c2a7e0b3d4c55"] * 4}]}
+
+
+def unknown_model_slow_peer(slow: float = 0.5) -> dict[str, Any]:
+    """4 GPUs of a model with no baseline; device 2 copies at `slow` x its peers."""
+    facts = gpu_facts(4)
+    for dev in facts["devices"]:
+        dev["name"] = "NVIDIA Future GPU 96GB"
+    for p in facts["perf"]:
+        p.update(d2d_GBps=5000.0, h2d_GBps=100.0, d2h_GBps=100.0, bf16_TFLOPs=1500.0)
+    facts["perf"][2]["d2d_GBps"] = 5000.0 * slow
+    for e in facts["sdc"]:
+        e["name"] = "NVIDIA Future GPU 96GB"
+    return facts
+
+
+CASES = {"h100-8gpu-handmade": gpu_facts, "lost-gpu-among-healthy-handmade": lost_among_healthy,
+         "cuda-visible-devices-uuid-handmade": visible_by_uuid, "mig-slice-handmade": mig_slice,
+         "unknown-model-slow-peer-handmade": unknown_model_slow_peer}
+
+
+def write_dir(root: Path) -> None:
+    """Every hand-made case as a --save-facts folder under root/<case>/ (facts schema 2)."""
     from verify.checks import gpu, nccl
     from verify.options import Options
-    for name, module, facts in (("gpu", gpu, gpu_facts()), ("nccl", nccl, nccl_facts())):
-        result = module.judge(facts, Options()).to_dict()
-        (directory / f"{name}.json").write_text(json.dumps({"check": name, "facts": facts, "result": result}, indent=1) + "\n")
-    host = {"hostname": "handmade-h100-node", "recorded": "2026-11-22T00:00:00Z", "handmade": True,
-            "tool": {"name": "verify", "version": "2.0.0"}, "checks": ["gpu", "nccl"],
-            "environment": {"python": "3.12.3", "torch": "2.14.1+cu130", "torch_build": "cuda", "cuda": "13.0"},
-            "options": {}}
-    (directory / "host.json").write_text(json.dumps(host, indent=1) + "\n")
+    for case, build in CASES.items():
+        directory = root / case
+        directory.mkdir(parents=True, exist_ok=True)
+        records = [("gpu", gpu, build())] + ([("nccl", nccl, nccl_facts())] if case == "h100-8gpu-handmade" else [])
+        for name, module, facts in records:
+            result = module.judge(facts, Options()).to_dict()
+            (directory / f"{name}.json").write_text(json.dumps(
+                {"check": name, "facts_schema": 2, "facts": facts, "result": result}, indent=1) + "\n")
+        host = {"facts_schema": 2, "hostname": "handmade-h100-node" if case == "h100-8gpu-handmade" else f"{case.removesuffix('-handmade')}-node", "recorded": "2026-11-22T00:00:00Z",
+                "handmade": True, "tool": {"name": "verify", "version": "2.0.0"}, "checks": [r[0] for r in records],
+                "environment": {"python": "3.12.3", "torch": "2.14.1+cu130", "torch_build": "cuda", "cuda": "13.0"},
+                "options": {}}
+        (directory / "host.json").write_text(json.dumps(host, indent=1) + "\n")
 
 
 if __name__ == "__main__":

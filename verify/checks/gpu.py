@@ -337,8 +337,18 @@ def _perf(node: _Node, result: CheckResult, found: Findings, options: Options) -
         found.add(FAIL, "MEASUREMENT_INVALID", f"no performance figures from {node.torch_count} device(s)",
                   "Rerun the check; run it with --no-perf to skip the figures on purpose.", "host")
         return unjudged
+    measured = {p["index"] for p in entries}
+    for k in node.facts.get("kernels") or []:
+        if isinstance(k, dict) and k.get("max_abs_error") is not None and k.get("index") not in measured and options.gpu_perf:
+            found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(k.get('index'))}: its kernel ran but no performance "
+                      f"figures were recorded ({len(entries)} of {node.torch_count} device(s) measured)",
+                      "Rerun the check; run it with --no-perf to skip the figures on purpose.", "host",
+                      (node.nvml_of(k.get("index")) or {}).get("index"))
     groups: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for p in entries:
+        missing = [what for key, _, what, _, _ in PERF_FIGURES if p.get(key) is None]
+        if missing:
+            unjudged.append(f"{node.label(p['index'])}: {', '.join(missing)} not measured")
         dev = node.nvml_of(p["index"]) or {}
         name = dev.get("name") or next((s.get("name") for s in node.facts.get("sdc") or []
                                         if isinstance(s, dict) and s.get("index") == p["index"]), None)

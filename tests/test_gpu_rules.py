@@ -1,0 +1,448 @@
+"""Issue 17's rules, each with healthy and faulty facts: arch by CUDA's rules, lost GPUs, identity, MIG,
+transients, root causes, baselines and peers, NCCL to its peak; and the real-world corpus replayed.
+
+Facts here are hand-made (tests/verify_handmade.py) except the corpus, which is translated from public output.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, run_cli
+from tests.verify_handmade import (
+    gpu_facts,
+    lost_among_healthy,
+    mig_slice,
+    nccl_facts,
+    unknown_model_slow_peer,
+    variant,
+    visible_by_uuid,
+)
+from verify import baselines, gpuarch, gpuidentity, judging, replay
+from verify.checks import gpu, nccl
+from verify.options import Options
+from verify.result import CheckResult
+
+CORPUS = ROOT / "tests" / "data" / "real-world"
+
+
+def judge_gpu(facts: dict, **options) -> CheckResult:
+    return gpu.judge(facts, Options(**options))
+
+
+def verdict(r: CheckResult) -> tuple:
+    return r.status, r.code, r.owner
+
+
+def one_device(cc: str, arch_list: list[str]) -> dict:
+    facts = gpu_facts(1)
+    facts.update(capabilities=[cc], arch_list=arch_list, perf=None, sdc=None)
+    return facts
+
+
+# --------------------------------------------------------------------------------------- architecture
+def _compat_arch_lists() -> dict[str, list[str]]:
+    lists = yaml.safe_load((ROOT / "compat.yaml").read_text())["arch_lists"]
+    return {f"{torch}+cu{cuda.replace('.', '')}": archs for torch, builds in lists.items() for cuda, archs in builds.items()}
+
+
+CUDA13 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
+CUDA126 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+# capability -> (how a CUDA 13 wheel runs it, how a CUDA 12.6 wheel runs it), by CUDA's rules
+EXPECTED = {"7.5": ("sass", "sass"), "8.0": ("sass", "sass"), "8.6": ("sass", "sass"), "8.7": ("sass", "sass"),
+            "8.9": ("sass", "sass"), "9.0": ("sass", "sass"), "10.0": ("sass", "none"), "10.3": ("sass", "none"),
+            "12.0": ("sass", "none"), "12.1": ("sass", "none")}
+
+
+@pytest.mark.parametrize("cc", sorted(EXPECTED, key=lambda c: tuple(map(int, c.split(".")))))
+def test_every_capability_against_every_torch_build_in_compat(cc):
+    lists = _compat_arch_lists()
+    assert lists["2.14.1+cu130"] == CUDA13 and lists["2.14.1+cu126"] == CUDA126
+    capability = gpuarch.parse_capability(cc)
+    for build, archs in lists.items():
+        fit = gpuarch.fit(capability, archs)
+        want = EXPECTED[cc][0] if archs[-1] == "compute_120" or "sm_100" in archs else EXPECTED[cc][1]
+        assert fit.how == want, (build, cc, fit)
+        status = {"sass": "pass", "ptx": "warn", "none": "fail"}[fit.how]
+        r = judge_gpu(one_device(cc, archs))
+        assert r.status == status, (build, cc, r.summary)
+        if fit.how == "none":
+            assert verdict(r) == ("fail", "ARCH_NOT_IN_BUILD", "image")
+
+
+def test_sm_89_runs_sm_86_sass_an_l40s_is_not_refused():
+    r = judge_gpu(one_device("8.9", CUDA13))
+    assert r.status == "pass" and any("runs sm_86 SASS" in d for d in r.details)
+
+
+@pytest.mark.parametrize("archs,cc,how,arch", [
+    (["sm_80", "compute_90"], "10.0", "ptx", "compute_90"),        # PTX JIT-compiles for any later GPU
+    (["sm_80", "compute_90"], "12.1", "ptx", "compute_90"),
+    (["sm_80", "compute_90"], "8.6", "sass", "sm_80"),
+    (["sm_90", "compute_90"], "8.9", "none", None),                 # neither runs on an older GPU
+    (["sm_90a"], "9.0", "sass", "sm_90a"), (["sm_90a"], "10.0", "none", None),   # `a`: that exact GPU only
+    (["compute_90a"], "10.0", "none", None),
+    (["sm_100f"], "10.3", "sass", "sm_100f"), (["sm_100f"], "11.0", "none", None),  # `f`: its family
+    (["sm_100f"], "12.0", "none", None), (["sm_120"], "12.1", "sass", "sm_120"),
+    (["sm_86"], "8.0", "none", None), (["junk", "sm_x"], "9.0", "none", None),
+])
+def test_sass_ptx_arch_specific_and_family_targets(archs, cc, how, arch):
+    fit = gpuarch.fit(gpuarch.parse_capability(cc), archs)
+    assert (fit.how, fit.arch) == (how, arch)
+
+
+def test_ptx_only_warns_with_the_start_up_cost():
+    r = judge_gpu(one_device("12.1", ["sm_90", "compute_90"]))
+    assert verdict(r) == ("warn", "ARCH_PTX_JIT", "image") and "JIT" in r.summary and "start-up" in r.summary
+
+
+# ------------------------------------------------------------------------------------------ lost GPU
+def test_a_lost_gpu_among_healthy_ones_is_the_host_s_and_the_others_are_still_judged():
+    facts = lost_among_healthy()
+    r = judge_gpu(facts)
+    assert verdict(r) == ("fail", "GPU_LOST", "host")
+    assert "00000000:48:00.0" in r.summary and "Xid 79" in r.remedy and "Drain" in r.remedy
+    facts["devices"][6]["ecc_volatile_uncorrectable"] = 2
+    r = judge_gpu(facts)
+    assert r.code == "GPU_LOST" and {f["code"] for f in r.data["findings"]} >= {"GPU_LOST", "ECC_UNCORRECTABLE"}
+
+
+def test_unknown_error_on_a_query_marks_the_device_lost_never_check_crashed():
+    import types
+
+    class NVMLError_Unknown(Exception):
+        pass
+
+    def boom(*_a):
+        raise NVMLError_Unknown("Unknown Error")
+    nvml = types.SimpleNamespace(nvmlDeviceGetHandleByIndex=boom)
+    from verify import gpuprobe
+    dev = gpuprobe.nvml_device(nvml, 2)
+    assert dev["lost"] is True and dev["nvml_errors"] == {"handle": "Unknown"}
+
+
+# ------------------------------------------------------------------------------------------ identity
+def test_cuda_visible_devices_by_uuid_blames_the_right_gpu():
+    facts = visible_by_uuid()
+    assert judge_gpu(facts).status == "pass"
+    slow = variant(facts)
+    slow["perf"][0]["d2d_GBps"] = 1500.0
+    r = judge_gpu(slow)
+    assert verdict(r) == ("fail", "BANDWIDTH_LOW", "host")
+    assert "= device 5" in r.summary and "00000000:68:00.0" in r.summary       # NVML device 5, not device 0
+    assert r.data["torch_to_nvml"][0]["nvml_index"] == 5
+
+
+@pytest.mark.parametrize("cvd,want", [("2,3", [2, 3]), ("GPU-handmade-0000-0000-0000-000000000004", [4]),
+                                      ("GPU-handmade-0000-0000-0000-00000000000", [0]), ("7,junk,1", [7]),
+                                      ("", []), ("-1", [])])
+def test_cuda_visible_devices_forms_map_as_cuda_reads_them(cvd, want):
+    devices = gpu_facts()["devices"]
+    matches = gpuidentity.match(None, len(want), devices, cvd)
+    assert [m.nvml_index for m in matches] == want
+
+
+def test_torch_uuid_and_bus_id_win_over_indices():
+    devices = gpu_facts()["devices"]
+    torch_map = [{"torch_index": 0, "uuid": "6b", "pci_bus_id": None},   # no such UUID: falls through to the bus
+                 {"torch_index": 1, "uuid": devices[7]["uuid"]}]
+    torch_map[0]["pci_bus_id"] = "0000:28:00.0"
+    matches = gpuidentity.match(torch_map, 2, devices, None)
+    assert [(m.nvml_index, m.matched_by) for m in matches] == [(1, "pci_bus_id"), (7, "uuid")]
+
+
+def test_a_mig_slice_is_recognised_and_never_a_false_bandwidth_low():
+    r = judge_gpu(mig_slice())
+    assert r.status == "pass", r.summary
+    assert any("MIG slice" in d and "not judged" in d for d in r.details)
+    assert "within baselines" not in r.summary
+    assert gpuidentity.mig_profile("NVIDIA A100-SXM4-40GB MIG 3g.20gb") == (3, 20)
+
+
+# ------------------------------------------------------------------------------- transients, causes
+def test_root_cause_ecc_on_device_3_outranks_a_slow_matmul_on_device_0():
+    facts = variant(gpu_facts())
+    facts["perf"][0]["bf16_TFLOPs"] = 300.0
+    facts["devices"][3]["ecc_volatile_uncorrectable"] = 1
+    r = judge_gpu(facts)
+    assert verdict(r) == ("fail", "ECC_UNCORRECTABLE", "host") and "device 3" in r.summary
+    codes = [(f["code"], f["device"]) for f in r.data["findings"]]
+    assert ("COMPUTE_LOW", 0) in codes and ("ECC_UNCORRECTABLE", 3) in codes
+    assert "COMPUTE_LOW" in r.summary                                      # the others are named, not hidden
+
+
+@pytest.mark.parametrize("digests,blamed", [
+    (["a" * 16, "b" * 16], {0, 1}),                                       # a tie: both fail
+    (["a" * 16, "a" * 16, "b" * 16, "b" * 16], {0, 1, 2, 3}),
+    (["a" * 16, "a" * 16, "a" * 16, "b" * 16], {3}),                      # the majority decides
+])
+def test_sdc_blame_by_majority_and_a_tie_fails_every_tied_device(digests, blamed):
+    facts = gpu_facts(len(digests))
+    for entry, d in zip(facts["sdc"], digests, strict=True):
+        entry["digests"] = [d] * 4
+    r = judge_gpu(facts)
+    assert verdict(r) == ("fail", "SDC_MISMATCH", "host")
+    assert {f["device"] for f in r.data["findings"] if f["code"] == "SDC_MISMATCH"} == blamed
+
+
+def test_recovery_action_xids_nvlink_counters_hbm_temperature_and_sram_ecc():
+    assert verdict(judge_gpu(variant(gpu_facts(), devices=[dict(d, recovery_action="reset") if d["index"] == 1 else d
+                                                         for d in gpu_facts()["devices"]]))) == (
+        "fail", "GPU_RESET_REQUIRED", "host")
+    uuid = gpu_facts()["devices"][4]["uuid"]
+    assert verdict(judge_gpu(variant(gpu_facts(), xid_events=[{"uuid": uuid, "xid": 79, "text": None}]))) == (
+        "fail", "GPU_LOST", "host")
+    assert verdict(judge_gpu(variant(gpu_facts(), xid_events=[{"index": 4, "xid": 48, "text": None}]))) == (
+        "fail", "XID_ERROR", "host")
+    assert judge_gpu(variant(gpu_facts(), xid_events=[{"index": 4, "xid": 13, "text": None}])).status == "pass"
+    assert judge_gpu(variant(gpu_facts(), xid_events=[])).status == "pass"
+
+    def dev(**changes):
+        facts = gpu_facts()
+        facts["devices"][2].update(changes)
+        return judge_gpu(facts)
+    assert verdict(dev(nvlink_errors={"crc": 0, "replay": 0, "recovery": 1})) == ("fail", "NVLINK_ERRORS", "host")
+    assert verdict(dev(nvlink_errors={"crc": 5, "replay": 0, "recovery": 0})) == ("warn", "NVLINK_ERRORS", "host")
+    assert dev(nvlink_errors={"crc": 0, "replay": 0, "recovery": 0}).status == "pass"
+    assert verdict(dev(memory_temperature_c=95, memory_temperature_max_c=95)) == ("fail", "THROTTLED", "host")
+    assert verdict(dev(memory_temperature_c=91, memory_temperature_max_c=95)) == ("warn", "THROTTLED", "host")
+    assert dev(memory_temperature_c=60, memory_temperature_max_c=95).status == "pass"
+    r = dev(ecc_sram_uncorrectable=1, ecc_dram_uncorrectable=0)
+    assert verdict(r) == ("fail", "ECC_UNCORRECTABLE", "host") and "SRAM 1" in r.summary and "RMA" in r.remedy
+
+
+def test_a_node_wide_power_brake_in_one_read_is_confirmed_by_its_peers():
+    facts = gpu_facts()
+    for d in facts["devices"][:4]:
+        d["throttle_reasons"] = 0x80
+    assert verdict(judge_gpu(facts)) == ("fail", "THROTTLED", "host")
+
+
+# ------------------------------------------------------------------------------- baselines and peers
+def test_an_unknown_model_with_one_slow_peer_fails_and_never_claims_baselines():
+    r = judge_gpu(unknown_model_slow_peer(0.5))
+    assert verdict(r) == ("fail", "BANDWIDTH_LOW", "host") and "0.50x the median" in r.summary and "device 2" in r.summary
+    r = judge_gpu(unknown_model_slow_peer(1.0))
+    assert r.status == "pass" and "within baselines" not in r.summary and "peers" in r.summary
+    assert judge_gpu(unknown_model_slow_peer(0.85)).status == "pass"      # within 0.8x of its peers
+
+
+@pytest.mark.parametrize("name,sku", [
+    ("NVIDIA H100 80GB HBM3", "H100-SXM"), ("NVIDIA H100 PCIe", "H100-PCIe"), ("NVIDIA H100 NVL", "H100-NVL"),
+    ("NVIDIA H200", "H200"), ("NVIDIA H200 NVL", "H200-NVL"), ("NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"),
+    ("NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"), ("NVIDIA A100 80GB PCIe", "A100-PCIe-80GB"),
+    ("NVIDIA A100-PCIE-40GB", "A100-PCIe-40GB"), ("NVIDIA L40S", "L40S"), ("NVIDIA L4", "L4"), ("NVIDIA B200", "B200"),
+    ("NVIDIA GB200", "GB200"), ("NVIDIA GH200 480GB", "GH200"), ("NVIDIA GH200 144G HBM3e", "GH200-144G"),
+    ("NVIDIA A100-SXM4-40GB MIG 1g.5gb", "A100-SXM4-40GB"), ("NVIDIA L40", None), ("Tesla T4", None)])
+def test_nvml_names_normalise_to_skus(name, sku):
+    model = baselines.load().model(name)
+    assert (model.sku if model else None) == sku
+
+
+def test_a_healthy_gh200_copies_over_nvlink_c2c_at_what_real_copies_reach():
+    facts = gpu_facts(1)
+    facts["devices"][0].update(name="NVIDIA GH200 480GB", nvlink=[], pcie_gen_max=5)
+    facts["perf"][0].update(d2d_GBps=3700.0, h2d_GBps=346.0, d2h_GBps=295.0, bf16_TFLOPs=800.0)
+    facts["sdc"][0]["name"] = "NVIDIA GH200 480GB"
+    r = judge_gpu(facts)
+    assert r.status == "pass", r.summary
+    assert "within baselines" in r.summary
+
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda t: t.replace('"warn_below": 0.9', '"warn_below": NaN'), "NaN is not a number"),
+    (lambda t: t.replace('"value": 3000', '"value": 0', 1), "positive finite"),
+    (lambda t: t.replace('"value": 3000', '"value": -3000', 1), "positive finite"),
+    (lambda t: t.replace('"fail_below": 0.75', '"fail_below": 0.95'), "must be below warn_below"),
+    (lambda t: t.replace('"8": {', '"8x": {', 1), "whole number of ranks"),
+    (lambda t: t.replace('"nvlink": true', '"nvlink": true, "nvlink": false', 1), "duplicate key"),
+    (lambda t: t.replace('"^NVIDIA L4$"', '"^NVIDIA L4($"'), "not a regular expression"),
+    (lambda t: t.replace('"value": 3000,', '"value": 3000, # a comment', 1), "not valid JSON"),
+    (lambda t: t.replace('"schema": 1', '"schema": 2'), "must be 1"),
+])
+def test_an_invalid_baselines_file_is_one_error_naming_its_line(edit, needle):
+    text = edit(baselines.PATH.read_text())
+    with pytest.raises(baselines.BaselinesError) as caught:
+        baselines.parse(text, "b.json")
+    message = str(caught.value)
+    assert needle in message and message.startswith("b.json") and "\n" not in message
+    if "JSON" not in needle and "NaN" not in needle and "duplicate" not in needle:
+        assert " line " in message
+
+
+# ----------------------------------------------------------------------------------------- NCCL
+def test_nccl_sweeps_to_8_gib_capped_by_gpu_memory():
+    sizes = nccl.message_sizes(1 << 20, 8 << 30)
+    assert sizes[-1] == 8 << 30 and 4 << 30 in sizes
+    assert nccl.sweep_cap(80 << 30, 8 << 30) == 8 << 30 and nccl.sweep_cap(24 << 30, 8 << 30) == 3 << 30
+    assert Options().nccl_max_bytes == 8 << 30
+
+
+def test_a_lost_nvls_warns_and_is_judged_against_the_nvls_baseline_not_the_ring():
+    facts = variant(nccl_facts(peak=372.0), nvswitch=True, nccl_log={"network": "IB", "interface": "ib0", "nvls": False,
+                                                                     "transports": ["P2P/CUMEM"]})
+    r = nccl.judge(facts, Options())
+    assert r.status == "warn" and {f["code"] for f in r.data["findings"]} == {"NVLS_NOT_USED", "BANDWIDTH_LOW"}
+    assert any("nvls baseline 480" in d for d in r.details)
+    healthy = variant(facts, nccl_log={"network": "IB", "interface": "ib0", "nvls": True, "transports": []},
+                      sizes=nccl_facts(peak=472.0)["sizes"])
+    assert nccl.judge(healthy, Options()).status == "pass"
+    job = variant(facts, nccl_env={"NCCL_NVLS_ENABLE": "0"}, sizes=nccl_facts(peak=472.0)["sizes"])
+    assert verdict(nccl.judge(job, Options())) == ("warn", "NVLS_NOT_USED", "job")
+
+
+def test_infiniband_present_but_socket_across_nodes_fails_with_its_own_code():
+    facts = variant(nccl_facts(world=16, peak=30.0), nodes=2, infiniband=True,
+                    nccl_log={"network": "Socket", "interface": "eth0", "nvls": False, "transports": []})
+    assert verdict(nccl.judge(facts, Options())) == ("fail", "NCCL_NET_FALLBACK", "host")
+    assert verdict(nccl.judge(variant(facts, nccl_env={"NCCL_IB_DISABLE": "1"}), Options())) == (
+        "fail", "NCCL_NET_FALLBACK", "job")
+    ib = variant(facts, nccl_log={"network": "IB", "interface": "mlx5_0", "nvls": False, "transports": []},
+                 sizes=nccl_facts(world=16, peak=300.0)["sizes"])
+    assert nccl.judge(ib, Options()).status == "pass"
+
+
+def test_busbw_collapsing_at_large_messages_fails():
+    facts = nccl_facts(world=16, peak=30.0)
+    facts["sizes"][-1]["busbw"] = 5.0
+    facts["sizes"][-1]["algbw"] = 2.7
+    assert verdict(nccl.judge(variant(facts, nodes=2), Options())) == ("fail", "BANDWIDTH_LOW", "host")
+
+
+# ----------------------------------------------------------------------- facts that prove nothing
+def test_empty_or_partial_kernel_results_never_pass():
+    r = judge_gpu(variant(gpu_facts(), kernels=[]))
+    assert verdict(r) == ("fail", "MEASUREMENT_INVALID", "host") and "kernels correct" not in r.summary
+    facts = variant(gpu_facts())
+    del facts["kernels"][5]
+    assert verdict(judge_gpu(facts)) == ("fail", "MEASUREMENT_INVALID", "host")
+    assert verdict(judge_gpu(variant(gpu_facts(), perf=[]))) == ("fail", "MEASUREMENT_INVALID", "host")
+    nan = variant(gpu_facts(), kernels=[{"index": i, "max_abs_error": None, "error": "WrongResult: 3 of 65536 elements "
+                                          "are NaN or Inf"} for i in range(8)])
+    assert verdict(judge_gpu(nan)) == ("fail", "KERNEL_FAILED", "host")
+
+
+@pytest.mark.parametrize("path,value", [("perf.0.bf16_TFLOPs", float("nan")), ("perf.1.d2d_GBps", float("inf")),
+                                        ("perf.2.h2d_GBps", -5.0), ("perf.3.bf16_TFLOPs", 1e12),
+                                        ("kernels.4.max_abs_error", -1.0), ("kernels.4.max_abs_error", float("nan")),
+                                        ("devices.5.ecc_volatile_uncorrectable", 1.5), ("perf.0.d2h_GBps", "fast"),
+                                        ("perf.0.d2d_GBps", 0.0), ("devices.1.pcie_width", 0)])
+def test_implausible_figures_are_measurement_invalid_live_and_facts_invalid_on_replay(path, value):
+    facts = gpu_facts()
+    node = facts
+    *steps, last = path.split(".")
+    for step in steps:
+        node = node[int(step)] if step.isdecimal() else node[step]
+    node[int(last) if last.isdecimal() else last] = value
+    live = judging.judge("gpu", gpu, facts, Options())
+    assert verdict(live) == ("fail", "MEASUREMENT_INVALID", "host")
+    replayed = judging.judge("gpu", gpu, facts, Options(), source="x/gpu.json")
+    assert verdict(replayed) == ("fail", "FACTS_INVALID", "job") and replayed.summary.startswith("x/gpu.json: ")
+
+
+def test_nothing_to_judge_is_facts_incomplete_never_pass():
+    facts = {"torch": None, "torch_cuda": None, "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3"}]}
+    assert verdict(judge_gpu(facts)) == ("skip", "FACTS_INCOMPLETE", "job")
+    assert verdict(judge_gpu({"devices": None, "torch": None})) == ("skip", "FACTS_INCOMPLETE", "job")
+    assert verdict(nccl.judge({"backend": "nccl", "sizes": None}, Options())) == ("skip", "FACTS_INCOMPLETE", "job")
+
+
+# -------------------------------------------------------------------------------- replay records
+def _record_dir(tmp_path: Path, gpu_record: object, host: dict | None = None) -> Path:
+    d = tmp_path / "facts"
+    d.mkdir(exist_ok=True)
+    (d / "host.json").write_text(json.dumps(host or {"facts_schema": 2, "checks": ["gpu"], "hostname": "n"}))
+    (d / "gpu.json").write_text(gpu_record if isinstance(gpu_record, str) else json.dumps(gpu_record))
+    return d
+
+
+@pytest.mark.parametrize("record,needle", [
+    ([], "is an object, not list"), ("null", "is an object, not NoneType"),
+    ({"check": "gpu", "facts_schema": 99, "facts": {}}, "facts_schema 99"),
+    ({"check": "gpu", "facts_schema": "2", "facts": {}}, "facts_schema '2'"),
+    ({"check": "nccl", "facts": {}}, "records check 'nccl'"),
+    ({"check": "gpu", "facts": [1]}, "`facts` must be an object"),
+    ({"check": "gpu", "facts": None, "result": {"status": "great", "summary": ""}}, "result.status 'great'"),
+    ({"check": "gpu", "facts": None, "result": {"status": "pass", "summary": "", "duration_s": "1s"}}, "duration_s"),
+    ('{"check": "gpu", "facts": {"x": NaN}}', "NaN is not a JSON number"),
+    ('{"check": "gpu", "check": "gpu"}', "duplicate key"), ("[" * 100000 + "]" * 100000, "nested too deeply"),
+    ("\ufeff{\"check\": \"gpu\", \"facts\": null, \"result\": null, \"x\": [}", "not valid JSON"),
+])
+def test_a_record_of_the_wrong_shape_is_one_line_exit_2(tmp_path, record, needle):
+    proc = run_cli("--from-facts", str(_record_dir(tmp_path, record)), module="verify", timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("checks", [[], ["future-check"]])
+def test_a_record_listing_nothing_this_verify_judges_is_not_a_pass(tmp_path, checks):
+    d = _record_dir(tmp_path, {"check": "gpu", "facts": None, "result": None},
+                    {"facts_schema": 2, "checks": checks, "hostname": "n"})
+    proc = run_cli("--from-facts", str(d), module="verify", timeout=60)
+    assert proc.returncode == 2 and "nothing to judge" in proc.stderr
+
+
+def test_an_empty_record_fails_and_a_schema_1_record_still_replays(tmp_path):
+    proc = run_cli("--from-facts", str(_record_dir(tmp_path, {})), "--json", str(tmp_path / "r.json"), module="verify",
+                   timeout=60)
+    check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 1 and check["code"] == "FACTS_INVALID" and "neither facts nor a result" in check["summary"]
+    old = _record_dir(tmp_path, {"check": "gpu", "facts": gpu_facts()}, {"checks": ["gpu"], "hostname": "old"})
+    proc = run_cli("--from-facts", str(old), module="verify", timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_replay_uses_the_options_the_record_was_made_with_unless_a_flag_overrides(tmp_path):
+    facts = {"torch": "2.14.1+cu130", "torch_cuda": "13.0", "device_nodes": False, "devices": []}
+    host = {"facts_schema": 2, "checks": ["gpu"], "hostname": "cpu-node", "options": {"expect_gpus": 8}}
+    d = _record_dir(tmp_path, {"check": "gpu", "facts_schema": 2, "facts": facts, "result": None}, host)
+    proc = run_cli("--from-facts", str(d), "--json", str(tmp_path / "r.json"), module="verify", timeout=60)
+    assert proc.returncode == 1 and json.loads((tmp_path / "r.json").read_text())["checks"][0]["status"] == "fail"
+    proc = run_cli("--from-facts", str(d), "--expect-gpus", "0", module="verify", timeout=60)
+    assert proc.returncode == 0 and "SKIP" in proc.stdout
+    host["options"] = {"expect_gpus": "8"}
+    d = _record_dir(tmp_path, {"check": "gpu", "facts": facts}, host)
+    proc = run_cli("--from-facts", str(d), module="verify", timeout=60)
+    assert proc.returncode == 2 and "options.expect_gpus '8'" in proc.stderr
+
+
+def test_replay_of_every_handmade_case_gives_the_verdict_an_sre_would():
+    want = {"h100-8gpu-handmade": ("pass", None, None), "lost-gpu-among-healthy-handmade": ("fail", "GPU_LOST", "host"),
+            "cuda-visible-devices-uuid-handmade": ("pass", None, None), "mig-slice-handmade": ("pass", None, None),
+            "unknown-model-slow-peer-handmade": ("fail", "BANDWIDTH_LOW", "host")}
+    for case, expected in want.items():
+        folder = replay.load(str(ROOT / "tests" / "data" / "facts-handmade" / case), ["gpu"], {})
+        assert verdict(replay.judge(folder.records[0], folder.options)) == expected, case
+
+
+# ------------------------------------------------------------------------------ the real-world corpus
+def _corpus() -> list[Path]:
+    return sorted(p for p in CORPUS.iterdir() if p.is_dir())
+
+
+def test_the_corpus_holds_at_least_20_machines_10_faulty_each_with_its_source():
+    items = _corpus()
+    kinds = [json.loads((p / "expected.json").read_text())["kind"] for p in items]
+    assert len(items) >= 20 and kinds.count("faulty") >= 10
+    for p in items:
+        expected = json.loads((p / "expected.json").read_text())
+        source = (p / "source.md").read_text()
+        assert expected["url"].startswith("https://") and expected["url"] in source and "```" in source, p.name
+        assert expected["why"] and isinstance(expected["null_fields"], list), p.name
+
+
+@pytest.mark.parametrize("item", _corpus(), ids=lambda p: p.name)
+def test_every_real_world_machine_is_judged_as_an_sre_would(item):
+    expected = json.loads((item / "expected.json").read_text())["verdicts"]
+    folder = replay.load(str(item / "facts"), None, {})
+    got = {r.name: verdict(replay.judge(r, folder.options)) for r in folder.records}
+    assert got == {k: (v["status"], v["code"], v["owner"]) for k, v in expected.items()}
+
+
+def test_the_corpus_replays_through_the_cli_as_well():
+    item = CORPUS / "a30-gpu-lost-after-interrupt"
+    proc = run_cli("--from-facts", str(item / "facts"), module="verify", timeout=60)
+    assert proc.returncode == 1 and "GPU_LOST" in proc.stdout and "REPLAY" in proc.stdout
