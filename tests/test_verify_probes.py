@@ -51,14 +51,19 @@ def test_every_nvml_field_is_read_and_decoded():
     dev = gpuprobe.nvml_device(_fake_nvml(set()), 0)
     assert dev["name"] == "NVIDIA H100 80GB HBM3" and dev["pci_bus_id"] == "0000:18:00.0" and dev["cc"] == "9.0"
     assert dev["row_remap"] == {"correctable": 0, "uncorrectable": 0, "pending": 0, "failed": 0}
-    assert dev["nvlink"] == [True, True, False] and dev["power_limit_w"] == 700.0 and dev["unsupported"] == {}
+    assert dev["nvlink"] == [True, True, False] and dev["power_limit_w"] == 700.0
+    # the fake has no calls for the newer fields: absent from this pynvml, so unsupported, never an error
+    assert set(dev["unsupported"]) == {"ecc_sram_uncorrectable", "ecc_dram_uncorrectable", "recovery_action",
+                                       "memory_temperature_c", "memory_temperature_max_c", "sm_clock_mhz",
+                                       "sm_clock_max_mhz"} and dev["nvml_errors"] == {} and dev["numa_node"] is None
 
 
 def test_an_unsupported_nvml_field_is_a_fact_not_a_crash():
     dev = gpuprobe.nvml_device(_fake_nvml({"ecc", "remap", "throttle", "default", "nvmlDeviceGetNvLinkState"}), 0)
     assert dev["ecc"] is None and dev["row_remap"] is None and dev["throttle_reasons"] is None and dev["nvlink"] == []
-    assert dev["unsupported"]["ecc"] == "NotSupported" and set(dev["unsupported"]) == {
+    assert dev["unsupported"]["ecc"] == "NotSupported" and set(dev["unsupported"]) >= {
         "ecc", "row_remap", "throttle_reasons", "power_default_limit_w"}
+    assert dev["nvml_errors"] == {} and dev["lost"] is False       # absent calls of an older pynvml are not errors
     facts = {"torch_cuda": "13.0", "devices": [dev], "cuda_available": True, "torch_devices": 1, "capabilities": ["9.0"],
              "arch_list": ["sm_90"], "driver": "580.95.05", "cuda_driver": "13.0"}
     assert gpu.judge(facts, gpu.Options()).status == "pass"
@@ -110,3 +115,24 @@ def test_a_probe_that_needs_a_missing_package_is_a_skip_with_the_pip_line(monkey
     monkeypatch.setitem(sys.modules, "verify.checks.needs", broken)
     _, result = run_one("needs", Options())
     assert (result.status, result.code, result.remedy) == ("skip", "PACKAGE_MISSING", "pip install torchdata")
+
+
+def test_a_lost_gpu_s_query_marks_it_lost_and_pinned_buffers_follow_the_gpu_s_numa_node():
+    import os
+
+    class NVMLError_GpuIsLost(Exception):  # pynvml's own class name
+        pass
+
+    nvml = _fake_nvml(set())
+
+    def lost(*_args):
+        raise NVMLError_GpuIsLost("GPU is lost")
+    nvml.nvmlDeviceGetTemperature = lost
+    dev = gpuprobe.nvml_device(nvml, 0)
+    assert dev["lost"] is True and dev["nvml_errors"] == {"temperature_c": "GpuIsLost"}
+    before = os.sched_getaffinity(0)
+    with gpuprobe._on_numa(0) as local:
+        inside = os.sched_getaffinity(0)
+    assert os.sched_getaffinity(0) == before and inside <= before and (local or inside == before)
+    with gpuprobe._on_numa(None) as local:
+        assert local is False

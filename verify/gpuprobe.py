@@ -20,7 +20,8 @@ from .options import Options
 NVLINK_MAX_LINKS = 18
 IDLE_REREADS = 2
 LOST_ERRORS = ("GpuIsLost", "Unknown", "GPU_IS_LOST")
-ABSENT_ERRORS = ("NotSupported", "InvalidArgument", "NoPermission", "FunctionNotFound", "NotFound", "ArgumentVersionMismatch")
+ABSENT_ERRORS = ("NotSupported", "InvalidArgument", "NoPermission", "FunctionNotFound", "NotFound", "ArgumentVersionMismatch",
+                 "AttributeError")          # an older pynvml without the call: the field is absent, not an error
 RECOVERY_ACTIONS = {0: "none", 1: "reset", 2: "reboot", 3: "drain_p2p", 4: "drain_and_reset"}
 
 
