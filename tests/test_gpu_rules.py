@@ -40,6 +40,7 @@ def verdict(r: CheckResult) -> tuple:
 def one_device(cc: str, arch_list: list[str]) -> dict:
     facts = gpu_facts(1)
     facts.update(capabilities=[cc], arch_list=arch_list, perf=None, sdc=None)
+    facts["devices"][0]["cc"] = cc
     return facts
 
 
@@ -307,8 +308,9 @@ def test_infiniband_present_but_socket_across_nodes_fails_with_its_own_code():
 
 def test_busbw_collapsing_at_large_messages_fails():
     facts = nccl_facts(world=16, peak=30.0)
-    facts["sizes"][-1]["busbw"] = 5.0
-    facts["sizes"][-1]["algbw"] = 2.7
+    last = facts["sizes"][-1]
+    last.update(busbw=5.0, algbw=round(5.0 / nccl.bus_factor(16), 3))
+    last["time_us"] = round(last["size"] / (last["algbw"] * 1e9) * 1e6, 1)
     assert verdict(nccl.judge(variant(facts, nodes=2), Options())) == ("fail", "BANDWIDTH_LOW", "host")
 
 
@@ -446,3 +448,134 @@ def test_the_corpus_replays_through_the_cli_as_well():
     item = CORPUS / "a30-gpu-lost-after-interrupt"
     proc = run_cli("--from-facts", str(item / "facts"), module="verify", timeout=60)
     assert proc.returncode == 1 and "GPU_LOST" in proc.stdout and "REPLAY" in proc.stdout
+
+
+# ------------------------------------------------------------------- a bad-input hunt, kept as tests
+def _mutated(change) -> dict:
+    facts = gpu_facts()
+    change(facts)
+    return facts
+
+
+HUNT = {
+    "a float mask": lambda f: f["devices"][0].update(throttle_reasons=8.0),
+    "a float xid": lambda f: f.update(xid_events=[{"index": 0, "xid": 79.0}]),
+    "a float NVLink counter": lambda f: f["devices"][0].update(nvlink_errors={"recovery": 5.0}),
+    "a duplicate kernel index": lambda f: f["kernels"].insert(0, {"index": 0, "max_abs_error": 9.0, "error": None}),
+    "a duplicate NVML index": lambda f: f["devices"][1].update(index=0),
+    "string NVLink states": lambda f: f["devices"][0].update(nvlink=["false"] * 18),
+    "digests that are not hex strings": lambda f: f["sdc"][0].update(digests=[1, 2, 3, 4]),
+    "an empty SDC list": lambda f: f.update(sdc=[]),
+    "one device's SDC result missing": lambda f: f["sdc"].pop(3),
+    "a perf entry without figures": lambda f: f["perf"][2].update(d2d_GBps=None, h2d_GBps=None, d2h_GBps=None,
+                                                                  bf16_TFLOPs=None),
+    "a junk arch list": lambda f: f.update(arch_list=["junk"]),
+    "junk capabilities": lambda f: f.update(capabilities=["x.y"] * 8),
+    "a capability NVML contradicts": lambda f: f["capabilities"].__setitem__(0, "10.0"),
+    "one capability short": lambda f: f["capabilities"].pop(),
+    "every torch device on one GPU": lambda f: f.update(torch_map=[{"torch_index": i, "uuid": f["devices"][0]["uuid"]}
+                                                                   for i in range(8)]),
+    "CUDA_VISIBLE_DEVICES hiding all yet 8 seen": lambda f: f.update(cuda_visible_devices="-1"),
+    "a lost flag as a string": lambda f: f["devices"][0].update(lost="true"),
+    "cuda_available as a string": lambda f: f.update(cuda_available="yes"),
+    "a zero power limit": lambda f: f["devices"][0].update(power_limit_w=0),
+}
+
+
+@pytest.mark.parametrize("what", HUNT)
+def test_a_hunted_input_never_passes(what):
+    live = judging.judge("gpu", gpu, _mutated(HUNT[what]), Options())
+    assert live.status == "fail" and live.code not in (None, "CHECK_CRASHED"), (what, live.summary)
+    replayed = judging.judge("gpu", gpu, _mutated(HUNT[what]), Options(), source="r/gpu.json")
+    assert replayed.status == "fail" and replayed.code not in (None, "CHECK_CRASHED"), (what, replayed.summary)
+
+
+def test_kernels_are_judged_even_when_torch_s_count_is_not_recorded():
+    facts = variant(gpu_facts(), torch_devices=None, cuda_available=None)
+    facts["kernels"][1]["error"] = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    facts["kernels"][1]["max_abs_error"] = None
+    assert judge_gpu(facts).status == "fail"
+    t4 = {"torch": None, "driver": "525.89.02", "devices": [{"index": 0, "name": "Tesla T4", "uuid": "GPU-1"}]}
+    assert verdict(judge_gpu(t4, expect_gpus=4)) == ("fail", "GPU_NOT_VISIBLE", "job")
+
+
+@pytest.mark.parametrize("change", [
+    lambda rows: rows.reverse(),                                        # unordered rows: sorted, collapse still seen
+])
+def test_nccl_rows_out_of_order_are_sorted_before_judging(change):
+    facts = nccl_facts(world=16, peak=30.0)
+    last = facts["sizes"][-1]
+    last.update(busbw=5.0, algbw=round(5.0 / nccl.bus_factor(16), 3))
+    last["time_us"] = round(last["size"] / (last["algbw"] * 1e9) * 1e6, 1)
+    change(facts["sizes"])
+    assert verdict(nccl.judge(variant(facts, nodes=2), Options())) == ("fail", "BANDWIDTH_LOW", "host")
+
+
+@pytest.mark.parametrize("change", [
+    lambda f: [r.update(busbw=0.0, algbw=0.0) for r in f["sizes"]],      # no bandwidth across 8 ranks
+    lambda f: f["sizes"][-1].update(time_us=1.0),                       # 1 GiB in 1 us
+    lambda f: f["sizes"][0].update(busbw=f["sizes"][0]["busbw"] * 3),  # busbw not algbw x 2(n-1)/n
+    lambda f: f.update(world_size=None),
+    lambda f: f["sizes"][0].pop("wrong"),
+    lambda f: f.update(backend="NCCL"),
+])
+def test_nccl_figures_that_do_not_add_up_never_pass(change):
+    facts = variant(nccl_facts(), device_name="NVIDIA RTX PRO 6000")
+    change(facts)
+    r = judging.judge("nccl", nccl, facts, Options())
+    assert r.status == "fail" and r.code in ("MEASUREMENT_INVALID",), r.summary
+
+
+def test_an_empty_path_is_one_line_never_a_live_run(tmp_path):
+    for flag in ("--from-facts", "--json", "--save-facts"):
+        proc = run_cli(flag, "", module="verify", timeout=60)
+        assert proc.returncode == 2 and "is empty" in proc.stderr, (flag, proc.stderr)
+
+
+def test_a_recorded_pass_without_facts_is_not_a_pass(tmp_path):
+    d = _record_dir(tmp_path, {"check": "gpu", "facts": None, "result": {"status": "pass", "summary": "all good"}})
+    proc = run_cli("--from-facts", str(d), "--json", str(tmp_path / "r.json"), module="verify", timeout=60)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert proc.returncode == 0 and report["status"] == "skip" and report["checks"][0]["code"] == "FACTS_INCOMPLETE"
+    assert "nothing was judged" in proc.stdout
+
+
+def test_a_broken_baselines_file_is_named_not_blamed_on_the_facts(tmp_path, monkeypatch):
+    bad = tmp_path / "baselines.json"
+    bad.write_text(baselines.PATH.read_text().replace('"value": 3000', '"value": -1', 1))
+    monkeypatch.setattr(baselines, "PATH", bad)
+    baselines.load.cache_clear()
+    try:
+        with pytest.raises(baselines.BaselinesError, match="line"):
+            judging.judge("gpu", gpu, gpu_facts(), Options(), source="r/gpu.json")
+    finally:
+        baselines.load.cache_clear()
+
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda t: t.replace('"8": {', '"08": {', 1), "whole number of ranks"),
+    (lambda t: t.replace('"8": {', '"\u0668": {', 1), "whole number of ranks"),
+    (lambda t: t.replace('"8": {', '"' + "9" * 5000 + '": {', 1), "whole number of ranks"),
+    (lambda t: t.replace('"schema": 1', '"schema": true'), "must be 1"),
+    (lambda t: t.replace('"warn_below"', '"warn_blow": 1, "warn_below"'), "unknown key"),
+    (lambda t: "[" * 100000 + "]" * 100000, "not valid JSON|nested too deeply|must be 1"),
+])
+def test_baselines_hunted_inputs_are_one_error(edit, needle):
+    with pytest.raises(baselines.BaselinesError, match=needle):
+        baselines.parse(edit(baselines.PATH.read_text()), "b.json")
+
+
+def test_a_recorded_result_with_an_unknown_code_or_owner_is_refused(tmp_path):
+    for bad in ({"code": "NOPE"}, {"owner": "martians"}, {"duration_s": 1e308}):
+        d = _record_dir(tmp_path, {"check": "gpu", "facts": None, "result": {"status": "fail", "summary": "x", **bad}})
+        proc = run_cli("--from-facts", str(d), module="verify", timeout=60)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (bad, proc.stderr)
+
+
+def test_a_fifo_as_a_facts_file_is_named(tmp_path):
+    import os
+    d = _record_dir(tmp_path, {"check": "gpu", "facts": None, "result": None})
+    (d / "gpu.json").unlink()
+    os.mkfifo(d / "gpu.json")
+    proc = run_cli("--from-facts", str(d), module="verify", timeout=60)
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr

@@ -86,10 +86,11 @@ def test_ptx_of_an_older_arch_runs_but_warns_of_the_jit_cost():
 
 
 def test_device_count_mismatch_fails_and_only_warns_under_cuda_visible_devices():
-    assert_verdict(judge_gpu(variant(gpu_facts(), torch_devices=4)), "fail", "DEVICE_COUNT_MISMATCH", "job", "torch sees 4")
-    r = judge_gpu(variant(gpu_facts(), torch_devices=4, cuda_visible_devices="0,1,2,3"))
+    four = variant(gpu_facts(), torch_devices=4, capabilities=["9.0"] * 4)
+    assert_verdict(judge_gpu(four), "fail", "DEVICE_COUNT_MISMATCH", "job", "torch sees 4")
+    r = judge_gpu(variant(four, cuda_visible_devices="0,1,2,3"))
     assert r.status == "pass" and any("4 of 8 device(s)" in d for d in r.details), r.summary
-    r = judge_gpu(variant(gpu_facts(), torch_devices=4, cuda_visible_devices="0,1,2,3,4,5"))
+    r = judge_gpu(variant(four, cuda_visible_devices="0,1,2,3,4,5"))
     assert_verdict(r, "warn", "DEVICE_COUNT_MISMATCH", "job", "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5 names 6")
 
 
@@ -220,8 +221,8 @@ def test_sdc_canary_mismatch_on_repeat_and_across_devices():
     facts = variant(gpu_facts())
     facts["sdc"][5]["digests"] = ["1111111111111111"] * 4
     assert_verdict(judge_gpu(facts), "fail", "SDC_MISMATCH", "host", "device 5", "the other 7")
-    facts = variant(gpu_facts(2))                  # different SM counts (e.g. MIG slices) are not compared
-    facts["sdc"][1].update(sm_count=66, digests=["2222222222222222"] * 4)
+    facts = variant(gpu_facts(2))                  # a MIG slice (other SM count) is not compared with whole GPUs
+    facts["sdc"][1].update(name=H100 + " MIG 3g.40gb", sm_count=60, digests=["2222222222222222"] * 4)
     assert judge_gpu(facts).status == "pass"
 
 

@@ -85,8 +85,8 @@ def _positive(value: Any) -> bool:
 
 
 def _figure(raw: Any, where: list[str], fail: Any) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        fail(where, "must be an object with value, basis and source")
+    if not isinstance(raw, dict) or set(raw) - {"value", "basis", "source"}:
+        fail(where, "must be an object with value, basis and source (and nothing else)")
     if not _positive(raw.get("value")):
         fail(where + ["value"], f"must be a positive finite number, not {raw.get('value')!r}")
     for field in ("basis", "source"):
@@ -100,7 +100,8 @@ def _busbw(raw: Any, where: list[str], fail: Any) -> dict[int, dict[str, dict[st
         fail(where, "must map world sizes to {ring, nvls}")
     out: dict[int, dict[str, dict[str, Any]]] = {}
     for world, algos in raw.items():
-        if not (str(world).isdecimal() and 1 < int(world) < 1 << 20):
+        if not (str(world).isascii() and str(world).isdecimal() and len(str(world)) <= 7 and str(world)[0] != "0"
+                and 1 < int(world) < 1 << 20):
             fail(where + [world], f"world size {world!r} must be a whole number of ranks above 1")
         if not isinstance(algos, dict) or not algos or set(algos) - set(ALGOS):
             fail(where + [world], f"must map one or more of {', '.join(ALGOS)} to a figure")
@@ -110,6 +111,8 @@ def _busbw(raw: Any, where: list[str], fail: Any) -> dict[int, dict[str, dict[st
 
 def _model(sku: str, raw: Any, fail: Any) -> Model:
     where = ["models", sku]
+    if not sku.strip():
+        fail(where, "an SKU needs a name")
     if not isinstance(raw, dict):
         fail(where, "must be an object")
     names = raw.get("names")
@@ -146,11 +149,19 @@ def parse(text: str, source: str = "verify/baselines.json") -> Baselines:
         raise BaselinesError(f"{source} line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except ValueError as exc:
         raise BaselinesError(f"{source}: {exc}") from None
-    if not isinstance(raw, dict) or raw.get("schema") != 1:
+    except RecursionError:
+        raise BaselinesError(f"{source}: nested too deeply to be a baselines file") from None
+    if not isinstance(raw, dict) or type(raw.get("schema")) is not int or raw.get("schema") != 1:
         fail(["schema"], "must be 1 (this verify reads baselines schema 1)")
+    unknown = set(raw) - {"schema", "about", "rule", "models"}
+    if unknown:
+        fail([sorted(unknown)[0]], "unknown key (known: schema, about, rule, models)")
     rule = raw.get("rule")
     if not isinstance(rule, dict):
         fail(["rule"], "must be an object with warn_below, fail_below and peer_below")
+    if set(rule) - {"warn_below", "fail_below", "peer_below", "source"}:
+        fail(["rule", sorted(set(rule) - {"warn_below", "fail_below", "peer_below", "source"})[0]],
+             "unknown key (known: warn_below, fail_below, peer_below, source)")
     for key in ("warn_below", "fail_below", "peer_below"):
         if not _positive(rule.get(key)) or rule[key] > 1:
             fail(["rule", key], f"must be a number in (0, 1], not {rule.get(key)!r}")

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__, replay
+from . import __version__, baselines, replay
 from .checks import CHECKS
 from .options import Options, parse_size
 from .report import (
@@ -191,9 +191,9 @@ def _replay(args: argparse.Namespace, argv: list[str], options: Options) -> int:
     only = _names(args, []) if args.checks is not None else None
     try:
         folder = replay.load(args.from_facts, only, _overrides(argv, options))
-    except replay.ReplayError as exc:
+        results = [replay.judge(r, folder.options) for r in folder.records]
+    except (replay.ReplayError, baselines.BaselinesError) as exc:
         raise UsageError(str(exc)) from None
-    results = [replay.judge(r, folder.options) for r in folder.records]
     results += [replay.unknown_result(n) for n in folder.unknown]
     host = folder.host
     tool = host.get("tool") or {}
@@ -268,6 +268,10 @@ def _main(argv: list[str]) -> int:
     validate_test_hooks(dict(os.environ))
     if args.save_facts and args.from_facts:
         raise UsageError("--save-facts and --from-facts exclude each other: record on one run, replay on another")
+    for flag, value in (("--json", args.json), ("--junit", args.junit), ("--save-facts", args.save_facts),
+                        ("--from-facts", args.from_facts)):
+        if value is not None and not value.strip():
+            raise UsageError(f"{flag} is empty: give a path (an unset shell variable?)")
     for flag, path in (("--json", args.json), ("--junit", args.junit)):
         problem = check_writable(path) if path else None
         if problem:

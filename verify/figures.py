@@ -10,6 +10,7 @@ compares a NaN (`nan > 0.1` is False: that is how a broken GPU once passed).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +28,9 @@ class Figure:
             return f"is {type(value).__name__} {_show(value)}, not a number"
         if not math.isfinite(value):
             return f"is {value}, not a finite number"
-        if self.integer and value != int(value):
-            return f"is {value}, not a whole number"
+        if self.integer and not isinstance(value, int):
+            return f"is {value!r}, not a whole number (write {int(value)} without a fraction)" if value == int(value) \
+                else f"is {value}, not a whole number"
         if value < self.lo or (self.lo_open and value == self.lo) or value > self.hi:
             low = f"{'>' if self.lo_open else '>='} {self.lo:g}"
             return f"is {value:g} {self.unit}, outside the plausible range ({low}, <= {self.hi:g})"
@@ -46,6 +48,63 @@ class Shape:
         return None
 
 
+@dataclass(frozen=True)
+class Kind:
+    """A value of a given type (bool, str), optionally one of a closed set or matching a pattern."""
+    kind: type
+    choices: tuple[str, ...] = ()
+    pattern: str = ""
+
+    def problem(self, value: Any) -> str | None:
+        if not isinstance(value, self.kind) or (self.kind is int and isinstance(value, bool)):
+            return f"is {type(value).__name__} {_show(value)}, not a {self.kind.__name__}"
+        if self.choices and value not in self.choices:
+            return f"is {_show(value)}, not one of {', '.join(self.choices)}"
+        if self.pattern and not re.fullmatch(self.pattern, str(value)):
+            return f"is {_show(value)}, not of the form {self.pattern}"
+        return None
+
+
+@dataclass(frozen=True)
+class Each:
+    """A list whose every element is of a Kind (e.g. NVLink states: bools); a null element is "not said"."""
+    item: Kind
+
+    def problem(self, value: Any) -> str | None:
+        if not isinstance(value, list):
+            return f"is {type(value).__name__} {_show(value)}, not a list"
+        for i, v in enumerate(value):
+            why = None if v is None else self.item.problem(v)
+            if why:
+                return f"[{i}] {why}"
+        return None
+
+
+@dataclass(frozen=True)
+class Unique:
+    """A list of objects whose `key` values are distinct (one result per device)."""
+    key: str
+
+    def problem(self, value: Any) -> str | None:
+        if not isinstance(value, list):
+            return None
+        seen = [v.get(self.key) for v in value if isinstance(v, dict) and v.get(self.key) is not None]
+        dup = next((k for k in seen if seen.count(k) > 1), None)
+        return None if dup is None else f"holds {self.key} {_show(dup)} more than once"
+
+
+@dataclass(frozen=True)
+class Required:
+    """An object that must carry these keys (a row without its figures is no measurement)."""
+    keys: tuple[str, ...]
+
+    def problem(self, value: Any) -> str | None:
+        if not isinstance(value, dict):
+            return f"is {type(value).__name__} {_show(value)}, not an object"
+        missing = [k for k in self.keys if value.get(k) is None]
+        return f"lacks {', '.join(missing)}" if missing else None
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -56,10 +115,12 @@ COUNT = Figure("", 0, 2 ** 63, integer=True)
 MASK = Figure("", 0, 2 ** 64 - 1, integer=True)
 INDEX = Figure("", 0, 4095, integer=True)
 BYTES = Figure("B", 0, 2 ** 60, integer=True)
+MEMORY = Figure("B", 0, 2 ** 50, integer=True, lo_open=True)
 PCIE_GEN = Figure("", 1, 8, integer=True)
 PCIE_WIDTH = Figure("lanes", 1, 32, integer=True)
 CELSIUS = Figure("C", -60, 250)
 WATTS = Figure("W", 0, 10_000)
+LIMIT_WATTS = Figure("W", 0, 10_000, lo_open=True)          # a power limit of 0 W would disable the rule that reads it
 MEMORY_GBPS = Figure("GB/s", 0, 40_000, lo_open=True)        # bytes read + written by a device-local copy
 HOST_GBPS = Figure("GB/s", 0, 2_000, lo_open=True)           # host <-> device (PCIe Gen6 x16: 128 GB/s; C2C 450)
 TFLOPS = Figure("TFLOP/s", 0, 20_000, lo_open=True)          # a dense bf16 matmul (B300: about 2.5 PFLOP/s)
@@ -69,8 +130,11 @@ MICROSECONDS = Figure("us", 0, 1e12, lo_open=True)
 RANKS = Figure("ranks", 1, 1 << 24, integer=True)
 NODES = Figure("nodes", 1, 1 << 20, integer=True)
 LIST, OBJECT = Shape(list), Shape(dict)
+BOOL, STR = Kind(bool), Kind(str)
+BOOLS, STRS = Each(BOOL), Each(STR)
 
-Spec = tuple[tuple[str, "Figure | Shape"], ...]
+Rule = Figure | Shape | Kind | Each | Unique | Required
+Spec = tuple[tuple[str, Rule], ...]
 
 
 def _walk(value: Any, steps: list[str], where: str) -> list[tuple[str, Any]]:

@@ -10,6 +10,7 @@ from types import ModuleType
 from typing import Any
 
 from . import figures
+from .baselines import BaselinesError
 from .options import Options
 from .result import FAIL, CheckResult
 
@@ -31,6 +32,10 @@ def judge(name: str, module: ModuleType, facts: Any, options: Options, source: s
         return result
     try:
         result = module.judge(facts, options)
+    except BaselinesError:
+        raise                       # the baselines file, not the record: one line naming it (cli)
     except Exception as exc:  # noqa: BLE001 - a record the judge cannot read is the record's fault
         return invalid(name, [f"the judge cannot read these facts ({type(exc).__name__}: {exc})"], source)
+    if result.code == "MEASUREMENT_INVALID":     # on replay, facts that contradict themselves are the record's
+        return invalid(name, [result.summary], source)
     return result

@@ -15,12 +15,15 @@ from typing import Any
 
 from . import judging
 from .checks import CHECKS
+from .codes import CODES, OWNERS
 from .options import Options
-from .result import SKIP, STATUSES, CheckResult
+from .result import PASS, SKIP, STATUSES, CheckResult
 
 FACTS_SCHEMA = 2
 KNOWN_SCHEMAS = (1, 2)
 MAX_RECORD_BYTES = 64 << 20
+OPTION_CEILING = {"expect_gpus": 4096, "nccl_processes": 1024, "sdc_repeats": 1000, "matmul_n": 1 << 16,
+                  "nccl_timeout_s": 86400, "arrow_min_ratio": 100}
 
 
 class ReplayError(Exception):
@@ -78,7 +81,7 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _schema(path: Path, doc: dict[str, Any]) -> int:
     version = doc.get("facts_schema", 1)
-    if isinstance(version, bool) or version not in KNOWN_SCHEMAS:
+    if type(version) is not int or version not in KNOWN_SCHEMAS:
         raise ReplayError(f"{path}: facts_schema {version!r} is not one this verify reads "
                           f"({', '.join(map(str, KNOWN_SCHEMAS))}); replay it with the verify that recorded it")
     return int(version)
@@ -95,7 +98,7 @@ def _check_result(path: Path, result: Any) -> None:
     _need(path, isinstance(result.get("summary"), str), "result.summary must be a string")
     duration = result.get("duration_s", 0.0)
     _need(path, isinstance(duration, (int, float)) and not isinstance(duration, bool) and math.isfinite(duration)
-          and duration >= 0, f"result.duration_s {duration!r} is not a non-negative number of seconds")
+          and 0 <= duration <= 1e7, f"result.duration_s {duration!r} is not a number of seconds (0 to 1e7)")
     for key, kind in (("details", list), ("metrics", dict), ("data", dict)):
         _need(path, isinstance(result.get(key, kind()), kind), f"result.{key} must be a {kind.__name__}")
     _need(path, all(isinstance(d, str) for d in result.get("details", [])), "result.details must be strings")
@@ -105,6 +108,10 @@ def _check_result(path: Path, result: Any) -> None:
               f"result.metrics.{key} must be {{\"value\": number, \"unit\": string}}")
     for key in ("code", "owner", "remedy", "output"):
         _need(path, result.get(key) is None or isinstance(result[key], str), f"result.{key} must be a string or null")
+    _need(path, result.get("code") is None or result["code"] in CODES, f"result.code {result.get('code')!r} is not a code "
+          "this verify knows (verify/codes.py)")
+    _need(path, result.get("owner") is None or result["owner"] in OWNERS,
+          f"result.owner {result.get('owner')!r} is not one of {', '.join(OWNERS)}")
 
 
 def _record(base: Path, name: str) -> Record:
@@ -131,15 +138,41 @@ def _options(path: Path, recorded: Any, overrides: dict[str, Any]) -> Options:
             ok = (isinstance(value, bool) if want is bool else
                   isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
                   and (want is float or value == int(value)))
-            _need(path, ok, f"options.{f.name} {value!r} is not a valid {want.__name__}")
+            _need(path, ok and (want is bool or value <= OPTION_CEILING.get(f.name, 1 << 50)),
+                  f"options.{f.name} {value!r} is not a valid {want.__name__}")
             values[f.name] = want(value)
     values.update(overrides)
-    return Options(**{**{f.name: getattr(defaults, f.name) for f in fields(Options)}, **values})
+    options = Options(**{**{f.name: getattr(defaults, f.name) for f in fields(Options)}, **values})
+    _need(path, options.nccl_min_bytes <= options.nccl_max_bytes and options.nccl_timeout_s > 0,
+          "options: nccl_min_bytes above nccl_max_bytes, or nccl_timeout_s not positive")
+    return options
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "number": (int, float), "integer": (int,),
+                                           "boolean": (bool,), "null": (type(None),)}
+
+
+def _environment(path: Path, env: dict[str, Any]) -> None:
+    """The recorded environment goes into the report: each field the report schema names must have its type."""
+    schema = json.loads(Path(__file__).with_name("report.schema.json").read_text(encoding="utf-8"))
+    for key, rule in schema["properties"]["environment"]["properties"].items():
+        if key not in env:
+            continue
+        value = env[key]
+        if "enum" in rule:
+            ok = value in rule["enum"]
+        else:
+            kinds = rule["type"] if isinstance(rule["type"], list) else [rule["type"]]
+            ok = any(isinstance(value, _JSON_TYPES[k]) and not (isinstance(value, bool) and k != "boolean")
+                     for k in kinds)
+        _need(path, ok, f"environment.{key} {value!r} is not what a report holds ({rule.get('type') or rule.get('enum')})")
 
 
 def load(directory: str, only: list[str] | None, overrides: dict[str, Any]) -> Folder:
     base = Path(directory)
     hpath = base / "host.json"
+    if hpath.exists() and not hpath.is_file():
+        raise ReplayError(f"--from-facts {directory}: host.json is not a regular file (a folder, FIFO or device)")
     if not hpath.is_file():
         raise ReplayError(f"--from-facts {directory}: no host.json; record facts with `python -m verify --save-facts DIR`")
     host = read_json(hpath)
@@ -154,6 +187,9 @@ def load(directory: str, only: list[str] | None, overrides: dict[str, Any]) -> F
     if not known:
         raise ReplayError(f"--from-facts {directory}: nothing to judge: the record lists "
                           f"{', '.join(names) if names else 'no checks'}; this verify judges {', '.join(CHECKS)}")
+    odd = [n for n in known if (base / f"{n}.json").exists() and not (base / f"{n}.json").is_file()]
+    if odd:
+        raise ReplayError(f"--from-facts {directory}: {odd[0]}.json is not a regular file (a folder, FIFO or device)")
     missing = [n for n in known if not (base / f"{n}.json").is_file()]
     if missing:
         raise ReplayError(f"--from-facts {directory}: no facts for check {', '.join(missing)} "
@@ -162,6 +198,7 @@ def load(directory: str, only: list[str] | None, overrides: dict[str, Any]) -> F
         _need(hpath, host.get(key) is None or isinstance(host[key], str), f"`{key}` must be a string or null")
     for key in ("environment", "tool"):
         _need(hpath, host.get(key) is None or isinstance(host[key], dict), f"`{key}` must be an object or null")
+    _environment(hpath, host.get("environment") or {})
     return Folder(host, [_record(base, n) for n in known], unknown, _options(hpath, host.get("options"), overrides))
 
 
@@ -173,6 +210,10 @@ def judge(record: Record, options: Options) -> CheckResult:
         result.details.append("replayed from recorded facts")
         result.duration_s = float((record.result or {}).get("duration_s") or 0.0)
         return result
+    if record.result is not None and record.result.get("status") == PASS:
+        return CheckResult(record.name, SKIP, f"the record holds a {record.result['status']} verdict but no facts to judge "
+                           "again: a verdict stands only on figures", code="FACTS_INCOMPLETE",
+                           details=[f"recorded: {record.result.get('summary', '')}"[:500]])
     if record.result is not None:
         result = CheckResult.from_dict({k: v for k, v in record.result.items()
                                         if k in CheckResult.__dataclass_fields__ and k != "name"} | {"name": record.name})

@@ -16,21 +16,29 @@ from ..codes import Owner
 from ..cuda_errors import decode
 from ..figures import (
     ABS_ERROR,
-    BYTES,
+    BOOL,
+    BOOLS,
     CELSIUS,
     COUNT,
     HOST_GBPS,
     INDEX,
+    LIMIT_WATTS,
     LIST,
     MASK,
+    MEMORY,
     MEMORY_GBPS,
     OBJECT,
     PCIE_GEN,
     PCIE_WIDTH,
+    STR,
     TFLOPS,
     WATTS,
+    Each,
     Figure,
-    Shape,
+    Kind,
+    Required,
+    Rule,
+    Unique,
 )
 from ..gpuhealth import Findings, where
 from ..options import Options
@@ -44,32 +52,44 @@ DRIVER_MIN_ENV = "TORCHIMAGES_DRIVER_MIN"
 KERNEL_TOLERANCE = 1e-1       # a 256^2 fp32 matmul (TF32 allowed) against float64: real errors are ~1e-5..1e-2
 
 _DEV = "devices[]."
-FIGURES: tuple[tuple[str, Figure | Shape], ...] = (
-    ("devices", LIST), ("devices[]", OBJECT), (_DEV + "index", INDEX), (_DEV + "memory_bytes", BYTES),
+_CC = r"\d{1,2}\.\d{1,2}"
+FIGURES: tuple[tuple[str, Rule], ...] = (
+    ("devices", LIST), ("devices", Unique("index")), ("devices[]", OBJECT), (_DEV + "index", INDEX),
+    (_DEV + "memory_bytes", MEMORY), (_DEV + "name", STR), (_DEV + "uuid", STR), (_DEV + "pci_bus_id", STR),
+    (_DEV + "cc", Kind(str, pattern=_CC)), (_DEV + "lost", BOOL), (_DEV + "nvml_errors", OBJECT),
+    (_DEV + "unsupported", OBJECT), (_DEV + "persistence", BOOL), (_DEV + "retired_pages_pending", BOOL),
+    (_DEV + "nvswitch", BOOL), (_DEV + "ecc", BOOLS), (_DEV + "mig", BOOLS),
+    (_DEV + "recovery_action", Kind(str, ("none", "reset", "reboot", "drain_p2p", "drain_and_reset", "unknown"))),
     *((_DEV + k, COUNT) for k in ("ecc_volatile_uncorrectable", "ecc_aggregate_uncorrectable", "ecc_sram_uncorrectable",
                                   "ecc_dram_uncorrectable")),
     (_DEV + "row_remap", OBJECT), *((_DEV + "row_remap." + k, COUNT) for k in ("correctable", "uncorrectable", "pending", "failed")),
     (_DEV + "throttle_reasons", MASK), (_DEV + "samples", LIST), (_DEV + "samples[]", OBJECT),
-    (_DEV + "samples[].throttle_reasons", MASK), (_DEV + "nvlink", LIST), (_DEV + "samples[].nvlink", LIST),
+    (_DEV + "samples[].throttle_reasons", MASK), (_DEV + "nvlink", BOOLS), (_DEV + "samples[].nvlink", BOOLS),
     *((_DEV + k, PCIE_GEN) for k in ("pcie_gen", "pcie_gen_max", "pcie_gen_gpu_max")),
     *((_DEV + k, PCIE_WIDTH) for k in ("pcie_width", "pcie_width_max")),
-    *((_DEV + k, CELSIUS) for k in ("temperature_c", "temperature_slowdown_c", "memory_temperature_c",
-                                    "memory_temperature_max_c")),
-    *((_DEV + k, WATTS) for k in ("power_w", "power_limit_w", "power_default_limit_w")),
-    *((_DEV + k, Figure("MHz", 0, 10_000)) for k in ("sm_clock_mhz", "sm_clock_max_mhz")),
+    *((_DEV + k, CELSIUS) for k in ("temperature_c", "memory_temperature_c")),
+    *((_DEV + k, Figure("C", 0, 250, lo_open=True)) for k in ("temperature_slowdown_c", "memory_temperature_max_c")),
+    (_DEV + "power_w", WATTS), *((_DEV + k, LIMIT_WATTS) for k in ("power_limit_w", "power_default_limit_w")),
+    (_DEV + "sm_clock_mhz", Figure("MHz", 0, 10_000)), (_DEV + "sm_clock_max_mhz", Figure("MHz", 0, 10_000, lo_open=True)),
+    (_DEV + "numa_node", Figure("", -1, 4096, integer=True)),
     (_DEV + "nvlink_errors", OBJECT), *((_DEV + "nvlink_errors." + k, COUNT) for k in ("crc", "replay", "recovery")),
-    (_DEV + "mig_devices", LIST), (_DEV + "mig_devices[]", OBJECT),
-    ("torch_devices", Figure("devices", 0, 4096, integer=True)), ("capabilities", LIST), ("arch_list", LIST),
-    ("torch_map", LIST), ("torch_map[]", OBJECT), ("torch_map[].torch_index", INDEX),
-    ("kernels", LIST), ("kernels[]", OBJECT), ("kernels[].index", INDEX), ("kernels[].max_abs_error", ABS_ERROR),
-    ("perf", LIST), ("perf[]", OBJECT), ("perf[].index", INDEX), ("perf[].d2d_GBps", MEMORY_GBPS),
-    ("perf[].h2d_GBps", HOST_GBPS), ("perf[].d2h_GBps", HOST_GBPS), ("perf[].bf16_TFLOPs", TFLOPS),
-    ("perf[].pcie_under_load", OBJECT), ("perf[].pcie_under_load.gen", PCIE_GEN),
+    (_DEV + "mig_devices", LIST), (_DEV + "mig_devices[]", OBJECT), (_DEV + "mig_devices[].uuid", STR),
+    ("torch", STR), ("torch_cuda", STR), ("driver", STR), ("cuda_driver", STR), ("cuda_visible_devices", STR),
+    ("cuda_available", BOOL), ("device_nodes", BOOL), ("nvml_library", BOOL), ("driver_min_env", STR),
+    ("torch_devices", Figure("devices", 0, 4096, integer=True)), ("capabilities", Each(Kind(str, pattern=_CC))),
+    ("arch_list", Each(Kind(str, pattern=r"(sm|compute)_\d{2,3}[a-z]?"))),
+    ("torch_map", LIST), ("torch_map", Unique("torch_index")), ("torch_map[]", OBJECT), ("torch_map[].torch_index", INDEX),
+    ("kernels", LIST), ("kernels", Unique("index")), ("kernels[]", Required(("index",))), ("kernels[].index", INDEX),
+    ("kernels[].max_abs_error", ABS_ERROR), ("kernels[].error", STR),
+    ("perf", LIST), ("perf", Unique("index")), ("perf[]", Required(("index",))), ("perf[].index", INDEX),
+    ("perf[].d2d_GBps", MEMORY_GBPS), ("perf[].h2d_GBps", HOST_GBPS), ("perf[].d2h_GBps", HOST_GBPS),
+    ("perf[].bf16_TFLOPs", TFLOPS), ("perf[].pcie_under_load", OBJECT), ("perf[].pcie_under_load.gen", PCIE_GEN),
     ("perf[].pcie_under_load.width", PCIE_WIDTH), ("perf[].pcie_under_load.throttle_reasons", MASK),
-    ("perf[].throttle_under_load", MASK), ("perf[].nvlink_under_load", LIST),
-    ("sdc", LIST), ("sdc[]", OBJECT), ("sdc[].index", INDEX), ("sdc[].sm_count", Figure("SMs", 1, 4096, integer=True)),
-    ("sdc[].digests", LIST), ("xid_events", LIST), ("xid_events[]", OBJECT),
-    ("xid_events[].xid", Figure("", 0, 100_000, integer=True)),
+    ("perf[].throttle_under_load", MASK), ("perf[].nvlink_under_load", BOOLS),
+    ("sdc", LIST), ("sdc", Unique("index")), ("sdc[]", Required(("index", "digests"))), ("sdc[].index", INDEX),
+    ("sdc[].sm_count", Figure("SMs", 1, 4096, integer=True)), ("sdc[].digests", Each(Kind(str, pattern=r"[0-9a-f]{8,64}"))),
+    ("sdc[].name", STR), ("xid_events", LIST), ("xid_events[]", Required(("xid",))),
+    ("xid_events[].xid", Figure("", 0, 100_000, integer=True)), ("xid_events[].index", INDEX), ("xid_events[].uuid", STR),
 )
 
 PERF_FIGURES = (("d2d_GBps", "d2d_copy_GBps", "device-to-device copy", "GB/s", "BANDWIDTH_LOW"),
@@ -250,12 +270,33 @@ def _visibility(node: _Node, result: CheckResult, found: Findings, options: Opti
                       "NVIDIA_VISIBLE_DEVICES and the device request.", "job")
         elif visible is not None and count != len(node.devices):
             result.details.append(f"torch sees {count} of {len(node.devices)} device(s): CUDA_VISIBLE_DEVICES={visible}")
-    if options.expect_gpus and count is None:
-        result.details.append(f"--expect-gpus {options.expect_gpus}: not judged, torch's device count is not recorded")
-    elif options.expect_gpus and count is not None and count < options.expect_gpus:
-        found.add(FAIL, "GPU_NOT_VISIBLE", f"expected {options.expect_gpus} GPU(s), torch sees {count}",
+    usable = count if count is not None else sum(1 for d in node.devices if not d.get("lost"))
+    if options.expect_gpus and usable < options.expect_gpus:
+        seen = f"torch sees {count}" if count is not None else f"NVML lists {usable} usable (torch's count not recorded)"
+        found.add(FAIL, "GPU_NOT_VISIBLE", f"expected {options.expect_gpus} GPU(s), {seen}",
                   "Request the GPUs in the job (`--gpus all`, nvidia.com/gpu, --gres=gpu:N) or lower --expect-gpus.",
                   "job")
+
+
+def _consistent(node: _Node, found: Findings) -> None:
+    """Facts a real machine cannot produce together: the record (or the probe) is wrong, not the GPU."""
+    count, caps = node.torch_count, node.facts.get("capabilities")
+    why = []
+    if count is not None and caps is not None and node.facts.get("cuda_available") and len(caps) != count:
+        why.append(f"{len(caps)} capabilities for {count} torch device(s)")
+    named = gpuidentity.visible_count(node.facts.get("cuda_visible_devices"), node.devices)
+    if named == 0 and count:
+        why.append(f"CUDA_VISIBLE_DEVICES={node.facts.get('cuda_visible_devices')!r} hides every device, yet torch sees {count}")
+    whole = [m.nvml_index for m in node.matches if m.nvml_index is not None and not m.mig_uuid]
+    if len(whole) != len(set(whole)):
+        why.append("two torch devices map to the same GPU")
+    for m in node.matches:
+        dev, cc = node.by_index.get(m.nvml_index), (caps or [None] * (m.torch_index + 1))[m.torch_index:m.torch_index + 1]
+        if dev and dev.get("cc") and cc and cc[0] and not m.mig_uuid and cc[0] != dev["cc"]:
+            why.append(f"torch device {m.torch_index} is cc {cc[0]} but NVML says {dev['cc']} for device {dev.get('index')}")
+    if why:
+        found.add(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(why),
+                  "Record the check again; if the probe itself recorded this, report it with the facts.", "host")
 
 
 def _arch(node: _Node, result: CheckResult, found: Findings) -> set[int]:
@@ -291,8 +332,15 @@ def _arch(node: _Node, result: CheckResult, found: Findings) -> set[int]:
 def _kernels(node: _Node, result: CheckResult, found: Findings, skip: set[int]) -> int | None:
     """Kernel results per torch device; the number verified correct, None when the facts hold none (not run)."""
     kernels = node.facts.get("kernels")
-    count = node.torch_count
-    if kernels is None or not node.facts.get("cuda_available") or not count:
+    if kernels is None:
+        return None
+    if node.facts.get("cuda_available") is False or node.torch_count == 0:
+        if kernels:
+            found.add(FAIL, "MEASUREMENT_INVALID", f"{len(kernels)} kernel result(s) recorded although torch sees no "
+                      "device: the facts contradict each other", "Record the check again.", "host")
+        return None
+    count = node.torch_count if node.torch_count is not None else len(kernels)
+    if not count:
         return None
     seen = {k.get("index"): k for k in kernels if isinstance(k, dict)}
     good = 0
@@ -347,7 +395,10 @@ def _perf(node: _Node, result: CheckResult, found: Findings, options: Options) -
     groups: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for p in entries:
         missing = [what for key, _, what, _, _ in PERF_FIGURES if p.get(key) is None]
-        if missing:
+        if len(missing) == len(PERF_FIGURES) and options.gpu_perf:
+            found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(p['index'])}: a performance entry without a figure",
+                      "Rerun the check.", "host", (node.nvml_of(p["index"]) or {}).get("index"))
+        elif missing:
             unjudged.append(f"{node.label(p['index'])}: {', '.join(missing)} not measured")
         dev = node.nvml_of(p["index"]) or {}
         name = dev.get("name") or next((s.get("name") for s in node.facts.get("sdc") or []
@@ -404,18 +455,32 @@ def _perf_device(node: _Node, p: dict[str, Any], dev: dict[str, Any], model: bas
 def _sdc(node: _Node, result: CheckResult, found: Findings) -> None:
     """Repeats must agree bit for bit; across same-model devices the majority decides, and a tie fails all tied."""
     groups: dict[tuple[Any, Any], list[tuple[Any, str]]] = {}
-    for entry in node.facts.get("sdc") or []:
+    sdc = node.facts.get("sdc")
+    ran = {k.get("index") for k in node.facts.get("kernels") or [] if isinstance(k, dict) and k.get("max_abs_error") is not None}
+    if isinstance(sdc, list) and node.facts.get("perf"):
+        missing = sorted(ran - {e.get("index") for e in sdc if isinstance(e, dict)}, key=str)
+        if missing:
+            found.add(FAIL, "MEASUREMENT_INVALID", f"no SDC canary result for torch device(s) "
+                      f"{', '.join(map(str, missing))} whose kernels ran", "Rerun the check.", "host")
+    for entry in sdc or []:
         if not isinstance(entry, dict):
             continue
         digests = [d for d in entry.get("digests") or [] if isinstance(d, str)]
         i = entry.get("index")
-        dev = (node.nvml_of(i) or {}).get("index")
+        nvml_dev = node.nvml_of(i) or {}
+        dev = nvml_dev.get("index")
+        if not digests:
+            found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(i)}: the SDC canary recorded no result", "Rerun the check.",
+                      "host", dev)
+            continue
         if len(set(digests)) > 1:
             found.add(FAIL, "SDC_MISMATCH", f"{node.label(i)}: the same matmul gave {len(set(digests))} different "
                       f"results in {len(digests)} runs", "Drain the node and run `dcgmi diag -r 4`; RMA the GPU.",
                       "host", dev)
-        elif digests:
-            groups.setdefault((entry.get("name"), entry.get("sm_count")), []).append((i, digests[0]))
+        else:         # same model (NVML's name where the device is known) and the same slice size compare
+            mig = node.mig_of(i) or gpuidentity.mig_profile(entry.get("name"))
+            key = (nvml_dev.get("name") or entry.get("name"), entry.get("sm_count") if mig else None)
+            groups.setdefault(key, []).append((i, digests[0]))
     for (name, _), members in groups.items():
         counts: dict[str, int] = {}
         for _, d in members:
@@ -536,6 +601,7 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     found = Findings()
     _driver(node, result, found)
     _visibility(node, result, found, options)
+    _consistent(node, found)
     no_code = _arch(node, result, found)
     good = _kernels(node, result, found, no_code)
     unjudged = _perf(node, result, found, options)

@@ -22,7 +22,23 @@ from typing import Any
 
 from .. import baselines
 from ..codes import Owner
-from ..figures import BYTES, COUNT, LIST, MICROSECONDS, NET_GBPS, NODES, OBJECT, RANKS, Figure, Shape
+from ..figures import (
+    BOOL,
+    BYTES,
+    COUNT,
+    LIST,
+    MICROSECONDS,
+    NET_GBPS,
+    NODES,
+    OBJECT,
+    RANKS,
+    STR,
+    Figure,
+    Kind,
+    Required,
+    Rule,
+    Unique,
+)
 from ..gpuhealth import Findings
 from ..options import Options, human_bytes
 from ..result import FAIL, PASS, SKIP, WARN, CheckResult
@@ -321,11 +337,16 @@ NVLS_FROM = (2, 17)           # NCCL 2.17 added NVLink SHARP (NVLS)
 COLLAPSE_BELOW = 0.5          # busbw at the largest message below this x the peak: the fabric collapses under load
 COLLAPSE_FROM = 64 << 20
 
-FIGURES: tuple[tuple[str, Figure | Shape], ...] = (
-    ("sizes", LIST), ("sizes[]", OBJECT), ("sizes[].size", BYTES), ("sizes[].count", COUNT),
-    ("sizes[].time_us", MICROSECONDS), ("sizes[].algbw", NET_GBPS), ("sizes[].busbw", NET_GBPS),
-    ("sizes[].wrong", COUNT), ("world_size", RANKS), ("nodes", NODES), ("shm_bytes", BYTES),
-    ("memlock_bytes", BYTES), ("nccl_env", OBJECT), ("nccl_log", OBJECT), ("rank", Figure("", 0, 1 << 24, integer=True)),
+ROW_KEYS = ("size", "count", "time_us", "algbw", "busbw", "wrong")
+FIGURES: tuple[tuple[str, Rule], ...] = (
+    ("sizes", LIST), ("sizes", Unique("size")), ("sizes[]", Required(ROW_KEYS)),
+    ("sizes[].size", Figure("B", 1, 2 ** 50, integer=True)), ("sizes[].count", COUNT), ("sizes[].time_us", MICROSECONDS),
+    ("sizes[].algbw", NET_GBPS), ("sizes[].busbw", NET_GBPS), ("sizes[].wrong", COUNT), ("world_size", RANKS),
+    ("nodes", NODES), ("shm_bytes", BYTES), ("gpus", COUNT), ("memlock_bytes", BYTES), ("nccl_env", OBJECT),
+    ("nccl_log", OBJECT), ("rank", Figure("", 0, 1 << 24, integer=True)), ("backend", Kind(str, ("nccl", "gloo"))),
+    ("distributed", BOOL), ("nccl_available", BOOL), ("infiniband", BOOL), ("efa", BOOL), ("nvswitch", BOOL),
+    ("nccl_log.nvls", BOOL), ("nccl_log.network", STR), ("nccl_log.interface", STR), ("nccl_log.ib_error", STR),
+    ("nccl_version", STR), ("device_name", STR), ("error", STR), ("mode", STR),
 )
 
 
@@ -437,6 +458,23 @@ def _figures(facts: dict[str, Any], rows: list[dict[str, Any]], verified: str, r
     return f"{summary} = {ratio:.2f}x the {algo} baseline"
 
 
+def _inconsistent(rows: list[dict[str, Any]], world: Any) -> str | None:
+    """nccl-tests' own arithmetic: algbw = size / time, busbw = algbw x 2(n-1)/n (10% and rounding allowed)."""
+    if not isinstance(world, int):
+        return f"world size {world!r} with {len(rows)} measured size(s)"
+    factor = bus_factor(world)
+    for r in rows:
+        algbw = r["size"] / (r["time_us"] * 1e-6) / 1e9
+        if abs(r["algbw"] - algbw) > 0.1 * algbw + 0.05:
+            return f"{human_bytes(r['size'])} in {r['time_us']} us is {algbw:.2f} GB/s, the row says algbw {r['algbw']}"
+        if abs(r["busbw"] - r["algbw"] * factor) > 0.1 * r["algbw"] * factor + 0.05:
+            return (f"busbw {r['busbw']} at {human_bytes(r['size'])} is not algbw {r['algbw']} x {factor:.3f} "
+                    f"(2(n-1)/n at world size {world})")
+    if world > 1 and max(r["busbw"] for r in rows) <= 0:
+        return f"no bus bandwidth at all across {world} ranks"
+    return None
+
+
 def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     result = CheckResult("nccl", PASS, "")
     if facts.get("distributed") is False:
@@ -457,6 +495,11 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
         if is_timeout(error):
             return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}", timeout_advice(facts))
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}", ADVICE)
+    rows = sorted(rows, key=lambda r: r["size"])
+    inconsistent = _inconsistent(rows, world)
+    if inconsistent:
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the collective's figures contradict each other: {inconsistent}",
+                              "Rerun the check; figures that do not add up are no measurement.")
     wrong = sum(r["wrong"] for r in rows)
     result.details += _table(rows)
     result.metric("wrong", wrong, "elements")
