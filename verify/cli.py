@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import __version__, baselines, replay
+from . import __version__, baselines, replay, scheduler
 from .checks import CHECKS
 from .options import Options, parse_size
 from .report import (
@@ -41,6 +41,8 @@ from .runner import (
 )
 
 MAX_BYTES = 1 << 50
+PREFLIGHT_CHECKS = ("gpu", "shm", "nccl")
+PREFLIGHT_BUDGET_S = 30.0
 
 
 class UsageError(Exception):
@@ -107,6 +109,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_number(float, 0.0, exclusive=True), metavar="S",
                    help="timeout of every check (default: per check)")
     p.add_argument("--no-perf", action="store_true", help="skip the gpu check's bandwidth, TFLOP/s and SDC probes")
+    p.add_argument("--preflight", action="store_true",
+                   help="the short gate for a job's first step or a node's prolog: GPU visibility and health, a kernel "
+                        "and SDC canary, /dev/shm and an intra-node all-reduce within --budget; ends in one line")
+    p.add_argument("--budget", type=_number(float, 0.0, exclusive=True), default=None, metavar="S",
+                   help=f"--preflight's time budget in seconds (default {PREFLIGHT_BUDGET_S:.0f})")
     p.add_argument("--save-facts", metavar="DIR", help="also write each check's facts to DIR/<check>.json (+ host.json)")
     p.add_argument("--from-facts", metavar="DIR", help="judge the facts recorded in DIR again, without probing")
     return p
@@ -238,7 +245,7 @@ def _write_reports(args: argparse.Namespace, results: list[CheckResult], environ
         write_json(report, args.json)
         print(f"JSON report: {args.json}")
     if args.junit:
-        write_junit(results, args.junit)
+        write_junit(results, args.junit, interrupted=interrupted)
         print(f"JUnit report: {args.junit}")
     if not args.json and os.environ.get("VERIFY_IN_IMAGE"):
         print('to keep the JSON report: docker run --rm --user "$(id -u):$(id -g)" -v "$PWD:/out" IMAGE verify '
@@ -279,7 +286,11 @@ def _main(argv: list[str]) -> int:
     if args.from_facts:
         return _replay(args, argv, options)
 
-    names = _names(args, list(CHECKS))
+    if args.budget is not None and not args.preflight:
+        raise UsageError("--budget is --preflight's time budget: add --preflight, or use --timeout for a check's own")
+    names = _names(args, list(PREFLIGHT_CHECKS if args.preflight else CHECKS))
+    if args.preflight:
+        options, args.timeout = preflight_options(options, args.budget or PREFLIGHT_BUDGET_S, names, args.timeout)
     if args.save_facts:
         _prepare_facts_dir(args.save_facts)
     scratch_base()
@@ -291,13 +302,68 @@ def _main(argv: list[str]) -> int:
         restore_signal_handlers(previous)
 
 
+# Each preflight check's share of the budget: the all-reduce starts one process per GPU (each imports torch and
+# creates a CUDA context), so it gets the most; the environment probe takes what is left.
+PREFLIGHT_SHARES = {"gpu": 0.3, "shm": 0.12, "nccl": 0.5}
+
+
+def preflight_options(options: Options, budget: float, names: list[str],
+                      timeout: float | None) -> tuple[Options, dict[str, float]]:
+    """Short settings that fit the budget: no bandwidth/TFLOP sweep, a 2-run SDC canary, a 64 MiB all-reduce, and
+    each check's timeout its share of the budget (never above --timeout)."""
+    from dataclasses import replace
+    limits = {n: max(1.0, budget * PREFLIGHT_SHARES.get(n, 0.2)) for n in names}
+    if timeout:
+        limits = {n: min(t, timeout) for n, t in limits.items()}
+    short = replace(options, gpu_perf=False, gpu_canary=True, sdc_repeats=2, nccl_min_bytes=1 << 20,
+                    nccl_max_bytes=min(options.nccl_max_bytes, 64 << 20),
+                    nccl_timeout_s=min(options.nccl_timeout_s, limits.get("nccl", budget) * 0.8),
+                    shm_min_bytes=min(options.shm_min_bytes, 256 << 20))
+    return short, limits
+
+
+def _preflight_line(results: list[CheckResult]) -> str:
+    """The one line a prolog or a job's first step reads: verdict, code, owner, summary."""
+    from .gpuhealth import RANK
+    failed = sorted((r for r in results if r.status == FAIL), key=lambda r: (RANK.get(r.code or "", 10), r.name))
+    if failed:
+        r = failed[0]
+        return f"preflight: FAIL {r.code} {r.owner} {r.name}: {one_line(r.summary)}"
+    judged = [r for r in results if r.status in ("pass", "warn")]
+    if not judged:
+        return "preflight: SKIP FACTS_INCOMPLETE job: nothing was judged"
+    warned = [r for r in results if r.status == "warn"]
+    if warned:
+        return f"preflight: WARN {warned[0].code} {warned[0].owner} {warned[0].name}: {one_line(warned[0].summary)}"
+    return f"preflight: PASS - - {len(judged)} check(s) passed"
+
+
+def _phases(environment: dict[str, Any], facts: dict[str, Any], started: float | None) -> None:
+    """Time to first step, per phase (seconds; None where not measured)."""
+    torch_phases: dict[str, Any] = environment["phases"] if isinstance(environment.get("phases"), dict) else {}
+    loader = (facts.get("dataloader") or {}).get("measurements") or []
+    first = next((r.get("first_batch_s") for r in loader if isinstance(r, dict) and r.get("first_batch_s")), None)
+    environment["phases"] = {"container_start": started, "import_torch": torch_phases.get("import_torch"),
+                             "cuda_init": torch_phases.get("cuda_init"),
+                             "process_group_init": (facts.get("nccl") or {}).get("init_s"), "first_batch": first}
+
+
+def _scheduler_words(results: list[CheckResult], environment: dict[str, Any]) -> None:
+    ctx: dict[str, Any] = environment["scheduler"] if isinstance(environment.get("scheduler"), dict) else {}
+    for r in results:
+        r.remedy = scheduler.adapt_remedy(r.remedy, ctx)
+
+
 def _run(args: argparse.Namespace, names: list[str], options: Options) -> int:
+    started = scheduler.container_start_s()
     environment: dict[str, Any] = {}
     facts: dict[str, Any] = {}
     try:
         print("verify: collecting the environment ...", file=sys.stderr, flush=True)
         environment = collect_environment()
         results = run_all(names, options, args.timeout, _progress, facts_out=facts)
+        _phases(environment, facts, started)
+        _scheduler_words(results, environment)
     except Interrupted as stop:
         cleanup_owned()
         results = stop.results or [CheckResult(n, "skip", f"not run: verify was interrupted by {stop}",
@@ -307,6 +373,8 @@ def _run(args: argparse.Namespace, names: list[str], options: Options) -> int:
         if args.save_facts:
             _save_facts(args.save_facts, names, results, facts, environment, options)
         _write_reports(args, results, environment, options, None, str(stop))
+        if args.preflight:
+            print(f"preflight: FAIL INTERRUPTED job verify: interrupted by {stop}", flush=True)
         return 128 + stop.signum
     finally:
         cleanup_owned()
@@ -314,4 +382,6 @@ def _run(args: argparse.Namespace, names: list[str], options: Options) -> int:
         _save_facts(args.save_facts, names, results, facts, environment, options)
         print(f"facts: {args.save_facts}/ ({', '.join(names)}, host.json)")
     _write_reports(args, results, environment, options, None, None)
+    if args.preflight:
+        print(_preflight_line(results), flush=True)
     return 1 if any(r.status == FAIL for r in results) else 0

@@ -235,6 +235,8 @@ def measure_one(dataset: Any, setting: dict[str, Any], batch_size: int, epochs: 
             for batch in loader:
                 if gpu:
                     batch = batch.to("cuda", non_blocking=setting["pin_memory"])
+                if not seen:         # time to the first batch, workers' start-up included (a job's first step)
+                    row["first_batch_s"] = round(time.perf_counter() - start, 4)
                 seen += int(batch.shape[0])
         if gpu:
             torch.cuda.synchronize()

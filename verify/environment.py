@@ -9,9 +9,12 @@ import os
 import platform
 import re
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from . import scheduler
 
 
 def _dist_version(name: str) -> str | None:
@@ -98,12 +101,23 @@ def emulation(cpuinfo_path: str = "/proc/cpuinfo") -> dict[str, Any]:
 
 
 def _torch_facts() -> dict[str, Any]:
+    start = time.monotonic()
     try:
         import torch
     except Exception as exc:  # noqa: BLE001 - any import failure is a fact to report
         return {"torch": None, "torch_error": f"{type(exc).__name__}: {exc}"}
+    phases: dict[str, float | None] = {"import_torch": round(time.monotonic() - start, 3), "cuda_init": None}
+    if torch.version.cuda:            # time to the first usable CUDA context: a slow driver or node shows here
+        start = time.monotonic()
+        try:
+            if torch.cuda.is_available():
+                torch.cuda.init()
+                torch.zeros(1, device="cuda")
+                phases["cuda_init"] = round(time.monotonic() - start, 3)
+        except Exception:  # noqa: BLE001 - the gpu check diagnoses it
+            pass
     facts: dict[str, Any] = {"torch": torch.__version__, "torch_build": "cuda" if torch.version.cuda else "cpu",
-                             "cuda": torch.version.cuda, "cudnn": None, "nccl": None}
+                             "cuda": torch.version.cuda, "cudnn": None, "nccl": None, "phases": phases}
     try:
         v = torch.backends.cudnn.version() if torch.version.cuda else None
         # 9.26.0 is reported as 92600 by cuDNN 9 (major*10000 + minor*100 + patch).
@@ -136,6 +150,7 @@ def collect() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "hostname": platform.node(),
+        "scheduler": scheduler.context(),
         **_torch_facts(),
         "torchvision": _dist_version("torchvision"),
         "torchdata": _dist_version("torchdata"),

@@ -24,6 +24,7 @@ class Options:
     gpu_h2d_bytes: int = 256 * MiB       # pinned host<->device copy size
     matmul_n: int = 8192                 # n of the n x n x n bf16 matmul
     sdc_repeats: int = 4                 # the canary matmul is repeated this often per device
+    gpu_canary: bool = True              # the SDC canary even when gpu_perf is off (--preflight)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -93,11 +93,16 @@ def xml_text(text: str | None) -> str:
     return _XML_BAD.sub("", text or "")
 
 
-def write_junit(results: list[CheckResult], path: str, suite: str = "verify") -> None:
+def write_junit(results: list[CheckResult], path: str, suite: str = "verify", interrupted: str | None = None) -> None:
+    """A testcase per check; an interrupted run adds an `interrupted` testcase in error, so CI never reads it as green."""
     failures = sum(r.status == FAIL for r in results)
     skipped = sum(r.status == SKIP for r in results)
     testsuite = ET.Element("testsuite", name=suite, tests=str(len(results)), failures=str(failures),
-                           errors="0", skipped=str(skipped), time=f"{sum(r.duration_s for r in results):.3f}")
+                           errors="1" if interrupted else "0", skipped=str(skipped),
+                           time=f"{sum(r.duration_s for r in results):.3f}")
+    if interrupted:
+        case = ET.SubElement(testsuite, "testcase", classname=suite, name="interrupted", time="0.000")
+        ET.SubElement(case, "error", message=xml_text(f"verify was interrupted by {interrupted}"), type="INTERRUPTED")
     for r in results:
         case = ET.SubElement(testsuite, "testcase", classname=suite, name=xml_text(r.name), time=f"{r.duration_s:.3f}")
         code = [f"code: {r.code} (owner: {r.owner})"] if r.code else []

@@ -296,7 +296,7 @@ def _once_more_under_emulation(name: str, options: Options, timeout: float | Non
     return result, facts
 
 
-def run_all(names: list[str], options: Options, timeout: float | None = None,
+def run_all(names: list[str], options: Options, timeout: float | dict[str, float] | None = None,
             progress: Callable[[int, int, str, CheckResult | None], None] | None = None,
             facts_out: dict[str, dict[str, Any] | None] | None = None) -> list[CheckResult]:
     """Every check in turn; facts_out (when given) receives each check's facts. Raises Interrupted with the
@@ -308,9 +308,10 @@ def run_all(names: list[str], options: Options, timeout: float | None = None,
         try:
             if progress:
                 progress(index, len(names), name, None)
-            result, facts = run_check(name, options, timeout)
+            limit = timeout.get(name) if isinstance(timeout, dict) else timeout
+            result, facts = run_check(name, options, limit)
             if emulated and result.code == "CHECK_TIMEOUT":
-                result, facts = _once_more_under_emulation(name, options, timeout, result)
+                result, facts = _once_more_under_emulation(name, options, limit, result)
         except Interrupted as stop:
             results.append(interrupted_result(name, stop.signum, time.monotonic() - start))
             results += [not_run(n, stop.signum) for n in names[index:]]

@@ -113,7 +113,7 @@ def probe(options: Options) -> dict[str, Any]:
         "nvml_error": None, "driver": None, "cuda_driver": None, "devices": [],
         "cuda_available": False, "cuda_init_error": None, "torch_devices": 0, "arch_list": [], "capabilities": [],
         "torch_map": [], "kernels": [], "perf": [] if options.gpu_perf else None,
-        "sdc": [] if options.gpu_perf else None, "xid_events": None,
+        "sdc": [] if options.gpu_perf or options.gpu_canary else None, "xid_events": None,
     }
     nvml = gpuprobe.probe_nvml(facts)
     xid = gpuprobe.XidWatch(nvml, len(facts["devices"])) if nvml is not None else None
@@ -155,8 +155,9 @@ def _probe_torch(torch: Any, facts: dict[str, Any], options: Options, nvml: Any)
         i = m.torch_index
         try:
             facts["kernels"].append(gpuprobe.kernel(torch, i))
-            if options.gpu_perf:
+            if options.gpu_perf or options.gpu_canary:
                 facts["sdc"].append(gpuprobe.canary(torch, i, options.sdc_repeats))
+            if options.gpu_perf:
                 facts["perf"].append(gpuprobe.perf(torch, i, options, nvml, m.nvml_index, numa.get(m.nvml_index)))
         except Exception as exc:  # noqa: BLE001 - the failing kernel is the finding
             facts["kernels"] = [k for k in facts["kernels"] if k["index"] != i]

@@ -123,14 +123,16 @@ def _worker(rank: int, world: int, init_method: str, backend: str, sizes: list[i
     if rank == world - 1 and "nccl-last-rank" in os.environ.get("VERIFY_TEST_HANG", "").split(","):
         time.sleep(3600)            # test hook: the last rank never joins, as a dead node would
     try:
+        started = time.monotonic()
         _init(backend, rank, world, init_method, timeout_s)
+        init_s = round(time.monotonic() - started, 3)
         import torch.distributed as dist
         phase = "all_reduce"
         rows = sweep(rank, world, _device(backend, rank), sizes)
         dist.destroy_process_group()
-        queue.put((rank, rows, None))
+        queue.put((rank, rows, None, init_s))
     except Exception as exc:  # noqa: BLE001 - reported by the parent
-        queue.put((rank, None, f"{phase}: {type(exc).__name__}: {exc}"))
+        queue.put((rank, None, f"{phase}: {type(exc).__name__}: {exc}", None))
 
 
 def _free_port() -> int:
@@ -139,7 +141,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tuple[list | None, str | None]:
+def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tuple[list | None, str | None, float | None]:
     """Run `world` local ranks; (rank 0's rows, error)."""
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")     # containers run with loopback only
     ctx = mp.get_context("spawn")
@@ -148,6 +150,7 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
     procs = [ctx.Process(target=_worker, args=(r, world, init, backend, sizes, timeout_s, queue)) for r in range(world)]
     for p in procs:
         p.start()
+    init0: float | None = None
     results: dict[int, Any] = {}
     budget = timeout_s * (len(sizes) + 2)
     try:       # stop before the runner's kill (VERIFY_DEADLINE), keeping 10 s to report what was seen
@@ -158,7 +161,7 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
     error = None
     while len(results) < world and time.monotonic() < deadline:
         try:
-            rank, rows, err = queue.get(timeout=1.0)
+            rank, rows, err, init_s = queue.get(timeout=1.0)
         except Exception:  # noqa: BLE001 - queue.Empty: check for dead ranks
             dead = [p for p in procs if p.exitcode not in (None, 0)]
             if dead:
@@ -166,6 +169,8 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
                 break
             continue
         results[rank] = rows
+        if rank == 0:
+            init0 = init_s
         error = error or err
     if len(results) < world and not error:
         error = f"timed out after {budget:.0f} s waiting for {world - len(results)} rank(s) (no error reported)"
@@ -175,7 +180,7 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
         if p.is_alive():
             p.kill()
             p.join(timeout=5)
-    return results.get(0), error
+    return results.get(0), error, init0
 
 
 def _table(rows: list[dict[str, Any]]) -> list[str]:
@@ -287,7 +292,9 @@ def probe(options: Options) -> dict[str, Any]:
         mode = f"torchrun group: rank {rank} of {world} (local rank {local_rank}), {os.environ['MASTER_ADDR']}:{os.environ.get('MASTER_PORT', '')}"
         phase = "init"
         try:
+            started = time.monotonic()
             _init(backend, rank, world, "env://", options.nccl_timeout_s)
+            facts["init_s"] = round(time.monotonic() - started, 3)
             phase = "all_reduce"
             rows, error = sweep(rank, world, _device(backend, local_rank), sizes), None
             dist.destroy_process_group()
@@ -297,7 +304,7 @@ def probe(options: Options) -> dict[str, Any]:
     else:
         world = gpus if nccl_ok else options.nccl_processes
         mode = f"{world} local process(es), one per {'GPU' if nccl_ok else 'CPU worker'}"
-        rows, error = _spawn(backend, world, sizes, options.nccl_timeout_s)
+        rows, error, facts["init_s"] = _spawn(backend, world, sizes, options.nccl_timeout_s)
     facts.update(world_size=world, mode=mode, sizes=rows or [], error=error, nccl_log=_nccl_log(log_dir),
                  gloo_socket_ifname=os.environ.get("GLOO_SOCKET_IFNAME"))
     return facts
