@@ -68,28 +68,25 @@ def test_every_declared_gpu_and_nccl_figure_is_exercised():
     assert len({p for p, _ in GPU_PATHS}) >= 30 and len({p for p, _ in NCCL_PATHS}) >= 7
 
 
+def _never_passes(module: Any, facts: dict[str, Any], where: tuple[str, list[Any]], value: Any, source: str | None) -> None:
+    path, steps = where
+    rule = next(r for p, r in module.FIGURES if p == path and isinstance(r, figures.Figure))
+    if not _bad_for(rule, value):                  # e.g. a negative temperature can be real: not this property's case
+        return
+    r = judging.judge(module.__name__.rsplit(".", 1)[-1], module, _set(facts, steps, value), Options(), source=source)
+    assert r.status == "fail" and r.code == ("FACTS_INVALID" if source else "MEASUREMENT_INVALID"), (path, value, r.summary)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(GPU_PATHS), BAD)
 def test_no_implausible_gpu_figure_ever_passes(where, value):
-    path, steps = where
-    rule = dict(gpu.FIGURES)[path]
-    assert isinstance(rule, figures.Figure)
-    if not _bad_for(rule, value):                  # e.g. a negative temperature can be real: not this property's case
-        return
-    r = judging.judge("gpu", gpu, _set(gpu_facts(), steps, value), Options())
-    assert r.status == "fail" and r.code == "MEASUREMENT_INVALID", (path, value, r.summary)
+    _never_passes(gpu, gpu_facts(), where, value, None)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(NCCL_PATHS), BAD)
 def test_no_implausible_nccl_figure_ever_passes(where, value):
-    path, steps = where
-    rule = dict(nccl.FIGURES)[path]
-    assert isinstance(rule, figures.Figure)
-    if not _bad_for(rule, value):
-        return
-    r = judging.judge("nccl", nccl, _set(nccl_facts(), steps, value), Options(), source="r/nccl.json")
-    assert r.status == "fail" and r.code == "FACTS_INVALID", (path, value, r.summary)
+    _never_passes(nccl, nccl_facts(), where, value, "r/nccl.json")
 
 
 @settings(max_examples=200, deadline=None)

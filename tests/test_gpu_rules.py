@@ -254,7 +254,7 @@ def test_a_healthy_gh200_copies_over_nvlink_c2c_at_what_real_copies_reach():
 
 
 @pytest.mark.parametrize("edit,needle", [
-    (lambda t: t.replace('"warn_below": 0.9', '"warn_below": NaN'), "NaN is not a number"),
+    (lambda t: t.replace('"warn_below": 0.9', '"warn_below": NaN'), "NaN is not a JSON number"),
     (lambda t: t.replace('"value": 3000', '"value": 0', 1), "positive finite"),
     (lambda t: t.replace('"value": 3000', '"value": -3000', 1), "positive finite"),
     (lambda t: t.replace('"fail_below": 0.75', '"fail_below": 0.95'), "must be below warn_below"),

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import strictjson
+
 PATH = Path(__file__).with_name("baselines.json")
 FIGURE_KEYS = ("d2d_copy_GBps", "bf16_matmul_TFLOPs", "h2d_pinned_GBps", "d2h_pinned_GBps")
 NCCL_KEY = "nccl_allreduce_busbw_GBps"
@@ -66,18 +68,6 @@ def _line_of(text: str, path: list[str]) -> int:
             break
         pos = found
     return text.count("\n", 0, pos) + 1
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    dup = next((k for k in keys if keys.count(k) > 1), None)
-    if dup is not None:
-        raise ValueError(f"duplicate key {dup!r}")
-    return dict(pairs)
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _positive(value: Any) -> bool:
@@ -144,7 +134,7 @@ def parse(text: str, source: str = "verify/baselines.json") -> Baselines:
         raise BaselinesError(f"{source} line {_line_of(text, path)}: {'.'.join(map(str, path))} {why}")
 
     try:
-        raw = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
+        raw = strictjson.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselinesError(f"{source} line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except ValueError as exc:

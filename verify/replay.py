@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from . import judging
+from . import judging, strictjson
 from .checks import CHECKS
 from .codes import CODES, OWNERS
 from .options import Options
@@ -57,26 +57,13 @@ def read_json(path: Path) -> Any:
         raise ReplayError(f"{path}: larger than {MAX_RECORD_BYTES >> 20} MiB, not a facts record")
     try:
         text = raw.decode("utf-8-sig")
-        return json.loads(text, parse_constant=_refuse, object_pairs_hook=_unique)
+        return strictjson.loads(text)
     except UnicodeDecodeError:
         raise ReplayError(f"{path}: not UTF-8 text; a facts record is JSON") from None
     except RecursionError:
         raise ReplayError(f"{path}: nested too deeply to be a facts record") from None
     except ValueError as exc:
         raise ReplayError(f"{path}: not valid JSON ({exc})") from None
-
-
-def _refuse(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"duplicate key {k!r}")
-        out[k] = v
-    return out
 
 
 def _schema(path: Path, doc: dict[str, Any]) -> int:
