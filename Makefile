@@ -21,7 +21,9 @@ BENCH_SIZE ?= 1g## data size of the benchmark
 EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
+DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
+export DIR
 export EXTRA_BUILD_ARGS INDEX_ONLY PER BENCH_SIZE VENV
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
@@ -34,7 +36,7 @@ BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
-        ci-matrix bake k8s-verify slurm clean lock stage-wheels bench-build push attest report
+        ci-matrix bake k8s-verify slurm fleet-report clean lock stage-wheels bench-build push attest report
 
 help: ## list the targets and the variables with their defaults
 	@echo "targets:"
@@ -100,6 +102,9 @@ k8s-verify: setup ## write Kubernetes manifests verifying IMAGE on NODES x GPUS 
 
 slurm: setup ## write a Slurm batch script verifying IMAGE with enroot/pyxis ($(BUILD_DIR)/slurm/)
 	$(CLI) slurm
+
+fleet-report: setup ## one table and DIR/fleet.json over every node's verify report in DIR=<job output>
+	$(CLI) fleet-report
 
 lock: setup ## resolve images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE= limits, FORCE=1 re-resolves)
 	$(CLI) lock

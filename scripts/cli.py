@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import traceback
 from collections.abc import Callable, Mapping
@@ -250,7 +251,7 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     import yaml
 
     from .fsutil import atomic_write
-    from .publish.cluster import job_name, k8s_manifests
+    from .publish.cluster import job_name, k8s_manifests, k8s_wait
     specs = _selected(settings)
     nodes, gpus = settings.nodes, settings.gpus
     for spec in specs:
@@ -260,8 +261,7 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
         path = settings.k8s_dir / f"{name}.yaml"
         atomic_write(path, yaml.safe_dump_all(docs, sort_keys=False))
         shown = _shown(settings, path)
-        out(f"wrote {shown}\n  kubectl apply -f {shown} && kubectl wait --for=condition=complete "
-            f"--timeout=30m job/{name}\n  kubectl logs -l job-name={name} --tail=-1   # reports between the BEGIN/END VERIFY REPORT lines")
+        out(f"wrote {shown}\n  kubectl apply -f {shlex.quote(shown)} && {k8s_wait(name)}\n  kubectl logs -l job-name={name} --tail=-1   # reports between the BEGIN/END VERIFY REPORT lines")
     return 0
 
 
@@ -275,6 +275,16 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
                                         platform=_node_platform(settings, spec)))
         out(f"wrote {_shown(settings, path)}\n  sbatch {_shown(settings, path)}")
     return 0
+
+
+def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
+    from .publish.fleet import fleet, format_fleet, write_fleet
+    if settings.fleet_dir is None:
+        raise UserError("no folder given: make fleet-report DIR=<the folder the job wrote its verify reports into>")
+    report = fleet(settings.fleet_dir)
+    out(format_fleet(report))
+    out(f"wrote {_shown(settings, write_fleet(report))}")
+    return 0 if report.ok else 1
 
 
 # ---- the release path: locks, staged wheels, the cold-build benchmark, push, attest, report ----
@@ -421,6 +431,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("bake", "write build/docker-bake.json (one target per image)", cmd_bake, ("REGISTRY",), _output_flag),
     Command("k8s-verify", "write Kubernetes Job/Indexed Job manifests that verify IMAGE on NODES x GPUS", cmd_k8s, SCALE),
     Command("slurm", "write a Slurm batch script (enroot/pyxis) that verifies IMAGE on NODES x GPUS", cmd_slurm, SCALE),
+    Command("fleet-report", "one table and DIR/fleet.json over every node's verify report under DIR: verdicts, "
+            "codes, figures against their model's fleet median, nodes to drain, time to first step", cmd_fleet_report,
+            ("DIR",)),
     Command("lock", "write images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE default: all)", cmd_lock,
             ("IMAGE", "WHEELS", "FORCE")),
     Command("stage-wheels", "fill build/wheels for IMAGE (locked local wheels + uv's wheel) for bake and CI",

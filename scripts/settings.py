@@ -26,6 +26,8 @@ SHM_MIN, SHM_MAX = 1 << 20, 1 << 44
 SECONDS_MIN, SECONDS_MAX = 1.0, 7 * 86400.0
 # the largest sensible value of each count; more digits than that are refused before int() (5,000 digits raise)
 COUNT_MAX = {"NODES": 10000, "GPUS": 64, "BENCH_RUNS": 1000, "BENCH_ROUNDS": 100}
+# GPUS=0: CPU nodes (no GPU requested; the collective runs over gloo, one process per node)
+COUNT_MIN = {"GPUS": 0}
 # host[:port][/path] as Docker reads a registry prefix; no spaces, no upper case in the path, no trailing '/'.
 REGISTRY = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 # Knobs with a non-empty default: an empty value was given on purpose, and is an error rather than the default.
@@ -59,6 +61,7 @@ KNOBS: dict[str, tuple[str, str]] = {
     "INDEX_ONLY": ("--index-only", "push: push nothing from the engine; PUT the tag's image index over the per-arch "
                                    "tags <tag>-<arch> already in REGISTRY (CI's merge job) (1/0)"),
     "REGISTRY_INSECURE": ("--registry-insecure", "talk plain HTTP to REGISTRY (a local test registry) (1/0)"),
+    "DIR": ("--dir", "the folder a job wrote its verify reports into (searched recursively)"),
 }
 
 
@@ -131,11 +134,11 @@ def parse_seconds(text: str, name: str) -> float:
 
 
 def parse_count(text: str, name: str, maximum: int | None = None) -> int:
-    top = maximum or COUNT_MAX.get(name, 10000)
+    top, bottom = maximum or COUNT_MAX.get(name, 10000), COUNT_MIN.get(name, 1)
     value = text.strip()
     # ASCII digits only (isdigit() also passes '²', which int() refuses), and few enough for int() (5,000 raise)
-    if not re.fullmatch(r"[0-9]{1,9}", value) or not 1 <= int(value) <= top:
-        raise UserError(f"{name}={text!r}: must be a whole number, 1 or more (at most {top})")
+    if not re.fullmatch(r"[0-9]{1,9}", value) or not bottom <= int(value) <= top:
+        raise UserError(f"{name}={text!r}: must be a whole number, {bottom} or more (at most {top})")
     return int(value)
 
 
@@ -176,6 +179,14 @@ def parse_file(text: str, name: str) -> str:
     if not Path(text).is_file():
         raise UserError(f"{name}={text} is not a file; point it at the proxy's CA bundle (PEM)")
     return text
+
+
+def parse_dir(text: str, name: str) -> Path:
+    path = Path(text.strip()).absolute()
+    if not path.is_dir():
+        raise UserError(f"{name}={text!r} is not a folder: give the folder the job wrote its verify reports into, "
+                        f"e.g. {name}=reports-1234")
+    return path
 
 
 def parse_folders(text: str, name: str) -> tuple[Path, ...]:
@@ -228,6 +239,7 @@ class Settings:
     registry_user: str | None = None
     registry_password: str | None = field(default=None, repr=False)
     registry_insecure: bool = False
+    fleet_dir: Path | None = None
     child_env: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
@@ -345,4 +357,6 @@ def _parse_knob(knob: str, value: str) -> dict[str, object]:
         return {"index_only": parse_bool(value, knob)}
     if knob == "REGISTRY_INSECURE":
         return {"registry_insecure": parse_bool(value, knob)}
+    if knob == "DIR":
+        return {"fleet_dir": parse_dir(value, knob)}
     raise AssertionError(f"unknown knob {knob}")

@@ -162,7 +162,7 @@ def test_accepted_sizes_are_what_docker_py_sends(value, size):
     ("VERIFY_TIMEOUT", "1e10", "VERIFY_TIMEOUT='1e10' is not a number of seconds: give a number from 1 to 604800"),
     ("VERIFY_TIMEOUT", "0.5", "VERIFY_TIMEOUT='0.5'"),
     ("NODES", "9" * 5000, "must be a whole number, 1 or more (at most 10000)"),
-    ("GPUS", "65", "GPUS='65': must be a whole number, 1 or more (at most 64)"),
+    ("GPUS", "65", "GPUS='65': must be a whole number, 0 or more (at most 64)"),
     ("REGISTRY_INSECURE", "maybe", "REGISTRY_INSECURE='maybe' is not a yes/no word"),
     ("KEEP_GOING", "maybe", "KEEP_GOING='maybe' is not a yes/no word"),
 ])

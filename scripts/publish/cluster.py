@@ -54,15 +54,23 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
         script = f"verify --expect-gpus {gpus} --json /reports/report.json; {_print_reports()}"
     else:
         endpoint = f"{name}-0.{name}:{RDZV_PORT}"
-        script = (f"{local_checks(gpus)}; local=$?; "
-                  f"{torchrun_nccl(nodes, gpus, endpoint, name)}; "
+        nccl = torchrun_nccl(nodes, gpus, endpoint, name)
+        if gpus == 0:       # CPU nodes: one gloo process per pod
+            nccl = nccl.replace("--nproc-per-node=0", "--nproc-per-node=1")
+        script = (f"{local_checks(gpus)}; local=$?; {nccl}; "
                   f"[ $? -eq 0 ] && [ $local -eq 0 ]; {_print_reports()}")
     container: dict[str, Any] = {
         "name": "verify",
         "image": image,
         "command": ["/bin/bash", "-c", script],
-        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
-        "env": [{"name": "NCCL_DEBUG", "value": "WARN"}],
+        # GPUS=0: CPU nodes, nothing to request
+        **({"resources": {"limits": {"nvidia.com/gpu": str(gpus)}}} if gpus else {}),
+        # the node the pod landed on (the report's environment.scheduler.node: what the fleet report names and a
+        # drain cordons), and the job
+        "env": [{"name": "NCCL_DEBUG", "value": "WARN"},
+                {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                {"name": "JOB_NAME", "value": name},
+                {"name": "TORCHIMAGES_LAUNCHER", "value": "kubernetes"}],
         "ports": [{"containerPort": RDZV_PORT, "name": "rdzv"}],
         "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "allowPrivilegeEscalation": False},
         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "reports", "mountPath": "/reports"}],
@@ -73,7 +81,7 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
         # DataLoader workers and NCCL need far more than the 64 MB /dev/shm a pod gets by default.
         "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}},
                     {"name": "reports", "emptyDir": {}}],
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        **({"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]} if gpus else {}),
         **k8s_arch_selection(spec.platforms, platform),     # Grace (arm64) and x86_64 GPU nodes
     }
     labels = {"app.kubernetes.io/name": "torchimages-verify", "io.torchimages/tag": spec.tag[:63]}
@@ -90,6 +98,19 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
     manifests.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": labels},
                       "spec": job_spec})
     return manifests
+
+
+def k8s_wait(name: str, timeout: str = "30m") -> str:
+    """A POSIX shell line that returns when the Job ends either way: 0 when it completed, 1 when it failed or the
+    wait timed out. `kubectl wait --for=condition=complete` alone sits out its whole timeout on a failed Job, so a
+    second wait watches for `failed`; whichever ends first decides and the other is killed (no `wait -n`: macOS's
+    bash 3.2 and dash lack it)."""
+    job = f"job/{name}"
+    return (f"sh -c 'kubectl wait --for=condition=complete --timeout={timeout} {job} & ok=$!; "
+            f"kubectl wait --for=condition=failed --timeout={timeout} {job} >/dev/null & bad=$!; "
+            f"while kill -0 $ok 2>/dev/null && kill -0 $bad 2>/dev/null; do sleep 1; done; "
+            f"if ! kill -0 $ok 2>/dev/null; then kill $bad 2>/dev/null; wait $ok; "
+            f"else kill $ok 2>/dev/null; wait $bad && echo {job} failed >&2; exit 1; fi'")
 
 
 def slurm_script(spec: ImageSpec, image: str, nodes: int, gpus: int, platform: str | None = None) -> str:
