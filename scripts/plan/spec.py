@@ -79,6 +79,8 @@ class ImageSpec:
             f"{LABEL_PREFIX}.cudnn": self.cudnn or "none",
             f"{LABEL_PREFIX}.nccl": self.nccl or "none",
             f"{LABEL_PREFIX}.torchvision": self.torchvision or "none",
+            # the driver floor, read from the registry by `make gate` before any container starts
+            **({f"{LABEL_PREFIX}.cuda.driver-min": self.driver_min} if self.driver_min else {}),
             **access_kinds.labels(self.access),
         }
         return labels
