@@ -21,9 +21,18 @@ BENCH_SIZE ?= 1g## data size of the benchmark
 EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
+SIGNING_KEY ?=## attest: private key that signs (default ~/.config/torchimages/signing-key.pem, from make keygen)
+TRUST ?=## report, gate: public key file(s)/folder(s) whose signatures are believed (default: make keygen's .pub)
+REQUIRE ?=## report, gate: what a trusted attestation must show, e.g. "verdict=pass gpu=H100 driver>=570"
+KEY_DIR ?=## keygen: folder for the key pair, outside the repository (default ~/.config/torchimages)
+KEY_TYPE ?=## keygen: ecdsa (P-256, default) or ed25519
+HOST_DRIVER ?=## gate: this host's NVIDIA driver (default: nvidia-smi)
+REPORT_TIMEOUT ?=## report, gate: seconds for all registry reads together (default 120)
+DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
 DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR
+export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT
 export EXTRA_BUILD_ARGS INDEX_ONLY PER BENCH_SIZE VENV
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
@@ -36,7 +45,7 @@ BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
-        ci-matrix bake k8s-verify slurm fleet-report clean lock stage-wheels bench-build push attest report
+        ci-matrix bake k8s-verify slurm fleet-report clean lock stage-wheels bench-build push attest report keygen gate
 
 help: ## list the targets and the variables with their defaults
 	@echo "targets:"
@@ -119,11 +128,17 @@ bench-build: render engine ## cold build: IMAGE vs a plain one-stage pip Dockerf
 push: setup engine ## push IMAGE to REGISTRY=host:port, print its digests; several platforms: one tag, an OCI image index
 	$(CLI) push
 
-attest: setup ## attach IMAGE's verify report + SBOM to its pushed digest (OCI referrers; after make verify)
+keygen: setup ## write a signing key pair (KEY_TYPE=ecdsa|ed25519) to ~/.config/torchimages (0600), never the repository
+	$(CLI) keygen
+
+attest: setup ## sign IMAGE's verify report, SBOM and provenance (SIGNING_KEY) and attach them to its pushed digest
 	$(CLI) attest
 
-report: setup ## print the verify result attached to IMAGE=registry/repo@sha256:...
+report: setup ## verify (TRUST=keys), then print, the attestations of IMAGE=registry/repo@sha256:...; REQUIRE= gates
 	$(CLI) report
+
+gate: setup ## one line; exit 0 only if IMAGE has a TRUST-signed attestation meeting REQUIRE and fits this driver
+	$(CLI) gate
 
 clean: ## remove BUILD_DIR and REPORTS_DIR, only when each is a folder the project writes (the virtual environment stays)
 	@scripts/clean.sh

@@ -34,13 +34,15 @@ venv() {
     "$PYTHON" -m venv "$venv"
   fi
   local stamp
-  stamp="$venv/.torchimages-$(cat requirements-dev.txt verify/requirements.txt pyproject.toml | sha256sum | cut -c1-16)"
+  stamp="$venv/.torchimages-$(cat requirements-dev.txt requirements-sign.txt verify/requirements.txt pyproject.toml | sha256sum | cut -c1-16)"
   if [ -e "$stamp" ]; then
     return 0
   fi
   say "installing the Python packages into $venv (requirements-dev.txt: host tools, tests, and verify's packages)"
   "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
   "$venv/bin/python" -m pip install -q -r requirements-dev.txt
+  say "installing the signing libraries (requirements-sign.txt: in-toto-attestation, securesystemslib; hashes required)"
+  "$venv/bin/python" -m pip install -q --require-hashes -r requirements-sign.txt
   rm -f "$venv"/.torchimages-*
   touch "$stamp"
 }

@@ -12,7 +12,7 @@ import os
 import shlex
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -357,25 +357,124 @@ def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_keygen(settings: Settings, args: argparse.Namespace) -> int:
+    from .publish.signing import keygen
+    assert settings.key_dir is not None
+    private, public, keyid = keygen(settings.key_dir, settings.key_type, force=settings.force)
+    out(f"wrote {private} (private, mode 0600: never copy it into the repository or an image) and {public} "
+        f"(public; give it to readers as TRUST=)\nkey id {keyid}\nnext: make attest signs with it (SIGNING_KEY= "
+        f"picks another); make report IMAGE=...@sha256:... TRUST={public}")
+    return 0
+
+
+def _signer(settings: Settings) -> object:
+    from .publish.signing import load_signer
+    if settings.signing_key is None:
+        raise UserError("no signing key: make keygen, or SIGNING_KEY=<private key file>")
+    if not settings.signing_key.exists() and settings.signing_key.name == "signing-key.pem":
+        raise UserError(f"no signing key at {settings.signing_key}: run `make keygen` once, or give "
+                        f"SIGNING_KEY=<private key file> (ECDSA P-256 or Ed25519, PEM)")
+    return load_signer(settings.signing_key)
+
+
 def cmd_attest(settings: Settings, args: argparse.Namespace) -> int:
     from .build.engine import connect
     from .publish.attest import attest_from_reports
     specs = _selected(settings)
-    for line in attest_from_reports(connect(settings.child_env), specs, settings.push_dir, settings.reports,
-                                    _creds(settings), platform=_one_platform(settings, "attest")):
+    signer = _signer(settings)          # before anything is pushed: a missing or bad key attaches nothing
+    for line in attest_from_reports(connect(settings.child_env), specs, settings.push_dir, settings.reports, signer,
+                                    _creds(settings), platform=_one_platform(settings, "attest"),
+                                    images_dir=settings.images, env=settings.child_env):
         out(line)
     return 0
 
 
+def _trust(settings: Settings) -> list[object]:
+    from .publish.signing import load_trust
+    if not settings.trust:
+        raise UserError("no TRUST keys: give TRUST=<public key file(s) or folder> (make keygen writes "
+                        "~/.config/torchimages/signing-key.pub); nothing unsigned is believed")
+    return list(load_trust(settings.trust))
+
+
+def _digest_ref(settings: Settings, text: str, command: str) -> str:
+    """IMAGE as a digest reference: given as one, or a tag pinned from the push record."""
+    from .publish.pushed import pinned
+    if "@sha256:" in text:
+        return text
+    if text and "/" not in text and ":" not in text:
+        return pinned(settings.push_dir / "pushed.json", text, settings.platform)
+    raise UserError(f"IMAGE={text or '(empty)'} is not a digest reference: make {command} "
+                    f"IMAGE=host:port/repo@sha256:... (or a tag make push recorded)")
+
+
 def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
+    from .publish.gate import parse_require, unmet
     from .publish.report import fetch_report, format_report
     ref = args.ref or settings.image
     if "@sha256:" not in ref:
         raise UserError(f"IMAGE={ref or '(empty)'} is not a digest reference: "
                         f"make report IMAGE=host:port/repo@sha256:...")
-    summary = fetch_report(ref, _creds(settings))
+    requirements = parse_require(settings.require)
+    summary = fetch_report(ref, _trust(settings), _creds(settings), deadline_s=settings.report_timeout)  # type: ignore[arg-type]
+    if requirements:
+        summary.unmet = _unmet(summary, requirements, unmet)
     out(format_report(summary))
-    return 0 if summary.verified else 1
+    return 0 if summary.verified and not summary.unmet else 1
+
+
+def _unmet(summary: object, requirements: Sequence[object], unmet: Callable[..., list[str]]) -> list[str]:
+    """What REQUIRE misses: empty when one trusted, well-formed attestation meets all; else what the best one lacks."""
+    from .publish.report import Summary
+    assert isinstance(summary, Summary)
+    candidates = [a for a in summary.attestations if a.problem is None]
+    if not candidates:
+        return [f"{requirements[0]} (no trusted attestation: {summary.reason})"]
+    best: list[str] | None = None
+    for att in candidates:
+        facts = {**att.host, "verdict": att.status, "signer": att.signer.source, "keyid": att.signer.keyid}
+        missing = unmet(requirements, facts)
+        if not missing:
+            return []
+        best = missing if best is None or len(missing) < len(best) else best
+    return best or []
+
+
+def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
+    from .publish.gate import floor_problem, gate_line, host_driver, image_labels, parse_require, unmet
+    from .publish.registry import Registry, parse_ref
+    from .publish.report import clean, fetch_report
+    from .render import load_rendered
+    reference = _digest_ref(settings, args.ref or settings.image, "gate")
+    requirements = parse_require(settings.require or "verdict=pass,warn")
+    ref = parse_ref(reference)
+    assert ref.digest is not None
+    problems: list[str] = []
+    # the driver floor first: it needs no trust, and it is what a node can fix by itself
+    import time
+    reg = Registry(ref.registry, _creds(settings), timeout=min(60.0, settings.report_timeout),
+                   deadline=time.monotonic() + settings.report_timeout)
+    labels = image_labels(reg, ref.repository, ref.digest)
+    driver = settings.host_driver or host_driver()
+    try:
+        specs = load_rendered(settings.images)
+    except UserError:
+        specs = []
+    floor = floor_problem(labels, driver, specs)
+    if floor:
+        problems.append(floor)
+    summary = fetch_report(reference, _trust(settings), _creds(settings), deadline_s=settings.report_timeout)  # type: ignore[arg-type]
+    if not summary.attestations or all(a.problem for a in summary.attestations):
+        problems.append(f"no trusted attestation: {summary.reason}")
+    else:
+        problems += [f"no trusted attestation meets {m}" for m in _unmet(summary, requirements, unmet)]
+    chosen = summary.chosen
+    passed = (f"{' '.join(map(str, requirements))}, signed by {chosen.signer_name}, node {chosen.host['node']}"
+              if chosen else "")
+    floor_ok = f"; driver {driver} meets the floor {labels.get('io.torchimages.cuda.driver-min')}" \
+        if labels.get("io.torchimages.cuda.driver-min") and driver else ""
+    out(clean(gate_line(reference, problems, passed + floor_ok), 2000))
+    return 1 if problems else 0
 
 
 # ---- the command table ----
@@ -443,10 +542,16 @@ COMMANDS: tuple[Command, ...] = (
                               "BENCH_ROUNDS")),
     Command("push", "push IMAGE's built image to REGISTRY and print its digest (several platforms: one tag, an OCI "
             "image index)", cmd_push, ("IMAGE", "REGISTRY", "PLATFORM", "INDEX_ONLY", "REGISTRY_INSECURE")),
-    Command("attest", "attach IMAGE's verify report and SBOM to its pushed digest (OCI referrers)", cmd_attest,
-            ("IMAGE", "PLATFORM", "REGISTRY_INSECURE")),
-    Command("report", "print the verify result attached to IMAGE=registry/repo@sha256:...", cmd_report,
-            ("IMAGE", "REGISTRY_INSECURE"), _ref_arg),
+    Command("keygen", "write a signing key pair for make attest (ECDSA P-256 or Ed25519) outside the repository",
+            cmd_keygen, ("KEY_DIR", "KEY_TYPE", "FORCE")),
+    Command("attest", "sign IMAGE's verify report, SBOM and build provenance (in-toto, DSSE) and attach them to its "
+            "pushed digest (OCI referrers)", cmd_attest, ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "SIGNING_KEY")),
+    Command("report", "verify, then print, the signed verify result attached to IMAGE=registry/repo@sha256:... "
+            "(TRUST= keys; REQUIRE= makes it a gate)", cmd_report,
+            ("IMAGE", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "REPORT_TIMEOUT"), _ref_arg),
+    Command("gate", "one line, exit 0 only when IMAGE (a digest, or a pushed tag) has a trusted attestation meeting "
+            "REQUIRE and its driver floor fits this host's driver", cmd_gate,
+            ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "HOST_DRIVER", "REPORT_TIMEOUT"), _ref_arg),
 )
 PATH_FLAGS = {"MATRIX": ("--matrix", "matrix file (default: matrix.yaml)"),
               "COMPAT": ("--compat", "upstream facts (default: compat.yaml)"),

@@ -62,6 +62,17 @@ KNOBS: dict[str, tuple[str, str]] = {
                                    "tags <tag>-<arch> already in REGISTRY (CI's merge job) (1/0)"),
     "REGISTRY_INSECURE": ("--registry-insecure", "talk plain HTTP to REGISTRY (a local test registry) (1/0)"),
     "DIR": ("--dir", "the folder a job wrote its verify reports into (searched recursively)"),
+    "SIGNING_KEY": ("--signing-key", "attest: the private key (PEM, ECDSA P-256 or Ed25519, mode 0600) that signs "
+                                     "(default ~/.config/torchimages/signing-key.pem, as make keygen writes it)"),
+    "TRUST": ("--trust", "report/gate: public key file(s) or folder(s), space-separated, whose signatures are "
+                         "believed (default ~/.config/torchimages/signing-key.pub when present)"),
+    "REQUIRE": ("--require", "report/gate: what a trusted attestation must show, e.g. \"verdict=pass gpu=H100 "
+                             "driver>=570\""),
+    "KEY_DIR": ("--key-dir", "keygen: the folder the key pair is written to, outside the repository "
+                             "(default ~/.config/torchimages)"),
+    "KEY_TYPE": ("--key-type", "keygen: ecdsa (P-256, default) or ed25519"),
+    "HOST_DRIVER": ("--host-driver", "gate: this host's NVIDIA driver version (default: read with nvidia-smi)"),
+    "REPORT_TIMEOUT": ("--report-timeout", "report/gate: seconds for all registry reads together (default 120)"),
 }
 
 
@@ -240,6 +251,13 @@ class Settings:
     registry_password: str | None = field(default=None, repr=False)
     registry_insecure: bool = False
     fleet_dir: Path | None = None
+    signing_key: Path | None = None
+    trust: tuple[Path, ...] = ()
+    require: str = ""
+    key_dir: Path | None = None
+    key_type: str = "ecdsa"
+    host_driver: str | None = None
+    report_timeout: float = 120.0
     child_env: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
@@ -302,6 +320,10 @@ class Settings:
             # registry credentials: from the environment only (CI secrets), never a flag
             "registry_user": env.get("REGISTRY_USER") or None, "registry_password": env.get("REGISTRY_PASSWORD") or None,
         }
+        keys = _key_dir(env)
+        values["key_dir"] = keys
+        values["signing_key"] = keys / "signing-key.pem"
+        values["trust"] = (keys / "signing-key.pub",) if (keys / "signing-key.pub").is_file() else ()
         for knob in knobs:
             value = raw(knob)
             if value is not None and not value.strip() and knob not in EMPTY_IS_ERROR:
@@ -314,6 +336,12 @@ class Settings:
                 continue
             values.update(_parse_knob(knob, value))
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _key_dir(env: Mapping[str, str]) -> Path:
+    """$XDG_CONFIG_HOME/torchimages, else ~/.config/torchimages: where make keygen writes, outside any checkout."""
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or str(Path.home())) / ".config")
+    return Path(base).absolute() / "torchimages"
 
 
 def _parse_knob(knob: str, value: str) -> dict[str, object]:
@@ -359,4 +387,24 @@ def _parse_knob(knob: str, value: str) -> dict[str, object]:
         return {"registry_insecure": parse_bool(value, knob)}
     if knob == "DIR":
         return {"fleet_dir": parse_dir(value, knob)}
+    if knob == "SIGNING_KEY":
+        return {"signing_key": Path(value.strip()).expanduser().absolute()}
+    if knob == "TRUST":
+        return {"trust": tuple(Path(v).expanduser().absolute() for v in parse_args_list(value, knob))}
+    if knob == "REQUIRE":
+        return {"require": value}
+    if knob == "KEY_DIR":
+        return {"key_dir": Path(value.strip()).expanduser().absolute()}
+    if knob == "KEY_TYPE":
+        kind = value.strip().lower()
+        if kind not in ("ecdsa", "ed25519"):
+            raise UserError(f"KEY_TYPE={value!r}: write ecdsa (P-256) or ed25519")
+        return {"key_type": kind}
+    if knob == "HOST_DRIVER":
+        driver = value.strip()
+        if not re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,4}){0,2}", driver):
+            raise UserError(f"HOST_DRIVER={value!r} is not a driver version, e.g. 580.65.06")
+        return {"host_driver": driver}
+    if knob == "REPORT_TIMEOUT":
+        return {"report_timeout": parse_seconds(value, knob)}
     raise AssertionError(f"unknown knob {knob}")

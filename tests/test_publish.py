@@ -16,7 +16,7 @@ from scripts.publish.push import (
     target_repository,
 )
 from scripts.publish.registry import DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST, parse_ref, sha256
-from scripts.publish.report import Summary, format_report, host_fingerprint
+from scripts.publish.report import Attestation, Summary, format_report, host_facts
 from scripts.publish.sbom import build_sbom, dpkg_packages, lock_hashes, venv_packages
 from scripts.publish.sbom import main as sbom_main
 
@@ -90,16 +90,21 @@ def test_sbom_without_a_lock_is_one_line(tmp_path, capsys):
     assert "error: lock" in capsys.readouterr().err
 
 
-def test_report_summary_names_host_verdict_and_checks():
-    report = {"environment": {"hostname": "c0ffee", "driver": "580.65", "gpus": [{"name": "NVIDIA H100"}],
-                              "torch": "2.15.0", "cuda": "13.2"}}
-    host = host_fingerprint(report, {"io.torchimages.verify.host": "node7"})
-    assert host["gpu"] == "NVIDIA H100" and host["node"] == "node7" and host["driver"] == "580.65"
-    text = format_report(Summary("r@" + DIGEST, True, "PASS", "2026-01-01T00:00:00Z", host,
-                                 [("shm", "PASS", "2.0 GiB")], "tag x"))
-    assert "verified: yes (verdict PASS" in text and "node node7, GPU NVIDIA H100, driver 580.65" in text
-    assert "PASS  shm" in text
-    assert "verified: NO" in format_report(Summary("r@" + DIGEST, False))
+def test_report_summary_names_signer_host_verdict_and_checks():
+    from scripts.publish.signing import Trusted
+    report = {"created": "2026-01-01T00:00:00Z", "environment": {"hostname": "c0ffee", "driver": "580.65",
+                                                                 "torch": "2.15.0", "cuda": "13.2"},
+              "checks": [{"name": "gpu", "status": "pass", "summary": "ok", "data": {"devices": [{"name": "NVIDIA H100"}]}},
+                         {"name": "shm", "status": "pass", "summary": "2.0 GiB"}]}
+    host = host_facts(report, {"node": "node7"})
+    assert host["gpus"] == ["NVIDIA H100"] and host["node"] == "node7" and host["driver"] == "580.65"
+    signer = Trusted(None, "/keys/release.pub")
+    object.__setattr__(signer, "key", type("K", (), {"keyid": "f" * 64})())
+    att = Attestation("sha256:" + "1" * 64, signer, "2026-01-02T00:00:00Z", report, "pass", None, host)
+    text = format_report(Summary("r@" + DIGEST, True, found_via="tag x", attestations=[att]))
+    assert "verified: yes (verdict PASS" in text and "node node7, GPU NVIDIA H100 (x1), driver 580.65" in text
+    assert "signer:   release.pub (key ffffffffffffffff)" in text and "PASS  shm" in text
+    assert "verified: NO (no report)" in format_report(Summary("r@" + DIGEST, False, reason="no report"))
 
 
 AMD = PlatformManifest("linux/amd64", DOCKER_MANIFEST, "sha256:" + "a" * 64, 1234, "sha256:" + "c" * 64)

@@ -1,23 +1,35 @@
-"""`make attest`: attach the verify report and the SBOM to a pushed image digest as OCI 1.1 artifacts.
+"""`make attest`: attach the verify report, the SBOM and the build provenance to a pushed image digest, each as a
+signed in-toto Statement (v1) in a DSSE envelope, as OCI 1.1 artifacts.
 
-Each artifact is an OCI image manifest with `artifactType`, an empty config, one layer (the JSON) and `subject` = the
+The Statements' subject is the image manifest digest (of a multi-platform image: that platform's manifest); the
+predicates: the verify report with the node that attested it (PREDICATE_VERIFY), the CycloneDX SBOM
+(PREDICATE_SBOM) and a SLSA v1 provenance record (PREDICATE_PROVENANCE: the matrix entry, the digests of
+spec.json, the lock and the templates, the base image, the uv version, the git commit, the builder). Signed with
+SIGNING_KEY (signing.py: securesystemslib), which never leaves this process.
+
+Each artifact is an OCI image manifest with `artifactType`, an empty config, one layer (the envelope) and `subject` = the
 image manifest. A registry with the referrers API answers the PUT with an `OCI-Subject` header; one without it (e.g.
 distribution 2.8) gets the referrers tag schema too: an image index at tag `sha256-<hex>` listing the artifacts, and
-a per-type tag `sha256-<hex>.<type>` (`.verify`, `.sbom`) pointing at the newest artifact of that type.
+a per-type tag `sha256-<hex>.<type>` (`.verify`, `.sbom`, `.provenance`) pointing at the newest artifact of that type.
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import platform
+import subprocess
 import tarfile
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import ROOT
 from ..errors import UserError
 from ..fsutil import atomic_write
-from ..plan.spec import ImageSpec
+from ..plan.spec import SOURCE_URL, ImageSpec
 from .registry import (
     EMPTY_JSON,
     OCI_EMPTY,
@@ -29,10 +41,17 @@ from .registry import (
     sha256,
 )
 from .sbom import SBOM_PATH
+from .signing import DSSE_TYPE, sign, statement
 
-VERIFY_TYPE = "application/vnd.torchimages.verify.report.v1+json"
+VERIFY_TYPE = "application/vnd.torchimages.verify.report.v1+json"     # the unsigned artifacts of older releases
 SBOM_TYPE = "application/vnd.cyclonedx+json"
 SHORT = {VERIFY_TYPE: "verify", SBOM_TYPE: "sbom"}
+PREDICATE_VERIFY = f"{SOURCE_URL}/attestation/verify-report/v1"
+PREDICATE_SBOM = "https://cyclonedx.org/bom"
+PREDICATE_PROVENANCE = "https://slsa.dev/provenance/v1"
+BUILD_TYPE = f"{SOURCE_URL}/build/v1"
+KIND = {PREDICATE_VERIFY: "verify", PREDICATE_SBOM: "sbom", PREDICATE_PROVENANCE: "provenance"}
+PREDICATE_ANNOTATION = "in-toto.io/predicate-type"
 
 
 def fallback_tag(digest: str, kind: str | None = None) -> str:
@@ -42,7 +61,8 @@ def fallback_tag(digest: str, kind: str | None = None) -> str:
 
 
 def attach(reg: Registry, repo: str, subject_digest: str, payload: bytes, artifact_type: str, filename: str,
-           annotations: dict[str, str] | None = None) -> tuple[str, bool]:
+           annotations: dict[str, str] | None = None, kind: str | None = None,
+           layer_type: str | None = None) -> tuple[str, bool]:
     """Push one artifact referring to `subject_digest`; returns (artifact digest, whether the referrers API took it)."""
     subject_bytes, subject_type, digest = reg.get_manifest(repo, subject_digest)
     if digest != subject_digest:
@@ -54,7 +74,7 @@ def attach(reg: Registry, repo: str, subject_digest: str, payload: bytes, artifa
     manifest = {
         "schemaVersion": 2, "mediaType": OCI_MANIFEST, "artifactType": artifact_type,
         "config": {"mediaType": OCI_EMPTY, "digest": config, "size": len(EMPTY_JSON)},
-        "layers": [{"mediaType": artifact_type, "digest": layer, "size": len(payload),
+        "layers": [{"mediaType": layer_type or artifact_type, "digest": layer, "size": len(payload),
                     "annotations": {"org.opencontainers.image.title": filename}}],
         "subject": {"mediaType": subject_type, "digest": subject_digest, "size": len(subject_bytes)},
         "annotations": notes,
@@ -67,7 +87,8 @@ def attach(reg: Registry, repo: str, subject_digest: str, payload: bytes, artifa
         _update_fallback(reg, repo, subject_digest, {"mediaType": OCI_MANIFEST, "digest": art_digest,
                                                      "size": len(data), "artifactType": artifact_type,
                                                      "annotations": notes})
-        reg.put_manifest(repo, fallback_tag(subject_digest, SHORT.get(artifact_type, "artifact")), data, OCI_MANIFEST)
+        reg.put_manifest(repo, fallback_tag(subject_digest, kind or SHORT.get(artifact_type, "artifact")), data,
+                         OCI_MANIFEST)
     return art_digest, native
 
 
@@ -102,26 +123,108 @@ def export_sbom(client: Any, image: str, dest: Path) -> Path:
     return dest
 
 
-def attest_one(reference: str, report_json: bytes, sbom_json: bytes, creds: Credentials | None = None) -> list[str]:
+@dataclass(frozen=True)
+class Inputs:
+    """What the provenance records about one image's build (the files read from this checkout)."""
+
+    spec: ImageSpec
+    images_dir: Path
+    platform: str
+    base_digest: str | None = None
+    builder: str = ""
+    env: Mapping[str, str] | None = None
+
+
+def _file_digest(path: Path) -> dict[str, str]:
+    return {"sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def _git(*args: str) -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def provenance(inputs: Inputs, created: str) -> dict[str, Any]:
+    """A SLSA v1 provenance predicate: the matrix entry, the digests of spec.json, the lock and the templates, the
+    base image digest, the uv version, the git commit and the builder."""
+    from ..build.lock import UV_VERSION
+    from ..plan.platforms import lock_name
+    spec, folder = inputs.spec, inputs.images_dir / inputs.spec.tag
+    deps: list[dict[str, Any]] = []
+    for path in (folder / "spec.json", folder / "Dockerfile", folder / lock_name(inputs.platform)):
+        if path.is_file():
+            deps.append({"name": f"images/{spec.tag}/{path.name}", "digest": _file_digest(path)})
+    templates = ROOT / "templates"
+    for path in sorted(templates.rglob("*.j2")):
+        deps.append({"name": f"templates/{path.relative_to(templates)}", "digest": _file_digest(path)})
+    commit = _git("rev-parse", "HEAD")
+    if commit:
+        dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
+        deps.append({"uri": f"git+{SOURCE_URL}@{commit}", "digest": {"gitCommit": commit},
+                     "annotations": {"dirty": dirty}})
+    base: dict[str, Any] = {"uri": f"docker-image://{spec.base_image}", "name": "base image"}
+    if inputs.base_digest:
+        base["digest"] = {"sha256": inputs.base_digest.removeprefix("sha256:")}
+    deps.append(base)
+    env = inputs.env or {}
+    run_url = (f"{env['GITHUB_SERVER_URL']}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
+               if all(env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")) else None)
+    entry = {k: getattr(spec, k) for k in ("tag", "repository", "flavor", "torch", "cuda", "cudnn", "distro", "python",
+                                           "torchvision", "access", "platforms")}
+    entry["access"] = list(spec.access)
+    return {
+        "buildDefinition": {
+            "buildType": BUILD_TYPE,
+            "externalParameters": {"matrix_entry": entry, "platform": inputs.platform},
+            "internalParameters": {"uv": UV_VERSION, "base_image": spec.base_image},
+            "resolvedDependencies": deps,
+        },
+        "runDetails": {
+            "builder": {"id": run_url.rsplit("/actions/", 1)[0] + "/actions" if run_url else
+                        f"{SOURCE_URL}/make-build@{platform.node()}",
+                        "version": {"engine": inputs.builder or "unknown"}},
+            "metadata": {"invocationId": run_url or f"{platform.node()}:{created}", "finishedOn": created},
+        },
+    }
+
+
+def attest_one(reference: str, report_json: bytes, sbom_json: bytes, signer: Any, creds: Credentials | None = None,
+               inputs: Inputs | None = None) -> list[str]:
+    """Sign the verify report, the SBOM and (given `inputs`) the provenance as Statements about the digest of
+    `reference`, and attach the three envelopes to it."""
     ref = parse_ref(reference)
     if not ref.digest:
         raise UserError(f"{reference}: attest needs a digest reference (repo@sha256:...); run make push first")
-    report = json.loads(report_json)
+    try:
+        report, sbom = json.loads(report_json), json.loads(sbom_json)
+    except ValueError as exc:
+        raise UserError(f"the report or the SBOM to attest is not JSON ({exc})") from None
     reg = Registry(ref.registry, creds)
-    notes = {"io.torchimages.verify.status": str(report.get("status")),
-             "io.torchimages.verify.created": str(report.get("created")),
-             "io.torchimages.verify.host": platform.node()}
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    subject = [(f"{ref.registry}/{ref.repository}", ref.digest)]
+    docs = [(PREDICATE_VERIFY, {"report": report, "attested": {"node": platform.node(), "time": now}}),
+            (PREDICATE_SBOM, sbom)]
+    if inputs is not None:
+        docs.append((PREDICATE_PROVENANCE, provenance(inputs, now)))
     lines = []
-    for payload, kind, name in ((report_json, VERIFY_TYPE, "verify-report.json"), (sbom_json, SBOM_TYPE, "sbom.cdx.json")):
-        digest, native = attach(reg, ref.repository, ref.digest, payload, kind, name,
-                                notes if kind == VERIFY_TYPE else {})
-        how = "referrers API" if native else f"tag {fallback_tag(ref.digest, SHORT[kind])}"
-        lines.append(f"{ref.registry}/{ref.repository}@{ref.digest[:19]}...: {SHORT[kind]} attached as {digest} ({how})")
+    for predicate_type, predicate in docs:
+        kind = KIND[predicate_type]
+        envelope = sign(statement(subject, predicate_type, predicate), signer)
+        notes = {PREDICATE_ANNOTATION: predicate_type}
+        digest, native = attach(reg, ref.repository, ref.digest, envelope, DSSE_TYPE, f"{kind}.dsse.json", notes,
+                                kind=kind)
+        how = "referrers API" if native else f"tag {fallback_tag(ref.digest, kind)}"
+        lines.append(f"{ref.registry}/{ref.repository}@{ref.digest[:19]}...: {kind} attached as {digest} ({how}), "
+                     f"signed by key {signer.public_key.keyid[:16]}")
     return lines
 
 
-def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, reports: Path,
-                        creds: Credentials | None = None, platform: str | None = None) -> list[str]:
+def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, reports: Path, signer: Any,
+                        creds: Credentials | None = None, platform: str | None = None,
+                        images_dir: Path | None = None, env: Mapping[str, str] | None = None) -> list[str]:
     """Attach reports/<tag>.json and the image's SBOM to the digest `make push` recorded for each spec. A
     multi-platform image: to its `platform` manifest (default: its first platform), with that platform's report
     (reports/<tag>-<arch>.json, as `make verify PLATFORM=...` writes it) and local image."""
@@ -139,11 +242,13 @@ def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, rep
     lines = []
     for spec in specs:
         entry = pushed.get(spec.tag)
+        chosen_platform = spec.platforms[0]
         if not entry:
             raise UserError(f"{spec.tag} is not in {pushed_file}: make push IMAGE={spec.tag} REGISTRY=... first")
         name = spec.tag
         if entry.get("platforms"):
             chosen = select_platforms(list(spec.platforms), platform, spec.tag)[0]
+            chosen_platform = chosen
             entry = entry["platforms"].get(chosen)
             if not entry:
                 raise UserError(f"{spec.tag}: {chosen} is not in {pushed_file}: make push IMAGE={spec.tag} "
@@ -163,6 +268,29 @@ def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, rep
             raise UserError(f"{entry['source']} changed since it was pushed ({local[:19]} vs {entry['image_id'][:19]}): "
                             f"push and verify it again")
         sbom = export_sbom(client, entry["source"], reports / f"{name}.sbom.cdx.json")
-        lines += attest_one(entry["reference"], report.read_bytes(), sbom.read_bytes(), creds)
+        inputs = Inputs(spec, images_dir or ROOT / "images", chosen_platform, _base_digest(client, spec),
+                        _engine_version(client), env)
+        lines += attest_one(entry["reference"], report.read_bytes(), sbom.read_bytes(), signer, creds, inputs)
         lines.append(f"SBOM exported to {sbom}")
     return lines
+
+
+def _base_digest(client: Any, spec: ImageSpec) -> str | None:
+    """The engine's digest of the image's base (its registry digest when pulled, else its image id), if present."""
+    for name in (spec.base_image, spec.bootstrap_base):
+        if not name:
+            continue
+        try:
+            image = client.images.get(name)
+        except Exception:  # noqa: BLE001 - absent or unreadable: the provenance says no digest
+            continue
+        repo_digests = [d.split("@", 1)[1] for d in (image.attrs.get("RepoDigests") or []) if "@" in d]
+        return str(repo_digests[0] if repo_digests else image.id)
+    return None
+
+
+def _engine_version(client: Any) -> str:
+    try:
+        return f"Docker Engine {client.version().get('Version', '?')}"
+    except Exception:  # noqa: BLE001 - the provenance says unknown
+        return "unknown"

@@ -1,25 +1,145 @@
-"""`make report IMAGE=repo@sha256:...`: fetch the verify report (and SBOM) attached to a digest and summarise it."""
+"""`make report IMAGE=repo@sha256:... TRUST=<public keys>`: verify, then believe, what is attached to a digest.
+
+For each artifact that refers to the digest (referrers API, else the referrers tag schema), with an overall deadline
+and a size bound on every fetch, and everything fetched by digest checked against that digest:
+- the artifact manifest's `subject` must be the digest asked about;
+- its envelope must carry a signature of a TRUST key that verifies (securesystemslib's DSSE);
+- the signed in-toto Statement's subject must name the digest, and its predicate type must be known;
+- a verify report must match verify/report.schema*.json, and its status is recomputed from its checks (the
+  recorded one is not believed).
+The newest attestation that passes all of that is the answer; every other artifact gets its reason. Nothing a
+registry sends reaches the terminal unescaped (control characters are shown as \\x..).
+"""
 from __future__ import annotations
 
 import json
+import time
+import unicodedata
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .attest import SBOM_TYPE, SHORT, VERIFY_TYPE, fallback_tag
-from .registry import Credentials, Registry, parse_ref
+from .attest import (
+    PREDICATE_PROVENANCE,
+    PREDICATE_SBOM,
+    PREDICATE_VERIFY,
+    SHORT,
+    fallback_tag,
+)
+from .registry import Credentials, Registry, parse_ref, sha256
+from .signing import DSSE_TYPE, Trusted, Untrusted, open_envelope, subject_digests
+
+MAX_ARTIFACTS = 64          # a digest with more referrers than this: the newest are read
+DEFAULT_DEADLINE = 120.0    # seconds for the whole report (REPORT_TIMEOUT)
+KNOWN = {PREDICATE_VERIFY: "verify", PREDICATE_SBOM: "sbom", PREDICATE_PROVENANCE: "provenance"}
+
+
+def clean(value: Any, limit: int = 300) -> str:
+    """A registry-supplied value made safe for a terminal: control and format characters (ESC, CR, bidi
+    overrides) written as escapes, and cut at `limit` characters."""
+    text = str(value)
+    out = []
+    for ch in text[: limit * 2]:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    joined = "".join(out)
+    return joined if len(joined) <= limit else joined[: limit - 3] + "..."
+
+
+def overall(statuses: list[str], interrupted: Any = None) -> str:
+    """verify's rule (verify/report.py `overall`, restated: scripts never imports verify): fail if any check failed
+    or the run was cut short; else warn; else pass if any passed; skip when nothing was judged."""
+    found = set(statuses)
+    if "fail" in found or interrupted:
+        return "fail"
+    return "warn" if "warn" in found else "pass" if "pass" in found else "skip"
+
+
+def check_verify_report(report: Any, schemas: list[dict[str, Any]]) -> tuple[str | None, str]:
+    """(problem or None, recomputed status) of a verify report against its schemas and its own checks."""
+    import jsonschema
+    if not isinstance(report, dict):
+        return "the report is not a JSON object", "fail"
+    if not schemas:
+        return "no verify/report.schema*.json to check the report against", "fail"
+    errors = []
+    for schema in schemas:
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(report))
+        if error is None:
+            break
+        errors.append(f"{'/'.join(map(str, error.absolute_path)) or '(top)'}: {error.message[:160]}")
+    else:
+        return f"the report does not match verify's report schema ({clean(errors[0], 200)})", "fail"
+    checks = [c for c in report.get("checks") or [] if isinstance(c, dict)]
+    status = overall([str(c.get("status")) for c in checks], report.get("interrupted"))
+    if not checks:
+        return "the report has no checks", status
+    if report.get("status") != status:
+        return (f"the report says {clean(report.get('status'), 20)} but its checks say {status} (recomputed from "
+                f"the checks)"), status
+    return None, status
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def host_facts(report: dict[str, Any], attested: dict[str, Any]) -> dict[str, Any]:
+    """The host a report was made on: GPU models and count (the gpu check's devices), driver, node, torch, CUDA."""
+    env = _obj(report.get("environment"))
+    gpu_data: dict[str, Any] = {}
+    for check in report.get("checks") or []:
+        if isinstance(check, dict) and check.get("name") == "gpu" and isinstance(check.get("data"), dict):
+            gpu_data = check["data"]
+    devices = [d for d in gpu_data.get("devices") or [] if isinstance(d, dict)]
+    names = [str(d["name"]) for d in devices if d.get("name")]
+    scheduler = _obj(env.get("scheduler"))
+    node = attested.get("node") or scheduler.get("node") or env.get("hostname") or "unknown"
+    return {"gpus": names, "gpu_count": len(devices), "driver": env.get("driver") or gpu_data.get("driver"),
+            "node": node, "torch": env.get("torch"), "cuda": env.get("cuda"), "hostname": env.get("hostname")}
+
+
+@dataclass
+class Attestation:
+    """One signed verify attestation about the digest, with what was found wrong with it (if anything)."""
+
+    artifact: str
+    signer: Trusted
+    attested: str
+    report: dict[str, Any]
+    status: str
+    problem: str | None
+    host: dict[str, Any]
+
+    @property
+    def good(self) -> bool:
+        return self.problem is None and self.status in ("pass", "warn")
+
+    @property
+    def signer_name(self) -> str:
+        return f"{Path(self.signer.source).name} (key {self.signer.keyid[:16]})"
 
 
 @dataclass
 class Summary:
     reference: str
-    verified: bool
-    status: str | None = None
-    created: str | None = None
-    host: dict[str, Any] = field(default_factory=dict)
-    checks: list[tuple[str, str, str]] = field(default_factory=list)
+    verified: bool = False
+    reason: str = ""
     found_via: str = ""
+    attestations: list[Attestation] = field(default_factory=list)    # trusted verify attestations, newest first
+    rejected: list[str] = field(default_factory=list)                # why each other artifact is not believed
     sbom: dict[str, Any] | None = None
+    provenance: dict[str, Any] | None = None
+    unmet: list[str] = field(default_factory=list)                   # REQUIRE's unmet requirements
+
+    @property
+    def chosen(self) -> Attestation | None:
+        good = [a for a in self.attestations if a.good]
+        return good[0] if good else (self.attestations[0] if self.attestations else None)
 
 
 def _artifacts(reg: Registry, repo: str, digest: str) -> tuple[list[dict[str, Any]], str]:
@@ -27,83 +147,176 @@ def _artifacts(reg: Registry, repo: str, digest: str) -> tuple[list[dict[str, An
     found = reg.referrers(repo, digest)
     if found:
         return found, "referrers API"
+    descriptors: list[dict[str, Any]] = []
+    via = ""
     tag = fallback_tag(digest)
     if reg.manifest_exists(repo, tag):
         raw, _, _ = reg.get_manifest(repo, tag)
-        return list(json.loads(raw).get("manifests", [])), f"tag {tag}"
-    return [], ""
+        try:
+            listed = json.loads(raw).get("manifests", [])
+        except (ValueError, AttributeError):
+            raise UserError(f"{reg.host}/{repo}:{tag} is not an image index; cannot tell what is attached") from None
+        descriptors = [d for d in listed if isinstance(d, dict)] if isinstance(listed, list) else []
+        via = f"tag {tag}"
+    # per-type tags an index may have lost (two attests at once): read them too, by what they point at
+    for kind in ("verify", "sbom", "provenance"):
+        per_type = fallback_tag(digest, kind)
+        if reg.manifest_exists(repo, per_type):
+            _, media_type, art = reg.get_manifest(repo, per_type)
+            if all(d.get("digest") != art for d in descriptors):
+                descriptors.append({"digest": art, "mediaType": media_type, "annotations": {}})
+                via = via or f"tag {per_type}"
+    return descriptors, via
 
 
-def _newest(descriptors: list[dict[str, Any]], artifact_type: str) -> dict[str, Any] | None:
-    mine = [d for d in descriptors if d.get("artifactType") == artifact_type]
-    mine.sort(key=lambda d: (d.get("annotations") or {}).get("org.opencontainers.image.created", ""))
-    return mine[-1] if mine else None
+def _newest_first(descriptors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def created(d: dict[str, Any]) -> str:
+        notes = d.get("annotations")
+        return str((notes if isinstance(notes, dict) else {}).get("org.opencontainers.image.created", ""))
+    return sorted(descriptors, key=created, reverse=True)[:MAX_ARTIFACTS]
 
 
-def _payload(reg: Registry, repo: str, reference: str) -> bytes:
-    raw, _, _ = reg.get_manifest(repo, reference)
-    manifest = json.loads(raw)
+def _content(reg: Registry, repo: str, digest: str, art: str) -> tuple[bytes, str]:
+    """(layer bytes, layer media type) of the artifact `art`, which must name `digest` as its subject."""
+    if not isinstance(art, str) or not art.startswith("sha256:") or len(art) != 71:
+        raise Untrusted(f"a descriptor with no valid digest ({clean(art, 80)})")
+    raw, _, _ = reg.get_manifest(repo, art)             # checked against `art` by the registry client
+    try:
+        manifest = json.loads(raw)
+    except ValueError:
+        raise Untrusted("the artifact manifest is not JSON") from None
+    subject = manifest.get("subject") if isinstance(manifest, dict) else None
+    if not isinstance(subject, dict) or subject.get("digest") != digest:
+        other = subject.get("digest") if isinstance(subject, dict) else None
+        raise Untrusted(f"it refers to another image ({clean(other, 80) if other else 'no subject'})")
     layers = manifest.get("layers") or []
-    if not layers:
-        raise UserError(f"{reg.host}/{repo}@{reference}: artifact without content")
-    return reg.get_blob(repo, layers[0]["digest"])
+    if not isinstance(layers, list) or not layers or not isinstance(layers[0], dict):
+        raise Untrusted("an artifact without content")
+    layer = layers[0]
+    blob = layer.get("digest")
+    size = layer.get("size")
+    if not isinstance(blob, str) or not blob.startswith("sha256:") or len(blob) != 71:
+        raise Untrusted("its content has no valid digest")
+    if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= 32 << 20:
+        raise Untrusted(f"its content size {clean(size, 20)} is out of bounds")
+    data = reg.get_blob(repo, blob, limit=size)           # the blob client checks sha256(data) == blob
+    if len(data) != size or sha256(data) != blob:
+        raise Untrusted("its content does not match its descriptor")
+    return data, str(layer.get("mediaType") or "")
 
 
-def host_fingerprint(report: dict[str, Any], annotations: dict[str, str]) -> dict[str, Any]:
-    env = report.get("environment") or {}
-    gpus = env.get("gpus") or env.get("gpu_names") or env.get("gpu_name") or env.get("device_name")
-    if isinstance(gpus, list):
-        gpus = ", ".join(str(g.get("name", g)) if isinstance(g, dict) else str(g) for g in gpus)
-    return {"gpu": gpus or "none reported", "driver": env.get("driver") or "none",
-            "node": annotations.get("io.torchimages.verify.host") or env.get("hostname") or "unknown",
-            "container": env.get("hostname"), "torch": env.get("torch"), "cuda": env.get("cuda")}
-
-
-def fetch_report(text: str, creds: Credentials | None = None) -> Summary:
-    """The newest verify report and SBOM attached to a digest (referrers API, else the tag schema)."""
+def fetch_report(text: str, trust: list[Trusted], creds: Credentials | None = None,
+                 schemas: list[dict[str, Any]] | None = None, deadline_s: float = DEFAULT_DEADLINE) -> Summary:
+    """Every artifact attached to a digest, each verified before it is believed (see the module's docstring)."""
+    from ..run_verify import report_schemas
     ref = parse_ref(text)
     if not ref.digest:
         raise UserError(f"{text}: make report needs a digest reference (repo@sha256:...)")
-    reg = Registry(ref.registry, creds)
-    reg.get_manifest(ref.repository, ref.digest)          # the image itself must exist
-    descriptors, via = _artifacts(reg, ref.repository, ref.digest)
-    summary = Summary(str(ref), verified=False, found_via=via)
-    verify = _newest(descriptors, VERIFY_TYPE)
-    if verify is None and reg.manifest_exists(ref.repository, fallback_tag(ref.digest, SHORT[VERIFY_TYPE])):
-        verify, summary.found_via = {"digest": fallback_tag(ref.digest, "verify")}, "tag " + fallback_tag(ref.digest, "verify")
-    if verify is not None:
-        report = json.loads(_payload(reg, ref.repository, verify["digest"]))
-        notes = verify.get("annotations") or {}
-        summary.status = str(report.get("status", "unknown")).upper()
-        summary.created = report.get("created")
-        summary.verified = summary.status in ("PASS", "WARN")
-        summary.host = host_fingerprint(report, notes)
-        summary.checks = [(c.get("name", "?"), str(c.get("status", "?")).upper(), c.get("summary", ""))
-                          for c in report.get("checks", [])]
-    sbom = _newest(descriptors, SBOM_TYPE)
-    if sbom is not None:
-        doc = json.loads(_payload(reg, ref.repository, sbom["digest"]))
-        comps = doc.get("components", [])
-        summary.sbom = {"digest": sbom["digest"], "spec": f"CycloneDX {doc.get('specVersion')}",
+    if not trust:
+        raise UserError("no TRUST keys: make report IMAGE=... TRUST=<public key file(s)> (make keygen writes "
+                        "~/.config/torchimages/signing-key.pub); an unsigned or unchecked report is never believed")
+    schemas = report_schemas() if schemas is None else schemas
+    digest = ref.digest
+    reg = Registry(ref.registry, creds, timeout=min(60.0, deadline_s), deadline=time.monotonic() + deadline_s)
+    reg.get_manifest(ref.repository, digest)           # the image itself must exist (and hash to its digest)
+    descriptors, via = _artifacts(reg, ref.repository, digest)
+    summary = Summary(str(ref), found_via=via)
+    newest: dict[str, tuple[str, dict[str, Any]]] = {}
+    for desc in _newest_first(descriptors):
+        art = desc.get("digest")
+        short = clean(art, 80)[:19] + "..."
+        try:
+            data, layer_type = _content(reg, ref.repository, digest, str(art))
+            if layer_type != DSSE_TYPE:
+                kind = SHORT.get(layer_type) or SHORT.get(str(desc.get("artifactType"))) or "artifact"
+                summary.rejected.append(f"{short}: an unsigned {kind} ({clean(layer_type, 60) or 'no media type'}): "
+                                        f"not believed")
+                continue
+            opened = open_envelope(data, trust)
+            doc = opened.statement
+            if digest not in subject_digests(doc):
+                named = ", ".join(subject_digests(doc))[:100] or "none"
+                raise Untrusted(f"signed, but its statement is about another image ({clean(named, 100)})")
+            predicate_type = doc.get("predicateType")
+            if predicate_type not in KNOWN:
+                raise Untrusted(f"signed, but of an unknown predicate type {clean(predicate_type, 80)}")
+            predicate = _obj(doc.get("predicate"))
+            if predicate_type == PREDICATE_VERIFY:
+                report = predicate.get("report")
+                attested = _obj(predicate.get("attested"))
+                problem, status = check_verify_report(report, schemas)
+                report_dict = report if isinstance(report, dict) else {}
+                summary.attestations.append(Attestation(str(art), opened.signer, str(attested.get("time") or ""),
+                                                        report_dict, status, problem, host_facts(report_dict, attested)))
+            else:
+                kind = KNOWN[predicate_type]
+                if kind not in newest:
+                    newest[kind] = (str(art), predicate)
+        except Untrusted as exc:
+            summary.rejected.append(f"{short}: {exc}")
+        except UserError as exc:        # this artifact's fetch failed (bad content, a 500, the deadline)
+            summary.rejected.append(f"{short}: not read ({exc.shown()})")
+    summary.attestations.sort(key=lambda a: a.attested, reverse=True)
+    if "sbom" in newest:
+        art, doc = newest["sbom"]
+        comps = [c for c in doc.get("components") or [] if isinstance(c, dict)]
+        summary.sbom = {"digest": art, "spec": f"CycloneDX {clean(doc.get('specVersion'), 10)}",
                         "components": len(comps),
                         "pypi": sum(1 for c in comps if str(c.get("purl", "")).startswith("pkg:pypi/")),
                         "deb": sum(1 for c in comps if str(c.get("purl", "")).startswith("pkg:deb/"))}
+    if "provenance" in newest:
+        art, doc = newest["provenance"]
+        build = _obj(doc.get("buildDefinition"))
+        deps = [d for d in build.get("resolvedDependencies") or [] if isinstance(d, dict)]
+        commit = next((d["digest"].get("gitCommit") for d in deps if isinstance(d.get("digest"), dict)
+                       and d["digest"].get("gitCommit")), None)
+        builder = _obj(_obj(doc.get("runDetails")).get("builder"))
+        summary.provenance = {"digest": art, "commit": commit, "builder": builder.get("id"), "inputs": len(deps)}
+    chosen = summary.chosen
+    if chosen is None:
+        summary.reason = ("no signed verify attestation of a TRUST key is attached to this digest"
+                          + ("" if summary.rejected or descriptors else "; run make verify and make attest"))
+    elif not chosen.good:
+        summary.reason = chosen.problem or f"its verdict is {chosen.status.upper()}"
+    else:
+        summary.verified = True
     return summary
 
 
 def format_report(s: Summary) -> str:
     lines = [f"image:    {s.reference}"]
-    if s.status is None:
-        lines.append("verified: NO (no verify report is attached to this digest; run make verify and make attest)")
+    chosen = s.chosen
+    if s.verified and chosen is not None:
+        lines.append(f"verified: yes (verdict {chosen.status.upper()}, recomputed from the checks; found via "
+                     f"{s.found_via})")
     else:
-        host = (f"host:     node {s.host.get('node')}, GPU {s.host.get('gpu')}, driver {s.host.get('driver')}, "
-                f"torch {s.host.get('torch')}, CUDA {s.host.get('cuda') or 'none'}")
-        lines += [f"verified: {'yes' if s.verified else 'NO'} (verdict {s.status}; found via {s.found_via})",
-                  f"when:     {s.created}", host, "checks:"]
-        lines += [f"  {status:<5} {name:<22} {summary}" for name, status, summary in s.checks]
+        lines.append(f"verified: NO ({clean(s.reason, 400)})")
+    if chosen is not None:
+        host = chosen.host
+        gpus = ", ".join(sorted(set(host["gpus"]))) or "none reported"
+        lines += [f"signer:   {clean(chosen.signer_name, 200)}",
+                  f"when:     attested {clean(chosen.attested, 40) or '?'}, report "
+                  f"{clean(chosen.report.get('created'), 40)}",
+                  f"host:     node {clean(host['node'], 80)}, GPU {clean(gpus, 120)} (x{host['gpu_count']}), "
+                  f"driver {clean(host['driver'] or 'none', 40)}, torch {clean(host['torch'], 40)}, "
+                  f"CUDA {clean(host['cuda'] or 'none', 20)}",
+                  "checks:"]
+        for check in chosen.report.get("checks") or []:
+            if isinstance(check, dict):
+                lines.append(f"  {clean(str(check.get('status', '?')).upper(), 5):<5} {clean(check.get('name', '?'), 22):<22} "
+                             f"{clean(check.get('summary', ''), 200)}")
+    for unmet in s.unmet:
+        lines.append(f"require:  NOT MET {clean(unmet, 300)}")
     if s.sbom:
         lines.append(f"sbom:     {s.sbom['spec']}, {s.sbom['components']} components ({s.sbom['pypi']} Python, "
-                     f"{s.sbom['deb']} distro), artifact {s.sbom['digest'][:19]}...")
+                     f"{s.sbom['deb']} distro), signed, artifact {s.sbom['digest'][:19]}...")
     else:
-        lines.append("sbom:     none attached")
+        lines.append("sbom:     none signed by a TRUST key attached")
+    if s.provenance:
+        lines.append(f"build:    SLSA v1 provenance, commit {clean(s.provenance['commit'] or '?', 40)}, builder "
+                     f"{clean(s.provenance['builder'], 120)}, {s.provenance['inputs']} inputs")
+    for reason in s.rejected[:10]:
+        lines.append(f"ignored:  {clean(reason, 300)}")
+    if len(s.rejected) > 10:
+        lines.append(f"ignored:  ... and {len(s.rejected) - 10} more")
     return "\n".join(lines)

@@ -98,9 +98,26 @@ def release_image(docker_client, tmp_path_factory) -> str:
     return SPEC.image
 
 
+def _statement(registry: str, reference: str) -> dict:
+    """The in-toto Statement inside the DSSE envelope of the artifact at `reference` (read, not verified)."""
+    import base64
+    manifest = requests.get(f"http://{registry}/v2/{REPOSITORY}/manifests/{reference}", timeout=10,
+                            headers={"Accept": "application/vnd.oci.image.manifest.v1+json"}).json()
+    envelope = requests.get(f"http://{registry}/v2/{REPOSITORY}/blobs/{manifest['layers'][0]['digest']}",
+                            timeout=10).json()
+    assert envelope["signatures"] and envelope["payloadType"] == "application/vnd.in-toto+json"
+    return json.loads(base64.b64decode(envelope["payload"]))
+
+
 def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry, images_dir, release_image, tmp_path):
     reports = tmp_path / "reports"
-    env = {"IMAGES_DIR": str(images_dir), "REPORTS_DIR": str(reports), "BUILD_DIR": str(tmp_path / "build")}
+    # the signing key pair: make keygen's, in a configuration folder of this test only (never the repository)
+    env = {"IMAGES_DIR": str(images_dir), "REPORTS_DIR": str(reports), "BUILD_DIR": str(tmp_path / "build"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    keygen = run_cli("keygen", env=env, timeout=120)
+    assert keygen.returncode == 0, keygen.stdout + keygen.stderr
+    public = tmp_path / "config" / "torchimages" / "signing-key.pub"
+    env["TRUST"] = str(public)
     push = run_cli("push", "--image", SPEC.tag, "--registry", registry, env=env, timeout=900)
     assert push.returncode == 0, push.stdout + push.stderr
     ref = f"{registry}/{REPOSITORY}@"
@@ -134,16 +151,28 @@ def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry
     attest = run_cli("attest", "--image", SPEC.tag, env=env, timeout=300)
     assert attest.returncode == 0, attest.stdout + attest.stderr
     assert "verify attached" in attest.stdout and "sbom attached" in attest.stdout
+    assert "provenance attached" in attest.stdout and "signed by key" in attest.stdout
     tag_base = digest.replace(":", "-")
     assert f"{tag_base}.verify" in attest.stdout        # distribution 2.8: the referrers tag schema
     tags = requests.get(f"http://{registry}/v2/{REPOSITORY}/tags/list", timeout=10).json()["tags"]
-    assert {tag_base, f"{tag_base}.verify", f"{tag_base}.sbom"} <= set(tags)
+    assert {tag_base, f"{tag_base}.verify", f"{tag_base}.sbom", f"{tag_base}.provenance"} <= set(tags)
     index = requests.get(f"http://{registry}/v2/{REPOSITORY}/manifests/{tag_base}", timeout=10,
                          headers={"Accept": "application/vnd.oci.image.index.v1+json"}).json()
     art = index["manifests"][0]
     manifest = requests.get(f"http://{registry}/v2/{REPOSITORY}/manifests/{art['digest']}", timeout=10,
                             headers={"Accept": "application/vnd.oci.image.manifest.v1+json"}).json()
     assert manifest["subject"]["digest"] == digest and manifest["artifactType"]
+    # each artifact is a DSSE envelope of an in-toto Statement about this digest
+    assert manifest["layers"][0]["mediaType"] == "application/vnd.dsse.envelope.v1+json"
+    statement = _statement(registry, art["digest"])
+    assert statement["_type"] == "https://in-toto.io/Statement/v1"
+    assert statement["subject"][0]["digest"] == {"sha256": digest.split(":")[1]}
+    provenance = _statement(registry, f"{tag_base}.provenance")
+    assert provenance["predicateType"] == "https://slsa.dev/provenance/v1"
+    deps = {d.get("name") or d.get("uri"): d for d in provenance["predicate"]["buildDefinition"]["resolvedDependencies"]}
+    assert f"images/{SPEC.tag}/spec.json" in deps and f"images/{SPEC.tag}/requirements.lock" in deps
+    assert "templates/Dockerfile.j2" in deps and any(k.startswith("git+") for k in deps)
+    assert provenance["predicate"]["buildDefinition"]["internalParameters"]["uv"]
 
     # the SBOM exported beside the reports: CycloneDX, venv packages with the lock's hashes, distro packages
     sbom = json.loads((reports / f"{SPEC.tag}.sbom.cdx.json").read_text())
@@ -157,9 +186,15 @@ def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry
 
     report = run_cli("report", reference, env=env, timeout=120)
     assert report.returncode == 0, report.stdout + report.stderr
-    assert "verified: yes (verdict PASS" in report.stdout
+    assert "verified: yes (verdict PASS" in report.stdout and "signer:   signing-key.pub (key " in report.stdout
     assert re.search(r"PASS\s+shm", report.stdout)
     assert "sbom:     CycloneDX 1.5" in report.stdout and "host:     node " in report.stdout
+    assert "build:    SLSA v1 provenance, commit " in report.stdout
+    # another key: not verified, exit 1
+    other = tmp_path / "other"
+    assert run_cli("keygen", "--key-dir", str(other), env=env, timeout=120).returncode == 0
+    foreign = run_cli("report", reference, "--trust", str(other / "signing-key.pub"), env=env, timeout=120)
+    assert foreign.returncode == 1 and "verified: NO" in foreign.stdout and "not in TRUST" in foreign.stdout
     docker_client.images.remove(reference)      # the by-digest name of the pull; the test repository's tag stays
 
 

@@ -1,0 +1,293 @@
+"""Signed attestations against a real registry (Debian's docker-registry on loopback, no referrers API: the tag
+schema), and the built image's constraints in a real container.
+
+Images pushed by hand through registry.py (a config with the image labels and one layer): attest with a key, then
+`python -m scripts report` and `gate` (the CLI) with that key, another key, a hand-pushed artifact whose valid
+signature is about another image, a changed payload, an unsigned report, a signed report whose checks failed, and
+REQUIRE with a GPU model the report lacks. The image that `make build` builds (under a test repository): the key never
+appears in `docker save` of it, nor in images/ or the reports; `pip install torch==<another>` is refused with pip's
+message while an unrelated package installs.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import os
+import subprocess
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from scripts.publish import signing
+from scripts.publish.attest import (
+    PREDICATE_VERIFY,
+    VERIFY_TYPE,
+    attach,
+    attest_one,
+)
+from scripts.publish.gate import DRIVER_LABEL
+from scripts.publish.registry import OCI_MANIFEST, Registry, sha256
+from tests.conftest import ROOT, run_cli
+from tests.test_attest_signed import make_report
+
+REPO = f"team/torchimages-signed-{os.getpid()}"
+SBOM = {"bomFormat": "CycloneDX", "specVersion": "1.5", "components": [{"purl": "pkg:pypi/torch@2.15.0"}]}
+
+
+def push_image(reg: Registry, salt: str) -> str:
+    """A small image manifest (config with a driver floor label, one layer); its digest."""
+    config = json.dumps({"architecture": "amd64", "os": "linux", "config": {"Labels": {
+        DRIVER_LABEL: "580.65.06", "io.torchimages.flavor": "runtime", "io.torchimages.distro": "debian12",
+        "io.torchimages.torch": "2.15.0", "salt": salt}}, "rootfs": {"type": "layers", "diff_ids": []}}).encode()
+    layer = salt.encode()
+    manifest = json.dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST,
+                           "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                                      "digest": reg.put_blob(REPO, config), "size": len(config)},
+                           "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar",
+                                       "digest": reg.put_blob(REPO, layer), "size": len(layer)}]}).encode()
+    reg.put_manifest(REPO, salt, manifest, OCI_MANIFEST)
+    return sha256(manifest)
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory):
+    """Two key pairs made by `python -m scripts keygen` (XDG_CONFIG_HOME in a temporary folder): ours and another."""
+    home = tmp_path_factory.mktemp("config")
+    made = {}
+    for name, kind in (("ours", "ecdsa"), ("other", "ed25519")):
+        proc = run_cli("keygen", "--key-type", kind, env={"XDG_CONFIG_HOME": str(home / name)}, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        made[name] = home / name / "torchimages"
+        assert oct((made[name] / signing.KEY_NAME).stat().st_mode & 0o777) == "0o600"
+    return made
+
+
+def _report(registry, digest, *args, env=None):
+    return run_cli("report", f"{registry}/{REPO}@{digest}", *args, env=env, timeout=300)
+
+
+def test_attest_with_a_key_then_report_verifies_signer_and_host(registry, keys, tmp_path):
+    reg = Registry(registry)
+    digest = push_image(reg, "good")
+    signer = signing.load_signer(keys["ours"] / signing.KEY_NAME)
+    lines = attest_one(f"{registry}/{REPO}@{digest}", json.dumps(make_report()).encode(), json.dumps(SBOM).encode(),
+                       signer)
+    assert any("verify attached" in line and ".verify" in line for line in lines), lines
+    pub = str(keys["ours"] / signing.PUB_NAME)
+
+    ok = _report(registry, digest, "--trust", pub)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "verified: yes (verdict PASS" in ok.stdout
+    assert f"signer:   {signing.PUB_NAME} (key {signer.public_key.keyid[:16]})" in ok.stdout
+    assert "GPU NVIDIA H100 80GB HBM3 (x1), driver 580.65.06" in ok.stdout and "host:     node " in ok.stdout
+    assert "sbom:     CycloneDX 1.5, 1 components" in ok.stdout
+
+    other = _report(registry, digest, "--trust", str(keys["other"] / signing.PUB_NAME))
+    assert other.returncode == 1 and "verified: NO" in other.stdout and "not in TRUST" in other.stdout, other.stdout
+
+    # the default TRUST: the .pub make keygen wrote (XDG_CONFIG_HOME)
+    default = _report(registry, digest, env={"XDG_CONFIG_HOME": str(keys["ours"].parent)})
+    assert default.returncode == 0, default.stdout + default.stderr
+
+    # REQUIRE: a model the report does not have fails with that reason; one it has passes
+    gpu = _report(registry, digest, "--trust", pub, "--require", "verdict=pass gpu=B200")
+    assert gpu.returncode == 1, gpu.stdout
+    assert "require:  NOT MET gpu=B200 (found NVIDIA H100 80GB HBM3)" in gpu.stdout
+    met = _report(registry, digest, "--trust", pub, "--require", "verdict=pass gpu=H100 driver>=570")
+    assert met.returncode == 0, met.stdout + met.stderr
+
+    # the node gate: one line; the driver floor against the host's driver, with the tag that would fit
+    gate = run_cli("gate", f"{registry}/{REPO}@{digest}", "--trust", pub, "--require", "gpu=H100",
+                   "--host-driver", "590.48.01", timeout=300)
+    assert gate.returncode == 0 and gate.stdout.startswith("gate: ok "), gate.stdout + gate.stderr
+    low = run_cli("gate", f"{registry}/{REPO}@{digest}", "--trust", pub, "--host-driver", "535.104.05", timeout=300)
+    assert low.returncode == 1 and len(low.stdout.strip().splitlines()) == 1, low.stdout
+    assert "needs NVIDIA driver >= 580.65.06" in low.stdout and "cuda12.8" in low.stdout     # the tag that fits
+    refused = run_cli("gate", f"{registry}/{REPO}@{digest}", "--trust", str(keys["other"] / signing.PUB_NAME),
+                      "--require", "gpu=B200", "--host-driver", "590.1", timeout=300)
+    assert refused.returncode == 1 and "gate: refused" in refused.stdout and "no trusted attestation" in refused.stdout
+
+    # the private key is in no report, no file of images/, no output
+    _assert_key_absent(keys, [tmp_path, ROOT / "images", ROOT / "reports"],
+                       ok.stdout + other.stdout + gpu.stdout + gate.stdout + "\n".join(lines))
+
+
+def _dsse(signer, subject: str, report: dict | None = None) -> bytes:
+    doc = signing.statement([(f"x/{REPO}", subject)], PREDICATE_VERIFY,
+                            {"report": report or make_report(), "attested": {"node": "n1", "time": "2099-01-01T00:00:00Z"}})
+    return signing.sign(doc, signer)
+
+
+def test_forged_artifacts_are_not_verified(registry, keys):
+    reg = Registry(registry)
+    signer = signing.load_signer(keys["ours"] / signing.KEY_NAME)
+    pub = str(keys["ours"] / signing.PUB_NAME)
+    cases = {}
+
+    # a valid signature, but about another image, attached by hand to this one
+    digest, elsewhere = push_image(reg, "other-subject"), push_image(reg, "elsewhere")
+    attach(reg, REPO, digest, _dsse(signer, elsewhere), signing.DSSE_TYPE, "v.json", kind="verify",
+           layer_type=signing.DSSE_TYPE)
+    cases["another image"] = digest
+
+    # a changed payload: the signature no longer matches
+    digest = push_image(reg, "tampered")
+    envelope = json.loads(_dsse(signer, digest))
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    statement["predicate"]["report"]["environment"]["driver"] = "999.0"
+    envelope["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
+    attach(reg, REPO, digest, json.dumps(envelope).encode(), signing.DSSE_TYPE, "v.json", kind="verify",
+           layer_type=signing.DSSE_TYPE)
+    cases["does not match the payload"] = digest
+
+    # an unsigned report attached by hand (what make attest used to attach)
+    digest = push_image(reg, "unsigned")
+    attach(reg, REPO, digest, json.dumps(make_report()).encode(), VERIFY_TYPE, "verify-report.json")
+    cases["an unsigned verify"] = digest
+
+    # signed by the trusted key, but the report says pass while its checks failed
+    digest = push_image(reg, "lying")
+    failed = {"name": "shm", "status": "fail", "summary": "64 MiB", "details": [], "metrics": {}, "remedy": "more",
+              "code": "SHM_SMALL", "owner": "job", "duration_s": 0.1}
+    attach(reg, REPO, digest, _dsse(signer, digest, make_report("pass", [failed])), signing.DSSE_TYPE, "v.json",
+           kind="verify", layer_type=signing.DSSE_TYPE)
+    cases["says pass but its checks say fail"] = digest
+
+    # an artifact manifest whose subject is another image, listed in this image's referrers index
+    digest = push_image(reg, "foreign-subject")
+    other = push_image(reg, "foreign-target")
+    art, _ = attach(reg, REPO, other, _dsse(signer, digest), signing.DSSE_TYPE, "v.json", kind="verify",
+                    layer_type=signing.DSSE_TYPE)
+    raw, _, _ = reg.get_manifest(REPO, art)
+    from scripts.publish.attest import _update_fallback
+    _update_fallback(reg, REPO, digest, {"mediaType": OCI_MANIFEST, "digest": art, "size": len(raw),
+                                         "artifactType": signing.DSSE_TYPE, "annotations": {}})
+    cases["refers to another image"] = digest
+
+    for needle, digest in cases.items():
+        proc = _report(registry, digest, "--trust", pub)
+        assert proc.returncode == 1, (needle, proc.stdout, proc.stderr)
+        assert "verified: NO" in proc.stdout and needle in proc.stdout, (needle, proc.stdout)
+        assert "Traceback" not in proc.stderr
+
+
+def test_report_refuses_a_repository_with_dot_dot_and_needs_trust(registry, keys):
+    bad = run_cli("report", f"{registry}/team/../other@sha256:{'a' * 64}", "--trust",
+                  str(keys["ours"] / signing.PUB_NAME), timeout=60)
+    assert bad.returncode == 2 and "not a repository name" in bad.stderr
+    digest = push_image(Registry(registry), "no-trust")
+    none = run_cli("report", f"{registry}/{REPO}@{digest}", env={"XDG_CONFIG_HOME": "/nonexistent"}, timeout=60)
+    assert none.returncode == 2 and "no TRUST keys" in none.stderr
+
+
+def _assert_key_absent(keys, folders: list[Path], text: str) -> None:
+    needles = []
+    for pair in keys.values():
+        pem = (pair / signing.KEY_NAME).read_text()
+        body = "".join(line for line in pem.splitlines() if "-----" not in line)
+        needles += [body[:40].encode(), body[-40:].encode()]
+    for needle in needles:
+        assert needle.decode() not in text
+    for folder in folders:
+        if not folder.exists():
+            continue
+        for path in folder.rglob("*"):
+            if path.is_file() and path.stat().st_size < 64 << 20:
+                data = path.read_bytes()
+                assert not any(n in data for n in needles), f"private key material in {path}"
+
+
+# ---- the built image: no key in any layer; torch pinned by the constraints ----
+
+@pytest.fixture(scope="module")
+def built_image(docker_client, tmp_path_factory, keys):
+    """The default image under a test repository, built through the project's build code (BuildKit's cache makes
+    it cheap); built while the signing key exists and SIGNING_KEY names it; removed after the module."""
+    from scripts.build.buildkit import BuildRequest, build_one
+    from scripts.build.engine import find_build_client, image_exists
+    from scripts.render import load_rendered
+    from scripts.settings import CA_VARIABLES, local_folders
+    spec = dataclasses.replace(next(s for s in load_rendered(ROOT / "images") if s.default),
+                               repository=f"torchimages-signed-test-{os.getpid()}")
+    ca = next((os.environ[v] for v in CA_VARIABLES if Path(os.environ.get(v) or "/nonexistent").is_file()), None)
+    tmp = tmp_path_factory.mktemp("build")
+    env = {**os.environ, "SIGNING_KEY": str(keys["ours"] / signing.KEY_NAME)}
+    request = BuildRequest(images_dir=ROOT / "images", logs=tmp / "logs", wheels_stage=ROOT / "build" / "wheels",
+                           root=ROOT, ca=ca, folders=tuple(local_folders(os.environ.get("PIP_FIND_LINKS", ""))),
+                           base_override=None, network=None, env=env, extra_build_args=(), uv_cache=tmp / "uv")
+    outcome = build_one(docker_client, find_build_client(), spec, request, echo=lambda *a, **k: None)
+    assert outcome.ok, outcome.error
+    yield spec.image
+    if image_exists(docker_client, spec.image):
+        docker_client.images.remove(spec.image, force=True)
+
+
+def test_the_signing_key_is_in_no_layer_of_the_built_image(docker_client, built_image, keys, tmp_path):
+    archive = tmp_path / "image.tar"
+    with open(archive, "wb") as out:
+        for chunk in docker_client.images.get(built_image).save(named=True):
+            out.write(chunk)
+    needles = []
+    for pair in keys.values():
+        body = "".join(line for line in (pair / signing.KEY_NAME).read_text().splitlines() if "-----" not in line)
+        needles += [body[:40].encode(), body[-40:].encode()]
+    scanned = 0
+    with tarfile.open(archive) as outer:
+        for member in outer.getmembers():
+            if not member.isfile():
+                continue
+            data = outer.extractfile(member).read()     # type: ignore[union-attr]
+            scanned += 1
+            assert not any(n in data for n in needles), f"private key material in {member.name}"
+    assert scanned > 3
+    archive.unlink()
+
+
+def _pip(docker_client, image: str, *command: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """`pip ...` as root in a fresh container on the host's network (containers have loopback only here), with
+    the proxy's CA when there is one."""
+    ca = "/etc/ssl/certs/ca-certificates.crt"
+    argv = ["docker", "run", "--rm", "--network", "host", "--user", "0"]
+    if Path(ca).is_file():
+        argv += ["-v", f"{ca}:/tmp/ca.crt:ro", "-e", "PIP_CERT=/tmp/ca.crt"]
+    for key, value in (env or {}).items():
+        argv += ["-e", f"{key}={value}"]
+    proc = subprocess.run([*argv, image, *command], capture_output=True, text=True, timeout=600, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_pip_cannot_replace_torch_by_accident_but_installs_other_packages(docker_client, built_image):
+    rc, out = _pip(docker_client, built_image, "cat", "/etc/pip/constraint.txt")
+    assert rc == 0 and "torch==2.13.0+cpu" in out, out
+    rc, out = _pip(docker_client, built_image, "pip", "install", "torch==2.12.0")
+    assert rc != 0, out
+    assert "Cannot install torch==2.12.0" in out and "(constraint) torch==2.13.0+cpu" in out, out[-2000:]
+    rc, out = _pip(docker_client, built_image, "sh", "-c",
+                   "pip install six && python -c 'import six, torch; print(\"torch\", torch.__version__)'")
+    if rc != 0 and ("Could not find a version" in out or "NewConnectionError" in out or "ProxyError" in out):
+        pytest.skip(f"PyPI not reachable from a container here: {out[-300:]}")
+    assert rc == 0 and "torch 2.13.0+cpu" in out, out[-2000:]
+    # on purpose: an empty PIP_CONSTRAINT lifts the pin (no index here, so pip only says it found no such torch)
+    rc, out = _pip(docker_client, built_image, "pip", "install", "--dry-run", "--no-index", "torch==2.12.0",
+                   env={"PIP_CONSTRAINT": ""})
+    assert rc != 0 and "No matching distribution found for torch==2.12.0" in out and "constraint" not in out, out
+
+
+def test_report_is_cut_off_by_its_deadline_when_the_registry_stalls(keys):
+    """REPORT_TIMEOUT bounds the whole command (the unit tests drip into a single fetch)."""
+    import socket
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    port = server.getsockname()[1]
+    start = time.monotonic()
+    try:
+        proc = run_cli("report", f"127.0.0.1:{port}/team/x@sha256:{'a' * 64}", "--trust",
+                       str(keys["ours"] / signing.PUB_NAME), "--report-timeout", "3", timeout=60)
+    finally:
+        server.close()
+    assert proc.returncode == 2 and "took longer than" in proc.stderr, proc.stderr
+    assert time.monotonic() - start < 30
