@@ -16,7 +16,9 @@ BASE_IMAGE ?=## build FROM this image instead of the distro base
 REGISTRY ?=## registry prefix for bake, push, k8s-verify and slurm (e.g. ghcr.io/acme, 127.0.0.1:5000)
 INDEX_ONLY ?=## 1: make push PUTs the tag's image index over the per-arch tags <tag>-<arch> already in REGISTRY
 NODES ?= 1## nodes for k8s-verify and slurm
-GPUS ?= 1## GPUs per node for k8s-verify and slurm
+GPUS ?= 1## GPUs per node for k8s-verify and slurm (0: CPU nodes, no GPU requested)
+LAUNCHER ?= pyxis## make slurm: pyxis (enroot/pyxis), docker (srun docker run), oci (Slurm's native containers), none (a venv)
+PREFLIGHT ?=## 1: make slurm writes a job that runs only `verify --preflight` on each node
 BENCH_SIZE ?= 1g## data size of the benchmark
 EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
@@ -29,11 +31,10 @@ KEY_TYPE ?=## keygen: ecdsa (P-256, default) or ed25519
 HOST_DRIVER ?=## gate: this host's NVIDIA driver (default: nvidia-smi)
 REPORT_TIMEOUT ?=## report, gate: seconds for all registry reads together (default 120)
 DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
-DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT
-export EXTRA_BUILD_ARGS INDEX_ONLY PER BENCH_SIZE VENV
+export EXTRA_BUILD_ARGS INDEX_ONLY PER BENCH_SIZE VENV LAUNCHER PREFLIGHT
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
 # program) or is written single-quoted by $(call q,...) ('a b; c' stays one word: make ci-matrix PER='x; touch y'
@@ -45,7 +46,7 @@ BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
-        ci-matrix bake k8s-verify slurm fleet-report clean lock stage-wheels bench-build push attest report keygen gate
+        ci-matrix bake k8s-verify slurm oci-bundle fleet-report clean lock stage-wheels bench-build push attest report keygen gate
 
 help: ## list the targets and the variables with their defaults
 	@echo "targets:"
@@ -109,8 +110,11 @@ bake: setup ## write $(BUILD_DIR)/docker-bake.json (one target per image) for do
 k8s-verify: setup ## write Kubernetes manifests verifying IMAGE on NODES x GPUS ($(BUILD_DIR)/k8s/)
 	$(CLI) k8s-verify
 
-slurm: setup ## write a Slurm batch script verifying IMAGE with enroot/pyxis ($(BUILD_DIR)/slurm/)
+slurm: setup ## write a Slurm batch script verifying IMAGE on NODES x GPUS through LAUNCHER ($(BUILD_DIR)/slurm/)
 	$(CLI) slurm
+
+oci-bundle: setup engine ## the runc bundle of IMAGE for make slurm LAUNCHER=oci ($(BUILD_DIR)/slurm/<tag>.bundle)
+	$(CLI) oci-bundle
 
 fleet-report: setup ## one table and DIR/fleet.json over every node's verify report in DIR=<job output>
 	$(CLI) fleet-report

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .build.buildkit import BuildRequest
     from .plan.spec import ImageSpec
     from .publish.registry import Credentials
+    from .publish.slurm import Job
 
 OCI_INDEX_TYPE = "application/vnd.oci.image.index.v1+json"
 
@@ -265,15 +266,40 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _slurm_job(settings: Settings, spec: ImageSpec) -> Job:
+    from .publish.slurm import Job
+    venv = Path(settings.child_env.get("VENV") or ".venv")
+    venv = venv if venv.is_absolute() else settings.root / venv
+    return Job(spec, _registry_image(settings, spec.image), settings.nodes, settings.gpus, settings.launcher,
+               platform=_node_platform(settings, spec), preflight=settings.preflight,
+               verify_args=settings.verify_args, python=str(venv / "bin" / "python"), checkout=str(settings.root),
+               bundle=str((settings.slurm_dir / f"{spec.tag}.bundle").absolute()))
+
+
 def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
     from .fsutil import atomic_write
-    from .publish.cluster import job_name, slurm_script
+    from .publish.slurm import slurm_script
     specs = _selected(settings)
     for spec in specs:
-        path = settings.slurm_dir / f"{job_name(spec.tag, settings.nodes)}.sbatch"
-        atomic_write(path, slurm_script(spec, _registry_image(settings, spec.image), settings.nodes, settings.gpus,
-                                        platform=_node_platform(settings, spec)))
-        out(f"wrote {_shown(settings, path)}\n  sbatch {_shown(settings, path)}")
+        job = _slurm_job(settings, spec)
+        path = settings.slurm_dir / f"{job.name}.sbatch"
+        atomic_write(path, slurm_script(job))
+        out(f"wrote {_shown(settings, path)} (launcher {job.launcher})")
+        if job.launcher == "oci" and not Path(job.bundle, "config.json").is_file():
+            out(f"  first: make oci-bundle IMAGE={spec.tag}   # the runc bundle the job runs, {_shown(settings, Path(job.bundle))}")
+        out(f"  sbatch {shlex.quote(_shown(settings, path))}")
+    return 0
+
+
+def cmd_oci_bundle(settings: Settings, args: argparse.Namespace) -> int:
+    from .build.engine import connect
+    from .publish.slurm import make_bundle
+    specs = _selected(settings)
+    client = connect(settings.child_env)
+    for spec in specs:
+        folder = make_bundle(client, spec.image, (settings.slurm_dir / f"{spec.tag}.bundle").absolute(), echo=out)
+        out(f"wrote {_shown(settings, folder)} (rootfs, config.json, reports/); the job: make slurm LAUNCHER=oci "
+            f"IMAGE={spec.tag}")
     return 0
 
 
@@ -529,7 +555,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("ci-matrix", "print the rendered images as JSON for a CI strategy.matrix", cmd_ci_matrix, (), _per_flag),
     Command("bake", "write build/docker-bake.json (one target per image)", cmd_bake, ("REGISTRY",), _output_flag),
     Command("k8s-verify", "write Kubernetes Job/Indexed Job manifests that verify IMAGE on NODES x GPUS", cmd_k8s, SCALE),
-    Command("slurm", "write a Slurm batch script (enroot/pyxis) that verifies IMAGE on NODES x GPUS", cmd_slurm, SCALE),
+    Command("slurm", "write a Slurm batch script that verifies IMAGE on NODES x GPUS through LAUNCHER (pyxis, docker, "
+            "oci, none)", cmd_slurm, (*SCALE, "LAUNCHER", "PREFLIGHT", "VERIFY_ARGS")),
+    Command("oci-bundle", "make the runc bundle of IMAGE for make slurm LAUNCHER=oci (docker export + runc spec)",
+            cmd_oci_bundle, ("IMAGE",)),
     Command("fleet-report", "one table and DIR/fleet.json over every node's verify report under DIR: verdicts, "
             "codes, figures against their model's fleet median, nodes to drain, time to first step", cmd_fleet_report,
             ("DIR",)),

@@ -33,7 +33,7 @@ REGISTRY = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?(:[0-9]+)?(/[a-z
 # Knobs with a non-empty default: an empty value was given on purpose, and is an error rather than the default.
 EMPTY_IS_ERROR = frozenset({"SHM_SIZE", "VERIFY_TIMEOUT", "NODES", "GPUS", "BENCH_RUNS", "BENCH_ROUNDS"})
 # Knobs that are switches: their flag takes no value.
-SWITCHES = frozenset({"KEEP_GOING", "FORCE", "INDEX_ONLY", "REGISTRY_INSECURE"})
+SWITCHES = frozenset({"KEEP_GOING", "FORCE", "INDEX_ONLY", "REGISTRY_INSECURE", "PREFLIGHT"})
 BUILD_ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 TRUE, FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})   # the closed set
 CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
@@ -61,6 +61,9 @@ KNOBS: dict[str, tuple[str, str]] = {
     "INDEX_ONLY": ("--index-only", "push: push nothing from the engine; PUT the tag's image index over the per-arch "
                                    "tags <tag>-<arch> already in REGISTRY (CI's merge job) (1/0)"),
     "REGISTRY_INSECURE": ("--registry-insecure", "talk plain HTTP to REGISTRY (a local test registry) (1/0)"),
+    "LAUNCHER": ("--launcher", "how make slurm starts the image on each node: pyxis (enroot/pyxis, default), docker "
+                               "(srun docker run), oci (Slurm's native containers, runc) or none (a venv on the hosts)"),
+    "PREFLIGHT": ("--preflight", "slurm: a job that runs only `verify --preflight` on each node (1/0)"),
     "DIR": ("--dir", "the folder a job wrote its verify reports into (searched recursively)"),
     "SIGNING_KEY": ("--signing-key", "attest: the private key (PEM, ECDSA P-256 or Ed25519, mode 0600) that signs "
                                      "(default ~/.config/torchimages/signing-key.pem, as make keygen writes it)"),
@@ -250,6 +253,8 @@ class Settings:
     registry_user: str | None = None
     registry_password: str | None = field(default=None, repr=False)
     registry_insecure: bool = False
+    launcher: str = "pyxis"
+    preflight: bool = False
     fleet_dir: Path | None = None
     signing_key: Path | None = None
     trust: tuple[Path, ...] = ()
@@ -385,6 +390,11 @@ def _parse_knob(knob: str, value: str) -> dict[str, object]:
         return {"index_only": parse_bool(value, knob)}
     if knob == "REGISTRY_INSECURE":
         return {"registry_insecure": parse_bool(value, knob)}
+    if knob == "LAUNCHER":
+        from .publish.slurm import parse_launcher
+        return {"launcher": parse_launcher(value, knob)}
+    if knob == "PREFLIGHT":
+        return {"preflight": parse_bool(value, knob)}
     if knob == "DIR":
         return {"fleet_dir": parse_dir(value, knob)}
     if knob == "SIGNING_KEY":

@@ -76,6 +76,20 @@ def docker_client():
         pytest.skip(f"no Docker Engine reachable ({exc}); CI starts one (.ci/run)")
 
 
+@pytest.fixture(scope="module")
+def slurm_cluster():
+    """A real Slurm with two nodes (n1, n2) on this host (tests/slurm.py), for one test module. Where it cannot be had
+    (not root, no apt-get) the test skips with the reason; under REQUIRE_DOCKER=1 (CI, a root Debian machine) it fails."""
+    from tests import slurm
+    try:
+        with slurm.cluster(nodes=2) as cluster:
+            yield cluster
+    except slurm.Unavailable as exc:
+        if os.environ.get("REQUIRE_DOCKER") == "1":
+            pytest.fail(f"REQUIRE_DOCKER=1 (CI) but no Slurm: {exc}")
+        pytest.skip(str(exc))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test gets a tier: integration/ → docker; a module's own marks; else unit (host when it runs the CLI)."""
     for item in items:

@@ -351,10 +351,12 @@ def test_report_environment_line_names_machine_and_emulation():
 
 
 def test_k8s_and_slurm_select_the_node_architecture(by_tag):
+    import shlex
     import subprocess
 
     from scripts.publish.bake import bake_file, target_name
-    from scripts.publish.cluster import k8s_manifests, slurm_script
+    from scripts.publish.cluster import k8s_manifests
+    from scripts.publish.slurm import Job, slurm_script
     from tests.test_scaleout import _as_model
     specs = by_tag
     spec = specs[MULTI]
@@ -367,10 +369,12 @@ def test_k8s_and_slurm_select_the_node_architecture(by_tag):
     assert term.node_selector_terms[0].match_expressions[0].values == ["amd64", "arm64"]
     cpu = k8s_manifests(specs["2.13.0-cpu-debian12"], "x", 1, 1)[-1]
     assert cpu["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.io/arch": "amd64"}
-    text = slurm_script(spec, spec.image, 2, 4, platform="linux/arm64")
+    text = slurm_script(Job(spec, spec.image, 2, 4, platform="linux/arm64"))
     assert 'case "$(uname -m)" in aarch64) ;;' in text
     assert subprocess.run(["bash", "-n"], input=text, text=True, check=False).returncode == 0
-    guard = text.splitlines()[text.splitlines().index("set -euo pipefail") + 1]
+    # the guard is the first step, on every node (srun ... bash -c '<guard>')
+    step = next(line for line in text.splitlines() if line.startswith("srun ") and "uname -m" in line)
+    guard = shlex.split(step)[shlex.split(step).index("-c") + 1]
     for machine, code in (("aarch64", 0), ("x86_64", 1)):
         probe = f'uname() {{ echo {machine}; }}; hostname() {{ echo n1; }}; {guard}'
         assert subprocess.run(["bash", "-c", probe], capture_output=True, check=False).returncode == code

@@ -15,7 +15,8 @@ from scripts.errors import UserError
 from scripts.plan.spec import ImageSpec
 from scripts.publish.bake import bake_file, target_name
 from scripts.publish.ci_matrix import ci_matrix
-from scripts.publish.cluster import k8s_manifests, slurm_script
+from scripts.publish.cluster import k8s_manifests
+from scripts.publish.slurm import Job, slurm_script
 from tests.conftest import ROOT, run_cli
 
 WORKFLOW = ROOT / ".github" / "workflows" / "images.yml"
@@ -176,10 +177,11 @@ def test_make_k8s_verify_writes_loadable_yaml(tmp_path, rendered, scratch_env):
 
 def test_slurm_script_runs_the_same_torchrun_through_pyxis(SPECS):
     spec = SPECS[0]
-    text = slurm_script(spec, spec.image, 4, 8)
-    assert "#SBATCH --nodes=4" in text and "#SBATCH --gpus-per-node=8" in text
-    assert f"srun --container-image={spec.image}" in text
-    assert "torchrun --nnodes=4 --nproc-per-node=8 --rdzv-backend=c10d --rdzv-endpoint=$RDZV_ENDPOINT" in text
+    text = slurm_script(Job(spec, spec.image, 4, 8))
+    assert "#SBATCH --nodes=4" in text and "#SBATCH --gres=gpu:8" in text
+    assert f"export TORCHIMAGES_IMAGE=${{TORCHIMAGES_IMAGE:-{spec.image}}}" in text
+    assert '--container-image="$TORCHIMAGES_IMAGE"' in text
+    assert 'torchrun --nnodes=4 --nproc-per-node=8 --rdzv-backend=c10d --rdzv-endpoint="$RDZV_ENDPOINT"' in text
     assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0
 
 
