@@ -140,6 +140,9 @@ def node_script(job: Job) -> str:
         return "\n".join(lines)
     torchrun = (f'{_torchrun(job)} --nnodes={job.nodes} --nproc-per-node={job.procs} --rdzv-backend=c10d '
                 f'--rdzv-endpoint="$RDZV_ENDPOINT" --rdzv-id="$SLURM_JOB_ID" --rdzv-conf="$rdzv_conf" '
+                # each node by its own name: c10d tells nodes apart by (address, pid), and containers on host
+                # networking share the engine host's name while their PIDs often coincide (one node seen twice)
+                f'--local-addr="$node" '
                 f'-m verify --checks nccl --expect-gpus {job.gpus} --json "$out/nccl.json"')
     lines += [
         # the first node hosts the rendezvous store: said outright, as torchrun's own guess compares the endpoint

@@ -6,6 +6,7 @@ TORCHIMAGES_SLURM_TEST_IMAGE names another image to run (e.g. one with this chec
 CPU image, built here through the project's commands when absent (and kept)."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -73,6 +74,16 @@ def test_docker_launcher_on_two_nodes_and_on_one(slurm_cluster, cpu_image, docke
     # written as the caller (--user), not as the image's user
     report = next((tmp_path / "2n").glob("reports-*/node-n1.json"))
     assert report.stat().st_uid == os.getuid()
+    # the fleet report over the 2-node job's output: both nodes' reports and the collective's, nothing to drain
+    folder = report.parent
+    proc = run_cli("fleet-report", env={"DIR": str(folder)}, timeout=300)
+    fleet = json.loads((folder / "fleet.json").read_text())
+    passing = {n["report"].rsplit("/", 1)[-1]: n["passing"] for n in fleet["nodes"]}
+    assert set(passing) == {"node-n1.json", "node-n2.json", "nccl.json"} and fleet["drain"] == []
+    assert passing["node-n1.json"] and passing["node-n2.json"]
+    # gloo on CPUs is a skip, never a pass: the fleet report says so and exits 1, with nothing to drain
+    assert not passing["nccl.json"] and proc.returncode == 1, proc.stdout + proc.stderr
+    assert "time to first step" in proc.stdout and "n2" in proc.stdout
 
 
 def test_a_cancelled_docker_job_stops_its_container_and_its_report_is_not_pass(slurm_cluster, cpu_image, docker_client,
