@@ -143,7 +143,7 @@ def _reads(dev: dict[str, Any], key: str, under_load: list[Any]) -> list[Any]:
     return [r for r in reads if r is not None]
 
 
-def _confirmed(bad: int, total: int, corroborated: bool) -> Status:
+def _confirmed(bad: int, corroborated: bool) -> Status:
     return FAIL if bad >= 2 or corroborated else WARN
 
 
@@ -164,7 +164,7 @@ def throttle(dev: dict[str, Any], load_masks: list[Any], found: Findings, corrob
            and dev["temperature_c"] >= dev["temperature_slowdown_c"])
     if bad:
         names = sorted({n for h in bad for n in h})
-        status = _confirmed(len(bad), len(reads), corroborated or bool(hot) or clocked_down(dev))
+        status = _confirmed(len(bad), corroborated or bool(hot) or clocked_down(dev))
         seen = f"in {len(bad)} of {len(reads)} read(s)"
         why = "" if status == FAIL else ": one transient read, not confirmed by a re-read, the clock or a low figure"
         found.add(status, "THROTTLED", f"{where(dev)}: clocks throttled by {', '.join(names)} {seen}{why}",
@@ -206,7 +206,7 @@ def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool =
         all_down = all(len(d) == len(r) for d, r in zip(down_reads, reads, strict=False) if d)
         what = f"all {len(reads[0])} NVLink links inactive" if all_down else \
             f"NVLink link(s) {', '.join(map(str, links))} inactive of {len(reads[0])}"
-        status = _confirmed(len(bad), len(reads), all_down and expected)   # a transient never takes every link
+        status = _confirmed(len(bad), all_down and expected)   # a transient never takes every link
         seen = f" in {len(bad)} of {len(reads)} read(s)"
         why = "" if status == FAIL else ": one read, not confirmed by a re-read (links retrain after a reset)"
         found.add(status, "NVLINK_DOWN", f"{where(dev)}: {what}{seen}{why}",

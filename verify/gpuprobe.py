@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .gpuidentity import mig_profile
 from .options import Options
 
 NVLINK_MAX_LINKS = 18
@@ -43,7 +44,7 @@ def _reasons_fn(nvml: Any) -> Any:
     return getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
 
 
-def _links(nvml: Any, h: Any) -> list[bool]:
+def links(nvml: Any, h: Any) -> list[bool]:
     links: list[bool] = []
     for link in range(NVLINK_MAX_LINKS):
         try:
@@ -67,12 +68,13 @@ def _nvlink_counters(nvml: Any, h: Any, links: int) -> dict[str, int] | None:
     return out
 
 
-def _nvswitch(nvml: Any, h: Any, links: int) -> bool | None:
+def nvswitch(nvml: Any, h: Any, count: int) -> bool | None:
+    """Whether the device's NVLinks end in NVSwitches (NVLS needs them); None when NVML cannot say."""
     fn = getattr(nvml, "nvmlDeviceGetNvLinkRemoteDeviceType", None)
-    if not links or fn is None:
+    if not count or fn is None:
         return None
     try:
-        return any(int(fn(h, k)) == getattr(nvml, "NVML_NVLINK_DEVICE_TYPE_SWITCH", 2) for k in range(links))
+        return any(int(fn(h, k)) == getattr(nvml, "NVML_NVLINK_DEVICE_TYPE_SWITCH", 2) for k in range(count))
     except Exception:  # noqa: BLE001
         return None
 
@@ -100,9 +102,7 @@ def _mig_devices(nvml: Any, h: Any) -> list[dict[str, Any]]:
             m = nvml.nvmlDeviceGetMigDeviceHandleByIndex(h, k)
         except Exception:  # noqa: BLE001 - NotFound: no slice at this position
             continue
-        name = str(_text(nvml.nvmlDeviceGetName(m)))
-        from .gpuidentity import mig_profile
-        profile = mig_profile(name)
+        profile = mig_profile(str(_text(nvml.nvmlDeviceGetName(m))))
         out.append({"uuid": str(_text(nvml.nvmlDeviceGetUUID(m))),
                     "profile": f"{profile[0]}g.{profile[1]}gb" if profile else None,
                     "slices": profile[0] if profile else None, "total_slices": 7 if profile else None})
@@ -174,8 +174,8 @@ def nvml_device(nvml: Any, index: int) -> dict[str, Any]:
     field("pcie_gen_max", lambda: int(nvml.nvmlDeviceGetMaxPcieLinkGeneration(h)))
     field("pcie_width_max", lambda: int(nvml.nvmlDeviceGetMaxPcieLinkWidth(h)))
     field("pcie_gen_gpu_max", lambda: int(nvml.nvmlDeviceGetGpuMaxPcieLinkGeneration(h)))
-    dev["nvlink"] = _links(nvml, h)
-    dev["nvswitch"] = _nvswitch(nvml, h, len(dev["nvlink"]))
+    dev["nvlink"] = links(nvml, h)
+    dev["nvswitch"] = nvswitch(nvml, h, len(dev["nvlink"]))
     dev["nvlink_errors_start"] = _nvlink_counters(nvml, h, len(dev["nvlink"]))
     field("temperature_c", lambda: int(nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU)))
     field("temperature_slowdown_c", lambda: int(nvml.nvmlDeviceGetTemperatureThreshold(
@@ -197,7 +197,7 @@ def sample(nvml: Any, index: int, phase: str) -> dict[str, Any] | None:
     """One re-read of what comes and goes: clock-event reasons, NVLink state, the PCIe link."""
     try:
         h = nvml.nvmlDeviceGetHandleByIndex(index)
-        return {"phase": phase, "throttle_reasons": int(_reasons_fn(nvml)(h)), "nvlink": _links(nvml, h),
+        return {"phase": phase, "throttle_reasons": int(_reasons_fn(nvml)(h)), "nvlink": links(nvml, h),
                 "gen": int(nvml.nvmlDeviceGetCurrPcieLinkGeneration(h)),
                 "width": int(nvml.nvmlDeviceGetCurrPcieLinkWidth(h))}
     except Exception:  # noqa: BLE001 - a failed re-read adds no read

@@ -207,13 +207,14 @@ class _Node:
         self.torch_count = count if isinstance(count, int) else None
         self.matches = gpuidentity.match(facts.get("torch_map"), self.torch_count or 0, self.devices,
                                          facts.get("cuda_visible_devices"))
+        self.by_torch = {m.torch_index: m for m in self.matches}
 
     def nvml_of(self, torch_index: Any) -> dict[str, Any] | None:
-        m = next((m for m in self.matches if m.torch_index == torch_index), None)
+        m = self.by_torch.get(torch_index)
         return self.by_index.get(m.nvml_index) if m and m.nvml_index is not None else None
 
     def mig_of(self, torch_index: Any) -> str | None:
-        m = next((m for m in self.matches if m.torch_index == torch_index), None)
+        m = self.by_torch.get(torch_index)
         return m.mig_uuid if m else None
 
     def label(self, torch_index: Any) -> str:

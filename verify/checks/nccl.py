@@ -20,7 +20,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from .. import baselines
+from .. import baselines, gpuprobe
 from ..codes import Owner
 from ..figures import (
     BOOL,
@@ -239,7 +239,7 @@ def _nodes() -> int | None:
 
 
 def _nvswitch() -> bool | None:
-    """Whether GPU 0's NVLinks end in NVSwitches (NVLS needs them); None when NVML cannot say."""
+    """Whether GPU 0's NVLinks end in NVSwitches (NVLS needs them): False without links, None when NVML cannot say."""
     try:
         import pynvml as nvml
         nvml.nvmlInit()
@@ -247,13 +247,8 @@ def _nvswitch() -> bool | None:
         return None
     try:
         h = nvml.nvmlDeviceGetHandleByIndex(0)
-        kinds = []
-        for link in range(18):
-            try:
-                kinds.append(int(nvml.nvmlDeviceGetNvLinkRemoteDeviceType(h, link)))
-            except Exception:  # noqa: BLE001 - no such link
-                break
-        return (getattr(nvml, "NVML_NVLINK_DEVICE_TYPE_SWITCH", 2) in kinds) if kinds else False
+        found = gpuprobe.links(nvml, h)
+        return gpuprobe.nvswitch(nvml, h, len(found)) if found else False
     except Exception:  # noqa: BLE001
         return None
     finally:
