@@ -4,12 +4,23 @@ Nothing is loaded at import time, and nothing is written into the checkout: ever
 BUILD_DIR and REPORTS_DIR under its tmp_path (IMAGES_DIR too, where it renders)."""
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Every property test (tests/test_*properties.py) runs under one profile: HYPOTHESIS_PROFILE=thorough for thousands.
+settings.register_profile("default", max_examples=60, deadline=None, database=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=2000, deadline=None, database=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -101,3 +112,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.host)
         else:
             item.add_marker(pytest.mark.unit)
+
+
+def load_launcher(name: str) -> ModuleType:
+    """An access launcher of rootfs/access (a Python script without .py) as a module, to call its parsers."""
+    path = ROOT / "rootfs" / "access" / "usr" / "local" / "bin" / name
+    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"), str(path))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module

@@ -32,19 +32,10 @@ from scripts.publish.registry import Registry, parse_ref
 from scripts.publish.report import Attestation, Summary, check_verify_report, clean, format_report, host_facts
 from scripts.run_verify import report_schemas
 from tests.conftest import ROOT
+from tests.verify_handmade import make_report
 
 DIGEST = "sha256:" + "ab" * 32
 OTHER = "sha256:" + "cd" * 32
-
-
-def make_report(status: str = "pass", checks: list[dict] | None = None, **extra) -> dict:
-    check = {"name": "gpu", "status": "pass", "summary": "1 GPU(s) (NVIDIA H100 80GB HBM3)", "details": [],
-             "metrics": {}, "remedy": None, "code": None, "owner": None, "duration_s": 1.0,
-             "data": {"driver": "580.65.06", "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3"}]}}
-    return {"schema_version": 2, "tool": {"name": "verify", "version": "1"}, "created": "2026-01-01T00:00:00Z",
-            "status": status, "environment": {"driver": "580.65.06", "torch": "2.15.0", "cuda": "13.2",
-                                              "hostname": "c0ffee"},
-            "options": {}, "checks": checks if checks is not None else [check], **extra}
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.machinery
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -33,7 +31,7 @@ from scripts.cli import main
 from scripts.errors import UserError, one_line
 from scripts.render import LOCK_NAME, load_rendered, render_dockerfile
 from scripts.settings import SHM_MAX, SHM_MIN, Settings, engine_bytes, parse_count, parse_seconds, parse_size
-from tests.conftest import ROOT, assert_clean_failure, run_cli
+from tests.conftest import ROOT, assert_clean_failure, load_launcher, run_cli
 
 BIN = ROOT / "rootfs" / "access" / "usr" / "local" / "bin"
 SHIPPED = {s.tag: s for s in load_rendered(ROOT / "images")}
@@ -283,12 +281,7 @@ def test_the_dataloader_check_sweeps_small_under_emulation(monkeypatch):
 # ---- the access launchers (item 6 of the issue), run directly ----
 
 def _jupyter_start() -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("jupyter_start", str(BIN / "jupyter-start"))
-    spec = importlib.util.spec_from_loader("jupyter_start", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_launcher("jupyter-start")
 
 
 def _fails(capsys, call, *needles: str) -> None:

@@ -29,8 +29,7 @@ from scripts.settings import (
     parse_seconds,
     parse_size,
 )
-from tests import test_properties  # noqa: F401 - registers and loads the hypothesis profiles
-from tests.conftest import ROOT
+from tests.conftest import ROOT, load_launcher
 
 NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
@@ -184,31 +183,26 @@ def test_any_inserted_line_is_caught_or_harmless(position, junk):
 
 # ---- the access launchers' numbers ----
 
-def _launcher():
-    from tests.test_bad_inputs_host import _jupyter_start
-    return _jupyter_start()
+JS = load_launcher("jupyter-start")
 
 
-JS = _launcher()
+def _refused_or(parse, text: str, variable: str):
+    """The parsed value, or None when the launcher refused it with exit 2 and one line."""
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        try:
+            return parse(text, variable)
+        except SystemExit as exc:
+            assert exc.code == 2 and err.getvalue().count("\n") == 1
+            return None
 
 
 @given(NUMBERS)
 def test_the_jupyter_port_is_refused_or_a_port(text):
-    with contextlib.redirect_stderr(io.StringIO()) as err:
-        try:
-            port = JS.port_of(text, "JUPYTER_PORT")
-        except SystemExit as exc:
-            assert exc.code == 2 and err.getvalue().count("\n") == 1
-            return
-    assert 0 < port < 65536 and port == int(text)
+    port = _refused_or(JS.port_of, text, "JUPYTER_PORT")
+    assert port is None or (0 < port < 65536 and port == int(text))
 
 
 @given(NUMBERS)
 def test_the_jupyter_start_timeout_is_refused_or_finite_and_bounded(text):
-    with contextlib.redirect_stderr(io.StringIO()) as err:
-        try:
-            seconds = JS.seconds_of(text, "JUPYTER_START_TIMEOUT")
-        except SystemExit as exc:
-            assert exc.code == 2 and err.getvalue().count("\n") == 1
-            return
-    assert math.isfinite(seconds) and 1 <= seconds <= 3600
+    seconds = _refused_or(JS.seconds_of, text, "JUPYTER_START_TIMEOUT")
+    assert seconds is None or (math.isfinite(seconds) and 1 <= seconds <= 3600)

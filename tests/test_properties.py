@@ -11,17 +11,11 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from scripts.cli import main
 from tests.conftest import TEST_COMPAT, TEST_MATRIX
-
-settings.register_profile("default", max_examples=60, deadline=None, database=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-settings.register_profile("thorough", max_examples=2000, deadline=None, database=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=8),
                    st.sampled_from(["2.10", "../x", "debain12", "cpu", "pypi", "{distro}", "13.2", "", "a b", "é"]))

@@ -118,6 +118,17 @@ def unknown_model_slow_peer(slow: float = 0.5) -> dict[str, Any]:
     return facts
 
 
+def make_report(status: str = "pass", checks: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
+    """A hand-made verify report (schema 2) of one H100 node: what signed attestations carry."""
+    check = {"name": "gpu", "status": "pass", "summary": "1 GPU(s) (NVIDIA H100 80GB HBM3)", "details": [],
+             "metrics": {}, "remedy": None, "code": None, "owner": None, "duration_s": 1.0,
+             "data": {"driver": "580.65.06", "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3"}]}}
+    return {"schema_version": 2, "tool": {"name": "verify", "version": "1"}, "created": "2026-01-01T00:00:00Z",
+            "status": status, "environment": {"driver": "580.65.06", "torch": "2.15.0", "cuda": "13.2",
+                                              "hostname": "c0ffee"},
+            "options": {}, "checks": checks if checks is not None else [check], **extra}
+
+
 CASES = {"h100-8gpu-handmade": gpu_facts, "lost-gpu-among-healthy-handmade": lost_among_healthy,
          "cuda-visible-devices-uuid-handmade": visible_by_uuid, "mig-slice-handmade": mig_slice,
          "unknown-model-slow-peer-handmade": unknown_model_slow_peer}

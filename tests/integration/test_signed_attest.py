@@ -31,7 +31,7 @@ from scripts.publish.attest import (
 from scripts.publish.gate import DRIVER_LABEL
 from scripts.publish.registry import OCI_MANIFEST, Registry, sha256
 from tests.conftest import ROOT, run_cli
-from tests.test_attest_signed import make_report
+from tests.verify_handmade import make_report
 
 REPO = f"team/torchimages-signed-{os.getpid()}"
 SBOM = {"bomFormat": "CycloneDX", "specVersion": "1.5", "components": [{"purl": "pkg:pypi/torch@2.15.0"}]}
