@@ -21,7 +21,7 @@ from .errors import MatrixError, UserError, one_line
 from .settings import KNOBS, SWITCHES, Settings
 
 if TYPE_CHECKING:
-    from .build.buildkit import BuildRequest
+    from .builder.buildkit import BuildRequest
     from .plan.spec import ImageSpec
     from .publish.registry import Credentials
     from .publish.slurm import Job
@@ -48,7 +48,7 @@ def cmd_render(settings: Settings, args: argparse.Namespace) -> int:
     specs = load_matrix(settings.matrix, load_compat(settings.compat))
     files = rendered_files(specs, settings.templates)
     if args.check:
-        from .build.lock import check_locks
+        from .builder.lock import check_locks
         changed = drift(files, settings.images)
         stale = check_locks(specs, settings.images, err)     # a missing or stale requirements.lock fails too
         if changed or stale:
@@ -107,9 +107,9 @@ def _one_platform(settings: Settings, command: str) -> str | None:
 
 
 def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
-    from .build.base import make_bases
-    from .build.base_platform import base_pairs, make_platform_bases, split_by_route
-    from .build.engine import connect, find_build_client
+    from .builder.base import make_bases
+    from .builder.base_platform import base_pairs, make_platform_bases, split_by_route
+    from .builder.engine import connect, find_build_client
     from .plan.platforms import host_platform
     from .render import load_rendered
     from .tables import base_rows
@@ -138,9 +138,9 @@ def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
-    from .build.base_platform import build_platform
-    from .build.buildkit import build_all
-    from .build.engine import connect, find_build_client
+    from .builder.base_platform import build_platform
+    from .builder.buildkit import build_all
+    from .builder.engine import connect, find_build_client
     from .tables import build_failure, build_table
     specs = _selected(settings)
     platform = build_platform(specs, settings.platform)
@@ -165,7 +165,7 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _build_request(settings: Settings, platform: str | None = None) -> BuildRequest:
-    from .build.buildkit import BuildRequest
+    from .builder.buildkit import BuildRequest
     return BuildRequest(images_dir=settings.images, logs=settings.logs, wheels_stage=settings.wheels_stage,
                         root=settings.root, ca=settings.ca_cert, folders=settings.wheels,
                         base_override=settings.base_image, network=settings.build_network, env=settings.child_env,
@@ -173,7 +173,7 @@ def _build_request(settings: Settings, platform: str | None = None) -> BuildRequ
 
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
-    from .build.engine import connect
+    from .builder.engine import connect
     from .fsutil import check_writable
     from .plan.platforms import select_platforms
     from .run_verify import echo_to_stdout, verify_all
@@ -199,7 +199,7 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
 
 def _verify_foreign(settings: Settings, matrix_error: UserError) -> int:
     """Verify any local image with this checkout's verify/ mounted; the matrix's error when no such image exists."""
-    from .build.engine import connect
+    from .builder.engine import connect
     from .fsutil import check_writable
     from .run_verify import echo_to_stdout, foreign_image_ref, verify_foreign_image
     from .tables import verify_summary
@@ -292,7 +292,7 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_oci_bundle(settings: Settings, args: argparse.Namespace) -> int:
-    from .build.engine import connect
+    from .builder.engine import connect
     from .publish.slurm import make_bundle
     specs = _selected(settings)
     client = connect(settings.child_env)
@@ -316,7 +316,7 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
 # ---- the release path: locks, staged wheels, the cold-build benchmark, push, attest, report ----
 
 def cmd_lock(settings: Settings, args: argparse.Namespace) -> int:
-    from .build.lock import lock_folders, refresh
+    from .builder.lock import lock_folders, refresh
     from .render import load_rendered, select
     specs = select(load_rendered(settings.images), settings.image or "all")
     folders = lock_folders(settings.wheels)
@@ -329,8 +329,8 @@ def cmd_lock(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_stage_wheels(settings: Settings, args: argparse.Namespace) -> int:
-    from .build.lock import stage_for_build
-    from .build.wheels import stage_wheels
+    from .builder.lock import stage_for_build
+    from .builder.wheels import stage_wheels
     from .plan.platforms import select_platforms
     specs = _selected(settings)
     if len(specs) != 1:
@@ -346,8 +346,8 @@ def cmd_stage_wheels(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_bench_build(settings: Settings, args: argparse.Namespace) -> int:
-    from .build.bench import run_bench
-    from .build.engine import connect, find_build_client
+    from .builder.bench import run_bench
+    from .builder.engine import connect, find_build_client
     specs = _selected(settings)
     if len(specs) != 1:
         raise UserError("bench-build compares one image: IMAGE=<tag>")
@@ -363,7 +363,7 @@ def _creds(settings: Settings) -> Credentials:
 
 
 def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
-    from .build.engine import connect
+    from .builder.engine import connect
     from .publish.push import push_images
     if not settings.registry:
         raise UserError("no registry given: make push REGISTRY=host:port (e.g. REGISTRY=127.0.0.1:5000)")
@@ -404,7 +404,7 @@ def _signer(settings: Settings) -> object:
 
 
 def cmd_attest(settings: Settings, args: argparse.Namespace) -> int:
-    from .build.engine import connect
+    from .builder.engine import connect
     from .publish.attest import attest_from_reports
     specs = _selected(settings)
     signer = _signer(settings)          # before anything is pushed: a missing or bad key attaches nothing

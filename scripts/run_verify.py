@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ROOT
-from .build.engine import image_exists
+from .builder.engine import image_exists
 from .errors import UserError
 from .fsutil import atomic_write
 from .plan.spec import ImageSpec
@@ -172,7 +172,7 @@ def verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float,
     from docker.errors import DockerException
     from requests.exceptions import RequestException
 
-    from .build.base_platform import platform_run_options
+    from .builder.base_platform import platform_run_options
     try:
         image, name, more = platform_run_options(client, spec, platform)
         clear_reports(reports, name)

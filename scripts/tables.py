@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import ROOT
-from .build.buildkit import BuildOutcome
+from .builder.buildkit import BuildOutcome
 from .plan.spec import ImageSpec
 from .run_verify import VerifyOutcome
 

@@ -137,7 +137,7 @@ def test_the_rendered_dockerfile_keeps_secrets_out_and_the_shell_as_default(by_t
     ssh_run = next(block for block in text.split("\nRUN ") if "install -y --no-install-recommends openssh-server" in block)
     assert "rm -rf /var/lib/apt/lists/* /etc/ssh/ssh_host_*" in ssh_run
     # jupyterlab is a locked pin like torch: installed with hashes by the builder, never by a pip line of its own
-    from scripts.build.lock import requirements
+    from scripts.builder.lock import requirements
     assert "jupyterlab==4.6.6" in requirements(spec) and "jupyterlab==" not in text
     image_stage = text.split(" AS image\n")[1]
     lines = image_stage.splitlines()
@@ -181,7 +181,7 @@ def test_one_access_kind_alone_renders_only_its_parts_and_lints_clean(kinds, tmp
                                tag=make_tag(base.torch, None, None, base.flavor, base.distro, kinds))
     text = render_dockerfile(spec)
     assert ("openssh-server" in text) == ("ssh" in kinds) and ("sshd-start" in text) == ("ssh" in kinds)
-    from scripts.build.lock import requirements
+    from scripts.builder.lock import requirements
     assert any(r.startswith("jupyterlab==") for r in requirements(spec)) == ("jupyter" in kinds)
     assert ("jupyter-start" in text) == ("jupyter" in kinds)
     assert ("EXPOSE 8888" in text) == ("jupyter" in kinds) and ("EXPOSE 2222" in text) == ("ssh" in kinds)

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from scripts.build.lock import (
+from scripts.builder.lock import (
     DIGEST_LINE,
     LockIssue,
     check_locks,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from scripts.build.lock import LockIssue, lock_content_problem, lock_lines, lock_path, requirements
+from scripts.builder.lock import LockIssue, lock_content_problem, lock_lines, lock_path, requirements
 from scripts.errors import UserError
 from scripts.render import load_rendered
 from scripts.settings import (

@@ -1,8 +1,8 @@
 """`make bench-build`'s pure parts: the plain Dockerfile it compares against, and the alternating build order."""
 from __future__ import annotations
 
-from scripts.build.bench import plain_dockerfile, round_order
-from scripts.build.lock import requirements
+from scripts.builder.bench import plain_dockerfile, round_order
+from scripts.builder.lock import requirements
 from scripts.plan.spec import ImageSpec
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from scripts.build.buildkit import BuildOutcome, BuildRequest, build_all
-from scripts.build.wheels import stage_wheels
+from scripts.builder.buildkit import BuildOutcome, BuildRequest, build_all
+from scripts.builder.wheels import stage_wheels
 from scripts.settings import Settings
 from tests.conftest import assert_clean_failure, run_cli
 
@@ -25,7 +25,7 @@ def test_keep_going_builds_the_rest_after_a_failure(monkeypatch, tmp_path, test_
     def fake_build_one(client, cli, spec, req, echo=print):
         return BuildOutcome(spec.tag, spec is not specs[0], 1.0, error="boom")
 
-    monkeypatch.setattr("scripts.build.buildkit.build_one", fake_build_one)
+    monkeypatch.setattr("scripts.builder.buildkit.build_one", fake_build_one)
     req = BuildRequest(tmp_path, tmp_path / "logs", tmp_path / "wheels", tmp_path, None, (), None, None, {})
     reported = []
     assert [o.ok for o in build_all(None, None, specs, req, keep_going=False,
@@ -62,21 +62,21 @@ def _fake_cli(tmp_path, name: str, body: str) -> str:
 
 
 def test_buildx_is_preferred_when_the_client_has_it(tmp_path, monkeypatch):
-    from scripts.build.engine import find_build_client
+    from scripts.builder.engine import find_build_client
     cli = _fake_cli(tmp_path, "docker", '[ "$1" = buildx ] && exit 0; exit 1\n')
     client = find_build_client(cli)
     assert client.kind == "buildx" and client.argv[1:] == ("buildx", "build", "--load")
 
 
 def test_a_classic_client_before_23_builds_with_buildkit_enabled(tmp_path, monkeypatch):
-    from scripts.build.engine import find_build_client
+    from scripts.builder.engine import find_build_client
     cli = _fake_cli(tmp_path, "docker", '[ "$1" = version ] && echo 20.10.24 && exit 0; exit 1\n')
     client = find_build_client(cli)
     assert client.kind == "classic+buildkit" and client.env == {"DOCKER_BUILDKIT": "1"}
 
 
 def test_a_client_that_cannot_use_buildkit_is_named_with_what_to_install(tmp_path, monkeypatch):
-    from scripts.build.engine import find_build_client
+    from scripts.builder.engine import find_build_client
     from scripts.errors import UserError
     cli = _fake_cli(tmp_path, "docker", '[ "$1" = version ] && echo 28.2.2 && exit 0; exit 1\n')
     with pytest.raises(UserError, match=r"no BuildKit-capable docker client found \(tried: .*docker 28.2.2\): install the buildx plugin"):

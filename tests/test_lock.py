@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.build.lock import (
+from scripts.builder.lock import (
     DIGEST_LINE,
     UV_VERSION,
     LockIssue,

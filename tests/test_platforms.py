@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.build.base_platform import (
+from scripts.builder.base_platform import (
     base_pairs,
     build_platform,
     debootstrap_argv,
@@ -186,7 +186,7 @@ def test_base_route_never_imports_on_an_arm64_host(by_tag):
 def test_emulated_build_stages_only_that_architectures_locked_wheels(tmp_path, by_tag):
     """Each platform has its own lock; staging for linux/arm64 takes the aarch64 (or pure) wheels whose hash is
     in requirements.arm64.lock, and the aarch64 uv wheel."""
-    from scripts.build.lock import DIGEST_LINE, input_digest, stage_for_build
+    from scripts.builder.lock import DIGEST_LINE, input_digest, stage_for_build
     spec = by_tag[MULTI]
     folder, target, images = tmp_path / "wheels", tmp_path / "stage", tmp_path / "images"
     folder.mkdir()
@@ -198,7 +198,7 @@ def test_emulated_build_stages_only_that_architectures_locked_wheels(tmp_path, b
         (folder / name).write_bytes(b"handmade " + name.encode())
     import hashlib
     digest = {n: hashlib.sha256(b"handmade " + n.encode()).hexdigest() for n in names}
-    from scripts.build.lock import requirements
+    from scripts.builder.lock import requirements
     others = [r for r in requirements(spec) if not r.startswith("torch==")]   # every pin the spec asks for is locked
     for req in others:
         name = req.replace("==", "-").replace("-", "_", req.split("==")[0].count("-")) + "-py3-none-any.whl"
@@ -220,8 +220,8 @@ def test_emulated_build_stages_only_that_architectures_locked_wheels(tmp_path, b
 
 
 def test_build_argv_per_platform(by_tag, tmp_path):
-    from scripts.build.buildkit import build_argv, build_definition
-    from scripts.build.engine import BuildClient
+    from scripts.builder.buildkit import build_argv, build_definition
+    from scripts.builder.engine import BuildClient
     spec = by_tag[MULTI]
     classic = ("/usr/bin/docker", "build")
     assert platform_argv(classic, spec, "linux/arm64", tmp_path) == [

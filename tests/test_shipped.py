@@ -89,7 +89,7 @@ def test_the_workflow_stages_the_locked_wheels_before_bake():
 
 
 def test_every_shipped_image_has_a_current_lock_with_a_hash_for_every_pin_per_platform(shipped):
-    from scripts.build.lock import lock_path, lock_problem, parse_lock, stray_locks
+    from scripts.builder.lock import lock_path, lock_problem, parse_lock, stray_locks
     images = ROOT / "images"
     for spec, platform in [(s, p) for s in shipped for p in s.platforms]:
         assert lock_problem(spec, images, platform) is None, f"{spec.tag} {platform}"
@@ -110,7 +110,7 @@ def test_the_cpu_lock_pins_the_local_wheel_by_its_own_hash(shipped):
     import hashlib
     from pathlib import Path
 
-    from scripts.build.lock import lock_path, parse_lock
+    from scripts.builder.lock import lock_path, parse_lock
     wheel = next(iter(sorted(Path("/opt/wheels").glob("torch-2.13.0+cpu-*.whl"))), None)
     if wheel is None:
         pytest.skip("no /opt/wheels torch 2.13.0+cpu on this host")

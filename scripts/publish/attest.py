@@ -150,7 +150,7 @@ def _git(*args: str) -> str:
 def provenance(inputs: Inputs, created: str) -> dict[str, Any]:
     """A SLSA v1 provenance predicate: the matrix entry, the digests of spec.json, the lock and the templates, the
     base image digest, the uv version, the git commit and the builder."""
-    from ..build.lock import UV_VERSION
+    from ..builder.lock import UV_VERSION
     from ..plan.platforms import lock_name
     spec, folder = inputs.spec, inputs.images_dir / inputs.spec.tag
     deps: list[dict[str, Any]] = []
@@ -230,7 +230,7 @@ def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, rep
     (reports/<tag>-<arch>.json, as `make verify PLATFORM=...` writes it) and local image."""
     from docker.errors import ImageNotFound
 
-    from ..build.base_platform import platform_image
+    from ..builder.base_platform import platform_image
     from ..plan.platforms import NATIVE_NAME, arch_of, select_platforms
     pushed_file = push_dir / "pushed.json"
     if not pushed_file.exists():

@@ -1,13 +1,13 @@
 """`make bake`: a bake file with one target per image, so `docker buildx bake` builds the matrix in parallel on
 any builder (local, remote, Kubernetes driver), and CI builds through it. Groups: one per flavor, and `default`.
 
-Each target is `build.buildkit.build_definition(spec)`, the definition `make build` uses too."""
+Each target is `builder.buildkit.build_definition(spec)`, the definition `make build` uses too."""
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from ..build.buildkit import build_definition
+from ..builder.buildkit import build_definition
 from ..plan.spec import ImageSpec
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..build.base_platform import platform_image
+from ..builder.base_platform import platform_image
 from ..plan.platforms import ci_platform_fields
 from ..plan.spec import ImageSpec
 from .bake import target_name

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..build.base_platform import platform_image
+from ..builder.base_platform import platform_image
 from ..errors import UserError
 from ..fsutil import atomic_write
 from ..plan.platforms import arch_of, select_platforms

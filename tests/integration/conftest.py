@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from scripts.build.engine import image_exists
+from scripts.builder.engine import image_exists
 
 REGISTRY_BIN = "/usr/bin/docker-registry"
 

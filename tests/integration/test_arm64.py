@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from scripts.build.base_platform import emulation_problem
-from scripts.build.engine import image_exists
+from scripts.builder.base_platform import emulation_problem
+from scripts.builder.engine import image_exists
 from scripts.plan.platforms import base_tag, host_platform
 from tests.conftest import ROOT, run_cli
 from tests.integration.conftest import dropped_when_built_here

@@ -148,7 +148,7 @@ def test_verify_of_an_image_not_built_yet(docker_client):
 
 def test_a_missing_base_stops_the_build_before_it_starts_and_names_make_base(docker_client):
     spec = next(s for s in load_rendered(ROOT / "images") if s.distro == "ubuntu22.04")
-    from scripts.build.engine import image_exists, registry_reachable
+    from scripts.builder.engine import image_exists, registry_reachable
     if image_exists(docker_client, spec.base_image) or registry_reachable(docker_client, spec.base_image):
         pytest.skip("the registry is reachable here, so the base would be pulled")
     proc = run_cli("build", "--image", spec.tag, timeout=300)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.build.lock import compile_lock, lock_folders, lock_path, parse_lock
+from scripts.builder.lock import compile_lock, lock_folders, lock_path, parse_lock
 from scripts.render import load_rendered
 from tests.conftest import ROOT, assert_clean_failure, run_cli
 

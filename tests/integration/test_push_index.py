@@ -13,7 +13,7 @@ import subprocess
 import pytest
 import requests
 
-from scripts.build.engine import image_exists
+from scripts.builder.engine import image_exists
 from scripts.plan.platforms import base_tag
 from scripts.plan.spec import ImageSpec
 from scripts.render import load_rendered

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from scripts.build.buildkit import BuildOutcome, BuildRequest, build_one, resolve_base
-from scripts.build.engine import find_build_client, image_exists
-from scripts.build.lock import lock_folders, parse_lock, stage_for_build, stage_locked_wheels
+from scripts.builder.buildkit import BuildOutcome, BuildRequest, build_one, resolve_base
+from scripts.builder.engine import find_build_client, image_exists
+from scripts.builder.lock import lock_folders, parse_lock, stage_for_build, stage_locked_wheels
 from scripts.plan.spec import ImageSpec
 from scripts.render import LOCK_NAME, load_rendered
 from scripts.run_verify import verify_image

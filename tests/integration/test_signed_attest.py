@@ -206,8 +206,8 @@ def _assert_key_absent(keys, folders: list[Path], text: str) -> None:
 def built_image(docker_client, tmp_path_factory, keys):
     """The default image under a test repository, built through the project's build code (BuildKit's cache makes
     it cheap); built while the signing key exists and SIGNING_KEY names it; removed after the module."""
-    from scripts.build.buildkit import BuildRequest, build_one
-    from scripts.build.engine import find_build_client, image_exists
+    from scripts.builder.buildkit import BuildRequest, build_one
+    from scripts.builder.engine import find_build_client, image_exists
     from scripts.render import load_rendered
     from scripts.settings import CA_VARIABLES, local_folders
     spec = dataclasses.replace(next(s for s in load_rendered(ROOT / "images") if s.default),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.build.engine import image_exists
+from scripts.builder.engine import image_exists
 from tests import slurm
 from tests.conftest import run_cli
 
@@ -114,7 +114,7 @@ def test_oci_launcher_refuses_without_oci_conf_then_runs_in_the_bundle(slurm_clu
     build = tmp_path / "build"
     env = {"BUILD_DIR": str(build), "IMAGE": TAG}
     if cpu_image != f"torchimages:{TAG}":       # the bundle of another image: the same commands, by hand
-        from scripts.build.engine import connect
+        from scripts.builder.engine import connect
         from scripts.publish.slurm import make_bundle
         bundle = make_bundle(connect(os.environ), cpu_image, build / "slurm" / f"{TAG}.bundle")
     else:

@@ -21,7 +21,7 @@ SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 
 @pytest.fixture(scope="module")
 def cpu_image(docker_client, tmp_path_factory) -> str:
-    from scripts.build.engine import image_exists
+    from scripts.builder.engine import image_exists
     from scripts.render import load_rendered
     spec = next(s for s in load_rendered(ROOT / "images") if s.default)
     if not image_exists(docker_client, spec.image):

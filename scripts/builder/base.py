@@ -3,7 +3,7 @@
 debootstrap --arch=amd64 --variant=minbase into a folder, then import it into the engine as
 torchimages-base/<distro>:latest. `make build` uses that tag when the registry base (debian:bookworm-slim, ...) is
 neither present nor pullable. This path is linux/amd64 on an amd64 host only: `docker import` labels the engine's
-architecture, so every other (platform, host) pair goes through build.base_platform (FROM scratch, --platform).
+architecture, so every other (platform, host) pair goes through builder.base_platform (FROM scratch, --platform).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ is another architecture. The rootfs then becomes an image whose config says that
 on this engine ignores --platform and labels everything with the engine's architecture, so the image is built
 `FROM scratch` + `ADD rootfs.tar /` with `--platform linux/<arch>` through a BuildKit client. The tag follows the
 platform, never the host (`plan.platforms.base_tag`): torchimages-base/<distro>:latest for linux/amd64,
-torchimages-base/<distro>:latest-<arch> for the others. `build.base` (debootstrap + import) only runs for
+torchimages-base/<distro>:latest-<arch> for the others. `builder.base` (debootstrap + import) only runs for
 linux/amd64 on an amd64 host; every other (platform, host) pair comes here.
 
 The per-platform pieces of `make build` and `make verify` live here too: the local image tag of a platform, the
@@ -155,7 +155,7 @@ def base_pairs(specs: list[ImageSpec], platform: str | None) -> list[tuple[Image
 
 
 def split_by_route(pairs: list[tuple[ImageSpec, str]], host: str) -> tuple[list[ImageSpec], list[tuple[ImageSpec, str]]]:
-    """(specs for `build.base` — debootstrap + import, only for linux/amd64 on an amd64 host —, pairs for
+    """(specs for `builder.base` — debootstrap + import, only for linux/amd64 on an amd64 host —, pairs for
     `make_platform_bases`). An import labels the host's architecture and an arch-less debootstrap makes the
     host's, so on an arm64 host even the linux/amd64 base goes the platform way (tagged :latest, config amd64)."""
     native = [s for s, p in pairs if p == NATIVE_NAME and host == NATIVE_NAME]
