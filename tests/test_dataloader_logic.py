@@ -1,14 +1,13 @@
 """The DataLoader advisor's pure parts on hand-made measurements: recommendation, /dev/shm need, the check's
-verdict, the table, and the dependency-free PNG."""
+verdict, the table, and the dependency-free SVG."""
 from __future__ import annotations
 
-import struct
-import zlib
+import xml.etree.ElementTree as ET
 
 from verify import dataloader as dl
 from verify.checks.dataloader import judge
 from verify.options import MiB, Options
-from verify.pngplot import Canvas, Plot, Series, render, write_atomic
+from verify.svgplot import Plot, Series, render, write_atomic
 
 BATCH = 18 * MiB
 
@@ -102,42 +101,52 @@ def test_worker_counts_cover_zero_to_the_quota():
     assert dl.worker_counts(32) == [0, 1, 2, 4, 6, 8, 16, 32] and dl.worker_counts(12, cap=3) == [0, 1, 2, 3]
 
 
-def _png_size_and_pixels(data: bytes) -> tuple[int, int, bytes]:
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, width, height = 8, b"", 0, 0
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        assert struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0] == zlib.crc32(kind + body)
-        if kind == b"IHDR":
-            width, height = struct.unpack(">II", body[:8])
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    return width, height, zlib.decompress(idat)
+SVG = "{http://www.w3.org/2000/svg}"
 
 
-def test_png_is_valid_and_draws_what_it_is_given(tmp_path):
-    c = Canvas(20, 10)
-    c.rect(2, 3, 4, 5, (255, 0, 0))
-    w, h, raw = _png_size_and_pixels(c.png())
-    assert (w, h) == (20, 10) and len(raw) == 10 * (1 + 20 * 3)
-    px = raw[4 * 61 + 1 + 3 * 3: 4 * 61 + 1 + 3 * 3 + 3]
-    assert px == b"\xff\x00\x00" and raw[1:4] == b"\xff\xff\xff"
+def _svg(text: str) -> ET.Element:
+    root = ET.fromstring(text)
+    assert root.tag == f"{SVG}svg"
+    return root
+
+
+def _texts(root: ET.Element) -> list[str]:
+    return [t.text or "" for t in root.iter(f"{SVG}text")]
+
+
+def test_svg_is_valid_and_draws_what_it_is_given(tmp_path):
     facts = handmade_facts(SWEEP)
-    png = dl.plot(facts, dl.recommend(facts))
-    w, h, raw = _png_size_and_pixels(png)
-    assert (w, h) == (900, 560)
-    colours = {raw[i:i + 3] for y in range(h) for i in range(y * (1 + w * 3) + 1, (y + 1) * (1 + w * 3), 3)}
-    assert len(colours) >= 5            # background, axes, text, several series
-    path = tmp_path / "plot.png"
-    write_atomic(str(path), png)
-    assert path.read_bytes() == png and [p.name for p in tmp_path.iterdir()] == ["plot.png"]
+    advice = dl.recommend(facts)
+    svg = dl.plot(facts, advice)
+    root = _svg(svg)
+    assert (root.get("width"), root.get("height")) == ("900", "560")
+    ok = [r for r in facts["measurements"] if r["ok"]]
+    dots = [c for c in root.iter(f"{SVG}circle") if c.get("fill") != "none"]
+    rings = [c for c in root.iter(f"{SVG}circle") if c.get("fill") == "none"]
+    assert len(dots) == len(ok) and len(rings) == 1           # one marker per measurement, the recommendation ringed
+    colours = {c.get("fill") for c in dots}
+    assert len(colours) >= 2                                  # several series, each its own colour
+    texts = _texts(root)
+    assert texts[0].startswith("DataLoader samples/s vs num_workers") and "num_workers" in texts
+    assert "samples/s" in texts and any(t.startswith("ring: recommended") for t in texts)
+    assert any(t.startswith("prefetch 2") for t in texts)     # the legend names the series
+    path = tmp_path / "plot.svg"
+    write_atomic(str(path), svg.encode())
+    assert path.read_text() == svg and [p.name for p in tmp_path.iterdir()] == ["plot.svg"]
 
 
 def test_render_copes_with_a_single_point_and_failures():
-    png = render(Plot("t", "x", "y", [Series("only", [(0.0, 5.0)])], failed=[1.0]))
-    assert _png_size_and_pixels(png)[:2] == (900, 560)
+    root = _svg(render(Plot("t", "x", "y", [Series("only", [(0.0, 5.0)])], failed=[1.0])))
+    assert (root.get("width"), root.get("height")) == ("900", "560")
+    assert not list(root.iter(f"{SVG}polyline"))              # one point: a marker, no line
+    assert len([ln for ln in root.iter(f"{SVG}line") if ln.get("stroke") == "#d62728"]) == 4   # two red crosses
+    assert "failed" in _texts(root)
+
+
+def test_svg_escapes_its_text():
+    root = _svg(render(Plot("a < b & c", "x", "y", [Series("<tag>", [(1.0, 2.0), (2.0, 3.0)])])))
+    assert "a < b & c" in _texts(root) and "<tag>" in _texts(root)
+    assert len(list(root.iter(f"{SVG}polyline"))) == 1
 
 
 def test_shm_that_cannot_hold_the_default_prefetch_at_the_quota_warns_even_when_the_pick_fits():

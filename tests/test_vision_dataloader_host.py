@@ -1,5 +1,5 @@
 """On this host, for real: a torchvision that does not match torch, diagnosed by name in a fresh venv; and
-`verify bench --dataloader` printing its recommendation and writing JSON and a PNG."""
+`verify bench --dataloader` printing its recommendation and writing JSON and an SVG."""
 from __future__ import annotations
 
 import json
@@ -65,10 +65,10 @@ def test_a_torchvision_that_does_not_match_torch_is_diagnosed_by_name(tmp_path):
     assert "pip install torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cpu" in check["remedy"]
 
 
-def test_bench_dataloader_prints_the_recommendation_and_writes_json_and_png(tmp_path):
-    out_json, out_png = tmp_path / "dl.json", tmp_path / "dl.png"
+def test_bench_dataloader_prints_the_recommendation_and_writes_json_and_svg(tmp_path):
+    out_json, out_svg = tmp_path / "dl.json", tmp_path / "dl.svg"
     proc = run_cli("bench", "--dataloader", "--samples", "48", "--batch-size", "8", "--image-size", "96",
-                   "--crop", "64", "--max-workers", "2", "--json", str(out_json), "--plot", str(out_png),
+                   "--crop", "64", "--max-workers", "2", "--json", str(out_json), "--plot", str(out_svg),
                    module="verify", timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "recommended: DataLoader(dataset, batch_size=8, num_workers=" in proc.stdout
@@ -79,8 +79,8 @@ def test_bench_dataloader_prints_the_recommendation_and_writes_json_and_png(tmp_
     assert all(r["samples_per_s"] > 0 and r["samples"] == 48 * 2 for r in rows)
     assert data["facts"]["batch_bytes"] == 8 * 3 * 64 * 64 * 4
     assert data["recommendation"]["setting"]["num_workers"] in (0, 1, 2)
-    assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out_png.stat().st_size > 2000
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dl.json", "dl.png"]     # no temp files left
+    assert out_svg.read_text().startswith("<svg xmlns=\"http://www.w3.org/2000/svg\"") and out_svg.stat().st_size > 2000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dl.json", "dl.svg"]     # no temp files left
 
 
 def test_bench_dataloader_bad_input_is_one_clean_line(tmp_path):

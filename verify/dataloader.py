@@ -4,7 +4,7 @@
 generated JPEGs) across num_workers from 0 up to the CPU quota of this cgroup, then across prefetch_factor,
 persistent_workers and (with a GPU) pin_memory; recommends the best setting; computes the /dev/shm it needs
 (workers x prefetch_factor x batch bytes) and warns when this container's /dev/shm cannot hold it. Prints a
-table, writes JSON (--json) and a PNG of samples/s against workers (--plot).
+table, writes JSON (--json) and an SVG of samples/s against workers (--plot).
 
 `measure` (probe) and `recommend` (pure) are separate; the `dataloader` check runs a short form of both.
 """
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .options import human_bytes
-from .pngplot import Plot, Series, render, write_atomic
 from .report import one_line
+from .svgplot import Plot, Series, render, write_atomic
 
 SHM = os.environ.get("VERIFY_SHM_PATH", "/dev/shm")
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
@@ -446,7 +446,7 @@ def format_report(facts: dict[str, Any], advice: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plot(facts: dict[str, Any], advice: dict[str, Any]) -> bytes:
+def plot(facts: dict[str, Any], advice: dict[str, Any]) -> str:
     rows = facts["measurements"]
     groups: dict[str, list[tuple[float, float]]] = {}
     for r in rows:
@@ -480,7 +480,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--max-workers", type=int, help="cap of the worker sweep (default: the CPU quota)")
     p.add_argument("--no-variants", action="store_true", help="sweep num_workers only")
     p.add_argument("--json", metavar="PATH", help="write measurements and recommendation as JSON")
-    p.add_argument("--plot", metavar="PATH", help="write a PNG of samples/s against num_workers")
+    p.add_argument("--plot", metavar="PATH", help="write an SVG of samples/s against num_workers")
     args = p.parse_args(argv)
     problems = [f"--{name.replace('_', '-')} must be at least {low}" for name, low in
                 (("samples", 1), ("batch_size", 1), ("image_size", 16), ("crop", 8), ("epochs", 1))
@@ -505,6 +505,6 @@ def main(argv: list[str]) -> int:
         write_atomic(args.json, (json.dumps({"facts": facts, "recommendation": advice}, indent=2) + "\n").encode())
         print(f"JSON: {args.json}")
     if args.plot:
-        write_atomic(args.plot, plot(facts, advice))
+        write_atomic(args.plot, plot(facts, advice).encode())
         print(f"plot: {args.plot}")
     return 0

@@ -178,13 +178,13 @@ def test_the_pypi_cuda_image_builds_and_reports_the_versions_of_its_spec(default
         assert status["shm"] == status["hdf5"] == status["arrow"] == "pass"
 
 
-def test_bench_dataloader_with_64m_shm_warns_and_writes_json_and_png(default_image, docker_client, tmp_path):
+def test_bench_dataloader_with_64m_shm_warns_and_writes_json_and_svg(default_image, docker_client, tmp_path):
     """Docker's default 64 MB /dev/shm cannot hold 2 workers x prefetch 2 x an 18 MiB batch: the advisor says so."""
     out = tmp_path / "out"
     out.mkdir()
     out.chmod(0o777)          # the image runs as a non-root user
     log = docker_client.containers.run(
-        default_image, ["verify", "bench", "--dataloader", "--json", "/out/dl.json", "--plot", "/out/dl.png"],
+        default_image, ["verify", "bench", "--dataloader", "--json", "/out/dl.json", "--plot", "/out/dl.svg"],
         remove=True, network_mode="none", shm_size="64m", volumes={str(out): {"bind": "/out", "mode": "rw"}}).decode()
     assert "recommended: DataLoader(dataset, batch_size=32" in log, log
     assert "/dev/shm needed: " in log and "WARNING: /dev/shm" in log and "--shm-size" in log, log
@@ -195,7 +195,7 @@ def test_bench_dataloader_with_64m_shm_warns_and_writes_json_and_png(default_ima
     # which of the three shm findings fires depends on the (noisy) fastest setting; the JSON must carry one
     assert (advice["shm_ok"] is False or advice.get("shm_caps_in_flight_batches") is not None
             or any(not r["ok"] and r["shm_error"] for r in data["facts"]["measurements"])), advice
-    assert (out / "dl.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "dl.svg").read_text().startswith("<svg xmlns=\"http://www.w3.org/2000/svg\"")
 
 
 CUDA_VISION_TAG = "2.14.1-cuda13.0-cudnn9-runtime-debian12"
