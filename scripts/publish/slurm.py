@@ -105,13 +105,9 @@ def _torchrun(job: Job) -> str:
     return '"$TORCHIMAGES_PYTHON" -m torch.distributed.run' if job.launcher == "none" else "torchrun"
 
 
-def node_script(job: Job) -> str:
-    """What runs on each node, inside the image (or the venv): the collective, then the local checks; exit status
-    0 only when both passed, else the local checks' status (128+N when a signal cut them off), else the collective's.
-    SIGTERM/SIGINT (scancel, a cancelled step) are passed to the running check, which writes its partial report."""
-    verify, extra = _verify(job), shlex.join(job.verify_args)
-    extra = f" {extra}" if extra else ""
-    lines = [
+def _node_prelude(job: Job) -> list[str]:
+    """The node script's start: refuse to run outside the image (oci), name the node, pass signals to the check."""
+    return [
         "set -uo pipefail",
         *([f'. {OCI_MARKER} 2>/dev/null || {{ echo "torchimages: REFUSED: this step runs on the host, not in the image: '
            f'Slurm ignores --container without oci.conf; install oci.conf on every node (README: Slurm, oci)" >&2; '
@@ -130,21 +126,17 @@ def node_script(job: Job) -> str:
         'run() { "$@" & child=$!; wait "$child"; local s=$?; '
         'while kill -0 "$child" 2>/dev/null; do wait "$child"; s=$?; done; child=""; return $s; }',
     ]
-    if job.preflight:
-        lines += [
-            f'run {verify} --preflight --expect-gpus {job.gpus} --json "$out/preflight-$node.json"{extra}',
-            "status=$?",
-            'echo "torchimages: node $node preflight exit $status"',
-            "exit $status",
-        ]
-        return "\n".join(lines)
+
+
+def _node_checks(job: Job, verify: str, extra: str) -> list[str]:
+    """The collective across the nodes, then the local checks; the exit status of the two together."""
     torchrun = (f'{_torchrun(job)} --nnodes={job.nodes} --nproc-per-node={job.procs} --rdzv-backend=c10d '
                 f'--rdzv-endpoint="$RDZV_ENDPOINT" --rdzv-id="$SLURM_JOB_ID" --rdzv-conf="$rdzv_conf" '
                 # each node by its own name: c10d tells nodes apart by (address, pid), and containers on host
                 # networking share the engine host's name while their PIDs often coincide (one node seen twice)
                 f'--local-addr="$node" '
                 f'-m verify --checks nccl --expect-gpus {job.gpus} --json "$out/nccl.json"')
-    lines += [
+    return [
         # the first node hosts the rendezvous store: said outright, as torchrun's own guess compares the endpoint
         # with the host name, which a container may not share (docker --network host names it after the engine's host)
         'rdzv_conf="join_timeout=$RDZV_JOIN_TIMEOUT"',
@@ -166,7 +158,23 @@ def node_script(job: Job) -> str:
         "[ $local_checks -ne 0 ] && exit $local_checks",
         "exit $nccl",
     ]
-    return "\n".join(lines)
+
+
+def node_script(job: Job) -> str:
+    """What runs on each node, inside the image (or the venv): the collective, then the local checks; exit status
+    0 only when both passed, else the local checks' status (128+N when a signal cut them off), else the collective's.
+    SIGTERM/SIGINT (scancel, a cancelled step) are passed to the running check, which writes its partial report."""
+    verify, extra = _verify(job), shlex.join(job.verify_args)
+    extra = f" {extra}" if extra else ""
+    if job.preflight:
+        return "\n".join([
+            *_node_prelude(job),
+            f'run {verify} --preflight --expect-gpus {job.gpus} --json "$out/preflight-$node.json"{extra}',
+            "status=$?",
+            'echo "torchimages: node $node preflight exit $status"',
+            "exit $status",
+        ])
+    return "\n".join(_node_prelude(job) + _node_checks(job, verify, extra))
 
 
 def _docker_step(job: Job) -> str:
@@ -196,13 +204,10 @@ while kill -0 $pid 2>/dev/null; do wait $pid; status=$?; done
 exit $status"""
 
 
-def slurm_script(job: Job) -> str:
-    """The sbatch script: header, the guard step on every node, then the verify step through the launcher."""
+def _script_head(job: Job) -> str:
+    """The sbatch header: what the script is, what the cluster needs, the #SBATCH lines and the image."""
     spec, launcher = job.spec, job.launcher
     knobs = f"IMAGE={spec.tag} NODES={job.nodes} GPUS={job.gpus} LAUNCHER={launcher}" + (" PREFLIGHT=1" if job.preflight else "")
-    node = node_script(job)
-    if any(line.strip() == NODE_END for line in node.splitlines()):
-        raise UserError(f"VERIFY_ARGS holds a line '{NODE_END}', which would end the script's node part early")
     gres = f"#SBATCH --gres=gpu:{job.gpus}\n" if job.gpus else ""
     what = "the preflight (verify --preflight)" if job.preflight else "verify (the collective across the nodes, then the local checks)"
     head = f"""#!/bin/bash
@@ -222,21 +227,33 @@ set -uo pipefail
 export TORCHIMAGES_LAUNCHER={launcher}
 export TORCHIMAGES_IMAGE=${{TORCHIMAGES_IMAGE:-{shlex.quote(pyxis_image(job.image) if launcher == "pyxis" else job.image)}}}
 """
-    body: list[str] = []
-    if launcher == "oci":
+    if launcher == "pyxis" and "#" not in pyxis_image(job.image) and "/" not in job.image:
+        head += (f"# No REGISTRY was given: pyxis looks {job.image} up on Docker Hub. Push it (make push REGISTRY=...)"
+                 f" and render again, or import it to a shared folder (enroot import -o x.sqsh dockerd://{job.image})"
+                 f" and submit with TORCHIMAGES_IMAGE=/that/x.sqsh sbatch ...\n")
+    return head
+
+
+def _launcher_env(job: Job) -> list[str]:
+    """Where the reports go on the host, and what the launcher needs there (the bundle; the venv and checkout)."""
+    if job.launcher == "oci":
         bundle = shlex.quote(job.bundle)
-        body += [f"export TORCHIMAGES_BUNDLE=${{TORCHIMAGES_BUNDLE:-{bundle}}}",
-                 # the bundle's config.json mounts this folder at the same path: reports go below it
-                 "export TORCHIMAGES_REPORTS=${TORCHIMAGES_REPORTS:-$TORCHIMAGES_BUNDLE/reports/reports-$SLURM_JOB_ID}",
-                 f'[ -f "$TORCHIMAGES_BUNDLE/rootfs{OCI_MARKER}" ] || {{ echo "torchimages: no bundle at '
-                 f'$TORCHIMAGES_BUNDLE: make oci-bundle IMAGE={spec.tag}" >&2; exit 2; }}']
-    else:
-        body.append('export TORCHIMAGES_REPORTS=${TORCHIMAGES_REPORTS:-$PWD/reports-$SLURM_JOB_ID}')
-    if launcher == "none":
-        body += [f"export TORCHIMAGES_PYTHON=${{TORCHIMAGES_PYTHON:-{shlex.quote(job.python)}}}",
-                 f"export PYTHONPATH={shlex.quote(job.checkout)}${{PYTHONPATH:+:$PYTHONPATH}}"]
-    inside = {"pyxis": "/reports", "docker": "/reports"}.get(launcher, "$TORCHIMAGES_REPORTS")
-    body += [
+        return [f"export TORCHIMAGES_BUNDLE=${{TORCHIMAGES_BUNDLE:-{bundle}}}",
+                # the bundle's config.json mounts this folder at the same path: reports go below it
+                "export TORCHIMAGES_REPORTS=${TORCHIMAGES_REPORTS:-$TORCHIMAGES_BUNDLE/reports/reports-$SLURM_JOB_ID}",
+                f'[ -f "$TORCHIMAGES_BUNDLE/rootfs{OCI_MARKER}" ] || {{ echo "torchimages: no bundle at '
+                f'$TORCHIMAGES_BUNDLE: make oci-bundle IMAGE={job.spec.tag}" >&2; exit 2; }}']
+    env = ['export TORCHIMAGES_REPORTS=${TORCHIMAGES_REPORTS:-$PWD/reports-$SLURM_JOB_ID}']
+    if job.launcher == "none":
+        env += [f"export TORCHIMAGES_PYTHON=${{TORCHIMAGES_PYTHON:-{shlex.quote(job.python)}}}",
+                f"export PYTHONPATH={shlex.quote(job.checkout)}${{PYTHONPATH:+:$PYTHONPATH}}"]
+    return env
+
+
+def _rendezvous_and_guard(job: Job, node: str) -> list[str]:
+    """The rendezvous endpoint, the architecture guard on every node, and the node script as a variable."""
+    inside = {"pyxis": "/reports", "docker": "/reports"}.get(job.launcher, "$TORCHIMAGES_REPORTS")
+    return [
         f'export TORCHIMAGES_REPORTS_IN="{inside}"',
         'mkdir -p "$TORCHIMAGES_REPORTS"',
         f"export RDZV_PORT=$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))",
@@ -246,7 +263,7 @@ export TORCHIMAGES_IMAGE=${{TORCHIMAGES_IMAGE:-{shlex.quote(pyxis_image(job.imag
         '$RDZV_ENDPOINT (join timeout ${RDZV_JOIN_TIMEOUT}s), reports in $TORCHIMAGES_REPORTS"',
         "",
         "# The architecture guard, on every node (outside any container: the node's own machine)",
-        f"srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c {shlex.quote(slurm_arch_guard(spec.platforms, job.platform))}"
+        f"srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c {shlex.quote(slurm_arch_guard(job.spec.platforms, job.platform))}"
         " || exit 1",
         "",
         "# What runs on each node, in the image",
@@ -258,27 +275,34 @@ export TORCHIMAGES_IMAGE=${{TORCHIMAGES_IMAGE:-{shlex.quote(pyxis_image(job.imag
         "# the start of the step, for the time-to-first-step phases (verify reads it)",
         "export TORCHIMAGES_T0=$(date +%s.%N)",
     ]
+
+
+def _step(job: Job) -> list[str]:
+    """The verify step: srun through the launcher, then the job's exit status."""
     srun = "srun --ntasks-per-node=1 --kill-on-bad-exit=1 --export=ALL"
-    if launcher == "pyxis":
-        body += ["# pyxis mounts a tmpfs /dev/shm sized by the node's configuration; the shm check says if it is too small.",
-                 f'{srun} --container-image="$TORCHIMAGES_IMAGE" \\',
-                 '     --container-mounts="$TORCHIMAGES_REPORTS:/reports" --container-workdir=/tmp \\',
-                 '     bash -c "$TORCHIMAGES_NODE_SCRIPT"']
-    elif launcher == "docker":
-        body += [f"read -r -d '' TORCHIMAGES_DOCKER_STEP <<'{NODE_END}'", _docker_step(job), NODE_END,
-                 f'{srun} bash -c "$TORCHIMAGES_DOCKER_STEP"']
-    elif launcher == "oci":
-        body += [f'{srun} --container="$TORCHIMAGES_BUNDLE" bash -c "$TORCHIMAGES_NODE_SCRIPT"']
+    if job.launcher == "pyxis":
+        step = ["# pyxis mounts a tmpfs /dev/shm sized by the node's configuration; the shm check says if it is too small.",
+                f'{srun} --container-image="$TORCHIMAGES_IMAGE" \\',
+                '     --container-mounts="$TORCHIMAGES_REPORTS:/reports" --container-workdir=/tmp \\',
+                '     bash -c "$TORCHIMAGES_NODE_SCRIPT"']
+    elif job.launcher == "docker":
+        step = [f"read -r -d '' TORCHIMAGES_DOCKER_STEP <<'{NODE_END}'", _docker_step(job), NODE_END,
+                f'{srun} bash -c "$TORCHIMAGES_DOCKER_STEP"']
+    elif job.launcher == "oci":
+        step = [f'{srun} --container="$TORCHIMAGES_BUNDLE" bash -c "$TORCHIMAGES_NODE_SCRIPT"']
     else:
-        body += [f'{srun} bash -c "$TORCHIMAGES_NODE_SCRIPT"']
-    body += ["status=$?",
-             'echo "reports: $TORCHIMAGES_REPORTS (nccl.json from global rank 0); job exit $status"',
-             "exit $status", ""]
-    if launcher == "pyxis" and "#" not in pyxis_image(job.image) and "/" not in job.image:
-        head += (f"# No REGISTRY was given: pyxis looks {job.image} up on Docker Hub. Push it (make push REGISTRY=...)"
-                 f" and render again, or import it to a shared folder (enroot import -o x.sqsh dockerd://{job.image})"
-                 f" and submit with TORCHIMAGES_IMAGE=/that/x.sqsh sbatch ...\n")
-    return head + "\n".join(body)
+        step = [f'{srun} bash -c "$TORCHIMAGES_NODE_SCRIPT"']
+    return step + ["status=$?",
+                   'echo "reports: $TORCHIMAGES_REPORTS (nccl.json from global rank 0); job exit $status"',
+                   "exit $status", ""]
+
+
+def slurm_script(job: Job) -> str:
+    """The sbatch script: header, the guard step on every node, then the verify step through the launcher."""
+    node = node_script(job)
+    if any(line.strip() == NODE_END for line in node.splitlines()):
+        raise UserError(f"VERIFY_ARGS holds a line '{NODE_END}', which would end the script's node part early")
+    return _script_head(job) + "\n".join(_launcher_env(job) + _rendezvous_and_guard(job, node) + _step(job))
 
 
 # ---- oci: a runc bundle made from the image ----
