@@ -226,61 +226,80 @@ def fetch_report(text: str, trust: list[Trusted], creds: Credentials | None = No
         art = desc.get("digest")
         short = clean(art, 80)[:19] + "..."
         try:
-            data, layer_type = _content(reg, ref.repository, digest, str(art))
-            if layer_type != DSSE_TYPE:
-                kind = SHORT.get(layer_type) or SHORT.get(str(desc.get("artifactType"))) or "artifact"
-                summary.rejected.append(f"{short}: an unsigned {kind} ({clean(layer_type, 60) or 'no media type'}): "
-                                        f"not believed")
-                continue
-            opened = open_envelope(data, trust)
-            doc = opened.statement
-            if digest not in subject_digests(doc):
-                named = ", ".join(subject_digests(doc))[:100] or "none"
-                raise Untrusted(f"signed, but its statement is about another image ({clean(named, 100)})")
-            predicate_type = doc.get("predicateType")
-            if predicate_type not in KNOWN:
-                raise Untrusted(f"signed, but of an unknown predicate type {clean(predicate_type, 80)}")
-            predicate = _obj(doc.get("predicate"))
-            if predicate_type == PREDICATE_VERIFY:
-                report = predicate.get("report")
-                attested = _obj(predicate.get("attested"))
-                problem, status = check_verify_report(report, schemas)
-                report_dict = report if isinstance(report, dict) else {}
-                summary.attestations.append(Attestation(str(art), opened.signer, str(attested.get("time") or ""),
-                                                        report_dict, status, problem, host_facts(report_dict, attested)))
-            else:
-                kind = KNOWN[predicate_type]
-                if kind not in newest:
-                    newest[kind] = (str(art), predicate)
+            _read_artifact(reg, ref.repository, digest, desc, trust, schemas, summary, newest)
         except Untrusted as exc:
             summary.rejected.append(f"{short}: {exc}")
         except UserError as exc:        # this artifact's fetch failed (bad content, a 500, the deadline)
             summary.rejected.append(f"{short}: not read ({exc.shown()})")
     summary.attestations.sort(key=lambda a: a.attested, reverse=True)
     if "sbom" in newest:
-        art, doc = newest["sbom"]
-        comps = [c for c in doc.get("components") or [] if isinstance(c, dict)]
-        summary.sbom = {"digest": art, "spec": f"CycloneDX {clean(doc.get('specVersion'), 10)}",
-                        "components": len(comps),
-                        "pypi": sum(1 for c in comps if str(c.get("purl", "")).startswith("pkg:pypi/")),
-                        "deb": sum(1 for c in comps if str(c.get("purl", "")).startswith("pkg:deb/"))}
+        summary.sbom = _sbom_facts(*newest["sbom"])
     if "provenance" in newest:
-        art, doc = newest["provenance"]
-        build = _obj(doc.get("buildDefinition"))
-        deps = [d for d in build.get("resolvedDependencies") or [] if isinstance(d, dict)]
-        commit = next((d["digest"].get("gitCommit") for d in deps if isinstance(d.get("digest"), dict)
-                       and d["digest"].get("gitCommit")), None)
-        builder = _obj(_obj(doc.get("runDetails")).get("builder"))
-        summary.provenance = {"digest": art, "commit": commit, "builder": builder.get("id"), "inputs": len(deps)}
+        summary.provenance = _provenance_facts(*newest["provenance"])
+    _decide(summary, bool(descriptors))
+    return summary
+
+
+def _read_artifact(reg: Registry, repo: str, digest: str, desc: dict[str, Any], trust: list[Trusted],
+                   schemas: list[dict[str, Any]], summary: Summary,
+                   newest: dict[str, tuple[str, dict[str, Any]]]) -> None:
+    """One artifact: an unsigned one is rejected; a signed verify report is added to the attestations, the first
+    (newest) signed SBOM and provenance are kept in `newest`. Untrusted or UserError when it cannot be believed."""
+    art = desc.get("digest")
+    short = clean(art, 80)[:19] + "..."
+    data, layer_type = _content(reg, repo, digest, str(art))
+    if layer_type != DSSE_TYPE:
+        kind = SHORT.get(layer_type) or SHORT.get(str(desc.get("artifactType"))) or "artifact"
+        summary.rejected.append(f"{short}: an unsigned {kind} ({clean(layer_type, 60) or 'no media type'}): "
+                                f"not believed")
+        return
+    opened = open_envelope(data, trust)
+    doc = opened.statement
+    if digest not in subject_digests(doc):
+        named = ", ".join(subject_digests(doc))[:100] or "none"
+        raise Untrusted(f"signed, but its statement is about another image ({clean(named, 100)})")
+    predicate_type = doc.get("predicateType")
+    if predicate_type not in KNOWN:
+        raise Untrusted(f"signed, but of an unknown predicate type {clean(predicate_type, 80)}")
+    predicate = _obj(doc.get("predicate"))
+    if predicate_type == PREDICATE_VERIFY:
+        report = predicate.get("report")
+        attested = _obj(predicate.get("attested"))
+        problem, status = check_verify_report(report, schemas)
+        report_dict = report if isinstance(report, dict) else {}
+        summary.attestations.append(Attestation(str(art), opened.signer, str(attested.get("time") or ""),
+                                                report_dict, status, problem, host_facts(report_dict, attested)))
+    else:
+        newest.setdefault(KNOWN[predicate_type], (str(art), predicate))
+
+
+def _sbom_facts(art: str, doc: dict[str, Any]) -> dict[str, Any]:
+    comps = [c for c in doc.get("components") or [] if isinstance(c, dict)]
+    return {"digest": art, "spec": f"CycloneDX {clean(doc.get('specVersion'), 10)}",
+            "components": len(comps),
+            "pypi": sum(1 for c in comps if str(c.get("purl", "")).startswith("pkg:pypi/")),
+            "deb": sum(1 for c in comps if str(c.get("purl", "")).startswith("pkg:deb/"))}
+
+
+def _provenance_facts(art: str, doc: dict[str, Any]) -> dict[str, Any]:
+    build = _obj(doc.get("buildDefinition"))
+    deps = [d for d in build.get("resolvedDependencies") or [] if isinstance(d, dict)]
+    commit = next((d["digest"].get("gitCommit") for d in deps if isinstance(d.get("digest"), dict)
+                   and d["digest"].get("gitCommit")), None)
+    builder = _obj(_obj(doc.get("runDetails")).get("builder"))
+    return {"digest": art, "commit": commit, "builder": builder.get("id"), "inputs": len(deps)}
+
+
+def _decide(summary: Summary, any_descriptors: bool) -> None:
+    """The verdict: the newest attestation that passed everything, else why none did."""
     chosen = summary.chosen
     if chosen is None:
         summary.reason = ("no signed verify attestation of a TRUST key is attached to this digest"
-                          + ("" if summary.rejected or descriptors else "; run make verify and make attest"))
+                          + ("" if summary.rejected or any_descriptors else "; run make verify and make attest"))
     elif not chosen.good:
         summary.reason = chosen.problem or f"its verdict is {chosen.status.upper()}"
     else:
         summary.verified = True
-    return summary
 
 
 def format_report(s: Summary) -> str:
