@@ -85,6 +85,22 @@ def test_sbom_validates_against_the_cyclonedx_schema(tmp_path):
     assert validator.validate_str(json.dumps(broken)) is not None
 
 
+def test_attest_signs_only_an_sbom_that_cyclonedx_python_lib_validates(tmp_path):
+    from scripts.publish.attest import check_sbom
+    venv, status, lock = _fake_image(tmp_path)
+    out = tmp_path / "sbom.json"
+    assert sbom_main(["--venv", str(venv), "--lock", str(lock), "--dpkg-status", str(status), "--name", "i:t",
+                      "--out", str(out)]) == 0
+    check_sbom(out.read_bytes(), "i:t")                  # what sbom.py writes in the image passes
+    broken = json.loads(out.read_text())
+    del broken["components"][0]["type"]
+    with pytest.raises(UserError, match=r"i:t: its SBOM .* is not valid CycloneDX 1\.5 \('type' is a required"):
+        check_sbom(json.dumps(broken).encode(), "i:t")
+    broken = {**json.loads(out.read_text()), "extra": 1}
+    with pytest.raises(UserError, match="not signed"):  # strict: a field the schema does not know
+        check_sbom(json.dumps(broken).encode(), "i:t")
+
+
 def test_sbom_without_a_lock_is_one_line(tmp_path, capsys):
     assert sbom_main(["--lock", str(tmp_path / "none"), "--name", "x", "--out", str(tmp_path / "o")]) == 2
     assert "error: lock" in capsys.readouterr().err

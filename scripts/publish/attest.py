@@ -40,7 +40,7 @@ from .registry import (
     parse_ref,
     sha256,
 )
-from .sbom import SBOM_PATH
+from .sbom import SBOM_PATH, SPEC_VERSION
 from .signing import DSSE_TYPE, sign, statement
 
 VERIFY_TYPE = "application/vnd.torchimages.verify.report.v1+json"     # the unsigned artifacts of older releases
@@ -119,8 +119,22 @@ def export_sbom(client: Any, image: str, dest: Path) -> Path:
         raise UserError(f"{image} has no {SBOM_PATH}: it was built before SBOMs; rebuild it (make build)") from None
     finally:
         container.remove(force=True)
+    check_sbom(data, image)
     atomic_write(dest, data)
     return dest
+
+
+def check_sbom(data: bytes, image: str) -> None:
+    """The image's SBOM against the CycloneDX schema (cyclonedx-python-lib, strict: no unknown fields), before it is
+    signed. sbom.py writes it inside the image on the image's own Python, where no package may be added; here, on
+    the host, the maintained library checks what that stdlib writer produced."""
+    from cyclonedx.schema import SchemaVersion
+    from cyclonedx.validation.json import JsonStrictValidator
+    error = JsonStrictValidator(SchemaVersion.from_version(SPEC_VERSION)).validate_str(data.decode("utf-8", "replace"))
+    if error is not None:
+        reason = getattr(getattr(error, "data", None), "message", None) or str(error).splitlines()[0]
+        raise UserError(f"{image}: its SBOM ({SBOM_PATH}) is not valid CycloneDX {SPEC_VERSION} ({str(reason)[:200]}); "
+                        f"not signed")
 
 
 @dataclass(frozen=True)
