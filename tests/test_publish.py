@@ -6,7 +6,6 @@ import json
 import pytest
 
 from scripts.errors import UserError
-from scripts.publish.attest import fallback_tag
 from scripts.publish.push import (
     PlatformManifest,
     arch_tag,
@@ -15,6 +14,7 @@ from scripts.publish.push import (
     split_repository,
     target_repository,
 )
+from scripts.publish.referrers import fallback_tag
 from scripts.publish.registry import DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST, parse_ref, sha256
 from scripts.publish.report import Attestation, Summary, format_report, host_facts
 from scripts.publish.sbom import build_sbom, dpkg_packages, lock_hashes, venv_packages

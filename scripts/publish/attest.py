@@ -8,9 +8,8 @@ spec.json, the lock and the templates, the base image, the uv version, the git c
 SIGNING_KEY (signing.py: securesystemslib), which never leaves this process.
 
 Each artifact is an OCI image manifest with `artifactType`, an empty config, one layer (the envelope) and `subject` = the
-image manifest. A registry with the referrers API answers the PUT with an `OCI-Subject` header; one without it (e.g.
-distribution 2.8) gets the referrers tag schema too: an image index at tag `sha256-<hex>` listing the artifacts, and
-a per-type tag `sha256-<hex>.<type>` (`.verify`, `.sbom`, `.provenance`) pointing at the newest artifact of that type.
+image manifest, attached by referrers.py (the referrers API, else the referrers tag schema with per-type tags
+`sha256-<hex>.verify`, `.sbom`, `.provenance`).
 """
 from __future__ import annotations
 
@@ -30,16 +29,8 @@ from .. import ROOT
 from ..errors import UserError
 from ..fsutil import atomic_write
 from ..plan.spec import SOURCE_URL, ImageSpec
-from .registry import (
-    EMPTY_JSON,
-    OCI_EMPTY,
-    OCI_INDEX,
-    OCI_MANIFEST,
-    Credentials,
-    Registry,
-    parse_ref,
-    sha256,
-)
+from .referrers import attach, fallback_tag
+from .registry import Credentials, Registry, parse_ref
 from .sbom import SBOM_PATH, SPEC_VERSION
 from .signing import DSSE_TYPE, sign, statement
 
@@ -52,54 +43,6 @@ PREDICATE_PROVENANCE = "https://slsa.dev/provenance/v1"
 BUILD_TYPE = f"{SOURCE_URL}/build/v1"
 KIND = {PREDICATE_VERIFY: "verify", PREDICATE_SBOM: "sbom", PREDICATE_PROVENANCE: "provenance"}
 PREDICATE_ANNOTATION = "in-toto.io/predicate-type"
-
-
-def fallback_tag(digest: str, kind: str | None = None) -> str:
-    """The referrers tag schema: sha256-<hex>, and sha256-<hex>.<kind> for one artifact type."""
-    base = digest.replace(":", "-")
-    return f"{base}.{kind}" if kind else base
-
-
-def attach(reg: Registry, repo: str, subject_digest: str, payload: bytes, artifact_type: str, filename: str,
-           annotations: dict[str, str] | None = None, kind: str | None = None,
-           layer_type: str | None = None) -> tuple[str, bool]:
-    """Push one artifact referring to `subject_digest`; returns (artifact digest, whether the referrers API took it)."""
-    subject_bytes, subject_type, digest = reg.get_manifest(repo, subject_digest)
-    if digest != subject_digest:
-        raise UserError(f"{reg.host}/{repo}@{subject_digest}: the registry returned another manifest")
-    layer = reg.put_blob(repo, payload)
-    config = reg.put_blob(repo, EMPTY_JSON)
-    notes = {"org.opencontainers.image.created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-             **(annotations or {})}
-    manifest = {
-        "schemaVersion": 2, "mediaType": OCI_MANIFEST, "artifactType": artifact_type,
-        "config": {"mediaType": OCI_EMPTY, "digest": config, "size": len(EMPTY_JSON)},
-        "layers": [{"mediaType": layer_type or artifact_type, "digest": layer, "size": len(payload),
-                    "annotations": {"org.opencontainers.image.title": filename}}],
-        "subject": {"mediaType": subject_type, "digest": subject_digest, "size": len(subject_bytes)},
-        "annotations": notes,
-    }
-    data = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
-    art_digest = sha256(data)
-    resp = reg.put_manifest(repo, art_digest, data, OCI_MANIFEST)
-    native = resp.headers.get("OCI-Subject") == subject_digest
-    if not native:
-        _update_fallback(reg, repo, subject_digest, {"mediaType": OCI_MANIFEST, "digest": art_digest,
-                                                     "size": len(data), "artifactType": artifact_type,
-                                                     "annotations": notes})
-        reg.put_manifest(repo, fallback_tag(subject_digest, kind or SHORT.get(artifact_type, "artifact")), data,
-                         OCI_MANIFEST)
-    return art_digest, native
-
-
-def _update_fallback(reg: Registry, repo: str, subject: str, descriptor: dict[str, Any]) -> None:
-    tag = fallback_tag(subject)
-    manifests: list[dict[str, Any]] = []
-    if reg.manifest_exists(repo, tag):
-        raw, _, _ = reg.get_manifest(repo, tag)
-        manifests = [m for m in json.loads(raw).get("manifests", []) if m.get("digest") != descriptor["digest"]]
-    index = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": manifests + [descriptor]}
-    reg.put_manifest(repo, tag, json.dumps(index, sort_keys=True, separators=(",", ":")).encode(), OCI_INDEX)
 
 
 def export_sbom(client: Any, image: str, dest: Path) -> Path:

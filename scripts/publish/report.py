@@ -25,8 +25,8 @@ from .attest import (
     PREDICATE_SBOM,
     PREDICATE_VERIFY,
     SHORT,
-    fallback_tag,
 )
+from .referrers import attached
 from .registry import Credentials, Registry, parse_ref, sha256
 from .signing import DSSE_TYPE, Trusted, Untrusted, open_envelope, subject_digests
 
@@ -142,33 +142,6 @@ class Summary:
         return good[0] if good else (self.attestations[0] if self.attestations else None)
 
 
-def _artifacts(reg: Registry, repo: str, digest: str) -> tuple[list[dict[str, Any]], str]:
-    """Descriptors of the artifacts referring to `digest`: referrers API, else the referrers tag schema."""
-    found = reg.referrers(repo, digest)
-    if found:
-        return found, "referrers API"
-    descriptors: list[dict[str, Any]] = []
-    via = ""
-    tag = fallback_tag(digest)
-    if reg.manifest_exists(repo, tag):
-        raw, _, _ = reg.get_manifest(repo, tag)
-        try:
-            listed = json.loads(raw).get("manifests", [])
-        except (ValueError, AttributeError):
-            raise UserError(f"{reg.host}/{repo}:{tag} is not an image index; cannot tell what is attached") from None
-        descriptors = [d for d in listed if isinstance(d, dict)] if isinstance(listed, list) else []
-        via = f"tag {tag}"
-    # per-type tags an index may have lost (two attests at once): read them too, by what they point at
-    for kind in ("verify", "sbom", "provenance"):
-        per_type = fallback_tag(digest, kind)
-        if reg.manifest_exists(repo, per_type):
-            _, media_type, art = reg.get_manifest(repo, per_type)
-            if all(d.get("digest") != art for d in descriptors):
-                descriptors.append({"digest": art, "mediaType": media_type, "annotations": {}})
-                via = via or f"tag {per_type}"
-    return descriptors, via
-
-
 def _newest_first(descriptors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def created(d: dict[str, Any]) -> str:
         notes = d.get("annotations")
@@ -219,7 +192,7 @@ def fetch_report(text: str, trust: list[Trusted], creds: Credentials | None = No
     digest = ref.digest
     reg = Registry(ref.registry, creds, timeout=min(60.0, deadline_s), deadline=time.monotonic() + deadline_s)
     reg.get_manifest(ref.repository, digest)           # the image itself must exist (and hash to its digest)
-    descriptors, via = _artifacts(reg, ref.repository, digest)
+    descriptors, via = attached(reg, ref.repository, digest, tuple(KNOWN.values()))
     summary = Summary(str(ref), found_via=via)
     newest: dict[str, tuple[str, dict[str, Any]]] = {}
     for desc in _newest_first(descriptors):

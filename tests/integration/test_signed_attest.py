@@ -25,10 +25,10 @@ from scripts.publish import signing
 from scripts.publish.attest import (
     PREDICATE_VERIFY,
     VERIFY_TYPE,
-    attach,
     attest_one,
 )
 from scripts.publish.gate import DRIVER_LABEL
+from scripts.publish.referrers import add_to_index, attach
 from scripts.publish.registry import OCI_MANIFEST, Registry, sha256
 from tests.conftest import ROOT, run_cli
 from tests.verify_handmade import make_report
@@ -145,7 +145,7 @@ def test_forged_artifacts_are_not_verified(registry, keys):
 
     # an unsigned report attached by hand (what make attest used to attach)
     digest = push_image(reg, "unsigned")
-    attach(reg, REPO, digest, json.dumps(make_report()).encode(), VERIFY_TYPE, "verify-report.json")
+    attach(reg, REPO, digest, json.dumps(make_report()).encode(), VERIFY_TYPE, "verify-report.json", kind="verify")
     cases["an unsigned verify"] = digest
 
     # signed by the trusted key, but the report says pass while its checks failed
@@ -162,9 +162,8 @@ def test_forged_artifacts_are_not_verified(registry, keys):
     art, _ = attach(reg, REPO, other, _dsse(signer, digest), signing.DSSE_TYPE, "v.json", kind="verify",
                     layer_type=signing.DSSE_TYPE)
     raw, _, _ = reg.get_manifest(REPO, art)
-    from scripts.publish.attest import _update_fallback
-    _update_fallback(reg, REPO, digest, {"mediaType": OCI_MANIFEST, "digest": art, "size": len(raw),
-                                         "artifactType": signing.DSSE_TYPE, "annotations": {}})
+    add_to_index(reg, REPO, digest, {"mediaType": OCI_MANIFEST, "digest": art, "size": len(raw),
+                                     "artifactType": signing.DSSE_TYPE, "annotations": {}})
     cases["refers to another image"] = digest
 
     for needle, digest in cases.items():
