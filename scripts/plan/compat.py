@@ -14,7 +14,6 @@ from .platforms import PlatformFacts, parse_platforms
 from .schema import error_line, explain, fmt_path
 from .yamlsafe import Located, load_located
 
-COMPAT_FILE = ROOT / "compat.yaml"
 SCHEMA_FILE = ROOT / "schemas" / "compat.schema.json"
 
 
@@ -156,7 +155,7 @@ def _semantic_problems(doc: Located, name: str) -> list[str]:
     return problems
 
 
-def load_compat(path: Path = COMPAT_FILE) -> Compat:
+def load_compat(path: Path) -> Compat:
     """Read and validate compat.yaml; every problem is reported with its line, and nothing is guessed."""
     name = path.name
     doc = load_located(path, name)

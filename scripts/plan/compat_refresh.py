@@ -20,7 +20,6 @@ from typing import Any
 
 from ..errors import UserError
 from ..fsutil import atomic_write
-from .compat import COMPAT_FILE
 
 SIMPLE = "https://pypi.org/simple"
 PLATFORM = "manylinux_2_28_x86_64"
@@ -108,7 +107,7 @@ def rewrite(text: str, facts: PypiFacts) -> str:
     return text[:block.start(1)] + body + text[block.end(1):]
 
 
-def refresh(environ: Mapping[str, str], path: Path = COMPAT_FILE) -> list[str]:
+def refresh(environ: Mapping[str, str], path: Path) -> list[str]:
     """Refresh every release of compat.yaml; returns one line per release saying what changed."""
     text = path.read_text(encoding="utf-8")
     versions = re.findall(r'(?m)^  "(\d+\.\d+\.\d+)":\n    python:', text)

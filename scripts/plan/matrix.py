@@ -18,13 +18,12 @@ import jsonschema
 from .. import ROOT
 from ..errors import MatrixError
 from . import access as access_kinds
-from .compat import COMPAT_FILE, Compat, CudaFacts, Distro, TorchBuild, TorchRelease, load_compat, version_key
+from .compat import Compat, CudaFacts, Distro, TorchBuild, TorchRelease, load_compat, version_key
 from .platforms import DEFAULT_PLATFORMS, check_platforms
 from .schema import branch_error, error_line, explain, fmt_path
 from .spec import TAG_GRAMMAR, Flavor, ImageSpec, make_tag
 from .yamlsafe import Located, load_located
 
-MATRIX_FILE = ROOT / "matrix.yaml"
 SCHEMA_FILE = ROOT / "schemas" / "matrix.schema.json"
 AXES = ("torch", "cuda", "flavor", "distro", "python")
 
@@ -261,7 +260,7 @@ def _expand(doc: Located, name: str, compat: Compat) -> tuple[list[Entry], list[
     return entries, problems
 
 
-def load_matrix(path: Path = MATRIX_FILE, compat: Compat | Path | None = None) -> list[ImageSpec]:
+def load_matrix(path: Path, compat: Compat | Path) -> list[ImageSpec]:
     """Validate and expand `path` against compat.yaml; raises MatrixError listing every problem found."""
     name = path.name
     doc = load_located(path, name)
@@ -271,7 +270,7 @@ def load_matrix(path: Path = MATRIX_FILE, compat: Compat | Path | None = None) -
     problems = _schema_problems(doc, name)
     if problems:
         raise MatrixError(problems)
-    facts = compat if isinstance(compat, Compat) else load_compat(compat or COMPAT_FILE)
+    facts = compat if isinstance(compat, Compat) else load_compat(compat)
     entries, problems = _expand(doc, name, facts)
     specs: list[ImageSpec] = []
     seen: dict[str, str] = {}

@@ -30,6 +30,7 @@ from .. import ROOT
 from ..errors import UserError
 from ..fsutil import atomic_write
 from ..plan.spec import SOURCE_URL, ImageSpec
+from ..settings import Settings
 from .registry import (
     EMPTY_JSON,
     OCI_EMPTY,
@@ -157,7 +158,7 @@ def provenance(inputs: Inputs, created: str) -> dict[str, Any]:
     for path in (folder / "spec.json", folder / "Dockerfile", folder / lock_name(inputs.platform)):
         if path.is_file():
             deps.append({"name": f"images/{spec.tag}/{path.name}", "digest": _file_digest(path)})
-    templates = ROOT / "templates"
+    templates = Settings.templates
     for path in sorted(templates.rglob("*.j2")):
         deps.append({"name": f"templates/{path.relative_to(templates)}", "digest": _file_digest(path)})
     commit = _git("rev-parse", "HEAD")
@@ -268,7 +269,7 @@ def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, rep
             raise UserError(f"{entry['source']} changed since it was pushed ({local[:19]} vs {entry['image_id'][:19]}): "
                             f"push and verify it again")
         sbom = export_sbom(client, entry["source"], reports / f"{name}.sbom.cdx.json")
-        inputs = Inputs(spec, images_dir or ROOT / "images", chosen_platform, _base_digest(client, spec),
+        inputs = Inputs(spec, images_dir or Settings.images, chosen_platform, _base_digest(client, spec),
                         _engine_version(client), env)
         lines += attest_one(entry["reference"], report.read_bytes(), sbom.read_bytes(), signer, creds, inputs)
         lines.append(f"SBOM exported to {sbom}")
