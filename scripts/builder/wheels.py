@@ -5,6 +5,7 @@ import os
 import shutil
 from pathlib import Path
 
+from packaging.requirements import Requirement
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -13,9 +14,16 @@ from ..errors import UserError
 from ..plan.spec import ImageSpec
 
 
+def exact_pin(requirement: str) -> tuple[str, str]:
+    """(canonical name, version as written) of an exact `name==version` requirement (the matrix writes only those)."""
+    req = Requirement(requirement)
+    (pin,) = req.specifier
+    return str(canonicalize_name(req.name)), pin.version
+
+
 def pins(spec: ImageSpec) -> dict[str, Version]:
     """Distribution name (canonical) → the exact version the image installs."""
-    wanted = {"torch": spec.torch_requirement.split("==", 1)[1], **spec.packages, **spec.access_packages}
+    wanted = {"torch": exact_pin(spec.torch_requirement)[1], **spec.packages, **spec.access_packages}
     if spec.torchvision:
         wanted["torchvision"] = spec.torchvision
     return {canonicalize_name(name): Version(version) for name, version in wanted.items()}
