@@ -12,6 +12,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..errors import UserError
 from ..plan.spec import ImageSpec
+from ..versions import version_key
 
 
 def exact_pin(requirement: str) -> tuple[str, str]:
@@ -32,7 +33,7 @@ def pins(spec: ImageSpec) -> dict[str, Version]:
 def fits_python(tags: frozenset[Tag], python: str) -> bool:
     """A CPython wheel for this Python (cpXY or abi3 from an older one), or a pure-Python one."""
     want = f"cp{python.replace('.', '')}"
-    minor = int(python.split(".")[1])
+    minor = version_key(python)[1]
     for tag in tags:
         if tag.interpreter == want or tag.interpreter in {"py3", f"py{python.replace('.', '')}"}:
             return True

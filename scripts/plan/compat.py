@@ -68,11 +68,6 @@ class Compat:
     platforms: dict[str, PlatformFacts]     # linux/amd64 only when compat.yaml has no `platforms:` section
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """Sort key for dotted versions ('13.2' < '13.10')."""
-    return tuple(int(part) for part in version.split(".") if part.isdecimal())
-
-
 def parse_compat(raw: dict[str, Any]) -> Compat:
     """Typed facts from a document that already passed `compat_problems`."""
     torch = {}

@@ -17,8 +17,9 @@ import jsonschema
 
 from .. import ROOT
 from ..errors import MatrixError
+from ..versions import version_key
 from . import access as access_kinds
-from .compat import Compat, CudaFacts, Distro, TorchBuild, TorchRelease, load_compat, version_key
+from .compat import Compat, CudaFacts, Distro, TorchBuild, TorchRelease, load_compat
 from .platforms import DEFAULT_PLATFORMS, check_platforms
 from .schema import branch_error, error_line, explain, fmt_path
 from .spec import TAG_GRAMMAR, Flavor, ImageSpec, make_tag
