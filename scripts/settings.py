@@ -295,8 +295,8 @@ KNOB_ROWS: tuple[Knob, ...] = (
 )
 KNOBS: dict[str, Knob] = {knob.variable: knob for knob in KNOB_ROWS}
 # path variable → the Settings field it replaces (always read; an empty one is an error)
-PATH_VARIABLES = {"MATRIX": "matrix", "COMPAT": "compat", "TEMPLATES": "templates", "IMAGES_DIR": "images",
-                  "BUILD_DIR": "build_dir", "REPORTS_DIR": "reports"}
+PATH_VARIABLES = {"BUILD_DIR": "build_dir", "MATRIX": "matrix", "COMPAT": "compat", "TEMPLATES": "templates",
+                  "IMAGES_DIR": "images", "REPORTS_DIR": "reports"}
 
 
 @dataclass(frozen=True)
