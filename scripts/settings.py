@@ -235,6 +235,12 @@ class Knob:
     # the value when neither flag nor variable gives one, from the environment (else the field's default)
     fallback: Callable[[Mapping[str, str]], object] | None = None
 
+    def read(self, value: str) -> object:
+        """The field's value for a given `value`; a UserError naming the variable when it is none."""
+        if self.empty_is_error and not value.strip():
+            raise UserError(f"{self.variable} is empty: unset it for the default, or give a value ({self.help})")
+        return self.parse(value, self.variable)
+
 
 KNOB_ROWS: tuple[Knob, ...] = (
     Knob("IMAGE", "--image", "image tag, comma-separated tags, or 'all' (default: the matrix's default image)",
@@ -401,7 +407,7 @@ class Settings:
             if value is not None and not value.strip() and not row.empty_is_error:
                 value = None        # the Makefile exports every variable it knows; empty = not given
             if value is not None:
-                values[row.field] = _parse_knob(row, value)
+                values[row.field] = row.read(value)
             elif row.fallback is not None:
                 values[row.field] = row.fallback(env)
         return cls(**values)  # type: ignore[arg-type]
@@ -427,8 +433,3 @@ def _key_defaults(env: Mapping[str, str]) -> dict[str, object]:
     public = keys / PUB_NAME
     return {"key_dir": keys, "signing_key": keys / KEY_NAME, "trust": (public,) if public.is_file() else ()}
 
-
-def _parse_knob(row: Knob, value: str) -> object:
-    if row.empty_is_error and not value.strip():
-        raise UserError(f"{row.variable} is empty: unset it for the default, or give a value ({row.help})")
-    return row.parse(value, row.variable)
