@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import MatrixError, UserError, one_line
-from .settings import KNOBS, SWITCHES, Settings
+from .settings import KNOBS, Settings
 
 if TYPE_CHECKING:
     from .builder.buildkit import BuildRequest
@@ -596,12 +596,12 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         p = sub.add_parser(command.name, help=command.help, description=command.help)
         for knob in command.knobs:
-            flag, what = KNOBS[knob]
-            if knob in SWITCHES:
-                p.add_argument(flag, dest=knob, action="store_const", const="1", default=None,
-                               help=f"{what}; variable {knob}")
+            row = KNOBS[knob]
+            if row.switch:
+                p.add_argument(row.flag, dest=knob, action="store_const", const="1", default=None,
+                               help=f"{row.help}; variable {knob}")
             else:
-                p.add_argument(flag, dest=knob, default=None, help=f"{what}; variable {knob}")
+                p.add_argument(row.flag, dest=knob, default=None, help=f"{row.help}; variable {knob}")
         if command.extra:
             command.extra(p)
         p.set_defaults(command_entry=command)

@@ -11,8 +11,9 @@ from pathlib import Path
 from .errors import UserError
 
 
-def atomic_write(path: Path, data: str | bytes) -> None:
-    """Write `data` to `path` atomically; an OSError becomes one line naming the file."""
+def atomic_write(path: Path, data: str | bytes, mode: int | None = None) -> None:
+    """Write `data` to `path` atomically, with permission bits `mode` (default: the temporary file's 0600) set before
+    it appears; an OSError becomes one line naming the file."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -23,6 +24,8 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except OSError as exc:

@@ -23,8 +23,9 @@ from .builder.engine import image_exists
 from .errors import UserError
 from .fsutil import atomic_write
 from .plan.spec import ImageSpec
+from .settings import Settings
 
-REPORTS = ROOT / "reports"
+REPORTS = Settings.reports
 REPORT_SCHEMAS = ROOT / "verify"          # report.schema*.json, read as data (verify/ is never imported)
 IN_CONTAINER_JSON, IN_CONTAINER_XML = "/tmp/report.json", "/tmp/report.xml"
 Echo = Callable[..., None]

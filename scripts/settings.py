@@ -9,13 +9,14 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ROOT
 from .errors import UserError
 from .plan.platforms import PLATFORM_NAME, normalize_platform
+from .publish.signing import KEY_NAME, KEY_TYPES, PUB_NAME
 
 # What a person may have meant by a size docker-py refuses (2GiB, 1t, 1.5 TB): only to suggest the spelling it reads.
 MEANT_SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*([kmgtp])(?:i?b)?$", re.IGNORECASE)
@@ -30,53 +31,9 @@ COUNT_MAX = {"NODES": 10000, "GPUS": 64, "BENCH_RUNS": 1000, "BENCH_ROUNDS": 100
 COUNT_MIN = {"GPUS": 0}
 # host[:port][/path] as Docker reads a registry prefix; no spaces, no upper case in the path, no trailing '/'.
 REGISTRY = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
-# Knobs with a non-empty default: an empty value was given on purpose, and is an error rather than the default.
-EMPTY_IS_ERROR = frozenset({"SHM_SIZE", "VERIFY_TIMEOUT", "NODES", "GPUS", "BENCH_RUNS", "BENCH_ROUNDS"})
-# Knobs that are switches: their flag takes no value.
-SWITCHES = frozenset({"KEEP_GOING", "FORCE", "INDEX_ONLY", "REGISTRY_INSECURE", "PREFLIGHT"})
 BUILD_ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 TRUE, FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})   # the closed set
 CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
-
-# knob → (command-line flag, help). The variable of a knob is its name.
-KNOBS: dict[str, tuple[str, str]] = {
-    "IMAGE": ("--image", "image tag, comma-separated tags, or 'all' (default: the matrix's default image)"),
-    "KEEP_GOING": ("--keep-going", "build the rest after a failure: 1/true/yes or 0/false/no"),
-    "CA_CERT": ("--ca-cert", "proxy CA bundle passed as a build secret"),
-    "WHEELS": ("--wheels", "local wheel folder(s) (default: the local folders in PIP_FIND_LINKS)"),
-    "BASE_IMAGE": ("--base-image", "build FROM this image instead"),
-    "BUILD_NETWORK": ("--build-network", "network of the build (default: host when the engine has no bridge)"),
-    "SHM_SIZE": ("--shm-size", "container /dev/shm (default 2g)"),
-    "VERIFY_TIMEOUT": ("--timeout", "kill the verify container after this many seconds (default 900)"),
-    "VERIFY_ARGS": ("--verify-args", "extra arguments for verify inside the container"),
-    "REGISTRY": ("--registry", "registry prefix (host[:port][/path]) of pushed images and manifests, e.g. ghcr.io/acme"),
-    "EXTRA_BUILD_ARGS": ("--extra-build-args", "more KEY=VALUE build arguments, space-separated (e.g. COLD=1)"),
-    "BENCH_RUNS": ("--runs", "runs of `import torch` per image, the two images taking turns; the median counts (default 15)"),
-    "BENCH_ROUNDS": ("--rounds", "cold builds of each Dockerfile, in alternating order; the median counts (default 2)"),
-    "NODES": ("--nodes", "nodes (default 1)"),
-    "GPUS": ("--gpus", "GPUs per node (default 1)"),
-    "PLATFORM": ("--platform", "one platform of the image, e.g. linux/arm64 (emulated on another host); "
-                               "build also takes 'all' (one multi-platform buildx build)"),
-    "FORCE": ("--force", "base: bootstrap again even when present; lock: resolve again even when current (1/0)"),
-    "INDEX_ONLY": ("--index-only", "push: push nothing from the engine; PUT the tag's image index over the per-arch "
-                                   "tags <tag>-<arch> already in REGISTRY (CI's merge job) (1/0)"),
-    "REGISTRY_INSECURE": ("--registry-insecure", "talk plain HTTP to REGISTRY (a local test registry) (1/0)"),
-    "LAUNCHER": ("--launcher", "how make slurm starts the image on each node: pyxis (enroot/pyxis, default), docker "
-                               "(srun docker run), oci (Slurm's native containers, runc) or none (a venv on the hosts)"),
-    "PREFLIGHT": ("--preflight", "slurm: a job that runs only `verify --preflight` on each node (1/0)"),
-    "DIR": ("--dir", "the folder a job wrote its verify reports into (searched recursively)"),
-    "SIGNING_KEY": ("--signing-key", "attest: the private key (PEM, ECDSA P-256 or Ed25519, mode 0600) that signs "
-                                     "(default ~/.config/torchimages/signing-key.pem, as make keygen writes it)"),
-    "TRUST": ("--trust", "report/gate: public key file(s) or folder(s), space-separated, whose signatures are "
-                         "believed (default ~/.config/torchimages/signing-key.pub when present)"),
-    "REQUIRE": ("--require", "report/gate: what a trusted attestation must show, e.g. \"verdict=pass gpu=H100 "
-                             "driver>=570\""),
-    "KEY_DIR": ("--key-dir", "keygen: the folder the key pair is written to, outside the repository "
-                             "(default ~/.config/torchimages)"),
-    "KEY_TYPE": ("--key-type", "keygen: ecdsa (P-256, default) or ed25519"),
-    "HOST_DRIVER": ("--host-driver", "gate: this host's NVIDIA driver version (default: read with nvidia-smi)"),
-    "REPORT_TIMEOUT": ("--report-timeout", "report/gate: seconds for all registry reads together (default 120)"),
-}
 
 
 def engine_bytes(text: str) -> int | None:
@@ -219,9 +176,139 @@ def local_folders(text: str) -> tuple[Path, ...]:
                  if "://" not in i.removeprefix("file://") and Path(i.removeprefix("file://")).is_dir())
 
 
+def parse_text(text: str, name: str) -> str:
+    return text
+
+
+def parse_optional(text: str, name: str) -> str | None:
+    return text.strip() or None
+
+
+def parse_user_path(text: str, name: str) -> Path:
+    return Path(text.strip()).expanduser().absolute()
+
+
+def parse_user_paths(text: str, name: str) -> tuple[Path, ...]:
+    return tuple(Path(v).expanduser().absolute() for v in parse_args_list(text, name))
+
+
+def parse_key_type(text: str, name: str) -> str:
+    kind = text.strip().lower()
+    if kind not in KEY_TYPES:
+        raise UserError(f"{name}={text!r}: write ecdsa (P-256) or ed25519")
+    return kind
+
+
+def parse_driver(text: str, name: str) -> str:
+    driver = text.strip()
+    if not re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,4}){0,2}", driver):
+        raise UserError(f"{name}={text!r} is not a driver version, e.g. 580.65.06")
+    return driver
+
+
+def parse_launcher(text: str, name: str) -> str:
+    from .publish.slurm import parse_launcher as launcher  # the launchers are the Slurm writer's to name
+    return launcher(text, name)
+
+
+def default_wheels(env: Mapping[str, str]) -> tuple[Path, ...]:
+    return local_folders(env.get("PIP_FIND_LINKS", ""))
+
+
+def default_ca_cert(env: Mapping[str, str]) -> str | None:
+    return next((env[v] for v in CA_VARIABLES if Path(env.get(v) or "/nonexistent").is_file()), None)
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One knob: its variable (the Makefile's and the environment's name), flag, help, the `Settings` field it
+    sets, and the parser that checks a given value (the variable named in every message)."""
+
+    variable: str
+    flag: str
+    help: str
+    field: str
+    parse: Callable[[str, str], object]
+    # a knob with a non-empty default: an empty value was given on purpose, and is an error rather than the default
+    empty_is_error: bool = False
+    switch: bool = False            # its flag takes no value
+    # the value when neither flag nor variable gives one, from the environment (else the field's default)
+    fallback: Callable[[Mapping[str, str]], object] | None = None
+
+    def read(self, value: str) -> object:
+        """The field's value for a given `value`; a UserError naming the variable when it is none."""
+        if self.empty_is_error and not value.strip():
+            raise UserError(f"{self.variable} is empty: unset it for the default, or give a value ({self.help})")
+        return self.parse(value, self.variable)
+
+
+KNOB_ROWS: tuple[Knob, ...] = (
+    Knob("IMAGE", "--image", "image tag, comma-separated tags, or 'all' (default: the matrix's default image)",
+         "image", parse_text),
+    Knob("KEEP_GOING", "--keep-going", "build the rest after a failure: 1/true/yes or 0/false/no",
+         "keep_going", parse_bool, switch=True),
+    Knob("CA_CERT", "--ca-cert", "proxy CA bundle passed as a build secret", "ca_cert", parse_file,
+         fallback=default_ca_cert),
+    Knob("WHEELS", "--wheels", "local wheel folder(s) (default: the local folders in PIP_FIND_LINKS)",
+         "wheels", parse_folders, fallback=default_wheels),
+    Knob("BASE_IMAGE", "--base-image", "build FROM this image instead", "base_image", parse_optional),
+    Knob("BUILD_NETWORK", "--build-network", "network of the build (default: host when the engine has no bridge)",
+         "build_network", parse_optional),
+    Knob("SHM_SIZE", "--shm-size", "container /dev/shm (default 2g)", "shm_size", parse_size, empty_is_error=True),
+    Knob("VERIFY_TIMEOUT", "--timeout", "kill the verify container after this many seconds (default 900)",
+         "verify_timeout", parse_seconds, empty_is_error=True),
+    Knob("VERIFY_ARGS", "--verify-args", "extra arguments for verify inside the container",
+         "verify_args", parse_args_list),
+    Knob("REGISTRY", "--registry", "registry prefix (host[:port][/path]) of pushed images and manifests, "
+         "e.g. ghcr.io/acme", "registry", parse_registry),
+    Knob("EXTRA_BUILD_ARGS", "--extra-build-args", "more KEY=VALUE build arguments, space-separated (e.g. COLD=1)",
+         "extra_build_args", parse_build_args),
+    Knob("BENCH_RUNS", "--runs", "runs of `import torch` per image, the two images taking turns; the median counts "
+         "(default 15)", "bench_runs", parse_count, empty_is_error=True),
+    Knob("BENCH_ROUNDS", "--rounds", "cold builds of each Dockerfile, in alternating order; the median counts "
+         "(default 2)", "bench_rounds", parse_count, empty_is_error=True),
+    Knob("NODES", "--nodes", "nodes (default 1)", "nodes", parse_count, empty_is_error=True),
+    Knob("GPUS", "--gpus", "GPUs per node (default 1)", "gpus", parse_count, empty_is_error=True),
+    Knob("PLATFORM", "--platform", "one platform of the image, e.g. linux/arm64 (emulated on another host); "
+         "build also takes 'all' (one multi-platform buildx build)", "platform", parse_platform),
+    Knob("FORCE", "--force", "base: bootstrap again even when present; lock: resolve again even when current (1/0)",
+         "force", parse_bool, switch=True),
+    Knob("INDEX_ONLY", "--index-only", "push: push nothing from the engine; PUT the tag's image index over the "
+         "per-arch tags <tag>-<arch> already in REGISTRY (CI's merge job) (1/0)", "index_only", parse_bool, switch=True),
+    Knob("REGISTRY_INSECURE", "--registry-insecure", "talk plain HTTP to REGISTRY (a local test registry) (1/0)",
+         "registry_insecure", parse_bool, switch=True),
+    Knob("LAUNCHER", "--launcher", "how make slurm starts the image on each node: pyxis (enroot/pyxis, default), "
+         "docker (srun docker run), oci (Slurm's native containers, runc) or none (a venv on the hosts)",
+         "launcher", parse_launcher),
+    Knob("PREFLIGHT", "--preflight", "slurm: a job that runs only `verify --preflight` on each node (1/0)",
+         "preflight", parse_bool, switch=True),
+    Knob("DIR", "--dir", "the folder a job wrote its verify reports into (searched recursively)",
+         "fleet_dir", parse_dir),
+    Knob("SIGNING_KEY", "--signing-key", "attest: the private key (PEM, ECDSA P-256 or Ed25519, mode 0600) that "
+         "signs (default ~/.config/torchimages/signing-key.pem, as make keygen writes it)",
+         "signing_key", parse_user_path),
+    Knob("TRUST", "--trust", "report/gate: public key file(s) or folder(s), space-separated, whose signatures are "
+         "believed (default ~/.config/torchimages/signing-key.pub when present)", "trust", parse_user_paths),
+    Knob("REQUIRE", "--require", "report/gate: what a trusted attestation must show, e.g. \"verdict=pass gpu=H100 "
+         "driver>=570\"", "require", parse_text),
+    Knob("KEY_DIR", "--key-dir", "keygen: the folder the key pair is written to, outside the repository "
+         "(default ~/.config/torchimages)", "key_dir", parse_user_path),
+    Knob("KEY_TYPE", "--key-type", "keygen: ecdsa (P-256, default) or ed25519", "key_type", parse_key_type),
+    Knob("HOST_DRIVER", "--host-driver", "gate: this host's NVIDIA driver version (default: read with nvidia-smi)",
+         "host_driver", parse_driver),
+    Knob("REPORT_TIMEOUT", "--report-timeout", "report/gate: seconds for all registry reads together (default 120)",
+         "report_timeout", parse_seconds),
+)
+KNOBS: dict[str, Knob] = {knob.variable: knob for knob in KNOB_ROWS}
+# path variable → the Settings field it replaces (always read; an empty one is an error)
+PATH_VARIABLES = {"BUILD_DIR": "build_dir", "MATRIX": "matrix", "COMPAT": "compat", "TEMPLATES": "templates",
+                  "IMAGES_DIR": "images", "REPORTS_DIR": "reports"}
+
+
 @dataclass(frozen=True)
 class Settings:
-    """Everything a command needs from outside: paths, knobs and the environment for child processes."""
+    """Everything a command needs from outside: paths, knobs and the environment for child processes. The defaults
+    here are the project's only ones (the paths' defaults included)."""
 
     root: Path = ROOT
     matrix: Path = ROOT / "matrix.yaml"
@@ -308,113 +395,41 @@ class Settings:
             flag = flags.get(name)
             return flag if flag is not None else env.get(name)
 
-        def path(name: str, default: Path) -> Path:
-            value = raw(name)
-            if value is None:
-                return default
-            if not value.strip():
-                raise UserError(f"{name} is empty: unset it or give a path")
-            return Path(value).absolute()
-
-        build_dir = path("BUILD_DIR", ROOT / "build")
         values: dict[str, object] = {
-            "matrix": path("MATRIX", ROOT / "matrix.yaml"), "compat": path("COMPAT", ROOT / "compat.yaml"),
-            "templates": path("TEMPLATES", ROOT / "templates"), "images": path("IMAGES_DIR", ROOT / "images"),
-            "build_dir": build_dir, "reports": path("REPORTS_DIR", ROOT / "reports"),
+            **{attr: _path(var, raw(var), getattr(cls, attr)) for var, attr in PATH_VARIABLES.items()},
             "child_env": dict(env), "docker_cli": env.get("DOCKER_CLI") or None, "uv": env.get("UV") or None,
             # registry credentials: from the environment only (CI secrets), never a flag
             "registry_user": env.get("REGISTRY_USER") or None, "registry_password": env.get("REGISTRY_PASSWORD") or None,
+            **_key_defaults(env),
         }
-        keys = _key_dir(env)
-        values["key_dir"] = keys
-        values["signing_key"] = keys / "signing-key.pem"
-        values["trust"] = (keys / "signing-key.pub",) if (keys / "signing-key.pub").is_file() else ()
-        for knob in knobs:
-            value = raw(knob)
-            if value is not None and not value.strip() and knob not in EMPTY_IS_ERROR:
+        for row in (KNOBS[name] for name in knobs):
+            value = raw(row.variable)
+            if value is not None and not value.strip() and not row.empty_is_error:
                 value = None        # the Makefile exports every variable it knows; empty = not given
-            if value is None:
-                if knob == "WHEELS":
-                    values["wheels"] = local_folders(env.get("PIP_FIND_LINKS", ""))
-                if knob == "CA_CERT":
-                    values["ca_cert"] = next((env[v] for v in CA_VARIABLES if Path(env.get(v) or "/nonexistent").is_file()), None)
-                continue
-            values.update(_parse_knob(knob, value))
+            if value is not None:
+                values[row.field] = row.read(value)
+            elif row.fallback is not None:
+                values[row.field] = row.fallback(env)
         return cls(**values)  # type: ignore[arg-type]
 
 
-def _key_dir(env: Mapping[str, str]) -> Path:
+def _path(name: str, value: str | None, default: Path) -> Path:
+    if value is None:
+        return default
+    if not value.strip():
+        raise UserError(f"{name} is empty: unset it or give a path")
+    return Path(value).absolute()
+
+
+def key_dir(env: Mapping[str, str]) -> Path:
     """$XDG_CONFIG_HOME/torchimages, else ~/.config/torchimages: where make keygen writes, outside any checkout."""
     base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or str(Path.home())) / ".config")
     return Path(base).absolute() / "torchimages"
 
 
-def _parse_knob(knob: str, value: str) -> dict[str, object]:
-    if knob in EMPTY_IS_ERROR and not value.strip():
-        raise UserError(f"{knob} is empty: unset it for the default, or give a value ({KNOBS[knob][1]})")
-    if knob == "IMAGE":
-        return {"image": value}
-    if knob == "KEEP_GOING":
-        return {"keep_going": parse_bool(value, knob)}
-    if knob == "CA_CERT":
-        return {"ca_cert": parse_file(value, knob)}
-    if knob == "WHEELS":
-        return {"wheels": parse_folders(value, knob)}
-    if knob == "BASE_IMAGE":
-        return {"base_image": value.strip() or None}
-    if knob == "BUILD_NETWORK":
-        return {"build_network": value.strip() or None}
-    if knob == "SHM_SIZE":
-        return {"shm_size": parse_size(value, knob)}
-    if knob == "VERIFY_TIMEOUT":
-        return {"verify_timeout": parse_seconds(value, knob)}
-    if knob == "VERIFY_ARGS":
-        return {"verify_args": parse_args_list(value, knob)}
-    if knob == "REGISTRY":
-        return {"registry": parse_registry(value, knob)}
-    if knob == "EXTRA_BUILD_ARGS":
-        return {"extra_build_args": parse_build_args(value, knob)}
-    if knob == "BENCH_RUNS":
-        return {"bench_runs": parse_count(value, knob)}
-    if knob == "BENCH_ROUNDS":
-        return {"bench_rounds": parse_count(value, knob)}
-    if knob == "NODES":
-        return {"nodes": parse_count(value, knob)}
-    if knob == "GPUS":
-        return {"gpus": parse_count(value, knob)}
-    if knob == "PLATFORM":
-        return {"platform": parse_platform(value, knob)}
-    if knob == "FORCE":
-        return {"force": parse_bool(value, knob)}
-    if knob == "INDEX_ONLY":
-        return {"index_only": parse_bool(value, knob)}
-    if knob == "REGISTRY_INSECURE":
-        return {"registry_insecure": parse_bool(value, knob)}
-    if knob == "LAUNCHER":
-        from .publish.slurm import parse_launcher
-        return {"launcher": parse_launcher(value, knob)}
-    if knob == "PREFLIGHT":
-        return {"preflight": parse_bool(value, knob)}
-    if knob == "DIR":
-        return {"fleet_dir": parse_dir(value, knob)}
-    if knob == "SIGNING_KEY":
-        return {"signing_key": Path(value.strip()).expanduser().absolute()}
-    if knob == "TRUST":
-        return {"trust": tuple(Path(v).expanduser().absolute() for v in parse_args_list(value, knob))}
-    if knob == "REQUIRE":
-        return {"require": value}
-    if knob == "KEY_DIR":
-        return {"key_dir": Path(value.strip()).expanduser().absolute()}
-    if knob == "KEY_TYPE":
-        kind = value.strip().lower()
-        if kind not in ("ecdsa", "ed25519"):
-            raise UserError(f"KEY_TYPE={value!r}: write ecdsa (P-256) or ed25519")
-        return {"key_type": kind}
-    if knob == "HOST_DRIVER":
-        driver = value.strip()
-        if not re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,4}){0,2}", driver):
-            raise UserError(f"HOST_DRIVER={value!r} is not a driver version, e.g. 580.65.06")
-        return {"host_driver": driver}
-    if knob == "REPORT_TIMEOUT":
-        return {"report_timeout": parse_seconds(value, knob)}
-    raise AssertionError(f"unknown knob {knob}")
+def _key_defaults(env: Mapping[str, str]) -> dict[str, object]:
+    """The key folder, the signing key in it, and its public key as the trusted one where make keygen wrote it."""
+    keys = key_dir(env)
+    public = keys / PUB_NAME
+    return {"key_dir": keys, "signing_key": keys / KEY_NAME, "trust": (public,) if public.is_file() else ()}
+

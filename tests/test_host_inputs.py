@@ -1,6 +1,7 @@
 """Bad knobs, bad compat.yaml, engine-free faults: one line, exit 2, nothing written (issue 10)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import signal
@@ -11,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from scripts.cli import COMMANDS
 from scripts.errors import UserError
 from scripts.plan.compat import load_compat
 from scripts.run_verify import VerifyOutcome, check_report, clear_reports, report_schemas
-from scripts.settings import Settings
+from scripts.settings import KNOB_ROWS, KNOBS, PATH_VARIABLES, Settings, key_dir
 from scripts.tables import verify_summary
 from tests.conftest import ROOT, TEST_COMPAT, TEST_MATRIX, assert_clean_failure, run_cli
 
@@ -51,6 +53,27 @@ def test_knobs_are_parsed_only_for_the_commands_that_use_them():
     assert settings.keep_going is False and settings.verify_timeout == 900.0
     assert Settings.load({"KEEP_GOING": "1"}, {}, ("KEEP_GOING",)).keep_going is True
     assert Settings.load({"CA_CERT": "", "REGISTRY": ""}, {}, ("CA_CERT", "REGISTRY")).registry == ""
+
+
+def test_every_knob_row_sets_a_settings_field_and_every_command_knob_has_a_row():
+    fields = {f.name for f in dataclasses.fields(Settings)}
+    assert {row.field for row in KNOB_ROWS} <= fields and set(PATH_VARIABLES.values()) <= fields
+    assert len(KNOBS) == len(KNOB_ROWS) and len({row.flag for row in KNOB_ROWS}) == len(KNOB_ROWS)
+    assert {knob for command in COMMANDS for knob in command.knobs} <= set(KNOBS)
+
+
+@pytest.mark.parametrize("row", [row for row in KNOB_ROWS if row.empty_is_error], ids=lambda row: row.variable)
+def test_an_empty_knob_with_a_default_is_refused_with_its_help(row):
+    with pytest.raises(UserError) as info:
+        Settings.load({row.variable: " "}, {}, (row.variable,))
+    assert str(info.value) == f"{row.variable} is empty: unset it for the default, or give a value ({row.help})"
+
+
+def test_the_default_paths_are_the_settings_defaults():
+    settings = Settings.load({}, {}, ())
+    assert settings.build_dir == ROOT / "build" and settings.reports == ROOT / "reports"
+    assert Settings.load({"HOME": "/h"}, {}, ()).key_dir == key_dir({"HOME": "/h"}) == Path("/h/.config/torchimages")
+    assert Settings.load({"XDG_CONFIG_HOME": "/cfg"}, {}, ()).signing_key == Path("/cfg/torchimages/signing-key.pem")
 
 
 @pytest.mark.host

@@ -66,9 +66,11 @@ def test_a_package_change_makes_the_lock_stale_and_check_render_says_so(tmp_path
     assert check_locks([CPU], tmp_path, print) == []
     changed = dataclasses.replace(CPU, packages={**CPU.packages, "numpy": "2.4.5"})
     assert input_digest(changed) != input_digest(CPU)
+    assert getattr(lock_problem(changed, tmp_path), "kind", None) is LockIssue.STALE
     problems = check_locks([changed], tmp_path, print)
     assert problems and "stale" in problems[0] and "make lock IMAGE=" in problems[0]
     (tmp_path / CPU.tag / LOCK_NAME).unlink()
+    assert getattr(lock_problem(CPU, tmp_path), "kind", None) is LockIssue.MISSING
     assert "missing" in check_locks([CPU], tmp_path, print)[0]
 
 

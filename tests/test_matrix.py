@@ -10,6 +10,7 @@ from scripts.errors import MatrixError, UserError
 from scripts.plan.matrix import load_matrix
 from scripts.plan.spec import make_tag
 from scripts.render import select
+from scripts.versions import version_key
 from tests.conftest import TEST_COMPAT, assert_clean_failure, run_cli
 
 HEAD = """\
@@ -228,3 +229,9 @@ def test_files_the_loader_refuses(tmp_path, content, needle):
 def test_a_directory_is_not_a_matrix(tmp_path):
     with pytest.raises(UserError, match="is a directory"):
         load_matrix(tmp_path, TEST_COMPAT)
+
+
+def test_the_one_version_key_orders_dotted_versions_by_their_numbers():
+    assert sorted(["13.10", "13.2", "12.6", "cpu"], key=version_key) == ["cpu", "12.6", "13.2", "13.10"]
+    assert version_key("580.65.06") == (580, 65, 6) and version_key("2.13.0+cpu") == (2, 13, 0)
+    assert version_key("570.86.10 beta") == (570, 86, 10) and version_key("cpu") == ()

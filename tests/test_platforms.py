@@ -29,6 +29,7 @@ from scripts.plan.platforms import (
     select_platforms,
 )
 from scripts.render import load_rendered, render_dockerfile
+from scripts.settings import Settings
 from tests.conftest import DATA, TEST_COMPAT
 from tests.test_matrix import CPU_DEFAULT, problems, write
 
@@ -88,7 +89,7 @@ def test_build_from_another_index_is_rejected(tmp_path):
     # 2.14.1's CUDA 13.2 build comes from cu132 on both platforms: fine; a CPU arm64 build of 2.14.1 is not recorded.
     load_matrix(write(tmp_path, '''\
   - {torch: "2.14.1", cuda: "13.2", flavor: runtime, distro: debian12, platforms: [linux/amd64, linux/arm64]}
-''' + CPU_DEFAULT))
+''' + CPU_DEFAULT), Settings.compat)      # the shipped compat.yaml
     msg = problems(tmp_path, '''\
   - {torch: "2.14.1", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, platforms: [linux/arm64]}
 ''' + CPU_DEFAULT)

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scripts.cli import main
+from scripts.versions import version_key
 from tests.conftest import TEST_COMPAT, TEST_MATRIX
 
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=8),
@@ -102,3 +103,8 @@ def test_generated_knobs_exit_0_or_2(workspace, capsys, command, knobs):
     code, output = _run([command], env, capsys)
     assert code in (0, 2), output
     assert "Traceback" not in output and "internal error" not in output, output
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=5), st.sampled_from(["", "+cpu", "rc1"]))
+def test_version_key_reads_back_the_numbers_of_any_dotted_version(numbers, suffix):
+    assert version_key(".".join(map(str, numbers)) + suffix) == tuple(numbers)

@@ -31,7 +31,7 @@ from ..errors import UserError
 from ..fsutil import atomic_write
 from ..plan.platforms import NATIVE_NAME, is_lock_name, lock_name, machine_of
 from ..plan.spec import ImageSpec
-from .wheels import fits_python
+from .wheels import exact_pin, fits_python
 
 # uv's --python-platform per image platform; manylinux_2_28 is what torch's wheels need on both
 UV_PLATFORMS = {"linux/amd64": "x86_64-manylinux_2_28", "linux/arm64": "aarch64-manylinux_2_28"}
@@ -39,10 +39,9 @@ PLATFORM = UV_PLATFORMS[NATIVE_NAME]
 DEFAULT_FOLDERS = ("/opt/wheels", "/opt/pypi-more/files")
 DIGEST_LINE = "# input-digest: "
 UNRESOLVED_LINE = "# UNRESOLVED: "
-PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
-HASH = re.compile(r"--hash=sha256:([0-9a-f]{64})")
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 MAX_LOCK_BYTES = 16 << 20      # the largest lock here is ~100 KiB
+LOCK_MODE = 0o644              # readable by everyone: the image copies the lock for its non-root user
 
 
 def requirements(spec: ImageSpec) -> list[str]:
@@ -98,21 +97,17 @@ class Pin:
 
 
 def parse_lock(text: str) -> list[Pin]:
-    """The pins of a lock (name==version and its --hash lines)."""
+    """The exact pins of a lock (name==version and its sha256 hashes), read as pip reads its lines."""
     pins: list[Pin] = []
-    name: str | None = None
-    version: str | None = None
-    hashes: list[str] = []
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].rstrip() if not raw.lstrip().startswith("--hash") else raw.strip()
-        match = PIN.match(line)
-        if match:
-            if name:
-                pins.append(Pin(name, version or "", tuple(hashes)))
-            name, version, hashes = canonical(match.group(1)), match.group(2), []
-        hashes += HASH.findall(line)
-    if name:
-        pins.append(Pin(name, version or "", tuple(hashes)))
+    for entry in lock_lines(text):
+        try:
+            req = Requirement(entry.text)
+        except InvalidRequirement:
+            continue
+        specs = list(req.specifier)
+        if len(specs) == 1 and specs[0].operator in ("==", "==="):
+            hashes = tuple(m.group(1) for m in map(SHA256.match, entry.hashes) if m)
+            pins.append(Pin(canonical(req.name), specs[0].version, hashes))
     return pins
 
 
@@ -234,7 +229,107 @@ def marker_environment(spec: ImageSpec, platform: str) -> dict[str, str]:
 
 def _required(spec: ImageSpec) -> dict[str, str]:
     """canonical name → the exact version the spec asks for."""
-    return {canonical(r.split("==", 1)[0]): r.split("==", 1)[1] for r in requirements(spec)}
+    return dict(exact_pin(r) for r in requirements(spec))
+
+
+def _content_problem(kind: LockIssue, where: int | None, what: str) -> LockProblem:
+    return LockProblem(kind, f"not what the spec asks for: {kind.value}" + (f", line {where}" if where else "") +
+                       f": {what}")
+
+
+def _exact_requirement(entry: LockLine) -> tuple[Requirement, Version] | LockProblem:
+    """The line's requirement and its exact version, or the problem that makes it none."""
+    shown = " ".join(entry.text.split())[:120]
+    if entry.options:
+        return _content_problem(LockIssue.MALFORMED, entry.line, f"option {entry.options[0][:60]!r} (make lock writes none)")
+    if not entry.text:
+        return _content_problem(LockIssue.MALFORMED, entry.line, "--hash with no requirement before it")
+    try:
+        req = Requirement(entry.text)
+    except InvalidRequirement:
+        return _content_problem(LockIssue.MALFORMED, entry.line, f"{shown!r} is not a requirement")
+    specs = list(req.specifier)
+    if req.url or len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
+        return _content_problem(LockIssue.NOT_EXACT, entry.line, f"{shown!r} is not an exact name==version pin")
+    try:
+        return req, Version(specs[0].version)
+    except InvalidVersion:
+        return _content_problem(LockIssue.MALFORMED, entry.line, f"{shown!r}: {specs[0].version!r} is not a version")
+
+
+def _hash_problem(entry: LockLine, name: str) -> LockProblem | None:
+    if not entry.hashes:
+        shown = " ".join(entry.text.split())[:120]
+        return _content_problem(LockIssue.NO_HASH, entry.line, f"{shown} has no --hash (the build installs with "
+                                                               f"--require-hashes)")
+    bad = next((h for h in entry.hashes if not SHA256.match(h)), None)
+    return _content_problem(LockIssue.NO_HASH, entry.line, f"{name}: {bad[:40]!r} is not a sha256 hash") if bad else None
+
+
+def _marker_problem(entry: LockLine, req: Requirement, spec: ImageSpec, platform: str) -> LockProblem | None:
+    """A marker pip cannot evaluate, or one that makes pip skip the pin on this image."""
+    if req.marker is None:
+        return None
+    name = canonical(req.name)
+    try:
+        applies = req.marker.evaluate(marker_environment(spec, platform))
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return _content_problem(LockIssue.MALFORMED, entry.line, f"{name}: marker {str(req.marker)!r} cannot be evaluated")
+    if applies:
+        return None
+    asked = " (the spec asks for it)" if name in _required(spec) else ""
+    return _content_problem(LockIssue.MARKER_EXCLUDES, entry.line, f"{name}'s marker {str(req.marker)[:80]!r} is false "
+                                                                   f"for Python {spec.python} on {platform}: pip would "
+                                                                   f"skip it{asked}")
+
+
+def _read_pins(spec: ImageSpec, text: str, platform: str) -> dict[str, tuple[LockLine, Version]] | LockProblem:
+    """canonical name → (its line, its version) for every line of the lock, or the first line's problem."""
+    pins: dict[str, tuple[LockLine, Version]] = {}
+    for entry in lock_lines(text):
+        parsed = _exact_requirement(entry)
+        if isinstance(parsed, LockProblem):
+            return parsed
+        req, version = parsed
+        name = canonical(req.name)
+        if name in pins:
+            return _content_problem(LockIssue.DUPLICATE, entry.line, f"{name} is pinned twice (lines "
+                                                                     f"{pins[name][0].line} and {entry.line}); pip "
+                                                                     f"refuses a double requirement")
+        problem = _hash_problem(entry, name) or _marker_problem(entry, req, spec, platform)
+        if problem:
+            return problem
+        pins[name] = (entry, version)
+    return pins
+
+
+def _spec_pin_problem(required: dict[str, str], pins: dict[str, tuple[LockLine, Version]]) -> LockProblem | None:
+    """A package the spec asks for that is not pinned, or pinned at another version (the local part included)."""
+    for name, wanted in required.items():
+        if name not in pins:
+            return _content_problem(LockIssue.MISSING_PIN, None, f"{name}=={wanted} (the spec asks for it) is not pinned")
+        entry, version = pins[name]
+        if version != Version(wanted) or (version.local or "") != (Version(wanted).local or ""):
+            return _content_problem(LockIssue.WRONG_PIN, entry.line, f"{name} is pinned {version}; the spec asks for "
+                                                                     f"{name}=={wanted}")
+    return None
+
+
+def _extra_pin_problem(required: dict[str, str], pins: dict[str, tuple[LockLine, Version]]) -> LockProblem | None:
+    """A pin that hangs off none of the spec's packages through uv's `# via` annotations."""
+    needed = set(required)
+    grown = True
+    while grown:
+        more = {n for n, (e, _) in pins.items() if n not in needed and any(canonical(v) in needed for v in e.via
+                                                                           if not v.startswith("-"))}
+        grown = bool(more)
+        needed |= more
+    extra = next(((n, e) for n, (e, _) in pins.items() if n not in needed), None)
+    if extra is None:
+        return None
+    name, entry = extra
+    return _content_problem(LockIssue.EXTRA_PIN, entry.line, f"{name} is pinned, but the spec does not ask for it and "
+                                                             f"no locked package needs it (no `# via` of one)")
 
 
 def lock_content_problem(spec: ImageSpec, text: str, platform: str = NATIVE_NAME) -> LockProblem | None:
@@ -243,70 +338,11 @@ def lock_content_problem(spec: ImageSpec, text: str, platform: str = NATIVE_NAME
     Every line is an exact `name==version` with sha256 hashes; no name twice; no marker that makes pip skip a pin on
     this image; each package of the spec (torch, torchvision, packages, access packages) pinned at the spec's version;
     every other pin needed by a locked package (uv's `# via` annotation): nothing extra at the top level."""
-    def problem(kind: LockIssue, where: int | None, what: str) -> LockProblem:
-        return LockProblem(kind, f"not what the spec asks for: {kind.value}" + (f", line {where}" if where else "") +
-                           f": {what}")
-
+    pins = _read_pins(spec, text, platform)
+    if isinstance(pins, LockProblem):
+        return pins
     required = _required(spec)
-    environment = marker_environment(spec, platform)
-    pins: dict[str, tuple[LockLine, Version]] = {}
-    for entry in lock_lines(text):
-        shown = " ".join(entry.text.split())[:120]
-        if entry.options:
-            return problem(LockIssue.MALFORMED, entry.line, f"option {entry.options[0][:60]!r} (make lock writes none)")
-        if not entry.text:
-            return problem(LockIssue.MALFORMED, entry.line, "--hash with no requirement before it")
-        try:
-            req = Requirement(entry.text)
-        except InvalidRequirement:
-            return problem(LockIssue.MALFORMED, entry.line, f"{shown!r} is not a requirement")
-        name = canonical(req.name)
-        specs = list(req.specifier)
-        if req.url or len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
-            return problem(LockIssue.NOT_EXACT, entry.line, f"{shown!r} is not an exact name==version pin")
-        try:
-            version = Version(specs[0].version)
-        except InvalidVersion:
-            return problem(LockIssue.MALFORMED, entry.line, f"{shown!r}: {specs[0].version!r} is not a version")
-        if name in pins:
-            return problem(LockIssue.DUPLICATE, entry.line, f"{name} is pinned twice (lines {pins[name][0].line} and "
-                                                           f"{entry.line}); pip refuses a double requirement")
-        if not entry.hashes:
-            return problem(LockIssue.NO_HASH, entry.line, f"{shown} has no --hash (the build installs with "
-                                                         f"--require-hashes)")
-        bad = next((h for h in entry.hashes if not SHA256.match(h)), None)
-        if bad:
-            return problem(LockIssue.NO_HASH, entry.line, f"{name}: {bad[:40]!r} is not a sha256 hash")
-        if req.marker is not None:
-            try:
-                applies = req.marker.evaluate(environment)
-            except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
-                return problem(LockIssue.MALFORMED, entry.line, f"{name}: marker {str(req.marker)!r} cannot be evaluated")
-            if not applies:
-                return problem(LockIssue.MARKER_EXCLUDES, entry.line,
-                               f"{name}'s marker {str(req.marker)[:80]!r} is false for Python {spec.python} on "
-                               f"{platform}: pip would skip it" + (" (the spec asks for it)" if name in required else ""))
-        pins[name] = (entry, version)
-    for name, wanted in required.items():
-        if name not in pins:
-            return problem(LockIssue.MISSING_PIN, None, f"{name}=={wanted} (the spec asks for it) is not pinned")
-        entry, version = pins[name]
-        if version != Version(wanted) or (version.local or "") != (Version(wanted).local or ""):
-            return problem(LockIssue.WRONG_PIN, entry.line, f"{name} is pinned {version}; the spec asks for "
-                                                           f"{name}=={wanted}")
-    needed = set(required)
-    grown = True
-    while grown:            # every pin must hang off the spec's packages through `# via` annotations
-        more = {n for n, (e, _) in pins.items() if n not in needed and any(canonical(v) in needed for v in e.via
-                                                                           if not v.startswith("-"))}
-        grown = bool(more)
-        needed |= more
-    extra = next(((n, e) for n, (e, _) in pins.items() if n not in needed), None)
-    if extra:
-        name, entry = extra
-        return problem(LockIssue.EXTRA_PIN, entry.line, f"{name} is pinned, but the spec does not ask for it and no "
-                                                       f"locked package needs it (no `# via` of one)")
-    return None
+    return _spec_pin_problem(required, pins) or _extra_pin_problem(required, pins)
 
 
 def lock_problem(spec: ImageSpec, images: Path, platform: str = NATIVE_NAME) -> LockProblem | None:
@@ -363,8 +399,7 @@ def wheel_fits(filename: str, python: str, machine: str = "x86_64") -> bool:
 
 
 def _torch_is_local(spec: ImageSpec, folders: list[Path], machine: str) -> bool:
-    version = spec.torch_requirement.split("==", 1)[1]
-    return any(_wheel_name_version(w.name) == ("torch", version) and wheel_fits(w.name, spec.python, machine)
+    return any(_wheel_name_version(w.name) == exact_pin(spec.torch_requirement) and wheel_fits(w.name, spec.python, machine)
                for folder in folders for w in folder.glob("torch-*.whl"))
 
 
@@ -373,7 +408,7 @@ def _link_folder(spec: ImageSpec, folders: list[Path], into: Path, machine: str)
 
     A local-version build (torch 2.13.0+cpu) satisfies `torch==2.13.0` under PEP 440, so such wheels are left out
     unless the image's requirement names that exact local version."""
-    wanted = {canonical(r.split("==")[0]): r.split("==")[1] for r in requirements(spec)}
+    wanted = _required(spec)
     for folder in folders:
         for wheel in folder.glob("*.whl"):
             parsed = _wheel_name_version(wheel.name)
@@ -464,12 +499,6 @@ def unresolved_stub(spec: ImageSpec, why: str, platform: str = NATIVE_NAME) -> s
             f"{UNRESOLVED_LINE}{' '.join(why.split())}\n")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """The lock file, atomically, readable by everyone (the image copies it for its non-root user)."""
-    atomic_write(path, text)
-    os.chmod(path, 0o644)
-
-
 def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: Mapping[str, str],
             uv: str | None = None, force: bool = False, echo: Callable[[str], None] = print) -> list[str]:
     """Write the lock of every platform of every spec whose lock is missing or stale (all with force); returns the
@@ -496,14 +525,14 @@ def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: M
         except IndexUnreachable as exc:
             failures.append(str(exc))
             if problem is not None and problem.kind in (LockIssue.MISSING, LockIssue.STALE):
-                write_atomic(path, unresolved_stub(spec, str(exc), platform))
+                atomic_write(path, unresolved_stub(spec, str(exc), platform), mode=LOCK_MODE)
             echo(f"  {label}: UNRESOLVED (index unreachable; stub written, builds refuse it)")
             continue
         except UserError as exc:
             failures.append(str(exc))
             echo(f"  {label}: FAILED")
             continue
-        write_atomic(path, text)
+        atomic_write(path, text, mode=LOCK_MODE)
         echo(f"  {label}: {len(parse_lock(text))} pins ({problem or 'refreshed'})")
     for spec in specs:
         for stray in stray_locks(spec, images):

@@ -5,17 +5,26 @@ import os
 import shutil
 from pathlib import Path
 
+from packaging.requirements import Requirement
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from ..errors import UserError
 from ..plan.spec import ImageSpec
+from ..versions import version_key
+
+
+def exact_pin(requirement: str) -> tuple[str, str]:
+    """(canonical name, version as written) of an exact `name==version` requirement (the matrix writes only those)."""
+    req = Requirement(requirement)
+    (pin,) = req.specifier
+    return str(canonicalize_name(req.name)), pin.version
 
 
 def pins(spec: ImageSpec) -> dict[str, Version]:
     """Distribution name (canonical) → the exact version the image installs."""
-    wanted = {"torch": spec.torch_requirement.split("==", 1)[1], **spec.packages, **spec.access_packages}
+    wanted = {"torch": exact_pin(spec.torch_requirement)[1], **spec.packages, **spec.access_packages}
     if spec.torchvision:
         wanted["torchvision"] = spec.torchvision
     return {canonicalize_name(name): Version(version) for name, version in wanted.items()}
@@ -24,7 +33,7 @@ def pins(spec: ImageSpec) -> dict[str, Version]:
 def fits_python(tags: frozenset[Tag], python: str) -> bool:
     """A CPython wheel for this Python (cpXY or abi3 from an older one), or a pure-Python one."""
     want = f"cp{python.replace('.', '')}"
-    minor = int(python.split(".")[1])
+    minor = version_key(python)[1]
     for tag in tags:
         if tag.interpreter == want or tag.interpreter in {"py3", f"py{python.replace('.', '')}"}:
             return True

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,6 @@ from .platforms import PlatformFacts, parse_platforms
 from .schema import error_line, explain, fmt_path
 from .yamlsafe import Located, load_located
 
-COMPAT_FILE = ROOT / "compat.yaml"
 SCHEMA_FILE = ROOT / "schemas" / "compat.schema.json"
 
 
@@ -69,11 +69,6 @@ class Compat:
     platforms: dict[str, PlatformFacts]     # linux/amd64 only when compat.yaml has no `platforms:` section
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """Sort key for dotted versions ('13.2' < '13.10')."""
-    return tuple(int(part) for part in version.split(".") if part.isdecimal())
-
-
 def parse_compat(raw: dict[str, Any]) -> Compat:
     """Typed facts from a document that already passed `compat_problems`."""
     torch = {}
@@ -113,50 +108,65 @@ def _schema_problems(doc: Located, name: str) -> list[str]:
     return problems
 
 
-def _semantic_problems(doc: Located, name: str) -> list[str]:
-    """What a schema cannot say: references between the tables."""
-    raw = doc.data
-    problems: list[str] = []
+Problem = tuple[tuple[Any, ...], str]      # (path into the document, what is wrong there)
 
-    def add(path: tuple[Any, ...], message: str) -> None:
-        problems.append(f"{name}:{doc.line(path)}: {fmt_path(path)}: {message}")
 
+def _unknown_distro(raw: dict[str, Any], distro: str, path: tuple[Any, ...]) -> list[Problem]:
+    return [] if distro in raw["distros"] else [(path, f"unknown distro {distro}; known: {', '.join(raw['distros'])}")]
+
+
+def _unknown_index(raw: dict[str, Any], index: str, path: tuple[Any, ...]) -> list[Problem]:
+    return [] if index in raw["indexes"] else [(path, f"unknown index {index!r}; known: {', '.join(raw['indexes'])}")]
+
+
+def _cuda_refs(raw: dict[str, Any]) -> Iterator[Problem]:
     for cuda, facts in raw["cuda"].items():
         for i, distro in enumerate(facts["devel_distros"]):
-            if distro not in raw["distros"]:
-                add(("cuda", cuda, "devel_distros", i), f"unknown distro {distro}; known: {', '.join(raw['distros'])}")
+            yield from _unknown_distro(raw, distro, ("cuda", cuda, "devel_distros", i))
+
+
+def _build_refs(raw: dict[str, Any], version: str, cuda: str, build: dict[str, Any]) -> Iterator[Problem]:
+    where = ("torch", version, "builds", cuda)
+    yield from _unknown_index(raw, build["index"], where + ("index",))
+    if cuda == "cpu":
+        return
+    missing = [k for k in ("toolkit", "cudnn", "nccl") if not build.get(k)]
+    if missing:
+        yield where, f"a CUDA build needs {', '.join(missing)} (the versions its wheels bundle)"
+    if cuda not in raw["cuda"]:
+        yield where, f"CUDA {cuda} is missing from the `cuda:` table; add its toolkit and driver floor"
+
+
+def _torch_refs(raw: dict[str, Any]) -> Iterator[Problem]:
     for version, rel in raw["torch"].items():
         if rel["pypi_default"] not in rel["builds"]:
-            add(("torch", version, "pypi_default"), f"{rel['pypi_default']} is not among its builds: {', '.join(rel['builds'])}")
+            yield ("torch", version, "pypi_default"), (f"{rel['pypi_default']} is not among its builds: "
+                                                       f"{', '.join(rel['builds'])}")
         for cuda, build in rel["builds"].items():
-            where = ("torch", version, "builds", cuda)
-            if build["index"] not in raw["indexes"]:
-                add(where + ("index",), f"unknown index {build['index']!r}; known: {', '.join(raw['indexes'])}")
-            if cuda != "cpu":
-                missing = [k for k in ("toolkit", "cudnn", "nccl") if not build.get(k)]
-                if missing:
-                    add(where, f"a CUDA build needs {', '.join(missing)} (the versions its wheels bundle)")
-                if cuda not in raw["cuda"]:
-                    add(where, f"CUDA {cuda} is missing from the `cuda:` table; add its toolkit and driver floor")
+            yield from _build_refs(raw, version, cuda, build)
+
+
+def _platform_refs(raw: dict[str, Any]) -> Iterator[Problem]:
     for name, facts in (raw.get("platforms") or {}).items():
         for i, distro in enumerate(facts.get("distros", [])):
-            if distro not in raw["distros"]:
-                add(("platforms", name, "distros", i), f"unknown distro {distro}; known: {', '.join(raw['distros'])}")
+            yield from _unknown_distro(raw, distro, ("platforms", name, "distros", i))
         for distro in facts.get("mirrors", {}):
-            if distro not in raw["distros"]:
-                add(("platforms", name, "mirrors", distro), f"unknown distro {distro}; known: {', '.join(raw['distros'])}")
+            yield from _unknown_distro(raw, distro, ("platforms", name, "mirrors", distro))
         for version, builds in (facts.get("torch") or {}).items():
             for cuda, build in builds.items():
-                if build["index"] not in raw["indexes"]:
-                    add(("platforms", name, "torch", version, cuda, "index"),
-                        f"unknown index {build['index']!r}; known: {', '.join(raw['indexes'])}")
+                yield from _unknown_index(raw, build["index"], ("platforms", name, "torch", version, cuda, "index"))
     if raw.get("platforms") and "linux/amd64" not in raw["platforms"]:
-        add(("platforms",), "linux/amd64 is missing: every image defaults to it; add "
-                            "`linux/amd64: {arch: amd64, machine: x86_64, wheel_platform: manylinux_2_28_x86_64}`")
-    return problems
+        yield ("platforms",), ("linux/amd64 is missing: every image defaults to it; add "
+                               "`linux/amd64: {arch: amd64, machine: x86_64, wheel_platform: manylinux_2_28_x86_64}`")
 
 
-def load_compat(path: Path = COMPAT_FILE) -> Compat:
+def _semantic_problems(doc: Located, name: str) -> list[str]:
+    """What a schema cannot say: references between the tables."""
+    found = [*_cuda_refs(doc.data), *_torch_refs(doc.data), *_platform_refs(doc.data)]
+    return [f"{name}:{doc.line(path)}: {fmt_path(path)}: {message}" for path, message in found]
+
+
+def load_compat(path: Path) -> Compat:
     """Read and validate compat.yaml; every problem is reported with its line, and nothing is guessed."""
     name = path.name
     doc = load_located(path, name)

@@ -2,11 +2,12 @@
 
 For each torch release: `pip install --dry-run --no-deps --ignore-installed --report` (PEP 658 metadata, no
 wheel download) gives Requires-Python and the pinned CUDA toolkit, cuDNN and NCCL of the PyPI build; the
-simple index's file names give the CPython versions with Linux x86_64 wheels. Lines are rewritten in place,
-so compat.yaml keeps its comments and hand-kept rows.
+simple index's file names give the CPython versions with Linux x86_64 wheels. compat.yaml is edited through
+ruamel.yaml's round trip, so it keeps its comments, quoting, flow rows and hand-kept rows.
 """
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -18,9 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.representer import RoundTripRepresenter
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
 from ..errors import UserError
 from ..fsutil import atomic_write
-from .compat import COMPAT_FILE
+from ..versions import version_key
 
 SIMPLE = "https://pypi.org/simple"
 PLATFORM = "manylinux_2_28_x86_64"
@@ -36,11 +44,16 @@ class PypiFacts:
     nccl: str
 
 
-def _pin(requires: list[str], pattern: str) -> str | None:
-    for req in requires:
-        m = re.match(pattern + r"\s*==\s*([0-9][0-9.]*)", req.split(";")[0].strip())
-        if m:
-            return m.group(1)
+def _pin(requires: list[str], name: str) -> str | None:
+    """The version `requires` pins the distribution matching `name` (a regex over canonical names) at, if any."""
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        specs = list(req.specifier)
+        if re.fullmatch(name, canonicalize_name(req.name)) and len(specs) == 1 and specs[0].operator == "==":
+            return specs[0].version
     return None
 
 
@@ -48,13 +61,13 @@ def facts_from_report(report: dict[str, Any], wheel_pythons: tuple[str, ...]) ->
     """Parse a pip --report for torch==X (one install item) into the facts compat.yaml keeps."""
     meta = report["install"][0]["metadata"]
     requires = meta.get("requires_dist", [])
-    toolkit = _pin(requires, r"cuda-toolkit(?:\[[^\]]*\])?") or _pin(requires, r"nvidia-cuda-runtime-cu1[0-9]")
+    toolkit = _pin(requires, "cuda-toolkit") or _pin(requires, "nvidia-cuda-runtime-cu1[0-9]")
     cudnn = _pin(requires, r"nvidia-cudnn-cu1[0-9]")
     nccl = _pin(requires, r"nvidia-nccl-cu1[0-9]")
     if not (toolkit and cudnn and nccl):
         raise UserError(f"torch {meta['version']}: its PyPI metadata pins no CUDA toolkit/cuDNN/NCCL "
                         f"(found toolkit={toolkit}, cudnn={cudnn}, nccl={nccl}); is this a CPU-only wheel?")
-    cuda = ".".join(toolkit.split(".")[:2])
+    cuda = ".".join(str(n) for n in version_key(toolkit)[:2])
     return PypiFacts(meta["version"], wheel_pythons, cuda, toolkit, cudnn, nccl)
 
 
@@ -90,28 +103,63 @@ def fetch_index() -> str:
         raise UserError(f"cannot read {SIMPLE}/torch/ ({exc}); check the network/proxy (SSL_CERT_FILE)") from None
 
 
+def _round_trip() -> YAML:
+    """ruamel.yaml set to write compat.yaml back as it is written: quotes kept, no folding, null spelled out."""
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.representer.add_representer(type(None), _null)
+    return yaml
+
+
+def _null(representer: RoundTripRepresenter, _: None) -> Any:
+    return representer.represent_scalar("tag:yaml.org,2002:null", "null")
+
+
+def _quoted(value: str) -> str:
+    quoted: str = DoubleQuotedScalarString(value)
+    return quoted
+
+
+def _pypi_build(facts: PypiFacts) -> CommentedMap:
+    row = CommentedMap([("index", "pypi"), ("toolkit", _quoted(facts.toolkit)), ("cudnn", _quoted(facts.cudnn)),
+                        ("nccl", _quoted(facts.nccl)), ("source", "pypi-metadata")])
+    row.fa.set_flow_style()
+    return row
+
+
+def _update_release(release: CommentedMap, facts: PypiFacts) -> None:
+    """python, pypi_default and the PyPI build row (`source: pypi-metadata`, in its place; first when none)."""
+    pythons = CommentedSeq(_quoted(p) for p in facts.python)
+    pythons.fa.set_flow_style()
+    release["python"] = pythons
+    release["pypi_default"] = _quoted(facts.cuda)
+    builds: CommentedMap = release["builds"]
+    old = next((key for key, row in builds.items() if row.get("source") == "pypi-metadata"), None)
+    position = list(builds).index(old) if old is not None else 0
+    if old is not None:
+        del builds[old]
+    builds.insert(position, _quoted(facts.cuda), _pypi_build(facts))
+
+
 def rewrite(text: str, facts: PypiFacts) -> str:
-    """Update one release block of compat.yaml's text in place (python, pypi_default, the PyPI build line)."""
-    block = re.search(rf'(?ms)^  "{re.escape(facts.version)}":\n(.*?)(?=^  "|^\S|\Z)', text)
-    if not block:
+    """compat.yaml's text with one release's python, pypi_default and PyPI build updated; all else as it was."""
+    yaml = _round_trip()
+    data = yaml.load(text)
+    release = data["torch"].get(facts.version)
+    if release is None:
         raise UserError(f"compat.yaml has no block for torch {facts.version}; add one (copy a neighbour) and rerun")
-    body = block.group(1)
-    pythons = ", ".join(f'"{p}"' for p in facts.python)
-    body = re.sub(r'(?m)^    python: \[.*\]$', f"    python: [{pythons}]", body)
-    body = re.sub(r'(?m)^    pypi_default: ".*"$', f'    pypi_default: "{facts.cuda}"', body)
-    line = (f'      "{facts.cuda}": {{index: pypi, toolkit: "{facts.toolkit}", cudnn: "{facts.cudnn}", '
-            f'nccl: "{facts.nccl}", source: pypi-metadata}}')
-    if re.search(r"(?m)^      .*source: pypi-metadata\}$", body):
-        body = re.sub(r"(?m)^      .*source: pypi-metadata\}$", line, body)
-    else:
-        body = body.replace("    builds:\n", f"    builds:\n{line}\n", 1)
-    return text[:block.start(1)] + body + text[block.end(1):]
+    _update_release(release, facts)
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
 
 
-def refresh(environ: Mapping[str, str], path: Path = COMPAT_FILE) -> list[str]:
+def refresh(environ: Mapping[str, str], path: Path) -> list[str]:
     """Refresh every release of compat.yaml; returns one line per release saying what changed."""
     text = path.read_text(encoding="utf-8")
-    versions = re.findall(r'(?m)^  "(\d+\.\d+\.\d+)":\n    python:', text)
+    versions = [str(v) for v, release in _round_trip().load(text)["torch"].items() if "python" in release]
     index = fetch_index()
     changes = []
     for version in versions:

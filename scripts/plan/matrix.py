@@ -17,14 +17,14 @@ import jsonschema
 
 from .. import ROOT
 from ..errors import MatrixError
+from ..versions import version_key
 from . import access as access_kinds
-from .compat import COMPAT_FILE, Compat, CudaFacts, Distro, TorchBuild, TorchRelease, load_compat, version_key
+from .compat import Compat, CudaFacts, Distro, TorchBuild, TorchRelease, load_compat
 from .platforms import DEFAULT_PLATFORMS, check_platforms
 from .schema import branch_error, error_line, explain, fmt_path
 from .spec import TAG_GRAMMAR, Flavor, ImageSpec, make_tag
 from .yamlsafe import Located, load_located
 
-MATRIX_FILE = ROOT / "matrix.yaml"
 SCHEMA_FILE = ROOT / "schemas" / "matrix.schema.json"
 AXES = ("torch", "cuda", "flavor", "distro", "python")
 
@@ -147,9 +147,20 @@ def check_tag(tag: str) -> list[str]:
     return []
 
 
-def resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | None, list[str]]:
-    """Run every axis validator; a spec only when none objected."""
-    v = entry.values
+@dataclass(frozen=True)
+class Axes:
+    """What one entry's axes resolved to once every validator agreed."""
+
+    release: TorchRelease
+    cuda: str                      # X.Y or "cpu"
+    build: TorchBuild
+    cuda_facts: CudaFacts | None   # None for a CPU build
+    distro: Distro
+    python: str
+
+
+def check_axes(v: dict[str, Any], compat: Compat) -> tuple[Axes | None, list[str]]:
+    """Run every axis validator; the resolved axes only when none objected."""
     release, problems = check_torch(v["torch"], compat)
     cuda_build: tuple[str, TorchBuild] | None = None
     if release is not None:
@@ -170,8 +181,16 @@ def resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | 
     problems += check_access(v["access"], python, compat)
     problems += check_platforms(compat.platforms, list(v.get("platforms", DEFAULT_PLATFORMS)), torch=release.version, cuda=cuda,
                                 index=build.index, flavor=v["flavor"], distro=distro.key)
-    if problems:
+    return (None if problems else Axes(release, cuda, build, cuda_facts, distro, python)), problems
+
+
+def resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | None, list[str]]:
+    """Run every axis validator; a spec only when none objected."""
+    v = entry.values
+    axes, problems = check_axes(v, compat)
+    if axes is None:
         return None, problems
+    release, cuda, build, cuda_facts, distro = axes.release, axes.cuda, axes.build, axes.cuda_facts, axes.distro
     flavor = cast(Flavor, v["flavor"])
     devel = flavor == "devel" and cuda_facts is not None
     is_cuda = cuda != "cpu"
@@ -196,7 +215,7 @@ def resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | 
         distro_name=distro.name,
         codename=distro.codename,
         mirror=distro.mirror,
-        python=python,
+        python=axes.python,
         base_image=cuda_facts.devel_image.format(distro=distro.key) if devel and cuda_facts else distro.base_image,
         bootstrap_base=None if devel else f"torchimages-base/{distro.key}:latest",
         torchvision=release.torchvision if v["torchvision"] else None,
@@ -261,7 +280,7 @@ def _expand(doc: Located, name: str, compat: Compat) -> tuple[list[Entry], list[
     return entries, problems
 
 
-def load_matrix(path: Path = MATRIX_FILE, compat: Compat | Path | None = None) -> list[ImageSpec]:
+def load_matrix(path: Path, compat: Compat | Path) -> list[ImageSpec]:
     """Validate and expand `path` against compat.yaml; raises MatrixError listing every problem found."""
     name = path.name
     doc = load_located(path, name)
@@ -271,7 +290,7 @@ def load_matrix(path: Path = MATRIX_FILE, compat: Compat | Path | None = None) -
     problems = _schema_problems(doc, name)
     if problems:
         raise MatrixError(problems)
-    facts = compat if isinstance(compat, Compat) else load_compat(compat or COMPAT_FILE)
+    facts = compat if isinstance(compat, Compat) else load_compat(compat)
     entries, problems = _expand(doc, name, facts)
     specs: list[ImageSpec] = []
     seen: dict[str, str] = {}

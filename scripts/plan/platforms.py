@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UserError
+from ..versions import version_key
 
 DEFAULT_PLATFORMS: tuple[str, ...] = ("linux/amd64",)
 NATIVE_NAME = "linux/amd64"      # the platform whose images and bases keep the plain tag
@@ -48,10 +49,6 @@ class PlatformFacts:
         return self.torch is not None
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split(".") if part.isdecimal())
-
-
 def parse_platforms(raw: dict[str, Any]) -> dict[str, PlatformFacts]:
     """compat.yaml's `platforms:` mapping (already schema-checked) → facts; without it only linux/amd64 is known."""
     section: dict[str, Any] = raw.get("platforms") or AMD64_ONLY
@@ -83,8 +80,8 @@ def check_platforms(facts: dict[str, PlatformFacts], platforms: list[str], *, to
             continue
         if not p.restricted:
             continue
-        releases = sorted(p.torch or {}, key=_version_key, reverse=True)
-        if p.torch_from and _version_key(torch) < _version_key(p.torch_from):
+        releases = sorted(p.torch or {}, key=version_key, reverse=True)
+        if p.torch_from and version_key(torch) < version_key(p.torch_from):
             problems.append(f"torch {torch} has no {p.machine} wheels (PyPI has them from {p.torch_from}); for {name} "
                             f"choose torch {', '.join(releases)}, or drop {name}")
             continue

@@ -29,6 +29,7 @@ from .. import ROOT
 from ..errors import UserError
 from ..fsutil import atomic_write
 from ..plan.spec import SOURCE_URL, ImageSpec
+from ..settings import Settings
 from .referrers import attach, fallback_tag
 from .registry import Credentials, Registry, parse_ref
 from .sbom import SBOM_PATH, SPEC_VERSION
@@ -114,7 +115,7 @@ def provenance(inputs: Inputs, created: str) -> dict[str, Any]:
     for path in (folder / "spec.json", folder / "Dockerfile", folder / lock_name(inputs.platform)):
         if path.is_file():
             deps.append({"name": f"images/{spec.tag}/{path.name}", "digest": _file_digest(path)})
-    templates = ROOT / "templates"
+    templates = Settings.templates
     for path in sorted(templates.rglob("*.j2")):
         deps.append({"name": f"templates/{path.relative_to(templates)}", "digest": _file_digest(path)})
     commit = _git("rev-parse", "HEAD")
@@ -225,7 +226,7 @@ def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, rep
             raise UserError(f"{entry['source']} changed since it was pushed ({local[:19]} vs {entry['image_id'][:19]}): "
                             f"push and verify it again")
         sbom = export_sbom(client, entry["source"], reports / f"{name}.sbom.cdx.json")
-        inputs = Inputs(spec, images_dir or ROOT / "images", chosen_platform, _base_digest(client, spec),
+        inputs = Inputs(spec, images_dir or Settings.images, chosen_platform, _base_digest(client, spec),
                         _engine_version(client), env)
         lines += attest_one(entry["reference"], report.read_bytes(), sbom.read_bytes(), signer, creds, inputs)
         lines.append(f"SBOM exported to {sbom}")

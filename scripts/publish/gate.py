@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..plan.spec import LABEL_PREFIX, ImageSpec
+from ..versions import version_key
 
 DRIVER_LABEL = f"{LABEL_PREFIX}.cuda.driver-min"
 KEYS = {"verdict": ("=",), "gpu": ("=",), "gpus": ("=", ">=", ">", "<=", "<"), "driver": ("=", ">=", ">", "<=", "<"),
@@ -62,12 +63,6 @@ def parse_require(text: str) -> list[Requirement]:
             raise UserError(f"REQUIRE: {word!r}: a verdict is pass, warn, fail or skip (several: pass,warn)")
         found.append(Requirement(key, op, value))
     return found
-
-
-def version_key(text: str) -> tuple[int, ...]:
-    """580.65.06 → (580, 65, 6); the local part (2.13.0+cpu) and anything after the numbers ignored."""
-    match = re.match(r"[0-9]+(\.[0-9]+)*", text.strip())
-    return tuple(int(p) for p in match.group(0).split(".")) if match else ()
 
 
 def compare(found: tuple[int, ...], op: str, wanted: tuple[int, ...]) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import ROOT
 from ..errors import UserError
+from ..fsutil import atomic_write
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"         # DSSE payloadType of an in-toto Statement
@@ -49,16 +50,8 @@ def keygen(folder: Path, kind: str = "ecdsa", force: bool = False) -> tuple[Path
     signer = CryptoSigner.generate_ecdsa() if kind == "ecdsa" else CryptoSigner.generate_ed25519()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(folder, 0o700)
-    tmp = private.with_name(private.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, signer.private_bytes)
-    finally:
-        os.close(fd)
-    os.replace(tmp, private)
-    public.write_bytes(public_pem(signer.public_key))
-    os.chmod(public, 0o644)
+    atomic_write(private, signer.private_bytes, mode=0o600)
+    atomic_write(public, public_pem(signer.public_key), mode=0o644)
     return private, public, signer.public_key.keyid
 
 
