@@ -272,13 +272,18 @@ def load_rendered(images: Path = IMAGES) -> list[ImageSpec]:
     return specs
 
 
+def requested_tags(image: str) -> tuple[str, ...]:
+    """IMAGE's comma-separated list → the names it gives, in order, blanks dropped."""
+    return tuple(t.strip() for t in image.split(",") if t.strip())
+
+
 def select(specs: list[ImageSpec], image: str) -> list[ImageSpec]:
     """IMAGE=<tag>|<tag>,<tag>|all|'' (the default image) → the specs it names; selecting nothing is an error."""
     if not image:
         return [next(s for s in specs if s.default)]
     if image.strip() == "all":
         return specs
-    wanted = [t.strip() for t in image.split(",") if t.strip()]
+    wanted = list(requested_tags(image))
     by_tag = {s.tag: s for s in specs}
     if not wanted:
         raise UserError(f"IMAGE={image!r} names no image; choose IMAGE=all or one of: {', '.join(by_tag)}")
