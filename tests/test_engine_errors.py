@@ -94,6 +94,37 @@ def test_versions_inside_the_image_are_compared_with_its_spec(test_specs):
     assert spec_mismatches(cpu, {"torch": "2.13.0+cpu", "python": "3.11.2"}) == []
 
 
+def test_a_refused_socket_is_told_by_its_permission_error_not_by_the_text(monkeypatch):
+    """docker-py wraps requests' ConnectionError around urllib3's ProtocolError around the OSError: the kind is
+    found by type down that chain, whatever the wrappers' wording."""
+    import docker
+    from docker.errors import DockerException
+    from requests.exceptions import ConnectionError as RequestsConnectionError
+    from urllib3.exceptions import ProtocolError
+
+    from scripts.builder.engine import connect
+    from scripts.errors import UserError
+
+    def refused(**kwargs):
+        inner = RequestsConnectionError(ProtocolError("aborted", PermissionError(13, "nope")))
+        raise DockerException("the server API version could not be read") from inner
+
+    monkeypatch.setattr(docker.DockerClient, "from_env", staticmethod(refused))
+    with pytest.raises(UserError, match=r"permission denied on the Docker socket \(unix:///x.sock\)"):
+        connect({"DOCKER_HOST": "unix:///x.sock"})
+
+
+def test_ssh_docker_host_without_paramiko_is_found_by_lookup(monkeypatch):
+    import importlib.util
+
+    from scripts.builder.engine import connect
+    from scripts.errors import UserError
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "paramiko" else real(name, *a))
+    with pytest.raises(UserError, match=r"DOCKER_HOST=ssh://u@h needs the ssh transport"):
+        connect({"DOCKER_HOST": "ssh://u@h"})
+
+
 def test_verify_picks_the_foreign_image_mode_by_lookup(tmp_path, monkeypatch, rendered):
     """IMAGE that is no rendered tag is looked up in the engine; an invalid reference (HTTP 400) or no engine
     adds why to the matrix's own error; a list or a rendered tag never takes the foreign way."""
