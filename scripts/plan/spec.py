@@ -148,7 +148,8 @@ class ImageSpec:
 
 @dataclass(frozen=True)
 class Target:
-    """An image on one platform: every name a stage derives from the pair is made here and nowhere else.
+    """An image on one platform: every name a stage derives from the pair is made here, once, when the value is
+    made, and nowhere else.
 
     `explicit`: PLATFORM named it (the build passes --platform). Local names keep the plain tag for linux/amd64
     and for a build left to the engine's default platform, and get -<arch> otherwise, so an arm64 build does not
@@ -157,52 +158,34 @@ class Target:
     spec: ImageSpec
     platform: str                   # linux/amd64, linux/arm64
     explicit: bool = True
+    arch: str = field(init=False, compare=False, repr=False)           # arm64
+    per_arch: bool = field(init=False, compare=False, repr=False)      # local names carry -<arch>; its own base
+    local_tag: str = field(init=False, compare=False, repr=False)      # repository:tag[-<arch>] in the engine
+    report_name: str = field(init=False, compare=False, repr=False)    # reports/<tag>[-<arch>].json
+    arch_tag: str = field(init=False, compare=False, repr=False)       # <tag>-<arch>: the per-arch registry tag
+    lock_name: str = field(init=False, compare=False, repr=False)      # requirements[.<arch>].lock
+    lock_label: str = field(init=False, compare=False, repr=False)     # images/<tag>/<lock>, as messages say
+    base_tag: str = field(init=False, compare=False, repr=False)       # the local distro base make base creates
+    mirror: str = field(init=False, compare=False, repr=False)         # the distro mirror serving this platform
 
-    @property
-    def arch(self) -> str:
-        return arch_of(self.platform)
-
-    @property
-    def per_arch(self) -> bool:
-        """Its local names carry -<arch>: a platform asked for that is not linux/amd64 (the emulated-base route)."""
-        return self.explicit and self.platform != NATIVE_NAME
-
-    @property
-    def local_tag(self) -> str:
-        """The engine's name of the single-platform build: repository:tag, or repository:tag-<arch>."""
-        return f"{self.spec.image}-{self.arch}" if self.per_arch else self.spec.image
-
-    @property
-    def report_name(self) -> str:
-        """reports/<name>.json of its verify run: <tag>, or <tag>-<arch>."""
-        return f"{self.spec.tag}-{self.arch}" if self.per_arch else self.spec.tag
-
-    @property
-    def arch_tag(self) -> str:
-        """The per-arch registry tag its manifest is pushed under, where the index-only mode finds it."""
-        return f"{self.spec.tag}-{self.arch}"
-
-    @property
-    def lock_name(self) -> str:
-        return lock_name(self.platform)
-
-    @property
-    def lock_label(self) -> str:
-        """images/<tag>/<lock file>, as messages name it."""
-        return f"images/{self.spec.tag}/{self.lock_name}"
+    def __post_init__(self) -> None:
+        spec, arch = self.spec, arch_of(self.platform)
+        per_arch = self.explicit and self.platform != NATIVE_NAME
+        names = {
+            "arch": arch, "per_arch": per_arch,
+            "local_tag": f"{spec.image}-{arch}" if per_arch else spec.image,
+            "report_name": f"{spec.tag}-{arch}" if per_arch else spec.tag,
+            "arch_tag": f"{spec.tag}-{arch}",
+            "lock_name": lock_name(self.platform),
+            "lock_label": f"images/{spec.tag}/{lock_name(self.platform)}",
+            "base_tag": base_tag(spec.distro, self.platform),
+            "mirror": spec.platform_mirrors.get(self.platform, spec.mirror),   # Ubuntu's ports archive for arm64
+        }
+        for name, value in names.items():
+            object.__setattr__(self, name, value)
 
     def lock_path(self, images: Path) -> Path:
         return images / self.spec.tag / self.lock_name
-
-    @property
-    def base_tag(self) -> str:
-        """The local distro base `make base` creates for this platform, whatever the host."""
-        return base_tag(self.spec.distro, self.platform)
-
-    @property
-    def mirror(self) -> str:
-        """The distro mirror that serves this platform (Ubuntu's ports archive for arm64)."""
-        return self.spec.platform_mirrors.get(self.platform, self.spec.mirror)
 
     def emulated(self, host: str) -> bool:
         """Its binaries run under qemu-user on a `host` platform (linux/amd64 on an x86_64 host: native)."""
@@ -216,10 +199,10 @@ class Release:
 
     spec: ImageSpec
     targets: tuple[Target, ...]
+    platforms: tuple[str, ...] = field(init=False, compare=False, repr=False)
 
-    @property
-    def platforms(self) -> tuple[str, ...]:
-        return tuple(t.platform for t in self.targets)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "platforms", tuple(t.platform for t in self.targets))
 
 
 Build = Target | Release    # what one `make build` row is
