@@ -488,7 +488,7 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
     from .publish.gate import floor_problem, gate_line, host_driver, image_labels, parse_require, unmet
     from .publish.registry import Registry, parse_ref
     from .publish.report import clean, fetch_report
-    from .render import load_rendered
+    from .render import readable_specs
     reference = _digest_ref(settings, args.ref or settings.image, "gate")
     requirements = parse_require(settings.require or "verdict=pass,warn")
     ref = parse_ref(reference)
@@ -500,11 +500,7 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
                    deadline=time.monotonic() + settings.report_timeout)
     labels = image_labels(reg, ref.repository, ref.digest)
     driver = settings.host_driver or host_driver()
-    try:
-        specs = load_rendered(settings.images)
-    except UserError:
-        specs = []
-    floor = floor_problem(labels, driver, specs)
+    floor = floor_problem(labels, driver, readable_specs(settings.images))   # the matrix's tags, if any, for the hint
     if floor:
         problems.append(floor)
     summary = fetch_report(reference, _trust(settings), _creds(settings), deadline_s=settings.report_timeout)  # type: ignore[arg-type]

@@ -272,6 +272,16 @@ def load_rendered(images: Path = IMAGES) -> list[ImageSpec]:
     return specs
 
 
+def readable_specs(images: Path) -> list[ImageSpec]:
+    """The rendered specs that load, none when images/ is absent: for hints only (`make gate` runs on nodes whose
+    checkout may have no render, or a stale one), never to build from."""
+    specs = []
+    for path in sorted(images.glob("*/spec.json")) if images.is_dir() else []:
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            specs.append(ImageSpec.load(path))
+    return specs
+
+
 def requested_tags(image: str) -> tuple[str, ...]:
     """IMAGE's comma-separated list → the names it gives, in order, blanks dropped."""
     return tuple(t.strip() for t in image.split(",") if t.strip())
