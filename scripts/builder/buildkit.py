@@ -18,6 +18,7 @@ from ..errors import UserError
 from ..plan.spec import Build, ImageSpec, Release, Target
 from .base import base_for, resolve_base
 from .engine import BuildClient
+from .lock import UV_VERSION as UV_VERSION  # part of the build definition: the uv a build installs (provenance)
 from .lock import fetch_platform_wheels, stage_for_build
 from .wheels import stage_wheels
 

@@ -149,7 +149,7 @@ def _git(*args: str) -> str:
 def provenance(inputs: Inputs, created: str) -> dict[str, Any]:
     """A SLSA v1 provenance predicate: the matrix entry, the digests of spec.json, the lock and the templates, the
     base image digest, the uv version, the git commit and the builder."""
-    from ..builder.lock import UV_VERSION
+    from ..builder.buildkit import UV_VERSION
     spec, folder = inputs.target.spec, inputs.images_dir / inputs.target.spec.tag
     deps: list[dict[str, Any]] = []
     for path in (folder / "spec.json", folder / "Dockerfile", inputs.target.lock_path(inputs.images_dir)):
