@@ -169,15 +169,15 @@ class Target:
     mirror: str = field(init=False, compare=False, repr=False)         # the distro mirror serving this platform
 
     def __post_init__(self) -> None:
-        spec, arch = self.spec, arch_of(self.platform)
+        spec, arch, lock = self.spec, arch_of(self.platform), lock_name(self.platform)
         per_arch = self.explicit and self.platform != NATIVE_NAME
         names = {
             "arch": arch, "per_arch": per_arch,
             "local_tag": f"{spec.image}-{arch}" if per_arch else spec.image,
             "report_name": f"{spec.tag}-{arch}" if per_arch else spec.tag,
             "arch_tag": f"{spec.tag}-{arch}",
-            "lock_name": lock_name(self.platform),
-            "lock_label": f"images/{spec.tag}/{lock_name(self.platform)}",
+            "lock_name": lock,
+            "lock_label": f"images/{spec.tag}/{lock}",
             "base_tag": base_tag(spec.distro, self.platform),
             "mirror": spec.platform_mirrors.get(self.platform, spec.mirror),   # Ubuntu's ports archive for arm64
         }
