@@ -107,8 +107,7 @@ def _one_platform(settings: Settings, command: str) -> str | None:
 
 
 def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
-    from .builder.base import make_bases
-    from .builder.base_platform import base_pairs, make_platform_bases, split_by_route
+    from .builder.base import base_targets, make_bases, make_platform_bases, split_by_route
     from .builder.engine import connect, find_build_client
     from .plan.platforms import host_platform
     from .render import load_rendered
@@ -120,10 +119,10 @@ def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
         having = [s.tag for s in load_rendered(settings.images) if platform in s.platforms]
         raise UserError(f"no selected image is built for {platform}; images with it: {', '.join(having) or 'none'} "
                         f"(add {platform} to an image's `platforms:` in matrix.yaml and `make render`)")
-    pairs = base_pairs(specs, platform)
+    targets = base_targets(specs, platform)
     if args.only_unreachable and settings.platform is None:     # make build without PLATFORM: first platforms
-        pairs = [(s, p) for s, p in pairs if p == s.platforms[0]]
-    native, other = split_by_route(pairs, host_platform())
+        targets = [t for t in targets if t.platform == t.spec.platforms[0]]
+    native, other = split_by_route(targets, host_platform())
     client = connect(settings.child_env)
     rows = make_bases(client, native, force=settings.force, log=out, only_unreachable=args.only_unreachable)
     if other:
@@ -138,17 +137,19 @@ def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
-    from .builder.base_platform import build_platform
     from .builder.buildkit import build_all
     from .builder.engine import connect, find_build_client
+    from .plan.spec import Release, builds
     from .tables import build_failure, build_table
     specs = _selected(settings)
-    platform = build_platform(specs, settings.platform)
+    units = builds(specs, settings.platform)
     client = connect(settings.child_env)
     cli = find_build_client(settings.docker_cli)
-    out(f"building {len(specs)} image(s) with {cli.describe()}" + (f" for {platform}" if platform else ""))
-    request = _build_request(settings, platform)
-    outcomes = build_all(client, cli, specs, request, keep_going=settings.keep_going, echo=out,
+    first = units[0]
+    shown = ",".join(first.platforms) if isinstance(first, Release) else settings.platform
+    out(f"building {len(specs)} image(s) with {cli.describe()}" + (f" for {shown}" if shown else ""))
+    request = _build_request(settings)
+    outcomes = build_all(client, cli, units, request, keep_going=settings.keep_going, echo=out,
                          on_failure=lambda o, stopping: err(build_failure(o, stopping)))
     out()
     out(build_table(outcomes))
@@ -160,36 +161,37 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
             (f"; {skipped} not attempted" if skipped else ""))
         return 1
     if len(specs) == 1:
-        out(f"\nnext: make verify IMAGE={specs[0].tag}" + (f" PLATFORM={platform}" if platform and "," not in platform else ""))
+        one = None if isinstance(first, Release) else settings.platform
+        out(f"\nnext: make verify IMAGE={specs[0].tag}" + (f" PLATFORM={one}" if one else ""))
     return 0
 
 
-def _build_request(settings: Settings, platform: str | None = None) -> BuildRequest:
+def _build_request(settings: Settings) -> BuildRequest:
     from .builder.buildkit import BuildRequest
     return BuildRequest(images_dir=settings.images, logs=settings.logs, wheels_stage=settings.wheels_stage,
                         root=settings.root, ca=settings.ca_cert, folders=settings.wheels,
                         base_override=settings.base_image, network=settings.build_network, env=settings.child_env,
-                        platform=platform, extra_build_args=settings.extra_build_args, uv_cache=settings.uv_cache)
+                        extra_build_args=settings.extra_build_args, uv_cache=settings.uv_cache)
 
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     from .builder.engine import connect
     from .fsutil import check_writable
-    from .plan.platforms import select_platforms
-    from .run_verify import echo_to_stdout, verify_all
+    from .run_verify import echo_to_stdout, find_local_image, verify_all
     from .tables import verify_summary
-    try:
-        specs = _selected(settings)
-    except UserError as exc:                  # IMAGE=<any local image, not a matrix tag>
-        return _verify_foreign(settings, exc)
+    ref = _outside_matrix(settings)
+    if ref is not None:                       # IMAGE=<any local image, not a matrix tag>
+        local = find_local_image(ref, lambda: connect(settings.child_env))
+        if local.client is not None:
+            return _verify_foreign(settings, ref, local.client)
+        _matrix_refusal(settings, local.why_not)
+    specs = _selected(settings)
     platform = _one_platform(settings, "verify")
-    for spec in specs:
-        select_platforms(list(spec.platforms), platform, spec.tag)
+    targets = [spec.targets(platform)[0] for spec in specs]
     check_writable(settings.reports)
     client = connect(settings.child_env)
-    outcomes = verify_all(client, specs, shm_size=settings.shm_size, timeout=settings.verify_timeout,
-                          extra_args=list(settings.verify_args), reports=settings.reports, echo=echo_to_stdout,
-                          platform=platform)
+    outcomes = verify_all(client, targets, shm_size=settings.shm_size, timeout=settings.verify_timeout,
+                          extra_args=list(settings.verify_args), reports=settings.reports, echo=echo_to_stdout)
     out()
     out(verify_summary(outcomes))
     if any(o.problem for o in outcomes):
@@ -197,13 +199,31 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     return 0 if all(o.exit_code == 0 and not o.mismatches for o in outcomes) else 1
 
 
-def _verify_foreign(settings: Settings, matrix_error: UserError) -> int:
-    """Verify any local image with this checkout's verify/ mounted; the matrix's error when no such image exists."""
-    from .builder.engine import connect
+def _outside_matrix(settings: Settings) -> str | None:
+    """The one image name IMAGE gives when it is no rendered tag (nor a list, nor all); None: a matrix selection."""
+    from .render import requested_tags
+    name = settings.image.strip()
+    if requested_tags(settings.image) != (name,) or name == "all" or (settings.images / name / "spec.json").is_file():
+        return None
+    return name
+
+
+def _matrix_refusal(settings: Settings, why_not: str) -> None:
+    """IMAGE is neither a matrix tag nor a local image: the matrix's own error, with why no local image was
+    found when the lookup itself failed."""
+    try:
+        _selected(settings)
+    except UserError as exc:
+        if why_not:
+            raise UserError(f"{exc} ({why_not})") from None
+        raise
+
+
+def _verify_foreign(settings: Settings, ref: str, client: object) -> int:
+    """Verify any local image with this checkout's verify/ mounted."""
     from .fsutil import check_writable
-    from .run_verify import echo_to_stdout, foreign_image_ref, verify_foreign_image
+    from .run_verify import echo_to_stdout, verify_foreign_image
     from .tables import verify_summary
-    ref, client = foreign_image_ref(settings.image, matrix_error, lambda: connect(settings.child_env))
     check_writable(settings.reports)
     outcome = verify_foreign_image(client, ref, shm_size=settings.shm_size, timeout=settings.verify_timeout,
                                    extra_args=list(settings.verify_args), reports=settings.reports,
@@ -243,9 +263,8 @@ def _shown(settings: Settings, path: Path) -> str:
 
 def _node_platform(settings: Settings, spec: ImageSpec) -> str | None:
     """PLATFORM picks the nodes of that architecture (it must be one of the image's); None: any of the image's."""
-    from .plan.platforms import select_platforms
     platform = _one_platform(settings, "k8s-verify/slurm")
-    return select_platforms(list(spec.platforms), platform, spec.tag)[0] if platform else None
+    return spec.targets(platform)[0].platform if platform else None
 
 
 def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
@@ -331,17 +350,16 @@ def cmd_lock(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_stage_wheels(settings: Settings, args: argparse.Namespace) -> int:
     from .builder.lock import stage_for_build
     from .builder.wheels import stage_wheels
-    from .plan.platforms import select_platforms
     specs = _selected(settings)
     if len(specs) != 1:
         raise UserError("stage-wheels prepares build/wheels for one image: IMAGE=<tag>")
     spec, folders = specs[0], list(settings.wheels)
     stage_wheels(spec, folders, settings.wheels_stage)
     one = settings.platform not in (None, "all")      # a CI row names its platform; else every one of the image
-    for platform in select_platforms(spec.platforms, settings.platform, spec.tag) if one else spec.platforms:
+    for target in spec.targets(settings.platform) if one else spec.every_target:
         staged, offline = stage_for_build(spec, settings.images, folders, settings.wheels_stage, settings.uv_cache,
-                                          platform, warn=err)
-        out(f"build/wheels for {spec.tag} ({platform}): {', '.join(staged)}{' (offline-complete)' if offline else ''}")
+                                          target.platform, warn=err)
+        out(f"build/wheels for {spec.tag} ({target.platform}): {', '.join(staged)}{' (offline-complete)' if offline else ''}")
     return 0
 
 
@@ -470,7 +488,7 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
     from .publish.gate import floor_problem, gate_line, host_driver, image_labels, parse_require, unmet
     from .publish.registry import Registry, parse_ref
     from .publish.report import clean, fetch_report
-    from .render import load_rendered
+    from .render import readable_specs
     reference = _digest_ref(settings, args.ref or settings.image, "gate")
     requirements = parse_require(settings.require or "verdict=pass,warn")
     ref = parse_ref(reference)
@@ -482,11 +500,7 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
                    deadline=time.monotonic() + settings.report_timeout)
     labels = image_labels(reg, ref.repository, ref.digest)
     driver = settings.host_driver or host_driver()
-    try:
-        specs = load_rendered(settings.images)
-    except UserError:
-        specs = []
-    floor = floor_problem(labels, driver, specs)
+    floor = floor_problem(labels, driver, readable_specs(settings.images))   # the matrix's tags, if any, for the hint
     if floor:
         problems.append(floor)
     summary = fetch_report(reference, _trust(settings), _creds(settings), deadline_s=settings.report_timeout)  # type: ignore[arg-type]

@@ -271,13 +271,28 @@ def load_rendered(images: Path = IMAGES) -> list[ImageSpec]:
     return specs
 
 
+def readable_specs(images: Path) -> list[ImageSpec]:
+    """The rendered specs that load, none when images/ is absent: for hints only (`make gate` runs on nodes whose
+    checkout may have no render, or a stale one), never to build from."""
+    specs = []
+    for path in sorted(images.glob("*/spec.json")) if images.is_dir() else []:
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            specs.append(ImageSpec.load(path))
+    return specs
+
+
+def requested_tags(image: str) -> tuple[str, ...]:
+    """IMAGE's comma-separated list → the names it gives, in order, blanks dropped."""
+    return tuple(t.strip() for t in image.split(",") if t.strip())
+
+
 def select(specs: list[ImageSpec], image: str) -> list[ImageSpec]:
     """IMAGE=<tag>|<tag>,<tag>|all|'' (the default image) → the specs it names; selecting nothing is an error."""
     if not image:
         return [next(s for s in specs if s.default)]
     if image.strip() == "all":
         return specs
-    wanted = [t.strip() for t in image.split(",") if t.strip()]
+    wanted = list(requested_tags(image))
     by_tag = {s.tag: s for s in specs}
     if not wanted:
         raise UserError(f"IMAGE={image!r} names no image; choose IMAGE=all or one of: {', '.join(by_tag)}")

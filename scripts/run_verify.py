@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from . import ROOT
 from .builder.engine import image_exists
 from .errors import UserError
 from .fsutil import atomic_write
-from .plan.spec import ImageSpec
+from .plan.spec import ImageSpec, Target
 from .settings import Settings
 
 REPORTS = Settings.reports
@@ -165,31 +166,32 @@ def clear_reports(reports: Path, tag: str) -> None:
             (reports / f"{tag}{suffix}").unlink()
 
 
-def verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float, extra_args: list[str],
+def verify_image(client: Any, target: Target, *, shm_size: str, timeout: float, extra_args: list[str],
                  reports: Path = REPORTS, tmp_size: str = "2g", echo: Echo = print,
-                 schemas: list[dict[str, Any]] | None = None, platform: str | None = None) -> VerifyOutcome:
-    """Run verify inside `spec`'s image (its `platform` build: torchimages:<tag>-<arch>, reports <tag>-<arch>.*)
+                 schemas: list[dict[str, Any]] | None = None) -> VerifyOutcome:
+    """Run verify inside the target's image (its local tag: torchimages:<tag>[-<arch>], reports <tag>[-<arch>].*)
     and collect the validated reports; engine faults become UserErrors."""
     from docker.errors import DockerException
     from requests.exceptions import RequestException
 
-    from .builder.base_platform import platform_run_options
+    from .builder.emulation import verify_run_options
     try:
-        image, name, more = platform_run_options(client, spec, platform)
-        clear_reports(reports, name)
-        return _verify_image(client, spec, shm_size=shm_size, timeout=timeout, extra_args=extra_args, reports=reports,
-                             tmp_size=tmp_size, echo=echo, schemas=report_schemas() if schemas is None else schemas,
-                             image=image, name=name, more=more, platform=platform)
+        more = verify_run_options(client, target)
+        clear_reports(reports, target.report_name)
+        return _verify_image(client, target, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
+                             reports=reports, tmp_size=tmp_size, echo=echo,
+                             schemas=report_schemas() if schemas is None else schemas, more=more)
     except (DockerException, RequestException) as exc:
-        raise engine_failure(spec.image, exc) from None
+        raise engine_failure(target.spec.image, exc) from None
 
 
-def _verify_image(client: Any, spec: ImageSpec, *, shm_size: str, timeout: float, extra_args: list[str],
-                  reports: Path, tmp_size: str, echo: Echo, schemas: list[dict[str, Any]], image: str, name: str,
-                  more: dict[str, Any], platform: str | None) -> VerifyOutcome:
+def _verify_image(client: Any, target: Target, *, shm_size: str, timeout: float, extra_args: list[str],
+                  reports: Path, tmp_size: str, echo: Echo, schemas: list[dict[str, Any]],
+                  more: dict[str, Any]) -> VerifyOutcome:
+    spec, image, name = target.spec, target.local_tag, target.report_name
     if not image_exists(client, image):
         raise UserError(f"image {image} is not built yet: run `make build IMAGE={spec.tag}"
-                        + (f" PLATFORM={platform}`" if platform else "`"))
+                        + (f" PLATFORM={target.platform}`" if target.explicit else "`"))
     gpus, args = _gpu_args(extra_args)
     echo(f"==> verify {image}: --shm-size={shm_size}, {'--gpus all (' + str(gpus) + ' GPUs)' if gpus else 'no GPUs on this host'}, "
          f"network none, read-only root")
@@ -240,17 +242,17 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def verify_all(client: Any, specs: list[ImageSpec], *, shm_size: str, timeout: float, extra_args: list[str],
-               reports: Path, echo: Echo, platform: str | None = None) -> list[VerifyOutcome]:
-    """Every spec gets an outcome: a fault in one (a missing image, an engine error) is its row, not the end."""
+def verify_all(client: Any, targets: list[Target], *, shm_size: str, timeout: float, extra_args: list[str],
+               reports: Path, echo: Echo) -> list[VerifyOutcome]:
+    """Every target gets an outcome: a fault in one (a missing image, an engine error) is its row, not the end."""
     outcomes = []
     schemas = report_schemas()
-    for spec in specs:
+    for target in targets:
         try:
-            outcomes.append(verify_image(client, spec, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
-                                         reports=reports, echo=echo, schemas=schemas, platform=platform))
+            outcomes.append(verify_image(client, target, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
+                                         reports=reports, echo=echo, schemas=schemas))
         except UserError as exc:
-            outcomes.append(VerifyOutcome(spec.tag, None, 0.0, problem=str(exc)))
+            outcomes.append(VerifyOutcome(target.spec.tag, None, 0.0, problem=str(exc)))
     return outcomes
 
 
@@ -265,28 +267,31 @@ FOREIGN_VERIFY_DIR = "/opt/torchimages-verify"        # verify/ is mounted read-
 PYTHONS = ("python3", "python")
 
 
-def foreign_image_ref(image_arg: str | None, matrix_error: UserError, connect: Callable[[], Any]) -> tuple[str, Any]:
-    """IMAGE names no matrix tag: (the local image it names, a client), or the matrix's error when there is none."""
-    ref = (image_arg or "").strip()
-    if not ref or "," in ref or ref == "all":
-        raise matrix_error
+@dataclass(frozen=True)
+class LocalImage:
+    """Whether IMAGE names an image of the local engine: the client that found it, or None and, when the lookup
+    itself could not be made (no engine, not a reference), why."""
+
+    client: Any | None
+    why_not: str = ""
+
+
+def find_local_image(ref: str, connect: Callable[[], Any]) -> LocalImage:
+    """Look `ref` up in the local engine (nothing pulled)."""
+    from docker.errors import APIError
     try:
         client = connect()
     except UserError as exc:
-        raise UserError(f"{matrix_error} (nor could a local image of that name be looked up: {exc})") from None
-    from docker.errors import APIError
+        return LocalImage(None, f"nor could a local image of that name be looked up: {exc}")
     try:
         exists = image_exists(client, ref)
     except APIError as exc:
-        if exc.status_code != 400:
+        if exc.status_code != HTTPStatus.BAD_REQUEST:
             raise
         # "invalid reference format" (a space, an upper-case repository): neither a matrix tag nor an image name
         why = getattr(exc, "explanation", None) or str(exc)
-        raise UserError(f"{matrix_error} ({ref!r} is not an image name either: {why}; a list of tags is "
-                        "comma-separated)") from None
-    if not exists:
-        raise matrix_error
-    return ref, client
+        return LocalImage(None, f"{ref!r} is not an image name either: {why}; a list of tags is comma-separated")
+    return LocalImage(client if exists else None)
 
 
 def report_name(ref: str) -> str:

@@ -20,10 +20,10 @@ def test_no_engine_is_one_clear_message(command, rendered, scratch_env):
 
 
 def test_keep_going_builds_the_rest_after_a_failure(monkeypatch, tmp_path, test_specs):
-    specs = test_specs[:3]
+    specs = [s.targets(None)[0] for s in test_specs[:3]]
 
-    def fake_build_one(client, cli, spec, req, echo=print):
-        return BuildOutcome(spec.tag, spec is not specs[0], 1.0, error="boom")
+    def fake_build_one(client, cli, build, req, echo=print):
+        return BuildOutcome(build.spec.tag, build is not specs[0], 1.0, error="boom")
 
     monkeypatch.setattr("scripts.builder.buildkit.build_one", fake_build_one)
     req = BuildRequest(tmp_path, tmp_path / "logs", tmp_path / "wheels", tmp_path, None, (), None, None, {})
@@ -92,3 +92,75 @@ def test_versions_inside_the_image_are_compared_with_its_spec(test_specs):
     assert spec_mismatches(spec, {**env, "cudnn": "9.20.0"}) == ["cudnn: spec 9.26.0, image 9.20.0"]
     cpu = next(s for s in test_specs if s.default)
     assert spec_mismatches(cpu, {"torch": "2.13.0+cpu", "python": "3.11.2"}) == []
+
+
+def test_a_refused_socket_is_told_by_its_permission_error_not_by_the_text(monkeypatch):
+    """docker-py wraps requests' ConnectionError around urllib3's ProtocolError around the OSError: the kind is
+    found by type down that chain, whatever the wrappers' wording."""
+    import docker
+    from docker.errors import DockerException
+    from requests.exceptions import ConnectionError as RequestsConnectionError
+    from urllib3.exceptions import ProtocolError
+
+    from scripts.builder.engine import connect
+    from scripts.errors import UserError
+
+    def refused(**kwargs):
+        inner = RequestsConnectionError(ProtocolError("aborted", PermissionError(13, "nope")))
+        raise DockerException("the server API version could not be read") from inner
+
+    monkeypatch.setattr(docker.DockerClient, "from_env", staticmethod(refused))
+    with pytest.raises(UserError, match=r"permission denied on the Docker socket \(unix:///x.sock\)"):
+        connect({"DOCKER_HOST": "unix:///x.sock"})
+
+
+def test_ssh_docker_host_without_paramiko_is_found_by_lookup(monkeypatch):
+    import importlib.util
+
+    from scripts.builder.engine import connect
+    from scripts.errors import UserError
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "paramiko" else real(name, *a))
+    with pytest.raises(UserError, match=r"DOCKER_HOST=ssh://u@h needs the ssh transport"):
+        connect({"DOCKER_HOST": "ssh://u@h"})
+
+
+def test_verify_picks_the_foreign_image_mode_by_lookup(tmp_path, monkeypatch, rendered):
+    """IMAGE that is no rendered tag is looked up in the engine; an invalid reference (HTTP 400) or no engine
+    adds why to the matrix's own error; a list or a rendered tag never takes the foreign way."""
+    from docker.errors import APIError
+
+    from scripts.cli import _outside_matrix
+    from scripts.errors import UserError
+    from scripts.run_verify import find_local_image
+    tag = next(p.name for p in rendered.iterdir() if (p / "spec.json").is_file())
+    for image, foreign in ((tag, None), ("python:3.12", "python:3.12"), (f"{tag},python:3.12", None), ("all", None),
+                           ("", None), ("python:3.12,", None)):
+        assert _outside_matrix(Settings(images=rendered, image=image)) == foreign, image
+
+    class Images:
+        def __init__(self, found: bool | None):
+            self.found = found
+
+        def get(self, ref):
+            from docker.errors import ImageNotFound
+            if self.found is None:
+                response = type("R", (), {"status_code": 400, "reason": "Bad Request", "url": "u"})()
+                raise APIError("invalid reference format", response=response, explanation="invalid reference format")
+            if not self.found:
+                raise ImageNotFound("absent")
+            return object()
+
+    class Client:
+        def __init__(self, found):
+            self.images = Images(found)
+
+    assert find_local_image("python:3.12", lambda: Client(True)).client is not None
+    absent = find_local_image("python:3.12", lambda: Client(False))
+    assert absent.client is None and absent.why_not == ""
+    bad = find_local_image("Bad Name", lambda: Client(None))
+    assert bad.client is None and "is not an image name either: invalid reference format" in bad.why_not
+
+    def no_engine():
+        raise UserError("no Docker Engine reachable")
+    assert "nor could a local image of that name be looked up" in find_local_image("x", no_engine).why_not

@@ -8,16 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from scripts.builder.base_platform import (
-    base_pairs,
-    build_platform,
-    debootstrap_argv,
-    emulation_problem,
-    platform_argv,
-    platform_image,
-    scratch_dockerfile,
-    split_by_route,
-)
+from scripts.builder.base import base_targets, debootstrap_argv, scratch_dockerfile, split_by_route
+from scripts.builder.buildkit import platform_argv
+from scripts.builder.emulation import emulation_problem
 from scripts.errors import UserError
 from scripts.plan.compat import load_compat
 from scripts.plan.matrix import load_matrix
@@ -28,6 +21,7 @@ from scripts.plan.platforms import (
     parse_platforms,
     select_platforms,
 )
+from scripts.plan.spec import Release, Target, builds
 from scripts.render import load_rendered, render_dockerfile
 from scripts.settings import Settings
 from tests.conftest import DATA, TEST_COMPAT
@@ -164,23 +158,43 @@ def test_platform_selection_and_local_tags(by_tag):
     assert select_platforms(spec.platforms, "linux/arm64", spec.tag) == ["linux/arm64"]
     with pytest.raises(UserError, match=r"2\.13\.0-cpu-debian12 is not built for linux/arm64; its platforms: linux/amd64"):
         select_platforms(cpu.platforms, "linux/arm64", cpu.tag)
-    assert platform_image(spec, "linux/arm64") == f"testimages:{MULTI}-arm64"
-    assert platform_image(spec, "linux/amd64") == f"testimages:{MULTI}"
-    assert build_platform([spec], "all") == "linux/amd64,linux/arm64"
+    assert [t.platform for t in spec.targets(None)] == ["linux/amd64"]
+    assert [t.platform for t in spec.targets("linux/arm64")] == ["linux/arm64"]
+    with pytest.raises(UserError, match=r"2\.13\.0-cpu-debian12 is not built for linux/arm64"):
+        cpu.targets("linux/arm64")
+    assert Target(spec, "linux/arm64").local_tag == f"testimages:{MULTI}-arm64"
+    assert Target(spec, "linux/amd64").local_tag == f"testimages:{MULTI}"
+    assert [b.platforms for b in builds([spec], "all") if isinstance(b, Release)] == [("linux/amd64", "linux/arm64")]
     with pytest.raises(UserError, match="PLATFORM=all builds images with the same platforms together"):
-        build_platform([spec, cpu], "all")
-    assert [p for _, p in base_pairs([spec, cpu], None)] == ["linux/amd64", "linux/arm64", "linux/amd64"]
-    assert [s.tag for s, _ in base_pairs([spec, cpu], "linux/arm64")] == [MULTI]
+        builds([spec, cpu], "all")
+    assert [t.platform for t in base_targets([spec, cpu], None)] == ["linux/amd64", "linux/arm64", "linux/amd64"]
+    assert [t.spec.tag for t in base_targets([spec, cpu], "linux/arm64")] == [MULTI]
+
+
+def test_a_target_derives_every_name_of_an_image_on_a_platform(by_tag):
+    spec = by_tag[MULTI]
+    arm, amd = Target(spec, "linux/arm64"), Target(spec, "linux/amd64")
+    assert (arm.report_name, arm.arch_tag, arm.lock_name, arm.base_tag) == (
+        f"{MULTI}-arm64", f"{MULTI}-arm64", "requirements.arm64.lock", "torchimages-base/debian12:latest-arm64")
+    assert (amd.report_name, amd.arch_tag, amd.lock_label) == (MULTI, f"{MULTI}-amd64",
+                                                                  f"images/{MULTI}/requirements.lock")
+    default = spec.targets(None)[0]          # no PLATFORM: the engine's default, plain names, no --platform
+    assert not default.explicit and default.local_tag == spec.image and default.report_name == MULTI
+    arm_only = by_tag[ARM_ONLY].targets(None)[0]
+    assert arm_only.platform == "linux/arm64" and arm_only.local_tag == by_tag[ARM_ONLY].image
+    assert arm.emulated("linux/amd64") and not arm.emulated("linux/arm64") and not amd.emulated("linux/amd64")
+    assert Target(by_tag[ARM_ONLY], "linux/arm64").mirror == "http://ports.ubuntu.com/ubuntu-ports"
+    assert [t.platform for t in spec.every_target] == ["linux/amd64", "linux/arm64"]
 
 
 def test_base_route_never_imports_on_an_arm64_host(by_tag):
     """`docker import` labels the engine's architecture: only linux/amd64 on an amd64 host may take that way."""
-    pairs = base_pairs([by_tag[MULTI], by_tag[CPU]], None)
-    native, other = split_by_route(pairs, "linux/amd64")
-    assert [s.tag for s in native] == [MULTI, CPU] and [(s.tag, p) for s, p in other] == [(MULTI, "linux/arm64")]
-    native, other = split_by_route(pairs, "linux/arm64")
-    assert native == [] and [p for _, p in other] == ["linux/amd64", "linux/arm64", "linux/amd64"]
-    assert {base_tag(s.distro, p) for s, p in other} == {"torchimages-base/debian12:latest",
+    targets = base_targets([by_tag[MULTI], by_tag[CPU]], None)
+    native, other = split_by_route(targets, "linux/amd64")
+    assert [s.tag for s in native] == [MULTI, CPU] and [(t.spec.tag, t.platform) for t in other] == [(MULTI, "linux/arm64")]
+    native, other = split_by_route(targets, "linux/arm64")
+    assert native == [] and [t.platform for t in other] == ["linux/amd64", "linux/arm64", "linux/amd64"]
+    assert {t.base_tag for t in other} == {"torchimages-base/debian12:latest",
                                                           "torchimages-base/debian12:latest-arm64"}
 
 
@@ -225,21 +239,22 @@ def test_build_argv_per_platform(by_tag, tmp_path):
     from scripts.builder.engine import BuildClient
     spec = by_tag[MULTI]
     classic = ("/usr/bin/docker", "build")
-    assert platform_argv(classic, spec, "linux/arm64", tmp_path) == [
+    arm, default, release = Target(spec, "linux/arm64"), spec.targets(None)[0], Release(spec, spec.every_target)
+    assert platform_argv(classic, arm, tmp_path) == [
         "/usr/bin/docker", "build", "-t", f"testimages:{MULTI}-arm64", "--platform", "linux/arm64"]
-    assert platform_argv(classic, spec, None, tmp_path) == ["/usr/bin/docker", "build", "-t", f"testimages:{MULTI}"]
+    assert platform_argv(classic, default, tmp_path) == ["/usr/bin/docker", "build", "-t", f"testimages:{MULTI}"]
     buildx = ("docker", "buildx", "build", "--load")
-    assert platform_argv(buildx, spec, "linux/amd64,linux/arm64", tmp_path) == [
+    assert platform_argv(buildx, release, tmp_path) == [
         "docker", "buildx", "build", "--platform", "linux/amd64,linux/arm64", "-t", f"testimages:{MULTI}",
         "--output", f"type=oci,dest={tmp_path / 'oci' / (MULTI + '.tar')}"]
     with pytest.raises(UserError, match="needs a buildx builder"):
-        platform_argv(classic, spec, "linux/amd64,linux/arm64", tmp_path)
+        platform_argv(classic, release, tmp_path)
     assert build_definition(spec)["platforms"] == ["linux/amd64", "linux/arm64"]
-    argv = build_argv(BuildClient(classic, {}, "classic+buildkit"), spec, tmp_path / "Dockerfile", "base:x", "", None,
-                      None, tmp_path, "linux/arm64", offline=True)
+    argv = build_argv(BuildClient(classic, {}, "classic+buildkit"), arm, tmp_path / "Dockerfile", "base:x", "", None,
+                      None, tmp_path, offline=True)
     assert argv[:6] == [*classic, "-t", f"testimages:{MULTI}-arm64", "--platform", "linux/arm64"]
     assert "OFFLINE=1" in argv and argv[-1] == str(tmp_path)
-    assert "OFFLINE=1" not in build_argv(BuildClient(classic, {}, "classic+buildkit"), spec, tmp_path / "D",
+    assert "OFFLINE=1" not in build_argv(BuildClient(classic, {}, "classic+buildkit"), default, tmp_path / "D",
                                                 "base:x", "", None, None, tmp_path)
 
 

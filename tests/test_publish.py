@@ -8,7 +8,6 @@ import pytest
 from scripts.errors import UserError
 from scripts.publish.push import (
     PlatformManifest,
-    arch_tag,
     config_platform,
     index_document,
     split_repository,
@@ -158,9 +157,13 @@ def test_index_document_rejects_what_is_not_one_manifest_per_platform(manifests,
         index_document(manifests)
 
 
-def test_per_arch_tags_and_config_platforms():
-    assert arch_tag("2.15.0-cpu-debian12", "linux/arm64") == "2.15.0-cpu-debian12-arm64"
-    assert arch_tag("t", "linux/amd64") == "t-amd64"
+def test_per_arch_tags_and_config_platforms(test_specs):
+    import dataclasses
+
+    from scripts.plan.spec import Target
+    spec = dataclasses.replace(test_specs[0], tag="2.15.0-cpu-debian12")
+    assert Target(spec, "linux/arm64").arch_tag == "2.15.0-cpu-debian12-arm64"
+    assert Target(dataclasses.replace(spec, tag="t"), "linux/amd64").arch_tag == "t-amd64"
     assert config_platform({"os": "linux", "architecture": "arm64", "variant": "v8"}) == "linux/arm64/v8"
     assert config_platform({"os": "linux", "architecture": "amd64"}) == "linux/amd64"
     assert split_repository("ghcr.io/acme/torchimages") == ("ghcr.io", "acme/torchimages")

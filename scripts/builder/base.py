@@ -1,9 +1,13 @@
-"""`make base`: bootstrap the distro bases the matrix needs from the distribution's mirror, offline-capable.
+"""Distro bases: `make base` bootstraps the ones the matrix needs from the distribution's mirror (offline-capable),
+and `make build` picks the base each target builds FROM.
 
-debootstrap --arch=amd64 --variant=minbase into a folder, then import it into the engine as
-torchimages-base/<distro>:latest. `make build` uses that tag when the registry base (debian:bookworm-slim, ...) is
-neither present nor pullable. This path is linux/amd64 on an amd64 host only: `docker import` labels the engine's
-architecture, so every other (platform, host) pair goes through builder.base_platform (FROM scratch, --platform).
+Two routes. linux/amd64 on an amd64 host: debootstrap --arch=amd64 --variant=minbase into a folder, then
+`docker import` as torchimages-base/<distro>:latest. Every other (platform, host) pair: `docker import` labels the
+engine's architecture whatever --platform says, so debootstrap --arch=<arch> (its second stage through qemu-user
+when the host is another architecture) and build the rootfs `FROM scratch` + `ADD rootfs.tar /` with
+`--platform linux/<arch>` through a BuildKit client. The tag follows the platform, never the host
+(`Target.base_tag`): torchimages-base/<distro>:latest for linux/amd64, :latest-<arch> for the others.
+`make build` uses those tags when the registry base (debian:bookworm-slim, ...) is neither present nor pullable.
 """
 from __future__ import annotations
 
@@ -18,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..plan.platforms import host_platform
-from ..plan.spec import ImageSpec
+from ..plan.platforms import NATIVE_NAME, host_platform
+from ..plan.spec import ImageSpec, Target
+from .emulation import require_emulation
 from .engine import image_exists, registry_reachable
 
 UBUNTU_KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
+Log = Callable[[str], None]
 
 
 def bases_needed(specs: list[ImageSpec]) -> dict[str, ImageSpec]:
@@ -34,13 +40,20 @@ def bases_needed(specs: list[ImageSpec]) -> dict[str, ImageSpec]:
     return needed
 
 
-def _debootstrap_argv(spec: ImageSpec, rootfs: Path) -> list[str]:
-    argv = ["debootstrap", "--arch=amd64", "--variant=minbase"]
-    if spec.distro.startswith("ubuntu"):
+def debootstrap_argv(*, arch: str, codename: str, mirror: str, distro: str, rootfs: Path) -> list[str]:
+    argv = ["debootstrap", f"--arch={arch}", "--variant=minbase"]
+    if distro.startswith("ubuntu"):
         if not Path(UBUNTU_KEYRING).exists():
-            raise UserError(f"bootstrapping {spec.distro} needs Ubuntu's archive keyring: `apt-get install ubuntu-keyring`")
+            raise UserError(f"bootstrapping {distro} needs Ubuntu's archive keyring: `apt-get install ubuntu-keyring`")
         argv += [f"--keyring={UBUNTU_KEYRING}", "--components=main,universe"]
-    return argv + [spec.codename, str(rootfs), spec.mirror]
+    return argv + [codename, str(rootfs), mirror]
+
+
+def scratch_dockerfile() -> str:
+    return ("FROM scratch\n"
+            "ADD rootfs.tar /\n"
+            "ENV LANG=C.UTF-8\n"
+            'CMD ["/bin/bash"]\n')
 
 
 def require_debootstrap() -> None:
@@ -77,7 +90,9 @@ def bootstrap(client: Any, spec: ImageSpec, tag: str, log: Callable[[str], None]
     with tempfile.TemporaryDirectory(prefix="torchimages-base-") as tmp:
         rootfs = Path(tmp) / "rootfs"
         archive = Path(tmp) / "rootfs.tar"
-        debootstrap_to_tar(_debootstrap_argv(spec, rootfs), rootfs, archive, None, log,
+        argv = debootstrap_argv(arch="amd64", codename=spec.codename, mirror=spec.mirror, distro=spec.distro,
+                                rootfs=rootfs)
+        debootstrap_to_tar(argv, rootfs, archive, None, log,
                            failed=f"debootstrap of {spec.distro} ({spec.codename}) from {spec.mirror} failed",
                            hint="check that the mirror is reachable (http_proxy) or set the mirror in compat.yaml")
         repository, _, version = tag.rpartition(":")
@@ -101,3 +116,143 @@ def make_bases(client: Any, specs: list[ImageSpec], force: bool, log: Callable[[
         log(f"bootstrapping {tag} ({spec.distro_name} {spec.codename}) from {spec.mirror} ...")
         rows.append((tag, "bootstrapped", bootstrap(client, spec, tag, log)))
     return rows
+
+
+# ---- any platform: FROM scratch with --platform ----
+
+def bootstrap_platform(cli_argv: tuple[str, ...], env: Mapping[str, str], target: Target, log: Log = print) -> float:
+    """debootstrap for the target's architecture (emulated when foreign) and build its base tag FROM scratch."""
+    require_debootstrap()
+    platform, spec, tag = target.platform, target.spec, target.base_tag
+    require_emulation(target, f"{platform} base on a {host_platform()} host")
+    arch, mirror = target.arch, target.mirror
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"torchimages-base-{arch}-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        context = Path(tmp) / "context"
+        context.mkdir()
+        debootstrap_to_tar(
+            debootstrap_argv(arch=arch, codename=spec.codename, mirror=mirror, distro=spec.distro, rootfs=rootfs),
+            rootfs, context / "rootfs.tar", env, log,
+            failed=f"debootstrap --arch={arch} of {spec.distro} ({spec.codename}) from {mirror} failed",
+            hint=f"check that the mirror serves {arch} and is reachable (http_proxy)")
+        (context / "Dockerfile").write_text(scratch_dockerfile(), encoding="utf-8")
+        build = [*cli_argv, "--platform", platform, "-t", tag, str(context)]
+        log(f"  {' '.join(build)}")
+        proc = subprocess.run(build, capture_output=True, text=True, check=False, env=dict(env))
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+            raise UserError(f"building {tag} FROM scratch for {platform} failed:\n{tail}", multiline=True)
+    return time.monotonic() - start
+
+
+def image_arch(client: Any, ref: str) -> str | None:
+    """The architecture an image's config declares (what `docker image inspect` shows); None when absent."""
+    from docker.errors import ImageNotFound
+    try:
+        return str(client.images.get(ref).attrs.get("Architecture") or "") or None
+    except ImageNotFound:
+        return None
+
+
+def check_arch(client: Any, ref: str, target: Target) -> None:
+    """A UserError when `ref` exists but its config names another architecture (an import labelled amd64)."""
+    found = image_arch(client, ref)
+    if found is not None and found != target.arch:
+        raise UserError(f"{ref} says architecture {found}, not {target.arch}: rebuild it with "
+                        f"`make base PLATFORM={target.platform} FORCE=1`")
+
+
+def base_targets(specs: list[ImageSpec], platform: str | None) -> list[Target]:
+    """Every target whose base the selection needs: PLATFORM when given (only images built for it), else every
+    platform of each image. Devel images start from NVIDIA's image: nothing to bootstrap."""
+    return [t for spec in specs if spec.bootstrap_base for t in spec.every_target
+            if platform is None or t.platform == platform]
+
+
+def split_by_route(targets: list[Target], host: str) -> tuple[list[ImageSpec], list[Target]]:
+    """(specs for `make_bases` — debootstrap + import, only for linux/amd64 on an amd64 host —, targets for
+    `make_platform_bases`). An import labels the host's architecture and an arch-less debootstrap makes the
+    host's, so on an arm64 host even the linux/amd64 base goes the platform way (tagged :latest, config amd64)."""
+    imported = host == NATIVE_NAME
+    native = [t.spec for t in targets if imported and t.platform == NATIVE_NAME]
+    other = [t for t in targets if not (imported and t.platform == NATIVE_NAME)]
+    return native, other
+
+
+def make_platform_bases(client: Any, cli_argv: tuple[str, ...], env: Mapping[str, str], targets: list[Target], *,
+                        force: bool, log: Log = print, only_unreachable: bool = False) -> list[tuple[str, str, float]]:
+    """(tag, outcome, seconds) per base: torchimages-base/<distro>:latest[-<arch>], its config in that arch.
+    `only_unreachable`: leave alone the bases whose registry image can be pulled (what `make build` runs first)."""
+    rows: list[tuple[str, str, float]] = []
+    done: set[str] = set()
+    for target in targets:
+        spec, tag = target.spec, target.base_tag
+        if tag in done:
+            continue
+        done.add(tag)
+        if image_exists(client, tag) and not force:
+            check_arch(client, tag, target)
+            rows.append((tag, "present", 0.0))
+            continue
+        if only_unreachable and not force and registry_reachable(client, spec.base_image):
+            rows.append((spec.base_image, "registry", 0.0))
+            continue
+        log(f"bootstrapping {tag} ({spec.distro_name} {spec.codename}, {target.platform}) ...")
+        seconds = bootstrap_platform(cli_argv, env, target, log=log)
+        check_arch(client, tag, target)
+        rows.append((tag, "bootstrapped", seconds))
+    return rows
+
+
+# ---- the base a build starts FROM ----
+
+def resolve_base(client: Any, spec: ImageSpec, override: str | None = None) -> tuple[str, str]:
+    """(base image to build from, why); a UserError naming `make base` when there is none."""
+    if override:
+        if not image_exists(client, override) and not registry_reachable(client, override):
+            raise UserError(f"BASE_IMAGE={override} is neither in the engine nor pullable")
+        return override, "BASE_IMAGE override"
+    if image_exists(client, spec.base_image):
+        return spec.base_image, "present in the engine"
+    if spec.bootstrap_base and image_exists(client, spec.bootstrap_base):
+        return spec.bootstrap_base, "bootstrapped locally by make base"
+    if registry_reachable(client, spec.base_image):
+        return spec.base_image, "pulled from the registry"
+    if spec.bootstrap_base:
+        raise UserError(f"{spec.tag}: base image {spec.base_image} is not in the engine and the registry cannot be "
+                        f"reached; bootstrap it from the {spec.distro_name} mirror with `make base` "
+                        f"(creates {spec.bootstrap_base})")
+    raise UserError(f"{spec.tag}: base image {spec.base_image} is not in the engine and the registry cannot be "
+                    f"reached; NVIDIA's devel images cannot be bootstrapped: `docker load` a saved copy of it "
+                    f"(docker save {spec.base_image} on a connected host)")
+
+
+def resolve_platform_base(client: Any, target: Target, override: str | None = None) -> tuple[str, str]:
+    """(base to build a per-arch target FROM, why). The local amd64 copy of a registry base cannot serve: the
+    local base of that architecture, else the registry's, else a UserError naming make base."""
+    spec, platform = target.spec, target.platform
+    if override:
+        check_arch(client, override, target)
+        return override, "BASE_IMAGE override"
+    if spec.bootstrap_base:
+        local = target.base_tag
+        if image_arch(client, local) is not None:
+            check_arch(client, local, target)
+            return local, f"bootstrapped locally by make base PLATFORM={platform}"
+    if registry_reachable(client, spec.base_image):
+        return spec.base_image, f"the registry's {target.arch} variant"
+    if spec.bootstrap_base:
+        raise UserError(f"{spec.tag}: no {platform} base: the registry cannot be reached and "
+                        f"{target.base_tag} does not exist; bootstrap it with "
+                        f"`make base PLATFORM={platform} IMAGE={spec.tag}` (emulated on this host)")
+    raise UserError(f"{spec.tag}: base image {spec.base_image} for {platform} is not reachable; `docker load` a saved "
+                    f"{platform} copy and pass it as BASE_IMAGE=")
+
+
+def base_for(client: Any, target: Target, override: str | None) -> tuple[str, str]:
+    """(base, why) for one build target: its own architecture's base for a per-arch target, else the image's."""
+    if target.per_arch:
+        require_emulation(target, f"cannot build for {target.platform} here")
+        return resolve_platform_base(client, target, override)
+    return resolve_base(client, target.spec, override)

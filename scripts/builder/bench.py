@@ -16,13 +16,15 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
 from ..fsutil import atomic_write
 from ..plan.spec import ImageSpec
-from .buildkit import BuildRequest, _network, build_argv, resolve_base
+from .base import resolve_base
+from .buildkit import BuildRequest, _network, build_argv
 from .engine import BuildClient
 from .lock import requirements, stage_for_build
 from .wheels import stage_wheels
@@ -100,6 +102,74 @@ def round_order(rounds: int) -> list[tuple[str, str]]:
     return [("plain", "project") if i % 2 == 0 else ("project", "plain") for i in range(rounds)]
 
 
+@dataclass(frozen=True)
+class Contest:
+    """The two cold builds being compared: argv and image of each, as `who` (plain, project) names them."""
+
+    argvs: dict[str, list[str]]
+    images: dict[str, str]
+
+
+def _plain_argv(cli: BuildClient, dockerfile: Path, image: str, torch_index: str, ca: str | None,
+                network: str | None, root: Path) -> list[str]:
+    argv = [*cli.argv, "--progress", "plain", "--no-cache", "-f", str(dockerfile), "-t", image,
+            "--build-arg", f"TORCH_INDEX_URL={torch_index}"]
+    argv += ["--secret", f"id=ca,src={ca}"] if ca else []
+    argv += ["--network", network] if network else []
+    return argv + [str(root)]
+
+
+def _build_rounds(client: Any, contest: Contest, rounds: int, env: Mapping[str, str], logs: Path, tag: str,
+                  root: Path, echo: Callable[[str], None]) -> dict[str, list[float]]:
+    """Build seconds per `who`, round by round in alternating order, each image dropped before its next build."""
+    times: dict[str, list[float]] = {"plain": [], "project": []}
+    for number, order in enumerate(round_order(rounds), 1):
+        for who in order:
+            _drop(client, contest.images[who])     # the last round's image: GBs of layers nothing needs any more
+            echo(f"  round {number}/{rounds}: building the {who} Dockerfile (cold) ...")
+            times[who].append(_build(contest.argvs[who], env, logs / f"bench-{tag}-{who}-{number}.log", root))
+            echo(f"    {times[who][-1]:.1f}s")
+    return times
+
+
+def _ratios(build: dict[str, float], sizes: dict[str, int], imports: dict[str, float]) -> dict[str, float]:
+    """project / plain for each measure (the targets' keys)."""
+    return {"build": build["project"] / build["plain"], "size": sizes["project"] / sizes["plain"],
+            "import": imports["project"] / imports["plain"]}
+
+
+def _results(spec: ImageSpec, base: str, offline: bool, runs: int, rounds: int, times: dict[str, list[float]],
+             sizes: dict[str, int], imports: dict[str, float], images: dict[str, str]) -> dict[str, Any]:
+    """The JSON record of a bench run: medians, per-round ratios, the ratios and whether each target is met."""
+    build = {who: float(statistics.median(ts)) for who, ts in times.items()}
+    ratios = _ratios(build, sizes, imports)
+    result: dict[str, Any] = {
+        "image": spec.tag, "base": base, "offline": offline, "runs": runs, "rounds": rounds,
+        "order": [list(order) for order in round_order(rounds)],
+        "round_ratios": [round(pr / pl, 3) for pr, pl in zip(times["project"], times["plain"], strict=True)],
+        **{who: {"build_s": round(build[who], 2), "builds_s": [round(t, 2) for t in times[who]],
+                 "size_bytes": sizes[who], "import_torch_s": round(imports[who], 3), "image": images[who]}
+           for who in ("project", "plain")},
+    }
+    result["ratios"] = {k: round(v, 3) for k, v in ratios.items()}
+    result["pass"] = {k: ratios[k] <= TARGETS[k] for k in TARGETS}
+    return result
+
+
+def _print_results(result: dict[str, Any], rounds: int, ratios: dict[str, float], echo: Callable[[str], None]) -> None:
+    passed = result["pass"]
+    echo(f"\n{'':10} {'build':>9} {'size':>10} {'import torch':>13}")
+    for who in ("project", "plain"):
+        r = result[who]
+        echo(f"{who:10} {r['build_s']:8.1f}s {r['size_bytes'] / 1e9:8.3f}GB {r['import_torch_s']:12.3f}s")
+    echo(f"{'ratio':10} {ratios['build']:8.2f}x {ratios['size']:9.3f}x {ratios['import']:12.2f}x")
+    echo(f"build: median of {rounds} cold build(s) each; per-round ratios " +
+         ", ".join(f"{r:.2f}x ({'plain' if o[0] == 'plain' else 'project'} first)"
+                   for r, o in zip(result["round_ratios"], round_order(rounds), strict=True)))
+    echo("targets: build <= 0.75x, size <= 1.0x, import <= 1.0x: " +
+         ", ".join(f"{k} {'ok' if ok else 'MISSED'}" for k, ok in passed.items()))
+
+
 def run_bench(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest, *, runs: int = 5, rounds: int = 2,
               json_out: Path | None = None, bench_dir: Path | None = None,
               echo: Callable[[str], None] = print) -> int:
@@ -112,68 +182,29 @@ def run_bench(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
                                       req.uv_cache or req.root / "build" / "cache" / "uv")
     local_torch = any(n.startswith("torch-") for n in staged)
     torch_index = "" if local_torch else (spec.torch_index_url or "")
-    ca = req.ca
     network = _network(client, req.network)
-    logs = req.logs
-    logs.mkdir(parents=True, exist_ok=True)
-    env = {**req.env, **cli.env}
+    req.logs.mkdir(parents=True, exist_ok=True)
     echo(f"bench-build {spec.tag}: base {base} ({why}); wheels staged: {len(staged)}; offline: {offline}")
 
-    project_argv = build_argv(cli, bench_spec, req.images_dir / spec.tag / "Dockerfile", base, torch_index, ca,
+    project = bench_spec.targets(None)[0]
+    project_argv = build_argv(cli, project, req.images_dir / spec.tag / "Dockerfile", base, torch_index, req.ca,
                               network, req.root)
     project_argv[-1:-1] = ["--no-cache", "--build-arg", "COLD=1"] + (["--build-arg", "OFFLINE=1"] if offline else [])
-    plain_image = f"{BENCH_REPOSITORY}:{spec.tag}-plain-pip"
+    images = {"plain": f"{BENCH_REPOSITORY}:{spec.tag}-plain-pip", "project": bench_spec.image}
     with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
         dockerfile = Path(tmp) / "Dockerfile.plain-pip"
         dockerfile.write_text(plain_dockerfile(spec, base), encoding="utf-8")
-        plain_argv = [*cli.argv, "--progress", "plain", "--no-cache", "-f", str(dockerfile), "-t", plain_image,
-                      "--build-arg", f"TORCH_INDEX_URL={torch_index}"]
-        plain_argv += ["--secret", f"id=ca,src={ca}"] if ca else []
-        plain_argv += ["--network", network] if network else []
-        plain_argv.append(str(req.root))
-        argvs = {"plain": plain_argv, "project": project_argv}
-        times: dict[str, list[float]] = {"plain": [], "project": []}
-        images = {"plain": plain_image, "project": bench_spec.image}
-        for number, order in enumerate(round_order(rounds), 1):
-            for who in order:
-                _drop(client, images[who])     # the last round's image: GBs of layers nothing needs any more
-                echo(f"  round {number}/{rounds}: building the {who} Dockerfile (cold) ...")
-                times[who].append(_build(argvs[who], env, logs / f"bench-{spec.tag}-{who}-{number}.log", req.root))
-                echo(f"    {times[who][-1]:.1f}s")
-        plain_build = float(statistics.median(times["plain"]))
-        project_build = float(statistics.median(times["project"]))
+        plain_argv = _plain_argv(cli, dockerfile, images["plain"], torch_index, req.ca, network, req.root)
+        contest = Contest({"plain": plain_argv, "project": project_argv}, images)
+        times = _build_rounds(client, contest, rounds, {**req.env, **cli.env}, req.logs, spec.tag, req.root, echo)
         if bench_dir is not None:        # the plain Dockerfile, kept for reading
             atomic_write(bench_dir / "Dockerfile.plain-pip", dockerfile.read_text(encoding="utf-8"))
-    sizes = {"project": client.images.get(bench_spec.image).attrs["Size"],
-             "plain": client.images.get(plain_image).attrs["Size"]}
-    imports = import_seconds(client, {"project": bench_spec.image, "plain": plain_image}, runs)
-    result: dict[str, Any] = {
-        "image": spec.tag, "base": base, "offline": offline, "runs": runs, "rounds": rounds,
-        "order": [list(order) for order in round_order(rounds)],
-        "round_ratios": [round(pr / pl, 3) for pr, pl in zip(times["project"], times["plain"], strict=True)],
-        "project": {"build_s": round(project_build, 2), "builds_s": [round(t, 2) for t in times["project"]],
-                    "size_bytes": sizes["project"],
-                    "import_torch_s": round(imports["project"], 3), "image": bench_spec.image},
-        "plain": {"build_s": round(plain_build, 2), "builds_s": [round(t, 2) for t in times["plain"]],
-                  "size_bytes": sizes["plain"],
-                  "import_torch_s": round(imports["plain"], 3), "image": plain_image},
-    }
-    ratios = {"build": project_build / plain_build, "size": sizes["project"] / sizes["plain"],
-              "import": imports["project"] / imports["plain"]}
-    result["ratios"] = {k: round(v, 3) for k, v in ratios.items()}
-    passed = {k: ratios[k] <= TARGETS[k] for k in TARGETS}
-    result["pass"] = passed
-    echo(f"\n{'':10} {'build':>9} {'size':>10} {'import torch':>13}")
-    for who in ("project", "plain"):
-        r = result[who]
-        echo(f"{who:10} {r['build_s']:8.1f}s {r['size_bytes'] / 1e9:8.3f}GB {r['import_torch_s']:12.3f}s")
-    echo(f"{'ratio':10} {ratios['build']:8.2f}x {ratios['size']:9.3f}x {ratios['import']:12.2f}x")
-    echo(f"build: median of {rounds} cold build(s) each; per-round ratios " +
-         ", ".join(f"{r:.2f}x ({'plain' if o[0] == 'plain' else 'project'} first)"
-                   for r, o in zip(result["round_ratios"], round_order(rounds), strict=True)))
-    echo("targets: build <= 0.75x, size <= 1.0x, import <= 1.0x: " +
-         ", ".join(f"{k} {'ok' if ok else 'MISSED'}" for k, ok in passed.items()))
+    sizes = {who: client.images.get(images[who]).attrs["Size"] for who in ("project", "plain")}
+    imports = import_seconds(client, {"project": images["project"], "plain": images["plain"]}, runs)
+    result = _results(spec, base, offline, runs, rounds, times, sizes, imports, images)
+    build = {who: float(statistics.median(ts)) for who, ts in times.items()}
+    _print_results(result, rounds, _ratios(build, sizes, imports), echo)
     if json_out:
         atomic_write(json_out, json.dumps(result, indent=2) + "\n")
         echo(f"results: {json_out}")
-    return 0 if all(passed.values()) else 1
+    return 0 if all(result["pass"].values()) else 1

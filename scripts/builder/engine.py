@@ -18,6 +18,21 @@ MIN_BUILDKIT_API = (1, 39)     # engine 18.09: the first with BuildKit
 CLI_CANDIDATES = ("docker", "/usr/bin/docker", "/usr/local/bin/docker")
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it wraps: docker-py wraps requests' errors, which wrap urllib3's, which wrap the OSError
+    (their __cause__/__context__, or an exception among their args), innermost last."""
+    seen: list[BaseException] = []
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if any(current is s for s in seen):
+            continue
+        seen.append(current)
+        todo += [e for e in (current.__cause__, current.__context__, *current.args) if isinstance(e, BaseException)]
+        todo += [e for e in (getattr(current, "reason", None),) if isinstance(e, BaseException)]
+    return seen
+
+
 def _cause(exc: BaseException) -> str:
     """The first line of the innermost useful message (docker-py wraps requests' errors two levels deep)."""
     text = str(exc).strip()
@@ -27,24 +42,29 @@ def _cause(exc: BaseException) -> str:
     return text[:300]
 
 
+def ssh_without_paramiko(where: str) -> bool:
+    """DOCKER_HOST is ssh:// and docker-py's ssh transport (paramiko) is not installed."""
+    import importlib.util
+    return where.startswith("ssh://") and importlib.util.find_spec("paramiko") is None
+
+
 def connect(env: Mapping[str, str], timeout: int = 30) -> Any:
     """A pinged docker.DockerClient, or a UserError naming the cause and the fix."""
     import docker
     from docker.errors import DockerException
 
     where = env.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    if ssh_without_paramiko(where):
+        raise UserError(f"DOCKER_HOST={where} needs the ssh transport: `pip install paramiko` (or `make setup`), "
+                        f"or use a unix:// or tcp:// DOCKER_HOST")
     try:
         client = docker.DockerClient.from_env(timeout=timeout, environment=dict(env))
         client.ping()
         version = str(client.version().get("ApiVersion") or "")
     except DockerException as exc:
-        text = str(exc)
-        if "Permission denied" in text or "PermissionError" in text:
+        if any(isinstance(e, PermissionError) for e in _chain(exc)):
             raise UserError(f"permission denied on the Docker socket ({where}): add yourself to the docker group "
                             f"(`sudo usermod -aG docker $USER`, then log in again) or run as root") from None
-        if "paramiko" in text:
-            raise UserError(f"DOCKER_HOST={where} needs the ssh transport: `pip install paramiko` (or `make setup`), "
-                            f"or use a unix:// or tcp:// DOCKER_HOST") from None
         raise UserError(f"no Docker Engine reachable at {where} ({_cause(exc)}): start it (`sudo systemctl start "
                         f"docker`; on a bare machine `make build` / `.ci/run` start dockerd as root) or point "
                         f"DOCKER_HOST at a running engine") from None

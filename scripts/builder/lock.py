@@ -30,7 +30,7 @@ from .. import ROOT
 from ..errors import UserError
 from ..fsutil import atomic_write
 from ..plan.platforms import NATIVE_NAME, is_lock_name, lock_name, machine_of
-from ..plan.spec import ImageSpec
+from ..plan.spec import ImageSpec, Target
 from .wheels import exact_pin, fits_python
 
 # uv's --python-platform per image platform; manylinux_2_28 is what torch's wheels need on both
@@ -73,12 +73,12 @@ def input_digest(spec: ImageSpec, platform: str = NATIVE_NAME) -> str:
 
 def lock_path(spec: ImageSpec, images: Path, platform: str = NATIVE_NAME) -> Path:
     """images/<tag>/requirements.lock for linux/amd64, images/<tag>/requirements.<arch>.lock for another platform."""
-    return images / spec.tag / lock_name(platform)
+    return Target(spec, platform).lock_path(images)
 
 
 def lock_label(spec: ImageSpec, platform: str) -> str:
     """images/<tag>/<lock file>, as messages name it."""
-    return f"images/{spec.tag}/{lock_name(platform)}"
+    return Target(spec, platform).lock_label
 
 
 def canonical(name: str) -> str:

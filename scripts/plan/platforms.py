@@ -1,6 +1,7 @@
 """Build platforms (linux/amd64, linux/arm64): the facts of compat.yaml's `platforms:` section and the check an
 image's `platforms:` must pass (`check_platforms`, the platform axis of `plan.matrix.resolve`). Pure logic, no
-engine, no environment: scripts/builder/base_platform.py does the emulated work.
+engine, no environment: scripts/builder/base.py and emulation.py do the emulated work; plan/spec.py's Target
+names an image on one platform.
 
 linux/amd64 is what the rest of compat.yaml describes. Every other platform lists the torch builds that exist
 for it and the index serving each; an image may name a platform only where its build (same CUDA, same index)

@@ -6,8 +6,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from ..errors import UserError
 from . import access as access_kinds
-from .platforms import PLATFORM_NAME, arch_of, lock_name
+from .platforms import NATIVE_NAME, PLATFORM_NAME, arch_of, base_tag, lock_name, select_platforms
 
 Flavor = Literal["runtime", "devel", "cpu"]
 FLAVORS: tuple[str, ...] = get_args(Flavor)
@@ -56,7 +57,19 @@ class ImageSpec:
     @property
     def locks(self) -> list[tuple[str, str]]:
         """(arch, lock file name) per platform, in the image's platform order: what the Dockerfile mounts."""
-        return [(arch_of(p), lock_name(p)) for p in self.platforms]
+        return [(t.arch, t.lock_name) for t in self.every_target]
+
+    @property
+    def every_target(self) -> tuple[Target, ...]:
+        """The image on each of its platforms, in its platform order (push, stage-wheels, make base)."""
+        return tuple(Target(self, p) for p in self.platforms)
+
+    def targets(self, requested: str | None) -> tuple[Target, ...]:
+        """What one build/verify of this image is for: PLATFORM when given (a UserError unless it is one of the
+        image's), else the image's first platform left to the engine's default (plain names, no --platform)."""
+        if requested is None:
+            return (Target(self, self.platforms[0], explicit=False),)
+        return tuple(Target(self, p) for p in select_platforms(list(self.platforms), requested, self.tag))
 
     @property
     def build_args(self) -> dict[str, str]:
@@ -131,6 +144,82 @@ class ImageSpec:
     @classmethod
     def load(cls, path: Path) -> ImageSpec:
         return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True)
+class Target:
+    """An image on one platform: every name a stage derives from the pair is made here, once, when the value is
+    made, and nowhere else.
+
+    `explicit`: PLATFORM named it (the build passes --platform). Local names keep the plain tag for linux/amd64
+    and for a build left to the engine's default platform, and get -<arch> otherwise, so an arm64 build does not
+    replace the amd64 one in a local engine (in a registry both are one tag: an image index)."""
+
+    spec: ImageSpec
+    platform: str                   # linux/amd64, linux/arm64
+    explicit: bool = True
+    arch: str = field(init=False, compare=False, repr=False)           # arm64
+    per_arch: bool = field(init=False, compare=False, repr=False)      # local names carry -<arch>; its own base
+    local_tag: str = field(init=False, compare=False, repr=False)      # repository:tag[-<arch>] in the engine
+    report_name: str = field(init=False, compare=False, repr=False)    # reports/<tag>[-<arch>].json
+    arch_tag: str = field(init=False, compare=False, repr=False)       # <tag>-<arch>: the per-arch registry tag
+    lock_name: str = field(init=False, compare=False, repr=False)      # requirements[.<arch>].lock
+    lock_label: str = field(init=False, compare=False, repr=False)     # images/<tag>/<lock>, as messages say
+    base_tag: str = field(init=False, compare=False, repr=False)       # the local distro base make base creates
+    mirror: str = field(init=False, compare=False, repr=False)         # the distro mirror serving this platform
+
+    def __post_init__(self) -> None:
+        spec, arch, lock = self.spec, arch_of(self.platform), lock_name(self.platform)
+        per_arch = self.explicit and self.platform != NATIVE_NAME
+        names = {
+            "arch": arch, "per_arch": per_arch,
+            "local_tag": f"{spec.image}-{arch}" if per_arch else spec.image,
+            "report_name": f"{spec.tag}-{arch}" if per_arch else spec.tag,
+            "arch_tag": f"{spec.tag}-{arch}",
+            "lock_name": lock,
+            "lock_label": f"images/{spec.tag}/{lock}",
+            "base_tag": base_tag(spec.distro, self.platform),
+            "mirror": spec.platform_mirrors.get(self.platform, spec.mirror),   # Ubuntu's ports archive for arm64
+        }
+        for name, value in names.items():
+            object.__setattr__(self, name, value)
+
+    def lock_path(self, images: Path) -> Path:
+        return images / self.spec.tag / self.lock_name
+
+    def emulated(self, host: str) -> bool:
+        """Its binaries run under qemu-user on a `host` platform (linux/amd64 on an x86_64 host: native)."""
+        return self.platform != host
+
+
+@dataclass(frozen=True)
+class Release:
+    """One multi-platform build (PLATFORM=all): every platform of one image in one buildx run, into an OCI
+    image index; none of them becomes an engine image."""
+
+    spec: ImageSpec
+    targets: tuple[Target, ...]
+    platforms: tuple[str, ...] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "platforms", tuple(t.platform for t in self.targets))
+
+
+Build = Target | Release    # what one `make build` row is
+
+
+def builds(specs: list[ImageSpec], requested: str | None) -> list[Build]:
+    """The builds of `make build` (PLATFORM already checked by Settings): each image's target (the engine's
+    default platform, or PLATFORM, which every selected image must have), or for `all` one Release per image,
+    the images sharing one platform list."""
+    if requested == "all":
+        lists = {tuple(s.platforms) for s in specs}
+        if len(lists) != 1:
+            raise UserError("PLATFORM=all builds images with the same platforms together; the selected images differ: "
+                            + "; ".join(f"{s.tag}: {', '.join(s.platforms)}" for s in specs)
+                            + " (build them one IMAGE at a time)")
+        return [Release(s, s.every_target) for s in specs]
+    return [s.targets(requested)[0] for s in specs]
 
 
 def make_tag(torch: str, cuda: str | None, cudnn: str | None, flavor: str, distro: str,

@@ -28,7 +28,7 @@ from typing import Any
 from .. import ROOT
 from ..errors import UserError
 from ..fsutil import atomic_write
-from ..plan.spec import SOURCE_URL, ImageSpec
+from ..plan.spec import SOURCE_URL, ImageSpec, Target
 from ..settings import Settings
 from .referrers import attach, fallback_tag
 from .registry import Credentials, Registry, parse_ref
@@ -85,9 +85,8 @@ def check_sbom(data: bytes, image: str) -> None:
 class Inputs:
     """What the provenance records about one image's build (the files read from this checkout)."""
 
-    spec: ImageSpec
+    target: Target                  # the image on the platform whose manifest is attested
     images_dir: Path
-    platform: str
     base_digest: str | None = None
     builder: str = ""
     env: Mapping[str, str] | None = None
@@ -108,11 +107,10 @@ def _git(*args: str) -> str:
 def provenance(inputs: Inputs, created: str) -> dict[str, Any]:
     """A SLSA v1 provenance predicate: the matrix entry, the digests of spec.json, the lock and the templates, the
     base image digest, the uv version, the git commit and the builder."""
-    from ..builder.lock import UV_VERSION
-    from ..plan.platforms import lock_name
-    spec, folder = inputs.spec, inputs.images_dir / inputs.spec.tag
+    from ..builder.buildkit import UV_VERSION
+    spec, folder = inputs.target.spec, inputs.images_dir / inputs.target.spec.tag
     deps: list[dict[str, Any]] = []
-    for path in (folder / "spec.json", folder / "Dockerfile", folder / lock_name(inputs.platform)):
+    for path in (folder / "spec.json", folder / "Dockerfile", inputs.target.lock_path(inputs.images_dir)):
         if path.is_file():
             deps.append({"name": f"images/{spec.tag}/{path.name}", "digest": _file_digest(path)})
     templates = Settings.templates
@@ -136,7 +134,7 @@ def provenance(inputs: Inputs, created: str) -> dict[str, Any]:
     return {
         "buildDefinition": {
             "buildType": BUILD_TYPE,
-            "externalParameters": {"matrix_entry": entry, "platform": inputs.platform},
+            "externalParameters": {"matrix_entry": entry, "platform": inputs.target.platform},
             "internalParameters": {"uv": UV_VERSION, "base_image": spec.base_image},
             "resolvedDependencies": deps,
         },
@@ -188,8 +186,6 @@ def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, rep
     (reports/<tag>-<arch>.json, as `make verify PLATFORM=...` writes it) and local image."""
     from docker.errors import ImageNotFound
 
-    from ..builder.base_platform import platform_image
-    from ..plan.platforms import NATIVE_NAME, arch_of, select_platforms
     pushed_file = push_dir / "pushed.json"
     if not pushed_file.exists():
         raise UserError(f"{pushed_file} not found: run `make push REGISTRY=host:port` first")
@@ -200,19 +196,18 @@ def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, rep
     lines = []
     for spec in specs:
         entry = pushed.get(spec.tag)
-        chosen_platform = spec.platforms[0]
+        target = Target(spec, spec.platforms[0])
         if not entry:
             raise UserError(f"{spec.tag} is not in {pushed_file}: make push IMAGE={spec.tag} REGISTRY=... first")
         name = spec.tag
         if entry.get("platforms"):
-            chosen = select_platforms(list(spec.platforms), platform, spec.tag)[0]
-            chosen_platform = chosen
-            entry = entry["platforms"].get(chosen)
+            target = spec.targets(platform)[0] if platform else Target(spec, spec.platforms[0])
+            entry = entry["platforms"].get(target.platform)
             if not entry:
-                raise UserError(f"{spec.tag}: {chosen} is not in {pushed_file}: make push IMAGE={spec.tag} "
-                                f"PLATFORM={chosen} REGISTRY=... first")
-            entry = {**entry, "source": platform_image(spec, chosen)}
-            name = spec.tag if chosen == NATIVE_NAME else f"{spec.tag}-{arch_of(chosen)}"
+                raise UserError(f"{spec.tag}: {target.platform} is not in {pushed_file}: make push IMAGE={spec.tag} "
+                                f"PLATFORM={target.platform} REGISTRY=... first")
+            entry = {**entry, "source": target.local_tag}
+            name = target.report_name
         report = reports / f"{name}.json"
         if not report.exists():
             raise UserError(f"{report} not found: run `make verify IMAGE={spec.tag}"
@@ -226,7 +221,7 @@ def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, rep
             raise UserError(f"{entry['source']} changed since it was pushed ({local[:19]} vs {entry['image_id'][:19]}): "
                             f"push and verify it again")
         sbom = export_sbom(client, entry["source"], reports / f"{name}.sbom.cdx.json")
-        inputs = Inputs(spec, images_dir or Settings.images, chosen_platform, _base_digest(client, spec),
+        inputs = Inputs(target, images_dir or Settings.images, _base_digest(client, spec),
                         _engine_version(client), env)
         lines += attest_one(entry["reference"], report.read_bytes(), sbom.read_bytes(), signer, creds, inputs)
         lines.append(f"SBOM exported to {sbom}")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..builder.base_platform import platform_image
 from ..plan.platforms import ci_platform_fields
 from ..plan.spec import ImageSpec
 from .bake import target_name
@@ -23,8 +22,8 @@ def ci_matrix(specs: list[ImageSpec], per: str = "platform") -> dict[str, Any]:
              "dockerfile": f"images/{s.tag}/Dockerfile"} for s in specs]
     if per == "tag":
         return {"include": [{**row, "platforms": ",".join(s.platforms)} for row, s in zip(rows, specs, strict=True)]}
-    return {"include": [{**row, **ci_platform_fields(p), "local_image": platform_image(s, p)}
-                        for row, s in zip(rows, specs, strict=True) for p in s.platforms]}
+    return {"include": [{**row, **ci_platform_fields(t.platform), "local_image": t.local_tag}
+                        for row, s in zip(rows, specs, strict=True) for t in s.every_target]}
 
 
 def ci_matrix_json(specs: list[ImageSpec], per: str = "platform") -> str:

@@ -18,11 +18,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..builder.base_platform import platform_image
 from ..errors import UserError
 from ..fsutil import atomic_write
-from ..plan.platforms import arch_of, select_platforms
-from ..plan.spec import ImageSpec
+from ..plan.platforms import arch_of
+from ..plan.spec import ImageSpec, Target
 from .registry import DOCKER_LIST, OCI_INDEX, Credentials, Registry, sha256
 
 Echo = Callable[[str], None]
@@ -62,11 +61,6 @@ def split_repository(repository: str) -> tuple[str, str]:
     """registry.example/acme/torchimages → (registry.example, acme/torchimages): the HTTP API's host and name."""
     host, _, name = repository.partition("/")
     return host, name
-
-
-def arch_tag(tag: str, platform: str) -> str:
-    """The per-arch tag one platform's manifest is pushed under, and where the index-only mode finds it."""
-    return f"{tag}-{arch_of(platform)}"
 
 
 def platform_descriptor(manifest: PlatformManifest) -> dict[str, Any]:
@@ -149,11 +143,11 @@ def find_local(client: Any, names: list[str]) -> str | None:
     return None
 
 
-def local_source(client: Any, spec: ImageSpec, registry: str, platform: str | None = None) -> str:
-    """The engine's name of the built image: `make build`'s repo:tag (per platform: repo:tag-<arch> except for
-    linux/amd64), else the registry-prefixed name a bake target (CI) gives it."""
-    name = platform_image(spec, platform)
-    return find_local(client, [name, f"{registry.rstrip('/')}/{name}"]) or name
+def local_source(client: Any, target: Target, registry: str) -> str | None:
+    """The engine's name of the built image: `make build`'s local tag (repo:tag, per-arch repo:tag-<arch>), else
+    the registry-prefixed name a bake target (CI) gives it; None when the engine holds neither."""
+    name = target.local_tag
+    return find_local(client, [name, f"{registry.rstrip('/')}/{name}"])
 
 
 def _push_single(client: Any, spec: ImageSpec, registry: str, reg: Registry, index_only: bool) -> Pushed:
@@ -163,7 +157,8 @@ def _push_single(client: Any, spec: ImageSpec, registry: str, reg: Registry, ind
         found = describe(reg, name, spec.tag, spec.platforms[0])
         return Pushed(spec.tag, spec.image, f"{repository}@{found.digest}", found.digest, found.config_digest,
                       found.media_type)
-    source = local_source(client, spec, registry)
+    target = spec.targets(None)[0]
+    source = local_source(client, target, registry) or target.local_tag
     digest = push_image(client, source, repository, spec.tag)
     return Pushed(spec.tag, source, f"{repository}@{digest}", digest, client.images.get(source).id)
 
@@ -172,18 +167,19 @@ def _push_multi(client: Any, spec: ImageSpec, registry: str, reg: Registry, plat
                 index_only: bool, echo: Echo) -> Pushed:
     repository = target_repository(registry, spec)
     _, name = split_repository(repository)
-    wanted = [platform] if platform else list(spec.platforms)
+    wanted = spec.targets(platform) if platform else spec.every_target
+    local = {t.platform: t.local_tag for t in spec.every_target}
     manifests: dict[str, PlatformManifest] = {}
     sources: dict[str, str] = {}
     absent: list[str] = []
-    for p in wanted:
-        per_arch = arch_tag(spec.tag, p)
+    for target in wanted:
+        p, per_arch = target.platform, target.arch_tag
         if index_only:
             if not reg.manifest_exists(name, per_arch):
                 absent.append(p)
                 continue
         else:
-            source = find_local(client, [platform_image(spec, p), f"{registry.rstrip('/')}/{platform_image(spec, p)}"])
+            source = local_source(client, target, registry)
             if source is None:
                 absent.append(p)
                 continue
@@ -201,32 +197,32 @@ def _push_multi(client: Any, spec: ImageSpec, registry: str, reg: Registry, plat
            for p in absent}
     if platform:        # one platform's per-arch tag only (CI's build row); the merge job writes the index
         if absent:
-            raise UserError(f"{platform_image(spec, platform)} is not in the engine: {how[platform]}")
+            raise UserError(f"{local[platform]} is not in the engine: {how[platform]}")
         m = manifests[platform]
         return Pushed(spec.tag, sources[platform], f"{repository}@{m.digest}", m.digest, m.config_digest,
                       m.media_type, {platform: _record(spec, repository, m, sources[platform])})
     if index_only and absent:
-        raise UserError(f"{repository}: no per-arch tag {', '.join(arch_tag(spec.tag, p) for p in absent)} in the "
+        raise UserError(f"{repository}: no per-arch tag {', '.join(Target(spec, p).arch_tag for p in absent)} in the "
                         f"registry; the build job of each platform pushes it (make push IMAGE={spec.tag} "
                         f"PLATFORM={absent[0]})")
     if not manifests:
-        raise UserError(f"no platform of {spec.tag} is in the engine ({', '.join(platform_image(spec, p) for p in absent)}"
+        raise UserError(f"no platform of {spec.tag} is in the engine ({', '.join(local[p] for p in absent)}"
                         f"): make build IMAGE={spec.tag} PLATFORM={absent[0]} first (each of {', '.join(absent)})")
     for p in absent:
-        echo(f"  missing: {p} ({platform_image(spec, p)} is not in the engine): {how[p]}; the index covers "
+        echo(f"  missing: {p} ({local[p]} is not in the engine): {how[p]}; the index covers "
              f"{', '.join(manifests)} only")
     ordered = [manifests[p] for p in spec.platforms if p in manifests]
     data = index_document(ordered)
     reg.put_manifest(name, spec.tag, data, OCI_INDEX)
     digest = sha256(data)
-    records = {m.platform: _record(spec, repository, m, sources.get(m.platform, platform_image(spec, m.platform)))
+    records = {m.platform: _record(spec, repository, m, sources.get(m.platform, local[m.platform]))
                for m in ordered}
     return Pushed(spec.tag, spec.image, f"{repository}@{digest}", digest, "", OCI_INDEX, records, absent)
 
 
 def _record(spec: ImageSpec, repository: str, m: PlatformManifest, source: str) -> dict[str, str]:
     return {"source": source, "reference": f"{repository}@{m.digest}", "digest": m.digest,
-            "image_id": m.config_digest, "media_type": m.media_type, "tag": arch_tag(spec.tag, m.platform)}
+            "image_id": m.config_digest, "media_type": m.media_type, "tag": Target(spec, m.platform).arch_tag}
 
 
 def push_images(client: Any, specs: list[ImageSpec], registry: str, out_dir: Path, creds: Credentials | None = None,
@@ -236,7 +232,7 @@ def push_images(client: Any, specs: list[ImageSpec], registry: str, out_dir: Pat
     rows = []
     for spec in specs:
         if platform is not None:
-            select_platforms(list(spec.platforms), platform, spec.tag)
+            spec.targets(platform)      # PLATFORM must be one of the image's
         host, _ = split_repository(target_repository(registry, spec))
         reg = Registry(host, creds)
         if len(spec.platforms) == 1:

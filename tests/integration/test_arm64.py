@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scripts.builder.base_platform import emulation_problem
+from scripts.builder.emulation import emulation_problem
 from scripts.builder.engine import image_exists
 from scripts.plan.platforms import base_tag, host_platform
 from tests.conftest import ROOT, run_cli

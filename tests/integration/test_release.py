@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from scripts.builder.buildkit import BuildOutcome, BuildRequest, build_one, resolve_base
+from scripts.builder.base import resolve_base
+from scripts.builder.buildkit import BuildOutcome, BuildRequest, build_one
 from scripts.builder.engine import find_build_client, image_exists
 from scripts.builder.lock import lock_folders, parse_lock, stage_for_build, stage_locked_wheels
 from scripts.plan.spec import ImageSpec
@@ -70,7 +71,7 @@ def _build(client, spec: ImageSpec, folders: list[Path], tmp: Path, extra: tuple
     request = BuildRequest(images_dir=IMAGES, logs=tmp / "logs", wheels_stage=ROOT / "build" / "wheels", root=ROOT,
                            ca=_ca(), folders=tuple(folders), base_override=None, network=None, env=dict(os.environ),
                            extra_build_args=extra, uv_cache=tmp / "uv")
-    return build_one(client, find_build_client(), spec, request, echo=lambda *a, **k: None)
+    return build_one(client, find_build_client(), spec.targets(None)[0], request, echo=lambda *a, **k: None)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +140,7 @@ def test_push_delete_pull_by_digest_verify_attest_report(docker_client, registry
     assert pulled.id == image.id
     pulled.tag(REPOSITORY, SPEC.tag)
 
-    outcome = verify_image(docker_client, SPEC, shm_size="1g", timeout=600, extra_args=["--checks", "shm"],
+    outcome = verify_image(docker_client, SPEC.targets(None)[0], shm_size="1g", timeout=600, extra_args=["--checks", "shm"],
                            reports=reports, echo=lambda *a, **k: None)
     assert outcome.exit_code == 0, outcome
     assert (reports / f"{SPEC.tag}.json").exists()

@@ -217,7 +217,7 @@ def built_image(docker_client, tmp_path_factory, keys):
     request = BuildRequest(images_dir=ROOT / "images", logs=tmp / "logs", wheels_stage=ROOT / "build" / "wheels",
                            root=ROOT, ca=ca, folders=tuple(local_folders(os.environ.get("PIP_FIND_LINKS", ""))),
                            base_override=None, network=None, env=env, extra_build_args=(), uv_cache=tmp / "uv")
-    outcome = build_one(docker_client, find_build_client(), spec, request, echo=lambda *a, **k: None)
+    outcome = build_one(docker_client, find_build_client(), spec.targets(None)[0], request, echo=lambda *a, **k: None)
     assert outcome.ok, outcome.error
     yield spec.image
     if image_exists(docker_client, spec.image):
