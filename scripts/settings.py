@@ -16,7 +16,6 @@ from pathlib import Path
 from . import ROOT
 from .errors import UserError
 from .plan.platforms import PLATFORM_NAME, normalize_platform
-from .publish.signing import KEY_NAME, KEY_TYPES, PUB_NAME
 
 # What a person may have meant by a size docker-py refuses (2GiB, 1t, 1.5 TB): only to suggest the spelling it reads.
 MEANT_SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*([kmgtp])(?:i?b)?$", re.IGNORECASE)
@@ -34,6 +33,12 @@ REGISTRY = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?(:[0-9]+)?(/[a-z
 BUILD_ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 TRUE, FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})   # the closed set
 CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
+
+# The names of user choices live here, on the knobs' floor; the writers below (publish/slurm.py, publish/signing.py)
+# import them from here.
+LAUNCHERS = ("pyxis", "docker", "oci", "none")     # how make slurm starts the image on each node
+KEY_NAME, PUB_NAME = "signing-key.pem", "signing-key.pub"
+KEY_TYPES = ("ecdsa", "ed25519")
 
 
 def engine_bytes(text: str) -> int | None:
@@ -206,9 +211,12 @@ def parse_driver(text: str, name: str) -> str:
     return driver
 
 
-def parse_launcher(text: str, name: str) -> str:
-    from .publish.slurm import parse_launcher as launcher  # the launchers are the Slurm writer's to name
-    return launcher(text, name)
+def parse_launcher(text: str, name: str = "LAUNCHER") -> str:
+    value = text.strip().lower()
+    if value not in LAUNCHERS:
+        raise UserError(f"{name}={text!r} is not a launcher: write one of {', '.join(LAUNCHERS)} (pyxis: enroot/pyxis, "
+                        f"docker: srun docker run, oci: Slurm's native containers, none: a venv on the hosts)")
+    return value
 
 
 def default_wheels(env: Mapping[str, str]) -> tuple[Path, ...]:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from scripts.errors import UserError
-from scripts.publish.slurm import LAUNCHERS, NEEDS, Job, node_script, parse_launcher, pyxis_image, slurm_script
-from scripts.settings import Settings
+from scripts.publish.slurm import NEEDS, Job, node_script, pyxis_image, slurm_script
+from scripts.settings import LAUNCHERS, Settings, parse_launcher
 
 
 @pytest.fixture

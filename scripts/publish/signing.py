@@ -19,13 +19,11 @@ from typing import Any
 from .. import ROOT
 from ..errors import UserError
 from ..fsutil import atomic_write
+from ..settings import KEY_NAME, KEY_TYPES, PUB_NAME
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"         # DSSE payloadType of an in-toto Statement
 DSSE_TYPE = "application/vnd.dsse.envelope.v1+json"    # the artifact's layer media type
-KEY_NAME = "signing-key.pem"
-PUB_NAME = "signing-key.pub"
-KEY_TYPES = ("ecdsa", "ed25519")
 
 
 def inside(path: Path, folder: Path) -> bool:

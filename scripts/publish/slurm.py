@@ -23,7 +23,6 @@ from ..errors import UserError
 from ..plan.platforms import slurm_arch_guard
 from ..plan.spec import ImageSpec
 
-LAUNCHERS = ("pyxis", "docker", "oci", "none")
 DEFAULT_LAUNCHER = "pyxis"
 JOIN_TIMEOUT_S = 300        # the rendezvous waits this long for every node (TORCHIMAGES_JOIN_TIMEOUT overrides)
 PORT_BASE, PORT_SPAN = 20000, 20000     # rendezvous port: PORT_BASE + job id % PORT_SPAN (two jobs on a node differ)
@@ -43,14 +42,6 @@ NEEDS = {
            "made by `make oci-bundle` on a folder every node mounts at the same path",
     "none": "the virtual environment below, with torch, at the same path on every node (a shared folder)",
 }
-
-
-def parse_launcher(text: str, name: str = "LAUNCHER") -> str:
-    value = text.strip().lower()
-    if value not in LAUNCHERS:
-        raise UserError(f"{name}={text!r} is not a launcher: write one of {', '.join(LAUNCHERS)} (pyxis: enroot/pyxis, "
-                        f"docker: srun docker run, oci: Slurm's native containers, none: a venv on the hosts)")
-    return value
 
 
 def job_name(tag: str, nodes: int) -> str:

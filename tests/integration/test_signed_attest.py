@@ -30,6 +30,7 @@ from scripts.publish.attest import (
 from scripts.publish.gate import DRIVER_LABEL
 from scripts.publish.referrers import add_to_index, attach
 from scripts.publish.registry import OCI_MANIFEST, Registry, sha256
+from scripts.settings import KEY_NAME
 from tests.conftest import ROOT, run_cli
 from tests.verify_handmade import make_report
 
@@ -61,7 +62,7 @@ def keys(tmp_path_factory):
         proc = run_cli("keygen", "--key-type", kind, env={"XDG_CONFIG_HOME": str(home / name)}, timeout=120)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         made[name] = home / name / "torchimages"
-        assert oct((made[name] / signing.KEY_NAME).stat().st_mode & 0o777) == "0o600"
+        assert oct((made[name] / KEY_NAME).stat().st_mode & 0o777) == "0o600"
     return made
 
 
@@ -72,7 +73,7 @@ def _report(registry, digest, *args, env=None):
 def test_attest_with_a_key_then_report_verifies_signer_and_host(registry, keys, tmp_path):
     reg = Registry(registry)
     digest = push_image(reg, "good")
-    signer = signing.load_signer(keys["ours"] / signing.KEY_NAME)
+    signer = signing.load_signer(keys["ours"] / KEY_NAME)
     lines = attest_one(f"{registry}/{REPO}@{digest}", json.dumps(make_report()).encode(), json.dumps(SBOM).encode(),
                        signer)
     assert any("verify attached" in line and ".verify" in line for line in lines), lines
@@ -123,7 +124,7 @@ def _dsse(signer, subject: str, report: dict | None = None) -> bytes:
 
 def test_forged_artifacts_are_not_verified(registry, keys):
     reg = Registry(registry)
-    signer = signing.load_signer(keys["ours"] / signing.KEY_NAME)
+    signer = signing.load_signer(keys["ours"] / KEY_NAME)
     pub = str(keys["ours"] / signing.PUB_NAME)
     cases = {}
 
@@ -185,7 +186,7 @@ def test_report_refuses_a_repository_with_dot_dot_and_needs_trust(registry, keys
 def _assert_key_absent(keys, folders: list[Path], text: str) -> None:
     needles = []
     for pair in keys.values():
-        pem = (pair / signing.KEY_NAME).read_text()
+        pem = (pair / KEY_NAME).read_text()
         body = "".join(line for line in pem.splitlines() if "-----" not in line)
         needles += [body[:40].encode(), body[-40:].encode()]
     for needle in needles:
@@ -213,7 +214,7 @@ def built_image(docker_client, tmp_path_factory, keys):
                                repository=f"torchimages-signed-test-{os.getpid()}")
     ca = next((os.environ[v] for v in CA_VARIABLES if Path(os.environ.get(v) or "/nonexistent").is_file()), None)
     tmp = tmp_path_factory.mktemp("build")
-    env = {**os.environ, "SIGNING_KEY": str(keys["ours"] / signing.KEY_NAME)}
+    env = {**os.environ, "SIGNING_KEY": str(keys["ours"] / KEY_NAME)}
     request = BuildRequest(images_dir=ROOT / "images", logs=tmp / "logs", wheels_stage=ROOT / "build" / "wheels",
                            root=ROOT, ca=ca, folders=tuple(local_folders(os.environ.get("PIP_FIND_LINKS", ""))),
                            base_override=None, network=None, env=env, extra_build_args=(), uv_cache=tmp / "uv")
@@ -231,7 +232,7 @@ def test_the_signing_key_is_in_no_layer_of_the_built_image(docker_client, built_
             out.write(chunk)
     needles = []
     for pair in keys.values():
-        body = "".join(line for line in (pair / signing.KEY_NAME).read_text().splitlines() if "-----" not in line)
+        body = "".join(line for line in (pair / KEY_NAME).read_text().splitlines() if "-----" not in line)
         needles += [body[:40].encode(), body[-40:].encode()]
     scanned = 0
     with tarfile.open(archive) as outer:
