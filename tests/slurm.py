@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.helpers import free_port
+
 PROGRAMS = {"slurmctld": "slurmctld", "slurmd": "slurmd", "sbatch": "slurm-client", "munged": "munge"}
 PACKAGES = ("slurm-wlm", "munge")
 HOSTS = Path("/etc/hosts")
@@ -30,12 +32,6 @@ UP_TIMEOUT_S = 60.0
 
 class Unavailable(Exception):
     """Slurm cannot be had here (not root, no apt-get, an install failed): the reason a test skips with."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def missing_programs() -> list[str]:

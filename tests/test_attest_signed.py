@@ -31,7 +31,7 @@ from scripts.publish.pushed import pinned
 from scripts.publish.registry import Registry, parse_ref
 from scripts.publish.report import Attestation, Summary, check_verify_report, clean, format_report, host_facts
 from scripts.run_verify import report_schemas
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from tests.verify_handmade import make_report
 
 DIGEST = "sha256:" + "ab" * 32

@@ -31,7 +31,7 @@ from scripts.cli import main
 from scripts.errors import UserError, one_line
 from scripts.render import LOCK_NAME, load_rendered, render_dockerfile
 from scripts.settings import SHM_MAX, SHM_MIN, Settings, engine_bytes, parse_count, parse_seconds, parse_size
-from tests.conftest import ROOT, assert_clean_failure, load_launcher, run_cli
+from tests.helpers import ROOT, assert_clean_failure, load_launcher, run_cli
 
 BIN = ROOT / "rootfs" / "access" / "usr" / "local" / "bin"
 SHIPPED = {s.tag: s for s in load_rendered(ROOT / "images")}

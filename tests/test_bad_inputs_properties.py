@@ -29,7 +29,7 @@ from scripts.settings import (
     parse_seconds,
     parse_size,
 )
-from tests.conftest import ROOT, load_launcher
+from tests.helpers import ROOT, load_launcher
 
 NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),

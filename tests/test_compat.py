@@ -5,7 +5,7 @@ import json
 
 from scripts.plan.compat import load_compat
 from scripts.plan.compat_refresh import facts_from_report, rewrite, wheel_pythons
-from tests.conftest import DATA, TEST_COMPAT
+from tests.helpers import DATA, TEST_COMPAT
 
 HTML = (DATA / "simple-torch-excerpt.html").read_text()
 

@@ -6,7 +6,7 @@ import pytest
 from scripts.builder.buildkit import BuildOutcome, BuildRequest, build_all
 from scripts.builder.wheels import stage_wheels
 from scripts.settings import Settings
-from tests.conftest import assert_clean_failure, run_cli
+from tests.helpers import assert_clean_failure, run_cli
 
 NOWHERE = {"DOCKER_HOST": "tcp://127.0.0.1:9"}
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 from tests.verify_handmade import (
     gpu_facts,
     lost_among_healthy,

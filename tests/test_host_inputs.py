@@ -16,7 +16,7 @@ from scripts.plan.compat import load_compat
 from scripts.run_verify import VerifyOutcome, check_report, clear_reports, report_schemas
 from scripts.settings import Settings
 from scripts.tables import verify_summary
-from tests.conftest import ROOT, TEST_COMPAT, TEST_MATRIX, assert_clean_failure, run_cli
+from tests.helpers import ROOT, TEST_COMPAT, TEST_MATRIX, assert_clean_failure, run_cli
 
 
 @pytest.mark.parametrize(("knob", "value", "needle"), [

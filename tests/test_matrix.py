@@ -1,38 +1,13 @@
 """Validation and expansion of matrix.yaml: every kind of bad input gives one clear, located message."""
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
 
 from scripts.errors import MatrixError, UserError
 from scripts.plan.matrix import load_matrix
 from scripts.plan.spec import make_tag
 from scripts.render import select
-from tests.conftest import TEST_COMPAT, assert_clean_failure, run_cli
-
-HEAD = """\
-repository: torchimages
-defaults:
-  packages: {torchdata: "0.11.0", pyarrow: "26.0.1", h5py: "3.16.0", numpy: "2.4.6", nvidia-ml-py: "13.615.71"}
-images:
-"""
-CPU_DEFAULT = """\
-  - {torch: "2.13.0", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, default: true}
-"""
-
-
-def write(tmp_path: Path, body: str, head: str = HEAD) -> Path:
-    path = tmp_path / "matrix.yaml"
-    path.write_text(head + textwrap.dedent(body))
-    return path
-
-
-def problems(tmp_path: Path, body: str, head: str = HEAD) -> str:
-    with pytest.raises(UserError) as info:
-        load_matrix(write(tmp_path, body, head), TEST_COMPAT)
-    return str(info.value)
+from tests.helpers import CPU_DEFAULT, MATRIX_HEAD, TEST_COMPAT, assert_clean_failure, matrix_problems, run_cli, write_matrix
 
 
 def test_tag_naming():
@@ -52,17 +27,17 @@ def test_select_by_tag_all_and_default(test_specs):
 
 
 def test_unknown_torch_version_names_the_known_ones(tmp_path):
-    msg = problems(tmp_path, '  - {torch: "2.99.0", cuda: pypi, flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
+    msg = matrix_problems(tmp_path, '  - {torch: "2.99.0", cuda: pypi, flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
     assert "matrix.yaml:5: images[0]: unknown torch version 2.99.0; known: 2.15.0, 2.14.1" in msg
 
 
 def test_cuda_build_that_never_existed(tmp_path):
-    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: "11.8", flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
+    msg = matrix_problems(tmp_path, '  - {torch: "2.15.0", cuda: "11.8", flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
     assert "matrix.yaml:5: images[0]: torch 2.15.0 has no CUDA 11.8 build; available: 13.2 (PyPI), cpu" in msg
 
 
 def test_python_the_release_cannot_give(tmp_path):
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: ubuntu22.04, packages: {pyarrow: "25.0.1", numpy: "2.2.6"}}
 ''' + CPU_DEFAULT)
     assert "torch 2.15.0 has no wheel for Python 3.10 (ubuntu22.04's Python)" in msg
@@ -70,27 +45,27 @@ def test_python_the_release_cannot_give(tmp_path):
 
 
 def test_python_the_distro_cannot_give(tmp_path):
-    msg = problems(tmp_path, '  - {torch: "2.14.1", cuda: pypi, flavor: runtime, distro: debian12, python: "3.12"}\n' + CPU_DEFAULT)
+    msg = matrix_problems(tmp_path, '  - {torch: "2.14.1", cuda: pypi, flavor: runtime, distro: debian12, python: "3.12"}\n' + CPU_DEFAULT)
     assert "debian12 ships Python 3.11, not 3.12" in msg and "ubuntu24.04 (3.12)" in msg
 
 
 def test_package_without_a_wheel_for_the_python(tmp_path):
-    msg = problems(tmp_path, '  - {torch: "2.14.1", cuda: pypi, flavor: runtime, distro: ubuntu22.04}\n' + CPU_DEFAULT)
+    msg = matrix_problems(tmp_path, '  - {torch: "2.14.1", cuda: pypi, flavor: runtime, distro: ubuntu22.04}\n' + CPU_DEFAULT)
     assert "pyarrow 26.0.1 has no wheel for Python 3.10; versions for 3.10: 25.0.1" in msg
 
 
 def test_devel_on_a_distro_nvidia_does_not_publish(tmp_path):
-    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: devel, distro: debian12}\n' + CPU_DEFAULT)
+    msg = matrix_problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: devel, distro: debian12}\n' + CPU_DEFAULT)
     assert "NVIDIA publishes no devel image for CUDA 13.2 on debian12; available: nvidia/cuda:13.2.1-cudnn-devel-ubuntu24.04" in msg
 
 
 def test_flavor_must_match_cuda(tmp_path):
-    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: cpu, distro: debian12}\n' + CPU_DEFAULT)
+    msg = matrix_problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: cpu, distro: debian12}\n' + CPU_DEFAULT)
     assert "flavor cpu does not go with cuda 13.2" in msg
 
 
 def test_duplicate_tags(tmp_path):
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12}
   - {torch: "2.15.0", cuda: "13.2", flavor: runtime, distro: debian12}
 ''' + CPU_DEFAULT)
@@ -98,27 +73,27 @@ def test_duplicate_tags(tmp_path):
 
 
 def test_unknown_key_names_the_allowed_ones(tmp_path):
-    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, cudnn: "9"}\n' + CPU_DEFAULT)
+    msg = matrix_problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, cudnn: "9"}\n' + CPU_DEFAULT)
     assert "matrix.yaml:5: images[0]: unknown key 'cudnn'; allowed: access, cuda, default, distro, flavor" in msg
 
 
 def test_wrong_type_suggests_quoting(tmp_path):
-    msg = problems(tmp_path, '  - {torch: 2.15, cuda: pypi, flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
+    msg = matrix_problems(tmp_path, '  - {torch: 2.15, cuda: pypi, flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
     assert "images[0].torch: 2.15 is a number; versions are strings: write it quoted" in msg
 
 
 def test_wrong_type_of_a_list(tmp_path):
-    msg = problems(tmp_path, "  - axes: {torch: \"2.15.0\", cuda: [pypi], flavor: [runtime], distro: [debian12]}\n" + CPU_DEFAULT)
+    msg = matrix_problems(tmp_path, "  - axes: {torch: \"2.15.0\", cuda: [pypi], flavor: [runtime], distro: [debian12]}\n" + CPU_DEFAULT)
     assert "images[0].axes.torch" in msg and "is not of type 'array'" in msg
 
 
 def test_malformed_yaml_gives_the_line(tmp_path):
-    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi\n    flavor: [\n')
+    msg = matrix_problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi\n    flavor: [\n')
     assert msg.startswith("matrix.yaml:") and "malformed YAML" in msg
 
 
 def test_exclude_that_matches_nothing(tmp_path):
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - axes: {torch: ["2.15.0"], cuda: [pypi], flavor: [runtime], distro: [debian12]}
     exclude: [{distro: debain12}]
 ''' + CPU_DEFAULT)
@@ -126,13 +101,13 @@ def test_exclude_that_matches_nothing(tmp_path):
 
 
 def test_exactly_one_default(tmp_path):
-    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12}\n')
+    msg = matrix_problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12}\n')
     assert "no image is marked `default: true`" in msg
 
 
 def test_every_problem_is_reported_at_once(tmp_path):
     with pytest.raises(MatrixError) as info:
-        load_matrix(write(tmp_path, '''\
+        load_matrix(write_matrix(tmp_path, '''\
   - {torch: "2.99.0", cuda: pypi, flavor: runtime, distro: debian12}
   - {torch: "2.15.0", cuda: "11.8", flavor: runtime, distro: debian12}
 ''' + CPU_DEFAULT), TEST_COMPAT)
@@ -140,7 +115,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
 
 
 def test_axes_expand_with_excludes(tmp_path):
-    specs = load_matrix(write(tmp_path, '''\
+    specs = load_matrix(write_matrix(tmp_path, '''\
   - axes: {torch: ["2.15.0", "2.14.1"], cuda: [pypi], flavor: [runtime, devel], distro: [debian12, ubuntu24.04]}
     exclude: [{flavor: devel, distro: debian12}, {torch: "2.14.1", distro: ubuntu24.04}]
 ''' + CPU_DEFAULT), TEST_COMPAT)
@@ -158,7 +133,7 @@ def test_axes_expand_with_excludes(tmp_path):
 @pytest.mark.host
 def test_render_cli_fails_cleanly_and_writes_nothing(tmp_path, body, rendered, scratch_env):
     before = {p: p.read_bytes() for p in rendered.rglob("*") if p.is_file()}
-    proc = run_cli("--matrix", str(write(tmp_path, body)), "--compat", str(TEST_COMPAT), "--images-dir", str(rendered),
+    proc = run_cli("--matrix", str(write_matrix(tmp_path, body)), "--compat", str(TEST_COMPAT), "--images-dir", str(rendered),
                    "render", env=scratch_env)
     assert_clean_failure(proc, "error: matrix.yaml", code=2)
     after = {p: p.read_bytes() for p in rendered.rglob("*") if p.is_file()}
@@ -166,7 +141,7 @@ def test_render_cli_fails_cleanly_and_writes_nothing(tmp_path, body, rendered, s
 
 
 def test_an_axes_group_is_judged_as_an_axes_group(tmp_path):
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - axes: {torch: ["2.15.0"], cuda: [pypi], flavor: [runtime], distro: [debian12]}
     default: true
 ''')
@@ -174,12 +149,12 @@ def test_an_axes_group_is_judged_as_an_axes_group(tmp_path):
 
 
 def test_a_non_string_where_an_object_belongs_is_not_told_to_quote(tmp_path):
-    msg = problems(tmp_path, CPU_DEFAULT, head="repository: x\ndefaults: 5\nimages:\n")
+    msg = matrix_problems(tmp_path, CPU_DEFAULT, head="repository: x\ndefaults: 5\nimages:\n")
     assert "defaults: 5 is not of type 'object'" in msg and "quoted" not in msg
 
 
 def test_a_typo_in_an_axes_value_is_an_unknown_distro_with_the_choices(tmp_path):
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - axes: {torch: ["2.15.0"], cuda: [pypi], flavor: [runtime, devel], distro: [debain12]}
     exclude: [{flavor: devel, distro: debian12}]
 ''' + CPU_DEFAULT)
@@ -188,23 +163,23 @@ def test_a_typo_in_an_axes_value_is_an_unknown_distro_with_the_choices(tmp_path)
 
 
 def test_an_unquoted_version_is_told_to_quote_what_was_written(tmp_path):
-    msg = problems(tmp_path, '  - {torch: 2.10, cuda: pypi, flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
+    msg = matrix_problems(tmp_path, '  - {torch: 2.10, cuda: pypi, flavor: runtime, distro: debian12}\n' + CPU_DEFAULT)
     assert 'write it quoted, "2.10"' in msg
 
 
 def test_an_unknown_top_level_key_is_reported_at_its_line(tmp_path):
-    msg = problems(tmp_path, CPU_DEFAULT + "colour: blue\n")
+    msg = matrix_problems(tmp_path, CPU_DEFAULT + "colour: blue\n")
     assert "matrix.yaml:6: (top level): unknown key 'colour'" in msg
 
 
 def test_unknown_keys_of_mixed_types_are_all_named(tmp_path):
-    msg = problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, 5: x, true: y, z: 1}\n'
+    msg = matrix_problems(tmp_path, '  - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, 5: x, true: y, z: 1}\n'
                    + CPU_DEFAULT)
     assert "unknown key" in msg and "'z'" in msg and "5" in msg
 
 
 def test_duplicate_keys_are_refused_with_both_lines(tmp_path):
-    msg = problems(tmp_path, CPU_DEFAULT, head=HEAD.replace("repository: torchimages", "repository: a\nrepository: b"))
+    msg = matrix_problems(tmp_path, CPU_DEFAULT, head=MATRIX_HEAD.replace("repository: torchimages", "repository: a\nrepository: b"))
     assert "matrix.yaml:2: malformed YAML: duplicate key 'repository' (first at line 1)" in msg
 
 

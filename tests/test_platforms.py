@@ -29,8 +29,7 @@ from scripts.plan.platforms import (
     select_platforms,
 )
 from scripts.render import load_rendered, render_dockerfile
-from tests.conftest import DATA, TEST_COMPAT
-from tests.test_matrix import CPU_DEFAULT, problems, write
+from tests.helpers import CPU_DEFAULT, DATA, TEST_COMPAT, k8s_model, matrix_problems, write_matrix
 
 MULTI = "2.15.0-cuda13.2-cudnn9-runtime-debian12"
 ARM_ONLY = "2.15.0-cuda13.2-cudnn9-runtime-ubuntu24.04"
@@ -77,7 +76,7 @@ def test_a_hand_edited_spec_json_platforms_is_refused_at_load(tmp_path, test_spe
 
 def test_pypi_cpu_only_aarch64_wheel_is_rejected_with_the_choices(tmp_path):
     # torch 2.10.0: PyPI's x86_64 wheel is CUDA 12.8, its aarch64 wheel a CPU build (nvidia-* only on x86_64).
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - {torch: "2.10.0", cuda: pypi, flavor: runtime, distro: debian12, platforms: [linux/amd64, linux/arm64]}
 ''' + CPU_DEFAULT)
     assert "images[0]: torch 2.10.0 CUDA 12.8 for linux/arm64 does not exist; builds for linux/arm64: cpu (index cpu)" in msg
@@ -86,10 +85,10 @@ def test_pypi_cpu_only_aarch64_wheel_is_rejected_with_the_choices(tmp_path):
 
 def test_build_from_another_index_is_rejected(tmp_path):
     # 2.14.1's CUDA 13.2 build comes from cu132 on both platforms: fine; a CPU arm64 build of 2.14.1 is not recorded.
-    load_matrix(write(tmp_path, '''\
+    load_matrix(write_matrix(tmp_path, '''\
   - {torch: "2.14.1", cuda: "13.2", flavor: runtime, distro: debian12, platforms: [linux/amd64, linux/arm64]}
 ''' + CPU_DEFAULT))
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - {torch: "2.14.1", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, platforms: [linux/arm64]}
 ''' + CPU_DEFAULT)
     assert "torch 2.14.1 CPU for linux/arm64 does not exist; builds for linux/arm64: CUDA 13.0 (index pypi), " \
@@ -97,11 +96,11 @@ def test_build_from_another_index_is_rejected(tmp_path):
 
 
 def test_unknown_platform_and_bad_spelling(tmp_path):
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, platforms: [linux/riscv64]}
 ''' + CPU_DEFAULT)
     assert "unknown platform linux/riscv64; known: linux/amd64, linux/arm64" in msg
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, platforms: [arm64]}
 ''' + CPU_DEFAULT)
     assert "images[0].platforms[0]" in msg and "does not have the expected form" in msg
@@ -357,14 +356,13 @@ def test_k8s_and_slurm_select_the_node_architecture(by_tag):
     from scripts.publish.bake import bake_file, target_name
     from scripts.publish.cluster import k8s_manifests
     from scripts.publish.slurm import Job, slurm_script
-    from tests.test_scaleout import _as_model
     specs = by_tag
     spec = specs[MULTI]
     assert bake_file(list(specs.values()))["target"][target_name(MULTI)]["platforms"] == ["linux/amd64", "linux/arm64"]
     arm = k8s_manifests(spec, spec.image, 2, 4, platform="linux/arm64")
-    job = _as_model(json.loads(json.dumps(arm[-1])))
+    job = k8s_model(json.loads(json.dumps(arm[-1])))
     assert job.spec.template.spec.node_selector == {"kubernetes.io/arch": "arm64"}
-    either = _as_model(json.loads(json.dumps(k8s_manifests(spec, spec.image, 1, 1)[-1])))
+    either = k8s_model(json.loads(json.dumps(k8s_manifests(spec, spec.image, 1, 1)[-1])))
     term = either.spec.template.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
     assert term.node_selector_terms[0].match_expressions[0].values == ["amd64", "arm64"]
     cpu = k8s_manifests(specs["2.13.0-cpu-debian12"], "x", 1, 1)[-1]

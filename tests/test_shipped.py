@@ -10,7 +10,7 @@ import yaml
 from scripts.plan.compat import load_compat
 from scripts.plan.matrix import load_matrix
 from scripts.render import drift, load_rendered, rendered_files
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 WORKFLOW = ROOT / ".github" / "workflows" / "images.yml"
 

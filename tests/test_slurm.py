@@ -165,7 +165,7 @@ def test_the_rendezvous_port_differs_between_jobs(cpu):
 
 @pytest.mark.host
 def test_make_slurm_writes_one_script_per_launcher(tmp_path, rendered, scratch_env):
-    from tests.conftest import run_cli
+    from tests.helpers import run_cli
     env = {**scratch_env, "IMAGES_DIR": str(rendered), "IMAGE": "2.13.0-cpu-debian12", "NODES": "2", "GPUS": "0"}
     for launcher in LAUNCHERS:
         proc = run_cli("slurm", "--launcher", launcher, env=env)
@@ -181,7 +181,7 @@ def test_make_slurm_writes_one_script_per_launcher(tmp_path, rendered, scratch_e
 
 
 def test_make_help_lists_the_launcher_knobs():
-    from tests.conftest import ROOT
+    from tests.helpers import ROOT
     text = (ROOT / "Makefile").read_text()
     assert re.search(r"^LAUNCHER \?= pyxis## make slurm: pyxis", text, re.M)
     assert re.search(r"^PREFLIGHT \?=## 1: make slurm", text, re.M)

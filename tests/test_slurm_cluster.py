@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests import slurm
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 pytestmark = [pytest.mark.host, pytest.mark.slow]
 QUICK = {"VERIFY_ARGS": "--checks shm --shm-min 64m"}     # the local checks cut to one short check

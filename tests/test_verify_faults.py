@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import ROOT, assert_clean_failure, run_cli
+from tests.helpers import ROOT, assert_clean_failure, run_cli
 
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 from tests.verify_handmade import H100, gpu_facts, nccl_facts, nccl_rows, variant
 from verify import baselines
 from verify.checks import arrow, gpu, hdf5, nccl, shm

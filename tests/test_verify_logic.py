@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import jsonschema
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from verify.checks.gpu import why_no_gpu
 from verify.checks.hdf5 import diagnose_import_error
 from verify.checks.nccl import bus_factor, message_sizes

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from verify import cli
 from verify.result import CheckResult
 

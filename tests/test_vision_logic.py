@@ -6,7 +6,7 @@ import json
 import jsonschema
 import yaml
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from verify.checks.vision import (
     TORCHVISION_FOR_TORCH,
     cuda_release,

@@ -10,7 +10,6 @@ import json
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import tarfile
 import time
@@ -22,7 +21,7 @@ import pytest
 
 from scripts.plan.spec import ImageSpec
 from scripts.render import load_rendered
-from tests.conftest import TEST_COMPAT, TEST_MATRIX, run_cli
+from tests.helpers import TEST_COMPAT, TEST_MATRIX, free_port, run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -43,12 +42,6 @@ SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/nul
 CONFIG_DIR = re.compile(r"(^|/)(etc/jupyter|\.jupyter|share/jupyter/runtime)/")
 CONFIG_SECRET = re.compile(rb"""[._"'](token|password)["']?\s*[=:]\s*u?["'][^"']""", re.IGNORECASE)
 TOKENS: list[str] = []      # every token a test container got: the layer scan looks for each
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def http(url: str, token: str | None = None) -> int:

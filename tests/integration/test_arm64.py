@@ -12,8 +12,7 @@ import pytest
 from scripts.builder.base_platform import emulation_problem
 from scripts.builder.engine import image_exists
 from scripts.plan.platforms import base_tag, host_platform
-from tests.conftest import ROOT, run_cli
-from tests.integration.conftest import dropped_when_built_here
+from tests.helpers import ROOT, dropped_when_built_here, run_cli
 
 IMAGES = ROOT / "images"
 

@@ -17,9 +17,8 @@ import jsonschema
 import pytest
 
 from scripts.render import load_rendered
-from tests.conftest import ROOT, assert_clean_failure
-from tests.conftest import run_cli as _run_cli
-from tests.integration.conftest import dropped_when_built_here
+from tests.helpers import ROOT, assert_clean_failure, dropped_when_built_here
+from tests.helpers import run_cli as _run_cli
 
 OUT: dict[str, Path] = {}
 

@@ -30,7 +30,7 @@ from scripts.publish.attest import (
 )
 from scripts.publish.gate import DRIVER_LABEL
 from scripts.publish.registry import OCI_MANIFEST, Registry, sha256
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 from tests.verify_handmade import make_report
 
 REPO = f"team/torchimages-signed-{os.getpid()}"

@@ -16,7 +16,7 @@ import pytest
 
 from scripts.builder.engine import image_exists
 from tests import slurm
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.slow
 TAG = slurm.CPU_IMAGE_TAG
