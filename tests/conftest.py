@@ -79,14 +79,10 @@ def slurm_cluster():
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test gets a tier: integration/ → docker; a module's own marks; else unit (host when it runs the CLI)."""
-    for item in items:
-        if any(item.get_closest_marker(t) for t in TIERS[:3]):
-            continue
-        if "integration" in item.nodeid:
-            item.add_marker(pytest.mark.docker)
-        elif "test_verify_host" in item.nodeid:
-            item.add_marker(pytest.mark.host)
-        else:
-            item.add_marker(pytest.mark.unit)
-
+    """Every test declares exactly one tier (unit, host or docker; slow comes on top) with a marker: its module's
+    `pytestmark`, or its own in a module that mixes tiers. `-m unit` and the Makefile pick tests by those markers."""
+    wrong = [f"{item.nodeid}: {tiers or 'none'}" for item in items
+             if len(tiers := sorted({m.name for m in item.iter_markers() if m.name in TIERS[:3]})) != 1]
+    if wrong:
+        raise pytest.UsageError("each test needs exactly one tier marker of " + ", ".join(TIERS[:3]) + ":\n  "
+                                + "\n  ".join(wrong))

@@ -18,6 +18,8 @@ from scripts.plan.spec import ImageSpec, make_tag
 from scripts.render import render_dockerfile
 from tests.helpers import ROOT, TEST_COMPAT
 
+pytestmark = pytest.mark.unit
+
 HEAD = """\
 repository: torchimages
 defaults:

@@ -34,6 +34,8 @@ from scripts.run_verify import report_schemas
 from tests.helpers import ROOT
 from tests.verify_handmade import make_report
 
+pytestmark = pytest.mark.unit
+
 DIGEST = "sha256:" + "ab" * 32
 OTHER = "sha256:" + "cd" * 32
 

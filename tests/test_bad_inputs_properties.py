@@ -31,6 +31,8 @@ from scripts.settings import (
 )
 from tests.helpers import ROOT, load_launcher
 
+pytestmark = pytest.mark.unit
+
 NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.floats(allow_nan=True, allow_infinity=True).map(str),

@@ -5,10 +5,14 @@ from __future__ import annotations
 import struct
 import zlib
 
+import pytest
+
 from verify import dataloader as dl
 from verify.checks.dataloader import judge
 from verify.options import MiB, Options
 from verify.pngplot import Canvas, Plot, Series, render, write_atomic
+
+pytestmark = pytest.mark.unit
 
 BATCH = 18 * MiB
 

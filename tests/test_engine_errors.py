@@ -19,6 +19,7 @@ def test_no_engine_is_one_clear_message(command, rendered, scratch_env):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.unit
 def test_keep_going_builds_the_rest_after_a_failure(monkeypatch, tmp_path, test_specs):
     specs = test_specs[:3]
 
@@ -34,6 +35,7 @@ def test_keep_going_builds_the_rest_after_a_failure(monkeypatch, tmp_path, test_
     assert len(build_all(None, None, specs, req, keep_going=True)) == 3
 
 
+@pytest.mark.unit
 def test_ca_and_wheel_folder_detection(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text("x")
@@ -42,6 +44,7 @@ def test_ca_and_wheel_folder_detection(tmp_path):
     assert settings.ca_cert == str(ca) and settings.wheels == (tmp_path,)
 
 
+@pytest.mark.unit
 def test_only_the_pinned_wheels_for_the_images_python_are_staged(tmp_path, test_specs):
     spec = next(s for s in test_specs if s.default)
     src = tmp_path / "src"
@@ -61,6 +64,7 @@ def _fake_cli(tmp_path, name: str, body: str) -> str:
     return str(path)
 
 
+@pytest.mark.unit
 def test_buildx_is_preferred_when_the_client_has_it(tmp_path, monkeypatch):
     from scripts.builder.engine import find_build_client
     cli = _fake_cli(tmp_path, "docker", '[ "$1" = buildx ] && exit 0; exit 1\n')
@@ -68,6 +72,7 @@ def test_buildx_is_preferred_when_the_client_has_it(tmp_path, monkeypatch):
     assert client.kind == "buildx" and client.argv[1:] == ("buildx", "build", "--load")
 
 
+@pytest.mark.unit
 def test_a_classic_client_before_23_builds_with_buildkit_enabled(tmp_path, monkeypatch):
     from scripts.builder.engine import find_build_client
     cli = _fake_cli(tmp_path, "docker", '[ "$1" = version ] && echo 20.10.24 && exit 0; exit 1\n')
@@ -75,6 +80,7 @@ def test_a_classic_client_before_23_builds_with_buildkit_enabled(tmp_path, monke
     assert client.kind == "classic+buildkit" and client.env == {"DOCKER_BUILDKIT": "1"}
 
 
+@pytest.mark.unit
 def test_a_client_that_cannot_use_buildkit_is_named_with_what_to_install(tmp_path, monkeypatch):
     from scripts.builder.engine import find_build_client
     from scripts.errors import UserError
@@ -83,6 +89,7 @@ def test_a_client_that_cannot_use_buildkit_is_named_with_what_to_install(tmp_pat
         find_build_client(cli)
 
 
+@pytest.mark.unit
 def test_versions_inside_the_image_are_compared_with_its_spec(test_specs):
     from scripts.run_verify import spec_mismatches
     spec = next(s for s in test_specs if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")

@@ -26,6 +26,8 @@ from verify.checks import gpu, nccl
 from verify.options import Options
 from verify.result import CheckResult
 
+pytestmark = pytest.mark.unit
+
 CORPUS = ROOT / "tests" / "data" / "real-world"
 
 

@@ -31,6 +31,8 @@ from scripts.plan.platforms import (
 from scripts.render import load_rendered, render_dockerfile
 from tests.helpers import CPU_DEFAULT, DATA, TEST_COMPAT, k8s_model, matrix_problems, write_matrix
 
+pytestmark = pytest.mark.unit
+
 MULTI = "2.15.0-cuda13.2-cudnn9-runtime-debian12"
 ARM_ONLY = "2.15.0-cuda13.2-cudnn9-runtime-ubuntu24.04"
 CPU = "2.13.0-cpu-debian12"

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from scripts.cli import main
 from tests.helpers import TEST_COMPAT, TEST_MATRIX
 
+pytestmark = pytest.mark.unit
+
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=8),
                    st.sampled_from(["2.10", "../x", "debain12", "cpu", "pypi", "{distro}", "13.2", "", "a b", "é"]))
 VALUES = st.recursive(LEAVES, lambda inner: st.one_of(st.lists(inner, max_size=3),

@@ -43,6 +43,7 @@ def test_actionlint_is_clean_on_the_workflow_and_catches_a_broken_one(tmp_path):
     assert not ok and "imagez" in output
 
 
+@pytest.mark.unit
 def test_ci_matrix_rows_carry_repository_and_bake_target(SPECS):
     rows = ci_matrix(SPECS)["include"]
     assert [r["tag"] for r in rows] == [s.tag for s in SPECS]
@@ -50,6 +51,7 @@ def test_ci_matrix_rows_carry_repository_and_bake_target(SPECS):
     assert all(r["target"] in bake_file(SPECS)["target"] for r in rows)
 
 
+@pytest.mark.unit
 def test_ci_matrix_has_one_row_per_platform_with_its_native_runner():
     from scripts.plan.compat import load_compat
     from scripts.plan.matrix import load_matrix
@@ -66,6 +68,7 @@ def test_ci_matrix_has_one_row_per_platform_with_its_native_runner():
     assert tags[0]["platforms"] == "linux/amd64,linux/arm64" and "runner" not in tags[0]
 
 
+@pytest.mark.unit
 def test_workflow_builds_each_platform_natively_and_merges_one_tag():
     flow = yaml.safe_load(WORKFLOW.read_text())
     for job in ("build", "verify"):
@@ -95,6 +98,7 @@ def test_workflow_builds_each_platform_natively_and_merges_one_tag():
     assert flow["jobs"]["verify"]["env"]["PLATFORM"] == "${{ matrix.platform }}"
 
 
+@pytest.mark.unit
 def test_every_bake_target_matches_its_spec_json(rendered):
     specs = [ImageSpec.load(p) for p in sorted(rendered.glob("*/spec.json"))]
     bake = bake_file(specs, "ghcr.io/acme")
@@ -125,6 +129,7 @@ def test_make_bake_writes_the_file_from_images_alone(tmp_path, rendered, scratch
     assert bad.returncode == 2 and "REGISTRY='Bad Registry/' is not a registry prefix" in bad.stderr
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("nodes,gpus", [(1, 1), (2, 8)])
 def test_k8s_manifests_load_into_the_kubernetes_models(nodes, gpus, SPECS):
     spec = next(s for s in SPECS if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
@@ -164,6 +169,7 @@ def test_make_k8s_verify_writes_loadable_yaml(tmp_path, rendered, scratch_env):
         assert bad.returncode == 2 and needle in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
 
 
+@pytest.mark.unit
 def test_slurm_script_runs_the_same_torchrun_through_pyxis(SPECS):
     spec = SPECS[0]
     text = slurm_script(Job(spec, spec.image, 4, 8))
@@ -195,6 +201,7 @@ def test_nccl_check_spans_two_torchrun_launchers_as_two_nodes(tmp_path):
     assert all(row["busbw"] > 0 and row["wrong"] == 0 for row in check["data"]["sizes"])
 
 
+@pytest.mark.unit
 def test_the_model_check_catches_a_misspelled_field(SPECS):
     spec = SPECS[0]
     job = json.loads(json.dumps(k8s_manifests(spec, spec.image, 1, 1)[-1]))

@@ -16,6 +16,8 @@ import pytest
 
 from tests.helpers import ROOT, assert_clean_failure, run_cli
 
+pytestmark = pytest.mark.unit
+
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from tests.helpers import ROOT, run_cli
 
+pytestmark = pytest.mark.host
+
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 
 

@@ -22,6 +22,8 @@ from verify.cuda_errors import decode
 from verify.options import Options
 from verify.result import CheckResult
 
+pytestmark = pytest.mark.unit
+
 SCHEMA_V2 = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 SCHEMA_V1 = json.loads((ROOT / "verify" / "report.v1.schema.json").read_text())
 HANDMADE = ROOT / "tests" / "data" / "facts-handmade" / "h100-8gpu-handmade"

@@ -5,6 +5,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import jsonschema
+import pytest
 
 from tests.helpers import ROOT
 from verify.checks.gpu import why_no_gpu
@@ -14,6 +15,8 @@ from verify.checks.shm import recognise
 from verify.options import parse_size
 from verify.report import build_report, overall, render_table, write_junit
 from verify.result import CheckResult
+
+pytestmark = pytest.mark.unit
 
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 

@@ -8,8 +8,12 @@ from __future__ import annotations
 import types
 from pathlib import Path
 
+import pytest
+
 from verify import gpuprobe
 from verify.checks import gpu, nccl
+
+pytestmark = pytest.mark.unit
 
 
 class NVMLError_NotSupported(Exception):  # pynvml's own class name

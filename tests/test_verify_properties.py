@@ -23,6 +23,8 @@ from tests.helpers import ROOT
 from verify import cli
 from verify.result import CheckResult
 
+pytestmark = pytest.mark.unit
+
 SLOW = os.environ.get("VERIFY_PROPERTY_EXAMPLES")
 EXAMPLES = int(SLOW) if SLOW else 150
 

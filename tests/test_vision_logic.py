@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import jsonschema
+import pytest
 import yaml
 
 from tests.helpers import ROOT
@@ -17,6 +18,8 @@ from verify.checks.vision import (
 )
 from verify.options import Options
 from verify.report import build_report
+
+pytestmark = pytest.mark.unit
 
 OPTS = Options()
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())

@@ -14,6 +14,8 @@ from scripts.builder.engine import image_exists
 from scripts.plan.platforms import base_tag, host_platform
 from tests.helpers import ROOT, dropped_when_built_here, run_cli
 
+pytestmark = pytest.mark.docker
+
 IMAGES = ROOT / "images"
 
 BASE = base_tag("debian12", "linux/arm64")

@@ -20,6 +20,8 @@ from scripts.render import load_rendered
 from tests.helpers import ROOT, assert_clean_failure, dropped_when_built_here
 from tests.helpers import run_cli as _run_cli
 
+pytestmark = pytest.mark.docker
+
 OUT: dict[str, Path] = {}
 
 

@@ -10,6 +10,8 @@ from scripts.builder.lock import compile_lock, lock_folders, lock_path, parse_lo
 from scripts.render import load_rendered
 from tests.helpers import ROOT, assert_clean_failure, run_cli
 
+pytestmark = pytest.mark.docker
+
 IMAGES = ROOT / "images"
 
 

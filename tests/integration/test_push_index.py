@@ -19,6 +19,8 @@ from scripts.plan.spec import ImageSpec
 from scripts.render import load_rendered
 from tests.helpers import ROOT, assert_clean_failure, run_cli
 
+pytestmark = pytest.mark.docker
+
 REPOSITORY = "torchimages-push-index-test"
 TAG = "0.0.0-push-index-debian12"
 PLATFORMS = ["linux/amd64", "linux/arm64"]

@@ -33,6 +33,8 @@ from scripts.publish.registry import OCI_MANIFEST, Registry, sha256
 from tests.helpers import ROOT, run_cli
 from tests.verify_handmade import make_report
 
+pytestmark = pytest.mark.docker
+
 REPO = f"team/torchimages-signed-{os.getpid()}"
 SBOM = {"bomFormat": "CycloneDX", "specVersion": "1.5", "components": [{"purl": "pkg:pypi/torch@2.15.0"}]}
 

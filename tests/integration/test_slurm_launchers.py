@@ -18,7 +18,7 @@ from scripts.builder.engine import image_exists
 from tests import slurm
 from tests.helpers import run_cli
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 TAG = slurm.CPU_IMAGE_TAG
 QUICK = {"VERIFY_ARGS": "--checks shm,hdf5"}
 

@@ -15,6 +15,8 @@ import pytest
 from scripts.errors import UserError
 from tests.helpers import ROOT, run_cli
 
+pytestmark = pytest.mark.docker
+
 REPO = "verify-truth-test/any-image"
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 
