@@ -113,9 +113,11 @@ def test_small_dev_shm_fails_with_the_remedy(tmp_path):
     proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     shm = json.loads((tmp_path / "r.json").read_text())["checks"][0]
-    assert proc.returncode == 1 and shm["status"] == "fail"
+    assert proc.returncode == 1 and (shm["status"], shm["code"], shm["owner"]) == ("fail", "SHM_TOO_SMALL", "job")
     assert "64 MiB" in shm["summary"] and "--shm-size" in shm["remedy"] and "--ipc=host" in shm["remedy"]
-    assert any("No space left on device" in d or "SIGBUS" in d for d in shm["details"])
+    # The page-by-page touch is tried first and is what the summary names: on a tmpfs, a page past its size is SIGBUS.
+    # (torch's own attempt, the other detail, says ENOSPC or SIGBUS depending on the torch release: not asserted.)
+    assert "killed by SIGBUS" in shm["summary"], shm
 
 
 def test_h5py_without_its_native_library_is_diagnosed_by_name(tmp_path):

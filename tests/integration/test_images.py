@@ -95,7 +95,7 @@ def test_make_verify_with_64m_shm_fails_the_shm_check_with_its_remedy(default_im
     proc = run_cli("verify", env={"SHM_SIZE": "64m"}, timeout=900)
     assert proc.returncode == 1
     shm = next(c for c in _report(SPEC.tag)["checks"] if c["name"] == "shm")
-    assert shm["status"] == "fail" and "64 MiB" in shm["summary"]
+    assert (shm["status"], shm["code"]) == ("fail", "SHM_TOO_SMALL") and "64 MiB" in shm["summary"]
     assert "--shm-size" in shm["remedy"] and "--ipc=host" in shm["remedy"]
     assert "Traceback" not in proc.stdout + proc.stderr
 
