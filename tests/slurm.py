@@ -275,7 +275,7 @@ def _all_idle(c: Cluster) -> bool:
     return sorted(states) == sorted(c.nodes) and all(s == "idle" for s in states.values())
 
 
-def _wait_for(ready, timeout: float, what: str, c: Cluster) -> None:  # type: ignore[no-untyped-def]
+def _wait_for(ready, timeout: float, what: str, c: Cluster) -> None:
     deadline = time.monotonic() + timeout
     while not ready():
         if time.monotonic() > deadline:
@@ -328,7 +328,7 @@ def output(work: Path, script: Path, job_id: str) -> str:
     return path.read_text(errors="replace") if path.exists() else f"(no output file {path})"
 
 
-def reports(folder: Path) -> dict[str, dict]:  # type: ignore[type-arg]
+def reports(folder: Path) -> dict[str, dict]:
     """name → parsed JSON of every report a job wrote."""
     import json
     return {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}

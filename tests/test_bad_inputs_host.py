@@ -290,7 +290,10 @@ def test_the_dataloader_check_sweeps_small_under_emulation(monkeypatch):
     assert not small.variants and small.max_workers is not None and small.max_workers <= 2
     seen: list[object] = []
     monkeypatch.setattr(environment, "emulation", lambda: {"emulated": True, "machine": "aarch64"})
-    monkeypatch.setattr(dl, "probe", lambda sizes: seen.append(sizes) or {"measurements": [], "backend": "numpy"})
+    def probe(sizes):
+        seen.append(sizes)
+        return {"measurements": [], "backend": "numpy"}
+    monkeypatch.setattr(dl, "probe", probe)
     monkeypatch.setattr(dl, "recommend", lambda facts: {})
     facts = check.probe(None)  # type: ignore[arg-type]
     assert seen == [dl.EMULATED] and facts["emulated"] is True

@@ -29,10 +29,10 @@ def test_keep_going_builds_the_rest_after_a_failure(monkeypatch, tmp_path, test_
     monkeypatch.setattr("scripts.builder.buildkit.build_one", fake_build_one)
     req = BuildRequest(tmp_path, tmp_path / "logs", tmp_path / "wheels", tmp_path, None, (), None, None, {})
     reported = []
-    assert [o.ok for o in build_all(None, None, specs, req, keep_going=False,
+    assert [o.ok for o in build_all(None, None, specs, req, keep_going=False,  # type: ignore[arg-type]  # build_one is faked
                                     on_failure=lambda o, stop: reported.append(stop))] == [False]
     assert reported == [True]
-    assert len(build_all(None, None, specs, req, keep_going=True)) == 3
+    assert len(build_all(None, None, specs, req, keep_going=True)) == 3  # type: ignore[arg-type]
 
 
 @pytest.mark.unit

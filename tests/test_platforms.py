@@ -192,7 +192,7 @@ def test_emulated_build_stages_only_that_architectures_locked_wheels(tmp_path, b
     folder, target, images = tmp_path / "wheels", tmp_path / "stage", tmp_path / "images"
     folder.mkdir()
     (images / spec.tag).mkdir(parents=True)
-    names = ("torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl", "torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+    names: tuple[str, ...] = ("torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl", "torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl",
              "filelock-4.2.11-py3-none-any.whl", "uv-0.13.9-py3-none-manylinux_2_17_aarch64.manylinux2014_aarch64.whl",
              "uv-0.13.9-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl")
     for name in names:
@@ -311,7 +311,7 @@ def test_emulation_detection(tmp_path, monkeypatch):
     x86.write_text(X86_CPUINFO_HANDMADE)
     arm.write_text(ARM_CPUINFO_HANDMADE)
     monkeypatch.delenv("TORCHIMAGES_HOST_ARCH", raising=False)
-    monkeypatch.setattr(environment.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr("verify.environment.platform.machine", lambda: "aarch64")
     assert environment.emulation(str(x86))["emulated"] is True                 # qemu-user passes the host's file
     assert environment.emulation(str(arm)) == {"machine": "aarch64", "emulated": False, "emulation_evidence": None}
     monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", "x86_64")
@@ -319,12 +319,12 @@ def test_emulation_detection(tmp_path, monkeypatch):
     assert found["emulated"] is True and "TORCHIMAGES_HOST_ARCH" in found["emulation_evidence"]
     monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", "aarch64")
     assert environment.emulation(str(arm))["emulated"] is False
-    monkeypatch.setattr(environment.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr("verify.environment.platform.machine", lambda: "x86_64")
     monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", "x86_64")
     assert environment.emulation(str(x86))["emulated"] is False
     qemu_max = tmp_path / "qemu-max"             # qemu 8+ writes an aarch64 cpuinfo of its own
     qemu_max.write_text(QEMU_MAX_CPUINFO_HANDMADE)
-    monkeypatch.setattr(environment.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr("verify.environment.platform.machine", lambda: "aarch64")
     monkeypatch.delenv("TORCHIMAGES_HOST_ARCH")
     found = environment.emulation(str(qemu_max))
     assert found["emulated"] is True and "implementer 0x00" in found["emulation_evidence"]
@@ -339,7 +339,7 @@ def test_odd_host_arch_spellings_are_not_emulation_evidence(host, emulated, tmp_
     from verify import environment
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text(X86_CPUINFO_HANDMADE)
-    monkeypatch.setattr(environment.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr("verify.environment.platform.machine", lambda: "x86_64")
     monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", host)
     assert environment.emulation(str(cpuinfo))["emulated"] is emulated
 

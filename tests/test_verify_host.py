@@ -123,7 +123,9 @@ def test_small_dev_shm_fails_with_the_remedy(tmp_path):
 def test_h5py_without_its_native_library_is_diagnosed_by_name(tmp_path):
     """A throwaway copy of h5py with its bundled libhdf5 removed shadows the real one."""
     import importlib.util
-    origin = Path(importlib.util.find_spec("h5py").origin).parent
+    spec = importlib.util.find_spec("h5py")
+    assert spec is not None and spec.origin is not None
+    origin = Path(spec.origin).parent
     shutil.copytree(origin, tmp_path / "h5py")
     libs = origin.parent / "h5py.libs"
     shutil.copytree(libs, tmp_path / "h5py.libs")

@@ -78,7 +78,7 @@ def test_junit_parses_with_failures_and_skips(tmp_path):
     write_junit(_results(), str(path))
     suite = ET.parse(path).getroot()
     assert suite.tag == "testsuite" and suite.get("tests") == "3" and suite.get("failures") == "1" and suite.get("skipped") == "1"
-    assert suite.find("testcase[@name='arrow']/failure").get("message") == "copied"
+    assert suite.findall("testcase[@name='arrow']/failure")[0].get("message") == "copied"
 
 
 def test_table_shows_remedy_and_verdict():

@@ -275,7 +275,7 @@ def test_a_generated_token_is_printed_once_and_works(access_image, docker_client
     container = start(docker_client, ["jupyter"], {"JUPYTER_PORT": str(port)})
     try:
         logs = wait_for_log(container, "JupyterLab is up")
-        token = re.search(r"shown once and stored nowhere: http://127\.0\.0\.1:\d+/lab\?token=([0-9a-f]+)", logs).group(1)
+        token = re.search(r"shown once and stored nowhere: http://127\.0\.0\.1:\d+/lab\?token=([0-9a-f]+)", logs).group(1)  # type: ignore[union-attr]
         TOKENS.append(token)
         assert len(token) >= 40 and logs.count(token) == 1, logs
         assert http(f"http://127.0.0.1:{port}/api/status") == 403
@@ -385,7 +385,7 @@ def scan_saved_image(saved: io.BytesIO, needles: list[bytes]) -> tuple[int, int,
     """Walk every layer of a `docker save` archive: (layers, files scanned, findings)."""
     scanned, layers, found = 0, 0, []
     with tarfile.open(fileobj=saved) as outer:
-        manifest = json.loads(outer.extractfile("manifest.json").read())
+        manifest = json.loads(outer.extractfile("manifest.json").read())  # type: ignore[union-attr]
         for layer_name in manifest[0]["Layers"]:
             layers += 1
             with tarfile.open(fileobj=outer.extractfile(layer_name)) as layer:
@@ -400,7 +400,7 @@ def scan_saved_image(saved: io.BytesIO, needles: list[bytes]) -> tuple[int, int,
                     if entry.name.startswith(("run/secrets/", "home/torch/.jupyter", "home/torch/.local/share/jupyter/runtime")):
                         found.append(f"{entry.name} in {layer_name}")
                     if entry.isfile() and entry.size < 64 << 20:
-                        data = layer.extractfile(entry).read()
+                        data = layer.extractfile(entry).read()  # type: ignore[union-attr]
                         if any(n in data for n in needles):
                             found.append(f"a test token in {entry.name} ({layer_name})")
                         if (config or CONFIG_DIR.search(entry.name)) and CONFIG_SECRET.search(data):

@@ -69,7 +69,7 @@ def test_emulation_is_detected_inside_without_help_from_the_host(docker_client, 
                                            platform="linux/arm64").decode()
     (tmp_path / "cpuinfo").write_text(cpuinfo)
     monkeypatch.delenv("TORCHIMAGES_HOST_ARCH", raising=False)
-    monkeypatch.setattr(environment.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr("verify.environment.platform.machine", lambda: "aarch64")
     assert environment.emulation(str(tmp_path / "cpuinfo"))["emulated"] is True
 
 
