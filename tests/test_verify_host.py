@@ -33,7 +33,8 @@ def test_cpu_host_passes_shm_hdf5_arrow_and_skips_gpu_nccl_with_reasons(full_run
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {n: status[n]["status"] for n in status} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass",
                                                         "vision": "skip", "dataloader": "pass"}
-    assert "no GPU visible" in status["gpu"]["summary"] and status["gpu"]["remedy"]
+    assert (status["gpu"]["code"], status["gpu"]["owner"]) == ("GPU_NOT_VISIBLE", "image") and status["gpu"]["remedy"]
+    assert status["nccl"]["code"] == "NCCL_NOT_EXERCISED"
     assert "all-reduce verified over gloo, world size 2" in status["nccl"]["summary"]
     assert status["nccl"]["metrics"]["wrong"]["value"] == 0 and status["nccl"]["data"]["sizes"]
     assert status["arrow"]["metrics"]["ratio"]["unit"] == "x"

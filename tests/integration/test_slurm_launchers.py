@@ -107,7 +107,7 @@ def test_a_cancelled_docker_job_stops_its_container_and_its_report_is_not_pass(s
     report = slurm.reports(tmp_path / f"reports-{job}")["node-n1.json"]
     assert report["status"] != "pass", report
     shm = next(c for c in report["checks"] if c["name"] == "shm")
-    assert shm["status"] != "pass" and "SIGTERM" in shm["summary"], shm
+    assert shm["status"] != "pass" and shm["code"] == "INTERRUPTED" and "SIGTERM" in shm["summary"], shm
 
 
 def test_oci_launcher_refuses_without_oci_conf_then_runs_in_the_bundle(slurm_cluster, cpu_image, tmp_path):
