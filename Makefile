@@ -70,7 +70,7 @@ check-render: setup ## fail when images/ differs from a fresh render
 lint: setup ## hadolint every generated Dockerfile
 	$(CLI) lint
 
-static: setup ## ruff and mypy with the project's configuration (pyproject.toml)
+static: setup ## ruff and mypy on scripts/, verify/ and tests/ with the project's configuration (pyproject.toml)
 	$(PY) -m ruff check scripts verify tests
 	$(PY) -m mypy
 

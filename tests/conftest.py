@@ -1,19 +1,17 @@
-"""Shared fixtures: the repository, a CLI runner, the small test matrix, and the Docker Engine.
+"""Shared fixtures (the small test matrix, scratch folders, the Docker Engine, a Slurm) and the pytest hooks; the
+helpers that tests import live in tests/helpers.py.
 
 Nothing is loaded at import time, and nothing is written into the checkout: every command a test runs gets
 BUILD_DIR and REPORTS_DIR under its tmp_path (IMAGES_DIR too, where it renders)."""
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import os
-import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.helpers import TEST_COMPAT, TEST_MATRIX
 
 # Every property test (tests/test_*properties.py) runs under one profile: HYPOTHESIS_PROFILE=thorough for thousands.
 settings.register_profile("default", max_examples=60, deadline=None, database=None,
@@ -22,28 +20,7 @@ settings.register_profile("thorough", max_examples=2000, deadline=None, database
                           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "tests" / "data"
-TEST_MATRIX, TEST_COMPAT = DATA / "matrix.yaml", DATA / "compat.yaml"
 TIERS = ("unit", "host", "docker", "slow")
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 1800,
-            module: str = "scripts", cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """`python -m <module> args` from the repository root, output captured as text."""
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout, check=False)
-
-
-def assert_clean_failure(proc: subprocess.CompletedProcess[str], *needles: str, code: int | None = None) -> None:
-    """Non-zero exit (or `code`), no traceback, and every needle in the output."""
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out
-    if code is not None:
-        assert proc.returncode == code, out
-    assert "Traceback" not in out, out
-    for needle in needles:
-        assert needle in out, f"{needle!r} not in:\n{out}"
 
 
 @pytest.fixture
@@ -102,24 +79,10 @@ def slurm_cluster():
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test gets a tier: integration/ → docker; a module's own marks; else unit (host when it runs the CLI)."""
-    for item in items:
-        if any(item.get_closest_marker(t) for t in TIERS[:3]):
-            continue
-        if "integration" in item.nodeid:
-            item.add_marker(pytest.mark.docker)
-        elif "test_verify_host" in item.nodeid:
-            item.add_marker(pytest.mark.host)
-        else:
-            item.add_marker(pytest.mark.unit)
-
-
-def load_launcher(name: str) -> ModuleType:
-    """An access launcher of rootfs/access (a Python script without .py) as a module, to call its parsers."""
-    path = ROOT / "rootfs" / "access" / "usr" / "local" / "bin" / name
-    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"), str(path))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    """Every test declares exactly one tier (unit, host or docker; slow comes on top) with a marker: its module's
+    `pytestmark`, or its own in a module that mixes tiers. `-m unit` and the Makefile pick tests by those markers."""
+    wrong = [f"{item.nodeid}: {tiers or 'none'}" for item in items
+             if len(tiers := sorted({m.name for m in item.iter_markers() if m.name in TIERS[:3]})) != 1]
+    if wrong:
+        raise pytest.UsageError("each test needs exactly one tier marker of " + ", ".join(TIERS[:3]) + ":\n  "
+                                + "\n  ".join(wrong))

@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.helpers import free_port
+
 PROGRAMS = {"slurmctld": "slurmctld", "slurmd": "slurmd", "sbatch": "slurm-client", "munged": "munge"}
 PACKAGES = ("slurm-wlm", "munge")
 HOSTS = Path("/etc/hosts")
@@ -30,12 +32,6 @@ UP_TIMEOUT_S = 60.0
 
 class Unavailable(Exception):
     """Slurm cannot be had here (not root, no apt-get, an install failed): the reason a test skips with."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def missing_programs() -> list[str]:
@@ -279,7 +275,7 @@ def _all_idle(c: Cluster) -> bool:
     return sorted(states) == sorted(c.nodes) and all(s == "idle" for s in states.values())
 
 
-def _wait_for(ready, timeout: float, what: str, c: Cluster) -> None:  # type: ignore[no-untyped-def]
+def _wait_for(ready, timeout: float, what: str, c: Cluster) -> None:
     deadline = time.monotonic() + timeout
     while not ready():
         if time.monotonic() > deadline:
@@ -332,7 +328,7 @@ def output(work: Path, script: Path, job_id: str) -> str:
     return path.read_text(errors="replace") if path.exists() else f"(no output file {path})"
 
 
-def reports(folder: Path) -> dict[str, dict]:  # type: ignore[type-arg]
+def reports(folder: Path) -> dict[str, dict]:
     """name → parsed JSON of every report a job wrote."""
     import json
     return {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}

@@ -16,7 +16,9 @@ from scripts.plan import access
 from scripts.plan.matrix import load_matrix
 from scripts.plan.spec import ImageSpec, make_tag
 from scripts.render import render_dockerfile
-from tests.conftest import ROOT, TEST_COMPAT
+from tests.helpers import ROOT, TEST_COMPAT
+
+pytestmark = pytest.mark.unit
 
 HEAD = """\
 repository: torchimages

@@ -31,7 +31,7 @@ from scripts.cli import main
 from scripts.errors import UserError, one_line
 from scripts.render import LOCK_NAME, load_rendered, render_dockerfile
 from scripts.settings import SHM_MAX, SHM_MIN, Settings, engine_bytes, parse_count, parse_seconds, parse_size
-from tests.conftest import ROOT, assert_clean_failure, load_launcher, run_cli
+from tests.helpers import ROOT, assert_clean_failure, load_launcher, run_cli
 
 BIN = ROOT / "rootfs" / "access" / "usr" / "local" / "bin"
 SHIPPED = {s.tag: s for s in load_rendered(ROOT / "images")}
@@ -63,12 +63,14 @@ def _mutations(text: str) -> dict[str, tuple[str, LockIssue]]:
     }
 
 
+@pytest.mark.unit
 def test_the_shipped_locks_are_what_their_specs_ask_for():
     for spec in SHIPPED.values():
         for platform in spec.platforms:
             assert lock_problem(spec, ROOT / "images", platform) is None, (spec.tag, platform)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("case", list(_mutations("")))
 def test_each_lock_mutation_is_caught_with_its_kind_and_line(case):
     spec = SHIPPED[CPU_TAG]
@@ -78,6 +80,7 @@ def test_each_lock_mutation_is_caught_with_its_kind_and_line(case):
     assert "\n" not in problem.detail and problem.detail.startswith("not what the spec asks for: ")
 
 
+@pytest.mark.unit
 def test_check_render_names_the_first_difference_and_stage_wheels_refuses(tmp_path):
     images = tmp_path / "images"
     shutil.copytree(ROOT / "images", images)
@@ -92,6 +95,7 @@ def test_check_render_names_the_first_difference_and_stage_wheels_refuses(tmp_pa
         stage_for_build(SHIPPED[CPU_TAG], images, [], tmp_path / "stage", tmp_path / "uv")
 
 
+@pytest.mark.unit
 def test_make_lock_does_not_call_a_tampered_lock_current(tmp_path):
     spec = SHIPPED[CPU_TAG]
     (tmp_path / spec.tag).mkdir()
@@ -100,6 +104,7 @@ def test_make_lock_does_not_call_a_tampered_lock_current(tmp_path):
     assert len(problems) == 1 and "extra pin" in problems[0] and "six" in problems[0]
 
 
+@pytest.mark.unit
 def test_stage_wheels_says_when_a_local_wheels_hash_differs_from_the_lock(tmp_path):
     spec = SHIPPED[CPU_TAG]
     src = tmp_path / "src"
@@ -117,6 +122,7 @@ def test_stage_wheels_says_when_a_local_wheels_hash_differs_from_the_lock(tmp_pa
     assert stage_locked_wheels(spec, good, [src], tmp_path / "out2", warn=said.append)[0] == [wheel.name] and not said
 
 
+@pytest.mark.unit
 def test_a_lock_that_is_no_regular_text_is_a_kind(tmp_path):
     spec = SHIPPED[CPU_TAG]
     (tmp_path / spec.tag).mkdir()
@@ -132,6 +138,7 @@ def test_a_lock_that_is_no_regular_text_is_a_kind(tmp_path):
 
 # ---- settings (item 5) ----
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("value", "needle"), [
     ("0.5b", "0 B as Docker reads it"), ("0", "0 B as Docker reads it"), ("512k", "512 KiB as Docker reads it"),
     ("2GiB", "(write 2g)"), ("1t", "(write 1024g)"), ("1.5TB", "(write 1536g)"), ("20000g", "from 1m to 16384g"),
@@ -146,6 +153,7 @@ def test_sizes_docker_py_refuses_or_that_mean_nothing_are_refused(value, needle)
     assert message.startswith(f"SHM_SIZE={value!r}") and needle in message
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("value", "size"), [
     ("2g", 2 << 30), ("2G", 2 << 30), ("2gb", 2 << 30), ("512m", 512 << 20), ("1073741824", 1 << 30),
     (" 2g ", 2 << 30), ("1.5g", 3 << 29), ("1048576b", 1 << 20), ("1e9", 10 ** 9),
@@ -156,6 +164,7 @@ def test_accepted_sizes_are_what_docker_py_sends(value, size):
     assert parse_bytes(accepted) == engine_bytes(accepted) == size and SHM_MIN <= size <= SHM_MAX
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("knob", "value", "needle"), [
     ("VERIFY_TIMEOUT", "1e10", "VERIFY_TIMEOUT='1e10' is not a number of seconds: give a number from 1 to 604800"),
     ("VERIFY_TIMEOUT", "0.5", "VERIFY_TIMEOUT='0.5'"),
@@ -170,23 +179,27 @@ def test_bounded_knobs_are_one_line(knob, value, needle):
     assert needle in str(info.value) and "\n" not in str(info.value)
 
 
+@pytest.mark.unit
 def test_registry_insecure_is_parsed_only_by_the_commands_that_talk_to_a_registry():
     assert Settings.load({"REGISTRY_INSECURE": "maybe"}, {}, ()).registry_insecure is False      # render: not read
     assert Settings.load({"REGISTRY_INSECURE": "yes"}, {}, ("REGISTRY_INSECURE",)).registry_insecure is True
     assert Settings.load({"REGISTRY_INSECURE": ""}, {}, ("REGISTRY_INSECURE",)).registry_insecure is False
 
 
+@pytest.mark.unit
 def test_seconds_and_counts_at_their_bounds():
     assert parse_seconds("604800", "T") == 604800.0 and parse_seconds("1", "T") == 1.0
     assert parse_count("10000", "NODES") == 10000 and parse_count(" 3 ", "GPUS") == 3
 
 
+@pytest.mark.unit
 def test_a_newline_in_a_variable_stays_one_line(tmp_path, capsys):
     code = main(["k8s-verify"], {"IMAGE": "no\nsuch\x1bimage", "BUILD_DIR": str(tmp_path)})
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "no\\nsuch\\x1bimage" in err
 
 
+@pytest.mark.unit
 def test_a_multiline_user_error_keeps_its_lines_but_escapes_controls():
     assert UserError("a\nb\x1b", multiline=True).shown() == "a\nb\\x1b"
     assert UserError("a\nb").shown() == "a\\nb"
@@ -199,6 +212,7 @@ def _clean(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=60, check=False, cwd=ROOT)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("build_dir", "needle"), [
     ("build images", "holds a space or a control character"),
     ("images", "holds files the repository tracks"),
@@ -212,6 +226,7 @@ def test_make_clean_refuses_what_the_project_does_not_generate(build_dir, needle
     assert (ROOT / "images" / CPU_TAG / "Dockerfile").is_file()
 
 
+@pytest.mark.unit
 def test_make_clean_outside_the_checkout_removes_only_generated_folders(tmp_path):
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     (ours / "logs").mkdir(parents=True)
@@ -239,6 +254,7 @@ def test_make_never_runs_a_variable_as_shell_code(tmp_path):
 
 # ---- a FIFO as --matrix (item 4 of the list: render must not hang) ----
 
+@pytest.mark.unit
 def test_a_fifo_as_the_matrix_is_one_line_not_a_hang(tmp_path):
     fifo = tmp_path / "matrix.yaml"
     os.mkfifo(fifo)
@@ -252,6 +268,7 @@ def test_a_fifo_as_the_matrix_is_one_line_not_a_hang(tmp_path):
 
 # ---- leftovers (item 5 of the list) ----
 
+@pytest.mark.unit
 def test_no_image_keeps_the_wheels_mount_point():
     for spec in SHIPPED.values():
         text = render_dockerfile(spec)
@@ -262,6 +279,7 @@ def test_no_image_keeps_the_wheels_mount_point():
 
 # ---- the dataloader check under emulation (item 6 of the list) ----
 
+@pytest.mark.unit
 def test_the_dataloader_check_sweeps_small_under_emulation(monkeypatch):
     from verify import dataloader as dl
     from verify import environment
@@ -272,7 +290,10 @@ def test_the_dataloader_check_sweeps_small_under_emulation(monkeypatch):
     assert not small.variants and small.max_workers is not None and small.max_workers <= 2
     seen: list[object] = []
     monkeypatch.setattr(environment, "emulation", lambda: {"emulated": True, "machine": "aarch64"})
-    monkeypatch.setattr(dl, "probe", lambda sizes: seen.append(sizes) or {"measurements": [], "backend": "numpy"})
+    def probe(sizes):
+        seen.append(sizes)
+        return {"measurements": [], "backend": "numpy"}
+    monkeypatch.setattr(dl, "probe", probe)
     monkeypatch.setattr(dl, "recommend", lambda facts: {})
     facts = check.probe(None)  # type: ignore[arg-type]
     assert seen == [dl.EMULATED] and facts["emulated"] is True
@@ -293,12 +314,14 @@ def _fails(capsys, call, *needles: str) -> None:
         assert needle in err, err
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("value", ["²", "abc", "0", "65536", "8888 ", "-1", "1" * 5000, "0x1f90"])
 def test_jupyter_port_is_read_strictly(value, capsys):
     js = _jupyter_start()
     _fails(capsys, lambda: js.port_of(value, "JUPYTER_PORT"), "JUPYTER_PORT=", "is not a port number")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("value", ["abc", "nan", "inf", "-5", "0", "1e9", "3601", "²", ""])
 def test_jupyter_start_timeout_is_read_strictly(value, capsys):
     js = _jupyter_start()
@@ -306,6 +329,7 @@ def test_jupyter_start_timeout_is_read_strictly(value, capsys):
     assert js.seconds_of("180", "X") == 180.0 and js.seconds_of(" 3600 ", "X") == 3600.0
 
 
+@pytest.mark.unit
 def test_the_token_file_is_bounded_regular_and_utf8(tmp_path, capsys):
     js = _jupyter_start()
     _fails(capsys, lambda: js.read_token_file("/dev/zero"), "/dev/zero is not a regular file")
@@ -325,6 +349,7 @@ def test_the_token_file_is_bounded_regular_and_utf8(tmp_path, capsys):
     assert js.read_token_file(str(good)) == "s3cret-token"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("arg", [
     "--PasswordIdentityProvider.hashed_password=argon2:xyz", "--ServerApp.token=", "--IdentityProvider.token=''",
     "--NotebookApp.password=", "--ServerApp.password", "--ServerApp.disable_check_xsrf=True",
@@ -337,12 +362,14 @@ def test_auth_options_are_refused_by_trait_name(arg):
     assert _jupyter_start().auth_option(arg), arg
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("arg", ["--ServerApp.port_retries=0", "--LabApp.news_url=None", "--notebook-dir=/x",
                                  "--ServerApp.root_dir=/home/torch/tokens", "lab", "--debug"])
 def test_ordinary_options_pass(arg):
     assert not _jupyter_start().auth_option(arg), arg
 
 
+@pytest.mark.unit
 def test_jupyter_start_refuses_an_auth_option_without_echoing_its_value(capsys, monkeypatch):
     js = _jupyter_start()
     monkeypatch.setattr(js.os, "getuid", lambda: 1000)
@@ -362,6 +389,7 @@ def _as_nobody(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProc
                           capture_output=True, text=True, timeout=60, check=False)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("env_of", "needle"), [
     (lambda t: {"SSH_AUTHORIZED_KEYS_FILE": str(t)}, "is a folder, not a file"),
     (lambda t: {"SSH_AUTHORIZED_KEYS_FILE": "/dev/zero"}, "is not a regular file"),
@@ -385,6 +413,7 @@ def test_sshd_start_bad_inputs_are_one_line(env_of, needle):
         shutil.rmtree(top, ignore_errors=True)
 
 
+@pytest.mark.unit
 def test_the_healthcheck_reads_numbers_strictly(tmp_path):
     (tmp_path / "sshd.port").write_text("²\n")
     proc = subprocess.run([sys.executable, str(BIN / "torchimages-healthcheck")], capture_output=True, text=True,

@@ -29,7 +29,9 @@ from scripts.settings import (
     parse_seconds,
     parse_size,
 )
-from tests.conftest import ROOT, load_launcher
+from tests.helpers import ROOT, load_launcher
+
+pytestmark = pytest.mark.unit
 
 NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
@@ -167,7 +169,7 @@ def test_a_missing_required_pin_is_caught(name):
     assert problem is not None and problem.kind in (LockIssue.MISSING_PIN, LockIssue.EXTRA_PIN)
 
 
-@given(st.integers(0, 200), st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30))
+@given(st.integers(0, 200), st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=1, max_size=30))
 def test_any_inserted_line_is_caught_or_harmless(position, junk):
     """A line spliced into the lock is either a named problem or a comment/blank pip ignores: never a crash."""
     lines = LOCK.splitlines()

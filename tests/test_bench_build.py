@@ -1,9 +1,13 @@
 """`make bench-build`'s pure parts: the plain Dockerfile it compares against, and the alternating build order."""
 from __future__ import annotations
 
+import pytest
+
 from scripts.builder.bench import plain_dockerfile, round_order
 from scripts.builder.lock import requirements
 from scripts.plan.spec import ImageSpec
+
+pytestmark = pytest.mark.unit
 
 
 def test_rounds_alternate_which_dockerfile_builds_first():

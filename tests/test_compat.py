@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from scripts.plan.compat import load_compat
 from scripts.plan.compat_refresh import facts_from_report, rewrite, wheel_pythons
-from tests.conftest import DATA, TEST_COMPAT
+from tests.helpers import DATA, TEST_COMPAT
+
+pytestmark = pytest.mark.unit
 
 HTML = (DATA / "simple-torch-excerpt.html").read_text()
 

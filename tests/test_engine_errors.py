@@ -6,7 +6,7 @@ import pytest
 from scripts.builder.buildkit import BuildOutcome, BuildRequest, build_all
 from scripts.builder.wheels import stage_wheels
 from scripts.settings import Settings
-from tests.conftest import assert_clean_failure, run_cli
+from tests.helpers import assert_clean_failure, run_cli
 
 NOWHERE = {"DOCKER_HOST": "tcp://127.0.0.1:9"}
 
@@ -19,6 +19,7 @@ def test_no_engine_is_one_clear_message(command, rendered, scratch_env):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.unit
 def test_keep_going_builds_the_rest_after_a_failure(monkeypatch, tmp_path, test_specs):
     specs = [s.targets(None)[0] for s in test_specs[:3]]
 
@@ -28,12 +29,13 @@ def test_keep_going_builds_the_rest_after_a_failure(monkeypatch, tmp_path, test_
     monkeypatch.setattr("scripts.builder.buildkit.build_one", fake_build_one)
     req = BuildRequest(tmp_path, tmp_path / "logs", tmp_path / "wheels", tmp_path, None, (), None, None, {})
     reported = []
-    assert [o.ok for o in build_all(None, None, specs, req, keep_going=False,
+    assert [o.ok for o in build_all(None, None, specs, req, keep_going=False,  # type: ignore[arg-type]  # build_one is faked
                                     on_failure=lambda o, stop: reported.append(stop))] == [False]
     assert reported == [True]
-    assert len(build_all(None, None, specs, req, keep_going=True)) == 3
+    assert len(build_all(None, None, specs, req, keep_going=True)) == 3  # type: ignore[arg-type]
 
 
+@pytest.mark.unit
 def test_ca_and_wheel_folder_detection(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text("x")
@@ -42,6 +44,7 @@ def test_ca_and_wheel_folder_detection(tmp_path):
     assert settings.ca_cert == str(ca) and settings.wheels == (tmp_path,)
 
 
+@pytest.mark.unit
 def test_only_the_pinned_wheels_for_the_images_python_are_staged(tmp_path, test_specs):
     spec = next(s for s in test_specs if s.default)
     src = tmp_path / "src"
@@ -61,6 +64,7 @@ def _fake_cli(tmp_path, name: str, body: str) -> str:
     return str(path)
 
 
+@pytest.mark.unit
 def test_buildx_is_preferred_when_the_client_has_it(tmp_path, monkeypatch):
     from scripts.builder.engine import find_build_client
     cli = _fake_cli(tmp_path, "docker", '[ "$1" = buildx ] && exit 0; exit 1\n')
@@ -68,6 +72,7 @@ def test_buildx_is_preferred_when_the_client_has_it(tmp_path, monkeypatch):
     assert client.kind == "buildx" and client.argv[1:] == ("buildx", "build", "--load")
 
 
+@pytest.mark.unit
 def test_a_classic_client_before_23_builds_with_buildkit_enabled(tmp_path, monkeypatch):
     from scripts.builder.engine import find_build_client
     cli = _fake_cli(tmp_path, "docker", '[ "$1" = version ] && echo 20.10.24 && exit 0; exit 1\n')
@@ -75,6 +80,7 @@ def test_a_classic_client_before_23_builds_with_buildkit_enabled(tmp_path, monke
     assert client.kind == "classic+buildkit" and client.env == {"DOCKER_BUILDKIT": "1"}
 
 
+@pytest.mark.unit
 def test_a_client_that_cannot_use_buildkit_is_named_with_what_to_install(tmp_path, monkeypatch):
     from scripts.builder.engine import find_build_client
     from scripts.errors import UserError
@@ -83,6 +89,7 @@ def test_a_client_that_cannot_use_buildkit_is_named_with_what_to_install(tmp_pat
         find_build_client(cli)
 
 
+@pytest.mark.unit
 def test_versions_inside_the_image_are_compared_with_its_spec(test_specs):
     from scripts.run_verify import spec_mismatches
     spec = next(s for s in test_specs if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
@@ -94,6 +101,7 @@ def test_versions_inside_the_image_are_compared_with_its_spec(test_specs):
     assert spec_mismatches(cpu, {"torch": "2.13.0+cpu", "python": "3.11.2"}) == []
 
 
+@pytest.mark.unit
 def test_a_refused_socket_is_told_by_its_permission_error_not_by_the_text(monkeypatch):
     """docker-py wraps requests' ConnectionError around urllib3's ProtocolError around the OSError: the kind is
     found by type down that chain, whatever the wrappers' wording."""
@@ -114,6 +122,7 @@ def test_a_refused_socket_is_told_by_its_permission_error_not_by_the_text(monkey
         connect({"DOCKER_HOST": "unix:///x.sock"})
 
 
+@pytest.mark.unit
 def test_ssh_docker_host_without_paramiko_is_found_by_lookup(monkeypatch):
     import importlib.util
 
@@ -125,6 +134,7 @@ def test_ssh_docker_host_without_paramiko_is_found_by_lookup(monkeypatch):
         connect({"DOCKER_HOST": "ssh://u@h"})
 
 
+@pytest.mark.unit
 def test_verify_picks_the_foreign_image_mode_by_lookup(tmp_path, monkeypatch, rendered):
     """IMAGE that is no rendered tag is looked up in the engine; an invalid reference (HTTP 400) or no engine
     adds why to the matrix's own error; a list or a rendered tag never takes the foreign way."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,8 @@ from tests.verify_handmade import gpu_facts, nccl_facts
 from verify import figures, judging
 from verify.checks import gpu, nccl
 from verify.options import Options
+
+pytestmark = pytest.mark.unit
 
 BAD = st.one_of(st.just(float("nan")), st.just(float("inf")), st.just(float("-inf")),
                 st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1e13, allow_infinity=False),

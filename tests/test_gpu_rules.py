@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 from tests.verify_handmade import (
     gpu_facts,
     lost_among_healthy,
@@ -25,6 +26,8 @@ from verify import baselines, gpuarch, gpuidentity, judging, replay
 from verify.checks import gpu, nccl
 from verify.options import Options
 from verify.result import CheckResult
+
+pytestmark = pytest.mark.unit
 
 CORPUS = ROOT / "tests" / "data" / "real-world"
 
@@ -53,16 +56,17 @@ def _compat_arch_lists() -> dict[str, list[str]]:
 CUDA13 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
 CUDA126 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
 # capability -> (how a CUDA 13 wheel runs it, how a CUDA 12.6 wheel runs it), by CUDA's rules
-EXPECTED = {"7.5": ("sass", "sass"), "8.0": ("sass", "sass"), "8.6": ("sass", "sass"), "8.7": ("sass", "sass"),
+EXPECTED: dict[str, tuple[str, str]] = {"7.5": ("sass", "sass"), "8.0": ("sass", "sass"), "8.6": ("sass", "sass"), "8.7": ("sass", "sass"),
             "8.9": ("sass", "sass"), "9.0": ("sass", "sass"), "10.0": ("sass", "none"), "10.3": ("sass", "none"),
             "12.0": ("sass", "none"), "12.1": ("sass", "none")}
 
 
-@pytest.mark.parametrize("cc", sorted(EXPECTED, key=lambda c: tuple(map(int, c.split(".")))))
+@pytest.mark.parametrize("cc", sorted(EXPECTED, key=lambda c: tuple(map(int, str(c).split(".")))))
 def test_every_capability_against_every_torch_build_in_compat(cc):
     lists = _compat_arch_lists()
     assert lists["2.14.1+cu130"] == CUDA13 and lists["2.14.1+cu126"] == CUDA126
     capability = gpuarch.parse_capability(cc)
+    assert capability is not None
     for build, archs in lists.items():
         fit = gpuarch.fit(capability, archs)
         want = EXPECTED[cc][0] if archs[-1] == "compute_120" or "sm_100" in archs else EXPECTED[cc][1]
@@ -91,7 +95,9 @@ def test_sm_89_runs_sm_86_sass_an_l40s_is_not_refused():
     (["sm_86"], "8.0", "none", None), (["junk", "sm_x"], "9.0", "none", None),
 ])
 def test_sass_ptx_arch_specific_and_family_targets(archs, cc, how, arch):
-    fit = gpuarch.fit(gpuarch.parse_capability(cc), archs)
+    capability = gpuarch.parse_capability(cc)
+    assert capability is not None
+    fit = gpuarch.fit(capability, archs)
     assert (fit.how, fit.arch) == (how, arch)
 
 
@@ -105,7 +111,7 @@ def test_a_lost_gpu_among_healthy_ones_is_the_host_s_and_the_others_are_still_ju
     facts = lost_among_healthy()
     r = judge_gpu(facts)
     assert verdict(r) == ("fail", "GPU_LOST", "host")
-    assert "00000000:48:00.0" in r.summary and "Xid 79" in r.remedy and "Drain" in r.remedy
+    assert "00000000:48:00.0" in r.summary and "Xid 79" in (r.remedy or "") and "Drain" in (r.remedy or "")
     facts["devices"][6]["ecc_volatile_uncorrectable"] = 2
     r = judge_gpu(facts)
     assert r.code == "GPU_LOST" and {f["code"] for f in r.data["findings"]} >= {"GPU_LOST", "ECC_UNCORRECTABLE"}
@@ -334,7 +340,7 @@ def test_empty_or_partial_kernel_results_never_pass():
                                         ("perf.0.d2d_GBps", 0.0), ("devices.1.pcie_width", 0)])
 def test_implausible_figures_are_measurement_invalid_live_and_facts_invalid_on_replay(path, value):
     facts = gpu_facts()
-    node = facts
+    node: Any = facts
     *steps, last = path.split(".")
     for step in steps:
         node = node[int(step)] if step.isdecimal() else node[step]

@@ -18,9 +18,10 @@ from scripts.plan.compat import load_compat
 from scripts.run_verify import VerifyOutcome, check_report, clear_reports, report_schemas
 from scripts.settings import KNOB_ROWS, KNOBS, PATH_VARIABLES, Settings, key_dir
 from scripts.tables import verify_summary
-from tests.conftest import ROOT, TEST_COMPAT, TEST_MATRIX, assert_clean_failure, run_cli
+from tests.helpers import ROOT, TEST_COMPAT, TEST_MATRIX, assert_clean_failure, run_cli
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("knob", "value", "needle"), [
     ("SHM_SIZE", "foo", "SHM_SIZE='foo' is not a size"),
     ("SHM_SIZE", "-1", "SHM_SIZE='-1' is not a size"),
@@ -48,6 +49,7 @@ def test_a_bad_knob_is_one_line_naming_the_variable(knob, value, needle):
     assert needle in str(info.value) and "\n" not in str(info.value)
 
 
+@pytest.mark.unit
 def test_knobs_are_parsed_only_for_the_commands_that_use_them():
     settings = Settings.load({"VERIFY_TIMEOUT": "abc", "KEEP_GOING": "false"}, {}, ("KEEP_GOING",))
     assert settings.keep_going is False and settings.verify_timeout == 900.0
@@ -55,6 +57,7 @@ def test_knobs_are_parsed_only_for_the_commands_that_use_them():
     assert Settings.load({"CA_CERT": "", "REGISTRY": ""}, {}, ("CA_CERT", "REGISTRY")).registry == ""
 
 
+@pytest.mark.unit
 def test_every_knob_row_sets_a_settings_field_and_every_command_knob_has_a_row():
     fields = {f.name for f in dataclasses.fields(Settings)}
     assert {row.field for row in KNOB_ROWS} <= fields and set(PATH_VARIABLES.values()) <= fields
@@ -62,6 +65,7 @@ def test_every_knob_row_sets_a_settings_field_and_every_command_knob_has_a_row()
     assert {knob for command in COMMANDS for knob in command.knobs} <= set(KNOBS)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("row", [row for row in KNOB_ROWS if row.empty_is_error], ids=lambda row: row.variable)
 def test_an_empty_knob_with_a_default_is_refused_with_its_help(row):
     with pytest.raises(UserError) as info:
@@ -69,6 +73,7 @@ def test_an_empty_knob_with_a_default_is_refused_with_its_help(row):
     assert str(info.value) == f"{row.variable} is empty: unset it for the default, or give a value ({row.help})"
 
 
+@pytest.mark.unit
 def test_the_default_paths_are_the_settings_defaults():
     settings = Settings.load({}, {}, ())
     assert settings.build_dir == ROOT / "build" and settings.reports == ROOT / "reports"
@@ -106,6 +111,7 @@ def _compat_with(tmp_path: Path, old: str, new: str) -> Path:
     return path
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("old", "new", "needle"), [
     ('cudnn: "9.26.0.51"', "cudnn: null", "torch.2.15.0.builds.13.2.cudnn: None is not of type 'string'"),
     ('toolkit: "13.2.2"', "toolkit: 13.2", 'write it quoted, "13.2"'),
@@ -119,6 +125,7 @@ def test_compat_yaml_is_validated_with_lines(tmp_path, old, new, needle):
     assert needle in str(info.value) and "compat.yaml:" in str(info.value)
 
 
+@pytest.mark.unit
 def test_reports_are_checked_against_the_schema_before_they_are_accepted():
     schemas = report_schemas(ROOT / "verify")
     assert schemas, "verify/report.schema*.json"
@@ -128,6 +135,7 @@ def test_reports_are_checked_against_the_schema_before_they_are_accepted():
             check_report(data, schemas)
 
 
+@pytest.mark.unit
 def test_a_previous_report_never_survives_a_new_run(tmp_path):
     for suffix in (".json", ".xml"):
         (tmp_path / f"t{suffix}").write_text("stale pass")
@@ -136,6 +144,7 @@ def test_a_previous_report_never_survives_a_new_run(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.json"]
 
 
+@pytest.mark.unit
 def test_the_summary_columns_come_from_the_reports():
     outcomes = [VerifyOutcome("a", 0, 1.0, {"gpu": "skip", "vision": "pass"}),
                 VerifyOutcome("b", None, 0.0, problem="the Docker Engine failed while verifying b: 500 Server Error")]

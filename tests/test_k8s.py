@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from scripts.publish.cluster import job_name, k8s_wait
-from tests.conftest import DATA, ROOT, run_cli
+from tests.helpers import DATA, ROOT, run_cli
 
 pytestmark = pytest.mark.host
 

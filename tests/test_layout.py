@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.unit
 
@@ -61,3 +61,23 @@ def test_the_host_side_has_no_import_cycle():
 
     for mod in graph:
         visit(mod, [])
+
+
+
+def test_tests_import_no_test_module():
+    """Shared helpers live in tests/helpers.py (and verify_handmade, slurm); a test module or a conftest.py is
+    pytest's to load, never another module's to import."""
+    def is_test_module(name: str) -> bool:
+        return name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith(("test_", "conftest"))
+
+    offenders = {}
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        if found := sorted(filter(is_test_module, names)):
+            offenders[_module(path)] = found
+    assert not offenders

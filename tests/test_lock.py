@@ -29,6 +29,8 @@ from scripts.errors import UserError
 from scripts.plan.spec import ImageSpec
 from scripts.render import LOCK_NAME, TEMPLATES, drift, render_dockerfile, rendered_files, write_images
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def CPU(test_specs: list[ImageSpec]) -> ImageSpec:

@@ -24,8 +24,9 @@ from scripts.plan.platforms import (
 from scripts.plan.spec import Release, Target, builds
 from scripts.render import load_rendered, render_dockerfile
 from scripts.settings import Settings
-from tests.conftest import DATA, TEST_COMPAT
-from tests.test_matrix import CPU_DEFAULT, problems, write
+from tests.helpers import CPU_DEFAULT, DATA, TEST_COMPAT, k8s_model, matrix_problems, write_matrix
+
+pytestmark = pytest.mark.unit
 
 MULTI = "2.15.0-cuda13.2-cudnn9-runtime-debian12"
 ARM_ONLY = "2.15.0-cuda13.2-cudnn9-runtime-ubuntu24.04"
@@ -72,7 +73,7 @@ def test_a_hand_edited_spec_json_platforms_is_refused_at_load(tmp_path, test_spe
 
 def test_pypi_cpu_only_aarch64_wheel_is_rejected_with_the_choices(tmp_path):
     # torch 2.10.0: PyPI's x86_64 wheel is CUDA 12.8, its aarch64 wheel a CPU build (nvidia-* only on x86_64).
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - {torch: "2.10.0", cuda: pypi, flavor: runtime, distro: debian12, platforms: [linux/amd64, linux/arm64]}
 ''' + CPU_DEFAULT)
     assert "images[0]: torch 2.10.0 CUDA 12.8 for linux/arm64 does not exist; builds for linux/arm64: cpu (index cpu)" in msg
@@ -81,10 +82,10 @@ def test_pypi_cpu_only_aarch64_wheel_is_rejected_with_the_choices(tmp_path):
 
 def test_build_from_another_index_is_rejected(tmp_path):
     # 2.14.1's CUDA 13.2 build comes from cu132 on both platforms: fine; a CPU arm64 build of 2.14.1 is not recorded.
-    load_matrix(write(tmp_path, '''\
+    load_matrix(write_matrix(tmp_path, '''\
   - {torch: "2.14.1", cuda: "13.2", flavor: runtime, distro: debian12, platforms: [linux/amd64, linux/arm64]}
 ''' + CPU_DEFAULT), Settings.compat)      # the shipped compat.yaml
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - {torch: "2.14.1", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, platforms: [linux/arm64]}
 ''' + CPU_DEFAULT)
     assert "torch 2.14.1 CPU for linux/arm64 does not exist; builds for linux/arm64: CUDA 13.0 (index pypi), " \
@@ -92,11 +93,11 @@ def test_build_from_another_index_is_rejected(tmp_path):
 
 
 def test_unknown_platform_and_bad_spelling(tmp_path):
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, platforms: [linux/riscv64]}
 ''' + CPU_DEFAULT)
     assert "unknown platform linux/riscv64; known: linux/amd64, linux/arm64" in msg
-    msg = problems(tmp_path, '''\
+    msg = matrix_problems(tmp_path, '''\
   - {torch: "2.15.0", cuda: pypi, flavor: runtime, distro: debian12, platforms: [arm64]}
 ''' + CPU_DEFAULT)
     assert "images[0].platforms[0]" in msg and "does not have the expected form" in msg
@@ -206,7 +207,7 @@ def test_emulated_build_stages_only_that_architectures_locked_wheels(tmp_path, b
     folder, target, images = tmp_path / "wheels", tmp_path / "stage", tmp_path / "images"
     folder.mkdir()
     (images / spec.tag).mkdir(parents=True)
-    names = ("torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl", "torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+    names: tuple[str, ...] = ("torch-2.15.0-cp311-cp311-manylinux_2_28_aarch64.whl", "torch-2.15.0-cp311-cp311-manylinux_2_28_x86_64.whl",
              "filelock-4.2.11-py3-none-any.whl", "uv-0.13.9-py3-none-manylinux_2_17_aarch64.manylinux2014_aarch64.whl",
              "uv-0.13.9-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl")
     for name in names:
@@ -326,7 +327,7 @@ def test_emulation_detection(tmp_path, monkeypatch):
     x86.write_text(X86_CPUINFO_HANDMADE)
     arm.write_text(ARM_CPUINFO_HANDMADE)
     monkeypatch.delenv("TORCHIMAGES_HOST_ARCH", raising=False)
-    monkeypatch.setattr(environment.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr("verify.environment.platform.machine", lambda: "aarch64")
     assert environment.emulation(str(x86))["emulated"] is True                 # qemu-user passes the host's file
     assert environment.emulation(str(arm)) == {"machine": "aarch64", "emulated": False, "emulation_evidence": None}
     monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", "x86_64")
@@ -334,12 +335,12 @@ def test_emulation_detection(tmp_path, monkeypatch):
     assert found["emulated"] is True and "TORCHIMAGES_HOST_ARCH" in found["emulation_evidence"]
     monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", "aarch64")
     assert environment.emulation(str(arm))["emulated"] is False
-    monkeypatch.setattr(environment.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr("verify.environment.platform.machine", lambda: "x86_64")
     monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", "x86_64")
     assert environment.emulation(str(x86))["emulated"] is False
     qemu_max = tmp_path / "qemu-max"             # qemu 8+ writes an aarch64 cpuinfo of its own
     qemu_max.write_text(QEMU_MAX_CPUINFO_HANDMADE)
-    monkeypatch.setattr(environment.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr("verify.environment.platform.machine", lambda: "aarch64")
     monkeypatch.delenv("TORCHIMAGES_HOST_ARCH")
     found = environment.emulation(str(qemu_max))
     assert found["emulated"] is True and "implementer 0x00" in found["emulation_evidence"]
@@ -354,7 +355,7 @@ def test_odd_host_arch_spellings_are_not_emulation_evidence(host, emulated, tmp_
     from verify import environment
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text(X86_CPUINFO_HANDMADE)
-    monkeypatch.setattr(environment.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr("verify.environment.platform.machine", lambda: "x86_64")
     monkeypatch.setenv("TORCHIMAGES_HOST_ARCH", host)
     assert environment.emulation(str(cpuinfo))["emulated"] is emulated
 
@@ -373,14 +374,13 @@ def test_k8s_and_slurm_select_the_node_architecture(by_tag):
     from scripts.publish.bake import bake_file, target_name
     from scripts.publish.cluster import k8s_manifests
     from scripts.publish.slurm import Job, slurm_script
-    from tests.test_scaleout import _as_model
     specs = by_tag
     spec = specs[MULTI]
     assert bake_file(list(specs.values()))["target"][target_name(MULTI)]["platforms"] == ["linux/amd64", "linux/arm64"]
     arm = k8s_manifests(spec, spec.image, 2, 4, platform="linux/arm64")
-    job = _as_model(json.loads(json.dumps(arm[-1])))
+    job = k8s_model(json.loads(json.dumps(arm[-1])))
     assert job.spec.template.spec.node_selector == {"kubernetes.io/arch": "arm64"}
-    either = _as_model(json.loads(json.dumps(k8s_manifests(spec, spec.image, 1, 1)[-1])))
+    either = k8s_model(json.loads(json.dumps(k8s_manifests(spec, spec.image, 1, 1)[-1])))
     term = either.spec.template.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
     assert term.node_selector_terms[0].match_expressions[0].values == ["amd64", "arm64"]
     cpu = k8s_manifests(specs["2.13.0-cpu-debian12"], "x", 1, 1)[-1]

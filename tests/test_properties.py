@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 from scripts.cli import main
 from scripts.versions import version_key
-from tests.conftest import TEST_COMPAT, TEST_MATRIX
+from tests.helpers import TEST_COMPAT, TEST_MATRIX
+
+pytestmark = pytest.mark.unit
 
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=8),
                    st.sampled_from(["2.10", "../x", "debain12", "cpu", "pypi", "{distro}", "13.2", "", "a b", "é"]))

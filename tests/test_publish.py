@@ -19,6 +19,8 @@ from scripts.publish.report import Attestation, Summary, format_report, host_fac
 from scripts.publish.sbom import build_sbom, dpkg_packages, lock_hashes, venv_packages
 from scripts.publish.sbom import main as sbom_main
 
+pytestmark = pytest.mark.unit
+
 DIGEST = "sha256:" + "ab" * 32
 
 

@@ -15,6 +15,7 @@ def SPECS(test_specs):
     return {s.tag: s for s in test_specs}
 
 
+@pytest.mark.unit
 def test_drift_detects_edits_missing_and_extra_files(tmp_path, SPECS):
     files = rendered_files(list(SPECS.values()))
     write_images(files, tmp_path / 'images', tmp_path / 'build')
@@ -29,6 +30,7 @@ def test_drift_detects_edits_missing_and_extra_files(tmp_path, SPECS):
     assert f"{tag}/Dockerfile" in found and "stale/Dockerfile" in found and f"{list(SPECS)[1]}/spec.json" in found
 
 
+@pytest.mark.unit
 def test_write_removes_folders_of_images_no_longer_in_the_matrix(tmp_path, SPECS):
     images = tmp_path / "images"
     (images / "9.9.9-cpu-debian12").mkdir(parents=True)
@@ -40,11 +42,13 @@ def test_write_removes_folders_of_images_no_longer_in_the_matrix(tmp_path, SPECS
     assert not [p for p in (tmp_path / "build").iterdir() if p.name.startswith(".render-images-")]
 
 
+@pytest.mark.unit
 def test_rendering_is_deterministic(SPECS):
     specs = list(SPECS.values())
     assert rendered_files(specs) == rendered_files(specs)
 
 
+@pytest.mark.unit
 def test_every_dockerfile_has_the_generated_header_and_no_syntax_line(SPECS):
     for spec in SPECS.values():
         text = render_dockerfile(spec)
@@ -52,6 +56,7 @@ def test_every_dockerfile_has_the_generated_header_and_no_syntax_line(SPECS):
         assert "# syntax=" not in text
 
 
+@pytest.mark.unit
 def test_cuda_runtime_has_no_nvidia_base_and_one_cudnn(SPECS):
     text = render_dockerfile(SPECS["2.15.0-cuda13.2-cudnn9-runtime-debian12"])
     assert "nvidia/cuda" not in text
@@ -62,6 +67,7 @@ def test_cuda_runtime_has_no_nvidia_base_and_one_cudnn(SPECS):
     assert 'io.torchimages.cudnn="9.26.0.51"' in text and 'io.torchimages.nccl="2.30.7"' in text
 
 
+@pytest.mark.unit
 def test_devel_builds_on_nvidias_devel_image_for_the_same_cuda(SPECS):
     spec = SPECS["2.15.0-cuda13.2-cudnn9-devel-ubuntu24.04"]
     text = render_dockerfile(spec)
@@ -69,6 +75,7 @@ def test_devel_builds_on_nvidias_devel_image_for_the_same_cuda(SPECS):
     assert spec.cuda == "13.2" and spec.base_image.startswith(f"nvidia/cuda:{spec.cuda}.")
 
 
+@pytest.mark.unit
 def test_secrets_caches_wheels_pins_user_and_verify_last(SPECS):
     text = render_dockerfile(SPECS["2.14.1-cuda13.0-cudnn9-runtime-debian12"])
     assert text.count("--mount=type=secret,id=ca") == 1 and "SSL_CERT_FILE=/run/secrets/ca" in text
@@ -84,6 +91,7 @@ def test_secrets_caches_wheels_pins_user_and_verify_last(SPECS):
     assert "ca-certificates.crt" not in text
 
 
+@pytest.mark.unit
 def test_missing_template_variable_is_a_clear_error(tmp_path, SPECS):
     shutil.copytree(TEMPLATES, tmp_path / "templates")
     (tmp_path / "templates" / "partials" / "system.j2").write_text("FROM {{ spec.no_such_field }}\n")
@@ -105,10 +113,12 @@ def test_hadolint_catches_a_bad_dockerfile(tmp_path):
     assert not ok and "DL" in output
 
 
+@pytest.mark.unit
 def test_spec_json_round_trips(SPECS, rendered):
     assert {s.tag: s for s in load_rendered(rendered)} == SPECS
 
 
+@pytest.mark.unit
 def test_a_dockerfile_that_would_not_parse_is_never_written(SPECS, tmp_path):
     """A continuation at the end of the builder stage (once: `pip install ... \\` with no packages) swallows the
     image stage's FROM: render refuses it with the line."""
@@ -119,6 +129,7 @@ def test_a_dockerfile_that_would_not_parse_is_never_written(SPECS, tmp_path):
         render_dockerfile(SPECS["2.13.0-cpu-debian12"], tmp_path / "templates")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("partial", "needle"), [
     ("{{ spec.tag is nosuchtest }}\n", "templates/partials/system.j2:1: template error"),
     ('{% include "partials/system.j2" %}\n', "includes itself"),
@@ -132,6 +143,7 @@ def test_template_errors_are_one_line(tmp_path, SPECS, partial, needle):
     assert needle in str(info.value) and "\n" not in str(info.value)
 
 
+@pytest.mark.unit
 def test_a_template_that_is_not_utf8(tmp_path, SPECS):
     shutil.copytree(TEMPLATES, tmp_path / "templates")
     (tmp_path / "templates" / "partials" / "system.j2").write_bytes(b"FROM \xff\n")
@@ -139,6 +151,7 @@ def test_a_template_that_is_not_utf8(tmp_path, SPECS):
         render_dockerfile(SPECS["2.13.0-cpu-debian12"], tmp_path / "templates")
 
 
+@pytest.mark.unit
 def test_gate_hints_read_whatever_specs_load_without_failing(tmp_path, rendered):
     """make gate's driver-floor hint takes the rendered specs that load; an absent or broken render gives fewer
     hints, never an error (the gate runs on nodes whose checkout may have none)."""

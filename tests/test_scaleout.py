@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from scripts.publish.bake import bake_file, target_name
 from scripts.publish.ci_matrix import ci_matrix
 from scripts.publish.cluster import k8s_manifests
 from scripts.publish.slurm import Job, slurm_script
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, free_port, k8s_model, run_cli
 
 WORKFLOW = ROOT / ".github" / "workflows" / "images.yml"
 
@@ -44,6 +43,7 @@ def test_actionlint_is_clean_on_the_workflow_and_catches_a_broken_one(tmp_path):
     assert not ok and "imagez" in output
 
 
+@pytest.mark.unit
 def test_ci_matrix_rows_carry_repository_and_bake_target(SPECS):
     rows = ci_matrix(SPECS)["include"]
     assert [r["tag"] for r in rows] == [s.tag for s in SPECS]
@@ -51,10 +51,11 @@ def test_ci_matrix_rows_carry_repository_and_bake_target(SPECS):
     assert all(r["target"] in bake_file(SPECS)["target"] for r in rows)
 
 
+@pytest.mark.unit
 def test_ci_matrix_has_one_row_per_platform_with_its_native_runner():
     from scripts.plan.compat import load_compat
     from scripts.plan.matrix import load_matrix
-    from tests.conftest import DATA, TEST_COMPAT
+    from tests.helpers import DATA, TEST_COMPAT
     specs = load_matrix(DATA / "matrix-platforms.yaml", load_compat(TEST_COMPAT))
     rows = ci_matrix(specs)["include"]
     assert [(r["tag"], r["platform"]) for r in rows] == [(s.tag, p) for s in specs for p in s.platforms]
@@ -67,6 +68,7 @@ def test_ci_matrix_has_one_row_per_platform_with_its_native_runner():
     assert tags[0]["platforms"] == "linux/amd64,linux/arm64" and "runner" not in tags[0]
 
 
+@pytest.mark.unit
 def test_workflow_builds_each_platform_natively_and_merges_one_tag():
     flow = yaml.safe_load(WORKFLOW.read_text())
     for job in ("build", "verify"):
@@ -96,6 +98,7 @@ def test_workflow_builds_each_platform_natively_and_merges_one_tag():
     assert flow["jobs"]["verify"]["env"]["PLATFORM"] == "${{ matrix.platform }}"
 
 
+@pytest.mark.unit
 def test_every_bake_target_matches_its_spec_json(rendered):
     specs = [ImageSpec.load(p) for p in sorted(rendered.glob("*/spec.json"))]
     bake = bake_file(specs, "ghcr.io/acme")
@@ -126,21 +129,12 @@ def test_make_bake_writes_the_file_from_images_alone(tmp_path, rendered, scratch
     assert bad.returncode == 2 and "REGISTRY='Bad Registry/' is not a registry prefix" in bad.stderr
 
 
-def _as_model(doc: dict):
-    """Load a manifest into the official client's model; field names and types must be right."""
-    from kubernetes.client import ApiClient
-    api = ApiClient()
-    kind = {"Job": "V1Job", "Service": "V1Service"}[doc["kind"]]
-    model = api._ApiClient__deserialize(doc, kind)
-    assert api.sanitize_for_serialization(model) == doc, f"{kind}: fields lost or retyped"
-    return model
-
-
+@pytest.mark.unit
 @pytest.mark.parametrize("nodes,gpus", [(1, 1), (2, 8)])
 def test_k8s_manifests_load_into_the_kubernetes_models(nodes, gpus, SPECS):
     spec = next(s for s in SPECS if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
     docs = k8s_manifests(spec, f"registry.example/{spec.image}", nodes, gpus)
-    models = [_as_model(json.loads(json.dumps(d))) for d in docs]
+    models = [k8s_model(json.loads(json.dumps(d))) for d in docs]
     job = models[-1]
     container = job.spec.template.spec.containers[0]
     assert container.resources.limits["nvidia.com/gpu"] == str(gpus)
@@ -166,7 +160,7 @@ def test_make_k8s_verify_writes_loadable_yaml(tmp_path, rendered, scratch_env):
     assert proc.returncode == 0, proc.stderr
     path = tmp_path / "build" / "k8s" / Path(proc.stdout.split()[1]).name
     docs = list(yaml.safe_load_all(path.read_text()))
-    assert [d["kind"] for d in docs] == ["Service", "Job"] and all(_as_model(d) for d in docs)
+    assert [d["kind"] for d in docs] == ["Service", "Job"] and all(k8s_model(d) for d in docs)
     for args, extra, needle in ((("--nodes", "0"), {}, "must be a whole number, 1 or more"),
                                 ((), {"NODES": ""}, "NODES is empty"),
                                 ((), {"GPUS": "abc"}, "GPUS='abc'"),
@@ -175,6 +169,7 @@ def test_make_k8s_verify_writes_loadable_yaml(tmp_path, rendered, scratch_env):
         assert bad.returncode == 2 and needle in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
 
 
+@pytest.mark.unit
 def test_slurm_script_runs_the_same_torchrun_through_pyxis(SPECS):
     spec = SPECS[0]
     text = slurm_script(Job(spec, spec.image, 4, 8))
@@ -185,16 +180,10 @@ def test_slurm_script_runs_the_same_torchrun_through_pyxis(SPECS):
     assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.host
 def test_nccl_check_spans_two_torchrun_launchers_as_two_nodes(tmp_path):
     """Two `torchrun --nnodes 2` launchers meet at a c10d rendezvous on 127.0.0.1 (gloo on this CPU machine)."""
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "PYTHONPATH": str(ROOT)}
     launchers = [subprocess.Popen(
         [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1",
@@ -212,9 +201,10 @@ def test_nccl_check_spans_two_torchrun_launchers_as_two_nodes(tmp_path):
     assert all(row["busbw"] > 0 and row["wrong"] == 0 for row in check["data"]["sizes"])
 
 
+@pytest.mark.unit
 def test_the_model_check_catches_a_misspelled_field(SPECS):
     spec = SPECS[0]
     job = json.loads(json.dumps(k8s_manifests(spec, spec.image, 1, 1)[-1]))
     job["spec"]["template"]["spec"]["containers"][0]["volumeMount"] = job["spec"]["template"]["spec"]["containers"][0].pop("volumeMounts")
     with pytest.raises(AssertionError, match="fields lost or retyped"):
-        _as_model(job)
+        k8s_model(job)

@@ -10,7 +10,7 @@ import yaml
 from scripts.plan.compat import load_compat
 from scripts.plan.matrix import load_matrix
 from scripts.render import drift, load_rendered, rendered_files
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 WORKFLOW = ROOT / ".github" / "workflows" / "images.yml"
 
@@ -20,6 +20,7 @@ def shipped():
     return load_matrix(ROOT / "matrix.yaml", load_compat(ROOT / "compat.yaml"))
 
 
+@pytest.mark.unit
 def test_the_shipped_matrix_expands_to_its_images(shipped):
     specs = shipped
     tags = [s.tag for s in specs]
@@ -33,6 +34,7 @@ def test_the_shipped_matrix_expands_to_its_images(shipped):
     assert "2.13.0-cuda13.0-cudnn9-runtime-ubuntu24.04" not in tags
 
 
+@pytest.mark.unit
 def test_pypi_keyword_resolves_each_releases_default_build(shipped):
     by_tag = {s.tag: s for s in shipped}
     s = by_tag["2.15.0-cuda13.2-cudnn9-runtime-debian12"]
@@ -45,6 +47,7 @@ def test_pypi_keyword_resolves_each_releases_default_build(shipped):
 
 
 
+@pytest.mark.unit
 def test_cuda_images_carry_their_driver_floor_from_compat(shipped):
     by_tag = {s.tag: s for s in shipped}
     assert by_tag["2.15.0-cuda13.2-cudnn9-runtime-debian12"].env["TORCHIMAGES_DRIVER_MIN"] == "580.65.06"
@@ -53,10 +56,12 @@ def test_cuda_images_carry_their_driver_floor_from_compat(shipped):
     assert 'TORCHIMAGES_DRIVER_MIN="580.65.06"' in dockerfile
 
 
+@pytest.mark.unit
 def test_committed_images_match_a_fresh_render(shipped):
     assert drift(rendered_files(shipped), ROOT / "images") == []
 
 
+@pytest.mark.unit
 def test_the_rendered_specs_are_the_matrix(shipped):
     assert sorted(s.tag for s in load_rendered(ROOT / "images")) == sorted(s.tag for s in shipped)
 
@@ -79,6 +84,7 @@ def test_the_workflow_matrix_is_the_matrix_of_the_rendered_images(shipped):
     assert "make bake" in build and "docker/bake-action" in build and "matrix.target" in build
 
 
+@pytest.mark.unit
 def test_the_workflow_stages_the_locked_wheels_before_bake():
     """bake targets bind-mount build/wheels: uv's wheel (the lock's installer) must be there, as in make build."""
     flow = yaml.safe_load(WORKFLOW.read_text())
@@ -88,6 +94,7 @@ def test_the_workflow_stages_the_locked_wheels_before_bake():
     assert bakes and stage < min(bakes) and steps[stage]["env"]["IMAGE"] == "${{ matrix.tag }}"
 
 
+@pytest.mark.unit
 def test_every_shipped_image_has_a_current_lock_with_a_hash_for_every_pin_per_platform(shipped):
     from scripts.builder.lock import lock_path, lock_problem, parse_lock, stray_locks
     images = ROOT / "images"
@@ -106,6 +113,7 @@ def test_every_shipped_image_has_a_current_lock_with_a_hash_for_every_pin_per_pl
     assert multi and all((images / s.tag / "requirements.arm64.lock").is_file() for s in multi)
 
 
+@pytest.mark.unit
 def test_the_cpu_lock_pins_the_local_wheel_by_its_own_hash(shipped):
     import hashlib
     from pathlib import Path
@@ -120,6 +128,7 @@ def test_the_cpu_lock_pins_the_local_wheel_by_its_own_hash(shipped):
     assert torch.version == "2.13.0+cpu" and digest in torch.hashes
 
 
+@pytest.mark.unit
 def test_the_shipped_matrix_has_the_cpu_image_with_jupyter_and_ssh(shipped):
     by_tag = {s.tag: s for s in shipped}
     spec = by_tag["2.13.0-cpu-debian12-jupyter-ssh"]
@@ -129,6 +138,7 @@ def test_the_shipped_matrix_has_the_cpu_image_with_jupyter_and_ssh(shipped):
     assert 'ENTRYPOINT ["/usr/local/bin/torchimages-entrypoint"]' in dockerfile and "openssh-server" in dockerfile
 
 
+@pytest.mark.unit
 def test_the_shipped_matrix_has_one_tag_for_two_platforms(shipped):
     by_tag = {s.tag: s for s in shipped}
     assert by_tag["2.13.0-cuda13.0-cudnn9-runtime-debian12"].platforms == ["linux/amd64", "linux/arm64"]

@@ -26,6 +26,7 @@ def gpu(test_specs):
     return next(s for s in test_specs if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("ref", "expected"), [
     ("ghcr.io/acme/x:t", "ghcr.io#acme/x:t"),
     ("127.0.0.1:5000/x:t", "127.0.0.1:5000#x:t"),
@@ -40,6 +41,7 @@ def test_pyxis_reads_registry_hash_image(ref, expected):
     assert pyxis_image(ref) == expected
 
 
+@pytest.mark.unit
 def test_launcher_is_a_validated_knob_defaulting_to_pyxis():
     assert Settings.load({}, {}, ("LAUNCHER",)).launcher == "pyxis"
     assert Settings.load({"LAUNCHER": " Docker "}, {}, ("LAUNCHER",)).launcher == "docker"
@@ -59,6 +61,7 @@ def _bash_n(text: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 @pytest.mark.parametrize(("nodes", "gpus"), [(1, 0), (2, 0), (4, 8)])
 def test_every_launcher_renders_the_fixed_script(launcher, nodes, gpus, gpu):
@@ -106,12 +109,14 @@ def test_every_launcher_renders_the_fixed_script(launcher, nodes, gpus, gpu):
         assert '"$TORCHIMAGES_PYTHON" -m torch.distributed.run' in text and '"$TORCHIMAGES_PYTHON" -m verify' in text
 
 
+@pytest.mark.unit
 def test_pyxis_without_a_registry_says_what_to_do(cpu):
     text = slurm_script(Job(cpu, cpu.image, 1, 0, "pyxis"))
     assert "No REGISTRY was given: pyxis looks" in text and "enroot import -o x.sqsh dockerd://" in text
     assert "No REGISTRY" not in slurm_script(Job(cpu, "127.0.0.1:5000/" + cpu.image, 1, 0, "pyxis"))
 
 
+@pytest.mark.unit
 def test_preflight_renders_a_job_that_runs_only_the_preflight(cpu):
     for launcher in LAUNCHERS:
         text = slurm_script(Job(cpu, cpu.image, 2, 0, launcher, preflight=True, verify_args=("--budget", "20")))
@@ -121,6 +126,7 @@ def test_preflight_renders_a_job_that_runs_only_the_preflight(cpu):
         assert "#SBATCH --job-name=verify-2-13-0-cpu-debian12-2n-preflight" in text
 
 
+@pytest.mark.unit
 def test_verify_args_cannot_end_the_node_script_early(cpu):
     with pytest.raises(UserError, match="VERIFY_ARGS"):
         slurm_script(Job(cpu, cpu.image, 1, 0, "none", verify_args=("x\nTORCHIMAGES_NODE_SCRIPT_END\ny",)))
@@ -165,7 +171,7 @@ def test_the_rendezvous_port_differs_between_jobs(cpu):
 
 @pytest.mark.host
 def test_make_slurm_writes_one_script_per_launcher(tmp_path, rendered, scratch_env):
-    from tests.conftest import run_cli
+    from tests.helpers import run_cli
     env = {**scratch_env, "IMAGES_DIR": str(rendered), "IMAGE": "2.13.0-cpu-debian12", "NODES": "2", "GPUS": "0"}
     for launcher in LAUNCHERS:
         proc = run_cli("slurm", "--launcher", launcher, env=env)
@@ -180,8 +186,9 @@ def test_make_slurm_writes_one_script_per_launcher(tmp_path, rendered, scratch_e
     assert pre.returncode == 0 and "verify-2-13-0-cpu-debian12-2n-preflight.sbatch" in pre.stdout
 
 
+@pytest.mark.unit
 def test_make_help_lists_the_launcher_knobs():
-    from tests.conftest import ROOT
+    from tests.helpers import ROOT
     text = (ROOT / "Makefile").read_text()
     assert re.search(r"^LAUNCHER \?= pyxis## make slurm: pyxis", text, re.M)
     assert re.search(r"^PREFLIGHT \?=## 1: make slurm", text, re.M)

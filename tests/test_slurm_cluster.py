@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests import slurm
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 pytestmark = [pytest.mark.host, pytest.mark.slow]
 QUICK = {"VERIFY_ARGS": "--checks shm --shm-min 64m"}     # the local checks cut to one short check
@@ -94,7 +94,7 @@ def test_scancel_during_verify_leaves_a_report_that_is_not_pass(slurm_cluster, t
     report = slurm.reports(tmp_path / f"reports-{job}")["node-n1.json"]
     assert report["status"] != "pass", report
     shm = next(c for c in report["checks"] if c["name"] == "shm")
-    assert shm["status"] != "pass" and "SIGTERM" in shm["summary"], shm
+    assert shm["status"] != "pass" and shm["code"] == "INTERRUPTED" and "SIGTERM" in shm["summary"], shm
 
 
 def _preflight_works() -> str | None:

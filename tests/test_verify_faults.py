@@ -14,7 +14,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import ROOT, assert_clean_failure, run_cli
+from tests.helpers import ROOT, assert_clean_failure, run_cli
+
+pytestmark = pytest.mark.unit
 
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 
@@ -172,12 +174,12 @@ def test_without_a_writable_temp_dir_verify_falls_back_or_says_so(tmp_path, monk
     assert proc.returncode == 0, proc.stdout + proc.stderr
     import tempfile
 
-    from verify import cli, runner
+    from verify import cli
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Read-only file system")
     monkeypatch.setattr(tempfile, "mkdtemp", refuse)
-    monkeypatch.setattr(runner.tempfile, "mkdtemp", refuse)
+    monkeypatch.setattr("verify.runner.tempfile.mkdtemp", refuse)
     assert cli.main(["--checks", "shm"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("verify: no writable temporary directory") and "--tmpfs /tmp" in err
@@ -190,8 +192,8 @@ def test_control_characters_are_stripped_from_junit(tmp_path):
     nasty = "bad \x00\x1b[31mred\x1b[0m \x07bell \ud800 end"
     r = CheckResult("shm", "fail", nasty, details=[nasty], remedy=nasty, code="CHECK_CRASHED", owner="image", output=nasty)
     write_junit([r], str(tmp_path / "r.xml"))
-    case = ET.parse(tmp_path / "r.xml").getroot().find("testcase")
-    assert case.find("failure").get("message") == "bad [31mred[0m bell  end"
+    case = ET.parse(tmp_path / "r.xml").getroot().findall("testcase")[0]
+    assert case.findall("failure")[0].get("message") == "bad [31mred[0m bell  end"
     assert [p.name for p in tmp_path.iterdir()] == ["r.xml"]          # no temporary file left beside it
 
 
@@ -210,7 +212,7 @@ def test_at_a_timeout_without_proc_the_leader_alone_gets_the_stack_signal(monkey
 
     def no_proc(path):
         raise PermissionError(13, "Permission denied", path)
-    monkeypatch.setattr(runner.os, "listdir", no_proc)
+    monkeypatch.setattr("verify.runner.os.listdir", no_proc)
     assert runner._group_members(os.getpid()) == []
 
 
@@ -220,7 +222,7 @@ def test_the_stack_count_is_of_the_stacks_the_report_keeps():
     stack = ["Thread 0x00007f0e7dc286c0 (most recent call first):"] + ['  File "x.py", line 1 in f'] * 9 + [""]
     output = "\n".join(["check starts"] + stack * 20)          # 220 lines, 20 stacks
     result = runner._failed("hdf5", None, output, 30.0, 30.0)
-    kept = result.output.count("most recent call first")
+    kept = (result.output or "").count("most recent call first")
     assert result.code == "CHECK_TIMEOUT" and 0 < kept < 20
     assert result.details == [f"the Python stacks of its {kept} stuck thread(s) at the timeout are in the output "
                               f"({20 - kept} more cut: the output keeps its last {runner.STACK_TAIL_LINES} lines)"]

@@ -12,7 +12,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
+
+pytestmark = pytest.mark.host
 
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 
@@ -31,7 +33,8 @@ def test_cpu_host_passes_shm_hdf5_arrow_and_skips_gpu_nccl_with_reasons(full_run
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {n: status[n]["status"] for n in status} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass",
                                                         "vision": "skip", "dataloader": "pass"}
-    assert "no GPU visible" in status["gpu"]["summary"] and status["gpu"]["remedy"]
+    assert (status["gpu"]["code"], status["gpu"]["owner"]) == ("GPU_NOT_VISIBLE", "image") and status["gpu"]["remedy"]
+    assert status["nccl"]["code"] == "NCCL_NOT_EXERCISED"
     assert "all-reduce verified over gloo, world size 2" in status["nccl"]["summary"]
     assert status["nccl"]["metrics"]["wrong"]["value"] == 0 and status["nccl"]["data"]["sizes"]
     assert status["arrow"]["metrics"]["ratio"]["unit"] == "x"
@@ -111,15 +114,19 @@ def test_small_dev_shm_fails_with_the_remedy(tmp_path):
     proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     shm = json.loads((tmp_path / "r.json").read_text())["checks"][0]
-    assert proc.returncode == 1 and shm["status"] == "fail"
+    assert proc.returncode == 1 and (shm["status"], shm["code"], shm["owner"]) == ("fail", "SHM_TOO_SMALL", "job")
     assert "64 MiB" in shm["summary"] and "--shm-size" in shm["remedy"] and "--ipc=host" in shm["remedy"]
-    assert any("No space left on device" in d or "SIGBUS" in d for d in shm["details"])
+    # The page-by-page touch is tried first and is what the summary names: on a tmpfs, a page past its size is SIGBUS.
+    # (torch's own attempt, the other detail, says ENOSPC or SIGBUS depending on the torch release: not asserted.)
+    assert "killed by SIGBUS" in shm["summary"], shm
 
 
 def test_h5py_without_its_native_library_is_diagnosed_by_name(tmp_path):
     """A throwaway copy of h5py with its bundled libhdf5 removed shadows the real one."""
     import importlib.util
-    origin = Path(importlib.util.find_spec("h5py").origin).parent
+    spec = importlib.util.find_spec("h5py")
+    assert spec is not None and spec.origin is not None
+    origin = Path(spec.origin).parent
     shutil.copytree(origin, tmp_path / "h5py")
     libs = origin.parent / "h5py.libs"
     shutil.copytree(libs, tmp_path / "h5py.libs")

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 from tests.verify_handmade import H100, gpu_facts, nccl_facts, nccl_rows, variant
 from verify import baselines
 from verify.checks import arrow, gpu, hdf5, nccl, shm
@@ -21,6 +21,8 @@ from verify.codes import CODES, readme_table
 from verify.cuda_errors import decode
 from verify.options import Options
 from verify.result import CheckResult
+
+pytestmark = pytest.mark.unit
 
 SCHEMA_V2 = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 SCHEMA_V1 = json.loads((ROOT / "verify" / "report.v1.schema.json").read_text())
@@ -237,7 +239,7 @@ def test_cuda_init_errors_are_decoded(error, code, owner, needle):
     r = judge_gpu(variant(gpu_facts(), cuda_available=False, torch_devices=0, capabilities=[], kernels=[], perf=[], sdc=[],
                           cuda_init_error=error))
     assert (r.status, r.code, r.owner) == ("fail", code, owner)
-    assert needle in r.summary + r.remedy
+    assert needle in r.summary + (r.remedy or "")
 
 
 def test_decoder_knows_the_container_toolkit_refusal():
@@ -262,7 +264,7 @@ def test_nvml_fields_that_are_not_supported_are_facts_not_crashes():
 def test_no_gpu_causes_name_the_owner_and_fail_only_when_expected(changes, owner, needle):
     facts = variant(gpu_facts(), devices=[], **changes)
     skip = judge_gpu(facts)
-    assert (skip.status, skip.code, skip.owner) == ("skip", "GPU_NOT_VISIBLE", owner) and needle in skip.summary + skip.remedy
+    assert (skip.status, skip.code, skip.owner) == ("skip", "GPU_NOT_VISIBLE", owner) and needle in skip.summary + (skip.remedy or "")
     assert judge_gpu(facts, expect_gpus=1).status == "fail"
 
 
@@ -308,9 +310,9 @@ def test_nccl_timeout_advice_follows_what_was_seen():
     r = judge_nccl(facts)
     assert r.code == "NCCL_TIMEOUT"
     for needle in ("never formed", "/dev/shm is only 64 MiB", "memlock limit is 64 KiB", "NCCL_SOCKET_IFNAME"):
-        assert needle in r.remedy, needle
+        assert needle in (r.remedy or ""), needle
     quiet = judge_nccl(variant(nccl_facts(), sizes=[], error="all_reduce: timed out after 420 s waiting for 1 rank(s)"))
-    assert "/dev/shm" not in quiet.remedy.split("NCCL_DEBUG")[0] and "memlock" not in quiet.remedy
+    assert quiet.remedy and "/dev/shm" not in quiet.remedy.split("NCCL_DEBUG")[0] and "memlock" not in quiet.remedy
 
 
 def test_nccl_other_error_and_missing_distributed():

@@ -5,8 +5,9 @@ import json
 import xml.etree.ElementTree as ET
 
 import jsonschema
+import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from verify.checks.gpu import why_no_gpu
 from verify.checks.hdf5 import diagnose_import_error
 from verify.checks.nccl import bus_factor, message_sizes
@@ -14,6 +15,8 @@ from verify.checks.shm import recognise
 from verify.options import parse_size
 from verify.report import build_report, overall, render_table, write_junit
 from verify.result import CheckResult
+
+pytestmark = pytest.mark.unit
 
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 
@@ -75,7 +78,7 @@ def test_junit_parses_with_failures_and_skips(tmp_path):
     write_junit(_results(), str(path))
     suite = ET.parse(path).getroot()
     assert suite.tag == "testsuite" and suite.get("tests") == "3" and suite.get("failures") == "1" and suite.get("skipped") == "1"
-    assert suite.find("testcase[@name='arrow']/failure").get("message") == "copied"
+    assert suite.findall("testcase[@name='arrow']/failure")[0].get("message") == "copied"
 
 
 def test_table_shows_remedy_and_verdict():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 from verify import prolog, scheduler
 
 pytestmark = pytest.mark.host
@@ -115,7 +115,8 @@ def test_remedies_speak_slurm_under_slurm_and_facts_name_the_job():
                              "TORCHIMAGES_LAUNCHER": "pyxis"})
     assert ctx == {"kind": "slurm", "job": "7", "step": "0", "node": "n1", "launcher": "pyxis"}
     remedy = "Start it with `docker run --gpus all` (NVIDIA Container Toolkit installed on the host)"
-    assert "--gres=gpu:N" in scheduler.adapt_remedy(remedy, ctx) and "docker run --gpus all" not in scheduler.adapt_remedy(remedy, ctx)
+    adapted = scheduler.adapt_remedy(remedy, ctx) or ""
+    assert "--gres=gpu:N" in adapted and "docker run --gpus all" not in adapted
     assert scheduler.adapt_remedy(remedy, scheduler.context({})) == remedy
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "100.5"}, now=103.0) == 2.5
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "nan"}) is None

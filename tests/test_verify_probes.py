@@ -8,8 +8,13 @@ from __future__ import annotations
 import types
 from pathlib import Path
 
+import pytest
+
 from verify import gpuprobe
 from verify.checks import gpu, nccl
+from verify.options import Options
+
+pytestmark = pytest.mark.unit
 
 
 class NVMLError_NotSupported(Exception):  # pynvml's own class name
@@ -66,7 +71,7 @@ def test_an_unsupported_nvml_field_is_a_fact_not_a_crash():
     assert dev["nvml_errors"] == {} and dev["lost"] is False       # absent calls of an older pynvml are not errors
     facts = {"torch_cuda": "13.0", "devices": [dev], "cuda_available": True, "torch_devices": 1, "capabilities": ["9.0"],
              "arch_list": ["sm_90"], "driver": "580.95.05", "cuda_driver": "13.0"}
-    assert gpu.judge(facts, gpu.Options()).status == "pass"
+    assert gpu.judge(facts, Options()).status == "pass"
 
 
 def test_nccl_log_says_which_network_interface_and_transport(tmp_path):
@@ -94,7 +99,7 @@ def test_a_check_module_with_only_run_still_works_and_replays_its_recorded_verdi
     from verify.replay import Record, judge
     from verify.result import CheckResult
     legacy = types.ModuleType("verify.checks.legacy")
-    legacy.run = lambda options: CheckResult("legacy", "warn", "old style", remedy="r", code="CHECK_CRASHED", owner="image")
+    legacy.run = lambda options: CheckResult("legacy", "warn", "old style", remedy="r", code="CHECK_CRASHED", owner="image")  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "verify.checks.legacy", legacy)
     facts, result = run_one("legacy", Options())
     assert facts is None and result.status == "warn"
@@ -111,7 +116,7 @@ def test_a_probe_that_needs_a_missing_package_is_a_skip_with_the_pip_line(monkey
 
     def probe(options):
         raise ModuleNotFoundError("No module named 'torchdata'", name="torchdata")
-    broken.probe, broken.judge = probe, lambda facts, options: None
+    broken.probe, broken.judge = probe, lambda facts, options: None  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "verify.checks.needs", broken)
     _, result = run_one("needs", Options())
     assert (result.status, result.code, result.remedy) == ("skip", "PACKAGE_MISSING", "pip install torchdata")

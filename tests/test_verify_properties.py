@@ -19,9 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from verify import cli
 from verify.result import CheckResult
+
+pytestmark = pytest.mark.unit
 
 SLOW = os.environ.get("VERIFY_PROPERTY_EXAMPLES")
 EXAMPLES = int(SLOW) if SLOW else 150
@@ -65,7 +67,7 @@ def test_generated_arguments_and_environment_never_crash(argv, env, report, outd
         if os.path.exists(json_path):
             os.unlink(json_path)
         try:
-            rc = cli.main(argv)
+            rc: int | str | None = cli.main(argv)
         except SystemExit as exc:          # --help / -h exits through argparse with 0
             rc = exc.code
     assert rc in (0, 1, 2), (argv, env, rc)

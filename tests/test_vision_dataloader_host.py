@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, assert_clean_failure, run_cli
+from tests.helpers import ROOT, assert_clean_failure, run_cli
+
+pytestmark = pytest.mark.unit
 
 CACHE = Path(os.environ.get("TORCHIMAGES_TEST_CACHE", Path.home() / ".cache" / "torchimages-tests"))
 # torch 2.13.0 (CPU build, /opt/wheels) beside PyPI's torchvision 0.29.1, which is built for torch 2.14:

@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 
 import jsonschema
+import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 from verify.checks.vision import (
     TORCHVISION_FOR_TORCH,
     cuda_release,
@@ -17,6 +18,8 @@ from verify.checks.vision import (
 )
 from verify.options import Options
 from verify.report import build_report
+
+pytestmark = pytest.mark.unit
 
 OPTS = Options()
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
@@ -78,7 +81,7 @@ def test_nms_missing_at_import_is_diagnosed_as_a_mismatch_with_both_versions_and
     assert (r.status, r.code, r.owner) == ("fail", "TORCHVISION_MISMATCH", "image")
     assert "torchvision 0.29.1 does not match torch 2.13.0+cpu" in r.summary
     assert "operator torchvision::nms does not exist" in r.summary and "needs torchvision 0.28.0" in r.summary
-    assert "pip install torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cpu" in r.remedy
+    assert "pip install torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cpu" in (r.remedy or "")
 
 
 def test_right_release_wrong_build_says_so():
@@ -86,7 +89,7 @@ def test_right_release_wrong_build_says_so():
              "gpu_visible": False, "import_error": "RuntimeError: operator torchvision::nms does not exist"}
     r = judge(facts, OPTS)
     assert r.code == "TORCHVISION_MISMATCH" and "the release line is right, the build is not" in r.summary
-    assert "whl/cpu" in r.remedy
+    assert "whl/cpu" in (r.remedy or "")
 
 
 def test_nms_missing_after_import_is_a_mismatch_too():
@@ -115,7 +118,7 @@ def test_missing_torchvision_skips_with_the_install_line():
              "gpu_visible": False, "import_error": "ModuleNotFoundError: No module named 'torchvision'"}
     r = judge(facts, OPTS)
     assert (r.status, r.code, r.owner) == ("skip", "PACKAGE_MISSING", "image")
-    assert "torchvision is not installed" in r.summary and "whl/cpu" in r.remedy
+    assert "torchvision is not installed" in r.summary and "whl/cpu" in (r.remedy or "")
 
 
 def test_decode_and_transform_failures():

@@ -120,7 +120,7 @@ def unknown_model_slow_peer(slow: float = 0.5) -> dict[str, Any]:
 
 def make_report(status: str = "pass", checks: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
     """A hand-made verify report (schema 2) of one H100 node: what signed attestations carry."""
-    check = {"name": "gpu", "status": "pass", "summary": "1 GPU(s) (NVIDIA H100 80GB HBM3)", "details": [],
+    check: dict[str, Any] = {"name": "gpu", "status": "pass", "summary": "1 GPU(s) (NVIDIA H100 80GB HBM3)", "details": [],
              "metrics": {}, "remedy": None, "code": None, "owner": None, "duration_s": 1.0,
              "data": {"driver": "580.65.06", "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3"}]}}
     return {"schema_version": 2, "tool": {"name": "verify", "version": "1"}, "created": "2026-01-01T00:00:00Z",

@@ -1,27 +1,17 @@
-"""Integration fixtures: a real registry (Debian's docker-registry, the CNCF distribution server) on loopback, and
-the disk hygiene of the multi-GB images these tests build."""
+"""Integration fixtures: a real registry (Debian's docker-registry, the CNCF distribution server) on loopback. The disk
+hygiene of the multi-GB images these tests build (dropped_when_built_here) is in tests/helpers.py."""
 from __future__ import annotations
 
-import shutil
-import socket
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import requests
 
-from scripts.builder.engine import image_exists
+from tests.helpers import free_port
 
 REGISTRY_BIN = "/usr/bin/docker-registry"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -50,22 +40,3 @@ def registry(tmp_path_factory):
         proc.terminate()
         proc.wait(timeout=20)
 
-
-@contextmanager
-def dropped_when_built_here(client, image: str, *folders: Path) -> Iterator[None]:
-    """Around a test that builds a multi-GB image: when the image was absent before (a fresh CI machine), remove it
-    after, with BuildKit's cache mounts (the uv caches, GBs of wheels) and the given download folders. A CI machine's
-    disk is shared and finite: the suite's peak must not be the sum of every image it ever built."""
-    from docker.errors import ImageNotFound
-    present = image_exists(client, image)
-    try:
-        yield
-    finally:
-        if not present:
-            try:
-                client.images.remove(image, force=True)
-            except ImageNotFound:
-                pass
-            client.api.prune_builds(filters={"type": "exec.cachemount"})
-            for folder in folders:
-                shutil.rmtree(folder, ignore_errors=True)

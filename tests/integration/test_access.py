@@ -10,7 +10,6 @@ import json
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import tarfile
 import time
@@ -22,7 +21,7 @@ import pytest
 
 from scripts.plan.spec import ImageSpec
 from scripts.render import load_rendered
-from tests.conftest import TEST_COMPAT, TEST_MATRIX, run_cli
+from tests.helpers import TEST_COMPAT, TEST_MATRIX, free_port, run_cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -43,12 +42,6 @@ SSH_OPTS = ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/nul
 CONFIG_DIR = re.compile(r"(^|/)(etc/jupyter|\.jupyter|share/jupyter/runtime)/")
 CONFIG_SECRET = re.compile(rb"""[._"'](token|password)["']?\s*[=:]\s*u?["'][^"']""", re.IGNORECASE)
 TOKENS: list[str] = []      # every token a test container got: the layer scan looks for each
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def http(url: str, token: str | None = None) -> int:
@@ -282,7 +275,7 @@ def test_a_generated_token_is_printed_once_and_works(access_image, docker_client
     container = start(docker_client, ["jupyter"], {"JUPYTER_PORT": str(port)})
     try:
         logs = wait_for_log(container, "JupyterLab is up")
-        token = re.search(r"shown once and stored nowhere: http://127\.0\.0\.1:\d+/lab\?token=([0-9a-f]+)", logs).group(1)
+        token = re.search(r"shown once and stored nowhere: http://127\.0\.0\.1:\d+/lab\?token=([0-9a-f]+)", logs).group(1)  # type: ignore[union-attr]
         TOKENS.append(token)
         assert len(token) >= 40 and logs.count(token) == 1, logs
         assert http(f"http://127.0.0.1:{port}/api/status") == 403
@@ -392,7 +385,7 @@ def scan_saved_image(saved: io.BytesIO, needles: list[bytes]) -> tuple[int, int,
     """Walk every layer of a `docker save` archive: (layers, files scanned, findings)."""
     scanned, layers, found = 0, 0, []
     with tarfile.open(fileobj=saved) as outer:
-        manifest = json.loads(outer.extractfile("manifest.json").read())
+        manifest = json.loads(outer.extractfile("manifest.json").read())  # type: ignore[union-attr]
         for layer_name in manifest[0]["Layers"]:
             layers += 1
             with tarfile.open(fileobj=outer.extractfile(layer_name)) as layer:
@@ -407,7 +400,7 @@ def scan_saved_image(saved: io.BytesIO, needles: list[bytes]) -> tuple[int, int,
                     if entry.name.startswith(("run/secrets/", "home/torch/.jupyter", "home/torch/.local/share/jupyter/runtime")):
                         found.append(f"{entry.name} in {layer_name}")
                     if entry.isfile() and entry.size < 64 << 20:
-                        data = layer.extractfile(entry).read()
+                        data = layer.extractfile(entry).read()  # type: ignore[union-attr]
                         if any(n in data for n in needles):
                             found.append(f"a test token in {entry.name} ({layer_name})")
                         if (config or CONFIG_DIR.search(entry.name)) and CONFIG_SECRET.search(data):

@@ -12,8 +12,9 @@ import pytest
 from scripts.builder.emulation import emulation_problem
 from scripts.builder.engine import image_exists
 from scripts.plan.platforms import base_tag, host_platform
-from tests.conftest import ROOT, run_cli
-from tests.integration.conftest import dropped_when_built_here
+from tests.helpers import ROOT, dropped_when_built_here, run_cli
+
+pytestmark = pytest.mark.docker
 
 IMAGES = ROOT / "images"
 
@@ -68,7 +69,7 @@ def test_emulation_is_detected_inside_without_help_from_the_host(docker_client, 
                                            platform="linux/arm64").decode()
     (tmp_path / "cpuinfo").write_text(cpuinfo)
     monkeypatch.delenv("TORCHIMAGES_HOST_ARCH", raising=False)
-    monkeypatch.setattr(environment.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr("verify.environment.platform.machine", lambda: "aarch64")
     assert environment.emulation(str(tmp_path / "cpuinfo"))["emulated"] is True
 
 

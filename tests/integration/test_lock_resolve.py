@@ -8,7 +8,9 @@ import pytest
 
 from scripts.builder.lock import compile_lock, lock_folders, lock_path, parse_lock
 from scripts.render import load_rendered
-from tests.conftest import ROOT, assert_clean_failure, run_cli
+from tests.helpers import ROOT, assert_clean_failure, run_cli
+
+pytestmark = pytest.mark.docker
 
 IMAGES = ROOT / "images"
 

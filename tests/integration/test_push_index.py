@@ -17,7 +17,9 @@ from scripts.builder.engine import image_exists
 from scripts.plan.platforms import base_tag
 from scripts.plan.spec import ImageSpec
 from scripts.render import load_rendered
-from tests.conftest import ROOT, assert_clean_failure, run_cli
+from tests.helpers import ROOT, assert_clean_failure, run_cli
+
+pytestmark = pytest.mark.docker
 
 REPOSITORY = "torchimages-push-index-test"
 TAG = "0.0.0-push-index-debian12"

@@ -26,8 +26,9 @@ from scripts.plan.spec import ImageSpec
 from scripts.render import LOCK_NAME, load_rendered
 from scripts.run_verify import verify_image
 from scripts.settings import CA_VARIABLES, local_folders
-from tests.conftest import ROOT, assert_clean_failure, run_cli
-from tests.integration.conftest import free_port
+from tests.helpers import ROOT, assert_clean_failure, free_port, run_cli
+
+pytestmark = pytest.mark.docker
 
 # one repository per test process, so two checkouts running this module at once never push, pull or delete each
 # other's tags; the module removes its images when it ends

@@ -30,9 +30,11 @@ from scripts.publish.attest import (
 from scripts.publish.gate import DRIVER_LABEL
 from scripts.publish.referrers import add_to_index, attach
 from scripts.publish.registry import OCI_MANIFEST, Registry, sha256
-from scripts.settings import KEY_NAME
-from tests.conftest import ROOT, run_cli
+from scripts.settings import KEY_NAME, PUB_NAME
+from tests.helpers import ROOT, run_cli
 from tests.verify_handmade import make_report
+
+pytestmark = pytest.mark.docker
 
 REPO = f"team/torchimages-signed-{os.getpid()}"
 SBOM = {"bomFormat": "CycloneDX", "specVersion": "1.5", "components": [{"purl": "pkg:pypi/torch@2.15.0"}]}
@@ -77,16 +79,16 @@ def test_attest_with_a_key_then_report_verifies_signer_and_host(registry, keys, 
     lines = attest_one(f"{registry}/{REPO}@{digest}", json.dumps(make_report()).encode(), json.dumps(SBOM).encode(),
                        signer)
     assert any("verify attached" in line and ".verify" in line for line in lines), lines
-    pub = str(keys["ours"] / signing.PUB_NAME)
+    pub = str(keys["ours"] / PUB_NAME)
 
     ok = _report(registry, digest, "--trust", pub)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "verified: yes (verdict PASS" in ok.stdout
-    assert f"signer:   {signing.PUB_NAME} (key {signer.public_key.keyid[:16]})" in ok.stdout
+    assert f"signer:   {PUB_NAME} (key {signer.public_key.keyid[:16]})" in ok.stdout
     assert "GPU NVIDIA H100 80GB HBM3 (x1), driver 580.65.06" in ok.stdout and "host:     node " in ok.stdout
     assert "sbom:     CycloneDX 1.5, 1 components" in ok.stdout
 
-    other = _report(registry, digest, "--trust", str(keys["other"] / signing.PUB_NAME))
+    other = _report(registry, digest, "--trust", str(keys["other"] / PUB_NAME))
     assert other.returncode == 1 and "verified: NO" in other.stdout and "not in TRUST" in other.stdout, other.stdout
 
     # the default TRUST: the .pub make keygen wrote (XDG_CONFIG_HOME)
@@ -107,7 +109,7 @@ def test_attest_with_a_key_then_report_verifies_signer_and_host(registry, keys, 
     low = run_cli("gate", f"{registry}/{REPO}@{digest}", "--trust", pub, "--host-driver", "535.104.05", timeout=300)
     assert low.returncode == 1 and len(low.stdout.strip().splitlines()) == 1, low.stdout
     assert "needs NVIDIA driver >= 580.65.06" in low.stdout and "cuda12.8" in low.stdout     # the tag that fits
-    refused = run_cli("gate", f"{registry}/{REPO}@{digest}", "--trust", str(keys["other"] / signing.PUB_NAME),
+    refused = run_cli("gate", f"{registry}/{REPO}@{digest}", "--trust", str(keys["other"] / PUB_NAME),
                       "--require", "gpu=B200", "--host-driver", "590.1", timeout=300)
     assert refused.returncode == 1 and "gate: refused" in refused.stdout and "no trusted attestation" in refused.stdout
 
@@ -125,7 +127,7 @@ def _dsse(signer, subject: str, report: dict | None = None) -> bytes:
 def test_forged_artifacts_are_not_verified(registry, keys):
     reg = Registry(registry)
     signer = signing.load_signer(keys["ours"] / KEY_NAME)
-    pub = str(keys["ours"] / signing.PUB_NAME)
+    pub = str(keys["ours"] / PUB_NAME)
     cases = {}
 
     # a valid signature, but about another image, attached by hand to this one
@@ -176,7 +178,7 @@ def test_forged_artifacts_are_not_verified(registry, keys):
 
 def test_report_refuses_a_repository_with_dot_dot_and_needs_trust(registry, keys):
     bad = run_cli("report", f"{registry}/team/../other@sha256:{'a' * 64}", "--trust",
-                  str(keys["ours"] / signing.PUB_NAME), timeout=60)
+                  str(keys["ours"] / PUB_NAME), timeout=60)
     assert bad.returncode == 2 and "not a repository name" in bad.stderr
     digest = push_image(Registry(registry), "no-trust")
     none = run_cli("report", f"{registry}/{REPO}@{digest}", env={"XDG_CONFIG_HOME": "/nonexistent"}, timeout=60)
@@ -286,7 +288,7 @@ def test_report_is_cut_off_by_its_deadline_when_the_registry_stalls(keys):
     start = time.monotonic()
     try:
         proc = run_cli("report", f"127.0.0.1:{port}/team/x@sha256:{'a' * 64}", "--trust",
-                       str(keys["ours"] / signing.PUB_NAME), "--report-timeout", "3", timeout=60)
+                       str(keys["ours"] / PUB_NAME), "--report-timeout", "3", timeout=60)
     finally:
         server.close()
     assert proc.returncode == 2 and "took longer than" in proc.stderr, proc.stderr

@@ -13,7 +13,9 @@ import jsonschema
 import pytest
 
 from scripts.errors import UserError
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
+
+pytestmark = pytest.mark.docker
 
 REPO = "verify-truth-test/any-image"
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())

@@ -1,0 +1,122 @@
+"""What several test modules share: the repository's paths, a CLI runner, a free port, the small matrix files
+the validation tests write, a Kubernetes model loader, and the disk hygiene of the integration builds.
+
+Tests import from here (or from tests/verify_handmade.py and tests/slurm.py), never from another test module or a
+conftest.py: those keep only pytest's hooks and fixtures. Nothing is loaded at import time beyond the standard library."""
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+TEST_MATRIX, TEST_COMPAT = DATA / "matrix.yaml", DATA / "compat.yaml"
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 1800,
+            module: str = "scripts", cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`python -m <module> args` from the repository root, output captured as text."""
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=timeout, check=False)
+
+
+def assert_clean_failure(proc: subprocess.CompletedProcess[str], *needles: str, code: int | None = None) -> None:
+    """Non-zero exit (or `code`), no traceback, and every needle in the output."""
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    if code is not None:
+        assert proc.returncode == code, out
+    assert "Traceback" not in out, out
+    for needle in needles:
+        assert needle in out, f"{needle!r} not in:\n{out}"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def load_launcher(name: str) -> ModuleType:
+    """An access launcher of rootfs/access (a Python script without .py) as a module, to call its parsers."""
+    path = ROOT / "rootfs" / "access" / "usr" / "local" / "bin" / name
+    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"), str(path))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+# A matrix.yaml written by a test: this head, then its images (CPU_DEFAULT: the one default image it needs).
+MATRIX_HEAD = """\
+repository: torchimages
+defaults:
+  packages: {torchdata: "0.11.0", pyarrow: "26.0.1", h5py: "3.16.0", numpy: "2.4.6", nvidia-ml-py: "13.615.71"}
+images:
+"""
+CPU_DEFAULT = """\
+  - {torch: "2.13.0", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, default: true}
+"""
+
+
+def write_matrix(tmp_path: Path, body: str, head: str = MATRIX_HEAD) -> Path:
+    path = tmp_path / "matrix.yaml"
+    path.write_text(head + textwrap.dedent(body))
+    return path
+
+
+def matrix_problems(tmp_path: Path, body: str, head: str = MATRIX_HEAD) -> str:
+    """The message of the UserError that loading this matrix (against the test compat.yaml) raises."""
+    from scripts.errors import UserError
+    from scripts.plan.matrix import load_matrix
+    with pytest.raises(UserError) as info:
+        load_matrix(write_matrix(tmp_path, body, head), TEST_COMPAT)
+    return str(info.value)
+
+
+def k8s_model(doc: dict[str, Any]) -> Any:
+    """Load a manifest into the official client's model; field names and types must be right."""
+    from kubernetes.client import ApiClient
+    api = ApiClient()
+    kind = {"Job": "V1Job", "Service": "V1Service"}[doc["kind"]]
+    model = api._ApiClient__deserialize(doc, kind)  # type: ignore[attr-defined]
+    assert api.sanitize_for_serialization(model) == doc, f"{kind}: fields lost or retyped"
+    return model
+
+
+@contextmanager
+def dropped_when_built_here(client: Any, image: str, *folders: Path) -> Iterator[None]:
+    """Around a test that builds a multi-GB image: when the image was absent before (a fresh CI machine), remove it
+    after, with BuildKit's cache mounts (the uv caches, GBs of wheels) and the given download folders. A CI machine's
+    disk is shared and finite: the suite's peak must not be the sum of every image it ever built."""
+    import shutil
+
+    from docker.errors import ImageNotFound
+
+    from scripts.builder.engine import image_exists
+    present = image_exists(client, image)
+    try:
+        yield
+    finally:
+        if not present:
+            try:
+                client.images.remove(image, force=True)
+            except ImageNotFound:
+                pass
+            client.api.prune_builds(filters={"type": "exec.cachemount"})
+            for folder in folders:
+                shutil.rmtree(folder, ignore_errors=True)
