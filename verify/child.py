@@ -1,8 +1,7 @@
 """Entry point of one check's process: `python -m verify.child NAME OUT_PATH` with options in VERIFY_OPTIONS.
 
 Runs the check's probe() (what it measures and reads) and judge() (the verdict), and writes both as
-{"facts": ..., "result": ...} to OUT_PATH, atomically. A check module that only has run(options) still works:
-its facts are then null. The runner gives this process its own TMPDIR and removes it afterwards.
+{"facts": ..., "result": ...} to OUT_PATH, atomically. The check is a row of verify/checks (CHECKS). The runner gives this process its own TMPDIR and removes it afterwards.
 
 Test-only fault hooks (documented in the README): VERIFY_TEST_HANG=name[,name] makes those checks write 8 MiB to their TMPDIR and hang,
 VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner survives both;
@@ -12,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import faulthandler
-import importlib
 import json
 import os
 import signal
@@ -68,21 +66,17 @@ def run_one(name: str, options: Options) -> tuple[dict[str, Any] | None, CheckRe
     if _hooked("VERIFY_TEST_CRASH", name):
         print(f"test hook: {name} crashes", flush=True)
         os.kill(os.getpid(), signal.SIGSEGV)
-    try:
-        module = importlib.import_module(f"verify.checks.{name}")
-    except Exception as exc:  # noqa: BLE001 - a module that does not import is a result too
+    try:        # imported here, not at the top: a check module that does not import is still a result
+        from .checks import CHECKS
+        check = CHECKS[name]
+    except Exception as exc:  # noqa: BLE001
         return None, crashed(name, exc, "import")
-    if not (hasattr(module, "probe") and hasattr(module, "judge")):
-        try:
-            return None, module.run(options)
-        except Exception as exc:  # noqa: BLE001
-            return None, crashed(name, exc, "run")
     try:
-        facts = module.probe(options)
+        facts = check.probe(options)
     except Exception as exc:  # noqa: BLE001
         return None, crashed(name, exc, "probe")
     try:
-        return facts, judging.judge(name, module, facts, options)
+        return facts, judging.judge(check, facts, options)
     except Exception as exc:  # noqa: BLE001
         return facts, crashed(name, exc, "judge")
 

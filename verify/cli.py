@@ -267,8 +267,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.list:
-        for name, (what, timeout) in CHECKS.items():
-            print(f"{name:<6} {what} (timeout {timeout:.0f} s)")
+        for check in CHECKS.values():
+            print(f"{check.name:<6} {check.what} (timeout {check.timeout_s:.0f} s)")
         return 0
     options = _options(args)
     validate_rank_env(dict(os.environ))

@@ -217,7 +217,7 @@ def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float
 
 def run_check(name: str, options: Options, timeout: float | None = None) -> tuple[CheckResult, dict[str, Any] | None]:
     """(result, facts or None) of one check, in a child with its own scratch dir, removed afterwards."""
-    limit = timeout or CHECKS[name][1]
+    limit = timeout or CHECKS[name].timeout_s
     own = tempfile.mkdtemp(prefix=f"verify-{name}-")
     _OWNED.add(own)
     try:

@@ -105,9 +105,6 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     return result
 
 
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)
-
 
 def _through_nodes(mapped: Any) -> tuple[float, bool, float]:
     """(checksum, every batch inside the mapping, bytes/s) of the batches a torchdata.nodes pipeline yields."""

@@ -63,6 +63,3 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     result.summary = summary
     return result
 
-
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)

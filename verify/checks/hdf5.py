@@ -154,9 +154,6 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     return result
 
 
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)
-
 
 def _read_with_workers(path: str, data) -> tuple[bool, str]:
     try:

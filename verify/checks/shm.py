@@ -114,6 +114,3 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     return result.verdict(FAIL, "SHM_TOO_SMALL", f"/dev/shm is {human_bytes(size)} ({human_bytes(free)} free): "
                           f"allocating {human_bytes(need)} failed: {cause}", REMEDY)
 
-
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)

@@ -347,6 +347,3 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
                       f"v2 augmentation {', '.join(rates)}{gpu_note}")
     return result
 
-
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)
