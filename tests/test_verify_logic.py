@@ -10,10 +10,10 @@ from tests.conftest import ROOT
 from verify.checks.gpu import why_no_gpu
 from verify.checks.hdf5 import diagnose_import_error
 from verify.checks.nccl import bus_factor, message_sizes
-from verify.checks.shm import recognise
 from verify.options import parse_size
 from verify.report import build_report, overall, render_table, write_junit
 from verify.result import CheckResult
+from verify.shmem import recognise
 
 SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 

@@ -186,7 +186,7 @@ def main(argv: list[str]) -> int:
     bench = run_bench(size, int(repeats), args.dir)
     print(format_table(bench))
     if args.json:
-        from .report import write_text_atomic
-        write_text_atomic(args.json, json.dumps(bench, indent=2) + "\n")
+        from .atomic import write_atomic
+        write_atomic(args.json, json.dumps(bench, indent=2) + "\n")
         print(f"JSON: {args.json}")
     return 0

@@ -20,6 +20,7 @@ import traceback
 from typing import Any
 
 from . import judging
+from .atomic import write_atomic
 from .options import Options
 from .result import FAIL, SKIP, CheckResult
 
@@ -81,11 +82,9 @@ def run_one(name: str, options: Options) -> tuple[dict[str, Any] | None, CheckRe
         return facts, crashed(name, exc, "judge")
 
 
-def write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+# exit status of a child that could not write its result because the disk is full (ENOSPC): the runner reads
+# this kind, not the words of the error, and blames the disk, not the image
+EXIT_NO_SPACE = 3
 
 
 def main() -> int:
@@ -97,7 +96,13 @@ def main() -> int:
     start = time.monotonic()
     facts, result = run_one(name, options)
     result.duration_s = round(time.monotonic() - start, 3)
-    write_atomic(out_path, json.dumps({"facts": facts, "result": result.to_dict()}, default=repr))
+    try:
+        write_atomic(out_path, json.dumps({"facts": facts, "result": result.to_dict()}, default=repr))
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        print(f"verify.child: no space left on device writing {out_path}", file=sys.stderr, flush=True)
+        return EXIT_NO_SPACE
     return 0
 
 

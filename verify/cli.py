@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__, baselines, replay, scheduler
+from .atomic import write_atomic
 from .checks import CHECKS
 from .options import Options, parse_size
 from .report import (
@@ -26,7 +27,6 @@ from .report import (
     render_table,
     write_json,
     write_junit,
-    write_text_atomic,
 )
 from .result import FAIL, CheckResult
 from .runner import (
@@ -224,7 +224,7 @@ def _save_facts(directory: str, names: list[str], results: list[CheckResult], fa
                 environment: dict[str, Any], options: Options) -> None:
     for r in results:
         if r.name in facts or r.code != "INTERRUPTED":
-            write_text_atomic(str(Path(directory) / f"{r.name}.json"),
+            write_atomic(str(Path(directory) / f"{r.name}.json"),
                               json.dumps({"check": r.name, "facts_schema": replay.FACTS_SCHEMA,
                                           "facts": facts.get(r.name), "result": r.to_dict()},
                                          indent=1, default=repr) + "\n")
@@ -232,7 +232,7 @@ def _save_facts(directory: str, names: list[str], results: list[CheckResult], fa
             "tool": {"name": "verify", "version": __version__}, "checks": [r.name for r in results if r.code != "INTERRUPTED"
                                                                             or r.name in facts],
             "environment": environment, "options": asdict(options)}
-    write_text_atomic(str(Path(directory) / "host.json"), json.dumps(host, indent=1, default=repr) + "\n")
+    write_atomic(str(Path(directory) / "host.json"), json.dumps(host, indent=1, default=repr) + "\n")
 
 
 def _write_reports(args: argparse.Namespace, results: list[CheckResult], environment: dict[str, Any],

@@ -25,8 +25,9 @@ from typing import Any
 from .options import human_bytes
 from .pngplot import Plot, Series, render, write_atomic
 from .report import one_line
+from .shmem import recognise as recognise_shm
+from .shmem import shm_path
 
-SHM = os.environ.get("VERIFY_SHM_PATH", "/dev/shm")
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 TOLERANCE = 0.05      # settings within 5 % of the fastest count as equal; the cheapest of them is recommended
 
@@ -79,7 +80,8 @@ def cpu_quota() -> dict[str, Any]:
     return {"quota": quota, "quota_source": source, "affinity": affinity, "usable": usable}
 
 
-def shm_space(path: str = SHM) -> dict[str, Any]:
+def shm_space(path: str | None = None) -> dict[str, Any]:
+    path = path or shm_path()
     try:
         st = os.statvfs(path)
     except OSError as exc:
@@ -209,11 +211,6 @@ def make_dataset(sizes: Sizes, backend: str) -> AugmentedImages:
 
 # ------------------------------------------------------------------------------------------ measuring
 
-def _recognise_shm(text: str) -> str | None:
-    from .checks.shm import recognise
-    return recognise(text)
-
-
 def measure_one(dataset: Any, setting: dict[str, Any], batch_size: int, epochs: int, gpu: bool) -> dict[str, Any]:
     """samples/s of `epochs` full passes with this setting, worker start-up included; errors are facts."""
     import torch
@@ -246,7 +243,7 @@ def measure_one(dataset: Any, setting: dict[str, Any], batch_size: int, epochs: 
         text = f"{type(exc).__name__}: {exc}"
         row.update(ok=False, samples=seen, seconds=round(time.perf_counter() - start, 4), samples_per_s=0.0,
                    error=text.strip().splitlines()[0][:300] if text.strip() else type(exc).__name__,
-                   shm_error=_recognise_shm(text))
+                   shm_error=recognise_shm(text))
     finally:
         del loader     # shuts persistent workers down
     return row
