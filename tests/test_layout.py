@@ -61,3 +61,45 @@ def test_the_host_side_has_no_import_cycle():
 
     for mod in graph:
         visit(mod, [])
+
+
+# verify/'s floors: the runtime runs checks, the checks and tools use the libraries; nothing reaches up a floor
+VERIFY_RUNTIME = {"verify.cli", "verify.runner", "verify.child", "verify.replay", "verify.__main__", "verify.prolog"}
+
+
+def _floor(mod: str) -> str:
+    if mod in VERIFY_RUNTIME:
+        return "runtime"
+    if mod == "verify.checks" or mod.startswith("verify.checks."):
+        return "checks"
+    if mod == "verify.tools" or mod.startswith("verify.tools."):
+        return "tools"
+    return "library"
+
+
+def test_verify_s_imports_never_climb_a_floor():
+    """Libraries import no check, tool or runtime module; checks and tools import no runtime module and not each
+    other; the runtime reaches the tools only to dispatch `verify bench` (anywhere in a file, lazy imports too)."""
+    allowed = {"library": {"library"}, "checks": {"checks", "library"}, "tools": {"tools", "library"},
+               "runtime": {"runtime", "checks", "library", "tools"}}
+    climbing = {mod: sorted(d for d in deps if d.startswith("verify.") and _floor(d) not in allowed[_floor(mod)])
+                for mod, deps in _graph("verify", everywhere=True).items()}
+    assert not {m: d for m, d in climbing.items() if d}
+
+
+def test_verify_has_no_import_cycle():
+    graph = {mod: {d for d in deps if d.startswith("verify") and d != mod}     # `from . import x` in a package
+             for mod, deps in _graph("verify", everywhere=False).items()}
+    done: set[str] = set()
+
+    def visit(mod: str, path: list[str]) -> None:
+        if mod in path:
+            pytest.fail("import cycle: " + " -> ".join(path[path.index(mod):] + [mod]))
+        if mod in done:
+            return
+        for dep in graph.get(mod, ()):
+            visit(dep, path + [mod])
+        done.add(mod)
+
+    for mod in graph:
+        visit(mod, [])

@@ -40,7 +40,8 @@ def _one_line_usage_error(proc: subprocess.CompletedProcess, *needles: str) -> N
     ([], {"VERIFY_TEST_HANG_ONCE": "/"}, "is a directory"), (["--json", "/nonexistent-dir/r.json"], {}, "does not exist"),
     (["--save-facts", "a", "--from-facts", "b"], {}, "exclude each other"),
     (["bench", "--repeats", "0"], {}, "--repeats"), (["bench", "--size", "0"], {}, "out of range"),
-    (["bench", "--repeats", "nan"], {}, "--repeats")])
+    (["bench", "--repeats", "nan"], {}, "--repeats"), (["--json", "r.json", "bench"], {}, "bench takes no verify option"),
+    (["no-such-command"], {}, "invalid choice")])
 def test_bad_input_is_one_line_exit_2_and_nothing_runs(args, env, needle, tmp_path):
     proc = run_cli(*args, module="verify", env=env, timeout=60)
     _one_line_usage_error(proc, needle)

@@ -6,16 +6,14 @@ persistent_workers and (with a GPU) pin_memory; recommends the best setting; com
 (workers x prefetch_factor x batch bytes) and warns when this container's /dev/shm cannot hold it. Prints a
 table, writes JSON (--json) and a PNG of samples/s against workers (--plot).
 
-`measure` (probe) and `recommend` (pure) are separate; the `dataloader` check runs a short form of both.
+`measure` (probe) and `recommend` (pure) are separate; the `dataloader` check runs a short form of both, and
+verify/tools/advisor.py is the command line.
 """
 from __future__ import annotations
 
-import argparse
 import io
-import json
 import math
 import os
-import sys
 import time
 import zlib
 from collections.abc import Callable
@@ -23,8 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .options import human_bytes
-from .pngplot import Plot, Series, render, write_atomic
-from .report import one_line
+from .pngplot import Plot, Series, render
 from .shmem import recognise as recognise_shm
 from .shmem import shm_path
 
@@ -464,44 +461,3 @@ def plot(facts: dict[str, Any], advice: dict[str, Any]) -> bytes:
                        highlight_label=f"ring: recommended ({short(rec)})" if rec else "",
                        failed=[float(r["num_workers"]) for r in rows if not r["ok"]],
                        failed_label="failed (shm)" if any(r.get("shm_error") for r in rows) else "failed"))
-
-
-def main(argv: list[str]) -> int:
-    d = Sizes()
-    p = argparse.ArgumentParser(prog="verify bench --dataloader", description=__doc__.splitlines()[0])
-    p.add_argument("--samples", type=int, default=d.samples, help="samples per epoch (default %(default)s)")
-    p.add_argument("--batch-size", type=int, default=d.batch_size, help="batch size (default %(default)s)")
-    p.add_argument("--image-size", type=int, default=d.image_size, help="source image side (default %(default)s)")
-    p.add_argument("--crop", type=int, default=d.crop, help="augmented output side (default %(default)s)")
-    p.add_argument("--epochs", type=int, default=d.epochs, help="epochs per setting (default %(default)s)")
-    p.add_argument("--max-workers", type=int, help="cap of the worker sweep (default: the CPU quota)")
-    p.add_argument("--no-variants", action="store_true", help="sweep num_workers only")
-    p.add_argument("--json", metavar="PATH", help="write measurements and recommendation as JSON")
-    p.add_argument("--plot", metavar="PATH", help="write a PNG of samples/s against num_workers")
-    args = p.parse_args(argv)
-    problems = [f"--{name.replace('_', '-')} must be at least {low}" for name, low in
-                (("samples", 1), ("batch_size", 1), ("image_size", 16), ("crop", 8), ("epochs", 1))
-                if getattr(args, name) < low]
-    if args.crop > args.image_size:
-        problems.append("--crop must not exceed --image-size")
-    if args.max_workers is not None and args.max_workers < 0:
-        problems.append("--max-workers must be 0 or more")
-    for path in (args.json, args.plot):
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            problems.append(f"the folder of {path} does not exist")
-    if problems:
-        print(f"verify bench --dataloader: {one_line('; '.join(problems))}", file=sys.stderr)
-        return 2
-    sizes = Sizes(args.samples, args.batch_size, args.image_size, args.crop, args.epochs, args.max_workers,
-                  not args.no_variants)
-    print("dataloader: measuring ...", flush=True)
-    facts = probe(sizes, progress=lambda text: print(text, flush=True))
-    advice = recommend(facts)
-    print(format_report(facts, advice))
-    if args.json:
-        write_atomic(args.json, (json.dumps({"facts": facts, "recommendation": advice}, indent=2) + "\n").encode())
-        print(f"JSON: {args.json}")
-    if args.plot:
-        write_atomic(args.plot, plot(facts, advice))
-        print(f"plot: {args.plot}")
-    return 0
