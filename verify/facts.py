@@ -162,3 +162,53 @@ class GpuFacts(TypedDict, total=False):
     perf: list[Perf] | None
     sdc: list[Sdc] | None
     xid_events: list[XidEvent] | None
+
+
+# ------------------------------------------------------------------------------------------------ nccl
+
+
+class SizeRow(TypedDict, total=False):
+    """One nccl-tests row: message size, elements, time, bandwidths in GB/s, wrong elements."""
+    size: int
+    count: int
+    type: str
+    redop: str
+    time_us: float
+    algbw: float
+    busbw: float
+    wrong: int
+
+
+class NcclLog(TypedDict, total=False):
+    """What NCCL's own INFO log says it chose."""
+    network: str | None
+    interface: str | None
+    nvls: bool
+    ib_error: str | None
+    transports: list[str]
+
+
+class NcclFacts(TypedDict, total=False):
+    """What the nccl check's probe records (verify/FACTS.md, "nccl facts")."""
+    distributed: bool
+    nccl_available: bool
+    backend: str
+    nccl_version: str | None
+    device_name: str | None
+    gpus: int
+    timeout_s: float
+    world_size: int
+    nodes: int | None
+    mode: str
+    rank: int | None
+    init_s: float | None
+    sizes: list[SizeRow]
+    error: str | None
+    nccl_env: dict[str, str]
+    gloo_socket_ifname: str | None
+    shm_bytes: int | None
+    memlock_bytes: int | None
+    infiniband: bool
+    efa: bool
+    nvswitch: bool | None
+    nccl_log: NcclLog

@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import baselines, gpuprobe
 from ..codes import Owner
+from ..facts import NcclFacts, SizeRow
 from ..figures import (
     BOOL,
     BYTES,
@@ -183,7 +184,7 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
     return results.get(0), error, init0
 
 
-def _table(rows: list[dict[str, Any]]) -> list[str]:
+def _table(rows: list[SizeRow]) -> list[str]:
     lines = [f"{'size':>12} {'count':>10} {'type':>6} {'redop':>6} {'time(us)':>10} {'algbw(GB/s)':>12} {'busbw(GB/s)':>12} {'#wrong':>7}"]
     lines += [f"{r['size']:>12} {r['count']:>10} {r['type']:>6} {r['redop']:>6} {r['time_us']:>10} {r['algbw']:>12} {r['busbw']:>12} {r['wrong']:>7}" for r in rows]
     return lines
@@ -309,7 +310,7 @@ def is_timeout(error: str) -> bool:
     return bool(re.search(r"timed? ?out|timeout|watchdog", error, re.IGNORECASE))
 
 
-def timeout_advice(facts: dict[str, Any]) -> str:
+def timeout_advice(facts: NcclFacts) -> str:
     """Advice for a hang, from what was seen: phase, world, network, /dev/shm, memlock."""
     error, world = facts.get("error") or "", facts.get("world_size") or 0
     log = facts.get("nccl_log") or {}
@@ -319,7 +320,8 @@ def timeout_advice(facts: dict[str, Any]) -> str:
                     "ranks were started, and the firewall.")
     multi_node = "RANK" in (facts.get("mode") or "") or facts.get("rank") is not None
     if multi_node and log.get("network") in (None, "Socket") and not (facts.get("nccl_env") or {}).get("NCCL_SOCKET_IFNAME"):
-        tips.append(f"NCCL chose {'interface ' + log['interface'] if log.get('interface') else 'its interface itself'}: "
+        interface = log.get("interface")
+        tips.append(f"NCCL chose {'interface ' + interface if interface else 'its interface itself'}: "
                     "set NCCL_SOCKET_IFNAME to the interface the nodes share.")
     shm = facts.get("shm_bytes")
     if shm is not None and shm < SHM_LOW and world > 1:
@@ -357,13 +359,13 @@ def _version_at_least(text: Any, floor: tuple[int, int]) -> bool:
     return len(parts) == 2 and (parts[0], parts[1]) >= floor
 
 
-def nvls_expected(facts: dict[str, Any]) -> bool:
+def nvls_expected(facts: NcclFacts) -> bool:
     """NVLS is NCCL's default all-reduce on one NVSwitch node from NCCL 2.17 (Hopper and later)."""
     return (facts.get("nvswitch") is True and _version_at_least(facts.get("nccl_version"), NVLS_FROM)
             and (facts.get("nodes") or 1) == 1 and (facts.get("world_size") or 0) > 1)
 
 
-def _busbw_baseline(facts: dict[str, Any], use_nvls: bool) -> tuple[dict[str, Any] | None, str]:
+def _busbw_baseline(facts: NcclFacts, use_nvls: bool) -> tuple[dict[str, Any] | None, str]:
     model = baselines.load().model(facts.get("device_name"))
     if model is None:
         return None, ""
@@ -374,7 +376,7 @@ def _busbw_baseline(facts: dict[str, Any], use_nvls: bool) -> tuple[dict[str, An
     return per_world.get(key), key
 
 
-def _net_fallback(facts: dict[str, Any], found: Findings) -> None:
+def _net_fallback(facts: NcclFacts, found: Findings) -> None:
     """IB/EFA present but NCCL's network is Socket: across nodes that is 10-100x slower."""
     log = facts.get("nccl_log") or {}
     if log.get("network") != "Socket" or not (facts.get("infiniband") or facts.get("efa")):
@@ -397,14 +399,15 @@ def _net_fallback(facts: dict[str, Any], found: Findings) -> None:
               "plugin for EFA), and that NCCL_IB_DISABLE / NCCL_NET do not force sockets.", owner)
 
 
-def _describe(facts: dict[str, Any], result: CheckResult) -> None:
+def _describe(facts: NcclFacts, result: CheckResult) -> None:
     env = facts.get("nccl_env") or {}
     log = facts.get("nccl_log") or {}
     if facts.get("nccl_version"):
         result.details.append(f"NCCL {facts['nccl_version']}")
+    shm, memlock = facts.get("shm_bytes"), facts.get("memlock_bytes")
     result.details.append("environment: " + (" ".join(f"{k}={v}" for k, v in env.items()) or "no NCCL_* variables")
-                          + f"; /dev/shm {human_bytes(facts['shm_bytes']) if facts.get('shm_bytes') is not None else '?'}"
-                          + f"; memlock {'unlimited' if facts.get('memlock_bytes') is None else human_bytes(facts['memlock_bytes'])}")
+                          + f"; /dev/shm {human_bytes(shm) if shm is not None else '?'}"
+                          + f"; memlock {'unlimited' if memlock is None else human_bytes(memlock)}")
     if log:
         result.details.append(f"NCCL chose network {log.get('network') or '?'}, interface {log.get('interface') or '?'}"
                               + (", NVLS" if log.get("nvls") else "")
@@ -419,7 +422,7 @@ def _describe(facts: dict[str, Any], result: CheckResult) -> None:
     result.details.append(f"backend {facts.get('backend')}, world size {facts.get('world_size')}: {facts.get('mode')}")
 
 
-def _figures(facts: dict[str, Any], rows: list[dict[str, Any]], verified: str, result: CheckResult,
+def _figures(facts: NcclFacts, rows: list[SizeRow], verified: str, result: CheckResult,
              found: Findings) -> str:
     """Peak busbw against the baseline (NVLS where it is expected), the NVLS choice, and a collapse at size."""
     peak_row = max(rows, key=lambda r: r["busbw"])
@@ -460,7 +463,7 @@ def _figures(facts: dict[str, Any], rows: list[dict[str, Any]], verified: str, r
     return f"{summary} = {ratio:.2f}x the {algo} baseline"
 
 
-def _inconsistent(rows: list[dict[str, Any]], world: Any) -> str | None:
+def _inconsistent(rows: list[SizeRow], world: Any) -> str | None:
     """nccl-tests' own arithmetic: algbw = size / time, busbw = algbw x 2(n-1)/n (10% and rounding allowed)."""
     if not isinstance(world, int):
         return f"world size {world!r} with {len(rows)} measured size(s)"
@@ -477,7 +480,7 @@ def _inconsistent(rows: list[dict[str, Any]], world: Any) -> str | None:
     return None
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+def judge(facts: NcclFacts, options: Options) -> CheckResult:
     result = CheckResult("nccl", PASS, "")
     if facts.get("distributed") is False:
         return result.verdict(FAIL, "DISTRIBUTED_UNAVAILABLE", "torch.distributed is not available in this build",
