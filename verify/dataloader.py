@@ -16,7 +16,7 @@ import math
 import os
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -311,7 +311,7 @@ def _cost(row: dict[str, Any]) -> tuple[int, int, bool, bool]:
     return row["num_workers"], row["prefetch_factor"] or 0, row["persistent_workers"], row["pin_memory"]
 
 
-def recommend(facts: dict[str, Any], tolerance: float = TOLERANCE) -> dict[str, Any]:
+def recommend(facts: Mapping[str, Any], tolerance: float = TOLERANCE) -> dict[str, Any]:
     """Pure: the cheapest setting within `tolerance` of the fastest, its /dev/shm need and whether it fits."""
     rows = facts["measurements"]
     batch_bytes = facts["batch_bytes"]
@@ -371,7 +371,7 @@ def recommend(facts: dict[str, Any], tolerance: float = TOLERANCE) -> dict[str, 
     return out
 
 
-def shm_warning(advice: dict[str, Any], facts: dict[str, Any]) -> bool:
+def shm_warning(advice: dict[str, Any], facts: Mapping[str, Any]) -> bool:
     """Whether /dev/shm is too small for the recommendation, ran out during the sweep, or caps the settings."""
     return (advice.get("shm_ok") is False or "shm_caps_in_flight_batches" in advice
             or any(r.get("shm_error") for r in facts["measurements"]))
@@ -392,7 +392,7 @@ def short(row: dict[str, Any]) -> str:
             + (", persistent" if row["persistent_workers"] else "") + (", pinned" if row["pin_memory"] else ""))
 
 
-def format_report(facts: dict[str, Any], advice: dict[str, Any]) -> str:
+def format_report(facts: Mapping[str, Any], advice: dict[str, Any]) -> str:
     cpus, shm, sizes = facts["cpus"], facts["shm"], facts["sizes"]
     quota = (f"CPU quota {cpus['quota']:g} CPUs ({cpus['quota_source']})" if cpus["quota"]
              else f"no CPU quota ({cpus['quota_source']}: unlimited)")

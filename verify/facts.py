@@ -7,7 +7,7 @@ figures are finite and plausible), live and on replay.
 """
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 # ------------------------------------------------------------------------------------------------- gpu
 
@@ -212,3 +212,109 @@ class NcclFacts(TypedDict, total=False):
     efa: bool
     nvswitch: bool | None
     nccl_log: NcclLog
+
+
+# ------------------------------------------------------------------------------------------------- shm
+
+
+class ShmFacts(TypedDict, total=False):
+    """/dev/shm (or VERIFY_SHM_PATH): size, free, and two real allocations of `required` bytes."""
+    path: str
+    exists: bool
+    required: int
+    size: int
+    free: int
+    raw_ok: bool
+    raw_msg: str
+    torch_ok: bool
+    torch_msg: str
+
+
+# ------------------------------------------------------------------------------------------------ hdf5
+
+
+class H5pyImportFailure(TypedDict, total=False):
+    """What can be read about an h5py that does not import."""
+    type: str
+    text: str
+    version: str | None
+    libs_dir: str | None
+    bundled: list[str] | None
+
+
+class Hdf5Facts(TypedDict, total=False):
+    missing: list[str]
+    import_error: H5pyImportFailure
+    h5py: str
+    hdf5_built: str
+    hdf5_loaded: str
+    filters: dict[str, bool]
+    datasets: list[str]
+    corrupted: list[str]
+    write_MBps: float
+    read_MBps: float
+    workers_ok: bool
+    workers_msg: str
+
+
+# ----------------------------------------------------------------------------------------------- arrow
+
+
+class ArrowFacts(TypedDict, total=False):
+    """Throughputs in bytes/s; `inside` of `batches` tensors point into the mapping (zero copy)."""
+    missing: list[str]
+    pyarrow: str
+    torch: str
+    emulated: bool
+    rows: int
+    batches: int
+    inside: int
+    mapped_bytes: int
+    mapped_Bps: float
+    memory_Bps: float
+    nodes_zero_copy: bool
+    nodes_Bps: float
+    nodes_same_sum: bool
+    lz4_batches: int
+    lz4_inside: int
+    lz4_Bps: float
+
+
+# ---------------------------------------------------------------------------------------------- vision
+
+
+class VisionFacts(TypedDict, total=False):
+    """Versions, then per device: ops.nms, image decode and a transforms.v2 pipeline, each {"ok", ...} or an error."""
+    torch_dist: str | None
+    torchvision_dist: str | None
+    torch_error: str
+    torch: str
+    torch_cuda: str | None
+    gpu_visible: bool
+    import_error: str
+    import_traceback: list[str]
+    torchvision: str
+    torchvision_cuda: str | int | None
+    nms: dict[str, dict[str, Any]]
+    decode: dict[str, dict[str, Any]]
+    augment: dict[str, dict[str, Any]]
+
+
+# ------------------------------------------------------------------------------------------ dataloader
+
+
+class DataloaderFacts(TypedDict, total=False):
+    """The advisor's sweep: host facts, the per-sample backend, and one measurement row per setting."""
+    cpus: dict[str, Any]
+    shm: dict[str, Any]
+    gpu: bool
+    backend: str
+    torch: str
+    sizes: dict[str, int]
+    sample_shape: list[int]
+    sample_bytes: int
+    batch_bytes: int
+    measurements: list[dict[str, Any]]
+    main_process_torch_threads: int
+    emulated: bool
+    recommendation: dict[str, Any]

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
+from ..facts import ShmFacts
 from ..options import Options, human_bytes
 from ..result import FAIL, PASS, CheckResult
 from ..shmem import DEFAULT_SHM, recognise, shm_path
@@ -74,7 +75,7 @@ def probe(options: Options) -> dict[str, Any]:
     return facts
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+def judge(facts: ShmFacts, options: Options) -> CheckResult:
     result = CheckResult("shm", PASS, "")
     path = facts.get("path", DEFAULT_SHM)
     if not facts.get("exists"):

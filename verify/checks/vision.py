@@ -16,6 +16,7 @@ import traceback
 from importlib import metadata
 from typing import Any
 
+from ..facts import VisionFacts
 from ..options import Options
 from ..result import FAIL, PASS, SKIP, WARN, CheckResult, Status
 
@@ -247,7 +248,7 @@ def _mismatch(torch_v: str, tv: str, cause: str) -> CheckResult:
 Problem = tuple[Status, str, str, str]     # (status, code, summary, remedy)
 
 
-def _not_imported(facts: dict[str, Any], torch_v: str) -> CheckResult | None:
+def _not_imported(facts: VisionFacts, torch_v: str) -> CheckResult | None:
     """The verdict when torchvision does not import; None when it does."""
     if "import_error" not in facts:
         return None
@@ -288,7 +289,7 @@ def _ops(cpu_nms: dict[str, Any], cuda_nms: dict[str, Any] | None, torch_v: str)
     return problems
 
 
-def _builds(facts: dict[str, Any], torch_v: str, tv: str) -> list[Problem]:
+def _builds(facts: VisionFacts, torch_v: str, tv: str) -> list[Problem]:
     """torchvision's CUDA against torch's, and the release pair."""
     problems: list[Problem] = []
     tcuda, vcuda = facts.get("torch_cuda"), facts.get("torchvision_cuda")
@@ -345,7 +346,7 @@ def _augmenting(augment: dict[str, Any], torch_v: str, result: CheckResult, rate
     return problems
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+def judge(facts: VisionFacts, options: Options) -> CheckResult:
     if "torch_error" in facts:
         return _result(FAIL, f"torch does not import: {facts['torch_error']}", "TORCH_IMPORT_FAILED",
                        "Fix torch first: `python -c 'import torch'` shows the error.")
