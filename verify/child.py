@@ -1,7 +1,8 @@
 """Entry point of one check's process: `python -m verify.child NAME OUT_PATH` with options in VERIFY_OPTIONS.
 
 Runs the check's probe() (what it measures and reads) and judge() (the verdict), and writes both as
-{"facts": ..., "result": ...} to OUT_PATH, atomically. The check is a row of verify/checks (CHECKS). The runner gives this process its own TMPDIR and removes it afterwards.
+{"facts": ..., "result": ...} to OUT_PATH, atomically. The check is its row in verify/checks (CHECKS). The
+runner gives this process its own TMPDIR and removes it afterwards.
 
 Test-only fault hooks (documented in the README): VERIFY_TEST_HANG=name[,name] makes those checks write 8 MiB to their TMPDIR and hang,
 VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner survives both;
