@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from .. import dataloader
 from ..atomic import write_atomic
 from ..dataloader import Sizes, format_report, plot, probe, recommend
 from ..report import one_line
@@ -14,7 +15,7 @@ from ..report import one_line
 
 def main(argv: list[str]) -> int:
     d = Sizes()
-    p = argparse.ArgumentParser(prog="verify bench --dataloader", description="Measure DataLoader settings on this machine and recommend one.")
+    p = argparse.ArgumentParser(prog="verify bench --dataloader", description=(dataloader.__doc__ or "").splitlines()[0])
     p.add_argument("--samples", type=int, default=d.samples, help="samples per epoch (default %(default)s)")
     p.add_argument("--batch-size", type=int, default=d.batch_size, help="batch size (default %(default)s)")
     p.add_argument("--image-size", type=int, default=d.image_size, help="source image side (default %(default)s)")
