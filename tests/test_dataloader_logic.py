@@ -1,3 +1,5 @@
+# mypy: disable-error-code="arg-type, typeddict-item, return-value"
+# (judges take their TypedDict facts; these tests hand them partial or malformed facts, as a JSON record would)
 """The DataLoader advisor's pure parts on hand-made measurements: recommendation, /dev/shm need, the check's
 verdict, the table, and the dependency-free SVG."""
 from __future__ import annotations
@@ -7,9 +9,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from verify import dataloader as dl
+from verify.atomic import write_atomic
 from verify.checks.dataloader import judge
 from verify.options import MiB, Options
-from verify.svgplot import Plot, Series, render, write_atomic
+from verify.svgplot import Plot, Series, render
 
 pytestmark = pytest.mark.unit
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.verify_handmade import gpu_facts, nccl_facts
 from verify import figures, judging
-from verify.checks import gpu, nccl
+from verify.checks import CHECKS, gpu, nccl
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
@@ -76,7 +76,7 @@ def _never_passes(module: Any, facts: dict[str, Any], where: tuple[str, list[Any
     rule = next(r for p, r in module.FIGURES if p == path and isinstance(r, figures.Figure))
     if not _bad_for(rule, value):                  # e.g. a negative temperature can be real: not this property's case
         return
-    r = judging.judge(module.__name__.rsplit(".", 1)[-1], module, _set(facts, steps, value), Options(), source=source)
+    r = judging.judge(CHECKS[module.__name__.rsplit(".", 1)[-1]], _set(facts, steps, value), Options(), source=source)
     assert r.status == "fail" and r.code == ("FACTS_INVALID" if source else "MEASUREMENT_INVALID"), (path, value, r.summary)
 
 
@@ -106,7 +106,7 @@ def test_a_missing_result_never_reads_as_kernels_correct(where, how):
         del node[steps[-1]]
     else:
         node[steps[-1]] = None
-    r = judging.judge("gpu", gpu, facts, Options())
+    r = judging.judge(CHECKS["gpu"], facts, Options())
     if steps[0] == "kernels" and steps[-1] == "max_abs_error":
         assert r.status == "fail" and "kernels correct on 8" not in r.summary
     elif steps[0] == "perf":
@@ -118,6 +118,6 @@ def test_a_missing_result_never_reads_as_kernels_correct(where, how):
 def test_dropping_one_device_s_result_never_passes(index, key):
     facts = copy.deepcopy(gpu_facts())
     facts[key] = [e for e in facts[key] if e["index"] != index]
-    r = judging.judge("gpu", gpu, facts, Options())
+    r = judging.judge(CHECKS["gpu"], facts, Options())
     assert (r.status, r.code) == ("fail", "MEASUREMENT_INVALID"), r.summary
     assert "kernels correct" not in r.summary

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="arg-type, typeddict-item, return-value"
+# (judges take their TypedDict facts; these tests hand them partial or malformed facts, as a JSON record would)
 """Issue 17's rules, each with healthy and faulty facts: arch by CUDA's rules, lost GPUs, identity, MIG,
 transients, root causes, baselines and peers, NCCL to its peak; and the real-world corpus replayed.
 
@@ -23,7 +25,7 @@ from tests.verify_handmade import (
     visible_by_uuid,
 )
 from verify import baselines, gpuarch, gpuidentity, judging, replay
-from verify.checks import gpu, nccl
+from verify.checks import CHECKS, gpu, nccl
 from verify.options import Options
 from verify.result import CheckResult
 
@@ -345,9 +347,9 @@ def test_implausible_figures_are_measurement_invalid_live_and_facts_invalid_on_r
     for step in steps:
         node = node[int(step)] if step.isdecimal() else node[step]
     node[int(last) if last.isdecimal() else last] = value
-    live = judging.judge("gpu", gpu, facts, Options())
+    live = judging.judge(CHECKS["gpu"], facts, Options())
     assert verdict(live) == ("fail", "MEASUREMENT_INVALID", "host")
-    replayed = judging.judge("gpu", gpu, facts, Options(), source="x/gpu.json")
+    replayed = judging.judge(CHECKS["gpu"], facts, Options(), source="x/gpu.json")
     assert verdict(replayed) == ("fail", "FACTS_INVALID", "job") and replayed.summary.startswith("x/gpu.json: ")
 
 
@@ -490,9 +492,9 @@ HUNT = {
 
 @pytest.mark.parametrize("what", HUNT)
 def test_a_hunted_input_never_passes(what):
-    live = judging.judge("gpu", gpu, _mutated(HUNT[what]), Options())
+    live = judging.judge(CHECKS["gpu"], _mutated(HUNT[what]), Options())
     assert live.status == "fail" and live.code not in (None, "CHECK_CRASHED"), (what, live.summary)
-    replayed = judging.judge("gpu", gpu, _mutated(HUNT[what]), Options(), source="r/gpu.json")
+    replayed = judging.judge(CHECKS["gpu"], _mutated(HUNT[what]), Options(), source="r/gpu.json")
     assert replayed.status == "fail" and replayed.code not in (None, "CHECK_CRASHED"), (what, replayed.summary)
 
 
@@ -528,7 +530,7 @@ def test_nccl_rows_out_of_order_are_sorted_before_judging(change):
 def test_nccl_figures_that_do_not_add_up_never_pass(change):
     facts = variant(nccl_facts(), device_name="NVIDIA RTX PRO 6000")
     change(facts)
-    r = judging.judge("nccl", nccl, facts, Options())
+    r = judging.judge(CHECKS["nccl"], facts, Options())
     assert r.status == "fail" and r.code in ("MEASUREMENT_INVALID",), r.summary
 
 
@@ -553,7 +555,7 @@ def test_a_broken_baselines_file_is_named_not_blamed_on_the_facts(tmp_path, monk
     baselines.load.cache_clear()
     try:
         with pytest.raises(baselines.BaselinesError, match="line"):
-            judging.judge("gpu", gpu, gpu_facts(), Options(), source="r/gpu.json")
+            judging.judge(CHECKS["gpu"], gpu_facts(), Options(), source="r/gpu.json")
     finally:
         baselines.load.cache_clear()
 

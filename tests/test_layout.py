@@ -1,8 +1,12 @@
-"""The import graph the layout promises: host side and in-container side never import each other, and the
-host side's modules import each other without a cycle (module-level imports; function-level ones are lazy)."""
+"""The shape the layout promises (issue 20), checked on the source itself: the host side and the in-container side
+never import each other; neither has an import circle (lazy imports included) or an import that climbs a floor; no
+function is longer than a screen; checks are found in their declared table, never by a name string; no list hides in
+a comma string; no decision is keyed on a problem message's prose; and no test imports a test module."""
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,38 @@ from tests.helpers import ROOT
 
 pytestmark = pytest.mark.unit
 
+MAX_FUNCTION_LINES = 60
+
+# Each side's floors as (level, name): a module imports its own layer or any layer on a lower level, never a higher
+# one, nor another layer on its own level. The longest matching prefix places a module.
+FLOORS: dict[str, dict[str, tuple[int, str]]] = {
+    "scripts": {
+        "scripts": (0, "shared"), "scripts.errors": (0, "shared"), "scripts.fsutil": (0, "shared"),
+        "scripts.versions": (0, "shared"), "scripts.dockerfile": (0, "shared"),
+        "scripts.plan": (1, "plan"),                  # matrix + compat -> ImageSpec, Target
+        "scripts.settings": (2, "settings"),          # the knobs, read once and checked
+        "scripts.render": (3, "render"), "scripts.lint": (3, "lint"),
+        "scripts.builder": (4, "builder"),            # engine, bases, emulation, locks, BuildKit builds
+        "scripts.run_verify": (5, "run_verify"),      # verify in a container
+        "scripts.publish": (6, "publish"),            # push, attest, report, gate, scale-out
+        "scripts.tables": (7, "front"), "scripts.cli": (7, "front"), "scripts.__main__": (7, "front"),
+    },
+    "verify": {
+        "verify": (0, "library"),                     # facts, figures, probes' and judges' helpers
+        "verify.checks": (1, "checks"), "verify.tools": (1, "tools"),
+        **{f"verify.{m}": (2, "runtime") for m in ("cli", "runner", "child", "replay", "prolog", "__main__")},
+    },
+}
+
+
+def _sources(*tops: str) -> Iterator[Path]:
+    for top in tops:
+        yield from sorted((ROOT / top).rglob("*.py"))
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
 
 def _module(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
@@ -18,25 +54,28 @@ def _module(path: Path) -> str:
 
 
 def _imports(path: Path, everywhere: bool) -> set[str]:
-    """Absolute names of what `path` imports: at module level only, or anywhere in it."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = ast.walk(tree) if everywhere else iter(tree.body)
+    """Absolute names of what `path` imports, at module level only or anywhere in it; `from a import b` counts as
+    importing a and a.b (b may be a module)."""
+    tree = _tree(path)
     package = _module(path).split(".") if path.name == "__init__.py" else _module(path).split(".")[:-1]
     found: set[str] = set()
-    for node in nodes:
+    for node in ast.walk(tree) if everywhere else iter(tree.body):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[:len(package) - (node.level - 1)]
-                found.add(".".join(base + ([node.module] if node.module else [])))
-            elif node.module:
-                found.add(node.module)
+            base = ".".join(package[:len(package) - (node.level - 1)] + ([node.module] if node.module else [])) \
+                if node.level else (node.module or "")
+            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
     return found
 
 
 def _graph(top: str, everywhere: bool) -> dict[str, set[str]]:
-    return {_module(p): _imports(p, everywhere) for p in sorted((ROOT / top).rglob("*.py"))}
+    return {_module(p): _imports(p, everywhere) for p in _sources(top)}
+
+
+def _internal(top: str) -> dict[str, set[str]]:
+    graph = _graph(top, everywhere=True)
+    return {mod: {d for d in deps if d in graph and d != mod} for mod, deps in graph.items()}
 
 
 @pytest.mark.parametrize("top,other", [("verify", "scripts"), ("scripts", "verify")])
@@ -46,22 +85,86 @@ def test_host_and_container_sides_never_import_each_other(top, other):
     assert not {m: d for m, d in crossing.items() if d}
 
 
-def test_the_host_side_has_no_import_cycle():
-    graph = {mod: {d for d in deps if d.startswith("scripts")} for mod, deps in _graph("scripts", everywhere=False).items()}
-    done: set[str] = set()
+@pytest.mark.parametrize("top", ["scripts", "verify"])
+def test_no_import_circle(top):
+    graph, done = _internal(top), set()
 
     def visit(mod: str, path: list[str]) -> None:
         if mod in path:
-            pytest.fail("import cycle: " + " -> ".join(path[path.index(mod):] + [mod]))
-        if mod in done:
-            return
-        for dep in graph.get(mod, ()):
-            visit(dep, path + [mod])
-        done.add(mod)
+            pytest.fail("import circle: " + " -> ".join([*path[path.index(mod):], mod]))
+        if mod not in done:
+            for dep in sorted(graph[mod]):
+                visit(dep, [*path, mod])
+            done.add(mod)
 
-    for mod in graph:
+    for mod in sorted(graph):
         visit(mod, [])
 
+
+def _floor(top: str, mod: str) -> tuple[int, str]:
+    prefixes = [p for p in FLOORS[top] if mod == p or mod.startswith(p + ".")]
+    assert prefixes, f"{mod} sits on no floor: add it to FLOORS"
+    return FLOORS[top][max(prefixes, key=len)]
+
+
+@pytest.mark.parametrize("top", ["scripts", "verify"])
+def test_no_import_climbs_a_floor(top):
+    def climbs(mod: str, dep: str) -> bool:
+        (level, layer), (dep_level, dep_layer) = _floor(top, mod), _floor(top, dep)
+        return dep_level > level or (dep_level == level and dep_layer != layer)
+
+    climbing = sorted(f"{mod} {_floor(top, mod)} imports {dep} {_floor(top, dep)}"
+                      for mod, deps in _internal(top).items() for dep in deps if climbs(mod, dep))
+    assert climbing == []
+
+
+def test_no_function_is_longer_than_a_screen():
+    long = [f"{p.relative_to(ROOT)}:{n.lineno} {n.name} ({(n.end_lineno or 0) - n.lineno + 1} lines)"
+            for p in _sources("scripts", "verify") for n in ast.walk(_tree(p))
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and (n.end_lineno or 0) - n.lineno + 1 > MAX_FUNCTION_LINES]
+    assert long == []
+
+
+def _method_calls(name: str, *tops: str) -> Iterator[tuple[Path, ast.Call, ast.Attribute]]:
+    for p in _sources(*tops):
+        for node in ast.walk(_tree(p)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name:
+                yield p, node, node.func
+
+
+def test_checks_are_found_in_the_declared_table_not_by_a_name_string():
+    dynamic = [f"{p.relative_to(ROOT)}:{n.lineno}" for p in _sources("scripts", "verify") for n in ast.walk(_tree(p))
+               if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute | ast.Name)
+               and (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) in ("import_module", "__import__")]
+    assert dynamic == []
+    from verify.checks import TABLE
+    assert TABLE and all(callable(row.probe) and callable(row.judge) for row in TABLE)
+
+
+def test_no_list_hides_in_a_comma_string():
+    hidden = [f"{p.relative_to(ROOT)}:{n.lineno}" for p in _sources("scripts", "verify") for n in ast.walk(_tree(p))
+              if isinstance(n, ast.Compare) and isinstance(n.left, ast.Constant) and n.left.value == ","
+              and any(isinstance(op, ast.In) for op in n.ops)]
+    assert hidden == []
+
+
+_PROSE = re.compile(r"(problem|message|msg|error|err|reason|why|exc|stderr|output)s?$", re.IGNORECASE)
+
+
+def _receiver(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and node.args:
+        return _receiver(node.args[0])
+    return ""
+
+
+def test_no_decision_is_keyed_on_a_problem_message():
+    keyed = [f"{p.relative_to(ROOT)}:{c.lineno}" for name in ("startswith", "endswith")
+             for p, c, f in _method_calls(name, "scripts", "verify") if _PROSE.search(_receiver(f.value))]
+    assert keyed == []
 
 
 def test_tests_import_no_test_module():

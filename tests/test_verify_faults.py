@@ -42,7 +42,8 @@ def _one_line_usage_error(proc: subprocess.CompletedProcess, *needles: str) -> N
     ([], {"VERIFY_TEST_HANG_ONCE": "/"}, "is a directory"), (["--json", "/nonexistent-dir/r.json"], {}, "does not exist"),
     (["--save-facts", "a", "--from-facts", "b"], {}, "exclude each other"),
     (["bench", "--repeats", "0"], {}, "--repeats"), (["bench", "--size", "0"], {}, "out of range"),
-    (["bench", "--repeats", "nan"], {}, "--repeats")])
+    (["bench", "--repeats", "nan"], {}, "--repeats"), (["--json", "r.json", "bench"], {}, "bench takes no verify option"),
+    (["no-such-command"], {}, "invalid choice")])
 def test_bad_input_is_one_line_exit_2_and_nothing_runs(args, env, needle, tmp_path):
     proc = run_cli(*args, module="verify", env=env, timeout=60)
     _one_line_usage_error(proc, needle)
@@ -235,3 +236,21 @@ def test_a_crash_on_a_small_but_empty_scratch_disk_is_not_disk_full():
     assert (small.code, small.owner, small.summary) == ("CHECK_CRASHED", "image", "crashed with SIGSEGV")
     full = runner._failed("hdf5", -11, "", 1.0, 60.0, scratch_free=100 << 10, scratch_total=2 << 20)
     assert (full.code, full.owner) == ("DISK_FULL", "host") and "(100 KiB free)" in full.summary
+
+
+def test_a_child_that_cannot_write_its_result_on_a_full_disk_is_disk_full_by_its_exit_status(monkeypatch, tmp_path):
+    """ENOSPC is read from the errno in the child and crosses to the runner as an exit status, not as words."""
+    import errno
+
+    from verify import child, runner
+    from verify.result import CheckResult
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device", path)
+    monkeypatch.setattr(child, "write_atomic", full)
+    monkeypatch.setattr(child, "run_one", lambda name, options: (None, CheckResult(name, "pass", "ok")))
+    monkeypatch.setattr(sys, "argv", ["verify.child", "arrow", str(tmp_path / "out.json")])
+    assert child.main() == child.EXIT_NO_SPACE
+    result = runner._failed("arrow", child.EXIT_NO_SPACE, "", 1.0, 60.0)
+    assert (result.code, result.owner) == ("DISK_FULL", "host")
+    assert runner._failed("arrow", 1, "No space left on device", 1.0, 60.0).code == "CHECK_CRASHED"

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="arg-type, typeddict-item, return-value"
+# (judges take their TypedDict facts; these tests hand them partial or malformed facts, as a JSON record would)
 """Every judge branch of the gpu and nccl checks (and the others' codes) driven by hand-made facts.
 
 No GPU is needed: the facts are what probe() would record (tests/verify_handmade.py). Facts from real

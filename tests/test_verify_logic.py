@@ -11,10 +11,10 @@ from tests.helpers import ROOT
 from verify.checks.gpu import why_no_gpu
 from verify.checks.hdf5 import diagnose_import_error
 from verify.checks.nccl import bus_factor, message_sizes
-from verify.checks.shm import recognise
 from verify.options import parse_size
 from verify.report import build_report, overall, render_table, write_junit
 from verify.result import CheckResult
+from verify.shmem import recognise
 
 pytestmark = pytest.mark.unit
 
@@ -85,3 +85,12 @@ def test_table_shows_remedy_and_verdict():
     text = render_table(_results(), {"python": "3.11"})
     assert "remedy: do x" in text and "verdict: FAIL (1 pass, 0 warn, 1 skip, 1 fail)" in text
     assert overall(_results()[:1]) == "pass"
+
+
+def test_the_option_flags_a_replay_takes_over_are_read_from_the_parser():
+    """Every option that sets an Options field, and only those: no second list of flags to keep in step."""
+    from verify.cli import _parser, option_flags
+    assert option_flags(_parser()) == {
+        "--expect-gpus": "expect_gpus", "--shm-min": "shm_min_bytes", "--arrow-size": "arrow_bytes",
+        "--arrow-min-ratio": "arrow_min_ratio", "--nccl-min-size": "nccl_min_bytes", "--nccl-max-size": "nccl_max_bytes",
+        "--nccl-timeout": "nccl_timeout_s", "--no-perf": "gpu_perf"}

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="arg-type, typeddict-item, return-value"
+# (judges take their TypedDict facts; these tests hand them partial or malformed facts, as a JSON record would)
 """The parts of the GPU and NCCL probes that need no GPU: NVML per-field guards and NCCL's log parsing.
 
 The NVML stand-in below is a fake of the pynvml module's surface (no GPU here); it only drives the guard
@@ -91,33 +93,32 @@ def test_nccl_environment_facts_are_read():
     assert "memlock_bytes" in facts and isinstance(facts["nccl_env"], dict)
 
 
-def test_a_check_module_with_only_run_still_works_and_replays_its_recorded_verdict(monkeypatch):
-    import sys
-
+def test_a_check_declared_in_the_table_runs_and_its_recorded_verdict_replays_without_facts(monkeypatch):
+    from verify.checks import CHECKS
     from verify.child import run_one
+    from verify.contract import Check
     from verify.options import Options
     from verify.replay import Record, judge
     from verify.result import CheckResult
-    legacy = types.ModuleType("verify.checks.legacy")
-    legacy.run = lambda options: CheckResult("legacy", "warn", "old style", remedy="r", code="CHECK_CRASHED", owner="image")  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "verify.checks.legacy", legacy)
-    facts, result = run_one("legacy", Options())
-    assert facts is None and result.status == "warn"
-    again = judge(Record("legacy", Path("legacy.json"), None, result.to_dict()), Options())
+    row = Check("declared", "a test check", 5.0, lambda options: {},
+                lambda facts, options: CheckResult("declared", "warn", "old style", remedy="r", code="CHECK_CRASHED",
+                                                   owner="image"))
+    monkeypatch.setitem(CHECKS, "declared", row)
+    facts, result = run_one("declared", Options())
+    assert facts == {} and result.status == "warn"
+    again = judge(Record("declared", Path("declared.json"), None, result.to_dict()), Options())
     assert again.status == "warn" and "recorded verdict kept" in again.details[-1]
 
 
 def test_a_probe_that_needs_a_missing_package_is_a_skip_with_the_pip_line(monkeypatch):
-    import sys
-
+    from verify.checks import CHECKS
     from verify.child import run_one
+    from verify.contract import Check
     from verify.options import Options
-    broken = types.ModuleType("verify.checks.needs")
 
     def probe(options):
         raise ModuleNotFoundError("No module named 'torchdata'", name="torchdata")
-    broken.probe, broken.judge = probe, lambda facts, options: None  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "verify.checks.needs", broken)
+    monkeypatch.setitem(CHECKS, "needs", Check("needs", "a test check", 5.0, probe, lambda facts, options: None))
     _, result = run_one("needs", Options())
     assert (result.status, result.code, result.remedy) == ("skip", "PACKAGE_MISSING", "pip install torchdata")
 

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="arg-type, typeddict-item, return-value"
+# (judges take their TypedDict facts; these tests hand them partial or malformed facts, as a JSON record would)
 """The vision check's judge on hand-made facts (no torchvision needed), and its torch -> torchvision pins."""
 from __future__ import annotations
 

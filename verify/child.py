@@ -1,8 +1,8 @@
 """Entry point of one check's process: `python -m verify.child NAME OUT_PATH` with options in VERIFY_OPTIONS.
 
 Runs the check's probe() (what it measures and reads) and judge() (the verdict), and writes both as
-{"facts": ..., "result": ...} to OUT_PATH, atomically. A check module that only has run(options) still works:
-its facts are then null. The runner gives this process its own TMPDIR and removes it afterwards.
+{"facts": ..., "result": ...} to OUT_PATH, atomically. The check is its row in verify/checks (CHECKS). The
+runner gives this process its own TMPDIR and removes it afterwards.
 
 Test-only fault hooks (documented in the README): VERIFY_TEST_HANG=name[,name] makes those checks write 8 MiB to their TMPDIR and hang,
 VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner survives both;
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import faulthandler
-import importlib
 import json
 import os
 import signal
@@ -22,6 +21,7 @@ import traceback
 from typing import Any
 
 from . import judging
+from .atomic import write_atomic
 from .options import Options
 from .result import FAIL, SKIP, CheckResult
 
@@ -68,30 +68,24 @@ def run_one(name: str, options: Options) -> tuple[dict[str, Any] | None, CheckRe
     if _hooked("VERIFY_TEST_CRASH", name):
         print(f"test hook: {name} crashes", flush=True)
         os.kill(os.getpid(), signal.SIGSEGV)
-    try:
-        module = importlib.import_module(f"verify.checks.{name}")
-    except Exception as exc:  # noqa: BLE001 - a module that does not import is a result too
+    try:        # imported here, not at the top: a check module that does not import is still a result
+        from .checks import CHECKS
+        check = CHECKS[name]
+    except Exception as exc:  # noqa: BLE001
         return None, crashed(name, exc, "import")
-    if not (hasattr(module, "probe") and hasattr(module, "judge")):
-        try:
-            return None, module.run(options)
-        except Exception as exc:  # noqa: BLE001
-            return None, crashed(name, exc, "run")
     try:
-        facts = module.probe(options)
+        facts = check.probe(options)
     except Exception as exc:  # noqa: BLE001
         return None, crashed(name, exc, "probe")
     try:
-        return facts, judging.judge(name, module, facts, options)
+        return facts, judging.judge(check, facts, options)
     except Exception as exc:  # noqa: BLE001
         return facts, crashed(name, exc, "judge")
 
 
-def write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+# exit status of a child that could not write its result because the disk is full (ENOSPC): the runner reads
+# this kind, not the words of the error, and blames the disk, not the image
+EXIT_NO_SPACE = 3
 
 
 def main() -> int:
@@ -103,7 +97,13 @@ def main() -> int:
     start = time.monotonic()
     facts, result = run_one(name, options)
     result.duration_s = round(time.monotonic() - start, 3)
-    write_atomic(out_path, json.dumps({"facts": facts, "result": result.to_dict()}, default=repr))
+    try:
+        write_atomic(out_path, json.dumps({"facts": facts, "result": result.to_dict()}, default=repr))
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        print(f"verify.child: no space left on device writing {out_path}", file=sys.stderr, flush=True)
+        return EXIT_NO_SPACE
     return 0
 
 

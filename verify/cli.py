@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__, baselines, replay, scheduler
+from .atomic import write_atomic
 from .checks import CHECKS
 from .options import Options, parse_size
 from .report import (
@@ -26,7 +27,6 @@ from .report import (
     render_table,
     write_json,
     write_junit,
-    write_text_atomic,
 )
 from .result import FAIL, CheckResult
 from .runner import (
@@ -92,23 +92,27 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the checks and exit")
     p.add_argument("--json", metavar="PATH", help="write the JSON report (schema: verify/report.schema.json)")
     p.add_argument("--junit", metavar="PATH", help="write a JUnit XML report")
-    p.add_argument("--expect-gpus", type=_number(int, 0), default=d.expect_gpus, metavar="N",
+    # an option whose dest is an Options field sets that field (and a replay takes it over the recorded one)
+    p.add_argument("--expect-gpus", dest="expect_gpus", type=_number(int, 0), default=d.expect_gpus, metavar="N",
                    help="fail (instead of skip) when fewer than N GPUs are usable")
-    p.add_argument("--shm-min", type=_size("--shm-min"), default="1g", metavar="SIZE",
+    p.add_argument("--shm-min", dest="shm_min_bytes", type=_size("--shm-min"), default="1g", metavar="SIZE",
                    help="/dev/shm the shm check allocates (default 1g)")
-    p.add_argument("--arrow-size", type=_size("--arrow-size"), default="64m", metavar="SIZE",
+    p.add_argument("--arrow-size", dest="arrow_bytes", type=_size("--arrow-size"), default="64m", metavar="SIZE",
                    help="data the arrow check maps (default 64m)")
-    p.add_argument("--arrow-min-ratio", type=_number(float, 0.0), default=d.arrow_min_ratio,
+    p.add_argument("--arrow-min-ratio", dest="arrow_min_ratio", type=_number(float, 0.0), default=d.arrow_min_ratio,
                    help="zero-copy throughput / memory bandwidth under which arrow warns (default %(default)s)")
-    p.add_argument("--nccl-min-size", type=_size("--nccl-min-size", 4), default="1m", metavar="SIZE",
-                   help="smallest all-reduce message (default 1m)")
-    p.add_argument("--nccl-max-size", type=_size("--nccl-max-size", 4), default="8g", metavar="SIZE",
+    p.add_argument("--nccl-min-size", dest="nccl_min_bytes", type=_size("--nccl-min-size", 4), default="1m",
+                   metavar="SIZE", help="smallest all-reduce message (default 1m)")
+    p.add_argument("--nccl-max-size", dest="nccl_max_bytes", type=_size("--nccl-max-size", 4), default="8g",
+                   metavar="SIZE",
                    help="largest all-reduce message on GPUs (default 8g, capped at 1/8 of GPU memory; gloo stops at 16m)")
-    p.add_argument("--nccl-timeout", type=_number(float, 0.0, exclusive=True), default=d.nccl_timeout_s, metavar="S",
+    p.add_argument("--nccl-timeout", dest="nccl_timeout_s", type=_number(float, 0.0, exclusive=True),
+                   default=d.nccl_timeout_s, metavar="S",
                    help="init and per-operation timeout of the collective (default %(default)s s)")
     p.add_argument("--timeout", type=_number(float, 0.0, exclusive=True), metavar="S",
                    help="timeout of every check (default: per check)")
-    p.add_argument("--no-perf", action="store_true", help="skip the gpu check's bandwidth, TFLOP/s and SDC probes")
+    p.add_argument("--no-perf", dest="gpu_perf", action="store_false",
+                   help="skip the gpu check's bandwidth, TFLOP/s and SDC probes")
     p.add_argument("--preflight", action="store_true",
                    help="the short gate for a job's first step or a node's prolog: GPU visibility and health, a kernel "
                         "and SDC canary, /dev/shm and an intra-node all-reduce within --budget; ends in one line")
@@ -116,15 +120,23 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"--preflight's time budget in seconds (default {PREFLIGHT_BUDGET_S:.0f})")
     p.add_argument("--save-facts", metavar="DIR", help="also write each check's facts to DIR/<check>.json (+ host.json)")
     p.add_argument("--from-facts", metavar="DIR", help="judge the facts recorded in DIR again, without probing")
+    commands = p.add_subparsers(dest="command", metavar="COMMAND")
+    # the tool parses its own arguments (and prints its own --help): everything after `bench` is handed to it
+    commands.add_parser("bench", add_help=False, allow_abbrev=False,
+                        help="the data-path benchmark; `verify bench --dataloader`: the DataLoader advisor")
     return p
 
 
-def _options(args: argparse.Namespace) -> Options:
-    if args.nccl_min_size > args.nccl_max_size:
-        raise UsageError(f"--nccl-min-size ({args.nccl_min_size} B) is larger than --nccl-max-size ({args.nccl_max_size} B)")
-    return Options(expect_gpus=args.expect_gpus, shm_min_bytes=args.shm_min, arrow_bytes=args.arrow_size,
-                   arrow_min_ratio=args.arrow_min_ratio, nccl_min_bytes=args.nccl_min_size,
-                   nccl_max_bytes=args.nccl_max_size, nccl_timeout_s=args.nccl_timeout, gpu_perf=not args.no_perf)
+def option_flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Option flag -> the Options field it sets: a replay takes the recorded options, except those given."""
+    fields = set(Options.__dataclass_fields__)
+    return {flag: action.dest for action in parser._actions if action.dest in fields for flag in action.option_strings}
+
+
+def _options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Options:
+    if args.nccl_min_bytes > args.nccl_max_bytes:
+        raise UsageError(f"--nccl-min-size ({args.nccl_min_bytes} B) is larger than --nccl-max-size ({args.nccl_max_bytes} B)")
+    return Options(**{field: getattr(args, field) for field in option_flags(parser).values()})
 
 
 def validate_rank_env(env: dict[str, str]) -> None:
@@ -183,21 +195,15 @@ def _names(args: argparse.Namespace, default: list[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-# option flag -> Options field: a replay takes the recorded options, except those given on its command line
-_OPTION_FLAGS = {"--expect-gpus": "expect_gpus", "--shm-min": "shm_min_bytes", "--arrow-size": "arrow_bytes",
-                 "--arrow-min-ratio": "arrow_min_ratio", "--nccl-min-size": "nccl_min_bytes",
-                 "--nccl-max-size": "nccl_max_bytes", "--nccl-timeout": "nccl_timeout_s", "--no-perf": "gpu_perf"}
-
-
-def _overrides(argv: list[str], options: Options) -> dict[str, Any]:
+def _overrides(argv: list[str], options: Options, flags: dict[str, str]) -> dict[str, Any]:
     given = {a.split("=", 1)[0] for a in argv if a.startswith("--")}
-    return {field: getattr(options, field) for flag, field in _OPTION_FLAGS.items() if flag in given}
+    return {field: getattr(options, field) for flag, field in flags.items() if flag in given}
 
 
-def _replay(args: argparse.Namespace, argv: list[str], options: Options) -> int:
+def _replay(args: argparse.Namespace, argv: list[str], options: Options, flags: dict[str, str]) -> int:
     only = _names(args, []) if args.checks is not None else None
     try:
-        folder = replay.load(args.from_facts, only, _overrides(argv, options))
+        folder = replay.load(args.from_facts, only, _overrides(argv, options, flags))
         results = [replay.judge(r, folder.options) for r in folder.records]
     except (replay.ReplayError, baselines.BaselinesError) as exc:
         raise UsageError(str(exc)) from None
@@ -224,7 +230,7 @@ def _save_facts(directory: str, names: list[str], results: list[CheckResult], fa
                 environment: dict[str, Any], options: Options) -> None:
     for r in results:
         if r.name in facts or r.code != "INTERRUPTED":
-            write_text_atomic(str(Path(directory) / f"{r.name}.json"),
+            write_atomic(str(Path(directory) / f"{r.name}.json"),
                               json.dumps({"check": r.name, "facts_schema": replay.FACTS_SCHEMA,
                                           "facts": facts.get(r.name), "result": r.to_dict()},
                                          indent=1, default=repr) + "\n")
@@ -232,7 +238,7 @@ def _save_facts(directory: str, names: list[str], results: list[CheckResult], fa
             "tool": {"name": "verify", "version": __version__}, "checks": [r.name for r in results if r.code != "INTERRUPTED"
                                                                             or r.name in facts],
             "environment": environment, "options": asdict(options)}
-    write_text_atomic(str(Path(directory) / "host.json"), json.dumps(host, indent=1, default=repr) + "\n")
+    write_atomic(str(Path(directory) / "host.json"), json.dumps(host, indent=1, default=repr) + "\n")
 
 
 def _write_reports(args: argparse.Namespace, results: list[CheckResult], environment: dict[str, Any],
@@ -254,23 +260,34 @@ def _write_reports(args: argparse.Namespace, results: list[CheckResult], environ
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["bench"]:
-        from .bench import main as bench_main
-        return bench_main(argv[1:])
     try:
-        return _main(argv)
+        parser = _parser()
+        args, rest = parser.parse_known_args(argv)
+        if args.command == "bench":
+            return _bench(argv)
+        if rest:
+            raise UsageError(f"unrecognized arguments: {' '.join(rest)}")
+        return _main(args, argv, parser)
     except (UsageError, NoTempDir) as exc:
         print(f"verify: {one_line(exc)}", file=sys.stderr)
         return 2
 
 
-def _main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+def _bench(argv: list[str]) -> int:
+    """`verify bench ...`: the tool gets every argument after `bench`; options of verify itself do not apply to it."""
+    if argv[0] != "bench":
+        raise UsageError(f"bench takes no verify option before it ({' '.join(argv[:argv.index('bench')])}): "
+                         "write `verify bench [options]`")
+    from .tools.bench import main as bench_main
+    return bench_main(argv[1:])
+
+
+def _main(args: argparse.Namespace, argv: list[str], parser: argparse.ArgumentParser) -> int:
     if args.list:
-        for name, (what, timeout) in CHECKS.items():
-            print(f"{name:<6} {what} (timeout {timeout:.0f} s)")
+        for check in CHECKS.values():
+            print(f"{check.name:<6} {check.what} (timeout {check.timeout_s:.0f} s)")
         return 0
-    options = _options(args)
+    options = _options(args, parser)
     validate_rank_env(dict(os.environ))
     validate_test_hooks(dict(os.environ))
     if args.save_facts and args.from_facts:
@@ -284,7 +301,7 @@ def _main(argv: list[str]) -> int:
         if problem:
             raise UsageError(f"{flag} {path}: {problem}")
     if args.from_facts:
-        return _replay(args, argv, options)
+        return _replay(args, argv, options, option_flags(parser))
 
     if args.budget is not None and not args.preflight:
         raise UsageError("--budget is --preflight's time budget: add --preflight, or use --timeout for a check's own")

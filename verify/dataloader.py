@@ -6,27 +6,25 @@ persistent_workers and (with a GPU) pin_memory; recommends the best setting; com
 (workers x prefetch_factor x batch bytes) and warns when this container's /dev/shm cannot hold it. Prints a
 table, writes JSON (--json) and an SVG of samples/s against workers (--plot).
 
-`measure` (probe) and `recommend` (pure) are separate; the `dataloader` check runs a short form of both.
+`measure` (probe) and `recommend` (pure) are separate; the `dataloader` check runs a short form of both, and
+verify/tools/advisor.py is the command line.
 """
 from __future__ import annotations
 
-import argparse
 import io
-import json
 import math
 import os
-import sys
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .options import human_bytes
-from .report import one_line
-from .svgplot import Plot, Series, render, write_atomic
+from .shmem import recognise as recognise_shm
+from .shmem import shm_path
+from .svgplot import Plot, Series, render
 
-SHM = os.environ.get("VERIFY_SHM_PATH", "/dev/shm")
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 TOLERANCE = 0.05      # settings within 5 % of the fastest count as equal; the cheapest of them is recommended
 
@@ -79,7 +77,8 @@ def cpu_quota() -> dict[str, Any]:
     return {"quota": quota, "quota_source": source, "affinity": affinity, "usable": usable}
 
 
-def shm_space(path: str = SHM) -> dict[str, Any]:
+def shm_space(path: str | None = None) -> dict[str, Any]:
+    path = path or shm_path()
     try:
         st = os.statvfs(path)
     except OSError as exc:
@@ -209,11 +208,6 @@ def make_dataset(sizes: Sizes, backend: str) -> AugmentedImages:
 
 # ------------------------------------------------------------------------------------------ measuring
 
-def _recognise_shm(text: str) -> str | None:
-    from .checks.shm import recognise
-    return recognise(text)
-
-
 def measure_one(dataset: Any, setting: dict[str, Any], batch_size: int, epochs: int, gpu: bool) -> dict[str, Any]:
     """samples/s of `epochs` full passes with this setting, worker start-up included; errors are facts."""
     import torch
@@ -246,7 +240,7 @@ def measure_one(dataset: Any, setting: dict[str, Any], batch_size: int, epochs: 
         text = f"{type(exc).__name__}: {exc}"
         row.update(ok=False, samples=seen, seconds=round(time.perf_counter() - start, 4), samples_per_s=0.0,
                    error=text.strip().splitlines()[0][:300] if text.strip() else type(exc).__name__,
-                   shm_error=_recognise_shm(text))
+                   shm_error=recognise_shm(text))
     finally:
         del loader     # shuts persistent workers down
     return row
@@ -317,7 +311,7 @@ def _cost(row: dict[str, Any]) -> tuple[int, int, bool, bool]:
     return row["num_workers"], row["prefetch_factor"] or 0, row["persistent_workers"], row["pin_memory"]
 
 
-def recommend(facts: dict[str, Any], tolerance: float = TOLERANCE) -> dict[str, Any]:
+def recommend(facts: Mapping[str, Any], tolerance: float = TOLERANCE) -> dict[str, Any]:
     """Pure: the cheapest setting within `tolerance` of the fastest, its /dev/shm need and whether it fits."""
     rows = facts["measurements"]
     batch_bytes = facts["batch_bytes"]
@@ -377,7 +371,7 @@ def recommend(facts: dict[str, Any], tolerance: float = TOLERANCE) -> dict[str, 
     return out
 
 
-def shm_warning(advice: dict[str, Any], facts: dict[str, Any]) -> bool:
+def shm_warning(advice: dict[str, Any], facts: Mapping[str, Any]) -> bool:
     """Whether /dev/shm is too small for the recommendation, ran out during the sweep, or caps the settings."""
     return (advice.get("shm_ok") is False or "shm_caps_in_flight_batches" in advice
             or any(r.get("shm_error") for r in facts["measurements"]))
@@ -398,7 +392,7 @@ def short(row: dict[str, Any]) -> str:
             + (", persistent" if row["persistent_workers"] else "") + (", pinned" if row["pin_memory"] else ""))
 
 
-def format_report(facts: dict[str, Any], advice: dict[str, Any]) -> str:
+def format_report(facts: Mapping[str, Any], advice: dict[str, Any]) -> str:
     cpus, shm, sizes = facts["cpus"], facts["shm"], facts["sizes"]
     quota = (f"CPU quota {cpus['quota']:g} CPUs ({cpus['quota_source']})" if cpus["quota"]
              else f"no CPU quota ({cpus['quota_source']}: unlimited)")
@@ -467,44 +461,3 @@ def plot(facts: dict[str, Any], advice: dict[str, Any]) -> str:
                        highlight_label=f"ring: recommended ({short(rec)})" if rec else "",
                        failed=[float(r["num_workers"]) for r in rows if not r["ok"]],
                        failed_label="failed (shm)" if any(r.get("shm_error") for r in rows) else "failed"))
-
-
-def main(argv: list[str]) -> int:
-    d = Sizes()
-    p = argparse.ArgumentParser(prog="verify bench --dataloader", description=__doc__.splitlines()[0])
-    p.add_argument("--samples", type=int, default=d.samples, help="samples per epoch (default %(default)s)")
-    p.add_argument("--batch-size", type=int, default=d.batch_size, help="batch size (default %(default)s)")
-    p.add_argument("--image-size", type=int, default=d.image_size, help="source image side (default %(default)s)")
-    p.add_argument("--crop", type=int, default=d.crop, help="augmented output side (default %(default)s)")
-    p.add_argument("--epochs", type=int, default=d.epochs, help="epochs per setting (default %(default)s)")
-    p.add_argument("--max-workers", type=int, help="cap of the worker sweep (default: the CPU quota)")
-    p.add_argument("--no-variants", action="store_true", help="sweep num_workers only")
-    p.add_argument("--json", metavar="PATH", help="write measurements and recommendation as JSON")
-    p.add_argument("--plot", metavar="PATH", help="write an SVG of samples/s against num_workers")
-    args = p.parse_args(argv)
-    problems = [f"--{name.replace('_', '-')} must be at least {low}" for name, low in
-                (("samples", 1), ("batch_size", 1), ("image_size", 16), ("crop", 8), ("epochs", 1))
-                if getattr(args, name) < low]
-    if args.crop > args.image_size:
-        problems.append("--crop must not exceed --image-size")
-    if args.max_workers is not None and args.max_workers < 0:
-        problems.append("--max-workers must be 0 or more")
-    for path in (args.json, args.plot):
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            problems.append(f"the folder of {path} does not exist")
-    if problems:
-        print(f"verify bench --dataloader: {one_line('; '.join(problems))}", file=sys.stderr)
-        return 2
-    sizes = Sizes(args.samples, args.batch_size, args.image_size, args.crop, args.epochs, args.max_workers,
-                  not args.no_variants)
-    print("dataloader: measuring ...", flush=True)
-    facts = probe(sizes, progress=lambda text: print(text, flush=True))
-    advice = recommend(facts)
-    print(format_report(facts, advice))
-    if args.json:
-        write_atomic(args.json, (json.dumps({"facts": facts, "recommendation": advice}, indent=2) + "\n").encode())
-        print(f"JSON: {args.json}")
-    if args.plot:
-        write_atomic(args.plot, plot(facts, advice).encode())
-        print(f"plot: {args.plot}")
-    return 0

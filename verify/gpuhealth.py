@@ -8,10 +8,12 @@ then throttle or link, then performance.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .codes import Owner
+from .facts import NvmlDevice, PcieUnderLoad, XidEvent
 from .result import FAIL, WARN, CheckResult, Status
 
 # nvmlClocksEventReasons bits (nvml.h)
@@ -84,11 +86,11 @@ def throttle_names(mask: Any) -> set[str]:
     return {name for bit, name in THROTTLE_BITS.items() if isinstance(mask, int) and mask & bit}
 
 
-def where(dev: dict[str, Any]) -> str:
+def where(dev: Mapping[str, Any]) -> str:
     return f"device {dev.get('index')} ({dev.get('name') or 'unknown model'}, {dev.get('pci_bus_id') or 'bus ?'})"
 
 
-def lost(dev: dict[str, Any], found: Findings) -> bool:
+def lost(dev: NvmlDevice, found: Findings) -> bool:
     if not dev.get("lost"):
         return False
     errors = dev.get("nvml_errors") or {}
@@ -99,7 +101,7 @@ def lost(dev: dict[str, Any], found: Findings) -> bool:
     return True
 
 
-def memory(dev: dict[str, Any], found: Findings) -> None:
+def memory(dev: NvmlDevice, found: Findings) -> None:
     i, name = dev.get("index"), str(dev.get("name") or "")
     vol, agg = dev.get("ecc_volatile_uncorrectable"), dev.get("ecc_aggregate_uncorrectable")
     sram, dram = dev.get("ecc_sram_uncorrectable"), dev.get("ecc_dram_uncorrectable")
@@ -121,7 +123,7 @@ def memory(dev: dict[str, Any], found: Findings) -> None:
     if dev.get("retired_pages_pending"):
         found.add(FAIL, "RETIREMENT_PENDING", f"{where(dev)}: retired pages pending (take effect at the next reset)",
                   "Drain the node and reset the GPU (`nvidia-smi -r` or reboot).", "host", i)
-    remap: dict[str, Any] = dev["row_remap"] if isinstance(dev.get("row_remap"), dict) else {}
+    remap: Mapping[str, Any] = dev.get("row_remap") or {}
     if remap.get("failed"):
         found.add(FAIL, "ROW_REMAP_FAILED", f"{where(dev)}: an HBM row remap failed (no spare rows left)",
                   "Take the GPU out of service (RMA).", "host", i)
@@ -137,7 +139,7 @@ def memory(dev: dict[str, Any], found: Findings) -> None:
                   "host", i)
 
 
-def _reads(dev: dict[str, Any], key: str, under_load: list[Any]) -> list[Any]:
+def _reads(dev: Mapping[str, Any], key: str, under_load: list[Any]) -> list[Any]:
     """Every read of `key`: the first (idle) read, the re-reads, and the reads under load."""
     reads = [dev.get(key)] + [s.get(key) for s in dev.get("samples") or [] if isinstance(s, dict)] + under_load
     return [r for r in reads if r is not None]
@@ -147,21 +149,21 @@ def _confirmed(bad: int, corroborated: bool) -> Status:
     return FAIL if bad >= 2 or corroborated else WARN
 
 
-def clocked_down(dev: dict[str, Any]) -> bool:
+def clocked_down(dev: NvmlDevice) -> bool:
     """The SM clock, read with the reasons, is below half its maximum: the slowdown is real, not a stale bit."""
     clock, top = dev.get("sm_clock_mhz"), dev.get("sm_clock_max_mhz")
     return bool(clock is not None and top and clock < 0.5 * top and not throttle_names(dev.get("throttle_reasons")) & {"GpuIdle"})
 
 
-def throttle(dev: dict[str, Any], load_masks: list[Any], found: Findings, corroborated: bool) -> None:
+def throttle(dev: NvmlDevice, load_masks: list[Any], found: Findings, corroborated: bool) -> None:
     """Hardware slowdown over every read. `corroborated`: a low figure of this device, or the same slowdown on
     other GPUs of the node in the same read (a node-wide power brake), confirms a single read."""
     i = dev.get("index")
     reads = _reads(dev, "throttle_reasons", load_masks)
     hard_reads = [sorted(throttle_names(m) & THROTTLE_FAIL) for m in reads]
     bad = [h for h in hard_reads if h]
-    hot = (dev.get("temperature_c") is not None and dev.get("temperature_slowdown_c")
-           and dev["temperature_c"] >= dev["temperature_slowdown_c"])
+    temperature, slowdown = dev.get("temperature_c"), dev.get("temperature_slowdown_c")
+    hot = temperature is not None and slowdown and temperature >= slowdown
     if bad:
         names = sorted({n for h in bad for n in h})
         status = _confirmed(len(bad), corroborated or bool(hot) or clocked_down(dev))
@@ -222,7 +224,7 @@ def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool =
                   "host", i)
 
 
-def pcie(dev: dict[str, Any], under_load: dict[str, Any] | None, found: Findings) -> None:
+def pcie(dev: NvmlDevice, under_load: PcieUnderLoad | None, found: Findings) -> None:
     """Width below its maximum fails; a lower generation only counts when read under load (idle links slow down)."""
     i = dev.get("index")
     gen_max, width_max = dev.get("pcie_gen_max"), dev.get("pcie_width_max")
@@ -242,7 +244,7 @@ def pcie(dev: dict[str, Any], under_load: dict[str, Any] | None, found: Findings
                   "speed setting.", "host", i)
 
 
-def xids(events: list[dict[str, Any]], index_of: dict[str, Any], found: Findings) -> None:
+def xids(events: Sequence[XidEvent], index_of: dict[str, Any], found: Findings) -> None:
     """Critical Xid events raised while verify ran fail the device they name; application Xids are noted."""
     for e in events:
         if not isinstance(e, dict) or not isinstance(e.get("xid"), int):

@@ -9,8 +9,11 @@ by index only when nothing hides devices and the counts agree. Anything else is 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .facts import NvmlDevice, TorchMapEntry
 
 _MIG_PROFILE = re.compile(r"(\d+)g\.(\d+)gb", re.IGNORECASE)
 
@@ -47,7 +50,7 @@ def mig_profile(name: Any) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _by_uuid(uuid: str, devices: list[dict[str, Any]]) -> tuple[int, str | None] | None:
+def _by_uuid(uuid: str, devices: Sequence[NvmlDevice]) -> tuple[int, str | None] | None:
     """(nvml index, MIG uuid or None) of a full or prefix UUID."""
     if not uuid:
         return None
@@ -60,7 +63,7 @@ def _by_uuid(uuid: str, devices: list[dict[str, Any]]) -> tuple[int, str | None]
     return None
 
 
-def _visible(cvd: str | None, devices: list[dict[str, Any]]) -> list[tuple[int, str | None]] | None:
+def _visible(cvd: str | None, devices: Sequence[NvmlDevice]) -> list[tuple[int, str | None]] | None:
     """NVML (index, MIG uuid) per torch index from CUDA_VISIBLE_DEVICES; None when it is unset or unreadable."""
     if cvd is None:
         return None
@@ -76,13 +79,13 @@ def _visible(cvd: str | None, devices: list[dict[str, Any]]) -> list[tuple[int, 
     return out
 
 
-def visible_count(cvd: str | None, devices: list[dict[str, Any]]) -> int | None:
+def visible_count(cvd: str | None, devices: Sequence[NvmlDevice]) -> int | None:
     """How many of this node's devices CUDA_VISIBLE_DEVICES names (CUDA stops at the first it cannot use)."""
     found = _visible(cvd, [d for d in devices if isinstance(d.get("index"), int)])
     return None if found is None else len(found)
 
 
-def match(torch_map: list[dict[str, Any]] | None, torch_count: int, devices: list[dict[str, Any]],
+def match(torch_map: Sequence[TorchMapEntry] | None, torch_count: int, devices: Sequence[NvmlDevice],
           cvd: str | None) -> list[Match]:
     """One Match per torch index."""
     devices = [d for d in devices if isinstance(d.get("index"), int)]

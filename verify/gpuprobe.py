@@ -123,6 +123,75 @@ def _numa_node(h: Any, nvml: Any) -> int | None:
     return None
 
 
+def _read(dev: dict[str, Any], name: str, fn: Callable[[], Any]) -> None:
+    """dev[name] = fn(), or None with why: lost (the GPU fell off), unsupported (absent here), or an error."""
+    try:
+        dev[name] = fn()
+    except Exception as exc:  # noqa: BLE001 - NotSupported etc. are facts, not crashes
+        dev[name] = None
+        error = _error_name(exc)
+        if any(k in error for k in LOST_ERRORS):
+            dev["lost"] = True
+            dev["nvml_errors"][name] = error
+        elif any(k in error for k in ABSENT_ERRORS) or "NotSupported" in str(exc):
+            dev["unsupported"][name] = error
+        else:
+            dev["nvml_errors"][name] = error
+
+
+def _identity(dev: dict[str, Any], nvml: Any, h: Any) -> None:
+    _read(dev, "name", lambda: _text(nvml.nvmlDeviceGetName(h)))
+    _read(dev, "uuid", lambda: _text(nvml.nvmlDeviceGetUUID(h)))
+    _read(dev, "pci_bus_id", lambda: _text(nvml.nvmlDeviceGetPciInfo(h).busId))
+    _read(dev, "memory_bytes", lambda: int(nvml.nvmlDeviceGetMemoryInfo(h).total))
+    _read(dev, "cc", lambda: ".".join(str(v) for v in nvml.nvmlDeviceGetCudaComputeCapability(h)))
+    _read(dev, "persistence", lambda: bool(nvml.nvmlDeviceGetPersistenceMode(h)))
+    _read(dev, "mig", lambda: [bool(m) for m in nvml.nvmlDeviceGetMigMode(h)])           # [current, pending]
+    if dev.get("mig") and dev["mig"][0]:
+        _read(dev, "mig_devices", lambda: _mig_devices(nvml, h))
+
+
+def _memory_health(dev: dict[str, Any], nvml: Any, h: Any) -> None:
+    _read(dev, "ecc", lambda: [bool(m) for m in nvml.nvmlDeviceGetEccMode(h)])           # [current, pending]
+    _read(dev, "ecc_volatile_uncorrectable", lambda: int(nvml.nvmlDeviceGetTotalEccErrors(
+        h, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_VOLATILE_ECC)))
+    _read(dev, "ecc_aggregate_uncorrectable", lambda: int(nvml.nvmlDeviceGetTotalEccErrors(
+        h, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_AGGREGATE_ECC)))
+    _read(dev, "ecc_sram_uncorrectable", lambda: _ecc_by_location(nvml, h, "SRAM"))
+    _read(dev, "ecc_dram_uncorrectable", lambda: _ecc_by_location(nvml, h, "DRAM"))
+    _read(dev, "retired_pages_pending", lambda: bool(nvml.nvmlDeviceGetRetiredPagesPendingStatus(h)))
+    _read(dev, "row_remap", lambda: dict(zip(("correctable", "uncorrectable", "pending", "failed"),
+                                             (int(v) for v in nvml.nvmlDeviceGetRemappedRows(h)), strict=False)))
+    _read(dev, "recovery_action", lambda: RECOVERY_ACTIONS.get(
+        _field_value(nvml, h, "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION"), "unknown"))
+    _read(dev, "throttle_reasons", lambda: int(_reasons_fn(nvml)(h)))
+
+
+def _interconnect(dev: dict[str, Any], nvml: Any, h: Any) -> None:
+    _read(dev, "pcie_gen", lambda: int(nvml.nvmlDeviceGetCurrPcieLinkGeneration(h)))
+    _read(dev, "pcie_width", lambda: int(nvml.nvmlDeviceGetCurrPcieLinkWidth(h)))
+    _read(dev, "pcie_gen_max", lambda: int(nvml.nvmlDeviceGetMaxPcieLinkGeneration(h)))
+    _read(dev, "pcie_width_max", lambda: int(nvml.nvmlDeviceGetMaxPcieLinkWidth(h)))
+    _read(dev, "pcie_gen_gpu_max", lambda: int(nvml.nvmlDeviceGetGpuMaxPcieLinkGeneration(h)))
+    dev["nvlink"] = links(nvml, h)
+    dev["nvswitch"] = nvswitch(nvml, h, len(dev["nvlink"]))
+    dev["nvlink_errors_start"] = _nvlink_counters(nvml, h, len(dev["nvlink"]))
+
+
+def _thermal_power(dev: dict[str, Any], nvml: Any, h: Any) -> None:
+    _read(dev, "temperature_c", lambda: int(nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU)))
+    _read(dev, "temperature_slowdown_c", lambda: int(nvml.nvmlDeviceGetTemperatureThreshold(
+        h, nvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)))
+    _read(dev, "memory_temperature_c", lambda: _field_value(nvml, h, "NVML_FI_DEV_MEMORY_TEMP"))
+    _read(dev, "memory_temperature_max_c", lambda: int(nvml.nvmlDeviceGetTemperatureThreshold(
+        h, nvml.NVML_TEMPERATURE_THRESHOLD_MEM_MAX)))
+    _read(dev, "sm_clock_mhz", lambda: int(nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM)))
+    _read(dev, "sm_clock_max_mhz", lambda: int(nvml.nvmlDeviceGetMaxClockInfo(h, nvml.NVML_CLOCK_SM)))
+    _read(dev, "power_w", lambda: nvml.nvmlDeviceGetPowerUsage(h) / 1000)
+    _read(dev, "power_limit_w", lambda: nvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000)
+    _read(dev, "power_default_limit_w", lambda: nvml.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1000)
+
+
 def nvml_device(nvml: Any, index: int) -> dict[str, Any]:
     """Every health field of one device; a field NVML cannot give is None with its error."""
     dev: dict[str, Any] = {"index": index, "unsupported": {}, "nvml_errors": {}, "lost": False}
@@ -132,63 +201,11 @@ def nvml_device(nvml: Any, index: int) -> dict[str, Any]:
         dev["nvml_errors"]["handle"] = _error_name(exc)
         dev["lost"] = any(k in _error_name(exc) for k in LOST_ERRORS)
         return dev
-
-    def field(name: str, fn: Callable[[], Any]) -> None:
-        try:
-            dev[name] = fn()
-        except Exception as exc:  # noqa: BLE001 - NotSupported etc. are facts, not crashes
-            dev[name] = None
-            error = _error_name(exc)
-            if any(k in error for k in LOST_ERRORS):
-                dev["lost"] = True
-                dev["nvml_errors"][name] = error
-            elif any(k in error for k in ABSENT_ERRORS) or "NotSupported" in str(exc):
-                dev["unsupported"][name] = error
-            else:
-                dev["nvml_errors"][name] = error
-
-    field("name", lambda: _text(nvml.nvmlDeviceGetName(h)))
-    field("uuid", lambda: _text(nvml.nvmlDeviceGetUUID(h)))
-    field("pci_bus_id", lambda: _text(nvml.nvmlDeviceGetPciInfo(h).busId))
-    field("memory_bytes", lambda: int(nvml.nvmlDeviceGetMemoryInfo(h).total))
-    field("cc", lambda: ".".join(str(v) for v in nvml.nvmlDeviceGetCudaComputeCapability(h)))
-    field("persistence", lambda: bool(nvml.nvmlDeviceGetPersistenceMode(h)))
-    field("mig", lambda: [bool(m) for m in nvml.nvmlDeviceGetMigMode(h)])           # [current, pending]
-    if dev.get("mig") and dev["mig"][0]:
-        field("mig_devices", lambda: _mig_devices(nvml, h))
-    field("ecc", lambda: [bool(m) for m in nvml.nvmlDeviceGetEccMode(h)])           # [current, pending]
-    field("ecc_volatile_uncorrectable", lambda: int(nvml.nvmlDeviceGetTotalEccErrors(
-        h, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_VOLATILE_ECC)))
-    field("ecc_aggregate_uncorrectable", lambda: int(nvml.nvmlDeviceGetTotalEccErrors(
-        h, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_AGGREGATE_ECC)))
-    field("ecc_sram_uncorrectable", lambda: _ecc_by_location(nvml, h, "SRAM"))
-    field("ecc_dram_uncorrectable", lambda: _ecc_by_location(nvml, h, "DRAM"))
-    field("retired_pages_pending", lambda: bool(nvml.nvmlDeviceGetRetiredPagesPendingStatus(h)))
-    field("row_remap", lambda: dict(zip(("correctable", "uncorrectable", "pending", "failed"),
-                                        (int(v) for v in nvml.nvmlDeviceGetRemappedRows(h)), strict=False)))
-    field("recovery_action", lambda: RECOVERY_ACTIONS.get(
-        _field_value(nvml, h, "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION"), "unknown"))
-    field("throttle_reasons", lambda: int(_reasons_fn(nvml)(h)))
-    field("pcie_gen", lambda: int(nvml.nvmlDeviceGetCurrPcieLinkGeneration(h)))
-    field("pcie_width", lambda: int(nvml.nvmlDeviceGetCurrPcieLinkWidth(h)))
-    field("pcie_gen_max", lambda: int(nvml.nvmlDeviceGetMaxPcieLinkGeneration(h)))
-    field("pcie_width_max", lambda: int(nvml.nvmlDeviceGetMaxPcieLinkWidth(h)))
-    field("pcie_gen_gpu_max", lambda: int(nvml.nvmlDeviceGetGpuMaxPcieLinkGeneration(h)))
-    dev["nvlink"] = links(nvml, h)
-    dev["nvswitch"] = nvswitch(nvml, h, len(dev["nvlink"]))
-    dev["nvlink_errors_start"] = _nvlink_counters(nvml, h, len(dev["nvlink"]))
-    field("temperature_c", lambda: int(nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU)))
-    field("temperature_slowdown_c", lambda: int(nvml.nvmlDeviceGetTemperatureThreshold(
-        h, nvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)))
-    field("memory_temperature_c", lambda: _field_value(nvml, h, "NVML_FI_DEV_MEMORY_TEMP"))
-    field("memory_temperature_max_c", lambda: int(nvml.nvmlDeviceGetTemperatureThreshold(
-        h, nvml.NVML_TEMPERATURE_THRESHOLD_MEM_MAX)))
-    field("sm_clock_mhz", lambda: int(nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM)))
-    field("sm_clock_max_mhz", lambda: int(nvml.nvmlDeviceGetMaxClockInfo(h, nvml.NVML_CLOCK_SM)))
-    field("power_w", lambda: nvml.nvmlDeviceGetPowerUsage(h) / 1000)
-    field("power_limit_w", lambda: nvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000)
-    field("power_default_limit_w", lambda: nvml.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1000)
-    field("numa_node", lambda: _numa_node(h, nvml))
+    _identity(dev, nvml, h)
+    _memory_health(dev, nvml, h)
+    _interconnect(dev, nvml, h)
+    _thermal_power(dev, nvml, h)
+    _read(dev, "numa_node", lambda: _numa_node(h, nvml))
     dev["samples"] = []
     return dev
 

@@ -6,11 +6,11 @@ FACTS_INVALID too: the record, not the image, is what broke.
 """
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any
 
 from . import figures
 from .baselines import BaselinesError
+from .contract import Check
 from .options import Options
 from .result import FAIL, CheckResult
 
@@ -22,16 +22,15 @@ def invalid(name: str, found: list[str], source: str | None) -> CheckResult:
     return CheckResult(name, FAIL, f"{where}{found[0]}{more}", details=found[:20], code=code)
 
 
-def judge(name: str, module: ModuleType, facts: Any, options: Options, source: str | None = None) -> CheckResult:
-    spec: figures.Spec = getattr(module, "FIGURES", ())
-    found = figures.problems(facts, spec)
+def judge(check: Check, facts: Any, options: Options, source: str | None = None) -> CheckResult:
+    name = check.name
+    found = figures.problems(facts, check.figures)
     if found:
         return invalid(name, found, source)
     if source is None:
-        result: CheckResult = module.judge(facts, options)
-        return result
+        return check.judge(facts, options)
     try:
-        result = module.judge(facts, options)
+        result = check.judge(facts, options)
     except BaselinesError:
         raise                       # the baselines file, not the record: one line naming it (cli)
     except Exception as exc:  # noqa: BLE001 - a record the judge cannot read is the record's fault

@@ -6,7 +6,6 @@ read as they are: schema 2 only added fields, and a missing field is null, which
 """
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from dataclasses import dataclass, fields
@@ -192,8 +191,7 @@ def load(directory: str, only: list[str] | None, overrides: dict[str, Any]) -> F
 def judge(record: Record, options: Options) -> CheckResult:
     """The record's facts judged today; without facts, its recorded verdict (said so); with neither, a failure."""
     if record.facts is not None:
-        module = importlib.import_module(f"verify.checks.{record.name}")
-        result = judging.judge(record.name, module, record.facts, options, source=str(record.path))
+        result = judging.judge(CHECKS[record.name], record.facts, options, source=str(record.path))
         result.details.append("replayed from recorded facts")
         result.duration_s = float((record.result or {}).get("duration_s") or 0.0)
         return result

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import REPORT_SCHEMA_VERSION, __version__
+from .atomic import write_atomic
 from .result import FAIL, PASS, SKIP, WARN, CheckResult, Status
 
 MARK = {PASS: "PASS", FAIL: "FAIL", WARN: "WARN", SKIP: "SKIP"}
@@ -57,26 +58,8 @@ def check_writable(path: str) -> str | None:
     return None
 
 
-def write_text_atomic(path: str, text: str) -> None:
-    """Write next to `path`, then rename over it: a reader sees the old file or the new one, never half of one."""
-    parent = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def write_json(report: dict[str, Any], path: str) -> None:
-    write_text_atomic(path, json.dumps(report, indent=2, default=repr) + "\n")
+    write_atomic(path, json.dumps(report, indent=2, default=repr) + "\n")
 
 
 # XML 1.0 allows tab, newline and carriage return among the control characters, and no surrogates.
@@ -115,7 +98,7 @@ def write_junit(results: list[CheckResult], path: str, suite: str = "verify", in
         ET.SubElement(case, "system-out").text = xml_text(f"[{r.status}] {r.summary}\n") + body
     tree = ET.ElementTree(testsuite)
     ET.indent(tree)
-    write_text_atomic(path, ET.tostring(testsuite, encoding="unicode", xml_declaration=True) + "\n")
+    write_atomic(path, ET.tostring(testsuite, encoding="unicode", xml_declaration=True) + "\n")
 
 
 def _paint(status: Status, text: str) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .checks import CHECKS
+from .child import EXIT_NO_SPACE
 from .environment import emulation
 from .options import Options
 from .result import FAIL, SKIP, CheckResult
@@ -208,7 +209,7 @@ def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float
         code, owner = ("SHM_TOO_SMALL", "job") if sig == "SIGBUS" else ("CHECK_CRASHED", "image")
         return CheckResult(name, FAIL, f"crashed with {sig}", remedy=remedy, code=code, owner=owner,  # type: ignore[arg-type]
                            duration_s=round(seconds, 3), output=_tail(output))
-    if "No space left on device" in output:      # it could not even write its result: the disk, not the image
+    if rc == EXIT_NO_SPACE:      # it could not even write its result (ENOSPC): the disk, not the image
         return CheckResult(name, FAIL, f"exited with status {rc} without a result: no space left on device",
                            code="DISK_FULL", duration_s=round(seconds, 3), output=_tail(output))
     return CheckResult(name, FAIL, f"exited with status {rc} without a result", remedy="Read the output below.",
@@ -217,7 +218,7 @@ def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float
 
 def run_check(name: str, options: Options, timeout: float | None = None) -> tuple[CheckResult, dict[str, Any] | None]:
     """(result, facts or None) of one check, in a child with its own scratch dir, removed afterwards."""
-    limit = timeout or CHECKS[name][1]
+    limit = timeout or CHECKS[name].timeout_s
     own = tempfile.mkdtemp(prefix=f"verify-{name}-")
     _OWNED.add(own)
     try:

@@ -6,8 +6,6 @@ and the lines. This draws what the DataLoader advisor needs and nothing more.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
@@ -174,20 +172,3 @@ def render(plot: Plot, width: int = 900, height: int = 560) -> str:
         if plot.highlight_label:
             svg.text(f.left, legend_y + 38, plot.highlight_label)
     return svg.document(plot.title)
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write through a temporary file in the same folder, then rename: readers never see half a file."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)     # mkstemp makes it 0600; a report is as readable as any new file
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -6,6 +6,7 @@ import os
 import tempfile
 from typing import Any
 
+from ..facts import ArrowFacts
 from ..options import Options, human_bytes
 from ..result import FAIL, PASS, SKIP, WARN, CheckResult
 
@@ -57,7 +58,7 @@ def probe(options: Options) -> dict[str, Any]:
     return facts
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+def judge(facts: ArrowFacts, options: Options) -> CheckResult:
     result = CheckResult("arrow", PASS, "")
     if facts.get("missing"):
         pkgs = " ".join(facts["missing"])
@@ -104,9 +105,6 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     result.summary = f"zero copy proven; {mapped_bw / GB:.1f} GB/s = {ratio:.2f}x memory bandwidth; torchdata.nodes ok"
     return result
 
-
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)
 
 
 def _through_nodes(mapped: Any) -> tuple[float, bool, float]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dataloader as dl
+from ..facts import DataloaderFacts
 from ..options import Options, human_bytes
 from ..result import FAIL, PASS, WARN, CheckResult
 
@@ -30,7 +31,7 @@ def probe(options: Options) -> dict[str, Any]:
     return facts
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+def judge(facts: DataloaderFacts, options: Options) -> CheckResult:
     advice = dl.recommend(facts)
     rows = facts["measurements"]
     result = CheckResult(NAME, PASS, "", details=dl.format_report(facts, advice).splitlines(),
@@ -63,6 +64,3 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     result.summary = summary
     return result
 
-
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)

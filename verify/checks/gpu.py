@@ -14,6 +14,7 @@ from typing import Any
 from .. import baselines, gpuarch, gpuhealth, gpuidentity, gpuprobe
 from ..codes import Owner
 from ..cuda_errors import decode
+from ..facts import GpuFacts, NvmlDevice, Perf
 from ..figures import (
     ABS_ERROR,
     BOOL,
@@ -169,7 +170,7 @@ def _version(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in str(v).split(".") if x.isdecimal())
 
 
-def driver_floor(facts: dict[str, Any]) -> str | None:
+def driver_floor(facts: GpuFacts) -> str | None:
     """The driver the image needs: TORCHIMAGES_DRIVER_MIN (our images), else the table by CUDA major."""
     if facts.get("driver_min_env"):
         return str(facts["driver_min_env"])
@@ -178,7 +179,7 @@ def driver_floor(facts: dict[str, Any]) -> str | None:
     return DRIVER_FLOOR.get(int(major)) if major.isdecimal() else None
 
 
-def why_no_gpu(facts: dict[str, Any]) -> tuple[str, str, Owner]:
+def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner]:
     """(cause, remedy, owner) when no GPU is usable, in the order a user should look."""
     if facts.get("torch_cuda") is None and facts.get("torch") is not None:
         return ("this is a CPU build of torch (torch.version.cuda is None)",
@@ -198,7 +199,7 @@ def why_no_gpu(facts: dict[str, Any]) -> tuple[str, str, Owner]:
 class _Node:
     """The facts of one judgement, with the torch <-> NVML mapping resolved once."""
 
-    def __init__(self, facts: dict[str, Any]) -> None:
+    def __init__(self, facts: GpuFacts) -> None:
         self.facts = facts
         self.devices = [d for d in facts.get("devices") or [] if isinstance(d, dict)]
         self.by_index = {d.get("index"): d for d in self.devices}
@@ -209,7 +210,7 @@ class _Node:
                                          facts.get("cuda_visible_devices"))
         self.by_torch = {m.torch_index: m for m in self.matches}
 
-    def nvml_of(self, torch_index: Any) -> dict[str, Any] | None:
+    def nvml_of(self, torch_index: Any) -> NvmlDevice | None:
         m = self.by_torch.get(torch_index)
         return self.by_index.get(m.nvml_index) if m and m.nvml_index is not None else None
 
@@ -293,9 +294,10 @@ def _consistent(node: _Node, found: Findings) -> None:
     if len(whole) != len(set(whole)):
         why.append("two torch devices map to the same GPU")
     for m in node.matches:
-        dev, cc = node.by_index.get(m.nvml_index), (caps or [None] * (m.torch_index + 1))[m.torch_index:m.torch_index + 1]
-        if dev and dev.get("cc") and cc and cc[0] and not m.mig_uuid and cc[0] != dev["cc"]:
-            why.append(f"torch device {m.torch_index} is cc {cc[0]} but NVML says {dev['cc']} for device {dev.get('index')}")
+        dev = node.by_index.get(m.nvml_index)
+        cc = (caps or [])[m.torch_index:m.torch_index + 1]
+        if dev and dev.get("cc") and cc and cc[0] and not m.mig_uuid and cc[0] != dev.get("cc"):
+            why.append(f"torch device {m.torch_index} is cc {cc[0]} but NVML says {dev.get('cc')} for device {dev.get('index')}")
     if why:
         found.add(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(why),
                   "Record the check again; if the probe itself recorded this, report it with the facts.", "host")
@@ -361,14 +363,14 @@ def _kernels(node: _Node, result: CheckResult, found: Findings, skip: set[int]) 
                       f"{decoded.cause if decoded else k['error']}", decoded.fix if decoded else
                       "Drain the node and run `dcgmi diag -r 3`; check dmesg for Xid errors.",
                       decoded.owner if decoded else "host", dev.get("index"))
-        elif k.get("max_abs_error") is None:
+        elif (error := k.get("max_abs_error")) is None:
             found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(i)}: the kernel result holds no error figure",
                       "Rerun the check.", "host", dev.get("index"))
         else:
-            result.metric(f"matmul_max_abs_error_dev{i}", k["max_abs_error"], "abs")
-            if k["max_abs_error"] > KERNEL_TOLERANCE:
+            result.metric(f"matmul_max_abs_error_dev{i}", error, "abs")
+            if error > KERNEL_TOLERANCE:
                 found.add(FAIL, "KERNEL_FAILED", f"{node.label(i)}: a 256x256 matmul is wrong (max error "
-                          f"{k['max_abs_error']:.3g})", "Drain the node and run `dcgmi diag -r 3`.", "host",
+                          f"{error:.3g})", "Drain the node and run `dcgmi diag -r 3`.", "host",
                           dev.get("index"))
             else:
                 good += 1
@@ -394,7 +396,7 @@ def _perf(node: _Node, result: CheckResult, found: Findings, options: Options) -
                       f"figures were recorded ({len(entries)} of {node.torch_count} device(s) measured)",
                       "Rerun the check; run it with --no-perf to skip the figures on purpose.", "host",
                       (node.nvml_of(k.get("index")) or {}).get("index"))
-    groups: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    groups: dict[str, list[tuple[Perf, NvmlDevice]]] = {}
     for p in entries:
         missing = [what for key, _, what, _, _ in PERF_FIGURES if p.get(key) is None]
         if len(missing) == len(PERF_FIGURES) and options.gpu_perf:
@@ -410,8 +412,8 @@ def _perf(node: _Node, result: CheckResult, found: Findings, options: Options) -
             unjudged.append(f"{node.label(p['index'])} is a MIG slice: figures reported, not judged against "
                             "whole-GPU baselines")
             for key, _, _, unit, _ in PERF_FIGURES:
-                if p.get(key) is not None:
-                    result.metric(f"{key}_dev{p['index']}", p[key], unit)
+                if (value := _figure(p, key)) is not None:
+                    result.metric(f"{key}_dev{p['index']}", value, unit)
             continue
         model = node.table.model(name)
         groups.setdefault(model.sku if model else f"unknown:{name}", []).append((p, {**dev, "name": name}))
@@ -424,15 +426,21 @@ def _perf(node: _Node, result: CheckResult, found: Findings, options: Options) -
     return unjudged
 
 
-def _perf_device(node: _Node, p: dict[str, Any], dev: dict[str, Any], model: baselines.Model | None,
-                 peers: list[tuple[dict[str, Any], dict[str, Any]]], result: CheckResult, found: Findings) -> None:
+def _figure(p: Perf, key: str) -> float | None:
+    """A PERF_FIGURES figure of one entry (its key comes from the table, not a literal; the gate made it a number)."""
+    value = p.get(key)
+    return value if isinstance(value, (int, float)) else None
+
+
+def _perf_device(node: _Node, p: Perf, dev: NvmlDevice, model: baselines.Model | None,
+                 peers: list[tuple[Perf, NvmlDevice]], result: CheckResult, found: Findings) -> None:
     i, rule = p["index"], node.table.rule
     for key, bkey, what, unit, code in PERF_FIGURES:
-        value = p.get(key)
+        value = _figure(p, key)
         if value is None:
             continue
         result.metric(f"{key}_dev{i}", value, unit)
-        others: list[float] = [float(q[key]) for q, _ in peers if q is not p and q.get(key) is not None]
+        others = [float(v) for q, _ in peers if q is not p and (v := _figure(q, key)) is not None]
         if others:
             median = statistics.median(others + [float(value)])
             peer_ratio = value / median
@@ -498,8 +506,8 @@ def _sdc(node: _Node, result: CheckResult, found: Findings) -> None:
             found.add(FAIL, "SDC_MISMATCH", f"{node.label(i)} computes a different fp32 matmul result than its "
                       f"{name} peers ({why})", "Drain the node and run `dcgmi diag -r 4` on these GPUs; RMA them.",
                       "host", (node.nvml_of(i) or {}).get("index"))
-    if node.facts.get("sdc"):
-        result.details.append(f"SDC canary: {len(node.facts['sdc'])} device(s), a 2048^3 fp32 matmul repeated and "
+    if sdc:
+        result.details.append(f"SDC canary: {len(sdc)} device(s), a 2048^3 fp32 matmul repeated and "
                               "compared bit for bit")
 
 
@@ -564,7 +572,7 @@ HEALTH_FIELDS = ("lost", "ecc_volatile_uncorrectable", "ecc_aggregate_uncorrecta
                  "memory_temperature_c", "power_limit_w")
 
 
-def _judgeable(facts: dict[str, Any], devices: list[dict[str, Any]]) -> bool:
+def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     """Whether the facts hold anything a rule reads; a judge that reads nothing must not say pass."""
     if any(dev.get(k) is not None for dev in devices for k in HEALTH_FIELDS):
         return True
@@ -576,7 +584,7 @@ def _judgeable(facts: dict[str, Any], devices: list[dict[str, Any]]) -> bool:
         facts.get("driver") and facts.get("torch_cuda"))
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+def judge(facts: GpuFacts, options: Options) -> CheckResult:
     result = CheckResult("gpu", PASS, "")
     torch_cuda = facts.get("torch_cuda")
     node = _Node(facts)

@@ -11,6 +11,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..facts import H5pyImportFailure, Hdf5Facts
 from ..options import Options
 from ..result import FAIL, PASS, SKIP, WARN, CheckResult
 
@@ -22,10 +23,10 @@ def _h5py_dir() -> Path | None:
     return Path(spec.origin).parent if spec and spec.origin else None
 
 
-def import_failure_facts(exc: BaseException) -> dict[str, Any]:
+def import_failure_facts(exc: BaseException) -> H5pyImportFailure:
     """What can be read about an h5py that does not import: its version, the bundled libraries."""
-    facts: dict[str, Any] = {"type": type(exc).__name__, "text": str(exc), "version": None, "libs_dir": None,
-                             "bundled": None}
+    facts: H5pyImportFailure = {"type": type(exc).__name__, "text": str(exc), "version": None, "libs_dir": None,
+                                "bundled": None}
     try:
         facts["version"] = metadata.version("h5py")
     except metadata.PackageNotFoundError:
@@ -38,7 +39,7 @@ def import_failure_facts(exc: BaseException) -> dict[str, Any]:
     return facts
 
 
-def diagnose(facts: dict[str, Any]) -> tuple[str, list[str], str]:
+def diagnose(facts: H5pyImportFailure) -> tuple[str, list[str], str]:
     """(summary, details, remedy) for an h5py that does not import: which library is missing, from where."""
     text, version, libs_dir = facts["text"], facts.get("version"), facts.get("libs_dir")
     if version is None:
@@ -117,7 +118,7 @@ def probe(options: Options) -> dict[str, Any]:
     return facts
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+def judge(facts: Hdf5Facts, options: Options) -> CheckResult:
     result = CheckResult("hdf5", PASS, "")
     if facts.get("missing"):
         return result.verdict(SKIP, "PACKAGE_MISSING", "h5py is not installed in this image: HDF5 not checked",
@@ -153,9 +154,6 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     result.summary = f"h5py {facts['h5py']} with HDF5 {loaded}; gzip/lzf round trip and 2 DataLoader workers ok"
     return result
 
-
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)
 
 
 def _read_with_workers(path: str, data) -> tuple[bool, str]:

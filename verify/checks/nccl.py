@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import baselines, gpuprobe
 from ..codes import Owner
+from ..facts import NcclFacts, SizeRow
 from ..figures import (
     BOOL,
     BYTES,
@@ -43,6 +44,8 @@ from ..gpuhealth import Findings
 from ..options import Options, human_bytes
 from ..result import FAIL, PASS, SKIP, WARN, CheckResult
 
+# The facts' `error` is "<phase>: <exception>" (FACTS.md): the phase is a field of that format, read by error_phase.
+INIT, ALL_REDUCE = "init", "all_reduce"
 GLOO_MAX_BYTES = 16 << 20
 SHM_LOW = 512 << 20          # below this NCCL's shared-memory transport is likely starved
 ADVICE = ("Rerun with NCCL_DEBUG=INFO to see the transport and where it stops; give the container "
@@ -119,7 +122,7 @@ def _device(backend: str, local_rank: int):
 
 
 def _worker(rank: int, world: int, init_method: str, backend: str, sizes: list[int], timeout_s: float, queue) -> None:
-    phase = "init"
+    phase = INIT
     if rank == world - 1 and "nccl-last-rank" in os.environ.get("VERIFY_TEST_HANG", "").split(","):
         time.sleep(3600)            # test hook: the last rank never joins, as a dead node would
     try:
@@ -127,7 +130,7 @@ def _worker(rank: int, world: int, init_method: str, backend: str, sizes: list[i
         _init(backend, rank, world, init_method, timeout_s)
         init_s = round(time.monotonic() - started, 3)
         import torch.distributed as dist
-        phase = "all_reduce"
+        phase = ALL_REDUCE
         rows = sweep(rank, world, _device(backend, rank), sizes)
         dist.destroy_process_group()
         queue.put((rank, rows, None, init_s))
@@ -183,7 +186,7 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
     return results.get(0), error, init0
 
 
-def _table(rows: list[dict[str, Any]]) -> list[str]:
+def _table(rows: list[SizeRow]) -> list[str]:
     lines = [f"{'size':>12} {'count':>10} {'type':>6} {'redop':>6} {'time(us)':>10} {'algbw(GB/s)':>12} {'busbw(GB/s)':>12} {'#wrong':>7}"]
     lines += [f"{r['size']:>12} {r['count']:>10} {r['type']:>6} {r['redop']:>6} {r['time_us']:>10} {r['algbw']:>12} {r['busbw']:>12} {r['wrong']:>7}" for r in rows]
     return lines
@@ -285,12 +288,12 @@ def probe(options: Options) -> dict[str, Any]:
         rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         mode = f"torchrun group: rank {rank} of {world} (local rank {local_rank}), {os.environ['MASTER_ADDR']}:{os.environ.get('MASTER_PORT', '')}"
-        phase = "init"
+        phase = INIT
         try:
             started = time.monotonic()
             _init(backend, rank, world, "env://", options.nccl_timeout_s)
             facts["init_s"] = round(time.monotonic() - started, 3)
-            phase = "all_reduce"
+            phase = ALL_REDUCE
             rows, error = sweep(rank, world, _device(backend, local_rank), sizes), None
             dist.destroy_process_group()
         except Exception as exc:  # noqa: BLE001
@@ -305,21 +308,27 @@ def probe(options: Options) -> dict[str, Any]:
     return facts
 
 
+def error_phase(error: str) -> str | None:
+    head, sep, _ = error.partition(": ")
+    return head if sep and head in (INIT, ALL_REDUCE) else None
+
+
 def is_timeout(error: str) -> bool:
     return bool(re.search(r"timed? ?out|timeout|watchdog", error, re.IGNORECASE))
 
 
-def timeout_advice(facts: dict[str, Any]) -> str:
+def timeout_advice(facts: NcclFacts) -> str:
     """Advice for a hang, from what was seen: phase, world, network, /dev/shm, memlock."""
     error, world = facts.get("error") or "", facts.get("world_size") or 0
     log = facts.get("nccl_log") or {}
     tips = []
-    if error.startswith("init"):
+    if error_phase(error) == INIT:
         tips.append("The group never formed: check that every rank can reach MASTER_ADDR:MASTER_PORT, that all "
                     "ranks were started, and the firewall.")
     multi_node = "RANK" in (facts.get("mode") or "") or facts.get("rank") is not None
     if multi_node and log.get("network") in (None, "Socket") and not (facts.get("nccl_env") or {}).get("NCCL_SOCKET_IFNAME"):
-        tips.append(f"NCCL chose {'interface ' + log['interface'] if log.get('interface') else 'its interface itself'}: "
+        interface = log.get("interface")
+        tips.append(f"NCCL chose {'interface ' + interface if interface else 'its interface itself'}: "
                     "set NCCL_SOCKET_IFNAME to the interface the nodes share.")
     shm = facts.get("shm_bytes")
     if shm is not None and shm < SHM_LOW and world > 1:
@@ -357,13 +366,13 @@ def _version_at_least(text: Any, floor: tuple[int, int]) -> bool:
     return len(parts) == 2 and (parts[0], parts[1]) >= floor
 
 
-def nvls_expected(facts: dict[str, Any]) -> bool:
+def nvls_expected(facts: NcclFacts) -> bool:
     """NVLS is NCCL's default all-reduce on one NVSwitch node from NCCL 2.17 (Hopper and later)."""
     return (facts.get("nvswitch") is True and _version_at_least(facts.get("nccl_version"), NVLS_FROM)
             and (facts.get("nodes") or 1) == 1 and (facts.get("world_size") or 0) > 1)
 
 
-def _busbw_baseline(facts: dict[str, Any], use_nvls: bool) -> tuple[dict[str, Any] | None, str]:
+def _busbw_baseline(facts: NcclFacts, use_nvls: bool) -> tuple[dict[str, Any] | None, str]:
     model = baselines.load().model(facts.get("device_name"))
     if model is None:
         return None, ""
@@ -374,7 +383,7 @@ def _busbw_baseline(facts: dict[str, Any], use_nvls: bool) -> tuple[dict[str, An
     return per_world.get(key), key
 
 
-def _net_fallback(facts: dict[str, Any], found: Findings) -> None:
+def _net_fallback(facts: NcclFacts, found: Findings) -> None:
     """IB/EFA present but NCCL's network is Socket: across nodes that is 10-100x slower."""
     log = facts.get("nccl_log") or {}
     if log.get("network") != "Socket" or not (facts.get("infiniband") or facts.get("efa")):
@@ -397,14 +406,15 @@ def _net_fallback(facts: dict[str, Any], found: Findings) -> None:
               "plugin for EFA), and that NCCL_IB_DISABLE / NCCL_NET do not force sockets.", owner)
 
 
-def _describe(facts: dict[str, Any], result: CheckResult) -> None:
+def _describe(facts: NcclFacts, result: CheckResult) -> None:
     env = facts.get("nccl_env") or {}
     log = facts.get("nccl_log") or {}
     if facts.get("nccl_version"):
         result.details.append(f"NCCL {facts['nccl_version']}")
+    shm, memlock = facts.get("shm_bytes"), facts.get("memlock_bytes")
     result.details.append("environment: " + (" ".join(f"{k}={v}" for k, v in env.items()) or "no NCCL_* variables")
-                          + f"; /dev/shm {human_bytes(facts['shm_bytes']) if facts.get('shm_bytes') is not None else '?'}"
-                          + f"; memlock {'unlimited' if facts.get('memlock_bytes') is None else human_bytes(facts['memlock_bytes'])}")
+                          + f"; /dev/shm {human_bytes(shm) if shm is not None else '?'}"
+                          + f"; memlock {'unlimited' if memlock is None else human_bytes(memlock)}")
     if log:
         result.details.append(f"NCCL chose network {log.get('network') or '?'}, interface {log.get('interface') or '?'}"
                               + (", NVLS" if log.get("nvls") else "")
@@ -419,7 +429,7 @@ def _describe(facts: dict[str, Any], result: CheckResult) -> None:
     result.details.append(f"backend {facts.get('backend')}, world size {facts.get('world_size')}: {facts.get('mode')}")
 
 
-def _figures(facts: dict[str, Any], rows: list[dict[str, Any]], verified: str, result: CheckResult,
+def _figures(facts: NcclFacts, rows: list[SizeRow], verified: str, result: CheckResult,
              found: Findings) -> str:
     """Peak busbw against the baseline (NVLS where it is expected), the NVLS choice, and a collapse at size."""
     peak_row = max(rows, key=lambda r: r["busbw"])
@@ -460,7 +470,7 @@ def _figures(facts: dict[str, Any], rows: list[dict[str, Any]], verified: str, r
     return f"{summary} = {ratio:.2f}x the {algo} baseline"
 
 
-def _inconsistent(rows: list[dict[str, Any]], world: Any) -> str | None:
+def _inconsistent(rows: list[SizeRow], world: Any) -> str | None:
     """nccl-tests' own arithmetic: algbw = size / time, busbw = algbw x 2(n-1)/n (10% and rounding allowed)."""
     if not isinstance(world, int):
         return f"world size {world!r} with {len(rows)} measured size(s)"
@@ -477,7 +487,7 @@ def _inconsistent(rows: list[dict[str, Any]], world: Any) -> str | None:
     return None
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+def judge(facts: NcclFacts, options: Options) -> CheckResult:
     result = CheckResult("nccl", PASS, "")
     if facts.get("distributed") is False:
         return result.verdict(FAIL, "DISTRIBUTED_UNAVAILABLE", "torch.distributed is not available in this build",

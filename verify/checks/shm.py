@@ -8,25 +8,15 @@ Both are provoked here, each in a process of its own, and recognised.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
 from typing import Any
 
+from ..facts import ShmFacts
 from ..options import Options, human_bytes
 from ..result import FAIL, PASS, CheckResult
-
-SHM = os.environ.get("VERIFY_SHM_PATH", "/dev/shm")
-
-# Messages users see when shared memory runs out, old and new torch.
-SHM_ERROR_PATTERNS = (
-    re.compile(r"unable to allocate shared memory\(shm\)", re.IGNORECASE),
-    re.compile(r"No space left on device", re.IGNORECASE),
-    re.compile(r"Bus error", re.IGNORECASE),
-    re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: Bus error", re.IGNORECASE),
-    re.compile(r"unable to write to file </torch_", re.IGNORECASE),
-)
+from ..shmem import DEFAULT_SHM, recognise, shm_path
 
 REMEDY = ("Give the container more shared memory: `docker run --shm-size=2g ...` (or `--ipc=host`); "
           "on Kubernetes mount an emptyDir with medium: Memory (sizeLimit: 2Gi) at /dev/shm; with podman/Slurm "
@@ -56,19 +46,9 @@ print("shared", t.numel(), flush=True)
 """
 
 
-def recognise(text: str) -> str | None:
-    """The known shared-memory error in `text`, if any."""
-    for pattern in SHM_ERROR_PATTERNS:
-        match = pattern.search(text)
-        if match:
-            line = next((ln for ln in text.splitlines() if pattern.search(ln)), match.group(0))
-            return line.strip()[:300]
-    return None
-
-
-def _attempt(code: str, size: int, timeout: float) -> tuple[bool, str]:
+def _attempt(code: str, size: int, folder: str, timeout: float) -> tuple[bool, str]:
     try:
-        proc = subprocess.run([sys.executable, "-c", code, str(size), SHM], capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-c", code, str(size), folder], capture_output=True, text=True,
                               timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return False, f"timed out after {timeout:.0f} s"
@@ -84,19 +64,20 @@ def _attempt(code: str, size: int, timeout: float) -> tuple[bool, str]:
 
 
 def probe(options: Options) -> dict[str, Any]:
-    facts: dict[str, Any] = {"path": SHM, "exists": os.path.isdir(SHM), "required": options.shm_min_bytes}
+    folder = shm_path()
+    facts: dict[str, Any] = {"path": folder, "exists": os.path.isdir(folder), "required": options.shm_min_bytes}
     if not facts["exists"]:
         return facts
-    st = os.statvfs(SHM)
+    st = os.statvfs(folder)
     facts.update(size=st.f_blocks * st.f_frsize, free=st.f_bavail * st.f_frsize)
-    facts["raw_ok"], facts["raw_msg"] = _attempt(_TOUCH, options.shm_min_bytes, timeout=60)
-    facts["torch_ok"], facts["torch_msg"] = _attempt(_TORCH, options.shm_min_bytes, timeout=60)
+    facts["raw_ok"], facts["raw_msg"] = _attempt(_TOUCH, options.shm_min_bytes, folder, timeout=60)
+    facts["torch_ok"], facts["torch_msg"] = _attempt(_TORCH, options.shm_min_bytes, folder, timeout=60)
     return facts
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
+def judge(facts: ShmFacts, options: Options) -> CheckResult:
     result = CheckResult("shm", PASS, "")
-    path = facts.get("path", SHM)
+    path = facts.get("path", DEFAULT_SHM)
     if not facts.get("exists"):
         return result.verdict(FAIL, "SHM_TOO_SMALL", f"{path} does not exist", "Mount a tmpfs at /dev/shm (" + REMEDY + ")")
     size, free, need = facts["size"], facts["free"], facts["required"]
@@ -114,6 +95,3 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
     return result.verdict(FAIL, "SHM_TOO_SMALL", f"/dev/shm is {human_bytes(size)} ({human_bytes(free)} free): "
                           f"allocating {human_bytes(need)} failed: {cause}", REMEDY)
 
-
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)

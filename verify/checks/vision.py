@@ -16,6 +16,7 @@ import traceback
 from importlib import metadata
 from typing import Any
 
+from ..facts import VisionFacts
 from ..options import Options
 from ..result import FAIL, PASS, SKIP, WARN, CheckResult, Status
 
@@ -244,52 +245,53 @@ def _mismatch(torch_v: str, tv: str, cause: str) -> CheckResult:
                    f"torch=={_release(torch_v)[0]} torchvision=={want}).")
 
 
-def judge(facts: dict[str, Any], options: Options) -> CheckResult:
-    if "torch_error" in facts:
-        return _result(FAIL, f"torch does not import: {facts['torch_error']}", "TORCH_IMPORT_FAILED",
-                       "Fix torch first: `python -c 'import torch'` shows the error.")
-    torch_v = facts.get("torch_dist") or facts["torch"]    # '2.14.1' from PyPI although __version__ says +cu130
-    dist = facts.get("torchvision_dist")
-    if "import_error" in facts:
-        error = facts["import_error"]
-        if dist is None and "No module named 'torchvision'" in error:
-            return _result(SKIP, f"torchvision is not installed (torch {torch_v}): vision not exercised",
-                           "PACKAGE_MISSING", f"To use it: `{pip_line(torch_v)}`.")
-        details = [error, *facts.get("import_traceback", [])]
-        if dist and (NMS_MISSING.search(error) or not pairs(torch_v, dist)):
-            result = _mismatch(torch_v, dist, error.split(": ", 1)[-1].splitlines()[0][:160])
-            result.details = details
-            return result
-        return _result(FAIL, f"torchvision {dist or '?'} does not import: {error}", "TORCHVISION_IMPORT_FAILED",
-                       f"Reinstall it for this torch: `{pip_line(torch_v)}`.", details)
+Problem = tuple[Status, str, str, str]     # (status, code, summary, remedy)
 
-    tv = dist or facts["torchvision"]
-    details = [(f"torch {torch_v} (CUDA {facts.get('torch_cuda') or '-'}), torchvision {tv} "
-               f"(CUDA {_cuda_text(facts.get('torchvision_cuda'))}); expected torchvision {expected_torchvision(torch_v)}")]
-    result = _result(PASS, "", details=details)
-    nms = facts.get("nms", {})
-    for device, fact in nms.items():
-        details.append(f"ops.nms on {device}: " + (f"keep {fact['keep']}" if fact["ok"] else fact["error"]))
-    cpu_nms = nms.get("cpu", {"ok": False, "error": "not run"})
-    if not cpu_nms["ok"]:
-        if NMS_MISSING.search(cpu_nms["error"]) or not pairs(torch_v, tv):
-            bad = _mismatch(torch_v, tv, cpu_nms["error"].split(": ", 1)[-1][:160])
-            bad.details = details
-            return bad
-        return _result(FAIL, f"torchvision {tv}: ops.nms fails on the CPU: {cpu_nms['error']}",
-                       "TORCHVISION_OPS_MISSING", f"Reinstall the torchvision built for this torch: `{pip_line(torch_v)}`.",
-                       details)
-    problems: list[tuple[Status, str, str, str]] = []   # (status, code, summary, remedy)
+
+def _not_imported(facts: VisionFacts, torch_v: str) -> CheckResult | None:
+    """The verdict when torchvision does not import; None when it does."""
+    if "import_error" not in facts:
+        return None
+    error, dist = facts["import_error"], facts.get("torchvision_dist")
+    if dist is None and "No module named 'torchvision'" in error:
+        return _result(SKIP, f"torchvision is not installed (torch {torch_v}): vision not exercised",
+                       "PACKAGE_MISSING", f"To use it: `{pip_line(torch_v)}`.")
+    details = [error, *facts.get("import_traceback", [])]
+    if dist and (NMS_MISSING.search(error) or not pairs(torch_v, dist)):
+        result = _mismatch(torch_v, dist, error.split(": ", 1)[-1].splitlines()[0][:160])
+        result.details = details
+        return result
+    return _result(FAIL, f"torchvision {dist or '?'} does not import: {error}", "TORCHVISION_IMPORT_FAILED",
+                   f"Reinstall it for this torch: `{pip_line(torch_v)}`.", details)
+
+
+def _cpu_nms_broken(cpu_nms: dict[str, Any], torch_v: str, tv: str, details: list[str]) -> CheckResult:
+    if NMS_MISSING.search(cpu_nms["error"]) or not pairs(torch_v, tv):
+        bad = _mismatch(torch_v, tv, cpu_nms["error"].split(": ", 1)[-1][:160])
+        bad.details = details
+        return bad
+    return _result(FAIL, f"torchvision {tv}: ops.nms fails on the CPU: {cpu_nms['error']}",
+                   "TORCHVISION_OPS_MISSING", f"Reinstall the torchvision built for this torch: `{pip_line(torch_v)}`.",
+                   details)
+
+
+def _ops(cpu_nms: dict[str, Any], cuda_nms: dict[str, Any] | None, torch_v: str) -> list[Problem]:
+    problems: list[Problem] = []
     if cpu_nms["keep"] != cpu_nms["expected"]:
         problems.append((FAIL, "TORCHVISION_OPS_WRONG", (f"ops.nms on the CPU kept {cpu_nms['keep']}, "
                          f"expected {cpu_nms['expected']}"), "Reinstall torchvision; report it if it persists."))
-    cuda_nms = nms.get("cuda")
     if cuda_nms and not cuda_nms["ok"]:
         problems.append((FAIL, "TORCHVISION_OPS_MISSING", f"ops.nms fails on the GPU: {cuda_nms['error'][:200]}",
                          f"Install the CUDA build of torchvision matching torch: `{pip_line(torch_v)}`."))
     elif cuda_nms and cuda_nms["keep"] != cuda_nms["expected"]:
         problems.append((FAIL, "TORCHVISION_OPS_WRONG", f"ops.nms on the GPU kept {cuda_nms['keep']}",
                          "Reinstall torchvision; check the GPU with the gpu check."))
+    return problems
+
+
+def _builds(facts: VisionFacts, torch_v: str, tv: str) -> list[Problem]:
+    """torchvision's CUDA against torch's, and the release pair."""
+    problems: list[Problem] = []
     tcuda, vcuda = facts.get("torch_cuda"), facts.get("torchvision_cuda")
     if cuda_release(tcuda) != cuda_release(vcuda):
         problems.append((FAIL, "TORCHVISION_CUDA_MISMATCH",
@@ -300,8 +302,11 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
                          (f"torchvision {tv} is not the release built for torch {torch_v} "
                          f"(expected {expected_torchvision(torch_v)}); its ops load, but the pair is untested"),
                          f"Pin the pair: `{pip_line(torch_v)}`."))
+    return problems
 
-    decode = facts.get("decode", {})
+
+def _decoding(decode: dict[str, Any], torch_v: str, details: list[str]) -> list[Problem]:
+    problems: list[Problem] = []
     for kind in ("png", "jpeg", "jpeg_gpu"):
         fact = decode.get(kind)
         if fact is None:
@@ -319,9 +324,12 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
         if fact["mean_abs_diff"] > limit or fact.get("decode_image_same") is False:
             problems.append((FAIL, "IMAGE_DECODE_WRONG", (f"{label} {where} decodes wrong: mean abs diff "
                              f"{fact['mean_abs_diff']} (limit {limit})"), "Reinstall torchvision and its codecs."))
+    return problems
 
-    rates: list[str] = []
-    for device, fact in facts.get("augment", {}).items():
+
+def _augmenting(augment: dict[str, Any], torch_v: str, result: CheckResult, rates: list[str]) -> list[Problem]:
+    problems: list[Problem] = []
+    for device, fact in augment.items():
         if not fact["ok"]:
             problems.append((FAIL, "TRANSFORMS_FAILED", f"transforms.v2 pipeline fails on {device}: {fact['error'][:200]}",
                              f"Install the torchvision release built for torch: `{pip_line(torch_v)}`."))
@@ -330,12 +338,36 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
         result.metric(f"augment_{device}_images_per_s", rate, "images/s")
         rates.append(f"{rate:,.0f} images/s on {'the GPU' if device == 'cuda' else 'one CPU thread'}")
         where = "the GPU, per batch of 16" if device == "cuda" else "one CPU thread, per image as in a DataLoader worker"
-        details.append(f"transforms.v2 (RandomResizedCrop {CROP}, flip, ColorJitter, Normalize) on {where}: "
-                       f"{fact['images']} images in {fact['seconds']:.3f} s, output {fact['shape']} {fact['dtype']}")
+        result.details.append(f"transforms.v2 (RandomResizedCrop {CROP}, flip, ColorJitter, Normalize) on {where}: "
+                              f"{fact['images']} images in {fact['seconds']:.3f} s, output {fact['shape']} {fact['dtype']}")
         if not fact["finite"] or fact["shape"][1:] != [3, CROP, CROP]:
             problems.append((FAIL, "TRANSFORMS_WRONG", (f"transforms.v2 output on {device} is wrong: shape "
                              f"{fact['shape']}, finite {fact['finite']}"), "Reinstall torchvision."))
+    return problems
 
+
+def judge(facts: VisionFacts, options: Options) -> CheckResult:
+    if "torch_error" in facts:
+        return _result(FAIL, f"torch does not import: {facts['torch_error']}", "TORCH_IMPORT_FAILED",
+                       "Fix torch first: `python -c 'import torch'` shows the error.")
+    torch_v = facts.get("torch_dist") or facts["torch"]    # '2.14.1' from PyPI although __version__ says +cu130
+    broken = _not_imported(facts, torch_v)
+    if broken is not None:
+        return broken
+    tv = facts.get("torchvision_dist") or facts["torchvision"]
+    details = [(f"torch {torch_v} (CUDA {facts.get('torch_cuda') or '-'}), torchvision {tv} "
+               f"(CUDA {_cuda_text(facts.get('torchvision_cuda'))}); expected torchvision {expected_torchvision(torch_v)}")]
+    result = _result(PASS, "", details=details)
+    nms = facts.get("nms", {})
+    for device, fact in nms.items():
+        details.append(f"ops.nms on {device}: " + (f"keep {fact['keep']}" if fact["ok"] else fact["error"]))
+    cpu_nms = nms.get("cpu", {"ok": False, "error": "not run"})
+    if not cpu_nms["ok"]:
+        return _cpu_nms_broken(cpu_nms, torch_v, tv, details)
+    rates: list[str] = []
+    problems = (_ops(cpu_nms, nms.get("cuda"), torch_v) + _builds(facts, torch_v, tv)
+                + _decoding(facts.get("decode", {}), torch_v, details)
+                + _augmenting(facts.get("augment", {}), torch_v, result, rates))
     if problems:
         worst = next((p for p in problems if p[0] == FAIL), problems[0])
         result.status, result.code, result.summary, result.remedy = worst[0], worst[1], worst[2], worst[3]
@@ -343,10 +375,6 @@ def judge(facts: dict[str, Any], options: Options) -> CheckResult:
         details += [f"{p[0]}: {p[2]}" for p in problems if p is not worst]
         return result
     gpu_note = "" if facts.get("gpu_visible") else "; no GPU visible: CPU side only"
-    result.summary = (f"torchvision {tv} (CUDA {_cuda_text(vcuda)}) with torch {torch_v}: ops.nms ok, JPEG/PNG decode ok, "
-                      f"v2 augmentation {', '.join(rates)}{gpu_note}")
+    result.summary = (f"torchvision {tv} (CUDA {_cuda_text(facts.get('torchvision_cuda'))}) with torch {torch_v}: ops.nms "
+                      f"ok, JPEG/PNG decode ok, v2 augmentation {', '.join(rates)}{gpu_note}")
     return result
-
-
-def run(options: Options) -> CheckResult:
-    return judge(probe(options), options)

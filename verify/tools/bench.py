@@ -15,9 +15,9 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from . import arrowpath as ap
-from .options import human_bytes, parse_size
-from .report import one_line
+from .. import arrowpath as ap
+from ..options import human_bytes, parse_size
+from ..report import one_line
 
 GB = 1e9
 LOADER_0 = "DataLoader per-sample, 0 workers"
@@ -152,7 +152,7 @@ def main(argv: list[str]) -> int:
     import math
 
     if "--dataloader" in argv:
-        from .dataloader import main as dataloader_main
+        from .advisor import main as dataloader_main
         return dataloader_main([a for a in argv if a != "--dataloader"])
 
     class Parser(argparse.ArgumentParser):
@@ -176,7 +176,7 @@ def main(argv: list[str]) -> int:
             raise ValueError(f"--repeats {args.repeats!r} must be a whole number from 1 to 1000")
         if args.dir and not os.path.isdir(args.dir):
             raise ValueError(f"--dir {args.dir}: no such folder")
-        from .report import check_writable
+        from ..report import check_writable
         problem = check_writable(args.json) if args.json else None
         if problem:
             raise ValueError(f"--json {args.json}: {problem}")
@@ -186,7 +186,7 @@ def main(argv: list[str]) -> int:
     bench = run_bench(size, int(repeats), args.dir)
     print(format_table(bench))
     if args.json:
-        from .report import write_text_atomic
-        write_text_atomic(args.json, json.dumps(bench, indent=2) + "\n")
+        from ..atomic import write_atomic
+        write_atomic(args.json, json.dumps(bench, indent=2) + "\n")
         print(f"JSON: {args.json}")
     return 0

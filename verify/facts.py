@@ -1,0 +1,320 @@
+"""The facts each check's probe records and its judge reads, as types (verify/FACTS.md, facts schema 2).
+
+Every field may be missing or null ("the source did not say": a translated record holds what its source had),
+so every TypedDict here is total=False and a judge reads fields with .get(). Shapes are not re-checked by the
+judges: verify/figures.py gates every record before a judge sees it (lists are lists, entries are objects,
+figures are finite and plausible), live and on replay.
+"""
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+# ------------------------------------------------------------------------------------------------- gpu
+
+
+class RowRemap(TypedDict, total=False):
+    correctable: int | None
+    uncorrectable: int | None
+    pending: int | None
+    failed: int | None
+
+
+class NvlinkErrors(TypedDict, total=False):
+    """Counter deltas over the run."""
+    crc: int
+    replay: int
+    recovery: int
+
+
+class Sample(TypedDict, total=False):
+    """A re-read of what comes and goes, idle or under load."""
+    phase: str
+    throttle_reasons: int | None
+    nvlink: list[bool] | None
+    gen: int | None
+    width: int | None
+
+
+class MigDevice(TypedDict, total=False):
+    uuid: str | None
+    profile: str | None
+    slices: int | None
+    total_slices: int | None
+
+
+class NvmlDevice(TypedDict, total=False):
+    """One NVML device (`devices[i]`): identity and every health field NVML gave."""
+    index: int
+    name: str | None
+    uuid: str | None
+    pci_bus_id: str | None
+    lost: bool | None
+    nvml_errors: dict[str, str]
+    unsupported: dict[str, str]
+    memory_bytes: int | None
+    cc: str | None
+    persistence: bool | None
+    mig: list[bool] | None
+    mig_devices: list[MigDevice] | None
+    ecc: list[bool] | None
+    ecc_volatile_uncorrectable: int | None
+    ecc_aggregate_uncorrectable: int | None
+    ecc_sram_uncorrectable: int | None
+    ecc_dram_uncorrectable: int | None
+    retired_pages_pending: bool | None
+    row_remap: RowRemap | None
+    recovery_action: str | None
+    throttle_reasons: int | None
+    samples: list[Sample] | None
+    pcie_gen: int | None
+    pcie_width: int | None
+    pcie_gen_max: int | None
+    pcie_width_max: int | None
+    pcie_gen_gpu_max: int | None
+    nvlink: list[bool] | None
+    nvlink_errors: NvlinkErrors | None
+    nvswitch: bool | None
+    temperature_c: int | None
+    temperature_slowdown_c: int | None
+    memory_temperature_c: int | None
+    memory_temperature_max_c: int | None
+    sm_clock_mhz: int | None
+    sm_clock_max_mhz: int | None
+    power_w: float | None
+    power_limit_w: float | None
+    power_default_limit_w: float | None
+    numa_node: int | None
+
+
+class TorchMapEntry(TypedDict, total=False):
+    """One torch device and the NVML device it was matched to."""
+    torch_index: int
+    uuid: str | None
+    pci_bus_id: str | None
+    name: str | None
+    mig_uuid: str | None
+    nvml_index: int | None
+    matched_by: str
+
+
+class Kernel(TypedDict, total=False):
+    """A 256² fp32 matmul on one torch device against float64 on the CPU."""
+    index: int
+    max_abs_error: float | None
+    error: str | None
+
+
+class PcieUnderLoad(TypedDict, total=False):
+    gen: int | None
+    width: int | None
+    throttle_reasons: int | None
+
+
+class Perf(TypedDict, total=False):
+    """Bandwidth and compute figures of one torch device."""
+    index: int
+    d2d_GBps: float | None
+    h2d_GBps: float | None
+    d2h_GBps: float | None
+    bf16_TFLOPs: float | None
+    pcie_under_load: PcieUnderLoad | None
+    throttle_under_load: int | None
+    nvlink_under_load: list[bool] | None
+    numa_node: int | None
+    pinned_on_numa: bool | None
+
+
+class Sdc(TypedDict, total=False):
+    """The silent-data-corruption canary of one torch device: a digest per repeat."""
+    index: int
+    name: str | None
+    sm_count: int | None
+    digests: list[str]
+
+
+class XidEvent(TypedDict, total=False):
+    xid: int
+    index: int | None
+    uuid: str | None
+    text: str | None
+
+
+class GpuFacts(TypedDict, total=False):
+    """What the gpu check's probe records (verify/FACTS.md, "gpu facts")."""
+    torch: str | None
+    torch_cuda: str | None
+    driver_min_env: str | None
+    cuda_visible_devices: str | None
+    device_nodes: bool | None
+    nvml_library: bool | None
+    nvml_error: str | None
+    nvml_shutdown_error: str
+    driver: str | None
+    cuda_driver: str | None
+    devices: list[NvmlDevice] | None
+    cuda_available: bool | None
+    cuda_init_error: str | None
+    torch_devices: int | None
+    arch_list: list[str] | None
+    capabilities: list[str] | None
+    torch_map: list[TorchMapEntry] | None
+    kernels: list[Kernel] | None
+    perf: list[Perf] | None
+    sdc: list[Sdc] | None
+    xid_events: list[XidEvent] | None
+
+
+# ------------------------------------------------------------------------------------------------ nccl
+
+
+class SizeRow(TypedDict, total=False):
+    """One nccl-tests row: message size, elements, time, bandwidths in GB/s, wrong elements."""
+    size: int
+    count: int
+    type: str
+    redop: str
+    time_us: float
+    algbw: float
+    busbw: float
+    wrong: int
+
+
+class NcclLog(TypedDict, total=False):
+    """What NCCL's own INFO log says it chose."""
+    network: str | None
+    interface: str | None
+    nvls: bool
+    ib_error: str | None
+    transports: list[str]
+
+
+class NcclFacts(TypedDict, total=False):
+    """What the nccl check's probe records (verify/FACTS.md, "nccl facts")."""
+    distributed: bool
+    nccl_available: bool
+    backend: str
+    nccl_version: str | None
+    device_name: str | None
+    gpus: int
+    timeout_s: float
+    world_size: int
+    nodes: int | None
+    mode: str
+    rank: int | None
+    init_s: float | None
+    sizes: list[SizeRow]
+    error: str | None
+    nccl_env: dict[str, str]
+    gloo_socket_ifname: str | None
+    shm_bytes: int | None
+    memlock_bytes: int | None
+    infiniband: bool
+    efa: bool
+    nvswitch: bool | None
+    nccl_log: NcclLog
+
+
+# ------------------------------------------------------------------------------------------------- shm
+
+
+class ShmFacts(TypedDict, total=False):
+    """/dev/shm (or VERIFY_SHM_PATH): size, free, and two real allocations of `required` bytes."""
+    path: str
+    exists: bool
+    required: int
+    size: int
+    free: int
+    raw_ok: bool
+    raw_msg: str
+    torch_ok: bool
+    torch_msg: str
+
+
+# ------------------------------------------------------------------------------------------------ hdf5
+
+
+class H5pyImportFailure(TypedDict, total=False):
+    """What can be read about an h5py that does not import."""
+    type: str
+    text: str
+    version: str | None
+    libs_dir: str | None
+    bundled: list[str] | None
+
+
+class Hdf5Facts(TypedDict, total=False):
+    missing: list[str]
+    import_error: H5pyImportFailure
+    h5py: str
+    hdf5_built: str
+    hdf5_loaded: str
+    filters: dict[str, bool]
+    datasets: list[str]
+    corrupted: list[str]
+    write_MBps: float
+    read_MBps: float
+    workers_ok: bool
+    workers_msg: str
+
+
+# ----------------------------------------------------------------------------------------------- arrow
+
+
+class ArrowFacts(TypedDict, total=False):
+    """Throughputs in bytes/s; `inside` of `batches` tensors point into the mapping (zero copy)."""
+    missing: list[str]
+    pyarrow: str
+    torch: str
+    emulated: bool
+    rows: int
+    batches: int
+    inside: int
+    mapped_bytes: int
+    mapped_Bps: float
+    memory_Bps: float
+    nodes_zero_copy: bool
+    nodes_Bps: float
+    nodes_same_sum: bool
+    lz4_batches: int
+    lz4_inside: int
+    lz4_Bps: float
+
+
+# ---------------------------------------------------------------------------------------------- vision
+
+
+class VisionFacts(TypedDict, total=False):
+    """Versions, then per device: ops.nms, image decode and a transforms.v2 pipeline, each {"ok", ...} or an error."""
+    torch_dist: str | None
+    torchvision_dist: str | None
+    torch_error: str
+    torch: str
+    torch_cuda: str | None
+    gpu_visible: bool
+    import_error: str
+    import_traceback: list[str]
+    torchvision: str
+    torchvision_cuda: str | int | None
+    nms: dict[str, dict[str, Any]]
+    decode: dict[str, dict[str, Any]]
+    augment: dict[str, dict[str, Any]]
+
+
+# ------------------------------------------------------------------------------------------ dataloader
+
+
+class DataloaderFacts(TypedDict, total=False):
+    """The advisor's sweep: host facts, the per-sample backend, and one measurement row per setting."""
+    cpus: dict[str, Any]
+    shm: dict[str, Any]
+    gpu: bool
+    backend: str
+    torch: str
+    sizes: dict[str, int]
+    sample_shape: list[int]
+    sample_bytes: int
+    batch_bytes: int
+    measurements: list[dict[str, Any]]
+    main_process_torch_threads: int
+    emulated: bool
+    recommendation: dict[str, Any]
