@@ -55,7 +55,7 @@ help: ## list the targets and the variables with their defaults
 	@grep -E '^[A-Z_]+ \?=' $(MAKEFILE_LIST) | sed -E 's/^([A-Z_]+) \?= ?([^#]*)## (.*)$$/\1|\2|\3/' \
 	  | awk -F'|' '{printf "  %-20s %s\n", $$1 "=" $$2, $$3}'
 
-setup: ## create $(VENV) and install what the host side and the tests need (says what it installs)
+setup: ## create the virtual environment VENV and install what the host side and the tests need (says what it installs)
 	@$(BOOTSTRAP) venv $(call q,$(VENV))
 
 engine: ## make sure a Docker Engine answers; as root on a bare Debian machine, install and start one
