@@ -148,8 +148,7 @@ class ImageSpec:
 
 @dataclass(frozen=True)
 class Target:
-    """An image on one platform: every name a stage derives from the pair is made here, once, when the value is
-    made, and nowhere else.
+    """An image on one platform: every name a stage derives from the pair is made here, and nowhere else.
 
     `explicit`: PLATFORM named it (the build passes --platform). Local names keep the plain tag for linux/amd64
     and for a build left to the engine's default platform, and get -<arch> otherwise, so an arm64 build does not
@@ -158,31 +157,43 @@ class Target:
     spec: ImageSpec
     platform: str                   # linux/amd64, linux/arm64
     explicit: bool = True
-    arch: str = field(init=False, compare=False, repr=False)           # arm64
-    per_arch: bool = field(init=False, compare=False, repr=False)      # local names carry -<arch>; its own base
-    local_tag: str = field(init=False, compare=False, repr=False)      # repository:tag[-<arch>] in the engine
-    report_name: str = field(init=False, compare=False, repr=False)    # reports/<tag>[-<arch>].json
-    arch_tag: str = field(init=False, compare=False, repr=False)       # <tag>-<arch>: the per-arch registry tag
-    lock_name: str = field(init=False, compare=False, repr=False)      # requirements[.<arch>].lock
-    lock_label: str = field(init=False, compare=False, repr=False)     # images/<tag>/<lock>, as messages say
-    base_tag: str = field(init=False, compare=False, repr=False)       # the local distro base make base creates
-    mirror: str = field(init=False, compare=False, repr=False)         # the distro mirror serving this platform
 
-    def __post_init__(self) -> None:
-        spec, arch, lock = self.spec, arch_of(self.platform), lock_name(self.platform)
-        per_arch = self.explicit and self.platform != NATIVE_NAME
-        names = {
-            "arch": arch, "per_arch": per_arch,
-            "local_tag": f"{spec.image}-{arch}" if per_arch else spec.image,
-            "report_name": f"{spec.tag}-{arch}" if per_arch else spec.tag,
-            "arch_tag": f"{spec.tag}-{arch}",
-            "lock_name": lock,
-            "lock_label": f"images/{spec.tag}/{lock}",
-            "base_tag": base_tag(spec.distro, self.platform),
-            "mirror": spec.platform_mirrors.get(self.platform, spec.mirror),   # Ubuntu's ports archive for arm64
-        }
-        for name, value in names.items():
-            object.__setattr__(self, name, value)
+    @property
+    def arch(self) -> str:          # arm64
+        return arch_of(self.platform)
+
+    @property
+    def per_arch(self) -> bool:
+        """Local names carry -<arch>, and it gets its own distro base."""
+        return self.explicit and self.platform != NATIVE_NAME
+
+    @property
+    def local_tag(self) -> str:     # repository:tag[-<arch>] in the engine
+        return f"{self.spec.image}-{self.arch}" if self.per_arch else self.spec.image
+
+    @property
+    def report_name(self) -> str:   # reports/<tag>[-<arch>].json
+        return f"{self.spec.tag}-{self.arch}" if self.per_arch else self.spec.tag
+
+    @property
+    def arch_tag(self) -> str:      # <tag>-<arch>: the per-arch registry tag
+        return f"{self.spec.tag}-{self.arch}"
+
+    @property
+    def lock_name(self) -> str:     # requirements[.<arch>].lock
+        return lock_name(self.platform)
+
+    @property
+    def lock_label(self) -> str:    # images/<tag>/<lock>, as messages say
+        return f"images/{self.spec.tag}/{self.lock_name}"
+
+    @property
+    def base_tag(self) -> str:      # the local distro base make base creates
+        return base_tag(self.spec.distro, self.platform)
+
+    @property
+    def mirror(self) -> str:        # the distro mirror serving this platform (Ubuntu's ports archive for arm64)
+        return self.spec.platform_mirrors.get(self.platform, self.spec.mirror)
 
     def lock_path(self, images: Path) -> Path:
         return images / self.spec.tag / self.lock_name
@@ -199,10 +210,10 @@ class Release:
 
     spec: ImageSpec
     targets: tuple[Target, ...]
-    platforms: tuple[str, ...] = field(init=False, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "platforms", tuple(t.platform for t in self.targets))
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        return tuple(t.platform for t in self.targets)
 
 
 Build = Target | Release    # what one `make build` row is
