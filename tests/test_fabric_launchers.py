@@ -15,11 +15,9 @@ import yaml
 
 from scripts.errors import UserError
 from scripts.publish.cluster import RDMA_RESOURCE, k8s_manifests
-from scripts.publish.slurm import (FABRIC_FLAGS, MEMLOCK_UNLIMITED, PYXIS_FABRIC, Job, bundle_config, rdma_devices,
-                                   slurm_script)
+from scripts.publish.slurm import FABRIC_FLAGS, MEMLOCK_UNLIMITED, PYXIS_FABRIC, Job, bundle_config, rdma_devices, slurm_script
 from scripts.settings import Settings
 from tests.helpers import run_cli
-
 
 
 @pytest.fixture
@@ -94,9 +92,10 @@ def test_the_oci_bundle_carries_the_hosts_rdma_devices_memlock_and_ipc_lock(tmp_
     # runc's deny-all rule first, then one allow per device
     assert linux["resources"]["devices"][0] == {"allow": False, "access": "rwm"}
     assert {"allow": True, "type": "c", "major": 231, "minor": 192, "access": "rwm"} in linux["resources"]["devices"]
+    # a bundle made where there is no adapter is runc's own spec: no device, limit or capability added
     bare = bundle_config({"Env": []}, runc_spec, [])
-    assert "devices" not in bare["linux"] or bare["linux"]["devices"] == []
-    assert any(r["type"] == "RLIMIT_MEMLOCK" for r in bare["process"]["rlimits"])
+    assert "devices" not in bare["linux"] and bare["process"]["rlimits"] == runc_spec["process"]["rlimits"]
+    assert bare["process"]["capabilities"] == runc_spec["process"]["capabilities"]
 
 
 def _container(docs):

@@ -332,7 +332,10 @@ def rdma_devices(folder: Path = Path("/dev/infiniband")) -> list[dict[str, Any]]
 
 def _fabric(config: dict[str, Any], devices: list[dict[str, Any]]) -> None:
     """RDMA in the container (docker's --device /dev/infiniband --ulimit memlock=-1 --cap-add IPC_LOCK): the
-    devices with a cgroup rule allowing each, an unlimited RLIMIT_MEMLOCK, and CAP_IPC_LOCK."""
+    devices with a cgroup rule allowing each, an unlimited RLIMIT_MEMLOCK, and CAP_IPC_LOCK; nothing without devices
+    (as docker's guard: raising the limit needs a runtime allowed to, which a host without adapters need not have)."""
+    if not devices:
+        return
     process, linux = config["process"], config.setdefault("linux", {})
     process["rlimits"] = [r for r in process.get("rlimits", []) if r.get("type") != "RLIMIT_MEMLOCK"] + [
         {"type": "RLIMIT_MEMLOCK", "hard": MEMLOCK_UNLIMITED, "soft": MEMLOCK_UNLIMITED}]

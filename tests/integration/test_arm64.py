@@ -12,7 +12,7 @@ import pytest
 from scripts.builder.emulation import emulation_problem
 from scripts.builder.engine import image_exists
 from scripts.plan.platforms import base_tag, host_platform
-from tests.helpers import ROOT, dropped_when_built_here, run_cli
+from tests.helpers import ROOT, assert_rdma_userspace, dropped_when_built_here, run_cli
 
 pytestmark = pytest.mark.docker
 
@@ -110,3 +110,5 @@ def test_arm64_image_is_arm64_and_verifies_under_emulation(docker_client, arm64_
     inside = docker_client.containers.run(arm64_image, ["cat", "/usr/share/torchimages/requirements.lock"],
                                           remove=True, network_mode="none", platform="linux/arm64").decode()
     assert inside == lock                                   # the image carries its own platform's lock
+    found = assert_rdma_userspace(docker_client, arm64_image, "linux/arm64")   # issue 25, under qemu
+    assert found["mlx5"][0].startswith("/usr/lib/aarch64-linux-gnu/libibverbs/"), found

@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 
 from scripts.render import load_rendered
-from tests.helpers import ROOT, assert_clean_failure, dropped_when_built_here
+from tests.helpers import ROOT, assert_clean_failure, assert_rdma_userspace, dropped_when_built_here
 from tests.helpers import run_cli as _run_cli
 
 pytestmark = pytest.mark.docker
@@ -177,6 +177,7 @@ def test_the_pypi_cuda_image_builds_and_reports_the_versions_of_its_spec(default
         status = {c["name"]: c["status"] for c in _report(spec.tag)["checks"]}
         assert status["gpu"] == status["nccl"] == "skip"
         assert status["shm"] == status["hdf5"] == status["arrow"] == "pass"
+        assert_rdma_userspace(docker_client, spec.image)         # issue 25: NCCL can reach IB, RoCE and EFA
 
 
 def test_bench_dataloader_with_64m_shm_warns_and_writes_json_and_svg(default_image, docker_client, tmp_path):
@@ -222,3 +223,4 @@ def test_the_cuda_image_with_torchvision_builds_and_its_vision_check_passes(defa
         assert "no GPU visible: CPU side only" in vision["summary"]
         assert vision["metrics"]["augment_cpu_images_per_s"]["value"] > 0
         assert checks["dataloader"]["status"] == "pass" and checks["dataloader"]["data"]["backend"] == "torchvision"
+        assert_rdma_userspace(docker_client, spec.image)
