@@ -27,9 +27,17 @@ TEST_MATRIX, TEST_COMPAT = DATA / "matrix.yaml", DATA / "compat.yaml"
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 1800,
             module: str = "scripts", cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """`python -m <module> args` from the repository root, output captured as text."""
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout, check=False)
+    """`python -m <module> args` from the repository root, output captured as text. Past `timeout` the child is
+    killed and the test fails in one line with what ran, its limit and the last output (never a bare traceback)."""
+    try:
+        return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, capture_output=True, text=True,
+                              env={**os.environ, **(env or {})}, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        last = (exc.stdout or b"")[-600:]
+        shown = last.decode(errors="replace") if isinstance(last, bytes) else last
+        pytest.fail(f"`python -m {module} {' '.join(args)}` ran past its {timeout:.0f} s limit and was killed: a step "
+                    f"hung (under qemu: an emulated build or verify; the build log in BUILD_DIR/logs says which); "
+                    f"last output: {' '.join(shown.split())[-300:] or 'none'}", pytrace=False)
 
 
 def assert_clean_failure(proc: subprocess.CompletedProcess[str], *needles: str, code: int | None = None) -> None:
@@ -160,5 +168,6 @@ def assert_rdma_userspace(client: Any, image: str, platform: str | None = None) 
     else:
         assert not found["listed"] and found["errno"] == errno.ENOSYS, found
     assert len(found["mlx5"]) == 1, found
-    assert {"libibverbs1", "ibverbs-providers", "librdmacm1", "libfabric1"} <= set(found["deb"]), found
+    assert {"libibverbs1", "ibverbs-providers", "libfabric1"} <= set(found["deb"]), found
+    assert {"librdmacm1", "librdmacm1t64"} & set(found["deb"]), found     # the name after Debian's t64 transition
     return found

@@ -20,6 +20,9 @@ SOURCE_URL = "https://github.com/torchimages/torchimages"
 # The distro's RDMA userspace, in every CUDA image (NCCL's IB/RoCE transport and libfabric for EFA plugins); the same
 # names in Debian 12 and Ubuntu 22.04/24.04, amd64 and arm64. CPU images have no NCCL: they leave them out.
 FABRIC_PACKAGES = ("libibverbs1", "ibverbs-providers", "librdmacm1", "libfabric1")
+# Debian's 64-bit time_t transition renamed librdmacm1 to librdmacm1t64 (Debian 13, Ubuntu 24.04 and later; noble's
+# libfabric1 depends on librdmacm1t64): only the releases before it keep the old name.
+PRE_T64_CODENAMES = frozenset({"bullseye", "bookworm", "focal", "jammy"})
 # Where a site's NCCL net plugin (matrix `net_plugin`) lands; NCCL_NET_PLUGIN=site makes NCCL open it by this name
 # (libnccl-net-<NCCL_NET_PLUGIN>.so, which every NCCL release from 2.12 to 2.30 tries).
 NET_PLUGIN_NAME = "site"
@@ -115,7 +118,10 @@ class ImageSpec:
     @property
     def fabric_packages(self) -> tuple[str, ...]:
         """The distro packages that let NCCL reach InfiniBand, RoCE and EFA: CUDA images only."""
-        return FABRIC_PACKAGES if self.cuda else ()
+        if not self.cuda:
+            return ()
+        t64 = self.codename not in PRE_T64_CODENAMES
+        return tuple(f"{p}t64" if t64 and p == "librdmacm1" else p for p in FABRIC_PACKAGES)
 
     @property
     def env(self) -> dict[str, str]:
