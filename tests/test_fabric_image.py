@@ -19,8 +19,6 @@ from scripts.plan.spec import FABRIC_PACKAGES, NET_PLUGIN_LINK
 from scripts.render import load_rendered, render_dockerfile
 from tests.helpers import CPU_DEFAULT, ROOT, matrix_problems, write_matrix
 
-pytestmark = pytest.mark.unit
-
 
 def _system_install(text: str) -> list[str]:
     """The packages the system stage's apt-get install line names."""
@@ -28,6 +26,7 @@ def _system_install(text: str) -> list[str]:
     return line.split("--no-install-recommends", 1)[1].rstrip(" \\").split()
 
 
+@pytest.mark.unit
 def test_every_shipped_cuda_image_installs_the_rdma_userspace_and_no_cpu_image_does():
     specs = load_rendered(ROOT / "images")
     assert {s.flavor for s in specs if s.cuda} == {"runtime", "devel"}
@@ -47,6 +46,7 @@ def test_every_shipped_cuda_image_installs_the_rdma_userspace_and_no_cpu_image_d
         assert "apt-get clean && rm -rf /var/lib/apt/lists/*" in text
 
 
+@pytest.mark.unit
 def test_the_readme_matrix_docs_say_cpu_images_leave_the_fabric_out():
     readme = (ROOT / "README.md").read_text()
     assert all(p in readme for p in FABRIC_PACKAGES)
@@ -61,6 +61,7 @@ def _net_plugin_spec(tmp_path, plugin: str):
     return next(s for s in load_matrix(write_matrix(tmp_path, body), TEST_COMPAT) if s.cuda)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("plugin", ["aws-ofi-nccl_1.14.0-1_amd64.deb", "libnccl-net-ofi.so"])
 def test_a_net_plugin_renders_its_install_and_sets_nccl_net_plugin(tmp_path, plugin):
     spec = _net_plugin_spec(tmp_path, plugin)
@@ -74,6 +75,7 @@ def test_a_net_plugin_renders_its_install_and_sets_nccl_net_plugin(tmp_path, plu
     assert "NCCL_NET_PLUGIN" not in render_dockerfile(dataclasses.replace(spec, net_plugin=None))
 
 
+@pytest.mark.unit
 def test_a_net_plugin_on_a_cpu_image_or_not_a_deb_or_so_is_refused(tmp_path):
     cpu = '  - {torch: "2.13.0", cuda: cpu, flavor: cpu, distro: debian12, torchvision: false, default: true, ' \
           'net_plugin: x.so}\n'
@@ -82,6 +84,7 @@ def test_a_net_plugin_on_a_cpu_image_or_not_a_deb_or_so_is_refused(tmp_path):
     assert "net_plugin" in matrix_problems(tmp_path, bad)
 
 
+@pytest.mark.unit
 def test_the_net_plugin_is_staged_from_the_wheel_folders_or_named_missing(tmp_path):
     spec = _net_plugin_spec(tmp_path, "libnccl-net-handmade.so")
     empty, site, stage = tmp_path / "empty", tmp_path / "site", tmp_path / "build" / "wheels"
@@ -96,6 +99,7 @@ def test_the_net_plugin_is_staged_from_the_wheel_folders_or_named_missing(tmp_pa
     assert stage_net_plugin(dataclasses.replace(spec, net_plugin=None), [site], stage) is None
 
 
+@pytest.mark.unit
 def test_a_build_past_its_limit_is_stopped_and_says_why(tmp_path):
     """A real child that outlasts a 1 s limit: killed within the limit's reach, status None, its output logged."""
     req = BuildRequest(images_dir=tmp_path, logs=tmp_path, wheels_stage=tmp_path, root=tmp_path, ca=None, folders=(),
@@ -115,6 +119,7 @@ def test_a_build_past_its_limit_is_stopped_and_says_why(tmp_path):
     assert "BUILD_TIMEOUT=<s>" in line and "native linux/arm64" in line
 
 
+@pytest.mark.unit
 def test_build_timeout_is_a_checked_knob():
     from scripts.settings import Settings
     assert Settings.load({"BUILD_TIMEOUT": "60"}, {}, ("BUILD_TIMEOUT",)).build_timeout == 60.0
@@ -123,6 +128,7 @@ def test_build_timeout_is_a_checked_knob():
         Settings.load({"BUILD_TIMEOUT": "soon"}, {}, ("BUILD_TIMEOUT",))
 
 
+@pytest.mark.unit
 def test_a_cli_step_past_its_limit_fails_the_test_in_one_line():
     """tests/helpers.run_cli, which every emulated build and verify of the integration tests goes through."""
     from tests.helpers import run_cli
@@ -132,3 +138,16 @@ def test_a_cli_step_past_its_limit_fails_the_test_in_one_line():
                 module="timeit", timeout=1)
     assert time.monotonic() - start < 30
     assert "ran past its 1 s limit and was killed: a step hung" in str(info.value)
+
+
+@pytest.mark.host
+def test_hadolint_passes_on_dockerfiles_with_a_net_plugin(tmp_path):
+    from scripts.lint import lint
+    paths = []
+    for plugin in ("aws-ofi-nccl_1.14.0-1_amd64.deb", "libnccl-net-ofi.so"):
+        folder = tmp_path / plugin
+        folder.mkdir()
+        (folder / "Dockerfile").write_text(render_dockerfile(_net_plugin_spec(folder, plugin)))
+        paths.append(folder / "Dockerfile")
+    ok, output = lint(paths)
+    assert ok, output
