@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -78,7 +79,7 @@ def test_the_oci_bundle_carries_the_hosts_rdma_devices_memlock_and_ipc_lock(tmp_
     assert [(Path(d["path"]).name, d["major"], d["minor"], d["type"]) for d in devices] == [
         ("rdma_cm", 10, 58, "c"), ("uverbs0", 231, 192, "c")]
     assert rdma_devices(tmp_path / "absent") == []
-    runc_spec = {"process": {"rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}],
+    runc_spec: dict[str, Any] = {"process": {"rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}],
                              "capabilities": {"bounding": ["CAP_KILL"], "effective": ["CAP_KILL"],
                                               "permitted": ["CAP_KILL"]}},
                  "root": {"path": "rootfs"}, "linux": {"namespaces": [], "resources": {"devices": [
