@@ -87,6 +87,7 @@ def verify_run_options(client: Any, target: Target) -> dict[str, Any]:
 def overrun(what: str, limit: float, platform: str | None) -> str:
     """The one line for a step stopped at its time limit: what ran, the limit, the likely cause and the fixes."""
     where = f" for {platform} under emulation (qemu)" if platform else ""
+    native = f", or build on a native {platform} machine" if platform else ""
     return (f"{what}{where} ran past its {limit:.0f} s limit and was stopped: a step hung or crawls (an apt or pip "
-            f"download stalled, or a postinst is slow under qemu); see its log above, retry, allow longer with "
-            f"BUILD_TIMEOUT=<s>, or build on a native {platform or 'host'} machine")
+            f"download stalled, or a postinst is slow under qemu); see its log above, retry, or allow longer with "
+            f"BUILD_TIMEOUT=<s>{native}")
