@@ -113,7 +113,7 @@ def parse(text: str) -> dict[str, Any]:
     provider = next((m.group(1) for m in map(_PROVIDER.search, messages) if m), None)
     return {"network": networks[0] if networks else None, "networks": networks, "interface": iface,
             "nvls": any(_NVLS.search(m) for m in messages),
-            "ib_error": (verbs or no_device or ofi_error or plugin_missing or "")[:200] or None,
+            "ib_error": (verbs or no_device or ofi_error or "")[:200] or None,
             "transports": sorted({t for m in messages for t in _TRANSPORT.findall(m)})[:8],
             "net_channels": _channels(messages), "hcas": _hcas(messages),
             "verbs_missing": verbs, "ib_no_device": no_device is not None, "plugin_missing": plugin_missing,

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from .. import rdma
-from ..facts import Adapter, FabricFacts
+from ..facts import Adapter, FabricFacts, Port
 from ..figures import BYTES, LIST, OBJECT, STR, STRS, Either, Figure, Kind
 from ..gpuhealth import Findings
 from ..options import GiB, Options, human_bytes
@@ -61,15 +61,15 @@ def probe(options: Options) -> dict[str, Any]:
             "nccl_env": {k: os.environ[k] for k in NCCL_VARS if k in os.environ}}
 
 
-def _ports(adapters: list[Adapter]) -> list[tuple[Adapter, dict[str, Any]]]:
+def _ports(adapters: list[Adapter]) -> list[tuple[Adapter, Port]]:
     return [(a, p) for a in adapters for p in (a.get("ports") or [])]
 
 
-def _active(port: dict[str, Any]) -> bool:
+def _active(port: Port) -> bool:
     return str(port.get("state") or "").upper() == "ACTIVE" and str(port.get("phys_state") or "").lower() == "linkup"
 
 
-def _label(adapter: Adapter, port: dict[str, Any]) -> str:
+def _label(adapter: Adapter, port: Port) -> str:
     return f"{adapter.get('name')}:{port.get('port')}"
 
 
@@ -85,7 +85,7 @@ def _port_states(adapters: list[Adapter], found: Findings) -> None:
               "an unused second port of a dual-port card can stay down by design.", "host")
 
 
-def _rated(adapter: Adapter, port: dict[str, Any], peers: dict[tuple[Any, Any], float]) -> tuple[float, str] | None:
+def _rated(adapter: Adapter, port: Port, peers: dict[tuple[Any, Any], float]) -> tuple[float, str] | None:
     """The rate this port should reach, and why: its best peer of the same model, or the model's rated IB speed."""
     best = peers.get((adapter.get("hca_type"), port.get("link_layer")))
     model_max = IB_MAX_GBPS.get(str(adapter.get("hca_type")))
@@ -101,11 +101,11 @@ def _rates(adapters: list[Adapter], found: Findings) -> None:
     peers: dict[tuple[Any, Any], float] = {}
     for a, p in up:
         key = (a.get("hca_type"), p.get("link_layer"))
-        peers[key] = max(peers.get(key, 0.0), float(p["rate_gbps"]))
+        peers[key] = max(peers.get(key, 0.0), float(p.get("rate_gbps") or 0.0))
     slow = []
     for a, p in up:
         rated = _rated(a, p, peers)
-        if rated and float(p["rate_gbps"]) < rated[0]:
+        if rated and float(p.get("rate_gbps") or 0.0) < rated[0]:
             slow.append(f"{_label(a, p)} at {p['rate_gbps']:g} Gb/s ({rated[1]})")
     if slow:
         found.add(WARN, "FABRIC_RATE_DEGRADED", f"{len(slow)} active port(s) below the adapter's maximum: "
