@@ -264,4 +264,8 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     ok = (f"{len(adapters)} adapter(s), {len(active)} active port(s), {total:g} Gb/s in all; the container has "
           f"{len(facts.get('uverbs') or [])} uverbs device(s) and the image lists "
           f"{len(facts.get('verbs_devices') or [])} through libibverbs; GPUDirect RDMA: {gdr(facts)[1]}")
+    if not found.items and (facts.get("uverbs") is None or not facts.get("libraries")):
+        return result.verdict(SKIP, "FACTS_INCOMPLETE", f"host side sound ({len(adapters)} adapter(s), {len(active)} "
+                              f"active port(s), {total:g} Gb/s), but the container's devices or the image's libraries "
+                              "were not recorded: not judged, never a pass")
     return found.apply(result, ok)

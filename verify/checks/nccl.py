@@ -397,10 +397,12 @@ def _efa_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str] | None:
     if log.get("plugin_missing") or not (log.get("plugin_loaded") or log.get("ofi_provider")):
         return "image", "no aws-ofi-nccl net plugin (libnccl-net.so) in the image" + _quoted(log)
     if log.get("ofi_provider") not in (None, "efa"):
-        if facts.get("uverbs") == []:
-            return "job", f"aws-ofi-nccl chose provider {log.get('ofi_provider')}: the container has no /dev/infiniband"
-        return "image", f"aws-ofi-nccl chose provider {log.get('ofi_provider')}, not efa: the image's libfabric has no " \
-                        "usable efa provider" + _quoted(log)
+        if facts.get("uverbs"):
+            return "image", f"aws-ofi-nccl chose provider {log.get('ofi_provider')}, not efa, although the container " \
+                            "has /dev/infiniband: the image's libfabric has no usable efa provider" + _quoted(log)
+        given = "has no /dev/infiniband" if facts.get("uverbs") == [] else "was not shown to have /dev/infiniband"
+        return "job", f"aws-ofi-nccl chose provider {log.get('ofi_provider')}, not efa: the container {given} " \
+                      "(`--device /dev/infiniband/uverbs0 ...`)" + _quoted(log)
     return None
 
 
@@ -411,11 +413,11 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
     if env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket":
         return "job", "the job disabled it (" + ", ".join(f"{k}={env[k]}" for k in ("NCCL_IB_DISABLE", "NCCL_NET")
                                                            if k in env) + ")"
-    if log.get("verbs_missing") or facts.get("verbs_loads") is False:
-        return "image", "the image lacks libibverbs (install libibverbs1, ibverbs-providers)" + _quoted(log)
-    efa = _efa_cause(facts, log) if facts.get("efa") else None
+    efa = _efa_cause(facts, log) if facts.get("efa") else None      # on EFA the plugin comes first, verbs after
     if efa:
         return efa
+    if log.get("verbs_missing") or facts.get("verbs_loads") is False:
+        return "image", "the image lacks libibverbs (install libibverbs1, ibverbs-providers)" + _quoted(log)
     if facts.get("uverbs") == []:
         return "job", "the container was given no /dev/infiniband (`--device /dev/infiniband`)" + _quoted(log)
     if log.get("ib_no_device") and facts.get("verbs_loads") is None and facts.get("uverbs") is None:
@@ -429,8 +431,8 @@ def _fell_back(log: NcclLog) -> str | None:
     """`Socket` when any rank chose it; `Libfabric over <provider>` when aws-ofi-nccl runs on a provider not efa."""
     if "Socket" in (log.get("networks") or [log.get("network") or ""]):
         return "NET/Socket"
-    if log.get("network") in ("Libfabric", "AWS Libfabric") and log.get("ofi_provider") not in (None, "efa"):
-        return f"{log['network']} over provider {log['ofi_provider']} (TCP)"
+    if log.get("ofi_provider") not in (None, "efa"):
+        return f"{log.get('network') or 'Libfabric'} over provider {log['ofi_provider']} (TCP)"
     return None
 
 
