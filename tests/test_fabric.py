@@ -331,3 +331,15 @@ def test_the_probe_without_any_rdma_is_a_skip(tmp_path, monkeypatch):
 ])
 def test_sysfs_rate_strings(text, parsed):
     assert rdma.rate(text) == parsed
+
+
+# ------------------------------------------------------------------------ the real-world corpus's sysfs trees
+CORPUS = ROOT / "tests" / "data" / "real-world"
+
+
+@pytest.mark.parametrize("item", sorted(p for p in CORPUS.iterdir() if (p / "root").is_dir()), ids=lambda p: p.name)
+def test_each_translated_listing_probes_back_to_its_facts(item):
+    """A listing is translated into a sysfs tree (root/) by the letter of FACTS.md; the probe reading that tree
+    under VERIFY_FABRIC_ROOT gives exactly the adapters the facts hold."""
+    facts = json.loads((item / "facts" / "fabric.json").read_text())["facts"]
+    assert facts["root"] == "root" and rdma.adapters(str(item / "root")) == facts["adapters"]

@@ -14,6 +14,7 @@ import glob
 import os
 import re
 import resource
+from errno import ENOSYS
 from typing import Any
 
 ROOT_ENV = "VERIFY_FABRIC_ROOT"
@@ -105,7 +106,7 @@ def device_nodes(base: str) -> tuple[list[str] | None, bool | None]:
 def load(name: str) -> tuple[Any, str | None]:
     """(the library, None) or (None, dlopen's error)."""
     try:
-        return ctypes.CDLL(name), None
+        return ctypes.CDLL(name, use_errno=True), None
     except OSError as exc:
         return None, str(exc)[:200]
 
@@ -123,6 +124,8 @@ def verbs_devices(lib: Any) -> tuple[list[str] | None, str | None]:
         devices = lib.ibv_get_device_list(ctypes.byref(count))
         if not devices:
             errno = ctypes.get_errno()
+            if errno == ENOSYS:     # ibv_get_device_list(3): "No kernel support for RDMA": no device, not an error
+                return [], None
             return None, f"ibv_get_device_list returned NULL (errno {errno}: {os.strerror(errno)})"
         names = [lib.ibv_get_device_name(devices[i]).decode(errors="replace") for i in range(count.value)]
         lib.ibv_free_device_list(devices)
