@@ -343,3 +343,10 @@ def test_each_translated_listing_probes_back_to_its_facts(item):
     under VERIFY_FABRIC_ROOT gives exactly the adapters the facts hold."""
     facts = json.loads((item / "facts" / "fabric.json").read_text())["facts"]
     assert facts["root"] == "root" and rdma.adapters(str(item / "root")) == facts["adapters"]
+
+
+def test_an_ib_hca_that_matches_nothing_is_the_job_s_fall_back_handmade():
+    facts = variant(nccl_facts(world=16), nodes=2, infiniband=True, adapters=_ib_adapters(2, 400.0), uverbs=["uverbs0"],
+                    verbs_loads=True, nccl_env={"NCCL_IB_HCA": "mlx4_0"}, nccl_log=_socket_log("NET/IB : No device found."))
+    r = nccl.judge(facts, Options())
+    assert verdict(r) == ("fail", "NCCL_NET_FALLBACK", "job") and "NCCL_IB_HCA=mlx4_0" in r.summary

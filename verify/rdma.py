@@ -187,3 +187,14 @@ def gpu_module(base: str) -> str | None:
 def kernel(base: str) -> str | None:
     text = _read(_at(base, "/proc/sys/kernel/osrelease"))
     return text or (os.uname().release if base == "/" else None)
+
+
+def hca_matches(spec: str, names: list[str]) -> bool:
+    """Whether NCCL_IB_HCA leaves NCCL any of these adapters (NCCL's environment-variable docs): `^` excludes, `=`
+    matches names exactly, otherwise each item is a prefix; items are `name[:port]`, separated by commas."""
+    exclude = spec.startswith("^")
+    body = spec.lstrip("^")
+    exact = body.startswith("=")
+    items = [i.split(":")[0] for i in body.lstrip("=").split(",") if i]
+    hit = [n for n in names if any((n == i) if exact else n.startswith(i) for i in items)]
+    return len(hit) < len(names) if exclude else bool(hit)

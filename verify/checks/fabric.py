@@ -157,21 +157,12 @@ def _efa(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
                   "Add aws-ofi-nccl and libfabric to the image and point NCCL_NET_PLUGIN at the plugin.", "image")
 
 
-def _hca_matches(spec: str, adapters: list[Adapter]) -> bool:
-    """NCCL_IB_HCA (NCCL docs, env vars): `^` excludes, `=` matches exactly, else a prefix; `name[:port]`, commas."""
-    exclude, exact = spec.startswith("^"), spec.lstrip("^").startswith("=")
-    items = [i.split(":")[0] for i in spec.lstrip("^").lstrip("=").split(",") if i]
-    names = [str(a.get("name")) for a in adapters]
-    hit = [n for n in names if any((n == i) if exact else n.startswith(i) for i in items)]
-    return len(hit) < len(names) if exclude else bool(hit)
-
-
 def _nccl_env(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
     env = facts.get("nccl_env") or {}
     forced = [f"{k}={env[k]}" for k in ("NCCL_IB_DISABLE",) if str(env.get(k, "")).strip() == "1"]
     forced += [f"NCCL_NET={env['NCCL_NET']}" for _ in [0] if str(env.get("NCCL_NET", "")).lower() == "socket"]
     hca = env.get("NCCL_IB_HCA")
-    if hca and adapters and not _hca_matches(hca, adapters):
+    if hca and adapters and not rdma.hca_matches(str(hca), [str(a.get('name')) for a in adapters]):
         forced.append(f"NCCL_IB_HCA={hca} matches none of {', '.join(str(a.get('name')) for a in adapters)}")
     if forced:
         found.add(FAIL, "FABRIC_NCCL_FORCED_SOCKET", "the job keeps NCCL off the fabric: " + "; ".join(forced),

@@ -413,6 +413,9 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
     if env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket":
         return "job", "the job disabled it (" + ", ".join(f"{k}={env[k]}" for k in ("NCCL_IB_DISABLE", "NCCL_NET")
                                                            if k in env) + ")"
+    hca, names = env.get("NCCL_IB_HCA"), [str(a.get("name")) for a in facts.get("adapters") or []]
+    if hca and names and not rdma.hca_matches(str(hca), names):
+        return "job", f"NCCL_IB_HCA={hca} matches none of the adapters ({', '.join(names)})"
     efa = _efa_cause(facts, log) if facts.get("efa") else None      # on EFA the plugin comes first, verbs after
     if efa:
         return efa
