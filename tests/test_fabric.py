@@ -350,3 +350,22 @@ def test_an_ib_hca_that_matches_nothing_is_the_job_s_fall_back_handmade():
                     verbs_loads=True, nccl_env={"NCCL_IB_HCA": "mlx4_0"}, nccl_log=_socket_log("NET/IB : No device found."))
     r = nccl.judge(facts, Options())
     assert verdict(r) == ("fail", "NCCL_NET_FALLBACK", "job") and "NCCL_IB_HCA=mlx4_0" in r.summary
+
+
+def test_ib_without_gdr_on_any_connection_warns_and_with_it_does_not_handmade():
+    lines = ["Using network IB", "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0",
+             "Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0"]
+    facts = variant(nccl_facts(world=16, peak=40.0), nodes=2, device_name="unknown GPU",
+                    nccl_log=ncclog.parse("\n".join(info(m) for m in lines)))
+    r = nccl.judge(facts, Options())
+    assert verdict(r) == ("warn", "FABRIC_GDR_OFF", "host") and "2 IB/RoCE connection(s)" in r.summary
+    assert any("NET/IB 2 connection(s), 0 with GDR" in d for d in r.details)
+    gdr = [m.replace("NET/IB/0", "NET/IB/0/GDRDMA") for m in lines]
+    assert nccl.judge(variant(facts, nccl_log=ncclog.parse("\n".join(info(m) for m in gdr))), Options()).status == "pass"
+
+
+def test_a_truncated_port_is_not_down_and_sysfs_spellings_are_read_handmade():
+    facts = healthy_handmade()
+    facts["adapters"][0]["ports"][0].update(phys_state=None)
+    facts["adapters"][1]["ports"][0].update(state="4: ACTIVE", phys_state="5: LinkUp")
+    assert judge_fabric(facts).status == "pass"

@@ -65,8 +65,19 @@ def _ports(adapters: list[Adapter]) -> list[tuple[Adapter, Port]]:
     return [(a, p) for a in adapters for p in (a.get("ports") or [])]
 
 
+def _word(value: object) -> str:
+    """`ACTIVE`, and the sysfs spelling `4: ACTIVE` too, compared without case."""
+    return str(value).rsplit(":", 1)[-1].strip().lower() if value is not None else ""
+
+
+def _down(port: Port) -> bool:
+    """A state or a physical state that is known and not ACTIVE / LinkUp (a field the source lacks proves nothing)."""
+    state, phys = port.get("state"), port.get("phys_state")
+    return (state is not None and _word(state) != "active") or (phys is not None and _word(phys) != "linkup")
+
+
 def _active(port: Port) -> bool:
-    return str(port.get("state") or "").upper() == "ACTIVE" and str(port.get("phys_state") or "").lower() == "linkup"
+    return _word(port.get("state")) == "active" and not _down(port)
 
 
 def _label(adapter: Adapter, port: Port) -> str:
@@ -75,10 +86,10 @@ def _label(adapter: Adapter, port: Port) -> str:
 
 def _port_states(adapters: list[Adapter], found: Findings) -> None:
     ports = _ports(adapters)
-    down = [(a, p) for a, p in ports if p.get("state") is not None and not _active(p)]
+    down = [(a, p) for a, p in ports if _down(p)]
     if not down:
         return
-    listed = ", ".join(f"{_label(a, p)} {p.get('state')}/{p.get('phys_state') or '?'}" for a, p in down)
+    listed = ", ".join(f"{_label(a, p)} {p.get('state') or '?'}/{p.get('phys_state') or '?'}" for a, p in down)
     status = FAIL if len(down) == len(ports) else WARN
     found.add(status, "FABRIC_PORT_DOWN", f"{len(down)} of {len(ports)} RDMA port(s) not ACTIVE/LinkUp: {listed}",
               "Check the cable, transceiver and switch port (`ibstat`); for InfiniBand, that a subnet manager runs; "

@@ -439,6 +439,23 @@ def _fell_back(log: NcclLog) -> str | None:
     return None
 
 
+def gdr_summary(log: NcclLog) -> tuple[int, int]:
+    """(connections over NCCL's IB transport, how many of them carry /GDRDMA)."""
+    row = (log.get("net_channels") or {}).get("IB") or {}
+    return int(row.get("connections") or 0), int(row.get("gdr") or 0)
+
+
+def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
+    """NCCL over IB/RoCE with not one connection on GPUDirect RDMA: every byte is staged through host memory
+    (NVIDIA/nccl#1412: enabling it took 33 to 93 GB/s). One GPU far from every NIC can explain it: a warning."""
+    connections, gdr = gdr_summary(facts.get("nccl_log") or {})
+    if connections and not gdr:
+        found.add(WARN, "FABRIC_GDR_OFF", f"none of NCCL's {connections} IB/RoCE connection(s) used GPUDirect RDMA "
+                  "(no /GDRDMA on any `via NET/IB` line)", "Load nvidia_peermem on the host (or use dma-buf: open GPU "
+                  "kernel module, kernel 5.12+), check ACS is off on bare metal and NCCL_NET_GDR_LEVEL; "
+                  "`--checks fabric` says which is missing.", "host")
+
+
 def _net_fallback(facts: NcclFacts, found: Findings) -> None:
     """IB/EFA present but NCCL's network is Socket (or OFI over tcp): across nodes that is 10-100x slower."""
     log: NcclLog = facts.get("nccl_log") or {}
@@ -469,7 +486,10 @@ def _describe(facts: NcclFacts, result: CheckResult) -> None:
     if log:
         result.details.append(f"NCCL chose network {log.get('network') or '?'}, interface {log.get('interface') or '?'}"
                               + (", NVLS" if log.get("nvls") else "")
-                              + (f", transports {' '.join(log['transports'])}" if log.get("transports") else ""))
+                              + (f", transports {' '.join(log['transports'])}" if log.get("transports") else "")
+                              + "".join(f"; NET/{name} {row.get('connections')} connection(s), {row.get('gdr')} with GDR"
+                                        for name, row in (log.get("net_channels") or {}).items())
+                              + (f"; HCAs {' '.join(log.get('hcas') or [])}" if log.get("hcas") else ""))
     elif facts.get("backend") == "gloo":
         result.details.append(f"gloo interface {facts.get('gloo_socket_ifname') or 'default'}")
     if facts.get("rank") is not None:
@@ -586,6 +606,7 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     _describe(facts, result)
     found = Findings()
     _net_fallback(facts, found)
+    _gdr_unused(facts, found)
     error = facts.get("error")
     if rows is None and not error:
         if found.items:
