@@ -106,9 +106,10 @@ CODES: dict[str, Code] = {
                                       "NCCL_NET=Socket, or an NCCL_IB_HCA that matches no adapter.",
                                       "Unset NCCL_IB_DISABLE / NCCL_NET, or make NCCL_IB_HCA name the adapters "
                                       "(`ls /sys/class/infiniband`)."),
-    "FABRIC_GDR_OFF": Code("host", "GPUDirect RDMA is not available: nvidia_peermem is not loaded and dma-buf is not "
-                           "possible (proprietary GPU kernel module, or a kernel older than 5.12); NCCL stages every "
-                           "transfer through host memory.",
+    "FABRIC_GDR_OFF": Code("host", "GPUDirect RDMA is not available (fabric: nvidia_peermem is not loaded and dma-buf "
+                           "is not possible: proprietary GPU kernel module, or a kernel older than 5.12) or not used "
+                           "(nccl: no `via NET/IB` connection carries /GDRDMA); NCCL stages every transfer through host "
+                           "memory.",
                            "`modprobe nvidia_peermem` on the host, or use the open GPU kernel module on kernel 5.12+ "
                            "(dma-buf)."),
     "FABRIC_BANDWIDTH_LOW": Code("host", "A multi-node all-reduce's bus bandwidth is far below what the node's RDMA "
