@@ -369,3 +369,13 @@ def test_a_truncated_port_is_not_down_and_sysfs_spellings_are_read_handmade():
     facts["adapters"][0]["ports"][0].update(phys_state=None)
     facts["adapters"][1]["ports"][0].update(state="4: ACTIVE", phys_state="5: LinkUp")
     assert judge_fabric(facts).status == "pass"
+
+
+def test_gdr_disabled_per_hca_is_read():
+    # v2.18.6-1 src/graph/topo.cc l.643 .. v2.30.7-1 l.1653: "NET/%s : GPU Direct RDMA %s for HCA %d '%s'";
+    # quoted from https://github.com/NVIDIA/nccl/issues/1537
+    log = ncclog.parse("\n".join(info(m) for m in ["Using network IB", "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'",
+                                                   "NET/IB : GPU Direct RDMA Enabled for HCA 1 'mlx5_1'"]))
+    assert log["hca_gdr"] == {"mlx5_0": False, "mlx5_1": True}
+    r = nccl.judge(variant(nccl_facts(world=16, peak=40.0), nodes=2, device_name="unknown GPU", nccl_log=log), Options())
+    assert r.status == "pass"                 # one HCA with GDR: not "disabled for every HCA"

@@ -201,6 +201,7 @@ class NcclLog(TypedDict, total=False):
     plugin_loaded: str | None
     ofi_provider: str | None
     ofi_error: str | None
+    hca_gdr: dict[str, bool]
     proof: list[str]
 
 

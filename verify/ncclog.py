@@ -21,6 +21,8 @@ aws-ofi-nccl's (github.com/aws/aws-ofi-nccl), for the releases the images ship (
   internal implementation"`; 2.21.5 `"NET/Plugin: No plugin found (%s)"`; 2.22.3-2.24.3 `"NET/Plugin: Could not
   find:%s. Using internal network plugin."`; 2.26 on src/plugin/plugin_open.cc `"%s/Plugin: Could not
   find:%s%s%s"` with NET. Harmless on IB (the internal IB transport is used), the root cause on EFA.
+- per HCA, src/graph/topo.cc (2.18.6 l.643, 2.24.3 l.1176, 2.30.7 l.1653): `"NET/%s : GPU Direct RDMA %s for HCA %d
+  '%s'"` with Enabled/Disabled: whether the HCA can do GPUDirect RDMA at all (peer memory module or dma-buf).
 - `"NET/Plugin: Failed to find ncclCollNetPlugin_v8 symbol."` (src/net.cc 2.21.5 l.467): a plugin without
   CollNet; harmless, never an error.
 - aws-ofi-nccl, include/nccl_ofi_log.h prefixes "NET/OFI ": `"Selected Provider is %s (found %d nics)"`
@@ -45,6 +47,7 @@ _PLUGIN_MISSING = re.compile(r"^NET/Plugin ?: ?(?:Plugin load \(|dlerror=.*No pl
 _PLUGIN_LOADED = re.compile(r"^NET/Plugin ?: ?Loaded net plugin (.+?) \(v\d+\)")
 _PROVIDER = re.compile(r"^NET/OFI Selected [Pp]rovider is ([^,\s]+)")
 _SOCKET_USING = re.compile(r"^NET/(?:Socket|IB) ?: ?Using \[0\]([^\s;]+)")
+_HCA_GDR = re.compile(r"^NET/.+? : GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']+)'")
 _NVLS = re.compile(r"NVLS multicast support is available|NVLS comm")
 _TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/\w+)")
 MAX_PROOF = 8
@@ -89,7 +92,7 @@ def _hcas(messages: list[str]) -> list[str] | None:
 
 def _proof(messages: list[str]) -> list[str]:
     """The lines that decide: the choice, the verbs and plugin messages, the device lists, the provider."""
-    keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER)
+    keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR)
     seen: list[str] = []
     for m in messages:
         if (any(k.search(m) for k in keys) or m.startswith(("NET/IB : No device found", "NET/Socket : Using"))) \
@@ -117,4 +120,15 @@ def parse(text: str) -> dict[str, Any]:
             "transports": sorted({t for m in messages for t in _TRANSPORT.findall(m)})[:8],
             "net_channels": _channels(messages), "hcas": _hcas(messages),
             "verbs_missing": verbs, "ib_no_device": no_device is not None, "plugin_missing": plugin_missing,
-            "plugin_loaded": loaded, "ofi_provider": provider, "ofi_error": ofi_error, "proof": _proof(messages)}
+            "plugin_loaded": loaded, "ofi_provider": provider, "ofi_error": ofi_error, "hca_gdr": _hca_gdr(messages),
+            "proof": _proof(messages)}
+
+
+def _hca_gdr(messages: list[str]) -> dict[str, bool]:
+    """Per HCA, whether NCCL found GPUDirect RDMA possible (`GPU Direct RDMA Enabled|Disabled for HCA n 'name'`)."""
+    found = {}
+    for m in messages:
+        hit = _HCA_GDR.search(m)
+        if hit:
+            found[hit.group(2)] = hit.group(1) == "Enabled"
+    return found

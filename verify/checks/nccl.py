@@ -448,12 +448,18 @@ def gdr_summary(log: NcclLog) -> tuple[int, int]:
 def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
     """NCCL over IB/RoCE with not one connection on GPUDirect RDMA: every byte is staged through host memory
     (NVIDIA/nccl#1412: enabling it took 33 to 93 GB/s). One GPU far from every NIC can explain it: a warning."""
-    connections, gdr = gdr_summary(facts.get("nccl_log") or {})
-    if connections and not gdr:
-        found.add(WARN, "FABRIC_GDR_OFF", f"none of NCCL's {connections} IB/RoCE connection(s) used GPUDirect RDMA "
-                  "(no /GDRDMA on any `via NET/IB` line)", "Load nvidia_peermem on the host (or use dma-buf: open GPU "
-                  "kernel module, kernel 5.12+), check ACS is off on bare metal and NCCL_NET_GDR_LEVEL; "
-                  "`--checks fabric` says which is missing.", "host")
+    log: NcclLog = facts.get("nccl_log") or {}
+    connections, gdr = gdr_summary(log)
+    hcas = log.get("hca_gdr") or {}
+    if hcas and not any(hcas.values()) and "IB" in (log.get("networks") or [log.get("network")]):
+        why = f"NCCL found GPUDirect RDMA disabled for every HCA ({', '.join(sorted(hcas))})"
+    elif connections and not gdr:
+        why = f"none of NCCL's {connections} IB/RoCE connection(s) used GPUDirect RDMA (no /GDRDMA on any `via NET/IB` line)"
+    else:
+        return
+    found.add(WARN, "FABRIC_GDR_OFF", why, "Load nvidia_peermem on the host (or use dma-buf: open GPU kernel module, "
+              "kernel 5.12+), check ACS is off on bare metal and NCCL_NET_GDR_LEVEL; `--checks fabric` says which is "
+              "missing.", "host")
 
 
 def _net_fallback(facts: NcclFacts, found: Findings) -> None:
