@@ -451,7 +451,7 @@ def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
     log: NcclLog = facts.get("nccl_log") or {}
     connections, gdr = gdr_summary(log)
     hcas = log.get("hca_gdr") or {}
-    if hcas and not any(hcas.values()) and "IB" in (log.get("networks") or [log.get("network")]):
+    if hcas and not any(hcas.values()) and "IB" in (log.get("networks") or [log.get("network") or ""]):
         why = f"NCCL found GPUDirect RDMA disabled for every HCA ({', '.join(sorted(hcas))})"
     elif connections and not gdr:
         why = f"none of NCCL's {connections} IB/RoCE connection(s) used GPUDirect RDMA (no /GDRDMA on any `via NET/IB` line)"
