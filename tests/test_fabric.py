@@ -379,3 +379,12 @@ def test_gdr_disabled_per_hca_is_read():
     assert log["hca_gdr"] == {"mlx5_0": False, "mlx5_1": True}
     r = nccl.judge(variant(nccl_facts(world=16, peak=40.0), nodes=2, device_name="unknown GPU", nccl_log=log), Options())
     assert r.status == "pass"                 # one HCA with GDR: not "disabled for every HCA"
+
+
+def test_one_gpu_per_node_expects_one_nic_not_all_of_them_handmade():
+    """NVIDIA/nccl-tests#232: 1 H100 per node beside 4 NICs reaches ~41 GB/s; its PCIe link drives one NIC's worth."""
+    facts = variant(nccl_facts(world=2, peak=41.5), nodes=2, gpus=1, infiniband=True, adapters=_ib_adapters(4, 400.0),
+                    device_name="unknown GPU", nccl_log=ncclog.parse(info("Using network IB")))
+    r = nccl.judge(facts, Options())
+    assert r.status == "pass" and r.metrics["busbw_vs_links"].value == pytest.approx(41.5 / 50, rel=0.01)
+    assert any("1 driven by 1 rank(s) per node = 400 Gb/s" in d for d in r.details)

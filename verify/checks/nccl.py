@@ -551,21 +551,36 @@ def _figures(facts: NcclFacts, rows: list[SizeRow], verified: str, result: Check
 LINKS_WARN, LINKS_FAIL = 0.5, 0.25      # busbw / what the node's links carry
 
 
+def _local_ranks(facts: NcclFacts) -> int | None:
+    world, nodes = facts.get("world_size"), facts.get("nodes")
+    if isinstance(world, int) and isinstance(nodes, int) and nodes > 0 and world >= nodes:
+        return world // nodes
+    return facts.get("gpus") or None
+
+
 def link_capacity(facts: NcclFacts) -> tuple[float, str] | None:
-    """What one node's RDMA links carry (GB/s) and where the figure comes from: the active ports NCCL listed
-    (`NET/IB : Using`), else every active port, their rates from /sys/class/infiniband/*/ports/*/rate."""
+    """What one node's RDMA links carry for this all-reduce (GB/s) and where the figure comes from.
+
+    The active ports NCCL listed (`NET/IB : Using`), else every active port, their rates from
+    /sys/class/infiniband/*/ports/*/rate; a node's ranks drive at most one port's rate each (rail-optimised: one NIC
+    per GPU, and a GPU's PCIe x16 link is about one NIC's rate), so 1 GPU beside 4 NICs expects one NIC
+    (NVIDIA/nccl-tests#232). Ring busbw across nodes reaches about this: a DGX A100's 8x200 Gb/s gives 192 GB/s
+    (AddyLaddy, NVIDIA/nccl#812, quoted in #1576)."""
     listed = {h.split("/")[0] for h in (facts.get("nccl_log") or {}).get("hcas") or []}
     ports = [(a.get("name"), p) for a in facts.get("adapters") or [] for p in a.get("ports") or []
              if str(p.get("state") or "").upper() == "ACTIVE" and p.get("rate_gbps")]
     used = [(n, p) for n, p in ports if f"{n}:{p.get('port')}" in listed] or ports
     if not used:
         return None
-    each_rate = [float(p.get("rate_gbps") or 0.0) for _, p in used]
-    gbps = sum(each_rate)
+    each_rate = sorted((float(p.get("rate_gbps") or 0.0) for _, p in used), reverse=True)
+    ranks = _local_ranks(facts)
+    driven = each_rate[:ranks] if ranks else each_rate
+    gbps = sum(driven)
     rates = sorted(set(each_rate))
     each = f"{rates[0]:g} Gb/s" if len(rates) == 1 else "/".join(f"{r:g}" for r in rates) + " Gb/s"
     which = "listed by NCCL (NET/IB : Using)" if len(used) < len(ports) or listed else "active"
-    return gbps / 8, (f"{len(used)} {which} port(s) x {each} = {gbps:g} Gb/s per node "
+    capped = f", {len(driven)} driven by {ranks} rank(s) per node" if len(driven) < len(each_rate) else ""
+    return gbps / 8, (f"{len(used)} {which} port(s) x {each}{capped} = {gbps:g} Gb/s per node "
                       "(/sys/class/infiniband/*/ports/*/rate)")
 
 
