@@ -263,9 +263,13 @@ def test_no_rdma_anywhere_is_a_skip_never_a_fail():
     assert verdict(judge_fabric(facts)) == ("skip", "FABRIC_NONE", "host")
 
 
-def test_a_host_listing_alone_is_never_a_pass():
-    facts = {"adapters": _ib_adapters(8, 400.0), "uverbs": None, "libraries": None}
-    assert verdict(judge_fabric(facts)) == ("skip", "FACTS_INCOMPLETE", "job")
+def test_a_host_listing_alone_is_judged_on_its_ports_and_says_what_was_not():
+    """As a translated nvidia-smi listing passes on what it shows (tests/data/real-world), an ibstat listing does:
+    its ports are judged, the container side is named as not judged; with no port state at all, nothing is judged."""
+    r = judge_fabric({"adapters": _ib_adapters(8, 400.0), "uverbs": None, "libraries": None})
+    assert r.status == "pass" and "not judged" in r.summary and "8 active port(s), 3200 Gb/s" in r.summary
+    bare = {"adapters": [{"name": "mlx5_0", "ports": [{"port": 1}]}], "uverbs": None}
+    assert verdict(judge_fabric(bare)) == ("skip", "FACTS_INCOMPLETE", "job")
     assert verdict(judge_fabric({})) == ("skip", "FACTS_INCOMPLETE", "job")
 
 
