@@ -392,3 +392,11 @@ def test_one_gpu_per_node_expects_one_nic_not_all_of_them_handmade():
     r = nccl.judge(facts, Options())
     assert r.status == "pass" and r.metrics["busbw_vs_links"].value == pytest.approx(41.5 / 50, rel=0.01)
     assert any("1 driven by 1 rank(s) per node = 400 Gb/s" in d for d in r.details)
+
+
+def test_the_hpcx_ibext_plugin_counts_as_ib_for_gdr():
+    # "Using network IBext" with the SHARP plugin: https://github.com/NVIDIA/nccl/issues/988
+    lines = ["NET/IB : Using [0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/IB/SHARP ; OOB eth0:10.0.1.2<0>", "Using network IBext",
+             "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IBext/0"]
+    log = ncclog.parse("\n".join(info(m) for m in lines))
+    assert log["hcas"] == ["mlx5_0:1/IB/SHARP", "mlx5_1:1/IB/SHARP"] and nccl.gdr_summary(log) == (1, 0)

@@ -440,9 +440,14 @@ def _fell_back(log: NcclLog) -> str | None:
 
 
 def gdr_summary(log: NcclLog) -> tuple[int, int]:
-    """(connections over NCCL's IB transport, how many of them carry /GDRDMA)."""
-    row = (log.get("net_channels") or {}).get("IB") or {}
-    return int(row.get("connections") or 0), int(row.get("gdr") or 0)
+    """(connections over NCCL's IB transport or the HPC-X IBext plugin, how many of them carry /GDRDMA)."""
+    rows = [row for name, row in (log.get("net_channels") or {}).items() if _verbs_net(name)]
+    return sum(int(r.get("connections") or 0) for r in rows), sum(int(r.get("gdr") or 0) for r in rows)
+
+
+def _verbs_net(name: str) -> bool:
+    """NCCL's internal IB transport ("IB") or the verbs plugins named after it ("IBext", "IBext_v8")."""
+    return name == "IB" or name.startswith("IBext")
 
 
 def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
@@ -451,7 +456,7 @@ def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
     log: NcclLog = facts.get("nccl_log") or {}
     connections, gdr = gdr_summary(log)
     hcas = log.get("hca_gdr") or {}
-    if hcas and not any(hcas.values()) and "IB" in (log.get("networks") or [log.get("network") or ""]):
+    if hcas and not any(hcas.values()) and any(_verbs_net(n) for n in (log.get("networks") or [log.get("network") or ""])):
         why = f"NCCL found GPUDirect RDMA disabled for every HCA ({', '.join(sorted(hcas))})"
     elif connections and not gdr:
         why = f"none of NCCL's {connections} IB/RoCE connection(s) used GPUDirect RDMA (no /GDRDMA on any `via NET/IB` line)"
