@@ -133,9 +133,11 @@ def _socket_log(*extra: str) -> dict:
     ({"nccl_env": {"NCCL_IB_DISABLE": "1"}}, "job", "NCCL_IB_DISABLE=1"),
     ({"verbs_loads": False}, "image", "lacks libibverbs"),
     ({"uverbs": [], "verbs_loads": True}, "job", "/dev/infiniband"),
-    ({"uverbs": ["uverbs0"], "verbs_loads": True}, "host", "libibverbs loads and the container has the devices"),
+    ({"uverbs": ["uverbs0"], "verbs_loads": True}, "image", "verbs provider"),
+    ({}, "job", "NCCL found no IB device"),          # devices and verbs not recorded: "No device found" alone
 ])
 def test_net_fallback_owner_handmade(changes, owner, needle):
+    """The log says `NET/IB : No device found.` then Socket; who owns it follows what else is known."""
     facts = variant(nccl_facts(world=16), nodes=2, infiniband=True, nccl_log=_socket_log("NET/IB : No device found."),
                     **changes)
     r = nccl.judge(facts, Options())
@@ -400,3 +402,11 @@ def test_the_hpcx_ibext_plugin_counts_as_ib_for_gdr():
              "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IBext/0"]
     log = ncclog.parse("\n".join(info(m) for m in lines))
     assert log["hcas"] == ["mlx5_0:1/IB/SHARP", "mlx5_1:1/IB/SHARP"] and nccl.gdr_summary(log) == (1, 0)
+
+
+def test_socket_although_verbs_see_the_devices_is_the_host_s_quoting_the_log_handmade():
+    log = ncclog.parse("\n".join(info(m) for m in ["NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>",
+                                                     "NET/Socket : Using [0]eth0:10.0.0.2<0>", "Using network Socket"]))
+    facts = variant(nccl_facts(world=16), nodes=2, infiniband=True, uverbs=["uverbs0"], verbs_loads=True, nccl_log=log)
+    r = nccl.judge(facts, Options())
+    assert verdict(r) == ("fail", "NCCL_NET_FALLBACK", "host") and "`Using network Socket`" in r.summary

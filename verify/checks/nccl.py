@@ -423,9 +423,14 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
         return "image", "the image lacks libibverbs (install libibverbs1, ibverbs-providers)" + _quoted(log)
     if facts.get("uverbs") == []:
         return "job", "the container was given no /dev/infiniband (`--device /dev/infiniband`)" + _quoted(log)
-    if log.get("ib_no_device") and facts.get("verbs_loads") is None and facts.get("uverbs") is None:
-        return "image", "NCCL found no IB device and whether the container has the devices and libibverbs is not " \
-                        "recorded" + _quoted(log)
+    if log.get("ib_no_device") and facts.get("uverbs"):
+        return "image", f"the container has {', '.join(facts.get('uverbs') or [])} but NCCL found no IB device: the " \
+                        "image lacks the adapter's verbs provider (ibverbs-providers)" + _quoted(log)
+    if log.get("ib_no_device"):
+        # libibverbs loaded (no "Failed to open" line) yet lists no device beside a host with adapters: most often
+        # the container was not given /dev/infiniband; a missing provider is the other cause (`--checks fabric`).
+        return "job", "libibverbs loaded but NCCL found no IB device: the container was not shown to have " \
+                      "/dev/infiniband (or the image lacks the adapter's provider; `--checks fabric` tells)" + _quoted(log)
     return "host", ("libibverbs loads and the container has the devices, yet NCCL chose sockets"
                     if facts.get("verbs_loads") and facts.get("uverbs") else "NCCL did not find a usable HCA") + _quoted(log)
 
