@@ -410,3 +410,12 @@ def test_socket_although_verbs_see_the_devices_is_the_host_s_quoting_the_log_han
     facts = variant(nccl_facts(world=16), nodes=2, infiniband=True, uverbs=["uverbs0"], verbs_loads=True, nccl_log=log)
     r = nccl.judge(facts, Options())
     assert verdict(r) == ("fail", "NCCL_NET_FALLBACK", "host") and "`Using network Socket`" in r.summary
+
+
+def test_socket_because_every_port_is_down_is_the_host_s_handmade():
+    down = _ib_adapters(2, 400.0)
+    for a in down:
+        a["ports"][0].update(state="DOWN", phys_state="Polling")
+    facts = variant(nccl_facts(world=16), nodes=2, infiniband=True, adapters=down, uverbs=["uverbs0", "uverbs1"],
+                    verbs_loads=True, nccl_log=_socket_log("NET/IB : No device found."))
+    assert verdict(nccl.judge(facts, Options())) == ("fail", "NCCL_NET_FALLBACK", "host")

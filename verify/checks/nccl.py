@@ -423,6 +423,10 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
         return "image", "the image lacks libibverbs (install libibverbs1, ibverbs-providers)" + _quoted(log)
     if facts.get("uverbs") == []:
         return "job", "the container was given no /dev/infiniband (`--device /dev/infiniband`)" + _quoted(log)
+    ports = [p for a in facts.get("adapters") or [] for p in a.get("ports") or []]
+    if ports and not any(str(p.get("state") or "").upper().endswith("ACTIVE") for p in ports):
+        # src/transport/net_ib.cc (v2.24.3-1 l.605) skips ports not IBV_PORT_ACTIVE: all down reads "No device found"
+        return "host", f"none of the host's {len(ports)} RDMA port(s) is ACTIVE" + _quoted(log)
     if log.get("ib_no_device") and facts.get("uverbs"):
         return "image", f"the container has {', '.join(facts.get('uverbs') or [])} but NCCL found no IB device: the " \
                         "image lacks the adapter's verbs provider (ibverbs-providers)" + _quoted(log)
