@@ -23,7 +23,8 @@ _RATE = re.compile(r"^\s*([\d.]+)\s*Gb/sec(?:\s*\((\d+)X\s*([A-Za-z0-9]+)\))?")
 PROVIDER_DIRS = ("etc/libibverbs.d",)
 PROVIDER_LIB_GLOBS = ("usr/lib/*/libibverbs/lib*-rdmav*.so", "usr/lib64/libibverbs/lib*-rdmav*.so",
                       "usr/lib/libibverbs/lib*-rdmav*.so")
-PLUGIN_DIRS = ("usr/lib/*", "usr/lib64", "usr/local/lib", "opt/amazon/ofi-nccl/lib", "opt/amazon/aws-ofi-nccl/lib",
+PLUGIN_DIRS = ("usr/lib/*", "usr/lib64", "usr/local/lib", "opt/amazon/ofi-nccl/lib", "opt/amazon/ofi-nccl/lib/*",
+               "opt/amazon/aws-ofi-nccl/lib",
                "opt/aws-ofi-nccl/lib", "opt/hpcx/nccl_rdma_sharp_plugin/lib")
 
 
