@@ -419,3 +419,17 @@ def test_socket_because_every_port_is_down_is_the_host_s_handmade():
     facts = variant(nccl_facts(world=16), nodes=2, infiniband=True, adapters=down, uverbs=["uverbs0", "uverbs1"],
                     verbs_loads=True, nccl_log=_socket_log("NET/IB : No device found."))
     assert verdict(nccl.judge(facts, Options())) == ("fail", "NCCL_NET_FALLBACK", "host")
+
+
+def test_net_plugins_and_providers_are_found_under_the_root(tmp_path):
+    plugin = tmp_path / "opt" / "amazon" / "ofi-nccl" / "lib" / "x86_64-linux-gnu" / "libnccl-net-ofi.so"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text("")
+    (tmp_path / "etc" / "libibverbs.d").mkdir(parents=True)
+    (tmp_path / "etc" / "libibverbs.d" / "efa.driver").write_text("driver efa\n")
+    lib = tmp_path / "usr" / "lib" / "x86_64-linux-gnu" / "libibverbs" / "libmlx5-rdmav34.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_text("")
+    assert rdma.net_plugins(str(tmp_path), {}) == ["opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-net-ofi.so"]
+    assert rdma.net_plugins(str(tmp_path / "none"), {"LD_LIBRARY_PATH": ""}) == []
+    assert rdma.providers(str(tmp_path)) == ["efa", "mlx5"]
