@@ -32,13 +32,14 @@ def test_cpu_host_passes_shm_hdf5_arrow_and_skips_gpu_nccl_with_reasons(full_run
     status = {c["name"]: c for c in report["checks"]}
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {n: status[n]["status"] for n in status} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass",
-                                                        "vision": "skip", "dataloader": "pass"}
+                                                        "vision": "skip", "dataloader": "pass", "fabric": "skip"}
+    assert (status["fabric"]["code"], status["fabric"]["owner"]) == ("FABRIC_NONE", "host")     # no RDMA here
     assert (status["gpu"]["code"], status["gpu"]["owner"]) == ("GPU_NOT_VISIBLE", "image") and status["gpu"]["remedy"]
     assert status["nccl"]["code"] == "NCCL_NOT_EXERCISED"
     assert "all-reduce verified over gloo, world size 2" in status["nccl"]["summary"]
     assert status["nccl"]["metrics"]["wrong"]["value"] == 0 and status["nccl"]["data"]["sizes"]
     assert status["arrow"]["metrics"]["ratio"]["unit"] == "x"
-    assert "verdict: PASS" in proc.stdout and "[5/7] arrow" in proc.stderr
+    assert "verdict: PASS" in proc.stdout and "[6/8] arrow" in proc.stderr
     assert (status["gpu"]["code"], status["gpu"]["owner"]) == ("GPU_NOT_VISIBLE", "image")
     assert (status["nccl"]["code"], status["nccl"]["owner"]) == ("NCCL_NOT_EXERCISED", "job")
     assert all(c["code"] is None for c in report["checks"] if c["status"] == "pass")
@@ -47,7 +48,8 @@ def test_cpu_host_passes_shm_hdf5_arrow_and_skips_gpu_nccl_with_reasons(full_run
 def test_save_facts_then_from_facts_reproduces_the_verdicts_on_this_host(full_run, tmp_path):
     _, report, _, out = full_run
     facts = out / "facts"
-    assert sorted(p.name for p in facts.iterdir()) == ["arrow.json", "dataloader.json", "gpu.json", "hdf5.json", "host.json", "nccl.json", "shm.json", "vision.json"]
+    assert sorted(p.name for p in facts.iterdir()) == ["arrow.json", "dataloader.json", "fabric.json", "gpu.json", "hdf5.json", "host.json", "nccl.json", "shm.json",
+                                                         "vision.json"]
     proc = run_cli("--from-facts", str(facts), "--json", str(tmp_path / "replay.json"), module="verify", timeout=120)
     replay = json.loads((tmp_path / "replay.json").read_text())
     jsonschema.validate(replay, SCHEMA)
@@ -55,14 +57,14 @@ def test_save_facts_then_from_facts_reproduces_the_verdicts_on_this_host(full_ru
     def verdict(r: dict) -> list:
         return [(c["name"], c["status"], c["code"], c["owner"], c["summary"]) for c in r["checks"]]
     assert verdict(replay) == verdict(report)
-    assert "REPLAY of facts recorded on" in proc.stdout and "[1/7]" not in proc.stderr
+    assert "REPLAY of facts recorded on" in proc.stdout and "[1/8]" not in proc.stderr
 
 
 def test_report_validates_and_junit_parses(full_run):
     _, report, junit, _ = full_run
     jsonschema.validate(report, SCHEMA)
     assert report["environment"]["torch"] and report["environment"]["pyarrow"]
-    assert junit.get("tests") == "7" and junit.get("failures") == "0" and junit.get("skipped") == "3"
+    assert junit.get("tests") == "8" and junit.get("failures") == "0" and junit.get("skipped") == "4"
 
 
 def test_expect_gpus_turns_the_missing_gpu_into_a_failure_with_diagnosis():

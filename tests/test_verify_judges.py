@@ -287,10 +287,12 @@ def test_nccl_busbw_below_0_75x_fails_bandwidth_low():
     assert judge_nccl(nccl_facts(peak=410.0)).status == "warn"
 
 
-def test_nccl_world_size_1_has_busbw_zero_and_no_baseline():
+def test_nccl_world_size_1_is_no_bandwidth_measurement():
+    """One rank moves nothing: never a pass as if bandwidth were measured, never a fail (issue 25, item 5)."""
     r = judge_nccl(nccl_facts(world=1, peak=0.0))
-    assert nccl.bus_factor(1) == 0.0 and r.status == "pass"
-    assert any("no busbw baseline" in d for d in r.details)
+    assert nccl.bus_factor(1) == 0.0
+    assert_verdict(r, "skip", "NCCL_SINGLE_RANK", "job", "nothing crossed a link")
+    assert "busbw_max" not in r.metrics and "algbw_max" not in r.metrics
 
 
 def test_nccl_wrong_result():

@@ -105,6 +105,29 @@ class Required:
         return f"lacks {', '.join(missing)}" if missing else None
 
 
+@dataclass(frozen=True)
+class Either:
+    """A value one of two rules accepts (a memlock limit: bytes, or the word "unlimited")."""
+    first: Figure | Kind
+    second: Figure | Kind
+
+    def problem(self, value: Any) -> str | None:
+        why = self.first.problem(value)
+        return None if why is None or self.second.problem(value) is None else why
+
+
+@dataclass(frozen=True)
+class Unless:
+    """A rule that does not apply where a top-level fact has a given value: algbw is no rate at world size 1, where
+    the all-reduce moves nothing and its time is a kernel launch's."""
+    key: str
+    equals: Any
+    rule: Figure
+
+    def problem(self, value: Any) -> str | None:
+        return self.rule.problem(value)
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -133,7 +156,7 @@ LIST, OBJECT = Shape(list), Shape(dict)
 BOOL, STR = Kind(bool), Kind(str)
 BOOLS, STRS = Each(BOOL), Each(STR)
 
-Rule = Figure | Shape | Kind | Each | Unique | Required
+Rule = Figure | Shape | Kind | Each | Unique | Required | Either | Unless
 Spec = tuple[tuple[str, Rule], ...]
 
 
@@ -163,6 +186,8 @@ def problems(facts: Any, spec: Spec) -> list[str]:
         return [f"facts {Shape(dict).problem(facts)}"]
     found = []
     for path, rule in spec:
+        if isinstance(rule, Unless) and facts.get(rule.key) == rule.equals:
+            continue
         for where, value in _walk(facts, path.split("."), ""):
             why = rule.problem(value)
             if why:
