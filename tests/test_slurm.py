@@ -194,3 +194,18 @@ def test_make_help_lists_the_launcher_knobs():
     assert re.search(r"^PREFLIGHT \?=## 1: make slurm", text, re.M)
     assert re.search(r"^oci-bundle: setup engine ## ", text, re.M)
     assert "LAUNCHER" in shlex.split(next(line for line in text.splitlines() if line.startswith("export EXTRA_BUILD_ARGS")))
+
+
+@pytest.mark.unit
+def test_a_long_tag_keeps_the_node_count_in_the_job_name():
+    """NODES=10 and NODES=100 of a long tag wrote the same file (the name cut at 52 characters, count included)."""
+    from scripts.publish.cluster import job_name
+    tag = "2.15.0-cuda13.2-cudnn9-runtime-debian12-with-a-long-suffix"
+    names = {nodes: job_name(tag, nodes) for nodes in (1, 10, 100)}
+    assert len(set(names.values())) == 3, names
+    assert all(name.endswith(f"-{nodes}n") and len(name) <= 52 for nodes, name in names.items()), names
+    # two long tags that share the first 52 characters still differ
+    assert job_name(tag + "-a", 10) != job_name(tag + "-b", 10)
+    assert job_name("2.13.0-cpu-debian12", 2) == "verify-2-13-0-cpu-debian12-2n"       # short names unchanged
+    from scripts.publish.slurm import job_name as slurm_job_name
+    assert slurm_job_name is job_name                                                  # one name for both writers
