@@ -46,7 +46,7 @@ BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
-        ci-matrix bake k8s-verify slurm oci-bundle fleet-report clean lock stage-wheels bench-build push attest report keygen gate
+        ci-matrix bake k8s-verify slurm isolate oci-bundle fleet-report clean lock stage-wheels bench-build push attest report keygen gate
 
 help: ## list the targets and the variables with their defaults
 	@echo "targets:"
@@ -112,6 +112,9 @@ k8s-verify: setup ## write Kubernetes manifests verifying IMAGE on NODES x GPUS 
 
 slurm: setup ## write a Slurm batch script verifying IMAGE on NODES x GPUS through LAUNCHER ($(BUILD_DIR)/slurm/)
 	$(CLI) slurm
+
+isolate: setup ## write a Slurm job finding which of NODES nodes makes the all-reduce fail or slow ($(BUILD_DIR)/slurm/isolate-*)
+	$(CLI) isolate
 
 oci-bundle: setup engine ## the runc bundle of IMAGE for make slurm LAUNCHER=oci ($(BUILD_DIR)/slurm/<tag>.bundle)
 	$(CLI) oci-bundle

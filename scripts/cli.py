@@ -257,6 +257,26 @@ def _registry_image(settings: Settings, image: str) -> str:
     return f"{settings.registry}/{image}" if settings.registry else image
 
 
+def _cluster_image(settings: Settings, spec: ImageSpec) -> str:
+    """What the nodes run: the digest `make push` recorded for the tag (what was verified and attested), else the
+    registry tag. A record pushed to another REGISTRY than the one given is not used (the tag is, and it is said)."""
+    from .publish.pushed import pinned, read_record
+    record_path = settings.push_dir / "pushed.json"
+    tagged = _registry_image(settings, spec.image)
+    if not record_path.is_file():
+        return tagged
+    record = read_record(record_path)
+    if spec.tag not in record:
+        return tagged
+    reference = pinned(record, spec.tag)
+    if settings.registry and not reference.startswith(settings.registry.rstrip("/") + "/"):
+        out(f"  note: {spec.tag} was pushed as {reference}, not to REGISTRY={settings.registry}: the job runs the tag "
+            f"{tagged}")
+        return tagged
+    out(f"  image: {reference} (the digest make push recorded for {spec.tag})")
+    return reference
+
+
 def _shown(settings: Settings, path: Path) -> str:
     return os.path.relpath(path, settings.root) if path.is_relative_to(settings.root) else str(path)
 
@@ -275,7 +295,7 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     specs = _selected(settings)
     nodes, gpus = settings.nodes, settings.gpus
     for spec in specs:
-        docs = k8s_manifests(spec, _registry_image(settings, spec.image), nodes, gpus,
+        docs = k8s_manifests(spec, _cluster_image(settings, spec), nodes, gpus,
                              platform=_node_platform(settings, spec))
         name = job_name(spec.tag, nodes)
         path = settings.k8s_dir / f"{name}.yaml"
@@ -289,7 +309,7 @@ def _slurm_job(settings: Settings, spec: ImageSpec) -> Job:
     from .publish.slurm import Job
     venv = Path(settings.child_env.get("VENV") or ".venv")
     venv = venv if venv.is_absolute() else settings.root / venv
-    return Job(spec, _registry_image(settings, spec.image), settings.nodes, settings.gpus, settings.launcher,
+    return Job(spec, _cluster_image(settings, spec), settings.nodes, settings.gpus, settings.launcher,
                platform=_node_platform(settings, spec), preflight=settings.preflight,
                verify_args=settings.verify_args, python=str(venv / "bin" / "python"), checkout=str(settings.root),
                bundle=str((settings.slurm_dir / f"{spec.tag}.bundle").absolute()))
@@ -308,6 +328,25 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
             out(f"  first: make oci-bundle IMAGE={spec.tag}   # the runc bundle the job runs, {_shown(settings, Path(job.bundle))}")
         out(f"  sbatch {shlex.quote(_shown(settings, path))}")
     return 0
+
+
+def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
+    from .fsutil import atomic_write
+    from .publish.isolate_job import isolate_name, isolate_script
+    if settings.nodes < 2:
+        raise UserError(f"NODES={settings.nodes}: isolation all-reduces in pairs; give NODES=2 or more")
+    for spec in _selected(settings):
+        job = _slurm_job(settings, spec)
+        path = settings.slurm_dir / f"{isolate_name(job)}.sbatch"
+        atomic_write(path, isolate_script(job))
+        out(f"wrote {_shown(settings, path)} (launcher {job.launcher}; pairs of nodes, at most "
+            f"{_rounds(settings.nodes)} rounds)\n  sbatch {shlex.quote(_shown(settings, path))}")
+    return 0
+
+
+def _rounds(nodes: int) -> int:
+    from .publish.isolate import max_rounds
+    return max_rounds(nodes)
 
 
 def cmd_oci_bundle(settings: Settings, args: argparse.Namespace) -> int:
@@ -571,6 +610,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("k8s-verify", "write Kubernetes Job/Indexed Job manifests that verify IMAGE on NODES x GPUS", cmd_k8s, SCALE),
     Command("slurm", "write a Slurm batch script that verifies IMAGE on NODES x GPUS through LAUNCHER (pyxis, docker, "
             "oci, none)", cmd_slurm, (*SCALE, "LAUNCHER", "PREFLIGHT", "VERIFY_ARGS")),
+    Command("isolate", "write a Slurm batch script that finds which of NODES nodes makes the all-reduce fail or slow "
+            "(pairs, then suspects against known-good nodes; at most ceil(log2 N)+1 rounds)", cmd_isolate,
+            (*SCALE, "LAUNCHER")),
     Command("oci-bundle", "make the runc bundle of IMAGE for make slurm LAUNCHER=oci (docker export + runc spec)",
             cmd_oci_bundle, ("IMAGE",)),
     Command("fleet-report", "one table and DIR/fleet.json over every node's verify report under DIR: verdicts, "

@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import UserError
 from ..plan.platforms import slurm_arch_guard
 from ..plan.spec import ImageSpec
-from .cluster import job_name
+from .cluster import job_name as job_name  # the one name of both writers
 
 DEFAULT_LAUNCHER = "pyxis"
 JOIN_TIMEOUT_S = 300        # the rendezvous waits this long for every node (TORCHIMAGES_JOIN_TIMEOUT overrides)
