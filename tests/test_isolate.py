@@ -146,3 +146,30 @@ def test_the_answer_is_printed_and_written_with_its_figures():
     doc = json.loads(json.dumps(decision_json(d)))
     assert doc["named"][0]["node"] == "n3" and doc["rounds"] == 2 and doc["max_rounds"] == 3
     assert {p["verdict"] for p in doc["pairs"]} == {"pass", "slow"}
+
+
+@pytest.mark.parametrize("launcher", ["pyxis", "docker", "oci", "none"])
+def test_the_isolate_script_parses_and_steps_through_the_launcher(launcher, test_specs):
+    import shlex
+    import subprocess
+
+    from scripts.publish.isolate_job import isolate_script, pair_script, step_base
+    from scripts.publish.slurm import NEEDS, Job
+    spec = next(s for s in test_specs if s.tag == "2.13.0-cpu-debian12")
+    job = Job(spec, f"ghcr.io/acme/{spec.image}", 4, 8, launcher, bundle="/shared/b", python="/shared/venv/bin/python",
+              checkout="/shared/torchimages")
+    text = isolate_script(job)
+    proc = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert f"# This cluster needs: {NEEDS[launcher]}" in text and "#SBATCH --nodes=4" in text
+    assert "#SBATCH --gres=gpu:8" in text and "PYTHONPATH=/shared/torchimages" in text
+    assert "-m scripts.publish.isolate_run --gpus 8" in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("export TORCHIMAGES_ISOLATE_STEP="))
+    assert json.loads(shlex.split(line.partition("=")[2])[0]) == step_base(job)
+    pair = pair_script(job)
+    assert "--nnodes=2 --nproc-per-node=8" in pair and '--json "$out/$TORCHIMAGES_GROUP.json"' in pair
+    assert '--rdzv-id="$SLURM_JOB_ID-$TORCHIMAGES_GROUP"' in pair
+    if launcher == "pyxis":
+        assert "--container-image=${TORCHIMAGES_IMAGE}" in step_base(job)
+    if launcher == "docker":
+        assert "TORCHIMAGES_DOCKER_STEP" in text and "docker run --rm --init" in text

@@ -48,3 +48,4 @@ def test_isolation_names_the_one_degraded_node_of_four(four_nodes, tmp_path):
     assert answer["named"][0]["verdict"] in ("failing", "slow") and answer["named"][0]["evidence"], answer
     assert fields["JobState"] == "FAILED" and fields["ExitCode"] == "1:0", out       # exit 1: a node named
     assert f"isolate: at fault: {DEGRADED} (" in out and "every other node passed" in out, out
+    print(out)          # the figures, for the record (pytest -s)
