@@ -24,6 +24,7 @@ from ..plan.spec import LABEL_PREFIX, ImageSpec
 from ..versions import version_key
 
 DRIVER_LABEL = f"{LABEL_PREFIX}.cuda.driver-min"
+CUDA_LABEL = f"{LABEL_PREFIX}.cuda"          # "none" on a CPU image, which alone has no driver floor
 KEYS = {"verdict": ("=",), "gpu": ("=",), "gpus": ("=", ">=", ">", "<=", "<"), "driver": ("=", ">=", ">", "<=", "<"),
         "torch": ("=", ">=", ">", "<=", "<"), "cuda": ("=", ">=", ">", "<=", "<"), "node": ("=",), "signer": ("=",)}
 WORD = re.compile(r"^([a-z]+)(>=|<=|=|>|<)(.+)$")
@@ -134,9 +135,18 @@ def fitting_tag(specs: list[ImageSpec], labels: dict[str, str], host: str | None
 
 
 def floor_problem(labels: dict[str, str], host: str | None, specs: list[ImageSpec]) -> str | None:
-    """Why this host's driver cannot run the image (its DRIVER_LABEL), with the tag that would; None when it can."""
-    floor = labels.get(DRIVER_LABEL)
-    if not floor or floor == "none" or driver_fits(floor, host):
+    """Why this host's driver cannot run the image (its DRIVER_LABEL), with the tag that would; None when it can.
+    A missing or unreadable floor on a CUDA image (or no CUDA label at all) is a refusal: an unknown floor is no fit."""
+    floor, cuda = labels.get(DRIVER_LABEL), labels.get(CUDA_LABEL)
+    if cuda is None:
+        return (f"the image has no {CUDA_LABEL} label: not an image of this project, or its labels were stripped; "
+                f"its driver floor is unknown, so it is not admitted")
+    if cuda == "none" and not floor:
+        return None                         # a CPU image: no driver needed
+    if not floor or floor == "none" or not VERSION.match(floor):
+        return (f"the image is built for CUDA {cuda} but its driver floor label {DRIVER_LABEL} is "
+                f"{'missing' if not floor else repr(floor)}: the floor is unknown, so it is not admitted (rebuild it)")
+    if driver_fits(floor, host):
         return None
     instead = fitting_tag(specs, labels, host)
     have = f"driver {host}" if host else "no NVIDIA driver"
