@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import MatrixError, UserError, one_line
 from .settings import KNOBS, Settings
@@ -492,44 +492,58 @@ def _digest_ref(settings: Settings, text: str, command: str) -> str:
 
 
 def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
-    from .publish.gate import parse_require, unmet
-    from .publish.report import fetch_report, format_report
-    ref = args.ref or settings.image
-    if "@sha256:" not in ref:
-        raise UserError(f"IMAGE={ref or '(empty)'} is not a digest reference: "
-                        f"make report IMAGE=host:port/repo@sha256:...")
-    requirements = parse_require(settings.require)
+    from .publish.gate import parse_require
+    from .publish.report import expire, fetch_report, format_report
+    ref = _digest_ref(settings, args.ref or settings.image, "report")
+    requirements, max_age = _split_age(settings, parse_require(settings.require))
     summary = fetch_report(ref, _trust(settings), _creds(settings), deadline_s=settings.report_timeout)  # type: ignore[arg-type]
+    expire(summary, max_age)
     if requirements:
-        summary.unmet = _unmet(summary, requirements, unmet)
+        summary.unmet = _unmet(summary, requirements)
     out(format_report(summary))
     return 0 if summary.verified and not summary.unmet else 1
 
 
-def _unmet(summary: object, requirements: Sequence[object], unmet: Callable[..., list[str]]) -> list[str]:
-    """What REQUIRE misses: empty when one trusted, well-formed attestation meets all; else what the best one lacks."""
+def _split_age(settings: Settings, requirements: list[Any]) -> tuple[list[Any], float | None]:
+    """REQUIRE without its age terms, and the strictest maximum age of MAX_AGE and REQUIRE's age<= (None: any)."""
+    from .durations import parse_duration
+    ages = [parse_duration(r.value, f"REQUIRE {r}") for r in requirements if r.key == "age"]
+    if settings.max_age is not None:
+        ages.append(settings.max_age)
+    return [r for r in requirements if r.key != "age"], (min(ages) if ages else None)
+
+
+def _unmet(summary: object, requirements: Sequence[Any]) -> list[str]:
+    """What REQUIRE misses in the newest trusted attestation among those REQUIRE's node= and signer= select (the
+    newest evidence wins: an older attestation that would meet it does not)."""
+    from .publish.gate import SELECTORS, unmet
     from .publish.report import Summary
     assert isinstance(summary, Summary)
-    candidates = [a for a in summary.attestations if a.problem is None]
+
+    def facts(att: Any) -> dict[str, Any]:
+        return {**att.host, "verdict": att.status, "signer": att.signer.source, "keyid": att.signer.keyid}
+    selectors = [r for r in requirements if r.key in SELECTORS]
+    candidates = [a for a in summary.attestations if not unmet(selectors, facts(a))]
+    scope = f" of {' '.join(map(str, selectors))}" if selectors else ""
     if not candidates:
-        return [f"{requirements[0]} (no trusted attestation: {summary.reason})"]
-    best: list[str] | None = None
-    for att in candidates:
-        facts = {**att.host, "verdict": att.status, "signer": att.signer.source, "keyid": att.signer.keyid}
-        missing = unmet(requirements, facts)
-        if not missing:
-            return []
-        best = missing if best is None or len(missing) < len(best) else best
-    return best or []
+        return [f"{requirements[0]} (no trusted attestation{scope}: {summary.reason or 'none matches'})"]
+    newest = candidates[0]
+    if newest.problem:
+        return [f"{requirements[0]} (the newest trusted attestation{scope} is not believed: {newest.problem})"]
+    if not summary.verified and summary.chosen is newest:
+        return [f"{requirements[0]} ({summary.reason})"]
+    return unmet(requirements, facts(newest))
 
 
 def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
-    from .publish.gate import floor_problem, gate_line, host_driver, image_labels, parse_require, unmet
+    from .publish.gate import floor_problem, gate_line, host_driver, image_labels, parse_require
     from .publish.registry import Registry, parse_ref
-    from .publish.report import clean, fetch_report
+    from .publish.report import clean, expire, fetch_report
     from .render import readable_specs
     reference = _digest_ref(settings, args.ref or settings.image, "gate")
-    requirements = parse_require(settings.require or "verdict=pass,warn")
+    requirements, max_age = _split_age(settings, parse_require(settings.require))
+    if not any(r.key == "verdict" for r in requirements):
+        requirements = [*parse_require("verdict=pass,warn"), *requirements]
     ref = parse_ref(reference)
     assert ref.digest is not None
     problems: list[str] = []
@@ -543,10 +557,11 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
     if floor:
         problems.append(floor)
     summary = fetch_report(reference, _trust(settings), _creds(settings), deadline_s=settings.report_timeout)  # type: ignore[arg-type]
-    if not summary.attestations or all(a.problem for a in summary.attestations):
+    expire(summary, max_age)
+    if not summary.attestations:
         problems.append(f"no trusted attestation: {summary.reason}")
     else:
-        problems += [f"no trusted attestation meets {m}" for m in _unmet(summary, requirements, unmet)]
+        problems += [f"the newest trusted attestation does not meet {m}" for m in _unmet(summary, requirements)]
     chosen = summary.chosen
     passed = (f"{' '.join(map(str, requirements))}, signed by {chosen.signer_name}, node {chosen.host['node']}"
               if chosen else "")
@@ -631,12 +646,13 @@ COMMANDS: tuple[Command, ...] = (
             cmd_keygen, ("KEY_DIR", "KEY_TYPE", "FORCE")),
     Command("attest", "sign IMAGE's verify report, SBOM and build provenance (in-toto, DSSE) and attach them to its "
             "pushed digest (OCI referrers)", cmd_attest, ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "SIGNING_KEY")),
-    Command("report", "verify, then print, the signed verify result attached to IMAGE=registry/repo@sha256:... "
-            "(TRUST= keys; REQUIRE= makes it a gate)", cmd_report,
-            ("IMAGE", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "REPORT_TIMEOUT"), _ref_arg),
+    Command("report", "verify, then print, the newest signed verify result attached to IMAGE (registry/repo@sha256:... "
+            "or a tag make push recorded; TRUST= keys; REQUIRE= makes it a gate; MAX_AGE= expires it)", cmd_report,
+            ("IMAGE", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "MAX_AGE", "REPORT_TIMEOUT", "PLATFORM"), _ref_arg),
     Command("gate", "one line, exit 0 only when IMAGE (a digest, or a pushed tag) has a trusted attestation meeting "
             "REQUIRE and its driver floor fits this host's driver", cmd_gate,
-            ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "HOST_DRIVER", "REPORT_TIMEOUT"), _ref_arg),
+            ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "MAX_AGE", "HOST_DRIVER", "REPORT_TIMEOUT"),
+            _ref_arg),
 )
 PATH_FLAGS = {"MATRIX": ("--matrix", "matrix file (default: matrix.yaml)"),
               "COMPAT": ("--compat", "upstream facts (default: compat.yaml)"),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ROOT
+from .durations import parse_duration
 from .errors import UserError
 from .plan.platforms import PLATFORM_NAME, normalize_platform
 
@@ -107,6 +108,10 @@ def parse_seconds(text: str, name: str) -> float:
         raise UserError(f"{name}={text!r} is not a number of seconds: give a number from {SECONDS_MIN:.0f} to "
                         f"{SECONDS_MAX:.0f} (7 days), e.g. 900")
     return value
+
+
+def parse_age(text: str, name: str) -> float:
+    return parse_duration(text, name)
 
 
 def parse_count(text: str, name: str, maximum: int | None = None) -> int:
@@ -299,6 +304,8 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "believed (default ~/.config/torchimages/signing-key.pub when present)", "trust", parse_user_paths),
     Knob("REQUIRE", "--require", "report/gate: what a trusted attestation must show, e.g. \"verdict=pass gpu=H100 "
          "driver>=570\"", "require", parse_text),
+    Knob("MAX_AGE", "--max-age", "report/gate: the oldest verification believed, e.g. 7d, 12h (s, m, h, d, w); older "
+         "evidence is not believed (as REQUIRE's age<=7d)", "max_age", parse_age),
     Knob("KEY_DIR", "--key-dir", "keygen: the folder the key pair is written to, outside the repository "
          "(default ~/.config/torchimages)", "key_dir", parse_user_path),
     Knob("KEY_TYPE", "--key-type", "keygen: ecdsa (P-256, default) or ed25519", "key_type", parse_key_type),
@@ -358,6 +365,7 @@ class Settings:
     key_type: str = "ecdsa"
     host_driver: str | None = None
     report_timeout: float = 120.0
+    max_age: float | None = None    # seconds; None: evidence of any age is believed
     child_env: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property

@@ -35,7 +35,7 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
     timeout): ok only with a right all-reduce and a finite, positive bus bandwidth."""
     took = round(seconds, 1)
     if status is None:
-        return Outcome(nodes, False, None, f"timed out after {took:.0f} s", took)
+        return Outcome(nodes, False, None, "timed out", took)
     if not isinstance(report, dict):
         return Outcome(nodes, False, None, f"no report (step exit {status})", took)
     check = next((c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("name") == "nccl"), None)
@@ -86,16 +86,20 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
         log = open(reports / f"{name}.log", "wb")      # noqa: SIM115 - closed after the step, below
         proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
         started.append((name, pair, proc, log, time.monotonic()))
-    results = []
+    ended: dict[str, float] = {}
     deadline = time.monotonic() + timeout_s
+    while len(ended) < len(started) and time.monotonic() < deadline:     # each step's own end time
+        for name, _, proc, _, _ in started:
+            if name not in ended and proc.poll() is not None:
+                ended[name] = time.monotonic()
+        time.sleep(0.2)
+    results = []
     for name, pair, proc, log, t0 in started:
-        try:
-            status: int | None = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
+        status: int | None = proc.poll()
+        if status is None:
             _stop(proc)
-            status = None
         log.close()
-        seconds = time.monotonic() - t0
+        seconds = ended.get(name, time.monotonic()) - t0
         try:
             report = json.loads((reports / f"{name}.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
