@@ -173,3 +173,17 @@ def test_the_isolate_script_parses_and_steps_through_the_launcher(launcher, test
         assert "--container-image=${TORCHIMAGES_IMAGE}" in step_base(job)
     if launcher == "docker":
         assert "TORCHIMAGES_DOCKER_STEP" in text and "docker run --rm --init" in text
+
+
+def test_the_runner_outside_its_batch_script_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+    env = {"PATH": "/usr/bin:/bin", "TORCHIMAGES_ISOLATE_STEP": "[]", "TORCHIMAGES_REPORTS": str(tmp_path)}
+    for extra, said in (({}, "RDZV_PORT is not set"),
+                        ({"RDZV_PORT": "20001", "SLURM_JOB_NODELIST": "n1"}, "isolate: ")):
+        proc = subprocess.run([sys.executable, "-m", "scripts.publish.isolate_run"], cwd=ROOT, env={**env, **extra},
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") == 1 and not (tmp_path / "isolate.json").exists()

@@ -155,8 +155,12 @@ def exit_status(d: Decision) -> int:
 
 
 def _hostnames(nodelist: str) -> list[str]:
-    proc = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, timeout=60,
-                          check=False)
+    try:
+        proc = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"scontrol show hostnames failed ({one_line(exc)[:120]}): run this inside a Slurm "
+                        f"allocation, from the batch script make isolate writes") from None
     if proc.returncode != 0:
         raise UserError(f"scontrol show hostnames {nodelist} failed: {one_line(proc.stderr.strip())[:200]}")
     return [line.strip() for line in proc.stdout.splitlines() if line.strip()]
@@ -177,14 +181,14 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError("TORCHIMAGES_ISOLATE_STEP is not the launcher's srun argv: write the job again with "
                             "make isolate")
         decision = isolate(nodes, base, reports, port, args.gpus, args.timeout)
+        print(format_decision(decision))
+        atomic_write(reports / "isolate.json", json.dumps(decision_json(decision), indent=1) + "\n")
     except KeyError as exc:
         print(f"isolate: {exc.args[0]} is not set: run this from the batch script make isolate writes", file=sys.stderr)
         return 2
-    except (UserError, ValueError) as exc:
+    except (UserError, ValueError, OSError) as exc:
         print(f"isolate: {one_line(exc)}", file=sys.stderr)
         return 2
-    print(format_decision(decision))
-    atomic_write(reports / "isolate.json", json.dumps(decision_json(decision), indent=1) + "\n")
     print(f"isolate: wrote {reports / 'isolate.json'}")
     return exit_status(decision)
 
