@@ -9,6 +9,7 @@ folders, all under one temporary folder removed at the end. Clients find it thro
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -343,9 +344,14 @@ def cpu_quota(pid: int, percent: int) -> Iterator[None]:
             (group / "cpu.cfs_period_us").write_text("100000")
             (group / "cpu.cfs_quota_us").write_text(str(1000 * percent))
         else:
+            control = parent / "cgroup.subtree_control"
+            if "cpu" not in control.read_text().split():
+                control.write_text("+cpu")      # the children of the root get the cpu controller
             (group / "cpu.max").write_text(f"{1000 * percent} 100000")
         (group / "cgroup.procs").write_text(str(pid))
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            group.rmdir()
         raise Unavailable(f"cannot make a CPU cgroup ({exc})") from None
     try:
         yield

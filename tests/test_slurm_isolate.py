@@ -29,16 +29,14 @@ def test_isolation_names_the_one_degraded_node_of_four(four_nodes, tmp_path):
     script = slurm.write_job(tmp_path, "none", 4, command="isolate")
     slurmd = four_nodes.procs[f"slurmd-{DEGRADED}"].pid
     try:
-        quota = slurm.cpu_quota(slurmd, 3)
-        quota.__enter__()
+        with slurm.cpu_quota(slurmd, 3):        # n3's steps get at most 3 % of one CPU
+            job = four_nodes.sbatch(script, cwd=tmp_path, env={"TORCHIMAGES_ISOLATE_TIMEOUT": "90",
+                                                              "TORCHIMAGES_JOIN_TIMEOUT": "80"})
+            fields = four_nodes.wait(job, 600)
     except slurm.Unavailable as exc:
+        if os.environ.get("REQUIRE_DOCKER") == "1":
+            pytest.fail(f"REQUIRE_DOCKER=1 (CI) but no node can be degraded: {exc}")
         pytest.skip(str(exc))
-    try:
-        job = four_nodes.sbatch(script, cwd=tmp_path, env={"TORCHIMAGES_ISOLATE_TIMEOUT": "90",
-                                                          "TORCHIMAGES_JOIN_TIMEOUT": "80"})
-        fields = four_nodes.wait(job, 600)
-    finally:
-        quota.__exit__(None, None, None)
     out = slurm.output(tmp_path, script, job)
     answer = json.loads((tmp_path / f"reports-{job}" / "isolate.json").read_text())
     assert [n["node"] for n in answer["named"]] == [DEGRADED], out
