@@ -6,11 +6,13 @@ The planner and the judge of `make isolate` (the runner, isolate_run.py, launche
 - every later round pairs each node not yet cleared with a node already cleared (a known-good reference, one per
   suspect), and the suspects left over with each other in pairs not tried before (a second pairing);
 - a pair is `pass` when its all-reduce gave a right result and a figure (bus bandwidth, GB/s) of at least
-  SLOW_BELOW x the median of every passing pair's figure so far; `slow` below that; `fail` when it did not finish,
-  or its result was wrong or missing;
+  SLOW_BELOW x the upper median of every finished pair's figure so far (upper: with two pairs, the faster one);
+  `slow` below that; `fail` when it did not finish, or its result was wrong or missing;
 - a node in a passing pair is cleared; a node is named (failing or slow) when one of its pairs failed or was slow
   while every other member of that pair is cleared, i.e. against a known-good partner;
-- it stops when no node is left in doubt, when no new pair can be formed, or after ceil(log2 N) + 1 rounds.
+- it stops when no node is left in doubt, when no new pair can be formed, or after ceil(log2 N) + 1 rounds;
+- when the fastest pair is more than 1/SLOW_BELOW x the median, slow nodes may be the majority, which a median cannot
+  single out: the answer says so (`spread`) and is not "healthy".
 
 A node never paired against a cleared one is never named: when no pair passes at all, the cause is common to all
 (the image, the network, the tool itself) and the answer is "undetermined", never a node.
