@@ -62,7 +62,7 @@ def test_one_bad_of_four_is_named_against_a_known_good_partner(kind, verdict):
 def test_odd_count_the_node_left_out_of_round_one_is_tested_in_round_two():
     assert first_round(["a", "b", "c"]) == [("a", "b")]
     d = run(5, {"n5": "fail"})
-    assert named(d) == {"n5": "failing"} and d.rounds == 2
+    assert named(d) == {"n5": "failing"} and d.rounds <= max_rounds(5)
     d = run(5, {"n2": "fail"})
     assert named(d) == {"n2": "failing"} and d.undetermined == []
 
@@ -187,3 +187,23 @@ def test_the_runner_outside_its_batch_script_is_one_line(tmp_path):
                               capture_output=True, text=True, timeout=60, check=False)
         assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.count("\n") == 1 and not (tmp_path / "isolate.json").exists()
+
+
+def test_one_slow_pair_by_noise_names_no_healthy_node():
+    """Seen on this shared 2-core host (tests/test_slurm_isolate.py): n3 degraded, and n4's re-test beside a cleared
+    n2 came out at 0.41x the median by load alone. One strike is not enough: n4 meets another cleared partner (n1)
+    in round 3 and passes; n3, failing with two cleared partners, is the one named."""
+    nodes = ["n1", "n2", "n3", "n4"]
+    noisy = {frozenset(("n2", "n4"))}
+    results: list[tuple[int, Outcome]] = []
+    number = 0
+    while True:
+        decision, pairs = plan_done(nodes, results)
+        if not pairs:
+            break
+        number += 1
+        for p in pairs:
+            o = _pair(p, {"n3": "fail"})
+            results.append((number, Outcome(p, True, 4.1, "", 25.0) if frozenset(p) in noisy else o))
+    assert named(decision) == {"n3": "failing"} and decision.undetermined == [] and decision.rounds == 3
+    assert next(f for f in decision.findings if f.node == "n4").verdict == "ok"

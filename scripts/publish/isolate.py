@@ -8,8 +8,9 @@ The planner and the judge of `make isolate` (the runner, isolate_run.py, launche
 - a pair is `pass` when its all-reduce gave a right result and a figure (bus bandwidth, GB/s) of at least
   SLOW_BELOW x the upper median of every finished pair's figure so far (upper: with two pairs, the faster one);
   `slow` below that; `fail` when it did not finish, or its result was wrong or missing;
-- a node in a passing pair is cleared; a node is named (failing or slow) when one of its pairs failed or was slow
-  while every other member of that pair is cleared, i.e. against a known-good partner;
+- a node in a passing pair is cleared; a node is named (failing or slow) when its pairs failed or were slow with
+  CONFIRM (2) different partners that are cleared, i.e. against known-good partners, twice (one slow pair on a busy
+  host is noise as often as not);
 - it stops when no node is left in doubt, when no new pair can be formed, or after ceil(log2 N) + 1 rounds;
 - when the fastest pair is more than 1/SLOW_BELOW x the median, slow nodes may be the majority, which a median cannot
   single out: the answer says so (`spread`) and is not "healthy".
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 
 SLOW_BELOW = 0.5        # below half the (upper) median passing pair is slow: a shared host's noise stays above it
 PASS, SLOW, FAIL = "pass", "slow", "fail"
+CONFIRM = 2             # a node is named after slow or failing pairs with this many different known-good partners
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ def _cleared(tried: Sequence[Tried]) -> set[str]:
     return {n for t in tried if t.verdict == PASS for n in t.outcome.nodes}
 
 
-def _blamed(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]:
+def _strikes(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]:
     """node → the slow or failing pairs in which every other member is cleared (the node is the odd one out)."""
     found: dict[str, list[Tried]] = {}
     for t in tried:
@@ -144,15 +146,29 @@ def _blamed(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]
     return found
 
 
+def _blamed(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]:
+    """The nodes named: a strike against CONFIRM different cleared partners (one slow or timed-out pair on a busy
+    host is noise as often as not; the same node twice, with two known-good partners, is not)."""
+    return {n: ts for n, ts in _strikes(tried, cleared).items()
+            if len({m for t in ts for m in t.outcome.nodes if m != n}) >= CONFIRM}
+
+
 def next_round(nodes: Sequence[str], tried: Sequence[Tried]) -> list[tuple[str, str]]:
-    """The next round's pairs: each node in doubt with a distinct cleared one, the rest in doubt in new pairs."""
+    """The next round's pairs: each node in doubt with a cleared one it has not met (one each), the rest in doubt
+    in pairs not tried before."""
     cleared = _cleared(tried)
     blamed = _blamed(tried, cleared)
     doubt = [n for n in nodes if n not in cleared and n not in blamed]
-    references = [n for n in nodes if n in cleared]
-    pairs = list(zip(doubt, references, strict=False))
-    left = doubt[len(pairs):]
     seen = {frozenset(t.outcome.nodes) for t in tried}
+    free = [n for n in nodes if n in cleared]
+    pairs, left = [], []
+    for node in doubt:
+        reference = next((r for r in free if frozenset((node, r)) not in seen), None)
+        if reference is None:
+            left.append(node)
+        else:
+            free.remove(reference)
+            pairs.append((node, reference))
     while left:
         node = left.pop(0)
         partner = next((m for m in left if frozenset((node, m)) not in seen), None)
