@@ -22,9 +22,9 @@ from .settings import KNOBS, Settings
 
 if TYPE_CHECKING:
     from .builder.buildkit import BuildRequest
+    from .fleet.slurm import Job
     from .plan.spec import ImageSpec
     from .publish.registry import Credentials
-    from .publish.slurm import Job
 
 OCI_INDEX_TYPE = "application/vnd.oci.image.index.v1+json"
 
@@ -290,8 +290,8 @@ def _node_platform(settings: Settings, spec: ImageSpec) -> str | None:
 def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     import yaml
 
+    from .fleet.cluster import job_name, k8s_manifests, k8s_wait
     from .fsutil import atomic_write
-    from .publish.cluster import job_name, k8s_manifests, k8s_wait
     specs = _selected(settings)
     nodes, gpus = settings.nodes, settings.gpus
     for spec in specs:
@@ -306,7 +306,7 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _slurm_job(settings: Settings, spec: ImageSpec) -> Job:
-    from .publish.slurm import Job
+    from .fleet.slurm import Job
     venv = Path(settings.child_env.get("VENV") or ".venv")
     venv = venv if venv.is_absolute() else settings.root / venv
     return Job(spec, _cluster_image(settings, spec), settings.nodes, settings.gpus, settings.launcher,
@@ -316,8 +316,8 @@ def _slurm_job(settings: Settings, spec: ImageSpec) -> Job:
 
 
 def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
+    from .fleet.slurm import slurm_script
     from .fsutil import atomic_write
-    from .publish.slurm import slurm_script
     specs = _selected(settings)
     for spec in specs:
         job = _slurm_job(settings, spec)
@@ -331,8 +331,8 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
+    from .fleet.isolate_job import isolate_name, isolate_script
     from .fsutil import atomic_write
-    from .publish.isolate_job import isolate_name, isolate_script
     if settings.nodes < 2:
         raise UserError(f"NODES={settings.nodes}: isolation all-reduces in pairs; give NODES=2 or more")
     for spec in _selected(settings):
@@ -345,13 +345,13 @@ def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _rounds(nodes: int) -> int:
-    from .publish.isolate import max_rounds
+    from .fleet.isolate import max_rounds
     return max_rounds(nodes)
 
 
 def cmd_oci_bundle(settings: Settings, args: argparse.Namespace) -> int:
     from .builder.engine import connect
-    from .publish.slurm import make_bundle
+    from .fleet.slurm import make_bundle
     specs = _selected(settings)
     client = connect(settings.child_env)
     for spec in specs:
@@ -362,7 +362,7 @@ def cmd_oci_bundle(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
-    from .publish.fleet import fleet, format_fleet, write_fleet
+    from .fleet.fleet import fleet, format_fleet, write_fleet
     if settings.fleet_dir is None:
         raise UserError("no folder given: make fleet-report DIR=<the folder the job wrote its verify reports into>")
     report = fleet(settings.fleet_dir)
@@ -492,7 +492,7 @@ def _digest_ref(settings: Settings, text: str, command: str) -> str:
 
 
 def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
-    from .publish.gate import parse_require
+    from .fleet.gate import parse_require
     from .publish.report import expire, fetch_report, format_report
     ref = _digest_ref(settings, args.ref or settings.image, "report")
     requirements, max_age = _split_age(settings, parse_require(settings.require))
@@ -516,7 +516,7 @@ def _split_age(settings: Settings, requirements: list[Any]) -> tuple[list[Any], 
 def _unmet(summary: object, requirements: Sequence[Any]) -> list[str]:
     """What REQUIRE misses in the newest trusted attestation among those REQUIRE's node= and signer= select (the
     newest evidence wins: an older attestation that would meet it does not)."""
-    from .publish.gate import SELECTORS, unmet
+    from .fleet.gate import SELECTORS, unmet
     from .publish.report import Summary
     assert isinstance(summary, Summary)
 
@@ -536,7 +536,7 @@ def _unmet(summary: object, requirements: Sequence[Any]) -> list[str]:
 
 
 def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
-    from .publish.gate import floor_problem, gate_line, host_driver, image_labels, parse_require
+    from .fleet.gate import floor_problem, gate_line, host_driver, image_labels, parse_require
     from .publish.registry import Registry, parse_ref
     from .publish.report import clean, expire, fetch_report
     from .render import readable_specs

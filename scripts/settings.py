@@ -35,7 +35,7 @@ BUILD_ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 TRUE, FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})   # the closed set
 CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
 
-# The names of user choices live here, on the knobs' floor; the writers below (publish/slurm.py, publish/signing.py)
+# The names of user choices live here, on the knobs' floor; the writers below (fleet/slurm.py, publish/signing.py)
 # import them from here.
 LAUNCHERS = ("pyxis", "docker", "oci", "none")     # how make slurm starts the image on each node
 KEY_NAME, PUB_NAME = "signing-key.pem", "signing-key.pub"

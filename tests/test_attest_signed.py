@@ -14,10 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from scripts.errors import UserError
-from scripts.plan.spec import ImageSpec
-from scripts.publish import signing
-from scripts.publish.constraints import constraints
-from scripts.publish.gate import (
+from scripts.fleet.gate import (
     DRIVER_LABEL,
     driver_fits,
     fitting_tag,
@@ -27,6 +24,9 @@ from scripts.publish.gate import (
     parse_require,
     unmet,
 )
+from scripts.plan.spec import ImageSpec
+from scripts.publish import signing
+from scripts.publish.constraints import constraints
 from scripts.publish.pushed import pinned
 from scripts.publish.registry import Registry, parse_ref
 from scripts.publish.report import Attestation, Summary, check_verify_report, clean, format_report, host_facts

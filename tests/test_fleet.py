@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from scripts.publish.cluster import REPORT_BEGIN, REPORT_END
-from scripts.publish.fleet import FLEET_JSON, drain_reason, fleet, fleet_json, format_fleet, read_reports
+from scripts.fleet.cluster import REPORT_BEGIN, REPORT_END
+from scripts.fleet.fleet import FLEET_JSON, drain_reason, fleet, fleet_json, format_fleet, read_reports
 from tests.helpers import DATA, ROOT, assert_clean_failure, run_cli
 
 pytestmark = pytest.mark.host

@@ -1,4 +1,4 @@
-"""The isolation planner and judge (scripts/publish/isolate.py) against a simulated fabric: each pair's outcome is
+"""The isolation planner and judge (scripts/fleet/isolate.py) against a simulated fabric: each pair's outcome is
 what its members make it (a failing member fails the pair, a slow one slows it). Pure logic; the real run on Slurm is
 tests/test_slurm_isolate.py."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from scripts.publish.isolate import Decision, Outcome, first_round, max_rounds, plan_done
-from scripts.publish.isolate_run import decision_json, exit_status, format_decision, outcome, step_argv
+from scripts.fleet.isolate import Decision, Outcome, first_round, max_rounds, plan_done
+from scripts.fleet.isolate_run import decision_json, exit_status, format_decision, outcome, step_argv
 
 pytestmark = pytest.mark.unit
 FAST, SLOW_FIGURE = 10.0, 1.0
@@ -153,8 +153,8 @@ def test_the_isolate_script_parses_and_steps_through_the_launcher(launcher, test
     import shlex
     import subprocess
 
-    from scripts.publish.isolate_job import isolate_script, pair_script, step_base
-    from scripts.publish.slurm import NEEDS, Job
+    from scripts.fleet.isolate_job import isolate_script, pair_script, step_base
+    from scripts.fleet.slurm import NEEDS, Job
     spec = next(s for s in test_specs if s.tag == "2.13.0-cpu-debian12")
     job = Job(spec, f"ghcr.io/acme/{spec.image}", 4, 8, launcher, bundle="/shared/b", python="/shared/venv/bin/python",
               checkout="/shared/torchimages")
@@ -163,7 +163,7 @@ def test_the_isolate_script_parses_and_steps_through_the_launcher(launcher, test
     assert proc.returncode == 0, proc.stderr
     assert f"# This cluster needs: {NEEDS[launcher]}" in text and "#SBATCH --nodes=4" in text
     assert "#SBATCH --gres=gpu:8" in text and "PYTHONPATH=/shared/torchimages" in text
-    assert "-m scripts.publish.isolate_run --gpus 8" in text
+    assert "-m scripts.fleet.isolate_run --gpus 8" in text
     line = next(ln for ln in text.splitlines() if ln.startswith("export TORCHIMAGES_ISOLATE_STEP="))
     assert json.loads(shlex.split(line.partition("=")[2])[0]) == step_base(job)
     pair = pair_script(job)
@@ -183,7 +183,7 @@ def test_the_runner_outside_its_batch_script_is_one_line(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "TORCHIMAGES_ISOLATE_STEP": "[]", "TORCHIMAGES_REPORTS": str(tmp_path)}
     for extra, said in (({}, "RDZV_PORT is not set"),
                         ({"RDZV_PORT": "20001", "SLURM_JOB_NODELIST": "n1"}, "isolate: ")):
-        proc = subprocess.run([sys.executable, "-m", "scripts.publish.isolate_run"], cwd=ROOT, env={**env, **extra},
+        proc = subprocess.run([sys.executable, "-m", "scripts.fleet.isolate_run"], cwd=ROOT, env={**env, **extra},
                               capture_output=True, text=True, timeout=60, check=False)
         assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.count("\n") == 1 and not (tmp_path / "isolate.json").exists()

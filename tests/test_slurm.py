@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from scripts.errors import UserError
-from scripts.publish.slurm import NEEDS, Job, node_script, pyxis_image, slurm_script
+from scripts.fleet.slurm import NEEDS, Job, node_script, pyxis_image, slurm_script
 from scripts.settings import LAUNCHERS, Settings, parse_launcher
 
 
@@ -200,7 +200,7 @@ def test_make_help_lists_the_launcher_knobs():
 @pytest.mark.unit
 def test_a_long_tag_keeps_the_node_count_in_the_job_name():
     """NODES=10 and NODES=100 of a long tag wrote the same file (the name cut at 52 characters, count included)."""
-    from scripts.publish.cluster import job_name
+    from scripts.fleet.cluster import job_name
     tag = "2.15.0-cuda13.2-cudnn9-runtime-debian12-with-a-long-suffix"
     names = {nodes: job_name(tag, nodes) for nodes in (1, 10, 100)}
     assert len(set(names.values())) == 3, names
@@ -208,7 +208,7 @@ def test_a_long_tag_keeps_the_node_count_in_the_job_name():
     # two long tags that share the first 52 characters still differ
     assert job_name(tag + "-a", 10) != job_name(tag + "-b", 10)
     assert job_name("2.13.0-cpu-debian12", 2) == "verify-2-13-0-cpu-debian12-2n"       # short names unchanged
-    from scripts.publish.slurm import job_name as slurm_job_name
+    from scripts.fleet.slurm import job_name as slurm_job_name
     assert slurm_job_name is job_name                                                  # one name for both writers
 
 

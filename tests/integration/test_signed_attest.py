@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from scripts.fleet.gate import DRIVER_LABEL
 from scripts.publish import signing
 from scripts.publish.attest import (
     PREDICATE_VERIFY,
     VERIFY_TYPE,
     attest_one,
 )
-from scripts.publish.gate import DRIVER_LABEL
 from scripts.publish.referrers import add_to_index, attach
 from scripts.publish.registry import OCI_MANIFEST, Registry, sha256
 from scripts.settings import KEY_NAME, PUB_NAME

@@ -105,7 +105,7 @@ def isolate_script(job: Job) -> str:
     lines += [
         f"export TORCHIMAGES_ISOLATE_STEP={shlex.quote(json.dumps(step_base(job)))}",
         f'PYTHONPATH={shlex.quote(job.checkout)} "${{TORCHIMAGES_HOST_PYTHON:-{host_python}}}" '
-        f"-m scripts.publish.isolate_run --gpus {job.gpus}",
+        f"-m scripts.fleet.isolate_run --gpus {job.gpus}",
         "status=$?",
         'echo "isolate: job exit $status (0: no node at fault, 1: node(s) named, 2: undetermined)"',
         "exit $status", "",

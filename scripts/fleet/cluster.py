@@ -1,4 +1,4 @@
-"""Verification on GPU clusters: Kubernetes manifests running `torchrun` (Slurm: publish/slurm.py).
+"""Verification on GPU clusters: Kubernetes manifests running `torchrun` (Slurm: fleet/slurm.py).
 
 Kubernetes: one node → a Job running the whole suite; several nodes → an Indexed Job plus a headless
 Service. Indexed Jobs are built into Kubernetes (no JobSet or Kubeflow operator to install), give each pod
