@@ -115,7 +115,7 @@ def test_oci_launcher_refuses_without_oci_conf_then_runs_in_the_bundle(slurm_clu
     env = {"BUILD_DIR": str(build), "IMAGE": TAG}
     if cpu_image != f"torchimages:{TAG}":       # the bundle of another image: the same commands, by hand
         from scripts.builder.engine import connect
-        from scripts.publish.slurm import make_bundle
+        from scripts.fleet.slurm import make_bundle
         bundle = make_bundle(connect(os.environ), cpu_image, build / "slurm" / f"{TAG}.bundle")
     else:
         proc = run_cli("oci-bundle", env=env, timeout=600)

@@ -1,4 +1,4 @@
-"""Verification on GPU clusters: Kubernetes manifests running `torchrun` (Slurm: publish/slurm.py).
+"""Verification on GPU clusters: Kubernetes manifests running `torchrun` (Slurm: fleet/slurm.py).
 
 Kubernetes: one node → a Job running the whole suite; several nodes → an Indexed Job plus a headless
 Service. Indexed Jobs are built into Kubernetes (no JobSet or Kubeflow operator to install), give each pod
@@ -7,6 +7,7 @@ rendezvous needs. Rank 0 prints the JSON report between markers, so `kubectl log
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -17,9 +18,18 @@ RDZV_PORT = 29500
 REPORT_BEGIN, REPORT_END = "----- BEGIN VERIFY REPORT -----", "----- END VERIFY REPORT -----"
 
 
-def job_name(tag: str, nodes: int) -> str:
-    name = re.sub(r"[^a-z0-9-]", "-", f"verify-{tag}-{nodes}n".lower())
-    return name[:52].rstrip("-")
+NAME_MAX = 52       # an Indexed Job's pod host name is <job>-<index>-<5 characters>, within 63
+
+
+def job_name(tag: str, nodes: int, prefix: str = "verify") -> str:
+    """`<prefix>-<tag>-<nodes>n` as a DNS label (the Kubernetes Job, the Slurm script): a tag too long for NAME_MAX
+    is cut and a hash of the whole tag added, so the node count and the tag's identity both stay in the name."""
+    suffix = f"-{nodes}n"
+    name = re.sub(r"[^a-z0-9-]", "-", f"{prefix}-{tag}".lower())
+    if len(name) + len(suffix) > NAME_MAX:
+        digest = hashlib.sha256(tag.encode("utf-8")).hexdigest()[:6]
+        name = name[:NAME_MAX - len(suffix) - len(digest) - 1].rstrip("-") + "-" + digest
+    return name + suffix
 
 
 # The single-node checks: every check `verify --list` names, but the collective (run across nodes below).

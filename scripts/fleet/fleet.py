@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import statistics
 import time
@@ -44,6 +45,10 @@ MAX_BYTES = 64 << 20       # a verify report is a few hundred KiB at most
 PHASES = ("container_start", "import_torch", "cuda_init", "process_group_init", "first_batch")
 # A figure is a metric measured as a rate (higher is better); ratios, bytes and counts are not figures.
 RATE_UNITS = frozenset({"GB/s", "MB/s", "GiB/s", "MiB/s", "TFLOP/s", "samples/s", "images/s"})
+# Above these no machine measures (HBM3e is ~8 TB/s, a B200 ~10 PFLOP/s sparse FP4): a report holding one is forged
+# or corrupt, and is listed as invalid rather than compared (one such figure would move every median)
+IMPOSSIBLE = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
+              "images/s": 1e9}
 # Rates that are not a node's figure: the LZ4 path arrow shows as the copy to avoid, the algbw beside busbw, the
 # DataLoader's 0-worker reference.
 NOT_FIGURES = frozenset({("arrow", "lz4_throughput"), ("nccl", "algbw_max"), ("dataloader", "samples_per_s_0_workers")})
@@ -92,6 +97,7 @@ class Node:
     drain: list[str] = field(default_factory=list)
     slow_start: bool = False
     emulated: bool = False
+    checks: tuple[str, ...] = ()    # the check names the report holds
 
     @property
     def passing(self) -> bool:
@@ -110,6 +116,7 @@ class Fleet:
     invalid: list[tuple[str, str]]           # (file, why)
     notes: list[str]
     phase_median: float | None
+    duplicates: dict[str, list[str]] = field(default_factory=dict)   # node → its reports that hold the same checks
 
     @property
     def outliers(self) -> list[tuple[Node, Figure]]:
@@ -127,7 +134,7 @@ class Fleet:
 
     @property
     def ok(self) -> bool:
-        return not self.invalid and all(n.passing for n in self.nodes)
+        return not self.invalid and not self.duplicates and all(n.passing for n in self.nodes)
 
 
 def drain_reason(code: str, summary: str) -> str:
@@ -176,14 +183,27 @@ def _blocks(text: str) -> Iterator[str]:
             lines.append(line)
 
 
+def _files(folder: Path) -> list[Path]:
+    """Every .json, .log and .txt file under `folder`, through symlinked folders too (a job's reports are often
+    linked in), each real folder once (a link back up is no endless walk); hidden names are left out."""
+    found, seen = [], set()
+    for top, dirs, files in os.walk(folder, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [Path(top, f) for f in files if not f.startswith(".") and Path(f).suffix in (".json", ".log", ".txt")]
+    return sorted(found)
+
+
 def read_reports(folder: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
     """(name, report) for every valid report under `folder`, and (name, why) for every invalid one."""
     validators = _validators()
     valid: list[tuple[str, dict[str, Any]]] = []
     invalid: list[tuple[str, str]] = []
-    paths = sorted(p for p in folder.rglob("*") if p.suffix in (".json", ".log", ".txt")
-                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
-    for path in paths:
+    for path in _files(folder):
         name = path.relative_to(folder).as_posix()
         try:
             if not path.is_file():
@@ -199,12 +219,18 @@ def read_reports(folder: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[t
             for n, block in enumerate(_blocks(text), 1):
                 _take(f"{name}#{n}", block, validators, valid, invalid)
             continue
-        _take(name, text, validators, valid, invalid)
+        _take(name, text, validators, valid, invalid, ours=name == FLEET_JSON)
     return valid, invalid
 
 
+def is_fleet_report(doc: Any) -> bool:
+    """The shape write_fleet writes (a verify report carrying a `kind` field is no fleet report)."""
+    return isinstance(doc, dict) and doc.get("kind") == FLEET_KIND and "schema_version" not in doc \
+        and "checks" not in doc and isinstance(doc.get("nodes"), list)
+
+
 def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Validator],
-          valid: list[tuple[str, dict[str, Any]]], invalid: list[tuple[str, str]]) -> None:
+          valid: list[tuple[str, dict[str, Any]]], invalid: list[tuple[str, str]], ours: bool = False) -> None:
     try:
         doc = json.loads(text)
     except ValueError as exc:
@@ -213,13 +239,27 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
     except RecursionError:
         invalid.append((name, "not JSON (nested too deeply)"))
         return
-    if isinstance(doc, dict) and doc.get("kind") == FLEET_KIND:
-        return                              # a fleet report written earlier
-    why = _why_invalid(doc, validators)
+    if ours and is_fleet_report(doc):
+        return                              # the fleet report written earlier, DIR/fleet.json: not a node's
+    why = _why_invalid(doc, validators) or _impossible(doc)
     if why:
         invalid.append((name, why))
     else:
         valid.append((name, doc))
+
+
+def _impossible(doc: dict[str, Any]) -> str | None:
+    """The first rate no machine reaches (IMPOSSIBLE), said with its value; None when every figure is possible."""
+    for check in doc.get("checks") or []:
+        metrics = check.get("metrics") if isinstance(check, dict) else None
+        for metric, m in (metrics.items() if isinstance(metrics, dict) else ()):
+            value = m.get("value") if isinstance(m, dict) else None
+            limit = IMPOSSIBLE.get(str(m.get("unit"))) if isinstance(m, dict) else None
+            if limit is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and (value > limit or value != value):
+                return (f"{check.get('name')}.{metric} = {value:g} {m.get('unit')} is impossible (above {limit:g}): "
+                        f"a forged or corrupt report, not compared")
+    return None
 
 
 # ---------------------------------------------------------------------------------------------- one node
@@ -320,7 +360,8 @@ def read_node(name: str, doc: dict[str, Any]) -> Node:
     node = Node(report=name, node=_node_name(doc, name), verdict=verdict,
                 code=decisive.get("code") if decisive else None, owner=decisive.get("owner") if decisive else None,
                 summary=one_line(summary), model=model, replay=bool(doc.get("replay")),
-                emulated=env.get("emulated") is True, phases=_phases(doc))
+                emulated=env.get("emulated") is True, phases=_phases(doc),
+                checks=tuple(str(c.get("name")) for c in doc["checks"] if isinstance(c, dict)))
     if not node.emulated:       # figures under CPU emulation measure the emulator: reported by verify, not compared
         node.figures = _figures(doc, model, per_device)
     for check in doc["checks"]:
@@ -389,7 +430,19 @@ def fleet(folder: Path) -> Fleet:
         notes.append(f"{', '.join(emulated)}: ran under CPU emulation: figures not compared")
     _compare(nodes, notes)
     median = _slow_starts(nodes, notes)
-    return Fleet(folder, nodes, invalid, notes, median)
+    return Fleet(folder, nodes, invalid, notes, median, duplicates(nodes))
+
+
+def duplicates(nodes: list[Node]) -> dict[str, list[str]]:
+    """node → its reports that hold a check another of its reports holds too: two hosts answering to one name, or
+    two runs in one folder (a node's local report beside the collective's from rank 0 is no duplicate)."""
+    found: dict[str, list[str]] = {}
+    for i, a in enumerate(nodes):
+        for b in nodes[i + 1:]:
+            if a.node == b.node and set(a.checks) & set(b.checks):
+                listed = found.setdefault(a.node, [])
+                listed += [r for r in (a.report, b.report) if r not in listed]
+    return found
 
 
 # ---------------------------------------------------------------------------------------------- output
@@ -446,6 +499,10 @@ def format_fleet(report: Fleet) -> str:
         for node, reasons in drains.items():
             lines += [f"  {node}: {reason[:300]}" for reason in reasons]
     lines += _phase_lines(report)
+    if report.duplicates:
+        lines.append("duplicate node names (not ok):")
+        lines += [f"  {node}: {len(names)} reports of the same checks ({', '.join(names)}): two hosts with one name, "
+                  f"or two runs in one folder" for node, names in report.duplicates.items()]
     if report.invalid:
         lines.append("invalid reports (not counted):")
         lines += [f"  {name}: {why}" for name, why in report.invalid]
@@ -484,11 +541,22 @@ def fleet_json(report: Fleet) -> dict[str, Any]:
         "drain": [{"node": node, "reason": reason} for node, reasons in report.drains.items() for reason in reasons],
         "phase_median_s": report.phase_median,
         "invalid": [{"report": name, "why": why} for name, why in report.invalid],
+        "duplicates": [{"node": node, "reports": names} for node, names in report.duplicates.items()],
         "notes": report.notes,
     }
 
 
 def write_fleet(report: Fleet) -> Path:
+    """DIR/fleet.json, replacing only an earlier fleet report: a node's report that happens to bear the name is kept
+    (UserError, exit 2, with what to do)."""
     path = report.folder / FLEET_JSON
+    if path.exists() or path.is_symlink():
+        try:
+            earlier = json.loads(path.read_text(encoding="utf-8")) if path.is_file() and not path.is_symlink() else None
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            earlier = None
+        if not is_fleet_report(earlier):
+            raise UserError(f"{path} exists and is not a fleet report (a node's report of that name?): not "
+                            f"overwritten; rename it and run make fleet-report again")
     atomic_write(path, json.dumps(fleet_json(report), indent=1) + "\n")
     return path

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import UserError
 from ..plan.platforms import slurm_arch_guard
 from ..plan.spec import ImageSpec
+from .cluster import job_name as job_name  # the one name of both writers
 
 DEFAULT_LAUNCHER = "pyxis"
 JOIN_TIMEOUT_S = 300        # the rendezvous waits this long for every node (TORCHIMAGES_JOIN_TIMEOUT overrides)
@@ -42,11 +43,6 @@ NEEDS = {
            "made by `make oci-bundle` on a folder every node mounts at the same path",
     "none": "the virtual environment below, with torch, at the same path on every node (a shared folder)",
 }
-
-
-def job_name(tag: str, nodes: int) -> str:
-    name = re.sub(r"[^a-z0-9-]", "-", f"verify-{tag}-{nodes}n".lower())
-    return name[:52].rstrip("-")
 
 
 def pyxis_image(ref: str) -> str:

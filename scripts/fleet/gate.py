@@ -8,6 +8,9 @@ REQUIRE is words `key<op>value`, all of which one trusted attestation must meet:
     gpu=H100                (every GPU the report saw has a model name containing H100, case-insensitive)
     gpus>=8                 driver>=570   driver>=580.65.06   torch=2.15.0   cuda>=13.0   node=gpu-node-7
     signer=release.pub      (the TRUST file, or a keyid prefix, that signed)
+    age<=7d                 (made at most 7 days ago: s, m, h, d, w; as MAX_AGE=7d)
+node= and signer= choose whose attestations count; the newest of those decides (an older pass never hides a newer
+failure).
 """
 from __future__ import annotations
 
@@ -19,13 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..durations import parse_duration, shown
 from ..errors import UserError
 from ..plan.spec import LABEL_PREFIX, ImageSpec
 from ..versions import version_key
 
 DRIVER_LABEL = f"{LABEL_PREFIX}.cuda.driver-min"
+CUDA_LABEL = f"{LABEL_PREFIX}.cuda"          # "none" on a CPU image, which alone has no driver floor
 KEYS = {"verdict": ("=",), "gpu": ("=",), "gpus": ("=", ">=", ">", "<=", "<"), "driver": ("=", ">=", ">", "<=", "<"),
-        "torch": ("=", ">=", ">", "<=", "<"), "cuda": ("=", ">=", ">", "<=", "<"), "node": ("=",), "signer": ("=",)}
+        "torch": ("=", ">=", ">", "<=", "<"), "cuda": ("=", ">=", ">", "<=", "<"), "node": ("=",), "signer": ("=",),
+        "age": ("<=", "<")}
+SELECTORS = ("node", "signer")      # they pick whose evidence counts; of that, the newest attestation decides
 WORD = re.compile(r"^([a-z]+)(>=|<=|=|>|<)(.+)$")
 VERSION = re.compile(r"^[0-9]+(\.[0-9]+)*$")
 
@@ -57,6 +64,8 @@ def parse_require(text: str) -> list[Requirement]:
             raise UserError(f"REQUIRE: {word!r}: {key} takes {' or '.join(KEYS[key])}")
         if key in ("driver", "torch", "cuda") and op != "=" and not VERSION.match(value):
             raise UserError(f"REQUIRE: {word!r}: {value!r} is not a version (digits and dots)")
+        if key == "age":
+            parse_duration(value, f"REQUIRE {word}")
         if key == "gpus" and not value.isdigit():
             raise UserError(f"REQUIRE: {word!r}: {value!r} is not a whole number")
         if key == "verdict" and not set(value.split(",")) <= {"pass", "warn", "fail", "skip"}:
@@ -95,6 +104,11 @@ def unmet(requirements: Iterable[Requirement], facts: dict[str, Any]) -> list[st
             found = f"{Path(str(facts.get('signer') or '?')).name} ({str(facts.get('keyid') or '?')[:16]})"
         elif key == "node":
             ok, found = str(facts.get("node")) == value, str(facts.get("node"))
+        elif key == "age":        # facts' age_s: seconds since the attestation was made
+            age = facts.get("age_s")
+            limit = parse_duration(value, f"REQUIRE {req}")
+            ok = isinstance(age, (int, float)) and (age < limit if op == "<" else age <= limit)
+            found = shown(age) if isinstance(age, (int, float)) else "no time"
         else:       # driver, torch, cuda: versions
             have = facts.get(key)
             found = str(have) if have else "none"
@@ -134,9 +148,18 @@ def fitting_tag(specs: list[ImageSpec], labels: dict[str, str], host: str | None
 
 
 def floor_problem(labels: dict[str, str], host: str | None, specs: list[ImageSpec]) -> str | None:
-    """Why this host's driver cannot run the image (its DRIVER_LABEL), with the tag that would; None when it can."""
-    floor = labels.get(DRIVER_LABEL)
-    if not floor or floor == "none" or driver_fits(floor, host):
+    """Why this host's driver cannot run the image (its DRIVER_LABEL), with the tag that would; None when it can.
+    A missing or unreadable floor on a CUDA image (or no CUDA label at all) is a refusal: an unknown floor is no fit."""
+    floor, cuda = labels.get(DRIVER_LABEL), labels.get(CUDA_LABEL)
+    if cuda is None:
+        return (f"the image has no {CUDA_LABEL} label: not an image of this project, or its labels were stripped; "
+                f"its driver floor is unknown, so it is not admitted")
+    if cuda == "none" and not floor:
+        return None                         # a CPU image: no driver needed
+    if not floor or floor == "none" or not VERSION.match(floor):
+        return (f"the image is built for CUDA {cuda} but its driver floor label {DRIVER_LABEL} is "
+                f"{'missing' if not floor else repr(floor)}: the floor is unknown, so it is not admitted (rebuild it)")
+    if driver_fits(floor, host):
         return None
     instead = fitting_tag(specs, labels, host)
     have = f"driver {host}" if host else "no NVIDIA driver"
