@@ -105,6 +105,17 @@ class Required:
         return f"lacks {', '.join(missing)}" if missing else None
 
 
+@dataclass(frozen=True)
+class Either:
+    """A value one of two rules accepts (a count, or an explicit word such as "unlimited")."""
+    first: Figure | Kind
+    second: Figure | Kind
+
+    def problem(self, value: Any) -> str | None:
+        why = self.first.problem(value)
+        return None if why is None or self.second.problem(value) is None else f"{why}, nor {self.second.problem(value)}"
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -133,7 +144,7 @@ LIST, OBJECT = Shape(list), Shape(dict)
 BOOL, STR = Kind(bool), Kind(str)
 BOOLS, STRS = Each(BOOL), Each(STR)
 
-Rule = Figure | Shape | Kind | Each | Unique | Required
+Rule = Figure | Shape | Kind | Each | Unique | Required | Either
 Spec = tuple[tuple[str, Rule], ...]
 
 

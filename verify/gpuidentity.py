@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .facts import NvmlDevice, TorchMapEntry
+from .facts import UNSET, NvmlDevice, TorchMapEntry
 
 _MIG_PROFILE = re.compile(r"(\d+)g\.(\d+)gb", re.IGNORECASE)
 
@@ -64,8 +64,8 @@ def _by_uuid(uuid: str, devices: Sequence[NvmlDevice]) -> tuple[int, str | None]
 
 
 def _visible(cvd: str | None, devices: Sequence[NvmlDevice]) -> list[tuple[int, str | None]] | None:
-    """NVML (index, MIG uuid) per torch index from CUDA_VISIBLE_DEVICES; None when it is unset or unreadable."""
-    if cvd is None:
+    """NVML (index, MIG uuid) per torch index from CUDA_VISIBLE_DEVICES; None when it is unset or unknown."""
+    if cvd is None or cvd == UNSET:
         return None
     out: list[tuple[int, str | None]] = []
     by_index = {int(d["index"]) for d in devices}
@@ -104,7 +104,7 @@ def match(torch_map: Sequence[TorchMapEntry] | None, torch_count: int, devices: 
             out.append(Match(t, int(on_bus[0]["index"]), None, "pci_bus_id"))
         elif visible is not None and t < len(visible):
             out.append(Match(t, visible[t][0], visible[t][1], "cuda_visible_devices"))
-        elif cvd is None and torch_count == len(devices):
+        elif cvd in (None, UNSET) and torch_count == len(devices):
             out.append(Match(t, int(devices[t]["index"]), None, "index"))
         else:
             out.append(Match(t, None, None, "none"))

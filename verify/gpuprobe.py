@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .factschema import ALL_REASONS
 from .gpuidentity import mig_profile
 from .options import Options
 
@@ -103,9 +104,16 @@ def _mig_devices(nvml: Any, h: Any) -> list[dict[str, Any]]:
         except Exception:  # noqa: BLE001 - NotFound: no slice at this position
             continue
         profile = mig_profile(str(_text(nvml.nvmlDeviceGetName(m))))
-        out.append({"uuid": str(_text(nvml.nvmlDeviceGetUUID(m))),
-                    "profile": f"{profile[0]}g.{profile[1]}gb" if profile else None,
-                    "slices": profile[0] if profile else None, "total_slices": 7 if profile else None})
+        slice_: dict[str, Any] = {"uuid": str(_text(nvml.nvmlDeviceGetUUID(m))),
+                                  "profile": f"{profile[0]}g.{profile[1]}gb" if profile else None,
+                                  "slices": profile[0] if profile else None, "total_slices": 7 if profile else None}
+        for key, read in (("gpu_instance", lambda: int(nvml.nvmlDeviceGetGpuInstanceId(m))),
+                          ("compute_instance", lambda: int(nvml.nvmlDeviceGetComputeInstanceId(m))),
+                          ("memory_bytes", lambda: int(nvml.nvmlDeviceGetMemoryInfo(m).total)),
+                          ("sm_count", lambda: int(nvml.nvmlDeviceGetAttributes(m).multiprocessorCount))):
+            with contextlib.suppress(Exception):      # not read: the key stays absent (unknown)
+                slice_[key] = read()
+        out.append(slice_)
     return out
 
 
@@ -165,6 +173,8 @@ def _memory_health(dev: dict[str, Any], nvml: Any, h: Any) -> None:
     _read(dev, "recovery_action", lambda: RECOVERY_ACTIONS.get(
         _field_value(nvml, h, "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION"), "unknown"))
     _read(dev, "throttle_reasons", lambda: int(_reasons_fn(nvml)(h)))
+    if dev.get("throttle_reasons") is not None:
+        dev["throttle_reasons_read"] = ALL_REASONS           # NVML gives the whole mask
 
 
 def _interconnect(dev: dict[str, Any], nvml: Any, h: Any) -> None:
@@ -263,7 +273,7 @@ class XidWatch:
             uuid = None
             with contextlib.suppress(Exception):
                 uuid = _text(self.nvml.nvmlDeviceGetUUID(data.device))
-            self.events.append({"uuid": uuid, "xid": int(data.eventData), "text": None})
+            self.events.append({"uuid": uuid, "xid": int(data.eventData), "text": None, "source": "nvml"})
         with contextlib.suppress(Exception):
             self.nvml.nvmlEventSetFree(self.set)
         return self.events
@@ -275,6 +285,7 @@ def probe_nvml(facts: dict[str, Any]) -> Any:
         nvml.nvmlInit()
     except Exception as exc:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, ImportError ...
         facts["nvml_error"] = f"{type(exc).__name__}: {exc}"
+        facts["devices"] = None                                  # NVML did not list them: unknown, not none
         return None
     facts["driver"] = _text(nvml.nvmlSystemGetDriverVersion())
     v = nvml.nvmlSystemGetCudaDriverVersion()

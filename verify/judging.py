@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import figures
+from . import factschema, figures
 from .baselines import BaselinesError
 from .contract import Check
 from .options import Options
@@ -24,7 +24,8 @@ def invalid(name: str, found: list[str], source: str | None) -> CheckResult:
 
 def judge(check: Check, facts: Any, options: Options, source: str | None = None) -> CheckResult:
     name = check.name
-    found = figures.problems(facts, check.figures)
+    found = factschema.unknown_keys(facts, check.facts_type) if check.facts_type else []
+    found = found or figures.problems(facts, check.figures)
     if found:
         return invalid(name, found, source)
     if source is None:
