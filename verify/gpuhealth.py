@@ -120,8 +120,8 @@ def memory(dev: NvmlDevice, found: Findings) -> None:
                   f"last reset{split}", "Drain the node, reset the GPU and run `dcgmi diag -r 3`; repeated errors "
                   f"mean RMA.{on_chip}", "host", i)
     elif agg:
-        remap: Mapping[str, Any] = dev.get("row_remap") or {}
-        handled = remap.get("pending") == 0 and remap.get("failed") == 0
+        rows: Mapping[str, Any] = dev.get("row_remap") or {}
+        handled = rows.get("pending") == 0 and rows.get("failed") == 0
         found.add(WARN, "ECC_UNCORRECTABLE", f"{where(dev)}: {agg} uncorrectable ECC error(s) in its lifetime "
                   f"(none since the last reset{'; row remapping handled them, nothing pending' if handled else ''})",
                   "Watch the count: if it grows, drain the node and run DCGM diagnostics.", "host", i,
@@ -197,9 +197,14 @@ def throttle(dev: NvmlDevice, load_masks: list[Any], found: Findings, corroborat
     hot = _too_hot(dev)
     if bad:
         names = sorted({n for h in bad for n in h})
-        status = _confirmed(len(bad), corroborated or bool(hot and hot[1] <= 0) or clocked_down(dev, model_clock))
+        slow = clocked_down(dev, model_clock)
+        status = _confirmed(len(bad), corroborated or bool(hot and hot[1] <= 0) or slow)
         seen = f"in {len(bad)} of {len(reads)} read(s)"
         why = "" if status == FAIL else ": one transient read, not confirmed by a re-read, the clock or a low figure"
+        if slow and len(bad) < 2:
+            top = dev.get("sm_clock_max_mhz")
+            why = (f", confirmed by the SM clock {dev.get('sm_clock_mhz')} MHz of {top or model_clock} MHz"
+                   + ("" if top else " (the model's published maximum: NVML's was not read)"))
         found.add(status, "THROTTLED", f"{where(dev)}: clocks throttled by {', '.join(names)} {seen}{why}",
                   "Check cooling, power supply and the BMC event log (`nvidia-smi -q -d PERFORMANCE`).", "host", i)
     elif any(throttle_names(m) & THROTTLE_WARN for m in reads):
@@ -254,16 +259,16 @@ def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool =
                   "host", i)
 
 
-def pcie(dev: NvmlDevice, load: list[dict[str, Any]], found: Findings, corroborated: bool,
+def pcie(dev: NvmlDevice, load: Sequence[Mapping[str, Any]], found: Findings, corroborated: bool,
          gpu_max: tuple[Any, Any] = (None, None)) -> None:
     """The link over every read, by the one transient rule: a width below the slot's maximum in any read, a
     generation below it only under load (idle links slow down to save power). `gpu_max`: the model's published
     (generation, width), standing in for the GPU's own maximum where NVML's is missing."""
     i = dev.get("index")
     gen_max, width_max = dev.get("pcie_gen_max"), dev.get("pcie_width_max")
-    samples = [s for s in dev.get("samples") or [] if isinstance(s, dict)]
+    samples: list[Mapping[str, Any]] = [s for s in dev.get("samples") or [] if isinstance(s, dict)]
     idle = [{"gen": dev.get("pcie_gen"), "width": dev.get("pcie_width")}] + [s for s in samples if s.get("phase") != "load"]
-    load = load + [s for s in samples if s.get("phase") == "load"]
+    load = [*load, *(s for s in samples if s.get("phase") == "load")]
     reads = [(r.get("gen"), r.get("width"), False) for r in idle] + [(r.get("gen"), r.get("width"), True) for r in load]
     bad = [(g, w, under) for g, w, under in reads
            if (w is not None and width_max is not None and w < width_max)

@@ -96,6 +96,23 @@ def _field_value(nvml: Any, h: Any, const: str) -> int:
     return int(raw if raw is not None else getattr(v, "ullVal", 0))
 
 
+def _mig_slice(nvml: Any, m: Any) -> dict[str, Any]:
+    """One MIG device as nvidia-smi's "MIG devices" table shows it; a field NVML does not give stays absent."""
+    profile = mig_profile(str(_text(nvml.nvmlDeviceGetName(m))))
+    out: dict[str, Any] = {"uuid": str(_text(nvml.nvmlDeviceGetUUID(m))),
+                           "profile": f"{profile[0]}g.{profile[1]}gb" if profile else None,
+                           "slices": profile[0] if profile else None, "total_slices": 7 if profile else None}
+    reads: dict[str, Callable[[], int]] = {
+        "gpu_instance": lambda: int(nvml.nvmlDeviceGetGpuInstanceId(m)),
+        "compute_instance": lambda: int(nvml.nvmlDeviceGetComputeInstanceId(m)),
+        "memory_bytes": lambda: int(nvml.nvmlDeviceGetMemoryInfo(m).total),
+        "sm_count": lambda: int(nvml.nvmlDeviceGetAttributes(m).multiprocessorCount)}
+    for key, read in reads.items():
+        with contextlib.suppress(Exception):      # not read: the key stays absent (unknown)
+            out[key] = read()
+    return out
+
+
 def _mig_devices(nvml: Any, h: Any) -> list[dict[str, Any]]:
     out = []
     for k in range(int(nvml.nvmlDeviceGetMaxMigDeviceCount(h))):
@@ -103,17 +120,7 @@ def _mig_devices(nvml: Any, h: Any) -> list[dict[str, Any]]:
             m = nvml.nvmlDeviceGetMigDeviceHandleByIndex(h, k)
         except Exception:  # noqa: BLE001 - NotFound: no slice at this position
             continue
-        profile = mig_profile(str(_text(nvml.nvmlDeviceGetName(m))))
-        slice_: dict[str, Any] = {"uuid": str(_text(nvml.nvmlDeviceGetUUID(m))),
-                                  "profile": f"{profile[0]}g.{profile[1]}gb" if profile else None,
-                                  "slices": profile[0] if profile else None, "total_slices": 7 if profile else None}
-        for key, read in (("gpu_instance", lambda: int(nvml.nvmlDeviceGetGpuInstanceId(m))),
-                          ("compute_instance", lambda: int(nvml.nvmlDeviceGetComputeInstanceId(m))),
-                          ("memory_bytes", lambda: int(nvml.nvmlDeviceGetMemoryInfo(m).total)),
-                          ("sm_count", lambda: int(nvml.nvmlDeviceGetAttributes(m).multiprocessorCount))):
-            with contextlib.suppress(Exception):      # not read: the key stays absent (unknown)
-                slice_[key] = read()
-        out.append(slice_)
+        out.append(_mig_slice(nvml, m))
     return out
 
 

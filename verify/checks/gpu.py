@@ -303,7 +303,9 @@ def _indices_exist(node: _Node) -> list[str]:
     facts, count = node.facts, node.torch_count
     top = count if count is not None else (len(node.devices) if node.devices else None)
     for key in ("kernels", "perf", "sdc"):
-        for n, entry in enumerate(facts.get(key) or []):
+        raw: Any = node.facts.get(key)
+        entries: list[Any] = raw if isinstance(raw, list) else []
+        for n, entry in enumerate(entries):
             if top is not None and isinstance(entry, dict) and isinstance(entry.get("index"), int) and entry["index"] >= top:
                 said = f"torch_devices {count}" if count is not None else f"devices[] ({len(node.devices)} listed)"
                 why.append(f"{key}[{n}].index {entry['index']} names a torch device the node does not have ({said})")
@@ -455,7 +457,8 @@ def _perf(node: _Node, result: CheckResult, found: Findings, options: Options) -
         name = dev.get("name") or next((s.get("name") for s in node.facts.get("sdc") or []
                                         if isinstance(s, dict) and s.get("index") == p["index"]), None)
         mig = node.mig_of(p["index"]) or gpuidentity.mig_profile(name)
-        in_mig = isinstance(dev.get("mig"), list) and bool(dev["mig"]) and dev["mig"][0] is True
+        mode = dev.get("mig")
+        in_mig = isinstance(mode, list) and bool(mode) and mode[0] is True
         if mig or in_mig:
             unjudged.append(f"{node.label(p['index'])} is {'a MIG slice' if mig else 'in MIG mode'}: figures "
                             "reported, not judged against whole-GPU baselines")
@@ -649,11 +652,14 @@ def _not_assessed(node: _Node, found: Findings) -> dict[str, list[Any]]:
     return gaps
 
 
-def _health_said(gaps: dict[str, list[Any]]) -> str:
+def _health_said(gaps: dict[str, list[Any]], count: int) -> str:
     if not gaps:
         return "healthy"
-    return "no fault in what was read; not assessed: " + ", ".join(
-        f"{area} (device{'s' if len(devs) > 1 else ''} {', '.join(map(str, devs))})" for area, devs in gaps.items())
+    def which(devs: list[Any]) -> str:
+        if len(devs) == count and count > 1:
+            return f"all {count} devices"
+        return f"device{'s' if len(devs) > 1 else ''} {', '.join(str(d if d is not None else '?') for d in devs)}"
+    return "no fault in what was read; not assessed: " + ", ".join(f"{area} ({which(devs)})" for area, devs in gaps.items())
 
 
 def _describe(node: _Node, result: CheckResult) -> None:
@@ -737,7 +743,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     names = sorted({str(d.get("name")) for d in node.devices if d.get("name")})
     count = node.torch_count if node.torch_count is not None else len(node.devices) - lost
     said = [f"{count} GPU(s) ({', '.join(names) or 'model unknown'})", f"driver {facts.get('driver') or '?'}",
-            f"CUDA {torch_cuda or '?'}", _health_said(gaps)]
+            f"CUDA {torch_cuda or '?'}", _health_said(gaps, len(node.devices))]
     said.append(f"kernels correct on {good}" if good else "kernels not run")
     judged_perf = [k for k in result.metrics if "_ratio_dev" in k and "peer" not in k]
     if facts.get("perf") and judged_perf and not unjudged:

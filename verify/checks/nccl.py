@@ -34,12 +34,12 @@ from ..figures import (
     OBJECT,
     RANKS,
     STR,
+    Each,
     Either,
     Figure,
     Kind,
     Required,
     Rule,
-    Each,
     Unique,
 )
 from ..gpuhealth import Findings
@@ -383,9 +383,10 @@ def _busbw_baseline(facts: NcclFacts, use_nvls: bool) -> tuple[dict[str, Any] | 
     model = baselines.load().model(facts.get("device_name"))
     if model is None:
         return None, ""
-    if facts.get("nodes") is None:
+    nodes = facts.get("nodes")
+    if nodes is None:
         return None, "nodes unknown"
-    if facts["nodes"] > 1:
+    if nodes > 1:
         return model.internode, "inter-node"
     per_world = model.busbw.get(facts.get("world_size") or 0) or {}
     key = "nvls" if use_nvls and "nvls" in per_world else "ring"
@@ -427,7 +428,7 @@ def _describe(facts: NcclFacts, result: CheckResult) -> None:
     if log:
         result.details.append(f"NCCL chose network {log.get('network') or '?'}, interface {log.get('interface') or '?'}"
                               + (", NVLS" if log.get("nvls") else "")
-                              + (f", transports {' '.join(log['transports'])}" if log.get("transports") else ""))
+                              + (f", transports {' '.join(log.get('transports') or [])}" if log.get("transports") else ""))
     elif facts.get("backend") == "gloo":
         result.details.append(f"gloo interface {facts.get('gloo_socket_ifname') or 'default'}")
     if facts.get("rank") is not None:
