@@ -394,6 +394,23 @@ def test_baselines_file_loads_validated_and_cites_every_figure():
     for fig in every:
         assert fig["basis"] and ("http" in fig["source"] or "issue 8" in fig["source"]), fig
     assert "not DCGM" in table.rule.source and table.rule.peer_below == 0.8
+    constants = [c for m in table.models for c in (m.constants or {}).values()]
+    assert len(constants) >= 30 and h100.constant("sm_clock_max_mhz") == 1980 and h100.constant("pcie_gen") == 5
+    for const in constants:       # a published constant names its source: a URL, or the recording it was read from
+        assert const["basis"] and ("http" in const["source"] or const["source"].startswith("tests/data/gpu/")), const
+
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda m: m.update(constants={"sm_clock_max": {"value": 1, "basis": "b", "source": "s"}}), "keys among"),
+    (lambda m: m.update(constants={"pcie_gen": {"value": 5.5, "basis": "b", "source": "s"}}), "whole number"),
+    (lambda m: m.update(constants={"pcie_gen": {"value": 5, "basis": "", "source": "s"}}), "non-empty string"),
+])
+def test_a_broken_model_constant_is_one_error_naming_it(edit, needle):
+    import json
+    raw = json.loads(baselines.PATH.read_text())
+    edit(raw["models"]["H100-SXM"])
+    with pytest.raises(baselines.BaselinesError, match=needle):
+        baselines.parse(json.dumps(raw, indent=1), "b.json")
     assert baselines.judge_ratio(0.6, 1.0)[0] == "fail" and baselines.judge_ratio(0.8, 1.0)[0] == "warn"
     assert baselines.judge_ratio(0.9, 1.0)[0] == "pass"
 
