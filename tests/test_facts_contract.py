@@ -189,6 +189,10 @@ def test_explicit_nothing_differs_from_unknown():
     assert gpu.judge({**four, "cuda_visible_devices": None}, Options()).status == "warn"  # unknown: it may hide them
     r = nccl.judge({**nccl_facts(), "memlock_bytes": "unlimited"}, Options())
     assert r.status == "pass" and any("memlock unlimited" in d for d in r.details)
+    # nodes unknown: low for one node warns (the ranks may span nodes); low even across nodes fails
     unknown_nodes = nccl.judge({**nccl_facts(peak=100.0), "nodes": None}, Options())
-    assert unknown_nodes.status == "pass" and "not assessed against a baseline: nodes unknown" in unknown_nodes.summary
-    assert nccl.judge({**nccl_facts(peak=100.0), "nodes": 1}, Options()).code == "BANDWIDTH_LOW"
+    assert (unknown_nodes.status, unknown_nodes.code) == ("warn", "BANDWIDTH_LOW"), unknown_nodes.summary
+    assert "nodes not recorded" in unknown_nodes.summary
+    assert nccl.judge({**nccl_facts(peak=100.0), "nodes": 1}, Options()).status == "fail"
+    assert nccl.judge({**nccl_facts(peak=20.0), "nodes": None}, Options()).status == "fail"
+    assert nccl.judge({**nccl_facts(), "nodes": None}, Options()).status == "pass"

@@ -73,6 +73,15 @@ def test_a_kernel_log_xid_is_held_with_its_time_and_source_and_names_its_device_
     assert "device 4 (NVIDIA H100 80GB HBM3, 00000000:58:00.0): Xid 79 in the kernel log at [Tue Nov 25" in r.summary
 
 
+def test_a_kernel_log_alone_is_judged_by_its_xids():
+    log = {"torch": None, "devices": None, "xid_events": [
+        {"xid": 79, "pci_bus_id": "0000:3b:00", "source": "kernel_log", "time": "[  612.3]", "text": "NVRM: Xid ..."}]}
+    r = judge(log)
+    assert (r.status, r.code, r.owner) == ("fail", "GPU_LOST", "host") and "GPU at PCI 0000:3b:00" in r.summary
+    quiet = judge({**log, "xid_events": [{"xid": 13, "pci_bus_id": "0000:3b:00", "source": "kernel_log"}]})
+    assert quiet.status == "pass" and "not assessed" in quiet.summary
+
+
 def test_an_xid_recorded_by_uuid_is_labelled_with_its_device_in_any_spelling():
     facts = gpu_facts()
     uuid = facts["devices"][5]["uuid"]

@@ -312,7 +312,8 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
         if not isinstance(e, dict) or not isinstance(e.get("xid"), int):
             continue
         xid, dev = e["xid"], device_of(e, devices)
-        named = where(dev) if dev else f"device {e.get('index', e.get('uuid') or e.get('pci_bus_id') or '?')}"
+        named = where(dev) if dev else f"device {e['index']}" if e.get("index") is not None else \
+            f"GPU {e.get('uuid') or 'at PCI ' + str(e.get('pci_bus_id') or '?')}"
         when = " in the kernel log" + (f" at {e['time']}" if e.get("time") else "") if e.get("source") == "kernel_log" \
             else " during the check"
         text, i = f"{named}: Xid {xid}{when}", (dev or {}).get("index")

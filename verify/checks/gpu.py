@@ -708,6 +708,11 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     result.data.update(driver=facts.get("driver"), cuda_driver=facts.get("cuda_driver"), devices=node.devices)
     result.metric("nvml_devices", len(node.devices), "count")
 
+    events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
+    if facts.get("devices") is None and facts.get("torch") is None and events:
+        found = Findings()                   # a kernel log alone: its Xids are judged, the devices are not
+        gpuhealth.xids(events, [], found)
+        return found.apply(result, f"{len(events)} Xid event(s), none critical; the devices themselves not assessed")
     if facts.get("devices") is None and facts.get("torch") is None:
         return result.verdict(SKIP, "FACTS_INCOMPLETE", "no device and no torch fact recorded: nothing to judge",
                               "Record the check on the machine (`python -m verify --save-facts DIR`).")

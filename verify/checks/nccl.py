@@ -384,13 +384,21 @@ def _busbw_baseline(facts: NcclFacts, use_nvls: bool) -> tuple[dict[str, Any] | 
     if model is None:
         return None, ""
     nodes = facts.get("nodes")
-    if nodes is None:
-        return None, "nodes unknown"
-    if nodes > 1:
+    if nodes is not None and nodes > 1:
         return model.internode, "inter-node"
     per_world = model.busbw.get(facts.get("world_size") or 0) or {}
     key = "nvls" if use_nvls and "nvls" in per_world else "ring"
-    return per_world.get(key), key
+    return per_world.get(key), key if nodes is not None else f"one-node {key} (nodes not recorded)"
+
+
+def _unknown_nodes(facts: NcclFacts, peak: float, verdict: str) -> str:
+    """Nodes unknown, judged against the one-node baseline: a low figure fails only where it is also below the
+    inter-node floor (low however the ranks were spread); otherwise it warns."""
+    if facts.get("nodes") is not None or verdict != FAIL:
+        return verdict
+    model = baselines.load().model(facts.get("device_name"))
+    inter = model.internode if model else None
+    return FAIL if inter and baselines.judge_ratio(peak, float(inter["value"]))[0] == FAIL else WARN
 
 
 def _net_fallback(facts: NcclFacts, found: Findings) -> None:
@@ -463,15 +471,13 @@ def _figures(facts: NcclFacts, rows: list[SizeRow], verified: str, result: Check
     algo_env = str((facts.get("nccl_env") or {}).get("NCCL_ALGO", "")).lower()
     excluded = bool(algo_env) and "nvls" not in algo_env
     baseline, algo = _busbw_baseline(facts, (bool(log.get("nvls")) or expected) and not excluded)
-    if baseline is None and algo == "nodes unknown":
-        result.details.append("nodes not recorded: the busbw is not judged against a baseline (one node or several?)")
-        return summary + "; not assessed against a baseline: nodes unknown"
     if baseline is None:
         result.details.append(f"no busbw baseline for {facts.get('device_name')} at world size {facts.get('world_size')}"
                               f"{' across ' + str(facts['nodes']) + ' nodes' if (facts.get('nodes') or 1) > 1 else ''}"
                               " in verify/baselines.json: not judged against one")
         return summary + " (no baseline)"
     verdict, ratio = baselines.judge_ratio(peak, float(baseline["value"]))
+    verdict = _unknown_nodes(facts, peak, verdict)
     result.metric("busbw_ratio", ratio, "x")
     result.details.append(f"peak busbw {peak:.1f} GB/s = {ratio:.2f}x the {algo} baseline {baseline['value']} GB/s "
                           f"({baseline['source']})")
