@@ -118,6 +118,16 @@ def test_the_gpu_side_maximum_width_and_generation_stand_beside_the_slot_s():
     assert (r.status, r.code) == ("warn", "PCIE_DOWNGRADED") and "at most Gen4, the GPU supports Gen5" in r.summary
 
 
+def test_an_lspci_style_link_without_the_slot_s_maximum_is_judged_against_the_gpu_s():
+    """`lspci -vv`: LnkCap (the GPU's maximum) and LnkSta (current), the slot's maximum not shown."""
+    facts = device(gpu_facts(), 1, pcie_gen=4, pcie_width=8, pcie_gen_max=None, pcie_width_max=None,
+                   pcie_gen_gpu_max=5, pcie_width_gpu_max=16)
+    r = judge(facts)
+    assert (r.status, r.code) == ("warn", "PCIE_DOWNGRADED") and "Gen4 x8, capable of Gen5 x16 in 1 of" in r.summary
+    facts = device(gpu_facts(), 1, pcie_width=8, pcie_width_max=None, pcie_gen_gpu_max=None)   # the model's x16
+    assert judge(facts).code == "PCIE_DOWNGRADED"
+
+
 @pytest.mark.parametrize("margin,status", [(47.0, "pass"), (1.0, "warn"), (-3.0, "warn")])
 def test_slowdown_thresholds_relative_to_t_limit_are_judged(margin, status):
     facts = device(gpu_facts(), 3, temperature_c=None, temperature_slowdown_c=None, temperature_tlimit_c=margin,

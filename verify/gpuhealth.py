@@ -261,18 +261,20 @@ def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool =
 
 def pcie(dev: NvmlDevice, load: Sequence[Mapping[str, Any]], found: Findings, corroborated: bool,
          gpu_max: tuple[Any, Any] = (None, None)) -> None:
-    """The link over every read, by the one transient rule: a width below the slot's maximum in any read, a
-    generation below it only under load (idle links slow down to save power). `gpu_max`: the model's published
-    (generation, width), standing in for the GPU's own maximum where NVML's is missing."""
+    """The link over every read, by the one transient rule: a width below the maximum in any read, a generation
+    below it only under load (idle links slow down to save power). The maximum is the slot's (NVML's Max), else
+    the GPU's own (Device Max, `lspci` LnkCap), else the model's published one (`gpu_max`)."""
     i = dev.get("index")
-    gen_max, width_max = dev.get("pcie_gen_max"), dev.get("pcie_width_max")
+    top_gen = dev.get("pcie_gen_gpu_max") or gpu_max[0]
+    top_width = dev.get("pcie_width_gpu_max") or gpu_max[1]
+    gen_max = dev.get("pcie_gen_max") if dev.get("pcie_gen_max") is not None else top_gen
+    width_max = dev.get("pcie_width_max") if dev.get("pcie_width_max") is not None else top_width
     samples: list[Mapping[str, Any]] = [s for s in dev.get("samples") or [] if isinstance(s, dict)]
     idle = [{"gen": dev.get("pcie_gen"), "width": dev.get("pcie_width")}] + [s for s in samples if s.get("phase") != "load"]
     load = [*load, *(s for s in samples if s.get("phase") == "load")]
     reads = [(r.get("gen"), r.get("width"), False) for r in idle] + [(r.get("gen"), r.get("width"), True) for r in load]
     bad = [(g, w, under) for g, w, under in reads
-           if (w is not None and width_max is not None and w < width_max)
-           or (under and g is not None and gen_max is not None and g < gen_max)]
+           if (w is not None and width_max and w < width_max) or (under and g is not None and gen_max and g < gen_max)]
     if bad:
         status = _confirmed(len(bad), corroborated)
         g, w, under = bad[-1]
@@ -280,16 +282,15 @@ def pcie(dev: NvmlDevice, load: Sequence[Mapping[str, Any]], found: Findings, co
         why = "" if status == FAIL else ": one read, not confirmed by a re-read or a low host-copy figure"
         found.add(status, "PCIE_DOWNGRADED", f"{where(dev)}: PCIe link Gen{g if g is not None else '?'} "
                   f"x{w if w is not None else '?'}{' under load' if under else ''}, capable of "
-                  f"Gen{gen_max if gen_max is not None else '?'} x{width_max if width_max is not None else '?'}{seen}{why}",
+                  f"Gen{gen_max or '?'} x{width_max or '?'}{seen}{why}",
                   "Reseat the GPU or its riser and check the BIOS PCIe settings (`nvidia-smi -q -d PCI`).", "host", i)
-    top_gen = dev.get("pcie_gen_gpu_max") or gpu_max[0]
-    top_width = dev.get("pcie_width_gpu_max") or gpu_max[1]
-    if top_gen and gen_max and gen_max < top_gen:
-        found.add(WARN, "PCIE_DOWNGRADED", f"{where(dev)}: the slot runs at most Gen{gen_max}, the GPU supports "
+    slot_gen, slot_width = dev.get("pcie_gen_max"), dev.get("pcie_width_max")
+    if top_gen and slot_gen and slot_gen < top_gen:
+        found.add(WARN, "PCIE_DOWNGRADED", f"{where(dev)}: the slot runs at most Gen{slot_gen}, the GPU supports "
                   f"Gen{top_gen}", "Move the GPU to a slot (or riser) of its generation, or check the BIOS link "
                   "speed setting.", "host", i)
-    if top_width and width_max and width_max < top_width:
-        found.add(WARN, "PCIE_DOWNGRADED", f"{where(dev)}: the slot is at most x{width_max}, the GPU is x{top_width}",
+    if top_width and slot_width and slot_width < top_width:
+        found.add(WARN, "PCIE_DOWNGRADED", f"{where(dev)}: the slot is at most x{slot_width}, the GPU is x{top_width}",
                   "Move the GPU to a full-width slot (or riser).", "host", i)
 
 
