@@ -659,7 +659,8 @@ def _health_said(gaps: dict[str, list[Any]], count: int) -> str:
         if len(devs) == count and count > 1:
             return f"all {count} devices"
         return f"device{'s' if len(devs) > 1 else ''} {', '.join(str(d if d is not None else '?') for d in devs)}"
-    return "no fault in what was read; not assessed: " + ", ".join(f"{area} ({which(devs)})" for area, devs in gaps.items())
+    return "no fault in what was read; not assessed: " + ", ".join(
+        f"{area} ({which(devs)})" if devs else area for area, devs in gaps.items())
 
 
 def _describe(node: _Node, result: CheckResult) -> None:
@@ -742,6 +743,8 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     unjudged = _perf(node, result, found, options)
     _health(node, found)
     gaps = _not_assessed(node, found)
+    if facts.get("xid_events") is None:
+        gaps["Xid events"] = []                 # node-wide: not watched, or not in the source
     _sdc(node, result, found)
     result.details += unjudged
     lost = sum(1 for d in node.devices if d.get("lost"))
