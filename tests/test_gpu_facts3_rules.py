@@ -167,3 +167,14 @@ def test_the_headline_is_the_finding_that_needs_action_first():
     assert (r.status, r.code) == ("warn", "THROTTLED") and "ECC_UNCORRECTABLE" in r.summary
     device(facts, 1, row_remap=None)                        # not known to be handled: the ECC count leads
     assert judge(facts).code == "ECC_UNCORRECTABLE"
+
+
+def test_the_real_h100_run_of_today_replays_as_a_pass_through_the_one_rule():
+    """tests/data/gpu/h100-80gb-hbm3-2026-11-25: recorded in facts schema 2 on a real H100, read as schema 3."""
+    from tests.helpers import ROOT
+    from verify import replay
+    folder = replay.load(str(ROOT / "tests" / "data" / "gpu" / "h100-80gb-hbm3-2026-11-25" / "facts"), ["gpu", "nccl"], {})
+    got = {r.name: replay.judge(r, folder.options) for r in folder.records}
+    assert {r.schema for r in folder.records} == {2}
+    assert got["gpu"].status == "pass" and "healthy" in got["gpu"].summary, got["gpu"].summary
+    assert got["nccl"].status == "pass", got["nccl"].summary     # one rank: its algbw is no bandwidth, not refused
