@@ -196,3 +196,18 @@ def test_explicit_nothing_differs_from_unknown():
     assert nccl.judge({**nccl_facts(peak=100.0), "nodes": 1}, Options()).status == "fail"
     assert nccl.judge({**nccl_facts(peak=20.0), "nodes": None}, Options()).status == "fail"
     assert nccl.judge({**nccl_facts(), "nodes": None}, Options()).status == "pass"
+
+
+def test_the_probes_write_schema_3_live(monkeypatch):
+    """On this machine (CPU torch, no NVML): nothing is left null that the probe knows; every key is declared."""
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR"):
+        monkeypatch.delenv(name, raising=False)
+    facts = gpu.probe(Options(gpu_perf=False))
+    assert factschema.unknown_keys(facts, facts_module.GpuFacts) == []
+    assert facts["cuda_visible_devices"] == "unset" and facts["nvml_error"] not in (None, "")
+    assert isinstance(facts["torch_cuda"], str) and facts["torch_cuda"]        # a version, or "none" (a CPU build)
+    assert facts["cuda_init_error"] == "none" if facts["cuda_available"] else True
+    env = nccl._environment_facts()
+    assert env["nodes"] == 1 and (env["memlock_bytes"] == "unlimited" or isinstance(env["memlock_bytes"], int))
+    assert factschema.unknown_keys(env, facts_module.NcclFacts) == []
