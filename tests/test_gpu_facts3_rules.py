@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.verify_handmade import gpu_facts, nccl_facts, variant
+from tests.verify_handmade import gpu_facts, mig_slice, nccl_facts, variant
 from verify import factschema, judging
 from verify.checks import CHECKS, gpu
 from verify.facts import GpuFacts
@@ -50,6 +50,17 @@ def test_facts_that_contradict_each_other_are_refused_naming_both_fields_never_j
     assert (live.status, live.code) == ("fail", "MEASUREMENT_INVALID"), live.summary
     assert (replayed.status, replayed.code) == ("fail", "FACTS_INVALID"), replayed.summary
     assert all(f in replayed.summary for f in fields) and "contradict" in replayed.summary
+
+
+def test_torch_indices_beyond_the_gpu_count_are_no_contradiction_on_a_mig_gpu():
+    facts = mig_slice()           # one GPU cut in seven slices: torch may number more devices than NVML lists
+    facts.update(torch_devices=None, cuda_visible_devices="unset", torch_map=None,
+                 perf=[dict(facts["perf"][0], index=i) for i in range(3)],
+                 kernels=[{"index": i, "max_abs_error": 1e-5, "error": None} for i in range(3)],
+                 sdc=[dict(facts["sdc"][0], index=i) for i in range(3)])
+    facts["devices"][0]["mig_devices"] *= 3
+    r = judging.judge(CHECKS["gpu"], facts, Options(), source="r/gpu.json")
+    assert r.code not in ("FACTS_INVALID", "MEASUREMENT_INVALID"), r.summary
 
 
 def test_every_gpu_in_mig_mode_is_not_judged_against_whole_gpu_baselines():

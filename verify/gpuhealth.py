@@ -41,7 +41,8 @@ XID_LOST = {79}
 XID_NOTICE = {63: "ECC page retirement or row remap recorded (the remap state itself is judged from NVML)"}
 XID_CRITICAL = {48: "double-bit ECC error", 64: "row remap failure",
                 74: "NVLink error", 92: "high single-bit ECC rate", 94: "contained ECC error",
-                95: "uncontained ECC error", 119: "GSP RPC timeout", 120: "GSP error", 140: "unrecovered ECC error"}
+                95: "uncontained ECC error", 119: "GSP RPC timeout", 120: "GSP error", 140: "unrecovered ECC error",
+                62: "internal micro-controller halt", 154: "GPU recovery action changed: a reset or reboot is needed"}
 XID_APPLICATION = {13, 31, 43, 45}     # graphics/MMU faults of a process, its own bug: noted, not a node fault
 
 

@@ -301,7 +301,8 @@ def _indices_exist(node: _Node) -> list[str]:
     """Per-device results and Xids name devices the node has: `<field> vs <field>`, each contradiction once."""
     why = []
     facts, count = node.facts, node.torch_count
-    top = count if count is not None else (len(node.devices) if node.devices else None)
+    mig = any(d.get("mig_devices") or (isinstance(d.get("mig"), list) and d["mig"] and d["mig"][0]) for d in node.devices)
+    top = count if count is not None else (len(node.devices) if node.devices and not mig else None)   # slices: more
     for key in ("kernels", "perf", "sdc"):
         raw: Any = node.facts.get(key)
         entries: list[Any] = raw if isinstance(raw, list) else []
