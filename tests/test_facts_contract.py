@@ -211,3 +211,12 @@ def test_the_probes_write_schema_3_live(monkeypatch):
     env = nccl._environment_facts()
     assert env["nodes"] == 1 and (env["memlock_bytes"] == "unlimited" or isinstance(env["memlock_bytes"], int))
     assert factschema.unknown_keys(env, facts_module.NcclFacts) == []
+
+
+def test_a_misspelt_key_of_the_record_itself_is_one_line(tmp_path):
+    d = tmp_path / "facts"
+    d.mkdir()
+    (d / "host.json").write_text(json.dumps({"facts_schema": 3, "checks": ["gpu"], "hostname": "n"}))
+    (d / "gpu.json").write_text(json.dumps({"check": "gpu", "facts_schema": 3, "fatcs": gpu_facts(), "result": None}))
+    proc = run_cli("--from-facts", str(d), module="verify", timeout=60)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "`fatcs`" in proc.stderr

@@ -107,6 +107,9 @@ def _record(base: Path, name: str) -> Record:
     doc = read_json(path)
     _need(path, isinstance(doc, dict), f"a facts record is an object, not {type(doc).__name__}")
     schema = _schema(path, doc)
+    extra = sorted(set(doc) - {"check", "facts_schema", "facts", "result"})
+    _need(path, not extra, f"`{extra[0] if extra else ''}` is not a key of a facts record (check, facts_schema, facts, "
+          "result): misspelt?")
     _need(path, doc.get("check", name) == name, f"records check {doc.get('check')!r}, not {name!r}")
     facts, result = doc.get("facts"), doc.get("result")
     _need(path, facts is None or isinstance(facts, dict), "`facts` must be an object or null")
