@@ -102,6 +102,7 @@ def test_an_old_record_is_read_as_schema_3_and_a_new_one_as_it_is():
     assert new["devices"][0] == {"index": 0, "nvlink": [], "throttle_reasons": 1, "throttle_reasons_read": 0x1FF}
     assert "throttle_reasons_read" not in new["devices"][1] and old["devices"][0]["nvlink"] is None   # a copy
     assert factschema.upgrade("gpu", {"torch": None, "torch_cuda": None}, 1)["torch_cuda"] is None
+    assert factschema.upgrade("gpu", {"torch": "2.5.1+cu124", "torch_cuda": None}, 2)["torch_cuda"] is None
     assert factschema.upgrade("gpu", old, 3) is old
     assert factschema.upgrade("nccl", {"nodes": None, "memlock_bytes": None, "error": None}, 2) == {
         "nodes": None, "memlock_bytes": "unlimited", "error": "none"}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
 
 from .facts import NONE, UNLIMITED, UNSET
@@ -16,12 +17,28 @@ SCHEMA = 3
 KNOWN = (1, 2, 3)
 ALL_REASONS = 0x1FF          # the nine clock-event reasons of nvml.h this verify reads (gpuhealth.THROTTLE_BITS)
 
-# check -> (field path, what its null meant before schema 3, the field that must be present for it to apply)
-UPGRADE: dict[str, tuple[tuple[str, Any, str | None], ...]] = {
-    "gpu": (("torch_cuda", NONE, "torch"), ("nvml_error", NONE, None), ("cuda_init_error", NONE, None),
-            ("cuda_visible_devices", UNSET, None), ("devices[].nvlink", [], None),
-            ("devices[].throttle_reasons_read", ALL_REASONS, "throttle_reasons")),
-    "nccl": (("error", NONE, None), ("nodes", 1, "mode"), ("memlock_bytes", UNLIMITED, None)),
+Where = Callable[[dict[str, Any]], bool]
+
+
+def _always(_: dict[str, Any]) -> bool:
+    return True
+
+
+def _has(field: str) -> Where:
+    return lambda owner: owner.get(field) is not None
+
+
+def _cpu_build(owner: dict[str, Any]) -> bool:
+    """torch is recorded and its version names no CUDA build (`+cu128`): the probe wrote null for a CPU build only."""
+    return isinstance(owner.get("torch"), str) and "+cu" not in owner["torch"]
+
+
+# check -> (field path, what its null meant before schema 3, where that applies); FACTS.md "Older records"
+UPGRADE: dict[str, tuple[tuple[str, Any, Where], ...]] = {
+    "gpu": (("torch_cuda", NONE, _cpu_build), ("nvml_error", NONE, _always), ("cuda_init_error", NONE, _always),
+            ("cuda_visible_devices", UNSET, _always), ("devices[].nvlink", [], _always),
+            ("devices[].throttle_reasons_read", ALL_REASONS, _has("throttle_reasons"))),
+    "nccl": (("error", NONE, _always), ("nodes", 1, _has("mode")), ("memlock_bytes", UNLIMITED, _always)),
 }
 
 
@@ -30,11 +47,11 @@ def upgrade(check: str, facts: dict[str, Any], schema: int) -> dict[str, Any]:
     if schema >= SCHEMA:
         return facts
     out = dict(facts)
-    for path, value, needs in UPGRADE.get(check, ()):
+    for path, value, applies in UPGRADE.get(check, ()):
         head, _, field = path.rpartition(".")
         owners = [out] if not head else _copied_items(out, head.removesuffix("[]"))
         for owner in owners:
-            if owner.get(field) is None and (needs is None or owner.get(needs) is not None):
+            if owner.get(field) is None and applies(owner):
                 owner[field] = list(value) if isinstance(value, list) else value
     return out
 

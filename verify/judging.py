@@ -1,4 +1,5 @@
-"""The one door to every judge: facts are checked for shape and plausible figures before a judge sees them.
+"""The one door to every judge: facts are checked for declared keys (facts schema 3, where the check names its
+facts' type), shape and plausible figures before a judge sees them.
 
 Live (`source` None): an implausible figure is MEASUREMENT_INVALID (host). Replay (`source` names the facts
 file): FACTS_INVALID (job), naming the file and the field. A judge that raises on replayed facts is
