@@ -321,8 +321,9 @@ def _indices_exist(node: _Node) -> list[str]:
 
 
 def _contradictions(node: _Node) -> list[str]:
-    """Facts a real machine cannot produce together, each naming its two fields."""
-    why = _indices_exist(node)
+    """Facts a real machine cannot produce together, each naming its two fields: the record (or the probe) is
+    wrong, not the GPU, and nothing is judged."""
+    why = _indices_exist(node) + _identity_contradictions(node)
     error = node.facts.get("nvml_error")
     read = [d for d in node.devices if d.get("uuid") or d.get("pci_bus_id") or d.get("name")]
     if error not in (None, NONE) and read:
@@ -331,8 +332,8 @@ def _contradictions(node: _Node) -> list[str]:
     return why
 
 
-def _consistent(node: _Node, found: Findings) -> None:
-    """Facts a real machine cannot produce together: the record (or the probe) is wrong, not the GPU."""
+def _identity_contradictions(node: _Node) -> list[str]:
+    """torch's view against NVML's: counts, hidden devices, one GPU twice, compute capabilities."""
     count, caps = node.torch_count, node.facts.get("capabilities")
     why = []
     if count is not None and caps is not None and node.facts.get("cuda_available") and len(caps) != count:
@@ -348,9 +349,7 @@ def _consistent(node: _Node, found: Findings) -> None:
         cc = (caps or [])[m.torch_index:m.torch_index + 1]
         if dev and dev.get("cc") and cc and cc[0] and not m.mig_uuid and cc[0] != dev.get("cc"):
             why.append(f"torch device {m.torch_index} is cc {cc[0]} but NVML says {dev.get('cc')} for device {dev.get('index')}")
-    if why:
-        found.add(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(why),
-                  "Record the check again; if the probe itself recorded this, report it with the facts.", "host")
+    return why
 
 
 def _arch(node: _Node, result: CheckResult, found: Findings) -> set[int]:
@@ -729,7 +728,8 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     contradictions = _contradictions(node)
     if contradictions:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(contradictions),
-                              "Record the check again; facts that cannot all be true are not judged.", "host")
+                              "Record the check again; facts that cannot all be true are not judged (if the probe "
+                              "itself recorded them, report it with the facts).", "host")
     if not _judgeable(facts, node.devices):
         return result.verdict(SKIP, "FACTS_INCOMPLETE", f"{len(node.devices)} device(s) listed, but no health field, "
                               "kernel, figure or build fact recorded: nothing to judge",
@@ -738,7 +738,6 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     found = Findings()
     _driver(node, result, found)
     _visibility(node, result, found, options)
-    _consistent(node, found)
     no_code = _arch(node, result, found)
     good = _kernels(node, result, found, no_code)
     unjudged = _perf(node, result, found, options)
