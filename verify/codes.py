@@ -131,6 +131,10 @@ CODES: dict[str, Code] = {
                              "judged, and never a pass.",
                              "Record the check on the machine (`python -m verify --save-facts DIR`), or translate "
                              "the fields the source has."),
+    "HEALTH_NOT_ASSESSED": Code("host", "A GPU answered but none of its health fields (ECC, remap, clock slowdown, "
+                                "temperature, PCIe, power, NVLink) was read: not assessed, never called healthy.",
+                                "Read the GPU's health where NVML answers (`nvidia-smi -q` on the host); on a replay, "
+                                "translate the health fields the source has."),
     "BANDWIDTH_LOW": Code("host", "A copy (device-to-device, host-to-device, device-to-host) or NCCL busbw is below "
                           "0.9x (warn) or 0.75x (fail) of this GPU model's baseline (verify/baselines.json).",
                           "Compare with another node of the same model; check PCIe/NVLink state, clocks and "

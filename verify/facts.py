@@ -1,13 +1,20 @@
-"""The facts each check's probe records and its judge reads, as types (verify/FACTS.md, facts schema 2).
+"""The facts each check's probe records and its judge reads, as types (verify/FACTS.md, facts schema 3).
 
-Every field may be missing or null ("the source did not say": a translated record holds what its source had),
-so every TypedDict here is total=False and a judge reads fields with .get(). Shapes are not re-checked by the
-judges: verify/figures.py gates every record before a judge sees it (lists are lists, entries are objects,
-figures are finite and plausible), live and on replay.
+Schema 3 gives each value one meaning: null (or an absent key) is "unknown: not read, or not in the source"
+and nothing else; "none", "unset" and "unlimited" are values of their own (NONE, UNSET, UNLIMITED below).
+Every TypedDict is total=False (a translated record holds what its source had) and a judge reads fields with
+.get(). verify/factschema.py refuses a key these types do not declare and reads schema-1/-2 records as
+schema 3; verify/figures.py gates every figure. tests/test_facts_contract.py holds FACTS.md's tables and
+these types together, field for field.
 """
 from __future__ import annotations
 
 from typing import Any, TypedDict
+
+NONE = "none"              # no error; a CPU build (torch_cuda); no recovery action
+UNSET = "unset"            # an environment variable that is not set (cuda_visible_devices)
+UNLIMITED = "unlimited"    # a limit that is not limited (memlock_bytes)
+XID_SOURCES = ("nvml", "kernel_log")
 
 # ------------------------------------------------------------------------------------------------- gpu
 
@@ -21,42 +28,48 @@ class RowRemap(TypedDict, total=False):
 
 class NvlinkErrors(TypedDict, total=False):
     """Counter deltas over the run."""
-    crc: int
-    replay: int
-    recovery: int
+    crc: int | None
+    replay: int | None
+    recovery: int | None
 
 
 class Sample(TypedDict, total=False):
     """A re-read of what comes and goes, idle or under load."""
-    phase: str
+    phase: str | None
     throttle_reasons: int | None
-    nvlink: list[bool] | None
+    nvlink: list[bool | None] | None
     gen: int | None
     width: int | None
 
 
 class MigDevice(TypedDict, total=False):
+    """One MIG device: NVML's slice, or a row of nvidia-smi's "MIG devices" table."""
     uuid: str | None
     profile: str | None
     slices: int | None
     total_slices: int | None
+    gpu_instance: int | None
+    compute_instance: int | None
+    mig_index: int | None
+    memory_bytes: int | None
+    sm_count: int | None
 
 
 class NvmlDevice(TypedDict, total=False):
     """One NVML device (`devices[i]`): identity and every health field NVML gave."""
-    index: int
+    index: int | None
     name: str | None
     uuid: str | None
     pci_bus_id: str | None
     lost: bool | None
-    nvml_errors: dict[str, str]
-    unsupported: dict[str, str]
+    nvml_errors: dict[str, str] | None
+    unsupported: dict[str, str] | None
     memory_bytes: int | None
     cc: str | None
     persistence: bool | None
-    mig: list[bool] | None
+    mig: list[bool | None] | None
     mig_devices: list[MigDevice] | None
-    ecc: list[bool] | None
+    ecc: list[bool | None] | None
     ecc_volatile_uncorrectable: int | None
     ecc_aggregate_uncorrectable: int | None
     ecc_sram_uncorrectable: int | None
@@ -65,19 +78,23 @@ class NvmlDevice(TypedDict, total=False):
     row_remap: RowRemap | None
     recovery_action: str | None
     throttle_reasons: int | None
+    throttle_reasons_read: int | None
     samples: list[Sample] | None
     pcie_gen: int | None
     pcie_width: int | None
     pcie_gen_max: int | None
     pcie_width_max: int | None
     pcie_gen_gpu_max: int | None
-    nvlink: list[bool] | None
+    pcie_width_gpu_max: int | None
+    nvlink: list[bool | None] | None
     nvlink_errors: NvlinkErrors | None
     nvswitch: bool | None
-    temperature_c: int | None
-    temperature_slowdown_c: int | None
-    memory_temperature_c: int | None
-    memory_temperature_max_c: int | None
+    temperature_c: float | None
+    temperature_slowdown_c: float | None
+    temperature_tlimit_c: float | None
+    temperature_slowdown_tlimit_c: float | None
+    memory_temperature_c: float | None
+    memory_temperature_max_c: float | None
     sm_clock_mhz: int | None
     sm_clock_max_mhz: int | None
     power_w: float | None
@@ -88,13 +105,13 @@ class NvmlDevice(TypedDict, total=False):
 
 class TorchMapEntry(TypedDict, total=False):
     """One torch device and the NVML device it was matched to."""
-    torch_index: int
+    torch_index: int | None
     uuid: str | None
     pci_bus_id: str | None
     name: str | None
     mig_uuid: str | None
     nvml_index: int | None
-    matched_by: str
+    matched_by: str | None
 
 
 class Kernel(TypedDict, total=False):
@@ -119,7 +136,7 @@ class Perf(TypedDict, total=False):
     bf16_TFLOPs: float | None
     pcie_under_load: PcieUnderLoad | None
     throttle_under_load: int | None
-    nvlink_under_load: list[bool] | None
+    nvlink_under_load: list[bool | None] | None
     numa_node: int | None
     pinned_on_numa: bool | None
 
@@ -133,10 +150,14 @@ class Sdc(TypedDict, total=False):
 
 
 class XidEvent(TypedDict, total=False):
+    """An Xid: raised while verify ran (NVML's event set) or found in the kernel log (`NVRM: Xid (PCI:...)`)."""
     xid: int
     index: int | None
     uuid: str | None
+    pci_bus_id: str | None
     text: str | None
+    time: str | None
+    source: str | None
 
 
 class GpuFacts(TypedDict, total=False):
@@ -148,7 +169,7 @@ class GpuFacts(TypedDict, total=False):
     device_nodes: bool | None
     nvml_library: bool | None
     nvml_error: str | None
-    nvml_shutdown_error: str
+    nvml_shutdown_error: str | None
     driver: str | None
     cuda_driver: str | None
     devices: list[NvmlDevice] | None
@@ -171,8 +192,8 @@ class SizeRow(TypedDict, total=False):
     """One nccl-tests row: message size, elements, time, bandwidths in GB/s, wrong elements."""
     size: int
     count: int
-    type: str
-    redop: str
+    type: str | None
+    redop: str | None
     time_us: float
     algbw: float
     busbw: float
@@ -190,9 +211,9 @@ class NcclLog(TypedDict, total=False):
     network: str | None
     networks: list[str]
     interface: str | None
-    nvls: bool
+    nvls: bool | None
     ib_error: str | None
-    transports: list[str]
+    transports: list[str] | None
     net_channels: dict[str, NetChannels]
     hcas: list[str] | None
     verbs_missing: str | None
@@ -207,28 +228,28 @@ class NcclLog(TypedDict, total=False):
 
 class NcclFacts(TypedDict, total=False):
     """What the nccl check's probe records (verify/FACTS.md, "nccl facts")."""
-    distributed: bool
-    nccl_available: bool
-    backend: str
+    distributed: bool | None
+    nccl_available: bool | None
+    backend: str | None
     nccl_version: str | None
     device_name: str | None
-    gpus: int
-    timeout_s: float
-    world_size: int
+    gpus: int | None
+    timeout_s: float | None
+    world_size: int | None
     nodes: int | None
-    mode: str
+    mode: str | None
     rank: int | None
     init_s: float | None
-    sizes: list[SizeRow]
+    sizes: list[SizeRow] | None
     error: str | None
-    nccl_env: dict[str, str]
+    nccl_env: dict[str, str] | None
     gloo_socket_ifname: str | None
     shm_bytes: int | None
-    memlock_bytes: int | None
-    infiniband: bool
-    efa: bool
+    memlock_bytes: int | str | None
+    infiniband: bool | None
+    efa: bool | None
     nvswitch: bool | None
-    nccl_log: NcclLog
+    nccl_log: NcclLog | None
     adapters: list[Adapter] | None
     uverbs: list[str] | None
     verbs_loads: bool | None

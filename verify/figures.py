@@ -107,13 +107,13 @@ class Required:
 
 @dataclass(frozen=True)
 class Either:
-    """A value one of two rules accepts (a memlock limit: bytes, or the word "unlimited")."""
+    """A value one of two rules accepts (a count, or an explicit word such as "unlimited")."""
     first: Figure | Kind
     second: Figure | Kind
 
     def problem(self, value: Any) -> str | None:
         why = self.first.problem(value)
-        return None if why is None or self.second.problem(value) is None else why
+        return None if why is None or self.second.problem(value) is None else f"{why}, nor {self.second.problem(value)}"
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import baselines, gpuprobe, ncclog, rdma
 from ..codes import Owner
-from ..facts import NcclFacts, NcclLog, SizeRow
+from ..facts import NONE, UNLIMITED, NcclFacts, NcclLog, SizeRow
 from ..figures import (
     BOOL,
     BYTES,
@@ -34,6 +34,8 @@ from ..figures import (
     OBJECT,
     RANKS,
     STR,
+    Each,
+    Either,
     Figure,
     Kind,
     Required,
@@ -218,7 +220,7 @@ def _environment_facts() -> dict[str, Any]:
     soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
     return {"nccl_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")},
             "gloo_socket_ifname": os.environ.get("GLOO_SOCKET_IFNAME"),
-            "shm_bytes": shm, "memlock_bytes": None if soft == resource.RLIM_INFINITY else soft,
+            "shm_bytes": shm, "memlock_bytes": UNLIMITED if soft == resource.RLIM_INFINITY else soft,
             **_fabric_facts(), "nodes": _nodes()}
 
 
@@ -234,7 +236,10 @@ def _fabric_facts() -> dict[str, Any]:
 
 
 def _nodes() -> int | None:
-    """Nodes of a torchrun group (WORLD_SIZE / LOCAL_WORLD_SIZE); None when not under a launcher."""
+    """Nodes of the group: WORLD_SIZE / LOCAL_WORLD_SIZE under torchrun, 1 without a launcher (local ranks);
+    None (unknown) under a launcher that does not say its local world size."""
+    if not _launched_by_torchrun():
+        return 1
     world, local = os.environ.get("WORLD_SIZE", ""), os.environ.get("LOCAL_WORLD_SIZE", "")
     if world.isdecimal() and local.isdecimal() and int(local) > 0:
         return max(1, int(world) // int(local))
@@ -303,7 +308,7 @@ def probe(options: Options) -> dict[str, Any]:
         world = gpus if nccl_ok else options.nccl_processes
         mode = f"{world} local process(es), one per {'GPU' if nccl_ok else 'CPU worker'}"
         rows, error, facts["init_s"] = _spawn(backend, world, sizes, options.nccl_timeout_s)
-    facts.update(world_size=world, mode=mode, sizes=rows or [], error=error, nccl_log=_nccl_log(log_dir),
+    facts.update(world_size=world, mode=mode, sizes=rows or [], error=error or NONE, nccl_log=_nccl_log(log_dir),
                  gloo_socket_ifname=os.environ.get("GLOO_SOCKET_IFNAME"))
     return facts
 
@@ -335,7 +340,7 @@ def timeout_advice(facts: NcclFacts) -> str:
         tips.append(f"/dev/shm is only {human_bytes(shm)}: NCCL's shared-memory transport needs more "
                     "(--shm-size=2g or --ipc=host).")
     memlock = facts.get("memlock_bytes")
-    if facts.get("infiniband") and memlock is not None and memlock < (1 << 30):
+    if facts.get("infiniband") and isinstance(memlock, int) and memlock < (1 << 30):
         tips.append(f"memlock limit is {human_bytes(memlock)}: InfiniBand needs it unlimited "
                     "(`--ulimit memlock=-1`, or the pod's limits).")
     if not tips or facts.get("backend") == "nccl":
@@ -353,7 +358,9 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("sizes", LIST), ("sizes", Unique("size")), ("sizes[]", Required(ROW_KEYS)),
     ("sizes[].size", Figure("B", 1, 2 ** 50, integer=True)), ("sizes[].count", COUNT), ("sizes[].time_us", MICROSECONDS),
     ("sizes[].algbw", Unless("world_size", 1, NET_GBPS)), ("sizes[].busbw", NET_GBPS), ("sizes[].wrong", COUNT), ("world_size", RANKS),
-    ("nodes", NODES), ("shm_bytes", BYTES), ("gpus", COUNT), ("memlock_bytes", BYTES), ("nccl_env", OBJECT),
+    ("nodes", NODES), ("shm_bytes", BYTES), ("gpus", COUNT),
+    ("memlock_bytes", Either(BYTES, Kind(str, (UNLIMITED,)))), ("timeout_s", Figure("s", 0, 86400, lo_open=True)),
+    ("init_s", Figure("s", 0, 1e7)), ("nccl_log.transports", Each(STR)), ("gloo_socket_ifname", STR), ("nccl_env", OBJECT),
     ("nccl_log", OBJECT), ("rank", Figure("", 0, 1 << 24, integer=True)), ("backend", Kind(str, ("nccl", "gloo"))),
     ("distributed", BOOL), ("nccl_available", BOOL), ("infiniband", BOOL), ("efa", BOOL), ("nvswitch", BOOL),
     ("nccl_log.nvls", BOOL), ("nccl_log.network", STR), ("nccl_log.interface", STR), ("nccl_log.ib_error", STR),
@@ -372,18 +379,29 @@ def _version_at_least(text: Any, floor: tuple[int, int]) -> bool:
 def nvls_expected(facts: NcclFacts) -> bool:
     """NVLS is NCCL's default all-reduce on one NVSwitch node from NCCL 2.17 (Hopper and later)."""
     return (facts.get("nvswitch") is True and _version_at_least(facts.get("nccl_version"), NVLS_FROM)
-            and (facts.get("nodes") or 1) == 1 and (facts.get("world_size") or 0) > 1)
+            and facts.get("nodes") == 1 and (facts.get("world_size") or 0) > 1)
 
 
 def _busbw_baseline(facts: NcclFacts, use_nvls: bool) -> tuple[dict[str, Any] | None, str]:
     model = baselines.load().model(facts.get("device_name"))
     if model is None:
         return None, ""
-    if (facts.get("nodes") or 1) > 1:
+    nodes = facts.get("nodes")
+    if nodes is not None and nodes > 1:
         return model.internode, "inter-node"
     per_world = model.busbw.get(facts.get("world_size") or 0) or {}
     key = "nvls" if use_nvls and "nvls" in per_world else "ring"
-    return per_world.get(key), key
+    return per_world.get(key), key if nodes is not None else f"one-node {key} (nodes not recorded)"
+
+
+def _unknown_nodes(facts: NcclFacts, peak: float, verdict: str) -> str:
+    """Nodes unknown, judged against the one-node baseline: a low figure fails only where it is also below the
+    inter-node floor (low however the ranks were spread); otherwise it warns."""
+    if facts.get("nodes") is not None or verdict != FAIL:
+        return verdict
+    model = baselines.load().model(facts.get("device_name"))
+    inter = model.internode if model else None
+    return FAIL if inter and baselines.judge_ratio(peak, float(inter["value"]))[0] == FAIL else WARN
 
 
 def _quoted(log: NcclLog) -> str:
@@ -502,11 +520,11 @@ def _describe(facts: NcclFacts, result: CheckResult) -> None:
     shm, memlock = facts.get("shm_bytes"), facts.get("memlock_bytes")
     result.details.append("environment: " + (" ".join(f"{k}={v}" for k, v in env.items()) or "no NCCL_* variables")
                           + f"; /dev/shm {human_bytes(shm) if shm is not None else '?'}"
-                          + f"; memlock {'unlimited' if memlock is None else human_bytes(memlock)}")
+                          + f"; memlock {memlock if memlock in (None, UNLIMITED) else human_bytes(int(memlock))}")
     if log:
         result.details.append(f"NCCL chose network {log.get('network') or '?'}, interface {log.get('interface') or '?'}"
                               + (", NVLS" if log.get("nvls") else "")
-                              + (f", transports {' '.join(log['transports'])}" if log.get("transports") else "")
+                              + (f", transports {' '.join(log.get('transports') or [])}" if log.get("transports") else "")
                               + "".join(f"; NET/{name} {row.get('connections')} connection(s), {row.get('gdr')} with GDR"
                                         for name, row in (log.get("net_channels") or {}).items())
                               + (f"; HCAs {' '.join(log.get('hcas') or [])}" if log.get("hcas") else ""))
@@ -551,6 +569,7 @@ def _figures(facts: NcclFacts, rows: list[SizeRow], verified: str, result: Check
                               " in verify/baselines.json: not judged against one")
         return summary + " (no baseline)"
     verdict, ratio = baselines.judge_ratio(peak, float(baseline["value"]))
+    verdict = _unknown_nodes(facts, peak, verdict)
     result.metric("busbw_ratio", ratio, "x")
     result.details.append(f"peak busbw {peak:.1f} GB/s = {ratio:.2f}x the {algo} baseline {baseline['value']} GB/s "
                           f"({baseline['source']})")
@@ -642,7 +661,11 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     found = Findings()
     _net_fallback(facts, found)
     _gdr_unused(facts, found)
-    error = facts.get("error")
+    error = facts.get("error") if facts.get("error") != NONE else None
+    nodes = facts.get("nodes")
+    if isinstance(nodes, int) and isinstance(world, int) and nodes > world:
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: nodes {nodes} > "
+                              f"world_size {world} (every node runs at least one rank)", "Record the check again.")
     if rows is None and not error:
         if found.items:
             return found.apply(result, "")
