@@ -393,8 +393,10 @@ def _describe(facts: TrainFacts, ranks: list[TrainRank], result: CheckResult) ->
         result.metric("first_step_s", first, "s")
         result.details.append(f"time to first step {first:.2f} s after the process group formed "
                               f"(in {ranks[0].get('init_s')} s): loader start, first batch, forward, backward, all-reduce")
+    # each replica's last step as it saw it: a reader (or a test) sees the agreement without the facts
     result.data.update(steps=len(ranks[0]["steps"]) if ranks else 0, world_size=facts.get("world_size"),
-                       nodes=sorted({r["node"] for r in ranks}), backend=facts.get("backend"))
+                       nodes=sorted({r["node"] for r in ranks}), backend=facts.get("backend"),
+                       replicas=[{"rank": r["rank"], "node": r["node"], **r["steps"][-1]} for r in ranks if r["steps"]])
 
 
 def _data_path(ranks: list[TrainRank], result: CheckResult) -> CheckResult | None:
