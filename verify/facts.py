@@ -348,6 +348,7 @@ class TrainRank(TypedDict, total=False):
     steps: list[TrainStep]
     bf16: bool
     init_s: float
+    data_s: float
     first_step_s: float
     planned_steps: int
     timed_steps: int

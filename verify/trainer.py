@@ -305,8 +305,9 @@ def _step_count(step_s: float, budget_s: float, device: Any) -> int:
     return max(MIN_STEPS, min(MAX_STEPS, int(budget_s / max(float(slowest.item()), 1e-6))))
 
 
-def _run_steps(group: Group, shape: Shape, stream: Any, device: Any, record: dict[str, Any]) -> None:
-    """Train until the fixed count; every step's global loss and checksum go into record["steps"]."""
+def _run_steps(group: Group, shape: Shape, stream: Any, device: Any, record: dict[str, Any], since: float) -> None:
+    """Train until the fixed count; every step's global loss and checksum go into record["steps"]; the first step's
+    end is timed from `since` (the process group formed)."""
     import torch
     import torch.distributed as dist
     import torch.nn.functional as F
@@ -319,7 +320,7 @@ def _run_steps(group: Group, shape: Shape, stream: Any, device: Any, record: dic
     ddp = DDP(model, device_ids=[device.index] if gpu else None)
     opt = torch.optim.AdamW(ddp.parameters(), lr=shape.lr, weight_decay=0.0)
     steps, planned, times = record["steps"], MAX_STEPS, []
-    start = timed_from = time.monotonic()
+    timed_from = time.monotonic()
     while len(steps) < planned:
         began = time.monotonic()
         tokens = next(stream).to(device, non_blocking=True).long()
@@ -335,7 +336,7 @@ def _run_steps(group: Group, shape: Shape, stream: Any, device: Any, record: dic
         steps.append({"step": len(steps) + 1, "loss": loss_value(value), "checksum": checksum(model)})
         times.append(time.monotonic() - began)
         if len(steps) == 1:
-            record["first_step_s"] = round(time.monotonic() - start, 4)
+            record["first_step_s"] = round(time.monotonic() - since, 4)
         if not math.isfinite(value):
             break                                # every rank sees the same global loss: all stop at this step
         if len(steps) == WARMUP:
@@ -366,12 +367,14 @@ def train_rank(group: Group, shape: Shape) -> dict[str, Any]:
         raise StepError("init", exc) from exc
     record["init_s"] = round(time.monotonic() - started, 4)
     try:
+        ready = time.monotonic()
         try:
             stream, record["loader"] = _prepare_data(group, shape, gpu)
+            record["data_s"] = round(time.monotonic() - ready, 4)
         except Exception as exc:
             raise StepError("data", exc) from exc
         try:
-            _run_steps(group, shape, stream, device, record)
+            _run_steps(group, shape, stream, device, record, ready)
         except Exception as exc:
             raise StepError("train", exc) from exc
     finally:

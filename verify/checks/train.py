@@ -239,7 +239,7 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("ranks[].steps[].checksum", Kind(str, pattern="[0-9a-f]{16}")),
     ("ranks[].timed_steps", Figure("steps", 1, 1 << 24, integer=True)),
     ("ranks[].timed_s", Figure("s", 0, 1e6, lo_open=True)), ("ranks[].first_step_s", SECONDS),
-    ("ranks[].init_s", SECONDS), ("ranks[].wall_s", SECONDS), ("ranks[].bf16", BOOL),
+    ("ranks[].init_s", SECONDS), ("ranks[].wall_s", SECONDS), ("ranks[].data_s", SECONDS), ("ranks[].bf16", BOOL),
     ("ranks[].planned_steps", Figure("steps", 1, 1 << 24, integer=True)), ("ranks[].loader", OBJECT),
     ("ranks[].loader.zero_copy", BOOL), ("ranks[].loader.sweep", LIST),
     ("ranks[].loader.file_bytes", Figure("B", 1, 2 ** 50, integer=True)),
@@ -391,8 +391,9 @@ def _describe(facts: TrainFacts, ranks: list[TrainRank], result: CheckResult) ->
     first = ranks[0].get("first_step_s") if ranks else None
     if first is not None:
         result.metric("first_step_s", first, "s")
-        result.details.append(f"time to first step {first:.2f} s after the process group formed "
-                              f"(in {ranks[0].get('init_s')} s): loader start, first batch, forward, backward, all-reduce")
+        result.details.append(f"time to first step {first:.2f} s after the process group formed (in "
+                              f"{ranks[0].get('init_s')} s): the data path's set-up ({ranks[0].get('data_s')} s), the "
+                              "model, the first batch, forward, backward, all-reduce, optimizer step")
     # each replica's last step as it saw it: a reader (or a test) sees the agreement without the facts
     result.data.update(steps=len(ranks[0]["steps"]) if ranks else 0, world_size=facts.get("world_size"),
                        nodes=sorted({r["node"] for r in ranks}), backend=facts.get("backend"),
