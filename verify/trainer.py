@@ -29,7 +29,7 @@ from .shmem import recognise as recognise_shm
 WARMUP = 3                  # steps before the count is fixed; the first pays the loader's and kernels' start-up
 MIN_STEPS = 24              # enough for the loss to fall by a clear margin on the synthetic data
 MAX_STEPS = 120
-STEP_BUDGET_S = {"cpu": 4.0, "gpu": 15.0, "emulated": 20.0}
+STEP_BUDGET_S = {"cpu": 3.0, "gpu": 15.0, "emulated": 20.0}
 SAMPLES = {"cpu": 2048, "gpu": 8192}           # sequences in the Arrow file (epochs repeat it)
 SWEEP_BATCHES = 8                              # batches per setting of the advisor's short sweep
 SWEEP_MAX_WORKERS = 4                          # token rows need no decoding: more workers than this never pay
