@@ -83,7 +83,7 @@ def test_report_validates_and_junit_parses(full_run):
     _, report, junit, _ = full_run
     jsonschema.validate(report, SCHEMA)
     assert report["environment"]["torch"] and report["environment"]["pyarrow"]
-    assert junit.get("tests") == "7" and junit.get("failures") == "0" and junit.get("skipped") == "3"
+    assert junit.get("tests") == "8" and junit.get("failures") == "0" and junit.get("skipped") == "3"
 
 
 def test_expect_gpus_turns_the_missing_gpu_into_a_failure_with_diagnosis():
