@@ -241,9 +241,14 @@ def checksum(model: Any) -> str:
     with torch.no_grad():
         for index, p in enumerate(model.parameters()):
             words = p.detach().contiguous().view(-1).view(torch.int32).to(torch.int64)
-            weights = torch.arange(1, words.numel() + 1, device=words.device, dtype=torch.int64) % 65521 + index + 1
-            total = (total + int((words * weights).sum().item())) % CHECKSUM_MOD
+            key = (index, words.numel(), str(words.device))
+            if key not in _WEIGHTS:          # made once per run: the per-step cost is one pass over the bits
+                _WEIGHTS[key] = torch.arange(1, words.numel() + 1, device=words.device, dtype=torch.int64) % 65521 + index + 1
+            total = (total + int((words * _WEIGHTS[key]).sum().item())) % CHECKSUM_MOD
     return f"{total:016x}"
+
+
+_WEIGHTS: dict[tuple[int, int, str], Any] = {}
 
 
 def loss_value(value: float) -> float | str:
