@@ -18,7 +18,8 @@ from typing import Any
 from . import strictjson
 
 PATH = Path(__file__).with_name("baselines.json")
-FIGURE_KEYS = ("d2d_copy_GBps", "bf16_matmul_TFLOPs", "h2d_pinned_GBps", "d2h_pinned_GBps")
+FIGURE_KEYS = ("d2d_copy_GBps", "bf16_matmul_TFLOPs", "h2d_pinned_GBps", "d2h_pinned_GBps", "bf16_peak_TFLOPs",
+               "train_mfu_floor")
 NCCL_KEY = "nccl_allreduce_busbw_GBps"
 INTERNODE_KEY = "nccl_internode_busbw_GBps"
 ALGOS = ("ring", "nvls")

@@ -194,6 +194,24 @@ CODES: dict[str, Code] = {
                                      "prefetch_factor."),
     "PACKAGE_MISSING": Code("image", "A package the check needs is not installed in the image.",
                             "The `pip install` line in the remedy."),
+    "TRAIN_FAILED": Code("host", "The training step of the train check failed on a rank (process group, forward, "
+                         "backward, all-reduce or optimizer step raised, a rank died or never answered).",
+                         "Read the rank, node and phase in the summary; rerun `verify --checks nccl,gpu` on that node "
+                         "and check dmesg for Xid errors."),
+    "TRAIN_REPLICA_MISMATCH": Code("host", "After a DDP step the replicas differ: a rank's parameter checksum or its "
+                                   "all-reduced loss is not the others' (model-level silent data corruption).",
+                                   "Drain the node the summary names and run `dcgmi diag -r 4` on it; rerun the "
+                                   "gpu check's SDC canary; RMA the GPU if it repeats."),
+    "TRAIN_LOSS_NOT_FINITE": Code("host", "The global training loss became NaN or infinite, on a seeded model and data "
+                                  "that train cleanly elsewhere.",
+                                  "Rerun the gpu check (kernels, SDC canary); drain the node if it repeats."),
+    "TRAIN_LOSS_NOT_FALLING": Code("host", "The training loss did not fall by a clear margin over the run, on a seeded "
+                                   "model and data that learn elsewhere.",
+                                   "Rerun the gpu check (kernels, SDC canary) and compare with another node."),
+    "TRAIN_SLOW": Code("host", "The training step's model FLOP utilisation (MFU) is below 0.9x (warn) or 0.75x (fail) "
+                       "of this GPU model's floor (verify/baselines.json).",
+                       "Check clocks and throttling (gpu check), NVLink (nccl check), other processes on the GPUs, "
+                       "and the DataLoader setting."),
     "DISK_FULL": Code("host", "The disk a check writes its scratch files to (TMPDIR, the container's writable layer) is "
                       "full: No space left on device.",
                       "Free disk on the node, or give the container scratch room (`-v /scratch:/tmp`); `df -h` in the "

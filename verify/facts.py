@@ -399,3 +399,84 @@ class DataloaderFacts(TypedDict, total=False):
     main_process_torch_threads: int
     emulated: bool
     recommendation: dict[str, Any]
+
+
+# ----------------------------------------------------------------------------------------------- train
+
+
+class TrainStep(TypedDict, total=False):
+    """One optimizer step as one rank saw it: the all-reduced (global) loss and its parameters' checksum."""
+    step: int
+    loss: float | str               # a number, or the explicit "nan", "inf", "-inf"
+    checksum: str                   # 16 hex digits: the parameters' bits, summed mod 2^64 with position weights
+
+
+class TrainLoader(TypedDict, total=False):
+    """The data path of one rank: the Arrow token file, zero copy, and the DataLoader advisor's short sweep."""
+    file_bytes: int
+    samples: int
+    zero_copy: bool
+    setting: dict[str, Any] | None  # num_workers, prefetch_factor, persistent_workers, pin_memory
+    sweep: list[dict[str, Any]]     # verify/dataloader.py measure_one rows
+    shm: dict[str, Any]
+    cpu_share: int
+
+
+class TrainRank(TypedDict, total=False):
+    rank: int
+    local_rank: int
+    node: str
+    steps: list[TrainStep]
+    bf16: bool
+    init_s: float
+    data_s: float
+    first_step_s: float
+    planned_steps: int
+    timed_steps: int
+    timed_s: float
+    wall_s: float
+    loader: TrainLoader
+
+
+class TrainFailure(TypedDict, total=False):
+    rank: int
+    node: str
+    phase: str                      # init, data, train, gather, timeout, died
+    type: str
+    message: str
+    shm_error: str                  # present only where the message is a known /dev/shm exhaustion
+
+
+class TrainConfig(TypedDict, total=False):
+    vocab: int
+    d_model: int
+    layers: int
+    heads: int
+    seq_len: int
+    batch_per_rank: int
+    lr: float
+    seed: int
+    device_class: str               # cpu, gpu, emulated
+    params: int
+    flops_per_token: float
+    warmup_steps: int
+    min_steps: int
+    max_steps: int
+    step_budget_s: float
+    noise: float
+
+
+class TrainFacts(TypedDict, total=False):
+    """Rank 0's record of the whole group: every rank's steps, the configuration, and any rank's failure."""
+    missing: list[str]
+    distributed: bool
+    gpus: int
+    backend: str
+    emulated: bool
+    device_name: str | None
+    config: TrainConfig
+    world_size: int
+    nodes: int | None
+    mode: str
+    ranks: list[TrainRank]
+    failures: list[TrainFailure]

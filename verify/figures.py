@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,6 +129,16 @@ class Unless:
         return self.rule.problem(value)
 
 
+@dataclass(frozen=True)
+class Holds:
+    """A value that must satisfy a rule reading it as a whole (`rule` returns why not, or None): a loss that is a
+    number or an explicit word, or, at the root path "", a rate checked against what the recorded device can do."""
+    rule: Callable[[Any], str | None]
+
+    def problem(self, value: Any) -> str | None:
+        return self.rule(value)
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -156,7 +167,7 @@ LIST, OBJECT = Shape(list), Shape(dict)
 BOOL, STR = Kind(bool), Kind(str)
 BOOLS, STRS = Each(BOOL), Each(STR)
 
-Rule = Figure | Shape | Kind | Each | Unique | Required | Either | Unless
+Rule = Figure | Shape | Kind | Each | Unique | Required | Either | Unless | Holds
 Spec = tuple[tuple[str, Rule], ...]
 
 
@@ -188,7 +199,7 @@ def problems(facts: Any, spec: Spec) -> list[str]:
     for path, rule in spec:
         if isinstance(rule, Unless) and facts.get(rule.key) == rule.equals:
             continue
-        for where, value in _walk(facts, path.split("."), ""):
+        for where, value in (_walk(facts, path.split("."), "") if path else [("facts", facts)]):
             why = rule.problem(value)
             if why:
                 found.append(f"{where} {why}")

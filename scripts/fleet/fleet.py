@@ -42,22 +42,25 @@ OUTLIER_BELOW = 0.8        # a figure below 0.8x its model's fleet median is an 
 SLOW_START = 1.5           # a time to first step above 1.5x the fleet median is slow
 MIN_NODES = 3              # a median of fewer nodes says nothing about which one is off
 MAX_BYTES = 64 << 20       # a verify report is a few hundred KiB at most
-PHASES = ("container_start", "import_torch", "cuda_init", "process_group_init", "first_batch")
+PHASES = ("container_start", "import_torch", "cuda_init", "process_group_init", "first_batch", "first_step")
 # A figure is a metric measured as a rate (higher is better); ratios, bytes and counts are not figures.
-RATE_UNITS = frozenset({"GB/s", "MB/s", "GiB/s", "MiB/s", "TFLOP/s", "samples/s", "images/s"})
+RATE_UNITS = frozenset({"GB/s", "MB/s", "GiB/s", "MiB/s", "TFLOP/s", "samples/s", "images/s", "tokens/s"})
 # Above these no machine measures (HBM3e is ~8 TB/s, a B200 ~10 PFLOP/s sparse FP4): a report holding one is forged
 # or corrupt, and is listed as invalid rather than compared (one such figure would move every median)
 IMPOSSIBLE = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
-              "images/s": 1e9}
+              "images/s": 1e9, "tokens/s": 1e12}
 # Rates that are not a node's figure: the LZ4 path arrow shows as the copy to avoid, the algbw beside busbw, the
-# DataLoader's 0-worker reference.
-NOT_FIGURES = frozenset({("arrow", "lz4_throughput"), ("nccl", "algbw_max"), ("dataloader", "samples_per_s_0_workers")})
+# DataLoader's 0-worker reference; train's rate of a whole multi-node group (not one node's) and its model TFLOP/s
+# (tokens/s says the same).
+NOT_FIGURES = frozenset({("arrow", "lz4_throughput"), ("nccl", "algbw_max"), ("dataloader", "samples_per_s_0_workers"),
+                         ("train", "group_tokens_per_s"), ("train", "model_TFLOPs_per_rank")})
 DEVICE = re.compile(r"^(?P<family>.+)_dev(?P<index>\d+)$")
 PASSING = frozenset({"pass", "warn"})
 # The figures the table shows (check, metric without _devN) → column header; the others are in fleet.json and in
 # the outlier list.
 COLUMNS = {("gpu", "bf16_TFLOPs"): "bf16 TFLOP/s", ("gpu", "d2d_GBps"): "d2d GB/s", ("nccl", "busbw_max"): "busbw GB/s",
-           ("arrow", "zero_copy_throughput"): "arrow GB/s", ("dataloader", "samples_per_s"): "loader samples/s"}
+           ("arrow", "zero_copy_throughput"): "arrow GB/s", ("dataloader", "samples_per_s"): "loader samples/s",
+           ("train", "tokens_per_s"): "train tokens/s"}
 SCHEMAS = {2: ROOT / "verify" / "report.schema.json", 1: ROOT / "verify" / "report.v1.schema.json"}
 
 

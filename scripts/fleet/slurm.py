@@ -122,7 +122,8 @@ def _node_checks(job: Job, verify: str, extra: str) -> list[str]:
                 # each node by its own name: c10d tells nodes apart by (address, pid), and containers on host
                 # networking share the engine host's name while their PIDs often coincide (one node seen twice)
                 f'--local-addr="$node" '
-                f'-m verify --checks nccl --expect-gpus {job.gpus} --json "$out/nccl.json"')
+                # train across the nodes too: its replicas must agree on every rank of every node
+                f'-m verify --checks nccl,train --expect-gpus {job.gpus} --json "$out/nccl.json"')
     return [
         # the first node hosts the rendezvous store: said outright, as torchrun's own guess compares the endpoint
         # with the host name, which a container may not share (docker --network host names it after the engine's host)

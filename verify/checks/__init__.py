@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..contract import Check
 from ..facts import FabricFacts, GpuFacts, NcclFacts
-from . import arrow, dataloader, fabric, gpu, hdf5, nccl, shm, vision
+from . import arrow, dataloader, fabric, gpu, hdf5, nccl, shm, train, vision
 
 TABLE: tuple[Check, ...] = (
     Check("gpu", "NVIDIA driver and devices visible, torch sees the same, arch supported, a kernel runs", 120.0,
@@ -23,5 +23,7 @@ TABLE: tuple[Check, ...] = (
           "augmentation", 180.0, vision.probe, vision.judge),
     Check("dataloader", "DataLoader advisor, short: num_workers/prefetch/persistent sweep, best setting, its /dev/shm "
           "need", 180.0, dataloader.probe, dataloader.judge),
+    Check("train", "a small transformer trained with DDP from an Arrow file: replicas identical every step, loss falls, "
+          "tokens/s and MFU", 240.0, train.probe, train.judge, train.FIGURES),
 )
 CHECKS: dict[str, Check] = {c.name: c for c in TABLE}
