@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from scripts.errors import UserError
-from scripts.publish.cluster import RDMA_RESOURCE, k8s_manifests
-from scripts.publish.slurm import FABRIC_FLAGS, MEMLOCK_UNLIMITED, PYXIS_FABRIC, Job, bundle_config, rdma_devices, slurm_script
+from scripts.fleet.cluster import RDMA_RESOURCE, k8s_manifests
+from scripts.fleet.slurm import FABRIC_FLAGS, MEMLOCK_UNLIMITED, PYXIS_FABRIC, Job, bundle_config, rdma_devices, slurm_script
 from scripts.settings import Settings
 from tests.helpers import run_cli
 

@@ -452,6 +452,17 @@ def test_every_real_world_machine_is_judged_as_an_sre_would(item):
     assert got == {k: (v["status"], v["code"], v["owner"]) for k, v in expected.items()}
 
 
+@pytest.mark.parametrize("item", [p for p in _corpus() if (p / "facts-schema2").is_dir()], ids=lambda p: p.name)
+def test_every_schema_2_record_of_the_corpus_replays_to_the_same_verdicts_as_its_schema_3_record(item):
+    """facts/ is the schema-3 translation; facts-schema2/ the same source under schema 2, read by the one rule."""
+    def verdicts(folder_name: str) -> dict:
+        folder = replay.load(str(item / folder_name), None, {})
+        return {r.name: (r.schema, verdict(replay.judge(r, folder.options))) for r in folder.records}
+    new, old = verdicts("facts"), verdicts("facts-schema2")
+    assert {s for s, _ in new.values()} == {3} and {s for s, _ in old.values()} == {2}
+    assert {k: v for k, (_, v) in new.items()} == {k: v for k, (_, v) in old.items()}
+
+
 def test_the_corpus_replays_through_the_cli_as_well():
     item = CORPUS / "a30-gpu-lost-after-interrupt"
     proc = run_cli("--from-facts", str(item / "facts"), module="verify", timeout=60)

@@ -19,8 +19,8 @@ import pytest
 from scripts.builder.buildkit import _network
 from scripts.builder.engine import find_build_client
 from scripts.builder.netplugin import stage_net_plugin
+from scripts.fleet.slurm import FABRIC_FLAGS
 from scripts.plan.spec import NET_PLUGIN_LINK
-from scripts.publish.slurm import FABRIC_FLAGS
 from scripts.render import environment, load_rendered
 from tests.helpers import ROOT, run_cli
 
