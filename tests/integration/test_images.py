@@ -180,6 +180,8 @@ def test_the_pypi_cuda_image_builds_and_reports_the_versions_of_its_spec(default
         assert status["gpu"] == status["nccl"] == "skip"
         assert status["shm"] == status["hdf5"] == status["arrow"] == "pass"
         assert_rdma_userspace(docker_client, spec.image)         # issue 25: NCCL can reach IB, RoCE and EFA
+        fabric = next(c for c in _report(spec.tag)["checks"] if c["name"] == "fabric")
+        assert (fabric["status"], fabric["code"]) == ("skip", "FABRIC_NONE"), fabric   # no adapter here: not assessed
 
 
 def test_bench_dataloader_with_64m_shm_warns_and_writes_json_and_svg(default_image, docker_client, tmp_path):
@@ -226,3 +228,4 @@ def test_the_cuda_image_with_torchvision_builds_and_its_vision_check_passes(defa
         assert vision["metrics"]["augment_cpu_images_per_s"]["value"] > 0
         assert checks["dataloader"]["status"] == "pass" and checks["dataloader"]["data"]["backend"] == "torchvision"
         assert_rdma_userspace(docker_client, spec.image)
+        assert (checks["fabric"]["status"], checks["fabric"]["code"]) == ("skip", "FABRIC_NONE"), checks["fabric"]
