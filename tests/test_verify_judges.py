@@ -3,7 +3,7 @@
 """Every judge branch of the gpu and nccl checks (and the others' codes) driven by hand-made facts.
 
 No GPU is needed: the facts are what probe() would record (tests/verify_handmade.py). Facts from real
-hardware would live under tests/data/gpu/ (none recorded yet).
+hardware live under tests/data/gpu/ (tests/test_gpu_real.py replays them).
 """
 from __future__ import annotations
 
