@@ -21,6 +21,8 @@ LAUNCHER ?= pyxis## make slurm: pyxis (enroot/pyxis), docker (srun docker run), 
 PREFLIGHT ?=## 1: make slurm writes a job that runs only `verify --preflight` on each node
 BENCH_SIZE ?= 1g## data size of the benchmark
 EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
+BUILD_TIMEOUT ?=## seconds before make build stops a build (default: none natively, 2700 under emulation)
+RDMA_RESOURCE ?=## k8s-verify: the RDMA device plugin's resource a multi-node GPU pod requests (default rdma/rdma_shared_device_a; none)
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
 SIGNING_KEY ?=## attest: private key that signs (default ~/.config/torchimages/signing-key.pem, from make keygen)
@@ -35,7 +37,7 @@ DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched 
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE
-export EXTRA_BUILD_ARGS INDEX_ONLY PER BENCH_SIZE VENV LAUNCHER PREFLIGHT
+export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE VENV LAUNCHER PREFLIGHT
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
 # program) or is written single-quoted by $(call q,...) ('a b; c' stays one word: make ci-matrix PER='x; touch y'

@@ -100,12 +100,13 @@ actionlint() {
 test_tools() {
   # command -> Debian package; each is a real server or client an integration test drives
   local -A wanted=([docker-registry]=docker-registry [chromium]=chromium [ssh]=openssh-client
-                   [qemu-aarch64-static]=qemu-user-static [update-binfmts]=binfmt-support)
+                   [qemu-aarch64-static]=qemu-user-static [update-binfmts]=binfmt-support
+                   [gcc]=gcc)   # gcc: compiles the handmade NCCL net plugin (tests/integration/test_fabric.py)
   local missing=() cmd
   for cmd in "${!wanted[@]}"; do command -v "$cmd" >/dev/null || missing+=("${wanted[$cmd]}"); done
   if [ ${#missing[@]} -gt 0 ]; then
     if is_root && command -v apt-get >/dev/null; then
-      say "installing ${missing[*]} (apt-get): the registry, browser, ssh client and emulator the integration tests use"
+      say "installing ${missing[*]} (apt-get): the registry, browser, ssh client, emulator and C compiler the integration tests use"
       apt-get update -qq
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     else

@@ -171,7 +171,8 @@ def _build_request(settings: Settings) -> BuildRequest:
     return BuildRequest(images_dir=settings.images, logs=settings.logs, wheels_stage=settings.wheels_stage,
                         root=settings.root, ca=settings.ca_cert, folders=settings.wheels,
                         base_override=settings.base_image, network=settings.build_network, env=settings.child_env,
-                        extra_build_args=settings.extra_build_args, uv_cache=settings.uv_cache)
+                        extra_build_args=settings.extra_build_args, uv_cache=settings.uv_cache,
+                        timeout=settings.build_timeout)
 
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
@@ -296,7 +297,7 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     nodes, gpus = settings.nodes, settings.gpus
     for spec in specs:
         docs = k8s_manifests(spec, _cluster_image(settings, spec), nodes, gpus,
-                             platform=_node_platform(settings, spec))
+                             platform=_node_platform(settings, spec), rdma=settings.rdma_resource)
         name = job_name(spec.tag, nodes)
         path = settings.k8s_dir / f"{name}.yaml"
         atomic_write(path, yaml.safe_dump_all(docs, sort_keys=False))
@@ -617,12 +618,14 @@ COMMANDS: tuple[Command, ...] = (
     Command("base", "bootstrap the distro bases the images need (debootstrap + import)", cmd_base, ("IMAGE", "PLATFORM", "FORCE"),
             _force_flag),
     Command("build", "build images with BuildKit", cmd_build,
-            ("IMAGE", "KEEP_GOING", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "PLATFORM", "EXTRA_BUILD_ARGS")),
+            ("IMAGE", "KEEP_GOING", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "PLATFORM", "EXTRA_BUILD_ARGS",
+             "BUILD_TIMEOUT")),
     Command("verify", "run the verify suite inside built images", cmd_verify,
             ("IMAGE", "SHM_SIZE", "VERIFY_TIMEOUT", "VERIFY_ARGS", "PLATFORM")),
     Command("ci-matrix", "print the rendered images as JSON for a CI strategy.matrix", cmd_ci_matrix, (), _per_flag),
     Command("bake", "write build/docker-bake.json (one target per image)", cmd_bake, ("REGISTRY",), _output_flag),
-    Command("k8s-verify", "write Kubernetes Job/Indexed Job manifests that verify IMAGE on NODES x GPUS", cmd_k8s, SCALE),
+    Command("k8s-verify", "write Kubernetes Job/Indexed Job manifests that verify IMAGE on NODES x GPUS", cmd_k8s,
+            (*SCALE, "RDMA_RESOURCE")),
     Command("slurm", "write a Slurm batch script that verifies IMAGE on NODES x GPUS through LAUNCHER (pyxis, docker, "
             "oci, none)", cmd_slurm, (*SCALE, "LAUNCHER", "PREFLIGHT", "VERIFY_ARGS")),
     Command("isolate", "write a Slurm batch script that finds which of NODES nodes makes the all-reduce fail or slow "

@@ -190,6 +190,21 @@ def parse_text(text: str, name: str) -> str:
     return text
 
 
+# a Kubernetes extended resource name: [<DNS subdomain>/]<name>, e.g. rdma/rdma_shared_device_a, nvidia.com/hostdev
+RESOURCE_NAME = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+
+
+def parse_rdma_resource(text: str, name: str) -> str:
+    """The RDMA device plugin's resource name; `none`: the pods request none (a cluster without the plugin)."""
+    value = text.strip()
+    if value.lower() == "none":
+        return ""
+    if not RESOURCE_NAME.fullmatch(value):
+        raise UserError(f"{name}={text!r} is not a Kubernetes resource name ([domain/]name, e.g. "
+                        f"rdma/rdma_shared_device_a); give the one your RDMA device plugin advertises, or none")
+    return value
+
+
 def parse_optional(text: str, name: str) -> str | None:
     return text.strip() or None
 
@@ -270,6 +285,10 @@ KNOB_ROWS: tuple[Knob, ...] = (
     Knob("SHM_SIZE", "--shm-size", "container /dev/shm (default 2g)", "shm_size", parse_size, empty_is_error=True),
     Knob("VERIFY_TIMEOUT", "--timeout", "kill the verify container after this many seconds (default 900)",
          "verify_timeout", parse_seconds, empty_is_error=True),
+    Knob("BUILD_TIMEOUT", "--build-timeout", "stop a build after this many seconds (default: none natively, 2700 "
+         "for a build under emulation, where a hung step once ran 37 min)", "build_timeout", parse_seconds),
+    Knob("RDMA_RESOURCE", "--rdma-resource", "k8s-verify: the RDMA device plugin's resource each pod requests "
+         "(default rdma/rdma_shared_device_a; none: no RDMA device requested)", "rdma_resource", parse_rdma_resource),
     Knob("VERIFY_ARGS", "--verify-args", "extra arguments for verify inside the container",
          "verify_args", parse_args_list),
     Knob("REGISTRY", "--registry", "registry prefix (host[:port][/path]) of pushed images and manifests, "
@@ -340,6 +359,8 @@ class Settings:
     build_network: str | None = None
     shm_size: str = "2g"
     verify_timeout: float = 900.0
+    build_timeout: float | None = None      # None: scripts/builder/emulation.py's limit for emulated builds only
+    rdma_resource: str = "rdma/rdma_shared_device_a"   # fleet/cluster.py RDMA_RESOURCE; "" (none): not requested
     verify_args: tuple[str, ...] = ()
     registry: str = ""
     nodes: int = 1

@@ -27,9 +27,17 @@ TEST_MATRIX, TEST_COMPAT = DATA / "matrix.yaml", DATA / "compat.yaml"
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 1800,
             module: str = "scripts", cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """`python -m <module> args` from the repository root, output captured as text."""
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout, check=False)
+    """`python -m <module> args` from the repository root, output captured as text. Past `timeout` the child is
+    killed and the test fails in one line with what ran, its limit and the last output (never a bare traceback)."""
+    try:
+        return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, capture_output=True, text=True,
+                              env={**os.environ, **(env or {})}, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        last = (exc.stdout or b"")[-600:]
+        shown = last.decode(errors="replace") if isinstance(last, bytes) else last
+        pytest.fail(f"`python -m {module} {' '.join(args)}` ran past its {timeout:.0f} s limit and was killed: a step "
+                    f"hung (under qemu: an emulated build or verify; the build log in BUILD_DIR/logs says which); "
+                    f"last output: {' '.join(shown.split())[-300:] or 'none'}", pytrace=False)
 
 
 def assert_clean_failure(proc: subprocess.CompletedProcess[str], *needles: str, code: int | None = None) -> None:
@@ -120,3 +128,46 @@ def dropped_when_built_here(client: Any, image: str, *folders: Path) -> Iterator
             client.api.prune_builds(filters={"type": "exec.cachemount"})
             for folder in folders:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+# Issue 25: what a CUDA image's RDMA userspace must show inside, on a host without adapters: both libraries load
+# through ctypes (as NCCL dlopens them), the mlx5 provider is there, the distro packages are in the image's SBOM, and
+# ibv_get_device_list() lists no device. Its error is none where the kernel has verbs (an empty list), and ENOSYS
+# exactly where it has none (no /sys/class/infiniband_verbs: rdma-core's "no uverbs ABI", NULL): never anything else.
+RDMA_PROBE = r"""
+import ctypes, glob, json, os
+verbs = ctypes.CDLL("libibverbs.so.1", use_errno=True)
+ctypes.CDLL("librdmacm.so.1")
+verbs.ibv_get_device_list.restype = ctypes.c_void_p
+verbs.ibv_get_device_list.argtypes = [ctypes.POINTER(ctypes.c_int)]
+verbs.ibv_free_device_list.argtypes = [ctypes.c_void_p]
+count = ctypes.c_int(-1)
+ctypes.set_errno(0)
+listed = verbs.ibv_get_device_list(ctypes.byref(count))
+errno = ctypes.get_errno()
+if listed:
+    verbs.ibv_free_device_list(listed)
+sbom = json.load(open("/usr/share/torchimages/sbom.cdx.json"))
+print(json.dumps({"listed": bool(listed), "count": count.value, "errno": errno,
+                  "kernel_verbs": os.path.exists("/sys/class/infiniband_verbs/abi_version"),
+                  "mlx5": glob.glob("/usr/lib/*/libibverbs/libmlx5-rdmav*.so"),
+                  "deb": sorted(c["name"] for c in sbom["components"] if c.get("purl", "").startswith("pkg:deb/"))}))
+"""
+
+
+def assert_rdma_userspace(client: Any, image: str, platform: str | None = None) -> dict[str, Any]:
+    """Run RDMA_PROBE in `image` (no network, no device) and assert what it must show; its findings."""
+    import errno
+    import json
+    out = client.containers.run(image, ["python", "-c", RDMA_PROBE], remove=True, network_mode="none",
+                                **({"platform": platform} if platform else {})).decode()
+    found = json.loads(out.strip().splitlines()[-1])
+    assert found["count"] == 0, found
+    if found["kernel_verbs"]:
+        assert found["listed"] and found["errno"] == 0, found
+    else:
+        assert not found["listed"] and found["errno"] == errno.ENOSYS, found
+    assert len(found["mlx5"]) == 1, found
+    assert {"libibverbs1", "ibverbs-providers", "libfabric1"} <= set(found["deb"]), found
+    assert {"librdmacm1", "librdmacm1t64"} & set(found["deb"]), found     # the name after Debian's t64 transition
+    return found

@@ -165,7 +165,7 @@ def test_an_axes_group_is_judged_as_an_axes_group(tmp_path):
   - axes: {torch: ["2.15.0"], cuda: [pypi], flavor: [runtime], distro: [debian12]}
     default: true
 ''')
-    assert "images[0]: unknown key 'default'; allowed: access, axes, exclude, packages, platforms, torchvision" in msg
+    assert "images[0]: unknown key 'default'; allowed: access, axes, exclude, net_plugin, packages, platforms, torchvision" in msg
 
 
 @pytest.mark.unit

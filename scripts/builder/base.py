@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import UserError
 from ..plan.platforms import NATIVE_NAME, host_platform
 from ..plan.spec import ImageSpec, Target
-from .emulation import require_emulation
+from .emulation import EMULATED_LIMIT_S, overrun, require_emulation
 from .engine import image_exists, registry_reachable
 
 UBUNTU_KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
@@ -64,11 +64,23 @@ def require_debootstrap() -> None:
         raise UserError("make base runs debootstrap, which needs root: run `sudo make base`")
 
 
+def _run_bounded(argv: list[str], env: Mapping[str, str] | None, limit: float | None, what: str,
+                 platform: str | None) -> subprocess.CompletedProcess[str]:
+    """Run `argv`; past `limit` seconds (an emulated step) it is killed and a UserError says so (overrun)."""
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=limit,
+                              env=None if env is None else dict(env))
+    except subprocess.TimeoutExpired:
+        raise UserError(overrun(what, limit or 0, platform)) from None
+
+
 def debootstrap_to_tar(argv: list[str], rootfs: Path, archive: Path, env: Mapping[str, str] | None,
-                       log: Callable[[str], None], *, failed: str, hint: str) -> None:
-    """Run debootstrap `argv` into `rootfs`, drop apt's caches and pack the tree into `archive`."""
+                       log: Callable[[str], None], *, failed: str, hint: str, limit: float | None = None,
+                       platform: str | None = None) -> None:
+    """Run debootstrap `argv` into `rootfs`, drop apt's caches and pack the tree into `archive`. `limit`: seconds
+    it may run (emulated: its second stage runs under qemu)."""
     log(f"  {' '.join(argv)}")
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False, env=None if env is None else dict(env))
+    proc = _run_bounded(argv, env, limit, "debootstrap", platform)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
         raise UserError(f"{failed}:\n{tail}\n{hint}", multiline=True)
@@ -126,6 +138,7 @@ def bootstrap_platform(cli_argv: tuple[str, ...], env: Mapping[str, str], target
     platform, spec, tag = target.platform, target.spec, target.base_tag
     require_emulation(target, f"{platform} base on a {host_platform()} host")
     arch, mirror = target.arch, target.mirror
+    limit = EMULATED_LIMIT_S if platform != host_platform() else None
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"torchimages-base-{arch}-") as tmp:
         rootfs = Path(tmp) / "rootfs"
@@ -135,11 +148,11 @@ def bootstrap_platform(cli_argv: tuple[str, ...], env: Mapping[str, str], target
             debootstrap_argv(arch=arch, codename=spec.codename, mirror=mirror, distro=spec.distro, rootfs=rootfs),
             rootfs, context / "rootfs.tar", env, log,
             failed=f"debootstrap --arch={arch} of {spec.distro} ({spec.codename}) from {mirror} failed",
-            hint=f"check that the mirror serves {arch} and is reachable (http_proxy)")
+            hint=f"check that the mirror serves {arch} and is reachable (http_proxy)", limit=limit, platform=platform)
         (context / "Dockerfile").write_text(scratch_dockerfile(), encoding="utf-8")
         build = [*cli_argv, "--platform", platform, "-t", tag, str(context)]
         log(f"  {' '.join(build)}")
-        proc = subprocess.run(build, capture_output=True, text=True, check=False, env=dict(env))
+        proc = _run_bounded(build, env, limit, f"building {tag} FROM scratch", platform)
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
             raise UserError(f"building {tag} FROM scratch for {platform} failed:\n{tail}", multiline=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,11 +16,14 @@ from typing import Any
 
 from .. import ROOT
 from ..errors import UserError
+from ..plan.platforms import host_platform
 from ..plan.spec import Build, ImageSpec, Release, Target
 from .base import base_for, resolve_base
+from .emulation import EMULATED_LIMIT_S, overrun
 from .engine import BuildClient
 from .lock import UV_VERSION as UV_VERSION  # part of the build definition: the uv a build installs (provenance)
 from .lock import fetch_platform_wheels, stage_for_build
+from .netplugin import stage_net_plugin
 from .wheels import stage_wheels
 
 TAIL = 25
@@ -121,6 +125,11 @@ class BuildRequest:
     env: Mapping[str, str]
     extra_build_args: tuple[str, ...] = ()     # EXTRA_BUILD_ARGS: KEY=VALUE each
     uv_cache: Path | None = None               # where a uv wheel is downloaded when no wheel folder has one
+    timeout: float | None = None               # BUILD_TIMEOUT; None: EMULATED_LIMIT_S for emulated builds, else none
+
+    def limit(self, emulated: bool) -> float | None:
+        """Seconds one build may run: BUILD_TIMEOUT, else the emulation limit under qemu, else unbounded."""
+        return self.timeout or (EMULATED_LIMIT_S if emulated else None)
 
 
 def _targets(build: Build) -> tuple[Target, ...]:
@@ -158,20 +167,36 @@ def _stage_locked(cli: BuildClient, build: Build, req: BuildRequest, staged: lis
     return staged, offline
 
 
-def _run_logged(argv: list[str], log_path: Path, req: BuildRequest, cli: BuildClient, echo: Echo) -> tuple[int, list[str]]:
-    """Run the build, its whole output into `log_path`, BuildKit's step lines echoed; (exit status, last lines)."""
+def _run_logged(argv: list[str], log_path: Path, req: BuildRequest, cli: BuildClient, echo: Echo,
+                limit: float | None = None) -> tuple[int | None, list[str]]:
+    """Run the build, its whole output into `log_path`, BuildKit's step lines echoed; (exit status, last lines).
+    Past `limit` seconds the client is killed (BuildKit cancels the build with its session): status None."""
     with open(log_path, "w", encoding="utf-8") as log:
         log.write("$ " + " ".join(argv) + "\n")
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env={**req.env, **cli.env}, cwd=req.root)
+        expired = threading.Event()
+
+        def stop() -> None:
+            expired.set()
+            proc.kill()
+        timer = threading.Timer(limit, stop) if limit else None
+        if timer:
+            timer.daemon = True
+            timer.start()
         tail: list[str] = []
         assert proc.stdout is not None
-        for line in proc.stdout:
-            log.write(line)
-            tail = (tail + [line.rstrip()])[-TAIL:]
-            if re.match(r"#\d+ (\[|DONE|CACHED|ERROR)", line) or "ERROR" in line:
-                echo(f"   {line.rstrip()}")
-        return proc.wait(), tail
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                tail = (tail + [line.rstrip()])[-TAIL:]
+                if re.match(r"#\d+ (\[|DONE|CACHED|ERROR)", line) or "ERROR" in line:
+                    echo(f"   {line.rstrip()}")
+            status = proc.wait()
+        finally:
+            if timer:
+                timer.cancel()
+        return (None if expired.is_set() else status), tail
 
 
 def _engine_problem(exc: Exception) -> str:
@@ -215,17 +240,24 @@ def build_one(client: Any, cli: BuildClient, build: Build, req: BuildRequest,
     staged = stage_wheels(spec, list(req.folders), req.wheels_stage, foreign.platform if foreign else None)
     try:
         staged, offline = _stage_locked(cli, build, req, staged, echo)
+        plugin = stage_net_plugin(spec, list(req.folders), req.wheels_stage)
     except UserError as exc:
         return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
     local_torch = any(name.startswith("torch-") for name in staged)
     torch_index = "" if local_torch else (spec.torch_index_url or "")
     shown = ", ".join(staged) if len(staged) <= 6 else f"{len(staged)} wheels ({', '.join(staged[:3])}, ...)"
+    shown += f"; NCCL net plugin: {plugin}" if plugin else ""
     echo(f"==> {spec.tag}{_shown_platform(build)}: base {base} ({why}); CA secret: {req.ca or 'none'}; "
          f"local wheels: {shown or 'none'}{' (offline: every locked wheel is local)' if offline else ''}")
     argv = build_argv(cli, build, dockerfile, base, torch_index, req.ca, network, req.root, offline)
     argv[-1:-1] = [word for kv in req.extra_build_args for word in ("--build-arg", kv)]
-    rc, tail = _run_logged(argv, log_path, req, cli, echo)
+    emulated = [t.platform for t in _targets(build) if t.platform != host_platform()]
+    limit = req.limit(emulated=bool(emulated))
+    rc, tail = _run_logged(argv, log_path, req, cli, echo, limit)
     seconds = time.monotonic() - start
+    if rc is None and limit:
+        return BuildOutcome(spec.tag, False, seconds, log=log_path,
+                            error=overrun(f"building {spec.tag}", limit, ",".join(emulated) or None))
     if rc != 0:
         return BuildOutcome(spec.tag, False, seconds, log=log_path, error="\n".join(tail))
     return _built(client, build, seconds, log_path)

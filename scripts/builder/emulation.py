@@ -16,6 +16,9 @@ BINFMT = Path("/proc/sys/fs/binfmt_misc")
 INSTALL_HINT = ("install and register it: `apt-get install qemu-user-static binfmt-support` (Debian/Ubuntu; "
                 "if {binfmt} is empty mount it first: `mount -t binfmt_misc binfmt_misc {binfmt}`), or "
                 "`docker run --privileged --rm tonistiigi/binfmt --install {arch}` where a registry is reachable")
+# One build or base bootstrap under qemu may take this long, then it is stopped with `overrun`'s message: an emulated
+# step can hang rather than fail (the arm64 image's apt step once sat 37 min); a CI run must end, and say why.
+EMULATED_LIMIT_S = 2700.0
 MIN_QEMU = 8        # qemu-user 7.2 (Debian 12's) segfaults in `import torch` for aarch64; 10.0 runs the suite
 
 
@@ -79,3 +82,12 @@ def verify_run_options(client: Any, target: Target) -> dict[str, Any]:
         return more
     require_emulation(target, f"cannot verify {target.spec.tag} for {target.platform} here")
     return {**more, "platform": target.platform}
+
+
+def overrun(what: str, limit: float, platform: str | None) -> str:
+    """The one line for a step stopped at its time limit: what ran, the limit, the likely cause and the fixes."""
+    where = f" for {platform} under emulation (qemu)" if platform else ""
+    native = f", or build on a native {platform} machine" if platform else ""
+    return (f"{what}{where} ran past its {limit:.0f} s limit and was stopped: a step hung or crawls (an apt or pip "
+            f"download stalled, or a postinst is slow under qemu); see its log above, retry, or allow longer with "
+            f"BUILD_TIMEOUT=<s>{native}")

@@ -54,10 +54,26 @@ def _print_reports() -> str:
             f'&& echo "{REPORT_END}"; done; exit $status')
 
 
+RDMA_RESOURCE = "rdma/rdma_shared_device_a"    # the k8s-rdma-shared-dev-plugin's example resource (RDMA_RESOURCE)
+
+
+def _uses_rdma(gpus: int, nodes: int, rdma: str) -> bool:
+    return bool(rdma) and gpus > 0 and nodes > 1
+
+
+def _limits(gpus: int, nodes: int, rdma: str) -> dict[str, Any]:
+    """GPUs, and for a multi-node GPU run the RDMA device plugin's resource (the HCAs NCCL crosses nodes over)."""
+    limits = {"nvidia.com/gpu": str(gpus)} if gpus else {}
+    if _uses_rdma(gpus, nodes, rdma):
+        limits[rdma] = "1"
+    return {"resources": {"limits": limits}} if limits else {}
+
+
 def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str = "16Gi",
-                  platform: str | None = None) -> list[dict[str, Any]]:
+                  platform: str | None = None, rdma: str = RDMA_RESOURCE) -> list[dict[str, Any]]:
     """The Job (Indexed Job + headless Service for nodes > 1) verifying `image`, on nodes of the image's CPU
-    architecture (kubernetes.io/arch; `platform` picks one of the image's platforms)."""
+    architecture (kubernetes.io/arch; `platform` picks one of the image's platforms). `rdma`: the RDMA device
+    plugin's resource a multi-node GPU pod requests ("" for none); IPC_LOCK lets verbs pin memory."""
     name = job_name(spec.tag, nodes)
     if nodes == 1:
         script = f"verify --expect-gpus {gpus} --json /reports/report.json; {_print_reports()}"
@@ -73,7 +89,7 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
         "image": image,
         "command": ["/bin/bash", "-c", script],
         # GPUS=0: CPU nodes, nothing to request
-        **({"resources": {"limits": {"nvidia.com/gpu": str(gpus)}}} if gpus else {}),
+        **_limits(gpus, nodes, rdma),
         # the node the pod landed on (the report's environment.scheduler.node: what the fleet report names and a
         # drain cordons), and the job
         "env": [{"name": "NCCL_DEBUG", "value": "WARN"},
@@ -81,7 +97,8 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
                 {"name": "JOB_NAME", "value": name},
                 {"name": "TORCHIMAGES_LAUNCHER", "value": "kubernetes"}],
         "ports": [{"containerPort": RDZV_PORT, "name": "rdzv"}],
-        "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "allowPrivilegeEscalation": False},
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "allowPrivilegeEscalation": False,
+                            **({"capabilities": {"add": ["IPC_LOCK"]}} if _uses_rdma(gpus, nodes, rdma) else {})},
         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "reports", "mountPath": "/reports"}],
     }
     pod_spec: dict[str, Any] = {

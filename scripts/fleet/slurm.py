@@ -13,8 +13,10 @@ named by the node's host name. A first step runs the architecture guard on every
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,6 +167,16 @@ def node_script(job: Job) -> str:
     return "\n".join(_node_prelude(job) + _node_checks(job, verify, extra))
 
 
+# docker: the node's RDMA adapters (InfiniBand, RoCE, EFA) reach the container only when passed: their devices, an
+# unlimited locked-memory limit (verbs pins its buffers) and the right to lock. A node without adapters runs without.
+FABRIC_FLAGS = "--device /dev/infiniband --ulimit memlock=-1 --cap-add IPC_LOCK"
+FABRIC_GUARD = f"fabric_args=()\n[ -d /dev/infiniband ] && fabric_args=({FABRIC_FLAGS})"
+# pyxis: enroot's 99-mellanox.sh hook (installed by default) mounts /dev/infiniband/rdma_cm, each visible mlx4/mlx5
+# uverbs device and their /sys entries when MELLANOX_VISIBLE_DEVICES is set, and fails the start when the node has no
+# rdma_cm: set only where it exists (on the batch node; the nodes of one job are alike). It skips other drivers (EFA).
+PYXIS_FABRIC = ('[ -e /dev/infiniband/rdma_cm ] && export MELLANOX_VISIBLE_DEVICES="${MELLANOX_VISIBLE_DEVICES:-all}"')
+
+
 def _docker_step(job: Job) -> str:
     """The host side of one node's docker task: the container, named per job, step and node; killed with the step."""
     gpus = ""
@@ -179,12 +191,13 @@ export TORCHIMAGES_NODE=${{SLURMD_NODENAME:-$(hostname -s)}}
 env_args=()
 for var in $(compgen -e | grep -E '^({prefixes})'); do env_args+=(--env "$var"); done
 gpu_args=()
-{gpus}# scancel (or a failed node, with --kill-on-bad-exit) ends this task: stop the container with it, giving the check
+{gpus}{FABRIC_GUARD}
+# scancel (or a failed node, with --kill-on-bad-exit) ends this task: stop the container with it, giving the check
 # inside 10 s to write its report; `docker run` alone would leave it running under dockerd
 trap 'docker stop --time 10 "$name" >/dev/null 2>&1' TERM INT HUP
 docker run --rm --init --name "$name" --network host --ipc host --user "$(id -u):$(id -g)" \\
     --env HOME=/tmp --env TORCHIMAGES_REPORTS_IN=/reports --workdir /tmp \\
-    --volume "$TORCHIMAGES_REPORTS:/reports" "${{env_args[@]}}" "${{gpu_args[@]}}" \\
+    --volume "$TORCHIMAGES_REPORTS:/reports" "${{env_args[@]}}" "${{gpu_args[@]}}" "${{fabric_args[@]}}" \\
     "$TORCHIMAGES_IMAGE" bash -c "$TORCHIMAGES_NODE_SCRIPT" &
 pid=$!
 wait $pid; status=$?
@@ -270,6 +283,9 @@ def _step(job: Job) -> list[str]:
     srun = "srun --ntasks-per-node=1 --kill-on-bad-exit=1 --export=ALL"
     if job.launcher == "pyxis":
         step = ["# pyxis mounts a tmpfs /dev/shm sized by the node's configuration; the shm check says if it is too small.",
+                "# RDMA: enroot's 99-mellanox hook passes the Mellanox adapters when MELLANOX_VISIBLE_DEVICES is set; the",
+                "# memlock limit is the step's own (slurm.conf PropagateResourceLimitsExcept=MEMLOCK keeps slurmd's).",
+                PYXIS_FABRIC,
                 f'{srun} --container-image="$TORCHIMAGES_IMAGE" \\',
                 '     --container-mounts="$TORCHIMAGES_REPORTS:/reports" --container-workdir=/tmp \\',
                 '     bash -c "$TORCHIMAGES_NODE_SCRIPT"']
@@ -295,9 +311,44 @@ def slurm_script(job: Job) -> str:
 
 # ---- oci: a runc bundle made from the image ----
 
-def bundle_config(image_config: dict[str, Any], spec: dict[str, Any], mounts: list[str]) -> dict[str, Any]:
+MEMLOCK_UNLIMITED = 2**64 - 1       # RLIM_INFINITY as runc's config.json writes it
+
+
+def rdma_devices(folder: Path = Path("/dev/infiniband")) -> list[dict[str, Any]]:
+    """The RDMA character devices in `folder` (uverbs*, rdma_cm, umad*) as config.json device entries; none when
+    the host has no adapters. runc creates them in the container by number, so a node without them only fails
+    to open them (what the fabric check reports), and the bundle still starts."""
+    found = []
+    for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+        info = path.stat()
+        if stat.S_ISCHR(info.st_mode):
+            found.append({"path": str(path), "type": "c", "major": os.major(info.st_rdev),
+                          "minor": os.minor(info.st_rdev), "fileMode": 0o666, "uid": 0, "gid": 0})
+    return found
+
+
+def _fabric(config: dict[str, Any], devices: list[dict[str, Any]]) -> None:
+    """RDMA in the container (docker's --device /dev/infiniband --ulimit memlock=-1 --cap-add IPC_LOCK): the
+    devices with a cgroup rule allowing each, an unlimited RLIMIT_MEMLOCK, and CAP_IPC_LOCK; nothing without devices
+    (as docker's guard: raising the limit needs a runtime allowed to, which a host without adapters need not have)."""
+    if not devices:
+        return
+    process, linux = config["process"], config.setdefault("linux", {})
+    process["rlimits"] = [r for r in process.get("rlimits", []) if r.get("type") != "RLIMIT_MEMLOCK"] + [
+        {"type": "RLIMIT_MEMLOCK", "hard": MEMLOCK_UNLIMITED, "soft": MEMLOCK_UNLIMITED}]
+    caps = process.setdefault("capabilities", {})
+    for kind in ("bounding", "effective", "permitted"):
+        caps[kind] = sorted(set(caps.get(kind, [])) | {"CAP_IPC_LOCK"})
+    linux["devices"] = [d for d in linux.get("devices", []) if d["path"] not in {x["path"] for x in devices}] + devices
+    rules = linux.setdefault("resources", {}).setdefault("devices", [])
+    rules += [{"allow": True, "type": "c", "major": d["major"], "minor": d["minor"], "access": "rwm"} for d in devices]
+
+
+def bundle_config(image_config: dict[str, Any], spec: dict[str, Any], mounts: list[str],
+                  devices: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """`runc spec`'s config.json made fit for verify under Slurm: no terminal, a writable root, the node's network,
-    host name (reports are named by it), /dev/shm and /etc/hosts; `mounts` bound at the same path (reports)."""
+    host name (reports are named by it), /dev/shm and /etc/hosts; `mounts` bound at the same path (reports); the
+    RDMA `devices` (rdma_devices()) with unlimited locked memory and CAP_IPC_LOCK."""
     config: dict[str, Any] = json.loads(json.dumps(spec))
     process = config["process"]
     process["terminal"] = False
@@ -311,6 +362,7 @@ def bundle_config(image_config: dict[str, Any], spec: dict[str, Any], mounts: li
     binds = [("/dev/shm", ["rbind", "rw", "nosuid", "nodev"]), ("/etc/hosts", ["rbind", "ro"]),
              ("/etc/resolv.conf", ["rbind", "ro"])] + [(m, ["rbind", "rw"]) for m in mounts]
     config["mounts"] = kept + [{"destination": d, "type": "bind", "source": d, "options": o} for d, o in binds]
+    _fabric(config, devices or [])
     return config
 
 
@@ -323,6 +375,14 @@ def bundle_env(image_config: dict[str, Any], image: str) -> str:
             lines.append(f"export {key}={shlex.quote(value)}")
     lines += [f"export TORCHIMAGES_BUNDLE_IMAGE={shlex.quote(image)}", "export HOME=/tmp", ""]
     return "\n".join(lines)
+
+
+def _write_config(path: Path, image_config: dict[str, Any], reports: Path, echo: Any) -> None:
+    """`runc spec`'s config.json at `path` rewritten by bundle_config, with this host's RDMA devices."""
+    devices = rdma_devices()
+    echo(f"RDMA devices in the bundle: {', '.join(d['path'] for d in devices) or 'none (no /dev/infiniband here)'}")
+    config = bundle_config(image_config, json.loads(path.read_text()), [str(reports)], devices)
+    path.write_text(json.dumps(config, indent=1))
 
 
 def make_bundle(client: Any, image: str, folder: Path, runc: str = "runc", echo: Any = print) -> Path:
@@ -362,10 +422,8 @@ def make_bundle(client: Any, image: str, folder: Path, runc: str = "runc", echo:
         proc = subprocess.run([runc, "spec", "--bundle", str(staging)], capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise UserError(f"runc spec failed: {proc.stderr.strip()}")
-        spec = json.loads((staging / "config.json").read_text())
         image_config = found.attrs.get("Config") or {}
-        reports = folder.absolute() / "reports"
-        (staging / "config.json").write_text(json.dumps(bundle_config(image_config, spec, [str(reports)]), indent=1))
+        _write_config(staging / "config.json", image_config, folder.absolute() / "reports", echo)
         marker = rootfs / OCI_MARKER.lstrip("/")
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(bundle_env(image_config, image))

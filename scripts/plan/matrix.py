@@ -140,6 +140,13 @@ def check_access(access: tuple[str, ...], python: str, compat: Compat) -> list[s
     return problems
 
 
+def check_net_plugin(net_plugin: str | None, cuda: str | None) -> list[str]:
+    """A site's NCCL net plugin belongs in a CUDA image: a CPU image has no NCCL to load it."""
+    if net_plugin and not cuda:
+        return [f"net_plugin {net_plugin} is for CUDA images (NCCL loads it); a CPU image has no NCCL: remove it"]
+    return []
+
+
 def check_tag(tag: str) -> list[str]:
     if not re.match(TAG_GRAMMAR, tag):
         return [f"the tag {tag!r} is not a valid Docker tag ([A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}}); "
@@ -179,6 +186,7 @@ def check_axes(v: dict[str, Any], compat: Compat) -> tuple[Axes | None, list[str
     problems += check_devel(v["flavor"], cuda_facts, distro)
     problems += check_packages(v["packages"], python, compat)
     problems += check_access(v["access"], python, compat)
+    problems += check_net_plugin(v.get("net_plugin"), None if cuda == "cpu" else cuda)
     problems += check_platforms(compat.platforms, list(v.get("platforms", DEFAULT_PLATFORMS)), torch=release.version, cuda=cuda,
                                 index=build.index, flavor=v["flavor"], distro=distro.key)
     return (None if problems else Axes(release, cuda, build, cuda_facts, distro, python)), problems
@@ -225,6 +233,7 @@ def resolve(entry: Entry, compat: Compat, repository: str) -> tuple[ImageSpec | 
         platforms=list(v.get("platforms", DEFAULT_PLATFORMS)),
         platform_mirrors={p: compat.platforms[p].mirrors[distro.key] for p in v.get("platforms", DEFAULT_PLATFORMS)
                           if distro.key in compat.platforms[p].mirrors},
+        net_plugin=v.get("net_plugin"),
     )
     return spec, []
 
@@ -252,6 +261,7 @@ def _expand(doc: Located, name: str, compat: Compat) -> tuple[list[Entry], list[
             "torchvision": item.get("torchvision", defaults.get("torchvision", True)),
             "packages": {**defaults.get("packages", {}), **item.get("packages", {})},
             "access": access_kinds.normalize(item.get("access")),
+            "net_plugin": item.get("net_plugin"),
             "platforms": list(item.get("platforms", defaults.get("platforms", DEFAULT_PLATFORMS))),
         }
         if "axes" not in item:

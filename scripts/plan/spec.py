@@ -17,6 +17,16 @@ TAG_GRAMMAR = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
 DRIVER_ENV = "TORCHIMAGES_DRIVER_MIN"   # the driver floor, baked into CUDA images; verify's gpu check reads it
 LABEL_PREFIX = "io.torchimages"
 SOURCE_URL = "https://github.com/torchimages/torchimages"
+# The distro's RDMA userspace, in every CUDA image (NCCL's IB/RoCE transport and libfabric for EFA plugins); the same
+# names in Debian 12 and Ubuntu 22.04/24.04, amd64 and arm64. CPU images have no NCCL: they leave them out.
+FABRIC_PACKAGES = ("libibverbs1", "ibverbs-providers", "librdmacm1", "libfabric1")
+# Debian's 64-bit time_t transition renamed librdmacm1 to librdmacm1t64 (Debian 13, Ubuntu 24.04 and later; noble's
+# libfabric1 depends on librdmacm1t64): only the releases before it keep the old name.
+PRE_T64_CODENAMES = frozenset({"bullseye", "bookworm", "focal", "jammy"})
+# Where a site's NCCL net plugin (matrix `net_plugin`) lands; NCCL_NET_PLUGIN=site makes NCCL open it by this name
+# (libnccl-net-<NCCL_NET_PLUGIN>.so, which every NCCL release from 2.12 to 2.30 tries).
+NET_PLUGIN_NAME = "site"
+NET_PLUGIN_LINK = f"/usr/local/lib/libnccl-net-{NET_PLUGIN_NAME}.so"
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,7 @@ class ImageSpec:
     access_packages: dict[str, str] = field(default_factory=dict)   # what the access kinds pip-install (jupyterlab)
     platforms: list[str] = field(default_factory=lambda: ["linux/amd64"])   # linux/amd64, linux/arm64
     platform_mirrors: dict[str, str] = field(default_factory=dict)   # platform → distro mirror where it differs
+    net_plugin: str | None = None   # a site's NCCL net plugin (.deb or .so file name in WHEELS), e.g. aws-ofi-nccl
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "access", access_kinds.normalize(self.access))   # a list from spec.json → tuple
@@ -105,6 +116,14 @@ class ImageSpec:
         return f"PyTorch {self.torch} ({accel}), Python {self.python}, {self.distro_name}, {self.flavor}{access}"
 
     @property
+    def fabric_packages(self) -> tuple[str, ...]:
+        """The distro packages that let NCCL reach InfiniBand, RoCE and EFA: CUDA images only."""
+        if not self.cuda:
+            return ()
+        t64 = self.codename not in PRE_T64_CODENAMES
+        return tuple(f"{p}t64" if t64 and p == "librdmacm1" else p for p in FABRIC_PACKAGES)
+
+    @property
     def env(self) -> dict[str, str]:
         """NVIDIA container-toolkit variables; set here since runtime images are not based on nvidia/cuda."""
         if not self.cuda:
@@ -116,6 +135,7 @@ class ImageSpec:
             # Minor-version compatibility: any driver of the CUDA major runs the build (580+ for 13.x).
             "NVIDIA_REQUIRE_CUDA": f"cuda>={major}.0",
             **({DRIVER_ENV: self.driver_min} if self.driver_min else {}),
+            **({"NCCL_NET_PLUGIN": NET_PLUGIN_NAME} if self.net_plugin else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,7 +149,7 @@ class ImageSpec:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ImageSpec:
         names = cls.__dataclass_fields__.keys()
-        missing = [n for n in names if n not in data and n not in ("packages", "access", "access_packages", "platforms", "platform_mirrors")]
+        missing = [n for n in names if n not in data and n not in ("packages", "access", "access_packages", "platforms", "platform_mirrors", "net_plugin")]
         if missing:
             raise ValueError(f"missing {', '.join(missing)}")
         platforms = data.get("platforms", ["linux/amd64"])

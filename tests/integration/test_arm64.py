@@ -12,7 +12,7 @@ import pytest
 from scripts.builder.emulation import emulation_problem
 from scripts.builder.engine import image_exists
 from scripts.plan.platforms import base_tag, host_platform
-from tests.helpers import ROOT, dropped_when_built_here, run_cli
+from tests.helpers import ROOT, assert_rdma_userspace, dropped_when_built_here, run_cli
 
 pytestmark = pytest.mark.docker
 
@@ -91,18 +91,19 @@ def arm64_image(docker_client, arm64_base, tmp_path_factory) -> Iterator[str]:
 
 
 def test_arm64_image_is_arm64_and_verifies_under_emulation(docker_client, arm64_image, tmp_path):
-    """`make verify PLATFORM=linux/arm64`: gpu skips, shm, hdf5 and arrow pass, and the report says emulated."""
+    """`make verify PLATFORM=linux/arm64`: gpu and fabric skip (no GPU, no adapter), shm, hdf5 and arrow pass, and the
+    report says emulated."""
     image = docker_client.images.get(arm64_image)
     assert image.attrs["Architecture"] == "arm64"
     out = docker_client.containers.run(arm64_image, ["uname", "-m"], remove=True, network_mode="none",
                                        platform="linux/arm64")
     assert out.decode().strip() == "aarch64"
     proc = run_cli("verify", env={"PLATFORM": "linux/arm64", "IMAGE": MULTI, "REPORTS_DIR": str(tmp_path),
-                                  "VERIFY_ARGS": "--checks gpu,shm,hdf5,arrow"}, timeout=1500)
+                                  "VERIFY_ARGS": "--checks gpu,shm,hdf5,arrow,fabric"}, timeout=1500)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     report = json.loads((tmp_path / f"{MULTI}-arm64.json").read_text())
     assert {c["name"]: c["status"] for c in report["checks"]} == {"gpu": "skip", "shm": "pass", "hdf5": "pass",
-                                                                   "arrow": "pass"}
+                                                                   "arrow": "pass", "fabric": "skip"}
     env = report["environment"]
     assert env["machine"] == "aarch64" and env["emulated"] is True, env
     assert "EMULATED" in proc.stdout and "throughput is reported, not judged" in proc.stdout
@@ -110,3 +111,5 @@ def test_arm64_image_is_arm64_and_verifies_under_emulation(docker_client, arm64_
     inside = docker_client.containers.run(arm64_image, ["cat", "/usr/share/torchimages/requirements.lock"],
                                           remove=True, network_mode="none", platform="linux/arm64").decode()
     assert inside == lock                                   # the image carries its own platform's lock
+    found = assert_rdma_userspace(docker_client, arm64_image, "linux/arm64")   # issue 25, under qemu
+    assert found["mlx5"][0].startswith("/usr/lib/aarch64-linux-gnu/libibverbs/"), found

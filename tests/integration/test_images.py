@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 
 from scripts.render import load_rendered
-from tests.helpers import ROOT, assert_clean_failure, dropped_when_built_here
+from tests.helpers import ROOT, assert_clean_failure, assert_rdma_userspace, dropped_when_built_here
 from tests.helpers import run_cli as _run_cli
 
 pytestmark = pytest.mark.docker
@@ -179,6 +179,9 @@ def test_the_pypi_cuda_image_builds_and_reports_the_versions_of_its_spec(default
         status = {c["name"]: c["status"] for c in _report(spec.tag)["checks"]}
         assert status["gpu"] == status["nccl"] == "skip"
         assert status["shm"] == status["hdf5"] == status["arrow"] == "pass"
+        assert_rdma_userspace(docker_client, spec.image)         # issue 25: NCCL can reach IB, RoCE and EFA
+        fabric = next(c for c in _report(spec.tag)["checks"] if c["name"] == "fabric")
+        assert (fabric["status"], fabric["code"]) == ("skip", "FABRIC_NONE"), fabric   # no adapter here: not assessed
 
 
 def test_bench_dataloader_with_64m_shm_warns_and_writes_json_and_svg(default_image, docker_client, tmp_path):
@@ -224,3 +227,5 @@ def test_the_cuda_image_with_torchvision_builds_and_its_vision_check_passes(defa
         assert "no GPU visible: CPU side only" in vision["summary"]
         assert vision["metrics"]["augment_cpu_images_per_s"]["value"] > 0
         assert checks["dataloader"]["status"] == "pass" and checks["dataloader"]["data"]["backend"] == "torchvision"
+        assert_rdma_userspace(docker_client, spec.image)
+        assert (checks["fabric"]["status"], checks["fabric"]["code"]) == ("skip", "FABRIC_NONE"), checks["fabric"]
