@@ -39,7 +39,7 @@ def render(kind: Any) -> str:
         return "dict[" + ", ".join(render(a) for a in get_args(kind)) + "]"
     if is_typeddict(kind):
         return str(kind.__name__)
-    return {str: "str", int: "int", float: "float", bool: "bool"}[kind]
+    return {str: "str", int: "int", float: "float", bool: "bool", Any: "any"}[kind]
 
 
 def documented() -> dict[str, dict[str, str]]:
@@ -73,7 +73,8 @@ def test_facts_md_and_facts_py_say_the_same_field_for_field():
     for check in TABLE:
         if check.facts_type is not None:
             reachable(check.facts_type, kinds)
-    assert {"GpuFacts", "NvmlDevice", "XidEvent", "MigDevice", "NcclFacts", "SizeRow"} <= set(kinds)
+    assert {"GpuFacts", "NvmlDevice", "XidEvent", "MigDevice", "NcclFacts", "SizeRow", "FabricFacts", "TrainFacts",
+            "TrainRank", "TrainStep"} <= set(kinds)
     for name, kind in kinds.items():
         assert name in tables, f"{name} (verify/facts.py) has no table in FACTS.md"
         typed = {k: render(v) for k, v in get_type_hints(kind).items()}
@@ -221,3 +222,18 @@ def test_a_misspelt_key_of_the_record_itself_is_one_line(tmp_path):
     (d / "gpu.json").write_text(json.dumps({"check": "gpu", "facts_schema": 3, "fatcs": gpu_facts(), "result": None}))
     proc = run_cli("--from-facts", str(d), module="verify", timeout=60)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "`fatcs`" in proc.stderr
+
+
+@pytest.mark.parametrize("change,needle", [
+    (lambda f: f.update(world_sise=1), "world_sise"),
+    (lambda f: f["ranks"][0]["steps"][3].update(los=1.0), "ranks[0].steps[3].los"),
+    (lambda f: f["config"].update(d_modle=64), "config.d_modle"),
+])
+def test_a_misspelt_key_of_the_real_h100_train_record_is_refused(change, needle):
+    """The train check declares its facts too: a real H100 record passes as recorded and fails on one misspelt key."""
+    record = json.loads((ROOT / "tests" / "data" / "gpu" / "h100-80gb-hbm3-2026-11-25-train" / "facts" / "train.json")
+                        .read_text())
+    assert judging.judge(CHECKS["train"], record["facts"], Options(), source="r/train.json").status == "pass"
+    change(record["facts"])
+    replayed = judging.judge(CHECKS["train"], record["facts"], Options(), source="r/train.json")
+    assert (replayed.status, replayed.code) == ("fail", "FACTS_INVALID") and needle in replayed.summary

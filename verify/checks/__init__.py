@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..contract import Check
-from ..facts import FabricFacts, GpuFacts, NcclFacts
+from ..facts import FabricFacts, GpuFacts, NcclFacts, TrainFacts
 from . import arrow, dataloader, fabric, gpu, hdf5, nccl, shm, train, vision
 
 TABLE: tuple[Check, ...] = (
@@ -24,6 +24,6 @@ TABLE: tuple[Check, ...] = (
     Check("dataloader", "DataLoader advisor, short: num_workers/prefetch/persistent sweep, best setting, its /dev/shm "
           "need", 180.0, dataloader.probe, dataloader.judge),
     Check("train", "a small transformer trained with DDP from an Arrow file: replicas identical every step, loss falls, "
-          "tokens/s and MFU", 240.0, train.probe, train.judge, train.FIGURES),
+          "tokens/s and MFU", 240.0, train.probe, train.judge, train.FIGURES, TrainFacts),
 )
 CHECKS: dict[str, Check] = {c.name: c for c in TABLE}
