@@ -35,11 +35,12 @@ CATALOG: dict[int, tuple[str, str]] = {
 NVLINK = range(144, 151)        # NVLink Xids: the message says Fatal or Nonfatal
 # Xid 154's recovery actions (nvmlDeviceGpuRecoveryAction_t): 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P,
 # 4 drain and reset, 5 recover IMEX domain, 6 bus reset, 7 system reboot
-RECOVERY_NONE = 0
+RECOVERY_NONE, RECOVERY_IMEX = 0, 5
 
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (\d+),\s*(.*)")
 _SXID = re.compile(r"(nvidia-nvswitch\d*): SXid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (\d+),\s*(.*)")
-_FALLEN = re.compile(r"NVRM: (?:GPU at (?:PCI:)?([0-9A-Fa-f:.]+)|The NVIDIA GPU ([0-9A-Fa-f:.]+)).*fallen off the bus")
+_FALLEN = re.compile(r"NVRM:.*fallen off the bus")
+_ADDRESS = re.compile(r"NVRM: .*?\b(?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\b")
 _RECOVERY = re.compile(r"recovery action changed from \S+ \([^)]*\) to 0x([0-9A-Fa-f]+)")
 _FATAL = re.compile(r"\bfatal\b", re.IGNORECASE)
 _NONFATAL = re.compile(r"\bnon-?fatal\b", re.IGNORECASE)
@@ -55,6 +56,8 @@ class Finding:
     line: str
 
     def label(self) -> str:
+        if self.kind == "fallen":
+            return f"GPU {self.device} has fallen off the bus (no Xid line; as Xid 79)"
         return f"{'SXid' if self.kind == 'sxid' else 'Xid'} {self.code} on {self.device}: {self.what}"
 
 
@@ -64,37 +67,47 @@ def _xid_action(code: int, message: str) -> tuple[str, str]:
         if not m:
             return WATCH, "GPU recovery action changed (action not read)"
         action = int(m.group(1), 16)
-        return (INFO, "GPU recovery action back to none") if action == RECOVERY_NONE else \
-            (DRAIN, f"GPU recovery action {action:#x}: {message.split('(')[-1].rstrip(')').strip()}")
+        if action == RECOVERY_NONE:
+            return INFO, "GPU recovery action back to none"
+        said = message.split("(")[-1].rstrip(")").strip()
+        if action == RECOVERY_IMEX:
+            return WATCH, f"GPU recovery action {action:#x}: {said} (the IMEX domain's, not this GPU's)"
+        return DRAIN, f"GPU recovery action {action:#x}: {said}"
     if code in NVLINK:
         fatal = bool(_FATAL.search(message)) and not _NONFATAL.search(message)
         return (DRAIN, "fatal NVLink error") if fatal else (WATCH, "non-fatal NVLink error")
     return CATALOG.get(code, (WATCH, "an Xid this catalog does not list"))
 
 
-def _sxid_action(message: str) -> tuple[str, str] | None:
+def _sxid_action(message: str) -> tuple[str, str]:
     if _NONFATAL.search(message):
         return INFO, "non-fatal NVSwitch error"
     if _FATAL.search(message):
         return DRAIN, "fatal NVSwitch error"
     if message.startswith(("Data {", "Severity")):
-        return None                       # an SXid's detail lines: part of the event its summary line names
+        return INFO, "NVSwitch error detail (its severity is on another line)"
     return WATCH, "NVSwitch error of unstated severity"
 
 
 def parse(lines: list[str]) -> list[Finding]:
-    """Every Xid, SXid and fallen-off-the-bus event in the lines, in order."""
+    """Every Xid, SXid and fallen-off-the-bus event in the lines, in order. A fallen-off-the-bus message without an
+    Xid may span lines (`NVRM: The NVIDIA GPU 0000:b3:00.0` ... `NVRM: fallen off the bus`): it names the device
+    the last NVRM line before it named."""
     found: list[Finding] = []
+    device = "unknown"
     for line in lines:
         if m := _XID.search(line):
             action, what = _xid_action(int(m.group(2)), m.group(3))
             found.append(Finding("xid", int(m.group(2)), m.group(1), action, what, line.strip()))
         elif m := _SXID.search(line):
-            judged = _sxid_action(m.group(4))
-            if judged:
-                found.append(Finding("sxid", int(m.group(3)), m.group(2), judged[0], judged[1], line.strip()))
-        elif m := _FALLEN.search(line):
-            found.append(Finding("fallen", 79, m.group(1) or m.group(2), DRAIN, "GPU has fallen off the bus", line.strip()))
+            action, what = _sxid_action(m.group(4))
+            found.append(Finding("sxid", int(m.group(3)), m.group(2), action, what, line.strip()))
+        elif _FALLEN.search(line):
+            here = _ADDRESS.search(line)
+            found.append(Finding("fallen", 79, here.group(1) if here else device, DRAIN, "GPU has fallen off the bus",
+                                 line.strip()))
+        if m := _ADDRESS.search(line):
+            device = m.group(1)
     return found
 
 
