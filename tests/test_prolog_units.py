@@ -257,3 +257,15 @@ def test_budget_shares_roll_forward_what_a_check_did_not_use():
     assert late.limit("a") == 1.0
     capped = Shares(300, {"a": 1.0}, cap_s=20)
     assert capped.limit("a") == 20
+
+
+def test_a_check_never_gets_less_than_its_floor_of_this_host_s_torch_import():
+    now = [0.0]
+    shares = Shares(30, {"gpu": 0.3, "shm": 0.2, "nccl": 0.5}, clock=lambda: now[0],
+                    floors={"gpu": 2.0, "shm": 3.0, "nccl": 5.0})
+    shares.startup_s = 5.5                                # a busy host: import torch took 5.5 s
+    assert shares.limit("gpu") == pytest.approx(11.0)      # 2 x 5.5 > its share of 30 s (8.6 s)
+    now[0] = 25.0
+    assert shares.limit("shm") == pytest.approx(16.5)
+    now[0] = 29.0
+    assert shares.limit("nccl") == pytest.approx(27.5)     # past the budget: slow, never falsely failed

@@ -324,6 +324,9 @@ def _main(args: argparse.Namespace, argv: list[str], parser: argparse.ArgumentPa
 # creates a CUDA context), so it gets the most. Shares are of the time left when a check starts (verify/budget.py):
 # what the gpu check leaves on a CPU host goes to shm and nccl (see README "Preflight budget" for the figures).
 PREFLIGHT_SHARES = {"gpu": 0.3, "shm": 0.2, "nccl": 0.5}
+# ... and at least this many times the host's `import torch` time: gpu imports torch once, shm twice (the check's
+# process and its share_memory_ child), nccl three times (the check's process and two ranks) plus gloo's rendezvous
+PREFLIGHT_FLOORS = {"gpu": 2.0, "shm": 3.0, "nccl": 5.0}
 
 
 def preflight_options(options: Options, budget: float, names: list[str],
@@ -331,13 +334,19 @@ def preflight_options(options: Options, budget: float, names: list[str],
     """Short settings that fit the budget: no bandwidth/TFLOP sweep, a 2-run SDC canary, a 64 MiB all-reduce, and
     each check's timeout its share of the budget left when it starts (never above --timeout)."""
     from dataclasses import replace
-    shares = Shares(budget, {n: PREFLIGHT_SHARES.get(n, 0.2) for n in names}, cap_s=timeout)
+    shares = Shares(budget, {n: PREFLIGHT_SHARES.get(n, 0.2) for n in names}, cap_s=timeout, floors=PREFLIGHT_FLOORS)
     nccl_s = budget * PREFLIGHT_SHARES["nccl"]
     short = replace(options, gpu_perf=False, gpu_canary=True, sdc_repeats=2, nccl_min_bytes=1 << 20,
                     nccl_max_bytes=min(options.nccl_max_bytes, 64 << 20),
                     nccl_timeout_s=min(options.nccl_timeout_s, (min(nccl_s, timeout) if timeout else nccl_s) * 0.8),
                     shm_min_bytes=min(options.shm_min_bytes, 256 << 20))
     return short, shares
+
+
+def _import_torch_s(environment: dict[str, Any]) -> float | None:
+    phases = environment.get("phases")
+    value = phases.get("import_torch") if isinstance(phases, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 
 def _preflight_line(results: list[CheckResult]) -> str:
@@ -379,6 +388,8 @@ def _run(args: argparse.Namespace, names: list[str], options: Options) -> int:
     try:
         print("verify: collecting the environment ...", file=sys.stderr, flush=True)
         environment = collect_environment()
+        if isinstance(args.timeout, Shares):          # the preflight's floors scale with this host's torch import
+            args.timeout.startup_s = _import_torch_s(environment)
         results = run_all(names, options, args.timeout, _progress, facts_out=facts)
         _phases(environment, facts, started)
         _scheduler_words(results, environment)
