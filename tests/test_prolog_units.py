@@ -11,7 +11,7 @@ import pytest
 
 from verify.budget import Shares
 from verify.prolog import cli, history, kernlog, slurm, xid
-from verify.prolog.verdict import FAULT, NOT_ASSESSED, PASS, Verdict, after_confirmation, decide, finite_positive, reason
+from verify.prolog.verdict import FAULT, NOT_ASSESSED, PASS, Verdict, confirmation, decide, finite_positive, reason, timed_out
 
 pytestmark = pytest.mark.unit
 KERNEL_LOGS = Path(__file__).parent / "data" / "kernel-log"
@@ -99,24 +99,41 @@ def test_the_tools_own_trouble_is_not_assessed_and_never_drains(report, code):
 
 
 def test_a_host_timeout_drains_only_once_confirmed():
-    timeout = decide(_report(_check("gpu", "pass"), _check("shm", "fail", "CHECK_TIMEOUT", "host")))
+    first = _report(_check("gpu", "fail", "CHECK_TIMEOUT", "host"), _check("shm", "fail", "CHECK_TIMEOUT", "host"),
+                    _check("nccl", "pass"))
+    timeout = decide(first)
     assert (timeout.kind, timeout.owner, timeout.confirmed, timeout.drains) == (FAULT, "host", False, False)
+    assert timed_out(first) == ["gpu", "shm"]
     hung = decide(_report(_check("gpu", "fail", "GPU_LOST", "host"), _check("nccl", "fail", "NCCL_TIMEOUT", "host")))
     assert hung.drains and hung.code == "GPU_LOST"
     ecc = decide(_report(_check("shm", "fail", "SHM_TOO_SMALL", "job"), _check("gpu", "fail", "ECC_UNCORRECTABLE", "host")))
     assert ecc.drains and ecc.code == "ECC_UNCORRECTABLE"           # the node's fault comes first
-    again = after_confirmation(timeout, decide(_report(_check("shm", "fail", "CHECK_TIMEOUT", "host"))), 24)
-    assert again.drains and "confirmed" in again.summary
-    busy = after_confirmation(timeout, decide(_report(_check("shm", "pass"))), 24)
+
+    def rerun(*checks: dict) -> tuple[Verdict, dict]:
+        report = _report(*checks)
+        return decide(report), report
+
+    # gpu was only slow (it now skips: no GPU), shm hangs again: the shm timeout is confirmed
+    again = confirmation(first, *rerun(_check("gpu", "skip", "GPU_NOT_VISIBLE", "image"),
+                                       _check("shm", "fail", "CHECK_TIMEOUT", "host")), 24)
+    assert again.drains and again.check == "shm" and "confirmed: it failed again alone with 24 s" in again.summary
+    busy = confirmation(first, *rerun(_check("gpu", "pass"), _check("shm", "pass")), 24)
     assert busy.kind == PASS and "busy host" in busy.summary
-    lost = after_confirmation(timeout, Verdict(NOT_ASSESSED, "PREFLIGHT_NO_REPORT", summary="x"), 24)
-    assert lost.kind == NOT_ASSESSED and not lost.drains
+    image = confirmation(first, *rerun(_check("gpu", "pass"), _check("shm", "fail", "CHECK_CRASHED", "image")), 24)
+    assert (image.kind, image.owner, image.drains) == (FAULT, "image", False)
+    for lost in ((Verdict(NOT_ASSESSED, "PREFLIGHT_NO_REPORT", summary="x"), None),
+                 (Verdict(NOT_ASSESSED, "PREFLIGHT_INTERRUPTED", summary="y"),
+                  _report(_check("shm", "fail", "INTERRUPTED", "job"), interrupted="SIGTERM"))):
+        v = confirmation(first, *lost, 24)
+        assert v.kind == NOT_ASSESSED and not v.drains
 
 
 def test_gpus_slurm_allocated_but_invisible_are_the_hosts_only_under_the_prolog():
     report = _report(_check("gpu", "fail", "GPU_NOT_VISIBLE", "job"), _check("shm", "pass"))
     assert decide(report).owner == "job"
     assert decide(report, gpus_expected_by_scheduler=True).drains
+    cpu_torch = _report(_check("gpu", "fail", "GPU_NOT_VISIBLE", "image"), _check("shm", "pass"))
+    assert decide(cpu_torch, gpus_expected_by_scheduler=True).owner == "image"     # a CPU build: the image's
     assert cli.expected_gpus({"SLURM_GPUS_ON_NODE": "8"}) == 8
     assert cli.expected_gpus({"SLURM_JOB_GPUS": "0,1,2,3"}) == 4
     assert cli.expected_gpus({}) is None and cli.expected_gpus({"SLURM_GPUS_ON_NODE": "0"}) is None

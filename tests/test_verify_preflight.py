@@ -67,15 +67,20 @@ def test_budget_needs_preflight_and_must_be_a_positive_number():
 SINFO_4 = "n7|idle|none\nn8|idle|none\nn9|idle|none\nn10|idle|none\n"
 
 
-def _fake_slurm(tmp_path: Path, sinfo: str = SINFO_4, scontrol_rc: int = 0,
-                scontrol_says: str = "") -> tuple[dict[str, str], Path]:
-    """scontrol and sinfo stand-ins on PATH that record their argv (one line each); sinfo prints `sinfo`."""
+XID_79 = ROOT / "tests" / "data" / "kernel-log" / "open-gpu-kernel-modules-1151-xid-79.log"   # real, with its URL
+
+
+def _fake_slurm(tmp_path: Path, sinfo: str = SINFO_4, scontrol_rc: int = 0, scontrol_says: str = "",
+                kernel_log: Path | None = None) -> tuple[dict[str, str], Path]:
+    """scontrol and sinfo stand-ins on PATH that record their argv (one line each); sinfo prints `sinfo`. With
+    kernel_log, a journalctl stand-in (argv recorded too) prints that real excerpt as this host's kernel log."""
     log = tmp_path / "slurm.log"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (tmp_path / "sinfo.out").write_text(sinfo)
-    for name, body in (("scontrol", f'echo "{scontrol_says}" >&2\nexit {scontrol_rc}'),
-                       ("sinfo", f'cat {tmp_path / "sinfo.out"}')):
+    fakes = [("scontrol", f'echo "{scontrol_says}" >&2\nexit {scontrol_rc}'), ("sinfo", f'cat {tmp_path / "sinfo.out"}')]
+    fakes += [("journalctl", f"cat {kernel_log}")] if kernel_log else []
+    for name, body in fakes:
         script = bin_dir / name
         script.write_text(f'#!/bin/sh\nprintf "%s\\n" "{name} $*" >> {log}\n{body}\n')
         script.chmod(0o755)
@@ -105,7 +110,7 @@ def test_a_confirmed_host_fault_drains_the_node_with_the_code_and_requeues_a_fir
     proc = _prolog({**env, "VERIFY_TEST_HANG": "shm", "SLURM_STEP_ID": "0", "SLURM_JOB_PARTITION": "gpu"},
                    "--budget", "6")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "running it alone with 24 s to confirm" in proc.stderr
+    assert "alone with 24 s to confirm" in proc.stderr
     assert _calls(log, "sinfo") == ["sinfo -h -N -o %N|%T|%E -p gpu"]
     update, requeue = _calls(log, "scontrol")
     assert update.startswith("scontrol update nodename=n7 state=drain reason=torchimages:CHECK_TIMEOUT ")
@@ -161,32 +166,44 @@ def test_verify_s_own_trouble_is_not_assessed_and_never_drains(tmp_path, behavio
 
 def test_gpus_slurm_allocated_but_invisible_never_pass(tmp_path):
     env, log = _fake_slurm(tmp_path)
-    # a job's first step: the job's GPU request or launcher is at fault, the node is left alone
+    # 8 GPUs allocated, none visible (a CPU build of torch here: the image's fault, not the node's)
     step = _prolog({**env, "SLURM_STEP_ID": "0", "SLURM_GPUS_ON_NODE": "8"}, "--budget", "60")
-    assert step.returncode == 1 and "GPU_NOT_VISIBLE job gpu" in step.stdout and not _calls(log, "scontrol"), step.stdout
-    # Slurm's Prolog= on the host itself: 8 GPUs allocated and none visible is the node's
+    assert step.returncode == 1 and step.stdout.startswith("prolog: FAULT GPU_NOT_VISIBLE image gpu"), step.stdout
     prolog = _prolog({**env, "SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7"},
                      "--budget", "60")
-    assert prolog.returncode == 1 and "GPU_NOT_VISIBLE host gpu" in prolog.stdout, prolog.stdout + prolog.stderr
-    assert _calls(log, "scontrol")[0].startswith("scontrol update nodename=n7 state=drain reason=torchimages:GPU_NOT_VISIBLE")
+    assert prolog.returncode == 0 and prolog.stdout.startswith("prolog: FAULT GPU_NOT_VISIBLE image gpu"), prolog.stdout
+    assert not _calls(log, "scontrol") and "PASS" not in step.stdout + prolog.stdout
+
+
+def test_an_xid_in_the_kernel_log_since_the_last_run_drains_a_node_that_passes_now(tmp_path):
+    env, log = _fake_slurm(tmp_path, kernel_log=XID_79)
+    proc = _prolog({**env, "SLURM_STEP_ID": "0"}, "--budget", "60")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("prolog: FAULT XID_HISTORY host kernel-log: kernel log: Xid 79 on 0000:2b:00")
+    (journal,) = _calls(log, "journalctl")
+    assert journal.startswith("journalctl -k --no-pager -q -o short-iso --since @")
+    since = float(journal.rsplit("@", 1)[1])
+    assert 0 < time.time() - since < 24 * 3600 + 600                         # never read before: the lookback
+    assert (tmp_path / "state" / "kernlog" / "n7.since").exists()
+    assert _calls(log, "scontrol")[0].startswith("scontrol update nodename=n7 state=drain reason=torchimages:XID_HISTORY")
 
 
 def test_the_breaker_refuses_a_drain_past_its_share_and_says_so(tmp_path):
     env, log = _fake_slurm(tmp_path, sinfo="n7|idle|none\nn8|drained|torchimages:GPU_LOST gpu 1\n"
-                                           "n9|idle|none\nn10|drained|bios update\n")
-    proc = _prolog({**env, "SLURM_STEP_ID": "0", "SLURM_GPUS_ON_NODE": "2"}, "--mode", "prolog", "--budget", "60",
-                   "--breaker", "0.25")
-    assert proc.returncode == 0 and not _calls(log, "scontrol"), proc.stdout + proc.stderr   # Prolog=: exit 0
-    assert "BREAKER GPU_NOT_VISIBLE on n7" in proc.stderr and "allows 1 (25%)" in proc.stderr
-    step = _prolog({**env, "SLURM_GPUS_ON_NODE": "2", "SLURM_STEP_ID": "0"}, "--mode", "step", "--budget", "60",
-                   "--breaker", "0.25", "--node", "n8")
-    assert step.returncode == 1 and "GPU_NOT_VISIBLE job" in step.stdout      # a first step: the job's, no drain
-    assert _history(tmp_path) == ["fault", "drain-refused"] and not _calls(log, "scontrol")
+                                           "n9|idle|none\nn10|drained|bios update\n", kernel_log=XID_79)
+    proc = _prolog({**env, "SLURM_STEP_ID": "0"}, "--budget", "60", "--breaker", "0.25")
+    assert proc.returncode == 4 and not _calls(log, "scontrol"), proc.stdout + proc.stderr
+    assert "BREAKER XID_HISTORY on n7 is the host's, but 1 of 4 node(s) of the cluster already drained by " \
+           "torchimages; the breaker allows 1 (25%): not drained" in proc.stderr
+    as_prolog = _prolog({**env, "SLURM_SCRIPT_CONTEXT": "prolog_slurmd"}, "--budget", "60", "--breaker", "0.25",
+                        "--no-kernel-log")
+    assert as_prolog.returncode == 0 and _history(tmp_path) == ["fault", "drain-refused", "pass"]
 
 
 def test_a_refused_scontrol_is_said_and_a_hostlist_never_reaches_it(tmp_path):
-    env, log = _fake_slurm(tmp_path, scontrol_rc=1, scontrol_says="scontrol: error: Invalid node name specified")
-    proc = _prolog({**env, "SLURM_STEP_ID": "0", "SLURM_GPUS_ON_NODE": "1"}, "--mode", "prolog", "--budget", "60")
+    env, log = _fake_slurm(tmp_path, scontrol_rc=1, scontrol_says="scontrol: error: Invalid node name specified",
+                           kernel_log=XID_79)
+    proc = _prolog({**env, "SLURM_STEP_ID": "0"}, "--budget", "60")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "drain failed: scontrol update nodename=n7 refused (exit 1): scontrol: error: Invalid node name" in proc.stderr
     assert _history(tmp_path) == ["fault", "drain-refused"]

@@ -42,11 +42,12 @@ from .verdict import (
     NOT_ASSESSED,
     PASS,
     Verdict,
-    after_confirmation,
+    confirmation,
     decide,
     finite_positive,
     not_assessed,
     reason,
+    timed_out,
 )
 
 DEFAULT_STATE_DIR = "/var/lib/torchimages"
@@ -223,17 +224,19 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
 
 
 def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]:
-    """The node's verdict: the kernel log's evidence, the preflight, and a second run of a timed-out check."""
+    """The node's verdict: the kernel log's evidence, the preflight, and a second run of the timed-out checks."""
     kern, xids = kernel_evidence(cfg)
     verdict, report = preflight(cfg, cfg.budget)
-    if verdict.kind == FAULT and not verdict.confirmed:
+    if verdict.kind == FAULT and not verdict.confirmed and report is not None:
         if kern:
             verdict = Verdict(FAULT, verdict.code, "host", f"{verdict.summary}; {kern[1]}", verdict.check)
         else:
+            names = timed_out(report)
             limit = cfg.budget * cfg.confirm_factor
-            print(f"torchimages-prolog: {verdict.check} timed out ({verdict.code}); running it alone with "
-                  f"{limit:g} s to confirm", file=sys.stderr, flush=True)
-            verdict = after_confirmation(verdict, preflight(cfg, limit, verdict.check)[0], limit)
+            print(f"torchimages-prolog: {', '.join(names)} timed out; running {'it' if len(names) == 1 else 'them'} "
+                  f"alone with {limit:g} s to confirm", file=sys.stderr, flush=True)
+            rerun, rerun_report = preflight(cfg, limit, ",".join(names))
+            verdict = confirmation(report, rerun, rerun_report, limit, cfg.mode == "prolog" and bool(cfg.expected_gpus))
     if kern and not verdict.drains:
         verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
     return verdict, report, xids

@@ -112,8 +112,8 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False) -> Verdict:
     c = failed[0]
     code, owner, name = str(c.get("code") or ""), c.get("owner"), c["name"]
     summary = str(c.get("summary") or "")
-    if code == "GPU_NOT_VISIBLE" and gpus_expected_by_scheduler:
-        owner = "host"
+    if code == "GPU_NOT_VISIBLE" and gpus_expected_by_scheduler and owner == "job":
+        owner = "host"            # not when the image is at fault (a CPU build of torch): that stays the image's
     if owner not in OWNERS or not code:
         return not_assessed("OWNER_MISSING", f"{name} failed ({code or 'no code'}) without an owner: {summary}", name)
     if code in UNJUDGED_CODES:
@@ -123,17 +123,31 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False) -> Verdict:
     return Verdict(FAULT, code, owner, summary, name, confirmed)
 
 
-def after_confirmation(first: Verdict, rerun: Verdict, limit_s: float) -> Verdict:
-    """A host-owned timeout, once its check ran again alone with a longer limit: a second failure confirms it (the
-    rerun's own verdict, with its code); a pass means the host was busy, not broken; anything else is not assessed."""
-    if rerun.kind == FAULT:
-        return Verdict(FAULT, rerun.code, rerun.owner, f"{rerun.summary} (confirmed: it failed again with "
-                       f"{limit_s:.0f} s)", rerun.check, confirmed=True)
-    if rerun.kind == PASS:
-        return Verdict(PASS, summary=f"{first.check} timed out once, then passed alone with {limit_s:.0f} s: "
-                                     f"a busy host, not a broken one")
-    return not_assessed(rerun.code or "CONFIRMATION_FAILED", f"{first.check} timed out ({first.code}) and the "
-                        f"confirmation run reached no verdict: {rerun.summary}", first.check)
+def timed_out(report: dict[str, Any]) -> list[str]:
+    """The checks of a report that failed with a host-owned timeout: the ones a confirmation runs again."""
+    return [c["name"] for c in report.get("checks") or [] if isinstance(c, dict) and c.get("status") == "fail"
+            and c.get("owner") == "host" and c.get("code") in TIMEOUT_CODES]
+
+
+def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limit_s: float,
+                 gpus_expected_by_scheduler: bool = False) -> Verdict:
+    """The verdict once the timed-out checks ran again alone with a longer limit: their new results replace the old
+    ones; a timeout again is confirmed (the node's), a check that now ends was a busy host, not a broken one, and a
+    confirmation that reached no verdict leaves the whole run not assessed."""
+    if rerun_report is None or _shape_problem(rerun_report) or rerun_report.get("interrupted"):
+        return not_assessed(rerun.code or "CONFIRMATION_FAILED",
+                            f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
+    again = {c["name"]: c for c in rerun_report["checks"]}
+    checks = [again.get(c["name"], c) for c in report["checks"]]
+    merged = {**report, "checks": checks, "status": "fail" if any(c["status"] == "fail" for c in checks) else "pass"}
+    v = decide(merged, gpus_expected_by_scheduler)
+    if v.kind == FAULT and not v.confirmed and v.check in again:
+        return Verdict(FAULT, v.code, v.owner, f"{v.summary} (confirmed: it failed again alone with {limit_s:.0f} s)",
+                       v.check, confirmed=True)
+    if v.kind == PASS:
+        return Verdict(PASS, summary=f"{v.summary}; {', '.join(again)} timed out once, then ended alone within "
+                                     f"{limit_s:.0f} s: a busy host, not a broken one")
+    return v
 
 
 def finite_positive(text: str, what: str, most: float) -> float:
