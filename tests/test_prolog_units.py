@@ -286,3 +286,26 @@ def test_a_check_never_gets_less_than_its_floor_of_this_host_s_torch_import():
     assert shares.limit("shm") == pytest.approx(16.5)
     now[0] = 29.0
     assert shares.limit("nccl") == pytest.approx(27.5)     # past the budget: slow, never falsely failed
+
+
+def test_a_history_with_odd_lines_never_breaks_the_reader(tmp_path):
+    state = str(tmp_path)
+    Path(history.path(state, "n1")).parent.mkdir(parents=True)
+    Path(history.path(state, "n1")).write_bytes(
+        b'\x00\xff\n[]\n{"schema": 1, "event": "drain", "epoch": NaN, "time": "x"}\n'
+        b'{"schema": 1, "event": "drain", "epoch": true, "time": "x"}\n{"schema": 1, "event": "drain", "epoch": 5}\n'
+        b'{"schema": 2, "event": "drain", "epoch": 5, "time": "x"}\n{"schema": 1, "event": "nap", "epoch": 5, "time": "x"}\n'
+        b'{"schema": 1, "event": "resume", "epoch": 1, "time": "t1"}\n{"schema": 1, "event": "drain", "epoch": 2, "time": "t2"}\n')
+    read = history.read(state, "n1")
+    assert [e["event"] for e in read.events] == ["resume", "drain"] and read.skipped == 7 and read.error is None
+    assert history.failed_again_after_resume(read.events)
+    Path(history.path(state, "n2")).mkdir()                     # a folder where the file should be
+    unreadable = history.read(state, "n2")
+    assert unreadable.events == [] and unreadable.error and unreadable.error.startswith("cannot read the history")
+    for bad in ("", "../etc", ".hidden", "a/b"):
+        with pytest.raises(ValueError):
+            history.record(state, bad, "pass", None, "x")
+
+
+def test_an_empty_sinfo_never_lets_a_drain_through():
+    assert slurm.parse_sinfo("") == [] and slurm.parse_sinfo("no pipes here\n|idle|none\n") == []

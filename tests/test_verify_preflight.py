@@ -207,11 +207,15 @@ def test_a_refused_scontrol_is_said_and_a_hostlist_never_reaches_it(tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "drain failed: scontrol update nodename=n7 refused (exit 1): scontrol: error: Invalid node name" in proc.stderr
     assert _history(tmp_path) == ["fault", "drain-refused"]
-    for args in (["--node", "n[1-64]"], ["--budget", "inf"], ["--breaker", "2"]):
-        bad = _prolog(env, *args)
+    step = {**env, "SLURM_STEP_ID": "0"}
+    for args in (["--node", "n[1-64]"], ["--budget", "inf"], ["--breaker", "2"], ["--state-dir", ""]):
+        bad = _prolog(step, *args)
         assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr, bad.stderr
-    assert _prolog({**env, "SLURMD_NODENAME": "n[1-2]"}).returncode == 2
-    assert _prolog({**env, "SLURM_GPUS_ON_NODE": "all"}).returncode == 2
+    assert _prolog({**step, "SLURMD_NODENAME": "n[1-2]"}).returncode == 2
+    assert _prolog({**step, "SLURM_GPUS_ON_NODE": "all"}).returncode == 2
+    # as Slurm's Prolog= a bad setting must not drain the node (Slurm drains on any non-zero exit): exit 0, one line
+    as_prolog = _prolog({**env, "SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_JOB_GPUS": "0,x"})
+    assert as_prolog.returncode == 0 and as_prolog.stderr.startswith("torchimages-prolog: NOT ASSESSED: SLURM_JOB_GPUS")
     assert len(_calls(log, "scontrol")) == 1
 
 

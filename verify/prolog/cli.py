@@ -147,6 +147,8 @@ def config(args: argparse.Namespace, env: dict[str, str]) -> Config:
         flap = finite_positive(args.flap_window, "--flap-window", 3650) * 86400
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if not args.state_dir.strip():
+        raise UsageError("--state-dir is empty: give a folder (an unset TORCHIMAGES_STATE_DIR?)")
     node = args.node or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
     if problem := slurm.node_problem(node):
         raise UsageError(problem)
@@ -309,7 +311,11 @@ def revalidate(cfg: Config) -> tuple[int, Verdict | None, dict[str, Any] | None,
         _note(cfg, "resume-refused", None, f"{whose}: left alone")
         _say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
         return EXIT_REFUSED, None, None, {}
-    if flap := history.failed_again_after_resume(history.read(cfg.state_dir, cfg.node).events, cfg.flap_window_s):
+    past = history.read(cfg.state_dir, cfg.node)
+    if past.error:
+        _say(f"REFUSED {cfg.node}: {past.error}; without its history a fault that came back cannot be told apart")
+        return EXIT_REFUSED, None, None, {}
+    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s):
         _note(cfg, "inspect", None, flap)
         _say(f"REFUSED {cfg.node} is flagged for hardware inspection: {flap}; not resumed")
         return EXIT_REFUSED, None, None, {}
@@ -347,9 +353,15 @@ def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any]
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     started = time.time()
+    env = dict(os.environ)
     try:
-        cfg = config(args, dict(os.environ))
+        cfg = config(args, env)
     except UsageError as exc:
+        if _mode(env, args.mode) == "prolog" and not args.revalidate:
+            # as Slurm's Prolog=, a non-zero exit drains the node: a setting of ours is never the node's fault
+            print(f"torchimages-prolog: NOT ASSESSED: {exc} (exit 0 as Slurm's Prolog=: the node stays in service)",
+                  file=sys.stderr)
+            return EXIT_PASS
         print(f"torchimages-prolog: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.revalidate:

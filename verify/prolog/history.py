@@ -8,6 +8,7 @@ skips a line it cannot parse and says how many it skipped. The fleet report read
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ def record(state_dir: str, node: str, event: str, code: str | None, detail: str,
     """Append one event; None, or why it could not be appended (the caller says it; nothing is half-written)."""
     if event not in EVENTS:
         raise ValueError(f"unknown history event {event!r}")
+    if not node or "/" in node or node.startswith("."):
+        raise ValueError(f"node name {node!r} cannot name a history file")
     now = time.time() if now is None else now
     entry = {"schema": SCHEMA, "time": datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "epoch": round(now, 3), "node": node, "event": event, "code": code, "detail": detail[:1000]}
@@ -48,11 +51,20 @@ def record(state_dir: str, node: str, event: str, code: str | None, detail: str,
 @dataclass
 class History:
     events: list[dict[str, Any]]
-    skipped: int              # lines that were not a schema-1 event
+    skipped: int                  # lines that were not a schema-1 event
+    error: str | None = None      # why the file could not be read (its events are then unknown, not none)
+
+
+def _valid(entry: Any) -> bool:
+    if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or entry.get("event") not in EVENTS:
+        return False
+    epoch = entry.get("epoch")
+    return isinstance(epoch, (int, float)) and not isinstance(epoch, bool) and math.isfinite(epoch) \
+        and isinstance(entry.get("time"), str)
 
 
 def read(state_dir: str, node: str) -> History:
-    """The node's events in file order; no file is an empty history."""
+    """The node's events in file order; no file is an empty history, an unreadable one says why."""
     events: list[dict[str, Any]] = []
     skipped = 0
     try:
@@ -60,14 +72,15 @@ def read(state_dir: str, node: str) -> History:
             lines = fh.read().splitlines()
     except FileNotFoundError:
         return History([], 0)
+    except OSError as exc:
+        return History([], 0, f"cannot read the history {path(state_dir, node)}: {exc.strerror or exc}")
     for line in lines:
         try:
             entry = json.loads(line)
         except ValueError:
             skipped += 1
             continue
-        ok = isinstance(entry, dict) and entry.get("schema") == SCHEMA and entry.get("event") in EVENTS \
-            and isinstance(entry.get("epoch"), (int, float)) and not isinstance(entry.get("epoch"), bool)
+        ok = _valid(entry)
         if ok:
             events.append(entry)
         else:

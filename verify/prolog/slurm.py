@@ -107,4 +107,7 @@ def rows(partition: str | None = None, node: str | None = None) -> tuple[list[No
     rc, out = run(sinfo_argv(partition, node))
     if rc != 0:
         return None, f"sinfo failed (exit {rc}): {' '.join(out.split())[-200:] or 'no message'}"
-    return parse_sinfo(out), ""
+    found = parse_sinfo(out)
+    if not found:
+        return None, f"sinfo listed no node{f' of partition {partition}' if partition else ''}"
+    return found, ""
