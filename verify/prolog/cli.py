@@ -307,7 +307,7 @@ def revalidate(cfg: Config) -> tuple[int, Verdict | None, dict[str, Any] | None,
         _say(f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
         return EXIT_NOT_ASSESSED, None, None, {}
     if not row.ours:
-        whose = f"drained with another reason ({row.reason!r})" if row.drained else f"not drained ({row.state})"
+        whose = f"drained with another reason ({row.reason_text!r})" if row.drained else f"not drained ({row.state})"
         _note(cfg, "resume-refused", None, f"{whose}: left alone")
         _say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
         return EXIT_REFUSED, None, None, {}
@@ -331,7 +331,7 @@ def revalidate(cfg: Config) -> tuple[int, Verdict | None, dict[str, Any] | None,
         _say(refused)
         return EXIT_REFUSED, verdict, report, xids
     _note(cfg, "resume", None, verdict.summary)
-    _say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason})")
+    _say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
     return EXIT_PASS, verdict, report, xids
 
 

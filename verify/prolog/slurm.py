@@ -27,7 +27,7 @@ def node_problem(name: str) -> str | None:
 class NodeRow:
     name: str
     state: str        # sinfo's %T: idle, allocated, drained, draining, mixed, down*...
-    reason: str       # sinfo's %E: "none" when there is none
+    reason_text: str  # sinfo's %E: "none" when there is none
 
     @property
     def drained(self) -> bool:
@@ -35,7 +35,7 @@ class NodeRow:
 
     @property
     def ours(self) -> bool:
-        return self.drained and self.reason.startswith(REASON_PREFIX)
+        return self.drained and self.reason_text.startswith(REASON_PREFIX)
 
 
 def parse_sinfo(text: str) -> list[NodeRow]:

@@ -79,12 +79,12 @@ def _xid_action(code: int, message: str) -> tuple[str, str]:
     return CATALOG.get(code, (WATCH, "an Xid this catalog does not list"))
 
 
-def _sxid_action(message: str) -> tuple[str, str]:
-    if _NONFATAL.search(message):
+def _sxid_action(rest: str) -> tuple[str, str]:
+    if _NONFATAL.search(rest):
         return INFO, "non-fatal NVSwitch error"
-    if _FATAL.search(message):
+    if _FATAL.search(rest):
         return DRAIN, "fatal NVSwitch error"
-    if message.startswith(("Data {", "Severity")):
+    if rest.startswith(("Data {", "Severity")):
         return INFO, "NVSwitch error detail (its severity is on another line)"
     return WATCH, "NVSwitch error of unstated severity"
 
