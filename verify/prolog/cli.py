@@ -45,6 +45,7 @@ from .verdict import (
     confirmation,
     decide,
     finite_positive,
+    merge,
     not_assessed,
     reason,
     timed_out,
@@ -239,6 +240,7 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
                   f"alone with {limit:g} s to confirm", file=sys.stderr, flush=True)
             rerun, rerun_report = preflight(cfg, limit, ",".join(names))
             verdict = confirmation(report, rerun, rerun_report, limit, cfg.mode == "prolog" and bool(cfg.expected_gpus))
+            report = merge(report, rerun_report) if isinstance(rerun_report, dict) else report
     if kern and not verdict.drains:
         verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
     return verdict, report, xids

@@ -129,6 +129,14 @@ def timed_out(report: dict[str, Any]) -> list[str]:
             and c.get("owner") == "host" and c.get("code") in TIMEOUT_CODES]
 
 
+def merge(report: dict[str, Any], rerun_report: dict[str, Any]) -> dict[str, Any]:
+    """The report with the confirmation run's checks in place of the ones it ran again (and its status to match)."""
+    again = {c["name"]: c for c in rerun_report.get("checks") or [] if isinstance(c, dict) and "name" in c}
+    checks = [again.get(c["name"], c) if isinstance(c, dict) else c for c in report["checks"]]
+    failed = any(isinstance(c, dict) and c.get("status") == "fail" for c in checks)
+    return {**report, "checks": checks, "status": "fail" if failed else "pass"}
+
+
 def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limit_s: float,
                  gpus_expected_by_scheduler: bool = False) -> Verdict:
     """The verdict once the timed-out checks ran again alone with a longer limit: their new results replace the old
@@ -137,10 +145,8 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
     if rerun_report is None or _shape_problem(rerun_report) or rerun_report.get("interrupted"):
         return not_assessed(rerun.code or "CONFIRMATION_FAILED",
                             f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
-    again = {c["name"]: c for c in rerun_report["checks"]}
-    checks = [again.get(c["name"], c) for c in report["checks"]]
-    merged = {**report, "checks": checks, "status": "fail" if any(c["status"] == "fail" for c in checks) else "pass"}
-    v = decide(merged, gpus_expected_by_scheduler)
+    again = {c["name"] for c in rerun_report["checks"]}
+    v = decide(merge(report, rerun_report), gpus_expected_by_scheduler)
     if v.kind == FAULT and not v.confirmed and v.check in again:
         return Verdict(FAULT, v.code, v.owner, f"{v.summary} (confirmed: it failed again alone with {limit_s:.0f} s)",
                        v.check, confirmed=True)
