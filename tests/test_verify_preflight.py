@@ -267,3 +267,32 @@ def test_remedies_speak_slurm_under_slurm_and_facts_name_the_job():
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "100.5"}, now=103.0) == 2.5
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "nan"}) is None
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "1e30"}) is None
+
+
+def test_metrics_of_a_real_h100_report_for_the_fleet_side(tmp_path):
+    """`python -m verify.prolog.metrics` (what the fleet side runs: the host side never imports verify) on the report
+    of a real H100 (tests/data/gpu/): its figures and phases as text-file metrics; bad input is one line."""
+    parser = pytest.importorskip("prometheus_client.parser")
+    report = ROOT / "tests" / "data" / "gpu" / "h100-80gb-hbm3-2026-11-25" / "report.json"
+    proc = run_cli(str(report), "--node", "gpu-1", "--dir", str(tmp_path), module="verify.prolog.metrics", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    families = {f.name: f for f in parser.text_string_to_metric_families((tmp_path / "torchimages_gpu-1.prom").read_text())}
+    figures = {(s.labels["check"], s.labels["name"]): s.value for s in families["torchimages_check_figure"].samples}
+    assert figures[("gpu", "nvml_devices")] == 1.0 and figures[("gpu", "d2d_GBps_dev0")] > 1000
+    phases = {s.labels["phase"]: s.value for s in families["torchimages_time_to_first_step_seconds"].samples}
+    assert phases["cuda_init"] == pytest.approx(0.354) and "container_start" not in phases
+    assert "torchimages_prolog_verdict" not in families                    # a report alone: no prolog verdict
+    for args in (["/nonexistent.json", "--node", "n1"], [str(report), "--node", "n[1-2]"]):
+        bad = run_cli(*args, "--dir", str(tmp_path), module="verify.prolog.metrics", timeout=60)
+        assert bad.returncode == 1 and bad.stderr.startswith("metrics: ") and "Traceback" not in bad.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["torchimages_gpu-1.prom"]     # no temp file left
+
+
+def test_the_real_kernel_log_of_this_host_is_read_or_said_unreadable():
+    from verify.prolog import kernlog, xid
+    log = kernlog.read(time.time() - 3600)
+    if log.lines is None:                        # kernel.dmesg_restrict without root: said, never clean
+        assert "journalctl" in log.source and "dmesg" in log.source
+        return
+    assert log.source.split()[0].endswith(("journalctl", "dmesg")) and "--" in log.source
+    assert all(f.action in (xid.DRAIN, xid.APP, xid.WATCH, xid.INFO) for f in xid.parse(log.lines))

@@ -41,9 +41,10 @@ def _checks(registry: Any, node: str, report: dict[str, Any]) -> None:
         status.labels(node, c["name"], str(c.get("status")), str(c.get("code") or ""), str(c.get("owner") or "")).set(1)
         if (d := _number(c.get("duration_s"))) is not None:
             seconds.labels(node, c["name"]).set(d)
-        for m in c.get("metrics") or []:
+        figures = c.get("metrics") if isinstance(c.get("metrics"), dict) else {}
+        for name, m in figures.items():          # name -> {"value": v, "unit": u} (verify/result.py)
             if isinstance(m, dict) and (v := _number(m.get("value"))) is not None:
-                figure.labels(node, c["name"], str(m.get("name")), str(m.get("unit") or "")).set(v)
+                figure.labels(node, c["name"], str(name), str(m.get("unit") or "")).set(v)
     phases = (report.get("environment") or {}).get("phases") if isinstance(report.get("environment"), dict) else None
     if isinstance(phases, dict):
         gauge = Gauge("torchimages_time_to_first_step_seconds", "Time to first step, per phase", ["node", "phase"],
@@ -89,8 +90,8 @@ def _counts(registry: Any, node: str, name: str, help_: str, label: str, values:
 
 def write(directory: str, node: str, report: dict[str, Any] | None, outcome: dict[str, Any] | None = None) -> str:
     """DIR/torchimages_<node>.prom, written atomically; its path. Unavailable or OSError on failure."""
+    registry = registry_for(node, report, outcome)          # Unavailable when prometheus_client is missing
     from prometheus_client import write_to_textfile
-    registry = registry_for(node, report, outcome)
     os.makedirs(directory, exist_ok=True)
     target = os.path.join(directory, f"torchimages_{node}.prom")
     write_to_textfile(target, registry)
