@@ -57,7 +57,7 @@ srun --ntasks-per-node=1 {ROOT}/verify/bin/torchimages-prolog --state-dir {tmp_p
 def _run_job(cluster: slurm.Cluster, tmp_path: Path, node: str, name: str, *args: str,
              env: dict[str, str] | None = None) -> tuple[dict[str, str], str]:
     job = cluster.sbatch(_job(tmp_path, node, name, *args), cwd=tmp_path, env=env)
-    fields = cluster.wait(job, 180)
+    fields = cluster.wait(job, 600)
     return fields, (tmp_path / f"{name}-{job}.out").read_text(errors="replace")
 
 
@@ -96,7 +96,7 @@ def test_verify_s_own_trouble_leaves_the_node_in_service(cluster, tmp_path):
 
 def test_a_confirmed_host_fault_drains_and_the_breaker_refuses_the_second(cluster, tmp_path):
     hang = {"VERIFY_TEST_HANG": "shm"}
-    args = ("--budget", "6", "--confirm-factor", "2", "--breaker", "0.25")
+    args = ("--budget", "6", "--confirm-factor", "2", "--breaker", "0.25", "--grace", "300")
     fields, out = _run_job(cluster, tmp_path, "n2", "first", *args, env=hang)
     assert fields["JobState"] == "FAILED" and fields["ExitCode"] == "1:0", out
     assert "running it alone with 12 s to confirm" in out
@@ -112,7 +112,7 @@ def test_a_confirmed_host_fault_drains_and_the_breaker_refuses_the_second(cluste
 
 def test_revalidate_resumes_only_what_torchimages_drained_once_it_passes(cluster, tmp_path):
     hang = {"VERIFY_TEST_HANG": "shm"}
-    fault = ("--budget", "6", "--confirm-factor", "2", "--breaker", "0.5")
+    fault = ("--budget", "6", "--confirm-factor", "2", "--breaker", "0.5", "--grace", "300")
     fields, out = _run_job(cluster, tmp_path, "n4", "drain", *fault, env=hang)
     assert fields["ExitCode"] == "1:0" and "drain" in cluster.node_states()["n4"], out
     # the fault persists: refused, still drained

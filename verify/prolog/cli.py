@@ -97,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics-dir", default=os.environ.get("TORCHIMAGES_METRICS_DIR") or None,
                    help="node_exporter's textfile collector folder (TORCHIMAGES_METRICS_DIR); none: no metrics")
     p.add_argument("--confirm-factor", default="4", help="a timed-out check reruns alone with this x the budget")
-    p.add_argument("--grace", default="60", help="seconds verify may run past its budget before it is stopped")
+    p.add_argument("--grace", default="120", help="seconds verify may run past its budget before it is stopped "
+                   "(its checks' floors scale with the host's speed; default 120)")
     p.add_argument("--lookback", default="24", help="hours of kernel log read at most (default 24)")
     p.add_argument("--no-kernel-log", action="store_true", help="do not read the kernel log for Xids")
     p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
