@@ -121,10 +121,10 @@ def test_a_host_timeout_drains_only_once_confirmed():
     assert busy.kind == PASS and "busy host" in busy.summary
     image = confirmation(first, *rerun(_check("gpu", "pass"), _check("shm", "fail", "CHECK_CRASHED", "image")), 24)
     assert (image.kind, image.owner, image.drains) == (FAULT, "image", False)
-    for lost in ((Verdict(NOT_ASSESSED, "PREFLIGHT_NO_REPORT", summary="x"), None),
-                 (Verdict(NOT_ASSESSED, "PREFLIGHT_INTERRUPTED", summary="y"),
-                  _report(_check("shm", "fail", "INTERRUPTED", "job"), interrupted="SIGTERM"))):
-        v = confirmation(first, *lost, 24)
+    no_report = confirmation(first, Verdict(NOT_ASSESSED, "PREFLIGHT_NO_REPORT", summary="x"), None, 24)
+    interrupted = confirmation(first, Verdict(NOT_ASSESSED, "PREFLIGHT_INTERRUPTED", summary="y"),
+                               _report(_check("shm", "fail", "INTERRUPTED", "job"), interrupted="SIGTERM"), 24)
+    for v in (no_report, interrupted):
         assert v.kind == NOT_ASSESSED and not v.drains
 
 

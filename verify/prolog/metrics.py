@@ -41,7 +41,8 @@ def _checks(registry: Any, node: str, report: dict[str, Any]) -> None:
         status.labels(node, c["name"], str(c.get("status")), str(c.get("code") or ""), str(c.get("owner") or "")).set(1)
         if (d := _number(c.get("duration_s"))) is not None:
             seconds.labels(node, c["name"]).set(d)
-        figures = c.get("metrics") if isinstance(c.get("metrics"), dict) else {}
+        raw = c.get("metrics")
+        figures: dict[str, Any] = raw if isinstance(raw, dict) else {}
         for name, m in figures.items():          # name -> {"value": v, "unit": u} (verify/result.py)
             if isinstance(m, dict) and (v := _number(m.get("value"))) is not None:
                 figure.labels(node, c["name"], str(name), str(m.get("unit") or "")).set(v)
