@@ -122,7 +122,7 @@ def test_revalidate_resumes_only_what_torchimages_drained_once_it_passes(cluster
     # the fault is gone: resumed
     back = _revalidate(cluster, tmp_path, "n4", "--budget", "30")
     assert back.returncode == 0 and "RESUMED n4" in back.stderr, back.stdout + back.stderr
-    assert cluster.node_states()["n4"] == "idle"
+    assert cluster.node_states()["n4"].startswith("idle")       # idle* too: a slurmd slow to answer on a busy host
     # drained by someone else: never touched
     cluster.run("scontrol", "update", "nodename=n3", "state=drain", "reason=bios update by ops")
     other = _revalidate(cluster, tmp_path, "n3", "--budget", "30")
