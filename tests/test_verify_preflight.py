@@ -296,3 +296,45 @@ def test_the_real_kernel_log_of_this_host_is_read_or_said_unreadable():
         return
     assert log.source.split()[0].endswith(("journalctl", "dmesg")) and "--" in log.source
     assert all(f.action in (xid.DRAIN, xid.APP, xid.WATCH, xid.INFO) for f in xid.parse(log.lines))
+
+
+BAD_REPORTS = [
+    (b'{"status": "fail", "checks": []}', "REPORT_INVALID"),
+    (b'{"status": "fail", "checks": [{"name": "shm", "status": "pass"}]}', "REPORT_INVALID"),
+    (b'[]', "REPORT_INVALID"), (b'null', "REPORT_INVALID"), (b'"fail"', "REPORT_INVALID"),
+    (b'{"checks": [{"name": "gpu", "status": "fail", "code": "ECC_UNCORRECTABLE"}]}', "REPORT_INVALID"),
+    (b'{"status": "fail", "checks": [{"name": "gpu", "status": "fail", "code": "ECC_UNCORRECTABLE", "owner": null}]}',
+     "OWNER_MISSING"),
+    (b'{"status": "fail", "checks": [{"name": "nccl", "status": "fail", "code": "MEASUREMENT_INVALID", "owner": "host"}]}',
+     "MEASUREMENT_INVALID"),
+    (b'{"status": "fail", "interrupted": "SIGTERM", "checks": [{"name": "gpu", "status": "fail", "code": "INTERRUPTED",'
+     b' "owner": "job"}]}', "PREFLIGHT_INTERRUPTED"),
+    (b'{"status": "pa', "PREFLIGHT_NO_REPORT"), (b'\xff\xfe\x00bad', "PREFLIGHT_NO_REPORT"),
+    (b'{"status": "pass", "checks": [{"name": "gpu", "status": "skip", "code": "GPU_NOT_VISIBLE", "owner": "job"}]}',
+     "PREFLIGHT_EMPTY"),
+]
+
+
+def test_a_hunt_of_bad_reports_never_drains_and_never_tracebacks(tmp_path):
+    """verify's report, hand-made wrong in every way we could think of, through a stand-in Python that writes it where
+    --json says (its argv recorded): each ends not assessed (exit 3), one line, nothing drained, the metrics whole."""
+    parser = pytest.importorskip("prometheus_client.parser")
+    env, log = _fake_slurm(tmp_path)
+    for i, (body, code) in enumerate(BAD_REPORTS):
+        report = tmp_path / f"report-{i}.json"
+        report.write_bytes(body)
+        python = tmp_path / f"python-{i}"
+        python.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/python.argv\nwhile [ $# -gt 0 ]; do\n'
+                          f'  [ "$1" = --json ] && cp {report} "$2"\n  shift\ndone\nexit 1\n')
+        python.chmod(0o755)
+        proc = _prolog({**env, "SLURM_STEP_ID": "0"}, "--python", str(python), "--budget", "5",
+                       "--metrics-dir", str(tmp_path / "prom"))
+        assert proc.returncode == 3, (body, proc.stdout, proc.stderr)
+        assert proc.stdout.startswith(f"prolog: NOT-ASSESSED {code}") and len(proc.stdout.splitlines()) == 1, proc.stdout
+        assert "Traceback" not in proc.stderr
+        text = (tmp_path / "prom" / "torchimages_n7.prom").read_text()
+        (verdict,) = next(f for f in parser.text_string_to_metric_families(text)
+                          if f.name == "torchimages_prolog_verdict").samples
+        assert verdict.labels["verdict"] == "not-assessed" and verdict.labels["code"] == code
+    assert not _calls(log, "scontrol") and _history(tmp_path) == ["not-assessed"] * len(BAD_REPORTS)
+    assert [p.name for p in (tmp_path / "prom").iterdir()] == ["torchimages_n7.prom"]      # no temp file left
