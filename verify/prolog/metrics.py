@@ -14,8 +14,6 @@ import os
 import sys
 from typing import Any
 
-PHASES = ("container_start", "import_torch", "cuda_init", "process_group_init", "first_batch")
-
 
 class Unavailable(Exception):
     """prometheus_client is not installed: the one line says how to get it."""
@@ -50,9 +48,9 @@ def _checks(registry: Any, node: str, report: dict[str, Any]) -> None:
     if isinstance(phases, dict):
         gauge = Gauge("torchimages_time_to_first_step_seconds", "Time to first step, per phase", ["node", "phase"],
                       registry=registry)
-        for name in PHASES:
-            if (v := _number(phases.get(name))) is not None:
-                gauge.labels(node, name).set(v)
+        for name, value in phases.items():      # every phase the report names (verify adds phases over time)
+            if (v := _number(value)) is not None:
+                gauge.labels(node, str(name)).set(v)
 
 
 def registry_for(node: str, report: dict[str, Any] | None, outcome: dict[str, Any] | None = None) -> Any:
