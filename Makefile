@@ -30,11 +30,12 @@ KEY_DIR ?=## keygen: folder for the key pair, outside the repository (default ~/
 KEY_TYPE ?=## keygen: ecdsa (P-256, default) or ed25519
 HOST_DRIVER ?=## gate: this host's NVIDIA driver (default: nvidia-smi)
 REPORT_TIMEOUT ?=## report, gate: seconds for all registry reads together (default 120)
+MAX_AGE ?=## report, gate: the oldest verification believed, e.g. 7d or 12h (as REQUIRE's age<=7d)
 DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
 NODE ?=## undrain: the Slurm node to revalidate and resume (run it on that node)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR NODE
-export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT
+export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE
 export EXTRA_BUILD_ARGS INDEX_ONLY PER BENCH_SIZE VENV LAUNCHER PREFLIGHT
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
@@ -47,7 +48,7 @@ BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
-        ci-matrix bake k8s-verify slurm oci-bundle fleet-report undrain clean lock stage-wheels bench-build push attest report keygen gate
+        ci-matrix bake k8s-verify slurm isolate oci-bundle fleet-report undrain clean lock stage-wheels bench-build push attest report keygen gate
 
 help: ## list the targets and the variables with their defaults
 	@echo "targets:"
@@ -114,6 +115,9 @@ k8s-verify: setup ## write Kubernetes manifests verifying IMAGE on NODES x GPUS 
 slurm: setup ## write a Slurm batch script verifying IMAGE on NODES x GPUS through LAUNCHER ($(BUILD_DIR)/slurm/)
 	$(CLI) slurm
 
+isolate: setup ## write a Slurm job finding which of NODES nodes makes the all-reduce fail or slow ($(BUILD_DIR)/slurm/isolate-*)
+	$(CLI) isolate
+
 oci-bundle: setup engine ## the runc bundle of IMAGE for make slurm LAUNCHER=oci ($(BUILD_DIR)/slurm/<tag>.bundle)
 	$(CLI) oci-bundle
 
@@ -142,7 +146,7 @@ keygen: setup ## write a signing key pair (KEY_TYPE=ecdsa|ed25519) to ~/.config/
 attest: setup ## sign IMAGE's verify report, SBOM and provenance (SIGNING_KEY) and attach them to its pushed digest
 	$(CLI) attest
 
-report: setup ## verify (TRUST=keys), then print, the attestations of IMAGE=registry/repo@sha256:...; REQUIRE= gates
+report: setup ## verify (TRUST=keys), then print, the newest attestation of IMAGE (a digest or a pushed tag); REQUIRE=, MAX_AGE= gate
 	$(CLI) report
 
 gate: setup ## one line; exit 0 only if IMAGE has a TRUST-signed attestation meeting REQUIRE and fits this driver

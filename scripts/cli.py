@@ -15,16 +15,16 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import MatrixError, UserError, one_line
 from .settings import KNOBS, Settings
 
 if TYPE_CHECKING:
     from .builder.buildkit import BuildRequest
+    from .fleet.slurm import Job
     from .plan.spec import ImageSpec
     from .publish.registry import Credentials
-    from .publish.slurm import Job
 
 OCI_INDEX_TYPE = "application/vnd.oci.image.index.v1+json"
 
@@ -257,6 +257,26 @@ def _registry_image(settings: Settings, image: str) -> str:
     return f"{settings.registry}/{image}" if settings.registry else image
 
 
+def _cluster_image(settings: Settings, spec: ImageSpec) -> str:
+    """What the nodes run: the digest `make push` recorded for the tag (what was verified and attested), else the
+    registry tag. A record pushed to another REGISTRY than the one given is not used (the tag is, and it is said)."""
+    from .publish.pushed import pinned, read_record
+    record_path = settings.push_dir / "pushed.json"
+    tagged = _registry_image(settings, spec.image)
+    if not record_path.is_file():
+        return tagged
+    record = read_record(record_path)
+    if spec.tag not in record:
+        return tagged
+    reference = pinned(record, spec.tag)
+    if settings.registry and not reference.startswith(settings.registry.rstrip("/") + "/"):
+        out(f"  note: {spec.tag} was pushed as {reference}, not to REGISTRY={settings.registry}: the job runs the tag "
+            f"{tagged}")
+        return tagged
+    out(f"  image: {reference} (the digest make push recorded for {spec.tag})")
+    return reference
+
+
 def _shown(settings: Settings, path: Path) -> str:
     return os.path.relpath(path, settings.root) if path.is_relative_to(settings.root) else str(path)
 
@@ -270,12 +290,12 @@ def _node_platform(settings: Settings, spec: ImageSpec) -> str | None:
 def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     import yaml
 
+    from .fleet.cluster import job_name, k8s_manifests, k8s_wait
     from .fsutil import atomic_write
-    from .publish.cluster import job_name, k8s_manifests, k8s_wait
     specs = _selected(settings)
     nodes, gpus = settings.nodes, settings.gpus
     for spec in specs:
-        docs = k8s_manifests(spec, _registry_image(settings, spec.image), nodes, gpus,
+        docs = k8s_manifests(spec, _cluster_image(settings, spec), nodes, gpus,
                              platform=_node_platform(settings, spec))
         name = job_name(spec.tag, nodes)
         path = settings.k8s_dir / f"{name}.yaml"
@@ -286,18 +306,18 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _slurm_job(settings: Settings, spec: ImageSpec) -> Job:
-    from .publish.slurm import Job
+    from .fleet.slurm import Job
     venv = Path(settings.child_env.get("VENV") or ".venv")
     venv = venv if venv.is_absolute() else settings.root / venv
-    return Job(spec, _registry_image(settings, spec.image), settings.nodes, settings.gpus, settings.launcher,
+    return Job(spec, _cluster_image(settings, spec), settings.nodes, settings.gpus, settings.launcher,
                platform=_node_platform(settings, spec), preflight=settings.preflight,
                verify_args=settings.verify_args, python=str(venv / "bin" / "python"), checkout=str(settings.root),
                bundle=str((settings.slurm_dir / f"{spec.tag}.bundle").absolute()))
 
 
 def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
+    from .fleet.slurm import slurm_script
     from .fsutil import atomic_write
-    from .publish.slurm import slurm_script
     specs = _selected(settings)
     for spec in specs:
         job = _slurm_job(settings, spec)
@@ -310,9 +330,28 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
+    from .fleet.isolate_job import isolate_name, isolate_script
+    from .fsutil import atomic_write
+    if settings.nodes < 2:
+        raise UserError(f"NODES={settings.nodes}: isolation all-reduces in pairs; give NODES=2 or more")
+    for spec in _selected(settings):
+        job = _slurm_job(settings, spec)
+        path = settings.slurm_dir / f"{isolate_name(job)}.sbatch"
+        atomic_write(path, isolate_script(job))
+        out(f"wrote {_shown(settings, path)} (launcher {job.launcher}; pairs of nodes, at most "
+            f"{_rounds(settings.nodes)} rounds)\n  sbatch {shlex.quote(_shown(settings, path))}")
+    return 0
+
+
+def _rounds(nodes: int) -> int:
+    from .fleet.isolate import max_rounds
+    return max_rounds(nodes)
+
+
 def cmd_oci_bundle(settings: Settings, args: argparse.Namespace) -> int:
     from .builder.engine import connect
-    from .publish.slurm import make_bundle
+    from .fleet.slurm import make_bundle
     specs = _selected(settings)
     client = connect(settings.child_env)
     for spec in specs:
@@ -323,7 +362,7 @@ def cmd_oci_bundle(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
-    from .publish.fleet import fleet, format_fleet, write_fleet
+    from .fleet.fleet import fleet, format_fleet, write_fleet
     if settings.fleet_dir is None:
         raise UserError("no folder given: make fleet-report DIR=<the folder the job wrote its verify reports into>")
     report = fleet(settings.fleet_dir)
@@ -453,44 +492,58 @@ def _digest_ref(settings: Settings, text: str, command: str) -> str:
 
 
 def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
-    from .publish.gate import parse_require, unmet
-    from .publish.report import fetch_report, format_report
-    ref = args.ref or settings.image
-    if "@sha256:" not in ref:
-        raise UserError(f"IMAGE={ref or '(empty)'} is not a digest reference: "
-                        f"make report IMAGE=host:port/repo@sha256:...")
-    requirements = parse_require(settings.require)
+    from .fleet.gate import parse_require
+    from .publish.report import expire, fetch_report, format_report
+    ref = _digest_ref(settings, args.ref or settings.image, "report")
+    requirements, max_age = _split_age(settings, parse_require(settings.require))
     summary = fetch_report(ref, _trust(settings), _creds(settings), deadline_s=settings.report_timeout)  # type: ignore[arg-type]
+    expire(summary, max_age)
     if requirements:
-        summary.unmet = _unmet(summary, requirements, unmet)
+        summary.unmet = _unmet(summary, requirements)
     out(format_report(summary))
     return 0 if summary.verified and not summary.unmet else 1
 
 
-def _unmet(summary: object, requirements: Sequence[object], unmet: Callable[..., list[str]]) -> list[str]:
-    """What REQUIRE misses: empty when one trusted, well-formed attestation meets all; else what the best one lacks."""
+def _split_age(settings: Settings, requirements: list[Any]) -> tuple[list[Any], float | None]:
+    """REQUIRE without its age terms, and the strictest maximum age of MAX_AGE and REQUIRE's age<= (None: any)."""
+    from .durations import parse_duration
+    ages = [parse_duration(r.value, f"REQUIRE {r}") for r in requirements if r.key == "age"]
+    if settings.max_age is not None:
+        ages.append(settings.max_age)
+    return [r for r in requirements if r.key != "age"], (min(ages) if ages else None)
+
+
+def _unmet(summary: object, requirements: Sequence[Any]) -> list[str]:
+    """What REQUIRE misses in the newest trusted attestation among those REQUIRE's node= and signer= select (the
+    newest evidence wins: an older attestation that would meet it does not)."""
+    from .fleet.gate import SELECTORS, unmet
     from .publish.report import Summary
     assert isinstance(summary, Summary)
-    candidates = [a for a in summary.attestations if a.problem is None]
+
+    def facts(att: Any) -> dict[str, Any]:
+        return {**att.host, "verdict": att.status, "signer": att.signer.source, "keyid": att.signer.keyid}
+    selectors = [r for r in requirements if r.key in SELECTORS]
+    candidates = [a for a in summary.attestations if not unmet(selectors, facts(a))]
+    scope = f" of {' '.join(map(str, selectors))}" if selectors else ""
     if not candidates:
-        return [f"{requirements[0]} (no trusted attestation: {summary.reason})"]
-    best: list[str] | None = None
-    for att in candidates:
-        facts = {**att.host, "verdict": att.status, "signer": att.signer.source, "keyid": att.signer.keyid}
-        missing = unmet(requirements, facts)
-        if not missing:
-            return []
-        best = missing if best is None or len(missing) < len(best) else best
-    return best or []
+        return [f"{requirements[0]} (no trusted attestation{scope}: {summary.reason or 'none matches'})"]
+    newest = candidates[0]
+    if newest.problem:
+        return [f"{requirements[0]} (the newest trusted attestation{scope} is not believed: {newest.problem})"]
+    if not summary.verified and summary.chosen is newest:
+        return [f"{requirements[0]} ({summary.reason})"]
+    return unmet(requirements, facts(newest))
 
 
 def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
-    from .publish.gate import floor_problem, gate_line, host_driver, image_labels, parse_require, unmet
+    from .fleet.gate import floor_problem, gate_line, host_driver, image_labels, parse_require
     from .publish.registry import Registry, parse_ref
-    from .publish.report import clean, fetch_report
+    from .publish.report import clean, expire, fetch_report
     from .render import readable_specs
     reference = _digest_ref(settings, args.ref or settings.image, "gate")
-    requirements = parse_require(settings.require or "verdict=pass,warn")
+    requirements, max_age = _split_age(settings, parse_require(settings.require))
+    if not any(r.key == "verdict" for r in requirements):
+        requirements = [*parse_require("verdict=pass,warn"), *requirements]
     ref = parse_ref(reference)
     assert ref.digest is not None
     problems: list[str] = []
@@ -504,10 +557,11 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
     if floor:
         problems.append(floor)
     summary = fetch_report(reference, _trust(settings), _creds(settings), deadline_s=settings.report_timeout)  # type: ignore[arg-type]
-    if not summary.attestations or all(a.problem for a in summary.attestations):
+    expire(summary, max_age)
+    if not summary.attestations:
         problems.append(f"no trusted attestation: {summary.reason}")
     else:
-        problems += [f"no trusted attestation meets {m}" for m in _unmet(summary, requirements, unmet)]
+        problems += [f"the newest trusted attestation does not meet {m}" for m in _unmet(summary, requirements)]
     chosen = summary.chosen
     passed = (f"{' '.join(map(str, requirements))}, signed by {chosen.signer_name}, node {chosen.host['node']}"
               if chosen else "")
@@ -571,6 +625,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("k8s-verify", "write Kubernetes Job/Indexed Job manifests that verify IMAGE on NODES x GPUS", cmd_k8s, SCALE),
     Command("slurm", "write a Slurm batch script that verifies IMAGE on NODES x GPUS through LAUNCHER (pyxis, docker, "
             "oci, none)", cmd_slurm, (*SCALE, "LAUNCHER", "PREFLIGHT", "VERIFY_ARGS")),
+    Command("isolate", "write a Slurm batch script that finds which of NODES nodes makes the all-reduce fail or slow "
+            "(pairs, then suspects against known-good nodes; at most ceil(log2 N)+1 rounds)", cmd_isolate,
+            (*SCALE, "LAUNCHER")),
     Command("oci-bundle", "make the runc bundle of IMAGE for make slurm LAUNCHER=oci (docker export + runc spec)",
             cmd_oci_bundle, ("IMAGE",)),
     Command("fleet-report", "one table and DIR/fleet.json over every node's verify report under DIR: verdicts, "
@@ -589,12 +646,13 @@ COMMANDS: tuple[Command, ...] = (
             cmd_keygen, ("KEY_DIR", "KEY_TYPE", "FORCE")),
     Command("attest", "sign IMAGE's verify report, SBOM and build provenance (in-toto, DSSE) and attach them to its "
             "pushed digest (OCI referrers)", cmd_attest, ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "SIGNING_KEY")),
-    Command("report", "verify, then print, the signed verify result attached to IMAGE=registry/repo@sha256:... "
-            "(TRUST= keys; REQUIRE= makes it a gate)", cmd_report,
-            ("IMAGE", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "REPORT_TIMEOUT"), _ref_arg),
+    Command("report", "verify, then print, the newest signed verify result attached to IMAGE (registry/repo@sha256:... "
+            "or a tag make push recorded; TRUST= keys; REQUIRE= makes it a gate; MAX_AGE= expires it)", cmd_report,
+            ("IMAGE", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "MAX_AGE", "REPORT_TIMEOUT", "PLATFORM"), _ref_arg),
     Command("gate", "one line, exit 0 only when IMAGE (a digest, or a pushed tag) has a trusted attestation meeting "
             "REQUIRE and its driver floor fits this host's driver", cmd_gate,
-            ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "HOST_DRIVER", "REPORT_TIMEOUT"), _ref_arg),
+            ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "MAX_AGE", "HOST_DRIVER", "REPORT_TIMEOUT"),
+            _ref_arg),
 )
 PATH_FLAGS = {"MATRIX": ("--matrix", "matrix file (default: matrix.yaml)"),
               "COMPAT": ("--compat", "upstream facts (default: compat.yaml)"),

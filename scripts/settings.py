@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ROOT
+from .durations import parse_duration
 from .errors import UserError
 from .plan.platforms import PLATFORM_NAME, normalize_platform
 
@@ -34,7 +35,7 @@ BUILD_ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 TRUE, FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})   # the closed set
 CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
 
-# The names of user choices live here, on the knobs' floor; the writers below (publish/slurm.py, publish/signing.py)
+# The names of user choices live here, on the knobs' floor; the writers below (fleet/slurm.py, publish/signing.py)
 # import them from here.
 LAUNCHERS = ("pyxis", "docker", "oci", "none")     # how make slurm starts the image on each node
 KEY_NAME, PUB_NAME = "signing-key.pem", "signing-key.pub"
@@ -107,6 +108,10 @@ def parse_seconds(text: str, name: str) -> float:
         raise UserError(f"{name}={text!r} is not a number of seconds: give a number from {SECONDS_MIN:.0f} to "
                         f"{SECONDS_MAX:.0f} (7 days), e.g. 900")
     return value
+
+
+def parse_age(text: str, name: str) -> float:
+    return parse_duration(text, name)
 
 
 def parse_count(text: str, name: str, maximum: int | None = None) -> int:
@@ -299,6 +304,8 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "believed (default ~/.config/torchimages/signing-key.pub when present)", "trust", parse_user_paths),
     Knob("REQUIRE", "--require", "report/gate: what a trusted attestation must show, e.g. \"verdict=pass gpu=H100 "
          "driver>=570\"", "require", parse_text),
+    Knob("MAX_AGE", "--max-age", "report/gate: the oldest verification believed, e.g. 7d, 12h (s, m, h, d, w); older "
+         "evidence is not believed (as REQUIRE's age<=7d)", "max_age", parse_age),
     Knob("KEY_DIR", "--key-dir", "keygen: the folder the key pair is written to, outside the repository "
          "(default ~/.config/torchimages)", "key_dir", parse_user_path),
     Knob("KEY_TYPE", "--key-type", "keygen: ecdsa (P-256, default) or ed25519", "key_type", parse_key_type),
@@ -358,6 +365,7 @@ class Settings:
     key_type: str = "ecdsa"
     host_driver: str | None = None
     report_timeout: float = 120.0
+    max_age: float | None = None    # seconds; None: evidence of any age is believed
     child_env: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property

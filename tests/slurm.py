@@ -9,6 +9,7 @@ folders, all under one temporary folder removed at the end. Clients find it thro
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -312,15 +313,61 @@ CPU_IMAGE_TAG = "2.13.0-cpu-debian12"
 
 
 def write_job(work: Path, launcher: str, nodes: int, *, env: dict[str, str] | None = None, tag: str = CPU_IMAGE_TAG,
-              gpus: int = 0) -> Path:
-    """`python -m scripts slurm` (what `make slurm` runs) into work/build/slurm; the script's path."""
+              gpus: int = 0, command: str = "slurm") -> Path:
+    """`python -m scripts slurm` (what `make slurm` runs; `command="isolate"`: make isolate) into work/build/slurm;
+    the script's path."""
     import sys
     run_env = {**os.environ, "BUILD_DIR": str(work / "build"), "REPORTS_DIR": str(work / "reports"), **(env or {})}
-    proc = subprocess.run([sys.executable, "-m", "scripts", "slurm", "--launcher", launcher, "--nodes", str(nodes),
+    proc = subprocess.run([sys.executable, "-m", "scripts", command, "--launcher", launcher, "--nodes", str(nodes),
                            "--gpus", str(gpus), "--image", tag], cwd=ROOT, env=run_env, capture_output=True, text=True,
                           timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return next((work / "build" / "slurm").glob(f"verify-*-{nodes}n*.sbatch"))
+    prefix = "isolate" if command == "isolate" else "verify"
+    return next((work / "build" / "slurm").glob(f"{prefix}-*-{nodes}n*.sbatch"))
+
+
+@contextmanager
+def cpu_quota(pid: int, percent: int) -> Iterator[None]:
+    """`pid` (and every process it starts from now on: a slurmd's steps) held to `percent` % of one CPU by a CPU
+    cgroup of its own (v1 cpu controller, else v2), which is removed after; Unavailable where none can be made."""
+    name = f"torchimages-test-{os.getpid()}-{pid}"
+    v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+    if (v1 / "cpu.cfs_quota_us").exists():
+        group, parent = v1 / name, v1
+    elif (v2 / "cgroup.controllers").exists() and "cpu" in (v2 / "cgroup.controllers").read_text().split():
+        group, parent = v2 / name, v2
+    else:
+        raise Unavailable("no CPU cgroup controller to hold a node to a quota")
+    try:
+        group.mkdir()
+        if parent is v1:
+            (group / "cpu.cfs_period_us").write_text("100000")
+            (group / "cpu.cfs_quota_us").write_text(str(1000 * percent))
+        else:
+            control = parent / "cgroup.subtree_control"
+            if "cpu" not in control.read_text().split():
+                control.write_text("+cpu")      # the children of the root get the cpu controller
+            (group / "cpu.max").write_text(f"{1000 * percent} 100000")
+        (group / "cgroup.procs").write_text(str(pid))
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            group.rmdir()
+        raise Unavailable(f"cannot make a CPU cgroup ({exc})") from None
+    try:
+        yield
+    finally:
+        for _ in range(50):         # move what is left back to the parent, then remove the group
+            left = [p for p in (group / "cgroup.procs").read_text().split() if p]
+            for p in left:
+                try:
+                    (parent / "cgroup.procs").write_text(p)
+                except OSError:
+                    pass
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.2)
 
 
 def output(work: Path, script: Path, job_id: str) -> str:

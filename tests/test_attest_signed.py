@@ -14,10 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from scripts.errors import UserError
-from scripts.plan.spec import ImageSpec
-from scripts.publish import signing
-from scripts.publish.constraints import constraints
-from scripts.publish.gate import (
+from scripts.fleet.gate import (
     DRIVER_LABEL,
     driver_fits,
     fitting_tag,
@@ -27,6 +24,9 @@ from scripts.publish.gate import (
     parse_require,
     unmet,
 )
+from scripts.plan.spec import ImageSpec
+from scripts.publish import signing
+from scripts.publish.constraints import constraints
 from scripts.publish.pushed import pinned
 from scripts.publish.registry import Registry, parse_ref
 from scripts.publish.report import Attestation, Summary, check_verify_report, clean, format_report, host_facts
@@ -227,7 +227,7 @@ SPECS = [_spec("2.15.0-cuda13.2-cudnn9-runtime-debian12", "13.2", "580.65.06"),
          _spec("2.10.0-cuda12.8-cudnn9-devel-ubuntu22.04", "12.8", "525.60.13", "2.10.0", "devel", "ubuntu22.04"),
          _spec("2.13.0-cpu-debian12", None, None, "2.13.0", "cpu")]
 LABELS = {DRIVER_LABEL: "580.65.06", "io.torchimages.flavor": "runtime", "io.torchimages.distro": "debian12",
-          "io.torchimages.torch": "2.15.0"}
+          "io.torchimages.torch": "2.15.0", "io.torchimages.cuda": "13.2"}
 
 
 def test_the_driver_floor_is_compared_as_numbers():
@@ -239,7 +239,7 @@ def test_the_driver_floor_is_compared_as_numbers():
 
 def test_a_host_below_the_floor_is_told_the_tag_that_fits():
     assert floor_problem(LABELS, "590.1", SPECS) is None
-    assert floor_problem({"io.torchimages.flavor": "cpu"}, None, SPECS) is None
+    assert floor_problem({"io.torchimages.flavor": "cpu", "io.torchimages.cuda": "none"}, None, SPECS) is None
     problem = floor_problem(LABELS, "535.104.05", SPECS)
     assert problem is not None and "needs NVIDIA driver >= 580.65.06" in problem and "driver 535.104.05" in problem
     assert "2.10.0-cuda12.8-cudnn9-runtime-ubuntu22.04 fits this driver" in problem     # runtime, not devel
@@ -398,3 +398,15 @@ def test_a_registry_answering_500_is_an_error_never_no_report(key, tmp_path):
             fetch_report(f"{server.host}/team/img@{digest}", [trusted(key)], deadline_s=20)
     finally:
         server.close()
+
+
+def test_a_missing_driver_floor_label_is_never_admitted():
+    """The gate admitted an image whose driver-floor label was missing: only a CPU image (io.torchimages.cuda=none)
+    has no floor; a CUDA image without one, or an image without the project's labels, has an unknown floor."""
+    cuda = {k: v for k, v in LABELS.items() if k != DRIVER_LABEL} | {"io.torchimages.cuda": "13.2"}
+    problem = floor_problem(cuda, "590.1", SPECS)
+    assert problem is not None and DRIVER_LABEL in problem and "CUDA 13.2" in problem
+    assert floor_problem({**cuda, DRIVER_LABEL: "none"}, "590.1", SPECS) is not None
+    assert "no io.torchimages.cuda label" in (floor_problem({}, "590.1", SPECS) or "")
+    assert floor_problem({"io.torchimages.flavor": "cpu", "io.torchimages.cuda": "none"}, None, SPECS) is None
+    assert floor_problem({**LABELS, "io.torchimages.cuda": "13.2"}, "590.1", SPECS) is None

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from scripts.publish.cluster import REPORT_BEGIN, REPORT_END
-from scripts.publish.fleet import FLEET_JSON, drain_reason, fleet, fleet_json, format_fleet, read_reports
+from scripts.fleet.cluster import REPORT_BEGIN, REPORT_END
+from scripts.fleet.fleet import FLEET_JSON, drain_reason, fleet, fleet_json, format_fleet, read_reports
 from tests.helpers import DATA, ROOT, assert_clean_failure, run_cli
 
 pytestmark = pytest.mark.host
@@ -262,3 +262,78 @@ def test_odd_but_valid_shapes_never_crash_the_report(tmp_path, real, mutate):
     assert format_fleet(report) and json.dumps(fleet_json(report), allow_nan=False)
     node = report.nodes[0] if report.nodes else None
     assert node is None or all(v is None or v >= 0 for v in node.phases.values())
+
+
+def _failing(real: dict[str, dict[str, Any]], host: str) -> dict[str, Any]:
+    bad = _as(real["cpu1"], host)
+    _check(bad, "arrow").update(status="fail", code="ARROW_SLOW", owner="host", summary="reads at 0.1x memory",
+                                remedy="Keep training data on local NVMe or tmpfs.")
+    bad["status"] = "fail"
+    return bad
+
+
+def test_a_failing_report_behind_a_symlinked_folder_is_read(tmp_path, real):
+    elsewhere = tmp_path / "elsewhere"
+    _write(elsewhere, "node-bad.json", _failing(real, "node-bad"))
+    folder = tmp_path / "job"
+    _write(folder, "node-a.json", _as(real["cpu1"], "node-a"))
+    (folder / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (folder / "loop").symlink_to(folder, target_is_directory=True)        # a cycle is read once, never forever
+    report = fleet(folder)
+    assert {n.node: n.verdict for n in report.nodes} == {"node-a": "pass", "node-bad": "fail"}
+    assert not report.ok
+
+
+def test_a_report_carrying_a_kind_field_is_not_skipped(tmp_path, real):
+    folder = tmp_path / "job"
+    _write(folder, "node-a.json", _as(real["cpu1"], "node-a"))
+    for name, kind in (("sub/fleet.json", "torchimages-fleet-report"), ("kinded.json", "whatever")):
+        doc = _failing(real, name)
+        doc["kind"] = kind
+        _write(folder, name, doc)
+    report = fleet(folder)
+    seen = {n.report for n in report.nodes} | {name for name, _ in report.invalid}
+    assert {"sub/fleet.json", "kinded.json"} <= seen and not report.ok
+
+
+def test_a_nodes_report_named_fleet_json_is_never_overwritten(tmp_path, real):
+    folder = tmp_path / "job"
+    for host in ("a", "b"):
+        _write(folder, f"{host}.json", _as(real["cpu1"], host))
+    _write(folder, FLEET_JSON, _as(real["cpu1"], "c"))
+    before = (folder / FLEET_JSON).read_bytes()
+    proc = run_cli("fleet-report", env={"DIR": str(folder)})
+    assert_clean_failure(proc, code=2)
+    assert "is not a fleet report" in proc.stderr and (folder / FLEET_JSON).read_bytes() == before
+    assert "3 report(s) from 3 node(s)" in proc.stdout          # the node's report was read, as a node's
+    # an earlier fleet report is replaced, and not read as a node
+    (folder / FLEET_JSON).unlink()
+    assert run_cli("fleet-report", env={"DIR": str(folder)}).returncode == 0
+    again = run_cli("fleet-report", env={"DIR": str(folder)})
+    assert again.returncode == 0 and "2 report(s) from 2 node(s)" in again.stdout
+
+
+def test_impossible_figures_do_not_make_healthy_nodes_outliers(tmp_path, real):
+    folder = tmp_path / "job"
+    for host in ("a", "b", "c"):
+        _write(folder, f"{host}.json", _as(real["cpu1"], host))
+    for host in ("x", "y", "z", "w"):
+        forged = _as(real["cpu1"], host)
+        _check(forged, "arrow")["metrics"]["zero_copy_throughput"]["value"] = 1e308
+        _write(folder, f"{host}.json", forged)
+    report = fleet(folder)
+    assert report.outliers == [], [(n.node, f.key) for n, f in report.outliers]
+    why = dict(report.invalid)
+    assert set(why) == {"x.json", "y.json", "z.json", "w.json"} and "impossible" in why["x.json"]
+    assert not report.ok
+
+
+def test_duplicate_node_names_are_said_and_not_ok(tmp_path, real):
+    folder = tmp_path / "job"
+    _write(folder, "one/node-a.json", _as(real["cpu1"], "node-a"))
+    _write(folder, "two/node-a.json", _as(real["cpu2"], "node-a"))
+    _write(folder, "node-b.json", _as(real["cpu1"], "node-b"))
+    report = fleet(folder)
+    assert not report.ok and report.duplicates == {"node-a": ["one/node-a.json", "two/node-a.json"]}
+    assert "node-a: 2 reports of the same checks" in format_fleet(report)
+    assert fleet_json(report)["duplicates"] == [{"node": "node-a", "reports": ["one/node-a.json", "two/node-a.json"]}]

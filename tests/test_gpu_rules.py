@@ -322,6 +322,53 @@ def test_busbw_collapsing_at_large_messages_fails():
     assert verdict(nccl.judge(variant(facts, nodes=2), Options())) == ("fail", "BANDWIDTH_LOW", "host")
 
 
+def _nvswitch_node(world: int, peak: float, **changes: Any) -> dict:
+    """One H100 NVSwitch node of `world` GPUs; NCCL used NVLS (verify/baselines.json holds H100 figures at 8 only)."""
+    return variant(nccl_facts(world=world, peak=peak), **{"nvswitch": True, **changes})
+
+
+@pytest.mark.parametrize("world", [2, 4, 6])
+def test_on_one_nvswitch_node_the_ring_baseline_applies_at_every_rank_count_handmade(world):
+    r = nccl.judge(_nvswitch_node(world, 365.0), Options())
+    assert r.status == "pass" and "8-rank NVSwitch ring" in r.summary and r.metrics["busbw_ratio"].value > 0.9
+    assert any("nccl-tests/issues/212" in d for d in r.details)            # where the 370 GB/s comes from
+    assert verdict(nccl.judge(_nvswitch_node(world, 100.0), Options())) == ("fail", "BANDWIDTH_LOW", "host")
+
+
+@pytest.mark.parametrize("changes", [{"nvswitch": None}, {"nvswitch": False}, {"nodes": None}],
+                         ids=["nvswitch-unknown", "no-nvswitch", "nodes-unknown"])
+def test_without_an_applicable_baseline_the_summary_says_bandwidth_was_not_assessed_handmade(changes):
+    r = nccl.judge(_nvswitch_node(4, 365.0, **changes), Options())
+    assert r.status == "pass" and "bandwidth not assessed" in r.summary and "baseline for" in r.summary
+    assert "busbw_ratio" not in r.metrics and " = " not in r.summary
+
+
+@pytest.mark.parametrize("env, owner", [
+    ({"NCCL_P2P_DISABLE": "1"}, "job"), ({"NCCL_P2P_LEVEL": "LOC"}, "job"), ({"NCCL_PROTO": "LL"}, "job"),
+    ({"NCCL_PROTO": "^Simple"}, "job"), ({"NCCL_ALGO": "Tree"}, "job"), ({"NCCL_ALGO": "allreduce:tree;broadcast:ring"}, "job"),
+    ({"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"}, "job"),
+    ({}, "host"), ({"NCCL_ALGO": "Ring"}, "host"), ({"NCCL_PROTO": "Simple"}, "host"),
+    ({"NCCL_SHM_DISABLE": "1"}, "host"),            # NVSwitch with peer-to-peer on: shared memory is not used
+    ({"NCCL_NET": "Socket"}, "host"), ({"NCCL_IB_DISABLE": "1"}, "host"),    # one node: no network crossed
+], ids=lambda v: str(v))
+def test_a_low_busbw_that_the_job_s_own_nccl_variables_explain_is_the_job_s_handmade(env, owner):
+    r = nccl.judge(_nvswitch_node(4, 5.2, nccl_env=env), Options())
+    assert verdict(r) == ("fail", "BANDWIDTH_LOW", owner)
+    if owner == "job":
+        assert (r.remedy or "").startswith(f"Unset {', '.join(env)} in the job") and "job's own settings" in r.summary
+    else:
+        assert "Unset" not in (r.remedy or "")
+
+
+def test_across_nodes_sockets_forced_by_the_job_are_the_job_s_not_the_fabric_s_handmade():
+    facts = variant(nccl_facts(world=16, peak=10.0), nodes=2, nccl_log={"network": "Socket", "interface": "eth0",
+                                                                        "nvls": False, "transports": []})
+    assert verdict(nccl.judge(facts, Options())) == ("fail", "BANDWIDTH_LOW", "host")
+    job = nccl.judge(variant(facts, nccl_env={"NCCL_NET": "Socket"}), Options())
+    assert verdict(job) == ("fail", "BANDWIDTH_LOW", "job") and "NCCL_NET=Socket" in job.summary
+    assert (job.remedy or "").startswith("Unset NCCL_NET in the job")
+
+
 # ----------------------------------------------------------------------- facts that prove nothing
 def test_empty_or_partial_kernel_results_never_pass():
     r = judge_gpu(variant(gpu_facts(), kernels=[]))
@@ -450,6 +497,19 @@ def test_every_real_world_machine_is_judged_as_an_sre_would(item):
     folder = replay.load(str(item / "facts"), None, {})
     got = {r.name: verdict(replay.judge(r, folder.options)) for r in folder.records}
     assert got == {k: (v["status"], v["code"], v["owner"]) for k, v in expected.items()}
+
+
+@pytest.mark.parametrize("item", _corpus(), ids=lambda p: p.name)
+def test_every_schema_2_record_of_the_corpus_replays_to_the_same_verdicts_as_its_schema_3_record(item):
+    """facts/ is the schema-3 translation; facts-schema2/ the same source under schema 2, read by the one rule.
+    Every entry has both, so the rule is proven on each real record (gpu, nccl, fabric and host alike)."""
+    assert (item / "facts-schema2").is_dir() and (item / "facts").is_dir(), item.name
+    def verdicts(folder_name: str) -> dict:
+        folder = replay.load(str(item / folder_name), None, {})
+        return {r.name: (r.schema, verdict(replay.judge(r, folder.options))) for r in folder.records}
+    new, old = verdicts("facts"), verdicts("facts-schema2")
+    assert {s for s, _ in new.values()} == {3} and {s for s, _ in old.values()} == {2}
+    assert {k: v for k, (_, v) in new.items()} == {k: v for k, (_, v) in old.items()}
 
 
 def test_the_corpus_replays_through_the_cli_as_well():

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scripts.publish.cluster import job_name, k8s_wait
+from scripts.fleet.cluster import job_name, k8s_wait
 from tests.helpers import DATA, ROOT, run_cli
 
 pytestmark = pytest.mark.host

@@ -22,13 +22,14 @@ MAX_FUNCTION_LINES = 60
 FLOORS: dict[str, dict[str, tuple[int, str]]] = {
     "scripts": {
         "scripts": (0, "shared"), "scripts.errors": (0, "shared"), "scripts.fsutil": (0, "shared"),
-        "scripts.versions": (0, "shared"), "scripts.dockerfile": (0, "shared"),
+        "scripts.versions": (0, "shared"), "scripts.dockerfile": (0, "shared"), "scripts.durations": (0, "shared"),
         "scripts.plan": (1, "plan"),                  # matrix + compat -> ImageSpec, Target
         "scripts.settings": (2, "settings"),          # the knobs, read once and checked
         "scripts.render": (3, "render"), "scripts.lint": (3, "lint"),
         "scripts.builder": (4, "builder"),            # engine, bases, emulation, locks, BuildKit builds
         "scripts.run_verify": (5, "run_verify"),      # verify in a container
-        "scripts.publish": (6, "publish"),            # push, attest, report, gate, scale-out
+        "scripts.publish": (6, "publish"),            # release: push, registry, referrers, attest, signing, SBOM, report
+        "scripts.fleet": (6, "fleet"),                # clusters: Slurm, Kubernetes, fleet report, gate, isolation
         "scripts.tables": (7, "front"), "scripts.cli": (7, "front"), "scripts.__main__": (7, "front"),
     },
     "verify": {

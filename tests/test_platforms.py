@@ -371,9 +371,9 @@ def test_k8s_and_slurm_select_the_node_architecture(by_tag):
     import shlex
     import subprocess
 
+    from scripts.fleet.cluster import k8s_manifests
+    from scripts.fleet.slurm import Job, slurm_script
     from scripts.publish.bake import bake_file, target_name
-    from scripts.publish.cluster import k8s_manifests
-    from scripts.publish.slurm import Job, slurm_script
     specs = by_tag
     spec = specs[MULTI]
     assert bake_file(list(specs.values()))["target"][target_name(MULTI)]["platforms"] == ["linux/amd64", "linux/arm64"]

@@ -170,3 +170,30 @@ def test_per_arch_tags_and_config_platforms(test_specs):
     assert config_platform({"os": "linux", "architecture": "amd64"}) == "linux/amd64"
     assert split_repository("ghcr.io/acme/torchimages") == ("ghcr.io", "acme/torchimages")
     assert split_repository("127.0.0.1:5000/torchimages") == ("127.0.0.1:5000", "torchimages")
+
+
+def test_durations_and_the_age_of_evidence():
+    from datetime import datetime, timezone
+
+    from scripts.durations import parse_duration, shown
+    from scripts.errors import UserError
+    from scripts.publish.report import expire
+    assert [parse_duration(t, "MAX_AGE") for t in ("7d", "12h", "30m", "90", "1w")] == [604800, 43200, 1800, 90, 604800]
+    for bad in ("", "0", "-1d", "7 days", "1y", "nan"):
+        with pytest.raises(UserError, match="is not a duration"):
+            parse_duration(bad, "MAX_AGE")
+    assert [shown(s) for s in (17, 2520, 18720, 788400)] == ["17s", "42m", "5h 12m", "9d 3h"]
+    now = datetime(2026, 11, 25, 12, tzinfo=timezone.utc)
+    from scripts.publish.signing import Trusted
+    signer = Trusted(None, "/keys/release.pub")
+
+    def summary(when: str) -> Summary:
+        att = Attestation("sha256:" + "1" * 64, signer, when, {"checks": []}, "pass", None, {})
+        return Summary("r@" + DIGEST, True, attestations=[att])
+    fresh, old, future, undated = (summary(w) for w in ("2026-11-25T11:00:00Z", "2026-11-16T09:00:00Z",
+                                                        "2026-11-26T12:00:00Z", "yesterday"))
+    for s in (fresh, old, future, undated):
+        expire(s, 7 * 86400, now)
+    assert fresh.verified and not old.verified and not future.verified and not undated.verified
+    assert "is 9d 3h old (2026-11-16T09:00:00Z), older than the maximum age 7d" in old.reason
+    assert "in the future" in future.reason and "no readable time" in undated.reason

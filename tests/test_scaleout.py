@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from scripts.errors import UserError
+from scripts.fleet.cluster import k8s_manifests
+from scripts.fleet.slurm import Job, slurm_script
 from scripts.plan.spec import ImageSpec
 from scripts.publish.bake import bake_file, target_name
 from scripts.publish.ci_matrix import ci_matrix
-from scripts.publish.cluster import k8s_manifests
-from scripts.publish.slurm import Job, slurm_script
 from tests.helpers import ROOT, free_port, k8s_model, run_cli
 
 WORKFLOW = ROOT / ".github" / "workflows" / "images.yml"

@@ -3,6 +3,7 @@ as text), the knobs, and the per-node script's exit status with stand-in command
 test_slurm_cluster.py (a venv on the hosts) and integration/test_slurm_launchers.py (docker, oci)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from scripts.errors import UserError
-from scripts.publish.slurm import NEEDS, Job, node_script, pyxis_image, slurm_script
+from scripts.fleet.slurm import NEEDS, Job, node_script, pyxis_image, slurm_script
 from scripts.settings import LAUNCHERS, Settings, parse_launcher
 
 
@@ -194,3 +195,48 @@ def test_make_help_lists_the_launcher_knobs():
     assert re.search(r"^PREFLIGHT \?=## 1: make slurm", text, re.M)
     assert re.search(r"^oci-bundle: setup engine ## ", text, re.M)
     assert "LAUNCHER" in shlex.split(next(line for line in text.splitlines() if line.startswith("export EXTRA_BUILD_ARGS")))
+
+
+@pytest.mark.unit
+def test_a_long_tag_keeps_the_node_count_in_the_job_name():
+    """NODES=10 and NODES=100 of a long tag wrote the same file (the name cut at 52 characters, count included)."""
+    from scripts.fleet.cluster import job_name
+    tag = "2.15.0-cuda13.2-cudnn9-runtime-debian12-with-a-long-suffix"
+    names = {nodes: job_name(tag, nodes) for nodes in (1, 10, 100)}
+    assert len(set(names.values())) == 3, names
+    assert all(name.endswith(f"-{nodes}n") and len(name) <= 52 for nodes, name in names.items()), names
+    # two long tags that share the first 52 characters still differ
+    assert job_name(tag + "-a", 10) != job_name(tag + "-b", 10)
+    assert job_name("2.13.0-cpu-debian12", 2) == "verify-2-13-0-cpu-debian12-2n"       # short names unchanged
+    from scripts.fleet.slurm import job_name as slurm_job_name
+    assert slurm_job_name is job_name                                                  # one name for both writers
+
+
+@pytest.mark.host
+def test_make_slurm_and_k8s_run_the_digest_make_push_recorded(tmp_path, rendered, scratch_env):
+    from tests.helpers import run_cli
+    tag, digest = "2.13.0-cpu-debian12", "sha256:" + "ab" * 32
+    env = {**scratch_env, "IMAGES_DIR": str(rendered), "IMAGE": tag, "NODES": "2", "GPUS": "0",
+           "REGISTRY": "127.0.0.1:5000"}
+    script = tmp_path / "build" / "slurm" / "verify-2-13-0-cpu-debian12-2n.sbatch"
+    assert run_cli("slurm", "--launcher", "docker", env=env).returncode == 0
+    assert "127.0.0.1:5000/" in script.read_text() and "@sha256:" not in script.read_text()   # nothing pushed: the tag
+    record = tmp_path / "reports" / "push" / "pushed.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({tag: {"reference": f"127.0.0.1:5000/torchimages@{digest}", "digest": digest}}))
+    proc = run_cli("slurm", "--launcher", "docker", env=env)
+    assert proc.returncode == 0 and "the digest make push recorded" in proc.stdout, proc.stderr
+    assert f"TORCHIMAGES_IMAGE=${{TORCHIMAGES_IMAGE:-127.0.0.1:5000/torchimages@{digest}}}" in script.read_text()
+    assert run_cli("k8s-verify", env=env).returncode == 0
+    manifest = next((tmp_path / "build" / "k8s").glob("*.yaml")).read_text()
+    assert f"image: 127.0.0.1:5000/torchimages@{digest}" in manifest
+    isolate = run_cli("isolate", "--launcher", "pyxis", env={**env, "NODES": "4"})
+    assert isolate.returncode == 0 and "at most 3 rounds" in isolate.stdout, isolate.stderr
+    text = (tmp_path / "build" / "slurm" / "isolate-2-13-0-cpu-debian12-4n.sbatch").read_text()
+    assert f"127.0.0.1:5000#torchimages@{digest}" in text and "#SBATCH --nodes=4" in text
+    # pushed to another registry than REGISTRY: the tag, and it is said
+    other = run_cli("slurm", "--launcher", "docker", env={**env, "REGISTRY": "ghcr.io/acme"})
+    assert other.returncode == 0 and "not to REGISTRY=ghcr.io/acme" in other.stdout
+    assert "@sha256:" not in script.read_text()
+    one = run_cli("isolate", env={**env, "NODES": "1"})
+    assert one.returncode == 2 and "NODES=2 or more" in one.stderr and "Traceback" not in one.stderr

@@ -32,6 +32,14 @@ def test_verify_runs_on_both_nodes_and_the_all_reduce_spans_them(slurm_cluster, 
     assert set(found) == {"nccl.json", "node-n1.json", "node-n2.json"}, out
     nccl = next(c for c in found["nccl.json"]["checks"] if c["name"] == "nccl")
     assert nccl["status"] in ("pass", "skip") and "world size 2" in nccl["summary"], nccl
+    # train across both nodes (one gloo rank each): the replicas' checksums and global losses agree at every step (the
+    # judge compares them all), and the last step as each node saw it is in the report
+    train = next(c for c in found["nccl.json"]["checks"] if c["name"] == "train")
+    assert train["status"] == "pass" and "world size 2 on 2 node(s)" in train["summary"], train
+    replicas = train["data"]["replicas"]
+    assert [(r["rank"], r["node"]) for r in replicas] == [(0, "n1"), (1, "n2")], replicas
+    assert len({(r["step"], r["loss"], r["checksum"]) for r in replicas}) == 1 and replicas[0]["step"] >= 24, replicas
+    assert "group_tokens_per_s" in train["metrics"] and "tokens_per_s" not in train["metrics"]
     for name in ("n1", "n2"):
         report = found[f"node-{name}.json"]
         assert [c["name"] for c in report["checks"]] == ["shm"] and report["checks"][0]["status"] == "pass"

@@ -32,22 +32,44 @@ def test_cpu_host_passes_shm_hdf5_arrow_and_skips_gpu_nccl_with_reasons(full_run
     status = {c["name"]: c for c in report["checks"]}
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {n: status[n]["status"] for n in status} == {"gpu": "skip", "nccl": "skip", "shm": "pass", "hdf5": "pass", "arrow": "pass",
-                                                        "vision": "skip", "dataloader": "pass"}
+                                                        "vision": "skip", "dataloader": "pass", "fabric": "skip", "train": "pass"}
+    assert (status["fabric"]["code"], status["fabric"]["owner"]) == ("FABRIC_NONE", "host")     # no RDMA here
     assert (status["gpu"]["code"], status["gpu"]["owner"]) == ("GPU_NOT_VISIBLE", "image") and status["gpu"]["remedy"]
     assert status["nccl"]["code"] == "NCCL_NOT_EXERCISED"
     assert "all-reduce verified over gloo, world size 2" in status["nccl"]["summary"]
     assert status["nccl"]["metrics"]["wrong"]["value"] == 0 and status["nccl"]["data"]["sizes"]
     assert status["arrow"]["metrics"]["ratio"]["unit"] == "x"
-    assert "verdict: PASS" in proc.stdout and "[5/7] arrow" in proc.stderr
+    assert "verdict: PASS" in proc.stdout and "[6/9] arrow" in proc.stderr
     assert (status["gpu"]["code"], status["gpu"]["owner"]) == ("GPU_NOT_VISIBLE", "image")
     assert (status["nccl"]["code"], status["nccl"]["owner"]) == ("NCCL_NOT_EXERCISED", "job")
     assert all(c["code"] is None for c in report["checks"] if c["status"] == "pass")
 
 
+def test_train_runs_ddp_over_gloo_across_2_processes_and_the_replicas_agree_at_every_step(full_run):
+    """The real check on this CPU host: 2 gloo ranks, every step's checksum and global loss the same on both."""
+    _, report, _, out = full_run
+    train = next(c for c in report["checks"] if c["name"] == "train")
+    assert train["status"] == "pass" and train["code"] is None, train
+    assert "no GPU" in train["summary"] and "over gloo, world size 2" in train["summary"] and "not judged" in train["summary"]
+    facts = json.loads((out / "facts" / "train.json").read_text())["facts"]
+    ranks = facts["ranks"]
+    assert [r["rank"] for r in ranks] == [0, 1] and facts["failures"] == [] and facts["backend"] == "gloo"
+    steps = [[(s["step"], s["loss"], s["checksum"]) for s in r["steps"]] for r in ranks]
+    assert steps[0] == steps[1] and len(steps[0]) >= facts["config"]["min_steps"]
+    checksums = [c for _, _, c in steps[0]]
+    assert len(set(checksums)) == len(checksums)          # the parameters change at every step
+    losses = [loss for _, loss, _ in steps[0]]
+    assert losses[-1] < 0.7 * losses[0] and train["metrics"]["loss_last"]["value"] < 0.7 * train["metrics"]["loss_first"]["value"]
+    assert train["metrics"]["tokens_per_s"]["value"] > 0 and all(r["loader"]["zero_copy"] for r in ranks)
+    assert ranks[0]["loader"]["setting"]["num_workers"] in [row["num_workers"] for row in ranks[0]["loader"]["sweep"]]
+    assert report["environment"]["phases"]["first_step"] == ranks[0]["first_step_s"] > 0
+
+
 def test_save_facts_then_from_facts_reproduces_the_verdicts_on_this_host(full_run, tmp_path):
     _, report, _, out = full_run
     facts = out / "facts"
-    assert sorted(p.name for p in facts.iterdir()) == ["arrow.json", "dataloader.json", "gpu.json", "hdf5.json", "host.json", "nccl.json", "shm.json", "vision.json"]
+    assert sorted(p.name for p in facts.iterdir()) == ["arrow.json", "dataloader.json", "fabric.json", "gpu.json", "hdf5.json", "host.json", "nccl.json", "shm.json",
+                                                         "train.json", "vision.json"]
     proc = run_cli("--from-facts", str(facts), "--json", str(tmp_path / "replay.json"), module="verify", timeout=120)
     replay = json.loads((tmp_path / "replay.json").read_text())
     jsonschema.validate(replay, SCHEMA)
@@ -55,14 +77,14 @@ def test_save_facts_then_from_facts_reproduces_the_verdicts_on_this_host(full_ru
     def verdict(r: dict) -> list:
         return [(c["name"], c["status"], c["code"], c["owner"], c["summary"]) for c in r["checks"]]
     assert verdict(replay) == verdict(report)
-    assert "REPLAY of facts recorded on" in proc.stdout and "[1/7]" not in proc.stderr
+    assert "REPLAY of facts recorded on" in proc.stdout and "[1/8]" not in proc.stderr
 
 
 def test_report_validates_and_junit_parses(full_run):
     _, report, junit, _ = full_run
     jsonschema.validate(report, SCHEMA)
     assert report["environment"]["torch"] and report["environment"]["pyarrow"]
-    assert junit.get("tests") == "7" and junit.get("failures") == "0" and junit.get("skipped") == "3"
+    assert junit.get("tests") == "9" and junit.get("failures") == "0" and junit.get("skipped") == "4"
 
 
 def test_expect_gpus_turns_the_missing_gpu_into_a_failure_with_diagnosis():

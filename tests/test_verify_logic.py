@@ -41,7 +41,7 @@ def test_every_known_shared_memory_error_is_recognised():
 
 
 def test_no_gpu_diagnosis_starts_with_a_cpu_build():
-    cause, remedy, owner = why_no_gpu({"torch": "2.13.0+cpu", "torch_cuda": None})
+    cause, remedy, owner = why_no_gpu({"torch": "2.13.0+cpu", "torch_cuda": "none"})
     assert "CPU build" in cause and "CUDA image" in remedy and owner == "image"
 
 

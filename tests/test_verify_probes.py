@@ -83,7 +83,9 @@ def test_nccl_log_says_which_network_interface_and_transport(tmp_path):
         "node0:4242:4250 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
         "node0:4242:4250 [0] NCCL INFO NVLS multicast support is available on dev 0\n")
     log = nccl._nccl_log(str(tmp_path))
-    assert log == {"network": "IB", "interface": "mlx5_0:1/IB", "nvls": True, "transports": ["P2P/CUMEM"], "ib_error": None}
+    assert {k: log[k] for k in ("network", "interface", "nvls", "transports", "ib_error", "hcas")} == {
+        "network": "IB", "interface": "mlx5_0:1/IB", "nvls": True, "transports": ["P2P/CUMEM"], "ib_error": None,
+        "hcas": ["mlx5_0:1/IB", "mlx5_1:1/IB"]}
     assert nccl._nccl_log(str(tmp_path / "none")) == {}
 
 

@@ -20,16 +20,17 @@ def h100_device(index: int) -> dict[str, Any]:
             "persistence": True, "mig": [False, False], "ecc": [True, True], "ecc_volatile_uncorrectable": 0,
             "ecc_aggregate_uncorrectable": 0, "retired_pages_pending": False,
             "row_remap": {"correctable": 0, "uncorrectable": 0, "pending": 0, "failed": 0},
-            "throttle_reasons": 0x1, "pcie_gen": 1, "pcie_width": 16, "pcie_gen_max": 5, "pcie_width_max": 16,
+            "throttle_reasons": 0x1, "throttle_reasons_read": 0x1FF, "pcie_gen": 1, "pcie_width": 16, "pcie_gen_max": 5, "pcie_width_max": 16,
             "pcie_gen_gpu_max": 5, "nvlink": [True] * 18, "temperature_c": 34, "temperature_slowdown_c": 87,
             "power_w": 72.0, "power_limit_w": 700.0, "power_default_limit_w": 700.0}
 
 
 def gpu_facts(n: int = 8) -> dict[str, Any]:
     return {
-        "torch": "2.14.1+cu130", "torch_cuda": "13.0", "driver_min_env": "580.65.06", "cuda_visible_devices": None,
-        "device_nodes": True, "nvml_library": True, "nvml_error": None, "driver": "580.95.05", "cuda_driver": "13.0",
-        "devices": [h100_device(i) for i in range(n)], "cuda_available": True, "cuda_init_error": None,
+        "torch": "2.14.1+cu130", "torch_cuda": "13.0", "driver_min_env": "580.65.06", "cuda_visible_devices": "unset",
+        "device_nodes": True, "nvml_library": True, "nvml_error": "none", "driver": "580.95.05", "cuda_driver": "13.0",
+        "devices": [h100_device(i) for i in range(n)], "cuda_available": True, "cuda_init_error": "none",
+        "xid_events": [],
         "torch_devices": n, "arch_list": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"],
         "capabilities": ["9.0"] * n, "kernels": [{"index": i, "max_abs_error": 3.1e-5, "error": None} for i in range(n)],
         "perf": [{"index": i, "d2d_GBps": 2990.0, "h2d_GBps": 53.1, "d2h_GBps": 52.4, "bf16_TFLOPs": 781.5,
@@ -51,10 +52,10 @@ def nccl_rows(world: int, peak: float) -> list[dict[str, Any]]:
 
 
 def nccl_facts(world: int = 8, peak: float = 472.0) -> dict[str, Any]:
-    return {"distributed": True, "nccl_env": {}, "gloo_socket_ifname": None, "shm_bytes": 2 << 30, "memlock_bytes": None,
+    return {"distributed": True, "nccl_env": {}, "gloo_socket_ifname": None, "shm_bytes": 2 << 30, "memlock_bytes": "unlimited",
             "infiniband": False, "gpus": world, "nccl_available": True, "backend": "nccl", "nccl_version": "2.27.7",
             "device_name": H100, "timeout_s": 60.0, "world_size": world,
-            "mode": f"{world} local process(es), one per GPU", "sizes": nccl_rows(world, peak), "error": None,
+            "mode": f"{world} local process(es), one per GPU", "nodes": 1, "sizes": nccl_rows(world, peak), "error": "none",
             "nccl_log": {"network": "Socket", "interface": "lo", "nvls": True, "transports": ["P2P/CUMEM"]}}
 
 
@@ -135,7 +136,7 @@ CASES = {"h100-8gpu-handmade": gpu_facts, "lost-gpu-among-healthy-handmade": los
 
 
 def write_dir(root: Path) -> None:
-    """Every hand-made case as a --save-facts folder under root/<case>/ (facts schema 2)."""
+    """Every hand-made case as a --save-facts folder under root/<case>/ (facts schema 3)."""
     from verify.checks import gpu, nccl
     from verify.options import Options
     for case, build in CASES.items():
@@ -145,8 +146,8 @@ def write_dir(root: Path) -> None:
         for name, module, facts in records:
             result = module.judge(facts, Options()).to_dict()
             (directory / f"{name}.json").write_text(json.dumps(
-                {"check": name, "facts_schema": 2, "facts": facts, "result": result}, indent=1) + "\n")
-        host = {"facts_schema": 2, "hostname": "handmade-h100-node" if case == "h100-8gpu-handmade" else f"{case.removesuffix('-handmade')}-node", "recorded": "2026-11-22T00:00:00Z",
+                {"check": name, "facts_schema": 3, "facts": facts, "result": result}, indent=1) + "\n")
+        host = {"facts_schema": 3, "hostname": "handmade-h100-node" if case == "h100-8gpu-handmade" else f"{case.removesuffix('-handmade')}-node", "recorded": "2026-11-22T00:00:00Z",
                 "handmade": True, "tool": {"name": "verify", "version": "2.0.0"}, "checks": [r[0] for r in records],
                 "environment": {"python": "3.12.3", "torch": "2.14.1+cu130", "torch_build": "cuda", "cuda": "13.0"},
                 "options": {}}

@@ -18,10 +18,14 @@ from typing import Any
 from . import strictjson
 
 PATH = Path(__file__).with_name("baselines.json")
-FIGURE_KEYS = ("d2d_copy_GBps", "bf16_matmul_TFLOPs", "h2d_pinned_GBps", "d2h_pinned_GBps")
+FIGURE_KEYS = ("d2d_copy_GBps", "bf16_matmul_TFLOPs", "h2d_pinned_GBps", "d2h_pinned_GBps", "bf16_peak_TFLOPs",
+               "train_mfu_floor")
 NCCL_KEY = "nccl_allreduce_busbw_GBps"
 INTERNODE_KEY = "nccl_internode_busbw_GBps"
 ALGOS = ("ring", "nvls")
+# Published per-model constants that stand in where NVML's own reading is missing (NVIDIA/DCGM keeps such a table
+# per SKU for its diagnostics, nvvs/diag-skus.yaml.in, keyed by PCI device id; ours is keyed by NVML name).
+CONSTANT_KEYS = ("sm_clock_max_mhz", "memory_clock_max_mhz", "pcie_gen", "pcie_width", "nvlink_links")
 
 
 class BaselinesError(ValueError):
@@ -44,6 +48,12 @@ class Model:
     figures: dict[str, dict[str, Any]]                       # key -> {value, basis, source}
     busbw: dict[int, dict[str, dict[str, Any]]]              # world size -> algo -> {value, basis, source}
     internode: dict[str, Any] | None = None                  # all-reduce busbw floor across nodes
+    constants: dict[str, dict[str, Any]] | None = None       # key -> {value, basis, source} (CONSTANT_KEYS)
+
+    def constant(self, key: str) -> int | None:
+        """A published constant of this model (CONSTANT_KEYS), or None when the table does not hold it."""
+        raw = (self.constants or {}).get(key)
+        return int(raw["value"]) if raw else None
 
 
 @dataclass(frozen=True)
@@ -119,13 +129,22 @@ def _model(sku: str, raw: Any, fail: Any) -> Model:
     figures = raw.get("figures")
     if not isinstance(figures, dict) or set(figures) - set(FIGURE_KEYS):
         fail(where + ["figures"], f"must be an object with keys among {', '.join(FIGURE_KEYS)}")
-    unknown = set(raw) - {"names", "nvlink", "figures", NCCL_KEY, INTERNODE_KEY}
+    unknown = set(raw) - {"names", "nvlink", "figures", "constants", NCCL_KEY, INTERNODE_KEY}
     if unknown:
-        fail(where + [sorted(unknown)[0]], f"unknown key (known: names, nvlink, figures, {NCCL_KEY}, {INTERNODE_KEY})")
+        fail(where + [sorted(unknown)[0]], f"unknown key (known: names, nvlink, figures, constants, {NCCL_KEY}, "
+             f"{INTERNODE_KEY})")
+    constants = raw.get("constants", {})
+    if not isinstance(constants, dict) or set(constants) - set(CONSTANT_KEYS):
+        fail(where + ["constants"], f"must be an object with keys among {', '.join(CONSTANT_KEYS)}")
+    for key, value in constants.items():
+        if not isinstance(value, dict) or type(value.get("value")) is not int or not 0 <= value["value"] < 100_000:
+            fail(where + ["constants", key], "value must be a whole number from 0 (a count of none) up")
     return Model(sku, tuple(patterns), raw["nvlink"],
                  {k: _figure(v, where + ["figures", k], fail) for k, v in figures.items()},
                  _busbw(raw[NCCL_KEY], where + [NCCL_KEY], fail) if NCCL_KEY in raw else {},
-                 _figure(raw[INTERNODE_KEY], where + [INTERNODE_KEY], fail) if INTERNODE_KEY in raw else None)
+                 _figure(raw[INTERNODE_KEY], where + [INTERNODE_KEY], fail) if INTERNODE_KEY in raw else None,
+                 {k: _figure({**v, "value": v["value"] or 1}, where + ["constants", k], fail) and v
+                  for k, v in constants.items()})
 
 
 def parse(text: str, source: str = "verify/baselines.json") -> Baselines:

@@ -373,7 +373,15 @@ def _phases(environment: dict[str, Any], facts: dict[str, Any], started: float |
     first = next((r.get("first_batch_s") for r in loader if isinstance(r, dict) and r.get("first_batch_s")), None)
     environment["phases"] = {"container_start": started, "import_torch": torch_phases.get("import_torch"),
                              "cuda_init": torch_phases.get("cuda_init"),
-                             "process_group_init": (facts.get("nccl") or {}).get("init_s"), "first_batch": first}
+                             "process_group_init": (facts.get("nccl") or {}).get("init_s"), "first_batch": first,
+                             "first_step": _first_step(facts.get("train"))}
+
+
+def _first_step(train: Any) -> float | None:
+    """The train check's time from its process group to its first optimizer step done (rank 0), or None."""
+    ranks = train.get("ranks") if isinstance(train, dict) else None
+    value = ranks[0].get("first_step_s") if isinstance(ranks, list) and ranks and isinstance(ranks[0], dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _scheduler_words(results: list[CheckResult], environment: dict[str, Any]) -> None:

@@ -72,6 +72,51 @@ CODES: dict[str, Code] = {
     "NCCL_NET_FALLBACK": Code("host", "InfiniBand/EFA devices are present but NCCL used NET/Socket across nodes.",
                               "Check the HCAs (`ibstat`), that the container gets /dev/infiniband and libibverbs (or "
                               "the aws-ofi-nccl plugin for EFA), and that NCCL_IB_DISABLE is not set."),
+    "NCCL_SINGLE_RANK": Code("job", "One rank only: NCCL initialised and the all-reduce returned the right values, but "
+                             "nothing crossed a link, so no bandwidth was measured (busbw is 0 by definition).",
+                             "Run with two or more GPUs (`--gpus all`) or across nodes (torchrun) to measure NCCL."),
+    "FABRIC_NONE": Code("host", "No RDMA device: no adapter in /sys/class/infiniband, no /dev/infiniband/uverbs* and "
+                        "none listed by libibverbs. The fabric is not assessed (one node, or a TCP-only cluster).",
+                        "Nothing to do on a node without InfiniBand, RoCE or EFA; on one with adapters, check the "
+                        "driver (`ibstat`, `lsmod | grep -e mlx5_ib -e efa`)."),
+    "FABRIC_NOT_PASSED": Code("job", "The host has RDMA adapters but the container was given no /dev/infiniband/uverbs*.",
+                              "Start the container with `--device /dev/infiniband --ulimit memlock=-1 --cap-add "
+                              "IPC_LOCK` (Kubernetes: the RDMA device plugin's resource, e.g. rdma/ib: 1)."),
+    "FABRIC_USERSPACE_MISSING": Code("image", "The image cannot use the fabric: libibverbs.so.1 or librdmacm.so.1 does "
+                                     "not load, the provider for the adapter's driver (mlx5, efa, ...) is missing, or "
+                                     "libibverbs lists no device although /dev/infiniband is there.",
+                                     "Install `libibverbs1 ibverbs-providers librdmacm1` in the image (this project's "
+                                     "CUDA images carry them)."),
+    "FABRIC_EFA_PLUGIN_MISSING": Code("image", "An EFA adapter is present but the image lacks a piece NCCL needs for "
+                                      "it: libfabric.so.1, the efa provider, or the aws-ofi-nccl net plugin "
+                                      "(libnccl-net.so); NCCL falls back to TCP sockets.",
+                                      "Add the aws-ofi-nccl plugin and libfabric to the image (the summary names the "
+                                      "missing piece) and set NCCL_NET_PLUGIN if its name is not libnccl-net.so."),
+    "FABRIC_PORT_DOWN": Code("host", "An RDMA port is not ACTIVE/LinkUp (Down, Polling, Disabled, Init).",
+                             "Check the cable, transceiver and switch port (`ibstat`, `ibportstate`); for IB, that a "
+                             "subnet manager runs."),
+    "FABRIC_RATE_DEGRADED": Code("host", "An active RDMA port links below the adapter's maximum: below its peers of "
+                                 "the same model on this node, or below the model's rated speed.",
+                                 "Check the cable, transceiver and switch port speed (`ibstat`, `mlxlink`); a lower-"
+                                 "rated SKU or switch port explains it too."),
+    "FABRIC_MEMLOCK_LOW": Code("job", "The locked-memory limit (RLIMIT_MEMLOCK) is below what RDMA needs to register "
+                               "NCCL's buffers.", "Run the container with `--ulimit memlock=-1` (Slurm: "
+                               "PropagateResourceLimits, Kubernetes: the runtime's default ulimits)."),
+    "FABRIC_NCCL_FORCED_SOCKET": Code("job", "The job's NCCL variables keep NCCL off the fabric: NCCL_IB_DISABLE=1, "
+                                      "NCCL_NET=Socket, or an NCCL_IB_HCA that matches no adapter.",
+                                      "Unset NCCL_IB_DISABLE / NCCL_NET, or make NCCL_IB_HCA name the adapters "
+                                      "(`ls /sys/class/infiniband`)."),
+    "FABRIC_GDR_OFF": Code("host", "GPUDirect RDMA is not available (fabric: nvidia_peermem is not loaded and dma-buf "
+                           "is not possible: proprietary GPU kernel module, or a kernel older than 5.12) or not used "
+                           "(nccl: no `via NET/IB` connection carries /GDRDMA); NCCL stages every transfer through host "
+                           "memory.",
+                           "`modprobe nvidia_peermem` on the host, or use the open GPU kernel module on kernel 5.12+ "
+                           "(dma-buf)."),
+    "FABRIC_BANDWIDTH_LOW": Code("host", "A multi-node all-reduce's bus bandwidth is far below what the node's RDMA "
+                                 "links carry (their count x rate from /sys/class/infiniband): below 0.5x warns, "
+                                 "below 0.25x fails.",
+                                 "Read the network NCCL used (the nccl check's details); check the links, GDR and "
+                                 "NCCL_IB_HCA; compare with `ib_write_bw` between the nodes."),
     "NVLS_NOT_USED": Code("host", "NVLink SHARP (NVLS) is expected on this NVSwitch node but NCCL did not use it.",
                           "Check the fabric manager and multicast support (`nvidia-smi -q | grep -i fabric`), and "
                           "that NCCL_NVLS_ENABLE/NCCL_ALGO do not exclude it."),
@@ -86,6 +131,10 @@ CODES: dict[str, Code] = {
                              "judged, and never a pass.",
                              "Record the check on the machine (`python -m verify --save-facts DIR`), or translate "
                              "the fields the source has."),
+    "HEALTH_NOT_ASSESSED": Code("host", "A GPU answered but none of its health fields (ECC, remap, clock slowdown, "
+                                "temperature, PCIe, power, NVLink) was read: not assessed, never called healthy.",
+                                "Read the GPU's health where NVML answers (`nvidia-smi -q` on the host); on a replay, "
+                                "translate the health fields the source has."),
     "BANDWIDTH_LOW": Code("host", "A copy (device-to-device, host-to-device, device-to-host) or NCCL busbw is below "
                           "0.9x (warn) or 0.75x (fail) of this GPU model's baseline (verify/baselines.json).",
                           "Compare with another node of the same model; check PCIe/NVLink state, clocks and "
@@ -145,6 +194,24 @@ CODES: dict[str, Code] = {
                                      "prefetch_factor."),
     "PACKAGE_MISSING": Code("image", "A package the check needs is not installed in the image.",
                             "The `pip install` line in the remedy."),
+    "TRAIN_FAILED": Code("host", "The training step of the train check failed on a rank (process group, forward, "
+                         "backward, all-reduce or optimizer step raised, a rank died or never answered).",
+                         "Read the rank, node and phase in the summary; rerun `verify --checks nccl,gpu` on that node "
+                         "and check dmesg for Xid errors."),
+    "TRAIN_REPLICA_MISMATCH": Code("host", "After a DDP step the replicas differ: a rank's parameter checksum or its "
+                                   "all-reduced loss is not the others' (model-level silent data corruption).",
+                                   "Drain the node the summary names and run `dcgmi diag -r 4` on it; rerun the "
+                                   "gpu check's SDC canary; RMA the GPU if it repeats."),
+    "TRAIN_LOSS_NOT_FINITE": Code("host", "The global training loss became NaN or infinite, on a seeded model and data "
+                                  "that train cleanly elsewhere.",
+                                  "Rerun the gpu check (kernels, SDC canary); drain the node if it repeats."),
+    "TRAIN_LOSS_NOT_FALLING": Code("host", "The training loss did not fall by a clear margin over the run, on a seeded "
+                                   "model and data that learn elsewhere.",
+                                   "Rerun the gpu check (kernels, SDC canary) and compare with another node."),
+    "TRAIN_SLOW": Code("host", "The training step's model FLOP utilisation (MFU) is below 0.9x (warn) or 0.75x (fail) "
+                       "of this GPU model's floor (verify/baselines.json).",
+                       "Check clocks and throttling (gpu check), NVLink (nccl check), other processes on the GPUs, "
+                       "and the DataLoader setting."),
     "DISK_FULL": Code("host", "The disk a check writes its scratch files to (TMPDIR, the container's writable layer) is "
                       "full: No space left on device.",
                       "Free disk on the node, or give the container scratch room (`-v /scratch:/tmp`); `df -h` in the "

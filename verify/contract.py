@@ -15,7 +15,7 @@ class Check:
     """One check: what it finds out, its default timeout, probe() (measures, reads) and judge() (pure verdict).
 
     `figures` is the plausibility gate's spec for its facts (verify/figures.py): every figure is checked before
-    judge() sees the facts, live and on replay.
+    judge() sees the facts, live and on replay. `facts_type`, where given, refuses keys it does not declare.
     """
     name: str
     what: str
@@ -23,3 +23,4 @@ class Check:
     probe: Callable[[Options], Any]
     judge: Callable[[Any, Options], CheckResult]
     figures: Spec = ()
+    facts_type: Any = None          # the TypedDict of its facts (verify/facts.py): a key it lacks is refused

@@ -1,13 +1,20 @@
-"""The facts each check's probe records and its judge reads, as types (verify/FACTS.md, facts schema 2).
+"""The facts each check's probe records and its judge reads, as types (verify/FACTS.md, facts schema 3).
 
-Every field may be missing or null ("the source did not say": a translated record holds what its source had),
-so every TypedDict here is total=False and a judge reads fields with .get(). Shapes are not re-checked by the
-judges: verify/figures.py gates every record before a judge sees it (lists are lists, entries are objects,
-figures are finite and plausible), live and on replay.
+Schema 3 gives each value one meaning: null (or an absent key) is "unknown: not read, or not in the source"
+and nothing else; "none", "unset" and "unlimited" are values of their own (NONE, UNSET, UNLIMITED below).
+Every TypedDict is total=False (a translated record holds what its source had) and a judge reads fields with
+.get(). verify/factschema.py refuses a key these types do not declare and reads schema-1/-2 records as
+schema 3; verify/figures.py gates every figure. tests/test_facts_contract.py holds FACTS.md's tables and
+these types together, field for field.
 """
 from __future__ import annotations
 
 from typing import Any, TypedDict
+
+NONE = "none"              # no error; a CPU build (torch_cuda); no recovery action
+UNSET = "unset"            # an environment variable that is not set (cuda_visible_devices)
+UNLIMITED = "unlimited"    # a limit that is not limited (memlock_bytes)
+XID_SOURCES = ("nvml", "kernel_log")
 
 # ------------------------------------------------------------------------------------------------- gpu
 
@@ -21,42 +28,48 @@ class RowRemap(TypedDict, total=False):
 
 class NvlinkErrors(TypedDict, total=False):
     """Counter deltas over the run."""
-    crc: int
-    replay: int
-    recovery: int
+    crc: int | None
+    replay: int | None
+    recovery: int | None
 
 
 class Sample(TypedDict, total=False):
     """A re-read of what comes and goes, idle or under load."""
-    phase: str
+    phase: str | None
     throttle_reasons: int | None
-    nvlink: list[bool] | None
+    nvlink: list[bool | None] | None
     gen: int | None
     width: int | None
 
 
 class MigDevice(TypedDict, total=False):
+    """One MIG device: NVML's slice, or a row of nvidia-smi's "MIG devices" table."""
     uuid: str | None
     profile: str | None
     slices: int | None
     total_slices: int | None
+    gpu_instance: int | None
+    compute_instance: int | None
+    mig_index: int | None
+    memory_bytes: int | None
+    sm_count: int | None
 
 
 class NvmlDevice(TypedDict, total=False):
     """One NVML device (`devices[i]`): identity and every health field NVML gave."""
-    index: int
+    index: int | None
     name: str | None
     uuid: str | None
     pci_bus_id: str | None
     lost: bool | None
-    nvml_errors: dict[str, str]
-    unsupported: dict[str, str]
+    nvml_errors: dict[str, str] | None
+    unsupported: dict[str, str] | None
     memory_bytes: int | None
     cc: str | None
     persistence: bool | None
-    mig: list[bool] | None
+    mig: list[bool | None] | None
     mig_devices: list[MigDevice] | None
-    ecc: list[bool] | None
+    ecc: list[bool | None] | None
     ecc_volatile_uncorrectable: int | None
     ecc_aggregate_uncorrectable: int | None
     ecc_sram_uncorrectable: int | None
@@ -65,19 +78,23 @@ class NvmlDevice(TypedDict, total=False):
     row_remap: RowRemap | None
     recovery_action: str | None
     throttle_reasons: int | None
+    throttle_reasons_read: int | None
     samples: list[Sample] | None
     pcie_gen: int | None
     pcie_width: int | None
     pcie_gen_max: int | None
     pcie_width_max: int | None
     pcie_gen_gpu_max: int | None
-    nvlink: list[bool] | None
+    pcie_width_gpu_max: int | None
+    nvlink: list[bool | None] | None
     nvlink_errors: NvlinkErrors | None
     nvswitch: bool | None
-    temperature_c: int | None
-    temperature_slowdown_c: int | None
-    memory_temperature_c: int | None
-    memory_temperature_max_c: int | None
+    temperature_c: float | None
+    temperature_slowdown_c: float | None
+    temperature_tlimit_c: float | None
+    temperature_slowdown_tlimit_c: float | None
+    memory_temperature_c: float | None
+    memory_temperature_max_c: float | None
     sm_clock_mhz: int | None
     sm_clock_max_mhz: int | None
     power_w: float | None
@@ -88,13 +105,13 @@ class NvmlDevice(TypedDict, total=False):
 
 class TorchMapEntry(TypedDict, total=False):
     """One torch device and the NVML device it was matched to."""
-    torch_index: int
+    torch_index: int | None
     uuid: str | None
     pci_bus_id: str | None
     name: str | None
     mig_uuid: str | None
     nvml_index: int | None
-    matched_by: str
+    matched_by: str | None
 
 
 class Kernel(TypedDict, total=False):
@@ -119,7 +136,7 @@ class Perf(TypedDict, total=False):
     bf16_TFLOPs: float | None
     pcie_under_load: PcieUnderLoad | None
     throttle_under_load: int | None
-    nvlink_under_load: list[bool] | None
+    nvlink_under_load: list[bool | None] | None
     numa_node: int | None
     pinned_on_numa: bool | None
 
@@ -133,10 +150,14 @@ class Sdc(TypedDict, total=False):
 
 
 class XidEvent(TypedDict, total=False):
+    """An Xid: raised while verify ran (NVML's event set) or found in the kernel log (`NVRM: Xid (PCI:...)`)."""
     xid: int
     index: int | None
     uuid: str | None
+    pci_bus_id: str | None
     text: str | None
+    time: str | None
+    source: str | None
 
 
 class GpuFacts(TypedDict, total=False):
@@ -148,7 +169,7 @@ class GpuFacts(TypedDict, total=False):
     device_nodes: bool | None
     nvml_library: bool | None
     nvml_error: str | None
-    nvml_shutdown_error: str
+    nvml_shutdown_error: str | None
     driver: str | None
     cuda_driver: str | None
     devices: list[NvmlDevice] | None
@@ -171,47 +192,107 @@ class SizeRow(TypedDict, total=False):
     """One nccl-tests row: message size, elements, time, bandwidths in GB/s, wrong elements."""
     size: int
     count: int
-    type: str
-    redop: str
+    type: str | None
+    redop: str | None
     time_us: float
     algbw: float
     busbw: float
     wrong: int
 
 
+class NetChannels(TypedDict, total=False):
+    """Connections over one NCCL network (`Channel .. via NET/<name>/<dev>[/GDRDMA]`), and how many used GDR."""
+    connections: int
+    gdr: int
+
+
 class NcclLog(TypedDict, total=False):
-    """What NCCL's own INFO log says it chose."""
+    """What NCCL's own INFO log says it chose (verify/ncclog.py reads it; FACTS.md, "fabric facts")."""
     network: str | None
+    networks: list[str]
     interface: str | None
-    nvls: bool
+    nvls: bool | None
     ib_error: str | None
-    transports: list[str]
+    transports: list[str] | None
+    net_channels: dict[str, NetChannels]
+    hcas: list[str] | None
+    verbs_missing: str | None
+    ib_no_device: bool
+    plugin_missing: str | None
+    plugin_loaded: str | None
+    ofi_provider: str | None
+    ofi_error: str | None
+    hca_gdr: dict[str, bool]
+    proof: list[str]
 
 
 class NcclFacts(TypedDict, total=False):
     """What the nccl check's probe records (verify/FACTS.md, "nccl facts")."""
-    distributed: bool
-    nccl_available: bool
-    backend: str
+    distributed: bool | None
+    nccl_available: bool | None
+    backend: str | None
     nccl_version: str | None
     device_name: str | None
-    gpus: int
-    timeout_s: float
-    world_size: int
+    gpus: int | None
+    timeout_s: float | None
+    world_size: int | None
     nodes: int | None
-    mode: str
+    mode: str | None
     rank: int | None
     init_s: float | None
-    sizes: list[SizeRow]
+    sizes: list[SizeRow] | None
     error: str | None
-    nccl_env: dict[str, str]
+    nccl_env: dict[str, str] | None
     gloo_socket_ifname: str | None
     shm_bytes: int | None
-    memlock_bytes: int | None
-    infiniband: bool
-    efa: bool
+    memlock_bytes: int | str | None
+    infiniband: bool | None
+    efa: bool | None
     nvswitch: bool | None
-    nccl_log: NcclLog
+    nccl_log: NcclLog | None
+    adapters: list[Adapter] | None
+    uverbs: list[str] | None
+    verbs_loads: bool | None
+
+
+# ---------------------------------------------------------------------------------------------- fabric
+
+
+class Port(TypedDict, total=False):
+    """/sys/class/infiniband/<adapter>/ports/<n>: state and phys_state by name, rate split from `400 Gb/sec (4X NDR)`."""
+    port: int | None
+    state: str | None
+    phys_state: str | None
+    rate_gbps: float | None
+    width: int | None
+    speed: str | None
+    link_layer: str | None
+
+
+class Adapter(TypedDict, total=False):
+    """One /sys/class/infiniband/<name>: its kernel driver (mlx5_core, efa, ...), hca_type (MT4129) and ports."""
+    name: str
+    driver: str | None
+    hca_type: str | None
+    ports: list[Port]
+
+
+class FabricFacts(TypedDict, total=False):
+    """What the fabric check's probe records (verify/FACTS.md, "fabric facts")."""
+    root: str
+    adapters: list[Adapter] | None
+    uverbs: list[str] | None
+    rdma_cm: bool | None
+    libraries: dict[str, str]
+    providers: list[str] | None
+    verbs_devices: list[str] | None
+    verbs_error: str | None
+    memlock: int | str | None
+    peermem: bool | None
+    gpu_module: str | None
+    kernel: str | None
+    net_plugins: list[str] | None
+    nccl_env: dict[str, str]
 
 
 # ------------------------------------------------------------------------------------------------- shm
@@ -318,3 +399,84 @@ class DataloaderFacts(TypedDict, total=False):
     main_process_torch_threads: int
     emulated: bool
     recommendation: dict[str, Any]
+
+
+# ----------------------------------------------------------------------------------------------- train
+
+
+class TrainStep(TypedDict, total=False):
+    """One optimizer step as one rank saw it: the all-reduced (global) loss and its parameters' checksum."""
+    step: int
+    loss: float | str               # a number, or the explicit "nan", "inf", "-inf"
+    checksum: str                   # 16 hex digits: the parameters' bits, summed mod 2^64 with position weights
+
+
+class TrainLoader(TypedDict, total=False):
+    """The data path of one rank: the Arrow token file, zero copy, and the DataLoader advisor's short sweep."""
+    file_bytes: int
+    samples: int
+    zero_copy: bool
+    setting: dict[str, Any] | None  # num_workers, prefetch_factor, persistent_workers, pin_memory
+    sweep: list[dict[str, Any]]     # verify/dataloader.py measure_one rows
+    shm: dict[str, Any]
+    cpu_share: int
+
+
+class TrainRank(TypedDict, total=False):
+    rank: int
+    local_rank: int
+    node: str
+    steps: list[TrainStep]
+    bf16: bool
+    init_s: float
+    data_s: float
+    first_step_s: float
+    planned_steps: int
+    timed_steps: int
+    timed_s: float
+    wall_s: float
+    loader: TrainLoader
+
+
+class TrainFailure(TypedDict, total=False):
+    rank: int
+    node: str
+    phase: str                      # init, data, train, gather, timeout, died
+    type: str
+    message: str
+    shm_error: str                  # present only where the message is a known /dev/shm exhaustion
+
+
+class TrainConfig(TypedDict, total=False):
+    vocab: int
+    d_model: int
+    layers: int
+    heads: int
+    seq_len: int
+    batch_per_rank: int
+    lr: float
+    seed: int
+    device_class: str               # cpu, gpu, emulated
+    params: int
+    flops_per_token: float
+    warmup_steps: int
+    min_steps: int
+    max_steps: int
+    step_budget_s: float
+    noise: float
+
+
+class TrainFacts(TypedDict, total=False):
+    """Rank 0's record of the whole group: every rank's steps, the configuration, and any rank's failure."""
+    missing: list[str]
+    distributed: bool
+    gpus: int
+    backend: str
+    emulated: bool
+    device_name: str | None
+    config: TrainConfig
+    world_size: int
+    nodes: int | None
+    mode: str
+    ranks: list[TrainRank]
+    failures: list[TrainFailure]

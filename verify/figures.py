@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,6 +106,39 @@ class Required:
         return f"lacks {', '.join(missing)}" if missing else None
 
 
+@dataclass(frozen=True)
+class Either:
+    """A value one of two rules accepts (a count, or an explicit word such as "unlimited")."""
+    first: Figure | Kind
+    second: Figure | Kind
+
+    def problem(self, value: Any) -> str | None:
+        why = self.first.problem(value)
+        return None if why is None or self.second.problem(value) is None else f"{why}, nor {self.second.problem(value)}"
+
+
+@dataclass(frozen=True)
+class Unless:
+    """A rule that does not apply where a top-level fact has a given value: algbw is no rate at world size 1, where
+    the all-reduce moves nothing and its time is a kernel launch's."""
+    key: str
+    equals: Any
+    rule: Figure
+
+    def problem(self, value: Any) -> str | None:
+        return self.rule.problem(value)
+
+
+@dataclass(frozen=True)
+class Holds:
+    """A value that must satisfy a rule reading it as a whole (`rule` returns why not, or None): a loss that is a
+    number or an explicit word, or, at the root path "", a rate checked against what the recorded device can do."""
+    rule: Callable[[Any], str | None]
+
+    def problem(self, value: Any) -> str | None:
+        return self.rule(value)
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -133,7 +167,7 @@ LIST, OBJECT = Shape(list), Shape(dict)
 BOOL, STR = Kind(bool), Kind(str)
 BOOLS, STRS = Each(BOOL), Each(STR)
 
-Rule = Figure | Shape | Kind | Each | Unique | Required
+Rule = Figure | Shape | Kind | Each | Unique | Required | Either | Unless | Holds
 Spec = tuple[tuple[str, Rule], ...]
 
 
@@ -163,7 +197,9 @@ def problems(facts: Any, spec: Spec) -> list[str]:
         return [f"facts {Shape(dict).problem(facts)}"]
     found = []
     for path, rule in spec:
-        for where, value in _walk(facts, path.split("."), ""):
+        if isinstance(rule, Unless) and facts.get(rule.key) == rule.equals:
+            continue
+        for where, value in (_walk(facts, path.split("."), "") if path else [("facts", facts)]):
             why = rule.problem(value)
             if why:
                 found.append(f"{where} {why}")

@@ -1,10 +1,11 @@
 """One GPU's health from its NVML facts (pure logic): what is wrong, how sure we are, and who must act.
 
-Conditions that come and go (hardware slowdown, an NVLink link down) are counted over every read the probe
-made (idle, re-reads, under load): seen in two or more reads fails; seen once is a warn that names the count,
-unless another finding on the same device corroborates it. Findings carry a root-cause rank; the check's code
-is the most severe root cause among its failures (else its warnings): a lost GPU, then memory (ECC, remap),
-then throttle or link, then performance.
+Every single-snapshot hardware reading (clock slowdown, PCIe width and generation, NVLink state) is judged by
+one transient rule, counted over every read the probe made (idle, re-reads, under load): seen in two or more
+reads fails; seen once is a warn that names the count, unless another finding on the same device corroborates
+it. Findings carry a root-cause rank; the check's code is the one that needs action first among its failures
+(else its warnings): a lost GPU, then memory (ECC, remap), then throttle or link, then performance; a lifetime
+ECC count that row remapping already handled, and what was not assessed, come last.
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .codes import Owner
-from .facts import NvmlDevice, PcieUnderLoad, XidEvent
+from .facts import NONE, NvmlDevice, XidEvent
+from .gpuidentity import norm_bus, norm_uuid
 from .result import FAIL, WARN, CheckResult, Status
 
 # nvmlClocksEventReasons bits (nvml.h)
@@ -31,14 +33,16 @@ RANK = {"GPU_LOST": 0, "GPU_RESET_REQUIRED": 1, "XID_ERROR": 2, "ROW_REMAP_FAILE
         "RETIREMENT_PENDING": 3, "SDC_MISMATCH": 4, "KERNEL_FAILED": 4, "MEASUREMENT_INVALID": 4,
         "DRIVER_TOO_OLD": 5, "DRIVER_ERROR": 5, "ARCH_NOT_IN_BUILD": 5, "GPU_NOT_VISIBLE": 5,
         "DEVICE_COUNT_MISMATCH": 6, "THROTTLED": 7, "NVLINK_DOWN": 7, "NVLINK_ERRORS": 7, "PCIE_DOWNGRADED": 7,
-        "ARCH_PTX_JIT": 8, "BANDWIDTH_LOW": 9, "COMPUTE_LOW": 9}
+        "ARCH_PTX_JIT": 8, "BANDWIDTH_LOW": 9, "COMPUTE_LOW": 9, "HEALTH_NOT_ASSESSED": 11}
+HANDLED = 10                  # the rank of a finding that needs watching, not action (a remapped lifetime ECC count)
 
 # Xid events (NVIDIA's Xid catalogue): those that mean the node must not run jobs, and those an application causes.
 XID_LOST = {79}
 XID_NOTICE = {63: "ECC page retirement or row remap recorded (the remap state itself is judged from NVML)"}
 XID_CRITICAL = {48: "double-bit ECC error", 64: "row remap failure",
                 74: "NVLink error", 92: "high single-bit ECC rate", 94: "contained ECC error",
-                95: "uncontained ECC error", 119: "GSP RPC timeout", 120: "GSP error", 140: "unrecovered ECC error"}
+                95: "uncontained ECC error", 119: "GSP RPC timeout", 120: "GSP error", 140: "unrecovered ECC error",
+                62: "internal micro-controller halt", 154: "GPU recovery action changed: a reset or reboot is needed"}
 XID_APPLICATION = {13, 31, 43, 45}     # graphics/MMU faults of a process, its own bug: noted, not a node fault
 
 
@@ -50,6 +54,7 @@ class Finding:
     remedy: str
     owner: Owner
     device: int | None = None          # NVML index
+    rank: int | None = None            # overrides the code's rank (RANK) where this finding needs no action now
 
 
 class Findings:
@@ -58,8 +63,9 @@ class Findings:
     def __init__(self) -> None:
         self.items: list[Finding] = []
 
-    def add(self, severity: Status, code: str, text: str, remedy: str, owner: Owner, device: int | None = None) -> None:
-        self.items.append(Finding(severity, code, text, remedy, owner, device))
+    def add(self, severity: Status, code: str, text: str, remedy: str, owner: Owner, device: int | None = None,
+            rank: int | None = None) -> None:
+        self.items.append(Finding(severity, code, text, remedy, owner, device, rank))
 
     def on(self, device: int | None, *codes: str) -> list[Finding]:
         return [f for f in self.items if f.device == device and (not codes or f.code in codes)]
@@ -67,7 +73,8 @@ class Findings:
     def apply(self, result: CheckResult, ok_summary: str) -> CheckResult:
         result.data["findings"] = [vars(f) for f in self.items]
         for severity in (FAIL, WARN):
-            hits = sorted((f for f in self.items if f.severity == severity), key=lambda f: RANK.get(f.code, 10))
+            hits = sorted((f for f in self.items if f.severity == severity),
+                          key=lambda f: f.rank if f.rank is not None else RANK.get(f.code, 10))
             if hits:
                 first = hits[0]
                 result.details += [f"{f.severity}: [{f.code}, {f.owner}] {f.text}" for f in self.items]
@@ -87,7 +94,8 @@ def throttle_names(mask: Any) -> set[str]:
 
 
 def where(dev: Mapping[str, Any]) -> str:
-    return f"device {dev.get('index')} ({dev.get('name') or 'unknown model'}, {dev.get('pci_bus_id') or 'bus ?'})"
+    i = dev.get("index")
+    return f"device {i if i is not None else '?'} ({dev.get('name') or 'unknown model'}, {dev.get('pci_bus_id') or 'bus ?'})"
 
 
 def lost(dev: NvmlDevice, found: Findings) -> bool:
@@ -113,9 +121,12 @@ def memory(dev: NvmlDevice, found: Findings) -> None:
                   f"last reset{split}", "Drain the node, reset the GPU and run `dcgmi diag -r 3`; repeated errors "
                   f"mean RMA.{on_chip}", "host", i)
     elif agg:
+        rows: Mapping[str, Any] = dev.get("row_remap") or {}
+        handled = rows.get("pending") == 0 and rows.get("failed") == 0
         found.add(WARN, "ECC_UNCORRECTABLE", f"{where(dev)}: {agg} uncorrectable ECC error(s) in its lifetime "
-                  "(none since the last reset)", "Watch the count: if it grows, drain the node and run DCGM "
-                  "diagnostics.", "host", i)
+                  f"(none since the last reset{'; row remapping handled them, nothing pending' if handled else ''})",
+                  "Watch the count: if it grows, drain the node and run DCGM diagnostics.", "host", i,
+                  HANDLED if handled else None)
     ecc = dev.get("ecc") if isinstance(dev.get("ecc"), list) else [None, None]
     if ecc and ecc[0] is False and any(k in name for k in DATACENTER):
         found.add(WARN, "ECC_UNCORRECTABLE", f"{where(dev)}: ECC is disabled on a data-centre GPU",
@@ -131,7 +142,7 @@ def memory(dev: NvmlDevice, found: Findings) -> None:
         found.add(FAIL, "RETIREMENT_PENDING", f"{where(dev)}: row remap pending (takes effect at the next reset)",
                   "Drain the node and reset the GPU (`nvidia-smi -r` or reboot).", "host", i)
     action = dev.get("recovery_action")
-    if action and action != "none":
+    if action and action not in (NONE, "unknown"):
         what = {"reset": "a GPU reset", "reboot": "a node reboot", "drain_p2p": "draining peer-to-peer traffic",
                 "drain_and_reset": "a drain, then a GPU reset"}.get(str(action), str(action))
         found.add(FAIL, "GPU_RESET_REQUIRED", f"{where(dev)}: NVML's recovery action asks for {what}",
@@ -146,42 +157,67 @@ def _reads(dev: Mapping[str, Any], key: str, under_load: list[Any]) -> list[Any]
 
 
 def _confirmed(bad: int, corroborated: bool) -> Status:
+    """The one transient rule: seen in two reads, or once and corroborated, fails; seen once warns."""
     return FAIL if bad >= 2 or corroborated else WARN
 
 
-def clocked_down(dev: NvmlDevice) -> bool:
-    """The SM clock, read with the reasons, is below half its maximum: the slowdown is real, not a stale bit."""
-    clock, top = dev.get("sm_clock_mhz"), dev.get("sm_clock_max_mhz")
+def clocked_down(dev: NvmlDevice, model_max: int | None = None) -> bool:
+    """The SM clock, read with the reasons, is below half its maximum (NVML's, else the model's published one):
+    the slowdown is real, not a stale bit."""
+    clock, top = dev.get("sm_clock_mhz"), dev.get("sm_clock_max_mhz") or model_max
     return bool(clock is not None and top and clock < 0.5 * top and not throttle_names(dev.get("throttle_reasons")) & {"GpuIdle"})
 
 
-def throttle(dev: NvmlDevice, load_masks: list[Any], found: Findings, corroborated: bool) -> None:
+def unread_reasons(dev: NvmlDevice) -> list[str]:
+    """The hardware-slowdown reasons a partial mask did not read (`throttle_reasons_read`); all, when unknown."""
+    if dev.get("throttle_reasons") is None:
+        return []
+    read = dev.get("throttle_reasons_read")
+    return sorted(THROTTLE_FAIL) if read is None else sorted(THROTTLE_FAIL - throttle_names(read))
+
+
+def _too_hot(dev: NvmlDevice) -> tuple[str, float] | None:
+    """(what, degrees of headroom) to the slowdown threshold: absolute, or relative to T.Limit (newer drivers)."""
+    temp, slowdown = dev.get("temperature_c"), dev.get("temperature_slowdown_c")
+    if temp is not None and slowdown:
+        return f"{temp:g} C, at its slowdown threshold ({slowdown:g} C)", slowdown - temp
+    margin, at = dev.get("temperature_tlimit_c"), dev.get("temperature_slowdown_tlimit_c")
+    if margin is not None and at is not None:
+        return f"{margin:g} C below T.Limit, slowdown at {at:g} C", margin - at
+    return None
+
+
+def throttle(dev: NvmlDevice, load_masks: list[Any], found: Findings, corroborated: bool,
+             model_clock: int | None = None) -> None:
     """Hardware slowdown over every read. `corroborated`: a low figure of this device, or the same slowdown on
-    other GPUs of the node in the same read (a node-wide power brake), confirms a single read."""
+    other GPUs of the node in the same read (a node-wide power brake), confirms a single read; so do the SM clock
+    (against NVML's maximum, else the model's) and the temperature."""
     i = dev.get("index")
     reads = _reads(dev, "throttle_reasons", load_masks)
-    hard_reads = [sorted(throttle_names(m) & THROTTLE_FAIL) for m in reads]
-    bad = [h for h in hard_reads if h]
-    temperature, slowdown = dev.get("temperature_c"), dev.get("temperature_slowdown_c")
-    hot = temperature is not None and slowdown and temperature >= slowdown
+    bad = [h for h in (sorted(throttle_names(m) & THROTTLE_FAIL) for m in reads) if h]
+    hot = _too_hot(dev)
     if bad:
         names = sorted({n for h in bad for n in h})
-        status = _confirmed(len(bad), corroborated or bool(hot) or clocked_down(dev))
+        slow = clocked_down(dev, model_clock)
+        status = _confirmed(len(bad), corroborated or bool(hot and hot[1] <= 0) or slow)
         seen = f"in {len(bad)} of {len(reads)} read(s)"
         why = "" if status == FAIL else ": one transient read, not confirmed by a re-read, the clock or a low figure"
+        if slow and len(bad) < 2:
+            top = dev.get("sm_clock_max_mhz")
+            why = (f", confirmed by the SM clock {dev.get('sm_clock_mhz')} MHz of {top or model_clock} MHz"
+                   + ("" if top else " (the model's published maximum: NVML's was not read)"))
         found.add(status, "THROTTLED", f"{where(dev)}: clocks throttled by {', '.join(names)} {seen}{why}",
                   "Check cooling, power supply and the BMC event log (`nvidia-smi -q -d PERFORMANCE`).", "host", i)
     elif any(throttle_names(m) & THROTTLE_WARN for m in reads):
         found.add(WARN, "THROTTLED", f"{where(dev)}: clocks throttled by SwThermalSlowdown",
                   "Check cooling and airflow (`nvidia-smi -q -d TEMPERATURE`).", "host", i)
-    temp, slowdown = dev.get("temperature_c"), dev.get("temperature_slowdown_c")
-    if temp is not None and slowdown and temp >= slowdown - TEMP_MARGIN_C:
-        found.add(WARN, "THROTTLED", f"{where(dev)}: {temp} C, at its slowdown threshold ({slowdown} C)",
-                  "Check cooling and airflow (`nvidia-smi -q -d TEMPERATURE`).", "host", i)
+    if hot and hot[1] <= TEMP_MARGIN_C:
+        found.add(WARN, "THROTTLED", f"{where(dev)}: {hot[0]}", "Check cooling and airflow "
+                  "(`nvidia-smi -q -d TEMPERATURE`).", "host", i)
     hbm, hbm_max = dev.get("memory_temperature_c"), dev.get("memory_temperature_max_c")
     if hbm is not None and hbm_max and hbm >= hbm_max - HBM_MARGIN_C:
-        found.add(FAIL if hbm >= hbm_max else WARN, "THROTTLED", f"{where(dev)}: memory (HBM) at {hbm} C, its "
-                  f"maximum operating temperature is {hbm_max} C", "Check cooling and airflow; HBM above its "
+        found.add(FAIL if hbm >= hbm_max else WARN, "THROTTLED", f"{where(dev)}: memory (HBM) at {hbm:g} C, its "
+                  f"maximum operating temperature is {hbm_max:g} C", "Check cooling and airflow; HBM above its "
                   "limit throttles memory and raises ECC error rates.", "host", i)
     limit, default = dev.get("power_limit_w"), dev.get("power_default_limit_w")
     if limit and default and limit < 0.9 * default:
@@ -224,43 +260,73 @@ def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool =
                   "host", i)
 
 
-def pcie(dev: NvmlDevice, under_load: PcieUnderLoad | None, found: Findings) -> None:
-    """Width below its maximum fails; a lower generation only counts when read under load (idle links slow down)."""
+def pcie(dev: NvmlDevice, load: Sequence[Mapping[str, Any]], found: Findings, corroborated: bool,
+         gpu_max: tuple[Any, Any] = (None, None)) -> None:
+    """The link over every read, by the one transient rule: a width below the maximum in any read, a generation
+    below it only under load (idle links slow down to save power). The maximum is the slot's (NVML's Max), else
+    the GPU's own (Device Max, `lspci` LnkCap), else the model's published one (`gpu_max`)."""
     i = dev.get("index")
-    gen_max, width_max = dev.get("pcie_gen_max"), dev.get("pcie_width_max")
-    load = under_load if isinstance(under_load, dict) else None
-    gen = (load or {}).get("gen", dev.get("pcie_gen")) if load else dev.get("pcie_gen")
-    width = (load or {}).get("width", dev.get("pcie_width")) if load else dev.get("pcie_width")
-    narrow = width is not None and width_max is not None and width < width_max
-    slow = gen is not None and gen_max is not None and gen < gen_max and load is not None
-    if narrow or slow:
-        found.add(FAIL, "PCIE_DOWNGRADED", f"{where(dev)}: PCIe link Gen{gen if gen is not None else '?'} x{width}"
-                  f"{' under load' if load else ''}, capable of Gen{gen_max if gen_max is not None else '?'} x{width_max}",
+    top_gen = dev.get("pcie_gen_gpu_max") or gpu_max[0]
+    top_width = dev.get("pcie_width_gpu_max") or gpu_max[1]
+    gen_max = dev.get("pcie_gen_max") if dev.get("pcie_gen_max") is not None else top_gen
+    width_max = dev.get("pcie_width_max") if dev.get("pcie_width_max") is not None else top_width
+    samples: list[Mapping[str, Any]] = [s for s in dev.get("samples") or [] if isinstance(s, dict)]
+    idle = [{"gen": dev.get("pcie_gen"), "width": dev.get("pcie_width")}] + [s for s in samples if s.get("phase") != "load"]
+    load = [*load, *(s for s in samples if s.get("phase") == "load")]
+    reads = [(r.get("gen"), r.get("width"), False) for r in idle] + [(r.get("gen"), r.get("width"), True) for r in load]
+    bad = [(g, w, under) for g, w, under in reads
+           if (w is not None and width_max and w < width_max) or (under and g is not None and gen_max and g < gen_max)]
+    if bad:
+        status = _confirmed(len(bad), corroborated)
+        g, w, under = bad[-1]
+        seen = f" in {len(bad)} of {sum(1 for r in reads if r[0] is not None or r[1] is not None)} read(s)"
+        why = "" if status == FAIL else ": one read, not confirmed by a re-read or a low host-copy figure"
+        found.add(status, "PCIE_DOWNGRADED", f"{where(dev)}: PCIe link Gen{g if g is not None else '?'} "
+                  f"x{w if w is not None else '?'}{' under load' if under else ''}, capable of "
+                  f"Gen{gen_max or '?'} x{width_max or '?'}{seen}{why}",
                   "Reseat the GPU or its riser and check the BIOS PCIe settings (`nvidia-smi -q -d PCI`).", "host", i)
-    gpu_max = dev.get("pcie_gen_gpu_max")
-    if gpu_max and gen_max and gen_max < gpu_max:
-        found.add(WARN, "PCIE_DOWNGRADED", f"{where(dev)}: the slot runs at most Gen{gen_max}, the GPU supports "
-                  f"Gen{gpu_max}", "Move the GPU to a slot (or riser) of its generation, or check the BIOS link "
+    slot_gen, slot_width = dev.get("pcie_gen_max"), dev.get("pcie_width_max")
+    if top_gen and slot_gen and slot_gen < top_gen:
+        found.add(WARN, "PCIE_DOWNGRADED", f"{where(dev)}: the slot runs at most Gen{slot_gen}, the GPU supports "
+                  f"Gen{top_gen}", "Move the GPU to a slot (or riser) of its generation, or check the BIOS link "
                   "speed setting.", "host", i)
+    if top_width and slot_width and slot_width < top_width:
+        found.add(WARN, "PCIE_DOWNGRADED", f"{where(dev)}: the slot is at most x{slot_width}, the GPU is x{top_width}",
+                  "Move the GPU to a full-width slot (or riser).", "host", i)
 
 
-def xids(events: Sequence[XidEvent], index_of: dict[str, Any], found: Findings) -> None:
-    """Critical Xid events raised while verify ran fail the device they name; application Xids are noted."""
+def device_of(event: XidEvent, devices: Sequence[NvmlDevice]) -> NvmlDevice | None:
+    """The device an Xid names: by index, by UUID (any spelling), or by PCI bus (the kernel log's `PCI:0000:3b:00`)."""
+    if isinstance(event.get("index"), int):
+        return next((d for d in devices if d.get("index") == event["index"]), None)
+    if event.get("uuid"):
+        return next((d for d in devices if d.get("uuid") and norm_uuid(d["uuid"]) == norm_uuid(event["uuid"])), None)
+    if event.get("pci_bus_id"):
+        bus = norm_bus(event["pci_bus_id"]).split(".")[0]
+        return next((d for d in devices if d.get("pci_bus_id") and norm_bus(d["pci_bus_id"]).split(".")[0] == bus), None)
+    return None
+
+
+def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findings) -> None:
+    """Critical Xid events (raised while verify ran, or in the kernel log) fail the device they name; application
+    Xids are noted."""
     for e in events:
         if not isinstance(e, dict) or not isinstance(e.get("xid"), int):
             continue
-        xid = e["xid"]
-        dev = e.get("index") if isinstance(e.get("index"), int) else index_of.get(str(e.get("uuid")))
-        text = f"device {dev if dev is not None else '?'}: Xid {xid}"
+        xid, dev = e["xid"], device_of(e, devices)
+        named = where(dev) if dev else f"device {e['index']}" if e.get("index") is not None else \
+            f"GPU {e.get('uuid') or 'at PCI ' + str(e.get('pci_bus_id') or '?')}"
+        when = " in the kernel log" + (f" at {e['time']}" if e.get("time") else "") if e.get("source") == "kernel_log" \
+            else " during the check"
+        text, i = f"{named}: Xid {xid}{when}", (dev or {}).get("index")
         if xid in XID_LOST:
             found.add(FAIL, "GPU_LOST", f"{text} (GPU has fallen off the bus)", "Drain the node; reset the GPU or "
-                      "reboot; check the PCIe slot, riser and power; RMA if it recurs.", "host", dev)
+                      "reboot; check the PCIe slot, riser and power; RMA if it recurs.", "host", i)
         elif xid in XID_CRITICAL:
             found.add(FAIL, "XID_ERROR", f"{text} ({XID_CRITICAL[xid]})", "Drain the node; read dmesg and follow "
-                      "NVIDIA's Xid catalogue for this Xid (reset, reboot or RMA).", "host", dev)
+                      "NVIDIA's Xid catalogue for this Xid (reset, reboot or RMA).", "host", i)
         elif xid in XID_NOTICE:
             found.add(WARN, "XID_ERROR", f"{text} ({XID_NOTICE[xid]})", "Reset the GPU at the next drain so the "
-                      "retirement or remap takes effect.", "host", dev)
+                      "retirement or remap takes effect.", "host", i)
         elif xid not in XID_APPLICATION:
-            found.add(WARN, "XID_ERROR", f"{text} during the check", "Read dmesg for the Xid and NVIDIA's Xid "
-                      "catalogue.", "host", dev)
+            found.add(WARN, "XID_ERROR", text, "Read dmesg for the Xid and NVIDIA's Xid catalogue.", "host", i)

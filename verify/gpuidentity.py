@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .facts import NvmlDevice, TorchMapEntry
+from .facts import UNSET, NvmlDevice, TorchMapEntry
 
 _MIG_PROFILE = re.compile(r"(\d+)g\.(\d+)gb", re.IGNORECASE)
 
@@ -56,19 +56,19 @@ def _by_uuid(uuid: str, devices: Sequence[NvmlDevice]) -> tuple[int, str | None]
         return None
     for d in devices:
         if norm_uuid(d.get("uuid")).startswith(uuid):
-            return int(d["index"]), None
+            return int(d.get("index") or 0), None
         for mig in d.get("mig_devices") or []:
             if isinstance(mig, dict) and norm_uuid(mig.get("uuid")).startswith(uuid):
-                return int(d["index"]), str(mig.get("uuid"))
+                return int(d.get("index") or 0), str(mig.get("uuid"))
     return None
 
 
 def _visible(cvd: str | None, devices: Sequence[NvmlDevice]) -> list[tuple[int, str | None]] | None:
-    """NVML (index, MIG uuid) per torch index from CUDA_VISIBLE_DEVICES; None when it is unset or unreadable."""
-    if cvd is None:
+    """NVML (index, MIG uuid) per torch index from CUDA_VISIBLE_DEVICES; None when it is unset or unknown."""
+    if cvd is None or cvd == UNSET:
         return None
     out: list[tuple[int, str | None]] = []
-    by_index = {int(d["index"]) for d in devices}
+    by_index = {int(d.get("index") or 0) for d in devices}
     for entry in (e.strip() for e in cvd.split(",")):
         if entry.isdecimal() and int(entry) in by_index:
             out.append((int(entry), None))
@@ -89,7 +89,7 @@ def match(torch_map: Sequence[TorchMapEntry] | None, torch_count: int, devices: 
           cvd: str | None) -> list[Match]:
     """One Match per torch index."""
     devices = [d for d in devices if isinstance(d.get("index"), int)]
-    entries = {int(e["torch_index"]): e for e in torch_map or [] if isinstance(e.get("torch_index"), int)}
+    entries = {int(e.get("torch_index") or 0): e for e in torch_map or [] if isinstance(e.get("torch_index"), int)}
     visible = _visible(cvd, devices)
     out = []
     for t in range(torch_count):
@@ -101,11 +101,11 @@ def match(torch_map: Sequence[TorchMapEntry] | None, torch_count: int, devices: 
         bus = norm_bus(entry.get("pci_bus_id")) if entry.get("pci_bus_id") else ""
         on_bus = [d for d in devices if bus and norm_bus(d.get("pci_bus_id")) == bus]
         if len(on_bus) == 1 and not entry.get("mig_uuid"):
-            out.append(Match(t, int(on_bus[0]["index"]), None, "pci_bus_id"))
+            out.append(Match(t, int(on_bus[0].get("index") or 0), None, "pci_bus_id"))
         elif visible is not None and t < len(visible):
             out.append(Match(t, visible[t][0], visible[t][1], "cuda_visible_devices"))
-        elif cvd is None and torch_count == len(devices):
-            out.append(Match(t, int(devices[t]["index"]), None, "index"))
+        elif cvd in (None, UNSET) and torch_count == len(devices):
+            out.append(Match(t, int(devices[t].get("index") or 0), None, "index"))
         else:
             out.append(Match(t, None, None, "none"))
     return out

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .factschema import ALL_REASONS
 from .gpuidentity import mig_profile
 from .options import Options
 
@@ -95,6 +96,23 @@ def _field_value(nvml: Any, h: Any, const: str) -> int:
     return int(raw if raw is not None else getattr(v, "ullVal", 0))
 
 
+def _mig_slice(nvml: Any, m: Any) -> dict[str, Any]:
+    """One MIG device as nvidia-smi's "MIG devices" table shows it; a field NVML does not give stays absent."""
+    profile = mig_profile(str(_text(nvml.nvmlDeviceGetName(m))))
+    out: dict[str, Any] = {"uuid": str(_text(nvml.nvmlDeviceGetUUID(m))),
+                           "profile": f"{profile[0]}g.{profile[1]}gb" if profile else None,
+                           "slices": profile[0] if profile else None, "total_slices": 7 if profile else None}
+    reads: dict[str, Callable[[], int]] = {
+        "gpu_instance": lambda: int(nvml.nvmlDeviceGetGpuInstanceId(m)),
+        "compute_instance": lambda: int(nvml.nvmlDeviceGetComputeInstanceId(m)),
+        "memory_bytes": lambda: int(nvml.nvmlDeviceGetMemoryInfo(m).total),
+        "sm_count": lambda: int(nvml.nvmlDeviceGetAttributes(m).multiprocessorCount)}
+    for key, read in reads.items():
+        with contextlib.suppress(Exception):      # not read: the key stays absent (unknown)
+            out[key] = read()
+    return out
+
+
 def _mig_devices(nvml: Any, h: Any) -> list[dict[str, Any]]:
     out = []
     for k in range(int(nvml.nvmlDeviceGetMaxMigDeviceCount(h))):
@@ -102,10 +120,7 @@ def _mig_devices(nvml: Any, h: Any) -> list[dict[str, Any]]:
             m = nvml.nvmlDeviceGetMigDeviceHandleByIndex(h, k)
         except Exception:  # noqa: BLE001 - NotFound: no slice at this position
             continue
-        profile = mig_profile(str(_text(nvml.nvmlDeviceGetName(m))))
-        out.append({"uuid": str(_text(nvml.nvmlDeviceGetUUID(m))),
-                    "profile": f"{profile[0]}g.{profile[1]}gb" if profile else None,
-                    "slices": profile[0] if profile else None, "total_slices": 7 if profile else None})
+        out.append(_mig_slice(nvml, m))
     return out
 
 
@@ -165,6 +180,8 @@ def _memory_health(dev: dict[str, Any], nvml: Any, h: Any) -> None:
     _read(dev, "recovery_action", lambda: RECOVERY_ACTIONS.get(
         _field_value(nvml, h, "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION"), "unknown"))
     _read(dev, "throttle_reasons", lambda: int(_reasons_fn(nvml)(h)))
+    if dev.get("throttle_reasons") is not None:
+        dev["throttle_reasons_read"] = ALL_REASONS           # NVML gives the whole mask
 
 
 def _interconnect(dev: dict[str, Any], nvml: Any, h: Any) -> None:
@@ -263,7 +280,7 @@ class XidWatch:
             uuid = None
             with contextlib.suppress(Exception):
                 uuid = _text(self.nvml.nvmlDeviceGetUUID(data.device))
-            self.events.append({"uuid": uuid, "xid": int(data.eventData), "text": None})
+            self.events.append({"uuid": uuid, "xid": int(data.eventData), "text": None, "source": "nvml"})
         with contextlib.suppress(Exception):
             self.nvml.nvmlEventSetFree(self.set)
         return self.events
@@ -275,6 +292,7 @@ def probe_nvml(facts: dict[str, Any]) -> Any:
         nvml.nvmlInit()
     except Exception as exc:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, ImportError ...
         facts["nvml_error"] = f"{type(exc).__name__}: {exc}"
+        facts["devices"] = None                                  # NVML did not list them: unknown, not none
         return None
     facts["driver"] = _text(nvml.nvmlSystemGetDriverVersion())
     v = nvml.nvmlSystemGetCudaDriverVersion()

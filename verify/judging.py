@@ -1,4 +1,5 @@
-"""The one door to every judge: facts are checked for shape and plausible figures before a judge sees them.
+"""The one door to every judge: facts are checked for declared keys (facts schema 3, where the check names its
+facts' type), shape and plausible figures before a judge sees them.
 
 Live (`source` None): an implausible figure is MEASUREMENT_INVALID (host). Replay (`source` names the facts
 file): FACTS_INVALID (job), naming the file and the field. A judge that raises on replayed facts is
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import figures
+from . import factschema, figures
 from .baselines import BaselinesError
 from .contract import Check
 from .options import Options
@@ -24,7 +25,8 @@ def invalid(name: str, found: list[str], source: str | None) -> CheckResult:
 
 def judge(check: Check, facts: Any, options: Options, source: str | None = None) -> CheckResult:
     name = check.name
-    found = figures.problems(facts, check.figures)
+    found = factschema.unknown_keys(facts, check.facts_type) if check.facts_type else []
+    found = found or figures.problems(facts, check.figures)
     if found:
         return invalid(name, found, source)
     if source is None:

@@ -1,8 +1,9 @@
 """`--from-facts DIR`: read a facts folder (verify/FACTS.md), check its shape and version, judge it again.
 
 Every record is validated before anything is judged: a wrong shape is one line (ReplayError, exit 2), an
-implausible figure is the check's FACTS_INVALID (verify.judging). Schema-1 records (no `facts_schema`) are
-read as they are: schema 2 only added fields, and a missing field is null, which judges treat as unjudged.
+implausible figure or a key facts schema 3 does not declare is the check's FACTS_INVALID (verify.judging).
+Schema-1 records (no `facts_schema`) and schema-2 records are read as schema 3 by the one rule of
+verify/factschema.py (FACTS.md, "Older records").
 """
 from __future__ import annotations
 
@@ -12,14 +13,14 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from . import judging, strictjson
+from . import factschema, judging, strictjson
 from .checks import CHECKS
 from .codes import CODES, OWNERS
 from .options import Options
 from .result import PASS, SKIP, STATUSES, CheckResult
 
-FACTS_SCHEMA = 2
-KNOWN_SCHEMAS = (1, 2)
+FACTS_SCHEMA = factschema.SCHEMA
+KNOWN_SCHEMAS = factschema.KNOWN
 MAX_RECORD_BYTES = 64 << 20
 OPTION_CEILING = {"expect_gpus": 4096, "nccl_processes": 1024, "sdc_repeats": 1000, "matmul_n": 1 << 16,
                   "nccl_timeout_s": 86400, "arrow_min_ratio": 100}
@@ -35,6 +36,7 @@ class Record:
     path: Path
     facts: dict[str, Any] | None
     result: dict[str, Any] | None
+    schema: int = factschema.SCHEMA
 
 
 @dataclass
@@ -104,13 +106,16 @@ def _record(base: Path, name: str) -> Record:
     path = base / f"{name}.json"
     doc = read_json(path)
     _need(path, isinstance(doc, dict), f"a facts record is an object, not {type(doc).__name__}")
-    _schema(path, doc)
+    schema = _schema(path, doc)
+    extra = sorted(set(doc) - {"check", "facts_schema", "facts", "result"})
+    _need(path, not extra, f"`{extra[0] if extra else ''}` is not a key of a facts record (check, facts_schema, facts, "
+          "result): misspelt?")
     _need(path, doc.get("check", name) == name, f"records check {doc.get('check')!r}, not {name!r}")
     facts, result = doc.get("facts"), doc.get("result")
     _need(path, facts is None or isinstance(facts, dict), "`facts` must be an object or null")
     if result is not None:
         _check_result(path, result)
-    return Record(name, path, facts, result)
+    return Record(name, path, facts, result, schema)
 
 
 def _options(path: Path, recorded: Any, overrides: dict[str, Any]) -> Options:
@@ -191,7 +196,8 @@ def load(directory: str, only: list[str] | None, overrides: dict[str, Any]) -> F
 def judge(record: Record, options: Options) -> CheckResult:
     """The record's facts judged today; without facts, its recorded verdict (said so); with neither, a failure."""
     if record.facts is not None:
-        result = judging.judge(CHECKS[record.name], record.facts, options, source=str(record.path))
+        facts = factschema.upgrade(record.name, record.facts, record.schema)
+        result = judging.judge(CHECKS[record.name], facts, options, source=str(record.path))
         result.details.append("replayed from recorded facts")
         result.duration_s = float((record.result or {}).get("duration_s") or 0.0)
         return result

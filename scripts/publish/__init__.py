@@ -1,2 +1,2 @@
-"""Publish: everything that hands the rendered images to other systems (CI matrix, bake, Kubernetes, Slurm) and
-the release path (push, SBOM, verify reports and SBOMs attached to digests, read back)."""
+"""Publish: what hands the rendered images to other systems (CI matrix, bake) and the release path (push, SBOM,
+signed attestations attached to digests, read back by report). Clusters and the fleet: scripts/fleet/."""

@@ -7,7 +7,9 @@ and a size bound on every fetch, and everything fetched by digest checked agains
 - the signed in-toto Statement's subject must name the digest, and its predicate type must be known;
 - a verify report must match verify/report.schema*.json, and its status is recomputed from its checks (the
   recorded one is not believed).
-The newest attestation that passes all of that is the answer; every other artifact gets its reason. Nothing a
+The newest trusted verify attestation is the answer, whatever older ones say (an older pass never hides a newer
+failure; all are listed, newest first); a replay (`verify --from-facts`, nothing probed) verifies nothing; evidence
+older than MAX_AGE (`expire`) is not believed, and the reason says its age. Every other artifact gets its reason. Nothing a
 registry sends reaches the terminal unescaped (control characters are shown as \\x..).
 """
 from __future__ import annotations
@@ -16,9 +18,11 @@ import json
 import time
 import unicodedata
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..durations import parse_time, shown
 from ..errors import UserError
 from .attest import (
     PREDICATE_PROVENANCE,
@@ -120,6 +124,11 @@ class Attestation:
         return self.problem is None and self.status in ("pass", "warn")
 
     @property
+    def replay(self) -> bool:
+        """Judged from recorded facts (`verify --from-facts`): nothing was probed on a host."""
+        return bool(self.report.get("replay"))
+
+    @property
     def signer_name(self) -> str:
         return f"{Path(self.signer.source).name} (key {self.signer.keyid[:16]})"
 
@@ -138,8 +147,8 @@ class Summary:
 
     @property
     def chosen(self) -> Attestation | None:
-        good = [a for a in self.attestations if a.good]
-        return good[0] if good else (self.attestations[0] if self.attestations else None)
+        """The newest trusted verify attestation: it decides, whatever older ones say (the newest evidence wins)."""
+        return self.attestations[0] if self.attestations else None
 
 
 def _newest_first(descriptors: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -204,7 +213,7 @@ def fetch_report(text: str, trust: list[Trusted], creds: Credentials | None = No
             summary.rejected.append(f"{short}: {exc}")
         except UserError as exc:        # this artifact's fetch failed (bad content, a 500, the deadline)
             summary.rejected.append(f"{short}: not read ({exc.shown()})")
-    summary.attestations.sort(key=lambda a: a.attested, reverse=True)
+    summary.attestations.sort(key=lambda a: _when(a.attested), reverse=True)
     if "sbom" in newest:
         summary.sbom = _sbom_facts(*newest["sbom"])
     if "provenance" in newest:
@@ -240,6 +249,8 @@ def _read_artifact(reg: Registry, repo: str, digest: str, desc: dict[str, Any], 
         attested = _obj(predicate.get("attested"))
         problem, status = check_verify_report(report, schemas)
         report_dict = report if isinstance(report, dict) else {}
+        if problem is None and report_dict.get("replay"):
+            problem = "a replay of recorded facts (verify --from-facts): nothing was probed, so it verifies nothing"
         summary.attestations.append(Attestation(str(art), opened.signer, str(attested.get("time") or ""),
                                                 report_dict, status, problem, host_facts(report_dict, attested)))
     else:
@@ -263,16 +274,53 @@ def _provenance_facts(art: str, doc: dict[str, Any]) -> dict[str, Any]:
     return {"digest": art, "commit": commit, "builder": builder.get("id"), "inputs": len(deps)}
 
 
+def _when(attested: str) -> float:
+    """An attestation's time for ordering (unreadable: oldest of all)."""
+    when = parse_time(attested)
+    return when.timestamp() if when else float("-inf")
+
+
 def _decide(summary: Summary, any_descriptors: bool) -> None:
-    """The verdict: the newest attestation that passed everything, else why none did."""
+    """The verdict: the newest trusted attestation's, else why there is none."""
     chosen = summary.chosen
     if chosen is None:
         summary.reason = ("no signed verify attestation of a TRUST key is attached to this digest"
                           + ("" if summary.rejected or any_descriptors else "; run make verify and make attest"))
     elif not chosen.good:
-        summary.reason = chosen.problem or f"its verdict is {chosen.status.upper()}"
+        older = sum(1 for a in summary.attestations[1:] if a.good)
+        summary.reason = ("the newest trusted attestation: " + (chosen.problem or f"its verdict is "
+                                                                 f"{chosen.status.upper()}")
+                          + (f" (an older one that passed does not outweigh it: {older})" if older else ""))
     else:
         summary.verified = True
+
+
+def age_s(attestation: Attestation, now: datetime | None = None) -> float | None:
+    """Seconds since the attestation was made; None when its time is missing or unreadable."""
+    when = parse_time(attestation.attested)
+    if when is None:
+        return None
+    return ((now or datetime.now(timezone.utc)) - when).total_seconds()
+
+
+def expire(summary: Summary, max_age: float | None, now: datetime | None = None) -> None:
+    """Evidence older than `max_age` seconds (MAX_AGE, or REQUIRE's age<=) is not believed: the summary is no
+    longer verified, and the reason says the newest attestation's age. A time in the future (beyond 5 minutes of
+    clock skew) or none at all is not believed either."""
+    chosen = summary.chosen
+    if max_age is None or chosen is None or not summary.verified:
+        return
+    age = age_s(chosen, now)
+    if age is None:
+        problem = f"the newest trusted attestation has no readable time ({clean(chosen.attested, 40) or 'none'})"
+    elif age < -300:
+        problem = f"the newest trusted attestation is dated {shown(-age)} in the future ({clean(chosen.attested, 40)})"
+    elif age > max_age:
+        problem = (f"the newest trusted attestation is {shown(age)} old ({clean(chosen.attested, 40)}), older than the "
+                   f"maximum age {shown(max_age)}: not believed; verify and attest again")
+    else:
+        return
+    summary.verified, summary.reason = False, problem
 
 
 def format_report(s: Summary) -> str:
@@ -297,6 +345,12 @@ def format_report(s: Summary) -> str:
             if isinstance(check, dict):
                 lines.append(f"  {clean(str(check.get('status', '?')).upper(), 5):<5} {clean(check.get('name', '?'), 22):<22} "
                              f"{clean(check.get('summary', ''), 200)}")
+    if len(s.attestations) > 1:
+        lines.append(f"history:  {len(s.attestations)} trusted verify attestations, newest first (the newest decides):")
+        for a in s.attestations:
+            state = (a.problem and "NOT BELIEVED") or a.status.upper()
+            lines.append(f"  {clean(a.attested, 40) or '?':<20} {state:<12} node {clean(a.host['node'], 60)}, "
+                         f"{clean(a.signer_name, 80)}" + (" (replay)" if a.replay else ""))
     for unmet in s.unmet:
         lines.append(f"require:  NOT MET {clean(unmet, 300)}")
     if s.sbom:

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from scripts.fleet.gate import DRIVER_LABEL
 from scripts.publish import signing
 from scripts.publish.attest import (
     PREDICATE_VERIFY,
     VERIFY_TYPE,
     attest_one,
 )
-from scripts.publish.gate import DRIVER_LABEL
 from scripts.publish.referrers import add_to_index, attach
 from scripts.publish.registry import OCI_MANIFEST, Registry, sha256
 from scripts.settings import KEY_NAME, PUB_NAME
@@ -44,7 +44,7 @@ def push_image(reg: Registry, salt: str) -> str:
     """A small image manifest (config with a driver floor label, one layer); its digest."""
     config = json.dumps({"architecture": "amd64", "os": "linux", "config": {"Labels": {
         DRIVER_LABEL: "580.65.06", "io.torchimages.flavor": "runtime", "io.torchimages.distro": "debian12",
-        "io.torchimages.torch": "2.15.0", "salt": salt}}, "rootfs": {"type": "layers", "diff_ids": []}}).encode()
+        "io.torchimages.torch": "2.15.0", "io.torchimages.cuda": "13.2", "salt": salt}}, "rootfs": {"type": "layers", "diff_ids": []}}).encode()
     layer = salt.encode()
     manifest = json.dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST,
                            "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
@@ -118,10 +118,69 @@ def test_attest_with_a_key_then_report_verifies_signer_and_host(registry, keys, 
                        ok.stdout + other.stdout + gpu.stdout + gate.stdout + "\n".join(lines))
 
 
-def _dsse(signer, subject: str, report: dict | None = None) -> bytes:
+def _dsse(signer, subject: str, report: dict | None = None, when: str = "2099-01-01T00:00:00Z", node: str = "n1") -> bytes:
     doc = signing.statement([(f"x/{REPO}", subject)], PREDICATE_VERIFY,
-                            {"report": report or make_report(), "attested": {"node": "n1", "time": "2099-01-01T00:00:00Z"}})
+                            {"report": report or make_report(), "attested": {"node": node, "time": when}})
     return signing.sign(doc, signer)
+
+
+def _ago(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - seconds))
+
+
+def _attach_verify(reg, digest: str, envelope: bytes) -> None:
+    attach(reg, REPO, digest, envelope, signing.DSSE_TYPE, "v.json", kind="verify", layer_type=signing.DSSE_TYPE)
+
+
+FAILED_SHM = {"name": "shm", "status": "fail", "summary": "64 MiB", "details": [], "metrics": {}, "remedy": "more",
+              "code": "SHM_SMALL", "owner": "job", "duration_s": 0.1}
+
+
+def test_the_newest_signed_attestation_wins_and_a_replay_verifies_nothing(registry, keys, tmp_path):
+    """An older signed pass hid a newer signed failure on the same digest; a signed --from-facts report was shown as
+    verified; make report took no tag. Now the newest decides (both shown, newest first), a replay is never
+    verified, and make report IMAGE=<tag> reads the digest make push recorded."""
+    reg = Registry(registry)
+    signer = signing.load_signer(keys["ours"] / KEY_NAME)
+    pub = str(keys["ours"] / PUB_NAME)
+    digest = push_image(reg, "newest-wins")
+    _attach_verify(reg, digest, _dsse(signer, digest, make_report(), when=_ago(7200), node="n1"))          # older pass
+    _attach_verify(reg, digest, _dsse(signer, digest, make_report("fail", [FAILED_SHM]), when=_ago(60), node="n1"))
+    proc = _report(registry, digest, "--trust", pub)
+    assert proc.returncode == 1 and "verified: NO (the newest trusted attestation: its verdict is FAIL" in proc.stdout, \
+        proc.stdout
+    assert "history:  2 trusted verify attestations, newest first" in proc.stdout
+    history = proc.stdout.split("history:", 1)[1]
+    assert history.index("FAIL") < history.index("PASS"), proc.stdout
+    gate = run_cli("gate", f"{registry}/{REPO}@{digest}", "--trust", pub, "--host-driver", "590.1", timeout=300)
+    assert gate.returncode == 1 and "gate: refused" in gate.stdout, gate.stdout
+
+    replayed = push_image(reg, "replayed")
+    replay = make_report(replay={"host": "h", "recorded": "2026-01-01T00:00:00Z", "facts_dir": "/f"})
+    _attach_verify(reg, replayed, _dsse(signer, replayed, replay, when=_ago(30)))
+    proc = _report(registry, replayed, "--trust", pub)
+    assert proc.returncode == 1 and "verified: NO" in proc.stdout and "replay of recorded facts" in proc.stdout, \
+        proc.stdout
+
+    # MAX_AGE and REQUIRE's age<=: an attestation of two hours is believed within 3h, not within 1h, and says its age
+    aged = push_image(reg, "aged")
+    _attach_verify(reg, aged, _dsse(signer, aged, make_report(), when=_ago(7200 + 30)))
+    assert _report(registry, aged, "--trust", pub, env={"MAX_AGE": "3h"}).returncode == 0
+    old = _report(registry, aged, "--trust", pub, env={"MAX_AGE": "1h"})
+    assert old.returncode == 1 and "is 2h old" in old.stdout and "older than the maximum age 1h" in old.stdout, old.stdout
+    term = run_cli("gate", f"{registry}/{REPO}@{aged}", "--trust", pub, "--require", "age<=90m", "--host-driver",
+                   "590.1", timeout=300)
+    assert term.returncode == 1 and "is 2h old" in term.stdout and len(term.stdout.strip().splitlines()) == 1, term.stdout
+    bad = _report(registry, aged, "--trust", pub, env={"MAX_AGE": "soon"})
+    assert bad.returncode == 2 and "MAX_AGE='soon' is not a duration" in bad.stderr
+
+    # a tag, as make gate takes it: the digest make push recorded
+    record = tmp_path / "reports" / "push" / "pushed.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"2.15.0-test": {"reference": f"{registry}/{REPO}@{aged}"}}))
+    tagged = run_cli("report", "--trust", pub, env={"IMAGE": "2.15.0-test", "REPORTS_DIR": str(tmp_path / "reports")},
+                     timeout=300)
+    assert tagged.returncode == 0 and f"image:    {registry}/{REPO}@{aged}" in tagged.stdout, tagged.stdout + tagged.stderr
 
 
 def test_forged_artifacts_are_not_verified(registry, keys):
@@ -153,9 +212,7 @@ def test_forged_artifacts_are_not_verified(registry, keys):
 
     # signed by the trusted key, but the report says pass while its checks failed
     digest = push_image(reg, "lying")
-    failed = {"name": "shm", "status": "fail", "summary": "64 MiB", "details": [], "metrics": {}, "remedy": "more",
-              "code": "SHM_SMALL", "owner": "job", "duration_s": 0.1}
-    attach(reg, REPO, digest, _dsse(signer, digest, make_report("pass", [failed])), signing.DSSE_TYPE, "v.json",
+    attach(reg, REPO, digest, _dsse(signer, digest, make_report("pass", [FAILED_SHM])), signing.DSSE_TYPE, "v.json",
            kind="verify", layer_type=signing.DSSE_TYPE)
     cases["says pass but its checks say fail"] = digest
 

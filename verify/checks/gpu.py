@@ -2,7 +2,8 @@
 
 probe() reads and measures (verify/gpuprobe.py); judge() is pure and decides from those facts alone, so every
 rule is tested from recorded, translated (tests/data/real-world) or hand-made facts. The facts are described
-in verify/FACTS.md; a null field is "not measured", never "good".
+in verify/FACTS.md (schema 3); a null field is "unknown", never "good": what decides a verdict and is unknown
+is named as not assessed, and a device with no health field read warns (HEALTH_NOT_ASSESSED).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 from .. import baselines, gpuarch, gpuhealth, gpuidentity, gpuprobe
 from ..codes import Owner
 from ..cuda_errors import decode
-from ..facts import GpuFacts, NvmlDevice, Perf
+from ..facts import NONE, UNSET, XID_SOURCES, GpuFacts, NvmlDevice, Perf
 from ..figures import (
     ABS_ERROR,
     BOOL,
@@ -91,6 +92,15 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("sdc[].sm_count", Figure("SMs", 1, 4096, integer=True)), ("sdc[].digests", Each(Kind(str, pattern=r"[0-9a-f]{8,64}"))),
     ("sdc[].name", STR), ("xid_events", LIST), ("xid_events[]", Required(("xid",))),
     ("xid_events[].xid", Figure("", 0, 100_000, integer=True)), ("xid_events[].index", INDEX), ("xid_events[].uuid", STR),
+    ("xid_events[].pci_bus_id", STR), ("xid_events[].time", STR), ("xid_events[].text", STR),
+    ("xid_events[].source", Kind(str, XID_SOURCES)), ("nvml_error", STR), ("cuda_init_error", STR),
+    ("nvml_shutdown_error", STR), (_DEV + "throttle_reasons_read", MASK), (_DEV + "pcie_width_gpu_max", PCIE_WIDTH),
+    *((_DEV + k, Figure("C", -150, 150)) for k in ("temperature_tlimit_c", "temperature_slowdown_tlimit_c")),
+    *((_DEV + "mig_devices[]." + k, Figure("", 0, 4095, integer=True)) for k in ("gpu_instance", "compute_instance",
+                                                                               "mig_index", "slices", "total_slices")),
+    (_DEV + "mig_devices[].memory_bytes", MEMORY), (_DEV + "mig_devices[].sm_count", Figure("SMs", 1, 4096, integer=True)),
+    (_DEV + "mig_devices[].profile", STR), (_DEV + "samples[].gen", PCIE_GEN), (_DEV + "samples[].width", PCIE_WIDTH),
+    (_DEV + "samples[].phase", Kind(str, ("idle", "load"))),
 )
 
 PERF_FIGURES = (("d2d_GBps", "d2d_copy_GBps", "device-to-device copy", "GB/s", "BANDWIDTH_LOW"),
@@ -108,10 +118,10 @@ def probe(options: Options) -> dict[str, Any]:
     import torch
 
     facts: dict[str, Any] = {
-        "torch": torch.__version__, "torch_cuda": torch.version.cuda, "driver_min_env": os.environ.get(DRIVER_MIN_ENV),
-        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "torch": torch.__version__, "torch_cuda": torch.version.cuda or NONE,
+        "driver_min_env": os.environ.get(DRIVER_MIN_ENV), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", UNSET),
         "device_nodes": bool(glob.glob("/dev/nvidia[0-9]*")), "nvml_library": gpuprobe.nvml_library_present(),
-        "nvml_error": None, "driver": None, "cuda_driver": None, "devices": [],
+        "nvml_error": NONE, "driver": None, "cuda_driver": None, "devices": [],
         "cuda_available": False, "cuda_init_error": None, "torch_devices": 0, "arch_list": [], "capabilities": [],
         "torch_map": [], "kernels": [], "perf": [] if options.gpu_perf else None,
         "sdc": [] if options.gpu_perf or options.gpu_canary else None, "xid_events": None,
@@ -122,13 +132,14 @@ def probe(options: Options) -> dict[str, Any]:
         warnings.simplefilter("always")
         available = torch.cuda.is_available()
     facts["cuda_available"] = available
-    if not available and torch.version.cuda and facts["devices"]:
+    if available:
+        facts["cuda_init_error"] = NONE
+    elif torch.version.cuda and facts["devices"]:
         try:
             torch.cuda.init()
+            facts["cuda_init_error"] = str(caught[-1].message) if caught else NONE
         except Exception as exc:  # noqa: BLE001 - the driver's refusal is the fact
             facts["cuda_init_error"] = f"{type(exc).__name__}: {exc}"
-        if not facts["cuda_init_error"] and caught:
-            facts["cuda_init_error"] = str(caught[-1].message)
     if available:
         _probe_torch(torch, facts, options, nvml)
     if nvml is not None:
@@ -181,7 +192,7 @@ def driver_floor(facts: GpuFacts) -> str | None:
 
 def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner]:
     """(cause, remedy, owner) when no GPU is usable, in the order a user should look."""
-    if facts.get("torch_cuda") is None and facts.get("torch") is not None:
+    if facts.get("torch_cuda") == NONE:
         return ("this is a CPU build of torch (torch.version.cuda is None)",
                 ("Use a CUDA image of the matrix (e.g. a -cuda13.x- tag), or install a CUDA build of torch."), "image")
     if facts.get("device_nodes") is False:
@@ -192,7 +203,8 @@ def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner]:
         return ("/dev/nvidia* exist but libnvidia-ml.so is missing: the container toolkit is not injecting the driver",
                 ("Install/configure the NVIDIA Container Toolkit (`nvidia-ctk runtime configure`) and keep "
                 "NVIDIA_DRIVER_CAPABILITIES=compute,utility in the image."), "host")
-    return (f"NVML does not initialise: {facts.get('nvml_error') or 'no devices listed'}",
+    error = facts.get("nvml_error")
+    return (f"NVML does not initialise: {error if error not in (None, NONE) else 'no devices listed'}",
             "Check `nvidia-smi` on the host; the driver may be too old for this CUDA build or not loaded.", "host")
 
 
@@ -244,15 +256,15 @@ def _driver(node: _Node, result: CheckResult, found: Findings) -> None:
 def _visibility(node: _Node, result: CheckResult, found: Findings, options: Options) -> None:
     facts, count = node.facts, node.torch_count
     if facts.get("cuda_available") is False:
-        decoded = decode(facts.get("cuda_init_error"))
+        error = facts.get("cuda_init_error") if facts.get("cuda_init_error") != NONE else None
+        decoded = decode(error)
         if any(d.get("lost") for d in node.devices):
-            result.details.append(f"CUDA does not initialise: {facts.get('cuda_init_error') or 'no error text'} "
-                                  "(a lost GPU blocks it)")
+            result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
         elif decoded:
             found.add(FAIL, decoded.code, f"CUDA does not initialise: {decoded.cause}", decoded.fix, decoded.owner)
         else:
             found.add(FAIL, "GPU_NOT_VISIBLE", "torch.cuda.is_available() is False although NVML sees devices"
-                      + (f": {facts['cuda_init_error']}" if facts.get("cuda_init_error") else ""),
+                      + (f": {error}" if error else ""),
                       "Check that the driver supports this CUDA build and that no other process holds the GPUs "
                       "in exclusive mode.", "host")
     elif count is not None:
@@ -260,18 +272,22 @@ def _visibility(node: _Node, result: CheckResult, found: Findings, options: Opti
         mig_slices = sum(len(d.get("mig_devices") or []) for d in node.devices)
         visible = facts.get("cuda_visible_devices")
         named = gpuidentity.visible_count(visible, node.devices)
-        if visible is None and count != len(node.devices) and not (mig_slices and count <= mig_slices):
-            found.add(FAIL, "DEVICE_COUNT_MISMATCH", f"torch sees {count} device(s), NVML {len(node.devices)}",
-                      "Check CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES and the device request.", "job")
-        elif visible is not None and count == 0:
+        if visible in (None, UNSET) and count != len(node.devices) and not (mig_slices and count <= mig_slices):
+            unknown = " (CUDA_VISIBLE_DEVICES not recorded: it may hide them on purpose)" if visible is None else ""
+            found.add(WARN if visible is None else FAIL, "DEVICE_COUNT_MISMATCH", f"torch sees {count} device(s), "
+                      f"NVML {len(node.devices)}{unknown}", "Check CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES and the "
+                      "device request.", "job")
+        elif visible is None or visible == UNSET:
+            pass
+        elif count == 0:
             found.add(FAIL, "DEVICE_COUNT_MISMATCH", f"torch sees no device under CUDA_VISIBLE_DEVICES={visible} "
                       f"while NVML lists {len(node.devices)}", "Fix CUDA_VISIBLE_DEVICES: it names no device of "
                       "this node (indices, GPU-<uuid> or MIG-<uuid>).", "job")
-        elif visible is not None and named is not None and count != named:
+        elif named is not None and count != named:
             found.add(WARN, "DEVICE_COUNT_MISMATCH", f"torch sees {count} device(s), CUDA_VISIBLE_DEVICES={visible} "
                       f"names {named} of this node's {len(node.devices)}", "Check CUDA_VISIBLE_DEVICES / "
                       "NVIDIA_VISIBLE_DEVICES and the device request.", "job")
-        elif visible is not None and count != len(node.devices):
+        elif count != len(node.devices):
             result.details.append(f"torch sees {count} of {len(node.devices)} device(s): CUDA_VISIBLE_DEVICES={visible}")
     usable = count if count is not None else sum(1 for d in node.devices if not d.get("lost"))
     if options.expect_gpus and usable < options.expect_gpus:
@@ -281,8 +297,43 @@ def _visibility(node: _Node, result: CheckResult, found: Findings, options: Opti
                   "job")
 
 
-def _consistent(node: _Node, found: Findings) -> None:
-    """Facts a real machine cannot produce together: the record (or the probe) is wrong, not the GPU."""
+def _indices_exist(node: _Node) -> list[str]:
+    """Per-device results and Xids name devices the node has: `<field> vs <field>`, each contradiction once."""
+    why = []
+    facts, count = node.facts, node.torch_count
+    mig = any(d.get("mig_devices") or (isinstance(d.get("mig"), list) and d["mig"] and d["mig"][0]) for d in node.devices)
+    top = count if count is not None else (len(node.devices) if node.devices and not mig else None)   # slices: more
+    for key in ("kernels", "perf", "sdc"):
+        raw: Any = node.facts.get(key)
+        entries: list[Any] = raw if isinstance(raw, list) else []
+        for n, entry in enumerate(entries):
+            if top is not None and isinstance(entry, dict) and isinstance(entry.get("index"), int) and entry["index"] >= top:
+                said = f"torch_devices {count}" if count is not None else f"devices[] ({len(node.devices)} listed)"
+                why.append(f"{key}[{n}].index {entry['index']} names a torch device the node does not have ({said})")
+                break
+    indices = {d.get("index") for d in node.devices}
+    for n, e in enumerate(facts.get("xid_events") or []):
+        if node.devices and isinstance(e, dict) and isinstance(e.get("index"), int) and e["index"] not in indices:
+            why.append(f"xid_events[{n}].index {e['index']} names a device devices[] does not list "
+                       f"({', '.join(str(i) for i in sorted(indices, key=str))})")
+            break
+    return why
+
+
+def _contradictions(node: _Node) -> list[str]:
+    """Facts a real machine cannot produce together, each naming its two fields: the record (or the probe) is
+    wrong, not the GPU, and nothing is judged."""
+    why = _indices_exist(node) + _identity_contradictions(node)
+    error = node.facts.get("nvml_error")
+    read = [d for d in node.devices if d.get("uuid") or d.get("pci_bus_id") or d.get("name")]
+    if error not in (None, NONE) and read:
+        why.append(f"nvml_error says NVML did not initialise ({str(error)[:60]}), yet devices[] holds {len(read)} "
+                   "device(s) read through it")
+    return why
+
+
+def _identity_contradictions(node: _Node) -> list[str]:
+    """torch's view against NVML's: counts, hidden devices, one GPU twice, compute capabilities."""
     count, caps = node.torch_count, node.facts.get("capabilities")
     why = []
     if count is not None and caps is not None and node.facts.get("cuda_available") and len(caps) != count:
@@ -298,9 +349,7 @@ def _consistent(node: _Node, found: Findings) -> None:
         cc = (caps or [])[m.torch_index:m.torch_index + 1]
         if dev and dev.get("cc") and cc and cc[0] and not m.mig_uuid and cc[0] != dev.get("cc"):
             why.append(f"torch device {m.torch_index} is cc {cc[0]} but NVML says {dev.get('cc')} for device {dev.get('index')}")
-    if why:
-        found.add(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(why),
-                  "Record the check again; if the probe itself recorded this, report it with the facts.", "host")
+    return why
 
 
 def _arch(node: _Node, result: CheckResult, found: Findings) -> set[int]:
@@ -408,9 +457,11 @@ def _perf(node: _Node, result: CheckResult, found: Findings, options: Options) -
         name = dev.get("name") or next((s.get("name") for s in node.facts.get("sdc") or []
                                         if isinstance(s, dict) and s.get("index") == p["index"]), None)
         mig = node.mig_of(p["index"]) or gpuidentity.mig_profile(name)
-        if mig:
-            unjudged.append(f"{node.label(p['index'])} is a MIG slice: figures reported, not judged against "
-                            "whole-GPU baselines")
+        mode = dev.get("mig")
+        in_mig = isinstance(mode, list) and bool(mode) and mode[0] is True
+        if mig or in_mig:
+            unjudged.append(f"{node.label(p['index'])} is {'a MIG slice' if mig else 'in MIG mode'}: figures "
+                            "reported, not judged against whole-GPU baselines")
             for key, _, _, unit, _ in PERF_FIGURES:
                 if (value := _figure(p, key)) is not None:
                     result.metric(f"{key}_dev{p['index']}", value, unit)
@@ -537,14 +588,79 @@ def _health(node: _Node, found: Findings) -> None:
         gpuhealth.memory(dev, found)
         i = dev.get("index")
         corroborated = bool(found.on(i, "BANDWIDTH_LOW", "COMPUTE_LOW")) or (len(braked) >= 2 and dev in braked)
-        gpuhealth.throttle(dev, load_masks.get(i, []), found, corroborated)
         model = node.table.model(dev.get("name"))
+        gpuhealth.throttle(dev, load_masks.get(i, []), found, corroborated,
+                           model.constant("sm_clock_max_mhz") if model else None)
         samples = list(dev.get("samples") or []) + [{"nvlink": links} for links in load_links.get(i, [])]
         gpuhealth.nvlink({**dev, "samples": samples}, bool(model and model.nvlink) or peers_have_links, found,
                          bridged=bool(model and not model.nvlink))
-        gpuhealth.pcie(dev, load_pcie.get(i), found)
-    index_of = {str(d.get("uuid")): d.get("index") for d in node.devices if d.get("uuid")}
-    gpuhealth.xids([e for e in node.facts.get("xid_events") or [] if isinstance(e, dict)], index_of, found)
+        gpuhealth.pcie(dev, [load_pcie[i]] if i in load_pcie else [], found, _host_copy_low(node, dev),
+                       (model.constant("pcie_gen"), model.constant("pcie_width")) if model else (None, None))
+    gpuhealth.xids([e for e in node.facts.get("xid_events") or [] if isinstance(e, dict)], node.devices, found)
+
+
+def _host_copy_low(node: _Node, dev: NvmlDevice) -> bool:
+    """A host<->device copy of this device below the warn ratio of its baseline: a narrow link seen once is real."""
+    model = node.table.model(dev.get("name"))
+    for p in node.facts.get("perf") or []:
+        if not isinstance(p, dict) or node.nvml_of(p.get("index")) is not dev or model is None:
+            continue
+        for key, bkey in (("h2d_GBps", "h2d_pinned_GBps"), ("d2h_GBps", "d2h_pinned_GBps")):
+            value, base = _figure(p, key), model.figures.get(bkey)
+            if value is not None and base and value < node.table.rule.warn_below * float(base["value"]):
+                return True
+    return False
+
+
+# What a device's health is read from, by area: a field counts when it holds a value or the GPU does not have it
+# (`unsupported`). An NVLink list that is empty (the GPU has none) assesses the links but is no health read.
+HEALTH_AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ECC", ("ecc_volatile_uncorrectable", "ecc_sram_uncorrectable", "ecc_dram_uncorrectable",
+             "ecc_aggregate_uncorrectable")),
+    ("pending retirement/remap", ("retired_pages_pending", "row_remap")), ("clock slowdown", ("throttle_reasons",)),
+    ("temperature", ("temperature_c", "temperature_tlimit_c")), ("PCIe link", ("pcie_width", "pcie_gen")),
+    ("power limit", ("power_limit_w",)), ("NVLink", ("nvlink",)))
+
+
+def _read(dev: NvmlDevice, key: str) -> bool:
+    samples = [s for s in dev.get("samples") or [] if isinstance(s, dict)]
+    return dev.get(key) is not None or key in (dev.get("unsupported") or {}) or any(s.get(key) is not None for s in samples)
+
+
+def _not_assessed(node: _Node, found: Findings) -> dict[str, list[Any]]:
+    """Per health area, the devices whose deciding facts are unknown; a device with no health read at all warns."""
+    gaps: dict[str, list[Any]] = {}
+    blind: list[NvmlDevice] = []
+    for dev in node.devices:
+        if dev.get("lost"):
+            continue
+        missing = [area for area, keys in HEALTH_AREAS if not any(_read(dev, k) for k in keys)]
+        unread = gpuhealth.unread_reasons(dev)
+        if unread and "clock slowdown" not in missing:
+            gaps.setdefault(f"clock slowdown ({', '.join(unread)} not read)", []).append(dev.get("index"))
+        for area in missing:
+            gaps.setdefault(area, []).append(dev.get("index"))
+        health_read = [k for _, keys in HEALTH_AREAS for k in keys if _read(dev, k) and dev.get(k) != []]
+        if not health_read:
+            blind.append(dev)
+    if blind:
+        named = where(blind[0]) if len(blind) == 1 else f"{len(blind)} devices ({', '.join(str(d.get('index')) for d in blind)})"
+        found.add(WARN, "HEALTH_NOT_ASSESSED", f"{named}: no health field read ({', '.join(a for a, _ in HEALTH_AREAS)})"
+                  ": not assessed, not healthy", "Read the GPU's health where NVML answers (`nvidia-smi -q` on the "
+                  "host); on a replay, translate the health fields the source has, or mark those the GPU lacks as "
+                  "unsupported.", "host", blind[0].get("index") if len(blind) == 1 else None)
+    return gaps
+
+
+def _health_said(gaps: dict[str, list[Any]], count: int) -> str:
+    if not gaps:
+        return "healthy"
+    def which(devs: list[Any]) -> str:
+        if len(devs) == count and count > 1:
+            return f"all {count} devices"
+        return f"device{'s' if len(devs) > 1 else ''} {', '.join(str(d if d is not None else '?') for d in devs)}"
+    return "no fault in what was read; not assessed: " + ", ".join(
+        f"{area} ({which(devs)})" if devs else area for area, devs in gaps.items())
 
 
 def _describe(node: _Node, result: CheckResult) -> None:
@@ -574,7 +690,7 @@ HEALTH_FIELDS = ("lost", "ecc_volatile_uncorrectable", "ecc_aggregate_uncorrecta
 
 def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     """Whether the facts hold anything a rule reads; a judge that reads nothing must not say pass."""
-    if any(dev.get(k) is not None for dev in devices for k in HEALTH_FIELDS):
+    if any(dev.get(k) not in (None, []) for dev in devices for k in HEALTH_FIELDS):
         return True
     if facts.get("capabilities") and facts.get("arch_list") is not None:
         return True
@@ -588,21 +704,32 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     result = CheckResult("gpu", PASS, "")
     torch_cuda = facts.get("torch_cuda")
     node = _Node(facts)
-    result.details.append(f"torch {facts.get('torch')}, built for CUDA {torch_cuda or 'none (CPU build)'}")
+    result.details.append(f"torch {facts.get('torch')}, built for CUDA "
+                          f"{'none (CPU build)' if torch_cuda == NONE else torch_cuda or 'unknown'}")
     result.data.update(driver=facts.get("driver"), cuda_driver=facts.get("cuda_driver"), devices=node.devices)
     result.metric("nvml_devices", len(node.devices), "count")
 
+    events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
+    if facts.get("devices") is None and facts.get("torch") is None and events:
+        found = Findings()                   # a kernel log alone: its Xids are judged, the devices are not
+        gpuhealth.xids(events, [], found)
+        return found.apply(result, f"{len(events)} Xid event(s), none critical; the devices themselves not assessed")
     if facts.get("devices") is None and facts.get("torch") is None:
         return result.verdict(SKIP, "FACTS_INCOMPLETE", "no device and no torch fact recorded: nothing to judge",
                               "Record the check on the machine (`python -m verify --save-facts DIR`).")
-    if not node.devices or (torch_cuda is None and facts.get("torch") is not None):
+    if not node.devices or torch_cuda == NONE:
         cause, remedy, owner = why_no_gpu(facts)
-        if facts.get("nvml_error"):
+        if facts.get("nvml_error") not in (None, NONE):
             result.details.append(f"NVML: {facts['nvml_error']}")
         status = FAIL if options.expect_gpus > 0 else SKIP
         return result.verdict(status, "GPU_NOT_VISIBLE", f"no GPU visible: {cause}",
                               remedy if status == FAIL else remedy + " (--expect-gpus N makes this a failure)", owner)
 
+    contradictions = _contradictions(node)
+    if contradictions:
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(contradictions),
+                              "Record the check again; facts that cannot all be true are not judged (if the probe "
+                              "itself recorded them, report it with the facts).", "host")
     if not _judgeable(facts, node.devices):
         return result.verdict(SKIP, "FACTS_INCOMPLETE", f"{len(node.devices)} device(s) listed, but no health field, "
                               "kernel, figure or build fact recorded: nothing to judge",
@@ -611,18 +738,20 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     found = Findings()
     _driver(node, result, found)
     _visibility(node, result, found, options)
-    _consistent(node, found)
     no_code = _arch(node, result, found)
     good = _kernels(node, result, found, no_code)
     unjudged = _perf(node, result, found, options)
     _health(node, found)
+    gaps = _not_assessed(node, found)
+    if facts.get("xid_events") is None:
+        gaps["Xid events"] = []                 # node-wide: not watched, or not in the source
     _sdc(node, result, found)
     result.details += unjudged
     lost = sum(1 for d in node.devices if d.get("lost"))
     names = sorted({str(d.get("name")) for d in node.devices if d.get("name")})
     count = node.torch_count if node.torch_count is not None else len(node.devices) - lost
     said = [f"{count} GPU(s) ({', '.join(names) or 'model unknown'})", f"driver {facts.get('driver') or '?'}",
-            f"CUDA {torch_cuda or '?'}", "healthy"]
+            f"CUDA {torch_cuda or '?'}", _health_said(gaps, len(node.devices))]
     said.append(f"kernels correct on {good}" if good else "kernels not run")
     judged_perf = [k for k in result.metrics if "_ratio_dev" in k and "peer" not in k]
     if facts.get("perf") and judged_perf and not unjudged:

@@ -20,9 +20,9 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from .. import baselines, gpuprobe
+from .. import baselines, gpuprobe, ncclog, rdma
 from ..codes import Owner
-from ..facts import NcclFacts, SizeRow
+from ..facts import NONE, UNLIMITED, NcclFacts, NcclLog, SizeRow
 from ..figures import (
     BOOL,
     BYTES,
@@ -34,11 +34,14 @@ from ..figures import (
     OBJECT,
     RANKS,
     STR,
+    Each,
+    Either,
     Figure,
     Kind,
     Required,
     Rule,
     Unique,
+    Unless,
 )
 from ..gpuhealth import Findings
 from ..options import Options, human_bytes
@@ -199,7 +202,7 @@ def _launched_by_torchrun() -> bool:
 
 
 def _nccl_log(directory: str) -> dict[str, Any]:
-    """What NCCL's own INFO log says it chose: network, interface, NVLS."""
+    """What NCCL's own INFO log says it chose (verify/ncclog.py): network per channel, HCAs, GDR, plugin, errors."""
     text = ""
     for path in glob.glob(os.path.join(directory, "nccl.*.log")):
         try:
@@ -207,16 +210,7 @@ def _nccl_log(directory: str) -> dict[str, Any]:
                 text += fh.read(1 << 20)
         except OSError:
             pass
-    if not text:
-        return {}
-    network = re.search(r"Using network (\w+)", text)
-    iface = re.search(r"NET/(?:Socket|IB)\s*:\s*Using \[0\]([^\s;]+)", text)
-    ib_error = re.search(r"NET/IB : No device found|Failed to open libibverbs[^\n]*|NET/OFI [^\n]*[Ff]ail[^\n]*|"
-                         r"Unable to load libnccl-net[^\n]*|NET/Plugin[^\n]*[Ff]ail[^\n]*", text)
-    return {"network": network.group(1) if network else None, "interface": iface.group(1) if iface else None,
-            "nvls": bool(re.search(r"NVLS multicast support is available|NVLS comm", text)),
-            "ib_error": ib_error.group(0)[:200] if ib_error else None,
-            "transports": sorted(set(re.findall(r"via (P2P/\w+|SHM|NET/\w+)", text)))[:8]}
+    return ncclog.parse(text)
 
 
 def _environment_facts() -> dict[str, Any]:
@@ -228,15 +222,26 @@ def _environment_facts() -> dict[str, Any]:
     soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
     return {"nccl_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")},
             "gloo_socket_ifname": os.environ.get("GLOO_SOCKET_IFNAME"),
-            "shm_bytes": shm, "memlock_bytes": None if soft == resource.RLIM_INFINITY else soft,
-            "infiniband": bool(glob.glob("/sys/class/infiniband/*")) or bool(glob.glob("/dev/infiniband/uverbs*")),
-            "efa": any(os.path.basename(os.path.realpath(p)) == "efa"
-                       for p in glob.glob("/sys/class/infiniband/*/device/driver")),
-            "nodes": _nodes()}
+            "shm_bytes": shm, "memlock_bytes": UNLIMITED if soft == resource.RLIM_INFINITY else soft,
+            **_fabric_facts(), "nodes": _nodes()}
+
+
+def _fabric_facts() -> dict[str, Any]:
+    """The host's adapters, the container's uverbs nodes and whether libibverbs loads (verify/rdma.py): what decides
+    who owns a fall-back to sockets, and what the links carry across nodes."""
+    base = rdma.root()
+    adapters = rdma.adapters(base)
+    uverbs, _ = rdma.device_nodes(base)
+    lib, _ = rdma.load("libibverbs.so.1")
+    return {"infiniband": bool(adapters) or bool(uverbs), "efa": any(a.get("driver") == "efa" for a in adapters or []),
+            "adapters": adapters, "uverbs": uverbs, "verbs_loads": lib is not None}
 
 
 def _nodes() -> int | None:
-    """Nodes of a torchrun group (WORLD_SIZE / LOCAL_WORLD_SIZE); None when not under a launcher."""
+    """Nodes of the group: WORLD_SIZE / LOCAL_WORLD_SIZE under torchrun, 1 without a launcher (local ranks);
+    None (unknown) under a launcher that does not say its local world size."""
+    if not _launched_by_torchrun():
+        return 1
     world, local = os.environ.get("WORLD_SIZE", ""), os.environ.get("LOCAL_WORLD_SIZE", "")
     if world.isdecimal() and local.isdecimal() and int(local) > 0:
         return max(1, int(world) // int(local))
@@ -305,7 +310,7 @@ def probe(options: Options) -> dict[str, Any]:
         world = gpus if nccl_ok else options.nccl_processes
         mode = f"{world} local process(es), one per {'GPU' if nccl_ok else 'CPU worker'}"
         rows, error, facts["init_s"] = _spawn(backend, world, sizes, options.nccl_timeout_s)
-    facts.update(world_size=world, mode=mode, sizes=rows or [], error=error, nccl_log=_nccl_log(log_dir),
+    facts.update(world_size=world, mode=mode, sizes=rows or [], error=error or NONE, nccl_log=_nccl_log(log_dir),
                  gloo_socket_ifname=os.environ.get("GLOO_SOCKET_IFNAME"))
     return facts
 
@@ -337,7 +342,7 @@ def timeout_advice(facts: NcclFacts) -> str:
         tips.append(f"/dev/shm is only {human_bytes(shm)}: NCCL's shared-memory transport needs more "
                     "(--shm-size=2g or --ipc=host).")
     memlock = facts.get("memlock_bytes")
-    if facts.get("infiniband") and memlock is not None and memlock < (1 << 30):
+    if facts.get("infiniband") and isinstance(memlock, int) and memlock < (1 << 30):
         tips.append(f"memlock limit is {human_bytes(memlock)}: InfiniBand needs it unlimited "
                     "(`--ulimit memlock=-1`, or the pod's limits).")
     if not tips or facts.get("backend") == "nccl":
@@ -354,12 +359,17 @@ ROW_KEYS = ("size", "count", "time_us", "algbw", "busbw", "wrong")
 FIGURES: tuple[tuple[str, Rule], ...] = (
     ("sizes", LIST), ("sizes", Unique("size")), ("sizes[]", Required(ROW_KEYS)),
     ("sizes[].size", Figure("B", 1, 2 ** 50, integer=True)), ("sizes[].count", COUNT), ("sizes[].time_us", MICROSECONDS),
-    ("sizes[].algbw", NET_GBPS), ("sizes[].busbw", NET_GBPS), ("sizes[].wrong", COUNT), ("world_size", RANKS),
-    ("nodes", NODES), ("shm_bytes", BYTES), ("gpus", COUNT), ("memlock_bytes", BYTES), ("nccl_env", OBJECT),
+    ("sizes[].algbw", Unless("world_size", 1, NET_GBPS)), ("sizes[].busbw", NET_GBPS), ("sizes[].wrong", COUNT), ("world_size", RANKS),
+    ("nodes", NODES), ("shm_bytes", BYTES), ("gpus", COUNT),
+    ("memlock_bytes", Either(BYTES, Kind(str, (UNLIMITED,)))), ("timeout_s", Figure("s", 0, 86400, lo_open=True)),
+    ("init_s", Figure("s", 0, 1e7)), ("nccl_log.transports", Each(STR)), ("gloo_socket_ifname", STR), ("nccl_env", OBJECT),
     ("nccl_log", OBJECT), ("rank", Figure("", 0, 1 << 24, integer=True)), ("backend", Kind(str, ("nccl", "gloo"))),
     ("distributed", BOOL), ("nccl_available", BOOL), ("infiniband", BOOL), ("efa", BOOL), ("nvswitch", BOOL),
     ("nccl_log.nvls", BOOL), ("nccl_log.network", STR), ("nccl_log.interface", STR), ("nccl_log.ib_error", STR),
-    ("nccl_version", STR), ("device_name", STR), ("error", STR), ("mode", STR),
+    ("nccl_version", STR), ("device_name", STR), ("error", STR), ("mode", STR), ("verbs_loads", BOOL),
+    ("adapters", LIST), ("adapters[]", OBJECT), ("adapters[].ports", LIST), ("adapters[].ports[]", OBJECT),
+    ("adapters[].ports[].rate_gbps", Figure("Gb/s", 0, 10_000)), ("uverbs", LIST), ("nccl_log.networks", LIST),
+    ("nccl_log.hcas", LIST), ("nccl_log.proof", LIST), ("nccl_log.net_channels", OBJECT),
 )
 
 
@@ -371,41 +381,206 @@ def _version_at_least(text: Any, floor: tuple[int, int]) -> bool:
 def nvls_expected(facts: NcclFacts) -> bool:
     """NVLS is NCCL's default all-reduce on one NVSwitch node from NCCL 2.17 (Hopper and later)."""
     return (facts.get("nvswitch") is True and _version_at_least(facts.get("nccl_version"), NVLS_FROM)
-            and (facts.get("nodes") or 1) == 1 and (facts.get("world_size") or 0) > 1)
+            and facts.get("nodes") == 1 and (facts.get("world_size") or 0) > 1)
 
 
 def _busbw_baseline(facts: NcclFacts, use_nvls: bool) -> tuple[dict[str, Any] | None, str]:
     model = baselines.load().model(facts.get("device_name"))
     if model is None:
         return None, ""
-    if (facts.get("nodes") or 1) > 1:
+    nodes = facts.get("nodes")
+    if nodes is not None and nodes > 1:
         return model.internode, "inter-node"
-    per_world = model.busbw.get(facts.get("world_size") or 0) or {}
+    world = facts.get("world_size") or 0
+    per_world = model.busbw.get(world) or {}
     key = "nvls" if use_nvls and "nvls" in per_world else "ring"
-    return per_world.get(key), key
+    if key not in per_world:
+        return _nvswitch_ring(facts, model, world)
+    return per_world.get(key), key if nodes is not None else f"one-node {key} (nodes not recorded)"
+
+
+NVSWITCH_RANKS = range(2, 9)     # the GPUs of one NVSwitch node (HGX/DGX: up to 8)
+
+
+def _nvswitch_ring(facts: NcclFacts, model: baselines.Model, world: int) -> tuple[dict[str, Any] | None, str]:
+    """On one NVSwitch node every GPU drives all its NVLinks into the switches whatever the number of peers, so ring
+    busbw (nccl-tests' rank-independent figure) is the same from 2 to 8 GPUs: H100 SXM rings 365-370 GB/s at every
+    count (NVIDIA/nccl#1455), a DGX A100 gives 235 GB/s on 4 GPUs (tests/data/real-world) against the maintainer's
+    230 GB/s on 8. The model's ring figure at another world size applies then; NVLS does not (it grows with ranks)."""
+    if facts.get("nvswitch") is not True or facts.get("nodes") != 1 or world not in NVSWITCH_RANKS:
+        return None, ""
+    rings = {w: algos["ring"] for w, algos in model.busbw.items() if "ring" in algos and w in NVSWITCH_RANKS}
+    if not rings:
+        return None, ""
+    size = max(rings)
+    return rings[size], f"{size}-rank NVSwitch ring (rank-independent on one NVSwitch node)"
+
+
+def _excludes(value: Any, wanted: set[str]) -> bool:
+    """Whether an NCCL_ALGO / NCCL_PROTO value ("Ring,Tree", "^NVLS", "allreduce:tree;broadcast:ring") leaves the
+    all-reduce none of `wanted`."""
+    text = str(value or "").strip().lower()
+    parts = [p.split(":", 1)[1] for p in text.split(";") if p.startswith("allreduce:")] if ":" in text else [text]
+    if not parts or not parts[0]:
+        return False
+    names = {n.strip() for n in parts[0].lstrip("^").split(",")}
+    return bool(wanted & names) if parts[0].startswith("^") else not wanted & names
+
+
+def job_explains(facts: NcclFacts, algo: str) -> list[str]:
+    """The job's own NCCL_* variables that explain a low busbw, each with what it does (NCCL's environment
+    documentation): a figure measured with them is the job's transport, not what the host can give."""
+    env, world, nodes = facts.get("nccl_env") or {}, facts.get("world_size"), facts.get("nodes")
+    paired = nodes is None or not isinstance(world, int) or world > nodes      # some ranks share a node
+    across = nodes is None or nodes > 1
+    p2p_off = env.get("NCCL_P2P_DISABLE") == "1" or str(env.get("NCCL_P2P_LEVEL", "")).upper() in ("LOC", "0")
+    found = []
+    if paired and p2p_off:
+        found += [f"{k}={env[k]} turns off peer-to-peer (NVLink/PCIe) between the node's GPUs"
+                  for k in ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL") if k in env]
+    if paired and env.get("NCCL_SHM_DISABLE") == "1" and (p2p_off or facts.get("nvswitch") is not True):
+        found.append("NCCL_SHM_DISABLE=1 turns off shared memory, so GPUs without peer-to-peer go through the network")
+    if across and str(env.get("NCCL_NET", "")).lower() == "socket":
+        found.append(f"NCCL_NET={env['NCCL_NET']} forces TCP sockets between the nodes")
+    if across and env.get("NCCL_IB_DISABLE") == "1" and facts.get("infiniband") is not False:
+        found.append("NCCL_IB_DISABLE=1 turns off InfiniBand/RoCE between the nodes")
+    wanted = {"ring", "tree"} if algo == "inter-node" else {"nvls" if "nvls" in algo else "ring"}
+    if _excludes(env.get("NCCL_ALGO"), wanted):
+        found.append(f"NCCL_ALGO={env['NCCL_ALGO']} forces an algorithm other than the {'/'.join(sorted(wanted))} "
+                     "the baseline measures")
+    if _excludes(env.get("NCCL_PROTO"), {"simple"}):
+        found.append(f"NCCL_PROTO={env['NCCL_PROTO']} excludes Simple, the protocol that carries large messages at "
+                     "full bandwidth")
+    return found
+
+
+def _owner_of_low(facts: NcclFacts, algo: str, host_remedy: str) -> tuple[str, str, Owner]:
+    """(why, remedy, owner) of a low busbw: the job's where its own variables explain it, else the host's."""
+    explained = job_explains(facts, algo)
+    if not explained:
+        return "", host_remedy, "host"
+    names = ", ".join(dict.fromkeys(e.split("=", 1)[0] for e in explained))
+    return (f"; the job's own settings explain it: {'; '.join(explained)}",
+            f"Unset {names} in the job and rerun: the figure measures the transport these variables force, not "
+            "what the node gives; if it stays low without them, the host is at fault.", "job")
+
+
+def _unknown_nodes(facts: NcclFacts, peak: float, verdict: str) -> str:
+    """Nodes unknown, judged against the one-node baseline: a low figure fails only where it is also below the
+    inter-node floor (low however the ranks were spread); otherwise it warns."""
+    if facts.get("nodes") is not None or verdict != FAIL:
+        return verdict
+    model = baselines.load().model(facts.get("device_name"))
+    inter = model.internode if model else None
+    return FAIL if inter and baselines.judge_ratio(peak, float(inter["value"]))[0] == FAIL else WARN
+
+
+def _quoted(log: NcclLog) -> str:
+    lines = log.get("proof") or []
+    return (": NCCL logged " + " | ".join(f"`{line}`" for line in lines[:4])) if lines else ""
+
+
+def _efa_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str] | None:
+    """On EFA the net plugin is the way to the fabric: missing, it is the image's; found but on provider tcp, the
+    container's devices (job) or the image's libfabric."""
+    if log.get("plugin_missing") or not (log.get("plugin_loaded") or log.get("ofi_provider")):
+        return "image", "no aws-ofi-nccl net plugin (libnccl-net.so) in the image" + _quoted(log)
+    if log.get("ofi_provider") not in (None, "efa"):
+        if facts.get("uverbs"):
+            return "image", f"aws-ofi-nccl chose provider {log.get('ofi_provider')}, not efa, although the container " \
+                            "has /dev/infiniband: the image's libfabric has no usable efa provider" + _quoted(log)
+        given = "has no /dev/infiniband" if facts.get("uverbs") == [] else "was not shown to have /dev/infiniband"
+        return "job", f"aws-ofi-nccl chose provider {log.get('ofi_provider')}, not efa: the container {given} " \
+                      "(`--device /dev/infiniband/uverbs0 ...`)" + _quoted(log)
+    return None
+
+
+def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
+    """Who owns NCCL's fall-back to sockets: the job's variables, the image's userspace, the job's devices, or
+    (only when verbs load and the devices are there) the host."""
+    env = facts.get("nccl_env") or {}
+    if env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket":
+        return "job", "the job disabled it (" + ", ".join(f"{k}={env[k]}" for k in ("NCCL_IB_DISABLE", "NCCL_NET")
+                                                           if k in env) + ")"
+    hca, names = env.get("NCCL_IB_HCA"), [str(a.get("name")) for a in facts.get("adapters") or []]
+    if hca and names and not rdma.hca_matches(str(hca), names):
+        return "job", f"NCCL_IB_HCA={hca} matches none of the adapters ({', '.join(names)})"
+    efa = _efa_cause(facts, log) if facts.get("efa") else None      # on EFA the plugin comes first, verbs after
+    if efa:
+        return efa
+    if log.get("verbs_missing") or facts.get("verbs_loads") is False:
+        return "image", "the image lacks libibverbs (install libibverbs1, ibverbs-providers)" + _quoted(log)
+    if facts.get("uverbs") == []:
+        return "job", "the container was given no /dev/infiniband (`--device /dev/infiniband`)" + _quoted(log)
+    ports = [p for a in facts.get("adapters") or [] for p in a.get("ports") or []]
+    if ports and not any(str(p.get("state") or "").upper().endswith("ACTIVE") for p in ports):
+        # src/transport/net_ib.cc (v2.24.3-1 l.605) skips ports not IBV_PORT_ACTIVE: all down reads "No device found"
+        return "host", f"none of the host's {len(ports)} RDMA port(s) is ACTIVE" + _quoted(log)
+    if log.get("ib_no_device") and facts.get("uverbs"):
+        return "image", f"the container has {', '.join(facts.get('uverbs') or [])} but NCCL found no IB device: the " \
+                        "image lacks the adapter's verbs provider (ibverbs-providers)" + _quoted(log)
+    if log.get("ib_no_device"):
+        # libibverbs loaded (no "Failed to open" line) yet lists no device beside a host with adapters: most often
+        # the container was not given /dev/infiniband; a missing provider is the other cause (`--checks fabric`).
+        return "job", "libibverbs loaded but NCCL found no IB device: the container was not shown to have " \
+                      "/dev/infiniband (or the image lacks the adapter's provider; `--checks fabric` tells)" + _quoted(log)
+    return "host", ("libibverbs loads and the container has the devices, yet NCCL chose sockets"
+                    if facts.get("verbs_loads") and facts.get("uverbs") else "NCCL did not find a usable HCA") + _quoted(log)
+
+
+def _fell_back(log: NcclLog) -> str | None:
+    """`Socket` when any rank chose it; `Libfabric over <provider>` when aws-ofi-nccl runs on a provider not efa."""
+    if "Socket" in (log.get("networks") or [log.get("network") or ""]):
+        return "NET/Socket"
+    if log.get("ofi_provider") not in (None, "efa"):
+        return f"{log.get('network') or 'Libfabric'} over provider {log['ofi_provider']} (TCP)"
+    return None
+
+
+def gdr_summary(log: NcclLog) -> tuple[int, int]:
+    """(connections over NCCL's IB transport or the HPC-X IBext plugin, how many of them carry /GDRDMA)."""
+    rows = [row for name, row in (log.get("net_channels") or {}).items() if _verbs_net(name)]
+    return sum(int(r.get("connections") or 0) for r in rows), sum(int(r.get("gdr") or 0) for r in rows)
+
+
+def _verbs_net(name: str) -> bool:
+    """NCCL's internal IB transport ("IB") or the verbs plugins named after it ("IBext", "IBext_v8")."""
+    return name == "IB" or name.startswith("IBext")
+
+
+def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
+    """NCCL over IB/RoCE with not one connection on GPUDirect RDMA: every byte is staged through host memory
+    (NVIDIA/nccl#1412: enabling it took 33 to 93 GB/s). One GPU far from every NIC can explain it: a warning."""
+    log: NcclLog = facts.get("nccl_log") or {}
+    connections, gdr = gdr_summary(log)
+    hcas = log.get("hca_gdr") or {}
+    if hcas and not any(hcas.values()) and any(_verbs_net(n) for n in (log.get("networks") or [log.get("network") or ""])):
+        why = f"NCCL found GPUDirect RDMA disabled for every HCA ({', '.join(sorted(hcas))})"
+    elif connections and not gdr:
+        why = f"none of NCCL's {connections} IB/RoCE connection(s) used GPUDirect RDMA (no /GDRDMA on any `via NET/IB` line)"
+    else:
+        return
+    found.add(WARN, "FABRIC_GDR_OFF", why, "Load nvidia_peermem on the host (or use dma-buf: open GPU kernel module, "
+              "kernel 5.12+), check ACS is off on bare metal and NCCL_NET_GDR_LEVEL; `--checks fabric` says which is "
+              "missing.", "host")
 
 
 def _net_fallback(facts: NcclFacts, found: Findings) -> None:
-    """IB/EFA present but NCCL's network is Socket: across nodes that is 10-100x slower."""
-    log = facts.get("nccl_log") or {}
-    if log.get("network") != "Socket" or not (facts.get("infiniband") or facts.get("efa")):
+    """IB/EFA present but NCCL's network is Socket (or OFI over tcp): across nodes that is 10-100x slower."""
+    log: NcclLog = facts.get("nccl_log") or {}
+    used = _fell_back(log)
+    if not used or not (facts.get("infiniband") or facts.get("efa")):
         return
-    env = facts.get("nccl_env") or {}
-    kind = "EFA" if facts.get("efa") else "InfiniBand"
-    owner: Owner
-    if env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket":
-        owner, why = "job", "the job disabled it (" + ", ".join(f"{k}={env[k]}" for k in ("NCCL_IB_DISABLE", "NCCL_NET") if k in env) + ")"
-    elif log.get("ib_error"):
-        owner, why = "image", f"NCCL could not use it: {log['ib_error']}"
-    else:
-        owner, why = "host", "NCCL did not find a usable HCA"
+    kind = "EFA" if facts.get("efa") else "InfiniBand/RoCE"
+    owner, why = _fallback_cause(facts, log)
     nodes = facts.get("nodes")
     status = WARN if nodes == 1 else FAIL
-    found.add(status, "NCCL_NET_FALLBACK", f"{kind} devices are present but NCCL used NET/Socket"
+    found.add(status, "NCCL_NET_FALLBACK", f"{kind} devices are present but NCCL used {used}"
               f"{' across ' + str(nodes) + ' nodes' if nodes and nodes > 1 else ''} "
               f"(interface {log.get('interface') or '?'}): {why}",
               "Check the HCAs (`ibstat`), that the container gets /dev/infiniband and libibverbs (the aws-ofi-nccl "
-              "plugin for EFA), and that NCCL_IB_DISABLE / NCCL_NET do not force sockets.", owner)
+              "plugin for EFA), and that NCCL_IB_DISABLE / NCCL_NET do not force sockets; `--checks fabric` names "
+              "the missing piece.", owner)
 
 
 def _describe(facts: NcclFacts, result: CheckResult) -> None:
@@ -416,11 +591,14 @@ def _describe(facts: NcclFacts, result: CheckResult) -> None:
     shm, memlock = facts.get("shm_bytes"), facts.get("memlock_bytes")
     result.details.append("environment: " + (" ".join(f"{k}={v}" for k, v in env.items()) or "no NCCL_* variables")
                           + f"; /dev/shm {human_bytes(shm) if shm is not None else '?'}"
-                          + f"; memlock {'unlimited' if memlock is None else human_bytes(memlock)}")
+                          + f"; memlock {memlock if memlock in (None, UNLIMITED) else human_bytes(int(memlock))}")
     if log:
         result.details.append(f"NCCL chose network {log.get('network') or '?'}, interface {log.get('interface') or '?'}"
                               + (", NVLS" if log.get("nvls") else "")
-                              + (f", transports {' '.join(log['transports'])}" if log.get("transports") else ""))
+                              + (f", transports {' '.join(log.get('transports') or [])}" if log.get("transports") else "")
+                              + "".join(f"; NET/{name} {row.get('connections')} connection(s), {row.get('gdr')} with GDR"
+                                        for name, row in (log.get("net_channels") or {}).items())
+                              + (f"; HCAs {' '.join(log.get('hcas') or [])}" if log.get("hcas") else ""))
     elif facts.get("backend") == "gloo":
         result.details.append(f"gloo interface {facts.get('gloo_socket_ifname') or 'default'}")
     if facts.get("rank") is not None:
@@ -452,24 +630,82 @@ def _figures(facts: NcclFacts, rows: list[SizeRow], verified: str, result: Check
                   f"{human_bytes(last['size'])} against a peak of {peak:.1f} GB/s at {human_bytes(peak_row['size'])}",
                   "A fabric that slows under load: check the links and switches (`ibstat`, counters of errors and "
                   "congestion), PFC/ECN on RoCE, and rerun with NCCL_DEBUG=INFO.", "host")
-    algo_env = str((facts.get("nccl_env") or {}).get("NCCL_ALGO", "")).lower()
-    excluded = bool(algo_env) and "nvls" not in algo_env
+    _against_links(facts, peak, result, found)
+    env = facts.get("nccl_env") or {}
+    excluded = _excludes(env.get("NCCL_ALGO"), {"nvls"}) or env.get("NCCL_NVLS_ENABLE") == "0"
     baseline, algo = _busbw_baseline(facts, (bool(log.get("nvls")) or expected) and not excluded)
     if baseline is None:
-        result.details.append(f"no busbw baseline for {facts.get('device_name')} at world size {facts.get('world_size')}"
-                              f"{' across ' + str(facts['nodes']) + ' nodes' if (facts.get('nodes') or 1) > 1 else ''}"
-                              " in verify/baselines.json: not judged against one")
-        return summary + " (no baseline)"
+        missing = (f"no busbw baseline for {facts.get('device_name')} at world size {facts.get('world_size')}"
+                   f"{' across ' + str(facts['nodes']) + ' nodes' if (facts.get('nodes') or 1) > 1 else ''}")
+        result.details.append(f"{missing} in verify/baselines.json: bandwidth not assessed")
+        return f"{summary}; bandwidth not assessed ({missing})"
     verdict, ratio = baselines.judge_ratio(peak, float(baseline["value"]))
+    verdict = _unknown_nodes(facts, peak, verdict)
     result.metric("busbw_ratio", ratio, "x")
     result.details.append(f"peak busbw {peak:.1f} GB/s = {ratio:.2f}x the {algo} baseline {baseline['value']} GB/s "
                           f"({baseline['source']})")
     if verdict != PASS:
+        why, remedy, owner = _owner_of_low(facts, algo, "Compare with another node; check NVLink state (gpu check), "
+                                           "NCCL_ALGO/NCCL_PROTO overrides, and rerun with NCCL_DEBUG=INFO for the "
+                                           "transport chosen.")
         found.add(WARN if verdict == WARN else FAIL, "BANDWIDTH_LOW", f"{verified}; peak busbw {peak:.1f} GB/s is "
-                  f"{ratio:.2f}x the {algo} baseline {baseline['value']} GB/s",
-                  "Compare with another node; check NVLink state (gpu check), NCCL_ALGO/NCCL_PROTO overrides, and "
-                  "rerun with NCCL_DEBUG=INFO for the transport chosen.", "host")
+                  f"{ratio:.2f}x the {algo} baseline {baseline['value']} GB/s{why}", remedy, owner)
     return f"{summary} = {ratio:.2f}x the {algo} baseline"
+
+
+LINKS_WARN, LINKS_FAIL = 0.5, 0.25      # busbw / what the node's links carry
+
+
+def _local_ranks(facts: NcclFacts) -> int | None:
+    world, nodes = facts.get("world_size"), facts.get("nodes")
+    if isinstance(world, int) and isinstance(nodes, int) and nodes > 0 and world >= nodes:
+        return world // nodes
+    return facts.get("gpus") or None
+
+
+def link_capacity(facts: NcclFacts) -> tuple[float, str] | None:
+    """What one node's RDMA links carry for this all-reduce (GB/s) and where the figure comes from.
+
+    The active ports NCCL listed (`NET/IB : Using`), else every active port, their rates from
+    /sys/class/infiniband/*/ports/*/rate; a node's ranks drive at most one port's rate each (rail-optimised: one NIC
+    per GPU, and a GPU's PCIe x16 link is about one NIC's rate), so 1 GPU beside 4 NICs expects one NIC
+    (NVIDIA/nccl-tests#232). Ring busbw across nodes reaches about this: a DGX A100's 8x200 Gb/s gives 192 GB/s
+    (AddyLaddy, NVIDIA/nccl#812, quoted in #1576)."""
+    listed = {h.split("/")[0] for h in (facts.get("nccl_log") or {}).get("hcas") or []}
+    ports = [(a.get("name"), p) for a in facts.get("adapters") or [] for p in a.get("ports") or []
+             if str(p.get("state") or "").upper() == "ACTIVE" and p.get("rate_gbps")]
+    used = [(n, p) for n, p in ports if f"{n}:{p.get('port')}" in listed] or ports
+    if not used:
+        return None
+    each_rate = sorted((float(p.get("rate_gbps") or 0.0) for _, p in used), reverse=True)
+    ranks = _local_ranks(facts)
+    driven = each_rate[:ranks] if ranks else each_rate
+    gbps = sum(driven)
+    rates = sorted(set(each_rate))
+    each = f"{rates[0]:g} Gb/s" if len(rates) == 1 else "/".join(f"{r:g}" for r in rates) + " Gb/s"
+    which = "listed by NCCL (NET/IB : Using)" if len(used) < len(ports) or listed else "active"
+    capped = f", {len(driven)} driven by {ranks} rank(s) per node" if len(driven) < len(each_rate) else ""
+    return gbps / 8, (f"{len(used)} {which} port(s) x {each}{capped} = {gbps:g} Gb/s per node "
+                      "(/sys/class/infiniband/*/ports/*/rate)")
+
+
+def _against_links(facts: NcclFacts, peak: float, result: CheckResult, found: Findings) -> None:
+    """Item 6: across nodes an all-reduce's busbw approaches what each node's links carry (nccl-tests' busbw is the
+    per-rank figure that ring all-reduce drives through the NICs); far below it, the fabric is not delivering."""
+    capacity = link_capacity(facts) if (facts.get("nodes") or 1) > 1 else None
+    if capacity is None:
+        return
+    expected, source = capacity
+    ratio = peak / expected if expected else 0.0
+    result.metric("busbw_vs_links", ratio, "x")
+    result.details.append(f"peak busbw {peak:.1f} GB/s = {ratio:.2f}x the {expected:.1f} GB/s the links carry: {source}")
+    if ratio < LINKS_WARN:
+        why, remedy, owner = _owner_of_low(facts, "inter-node", "Read the network NCCL used (NET/IB, NET/Socket) and GDR "
+                                           "in the details; check the links (`ibstat`), NCCL_IB_HCA and `ib_write_bw` "
+                                           "between the nodes.")
+        found.add(FAIL if ratio < LINKS_FAIL else WARN, "FABRIC_BANDWIDTH_LOW",
+                  f"across {facts.get('nodes')} nodes peak busbw {peak:.1f} GB/s is {ratio:.2f}x the {expected:.1f} GB/s "
+                  f"the node's links carry ({source}){why}", remedy, owner)
 
 
 def _inconsistent(rows: list[SizeRow], world: Any) -> str | None:
@@ -498,7 +734,12 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     _describe(facts, result)
     found = Findings()
     _net_fallback(facts, found)
-    error = facts.get("error")
+    _gdr_unused(facts, found)
+    error = facts.get("error") if facts.get("error") != NONE else None
+    nodes = facts.get("nodes")
+    if isinstance(nodes, int) and isinstance(world, int) and nodes > world:
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: nodes {nodes} > "
+                              f"world_size {world} (every node runs at least one rank)", "Record the check again.")
     if rows is None and not error:
         if found.items:
             return found.apply(result, "")
@@ -517,8 +758,9 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     wrong = sum(r["wrong"] for r in rows)
     result.details += _table(rows)
     result.metric("wrong", wrong, "elements")
-    result.metric("busbw_max", max(r["busbw"] for r in rows), "GB/s")
-    result.metric("algbw_max", max(r["algbw"] for r in rows), "GB/s")
+    if world != 1:           # one rank moves nothing: its "algbw" is size over a kernel launch, no bandwidth
+        result.metric("busbw_max", max(r["busbw"] for r in rows), "GB/s")
+        result.metric("algbw_max", max(r["algbw"] for r in rows), "GB/s")
     lo, hi = rows[0]["size"], rows[-1]["size"]
     span = f"{lo >> 20}-{hi >> 20} MiB" if lo >= 1 << 20 else f"{human_bytes(lo)}-{human_bytes(hi)}"
     verified = f"all-reduce verified over {backend}, world size {world}, {len(rows)} sizes {span}"
@@ -526,6 +768,12 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"all-reduce over {backend} returned {wrong} wrong element(s)",
                               "Rerun with NCCL_P2P_DISABLE=1, then NCCL_IB_DISABLE=1, to find the broken transport; "
                               "drain the node. " + ADVICE)
+    if world == 1:
+        init = facts.get("init_s")
+        return result.verdict(SKIP, "NCCL_SINGLE_RANK", f"{backend} initialised"
+                              f"{f' in {init:g} s' if isinstance(init, (int, float)) else ''} and the all-reduce on "
+                              f"1 rank returned the right values over {len(rows)} sizes {span}; nothing crossed a link, "
+                              "so no bandwidth was measured (busbw is 0 at world size 1)")
     if backend != "nccl":
         gpus = facts.get("gpus") or 0
         no_gpu = "no GPU visible" if gpus == 0 else "NCCL is not available in this torch build"

@@ -1,0 +1,42 @@
+"""Ages and durations as people write them (`7d`, `12h`, `30m`, `90s`, `1w`) and as they read them back."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+from .errors import UserError
+
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([smhdw]?)$")
+
+
+def parse_duration(text: str, what: str) -> float:
+    """Seconds of `text` (a number with s, m, h, d or w; no unit: seconds); UserError naming `what` otherwise."""
+    match = DURATION.match(text.strip().lower())
+    if not match or float(match.group(1)) <= 0:
+        raise UserError(f"{what}={text!r} is not a duration: a positive number with s, m, h, d or w (e.g. 7d, 12h)")
+    return float(match.group(1)) * UNITS[match.group(2) or "s"]
+
+
+def shown(seconds: float) -> str:
+    """An age as a person reads it: 9d 3h, 5h 12m, 42m, 17s."""
+    seconds = max(0, int(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    return f"{minutes}m" if minutes else f"{secs}s"
+
+
+def parse_time(text: object) -> datetime | None:
+    """An RFC 3339 / ISO 8601 UTC time (2026-11-25T19:00:00Z) as an aware datetime; None when it is not one."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)

@@ -1,0 +1,122 @@
+"""Verification on GPU clusters: Kubernetes manifests running `torchrun` (Slurm: fleet/slurm.py).
+
+Kubernetes: one node → a Job running the whole suite; several nodes → an Indexed Job plus a headless
+Service. Indexed Jobs are built into Kubernetes (no JobSet or Kubeflow operator to install), give each pod
+a stable DNS name (<job>-<index>.<service>) and JOB_COMPLETION_INDEX, which is all torchrun's c10d
+rendezvous needs. Rank 0 prints the JSON report between markers, so `kubectl logs` collects it.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from ..plan.platforms import k8s_arch_selection
+from ..plan.spec import ImageSpec
+
+RDZV_PORT = 29500
+REPORT_BEGIN, REPORT_END = "----- BEGIN VERIFY REPORT -----", "----- END VERIFY REPORT -----"
+
+
+NAME_MAX = 52       # an Indexed Job's pod host name is <job>-<index>-<5 characters>, within 63
+
+
+def job_name(tag: str, nodes: int, prefix: str = "verify") -> str:
+    """`<prefix>-<tag>-<nodes>n` as a DNS label (the Kubernetes Job, the Slurm script): a tag too long for NAME_MAX
+    is cut and a hash of the whole tag added, so the node count and the tag's identity both stay in the name."""
+    suffix = f"-{nodes}n"
+    name = re.sub(r"[^a-z0-9-]", "-", f"{prefix}-{tag}".lower())
+    if len(name) + len(suffix) > NAME_MAX:
+        digest = hashlib.sha256(tag.encode("utf-8")).hexdigest()[:6]
+        name = name[:NAME_MAX - len(suffix) - len(digest) - 1].rstrip("-") + "-" + digest
+    return name + suffix
+
+
+# The single-node checks: every check `verify --list` names, but the collective (run across nodes below).
+# Taken from the image itself, so the check list lives only in verify/.
+LOCAL_CHECKS = '$(verify --list | cut -d" " -f1 | grep -vx nccl | paste -sd, -)'
+
+
+def local_checks(gpus: int) -> str:
+    """The single-node part of the suite, run once per pod."""
+    return f'verify --checks "{LOCAL_CHECKS}" --expect-gpus {gpus} --json /reports/node.json'
+
+
+def torchrun_nccl(nodes: int, gpus: int, endpoint: str, rdzv_id: str) -> str:
+    """The NCCL check across the whole group (c10d assigns the ranks); global rank 0 writes /reports/nccl.json."""
+    parts = ["torchrun", f"--nnodes={nodes}", f"--nproc-per-node={gpus}", "--rdzv-backend=c10d",
+             f"--rdzv-endpoint={endpoint}", f"--rdzv-id={rdzv_id}"]
+    return " ".join(parts) + f" -m verify --checks nccl --expect-gpus {gpus} --json /reports/nccl.json"
+
+
+def _print_reports() -> str:
+    return (f'status=$?; for f in /reports/*.json; do [ -f "$f" ] && echo "{REPORT_BEGIN} $f" && cat "$f" '
+            f'&& echo "{REPORT_END}"; done; exit $status')
+
+
+def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str = "16Gi",
+                  platform: str | None = None) -> list[dict[str, Any]]:
+    """The Job (Indexed Job + headless Service for nodes > 1) verifying `image`, on nodes of the image's CPU
+    architecture (kubernetes.io/arch; `platform` picks one of the image's platforms)."""
+    name = job_name(spec.tag, nodes)
+    if nodes == 1:
+        script = f"verify --expect-gpus {gpus} --json /reports/report.json; {_print_reports()}"
+    else:
+        endpoint = f"{name}-0.{name}:{RDZV_PORT}"
+        nccl = torchrun_nccl(nodes, gpus, endpoint, name)
+        if gpus == 0:       # CPU nodes: one gloo process per pod
+            nccl = nccl.replace("--nproc-per-node=0", "--nproc-per-node=1")
+        script = (f"{local_checks(gpus)}; local=$?; {nccl}; "
+                  f"[ $? -eq 0 ] && [ $local -eq 0 ]; {_print_reports()}")
+    container: dict[str, Any] = {
+        "name": "verify",
+        "image": image,
+        "command": ["/bin/bash", "-c", script],
+        # GPUS=0: CPU nodes, nothing to request
+        **({"resources": {"limits": {"nvidia.com/gpu": str(gpus)}}} if gpus else {}),
+        # the node the pod landed on (the report's environment.scheduler.node: what the fleet report names and a
+        # drain cordons), and the job
+        "env": [{"name": "NCCL_DEBUG", "value": "WARN"},
+                {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                {"name": "JOB_NAME", "value": name},
+                {"name": "TORCHIMAGES_LAUNCHER", "value": "kubernetes"}],
+        "ports": [{"containerPort": RDZV_PORT, "name": "rdzv"}],
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "allowPrivilegeEscalation": False},
+        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "reports", "mountPath": "/reports"}],
+    }
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [container],
+        # DataLoader workers and NCCL need far more than the 64 MB /dev/shm a pod gets by default.
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}},
+                    {"name": "reports", "emptyDir": {}}],
+        **({"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]} if gpus else {}),
+        **k8s_arch_selection(spec.platforms, platform),     # Grace (arm64) and x86_64 GPU nodes
+    }
+    labels = {"app.kubernetes.io/name": "torchimages-verify", "io.torchimages/tag": spec.tag[:63]}
+    job_spec: dict[str, Any] = {"backoffLimit": 0, "activeDeadlineSeconds": 1800, "ttlSecondsAfterFinished": 86400,
+                "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec}}
+    manifests: list[dict[str, Any]] = []
+    if nodes > 1:
+        job_spec.update(completionMode="Indexed", completions=nodes, parallelism=nodes)
+        pod_spec["subdomain"] = name
+        manifests.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "labels": dict(labels)},
+                          "spec": {"clusterIP": "None", "selector": {"job-name": name},
+                                   "publishNotReadyAddresses": True,
+                                   "ports": [{"name": "rdzv", "port": RDZV_PORT, "targetPort": RDZV_PORT}]}})
+    manifests.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": labels},
+                      "spec": job_spec})
+    return manifests
+
+
+def k8s_wait(name: str, timeout: str = "30m") -> str:
+    """A POSIX shell line that returns when the Job ends either way: 0 when it completed, 1 when it failed or the
+    wait timed out. `kubectl wait --for=condition=complete` alone sits out its whole timeout on a failed Job, so a
+    second wait watches for `failed`; whichever ends first decides and the other is killed (no `wait -n`: macOS's
+    bash 3.2 and dash lack it)."""
+    job = f"job/{name}"
+    return (f"sh -c 'kubectl wait --for=condition=complete --timeout={timeout} {job} & ok=$!; "
+            f"kubectl wait --for=condition=failed --timeout={timeout} {job} >/dev/null & bad=$!; "
+            f"while kill -0 $ok 2>/dev/null && kill -0 $bad 2>/dev/null; do sleep 1; done; "
+            f"if ! kill -0 $ok 2>/dev/null; then kill $bad 2>/dev/null; wait $ok; "
+            f"else kill $ok 2>/dev/null; wait $bad && echo {job} failed >&2; exit 1; fi'")

@@ -1,0 +1,218 @@
+"""Which node is at fault: all-reduce in pairs, re-test the suspects against nodes that passed (pure logic).
+
+The planner and the judge of `make isolate` (the runner, isolate_run.py, launches each pair as a Slurm step):
+
+- round 1 pairs the nodes in order (n1+n2, n3+n4, ...; with an odd count the last one waits);
+- every later round pairs each node not yet cleared with a node already cleared (a known-good reference, one per
+  suspect), and the suspects left over with each other in pairs not tried before (a second pairing);
+- a pair is `pass` when its all-reduce gave a right result and a figure (bus bandwidth, GB/s) of at least
+  SLOW_BELOW x the upper median of every finished pair's figure so far (upper: with two pairs, the faster one);
+  `slow` below that; `fail` when it did not finish, or its result was wrong or missing;
+- a node in a passing pair is cleared; a node is named (failing or slow) when its pairs failed or were slow with
+  CONFIRM (2) different partners that are cleared, i.e. against known-good partners, twice (one slow pair on a busy
+  host is noise as often as not);
+- it stops when no node is left in doubt, when no new pair can be formed, or after ceil(log2 N) + 1 rounds;
+- when the fastest pair is more than 1/SLOW_BELOW x the median, slow nodes may be the majority, which a median cannot
+  single out: the answer says so (`spread`) and is not "healthy".
+
+A node never paired against a cleared one is never named: when no pair passes at all, the cause is common to all
+(the image, the network, the tool itself) and the answer is "undetermined", never a node.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+SLOW_BELOW = 0.5        # below half the (upper) median passing pair is slow: a shared host's noise stays above it
+PASS, SLOW, FAIL = "pass", "slow", "fail"
+CONFIRM = 2             # a node is named after slow or failing pairs with this many different known-good partners
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One pair's all-reduce, as the runner read it from the pair's report."""
+
+    nodes: tuple[str, ...]
+    ok: bool                        # it finished with a right result and a figure
+    busbw: float | None = None      # GB/s, present and finite when ok
+    why: str = ""                   # what went wrong when not ok (one line)
+    seconds: float | None = None    # the step's wall time
+
+
+@dataclass(frozen=True)
+class Tried:
+    """A pair's outcome in its round, with its verdict against the median of the passing pairs."""
+
+    round: int
+    outcome: Outcome
+    verdict: str                    # pass, slow, fail
+    ratio: float | None             # busbw / median
+
+
+@dataclass
+class Finding:
+    node: str
+    verdict: str                    # failing, slow, ok, undetermined
+    evidence: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Decision:
+    nodes: list[str]
+    rounds: int
+    tried: list[Tried]
+    median: float | None
+    findings: list[Finding]
+    done: bool                      # no node left in doubt
+    best: float | None = None       # the fastest passing pair's figure
+
+    @property
+    def spread(self) -> str | None:
+        """Said when the fastest pair is more than 1/SLOW_BELOW x the median: slow nodes may be the majority, which
+        a median cannot single out (nothing is named slow for it, and the answer says so)."""
+        if self.best and self.median and self.best * SLOW_BELOW > self.median:
+            return (f"the fastest pair ({self.best:.3g} GB/s) is {self.best / self.median:.1f}x the median "
+                    f"({self.median:.3g} GB/s): if most nodes are slow, a median cannot single them out")
+        return None
+
+    @property
+    def named(self) -> list[Finding]:
+        return [f for f in self.findings if f.verdict in ("failing", "slow")]
+
+    @property
+    def undetermined(self) -> list[str]:
+        return [f.node for f in self.findings if f.verdict == "undetermined"]
+
+    @property
+    def summary(self) -> str:
+        named = ", ".join(f"{f.node} ({f.verdict})" for f in self.named)
+        if self.named and not self.undetermined:
+            return f"at fault: {named}; every other node passed against a known-good partner"
+        if self.named:
+            return f"at fault: {named}; undetermined: {', '.join(self.undetermined)}"
+        if self.undetermined and len(self.undetermined) == len(self.nodes):
+            return ("undetermined: no pair passed, so no node is a known-good reference; the cause is common to all "
+                    "(the image, the network, the tool, or every node): no node named")
+        if self.undetermined:
+            return f"undetermined: {', '.join(self.undetermined)} (never paired with a known-good node)"
+        spread = f"; but {self.spread}" if self.spread else ""
+        return f"no node at fault: every node passed in a pair ({len(self.nodes)} nodes, {self.rounds} round(s)){spread}"
+
+
+def max_rounds(count: int) -> int:
+    """The bound: ceil(log2 N) + 1 rounds (2 nodes: 2; 4: 3; 64: 7)."""
+    return math.ceil(math.log2(count)) + 1 if count > 1 else 0
+
+
+def first_round(nodes: Sequence[str]) -> list[tuple[str, str]]:
+    """n1+n2, n3+n4, ...; an odd last node waits for the next round."""
+    if len(set(nodes)) != len(nodes):
+        raise ValueError(f"a node is named twice: {sorted(n for n in set(nodes) if list(nodes).count(n) > 1)}")
+    if len(nodes) < 2:
+        raise ValueError("isolation needs at least two nodes: a pair")
+    return [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]
+
+
+def judge(results: Sequence[tuple[int, Outcome]]) -> tuple[list[Tried], float | None]:
+    """Every pair's verdict against the median figure of all the passing pairs so far."""
+    figures = [o.busbw for _, o in results if o.ok and o.busbw is not None]
+    median = statistics.median_high(figures) if figures else None
+    tried = []
+    for number, o in results:
+        if not o.ok or o.busbw is None:
+            tried.append(Tried(number, o, FAIL, None))
+            continue
+        ratio = o.busbw / median if median else None
+        slow = len(figures) > 1 and ratio is not None and ratio < SLOW_BELOW
+        tried.append(Tried(number, o, SLOW if slow else PASS, round(ratio, 3) if ratio is not None else None))
+    return tried, median
+
+
+def _cleared(tried: Sequence[Tried]) -> set[str]:
+    return {n for t in tried if t.verdict == PASS for n in t.outcome.nodes}
+
+
+def _strikes(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]:
+    """node → the slow or failing pairs in which every other member is cleared (the node is the odd one out)."""
+    found: dict[str, list[Tried]] = {}
+    for t in tried:
+        if t.verdict == PASS:
+            continue
+        for n in t.outcome.nodes:
+            if n not in cleared and all(m in cleared for m in t.outcome.nodes if m != n):
+                found.setdefault(n, []).append(t)
+    return found
+
+
+def _blamed(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]:
+    """The nodes named: a strike against CONFIRM different cleared partners (one slow or timed-out pair on a busy
+    host is noise as often as not; the same node twice, with two known-good partners, is not)."""
+    return {n: ts for n, ts in _strikes(tried, cleared).items()
+            if len({m for t in ts for m in t.outcome.nodes if m != n}) >= CONFIRM}
+
+
+def next_round(nodes: Sequence[str], tried: Sequence[Tried]) -> list[tuple[str, str]]:
+    """The next round's pairs: each node in doubt with a cleared one it has not met (one each), the rest in doubt
+    in pairs not tried before."""
+    cleared = _cleared(tried)
+    blamed = _blamed(tried, cleared)
+    doubt = [n for n in nodes if n not in cleared and n not in blamed]
+    seen = {frozenset(t.outcome.nodes) for t in tried}
+    free = [n for n in nodes if n in cleared]
+    pairs, left = [], []
+    for node in doubt:
+        reference = next((r for r in free if frozenset((node, r)) not in seen), None)
+        if reference is None:
+            left.append(node)
+        else:
+            free.remove(reference)
+            pairs.append((node, reference))
+    while left:
+        node = left.pop(0)
+        partner = next((m for m in left if frozenset((node, m)) not in seen), None)
+        if partner is not None:
+            left.remove(partner)
+            pairs.append((node, partner))
+    return pairs
+
+
+def decide(nodes: Sequence[str], results: Sequence[tuple[int, Outcome]]) -> Decision:
+    """Who is at fault after the rounds run so far; `done` when no node is left in doubt."""
+    tried, median = judge(results)
+    cleared = _cleared(tried)
+    blamed = _blamed(tried, cleared)
+    findings = []
+    for n in nodes:
+        mine = [t for t in tried if n in t.outcome.nodes]
+        evidence = [_evidence(n, t) for t in mine]
+        if n in cleared:
+            verdict = "ok"
+        elif n in blamed:
+            verdict = "failing" if any(t.verdict == FAIL for t in blamed[n]) else "slow"
+        else:
+            verdict = "undetermined"
+        findings.append(Finding(n, verdict, evidence))
+    rounds = max((number for number, _ in results), default=0)
+    best = max((t.outcome.busbw for t in tried if t.verdict == PASS and t.outcome.busbw is not None), default=None)
+    return Decision(list(nodes), rounds, tried, median, findings,
+                    done=not any(f.verdict == "undetermined" for f in findings), best=best)
+
+
+def _evidence(node: str, t: Tried) -> str:
+    o = t.outcome
+    partner = "+".join(m for m in o.nodes if m != node)
+    took = f", {o.seconds:.1f} s" if o.seconds is not None else ""
+    if t.verdict == FAIL:
+        return f"round {t.round} with {partner}: FAIL ({o.why or 'no result'}{took})"
+    ratio = f" = {t.ratio:.2f}x the median" if t.ratio is not None else ""
+    return f"round {t.round} with {partner}: {t.verdict.upper()} busbw {o.busbw:.3g} GB/s{ratio}{took}"
+
+
+def plan_done(nodes: Sequence[str], results: Sequence[tuple[int, Outcome]]) -> tuple[Decision, list[tuple[str, str]]]:
+    """The decision so far and the next round's pairs (empty: stop, the answer is final)."""
+    decision = decide(nodes, results)
+    if decision.done or decision.rounds >= max_rounds(len(nodes)):
+        return decision, []
+    return decision, next_round(nodes, decision.tried)

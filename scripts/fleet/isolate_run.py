@@ -1,0 +1,197 @@
+"""The runner of `make isolate`, inside the Slurm allocation: each round's pairs as concurrent Slurm steps.
+
+Started by the batch script `make isolate` writes, on the allocation's first node, with only the standard library
+(`python3 -m scripts.fleet.isolate_run`, this checkout on PYTHONPATH). Each pair is one `srun` step on its two
+nodes running the job's image through the launcher (TORCHIMAGES_ISOLATE_STEP: the launcher's srun options and
+command, as JSON), `verify --checks nccl` under torchrun across the pair; its report is read back from
+TORCHIMAGES_REPORTS/<round>-<pair>.json. The plan and the verdict are isolate.py's; the answer is printed and written
+to TORCHIMAGES_REPORTS/isolate.json. Exit 0: no node at fault; 1: node(s) named; 2: undetermined (no node named).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError, one_line
+from ..fsutil import atomic_write
+from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
+
+KIND = "torchimages-isolate"
+STEP_TIMEOUT_S = 300.0      # a pair's step ends here (TORCHIMAGES_ISOLATE_TIMEOUT overrides): a hang is a failure
+NOT_EXERCISED = "NCCL_NOT_EXERCISED"    # a CPU pair over gloo: its figure is real, its check only says "no GPU"
+
+
+def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: float, expect_gpus: int) -> Outcome:
+    """A pair's result from its report (None: none written) and its step's exit status (None: killed at the
+    timeout): ok only with a right all-reduce and a finite, positive bus bandwidth."""
+    took = round(seconds, 1)
+    if status is None:
+        return Outcome(nodes, False, None, "timed out", took)
+    if not isinstance(report, dict):
+        return Outcome(nodes, False, None, f"no report (step exit {status})", took)
+    check = next((c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("name") == "nccl"), None)
+    if check is None:
+        return Outcome(nodes, False, None, "the report holds no nccl check", took)
+    metrics: dict[str, Any] = check["metrics"] if isinstance(check.get("metrics"), dict) else {}
+    busbw, wrong = (metrics[k].get("value") if isinstance(metrics.get(k), dict) else None
+                    for k in ("busbw_max", "wrong"))
+    code, state = check.get("code"), check.get("status")
+    accepted = state in ("pass", "warn") or (state == "skip" and code == NOT_EXERCISED and expect_gpus == 0)
+    if not accepted:
+        return Outcome(nodes, False, None, one_line(f"{code or state}: {check.get('summary') or ''}")[:200], took)
+    if isinstance(busbw, bool) or not isinstance(busbw, (int, float)) or not math.isfinite(busbw) or busbw <= 0:
+        return Outcome(nodes, False, None, f"no valid bus bandwidth ({busbw!r})", took)
+    if wrong != 0:
+        return Outcome(nodes, False, None, f"{wrong!r} wrong element(s)", took)
+    return Outcome(nodes, True, float(busbw), "", took)
+
+
+def step_argv(base: list[str], pair: tuple[str, ...], gpus: int) -> list[str]:
+    """One pair's srun: its two nodes, one task each, the launcher's options and command from `base`
+    (["srun", <options>..., "--", <command>...])."""
+    split = base.index("--")
+    options = [os.path.expandvars(o) for o in base[1:split]]       # ${TORCHIMAGES_IMAGE}, ${TORCHIMAGES_REPORTS}
+    return [base[0], f"--nodes={len(pair)}", f"--ntasks={len(pair)}", "--ntasks-per-node=1",
+            f"--nodelist={','.join(pair)}", "--kill-on-bad-exit=1", "--export=ALL",
+            *([f"--gres=gpu:{gpus}"] if gpus else []), *options, *base[split + 1:]]
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """srun ends its step on SIGTERM (the tasks get it, then SIGKILL after KillWait); a srun that hangs is killed."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], reports: Path, port: int, gpus: int,
+              timeout_s: float) -> list[tuple[int, Outcome]]:
+    """Every pair of the round at once (disjoint nodes), each within `timeout_s`; their outcomes."""
+    started = []
+    for index, pair in enumerate(pairs):
+        name = f"round{number}-pair{index + 1}"
+        (reports / f"{name}.json").unlink(missing_ok=True)
+        env = {**os.environ, "TORCHIMAGES_GROUP": name, "RDZV_ENDPOINT": f"{pair[0]}:{port + index}"}
+        log = open(reports / f"{name}.log", "wb")      # noqa: SIM115 - closed after the step, below
+        proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
+        started.append((name, pair, proc, log, time.monotonic()))
+    ended: dict[str, float] = {}
+    deadline = time.monotonic() + timeout_s
+    while len(ended) < len(started) and time.monotonic() < deadline:     # each step's own end time
+        for name, _, proc, _, _ in started:
+            if name not in ended and proc.poll() is not None:
+                ended[name] = time.monotonic()
+        time.sleep(0.2)
+    results = []
+    for name, pair, proc, log, t0 in started:
+        status: int | None = proc.poll()
+        if status is None:
+            _stop(proc)
+        log.close()
+        seconds = ended.get(name, time.monotonic()) - t0
+        try:
+            report = json.loads((reports / f"{name}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            report = None
+        results.append((number, outcome(pair, report, status, seconds, gpus)))
+    return results
+
+
+def isolate(nodes: list[str], base: list[str], reports: Path, port: int, gpus: int, timeout_s: float,
+            echo: Any = print) -> Decision:
+    """Round after round until the plan says stop (at most ceil(log2 N) + 1 rounds)."""
+    first_round(nodes)          # refuses fewer than two nodes, or a node named twice
+    results: list[tuple[int, Outcome]] = []
+    decision, pairs = plan_done(nodes, results)
+    number = 0
+    while pairs:
+        number += 1
+        echo(f"isolate: round {number} of at most {max_rounds(len(nodes))}: "
+             + ", ".join("+".join(p) for p in pairs))
+        results += run_round(number, pairs, base, reports, port + number * len(nodes), gpus, timeout_s)
+        decision, pairs = plan_done(nodes, results)
+    return decision
+
+
+def format_decision(d: Decision) -> str:
+    lines = [f"isolate: {d.summary}"]
+    width = max([4, *(len(f.node) for f in d.findings)])
+    for f in d.findings:
+        lines.append(f"  {f.node:<{width}}  {f.verdict.upper() if f.verdict != 'ok' else 'ok':<12}  "
+                     + ("; ".join(f.evidence) or "never paired"))
+    if d.median is not None:
+        lines.append(f"  median passing pair: {d.median:.3g} GB/s; {d.rounds} round(s) of at most "
+                     f"{max_rounds(len(d.nodes))}")
+    return "\n".join(lines)
+
+
+def decision_json(d: Decision) -> dict[str, Any]:
+    return {"kind": KIND, "version": 1, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "summary": d.summary, "rounds": d.rounds, "max_rounds": max_rounds(len(d.nodes)),
+            "median_busbw_GBps": d.median, "spread": d.spread,
+            "named": [{"node": f.node, "verdict": f.verdict, "evidence": f.evidence} for f in d.named],
+            "undetermined": d.undetermined,
+            "nodes": [asdict(f) for f in d.findings],
+            "pairs": [{"round": t.round, "nodes": list(t.outcome.nodes), "verdict": t.verdict, "ratio": t.ratio,
+                       "busbw_GBps": t.outcome.busbw, "why": t.outcome.why or None, "seconds": t.outcome.seconds}
+                      for t in d.tried]}
+
+
+def exit_status(d: Decision) -> int:
+    if d.named:
+        return 1
+    return 2 if d.undetermined or d.spread else 0
+
+
+def _hostnames(nodelist: str) -> list[str]:
+    try:
+        proc = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"scontrol show hostnames failed ({one_line(exc)[:120]}): run this inside a Slurm "
+                        f"allocation, from the batch script make isolate writes") from None
+    if proc.returncode != 0:
+        raise UserError(f"scontrol show hostnames {nodelist} failed: {one_line(proc.stderr.strip())[:200]}")
+    return [line.strip() for line in proc.stdout.splitlines() if line.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="isolate_run", description=__doc__)
+    p.add_argument("--gpus", type=int, default=0)
+    p.add_argument("--timeout", type=float, default=float(os.environ.get("TORCHIMAGES_ISOLATE_TIMEOUT")
+                                                          or STEP_TIMEOUT_S))
+    args = p.parse_args(argv)
+    try:
+        base = json.loads(os.environ["TORCHIMAGES_ISOLATE_STEP"])
+        reports = Path(os.environ["TORCHIMAGES_REPORTS"])
+        port = int(os.environ["RDZV_PORT"])
+        nodes = _hostnames(os.environ["SLURM_JOB_NODELIST"])
+        if not (isinstance(base, list) and "--" in base and all(isinstance(a, str) for a in base)):
+            raise UserError("TORCHIMAGES_ISOLATE_STEP is not the launcher's srun argv: write the job again with "
+                            "make isolate")
+        decision = isolate(nodes, base, reports, port, args.gpus, args.timeout)
+        print(format_decision(decision))
+        atomic_write(reports / "isolate.json", json.dumps(decision_json(decision), indent=1) + "\n")
+    except KeyError as exc:
+        print(f"isolate: {exc.args[0]} is not set: run this from the batch script make isolate writes", file=sys.stderr)
+        return 2
+    except (UserError, ValueError, OSError) as exc:
+        print(f"isolate: {one_line(exc)}", file=sys.stderr)
+        return 2
+    print(f"isolate: wrote {reports / 'isolate.json'}")
+    return exit_status(decision)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

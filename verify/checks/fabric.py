@@ -1,0 +1,275 @@
+"""fabric: can this container use the node's RDMA fabric (InfiniBand, RoCE, EFA), and who must act if not.
+
+probe() reads the host's adapters (/sys/class/infiniband: driver, model, each port's state, physical state, rate
+and link layer), what the container was given (/dev/infiniband/uverbs*, rdma_cm), what the image can load
+(libibverbs.so.1, librdmacm.so.1, libfabric.so.1 through ctypes, the providers, ibv_get_device_list() from
+inside, libnccl-net*.so plugins), the memlock limit, GPUDirect RDMA readiness and the NCCL variables that keep
+NCCL off the fabric. Paths are read under VERIFY_FABRIC_ROOT (default /) so a real listing replays
+(verify/rdma.py). judge() is pure. What NCCL itself chose is the nccl check's (its INFO log, verify/ncclog.py).
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from .. import rdma
+from ..facts import Adapter, FabricFacts, Port
+from ..figures import BYTES, LIST, OBJECT, STR, STRS, Either, Figure, Kind
+from ..gpuhealth import Findings
+from ..options import GiB, Options, human_bytes
+from ..result import FAIL, PASS, SKIP, WARN, CheckResult
+
+LIBRARIES = ("libibverbs.so.1", "librdmacm.so.1", "libfabric.so.1")
+LOADED = "loaded"
+# The libibverbs provider each kernel driver needs (rdma-core's providers/<name>).
+PROVIDER = {"mlx5_core": "mlx5", "mlx4_core": "mlx4", "efa": "efa", "bnxt_en": "bnxt_re", "bnxt_re": "bnxt_re",
+            "irdma": "irdma", "ice": "irdma", "rdma_rxe": "rxe", "hns3": "hns", "qede": "qedr", "vmw_pvrdma": "vmw_pvrdma",
+            "mana": "mana"}
+# The InfiniBand rate a single-port adapter model is rated for (Gb/s): ConnectX-3 FDR to ConnectX-8 XDR.
+IB_MAX_GBPS = {"MT4099": 56.0, "MT4103": 56.0, "MT4115": 100.0, "MT4119": 100.0, "MT4121": 100.0, "MT4123": 200.0,
+               "MT4129": 400.0, "MT4131": 800.0}
+MEMLOCK_FAIL = 1 * GiB       # NCCL registers GiB of buffers per rank; docker's default (64 KiB / 8 MiB) fails
+DMABUF_KERNEL = (5, 12)
+NCCL_VARS = ("NCCL_IB_DISABLE", "NCCL_NET", "NCCL_IB_HCA", "NCCL_NET_PLUGIN", "NCCL_SOCKET_IFNAME")
+
+FIGURES = (
+    ("adapters", LIST), ("adapters[]", OBJECT), ("adapters[].name", STR), ("adapters[].ports", LIST),
+    ("adapters[].ports[]", OBJECT), ("adapters[].ports[].rate_gbps", Figure("Gb/s", 0, 10_000)),
+    ("adapters[].ports[].port", Figure("", 0, 255, integer=True)), ("adapters[].ports[].state", STR),
+    ("adapters[].ports[].phys_state", STR), ("adapters[].ports[].link_layer", STR), ("uverbs", STRS),
+    ("rdma_cm", Kind(bool)), ("libraries", OBJECT), ("providers", STRS), ("verbs_devices", STRS),
+    ("net_plugins", STRS), ("nccl_env", OBJECT), ("peermem", Kind(bool)), ("gpu_module", Kind(str, ("open", "proprietary"))),
+    ("kernel", STR), ("verbs_error", STR), ("memlock", Either(BYTES, Kind(str, ("unlimited",)))),
+)
+
+
+def probe(options: Options) -> dict[str, Any]:
+    base = rdma.root()
+    uverbs, rdma_cm = rdma.device_nodes(base)
+    libraries, devices, error = {}, None, None
+    for name in LIBRARIES:
+        lib, why = rdma.load(name)
+        libraries[name] = LOADED if lib is not None else why or "not loaded"
+        if name == "libibverbs.so.1" and lib is not None:
+            devices, error = rdma.verbs_devices(lib)
+    limit = rdma.memlock()
+    return {"root": base, "adapters": rdma.adapters(base), "uverbs": uverbs, "rdma_cm": rdma_cm,
+            "libraries": libraries, "providers": rdma.providers(base), "verbs_devices": devices, "verbs_error": error,
+            "memlock": limit, "peermem": rdma.peermem(base), "gpu_module": rdma.gpu_module(base),
+            "kernel": rdma.kernel(base), "net_plugins": rdma.net_plugins(base, dict(os.environ)),
+            "nccl_env": {k: os.environ[k] for k in NCCL_VARS if k in os.environ}}
+
+
+def _ports(adapters: list[Adapter]) -> list[tuple[Adapter, Port]]:
+    return [(a, p) for a in adapters for p in (a.get("ports") or [])]
+
+
+def _word(value: object) -> str:
+    """`ACTIVE`, and the sysfs spelling `4: ACTIVE` too, compared without case."""
+    return str(value).rsplit(":", 1)[-1].strip().lower() if value is not None else ""
+
+
+def _down(port: Port) -> bool:
+    """A state or a physical state that is known and not ACTIVE / LinkUp (a field the source lacks proves nothing)."""
+    state, phys = port.get("state"), port.get("phys_state")
+    return (state is not None and _word(state) != "active") or (phys is not None and _word(phys) != "linkup")
+
+
+def _active(port: Port) -> bool:
+    return _word(port.get("state")) == "active" and not _down(port)
+
+
+def _label(adapter: Adapter, port: Port) -> str:
+    return f"{adapter.get('name')}:{port.get('port')}"
+
+
+def _port_states(adapters: list[Adapter], found: Findings) -> None:
+    ports = _ports(adapters)
+    down = [(a, p) for a, p in ports if _down(p)]
+    if not down:
+        return
+    listed = ", ".join(f"{_label(a, p)} {p.get('state') or '?'}/{p.get('phys_state') or '?'}" for a, p in down)
+    status = FAIL if len(down) == len(ports) else WARN
+    found.add(status, "FABRIC_PORT_DOWN", f"{len(down)} of {len(ports)} RDMA port(s) not ACTIVE/LinkUp: {listed}",
+              "Check the cable, transceiver and switch port (`ibstat`); for InfiniBand, that a subnet manager runs; "
+              "an unused second port of a dual-port card can stay down by design.", "host")
+
+
+def _rated(adapter: Adapter, port: Port, peers: dict[tuple[Any, Any], float]) -> tuple[float, str] | None:
+    """The rate this port should reach, and why: its best peer of the same model, or the model's rated IB speed."""
+    best = peers.get((adapter.get("hca_type"), port.get("link_layer")))
+    model_max = IB_MAX_GBPS.get(str(adapter.get("hca_type")))
+    single_ib = port.get("link_layer") == "InfiniBand" and len(adapter.get("ports") or []) == 1
+    options = [(best, f"other {adapter.get('hca_type') or 'same-model'} ports on this node link at {best:g} Gb/s")] if best else []
+    if model_max and single_ib:
+        options.append((model_max, f"a {adapter.get('hca_type')} is rated for {model_max:g} Gb/s InfiniBand"))
+    return max(options, key=lambda o: o[0]) if options else None
+
+
+def _rates(adapters: list[Adapter], found: Findings) -> None:
+    up = [(a, p) for a, p in _ports(adapters) if _active(p) and p.get("rate_gbps")]
+    peers: dict[tuple[Any, Any], float] = {}
+    for a, p in up:
+        key = (a.get("hca_type"), p.get("link_layer"))
+        peers[key] = max(peers.get(key, 0.0), float(p.get("rate_gbps") or 0.0))
+    slow = []
+    for a, p in up:
+        rated = _rated(a, p, peers)
+        if rated and float(p.get("rate_gbps") or 0.0) < rated[0]:
+            slow.append(f"{_label(a, p)} at {p['rate_gbps']:g} Gb/s ({rated[1]})")
+    if slow:
+        found.add(WARN, "FABRIC_RATE_DEGRADED", f"{len(slow)} active port(s) below the adapter's maximum: "
+                  + "; ".join(slow), "Check the cable, transceiver and switch port speed (`ibstat`, `mlxlink -d <dev>`); "
+                  "a lower-rated SKU or switch port explains it too.", "host")
+
+
+def _container(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
+    if adapters and facts.get("uverbs") == []:
+        names = ", ".join(str(a.get("name")) for a in adapters)
+        found.add(FAIL, "FABRIC_NOT_PASSED", f"the host has {len(adapters)} RDMA adapter(s) ({names}) but the container "
+                  "has no /dev/infiniband/uverbs*: NCCL can only use TCP sockets",
+                  "Give the container the devices: `docker run --device /dev/infiniband --ulimit memlock=-1 --cap-add "
+                  "IPC_LOCK` (Slurm: this project's `make slurm` does it; Kubernetes: request the RDMA device "
+                  "plugin's resource).", "job")
+
+
+def _userspace(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
+    libs = facts.get("libraries") or {}
+    missing = [f"{n} ({libs[n]})" for n in ("libibverbs.so.1", "librdmacm.so.1") if n in libs and libs[n] != LOADED]
+    drivers = sorted({str(a.get("driver")) for a in adapters if a.get("driver")})
+    providers = facts.get("providers")
+    if providers is not None:
+        missing += [f"the {PROVIDER[d]} provider for driver {d}" for d in drivers
+                    if d in PROVIDER and PROVIDER[d] not in providers]
+    if not missing and facts.get("uverbs") and facts.get("verbs_devices") == []:
+        missing.append(f"a provider that opens {', '.join(facts.get('uverbs') or [])}: ibv_get_device_list() lists "
+                       "no device")
+    if missing:
+        found.add(FAIL, "FABRIC_USERSPACE_MISSING", "the image cannot use the fabric: missing " + "; ".join(missing),
+                  "Install `libibverbs1 ibverbs-providers librdmacm1` in the image (this project's CUDA images carry "
+                  "them).", "image")
+
+
+def _efa(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
+    if not any(a.get("driver") == "efa" for a in adapters):
+        return
+    libs, missing = facts.get("libraries") or {}, []
+    if libs.get("libfabric.so.1", LOADED) != LOADED:
+        missing.append(f"libfabric.so.1 ({libs['libfabric.so.1']})")
+    if facts.get("providers") is not None and "efa" not in (facts.get("providers") or []):
+        missing.append("the efa verbs provider (libefa)")
+    if facts.get("net_plugins") == []:
+        plugin = (facts.get("nccl_env") or {}).get("NCCL_NET_PLUGIN")
+        missing.append(f"the aws-ofi-nccl net plugin ({'NCCL_NET_PLUGIN=' + plugin + ' not found' if plugin else 'no libnccl-net*.so'})")
+    if missing:
+        found.add(FAIL, "FABRIC_EFA_PLUGIN_MISSING", "EFA adapter present but the image lacks " + ", ".join(missing)
+                  + ": NCCL falls back to TCP sockets",
+                  "Add aws-ofi-nccl and libfabric to the image and point NCCL_NET_PLUGIN at the plugin.", "image")
+
+
+def _nccl_env(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
+    env = facts.get("nccl_env") or {}
+    forced = [f"{k}={env[k]}" for k in ("NCCL_IB_DISABLE",) if str(env.get(k, "")).strip() == "1"]
+    forced += [f"NCCL_NET={env['NCCL_NET']}" for _ in [0] if str(env.get("NCCL_NET", "")).lower() == "socket"]
+    hca = env.get("NCCL_IB_HCA")
+    if hca and adapters and not rdma.hca_matches(str(hca), [str(a.get('name')) for a in adapters]):
+        forced.append(f"NCCL_IB_HCA={hca} matches none of {', '.join(str(a.get('name')) for a in adapters)}")
+    if forced:
+        found.add(FAIL, "FABRIC_NCCL_FORCED_SOCKET", "the job keeps NCCL off the fabric: " + "; ".join(forced),
+                  "Unset NCCL_IB_DISABLE / NCCL_NET, or make NCCL_IB_HCA name the adapters.", "job")
+
+
+def _memlock(facts: FabricFacts, found: Findings) -> None:
+    limit = facts.get("memlock")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit < MEMLOCK_FAIL:
+        found.add(FAIL, "FABRIC_MEMLOCK_LOW", f"memlock limit is {human_bytes(limit)}: RDMA registration of NCCL's "
+                  "buffers fails below about 1 GiB; it should be unlimited", "Run the container with "
+                  "`--ulimit memlock=-1` (and `--cap-add IPC_LOCK`).", "job")
+
+
+def _kernel_at_least(release: Any, floor: tuple[int, int]) -> bool | None:
+    found = re.match(r"(\d+)\.(\d+)", str(release or ""))
+    return None if not found else (int(found.group(1)), int(found.group(2))) >= floor
+
+
+def gdr(facts: FabricFacts) -> tuple[bool | None, str]:
+    """GPUDirect RDMA readiness: nvidia_peermem loaded, or dma-buf (open GPU module on kernel 5.12+)."""
+    if facts.get("peermem"):
+        return True, "nvidia_peermem loaded"
+    dmabuf = facts.get("gpu_module") == "open" and _kernel_at_least(facts.get("kernel"), DMABUF_KERNEL)
+    if dmabuf:
+        return True, f"dma-buf (open GPU kernel module, kernel {facts.get('kernel')})"
+    if facts.get("peermem") is False and facts.get("gpu_module") is not None and dmabuf is False:
+        return False, (f"nvidia_peermem not loaded and no dma-buf ({facts.get('gpu_module')} GPU kernel module, "
+                       f"kernel {facts.get('kernel')})")
+    return None, "not judged (no GPU driver or module list visible)"
+
+
+def _gdr(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
+    verbs = [a for a in adapters if a.get("driver") != "efa"]
+    ready, why = gdr(facts)
+    if verbs and ready is False:
+        found.add(WARN, "FABRIC_GDR_OFF", f"GPUDirect RDMA unavailable: {why}; NCCL stages every transfer through "
+                  "host memory", "`modprobe nvidia_peermem` on the host, or the open GPU kernel module on kernel "
+                  "5.12+ (dma-buf).", "host")
+
+
+def _describe(facts: FabricFacts, adapters: list[Adapter], result: CheckResult) -> None:
+    for a, p in _ports(adapters):
+        rate_text = f"{p['rate_gbps']:g} Gb/s" if p.get("rate_gbps") is not None else "rate ?"
+        result.details.append(f"{_label(a, p)} driver {a.get('driver') or '?'} {a.get('hca_type') or ''} "
+                              f"{p.get('link_layer') or '?'} {p.get('state') or '?'}/{p.get('phys_state') or '?'} "
+                              f"{rate_text}".replace("  ", " "))
+    libs = facts.get("libraries") or {}
+    result.details.append("container: uverbs " + (", ".join(facts.get("uverbs") or []) or "none")
+                          + f"; rdma_cm {'yes' if facts.get('rdma_cm') else 'no'}")
+    result.details.append("image: " + "; ".join(f"{k} {'loads' if v == LOADED else v}" for k, v in libs.items())
+                          + f"; providers {' '.join(facts.get('providers') or []) or 'none'}"
+                          + f"; net plugins {' '.join(facts.get('net_plugins') or []) or 'none'}")
+    devices = facts.get("verbs_devices")
+    result.details.append("ibv_get_device_list(): " + (", ".join(devices) if devices else
+                                                        "no device" if devices == [] else facts.get("verbs_error") or "not called"))
+    limit = facts.get("memlock")
+    result.details.append(f"memlock {'unknown' if limit is None else limit if isinstance(limit, str) else human_bytes(limit)}"
+                          f"; GPUDirect RDMA: {gdr(facts)[1]}")
+    result.data.update(adapters=len(adapters), ports=len(_ports(adapters)))
+
+
+def _present(facts: FabricFacts, adapters: list[Adapter]) -> bool:
+    return bool(adapters or facts.get("uverbs") or facts.get("verbs_devices"))
+
+
+def judge(facts: FabricFacts, options: Options) -> CheckResult:
+    result = CheckResult("fabric", PASS, "")
+    if facts.get("adapters") is None and facts.get("uverbs") is None and facts.get("verbs_devices") is None:
+        return result.verdict(SKIP, "FACTS_INCOMPLETE", "neither the host's adapters nor the container's devices were "
+                              "read: nothing to judge", "Record the check with `python -m verify --checks fabric "
+                              "--save-facts DIR`.")
+    adapters = list(facts.get("adapters") or [])
+    _describe(facts, adapters, result)
+    if not _present(facts, adapters):
+        return result.verdict(SKIP, "FABRIC_NONE", "no RDMA device on this node or in this container: fabric not "
+                              "assessed")
+    found = Findings()
+    for rule in (_container, _userspace, _efa):
+        rule(facts, adapters, found)
+    _port_states(adapters, found)
+    _nccl_env(facts, adapters, found)
+    _memlock(facts, found)
+    _rates(adapters, found)
+    _gdr(facts, adapters, found)
+    active = [p for _, p in _ports(adapters) if _active(p)]
+    total = sum(float(p.get("rate_gbps") or 0) for p in active)
+    if total:
+        result.metric("link_gbps", total, "Gb/s")
+    ok = (f"{len(adapters)} adapter(s), {len(active)} active port(s), {total:g} Gb/s in all; the container has "
+          f"{len(facts.get('uverbs') or [])} uverbs device(s) and the image lists "
+          f"{len(facts.get('verbs_devices') or [])} through libibverbs; GPUDirect RDMA: {gdr(facts)[1]}")
+    if facts.get("uverbs") is None or not facts.get("libraries"):     # a host listing alone (a translated ibstat)
+        if not any(p.get("state") is not None for _, p in _ports(adapters)):
+            return result.verdict(SKIP, "FACTS_INCOMPLETE", "no port state and no container side recorded: nothing "
+                                  "to judge")
+        ok = (f"host side: {len(adapters)} adapter(s), {len(active)} active port(s), {total:g} Gb/s, no port down or "
+              "slow; the container's devices and the image's libraries were not recorded: not judged")
+    return found.apply(result, ok)

@@ -1,0 +1,456 @@
+"""train: a training step as a check, the path a job really takes (verify/trainer.py runs it).
+
+A small decoder-only transformer trained with DDP: one process per visible GPU with NCCL (bf16 autocast where the
+GPU supports it), 2 processes with gloo on a CPU host, and the launcher's group under torchrun (across nodes). The
+judge is pure: the replicas agree bit for bit after every step (the parameters' checksum and the all-reduced loss,
+on every rank and node: a difference is model-level silent data corruption, named by step, rank and node), the
+loss is finite at every step and falls by a clear margin, tokens/s, and on GPUs the model FLOP utilisation (MFU)
+against the SKU's dense BF16 peak and its floor (verify/baselines.json); on a CPU the figures are reported, not
+judged. Rank 0's facts hold every rank's record.
+"""
+from __future__ import annotations
+
+import importlib.util
+import multiprocessing as mp
+import os
+import socket
+import statistics
+import time
+from collections import Counter
+from typing import Any
+
+from .. import baselines, trainer
+from ..facts import TrainFacts, TrainRank
+from ..figures import (
+    BOOL,
+    COUNT,
+    LIST,
+    OBJECT,
+    RANKS,
+    STR,
+    Figure,
+    Holds,
+    Kind,
+    Required,
+    Rule,
+    Unique,
+)
+from ..options import Options, human_bytes
+from ..result import FAIL, PASS, SKIP, WARN, CheckResult
+
+NAME = "train"
+FALL_TO = 0.7               # the mean loss of the last LAST steps must be at most this x the first step's
+LAST = 3
+CPU_TFLOPS_CEILING = 100.0  # model TFLOP/s one CPU process cannot reach (a whole AMX socket is well below it)
+PACKAGES = {"pyarrow": "pyarrow", "numpy": "numpy"}      # import name -> pip name
+# a failure of these Python types in the run is this tool's own bug, never the node's
+OWN_BUGS = frozenset({"TypeError", "AttributeError", "NameError", "KeyError", "IndexError", "AssertionError",
+                      "ImportError", "ModuleNotFoundError", "UnboundLocalError", "ZeroDivisionError"})
+PHASES = ("init", "data", "train", "gather", "timeout", "died")
+LOSS_WORDS = ("nan", "inf", "-inf")
+
+
+def _launched_by_torchrun() -> bool:
+    return all(k in os.environ for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _deadline(budget: float) -> float:
+    """Stop waiting before the runner's kill (VERIFY_DEADLINE), keeping 10 s to report what was seen."""
+    try:
+        budget = max(5.0, min(budget, float(os.environ["VERIFY_DEADLINE"]) - time.time() - 10))
+    except (KeyError, ValueError):
+        pass
+    return time.monotonic() + budget
+
+
+def _collect(procs: list[Any], queue: Any, world: int, budget: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(records, failures) of the spawned ranks; a rank that dies or never answers is a failure too."""
+    records: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    answered: set[int] = set()
+    deadline = _deadline(budget)
+    while len(answered) < world and time.monotonic() < deadline:
+        try:
+            item = queue.get(timeout=1.0)
+        except Exception:  # noqa: BLE001 - queue.Empty: look for dead ranks
+            dead = [(r, p.exitcode) for r, p in enumerate(procs) if p.exitcode not in (None, 0) and r not in answered]
+            for rank, code in dead:
+                answered.add(rank)
+                failures.append({"rank": rank, "node": trainer.node_name(), "phase": "died", "type": "exit",
+                                 "message": f"rank process died with exit code {code}"})
+            continue
+        answered.add(item["record"]["rank"] if item["ok"] else item["failure"]["rank"])
+        (records if item["ok"] else failures).append(item["record"] if item["ok"] else item["failure"])
+    for rank in sorted(set(range(world)) - answered):
+        failures.append({"rank": rank, "node": trainer.node_name(), "phase": "timeout", "type": "timeout",
+                         "message": f"no answer within {budget:.0f} s"})
+    return records, failures
+
+
+def _spawn(group: dict[str, Any], shape: trainer.Shape, budget: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")     # containers run with loopback only
+    group = {**group, "start_method": mp.get_start_method()}
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    world = group["world"]
+    procs = [ctx.Process(target=trainer.worker, args=(trainer.Group(rank=r, local_rank=r, **group), shape, queue))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    try:
+        return _collect(procs, queue, world, budget)
+    finally:
+        stop = time.monotonic() + 10
+        for p in procs:
+            p.join(timeout=max(0.0, stop - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)
+
+
+def _under_torchrun(group: dict[str, Any], shape: trainer.Shape) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """This rank's run in the launcher's group; every rank's record gathered (rank 0's facts hold them all)."""
+    import torch.distributed as dist
+
+    if os.environ["MASTER_ADDR"] in ("127.0.0.1", "localhost"):
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    rank = int(os.environ["RANK"])
+    me = trainer.Group(rank=rank, local_rank=int(os.environ.get("LOCAL_RANK", "0")), **group)
+    try:
+        record = trainer.train_rank(me, shape)
+        gathered: list[Any] = [None] * me.world
+        try:
+            dist.all_gather_object(gathered, record)
+        except Exception as exc:
+            raise trainer.StepError("gather", exc) from exc
+        return [r for r in gathered if isinstance(r, dict)], []
+    except trainer.StepError as exc:
+        return [], [exc.failure(rank)]
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def probe(options: Options) -> dict[str, Any]:
+    missing = [pip for mod, pip in PACKAGES.items() if importlib.util.find_spec(mod) is None]
+    if missing:
+        return {"missing": missing}
+    import torch
+    import torch.distributed as dist
+
+    from ..environment import emulation
+
+    facts: dict[str, Any] = {"distributed": dist.is_available()}
+    if not facts["distributed"]:
+        return facts
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    nccl_ok = gpus > 0 and dist.is_nccl_available()
+    emulated = bool(emulation()["emulated"])
+    device_class = "gpu" if nccl_ok else ("emulated" if emulated else "cpu")
+    shape = trainer.SHAPES["gpu" if nccl_ok else "cpu"]
+    facts.update(gpus=gpus, backend="nccl" if nccl_ok else "gloo", emulated=emulated,
+                 device_name=torch.cuda.get_device_name(0) if gpus else None,
+                 config=trainer.shape_facts(shape, device_class))
+    group = {"backend": facts["backend"], "timeout_s": options.nccl_timeout_s, "device_class": device_class}
+    if _launched_by_torchrun():
+        world = int(os.environ["WORLD_SIZE"])
+        local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+        mode = (f"torchrun group: rank {os.environ['RANK']} of {world}, {os.environ['MASTER_ADDR']}:"
+                f"{os.environ.get('MASTER_PORT', '')}")
+        records, failures = _under_torchrun({**group, "world": world, "local_world": local, "init_method": "env://"},
+                                            shape)
+    else:
+        world = gpus if nccl_ok else options.nccl_processes
+        mode = f"{world} local process(es), one per {'GPU' if nccl_ok else 'CPU worker'}"
+        init = f"tcp://127.0.0.1:{_free_port()}"
+        records, failures = _spawn({**group, "world": world, "local_world": world, "init_method": init}, shape,
+                                   budget=options.nccl_timeout_s * 3)
+    facts.update(world_size=world, mode=mode, ranks=sorted(records, key=lambda r: r["rank"]),
+                 failures=sorted(failures, key=lambda f: f["rank"]),
+                 nodes=len({r["node"] for r in records} | {f["node"] for f in failures}) or None)
+    return facts
+
+
+# ---------------------------------------------------------------------------------------------- judging
+
+def rates(facts: TrainFacts) -> dict[str, float] | None:
+    """tokens/s of the whole group over the timed steps (the slowest rank's clock), model TFLOP/s per rank; None
+    when the facts hold no timed steps."""
+    config = facts.get("config") or {}
+    ranks = facts.get("ranks") or []
+    timed = [(r.get("timed_steps"), r.get("timed_s")) for r in ranks]
+    if not ranks or any(n is None or s is None for n, s in timed) or not config:
+        return None
+    steps = min(n for n, _ in timed if n is not None)
+    seconds = max(s for _, s in timed if s is not None)
+    world = len(ranks)
+    tokens_per_s = steps * config["batch_per_rank"] * config["seq_len"] * world / seconds
+    return {"tokens_per_s": tokens_per_s, "tflops_per_rank": tokens_per_s * trainer_flops(config) / world / 1e12,
+            "steps": float(steps), "seconds": float(seconds)}
+
+
+def trainer_flops(config: Any) -> float:
+    """Model FLOPs per token from the recorded shape (never a recorded figure: the shape decides it)."""
+    keys = ("vocab", "d_model", "layers", "heads", "seq_len", "batch_per_rank", "lr")
+    return trainer.flops_per_token(trainer.Shape(**{k: config[k] for k in keys}))
+
+
+def peak_tflops(device_name: str | None) -> tuple[float | None, str]:
+    """The SKU's dense BF16 peak (verify/baselines.json) and its source; None for an unknown SKU."""
+    model = baselines.load().model(device_name)
+    figure = model.figures.get("bf16_peak_TFLOPs") if model else None
+    return (float(figure["value"]), str(figure["source"])) if figure else (None, "")
+
+
+def _physically_possible(facts: Any) -> str | None:
+    """The gate's rule for the run as a whole: no rate above what the device can do (the SKU's dense BF16 peak on a
+    GPU, CPU_TFLOPS_CEILING for a CPU process), and a shape that yields one."""
+    try:
+        found = rates(facts)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        return f"holds a shape or timing the rates cannot be computed from ({type(exc).__name__}: {exc})"
+    if found is None:
+        return None
+    if facts.get("backend") == "nccl":
+        peak, _ = peak_tflops(facts.get("device_name"))
+        ceiling, what = (peak, f"the dense BF16 peak of {facts.get('device_name')}") if peak else (20_000.0, "any GPU")
+    else:
+        ceiling, what = CPU_TFLOPS_CEILING, "a CPU process"
+    if found["tflops_per_rank"] > ceiling:
+        return (f"claims {found['tflops_per_rank']:.1f} model TFLOP/s per rank ({found['tokens_per_s']:,.0f} "
+                f"tokens/s), above {ceiling:g} TFLOP/s, {what}: physically impossible")
+    return None
+
+
+LOSS = Holds(lambda v: None if (isinstance(v, str) and v in LOSS_WORDS) else Figure("", 0, 1e4).problem(v))
+SECONDS = Figure("s", 0, 1e6)
+FIGURES: tuple[tuple[str, Rule], ...] = (
+    ("", Holds(_physically_possible)),
+    ("ranks", LIST), ("ranks", Unique("rank")), ("ranks[]", Required(("rank", "node", "steps"))),
+    ("ranks[].rank", Figure("", 0, 1 << 24, integer=True)), ("ranks[].local_rank", Figure("", 0, 4096, integer=True)),
+    ("ranks[].node", STR), ("ranks[].steps", LIST), ("ranks[].steps[]", Required(("step", "loss", "checksum"))),
+    ("ranks[].steps[].step", Figure("", 1, 1 << 24, integer=True)), ("ranks[].steps[].loss", LOSS),
+    ("ranks[].steps[].checksum", Kind(str, pattern="[0-9a-f]{16}")),
+    ("ranks[].timed_steps", Figure("steps", 1, 1 << 24, integer=True)),
+    ("ranks[].timed_s", Figure("s", 0, 1e6, lo_open=True)), ("ranks[].first_step_s", SECONDS),
+    ("ranks[].init_s", SECONDS), ("ranks[].wall_s", SECONDS), ("ranks[].data_s", SECONDS), ("ranks[].bf16", BOOL),
+    ("ranks[].planned_steps", Figure("steps", 1, 1 << 24, integer=True)), ("ranks[].loader", OBJECT),
+    ("ranks[].loader.zero_copy", BOOL), ("ranks[].loader.sweep", LIST),
+    ("ranks[].loader.file_bytes", Figure("B", 1, 2 ** 50, integer=True)),
+    ("failures", LIST), ("failures[]", Required(("rank", "phase"))), ("failures[].phase", Kind(str, PHASES)),
+    ("failures[].type", STR), ("failures[].message", STR), ("failures[].node", STR), ("failures[].shm_error", STR),
+    ("config", OBJECT), ("config", Required(("vocab", "d_model", "layers", "heads", "seq_len", "batch_per_rank"))),
+    ("config.vocab", Figure("", 2, 1 << 24, integer=True)), ("config.d_model", Figure("", 1, 1 << 20, integer=True)),
+    ("config.layers", Figure("", 1, 4096, integer=True)), ("config.heads", Figure("", 1, 4096, integer=True)),
+    ("config.seq_len", Figure("", 1, 1 << 24, integer=True)),
+    ("config.batch_per_rank", Figure("", 1, 1 << 24, integer=True)), ("config.lr", Figure("", 0, 10, lo_open=True)),
+    ("world_size", RANKS), ("nodes", Figure("nodes", 1, 1 << 20, integer=True)), ("gpus", COUNT),
+    ("backend", Kind(str, ("nccl", "gloo"))), ("distributed", BOOL), ("emulated", BOOL), ("device_name", STR),
+    ("mode", STR), ("missing", LIST),
+)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
+    """A rank that failed: the data path's by the loader's rules (job or image), the run's the host's, this tool's
+    own bug the image's (never the node's)."""
+    failures = facts.get("failures") or []
+    if not failures:
+        return None
+    first = failures[0]
+    where = f"rank {first.get('rank')} on node {first.get('node') or '?'}"
+    text = f"{where}, phase {first.get('phase')}: {first.get('type')}: {first.get('message')}"
+    result.details += [f"rank {f.get('rank')} ({f.get('node') or '?'}) {f.get('phase')}: {f.get('type')}: "
+                       f"{f.get('message')}"[:400] for f in failures]
+    if first.get("phase") == "data":
+        if first.get("shm_error"):
+            return result.verdict(FAIL, "SHM_TOO_SMALL", f"the training data path ran out of /dev/shm: {text}"[:600])
+        return result.verdict(FAIL, "LOADER_FAILED", f"the training data path failed: {text}"[:600])
+    if first.get("type") in OWN_BUGS:
+        return result.verdict(FAIL, "CHECK_CRASHED", f"the train check itself broke: {text}"[:600],
+                              "This is verify's own bug, not the node's: report it with the details above.")
+    return result.verdict(FAIL, "TRAIN_FAILED", f"the training run failed: {text}"[:600])
+
+
+def _steps_by_rank(ranks: list[TrainRank]) -> str | None:
+    """Facts that contradict themselves: ranks not 0..n-1, or steps not 1..k on each, or unequal step counts."""
+    numbers = sorted(r["rank"] for r in ranks)
+    if numbers != list(range(len(ranks))):
+        return f"ranks {numbers} are not 0..{len(ranks) - 1}"
+    counts = {r["rank"]: len(r["steps"]) for r in ranks}
+    for r in ranks:
+        if [s["step"] for s in r["steps"]] != list(range(1, len(r["steps"]) + 1)):
+            return f"rank {r['rank']}'s steps are not numbered 1..{len(r['steps'])}"
+    if len(set(counts.values())) > 1:
+        return f"the ranks recorded different step counts: {counts}"
+    return None
+
+
+def divergence(ranks: list[TrainRank]) -> dict[str, Any] | None:
+    """The first step where a rank's (global loss, checksum) differs from the majority's (ties: rank 0's side):
+    {"step", "ranks": [(rank, node, what)], "expected"}; None when every rank agrees at every step."""
+    for index, row in enumerate(ranks[0]["steps"]):
+        seen = [(str(r["steps"][index]["loss"]), r["steps"][index]["checksum"]) for r in ranks]
+        counts = Counter(seen)
+        top = max(counts.values())
+        expected = next(v for v in seen if counts[v] == top)          # the first (lowest rank) of the majority
+        odd = [(r["rank"], r["node"], v) for r, v in zip(ranks, seen, strict=True) if v != expected]
+        if odd:
+            return {"step": row["step"], "ranks": odd, "expected": expected}
+    return None
+
+
+def _describe_divergence(found: dict[str, Any]) -> str:
+    loss, checksum = found["expected"]
+    parts = []
+    for rank, node, (odd_loss, odd_sum) in found["ranks"]:
+        what = [f"checksum {odd_sum} (others {checksum})"] if odd_sum != checksum else []
+        what += [f"global loss {odd_loss} (others {loss})"] if odd_loss != loss else []
+        parts.append(f"rank {rank} on node {node}: {', '.join(what)}")
+    return f"replicas diverged at step {found['step']}: " + "; ".join(parts)
+
+
+def _global_losses(ranks: list[TrainRank]) -> list[Any]:
+    return [s["loss"] for s in ranks[0]["steps"]]
+
+
+def _loss_verdict(losses: list[Any], result: CheckResult) -> CheckResult | None:
+    bad = next((i for i, v in enumerate(losses) if not _is_number(v)), None)
+    if bad is not None:
+        return result.verdict(FAIL, "TRAIN_LOSS_NOT_FINITE", f"the global loss is {losses[bad]} at step {bad + 1} "
+                              f"(after {losses[bad - 1] if bad else 'none'} at the step before)")
+    first, last = losses[0], statistics.fmean(losses[-LAST:])
+    result.metric("loss_first", first, "nats")
+    result.metric("loss_last", last, "nats")
+    result.details.append("global loss per step: " + " ".join(f"{v:.3f}" for v in losses))
+    if len(losses) <= LAST or last > FALL_TO * first:
+        return result.verdict(FAIL, "TRAIN_LOSS_NOT_FALLING", f"the loss did not fall by a clear margin: {first:.3f} at "
+                              f"step 1, {last:.3f} over the last {LAST} of {len(losses)} steps (needed at most "
+                              f"{FALL_TO:g}x the first)")
+    return None
+
+
+def _throughput(facts: TrainFacts, result: CheckResult) -> str:
+    """tokens/s always; on GPUs the MFU against the SKU's dense BF16 peak and its floor; on CPU reported only."""
+    found = rates(facts)
+    if found is None:
+        result.details.append("no timed steps: throughput not measured")
+        return "throughput not measured"
+    nodes = facts.get("nodes") or 1
+    # a node's own figure for the fleet report; across nodes the group's rate is not one node's
+    result.metric("tokens_per_s" if nodes == 1 else "group_tokens_per_s", found["tokens_per_s"], "tokens/s")
+    result.metric("model_TFLOPs_per_rank", found["tflops_per_rank"], "TFLOP/s")
+    words = f"{found['tokens_per_s']:,.0f} tokens/s"
+    if facts.get("backend") != "nccl":
+        why = "under CPU emulation" if facts.get("emulated") else "on CPU"
+        result.details.append(f"{words} ({found['tflops_per_rank'] * 1e3:.2f} model GFLOP/s per rank) {why}: "
+                              "reported, not judged")
+        return f"{words} {why}, not judged"
+    peak, source = peak_tflops(facts.get("device_name"))
+    model = baselines.load().model(facts.get("device_name"))
+    floor = (model.figures.get("train_mfu_floor") if model else None) or None
+    if peak is None or floor is None:
+        result.details.append(f"no BF16 peak or MFU floor for {facts.get('device_name')} in verify/baselines.json: "
+                              "MFU not judged")
+        return f"{words} (no baseline)"
+    mfu = found["tflops_per_rank"] / peak
+    result.metric("mfu", mfu, "x")
+    verdict, ratio = baselines.judge_ratio(mfu, float(floor["value"]))
+    result.details.append(f"MFU {mfu:.3f} = {found['tflops_per_rank']:.1f} model TFLOP/s per GPU of the dense BF16 "
+                          f"peak {peak:g} ({source}); floor {floor['value']} ({floor['basis']})")
+    if verdict != PASS:
+        result.verdict(WARN if verdict == WARN else FAIL, "TRAIN_SLOW", f"MFU {mfu:.3f} is {ratio:.2f}x the "
+                       f"{facts.get('device_name')} floor {floor['value']} ({words})")
+    return f"{words}, MFU {mfu:.2f}"
+
+
+def _describe(facts: TrainFacts, ranks: list[TrainRank], result: CheckResult) -> None:
+    config = facts.get("config") or {}
+    result.details.append(
+        f"TinyGPT: vocab {config.get('vocab')}, d_model {config.get('d_model')}, {config.get('layers')} layers, "
+        f"{config.get('heads')} heads, seq {config.get('seq_len')}, batch {config.get('batch_per_rank')} per rank, "
+        f"{config.get('params')} parameters; AdamW lr {config.get('lr')}; "
+        f"{'bf16 autocast' if ranks and ranks[0].get('bf16') else 'fp32'}")
+    result.details.append(f"backend {facts.get('backend')}, world size {facts.get('world_size')} on "
+                          f"{facts.get('nodes') or '?'} node(s): {facts.get('mode')}")
+    loader = ranks[0].get("loader") or {} if ranks else {}
+    setting = loader.get("setting") or {}
+    result.details.append(
+        f"data: {human_bytes(loader.get('file_bytes') or 0)} Arrow IPC file memory-mapped, zero copy "
+        f"{'yes' if loader.get('zero_copy') else 'NO'}; DataLoader num_workers={setting.get('num_workers')} "
+        f"(the advisor's choice over {len(loader.get('sweep') or [])} setting(s), up to {loader.get('cpu_share')} per rank)")
+    first = ranks[0].get("first_step_s") if ranks else None
+    if first is not None:
+        result.metric("first_step_s", first, "s")
+        result.details.append(f"time to first step {first:.2f} s after the process group formed (in "
+                              f"{ranks[0].get('init_s')} s): the data path's set-up ({ranks[0].get('data_s')} s), the "
+                              "model, the first batch, forward, backward, all-reduce, optimizer step")
+    # each replica's last step as it saw it: a reader (or a test) sees the agreement without the facts
+    result.data.update(steps=len(ranks[0]["steps"]) if ranks else 0, world_size=facts.get("world_size"),
+                       nodes=sorted({r["node"] for r in ranks}), backend=facts.get("backend"),
+                       replicas=[{"rank": r["rank"], "node": r["node"], **r["steps"][-1]} for r in ranks if r["steps"]])
+
+
+def _data_path(ranks: list[TrainRank], result: CheckResult) -> CheckResult | None:
+    copied = [r["rank"] for r in ranks if (r.get("loader") or {}).get("zero_copy") is False]
+    if copied:
+        return result.verdict(FAIL, "ARROW_COPIED", f"the token file is copied on its way into tensors (rank "
+                              f"{copied[0]}): zero copy lost on the training data path")
+    return None
+
+
+def _shm_warning(ranks: list[TrainRank], result: CheckResult) -> None:
+    failed = [row for r in ranks for row in (r.get("loader") or {}).get("sweep") or [] if row.get("shm_error")]
+    if failed:
+        result.verdict(WARN, "SHM_TOO_SMALL_FOR_LOADER", f"{result.summary}; but /dev/shm ran out for a DataLoader "
+                       f"setting of the advisor's sweep: {failed[0]['shm_error']}")
+
+
+def judge(facts: TrainFacts, options: Options) -> CheckResult:
+    result = CheckResult(NAME, PASS, "")
+    if facts.get("missing"):
+        pkgs = facts["missing"]
+        return result.verdict(SKIP, "PACKAGE_MISSING", f"{', '.join(pkgs)} not installed in this image: the training "
+                              "step not checked", f"pip install {' '.join(pkgs)}")
+    if facts.get("distributed") is False:
+        return result.verdict(FAIL, "DISTRIBUTED_UNAVAILABLE", "torch.distributed is not available in this build")
+    ranks: list[TrainRank] = facts.get("ranks") or []
+    decided = _failure(facts, result)
+    if decided:
+        return decided
+    if not ranks or not ranks[0]["steps"]:
+        return result.verdict(SKIP, "FACTS_INCOMPLETE", "no training step was recorded: nothing to judge",
+                              "Record the check with `python -m verify --checks train --save-facts DIR`.")
+    contradiction = _steps_by_rank(ranks)
+    if contradiction:
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the run's records contradict each other: {contradiction}")
+    _describe(facts, ranks, result)
+    diverged = divergence(ranks)
+    if diverged:
+        result.data["divergence"] = {"step": diverged["step"], "ranks": [r for r, _, _ in diverged["ranks"]],
+                                     "nodes": [n for _, n, _ in diverged["ranks"]]}
+        return result.verdict(FAIL, "TRAIN_REPLICA_MISMATCH", _describe_divergence(diverged))
+    decided = _loss_verdict(_global_losses(ranks), result) or _data_path(ranks, result)
+    if decided:
+        return decided
+    steps, world = len(ranks[0]["steps"]), len(ranks)
+    result.summary = (f"{steps} DDP steps over {facts.get('backend')}, world size {world} on "
+                      f"{facts.get('nodes') or 1} node(s): replicas identical at every step; loss "
+                      f"{result.metrics['loss_first'].value:.2f} -> {result.metrics['loss_last'].value:.2f}; ")
+    result.summary += _throughput(facts, result)
+    if result.status == PASS:
+        _shm_warning(ranks, result)
+    if facts.get("backend") != "nccl" and options.expect_gpus > 0 and result.status != FAIL:
+        return result.verdict(FAIL, "GPU_NOT_VISIBLE", f"no GPU visible: trained over gloo on CPU; {result.summary}")
+    if facts.get("backend") != "nccl" and result.status == PASS:
+        result.summary = "no GPU: " + result.summary
+    return result

@@ -1,0 +1,134 @@
+"""What NCCL's own INFO log says about the network it chose: pure parsing, one line at a time.
+
+Every format below is read from NCCL's sources at its release tags (github.com/NVIDIA/nccl) and from
+aws-ofi-nccl's (github.com/aws/aws-ofi-nccl), for the releases the images ship (NCCL 2.18 to 2.30):
+
+- the decision, src/init.cc (2.18.6 l.310, 2.24.3 l.345, 2.30.7 l.486): `INFO(NCCL_INIT, "Using network %s",
+  comm->ncclNet->name)`. The name is the plugin's and may hold a space: "IB", "Socket", "AWS Libfabric"
+  (aws-ofi-nccl before 1.13, src/nccl_ofi_interface_nvidia.c `.name = "AWS Libfabric"`), "Libfabric" (1.13 on).
+- no verbs library, src/misc/ibvsymbols.cc: `"Failed to open libibverbs.so[.1]"` (2.18.6 l.78 to 2.28.9 l.81);
+  2.30.7 l.86 loops over the names and prints `"Count not open %s"` (sic) for each.
+- the IB device list, src/transport/net_ib.cc (2.30: net_ib/init.cc): `"NET/IB : No device found."` and
+  `"NET/IB : Using%s %s; OOB %s:%s"` with one ` [%d]%s:%d/%s` (index, device, port, IB|RoCE) per device; up to
+  2.23.4 (l.669) the Using line is printed only when devices were found, from 2.24.3 (l.672) always, so an empty
+  list (`NET/IB : Using [RO]; OOB ...`) is no device, not a parse failure.
+- per connection, src/transport/net.cc (2.18.6 l.186-228, 2.30.7 l.324-379): `"Channel %02d/%d : %d[%d] ->
+  %d[%d] [send] via NET/%s/%d%s%s"`: the network's name, the device index, then `/GDRDMA` when GPUDirect RDMA is
+  used for that connection (the only per-connection proof), `(PCI)` from 2.27, `/Shared`.
+- the net plugin, libnccl-net.so (or libnccl-net-<NCCL_NET_PLUGIN>.so), not found:
+  2.18.6 src/net.cc l.179-180 `"NET/Plugin : Plugin load (%s) returned %d : %s"` + `"NET/Plugin : No plugin
+  found, using internal implementation"`; 2.19.4/2.20.5 `"NET/Plugin : dlerror=%s No plugin found (%s), using
+  internal implementation"`; 2.21.5 `"NET/Plugin: No plugin found (%s)"`; 2.22.3-2.24.3 `"NET/Plugin: Could not
+  find:%s. Using internal network plugin."`; 2.26 on src/plugin/plugin_open.cc `"%s/Plugin: Could not
+  find:%s%s%s"` with NET. Harmless on IB (the internal IB transport is used), the root cause on EFA.
+- per HCA, src/graph/topo.cc (2.18.6 l.643, 2.24.3 l.1176, 2.30.7 l.1653): `"NET/%s : GPU Direct RDMA %s for HCA %d
+  '%s'"` with Enabled/Disabled: whether the HCA can do GPUDirect RDMA at all (peer memory module or dma-buf).
+- `"NET/Plugin: Failed to find ncclCollNetPlugin_v8 symbol."` (src/net.cc 2.21.5 l.467): a plugin without
+  CollNet; harmless, never an error.
+- aws-ofi-nccl, include/nccl_ofi_log.h prefixes "NET/OFI ": `"Selected Provider is %s (found %d nics)"`
+  (v1.7.4-aws src/nccl_ofi_net.c l.1069 to v1.13.2-aws l.608), `"Selected provider is %s, fabric is %s (found
+  %d nics)"` (v1.16.3 src/nccl_ofi_net.cpp l.656, v1.21.1 l.644). Provider `efa` is the fabric; `tcp` still
+  reports network "Libfabric" but runs over TCP sockets.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# What follows "NCCL INFO " (or WARN) on a line: the message NCCL formatted.
+_MESSAGE = re.compile(r"NCCL (?:INFO|WARN) (.*)$")
+_NETWORK = re.compile(r"^Using network (.+?)\s*$")
+_VERBS_MISSING = re.compile(r"^(?:Failed to open libibverbs\.so\S*|Count not open \S*libibverbs\S*)")
+_IB_USING = re.compile(r"^NET/IB ?: ?Using((?: \[\d+\]\S+)*)")
+_IB_DEVICE = re.compile(r"\[\d+\](\S+)")
+_CHANNEL = re.compile(r"^Channel \d+/\d+ : .* via NET/(.+?)/(\d+)(?:\(\d+\))?((?:/GDRDMA)?)")
+_PLUGIN_MISSING = re.compile(r"^NET/Plugin ?: ?(?:Plugin load \(|dlerror=.*No plugin found|No plugin found \(|"
+                             r"Could not find:)")
+_PLUGIN_LOADED = re.compile(r"^NET/Plugin ?: ?Loaded net plugin (.+?) \(v\d+\)")
+_PROVIDER = re.compile(r"^NET/OFI Selected [Pp]rovider is ([^,\s]+)")
+_SOCKET_USING = re.compile(r"^NET/(?:Socket|IB) ?: ?Using \[0\]([^\s;]+)")
+_HCA_GDR = re.compile(r"^NET/.+? : GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']+)'")
+_NVLS = re.compile(r"NVLS multicast support is available|NVLS comm")
+_TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/\w+)")
+MAX_PROOF = 8
+
+
+def _messages(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        found = _MESSAGE.search(line)
+        if found:
+            out.append(found.group(1).strip())
+    return out
+
+
+def _first(pattern: re.Pattern[str], messages: list[str]) -> str | None:
+    return next((m for m in messages if pattern.search(m)), None)
+
+
+def _channels(messages: list[str]) -> dict[str, dict[str, int]]:
+    """Connections per network name over NET: how many, and how many with /GDRDMA."""
+    nets: dict[str, dict[str, int]] = {}
+    for m in messages:
+        found = _CHANNEL.search(m)
+        if found:
+            row = nets.setdefault(found.group(1), {"connections": 0, "gdr": 0})
+            row["connections"] += 1
+            row["gdr"] += bool(found.group(3))
+    return nets
+
+
+def _hcas(messages: list[str]) -> list[str] | None:
+    """The IB/RoCE devices NCCL lists (`mlx5_0:1/IB`); [] when the list is printed empty or `No device found`."""
+    devices: list[str] | None = None
+    for m in messages:
+        found = _IB_USING.search(m)
+        if found:
+            devices = sorted(set(devices or []) | set(_IB_DEVICE.findall(found.group(1))))
+        elif m.startswith("NET/IB : No device found"):
+            devices = devices or []
+    return devices
+
+
+def _proof(messages: list[str]) -> list[str]:
+    """The lines that decide: the choice, the verbs and plugin messages, the device lists, the provider."""
+    keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR)
+    seen: list[str] = []
+    for m in messages:
+        if (any(k.search(m) for k in keys) or m.startswith(("NET/IB : No device found", "NET/Socket : Using"))) \
+                and m not in seen:
+            seen.append(m[:200])
+    return seen[:MAX_PROOF]
+
+
+def parse(text: str) -> dict[str, Any]:
+    """The NcclLog facts (verify/facts.py) of one or more ranks' INFO logs; {} when the text holds no NCCL line."""
+    messages = _messages(text)
+    if not messages:
+        return {}
+    networks = list(dict.fromkeys(m.group(1) for m in map(_NETWORK.search, messages) if m))
+    iface = next((m.group(1) for m in map(_SOCKET_USING.search, messages) if m), None)
+    verbs = _first(_VERBS_MISSING, messages)
+    no_device = _first(re.compile(r"^NET/IB : No device found"), messages)
+    plugin_missing = _first(_PLUGIN_MISSING, messages)
+    ofi_error = next((m for m in messages if m.startswith("NET/OFI") and re.search(r"[Ff]ail|[Cc]ould not", m)), None)
+    loaded = next((m.group(1) for m in map(_PLUGIN_LOADED.search, messages) if m), None)
+    provider = next((m.group(1) for m in map(_PROVIDER.search, messages) if m), None)
+    return {"network": networks[0] if networks else None, "networks": networks, "interface": iface,
+            "nvls": any(_NVLS.search(m) for m in messages),
+            "ib_error": (verbs or no_device or ofi_error or "")[:200] or None,
+            "transports": sorted({t for m in messages for t in _TRANSPORT.findall(m)})[:8],
+            "net_channels": _channels(messages), "hcas": _hcas(messages),
+            "verbs_missing": verbs, "ib_no_device": no_device is not None, "plugin_missing": plugin_missing,
+            "plugin_loaded": loaded, "ofi_provider": provider, "ofi_error": ofi_error, "hca_gdr": _hca_gdr(messages),
+            "proof": _proof(messages)}
+
+
+def _hca_gdr(messages: list[str]) -> dict[str, bool]:
+    """Per HCA, whether NCCL found GPUDirect RDMA possible (`GPU Direct RDMA Enabled|Disabled for HCA n 'name'`)."""
+    found = {}
+    for m in messages:
+        hit = _HCA_GDR.search(m)
+        if hit:
+            found[hit.group(2)] = hit.group(1) == "Enabled"
+    return found

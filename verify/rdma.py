@@ -1,0 +1,201 @@
+"""The RDMA fabric as a container sees it: the host's adapters (/sys/class/infiniband), the device nodes it was
+given (/dev/infiniband), the userspace it can load (libibverbs, librdmacm, providers, net plugins), memlock and
+GPUDirect RDMA readiness. Read-only, never raises; a part that cannot be read is null ("not read").
+
+Every path is read under a root folder: `VERIFY_FABRIC_ROOT` (default `/`), so a real listing copied into a folder
+(`<root>/sys/class/infiniband/...`, `<root>/dev/infiniband/...`, `<root>/proc/modules`) replays through the same
+code. What is read from inside the process itself (ctypes loads, ibv_get_device_list, RLIMIT_MEMLOCK, the
+environment) is the process's own and ignores the root.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import re
+import resource
+from errno import ENOSYS
+from typing import Any
+
+ROOT_ENV = "VERIFY_FABRIC_ROOT"
+_RATE = re.compile(r"^\s*([\d.]+)\s*Gb/sec(?:\s*\((\d+)X\s*([A-Za-z0-9]+)\))?")
+# Where libibverbs looks for its providers (rdma-core: IBVERBS_CONFIG_DIR and the provider directory).
+PROVIDER_DIRS = ("etc/libibverbs.d",)
+PROVIDER_LIB_GLOBS = ("usr/lib/*/libibverbs/lib*-rdmav*.so", "usr/lib64/libibverbs/lib*-rdmav*.so",
+                      "usr/lib/libibverbs/lib*-rdmav*.so")
+PLUGIN_DIRS = ("usr/lib/*", "usr/lib64", "usr/local/lib", "opt/amazon/ofi-nccl/lib", "opt/amazon/ofi-nccl/lib/*",
+               "opt/amazon/aws-ofi-nccl/lib",
+               "opt/aws-ofi-nccl/lib", "opt/hpcx/nccl_rdma_sharp_plugin/lib")
+
+
+def root() -> str:
+    return os.environ.get(ROOT_ENV) or "/"
+
+
+def _at(base: str, path: str) -> str:
+    return os.path.join(base, path.lstrip("/"))
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(4096).strip()
+    except OSError:
+        return None
+
+
+def _named(text: str | None) -> str | None:
+    """`4: ACTIVE` -> `ACTIVE`, `5: LinkUp` -> `LinkUp` (sysfs prints the number and the name)."""
+    if text is None:
+        return None
+    return text.split(":", 1)[1].strip() if ":" in text else text.strip()
+
+
+def rate(text: str | None) -> tuple[float | None, int | None, str | None]:
+    """`400 Gb/sec (4X NDR)` -> (400.0, 4, "NDR"); an ibstat `Rate: 400` copied as `400 Gb/sec` -> (400.0, None, None)."""
+    found = _RATE.match(text or "")
+    if not found:
+        return None, None, None
+    return float(found.group(1)), int(found.group(2)) if found.group(2) else None, found.group(3)
+
+
+def _port(folder: str) -> dict[str, Any]:
+    gbps, width, speed = rate(_read(os.path.join(folder, "rate")))
+    number = os.path.basename(folder)
+    return {"port": int(number) if number.isdecimal() else None, "state": _named(_read(os.path.join(folder, "state"))),
+            "phys_state": _named(_read(os.path.join(folder, "phys_state"))), "rate_gbps": gbps, "width": width,
+            "speed": speed, "link_layer": _read(os.path.join(folder, "link_layer"))}
+
+
+def _driver(device: str) -> str | None:
+    link = os.path.join(device, "device", "driver")
+    if os.path.islink(link):
+        return os.path.basename(os.readlink(link))
+    return _read(os.path.join(device, "device", "driver_name"))   # a replayed listing may name it in a file
+
+
+def adapters(base: str) -> list[dict[str, Any]] | None:
+    """Each /sys/class/infiniband/<name>: driver, hca_type and its ports; [] when there is none, null when unreadable."""
+    folder = _at(base, "/sys/class/infiniband")
+    if not os.path.exists(folder):
+        return []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    found = []
+    for name in names:
+        device = os.path.join(folder, name)
+        ports = sorted(glob.glob(os.path.join(device, "ports", "*")), key=lambda p: (len(p), p))
+        found.append({"name": name, "driver": _driver(device), "hca_type": _read(os.path.join(device, "hca_type")),
+                      "ports": [_port(p) for p in ports]})
+    return found
+
+
+def device_nodes(base: str) -> tuple[list[str] | None, bool | None]:
+    """The uverbs nodes and whether rdma_cm is there, in /dev/infiniband ([] and False: the folder is absent)."""
+    folder = _at(base, "/dev/infiniband")
+    if not os.path.exists(folder):
+        return [], False
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None, None
+    return sorted(n for n in names if n.startswith("uverbs")), "rdma_cm" in names
+
+
+def load(name: str) -> tuple[Any, str | None]:
+    """(the library, None) or (None, dlopen's error)."""
+    try:
+        return ctypes.CDLL(name, use_errno=True), None
+    except OSError as exc:
+        return None, str(exc)[:200]
+
+
+def verbs_devices(lib: Any) -> tuple[list[str] | None, str | None]:
+    """ibv_get_device_list() from inside: the device names libibverbs and its providers can open."""
+    try:
+        lib.ibv_get_device_list.restype = ctypes.POINTER(ctypes.c_void_p)
+        lib.ibv_get_device_list.argtypes = [ctypes.POINTER(ctypes.c_int)]
+        lib.ibv_get_device_name.restype = ctypes.c_char_p
+        lib.ibv_get_device_name.argtypes = [ctypes.c_void_p]
+        lib.ibv_free_device_list.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+        count = ctypes.c_int(0)
+        ctypes.set_errno(0)
+        devices = lib.ibv_get_device_list(ctypes.byref(count))
+        if not devices:
+            errno = ctypes.get_errno()
+            if errno == ENOSYS:     # ibv_get_device_list(3): "No kernel support for RDMA": no device, not an error
+                return [], None
+            return None, f"ibv_get_device_list returned NULL (errno {errno}: {os.strerror(errno)})"
+        names = [lib.ibv_get_device_name(devices[i]).decode(errors="replace") for i in range(count.value)]
+        lib.ibv_free_device_list(devices)
+        return names, None
+    except (AttributeError, OSError, ValueError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:200]
+
+
+def providers(base: str) -> list[str]:
+    """Provider names libibverbs can load: `driver mlx5` lines of libibverbs.d and lib<name>-rdmav<N>.so files."""
+    names: set[str] = set()
+    for directory in PROVIDER_DIRS:
+        for path in glob.glob(os.path.join(_at(base, directory), "*.driver")):
+            text = _read(path) or ""
+            names |= set(re.findall(r"^\s*driver\s+(\S+)", text, re.MULTILINE))
+    for pattern in PROVIDER_LIB_GLOBS:
+        for path in glob.glob(_at(base, pattern)):
+            found = re.match(r"lib(.+?)-rdmav\d+\.so$", os.path.basename(path))
+            if found:
+                names.add(found.group(1))
+    return sorted(names)
+
+
+def net_plugins(base: str, env: dict[str, str]) -> list[str]:
+    """libnccl-net*.so files NCCL's dlopen could find: LD_LIBRARY_PATH, the usual library and plugin folders."""
+    folders = [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p]
+    found: set[str] = set()
+    for folder in [_at(base, f) for f in folders] + [_at(base, d) for d in PLUGIN_DIRS]:
+        found |= set(glob.glob(os.path.join(folder, "libnccl-net*.so*")))
+    plugin = env.get("NCCL_NET_PLUGIN", "")
+    if plugin.startswith("/") and os.path.exists(_at(base, plugin)):
+        found.add(_at(base, plugin))
+    return sorted(os.path.relpath(p, base) if base != "/" else p for p in found)
+
+
+def memlock() -> int | str:
+    soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+    return "unlimited" if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def peermem(base: str) -> bool | None:
+    """nvidia_peermem (or the older nv_peer_mem) loaded: /proc/modules or /sys/module; null when neither is readable."""
+    modules = _read(_at(base, "/proc/modules"))
+    if modules is not None and modules != "":
+        return bool(re.search(r"^(nvidia_peermem|nv_peer_mem)\s", modules, re.MULTILINE))
+    if os.path.isdir(_at(base, "/sys/module")):
+        return any(os.path.isdir(_at(base, f"/sys/module/{m}")) for m in ("nvidia_peermem", "nv_peer_mem"))
+    return None
+
+
+def gpu_module(base: str) -> str | None:
+    """`open` or `proprietary` from /proc/driver/nvidia/version (dma-buf GPUDirect needs the open module)."""
+    text = _read(_at(base, "/proc/driver/nvidia/version"))
+    if not text:
+        return None
+    return "open" if "Open Kernel Module" in text else "proprietary"
+
+
+def kernel(base: str) -> str | None:
+    text = _read(_at(base, "/proc/sys/kernel/osrelease"))
+    return text or (os.uname().release if base == "/" else None)
+
+
+def hca_matches(spec: str, names: list[str]) -> bool:
+    """Whether NCCL_IB_HCA leaves NCCL any of these adapters (NCCL's environment-variable docs): `^` excludes, `=`
+    matches names exactly, otherwise each item is a prefix; items are `name[:port]`, separated by commas."""
+    exclude = spec.startswith("^")
+    body = spec.lstrip("^")
+    exact = body.startswith("=")
+    items = [i.split(":")[0] for i in body.lstrip("=").split(",") if i]
+    hit = [n for n in names if any((n == i) if exact else n.startswith(i) for i in items)]
+    return len(hit) < len(names) if exclude else bool(hit)
