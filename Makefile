@@ -34,8 +34,9 @@ HOST_DRIVER ?=## gate: this host's NVIDIA driver (default: nvidia-smi)
 REPORT_TIMEOUT ?=## report, gate: seconds for all registry reads together (default 120)
 MAX_AGE ?=## report, gate: the oldest verification believed, e.g. 7d or 12h (as REQUIRE's age<=7d)
 DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
+NODE ?=## undrain: the Slurm node to revalidate and resume (run it on that node)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
-export DIR
+export DIR NODE
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE
 export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE VENV LAUNCHER PREFLIGHT
 
@@ -49,7 +50,7 @@ BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
-        ci-matrix bake k8s-verify slurm isolate oci-bundle fleet-report clean lock stage-wheels bench-build push attest report keygen gate
+        ci-matrix bake k8s-verify slurm isolate oci-bundle fleet-report undrain clean lock stage-wheels bench-build push attest report keygen gate
 
 help: ## list the targets and the variables with their defaults
 	@echo "targets:"
@@ -124,6 +125,9 @@ oci-bundle: setup engine ## the runc bundle of IMAGE for make slurm LAUNCHER=oci
 
 fleet-report: setup ## one table and DIR/fleet.json over every node's verify report in DIR=<job output>
 	$(CLI) fleet-report
+
+undrain: setup ## on NODE, drained by torchimages: rerun the preflight, resume it only on a pass (exit 0; else 1, 3 or 5)
+	$(PY) -m verify.prolog --revalidate --node "$$NODE"
 
 lock: setup ## resolve images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE= limits, FORCE=1 re-resolves)
 	$(CLI) lock

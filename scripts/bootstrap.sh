@@ -34,7 +34,7 @@ venv() {
     "$PYTHON" -m venv "$venv"
   fi
   local stamp
-  stamp="$venv/.torchimages-$(cat requirements-dev.txt requirements-sign.txt verify/requirements.txt pyproject.toml | sha256sum | cut -c1-16)"
+  stamp="$venv/.torchimages-$(cat requirements-dev.txt requirements-sign.txt requirements-metrics.txt verify/requirements.txt pyproject.toml | sha256sum | cut -c1-16)"
   if [ -e "$stamp" ]; then
     return 0
   fi
@@ -43,6 +43,8 @@ venv() {
   "$venv/bin/python" -m pip install -q -r requirements-dev.txt
   say "installing the signing libraries (requirements-sign.txt: in-toto-attestation, securesystemslib; hashes required)"
   "$venv/bin/python" -m pip install -q --require-hashes -r requirements-sign.txt
+  say "installing the metrics library (requirements-metrics.txt: prometheus-client; hashes required)"
+  "$venv/bin/python" -m pip install -q --require-hashes -r requirements-metrics.txt
   rm -f "$venv"/.torchimages-*
   touch "$stamp"
 }

@@ -137,7 +137,7 @@ def _prolog_job(tmp_path: Path, node: str, name: str, budget: int) -> Path:
 #SBATCH --no-requeue
 #SBATCH --output={tmp_path}/{name}-%j.out
 export PATH={venv_bin}:$PATH PYTHONPATH={ROOT}
-srun --ntasks-per-node=1 {ROOT}/verify/bin/torchimages-prolog --budget {budget}
+srun --ntasks-per-node=1 {ROOT}/verify/bin/torchimages-prolog --budget {budget} --state-dir {tmp_path}/state
 """)
     return script
 

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 from . import __version__, baselines, replay, scheduler
 from .atomic import write_atomic
+from .budget import Shares
 from .checks import CHECKS
 from .options import Options, parse_size
 from .report import (
@@ -319,24 +320,34 @@ def _main(args: argparse.Namespace, argv: list[str], parser: argparse.ArgumentPa
         restore_signal_handlers(previous)
 
 
-# Each preflight check's share of the budget: the all-reduce starts one process per GPU (each imports torch and
-# creates a CUDA context), so it gets the most; the environment probe takes what is left.
-PREFLIGHT_SHARES = {"gpu": 0.3, "shm": 0.12, "nccl": 0.5}
+# Each preflight check's weight in the budget: the all-reduce starts one process per GPU (each imports torch and
+# creates a CUDA context), so it gets the most. Shares are of the time left when a check starts (verify/budget.py):
+# what the gpu check leaves on a CPU host goes to shm and nccl (see README "Preflight budget" for the figures).
+PREFLIGHT_SHARES = {"gpu": 0.3, "shm": 0.2, "nccl": 0.5}
+# ... and at least this many times the host's `import torch` time: gpu imports torch once, shm twice (the check's
+# process and its share_memory_ child), nccl three times (the check's process and two ranks, which on 2 busy cores
+# do not overlap) plus gloo's rendezvous and sweep: each with room, as measured at a load average of 13-15
+PREFLIGHT_FLOORS = {"gpu": 2.5, "shm": 4.0, "nccl": 8.0}
 
 
 def preflight_options(options: Options, budget: float, names: list[str],
-                      timeout: float | None) -> tuple[Options, dict[str, float]]:
+                      timeout: float | None) -> tuple[Options, Shares]:
     """Short settings that fit the budget: no bandwidth/TFLOP sweep, a 2-run SDC canary, a 64 MiB all-reduce, and
-    each check's timeout its share of the budget (never above --timeout)."""
+    each check's timeout its share of the budget left when it starts (never above --timeout)."""
     from dataclasses import replace
-    limits = {n: max(1.0, budget * PREFLIGHT_SHARES.get(n, 0.2)) for n in names}
-    if timeout:
-        limits = {n: min(t, timeout) for n, t in limits.items()}
+    shares = Shares(budget, {n: PREFLIGHT_SHARES.get(n, 0.2) for n in names}, cap_s=timeout, floors=PREFLIGHT_FLOORS)
+    nccl_s = budget * PREFLIGHT_SHARES["nccl"]
     short = replace(options, gpu_perf=False, gpu_canary=True, sdc_repeats=2, nccl_min_bytes=1 << 20,
                     nccl_max_bytes=min(options.nccl_max_bytes, 64 << 20),
-                    nccl_timeout_s=min(options.nccl_timeout_s, limits.get("nccl", budget) * 0.8),
+                    nccl_timeout_s=min(options.nccl_timeout_s, (min(nccl_s, timeout) if timeout else nccl_s) * 0.8),
                     shm_min_bytes=min(options.shm_min_bytes, 256 << 20))
-    return short, limits
+    return short, shares
+
+
+def _import_torch_s(environment: dict[str, Any]) -> float | None:
+    phases = environment.get("phases")
+    value = phases.get("import_torch") if isinstance(phases, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 
 def _preflight_line(results: list[CheckResult]) -> str:
@@ -386,6 +397,8 @@ def _run(args: argparse.Namespace, names: list[str], options: Options) -> int:
     try:
         print("verify: collecting the environment ...", file=sys.stderr, flush=True)
         environment = collect_environment()
+        if isinstance(args.timeout, Shares):          # the preflight's floors scale with this host's torch import
+            args.timeout.startup_s = _import_torch_s(environment)
         results = run_all(names, options, args.timeout, _progress, facts_out=facts)
         _phases(environment, facts, started)
         _scheduler_words(results, environment)

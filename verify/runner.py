@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .budget import Shares
 from .checks import CHECKS
 from .child import EXIT_NO_SPACE
 from .environment import emulation
@@ -297,7 +298,7 @@ def _once_more_under_emulation(name: str, options: Options, timeout: float | Non
     return result, facts
 
 
-def run_all(names: list[str], options: Options, timeout: float | dict[str, float] | None = None,
+def run_all(names: list[str], options: Options, timeout: float | dict[str, float] | Shares | None = None,
             progress: Callable[[int, int, str, CheckResult | None], None] | None = None,
             facts_out: dict[str, dict[str, Any] | None] | None = None) -> list[CheckResult]:
     """Every check in turn; facts_out (when given) receives each check's facts. Raises Interrupted with the
@@ -309,7 +310,8 @@ def run_all(names: list[str], options: Options, timeout: float | dict[str, float
         try:
             if progress:
                 progress(index, len(names), name, None)
-            limit = timeout.get(name) if isinstance(timeout, dict) else timeout
+            limit = timeout.limit(name) if isinstance(timeout, Shares) else \
+                timeout.get(name) if isinstance(timeout, dict) else timeout
             result, facts = run_check(name, options, limit)
             if emulated and result.code == "CHECK_TIMEOUT":
                 result, facts = _once_more_under_emulation(name, options, limit, result)

@@ -159,8 +159,10 @@ def _spawn(backend: str, world: int, sizes: list[int], timeout_s: float) -> tupl
     init0: float | None = None
     results: dict[int, Any] = {}
     budget = timeout_s * (len(sizes) + 2)
-    try:       # stop before the runner's kill (VERIFY_DEADLINE), keeping 10 s to report what was seen
-        budget = max(5.0, min(budget, float(os.environ["VERIFY_DEADLINE"]) - time.time() - 10))
+    try:       # stop before the runner's kill (VERIFY_DEADLINE), keeping a fifth of what is left (at most 10 s,
+        # at least 2 s) to report what was seen: a fixed 10 s left a 15 s preflight share 5 s to start two ranks
+        left = float(os.environ["VERIFY_DEADLINE"]) - time.time()
+        budget = max(5.0, min(budget, left - min(10.0, max(2.0, 0.2 * left))))
     except (KeyError, ValueError):
         pass
     deadline = time.monotonic() + budget

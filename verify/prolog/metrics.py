@@ -1,0 +1,120 @@
+"""Prometheus text-file metrics (node_exporter's textfile collector) for one node, with prometheus_client.
+
+write_to_textfile writes a temp file and renames it: a scraper never reads half a file. One file a node,
+DIR/torchimages_<node>.prom. Figures that are not finite numbers are left out (unknown is not zero).
+`python -m verify.prolog.metrics REPORT.json --node N --dir DIR` does the same for any verify report (the fleet
+side runs it: the host side never imports verify).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from typing import Any
+
+
+class Unavailable(Exception):
+    """prometheus_client is not installed: the one line says how to get it."""
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _checks(registry: Any, node: str, report: dict[str, Any]) -> None:
+    from prometheus_client import Gauge
+    status = Gauge("torchimages_check_status", "1 per check, labelled with its status, code and owner",
+                   ["node", "check", "status", "code", "owner"], registry=registry)
+    seconds = Gauge("torchimages_check_duration_seconds", "How long each check ran", ["node", "check"],
+                    registry=registry)
+    figure = Gauge("torchimages_check_figure", "Each check's key figures (metrics of its result)",
+                   ["node", "check", "name", "unit"], registry=registry)
+    for c in report.get("checks") or []:
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+            continue
+        status.labels(node, c["name"], str(c.get("status")), str(c.get("code") or ""), str(c.get("owner") or "")).set(1)
+        if (d := _number(c.get("duration_s"))) is not None:
+            seconds.labels(node, c["name"]).set(d)
+        raw = c.get("metrics")
+        figures: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        for name, m in figures.items():          # name -> {"value": v, "unit": u} (verify/result.py)
+            if isinstance(m, dict) and (v := _number(m.get("value"))) is not None:
+                figure.labels(node, c["name"], str(name), str(m.get("unit") or "")).set(v)
+    phases = (report.get("environment") or {}).get("phases") if isinstance(report.get("environment"), dict) else None
+    if isinstance(phases, dict):
+        gauge = Gauge("torchimages_time_to_first_step_seconds", "Time to first step, per phase", ["node", "phase"],
+                      registry=registry)
+        for name, value in phases.items():      # every phase the report names (verify adds phases over time)
+            if (v := _number(value)) is not None:
+                gauge.labels(node, str(name)).set(v)
+
+
+def registry_for(node: str, report: dict[str, Any] | None, outcome: dict[str, Any] | None = None) -> Any:
+    """A CollectorRegistry with the node's verdict (outcome: verdict, code, owner, exit, duration_s, xids, history)
+    and its report's checks, figures and phases."""
+    try:
+        from prometheus_client import CollectorRegistry, Gauge
+    except ImportError:
+        raise Unavailable("metrics not written: prometheus_client is not installed (pip install prometheus-client)") from None
+    registry = CollectorRegistry()
+    if outcome is not None:
+        Gauge("torchimages_prolog_verdict", "1, labelled with the prolog's verdict, code and owner",
+              ["node", "verdict", "code", "owner"], registry=registry).labels(
+            node, str(outcome.get("verdict")), str(outcome.get("code") or ""), str(outcome.get("owner") or "")).set(1)
+        Gauge("torchimages_prolog_exit_status", "The prolog's exit status", ["node"], registry=registry).labels(
+            node).set(int(outcome.get("exit", -1)))
+        for key, help_ in (("duration_s", "How long the prolog ran"), ("time", "When the prolog ran (epoch)")):
+            if (v := _number(outcome.get(key))) is not None:
+                name = "torchimages_prolog_duration_seconds" if key == "duration_s" else "torchimages_prolog_last_run_timestamp_seconds"
+                Gauge(name, help_, ["node"], registry=registry).labels(node).set(v)
+        _counts(registry, node, "torchimages_kernel_log_xid_events", "Xid/SXid events read from the kernel log by action",
+                "action", outcome.get("xids") or {})
+        _counts(registry, node, "torchimages_node_history_events", "Events in the node's drain history", "event",
+                outcome.get("history") or {})
+    if isinstance(report, dict):
+        _checks(registry, node, report)
+    return registry
+
+
+def _counts(registry: Any, node: str, name: str, help_: str, label: str, values: dict[str, int]) -> None:
+    from prometheus_client import Gauge
+    gauge = Gauge(name, help_, ["node", label], registry=registry)
+    for key, n in values.items():
+        gauge.labels(node, key).set(n)
+
+
+def write(directory: str, node: str, report: dict[str, Any] | None, outcome: dict[str, Any] | None = None) -> str:
+    """DIR/torchimages_<node>.prom, written atomically; its path. Unavailable or OSError on failure."""
+    registry = registry_for(node, report, outcome)          # Unavailable when prometheus_client is missing
+    from prometheus_client import write_to_textfile
+    os.makedirs(directory, exist_ok=True)
+    target = os.path.join(directory, f"torchimages_{node}.prom")
+    write_to_textfile(target, registry)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m verify.prolog.metrics", description=__doc__.split("\n")[0])
+    p.add_argument("report", help="a verify JSON report")
+    p.add_argument("--node", required=True)
+    p.add_argument("--dir", required=True, help="node_exporter's textfile collector folder")
+    args = p.parse_args(argv)
+    from .slurm import node_problem
+    try:
+        if problem := node_problem(args.node):
+            raise ValueError(problem)
+        with open(args.report, encoding="utf-8") as fh:
+            report = json.load(fh)
+        print(write(args.dir, args.node, report if isinstance(report, dict) else None))
+    except (OSError, ValueError, Unavailable) as exc:
+        print(f"metrics: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""What a preflight report says, as one verdict: pass, a fault with its owner, or not assessed.
+
+Pure: no process, no file. "Not assessed" is the tool's own trouble (no report, a report that contradicts
+itself, an interrupted or timed-out verify, a check without an owner, a figure the gate refused): it is
+reported and counted, and never drains a node. A host-owned timeout is a fault only once confirmed.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..codes import OWNERS
+from ..gpuhealth import RANK
+
+# The prolog's exit statuses (README "torchimages-prolog"): one for each outcome, so a script can tell them apart.
+EXIT_PASS = 0            # healthy (or, as Slurm's Prolog=, a fault that is the job's or the image's)
+EXIT_FAULT = 1           # a host fault (the node drained), or the job's/image's fault in a first step
+EXIT_USAGE = 2           # bad arguments or environment: one line, nothing done
+EXIT_NOT_ASSESSED = 3    # no verdict could be reached: the node is left in service
+EXIT_BREAKER = 4         # a host fault, but draining it would pass the breaker's share: not drained
+EXIT_REFUSED = 5         # --revalidate refused: not drained by torchimages, flagged for inspection, still failing
+
+PASS, FAULT, NOT_ASSESSED = "pass", "fault", "not-assessed"
+REASON_PREFIX = "torchimages:"
+REASON_MAX = 200
+# verify codes that say the measurement, not the node, went wrong
+UNJUDGED_CODES = frozenset({"MEASUREMENT_INVALID", "FACTS_INVALID", "FACTS_INCOMPLETE", "INTERRUPTED"})
+TIMEOUT_CODES = frozenset({"CHECK_TIMEOUT", "NCCL_TIMEOUT"})
+# evidence that a hang is the hardware's: a lost GPU, an Xid, a reset the driver asks for
+HUNG_HARDWARE = frozenset({"GPU_LOST", "XID_ERROR", "GPU_RESET_REQUIRED"})
+STATUSES = frozenset({"pass", "warn", "skip", "fail"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: str                    # PASS, FAULT or NOT_ASSESSED
+    code: str | None = None
+    owner: str | None = None     # host, image or job (FAULT only)
+    summary: str = ""
+    check: str | None = None     # the check it came from, where one did
+    confirmed: bool = True       # False: a host-owned timeout not yet confirmed by a second run
+
+    @property
+    def drains(self) -> bool:
+        return self.kind == FAULT and self.owner == "host" and self.confirmed
+
+    def line(self) -> str:
+        """The one line a person or a script reads."""
+        if self.kind == PASS:
+            return f"prolog: PASS {self.summary}".rstrip()
+        who = f" {self.owner}" if self.owner else ""
+        where = f" {self.check}" if self.check else ""
+        return f"prolog: {self.kind.upper()} {self.code}{who}{where}: {one_line(self.summary)}"
+
+
+def one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^\x20-\x7e]+", " ", text)).strip()
+
+
+def reason(code: str, summary: str) -> str:
+    """Slurm's drain reason: `torchimages:<CODE> <summary>`, one printable line of at most 200 characters."""
+    text = one_line(f"{REASON_PREFIX}{code} {summary}").replace('"', "'")
+    return text if len(text) <= REASON_MAX else text[:REASON_MAX - 3] + "..."
+
+
+def not_assessed(code: str, summary: str, check: str | None = None) -> Verdict:
+    return Verdict(NOT_ASSESSED, code, None, summary, check)
+
+
+def _shape_problem(report: Any) -> str | None:
+    if not isinstance(report, dict):
+        return "the report is not a JSON object"
+    checks = report.get("checks")
+    if not isinstance(checks, list):
+        return "the report has no list of checks"
+    if not checks:
+        return "the report lists no checks: nothing was judged"
+    for c in checks:
+        if not isinstance(c, dict) or c.get("status") not in STATUSES or not isinstance(c.get("name"), str):
+            return f"a check entry is malformed: {str(c)[:80]}"
+    failed = any(c["status"] == "fail" for c in checks)
+    if report.get("status") not in STATUSES:
+        return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"
+    if (report["status"] == "fail") != failed:
+        return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
+    return None
+
+
+def _rank(c: dict[str, Any]) -> tuple[int, int]:
+    owner = c.get("owner")
+    order = 0 if owner == "host" else 1 if owner in OWNERS else 2
+    return order, RANK.get(str(c.get("code")), 10)
+
+
+def decide(report: Any, gpus_expected_by_scheduler: bool = False) -> Verdict:
+    """The verdict a (complete) preflight report gives. A failed check whose owner is missing or unknown, or whose
+    code says the measurement went wrong, is not assessed; the host's faults come first, then the image's and the
+    job's. Under Slurm's Prolog= (gpus_expected_by_scheduler), GPUs Slurm allocated but none visible on the host
+    itself are the host's: no container or job setting stands between them."""
+    if problem := _shape_problem(report):
+        return not_assessed("REPORT_INVALID", problem)
+    if report.get("interrupted"):
+        return not_assessed("PREFLIGHT_INTERRUPTED", f"verify was interrupted by {report['interrupted']}")
+    failed = sorted((c for c in report["checks"] if c["status"] == "fail"), key=_rank)
+    if not failed:
+        judged = [c for c in report["checks"] if c["status"] in ("pass", "warn")]
+        if not judged:
+            return not_assessed("PREFLIGHT_EMPTY", "every check skipped: nothing was judged")
+        return Verdict(PASS, summary=f"{len(judged)} check(s) passed")
+    c = failed[0]
+    code, owner, name = str(c.get("code") or ""), c.get("owner"), c["name"]
+    summary = str(c.get("summary") or "")
+    if code == "GPU_NOT_VISIBLE" and gpus_expected_by_scheduler and owner == "job":
+        owner = "host"            # not when the image is at fault (a CPU build of torch): that stays the image's
+    if owner not in OWNERS or not code:
+        return not_assessed("OWNER_MISSING", f"{name} failed ({code or 'no code'}) without an owner: {summary}", name)
+    if code in UNJUDGED_CODES:
+        return not_assessed(code, summary, name)
+    hung_evidence = any(str(x.get("code")) in HUNG_HARDWARE for x in failed)
+    confirmed = not (owner == "host" and code in TIMEOUT_CODES) or hung_evidence
+    return Verdict(FAULT, code, owner, summary, name, confirmed)
+
+
+def timed_out(report: dict[str, Any]) -> list[str]:
+    """The checks of a report that failed with a host-owned timeout: the ones a confirmation runs again."""
+    return [c["name"] for c in report.get("checks") or [] if isinstance(c, dict) and c.get("status") == "fail"
+            and c.get("owner") == "host" and c.get("code") in TIMEOUT_CODES]
+
+
+def merge(report: dict[str, Any], rerun_report: dict[str, Any]) -> dict[str, Any]:
+    """The report with the confirmation run's checks in place of the ones it ran again (and its status to match)."""
+    again = {c["name"]: c for c in rerun_report.get("checks") or [] if isinstance(c, dict) and "name" in c}
+    checks = [again.get(c["name"], c) if isinstance(c, dict) else c for c in report["checks"]]
+    failed = any(isinstance(c, dict) and c.get("status") == "fail" for c in checks)
+    return {**report, "checks": checks, "status": "fail" if failed else "pass"}
+
+
+def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limit_s: float,
+                 gpus_expected_by_scheduler: bool = False) -> Verdict:
+    """The verdict once the timed-out checks ran again alone with a longer limit: their new results replace the old
+    ones; a timeout again is confirmed (the node's), a check that now ends was a busy host, not a broken one, and a
+    confirmation that reached no verdict leaves the whole run not assessed."""
+    if rerun_report is None or _shape_problem(rerun_report) or rerun_report.get("interrupted"):
+        return not_assessed(rerun.code or "CONFIRMATION_FAILED",
+                            f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
+    again = {c["name"] for c in rerun_report["checks"]}
+    v = decide(merge(report, rerun_report), gpus_expected_by_scheduler)
+    if v.kind == FAULT and not v.confirmed and v.check in again:
+        return Verdict(FAULT, v.code, v.owner, f"{v.summary} (confirmed: it failed again alone with {limit_s:.0f} s)",
+                       v.check, confirmed=True)
+    if v.kind == PASS:
+        return Verdict(PASS, summary=f"{v.summary}; {', '.join(again)} timed out once, then ended alone within "
+                                     f"{limit_s:.0f} s: a busy host, not a broken one")
+    return v
+
+
+def finite_positive(text: str, what: str, most: float) -> float:
+    """A number of seconds from the command line; ValueError with the reason (nan, inf, 0, negative, too large)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{what} {text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0 or value > most:
+        raise ValueError(f"{what} {text!r} must be a finite number of seconds above 0 and at most {most:.0f}")
+    return value
