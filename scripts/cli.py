@@ -357,8 +357,8 @@ def cmd_stage_wheels(settings: Settings, args: argparse.Namespace) -> int:
     stage_wheels(spec, folders, settings.wheels_stage)
     one = settings.platform not in (None, "all")      # a CI row names its platform; else every one of the image
     for target in spec.targets(settings.platform) if one else spec.every_target:
-        staged, offline = stage_for_build(spec, settings.images, folders, settings.wheels_stage, settings.uv_cache,
-                                          target.platform, warn=err)
+        staged, offline = stage_for_build(target, settings.images, folders, settings.wheels_stage, settings.uv_cache,
+                                          warn=err)
         out(f"build/wheels for {spec.tag} ({target.platform}): {', '.join(staged)}{' (offline-complete)' if offline else ''}")
     return 0
 
