@@ -46,7 +46,7 @@ BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
-        ci-matrix bake k8s-verify slurm oci-bundle fleet-report clean lock stage-wheels bench-build push attest report keygen gate
+        ci-matrix bake k8s-verify slurm oci-bundle fleet-report clean lock stage-wheels bench-build bench-start push attest report keygen gate
 
 help: ## list the targets and the variables with their defaults
 	@echo "targets:"
@@ -128,6 +128,10 @@ stage-wheels: setup ## fill build/wheels for IMAGE (locked local wheels + uv's w
 bench-build: render engine ## cold build: IMAGE vs a plain one-stage pip Dockerfile; build/size/import-torch ratios
 	$(CLI) base --only-unreachable
 	$(CLI) bench-build
+
+bench-start: setup engine ## cold start: IMAGE vs the plain pip image via a loopback registry, Docker (gzip) and containerd (zstd)
+	@$(BOOTSTRAP) bench-tools
+	$(CLI) bench-start
 
 push: setup engine ## push IMAGE to REGISTRY=host:port, print its digests; several platforms: one tag, an OCI image index
 	$(CLI) push

@@ -375,6 +375,16 @@ def cmd_bench_build(settings: Settings, args: argparse.Namespace) -> int:
                      bench_dir=settings.build_dir / "bench", echo=out)
 
 
+def cmd_bench_start(settings: Settings, args: argparse.Namespace) -> int:
+    from .builder.bench import BENCH_REPOSITORY
+    from .builder.startbench import run_start
+    specs = _selected(settings)
+    if len(specs) != 1:
+        raise UserError("bench-start compares one image: IMAGE=<tag>")
+    plain = f"{BENCH_REPOSITORY}:{specs[0].tag}-plain-pip"     # what `make bench-build` leaves in the engine
+    return run_start(specs[0], plain, settings.build_dir, settings.bench_start_json, echo=out)
+
+
 def _creds(settings: Settings) -> Credentials:
     from .publish.registry import Credentials
     return Credentials(settings.registry_user, settings.registry_password, settings.registry_insecure)
@@ -583,6 +593,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("bench-build", "cold build: IMAGE vs a plain one-stage pip Dockerfile (build time, size, import torch)",
             cmd_bench_build, ("IMAGE", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "BENCH_RUNS",
                               "BENCH_ROUNDS")),
+    Command("bench-start", "cold start: IMAGE vs the plain pip image through a loopback registry into Docker (gzip) "
+            "and containerd (gzip, zstd): pull, start, import torch (CUDA init, first batch on a GPU)",
+            cmd_bench_start, ("IMAGE",)),
     Command("push", "push IMAGE's built image to REGISTRY and print its digest (several platforms: one tag, an OCI "
             "image index)", cmd_push, ("IMAGE", "REGISTRY", "PLATFORM", "INDEX_ONLY", "REGISTRY_INSECURE")),
     Command("keygen", "write a signing key pair for make attest (ECDSA P-256 or Ed25519) outside the repository",

@@ -384,6 +384,10 @@ class Settings:
         return self.build_dir / "bench-build.json"
 
     @property
+    def bench_start_json(self) -> Path:
+        return self.build_dir / "bench-start.json"
+
+    @property
     def k8s_dir(self) -> Path:
         return self.build_dir / "k8s"
 

@@ -138,7 +138,8 @@ def test_dockerfile_is_one_file_whose_targetarch_picks_the_platforms_lock(by_tag
     assert "ARG TARGETARCH" in multi and "# Platforms: linux/amd64, linux/arm64." in multi
     for arch, name in (("amd64", "requirements.lock"), ("arm64", "requirements.arm64.lock")):
         assert f"source=images/{MULTI}/{name},target=/tmp/locks/{arch}" in multi
-    assert 'lock=/tmp/locks/$arch' in multi and '-r "$lock"' in multi
+    assert f"source=images/{MULTI},target=/tmp/locks " in multi       # the install steps mount the lock folder
+    assert 'lock=/tmp/locks/$name' in multi and '"$lock" >/tmp/uv/torch.txt' in multi
     single = render_dockerfile(by_tag[CPU])
     assert f"source=images/{CPU}/requirements.lock,target=/tmp/locks/amd64" in single
     assert "requirements.arm64.lock" not in single and "# Platforms:" not in single

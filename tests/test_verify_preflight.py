@@ -121,3 +121,7 @@ def test_remedies_speak_slurm_under_slurm_and_facts_name_the_job():
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "100.5"}, now=103.0) == 2.5
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "nan"}) is None
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "1e30"}) is None
+    # a launcher that pulls says how long (make slurm LAUNCHER=docker from a registry): the first phase
+    assert scheduler.pull_s({"TORCHIMAGES_PULL_S": "41.25"}) == 41.25
+    assert [scheduler.pull_s({"TORCHIMAGES_PULL_S": v}) for v in ("nan", "inf", "-1", "", "x")] == [None] * 5
+    assert scheduler.pull_s({}) is None
