@@ -139,7 +139,7 @@ def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
     from .builder.buildkit import build_all
     from .builder.engine import connect, find_build_client
-    from .plan.spec import Release, builds
+    from .plan.spec import Release, Target, builds
     from .tables import build_failure, build_table
     specs = _selected(settings)
     units = builds(specs, settings.platform)
@@ -153,6 +153,11 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
                          on_failure=lambda o, stopping: err(build_failure(o, stopping)))
     out()
     out(build_table(outcomes))
+    built = [u.local_tag for u, o in zip(units, outcomes, strict=False) if o.ok and isinstance(u, Target)]
+    if built:
+        from .builder.layers import family, family_table
+        out("\nwhat each image costs a node (unpacked; compressed per layer: make bench-start):")
+        out(family_table(client, family(client, built, specs[0].repository)))
     failed = [o for o in outcomes if not o.ok]
     skipped = len(specs) - len(outcomes)
     if failed:
