@@ -20,6 +20,7 @@ GPUS ?= 1## GPUs per node for k8s-verify and slurm (0: CPU nodes, no GPU request
 LAUNCHER ?= pyxis## make slurm: pyxis (enroot/pyxis), docker (srun docker run), oci (Slurm's native containers), none (a venv)
 PREFLIGHT ?=## 1: make slurm writes a job that runs only `verify --preflight` on each node
 BENCH_SIZE ?= 1g## data size of the benchmark
+BENCH_AFTER ?=## bench-start: a local image of the family the node already holds; what pulling IMAGE after it moves
 EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
@@ -34,7 +35,7 @@ DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched 
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT
-export EXTRA_BUILD_ARGS INDEX_ONLY PER BENCH_SIZE VENV LAUNCHER PREFLIGHT
+export EXTRA_BUILD_ARGS INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
 # program) or is written single-quoted by $(call q,...) ('a b; c' stays one word: make ci-matrix PER='x; touch y'

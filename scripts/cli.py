@@ -387,7 +387,8 @@ def cmd_bench_start(settings: Settings, args: argparse.Namespace) -> int:
     if len(specs) != 1:
         raise UserError("bench-start compares one image: IMAGE=<tag>")
     plain = f"{BENCH_REPOSITORY}:{specs[0].tag}-plain-pip"     # what `make bench-build` leaves in the engine
-    return run_start(specs[0], plain, settings.build_dir, settings.bench_start_json, echo=out)
+    return run_start(specs[0], plain, settings.build_dir, settings.bench_start_json, after=settings.bench_after,
+                     echo=out)
 
 
 def _creds(settings: Settings) -> Credentials:
@@ -600,7 +601,7 @@ COMMANDS: tuple[Command, ...] = (
                               "BENCH_ROUNDS")),
     Command("bench-start", "cold start: IMAGE vs the plain pip image through a loopback registry into Docker (gzip) "
             "and containerd (gzip, zstd): pull, start, import torch (CUDA init, first batch on a GPU)",
-            cmd_bench_start, ("IMAGE",)),
+            cmd_bench_start, ("IMAGE", "BENCH_AFTER")),
     Command("push", "push IMAGE's built image to REGISTRY and print its digest (several platforms: one tag, an OCI "
             "image index)", cmd_push, ("IMAGE", "REGISTRY", "PLATFORM", "INDEX_ONLY", "REGISTRY_INSECURE")),
     Command("keygen", "write a signing key pair for make attest (ECDSA P-256 or Ed25519) outside the repository",

@@ -211,11 +211,16 @@ def zstd_copy(src: str, dest: str) -> None:
 
 def layer_sizes(registry_addr: str, repo: str, tag: str) -> list[int]:
     """Compressed size of each layer of a pushed image, from its manifest in the registry."""
+    return list(layer_digests(registry_addr, repo, tag).values())
+
+
+def layer_digests(registry_addr: str, repo: str, tag: str) -> dict[str, int]:
+    """Digest -> compressed size of each layer of a pushed image, from its manifest in the registry."""
     req = urllib.request.Request(f"http://{registry_addr}/v2/{repo}/manifests/{tag}", headers={"Accept": ", ".join((
         "application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"))})
     with urllib.request.urlopen(req, timeout=30) as resp:
         manifest = json.load(resp)
-    return [int(layer["size"]) for layer in manifest.get("layers", [])]
+    return {str(layer["digest"]): int(layer["size"]) for layer in manifest.get("layers", [])}
 
 
 def workspace(build_dir: Path) -> contextlib.AbstractContextManager[str]:

@@ -16,6 +16,7 @@ from .coldstart import (
     containerd,
     ctr_start,
     docker_start,
+    layer_digests,
     layer_sizes,
     registry,
     workspace,
@@ -110,14 +111,34 @@ def _sizes(reg: str, ref: str) -> list[int]:
 
 def _containerd_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir: Path,
                      echo: Echo) -> list[dict[str, Any]]:
-    """Each image cold through containerd: every gzip image, then the zstd copies (removed after each)."""
-    refs = [(c.remote, f"{c.who} (gzip)") for c in contestants] + [(c.zstd, f"{c.who} (zstd)") for c in contestants]
+    """Each image cold through containerd: every gzip image, then the project's zstd copy (removed after each)."""
+    refs = [(c.remote, f"{c.who} (gzip)") for c in contestants] + [(c.zstd, f"{c.who} (zstd)") for c in contestants
+                                                                   if c.who == "project"]
     rows = []
     with containerd(workdir) as ctr:
         for ref, label in refs:
             echo(f"  containerd: pull + start {ref} ...")
             rows.append(_row("containerd", label, ctr_start(ctr, ref, gpu), _sizes(reg, ref)))
     return rows
+
+
+def _after_row(sibling: Contestant, project: Contestant, reg: str, gpu: bool, workdir: Path,
+               echo: Echo) -> dict[str, Any]:
+    """The project's zstd image pulled by a containerd that holds the sibling already: what it moves and takes."""
+    own, held = _digests(reg, project.zstd), set(_digests(reg, sibling.zstd))
+    moved = sum(size for digest, size in own.items() if digest not in held)
+    with containerd(workdir) as ctr:
+        echo(f"  containerd: {sibling.zstd} first (held), then {project.zstd} ...")
+        subprocess.run(ctr("images", "pull", "--plain-http", sibling.zstd), capture_output=True, check=True, timeout=3600)
+        row = _row("containerd", "project after", ctr_start(ctr, project.zstd, gpu), list(own.values()))
+    row.update(after=sibling.local, moved_bytes=moved, moved_fraction=round(moved / sum(own.values()), 3),
+               shared_layers=sum(1 for d in own if d in held))
+    return row
+
+
+def _digests(reg: str, ref: str) -> dict[str, int]:
+    repo, tag = ref[len(reg) + 1:].rsplit(":", 1)
+    return layer_digests(reg, repo, tag)
 
 
 def _ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -136,14 +157,19 @@ def _print(rows: list[dict[str, Any]], ratios: dict[str, float], echo: Echo) -> 
              f"{num(r['pull_s']):>8} {num(r['start_s']):>7} {num(r['import_torch_s']):>7} {num(r['cuda_init_s']):>6} "
              f"{num(r['first_batch_s']):>6} {num(r['cold_s']):>8}")
     echo("cold = pull + start + first import torch; cuda/batch only where a GPU is visible")
+    for r in rows:
+        if "moved_bytes" in r:
+            echo(f"after {r['after']}: {r['shared_layers']} of {r['layers']} layers held already; the pull moved "
+                 f"{r['moved_bytes'] / 1e9:.3f} GB = {r['moved_fraction']:.1%} of the image's compressed size")
     echo(f"ratio docker (gzip) project/plain: {ratios['docker_gzip']:.2f}x (target <= {TARGETS['docker_gzip']}x); "
          f"containerd project (zstd) / plain (gzip): {ratios['containerd_zstd']:.2f}x (target <= "
          f"{TARGETS['containerd_zstd']}x)")
 
 
-def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | None, echo: Echo = print) -> int:
+def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | None, *, after: str | None = None,
+              echo: Echo = print) -> int:
     """The whole run; 0 when both targets are met. The local images are back under their tags afterwards."""
-    missing = [image for image in (spec.image, plain) if not _present(image)]
+    missing = [image for image in (spec.image, plain, *([after] if after else [])) if not _present(image)]
     if missing:
         raise UserError(f"bench-start needs {' and '.join(missing)} in the engine: `make build IMAGE={spec.tag}` and "
                         f"`make bench-build IMAGE={spec.tag}` (it leaves the plain pip image {plain})")
@@ -151,17 +177,20 @@ def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | Non
     with workspace(build_dir) as tmp, registry(Path(tmp)) as reg:
         contestants = [Contestant("plain", plain, f"{reg}/{REPOSITORY}/plain:{spec.tag}"),
                        Contestant("project", spec.image, f"{reg}/{REPOSITORY}/project:{spec.tag}")]
+        sibling = Contestant("sibling", after, f"{reg}/{REPOSITORY}/sibling:{spec.tag}") if after else None
         echo(f"bench-start {spec.tag}: registry {reg}; GPU: {'yes' if gpu else 'none (no CUDA init, no batch)'}")
         try:
-            for c in contestants:
+            for c in [*contestants, *([sibling] if sibling else [])]:
                 _push_and_drop(c, echo)
-            for c in contestants:
+            for c in [contestants[-1], *([sibling] if sibling else [])]:
                 echo(f"  skopeo: the zstd copy {c.zstd} ...")
                 zstd_copy(c.remote, c.zstd)
             rows = _docker_rows(contestants, reg, gpu, echo)
             rows += _containerd_rows(contestants, reg, gpu, Path(tmp), echo)
+            if sibling:
+                rows.append(_after_row(sibling, contestants[-1], reg, gpu, Path(tmp), echo))
         finally:
-            for c in contestants:
+            for c in [*contestants, *([sibling] if sibling else [])]:
                 _restore(c)
     ratios = _ratios(rows)
     _print(rows, ratios, echo)
