@@ -201,12 +201,21 @@ def ctr_start(ctr: Ctr, ref: str, gpu: bool) -> Start:
     return _probe(wall, proc.stdout, pull, f"ctr run {ref}")
 
 
-def zstd_copy(src: str, dest: str) -> None:
-    """The zstd variant of a pushed image under another tag, written by skopeo (gzip stays under the source tag)."""
+def zstd_copy(src: str, dest: str, workdir: Path) -> None:
+    """The zstd variant of a pushed image under another tag, written by skopeo (gzip stays under the source tag).
+
+    Through an OCI layout on disk: copied registry to registry, skopeo (1.9) finds the gzip blobs already in the
+    registry and reuses them instead of compressing anew."""
     if not shutil.which("skopeo"):
         raise UserError("bench-start needs skopeo for the zstd variant: `apt-get install skopeo`")
-    _run(["skopeo", "copy", "--quiet", "--src-tls-verify=false", "--dest-tls-verify=false",
-          "--dest-compress-format", "zstd", f"docker://{src}", f"docker://{dest}"], f"skopeo copy {src} (zstd)")
+    layout = workdir / "zstd-layout"
+    try:
+        _run(["skopeo", "copy", "--quiet", "--src-tls-verify=false", "--dest-compress-format", "zstd",
+              f"docker://{src}", f"oci:{layout}:zstd"], f"skopeo copy {src} (zstd)")
+        _run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false", f"oci:{layout}:zstd", f"docker://{dest}"],
+             f"skopeo copy {dest} (zstd)")
+    finally:
+        shutil.rmtree(layout, ignore_errors=True)
 
 
 def layer_sizes(registry_addr: str, repo: str, tag: str) -> list[int]:
@@ -224,9 +233,10 @@ def layer_digests(registry_addr: str, repo: str, tag: str) -> dict[str, int]:
 
 
 def workspace(build_dir: Path) -> contextlib.AbstractContextManager[str]:
-    """A temporary folder under BUILD_DIR (the registry's and containerd's data: GBs, removed after)."""
+    """A temporary folder under BUILD_DIR (the registry's and containerd's data: GBs, removed after); absolute,
+    since containerd's configuration names its folders."""
     build_dir.mkdir(parents=True, exist_ok=True)
-    return tempfile.TemporaryDirectory(prefix="bench-start-", dir=build_dir)
+    return tempfile.TemporaryDirectory(prefix="bench-start-", dir=build_dir.resolve())
 
 
 def write_json(path: Path, result: dict[str, Any]) -> None:

@@ -184,7 +184,7 @@ def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | Non
                 _push_and_drop(c, echo)
             for c in [contestants[-1], *([sibling] if sibling else [])]:
                 echo(f"  skopeo: the zstd copy {c.zstd} ...")
-                zstd_copy(c.remote, c.zstd)
+                zstd_copy(c.remote, c.zstd, Path(tmp))
             rows = _docker_rows(contestants, reg, gpu, echo)
             rows += _containerd_rows(contestants, reg, gpu, Path(tmp), echo)
             if sibling:
