@@ -101,7 +101,14 @@ def _docker_rows(contestants: list[Contestant], reg: str, gpu: bool, echo: Echo)
         echo(f"  docker: pull + start {c.remote} ...")
         start = docker_start(c.remote, gpu)
         rows.append(_row("docker", f"{c.who} (gzip)", start, _sizes(reg, c.remote)))
+        echo(_line(rows[-1]))
     return rows
+
+
+def _line(r: dict[str, Any]) -> str:
+    """One measured row as soon as it is measured (a long run stopped midway keeps its figures)."""
+    return (f"    {r['runtime']} {r['image']}: {r['compressed_bytes'] / 1e9:.3f} GB in {r['layers']} layers; pull "
+            f"{r['pull_s']}s, start {r['start_s']}s, import torch {r['import_torch_s']}s: cold {r['cold_s']}s")
 
 
 def _sizes(reg: str, ref: str) -> list[int]:
@@ -111,28 +118,33 @@ def _sizes(reg: str, ref: str) -> list[int]:
 
 def _containerd_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir: Path,
                      echo: Echo) -> list[dict[str, Any]]:
-    """Each image cold through containerd: every gzip image, then the project's zstd copy (removed after each)."""
-    refs = [(c.remote, f"{c.who} (gzip)") for c in contestants] + [(c.zstd, f"{c.who} (zstd)") for c in contestants
-                                                                   if c.who == "project"]
+    """Each image cold through containerd (removed after each): the plain one, the project's zstd copy, then the
+    project's gzip image (what the zstd alone is worth)."""
+    plain, project = contestants
+    refs = [(plain.remote, "plain (gzip)"), (project.zstd, "project (zstd)"), (project.remote, "project (gzip)")]
     rows = []
     with containerd(workdir) as ctr:
         for ref, label in refs:
             echo(f"  containerd: pull + start {ref} ...")
             rows.append(_row("containerd", label, ctr_start(ctr, ref, gpu), _sizes(reg, ref)))
+            echo(_line(rows[-1]))
     return rows
 
 
 def _after_row(sibling: Contestant, project: Contestant, reg: str, gpu: bool, workdir: Path,
                echo: Echo) -> dict[str, Any]:
-    """The project's zstd image pulled by a containerd that holds the sibling already: what it moves and takes."""
-    own, held = _digests(reg, project.zstd), set(_digests(reg, sibling.zstd))
+    """The project's image pulled by a containerd that holds the sibling already: what it moves and takes (gzip:
+    the layers Docker pushed, whose digests the family shares as the zstd copies' do)."""
+    own, held = _digests(reg, project.remote), set(_digests(reg, sibling.remote))
     moved = sum(size for digest, size in own.items() if digest not in held)
     with containerd(workdir) as ctr:
-        echo(f"  containerd: {sibling.zstd} first (held), then {project.zstd} ...")
-        subprocess.run(ctr("images", "pull", "--plain-http", sibling.zstd), capture_output=True, check=True, timeout=3600)
-        row = _row("containerd", "project after", ctr_start(ctr, project.zstd, gpu), list(own.values()))
+        echo(f"  containerd: {sibling.remote} first (held), then {project.remote} ...")
+        subprocess.run(ctr("images", "pull", "--plain-http", sibling.remote), capture_output=True, check=True,
+                       timeout=3600)
+        row = _row("containerd", "project after", ctr_start(ctr, project.remote, gpu), list(own.values()))
     row.update(after=sibling.local, moved_bytes=moved, moved_fraction=round(moved / sum(own.values()), 3),
                shared_layers=sum(1 for d in own if d in held))
+    echo(_line(row) + f"; it moved {moved / 1e9:.3f} GB ({row['moved_fraction']:.1%})")
     return row
 
 
@@ -182,11 +194,10 @@ def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | Non
         try:
             for c in [*contestants, *([sibling] if sibling else [])]:
                 _push_and_drop(c, echo)
-            for c in [contestants[-1], *([sibling] if sibling else [])]:
-                echo(f"  skopeo: the zstd copy {c.zstd} ...")
-                zstd_copy(c.remote, c.zstd, Path(tmp))
-            rows = _docker_rows(contestants, reg, gpu, echo)
-            rows += _containerd_rows(contestants, reg, gpu, Path(tmp), echo)
+            echo(f"  skopeo: the zstd copy {contestants[-1].zstd} ...")
+            zstd_copy(contestants[-1].remote, contestants[-1].zstd, Path(tmp))
+            rows = _containerd_rows(contestants, reg, gpu, Path(tmp), echo)
+            rows += _docker_rows(contestants, reg, gpu, echo)
             if sibling:
                 rows.append(_after_row(sibling, contestants[-1], reg, gpu, Path(tmp), echo))
         finally:
