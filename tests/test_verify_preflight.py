@@ -35,8 +35,9 @@ def test_preflight_on_this_cpu_host_finishes_within_its_budget_and_ends_in_one_l
     assert seconds < 30 + 10, seconds                  # the default budget, plus interpreter start on a busy host
     assert report["options"]["gpu_perf"] is False and report["options"]["nccl_max_bytes"] <= 64 << 20
     phases = report["environment"]["phases"]
-    assert set(phases) == {"container_start", "import_torch", "cuda_init", "process_group_init", "first_batch"}
+    assert set(phases) == {"pull", "container_start", "import_torch", "cuda_init", "process_group_init", "first_batch"}
     assert phases["import_torch"] > 0 and phases["process_group_init"] > 0
+    assert phases["pull"] is None          # no launcher pulled here (TORCHIMAGES_PULL_S unset): unknown, not 0
 
 
 def test_budget_needs_preflight_and_must_be_a_positive_number():
