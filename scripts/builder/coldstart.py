@@ -178,12 +178,46 @@ def containerd(workdir: Path) -> Iterator[Ctr]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def docker_start(ref: str, gpu: bool) -> Start:
-    """Pull `ref` into the engine (it is not there), then one container: start, import torch (CUDA on a GPU)."""
-    pull, _ = _timed(["docker", "pull", "--quiet", ref], f"docker pull {ref}")
+@contextlib.contextmanager
+def dockerd(workdir: Path) -> Iterator[dict[str, str]]:
+    """A private Docker Engine (its data root, exec root and socket under workdir, its own containerd), so a pull
+    is cold: the engine that built the image keeps its layers in BuildKit's cache even after `docker rmi`, and a
+    pull there finds them all. Yields the environment of a docker client that talks to it; removed after."""
+    if not shutil.which("dockerd"):
+        raise UserError("bench-start needs dockerd for a cold Docker Engine: `apt-get install docker.io`")
+    base = workdir / "dockerd"
+    base.mkdir(parents=True)
+    sock = base / "docker.sock"
+    log = base / "dockerd.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(["dockerd", "--data-root", str(base / "root"), "--exec-root", str(base / "exec"),
+                                 "--pidfile", str(base / "dockerd.pid"), "--host", f"unix://{sock}", "--bridge=none",
+                                 "--iptables=false", "--ip-masq=false"], stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    env = {**os.environ, "DOCKER_HOST": f"unix://{sock}"}
+    try:
+        for _ in range(600):
+            if proc.poll() is not None or subprocess.run(["docker", "version"], env=env, capture_output=True,
+                                                         check=False).returncode == 0:
+                break
+            time.sleep(0.1)
+        if proc.poll() is not None:
+            raise UserError(f"bench-start: dockerd did not start; its log ends: {log.read_text(errors='replace')[-400:]}")
+        yield env
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=120)
+        subprocess.run(["umount", "-R", str(base / "root")], capture_output=True, check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def docker_start(env: dict[str, str], ref: str, gpu: bool) -> Start:
+    """Pull `ref` into an engine that holds nothing of it, then one container: start, import torch (CUDA on a
+    GPU)."""
+    pull, _ = _timed(["docker", "pull", "--quiet", ref], f"docker pull {ref}", env=env)
     gpus = ["--gpus", "all"] if gpu else []
     wall, proc = _timed(["docker", "run", "--rm", "--network", "none", *gpus, ref, "python", "-c", PROBE],
-                        f"docker run {ref}")
+                        f"docker run {ref}", env=env)
     return _probe(wall, proc.stdout, pull, f"docker run {ref}")
 
 

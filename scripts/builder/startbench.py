@@ -16,6 +16,7 @@ from .coldstart import (
     containerd,
     ctr_start,
     docker_start,
+    dockerd,
     layer_digests,
     layer_sizes,
     registry,
@@ -59,32 +60,14 @@ def _gpu() -> bool:
         return False
 
 
-def _image_id(image: str) -> str:
-    proc = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", image], capture_output=True, text=True,
-                          check=False)
-    return proc.stdout.strip()
-
-
-def _push_and_drop(c: Contestant, echo: Echo) -> None:
-    """Push under the registry name, then leave the node without the image (the local tag comes back after)."""
+def _push(c: Contestant, echo: Echo) -> None:
+    """Push under the registry name, then drop that name again (the pulls go to engines that start empty)."""
     echo(f"  pushing {c.local} as {c.remote} ...")
-    image_id = _image_id(c.local)
     _docker("tag", c.local, c.remote, what=f"docker tag {c.local}")
-    _docker("push", "--quiet", c.remote, what=f"docker push {c.remote}")
-    _docker("rmi", c.local, c.remote, what=f"docker rmi {c.local}")
-    if _present(image_id):      # another tag holds it: its layers stay, and the pull would not be cold
-        subprocess.run(["docker", "tag", image_id, c.local], capture_output=True, check=False)
-        raise UserError(f"bench-start: {c.local} is also tagged otherwise (docker images --filter "
-                        f"reference=*:* | grep {image_id[7:19]}); remove the other tag, then run it again")
-
-
-def _restore(c: Contestant) -> None:
-    """The local tag again, from the image docker pulled (pulled now if the run stopped before), and no registry
-    name left in the engine."""
-    if not _present(c.remote):
-        subprocess.run(["docker", "pull", "--quiet", c.remote], capture_output=True, check=False)
-    subprocess.run(["docker", "tag", c.remote, c.local], capture_output=True, check=False)
-    subprocess.run(["docker", "rmi", c.remote], capture_output=True, check=False)
+    try:
+        _docker("push", "--quiet", c.remote, what=f"docker push {c.remote}")
+    finally:
+        subprocess.run(["docker", "rmi", c.remote], capture_output=True, check=False)
 
 
 def _row(runtime: str, label: str, start: Start, sizes: list[int]) -> dict[str, Any]:
@@ -95,11 +78,13 @@ def _row(runtime: str, label: str, start: Start, sizes: list[int]) -> dict[str, 
             "cold_s": round(start.cold, 2)}
 
 
-def _docker_rows(contestants: list[Contestant], reg: str, gpu: bool, echo: Echo) -> list[dict[str, Any]]:
+def _docker_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir: Path, echo: Echo) -> list[dict[str, Any]]:
+    """Each image cold through a private Docker Engine (gzip), started afresh for each image."""
     rows = []
     for c in contestants:
-        echo(f"  docker: pull + start {c.remote} ...")
-        start = docker_start(c.remote, gpu)
+        with dockerd(workdir) as env:
+            echo(f"  docker: pull + start {c.remote} ...")
+            start = docker_start(env, c.remote, gpu)
         rows.append(_row("docker", f"{c.who} (gzip)", start, _sizes(reg, c.remote)))
         echo(_line(rows[-1]))
     return rows
@@ -180,7 +165,8 @@ def _print(rows: list[dict[str, Any]], ratios: dict[str, float], echo: Echo) -> 
 
 def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | None, *, after: str | None = None,
               echo: Echo = print) -> int:
-    """The whole run; 0 when both targets are met. The local images are back under their tags afterwards."""
+    """The whole run; 0 when both targets are met. The local images stay as they were: the pulls go to a private
+    containerd and a private Docker Engine that start empty."""
     missing = [image for image in (spec.image, plain, *([after] if after else [])) if not _present(image)]
     if missing:
         raise UserError(f"bench-start needs {' and '.join(missing)} in the engine: `make build IMAGE={spec.tag}` and "
@@ -191,18 +177,14 @@ def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | Non
                        Contestant("project", spec.image, f"{reg}/{REPOSITORY}/project:{spec.tag}")]
         sibling = Contestant("sibling", after, f"{reg}/{REPOSITORY}/sibling:{spec.tag}") if after else None
         echo(f"bench-start {spec.tag}: registry {reg}; GPU: {'yes' if gpu else 'none (no CUDA init, no batch)'}")
-        try:
-            for c in [*contestants, *([sibling] if sibling else [])]:
-                _push_and_drop(c, echo)
-            echo(f"  skopeo: the zstd copy {contestants[-1].zstd} ...")
-            zstd_copy(contestants[-1].remote, contestants[-1].zstd, Path(tmp))
-            rows = _containerd_rows(contestants, reg, gpu, Path(tmp), echo)
-            rows += _docker_rows(contestants, reg, gpu, echo)
-            if sibling:
-                rows.append(_after_row(sibling, contestants[-1], reg, gpu, Path(tmp), echo))
-        finally:
-            for c in [*contestants, *([sibling] if sibling else [])]:
-                _restore(c)
+        for c in [*contestants, *([sibling] if sibling else [])]:
+            _push(c, echo)
+        echo(f"  skopeo: the zstd copy {contestants[-1].zstd} ...")
+        zstd_copy(contestants[-1].remote, contestants[-1].zstd, Path(tmp))
+        rows = _containerd_rows(contestants, reg, gpu, Path(tmp), echo)
+        rows += _docker_rows(contestants, reg, gpu, Path(tmp), echo)
+        if sibling:
+            rows.append(_after_row(sibling, contestants[-1], reg, gpu, Path(tmp), echo))
     ratios = _ratios(rows)
     _print(rows, ratios, echo)
     passed = {k: ratios[k] <= TARGETS[k] for k in TARGETS}
