@@ -54,7 +54,7 @@ def test_the_family_shares_the_cuda_layer_by_diff_id_and_says_what_is_left_to_pu
     assert len(cuda) == 2 and all(line.endswith("t:b") or line.endswith("t:a") for line in cuda)
     torch = [line for line in table.splitlines() if line.strip().startswith("torch")]
     assert all(line.endswith("-") for line in torch)               # different torch layers: nothing shared
-    assert "it pulls 0.00 GB unpacked" in table and "holds 60% of it" in table
+    assert "it downloads 0.00 GB" in table and "holds 60% of its layers" in table
 
 
 def test_a_history_that_does_not_line_up_claims_no_size():

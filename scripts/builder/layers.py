@@ -70,6 +70,7 @@ def family_table(client: Any, refs: list[str]) -> str:
         fresh = sum(x.size for x in own if not any(x.diff_id in ids for ids in others.values()))
         total = sum(x.size for x in own)
         if others and total:
-            rows.append(f"  a node with the others holds {1 - fresh / total:.0%} of it; it pulls {fresh / 1e9:.2f} GB "
-                        f"unpacked")
+            rows.append(f"  a node with the others holds {1 - fresh / total:.0%} of its layers; it downloads "
+                        f"{fresh / 1e9:.2f} GB (unpacked size; a shared layer above a layer it does not hold is still "
+                        f"unpacked again)")
     return "\n".join(rows)
