@@ -20,6 +20,7 @@ GPUS ?= 1## GPUs per node for k8s-verify and slurm (0: CPU nodes, no GPU request
 LAUNCHER ?= pyxis## make slurm: pyxis (enroot/pyxis), docker (srun docker run), oci (Slurm's native containers), none (a venv)
 PREFLIGHT ?=## 1: make slurm writes a job that runs only `verify --preflight` on each node
 BENCH_SIZE ?= 1g## data size of the benchmark
+BENCH_AFTER ?=## bench-start: a local image of the family the node already holds; what pulling IMAGE after it moves
 EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
 BUILD_TIMEOUT ?=## seconds before make build stops a build (default: none natively, 2700 under emulation)
 RDMA_RESOURCE ?=## k8s-verify: the RDMA device plugin's resource a multi-node GPU pod requests (default rdma/rdma_shared_device_a; none)
@@ -38,7 +39,7 @@ NODE ?=## undrain: the Slurm node to revalidate and resume (run it on that node)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR NODE
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE
-export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE VENV LAUNCHER PREFLIGHT
+export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
 # program) or is written single-quoted by $(call q,...) ('a b; c' stays one word: make ci-matrix PER='x; touch y'
@@ -50,7 +51,7 @@ BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
-        ci-matrix bake k8s-verify slurm isolate oci-bundle fleet-report undrain clean lock stage-wheels bench-build push attest report keygen gate
+        ci-matrix bake k8s-verify slurm isolate oci-bundle fleet-report undrain clean lock stage-wheels bench-build bench-start push attest report keygen gate
 
 help: ## list the targets and the variables with their defaults
 	@echo "targets:"
@@ -138,6 +139,10 @@ stage-wheels: setup ## fill build/wheels for IMAGE (locked local wheels + uv's w
 bench-build: render engine ## cold build: IMAGE vs a plain one-stage pip Dockerfile; build/size/import-torch ratios
 	$(CLI) base --only-unreachable
 	$(CLI) bench-build
+
+bench-start: setup engine ## cold start: IMAGE vs the plain pip image via a loopback registry, Docker (gzip) and containerd (zstd)
+	@$(BOOTSTRAP) bench-tools
+	$(CLI) bench-start
 
 push: setup engine ## push IMAGE to REGISTRY=host:port, print its digests; several platforms: one tag, an OCI image index
 	$(CLI) push

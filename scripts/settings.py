@@ -299,6 +299,8 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "(default 15)", "bench_runs", parse_count, empty_is_error=True),
     Knob("BENCH_ROUNDS", "--rounds", "cold builds of each Dockerfile, in alternating order; the median counts "
          "(default 2)", "bench_rounds", parse_count, empty_is_error=True),
+    Knob("BENCH_AFTER", "--after", "bench-start: a local image of the family the node holds already (e.g. another "
+         "image with the same CUDA wheels): what pulling IMAGE after it moves", "bench_after", parse_optional),
     Knob("NODES", "--nodes", "nodes (default 1)", "nodes", parse_count, empty_is_error=True),
     Knob("GPUS", "--gpus", "GPUs per node (default 1)", "gpus", parse_count, empty_is_error=True),
     Knob("PLATFORM", "--platform", "one platform of the image, e.g. linux/arm64 (emulated on another host); "
@@ -371,6 +373,7 @@ class Settings:
     extra_build_args: tuple[str, ...] = ()
     bench_runs: int = 15
     bench_rounds: int = 2
+    bench_after: str | None = None
     docker_cli: str | None = None
     uv: str | None = None
     registry_user: str | None = None
@@ -411,6 +414,10 @@ class Settings:
     @property
     def bench_json(self) -> Path:
         return self.build_dir / "bench-build.json"
+
+    @property
+    def bench_start_json(self) -> Path:
+        return self.build_dir / "bench-start.json"
 
     @property
     def k8s_dir(self) -> Path:

@@ -21,7 +21,6 @@ from scripts.builder.lock import (
     check_locks,
     input_digest,
     lock_content_problem,
-    lock_path,
     lock_problem,
     requirements,
     stage_for_build,
@@ -29,6 +28,8 @@ from scripts.builder.lock import (
 )
 from scripts.cli import main
 from scripts.errors import UserError, one_line
+from scripts.plan.platforms import NATIVE_NAME
+from scripts.plan.spec import Target
 from scripts.render import LOCK_NAME, load_rendered, render_dockerfile
 from scripts.settings import SHM_MAX, SHM_MIN, Settings, engine_bytes, parse_count, parse_seconds, parse_size
 from tests.helpers import ROOT, assert_clean_failure, load_launcher, run_cli
@@ -42,7 +43,7 @@ H = "    --hash=sha256:" + "a" * 64
 # ---- locks checked against the spec (item 4) ----
 
 def _cpu_lock() -> str:
-    return lock_path(SHIPPED[CPU_TAG], ROOT / "images").read_text(encoding="utf-8")
+    return Target(SHIPPED[CPU_TAG], NATIVE_NAME).lock_path(ROOT / "images").read_text(encoding="utf-8")
 
 
 def _mutations(text: str) -> dict[str, tuple[str, LockIssue]]:
@@ -67,7 +68,7 @@ def _mutations(text: str) -> dict[str, tuple[str, LockIssue]]:
 def test_the_shipped_locks_are_what_their_specs_ask_for():
     for spec in SHIPPED.values():
         for platform in spec.platforms:
-            assert lock_problem(spec, ROOT / "images", platform) is None, (spec.tag, platform)
+            assert lock_problem(Target(spec, platform), ROOT / "images") is None, (spec.tag, platform)
 
 
 @pytest.mark.unit
@@ -75,7 +76,7 @@ def test_the_shipped_locks_are_what_their_specs_ask_for():
 def test_each_lock_mutation_is_caught_with_its_kind_and_line(case):
     spec = SHIPPED[CPU_TAG]
     text, kind = _mutations(_cpu_lock())[case]
-    problem = lock_content_problem(spec, text)
+    problem = lock_content_problem(Target(spec, NATIVE_NAME), text)
     assert problem is not None and problem.kind is kind, (case, problem)
     assert "\n" not in problem.detail and problem.detail.startswith("not what the spec asks for: ")
 
@@ -92,7 +93,7 @@ def test_check_render_names_the_first_difference_and_stage_wheels_refuses(tmp_pa
     assert f"{CPU_TAG}/requirements.lock (not what the spec asks for: wrong pin, line" in proc.stderr
     assert "torch is pinned 2.14.1+cpu; the spec asks for torch==2.13.0+cpu" in proc.stderr
     with pytest.raises(UserError, match="wrong pin"):
-        stage_for_build(SHIPPED[CPU_TAG], images, [], tmp_path / "stage", tmp_path / "uv")
+        stage_for_build(Target(SHIPPED[CPU_TAG], NATIVE_NAME), images, [], tmp_path / "stage", tmp_path / "uv")
 
 
 @pytest.mark.unit
@@ -113,13 +114,13 @@ def test_stage_wheels_says_when_a_local_wheels_hash_differs_from_the_lock(tmp_pa
     wheel.write_bytes(b"a rebuilt numpy")
     lock = f"numpy==2.4.6 \\\n    --hash=sha256:{'0' * 64}\n"
     said: list[str] = []
-    staged, covered = stage_locked_wheels(spec, lock, [src], tmp_path / "out", warn=said.append, label="the test lock")
+    staged, covered = stage_locked_wheels(Target(spec, NATIVE_NAME), lock, [src], tmp_path / "out", warn=said.append, label="the test lock")
     assert staged == [] and not covered
     assert len(said) == 1 and str(wheel) in said[0] and "not one of the hashes the test lock pins" in said[0]
     assert hashlib.sha256(b"a rebuilt numpy").hexdigest()[:16] in said[0] and "\n" not in said[0]
     good = f"numpy==2.4.6 \\\n    --hash=sha256:{hashlib.sha256(b'a rebuilt numpy').hexdigest()}\n"
     said.clear()
-    assert stage_locked_wheels(spec, good, [src], tmp_path / "out2", warn=said.append)[0] == [wheel.name] and not said
+    assert stage_locked_wheels(Target(spec, NATIVE_NAME), good, [src], tmp_path / "out2", warn=said.append)[0] == [wheel.name] and not said
 
 
 @pytest.mark.unit
@@ -128,11 +129,11 @@ def test_a_lock_that_is_no_regular_text_is_a_kind(tmp_path):
     (tmp_path / spec.tag).mkdir()
     path = tmp_path / spec.tag / LOCK_NAME
     path.write_bytes(b"\xff\xfe")
-    assert getattr(lock_problem(spec, tmp_path), "kind", None) is LockIssue.NOT_UTF8
-    path.write_text(f"{DIGEST_LINE}{input_digest(spec)}\n")
-    assert getattr(lock_problem(spec, tmp_path), "kind", None) is LockIssue.MISSING_PIN
-    path.write_text(f"{DIGEST_LINE}{input_digest(dataclasses.replace(spec, python='3.12'))}\n")
-    assert getattr(lock_problem(spec, tmp_path), "kind", None) is LockIssue.STALE
+    assert getattr(lock_problem(Target(spec, NATIVE_NAME), tmp_path), "kind", None) is LockIssue.NOT_UTF8
+    path.write_text(f"{DIGEST_LINE}{input_digest(Target(spec, NATIVE_NAME))}\n")
+    assert getattr(lock_problem(Target(spec, NATIVE_NAME), tmp_path), "kind", None) is LockIssue.MISSING_PIN
+    path.write_text(f"{DIGEST_LINE}{input_digest(Target(dataclasses.replace(spec, python='3.12'), NATIVE_NAME))}\n")
+    assert getattr(lock_problem(Target(spec, NATIVE_NAME), tmp_path), "kind", None) is LockIssue.STALE
     assert requirements(spec)[0].startswith("torch==")
 
 

@@ -12,8 +12,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from scripts.builder.lock import LockIssue, lock_content_problem, lock_lines, lock_path, requirements
+from scripts.builder.lock import LockIssue, lock_content_problem, lock_lines, requirements
 from scripts.errors import UserError
+from scripts.plan.platforms import NATIVE_NAME
+from scripts.plan.spec import Target
 from scripts.render import load_rendered
 from scripts.settings import (
     COUNT_MAX,
@@ -99,7 +101,8 @@ def test_a_yes_no_word_is_from_the_closed_set_or_refused(text):
 # ---- generated lock mutations are always caught ----
 
 SPEC = next(s for s in load_rendered(ROOT / "images") if s.tag == "2.13.0-cpu-debian12")
-LOCK = lock_path(SPEC, ROOT / "images").read_text(encoding="utf-8")
+TARGET = Target(SPEC, NATIVE_NAME)
+LOCK = TARGET.lock_path(ROOT / "images").read_text(encoding="utf-8")
 REQUIRED = [r.split("==")[0] for r in requirements(SPEC)]
 PINS = [line.text.split("==")[0] for line in lock_lines(LOCK)]
 HASH = "    --hash=sha256:" + "c" * 64
@@ -121,7 +124,7 @@ def test_a_required_pin_at_another_version_is_caught(name, version):
     assume(version != wanted)
     from packaging.version import Version
     assume(Version(version) != Version(wanted) or version != wanted)
-    problem = lock_content_problem(SPEC, LOCK.replace(line, f"{name}=={version} \\", 1))
+    problem = lock_content_problem(TARGET, LOCK.replace(line, f"{name}=={version} \\", 1))
     assert problem is not None and problem.kind in (LockIssue.WRONG_PIN, LockIssue.MALFORMED)
 
 
@@ -129,7 +132,7 @@ def test_a_required_pin_at_another_version_is_caught(name, version):
 def test_an_extra_top_level_pin_is_caught(name, version, claims_requirements_file):
     assume(name not in PINS)
     via = "    # via -r requirements.in\n" if claims_requirements_file else ""
-    problem = lock_content_problem(SPEC, LOCK + f"{name}=={version} \\\n{HASH}\n{via}")
+    problem = lock_content_problem(TARGET, LOCK + f"{name}=={version} \\\n{HASH}\n{via}")
     assert problem is not None and problem.kind is LockIssue.EXTRA_PIN
 
 
@@ -139,14 +142,14 @@ def test_a_duplicate_pin_is_caught(name, where):
     bare = line.rstrip(" \\")
     extra = f"{bare} \\\n{HASH}\n"
     text = LOCK + extra if where == "end" else LOCK.replace(line, extra + line, 1)
-    problem = lock_content_problem(SPEC, text)
+    problem = lock_content_problem(TARGET, text)
     assert problem is not None and problem.kind is LockIssue.DUPLICATE
 
 
 @given(st.sampled_from(REQUIRED), FALSE_MARKERS)
 def test_a_marker_that_skips_a_required_pin_is_caught(name, marker):
     line = _pin_line(LOCK, name)
-    problem = lock_content_problem(SPEC, LOCK.replace(line, line.replace(" \\", f" ; {marker} \\"), 1))
+    problem = lock_content_problem(TARGET, LOCK.replace(line, line.replace(" \\", f" ; {marker} \\"), 1))
     assert problem is not None and problem.kind is LockIssue.MARKER_EXCLUDES
 
 
@@ -158,14 +161,14 @@ def test_a_pin_without_its_hashes_is_caught(name):
     while j < len(lines) and lines[j].lstrip().startswith("--hash"):
         j += 1
     text = "\n".join([*lines[:i], f"{name}=={lines[i].split('==')[1].split()[0]}", *lines[j:]]) + "\n"
-    problem = lock_content_problem(SPEC, text)
+    problem = lock_content_problem(TARGET, text)
     assert problem is not None and problem.kind is LockIssue.NO_HASH
 
 
 @given(st.sampled_from(REQUIRED))
 def test_a_missing_required_pin_is_caught(name):
     line = _pin_line(LOCK, name)
-    problem = lock_content_problem(SPEC, LOCK.replace(line, "renamed-" + line, 1))
+    problem = lock_content_problem(TARGET, LOCK.replace(line, "renamed-" + line, 1))
     assert problem is not None and problem.kind in (LockIssue.MISSING_PIN, LockIssue.EXTRA_PIN)
 
 
@@ -176,7 +179,7 @@ def test_any_inserted_line_is_caught_or_harmless(position, junk):
     position = min(position, len(lines))
     text = "\n".join([*lines[:position], junk, *lines[position:]]) + "\n"
     try:
-        problem = lock_content_problem(SPEC, text)
+        problem = lock_content_problem(TARGET, text)
     except Exception as exc:   # noqa: BLE001 - the property: no exception escapes
         pytest.fail(f"{type(exc).__name__}: {exc}")
     if problem is None:         # then pip reads the same requirements: the line was blank or a comment

@@ -15,7 +15,6 @@ from scripts.builder.lock import (
     check_locks,
     fetch_platform_wheels,
     input_digest,
-    lock_path,
     lock_problem,
     parse_lock,
     refresh,
@@ -26,7 +25,8 @@ from scripts.builder.lock import (
     wheel_fits,
 )
 from scripts.errors import UserError
-from scripts.plan.spec import ImageSpec
+from scripts.plan.platforms import NATIVE_NAME
+from scripts.plan.spec import ImageSpec, Target
 from scripts.render import LOCK_NAME, TEMPLATES, drift, render_dockerfile, rendered_files, write_images
 
 pytestmark = pytest.mark.unit
@@ -42,7 +42,7 @@ def _write_lock(images: Path, spec: ImageSpec, digest: str | None = None) -> Pat
     path = images / spec.tag / LOCK_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     pins = "".join(f"{req} \\\n    --hash=sha256:{'e' * 64}\n" for req in requirements(spec))
-    path.write_text(f"# test lock\n{DIGEST_LINE}{digest or input_digest(spec)}\n{pins}")
+    path.write_text(f"# test lock\n{DIGEST_LINE}{digest or input_digest(Target(spec, NATIVE_NAME))}\n{pins}")
     return path
 
 
@@ -67,12 +67,12 @@ def test_a_package_change_makes_the_lock_stale_and_check_render_says_so(tmp_path
     _write_lock(tmp_path, CPU)
     assert check_locks([CPU], tmp_path, print) == []
     changed = dataclasses.replace(CPU, packages={**CPU.packages, "numpy": "2.4.5"})
-    assert input_digest(changed) != input_digest(CPU)
-    assert getattr(lock_problem(changed, tmp_path), "kind", None) is LockIssue.STALE
+    assert input_digest(Target(changed, NATIVE_NAME)) != input_digest(Target(CPU, NATIVE_NAME))
+    assert getattr(lock_problem(Target(changed, NATIVE_NAME), tmp_path), "kind", None) is LockIssue.STALE
     problems = check_locks([changed], tmp_path, print)
     assert problems and "stale" in problems[0] and "make lock IMAGE=" in problems[0]
     (tmp_path / CPU.tag / LOCK_NAME).unlink()
-    assert getattr(lock_problem(CPU, tmp_path), "kind", None) is LockIssue.MISSING
+    assert getattr(lock_problem(Target(CPU, NATIVE_NAME), tmp_path), "kind", None) is LockIssue.MISSING
     assert "missing" in check_locks([CPU], tmp_path, print)[0]
 
 
@@ -81,10 +81,10 @@ def test_only_package_inputs_decide_staleness(CPU):
     other = dataclasses.replace(CPU, base_image="elsewhere:1", driver_min="999.0", default=False,
                                 repository="another", tag="another-tag", cudnn="9.99", nccl="2.99")
     assert other.env != CPU.env or other.labels != CPU.labels
-    assert input_digest(other) == input_digest(CPU)
+    assert input_digest(Target(other, NATIVE_NAME)) == input_digest(Target(CPU, NATIVE_NAME))
     for changed in (dataclasses.replace(CPU, python="3.12"), dataclasses.replace(CPU, torchvision="0.1.0"),
                     dataclasses.replace(CPU, torch_index_url="https://example.invalid/whl")):
-        assert input_digest(changed) != input_digest(CPU)
+        assert input_digest(Target(changed, NATIVE_NAME)) != input_digest(Target(CPU, NATIVE_NAME))
 
 
 def test_render_keeps_locks_and_drift_ignores_them(tmp_path, CPU):
@@ -102,13 +102,13 @@ def test_render_keeps_locks_and_drift_ignores_them(tmp_path, CPU):
 
 def test_unresolved_stub_is_current_for_check_render_but_refused_by_the_build(tmp_path, CPU):
     (tmp_path / CPU.tag).mkdir()
-    (tmp_path / CPU.tag / LOCK_NAME).write_text(unresolved_stub(CPU, "index unreachable"))
-    problem = lock_problem(CPU, tmp_path)
+    (tmp_path / CPU.tag / LOCK_NAME).write_text(unresolved_stub(Target(CPU, NATIVE_NAME), "index unreachable"))
+    problem = lock_problem(Target(CPU, NATIVE_NAME), tmp_path)
     assert problem is not None and problem.kind is LockIssue.UNRESOLVED
     warnings: list[str] = []
     assert check_locks([CPU], tmp_path, warnings.append) == [] and "unresolved" in warnings[0]
     with pytest.raises(UserError, match="make lock IMAGE="):
-        stage_for_build(CPU, tmp_path, [], tmp_path / "wheels", tmp_path / "uv")
+        stage_for_build(Target(CPU, NATIVE_NAME), tmp_path, [], tmp_path / "wheels", tmp_path / "uv")
 
 
 def test_staging_takes_only_wheels_whose_hash_the_lock_allows(tmp_path, CPU):
@@ -120,7 +120,7 @@ def test_staging_takes_only_wheels_whose_hash_the_lock_allows(tmp_path, CPU):
     bad.write_bytes(b"tampered")
     lock = (f"numpy==2.4.6 \\\n    --hash=sha256:{hashlib.sha256(b'good wheel').hexdigest()}\n"
             f"h5py==3.16.0 \\\n    --hash=sha256:{'0' * 64}\n")
-    staged, covered = stage_locked_wheels(CPU, lock, [src], tmp_path / "out")
+    staged, covered = stage_locked_wheels(Target(CPU, NATIVE_NAME), lock, [src], tmp_path / "out")
     assert staged == [good.name] and not covered
     assert not (tmp_path / "out" / bad.name).exists()
 
@@ -163,8 +163,8 @@ def test_wheel_fits_the_platforms_machine(name, machine, fits):
 
 def test_each_platform_has_its_own_lock_digest_and_file(tmp_path, CPU):
     multi = dataclasses.replace(CPU, platforms=["linux/amd64", "linux/arm64"])
-    assert input_digest(multi, "linux/arm64") != input_digest(multi, "linux/amd64") == input_digest(CPU)
-    assert lock_path(multi, tmp_path, "linux/arm64").name == "requirements.arm64.lock"
+    assert input_digest(Target(multi, "linux/arm64")) != input_digest(Target(multi, NATIVE_NAME)) == input_digest(Target(CPU, NATIVE_NAME))
+    assert Target(multi, "linux/arm64").lock_path(tmp_path).name == "requirements.arm64.lock"
     assert [line.split(" (")[0] for line in check_locks([multi], tmp_path, print)] == [
         f"{CPU.tag}/requirements.lock", f"{CPU.tag}/requirements.arm64.lock"]
     _write_lock(tmp_path, CPU)                          # amd64's lock, current
@@ -187,14 +187,14 @@ def test_a_damaged_lock_is_a_named_problem_never_a_crash(tmp_path, CPU):
     and the build; `make lock` reports a folder in its place as a failure and leaves it."""
     path = _write_lock(tmp_path, CPU)
     path.write_bytes(b"\xff\xfe\x00garbage")
-    assert getattr(lock_problem(CPU, tmp_path), "kind", None) is LockIssue.NOT_UTF8
-    path.write_text(f"{DIGEST_LINE}{input_digest(CPU)}\nnumpy==2.4.6 \\\n")        # cut short before its hashes
-    assert getattr(lock_problem(CPU, tmp_path), "kind", None) is LockIssue.NO_HASH
+    assert getattr(lock_problem(Target(CPU, NATIVE_NAME), tmp_path), "kind", None) is LockIssue.NOT_UTF8
+    path.write_text(f"{DIGEST_LINE}{input_digest(Target(CPU, NATIVE_NAME))}\nnumpy==2.4.6 \\\n")        # cut short before its hashes
+    assert getattr(lock_problem(Target(CPU, NATIVE_NAME), tmp_path), "kind", None) is LockIssue.NO_HASH
     with pytest.raises(UserError, match=r"requirements\.lock is not what the spec asks for: no hash, line 2"):
-        stage_for_build(CPU, tmp_path, [], tmp_path / "stage", tmp_path / "uv")
+        stage_for_build(Target(CPU, NATIVE_NAME), tmp_path, [], tmp_path / "stage", tmp_path / "uv")
     path.unlink()
     path.mkdir()
-    assert getattr(lock_problem(CPU, tmp_path), "kind", None) is LockIssue.NOT_A_FILE
+    assert getattr(lock_problem(Target(CPU, NATIVE_NAME), tmp_path), "kind", None) is LockIssue.NOT_A_FILE
     assert any("not a file" in line for line in check_locks([CPU], tmp_path, print))
     failures = refresh([CPU], tmp_path, [], env={}, echo=print)
     assert len(failures) == 1 and "not a file" in failures[0] and path.is_dir()
@@ -203,7 +203,7 @@ def test_a_damaged_lock_is_a_named_problem_never_a_crash(tmp_path, CPU):
 def test_a_platform_no_lock_exists_for_is_said_so_not_missing(tmp_path, CPU):
     spec = dataclasses.replace(CPU, platforms=["linux/amd64", "linux/s390x"])
     with pytest.raises(UserError, match="cannot lock for linux/s390x: locks exist for linux/amd64, linux/arm64"):
-        stage_for_build(spec, tmp_path, [], tmp_path / "stage", tmp_path / "uv", "linux/s390x")
+        stage_for_build(Target(spec, "linux/s390x"), tmp_path, [], tmp_path / "stage", tmp_path / "uv")
 
 
 def test_the_native_prefetch_refuses_a_lock_the_build_would_refuse(tmp_path, CPU):
@@ -211,11 +211,11 @@ def test_the_native_prefetch_refuses_a_lock_the_build_would_refuse(tmp_path, CPU
     same one line as the build's, before pip downloads anything."""
     multi = dataclasses.replace(CPU, platforms=["linux/amd64", "linux/arm64"])
     with pytest.raises(UserError, match=r"requirements\.arm64\.lock is missing: run `make lock"):
-        fetch_platform_wheels(multi, tmp_path, "linux/arm64", tmp_path / "cache", env={})
+        fetch_platform_wheels(Target(multi, "linux/arm64"), tmp_path, tmp_path / "cache", env={})
     (tmp_path / CPU.tag).mkdir()
-    (tmp_path / CPU.tag / "requirements.arm64.lock").write_text(unresolved_stub(multi, "index down", "linux/arm64"))
+    (tmp_path / CPU.tag / "requirements.arm64.lock").write_text(unresolved_stub(Target(multi, "linux/arm64"), "index down"))
     with pytest.raises(UserError, match=r"requirements\.arm64\.lock is unresolved: index down"):
-        fetch_platform_wheels(multi, tmp_path, "linux/arm64", tmp_path / "cache", env={})
+        fetch_platform_wheels(Target(multi, "linux/arm64"), tmp_path, tmp_path / "cache", env={})
     assert not (tmp_path / "cache").exists()
 
 

@@ -138,7 +138,8 @@ def test_dockerfile_is_one_file_whose_targetarch_picks_the_platforms_lock(by_tag
     assert "ARG TARGETARCH" in multi and "# Platforms: linux/amd64, linux/arm64." in multi
     for arch, name in (("amd64", "requirements.lock"), ("arm64", "requirements.arm64.lock")):
         assert f"source=images/{MULTI}/{name},target=/tmp/locks/{arch}" in multi
-    assert 'lock=/tmp/locks/$arch' in multi and '-r "$lock"' in multi
+    assert f"source=images/{MULTI},target=/tmp/locks " in multi       # the install steps mount the lock folder
+    assert 'lock=/tmp/locks/$name' in multi and '"$lock" >/tmp/uv/torch.txt' in multi
     single = render_dockerfile(by_tag[CPU])
     assert f"source=images/{CPU}/requirements.lock,target=/tmp/locks/amd64" in single
     assert "requirements.arm64.lock" not in single and "# Platforms:" not in single
@@ -221,18 +222,18 @@ def test_emulated_build_stages_only_that_architectures_locked_wheels(tmp_path, b
         names += (name,)
         (folder / name).write_bytes(b"handmade " + name.encode())
     digest = {n: hashlib.sha256(b"handmade " + n.encode()).hexdigest() for n in names}
-    lock = (f"# handmade lock\n{DIGEST_LINE}{input_digest(spec, 'linux/arm64')}\n"
+    lock = (f"# handmade lock\n{DIGEST_LINE}{input_digest(Target(spec, 'linux/arm64'))}\n"
             f"torch=={spec.torch} \\\n    --hash=sha256:{digest[names[0]]}\n"
             f"filelock==4.2.11 \\\n    --hash=sha256:{digest[names[2]]}\n    # via torch\n" +
             "".join(f"{req} \\\n    --hash=sha256:{digest[name]}\n" for req, name in zip(others, names[5:], strict=True)))
     (images / spec.tag / "requirements.arm64.lock").write_text(lock)
-    staged, offline = stage_for_build(spec, images, [folder], target, tmp_path / "uv", "linux/arm64")
+    staged, offline = stage_for_build(Target(spec, "linux/arm64"), images, [folder], target, tmp_path / "uv")
     assert sorted(staged) == sorted([names[0], names[2], names[3], *names[5:]]) and offline
     assert sorted(p.name for p in target.iterdir()) == sorted(staged)
     with pytest.raises(UserError, match=r"requirements\.lock is missing"):       # amd64's lock is its own file
-        stage_for_build(spec, images, [folder], tmp_path / "stage2", tmp_path / "uv", "linux/amd64")
+        stage_for_build(Target(spec, "linux/amd64"), images, [folder], tmp_path / "stage2", tmp_path / "uv")
     with pytest.raises(UserError, match="is not built for linux/s390x"):
-        stage_for_build(spec, images, [folder], tmp_path / "stage3", tmp_path / "uv", "linux/s390x")
+        stage_for_build(Target(spec, "linux/s390x"), images, [folder], tmp_path / "stage3", tmp_path / "uv")
 
 
 def test_build_argv_per_platform(by_tag, tmp_path):

@@ -16,7 +16,7 @@ from scripts.publish.push import (
 from scripts.publish.referrers import fallback_tag
 from scripts.publish.registry import DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST, parse_ref, sha256
 from scripts.publish.report import Attestation, Summary, format_report, host_facts
-from scripts.publish.sbom import build_sbom, dpkg_packages, lock_hashes, venv_packages
+from scripts.publish.sbom import build_sbom, dpkg_packages, lock_hashes, venv_costs, venv_packages
 from scripts.publish.sbom import main as sbom_main
 
 pytestmark = pytest.mark.unit
@@ -70,6 +70,34 @@ def test_sbom_lists_venv_packages_with_locked_hashes_and_installed_debs(tmp_path
     assert "hashes" not in by["pip"]                     # not from the lock: no hash claimed
     assert by["libc6"]["purl"] == "pkg:deb/debian/libc6@2.36-9%2Bdeb12u10?arch=amd64"
     assert "gone" not in by
+
+
+def test_sbom_says_what_each_package_costs_and_in_which_venv_layer(tmp_path):
+    """The CUDA wheels under <venv>/cuda (their own layer), torch's layer, the rest: bytes from RECORD + bytecode."""
+    venv, status, lock = _fake_image(tmp_path)
+    site = venv / "lib" / "python3.11" / "site-packages"
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_bytes(b"x" * 100)
+    (site / "torch" / "__pycache__").mkdir()
+    (site / "torch" / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"y" * 30)
+    (site / "torch-2.13.0+cpu.dist-info" / "RECORD").write_text("torch/__init__.py,sha256=x,100\n"
+                                                                "torch-2.13.0+cpu.dist-info/RECORD,,\n")
+    cuda = venv / "cuda" / "nvidia_cublas-13.4.1.3.dist-info"
+    cuda.mkdir(parents=True)
+    (cuda / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cublas\nVersion: 13.4.1.3\n\n")
+    (venv / "cuda" / "nvidia" / "cu13" / "lib").mkdir(parents=True)
+    (venv / "cuda" / "nvidia" / "cu13" / "lib" / "libcublas.so.13").write_bytes(b"z" * 1000)
+    (cuda / "RECORD").write_text("nvidia/cu13/lib/libcublas.so.13,sha256=z,1000\n")
+    costs = venv_costs(venv)
+    record = (site / "torch-2.13.0+cpu.dist-info" / "RECORD").stat().st_size
+    assert costs["torch"] == ("torch", 100 + 30 + record) and costs["nvidia-cublas"] == ("cuda", 1000)
+    assert costs["numpy"] == ("rest", 0)                  # no RECORD: nothing claimed
+    doc = build_sbom("img:tag", venv_packages(venv), lock_hashes(lock.read_text()), dpkg_packages(status), "debian",
+                     "2026-01-01T00:00:00Z", costs)
+    layers = {p["name"]: p["value"] for p in doc["metadata"]["component"]["properties"]}
+    assert layers["torchimages:layer:cuda:unpacked-bytes"] == "1000"
+    cublas = next(c for c in doc["components"] if c["name"] == "nvidia-cublas")
+    assert {"name": "torchimages:layer", "value": "cuda"} in cublas["properties"]
 
 
 def test_sbom_validates_against_the_cyclonedx_schema(tmp_path):

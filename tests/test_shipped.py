@@ -9,6 +9,8 @@ import yaml
 
 from scripts.plan.compat import load_compat
 from scripts.plan.matrix import load_matrix
+from scripts.plan.platforms import NATIVE_NAME
+from scripts.plan.spec import Target
 from scripts.render import drift, load_rendered, rendered_files
 from tests.helpers import ROOT, run_cli
 
@@ -96,11 +98,11 @@ def test_the_workflow_stages_the_locked_wheels_before_bake():
 
 @pytest.mark.unit
 def test_every_shipped_image_has_a_current_lock_with_a_hash_for_every_pin_per_platform(shipped):
-    from scripts.builder.lock import lock_path, lock_problem, parse_lock, stray_locks
+    from scripts.builder.lock import lock_problem, parse_lock, stray_locks
     images = ROOT / "images"
     for spec, platform in [(s, p) for s in shipped for p in s.platforms]:
-        assert lock_problem(spec, images, platform) is None, f"{spec.tag} {platform}"
-        pins = {p.name: p for p in parse_lock(lock_path(spec, images, platform).read_text())}
+        assert lock_problem(Target(spec, platform), images) is None, f"{spec.tag} {platform}"
+        pins = {p.name: p for p in parse_lock(Target(spec, platform).lock_path(images).read_text())}
         assert all(p.hashes for p in pins.values()), spec.tag
         assert pins["torch"].version == spec.torch_requirement.split("==")[1]
         for name, version in spec.packages.items():
@@ -118,13 +120,13 @@ def test_the_cpu_lock_pins_the_local_wheel_by_its_own_hash(shipped):
     import hashlib
     from pathlib import Path
 
-    from scripts.builder.lock import lock_path, parse_lock
+    from scripts.builder.lock import parse_lock
     wheel = next(iter(sorted(Path("/opt/wheels").glob("torch-2.13.0+cpu-*.whl"))), None)
     if wheel is None:
         pytest.skip("no /opt/wheels torch 2.13.0+cpu on this host")
     cpu = next(s for s in shipped if s.default)
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    torch = next(p for p in parse_lock(lock_path(cpu, ROOT / "images").read_text()) if p.name == "torch")
+    torch = next(p for p in parse_lock(Target(cpu, NATIVE_NAME).lock_path(ROOT / "images").read_text()) if p.name == "torch")
     assert torch.version == "2.13.0+cpu" and digest in torch.hashes
 
 

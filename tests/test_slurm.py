@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from scripts.errors import UserError
-from scripts.fleet.slurm import NEEDS, Job, node_script, pyxis_image, slurm_script
+from scripts.fleet.slurm import NEEDS, Job, _docker_step, node_script, pyxis_image, slurm_script
 from scripts.settings import LAUNCHERS, Settings, parse_launcher
 
 
@@ -159,6 +159,26 @@ def test_the_node_exits_with_the_local_checks_then_the_collective(tmp_path, cpu,
     assert calls[0].startswith("torchrun --nnodes=2") and "--rdzv-conf=join_timeout=30 " in calls[0]
     assert calls[1] == f"verify --checks gpu,shm --expect-gpus 0 --json {tmp_path}/node-gpu-017.json --junit {tmp_path}/node-gpu-017.xml"
     assert f"node gpu-017 local checks exit {local}, collective exit {nccl}" in proc.stdout
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(("image", "pulled"), [("127.0.0.1:5000/torchimages:t", True), ("ghcr.io/acme/x:t", True),
+                                               ("localhost/x:t", True), ("torchimages:t", False), ("acme/x:t", False)])
+def test_the_docker_launcher_pulls_a_registry_image_apart_and_says_how_long(tmp_path, cpu, image, pulled):
+    """A stand-in docker records its argv: an image from a registry is pulled first and the container gets
+    TORCHIMAGES_PULL_S (the time-to-first-step record's pull phase); a local one is run as it is."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _fake(bin_dir, "docker", f'echo "docker $*" >> {tmp_path}/calls; exit 0')
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TORCHIMAGES_IMAGE": image, "SLURM_JOB_ID": "1",
+           "SLURMD_NODENAME": "n1", "TORCHIMAGES_REPORTS": str(tmp_path), "TORCHIMAGES_NODE_SCRIPT": "true",
+           "TORCHIMAGES_T0": "1"}
+    proc = subprocess.run(["bash", "-c", _docker_step(Job(cpu, image, 1, 0, "docker"))], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert (calls[0] == f"docker pull --quiet {image}") == pulled
+    assert calls[-1].startswith("docker run") and ("--env TORCHIMAGES_PULL_S" in calls[-1]) == pulled
 
 
 @pytest.mark.host

@@ -36,10 +36,11 @@ def test_preflight_on_this_cpu_host_finishes_within_its_budget_and_ends_in_one_l
     assert seconds < 30 + 10, seconds                  # the default budget, plus interpreter start on a busy host
     assert report["options"]["gpu_perf"] is False and report["options"]["nccl_max_bytes"] <= 64 << 20
     phases = report["environment"]["phases"]
-    assert set(phases) == {"container_start", "import_torch", "cuda_init", "process_group_init", "first_batch",
+    assert set(phases) == {"pull", "container_start", "import_torch", "cuda_init", "process_group_init", "first_batch",
                            "first_step"}
     assert phases["first_step"] is None                # train is not in the preflight: not measured
     assert phases["import_torch"] > 0 and phases["process_group_init"] > 0
+    assert phases["pull"] is None          # no launcher pulled here (TORCHIMAGES_PULL_S unset): unknown, not 0
 
 
 def test_preflight_passes_on_a_healthy_2_core_host_with_a_cpu_bound_process_beside_it(tmp_path):
@@ -269,6 +270,10 @@ def test_remedies_speak_slurm_under_slurm_and_facts_name_the_job():
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "100.5"}, now=103.0) == 2.5
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "nan"}) is None
     assert scheduler.container_start_s({"TORCHIMAGES_T0": "1e30"}) is None
+    # a launcher that pulls says how long (make slurm LAUNCHER=docker from a registry): the first phase
+    assert scheduler.pull_s({"TORCHIMAGES_PULL_S": "41.25"}) == 41.25
+    assert [scheduler.pull_s({"TORCHIMAGES_PULL_S": v}) for v in ("nan", "inf", "-1", "", "x")] == [None] * 5
+    assert scheduler.pull_s({}) is None
 
 
 def test_metrics_of_a_real_h100_report_for_the_fleet_side(tmp_path):

@@ -367,11 +367,12 @@ def _preflight_line(results: list[CheckResult]) -> str:
 
 
 def _phases(environment: dict[str, Any], facts: dict[str, Any], started: float | None) -> None:
-    """Time to first step, per phase (seconds; None where not measured)."""
+    """Time to first step, per phase (seconds; None where not measured): the launcher's pull of the image, the
+    container's start, then what verify itself times."""
     torch_phases: dict[str, Any] = environment["phases"] if isinstance(environment.get("phases"), dict) else {}
     loader = (facts.get("dataloader") or {}).get("measurements") or []
     first = next((r.get("first_batch_s") for r in loader if isinstance(r, dict) and r.get("first_batch_s")), None)
-    environment["phases"] = {"container_start": started, "import_torch": torch_phases.get("import_torch"),
+    environment["phases"] = {"pull": scheduler.pull_s(), "container_start": started, "import_torch": torch_phases.get("import_torch"),
                              "cuda_init": torch_phases.get("cuda_init"),
                              "process_group_init": (facts.get("nccl") or {}).get("init_s"), "first_batch": first,
                              "first_step": _first_step(facts.get("train"))}

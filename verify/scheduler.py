@@ -38,6 +38,17 @@ def container_start_s(env: Mapping[str, str] | None = None, now: float | None = 
     return round(elapsed, 3) if 0 <= elapsed < 86400 else None
 
 
+def pull_s(env: Mapping[str, str] | None = None) -> float | None:
+    """Seconds the launcher spent pulling the image (TORCHIMAGES_PULL_S, set where a launcher pulls before it
+    starts the container, e.g. `make slurm LAUNCHER=docker` from a registry); None when unset or implausible."""
+    env = os.environ if env is None else env
+    try:
+        seconds = float(env.get("TORCHIMAGES_PULL_S", ""))
+    except ValueError:
+        return None
+    return round(seconds, 3) if 0 <= seconds < 86400 else None      # NaN and inf fail both comparisons
+
+
 # (phrase in a remedy, what a Slurm user does instead)
 _SLURM = (
     ("`docker run --gpus all`", "`--gres=gpu:N` (or `--gpus-per-node=N`) in the job, and a launcher that passes "

@@ -22,7 +22,8 @@ from typing import Any
 
 from ..errors import UserError
 from ..fsutil import atomic_write
-from ..plan.spec import ImageSpec
+from ..plan.platforms import NATIVE_NAME
+from ..plan.spec import ImageSpec, Target
 from .base import resolve_base
 from .buildkit import BuildRequest, _network, build_argv
 from .engine import BuildClient
@@ -178,7 +179,7 @@ def run_bench(client: Any, cli: BuildClient, spec: ImageSpec, req: BuildRequest,
     base, why = resolve_base(client, spec, req.base_override)
     folders = list(req.folders)
     stage_wheels(spec, folders, req.wheels_stage)
-    staged, offline = stage_for_build(spec, req.images_dir, folders, req.wheels_stage,
+    staged, offline = stage_for_build(Target(spec, NATIVE_NAME), req.images_dir, folders, req.wheels_stage,
                                       req.uv_cache or req.root / "build" / "cache" / "uv")
     local_torch = any(n.startswith("torch-") for n in staged)
     torch_index = "" if local_torch else (spec.torch_index_url or "")

@@ -158,10 +158,10 @@ def _stage_locked(cli: BuildClient, build: Build, req: BuildRequest, staged: lis
         folders = list(req.folders)
         if foreign:     # downloads under the emulator are slow: fetch that platform's locked wheels natively
             echo(f"==> {spec.tag}: fetching the locked {target.platform} wheels natively (hashes checked) ...")
-            folders.append(fetch_platform_wheels(spec, req.images_dir, target.platform, uv_cache.parent,
+            folders.append(fetch_platform_wheels(target, req.images_dir, uv_cache.parent,
                                                  env={**req.env, **cli.env}))
-        locked, lock_complete = stage_for_build(spec, req.images_dir, folders, req.wheels_stage, uv_cache,
-                                                target.platform, warn=echo)
+        locked, lock_complete = stage_for_build(target, req.images_dir, folders, req.wheels_stage, uv_cache,
+                                                warn=echo)
         staged = sorted(set(staged) | set(locked))
         offline = offline and lock_complete
     return staged, offline

@@ -47,6 +47,25 @@ def fits_machine(tags: frozenset[Tag], machine: str | None) -> bool:
     return machine is None or any(t.platform == "any" or t.platform.endswith(machine) for t in tags)
 
 
+def wheel_name_version(filename: str) -> tuple[str, str] | None:
+    """(canonical name, version as written) of a wheel file name; None for a name that is not a wheel's."""
+    try:
+        name, _, _, _ = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, InvalidVersion):
+        return None
+    return str(name), filename.split("-")[1]
+
+
+def wheel_fits(filename: str, python: str, machine: str = "x86_64") -> bool:
+    """A wheel this image's Python on `machine` Linux can install: cpXY, abi3 or pure; manylinux <machine> or any."""
+    try:
+        _, _, _, tags = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, InvalidVersion):
+        return False
+    plat_ok = any(t.platform == "any" or (t.platform.endswith(machine) and "linux" in t.platform) for t in tags)
+    return plat_ok and fits_python(tags, python)
+
+
 def matching_wheels(spec: ImageSpec, folders: list[Path], machine: str | None = None) -> list[Path]:
     wanted = pins(spec)
     found = []

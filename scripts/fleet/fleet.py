@@ -42,7 +42,7 @@ OUTLIER_BELOW = 0.8        # a figure below 0.8x its model's fleet median is an 
 SLOW_START = 1.5           # a time to first step above 1.5x the fleet median is slow
 MIN_NODES = 3              # a median of fewer nodes says nothing about which one is off
 MAX_BYTES = 64 << 20       # a verify report is a few hundred KiB at most
-PHASES = ("container_start", "import_torch", "cuda_init", "process_group_init", "first_batch", "first_step")
+PHASES = ("pull", "container_start", "import_torch", "cuda_init", "process_group_init", "first_batch", "first_step")
 # A figure is a metric measured as a rate (higher is better); ratios, bytes and counts are not figures.
 RATE_UNITS = frozenset({"GB/s", "MB/s", "GiB/s", "MiB/s", "TFLOP/s", "samples/s", "images/s", "tokens/s"})
 # Above these no machine measures (HBM3e is ~8 TB/s, a B200 ~10 PFLOP/s sparse FP4): a report holding one is forged

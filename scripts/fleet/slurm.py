@@ -195,6 +195,16 @@ gpu_args=()
 # scancel (or a failed node, with --kill-on-bad-exit) ends this task: stop the container with it, giving the check
 # inside 10 s to write its report; `docker run` alone would leave it running under dockerd
 trap 'docker stop --time 10 "$name" >/dev/null 2>&1' TERM INT HUP
+# An image from a registry is pulled first, timed apart: the pull joins the time-to-first-step phases (TORCHIMAGES_PULL_S)
+# and the container's start is counted from its end
+registry=${{TORCHIMAGES_IMAGE%%/*}}
+if [ "$registry" != "$TORCHIMAGES_IMAGE" ] && [[ $registry == *[.:]* || $registry == localhost ]]; then
+    pull_t0=$(date +%s.%N)
+    docker pull --quiet "$TORCHIMAGES_IMAGE" >/dev/null || {{ echo "torchimages: docker pull $TORCHIMAGES_IMAGE failed on $TORCHIMAGES_NODE" >&2; exit 1; }}
+    TORCHIMAGES_PULL_S=$(awk -v t0="$pull_t0" -v t1="$(date +%s.%N)" 'BEGIN {{ printf "%.3f", t1 - t0 }}')
+    export TORCHIMAGES_PULL_S TORCHIMAGES_T0=$(date +%s.%N)
+    env_args+=(--env TORCHIMAGES_PULL_S)
+fi
 docker run --rm --init --name "$name" --network host --ipc host --user "$(id -u):$(id -g)" \\
     --env HOME=/tmp --env TORCHIMAGES_REPORTS_IN=/reports --workdir /tmp \\
     --volume "$TORCHIMAGES_REPORTS:/reports" "${{env_args[@]}}" "${{gpu_args[@]}}" "${{fabric_args[@]}}" \\

@@ -46,20 +46,58 @@ def lock_hashes(text: str) -> dict[tuple[str, str], list[str]]:
     return out
 
 
+# The venv's layers (templates/partials/builder.j2): the CUDA wheels under <venv>/cuda, torch's, then the rest.
+TORCH_LAYER = frozenset({"torch", "torchvision", "triton"})
+
+
+def _metas(venv: Path) -> list[Path]:
+    return sorted([*venv.glob("lib/python*/site-packages/*.dist-info/METADATA"), *venv.glob("cuda/*.dist-info/METADATA")])
+
+
+def layer_of(venv: Path, meta: Path, name: str) -> str:
+    """Which venv layer a distribution lives in: cuda, torch or rest."""
+    if meta.parent.parent == venv / "cuda":
+        return "cuda"
+    return "torch" if canonical(name) in TORCH_LAYER else "rest"
+
+
+def unpacked_bytes(meta: Path) -> int:
+    """What a distribution takes on disk: the files its RECORD lists, and the bytecode compiled for them."""
+    root, total = meta.parent.parent, 0
+    record = meta.with_name("RECORD")
+    lines = record.read_text(encoding="utf-8", errors="replace").splitlines() if record.is_file() else []
+    for line in lines:
+        path = root / line.split(",", 1)[0]
+        files = [path, *path.parent.glob(f"__pycache__/{path.stem}.*.pyc")] if path.suffix == ".py" else [path]
+        total += sum(f.lstat().st_size for f in files if f.is_file() and not f.is_symlink())
+    return total
+
+
+def venv_costs(venv: Path) -> dict[str, tuple[str, int]]:
+    """canonical name -> (its venv layer, its unpacked bytes): what each package costs a node."""
+    costs = {}
+    for meta in _metas(venv):
+        fields = _name_version(meta)
+        if fields:
+            costs[canonical(fields[0])] = (layer_of(venv, meta, fields[0]), unpacked_bytes(meta))
+    return costs
+
+
+def _name_version(meta: Path) -> tuple[str, str] | None:
+    fields: dict[str, str] = {}
+    for line in meta.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line:
+            break
+        key, _, value = line.partition(":")
+        if key in ("Name", "Version") and key not in fields:
+            fields[key] = value.strip()
+    return (fields["Name"], fields["Version"]) if "Name" in fields and "Version" in fields else None
+
+
 def venv_packages(venv: Path) -> list[tuple[str, str]]:
-    """(name, version) of every distribution installed in the venv, from the dist-info METADATA files."""
-    found = []
-    for meta in sorted(venv.glob("lib/python*/site-packages/*.dist-info/METADATA")):
-        fields: dict[str, str] = {}
-        for line in meta.read_text(encoding="utf-8", errors="replace").splitlines():
-            if not line:
-                break
-            key, _, value = line.partition(":")
-            if key in ("Name", "Version") and key not in fields:
-                fields[key] = value.strip()
-        if "Name" in fields and "Version" in fields:
-            found.append((fields["Name"], fields["Version"]))
-    return found
+    """(name, version) of every distribution installed in the venv (its CUDA wheels' folder included), from the
+    dist-info METADATA files."""
+    return [found for found in map(_name_version, _metas(venv)) if found]
 
 
 def dpkg_packages(status: Path) -> list[dict[str, str]]:
@@ -87,8 +125,22 @@ def distro_id(os_release: Path = Path("/etc/os-release")) -> str:
     return "debian"
 
 
+def _cost_properties(costs: dict[str, tuple[str, int]]) -> list[dict[str, str]]:
+    """The image's price per venv layer, unpacked (the compressed sizes exist only once the layers are pushed:
+    `make bench-start` prints them per layer)."""
+    layers: dict[str, int] = {}
+    for layer, size in costs.values():
+        layers[layer] = layers.get(layer, 0) + size
+    return [{"name": f"torchimages:layer:{layer}:unpacked-bytes", "value": str(size)}
+            for layer, size in sorted(layers.items())]
+
+
 def build_sbom(name: str, venv_pkgs: list[tuple[str, str]], hashes: dict[tuple[str, str], list[str]],
-               debs: list[dict[str, str]], distro: str, timestamp: str) -> dict[str, Any]:
+               debs: list[dict[str, str]], distro: str, timestamp: str,
+               costs: dict[str, tuple[str, int]] | None = None) -> dict[str, Any]:
+    """The CycloneDX document; `costs` (venv_costs) adds each package's venv layer and unpacked bytes, and each
+    layer's total on the image component."""
+    costs = costs or {}
     components = []
     for pkg, version in sorted(venv_pkgs, key=lambda p: canonical(p[0])):
         purl = f"pkg:pypi/{canonical(pkg)}@{quote(version, safe='')}"
@@ -99,6 +151,10 @@ def build_sbom(name: str, venv_pkgs: list[tuple[str, str]], hashes: dict[tuple[s
             comp["properties"] = [{"name": "torchimages:hashes", "value": "the sha256 of every file the lock allows"}]
         else:
             comp["properties"] = [{"name": "torchimages:locked", "value": "false"}]
+        if canonical(pkg) in costs:
+            layer, size = costs[canonical(pkg)]
+            comp["properties"] += [{"name": "torchimages:layer", "value": layer},
+                                   {"name": "torchimages:unpacked-bytes", "value": str(size)}]
         components.append(comp)
     for deb in debs:
         arch = deb.get("Architecture", "all")
@@ -115,7 +171,8 @@ def build_sbom(name: str, venv_pkgs: list[tuple[str, str]], hashes: dict[tuple[s
         "metadata": {
             "timestamp": timestamp,
             "tools": {"components": [{"type": "application", "name": "torchimages-sbom", "version": "1"}]},
-            "component": {"type": "container", "bom-ref": name, "name": name},
+            "component": {"type": "container", "bom-ref": name, "name": name,
+                          **({"properties": _cost_properties(costs)} if costs else {})},
         },
         "components": components,
     }
@@ -136,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(args.epoch))
     sbom = build_sbom(args.name, venv_packages(Path(args.venv)), lock_hashes(lock.read_text(encoding="utf-8")),
-                      dpkg_packages(Path(args.dpkg_status)), distro_id(), stamp)
+                      dpkg_packages(Path(args.dpkg_status)), distro_id(), stamp, venv_costs(Path(args.venv)))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")

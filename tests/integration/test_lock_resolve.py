@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from scripts.builder.lock import compile_lock, lock_folders, lock_path, parse_lock
+from scripts.builder.lock import compile_lock, lock_folders, parse_lock
+from scripts.plan.platforms import NATIVE_NAME
+from scripts.plan.spec import Target
 from scripts.render import load_rendered
 from tests.helpers import ROOT, assert_clean_failure, run_cli
 
@@ -21,8 +23,8 @@ def test_resolving_again_keeps_the_committed_pins_and_hashes():
     folders = lock_folders(())
     if not any(Path(f).glob("torch-2.13.0+cpu-*.whl") for f in folders):
         pytest.skip("the CPU torch wheel is not in a local wheel folder here")
-    text = lock_path(spec, IMAGES).read_text()
-    fresh = {p.name: p for p in parse_lock(compile_lock(spec, folders, previous=text, env=os.environ))}
+    text = Target(spec, NATIVE_NAME).lock_path(IMAGES).read_text()
+    fresh = {p.name: p for p in parse_lock(compile_lock(Target(spec, NATIVE_NAME), folders, previous=text, env=os.environ))}
     committed = {p.name: p for p in parse_lock(text)}
     assert {n: p.version for n, p in fresh.items()} == {n: p.version for n, p in committed.items()}
     assert all(set(committed[n].hashes) <= set(p.hashes) for n, p in fresh.items())

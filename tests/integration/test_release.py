@@ -22,7 +22,8 @@ from scripts.builder.base import resolve_base
 from scripts.builder.buildkit import BuildOutcome, BuildRequest, build_one
 from scripts.builder.engine import find_build_client, image_exists
 from scripts.builder.lock import lock_folders, parse_lock, stage_for_build, stage_locked_wheels
-from scripts.plan.spec import ImageSpec
+from scripts.plan.platforms import NATIVE_NAME
+from scripts.plan.spec import ImageSpec, Target
 from scripts.render import LOCK_NAME, load_rendered
 from scripts.run_verify import verify_image
 from scripts.settings import CA_VARIABLES, local_folders
@@ -227,7 +228,7 @@ def test_a_dependency_missing_from_the_lock_fails_the_build_clearly(docker_clien
     text = (IMAGES / SPEC.tag / LOCK_NAME).read_text()
     (ctx / "images" / SPEC.tag / LOCK_NAME).write_text(re.sub(r"(?ms)^mpmath==.*?(?=^[a-z])", "", text))
     assert "mpmath==" not in (ctx / "images" / SPEC.tag / LOCK_NAME).read_text()
-    staged, _ = stage_for_build(SPEC, IMAGES, lock_folders(()), ctx / "build" / "wheels", tmp_path / "uv")   # + uv
+    staged, _ = stage_for_build(Target(SPEC, NATIVE_NAME), IMAGES, lock_folders(()), ctx / "build" / "wheels", tmp_path / "uv")   # + uv
     base, _ = resolve_base(docker_client, SPEC)
     cli = find_build_client()
     ca = _ca()
@@ -251,7 +252,7 @@ def test_offline_build_from_a_wheel_folder(docker_client, tmp_path):
          "--find-links", "/opt/wheels", "-d", str(wheels)], capture_output=True, text=True, timeout=1200, check=False)
     if download.returncode != 0:
         pytest.skip(f"cannot gather the locked wheels here: {download.stderr[-500:]}")
-    staged, offline = stage_locked_wheels(SPEC, lock.read_text(), [wheels], tmp_path / "check")
+    staged, offline = stage_locked_wheels(Target(SPEC, NATIVE_NAME), lock.read_text(), [wheels], tmp_path / "check")
     assert offline, f"not every locked wheel was gathered: {staged}"
     spec = dataclasses.replace(_release_spec(), repository=REPOSITORY + "-offline")
     # "network off" for the Python install: every proxy variable points at a closed port (BuildKit keeps proxy

@@ -1,0 +1,277 @@
+"""`make bench-start`: from a cold node to `import torch`, the project's image against a plain one-stage pip image.
+
+Both images go to a registry on loopback (Debian's docker-registry, its data in a temporary folder), are removed from
+the node, then pulled and started, each phase timed apart: the pull, the container's start, `import torch` and (where
+a GPU is visible) CUDA init and a first batch. Two runtimes read the same registry:
+- the Docker Engine (20.10 here: gzip layers only), the images as `docker push` wrote them;
+- containerd through `ctr` (a private daemon: its own root, state and socket, removed afterwards), reading the gzip
+  images and the project's zstd copy that `skopeo copy --dest-compress-format zstd` writes under the tag
+  <tag>-zstd (gzip stays under <tag> for runtimes that cannot read zstd).
+Figures and ratios are printed side by side from one run; nothing asserts a speed (README: Benchmarks).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..fsutil import atomic_write
+
+REGISTRY_BIN = "/usr/bin/docker-registry"
+TARGETS = {"containerd_zstd": 0.5, "docker_gzip": 1.0}   # cold start (pull + first import torch), project / plain
+# In the container: one `import torch`, then CUDA init and a first batch where a GPU is visible; one JSON line.
+PROBE = """import json, time
+t0 = time.perf_counter()
+import torch
+out = {"import_torch": time.perf_counter() - t0, "cuda_init": None, "first_batch": None}
+if torch.cuda.is_available():
+    t1 = time.perf_counter(); torch.cuda.init(); torch.zeros(1, device="cuda"); torch.cuda.synchronize()
+    out["cuda_init"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    x = torch.randn(64, 1024, device="cuda", requires_grad=True); w = torch.randn(1024, 1024, device="cuda")
+    (x @ w).relu().sum().backward(); torch.cuda.synchronize()
+    out["first_batch"] = time.perf_counter() - t2
+print(json.dumps(out))
+"""
+Echo = Callable[[str], None]
+
+
+@dataclass
+class Start:
+    """One cold start: seconds per phase (None: not measured, e.g. no GPU) and what the pull moved."""
+
+    pull: float
+    start: float                  # the container's start: wall time of the run less what the probe timed inside
+    import_torch: float
+    cuda_init: float | None = None
+    first_batch: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cold(self) -> float:
+        """The target's measure: pull + start + first `import torch`."""
+        return self.pull + self.start + self.import_torch
+
+
+def _run(argv: list[str], what: str, timeout: float = 3600, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, **kwargs)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"bench-start: {what} failed ({exc}); check that {argv[0]} is installed and works") from None
+    if proc.returncode != 0:
+        detail = " ".join((proc.stderr or proc.stdout).split())[-400:]
+        raise UserError(f"bench-start: {what} failed: {detail}")
+    return proc
+
+
+def _timed(argv: list[str], what: str, **kwargs: Any) -> tuple[float, subprocess.CompletedProcess[str]]:
+    t0 = time.monotonic()
+    proc = _run(argv, what, **kwargs)
+    return time.monotonic() - t0, proc
+
+
+def _probe(wall: float, stdout: str, pull: float, what: str) -> Start:
+    """A Start from the run's wall time and the probe's JSON line (the last line of its output)."""
+    try:
+        inside = json.loads(stdout.strip().splitlines()[-1])
+        import_torch = float(inside["import_torch"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        raise UserError(f"bench-start: {what} printed no probe result: {stdout[-300:]!r}") from None
+    optional = {k: float(inside[k]) if isinstance(inside.get(k), (int, float)) else None
+                for k in ("cuda_init", "first_batch")}
+    inner = import_torch + sum(v for v in optional.values() if v is not None)
+    return Start(pull, max(wall - inner, 0.0), import_torch, optional["cuda_init"], optional["first_batch"])
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _answers(url: str, proc: subprocess.Popen[bytes], log: Path, what: str) -> None:
+    """Wait until `url` answers; a UserError with the log's tail when the daemon exits or stays silent."""
+    for _ in range(300):
+        if proc.poll() is not None:
+            break
+        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=1):
+            return
+        time.sleep(0.1)
+    raise UserError(f"bench-start: {what} did not start; its log ends: {log.read_text(errors='replace')[-400:]}")
+
+
+@contextlib.contextmanager
+def registry(workdir: Path) -> Iterator[str]:
+    """host:port of a docker-registry on loopback serving from workdir/registry; stopped and its data removed after."""
+    if not Path(REGISTRY_BIN).exists():
+        raise UserError("bench-start needs Debian's docker-registry: `apt-get install docker-registry` "
+                        "(or `scripts/bootstrap.sh bench-tools` as root)")
+    port, root = _free_port(), workdir / "registry"
+    root.mkdir(parents=True)
+    config = root / "config.yml"
+    config.write_text(f"version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {root / 'data'}\n"
+                      f"  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: bench-only\n")
+    log = root / "registry.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([REGISTRY_BIN, "serve", str(config)], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _answers(f"http://127.0.0.1:{port}/v2/", proc, log, "docker-registry")
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        shutil.rmtree(root / "data", ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Ctr:
+    """The argv of `ctr` talking to the private containerd, in its own namespace."""
+
+    argv: tuple[str, ...]
+
+    def __call__(self, *args: str) -> list[str]:
+        return [*self.argv, *args]
+
+
+@contextlib.contextmanager
+def containerd(workdir: Path) -> Iterator[Ctr]:
+    """A private containerd (root, state and socket under workdir), stopped and its content removed after."""
+    for tool in ("containerd", "ctr"):
+        if not shutil.which(tool):
+            raise UserError(f"bench-start needs {tool}: `apt-get install containerd` "
+                            f"(or `scripts/bootstrap.sh bench-tools` as root)")
+    base = workdir / "containerd"
+    sock = base / "containerd.sock"
+    base.mkdir(parents=True)
+    (base / "config.toml").write_text(f'version = 2\nroot = "{base / "root"}"\nstate = "{base / "state"}"\n'
+                                      f'[grpc]\n  address = "{sock}"\n[plugins."io.containerd.grpc.v1.cri"]\n'
+                                      f'  disable_tcp_service = true\n')
+    log = base / "containerd.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(["containerd", "--config", str(base / "config.toml")], stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    ctr = Ctr(("ctr", "--address", str(sock), "--namespace", "torchimages-bench"))
+    try:
+        for _ in range(300):
+            if proc.poll() is not None or subprocess.run(ctr("version"), capture_output=True, check=False).returncode == 0:
+                break
+            time.sleep(0.1)
+        if proc.poll() is not None:
+            raise UserError(f"bench-start: containerd did not start; its log ends: {log.read_text(errors='replace')[-400:]}")
+        yield ctr
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+        subprocess.run(["umount", "-R", str(base / "root")], capture_output=True, check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def dockerd(workdir: Path) -> Iterator[dict[str, str]]:
+    """A private Docker Engine (its data root, exec root and socket under workdir, its own containerd), so a pull
+    is cold: the engine that built the image keeps its layers in BuildKit's cache even after `docker rmi`, and a
+    pull there finds them all. Yields the environment of a docker client that talks to it; removed after."""
+    if not shutil.which("dockerd"):
+        raise UserError("bench-start needs dockerd for a cold Docker Engine: `apt-get install docker.io`")
+    base = workdir / "dockerd"
+    base.mkdir(parents=True)
+    sock = base / "docker.sock"
+    log = base / "dockerd.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(["dockerd", "--data-root", str(base / "root"), "--exec-root", str(base / "exec"),
+                                 "--pidfile", str(base / "dockerd.pid"), "--host", f"unix://{sock}", "--bridge=none",
+                                 "--iptables=false", "--ip-masq=false"], stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    env = {**os.environ, "DOCKER_HOST": f"unix://{sock}"}
+    try:
+        for _ in range(600):
+            if proc.poll() is not None or subprocess.run(["docker", "version"], env=env, capture_output=True,
+                                                         check=False).returncode == 0:
+                break
+            time.sleep(0.1)
+        if proc.poll() is not None:
+            raise UserError(f"bench-start: dockerd did not start; its log ends: {log.read_text(errors='replace')[-400:]}")
+        yield env
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=120)
+        subprocess.run(["umount", "-R", str(base / "root")], capture_output=True, check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def docker_start(env: dict[str, str], ref: str, gpu: bool) -> Start:
+    """Pull `ref` into an engine that holds nothing of it, then one container: start, import torch (CUDA on a
+    GPU)."""
+    pull, _ = _timed(["docker", "pull", "--quiet", ref], f"docker pull {ref}", env=env)
+    gpus = ["--gpus", "all"] if gpu else []
+    wall, proc = _timed(["docker", "run", "--rm", "--network", "none", *gpus, ref, "python", "-c", PROBE],
+                        f"docker run {ref}", env=env)
+    return _probe(wall, proc.stdout, pull, f"docker run {ref}")
+
+
+def ctr_start(ctr: Ctr, ref: str, gpu: bool) -> Start:
+    """The same through containerd: `ctr images pull` (fetch and unpack), then `ctr run`; the image removed after
+    (with its snapshots, synchronously), so the next pull is cold too."""
+    pull, _ = _timed(ctr("images", "pull", "--plain-http", ref), f"ctr images pull {ref}")
+    gpus = ["--gpus", "0"] if gpu else []
+    name = f"bench-{os.getpid()}-{int(time.time() * 1000)}"
+    try:
+        wall, proc = _timed(ctr("run", "--rm", *gpus, ref, name, "python", "-c", PROBE), f"ctr run {ref}")
+    finally:
+        subprocess.run(ctr("images", "rm", "--sync", ref), capture_output=True, check=False)
+        subprocess.run(ctr("content", "prune", "references"), capture_output=True, check=False)
+    return _probe(wall, proc.stdout, pull, f"ctr run {ref}")
+
+
+def zstd_copy(src: str, dest: str, workdir: Path) -> None:
+    """The zstd variant of a pushed image under another tag, written by skopeo (gzip stays under the source tag).
+
+    Through an OCI layout on disk: copied registry to registry, skopeo (1.9) finds the gzip blobs already in the
+    registry and reuses them instead of compressing anew."""
+    if not shutil.which("skopeo"):
+        raise UserError("bench-start needs skopeo for the zstd variant: `apt-get install skopeo`")
+    layout = workdir / "zstd-layout"
+    try:
+        _run(["skopeo", "copy", "--quiet", "--src-tls-verify=false", "--dest-compress-format", "zstd",
+              f"docker://{src}", f"oci:{layout}:zstd"], f"skopeo copy {src} (zstd)")
+        _run(["skopeo", "copy", "--quiet", "--dest-tls-verify=false", f"oci:{layout}:zstd", f"docker://{dest}"],
+             f"skopeo copy {dest} (zstd)")
+    finally:
+        shutil.rmtree(layout, ignore_errors=True)
+
+
+def layer_sizes(registry_addr: str, repo: str, tag: str) -> list[int]:
+    """Compressed size of each layer of a pushed image, from its manifest in the registry."""
+    return list(layer_digests(registry_addr, repo, tag).values())
+
+
+def layer_digests(registry_addr: str, repo: str, tag: str) -> dict[str, int]:
+    """Digest -> compressed size of each layer of a pushed image, from its manifest in the registry."""
+    req = urllib.request.Request(f"http://{registry_addr}/v2/{repo}/manifests/{tag}", headers={"Accept": ", ".join((
+        "application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"))})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        manifest = json.load(resp)
+    return {str(layer["digest"]): int(layer["size"]) for layer in manifest.get("layers", [])}
+
+
+def workspace(build_dir: Path) -> contextlib.AbstractContextManager[str]:
+    """A temporary folder under BUILD_DIR (the registry's and containerd's data: GBs, removed after); absolute,
+    since containerd's configuration names its folders."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(prefix="bench-start-", dir=build_dir.resolve())
+
+
+def write_json(path: Path, result: dict[str, Any]) -> None:
+    atomic_write(path, json.dumps(result, indent=2) + "\n")

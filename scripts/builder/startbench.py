@@ -1,0 +1,196 @@
+"""`make bench-start`'s run: both images through one loopback registry into two runtimes, one table of phases, the
+ratios against the targets, and what the image shares with a sibling of the family (SHARE_WITH)."""
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..plan.spec import ImageSpec
+from .coldstart import (
+    TARGETS,
+    Start,
+    containerd,
+    ctr_start,
+    docker_start,
+    dockerd,
+    layer_digests,
+    layer_sizes,
+    registry,
+    workspace,
+    write_json,
+    zstd_copy,
+)
+
+Echo = Callable[[str], None]
+REPOSITORY = "torchimages-bench-start"
+
+
+@dataclass(frozen=True)
+class Contestant:
+    """One image in the run: who it is, its local tag (kept), its name in the registry (gzip and zstd tags)."""
+
+    who: str             # project, plain, sibling
+    local: str
+    remote: str          # <registry>/torchimages-bench-start/<who>:<tag>
+
+    @property
+    def zstd(self) -> str:
+        return f"{self.remote}-zstd"
+
+
+def _docker(*args: str, what: str) -> None:
+    proc = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=3600, check=False)
+    if proc.returncode != 0:
+        raise UserError(f"bench-start: {what} failed: {' '.join(proc.stderr.split())[-300:]}")
+
+
+def _present(image: str) -> bool:
+    return subprocess.run(["docker", "image", "inspect", image], capture_output=True, check=False).returncode == 0
+
+
+def _gpu() -> bool:
+    """A GPU this node can hand to a container (nvidia-smi answers)."""
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _push(c: Contestant, echo: Echo) -> None:
+    """Push under the registry name, then drop that name again (the pulls go to engines that start empty)."""
+    echo(f"  pushing {c.local} as {c.remote} ...")
+    _docker("tag", c.local, c.remote, what=f"docker tag {c.local}")
+    try:
+        _docker("push", "--quiet", c.remote, what=f"docker push {c.remote}")
+    finally:
+        subprocess.run(["docker", "rmi", c.remote], capture_output=True, check=False)
+
+
+def _row(runtime: str, label: str, start: Start, sizes: list[int]) -> dict[str, Any]:
+    return {"runtime": runtime, "image": label, "layers": len(sizes), "compressed_bytes": sum(sizes),
+            "pull_s": round(start.pull, 2), "start_s": round(start.start, 2), "import_torch_s": round(start.import_torch, 2),
+            "cuda_init_s": None if start.cuda_init is None else round(start.cuda_init, 2),
+            "first_batch_s": None if start.first_batch is None else round(start.first_batch, 2),
+            "cold_s": round(start.cold, 2)}
+
+
+def _docker_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir: Path, echo: Echo) -> list[dict[str, Any]]:
+    """Each image cold through a private Docker Engine (gzip), started afresh for each image."""
+    rows = []
+    for c in contestants:
+        with dockerd(workdir) as env:
+            echo(f"  docker: pull + start {c.remote} ...")
+            start = docker_start(env, c.remote, gpu)
+        rows.append(_row("docker", f"{c.who} (gzip)", start, _sizes(reg, c.remote)))
+        echo(_line(rows[-1]))
+    return rows
+
+
+def _line(r: dict[str, Any]) -> str:
+    """One measured row as soon as it is measured (a long run stopped midway keeps its figures)."""
+    return (f"    {r['runtime']} {r['image']}: {r['compressed_bytes'] / 1e9:.3f} GB in {r['layers']} layers; pull "
+            f"{r['pull_s']}s, start {r['start_s']}s, import torch {r['import_torch_s']}s: cold {r['cold_s']}s")
+
+
+def _sizes(reg: str, ref: str) -> list[int]:
+    repo, tag = ref[len(reg) + 1:].rsplit(":", 1)
+    return layer_sizes(reg, repo, tag)
+
+
+def _containerd_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir: Path,
+                     echo: Echo) -> list[dict[str, Any]]:
+    """Each image cold through containerd (removed after each): the plain one, the project's zstd copy, then the
+    project's gzip image (what the zstd alone is worth)."""
+    plain, project = contestants
+    refs = [(plain.remote, "plain (gzip)"), (project.zstd, "project (zstd)"), (project.remote, "project (gzip)")]
+    rows = []
+    with containerd(workdir) as ctr:
+        for ref, label in refs:
+            echo(f"  containerd: pull + start {ref} ...")
+            rows.append(_row("containerd", label, ctr_start(ctr, ref, gpu), _sizes(reg, ref)))
+            echo(_line(rows[-1]))
+    return rows
+
+
+def _after_row(sibling: Contestant, project: Contestant, reg: str, gpu: bool, workdir: Path,
+               echo: Echo) -> dict[str, Any]:
+    """The project's image pulled by a containerd that holds the sibling already: what it moves and takes (gzip:
+    the layers Docker pushed, whose digests the family shares as the zstd copies' do)."""
+    own, held = _digests(reg, project.remote), set(_digests(reg, sibling.remote))
+    moved = sum(size for digest, size in own.items() if digest not in held)
+    with containerd(workdir) as ctr:
+        echo(f"  containerd: {sibling.remote} first (held), then {project.remote} ...")
+        subprocess.run(ctr("images", "pull", "--plain-http", sibling.remote), capture_output=True, check=True,
+                       timeout=3600)
+        row = _row("containerd", "project after", ctr_start(ctr, project.remote, gpu), list(own.values()))
+    row.update(after=sibling.local, moved_bytes=moved, moved_fraction=round(moved / sum(own.values()), 3),
+               shared_layers=sum(1 for d in own if d in held))
+    echo(_line(row) + f"; it moved {moved / 1e9:.3f} GB ({row['moved_fraction']:.1%})")
+    return row
+
+
+def _digests(reg: str, ref: str) -> dict[str, int]:
+    repo, tag = ref[len(reg) + 1:].rsplit(":", 1)
+    return layer_digests(reg, repo, tag)
+
+
+def _ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
+    cold = {(r["runtime"], r["image"]): r["cold_s"] for r in rows}
+    return {"docker_gzip": cold[("docker", "project (gzip)")] / cold[("docker", "plain (gzip)")],
+            "containerd_zstd": cold[("containerd", "project (zstd)")] / cold[("containerd", "plain (gzip)")]}
+
+
+def _print(rows: list[dict[str, Any]], ratios: dict[str, float], echo: Echo) -> None:
+    def num(v: float | None, unit: str = "s") -> str:
+        return "-" if v is None else f"{v:.2f}{unit}"
+    echo(f"\n{'runtime':11} {'image':16} {'layers':>6} {'compressed':>11} {'pull':>8} {'start':>7} {'import':>7} "
+         f"{'cuda':>6} {'batch':>6} {'cold':>8}")
+    for r in rows:
+        echo(f"{r['runtime']:11} {r['image']:16} {r['layers']:>6} {r['compressed_bytes'] / 1e9:>9.3f}GB "
+             f"{num(r['pull_s']):>8} {num(r['start_s']):>7} {num(r['import_torch_s']):>7} {num(r['cuda_init_s']):>6} "
+             f"{num(r['first_batch_s']):>6} {num(r['cold_s']):>8}")
+    echo("cold = pull + start + first import torch; cuda/batch only where a GPU is visible")
+    for r in rows:
+        if "moved_bytes" in r:
+            echo(f"after {r['after']}: {r['shared_layers']} of {r['layers']} layers held already; the pull moved "
+                 f"{r['moved_bytes'] / 1e9:.3f} GB = {r['moved_fraction']:.1%} of the image's compressed size")
+    echo(f"ratio docker (gzip) project/plain: {ratios['docker_gzip']:.2f}x (target <= {TARGETS['docker_gzip']}x); "
+         f"containerd project (zstd) / plain (gzip): {ratios['containerd_zstd']:.2f}x (target <= "
+         f"{TARGETS['containerd_zstd']}x)")
+
+
+def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | None, *, after: str | None = None,
+              echo: Echo = print) -> int:
+    """The whole run; 0 when both targets are met. The local images stay as they were: the pulls go to a private
+    containerd and a private Docker Engine that start empty."""
+    missing = [image for image in (spec.image, plain, *([after] if after else [])) if not _present(image)]
+    if missing:
+        raise UserError(f"bench-start needs {' and '.join(missing)} in the engine: `make build IMAGE={spec.tag}` and "
+                        f"`make bench-build IMAGE={spec.tag}` (it leaves the plain pip image {plain})")
+    gpu = _gpu()
+    with workspace(build_dir) as tmp, registry(Path(tmp)) as reg:
+        contestants = [Contestant("plain", plain, f"{reg}/{REPOSITORY}/plain:{spec.tag}"),
+                       Contestant("project", spec.image, f"{reg}/{REPOSITORY}/project:{spec.tag}")]
+        sibling = Contestant("sibling", after, f"{reg}/{REPOSITORY}/sibling:{spec.tag}") if after else None
+        echo(f"bench-start {spec.tag}: registry {reg}; GPU: {'yes' if gpu else 'none (no CUDA init, no batch)'}")
+        for c in [*contestants, *([sibling] if sibling else [])]:
+            _push(c, echo)
+        echo(f"  skopeo: the zstd copy {contestants[-1].zstd} ...")
+        zstd_copy(contestants[-1].remote, contestants[-1].zstd, Path(tmp))
+        rows = _containerd_rows(contestants, reg, gpu, Path(tmp), echo)
+        rows += _docker_rows(contestants, reg, gpu, Path(tmp), echo)
+        if sibling:
+            rows.append(_after_row(sibling, contestants[-1], reg, gpu, Path(tmp), echo))
+    ratios = _ratios(rows)
+    _print(rows, ratios, echo)
+    passed = {k: ratios[k] <= TARGETS[k] for k in TARGETS}
+    result = {"image": spec.tag, "plain": plain, "gpu": gpu, "rows": rows,
+              "ratios": {k: round(v, 3) for k, v in ratios.items()}, "pass": passed}
+    if json_out is not None:
+        write_json(json_out, result)
+        echo(f"results: {json_out}")
+    return 0 if all(passed.values()) else 1
