@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from scripts.fleet.fleet import Fleet, Figure, Node, fleet_json, format_fleet
+from scripts.fleet.fleet import Figure, Fleet, Node, fleet_json, format_fleet
 from scripts.fleet.history import WINDOW_S, parse, read_state
 from scripts.fleet.metrics import write_metrics
 from tests.helpers import ROOT, assert_clean_failure, run_cli
@@ -57,7 +57,11 @@ def test_history_last_event_counts_inspect_and_bad_lines(tmp_path):
     assert n2.inspect is None                                               # resumed, and not drained again
     assert n3.bad_lines == [2, 3] and [e["event"] for e in n3.events] == ["pass", "fault"]
     assert n4.events == [] and n4.last is None and n4.error is None         # no file: an empty history
-    text = "\n".join(format_fleet(_fleet(tmp_path, found)).splitlines())
+    data = fleet_json(_fleet(tmp_path, found))
+    assert data["inspect"] == [{"node": "n1", "why": n1.inspect}]
+    assert {h["node"]: (h["last_event"] or {}).get("event") for h in data["history"]} == \
+        {"n1": "inspect", "n2": "pass", "n3": "fault", "n4": None}
+    text = format_fleet(_fleet(tmp_path, found))
     assert "hardware inspection (failed again after a resume):\n  n1: flagged by the prolog" in text
     assert "history files with trouble:\n  history/n3.jsonl: 2 bad line(s) skipped (line 2, 3)" in text
 
@@ -79,7 +83,7 @@ def test_inspect_without_the_prolog_saying_it_and_not_outside_the_window():
 @pytest.mark.unit
 def test_state_dir_that_is_no_folder_is_one_line(tmp_path):
     from scripts.errors import UserError
-    with pytest.raises(UserError, match="STATE_DIR=.* is not a folder"):
+    with pytest.raises(UserError, match=r"STATE_DIR=.* is not a folder"):
         read_state(tmp_path / "missing", ["n1"])
 
 
@@ -164,7 +168,7 @@ def test_metrics_dir_that_cannot_be_written_is_one_line(tmp_path):
     from scripts.errors import UserError
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(UserError, match="METRICS_DIR=.*cannot write the metrics"):
+    with pytest.raises(UserError, match=r"METRICS_DIR=.*cannot write the metrics"):
         write_metrics(_fleet(tmp_path), blocker / "prom")
 
 
