@@ -136,7 +136,9 @@ def test_metrics_parse_back_with_the_values(tmp_path):
     assert {s.labels["event"]: s.value for s in n1["torchimages_node_history_events_window"]}["drain"] == 2
     assert n1["torchimages_node_inspect"][0].value == 1
     assert n1["torchimages_node_history_last_event_timestamp_seconds"][0].labels["event"] == "inspect"
+    assert not n1.get("torchimages_fleet_slow_start")      # no fleet median of the phases: no slow flag, not 0
     n2 = _families(tmp_path / "prom" / "torchimages_fleet_n2.prom")
+    assert not n2.get("torchimages_fleet_outliers")        # its figure had no median: not compared, no count
     assert n2["torchimages_fleet_passing"][0].value == 1 and n2["torchimages_node_inspect"][0].value == 0
     assert [s.value for s in n2["torchimages_check_figure"]] == [12345.0]
     assert "torchimages_time_to_first_step_seconds" not in n2 or not n2["torchimages_time_to_first_step_seconds"]
@@ -206,3 +208,18 @@ def test_fleet_report_with_state_dir_and_metrics_dir(tmp_path):
 
     assert_clean_failure(run_cli("fleet-report", env={"DIR": str(job), "STATE_DIR": str(tmp_path / "nope")}),
                          "STATE_DIR=", "is not a folder", code=2)
+
+
+@pytest.mark.unit
+def test_slow_start_and_outliers_where_the_fleet_compared(tmp_path):
+    report = _fleet(tmp_path)
+    report.phase_median = 2.0
+    report.nodes[0].slow_start = True
+    write_metrics(report, tmp_path / "prom")
+    n1 = _families(tmp_path / "prom" / "torchimages_fleet_n1.prom")
+    assert [s.value for s in n1["torchimages_fleet_slow_start"]] == [1]
+    assert [s.value for s in n1["torchimages_fleet_outliers"]] == [1]
+    assert "torchimages_node_inspect" not in n1 or not n1["torchimages_node_inspect"]   # no STATE_DIR: no history
+    write_metrics(report, tmp_path / "prom")           # again: each file replaced, no temp file left beside
+    assert sorted(p.name for p in (tmp_path / "prom").iterdir()) == ["torchimages_fleet_n1.prom",
+                                                                    "torchimages_fleet_n2.prom"]

@@ -64,12 +64,14 @@ def _history_gauges(registry: Any) -> dict[str, Any]:
     }
 
 
-def _node(g: dict[str, Any], node: str, reports: list[Node]) -> None:
+def _node(g: dict[str, Any], node: str, reports: list[Node], compared_starts: bool) -> None:
     passing = all(n.passing for n in reports)
     worst = next((n for n in reports if not n.passing), reports[0])
     g["verdict"].labels(SOURCE, node, worst.verdict, worst.code or "", worst.owner or "").set(1)
     g["passing"].labels(SOURCE, node).set(1 if passing else 0)
-    g["outliers"].labels(SOURCE, node).set(sum(f.outlier for n in reports for f in n.figures))
+    compared = [f for n in reports for f in n.figures if f.median is not None]
+    if compared:                                    # fewer than MIN_NODES peers: not compared, so no count at all
+        g["outliers"].labels(SOURCE, node).set(sum(f.outlier for f in compared))
     for n in reports:
         for f in n.figures:
             if math.isfinite(f.value):
@@ -79,7 +81,7 @@ def _node(g: dict[str, Any], node: str, reports: list[Node]) -> None:
         for phase, seconds in n.phases.items():
             if seconds is not None:                 # unknown is left out, never 0
                 g["phase"].labels(SOURCE, node, phase).set(seconds)
-        if n.phases_total is not None:
+        if n.phases_total is not None and compared_starts:
             g["slow"].labels(SOURCE, node).set(1 if n.slow_start else 0)
 
 
@@ -99,11 +101,12 @@ def _history(g: dict[str, Any], node: str, h: NodeHistory) -> None:
         g["last"].labels(SOURCE, node, h.last["event"]).set(h.last["epoch"])
 
 
-def registry_for(node: str, reports: list[Node], history: NodeHistory | None) -> Any:
+def registry_for(node: str, reports: list[Node], history: NodeHistory | None, compared_starts: bool = False) -> Any:
+    """The node's registry; compared_starts: the fleet had a time-to-first-step median (else no slow flag)."""
     from prometheus_client import CollectorRegistry
     registry = CollectorRegistry()
     if reports:
-        _node(_gauges(registry), node, reports)
+        _node(_gauges(registry), node, reports, compared_starts)
     if history is not None:
         _history(_history_gauges(registry), node, history)
     return registry
@@ -129,7 +132,8 @@ def write_metrics(report: Fleet, folder: Path, histories: dict[str, NodeHistory]
             if not SAFE_NODE.match(node):
                 continue
             target = folder / f"torchimages_fleet_{node}.prom"
-            write_to_textfile(str(target), registry_for(node, by_node.get(node, []), histories.get(node)))
+            write_to_textfile(str(target), registry_for(node, by_node.get(node, []), histories.get(node),
+                                                          report.phase_median is not None))
             written.append(target)
     except OSError as exc:
         raise UserError(f"METRICS_DIR={folder}: cannot write the metrics ({exc.strerror or exc}); give a writable "
