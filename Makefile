@@ -35,9 +35,11 @@ HOST_DRIVER ?=## gate: this host's NVIDIA driver (default: nvidia-smi)
 REPORT_TIMEOUT ?=## report, gate: seconds for all registry reads together (default 120)
 MAX_AGE ?=## report, gate: the oldest verification believed, e.g. 7d or 12h (as REQUIRE's age<=7d)
 DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
+STATE_DIR ?=## fleet-report: the prolog's --state-dir; its per-node drain history is shown (default: not read)
+METRICS_DIR ?=## fleet-report: write Prometheus text-file metrics per node into this folder (default: not written)
 NODE ?=## undrain: the Slurm node to revalidate and resume (run it on that node)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
-export DIR NODE
+export DIR NODE STATE_DIR METRICS_DIR
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE
 export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT
 
@@ -124,7 +126,7 @@ isolate: setup ## write a Slurm job finding which of NODES nodes makes the all-r
 oci-bundle: setup engine ## the runc bundle of IMAGE for make slurm LAUNCHER=oci ($(BUILD_DIR)/slurm/<tag>.bundle)
 	$(CLI) oci-bundle
 
-fleet-report: setup ## one table and DIR/fleet.json over every node's verify report in DIR=<job output>
+fleet-report: setup ## one table and DIR/fleet.json over every node's verify report in DIR=<job output> (+ STATE_DIR history, METRICS_DIR .prom)
 	$(CLI) fleet-report
 
 undrain: setup ## on NODE, drained by torchimages: rerun the preflight, resume it only on a pass (exit 0; else 1, 3 or 5)

@@ -372,8 +372,19 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
     if settings.fleet_dir is None:
         raise UserError("no folder given: make fleet-report DIR=<the folder the job wrote its verify reports into>")
     report = fleet(settings.fleet_dir)
+    if settings.state_dir is not None:
+        from .fleet.history import read_state
+        report.histories = read_state(settings.state_dir, [n.node for n in report.nodes])
     out(format_fleet(report))
     out(f"wrote {_shown(settings, write_fleet(report))}")
+    if settings.metrics_dir is None:
+        out("metrics: not written (give METRICS_DIR=<node_exporter's textfile folder> to write them)")
+    else:
+        from .fleet.metrics import skipped_nodes, write_metrics
+        written = write_metrics(report, settings.metrics_dir, report.histories)
+        out(f"metrics: {len(written)} file(s) written into {_shown(settings, settings.metrics_dir)}")
+        for name in skipped_nodes(report, report.histories):
+            out(f"metrics: node name {name!r} cannot name a file: not written")
     return 0 if report.ok else 1
 
 
@@ -651,7 +662,7 @@ COMMANDS: tuple[Command, ...] = (
             cmd_oci_bundle, ("IMAGE",)),
     Command("fleet-report", "one table and DIR/fleet.json over every node's verify report under DIR: verdicts, "
             "codes, figures against their model's fleet median, nodes to drain, time to first step", cmd_fleet_report,
-            ("DIR",)),
+            ("DIR", "STATE_DIR", "METRICS_DIR")),
     Command("lock", "write images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE default: all)", cmd_lock,
             ("IMAGE", "WHEELS", "FORCE")),
     Command("stage-wheels", "fill build/wheels for IMAGE (locked local wheels + uv's wheel) for bake and CI",

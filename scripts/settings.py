@@ -318,6 +318,11 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "preflight", parse_bool, switch=True),
     Knob("DIR", "--dir", "the folder a job wrote its verify reports into (searched recursively)",
          "fleet_dir", parse_dir),
+    Knob("STATE_DIR", "--state-dir", "fleet-report: the prolog's state folder (its --state-dir); its history/ is read "
+         "for each node's drains, resumes and hardware inspections (default: not read)", "state_dir", parse_user_path),
+    Knob("METRICS_DIR", "--metrics-dir", "fleet-report: write Prometheus text-file metrics, one "
+         "torchimages_fleet_<node>.prom a node, into this folder (node_exporter's textfile collector; default: not "
+         "written)", "metrics_dir", parse_user_path),
     Knob("SIGNING_KEY", "--signing-key", "attest: the private key (PEM, ECDSA P-256 or Ed25519, mode 0600) that "
          "signs (default ~/.config/torchimages/signing-key.pem, as make keygen writes it)",
          "signing_key", parse_user_path),
@@ -382,6 +387,8 @@ class Settings:
     launcher: str = "pyxis"
     preflight: bool = False
     fleet_dir: Path | None = None
+    state_dir: Path | None = None       # fleet-report: None: the drain history is not read
+    metrics_dir: Path | None = None     # fleet-report: None: no metrics written
     signing_key: Path | None = None
     trust: tuple[Path, ...] = ()
     require: str = ""

@@ -35,6 +35,7 @@ from .. import ROOT
 from ..errors import UserError, one_line
 from ..fsutil import atomic_write
 from .cluster import REPORT_BEGIN, REPORT_END
+from .history import NodeHistory, history_json, history_lines
 
 FLEET_JSON = "fleet.json"
 FLEET_KIND = "torchimages-fleet-report"
@@ -120,6 +121,7 @@ class Fleet:
     notes: list[str]
     phase_median: float | None
     duplicates: dict[str, list[str]] = field(default_factory=dict)   # node → its reports that hold the same checks
+    histories: dict[str, NodeHistory] | None = None   # node → its drain history; None: STATE_DIR not given
 
     @property
     def outliers(self) -> list[tuple[Node, Figure]]:
@@ -509,6 +511,8 @@ def format_fleet(report: Fleet) -> str:
     if report.invalid:
         lines.append("invalid reports (not counted):")
         lines += [f"  {name}: {why}" for name, why in report.invalid]
+    lines += history_lines(report.histories) if report.histories is not None else \
+        ["drain history: not read (give STATE_DIR=<the prolog's --state-dir> to show drains, resumes, inspections)"]
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines)
 
@@ -546,6 +550,9 @@ def fleet_json(report: Fleet) -> dict[str, Any]:
         "invalid": [{"report": name, "why": why} for name, why in report.invalid],
         "duplicates": [{"node": node, "reports": names} for node, names in report.duplicates.items()],
         "notes": report.notes,
+        "history": None if report.histories is None else history_json(report.histories),
+        "inspect": None if report.histories is None else
+        [{"node": n, "why": h.inspect} for n, h in report.histories.items() if h.inspect],
     }
 
 

@@ -1,0 +1,155 @@
+"""The prolog's per-node drain history, read on the host side (`make fleet-report STATE_DIR=...`).
+
+The prolog (verify/prolog/history.py, which the host side never imports) appends STATE/history/<node>.jsonl, one
+JSON object a line: {"schema": 1, "time", "epoch", "node", "event", "code", "detail"}. This reader takes the same
+format: a line that is not a schema-1 event is skipped and counted (with its line numbers), never a traceback.
+Per node: the last event, the drains and resumes within WINDOW_S, and whether it is flagged for hardware
+inspection (the prolog wrote `inspect` after its last resume, or it was drained again within WINDOW_S of a resume).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+
+SCHEMA = 1
+EVENTS = ("pass", "fault", "not-assessed", "drain", "drain-refused", "resume", "resume-refused", "inspect")
+WINDOW_S = 7 * 86400.0          # the prolog's flap window (--flap-days, default 7)
+MAX_BYTES = 16 << 20            # years of events; a larger file is not a history
+
+
+@dataclass
+class NodeHistory:
+    node: str
+    file: str                                   # relative to the state folder
+    events: list[dict[str, Any]] = field(default_factory=list)
+    bad_lines: list[int] = field(default_factory=list)     # 1-based numbers of the lines skipped
+    error: str | None = None                    # why the file could not be read: its events are unknown, not none
+    window: dict[str, int] = field(default_factory=dict)   # event → count within WINDOW_S
+    inspect: str | None = None                  # why the node needs hardware inspection
+
+    @property
+    def last(self) -> dict[str, Any] | None:
+        return self.events[-1] if self.events else None
+
+
+def _valid(entry: Any) -> bool:
+    if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or entry.get("event") not in EVENTS:
+        return False
+    epoch = entry.get("epoch")
+    return isinstance(epoch, (int, float)) and not isinstance(epoch, bool) and math.isfinite(epoch) \
+        and isinstance(entry.get("time"), str)
+
+
+def parse(node: str, file: str, text: str) -> NodeHistory:
+    """The node's events in file order; each line that is not a schema-1 event is named by its number."""
+    found = NodeHistory(node, file)
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            entry = None
+        if _valid(entry):
+            found.events.append(entry)
+        else:
+            found.bad_lines.append(number)
+    return found
+
+
+def _inspect(events: list[dict[str, Any]], window_s: float) -> str | None:
+    """Why the node needs hardware inspection: the prolog said so after the last resume, or the last drain came
+    within window_s of a resume before it (the prolog's rule, re-read here)."""
+    resumes = [e for e in events if e["event"] == "resume"]
+    since = resumes[-1]["epoch"] if resumes else -math.inf
+    said = [e for e in events if e["event"] == "inspect" and e["epoch"] >= since]
+    if said:
+        return f"flagged by the prolog on {said[-1]['time']}: {str(said[-1].get('detail') or '')[:200]}".rstrip(": ")
+    drains = [e for e in events if e["event"] == "drain"]
+    before = [e for e in resumes if drains and e["epoch"] <= drains[-1]["epoch"]]
+    if not before or drains[-1]["epoch"] - before[-1]["epoch"] > window_s:
+        return None
+    gap = drains[-1]["epoch"] - before[-1]["epoch"]
+    return (f"drained again ({drains[-1].get('code')}) {gap / 3600:.1f} h after it was resumed on "
+            f"{before[-1]['time']}")
+
+
+def judge(history: NodeHistory, now: float, window_s: float = WINDOW_S) -> NodeHistory:
+    history.window = dict.fromkeys(EVENTS, 0)
+    for e in history.events:
+        if now - e["epoch"] <= window_s:
+            history.window[e["event"]] += 1
+    history.inspect = _inspect(history.events, window_s)
+    return history
+
+
+def read_one(state: Path, node: str, now: float, window_s: float = WINDOW_S) -> NodeHistory:
+    """STATE/history/<node>.jsonl; no file is an empty history, an unreadable one says why."""
+    file = f"history/{node}.jsonl"
+    path = state / file
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return NodeHistory(node, file, error=f"{path.stat().st_size >> 20} MiB: larger than any history")
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return judge(NodeHistory(node, file), now, window_s)
+    except OSError as exc:
+        return NodeHistory(node, file, error=f"cannot read it ({exc.strerror or exc})")
+    return judge(parse(node, file, text), now, window_s)
+
+
+def read_state(state: Path, nodes: list[str], now: float | None = None,
+               window_s: float = WINDOW_S) -> dict[str, NodeHistory]:
+    """node → its history, for the given nodes and every node with a history file; UserError when STATE_DIR is no
+    folder (a typo would otherwise read as 'no history anywhere')."""
+    if not state.is_dir():
+        raise UserError(f"STATE_DIR={state} is not a folder: give the prolog's --state-dir (default "
+                        f"/var/lib/torchimages), or leave STATE_DIR empty to skip the drain history")
+    now = time.time() if now is None else now
+    folder = state / "history"
+    listed = sorted(p.stem for p in folder.glob("*.jsonl") if not p.name.startswith(".")) \
+        if folder.is_dir() else []
+    names = list(dict.fromkeys([*nodes, *listed]))
+    return {n: read_one(state, n, now, window_s) for n in names if n and "/" not in n and not n.startswith(".")
+            and os.sep not in n}
+
+
+def history_lines(histories: dict[str, NodeHistory]) -> list[str]:
+    """The history table of the fleet report, the nodes to inspect, and the bad lines named."""
+    if not histories:
+        return ["drain history: no node has one"]
+    width = max([4, *(len(n) for n in histories)])
+    lines = [f"drain history (last {WINDOW_S / 86400:.0f} d):",
+             f"  {'NODE':<{width}}  {'LAST EVENT':<16}  {'WHEN':<20}  DRAINS  RESUMES  INSPECT"]
+    for name, h in histories.items():
+        last = h.last
+        event = "unreadable" if h.error else (f"{last['event']}" + (f" {last['code']}" if last.get("code") else "")
+                                              if last else "none")
+        lines.append(f"  {name:<{width}}  {event[:16]:<16}  {(last or {}).get('time', '-')[:20]:<20}  "
+                     f"{h.window.get('drain', 0):>6}  {h.window.get('resume', 0):>7}  {'YES' if h.inspect else '-'}")
+    flagged = {n: h.inspect for n, h in histories.items() if h.inspect}
+    if flagged:
+        lines.append("hardware inspection (failed again after a resume):")
+        lines += [f"  {n}: {why}" for n, why in flagged.items()]
+    troubled = [h for h in histories.values() if h.error or h.bad_lines]
+    if troubled:
+        lines.append("history files with trouble:")
+    for h in troubled:
+        if h.error:
+            lines.append(f"  {h.file}: {h.error}: its events are unknown")
+        if h.bad_lines:
+            shown = ", ".join(map(str, h.bad_lines[:10])) + (" ..." if len(h.bad_lines) > 10 else "")
+            lines.append(f"  {h.file}: {len(h.bad_lines)} bad line(s) skipped (line {shown}): not a schema-1 event")
+    return lines
+
+
+def history_json(histories: dict[str, NodeHistory]) -> list[dict[str, Any]]:
+    return [{"node": n, "file": h.file, "last_event": h.last, "window_s": WINDOW_S, "in_window": h.window,
+             "inspect": h.inspect, "bad_lines": h.bad_lines, "error": h.error} for n, h in histories.items()]
