@@ -146,6 +146,29 @@ class Ctr:
 
 
 @contextlib.contextmanager
+def _daemon(name: str, argv: list[str], base: Path, ready: list[str], env: dict[str, str] | None, *,
+            tries: int, stop_s: float) -> Iterator[None]:
+    """Run a private daemon in its own session (its log under base) until `ready` answers, or say that it did not
+    start with the end of its log; afterwards stop it, unmount what it left under base/root and remove base."""
+    log = base / f"{name}.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        for _ in range(tries):
+            if proc.poll() is not None or subprocess.run(ready, env=env, capture_output=True, check=False).returncode == 0:
+                break
+            time.sleep(0.1)
+        if proc.poll() is not None:
+            raise UserError(f"bench-start: {name} did not start; its log ends: {log.read_text(errors='replace')[-400:]}")
+        yield
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=stop_s)
+        subprocess.run(["umount", "-R", str(base / "root")], capture_output=True, check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@contextlib.contextmanager
 def containerd(workdir: Path) -> Iterator[Ctr]:
     """A private containerd (root, state and socket under workdir), stopped and its content removed after."""
     for tool in ("containerd", "ctr"):
@@ -158,24 +181,10 @@ def containerd(workdir: Path) -> Iterator[Ctr]:
     (base / "config.toml").write_text(f'version = 2\nroot = "{base / "root"}"\nstate = "{base / "state"}"\n'
                                       f'[grpc]\n  address = "{sock}"\n[plugins."io.containerd.grpc.v1.cri"]\n'
                                       f'  disable_tcp_service = true\n')
-    log = base / "containerd.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(["containerd", "--config", str(base / "config.toml")], stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
     ctr = Ctr(("ctr", "--address", str(sock), "--namespace", "torchimages-bench"))
-    try:
-        for _ in range(300):
-            if proc.poll() is not None or subprocess.run(ctr("version"), capture_output=True, check=False).returncode == 0:
-                break
-            time.sleep(0.1)
-        if proc.poll() is not None:
-            raise UserError(f"bench-start: containerd did not start; its log ends: {log.read_text(errors='replace')[-400:]}")
+    with _daemon("containerd", ["containerd", "--config", str(base / "config.toml")], base, ctr("version"), None,
+                 tries=300, stop_s=60):
         yield ctr
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=60)
-        subprocess.run(["umount", "-R", str(base / "root")], capture_output=True, check=False)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -188,27 +197,11 @@ def dockerd(workdir: Path) -> Iterator[dict[str, str]]:
     base = workdir / "dockerd"
     base.mkdir(parents=True)
     sock = base / "docker.sock"
-    log = base / "dockerd.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(["dockerd", "--data-root", str(base / "root"), "--exec-root", str(base / "exec"),
-                                 "--pidfile", str(base / "dockerd.pid"), "--host", f"unix://{sock}", "--bridge=none",
-                                 "--iptables=false", "--ip-masq=false"], stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+    argv = ["dockerd", "--data-root", str(base / "root"), "--exec-root", str(base / "exec"), "--pidfile",
+            str(base / "dockerd.pid"), "--host", f"unix://{sock}", "--bridge=none", "--iptables=false", "--ip-masq=false"]
     env = {**os.environ, "DOCKER_HOST": f"unix://{sock}"}
-    try:
-        for _ in range(600):
-            if proc.poll() is not None or subprocess.run(["docker", "version"], env=env, capture_output=True,
-                                                         check=False).returncode == 0:
-                break
-            time.sleep(0.1)
-        if proc.poll() is not None:
-            raise UserError(f"bench-start: dockerd did not start; its log ends: {log.read_text(errors='replace')[-400:]}")
+    with _daemon("dockerd", argv, base, ["docker", "version"], env, tries=600, stop_s=120):
         yield env
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=120)
-        subprocess.run(["umount", "-R", str(base / "root")], capture_output=True, check=False)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def docker_start(env: dict[str, str], ref: str, gpu: bool) -> Start:
