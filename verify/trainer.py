@@ -20,10 +20,10 @@ import tempfile
 import time
 import warnings
 from dataclasses import asdict, dataclass
-from datetime import timedelta
 from typing import Any
 
 from . import dataloader as dl
+from .distgroup import init_group
 from .shmem import recognise as recognise_shm
 
 WARMUP = 3                  # steps before the count is fixed; the first pays the loader's and kernels' start-up
@@ -352,25 +352,6 @@ def _run_steps(group: Group, shape: Shape, stream: Any, device: Any, record: dic
         record["timed_steps"], record["timed_s"] = len(steps) - WARMUP, round(time.monotonic() - timed_from, 6)
 
 
-def _init_group(group: Group) -> None:
-    """Form the group. Under torchrun the agent's store outlives each check's processes, and a group formed there
-    under the default keys can read the address another check's group (nccl, a moment before) left behind and
-    connect to a closed port (gloo: `Connection refused`); the train group takes keys of its own."""
-    import torch.distributed as dist
-    timeout = timedelta(seconds=group.timeout_s)
-    if group.init_method != "env://" or os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
-        dist.init_process_group(group.backend, init_method=group.init_method, rank=group.rank,
-                                world_size=group.world, timeout=timeout)
-        return
-    # torch's stubs do not re-export the stores from torch.distributed (they are there at run time)
-    from torch.distributed import PrefixStore, TCPStore  # type: ignore[attr-defined]
-    store = TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), group.world, is_master=False,
-                     timeout=timeout)
-    prefix = f"torchimages-train/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}"
-    dist.init_process_group(group.backend, store=PrefixStore(prefix, store), rank=group.rank, world_size=group.world,
-                            timeout=timeout)
-
-
 def train_rank(group: Group, shape: Shape) -> dict[str, Any]:
     """One rank's run: its record (steps, loader, timings), or a StepError naming the phase that broke."""
     import torch
@@ -384,7 +365,7 @@ def train_rank(group: Group, shape: Shape) -> dict[str, Any]:
         torch.set_num_threads(max(1, dl.cpu_quota()["usable"] // max(1, group.local_world)))
     started = time.monotonic()
     try:
-        _init_group(group)
+        init_group(group.backend, group.rank, group.world, group.init_method, group.timeout_s, "train")
     except Exception as exc:
         raise StepError("init", exc) from exc
     record["init_s"] = round(time.monotonic() - started, 4)

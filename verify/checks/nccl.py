@@ -17,11 +17,11 @@ import resource
 import socket
 import tempfile
 import time
-from datetime import timedelta
 from typing import Any
 
 from .. import baselines, gpuprobe, ncclog, rdma
 from ..codes import Owner
+from ..distgroup import init_group
 from ..facts import NONE, UNLIMITED, NcclFacts, NcclLog, SizeRow
 from ..figures import (
     BOOL,
@@ -111,9 +111,7 @@ def sweep(rank: int, world: int, device: Any, sizes: list[int], iters: int = 10)
 
 
 def _init(backend: str, rank: int, world: int, init_method: str, timeout_s: float) -> None:
-    import torch.distributed as dist
-    dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world,
-                            timeout=timedelta(seconds=timeout_s))
+    init_group(backend, rank, world, init_method, timeout_s, "nccl")
 
 
 def _device(backend: str, local_rank: int):
