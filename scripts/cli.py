@@ -455,8 +455,9 @@ def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
     specs = _selected(settings)
     platform = _one_platform(settings, "push")
     client = None if settings.index_only else connect(settings.child_env)
-    for row in push_images(client, specs, settings.registry, settings.push_dir, _creds(settings), platform=platform,
-                           index_only=settings.index_only, echo=out):
+    rows = push_images(client, specs, settings.registry, settings.push_dir, _creds(settings), platform=platform,
+                       index_only=settings.index_only, echo=out)
+    for row in rows:
         if row.media_type == OCI_INDEX_TYPE:
             out(f"{row.tag:<48} -> {row.reference} (image index)")
             for plat, rec in row.platforms.items():
@@ -464,6 +465,11 @@ def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
         else:
             tags = [f" ({plat}, tag {rec['tag']}; the index: make push INDEX_ONLY=1)" for plat, rec in row.platforms.items()]
             out(f"{row.source:<48} -> {row.reference}" + "".join(tags))
+    costs = {name: layers for row in rows for name, layers in row.layers.items()}
+    if costs:
+        from .publish.layercost import cost_table
+        out("\nwhat each pushed image costs a node (compressed: the registry's blobs; unpacked: the engine):")
+        out(cost_table(costs))
     out(f"digests recorded in {_shown(settings, settings.push_dir / 'pushed.json')}; after `make verify`: make attest")
     return 0
 

@@ -22,6 +22,7 @@ from ..errors import UserError
 from ..fsutil import atomic_write
 from ..plan.platforms import arch_of
 from ..plan.spec import ImageSpec, Target
+from .layercost import LayerCost, layer_costs, manifest_layers
 from .registry import DOCKER_LIST, OCI_INDEX, Credentials, Registry, sha256
 
 Echo = Callable[[str], None]
@@ -37,6 +38,7 @@ class Pushed:
     media_type: str = ""
     platforms: dict[str, dict[str, str]] = field(default_factory=dict)   # platform → its manifest's record
     missing: list[str] = field(default_factory=list)                    # platforms the index lacks
+    layers: dict[str, list[LayerCost]] = field(default_factory=dict)     # pushed image → what each layer costs
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,9 @@ def _push_single(client: Any, spec: ImageSpec, registry: str, reg: Registry, ind
     target = spec.targets(None)[0]
     source = local_source(client, target, registry) or target.local_tag
     digest = push_image(client, source, repository, spec.tag)
-    return Pushed(spec.tag, source, f"{repository}@{digest}", digest, client.images.get(source).id)
+    costs = layer_costs(client, source, manifest_layers(reg, name, digest))
+    return Pushed(spec.tag, source, f"{repository}@{digest}", digest, client.images.get(source).id,
+                  layers={spec.tag: costs})
 
 
 def _push_multi(client: Any, spec: ImageSpec, registry: str, reg: Registry, platform: str | None,
@@ -171,6 +175,7 @@ def _push_multi(client: Any, spec: ImageSpec, registry: str, reg: Registry, plat
     local = {t.platform: t.local_tag for t in spec.every_target}
     manifests: dict[str, PlatformManifest] = {}
     sources: dict[str, str] = {}
+    costs: dict[str, list[LayerCost]] = {}
     absent: list[str] = []
     for target in wanted:
         p, per_arch = target.platform, target.arch_tag
@@ -191,6 +196,7 @@ def _push_multi(client: Any, spec: ImageSpec, registry: str, reg: Registry, plat
                 raise UserError(f"{repository}@{digest} has config {found.config_digest[:19]}, not the local "
                                 f"{source}: push again")
             manifests[p] = found
+            costs[per_arch] = layer_costs(client, source, manifest_layers(reg, name, digest))
             continue
         manifests[p] = describe(reg, name, per_arch, p)
     how = {p: f"make build IMAGE={spec.tag} PLATFORM={p}, then make push" + (f" PLATFORM={p}" if platform else "")
@@ -200,7 +206,7 @@ def _push_multi(client: Any, spec: ImageSpec, registry: str, reg: Registry, plat
             raise UserError(f"{local[platform]} is not in the engine: {how[platform]}")
         m = manifests[platform]
         return Pushed(spec.tag, sources[platform], f"{repository}@{m.digest}", m.digest, m.config_digest,
-                      m.media_type, {platform: _record(spec, repository, m, sources[platform])})
+                      m.media_type, {platform: _record(spec, repository, m, sources[platform])}, layers=costs)
     if index_only and absent:
         raise UserError(f"{repository}: no per-arch tag {', '.join(Target(spec, p).arch_tag for p in absent)} in the "
                         f"registry; the build job of each platform pushes it (make push IMAGE={spec.tag} "
@@ -217,7 +223,7 @@ def _push_multi(client: Any, spec: ImageSpec, registry: str, reg: Registry, plat
     digest = sha256(data)
     records = {m.platform: _record(spec, repository, m, sources.get(m.platform, local[m.platform]))
                for m in ordered}
-    return Pushed(spec.tag, spec.image, f"{repository}@{digest}", digest, "", OCI_INDEX, records, absent)
+    return Pushed(spec.tag, spec.image, f"{repository}@{digest}", digest, "", OCI_INDEX, records, absent, costs)
 
 
 def _record(spec: ImageSpec, repository: str, m: PlatformManifest, source: str) -> dict[str, str]:
@@ -248,7 +254,8 @@ def push_images(client: Any, specs: list[ImageSpec], registry: str, out_dir: Pat
         entry = asdict(row)
         if platform is not None and row.platforms:     # one platform: keep the others and the index already recorded
             old = record.get(row.tag) or {}
-            entry = {**old, "tag": row.tag, "platforms": {**(old.get("platforms") or {}), **row.platforms}}
+            entry = {**old, "tag": row.tag, "platforms": {**(old.get("platforms") or {}), **row.platforms},
+                     "layers": {**(old.get("layers") or {}), **entry["layers"]}}
             entry.setdefault("source", row.source)
             entry.setdefault("reference", row.reference)
             entry.setdefault("digest", row.digest)

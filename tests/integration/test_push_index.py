@@ -98,6 +98,7 @@ def test_one_platform_push_writes_only_its_per_arch_tag(  # CI's build row; runs
     assert push.returncode == 0, push.stdout + push.stderr
     record = json.loads((tmp_path / "reports" / "push" / "pushed.json").read_text())[TAG]
     assert list(record["platforms"]) == ["linux/arm64"] and record["platforms"]["linux/arm64"]["tag"] == f"{TAG}-arm64"
+    assert list(record["layers"]) == [f"{TAG}-arm64"]
     assert "(image index)" not in push.stdout
 
 
@@ -132,6 +133,16 @@ def test_one_tag_two_platforms_is_an_oci_index_and_each_platform_pulls_by_digest
         assert entry["image_id"] == docker_client.images.get(tiny_images[platform]).id
         # the per-arch tag the index-only mode assembles from points at the same manifest
         assert _get(registry, f"manifests/{TAG}-{arch}").headers["Docker-Content-Digest"] == desc["digest"]
+
+    # what each platform costs a node: the registry's compressed blobs, in the manifest's order, with the engine's
+    # unpacked sizes beside them; the amd64 and arm64 images share no layer (each arch has its own base)
+    assert "what each pushed image costs a node" in push.stdout
+    for arch in ("amd64", "arm64"):
+        manifest = json.loads(_get(registry, f"manifests/{by_arch[arch]['digest']}").content)
+        costs = record["layers"][f"{TAG}-{arch}"]
+        assert [(x["digest"], x["compressed"]) for x in costs] == [(x["digest"], x["size"]) for x in manifest["layers"]]
+        assert all(isinstance(x["unpacked"], int) and x["unpacked"] >= 0 for x in costs)
+    assert not {x["digest"] for x in record["layers"][f"{TAG}-amd64"]} & {x["digest"] for x in record["layers"][f"{TAG}-arm64"]}
 
     # index-only mode rebuilds the same index from the per-arch tags alone (no engine images used)
     again = run_cli("push", "--registry", registry, "--index-only",
