@@ -33,3 +33,14 @@ def test_the_ratios_are_project_over_plain_per_runtime():
             row("containerd", "plain (gzip)", 78.0), row("containerd", "project (zstd)", 18.0)]
     assert _ratios(rows) == {"docker_gzip": pytest.approx(0.5), "containerd_zstd": pytest.approx(0.25)}
     assert rows[0]["compressed_bytes"] == 300 and rows[0]["layers"] == 2
+
+
+def test_the_ram_ratio_is_there_only_where_containerd_ran_in_ram():
+    def row(runtime: str, image: str, pull: float) -> dict[str, object]:
+        return _row(runtime, image, Start(pull, 1.0, 1.0), [100])
+    disk = [row("docker", "plain (gzip)", 98.0), row("docker", "project (gzip)", 48.0),
+            row("containerd", "plain (gzip)", 78.0), row("containerd", "project (zstd)", 58.0)]
+    assert "containerd_zstd_ram" not in _ratios(disk)
+    ram = [row("containerd-ram", "plain (gzip)", 58.0), row("containerd-ram", "project (zstd)", 18.0)]
+    assert _ratios(disk + ram)["containerd_zstd_ram"] == pytest.approx(1 / 3)
+    assert _ratios(disk + ram)["containerd_zstd"] == pytest.approx(0.75)
