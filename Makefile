@@ -138,7 +138,7 @@ lock: setup ## resolve images/<tag>/requirements.lock (uv pip compile, hashes; I
 stage-wheels: setup ## fill build/wheels for IMAGE (locked local wheels + uv's wheel) before `docker buildx bake`
 	$(CLI) stage-wheels
 
-bench-build: render engine ## cold build: IMAGE vs a plain one-stage pip Dockerfile; build/size/import-torch ratios
+bench-build: render engine ## cold build: IMAGE vs plain one-stage pip and uv Dockerfiles; build/size/import-torch ratios
 	$(CLI) base --only-unreachable
 	$(CLI) bench-build
 

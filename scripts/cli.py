@@ -673,7 +673,7 @@ COMMANDS: tuple[Command, ...] = (
             ("IMAGE", "WHEELS", "FORCE")),
     Command("stage-wheels", "fill build/wheels for IMAGE (locked local wheels + uv's wheel) for bake and CI",
             cmd_stage_wheels, ("IMAGE", "WHEELS", "PLATFORM")),
-    Command("bench-build", "cold build: IMAGE vs a plain one-stage pip Dockerfile (build time, size, import torch)",
+    Command("bench-build", "cold build: IMAGE vs plain one-stage pip and uv Dockerfiles (build time, size, import torch)",
             cmd_bench_build, ("IMAGE", "CA_CERT", "WHEELS", "BASE_IMAGE", "BUILD_NETWORK", "BENCH_RUNS",
                               "BENCH_ROUNDS")),
     Command("bench-start", "cold start: IMAGE vs the plain pip image through a loopback registry into Docker (gzip) "

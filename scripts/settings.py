@@ -297,7 +297,7 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "extra_build_args", parse_build_args),
     Knob("BENCH_RUNS", "--runs", "runs of `import torch` per image, the two images taking turns; the median counts "
          "(default 15)", "bench_runs", parse_count, empty_is_error=True),
-    Knob("BENCH_ROUNDS", "--rounds", "cold builds of each Dockerfile, in alternating order; the median counts "
+    Knob("BENCH_ROUNDS", "--rounds", "cold builds of each Dockerfile, in rotating order; the median counts "
          "(default 2)", "bench_rounds", parse_count, empty_is_error=True),
     Knob("BENCH_AFTER", "--after", "bench-start: a local image of the family the node holds already (e.g. another "
          "image with the same CUDA wheels): what pulling IMAGE after it moves", "bench_after", parse_optional),

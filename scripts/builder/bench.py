@@ -148,7 +148,7 @@ def _peer_argv(cli: BuildClient, dockerfile: Path, image: str, torch_index: str,
 
 def _build_rounds(client: Any, contest: Contest, rounds: int, env: Mapping[str, str], logs: Path, tag: str,
                   root: Path, echo: Callable[[str], None]) -> dict[str, list[float]]:
-    """Build seconds per `who`, round by round in alternating order, each image dropped before its next build."""
+    """Build seconds per `who`, round by round in rotating order, each image dropped before its next build."""
     times: dict[str, list[float]] = {who: [] for who in contest.images}
     for number, order in enumerate(round_order(rounds), 1):
         for who in order:
