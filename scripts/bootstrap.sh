@@ -106,10 +106,12 @@ bench_tools() {
   local -A wanted=([docker-registry]=docker-registry [skopeo]=skopeo [containerd]=containerd [ctr]=containerd)
   local missing=() cmd
   for cmd in "${!wanted[@]}"; do command -v "$cmd" >/dev/null || missing+=("${wanted[$cmd]}"); done
+  # the CRI client (kubelet's pull: fetch and unpack overlap) is the distro Python's grpc, called by /usr/bin/python3
+  /usr/bin/python3 -c 'import grpc' 2>/dev/null || missing+=(python3-grpcio)
   [ ${#missing[@]} -gt 0 ] || return 0
   is_root && command -v apt-get >/dev/null \
     || fail "make bench-start needs ${missing[*]}: run \`sudo apt-get install ${missing[*]}\`, then this again"
-  say "installing ${missing[*]} (apt-get): the registry, zstd writer and containerd make bench-start uses"
+  say "installing ${missing[*]} (apt-get): the registry, zstd writer, containerd and CRI client make bench-start uses"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(printf '%s\n' "${missing[@]}" | sort -u) >/dev/null
 }

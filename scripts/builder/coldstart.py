@@ -30,8 +30,9 @@ from ..errors import UserError
 from ..fsutil import atomic_write
 
 REGISTRY_BIN = "/usr/bin/docker-registry"
-# cold start (pull + first import torch), project / plain; containerd_zstd_ram: containerd's root in RAM (where it fits)
-TARGETS = {"containerd_zstd": 0.5, "docker_gzip": 1.0, "containerd_zstd_ram": 0.5}
+# cold start (pull + first import torch), project / plain; containerd_zstd_ram: containerd's root in RAM (where it
+# fits); cri_zstd: containerd pulled through its CRI, as the kubelet pulls
+TARGETS = {"containerd_zstd": 0.5, "docker_gzip": 1.0, "containerd_zstd_ram": 0.5, "cri_zstd": 0.5}
 # In the container: one `import torch`, then CUDA init and a first batch where a GPU is visible; one JSON line.
 PROBE = """import json, time
 t0 = time.perf_counter()
@@ -142,6 +143,11 @@ class Ctr:
 
     argv: tuple[str, ...]
 
+    @property
+    def address(self) -> str:
+        """The daemon's socket (the CRI client talks to it too)."""
+        return self.argv[self.argv.index("--address") + 1]
+
     def __call__(self, *args: str) -> list[str]:
         return [*self.argv, *args]
 
@@ -182,11 +188,30 @@ def ram_available() -> int:
     return 0
 
 
+# The kubelet's pull: the CRI's ImageService/PullImage on containerd's socket (client.Pull with unpack: each layer is
+# unpacked as soon as it and the layers under it are fetched, while the rest still download; ctr fetches all, then
+# unpacks). The request is two nested length-delimited protobuf fields, PullImageRequest{image: ImageSpec{image:
+# ref}} (k8s.io/cri-api runtime/v1 api.proto), written here so that no generated stubs are needed.
+CRI_PULL = """import sys, grpc
+def field(number, data):
+    size, head = len(data), bytearray([number << 3 | 2])
+    while size > 0x7f:
+        head.append(size & 0x7f | 0x80); size >>= 7
+    return bytes(head) + bytes([size]) + data
+request = field(1, field(1, sys.argv[2].encode()))
+with grpc.insecure_channel("unix://" + sys.argv[1]) as channel:
+    channel.unary_unary("/runtime.v1.ImageService/PullImage")(request, timeout=3600)
+"""
+CRI_NAMESPACE = "k8s.io"        # where the CRI keeps its images
+
+
 @contextlib.contextmanager
-def containerd(workdir: Path, *, ram: bool = False) -> Iterator[Ctr]:
+def containerd(workdir: Path, *, ram: bool = False, registry_addr: str | None = None) -> Iterator[Ctr]:
     """A private containerd (root, state and socket under workdir), stopped and its content removed after. With
     `ram`, its root (content store and snapshots) is a tmpfs: the node's writes cost what decompression and the
-    unpack's own work cost, as on a node whose local disk outpaces them (NVMe), not what this host's disk costs."""
+    unpack's own work cost, as on a node whose local disk outpaces them (NVMe), not what this host's disk costs.
+    With `registry_addr`, its CRI plugin reads that loopback registry over http and the Ctr is in the CRI's
+    namespace (make bench-start's kubelet-like pull)."""
     for tool in ("containerd", "ctr"):
         if not shutil.which(tool):
             raise UserError(f"bench-start needs {tool}: `apt-get install containerd` "
@@ -198,10 +223,13 @@ def containerd(workdir: Path, *, ram: bool = False) -> Iterator[Ctr]:
         (base / "root").mkdir()
         _run(["mount", "-t", "tmpfs", "-o", f"size={RAM_ROOT_BYTES},mode=0711", "tmpfs", str(base / "root")],
              "mounting a tmpfs for containerd's root")
+    mirror = (f'[plugins."io.containerd.grpc.v1.cri".registry.mirrors."{registry_addr}"]\n'
+              f'  endpoint = ["http://{registry_addr}"]\n') if registry_addr else ""
     (base / "config.toml").write_text(f'version = 2\nroot = "{base / "root"}"\nstate = "{base / "state"}"\n'
                                       f'[grpc]\n  address = "{sock}"\n[plugins."io.containerd.grpc.v1.cri"]\n'
-                                      f'  disable_tcp_service = true\n')
-    ctr = Ctr(("ctr", "--address", str(sock), "--namespace", "torchimages-bench"))
+                                      f'  disable_tcp_service = true\n{mirror}')
+    namespace = CRI_NAMESPACE if registry_addr else "torchimages-bench"
+    ctr = Ctr(("ctr", "--address", str(sock), "--namespace", namespace))
     try:
         with _daemon("containerd", ["containerd", "--config", str(base / "config.toml")], base, ctr("version"), None,
                      tries=300, stop_s=60):
@@ -246,6 +274,20 @@ def ctr_start(ctr: Ctr, ref: str, gpu: bool) -> Start:
     synchronously), so the next pull is cold too."""
     fetch, _ = _timed(ctr("content", "fetch", "--plain-http", ref), f"ctr content fetch {ref}")
     unpack, _ = _timed(ctr("images", "pull", "--plain-http", ref), f"ctr images pull {ref}")
+    start = _ctr_run(ctr, ref, gpu, fetch + unpack)
+    start.extra.update(fetch_s=round(fetch, 2), unpack_s=round(unpack, 2))
+    return start
+
+
+def cri_start(ctr: Ctr, ref: str, gpu: bool) -> Start:
+    """The same with the kubelet's pull (CRI PullImage, through the distro Python's grpc), then `ctr run` in the
+    CRI's namespace. Give it a containerd of its own per image: the CRI names an image three ways."""
+    pull, _ = _timed(["/usr/bin/python3", "-c", CRI_PULL, ctr.address, ref], f"CRI PullImage {ref} (needs python3-grpcio)")
+    return _ctr_run(ctr, ref, gpu, pull)
+
+
+def _ctr_run(ctr: Ctr, ref: str, gpu: bool, pull: float) -> Start:
+    """One `ctr run` of the probe on a pulled image; the image removed after (with its snapshots, synchronously)."""
     gpus = ["--gpus", "0"] if gpu else []
     name = f"bench-{os.getpid()}-{int(time.time() * 1000)}"
     try:
@@ -253,9 +295,7 @@ def ctr_start(ctr: Ctr, ref: str, gpu: bool) -> Start:
     finally:
         subprocess.run(ctr("images", "rm", "--sync", ref), capture_output=True, check=False)
         subprocess.run(ctr("content", "prune", "references"), capture_output=True, check=False)
-    start = _probe(wall, proc.stdout, fetch + unpack, f"ctr run {ref}")
-    start.extra.update(fetch_s=round(fetch, 2), unpack_s=round(unpack, 2))
-    return start
+    return _probe(wall, proc.stdout, pull, f"ctr run {ref}")
 
 
 def zstd_copy(src: str, dest: str, workdir: Path) -> None:

@@ -16,6 +16,7 @@ from .coldstart import (
     TARGETS,
     Start,
     containerd,
+    cri_start,
     ctr_start,
     docker_start,
     dockerd,
@@ -122,6 +123,19 @@ def _containerd_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir
     return rows
 
 
+def _cri_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir: Path, echo: Echo) -> list[dict[str, Any]]:
+    """The plain image and the project's zstd copy pulled as the kubelet pulls them (containerd's CRI: each layer
+    unpacked while the later ones still download), each by a containerd of its own."""
+    plain, project = contestants
+    rows = []
+    for ref, label in [(plain.remote, "plain (gzip)"), (project.zstd, "project (zstd)")]:
+        with containerd(workdir, registry_addr=reg) as ctr:
+            echo(f"  containerd-cri: pull + start {ref} ...")
+            rows.append(_row("containerd-cri", label, cri_start(ctr, ref, gpu), _sizes(reg, ref)))
+        echo(_line(rows[-1]))
+    return rows
+
+
 def _after_row(sibling: Contestant, project: Contestant, reg: str, gpu: bool, workdir: Path,
                echo: Echo) -> dict[str, Any]:
     """The project's image pulled by a containerd that holds the sibling already: what it moves and takes (gzip:
@@ -149,6 +163,8 @@ def _ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
     cold = {(r["runtime"], r["image"]): r["cold_s"] for r in rows}
     ratios = {"docker_gzip": cold[("docker", "project (gzip)")] / cold[("docker", "plain (gzip)")],
               "containerd_zstd": cold[("containerd", "project (zstd)")] / cold[("containerd", "plain (gzip)")]}
+    if ("containerd-cri", "plain (gzip)") in cold:
+        ratios["cri_zstd"] = cold[("containerd-cri", "project (zstd)")] / cold[("containerd-cri", "plain (gzip)")]
     if ("containerd-ram", "plain (gzip)") in cold:
         ratios["containerd_zstd_ram"] = cold[("containerd-ram", "project (zstd)")] / cold[("containerd-ram", "plain (gzip)")]
     return ratios
@@ -171,6 +187,9 @@ def _print(rows: list[dict[str, Any]], ratios: dict[str, float], echo: Echo) -> 
     echo(f"ratio docker (gzip) project/plain: {ratios['docker_gzip']:.2f}x (target <= {TARGETS['docker_gzip']}x); "
          f"containerd project (zstd) / plain (gzip): {ratios['containerd_zstd']:.2f}x (target <= "
          f"{TARGETS['containerd_zstd']}x)")
+    if "cri_zstd" in ratios:
+        echo(f"ratio containerd through its CRI (the kubelet's pull), project (zstd) / plain (gzip): "
+             f"{ratios['cri_zstd']:.2f}x (target <= {TARGETS['cri_zstd']}x)")
     if "containerd_zstd_ram" in ratios:
         echo(f"ratio containerd with its root in RAM, project (zstd) / plain (gzip): "
              f"{ratios['containerd_zstd_ram']:.2f}x (target <= {TARGETS['containerd_zstd_ram']}x): the pull without "
@@ -196,6 +215,7 @@ def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | Non
         echo(f"  skopeo: the zstd copy {contestants[-1].zstd} ...")
         zstd_copy(contestants[-1].remote, contestants[-1].zstd, Path(tmp))
         rows = _containerd_rows(contestants, reg, gpu, Path(tmp), echo)
+        rows += _cri_rows(contestants, reg, gpu, Path(tmp), echo)
         if os.geteuid() == 0 and ram_available() >= RAM_FREE_BYTES:
             rows += _containerd_rows(contestants, reg, gpu, Path(tmp), echo, ram=True)
         else:
