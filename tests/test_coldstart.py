@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from scripts.builder.coldstart import Start, _probe
+from scripts.builder.coldstart import Start, _probe, pull_request
 from scripts.builder.startbench import _ratios, _row
 from scripts.errors import UserError
 
@@ -44,3 +44,12 @@ def test_the_ram_ratio_is_there_only_where_containerd_ran_in_ram():
     ram = [row("containerd-ram", "plain (gzip)", 58.0), row("containerd-ram", "project (zstd)", 18.0)]
     assert _ratios(disk + ram)["containerd_zstd_ram"] == pytest.approx(1 / 3)
     assert _ratios(disk + ram)["containerd_zstd"] == pytest.approx(0.75)
+
+
+def test_the_cri_pull_request_nests_the_reference_in_two_length_delimited_fields():
+    assert pull_request("r/a:1") == b"\x0a\x07\x0a\x05r/a:1"
+    ref = "127.0.0.1:5000/" + "x" * 200 + ":tag"           # lengths over 127 take a two-byte varint
+    request = pull_request(ref)
+    inner_len = len(ref) + 3                                  # key, two-byte length, the reference
+    assert request[:3] == bytes([0x0A, inner_len & 0x7F | 0x80, inner_len >> 7])
+    assert request[3:6] == bytes([0x0A, len(ref) & 0x7F | 0x80, len(ref) >> 7]) and request[6:] == ref.encode()

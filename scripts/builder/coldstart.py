@@ -6,7 +6,8 @@ a GPU is visible) CUDA init and a first batch. Two runtimes read the same regist
 - the Docker Engine (20.10 here: gzip layers only), the images as `docker push` wrote them;
 - containerd through `ctr` (a private daemon: its own root, state and socket, removed afterwards), reading the gzip
   images and the project's zstd copy that `skopeo copy --dest-compress-format zstd` writes under the tag
-  <tag>-zstd (gzip stays under <tag> for runtimes that cannot read zstd).
+  <tag>-zstd (gzip stays under <tag> for runtimes that cannot read zstd); the same through containerd's CRI, as the
+  kubelet pulls; and, where it fits, a containerd whose root is a tmpfs (the host's disk out of the pull).
 Figures and ratios are printed side by side from one run; nothing asserts a speed (README: Benchmarks).
 """
 from __future__ import annotations
@@ -190,18 +191,25 @@ def ram_available() -> int:
 
 # The kubelet's pull: the CRI's ImageService/PullImage on containerd's socket (client.Pull with unpack: each layer is
 # unpacked as soon as it and the layers under it are fetched, while the rest still download; ctr fetches all, then
-# unpacks). The request is two nested length-delimited protobuf fields, PullImageRequest{image: ImageSpec{image:
-# ref}} (k8s.io/cri-api runtime/v1 api.proto), written here so that no generated stubs are needed.
+# unpacks). The request (pull_request) is encoded here, so that no generated stubs are needed; the script sends it.
 CRI_PULL = """import sys, grpc
-def field(number, data):
-    size, head = len(data), bytearray([number << 3 | 2])
-    while size > 0x7f:
-        head.append(size & 0x7f | 0x80); size >>= 7
-    return bytes(head) + bytes([size]) + data
-request = field(1, field(1, sys.argv[2].encode()))
 with grpc.insecure_channel("unix://" + sys.argv[1]) as channel:
-    channel.unary_unary("/runtime.v1.ImageService/PullImage")(request, timeout=3600)
+    channel.unary_unary("/runtime.v1.ImageService/PullImage")(bytes.fromhex(sys.argv[2]), timeout=3600)
 """
+
+
+def _field(number: int, data: bytes) -> bytes:
+    """One length-delimited protobuf field: its key, the length as a varint, the bytes."""
+    size, head = len(data), bytearray([number << 3 | 2])
+    while size > 0x7F:
+        head.append(size & 0x7F | 0x80)
+        size >>= 7
+    return bytes(head) + bytes([size]) + data
+
+
+def pull_request(ref: str) -> bytes:
+    """PullImageRequest{image: ImageSpec{image: ref}} (k8s.io/cri-api runtime/v1 api.proto: field 1 of each)."""
+    return _field(1, _field(1, ref.encode()))
 CRI_NAMESPACE = "k8s.io"        # where the CRI keeps its images
 
 
@@ -282,7 +290,8 @@ def ctr_start(ctr: Ctr, ref: str, gpu: bool) -> Start:
 def cri_start(ctr: Ctr, ref: str, gpu: bool) -> Start:
     """The same with the kubelet's pull (CRI PullImage, through the distro Python's grpc), then `ctr run` in the
     CRI's namespace. Give it a containerd of its own per image: the CRI names an image three ways."""
-    pull, _ = _timed(["/usr/bin/python3", "-c", CRI_PULL, ctr.address, ref], f"CRI PullImage {ref} (needs python3-grpcio)")
+    pull, _ = _timed(["/usr/bin/python3", "-c", CRI_PULL, ctr.address, pull_request(ref).hex()],
+                     f"CRI PullImage {ref} (needs python3-grpcio)")
     return _ctr_run(ctr, ref, gpu, pull)
 
 

@@ -173,10 +173,10 @@ def _ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
 def _print(rows: list[dict[str, Any]], ratios: dict[str, float], echo: Echo) -> None:
     def num(v: float | None, unit: str = "s") -> str:
         return "-" if v is None else f"{v:.2f}{unit}"
-    echo(f"\n{'runtime':11} {'image':16} {'layers':>6} {'compressed':>11} {'pull':>8} {'start':>7} {'import':>7} "
+    echo(f"\n{'runtime':14} {'image':16} {'layers':>6} {'compressed':>11} {'pull':>8} {'start':>7} {'import':>7} "
          f"{'cuda':>6} {'batch':>6} {'cold':>8}")
     for r in rows:
-        echo(f"{r['runtime']:11} {r['image']:16} {r['layers']:>6} {r['compressed_bytes'] / 1e9:>9.3f}GB "
+        echo(f"{r['runtime']:14} {r['image']:16} {r['layers']:>6} {r['compressed_bytes'] / 1e9:>9.3f}GB "
              f"{num(r['pull_s']):>8} {num(r['start_s']):>7} {num(r['import_torch_s']):>7} {num(r['cuda_init_s']):>6} "
              f"{num(r['first_batch_s']):>6} {num(r['cold_s']):>8}")
     echo("cold = pull + start + first import torch; cuda/batch only where a GPU is visible")
