@@ -2,14 +2,31 @@
 images pushed together share by blob digest. The engine stands in as recorded Docker API data (tests/test_layers.py)."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from scripts.publish.layercost import LayerCost, cost_table, layer_costs
-from tests.test_layers import _pair
 
 pytestmark = pytest.mark.unit
 
 D = [f"sha256:{c * 64}" for c in "0123456789"]
+
+
+class _Engine:
+    """One local image as the Docker API gives it: its diff ids and its history, newest first."""
+
+    def __init__(self, diff_ids, history):
+        image = SimpleNamespace(attrs={"RootFS": {"Layers": diff_ids}},
+                                history=lambda: [{"CreatedBy": c, "Size": n} for c, n in reversed(history)])
+        self.images = SimpleNamespace(get=lambda ref: image)
+
+
+def _pair():
+    return _Engine([f"sha256:{c * 64}" for c in "abcd"],
+                   [("", 100), ("RUN apt-get install python3", 50), ("ENV PATH=/opt/venv/bin", 0),
+                    ("RUN ... uv pip install --target /opt/venv/cuda -r /tmp/uv/cuda.txt", 3000),
+                    ("RUN ... /tmp/uv/torch.txt", 2000), ("LABEL x=y", 0)])
 
 
 def test_pushed_layers_take_the_engines_steps_and_sizes_by_position():
