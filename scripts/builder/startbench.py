@@ -204,6 +204,9 @@ def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | Non
     if missing:
         raise UserError(f"bench-start needs {' and '.join(missing)} in the engine: `make build IMAGE={spec.tag}` and "
                         f"`make bench-build IMAGE={spec.tag}` (it leaves the plain pip image {plain})")
+    if subprocess.run(["/usr/bin/python3", "-c", "import grpc"], capture_output=True, check=False).returncode != 0:
+        raise UserError("bench-start needs the distro Python's grpc for the CRI pull: `apt-get install python3-grpcio` "
+                        "(or `scripts/bootstrap.sh bench-tools` as root)")
     gpu = _gpu()
     with workspace(build_dir) as tmp, registry(Path(tmp)) as reg:
         contestants = [Contestant("plain", plain, f"{reg}/{REPOSITORY}/plain:{spec.tag}"),

@@ -8,7 +8,7 @@ layer when their manifests name the same blob digest: a node that holds one does
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from ..builder.layers import image_layers
@@ -23,10 +23,14 @@ class LayerCost:
     step: str
 
 
-def manifest_layers(reg: Registry, repo: str, reference: str) -> list[tuple[str, int]]:
-    """(digest, compressed size) of each layer of one image manifest, oldest first."""
-    raw, _, _ = reg.get_manifest(repo, reference)
+def layers_of(raw: bytes) -> list[tuple[str, int]]:
+    """(digest, compressed size) of each layer of one image manifest's bytes, oldest first."""
     return [(str(layer["digest"]), int(layer["size"])) for layer in json.loads(raw).get("layers", [])]
+
+
+def manifest_layers(reg: Registry, repo: str, reference: str) -> list[tuple[str, int]]:
+    """The same, the manifest fetched from the registry."""
+    return layers_of(reg.get_manifest(repo, reference)[0])
 
 
 def layer_costs(client: Any, source: str, pushed: list[tuple[str, int]]) -> list[LayerCost]:
@@ -55,7 +59,3 @@ def cost_table(images: dict[str, list[LayerCost]]) -> str:
             fresh = sum(x.compressed for x in own if not any(x.digest in ds for ds in others.values()))
             rows.append(f"  a node that holds the others downloads {fresh / 1e9:.3f} GB of it ({fresh / total:.0%})")
     return "\n".join(rows)
-
-
-def as_record(costs: list[LayerCost]) -> list[dict[str, Any]]:
-    return [asdict(x) for x in costs]

@@ -22,7 +22,7 @@ from ..errors import UserError
 from ..fsutil import atomic_write
 from ..plan.platforms import arch_of
 from ..plan.spec import ImageSpec, Target
-from .layercost import LayerCost, layer_costs, manifest_layers
+from .layercost import LayerCost, layer_costs, layers_of, manifest_layers
 from .registry import DOCKER_LIST, OCI_INDEX, Credentials, Registry, sha256
 
 Echo = Callable[[str], None]
@@ -43,13 +43,14 @@ class Pushed:
 
 @dataclass(frozen=True)
 class PlatformManifest:
-    """One platform's image manifest in the registry: what an index descriptor needs, and its config digest."""
+    """One platform's image manifest in the registry: what an index descriptor needs, its config digest and layers."""
 
     platform: str
     media_type: str
     digest: str
     size: int
     config_digest: str
+    layers: tuple[tuple[str, int], ...] = ()     # (digest, compressed size) of each layer, oldest first
 
 
 def target_repository(registry: str, spec: ImageSpec) -> str:
@@ -108,7 +109,7 @@ def describe(reg: Registry, name: str, reference: str, platform: str) -> Platfor
     if found.split("/")[:2] != platform.split("/")[:2]:
         raise UserError(f"{reg.host}/{name}:{reference} is a {found} image, not {platform}: rebuild it "
                         f"(make build PLATFORM={platform}) so that its config says {arch_of(platform)}")
-    return PlatformManifest(platform, media_type, digest, len(raw), config_digest)
+    return PlatformManifest(platform, media_type, digest, len(raw), config_digest, tuple(layers_of(raw)))
 
 
 def push_image(client: Any, source: str, repository: str, tag: str) -> str:
@@ -196,7 +197,7 @@ def _push_multi(client: Any, spec: ImageSpec, registry: str, reg: Registry, plat
                 raise UserError(f"{repository}@{digest} has config {found.config_digest[:19]}, not the local "
                                 f"{source}: push again")
             manifests[p] = found
-            costs[per_arch] = layer_costs(client, source, manifest_layers(reg, name, digest))
+            costs[per_arch] = layer_costs(client, source, list(found.layers))
             continue
         manifests[p] = describe(reg, name, per_arch, p)
     how = {p: f"make build IMAGE={spec.tag} PLATFORM={p}, then make push" + (f" PLATFORM={p}" if platform else "")
