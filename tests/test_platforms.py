@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from scripts.builder import base
 from scripts.builder.base import base_targets, debootstrap_argv, scratch_dockerfile, split_by_route
 from scripts.builder.buildkit import platform_argv
 from scripts.builder.emulation import emulation_problem
@@ -260,11 +261,25 @@ def test_build_argv_per_platform(by_tag, tmp_path):
                                                 "base:x", "", None, None, tmp_path)
 
 
-def test_scratch_base_and_debootstrap_argv(tmp_path):
+def test_scratch_base_and_debootstrap_argv(tmp_path, monkeypatch):
     assert scratch_dockerfile().startswith("FROM scratch\nADD rootfs.tar /\n")
-    assert debootstrap_argv(arch="arm64", codename="bookworm", mirror="http://deb.debian.org/debian",
-                            distro="debian12", rootfs=tmp_path) == [
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "bookworm").symlink_to("sid")
+    (scripts / "sid").write_text("")
+    debian = {"arch": "arm64", "mirror": "http://deb.debian.org/debian", "distro": "debian12", "rootfs": tmp_path,
+              "scripts": scripts}
+    assert debootstrap_argv(codename="bookworm", **debian) == [
         "debootstrap", "--arch=arm64", "--variant=minbase", "bookworm", str(tmp_path), "http://deb.debian.org/debian"]
+    # a release newer than this debootstrap (Debian 12's has no noble): the script its family uses, named
+    assert debootstrap_argv(codename="forky", **debian)[-1] == str(scripts / "sid")
+    keyring = tmp_path / "ubuntu-archive-keyring.gpg"
+    keyring.write_bytes(b"")
+    monkeypatch.setattr(base, "UBUNTU_KEYRING", str(keyring))
+    ubuntu = debootstrap_argv(arch="amd64", codename="noble", mirror="http://archive.ubuntu.com/ubuntu",
+                              distro="ubuntu24.04", rootfs=tmp_path, scripts=scripts)
+    assert ubuntu[-4:] == ["noble", str(tmp_path), "http://archive.ubuntu.com/ubuntu", str(scripts / "gutsy")]
+    assert f"--keyring={keyring}" in ubuntu
 
 
 def _binfmt(tmp_path: Path, handler: str | None, flags: str = "PF", state: str = "enabled",

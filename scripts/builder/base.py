@@ -28,6 +28,7 @@ from .emulation import EMULATED_LIMIT_S, overrun, require_emulation
 from .engine import image_exists, registry_reachable
 
 UBUNTU_KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
+DEBOOTSTRAP_SCRIPTS = Path("/usr/share/debootstrap/scripts")
 Log = Callable[[str], None]
 
 
@@ -40,13 +41,22 @@ def bases_needed(specs: list[ImageSpec]) -> dict[str, ImageSpec]:
     return needed
 
 
-def debootstrap_argv(*, arch: str, codename: str, mirror: str, distro: str, rootfs: Path) -> list[str]:
+def debootstrap_argv(*, arch: str, codename: str, mirror: str, distro: str, rootfs: Path,
+                     scripts: Path = DEBOOTSTRAP_SCRIPTS) -> list[str]:
     argv = ["debootstrap", f"--arch={arch}", "--variant=minbase"]
-    if distro.startswith("ubuntu"):
+    ubuntu = distro.startswith("ubuntu")
+    if ubuntu:
         if not Path(UBUNTU_KEYRING).exists():
-            raise UserError(f"bootstrapping {distro} needs Ubuntu's archive keyring: `apt-get install ubuntu-keyring`")
+            raise UserError(f"bootstrapping {distro} needs Ubuntu's archive keyring: `apt-get install ubuntu-keyring` "
+                            f"(on Debian 12 from bookworm-backports: `apt-get install -t bookworm-backports "
+                            f"ubuntu-keyring`)")
         argv += [f"--keyring={UBUNTU_KEYRING}", "--components=main,universe"]
-    return argv + [codename, str(rootfs), mirror]
+    argv += [codename, str(rootfs), mirror]
+    # A debootstrap older than the release has no script named after it (Debian 12's knows no noble), yet every
+    # Ubuntu release since gutsy and every Debian one since squeeze uses one of two scripts: named, it bootstraps.
+    if not (scripts / codename).exists():
+        argv.append(str(scripts / ("gutsy" if ubuntu else "sid")))
+    return argv
 
 
 def scratch_dockerfile() -> str:
