@@ -23,6 +23,7 @@ FLOORS: dict[str, dict[str, tuple[int, str]]] = {
     "scripts": {
         "scripts": (0, "shared"), "scripts.errors": (0, "shared"), "scripts.fsutil": (0, "shared"),
         "scripts.versions": (0, "shared"), "scripts.dockerfile": (0, "shared"), "scripts.durations": (0, "shared"),
+        "scripts.oci": (0, "shared"),
         "scripts.plan": (1, "plan"),                  # matrix + compat -> ImageSpec, Target
         "scripts.settings": (2, "settings"),          # the knobs, read once and checked
         "scripts.render": (3, "render"), "scripts.lint": (3, "lint"),

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from scripts.errors import UserError
+from scripts.oci import DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST
 from scripts.publish.push import (
     PlatformManifest,
     config_platform,
@@ -14,7 +15,7 @@ from scripts.publish.push import (
     target_repository,
 )
 from scripts.publish.referrers import fallback_tag
-from scripts.publish.registry import DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST, parse_ref, sha256
+from scripts.publish.registry import parse_ref, sha256
 from scripts.publish.report import Attestation, Summary, format_report, host_facts
 from scripts.publish.sbom import build_sbom, dpkg_packages, lock_hashes, venv_costs, venv_packages
 from scripts.publish.sbom import main as sbom_main

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..fsutil import atomic_write
+from ..oci import DOCKER_MANIFEST, OCI_MANIFEST, layers_of
 
 REGISTRY_BIN = "/usr/bin/docker-registry"
 # cold start (pull + first import torch), project / plain; containerd_zstd_ram: containerd's root in RAM (where it
@@ -331,11 +332,10 @@ def layer_sizes(registry_addr: str, repo: str, tag: str) -> list[int]:
 
 def layer_digests(registry_addr: str, repo: str, tag: str) -> dict[str, int]:
     """Digest -> compressed size of each layer of a pushed image, from its manifest in the registry."""
-    req = urllib.request.Request(f"http://{registry_addr}/v2/{repo}/manifests/{tag}", headers={"Accept": ", ".join((
-        "application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"))})
+    req = urllib.request.Request(f"http://{registry_addr}/v2/{repo}/manifests/{tag}",
+                                 headers={"Accept": f"{OCI_MANIFEST}, {DOCKER_MANIFEST}"})
     with urllib.request.urlopen(req, timeout=30) as resp:
-        manifest = json.load(resp)
-    return {str(layer["digest"]): int(layer["size"]) for layer in manifest.get("layers", [])}
+        return dict(layers_of(resp.read()))
 
 
 def workspace(build_dir: Path) -> contextlib.AbstractContextManager[str]:

@@ -7,11 +7,11 @@ layer when their manifests name the same blob digest: a node that holds one does
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from ..builder.layers import image_layers
+from ..oci import layers_of
 from .registry import Registry
 
 
@@ -21,11 +21,6 @@ class LayerCost:
     compressed: int
     unpacked: int | None  # None: the engine's history does not line up with the image's layers
     step: str
-
-
-def layers_of(raw: bytes) -> list[tuple[str, int]]:
-    """(digest, compressed size) of each layer of one image manifest's bytes, oldest first."""
-    return [(str(layer["digest"]), int(layer["size"])) for layer in json.loads(raw).get("layers", [])]
 
 
 def manifest_layers(reg: Registry, repo: str, reference: str) -> list[tuple[str, int]]:

@@ -20,10 +20,11 @@ from typing import Any
 
 from ..errors import UserError
 from ..fsutil import atomic_write
+from ..oci import DOCKER_LIST, OCI_INDEX, layers_of
 from ..plan.platforms import arch_of
 from ..plan.spec import ImageSpec, Target
-from .layercost import LayerCost, layer_costs, layers_of, manifest_layers
-from .registry import DOCKER_LIST, OCI_INDEX, Credentials, Registry, sha256
+from .layercost import LayerCost, layer_costs, manifest_layers
+from .registry import Credentials, Registry, sha256
 
 Echo = Callable[[str], None]
 

@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 from ..errors import UserError
-from .registry import EMPTY_JSON, OCI_EMPTY, OCI_INDEX, OCI_MANIFEST, Registry, sha256
+from ..oci import OCI_EMPTY, OCI_INDEX, OCI_MANIFEST
+from .registry import EMPTY_JSON, Registry, sha256
 
 CREATED = "org.opencontainers.image.created"
 

@@ -21,12 +21,8 @@ from typing import Any, TypeVar
 import requests
 
 from ..errors import UserError
+from ..oci import DOCKER_LIST, DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST
 
-OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
-OCI_INDEX = "application/vnd.oci.image.index.v1+json"
-OCI_EMPTY = "application/vnd.oci.empty.v1+json"
-DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
-DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 ACCEPT = f"{OCI_MANIFEST}, {OCI_INDEX}, {DOCKER_MANIFEST}, {DOCKER_LIST}"
 EMPTY_JSON = b"{}"
 R = TypeVar("R", "requests.Response", "Fetched")

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from scripts.fleet.gate import DRIVER_LABEL
+from scripts.oci import OCI_MANIFEST
 from scripts.publish import signing
 from scripts.publish.attest import (
     PREDICATE_VERIFY,
@@ -29,7 +30,7 @@ from scripts.publish.attest import (
     attest_one,
 )
 from scripts.publish.referrers import add_to_index, attach
-from scripts.publish.registry import OCI_MANIFEST, Registry, sha256
+from scripts.publish.registry import Registry, sha256
 from scripts.settings import KEY_NAME, PUB_NAME
 from tests.helpers import ROOT, run_cli
 from tests.verify_handmade import make_report
