@@ -81,7 +81,11 @@ def test_sbom_says_what_each_package_costs_and_in_which_venv_layer(tmp_path):
     (site / "torch" / "__init__.py").write_bytes(b"x" * 100)
     (site / "torch" / "__pycache__").mkdir()
     (site / "torch" / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"y" * 30)
+    (site / "torch" / "__pycache__" / "__init__.pyc").write_bytes(b"n" * 7)          # not <stem>.<tag>.pyc
+    (site / "torch" / "__pycache__" / "__init___x.cpython-311.pyc").write_bytes(b"n" * 7)   # another module's
+    (site / "torch" / "lib.so").symlink_to("__init__.py")                            # a link costs nothing
     (site / "torch-2.13.0+cpu.dist-info" / "RECORD").write_text("torch/__init__.py,sha256=x,100\n"
+                                                                "torch/lib.so,,\ntorch/gone.py,,\n"
                                                                 "torch-2.13.0+cpu.dist-info/RECORD,,\n")
     cuda = venv / "cuda" / "nvidia_cublas-13.4.1.3.dist-info"
     cuda.mkdir(parents=True)

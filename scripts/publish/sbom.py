@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 import time
 import uuid
@@ -61,15 +62,39 @@ def layer_of(venv: Path, meta: Path, name: str) -> str:
     return "torch" if canonical(name) in TORCH_LAYER else "rest"
 
 
+def _regular_size(path: str) -> int:
+    """A regular file's size; 0 for a symlink, a folder or a file RECORD lists that is not there."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
 def unpacked_bytes(meta: Path) -> int:
-    """What a distribution takes on disk: the files its RECORD lists, and the bytecode compiled for them."""
-    root, total = meta.parent.parent, 0
+    """What a distribution takes on disk: the files its RECORD lists, and the bytecode compiled for them (<stem>.*.pyc
+    in the __pycache__ beside each .py). Each __pycache__ is listed once, and each file costs one lstat: torch's
+    RECORD alone names 15,000 files, and a glob per .py made the image's SBOM step take 4 s of every build."""
+    root, total = str(meta.parent.parent), 0
     record = meta.with_name("RECORD")
     lines = record.read_text(encoding="utf-8", errors="replace").splitlines() if record.is_file() else []
+    caches: dict[str, list[str]] = {}
     for line in lines:
-        path = root / line.split(",", 1)[0]
-        files = [path, *path.parent.glob(f"__pycache__/{path.stem}.*.pyc")] if path.suffix == ".py" else [path]
-        total += sum(f.lstat().st_size for f in files if f.is_file() and not f.is_symlink())
+        path = os.path.join(root, line.split(",", 1)[0])
+        total += _regular_size(path)
+        folder, name = os.path.split(path)
+        stem, dot, suffix = name.rpartition(".")
+        if not dot or suffix != "py":
+            continue
+        cache = os.path.join(folder, "__pycache__")
+        if cache not in caches:
+            try:
+                caches[cache] = os.listdir(cache)
+            except OSError:
+                caches[cache] = []
+        prefix = stem + "."
+        total += sum(_regular_size(os.path.join(cache, pyc)) for pyc in caches[cache]
+                     if pyc.startswith(prefix) and pyc.endswith(".pyc") and len(pyc) >= len(prefix) + 4)
     return total
 
 
