@@ -193,6 +193,7 @@ def ram_available() -> int:
 # The kubelet's pull: the CRI's ImageService/PullImage on containerd's socket (client.Pull with unpack: each layer is
 # unpacked as soon as it and the layers under it are fetched, while the rest still download; ctr fetches all, then
 # unpacks). The request (pull_request) is encoded here, so that no generated stubs are needed; the script sends it.
+CRI_PYTHON = "/usr/bin/python3"   # the distro's Python, whose python3-grpcio sends the request
 CRI_PULL = """import sys, grpc
 with grpc.insecure_channel("unix://" + sys.argv[1]) as channel:
     channel.unary_unary("/runtime.v1.ImageService/PullImage")(bytes.fromhex(sys.argv[2]), timeout=3600)
@@ -206,6 +207,13 @@ def _field(number: int, data: bytes) -> bytes:
         head.append(size & 0x7F | 0x80)
         size >>= 7
     return bytes(head) + bytes([size]) + data
+
+
+def require_cri_client() -> None:
+    """A UserError naming the package when the distro Python cannot send the CRI request (no grpc)."""
+    if subprocess.run([CRI_PYTHON, "-c", "import grpc"], capture_output=True, check=False).returncode != 0:
+        raise UserError("bench-start needs the distro Python's grpc for the CRI pull: `apt-get install python3-grpcio` "
+                        "(or `scripts/bootstrap.sh bench-tools` as root)")
 
 
 def pull_request(ref: str) -> bytes:
@@ -291,7 +299,7 @@ def ctr_start(ctr: Ctr, ref: str, gpu: bool) -> Start:
 def cri_start(ctr: Ctr, ref: str, gpu: bool) -> Start:
     """The same with the kubelet's pull (CRI PullImage, through the distro Python's grpc), then `ctr run` in the
     CRI's namespace. Give it a containerd of its own per image: the CRI names an image three ways."""
-    pull, _ = _timed(["/usr/bin/python3", "-c", CRI_PULL, ctr.address, pull_request(ref).hex()],
+    pull, _ = _timed([CRI_PYTHON, "-c", CRI_PULL, ctr.address, pull_request(ref).hex()],
                      f"CRI PullImage {ref} (needs python3-grpcio)")
     return _ctr_run(ctr, ref, gpu, pull)
 

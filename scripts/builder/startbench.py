@@ -24,6 +24,7 @@ from .coldstart import (
     layer_sizes,
     ram_available,
     registry,
+    require_cri_client,
     workspace,
     write_json,
     zstd_copy,
@@ -204,9 +205,7 @@ def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | Non
     if missing:
         raise UserError(f"bench-start needs {' and '.join(missing)} in the engine: `make build IMAGE={spec.tag}` and "
                         f"`make bench-build IMAGE={spec.tag}` (it leaves the plain pip image {plain})")
-    if subprocess.run(["/usr/bin/python3", "-c", "import grpc"], capture_output=True, check=False).returncode != 0:
-        raise UserError("bench-start needs the distro Python's grpc for the CRI pull: `apt-get install python3-grpcio` "
-                        "(or `scripts/bootstrap.sh bench-tools` as root)")
+    require_cri_client()       # before the pushes (minutes), not after them
     gpu = _gpu()
     with workspace(build_dir) as tmp, registry(Path(tmp)) as reg:
         contestants = [Contestant("plain", plain, f"{reg}/{REPOSITORY}/plain:{spec.tag}"),

@@ -24,7 +24,7 @@ class LayerCost:
 
 
 def manifest_layers(reg: Registry, repo: str, reference: str) -> list[tuple[str, int]]:
-    """The same, the manifest fetched from the registry."""
+    """(digest, compressed size) of each layer of one image manifest in the registry, oldest first."""
     return layers_of(reg.get_manifest(repo, reference)[0])
 
 
