@@ -52,7 +52,7 @@ CLI := $(PY) -m scripts
 BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
-.PHONY: help setup engine render check-render lint static compat base build verify test test-unit bench \
+.PHONY: help setup engine render check-render lint static compat base build verify test test-unit test-host test-thorough bench \
         ci-matrix bake k8s-verify slurm isolate oci-bundle fleet-report undrain clean lock stage-wheels bench-build bench-start push attest report keygen gate
 
 help: ## list the targets and the variables with their defaults
@@ -101,8 +101,15 @@ test: setup ## ruff, mypy and the test suite (starts an engine as root; without 
 	$(MAKE) --no-print-directory static
 	$(PY) -m pytest
 
-test-unit: setup ## only the tests that need no engine and no network
-	$(PY) -m pytest -m "not docker and not slow"
+test-unit: setup ## the unit tier: pure logic, no program started (judges, rules, rendering; docs/testing.md)
+	$(PY) -m pytest -m unit
+
+test-host: setup ## the unit and host tiers without the slow tests: the CLI and verify run here, no engine
+	$(PY) -m pytest -m "(unit or host) and not slow"
+
+test-thorough: setup ## the property tests with 30x their examples (CI runs them bounded)
+	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest tests/test_properties.py tests/test_bad_inputs_properties.py \
+	  tests/test_figures_properties.py tests/test_verify_properties.py
 
 bench: setup ## data-path benchmark: zero-copy Arrow vs memory, compressed IPC, h5py, DataLoader
 	@mkdir -p -- "$$BUILD_DIR"

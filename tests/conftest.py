@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.helpers import TEST_COMPAT, TEST_MATRIX
+from tests.helpers import EXAMPLES_SCALE, TEST_COMPAT, TEST_MATRIX
 
-# Every property test (tests/test_*properties.py) runs under one profile: HYPOTHESIS_PROFILE=thorough for thousands.
+# Every property test runs under one profile: "default" (CI and `make test`: bounded counts) or, one command away,
+# HYPOTHESIS_PROFILE=thorough (`make test-thorough`: EXAMPLES_SCALE times as many). A test that asks for its own
+# count writes it as tests.helpers.examples(n), which the profile scales.
 settings.register_profile("default", max_examples=60, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-settings.register_profile("thorough", max_examples=2000, deadline=None, database=None,
+settings.register_profile("thorough", max_examples=60 * EXAMPLES_SCALE, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
@@ -78,11 +80,47 @@ def slurm_cluster():
         pytest.skip(str(exc))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test declares exactly one tier (unit, host or docker; slow comes on top) with a marker: its module's
-    `pytestmark`, or its own in a module that mixes tiers. `-m unit` and the Makefile pick tests by those markers."""
-    wrong = [f"{item.nodeid}: {tiers or 'none'}" for item in items
-             if len(tiers := sorted({m.name for m in item.iter_markers() if m.name in TIERS[:3]})) != 1]
+    """Every test has exactly one tier (unit, host or docker; slow comes on top): its own marker, else its module's
+    `pytestmark` (a test that starts a program in a unit module says `@pytest.mark.host`). The tier is then put on
+    the test alone, before `-m` selects (tryfirst), so `-m unit` never picks a test whose own tier is host."""
+    chosen: dict[int, str] = {}
+    wrong = []
+    for item in items:
+        own = {m.name for m in item.own_markers if m.name in TIERS[:3]}
+        inherited = {m.name for node in item.listchain()[:-1] for m in node.own_markers if m.name in TIERS[:3]}
+        tiers = sorted(own or inherited)
+        if len(tiers) != 1:
+            wrong.append(f"{item.nodeid}: {tiers or 'none'}")
+        else:
+            chosen[id(item)] = tiers[0]
     if wrong:
         raise pytest.UsageError("each test needs exactly one tier marker of " + ", ".join(TIERS[:3]) + ":\n  "
                                 + "\n  ".join(wrong))
+    for item in items:
+        for node in item.listchain()[:-1]:
+            node.own_markers[:] = [m for m in node.own_markers if m.name not in TIERS[:3]]
+        item.own_markers[:] = [m for m in item.own_markers if m.name not in TIERS[:3]]
+        item.add_marker(chosen[id(item)])
+
+class _UnitStartedAProcess(AssertionError):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _unit_tier_starts_no_process(request, monkeypatch):
+    """The unit tier is pure logic in this process: a unit test that starts a program (subprocess, fork, spawn,
+    os.system) fails with the fix, so `-m unit` stays seconds and the tier says what it is."""
+    if request.node.get_closest_marker("unit") is None:     # the tier alone is on the test (collection above)
+        return
+
+    def refuse(*args, **kwargs):
+        raise _UnitStartedAProcess(f"{request.node.nodeid} is marked unit but starts a process: mark it host "
+                                   "(pytestmark = pytest.mark.host), or test the pure logic without the program")
+
+    import subprocess
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse)
+    for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "execv", "execve"):
+        if hasattr(os, name):
+            monkeypatch.setattr(os, name, refuse)

@@ -25,6 +25,14 @@ DATA = ROOT / "tests" / "data"
 TEST_MATRIX, TEST_COMPAT = DATA / "matrix.yaml", DATA / "compat.yaml"
 
 
+EXAMPLES_SCALE = 30    # HYPOTHESIS_PROFILE=thorough runs each property this many times as often (conftest.py)
+
+
+def examples(n: int) -> int:
+    """A property test's own example count: n in CI's default profile, EXAMPLES_SCALE x n under `make test-thorough`."""
+    return n * EXAMPLES_SCALE if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else n
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 1800,
             module: str = "scripts", cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """`python -m <module> args` from the repository root, output captured as text. Past `timeout` the child is

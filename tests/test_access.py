@@ -161,6 +161,7 @@ def test_the_build_context_admits_the_launchers():
         assert path.is_file() and path.stat().st_mode & 0o111, name
 
 
+@pytest.mark.host
 @pytest.mark.parametrize("name", ["torchimages-entrypoint", "sshd-start"])
 def test_the_shell_launchers_parse(name):
     proc = subprocess.run(["sh", "-n", str(BIN / name)], capture_output=True, text=True, check=False)
@@ -175,6 +176,7 @@ def test_sshd_start_writes_a_key_only_config():
     assert 'ssh-keygen -A -f "$dir"' in text   # host keys into the runtime dir, at start
 
 
+@pytest.mark.host
 @pytest.mark.parametrize("kinds", [("jupyter",), ("ssh",)])
 def test_one_access_kind_alone_renders_only_its_parts_and_lints_clean(kinds, tmp_path, by_tag):
     from scripts.lint import lint

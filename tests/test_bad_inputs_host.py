@@ -81,7 +81,7 @@ def test_each_lock_mutation_is_caught_with_its_kind_and_line(case):
     assert "\n" not in problem.detail and problem.detail.startswith("not what the spec asks for: ")
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_check_render_names_the_first_difference_and_stage_wheels_refuses(tmp_path):
     images = tmp_path / "images"
     shutil.copytree(ROOT / "images", images)
@@ -213,7 +213,7 @@ def _clean(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=60, check=False, cwd=ROOT)
 
 
-@pytest.mark.unit
+@pytest.mark.host
 @pytest.mark.parametrize(("build_dir", "needle"), [
     ("build images", "holds a space or a control character"),
     ("images", "holds files the repository tracks"),
@@ -227,7 +227,7 @@ def test_make_clean_refuses_what_the_project_does_not_generate(build_dir, needle
     assert (ROOT / "images" / CPU_TAG / "Dockerfile").is_file()
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_make_clean_outside_the_checkout_removes_only_generated_folders(tmp_path):
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     (ours / "logs").mkdir(parents=True)
@@ -255,7 +255,7 @@ def test_make_never_runs_a_variable_as_shell_code(tmp_path):
 
 # ---- a FIFO as --matrix (item 4 of the list: render must not hang) ----
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_a_fifo_as_the_matrix_is_one_line_not_a_hang(tmp_path):
     fifo = tmp_path / "matrix.yaml"
     os.mkfifo(fifo)
@@ -390,7 +390,7 @@ def _as_nobody(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProc
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-@pytest.mark.unit
+@pytest.mark.host
 @pytest.mark.parametrize(("env_of", "needle"), [
     (lambda t: {"SSH_AUTHORIZED_KEYS_FILE": str(t)}, "is a folder, not a file"),
     (lambda t: {"SSH_AUTHORIZED_KEYS_FILE": "/dev/zero"}, "is not a regular file"),
@@ -414,7 +414,7 @@ def test_sshd_start_bad_inputs_are_one_line(env_of, needle):
         shutil.rmtree(top, ignore_errors=True)
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_the_healthcheck_reads_numbers_strictly(tmp_path):
     (tmp_path / "sshd.port").write_text("²\n")
     proc = subprocess.run([sys.executable, str(BIN / "torchimages-healthcheck")], capture_output=True, text=True,

@@ -64,7 +64,7 @@ def _fake_cli(tmp_path, name: str, body: str) -> str:
     return str(path)
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_buildx_is_preferred_when_the_client_has_it(tmp_path, monkeypatch):
     from scripts.builder.engine import find_build_client
     cli = _fake_cli(tmp_path, "docker", '[ "$1" = buildx ] && exit 0; exit 1\n')
@@ -72,7 +72,7 @@ def test_buildx_is_preferred_when_the_client_has_it(tmp_path, monkeypatch):
     assert client.kind == "buildx" and client.argv[1:] == ("buildx", "build", "--load")
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_a_classic_client_before_23_builds_with_buildkit_enabled(tmp_path, monkeypatch):
     from scripts.builder.engine import find_build_client
     cli = _fake_cli(tmp_path, "docker", '[ "$1" = version ] && echo 20.10.24 && exit 0; exit 1\n')
@@ -80,7 +80,7 @@ def test_a_classic_client_before_23_builds_with_buildkit_enabled(tmp_path, monke
     assert client.kind == "classic+buildkit" and client.env == {"DOCKER_BUILDKIT": "1"}
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_a_client_that_cannot_use_buildkit_is_named_with_what_to_install(tmp_path, monkeypatch):
     from scripts.builder.engine import find_build_client
     from scripts.errors import UserError

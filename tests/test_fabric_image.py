@@ -99,7 +99,7 @@ def test_the_net_plugin_is_staged_from_the_wheel_folders_or_named_missing(tmp_pa
     assert stage_net_plugin(dataclasses.replace(spec, net_plugin=None), [site], stage) is None
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_a_build_past_its_limit_is_stopped_and_says_why(tmp_path):
     """A real child that outlasts a 1 s limit: killed within the limit's reach, status None, its output logged."""
     req = BuildRequest(images_dir=tmp_path, logs=tmp_path, wheels_stage=tmp_path, root=tmp_path, ca=None, folders=(),
@@ -128,7 +128,7 @@ def test_build_timeout_is_a_checked_knob():
         Settings.load({"BUILD_TIMEOUT": "soon"}, {}, ("BUILD_TIMEOUT",))
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_a_cli_step_past_its_limit_fails_the_test_in_one_line():
     """tests/helpers.run_cli, which every emulated build and verify of the integration tests goes through."""
     from tests.helpers import run_cli

@@ -31,7 +31,7 @@ def _bash_n(text: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_the_docker_step_passes_the_fabric_only_where_the_node_has_adapters(gpu):
     text = slurm_script(Job(gpu, "ghcr.io/acme/x:t", 2, 8, "docker"))
     _bash_n(text)
@@ -43,7 +43,7 @@ def test_the_docker_step_passes_the_fabric_only_where_the_node_has_adapters(gpu)
                                                                                                  "--kill-on-bad-exit=1 --export=ALL bash")
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_the_guard_gives_the_flags_on_a_node_with_adapters_and_none_without(tmp_path):
     """The guard line itself, run by bash against a folder that is there and one that is not."""
     guard = "fabric_args=()\n[ -d /dev/infiniband ] && fabric_args=(" + FABRIC_FLAGS + ")\necho \"${fabric_args[*]}\""
@@ -56,7 +56,7 @@ def test_the_guard_gives_the_flags_on_a_node_with_adapters_and_none_without(tmp_
         assert out == expected
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_the_pyxis_script_switches_enroots_mellanox_hook_on_only_with_rdma_cm(gpu):
     text = slurm_script(Job(gpu, "ghcr.io/acme/x:t", 2, 8, "pyxis"))
     _bash_n(text)

@@ -128,6 +128,7 @@ def test_a_misspelt_key_is_refused_in_one_line_naming_it(where, change, needle):
     assert (live.status, live.code) == ("fail", "MEASUREMENT_INVALID") and needle in live.summary
 
 
+@pytest.mark.host
 def test_a_misspelt_key_in_a_record_is_refused_through_the_cli(tmp_path):
     d = tmp_path / "facts"
     d.mkdir()
@@ -200,6 +201,7 @@ def test_explicit_nothing_differs_from_unknown():
     assert nccl.judge({**nccl_facts(), "nodes": None}, Options()).status == "pass"
 
 
+@pytest.mark.host
 def test_the_probes_write_schema_3_live(monkeypatch):
     """On this machine (CPU torch, no NVML): nothing is left null that the probe knows; every key is declared."""
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
@@ -215,6 +217,7 @@ def test_the_probes_write_schema_3_live(monkeypatch):
     assert factschema.unknown_keys(env, facts_module.NcclFacts) == []
 
 
+@pytest.mark.host
 def test_a_misspelt_key_of_the_record_itself_is_one_line(tmp_path):
     d = tmp_path / "facts"
     d.mkdir()

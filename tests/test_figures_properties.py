@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import examples
 from tests.verify_handmade import gpu_facts, nccl_facts
 from verify import figures, judging
 from verify.checks import CHECKS, gpu, nccl
@@ -80,19 +81,19 @@ def _never_passes(module: Any, facts: dict[str, Any], where: tuple[str, list[Any
     assert r.status == "fail" and r.code == ("FACTS_INVALID" if source else "MEASUREMENT_INVALID"), (path, value, r.summary)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(GPU_PATHS), BAD)
 def test_no_implausible_gpu_figure_ever_passes(where, value):
     _never_passes(gpu, gpu_facts(), where, value, None)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(NCCL_PATHS), BAD)
 def test_no_implausible_nccl_figure_ever_passes(where, value):
     _never_passes(nccl, nccl_facts(), where, value, "r/nccl.json")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from([s for s in GPU_PATHS if s[1][-1] in ("max_abs_error", "d2d_GBps", "h2d_GBps", "d2h_GBps",
                                                                  "bf16_TFLOPs")]), MISSING)
 def test_a_missing_result_never_reads_as_kernels_correct(where, how):
@@ -113,7 +114,7 @@ def test_a_missing_result_never_reads_as_kernels_correct(where, how):
         assert "within baselines" not in r.summary, r.summary          # a figure not measured is never claimed
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.integers(min_value=0, max_value=7), st.sampled_from(["kernels", "perf"]))
 def test_dropping_one_device_s_result_never_passes(index, key):
     facts = copy.deepcopy(gpu_facts())

@@ -428,12 +428,14 @@ def _record_dir(tmp_path: Path, gpu_record: object, host: dict | None = None) ->
     ('{"check": "gpu", "check": "gpu"}', "duplicate key"), ("[" * 100000 + "]" * 100000, "nested too deeply"),
     ("\ufeff{\"check\": \"gpu\", \"facts\": null, \"result\": null, \"x\": [}", "not valid JSON"),
 ])
+@pytest.mark.host
 def test_a_record_of_the_wrong_shape_is_one_line_exit_2(tmp_path, record, needle):
     proc = run_cli("--from-facts", str(_record_dir(tmp_path, record)), module="verify", timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
 
 
+@pytest.mark.host
 @pytest.mark.parametrize("checks", [[], ["future-check"]])
 def test_a_record_listing_nothing_this_verify_judges_is_not_a_pass(tmp_path, checks):
     d = _record_dir(tmp_path, {"check": "gpu", "facts": None, "result": None},
@@ -442,6 +444,7 @@ def test_a_record_listing_nothing_this_verify_judges_is_not_a_pass(tmp_path, che
     assert proc.returncode == 2 and "nothing to judge" in proc.stderr
 
 
+@pytest.mark.host
 def test_an_empty_record_fails_and_a_schema_1_record_still_replays(tmp_path):
     proc = run_cli("--from-facts", str(_record_dir(tmp_path, {})), "--json", str(tmp_path / "r.json"), module="verify",
                    timeout=60)
@@ -452,6 +455,7 @@ def test_an_empty_record_fails_and_a_schema_1_record_still_replays(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.host
 def test_a_replay_uses_the_options_the_record_was_made_with_unless_a_flag_overrides(tmp_path):
     facts = {"torch": "2.14.1+cu130", "torch_cuda": "13.0", "device_nodes": False, "devices": []}
     host = {"facts_schema": 2, "checks": ["gpu"], "hostname": "cpu-node", "options": {"expect_gpus": 8}}
@@ -512,6 +516,7 @@ def test_every_schema_2_record_of_the_corpus_replays_to_the_same_verdicts_as_its
     assert {k: v for k, (_, v) in new.items()} == {k: v for k, (_, v) in old.items()}
 
 
+@pytest.mark.host
 def test_the_corpus_replays_through_the_cli_as_well():
     item = CORPUS / "a30-gpu-lost-after-interrupt"
     proc = run_cli("--from-facts", str(item / "facts"), module="verify", timeout=60)
@@ -594,12 +599,14 @@ def test_nccl_figures_that_do_not_add_up_never_pass(change):
     assert r.status == "fail" and r.code in ("MEASUREMENT_INVALID",), r.summary
 
 
+@pytest.mark.host
 def test_an_empty_path_is_one_line_never_a_live_run(tmp_path):
     for flag in ("--from-facts", "--json", "--save-facts"):
         proc = run_cli(flag, "", module="verify", timeout=60)
         assert proc.returncode == 2 and "is empty" in proc.stderr, (flag, proc.stderr)
 
 
+@pytest.mark.host
 def test_a_recorded_pass_without_facts_is_not_a_pass(tmp_path):
     d = _record_dir(tmp_path, {"check": "gpu", "facts": None, "result": {"status": "pass", "summary": "all good"}})
     proc = run_cli("--from-facts", str(d), "--json", str(tmp_path / "r.json"), module="verify", timeout=60)
@@ -633,6 +640,7 @@ def test_baselines_hunted_inputs_are_one_error(edit, needle):
         baselines.parse(edit(baselines.PATH.read_text()), "b.json")
 
 
+@pytest.mark.host
 def test_a_recorded_result_with_an_unknown_code_or_owner_is_refused(tmp_path):
     for bad in ({"code": "NOPE"}, {"owner": "martians"}, {"duration_s": 1e308}):
         d = _record_dir(tmp_path, {"check": "gpu", "facts": None, "result": {"status": "fail", "summary": "x", **bad}})
@@ -640,6 +648,7 @@ def test_a_recorded_result_with_an_unknown_code_or_owner_is_refused(tmp_path):
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (bad, proc.stderr)
 
 
+@pytest.mark.host
 def test_a_fifo_as_a_facts_file_is_named(tmp_path):
     import os
     d = _record_dir(tmp_path, {"check": "gpu", "facts": None, "result": None})

@@ -148,6 +148,7 @@ def test_the_answer_is_printed_and_written_with_its_figures():
     assert {p["verdict"] for p in doc["pairs"]} == {"pass", "slow"}
 
 
+@pytest.mark.host
 @pytest.mark.parametrize("launcher", ["pyxis", "docker", "oci", "none"])
 def test_the_isolate_script_parses_and_steps_through_the_launcher(launcher, test_specs):
     import shlex
@@ -175,6 +176,7 @@ def test_the_isolate_script_parses_and_steps_through_the_launcher(launcher, test
         assert "TORCHIMAGES_DOCKER_STEP" in text and "docker run --rm --init" in text
 
 
+@pytest.mark.host
 def test_the_runner_outside_its_batch_script_is_one_line(tmp_path):
     import subprocess
     import sys

@@ -87,6 +87,7 @@ def test_only_package_inputs_decide_staleness(CPU):
         assert input_digest(Target(changed, NATIVE_NAME)) != input_digest(Target(CPU, NATIVE_NAME))
 
 
+@pytest.mark.host
 def test_render_keeps_locks_and_drift_ignores_them(tmp_path, CPU):
     images = tmp_path / "images"
     files = rendered_files([CPU])

@@ -237,6 +237,7 @@ def test_emulated_build_stages_only_that_architectures_locked_wheels(tmp_path, b
         stage_for_build(Target(spec, "linux/s390x"), images, [folder], tmp_path / "stage3", tmp_path / "uv")
 
 
+@pytest.mark.host
 def test_build_argv_per_platform(by_tag, tmp_path):
     from scripts.builder.buildkit import build_argv, build_definition
     from scripts.builder.engine import BuildClient
@@ -296,6 +297,7 @@ def _binfmt(tmp_path: Path, handler: str | None, flags: str = "PF", state: str =
     return root
 
 
+@pytest.mark.host
 def test_emulation_problems_say_how_to_fix(tmp_path):
     arm = "linux/arm64"
     assert emulation_problem(arm, tmp_path / "absent", host="linux/arm64") is None     # native: nothing needed
@@ -313,6 +315,7 @@ def test_emulation_problems_say_how_to_fix(tmp_path):
 
 
 
+@pytest.mark.host
 def test_old_qemu_found_behind_debians_binfmt_p_link(tmp_path):
     """Debian registers /usr/libexec/qemu-binfmt/aarch64-binfmt-P, a link to qemu-aarch64 that refuses to run
     outside binfmt_misc: the version is read from the link's target, so qemu 7.2 there is still refused."""
@@ -383,6 +386,7 @@ def test_report_environment_line_names_machine_and_emulation():
     assert environment_lines({"machine": "x86_64", "emulated": False})[-1] == "machine x86_64   native"
 
 
+@pytest.mark.host
 def test_k8s_and_slurm_select_the_node_architecture(by_tag):
     import shlex
     import subprocess

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scripts.cli import main
 from scripts.versions import version_key
-from tests.helpers import TEST_COMPAT, TEST_MATRIX
+from tests.helpers import TEST_COMPAT, TEST_MATRIX, examples
 
 pytestmark = pytest.mark.unit
 
@@ -75,6 +75,8 @@ def workspace(tmp_path: Path, rendered: Path) -> dict[str, str]:
             "DOCKER_HOST": "tcp://127.0.0.1:9"}
 
 
+@pytest.mark.host   # the whole render CLI per example (2.5 s each): bounded in CI, 30x under make test-thorough
+@settings(max_examples=examples(20))
 @given(data=st.data())
 def test_matrix_and_compat_mutations_exit_0_or_2_and_never_half_write(workspace, capsys, data):
     which = data.draw(st.sampled_from(["MATRIX", "COMPAT"]))
@@ -95,6 +97,8 @@ KNOBS = ["IMAGE", "KEEP_GOING", "SHM_SIZE", "VERIFY_TIMEOUT", "VERIFY_ARGS", "RE
          "CA_CERT", "BASE_IMAGE"]
 
 
+@pytest.mark.host
+@settings(max_examples=examples(30))
 @given(command=st.sampled_from(["render", "ci-matrix", "bake", "k8s-verify", "slurm", "list", "verify", "build"]),
        knobs=st.dictionaries(st.sampled_from(KNOBS), st.one_of(st.text(max_size=10), st.sampled_from(
            ["", ",", "all", "0", "-1", "nan", "inf", "1e9", "'", "false", "2g", "/nonexistent"])), max_size=4))

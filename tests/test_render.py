@@ -30,7 +30,7 @@ def test_drift_detects_edits_missing_and_extra_files(tmp_path, SPECS):
     assert f"{tag}/Dockerfile" in found and "stale/Dockerfile" in found and f"{list(SPECS)[1]}/spec.json" in found
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_write_removes_folders_of_images_no_longer_in_the_matrix(tmp_path, SPECS):
     images = tmp_path / "images"
     (images / "9.9.9-cpu-debian12").mkdir(parents=True)

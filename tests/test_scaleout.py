@@ -169,7 +169,7 @@ def test_make_k8s_verify_writes_loadable_yaml(tmp_path, rendered, scratch_env):
         assert bad.returncode == 2 and needle in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_slurm_script_runs_the_same_torchrun_through_pyxis(SPECS):
     spec = SPECS[0]
     text = slurm_script(Job(spec, spec.image, 4, 8))

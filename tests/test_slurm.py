@@ -62,7 +62,7 @@ def _bash_n(text: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.unit
+@pytest.mark.host
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 @pytest.mark.parametrize(("nodes", "gpus"), [(1, 0), (2, 0), (4, 8)])
 def test_every_launcher_renders_the_fixed_script(launcher, nodes, gpus, gpu):
@@ -117,7 +117,7 @@ def test_pyxis_without_a_registry_says_what_to_do(cpu):
     assert "No REGISTRY" not in slurm_script(Job(cpu, "127.0.0.1:5000/" + cpu.image, 1, 0, "pyxis"))
 
 
-@pytest.mark.unit
+@pytest.mark.host
 def test_preflight_renders_a_job_that_runs_only_the_preflight(cpu):
     for launcher in LAUNCHERS:
         text = slurm_script(Job(cpu, cpu.image, 2, 0, launcher, preflight=True, verify_args=("--budget", "20")))

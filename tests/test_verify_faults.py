@@ -44,12 +44,14 @@ def _one_line_usage_error(proc: subprocess.CompletedProcess, *needles: str) -> N
     (["bench", "--repeats", "0"], {}, "--repeats"), (["bench", "--size", "0"], {}, "out of range"),
     (["bench", "--repeats", "nan"], {}, "--repeats"), (["--json", "r.json", "bench"], {}, "bench takes no verify option"),
     (["no-such-command"], {}, "invalid choice")])
+@pytest.mark.host
 def test_bad_input_is_one_line_exit_2_and_nothing_runs(args, env, needle, tmp_path):
     proc = run_cli(*args, module="verify", env=env, timeout=60)
     _one_line_usage_error(proc, needle)
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.host
 def test_report_paths_are_checked_before_the_first_check(tmp_path):
     proc = run_cli("--checks", "shm", "--json", str(tmp_path), module="verify", timeout=60)
     _one_line_usage_error(proc, "is a directory")
@@ -121,6 +123,7 @@ def _run_watching(args: list[str], tmp_path: Path, **env: str) -> tuple[subproce
     return proc, marker, scratch, biggest
 
 
+@pytest.mark.host
 def test_a_check_killed_at_its_timeout_leaves_nothing_in_its_temp_dir(tmp_path):
     """A check that wrote 8 MiB to its TMPDIR and hangs is killed at 5 s; its data goes with it."""
     proc, marker, scratch, biggest = _run_watching(["--checks", "arrow", "--timeout", "5", "--json", str(tmp_path / "r.json")],
@@ -132,6 +135,7 @@ def test_a_check_killed_at_its_timeout_leaves_nothing_in_its_temp_dir(tmp_path):
     assert _leftovers(marker) == []
 
 
+@pytest.mark.host
 def test_the_issue_s_repro_arrow_killed_while_writing_leaves_nothing(tmp_path):
     """`--checks arrow --arrow-size 6g --timeout 6`, smaller: the real arrow check killed at its timeout."""
     proc, marker, scratch, _ = _run_watching(["--checks", "arrow", "--arrow-size", "3g", "--timeout", "4",
@@ -142,6 +146,7 @@ def test_the_issue_s_repro_arrow_killed_while_writing_leaves_nothing(tmp_path):
     assert _leftovers(marker) == []
 
 
+@pytest.mark.host
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_stops_the_running_check_writes_the_partial_report_and_leaves_nothing(tmp_path, sig, code):
     proc, marker, scratch, err = _start(["--checks", "nccl,shm,hdf5", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
@@ -169,6 +174,7 @@ def test_a_signal_stops_the_running_check_writes_the_partial_report_and_leaves_n
     assert list(scratch.iterdir()) == []
 
 
+@pytest.mark.host
 def test_without_a_writable_temp_dir_verify_falls_back_or_says_so(tmp_path, monkeypatch, capsys):
     proc = run_cli("--checks", "shm", "--shm-min", "16m", module="verify", env={"TMPDIR": str(tmp_path / "missing")},
                    timeout=120)
@@ -198,6 +204,7 @@ def test_control_characters_are_stripped_from_junit(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["r.xml"]          # no temporary file left beside it
 
 
+@pytest.mark.host
 def test_a_rank_that_never_joins_is_an_nccl_timeout_with_advice_from_what_was_seen(tmp_path):
     proc = run_cli("--checks", "nccl", "--nccl-timeout", "5", "--json", str(tmp_path / "r.json"), module="verify",
                    env={"VERIFY_TEST_HANG": "nccl-last-rank"}, timeout=300)

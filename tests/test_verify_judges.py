@@ -437,6 +437,7 @@ def test_v2_schema_demands_a_code_and_owner_on_every_skip_and_failure():
 
 
 # ------------------------------------------------------------------------------------- replay (CLI)
+@pytest.mark.host
 def test_from_facts_replays_the_handmade_h100_node_and_names_its_host(tmp_path):
     proc = run_cli("--from-facts", str(HANDMADE), "--json", str(tmp_path / "r.json"), module="verify", timeout=120)
     report = json.loads((tmp_path / "r.json").read_text())
@@ -447,6 +448,7 @@ def test_from_facts_replays_the_handmade_h100_node_and_names_its_host(tmp_path):
     assert {c["name"]: c["status"] for c in report["checks"]} == recorded == {"gpu": "pass", "nccl": "pass"}
 
 
+@pytest.mark.host
 def test_from_facts_with_an_ecc_error_fails_with_code_and_owner(tmp_path):
     facts_dir = tmp_path / "facts"
     shutil.copytree(HANDMADE, facts_dir)
@@ -460,6 +462,7 @@ def test_from_facts_with_an_ecc_error_fails_with_code_and_owner(tmp_path):
     assert "code: ECC_UNCORRECTABLE (owner: host)" in proc.stdout
 
 
+@pytest.mark.host
 def test_from_facts_without_a_recording_is_one_line(tmp_path):
     proc = run_cli("--from-facts", str(tmp_path), module="verify", timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

@@ -19,14 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, examples
 from verify import cli
 from verify.result import CheckResult
 
 pytestmark = pytest.mark.unit
 
-SLOW = os.environ.get("VERIFY_PROPERTY_EXAMPLES")
-EXAMPLES = int(SLOW) if SLOW else 150
+EXAMPLES = examples(150)
 
 VALUES = ["0", "1", "-1", "2", "1e3", "nan", "inf", "-inf", "", " ", "abc", "1g", "64m", "0.5", "infg", "1p", "2t",
           "9" * 30, "1k", "16m", "\x00", "é", "1gib", "0x10", "--", "-", "gpu", "gpu,shm", ",", "gpux"]
@@ -86,6 +85,7 @@ BAD = st.one_of(
     st.tuples(st.just("--checks"), st.sampled_from([",", "gpux", "gpu,nope", " "])).map(list))
 
 
+@pytest.mark.host
 @settings(max_examples=max(10, EXAMPLES // 10), deadline=None)
 @given(bad=BAD, good=st.lists(st.sampled_from([["--no-perf"], ["--expect-gpus", "0"], ["--shm-min", "16m"]]), max_size=2))
 def test_real_cli_refuses_bad_arguments_in_one_line(bad, good):
@@ -95,12 +95,3 @@ def test_real_cli_refuses_bad_arguments_in_one_line(bad, good):
     assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert proc.stdout == ""
-
-
-@pytest.mark.slow
-def test_thousands_of_generated_arguments():
-    """`pytest -m slow`: the same properties with thousands of examples."""
-    env = {**os.environ, "VERIFY_PROPERTY_EXAMPLES": "3000"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", "not thousands"],
-                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=3600, check=False)
-    assert proc.returncode == 0, proc.stdout[-4000:]

@@ -47,6 +47,7 @@ def mismatched_venv() -> Path:
     return venv
 
 
+@pytest.mark.host
 @pytest.mark.slow
 @pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="the local torch wheels are cp311")
 def test_a_torchvision_that_does_not_match_torch_is_diagnosed_by_name(tmp_path):
@@ -67,6 +68,7 @@ def test_a_torchvision_that_does_not_match_torch_is_diagnosed_by_name(tmp_path):
     assert "pip install torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cpu" in check["remedy"]
 
 
+@pytest.mark.host
 def test_bench_dataloader_prints_the_recommendation_and_writes_json_and_svg(tmp_path):
     out_json, out_svg = tmp_path / "dl.json", tmp_path / "dl.svg"
     proc = run_cli("bench", "--dataloader", "--samples", "48", "--batch-size", "8", "--image-size", "96",
@@ -85,6 +87,7 @@ def test_bench_dataloader_prints_the_recommendation_and_writes_json_and_svg(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dl.json", "dl.svg"]     # no temp files left
 
 
+@pytest.mark.host
 def test_bench_dataloader_bad_input_is_one_clean_line(tmp_path):
     proc = run_cli("bench", "--dataloader", "--crop", "300", "--json", str(tmp_path / "no" / "x.json"),
                    module="verify", timeout=120)
