@@ -16,13 +16,13 @@ from typing import Any
 
 from .. import ROOT
 from ..errors import UserError
-from ..plan.platforms import host_platform
+from ..plan.platforms import host_platform, machine_of
 from ..plan.spec import Build, ImageSpec, Release, Target
 from .base import base_for, resolve_base
 from .emulation import EMULATED_LIMIT_S, overrun
 from .engine import BuildClient
 from .lock import UV_VERSION as UV_VERSION  # part of the build definition: the uv a build installs (provenance)
-from .lock import fetch_platform_wheels, stage_for_build
+from .lock import fetch_platform_wheels, stage_for_build, stage_uv_wheel
 from .netplugin import stage_net_plugin
 from .wheels import stage_wheels
 
@@ -80,12 +80,16 @@ def platform_argv(cli_argv: tuple[str, ...], build: Build, build_dir: Path) -> l
 
 
 def build_argv(cli: BuildClient, build: Build, dockerfile: Path, base: str, torch_index: str,
-               ca: str | None, network: str | None, root: Path = ROOT, offline: bool = False) -> list[str]:
+               ca: str | None, network: str | None, root: Path = ROOT, offline: bool = False,
+               build_base: str | None = None) -> list[str]:
     """The CLI form of `build_definition` for one target (its local tag gets -<arch> when per-arch) or a Release
     (a buildx multi-platform build into an OCI archive). `offline`: the staged folder holds every locked wheel,
-    so uv asks no index at all (OFFLINE=1)."""
+    so uv asks no index at all (OFFLINE=1). `build_base`: the base of this machine's own platform, where a
+    multi-platform image installs another platform's venv (BUILD_BASE_IMAGE; default: `base`)."""
     definition = build_definition(build.spec)
     args = {**definition["args"], "BASE_IMAGE": base, "TORCH_INDEX_URL": torch_index}
+    if len(build.spec.platforms) > 1:
+        args["BUILD_BASE_IMAGE"] = build_base or base
     if offline:
         args["OFFLINE"] = "1"
     labels = {**definition["labels"],
@@ -162,6 +166,8 @@ def _stage_locked(cli: BuildClient, build: Build, req: BuildRequest, staged: lis
                                                  env={**req.env, **cli.env}))
         locked, lock_complete = stage_for_build(target, req.images_dir, folders, req.wheels_stage, uv_cache,
                                                 warn=echo)
+        if foreign:     # the venv is installed on this machine's platform (builder.j2's builder-native): its uv too
+            locked.append(stage_uv_wheel(folders, uv_cache, machine_of(host_platform()), req.wheels_stage))
         staged = sorted(set(staged) | set(locked))
         offline = offline and lock_complete
     return staged, offline
@@ -230,6 +236,8 @@ def build_one(client: Any, cli: BuildClient, build: Build, req: BuildRequest,
     try:
         base, why = base_for(client, build, req.base_override) if isinstance(build, Target) \
             else resolve_base(client, spec, req.base_override)
+        # a foreign target's venv is installed on this machine's platform, FROM this machine's base of the distro
+        build_base = resolve_base(client, spec)[0] if foreign else None
         network = _network(client, req.network)
     except UserError as exc:
         return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
@@ -249,7 +257,7 @@ def build_one(client: Any, cli: BuildClient, build: Build, req: BuildRequest,
     shown += f"; NCCL net plugin: {plugin}" if plugin else ""
     echo(f"==> {spec.tag}{_shown_platform(build)}: base {base} ({why}); CA secret: {req.ca or 'none'}; "
          f"local wheels: {shown or 'none'}{' (offline: every locked wheel is local)' if offline else ''}")
-    argv = build_argv(cli, build, dockerfile, base, torch_index, req.ca, network, req.root, offline)
+    argv = build_argv(cli, build, dockerfile, base, torch_index, req.ca, network, req.root, offline, build_base)
     argv[-1:-1] = [word for kv in req.extra_build_args for word in ("--build-arg", kv)]
     emulated = [t.platform for t in _targets(build) if t.platform != host_platform()]
     limit = req.limit(emulated=bool(emulated))

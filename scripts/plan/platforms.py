@@ -50,6 +50,10 @@ class PlatformFacts:
         return self.torch is not None
 
 
+# uv's --python-platform per image platform (locks, and builder.j2's cross install); manylinux_2_28 is what torch's
+# wheels need on both
+UV_PLATFORMS = {"linux/amd64": "x86_64-manylinux_2_28", "linux/arm64": "aarch64-manylinux_2_28"}
+
 def parse_platforms(raw: dict[str, Any]) -> dict[str, PlatformFacts]:
     """compat.yaml's `platforms:` mapping (already schema-checked) → facts; without it only linux/amd64 is known."""
     section: dict[str, Any] = raw.get("platforms") or AMD64_ONLY

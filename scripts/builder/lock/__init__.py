@@ -48,7 +48,15 @@ from .resolve import (
     refresh,
     unresolved_stub,
 )
-from .stage import UV_VERSION, fetch_platform_wheels, find_uv_wheel, sha256_file, stage_for_build, stage_locked_wheels
+from .stage import (
+    UV_VERSION,
+    fetch_platform_wheels,
+    find_uv_wheel,
+    sha256_file,
+    stage_for_build,
+    stage_locked_wheels,
+    stage_uv_wheel,
+)
 
 __all__ = [
     "CA_BUNDLE", "CONTENT_ISSUES", "DEFAULT_FOLDERS", "DIGEST_LINE", "LOCK_MODE", "MAX_LOCK_BYTES", "PLATFORM",
@@ -56,5 +64,5 @@ __all__ = [
     "_link_folder", "canonical", "check_locks", "compile_lock", "fetch_platform_wheels", "find_uv_wheel",
     "header_digest", "input_digest", "lock_content_problem", "lock_folders", "lock_lines", "lock_problem",
     "marker_environment", "parse_lock", "refresh", "require_current_lock", "requirements", "sha256_file",
-    "stage_for_build", "stage_locked_wheels", "stray_locks", "unresolved_stub", "uv_platform", "wheel_fits",
+    "stage_for_build", "stage_locked_wheels", "stage_uv_wheel", "stray_locks", "unresolved_stub", "uv_platform", "wheel_fits",
 ]

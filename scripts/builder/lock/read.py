@@ -16,12 +16,10 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ...errors import UserError
-from ...plan.platforms import NATIVE_NAME, is_lock_name, lock_name, machine_of
+from ...plan.platforms import NATIVE_NAME, UV_PLATFORMS, is_lock_name, lock_name, machine_of
 from ...plan.spec import ImageSpec, Target
 from ..wheels import exact_pin
 
-# uv's --python-platform per image platform; manylinux_2_28 is what torch's wheels need on both
-UV_PLATFORMS = {"linux/amd64": "x86_64-manylinux_2_28", "linux/arm64": "aarch64-manylinux_2_28"}
 PLATFORM = UV_PLATFORMS[NATIVE_NAME]
 DEFAULT_FOLDERS = ("/opt/wheels", "/opt/pypi-more/files")
 DIGEST_LINE = "# input-digest: "

@@ -94,12 +94,17 @@ def stage_for_build(target: Target, images: Path, folders: list[Path], into: Pat
     require_current_lock(target, images)
     staged, covered = stage_locked_wheels(target, target.lock_path(images).read_text(encoding="utf-8"),
                                           folders, into, warn=warn, label=target.lock_label)
-    uv_wheel = find_uv_wheel(folders, uv_cache, machine_of(platform))
+    staged.append(stage_uv_wheel(folders, uv_cache, machine_of(platform), into))
+    return staged, covered
+
+
+def stage_uv_wheel(folders: list[Path], uv_cache: Path, machine: str, into: Path) -> str:
+    """uv's pinned wheel for `machine` into the build's wheel folder (a cross build needs the builder's too)."""
+    uv_wheel = find_uv_wheel(folders, uv_cache, machine)
     dest = into / uv_wheel.name
     if not dest.exists():
         shutil.copy2(uv_wheel, dest)
-    staged.append(uv_wheel.name)
-    return staged, covered
+    return uv_wheel.name
 
 
 def fetch_platform_wheels(target: Target, images: Path, cache: Path, *,
