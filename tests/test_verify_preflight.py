@@ -115,7 +115,8 @@ def test_a_confirmed_host_fault_drains_the_node_with_the_code_and_requeues_a_fir
                    "--budget", "6")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "alone with 24 s to confirm" in proc.stderr
-    assert _calls(log, "sinfo") == ["sinfo -h -N -o %N|%T|%E -p gpu"]
+    # the breaker counts, claims, then counts again (issue 36: prologs on other nodes may claim at the same time)
+    assert _calls(log, "sinfo") == ["sinfo -h -N -o %N|%T|%E -p gpu"] * 2
     update, requeue = _calls(log, "scontrol")
     assert update.startswith("scontrol update nodename=n7 state=drain reason=torchimages:CHECK_TIMEOUT ")
     assert "confirmed: it failed again" in update and len(update) < 260
@@ -297,7 +298,7 @@ def test_metrics_of_a_real_h100_report_for_the_fleet_side(tmp_path):
 
 def test_the_real_kernel_log_of_this_host_is_read_or_said_unreadable():
     from verify.prolog import kernlog, xid
-    log = kernlog.read(time.time() - 3600)
+    log = kernlog.read()
     if log.lines is None:                        # kernel.dmesg_restrict without root: said, never clean
         assert "journalctl" in log.source and "dmesg" in log.source
         return
