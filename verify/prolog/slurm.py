@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .verdict import REASON_PREFIX, one_line
 
 REASON_MAX = 200
-_REASON = re.compile(r"^torchimages:([A-Z][A-Z0-9_]{1,47}) #(\d{9,11})\.([0-9a-f]{10})(?: |$)")
+_REASON = re.compile(r"^torchimages:([A-Z][A-Z0-9_]{1,47}) #(\d{1,12})\.([0-9a-f]{10})(?: |$)")
 
 # one node: a hostlist (`n[1-64]`, `a,b`) would make scontrol act on many
 _NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
