@@ -12,7 +12,7 @@ import pytest
 
 from verify.codes import CODES
 from verify.prolog import cli, history, kernlog, slurm, statefile, xid
-from verify.prolog.verdict import FAULT, NOT_ASSESSED, PASS, Verdict
+from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
 
 pytestmark = pytest.mark.unit
 
@@ -187,7 +187,7 @@ def test_a_claim_past_the_breaker_is_given_back(tmp_path, fake, monkeypatch):
         return real_run(argv, dry_run)
     monkeypatch.setattr(slurm, "run", racing)
     cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--breaker", "0.5")), STEP_ENV)
-    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == cli.EXIT_BREAKER
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
     assert fake.nodes["n1"] == ("idle", "none")
     assert fake.verbs() == ["-h", "update nodename=n1 state=drain", "-h", "update nodename=n1 state=resume"]
     assert _events(tmp_path) == [("drain-refused", "GPU_LOST")]
@@ -197,7 +197,7 @@ def test_a_node_someone_else_drained_is_left_as_it_is(tmp_path, fake):
     """Return-to-service rules: a node drained by an operator is never re-drained (and so never resumed) by us."""
     fake.nodes["n1"] = ("drained", "torchimages: bios update by ops")
     cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
-    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == cli.EXIT_BREAKER
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
     assert fake.nodes["n1"][1] == "torchimages: bios update by ops" and fake.verbs() == ["-h"]
 
 
@@ -248,7 +248,7 @@ def test_revalidate_keeps_drained_a_node_nvml_sees_no_gpu_on(tmp_path, fake, mon
     seen: list[Any] = []
     _verify_writes(monkeypatch, json.dumps(_report(_gpu("skip", None))).encode(), seen)
     status = cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"})
-    assert status == cli.EXIT_NOT_ASSESSED and fake.nodes["n1"][0] == "drained"
+    assert status == EXIT_NOT_ASSESSED and fake.nodes["n1"][0] == "drained"
     assert seen[0][0][-2:] == ["--expect-gpus", "8"] and "update nodename=n1 state=resume" not in fake.verbs()
 
 
@@ -323,11 +323,11 @@ def test_held_kernel_evidence_survives_the_breaker_and_is_spent_by_the_drain(tmp
     _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
     fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1))
     args = ["--state-dir", str(tmp_path / "state"), "--breaker", "0.25"]
-    assert cli.main(args, STEP_ENV) == cli.EXIT_BREAKER
+    assert cli.main(args, STEP_ENV) == EXIT_BREAKER
     fake.nodes["n2"] = ("idle", "none")
-    assert cli.main(args, STEP_ENV) == cli.EXIT_FAULT and fake.nodes["n1"][1].startswith("torchimages:XID_HISTORY #")
+    assert cli.main(args, STEP_ENV) == EXIT_FAULT and fake.nodes["n1"][1].startswith("torchimages:XID_HISTORY #")
     fake.nodes["n1"] = ("idle", "none")
-    assert cli.main(args, STEP_ENV) == cli.EXIT_PASS
+    assert cli.main(args, STEP_ENV) == EXIT_PASS
     drain = history.last_drain(history.read(str(tmp_path / "state"), "n1").events)
     assert drain and drain["action"] == "reboot" and drain["boot_id"]
 
@@ -340,7 +340,7 @@ def test_a_preflight_that_hangs_run_after_run_drains_behind_the_breaker(tmp_path
     _verify_writes(monkeypatch, None, rc=None)
     args = _args(tmp_path, "--budget", "30")
     assert [cli.main(args, STEP_ENV) for _ in range(2)] == [3, 3] and not fake.calls
-    assert cli.main(args, STEP_ENV) == cli.EXIT_FAULT
+    assert cli.main(args, STEP_ENV) == EXIT_FAULT
     assert fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #")
     assert _events(tmp_path)[-2:] == [("fault", "PREFLIGHT_HUNG"), ("drain", "PREFLIGHT_HUNG")]
     assert CODES["PREFLIGHT_HUNG"].owner == "host" and CODES["PREFLIGHT_HUNG"].fix
