@@ -287,7 +287,8 @@ def test_an_xid_not_acted_on_is_held_and_one_before_the_reboot_is_not_evidence()
     next run. Logged before the repair reboot (another boot id): it is not evidence against the repaired node."""
     state, held = kernlog.advance(kernlog.State(), [XID79], kernlog.Clock("boot-a", 6000.0), 3600)
     state, held = kernlog.advance(state, [], kernlog.Clock("boot-a", 6100.0), 3600)
-    assert xid.judge(held) and xid.judge(held)[0] == "XID_HISTORY"
+    judged = xid.judge(held)
+    assert judged is not None and judged[0] == "XID_HISTORY"
     state, held = kernlog.advance(state, [], kernlog.Clock("boot-b", 30.0), 3600)
     assert held == [] and state.boot_id == "boot-b"
 
