@@ -431,7 +431,7 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
 def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
     lock = os.path.join(cfg.state_dir, "breaker.lock")
     try:
-        statefile.folder(cfg.state_dir)
+        os.makedirs(cfg.state_dir, exist_ok=True)       # the folder may be a link an operator made; its files not
         with statefile.locked(lock, BREAKER_LOCK_WAIT_S):
             status = _claim(cfg, v, report)
     except statefile.LockBusy as exc:
@@ -619,10 +619,17 @@ def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
 
 def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
     """The trace of a run that could not gate the node (a bad setting of ours, our own crash): one line on stderr
-    and syslog, a not-assessed event in the history, and the metrics, wherever they can be had."""
+    and syslog, a not-assessed event in the history, and the metrics, wherever they can be had. Never raises."""
     line = f"torchimages-prolog: NOT ASSESSED ({code}): {problem}; the node stays in service, ungated"
     print(line, file=sys.stderr, flush=True)
     _syslog(line)
+    try:
+        _trace(argv, env, code, problem, started)
+    except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - the line above is said already
+        print(f"torchimages-prolog: no trace kept: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+
+
+def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
     node = _value(argv, "--node") or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
     if slurm.node_problem(node):
         return
@@ -634,8 +641,9 @@ def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, start
         pass
     where = _value(argv, "--metrics-dir") or env.get("TORCHIMAGES_METRICS_DIR")
     if where:
-        outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None, "exit": 0 if _as_prolog(argv, env) else 3,
-                   "duration_s": time.time() - started, "time": started, "xids": {}}
+        outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None,
+                                   "exit": 0 if _as_prolog(argv, env) else 3, "duration_s": time.time() - started,
+                                   "time": started, "xids": {}}
         try:
             metrics.write(where, node, None, outcome)
         except (OSError, ValueError, metrics.Unavailable) as exc:
