@@ -307,6 +307,20 @@ def test_three_watched_xids_on_one_device_count_across_runs_within_the_lookback(
     assert len(late) == 1 and xid.judge(late) is None        # 100 and 200 are past the lookback
 
 
+def test_a_wall_clock_stamped_xid_from_before_the_boot_is_not_evidence():
+    """NVIDIA's Xid catalog asks for a reboot; a kernel-log tool that prints wall-clock stamps and older boots (no -b)
+    must not bring back an Xid logged before it: older than the boot time, or than the lookback, it is dropped;
+    one after the boot counts, once."""
+    before = "2026-11-28T03:00:00+00:00 n1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, fallen off the bus"
+    after = before.replace("03:00:00", "05:00:00")
+    clock = kernlog.Clock("b", 100.0, booted=kernlog.wall(before.replace("03:00:00", "04:00:00")),
+                          now=kernlog.wall(after))
+    state, held = kernlog.advance(kernlog.State(), [before, after], clock, 86400)
+    assert [f.line for f in held] == [after]
+    _, again = kernlog.advance(kernlog.settle(state), [before, after], clock, 86400)
+    assert again == []
+
+
 @pytest.mark.parametrize("line", ["NVRM: Xid (PCI:0000:3b:00): 79,", "NVRM: Xid (PCI:0000:3b:00): 79",
                                   "[ 12.5] host kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unkn"])
 def test_a_truncated_xid_79_is_still_79(line):

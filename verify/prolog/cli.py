@@ -357,6 +357,8 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
     if kern and not verdict.drains:
         verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
     past = history.read(cfg.state_dir, cfg.node)
+    if past.error or past.garbled:              # said, never skipped silently: the hang streak reads what is left
+        cfg.notes.append(past.error or f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}")
     return _hung(cfg, verdict, past.events), report, xids
 
 

@@ -19,7 +19,9 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from . import statefile, xid
@@ -29,6 +31,7 @@ STATE_CAP = 1 << 20
 HELD_MAX = 500                   # events held at most (the newest kept)
 OUTPUT_CAP = 32 << 20            # bytes of kernel log taken at most (its newest)
 _MONO = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]")
+_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d|Z)?")
 PROC = "/proc"
 
 
@@ -36,6 +39,8 @@ PROC = "/proc"
 class Clock:
     boot_id: str                 # "" where it cannot be read
     uptime: float | None         # seconds since boot
+    booted: float | None = None  # wall-clock boot time (/proc/stat btime), for lines stamped in wall time
+    now: float | None = None
 
 
 def host_clock(proc: str = PROC) -> Clock:
@@ -49,7 +54,7 @@ def host_clock(proc: str = PROC) -> Clock:
         up = float(uptime[0]) if uptime else None
     except ValueError:
         up = None
-    return Clock(_read("sys/kernel/random/boot_id").strip(), up)
+    return Clock(_read("sys/kernel/random/boot_id").strip(), up, boot_time(proc), time.time())
 
 
 def boot_time(proc: str = PROC) -> float | None:
@@ -101,6 +106,25 @@ def mono(line: str) -> float | None:
     """Seconds since boot of a `[ 1234.567890] ...` line; None when it has no such stamp."""
     m = _MONO.match(line)
     return float(m.group(1)) if m else None
+
+
+def wall(line: str) -> float | None:
+    """Epoch seconds of a line stamped in wall time (`dmesg --time-format iso`, `journalctl -o short-iso`)."""
+    m = _ISO.match(line)
+    if not m:
+        return None
+    try:
+        return datetime.fromisoformat(m.group(1) + (m.group(2) or "+00:00").replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _stale(line: str, clock: Clock, lookback_s: float) -> bool:
+    """A line stamped in wall time from before this boot or the lookback (a tool that ignored -b / the format)."""
+    t = wall(line)
+    if t is None:
+        return False
+    return (clock.booted is not None and t < clock.booted) or (clock.now is not None and t < clock.now - lookback_s)
 
 
 def state_path(state_dir: str, node: str) -> str:
@@ -163,7 +187,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
     for line in lines:
         t, d = mono(line), _digest(line)
         if t is None:
-            if d not in unstamped:
+            if d not in unstamped and not _stale(line, clock, lookback_s):
                 unstamped.append(d)
                 new.append(line)
             continue
