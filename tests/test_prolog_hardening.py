@@ -29,7 +29,7 @@ class FakeSlurm:
         self.info = info or {}
         self.calls: list[list[str]] = []
 
-    def run(self, argv: list[str], dry_run: bool = False) -> tuple[int, str]:
+    def run(self, argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
         self.calls.append(argv[1:])
         name, args = os.path.basename(argv[0]), argv[1:]
         if name == "sinfo":
@@ -181,10 +181,10 @@ def test_a_claim_past_the_breaker_is_given_back(tmp_path, fake, monkeypatch):
     fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1795635600))
     real_run = fake.run
 
-    def racing(argv: list[str], dry_run: bool = False) -> tuple[int, str]:
+    def racing(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
         if os.path.basename(argv[0]) == "scontrol" and "state=drain" in argv:   # n3 claims at the same moment
             fake.nodes["n3"] = ("drained", slurm.reason("n3", "GPU_LOST", "x", 1795635601))
-        return real_run(argv, dry_run)
+        return real_run(argv, dry_run, quiet)
     monkeypatch.setattr(slurm, "run", racing)
     cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--breaker", "0.5")), STEP_ENV)
     assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
@@ -264,7 +264,8 @@ def test_revalidate_refuses_a_garbled_history_and_another_host(tmp_path, fake, m
     assert "garbled line(s) in the history (line 2)" in err and fake.nodes["n1"][0] == "drained"
     fake.info = {"NodeHostName": "n1"}
     assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n9"}) == 5
-    assert "is not n1" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not n1" in err[0] and fake.nodes["n1"][0] == "drained"
 
 
 # ---- 4. kernel-log evidence: kept until acted on, and only once

@@ -141,7 +141,7 @@ def gres_gpus(gres: str) -> int | None:
 
 
 def node_info(node: str) -> tuple[dict[str, str] | None, str]:
-    rc, out = run([shutil.which("scontrol") or "scontrol", "show", "node", "-o", node])
+    rc, out = run([shutil.which("scontrol") or "scontrol", "show", "node", "-o", node], quiet=True)
     if rc != 0:
         return None, f"scontrol show node failed (exit {rc}): {' '.join(out.split())[-200:] or 'no message'}"
     fields = node_fields(out)
@@ -150,9 +150,11 @@ def node_info(node: str) -> tuple[dict[str, str] | None, str]:
     return fields, ""
 
 
-def run(argv: list[str], dry_run: bool = False) -> tuple[int, str]:
-    """(exit status, what it printed) of a Slurm command, its argv said on stderr first; 127 where it cannot run."""
-    print("torchimages-prolog: " + " ".join(argv), file=sys.stderr, flush=True)
+def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+    """(exit status, what it printed) of a Slurm command, its argv said on stderr first (not for a quiet query);
+    127 where it cannot run."""
+    if not quiet:
+        print("torchimages-prolog: " + " ".join(argv), file=sys.stderr, flush=True)
     if dry_run:
         return 0, ""
     try:
