@@ -61,8 +61,10 @@ DEFAULT_HANG_RUNS = 3
 DEFAULT_MIN_CONFIRM_S = 10.0
 REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
 BREAKER_LOCK_WAIT_S = 30.0
-# drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot: return to service must see one
-REBOOT_CODES = frozenset({"XID_HISTORY", "XID_ERROR", "GPU_LOST", "GPU_RESET_REQUIRED"})
+# drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
+# pages take effect only then): return to service must see one
+REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST", "GPU_RESET_REQUIRED",
+                          "RETIREMENT_PENDING"})
 HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
 
 
