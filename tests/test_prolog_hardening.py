@@ -100,7 +100,8 @@ def test_a_bad_setting_under_prolog_exits_0_and_leaves_a_trace(tmp_path, fake, c
     prom = tmp_path / "prom"
     status = cli.main([*_args(tmp_path), "--metrics-dir", str(prom), *argv], {**PROLOG_ENV, **env})
     err = capsys.readouterr().err.strip().splitlines()
-    assert status == 0 and len(err) == 1 and "NOT ASSESSED (CONFIG_ERROR)" in err[0] and "ungated" in err[0], err
+    assert status == 0 and len(err) == 1 and err[0].startswith("torchimages-prolog: NOT ASSESSED: "), err
+    assert "(CONFIG_ERROR: the node stays in service, ungated)" in err[0]
     assert _events(tmp_path) == [("not-assessed", "CONFIG_ERROR")]
     text = (prom / "torchimages_n1.prom").read_text()
     assert 'code="CONFIG_ERROR"' in text and 'verdict="not-assessed"' in text

@@ -7,8 +7,8 @@ except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - a brok
     # Slurm's prolog semantics: a traceback (exit 1) under Prolog= would drain the node for our own breakage
     prolog = "--revalidate" not in sys.argv and (os.environ.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
                                                  or not os.environ.get("SLURM_STEP_ID"))
-    print(f"torchimages-prolog: NOT ASSESSED (PROLOG_CRASHED): cannot load: {type(exc).__name__}: {exc}; the node "
-          "stays in service, ungated", file=sys.stderr)
+    print(f"torchimages-prolog: NOT ASSESSED: cannot load: {type(exc).__name__}: {exc} (PROLOG_CRASHED: the node "
+          "stays in service, ungated)", file=sys.stderr)
     sys.exit(0 if prolog else 3)
 
 sys.exit(main())

@@ -624,7 +624,7 @@ def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
 def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
     """The trace of a run that could not gate the node (a bad setting of ours, our own crash): one line on stderr
     and syslog, a not-assessed event in the history, and the metrics, wherever they can be had. Never raises."""
-    line = f"torchimages-prolog: NOT ASSESSED ({code}): {problem}; the node stays in service, ungated"
+    line = f"torchimages-prolog: NOT ASSESSED: {problem} ({code}: the node stays in service, ungated)"
     print(line, file=sys.stderr, flush=True)
     _syslog(line)
     try:
