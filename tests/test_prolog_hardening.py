@@ -194,6 +194,22 @@ def test_a_claim_past_the_breaker_is_given_back(tmp_path, fake, monkeypatch):
     assert _events(tmp_path) == [("drain-refused", "GPU_LOST")]
 
 
+def test_a_drain_scontrol_refused_asks_nothing_more_of_slurm(tmp_path, fake, monkeypatch):
+    """Slurm's prolog semantics: a drain scontrol refused is said and exits 1 (a host fault), with no requeue after
+    it: the job is requeued only off a node that was drained."""
+    real_run = fake.run
+
+    def refusing(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        real_run(argv, dry_run, quiet)
+        return (1, "scontrol: error: Invalid node name") if os.path.basename(argv[0]) == "scontrol" else \
+            real_run(argv, dry_run, quiet)
+    monkeypatch.setattr(slurm, "run", refusing)
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_FAULT
+    assert [a[0] for a in fake.calls if a[0] in ("update", "requeue")] == ["update"]
+    assert _events(tmp_path) == [("drain-refused", "GPU_LOST")]
+
+
 def test_a_node_someone_else_drained_is_left_as_it_is(tmp_path, fake):
     """Return-to-service rules: a node drained by an operator is never re-drained (and so never resumed) by us."""
     fake.nodes["n1"] = ("drained", "torchimages: bios update by ops")

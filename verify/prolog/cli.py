@@ -66,6 +66,7 @@ BREAKER_LOCK_WAIT_S = 30.0
 REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST", "GPU_RESET_REQUIRED",
                           "RETIREMENT_PENDING"})
 HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
+DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
 
 
 @dataclass
@@ -400,7 +401,8 @@ def _refuse_drain(cfg: Config, v: Verdict, detail: str, line: str) -> int:
 
 def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
     """Count, claim (drain with our signed reason), re-count: a claim that took the partition past the breaker
-    (prologs of other nodes claiming at the same time) is given back. Called under the breaker's lock."""
+    (prologs of other nodes claiming at the same time) is given back. Called under the breaker's lock. DRAINED, or
+    the exit status of a drain not done."""
     rows, why = slurm.rows(cfg.partition)
     if rows is None:
         return _refuse_drain(cfg, v, f"breaker cannot count: {why}", f"{v.code} on {cfg.node} is the host's, but the "
@@ -429,7 +431,7 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
     _note(cfg, "drain", v.code, v.summary, _drain_facts(cfg, v, report))
     if cfg.kern is not None and (problem := kernlog.save(cfg.state_dir, cfg.node, kernlog.settle(cfg.kern))):
         _say(problem)                 # the kernel log's evidence was acted on: it is not counted again
-    return EXIT_FAULT
+    return DRAINED
 
 
 def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
@@ -444,7 +446,7 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     except OSError as exc:
         _say(f"the breaker's lock {lock} cannot be taken ({statefile.problem(exc, lock)}): counting without it")
         status = _claim(cfg, v, report)
-    if status != EXIT_FAULT:
+    if status != DRAINED:
         return status
     if flap := history.failed_again_after_resume(history.read(cfg.state_dir, cfg.node).events, cfg.flap_window_s):
         _note(cfg, "inspect", v.code, flap)
