@@ -109,6 +109,18 @@ def test_a_bad_setting_under_prolog_exits_0_and_leaves_a_trace(tmp_path, fake, c
     assert cli.main([*_args(tmp_path), *argv], {**STEP_ENV, **env}) == 2    # as a first step: exit 2, one line
 
 
+def test_under_slurmd_s_prolog_a_forced_step_mode_never_drains_for_our_trouble(tmp_path, fake, monkeypatch):
+    """Slurm's prolog semantics hold whatever --mode says: run by slurmd as Prolog= (SLURM_SCRIPT_CONTEXT), a bad
+    option, verify's own trouble or the image's fault exit 0."""
+    env = {**PROLOG_ENV, "SLURM_STEP_ID": "0"}
+    assert cli.main([*_args(tmp_path), "--mode", "step", "--bugdet", "1"], env) == 0
+    _verify_writes(monkeypatch, None, rc=1)
+    assert cli.main([*_args(tmp_path), "--mode", "step"], env) == 0
+    image = {"name": "shm", "status": "fail", "code": "CHECK_CRASHED", "owner": "image", "summary": "x"}
+    _verify_writes(monkeypatch, json.dumps(_report(image)).encode())
+    assert cli.main([*_args(tmp_path), "--mode", "step"], env) == 0 and not fake.calls
+
+
 def test_a_report_no_verify_could_write_is_not_assessed(tmp_path, fake, monkeypatch, capsys):
     """Slurm's prolog semantics: a report nested 200,000 deep (or larger than any verify writes) is our trouble,
     not the host's: not assessed, exit 0 under Prolog= and 3 as a step, never a traceback."""

@@ -94,6 +94,7 @@ class Config:
     proc: str = kernlog.PROC
     kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
     here: frozenset[str] = frozenset()      # this host's names: host name (short, full), SLURMD_NODENAME
+    under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
 
 
 class UsageError(Exception):
@@ -215,6 +216,7 @@ def config(args: argparse.Namespace, env: dict[str, str]) -> Config:
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
     cfg.deadline = time.monotonic() + budget + grace
+    cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
     host = socket.gethostname()
     cfg.here = frozenset(x for x in (host, host.split(".")[0], env.get("SLURMD_NODENAME", "")) if x)
     return cfg
@@ -470,7 +472,7 @@ def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
     if v.owner == "host":
         return _drain(cfg, v, report)
     _say(f"{v.code} is the {v.owner}'s to fix; node {cfg.node} is left in service")
-    return EXIT_FAULT if cfg.mode == "step" else EXIT_PASS
+    return EXIT_FAULT if cfg.mode == "step" and not cfg.under_prolog else EXIT_PASS
 
 
 # ---------------------------------------------------------------------------------------------------- revalidate
@@ -619,6 +621,8 @@ def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
     """Whether this run is Slurm's Prolog= (where a non-zero exit drains the node), read without the parser."""
     if "--revalidate" in argv:
         return False
+    if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog"):
+        return True               # slurmd runs it as Prolog=: whatever --mode says, a non-zero exit drains
     forced = _value(argv, "--mode")
     return _mode(env, forced if forced in ("prolog", "step") else "auto") == "prolog"
 
@@ -667,7 +671,8 @@ def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     for note in cfg.notes:
         _say(note)
     _metrics(cfg, status, verdict, report, xids, started)
-    if cfg.mode == "prolog" and not args.revalidate and status in (EXIT_NOT_ASSESSED, EXIT_BREAKER):
+    if (cfg.mode == "prolog" or cfg.under_prolog) and not args.revalidate and status in (EXIT_NOT_ASSESSED,
+                                                                                         EXIT_BREAKER):
         return EXIT_PASS          # Slurm drains a node whose Prolog exits non-zero: that is what these avoid
     return status
 
