@@ -220,6 +220,10 @@ CODES: dict[str, Code] = {
                           "Read the output kept in the report; SIGBUS means /dev/shm, SIGKILL the OOM killer."),
     "CHECK_TIMEOUT": Code("host", "The check did not finish within its timeout and was killed.",
                           "Rerun the check alone with a longer --timeout and read its output."),
+    "PREFLIGHT_HUNG": Code("host", "torchimages-prolog: the preflight hung past its budget plus grace on --hang-runs "
+                           "(3) runs in a row on this node (a degrading GPU stalls its checker); drained behind the "
+                           "breaker.", "Read `nvidia-smi -q` and dmesg for Xids on the node, run `dcgmi diag -r 3`; "
+                           "reset the GPU or reboot, then `make undrain NODE=<node>` on it."),
     "INTERRUPTED": Code("job", "verify was interrupted (SIGTERM/SIGINT) while this check ran, or before it ran.",
                         "Rerun verify; give the job enough time (CI timeout, `timeout`)."),
 }

@@ -1,9 +1,13 @@
 """Each node's history of what torchimages did to it: STATE/history/<node>.jsonl, one JSON object a line.
 
 A line (schema 1): {"schema": 1, "time": "2026-11-25T19:40:00Z", "epoch": 1795635600.0, "node": "n2",
-"event": <EVENTS>, "code": "CHECK_TIMEOUT" | null, "detail": "one line"}. Appended with one write() to a file
-opened O_APPEND, so a line is never interleaved with another writer's or left half-written by this one; a reader
-skips a line it cannot parse and says how many it skipped. The fleet report reads these files.
+"event": <EVENTS>, "code": "CHECK_TIMEOUT" | null, "detail": "one line"}, and on a drain what return to service must
+prove (`gpus`: the GPUs the node should have, `boot_id`: the boot it was drained in, `action`: "reset" or
+"reboot" when NVIDIA's Xid catalog asks for one). Appended with one write() to a file opened O_APPEND|O_NOFOLLOW,
+under a lock (STATE/history/.<node>.lock) that rotation shares: past MAX_BYTES the file is rewritten (temp file,
+then rename) with its last KEEP_LINES lines. A reader takes at most READ_CAP bytes from the tail, refuses a symlink,
+a FIFO or a device with one line, and names every line it cannot parse (a garbled history is not a clean one).
+The fleet report reads these files (scripts/fleet/history.py: the same schema, extra fields ignored).
 """
 from __future__ import annotations
 
@@ -11,41 +15,64 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+
+from . import statefile
 
 SCHEMA = 1
 EVENTS = ("pass", "fault", "not-assessed", "drain", "drain-refused", "resume", "resume-refused", "inspect")
 FLAP_WINDOW_S = 7 * 86400.0
+MAX_BYTES = 1 << 20             # past this the file is rotated (about 4,000 events: years of a node's life)
+KEEP_LINES = 2000               # what rotation keeps
+READ_CAP = 4 << 20              # the most a reader takes, from the tail (a larger file is cut, and says so)
+LOCK_WAIT_S = 5.0
 
 
 def path(state_dir: str, node: str) -> str:
     return os.path.join(state_dir, "history", f"{node}.jsonl")
 
 
-def record(state_dir: str, node: str, event: str, code: str | None, detail: str,
-           now: float | None = None) -> str | None:
-    """Append one event; None, or why it could not be appended (the caller says it; nothing is half-written)."""
+def _lock_path(state_dir: str, node: str) -> str:
+    return os.path.join(state_dir, "history", f".{node}.lock")
+
+
+def _entry(node: str, event: str, code: str | None, detail: str, now: float,
+           extra: dict[str, Any] | None) -> bytes:
     if event not in EVENTS:
         raise ValueError(f"unknown history event {event!r}")
     if not node or "/" in node or node.startswith("."):
         raise ValueError(f"node name {node!r} cannot name a history file")
-    now = time.time() if now is None else now
     entry = {"schema": SCHEMA, "time": datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "epoch": round(now, 3), "node": node, "event": event, "code": code, "detail": detail[:1000]}
-    data = (json.dumps(entry, ensure_ascii=True, allow_nan=False) + "\n").encode()
+    entry.update({k: v for k, v in (extra or {}).items() if k not in entry and v is not None})
+    return (json.dumps(entry, ensure_ascii=True, allow_nan=False) + "\n").encode()
+
+
+def record(state_dir: str, node: str, event: str, code: str | None, detail: str, now: float | None = None,
+           extra: dict[str, Any] | None = None, max_bytes: int = MAX_BYTES, keep_lines: int = KEEP_LINES) -> str | None:
+    """Append one event (rotating the file past max_bytes); None, or why it could not be appended."""
+    data = _entry(node, event, code, detail, time.time() if now is None else now, extra)
     target = path(state_dir, node)
     try:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        statefile.folder(os.path.dirname(target))
         try:
-            written = os.write(fd, data)
-        finally:
-            os.close(fd)
+            with statefile.locked(_lock_path(state_dir, node), LOCK_WAIT_S):
+                if statefile.append(target, data) > max_bytes:
+                    _rotate(target, keep_lines, max_bytes)
+        except statefile.LockBusy:
+            statefile.append(target, data)             # the line matters more than the rotation: that waits
     except OSError as exc:
-        return f"cannot append to the history {target}: {exc.strerror or exc}"
-    return None if written == len(data) else f"short write to the history {target}"
+        return f"cannot append to the history {target}: {statefile.problem(exc, target)}"
+    return None
+
+
+def _rotate(target: str, keep_lines: int, max_bytes: int) -> None:
+    """Keep the last keep_lines lines (and at most half of max_bytes): temp file, then rename."""
+    tail = statefile.read_tail(target, max(1, max_bytes // 2))
+    lines = tail.text.splitlines(keepends=True)[-keep_lines:]
+    statefile.replace(target, "".join(lines).encode())
 
 
 @dataclass
@@ -53,6 +80,16 @@ class History:
     events: list[dict[str, Any]]
     skipped: int                  # lines that were not a schema-1 event
     error: str | None = None      # why the file could not be read (its events are then unknown, not none)
+    bad_lines: list[int] = field(default_factory=list)   # their 1-based numbers (in what was read)
+    cut: bool = False             # only the file's tail was read
+
+    @property
+    def garbled(self) -> str | None:
+        """One line naming the lines that are not events, or None when every line is one."""
+        if not self.bad_lines:
+            return None
+        shown = ", ".join(map(str, self.bad_lines[:5])) + (" ..." if len(self.bad_lines) > 5 else "")
+        return f"{len(self.bad_lines)} garbled line(s) in the history (line {shown})"
 
 
 def _valid(entry: Any) -> bool:
@@ -63,29 +100,35 @@ def _valid(entry: Any) -> bool:
         and isinstance(entry.get("time"), str)
 
 
-def read(state_dir: str, node: str) -> History:
-    """The node's events in file order; no file is an empty history, an unreadable one says why."""
+def parse(text: str) -> tuple[list[dict[str, Any]], list[int]]:
+    """(the events, the numbers of the lines that are not one); a blank line is neither."""
     events: list[dict[str, Any]] = []
-    skipped = 0
+    bad: list[int] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            entry = None
+        if _valid(entry):
+            events.append(entry)
+        else:
+            bad.append(number)
+    return events, bad
+
+
+def read(state_dir: str, node: str, cap: int = READ_CAP) -> History:
+    """The node's events in file order; no file is an empty history, an unreadable or refused one says why."""
+    target = path(state_dir, node)
     try:
-        with open(path(state_dir, node), encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
+        tail = statefile.read_tail(target, cap)
     except FileNotFoundError:
         return History([], 0)
     except OSError as exc:
-        return History([], 0, f"cannot read the history {path(state_dir, node)}: {exc.strerror or exc}")
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            skipped += 1
-            continue
-        ok = _valid(entry)
-        if ok:
-            events.append(entry)
-        else:
-            skipped += 1
-    return History(events, skipped)
+        return History([], 0, f"cannot read the history {target}: {statefile.problem(exc, target)}")
+    events, bad = parse(tail.text)
+    return History(events, len(bad), None, bad, tail.cut)
 
 
 def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FLAP_WINDOW_S) -> str | None:
@@ -102,6 +145,24 @@ def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FL
         return None
     return (f"drained again ({last.get('code')}) {gap / 3600:.1f} h after it was resumed on {resumes[-1]['time']}: "
             f"a fault that comes back within {window_s / 86400:.0f} d needs hardware inspection")
+
+
+def streak(events: list[dict[str, Any]], codes: frozenset[str]) -> int:
+    """How many of the last runs in a row ended with one of `codes` (not assessed, or the fault they became): a pass,
+    another cause, a drain or a resume ends the streak; a drain the breaker refused does not."""
+    n = 0
+    for e in reversed(events):
+        if e["event"] in ("drain-refused", "inspect", "resume-refused"):
+            continue
+        if e["event"] in ("not-assessed", "fault") and e.get("code") in codes:
+            n += 1
+            continue
+        break
+    return n
+
+
+def last_drain(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return next((e for e in reversed(events) if e["event"] == "drain"), None)
 
 
 def counts(events: list[dict[str, Any]]) -> dict[str, int]:

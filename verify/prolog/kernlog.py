@@ -1,97 +1,209 @@
-"""The kernel log since the prolog's last run on this node (never further back than a lookback window).
+"""The kernel log's Xid evidence on this node: read once, kept until acted on, and only for the current boot.
 
-journalctl -k first (it keeps the log across reboots and filters by time itself); where it fails or has no
-journal, dmesg --time-format iso, whose lines are filtered by their own time stamps here. Where neither can be
-read (no permission: kernel.dmesg_restrict), the result says so: the kernel log is then unknown, not clean.
-The time of the last read is kept in STATE/kernlog/<node>.since, written whole (temp file, then rename).
+Read: `journalctl -k -b -o short-monotonic` (the current boot's kernel messages), else `dmesg --kernel` (the ring buffer);
+both stamp each line with seconds since boot (`[ 1234.567890] ...`), which a wall-clock step does not move. Where
+neither can be read (no permission: kernel.dmesg_restrict) the result says so: the kernel log is then unknown, not
+clean. The state (STATE/kernlog/<node>.json, rewritten whole: temp file, then rename; read as a hostile file):
+- a cursor: the boot id (/proc/sys/kernel/random/boot_id) and the last stamp read, so each line is read once even
+  when the clock is stepped back, and a new boot starts afresh (an Xid logged before the repair reboot is not
+  evidence against the repaired node);
+- the events still held: drain-worthy ones not yet acted on (the breaker held the drain: they stay for the next
+  run) and watched ones within the lookback (NVIDIA's "3 on one device" counts across runs). A drain done on them
+  settles them (`settle`).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
+
+from . import statefile, xid
 
 TIMEOUT_S = 20.0
-_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d)")
+STATE_CAP = 1 << 20
+HELD_MAX = 500                   # events held at most (the newest kept)
+OUTPUT_CAP = 32 << 20            # bytes of kernel log taken at most (its newest)
+_MONO = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]")
+_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d|Z)?")
+PROC = "/proc"
+
+
+@dataclass(frozen=True)
+class Clock:
+    boot_id: str                 # "" where it cannot be read
+    uptime: float | None         # seconds since boot
+    booted: float | None = None  # wall-clock boot time (/proc/stat btime), for lines stamped in wall time
+    now: float | None = None
+
+
+def host_clock(proc: str = PROC) -> Clock:
+    def _read(rel: str) -> str:
+        try:
+            return statefile.read_tail(os.path.join(proc, rel), 4096).text
+        except OSError:
+            return ""
+    uptime = _read("uptime").split()
+    try:
+        up = float(uptime[0]) if uptime else None
+    except ValueError:
+        up = None
+    return Clock(_read("sys/kernel/random/boot_id").strip(), up, boot_time(proc), time.time())
+
+
+def boot_time(proc: str = PROC) -> float | None:
+    """The wall-clock time this host booted (/proc/stat btime), or None."""
+    try:
+        text = statefile.read_tail(os.path.join(proc, "stat"), 1 << 20).text
+    except OSError:
+        return None
+    m = re.search(r"^btime\s+(\d+)\s*$", text, re.M)
+    return float(m.group(1)) if m else None
 
 
 @dataclass
 class KernelLog:
     lines: list[str] | None      # None: not read
     source: str                  # the command that gave them, or why none did
-    since: float
 
 
-def journalctl_argv(since: float) -> list[str]:
-    return [shutil.which("journalctl") or "journalctl", "-k", "--no-pager", "-q", "-o", "short-iso",
-            "--since", f"@{int(since)}"]
+def journalctl_argv() -> list[str]:
+    return [shutil.which("journalctl") or "journalctl", "-k", "-b", "--no-pager", "-q", "-o", "short-monotonic"]
 
 
 def dmesg_argv() -> list[str]:
-    return [shutil.which("dmesg") or "dmesg", "--time-format", "iso"]
+    return [shutil.which("dmesg") or "dmesg", "--kernel"]
 
 
 def _run(argv: list[str]) -> tuple[list[str] | None, str]:
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False, errors="replace")
+        proc = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{os.path.basename(argv[0])}: {exc}"
     if proc.returncode != 0:
-        return None, f"{os.path.basename(argv[0])} exited {proc.returncode}: {proc.stderr.strip()[-160:]}"
-    return proc.stdout.splitlines(), " ".join(argv)
+        err = proc.stderr.decode(errors="replace").strip()[-160:]
+        return None, f"{os.path.basename(argv[0])} exited {proc.returncode}: {err}"
+    return proc.stdout[-OUTPUT_CAP:].decode(errors="replace").splitlines(), " ".join(argv)
 
 
-def stamp(line: str) -> float | None:
-    """Epoch seconds of a `dmesg --time-format iso` line; None when it has no such stamp."""
+def read() -> KernelLog:
+    lines, source = _run(journalctl_argv())
+    if lines:
+        return KernelLog(lines, source)
+    raw, dsource = _run(dmesg_argv())
+    if raw is None:
+        return KernelLog(None if lines is None else [], f"{source}; {dsource}")
+    return KernelLog(raw, dsource)
+
+
+def mono(line: str) -> float | None:
+    """Seconds since boot of a `[ 1234.567890] ...` line; None when it has no such stamp."""
+    m = _MONO.match(line)
+    return float(m.group(1)) if m else None
+
+
+def wall(line: str) -> float | None:
+    """Epoch seconds of a line stamped in wall time (`dmesg --time-format iso`, `journalctl -o short-iso`)."""
     m = _ISO.match(line)
     if not m:
         return None
     try:
-        return datetime.fromisoformat(m.group(1) + m.group(2)).timestamp()
+        return datetime.fromisoformat(m.group(1) + (m.group(2) or "+00:00").replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
 
 
-def read(since: float) -> KernelLog:
-    lines, source = _run(journalctl_argv(since))
-    if lines:
-        return KernelLog(lines, source, since)
-    raw, dsource = _run(dmesg_argv())
-    if raw is None:
-        return KernelLog(None if lines is None else [], f"{source}; {dsource}", since)
-    return KernelLog([ln for ln in raw if (t := stamp(ln)) is None or t >= since], dsource, since)
+def _stale(line: str, clock: Clock, lookback_s: float) -> bool:
+    """A line stamped in wall time from before this boot or the lookback (a tool that ignored -b / the format)."""
+    t = wall(line)
+    if t is None:
+        return False
+    return (clock.booted is not None and t < clock.booted) or (clock.now is not None and t < clock.now - lookback_s)
 
 
-def since_path(state_dir: str, node: str) -> str:
-    return os.path.join(state_dir, "kernlog", f"{node}.since")
+def state_path(state_dir: str, node: str) -> str:
+    return os.path.join(state_dir, "kernlog", f"{node}.json")
 
 
-def last_read(state_dir: str, node: str, lookback_s: float, now: float | None = None) -> float:
-    """Where to start reading: the last run's time, or now - lookback when that is further back, unknown or odd."""
-    now = time.time() if now is None else now
-    floor = now - lookback_s
+@dataclass
+class State:
+    boot_id: str = ""
+    mono: float = -1.0                                  # the last stamp read in boot_id
+    at_mono: list[str] = field(default_factory=list)    # digests of the lines read at that stamp
+    unstamped: list[str] = field(default_factory=list)  # digests of lines without a stamp already read
+    held: list[dict[str, Any]] = field(default_factory=list)   # {"line", "mono"}: events not yet acted on
+
+
+def _digest(line: str) -> str:
+    return hashlib.sha256(line.strip().encode(errors="replace")).hexdigest()[:16]
+
+
+def load(state_dir: str, node: str) -> tuple[State, str | None]:
+    """The kept state, or a fresh one and why (none kept is not a problem; a garbled or refused file is)."""
+    target = state_path(state_dir, node)
     try:
-        with open(since_path(state_dir, node), encoding="utf-8") as fh:
-            last = float(fh.read().strip())
-    except (OSError, ValueError):
-        return floor
-    return last if floor <= last <= now else floor
-
-
-def remember(state_dir: str, node: str, when: float) -> str | None:
-    """Keep `when` as the last read; None, or why it could not be kept."""
-    path = since_path(state_dir, node)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".since-")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(f"{when:.3f}\n")
-        os.replace(tmp, path)
+        raw = json.loads(statefile.read_tail(target, STATE_CAP).text)
+    except FileNotFoundError:
+        return State(), None
     except OSError as exc:
-        return f"cannot keep the kernel log's read time in {path}: {exc.strerror or exc}"
+        return State(), f"kernel-log state not read: {statefile.problem(exc, target)}"
+    except (ValueError, RecursionError):
+        return State(), f"kernel-log state {target} is garbled: read again from the lookback"
+    try:
+        held = [{"line": str(e["line"]), "mono": float(e["mono"])} for e in raw["held"]]
+        return State(str(raw["boot_id"]), float(raw["mono"]), [str(x) for x in raw["at_mono"]],
+                     [str(x) for x in raw["unstamped"]], held), None
+    except (KeyError, TypeError, ValueError):
+        return State(), f"kernel-log state {target} is garbled: read again from the lookback"
+
+
+def save(state_dir: str, node: str, state: State) -> str | None:
+    target = state_path(state_dir, node)
+    data = {"schema": 1, "boot_id": state.boot_id, "mono": state.mono, "at_mono": state.at_mono,
+            "unstamped": state.unstamped[-HELD_MAX:], "held": state.held[-HELD_MAX:]}
+    try:
+        statefile.folder(os.path.dirname(target))
+        statefile.replace(target, (json.dumps(data) + "\n").encode())
+    except OSError as exc:
+        return f"cannot keep the kernel log's state in {target}: {statefile.problem(exc, target)}"
     return None
+
+
+def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> tuple[State, list[xid.Finding]]:
+    """The state after reading `lines`, and the findings held now (earlier ones still held, then the new ones).
+    Pure: a new boot drops what the last boot held; events older than the lookback drop out."""
+    if clock.boot_id != state.boot_id:
+        state = State(clock.boot_id)          # another boot: what the last one held is not this one's evidence
+    floor = clock.uptime - lookback_s if clock.uptime is not None else None
+    new: list[str] = []
+    last, at_last = state.mono, list(state.at_mono)
+    unstamped = list(state.unstamped)
+    for line in lines:
+        t, d = mono(line), _digest(line)
+        if t is None:
+            if d not in unstamped and not _stale(line, clock, lookback_s):
+                unstamped.append(d)
+                new.append(line)
+            continue
+        if t < last or (t == last and d in at_last) or (floor is not None and t < floor):
+            continue
+        if t > last:
+            last, at_last = t, []
+        at_last.append(d)
+        new.append(line)
+    found = [f for f in xid.parse(new) if f.action in (xid.DRAIN, xid.WATCH)]
+    held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor]
+    held += [{"line": f.line, "mono": mono(f.line) if mono(f.line) is not None else -1.0} for f in found]
+    return State(state.boot_id, last, at_last, unstamped[-HELD_MAX:], held[-HELD_MAX:]), \
+        xid.parse([e["line"] for e in held[-HELD_MAX:]])
+
+
+def settle(state: State) -> State:
+    """The state once a drain acted on what it held: nothing is held any more (the cursor stays)."""
+    return State(state.boot_id, state.mono, state.at_mono, state.unstamped, [])

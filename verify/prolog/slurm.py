@@ -1,7 +1,14 @@
-"""Slurm as the prolog sees it: a node name that is one node, sinfo's view of a partition, the breaker, and
-scontrol commands that say what they did (argv on stderr) and what Slurm answered."""
+"""Slurm as the prolog sees it: a node name that is one node, sinfo's view of a partition, the breaker, our drain
+reasons, a node's Gres and host name, and scontrol commands that say what they did (argv on stderr) and what Slurm
+answered.
+
+Our drain reason is `torchimages:<CODE> #<epoch>.<mark> <summary>`, the mark a digest of the node, the code and the
+epoch: the breaker and --revalidate count a reason as ours only when it parses strictly and its mark matches its
+node, so an operator's hand-written `torchimages: ...` (or one copied from another node) is never taken for ours.
+The mark guards against mistakes, not malice: whoever can run scontrol can drain and resume anyway."""
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import shutil
@@ -9,7 +16,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from .verdict import REASON_PREFIX
+from .verdict import REASON_PREFIX, one_line
+
+REASON_MAX = 200
+_REASON = re.compile(r"^torchimages:([A-Z][A-Z0-9_]{1,47}) #(\d{1,12})\.([0-9a-f]{10})(?: |$)")
 
 # one node: a hostlist (`n[1-64]`, `a,b`) would make scontrol act on many
 _NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -35,7 +45,33 @@ class NodeRow:
 
     @property
     def ours(self) -> bool:
-        return self.drained and self.reason_text.startswith(REASON_PREFIX)
+        return self.drained and parse_reason(self.reason_text, self.name) is not None
+
+    @property
+    def claimed(self) -> int:
+        """When our drain reason says the node was drained (epoch), 0 when it is not ours."""
+        found = parse_reason(self.reason_text, self.name) if self.drained else None
+        return found[1] if found else 0
+
+
+def _mark(node: str, code: str, epoch: int) -> str:
+    return hashlib.sha256(f"torchimages|{node}|{code}|{epoch}".encode()).hexdigest()[:10]
+
+
+def reason(node: str, code: str, summary: str, epoch: float) -> str:
+    """Slurm's drain reason: `torchimages:<CODE> #<epoch>.<mark> <summary>`, one printable line of at most 200
+    characters (no double quote)."""
+    t = int(epoch)
+    text = one_line(f"{REASON_PREFIX}{code} #{t}.{_mark(node, code, t)} {summary}").replace('"', "'")
+    return text if len(text) <= REASON_MAX else text[:REASON_MAX - 3] + "..."
+
+
+def parse_reason(text: str, node: str) -> tuple[str, int] | None:
+    """(code, epoch) of a drain reason torchimages wrote for `node`; None for anyone else's."""
+    m = _REASON.match(text.strip())
+    if not m or _mark(node, m.group(1), int(m.group(2))) != m.group(3):
+        return None
+    return m.group(1), int(m.group(2))
 
 
 def parse_sinfo(text: str) -> list[NodeRow]:
@@ -81,9 +117,44 @@ def breaker(rows: list[NodeRow], node: str, share: float) -> Breaker:
     return Breaker(allowed, ours, total)
 
 
-def run(argv: list[str], dry_run: bool = False) -> tuple[int, str]:
-    """(exit status, what it printed) of a Slurm command, its argv said on stderr first; 127 where it cannot run."""
-    print("torchimages-prolog: " + " ".join(argv), file=sys.stderr, flush=True)
+def over(rows: list[NodeRow], node: str, share: float) -> bool:
+    """After this node's claim, re-counted: True when torchimages now holds more than the breaker allows with it
+    (prologs on other nodes claimed at the same time); the claim is then given back. Of any two racing claims the
+    later re-count sees the earlier, so they never both stay past the share."""
+    gate = breaker(rows, node, share)
+    return gate.drained_ours + 1 > gate.allowed
+
+
+def node_fields(text: str) -> dict[str, str]:
+    """`scontrol show node -o NAME`'s Key=Value fields (the values without spaces: NodeHostName, Gres, State)."""
+    return {m.group(1): m.group(2) for m in re.finditer(r"(?:^|\s)([A-Za-z]+)=(\S*)", text)}
+
+
+def gres_gpus(gres: str) -> int | None:
+    """The GPUs a node's Gres names (`gpu:8`, `gpu:h100:8(S:0-1)`, `gpu:a100:4,gpu:t4:2`); None when it names none."""
+    total = 0
+    for item in re.sub(r"\([^)]*\)", "", gres).split(","):
+        parts = item.strip().split(":")
+        if parts[0] == "gpu" and len(parts) >= 2 and parts[-1].isdigit():
+            total += int(parts[-1])
+    return total or None
+
+
+def node_info(node: str) -> tuple[dict[str, str] | None, str]:
+    rc, out = run([shutil.which("scontrol") or "scontrol", "show", "node", "-o", node], quiet=True)
+    if rc != 0:
+        return None, f"scontrol show node failed (exit {rc}): {' '.join(out.split())[-200:] or 'no message'}"
+    fields = node_fields(out)
+    if fields.get("NodeName") != node:
+        return None, f"scontrol show node does not list {node}"
+    return fields, ""
+
+
+def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+    """(exit status, what it printed) of a Slurm command, its argv said on stderr first (not for a quiet query);
+    127 where it cannot run."""
+    if not quiet:
+        print("torchimages-prolog: " + " ".join(argv), file=sys.stderr, flush=True)
     if dry_run:
         return 0, ""
     try:

@@ -24,7 +24,6 @@ EXIT_REFUSED = 5         # --revalidate refused: not drained by torchimages, fla
 
 PASS, FAULT, NOT_ASSESSED = "pass", "fault", "not-assessed"
 REASON_PREFIX = "torchimages:"
-REASON_MAX = 200
 # verify codes that say the measurement, not the node, went wrong
 UNJUDGED_CODES = frozenset({"MEASUREMENT_INVALID", "FACTS_INVALID", "FACTS_INCOMPLETE", "INTERRUPTED"})
 TIMEOUT_CODES = frozenset({"CHECK_TIMEOUT", "NCCL_TIMEOUT"})
@@ -57,12 +56,6 @@ class Verdict:
 
 def one_line(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^\x20-\x7e]+", " ", text)).strip()
-
-
-def reason(code: str, summary: str) -> str:
-    """Slurm's drain reason: `torchimages:<CODE> <summary>`, one printable line of at most 200 characters."""
-    text = one_line(f"{REASON_PREFIX}{code} {summary}").replace('"', "'")
-    return text if len(text) <= REASON_MAX else text[:REASON_MAX - 3] + "..."
 
 
 def not_assessed(code: str, summary: str, check: str | None = None) -> Verdict:

@@ -37,7 +37,8 @@ NVLINK = range(144, 151)        # NVLink Xids: the message says Fatal or Nonfata
 # 4 drain and reset, 5 recover IMEX domain, 6 bus reset, 7 system reboot
 RECOVERY_NONE, RECOVERY_IMEX = 0, 5
 
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (\d+),\s*(.*)")
+# a line cut short (`NVRM: Xid (PCI:0000:3b:00): 79,` or without the comma) still names its code: the rest is optional
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d+)\b(?:\s*,\s*(.*))?")
 _SXID = re.compile(r"(nvidia-nvswitch\d*): SXid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (\d+),\s*(.*)")
 _FALLEN = re.compile(r"NVRM:.*fallen off the bus")
 _ADDRESS = re.compile(r"NVRM: .*?\b(?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\b")
@@ -97,7 +98,7 @@ def parse(lines: list[str]) -> list[Finding]:
     device = "unknown"
     for line in lines:
         if m := _XID.search(line):
-            action, what = _xid_action(int(m.group(2)), m.group(3))
+            action, what = _xid_action(int(m.group(2)), m.group(3) or "")
             found.append(Finding("xid", int(m.group(2)), m.group(1), action, what, line.strip()))
         elif m := _SXID.search(line):
             action, what = _sxid_action(m.group(4))

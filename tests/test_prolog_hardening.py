@@ -1,0 +1,481 @@
+"""torchimages-prolog under attack (issue 36, the prolog's classes 1-5 and its half of 8), on its pure parts and on
+`cli.main` with Slurm's commands, verify and the kernel log replaced in-process (their argv recorded): no process,
+no sleep. Each test names the practice it holds the prolog to."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verify.codes import CODES
+from verify.prolog import cli, history, kernlog, slurm, statefile, xid
+from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
+
+pytestmark = pytest.mark.unit
+
+PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
+STEP_ENV = {"SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7"}
+XID79 = "[ 5000.000001] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+
+
+class FakeSlurm:
+    """sinfo and scontrol as the prolog calls them (slurm.run), each argv recorded; the drain states kept here."""
+
+    def __init__(self, nodes: dict[str, tuple[str, str]], info: dict[str, str] | None = None) -> None:
+        self.nodes = dict(nodes)              # name -> (state, reason)
+        self.info = info or {}
+        self.calls: list[list[str]] = []
+
+    def run(self, argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        self.calls.append(argv[1:])
+        name, args = os.path.basename(argv[0]), argv[1:]
+        if name == "sinfo":
+            return 0, "".join(f"{n}|{s}|{r}\n" for n, (s, r) in self.nodes.items())
+        if args[:2] == ["show", "node"]:
+            fields = " ".join(f"{k}={v}" for k, v in {"NodeName": args[-1], **self.info}.items())
+            return 0, fields + "\n"
+        if args and args[0] == "update":
+            node = args[1].split("=", 1)[1]
+            if args[2] == "state=drain":
+                self.nodes[node] = ("drained", args[3].split("=", 1)[1])
+            elif args[2] == "state=resume":
+                self.nodes[node] = ("idle", "none")
+        return 0, ""
+
+    def verbs(self) -> list[str]:
+        return [" ".join(a[:3]) if a and a[0] == "update" else (a[0] if a else "") for a in self.calls]
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
+    f = FakeSlurm({"n1": ("idle", "none"), "n2": ("idle", "none"), "n3": ("idle", "none"), "n4": ("idle", "none")})
+    monkeypatch.setattr(slurm, "run", f.run)
+    monkeypatch.setattr(cli, "_syslog", lambda line: None)
+    return f
+
+
+def _report(*checks: dict[str, Any]) -> dict[str, Any]:
+    failed = any(c["status"] == "fail" for c in checks)
+    return {"status": "fail" if failed else "pass", "checks": list(checks)}
+
+
+def _gpu(status: str = "pass", devices: int | None = 8, **kw: Any) -> dict[str, Any]:
+    metrics = {"nvml_devices": {"value": devices, "unit": "count"}} if devices is not None else {}
+    return {"name": "gpu", "status": status, "metrics": metrics, "summary": "gpu", **kw}
+
+
+def _verify_writes(monkeypatch: pytest.MonkeyPatch, body: bytes | None, seen: list[Any] | None = None,
+                   rc: int | None = 0) -> None:
+    """verify replaced: it writes `body` where --json says (None: nothing) and exits rc (None: ran past its limit)."""
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        if seen is not None:
+            seen.append((cmd, limit))
+        if body is not None and rc is not None:
+            Path(cmd[cmd.index("--json") + 1]).write_bytes(body)
+        return rc, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+
+
+def _args(tmp_path: Path, *extra: str) -> list[str]:
+    return ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", *extra]
+
+
+def _events(tmp_path: Path, node: str = "n1") -> list[tuple[str, str | None]]:
+    return [(e["event"], e["code"]) for e in history.read(str(tmp_path / "state"), node).events]
+
+
+# ---- 1. a setting of ours is never the node's fault
+
+@pytest.mark.parametrize("argv, env", [
+    (["--bugdet", "30"], {}), (["--budget", "inf"], {}), ([], {"TORCHIMAGES_BREAKER": "ten"}),
+    ([], {"TORCHIMAGES_BREAKER": "1.5"}), (["--hang-runs", "-1"], {}), ([], {"SLURM_GPUS_ON_NODE": "all"}),
+])
+def test_a_bad_setting_under_prolog_exits_0_and_leaves_a_trace(tmp_path, fake, capsys, argv, env):
+    """Slurm's prolog semantics: a non-zero Prolog= exit drains the node, so a typo in slurm.conf's prolog line (or a
+    bad TORCHIMAGES_BREAKER) must not drain a partition: exit 0, one line, and the history and the metrics say the
+    node ran ungated (CONFIG_ERROR)."""
+    prom = tmp_path / "prom"
+    status = cli.main([*_args(tmp_path), "--metrics-dir", str(prom), *argv], {**PROLOG_ENV, **env})
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 0 and len(err) == 1 and err[0].startswith("torchimages-prolog: NOT ASSESSED: "), err
+    assert "(CONFIG_ERROR: the node stays in service, ungated)" in err[0]
+    assert _events(tmp_path) == [("not-assessed", "CONFIG_ERROR")]
+    text = (prom / "torchimages_n1.prom").read_text()
+    assert 'code="CONFIG_ERROR"' in text and 'verdict="not-assessed"' in text
+    assert not fake.calls                                          # nothing asked of Slurm
+    assert cli.main([*_args(tmp_path), *argv], {**STEP_ENV, **env}) == 2    # as a first step: exit 2, one line
+
+
+def test_under_slurmd_s_prolog_a_forced_step_mode_never_drains_for_our_trouble(tmp_path, fake, monkeypatch):
+    """Slurm's prolog semantics hold whatever --mode says: run by slurmd as Prolog= (SLURM_SCRIPT_CONTEXT), a bad
+    option, verify's own trouble or the image's fault exit 0."""
+    env = {**PROLOG_ENV, "SLURM_STEP_ID": "0"}
+    assert cli.main([*_args(tmp_path), "--mode", "step", "--bugdet", "1"], env) == 0
+    _verify_writes(monkeypatch, None, rc=1)
+    assert cli.main([*_args(tmp_path), "--mode", "step"], env) == 0
+    image = {"name": "shm", "status": "fail", "code": "CHECK_CRASHED", "owner": "image", "summary": "x"}
+    _verify_writes(monkeypatch, json.dumps(_report(image)).encode())
+    assert cli.main([*_args(tmp_path), "--mode", "step"], env) == 0 and not fake.calls
+
+
+def test_a_report_no_verify_could_write_is_not_assessed(tmp_path, fake, monkeypatch, capsys):
+    """Slurm's prolog semantics: a report nested 200,000 deep (or larger than any verify writes) is our trouble,
+    not the host's: not assessed, exit 0 under Prolog= and 3 as a step, never a traceback."""
+    _verify_writes(monkeypatch, b"[" * 200_000 + b"]" * 200_000)
+    assert cli.main(_args(tmp_path), STEP_ENV) == 3
+    out = capsys.readouterr()
+    assert out.out.startswith("prolog: NOT-ASSESSED REPORT_INVALID") and "deeper" in out.out
+    monkeypatch.setattr(cli, "REPORT_CAP", 1000)
+    _verify_writes(monkeypatch, b'{"status": "pass", "checks": []}' + b" " * 5000)
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
+    assert "more than any verify writes" in capsys.readouterr().out
+    assert [e for e, _ in _events(tmp_path)] == ["not-assessed", "not-assessed"] and not fake.calls
+
+
+def test_a_crash_of_ours_never_escapes_as_exit_1(tmp_path, fake, monkeypatch, capsys):
+    """Slurm's prolog semantics: a traceback is exit 1, a drain; our own crash is not assessed (exit 0 as Prolog=,
+    3 as a step) with one line and a PROLOG_CRASHED trace."""
+    def boom(cfg: cli.Config) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(cli, "assess", boom)
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
+    assert cli.main(_args(tmp_path), STEP_ENV) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("PROLOG_CRASHED") == 2
+    assert _events(tmp_path) == [("not-assessed", "PROLOG_CRASHED")] * 2
+
+
+def test_a_tiny_budget_is_our_setting_and_never_confirms_a_hang(tmp_path, fake, monkeypatch):
+    """NVSentinel's rule that the checker's own trouble is not the node's: a confirmation limit no preflight can
+    finish in (budget x factor under --min-confirm) proves nothing: not assessed, the rerun not even started."""
+    seen: list[Any] = []
+    timeout = {"name": "nccl", "status": "fail", "code": "NCCL_TIMEOUT", "owner": "host", "summary": "t"}
+    _verify_writes(monkeypatch, json.dumps(_report(timeout)).encode(), seen)
+    assert cli.main(_args(tmp_path, "--budget", "0.5"), STEP_ENV) == 3
+    assert len(seen) == 1 and _events(tmp_path) == [("not-assessed", "BUDGET_TOO_SMALL")] and not fake.calls
+
+
+def test_the_whole_run_is_bounded_by_budget_plus_grace(tmp_path, monkeypatch):
+    """Slurm's PrologEpilogTimeout kills a prolog that runs long (and drains the node): a confirmation gets only
+    what is left of --budget + --grace, and none at all when less than the first run had is left."""
+    seen: list[Any] = []
+    timeout = {"name": "shm", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "t"}
+    _verify_writes(monkeypatch, json.dumps(_report(timeout)).encode(), seen)
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "5")), STEP_ENV)
+    cfg.deadline -= 10                                        # the first run took its budget: 5 s are left
+    verdict, _ = cli._confirm(cfg, _report(timeout))
+    assert verdict.kind == NOT_ASSESSED and verdict.code == "PREFLIGHT_TIMEOUT" and not seen
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "100")), STEP_ENV)
+    cli._confirm(cfg, _report(timeout))
+    (cmd, limit), = seen
+    assert float(cmd[cmd.index("--budget") + 1]) <= 40 and limit <= 110
+
+
+# ---- 2. the breaker: our reasons only
+
+def test_only_our_signed_reason_counts_as_ours():
+    """NVSentinel's breaker counts only the cordons it made: an operator's hand-written `torchimages: ...`, a reason
+    copied from another node or one with a bad mark is not ours."""
+    ours = slurm.reason("n2", "GPU_LOST", "gpu 3 lost", 1795635600)
+    assert slurm.parse_reason(ours, "n2") == ("GPU_LOST", 1795635600)
+    for text, node in ((ours, "n3"), ("torchimages:GPU_LOST gpu 3 lost", "n2"), ("torchimages: replaced GPU", "n2"),
+                       (ours.replace("GPU_LOST", "ECC_UNCORRECTABLE", 1), "n2"), (ours[:30], "n2"), ("", "n2")):
+        assert slurm.parse_reason(text, node) is None, text
+    rows = slurm.parse_sinfo(f"n2|drained|{ours}\nn3|drained|torchimages:GPU_LOST by hand\nn4|idle|none\n")
+    assert [r.ours for r in rows] == [True, False, False] and rows[0].claimed == 1795635600
+
+
+def test_a_claim_past_the_breaker_is_given_back(tmp_path, fake, monkeypatch):
+    """NVSentinel's breaker under concurrency: after its claim the prolog counts again; when other nodes claimed at
+    the same time and the partition is past the share, it resumes itself (exit 4, drain-refused)."""
+    fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1795635600))
+    real_run = fake.run
+
+    def racing(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        if os.path.basename(argv[0]) == "scontrol" and "state=drain" in argv:   # n3 claims at the same moment
+            fake.nodes["n3"] = ("drained", slurm.reason("n3", "GPU_LOST", "x", 1795635601))
+        return real_run(argv, dry_run, quiet)
+    monkeypatch.setattr(slurm, "run", racing)
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--breaker", "0.5")), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
+    assert fake.nodes["n1"] == ("idle", "none")
+    assert fake.verbs() == ["-h", "update nodename=n1 state=drain", "-h", "update nodename=n1 state=resume"]
+    assert _events(tmp_path) == [("drain-refused", "GPU_LOST")]
+
+
+def test_a_drain_scontrol_refused_asks_nothing_more_of_slurm(tmp_path, fake, monkeypatch):
+    """Slurm's prolog semantics: a drain scontrol refused is said and exits 1 (a host fault), with no requeue after
+    it: the job is requeued only off a node that was drained."""
+    real_run = fake.run
+
+    def refusing(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        real_run(argv, dry_run, quiet)
+        return (1, "scontrol: error: Invalid node name") if os.path.basename(argv[0]) == "scontrol" else \
+            real_run(argv, dry_run, quiet)
+    monkeypatch.setattr(slurm, "run", refusing)
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_FAULT
+    assert [a[0] for a in fake.calls if a[0] in ("update", "requeue")] == ["update"]
+    assert _events(tmp_path) == [("drain-refused", "GPU_LOST")]
+
+
+def test_a_node_someone_else_drained_is_left_as_it_is(tmp_path, fake):
+    """Return-to-service rules: a node drained by an operator is never re-drained (and so never resumed) by us."""
+    fake.nodes["n1"] = ("drained", "torchimages: bios update by ops")
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
+    assert fake.nodes["n1"][1] == "torchimages: bios update by ops" and fake.verbs() == ["-h"]
+
+
+# ---- 3. return to service proves the repair
+
+def test_undrain_refuses_on_another_host():
+    """NVSentinel's return to service judges the node itself: `make undrain NODE=n2` on n1 would resume n2 on n1's
+    preflight."""
+    assert cli.here_problem("n1", frozenset({"n1"}), None) is None
+    assert cli.here_problem("n2", frozenset({"login", "login.cluster"}), {"NodeHostName": "login"}) is None
+    problem = cli.here_problem("n2", frozenset({"n1", "n1.cluster"}), {"NodeHostName": "n2"})
+    assert problem and "is not n2" in problem and "ssh n2 make undrain NODE=n2" in problem and "\n" not in problem
+    assert cli.here_problem("n2", frozenset({"n1"}), None)
+
+
+def test_an_xid_drain_resumes_only_after_the_repair_the_catalog_names():
+    """NVIDIA's Xid catalog: Xid 79 asks for a GPU reset or a reboot; the revalidation must see one (another boot
+    id than the drain's, or a boot time after it)."""
+    drain = {"code": "XID_HISTORY", "epoch": 1000.0, "boot_id": "a", "action": "reboot"}
+    assert cli.repair_problem(drain, None, kernlog.Clock("a", 50.0), 900.0)
+    assert cli.repair_problem(drain, None, kernlog.Clock("b", 50.0), 900.0) is None
+    no_boot = {**drain, "boot_id": None}
+    assert cli.repair_problem(no_boot, None, kernlog.Clock("", None), 999.0)
+    assert cli.repair_problem(no_boot, None, kernlog.Clock("", None), 1001.0) is None
+    assert cli.repair_problem(None, ("GPU_LOST", 1000), kernlog.Clock("", None), None)      # the reason alone
+    assert cli.repair_problem({"code": "CHECK_TIMEOUT", "epoch": 1.0}, None, kernlog.Clock("a", 1.0), 0.0) is None
+
+
+def test_a_node_without_its_gpus_never_passes_revalidation():
+    """NVSentinel's return to service: the GPUs must be back, all of them (Slurm's Gres, else the drain's count)."""
+    assert slurm.gres_gpus("gpu:h100:8(S:0-1)") == 8 and slurm.gres_gpus("gpu:a100:4,gpu:t4:2") == 6
+    assert slurm.gres_gpus("(null)") is None and slurm.gres_gpus("gpu:8") == 8 and slurm.gres_gpus("") is None
+    assert cli.gpu_problem(_report(_gpu("skip", None)), 8)
+    assert cli.gpu_problem(_report(_gpu("pass", 7)), 8)
+    assert cli.gpu_problem(_report(_gpu("pass", 8)), 8) is None and cli.gpu_problem(_report(), None) is None
+
+
+def _drained(tmp_path: Path, fake: FakeSlurm, code: str = "GPU_LOST", **extra: Any) -> None:
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", code, "x", 1000))
+    history.record(str(tmp_path / "state"), "n1", "drain", code, "x", now=1000.0, extra=extra)
+
+
+def test_revalidate_keeps_drained_a_node_nvml_sees_no_gpu_on(tmp_path, fake, monkeypatch):
+    """NVSentinel's return to service: a node drained for a lost GPU, with Slurm's Gres gpu:8, stays drained when
+    the preflight passes with no GPU at all (--expect-gpus 8 is asked of verify)."""
+    fake.info = {"NodeHostName": "n1", "Gres": "gpu:8"}
+    _drained(tmp_path, fake, "ECC_UNCORRECTABLE")
+    seen: list[Any] = []
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("skip", None))).encode(), seen)
+    status = cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"})
+    assert status == EXIT_NOT_ASSESSED and fake.nodes["n1"][0] == "drained"
+    assert seen[0][0][-2:] == ["--expect-gpus", "8"] and "update nodename=n1 state=resume" not in fake.verbs()
+
+
+def test_revalidate_refuses_a_garbled_history_and_another_host(tmp_path, fake, monkeypatch, capsys):
+    """NVSentinel's return to service needs the node's whole record: a garbled history is not a clean one; and the
+    revalidation runs on the node itself."""
+    _drained(tmp_path, fake, "CHECK_TIMEOUT")
+    with open(history.path(str(tmp_path / "state"), "n1"), "a") as fh:
+        fh.write('{"schema": 1, "event": "res\n')
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
+    err = capsys.readouterr().err
+    assert "garbled line(s) in the history (line 2)" in err and fake.nodes["n1"][0] == "drained"
+    fake.info = {"NodeHostName": "n1"}
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n9"}) == 5
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not n1" in err[0] and fake.nodes["n1"][0] == "drained"
+
+
+# ---- 4. kernel-log evidence: kept until acted on, and only once
+
+def test_each_kernel_log_line_is_read_once_whatever_the_wall_clock_does():
+    """NVIDIA's Xid catalog read as evidence once: the cursor is the boot id and the stamp since boot, which a clock
+    stepped back does not move (journalctl -o short-monotonic, dmesg)."""
+    clock = kernlog.Clock("boot-a", 6000.0)
+    state, held = kernlog.advance(kernlog.State(), [XID79], clock, 3600)
+    assert [f.code for f in held] == [79]
+    state = kernlog.settle(state)                              # drained on it
+    state, held = kernlog.advance(state, [XID79], kernlog.Clock("boot-a", 6100.0), 3600)
+    assert held == []                                          # the same line again: not new evidence
+    state, held = kernlog.advance(state, [XID79, XID79.replace("5000.000001", "6050.5")], clock, 3600)
+    assert [f.code for f in held] == [79]                      # the one new line only
+
+
+def test_an_xid_not_acted_on_is_held_and_one_before_the_reboot_is_not_evidence():
+    """NVIDIA's Xid catalog: Xid 79 asks for a reset or a reboot. Not drained (the breaker held): it stays for the
+    next run. Logged before the repair reboot (another boot id): it is not evidence against the repaired node."""
+    state, held = kernlog.advance(kernlog.State(), [XID79], kernlog.Clock("boot-a", 6000.0), 3600)
+    state, held = kernlog.advance(state, [], kernlog.Clock("boot-a", 6100.0), 3600)
+    judged = xid.judge(held)
+    assert judged is not None and judged[0] == "XID_HISTORY"
+    state, held = kernlog.advance(state, [], kernlog.Clock("boot-b", 30.0), 3600)
+    assert held == [] and state.boot_id == "boot-b"
+
+
+def test_three_watched_xids_on_one_device_count_across_runs_within_the_lookback():
+    """NVIDIA's Xid catalog (via the README's watch row): 3 of Xid 94 on one device within the lookback drain,
+    however many runs they were read in; older ones drop out."""
+    line = "[ {t}] NVRM: Xid (PCI:0000:9b:00): 94, pid=1, Contained ECC error"
+    state = kernlog.State()
+    for t in (100.0, 200.0):
+        state, held = kernlog.advance(state, [line.format(t=t)], kernlog.Clock("b", t + 1), 3600)
+        assert xid.judge(held) is None
+    state, held = kernlog.advance(state, [line.format(t=300.0)], kernlog.Clock("b", 301.0), 3600)
+    assert xid.judge(held) == ("XID_REPEATED", "kernel log: Xid 94 on 0000:9b:00 3 times (contained ECC error)")
+    _, late = kernlog.advance(state, [], kernlog.Clock("b", 3850.0), 3600)
+    assert len(late) == 1 and xid.judge(late) is None        # 100 and 200 are past the lookback
+
+
+def test_a_wall_clock_stamped_xid_from_before_the_boot_is_not_evidence():
+    """NVIDIA's Xid catalog asks for a reboot; a kernel-log tool that prints wall-clock stamps and older boots (no -b)
+    must not bring back an Xid logged before it: older than the boot time, or than the lookback, it is dropped;
+    one after the boot counts, once."""
+    before = "2026-11-28T03:00:00+00:00 n1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, fallen off the bus"
+    after = before.replace("03:00:00", "05:00:00")
+    clock = kernlog.Clock("b", 100.0, booted=kernlog.wall(before.replace("03:00:00", "04:00:00")),
+                          now=kernlog.wall(after))
+    state, held = kernlog.advance(kernlog.State(), [before, after], clock, 86400)
+    assert [f.line for f in held] == [after]
+    _, again = kernlog.advance(kernlog.settle(state), [before, after], clock, 86400)
+    assert again == []
+
+
+@pytest.mark.parametrize("line", ["NVRM: Xid (PCI:0000:3b:00): 79,", "NVRM: Xid (PCI:0000:3b:00): 79",
+                                  "[ 12.5] host kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unkn"])
+def test_a_truncated_xid_79_is_still_79(line):
+    """NVIDIA's Xid catalog: 79 (fallen off the bus) drains, even when the line was cut short."""
+    (finding,) = xid.parse([line])
+    assert (finding.code, finding.action, finding.device) == (79, xid.DRAIN, "0000:3b:00")
+
+
+def test_held_kernel_evidence_survives_the_breaker_and_is_spent_by_the_drain(tmp_path, fake, monkeypatch):
+    """NVSentinel's breaker + NVIDIA's Xid catalog: an Xid 79 the breaker held is drained on at the next run (no new
+    line), and once drained on it is not evidence again."""
+    logs = iter([[XID79], [], []])
+    monkeypatch.setattr(kernlog, "read", lambda: kernlog.KernelLog(next(logs), "journalctl"))
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1))
+    args = ["--state-dir", str(tmp_path / "state"), "--breaker", "0.25"]
+    assert cli.main(args, STEP_ENV) == EXIT_BREAKER
+    fake.nodes["n2"] = ("idle", "none")
+    assert cli.main(args, STEP_ENV) == EXIT_FAULT and fake.nodes["n1"][1].startswith("torchimages:XID_HISTORY #")
+    fake.nodes["n1"] = ("idle", "none")
+    assert cli.main(args, STEP_ENV) == EXIT_PASS
+    drain = history.last_drain(history.read(str(tmp_path / "state"), "n1").events)
+    assert drain and drain["action"] == "reboot" and drain["boot_id"]
+
+
+# ---- 5. a hung checker is evidence after a few runs
+
+def test_a_preflight_that_hangs_run_after_run_drains_behind_the_breaker(tmp_path, fake, monkeypatch):
+    """NVSentinel's users report a degrading GPU stalling its checker through dozens of kills: after --hang-runs
+    (3) hung runs in a row the node is drained with PREFLIGHT_HUNG (the host's), behind the breaker."""
+    _verify_writes(monkeypatch, None, rc=None)
+    args = _args(tmp_path, "--budget", "30")
+    assert [cli.main(args, STEP_ENV) for _ in range(2)] == [3, 3] and not fake.calls
+    assert cli.main(args, STEP_ENV) == EXIT_FAULT
+    assert fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #")
+    assert _events(tmp_path)[-2:] == [("fault", "PREFLIGHT_HUNG"), ("drain", "PREFLIGHT_HUNG")]
+    assert CODES["PREFLIGHT_HUNG"].owner == "host" and CODES["PREFLIGHT_HUNG"].fix
+
+
+def test_the_hang_streak_counts_only_one_cause_in_a_row():
+    """A pass, another cause or a drain ends the streak; what the breaker refused does not."""
+    def ev(event: str, code: str | None = None) -> dict[str, Any]:
+        return {"event": event, "code": code, "epoch": 1.0, "time": "t"}
+    hung = ev("not-assessed", "PREFLIGHT_TIMEOUT")
+    assert history.streak([hung, hung], cli.HANG_CODES) == 2
+    assert history.streak([hung, ev("pass"), hung], cli.HANG_CODES) == 1
+    assert history.streak([hung, ev("not-assessed", "PREFLIGHT_NO_REPORT")], cli.HANG_CODES) == 0
+    assert history.streak([hung, ev("fault", "PREFLIGHT_HUNG"), ev("drain-refused", "PREFLIGHT_HUNG")],
+                          cli.HANG_CODES) == 2
+    assert history.streak([hung, ev("drain", "PREFLIGHT_HUNG")], cli.HANG_CODES) == 0
+
+
+def test_no_hang_evidence_from_a_budget_too_small_or_with_the_knob_off(tmp_path):
+    timeout = Verdict(NOT_ASSESSED, "PREFLIGHT_TIMEOUT", None, "ran past")
+    events = [{"event": "not-assessed", "code": "PREFLIGHT_TIMEOUT", "epoch": 1.0, "time": "t"}] * 5
+    for extra in (["--budget", "1"], ["--hang-runs", "0"]):
+        cfg = cli.config(cli._parser().parse_args(_args(tmp_path, *extra)), STEP_ENV)
+        assert cli._hung(cfg, timeout, events) is timeout
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert cli._hung(cfg, timeout, events).drains and cli._hung(cfg, Verdict(PASS), events).kind == PASS
+
+
+# ---- 8. the history and state files are hostile
+
+def test_a_history_that_is_a_symlink_is_refused_and_not_followed(tmp_path):
+    """Files the cluster tooling reads are hostile: a symlink planted where a history should be is never followed
+    (the prolog runs as root), and says so in one line."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / "history").mkdir()
+    os.symlink(victim, history.path(str(tmp_path), "n1"))
+    problem = history.record(str(tmp_path), "n1", "pass", None, "x")
+    assert problem and "symbolic link" in problem and "\n" not in problem and victim.read_text() == "precious\n"
+    read = history.read(str(tmp_path), "n1")
+    assert read.error and "symbolic link" in read.error
+    os.symlink("/dev/zero", history.path(str(tmp_path), "n2"))
+    assert history.read(str(tmp_path), "n2").error
+
+
+def test_a_fifo_or_a_device_is_refused_without_hanging(tmp_path):
+    """A FIFO would hang a reader and /dev/zero exhaust its memory: only regular files are read, O_NONBLOCK."""
+    (tmp_path / "history").mkdir()
+    os.mkfifo(history.path(str(tmp_path), "n1"))
+    read = history.read(str(tmp_path), "n1")
+    assert read.error and "not a regular file (a FIFO)" in read.error
+    assert history.record(str(tmp_path), "n1", "pass", None, "x")
+    with pytest.raises(statefile.Refused, match="character device"):
+        statefile.read_tail("/dev/zero", 100)
+
+
+def test_the_history_is_rotated_atomically_and_read_from_its_tail(tmp_path):
+    """A history that grows without bound costs every prolog its memory: past max_bytes the file keeps its last
+    lines (temp file, then rename); a reader takes a bounded tail, the cut first line not counted as garbled."""
+    state = str(tmp_path)
+    for i in range(300):
+        assert history.record(state, "n1", "pass", None, f"run {i}", now=1000.0 + i, max_bytes=20_000,
+                              keep_lines=50) is None
+    lines = Path(history.path(state, "n1")).read_text().splitlines()
+    assert 50 <= len(lines) < 150 and json.loads(lines[-1])["detail"] == "run 299"
+    assert sorted(p.name for p in (tmp_path / "history").iterdir()) == [".n1.lock", "n1.jsonl"]
+    tail = history.read(state, "n1", cap=1000)
+    assert tail.cut and tail.skipped == 0 and tail.events[-1]["detail"] == "run 299" and len(tail.events) < 10
+
+
+def test_a_garbled_line_is_named_never_skipped_silently(tmp_path):
+    state = str(tmp_path)
+    history.record(state, "n1", "pass", None, "x", now=1.0)
+    with open(history.path(state, "n1"), "a") as fh:
+        fh.write("[" * 100_000 + "\n" + '{"schema": 1}\n')
+    history.record(state, "n1", "pass", None, "y", now=2.0)
+    read = history.read(state, "n1")
+    assert read.bad_lines == [2, 3] and read.garbled == "2 garbled line(s) in the history (line 2, 3)"
+    assert [e["detail"] for e in read.events] == ["x", "y"]
+
+
+def test_the_kernel_log_state_is_hostile_too(tmp_path):
+    state = str(tmp_path)
+    (tmp_path / "kernlog").mkdir()
+    Path(kernlog.state_path(state, "n1")).write_text("{" * 50_000)
+    fresh, problem = kernlog.load(state, "n1")
+    assert fresh == kernlog.State() and problem and "garbled" in problem
+    os.unlink(kernlog.state_path(state, "n1"))
+    os.symlink("/dev/zero", kernlog.state_path(state, "n1"))
+    assert "symbolic link" in (kernlog.load(state, "n1")[1] or "")
+    saved = kernlog.State("b", 12.5, ["d"], [], [{"line": XID79, "mono": 5000.000001}])
+    os.unlink(kernlog.state_path(state, "n1"))
+    assert kernlog.save(state, "n1", saved) is None and kernlog.load(state, "n1") == (saved, None)

@@ -1,0 +1,146 @@
+"""The prolog's state files (history, kernel-log cursor, breaker lock) read and written as hostile files.
+
+The state folder may be shared and writable by others, and the prolog runs as root: a symlink planted where a
+history should be would make it append to any file, a FIFO or /dev/zero would hang it or exhaust its memory. So
+every open is O_NOFOLLOW (a symlink is refused, never followed) and O_NONBLOCK (a FIFO does not hang the open),
+every file must be a regular file (fstat after the open: no race between a check and the open), reads take at most
+a cap of bytes from the file's tail, and a whole file is replaced by temp file + rename, never half-written.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class Refused(OSError):
+    """The path is no regular file (a symlink, FIFO, device, folder): refused with one line, never followed."""
+
+
+def _why(path: str, exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return f"{path} is a symbolic link: refused, not followed (replace it with a regular file)"
+    return f"{path}: {exc.strerror or exc}"
+
+
+def _open(path: str, flags: int, mode: int = 0o644) -> int:
+    """An fd of a regular file, opened without following a symlink; Refused (one line) for anything else."""
+    try:
+        fd = os.open(path, flags | _FLAGS, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused(exc.errno, _why(path, exc)) from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise Refused(errno.EINVAL, f"{path} is not a regular file ({_kind(info.st_mode)}): refused, not read")
+    return fd
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def problem(exc: OSError, path: str) -> str:
+    """The one line an OSError of this module says."""
+    return str(exc.strerror) if isinstance(exc, Refused) else _why(path, exc)
+
+
+@dataclass
+class Tail:
+    text: str
+    size: int                   # the file's size in bytes
+    cut: bool                   # True: only the last `cap` bytes were read (the first, partial line dropped)
+
+
+def read_tail(path: str, cap: int) -> Tail:
+    """At most the last `cap` bytes of a regular file, from a line start. FileNotFoundError, Refused or OSError."""
+    fd = _open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - cap)
+        if start:
+            os.lseek(fd, start, os.SEEK_SET)
+        chunks: list[bytes] = []
+        left = cap
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if start:
+        data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+    return Tail(data.decode("utf-8", errors="replace"), size, bool(start))
+
+
+def append(path: str, data: bytes) -> int:
+    """Append `data` with one write() to a regular file (created 0644); the file's size after it."""
+    fd = _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(errno.EIO, f"short write to {path}")
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+def replace(path: str, data: bytes, mode: int = 0o644) -> None:
+    """Write `data` as the whole of `path`: a temp file in its folder, then a rename (a symlink there is replaced,
+    never followed)."""
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-" + os.path.basename(path) + "-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def folder(path: str) -> None:
+    """Make the folder (and its parents); a symlink in its place is refused."""
+    os.makedirs(path, exist_ok=True)
+    if os.path.islink(path) or not os.path.isdir(path):
+        raise Refused(errno.ENOTDIR, f"{path} is a symbolic link or not a folder: refused, not followed")
+
+
+class LockBusy(OSError):
+    """The lock was not had within its wait."""
+
+
+@contextlib.contextmanager
+def locked(path: str, wait_s: float, clock: Callable[[], float] = time.monotonic,
+           sleep: Callable[[float], None] = time.sleep) -> Iterator[None]:
+    """An exclusive POSIX record lock (fcntl; it holds across hosts on NFS) on `path`, waited for at most wait_s."""
+    fd = _open(path, os.O_RDWR | os.O_CREAT)
+    try:
+        deadline = clock() + wait_s
+        while True:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES) or clock() >= deadline:
+                    raise LockBusy(errno.EAGAIN, f"{path} is held by another prolog past {wait_s:g} s") from None
+                sleep(0.02)
+        yield
+    finally:
+        os.close(fd)                  # closing the fd releases the lock
