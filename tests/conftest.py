@@ -103,6 +103,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             node.own_markers[:] = [m for m in node.own_markers if m.name not in TIERS[:3]]
         item.own_markers[:] = [m for m in item.own_markers if m.name not in TIERS[:3]]
         item.add_marker(chosen[id(item)])
+        _TIER_OF[item.nodeid] = chosen[id(item)]
 
 class _UnitStartedAProcess(AssertionError):
     pass
@@ -124,3 +125,46 @@ def _unit_tier_starts_no_process(request, monkeypatch):
     for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "execv", "execve"):
         if hasattr(os, name):
             monkeypatch.setattr(os, name, refuse)
+
+
+# ---- where the time goes: every run prints its time by cause and by file (CI's log keeps it; docs/testing.md) ----
+_SPENT: dict[str, float] = {}
+_TIER_OF: dict[str, str] = {}
+
+
+def _cause(nodeid: str, tier: str) -> str:
+    """The cause a test's time is filed under: what it waits on, as docs/testing.md's table names it."""
+    path = nodeid.split("::", 1)[0]
+    if "arm64" in path:
+        return "emulation (arm64 under qemu)"
+    if tier == "docker":
+        return "images and containers (engine)"
+    if "slurm" in path:
+        return "Slurm (a real cluster here)"
+    if "properties" in path:
+        return "property tests"
+    return {"host": "programs run here (CLI, verify, preflight)", "unit": "unit (pure logic)"}.get(tier, tier)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _SPENT[report.nodeid] = _SPENT.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not _SPENT:
+        return
+    by_cause: dict[str, float] = {}
+    by_file: dict[str, float] = {}
+    for nodeid, seconds in _SPENT.items():
+        cause = _cause(nodeid, _TIER_OF.get(nodeid, "?"))
+        by_cause[cause] = by_cause.get(cause, 0.0) + seconds
+        path = nodeid.split("::", 1)[0]
+        by_file[path] = by_file.get(path, 0.0) + seconds
+    total = sum(_SPENT.values())
+    write = terminalreporter.write_line
+    terminalreporter.section("where the time goes (setup + call + teardown)")
+    for cause, seconds in sorted(by_cause.items(), key=lambda kv: -kv[1]):
+        write(f"{seconds:8.0f} s  {100 * seconds / total:4.0f} %  {cause}")
+    write(f"{total:8.0f} s        in all, {len(_SPENT)} tests; the slowest files:")
+    for path, seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:20]:
+        write(f"{seconds:8.0f} s  {path}")
