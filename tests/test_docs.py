@@ -111,7 +111,7 @@ def _flags(parser: argparse.ArgumentParser) -> set[str]:
 
 def _source_flags(path: Path) -> set[str]:
     """Flags a parser built inside a function adds (verify bench and its advisor): read, never run."""
-    return {node.args[0].value for node in ast.walk(ast.parse(path.read_text()))
+    return {str(node.args[0].value) for node in ast.walk(ast.parse(path.read_text()))
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
             and node.args and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith("-")}
 
