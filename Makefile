@@ -42,7 +42,7 @@ NODE ?=## undrain: the Slurm node to revalidate and resume (run it on that node)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR NODE STATE_DIR METRICS_DIR
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE
-export LOCAL_IMAGE EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT
+export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT LOCAL_IMAGE
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
 # program) or is written single-quoted by $(call q,...) ('a b; c' stays one word: make ci-matrix PER='x; touch y'
