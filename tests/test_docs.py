@@ -144,7 +144,7 @@ def invocations(line: str) -> Iterator[tuple[str, list[str]]]:
         name = match.group(1)
         tool = ("metrics" if name.endswith("metrics") else "prolog" if "prolog" in name
                 else "scripts" if name.endswith("scripts") else "verify bench" if name.endswith("bench") else "verify")
-        yield tool, [w.split("=", 1)[0] for w in re.findall(r"(?<!\S)--?[a-zA-Z][\w-]*(?:=\S*)?", rest)]
+        yield tool, [w.split("=", 1)[0] for w in re.findall(r"(?<![^\s\[])--?[a-zA-Z][\w-]*(?:=\S*)?", rest)]
 
 
 def flag_problems(lines: list[tuple[str, str]], known: dict[str, set[str]]) -> list[str]:
@@ -160,11 +160,12 @@ def test_every_documented_flag_exists_in_its_tool():
 
 def test_a_flag_the_tool_lacks_is_caught():
     known = tool_flags()
-    lines = [("x.md", "verify --checks gpu --expect-gpu 2"), ("x.md", "make verify VERIFY_ARGS=1"),
+    lines = [("x.md", "verify --checks gpu --expect-gpu 2"), ("x.md", "verify --preflight [--budjet 30]"), ("x.md", "make verify VERIFY_ARGS=1"),
              ("x.md", "torchimages-prolog --revalidate --node n2 --brekaer 0.1"),
              ("x.md", "python -m scripts gate --image x --trust k")]
     assert flag_problems(lines, known) == [
         "x.md: verify has no flag --expect-gpu (verify --checks gpu --expect-gpu 2)",
+        "x.md: verify has no flag --budjet (verify --preflight [--budjet 30])",
         "x.md: prolog has no flag --brekaer (torchimages-prolog --revalidate --node n2 --brekaer 0.1)"]
 
 
