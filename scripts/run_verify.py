@@ -159,13 +159,6 @@ def check_report(data: bytes, schemas: list[dict[str, Any]]) -> dict[str, Any]:
     raise UserError(f"the report verify wrote does not match its schema ({errors[0]}); it was not accepted")
 
 
-def clear_reports(reports: Path, tag: str) -> None:
-    """Remove the previous run's reports of `tag`, so that no stale pass survives a run that writes none."""
-    for suffix in (".json", ".xml"):
-        with contextlib.suppress(FileNotFoundError):
-            (reports / f"{tag}{suffix}").unlink()
-
-
 def retire_reports(reports: Path, tag: str) -> list[Path]:
     """A run that wrote no whole report: the previous one stays, renamed `<tag>.previous.*` so that no stale pass
     reads as this run's; the new paths. (A whole new report replaces the old one by rename, never a gap.)"""
@@ -193,11 +186,11 @@ def partial_name(tag: str) -> str:
     return f"{tag}.partial.json"
 
 
-def salvage_partial(container: Any, reports: Path, tag: str, echo: Echo) -> Path | None:
+def salvage_partial(container: Any, reports: Path, tag: str, echo: Echo, python: str = "python3") -> Path | None:
     """After a timeout or an interrupt: stop verify so it writes what it has, and keep that as `<tag>.partial.json`
     (never under the report's own name: it is no whole run). None when it wrote nothing."""
     with contextlib.suppress(Exception):
-        container.exec_run(["python3", "-c", SALVAGE.format(json=IN_CONTAINER_JSON)])
+        container.exec_run([python, "-c", SALVAGE.format(json=IN_CONTAINER_JSON)])
     data = _read_file(container, IN_CONTAINER_JSON)
     if not data:
         return None
@@ -386,12 +379,17 @@ def verify_foreign_image(client: Any, ref: str, *, shm_size: str, timeout: float
     from docker.errors import DockerException
     from requests.exceptions import RequestException
     name = report_name(ref)
-    clear_reports(reports, name)
+    outcome = None
     try:
-        return _verify_foreign_image(client, ref, name, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
-                                     reports=reports, tmp_size=tmp_size, echo=echo)
+        outcome = _verify_foreign_image(client, ref, name, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
+                                        reports=reports, tmp_size=tmp_size, echo=echo)
+        return outcome
     except (DockerException, RequestException) as exc:
         raise engine_failure(ref, exc) from None
+    finally:
+        if outcome is None or outcome.json_path is None:
+            for path in retire_reports(reports, name):
+                echo(f"{name}: no whole report this run; the previous one is now {_shown(path)}")
 
 
 def _verify_foreign_image(client: Any, ref: str, name: str, *, shm_size: str, timeout: float, extra_args: list[str],
@@ -414,10 +412,15 @@ def _verify_foreign_image(client: Any, ref: str, name: str, *, shm_size: str, ti
                     if e.startswith("PYTHONPATH=")]
         pythonpath = ":".join([FOREIGN_VERIFY_DIR, *env_path])
         cmd = [python, "-m", "verify", "--json", IN_CONTAINER_JSON, "--junit", IN_CONTAINER_XML, *args]
-        code = _exec_streaming(container, cmd, timeout, echo, environment={"PYTHONPATH": pythonpath})
+        try:
+            code = _exec_streaming(container, cmd, timeout, echo, environment={"PYTHONPATH": pythonpath})
+        except KeyboardInterrupt:
+            salvage_partial(container, reports, name, echo, python)
+            raise
         outcome = VerifyOutcome(ref, code, time.monotonic() - start)
         if code is None:
             echo(f"\n{ref}: verify did not finish within {timeout:.0f} s; container killed")
+            salvage_partial(container, reports, name, echo, python)
             return outcome
         _collect_reports(container, name, reports, report_schemas(), outcome, echo)
         return outcome
