@@ -16,7 +16,8 @@ BASE_IMAGE ?=## build FROM this image instead of the distro base
 REGISTRY ?=## registry prefix for bake, push, k8s-verify and slurm (e.g. ghcr.io/acme, 127.0.0.1:5000)
 INDEX_ONLY ?=## 1: make push PUTs the tag's image index over the per-arch tags <tag>-<arch> already in REGISTRY
 NODES ?= 1## nodes for k8s-verify and slurm
-GPUS ?= 1## GPUs per node for k8s-verify and slurm (0: CPU nodes, no GPU requested)
+GPUS ?=## GPUs per node for k8s-verify, slurm and isolate (default: the image's, 0 for a CPU image, 1 for a CUDA one; 0: no GPU requested)
+LOCAL_IMAGE ?=## 1: slurm, isolate, k8s-verify write the image's local name, which no registry holds (default: refused without REGISTRY)
 LAUNCHER ?= pyxis## make slurm: pyxis (enroot/pyxis), docker (srun docker run), oci (Slurm's native containers), none (a venv)
 PREFLIGHT ?=## 1: make slurm writes a job that runs only `verify --preflight` on each node
 BENCH_SIZE ?= 1g## data size of the benchmark
@@ -41,7 +42,7 @@ NODE ?=## undrain: the Slurm node to revalidate and resume (run it on that node)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR NODE STATE_DIR METRICS_DIR
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE
-export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT
+export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT LOCAL_IMAGE
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
 # program) or is written single-quoted by $(call q,...) ('a b; c' stays one word: make ci-matrix PER='x; touch y'

@@ -73,7 +73,15 @@ for var in BUILD_DIR REPORTS_DIR; do
     if [ -z "$value" ]; then
         [ "$var" = BUILD_DIR ] && value=build || value=reports
     fi
-    if [ -d "$value" ]; then
+    if [ "$var" = REPORTS_DIR ] && [ -f "$value/push/pushed.json" ] && [ ! -L "$value/push" ]; then
+        # the push record is what make report, gate, slurm, isolate and k8s-verify pin digests by: kept
+        for entry in "$value"/* "$value"/.[!.]* "$value"/..?* "$value"/push/* "$value"/push/.[!.]* "$value"/push/..?*; do
+            [ -e "$entry" ] || [ -L "$entry" ] || continue
+            case $entry in "$value/push" | "$value/push/pushed.json") continue ;; esac
+            rm -rf -- "$entry"
+        done
+        echo "rm -rf -- $value (kept $value/push/pushed.json, the push record; rm it by hand to forget the pushes)"
+    elif [ -d "$value" ]; then
         echo "rm -rf -- $value"
         rm -rf -- "$value"
     fi

@@ -65,6 +65,12 @@ def cmd_render(settings: Settings, args: argparse.Namespace) -> int:
     for name in removed:
         out(f"  removed images/{name}{'/' if '.' not in name[-5:] else ''} (no longer in the matrix)")
     out(f"rendered {len(specs)} images from {settings.matrix.name}")
+    from .builder.lock import check_locks
+    stale = check_locks(specs, settings.images, lambda line: None)   # unresolved stubs: check-render warns
+    if stale:
+        out(f"{len(stale)} lock(s) no longer match matrix.yaml (make build refuses them until `make lock`):")
+        for line in stale:
+            out(f"  images/{line}")
     return 0
 
 
@@ -263,17 +269,15 @@ def _registry_image(settings: Settings, image: str) -> str:
     return f"{settings.registry}/{image}" if settings.registry else image
 
 
-def _cluster_image(settings: Settings, spec: ImageSpec) -> str:
+def _cluster_image(settings: Settings, spec: ImageSpec, launcher: str | None = None) -> str:
     """What the nodes run: the digest `make push` recorded for the tag (what was verified and attested), else the
     registry tag. A record pushed to another REGISTRY than the one given is not used (the tag is, and it is said)."""
     from .publish.pushed import pinned, read_record
     record_path = settings.push_dir / "pushed.json"
     tagged = _registry_image(settings, spec.image)
-    if not record_path.is_file():
-        return tagged
-    record = read_record(record_path)
+    record = read_record(record_path) if record_path.is_file() else {}
     if spec.tag not in record:
-        return tagged
+        return _unpushed(settings, tagged, launcher or settings.launcher)
     reference = pinned(record, spec.tag)
     if settings.registry and not reference.startswith(settings.registry.rstrip("/") + "/"):
         out(f"  note: {spec.tag} was pushed as {reference}, not to REGISTRY={settings.registry}: the job runs the tag "
@@ -281,6 +285,16 @@ def _cluster_image(settings: Settings, spec: ImageSpec) -> str:
         return tagged
     out(f"  image: {reference} (the digest make push recorded for {spec.tag})")
     return reference
+
+
+def _unpushed(settings: Settings, tagged: str, launcher: str) -> str:
+    """The tag itself, when a registry is named or the local name is asked for (LOCAL_IMAGE=1, or a launcher that
+    never pulls: none runs a venv, oci a bundle); otherwise a job no node could pull, refused in one line."""
+    from .fleet.cluster import local_name_refusal
+    problem = local_name_refusal(tagged, settings.registry, settings.local_image, launcher)
+    if problem:
+        raise UserError(problem)
+    return tagged
 
 
 def _shown(settings: Settings, path: Path) -> str:
@@ -299,9 +313,11 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     from .fleet.cluster import job_name, k8s_manifests, k8s_wait
     from .fsutil import atomic_write
     specs = _selected(settings)
-    nodes, gpus = settings.nodes, settings.gpus
+    from .fleet.cluster import default_gpus
+    nodes = settings.nodes
     for spec in specs:
-        docs = k8s_manifests(spec, _cluster_image(settings, spec), nodes, gpus,
+        gpus = default_gpus(spec, settings.gpus)
+        docs = k8s_manifests(spec, _cluster_image(settings, spec, "kubernetes"), nodes, gpus,
                              platform=_node_platform(settings, spec), rdma=settings.rdma_resource)
         name = job_name(spec.tag, nodes)
         path = settings.k8s_dir / f"{name}.yaml"
@@ -315,7 +331,8 @@ def _slurm_job(settings: Settings, spec: ImageSpec) -> Job:
     from .fleet.slurm import Job
     venv = Path(settings.child_env.get("VENV") or ".venv")
     venv = venv if venv.is_absolute() else settings.root / venv
-    return Job(spec, _cluster_image(settings, spec), settings.nodes, settings.gpus, settings.launcher,
+    from .fleet.cluster import default_gpus
+    return Job(spec, _cluster_image(settings, spec), settings.nodes, default_gpus(spec, settings.gpus), settings.launcher,
                platform=_node_platform(settings, spec), preflight=settings.preflight,
                verify_args=settings.verify_args, python=str(venv / "bin" / "python"), checkout=str(settings.root),
                bundle=str((settings.slurm_dir / f"{spec.tag}.bundle").absolute()))
@@ -605,6 +622,12 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_docs_codes(settings: Settings, args: argparse.Namespace) -> int:
+    from .docs import write_codes_doc
+    out(f"wrote {_shown(settings, write_codes_doc(settings.root))} from verify/codes.py")
+    return 0
+
+
 # ---- the command table ----
 
 @dataclass(frozen=True)
@@ -642,9 +665,10 @@ def _output_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", help="file to write (default build/docker-bake.json)")
 
 
-SCALE = ("IMAGE", "NODES", "GPUS", "REGISTRY", "PLATFORM")
+SCALE = ("IMAGE", "NODES", "GPUS", "REGISTRY", "PLATFORM", "LOCAL_IMAGE")
 COMMANDS: tuple[Command, ...] = (
     Command("render", "validate matrix.yaml against compat.yaml and write images/<tag>/", cmd_render, (), _check_flag),
+    Command("docs-codes", "regenerate docs/codes.md's failure-code table from verify/codes.py", cmd_docs_codes),
     Command("lint", "hadolint every images/*/Dockerfile", cmd_lint),
     Command("list", "list the rendered images", cmd_list, (), _default_flag),
     Command("compat", "refresh compat.yaml from PyPI metadata (network)", cmd_compat),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import difflib
 import errno
 import fcntl
 import os
@@ -288,6 +289,15 @@ def requested_tags(image: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in image.split(",") if t.strip())
 
 
+def unknown_image(unknown: list[str], tags: list[str]) -> str:
+    """One line for tags the matrix lacks: the closest tag when a typo is likely, else the whole list."""
+    close = {name: difflib.get_close_matches(name, tags, n=1, cutoff=0.6) for name in unknown}
+    if all(close.values()):
+        guesses = ", ".join(f"IMAGE={match[0]}" for match in close.values())
+        return f"unknown image {', '.join(unknown)}; did you mean {guesses}? (make help: IMAGE=all or a rendered tag)"
+    return f"unknown image {', '.join(unknown)}; choose IMAGE=all or one of: {', '.join(tags)}"
+
+
 def select(specs: list[ImageSpec], image: str) -> list[ImageSpec]:
     """IMAGE=<tag>|<tag>,<tag>|all|'' (the default image) → the specs it names; selecting nothing is an error."""
     if not image:
@@ -300,5 +310,5 @@ def select(specs: list[ImageSpec], image: str) -> list[ImageSpec]:
         raise UserError(f"IMAGE={image!r} names no image; choose IMAGE=all or one of: {', '.join(by_tag)}")
     unknown = [t for t in wanted if t not in by_tag]
     if unknown:
-        raise UserError(f"unknown image {', '.join(unknown)}; choose IMAGE=all or one of: {', '.join(by_tag)}")
+        raise UserError(unknown_image(unknown, list(by_tag)))
     return [by_tag[t] for t in dict.fromkeys(wanted)]

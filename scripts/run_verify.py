@@ -159,11 +159,45 @@ def check_report(data: bytes, schemas: list[dict[str, Any]]) -> dict[str, Any]:
     raise UserError(f"the report verify wrote does not match its schema ({errors[0]}); it was not accepted")
 
 
-def clear_reports(reports: Path, tag: str) -> None:
-    """Remove the previous run's reports of `tag`, so that no stale pass survives a run that writes none."""
+def retire_reports(reports: Path, tag: str) -> list[Path]:
+    """A run that wrote no whole report: the previous one stays, renamed `<tag>.previous.*` so that no stale pass
+    reads as this run's; the new paths. (A whole new report replaces the old one by rename, never a gap.)"""
+    moved = []
     for suffix in (".json", ".xml"):
-        with contextlib.suppress(FileNotFoundError):
-            (reports / f"{tag}{suffix}").unlink()
+        old = reports / f"{tag}{suffix}"
+        if old.is_file():
+            new = reports / f"{tag}.previous{suffix}"
+            old.replace(new)
+            moved.append(new)
+    return moved
+
+
+# verify writes its partial report on SIGTERM (the interrupted check marked INTERRUPTED); this finds it by its
+# command line (the image may have no pkill) and waits for it to exit
+SALVAGE = ("import os, signal, time\n"
+           "mine = [int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()\n"
+           "        and b'--json\\0' + {json!r}.encode() in open(f'/proc/{{p}}/cmdline', 'rb').read()]\n"
+           "for pid in mine: os.kill(pid, signal.SIGTERM)\n"
+           "end = time.monotonic() + 10\n"
+           "while time.monotonic() < end and any(os.path.exists(f'/proc/{{p}}') for p in mine): time.sleep(0.2)\n")
+
+
+def partial_name(tag: str) -> str:
+    return f"{tag}.partial.json"
+
+
+def salvage_partial(container: Any, reports: Path, tag: str, echo: Echo, python: str = "python3") -> Path | None:
+    """After a timeout or an interrupt: stop verify so it writes what it has, and keep that as `<tag>.partial.json`
+    (never under the report's own name: it is no whole run). None when it wrote nothing."""
+    with contextlib.suppress(Exception):
+        container.exec_run([python, "-c", SALVAGE.format(json=IN_CONTAINER_JSON)])
+    data = _read_file(container, IN_CONTAINER_JSON)
+    if not data:
+        return None
+    path = reports / partial_name(tag)
+    atomic_write(path, data)
+    echo(f"{tag}: the interrupted run's partial report kept as {_shown(path)}")
+    return path
 
 
 def verify_image(client: Any, target: Target, *, shm_size: str, timeout: float, extra_args: list[str],
@@ -175,14 +209,19 @@ def verify_image(client: Any, target: Target, *, shm_size: str, timeout: float, 
     from requests.exceptions import RequestException
 
     from .builder.emulation import verify_run_options
+    outcome = None
     try:
         more = verify_run_options(client, target)
-        clear_reports(reports, target.report_name)
-        return _verify_image(client, target, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
-                             reports=reports, tmp_size=tmp_size, echo=echo,
-                             schemas=report_schemas() if schemas is None else schemas, more=more)
+        outcome = _verify_image(client, target, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
+                                reports=reports, tmp_size=tmp_size, echo=echo,
+                                schemas=report_schemas() if schemas is None else schemas, more=more)
+        return outcome
     except (DockerException, RequestException) as exc:
         raise engine_failure(target.spec.image, exc) from None
+    finally:
+        if outcome is None or outcome.json_path is None:
+            for path in retire_reports(reports, target.report_name):
+                echo(f"{target.report_name}: no whole report this run; the previous one is now {_shown(path)}")
 
 
 def _verify_image(client: Any, target: Target, *, shm_size: str, timeout: float, extra_args: list[str],
@@ -199,10 +238,15 @@ def _verify_image(client: Any, target: Target, *, shm_size: str, timeout: float,
     container = client.containers.run(image, **{**run_options(spec.tag, shm_size, gpus, tmp_size), **more})
     try:
         cmd = ["verify", "--json", IN_CONTAINER_JSON, "--junit", IN_CONTAINER_XML, *args]
-        code = _exec_streaming(container, cmd, timeout, echo)
+        try:
+            code = _exec_streaming(container, cmd, timeout, echo)
+        except KeyboardInterrupt:
+            salvage_partial(container, reports, name, echo)
+            raise
         outcome = VerifyOutcome(name, code, time.monotonic() - start)
         if code is None:
             echo(f"\n{name}: verify did not finish within {timeout:.0f} s; container killed")
+            salvage_partial(container, reports, name, echo)
             return outcome
         report = _collect_reports(container, name, reports, schemas, outcome, echo)
         if report is not None:
@@ -335,12 +379,17 @@ def verify_foreign_image(client: Any, ref: str, *, shm_size: str, timeout: float
     from docker.errors import DockerException
     from requests.exceptions import RequestException
     name = report_name(ref)
-    clear_reports(reports, name)
+    outcome = None
     try:
-        return _verify_foreign_image(client, ref, name, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
-                                     reports=reports, tmp_size=tmp_size, echo=echo)
+        outcome = _verify_foreign_image(client, ref, name, shm_size=shm_size, timeout=timeout, extra_args=extra_args,
+                                        reports=reports, tmp_size=tmp_size, echo=echo)
+        return outcome
     except (DockerException, RequestException) as exc:
         raise engine_failure(ref, exc) from None
+    finally:
+        if outcome is None or outcome.json_path is None:
+            for path in retire_reports(reports, name):
+                echo(f"{name}: no whole report this run; the previous one is now {_shown(path)}")
 
 
 def _verify_foreign_image(client: Any, ref: str, name: str, *, shm_size: str, timeout: float, extra_args: list[str],
@@ -363,10 +412,15 @@ def _verify_foreign_image(client: Any, ref: str, name: str, *, shm_size: str, ti
                     if e.startswith("PYTHONPATH=")]
         pythonpath = ":".join([FOREIGN_VERIFY_DIR, *env_path])
         cmd = [python, "-m", "verify", "--json", IN_CONTAINER_JSON, "--junit", IN_CONTAINER_XML, *args]
-        code = _exec_streaming(container, cmd, timeout, echo, environment={"PYTHONPATH": pythonpath})
+        try:
+            code = _exec_streaming(container, cmd, timeout, echo, environment={"PYTHONPATH": pythonpath})
+        except KeyboardInterrupt:
+            salvage_partial(container, reports, name, echo, python)
+            raise
         outcome = VerifyOutcome(ref, code, time.monotonic() - start)
         if code is None:
             echo(f"\n{ref}: verify did not finish within {timeout:.0f} s; container killed")
+            salvage_partial(container, reports, name, echo, python)
             return outcome
         _collect_reports(container, name, reports, report_schemas(), outcome, echo)
         return outcome

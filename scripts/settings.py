@@ -302,7 +302,10 @@ KNOB_ROWS: tuple[Knob, ...] = (
     Knob("BENCH_AFTER", "--after", "bench-start: a local image of the family the node holds already (e.g. another "
          "image with the same CUDA wheels): what pulling IMAGE after it moves", "bench_after", parse_optional),
     Knob("NODES", "--nodes", "nodes (default 1)", "nodes", parse_count, empty_is_error=True),
-    Knob("GPUS", "--gpus", "GPUs per node (default 1)", "gpus", parse_count, empty_is_error=True),
+    Knob("GPUS", "--gpus", "GPUs per node (default: from the image, 0 for a CPU image, 1 for a CUDA one)", "gpus",
+         parse_count),
+    Knob("LOCAL_IMAGE", "--local-image", "slurm, isolate, k8s-verify: write the job with the image's local name, "
+         "which no registry holds (nodes that hold it, or a squashfs) (1/0)", "local_image", parse_bool, switch=True),
     Knob("PLATFORM", "--platform", "one platform of the image, e.g. linux/arm64 (emulated on another host); "
          "build also takes 'all' (one multi-platform buildx build)", "platform", parse_platform),
     Knob("FORCE", "--force", "base: bootstrap again even when present; lock: resolve again even when current (1/0)",
@@ -371,7 +374,8 @@ class Settings:
     verify_args: tuple[str, ...] = ()
     registry: str = ""
     nodes: int = 1
-    gpus: int = 1
+    gpus: int | None = None        # None: from the image (fleet/cluster.py default_gpus)
+    local_image: bool = False
     platform: str | None = None     # None: each image's first platform (linux/amd64 unless the matrix says)
     force: bool = False
     index_only: bool = False

@@ -317,7 +317,8 @@ def write_job(work: Path, launcher: str, nodes: int, *, env: dict[str, str] | No
     """`python -m scripts slurm` (what `make slurm` runs; `command="isolate"`: make isolate) into work/build/slurm;
     the script's path."""
     import sys
-    run_env = {**os.environ, "BUILD_DIR": str(work / "build"), "REPORTS_DIR": str(work / "reports"), **(env or {})}
+    run_env = {**os.environ, "BUILD_DIR": str(work / "build"), "REPORTS_DIR": str(work / "reports"),
+               "LOCAL_IMAGE": "1", **(env or {})}      # the nodes are this host: they hold the local image
     proc = subprocess.run([sys.executable, "-m", "scripts", command, "--launcher", launcher, "--nodes", str(nodes),
                            "--gpus", str(gpus), "--image", tag], cwd=ROOT, env=run_env, capture_output=True, text=True,
                           timeout=120, check=False)

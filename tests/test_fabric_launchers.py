@@ -128,7 +128,7 @@ def test_rdma_resource_is_a_checked_knob():
 
 @pytest.mark.host
 def test_make_k8s_verify_with_a_site_rdma_resource_passes_kubernetes_validate_strict(tmp_path, rendered):
-    proc = run_cli("k8s-verify", env={"IMAGES_DIR": str(rendered), "BUILD_DIR": str(tmp_path / "b"), "NODES": "2",
+    proc = run_cli("k8s-verify", env={"LOCAL_IMAGE": "1", "IMAGES_DIR": str(rendered), "BUILD_DIR": str(tmp_path / "b"), "NODES": "2",
                                       "GPUS": "8", "IMAGE": "2.15.0-cuda13.2-cudnn9-runtime-debian12",
                                       "RDMA_RESOURCE": "nvidia.com/hostdev"})
     assert proc.returncode == 0, proc.stderr
@@ -139,6 +139,6 @@ def test_make_k8s_verify_with_a_site_rdma_resource_passes_kubernetes_validate_st
     checked = subprocess.run([str(validate), "--strict", str(paths[0])], capture_output=True, text=True, timeout=600,
                              check=False)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    bad = run_cli("k8s-verify", env={"IMAGES_DIR": str(rendered), "BUILD_DIR": str(tmp_path / "c"),
+    bad = run_cli("k8s-verify", env={"LOCAL_IMAGE": "1", "IMAGES_DIR": str(rendered), "BUILD_DIR": str(tmp_path / "c"),
                                      "RDMA_RESOURCE": "no such/thing"})
     assert bad.returncode != 0 and "is not a Kubernetes resource name" in bad.stderr and "Traceback" not in bad.stderr

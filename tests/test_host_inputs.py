@@ -15,7 +15,7 @@ import pytest
 from scripts.cli import COMMANDS
 from scripts.errors import UserError
 from scripts.plan.compat import load_compat
-from scripts.run_verify import VerifyOutcome, check_report, clear_reports, report_schemas
+from scripts.run_verify import VerifyOutcome, check_report, report_schemas, retire_reports
 from scripts.settings import KNOB_ROWS, KNOBS, PATH_VARIABLES, Settings, key_dir
 from scripts.tables import verify_summary
 from tests.helpers import ROOT, TEST_COMPAT, TEST_MATRIX, assert_clean_failure, run_cli
@@ -140,8 +140,8 @@ def test_a_previous_report_never_survives_a_new_run(tmp_path):
     for suffix in (".json", ".xml"):
         (tmp_path / f"t{suffix}").write_text("stale pass")
     (tmp_path / "other.json").write_text("kept")
-    clear_reports(tmp_path, "t")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.json"]
+    retire_reports(tmp_path, "t")        # a run without a whole report: the old one is set aside, never current
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.json", "t.previous.json", "t.previous.xml"]
 
 
 @pytest.mark.unit

@@ -61,7 +61,7 @@ def manifests(platforms_images, tmp_path_factory) -> dict[tuple[str, int, int, s
             for nodes in (1, 2):
                 for gpus in (0, 8):
                     build = tmp_path_factory.mktemp("build")
-                    proc = run_cli("k8s-verify", env={"IMAGES_DIR": str(images), "BUILD_DIR": str(build),
+                    proc = run_cli("k8s-verify", env={"LOCAL_IMAGE": "1", "IMAGES_DIR": str(images), "BUILD_DIR": str(build),
                                                       "IMAGE": tags, "NODES": str(nodes), "GPUS": str(gpus),
                                                       "PLATFORM": platform})
                     assert proc.returncode == 0, proc.stderr
@@ -156,11 +156,11 @@ def test_the_printed_kubectl_wait_returns_on_failure_too(tmp_path, complete, fai
 
 
 def test_make_k8s_verify_prints_that_wait_line(platforms_images, tmp_path):
-    proc = run_cli("k8s-verify", env={"IMAGES_DIR": str(platforms_images), "BUILD_DIR": str(tmp_path),
+    proc = run_cli("k8s-verify", env={"LOCAL_IMAGE": "1", "IMAGES_DIR": str(platforms_images), "BUILD_DIR": str(tmp_path),
                                       "IMAGE": MULTI, "NODES": "2", "GPUS": "0"})
     assert proc.returncode == 0, proc.stderr
     name = job_name(MULTI, 2)
     assert f"&& {k8s_wait(name)}" in proc.stdout
     assert "--for=condition=failed" in proc.stdout
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "scaling-out.md").read_text()
     assert "--for=condition=failed" in readme and "kubernetes-validate --strict" in readme

@@ -193,7 +193,8 @@ def test_the_rendezvous_port_differs_between_jobs(cpu):
 @pytest.mark.host
 def test_make_slurm_writes_one_script_per_launcher(tmp_path, rendered, scratch_env):
     from tests.helpers import run_cli
-    env = {**scratch_env, "IMAGES_DIR": str(rendered), "IMAGE": "2.13.0-cpu-debian12", "NODES": "2", "GPUS": "0"}
+    env = {**scratch_env, "IMAGES_DIR": str(rendered), "IMAGE": "2.13.0-cpu-debian12", "NODES": "2", "GPUS": "0",
+           "LOCAL_IMAGE": "1"}
     for launcher in LAUNCHERS:
         proc = run_cli("slurm", "--launcher", launcher, env=env)
         assert proc.returncode == 0, proc.stderr

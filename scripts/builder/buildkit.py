@@ -5,7 +5,6 @@ as a secret, a local wheel folder as a bind mount, the base as a build argument 
 """
 from __future__ import annotations
 
-import re
 import subprocess
 import threading
 import time
@@ -24,6 +23,7 @@ from .engine import BuildClient
 from .lock import UV_VERSION as UV_VERSION  # part of the build definition: the uv a build installs (provenance)
 from .lock import fetch_platform_wheels, stage_for_build, stage_uv_wheel
 from .netplugin import stage_net_plugin
+from .progress import StepLines, torch_source_problem
 from .wheels import stage_wheels
 
 TAIL = 25
@@ -191,13 +191,15 @@ def _run_logged(argv: list[str], log_path: Path, req: BuildRequest, cli: BuildCl
             timer.daemon = True
             timer.start()
         tail: list[str] = []
+        steps = StepLines()
         assert proc.stdout is not None
         try:
             for line in proc.stdout:
                 log.write(line)
                 tail = (tail + [line.rstrip()])[-TAIL:]
-                if re.match(r"#\d+ (\[|DONE|CACHED|ERROR)", line) or "ERROR" in line:
-                    echo(f"   {line.rstrip()}")
+                shown = steps.line(line)
+                if shown is not None:
+                    echo(f"   {shown}")
             status = proc.wait()
         finally:
             if timer:
@@ -253,6 +255,10 @@ def build_one(client: Any, cli: BuildClient, build: Build, req: BuildRequest,
         return BuildOutcome(spec.tag, False, 0.0, error=str(exc))
     local_torch = any(name.startswith("torch-") for name in staged)
     torch_index = "" if local_torch else (spec.torch_index_url or "")
+    problem = torch_source_problem(spec.tag, spec.torch_requirement, torch_index, local_torch,
+                                   [str(f) for f in req.folders])
+    if problem:
+        return BuildOutcome(spec.tag, False, 0.0, error=problem)
     shown = ", ".join(staged) if len(staged) <= 6 else f"{len(staged)} wheels ({', '.join(staged[:3])}, ...)"
     shown += f"; NCCL net plugin: {plugin}" if plugin else ""
     echo(f"==> {spec.tag}{_shown_platform(build)}: base {base} ({why}); CA secret: {req.ca or 'none'}; "
@@ -263,6 +269,7 @@ def build_one(client: Any, cli: BuildClient, build: Build, req: BuildRequest,
     limit = req.limit(emulated=bool(emulated))
     rc, tail = _run_logged(argv, log_path, req, cli, echo, limit)
     seconds = time.monotonic() - start
+    echo(f"   {spec.tag}: {'built' if rc == 0 else 'failed'} in {seconds:.0f} s; the whole build log: {log_path}")
     if rc is None and limit:
         return BuildOutcome(spec.tag, False, seconds, log=log_path,
                             error=overrun(f"building {spec.tag}", limit, ",".join(emulated) or None))

@@ -8,7 +8,7 @@ a GPU is visible) CUDA init and a first batch. Two runtimes read the same regist
   images and the project's zstd copy that `skopeo copy --dest-compress-format zstd` writes under the tag
   <tag>-zstd (gzip stays under <tag> for runtimes that cannot read zstd); the same through containerd's CRI, as the
   kubelet pulls; and, where it fits, a containerd whose root is a tmpfs (the host's disk out of the pull).
-Figures and ratios are printed side by side from one run; nothing asserts a speed (README: Benchmarks).
+Figures and ratios are printed side by side from one run; nothing asserts a speed (docs/release.md, "Cold start").
 """
 from __future__ import annotations
 

@@ -137,3 +137,25 @@ def k8s_wait(name: str, timeout: str = "30m") -> str:
             f"while kill -0 $ok 2>/dev/null && kill -0 $bad 2>/dev/null; do sleep 1; done; "
             f"if ! kill -0 $ok 2>/dev/null; then kill $bad 2>/dev/null; wait $ok; "
             f"else kill $ok 2>/dev/null; wait $bad && echo {job} failed >&2; exit 1; fi'")
+
+
+def default_gpus(spec: ImageSpec, given: int | None) -> int:
+    """GPUS when given; else what the image can use: 0 for a CPU image (a GPU request would fail GPU_NOT_VISIBLE on
+    purpose-built CPU nodes and hold GPUs it never touches), 1 for a CUDA image."""
+    if given is not None:
+        return given
+    return 1 if spec.cuda else 0
+
+
+# launchers that start no registry image: a venv on the hosts, a runc bundle on a shared folder
+NO_PULL_LAUNCHERS = ("none", "oci")
+
+
+def local_name_refusal(reference: str, registry: str, local_image: bool, launcher: str) -> str:
+    """Why a job may not name `reference` (empty: it may): with no REGISTRY and no push record, the reference is the
+    engine's local name, which Docker Hub resolves to an image nobody pushed."""
+    if registry or local_image or launcher in NO_PULL_LAUNCHERS:
+        return ""
+    return (f"no registry holds {reference} (it is this engine's local name): give REGISTRY=<host[:port]/prefix> "
+            f"(after make push REGISTRY=...), or LOCAL_IMAGE=1 for nodes that hold the image already (or a squashfs "
+            f"through TORCHIMAGES_IMAGE=...)")

@@ -41,7 +41,7 @@ NEEDS = {
              "nodes reach (enroot 3.x reads registry#image; a digest reference needs enroot 4 or newer)",
     "docker": "a Docker Engine on every node that the submitting user may use (the docker group), the image present "
               "there or pullable; for GPUs, the NVIDIA Container Toolkit",
-    "oci": "Slurm's native OCI containers: oci.conf beside slurm.conf on every node (runc; see README) and the bundle "
+    "oci": "Slurm's native OCI containers: oci.conf beside slurm.conf on every node (runc; see docs/scaling-out.md) and the bundle "
            "made by `make oci-bundle` on a folder every node mounts at the same path",
     "none": "the virtual environment below, with torch, at the same path on every node (a shared folder)",
 }
@@ -99,7 +99,7 @@ def _node_prelude(job: Job) -> list[str]:
     return [
         "set -uo pipefail",
         *([f'. {OCI_MARKER} 2>/dev/null || {{ echo "torchimages: REFUSED: this step runs on the host, not in the image: '
-           f'Slurm ignores --container without oci.conf; install oci.conf on every node (README: Slurm, oci)" >&2; '
+           f'Slurm ignores --container without oci.conf; install oci.conf on every node (docs/scaling-out.md: Slurm, oci)" >&2; '
            f'exit 2; }}'] if job.launcher == "oci" else []),
         # the report's name. Slurm's native containers get the environment srun was given (SLURMD_NODENAME: the
         # batch host's, for every node) and none of the task's own (SLURM_NODEID...): there the host name is the node's

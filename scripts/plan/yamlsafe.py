@@ -78,7 +78,7 @@ def _decode(path: Path, name: str) -> str:
     try:
         mode = path.stat().st_mode      # stat, never open: opening a FIFO waits for a writer forever
     except FileNotFoundError:
-        raise UserError(f"{name}: not found at {path}; create it (see README.md, 'The matrix')") from None
+        raise UserError(f"{name}: not found at {path}; create it (see docs/matrix.md)") from None
     except OSError as exc:
         raise UserError(f"{name}: cannot read {path} ({exc.strerror}); check its permissions") from None
     if not stat.S_ISREG(mode):
@@ -86,7 +86,7 @@ def _decode(path: Path, name: str) -> str:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise UserError(f"{name}: not found at {path}; create it (see README.md, 'The matrix')") from None
+        raise UserError(f"{name}: not found at {path}; create it (see docs/matrix.md)") from None
     except OSError as exc:
         raise UserError(f"{name}: cannot read {path} ({exc.strerror}); check its permissions") from None
     if len(raw) > MAX_BYTES:

@@ -140,7 +140,7 @@ def test_oci_launcher_refuses_without_oci_conf_then_runs_in_the_bundle(slurm_clu
         assert fields["JobState"] == "FAILED" and fields["ExitCode"] == "2:0", out
         refusals = [line for line in out.splitlines() if "REFUSED" in line]
         assert refusals == ["torchimages: REFUSED: this step runs on the host, not in the image: Slurm ignores "
-                            "--container without oci.conf; install oci.conf on every node (README: Slurm, oci)"], out
+                            "--container without oci.conf; install oci.conf on every node (docs/scaling-out.md: Slurm, oci)"], out
         # with oci.conf (runc): both jobs run in the bundle; reports land in the bundle's mounted reports folder
         slurm_cluster.enable_oci()
         jobs = _submit_both(slurm_cluster, tmp_path, "oci", cpu_image, {"TORCHIMAGES_BUNDLE": str(bundle)})

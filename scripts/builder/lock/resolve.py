@@ -22,6 +22,7 @@ from .read import (
     LOCK_MODE,
     UNRESOLVED_LINE,
     LockIssue,
+    LockProblem,
     _required,
     input_digest,
     lock_content_problem,
@@ -152,6 +153,14 @@ def unresolved_stub(target: Target, why: str) -> str:
             f"{UNRESOLVED_LINE}{' '.join(why.split())}\n")
 
 
+def refreshed_line(pins: int, problem: LockProblem | None) -> str:
+    """What a lock just written is: current now; the reason it was rewritten is said as the past it is, never
+    with the word the check uses for a lock that still needs work."""
+    was = {LockIssue.MISSING: "it was missing", LockIssue.STALE: "matrix.yaml or the wheel folders had changed"}
+    reason = "forced" if problem is None else was.get(problem.kind, f"the old one was {problem.kind.value}")
+    return f"{pins} pins, written and current ({reason})"
+
+
 def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: Mapping[str, str],
             uv: str | None = None, force: bool = False, echo: Callable[[str], None] = print) -> list[str]:
     """Write the lock of every platform of every spec whose lock is missing or stale (all with force); returns the
@@ -186,7 +195,7 @@ def refresh(specs: list[ImageSpec], images: Path, folders: list[Path], *, env: M
             echo(f"  {label}: FAILED")
             continue
         atomic_write(path, text, mode=LOCK_MODE)
-        echo(f"  {label}: {len(parse_lock(text))} pins ({problem or 'refreshed'})")
+        echo(f"  {label}: {refreshed_line(len(parse_lock(text)), problem)}")
     for spec in specs:
         for stray in stray_locks(spec, images):
             try:
