@@ -63,6 +63,8 @@ def test_handmade_a_healthy_cpu_run_passes_with_its_figures_reported_not_judged(
     assert [(x["node"], x["checksum"]) for x in r.data["replicas"]] == [("n1", last), ("n2", last)]
     one_node = handmade_train_facts()
     one_node["nodes"] = 1
+    for rank in one_node["ranks"]:      # both ranks on n1: `nodes` is the count of node names the ranks give
+        rank["node"] = "n1"
     assert judged(one_node).metrics["tokens_per_s"].value > 0
 
 
@@ -81,6 +83,7 @@ def test_handmade_a_replica_that_differs_at_step_k_fails_naming_step_rank_and_no
 def test_handmade_the_majority_names_the_odd_rank_out_of_three():
     facts = handmade_train_facts()
     facts["ranks"].append({**copy.deepcopy(facts["ranks"][1]), "rank": 2, "node": "n3"})
+    facts.update(world_size=3, nodes=3)      # a third rank on a third node: the group's size says so too
     facts["ranks"][0]["steps"][4]["checksum"] = "0000000000000001"
     r = judged(facts)
     assert r.code == "TRAIN_REPLICA_MISMATCH" and "step 5" in r.summary and "rank 0 on node n1" in r.summary

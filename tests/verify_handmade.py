@@ -60,8 +60,14 @@ def nccl_facts(world: int = 8, peak: float = 472.0) -> dict[str, Any]:
 
 
 def variant(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """`base` with `changes`; an nccl record moved across nodes (nodes > 1) is formed by torchrun, as a real one is:
+    ranks the probe spawns itself all run on one node, and such a record claiming more nodes is refused."""
     out = copy.deepcopy(base)
     out.update(changes)
+    nodes, world = out.get("nodes"), out.get("world_size")
+    if isinstance(nodes, int) and nodes > 1 and "mode" not in changes and "local process" in str(out.get("mode")):
+        out["mode"] = f"torchrun group: rank 0 of {world} (local rank 0), n1:29500"
+        out["rank"] = 0
     return out
 
 
