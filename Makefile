@@ -23,7 +23,7 @@ BENCH_SIZE ?= 1g## data size of the benchmark
 BENCH_AFTER ?=## bench-start: a local image of the family the node already holds; what pulling IMAGE after it moves
 EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
 BUILD_TIMEOUT ?=## seconds before make build stops a build (default: none natively, 2700 under emulation)
-RDMA_RESOURCE ?=## k8s-verify: the RDMA device plugin's resource a multi-node GPU pod requests (default rdma/rdma_shared_device_a; none)
+RDMA_RESOURCE ?=## k8s-verify: the RDMA device plugin's resource a multi-node GPU pod requests, e.g. rdma/rdma_shared_device_a (default none)
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
 SIGNING_KEY ?=## attest: private key that signs (default ~/.config/torchimages/signing-key.pem, from make keygen)

@@ -296,10 +296,13 @@ def _node_platform(settings: Settings, spec: ImageSpec) -> str | None:
 def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     import yaml
 
-    from .fleet.cluster import job_name, k8s_manifests, k8s_wait
+    from .fleet.cluster import job_name, k8s_manifests, k8s_wait, rdma_hint
     from .fsutil import atomic_write
     specs = _selected(settings)
     nodes, gpus = settings.nodes, settings.gpus
+    hint = rdma_hint(nodes, gpus, settings.rdma_resource)
+    if hint:
+        out(hint)
     for spec in specs:
         docs = k8s_manifests(spec, _cluster_image(settings, spec), nodes, gpus,
                              platform=_node_platform(settings, spec), rdma=settings.rdma_resource)

@@ -194,14 +194,27 @@ def parse_text(text: str, name: str) -> str:
 RESOURCE_NAME = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 
 
+# resources a pod of make k8s-verify requests already, or that are a GPU: an RDMA request must not replace them
+GPU_RESOURCE = re.compile(r"nvidia\.com/(gpu|gpu\.shared|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+")
+
+
 def parse_rdma_resource(text: str, name: str) -> str:
-    """The RDMA device plugin's resource name; `none`: the pods request none (a cluster without the plugin)."""
+    """The RDMA device plugin's resource name (an extended resource: domain/name, outside kubernetes.io); empty or
+    `none`: the pods request none (the default: a cluster without the plugin would leave them pending)."""
     value = text.strip()
-    if value.lower() == "none":
+    if value.lower() in ("none", ""):
         return ""
     if not RESOURCE_NAME.fullmatch(value):
         raise UserError(f"{name}={text!r} is not a Kubernetes resource name ([domain/]name, e.g. "
                         f"rdma/rdma_shared_device_a); give the one your RDMA device plugin advertises, or none")
+    domain = value.partition("/")[0] if "/" in value else ""
+    if not domain or domain == "kubernetes.io" or domain.endswith(".kubernetes.io"):
+        raise UserError(f"{name}={text!r} is not a device plugin's resource (cpu, memory and the kubernetes.io names "
+                        f"are Kubernetes' own): give the domain/name your RDMA device plugin advertises "
+                        f"(e.g. rdma/rdma_shared_device_a), or none")
+    if GPU_RESOURCE.fullmatch(value):
+        raise UserError(f"{name}={text!r} is the pod's GPU request, not an RDMA device: it would replace GPUS; give "
+                        f"the resource your RDMA device plugin advertises (e.g. rdma/rdma_shared_device_a), or none")
     return value
 
 
@@ -287,8 +300,9 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "verify_timeout", parse_seconds, empty_is_error=True),
     Knob("BUILD_TIMEOUT", "--build-timeout", "stop a build after this many seconds (default: none natively, 2700 "
          "for a build under emulation, where a hung step once ran 37 min)", "build_timeout", parse_seconds),
-    Knob("RDMA_RESOURCE", "--rdma-resource", "k8s-verify: the RDMA device plugin's resource each pod requests "
-         "(default rdma/rdma_shared_device_a; none: no RDMA device requested)", "rdma_resource", parse_rdma_resource),
+    Knob("RDMA_RESOURCE", "--rdma-resource", "k8s-verify: the RDMA device plugin's resource each pod of a multi-node "
+         "GPU job requests, e.g. rdma/rdma_shared_device_a (default none: opt in only where the plugin runs, or the "
+         "pods pend)", "rdma_resource", parse_rdma_resource),
     Knob("VERIFY_ARGS", "--verify-args", "extra arguments for verify inside the container",
          "verify_args", parse_args_list),
     Knob("REGISTRY", "--registry", "registry prefix (host[:port][/path]) of pushed images and manifests, "
@@ -367,7 +381,7 @@ class Settings:
     shm_size: str = "2g"
     verify_timeout: float = 900.0
     build_timeout: float | None = None      # None: scripts/builder/emulation.py's limit for emulated builds only
-    rdma_resource: str = "rdma/rdma_shared_device_a"   # fleet/cluster.py RDMA_RESOURCE; "" (none): not requested
+    rdma_resource: str = ""         # "" (none, the default): not requested; fleet/cluster.py RDMA_RESOURCE: the example
     verify_args: tuple[str, ...] = ()
     registry: str = ""
     nodes: int = 1

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_train_logic import handmade_train_facts
-from tests.verify_handmade import gpu_facts, nccl_facts, variant
+from tests.verify_handmade import gpu_facts, handmade_train_facts, nccl_facts, variant
 from verify import judging
 from verify.checks import CHECKS, train
 from verify.options import Options
