@@ -346,6 +346,9 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "driver>=570\"", "require", parse_text),
     Knob("MAX_AGE", "--max-age", "report/gate: the oldest verification believed, e.g. 7d, 12h (s, m, h, d, w); older "
          "evidence is not believed (as REQUIRE's age<=7d)", "max_age", parse_age),
+    Knob("CLOCK_SKEW", "--clock-skew", "report/gate/fleet-report: how far in the future a signed or recorded time "
+         "may lie and still be believed (clocks differ), e.g. 5m (default 5m; s, m, h, d, w); later: not evidence",
+         "clock_skew", parse_age),
     Knob("KEY_DIR", "--key-dir", "keygen: the folder the key pair is written to, outside the repository "
          "(default ~/.config/torchimages)", "key_dir", parse_user_path),
     Knob("KEY_TYPE", "--key-type", "keygen: ecdsa (P-256, default) or ed25519", "key_type", parse_key_type),
@@ -411,6 +414,7 @@ class Settings:
     host_driver: str | None = None
     report_timeout: float = 120.0
     max_age: float | None = None    # seconds; None: evidence of any age is believed
+    clock_skew: float = 300.0       # seconds a time may lie in the future and still be believed (CLOCK_SKEW)
     child_env: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
