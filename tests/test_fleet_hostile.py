@@ -145,3 +145,45 @@ def test_a_report_created_in_the_future_is_no_evidence(tmp_path):
     assert set(why) == {"ahead.json"} and "in the future" in why["ahead.json"] and "CLOCK_SKEW=5m" in why["ahead.json"]
     assert [n.node for n in report.nodes] == ["skewed"]                # 2 minutes ahead: within the tolerance
     assert [n.node for n in fleet(tmp_path, skew_s=86400 * 2).nodes] == ["ahead", "skewed"]      # the knob
+
+
+def test_an_attestation_signed_or_reported_in_the_future_is_not_believed_whatever_max_age_says():
+    from datetime import datetime, timezone
+
+    from scripts.publish.report import Attestation, Summary, _decide, expire, format_report, refuse_future
+    from scripts.publish.signing import Trusted
+
+    class Key:
+        keyid = "ab" * 32
+    now = datetime(2026, 11, 25, 12, tzinfo=timezone.utc)
+    signer = Trusted(Key(), "/keys/release.pub")
+
+    def judged(signed: str, created: str = "2026-11-25T11:00:00Z", skew_s: float = 300.0) -> Summary:
+        att = Attestation("sha256:" + "1" * 64, signer, signed, {"checks": [], "created": created}, "pass", None,
+                          {"node": "n1", "gpus": [], "gpu_count": 0, "driver": None, "torch": "x", "cuda": None})
+        s = Summary("r@sha256:" + "2" * 64, attestations=[att])
+        refuse_future(s, skew_s, now)
+        _decide(s, True)
+        expire(s, None, now, skew_s)          # no MAX_AGE given: the future is refused all the same
+        return s
+    ahead = judged("2026-11-26T12:00:00Z")                       # signed 24 h ahead
+    assert not ahead.verified and "in the future" in ahead.reason and "CLOCK_SKEW=5m" in ahead.reason
+    assert "verified: NO" in format_report(ahead) and "verified: yes" not in format_report(ahead)
+    assert not judged("2026-11-25T11:00:00Z", created="2026-11-27T00:00:00Z").verified     # its report ahead
+    assert judged("2026-11-25T12:04:00Z").verified                # 4 minutes ahead: clocks differ
+    assert judged("2026-11-26T12:00:00Z", skew_s=2 * 86400).verified                        # the knob
+
+
+def test_facts_recorded_in_the_future_are_refused_on_replay():
+    from verify.replay import ReplayError, clock_skew, future_recorded
+    now = time.time()
+    path = Path("facts/host.json")
+    with pytest.raises(ReplayError, match=r"in the future.*TORCHIMAGES_CLOCK_SKEW"):
+        future_recorded(path, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 86400)), 300.0, now)
+    with pytest.raises(ReplayError, match="in the future"):
+        future_recorded(path, str(time.gmtime(now).tm_year + 2), 300.0, now)               # a year, translated
+    for fine in (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 60)), "2025", "2022-05", "last spring", None):
+        future_recorded(path, fine, 300.0, now)
+    assert clock_skew({}) == 300.0 and clock_skew({"TORCHIMAGES_CLOCK_SKEW": "60"}) == 60.0
+    with pytest.raises(ReplayError, match="TORCHIMAGES_CLOCK_SKEW='soon'"):
+        clock_skew({"TORCHIMAGES_CLOCK_SKEW": "soon"})
