@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from scripts.fleet import fleet as fleet_mod
-from scripts.fleet.fleet import fleet, fleet_json, format_fleet, read_bounded, walk
+from scripts.fleet.fleet import fleet, fleet_json, format_fleet, walk
+from scripts.fsutil import TooLarge, read_bounded
 from tests.verify_handmade import make_report
 
 pytestmark = pytest.mark.unit
@@ -102,14 +103,26 @@ def test_the_walk_is_bounded_in_depth_and_names(tmp_path, monkeypatch):
 
 def test_reads_are_bounded_in_bytes_and_regular_files_only(tmp_path):
     path = _write(tmp_path, "r.json", "x" * 100)
-    assert read_bounded(path, limit=100) == b"x" * 100
-    with pytest.raises(fleet_mod.TooLarge):
-        read_bounded(path, limit=99)
+    assert read_bounded(path, 100) == b"x" * 100
+    with pytest.raises(TooLarge, match="larger than any report"):
+        read_bounded(path, 99, "report")
     with pytest.raises(OSError, match="not a regular file"):
-        read_bounded(Path("/dev/zero"))
+        read_bounded(Path("/dev/zero"), 100)
     (tmp_path / "link.json").symlink_to(path)
     with pytest.raises(OSError):                                     # O_NOFOLLOW: a link is never opened
-        read_bounded(tmp_path / "link.json")
+        read_bounded(tmp_path / "link.json", 100)
+
+
+def test_a_drain_history_that_is_a_fifo_a_device_or_a_link_is_named_never_read(tmp_path):
+    from scripts.fleet.history import read_state
+    history = tmp_path / "history"
+    history.mkdir()
+    os.mkfifo(history / "n1.jsonl")
+    (history / "n2.jsonl").symlink_to("/dev/zero")
+    (history / "n3.jsonl").write_text('{"bad": 1}\n')
+    found = read_state(tmp_path, [], now=time.time())
+    assert "not a regular file" in (found["n1"].error or "") and found["n2"].error, found
+    assert found["n3"].error is None
 
 
 def test_a_negative_figure_is_refused_not_dropped(tmp_path):

@@ -26,7 +26,6 @@ import json
 import math
 import os
 import re
-import stat
 import statistics
 import time
 from collections.abc import Iterator
@@ -39,7 +38,7 @@ import jsonschema
 from .. import ROOT
 from ..durations import parse_time, shown
 from ..errors import UserError, one_line
-from ..fsutil import atomic_write
+from ..fsutil import TooLarge, atomic_write, read_bounded
 from .cluster import REPORT_BEGIN, REPORT_END
 from .history import NodeHistory, history_json, history_lines
 
@@ -263,34 +262,6 @@ def walk(folder: Path) -> tuple[list[Path], list[tuple[str, str]]]:
     return sorted(found), unreadable
 
 
-class TooLarge(OSError):
-    """A file larger than any verify report: read, and invalid (not unreadable)."""
-
-
-def read_bounded(path: Path, limit: int = MAX_BYTES) -> bytes:
-    """A regular file's bytes, at most `limit` (OSError when more): opened without following a link and without
-    blocking (a FIFO or a device is refused, never waited on or read without end)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(0, "not a regular file (a FIFO, a device or a socket)")
-        if info.st_size > limit:
-            raise TooLarge(0, f"{info.st_size >> 20} MiB: larger than any verify report")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise TooLarge(0, f"grew past {limit >> 20} MiB while read: larger than any verify report")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, skew_s: float = CLOCK_SKEW_S
                  ) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
     """(name, report) for every valid report under `folder`, and (name, why) for every invalid one; what could not
@@ -304,7 +275,7 @@ def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, 
     for path in paths:
         name = path.relative_to(folder).as_posix()
         try:
-            text = read_bounded(path).decode("utf-8")
+            text = read_bounded(path, MAX_BYTES, "verify report").decode("utf-8")
         except UnicodeDecodeError:
             invalid.append((name, "cannot read it (not UTF-8 text)"))
             continue
