@@ -300,9 +300,6 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     from .fsutil import atomic_write
     specs = _selected(settings)
     nodes, gpus = settings.nodes, settings.gpus
-    hint = rdma_hint(nodes, gpus, settings.rdma_resource)
-    if hint:
-        out(hint)
     for spec in specs:
         docs = k8s_manifests(spec, _cluster_image(settings, spec), nodes, gpus,
                              platform=_node_platform(settings, spec), rdma=settings.rdma_resource)
@@ -311,6 +308,9 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
         atomic_write(path, yaml.safe_dump_all(docs, sort_keys=False))
         shown = _shown(settings, path)
         out(f"wrote {shown}\n  kubectl apply -f {shlex.quote(shown)} && {k8s_wait(name)}\n  kubectl logs -l job-name={name} --tail=-1   # reports between the BEGIN/END VERIFY REPORT lines")
+    hint = rdma_hint(nodes, gpus, settings.rdma_resource)
+    if hint:
+        out(hint)
     return 0
 
 
