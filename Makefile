@@ -24,7 +24,7 @@ BENCH_SIZE ?= 1g## data size of the benchmark
 BENCH_AFTER ?=## bench-start: a local image of the family the node already holds; what pulling IMAGE after it moves
 EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
 BUILD_TIMEOUT ?=## seconds before make build stops a build (default: none natively, 2700 under emulation)
-RDMA_RESOURCE ?=## k8s-verify: the RDMA device plugin's resource a multi-node GPU pod requests (default rdma/rdma_shared_device_a; none)
+RDMA_RESOURCE ?=## k8s-verify: the RDMA device plugin's resource a multi-node GPU pod requests, e.g. rdma/rdma_shared_device_a (default none)
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
 SIGNING_KEY ?=## attest: private key that signs (default ~/.config/torchimages/signing-key.pem, from make keygen)
@@ -35,13 +35,14 @@ KEY_TYPE ?=## keygen: ecdsa (P-256, default) or ed25519
 HOST_DRIVER ?=## gate: this host's NVIDIA driver (default: nvidia-smi)
 REPORT_TIMEOUT ?=## report, gate: seconds for all registry reads together (default 120)
 MAX_AGE ?=## report, gate: the oldest verification believed, e.g. 7d or 12h (as REQUIRE's age<=7d)
+CLOCK_SKEW ?=## report, gate, fleet-report: how far in the future a signed or recorded time may lie and be believed (default 5m)
 DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
 STATE_DIR ?=## fleet-report: the prolog's --state-dir; its per-node drain history is shown (default: not read)
 METRICS_DIR ?=## fleet-report: write Prometheus text-file metrics per node into this folder (default: not written)
 NODE ?=## undrain: the Slurm node to revalidate and resume (run it on that node)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR NODE STATE_DIR METRICS_DIR
-export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE
+export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE CLOCK_SKEW
 export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT LOCAL_IMAGE
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the

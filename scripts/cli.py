@@ -310,7 +310,7 @@ def _node_platform(settings: Settings, spec: ImageSpec) -> str | None:
 def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     import yaml
 
-    from .fleet.cluster import job_name, k8s_manifests, k8s_wait
+    from .fleet.cluster import job_name, k8s_manifests, k8s_wait, rdma_hint
     from .fsutil import atomic_write
     specs = _selected(settings)
     from .fleet.cluster import default_gpus
@@ -324,6 +324,9 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
         atomic_write(path, yaml.safe_dump_all(docs, sort_keys=False))
         shown = _shown(settings, path)
         out(f"wrote {shown}\n  kubectl apply -f {shlex.quote(shown)} && {k8s_wait(name)}\n  kubectl logs -l job-name={name} --tail=-1   # reports between the BEGIN/END VERIFY REPORT lines")
+    hint = rdma_hint(nodes, gpus, settings.rdma_resource)
+    if hint:
+        out(hint)
     return 0
 
 
@@ -388,7 +391,7 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
     from .fleet.fleet import fleet, format_fleet, write_fleet
     if settings.fleet_dir is None:
         raise UserError("no folder given: make fleet-report DIR=<the folder the job wrote its verify reports into>")
-    report = fleet(settings.fleet_dir)
+    report = fleet(settings.fleet_dir, skew_s=settings.clock_skew)
     if settings.state_dir is not None:
         from .fleet.history import read_state
         report.histories = read_state(settings.state_dir, [n.node for n in report.nodes])
@@ -547,8 +550,9 @@ def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
     from .publish.report import expire, fetch_report, format_report
     ref = _digest_ref(settings, args.ref or settings.image, "report")
     requirements, max_age = _split_age(settings, parse_require(settings.require))
-    summary = fetch_report(ref, _trust(settings), _creds(settings), deadline_s=settings.report_timeout)  # type: ignore[arg-type]
-    expire(summary, max_age)
+    summary = fetch_report(ref, _trust(settings), _creds(settings), deadline_s=settings.report_timeout,  # type: ignore[arg-type]
+                           skew_s=settings.clock_skew)
+    expire(summary, max_age, skew_s=settings.clock_skew)
     if requirements:
         summary.unmet = _unmet(summary, requirements)
     out(format_report(summary))
@@ -607,8 +611,9 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
     floor = floor_problem(labels, driver, readable_specs(settings.images))   # the matrix's tags, if any, for the hint
     if floor:
         problems.append(floor)
-    summary = fetch_report(reference, _trust(settings), _creds(settings), deadline_s=settings.report_timeout)  # type: ignore[arg-type]
-    expire(summary, max_age)
+    summary = fetch_report(reference, _trust(settings), _creds(settings), deadline_s=settings.report_timeout,  # type: ignore[arg-type]
+                           skew_s=settings.clock_skew)
+    expire(summary, max_age, skew_s=settings.clock_skew)
     if not summary.attestations:
         problems.append(f"no trusted attestation: {summary.reason}")
     else:
@@ -692,7 +697,7 @@ COMMANDS: tuple[Command, ...] = (
             cmd_oci_bundle, ("IMAGE",)),
     Command("fleet-report", "one table and DIR/fleet.json over every node's verify report under DIR: verdicts, "
             "codes, figures against their model's fleet median, nodes to drain, time to first step", cmd_fleet_report,
-            ("DIR", "STATE_DIR", "METRICS_DIR")),
+            ("DIR", "STATE_DIR", "METRICS_DIR", "CLOCK_SKEW")),
     Command("lock", "write images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE default: all)", cmd_lock,
             ("IMAGE", "WHEELS", "FORCE")),
     Command("stage-wheels", "fill build/wheels for IMAGE (locked local wheels + uv's wheel) for bake and CI",
@@ -711,10 +716,12 @@ COMMANDS: tuple[Command, ...] = (
             "pushed digest (OCI referrers)", cmd_attest, ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "SIGNING_KEY")),
     Command("report", "verify, then print, the newest signed verify result attached to IMAGE (registry/repo@sha256:... "
             "or a tag make push recorded; TRUST= keys; REQUIRE= makes it a gate; MAX_AGE= expires it)", cmd_report,
-            ("IMAGE", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "MAX_AGE", "REPORT_TIMEOUT", "PLATFORM"), _ref_arg),
+            ("IMAGE", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "MAX_AGE", "CLOCK_SKEW", "REPORT_TIMEOUT", "PLATFORM"),
+            _ref_arg),
     Command("gate", "one line, exit 0 only when IMAGE (a digest, or a pushed tag) has a trusted attestation meeting "
             "REQUIRE and its driver floor fits this host's driver", cmd_gate,
-            ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "MAX_AGE", "HOST_DRIVER", "REPORT_TIMEOUT"),
+            ("IMAGE", "PLATFORM", "REGISTRY_INSECURE", "TRUST", "REQUIRE", "MAX_AGE", "CLOCK_SKEW", "HOST_DRIVER",
+             "REPORT_TIMEOUT"),
             _ref_arg),
 )
 PATH_FLAGS = {"MATRIX": ("--matrix", "matrix file (default: matrix.yaml)"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -47,3 +48,31 @@ def check_writable(folder: Path) -> None:
     except OSError as exc:
         raise UserError(f"cannot write into {folder} ({exc.strerror}); make it writable or point the variable "
                         f"for it elsewhere") from None
+
+
+class TooLarge(OSError):
+    """A file larger than the reader's limit (a report, a history): refused for its size, not unreadable."""
+
+
+def read_bounded(path: Path, limit: int, what: str = "file of its kind") -> bytes:
+    """A regular file's bytes, at most `limit` (OSError when more): opened without following a link and without
+    blocking (a FIFO or a device is refused, never waited on or read without end)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file (a FIFO, a device or a socket)")
+        if info.st_size > limit:
+            raise TooLarge(0, f"{info.st_size >> 20} MiB: larger than any {what}")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise TooLarge(0, f"grew past {limit >> 20} MiB while read: larger than any {what}")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

@@ -194,14 +194,27 @@ def parse_text(text: str, name: str) -> str:
 RESOURCE_NAME = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 
 
+# resources a pod of make k8s-verify requests already, or that are a GPU: an RDMA request must not replace them
+GPU_RESOURCE = re.compile(r"nvidia\.com/(gpu|gpu\.shared|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+")
+
+
 def parse_rdma_resource(text: str, name: str) -> str:
-    """The RDMA device plugin's resource name; `none`: the pods request none (a cluster without the plugin)."""
+    """The RDMA device plugin's resource name (an extended resource: domain/name, outside kubernetes.io); empty or
+    `none`: the pods request none (the default: a cluster without the plugin would leave them pending)."""
     value = text.strip()
-    if value.lower() == "none":
+    if value.lower() in ("none", ""):
         return ""
     if not RESOURCE_NAME.fullmatch(value):
         raise UserError(f"{name}={text!r} is not a Kubernetes resource name ([domain/]name, e.g. "
                         f"rdma/rdma_shared_device_a); give the one your RDMA device plugin advertises, or none")
+    domain = value.partition("/")[0] if "/" in value else ""
+    if not domain or domain == "kubernetes.io" or domain.endswith(".kubernetes.io"):
+        raise UserError(f"{name}={text!r} is not a device plugin's resource (cpu, memory and the kubernetes.io names "
+                        f"are Kubernetes' own): give the domain/name your RDMA device plugin advertises "
+                        f"(e.g. rdma/rdma_shared_device_a), or none")
+    if GPU_RESOURCE.fullmatch(value):
+        raise UserError(f"{name}={text!r} is the pod's GPU request, not an RDMA device: it would replace GPUS; give "
+                        f"the resource your RDMA device plugin advertises (e.g. rdma/rdma_shared_device_a), or none")
     return value
 
 
@@ -287,8 +300,9 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "verify_timeout", parse_seconds, empty_is_error=True),
     Knob("BUILD_TIMEOUT", "--build-timeout", "stop a build after this many seconds (default: none natively, 2700 "
          "for a build under emulation, where a hung step once ran 37 min)", "build_timeout", parse_seconds),
-    Knob("RDMA_RESOURCE", "--rdma-resource", "k8s-verify: the RDMA device plugin's resource each pod requests "
-         "(default rdma/rdma_shared_device_a; none: no RDMA device requested)", "rdma_resource", parse_rdma_resource),
+    Knob("RDMA_RESOURCE", "--rdma-resource", "k8s-verify: the RDMA device plugin's resource each pod of a multi-node "
+         "GPU job requests, e.g. rdma/rdma_shared_device_a (default none: opt in only where the plugin runs, or the "
+         "pods pend)", "rdma_resource", parse_rdma_resource),
     Knob("VERIFY_ARGS", "--verify-args", "extra arguments for verify inside the container",
          "verify_args", parse_args_list),
     Knob("REGISTRY", "--registry", "registry prefix (host[:port][/path]) of pushed images and manifests, "
@@ -335,6 +349,9 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "driver>=570\"", "require", parse_text),
     Knob("MAX_AGE", "--max-age", "report/gate: the oldest verification believed, e.g. 7d, 12h (s, m, h, d, w); older "
          "evidence is not believed (as REQUIRE's age<=7d)", "max_age", parse_age),
+    Knob("CLOCK_SKEW", "--clock-skew", "report/gate/fleet-report: how far in the future a signed or recorded time "
+         "may lie and still be believed (clocks differ), e.g. 5m (default 5m; s, m, h, d, w); later: not evidence",
+         "clock_skew", parse_age),
     Knob("KEY_DIR", "--key-dir", "keygen: the folder the key pair is written to, outside the repository "
          "(default ~/.config/torchimages)", "key_dir", parse_user_path),
     Knob("KEY_TYPE", "--key-type", "keygen: ecdsa (P-256, default) or ed25519", "key_type", parse_key_type),
@@ -370,7 +387,7 @@ class Settings:
     shm_size: str = "2g"
     verify_timeout: float = 900.0
     build_timeout: float | None = None      # None: scripts/builder/emulation.py's limit for emulated builds only
-    rdma_resource: str = "rdma/rdma_shared_device_a"   # fleet/cluster.py RDMA_RESOURCE; "" (none): not requested
+    rdma_resource: str = ""         # "" (none, the default): not requested; fleet/cluster.py RDMA_RESOURCE: the example
     verify_args: tuple[str, ...] = ()
     registry: str = ""
     nodes: int = 1
@@ -401,6 +418,7 @@ class Settings:
     host_driver: str | None = None
     report_timeout: float = 120.0
     max_age: float | None = None    # seconds; None: evidence of any age is believed
+    clock_skew: float = 300.0       # seconds a time may lie in the future and still be believed (CLOCK_SKEW)
     child_env: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property

@@ -106,7 +106,9 @@ def _container(docs):
 
 @pytest.mark.unit
 def test_k8s_pods_of_a_multi_node_gpu_job_request_the_rdma_resource_and_ipc_lock(gpu):
-    two = _container(k8s_manifests(gpu, "r/x:t", 2, 8))
+    # opt-in (issue 36): by default no RDMA device is requested, a cluster without the plugin would leave pods pending
+    assert "capabilities" not in _container(k8s_manifests(gpu, "r/x:t", 2, 8))["securityContext"]
+    two = _container(k8s_manifests(gpu, "r/x:t", 2, 8, rdma=RDMA_RESOURCE))
     assert two["resources"]["limits"] == {"nvidia.com/gpu": "8", RDMA_RESOURCE: "1"}
     assert two["securityContext"]["capabilities"] == {"add": ["IPC_LOCK"]}
     assert two["securityContext"]["runAsNonRoot"] is True and two["securityContext"]["allowPrivilegeEscalation"] is False
@@ -120,8 +122,9 @@ def test_k8s_pods_of_a_multi_node_gpu_job_request_the_rdma_resource_and_ipc_lock
 def test_rdma_resource_is_a_checked_knob():
     def load(value: str) -> str:
         return Settings.load({"RDMA_RESOURCE": value}, {}, ("RDMA_RESOURCE",)).rdma_resource
-    assert load("") == RDMA_RESOURCE == Settings().rdma_resource
+    assert load("") == "" == Settings().rdma_resource          # opt-in (issue 36): none unless asked for
     assert load("none") == "" and load("nvidia.com/hostdev") == "nvidia.com/hostdev"
+    assert load(RDMA_RESOURCE) == RDMA_RESOURCE
     with pytest.raises(UserError, match=r"RDMA_RESOURCE='rdma /x' is not a Kubernetes resource name"):
         load("rdma /x")
 

@@ -272,15 +272,18 @@ def _failing(real: dict[str, dict[str, Any]], host: str) -> dict[str, Any]:
     return bad
 
 
-def test_a_failing_report_behind_a_symlinked_folder_is_read(tmp_path, real):
+def test_a_symlinked_folder_out_of_dir_is_listed_never_followed_and_the_fleet_does_not_pass(tmp_path, real):
+    # issue 36: the walk follows no link out of DIR (it used to read them); a report behind one is listed, so a
+    # failing node there is never hidden behind a pass
     elsewhere = tmp_path / "elsewhere"
     _write(elsewhere, "node-bad.json", _failing(real, "node-bad"))
     folder = tmp_path / "job"
     _write(folder, "node-a.json", _as(real["cpu1"], "node-a"))
     (folder / "linked").symlink_to(elsewhere, target_is_directory=True)
-    (folder / "loop").symlink_to(folder, target_is_directory=True)        # a cycle is read once, never forever
+    (folder / "loop").symlink_to(folder, target_is_directory=True)        # a cycle: its target is DIR, read once
     report = fleet(folder)
-    assert {n.node: n.verdict for n in report.nodes} == {"node-a": "pass", "node-bad": "fail"}
+    assert {n.node: n.verdict for n in report.nodes} == {"node-a": "pass"}
+    assert [name for name, _ in report.unreadable] == ["linked"] and "out of DIR" in report.unreadable[0][1]
     assert not report.ok
 
 

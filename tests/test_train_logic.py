@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from verify import judging, replay, trainer
+from tests.verify_handmade import handmade_steps, handmade_train_facts
+from verify import judging, replay
 from verify.checks import CHECKS
 from verify.options import Options
 from verify.result import CheckResult
@@ -22,30 +23,6 @@ pytestmark = pytest.mark.unit
 
 H100 = "NVIDIA H100 80GB HBM3"
 CHECK = CHECKS["train"]
-
-
-def handmade_steps(count: int = 30, first: float = 4.9, last: float = 1.2) -> list[dict[str, Any]]:
-    return [{"step": i + 1, "loss": first + (last - first) * i / (count - 1), "checksum": f"{0xabc000 + i:016x}"}
-            for i in range(count)]
-
-
-def handmade_train_facts(gpu: bool = False, tokens_per_s: float | None = None) -> dict[str, Any]:
-    """A healthy run as the probe records it: world size 2, one rank on each of nodes n1 and n2."""
-    shape = trainer.SHAPES["gpu" if gpu else "cpu"]
-    steps = handmade_steps()
-    timed = len(steps) - trainer.WARMUP
-    tokens = timed * shape.batch_per_rank * shape.seq_len * 2
-    seconds = tokens / tokens_per_s if tokens_per_s else 2.5
-    loader = {"file_bytes": 532480, "samples": 2048, "zero_copy": True, "cpu_share": 1, "shm": {"free": 1 << 30},
-              "setting": {"num_workers": 0, "prefetch_factor": None, "persistent_workers": False, "pin_memory": gpu},
-              "sweep": [{"num_workers": 0, "ok": True, "samples_per_s": 5000.0}]}
-    ranks = [{"rank": r, "local_rank": 0, "node": f"n{r + 1}", "steps": copy.deepcopy(steps), "bf16": gpu,
-              "init_s": 0.4, "first_step_s": 0.2, "planned_steps": len(steps), "timed_steps": timed,
-              "timed_s": seconds, "wall_s": 6.0, "loader": copy.deepcopy(loader)} for r in range(2)]
-    return {"distributed": True, "gpus": 1 if gpu else 0, "backend": "nccl" if gpu else "gloo", "emulated": False,
-            "device_name": H100 if gpu else None, "config": trainer.shape_facts(shape, "gpu" if gpu else "cpu"),
-            "world_size": 2, "nodes": 2, "mode": "torchrun group: rank 0 of 2, n1:29500", "ranks": ranks,
-            "failures": []}
 
 
 def judged(facts: dict[str, Any], source: str | None = None, **options: Any) -> CheckResult:
@@ -63,6 +40,8 @@ def test_handmade_a_healthy_cpu_run_passes_with_its_figures_reported_not_judged(
     assert [(x["node"], x["checksum"]) for x in r.data["replicas"]] == [("n1", last), ("n2", last)]
     one_node = handmade_train_facts()
     one_node["nodes"] = 1
+    for rank in one_node["ranks"]:      # both ranks on n1: `nodes` is the count of node names the ranks give
+        rank["node"] = "n1"
     assert judged(one_node).metrics["tokens_per_s"].value > 0
 
 
@@ -81,6 +60,7 @@ def test_handmade_a_replica_that_differs_at_step_k_fails_naming_step_rank_and_no
 def test_handmade_the_majority_names_the_odd_rank_out_of_three():
     facts = handmade_train_facts()
     facts["ranks"].append({**copy.deepcopy(facts["ranks"][1]), "rank": 2, "node": "n3"})
+    facts.update(world_size=3, nodes=3)      # a third rank on a third node: the group's size says so too
     facts["ranks"][0]["steps"][4]["checksum"] = "0000000000000001"
     r = judged(facts)
     assert r.code == "TRAIN_REPLICA_MISMATCH" and "step 5" in r.summary and "rank 0 on node n1" in r.summary

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from verify import trainer
+
 H100 = "NVIDIA H100 80GB HBM3"
 
 
@@ -60,8 +62,14 @@ def nccl_facts(world: int = 8, peak: float = 472.0) -> dict[str, Any]:
 
 
 def variant(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """`base` with `changes`; an nccl record moved across nodes (nodes > 1) is formed by torchrun, as a real one is:
+    ranks the probe spawns itself all run on one node, and such a record claiming more nodes is refused."""
     out = copy.deepcopy(base)
     out.update(changes)
+    nodes, world = out.get("nodes"), out.get("world_size")
+    if isinstance(nodes, int) and nodes > 1 and "mode" not in changes and "local process" in str(out.get("mode")):
+        out["mode"] = f"torchrun group: rank 0 of {world} (local rank 0), n1:29500"
+        out["rank"] = 0
     return out
 
 
@@ -117,6 +125,30 @@ def unknown_model_slow_peer(slow: float = 0.5) -> dict[str, Any]:
     for e in facts["sdc"]:
         e["name"] = "NVIDIA Future GPU 96GB"
     return facts
+
+
+def handmade_steps(count: int = 30, first: float = 4.9, last: float = 1.2) -> list[dict[str, Any]]:
+    return [{"step": i + 1, "loss": first + (last - first) * i / (count - 1), "checksum": f"{0xabc000 + i:016x}"}
+            for i in range(count)]
+
+
+def handmade_train_facts(gpu: bool = False, tokens_per_s: float | None = None) -> dict[str, Any]:
+    """A healthy run as the probe records it: world size 2, one rank on each of nodes n1 and n2."""
+    shape = trainer.SHAPES["gpu" if gpu else "cpu"]
+    steps = handmade_steps()
+    timed = len(steps) - trainer.WARMUP
+    tokens = timed * shape.batch_per_rank * shape.seq_len * 2
+    seconds = tokens / tokens_per_s if tokens_per_s else 2.5
+    loader = {"file_bytes": 532480, "samples": 2048, "zero_copy": True, "cpu_share": 1, "shm": {"free": 1 << 30},
+              "setting": {"num_workers": 0, "prefetch_factor": None, "persistent_workers": False, "pin_memory": gpu},
+              "sweep": [{"num_workers": 0, "ok": True, "samples_per_s": 5000.0}]}
+    ranks = [{"rank": r, "local_rank": 0, "node": f"n{r + 1}", "steps": copy.deepcopy(steps), "bf16": gpu,
+              "init_s": 0.4, "first_step_s": 0.2, "planned_steps": len(steps), "timed_steps": timed,
+              "timed_s": seconds, "wall_s": 6.0, "loader": copy.deepcopy(loader)} for r in range(2)]
+    return {"distributed": True, "gpus": 1 if gpu else 0, "backend": "nccl" if gpu else "gloo", "emulated": False,
+            "device_name": H100 if gpu else None, "config": trainer.shape_facts(shape, "gpu" if gpu else "cpu"),
+            "world_size": 2, "nodes": 2, "mode": "torchrun group: rank 0 of 2, n1:29500", "ranks": ranks,
+            "failures": []}
 
 
 def make_report(status: str = "pass", checks: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
+import time
 from dataclasses import dataclass, fields
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +30,51 @@ OPTION_CEILING = {"expect_gpus": 4096, "nccl_processes": 1024, "sdc_repeats": 10
                   "nccl_timeout_s": 86400, "arrow_min_ratio": 100}
 
 
+CLOCK_SKEW_ENV = "TORCHIMAGES_CLOCK_SKEW"   # seconds a recorded time may lie in the future (clocks differ)
+CLOCK_SKEW_S = 300.0
+
+
 class ReplayError(Exception):
     """The facts folder cannot be replayed: one line, exit 2."""
+
+
+def clock_skew(env: dict[str, str] | None = None) -> float:
+    """TORCHIMAGES_CLOCK_SKEW (seconds, default 300): how far in the future a recorded time may lie."""
+    text = (os.environ if env is None else env).get(CLOCK_SKEW_ENV, "").strip()
+    if not text:
+        return CLOCK_SKEW_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not 0 <= value <= 86400 * 365:
+        raise ReplayError(f"{CLOCK_SKEW_ENV}={text!r} is not a number of seconds (0 to a year; default 300)")
+    return value
+
+
+def _earliest(text: str) -> datetime | None:
+    """The first moment a recorded time can mean: an ISO 8601 time, or a translated record's year or month
+    (`2025`, `2022-05`); None for anything else (a free-form date is informational, never judged)."""
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        match = re.fullmatch(r"(\d{4})(?:-(\d{2}))?", text.strip())
+        if not match or not 1 <= int(match[2] or 1) <= 12:
+            return None
+        when = datetime(int(match[1]), int(match[2] or 1), 1)
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+
+
+def future_recorded(path: Path, recorded: Any, skew_s: float, now: float | None = None) -> None:
+    """Facts recorded beyond the clock tolerance in the future are no evidence: refused in one line."""
+    when = _earliest(recorded) if isinstance(recorded, str) else None
+    if when is None:
+        return
+    ahead = when.timestamp() - (time.time() if now is None else now)
+    if ahead > skew_s:
+        raise ReplayError(f"{path}: recorded {recorded[:40]} is {ahead / 3600:.1f} h in the future, beyond the clock "
+                          f"tolerance of {skew_s:g} s ({CLOCK_SKEW_ENV}): facts from the future are no evidence; "
+                          "check the recording host's clock")
 
 
 @dataclass
@@ -187,6 +234,7 @@ def load(directory: str, only: list[str] | None, overrides: dict[str, Any]) -> F
                           f"(recorded: {', '.join(map(str, recorded)) or 'none'})")
     for key in ("hostname", "recorded"):
         _need(hpath, host.get(key) is None or isinstance(host[key], str), f"`{key}` must be a string or null")
+    future_recorded(hpath, host.get("recorded"), clock_skew())
     for key in ("environment", "tool"):
         _need(hpath, host.get(key) is None or isinstance(host[key], dict), f"`{key}` must be an object or null")
     _environment(hpath, host.get("environment") or {})

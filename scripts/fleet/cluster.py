@@ -11,6 +11,7 @@ import hashlib
 import re
 from typing import Any
 
+from ..errors import UserError
 from ..plan.platforms import k8s_arch_selection
 from ..plan.spec import ImageSpec
 
@@ -54,7 +55,9 @@ def _print_reports() -> str:
             f'&& echo "{REPORT_END}"; done; exit $status')
 
 
-RDMA_RESOURCE = "rdma/rdma_shared_device_a"    # the k8s-rdma-shared-dev-plugin's example resource (RDMA_RESOURCE)
+# the k8s-rdma-shared-dev-plugin's example resource: what RDMA_RESOURCE= opts in to (none by default: a pod requesting
+# a resource no device plugin advertises pends forever)
+RDMA_RESOURCE = "rdma/rdma_shared_device_a"
 
 
 def _uses_rdma(gpus: int, nodes: int, rdma: str) -> bool:
@@ -65,15 +68,18 @@ def _limits(gpus: int, nodes: int, rdma: str) -> dict[str, Any]:
     """GPUs, and for a multi-node GPU run the RDMA device plugin's resource (the HCAs NCCL crosses nodes over)."""
     limits = {"nvidia.com/gpu": str(gpus)} if gpus else {}
     if _uses_rdma(gpus, nodes, rdma):
+        if rdma in limits:
+            raise UserError(f"RDMA_RESOURCE={rdma} is a resource the pod requests already (its GPUs): it would "
+                            "replace that request; give the RDMA device plugin's resource, or none")
         limits[rdma] = "1"
     return {"resources": {"limits": limits}} if limits else {}
 
 
 def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str = "16Gi",
-                  platform: str | None = None, rdma: str = RDMA_RESOURCE) -> list[dict[str, Any]]:
+                  platform: str | None = None, rdma: str = "") -> list[dict[str, Any]]:
     """The Job (Indexed Job + headless Service for nodes > 1) verifying `image`, on nodes of the image's CPU
     architecture (kubernetes.io/arch; `platform` picks one of the image's platforms). `rdma`: the RDMA device
-    plugin's resource a multi-node GPU pod requests ("" for none); IPC_LOCK lets verbs pin memory."""
+    plugin's resource a multi-node GPU pod requests ("", the default: none); IPC_LOCK lets verbs pin memory."""
     name = job_name(spec.tag, nodes)
     if nodes == 1:
         script = f"verify --expect-gpus {gpus} --json /reports/report.json; {_print_reports()}"
@@ -92,7 +98,9 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
         **_limits(gpus, nodes, rdma),
         # the node the pod landed on (the report's environment.scheduler.node: what the fleet report names and a
         # drain cordons), and the job
-        "env": [{"name": "NCCL_DEBUG", "value": "WARN"},
+        # Python 3.11+ puts no working folder first on sys.path (torchrun's ranks inherit it): a verify.py or
+        # verify/ in the pod's working folder is never imported in place of the image's
+        "env": [{"name": "NCCL_DEBUG", "value": "WARN"}, {"name": "PYTHONSAFEPATH", "value": "1"},
                 {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
                 {"name": "JOB_NAME", "value": name},
                 {"name": "TORCHIMAGES_LAUNCHER", "value": "kubernetes"}],
@@ -159,3 +167,16 @@ def local_name_refusal(reference: str, registry: str, local_image: bool, launche
     return (f"no registry holds {reference} (it is this engine's local name): give REGISTRY=<host[:port]/prefix> "
             f"(after make push REGISTRY=...), or LOCAL_IMAGE=1 for nodes that hold the image already (or a squashfs "
             f"through TORCHIMAGES_IMAGE=...)")
+
+
+def rdma_hint(nodes: int, gpus: int, rdma: str) -> str | None:
+    """What a user must know of the RDMA request of a multi-node GPU job (None: nothing to say)."""
+    if nodes < 2 or gpus < 1:
+        return None
+    if rdma:
+        return (f"note: each pod requests 1 {rdma}: it needs an RDMA device plugin advertising it (the "
+                "k8s-rdma-shared-dev-plugin, NVIDIA's network operator), or the pods pend forever; RDMA_RESOURCE=none "
+                "turns it off")
+    return (f"note: the pods request no RDMA device, so NCCL crosses the nodes over TCP sockets unless the pods see the "
+            f"HCAs; where an RDMA shared device plugin runs, RDMA_RESOURCE={RDMA_RESOURCE} (or the resource it "
+            "advertises) requests it")

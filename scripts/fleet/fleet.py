@@ -14,7 +14,11 @@ BEGIN/END VERIFY REPORT lines, in saved `kubectl logs` files), validates each ag
 - a node whose phases add up to more than SLOW_START x the fleet median is flagged.
 
 A report that was interrupted, holds no check, or judged nothing is never counted as passing. An invalid file is
-listed as such, with why, and never stops the report.
+listed as such, with why, and never stops the report. DIR is hostile input: the walk is bounded (MAX_DEPTH folders
+deep, MAX_ENTRIES names), follows no symbolic link (one whose target lies inside DIR is read there; one out of DIR,
+dangling or looping is listed), opens regular files only (O_NOFOLLOW, O_NONBLOCK: a FIFO never blocks it) and reads
+at most MAX_BYTES of each. What it cannot read is listed as unreadable and the fleet does not pass: a report it
+could not see is never a node it can call healthy. A report created in the future (beyond CLOCK_SKEW) is no evidence.
 """
 from __future__ import annotations
 
@@ -32,8 +36,9 @@ from typing import Any
 import jsonschema
 
 from .. import ROOT
+from ..durations import parse_time, shown
 from ..errors import UserError, one_line
-from ..fsutil import atomic_write
+from ..fsutil import TooLarge, atomic_write, read_bounded
 from .cluster import REPORT_BEGIN, REPORT_END
 from .history import NodeHistory, history_json, history_lines
 
@@ -43,6 +48,10 @@ OUTLIER_BELOW = 0.8        # a figure below 0.8x its model's fleet median is an 
 SLOW_START = 1.5           # a time to first step above 1.5x the fleet median is slow
 MIN_NODES = 3              # a median of fewer nodes says nothing about which one is off
 MAX_BYTES = 64 << 20       # a verify report is a few hundred KiB at most
+MAX_DEPTH = 12             # folders below DIR (a job's reports sit one to four deep)
+MAX_ENTRIES = 50_000       # names walked under DIR in all (a job of 4,096 nodes writes a few per node)
+CLOCK_SKEW_S = 300.0       # a report created this far in the future is still believed (clocks differ); CLOCK_SKEW=
+SUFFIXES = (".json", ".log", ".txt")
 PHASES = ("pull", "container_start", "import_torch", "cuda_init", "process_group_init", "first_batch", "first_step")
 # A figure is a metric measured as a rate (higher is better); ratios, bytes and counts are not figures.
 RATE_UNITS = frozenset({"GB/s", "MB/s", "GiB/s", "MiB/s", "TFLOP/s", "samples/s", "images/s", "tokens/s"})
@@ -122,6 +131,7 @@ class Fleet:
     phase_median: float | None
     duplicates: dict[str, list[str]] = field(default_factory=dict)   # node → its reports that hold the same checks
     histories: dict[str, NodeHistory] | None = None   # node → its drain history; None: STATE_DIR not given
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (file or folder, why): not read at all
 
     @property
     def outliers(self) -> list[tuple[Node, Figure]]:
@@ -139,7 +149,7 @@ class Fleet:
 
     @property
     def ok(self) -> bool:
-        return not self.invalid and not self.duplicates and all(n.passing for n in self.nodes)
+        return not self.invalid and not self.unreadable and not self.duplicates and all(n.passing for n in self.nodes)
 
 
 def drain_reason(code: str, summary: str) -> str:
@@ -188,43 +198,98 @@ def _blocks(text: str) -> Iterator[str]:
             lines.append(line)
 
 
-def _files(folder: Path) -> list[Path]:
-    """Every .json, .log and .txt file under `folder`, through symlinked folders too (a job's reports are often
-    linked in), each real folder once (a link back up is no endless walk); hidden names are left out."""
-    found, seen = [], set()
-    for top, dirs, files in os.walk(folder, followlinks=True):
-        real = os.path.realpath(top)
-        if real in seen:
-            dirs[:] = []
+def _link_problem(path: Path, root: str, rel: str) -> str | None:
+    """Why a symbolic link under DIR is listed rather than followed; None when what it points at lies inside DIR
+    (read there, once) or is no report (a link to a file of another kind)."""
+    if not os.path.exists(path):
+        return "a symbolic link that resolves to nothing (dangling, or a loop): not read"
+    target = os.path.realpath(path)
+    if os.path.commonpath([root, target]) == root:
+        return None
+    if os.path.isdir(target) or Path(rel).suffix in SUFFIXES:
+        return (f"a symbolic link out of DIR (to {target}): not followed; give DIR=<that folder>, or copy the "
+                "reports in")
+    return None
+
+
+def _listing(top: Path, budget: int) -> list[os.DirEntry[str]]:
+    """At most `budget` + 1 entries of one folder, by name (a folder of millions is not read whole)."""
+    entries: list[os.DirEntry[str]] = []
+    with os.scandir(top) as it:
+        for entry in it:
+            entries.append(entry)
+            if len(entries) > budget:
+                break
+    return sorted(entries, key=lambda e: e.name)
+
+
+def walk(folder: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Every .json, .log and .txt name under `folder` (hidden names left out), and (name, why) for each folder,
+    link or name the bounded walk could not read. No symbolic link is followed (see _link_problem)."""
+    root = os.path.realpath(folder)
+    found: list[Path] = []
+    unreadable: list[tuple[str, str]] = []
+    pending, walked = [(folder, 0)], 0
+    while pending:
+        top, depth = pending.pop()
+        where = top.relative_to(folder).as_posix()
+        try:
+            entries = _listing(top, MAX_ENTRIES - walked)
+        except OSError as exc:
+            unreadable.append((f"{where}/", f"the folder cannot be read ({exc.strerror or exc})"))
             continue
-        seen.add(real)
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found += [Path(top, f) for f in files if not f.startswith(".") and Path(f).suffix in (".json", ".log", ".txt")]
-    return sorted(found)
+        walked += len(entries)
+        if walked > MAX_ENTRIES:
+            unreadable.append((f"{where}/", f"more than {MAX_ENTRIES:,} names under DIR: the rest not read"))
+            break
+        for entry in entries:
+            rel = f"{where}/{entry.name}" if where != "." else entry.name
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_symlink():
+                    why = _link_problem(Path(entry.path), root, rel)
+                    unreadable += [(rel, why)] if why else []
+                elif entry.is_dir(follow_symlinks=False):
+                    if depth + 1 > MAX_DEPTH:
+                        unreadable.append((f"{rel}/", f"deeper than {MAX_DEPTH} folders below DIR: not read"))
+                    else:
+                        pending.append((Path(entry.path), depth + 1))
+                elif Path(entry.name).suffix in SUFFIXES:
+                    found.append(Path(entry.path))
+            except OSError as exc:
+                unreadable.append((rel, f"cannot be read ({exc.strerror or exc})"))
+    return sorted(found), unreadable
 
 
-def read_reports(folder: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
-    """(name, report) for every valid report under `folder`, and (name, why) for every invalid one."""
+def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, skew_s: float = CLOCK_SKEW_S
+                 ) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
+    """(name, report) for every valid report under `folder`, and (name, why) for every invalid one; what could not
+    be read at all is added to `unreadable` (or counted invalid when none is given)."""
     validators = _validators()
     valid: list[tuple[str, dict[str, Any]]] = []
     invalid: list[tuple[str, str]] = []
-    for path in _files(folder):
+    paths, cannot = walk(folder)
+    lost = invalid if unreadable is None else unreadable
+    lost += cannot
+    for path in paths:
         name = path.relative_to(folder).as_posix()
         try:
-            if not path.is_file():
-                continue
-            if path.stat().st_size > MAX_BYTES:
-                invalid.append((name, f"{path.stat().st_size >> 20} MiB: larger than any verify report"))
-                continue
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            invalid.append((name, f"cannot read it ({getattr(exc, 'strerror', None) or exc})"))
+            text = read_bounded(path, MAX_BYTES, "verify report").decode("utf-8")
+        except UnicodeDecodeError:
+            invalid.append((name, "cannot read it (not UTF-8 text)"))
+            continue
+        except TooLarge as exc:
+            invalid.append((name, str(exc.strerror)))
+            continue
+        except OSError as exc:
+            lost.append((name, f"cannot read it ({exc.strerror or exc})"))
             continue
         if path.suffix != ".json":          # a saved log: only the report blocks in it count
             for n, block in enumerate(_blocks(text), 1):
-                _take(f"{name}#{n}", block, validators, valid, invalid)
+                _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s)
             continue
-        _take(name, text, validators, valid, invalid, ours=name == FLEET_JSON)
+        _take(name, text, validators, valid, invalid, ours=name == FLEET_JSON, skew_s=skew_s)
     return valid, invalid
 
 
@@ -235,7 +300,8 @@ def is_fleet_report(doc: Any) -> bool:
 
 
 def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Validator],
-          valid: list[tuple[str, dict[str, Any]]], invalid: list[tuple[str, str]], ours: bool = False) -> None:
+          valid: list[tuple[str, dict[str, Any]]], invalid: list[tuple[str, str]], ours: bool = False,
+          skew_s: float = CLOCK_SKEW_S) -> None:
     try:
         doc = json.loads(text)
     except ValueError as exc:
@@ -246,7 +312,7 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
         return
     if ours and is_fleet_report(doc):
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
-    why = _why_invalid(doc, validators) or _impossible(doc)
+    why = _why_invalid(doc, validators) or _impossible(doc) or _from_the_future(doc, skew_s)
     if why:
         invalid.append((name, why))
     else:
@@ -254,16 +320,31 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
 
 
 def _impossible(doc: dict[str, Any]) -> str | None:
-    """The first rate no machine reaches (IMPOSSIBLE), said with its value; None when every figure is possible."""
+    """The first rate no machine reaches (IMPOSSIBLE) or no measurement gives (below 0), said with its value; None
+    when every figure is possible. A refused figure makes the whole report invalid: never dropped in silence."""
     for check in doc.get("checks") or []:
         metrics = check.get("metrics") if isinstance(check, dict) else None
         for metric, m in (metrics.items() if isinstance(metrics, dict) else ()):
             value = m.get("value") if isinstance(m, dict) else None
             limit = IMPOSSIBLE.get(str(m.get("unit"))) if isinstance(m, dict) else None
-            if limit is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
-                    and (value > limit or value != value):
+            if limit is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+                continue
+            if value > limit or value != value:
                 return (f"{check.get('name')}.{metric} = {value:g} {m.get('unit')} is impossible (above {limit:g}): "
                         f"a forged or corrupt report, not compared")
+            if value < 0:
+                return (f"{check.get('name')}.{metric} = {value:g} {m.get('unit')} is negative: no rate is; a forged "
+                        f"or corrupt report, not compared")
+    return None
+
+
+def _from_the_future(doc: dict[str, Any], skew_s: float, now: float | None = None) -> str | None:
+    """A report created more than `skew_s` seconds from now is no evidence (a wrong clock, or a forged date)."""
+    when = parse_time(doc.get("created"))
+    ahead = when.timestamp() - (time.time() if now is None else now) if when else 0.0
+    if ahead > skew_s:
+        return (f"created {shown(ahead)} in the future ({one_line(str(doc.get('created')))[:40]}), beyond the clock "
+                f"tolerance CLOCK_SKEW={shown(skew_s)}: not evidence (check that node's clock)")
     return None
 
 
@@ -414,12 +495,13 @@ def _slow_starts(nodes: list[Node], notes: list[str]) -> float | None:
     return median
 
 
-def fleet(folder: Path) -> Fleet:
-    """Read and compare every report under `folder`; UserError (exit 2) when it holds none."""
+def fleet(folder: Path, skew_s: float = CLOCK_SKEW_S) -> Fleet:
+    """Read and compare every report under `folder`; UserError (exit 2) when it holds none and nothing unreadable."""
     if not folder.is_dir():
         raise UserError(f"DIR={folder} is not a folder: give the folder the job wrote its verify reports into")
-    valid, invalid = read_reports(folder)
-    if not valid and not invalid:
+    unreadable: list[tuple[str, str]] = []
+    valid, invalid = read_reports(folder, unreadable, skew_s)
+    if not valid and not invalid and not unreadable:
         raise UserError(f"no verify report under {folder}: give the folder the job wrote its reports into "
                         f"(`verify --json` files, or saved `kubectl logs`)")
     notes: list[str] = []
@@ -435,7 +517,7 @@ def fleet(folder: Path) -> Fleet:
         notes.append(f"{', '.join(emulated)}: ran under CPU emulation: figures not compared")
     _compare(nodes, notes)
     median = _slow_starts(nodes, notes)
-    return Fleet(folder, nodes, invalid, notes, median, duplicates(nodes))
+    return Fleet(folder, nodes, invalid, notes, median, duplicates(nodes), unreadable=unreadable)
 
 
 def duplicates(nodes: list[Node]) -> dict[str, list[str]]:
@@ -487,7 +569,8 @@ def format_fleet(report: Fleet) -> str:
                      + f"  {n.report}{' (replay)' if n.replay else ''}")
     passing = sum(n.passing for n in nodes)
     lines.append(f"\n{len(nodes)} report(s) from {len({n.node for n in nodes})} node(s): {passing} passing, "
-                 f"{len(nodes) - passing} not passing" + (f", {len(report.invalid)} invalid" if report.invalid else ""))
+                 f"{len(nodes) - passing} not passing" + (f", {len(report.invalid)} invalid" if report.invalid else "")
+                 + (f", {len(report.unreadable)} unreadable" if report.unreadable else ""))
     failing = [n for n in nodes if not n.passing and n.summary]
     if failing:
         lines.append("not passing:")
@@ -511,6 +594,10 @@ def format_fleet(report: Fleet) -> str:
     if report.invalid:
         lines.append("invalid reports (not counted):")
         lines += [f"  {name}: {why}" for name, why in report.invalid]
+    if report.unreadable:
+        lines.append("unreadable (not read: the fleet does not pass until they are):")
+        lines += [f"  {one_line(name)[:200]}: {why}" for name, why in report.unreadable[:50]]
+        lines += [f"  ... and {len(report.unreadable) - 50} more"] if len(report.unreadable) > 50 else []
     lines += history_lines(report.histories) if report.histories is not None else \
         ["drain history: not read (give STATE_DIR=<the prolog's --state-dir> to show drains, resumes, inspections)"]
     lines += [f"note: {note}" for note in report.notes]
@@ -548,6 +635,7 @@ def fleet_json(report: Fleet) -> dict[str, Any]:
         "drain": [{"node": node, "reason": reason} for node, reasons in report.drains.items() for reason in reasons],
         "phase_median_s": report.phase_median,
         "invalid": [{"report": name, "why": why} for name, why in report.invalid],
+        "unreadable": [{"path": name, "why": why} for name, why in report.unreadable],
         "duplicates": [{"node": node, "reports": names} for node, names in report.duplicates.items()],
         "notes": report.notes,
         "history": None if report.histories is None else history_json(report.histories),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..fsutil import TooLarge, read_bounded
 
 SCHEMA = 1
 EVENTS = ("pass", "fault", "not-assessed", "drain", "drain-refused", "resume", "resume-refused", "inspect")
@@ -94,10 +95,10 @@ def read_one(state: Path, node: str, now: float, window_s: float = WINDOW_S) -> 
     """STATE/history/<node>.jsonl; no file is an empty history, an unreadable one says why."""
     file = f"history/{node}.jsonl"
     path = state / file
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            return NodeHistory(node, file, error=f"{path.stat().st_size >> 20} MiB: larger than any history")
-        text = path.read_text(encoding="utf-8", errors="replace")
+    try:      # hostile: a link, a FIFO or /dev/zero in its place is refused, never followed, waited on or read whole
+        text = read_bounded(path, MAX_BYTES, "history").decode("utf-8", errors="replace")
+    except TooLarge as exc:
+        return NodeHistory(node, file, error=str(exc.strerror))
     except FileNotFoundError:
         return judge(NodeHistory(node, file), now, window_s)
     except OSError as exc:

@@ -17,6 +17,12 @@ The planner and the judge of `make isolate` (the runner, isolate_run.py, launche
 
 A node never paired against a cleared one is never named: when no pair passes at all, the cause is common to all
 (the image, the network, the tool itself) and the answer is "undetermined", never a node.
+
+A failed pair is never forgotten (a flaky node fails one all-reduce in two): a node that passed in one pair and
+failed in another is not cleared by the pass. It collects strikes like any other (a node that fails with CONFIRM
+different partners that passed elsewhere is named, passes or not), is re-tested against nodes with a clean record,
+and, where the rounds end before the record decides, ends "intermittent": named as undetermined, never "no node at
+fault" (exit 2). Only a failure a named partner explains is cleared.
 """
 from __future__ import annotations
 
@@ -54,7 +60,7 @@ class Tried:
 @dataclass
 class Finding:
     node: str
-    verdict: str                    # failing, slow, ok, undetermined
+    verdict: str                    # failing, slow, ok, intermittent, undetermined
     evidence: list[str] = field(default_factory=list)
 
 
@@ -83,11 +89,26 @@ class Decision:
 
     @property
     def undetermined(self) -> list[str]:
-        return [f.node for f in self.findings if f.verdict == "undetermined"]
+        """Nodes no answer clears: never paired with a known-good node, or intermittent (a failure on record)."""
+        return [f.node for f in self.findings if f.verdict in ("undetermined", "intermittent")]
+
+    @property
+    def intermittent(self) -> list[str]:
+        return [f.node for f in self.findings if f.verdict == "intermittent"]
+
+    @property
+    def failed_pairs(self) -> int:
+        return sum(1 for t in self.tried if t.verdict == FAIL)
 
     @property
     def summary(self) -> str:
         named = ", ".join(f"{f.node} ({f.verdict})" for f in self.named)
+        if self.intermittent:
+            flaky = (f"intermittent, undetermined: {', '.join(self.intermittent)} (each failed in a pair and passed in "
+                     f"another; {self.failed_pairs} failed pair(s) on record): not cleared")
+            others = [n for n in self.undetermined if n not in self.intermittent]
+            return ((f"at fault: {named}; " if self.named else "") + flaky
+                    + (f"; undetermined: {', '.join(others)}" if others else ""))
         if self.named and not self.undetermined:
             return f"at fault: {named}; every other node passed against a known-good partner"
         if self.named:
@@ -135,13 +156,14 @@ def _cleared(tried: Sequence[Tried]) -> set[str]:
 
 
 def _strikes(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]:
-    """node → the slow or failing pairs in which every other member is cleared (the node is the odd one out)."""
+    """node → the slow or failing pairs in which every other member is cleared (the node is the odd one out). A
+    node's own pass does not spare it: a flaky node passes one pair and fails the next."""
     found: dict[str, list[Tried]] = {}
     for t in tried:
         if t.verdict == PASS:
             continue
         for n in t.outcome.nodes:
-            if n not in cleared and all(m in cleared for m in t.outcome.nodes if m != n):
+            if all(m in cleared for m in t.outcome.nodes if m != n):
                 found.setdefault(n, []).append(t)
     return found
 
@@ -153,14 +175,28 @@ def _blamed(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]
             if len({m for t in ts for m in t.outcome.nodes if m != n}) >= CONFIRM}
 
 
+def _unexplained(tried: Sequence[Tried], cleared: set[str], blamed: dict[str, list[Tried]]) -> set[str]:
+    """Nodes that passed in a pair, are not named, and were in a failed pair that no named member explains: one
+    of them may be flaky (a failed all-reduce on record is never cleared by a later pass)."""
+    found = set()
+    for t in tried:
+        if t.verdict != FAIL:
+            continue
+        for n in t.outcome.nodes:
+            if n in cleared and n not in blamed and not any(m in blamed for m in t.outcome.nodes if m != n):
+                found.add(n)
+    return found
+
+
 def next_round(nodes: Sequence[str], tried: Sequence[Tried]) -> list[tuple[str, str]]:
-    """The next round's pairs: each node in doubt with a cleared one it has not met (one each), the rest in doubt
-    in pairs not tried before."""
+    """The next round's pairs: each node in doubt (never cleared, or intermittent) with a node of clean record it has
+    not met (one each), the rest in doubt in pairs not tried before."""
     cleared = _cleared(tried)
     blamed = _blamed(tried, cleared)
-    doubt = [n for n in nodes if n not in cleared and n not in blamed]
+    flaky = _unexplained(tried, cleared, blamed)
+    doubt = [n for n in nodes if (n not in cleared or n in flaky) and n not in blamed]
     seen = {frozenset(t.outcome.nodes) for t in tried}
-    free = [n for n in nodes if n in cleared]
+    free = [n for n in nodes if n in cleared and n not in flaky and n not in blamed]
     pairs, left = [], []
     for node in doubt:
         reference = next((r for r in free if frozenset((node, r)) not in seen), None)
@@ -183,21 +219,24 @@ def decide(nodes: Sequence[str], results: Sequence[tuple[int, Outcome]]) -> Deci
     tried, median = judge(results)
     cleared = _cleared(tried)
     blamed = _blamed(tried, cleared)
+    flaky = _unexplained(tried, cleared, blamed)
     findings = []
     for n in nodes:
         mine = [t for t in tried if n in t.outcome.nodes]
         evidence = [_evidence(n, t) for t in mine]
-        if n in cleared:
-            verdict = "ok"
-        elif n in blamed:
+        if n in blamed:
             verdict = "failing" if any(t.verdict == FAIL for t in blamed[n]) else "slow"
+        elif n in flaky:
+            verdict = "intermittent"
+        elif n in cleared:
+            verdict = "ok"
         else:
             verdict = "undetermined"
         findings.append(Finding(n, verdict, evidence))
     rounds = max((number for number, _ in results), default=0)
     best = max((t.outcome.busbw for t in tried if t.verdict == PASS and t.outcome.busbw is not None), default=None)
     return Decision(list(nodes), rounds, tried, median, findings,
-                    done=not any(f.verdict == "undetermined" for f in findings), best=best)
+                    done=not any(f.verdict in ("undetermined", "intermittent") for f in findings), best=best)
 
 
 def _evidence(node: str, t: Tried) -> str:

@@ -5,7 +5,8 @@ Started by the batch script `make isolate` writes, on the allocation's first nod
 nodes running the job's image through the launcher (TORCHIMAGES_ISOLATE_STEP: the launcher's srun options and
 command, as JSON), `verify --checks nccl` under torchrun across the pair; its report is read back from
 TORCHIMAGES_REPORTS/<round>-<pair>.json. The plan and the verdict are isolate.py's; the answer is printed and written
-to TORCHIMAGES_REPORTS/isolate.json. Exit 0: no node at fault; 1: node(s) named; 2: undetermined (no node named).
+to TORCHIMAGES_REPORTS/isolate.json. Exit 0: no node at fault; 1: node(s) named; 2: undetermined or intermittent (no
+node named; a failed pair on record is never exit 0).
 """
 from __future__ import annotations
 
@@ -141,7 +142,7 @@ def decision_json(d: Decision) -> dict[str, Any]:
             "summary": d.summary, "rounds": d.rounds, "max_rounds": max_rounds(len(d.nodes)),
             "median_busbw_GBps": d.median, "spread": d.spread,
             "named": [{"node": f.node, "verdict": f.verdict, "evidence": f.evidence} for f in d.named],
-            "undetermined": d.undetermined,
+            "undetermined": d.undetermined, "intermittent": d.intermittent,
             "nodes": [asdict(f) for f in d.findings],
             "pairs": [{"round": t.round, "nodes": list(t.outcome.nodes), "verdict": t.verdict, "ratio": t.ratio,
                        "busbw_GBps": t.outcome.busbw, "why": t.outcome.why or None, "seconds": t.outcome.seconds}
@@ -149,9 +150,11 @@ def decision_json(d: Decision) -> dict[str, Any]:
 
 
 def exit_status(d: Decision) -> int:
+    """1: node(s) named; 2: no answer (undetermined, intermittent, a spread a median cannot read, or any failed pair
+    on record that no named node explains); 0 only when every pair passed or its failure is a named node's."""
     if d.named:
         return 1
-    return 2 if d.undetermined or d.spread else 0
+    return 2 if d.undetermined or d.spread or d.failed_pairs else 0
 
 
 def _hostnames(nodelist: str) -> list[str]:

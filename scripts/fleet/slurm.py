@@ -106,6 +106,9 @@ def _node_prelude(job: Job) -> list[str]:
         *(['node=$(hostname -s)', 'export SLURMD_NODENAME=$node'] if job.launcher == "oci"
           else ['node=${SLURMD_NODENAME:-$(hostname -s)}']),
         'export TORCHIMAGES_NODE=$node',
+        # Python 3.11+ puts no working folder first on sys.path (torchrun's ranks inherit it): a verify.py or verify/
+        # in the job's working folder is never imported in place of the image's
+        'export PYTHONSAFEPATH=1',
         'out=$TORCHIMAGES_REPORTS_IN',
         'child=""',
         'forward() { [ -n "$child" ] && kill -s "$1" "$child" 2>/dev/null; }',

@@ -35,6 +35,7 @@ from .registry import Credentials, Registry, parse_ref, sha256
 from .signing import DSSE_TYPE, Trusted, Untrusted, open_envelope, subject_digests
 
 MAX_ARTIFACTS = 64          # a digest with more referrers than this: the newest are read
+CLOCK_SKEW_S = 300.0        # a signed time this far in the future is still believed (clocks differ); CLOCK_SKEW=
 DEFAULT_DEADLINE = 120.0    # seconds for the whole report (REPORT_TIMEOUT)
 KNOWN = {PREDICATE_VERIFY: "verify", PREDICATE_SBOM: "sbom", PREDICATE_PROVENANCE: "provenance"}
 
@@ -188,7 +189,8 @@ def _content(reg: Registry, repo: str, digest: str, art: str) -> tuple[bytes, st
 
 
 def fetch_report(text: str, trust: list[Trusted], creds: Credentials | None = None,
-                 schemas: list[dict[str, Any]] | None = None, deadline_s: float = DEFAULT_DEADLINE) -> Summary:
+                 schemas: list[dict[str, Any]] | None = None, deadline_s: float = DEFAULT_DEADLINE,
+                 skew_s: float = CLOCK_SKEW_S) -> Summary:
     """Every artifact attached to a digest, each verified before it is believed (see the module's docstring)."""
     from ..run_verify import report_schemas
     ref = parse_ref(text)
@@ -214,6 +216,7 @@ def fetch_report(text: str, trust: list[Trusted], creds: Credentials | None = No
         except UserError as exc:        # this artifact's fetch failed (bad content, a 500, the deadline)
             summary.rejected.append(f"{short}: not read ({exc.shown()})")
     summary.attestations.sort(key=lambda a: _when(a.attested), reverse=True)
+    refuse_future(summary, skew_s)
     if "sbom" in newest:
         summary.sbom = _sbom_facts(*newest["sbom"])
     if "provenance" in newest:
@@ -295,6 +298,25 @@ def _decide(summary: Summary, any_descriptors: bool) -> None:
         summary.verified = True
 
 
+def future_problem(attestation: Attestation, skew_s: float, now: datetime | None = None) -> str | None:
+    """Why an attestation is no evidence for its time: signed, or its report created, more than `skew_s` seconds
+    in the future (evidence from the future is not evidence: a wrong clock, or a date set to outlive MAX_AGE)."""
+    now = now or datetime.now(timezone.utc)
+    for what, text in (("signed", attestation.attested), ("its report created", attestation.report.get("created"))):
+        when = parse_time(text)
+        if when is not None and (when - now).total_seconds() > skew_s:
+            return (f"{what} {shown((when - now).total_seconds())} in the future ({clean(text, 40)}), beyond the "
+                    f"clock tolerance CLOCK_SKEW={shown(skew_s)}: not believed (check the signer's clock)")
+    return None
+
+
+def refuse_future(summary: Summary, skew_s: float = CLOCK_SKEW_S, now: datetime | None = None) -> None:
+    """Every attestation dated beyond the clock tolerance is not believed; being the newest, it decides: NO."""
+    for a in summary.attestations:
+        if a.problem is None:
+            a.problem = future_problem(a, skew_s, now)
+
+
 def age_s(attestation: Attestation, now: datetime | None = None) -> float | None:
     """Seconds since the attestation was made; None when its time is missing or unreadable."""
     when = parse_time(attestation.attested)
@@ -303,17 +325,18 @@ def age_s(attestation: Attestation, now: datetime | None = None) -> float | None
     return ((now or datetime.now(timezone.utc)) - when).total_seconds()
 
 
-def expire(summary: Summary, max_age: float | None, now: datetime | None = None) -> None:
+def expire(summary: Summary, max_age: float | None, now: datetime | None = None,
+           skew_s: float = CLOCK_SKEW_S) -> None:
     """Evidence older than `max_age` seconds (MAX_AGE, or REQUIRE's age<=) is not believed: the summary is no
-    longer verified, and the reason says the newest attestation's age. A time in the future (beyond 5 minutes of
-    clock skew) or none at all is not believed either."""
+    longer verified, and the reason says the newest attestation's age. A time in the future (beyond `skew_s` of
+    clock skew, CLOCK_SKEW) or none at all is not believed either."""
     chosen = summary.chosen
     if max_age is None or chosen is None or not summary.verified:
         return
     age = age_s(chosen, now)
     if age is None:
         problem = f"the newest trusted attestation has no readable time ({clean(chosen.attested, 40) or 'none'})"
-    elif age < -300:
+    elif age < -skew_s:
         problem = f"the newest trusted attestation is dated {shown(-age)} in the future ({clean(chosen.attested, 40)})"
     elif age > max_age:
         problem = (f"the newest trusted attestation is {shown(age)} old ({clean(chosen.attested, 40)}), older than the "

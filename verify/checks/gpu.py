@@ -341,6 +341,7 @@ def _identity_contradictions(node: _Node) -> list[str]:
     named = gpuidentity.visible_count(node.facts.get("cuda_visible_devices"), node.devices)
     if named == 0 and count:
         why.append(f"CUDA_VISIBLE_DEVICES={node.facts.get('cuda_visible_devices')!r} hides every device, yet torch sees {count}")
+    why += _one_gpu_twice(node.devices)
     whole = [m.nvml_index for m in node.matches if m.nvml_index is not None and not m.mig_uuid]
     if len(whole) != len(set(whole)):
         why.append("two torch devices map to the same GPU")
@@ -349,6 +350,23 @@ def _identity_contradictions(node: _Node) -> list[str]:
         cc = (caps or [])[m.torch_index:m.torch_index + 1]
         if dev and dev.get("cc") and cc and cc[0] and not m.mig_uuid and cc[0] != dev.get("cc"):
             why.append(f"torch device {m.torch_index} is cc {cc[0]} but NVML says {dev.get('cc')} for device {dev.get('index')}")
+    return why
+
+
+def _one_gpu_twice(devices: list[NvmlDevice]) -> list[str]:
+    """Two NVML devices with one UUID (or one PCI bus id) are one GPU listed twice: NVML gives each board its own."""
+    why = []
+    for field, norm in (("uuid", gpuidentity.norm_uuid), ("pci_bus_id", gpuidentity.norm_bus)):
+        first: dict[str, int] = {}
+        for n, dev in enumerate(devices):
+            value = dev.get(field)
+            if not isinstance(value, str) or norm(value) in ("", "n/a", "na", "unknown", "none"):
+                continue
+            if norm(value) in first:
+                why.append(f"devices[{first[norm(value)]}].{field} and devices[{n}].{field} are both {value!r}: one "
+                           "GPU listed twice")
+                break
+            first[norm(value)] = n
     return why
 
 

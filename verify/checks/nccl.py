@@ -723,6 +723,32 @@ def _inconsistent(rows: list[SizeRow], world: Any) -> str | None:
     return None
 
 
+LOCAL_MODE = re.compile(r"^(\d+) local process")     # the probe's own `mode` for ranks it spawned on this node
+
+
+def group_contradiction(facts: NcclFacts) -> str | None:
+    """How the group was laid out, where its facts cannot all be true (naming the two fields): more nodes than
+    ranks; and ranks the probe spawned itself (`mode` "N local process(es)": no launcher, one process per GPU of this
+    node) said to span several nodes, to number other than N, to carry a launcher's rank, or, over NCCL, to number
+    other than the node's GPUs (NCCL runs one rank per GPU)."""
+    world, nodes, gpus = facts.get("world_size"), facts.get("nodes"), facts.get("gpus")
+    if isinstance(nodes, int) and isinstance(world, int) and nodes > world:
+        return f"nodes {nodes} > world_size {world} (every node runs at least one rank)"
+    local = LOCAL_MODE.match(str(facts.get("mode") or ""))
+    if not local:
+        return None
+    mode = f"mode {facts.get('mode')!r}"[:80]
+    if isinstance(nodes, int) and nodes != 1:
+        return f"{mode} (ranks spawned on this one node) but nodes {nodes}"
+    if isinstance(world, int) and int(local[1]) != world:
+        return f"{mode} but world_size {world}"
+    if facts.get("rank") is not None:
+        return f"{mode} (no launcher) but rank {facts.get('rank')} (recorded under torchrun only)"
+    if facts.get("backend") == "nccl" and isinstance(gpus, int) and isinstance(world, int) and world != gpus:
+        return f"{mode} over NCCL (one process per GPU) but gpus {gpus}"
+    return None
+
+
 def judge(facts: NcclFacts, options: Options) -> CheckResult:
     result = CheckResult("nccl", PASS, "")
     if facts.get("distributed") is False:
@@ -734,10 +760,10 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     _net_fallback(facts, found)
     _gdr_unused(facts, found)
     error = facts.get("error") if facts.get("error") != NONE else None
-    nodes = facts.get("nodes")
-    if isinstance(nodes, int) and isinstance(world, int) and nodes > world:
-        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: nodes {nodes} > "
-                              f"world_size {world} (every node runs at least one rank)", "Record the check again.")
+    contradiction = group_contradiction(facts)
+    if contradiction:
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
+                              "Record the check again.")
     if rows is None and not error:
         if found.items:
             return found.apply(result, "")

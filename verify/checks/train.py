@@ -219,7 +219,10 @@ def _physically_possible(facts: Any) -> str | None:
         return None
     if facts.get("backend") == "nccl":
         peak, _ = peak_tflops(facts.get("device_name"))
-        ceiling, what = (peak, f"the dense BF16 peak of {facts.get('device_name')}") if peak else (20_000.0, "any GPU")
+        fastest = max_peak_tflops()
+        ceiling, what = ((peak, f"the dense BF16 peak of {facts.get('device_name')}") if peak else
+                         (fastest, f"the fastest GPU verify/baselines.json knows (a GPU it does not know, "
+                                   f"{facts.get('device_name')!r}, is held to that)"))
     else:
         ceiling, what = CPU_TFLOPS_CEILING, "a CPU process"
     if found["tflops_per_rank"] > ceiling:
@@ -228,10 +231,55 @@ def _physically_possible(facts: Any) -> str | None:
     return None
 
 
+def max_peak_tflops() -> float:
+    """The highest dense BF16 peak in verify/baselines.json: no GPU it knows does more, so a rate above it is no
+    GPU's, whatever the record names (an unknown name is held to it, never to a ceiling of no GPU at all)."""
+    peaks = [float(m.figures["bf16_peak_TFLOPs"]["value"]) for m in baselines.load().models
+             if "bf16_peak_TFLOPs" in m.figures]
+    return max(peaks, default=20_000.0)
+
+
+NOT_A_NAME = frozenset({"", "none", "null", "unknown", "n/a", "na", "cpu"})
+
+
+def _consistent(facts: Any) -> str | None:
+    """The gate's rule for facts that cannot all be true (FACTS.md, "Facts that contradict each other"), naming the
+    two fields: every rank of world_size answered or failed, `nodes` is the count of node names the ranks give, and
+    a run over NCCL ran on a named GPU."""
+    if not isinstance(facts, dict):
+        return None
+    world, nodes = facts.get("world_size"), facts.get("nodes")
+    ranks = [r for r in facts.get("ranks") or [] if isinstance(r, dict)]
+    failures = [f for f in facts.get("failures") or [] if isinstance(f, dict)]
+    seen = {r.get("rank") for r in ranks} | {f.get("rank") for f in failures}
+    if isinstance(world, int) and not isinstance(world, bool):
+        beyond = sorted(n for n in seen if isinstance(n, int) and n >= world)
+        if beyond:
+            return f"ranks/failures name rank {beyond[0]}, but world_size is {world} (ranks 0..{world - 1})"
+        if not failures and ranks and len({r.get("rank") for r in ranks}) < world:
+            return (f"world_size is {world}, but ranks holds {len(ranks)} rank(s) and failures none: "
+                    f"{world - len({r.get('rank') for r in ranks})} rank(s) neither answered nor failed")
+        if isinstance(nodes, int) and nodes > world:
+            return f"nodes {nodes} > world_size {world} (every node runs at least one rank)"
+    named = {r.get("node") for r in ranks} | {f.get("node") for f in failures}
+    if isinstance(nodes, int) and ranks and None not in named:
+        whole = not failures and isinstance(world, int) and len(ranks) == world
+        if (nodes != len(named)) if whole else (nodes < len(named)):
+            return (f"nodes is {nodes}, but the ranks/failures name {len(named)} node(s) "
+                    f"({', '.join(sorted(map(str, named)))[:80]})")
+    if facts.get("backend") == "nccl":
+        name = facts.get("device_name")
+        if isinstance(name, str) and name.strip().lower() in NOT_A_NAME:
+            return f"backend is nccl (a GPU run), but device_name is {name!r}, no GPU's name"
+        if facts.get("gpus") == 0:
+            return "backend is nccl (a GPU run), but gpus is 0"
+    return None
+
+
 LOSS = Holds(lambda v: None if (isinstance(v, str) and v in LOSS_WORDS) else Figure("", 0, 1e4).problem(v))
 SECONDS = Figure("s", 0, 1e6)
 FIGURES: tuple[tuple[str, Rule], ...] = (
-    ("", Holds(_physically_possible)),
+    ("", Holds(_consistent)), ("", Holds(_physically_possible)),
     ("ranks", LIST), ("ranks", Unique("rank")), ("ranks[]", Required(("rank", "node", "steps"))),
     ("ranks[].rank", Figure("", 0, 1 << 24, integer=True)), ("ranks[].local_rank", Figure("", 0, 4096, integer=True)),
     ("ranks[].node", STR), ("ranks[].steps", LIST), ("ranks[].steps[]", Required(("step", "loss", "checksum"))),

@@ -87,11 +87,12 @@ def _rank(c: dict[str, Any]) -> tuple[int, int]:
     return order, RANK.get(str(c.get("code")), 10)
 
 
-def decide(report: Any, gpus_expected_by_scheduler: bool = False) -> Verdict:
+def decide(report: Any, gpus_expected_by_scheduler: bool = False, gpus_allocated: bool | None = None) -> Verdict:
     """The verdict a (complete) preflight report gives. A failed check whose owner is missing or unknown, or whose
     code says the measurement went wrong, is not assessed; the host's faults come first, then the image's and the
     job's. Under Slurm's Prolog= (gpus_expected_by_scheduler), GPUs Slurm allocated but none visible on the host
-    itself are the host's: no container or job setting stands between them."""
+    itself are the host's: no container or job setting stands between them. Where Slurm allocated GPUs
+    (`gpus_allocated`, by default as gpus_expected_by_scheduler), a report that did not judge them is no pass."""
     if problem := _shape_problem(report):
         return not_assessed("REPORT_INVALID", problem)
     if report.get("interrupted"):
@@ -101,6 +102,14 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False) -> Verdict:
         judged = [c for c in report["checks"] if c["status"] in ("pass", "warn")]
         if not judged:
             return not_assessed("PREFLIGHT_EMPTY", "every check skipped: nothing was judged")
+        allocated = gpus_expected_by_scheduler if gpus_allocated is None else gpus_allocated
+        if allocated and not any(c["name"] == "gpu" for c in judged):
+            # Slurm gave this node GPUs (SLURM_GPUS_ON_NODE / SLURM_JOB_GPUS): a report that did not judge them says
+            # nothing of them, so it is no pass (and, the tool's own gap, no fault either)
+            gpu = next((c for c in report["checks"] if c["name"] == "gpu"), None)
+            said = "holds no gpu check" if gpu is None else f"skipped the gpu check ({gpu.get('code') or 'no code'})"
+            return not_assessed("GPU_NOT_ASSESSED", f"Slurm allocated GPUs on this node, but the report {said}: "
+                                "its GPUs were not judged", "gpu")
         return Verdict(PASS, summary=f"{len(judged)} check(s) passed")
     c = failed[0]
     code, owner, name = str(c.get("code") or ""), c.get("owner"), c["name"]

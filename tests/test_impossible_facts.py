@@ -1,0 +1,156 @@
+# mypy: disable-error-code="arg-type, typeddict-item, index"
+# (judges take their TypedDict facts; these tests hand them partial or malformed facts, as a JSON record would)
+"""Issue 36, class 6: facts that cannot all be true are refused, never judged and never a pass.
+
+The practice followed is verify/FACTS.md's rule "facts that contradict each other are refused, never judged, naming
+the two fields" (MEASUREMENT_INVALID live, FACTS_INVALID on replay), applied to how a group is laid out (a rank is
+either in `ranks` or in `failures`; `nodes` is the count of node names the ranks give; ranks verify spawns itself
+run on one node, one per GPU, as NCCL runs one rank per GPU), to NVML's identity of a board (one UUID, one PCI bus
+id each), to the rate a GPU can reach (none above the fastest dense BF16 peak verify/baselines.json knows), and to
+Slurm's prolog semantics (GPUs Slurm allocated and a report that did not judge them is no pass).
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.verify_handmade import gpu_facts, handmade_train_facts, nccl_facts, variant
+from verify import judging
+from verify.checks import CHECKS, train
+from verify.options import Options
+from verify.prolog.verdict import NOT_ASSESSED, PASS, decide
+from verify.result import CheckResult
+
+pytestmark = pytest.mark.unit
+
+
+def both(check: str, facts: dict) -> tuple[CheckResult, CheckResult]:
+    return (judging.judge(CHECKS[check], facts, Options()),
+            judging.judge(CHECKS[check], facts, Options(), source=f"r/{check}.json"))
+
+
+def assert_refused(check: str, facts: dict, *fields: str) -> None:
+    live, replayed = both(check, facts)
+    assert (live.status, live.code) == ("fail", "MEASUREMENT_INVALID"), live.summary
+    assert (replayed.status, replayed.code, replayed.owner) == ("fail", "FACTS_INVALID", "job"), replayed.summary
+    assert all(f in replayed.summary for f in fields), replayed.summary
+
+
+def _one_rank_lost(f: dict) -> None:
+    del f["ranks"][1]
+
+
+def _every_rank_on_n1(f: dict) -> None:
+    f["nodes"] = 2
+    for r in f["ranks"]:
+        r["node"] = "n1"
+
+
+def _rank_beyond_world(f: dict) -> None:
+    f["ranks"][1]["rank"] = 5
+
+
+@pytest.mark.parametrize("change,fields", [
+    (_one_rank_lost, ("world_size is 2", "ranks holds 1")),                  # world 2, one rank, no failure
+    (_every_rank_on_n1, ("nodes is 2", "1 node(s)")),                        # 2 nodes claimed, one named
+    (lambda f: f.update(nodes=3), ("nodes 3", "world_size 2")),              # more nodes than ranks
+    (lambda f: f.update(nodes=1), ("nodes is 1", "2 node(s)")),              # and fewer than named
+    (lambda f: f.update(world_size=1, nodes=1), ("world_size is 1",)),
+    (_rank_beyond_world, ("rank 5", "world_size is 2")),
+])
+def test_a_train_group_whose_ranks_and_nodes_do_not_add_up_is_refused(change, fields):
+    facts = handmade_train_facts()
+    change(facts)
+    assert_refused("train", facts, *fields)
+
+
+def test_a_train_rank_that_failed_accounts_for_itself():
+    facts = handmade_train_facts()
+    del facts["ranks"][1]
+    facts["failures"] = [{"rank": 1, "node": "n2", "phase": "train", "type": "RuntimeError", "message": "boom"}]
+    r = judging.judge(CHECKS["train"], facts, Options(), source="r/train.json")
+    assert (r.status, r.code) == ("fail", "TRAIN_FAILED"), r.summary          # judged: the fault the record shows
+
+
+@pytest.mark.parametrize("name", ["none", "", "unknown", "N/A"])
+def test_a_gpu_run_without_a_gpus_name_is_refused_not_held_to_no_ceiling(name):
+    # device_name "none" at 1,500 TFLOP/s per rank was judged against a ceiling of no GPU at all (20,000)
+    facts = handmade_train_facts(gpu=True, tokens_per_s=4.25e6)
+    facts["device_name"] = name
+    assert_refused("train", facts, "device_name", "backend is nccl")
+
+
+def test_an_unknown_gpu_is_held_to_the_fastest_known_peak_and_its_rate_is_not_judged():
+    fastest = train.max_peak_tflops()
+    assert fastest >= 2000                    # B200/GB200 class: the table's fastest, never a ceiling of no GPU
+    absurd = handmade_train_facts(gpu=True, tokens_per_s=10e6)                 # ~3,500 TFLOP/s per GPU
+    absurd["device_name"] = "NVIDIA Imaginary GPU"
+    assert_refused("train", absurd, "above", "physically impossible")
+    plausible = handmade_train_facts(gpu=True, tokens_per_s=400e3)
+    plausible["device_name"] = "NVIDIA Imaginary GPU"
+    r = judging.judge(CHECKS["train"], plausible, Options())
+    assert "no baseline" in r.summary and "mfu" not in r.metrics             # reported, never judged healthy by it
+
+
+def test_a_gpu_run_on_no_gpu_is_refused():
+    facts = handmade_train_facts(gpu=True, tokens_per_s=400e3)
+    facts["gpus"] = 0
+    assert_refused("train", facts, "backend is nccl", "gpus is 0")
+
+
+@pytest.mark.parametrize("changes,fields", [
+    ({"nodes": 2, "mode": "8 local process(es), one per GPU"}, ("local process", "nodes 2")),
+    ({"world_size": 4}, ("8 local process", "world_size 4")),
+    ({"gpus": 4}, ("over NCCL", "gpus 4")),
+    ({"rank": 3}, ("no launcher", "rank 3")),
+])
+def test_an_nccl_record_whose_local_ranks_do_not_match_nodes_world_or_gpus_is_refused(changes, fields):
+    # the earlier hunt's case: nodes 2 beside 8 ranks the probe spawned on this node's 8 GPUs passed
+    facts = nccl_facts(world=8)
+    facts.update(changes)
+    if "world_size" in changes:
+        facts["sizes"] = []           # no rows: the layout alone is refused, before any figure
+    assert_refused("nccl", facts, *fields)
+
+
+def test_an_nccl_record_across_nodes_formed_by_torchrun_is_judged():
+    facts = variant(nccl_facts(world=16), nodes=2)
+    assert facts["mode"].startswith("torchrun")
+    r = judging.judge(CHECKS["nccl"], facts, Options(), source="r/nccl.json")
+    assert r.code != "FACTS_INVALID", r.summary
+
+
+@pytest.mark.parametrize("field,value", [("uuid", "gpu-handmade-0000-0000-0000-000000000000"),
+                                         ("pci_bus_id", "0000:18:00.0")])
+def test_two_nvml_devices_that_are_one_gpu_are_refused(field, value):
+    facts = gpu_facts(2)
+    facts["devices"][1][field] = value          # device 0's, written another way
+    assert_refused("gpu", facts, f"devices[0].{field}", f"devices[1].{field}", "listed twice")
+
+
+def test_a_placeholder_uuid_on_two_devices_is_no_contradiction():
+    facts = gpu_facts(2)
+    for d in facts["devices"]:
+        d["uuid"] = "N/A"
+    r = judging.judge(CHECKS["gpu"], facts, Options(), source="r/gpu.json")
+    assert "listed twice" not in r.summary
+
+
+def _report(*checks: dict) -> dict:
+    failed = any(c["status"] == "fail" for c in checks)
+    return {"status": "fail" if failed else "pass", "checks": list(checks)}
+
+
+@pytest.mark.parametrize("checks,said", [
+    ([{"name": "shm", "status": "pass"}], "holds no gpu check"),
+    ([{"name": "shm", "status": "pass"}, {"name": "gpu", "status": "skip", "code": "GPU_NOT_VISIBLE"}],
+     "skipped the gpu check"),
+])
+def test_the_prolog_never_passes_a_report_that_did_not_judge_the_gpus_slurm_allocated(checks, said):
+    report = _report(*checks)
+    v = decide(report, gpus_expected_by_scheduler=True)
+    assert (v.kind, v.code, v.drains) == (NOT_ASSESSED, "GPU_NOT_ASSESSED", False), v
+    assert said in v.summary
+    assert decide(report, gpus_allocated=True).kind == NOT_ASSESSED          # a first step with GPUs too
+    assert decide(report).kind == PASS                                       # no GPUs allocated: a CPU node
+    judged = _report(*checks[:1], {"name": "gpu", "status": "warn", "code": "HEALTH_NOT_ASSESSED", "owner": "host"})
+    assert decide(judged, gpus_expected_by_scheduler=True).kind == PASS
