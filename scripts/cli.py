@@ -320,6 +320,15 @@ def _sqsh_sha256(settings: Settings, spec: ImageSpec) -> str:
     if found.get("tag") != spec.tag:
         raise UserError(f"{settings.sqsh} was made from {str(found.get('tag'))[:80]!r}, not {spec.tag}: give IMAGE= "
                         f"its tag, or the squashfs of {spec.tag} (make sqsh IMAGE={spec.tag})")
+    pushed = settings.push_dir / "pushed.json"
+    if pushed.is_file():
+        from .publish.pushed import read_record
+        from .publish.sqsh import recorded_sha256s
+        recorded = recorded_sha256s(read_record(pushed).get(spec.tag))
+        if recorded and found["sha256"] not in recorded:
+            raise UserError(f"{settings.sqsh}.json says sha256 {found['sha256'][:16]}..., but make push recorded (and "
+                            f"make attest signs) {', '.join(r[:16] + '...' for r in recorded)} for {spec.tag}: make sqsh "
+                            f"again from the pushed image, or push this one")
     out(f"  image: {settings.sqsh} (squashfs of {spec.tag}, sha256 {found['sha256'][:16]}..., checked before the step)")
     return str(found["sha256"])
 

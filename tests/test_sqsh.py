@@ -5,18 +5,34 @@ pyxis script that mounts the file once its sha256 matches. The real squashfs, mo
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from scripts.errors import UserError
 from scripts.fleet.slurm import NEEDS, Job, slurm_script
 from scripts.publish.attest import sqsh_subject
-from scripts.publish.sqsh import (RC_LOCAL, ChunkReader, attach_sqsh, created_epoch, enroot_files, environment_text,
-                                  filter_stream, fstab_text, mksquashfs_argv, mksquashfs_version, rc_text, read_sidecar,
-                                  record_in_push, sidecar)
+from scripts.publish.sqsh import (
+    RC_LOCAL,
+    ChunkReader,
+    attach_sqsh,
+    created_epoch,
+    enroot_files,
+    environment_text,
+    filter_stream,
+    fstab_text,
+    mksquashfs_argv,
+    mksquashfs_version,
+    rc_text,
+    read_sidecar,
+    record_in_push,
+    recorded_sha256s,
+    sidecar,
+)
 from scripts.settings import Settings
 
 pytestmark = pytest.mark.unit
@@ -73,7 +89,7 @@ def test_the_one_time_is_the_images_creation_time(created, epoch):
 def test_mksquashfs_reads_the_stream_and_fixes_every_time_owner_and_attribute():
     argv = mksquashfs_argv(Path("/o/.x.tmp"), "zstd", 1700000000)
     assert argv[:5] == ["mksquashfs", "-", "/o/.x.tmp", "-tar", "-noappend"]
-    pairs = dict(zip(argv[5::1], argv[6::1]))
+    pairs = dict(itertools.pairwise(argv))
     assert pairs["-comp"] == "zstd" and pairs["-all-time"] == pairs["-mkfs-time"] == pairs["-root-time"] == "1700000000"
     assert (pairs["-root-mode"], pairs["-root-uid"], pairs["-root-gid"]) == ("0755", "0", "0")
     assert {"-no-xattrs", "-exit-on-error", "-no-progress"} <= set(argv) and "-all-root" not in argv
@@ -138,10 +154,10 @@ def test_the_sidecar_round_trips_and_a_bad_one_is_one_line(tmp_path):
 
 def test_the_squashfs_is_recorded_only_beside_the_image_it_was_made_from(tmp_path):
     found = sidecar("t", "t", "torchimages:t", IMAGE_ID, "linux/amd64", SHA, 9, "zstd", 0)
-    single = {"reference": "r/x@sha256:" + "0" * 64, "image_id": IMAGE_ID}
+    single: dict[str, Any] = {"reference": "r/x@sha256:" + "0" * 64, "image_id": IMAGE_ID}
     assert attach_sqsh(single, found) and single["sqsh"] == {"file": "t.sqsh", "sha256": SHA, "size": 9,
                                                                "compression": "zstd"}
-    multi = {"image_id": "", "platforms": {"linux/amd64": {"image_id": "sha256:" + "e" * 64},
+    multi: dict[str, Any] = {"image_id": "", "platforms": {"linux/amd64": {"image_id": "sha256:" + "e" * 64},
                                            "linux/arm64": {"image_id": IMAGE_ID}}}
     assert attach_sqsh(multi, found) and "sqsh" in multi["platforms"]["linux/arm64"]
     assert "sqsh" not in multi and "sqsh" not in multi["platforms"]["linux/amd64"]
@@ -152,6 +168,8 @@ def test_the_squashfs_is_recorded_only_beside_the_image_it_was_made_from(tmp_pat
     pushed.write_text(json.dumps({"t": {"image_id": IMAGE_ID, "reference": "r/x@sha256:" + "0" * 64}}))
     assert record_in_push(pushed, "t", found) and json.loads(pushed.read_text())["t"]["sqsh"]["sha256"] == SHA
     assert not record_in_push(pushed, "other-tag", found)
+    assert recorded_sha256s(json.loads(pushed.read_text())["t"]) == [SHA] and recorded_sha256s(multi) == [SHA]
+    assert recorded_sha256s(None) == [] and recorded_sha256s({"image_id": "x"}) == []
 
 
 def test_the_attestation_names_the_squashfs_as_a_second_subject():
@@ -168,7 +186,7 @@ def test_sqsh_knobs_are_checked():
         Settings.load({"SQSH_COMP": "brotli"}, {}, ("SQSH_COMP",))
     assert Settings.load({"SQSH": "/shared/t.sqsh"}, {}, ("SQSH",)).sqsh == "/shared/t.sqsh"
     for bad in ("t.sqsh", "/shared/t.img", "/shared/a b.sqsh", "/shared/$(x).sqsh", "/shared/'.sqsh"):
-        with pytest.raises(UserError, match="absolute path to a .sqsh"):
+        with pytest.raises(UserError, match=r"absolute path to a \.sqsh"):
             Settings.load({"SQSH": bad}, {}, ("SQSH",))
 
 

@@ -5,6 +5,7 @@ The image's own squashfs, mounted with squashfuse and run with runc: integration
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import subprocess
 import tarfile
@@ -113,3 +114,29 @@ def test_the_sha256_check_passes_the_recorded_file_and_refuses_another(tmp_path,
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "REFUSED" in bad.stderr and good in bad.stderr
     absent = run(good, tmp_path / "gone.sqsh")
     assert absent.returncode == 2 and "no readable squashfs at" in absent.stderr
+
+
+def test_make_slurm_with_sqsh_takes_the_sidecars_sha256_and_refuses_what_does_not_match(tmp_path, rendered,
+                                                                                       scratch_env):
+    from tests.helpers import assert_clean_failure, run_cli
+    tag, sha = "2.13.0-cpu-debian12", "ab" * 32
+    sqsh = tmp_path / "shared" / f"{tag}.sqsh"
+    sqsh.parent.mkdir()
+    env = {**scratch_env, "IMAGES_DIR": str(rendered), "IMAGE": tag, "GPUS": "0", "SQSH": str(sqsh)}
+    assert_clean_failure(run_cli("slurm", env=env), "not found: make sqsh writes it", code=2)
+    side = {"file": sqsh.name, "tag": tag, "image_id": "sha256:" + "cd" * 32, "sha256": sha}
+    Path(f"{sqsh}.json").write_text(json.dumps(side))
+    proc = run_cli("slurm", env=env)
+    assert proc.returncode == 0, proc.stderr
+    script = tmp_path / "build" / "slurm" / "verify-2-13-0-cpu-debian12-1n.sbatch"
+    text = script.read_text()
+    assert f"export TORCHIMAGES_SQSH_SHA256={sha}" in text and f"TORCHIMAGES_IMAGE:-{sqsh}}}" in text
+    assert_clean_failure(run_cli("slurm", env={**env, "LAUNCHER": "docker"}), "SQSH is for LAUNCHER=pyxis", code=2)
+    Path(f"{sqsh}.json").write_text(json.dumps({**side, "tag": "2.15.0-other"}))
+    assert_clean_failure(run_cli("slurm", env=env), "was made from '2.15.0-other'", code=2)
+    Path(f"{sqsh}.json").write_text(json.dumps(side))
+    pushed = tmp_path / "reports" / "push" / "pushed.json"
+    pushed.parent.mkdir(parents=True)
+    pushed.write_text(json.dumps({tag: {"reference": "r/x@sha256:" + "0" * 64, "image_id": side["image_id"],
+                                        "sqsh": {"file": sqsh.name, "sha256": "ef" * 32}}}))
+    assert_clean_failure(run_cli("slurm", env=env), "but make push recorded (and make attest signs)", code=2)

@@ -179,6 +179,14 @@ def attach_sqsh(entry: dict[str, Any], found: Mapping[str, Any]) -> bool:
     return hit
 
 
+def recorded_sha256s(entry: Any) -> list[str]:
+    """The squashfs sha256s a push record's entry holds (itself and its platforms')."""
+    if not isinstance(entry, dict):
+        return []
+    places = [entry, *(p for p in (entry.get("platforms") or {}).values() if isinstance(p, dict))]
+    return [str(p["sqsh"]["sha256"]) for p in places if isinstance(p.get("sqsh"), dict) and "sha256" in p["sqsh"]]
+
+
 def record_in_push(pushed: Path, tag: str, found: Mapping[str, Any]) -> bool:
     """Add the squashfs to `make push`'s record where it holds the image it was made from; False where it does not
     (not pushed yet: make push records it then)."""
@@ -239,7 +247,8 @@ def filter_stream(source: Any, sink: IO[bytes], files: Mapping[str, bytes], epoc
     written, folders = 0, set()
     with tarfile.open(fileobj=source, mode="r|", bufsize=STREAM_BUFFER) as src, \
             tarfile.open(fileobj=sink, mode="w|", format=tarfile.PAX_FORMAT, bufsize=STREAM_BUFFER,
-                         copybufsize=STREAM_BUFFER) as out:
+                         # file data in 1 MiB copies, not 16 KiB: TarFile's own argument, absent from typeshed
+                         copybufsize=STREAM_BUFFER) as out:  # type: ignore[call-overload]
         for member in src:
             name = _normal(member.name)
             if not name or _dropped(name, files) or (member.islnk() and _dropped(_normal(member.linkname), files)):
