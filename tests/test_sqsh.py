@@ -93,6 +93,8 @@ def test_mksquashfs_reads_the_stream_and_fixes_every_time_owner_and_attribute():
     assert pairs["-comp"] == "zstd" and pairs["-all-time"] == pairs["-mkfs-time"] == pairs["-root-time"] == "1700000000"
     assert (pairs["-root-mode"], pairs["-root-uid"], pairs["-root-gid"]) == ("0755", "0", "0")
     assert {"-no-xattrs", "-exit-on-error", "-no-progress"} <= set(argv) and "-all-root" not in argv
+    assert pairs["-Xcompression-level"] == "3"
+    assert "-Xcompression-level" not in mksquashfs_argv(Path("/o/x"), "xz", 0)
     assert mksquashfs_version("mksquashfs version 4.5.1 (2022/03/17)\n") == (4, 5)
     assert mksquashfs_version("mksquashfs version 4.6.1-git") == (4, 6) and mksquashfs_version("") is None
 
