@@ -111,7 +111,11 @@ def _run_verify(mount: Path, bundle: Path, reports: Path, state: Path, container
     said = proc.stdout[-3000:] + proc.stderr[-2000:]
     assert (reports / "sqsh.json").is_file(), said
     report = json.loads((reports / "sqsh.json").read_text())
-    assert {c["name"]: c["status"] for c in report["checks"]} == EXPECTED, said
+    statuses = {c["name"]: c["status"] for c in report["checks"]}
+    if TAG == slurm.CPU_IMAGE_TAG:
+        assert statuses == EXPECTED, said
+    else:       # another image (by hand): none fails; which skip depends on the image and the machine
+        assert "fail" not in statuses.values() and statuses.get("train") == "pass", said
     assert proc.returncode == 0, said
     assert report["environment"]["torch"], said
 
