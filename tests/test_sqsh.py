@@ -212,3 +212,25 @@ def test_the_pyxis_script_mounts_the_file_once_its_sha256_is_the_recorded_one(te
     # without SQSH the registry reference, and no check
     plain = slurm_script(Job(spec, "ghcr.io/acme/x:t", 2, 8, "pyxis"))
     assert "sha256sum" not in plain and "TORCHIMAGES_IMAGE:-'ghcr.io#acme/x:t'" in plain
+
+
+def test_each_signed_statement_names_the_image_and_its_squashfs(tmp_path, monkeypatch):
+    """attest_one with the squashfs subject; the registry is replaced by a recorder of what would be attached."""
+    from scripts.publish import attest, signing
+    private, public, _ = signing.keygen(tmp_path / "keys")
+    sent: list[bytes] = []
+
+    def attach(reg: object, repo: str, digest: str, payload: bytes, *args: object, **kw: object) -> tuple[str, bool]:
+        sent.append(payload)
+        return "sha256:" + "1" * 64, True
+    monkeypatch.setattr(attest, "attach", attach)
+    image = "sha256:" + "2" * 64
+    attest.attest_one(f"127.0.0.1:5000/x@{image}", b'{"checks": []}', b'{"bomFormat": "CycloneDX"}', signing.load_signer(private),
+                      also=(("t.sqsh", f"sha256:{SHA}"),))
+    trust = signing.load_trust([public])
+    assert len(sent) == 2                       # verify report and SBOM (no provenance inputs given)
+    for envelope in sent:
+        doc = signing.open_envelope(envelope, trust).statement
+        assert doc["subject"] == [{"name": "127.0.0.1:5000/x", "digest": {"sha256": "2" * 64}},
+                                  {"name": "t.sqsh", "digest": {"sha256": SHA}}]
+        assert signing.subject_digests(doc) == [image, f"sha256:{SHA}"]
