@@ -20,6 +20,8 @@ GPUS ?=## GPUs per node for k8s-verify, slurm and isolate (default: the image's,
 LOCAL_IMAGE ?=## 1: slurm, isolate, k8s-verify write the image's local name, which no registry holds (default: refused without REGISTRY)
 LAUNCHER ?= pyxis## make slurm: pyxis (enroot/pyxis), docker (srun docker run), oci (Slurm's native containers), none (a venv)
 PREFLIGHT ?=## 1: make slurm writes a job that runs only `verify --preflight` on each node
+SQSH ?=## make slurm LAUNCHER=pyxis: the nodes mount this squashfs (/shared/path/<tag>.sqsh, from make sqsh) instead of pulling
+SQSH_COMP ?= zstd## make sqsh: the squashfs compression (zstd, gzip, xz, lz4, lzo)
 BENCH_SIZE ?= 1g## data size of the benchmark
 BENCH_AFTER ?=## bench-start: a local image of the family the node already holds; what pulling IMAGE after it moves
 EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
@@ -44,6 +46,7 @@ export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CE
 export DIR NODE STATE_DIR METRICS_DIR
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE CLOCK_SKEW
 export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT LOCAL_IMAGE
+export SQSH SQSH_COMP
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the
 # program) or is written single-quoted by $(call q,...) ('a b; c' stays one word: make ci-matrix PER='x; touch y'
@@ -55,7 +58,7 @@ BOOTSTRAP := PYTHON=$(call q,$(PYTHON)) scripts/bootstrap.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help setup engine render check-render lint static compat base build verify test test-unit test-host test-thorough bench \
-        ci-matrix bake k8s-verify slurm isolate oci-bundle fleet-report undrain clean lock stage-wheels bench-build bench-start push attest report keygen gate
+        ci-matrix bake k8s-verify slurm isolate oci-bundle sqsh fleet-report undrain clean lock stage-wheels bench-build bench-start push attest report keygen gate
 
 help: ## list the targets and the variables with their defaults
 	@echo "targets:"
@@ -134,6 +137,9 @@ isolate: setup ## write a Slurm job finding which of NODES nodes makes the all-r
 
 oci-bundle: setup engine ## the runc bundle of IMAGE for make slurm LAUNCHER=oci ($(BUILD_DIR)/slurm/<tag>.bundle)
 	$(CLI) oci-bundle
+
+sqsh: setup engine ## IMAGE's root filesystem as one reproducible squashfs for enroot/pyxis ($(BUILD_DIR)/sqsh/<tag>.sqsh + .json: sha256)
+	$(CLI) sqsh
 
 fleet-report: setup ## one table and DIR/fleet.json over every node's verify report in DIR=<job output> (+ STATE_DIR history, METRICS_DIR .prom)
 	$(CLI) fleet-report

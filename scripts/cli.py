@@ -330,15 +330,40 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _sqsh_sha256(settings: Settings, spec: ImageSpec) -> str:
+    """SQSH's sha256 from its sidecar (make sqsh's <file>.json beside it), which must be of this image's tag."""
+    from .publish.sqsh import read_sidecar
+    if settings.launcher != "pyxis":
+        raise UserError(f"SQSH is for LAUNCHER=pyxis (enroot mounts the squashfs), not LAUNCHER={settings.launcher}")
+    found = read_sidecar(Path(settings.sqsh + ".json"))
+    if found.get("tag") != spec.tag:
+        raise UserError(f"{settings.sqsh} was made from {str(found.get('tag'))[:80]!r}, not {spec.tag}: give IMAGE= "
+                        f"its tag, or the squashfs of {spec.tag} (make sqsh IMAGE={spec.tag})")
+    pushed = settings.push_dir / "pushed.json"
+    if pushed.is_file():
+        from .publish.pushed import read_record
+        from .publish.sqsh import recorded_sha256s
+        recorded = recorded_sha256s(read_record(pushed).get(spec.tag))
+        if recorded and found["sha256"] not in recorded:
+            raise UserError(f"{settings.sqsh}.json says sha256 {found['sha256'][:16]}..., but make push recorded (and "
+                            f"make attest signs) {', '.join(r[:16] + '...' for r in recorded)} for {spec.tag}: make sqsh "
+                            f"again from the pushed image, or push this one")
+    out(f"  image: {settings.sqsh} (squashfs of {spec.tag}, sha256 {found['sha256'][:16]}..., checked before the step)")
+    return str(found["sha256"])
+
+
 def _slurm_job(settings: Settings, spec: ImageSpec) -> Job:
     from .fleet.slurm import Job
     venv = Path(settings.child_env.get("VENV") or ".venv")
     venv = venv if venv.is_absolute() else settings.root / venv
     from .fleet.cluster import default_gpus
-    return Job(spec, _cluster_image(settings, spec), settings.nodes, default_gpus(spec, settings.gpus), settings.launcher,
+    sha = _sqsh_sha256(settings, spec) if settings.sqsh else ""
+    return Job(spec, settings.sqsh or _cluster_image(settings, spec), settings.nodes, default_gpus(spec, settings.gpus),
+               settings.launcher,
                platform=_node_platform(settings, spec), preflight=settings.preflight,
                verify_args=settings.verify_args, python=str(venv / "bin" / "python"), checkout=str(settings.root),
-               bundle=str((settings.slurm_dir / f"{spec.tag}.bundle").absolute()))
+               bundle=str((settings.slurm_dir / f"{spec.tag}.bundle").absolute()), sqsh=settings.sqsh,
+               sqsh_sha256=sha)
 
 
 def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
@@ -384,6 +409,24 @@ def cmd_oci_bundle(settings: Settings, args: argparse.Namespace) -> int:
         folder = make_bundle(client, spec.image, (settings.slurm_dir / f"{spec.tag}.bundle").absolute(), echo=out)
         out(f"wrote {_shown(settings, folder)} (rootfs, config.json, reports/); the job: make slurm LAUNCHER=oci "
             f"IMAGE={spec.tag}")
+    return 0
+
+
+def cmd_sqsh(settings: Settings, args: argparse.Namespace) -> int:
+    from .builder.engine import connect
+    from .publish.sqsh import make_sqsh, record_in_push
+    client = connect(settings.child_env)
+    platform = _one_platform(settings, "sqsh")
+    for spec in _selected(settings):
+        target = spec.targets(platform)[0]
+        path, found = make_sqsh(client, target.local_tag, spec.tag, target.report_name, settings.sqsh_dir,
+                                settings.sqsh_comp, echo=out)
+        out(f"wrote {_shown(settings, path)} ({found['size'] / 2**20:.0f} MiB, {found['compression']}), sha256 "
+            f"{found['sha256']}\n  sidecar {_shown(settings, path)}.json; on the cluster: copy both to shared storage, "
+            f"then make slurm LAUNCHER=pyxis IMAGE={spec.tag} SQSH=/shared/path/{path.name}")
+        if record_in_push(settings.push_dir / "pushed.json", spec.tag, found):
+            out(f"  recorded beside {spec.tag}'s digest in {_shown(settings, settings.push_dir / 'pushed.json')}; "
+                f"make attest names it in the signed statements")
     return 0
 
 
@@ -476,7 +519,7 @@ def cmd_push(settings: Settings, args: argparse.Namespace) -> int:
     platform = _one_platform(settings, "push")
     client = None if settings.index_only else connect(settings.child_env)
     rows = push_images(client, specs, settings.registry, settings.push_dir, _creds(settings), platform=platform,
-                       index_only=settings.index_only, echo=out)
+                       index_only=settings.index_only, echo=out, sqsh_dir=settings.sqsh_dir)
     for row in rows:
         if row.media_type == OCI_INDEX_TYPE:
             out(f"{row.tag:<48} -> {row.reference} (image index)")
@@ -689,12 +732,14 @@ COMMANDS: tuple[Command, ...] = (
     Command("k8s-verify", "write Kubernetes Job/Indexed Job manifests that verify IMAGE on NODES x GPUS", cmd_k8s,
             (*SCALE, "RDMA_RESOURCE")),
     Command("slurm", "write a Slurm batch script that verifies IMAGE on NODES x GPUS through LAUNCHER (pyxis, docker, "
-            "oci, none)", cmd_slurm, (*SCALE, "LAUNCHER", "PREFLIGHT", "VERIFY_ARGS")),
+            "oci, none)", cmd_slurm, (*SCALE, "LAUNCHER", "PREFLIGHT", "VERIFY_ARGS", "SQSH")),
     Command("isolate", "write a Slurm batch script that finds which of NODES nodes makes the all-reduce fail or slow "
             "(pairs, then suspects against known-good nodes; at most ceil(log2 N)+1 rounds)", cmd_isolate,
             (*SCALE, "LAUNCHER")),
     Command("oci-bundle", "make the runc bundle of IMAGE for make slurm LAUNCHER=oci (docker export + runc spec)",
             cmd_oci_bundle, ("IMAGE",)),
+    Command("sqsh", "write IMAGE's root filesystem as one reproducible squashfs for enroot/pyxis nodes "
+            "($(BUILD_DIR)/sqsh/<tag>.sqsh + .json sidecar with its sha256)", cmd_sqsh, ("IMAGE", "PLATFORM", "SQSH_COMP")),
     Command("fleet-report", "one table and DIR/fleet.json over every node's verify report under DIR: verdicts, "
             "codes, figures against their model's fleet median, nodes to drain, time to first step", cmd_fleet_report,
             ("DIR", "STATE_DIR", "METRICS_DIR", "CLOCK_SKEW")),

@@ -40,6 +40,7 @@ CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE")
 LAUNCHERS = ("pyxis", "docker", "oci", "none")     # how make slurm starts the image on each node
 KEY_NAME, PUB_NAME = "signing-key.pem", "signing-key.pub"
 KEY_TYPES = ("ecdsa", "ed25519")
+SQSH_COMPRESSIONS = ("zstd", "gzip", "xz", "lz4", "lzo")     # what mksquashfs writes and enroot's kernels read
 
 
 def engine_bytes(text: str) -> int | None:
@@ -252,6 +253,22 @@ def parse_launcher(text: str, name: str = "LAUNCHER") -> str:
     return value
 
 
+def parse_sqsh_comp(text: str, name: str) -> str:
+    value = text.strip().lower()
+    if value not in SQSH_COMPRESSIONS:
+        raise UserError(f"{name}={text!r} is not a squashfs compression: write one of {', '.join(SQSH_COMPRESSIONS)}")
+    return value
+
+
+def parse_sqsh(text: str, name: str) -> str:
+    """The squashfs every node reads, by the absolute path they share (pyxis mounts that path)."""
+    value = text.strip()
+    if not value.startswith("/") or not value.endswith(".sqsh") or any(c.isspace() or c in "\\'\"$`" for c in value):
+        raise UserError(f"{name}={text!r} is not an absolute path to a .sqsh file without spaces or quotes, e.g. "
+                        f"{name}=/shared/images/2.13.0-cpu-debian12.sqsh (the path every node sees)")
+    return value
+
+
 def default_wheels(env: Mapping[str, str]) -> tuple[Path, ...]:
     return local_folders(env.get("PIP_FIND_LINKS", ""))
 
@@ -331,6 +348,10 @@ KNOB_ROWS: tuple[Knob, ...] = (
     Knob("LAUNCHER", "--launcher", "how make slurm starts the image on each node: pyxis (enroot/pyxis, default), "
          "docker (srun docker run), oci (Slurm's native containers, runc) or none (a venv on the hosts)",
          "launcher", parse_launcher),
+    Knob("SQSH", "--sqsh", "slurm (pyxis): the squashfs every node mounts, an absolute path on shared storage "
+         "(make sqsh's file, its .json sidecar beside it); default: the image from the registry", "sqsh", parse_sqsh),
+    Knob("SQSH_COMP", "--sqsh-comp", "sqsh: the squashfs compression (zstd, gzip, xz, lz4, lzo; default zstd)",
+         "sqsh_comp", parse_sqsh_comp, empty_is_error=True),
     Knob("PREFLIGHT", "--preflight", "slurm: a job that runs only `verify --preflight` on each node (1/0)",
          "preflight", parse_bool, switch=True),
     Knob("DIR", "--dir", "the folder a job wrote its verify reports into (searched recursively)",
@@ -407,6 +428,8 @@ class Settings:
     registry_insecure: bool = False
     launcher: str = "pyxis"
     preflight: bool = False
+    sqsh: str = ""                  # slurm: "" the registry image; else the squashfs path the nodes mount
+    sqsh_comp: str = "zstd"
     fleet_dir: Path | None = None
     state_dir: Path | None = None       # fleet-report: None: the drain history is not read
     metrics_dir: Path | None = None     # fleet-report: None: no metrics written
@@ -447,6 +470,10 @@ class Settings:
     @property
     def bench_start_json(self) -> Path:
         return self.build_dir / "bench-start.json"
+
+    @property
+    def sqsh_dir(self) -> Path:
+        return self.build_dir / "sqsh"
 
     @property
     def k8s_dir(self) -> Path:

@@ -34,6 +34,7 @@ from .referrers import attach, fallback_tag
 from .registry import Credentials, Registry, parse_ref
 from .sbom import SBOM_PATH, SPEC_VERSION
 from .signing import DSSE_TYPE, sign, statement
+from .sqsh import SHA256_HEX
 
 VERIFY_TYPE = "application/vnd.torchimages.verify.report.v1+json"     # the unsigned artifacts of older releases
 SBOM_TYPE = "application/vnd.cyclonedx+json"
@@ -148,9 +149,10 @@ def provenance(inputs: Inputs, created: str) -> dict[str, Any]:
 
 
 def attest_one(reference: str, report_json: bytes, sbom_json: bytes, signer: Any, creds: Credentials | None = None,
-               inputs: Inputs | None = None) -> list[str]:
+               inputs: Inputs | None = None, also: tuple[tuple[str, str], ...] = ()) -> list[str]:
     """Sign the verify report, the SBOM and (given `inputs`) the provenance as Statements about the digest of
-    `reference`, and attach the three envelopes to it."""
+    `reference` (and the (name, sha256) subjects `also`: the image's squashfs), and attach the three envelopes to
+    it."""
     ref = parse_ref(reference)
     if not ref.digest:
         raise UserError(f"{reference}: attest needs a digest reference (repo@sha256:...); run make push first")
@@ -160,7 +162,7 @@ def attest_one(reference: str, report_json: bytes, sbom_json: bytes, signer: Any
         raise UserError(f"the report or the SBOM to attest is not JSON ({exc})") from None
     reg = Registry(ref.registry, creds)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    subject = [(f"{ref.registry}/{ref.repository}", ref.digest)]
+    subject = [(f"{ref.registry}/{ref.repository}", ref.digest), *also]
     docs = [(PREDICATE_VERIFY, {"report": report, "attested": {"node": platform.node(), "time": now}}),
             (PREDICATE_SBOM, sbom)]
     if inputs is not None:
@@ -223,9 +225,24 @@ def attest_from_reports(client: Any, specs: list[ImageSpec], push_dir: Path, rep
         sbom = export_sbom(client, entry["source"], reports / f"{name}.sbom.cdx.json")
         inputs = Inputs(target, images_dir or Settings.images, _base_digest(client, spec),
                         _engine_version(client), env)
-        lines += attest_one(entry["reference"], report.read_bytes(), sbom.read_bytes(), signer, creds, inputs)
+        also = sqsh_subject(entry)
+        lines += attest_one(entry["reference"], report.read_bytes(), sbom.read_bytes(), signer, creds, inputs, also)
         lines.append(f"SBOM exported to {sbom}")
+        lines += [f"squashfs {name} (sha256:{digest}) named in each statement's subject" for name, digest in also]
     return lines
+
+
+def sqsh_subject(entry: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The squashfs `make sqsh` made of the pushed image (its push record's `sqsh`), as a (file name, sha256)
+    subject: a node checks the file it mounts against the signed statement. None recorded: no subject."""
+    found = entry.get("sqsh")
+    if found is None:
+        return ()
+    if not isinstance(found, dict) or not isinstance(found.get("file"), str) \
+            or not SHA256_HEX.fullmatch(str(found.get("sha256"))):
+        raise UserError(f"the push record's squashfs for {str(entry.get('reference'))[:80]} is malformed; make sqsh "
+                        f"again (it records the file beside the digest)")
+    return ((found["file"], f"sha256:{found['sha256']}"),)
 
 
 def _base_digest(client: Any, spec: ImageSpec) -> str | None:

@@ -25,6 +25,7 @@ from ..plan.platforms import arch_of
 from ..plan.spec import ImageSpec, Target
 from .layercost import LayerCost, layer_costs, manifest_layers
 from .registry import Credentials, Registry, sha256
+from .sqsh import attach_sqsh, sidecars_for
 
 Echo = Callable[[str], None]
 
@@ -234,9 +235,10 @@ def _record(spec: ImageSpec, repository: str, m: PlatformManifest, source: str) 
 
 
 def push_images(client: Any, specs: list[ImageSpec], registry: str, out_dir: Path, creds: Credentials | None = None,
-                platform: str | None = None, index_only: bool = False, echo: Echo = print) -> list[Pushed]:
+                platform: str | None = None, index_only: bool = False, echo: Echo = print,
+                sqsh_dir: Path | None = None) -> list[Pushed]:
     """Push each spec's image to `registry` (see the module's docstring); record tag → digests in
-    out_dir/pushed.json."""
+    out_dir/pushed.json, with the squashfs `make sqsh` made of the same image (sqsh_dir) beside its digest."""
     rows = []
     for spec in specs:
         if platform is not None:
@@ -263,5 +265,10 @@ def push_images(client: Any, specs: list[ImageSpec], registry: str, out_dir: Pat
             entry.setdefault("digest", row.digest)
             entry.setdefault("image_id", row.image_id)
         record[row.tag] = entry
+        spec = next(s for s in specs if s.tag == row.tag)
+        names = [spec.tag, *(Target(spec, p).report_name for p in spec.platforms)]
+        for found in sidecars_for(sqsh_dir, names) if sqsh_dir else []:
+            if attach_sqsh(entry, found):
+                echo(f"{row.tag}: squashfs {found['file']} (sha256 {found['sha256'][:16]}...) recorded beside its digest")
     atomic_write(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
     return rows
