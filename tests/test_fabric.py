@@ -271,8 +271,8 @@ def test_a_host_listing_alone_is_judged_on_its_ports_and_says_what_was_not():
     r = judge_fabric({"adapters": _ib_adapters(8, 400.0), "uverbs": None, "libraries": None})
     assert r.status == "pass" and "not judged" in r.summary and "8 active port(s), 3200 Gb/s" in r.summary
     bare = {"adapters": [{"name": "mlx5_0", "ports": [{"port": 1}]}], "uverbs": None}
-    assert verdict(judge_fabric(bare)) == ("skip", "FACTS_INCOMPLETE", "job")
-    assert verdict(judge_fabric({})) == ("skip", "FACTS_INCOMPLETE", "job")
+    assert verdict(judge_fabric(bare)) == ("skip", "FACTS_INCOMPLETE", None)
+    assert verdict(judge_fabric({})) == ("skip", "FACTS_INCOMPLETE", None)
 
 
 @pytest.mark.parametrize("bad", [{"memlock": -1}, {"memlock": "lots"}, {"adapters": [{"name": "x", "ports": [

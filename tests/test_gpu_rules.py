@@ -400,11 +400,12 @@ def test_implausible_figures_are_measurement_invalid_live_and_facts_invalid_on_r
     assert verdict(replayed) == ("fail", "FACTS_INVALID", "job") and replayed.summary.startswith("x/gpu.json: ")
 
 
-def test_nothing_to_judge_is_facts_incomplete_never_pass():
+def test_nothing_to_judge_is_facts_incomplete_never_pass_and_names_no_owner():
+    """Issue 35: a skip for missing evidence names nobody (it used to say job): nothing shows whose it is."""
     facts = {"torch": None, "torch_cuda": None, "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3"}]}
-    assert verdict(judge_gpu(facts)) == ("skip", "FACTS_INCOMPLETE", "job")
-    assert verdict(judge_gpu({"devices": None, "torch": None})) == ("skip", "FACTS_INCOMPLETE", "job")
-    assert verdict(nccl.judge({"backend": "nccl", "sizes": None}, Options())) == ("skip", "FACTS_INCOMPLETE", "job")
+    assert verdict(judge_gpu(facts)) == ("skip", "FACTS_INCOMPLETE", None)
+    assert verdict(judge_gpu({"devices": None, "torch": None})) == ("skip", "FACTS_INCOMPLETE", None)
+    assert verdict(nccl.judge({"backend": "nccl", "sizes": None}, Options())) == ("skip", "FACTS_INCOMPLETE", None)
 
 
 # -------------------------------------------------------------------------------- replay records

@@ -359,7 +359,7 @@ def _preflight_line(results: list[CheckResult]) -> str:
         return f"preflight: FAIL {r.code} {r.owner} {r.name}: {one_line(r.summary)}"
     judged = [r for r in results if r.status in ("pass", "warn")]
     if not judged:
-        return "preflight: SKIP FACTS_INCOMPLETE job: nothing was judged"
+        return "preflight: SKIP FACTS_INCOMPLETE - nothing was judged"
     warned = [r for r in results if r.status == "warn"]
     if warned:
         return f"preflight: WARN {warned[0].code} {warned[0].owner} {warned[0].name}: {one_line(warned[0].summary)}"

@@ -223,6 +223,8 @@ class NcclLog(TypedDict, total=False):
     ofi_provider: str | None
     ofi_error: str | None
     hca_gdr: dict[str, bool]
+    env: dict[str, str]
+    rank_networks: dict[str, str]
     proof: list[str]
 
 

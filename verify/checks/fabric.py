@@ -243,7 +243,7 @@ def _present(facts: FabricFacts, adapters: list[Adapter]) -> bool:
 def judge(facts: FabricFacts, options: Options) -> CheckResult:
     result = CheckResult("fabric", PASS, "")
     if facts.get("adapters") is None and facts.get("uverbs") is None and facts.get("verbs_devices") is None:
-        return result.verdict(SKIP, "FACTS_INCOMPLETE", "neither the host's adapters nor the container's devices were "
+        return result.not_judged("neither the host's adapters nor the container's devices were "
                               "read: nothing to judge", "Record the check with `python -m verify --checks fabric "
                               "--save-facts DIR`.")
     adapters = list(facts.get("adapters") or [])
@@ -268,7 +268,7 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
           f"{len(facts.get('verbs_devices') or [])} through libibverbs; GPUDirect RDMA: {gdr(facts)[1]}")
     if facts.get("uverbs") is None or not facts.get("libraries"):     # a host listing alone (a translated ibstat)
         if not any(p.get("state") is not None for _, p in _ports(adapters)):
-            return result.verdict(SKIP, "FACTS_INCOMPLETE", "no port state and no container side recorded: nothing "
+            return result.not_judged("no port state and no container side recorded: nothing "
                                   "to judge")
         ok = (f"host side: {len(adapters)} adapter(s), {len(active)} active port(s), {total:g} Gb/s, no port down or "
               "slow; the container's devices and the image's libraries were not recorded: not judged")
