@@ -276,6 +276,7 @@ class Adapter(TypedDict, total=False):
     name: str
     driver: str | None
     hca_type: str | None
+    pci_device: str | None
     ports: list[Port]
 
 

@@ -87,8 +87,10 @@ def adapters(base: str) -> list[dict[str, Any]] | None:
     for name in names:
         device = os.path.join(folder, name)
         ports = sorted(glob.glob(os.path.join(device, "ports", "*")), key=lambda p: (len(p), p))
-        found.append({"name": name, "driver": _driver(device), "hca_type": _read(os.path.join(device, "hca_type")),
-                      "ports": [_port(p) for p in ports]})
+        adapter = {"name": name, "driver": _driver(device), "hca_type": _read(os.path.join(device, "hca_type")),
+                   "ports": [_port(p) for p in ports]}
+        pci = _read(os.path.join(device, "device", "device"))      # a missing key is null (FACTS.md)
+        found.append(adapter | ({"pci_device": pci} if pci else {}))
     return found
 
 
