@@ -141,7 +141,9 @@ def test_net_fallback_owner_handmade(changes, owner, needle):
     facts = variant(nccl_facts(world=16), nodes=2, infiniband=True, nccl_log=_socket_log("NET/IB : No device found."),
                     **changes)
     r = nccl.judge(facts, Options())
-    assert verdict(r) == ("fail", "NCCL_NET_FALLBACK", owner) and needle in r.summary
+    # issue 35: sockets the job's own variables force are FABRIC_NCCL_FORCED_SOCKET (the code that says so)
+    code = "FABRIC_NCCL_FORCED_SOCKET" if "NCCL_IB_DISABLE" in changes.get("nccl_env", {}) else "NCCL_NET_FALLBACK"
+    assert verdict(r) == ("fail", code, owner) and needle in r.summary
 
 
 def test_efa_without_the_plugin_is_the_image_s_handmade():

@@ -500,11 +500,12 @@ def test_every_real_world_machine_is_judged_as_an_sre_would(item):
     assert got == {k: (v["status"], v["code"], v["owner"]) for k, v in expected.items()}
 
 
-@pytest.mark.parametrize("item", _corpus(), ids=lambda p: p.name)
+@pytest.mark.parametrize("item", [p for p in _corpus() if (p / "facts-schema2").is_dir()], ids=lambda p: p.name)
 def test_every_schema_2_record_of_the_corpus_replays_to_the_same_verdicts_as_its_schema_3_record(item):
     """facts/ is the schema-3 translation; facts-schema2/ the same source under schema 2, read by the one rule.
-    Every entry has both, so the rule is proven on each real record (gpu, nccl, fabric and host alike)."""
-    assert (item / "facts-schema2").is_dir() and (item / "facts").is_dir(), item.name
+    Every entry written before schema 3 has both (issue 35's entries were translated in schema 3 only), so the rule
+    is proven on each real record of schema 2 (gpu, nccl, fabric and host alike)."""
+    assert (item / "facts").is_dir(), item.name
     def verdicts(folder_name: str) -> dict:
         folder = replay.load(str(item / folder_name), None, {})
         return {r.name: (r.schema, verdict(replay.judge(r, folder.options))) for r in folder.records}

@@ -122,7 +122,7 @@ def test_a_transport_the_job_disabled_is_the_job_s():
                        "n1:1:1 [0] NCCL INFO Using network Socket")
     assert log["env"] == {"NCCL_IB_DISABLE": "1"}
     r = nccl.judge({"backend": "nccl", "sizes": None, "nccl_log": log, "infiniband": True}, Options())
-    assert verdict(r) == ("fail", "NCCL_NET_FALLBACK", "job")
+    assert verdict(r) == ("fail", "FABRIC_NCCL_FORCED_SOCKET", "job")
 
 
 def test_a_timeout_on_efa_whose_log_shows_no_plugin_is_the_image_s_never_the_host_s():

@@ -355,3 +355,66 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
         else:
             found.add(WARN, "XID_ERROR", text, "Watch the node: reset the GPU at the next drain; drain if it repeats "
                       "(NVIDIA's Xid catalogue).", "host", i)
+
+
+FABRIC_DONE, FABRIC_NONE, FABRIC_OK = "completed", "not_supported", "success"
+FABRIC_FAIL = {"route_unhealthy": "a route unhealthy", "incorrect_configuration": "an incorrect configuration"}
+FABRIC_WARN = {"degraded_bandwidth": "bandwidth degraded", "route_recovery": "a route recovery in progress",
+               "access_timeout_recovery": "an access-timeout recovery"}
+FABRIC_REMEDY = ("Check the fabric manager (`systemctl status nvidia-fabricmanager`, same version as the driver; on "
+                 "GB200/GB300 the NVLink switch trays' NMX/fabric manager) and the NVLink switches; `nvidia-smi -q | "
+                 "grep -A12 Fabric`; drain until the GPU registers.")
+
+
+def fabric(dev: NvmlDevice, found: Findings) -> None:
+    """The GPU's NVLink fabric registration and health (NVML GPU fabric info): a GPU not registered, or a fabric
+    unhealthy, is the host's (fabric manager, NVLink switch); CUDA refuses such a GPU with error 802."""
+    info = dev.get("fabric")
+    if not isinstance(info, dict):
+        return
+    state, status = str(info.get("state") or ""), str(info.get("status") or "")
+    i = dev.get("index")
+    if state and state != FABRIC_NONE and state != FABRIC_DONE:
+        found.add(FAIL, "NVLINK_DOWN", f"{where(dev)} is not registered with the NVLink fabric (state "
+                  f"{state.replace('_', ' ')})", FABRIC_REMEDY, "host", i)
+        return
+    if state == FABRIC_DONE and status and status.lower() != FABRIC_OK:
+        found.add(FAIL, "NVLINK_DOWN", f"{where(dev)}: the fabric registration finished with an error ({status})"
+                  + (f", clique {info.get('clique_id')}" if info.get("clique_id") is not None else ""), FABRIC_REMEDY,
+                  "host", i)
+        return
+    health = info.get("health") if isinstance(info.get("health"), dict) else {}
+    bad = [what for key, what in FABRIC_FAIL.items() if (health or {}).get(key) is True]
+    if str((health or {}).get("summary") or "").lower() == "unhealthy":
+        bad.insert(0, "health summary Unhealthy")
+    if bad:
+        found.add(FAIL, "NVLINK_DOWN", f"{where(dev)}: the NVLink fabric is unhealthy ({', '.join(bad)})",
+                  FABRIC_REMEDY, "host", i)
+        return
+    slow = [what for key, what in FABRIC_WARN.items() if (health or {}).get(key) is True]
+    if slow:
+        found.add(WARN, "NVLINK_DOWN", f"{where(dev)}: NVLink fabric {', '.join(slow)}", FABRIC_REMEDY, "host", i)
+
+
+STORM_PER_S = 10.0            # correctable errors a second between the two reads
+STORM_VOLATILE = 1_000_000    # correctable errors since the last reset
+
+
+def correctable(dev: NvmlDevice, found: Findings) -> None:
+    """A correctable-error storm: the memory corrects what it reads, but at a rate that says it is degrading (and
+    stalls NVML/DCGM calls under load). Warns, owner host: plan a reset and a field diagnostic."""
+    growth = dev.get("ecc_correctable_growth")
+    rate = None
+    if isinstance(growth, dict) and isinstance(growth.get("count"), int) and float(growth.get("seconds") or 0) > 0:
+        rate = growth["count"] / float(growth["seconds"])
+    volatile = dev.get("ecc_volatile_correctable")
+    storm_seen = (rate is not None and rate >= STORM_PER_S) or (isinstance(volatile, int) and volatile >= STORM_VOLATILE)
+    if not storm_seen:
+        return
+    said = [f"{rate:,.0f} correctable ECC errors/s between the check's reads" if rate is not None else "",
+            f"{volatile:,} volatile correctable since the last reset" if isinstance(volatile, int) else "",
+            f"{(dev.get('row_remap') or {}).get('correctable')} row(s) remapped for correctable errors"
+            if (dev.get("row_remap") or {}).get("correctable") else ""]
+    found.add(WARN, "ECC_UNCORRECTABLE", f"{where(dev)}: correctable-error storm ({'; '.join(x for x in said if x)})",
+              "Watch the GPU: reset it at the next drain and run `dcgmi diag -r 3`; RMA if the rate stays high.",
+              "host", dev.get("index"))

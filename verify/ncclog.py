@@ -48,6 +48,8 @@ _NETWORK = re.compile(r"^Using network (.+?)\s*$")
 _VERBS_MISSING = re.compile(r"^(?:Failed to open libibverbs\.so\S*|Count not open \S*libibverbs\S*)")
 _IB_USING = re.compile(r"^NET/IB ?: ?Using((?: \[\d+\]\S+)*)")
 _IB_DEVICE = re.compile(r"\[\d+\](\S+)")
+# HPC-X's IBext plugin (and NCCL's own from 2.19) merging ports: `NET/IB : Made virtual device [0] name=rocep1s0f1 ...`
+_IB_VIRTUAL = re.compile(r"^NET/IB ?: ?Made virtual device \[\d+\] name=(\S+)")
 _CHANNEL = re.compile(r"^Channel \d+/\d+ : .* via NET/(.+?)/(\d+)(?:\(\d+\))?((?:/GDRDMA)?)")
 _PLUGIN_MISSING = re.compile(r"^NET/Plugin ?: ?(?:Plugin load \(|dlerror=.*No plugin found|No plugin found \(|"
                              r"Could not find:)")
@@ -95,8 +97,11 @@ def _hcas(messages: list[str]) -> list[str] | None:
     devices: list[str] | None = None
     for m in messages:
         found = _IB_USING.search(m)
+        virtual = _IB_VIRTUAL.search(m)
         if found:
             devices = sorted(set(devices or []) | set(_IB_DEVICE.findall(found.group(1))))
+        elif virtual:
+            devices = sorted(set(devices or []) | {virtual.group(1)})
         elif m.startswith("NET/IB : No device found"):
             devices = devices or []
     return devices

@@ -64,6 +64,15 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     (_DEV + "recovery_action", Kind(str, ("none", "reset", "reboot", "drain_p2p", "drain_and_reset", "unknown"))),
     *((_DEV + k, COUNT) for k in ("ecc_volatile_uncorrectable", "ecc_aggregate_uncorrectable", "ecc_sram_uncorrectable",
                                   "ecc_dram_uncorrectable")),
+    (_DEV + "fabric", OBJECT), (_DEV + "fabric.health", OBJECT), (_DEV + "fabric.state", Kind(str, (
+        "not_started", "in_progress", "completed", "not_supported"))), (_DEV + "fabric.status", STR),
+    (_DEV + "fabric.clique_id", Figure("", 0, 2**32, integer=True)), (_DEV + "fabric.cluster_uuid", STR),
+    *((_DEV + "fabric.health." + k, BOOL) for k in ("degraded_bandwidth", "route_recovery", "route_unhealthy",
+                                                    "access_timeout_recovery", "incorrect_configuration")),
+    (_DEV + "fabric.health.summary", Kind(str, ("healthy", "unhealthy"))),
+    *((_DEV + k, COUNT) for k in ("ecc_volatile_correctable", "ecc_aggregate_correctable")),
+    (_DEV + "ecc_correctable_growth", Required(("count", "seconds"))), (_DEV + "ecc_correctable_growth.count", COUNT),
+    (_DEV + "ecc_correctable_growth.seconds", Figure("s", 0, 1e6, lo_open=True)),
     (_DEV + "row_remap", OBJECT), *((_DEV + "row_remap." + k, COUNT) for k in ("correctable", "uncorrectable", "pending", "failed")),
     (_DEV + "throttle_reasons", MASK), (_DEV + "samples", LIST), (_DEV + "samples[]", OBJECT),
     (_DEV + "samples[].throttle_reasons", MASK), (_DEV + "nvlink", BOOLS), (_DEV + "samples[].nvlink", BOOLS),
@@ -593,6 +602,8 @@ def _health(node: _Node, found: Findings) -> None:
         if gpuhealth.lost(dev, found):
             continue
         gpuhealth.memory(dev, found)
+        gpuhealth.correctable(dev, found)
+        gpuhealth.fabric(dev, found)
         i = dev.get("index")
         corroborated = bool(found.on(i, "BANDWIDTH_LOW", "COMPUTE_LOW")) or (len(braked) >= 2 and dev in braked)
         model = node.table.model(dev.get("name"))
@@ -623,10 +634,10 @@ def _host_copy_low(node: _Node, dev: NvmlDevice) -> bool:
 # (`unsupported`). An NVLink list that is empty (the GPU has none) assesses the links but is no health read.
 HEALTH_AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ECC", ("ecc_volatile_uncorrectable", "ecc_sram_uncorrectable", "ecc_dram_uncorrectable",
-             "ecc_aggregate_uncorrectable")),
+             "ecc_aggregate_uncorrectable", "ecc_volatile_correctable", "ecc_aggregate_correctable")),
     ("pending retirement/remap", ("retired_pages_pending", "row_remap")), ("clock slowdown", ("throttle_reasons",)),
     ("temperature", ("temperature_c", "temperature_tlimit_c")), ("PCIe link", ("pcie_width", "pcie_gen")),
-    ("power limit", ("power_limit_w",)), ("NVLink", ("nvlink",)))
+    ("power limit", ("power_limit_w",)), ("NVLink", ("nvlink", "fabric")))
 
 
 def _read(dev: NvmlDevice, key: str) -> bool:
@@ -692,7 +703,8 @@ def _describe(node: _Node, result: CheckResult) -> None:
 HEALTH_FIELDS = ("lost", "ecc_volatile_uncorrectable", "ecc_aggregate_uncorrectable", "ecc_sram_uncorrectable",
                  "ecc_dram_uncorrectable", "retired_pages_pending", "row_remap", "recovery_action", "throttle_reasons",
                  "samples", "pcie_gen", "pcie_width", "pcie_gen_max", "nvlink", "nvlink_errors", "temperature_c",
-                 "memory_temperature_c", "power_limit_w")
+                 "memory_temperature_c", "power_limit_w", "fabric", "ecc_volatile_correctable",
+                 "ecc_aggregate_correctable", "ecc_correctable_growth")
 
 
 def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
@@ -703,8 +715,8 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
         return True                     # CUDA's refusal is a fault shown, whatever else is missing
     if facts.get("capabilities") and facts.get("arch_list") is not None:
         return True
-    if facts.get("driver") and any(d.get("uuid") or d.get("pci_bus_id") for d in devices):
-        return True                     # NVML answered for each device (an nvidia-smi -q header): it is not lost
+    if any(d.get("uuid") or d.get("pci_bus_id") for d in devices):
+        return True                     # NVML answered for a device (nvidia-smi -L, a -q header): not lost, not read
     return any(facts.get(k) is not None for k in ("kernels", "perf", "sdc", "xid_events", "cuda_available")) or bool(
         facts.get("driver") and facts.get("torch_cuda"))
 

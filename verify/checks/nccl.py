@@ -603,16 +603,46 @@ def _net_fallback(facts: NcclFacts, found: Findings) -> None:
     if not used or (kind is None and (facts.get("infiniband") is False or facts.get("efa") is False)):
         return
     owner, why = _fallback_cause(facts, log)
+    env = job_env(facts)
+    disabled = env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket"
+    code = "FABRIC_NCCL_FORCED_SOCKET" if disabled else "NCCL_NET_FALLBACK"    # the job's variables did it
     if kind is None:
         if owner != "host":
-            found.add(WARN, "NCCL_NET_FALLBACK", f"NCCL used {used}: {why}; whether this node has InfiniBand or EFA "
+            found.add(WARN, code, f"NCCL used {used}: {why}; whether this node has InfiniBand or EFA "
                       "adapters was not recorded (without them sockets are expected)", FALLBACK_REMEDY, owner)
         return
     nodes = facts.get("nodes")
     status = WARN if nodes == 1 else FAIL
-    found.add(status, "NCCL_NET_FALLBACK", f"{kind} devices are present but NCCL used {used}"
+    found.add(status, code, f"{kind} devices are present but NCCL used {used}"
               f"{' across ' + str(nodes) + ' nodes' if nodes and nodes > 1 else ''} "
               f"(interface {log.get('interface') or '?'}): {why}", FALLBACK_REMEDY, owner)
+
+
+def _not_passed(facts: NcclFacts, found: Findings) -> None:
+    """The node has InfiniBand or EFA but the container was given no /dev/infiniband: NCCL cannot reach the fabric
+    whatever the image holds (aws-ofi-nccl's `fi_getinfo() ... No data available`, verbs listing no device)."""
+    if facts.get("uverbs") != [] or any(f.code in ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET") for f in found.items):
+        return
+    kind = rdma_shown(facts, facts.get("nccl_log") or {}) or ("RDMA" if facts.get("adapters") else None)
+    if kind is None:
+        return
+    found.add(WARN if facts.get("nodes") == 1 else FAIL, "FABRIC_NOT_PASSED", f"the node has {kind} but the container "
+              "was given no /dev/infiniband/uverbs*: NCCL cannot use the fabric" + _quoted(facts.get("nccl_log") or {}),
+              "Start the container with the devices: `--device /dev/infiniband` (EFA: every /dev/infiniband/uverbs*), "
+              "`--ulimit memlock=-1`; Kubernetes: the RDMA/EFA device plugin's resource.", "job")
+
+
+BOOTSTRAP = re.compile(r"bootstrap|socket\.cc", re.IGNORECASE)
+
+
+def _bootstrap_owner(facts: NcclFacts, error: str) -> tuple[str, str] | None:
+    """An init that died in NCCL's bootstrap (TCP between the ranks) with no NCCL_SOCKET_IFNAME: NCCL picked the
+    interface itself (often IPoIB or a docker bridge the nodes do not share); the job names the right one."""
+    if error_phase(error) != INIT or not BOOTSTRAP.search(error) or job_env(facts).get("NCCL_SOCKET_IFNAME"):
+        return None
+    return ("; the bootstrap (TCP between the ranks) failed on an interface NCCL chose itself: NCCL_SOCKET_IFNAME "
+            "is not set", "Set NCCL_SOCKET_IFNAME in the job to the interface every node shares (the Ethernet NIC, "
+            "not IPoIB or a docker bridge); check the firewall between the nodes.")
 
 
 def _describe(facts: NcclFacts, result: CheckResult) -> None:
@@ -762,23 +792,30 @@ def _log_said(facts: NcclFacts) -> str | None:
     whose adapters are unknown, or no network line at all)."""
     log: NcclLog = facts.get("nccl_log") or {}
     kind = rdma_shown(facts, log)
-    if not log.get("networks") and not gdr_summary(log)[0] or kind is None:
+    if not (log.get("networks") or gdr_summary(log)[0] or log.get("hcas")) or kind is None:
         return None
     connections, gdr = gdr_summary(log)
     ranks = log.get("rank_networks") or {}
-    said = [f"NCCL's log: network {', '.join(log.get('networks') or ['?'])}"
-            + (f" on {len(ranks)} rank(s)" if ranks else "")]
+    said = [f"NCCL's log: network {', '.join(log.get('networks'))}" + (f" on {len(ranks)} rank(s)" if ranks else "")
+            if log.get("networks") else f"NCCL's log lists RDMA device(s) {', '.join(log.get('hcas') or [])}"]
     if connections:
         said.append(f"{connections} IB/RoCE connection(s), {gdr} with GPUDirect RDMA")
     return "; ".join(said + ["no collective recorded: bandwidth not assessed"])
 
 
+CAUSES = ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET", "FABRIC_NOT_PASSED")
+
+
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
     """A collective that failed or hung: where NCCL's log shows why it left the fabric, that cause owns it."""
     backend = facts.get("backend")
-    cause = next((f for f in found.items if f.code == "NCCL_NET_FALLBACK" and f.owner != "host"), None)
+    cause = next((f for f in found.items if f.owner != "host" and f.code in CAUSES), None)
     shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
     owner = cause.owner if cause else None
+    bootstrap = _bootstrap_owner(facts, error) if not cause else None
+    if bootstrap:
+        return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{bootstrap[0]}",
+                              bootstrap[1], "job")
     if is_timeout(error):
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
@@ -796,6 +833,7 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     _describe(facts, result)
     found = Findings()
     _net_fallback(facts, found)
+    _not_passed(facts, found)
     _gdr_unused(facts, found)
     error = facts.get("error") if facts.get("error") != NONE else None
     nodes = facts.get("nodes")
