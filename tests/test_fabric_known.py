@@ -1,3 +1,4 @@
+# mypy: disable-error-code="arg-type, typeddict-item, index"
 """Issue 35, item 7: fabric rates only against the adapter's own model, the only InfiniBand port down fails, mixed
 adapters without NCCL_IB_HCA warn the job, and a memlock limit known on its own is judged, with its owner."""
 from __future__ import annotations

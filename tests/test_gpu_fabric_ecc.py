@@ -1,3 +1,4 @@
+# mypy: disable-error-code="arg-type, typeddict-item, index"
 """Issue 35, items 4 and 6: the GPU's NVLink fabric state and correctable ECC errors, judged from the facts."""
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_a_registered_healthy_fabric_or_none_at_all_is_no_fault():
     for fabric in ({"state": "not_supported"}, {"state": "completed", "status": "success", "clique_id": 32766,
                                                  "health": {"summary": None, "degraded_bandwidth": None}}):
         r = one(fabric=fabric)
-        assert r.status in ("pass", "warn") and r.code != "NVLINK_DOWN" and r.owner != "host" or \
+        assert (r.status in ("pass", "warn") and r.code != "NVLINK_DOWN" and r.owner != "host") or \
             r.code == "HEALTH_NOT_ASSESSED"
 
 
@@ -51,3 +52,39 @@ def test_a_correctable_error_storm_warns_the_host_by_rate_or_count():
 def test_a_few_correctable_errors_are_no_storm():
     r = one(ecc_volatile_correctable=12, ecc_aggregate_correctable=40)
     assert r.code != "ECC_UNCORRECTABLE"
+
+
+# ------------------------------------------------------------------ the NVML probe, guarded (pure logic, no GPU)
+class _OldNvml:
+    """A pynvml from before the fabric calls (nvidia-ml-py < 12.535): neither function exists."""
+
+
+class _Info:
+    version = 0
+    state, status, cliqueId, clusterUuid, healthMask = 2, 0, 7, b"\x01" * 16, (1 << 0) | (2 << 2) | (2 << 4) | (2 << 6) | (1 << 8)
+
+
+class _NewNvml:
+    nvmlGpuFabricInfo_v2 = 2
+
+    @staticmethod
+    def c_nvmlGpuFabricInfoV_t():
+        return _Info()
+
+    @staticmethod
+    def nvmlDeviceGetGpuFabricInfoV(handle, info):
+        assert info.version == 2
+
+
+def test_an_older_pynvml_without_the_fabric_call_gives_null_never_a_crash():
+    from verify import gpuprobe
+    assert gpuprobe.gpu_fabric(_OldNvml(), object()) is None
+
+
+def test_the_fabric_info_and_its_health_mask_are_decoded():
+    from verify import gpuprobe
+    got = gpuprobe.gpu_fabric(_NewNvml(), object())
+    assert got is not None and got["state"] == "in_progress" and got["status"] == "success" and got["clique_id"] == 7
+    assert got["health"] == {"degraded_bandwidth": True, "route_recovery": False, "route_unhealthy": False,
+                             "access_timeout_recovery": False, "incorrect_configuration": False}
+    assert gpuprobe.fabric_health(0) == {k: None for k in got["health"]}

@@ -1,3 +1,4 @@
+# mypy: disable-error-code="arg-type, typeddict-item, index"
 """Issue 35, items 1 and 2: a fault the evidence shows is judged whatever else is missing, a skip for missing
 evidence names no owner, and NCCL's INFO log is evidence on its own, read as launchers print it.
 
@@ -9,6 +10,7 @@ import pytest
 from verify import ncclog
 from verify.checks import gpu, nccl
 from verify.options import Options
+from verify.result import CheckResult
 
 pytestmark = pytest.mark.unit
 
@@ -62,7 +64,7 @@ def test_torch_seeing_gpus_with_nvml_unrecorded_warns_health_not_assessed_not_gp
 def test_nothing_bearing_on_a_fault_is_skipped_with_no_owner():
     r = gpu.judge({"devices": None, "torch": None, "driver": None}, Options())
     assert verdict(r) == ("skip", "FACTS_INCOMPLETE", None)
-    assert gpu.CheckResult.from_dict(r.to_dict()).owner is None        # stays unowned through JSON
+    assert CheckResult.from_dict(r.to_dict()).owner is None        # stays unowned through JSON
 
 
 # ------------------------------------------------------------------------------------------- NCCL's log

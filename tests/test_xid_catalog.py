@@ -1,3 +1,4 @@
+# mypy: disable-error-code="arg-type, typeddict-item, index"
 """Issue 35, item 5: one Xid catalog (verify/xidcatalog.py) for the gpu check and the prolog; Xid 45 alone never
 fails a node, `caused by previous Xid N` is judged as N, a storm counts once per GPU and Xid. The lines are real:
 tests/data/kernel-log/SOURCES.json names each file's URL."""

@@ -796,7 +796,7 @@ def _log_said(facts: NcclFacts) -> str | None:
         return None
     connections, gdr = gdr_summary(log)
     ranks = log.get("rank_networks") or {}
-    said = [f"NCCL's log: network {', '.join(log.get('networks'))}" + (f" on {len(ranks)} rank(s)" if ranks else "")
+    said = [f"NCCL's log: network {', '.join(log.get('networks') or [])}" + (f" on {len(ranks)} rank(s)" if ranks else "")
             if log.get("networks") else f"NCCL's log lists RDMA device(s) {', '.join(log.get('hcas') or [])}"]
     if connections:
         said.append(f"{connections} IB/RoCE connection(s), {gdr} with GPUDirect RDMA")

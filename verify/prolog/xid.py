@@ -11,7 +11,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ..xidcatalog import APP, DRAIN, INFO, WATCH, after_application, classify
+from ..xidcatalog import APP as APP
+from ..xidcatalog import DRAIN as DRAIN
+from ..xidcatalog import INFO as INFO
+from ..xidcatalog import WATCH as WATCH
+from ..xidcatalog import after_application, classify
 
 REPEATS = 3
 
