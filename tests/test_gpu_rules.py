@@ -206,7 +206,9 @@ def test_recovery_action_xids_nvlink_counters_hbm_temperature_and_sram_ecc():
         "fail", "GPU_LOST", "host")
     assert verdict(judge_gpu(variant(gpu_facts(), xid_events=[{"index": 4, "xid": 48, "text": None}]))) == (
         "fail", "XID_ERROR", "host")
-    assert judge_gpu(variant(gpu_facts(), xid_events=[{"index": 4, "xid": 13, "text": None}])).status == "pass"
+    # issue 35: an application's Xid is told to the job (warn), never the node's fault (it used to pass silently)
+    assert verdict(judge_gpu(variant(gpu_facts(), xid_events=[{"index": 4, "xid": 13, "text": None}]))) == (
+        "warn", "XID_ERROR", "job")
     assert judge_gpu(variant(gpu_facts(), xid_events=[])).status == "pass"
 
     def dev(**changes):
@@ -308,7 +310,7 @@ def test_infiniband_present_but_socket_across_nodes_fails_with_its_own_code():
                     nccl_log={"network": "Socket", "interface": "eth0", "nvls": False, "transports": []})
     assert verdict(nccl.judge(facts, Options())) == ("fail", "NCCL_NET_FALLBACK", "host")
     assert verdict(nccl.judge(variant(facts, nccl_env={"NCCL_IB_DISABLE": "1"}), Options())) == (
-        "fail", "NCCL_NET_FALLBACK", "job")
+        "fail", "FABRIC_NCCL_FORCED_SOCKET", "job")          # issue 35: the code that says the job's variables did it
     ib = variant(facts, nccl_log={"network": "IB", "interface": "mlx5_0", "nvls": False, "transports": []},
                  sizes=nccl_facts(world=16, peak=300.0)["sizes"])
     assert nccl.judge(ib, Options()).status == "pass"
