@@ -85,3 +85,28 @@ def test_the_same_limit_inside_a_container_with_its_devices_is_the_job_s_never_t
 
 def test_memlock_unlimited_alone_is_nothing_to_judge():
     assert verdict(fabric.judge({"memlock": "unlimited"}, Options())) == ("skip", "FACTS_INCOMPLETE", None)
+
+
+def test_a_hang_on_a_node_with_mixed_rails_and_no_nccl_ib_hca_is_the_job_s():
+    """No false drain: NVIDIA/nccl-tests issues with 400G CX-7 rails beside 25G/200G Ethernet NICs hang until the
+    job names its rails (tests/data/real-world/hgx-h100-mixed-nics-no-ib-hca-hang)."""
+    from verify.checks import nccl
+    adapters = [{"name": f"mlx5_{i}", "ports": [port()]} for i in range(4)] + [
+        {"name": "mlx5_4", "ports": [port(rate=25.0, layer="Ethernet")]}]
+    facts = {"backend": "nccl", "nodes": 2, "world_size": 16, "adapters": adapters, "infiniband": True,
+             "error": "all_reduce: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE)"}
+    r = nccl.judge(facts, Options())
+    assert verdict(r) == ("fail", "NCCL_TIMEOUT", "job") and "NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3" in (r.remedy or "")
+    named = nccl.judge({**facts, "nccl_env": {"NCCL_IB_HCA": "mlx5_0,mlx5_1,mlx5_2,mlx5_3"}}, Options())
+    assert verdict(named) == ("fail", "NCCL_TIMEOUT", "host")
+
+
+def test_memlock_low_in_a_container_using_rdma_fails_the_nccl_check_the_job_s():
+    from verify import ncclog
+    from verify.checks import nccl
+    log = ncclog.parse("n1:1:1 [0] NCCL INFO Using network IB")
+    r = nccl.judge({"backend": "nccl", "sizes": None, "memlock_bytes": 64 * 1024, "nccl_log": log}, Options())
+    assert verdict(r) == ("fail", "FABRIC_MEMLOCK_LOW", "job")
+    sockets = nccl.judge({"backend": "nccl", "sizes": None, "memlock_bytes": 64 * 1024, "infiniband": False,
+                          "efa": False}, Options())
+    assert sockets.code != "FABRIC_MEMLOCK_LOW"

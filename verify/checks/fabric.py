@@ -223,12 +223,10 @@ def _memlock(facts: FabricFacts, found: Findings) -> None:
 def _mixed(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
     """InfiniBand beside Ethernet (RoCE) adapters at another rate, with no NCCL_IB_HCA: NCCL takes every verbs device
     it finds, rings over the slowest (or hangs where the two fabrics do not reach each other)."""
-    up = [(a, p) for a, p in _ports(adapters) if _active(p) and p.get("rate_gbps") and p.get("link_layer")]
-    layers = {str(p.get("link_layer")) for _, p in up}
-    rates = {float(p.get("rate_gbps") or 0) for _, p in up}
-    if "InfiniBand" not in layers or len(layers) < 2 or len(rates) < 2 or (facts.get("nccl_env") or {}).get("NCCL_IB_HCA"):
+    ib = rdma.mixed_rails(adapters)
+    if not ib or (facts.get("nccl_env") or {}).get("NCCL_IB_HCA"):
         return
-    ib = sorted({str(a.get("name")) for a, p in up if p.get("link_layer") == "InfiniBand"})
+    up = [(a, p) for a, p in _ports(adapters) if _active(p) and p.get("rate_gbps") and p.get("link_layer")]
     other = ", ".join(f"{_label(a, p)} {p.get('link_layer')} {p.get('rate_gbps'):g} Gb/s" for a, p in up
                       if p.get("link_layer") != "InfiniBand")
     found.add(WARN, "FABRIC_MIXED_ADAPTERS",

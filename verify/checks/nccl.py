@@ -618,6 +618,21 @@ def _net_fallback(facts: NcclFacts, found: Findings) -> None:
               f"(interface {log.get('interface') or '?'}): {why}", FALLBACK_REMEDY, owner)
 
 
+MEMLOCK_RDMA = 1 << 30      # NCCL registers GiB of buffers per rank (the fabric check's MEMLOCK_FAIL)
+
+
+def _memlock(facts: NcclFacts, found: Findings) -> None:
+    """A memlock limit below what RDMA registration needs, where the fabric is in use (or NCCL's log shows it)."""
+    limit = facts.get("memlock_bytes")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit >= MEMLOCK_RDMA:
+        return
+    if rdma_shown(facts, facts.get("nccl_log") or {}) is None and not facts.get("uverbs"):
+        return
+    found.add(FAIL, "FABRIC_MEMLOCK_LOW", f"memlock limit is {human_bytes(limit)} in the container while RDMA is in "
+              "use: registering NCCL's buffers fails below about 1 GiB", "Run the container with `--ulimit "
+              "memlock=-1` (Slurm: PropagateResourceLimits; Kubernetes: the runtime's default ulimits).", "job")
+
+
 def _not_passed(facts: NcclFacts, found: Findings) -> None:
     """The node has InfiniBand or EFA but the container was given no /dev/infiniband: NCCL cannot reach the fabric
     whatever the image holds (aws-ofi-nccl's `fi_getinfo() ... No data available`, verbs listing no device)."""
@@ -812,6 +827,13 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     cause = next((f for f in found.items if f.owner != "host" and f.code in CAUSES), None)
     shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
     owner = cause.owner if cause else None
+    rails = rdma.mixed_rails(facts.get("adapters")) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
+    if rails and is_timeout(error):
+        return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}; the node has "
+                              f"InfiniBand rails ({', '.join(rails)}) beside Ethernet adapters at another rate and the "
+                              "job sets no NCCL_IB_HCA: NCCL pairs devices that do not reach each other",
+                              f"Set NCCL_IB_HCA to the InfiniBand rails (`NCCL_IB_HCA={','.join(rails)}`). "
+                              + timeout_advice(facts), "job")
     bootstrap = _bootstrap_owner(facts, error) if not cause else None
     if bootstrap:
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{bootstrap[0]}",
@@ -834,6 +856,7 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     found = Findings()
     _net_fallback(facts, found)
     _not_passed(facts, found)
+    _memlock(facts, found)
     _gdr_unused(facts, found)
     error = facts.get("error") if facts.get("error") != NONE else None
     nodes = facts.get("nodes")
