@@ -141,7 +141,9 @@ def test_net_fallback_owner_handmade(changes, owner, needle):
     facts = variant(nccl_facts(world=16), nodes=2, infiniband=True, nccl_log=_socket_log("NET/IB : No device found."),
                     **changes)
     r = nccl.judge(facts, Options())
-    assert verdict(r) == ("fail", "NCCL_NET_FALLBACK", owner) and needle in r.summary
+    # issue 35: sockets the job's own variables force are FABRIC_NCCL_FORCED_SOCKET (the code that says so)
+    code = "FABRIC_NCCL_FORCED_SOCKET" if "NCCL_IB_DISABLE" in changes.get("nccl_env", {}) else "NCCL_NET_FALLBACK"
+    assert verdict(r) == ("fail", code, owner) and needle in r.summary
 
 
 def test_efa_without_the_plugin_is_the_image_s_handmade():
@@ -271,8 +273,8 @@ def test_a_host_listing_alone_is_judged_on_its_ports_and_says_what_was_not():
     r = judge_fabric({"adapters": _ib_adapters(8, 400.0), "uverbs": None, "libraries": None})
     assert r.status == "pass" and "not judged" in r.summary and "8 active port(s), 3200 Gb/s" in r.summary
     bare = {"adapters": [{"name": "mlx5_0", "ports": [{"port": 1}]}], "uverbs": None}
-    assert verdict(judge_fabric(bare)) == ("skip", "FACTS_INCOMPLETE", "job")
-    assert verdict(judge_fabric({})) == ("skip", "FACTS_INCOMPLETE", "job")
+    assert verdict(judge_fabric(bare)) == ("skip", "FACTS_INCOMPLETE", None)
+    assert verdict(judge_fabric({})) == ("skip", "FACTS_INCOMPLETE", None)
 
 
 @pytest.mark.parametrize("bad", [{"memlock": -1}, {"memlock": "lots"}, {"adapters": [{"name": "x", "ports": [

@@ -90,7 +90,9 @@ def test_a_kernel_log_alone_is_judged_by_its_xids():
     r = judge(log)
     assert (r.status, r.code, r.owner) == ("fail", "GPU_LOST", "host") and "GPU at PCI 0000:3b:00" in r.summary
     quiet = judge({**log, "xid_events": [{"xid": 13, "pci_bus_id": "0000:3b:00", "source": "kernel_log"}]})
-    assert quiet.status == "pass" and "not assessed" in quiet.summary
+    # issue 35: an application's Xid is told to the job (warn), never the node's fault
+    assert (quiet.status, quiet.code, quiet.owner) == ("warn", "XID_ERROR", "job")
+    assert any("not assessed" in d for d in quiet.details)
 
 
 def test_an_xid_recorded_by_uuid_is_labelled_with_its_device_in_any_spelling():

@@ -36,7 +36,7 @@ FLOORS: dict[str, dict[str, tuple[int, str]]] = {
     "verify": {
         "verify": (0, "library"),                     # facts, figures, probes' and judges' helpers
         "verify.checks": (1, "checks"), "verify.tools": (1, "tools"),
-        **{f"verify.{m}": (2, "runtime") for m in ("cli", "runner", "child", "replay", "prolog", "__main__")},
+        **{f"verify.{m}": (2, "runtime") for m in ("cli", "runner", "child", "replay", "prolog", "explain", "__main__")},
     },
 }
 

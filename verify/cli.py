@@ -125,6 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     # the tool parses its own arguments (and prints its own --help): everything after `bench` is handed to it
     commands.add_parser("bench", add_help=False, allow_abbrev=False,
                         help="the data-path benchmark; `verify bench --dataloader`: the DataLoader advisor")
+    commands.add_parser("explain", add_help=False, help="diagnose what a cluster already printed: `verify explain "
+                        "FILE...` (nvidia-smi -q, ibstat, dmesg, NCCL_DEBUG=INFO, ulimit -a; docs/explain.md)")
     return p
 
 
@@ -266,12 +268,39 @@ def main(argv: list[str] | None = None) -> int:
         args, rest = parser.parse_known_args(argv)
         if args.command == "bench":
             return _bench(argv)
+        if args.command == "explain":
+            return _explain(argv)
         if rest:
             raise UsageError(f"unrecognized arguments: {' '.join(rest)}")
         return _main(args, argv, parser)
     except (UsageError, NoTempDir) as exc:
         print(f"verify: {one_line(exc)}", file=sys.stderr)
         return 2
+
+
+def _explain(argv: list[str]) -> int:
+    """`verify explain FILE... [--json PATH] [--junit PATH] [--expect-gpus N]`: each file judged by the judges of
+    its kind, into the same report as a run."""
+    from .explain import ExplainError, explain
+    p = _Parser(prog="verify explain", allow_abbrev=False, description="Judge what a cluster already printed.")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--json", metavar="PATH")
+    p.add_argument("--junit", metavar="PATH")
+    p.add_argument("--expect-gpus", dest="expect_gpus", type=_number(int, 0), default=0, metavar="N")
+    args = p.parse_args(argv[argv.index("explain") + 1:])
+    for flag, path in (("--json", args.json), ("--junit", args.junit)):
+        problem = check_writable(path) if path else None
+        if problem:
+            raise UsageError(f"{flag} {path}: {problem}")
+    options = Options(expect_gpus=args.expect_gpus)
+    try:
+        results = [explain(path, options) for path in args.files]
+    except (ExplainError, baselines.BaselinesError) as exc:
+        raise UsageError(str(exc)) from None
+    _write_reports(args, results, {}, options, {"facts_dir": " ".join(args.files), "host": "explain", "recorded": "-",
+                                                 "facts_schema": replay.FACTS_SCHEMA, "recorded_by": "verify explain"},
+                   None)
+    return 1 if any(r.status == FAIL for r in results) else 0
 
 
 def _bench(argv: list[str]) -> int:
@@ -359,7 +388,7 @@ def _preflight_line(results: list[CheckResult]) -> str:
         return f"preflight: FAIL {r.code} {r.owner} {r.name}: {one_line(r.summary)}"
     judged = [r for r in results if r.status in ("pass", "warn")]
     if not judged:
-        return "preflight: SKIP FACTS_INCOMPLETE job: nothing was judged"
+        return "preflight: SKIP FACTS_INCOMPLETE - nothing was judged"
     warned = [r for r in results if r.status == "warn"]
     if warned:
         return f"preflight: WARN {warned[0].code} {warned[0].owner} {warned[0].name}: {one_line(warned[0].summary)}"

@@ -106,6 +106,9 @@ CODES: dict[str, Code] = {
                                       "NCCL_NET=Socket, or an NCCL_IB_HCA that matches no adapter.",
                                       "Unset NCCL_IB_DISABLE / NCCL_NET, or make NCCL_IB_HCA name the adapters "
                                       "(`ls /sys/class/infiniband`)."),
+    "FABRIC_MIXED_ADAPTERS": Code("job", "InfiniBand adapters beside Ethernet (RoCE) ones at another rate, and no "
+                                  "NCCL_IB_HCA: NCCL uses every verbs device it finds.",
+                                  "Set NCCL_IB_HCA in the job to the InfiniBand rails (the remedy names them)."),
     "FABRIC_GDR_OFF": Code("host", "GPUDirect RDMA is not available (fabric: nvidia_peermem is not loaded and dma-buf "
                            "is not possible: proprietary GPU kernel module, or a kernel older than 5.12) or not used "
                            "(nccl: no `via NET/IB` connection carries /GDRDMA); NCCL stages every transfer through host "
@@ -227,6 +230,10 @@ CODES: dict[str, Code] = {
     "INTERRUPTED": Code("job", "verify was interrupted (SIGTERM/SIGINT) while this check ran, or before it ran.",
                         "Rerun verify; give the job enough time (CI timeout, `timeout`)."),
 }
+
+
+# A skip for missing evidence names nobody: nothing shows whose it is (the table's owner is who records the facts).
+UNOWNED_SKIPS = frozenset({"FACTS_INCOMPLETE"})
 
 
 def owner_of(code: str) -> Owner:

@@ -55,6 +55,31 @@ class MigDevice(TypedDict, total=False):
     sm_count: int | None
 
 
+class FabricHealth(TypedDict, total=False):
+    """NVML's GPU fabric health mask (nvmlGpuFabricInfo_v2_t.healthMask; nvidia-smi -q "Fabric", "Health")."""
+    summary: str | None
+    degraded_bandwidth: bool | None
+    route_recovery: bool | None
+    route_unhealthy: bool | None
+    access_timeout_recovery: bool | None
+    incorrect_configuration: bool | None
+
+
+class GpuFabric(TypedDict, total=False):
+    """The GPU's registration with the NVLink fabric (nvmlDeviceGetGpuFabricInfoV; nvidia-smi -q "Fabric")."""
+    state: str | None
+    status: str | None
+    clique_id: int | None
+    cluster_uuid: str | None
+    health: FabricHealth | None
+
+
+class CorrectableGrowth(TypedDict, total=False):
+    """Volatile correctable ECC errors counted between the check's two reads."""
+    count: int
+    seconds: float
+
+
 class NvmlDevice(TypedDict, total=False):
     """One NVML device (`devices[i]`): identity and every health field NVML gave."""
     index: int | None
@@ -89,6 +114,10 @@ class NvmlDevice(TypedDict, total=False):
     nvlink: list[bool | None] | None
     nvlink_errors: NvlinkErrors | None
     nvswitch: bool | None
+    fabric: GpuFabric | None
+    ecc_volatile_correctable: int | None
+    ecc_aggregate_correctable: int | None
+    ecc_correctable_growth: CorrectableGrowth | None
     temperature_c: float | None
     temperature_slowdown_c: float | None
     temperature_tlimit_c: float | None
@@ -223,6 +252,8 @@ class NcclLog(TypedDict, total=False):
     ofi_provider: str | None
     ofi_error: str | None
     hca_gdr: dict[str, bool]
+    env: dict[str, str]
+    rank_networks: dict[str, str]
     proof: list[str]
 
 
@@ -274,6 +305,7 @@ class Adapter(TypedDict, total=False):
     name: str
     driver: str | None
     hca_type: str | None
+    pci_device: str | None
     ports: list[Port]
 
 

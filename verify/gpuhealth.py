@@ -17,6 +17,7 @@ from .codes import Owner
 from .facts import NONE, NvmlDevice, XidEvent
 from .gpuidentity import norm_bus, norm_uuid
 from .result import FAIL, WARN, CheckResult, Status
+from .xidcatalog import APP, DRAIN, INFO, LOST, Judged, after_application, classify, storm
 
 # nvmlClocksEventReasons bits (nvml.h)
 THROTTLE_BITS = {0x1: "GpuIdle", 0x2: "ApplicationsClocksSetting", 0x4: "SwPowerCap", 0x8: "HwSlowdown",
@@ -35,16 +36,6 @@ RANK = {"GPU_LOST": 0, "GPU_RESET_REQUIRED": 1, "XID_ERROR": 2, "ROW_REMAP_FAILE
         "DEVICE_COUNT_MISMATCH": 6, "THROTTLED": 7, "NVLINK_DOWN": 7, "NVLINK_ERRORS": 7, "PCIE_DOWNGRADED": 7,
         "ARCH_PTX_JIT": 8, "BANDWIDTH_LOW": 9, "COMPUTE_LOW": 9, "HEALTH_NOT_ASSESSED": 11}
 HANDLED = 10                  # the rank of a finding that needs watching, not action (a remapped lifetime ECC count)
-
-# Xid events (NVIDIA's Xid catalogue): those that mean the node must not run jobs, and those an application causes.
-XID_LOST = {79}
-XID_NOTICE = {63: "ECC page retirement or row remap recorded (the remap state itself is judged from NVML)"}
-XID_CRITICAL = {48: "double-bit ECC error", 64: "row remap failure",
-                74: "NVLink error", 92: "high single-bit ECC rate", 94: "contained ECC error",
-                95: "uncontained ECC error", 119: "GSP RPC timeout", 120: "GSP error", 140: "unrecovered ECC error",
-                62: "internal micro-controller halt", 154: "GPU recovery action changed: a reset or reboot is needed"}
-XID_APPLICATION = {13, 31, 43, 45}     # graphics/MMU faults of a process, its own bug: noted, not a node fault
-
 
 @dataclass
 class Finding:
@@ -307,26 +298,123 @@ def device_of(event: XidEvent, devices: Sequence[NvmlDevice]) -> NvmlDevice | No
     return None
 
 
-def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findings) -> None:
-    """Critical Xid events (raised while verify ran, or in the kernel log) fail the device they name; application
-    Xids are noted."""
+def _xid_where(e: XidEvent, devices: Sequence[NvmlDevice]) -> tuple[str, int | None, str]:
+    """(how the event names its GPU, its NVML index, a key that is the same for every spelling of that GPU)."""
+    dev = device_of(e, devices)
+    named = where(dev) if dev else f"device {e['index']}" if e.get("index") is not None else \
+        f"GPU {e.get('uuid') or 'at PCI ' + str(e.get('pci_bus_id') or '?')}"
+    key = str((dev or {}).get("index")) if dev else str(e.get("index") if e.get("index") is not None else
+                                                       norm_uuid(e["uuid"]) if e.get("uuid") else
+                                                       norm_bus(str(e.get("pci_bus_id") or "?")).split(".")[0])
+    return named, (dev or {}).get("index"), key
+
+
+def _judged_events(events: Sequence[XidEvent], devices: Sequence[NvmlDevice]) -> list[tuple[Judged, XidEvent, str]]:
+    """Each event through the one catalog (verify/xidcatalog.py), in order: a teardown judged as its cause, a context
+    switch timeout after an application fault on the same GPU as that application's."""
+    faulted: set[str] = set()
+    out = []
     for e in events:
         if not isinstance(e, dict) or not isinstance(e.get("xid"), int):
             continue
-        xid, dev = e["xid"], device_of(e, devices)
-        named = where(dev) if dev else f"device {e['index']}" if e.get("index") is not None else \
-            f"GPU {e.get('uuid') or 'at PCI ' + str(e.get('pci_bus_id') or '?')}"
+        key = _xid_where(e, devices)[2]
+        judged = after_application(classify(e["xid"], str(e.get("text") or "")), key in faulted)
+        if judged.action == APP:
+            faulted.add(key)
+        out.append((judged, e, key))
+    return out
+
+
+def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findings) -> None:
+    """Xid events (raised while verify ran, or in the kernel log), judged by the one catalog: a DRAIN Xid fails the
+    device (79: lost), a WATCH Xid warns the host, an application Xid warns the job, INFO is noted. A storm counts
+    once per GPU and judged Xid."""
+    judged = _judged_events(events, devices)
+    counts = storm((key, j.xid) for j, _, key in judged)
+    said: set[tuple[str, int]] = set()
+    for j, e, key in judged:
+        if (key, j.xid) in said or j.action == INFO:
+            continue
+        said.add((key, j.xid))
+        named, i, _ = _xid_where(e, devices)
+        n = counts[(key, j.xid)]
         when = " in the kernel log" + (f" at {e['time']}" if e.get("time") else "") if e.get("source") == "kernel_log" \
             else " during the check"
-        text, i = f"{named}: Xid {xid}{when}", (dev or {}).get("index")
-        if xid in XID_LOST:
+        seen = f"Xid {j.seen} naming Xid {j.xid}" if j.seen != j.xid else f"Xid {j.xid}"
+        text = f"{named}: {seen}{when}{f' ({n} times)' if n > 1 else ''}: {j.what}"
+        if j.xid == LOST:
             found.add(FAIL, "GPU_LOST", f"{text} (GPU has fallen off the bus)", "Drain the node; reset the GPU or "
                       "reboot; check the PCIe slot, riser and power; RMA if it recurs.", "host", i)
-        elif xid in XID_CRITICAL:
-            found.add(FAIL, "XID_ERROR", f"{text} ({XID_CRITICAL[xid]})", "Drain the node; read dmesg and follow "
-                      "NVIDIA's Xid catalogue for this Xid (reset, reboot or RMA).", "host", i)
-        elif xid in XID_NOTICE:
-            found.add(WARN, "XID_ERROR", f"{text} ({XID_NOTICE[xid]})", "Reset the GPU at the next drain so the "
-                      "retirement or remap takes effect.", "host", i)
-        elif xid not in XID_APPLICATION:
-            found.add(WARN, "XID_ERROR", text, "Read dmesg for the Xid and NVIDIA's Xid catalogue.", "host", i)
+        elif j.action == DRAIN:
+            found.add(FAIL, "XID_ERROR", text, "Drain the node; read dmesg and follow NVIDIA's Xid catalogue for this "
+                      "Xid (reset, reboot or RMA).", "host", i)
+        elif j.action == APP:
+            found.add(WARN, "XID_ERROR", f"{text}: the application's fault, not the GPU's", "Tell the job's owner: "
+                      "the process faulted (a bad kernel, an out-of-bounds access); the node is not drained for it.",
+                      "job", i, rank=HANDLED)
+        else:
+            found.add(WARN, "XID_ERROR", text, "Watch the node: reset the GPU at the next drain; drain if it repeats "
+                      "(NVIDIA's Xid catalogue).", "host", i)
+
+
+FABRIC_DONE, FABRIC_NONE, FABRIC_OK = "completed", "not_supported", "success"
+FABRIC_FAIL = {"route_unhealthy": "a route unhealthy", "incorrect_configuration": "an incorrect configuration"}
+FABRIC_WARN = {"degraded_bandwidth": "bandwidth degraded", "route_recovery": "a route recovery in progress",
+               "access_timeout_recovery": "an access-timeout recovery"}
+FABRIC_REMEDY = ("Check the fabric manager (`systemctl status nvidia-fabricmanager`, same version as the driver; on "
+                 "GB200/GB300 the NVLink switch trays' NMX/fabric manager) and the NVLink switches; `nvidia-smi -q | "
+                 "grep -A12 Fabric`; drain until the GPU registers.")
+
+
+def fabric(dev: NvmlDevice, found: Findings) -> None:
+    """The GPU's NVLink fabric registration and health (NVML GPU fabric info): a GPU not registered, or a fabric
+    unhealthy, is the host's (fabric manager, NVLink switch); CUDA refuses such a GPU with error 802."""
+    info = dev.get("fabric")
+    if not isinstance(info, dict):
+        return
+    state, status = str(info.get("state") or ""), str(info.get("status") or "")
+    i = dev.get("index")
+    if state and state != FABRIC_NONE and state != FABRIC_DONE:
+        found.add(FAIL, "NVLINK_DOWN", f"{where(dev)} is not registered with the NVLink fabric (state "
+                  f"{state.replace('_', ' ')})", FABRIC_REMEDY, "host", i)
+        return
+    if state == FABRIC_DONE and status and status.lower() != FABRIC_OK:
+        found.add(FAIL, "NVLINK_DOWN", f"{where(dev)}: the fabric registration finished with an error ({status})"
+                  + (f", clique {info.get('clique_id')}" if info.get("clique_id") is not None else ""), FABRIC_REMEDY,
+                  "host", i)
+        return
+    health = info.get("health") if isinstance(info.get("health"), dict) else {}
+    bad = [what for key, what in FABRIC_FAIL.items() if (health or {}).get(key) is True]
+    if str((health or {}).get("summary") or "").lower() == "unhealthy":
+        bad.insert(0, "health summary Unhealthy")
+    if bad:
+        found.add(FAIL, "NVLINK_DOWN", f"{where(dev)}: the NVLink fabric is unhealthy ({', '.join(bad)})",
+                  FABRIC_REMEDY, "host", i)
+        return
+    slow = [what for key, what in FABRIC_WARN.items() if (health or {}).get(key) is True]
+    if slow:
+        found.add(WARN, "NVLINK_DOWN", f"{where(dev)}: NVLink fabric {', '.join(slow)}", FABRIC_REMEDY, "host", i)
+
+
+STORM_PER_S = 10.0            # correctable errors a second between the two reads
+STORM_VOLATILE = 1_000_000    # correctable errors since the last reset
+
+
+def correctable(dev: NvmlDevice, found: Findings) -> None:
+    """A correctable-error storm: the memory corrects what it reads, but at a rate that says it is degrading (and
+    stalls NVML/DCGM calls under load). Warns, owner host: plan a reset and a field diagnostic."""
+    growth = dev.get("ecc_correctable_growth")
+    rate = None
+    if isinstance(growth, dict) and isinstance(growth.get("count"), int) and float(growth.get("seconds") or 0) > 0:
+        rate = growth["count"] / float(growth["seconds"])
+    volatile = dev.get("ecc_volatile_correctable")
+    storm_seen = (rate is not None and rate >= STORM_PER_S) or (isinstance(volatile, int) and volatile >= STORM_VOLATILE)
+    if not storm_seen:
+        return
+    said = [f"{rate:,.0f} correctable ECC errors/s between the check's reads" if rate is not None else "",
+            f"{volatile:,} volatile correctable since the last reset" if isinstance(volatile, int) else "",
+            f"{(dev.get('row_remap') or {}).get('correctable')} row(s) remapped for correctable errors"
+            if (dev.get("row_remap") or {}).get("correctable") else ""]
+    found.add(WARN, "ECC_UNCORRECTABLE", f"{where(dev)}: correctable-error storm ({'; '.join(x for x in said if x)})",
+              "Watch the GPU: reset it at the next drain and run `dcgmi diag -r 3`; RMA if the rate stays high.",
+              "host", dev.get("index"))

@@ -154,6 +154,42 @@ def _read(dev: dict[str, Any], name: str, fn: Callable[[], Any]) -> None:
             dev["nvml_errors"][name] = error
 
 
+FABRIC_STATES = {0: "not_supported", 1: "not_started", 2: "in_progress", 3: "completed"}   # NVML_GPU_FABRIC_STATE_*
+# nvmlGpuFabricInfo_v2_t.healthMask: 2-bit fields at these shifts, 1 TRUE, 2 FALSE, 0 not supported
+# (NVML_GPU_FABRIC_HEALTH_MASK_*); incorrect configuration is a 4-bit field at 8: 0 not supported, 1 none, else one.
+FABRIC_HEALTH_BITS = {"degraded_bandwidth": 0, "route_recovery": 2, "route_unhealthy": 4, "access_timeout_recovery": 6}
+
+
+def fabric_health(mask: int) -> dict[str, bool | None]:
+    health: dict[str, bool | None] = {k: {1: True, 2: False}.get((mask >> shift) & 0x3)
+                                      for k, shift in FABRIC_HEALTH_BITS.items()}
+    config = (mask >> 8) & 0xF
+    health["incorrect_configuration"] = None if config == 0 else config != 1
+    return health
+
+
+def gpu_fabric(nvml: Any, h: Any) -> dict[str, Any] | None:
+    """nvmlDeviceGetGpuFabricInfoV (v2: with the health mask), else nvmlDeviceGetGpuFabricInfo (no mask); None where
+    this pynvml or driver has neither (an older one): unknown, never a crash."""
+    if hasattr(nvml, "nvmlDeviceGetGpuFabricInfoV") and hasattr(nvml, "c_nvmlGpuFabricInfoV_t"):
+        info = nvml.c_nvmlGpuFabricInfoV_t()
+        info.version = getattr(nvml, "nvmlGpuFabricInfo_v2", getattr(info, "version", 0))
+        nvml.nvmlDeviceGetGpuFabricInfoV(h, info)
+        mask = getattr(info, "healthMask", None)
+    elif hasattr(nvml, "nvmlDeviceGetGpuFabricInfo") and hasattr(nvml, "c_nvmlGpuFabricInfo_t"):
+        info = nvml.c_nvmlGpuFabricInfo_t()
+        nvml.nvmlDeviceGetGpuFabricInfo(h, info)
+        mask = None
+    else:
+        return None
+    status = int(info.status)
+    return {"state": FABRIC_STATES.get(int(info.state), "not_supported"),
+            "status": "success" if status == 0 else _error_name(nvml.NVMLError(status)) if hasattr(nvml, "NVMLError")
+            else str(status), "clique_id": int(info.cliqueId),
+            "cluster_uuid": bytes(info.clusterUuid).hex() if hasattr(info, "clusterUuid") else None,
+            "health": fabric_health(int(mask)) if mask is not None else None}
+
+
 def _identity(dev: dict[str, Any], nvml: Any, h: Any) -> None:
     _read(dev, "name", lambda: _text(nvml.nvmlDeviceGetName(h)))
     _read(dev, "uuid", lambda: _text(nvml.nvmlDeviceGetUUID(h)))
@@ -172,6 +208,11 @@ def _memory_health(dev: dict[str, Any], nvml: Any, h: Any) -> None:
         h, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_VOLATILE_ECC)))
     _read(dev, "ecc_aggregate_uncorrectable", lambda: int(nvml.nvmlDeviceGetTotalEccErrors(
         h, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_AGGREGATE_ECC)))
+    _read(dev, "ecc_volatile_correctable", lambda: int(nvml.nvmlDeviceGetTotalEccErrors(
+        h, nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml.NVML_VOLATILE_ECC)))
+    _read(dev, "ecc_aggregate_correctable", lambda: int(nvml.nvmlDeviceGetTotalEccErrors(
+        h, nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml.NVML_AGGREGATE_ECC)))
+    dev["correctable_start"] = (dev.get("ecc_volatile_correctable"), time.monotonic())
     _read(dev, "ecc_sram_uncorrectable", lambda: _ecc_by_location(nvml, h, "SRAM"))
     _read(dev, "ecc_dram_uncorrectable", lambda: _ecc_by_location(nvml, h, "DRAM"))
     _read(dev, "retired_pages_pending", lambda: bool(nvml.nvmlDeviceGetRetiredPagesPendingStatus(h)))
@@ -192,6 +233,7 @@ def _interconnect(dev: dict[str, Any], nvml: Any, h: Any) -> None:
     _read(dev, "pcie_gen_gpu_max", lambda: int(nvml.nvmlDeviceGetGpuMaxPcieLinkGeneration(h)))
     dev["nvlink"] = links(nvml, h)
     dev["nvswitch"] = nvswitch(nvml, h, len(dev["nvlink"]))
+    _read(dev, "fabric", lambda: gpu_fabric(nvml, h))
     dev["nvlink_errors_start"] = _nvlink_counters(nvml, h, len(dev["nvlink"]))
 
 
@@ -238,8 +280,25 @@ def sample(nvml: Any, index: int, phase: str) -> dict[str, Any] | None:
         return None
 
 
+def _correctable_growth(nvml: Any, dev: dict[str, Any]) -> None:
+    """Volatile correctable ECC errors between the first read and this one: the storm's rate."""
+    count, started = dev.pop("correctable_start", (None, None))
+    dev["ecc_correctable_growth"] = None
+    if count is None or started is None or dev.get("lost"):
+        return
+    try:
+        now = int(nvml.nvmlDeviceGetTotalEccErrors(nvml.nvmlDeviceGetHandleByIndex(dev["index"]),
+                                                   nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml.NVML_VOLATILE_ECC))
+    except Exception:  # noqa: BLE001 - a failed re-read adds no read
+        return
+    seconds = time.monotonic() - started
+    if seconds > 0:
+        dev["ecc_correctable_growth"] = {"count": max(0, now - count), "seconds": round(seconds, 3)}
+
+
 def finish_device(nvml: Any, dev: dict[str, Any]) -> None:
     """NVLink counter deltas over the run (start values are not facts of their own)."""
+    _correctable_growth(nvml, dev)
     start = dev.pop("nvlink_errors_start", None)
     dev["nvlink_errors"] = None
     if start is None or dev.get("lost"):

@@ -37,10 +37,19 @@ from typing import Any
 
 # What follows "NCCL INFO " (or WARN) on a line: the message NCCL formatted.
 _MESSAGE = re.compile(r"NCCL (?:INFO|WARN) (.*)$")
+# A line quoted without its tag (an issue's excerpt, a launcher that strips it): the message starts at one of the
+# forms NCCL itself prints, wherever the launcher's prefix (timestamp, `host:pid:tid [dev]`, Ray's `(pid=.., ip=..)`,
+# mpirun's `[1,0]<stdout>:`) ends.
+_UNTAGGED = re.compile(r"(?:^|[\s:\]])((?:NET/\S+ ?: ?\S|Using network |Channel \d+/\d+ ?: |Failed to open libibverbs|"
+                       r"Count not open \S*libibverbs|NCCL_\w+ set by environment to ).*)$")
+# Launchers' suffixes: Ray's de-duplication (`[repeated 7x across cluster]`), trailing carriage returns.
+_SUFFIX = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$|\r$")
 _NETWORK = re.compile(r"^Using network (.+?)\s*$")
 _VERBS_MISSING = re.compile(r"^(?:Failed to open libibverbs\.so\S*|Count not open \S*libibverbs\S*)")
 _IB_USING = re.compile(r"^NET/IB ?: ?Using((?: \[\d+\]\S+)*)")
 _IB_DEVICE = re.compile(r"\[\d+\](\S+)")
+# HPC-X's IBext plugin (and NCCL's own from 2.19) merging ports: `NET/IB : Made virtual device [0] name=rocep1s0f1 ...`
+_IB_VIRTUAL = re.compile(r"^NET/IB ?: ?Made virtual device \[\d+\] name=(\S+)")
 _CHANNEL = re.compile(r"^Channel \d+/\d+ : .* via NET/(.+?)/(\d+)(?:\(\d+\))?((?:/GDRDMA)?)")
 _PLUGIN_MISSING = re.compile(r"^NET/Plugin ?: ?(?:Plugin load \(|dlerror=.*No plugin found|No plugin found \(|"
                              r"Could not find:)")
@@ -50,16 +59,21 @@ _SOCKET_USING = re.compile(r"^NET/(?:Socket|IB) ?: ?Using \[0\]([^\s;]+)")
 _HCA_GDR = re.compile(r"^NET/.+? : GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']+)'")
 _NVLS = re.compile(r"NVLS multicast support is available|NVLS comm")
 _TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/\w+)")
+_ENV = re.compile(r"^(NCCL_\w+) set by environment to (.*?)\.?\s*$")
+# NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (hostname:pid:tid [cudaDev]): which process a line is from.
+_RANK = re.compile(r"([\w.-]+):(\d+):\d+ \[\d+\] NCCL (?:INFO|WARN) Using network (.+?)\s*$")
 MAX_PROOF = 8
 
 
+def message(line: str) -> str | None:
+    """The message NCCL formatted on one line as a launcher printed it, or None when the line is not NCCL's."""
+    line = _SUFFIX.sub("", line)
+    found = _MESSAGE.search(line) or _UNTAGGED.search(line)
+    return found.group(1).strip() if found else None
+
+
 def _messages(text: str) -> list[str]:
-    out = []
-    for line in text.splitlines():
-        found = _MESSAGE.search(line)
-        if found:
-            out.append(found.group(1).strip())
-    return out
+    return [m for m in map(message, text.splitlines()) if m]
 
 
 def _first(pattern: re.Pattern[str], messages: list[str]) -> str | None:
@@ -83,8 +97,11 @@ def _hcas(messages: list[str]) -> list[str] | None:
     devices: list[str] | None = None
     for m in messages:
         found = _IB_USING.search(m)
+        virtual = _IB_VIRTUAL.search(m)
         if found:
             devices = sorted(set(devices or []) | set(_IB_DEVICE.findall(found.group(1))))
+        elif virtual:
+            devices = sorted(set(devices or []) | {virtual.group(1)})
         elif m.startswith("NET/IB : No device found"):
             devices = devices or []
     return devices
@@ -92,7 +109,7 @@ def _hcas(messages: list[str]) -> list[str] | None:
 
 def _proof(messages: list[str]) -> list[str]:
     """The lines that decide: the choice, the verbs and plugin messages, the device lists, the provider."""
-    keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR)
+    keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR, _ENV)
     seen: list[str] = []
     for m in messages:
         if (any(k.search(m) for k in keys) or m.startswith(("NET/IB : No device found", "NET/Socket : Using"))) \
@@ -121,7 +138,18 @@ def parse(text: str) -> dict[str, Any]:
             "net_channels": _channels(messages), "hcas": _hcas(messages),
             "verbs_missing": verbs, "ib_no_device": no_device is not None, "plugin_missing": plugin_missing,
             "plugin_loaded": loaded, "ofi_provider": provider, "ofi_error": ofi_error, "hca_gdr": _hca_gdr(messages),
-            "proof": _proof(messages)}
+            "env": {m.group(1): m.group(2) for m in map(_ENV.search, messages) if m},
+            "rank_networks": _rank_networks(text), "proof": _proof(messages)}
+
+
+def _rank_networks(text: str) -> dict[str, str]:
+    """Per process (`host:pid` of NCCL's prefix), the network its `Using network` line names."""
+    found = {}
+    for line in text.splitlines():
+        hit = _RANK.search(_SUFFIX.sub("", line))
+        if hit:
+            found[f"{hit.group(1)}:{hit.group(2)}"] = hit.group(3)
+    return found
 
 
 def _hca_gdr(messages: list[str]) -> dict[str, bool]:

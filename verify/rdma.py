@@ -14,6 +14,7 @@ import glob
 import os
 import re
 import resource
+from collections.abc import Mapping, Sequence
 from errno import ENOSYS
 from typing import Any
 
@@ -87,8 +88,10 @@ def adapters(base: str) -> list[dict[str, Any]] | None:
     for name in names:
         device = os.path.join(folder, name)
         ports = sorted(glob.glob(os.path.join(device, "ports", "*")), key=lambda p: (len(p), p))
-        found.append({"name": name, "driver": _driver(device), "hca_type": _read(os.path.join(device, "hca_type")),
-                      "ports": [_port(p) for p in ports]})
+        adapter = {"name": name, "driver": _driver(device), "hca_type": _read(os.path.join(device, "hca_type")),
+                   "ports": [_port(p) for p in ports]}
+        pci = _read(os.path.join(device, "device", "device"))      # a missing key is null (FACTS.md)
+        found.append(adapter | ({"pci_device": pci} if pci else {}))
     return found
 
 
@@ -199,3 +202,15 @@ def hca_matches(spec: str, names: list[str]) -> bool:
     items = [i.split(":")[0] for i in body.lstrip("=").split(",") if i]
     hit = [n for n in names if any((n == i) if exact else n.startswith(i) for i in items)]
     return len(hit) < len(names) if exclude else bool(hit)
+
+
+def mixed_rails(adapters: Sequence[Mapping[str, Any]] | None) -> list[str] | None:
+    """The InfiniBand adapters of a node that also has active Ethernet (RoCE) ports at another rate, or None: there
+    NCCL, left without NCCL_IB_HCA, takes every verbs device it finds and pairs rails that do not reach each other."""
+    up = [(a, p) for a in adapters or [] for p in a.get("ports") or []
+          if str(p.get("state") or "").rsplit(":", 1)[-1].strip().upper() == "ACTIVE" and p.get("rate_gbps")
+          and p.get("link_layer")]
+    layers = {str(p.get("link_layer")) for _, p in up}
+    if "InfiniBand" not in layers or len(layers) < 2 or len({float(p["rate_gbps"]) for _, p in up}) < 2:
+        return None
+    return sorted({str(a.get("name")) for a, p in up if p.get("link_layer") == "InfiniBand"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from .codes import CODES, Owner
+from .codes import CODES, UNOWNED_SKIPS, Owner
 
 Status = Literal["pass", "fail", "warn", "skip"]
 PASS: Status = "pass"
@@ -36,7 +36,8 @@ class CheckResult:
 
     def __post_init__(self) -> None:
         if self.code in CODES:          # a coded result without its own owner or remedy takes the code's
-            self.owner = self.owner or CODES[self.code].owner
+            if not (self.status == SKIP and self.code in UNOWNED_SKIPS):
+                self.owner = self.owner or CODES[self.code].owner
             self.remedy = self.remedy if self.remedy is not None else CODES[self.code].fix
 
     def metric(self, name: str, value: float, unit: str) -> None:
@@ -48,6 +49,12 @@ class CheckResult:
         self.status, self.code, self.summary = status, code, summary
         self.owner = owner or CODES[code].owner
         self.remedy = remedy if remedy is not None else CODES[code].fix
+        return self
+
+    def not_judged(self, summary: str, remedy: str | None = None) -> CheckResult:
+        """A skip for want of evidence (FACTS_INCOMPLETE): no verdict, and no owner, since nothing shows whose it is."""
+        self.verdict(SKIP, "FACTS_INCOMPLETE", summary, remedy)
+        self.owner = None
         return self
 
     def to_dict(self) -> dict[str, Any]:

@@ -35,6 +35,7 @@ NCCL_VARS = ("NCCL_IB_DISABLE", "NCCL_NET", "NCCL_IB_HCA", "NCCL_NET_PLUGIN", "N
 
 FIGURES = (
     ("adapters", LIST), ("adapters[]", OBJECT), ("adapters[].name", STR), ("adapters[].ports", LIST),
+    ("adapters[].pci_device", STR), ("adapters[].hca_type", STR),
     ("adapters[].ports[]", OBJECT), ("adapters[].ports[].rate_gbps", Figure("Gb/s", 0, 10_000)),
     ("adapters[].ports[].port", Figure("", 0, 255, integer=True)), ("adapters[].ports[].state", STR),
     ("adapters[].ports[].phys_state", STR), ("adapters[].ports[].link_layer", STR), ("uverbs", STRS),
@@ -90,20 +91,38 @@ def _port_states(adapters: list[Adapter], found: Findings) -> None:
     if not down:
         return
     listed = ", ".join(f"{_label(a, p)} {p.get('state') or '?'}/{p.get('phys_state') or '?'}" for a, p in down)
-    status = FAIL if len(down) == len(ports) else WARN
-    found.add(status, "FABRIC_PORT_DOWN", f"{len(down)} of {len(ports)} RDMA port(s) not ACTIVE/LinkUp: {listed}",
+    ib = [p for _, p in ports if p.get("link_layer") == "InfiniBand"]
+    no_ib_left = bool(ib) and not any(_active(p) for p in ib)     # the node's only InfiniBand is down
+    status = FAIL if len(down) == len(ports) or no_ib_left else WARN
+    found.add(status, "FABRIC_PORT_DOWN", f"{len(down)} of {len(ports)} RDMA port(s) not ACTIVE/LinkUp: {listed}"
+              + (" (no InfiniBand port of this node is ACTIVE)" if no_ib_left and len(down) < len(ports) else ""),
               "Check the cable, transceiver and switch port (`ibstat`); for InfiniBand, that a subnet manager runs; "
               "an unused second port of a dual-port card can stay down by design.", "host")
 
 
+def model(adapter: Adapter) -> str | None:
+    """The adapter's model: its hca_type, else Mellanox's from the PCI device id (`MT<decimal id>`: 0x1021 is MT4129);
+    None when neither is known, and then no rate is judged against anything."""
+    if adapter.get("hca_type"):
+        return str(adapter.get("hca_type"))
+    device = str(adapter.get("pci_device") or "")
+    if re.fullmatch(r"0x10[0-2][0-9a-fA-F]", device):
+        return f"MT{int(device, 16)}"
+    return f"PCI {device}" if device else None
+
+
 def _rated(adapter: Adapter, port: Port, peers: dict[tuple[Any, Any], float]) -> tuple[float, str] | None:
-    """The rate this port should reach, and why: its best peer of the same model, or the model's rated IB speed."""
-    best = peers.get((adapter.get("hca_type"), port.get("link_layer")))
-    model_max = IB_MAX_GBPS.get(str(adapter.get("hca_type")))
+    """The rate this port should reach, and why: its best peer of the same model, or the model's rated IB speed.
+    Only against the adapter's own model: a port of unknown model has no maximum (a front-end NIC beside rails)."""
+    kind = model(adapter)
+    if kind is None:
+        return None
+    best = peers.get((kind, port.get("link_layer")))
+    model_max = IB_MAX_GBPS.get(kind)
     single_ib = port.get("link_layer") == "InfiniBand" and len(adapter.get("ports") or []) == 1
-    options = [(best, f"other {adapter.get('hca_type') or 'same-model'} ports on this node link at {best:g} Gb/s")] if best else []
+    options = [(best, f"other {kind} ports on this node link at {best:g} Gb/s")] if best else []
     if model_max and single_ib:
-        options.append((model_max, f"a {adapter.get('hca_type')} is rated for {model_max:g} Gb/s InfiniBand"))
+        options.append((model_max, f"a {kind} is rated for {model_max:g} Gb/s InfiniBand"))
     return max(options, key=lambda o: o[0]) if options else None
 
 
@@ -111,7 +130,7 @@ def _rates(adapters: list[Adapter], found: Findings) -> None:
     up = [(a, p) for a, p in _ports(adapters) if _active(p) and p.get("rate_gbps")]
     peers: dict[tuple[Any, Any], float] = {}
     for a, p in up:
-        key = (a.get("hca_type"), p.get("link_layer"))
+        key = (model(a), p.get("link_layer"))
         peers[key] = max(peers.get(key, 0.0), float(p.get("rate_gbps") or 0.0))
     slow = []
     for a, p in up:
@@ -180,12 +199,41 @@ def _nccl_env(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> N
                   "Unset NCCL_IB_DISABLE / NCCL_NET, or make NCCL_IB_HCA name the adapters.", "job")
 
 
+def memlock_low(limit: Any) -> bool:
+    return isinstance(limit, int) and not isinstance(limit, bool) and limit < MEMLOCK_FAIL
+
+
 def _memlock(facts: FabricFacts, found: Findings) -> None:
+    """A memlock limit below what RDMA needs fails. Whose it is: a limit read beside the container's devices is the
+    container's (`--ulimit`, the job's); one read on its own (a host's `ulimit -a`, bare metal) is the site's
+    (limits.conf, slurmd's LimitMEMLOCK): the host's."""
     limit = facts.get("memlock")
-    if isinstance(limit, int) and not isinstance(limit, bool) and limit < MEMLOCK_FAIL:
-        found.add(FAIL, "FABRIC_MEMLOCK_LOW", f"memlock limit is {human_bytes(limit)}: RDMA registration of NCCL's "
-                  "buffers fails below about 1 GiB; it should be unlimited", "Run the container with "
+    if not memlock_low(limit):
+        return
+    said = f"memlock limit is {human_bytes(int(limit or 0))}: RDMA registration of NCCL's buffers fails below about 1 GiB"
+    if facts.get("uverbs") is not None or facts.get("libraries"):
+        found.add(FAIL, "FABRIC_MEMLOCK_LOW", f"{said}; it should be unlimited", "Run the container with "
                   "`--ulimit memlock=-1` (and `--cap-add IPC_LOCK`).", "job")
+    else:
+        found.add(FAIL, "FABRIC_MEMLOCK_LOW", f"{said} (read outside a container: the node's own limit)",
+                  "Raise the node's limit: `* - memlock unlimited` in /etc/security/limits.conf, and "
+                  "LimitMEMLOCK=infinity for slurmd (Slurm: PropagateResourceLimits).", "host")
+
+
+def _mixed(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
+    """InfiniBand beside Ethernet (RoCE) adapters at another rate, with no NCCL_IB_HCA: NCCL takes every verbs device
+    it finds, rings over the slowest (or hangs where the two fabrics do not reach each other)."""
+    ib = rdma.mixed_rails(adapters)
+    if not ib or (facts.get("nccl_env") or {}).get("NCCL_IB_HCA"):
+        return
+    up = [(a, p) for a, p in _ports(adapters) if _active(p) and p.get("rate_gbps") and p.get("link_layer")]
+    other = ", ".join(f"{_label(a, p)} {p.get('link_layer')} {p.get('rate_gbps'):g} Gb/s" for a, p in up
+                      if p.get("link_layer") != "InfiniBand")
+    found.add(WARN, "FABRIC_MIXED_ADAPTERS",
+              f"InfiniBand adapters ({', '.join(ib)}) beside {other}, and NCCL_IB_HCA "
+              f"{'is not set' if facts.get('nccl_env') is not None else 'was not recorded'}: NCCL uses every verbs "
+              "device it finds", f"Set NCCL_IB_HCA in the job to the InfiniBand rails (`NCCL_IB_HCA={','.join(ib)}`).",
+              "job")
 
 
 def _kernel_at_least(release: Any, floor: tuple[int, int]) -> bool | None:
@@ -243,7 +291,11 @@ def _present(facts: FabricFacts, adapters: list[Adapter]) -> bool:
 def judge(facts: FabricFacts, options: Options) -> CheckResult:
     result = CheckResult("fabric", PASS, "")
     if facts.get("adapters") is None and facts.get("uverbs") is None and facts.get("verbs_devices") is None:
-        return result.verdict(SKIP, "FACTS_INCOMPLETE", "neither the host's adapters nor the container's devices were "
+        if memlock_low(facts.get("memlock")):          # a fault shown on its own: judged whatever else is missing
+            alone = Findings()
+            _memlock(facts, alone)
+            return alone.apply(result, "")
+        return result.not_judged("neither the host's adapters nor the container's devices were "
                               "read: nothing to judge", "Record the check with `python -m verify --checks fabric "
                               "--save-facts DIR`.")
     adapters = list(facts.get("adapters") or [])
@@ -258,6 +310,7 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     _nccl_env(facts, adapters, found)
     _memlock(facts, found)
     _rates(adapters, found)
+    _mixed(facts, adapters, found)
     _gdr(facts, adapters, found)
     active = [p for _, p in _ports(adapters) if _active(p)]
     total = sum(float(p.get("rate_gbps") or 0) for p in active)
@@ -268,7 +321,7 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
           f"{len(facts.get('verbs_devices') or [])} through libibverbs; GPUDirect RDMA: {gdr(facts)[1]}")
     if facts.get("uverbs") is None or not facts.get("libraries"):     # a host listing alone (a translated ibstat)
         if not any(p.get("state") is not None for _, p in _ports(adapters)):
-            return result.verdict(SKIP, "FACTS_INCOMPLETE", "no port state and no container side recorded: nothing "
+            return result.not_judged("no port state and no container side recorded: nothing "
                                   "to judge")
         ok = (f"host side: {len(adapters)} adapter(s), {len(active)} active port(s), {total:g} Gb/s, no port down or "
               "slow; the container's devices and the image's libraries were not recorded: not judged")

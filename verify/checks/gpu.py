@@ -64,6 +64,15 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     (_DEV + "recovery_action", Kind(str, ("none", "reset", "reboot", "drain_p2p", "drain_and_reset", "unknown"))),
     *((_DEV + k, COUNT) for k in ("ecc_volatile_uncorrectable", "ecc_aggregate_uncorrectable", "ecc_sram_uncorrectable",
                                   "ecc_dram_uncorrectable")),
+    (_DEV + "fabric", OBJECT), (_DEV + "fabric.health", OBJECT), (_DEV + "fabric.state", Kind(str, (
+        "not_started", "in_progress", "completed", "not_supported"))), (_DEV + "fabric.status", STR),
+    (_DEV + "fabric.clique_id", Figure("", 0, 2**32, integer=True)), (_DEV + "fabric.cluster_uuid", STR),
+    *((_DEV + "fabric.health." + k, BOOL) for k in ("degraded_bandwidth", "route_recovery", "route_unhealthy",
+                                                    "access_timeout_recovery", "incorrect_configuration")),
+    (_DEV + "fabric.health.summary", Kind(str, ("healthy", "unhealthy"))),
+    *((_DEV + k, COUNT) for k in ("ecc_volatile_correctable", "ecc_aggregate_correctable")),
+    (_DEV + "ecc_correctable_growth", Required(("count", "seconds"))), (_DEV + "ecc_correctable_growth.count", COUNT),
+    (_DEV + "ecc_correctable_growth.seconds", Figure("s", 0, 1e6, lo_open=True)),
     (_DEV + "row_remap", OBJECT), *((_DEV + "row_remap." + k, COUNT) for k in ("correctable", "uncorrectable", "pending", "failed")),
     (_DEV + "throttle_reasons", MASK), (_DEV + "samples", LIST), (_DEV + "samples[]", OBJECT),
     (_DEV + "samples[].throttle_reasons", MASK), (_DEV + "nvlink", BOOLS), (_DEV + "samples[].nvlink", BOOLS),
@@ -255,19 +264,26 @@ def _driver(node: _Node, result: CheckResult, found: Findings) -> None:
 
 def _visibility(node: _Node, result: CheckResult, found: Findings, options: Options) -> None:
     facts, count = node.facts, node.torch_count
-    if facts.get("cuda_available") is False:
+    refused = facts.get("cuda_init_error") not in (None, NONE) and not facts.get("cuda_available")
+    if facts.get("cuda_available") is False or refused:
         error = facts.get("cuda_init_error") if facts.get("cuda_init_error") != NONE else None
         decoded = decode(error)
+        behind = " (this node's GPUs sit behind NVSwitches)" if any(d.get("nvswitch") for d in node.devices) else ""
         if any(d.get("lost") for d in node.devices):
             result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
         elif decoded:
-            found.add(FAIL, decoded.code, f"CUDA does not initialise: {decoded.cause}", decoded.fix, decoded.owner)
+            found.add(FAIL, decoded.code, f"CUDA does not initialise: {decoded.cause}{behind}", decoded.fix,
+                      decoded.owner)
+        elif not node.devices:
+            found.add(WARN, "GPU_NOT_VISIBLE", f"CUDA does not initialise: {error or 'no error text'} (the cause is not "
+                      "one this verify decodes, and NVML's devices were not recorded)", "Check `nvidia-smi` and "
+                      "`dmesg` on the host; read the error.", "host")
         else:
             found.add(FAIL, "GPU_NOT_VISIBLE", "torch.cuda.is_available() is False although NVML sees devices"
                       + (f": {error}" if error else ""),
                       "Check that the driver supports this CUDA build and that no other process holds the GPUs "
                       "in exclusive mode.", "host")
-    elif count is not None:
+    elif count is not None and facts.get("devices") is not None:       # NVML's list unknown: nothing to compare
         result.metric("torch_devices", count, "count")
         mig_slices = sum(len(d.get("mig_devices") or []) for d in node.devices)
         visible = facts.get("cuda_visible_devices")
@@ -604,6 +620,8 @@ def _health(node: _Node, found: Findings) -> None:
         if gpuhealth.lost(dev, found):
             continue
         gpuhealth.memory(dev, found)
+        gpuhealth.correctable(dev, found)
+        gpuhealth.fabric(dev, found)
         i = dev.get("index")
         corroborated = bool(found.on(i, "BANDWIDTH_LOW", "COMPUTE_LOW")) or (len(braked) >= 2 and dev in braked)
         model = node.table.model(dev.get("name"))
@@ -634,10 +652,10 @@ def _host_copy_low(node: _Node, dev: NvmlDevice) -> bool:
 # (`unsupported`). An NVLink list that is empty (the GPU has none) assesses the links but is no health read.
 HEALTH_AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ECC", ("ecc_volatile_uncorrectable", "ecc_sram_uncorrectable", "ecc_dram_uncorrectable",
-             "ecc_aggregate_uncorrectable")),
+             "ecc_aggregate_uncorrectable", "ecc_volatile_correctable", "ecc_aggregate_correctable")),
     ("pending retirement/remap", ("retired_pages_pending", "row_remap")), ("clock slowdown", ("throttle_reasons",)),
     ("temperature", ("temperature_c", "temperature_tlimit_c")), ("PCIe link", ("pcie_width", "pcie_gen")),
-    ("power limit", ("power_limit_w",)), ("NVLink", ("nvlink",)))
+    ("power limit", ("power_limit_w",)), ("NVLink", ("nvlink", "fabric")))
 
 
 def _read(dev: NvmlDevice, key: str) -> bool:
@@ -703,19 +721,62 @@ def _describe(node: _Node, result: CheckResult) -> None:
 HEALTH_FIELDS = ("lost", "ecc_volatile_uncorrectable", "ecc_aggregate_uncorrectable", "ecc_sram_uncorrectable",
                  "ecc_dram_uncorrectable", "retired_pages_pending", "row_remap", "recovery_action", "throttle_reasons",
                  "samples", "pcie_gen", "pcie_width", "pcie_gen_max", "nvlink", "nvlink_errors", "temperature_c",
-                 "memory_temperature_c", "power_limit_w")
+                 "memory_temperature_c", "power_limit_w", "fabric", "ecc_volatile_correctable",
+                 "ecc_aggregate_correctable", "ecc_correctable_growth")
 
 
 def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     """Whether the facts hold anything a rule reads; a judge that reads nothing must not say pass."""
     if any(dev.get(k) not in (None, []) for dev in devices for k in HEALTH_FIELDS):
         return True
+    if facts.get("cuda_init_error") not in (None, NONE):
+        return True                     # CUDA's refusal is a fault shown, whatever else is missing
     if facts.get("capabilities") and facts.get("arch_list") is not None:
         return True
-    if facts.get("driver") and any(d.get("uuid") or d.get("pci_bus_id") for d in devices):
-        return True                     # NVML answered for each device (an nvidia-smi -q header): it is not lost
+    if any(d.get("uuid") or d.get("pci_bus_id") for d in devices):
+        return True                     # NVML answered for a device (nvidia-smi -L, a -q header): not lost, not read
     return any(facts.get(k) is not None for k in ("kernels", "perf", "sdc", "xid_events", "cuda_available")) or bool(
         facts.get("driver") and facts.get("torch_cuda"))
+
+
+def _no_gpu_shown(facts: GpuFacts) -> bool:
+    """The record itself shows that no GPU is usable (a CPU build, no device nodes, no NVML, NVML's refusal)."""
+    return (facts.get("torch_cuda") == NONE or facts.get("device_nodes") is False or facts.get("nvml_library") is False
+            or facts.get("nvml_error") not in (None, NONE))
+
+
+def _bears_on_a_fault(facts: GpuFacts) -> bool:
+    """Whether any field a rule of the partial judgement reads is recorded."""
+    return any(facts.get(k) not in (None, NONE) for k in ("xid_events", "cuda_init_error", "kernels")) or bool(
+        facts.get("cuda_available") is not None or (facts.get("capabilities") and facts.get("arch_list") is not None)
+        or (facts.get("driver") and facts.get("torch_cuda")))
+
+
+def _partial(node: _Node, result: CheckResult, options: Options) -> CheckResult:
+    """NVML's devices were not recorded: judge what the record does show (Xids, CUDA's refusal to initialise, the
+    driver against the build, the build against the GPUs, the kernels); the devices' health is said not assessed."""
+    facts = node.facts
+    if not _bears_on_a_fault(facts):
+        return result.not_judged("no device, Xid, CUDA or torch fact recorded: nothing to judge",
+                                 "Record the check on the machine (`python -m verify --save-facts DIR`).")
+    found = Findings()
+    _driver(node, result, found)
+    _visibility(node, result, found, options)
+    good = _kernels(node, result, found, _arch(node, result, found))
+    events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
+    gpuhealth.xids(events, [], found)
+    result.details.append("not assessed: the devices' health (NVML's devices were not recorded)")
+    said = [f"{len(events)} Xid event(s), none critical" if events else
+            "Xid events " + ("none seen" if facts.get("xid_events") == [] else "not assessed")]
+    if good:
+        said.append(f"kernels correct on {good}")
+    seen = node.torch_count or (1 if facts.get("cuda_available") else 0)
+    if seen and not found.items:
+        found.add(WARN, "HEALTH_NOT_ASSESSED", f"torch sees {seen} GPU(s) but no NVML device was recorded: their "
+                  "health (ECC, remap, clocks, temperature, PCIe, NVLink) is not assessed, not healthy",
+                  "Read the GPUs' health where NVML answers (`nvidia-smi -q` on the host); on a replay, translate "
+                  "the devices the source shows.", "host")
+    return found.apply(result, "; ".join(said + ["the devices themselves not assessed"]))
 
 
 def judge(facts: GpuFacts, options: Options) -> CheckResult:
@@ -727,14 +788,8 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     result.data.update(driver=facts.get("driver"), cuda_driver=facts.get("cuda_driver"), devices=node.devices)
     result.metric("nvml_devices", len(node.devices), "count")
 
-    events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
-    if facts.get("devices") is None and facts.get("torch") is None and events:
-        found = Findings()                   # a kernel log alone: its Xids are judged, the devices are not
-        gpuhealth.xids(events, [], found)
-        return found.apply(result, f"{len(events)} Xid event(s), none critical; the devices themselves not assessed")
-    if facts.get("devices") is None and facts.get("torch") is None:
-        return result.verdict(SKIP, "FACTS_INCOMPLETE", "no device and no torch fact recorded: nothing to judge",
-                              "Record the check on the machine (`python -m verify --save-facts DIR`).")
+    if facts.get("devices") is None and not _no_gpu_shown(facts):
+        return _partial(node, result, options)
     if not node.devices or torch_cuda == NONE:
         cause, remedy, owner = why_no_gpu(facts)
         if facts.get("nvml_error") not in (None, NONE):
@@ -749,7 +804,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
                               "Record the check again; facts that cannot all be true are not judged (if the probe "
                               "itself recorded them, report it with the facts).", "host")
     if not _judgeable(facts, node.devices):
-        return result.verdict(SKIP, "FACTS_INCOMPLETE", f"{len(node.devices)} device(s) listed, but no health field, "
+        return result.not_judged(f"{len(node.devices)} device(s) listed, but no health field, "
                               "kernel, figure or build fact recorded: nothing to judge",
                               "Record the check on the machine (`python -m verify --save-facts DIR`).")
     _describe(node, result)

@@ -368,6 +368,7 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("adapters", LIST), ("adapters[]", OBJECT), ("adapters[].ports", LIST), ("adapters[].ports[]", OBJECT),
     ("adapters[].ports[].rate_gbps", Figure("Gb/s", 0, 10_000)), ("uverbs", LIST), ("nccl_log.networks", LIST),
     ("nccl_log.hcas", LIST), ("nccl_log.proof", LIST), ("nccl_log.net_channels", OBJECT),
+    ("nccl_log.env", OBJECT), ("nccl_log.rank_networks", OBJECT),
 )
 
 
@@ -425,10 +426,15 @@ def _excludes(value: Any, wanted: set[str]) -> bool:
     return bool(wanted & names) if parts[0].startswith("^") else not wanted & names
 
 
+def job_env(facts: NcclFacts) -> dict[str, str]:
+    """The job's NCCL_* variables: as recorded, else as NCCL's log says it read them (`... set by environment to`)."""
+    return {**((facts.get("nccl_log") or {}).get("env") or {}), **(facts.get("nccl_env") or {})}
+
+
 def job_explains(facts: NcclFacts, algo: str) -> list[str]:
     """The job's own NCCL_* variables that explain a low busbw, each with what it does (NCCL's environment
     documentation): a figure measured with them is the job's transport, not what the host can give."""
-    env, world, nodes = facts.get("nccl_env") or {}, facts.get("world_size"), facts.get("nodes")
+    env, world, nodes = job_env(facts), facts.get("world_size"), facts.get("nodes")
     paired = nodes is None or not isinstance(world, int) or world > nodes      # some ranks share a node
     across = nodes is None or nodes > 1
     p2p_off = env.get("NCCL_P2P_DISABLE") == "1" or str(env.get("NCCL_P2P_LEVEL", "")).upper() in ("LOC", "0")
@@ -496,7 +502,7 @@ def _efa_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str] | None:
 def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
     """Who owns NCCL's fall-back to sockets: the job's variables, the image's userspace, the job's devices, or
     (only when verbs load and the devices are there) the host."""
-    env = facts.get("nccl_env") or {}
+    env = job_env(facts)
     if env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket":
         return "job", "the job disabled it (" + ", ".join(f"{k}={env[k]}" for k in ("NCCL_IB_DISABLE", "NCCL_NET")
                                                            if k in env) + ")"
@@ -546,6 +552,9 @@ def _verbs_net(name: str) -> bool:
     return name == "IB" or name.startswith("IBext")
 
 
+GDR_OFF_LEVELS = ("LOC", "0")
+
+
 def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
     """NCCL over IB/RoCE with not one connection on GPUDirect RDMA: every byte is staged through host memory
     (NVIDIA/nccl#1412: enabling it took 33 to 93 GB/s). One GPU far from every NIC can explain it: a warning."""
@@ -558,27 +567,97 @@ def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
         why = f"none of NCCL's {connections} IB/RoCE connection(s) used GPUDirect RDMA (no /GDRDMA on any `via NET/IB` line)"
     else:
         return
+    level = str(job_env(facts).get("NCCL_NET_GDR_LEVEL", "")).upper()
+    if level in GDR_OFF_LEVELS:      # NCCL's environment documentation: LOC (0) never uses GPUDirect RDMA
+        found.add(WARN, "FABRIC_GDR_OFF", f"{why}: the job's NCCL_NET_GDR_LEVEL={level} turns it off",
+                  "Unset NCCL_NET_GDR_LEVEL (or set it to PHB/SYS) in the job.", "job")
+        return
     found.add(WARN, "FABRIC_GDR_OFF", why, "Load nvidia_peermem on the host (or use dma-buf: open GPU kernel module, "
               "kernel 5.12+), check ACS is off on bare metal and NCCL_NET_GDR_LEVEL; `--checks fabric` says which is "
               "missing.", "host")
 
 
+def rdma_shown(facts: NcclFacts, log: NcclLog) -> str | None:
+    """Which RDMA fabric the facts or NCCL's own log show on this node (or cluster), or None when neither does: an
+    adapter NCCL listed, a rank on a verbs network, or aws-ofi-nccl on provider efa."""
+    if facts.get("efa") or log.get("ofi_provider") == "efa":
+        return "EFA"
+    used = [n for n in log.get("networks") or [] if _verbs_net(n)]
+    if facts.get("infiniband") or log.get("hcas") or used or gdr_summary(log)[0]:
+        return "InfiniBand/RoCE"
+    return None
+
+
+FALLBACK_REMEDY = ("Check the HCAs (`ibstat`), that the container gets /dev/infiniband and libibverbs (the aws-ofi-nccl "
+                   "plugin for EFA), and that NCCL_IB_DISABLE / NCCL_NET do not force sockets; `--checks fabric` names "
+                   "the missing piece.")
+
+
 def _net_fallback(facts: NcclFacts, found: Findings) -> None:
-    """IB/EFA present but NCCL's network is Socket (or OFI over tcp): across nodes that is 10-100x slower."""
+    """IB/EFA present but NCCL's network is Socket (or OFI over tcp): across nodes that is 10-100x slower. Where the
+    node's adapters are unknown, the log's own reason (no verbs, no device, a disabled transport, no plugin) warns,
+    owned by that reason: on a node without adapters sockets are right."""
     log: NcclLog = facts.get("nccl_log") or {}
     used = _fell_back(log)
-    if not used or not (facts.get("infiniband") or facts.get("efa")):
+    kind = rdma_shown(facts, log)
+    if not used or (kind is None and (facts.get("infiniband") is False or facts.get("efa") is False)):
         return
-    kind = "EFA" if facts.get("efa") else "InfiniBand/RoCE"
     owner, why = _fallback_cause(facts, log)
+    env = job_env(facts)
+    disabled = env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket"
+    code = "FABRIC_NCCL_FORCED_SOCKET" if disabled else "NCCL_NET_FALLBACK"    # the job's variables did it
+    if kind is None:
+        if owner != "host":
+            found.add(WARN, code, f"NCCL used {used}: {why}; whether this node has InfiniBand or EFA "
+                      "adapters was not recorded (without them sockets are expected)", FALLBACK_REMEDY, owner)
+        return
     nodes = facts.get("nodes")
     status = WARN if nodes == 1 else FAIL
-    found.add(status, "NCCL_NET_FALLBACK", f"{kind} devices are present but NCCL used {used}"
+    found.add(status, code, f"{kind} devices are present but NCCL used {used}"
               f"{' across ' + str(nodes) + ' nodes' if nodes and nodes > 1 else ''} "
-              f"(interface {log.get('interface') or '?'}): {why}",
-              "Check the HCAs (`ibstat`), that the container gets /dev/infiniband and libibverbs (the aws-ofi-nccl "
-              "plugin for EFA), and that NCCL_IB_DISABLE / NCCL_NET do not force sockets; `--checks fabric` names "
-              "the missing piece.", owner)
+              f"(interface {log.get('interface') or '?'}): {why}", FALLBACK_REMEDY, owner)
+
+
+MEMLOCK_RDMA = 1 << 30      # NCCL registers GiB of buffers per rank (the fabric check's MEMLOCK_FAIL)
+
+
+def _memlock(facts: NcclFacts, found: Findings) -> None:
+    """A memlock limit below what RDMA registration needs, where the fabric is in use (or NCCL's log shows it)."""
+    limit = facts.get("memlock_bytes")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit >= MEMLOCK_RDMA:
+        return
+    if rdma_shown(facts, facts.get("nccl_log") or {}) is None and not facts.get("uverbs"):
+        return
+    found.add(FAIL, "FABRIC_MEMLOCK_LOW", f"memlock limit is {human_bytes(limit)} in the container while RDMA is in "
+              "use: registering NCCL's buffers fails below about 1 GiB", "Run the container with `--ulimit "
+              "memlock=-1` (Slurm: PropagateResourceLimits; Kubernetes: the runtime's default ulimits).", "job")
+
+
+def _not_passed(facts: NcclFacts, found: Findings) -> None:
+    """The node has InfiniBand or EFA but the container was given no /dev/infiniband: NCCL cannot reach the fabric
+    whatever the image holds (aws-ofi-nccl's `fi_getinfo() ... No data available`, verbs listing no device)."""
+    if facts.get("uverbs") != [] or any(f.code in ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET") for f in found.items):
+        return
+    kind = rdma_shown(facts, facts.get("nccl_log") or {}) or ("RDMA" if facts.get("adapters") else None)
+    if kind is None:
+        return
+    found.add(WARN if facts.get("nodes") == 1 else FAIL, "FABRIC_NOT_PASSED", f"the node has {kind} but the container "
+              "was given no /dev/infiniband/uverbs*: NCCL cannot use the fabric" + _quoted(facts.get("nccl_log") or {}),
+              "Start the container with the devices: `--device /dev/infiniband` (EFA: every /dev/infiniband/uverbs*), "
+              "`--ulimit memlock=-1`; Kubernetes: the RDMA/EFA device plugin's resource.", "job")
+
+
+BOOTSTRAP = re.compile(r"bootstrap|socket\.cc", re.IGNORECASE)
+
+
+def _bootstrap_owner(facts: NcclFacts, error: str) -> tuple[str, str] | None:
+    """An init that died in NCCL's bootstrap (TCP between the ranks) with no NCCL_SOCKET_IFNAME: NCCL picked the
+    interface itself (often IPoIB or a docker bridge the nodes do not share); the job names the right one."""
+    if error_phase(error) != INIT or not BOOTSTRAP.search(error) or job_env(facts).get("NCCL_SOCKET_IFNAME"):
+        return None
+    return ("; the bootstrap (TCP between the ranks) failed on an interface NCCL chose itself: NCCL_SOCKET_IFNAME "
+            "is not set", "Set NCCL_SOCKET_IFNAME in the job to the interface every node shares (the Ethernet NIC, "
+            "not IPoIB or a docker bridge); check the firewall between the nodes.")
 
 
 def _describe(facts: NcclFacts, result: CheckResult) -> None:
@@ -749,6 +828,50 @@ def group_contradiction(facts: NcclFacts) -> str | None:
     return None
 
 
+def _log_said(facts: NcclFacts) -> str | None:
+    """What NCCL's log alone shows when it proves the fabric in use; None when it proves nothing (sockets on a node
+    whose adapters are unknown, or no network line at all)."""
+    log: NcclLog = facts.get("nccl_log") or {}
+    kind = rdma_shown(facts, log)
+    if not (log.get("networks") or gdr_summary(log)[0] or log.get("hcas")) or kind is None:
+        return None
+    connections, gdr = gdr_summary(log)
+    ranks = log.get("rank_networks") or {}
+    said = [f"NCCL's log: network {', '.join(log.get('networks') or [])}" + (f" on {len(ranks)} rank(s)" if ranks else "")
+            if log.get("networks") else f"NCCL's log lists RDMA device(s) {', '.join(log.get('hcas') or [])}"]
+    if connections:
+        said.append(f"{connections} IB/RoCE connection(s), {gdr} with GPUDirect RDMA")
+    return "; ".join(said + ["no collective recorded: bandwidth not assessed"])
+
+
+CAUSES = ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET", "FABRIC_NOT_PASSED")
+
+
+def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
+    """A collective that failed or hung: where NCCL's log shows why it left the fabric, that cause owns it."""
+    backend = facts.get("backend")
+    cause = next((f for f in found.items if f.owner != "host" and f.code in CAUSES), None)
+    shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
+    owner = cause.owner if cause else None
+    rails = rdma.mixed_rails(facts.get("adapters")) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
+    if rails and is_timeout(error):
+        return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}; the node has "
+                              f"InfiniBand rails ({', '.join(rails)}) beside Ethernet adapters at another rate and the "
+                              "job sets no NCCL_IB_HCA: NCCL pairs devices that do not reach each other",
+                              f"Set NCCL_IB_HCA to the InfiniBand rails (`NCCL_IB_HCA={','.join(rails)}`). "
+                              + timeout_advice(facts), "job")
+    bootstrap = _bootstrap_owner(facts, error) if not cause else None
+    if bootstrap:
+        return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{bootstrap[0]}",
+                              bootstrap[1], "job")
+    if is_timeout(error):
+        remedy = timeout_advice(facts)
+        return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
+                              f"{cause.remedy} {remedy}" if cause else remedy, owner)
+    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
+                          f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
+
+
 def judge(facts: NcclFacts, options: Options) -> CheckResult:
     result = CheckResult("nccl", PASS, "")
     if facts.get("distributed") is False:
@@ -758,6 +881,8 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     _describe(facts, result)
     found = Findings()
     _net_fallback(facts, found)
+    _not_passed(facts, found)
+    _memlock(facts, found)
     _gdr_unused(facts, found)
     error = facts.get("error") if facts.get("error") != NONE else None
     contradiction = group_contradiction(facts)
@@ -765,15 +890,14 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
                               "Record the check again.")
     if rows is None and not error:
-        if found.items:
-            return found.apply(result, "")
-        return result.verdict(SKIP, "FACTS_INCOMPLETE", "no collective was recorded: nothing to judge",
-                              "Record the check with `python -m verify --checks nccl --save-facts DIR`.")
+        said = _log_said(facts)
+        if found.items or said:
+            return found.apply(result, said or "")
+        return result.not_judged("no collective was recorded and NCCL's log (if any) shows no network choice: "
+                                 "nothing to judge", "Record the check with `python -m verify --checks nccl "
+                                 "--save-facts DIR`, or give NCCL's INFO log (NCCL_DEBUG=INFO).")
     if error or not rows:
-        error = error or "no result"
-        if is_timeout(error):
-            return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}", timeout_advice(facts))
-        return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}", ADVICE)
+        return _failed(facts, error or "no result", found, result)
     rows = sorted(rows, key=lambda r: r["size"])
     inconsistent = _inconsistent(rows, world)
     if inconsistent:

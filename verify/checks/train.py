@@ -476,7 +476,7 @@ def judge(facts: TrainFacts, options: Options) -> CheckResult:
     if decided:
         return decided
     if not ranks or not ranks[0]["steps"]:
-        return result.verdict(SKIP, "FACTS_INCOMPLETE", "no training step was recorded: nothing to judge",
+        return result.not_judged("no training step was recorded: nothing to judge",
                               "Record the check with `python -m verify --checks train --save-facts DIR`.")
     contradiction = _steps_by_rank(ranks)
     if contradiction:

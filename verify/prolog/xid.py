@@ -1,15 +1,8 @@
-"""NVIDIA Xid and SXid lines of a kernel log, through a catalog of what each one asks of an operator.
-
-The catalog follows NVIDIA's published Xid catalog (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html,
-its "Resolution Bucket (Immediate Action)" column; and NVIDIA Health Validation's Xid checks,
-https://docs.nvidia.com/health-validation/reference/checks/xid.md):
-- DRAIN: the GPU needs a reset or the node a reboot (RESET_GPU, RESTART_BM): 48, 62, 64, 74, 79, 95, 119, 120, 140,
-  an NVLink Xid 144-150 that says Fatal, Xid 154 asking for a reset, reboot or drain, an SXid that says Fatal, and
-  "fallen off the bus" without an Xid (newer drivers print it on its own);
-- APP: the application's fault (RESTART_APP): 13, 31, 43, 45, 68, 69; never a reason to drain;
-- WATCH: a drain only after REPEATS events on the same device within the lookback (63 row remap pending, 92 high
-  single-bit ECC rate, 94 contained ECC, 109 context-switch timeout, a non-fatal NVLink Xid, and any code not listed);
-- INFO: nothing to do (154 back to None, a non-fatal SXid, an SXid's detail lines).
+"""NVIDIA Xid and SXid lines of a kernel log, judged by the one Xid catalog the gpu check uses too
+(verify/xidcatalog.py: DRAIN, APP, WATCH, INFO; Xid 45 judged as the cause it names). Here: a DRAIN event drains,
+a WATCH code drains after REPEATS events on the same device within the lookback, APP and INFO never do. SXids: one
+that says Fatal drains, a non-fatal one and an SXid's detail lines are INFO; "fallen off the bus" without an Xid
+(newer drivers print it on its own) drains as Xid 79.
 Pure: lines in, findings out.
 """
 from __future__ import annotations
@@ -18,31 +11,19 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-DRAIN, APP, WATCH, INFO = "drain", "app", "watch", "info"
-REPEATS = 3
+from ..xidcatalog import APP as APP
+from ..xidcatalog import DRAIN as DRAIN
+from ..xidcatalog import INFO as INFO
+from ..xidcatalog import WATCH as WATCH
+from ..xidcatalog import after_application, classify
 
-CATALOG: dict[int, tuple[str, str]] = {
-    13: (APP, "graphics engine exception"), 31: (APP, "GPU memory page fault"),
-    43: (APP, "GPU stopped processing (reset channel verification)"), 45: (APP, "preemptive cleanup after earlier errors"),
-    68: (APP, "video decoder exception"), 69: (APP, "graphics engine class error"),
-    46: (DRAIN, "GPU stopped processing"), 48: (DRAIN, "double-bit ECC error"),
-    62: (DRAIN, "internal micro-controller halt"), 64: (DRAIN, "row remapping failure"),
-    74: (DRAIN, "NVLink error"), 79: (DRAIN, "GPU has fallen off the bus"), 95: (DRAIN, "uncontained ECC error"),
-    119: (DRAIN, "GSP RPC timeout"), 120: (DRAIN, "GSP error"), 140: (DRAIN, "unrecovered ECC error"),
-    63: (WATCH, "row remapping pending"), 92: (WATCH, "high single-bit ECC error rate"),
-    94: (WATCH, "contained ECC error"), 109: (WATCH, "context switch timeout"),
-}
-NVLINK = range(144, 151)        # NVLink Xids: the message says Fatal or Nonfatal
-# Xid 154's recovery actions (nvmlDeviceGpuRecoveryAction_t): 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P,
-# 4 drain and reset, 5 recover IMEX domain, 6 bus reset, 7 system reboot
-RECOVERY_NONE, RECOVERY_IMEX = 0, 5
+REPEATS = 3
 
 # a line cut short (`NVRM: Xid (PCI:0000:3b:00): 79,` or without the comma) still names its code: the rest is optional
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d+)\b(?:\s*,\s*(.*))?")
 _SXID = re.compile(r"(nvidia-nvswitch\d*): SXid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (\d+),\s*(.*)")
 _FALLEN = re.compile(r"NVRM:.*fallen off the bus")
 _ADDRESS = re.compile(r"NVRM: .*?\b(?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\b")
-_RECOVERY = re.compile(r"recovery action changed from \S+ \([^)]*\) to 0x([0-9A-Fa-f]+)")
 _FATAL = re.compile(r"\bfatal\b", re.IGNORECASE)
 _NONFATAL = re.compile(r"\bnon-?fatal\b", re.IGNORECASE)
 
@@ -62,24 +43,6 @@ class Finding:
         return f"{'SXid' if self.kind == 'sxid' else 'Xid'} {self.code} on {self.device}: {self.what}"
 
 
-def _xid_action(code: int, message: str) -> tuple[str, str]:
-    if code == 154:
-        m = _RECOVERY.search(message)
-        if not m:
-            return WATCH, "GPU recovery action changed (action not read)"
-        action = int(m.group(1), 16)
-        if action == RECOVERY_NONE:
-            return INFO, "GPU recovery action back to none"
-        said = message.split("(")[-1].rstrip(")").strip()
-        if action == RECOVERY_IMEX:
-            return WATCH, f"GPU recovery action {action:#x}: {said} (the IMEX domain's, not this GPU's)"
-        return DRAIN, f"GPU recovery action {action:#x}: {said}"
-    if code in NVLINK:
-        fatal = bool(_FATAL.search(message)) and not _NONFATAL.search(message)
-        return (DRAIN, "fatal NVLink error") if fatal else (WATCH, "non-fatal NVLink error")
-    return CATALOG.get(code, (WATCH, "an Xid this catalog does not list"))
-
-
 def _sxid_action(rest: str) -> tuple[str, str]:
     if _NONFATAL.search(rest):
         return INFO, "non-fatal NVSwitch error"
@@ -95,11 +58,16 @@ def parse(lines: list[str]) -> list[Finding]:
     Xid may span lines (`NVRM: The NVIDIA GPU 0000:b3:00.0` ... `NVRM: fallen off the bus`): it names the device
     the last NVRM line before it named."""
     found: list[Finding] = []
+    faulted: set[str] = set()          # GPUs whose process raised an application Xid
     device = "unknown"
     for line in lines:
         if m := _XID.search(line):
-            action, what = _xid_action(int(m.group(2)), m.group(3) or "")
-            found.append(Finding("xid", int(m.group(2)), m.group(1), action, what, line.strip()))
+            bus = m.group(1)
+            judged = after_application(classify(int(m.group(2)), m.group(3) or ""), bus in faulted)
+            if judged.action == APP:
+                faulted.add(bus)
+            what = f"Xid {judged.xid}: {judged.what}" if judged.xid != judged.seen else judged.what
+            found.append(Finding("xid", judged.seen, bus, judged.action, what, line.strip()))
         elif m := _SXID.search(line):
             action, what = _sxid_action(m.group(4))
             found.append(Finding("sxid", int(m.group(3)), m.group(2), action, what, line.strip()))

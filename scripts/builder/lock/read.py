@@ -16,7 +16,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ...errors import UserError
-from ...plan.platforms import NATIVE_NAME, UV_PLATFORMS, is_lock_name, lock_name, machine_of
+from ...plan.platforms import NATIVE_NAME, is_lock_name, lock_name, machine_of
+from ...plan.platforms import UV_PLATFORMS as UV_PLATFORMS
 from ...plan.spec import ImageSpec, Target
 from ..wheels import exact_pin
 

@@ -1,0 +1,77 @@
+"""`verify explain FILE...`: diagnose what clusters already print. Each file's kind is told from its content (never
+its name), parsed by the parser of that kind (one module each) into the facts schema (verify/FACTS.md), and judged
+by the same judges as a live run or a replay. Text no parser recognises is said so, never guessed."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import cuda, ib, kernel, nccl, smi, ulimit
+
+MAX_BYTES = 32 << 20          # a log larger than this is not read whole: the tail holds the failure
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str                 # what the file is, as said in the report
+    check: str                # the check whose facts it fills
+    detect: Callable[[str], bool]
+    parse: Callable[[str], dict[str, Any]]
+
+
+# Most specific first: an nvidia-smi -q report may quote a kernel line, an NCCL log may quote ulimit.
+KINDS: tuple[Kind, ...] = (
+    Kind("nvidia-smi -q", "gpu", smi.detect, smi.parse),
+    Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),
+    Kind("ulimit -a", "fabric", ulimit.detect, ulimit.parse),
+    Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse),
+    Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
+    Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
+)
+
+
+def kind_of(text: str) -> Kind | None:
+    return next((k for k in KINDS if k.detect(text)), None)
+
+
+class ExplainError(Exception):
+    """A file that cannot be read: one line, cause and fix."""
+
+
+def read(path: str) -> str:
+    """The file's text (its last MAX_BYTES), decoded leniently; a binary file is refused."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(0, size - MAX_BYTES))
+            data = fh.read()
+    except OSError as exc:
+        raise ExplainError(f"explain {path}: cannot read it ({exc.strerror or exc})") from None
+    if b"\0" in data[:4096]:
+        raise ExplainError(f"explain {path}: a binary file, not a text log: give the text output (dmesg, ibstat, "
+                           "nvidia-smi -q, NCCL_DEBUG=INFO, ulimit -a)")
+    return data.decode("utf-8", errors="replace")
+
+
+def explain(path: str, options: Any) -> Any:
+    """One file judged: its kind's facts through the check's judge (verify/judging.py, as a replay names its file);
+    a file no parser recognises is a skip that says so, with no owner."""
+    return explain_text(read(path), path, options)
+
+
+def explain_text(text: str, path: str, options: Any) -> Any:
+    """What `explain` does once the file is read (a test feeds text directly)."""
+    from ..checks import CHECKS
+    from ..judging import judge
+    from ..result import CheckResult
+
+    kind = kind_of(text)
+    if kind is None:
+        result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(k.name for k in KINDS)})")
+        return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
+                                 "ibstatus, ibv_devinfo, dmesg / journalctl -k, NCCL_DEBUG=INFO output, ulimit -a.")
+    result = judge(CHECKS[kind.check], kind.parse(text), options, source=path)
+    result.details.insert(0, f"explained from {path}, read as {kind.name}")
+    return result

@@ -1,0 +1,27 @@
+"""A CUDA runtime's refusal to initialise as programs print it (torch's `CUDA initialization: ... Error 802: system
+not yet initialized`, cuda-samples' `code=802(cudaErrorSystemNotReady)`, gpu-burn's `Couldn't init CUDA`), with
+`nvidia-smi -L`'s device lines where they are quoted: into the gpu facts' `cuda_init_error` (decoded by
+verify/cuda_errors.py) and `devices`."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..cuda_errors import decode
+
+_REFUSAL = re.compile(r"cudaGetDeviceCount|CUDA initialization|cuInit|init CUDA|cudaErrorSystemNotReady|"
+                      r"cuda runtime error \(\d+\)|CUDA error at|returned \d{2,3}\b", re.IGNORECASE)
+_SMI_L = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)", re.MULTILINE)
+
+
+def _refusal(text: str) -> str | None:
+    return next((line.strip()[:400] for line in text.splitlines() if _REFUSAL.search(line) and decode(line)), None)
+
+
+def detect(text: str) -> bool:
+    return _refusal(text) is not None
+
+
+def parse(text: str) -> dict[str, Any]:
+    devices = [{"index": int(m.group(1)), "name": m.group(2), "uuid": m.group(3)} for m in _SMI_L.finditer(text)]
+    return {"torch": None, "devices": devices or None, "cuda_init_error": _refusal(text), "cuda_available": False}

@@ -1,0 +1,75 @@
+"""`ibstat`, `ibstatus` and `ibv_devinfo`: the host's adapters as the fabric facts' `adapters`, by the mapping
+verify/FACTS.md gives ("Translating ibstat"): ibstat's words to the sysfs strings, ibstatus's sysfs strings
+verbatim, ibv_devinfo's `PORT_ACTIVE (4)`. What the listing does not show stays null."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .. import rdma
+
+_IBSTAT_CA = re.compile(r"^CA '([^']+)'", re.MULTILINE)
+_IBSTATUS_CA = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:", re.MULTILINE)
+_DEVINFO_CA = re.compile(r"^hca_id:\s*(\S+)", re.MULTILINE)
+_FIELD = re.compile(r"^\s*([A-Za-z_ ]+?)\s*:\s*(.*?)\s*$")
+STATE = {"active": "ACTIVE", "down": "DOWN", "initializing": "INIT", "init": "INIT", "armed": "ARMED"}
+PHYS = {"linkup": "LinkUp", "link_up": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}
+
+
+def detect(text: str) -> bool:
+    return bool(_IBSTAT_CA.search(text) or _IBSTATUS_CA.search(text) or _DEVINFO_CA.search(text))
+
+
+def _word(value: str) -> str:
+    """`4: ACTIVE` -> ACTIVE, `PORT_ACTIVE (4)` -> ACTIVE, `Active` -> ACTIVE (sysfs spelling)."""
+    v = re.sub(r"^\d+:\s*|^PORT_|\s*\(\d+\)$", "", value.strip())
+    return STATE.get(v.lower(), PHYS.get(v.lower(), v))
+
+
+def _port(fields: dict[str, str]) -> dict[str, Any]:
+    rate = fields.get("rate") or fields.get("active_speed")
+    gbps, width, speed = rdma.rate(rate) if rate and "Gb" in rate else (
+        float(rate), None, None) if rate and re.fullmatch(r"\d+(\.\d+)?", rate) else (None, None, None)
+    state = fields.get("state")
+    phys = fields.get("physical state") or fields.get("phys_state") or fields.get("phys state")
+    return {"state": _word(state) if state else None, "phys_state": _word(phys) if phys else None,
+            "rate_gbps": gbps, "width": width, "speed": speed,
+            "link_layer": fields.get("link layer") or fields.get("link_layer")}
+
+
+def _blocks(text: str) -> list[tuple[str, int, dict[str, str]]]:
+    """(adapter, port, its fields) per port, across the three formats."""
+    out: list[tuple[str, int, dict[str, str]]] = []
+    ca: str | None = None
+    port: int | None = None
+    fields: dict[str, str] = {}
+    hca: dict[str, str] = {}
+    for line in text.splitlines():
+        if m := (_IBSTAT_CA.match(line) or _DEVINFO_CA.match(line)):
+            if ca and port is not None:
+                out.append((ca, port, fields))
+            ca, port, fields, hca = m.group(1), None, {}, {}
+        elif m := _IBSTATUS_CA.match(line):
+            if ca and port is not None:
+                out.append((ca, port, fields))
+            ca, port, fields = m.group(1), int(m.group(2)), {}
+        elif m := re.match(r"^\s*(?:Port|port:)\s*(\d+):?\s*$", line):
+            if ca and port is not None:
+                out.append((ca, port, fields))
+            port, fields = int(m.group(1)), dict(hca)
+        elif (m := _FIELD.match(line)) and ca:
+            key = m.group(1).strip().lower()
+            (fields if port is not None else hca)[key] = m.group(2)
+    if ca and port is not None:
+        out.append((ca, port, fields))
+    return out
+
+
+def parse(text: str) -> dict[str, Any]:
+    adapters: dict[str, dict[str, Any]] = {}
+    for ca, port, fields in _blocks(text):
+        a = adapters.setdefault(ca, {"name": ca, "driver": None, "hca_type": None, "ports": []})
+        hca_type = fields.get("ca type") or (f"MT{fields['vendor_part_id']}" if fields.get("vendor_part_id") else None)
+        a["hca_type"] = a["hca_type"] or hca_type
+        a["ports"].append({"port": port, **_port(fields)})
+    return {"adapters": list(adapters.values())}

@@ -1,0 +1,49 @@
+"""NCCL's INFO log (NCCL_DEBUG=INFO), as any launcher prints it: read by verify/ncclog.py into the nccl facts'
+`nccl_log`, with the version NCCL prints and the error a failing rank logs."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .. import ncclog
+
+_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout.*|.*[Tt]imed? ?out.*(?:NCCL|collective).*")
+# what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one)
+_ERROR = re.compile(r"NCCL error[^\n]*|(?:ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|"
+                    r"ncclRemoteError)[^\n]*")
+
+
+# NCCL's trace of a failing call, `bootstrap.cc:270 -> 2` (file:line -> ncclResult_t), printed up the stack
+_TRACE = re.compile(r"\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")
+_INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
+# an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
+_COMPLETION = re.compile(r"NET/IB ?: ?Got completion.*?(?:with (?:error|status=)\s*\d+)[^\n]*")
+
+
+def detect(text: str) -> bool:
+    log = ncclog.parse(text)
+    return bool(log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
+                         or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text))))
+
+
+def _error(text: str) -> str | None:
+    """The failure a rank logged: a watchdog timeout, an IB completion error, torch's `NCCL error`, or NCCL's own
+    trace of a failing call (init phase when it runs through the bootstrap)."""
+    if timeout := _TIMEOUT.search(text):
+        return f"all_reduce: {timeout.group(0).strip()[:300]}"
+    if completion := _COMPLETION.search(text):
+        return f"all_reduce: {completion.group(0).strip()[:300]}"
+    if failed := _ERROR.search(text):
+        return f"all_reduce: {failed.group(0).strip()[:300]}"
+    traces = list(dict.fromkeys(m.group(0) for m in _TRACE.finditer(text)))
+    if not any(_INIT.search(t) for t in traces):
+        return None                    # a trace elsewhere need not end the job: only a failed bootstrap is read
+    return f"init: {'; '.join(traces[:4])}"
+
+
+def parse(text: str) -> dict[str, Any]:
+    version = _VERSION.search(text)
+    error = _error(text)
+    return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
+            "nccl_log": ncclog.parse(text)}

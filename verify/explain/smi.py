@@ -1,0 +1,160 @@
+"""`nvidia-smi -q` (whole, `-d SECTION`, or grepped excerpts): its indented sections read as paths (`Fabric/Health/
+Summary`) per `GPU <bus id>` block, into the gpu facts' devices. Both wordings are read: "Clocks Throttle Reasons"
+(to driver 525) and "Clocks Event Reasons" (530 on); ECC as "Double Bit / Single Bit ... Total" (older) or "DRAM /
+SRAM Correctable / Uncorrectable" (R450 on); `N/A` is the GPU not having the field (`unsupported`)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..gpuhealth import THROTTLE_BITS
+
+_GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
+_LINE = re.compile(r"^(\s*)([^:]+?)\s*(?::\s*(.*?))?\s*$")
+_MARKS = ("NVSMI LOG", "Product Name", "Clocks Event Reasons", "Clocks Throttle Reasons", "Remapped Rows", "CliqueId",
+          "Pending Page Blacklist", "GPU UUID", "Volatile", "Fabric")
+# Clocks Event/Throttle Reasons' lines -> nvml.h's bit (gpuhealth.THROTTLE_BITS), by nvidia-smi's words
+REASONS = {"idle": 0x1, "applications clocks setting": 0x2, "sw power cap": 0x4, "hw slowdown": 0x8, "sync boost": 0x10,
+           "sw thermal slowdown": 0x20, "hw thermal slowdown": 0x40, "hw power brake slowdown": 0x80,
+           "display clock setting": 0x100}
+FABRIC_STATE = {"completed": "completed", "in progress": "in_progress", "not started": "not_started",
+                "n/a": "not_supported", "not supported": "not_supported"}
+assert set(REASONS.values()) == set(THROTTLE_BITS)
+
+
+def detect(text: str) -> bool:
+    hits = sum(1 for m in _MARKS if re.search(rf"^\s*{re.escape(m)}\b", text, re.MULTILINE))
+    return "NVSMI LOG" in text or hits >= 2 or bool(re.search(r"^\s*CliqueId\s*:", text, re.MULTILINE))
+
+
+def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
+    """(the header's values, [(bus id, {path: value})]); an excerpt without a GPU line is one GPU of unknown bus."""
+    header: dict[str, str] = {}
+    gpus: list[tuple[str, dict[str, str]]] = []
+    stack: list[tuple[int, str]] = []
+    for raw in text.splitlines():
+        if not raw.strip() or raw.strip() == "--" or raw.lstrip().startswith(("#", "=")):
+            continue
+        if m := _GPU.match(raw.strip()):
+            gpus.append((m.group(1), {}))
+            stack = []
+            continue
+        m = _LINE.match(raw.rstrip())
+        if not m:
+            continue
+        indent, key, value = len(m.group(1)), m.group(2).strip(), m.group(3)
+        stack = [(i, k) for i, k in stack if i < indent]
+        if value is None:
+            stack.append((indent, key.lower()))
+            continue
+        path = "/".join([k for _, k in stack] + [key.lower()])
+        if not gpus and indent == 0:
+            header[path] = value
+        else:
+            if not gpus:
+                gpus.append(("", {}))
+            gpus[-1][1][path] = value
+    return header, gpus
+
+
+def _find(fields: dict[str, str], *tails: str) -> str | None:
+    for tail in tails:
+        for path, value in fields.items():
+            if path == tail or path.endswith("/" + tail):
+                return value
+    return None
+
+
+def _int(value: str | None) -> int | None:
+    m = re.match(r"^\s*(-?\d+)", value or "")
+    return int(m.group(1)) if m else None
+
+
+def _yes(value: str | None) -> bool | None:
+    return None if value is None else value.strip().lower() in ("yes", "true", "active", "enabled")
+
+
+def _ecc(fields: dict[str, str], scope: str, correctable: bool) -> int | None:
+    """Volatile or Aggregate totals: the newer DRAM/SRAM lines summed, or the older Single/Double Bit Total."""
+    kind = "correctable" if correctable else "uncorrectable"
+    new = [v for p, v in fields.items() if f"ecc errors/{scope}/" in p and re.search(
+        rf"/(sram|dram) {kind}( |$)", p) and _int(v) is not None]
+    if new:
+        return sum(_int(v) or 0 for v in new)
+    old = _find({p: v for p, v in fields.items() if f"ecc errors/{scope}/" in p},
+                f"{'single' if correctable else 'double'} bit/total")
+    return _int(old)
+
+
+def _reasons(fields: dict[str, str]) -> tuple[int | None, int | None]:
+    mask = read = 0
+    for path, value in fields.items():
+        if "clocks event reasons/" not in path and "clocks throttle reasons/" not in path and \
+                "clocks_event_reasons/" not in path:
+            continue
+        bit = REASONS.get(path.rsplit("/", 1)[-1].replace("clocks event reason ", ""))
+        if bit and value.strip().lower() in ("active", "not active"):
+            read |= bit
+            mask |= bit if value.strip().lower() == "active" else 0
+    return (mask, read) if read else (None, None)
+
+
+def _fabric(fields: dict[str, str]) -> dict[str, Any] | None:
+    state = _find(fields, "fabric/state")
+    if state is None:
+        return None
+    health = {"summary": (_find(fields, "fabric/health/summary") or "").lower() or None,
+              "degraded_bandwidth": {"degraded": True, "full": False}.get(
+                  (_find(fields, "fabric/health/bandwidth") or "").lower()),
+              "route_recovery": _bool(_find(fields, "fabric/health/route recovery in progress")),
+              "route_unhealthy": _bool(_find(fields, "fabric/health/route unhealthy")),
+              "access_timeout_recovery": _bool(_find(fields, "fabric/health/access timeout recovery")),
+              "incorrect_configuration": None}
+    config = _find(fields, "fabric/health/incorrect configuration")
+    if config is not None and config.strip().lower() not in ("n/a", "not supported"):
+        health["incorrect_configuration"] = config.strip().lower() not in ("none", "false", "no")
+    status = _find(fields, "fabric/status")
+    clique = _int(_find(fields, "fabric/cliqueid"))
+    return {"state": FABRIC_STATE.get(state.strip().lower()), "clique_id": clique,
+            "status": None if status is None or status.strip().upper() == "N/A" else
+            "success" if status.strip().lower() == "success" else status.strip(),
+            "cluster_uuid": _find(fields, "fabric/clusteruuid"),
+            "health": health if any(v is not None for v in health.values()) else None}
+
+
+def _bool(value: str | None) -> bool | None:
+    return {"true": True, "false": False, "yes": True, "no": False}.get((value or "").strip().lower())
+
+
+def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
+    mask, read = _reasons(fields)
+    remap = {k: _int(_find(fields, f"remapped rows/{p}")) for k, p in (("correctable", "correctable error"),
+                                                                       ("uncorrectable", "uncorrectable error"))}
+    pending, failed = _find(fields, "remapped rows/pending"), _find(fields, "remapped rows/remapping failure occurred")
+    remap |= {"pending": None if pending is None else int(bool(_yes(pending))),
+              "failed": None if failed is None else int(bool(_yes(failed)))}
+    temp = _find(fields, "temperature/gpu current temp")
+    slow = _find(fields, "temperature/gpu slowdown temp")
+    return {"index": n if bus else None, "name": _find(fields, "product name"), "uuid": _find(fields, "gpu uuid"),
+            "pci_bus_id": bus or _find(fields, "pci/bus id"),
+            "ecc_volatile_uncorrectable": _ecc(fields, "volatile", False),
+            "ecc_aggregate_uncorrectable": _ecc(fields, "aggregate", False),
+            "ecc_volatile_correctable": _ecc(fields, "volatile", True),
+            "ecc_aggregate_correctable": _ecc(fields, "aggregate", True),
+            "retired_pages_pending": _yes(_find(fields, "pending page blacklist", "retired pages/pending")),
+            "row_remap": remap if any(v is not None for v in remap.values()) else None,
+            "throttle_reasons": mask, "throttle_reasons_read": read,
+            "pcie_gen": _int(_find(fields, "pcie generation/current")),
+            "pcie_gen_max": _int(_find(fields, "pcie generation/max")),
+            "pcie_width": _int(_find(fields, "link width/current")),
+            "pcie_width_max": _int(_find(fields, "link width/max")),
+            "temperature_c": float(t) if (t := _int(temp)) is not None and "N/A" not in (temp or "") else None,
+            "temperature_slowdown_c": float(s) if (s := _int(slow)) else None,
+            "fabric": _fabric(fields), "nvswitch": True if _find(fields, "fabric/cliqueid") else None}
+
+
+def parse(text: str) -> dict[str, Any]:
+    header, gpus = _tree(text)
+    devices = [_device(n, bus, fields) for n, (bus, fields) in enumerate(gpus)]
+    return {"torch": None, "driver": header.get("driver version"), "cuda_driver": header.get("cuda version"),
+            "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}

@@ -1,0 +1,104 @@
+"""The one Xid catalog: what each NVIDIA Xid asks of an operator, read by the gpu check (its Xid events) and the
+Slurm prolog (the kernel log) alike.
+
+It follows NVIDIA's published Xid catalog (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html,
+its "Resolution Bucket (Immediate Action)" column; and NVIDIA Health Validation's Xid checks,
+https://docs.nvidia.com/health-validation/reference/checks/xid.md):
+- DRAIN: the GPU needs a reset or the node a reboot (RESET_GPU, RESTART_BM): 46, 48, 62, 64, 74, 79, 95, 119, 120,
+  140, an NVLink Xid 144-150 that says Fatal (or that a teardown names as its cause), Xid 154 asking for a reset,
+  reboot or drain;
+- APP: the application's fault (RESTART_APP): 13, 31, 43, 45, 68, 69; never a reason to drain;
+- WATCH: a drain only when it repeats (63 row remap pending, 92 high single-bit ECC rate, 94 contained ECC, 109
+  context-switch timeout, a non-fatal NVLink Xid, and any code not listed);
+- INFO: nothing to do (154 back to None).
+
+Xid 45 is the driver tearing down a process's channels ("preemptive cleanup"): alone it is the job ending, and
+when its line says `caused by previous Xid N` it is judged as N, the fault that ended the job. A context-switch
+timeout (109) on a GPU that raised an application Xid in the same log is that application being torn down.
+Pure: codes and messages in, actions out.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+DRAIN, APP, WATCH, INFO = "drain", "app", "watch", "info"
+
+CATALOG: dict[int, tuple[str, str]] = {
+    13: (APP, "graphics engine exception"), 31: (APP, "GPU memory page fault"),
+    43: (APP, "GPU stopped processing (reset channel verification)"), 45: (APP, "preemptive cleanup after earlier errors"),
+    68: (APP, "video decoder exception"), 69: (APP, "graphics engine class error"),
+    46: (DRAIN, "GPU stopped processing"), 48: (DRAIN, "double-bit ECC error"),
+    62: (DRAIN, "internal micro-controller halt"), 64: (DRAIN, "row remapping failure"),
+    74: (DRAIN, "NVLink error"), 79: (DRAIN, "GPU has fallen off the bus"), 95: (DRAIN, "uncontained ECC error"),
+    119: (DRAIN, "GSP RPC timeout"), 120: (DRAIN, "GSP error"), 140: (DRAIN, "unrecovered ECC error"),
+    63: (WATCH, "row remapping pending"), 92: (WATCH, "high single-bit ECC error rate"),
+    94: (WATCH, "contained ECC error"), 109: (WATCH, "context switch timeout"),
+}
+LOST = 79                       # the GPU itself is gone (the gpu check's GPU_LOST)
+TEARDOWN = 45
+CONTEXT_TIMEOUT = 109
+NVLINK = range(144, 151)        # NVLink Xids: the message says Fatal or Nonfatal
+# Xid 154's recovery actions (nvmlDeviceGpuRecoveryAction_t): 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P,
+# 4 drain and reset, 5 recover IMEX domain, 6 bus reset, 7 system reboot
+RECOVERY_NONE, RECOVERY_IMEX = 0, 5
+
+_RECOVERY = re.compile(r"recovery action changed from \S+ \([^)]*\) to 0x([0-9A-Fa-f]+)")
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)", re.IGNORECASE)
+_FATAL = re.compile(r"\bfatal\b", re.IGNORECASE)
+_NONFATAL = re.compile(r"\bnon-?fatal\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Judged:
+    xid: int             # the Xid judged: the cause a teardown names, else the Xid itself
+    action: str          # DRAIN, APP, WATCH or INFO
+    what: str
+    seen: int            # the Xid the line carries
+
+
+def _action(code: int, message: str, cause_of_teardown: bool = False) -> tuple[str, str]:
+    if code == 154:
+        m = _RECOVERY.search(message)
+        if not m:
+            return WATCH, "GPU recovery action changed (action not read)"
+        action = int(m.group(1), 16)
+        if action == RECOVERY_NONE:
+            return INFO, "GPU recovery action back to none"
+        said = message.split("(")[-1].rstrip(")").strip()
+        if action == RECOVERY_IMEX:
+            return WATCH, f"GPU recovery action {action:#x}: {said} (the IMEX domain's, not this GPU's)"
+        return DRAIN, f"GPU recovery action {action:#x}: {said}"
+    if code in NVLINK:
+        if cause_of_teardown:       # its own line (and its severity) is not here, but it ended the job's channels
+            return DRAIN, "NVLink error that tore down the running job"
+        fatal = bool(_FATAL.search(message)) and not _NONFATAL.search(message)
+        return (DRAIN, "fatal NVLink error") if fatal else (WATCH, "non-fatal NVLink error")
+    return CATALOG.get(code, (WATCH, "an Xid this catalog does not list"))
+
+
+def classify(code: int, message: str = "") -> Judged:
+    """One Xid line's action; Xid 45 that names its cause is judged as that cause."""
+    cause = _CAUSED_BY.search(message or "") if code == TEARDOWN else None
+    if cause and int(cause.group(1)) != TEARDOWN:
+        judged = int(cause.group(1))
+        action, what = _action(judged, "", cause_of_teardown=True)
+        return Judged(judged, action, f"{what} (named by Xid 45 as its cause)", code)
+    action, what = _action(code, message or "")
+    return Judged(code, action, what, code)
+
+
+def after_application(judged: Judged, earlier_app_on_gpu: bool) -> Judged:
+    """A context-switch timeout on a GPU whose process already raised an application Xid is that process's end."""
+    if judged.xid == CONTEXT_TIMEOUT and judged.action == WATCH and earlier_app_on_gpu:
+        return Judged(judged.xid, APP, "context switch timeout of a process that had already faulted", judged.seen)
+    return judged
+
+
+def storm(keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """How many times each (GPU, judged Xid) was seen: a storm counts once per GPU and Xid."""
+    counts: dict[tuple[str, int], int] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    return counts
