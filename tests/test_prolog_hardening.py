@@ -479,3 +479,16 @@ def test_the_kernel_log_state_is_hostile_too(tmp_path):
     saved = kernlog.State("b", 12.5, ["d"], [], [{"line": XID79, "mono": 5000.000001}])
     os.unlink(kernlog.state_path(state, "n1"))
     assert kernlog.save(state, "n1", saved) is None and kernlog.load(state, "n1") == (saved, None)
+
+
+def test_every_not_assessed_code_the_prolog_gives_is_declared():
+    """The prolog's own codes are one list (verdict.NOT_ASSESSED_CODES, which docs/prolog.md is checked against):
+    every code its cli gives a not-assessed or ungated run is in it, and none of them is a check's code."""
+    import re
+
+    from verify.codes import CODES
+    from verify.prolog.verdict import NOT_ASSESSED_CODES
+    source = (Path(__file__).parent.parent / "verify" / "prolog" / "cli.py").read_text()
+    given = set(re.findall(r'not_assessed\("([A-Z_]+)"', source)) | set(re.findall(r'ungated\([^)]*?"([A-Z_]+)"', source))
+    assert given and given <= NOT_ASSESSED_CODES, given - NOT_ASSESSED_CODES
+    assert not NOT_ASSESSED_CODES & set(CODES)

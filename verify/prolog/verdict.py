@@ -18,6 +18,12 @@ from ..gpuhealth import RANK
 EXIT_PASS = 0            # healthy (or, as Slurm's Prolog=, a fault that is the job's or the image's)
 EXIT_FAULT = 1           # a host fault (the node drained), or the job's/image's fault in a first step
 EXIT_USAGE = 2           # bad arguments or environment: one line, nothing done
+# The prolog's own "not assessed" codes (its trouble or a setting of ours, never the node's): they never drain, so
+# they are no check's codes in verify/codes.py; docs/prolog.md names them and tests/test_docs.py checks it against this.
+NOT_ASSESSED_CODES = frozenset({
+    "BUDGET_TOO_SMALL", "CONFIG_ERROR", "GPU_COUNT_UNPROVEN", "GPU_NOT_ASSESSED", "OWNER_MISSING", "PREFLIGHT_EMPTY",
+    "PREFLIGHT_INTERRUPTED", "PREFLIGHT_NO_REPORT", "PREFLIGHT_TIMEOUT", "PROLOG_CRASHED", "PROLOG_INTERRUPTED",
+    "REPORT_INVALID"})
 EXIT_NOT_ASSESSED = 3    # no verdict could be reached: the node is left in service
 EXIT_BREAKER = 4         # a host fault, but draining it would pass the breaker's share: not drained
 EXIT_REFUSED = 5         # --revalidate refused: not drained by torchimages, flagged for inspection, still failing
