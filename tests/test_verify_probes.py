@@ -37,7 +37,7 @@ def _fake_nvml(unsupported: set[str]) -> types.SimpleNamespace:
             raise NVMLError_NotSupported("Not Supported")
         return link_states[link]
     return types.SimpleNamespace(
-        NVML_MEMORY_ERROR_TYPE_UNCORRECTED=1, NVML_VOLATILE_ECC=0, NVML_AGGREGATE_ECC=1, NVML_TEMPERATURE_GPU=0,
+        NVML_MEMORY_ERROR_TYPE_UNCORRECTED=1, NVML_MEMORY_ERROR_TYPE_CORRECTED=0, NVML_VOLATILE_ECC=0, NVML_AGGREGATE_ECC=1, NVML_TEMPERATURE_GPU=0,
         NVML_TEMPERATURE_THRESHOLD_SLOWDOWN=1,
         nvmlDeviceGetHandleByIndex=lambda i: f"h{i}", nvmlDeviceGetName=give("name", b"NVIDIA H100 80GB HBM3"),
         nvmlDeviceGetUUID=give("uuid", "GPU-1"), nvmlDeviceGetPciInfo=give("pci", types.SimpleNamespace(busId=b"0000:18:00.0")),
@@ -59,6 +59,7 @@ def test_every_nvml_field_is_read_and_decoded():
     assert dev["name"] == "NVIDIA H100 80GB HBM3" and dev["pci_bus_id"] == "0000:18:00.0" and dev["cc"] == "9.0"
     assert dev["row_remap"] == {"correctable": 0, "uncorrectable": 0, "pending": 0, "failed": 0}
     assert dev["nvlink"] == [True, True, False] and dev["power_limit_w"] == 700.0
+    assert dev["ecc_volatile_correctable"] == 0 and dev["ecc_aggregate_correctable"] == 0
     # the fake has no calls for the newer fields: absent from this pynvml, so unsupported, never an error
     assert set(dev["unsupported"]) == {"ecc_sram_uncorrectable", "ecc_dram_uncorrectable", "recovery_action",
                                        "memory_temperature_c", "memory_temperature_max_c", "sm_clock_mhz",
