@@ -1,8 +1,9 @@
 """make sqsh of the CPU image, mounted with squashfuse and run with runc the way enroot runs it: the root filesystem is
 the mount, read-only; the environment is the image's /etc/environment; the command goes through /etc/rc
 (`sh /etc/rc verify ...`, as enroot-switchroot starts it); user 1000, a writable tmpfs /tmp and a 2 GiB /dev/shm.
-verify passes there as in `make verify` (gpu, nccl, vision and fabric skip on this CPU machine), and a second
-make sqsh gives the same bytes.
+verify passes there as in `make verify` (gpu, nccl, vision and fabric skip on this CPU machine). That two runs give the
+same bytes is proven with the real mksquashfs on a small image stream (tests/test_sqsh_host.py): a second 1.3 GB
+squashfs here would double this test's time for the same property.
 
 TORCHIMAGES_SQSH_TEST_IMAGE names another local image tag of the matrix (e.g. the CUDA runtime image, by hand).
 Needs root, /dev/fuse, squashfs-tools, squashfuse, fuse3 and runc (scripts/bootstrap.sh test-tools)."""
@@ -12,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -21,7 +21,7 @@ import pytest
 from scripts.builder.engine import image_exists
 from scripts.publish.sqsh import file_sha256
 from tests import slurm
-from tests.helpers import ROOT, run_cli
+from tests.helpers import run_cli
 
 # slow: verify in the mount takes minutes (every first read goes through squashfuse), as make verify's tests do
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -92,12 +92,6 @@ def _make(env: dict[str, str], image: str, docker_client) -> tuple[Path, dict]:
     return sqsh, side
 
 
-def _make_again(env: dict[str, str]) -> subprocess.Popen[str]:
-    """A second make sqsh into another folder, in the background while verify runs (the two overlap)."""
-    return subprocess.Popen([sys.executable, "-m", "scripts", "sqsh"], cwd=ROOT, env={**os.environ, **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
 def _run_verify(mount: Path, bundle: Path, reports: Path, state: Path, container: str) -> None:
     rc = (mount / "etc" / "rc").read_text()
     assert rc.startswith(f"# enroot-provenance: dockerd://torchimages:{TAG}") and 'exec "$@"' in rc
@@ -120,15 +114,14 @@ def _run_verify(mount: Path, bundle: Path, reports: Path, state: Path, container
     assert report["environment"]["torch"], said
 
 
-def test_the_squashfs_is_reproducible_and_verify_passes_in_it_under_runc(image, docker_client, tmp_path):
+def test_verify_passes_in_the_squashfs_under_runc_as_enroot_runs_it(image, docker_client, tmp_path):
     env = {"IMAGE": TAG, "BUILD_DIR": str(tmp_path / "build"), "REPORTS_DIR": str(tmp_path / "reports")}
     mount, bundle, reports, state = (tmp_path / n for n in ("mnt", "bundle", "out", "runc"))
     container = f"torchimages-sqsh-{uuid.uuid4().hex[:12]}"
     fusermount = shutil.which("fusermount3") or "fusermount"
-    mounted, again = False, None
+    mounted = False
     try:
-        sqsh, side = _make(env, image, docker_client)
-        again = _make_again({**env, "BUILD_DIR": str(tmp_path / "build2")})
+        sqsh, _ = _make(env, image, docker_client)
         for folder in (mount, bundle, reports, state):
             folder.mkdir()
         reports.chmod(0o1777)          # user 1000 writes its report there
@@ -137,14 +130,7 @@ def test_the_squashfs_is_reproducible_and_verify_passes_in_it_under_runc(image, 
         with pytest.raises(OSError):                       # the image as mounted cannot be changed
             (mount / "tmp" / ".probe").write_text("")
         _run_verify(mount, bundle, reports, state, container)
-        said, _ = again.communicate(timeout=900)
-        assert again.returncode == 0, said[-3000:]
-        second = tmp_path / "build2" / "sqsh" / sqsh.name
-        assert file_sha256(second) == side["sha256"], "two runs of make sqsh gave different bytes"
     finally:
-        if again is not None and again.poll() is None:
-            again.kill()
-            again.wait()
         subprocess.run(["runc", "--root", str(state), "delete", "--force", container], capture_output=True,
                        check=False, timeout=60)
         if mounted:
