@@ -85,7 +85,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test has exactly one tier (unit, host or docker; slow comes on top): its own marker, else its module's
     `pytestmark` (a test that starts a program in a unit module says `@pytest.mark.host`). The tier is then put on
     the test alone, before `-m` selects (tryfirst), so `-m unit` never picks a test whose own tier is host."""
-    chosen: dict[int, str] = {}
     wrong = []
     for item in items:
         own = {m.name for m in item.own_markers if m.name in TIERS[:3]}
@@ -94,16 +93,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if len(tiers) != 1:
             wrong.append(f"{item.nodeid}: {tiers or 'none'}")
         else:
-            chosen[id(item)] = tiers[0]
+            _TIER_OF[item.nodeid] = tiers[0]
     if wrong:
         raise pytest.UsageError("each test needs exactly one tier marker of " + ", ".join(TIERS[:3]) + ":\n  "
                                 + "\n  ".join(wrong))
+    parents = {id(node): node for item in items for node in item.listchain()[:-1]}
+    for node in parents.values():
+        node.own_markers[:] = [m for m in node.own_markers if m.name not in TIERS[:3]]
     for item in items:
-        for node in item.listchain()[:-1]:
-            node.own_markers[:] = [m for m in node.own_markers if m.name not in TIERS[:3]]
         item.own_markers[:] = [m for m in item.own_markers if m.name not in TIERS[:3]]
-        item.add_marker(chosen[id(item)])
-        _TIER_OF[item.nodeid] = chosen[id(item)]
+        item.add_marker(_TIER_OF[item.nodeid])
 
 class _UnitStartedAProcess(AssertionError):
     pass
