@@ -179,7 +179,7 @@ ENV_PREFIXES = ("NCCL_", "SLURM_", "SLURMD_", "TORCHIMAGES_", "CUDA_", "NVIDIA_"
                 "REQUESTS_", "XDG_", "LD_", "RLIMIT_", "CAP_", "IPC_", "NODE_", "LOCAL_", "WORLD_", "BENCH_", "KEY_",
                 "GPU_RUNNER_", "NVML_", "NET_", "XID_HISTORY", "XID_REPEATED", "RDZV_TIMEOUT", "O_APPEND",
                 "TARGETARCH", "BUILD_", "FACTS_")
-# owners a check names instead of the code's usual one, where its facts say so (verify/checks/gpu.py why_no_gpu:
+# owners a check names instead of the code's usual one, where its facts say so (verify/checks/gpu/node.py why_no_gpu:
 # a CPU build of torch is the image's, a missing libnvidia-ml or NVML failing the host's)
 OTHER_OWNERS = {"GPU_NOT_VISIBLE": ("image", "host")}
 OWNED = re.compile(r"`([A-Z][A-Z0-9_]+)`(?:,| \(|: | is)\s*(?:owner |the )?(image|host|job)\b")

@@ -77,12 +77,12 @@ class _NewNvml:
 
 
 def test_an_older_pynvml_without_the_fabric_call_gives_null_never_a_crash():
-    from verify import gpuprobe
+    from verify.checks.gpu import gpuprobe
     assert gpuprobe.gpu_fabric(_OldNvml(), object()) is None
 
 
 def test_the_fabric_info_and_its_health_mask_are_decoded():
-    from verify import gpuprobe
+    from verify.checks.gpu import gpuprobe
     got = gpuprobe.gpu_fabric(_NewNvml(), object())
     assert got is not None and got["state"] == "in_progress" and got["status"] == "success" and got["clique_id"] == 7
     assert got["health"] == {"degraded_bandwidth": True, "route_recovery": False, "route_unhealthy": False,

@@ -24,8 +24,9 @@ from tests.verify_handmade import (
     variant,
     visible_by_uuid,
 )
-from verify import baselines, gpuarch, gpuidentity, judging, replay
+from verify import baselines, judging, replay
 from verify.checks import CHECKS, gpu, nccl
+from verify.checks.gpu import gpuarch, gpuidentity
 from verify.options import Options
 from verify.result import CheckResult
 
@@ -128,7 +129,7 @@ def test_unknown_error_on_a_query_marks_the_device_lost_never_check_crashed():
     def boom(*_a):
         raise NVMLError_Unknown("Unknown Error")
     nvml = types.SimpleNamespace(nvmlDeviceGetHandleByIndex=boom)
-    from verify import gpuprobe
+    from verify.checks.gpu import gpuprobe
     dev = gpuprobe.nvml_device(nvml, 2)
     assert dev["lost"] is True and dev["nvml_errors"] == {"handle": "Unknown"}
 

@@ -5,6 +5,7 @@ a comma string; no decision is keyed on a problem message's prose; and no test i
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,8 @@ from tests.helpers import ROOT
 pytestmark = pytest.mark.unit
 
 MAX_FUNCTION_LINES = 60
+
+ROOMS = sorted(p.name for p in (ROOT / "verify" / "checks").iterdir() if (p / "__init__.py").is_file())
 
 # Each side's floors as (level, name): a module imports its own layer or any layer on a lower level, never a higher
 # one, nor another layer on its own level. The longest matching prefix places a module.
@@ -34,9 +37,12 @@ FLOORS: dict[str, dict[str, tuple[int, str]]] = {
         "scripts.tables": (7, "front"), "scripts.cli": (7, "front"), "scripts.__main__": (7, "front"),
     },
     "verify": {
-        "verify": (0, "library"),                     # facts, figures, probes' and judges' helpers
-        "verify.checks": (1, "checks"), "verify.tools": (1, "tools"),
-        **{f"verify.{m}": (2, "runtime") for m in ("cli", "runner", "child", "replay", "prolog", "explain", "__main__")},
+        "verify": (0, "runtime"),                     # what every check shares: contract, facts, figures, codes, result...
+        "verify.shared": (1, "shared"),               # what two or more rooms share, so that no room reaches into another
+        **{f"verify.checks.{room}": (2, room) for room in ROOMS},   # one room per check: same level, never each other
+        "verify.checks": (3, "registry"),             # the table of checks: the one runtime module that lists the rooms
+        "verify.tools": (4, "tools"),                 # the advisor and bench commands, built on the data path's rooms
+        **{f"verify.{m}": (5, "front") for m in ("cli", "runner", "child", "replay", "prolog", "explain", "__main__")},
     },
 }
 
@@ -55,9 +61,15 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def _is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
 def _imports(path: Path, everywhere: bool) -> set[str]:
     """Absolute names of what `path` imports, at module level only or anywhere in it; `from a import b` counts as
-    importing a and a.b (b may be a module)."""
+    importing a.b where b is a module, else a (its __init__, which a submodule of a finds already run)."""
     tree = _tree(path)
     package = _module(path).split(".") if path.name == "__init__.py" else _module(path).split(".")[:-1]
     found: set[str] = set()
@@ -67,7 +79,9 @@ def _imports(path: Path, everywhere: bool) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = ".".join(package[:len(package) - (node.level - 1)] + ([node.module] if node.module else [])) \
                 if node.level else (node.module or "")
-            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+            modules = {f"{base}.{alias.name}" for alias in node.names} if node.level or base.startswith(("verify", "scripts")) else set()
+            modules = {m for m in modules if _is_module(m)}
+            found |= modules | ({base} if len(modules) < len(node.names) else set())
     return found
 
 

@@ -19,8 +19,9 @@ from tests.helpers import ROOT, run_cli
 from tests.verify_handmade import H100, gpu_facts, nccl_facts, nccl_rows, variant
 from verify import baselines
 from verify.checks import arrow, gpu, hdf5, nccl, shm
+from verify.checks.gpu.cuda_errors import decode
+from verify.checks.gpu.node import driver_floor
 from verify.codes import CODES, readme_table
-from verify.cuda_errors import decode
 from verify.options import Options
 from verify.result import CheckResult
 
@@ -70,7 +71,7 @@ def test_driver_older_than_the_image_floor_from_the_environment():
 
 def test_driver_floor_falls_back_to_the_cuda_major_table_for_foreign_images():
     facts = variant(gpu_facts(), driver_min_env=None, torch_cuda="12.8", driver="520.61.05", cuda_driver="12.0")
-    assert gpu.driver_floor(facts) == "525.60.13"
+    assert driver_floor(facts) == "525.60.13"
     assert_verdict(judge_gpu(facts), "fail", "DRIVER_TOO_OLD", "host", "needs >= 525.60.13")
 
 

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from tests.helpers import ROOT
-from verify.checks.gpu import why_no_gpu
+from verify.checks.gpu.node import why_no_gpu
 from verify.checks.hdf5 import diagnose_import_error
 from verify.checks.nccl import bus_factor, message_sizes
 from verify.options import parse_size

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from verify import gpuprobe
 from verify.checks import gpu, nccl
+from verify.checks.gpu import gpuprobe
 from verify.options import Options
 
 pytestmark = pytest.mark.unit

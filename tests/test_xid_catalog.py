@@ -1,5 +1,5 @@
 # mypy: disable-error-code="arg-type, typeddict-item, index"
-"""Issue 35, item 5: one Xid catalog (verify/xidcatalog.py) for the gpu check and the prolog; Xid 45 alone never
+"""Issue 35, item 5: one Xid catalog (verify/shared/xidcatalog.py) for the gpu check and the prolog; Xid 45 alone never
 fails a node, `caused by previous Xid N` is judged as N, a storm counts once per GPU and Xid. The lines are real:
 tests/data/kernel-log/SOURCES.json names each file's URL."""
 from __future__ import annotations
@@ -7,10 +7,12 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import ROOT
-from verify import gpuhealth, xidcatalog
 from verify.checks import gpu
+from verify.checks.gpu import gpuhealth
+from verify.findings import Findings
 from verify.options import Options
 from verify.prolog import xid as prolog_xid
+from verify.shared import xidcatalog
 
 pytestmark = pytest.mark.unit
 
@@ -46,7 +48,7 @@ def test_xid_45_naming_its_cause_is_judged_as_that_cause_in_both_the_gpu_check_a
 
 def test_a_storm_counts_once_per_gpu_and_xid():
     events = _events("open-gpu-kernel-modules-1150-xid-45.log")        # 7 lines, 4 GPUs
-    found = gpuhealth.Findings()
+    found = Findings()
     gpuhealth.xids(events, [], found)
     keys = [f.text.split(" in the kernel log")[0] for f in found.items]
     assert len(found.items) == 4 and len(set(keys)) == 4

@@ -381,7 +381,7 @@ def _import_torch_s(environment: dict[str, Any]) -> float | None:
 
 def _preflight_line(results: list[CheckResult]) -> str:
     """The one line a prolog or a job's first step reads: verdict, code, owner, summary."""
-    from .gpuhealth import RANK
+    from .findings import RANK
     failed = sorted((r for r in results if r.status == FAIL), key=lambda r: (RANK.get(r.code or "", 10), r.name))
     if failed:
         r = failed[0]

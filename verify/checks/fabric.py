@@ -16,7 +16,7 @@ from typing import Any
 from .. import rdma
 from ..facts import Adapter, FabricFacts, Port
 from ..figures import BYTES, LIST, OBJECT, STR, STRS, Either, Figure, Kind
-from ..gpuhealth import Findings
+from ..findings import Findings
 from ..options import GiB, Options, human_bytes
 from ..result import FAIL, PASS, SKIP, WARN, CheckResult
 

@@ -19,7 +19,7 @@ import tempfile
 import time
 from typing import Any
 
-from .. import baselines, gpuprobe, ncclog, rdma
+from .. import baselines, ncclog, rdma
 from ..codes import Owner
 from ..distgroup import init_group
 from ..facts import NONE, UNLIMITED, NcclFacts, NcclLog, SizeRow
@@ -43,9 +43,10 @@ from ..figures import (
     Unique,
     Unless,
 )
-from ..gpuhealth import Findings
+from ..findings import Findings
 from ..options import Options, human_bytes
 from ..result import FAIL, PASS, SKIP, WARN, CheckResult
+from ..shared import nvlink
 
 # The facts' `error` is "<phase>: <exception>" (FACTS.md): the phase is a field of that format, read by error_phase.
 INIT, ALL_REDUCE = "init", "all_reduce"
@@ -255,8 +256,8 @@ def _nvswitch() -> bool | None:
         return None
     try:
         h = nvml.nvmlDeviceGetHandleByIndex(0)
-        found = gpuprobe.links(nvml, h)
-        return gpuprobe.nvswitch(nvml, h, len(found)) if found else False
+        found = nvlink.links(nvml, h)
+        return nvlink.nvswitch(nvml, h, len(found)) if found else False
     except Exception:  # noqa: BLE001
         return None
     finally:

@@ -1,13 +1,13 @@
 """A CUDA runtime's refusal to initialise as programs print it (torch's `CUDA initialization: ... Error 802: system
 not yet initialized`, cuda-samples' `code=802(cudaErrorSystemNotReady)`, gpu-burn's `Couldn't init CUDA`), with
 `nvidia-smi -L`'s device lines where they are quoted: into the gpu facts' `cuda_init_error` (decoded by
-verify/cuda_errors.py) and `devices`."""
+verify/checks/gpu/cuda_errors.py) and `devices`."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from ..cuda_errors import decode
+from ..checks.gpu.cuda_errors import decode
 
 _REFUSAL = re.compile(r"cudaGetDeviceCount|CUDA initialization|cuInit|init CUDA|cudaErrorSystemNotReady|"
                       r"cuda runtime error \(\d+\)|CUDA error at|returned \d{2,3}\b", re.IGNORECASE)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codes import OWNERS
-from ..gpuhealth import RANK
+from ..findings import RANK
 
 # The prolog's exit statuses (README "torchimages-prolog"): one for each outcome, so a script can tell them apart.
 EXIT_PASS = 0            # healthy (or, as Slurm's Prolog=, a fault that is the job's or the image's)

@@ -1,5 +1,5 @@
 """NVIDIA Xid and SXid lines of a kernel log, judged by the one Xid catalog the gpu check uses too
-(verify/xidcatalog.py: DRAIN, APP, WATCH, INFO; Xid 45 judged as the cause it names). Here: a DRAIN event drains,
+(verify/shared/xidcatalog.py: DRAIN, APP, WATCH, INFO; Xid 45 judged as the cause it names). Here: a DRAIN event drains,
 a WATCH code drains after REPEATS events on the same device within the lookback, APP and INFO never do. SXids: one
 that says Fatal drains, a non-fatal one and an SXid's detail lines are INFO; "fallen off the bus" without an Xid
 (newer drivers print it on its own) drains as Xid 79.
@@ -11,11 +11,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ..xidcatalog import APP as APP
-from ..xidcatalog import DRAIN as DRAIN
-from ..xidcatalog import INFO as INFO
-from ..xidcatalog import WATCH as WATCH
-from ..xidcatalog import after_application, classify
+from ..shared.xidcatalog import APP as APP
+from ..shared.xidcatalog import DRAIN as DRAIN
+from ..shared.xidcatalog import INFO as INFO
+from ..shared.xidcatalog import WATCH as WATCH
+from ..shared.xidcatalog import after_application, classify
 
 REPEATS = 3
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .facts import UNSET, NvmlDevice, TorchMapEntry
+from ...facts import UNSET, NvmlDevice, TorchMapEntry
 
 _MIG_PROFILE = re.compile(r"(\d+)g\.(\d+)gb", re.IGNORECASE)
 

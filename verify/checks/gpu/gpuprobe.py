@@ -15,11 +15,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .factschema import ALL_REASONS
+from ...factschema import ALL_REASONS
+from ...options import Options
+from ...shared.nvlink import links, nvswitch
 from .gpuidentity import mig_profile
-from .options import Options
 
-NVLINK_MAX_LINKS = 18
 IDLE_REREADS = 2
 LOST_ERRORS = ("GpuIsLost", "Unknown", "GPU_IS_LOST")
 ABSENT_ERRORS = ("NotSupported", "InvalidArgument", "NoPermission", "FunctionNotFound", "NotFound", "ArgumentVersionMismatch",
@@ -45,16 +45,6 @@ def _reasons_fn(nvml: Any) -> Any:
     return getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
 
 
-def links(nvml: Any, h: Any) -> list[bool]:
-    links: list[bool] = []
-    for link in range(NVLINK_MAX_LINKS):
-        try:
-            links.append(bool(nvml.nvmlDeviceGetNvLinkState(h, link)))
-        except Exception:  # noqa: BLE001 - NotSupported / InvalidArgument: no such link
-            break
-    return links
-
-
 def _nvlink_counters(nvml: Any, h: Any, links: int) -> dict[str, int] | None:
     kinds = {"crc": "NVML_NVLINK_ERROR_DL_CRC_FLIT", "replay": "NVML_NVLINK_ERROR_DL_REPLAY",
              "recovery": "NVML_NVLINK_ERROR_DL_RECOVERY"}
@@ -67,17 +57,6 @@ def _nvlink_counters(nvml: Any, h: Any, links: int) -> dict[str, int] | None:
     except Exception:  # noqa: BLE001 - counters not supported on this GPU/driver
         return None
     return out
-
-
-def nvswitch(nvml: Any, h: Any, count: int) -> bool | None:
-    """Whether the device's NVLinks end in NVSwitches (NVLS needs them); None when NVML cannot say."""
-    fn = getattr(nvml, "nvmlDeviceGetNvLinkRemoteDeviceType", None)
-    if not count or fn is None:
-        return None
-    try:
-        return any(int(fn(h, k)) == getattr(nvml, "NVML_NVLINK_DEVICE_TYPE_SWITCH", 2) for k in range(count))
-    except Exception:  # noqa: BLE001
-        return None
 
 
 def _ecc_by_location(nvml: Any, h: Any, where: str) -> int:

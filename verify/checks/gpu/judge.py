@@ -1,22 +1,14 @@
-"""gpu: the driver, the devices, their health (NVML), whether this torch build can run on them, and how fast.
-
-probe() reads and measures (verify/gpuprobe.py); judge() is pure and decides from those facts alone, so every
-rule is tested from recorded, translated (tests/data/real-world) or hand-made facts. The facts are described
+"""The gpu check's judge: the driver, the devices, their health (NVML), whether this torch build can run on them, and
+how fast. probe.py reads and measures; judge() is pure and decides from those facts alone, so every rule is tested from recorded, translated (tests/data/real-world) or hand-made facts. The facts are described
 in verify/FACTS.md (schema 3); a null field is "unknown", never "good": what decides a verdict and is unknown
 is named as not assessed, and a device with no health field read warns (HEALTH_NOT_ASSESSED).
 """
 from __future__ import annotations
 
-import glob
-import os
-import statistics
 from typing import Any
 
-from .. import baselines, gpuarch, gpuhealth, gpuidentity, gpuprobe
-from ..codes import Owner
-from ..cuda_errors import decode
-from ..facts import NONE, UNSET, XID_SOURCES, GpuFacts, NvmlDevice, Perf
-from ..figures import (
+from ...facts import NONE, UNSET, XID_SOURCES, GpuFacts, NvmlDevice
+from ...figures import (
     ABS_ERROR,
     BOOL,
     BOOLS,
@@ -42,19 +34,25 @@ from ..figures import (
     Rule,
     Unique,
 )
-from ..gpuhealth import Findings, where
-from ..options import Options
-from ..result import FAIL, PASS, SKIP, WARN, CheckResult
+from ...findings import Findings
+from ...options import Options
+from ...result import FAIL, PASS, SKIP, WARN, CheckResult
+from . import gpuarch, gpuhealth, gpuidentity
+from .contradictions import impossible
+from .cuda_errors import decode
+from .gpuhealth import where
+from .node import DRIVER_MIN_ENV, Node, driver_floor, version_tuple, why_no_gpu
+from .perf import host_copy_low, judge_perf, judge_sdc
 
-# Minimum driver per CUDA major under minor-version compatibility (CUDA Toolkit release notes, table
-# "CUDA Toolkit and Minimum Required Driver Version for CUDA Minor Version Compatibility"). Our images carry
-# the exact floor from compat.yaml in TORCHIMAGES_DRIVER_MIN; this table serves images built elsewhere.
-DRIVER_FLOOR = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
-DRIVER_MIN_ENV = "TORCHIMAGES_DRIVER_MIN"
 KERNEL_TOLERANCE = 1e-1       # a 256^2 fp32 matmul (TF32 allowed) against float64: real errors are ~1e-5..1e-2
 
+
 _DEV = "devices[]."
+
+
 _CC = r"\d{1,2}\.\d{1,2}"
+
+
 FIGURES: tuple[tuple[str, Rule], ...] = (
     ("devices", LIST), ("devices", Unique("index")), ("devices[]", OBJECT), (_DEV + "index", INDEX),
     (_DEV + "memory_bytes", MEMORY), (_DEV + "name", STR), (_DEV + "uuid", STR), (_DEV + "pci_bus_id", STR),
@@ -112,157 +110,22 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     (_DEV + "samples[].phase", Kind(str, ("idle", "load"))),
 )
 
-PERF_FIGURES = (("d2d_GBps", "d2d_copy_GBps", "device-to-device copy", "GB/s", "BANDWIDTH_LOW"),
-                ("h2d_GBps", "h2d_pinned_GBps", "pinned host-to-device copy", "GB/s", "BANDWIDTH_LOW"),
-                ("d2h_GBps", "d2h_pinned_GBps", "pinned device-to-host copy", "GB/s", "BANDWIDTH_LOW"),
-                ("bf16_TFLOPs", "bf16_matmul_TFLOPs", "bf16 matmul", "TFLOP/s", "COMPUTE_LOW"))
-PERF_REMEDY = ("Compare with another node of the same model; check PCIe/NVLink state, clocks, throttling and other "
-               "processes on the GPU (`nvidia-smi`).")
 
-
-# ----------------------------------------------------------------------------------------------- probe
-def probe(options: Options) -> dict[str, Any]:
-    import warnings
-
-    import torch
-
-    facts: dict[str, Any] = {
-        "torch": torch.__version__, "torch_cuda": torch.version.cuda or NONE,
-        "driver_min_env": os.environ.get(DRIVER_MIN_ENV), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", UNSET),
-        "device_nodes": bool(glob.glob("/dev/nvidia[0-9]*")), "nvml_library": gpuprobe.nvml_library_present(),
-        "nvml_error": NONE, "driver": None, "cuda_driver": None, "devices": [],
-        "cuda_available": False, "cuda_init_error": None, "torch_devices": 0, "arch_list": [], "capabilities": [],
-        "torch_map": [], "kernels": [], "perf": [] if options.gpu_perf else None,
-        "sdc": [] if options.gpu_perf or options.gpu_canary else None, "xid_events": None,
-    }
-    nvml = gpuprobe.probe_nvml(facts)
-    xid = gpuprobe.XidWatch(nvml, len(facts["devices"])) if nvml is not None else None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        available = torch.cuda.is_available()
-    facts["cuda_available"] = available
-    if available:
-        facts["cuda_init_error"] = NONE
-    elif torch.version.cuda and facts["devices"]:
-        try:
-            torch.cuda.init()
-            facts["cuda_init_error"] = str(caught[-1].message) if caught else NONE
-        except Exception as exc:  # noqa: BLE001 - the driver's refusal is the fact
-            facts["cuda_init_error"] = f"{type(exc).__name__}: {exc}"
-    if available:
-        _probe_torch(torch, facts, options, nvml)
-    if nvml is not None:
-        for dev in facts["devices"]:
-            gpuprobe.finish_device(nvml, dev)
-        facts["xid_events"] = xid.drain() if xid else None
-        try:
-            nvml.nvmlShutdown()
-        except Exception as exc:  # noqa: BLE001 - a shutdown error changes no fact
-            facts["nvml_shutdown_error"] = str(exc)
-    return facts
-
-
-def _probe_torch(torch: Any, facts: dict[str, Any], options: Options, nvml: Any) -> None:
-    count = torch.cuda.device_count()
-    facts["torch_devices"] = count
-    facts["arch_list"] = torch.cuda.get_arch_list()
-    facts["capabilities"] = [".".join(map(str, torch.cuda.get_device_capability(i))) for i in range(count)]
-    facts["torch_map"] = gpuprobe.torch_identity(torch, count)
-    matches = gpuidentity.match(facts["torch_map"], count, facts["devices"], facts["cuda_visible_devices"])
-    for m, entry in zip(matches, facts["torch_map"], strict=True):
-        entry.update(nvml_index=m.nvml_index, matched_by=m.matched_by)
-    numa = {d["index"]: d.get("numa_node") for d in facts["devices"]}
-    for m in matches:
-        i = m.torch_index
-        try:
-            facts["kernels"].append(gpuprobe.kernel(torch, i))
-            if options.gpu_perf or options.gpu_canary:
-                facts["sdc"].append(gpuprobe.canary(torch, i, options.sdc_repeats))
-            if options.gpu_perf:
-                facts["perf"].append(gpuprobe.perf(torch, i, options, nvml, m.nvml_index, numa.get(m.nvml_index)))
-        except Exception as exc:  # noqa: BLE001 - the failing kernel is the finding
-            facts["kernels"] = [k for k in facts["kernels"] if k["index"] != i]
-            facts["kernels"].append({"index": i, "max_abs_error": None, "error": f"{type(exc).__name__}: {exc}"})
-
-
-# ----------------------------------------------------------------------------------------------- judge
-def _version(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in str(v).split(".") if x.isdecimal())
-
-
-def driver_floor(facts: GpuFacts) -> str | None:
-    """The driver the image needs: TORCHIMAGES_DRIVER_MIN (our images), else the table by CUDA major."""
-    if facts.get("driver_min_env"):
-        return str(facts["driver_min_env"])
-    cuda = facts.get("torch_cuda")
-    major = str(cuda).split(".")[0] if cuda else ""
-    return DRIVER_FLOOR.get(int(major)) if major.isdecimal() else None
-
-
-def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner]:
-    """(cause, remedy, owner) when no GPU is usable, in the order a user should look."""
-    if facts.get("torch_cuda") == NONE:
-        return ("this is a CPU build of torch (torch.version.cuda is None)",
-                ("Use a CUDA image of the matrix (e.g. a -cuda13.x- tag), or install a CUDA build of torch."), "image")
-    if facts.get("device_nodes") is False:
-        return ("no /dev/nvidia* device nodes: the container was started without GPUs",
-                ("Start it with `docker run --gpus all` (NVIDIA Container Toolkit installed on the host); on "
-                "Kubernetes request nvidia.com/gpu in the pod's resources; under Slurm request --gres=gpu:N."), "job")
-    if facts.get("nvml_library") is False:
-        return ("/dev/nvidia* exist but libnvidia-ml.so is missing: the container toolkit is not injecting the driver",
-                ("Install/configure the NVIDIA Container Toolkit (`nvidia-ctk runtime configure`) and keep "
-                "NVIDIA_DRIVER_CAPABILITIES=compute,utility in the image."), "host")
-    error = facts.get("nvml_error")
-    return (f"NVML does not initialise: {error if error not in (None, NONE) else 'no devices listed'}",
-            "Check `nvidia-smi` on the host; the driver may be too old for this CUDA build or not loaded.", "host")
-
-
-class _Node:
-    """The facts of one judgement, with the torch <-> NVML mapping resolved once."""
-
-    def __init__(self, facts: GpuFacts) -> None:
-        self.facts = facts
-        self.devices = [d for d in facts.get("devices") or [] if isinstance(d, dict)]
-        self.by_index = {d.get("index"): d for d in self.devices}
-        self.table = baselines.load()
-        count = facts.get("torch_devices")
-        self.torch_count = count if isinstance(count, int) else None
-        self.matches = gpuidentity.match(facts.get("torch_map"), self.torch_count or 0, self.devices,
-                                         facts.get("cuda_visible_devices"))
-        self.by_torch = {m.torch_index: m for m in self.matches}
-
-    def nvml_of(self, torch_index: Any) -> NvmlDevice | None:
-        m = self.by_torch.get(torch_index)
-        return self.by_index.get(m.nvml_index) if m and m.nvml_index is not None else None
-
-    def mig_of(self, torch_index: Any) -> str | None:
-        m = self.by_torch.get(torch_index)
-        return m.mig_uuid if m else None
-
-    def label(self, torch_index: Any) -> str:
-        dev = self.nvml_of(torch_index)
-        if dev is None:
-            return f"torch device {torch_index}"
-        mig = self.mig_of(torch_index)
-        same = dev.get("index") == torch_index and not mig
-        return where(dev) if same else f"torch device {torch_index} = {where(dev)}" + (f" MIG {mig}" if mig else "")
-
-
-def _driver(node: _Node, result: CheckResult, found: Findings) -> None:
+def _driver(node: Node, result: CheckResult, found: Findings) -> None:
     facts = node.facts
     driver, cuda_driver, torch_cuda = facts.get("driver"), facts.get("cuda_driver"), facts.get("torch_cuda")
     floor = driver_floor(facts)
-    if floor and driver and _version(driver) < _version(floor):
+    if floor and driver and version_tuple(driver) < version_tuple(floor):
         found.add(FAIL, "DRIVER_TOO_OLD", f"driver {driver} is too old for CUDA {torch_cuda} (needs >= {floor}"
                   f"{', from ' + DRIVER_MIN_ENV if facts.get('driver_min_env') else ''})",
                   "Update the host driver, or pick an image built for an older CUDA.", "host")
-    elif cuda_driver and torch_cuda and _version(cuda_driver) < _version(torch_cuda):
+    elif cuda_driver and torch_cuda and version_tuple(cuda_driver) < version_tuple(torch_cuda):
         found.add(WARN, "DRIVER_TOO_OLD", f"driver supports CUDA {cuda_driver} < {torch_cuda}: running under "
                   "minor-version compatibility (no PTX JIT)",
                   "Update the driver to one that supports this CUDA version natively.", "host")
 
 
-def _visibility(node: _Node, result: CheckResult, found: Findings, options: Options) -> None:
+def _visibility(node: Node, result: CheckResult, found: Findings, options: Options) -> None:
     facts, count = node.facts, node.torch_count
     refused = facts.get("cuda_init_error") not in (None, NONE) and not facts.get("cuda_available")
     if facts.get("cuda_available") is False or refused:
@@ -313,80 +176,7 @@ def _visibility(node: _Node, result: CheckResult, found: Findings, options: Opti
                   "job")
 
 
-def _indices_exist(node: _Node) -> list[str]:
-    """Per-device results and Xids name devices the node has: `<field> vs <field>`, each contradiction once."""
-    why = []
-    facts, count = node.facts, node.torch_count
-    mig = any(d.get("mig_devices") or (isinstance(d.get("mig"), list) and d["mig"] and d["mig"][0]) for d in node.devices)
-    top = count if count is not None else (len(node.devices) if node.devices and not mig else None)   # slices: more
-    for key in ("kernels", "perf", "sdc"):
-        raw: Any = node.facts.get(key)
-        entries: list[Any] = raw if isinstance(raw, list) else []
-        for n, entry in enumerate(entries):
-            if top is not None and isinstance(entry, dict) and isinstance(entry.get("index"), int) and entry["index"] >= top:
-                said = f"torch_devices {count}" if count is not None else f"devices[] ({len(node.devices)} listed)"
-                why.append(f"{key}[{n}].index {entry['index']} names a torch device the node does not have ({said})")
-                break
-    indices = {d.get("index") for d in node.devices}
-    for n, e in enumerate(facts.get("xid_events") or []):
-        if node.devices and isinstance(e, dict) and isinstance(e.get("index"), int) and e["index"] not in indices:
-            why.append(f"xid_events[{n}].index {e['index']} names a device devices[] does not list "
-                       f"({', '.join(str(i) for i in sorted(indices, key=str))})")
-            break
-    return why
-
-
-def _contradictions(node: _Node) -> list[str]:
-    """Facts a real machine cannot produce together, each naming its two fields: the record (or the probe) is
-    wrong, not the GPU, and nothing is judged."""
-    why = _indices_exist(node) + _identity_contradictions(node)
-    error = node.facts.get("nvml_error")
-    read = [d for d in node.devices if d.get("uuid") or d.get("pci_bus_id") or d.get("name")]
-    if error not in (None, NONE) and read:
-        why.append(f"nvml_error says NVML did not initialise ({str(error)[:60]}), yet devices[] holds {len(read)} "
-                   "device(s) read through it")
-    return why
-
-
-def _identity_contradictions(node: _Node) -> list[str]:
-    """torch's view against NVML's: counts, hidden devices, one GPU twice, compute capabilities."""
-    count, caps = node.torch_count, node.facts.get("capabilities")
-    why = []
-    if count is not None and caps is not None and node.facts.get("cuda_available") and len(caps) != count:
-        why.append(f"{len(caps)} capabilities for {count} torch device(s)")
-    named = gpuidentity.visible_count(node.facts.get("cuda_visible_devices"), node.devices)
-    if named == 0 and count:
-        why.append(f"CUDA_VISIBLE_DEVICES={node.facts.get('cuda_visible_devices')!r} hides every device, yet torch sees {count}")
-    why += _one_gpu_twice(node.devices)
-    whole = [m.nvml_index for m in node.matches if m.nvml_index is not None and not m.mig_uuid]
-    if len(whole) != len(set(whole)):
-        why.append("two torch devices map to the same GPU")
-    for m in node.matches:
-        dev = node.by_index.get(m.nvml_index)
-        cc = (caps or [])[m.torch_index:m.torch_index + 1]
-        if dev and dev.get("cc") and cc and cc[0] and not m.mig_uuid and cc[0] != dev.get("cc"):
-            why.append(f"torch device {m.torch_index} is cc {cc[0]} but NVML says {dev.get('cc')} for device {dev.get('index')}")
-    return why
-
-
-def _one_gpu_twice(devices: list[NvmlDevice]) -> list[str]:
-    """Two NVML devices with one UUID (or one PCI bus id) are one GPU listed twice: NVML gives each board its own."""
-    why = []
-    for field, norm in (("uuid", gpuidentity.norm_uuid), ("pci_bus_id", gpuidentity.norm_bus)):
-        first: dict[str, int] = {}
-        for n, dev in enumerate(devices):
-            value = dev.get(field)
-            if not isinstance(value, str) or norm(value) in ("", "n/a", "na", "unknown", "none"):
-                continue
-            if norm(value) in first:
-                why.append(f"devices[{first[norm(value)]}].{field} and devices[{n}].{field} are both {value!r}: one "
-                           "GPU listed twice")
-                break
-            first[norm(value)] = n
-    return why
-
-
-def _arch(node: _Node, result: CheckResult, found: Findings) -> set[int]:
+def _arch(node: Node, result: CheckResult, found: Findings) -> set[int]:
     """Each torch device's capability against the build by CUDA's rules; torch indices no code can run on."""
     if node.facts.get("arch_list") is None:
         return set()                    # not recorded: not judged
@@ -416,7 +206,7 @@ def _arch(node: _Node, result: CheckResult, found: Findings) -> set[int]:
     return none
 
 
-def _kernels(node: _Node, result: CheckResult, found: Findings, skip: set[int]) -> int | None:
+def _kernels(node: Node, result: CheckResult, found: Findings, skip: set[int]) -> int | None:
     """Kernel results per torch device; the number verified correct, None when the facts hold none (not run)."""
     kernels = node.facts.get("kernels")
     if kernels is None:
@@ -460,143 +250,7 @@ def _kernels(node: _Node, result: CheckResult, found: Findings, skip: set[int]) 
     return good
 
 
-def _perf(node: _Node, result: CheckResult, found: Findings, options: Options) -> list[str]:
-    """Figures against the SKU's baseline and against same-SKU peers; what could not be judged, said."""
-    perf = node.facts.get("perf")
-    unjudged: list[str] = []
-    if perf is None:
-        return ["figures not measured"]
-    entries = [p for p in perf if isinstance(p, dict) and isinstance(p.get("index"), int)]
-    if node.facts.get("cuda_available") and options.gpu_perf and node.torch_count and not entries and \
-            not any(f.code in ("KERNEL_FAILED", "GPU_LOST") for f in found.items):
-        found.add(FAIL, "MEASUREMENT_INVALID", f"no performance figures from {node.torch_count} device(s)",
-                  "Rerun the check; run it with --no-perf to skip the figures on purpose.", "host")
-        return unjudged
-    measured = {p["index"] for p in entries}
-    for k in node.facts.get("kernels") or []:
-        if isinstance(k, dict) and k.get("max_abs_error") is not None and k.get("index") not in measured and options.gpu_perf:
-            found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(k.get('index'))}: its kernel ran but no performance "
-                      f"figures were recorded ({len(entries)} of {node.torch_count} device(s) measured)",
-                      "Rerun the check; run it with --no-perf to skip the figures on purpose.", "host",
-                      (node.nvml_of(k.get("index")) or {}).get("index"))
-    groups: dict[str, list[tuple[Perf, NvmlDevice]]] = {}
-    for p in entries:
-        missing = [what for key, _, what, _, _ in PERF_FIGURES if p.get(key) is None]
-        if len(missing) == len(PERF_FIGURES) and options.gpu_perf:
-            found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(p['index'])}: a performance entry without a figure",
-                      "Rerun the check.", "host", (node.nvml_of(p["index"]) or {}).get("index"))
-        elif missing:
-            unjudged.append(f"{node.label(p['index'])}: {', '.join(missing)} not measured")
-        dev = node.nvml_of(p["index"]) or {}
-        name = dev.get("name") or next((s.get("name") for s in node.facts.get("sdc") or []
-                                        if isinstance(s, dict) and s.get("index") == p["index"]), None)
-        mig = node.mig_of(p["index"]) or gpuidentity.mig_profile(name)
-        mode = dev.get("mig")
-        in_mig = isinstance(mode, list) and bool(mode) and mode[0] is True
-        if mig or in_mig:
-            unjudged.append(f"{node.label(p['index'])} is {'a MIG slice' if mig else 'in MIG mode'}: figures "
-                            "reported, not judged against whole-GPU baselines")
-            for key, _, _, unit, _ in PERF_FIGURES:
-                if (value := _figure(p, key)) is not None:
-                    result.metric(f"{key}_dev{p['index']}", value, unit)
-            continue
-        model = node.table.model(name)
-        groups.setdefault(model.sku if model else f"unknown:{name}", []).append((p, {**dev, "name": name}))
-    for sku, members in groups.items():
-        model = None if sku.startswith("unknown:") else next(m for m in node.table.models if m.sku == sku)
-        if model is None:
-            unjudged.append(f"no baseline for '{sku[8:]}' in verify/baselines.json: compared with its peers only")
-        for p, dev in members:
-            _perf_device(node, p, dev, model, members, result, found)
-    return unjudged
-
-
-def _figure(p: Perf, key: str) -> float | None:
-    """A PERF_FIGURES figure of one entry (its key comes from the table, not a literal; the gate made it a number)."""
-    value = p.get(key)
-    return value if isinstance(value, (int, float)) else None
-
-
-def _perf_device(node: _Node, p: Perf, dev: NvmlDevice, model: baselines.Model | None,
-                 peers: list[tuple[Perf, NvmlDevice]], result: CheckResult, found: Findings) -> None:
-    i, rule = p["index"], node.table.rule
-    for key, bkey, what, unit, code in PERF_FIGURES:
-        value = _figure(p, key)
-        if value is None:
-            continue
-        result.metric(f"{key}_dev{i}", value, unit)
-        others = [float(v) for q, _ in peers if q is not p and (v := _figure(q, key)) is not None]
-        if others:
-            median = statistics.median(others + [float(value)])
-            peer_ratio = value / median
-            result.metric(f"{key}_peer_ratio_dev{i}", peer_ratio, "x")
-            if peer_ratio < rule.peer_below:
-                found.add(FAIL, code, f"{node.label(i)}: {what} {value} {unit} is {peer_ratio:.2f}x the median of its "
-                          f"{len(others) + 1} same-model peers ({median:g} {unit})", PERF_REMEDY, "host", dev.get("index"))
-        figure = model.figures.get(bkey) if model else None
-        if figure is None:
-            result.details.append(f"{node.label(i)}: {what} {value} {unit} (no baseline)")
-            continue
-        verdict, ratio = baselines.judge_ratio(float(value), float(figure["value"]), rule)
-        result.metric(f"{key}_ratio_dev{i}", ratio, "x")
-        result.details.append(f"{node.label(i)}: {what} {value} {unit} = {ratio:.2f}x the {model.sku if model else ''} "
-                              f"baseline {figure['value']} ({figure['source']})")
-        if verdict != PASS:
-            found.add(FAIL if verdict == FAIL else WARN, code, f"{node.label(i)}: {what} {value} {unit} is {ratio:.2f}x "
-                      f"the {model.sku if model else ''} baseline {figure['value']} {unit}", PERF_REMEDY, "host",
-                      dev.get("index"))
-
-
-def _sdc(node: _Node, result: CheckResult, found: Findings) -> None:
-    """Repeats must agree bit for bit; across same-model devices the majority decides, and a tie fails all tied."""
-    groups: dict[tuple[Any, Any], list[tuple[Any, str]]] = {}
-    sdc = node.facts.get("sdc")
-    ran = {k.get("index") for k in node.facts.get("kernels") or [] if isinstance(k, dict) and k.get("max_abs_error") is not None}
-    if isinstance(sdc, list) and node.facts.get("perf"):
-        missing = sorted(ran - {e.get("index") for e in sdc if isinstance(e, dict)}, key=str)
-        if missing:
-            found.add(FAIL, "MEASUREMENT_INVALID", f"no SDC canary result for torch device(s) "
-                      f"{', '.join(map(str, missing))} whose kernels ran", "Rerun the check.", "host")
-    for entry in sdc or []:
-        if not isinstance(entry, dict):
-            continue
-        digests = [d for d in entry.get("digests") or [] if isinstance(d, str)]
-        i = entry.get("index")
-        nvml_dev = node.nvml_of(i) or {}
-        dev = nvml_dev.get("index")
-        if not digests:
-            found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(i)}: the SDC canary recorded no result", "Rerun the check.",
-                      "host", dev)
-            continue
-        if len(set(digests)) > 1:
-            found.add(FAIL, "SDC_MISMATCH", f"{node.label(i)}: the same matmul gave {len(set(digests))} different "
-                      f"results in {len(digests)} runs", "Drain the node and run `dcgmi diag -r 4`; RMA the GPU.",
-                      "host", dev)
-        else:         # same model (NVML's name where the device is known) and the same slice size compare
-            mig = node.mig_of(i) or gpuidentity.mig_profile(entry.get("name"))
-            key = (nvml_dev.get("name") or entry.get("name"), entry.get("sm_count") if mig else None)
-            groups.setdefault(key, []).append((i, digests[0]))
-    for (name, _), members in groups.items():
-        counts: dict[str, int] = {}
-        for _, d in members:
-            counts[d] = counts.get(d, 0) + 1
-        if len(counts) < 2:
-            continue
-        top = max(counts.values())
-        winners = [d for d, c in counts.items() if c == top]
-        odd = [i for i, d in members if len(winners) > 1 or d != winners[0]]
-        why = ("no majority: the devices split evenly, so none can be trusted" if len(winners) > 1
-               else f"the other {top} {name} device(s) agree")
-        for i in sorted(odd, key=str):
-            found.add(FAIL, "SDC_MISMATCH", f"{node.label(i)} computes a different fp32 matmul result than its "
-                      f"{name} peers ({why})", "Drain the node and run `dcgmi diag -r 4` on these GPUs; RMA them.",
-                      "host", (node.nvml_of(i) or {}).get("index"))
-    if sdc:
-        result.details.append(f"SDC canary: {len(sdc)} device(s), a 2048^3 fp32 matmul repeated and "
-                              "compared bit for bit")
-
-
-def _health(node: _Node, found: Findings) -> None:
+def _health(node: Node, found: Findings) -> None:
     load_masks: dict[Any, list[Any]] = {}
     load_pcie: dict[Any, Any] = {}
     load_links: dict[Any, list[Any]] = {}
@@ -630,22 +284,9 @@ def _health(node: _Node, found: Findings) -> None:
         samples = list(dev.get("samples") or []) + [{"nvlink": links} for links in load_links.get(i, [])]
         gpuhealth.nvlink({**dev, "samples": samples}, bool(model and model.nvlink) or peers_have_links, found,
                          bridged=bool(model and not model.nvlink))
-        gpuhealth.pcie(dev, [load_pcie[i]] if i in load_pcie else [], found, _host_copy_low(node, dev),
+        gpuhealth.pcie(dev, [load_pcie[i]] if i in load_pcie else [], found, host_copy_low(node, dev),
                        (model.constant("pcie_gen"), model.constant("pcie_width")) if model else (None, None))
     gpuhealth.xids([e for e in node.facts.get("xid_events") or [] if isinstance(e, dict)], node.devices, found)
-
-
-def _host_copy_low(node: _Node, dev: NvmlDevice) -> bool:
-    """A host<->device copy of this device below the warn ratio of its baseline: a narrow link seen once is real."""
-    model = node.table.model(dev.get("name"))
-    for p in node.facts.get("perf") or []:
-        if not isinstance(p, dict) or node.nvml_of(p.get("index")) is not dev or model is None:
-            continue
-        for key, bkey in (("h2d_GBps", "h2d_pinned_GBps"), ("d2h_GBps", "d2h_pinned_GBps")):
-            value, base = _figure(p, key), model.figures.get(bkey)
-            if value is not None and base and value < node.table.rule.warn_below * float(base["value"]):
-                return True
-    return False
 
 
 # What a device's health is read from, by area: a field counts when it holds a value or the GPU does not have it
@@ -663,7 +304,7 @@ def _read(dev: NvmlDevice, key: str) -> bool:
     return dev.get(key) is not None or key in (dev.get("unsupported") or {}) or any(s.get(key) is not None for s in samples)
 
 
-def _not_assessed(node: _Node, found: Findings) -> dict[str, list[Any]]:
+def _not_assessed(node: Node, found: Findings) -> dict[str, list[Any]]:
     """Per health area, the devices whose deciding facts are unknown; a device with no health read at all warns."""
     gaps: dict[str, list[Any]] = {}
     blind: list[NvmlDevice] = []
@@ -699,7 +340,7 @@ def _health_said(gaps: dict[str, list[Any]], count: int) -> str:
         f"{area} ({which(devs)})" if devs else area for area, devs in gaps.items())
 
 
-def _describe(node: _Node, result: CheckResult) -> None:
+def _describe(node: Node, result: CheckResult) -> None:
     facts = node.facts
     result.details.append(f"driver {facts.get('driver')} (supports CUDA up to {facts.get('cuda_driver')}); "
                           f"{len(node.devices)} device(s): " + "; ".join(
@@ -752,7 +393,7 @@ def _bears_on_a_fault(facts: GpuFacts) -> bool:
         or (facts.get("driver") and facts.get("torch_cuda")))
 
 
-def _partial(node: _Node, result: CheckResult, options: Options) -> CheckResult:
+def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     """NVML's devices were not recorded: judge what the record does show (Xids, CUDA's refusal to initialise, the
     driver against the build, the build against the GPUs, the kernels); the devices' health is said not assessed."""
     facts = node.facts
@@ -782,7 +423,7 @@ def _partial(node: _Node, result: CheckResult, options: Options) -> CheckResult:
 def judge(facts: GpuFacts, options: Options) -> CheckResult:
     result = CheckResult("gpu", PASS, "")
     torch_cuda = facts.get("torch_cuda")
-    node = _Node(facts)
+    node = Node(facts)
     result.details.append(f"torch {facts.get('torch')}, built for CUDA "
                           f"{'none (CPU build)' if torch_cuda == NONE else torch_cuda or 'unknown'}")
     result.data.update(driver=facts.get("driver"), cuda_driver=facts.get("cuda_driver"), devices=node.devices)
@@ -798,7 +439,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
         return result.verdict(status, "GPU_NOT_VISIBLE", f"no GPU visible: {cause}",
                               remedy if status == FAIL else remedy + " (--expect-gpus N makes this a failure)", owner)
 
-    contradictions = _contradictions(node)
+    contradictions = impossible(node)
     if contradictions:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(contradictions),
                               "Record the check again; facts that cannot all be true are not judged (if the probe "
@@ -813,12 +454,12 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     _visibility(node, result, found, options)
     no_code = _arch(node, result, found)
     good = _kernels(node, result, found, no_code)
-    unjudged = _perf(node, result, found, options)
+    unjudged = judge_perf(node, result, found, options)
     _health(node, found)
     gaps = _not_assessed(node, found)
     if facts.get("xid_events") is None:
         gaps["Xid events"] = []                 # node-wide: not watched, or not in the source
-    _sdc(node, result, found)
+    judge_sdc(node, result, found)
     result.details += unjudged
     lost = sum(1 for d in node.devices if d.get("lost"))
     names = sorted({str(d.get("name")) for d in node.devices if d.get("name")})

@@ -10,14 +10,13 @@ ECC count that row remapping already handled, and what was not assessed, come la
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from .codes import Owner
-from .facts import NONE, NvmlDevice, XidEvent
+from ...facts import NONE, NvmlDevice, XidEvent
+from ...findings import HANDLED, Findings
+from ...result import FAIL, WARN, Status
+from ...shared.xidcatalog import APP, DRAIN, INFO, LOST, Judged, after_application, classify, storm
 from .gpuidentity import norm_bus, norm_uuid
-from .result import FAIL, WARN, CheckResult, Status
-from .xidcatalog import APP, DRAIN, INFO, LOST, Judged, after_application, classify, storm
 
 # nvmlClocksEventReasons bits (nvml.h)
 THROTTLE_BITS = {0x1: "GpuIdle", 0x2: "ApplicationsClocksSetting", 0x4: "SwPowerCap", 0x8: "HwSlowdown",
@@ -28,57 +27,6 @@ THROTTLE_WARN = {"SwThermalSlowdown"}
 TEMP_MARGIN_C = 3             # within this of the slowdown threshold warns
 HBM_MARGIN_C = 5              # HBM within this of its maximum operating temperature warns
 DATACENTER = ("H100", "H200", "H800", "H20", "A100", "A800", "A30", "B200", "B300", "GB200", "GB300", "GH200", "V100")
-
-# Root-cause rank: lower is more fundamental. The check's code is the lowest rank among the worst severity.
-RANK = {"GPU_LOST": 0, "GPU_RESET_REQUIRED": 1, "XID_ERROR": 2, "ROW_REMAP_FAILED": 3, "ECC_UNCORRECTABLE": 3,
-        "RETIREMENT_PENDING": 3, "SDC_MISMATCH": 4, "KERNEL_FAILED": 4, "MEASUREMENT_INVALID": 4,
-        "DRIVER_TOO_OLD": 5, "DRIVER_ERROR": 5, "ARCH_NOT_IN_BUILD": 5, "GPU_NOT_VISIBLE": 5,
-        "DEVICE_COUNT_MISMATCH": 6, "THROTTLED": 7, "NVLINK_DOWN": 7, "NVLINK_ERRORS": 7, "PCIE_DOWNGRADED": 7,
-        "ARCH_PTX_JIT": 8, "BANDWIDTH_LOW": 9, "COMPUTE_LOW": 9, "HEALTH_NOT_ASSESSED": 11}
-HANDLED = 10                  # the rank of a finding that needs watching, not action (a remapped lifetime ECC count)
-
-@dataclass
-class Finding:
-    severity: Status
-    code: str
-    text: str
-    remedy: str
-    owner: Owner
-    device: int | None = None          # NVML index
-    rank: int | None = None            # overrides the code's rank (RANK) where this finding needs no action now
-
-
-class Findings:
-    """Every problem found, per device; the result names the most severe root cause and lists them all."""
-
-    def __init__(self) -> None:
-        self.items: list[Finding] = []
-
-    def add(self, severity: Status, code: str, text: str, remedy: str, owner: Owner, device: int | None = None,
-            rank: int | None = None) -> None:
-        self.items.append(Finding(severity, code, text, remedy, owner, device, rank))
-
-    def on(self, device: int | None, *codes: str) -> list[Finding]:
-        return [f for f in self.items if f.device == device and (not codes or f.code in codes)]
-
-    def apply(self, result: CheckResult, ok_summary: str) -> CheckResult:
-        result.data["findings"] = [vars(f) for f in self.items]
-        for severity in (FAIL, WARN):
-            hits = sorted((f for f in self.items if f.severity == severity),
-                          key=lambda f: f.rank if f.rank is not None else RANK.get(f.code, 10))
-            if hits:
-                first = hits[0]
-                result.details += [f"{f.severity}: [{f.code}, {f.owner}] {f.text}" for f in self.items]
-                remedies = list(dict.fromkeys(f.remedy for f in hits if f.code == first.code))
-                others = [f for f in hits if f.code != first.code]
-                summary = "; ".join(f.text for f in hits if f.code == first.code)
-                if others:
-                    summary += f"; also {len(others)} other finding(s): " + ", ".join(
-                        dict.fromkeys(f.code for f in others))
-                return result.verdict(severity, first.code, summary, " ".join(remedies), first.owner)
-        result.summary = ok_summary
-        return result
-
 
 def throttle_names(mask: Any) -> set[str]:
     return {name for bit, name in THROTTLE_BITS.items() if isinstance(mask, int) and mask & bit}
@@ -310,7 +258,7 @@ def _xid_where(e: XidEvent, devices: Sequence[NvmlDevice]) -> tuple[str, int | N
 
 
 def _judged_events(events: Sequence[XidEvent], devices: Sequence[NvmlDevice]) -> list[tuple[Judged, XidEvent, str]]:
-    """Each event through the one catalog (verify/xidcatalog.py), in order: a teardown judged as its cause, a context
+    """Each event through the one catalog (verify/shared/xidcatalog.py), in order: a teardown judged as its cause, a context
     switch timeout after an application fault on the same GPU as that application's."""
     faulted: set[str] = set()
     out = []

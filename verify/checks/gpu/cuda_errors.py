@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .codes import Owner
+from ...codes import Owner
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,82 @@
+"""Facts a real machine cannot produce together (the record or the probe is wrong, not the GPU): device indices that
+name no device, torch's view against NVML's, one GPU listed twice."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...facts import NONE, NvmlDevice
+from . import gpuidentity
+from .node import Node
+
+
+def _indices_exist(node: Node) -> list[str]:
+    """Per-device results and Xids name devices the node has: `<field> vs <field>`, each contradiction once."""
+    why = []
+    facts, count = node.facts, node.torch_count
+    mig = any(d.get("mig_devices") or (isinstance(d.get("mig"), list) and d["mig"] and d["mig"][0]) for d in node.devices)
+    top = count if count is not None else (len(node.devices) if node.devices and not mig else None)   # slices: more
+    for key in ("kernels", "perf", "sdc"):
+        raw: Any = node.facts.get(key)
+        entries: list[Any] = raw if isinstance(raw, list) else []
+        for n, entry in enumerate(entries):
+            if top is not None and isinstance(entry, dict) and isinstance(entry.get("index"), int) and entry["index"] >= top:
+                said = f"torch_devices {count}" if count is not None else f"devices[] ({len(node.devices)} listed)"
+                why.append(f"{key}[{n}].index {entry['index']} names a torch device the node does not have ({said})")
+                break
+    indices = {d.get("index") for d in node.devices}
+    for n, e in enumerate(facts.get("xid_events") or []):
+        if node.devices and isinstance(e, dict) and isinstance(e.get("index"), int) and e["index"] not in indices:
+            why.append(f"xid_events[{n}].index {e['index']} names a device devices[] does not list "
+                       f"({', '.join(str(i) for i in sorted(indices, key=str))})")
+            break
+    return why
+
+
+def impossible(node: Node) -> list[str]:
+    """Facts a real machine cannot produce together, each naming its two fields: the record (or the probe) is
+    wrong, not the GPU, and nothing is judged."""
+    why = _indices_exist(node) + _identity_contradictions(node)
+    error = node.facts.get("nvml_error")
+    read = [d for d in node.devices if d.get("uuid") or d.get("pci_bus_id") or d.get("name")]
+    if error not in (None, NONE) and read:
+        why.append(f"nvml_error says NVML did not initialise ({str(error)[:60]}), yet devices[] holds {len(read)} "
+                   "device(s) read through it")
+    return why
+
+
+def _identity_contradictions(node: Node) -> list[str]:
+    """torch's view against NVML's: counts, hidden devices, one GPU twice, compute capabilities."""
+    count, caps = node.torch_count, node.facts.get("capabilities")
+    why = []
+    if count is not None and caps is not None and node.facts.get("cuda_available") and len(caps) != count:
+        why.append(f"{len(caps)} capabilities for {count} torch device(s)")
+    named = gpuidentity.visible_count(node.facts.get("cuda_visible_devices"), node.devices)
+    if named == 0 and count:
+        why.append(f"CUDA_VISIBLE_DEVICES={node.facts.get('cuda_visible_devices')!r} hides every device, yet torch sees {count}")
+    why += _one_gpu_twice(node.devices)
+    whole = [m.nvml_index for m in node.matches if m.nvml_index is not None and not m.mig_uuid]
+    if len(whole) != len(set(whole)):
+        why.append("two torch devices map to the same GPU")
+    for m in node.matches:
+        dev = node.by_index.get(m.nvml_index)
+        cc = (caps or [])[m.torch_index:m.torch_index + 1]
+        if dev and dev.get("cc") and cc and cc[0] and not m.mig_uuid and cc[0] != dev.get("cc"):
+            why.append(f"torch device {m.torch_index} is cc {cc[0]} but NVML says {dev.get('cc')} for device {dev.get('index')}")
+    return why
+
+
+def _one_gpu_twice(devices: list[NvmlDevice]) -> list[str]:
+    """Two NVML devices with one UUID (or one PCI bus id) are one GPU listed twice: NVML gives each board its own."""
+    why = []
+    for field, norm in (("uuid", gpuidentity.norm_uuid), ("pci_bus_id", gpuidentity.norm_bus)):
+        first: dict[str, int] = {}
+        for n, dev in enumerate(devices):
+            value = dev.get(field)
+            if not isinstance(value, str) or norm(value) in ("", "n/a", "na", "unknown", "none"):
+                continue
+            if norm(value) in first:
+                why.append(f"devices[{first[norm(value)]}].{field} and devices[{n}].{field} are both {value!r}: one "
+                           "GPU listed twice")
+                break
+            first[norm(value)] = n
+    return why

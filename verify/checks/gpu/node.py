@@ -1,0 +1,81 @@
+"""The gpu facts of one judgement seen whole (Node: the torch <-> NVML mapping resolved once), the driver the build
+needs, and why no GPU is usable."""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import baselines
+from ...codes import Owner
+from ...facts import NONE, GpuFacts, NvmlDevice
+from . import gpuidentity
+from .gpuhealth import where
+
+# Minimum driver per CUDA major under minor-version compatibility (CUDA Toolkit release notes, table
+# "CUDA Toolkit and Minimum Required Driver Version for CUDA Minor Version Compatibility"). Our images carry
+# the exact floor from compat.yaml in TORCHIMAGES_DRIVER_MIN; this table serves images built elsewhere.
+DRIVER_FLOOR = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
+
+
+DRIVER_MIN_ENV = "TORCHIMAGES_DRIVER_MIN"
+
+
+def version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in str(v).split(".") if x.isdecimal())
+
+
+def driver_floor(facts: GpuFacts) -> str | None:
+    """The driver the image needs: TORCHIMAGES_DRIVER_MIN (our images), else the table by CUDA major."""
+    if facts.get("driver_min_env"):
+        return str(facts["driver_min_env"])
+    cuda = facts.get("torch_cuda")
+    major = str(cuda).split(".")[0] if cuda else ""
+    return DRIVER_FLOOR.get(int(major)) if major.isdecimal() else None
+
+
+def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner]:
+    """(cause, remedy, owner) when no GPU is usable, in the order a user should look."""
+    if facts.get("torch_cuda") == NONE:
+        return ("this is a CPU build of torch (torch.version.cuda is None)",
+                ("Use a CUDA image of the matrix (e.g. a -cuda13.x- tag), or install a CUDA build of torch."), "image")
+    if facts.get("device_nodes") is False:
+        return ("no /dev/nvidia* device nodes: the container was started without GPUs",
+                ("Start it with `docker run --gpus all` (NVIDIA Container Toolkit installed on the host); on "
+                "Kubernetes request nvidia.com/gpu in the pod's resources; under Slurm request --gres=gpu:N."), "job")
+    if facts.get("nvml_library") is False:
+        return ("/dev/nvidia* exist but libnvidia-ml.so is missing: the container toolkit is not injecting the driver",
+                ("Install/configure the NVIDIA Container Toolkit (`nvidia-ctk runtime configure`) and keep "
+                "NVIDIA_DRIVER_CAPABILITIES=compute,utility in the image."), "host")
+    error = facts.get("nvml_error")
+    return (f"NVML does not initialise: {error if error not in (None, NONE) else 'no devices listed'}",
+            "Check `nvidia-smi` on the host; the driver may be too old for this CUDA build or not loaded.", "host")
+
+
+class Node:
+    """The facts of one judgement, with the torch <-> NVML mapping resolved once."""
+
+    def __init__(self, facts: GpuFacts) -> None:
+        self.facts = facts
+        self.devices = [d for d in facts.get("devices") or [] if isinstance(d, dict)]
+        self.by_index = {d.get("index"): d for d in self.devices}
+        self.table = baselines.load()
+        count = facts.get("torch_devices")
+        self.torch_count = count if isinstance(count, int) else None
+        self.matches = gpuidentity.match(facts.get("torch_map"), self.torch_count or 0, self.devices,
+                                         facts.get("cuda_visible_devices"))
+        self.by_torch = {m.torch_index: m for m in self.matches}
+
+    def nvml_of(self, torch_index: Any) -> NvmlDevice | None:
+        m = self.by_torch.get(torch_index)
+        return self.by_index.get(m.nvml_index) if m and m.nvml_index is not None else None
+
+    def mig_of(self, torch_index: Any) -> str | None:
+        m = self.by_torch.get(torch_index)
+        return m.mig_uuid if m else None
+
+    def label(self, torch_index: Any) -> str:
+        dev = self.nvml_of(torch_index)
+        if dev is None:
+            return f"torch device {torch_index}"
+        mig = self.mig_of(torch_index)
+        same = dev.get("index") == torch_index and not mig
+        return where(dev) if same else f"torch device {torch_index} = {where(dev)}" + (f" MIG {mig}" if mig else "")
