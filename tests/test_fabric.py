@@ -15,10 +15,13 @@ import pytest
 
 from tests.helpers import ROOT
 from tests.verify_handmade import nccl_facts, variant
-from verify import judging, ncclog, rdma, replay
+from verify import judging, replay
 from verify.checks import CHECKS, fabric, nccl
+from verify.checks.nccl import ncclog
+from verify.checks.nccl.transport import gdr_summary
 from verify.options import Options
 from verify.result import CheckResult
+from verify.shared import rdma
 
 pytestmark = pytest.mark.unit
 H100_RECORD = ROOT / "tests" / "data" / "gpu" / "h100-80gb-hbm3-2026-11-25" / "facts"
@@ -403,7 +406,7 @@ def test_the_hpcx_ibext_plugin_counts_as_ib_for_gdr():
     lines = ["NET/IB : Using [0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/IB/SHARP ; OOB eth0:10.0.1.2<0>", "Using network IBext",
              "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IBext/0"]
     log = ncclog.parse("\n".join(info(m) for m in lines))
-    assert log["hcas"] == ["mlx5_0:1/IB/SHARP", "mlx5_1:1/IB/SHARP"] and nccl.gdr_summary(log) == (1, 0)
+    assert log["hcas"] == ["mlx5_0:1/IB/SHARP", "mlx5_1:1/IB/SHARP"] and gdr_summary(log) == (1, 0)
 
 
 def test_socket_although_verbs_see_the_devices_is_the_host_s_quoting_the_log_handmade():

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from verify import rdma
 from verify.checks import fabric
 from verify.options import Options
+from verify.shared import rdma
 
 pytestmark = pytest.mark.unit
 
@@ -102,8 +102,8 @@ def test_a_hang_on_a_node_with_mixed_rails_and_no_nccl_ib_hca_is_the_job_s():
 
 
 def test_memlock_low_in_a_container_using_rdma_fails_the_nccl_check_the_job_s():
-    from verify import ncclog
     from verify.checks import nccl
+    from verify.checks.nccl import ncclog
     log = ncclog.parse("n1:1:1 [0] NCCL INFO Using network IB")
     r = nccl.judge({"backend": "nccl", "sizes": None, "memlock_bytes": 64 * 1024, "nccl_log": log}, Options())
     assert verdict(r) == ("fail", "FABRIC_MEMLOCK_LOW", "job")

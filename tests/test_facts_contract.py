@@ -21,6 +21,7 @@ from tests.verify_handmade import gpu_facts, nccl_facts
 from verify import facts as facts_module
 from verify import factschema, judging
 from verify.checks import CHECKS, TABLE, gpu, nccl
+from verify.checks.nccl import probing as nccl_probing
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
@@ -212,7 +213,7 @@ def test_the_probes_write_schema_3_live(monkeypatch):
     assert facts["cuda_visible_devices"] == "unset" and facts["nvml_error"] not in (None, "")
     assert isinstance(facts["torch_cuda"], str) and facts["torch_cuda"]        # a version, or "none" (a CPU build)
     assert facts["cuda_init_error"] == "none" if facts["cuda_available"] else True
-    env = nccl._environment_facts()
+    env = nccl_probing._environment_facts()
     assert env["nodes"] == 1 and (env["memlock_bytes"] == "unlimited" or isinstance(env["memlock_bytes"], int))
     assert factschema.unknown_keys(env, facts_module.NcclFacts) == []
 

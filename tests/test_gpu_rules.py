@@ -27,6 +27,7 @@ from tests.verify_handmade import (
 from verify import baselines, judging, replay
 from verify.checks import CHECKS, gpu, nccl
 from verify.checks.gpu import gpuarch, gpuidentity
+from verify.checks.nccl.spawn import bus_factor, message_sizes, sweep_cap
 from verify.options import Options
 from verify.result import CheckResult
 
@@ -287,9 +288,9 @@ def test_an_invalid_baselines_file_is_one_error_naming_its_line(edit, needle):
 
 # ----------------------------------------------------------------------------------------- NCCL
 def test_nccl_sweeps_to_8_gib_capped_by_gpu_memory():
-    sizes = nccl.message_sizes(1 << 20, 8 << 30)
+    sizes = message_sizes(1 << 20, 8 << 30)
     assert sizes[-1] == 8 << 30 and 4 << 30 in sizes
-    assert nccl.sweep_cap(80 << 30, 8 << 30) == 8 << 30 and nccl.sweep_cap(24 << 30, 8 << 30) == 3 << 30
+    assert sweep_cap(80 << 30, 8 << 30) == 8 << 30 and sweep_cap(24 << 30, 8 << 30) == 3 << 30
     assert Options().nccl_max_bytes == 8 << 30
 
 
@@ -320,7 +321,7 @@ def test_infiniband_present_but_socket_across_nodes_fails_with_its_own_code():
 def test_busbw_collapsing_at_large_messages_fails():
     facts = nccl_facts(world=16, peak=30.0)
     last = facts["sizes"][-1]
-    last.update(busbw=5.0, algbw=round(5.0 / nccl.bus_factor(16), 3))
+    last.update(busbw=5.0, algbw=round(5.0 / bus_factor(16), 3))
     last["time_us"] = round(last["size"] / (last["algbw"] * 1e9) * 1e6, 1)
     assert verdict(nccl.judge(variant(facts, nodes=2), Options())) == ("fail", "BANDWIDTH_LOW", "host")
 
@@ -596,7 +597,7 @@ def test_kernels_are_judged_even_when_torch_s_count_is_not_recorded():
 def test_nccl_rows_out_of_order_are_sorted_before_judging(change):
     facts = nccl_facts(world=16, peak=30.0)
     last = facts["sizes"][-1]
-    last.update(busbw=5.0, algbw=round(5.0 / nccl.bus_factor(16), 3))
+    last.update(busbw=5.0, algbw=round(5.0 / bus_factor(16), 3))
     last["time_us"] = round(last["size"] / (last["algbw"] * 1e9) * 1e6, 1)
     change(facts["sizes"])
     assert verdict(nccl.judge(variant(facts, nodes=2), Options())) == ("fail", "BANDWIDTH_LOW", "host")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from verify import ncclog
 from verify.checks import gpu, nccl
+from verify.checks.nccl import ncclog
 from verify.options import Options
 from verify.result import CheckResult
 

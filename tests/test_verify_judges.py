@@ -21,6 +21,7 @@ from verify import baselines
 from verify.checks import arrow, gpu, hdf5, nccl, shm
 from verify.checks.gpu.cuda_errors import decode
 from verify.checks.gpu.node import driver_floor
+from verify.checks.nccl.spawn import bus_factor
 from verify.codes import CODES, readme_table
 from verify.options import Options
 from verify.result import CheckResult
@@ -302,7 +303,7 @@ def test_nccl_busbw_below_0_75x_fails_bandwidth_low():
 def test_nccl_world_size_1_is_no_bandwidth_measurement():
     """One rank moves nothing: never a pass as if bandwidth were measured, never a fail (issue 25, item 5)."""
     r = judge_nccl(nccl_facts(world=1, peak=0.0))
-    assert nccl.bus_factor(1) == 0.0
+    assert bus_factor(1) == 0.0
     assert_verdict(r, "skip", "NCCL_SINGLE_RANK", "job", "nothing crossed a link")
     assert "busbw_max" not in r.metrics and "algbw_max" not in r.metrics
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from verify.checks import gpu, nccl
+from verify.checks import gpu
 from verify.checks.gpu import gpuprobe
+from verify.checks.nccl import probing as nccl_probing
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
@@ -83,15 +84,15 @@ def test_nccl_log_says_which_network_interface_and_transport(tmp_path):
         "node0:4242:4242 [0] NCCL INFO Using network IB\n"
         "node0:4242:4250 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
         "node0:4242:4250 [0] NCCL INFO NVLS multicast support is available on dev 0\n")
-    log = nccl._nccl_log(str(tmp_path))
+    log = nccl_probing._nccl_log(str(tmp_path))
     assert {k: log[k] for k in ("network", "interface", "nvls", "transports", "ib_error", "hcas")} == {
         "network": "IB", "interface": "mlx5_0:1/IB", "nvls": True, "transports": ["P2P/CUMEM"], "ib_error": None,
         "hcas": ["mlx5_0:1/IB", "mlx5_1:1/IB"]}
-    assert nccl._nccl_log(str(tmp_path / "none")) == {}
+    assert nccl_probing._nccl_log(str(tmp_path / "none")) == {}
 
 
 def test_nccl_environment_facts_are_read():
-    facts = nccl._environment_facts()
+    facts = nccl_probing._environment_facts()
     assert facts["shm_bytes"] is None or facts["shm_bytes"] > 0
     assert "memlock_bytes" in facts and isinstance(facts["nccl_env"], dict)
 

@@ -236,7 +236,7 @@ class NetChannels(TypedDict, total=False):
 
 
 class NcclLog(TypedDict, total=False):
-    """What NCCL's own INFO log says it chose (verify/ncclog.py reads it; FACTS.md, "fabric facts")."""
+    """What NCCL's own INFO log says it chose (verify/checks/nccl/ncclog.py reads it; FACTS.md, "fabric facts")."""
     network: str | None
     networks: list[str]
     interface: str | None

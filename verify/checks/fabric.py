@@ -5,7 +5,7 @@ and link layer), what the container was given (/dev/infiniband/uverbs*, rdma_cm)
 (libibverbs.so.1, librdmacm.so.1, libfabric.so.1 through ctypes, the providers, ibv_get_device_list() from
 inside, libnccl-net*.so plugins), the memlock limit, GPUDirect RDMA readiness and the NCCL variables that keep
 NCCL off the fabric. Paths are read under VERIFY_FABRIC_ROOT (default /) so a real listing replays
-(verify/rdma.py). judge() is pure. What NCCL itself chose is the nccl check's (its INFO log, verify/ncclog.py).
+(verify/shared/rdma.py). judge() is pure. What NCCL itself chose is the nccl check's (its INFO log, verify/checks/nccl/ncclog.py).
 """
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import os
 import re
 from typing import Any
 
-from .. import rdma
 from ..facts import Adapter, FabricFacts, Port
 from ..figures import BYTES, LIST, OBJECT, STR, STRS, Either, Figure, Kind
 from ..findings import Findings
 from ..options import GiB, Options, human_bytes
 from ..result import FAIL, PASS, SKIP, WARN, CheckResult
+from ..shared import rdma
 
 LIBRARIES = ("libibverbs.so.1", "librdmacm.so.1", "libfabric.so.1")
 LOADED = "loaded"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .. import rdma
+from ..shared import rdma
 
 _IBSTAT_CA = re.compile(r"^CA '([^']+)'", re.MULTILINE)
 _IBSTATUS_CA = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:", re.MULTILINE)

@@ -1,11 +1,11 @@
-"""NCCL's INFO log (NCCL_DEBUG=INFO), as any launcher prints it: read by verify/ncclog.py into the nccl facts'
+"""NCCL's INFO log (NCCL_DEBUG=INFO), as any launcher prints it: read by verify/checks/nccl/ncclog.py into the nccl facts'
 `nccl_log`, with the version NCCL prints and the error a failing rank logs."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from .. import ncclog
+from ..checks.nccl import ncclog
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _TIMEOUT = re.compile(r"Watchdog caught collective operation timeout.*|.*[Tt]imed? ?out.*(?:NCCL|collective).*")

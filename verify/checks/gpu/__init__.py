@@ -1,12 +1,12 @@
 """gpu: the driver, the devices, their health (NVML), whether this torch build can run on them, and how fast.
 
-The room: probe.py reads and measures (NVML through gpuprobe.py, identity through gpuidentity.py); judge.py decides
+The room: probing.py reads and measures (NVML through gpuprobe.py, identity through gpuidentity.py); verdict.py decides
 from those facts alone (node.py the facts seen whole, gpuarch.py CUDA's architecture rules, gpuhealth.py one device's
 health, perf.py the figures and the canary, contradictions.py facts no machine produces, cuda_errors.py CUDA's
 error codes)."""
 from __future__ import annotations
 
-from .judge import FIGURES, judge
-from .probe import probe
+from .probing import probe
+from .verdict import FIGURES, judge
 
 __all__ = ["FIGURES", "judge", "probe"]

@@ -1,7 +1,8 @@
 """The gpu check's judge: the driver, the devices, their health (NVML), whether this torch build can run on them, and
-how fast. probe.py reads and measures; judge() is pure and decides from those facts alone, so every rule is tested from recorded, translated (tests/data/real-world) or hand-made facts. The facts are described
-in verify/FACTS.md (schema 3); a null field is "unknown", never "good": what decides a verdict and is unknown
-is named as not assessed, and a device with no health field read warns (HEALTH_NOT_ASSESSED).
+how fast. probing.py reads and measures; judge() is pure and decides from those facts alone, so every rule is tested
+from recorded, translated (tests/data/real-world) or hand-made facts. The facts are described in verify/FACTS.md
+(schema 3); a null field is "unknown", never "good": what decides a verdict and is unknown is named as not assessed,
+and a device with no health field read warns (HEALTH_NOT_ASSESSED).
 """
 from __future__ import annotations
 

@@ -1,0 +1,294 @@
+"""The nccl check's judge, pure: the sweep's result checked, a failure's phase and cause (bootstrap, timeout, the
+transport), the figures handed to bandwidth.py and the transport findings to transport.py."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...facts import NONE, UNLIMITED, NcclFacts, NcclLog, SizeRow
+from ...figures import (
+    BOOL,
+    BYTES,
+    COUNT,
+    LIST,
+    MICROSECONDS,
+    NET_GBPS,
+    NODES,
+    OBJECT,
+    RANKS,
+    STR,
+    Each,
+    Either,
+    Figure,
+    Kind,
+    Required,
+    Rule,
+    Unique,
+    Unless,
+)
+from ...findings import Findings
+from ...options import Options, human_bytes
+from ...result import FAIL, PASS, SKIP, CheckResult
+from ...shared import rdma
+from .bandwidth import bandwidth_figures
+from .spawn import ALL_REDUCE, INIT, bus_factor
+from .transport import gdr_summary, gdr_unused, job_env, memlock_low, net_fallback, not_passed, rdma_shown
+
+SHM_LOW = 512 << 20          # below this NCCL's shared-memory transport is likely starved
+
+
+ADVICE = ("Rerun with NCCL_DEBUG=INFO to see the transport and where it stops; give the container "
+          "--shm-size=2g or --ipc=host (NCCL uses /dev/shm); try NCCL_P2P_DISABLE=1 (broken peer-to-peer) "
+          "or NCCL_IB_DISABLE=1; across nodes check NCCL_SOCKET_IFNAME and the firewall.")
+
+
+def _table(rows: list[SizeRow]) -> list[str]:
+    lines = [f"{'size':>12} {'count':>10} {'type':>6} {'redop':>6} {'time(us)':>10} {'algbw(GB/s)':>12} {'busbw(GB/s)':>12} {'#wrong':>7}"]
+    lines += [f"{r['size']:>12} {r['count']:>10} {r['type']:>6} {r['redop']:>6} {r['time_us']:>10} {r['algbw']:>12} {r['busbw']:>12} {r['wrong']:>7}" for r in rows]
+    return lines
+
+
+def error_phase(error: str) -> str | None:
+    head, sep, _ = error.partition(": ")
+    return head if sep and head in (INIT, ALL_REDUCE) else None
+
+
+def is_timeout(error: str) -> bool:
+    return bool(re.search(r"timed? ?out|timeout|watchdog", error, re.IGNORECASE))
+
+
+def timeout_advice(facts: NcclFacts) -> str:
+    """Advice for a hang, from what was seen: phase, world, network, /dev/shm, memlock."""
+    error, world = facts.get("error") or "", facts.get("world_size") or 0
+    log = facts.get("nccl_log") or {}
+    tips = []
+    if error_phase(error) == INIT:
+        tips.append("The group never formed: check that every rank can reach MASTER_ADDR:MASTER_PORT, that all "
+                    "ranks were started, and the firewall.")
+    multi_node = "RANK" in (facts.get("mode") or "") or facts.get("rank") is not None
+    if multi_node and log.get("network") in (None, "Socket") and not (facts.get("nccl_env") or {}).get("NCCL_SOCKET_IFNAME"):
+        interface = log.get("interface")
+        tips.append(f"NCCL chose {'interface ' + interface if interface else 'its interface itself'}: "
+                    "set NCCL_SOCKET_IFNAME to the interface the nodes share.")
+    shm = facts.get("shm_bytes")
+    if shm is not None and shm < SHM_LOW and world > 1:
+        tips.append(f"/dev/shm is only {human_bytes(shm)}: NCCL's shared-memory transport needs more "
+                    "(--shm-size=2g or --ipc=host).")
+    memlock = facts.get("memlock_bytes")
+    if facts.get("infiniband") and isinstance(memlock, int) and memlock < (1 << 30):
+        tips.append(f"memlock limit is {human_bytes(memlock)}: InfiniBand needs it unlimited "
+                    "(`--ulimit memlock=-1`, or the pod's limits).")
+    if not tips or facts.get("backend") == "nccl":
+        tips.append("Rerun with NCCL_DEBUG=INFO to see where it stops; try NCCL_P2P_DISABLE=1 (broken peer-to-peer) "
+                    "or NCCL_IB_DISABLE=1 to isolate the transport.")
+    return " ".join(tips)
+
+
+ROW_KEYS = ("size", "count", "time_us", "algbw", "busbw", "wrong")
+
+
+FIGURES: tuple[tuple[str, Rule], ...] = (
+    ("sizes", LIST), ("sizes", Unique("size")), ("sizes[]", Required(ROW_KEYS)),
+    ("sizes[].size", Figure("B", 1, 2 ** 50, integer=True)), ("sizes[].count", COUNT), ("sizes[].time_us", MICROSECONDS),
+    ("sizes[].algbw", Unless("world_size", 1, NET_GBPS)), ("sizes[].busbw", NET_GBPS), ("sizes[].wrong", COUNT), ("world_size", RANKS),
+    ("nodes", NODES), ("shm_bytes", BYTES), ("gpus", COUNT),
+    ("memlock_bytes", Either(BYTES, Kind(str, (UNLIMITED,)))), ("timeout_s", Figure("s", 0, 86400, lo_open=True)),
+    ("init_s", Figure("s", 0, 1e7)), ("nccl_log.transports", Each(STR)), ("gloo_socket_ifname", STR), ("nccl_env", OBJECT),
+    ("nccl_log", OBJECT), ("rank", Figure("", 0, 1 << 24, integer=True)), ("backend", Kind(str, ("nccl", "gloo"))),
+    ("distributed", BOOL), ("nccl_available", BOOL), ("infiniband", BOOL), ("efa", BOOL), ("nvswitch", BOOL),
+    ("nccl_log.nvls", BOOL), ("nccl_log.network", STR), ("nccl_log.interface", STR), ("nccl_log.ib_error", STR),
+    ("nccl_version", STR), ("device_name", STR), ("error", STR), ("mode", STR), ("verbs_loads", BOOL),
+    ("adapters", LIST), ("adapters[]", OBJECT), ("adapters[].ports", LIST), ("adapters[].ports[]", OBJECT),
+    ("adapters[].ports[].rate_gbps", Figure("Gb/s", 0, 10_000)), ("uverbs", LIST), ("nccl_log.networks", LIST),
+    ("nccl_log.hcas", LIST), ("nccl_log.proof", LIST), ("nccl_log.net_channels", OBJECT),
+    ("nccl_log.env", OBJECT), ("nccl_log.rank_networks", OBJECT),
+)
+
+
+BOOTSTRAP = re.compile(r"bootstrap|socket\.cc", re.IGNORECASE)
+
+
+def _bootstrap_owner(facts: NcclFacts, error: str) -> tuple[str, str] | None:
+    """An init that died in NCCL's bootstrap (TCP between the ranks) with no NCCL_SOCKET_IFNAME: NCCL picked the
+    interface itself (often IPoIB or a docker bridge the nodes do not share); the job names the right one."""
+    if error_phase(error) != INIT or not BOOTSTRAP.search(error) or job_env(facts).get("NCCL_SOCKET_IFNAME"):
+        return None
+    return ("; the bootstrap (TCP between the ranks) failed on an interface NCCL chose itself: NCCL_SOCKET_IFNAME "
+            "is not set", "Set NCCL_SOCKET_IFNAME in the job to the interface every node shares (the Ethernet NIC, "
+            "not IPoIB or a docker bridge); check the firewall between the nodes.")
+
+
+def _describe(facts: NcclFacts, result: CheckResult) -> None:
+    env = facts.get("nccl_env") or {}
+    log = facts.get("nccl_log") or {}
+    if facts.get("nccl_version"):
+        result.details.append(f"NCCL {facts['nccl_version']}")
+    shm, memlock = facts.get("shm_bytes"), facts.get("memlock_bytes")
+    result.details.append("environment: " + (" ".join(f"{k}={v}" for k, v in env.items()) or "no NCCL_* variables")
+                          + f"; /dev/shm {human_bytes(shm) if shm is not None else '?'}"
+                          + f"; memlock {memlock if memlock in (None, UNLIMITED) else human_bytes(int(memlock))}")
+    if log:
+        result.details.append(f"NCCL chose network {log.get('network') or '?'}, interface {log.get('interface') or '?'}"
+                              + (", NVLS" if log.get("nvls") else "")
+                              + (f", transports {' '.join(log.get('transports') or [])}" if log.get("transports") else "")
+                              + "".join(f"; NET/{name} {row.get('connections')} connection(s), {row.get('gdr')} with GDR"
+                                        for name, row in (log.get("net_channels") or {}).items())
+                              + (f"; HCAs {' '.join(log.get('hcas') or [])}" if log.get("hcas") else ""))
+    elif facts.get("backend") == "gloo":
+        result.details.append(f"gloo interface {facts.get('gloo_socket_ifname') or 'default'}")
+    if facts.get("rank") is not None:
+        result.data.update(rank=facts["rank"])
+    result.data.update(backend=facts.get("backend"), world_size=facts.get("world_size"), mode=facts.get("mode"),
+                       sizes=facts.get("sizes") or [])
+    result.metric("world_size", facts.get("world_size") or 0, "ranks")
+    result.details.append(f"backend {facts.get('backend')}, world size {facts.get('world_size')}: {facts.get('mode')}")
+
+
+
+
+def _inconsistent(rows: list[SizeRow], world: Any) -> str | None:
+    """nccl-tests' own arithmetic: algbw = size / time, busbw = algbw x 2(n-1)/n (10% and rounding allowed)."""
+    if not isinstance(world, int):
+        return f"world size {world!r} with {len(rows)} measured size(s)"
+    factor = bus_factor(world)
+    for r in rows:
+        algbw = r["size"] / (r["time_us"] * 1e-6) / 1e9
+        if abs(r["algbw"] - algbw) > 0.1 * algbw + 0.05:
+            return f"{human_bytes(r['size'])} in {r['time_us']} us is {algbw:.2f} GB/s, the row says algbw {r['algbw']}"
+        if abs(r["busbw"] - r["algbw"] * factor) > 0.1 * r["algbw"] * factor + 0.05:
+            return (f"busbw {r['busbw']} at {human_bytes(r['size'])} is not algbw {r['algbw']} x {factor:.3f} "
+                    f"(2(n-1)/n at world size {world})")
+    if world > 1 and max(r["busbw"] for r in rows) <= 0:
+        return f"no bus bandwidth at all across {world} ranks"
+    return None
+
+
+LOCAL_MODE = re.compile(r"^(\d+) local process")     # the probe's own `mode` for ranks it spawned on this node
+
+
+def group_contradiction(facts: NcclFacts) -> str | None:
+    """How the group was laid out, where its facts cannot all be true (naming the two fields): more nodes than
+    ranks; and ranks the probe spawned itself (`mode` "N local process(es)": no launcher, one process per GPU of this
+    node) said to span several nodes, to number other than N, to carry a launcher's rank, or, over NCCL, to number
+    other than the node's GPUs (NCCL runs one rank per GPU)."""
+    world, nodes, gpus = facts.get("world_size"), facts.get("nodes"), facts.get("gpus")
+    if isinstance(nodes, int) and isinstance(world, int) and nodes > world:
+        return f"nodes {nodes} > world_size {world} (every node runs at least one rank)"
+    local = LOCAL_MODE.match(str(facts.get("mode") or ""))
+    if not local:
+        return None
+    mode = f"mode {facts.get('mode')!r}"[:80]
+    if isinstance(nodes, int) and nodes != 1:
+        return f"{mode} (ranks spawned on this one node) but nodes {nodes}"
+    if isinstance(world, int) and int(local[1]) != world:
+        return f"{mode} but world_size {world}"
+    if facts.get("rank") is not None:
+        return f"{mode} (no launcher) but rank {facts.get('rank')} (recorded under torchrun only)"
+    if facts.get("backend") == "nccl" and isinstance(gpus, int) and isinstance(world, int) and world != gpus:
+        return f"{mode} over NCCL (one process per GPU) but gpus {gpus}"
+    return None
+
+
+def _log_said(facts: NcclFacts) -> str | None:
+    """What NCCL's log alone shows when it proves the fabric in use; None when it proves nothing (sockets on a node
+    whose adapters are unknown, or no network line at all)."""
+    log: NcclLog = facts.get("nccl_log") or {}
+    kind = rdma_shown(facts, log)
+    if not (log.get("networks") or gdr_summary(log)[0] or log.get("hcas")) or kind is None:
+        return None
+    connections, gdr = gdr_summary(log)
+    ranks = log.get("rank_networks") or {}
+    said = [f"NCCL's log: network {', '.join(log.get('networks') or [])}" + (f" on {len(ranks)} rank(s)" if ranks else "")
+            if log.get("networks") else f"NCCL's log lists RDMA device(s) {', '.join(log.get('hcas') or [])}"]
+    if connections:
+        said.append(f"{connections} IB/RoCE connection(s), {gdr} with GPUDirect RDMA")
+    return "; ".join(said + ["no collective recorded: bandwidth not assessed"])
+
+
+CAUSES = ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET", "FABRIC_NOT_PASSED")
+
+
+def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
+    """A collective that failed or hung: where NCCL's log shows why it left the fabric, that cause owns it."""
+    backend = facts.get("backend")
+    cause = next((f for f in found.items if f.owner != "host" and f.code in CAUSES), None)
+    shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
+    owner = cause.owner if cause else None
+    rails = rdma.mixed_rails(facts.get("adapters")) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
+    if rails and is_timeout(error):
+        return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}; the node has "
+                              f"InfiniBand rails ({', '.join(rails)}) beside Ethernet adapters at another rate and the "
+                              "job sets no NCCL_IB_HCA: NCCL pairs devices that do not reach each other",
+                              f"Set NCCL_IB_HCA to the InfiniBand rails (`NCCL_IB_HCA={','.join(rails)}`). "
+                              + timeout_advice(facts), "job")
+    bootstrap = _bootstrap_owner(facts, error) if not cause else None
+    if bootstrap:
+        return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{bootstrap[0]}",
+                              bootstrap[1], "job")
+    if is_timeout(error):
+        remedy = timeout_advice(facts)
+        return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
+                              f"{cause.remedy} {remedy}" if cause else remedy, owner)
+    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
+                          f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
+
+
+def judge(facts: NcclFacts, options: Options) -> CheckResult:
+    result = CheckResult("nccl", PASS, "")
+    if facts.get("distributed") is False:
+        return result.verdict(FAIL, "DISTRIBUTED_UNAVAILABLE", "torch.distributed is not available in this build",
+                              "Use an official torch wheel (built with distributed support).")
+    backend, world, rows = facts.get("backend"), facts.get("world_size"), facts.get("sizes")
+    _describe(facts, result)
+    found = Findings()
+    net_fallback(facts, found)
+    not_passed(facts, found)
+    memlock_low(facts, found)
+    gdr_unused(facts, found)
+    error = facts.get("error") if facts.get("error") != NONE else None
+    contradiction = group_contradiction(facts)
+    if contradiction:
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
+                              "Record the check again.")
+    if rows is None and not error:
+        said = _log_said(facts)
+        if found.items or said:
+            return found.apply(result, said or "")
+        return result.not_judged("no collective was recorded and NCCL's log (if any) shows no network choice: "
+                                 "nothing to judge", "Record the check with `python -m verify --checks nccl "
+                                 "--save-facts DIR`, or give NCCL's INFO log (NCCL_DEBUG=INFO).")
+    if error or not rows:
+        return _failed(facts, error or "no result", found, result)
+    rows = sorted(rows, key=lambda r: r["size"])
+    inconsistent = _inconsistent(rows, world)
+    if inconsistent:
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the collective's figures contradict each other: {inconsistent}",
+                              "Rerun the check; figures that do not add up are no measurement.")
+    wrong = sum(r["wrong"] for r in rows)
+    result.details += _table(rows)
+    result.metric("wrong", wrong, "elements")
+    if world != 1:           # one rank moves nothing: its "algbw" is size over a kernel launch, no bandwidth
+        result.metric("busbw_max", max(r["busbw"] for r in rows), "GB/s")
+        result.metric("algbw_max", max(r["algbw"] for r in rows), "GB/s")
+    lo, hi = rows[0]["size"], rows[-1]["size"]
+    span = f"{lo >> 20}-{hi >> 20} MiB" if lo >= 1 << 20 else f"{human_bytes(lo)}-{human_bytes(hi)}"
+    verified = f"all-reduce verified over {backend}, world size {world}, {len(rows)} sizes {span}"
+    if wrong:
+        return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"all-reduce over {backend} returned {wrong} wrong element(s)",
+                              "Rerun with NCCL_P2P_DISABLE=1, then NCCL_IB_DISABLE=1, to find the broken transport; "
+                              "drain the node. " + ADVICE)
+    if world == 1:
+        init = facts.get("init_s")
+        return result.verdict(SKIP, "NCCL_SINGLE_RANK", f"{backend} initialised"
+                              f"{f' in {init:g} s' if isinstance(init, (int, float)) else ''} and the all-reduce on "
+                              f"1 rank returned the right values over {len(rows)} sizes {span}; nothing crossed a link, "
+                              "so no bandwidth was measured (busbw is 0 at world size 1)")
+    if backend != "nccl":
+        gpus = facts.get("gpus") or 0
+        no_gpu = "no GPU visible" if gpus == 0 else "NCCL is not available in this torch build"
+        status = FAIL if options.expect_gpus > 0 else SKIP
+        return result.verdict(status, "NCCL_NOT_EXERCISED" if gpus == 0 else "DISTRIBUTED_UNAVAILABLE",
+                              f"{no_gpu}: NCCL not exercised; {verified}",
+                              "Run on a GPU node (`docker run --gpus all`); the gpu check says why none is visible.",
+                              "job" if gpus == 0 else "image")
+    return found.apply(result, bandwidth_figures(facts, rows, verified, result, found))
