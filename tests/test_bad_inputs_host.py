@@ -282,9 +282,9 @@ def test_no_image_keeps_the_wheels_mount_point():
 
 @pytest.mark.unit
 def test_the_dataloader_check_sweeps_small_under_emulation(monkeypatch):
-    from verify import dataloader as dl
     from verify import environment
-    from verify.checks import dataloader as check
+    from verify.checks.dataloader import check
+    from verify.shared import dataloader as dl
     assert check.sizes_for(False) is dl.QUICK and check.sizes_for(True) is dl.EMULATED
     small, quick = dl.EMULATED, dl.QUICK
     assert small.samples * small.epochs * small.image_size ** 2 < quick.samples * quick.epochs * quick.image_size ** 2 / 16

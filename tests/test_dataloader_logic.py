@@ -8,11 +8,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from verify import dataloader as dl
 from verify.atomic import write_atomic
 from verify.checks.dataloader import judge
 from verify.options import MiB, Options
-from verify.svgplot import Plot, Series, render
+from verify.shared import dataloader as dl
+from verify.shared.svgplot import Plot, Series, render
 
 pytestmark = pytest.mark.unit
 

@@ -17,6 +17,7 @@ from tests.helpers import ROOT
 from tests.verify_handmade import nccl_facts, variant
 from verify import judging, replay
 from verify.checks import CHECKS, fabric, nccl
+from verify.checks.fabric import check as fabric_check
 from verify.checks.nccl import ncclog
 from verify.checks.nccl.transport import gdr_summary
 from verify.options import Options
@@ -206,7 +207,7 @@ def test_algbw_is_still_gated_when_ranks_communicate():
 # ------------------------------------------------------------------------------------ the fabric judge
 def healthy_handmade() -> dict:
     return {"root": "/", "adapters": _ib_adapters(2, 400.0), "uverbs": ["uverbs0", "uverbs1"], "rdma_cm": True,
-            "libraries": {n: fabric.LOADED for n in fabric.LIBRARIES}, "providers": ["efa", "mlx5"],
+            "libraries": {n: fabric_check.LOADED for n in fabric_check.LIBRARIES}, "providers": ["efa", "mlx5"],
             "verbs_devices": ["mlx5_0", "mlx5_1"], "verbs_error": None, "memlock": "unlimited", "peermem": True,
             "gpu_module": "proprietary", "kernel": "5.15.0", "net_plugins": [], "nccl_env": {}}
 
@@ -323,7 +324,7 @@ def test_the_probe_reads_a_sysfs_tree_under_its_root(tmp_path, monkeypatch):
     r = judging.judge(CHECKS["fabric"], facts, Options())
     codes = {f["code"] for f in r.data["findings"]}
     assert "FABRIC_PORT_DOWN" in codes
-    if facts["libraries"]["libibverbs.so.1"] != fabric.LOADED:       # this machine: no rdma-core installed
+    if facts["libraries"]["libibverbs.so.1"] != fabric_check.LOADED:       # this machine: no rdma-core installed
         assert verdict(r) == ("fail", "FABRIC_USERSPACE_MISSING", "image") and "libibverbs.so.1" in r.summary
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from verify.checks import fabric
+from verify.checks.fabric import check as fabric_check
 from verify.options import Options
 from verify.shared import rdma
 
@@ -32,9 +33,9 @@ def test_a_port_of_unknown_model_is_never_called_below_its_maximum():
 
 
 def test_the_pci_device_id_names_the_model_where_hca_type_is_missing():
-    assert fabric.model({"name": "x", "pci_device": "0x1021"}) == "MT4129"
-    assert fabric.model({"name": "x", "hca_type": "MT4123", "pci_device": "0x1021"}) == "MT4123"
-    assert fabric.model({"name": "x"}) is None
+    assert fabric_check.model({"name": "x", "pci_device": "0x1021"}) == "MT4129"
+    assert fabric_check.model({"name": "x", "hca_type": "MT4123", "pci_device": "0x1021"}) == "MT4123"
+    assert fabric_check.model({"name": "x"}) is None
     r = judge([{"name": "mlx5_0", "pci_device": "0x1021", "ports": [port(rate=200.0)]}])
     assert verdict(r) == ("warn", "FABRIC_RATE_DEGRADED", "host") and "MT4129" in r.summary
 

@@ -13,7 +13,7 @@ import pytest
 
 from scripts.fleet.fleet import FLEET_JSON, fleet, format_fleet
 from tests.helpers import ROOT
-from verify import trainer
+from verify.checks.train import trainer
 
 pytestmark = pytest.mark.host
 

@@ -2,7 +2,7 @@
 # (the judge takes TypedDict facts; these tests hand it partial or malformed facts, as a JSON record would)
 """The train check's pure judge and its plausibility gate, driven by hand-made facts (`handmade` in every name).
 
-The facts are what verify/checks/train.py's probe records for a 2-node group (one rank per node); each test changes
+The facts are what verify/checks/train/probing.py records for a 2-node group (one rank per node); each test changes
 one thing: a replica that diverges at step k, a NaN loss, a loss that does not fall, a rate above the SKU's peak.
 """
 from __future__ import annotations

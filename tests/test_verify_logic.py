@@ -9,12 +9,12 @@ import pytest
 
 from tests.helpers import ROOT
 from verify.checks.gpu.node import why_no_gpu
-from verify.checks.hdf5 import diagnose_import_error
+from verify.checks.hdf5.check import diagnose_import_error
 from verify.checks.nccl.spawn import bus_factor, message_sizes
 from verify.options import parse_size
 from verify.report import build_report, overall, render_table, write_junit
 from verify.result import CheckResult
-from verify.shmem import recognise
+from verify.shared.shmem import recognise
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.helpers import ROOT
-from verify.checks.vision import (
+from verify.checks.vision.check import (
     TORCHVISION_FOR_TORCH,
     cuda_release,
     expected_torchvision,

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from verify import trainer
+from verify.checks.train import trainer
 
 H100 = "NVIDIA H100 80GB HBM3"
 

@@ -449,7 +449,7 @@ class TrainLoader(TypedDict, total=False):
     samples: int
     zero_copy: bool
     setting: dict[str, Any] | None  # num_workers, prefetch_factor, persistent_workers, pin_memory
-    sweep: list[dict[str, Any]]     # verify/dataloader.py measure_one rows
+    sweep: list[dict[str, Any]]     # verify/shared/dataloader.py measure_one rows
     shm: dict[str, Any]
     cpu_share: int
 

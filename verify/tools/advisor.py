@@ -1,5 +1,5 @@
 """`verify bench --dataloader`: the DataLoader advisor on the command line (the measuring and the advice are
-verify/dataloader.py's; the dataloader check runs its short form)."""
+verify/shared/dataloader.py's; the dataloader check runs its short form)."""
 from __future__ import annotations
 
 import argparse
@@ -7,10 +7,10 @@ import json
 import os
 import sys
 
-from .. import dataloader
 from ..atomic import write_atomic
-from ..dataloader import Sizes, format_report, plot, probe, recommend
 from ..report import one_line
+from ..shared import dataloader
+from ..shared.dataloader import Sizes, format_report, plot, probe, recommend
 
 
 def main(argv: list[str]) -> int:

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from .. import arrowpath as ap
+from ..checks.arrow import arrowpath as ap
 from ..options import human_bytes, parse_size
 from ..report import one_line
 

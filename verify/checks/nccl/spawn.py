@@ -8,7 +8,7 @@ import socket
 import time
 from typing import Any
 
-from ...distgroup import init_group
+from ...shared.distgroup import init_group
 
 # The facts' `error` is "<phase>: <exception>" (FACTS.md): the phase is a field of that format, read by error_phase.
 INIT, ALL_REDUCE = "init", "all_reduce"

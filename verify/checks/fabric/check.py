@@ -13,12 +13,12 @@ import os
 import re
 from typing import Any
 
-from ..facts import Adapter, FabricFacts, Port
-from ..figures import BYTES, LIST, OBJECT, STR, STRS, Either, Figure, Kind
-from ..findings import Findings
-from ..options import GiB, Options, human_bytes
-from ..result import FAIL, PASS, SKIP, WARN, CheckResult
-from ..shared import rdma
+from ...facts import Adapter, FabricFacts, Port
+from ...figures import BYTES, LIST, OBJECT, STR, STRS, Either, Figure, Kind
+from ...findings import Findings
+from ...options import GiB, Options, human_bytes
+from ...result import FAIL, PASS, SKIP, WARN, CheckResult
+from ...shared import rdma
 
 LIBRARIES = ("libibverbs.so.1", "librdmacm.so.1", "libfabric.so.1")
 LOADED = "loaded"

@@ -11,9 +11,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..facts import H5pyImportFailure, Hdf5Facts
-from ..options import Options
-from ..result import FAIL, PASS, SKIP, WARN, CheckResult
+from ...facts import H5pyImportFailure, Hdf5Facts
+from ...options import Options
+from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 
 ROWS, COLS = 4096, 256          # 4 MiB of float32: enough for several chunks, quick on two cores
 

@@ -6,9 +6,9 @@ import os
 import tempfile
 from typing import Any
 
-from ..facts import ArrowFacts
-from ..options import Options, human_bytes
-from ..result import FAIL, PASS, SKIP, WARN, CheckResult
+from ...facts import ArrowFacts
+from ...options import Options, human_bytes
+from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 
 REPEATS = 3
 GB = 1e9
@@ -22,10 +22,10 @@ def probe(options: Options) -> dict[str, Any]:
     import pyarrow as pa
     import torch
 
-    from .. import arrowpath as ap
+    from . import arrowpath as ap
 
     torch.set_num_threads(1)    # both sides of the ratio on one core, so it compares like with like
-    from ..environment import emulation
+    from ...environment import emulation
 
     facts: dict[str, Any] = {"pyarrow": pa.__version__, "torch": torch.__version__,
                              "emulated": bool(emulation()["emulated"])}   # throughput under qemu is not judged
@@ -111,7 +111,7 @@ def _through_nodes(mapped: Any) -> tuple[float, bool, float]:
     """(checksum, every batch inside the mapping, bytes/s) of the batches a torchdata.nodes pipeline yields."""
     import time
 
-    from .. import arrowpath as ap
+    from . import arrowpath as ap
     outside = []
 
     def checked(tensors):

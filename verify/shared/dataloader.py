@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .options import human_bytes
+from ..options import human_bytes
 from .shmem import recognise as recognise_shm
 from .shmem import shm_path
 from .svgplot import Plot, Series, render

@@ -13,10 +13,10 @@ import subprocess
 import sys
 from typing import Any
 
-from ..facts import ShmFacts
-from ..options import Options, human_bytes
-from ..result import FAIL, PASS, CheckResult
-from ..shmem import DEFAULT_SHM, recognise, shm_path
+from ...facts import ShmFacts
+from ...options import Options, human_bytes
+from ...result import FAIL, PASS, CheckResult
+from ...shared.shmem import DEFAULT_SHM, recognise, shm_path
 
 REMEDY = ("Give the container more shared memory: `docker run --shm-size=2g ...` (or `--ipc=host`); "
           "on Kubernetes mount an emptyDir with medium: Memory (sizeLimit: 2Gi) at /dev/shm; with podman/Slurm "

@@ -2,7 +2,7 @@
 
 The path a training job takes, end to end: token sequences written to an uncompressed Arrow IPC file, memory-mapped
 and read through a DataLoader (num_workers as the DataLoader advisor chooses from a short sweep of this very
-dataset, verify/dataloader.py), forward and backward under bf16 autocast on GPUs that support it, gradients
+dataset, verify/shared/dataloader.py), forward and backward under bf16 autocast on GPUs that support it, gradients
 all-reduced by DDP, an AdamW step. After every step each rank records the all-reduced (global) loss and a checksum
 of its parameters' bits: replicas that applied the same all-reduced gradients hold the same bits, on every rank and
 node, so a difference is model-level silent data corruption.
@@ -22,9 +22,9 @@ import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from . import dataloader as dl
-from .distgroup import init_group
-from .shmem import recognise as recognise_shm
+from ...shared import dataloader as dl
+from ...shared.distgroup import init_group
+from ...shared.shmem import recognise as recognise_shm
 
 WARMUP = 3                  # steps before the count is fixed; the first pays the loader's and kernels' start-up
 MIN_STEPS = 24              # enough for the loss to fall by a clear margin on the synthetic data

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import dataloader as dl
-from ..facts import DataloaderFacts
-from ..options import Options, human_bytes
-from ..result import FAIL, PASS, WARN, CheckResult
+from ...facts import DataloaderFacts
+from ...options import Options, human_bytes
+from ...result import FAIL, PASS, WARN, CheckResult
+from ...shared import dataloader as dl
 
 NAME = "dataloader"
 
@@ -22,7 +22,7 @@ def sizes_for(emulated: bool) -> dl.Sizes:
 
 
 def probe(options: Options) -> dict[str, Any]:
-    from ..environment import emulation
+    from ...environment import emulation
 
     emulated = bool(emulation()["emulated"])
     facts = dl.probe(sizes_for(emulated))

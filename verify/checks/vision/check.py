@@ -16,9 +16,9 @@ import traceback
 from importlib import metadata
 from typing import Any
 
-from ..facts import VisionFacts
-from ..options import Options
-from ..result import FAIL, PASS, SKIP, WARN, CheckResult, Status
+from ...facts import VisionFacts
+from ...options import Options
+from ...result import FAIL, PASS, SKIP, WARN, CheckResult, Status
 
 NAME = "vision"
 IMAGES = 64           # images in the augmentation batch
