@@ -1,6 +1,6 @@
 # mypy: disable-error-code="arg-type, typeddict-item, index"
 # (judges take their TypedDict facts; these tests hand them partial facts, as a JSON record would)
-"""verify/FACTS.md and verify/facts.py say the same, field for field; schema 3 gives each value one meaning.
+"""verify/FACTS.md and verify/facts/ say the same, field for field; schema 3 gives each value one meaning.
 
 FACTS.md's `### `TypedDict`` tables are parsed and compared with the TypedDicts' keys and types; every TypedDict a
 check's facts reach is documented; the one rule for older records is the table FACTS.md shows; a misspelt key is
@@ -77,11 +77,11 @@ def test_facts_md_and_facts_py_say_the_same_field_for_field():
     assert {"GpuFacts", "NvmlDevice", "XidEvent", "MigDevice", "NcclFacts", "SizeRow", "FabricFacts", "TrainFacts",
             "TrainRank", "TrainStep"} <= set(kinds)
     for name, kind in kinds.items():
-        assert name in tables, f"{name} (verify/facts.py) has no table in FACTS.md"
+        assert name in tables, f"{name} (verify/facts/) has no table in FACTS.md"
         typed = {k: render(v) for k, v in get_type_hints(kind).items()}
         assert tables[name] == typed, (name, set(tables[name].items()) ^ set(typed.items()))
     for name in tables:
-        assert getattr(facts_module, name, None) is not None, f"FACTS.md documents {name}, facts.py has no such type"
+        assert getattr(facts_module, name, None) is not None, f"FACTS.md documents {name}, verify/facts/ has no such type"
 
 
 def test_the_one_rule_for_older_records_is_the_table_facts_md_shows():

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from verify.codes import CODES
-from verify.prolog import cli, history, kernlog, slurm, statefile, xid
+from verify.prolog import act, assess, cli, history, kernlog, revalidate, settings, slurm, statefile, xid
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
 
 pytestmark = pytest.mark.unit
@@ -76,7 +76,7 @@ def _verify_writes(monkeypatch: pytest.MonkeyPatch, body: bytes | None, seen: li
         if body is not None and rc is not None:
             Path(cmd[cmd.index("--json") + 1]).write_bytes(body)
         return rc, ""
-    monkeypatch.setattr(cli, "_run_verify", run)
+    monkeypatch.setattr(assess, "_run_verify", run)
 
 
 def _args(tmp_path: Path, *extra: str) -> list[str]:
@@ -128,7 +128,7 @@ def test_a_report_no_verify_could_write_is_not_assessed(tmp_path, fake, monkeypa
     assert cli.main(_args(tmp_path), STEP_ENV) == 3
     out = capsys.readouterr()
     assert out.out.startswith("prolog: NOT-ASSESSED REPORT_INVALID") and "deeper" in out.out
-    monkeypatch.setattr(cli, "REPORT_CAP", 1000)
+    monkeypatch.setattr(assess, "REPORT_CAP", 1000)
     _verify_writes(monkeypatch, b'{"status": "pass", "checks": []}' + b" " * 5000)
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
     assert "more than any verify writes" in capsys.readouterr().out
@@ -138,7 +138,7 @@ def test_a_report_no_verify_could_write_is_not_assessed(tmp_path, fake, monkeypa
 def test_a_crash_of_ours_never_escapes_as_exit_1(tmp_path, fake, monkeypatch, capsys):
     """Slurm's prolog semantics: a traceback is exit 1, a drain; our own crash is not assessed (exit 0 as Prolog=,
     3 as a step) with one line and a PROLOG_CRASHED trace."""
-    def boom(cfg: cli.Config) -> Any:
+    def boom(cfg: settings.Config) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
     monkeypatch.setattr(cli, "assess", boom)
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
@@ -164,12 +164,12 @@ def test_the_whole_run_is_bounded_by_budget_plus_grace(tmp_path, monkeypatch):
     seen: list[Any] = []
     timeout = {"name": "shm", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "t"}
     _verify_writes(monkeypatch, json.dumps(_report(timeout)).encode(), seen)
-    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "5")), STEP_ENV)
+    cfg = settings.config(settings.parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "5")), STEP_ENV)
     cfg.deadline -= 10                                        # the first run took its budget: 5 s are left
-    verdict, _ = cli._confirm(cfg, _report(timeout))
+    verdict, _ = assess._confirm(cfg, _report(timeout))
     assert verdict.kind == NOT_ASSESSED and verdict.code == "PREFLIGHT_TIMEOUT" and not seen
-    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "100")), STEP_ENV)
-    cli._confirm(cfg, _report(timeout))
+    cfg = settings.config(settings.parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "100")), STEP_ENV)
+    assess._confirm(cfg, _report(timeout))
     (cmd, limit), = seen
     assert float(cmd[cmd.index("--budget") + 1]) <= 40 and limit <= 110
 
@@ -199,8 +199,8 @@ def test_a_claim_past_the_breaker_is_given_back(tmp_path, fake, monkeypatch):
             fake.nodes["n3"] = ("drained", slurm.reason("n3", "GPU_LOST", "x", 1795635601))
         return real_run(argv, dry_run, quiet)
     monkeypatch.setattr(slurm, "run", racing)
-    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--breaker", "0.5")), STEP_ENV)
-    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
+    cfg = settings.config(settings.parser().parse_args(_args(tmp_path, "--breaker", "0.5")), STEP_ENV)
+    assert act._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
     assert fake.nodes["n1"] == ("idle", "none")
     assert fake.verbs() == ["-h", "update nodename=n1 state=drain", "-h", "update nodename=n1 state=resume"]
     assert _events(tmp_path) == [("drain-refused", "GPU_LOST")]
@@ -216,8 +216,8 @@ def test_a_drain_scontrol_refused_asks_nothing_more_of_slurm(tmp_path, fake, mon
         return (1, "scontrol: error: Invalid node name") if os.path.basename(argv[0]) == "scontrol" else \
             real_run(argv, dry_run, quiet)
     monkeypatch.setattr(slurm, "run", refusing)
-    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
-    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_FAULT
+    cfg = settings.config(settings.parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert act._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_FAULT
     assert [a[0] for a in fake.calls if a[0] in ("update", "requeue")] == ["update"]
     assert _events(tmp_path) == [("drain-refused", "GPU_LOST")]
 
@@ -225,8 +225,8 @@ def test_a_drain_scontrol_refused_asks_nothing_more_of_slurm(tmp_path, fake, mon
 def test_a_node_someone_else_drained_is_left_as_it_is(tmp_path, fake):
     """Return-to-service rules: a node drained by an operator is never re-drained (and so never resumed) by us."""
     fake.nodes["n1"] = ("drained", "torchimages: bios update by ops")
-    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
-    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
+    cfg = settings.config(settings.parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert act._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
     assert fake.nodes["n1"][1] == "torchimages: bios update by ops" and fake.verbs() == ["-h"]
 
 
@@ -235,33 +235,33 @@ def test_a_node_someone_else_drained_is_left_as_it_is(tmp_path, fake):
 def test_undrain_refuses_on_another_host():
     """NVSentinel's return to service judges the node itself: `make undrain NODE=n2` on n1 would resume n2 on n1's
     preflight."""
-    assert cli.here_problem("n1", frozenset({"n1"}), None) is None
-    assert cli.here_problem("n2", frozenset({"login", "login.cluster"}), {"NodeHostName": "login"}) is None
-    problem = cli.here_problem("n2", frozenset({"n1", "n1.cluster"}), {"NodeHostName": "n2"})
+    assert revalidate.here_problem("n1", frozenset({"n1"}), None) is None
+    assert revalidate.here_problem("n2", frozenset({"login", "login.cluster"}), {"NodeHostName": "login"}) is None
+    problem = revalidate.here_problem("n2", frozenset({"n1", "n1.cluster"}), {"NodeHostName": "n2"})
     assert problem and "is not n2" in problem and "ssh n2 make undrain NODE=n2" in problem and "\n" not in problem
-    assert cli.here_problem("n2", frozenset({"n1"}), None)
+    assert revalidate.here_problem("n2", frozenset({"n1"}), None)
 
 
 def test_an_xid_drain_resumes_only_after_the_repair_the_catalog_names():
     """NVIDIA's Xid catalog: Xid 79 asks for a GPU reset or a reboot; the revalidation must see one (another boot
     id than the drain's, or a boot time after it)."""
     drain = {"code": "XID_HISTORY", "epoch": 1000.0, "boot_id": "a", "action": "reboot"}
-    assert cli.repair_problem(drain, None, kernlog.Clock("a", 50.0), 900.0)
-    assert cli.repair_problem(drain, None, kernlog.Clock("b", 50.0), 900.0) is None
+    assert revalidate.repair_problem(drain, None, kernlog.Clock("a", 50.0), 900.0)
+    assert revalidate.repair_problem(drain, None, kernlog.Clock("b", 50.0), 900.0) is None
     no_boot = {**drain, "boot_id": None}
-    assert cli.repair_problem(no_boot, None, kernlog.Clock("", None), 999.0)
-    assert cli.repair_problem(no_boot, None, kernlog.Clock("", None), 1001.0) is None
-    assert cli.repair_problem(None, ("GPU_LOST", 1000), kernlog.Clock("", None), None)      # the reason alone
-    assert cli.repair_problem({"code": "CHECK_TIMEOUT", "epoch": 1.0}, None, kernlog.Clock("a", 1.0), 0.0) is None
+    assert revalidate.repair_problem(no_boot, None, kernlog.Clock("", None), 999.0)
+    assert revalidate.repair_problem(no_boot, None, kernlog.Clock("", None), 1001.0) is None
+    assert revalidate.repair_problem(None, ("GPU_LOST", 1000), kernlog.Clock("", None), None)      # the reason alone
+    assert revalidate.repair_problem({"code": "CHECK_TIMEOUT", "epoch": 1.0}, None, kernlog.Clock("a", 1.0), 0.0) is None
 
 
 def test_a_node_without_its_gpus_never_passes_revalidation():
     """NVSentinel's return to service: the GPUs must be back, all of them (Slurm's Gres, else the drain's count)."""
     assert slurm.gres_gpus("gpu:h100:8(S:0-1)") == 8 and slurm.gres_gpus("gpu:a100:4,gpu:t4:2") == 6
     assert slurm.gres_gpus("(null)") is None and slurm.gres_gpus("gpu:8") == 8 and slurm.gres_gpus("") is None
-    assert cli.gpu_problem(_report(_gpu("skip", None)), 8)
-    assert cli.gpu_problem(_report(_gpu("pass", 7)), 8)
-    assert cli.gpu_problem(_report(_gpu("pass", 8)), 8) is None and cli.gpu_problem(_report(), None) is None
+    assert revalidate.gpu_problem(_report(_gpu("skip", None)), 8)
+    assert revalidate.gpu_problem(_report(_gpu("pass", 7)), 8)
+    assert revalidate.gpu_problem(_report(_gpu("pass", 8)), 8) is None and revalidate.gpu_problem(_report(), None) is None
 
 
 def _drained(tmp_path: Path, fake: FakeSlurm, code: str = "GPU_LOST", **extra: Any) -> None:
@@ -396,22 +396,22 @@ def test_the_hang_streak_counts_only_one_cause_in_a_row():
     def ev(event: str, code: str | None = None) -> dict[str, Any]:
         return {"event": event, "code": code, "epoch": 1.0, "time": "t"}
     hung = ev("not-assessed", "PREFLIGHT_TIMEOUT")
-    assert history.streak([hung, hung], cli.HANG_CODES) == 2
-    assert history.streak([hung, ev("pass"), hung], cli.HANG_CODES) == 1
-    assert history.streak([hung, ev("not-assessed", "PREFLIGHT_NO_REPORT")], cli.HANG_CODES) == 0
+    assert history.streak([hung, hung], settings.HANG_CODES) == 2
+    assert history.streak([hung, ev("pass"), hung], settings.HANG_CODES) == 1
+    assert history.streak([hung, ev("not-assessed", "PREFLIGHT_NO_REPORT")], settings.HANG_CODES) == 0
     assert history.streak([hung, ev("fault", "PREFLIGHT_HUNG"), ev("drain-refused", "PREFLIGHT_HUNG")],
-                          cli.HANG_CODES) == 2
-    assert history.streak([hung, ev("drain", "PREFLIGHT_HUNG")], cli.HANG_CODES) == 0
+                          settings.HANG_CODES) == 2
+    assert history.streak([hung, ev("drain", "PREFLIGHT_HUNG")], settings.HANG_CODES) == 0
 
 
 def test_no_hang_evidence_from_a_budget_too_small_or_with_the_knob_off(tmp_path):
     timeout = Verdict(NOT_ASSESSED, "PREFLIGHT_TIMEOUT", None, "ran past")
     events = [{"event": "not-assessed", "code": "PREFLIGHT_TIMEOUT", "epoch": 1.0, "time": "t"}] * 5
     for extra in (["--budget", "1"], ["--hang-runs", "0"]):
-        cfg = cli.config(cli._parser().parse_args(_args(tmp_path, *extra)), STEP_ENV)
-        assert cli._hung(cfg, timeout, events) is timeout
-    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
-    assert cli._hung(cfg, timeout, events).drains and cli._hung(cfg, Verdict(PASS), events).kind == PASS
+        cfg = settings.config(settings.parser().parse_args(_args(tmp_path, *extra)), STEP_ENV)
+        assert assess._hung(cfg, timeout, events) is timeout
+    cfg = settings.config(settings.parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert assess._hung(cfg, timeout, events).drains and assess._hung(cfg, Verdict(PASS), events).kind == PASS
 
 
 # ---- 8. the history and state files are hostile
@@ -488,7 +488,7 @@ def test_every_not_assessed_code_the_prolog_gives_is_declared():
 
     from verify.codes import CODES
     from verify.prolog.verdict import NOT_ASSESSED_CODES
-    source = (Path(__file__).parent.parent / "verify" / "prolog" / "cli.py").read_text()
+    source = "".join(p.read_text() for p in (Path(__file__).parent.parent / "verify" / "prolog").glob("*.py"))
     given = set(re.findall(r'not_assessed\("([A-Z_]+)"', source)) | set(re.findall(r'ungated\([^)]*?"([A-Z_]+)"', source))
     assert given and given <= NOT_ASSESSED_CODES, given - NOT_ASSESSED_CODES
     assert not NOT_ASSESSED_CODES & set(CODES)

@@ -23,4 +23,4 @@ class Check:
     probe: Callable[[Options], Any]
     judge: Callable[[Any, Options], CheckResult]
     figures: Spec = ()
-    facts_type: Any = None          # the TypedDict of its facts (verify/facts.py): a key it lacks is refused
+    facts_type: Any = None          # the TypedDict of its facts (verify/facts/): a key it lacks is refused

@@ -23,566 +23,28 @@ process group and ends the prolog.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
-from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any
 
-from . import history, kernlog, metrics, slurm, statefile, xid
+from . import history, metrics, slurm
+from .act import act
+from .assess import assess
+from .revalidate import revalidate
+from .settings import DEFAULT_STATE_DIR, Config, Interrupted, UsageError, config, mode_of, parser, say
 from .verdict import (
     EXIT_BREAKER,
-    EXIT_FAULT,
     EXIT_NOT_ASSESSED,
     EXIT_PASS,
-    EXIT_REFUSED,
     EXIT_USAGE,
-    FAULT,
     NOT_ASSESSED,
-    PASS,
     Verdict,
-    confirmation,
-    decide,
-    finite_positive,
-    merge,
-    not_assessed,
-    timed_out,
 )
 
-DEFAULT_STATE_DIR = "/var/lib/torchimages"
-DEFAULT_BREAKER = 0.10
-DEFAULT_HANG_RUNS = 3
-DEFAULT_MIN_CONFIRM_S = 10.0
-REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
-BREAKER_LOCK_WAIT_S = 30.0
-# drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
-# pages take effect only then): return to service must see one
-REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST", "GPU_RESET_REQUIRED",
-                          "RETIREMENT_PENDING"})
-HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
-DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
-
-
-@dataclass
-class Config:
-    budget: float
-    mode: str                        # "prolog" or "step"
-    node: str
-    partition: str | None
-    breaker: float
-    state_dir: str
-    metrics_dir: str | None
-    dry_run: bool
-    confirm_factor: float
-    grace_s: float
-    lookback_s: float
-    kernel_log: bool
-    flap_window_s: float
-    expected_gpus: int | None
-    python: str
-    job: str | None = None
-    notes: list[str] = field(default_factory=list)
-    hang_runs: int = DEFAULT_HANG_RUNS
-    min_confirm_s: float = DEFAULT_MIN_CONFIRM_S
-    deadline: float = float("inf")   # time.monotonic() by which the whole run ends
-    proc: str = kernlog.PROC
-    kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
-    here: frozenset[str] = frozenset()      # this host's names: host name (short, full), SLURMD_NODENAME
-    under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
-
-
-class UsageError(Exception):
-    """Bad arguments or environment: one line, exit 2 (as Slurm's Prolog=: not assessed, exit 0)."""
-
-
-class Interrupted(Exception):
-    """SIGTERM, SIGINT or SIGHUP: verify's process group is stopped and the prolog ends."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:        # a bad option is a UsageError, never argparse's exit 2
-        raise UsageError(f"{message} (torchimages-prolog --help lists the options)")
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="torchimages-prolog", description=__doc__.split("\n")[0])
-    p.add_argument("--budget", default="30", help="the preflight's time budget in seconds (default 30)")
-    p.add_argument("--mode", choices=("auto", "prolog", "step"), default="auto",
-                   help="prolog (Slurm's Prolog=) or step (a job's first step); auto reads Slurm's environment")
-    p.add_argument("--revalidate", action="store_true",
-                   help="on a node torchimages drained: rerun the preflight and resume the node only on a pass")
-    p.add_argument("--node", help="this node's Slurm name (default SLURMD_NODENAME, else the short host name)")
-    p.add_argument("--partition", help="the partition the breaker counts (default SLURM_JOB_PARTITION, else all)")
-    p.add_argument("--breaker", default=None, help="the largest share of a partition torchimages holds drained "
-                   "(default 0.10; TORCHIMAGES_BREAKER)")
-    p.add_argument("--state-dir", default=None,
-                   help=f"history and kernel-log state (default {DEFAULT_STATE_DIR}; TORCHIMAGES_STATE_DIR)")
-    p.add_argument("--metrics-dir", default=None,
-                   help="node_exporter's textfile collector folder (TORCHIMAGES_METRICS_DIR); none: no metrics")
-    p.add_argument("--confirm-factor", default="4", help="a timed-out check reruns alone with this x the budget")
-    p.add_argument("--grace", default="120", help="seconds the whole run may take past its budget (verify's "
-                   "floors scale with the host's speed; a confirmation gets what is left; default 120)")
-    p.add_argument("--lookback", default="24", help="hours of kernel log read at most (default 24)")
-    p.add_argument("--no-kernel-log", action="store_true", help="do not read the kernel log for Xids")
-    p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
-                                                       "flagged for hardware inspection (default 7)")
-    p.add_argument("--hang-runs", default=None, help="a preflight that hangs past budget + grace this many runs in "
-                   f"a row is the host's (PREFLIGHT_HUNG; 0: never; default {DEFAULT_HANG_RUNS}; "
-                   "TORCHIMAGES_HANG_RUNS)")
-    p.add_argument("--min-confirm", default=str(DEFAULT_MIN_CONFIRM_S), help="seconds: a confirmation limit "
-                   "(budget x factor) below this cannot prove a hang; the timeout is then our setting's "
-                   f"(default {DEFAULT_MIN_CONFIRM_S:g})")
-    p.add_argument("--python", default=sys.executable, help="the Python that runs verify (default this one)")
-    p.add_argument("--dry-run", action="store_true", help="print the scontrol commands instead of running them")
-    return p
-
-
-def _mode(env: dict[str, str], forced: str) -> str:
-    if forced != "auto":
-        return forced
-    return "prolog" if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog") or not env.get("SLURM_STEP_ID") else "step"
-
-
-def expected_gpus(env: dict[str, str]) -> int | None:
-    """The GPUs Slurm allocated on this node (SLURM_GPUS_ON_NODE, else the ids in SLURM_JOB_GPUS); None: none said."""
-    count = env.get("SLURM_GPUS_ON_NODE", "").strip()
-    if count:
-        if not count.isdigit():
-            raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs")
-        return int(count) or None
-    ids = env.get("SLURM_JOB_GPUS", "").strip()
-    if ids:
-        parts = [x.strip() for x in ids.split(",")]
-        if not all(x.isdigit() for x in parts):
-            raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices")
-        return len(parts)
-    return None
-
-
-def _share(text: str, source: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{source} {text!r} is not a share (0.1 for 10 %)") from None
-    if not 0 <= value <= 1:
-        raise UsageError(f"{source} {text!r} must be a share between 0 and 1 (0.1 for 10 %)")
-    return value
-
-
-def _count(text: str, source: str) -> int:
-    if not text.strip().isdigit() or int(text) > 1000:
-        raise UsageError(f"{source} {text!r} is not a count of runs (0 to 1000)")
-    return int(text)
-
-
-def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, float, float]:
-    try:
-        return (finite_positive(args.budget, "--budget", 3600), finite_positive(args.confirm_factor,
-                "--confirm-factor", 100), finite_positive(args.grace, "--grace", 3600),
-                finite_positive(args.lookback, "--lookback", 24 * 365) * 3600,
-                finite_positive(args.flap_window, "--flap-window", 3650) * 86400,
-                finite_positive(args.min_confirm, "--min-confirm", 3600))
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def config(args: argparse.Namespace, env: dict[str, str]) -> Config:
-    budget, factor, grace, lookback, flap, min_confirm = _numbers(args)
-    breaker = _share(args.breaker, "--breaker") if args.breaker is not None else \
-        _share(env.get("TORCHIMAGES_BREAKER", str(DEFAULT_BREAKER)), "TORCHIMAGES_BREAKER")
-    hang = _count(args.hang_runs, "--hang-runs") if args.hang_runs is not None else \
-        _count(env.get("TORCHIMAGES_HANG_RUNS", str(DEFAULT_HANG_RUNS)), "TORCHIMAGES_HANG_RUNS")
-    state_dir = args.state_dir if args.state_dir is not None else env.get("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR)
-    if not state_dir.strip():
-        raise UsageError("--state-dir is empty: give a folder (an unset TORCHIMAGES_STATE_DIR?)")
-    node = args.node or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
-    if problem := slurm.node_problem(node):
-        raise UsageError(problem)
-    partition = args.partition or env.get("SLURM_JOB_PARTITION") or None
-    if partition and slurm.node_problem(partition):
-        raise UsageError(f"partition {partition!r} is not one partition name")
-    metrics_dir = args.metrics_dir if args.metrics_dir is not None else env.get("TORCHIMAGES_METRICS_DIR") or None
-    cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
-                 factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
-                 env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
-    cfg.deadline = time.monotonic() + budget + grace
-    cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
-    host = socket.gethostname()
-    cfg.here = frozenset(x for x in (host, host.split(".")[0], env.get("SLURMD_NODENAME", "")) if x)
-    return cfg
-
-
-# ---------------------------------------------------------------------------------------------------- assess
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    """SIGTERM, then SIGKILL, to the child's whole process group (verify and the checks it started)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-            proc.wait(timeout=5)
-            return
-        except (ProcessLookupError, PermissionError):
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _run_verify(cmd: list[str], limit: float) -> tuple[int | None, str]:
-    """(exit status or None when it ran past `limit`, the tail of stderr); its whole process group is stopped when
-    it runs past it, and when the prolog itself is stopped (Interrupted) while it runs."""
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
-        try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
-        except OSError as exc:
-            return 127, f"{cmd[0]}: {exc.strerror or exc}"
-        try:
-            rc: int | None = proc.wait(timeout=max(0.0, limit))
-        except subprocess.TimeoutExpired:
-            rc = None
-        finally:
-            if proc.returncode is None:
-                _stop(proc)
-        err.seek(0, os.SEEK_END)
-        err.seek(max(0, err.tell() - 8192))
-        lines = [ln for ln in err.read().splitlines() if ln.strip()]
-    return rc, (lines[-1] if lines else "")
-
-
-def _load_report(path: str) -> tuple[Any, str | None, str]:
-    """(the report verify wrote, or why there is none, and whether that is "none" (no JSON: verify's trouble) or
-    "invalid" (one no verify could have written: too large, nested too deep))."""
-    try:
-        tail = statefile.read_tail(path, REPORT_CAP + 1)
-    except OSError as exc:
-        return None, f"no report ({statefile.problem(exc, path)})", "none"
-    if tail.cut or tail.size > REPORT_CAP:
-        return None, f"a report of {tail.size} bytes, more than any verify writes ({REPORT_CAP} at most)", "invalid"
-    try:
-        return json.loads(tail.text), None, ""
-    except RecursionError:
-        return None, "a report nested deeper than any verify writes", "invalid"
-    except ValueError as exc:
-        return None, f"a report that is not JSON ({str(exc)[:80]})", "none"
-
-
-def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Verdict, dict[str, Any] | None]:
-    """verify --preflight (all its checks, or one): its verdict and report; never raises but Interrupted."""
-    with tempfile.TemporaryDirectory(prefix="torchimages-prolog-") as tmp:
-        out = os.path.join(tmp, "preflight.json")
-        cmd = [cfg.python, "-m", "verify", "--preflight", "--budget", f"{budget:g}", "--json", out]
-        cmd += ["--checks", check] if check else []
-        cmd += ["--expect-gpus", str(cfg.expected_gpus)] if cfg.expected_gpus else []
-        limit = min(budget + cfg.grace_s, cfg.deadline - time.monotonic())
-        rc, last = _run_verify(cmd, limit)
-        if rc is None:
-            return not_assessed("PREFLIGHT_TIMEOUT", f"verify --preflight ran past {limit:.0f} s (budget {budget:g} s"
-                                f" + grace, within the prolog's {cfg.budget + cfg.grace_s:g} s) and was stopped"), None
-        report, problem, kind = _load_report(out)
-        if problem and kind == "invalid":
-            return not_assessed("REPORT_INVALID", f"verify --preflight wrote {problem}"), None
-        if problem:
-            how = f"was killed by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals() else f"exited {rc}"
-            return not_assessed("PREFLIGHT_NO_REPORT", f"verify --preflight {how} and wrote no report"
-                                + (f": {last}" if last else "")), None
-    return decide(report, cfg.mode == "prolog" and bool(cfg.expected_gpus)), report
-
-
-def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]]:
-    """(code, summary) when the kernel log (read once, held until acted on) says drain; and the events by action."""
-    if not cfg.kernel_log:
-        return None, {}
-    state, problem = kernlog.load(cfg.state_dir, cfg.node)
-    if problem:
-        cfg.notes.append(problem)
-    log = kernlog.read()
-    if log.lines is None:
-        cfg.notes.append(f"kernel log not read ({log.source}): Xids before this run are unknown")
-        lines: list[str] = []
-    else:
-        lines = log.lines
-    cfg.kern, held = kernlog.advance(state, lines, kernlog.host_clock(cfg.proc), cfg.lookback_s)
-    if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
-        cfg.notes.append(problem)
-    counted: dict[str, int] = {}
-    for f in held:
-        counted[f.action] = counted.get(f.action, 0) + 1
-    return xid.judge(held), counted
-
-
-def _confirm(cfg: Config, report: dict[str, Any]) -> tuple[Verdict, dict[str, Any]]:
-    """The timed-out checks again, alone, with confirm-factor x the budget, within what is left of the run's time."""
-    names = timed_out(report)
-    wanted = cfg.budget * cfg.confirm_factor
-    if wanted < cfg.min_confirm_s:
-        return not_assessed("BUDGET_TOO_SMALL", f"{', '.join(names)} timed out within a budget of {cfg.budget:g} s; "
-                            f"a confirmation of {wanted:g} s (under --min-confirm {cfg.min_confirm_s:g} s) proves "
-                            "nothing: the budget is our setting, not the host's fault; raise --budget"), report
-    limit = min(wanted, (cfg.deadline - time.monotonic()) * 0.8)
-    if limit <= cfg.budget:
-        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(names)} timed out and no time is left within the "
-                            f"prolog's {cfg.budget + cfg.grace_s:g} s (--budget + --grace) to confirm it"), report
-    _say(f"{', '.join(names)} timed out; running {'it' if len(names) == 1 else 'them'} alone with {limit:g} s to "
-         "confirm")
-    rerun, rerun_report = preflight(cfg, limit, ",".join(names))
-    verdict = confirmation(report, rerun, rerun_report, limit, cfg.mode == "prolog" and bool(cfg.expected_gpus))
-    return verdict, merge(report, rerun_report) if isinstance(rerun_report, dict) else report
-
-
-def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
-    """A preflight that hung past budget + grace on --hang-runs runs in a row (this one included) is evidence: a
-    degrading GPU stalls its checker (NVSentinel's users report dozens of kills). Not with a budget too small."""
-    if v.code != "PREFLIGHT_TIMEOUT" or not cfg.hang_runs or cfg.budget * cfg.confirm_factor < cfg.min_confirm_s:
-        return v
-    runs = history.streak(events, HANG_CODES) + 1
-    if runs < cfg.hang_runs:
-        return v
-    return Verdict(FAULT, "PREFLIGHT_HUNG", "host", f"the preflight hung past its budget on {runs} runs in a row "
-                   f"(--hang-runs {cfg.hang_runs}): {v.summary}", "preflight")
-
-
-def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]:
-    """The node's verdict: the kernel log's evidence, the preflight, and a second run of the timed-out checks."""
-    kern, xids = kernel_evidence(cfg)
-    verdict, report = preflight(cfg, cfg.budget)
-    if verdict.kind == FAULT and not verdict.confirmed and report is not None:
-        if kern:
-            verdict = Verdict(FAULT, verdict.code, "host", f"{verdict.summary}; {kern[1]}", verdict.check)
-        else:
-            verdict, report = _confirm(cfg, report)
-    if kern and not verdict.drains:
-        verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
-    past = history.read(cfg.state_dir, cfg.node)
-    if past.error or past.garbled:              # said, never skipped silently: the hang streak reads what is left
-        cfg.notes.append(past.error or f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}")
-    return _hung(cfg, verdict, past.events), report, xids
-
-
-# ---------------------------------------------------------------------------------------------------- act
-
-def _say(text: str) -> None:
-    print(f"torchimages-prolog: {text}", file=sys.stderr, flush=True)
-
-
-def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None) -> None:
-    if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, extra=extra):
-        _say(problem)
-
-
-def _report_gpus(report: dict[str, Any] | None) -> int | None:
-    """The GPUs NVML listed in the report's gpu check (nvml_devices), or None."""
-    for c in (report or {}).get("checks") or []:
-        if isinstance(c, dict) and c.get("name") == "gpu" and isinstance(c.get("metrics"), dict):
-            value = (c["metrics"].get("nvml_devices") or {}).get("value") if \
-                isinstance(c["metrics"].get("nvml_devices"), dict) else None
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
-    return None
-
-
-def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict[str, Any]:
-    """What return to service must prove, kept with the drain: the GPUs the node had, its boot, the repair asked."""
-    return {"gpus": cfg.expected_gpus or _report_gpus(report), "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
-            "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check}
-
-
-def _refuse_drain(cfg: Config, v: Verdict, detail: str, line: str) -> int:
-    _note(cfg, "drain-refused", v.code, detail)
-    _say(line)
-    return EXIT_BREAKER
-
-
-def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
-    """Count, claim (drain with our signed reason), re-count: a claim that took the partition past the breaker
-    (prologs of other nodes claiming at the same time) is given back. Called under the breaker's lock. DRAINED, or
-    the exit status of a drain not done."""
-    rows, why = slurm.rows(cfg.partition)
-    if rows is None:
-        return _refuse_drain(cfg, v, f"breaker cannot count: {why}", f"{v.code} on {cfg.node} is the host's, but the "
-                             f"breaker cannot count drained nodes ({why}): not drained")
-    me = next((r for r in rows if r.name == cfg.node), None)
-    if me is not None and me.drained and not me.ours:
-        return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
-                             f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")
-    gate = slurm.breaker(rows, cfg.node, cfg.breaker)
-    if gate.open:
-        return _refuse_drain(cfg, v, gate.line(cfg.breaker, cfg.partition), f"BREAKER {v.code} on {cfg.node} is the "
-                             f"host's, but {gate.line(cfg.breaker, cfg.partition)}: not drained; look at the drained "
-                             "nodes first (sinfo -R)")
-    text = slurm.reason(cfg.node, str(v.code), v.summary, time.time())
-    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}", dry_run=cfg.dry_run):
-        _note(cfg, "drain-refused", v.code, refused)
-        _say(f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
-        return EXIT_FAULT
-    again, _ = (None, "") if cfg.dry_run else slurm.rows(cfg.partition)
-    if again is not None and slurm.over(again, cfg.node, cfg.breaker):
-        slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run)
-        gate = slurm.breaker(again, cfg.node, cfg.breaker)
-        return _refuse_drain(cfg, v, f"claim given back: {gate.line(cfg.breaker, cfg.partition)}",
-                             f"BREAKER {v.code} on {cfg.node}: other nodes were drained at the same time and "
-                             f"{gate.line(cfg.breaker, cfg.partition)}: this drain was given back")
-    _note(cfg, "drain", v.code, v.summary, _drain_facts(cfg, v, report))
-    if cfg.kern is not None and (problem := kernlog.save(cfg.state_dir, cfg.node, kernlog.settle(cfg.kern))):
-        _say(problem)                 # the kernel log's evidence was acted on: it is not counted again
-    return DRAINED
-
-
-def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
-    lock = os.path.join(cfg.state_dir, "breaker.lock")
-    try:
-        os.makedirs(cfg.state_dir, exist_ok=True)       # the folder may be a link an operator made; its files not
-        with statefile.locked(lock, BREAKER_LOCK_WAIT_S):
-            status = _claim(cfg, v, report)
-    except statefile.LockBusy as exc:
-        return _refuse_drain(cfg, v, str(exc.strerror), f"{v.code} on {cfg.node} is the host's, but the breaker's "
-                             f"lock was not had ({exc.strerror}): not drained")
-    except OSError as exc:
-        _say(f"the breaker's lock {lock} cannot be taken ({statefile.problem(exc, lock)}): counting without it")
-        status = _claim(cfg, v, report)
-    if status != DRAINED:
-        return status
-    if flap := history.failed_again_after_resume(history.read(cfg.state_dir, cfg.node).events, cfg.flap_window_s):
-        _note(cfg, "inspect", v.code, flap)
-        _say(f"INSPECT {cfg.node}: {flap}")
-    requeue = slurm.scontrol("requeue", cfg.job, dry_run=cfg.dry_run) if cfg.mode == "step" and cfg.job else None
-    if requeue:
-        _say(requeue)
-    return EXIT_FAULT
-
-
-def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
-    """What the verdict asks of Slurm, and the exit status that says it."""
-    if v.kind == PASS:
-        _note(cfg, "pass", None, v.summary)
-        return EXIT_PASS
-    if v.kind == NOT_ASSESSED:
-        _note(cfg, "not-assessed", v.code, v.summary)
-        _say(f"NOT ASSESSED on {cfg.node}: {v.code}; the node stays in service (the tool's trouble is not the node's)")
-        return EXIT_NOT_ASSESSED
-    _note(cfg, "fault", v.code, f"{v.owner}: {v.summary}")
-    if v.owner == "host":
-        return _drain(cfg, v, report)
-    _say(f"{v.code} is the {v.owner}'s to fix; node {cfg.node} is left in service")
-    return EXIT_FAULT if cfg.mode == "step" and not cfg.under_prolog else EXIT_PASS
-
-
-# ---------------------------------------------------------------------------------------------------- revalidate
-
-def here_problem(node: str, here: frozenset[str], info: dict[str, str] | None) -> str | None:
-    """Why this host is not `node` (its names: the host name, short and full, and SLURMD_NODENAME), or None: a
-    revalidation judges the node it runs on, so run anywhere else it would resume one node on another's preflight."""
-    if node in here or (info and info.get("NodeHostName", "").split(".")[0] in {h.split(".")[0] for h in here}):
-        return None
-    where = f"{node}'s host is {info.get('NodeHostName')}" if info and info.get("NodeHostName") else \
-        f"Slurm does not say which host {node} is"
-    return (f"this host ({', '.join(sorted(here))}) is not {node} ({where}): run it on that node "
-            f"(ssh {node} make undrain NODE={node})")
-
-
-def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: kernlog.Clock,
-                   booted: float | None) -> str | None:
-    """Why the repair NVIDIA's Xid catalog asks for (a GPU reset or a reboot) is not seen since the drain, or None.
-    A reboot is seen as another boot id than the drain's, else a boot time (/proc/stat btime) after it."""
-    code = (drain or {}).get("code") or (claimed[0] if claimed else None)
-    if (drain or {}).get("action") not in ("reset", "reboot") and code not in REBOOT_CODES:
-        return None
-    then = (drain or {}).get("boot_id")
-    if then and clock.boot_id:
-        return None if then != clock.boot_id else (f"drained for {code}, whose repair is a GPU reset or a reboot "
-                                                   f"(NVIDIA's Xid catalog); this is the same boot ({then})")
-    when = (drain or {}).get("epoch") or (claimed[1] if claimed else None)
-    if booted is not None and when is not None and booted > when:
-        return None
-    return f"drained for {code}, whose repair is a GPU reset or a reboot (NVIDIA's Xid catalog); no reboot seen since"
-
-
-def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | None:
-    """Why the report does not show the GPUs the node should have (Slurm's Gres, else the drain's count), or None."""
-    if not expected:
-        return None
-    gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
-    if gpu is None or gpu.get("status") not in ("pass", "warn"):
-        return f"the gpu check {'did not run' if gpu is None else gpu.get('status')}: the node should have {expected} GPU(s)"
-    seen = _report_gpus(report)
-    if seen is None or seen < expected:
-        return f"NVML sees {seen or 0} GPU(s); the node should have {expected} (Slurm's Gres, else the drain's count)"
-    return None
-
-
-def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | None, dict[str, Any] | None,
-                                                                   dict[str, int]]:
-    if note:
-        _note(cfg, "resume-refused", None, line)
-    _say(f"REFUSED {cfg.node}: {line}; not resumed")
-    return EXIT_REFUSED, None, None, {}
-
-
-def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str | None:
-    """Why the node cannot be resumed before its preflight runs (its history, the repair), or None; sets the GPUs
-    the preflight must see."""
-    past = history.read(cfg.state_dir, cfg.node)
-    if past.error:
-        return f"{past.error}; without its history a fault that came back cannot be told apart"
-    if past.garbled:
-        return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
-               "look at the lines, remove them, and revalidate again"
-    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s):
-        _note(cfg, "inspect", None, flap)
-        return f"flagged for hardware inspection: {flap}"
-    drain = history.last_drain(past.events)
-    claimed = slurm.parse_reason(row.reason_text, row.name)
-    if problem := repair_problem(drain, claimed, kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)):
-        return problem
-    gres = slurm.gres_gpus((info or {}).get("Gres", ""))
-    recorded = (drain or {}).get("gpus")
-    cfg.expected_gpus = gres or (recorded if isinstance(recorded, int) and recorded > 0 else None) or cfg.expected_gpus
-    return None
-
-
-def revalidate(cfg: Config) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
-    info, _ = slurm.node_info(cfg.node)
-    if problem := here_problem(cfg.node, cfg.here, info):
-        return _refused(cfg, problem, note=False)
-    rows, why = slurm.rows(node=cfg.node)
-    row = next((r for r in rows or [] if r.name == cfg.node), None)
-    if row is None:
-        _say(f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
-        return EXIT_NOT_ASSESSED, None, None, {}
-    if not row.ours:
-        whose = f"drained with another reason ({row.reason_text!r})" if row.drained else f"not drained ({row.state})"
-        _note(cfg, "resume-refused", None, f"{whose}: left alone")
-        _say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
-        return EXIT_REFUSED, None, None, {}
-    if problem := _proof(cfg, row, info):
-        return _refused(cfg, problem, note=False)
-    verdict, report, xids = assess(cfg)
-    if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus)):
-        verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
-    print(verdict.line(), flush=True)
-    if verdict.kind != PASS:
-        status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED
-        _note(cfg, "resume-refused", verdict.code, verdict.summary)
-        _say(f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
-        return status, verdict, report, xids
-    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run):
-        _note(cfg, "resume-refused", None, refused)
-        _say(refused)
-        return EXIT_REFUSED, verdict, report, xids
-    _note(cfg, "resume", None, verdict.summary)
-    _say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
-    return EXIT_PASS, verdict, report, xids
-
-
-# ---------------------------------------------------------------------------------------------------- main
 
 def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any] | None, xids: dict[str, int],
              started: float) -> None:
@@ -594,7 +56,7 @@ def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any]
     try:
         metrics.write(cfg.metrics_dir, cfg.node, report, outcome)
     except (OSError, ValueError, metrics.Unavailable) as exc:
-        _say(f"metrics not written to {cfg.metrics_dir}: {exc}")
+        say(f"metrics not written to {cfg.metrics_dir}: {exc}")
 
 
 def _syslog(line: str) -> None:
@@ -624,7 +86,7 @@ def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
     if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog"):
         return True               # slurmd runs it as Prolog=: whatever --mode says, a non-zero exit drains
     forced = _value(argv, "--mode")
-    return _mode(env, forced if forced in ("prolog", "step") else "auto") == "prolog"
+    return mode_of(env, forced if forced in ("prolog", "step") else "auto") == "prolog"
 
 
 def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
@@ -646,7 +108,7 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
     state = _value(argv, "--state-dir") or env.get("TORCHIMAGES_STATE_DIR") or DEFAULT_STATE_DIR
     try:
         if failed := history.record(state, node, "not-assessed", code, problem):
-            _say(failed)
+            say(failed)
     except ValueError:
         pass
     where = _value(argv, "--metrics-dir") or env.get("TORCHIMAGES_METRICS_DIR")
@@ -657,7 +119,7 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
         try:
             metrics.write(where, node, None, outcome)
         except (OSError, ValueError, metrics.Unavailable) as exc:
-            _say(f"metrics not written to {where}: {exc}")
+            say(f"metrics not written to {where}: {exc}")
 
 
 def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
@@ -669,7 +131,7 @@ def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
         print(verdict.line(), flush=True)
         status = act(cfg, verdict, report)
     for note in cfg.notes:
-        _say(note)
+        say(note)
     _metrics(cfg, status, verdict, report, xids, started)
     if (cfg.mode == "prolog" or cfg.under_prolog) and not args.revalidate and status in (EXIT_NOT_ASSESSED,
                                                                                          EXIT_BREAKER):
@@ -698,7 +160,7 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     prolog = _as_prolog(argv, env)
     previous = _handle_signals()
     try:
-        return _run(_parser().parse_args(argv), env, started)
+        return _run(parser().parse_args(argv), env, started)
     except UsageError as exc:
         if prolog:
             ungated(argv, env, "CONFIG_ERROR", str(exc), started)

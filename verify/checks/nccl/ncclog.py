@@ -119,7 +119,7 @@ def _proof(messages: list[str]) -> list[str]:
 
 
 def parse(text: str) -> dict[str, Any]:
-    """The NcclLog facts (verify/facts.py) of one or more ranks' INFO logs; {} when the text holds no NCCL line."""
+    """The NcclLog facts (verify/facts/net.py) of one or more ranks' INFO logs; {} when the text holds no NCCL line."""
     messages = _messages(text)
     if not messages:
         return {}

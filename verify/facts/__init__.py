@@ -1,0 +1,97 @@
+"""The facts each check's probe records and its judge reads, as types (verify/FACTS.md, facts schema 3).
+
+Schema 3 gives each value one meaning: null (or an absent key) is "unknown: not read, or not in the source"
+and nothing else; "none", "unset" and "unlimited" are values of their own (NONE, UNSET, UNLIMITED below).
+Every TypedDict is total=False (a translated record holds what its source had) and a judge reads fields with
+.get(). verify/factschema.py refuses a key these types do not declare and reads schema-1/-2 records as
+schema 3; verify/figures.py gates every figure. tests/test_facts_contract.py holds FACTS.md's tables and
+these types together, field for field.
+"""
+from __future__ import annotations
+
+from .data import (
+    ArrowFacts,
+    DataloaderFacts,
+    H5pyImportFailure,
+    Hdf5Facts,
+    ShmFacts,
+    TrainConfig,
+    TrainFacts,
+    TrainFailure,
+    TrainLoader,
+    TrainRank,
+    TrainStep,
+    VisionFacts,
+)
+from .gpu import (
+    CorrectableGrowth,
+    FabricHealth,
+    GpuFabric,
+    GpuFacts,
+    Kernel,
+    MigDevice,
+    NvlinkErrors,
+    NvmlDevice,
+    PcieUnderLoad,
+    Perf,
+    RowRemap,
+    Sample,
+    Sdc,
+    TorchMapEntry,
+    XidEvent,
+)
+from .net import (
+    Adapter,
+    FabricFacts,
+    NcclFacts,
+    NcclLog,
+    NetChannels,
+    Port,
+    SizeRow,
+)
+
+NONE = "none"              # no error; a CPU build (torch_cuda); no recovery action
+UNSET = "unset"            # an environment variable that is not set (cuda_visible_devices)
+UNLIMITED = "unlimited"    # a limit that is not limited (memlock_bytes)
+XID_SOURCES = ("nvml", "kernel_log")
+
+__all__ = [
+    "NONE",
+    "UNLIMITED",
+    "UNSET",
+    "XID_SOURCES",
+    "Adapter",
+    "ArrowFacts",
+    "CorrectableGrowth",
+    "DataloaderFacts",
+    "FabricFacts",
+    "FabricHealth",
+    "GpuFabric",
+    "GpuFacts",
+    "H5pyImportFailure",
+    "Hdf5Facts",
+    "Kernel",
+    "MigDevice",
+    "NcclFacts",
+    "NcclLog",
+    "NetChannels",
+    "NvlinkErrors",
+    "NvmlDevice",
+    "PcieUnderLoad",
+    "Perf",
+    "Port",
+    "RowRemap",
+    "Sample",
+    "Sdc",
+    "ShmFacts",
+    "SizeRow",
+    "TorchMapEntry",
+    "TrainConfig",
+    "TrainFacts",
+    "TrainFailure",
+    "TrainLoader",
+    "TrainRank",
+    "TrainStep",
+    "VisionFacts",
+    "XidEvent",
+]
