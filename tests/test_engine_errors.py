@@ -140,7 +140,7 @@ def test_verify_picks_the_foreign_image_mode_by_lookup(tmp_path, monkeypatch, re
     adds why to the matrix's own error; a list or a rendered tag never takes the foreign way."""
     from docker.errors import APIError
 
-    from scripts.cli import _outside_matrix
+    from scripts.commands.verify import _outside_matrix
     from scripts.errors import UserError
     from scripts.run_verify import find_local_image
     tag = next(p.name for p in rendered.iterdir() if (p / "spec.json").is_file())

@@ -1,7 +1,21 @@
-"""The shape the layout promises (issue 20), checked on the source itself: the host side and the in-container side
-never import each other; neither has an import circle (lazy imports included) or an import that climbs a floor; no
-function is longer than a screen; checks are found in their declared table, never by a name string; no list hides in
-a comma string; no decision is keyed on a problem message's prose; and no test imports a test module."""
+"""The shape the layout promises (issues 20 and 37), checked on the source itself: the host side and the in-container
+side never import each other; neither has an import circle (lazy imports included) or an import that climbs a floor;
+no function is longer than a screen and no module in verify/ longer than MAX_MODULE_LINES; checks are found in their
+declared table, never by a name string; no list hides in a comma string; no decision is keyed on a problem message's
+prose; and no test imports a test module.
+
+verify/ (issue 37): its top level is the runtime every check shares (RUNTIME) and nothing else; each check has a room,
+verify/checks/<name>/, holding its probe, its judge and their helpers; rooms never import one another, and no runtime
+module imports a room but the registry (verify/checks/__init__.py, the table of checks) and the two commands built on
+the rooms' knowledge (verify explain decodes a log with the room's own reader; verify/tools runs the data path's
+measurements). What two or more rooms need lives in verify/shared/, below every room: the Xid catalog is there, not in
+the gpu room, because the Slurm prolog (a runtime command that runs on the bare host before any check, and must not
+load the table of checks) judges the kernel log with the very catalog the gpu check judges NVML's Xids with; the
+host's RDMA adapters (fabric, nccl), NVLink state (gpu, nccl), the process group (nccl, train), /dev/shm (shm,
+dataloader, train) and the DataLoader sweep (dataloader, train) likewise. The per-SKU baselines (verify/baselines.py,
+read by the gpu, nccl and train judges, checked by the CLI's --baselines and the replay) and the ranked findings
+(verify/findings.py: gpu, nccl, fabric, the CLI's ordering, the prolog's verdict) are runtime.
+"""
 from __future__ import annotations
 
 import ast
@@ -17,6 +31,16 @@ from tests.helpers import ROOT
 pytestmark = pytest.mark.unit
 
 MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 500
+
+# verify/'s top level: the runtime every check shares (modules and sub-packages); anything else belongs in a room
+RUNTIME = frozenset({
+    "__init__", "__main__", "atomic", "baselines", "budget", "child", "cli", "codes", "contract", "environment",
+    "facts", "factschema", "figures", "findings", "judging", "options", "replay", "report", "result", "runner",
+    "scheduler", "strictjson",
+    "checks", "shared", "prolog", "explain", "tools",
+})
+ROOM_READERS = ("verify.checks", "verify.explain", "verify.tools")      # the registry, and the commands on the rooms
 
 ROOMS = sorted(p.name for p in (ROOT / "verify" / "checks").iterdir() if (p / "__init__.py").is_file())
 
@@ -35,6 +59,7 @@ FLOORS: dict[str, dict[str, tuple[int, str]]] = {
         "scripts.publish": (6, "publish"),            # release: push, registry, referrers, attest, signing, SBOM, report
         "scripts.fleet": (6, "fleet"),                # clusters: Slurm, Kubernetes, fleet report, gate, isolation
         "scripts.tables": (7, "front"), "scripts.cli": (7, "front"), "scripts.__main__": (7, "front"),
+        "scripts.commands": (7, "front"),             # the handlers, one module per stage: a command spans stages
     },
     "verify": {
         "verify": (0, "runtime"),                     # what every check shares: contract, facts, figures, codes, result...
@@ -200,3 +225,42 @@ def test_tests_import_no_test_module():
         if found := sorted(filter(is_test_module, names)):
             offenders[_module(path)] = found
     assert not offenders
+
+
+def test_verify_s_top_level_is_the_runtime_alone():
+    top = {p.stem for p in (ROOT / "verify").glob("*.py")} | {p.name for p in (ROOT / "verify").iterdir()
+                                                              if (p / "__init__.py").is_file()}
+    assert top == RUNTIME, f"not runtime: {sorted(top - RUNTIME)}; gone: {sorted(RUNTIME - top)}"
+
+
+def test_one_room_per_check_and_nothing_else_in_checks():
+    from verify.checks import TABLE
+    assert sorted(row.name for row in TABLE) == ROOMS
+    assert [p.name for p in (ROOT / "verify" / "checks").glob("*.py")] == ["__init__.py"]
+    for row in TABLE:       # the table's probe and judge are the room's own, not borrowed from another room
+        assert row.probe.__module__.startswith(f"verify.checks.{row.name}.")
+        assert row.judge.__module__.startswith(f"verify.checks.{row.name}.")
+
+
+def _room(mod: str) -> str | None:
+    parts = mod.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["verify", "checks"] else None
+
+
+def test_no_room_imports_another_room():
+    crossing = sorted(f"{mod} imports {dep}" for mod, deps in _internal("verify").items() if _room(mod)
+                      for dep in deps if _room(dep) and _room(dep) != _room(mod))
+    assert crossing == []
+
+
+def test_nothing_outside_the_rooms_imports_a_room_but_the_registry_and_its_readers():
+    reaching = sorted(f"{mod} imports {dep}" for mod, deps in _internal("verify").items() if not _room(mod)
+                      and not any(mod == r or mod.startswith(r + ".") for r in ROOM_READERS)
+                      for dep in deps if _room(dep))
+    assert reaching == []
+
+
+def test_no_module_is_longer_than_max_module_lines():
+    long = [f"{p.relative_to(ROOT)} ({n} lines)" for p in [*_sources("verify"), ROOT / "scripts" / "cli.py"]
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES]
+    assert long == []

@@ -1,0 +1,168 @@
+"""The cluster stage's commands: k8s-verify, slurm, isolate, oci-bundle, sqsh, fleet-report."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .common import (
+    cluster_image,
+    node_platform,
+    one_platform,
+    out,
+    selected,
+    shown,
+)
+
+if TYPE_CHECKING:
+    from ..fleet.slurm import Job
+    from ..plan.spec import ImageSpec
+
+import argparse
+import shlex
+from pathlib import Path
+
+from ..errors import UserError
+from ..settings import Settings
+
+
+def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
+    import yaml
+
+    from ..fleet.cluster import job_name, k8s_manifests, k8s_wait, rdma_hint
+    from ..fsutil import atomic_write
+    specs = selected(settings)
+    from ..fleet.cluster import default_gpus
+    nodes = settings.nodes
+    for spec in specs:
+        gpus = default_gpus(spec, settings.gpus)
+        docs = k8s_manifests(spec, cluster_image(settings, spec, "kubernetes"), nodes, gpus,
+                             platform=node_platform(settings, spec), rdma=settings.rdma_resource)
+        name = job_name(spec.tag, nodes)
+        path = settings.k8s_dir / f"{name}.yaml"
+        atomic_write(path, yaml.safe_dump_all(docs, sort_keys=False))
+        written = shown(settings, path)
+        out(f"wrote {written}\n  kubectl apply -f {shlex.quote(written)} && {k8s_wait(name)}\n  kubectl logs -l job-name={name} --tail=-1   # reports between the BEGIN/END VERIFY REPORT lines")
+    hint = rdma_hint(nodes, gpus, settings.rdma_resource)
+    if hint:
+        out(hint)
+    return 0
+
+
+def _sqsh_sha256(settings: Settings, spec: ImageSpec) -> str:
+    """SQSH's sha256 from its sidecar (make sqsh's <file>.json beside it), which must be of this image's tag."""
+    from ..publish.sqsh import read_sidecar
+    if settings.launcher != "pyxis":
+        raise UserError(f"SQSH is for LAUNCHER=pyxis (enroot mounts the squashfs), not LAUNCHER={settings.launcher}")
+    found = read_sidecar(Path(settings.sqsh + ".json"))
+    if found.get("tag") != spec.tag:
+        raise UserError(f"{settings.sqsh} was made from {str(found.get('tag'))[:80]!r}, not {spec.tag}: give IMAGE= "
+                        f"its tag, or the squashfs of {spec.tag} (make sqsh IMAGE={spec.tag})")
+    pushed = settings.push_dir / "pushed.json"
+    if pushed.is_file():
+        from ..publish.pushed import read_record
+        from ..publish.sqsh import recorded_sha256s
+        recorded = recorded_sha256s(read_record(pushed).get(spec.tag))
+        if recorded and found["sha256"] not in recorded:
+            raise UserError(f"{settings.sqsh}.json says sha256 {found['sha256'][:16]}..., but make push recorded (and "
+                            f"make attest signs) {', '.join(r[:16] + '...' for r in recorded)} for {spec.tag}: make sqsh "
+                            f"again from the pushed image, or push this one")
+    out(f"  image: {settings.sqsh} (squashfs of {spec.tag}, sha256 {found['sha256'][:16]}..., checked before the step)")
+    return str(found["sha256"])
+
+
+def _slurm_job(settings: Settings, spec: ImageSpec) -> Job:
+    from ..fleet.slurm import Job
+    venv = Path(settings.child_env.get("VENV") or ".venv")
+    venv = venv if venv.is_absolute() else settings.root / venv
+    from ..fleet.cluster import default_gpus
+    sha = _sqsh_sha256(settings, spec) if settings.sqsh else ""
+    return Job(spec, settings.sqsh or cluster_image(settings, spec), settings.nodes, default_gpus(spec, settings.gpus),
+               settings.launcher,
+               platform=node_platform(settings, spec), preflight=settings.preflight,
+               verify_args=settings.verify_args, python=str(venv / "bin" / "python"), checkout=str(settings.root),
+               bundle=str((settings.slurm_dir / f"{spec.tag}.bundle").absolute()), sqsh=settings.sqsh,
+               sqsh_sha256=sha)
+
+
+def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
+    from ..fleet.slurm import slurm_script
+    from ..fsutil import atomic_write
+    specs = selected(settings)
+    for spec in specs:
+        job = _slurm_job(settings, spec)
+        path = settings.slurm_dir / f"{job.name}.sbatch"
+        atomic_write(path, slurm_script(job))
+        out(f"wrote {shown(settings, path)} (launcher {job.launcher})")
+        if job.launcher == "oci" and not Path(job.bundle, "config.json").is_file():
+            out(f"  first: make oci-bundle IMAGE={spec.tag}   # the runc bundle the job runs, {shown(settings, Path(job.bundle))}")
+        out(f"  sbatch {shlex.quote(shown(settings, path))}")
+    return 0
+
+
+def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
+    from ..fleet.isolate_job import isolate_name, isolate_script
+    from ..fsutil import atomic_write
+    if settings.nodes < 2:
+        raise UserError(f"NODES={settings.nodes}: isolation all-reduces in pairs; give NODES=2 or more")
+    for spec in selected(settings):
+        job = _slurm_job(settings, spec)
+        path = settings.slurm_dir / f"{isolate_name(job)}.sbatch"
+        atomic_write(path, isolate_script(job))
+        out(f"wrote {shown(settings, path)} (launcher {job.launcher}; pairs of nodes, at most "
+            f"{_rounds(settings.nodes)} rounds)\n  sbatch {shlex.quote(shown(settings, path))}")
+    return 0
+
+
+def _rounds(nodes: int) -> int:
+    from ..fleet.isolate import max_rounds
+    return max_rounds(nodes)
+
+
+def cmd_oci_bundle(settings: Settings, args: argparse.Namespace) -> int:
+    from ..builder.engine import connect
+    from ..fleet.slurm import make_bundle
+    specs = selected(settings)
+    client = connect(settings.child_env)
+    for spec in specs:
+        folder = make_bundle(client, spec.image, (settings.slurm_dir / f"{spec.tag}.bundle").absolute(), echo=out)
+        out(f"wrote {shown(settings, folder)} (rootfs, config.json, reports/); the job: make slurm LAUNCHER=oci "
+            f"IMAGE={spec.tag}")
+    return 0
+
+
+def cmd_sqsh(settings: Settings, args: argparse.Namespace) -> int:
+    from ..builder.engine import connect
+    from ..publish.sqsh import make_sqsh, record_in_push
+    client = connect(settings.child_env)
+    platform = one_platform(settings, "sqsh")
+    for spec in selected(settings):
+        target = spec.targets(platform)[0]
+        path, found = make_sqsh(client, target.local_tag, spec.tag, target.report_name, settings.sqsh_dir,
+                                settings.sqsh_comp, echo=out)
+        out(f"wrote {shown(settings, path)} ({found['size'] / 2**20:.0f} MiB, {found['compression']}), sha256 "
+            f"{found['sha256']}\n  sidecar {shown(settings, path)}.json; on the cluster: copy both to shared storage, "
+            f"then make slurm LAUNCHER=pyxis IMAGE={spec.tag} SQSH=/shared/path/{path.name}")
+        if record_in_push(settings.push_dir / "pushed.json", spec.tag, found):
+            out(f"  recorded beside {spec.tag}'s digest in {shown(settings, settings.push_dir / 'pushed.json')}; "
+                f"make attest names it in the signed statements")
+    return 0
+
+
+def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
+    from ..fleet.fleet import fleet, format_fleet, write_fleet
+    if settings.fleet_dir is None:
+        raise UserError("no folder given: make fleet-report DIR=<the folder the job wrote its verify reports into>")
+    report = fleet(settings.fleet_dir, skew_s=settings.clock_skew)
+    if settings.state_dir is not None:
+        from ..fleet.history import read_state
+        report.histories = read_state(settings.state_dir, [n.node for n in report.nodes])
+    out(format_fleet(report))
+    out(f"wrote {shown(settings, write_fleet(report))}")
+    if settings.metrics_dir is None:
+        out("metrics: not written (give METRICS_DIR=<node_exporter's textfile folder> to write them)")
+    else:
+        from ..fleet.metrics import skipped_nodes, write_metrics
+        written = write_metrics(report, settings.metrics_dir, report.histories)
+        out(f"metrics: {len(written)} file(s) written into {shown(settings, settings.metrics_dir)}")
+        for name in skipped_nodes(report, report.histories):
+            out(f"metrics: node name {name!r} cannot name a file: not written")
+    return 0 if report.ok else 1
