@@ -24,7 +24,7 @@ class Kind:
 KINDS: tuple[Kind, ...] = (
     Kind("nvidia-smi -q", "gpu", smi.detect, smi.parse),
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),
-    Kind("ulimit -a", "fabric", ulimit.detect, ulimit.parse),
+    Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
@@ -73,5 +73,12 @@ def explain_text(text: str, path: str, options: Any) -> Any:
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dmesg / journalctl -k, NCCL_DEBUG=INFO output, ulimit -a.")
     result = judge(CHECKS[kind.check], kind.parse(text), options, source=path)
+    if result.code == "FACTS_INVALID":
+        # the facts are verify's own parser's, not a record someone wrote: their fault is verify's, never the job's
+        # (nor the host's: the tool's trouble is no node's fault), so the verdict names no owner
+        result.summary = (f"verify's {kind.name} parser read {path} into facts its judge refuses ({result.summary}): "
+                          "a verify bug, not the job's, the image's or the host's")
+        result.remedy = "Report it to verify's maintainers with the file; judge the node from the raw text meanwhile."
+        result.owner = None
     result.details.insert(0, f"explained from {path}, read as {kind.name}")
     return result

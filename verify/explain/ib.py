@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from .. import rdma
+from .notknown import known
 
 _IBSTAT_CA = re.compile(r"^CA '([^']+)'", re.MULTILINE)
 _IBSTATUS_CA = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:", re.MULTILINE)
@@ -59,7 +60,10 @@ def _blocks(text: str) -> list[tuple[str, int, dict[str, str]]]:
             port, fields = int(m.group(1)), dict(hca)
         elif (m := _FIELD.match(line)) and ca:
             key = m.group(1).strip().lower()
-            (fields if port is not None else hca)[key] = m.group(2)
+            # `N/A`/`Unknown` is no value (null), except a link layer's `Unknown`: EFA's sysfs word (FACTS.md)
+            value = m.group(2) if key in ("link layer", "link_layer") else known(m.group(2))
+            if value is not None:
+                (fields if port is not None else hca)[key] = value
     if ca and port is not None:
         out.append((ca, port, fields))
     return out
