@@ -536,6 +536,9 @@ def _fell_back(log: NcclLog) -> str | None:
     """`Socket` when any rank chose it; `Libfabric over <provider>` when aws-ofi-nccl runs on a provider not efa."""
     if "Socket" in (log.get("networks") or [log.get("network") or ""]):
         return "NET/Socket"
+    if not log.get("networks") and not log.get("network") and ((log.get("net_channels") or {}).get("Socket") or {}).get(
+            "connections"):
+        return "NET/Socket"     # no `Using network` line quoted, but connections `via NET/Socket/<dev>` are
     if log.get("ofi_provider") not in (None, "efa"):
         return f"{log.get('network') or 'Libfabric'} over provider {log['ofi_provider']} (TCP)"
     return None
@@ -603,6 +606,12 @@ def _net_fallback(facts: NcclFacts, found: Findings) -> None:
     if not used or (kind is None and (facts.get("infiniband") is False or facts.get("efa") is False)):
         return
     owner, why = _fallback_cause(facts, log)
+    ipoib = ncclog.ipoib(log) if kind is None else None
+    if ipoib and owner != "host":
+        # NCCL's TCP runs over an IPoIB interface: the node has InfiniBand. That proves the fabric for a cause the
+        # log itself shows (the job's, the image's); never enough on its own to blame the host (an excerpt may
+        # leave out the reason)
+        kind = f"InfiniBand (IPoIB interface {ipoib})"
     env = job_env(facts)
     disabled = env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket"
     code = "FABRIC_NCCL_FORCED_SOCKET" if disabled else "NCCL_NET_FALLBACK"    # the job's variables did it

@@ -28,6 +28,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
+    Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
 )
 
 
@@ -69,7 +70,7 @@ def explain_text(text: str, path: str, options: Any) -> Any:
 
     kind = kind_of(text)
     if kind is None:
-        result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(k.name for k in KINDS)})")
+        result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(dict.fromkeys(k.name for k in KINDS))})")
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dmesg / journalctl -k, NCCL_DEBUG=INFO output, ulimit -a.")
     result = judge(CHECKS[kind.check], kind.parse(text), options, source=path)
