@@ -187,3 +187,22 @@ def test_nccl_lines_under_two_launcher_prefixes():
     assert explained(setup) == ("skip", "FACTS_INCOMPLETE", None)        # nothing decisive: not judged, no owner
     log = ncclog.parse(setup + pre + "Using network IB\n" + pre + "NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:1.2.3.4<0>\n")
     assert log["networks"] == ["IB"] and log["rank_networks"] == {"spark2:285": "IB"} and log["hcas"] == ["mlx5_0:1/IB"]
+
+
+EXTRA = {
+    "verbs_devices": ["mlx5_0"],
+    "adapters": [{"name": "mlx5_0", "driver": "mlx5_core", "hca_type": None, "ports": [{"port": 1, "state": None}]}],
+    "uverbs": ["uverbs0"],
+    "libraries": {"libibverbs.so.1": "loaded"},
+    "peermem": True,
+    "kernel": "5.15.0",
+    "net_plugins": [],
+    "nccl_env": {},
+}
+
+
+@pytest.mark.parametrize("extra", sorted(EXTRA))
+def test_evidence_only_adds_to_a_memlock_fault(extra):
+    """Any one more field beside a 64 KiB limit may decide whose it is, never that it is no fault."""
+    r = fabric.judge({"memlock": 65536, extra: EXTRA[extra]}, Options())  # type: ignore[misc]
+    assert r.status == "fail" and any(f["code"] == "FABRIC_MEMLOCK_LOW" for f in r.data["findings"]), (extra, verdict(r))
