@@ -44,6 +44,6 @@ def test_an_uncontended_stage_says_nothing_and_a_stage_it_cannot_lock_is_one_lin
     assert said == []
     (tmp_path / "file").write_text("not a folder")
     from scripts.errors import UserError
-    with pytest.raises(UserError, match="cannot lock the wheel stage"):
-        with stage_turn(tmp_path / "file" / "build" / "wheels", said.append):
-            pass
+    with pytest.raises(UserError, match="cannot lock the wheel stage"), \
+            stage_turn(tmp_path / "file" / "build" / "wheels", said.append):
+        pass
