@@ -117,3 +117,16 @@ def test_the_cli_reports_and_fails_in_one_line_on_bad_input(tmp_path, capsys):
     assert cli.main(["explain", str(CORPUS / "ulimit-memlock-64k-ibv-create-cq-fails" / "raw.txt"), "--json",
                      str(out)]) == 1
     assert json.loads(out.read_text())["checks"][0]["code"] == "FABRIC_MEMLOCK_LOW"
+
+
+def test_the_report_header_leaves_out_what_is_not_known():
+    """`verify explain` and a replay know no environment: no `python None`, no `torch not importable: None`."""
+    from verify.report import environment_lines
+    assert environment_lines({}) == []
+    assert "None" not in " ".join(environment_lines({"driver": "580.65.06"}))
+    assert environment_lines({"python": "3.12.3", "cuda": None}) == ["python 3.12.3   CUDA -"]
+
+
+def test_explain_prints_no_none_in_its_header(capsys):
+    assert cli.main(["explain", str(CORPUS / "ulimit-memlock-64k-ibv-create-cq-fails" / "raw.txt")]) == 1
+    assert "None" not in capsys.readouterr().out.split("CHECK")[0]
