@@ -504,7 +504,6 @@ KNOWN_MISMATCHES = {
     "gb200-correctable-ecc-storm-dcgm-fields": "the facts hold 8 correctable remapped rows but no correctable counts or "
                                                "rate (DCGM field dumps are not translated)",
     "hgx-h100-mixed-nics-no-ib-hca-hang": "the facts record no error and no adapters: the mixed rails are only prose",
-    "sxid-12028-nvswitch-egress-nonposted-priv": "no gpu fact holds an NVSwitch SXid",
 }
 
 
