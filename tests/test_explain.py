@@ -16,10 +16,10 @@ from verify.options import Options
 pytestmark = pytest.mark.unit
 
 CORPUS = ROOT / "tests" / "data" / "real-world"
-# Raw excerpts whose facts the text itself cannot give: a site-specific table (cx5), DCGM field dumps and gpud JSON
-# (no parser of those kinds), a poster's prose (p4d, the mixed-NIC hang), a log that names no device node (p5). Each
+# Raw excerpts whose facts the text itself cannot give: a site-specific table (cx5), gpud JSON (no parser of
+# that kind), a poster's prose (p4d, the mixed-NIC hang), a log that names no device node (p5). Each
 # is said "not recognised" or not judged, never guessed.
-NOT_FROM_TEXT = {"cx5-ib-port-init-beside-port-down", "gb200-correctable-ecc-storm-dcgm-fields",
+NOT_FROM_TEXT = {"cx5-ib-port-init-beside-port-down",
                  "gb200-fabric-completed-success-no-local-fabric-manager", "hgx-h100-mixed-nics-no-ib-hca-hang",
                  "p4d-a100-fabric-state-na-fabric-manager-running", "p5-efa-container-without-dev-infiniband"}
 RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))

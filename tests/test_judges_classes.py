@@ -61,3 +61,29 @@ def test_sxid_events_are_facts_a_replay_judges_without_devices():
              "text": "nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028, Data {0x1}"}
     assert verdict(_gpu(sxid_events=[event])) == ("fail", "XID_ERROR", "host")
     assert verdict(_gpu(sxid_events=[]))[2] is None        # none seen: nothing against anyone
+
+
+# ------------------------------------------------------------------ correctable storms from DCGM field values
+def _dcgm(sbe_vol: str, gpu_label: str = "0") -> str:
+    """dcgm-exporter's exposition format, as its README and issues print it (labels gpu, UUID, device)."""
+    labels = f'gpu="{gpu_label}", UUID="GPU-8c16e996-bd76-aa91-17e7-b48bcd0208ba", device="nvidia{gpu_label}"'
+    return "\n".join(f"DCGM_FI_DEV_{k}{{{labels}}} {v}" for k, v in (
+        ("ECC_SBE_VOL_TOTAL", sbe_vol), ("ECC_DBE_VOL_TOTAL", "0"), ("ECC_SBE_AGG_TOTAL", sbe_vol),
+        ("ECC_DBE_AGG_TOTAL", "0"), ("FB_FREE", "7064")))
+
+
+def test_dcgm_exporter_lines_carry_a_correctable_storm_to_the_host():
+    r = ex.explain_text(_dcgm("2500000"), "metrics.txt", Options())
+    assert verdict(r) == ("warn", "ECC_UNCORRECTABLE", "host") and "correctable-error storm" in r.summary
+
+
+def test_dcgm_blank_values_are_not_counts():
+    """dcgm-exporter prints DCGM's blank (9223372036854775794) for a field the GPU does not report: never a storm."""
+    facts = ex.kind_of(_dcgm("9223372036854775794")).parse(_dcgm("9223372036854775794"))  # type: ignore[union-attr]
+    assert facts["devices"][0].get("ecc_volatile_correctable") is None
+    assert ex.explain_text(_dcgm("9223372036854775794"), "m.txt", Options()).owner != "host"
+
+
+def test_a_healthy_gpus_dcgm_counts_do_not_drain_it():
+    """No false drain: a few corrected errors are the memory working as designed."""
+    assert ex.explain_text(_dcgm("12"), "metrics.txt", Options()).status == "pass"
