@@ -156,5 +156,6 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
 def parse(text: str) -> dict[str, Any]:
     header, gpus = _tree(text)
     devices = [_device(n, bus, fields) for n, (bus, fields) in enumerate(gpus)]
-    return {"torch": None, "driver": header.get("driver version"), "cuda_driver": header.get("cuda version"),
+    return {"torch": None, "driver": header.get("kmd version") or header.get("driver version"),
+            "cuda_driver": header.get("cuda umd version") or header.get("cuda version"),
             "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}
