@@ -85,3 +85,17 @@ def test_a_devinfo_rate_is_never_degraded_without_the_adapters_own_model():
     assert r.status != "fail" and r.code != "FABRIC_RATE_LOW"
     known = text.replace("mlx5_2\n", "mlx5_2\n\tvendor_part_id:\t\t\t4129\n")     # ConnectX-7: rated 400 Gb/s
     assert verdict(ex.explain_text(known, "devinfo.txt", Options())) == ("warn", "FABRIC_RATE_DEGRADED", "host")
+
+
+@pytest.mark.parametrize("name", ["cuda-802-torch7-1219.txt", "cuda-802-gpu-burn-133.txt"])
+def test_cuda_802_in_each_programs_wording_is_the_hosts_fabric_manager(name):
+    r = ex.explain(str(DATA / name), Options())
+    assert verdict(r) == ("fail", "DRIVER_ERROR", "host") and "fabric manager" in r.summary
+
+
+def test_torchs_cuda_error_prefix_is_read_only_for_a_refusal():
+    """No false drain: `CUDA error: an illegal memory access` is the job's kernel, not CUDA refusing the node."""
+    refusal = ex.explain_text("RuntimeError: CUDA error: system not yet initialized\n", "log.txt", Options())
+    assert verdict(refusal) == ("fail", "DRIVER_ERROR", "host")
+    job = ex.explain_text("RuntimeError: CUDA error: an illegal memory access was encountered\n", "log.txt", Options())
+    assert job.owner != "host" and job.status != "fail"

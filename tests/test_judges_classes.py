@@ -7,6 +7,7 @@ from typing import Any, cast
 import pytest
 
 from verify import explain as ex
+from verify import ncclog
 from verify.checks import gpu
 from verify.options import Options
 from verify.prolog import xid as xidlog
@@ -87,3 +88,115 @@ def test_dcgm_blank_values_are_not_counts():
 def test_a_healthy_gpus_dcgm_counts_do_not_drain_it():
     """No false drain: a few corrected errors are the memory working as designed."""
     assert ex.explain_text(_dcgm("12"), "metrics.txt", Options()).status == "pass"
+
+
+# ------------------------------------------------------------------ NCCL's log on its own, as launchers print it
+def _nccl(text: str, **facts: Any):
+    from verify.checks import nccl
+    return nccl.judge(cast(Any, {"backend": "nccl", "nccl_log": ncclog.parse(text), **facts}), Options())
+
+
+# The plugin-not-found wording of each release (ncclog's docstring cites the source lines).
+PLUGIN_MISSING = {
+    "2.18": "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file",
+    "2.19": "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file No plugin found (libnccl-net.so), "
+            "using internal implementation",
+    "2.21": "NET/Plugin: No plugin found (libnccl-net.so)",
+    "2.23": "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+    "2.28": "NET/Plugin: Could not find: libnccl-net.so libnccl-net.so. Using internal net plugin.",
+}
+PREFIXES = {
+    "ray": "(RayWorkerWrapper pid=2981, ip=10.0.0.2) ip-10-0-0-2:2981:3001 [0] NCCL INFO {} [repeated 7x across cluster]",
+    "timestamp": "2025-03-01T10:00:00.123456Z ip-10-0-0-2:2981:3001 [0] NCCL INFO {}",
+    "mpirun": "[1,3]<stdout>:ip-10-0-0-2:2981:3001 [3] NCCL INFO {}",
+    "torchrun": "[default3]:ip-10-0-0-2:2981:3001 [3] NCCL INFO {}",
+    "untagged": "{}",
+}
+
+
+@pytest.mark.parametrize("version", sorted(PLUGIN_MISSING))
+@pytest.mark.parametrize("prefix", sorted(PREFIXES))
+def test_an_efa_timeout_whose_log_shows_no_ofi_plugin_is_the_images(version, prefix):
+    """Issue 35: never the host's. Any release's wording, any launcher's prefix, the decision line first or last."""
+    lines = [PLUGIN_MISSING[version], "NET/IB : No device found.", "NET/Socket : Using [0]ens32:10.0.0.2<0>",
+             "Using network Socket"]
+    for order in (lines, lines[::-1]):
+        text = "\n".join(PREFIXES[prefix].format(m) for m in order)
+        r = _nccl(text, efa=True, nodes=2, world_size=16, error="all_reduce: Watchdog caught collective operation timeout")
+        assert verdict(r) == ("fail", "NCCL_TIMEOUT", "image"), (version, prefix, r.summary)
+
+
+def test_an_ofi_log_on_provider_tcp_is_said_even_when_the_adapters_are_unknown():
+    text = "\n".join(PREFIXES["ray"].format(m) for m in (
+        "NET/OFI Selected provider is tcp, fabric is tcp (found 1 nics)", "Using network Libfabric"))
+    r = _nccl(text)
+    assert verdict(r) == ("warn", "NCCL_NET_FALLBACK", "job") and "provider tcp" in r.summary
+
+
+def test_verbs_missing_in_2_30_wording_with_rays_suffix_is_the_images():
+    text = "\n".join(PREFIXES["ray"].format(m) for m in (
+        "Count not open libibverbs.so.1", "NET/Socket : Using [0]eth0:10.0.0.2<0>", "Using network Socket"))
+    assert verdict(_nccl(text, infiniband=True, nodes=2)) == ("fail", "NCCL_NET_FALLBACK", "image")
+
+
+def test_gdrdma_on_every_channel_with_the_2_27_proxy_index_passes():
+    text = "\n".join(PREFIXES["torchrun"].format(m) for m in (
+        "Using network IB", "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0(4)/GDRDMA",
+        "Channel 01/0 : 0[0] -> 8[0] [send] via NET/IB/1/GDRDMA/Shared"))
+    r = _nccl(text)
+    assert r.status == "pass" and "2 IB/RoCE connection(s), 2 with GPUDirect RDMA" in r.summary
+
+
+def test_a_healthy_ib_log_beside_the_images_missing_plugin_is_no_fault():
+    """No false drain: on IB the internal transport is used; a missing net plugin is harmless there."""
+    text = "\n".join(PREFIXES["timestamp"].format(m) for m in (
+        PLUGIN_MISSING["2.23"], "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.0.1<0>",
+        "Using network IB", "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA"))
+    assert _nccl(text, infiniband=True, nodes=2).status == "pass"
+
+
+# ------------------------------------------------------------------ mixed adapters, memlock
+def _roce(rates):
+    return [{"name": f"mlx5_{i}", "hca_type": None, "ports": [{"port": 1, "state": "ACTIVE", "rate_gbps": float(r),
+                                                                 "link_layer": "Ethernet"}]} for i, r in enumerate(rates)]
+
+
+def test_a_hang_on_all_roce_rails_beside_slower_nics_without_nccl_ib_hca_is_the_jobs():
+    """NVIDIA/nccl#1277's class: 4x 400G RoCE rails beside a 200G and four 25G NICs, no NCCL_IB_HCA, a hang."""
+    r = _nccl("", adapters=_roce([400, 400, 400, 400, 200, 25, 25, 25, 25]), nodes=2, world_size=16,
+              error="all_reduce: Watchdog caught collective operation timeout")
+    assert verdict(r) == ("fail", "NCCL_TIMEOUT", "job") and "NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3" in r.remedy
+    set_hca = _nccl("", adapters=_roce([400, 400, 25]), nodes=2, error="all_reduce: timeout",
+                    nccl_env={"NCCL_IB_HCA": "mlx5_0,mlx5_1"})
+    assert set_hca.owner != "job"                       # the job did set it: the mixed NICs are not the cause
+
+
+def test_a_slower_front_end_roce_nic_alone_is_no_finding():
+    """No false finding: DeepEP#17's 200G front-end NIC beside 400G rails, nothing failed (fabric corpus: pass)."""
+    from verify import rdma
+    assert rdma.mixed_rails(_roce([200, 400, 400])) is None
+
+
+def test_memlock_64k_judged_where_nccls_log_alone_shows_rdma_and_not_otherwise():
+    ib = "\n".join(PREFIXES["mpirun"].format(m) for m in ("NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>",
+                                                           "Using network IB"))
+    assert verdict(_nccl(ib, memlock_bytes=65536)) == ("fail", "FABRIC_MEMLOCK_LOW", "job")
+    sockets = PREFIXES["mpirun"].format("Using network Socket")
+    assert _nccl(sockets, memlock_bytes=65536).code != "FABRIC_MEMLOCK_LOW"     # no RDMA shown: not judged
+
+
+# ------------------------------------------------------------------ Xid 45 and the cause it names
+def _xid45(cause: str, prefix: str) -> str:
+    return "\n".join(prefix + f"NVRM: Xid (PCI:0000:{bus}:00): 45, pid=1234, name=python, Ch 00000008{cause}"
+                     for bus in ("1b", "43", "52", "61"))
+
+
+@pytest.mark.parametrize("prefix", ["[ 1234.567890] ", "Jan 25 10:34:54 node kernel: ",
+                                    "kern  :err   : 2025-01-25T10:34:54,859532+00:00 "])
+def test_xid_45_is_judged_by_the_cause_it_names_whatever_the_log_format(prefix):
+    nvlink = ex.explain_text(_xid45(", caused by previous Xid 149", prefix), "dmesg.txt", Options())
+    assert verdict(nvlink) == ("fail", "XID_ERROR", "host") and "naming Xid 149" in nvlink.summary
+    app = ex.explain_text(_xid45(", caused by previous Xid 13", prefix), "dmesg.txt", Options())
+    assert verdict(app) == ("warn", "XID_ERROR", "job")
+    alone = ex.explain_text(_xid45("", prefix), "dmesg.txt", Options())       # the job torn down: never the node's
+    assert verdict(alone) == ("warn", "XID_ERROR", "job")
