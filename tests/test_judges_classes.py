@@ -200,3 +200,12 @@ def test_xid_45_is_judged_by_the_cause_it_names_whatever_the_log_format(prefix):
     assert verdict(app) == ("warn", "XID_ERROR", "job")
     alone = ex.explain_text(_xid45("", prefix), "dmesg.txt", Options())       # the job torn down: never the node's
     assert verdict(alone) == ("warn", "XID_ERROR", "job")
+
+
+def test_a_detail_line_alone_drains_only_for_a_code_the_guide_says_stalls_nvlink():
+    """No false drain: 20034's `Data {...}` line without its `Fatal` line is reported, not drained; 12028's is drained
+    (the guide: NVLink traffic stalls, jobs abort with Xid 45)."""
+    assert [f.action for f in xidlog.parse([FATAL_20034[2]])] == ["info"]
+    assert gpu.judge(_sxids([FATAL_20034[2]]), Options()).status != "fail"
+    data_12028 = "nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028, Data {0x000001c0, 0x00bd5c8a}"
+    assert [f.action for f in xidlog.parse([data_12028])] == ["drain"]

@@ -19,7 +19,7 @@ NVSwitch SXids follow the Fabric Manager User Guide (DU-09883-001, "NVSwitch SXi
 `Fatal` drains, `Non-fatal` is noted (watched for a stalling code); a line that prints no severity (a `Data {...}` or `Severity N` detail line) is
 detail when another line of the same switch and SXid states it, and otherwise takes the guide's impact for its code:
 one that stalls the NVLink traffic through the switch (GPU access hangs, jobs abort with Xid 45) drains, a single-bit
-ECC error the switch corrected is noted, any other is watched.
+ECC error the switch corrected is noted, any other detail line is noted and any other line watched.
 Pure: codes and messages in, actions out.
 """
 from __future__ import annotations
@@ -131,9 +131,12 @@ def sxid_action(code: int, message: str, stated_elsewhere: bool = False) -> tupl
         return DRAIN, "fatal NVSwitch error"
     if code in SXID_CORRECTED:
         return INFO, "NVSwitch single-bit ECC error (corrected by the switch)"
-    if stated_elsewhere and message.startswith(("Data {", "Severity")):
+    detail = message.startswith(("Data {", "Severity"))
+    if detail and stated_elsewhere:
         return INFO, "NVSwitch error detail (its severity is on another line)"
     if code in SXID_STALL:
         return DRAIN, (f"NVSwitch {SXID_STALL[code]}: NVLink traffic through the switch stalls, GPU access hangs and "
                        "jobs abort with Xid 45 (Fabric Manager guide)")
+    if detail:      # a detail line whose event's first line is not in the excerpt: reported, never drained on its own
+        return INFO, "NVSwitch error detail (its severity is not in the log)"
     return WATCH, "NVSwitch error of unstated severity"
