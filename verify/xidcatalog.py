@@ -122,16 +122,17 @@ def sxid_states(message: str) -> bool:
     return bool(_FATAL.search(message or ""))
 
 
-def sxid_action(code: int, message: str, stated_elsewhere: bool = False) -> tuple[str, str]:
-    """One SXid line's action; `stated_elsewhere`: another line of the same switch and SXid prints the severity."""
-    message = message or ""
-    if _NONFATAL.search(message):        # a stall the switch contained: drained only when it repeats
+def sxid_action(code: int, rest: str, stated_elsewhere: bool = False) -> tuple[str, str]:
+    """One SXid line's action from what follows its code (`Non-fatal, Link 32 ...`, `Data {...}`); `stated_elsewhere`:
+    another line of the same switch and SXid prints the severity."""
+    rest = rest or ""
+    if _NONFATAL.search(rest):        # a stall the switch contained: drained only when it repeats
         return (WATCH, f"non-fatal NVSwitch {SXID_STALL[code]}") if code in SXID_STALL else (INFO, "non-fatal NVSwitch error")
-    if _FATAL.search(message):
+    if _FATAL.search(rest):
         return DRAIN, "fatal NVSwitch error"
     if code in SXID_CORRECTED:
         return INFO, "NVSwitch single-bit ECC error (corrected by the switch)"
-    detail = message.startswith(("Data {", "Severity"))
+    detail = rest.startswith(("Data {", "Severity"))
     if detail and stated_elsewhere:
         return INFO, "NVSwitch error detail (its severity is on another line)"
     if code in SXID_STALL:
