@@ -99,3 +99,21 @@ def test_torchs_cuda_error_prefix_is_read_only_for_a_refusal():
     assert verdict(refusal) == ("fail", "DRIVER_ERROR", "host")
     job = ex.explain_text("RuntimeError: CUDA error: an illegal memory access was encountered\n", "log.txt", Options())
     assert job.owner != "host" and job.status != "fail"
+
+
+def _quoted_smi_q(entry: str) -> str:
+    """The `nvidia-smi -q` block a corpus entry's source.md quotes (its URL is the entry's)."""
+    import re
+    text = (ROOT / "tests" / "data" / "real-world" / entry / "source.md").read_text()
+    return next(b for b in re.findall(r"```\n(.*?)```", text, re.S) if getattr(ex.kind_of(b), "name", "") == "nvidia-smi -q")
+
+
+def test_both_clock_reason_wordings_of_real_nvidia_smi_q_output():
+    """Old "Clocks Throttle Reasons" (a V100 SXM2 under a power brake, https://l4rz.net/reverse-engineering-dell-idrac-
+    to-get-rid-of-gpu-throttling/) and new "Clocks Event Reasons" (an idle L40S, driver 595.80, nvidia_gpu_exporter's
+    capture): the same nvml bits, each read bit recorded."""
+    from verify.explain import smi
+    old = smi.parse(_quoted_smi_q("v100-sxm2-32gb-power-brake-c4130"))["devices"][0]
+    assert old["throttle_reasons"] == 0x8 | 0x80                       # HW Slowdown, HW Power Brake Slowdown
+    new = smi.parse(_quoted_smi_q("l40s-vm-passthrough-idle-and-nvenc"))["devices"][0]
+    assert (new["name"], new["throttle_reasons"], new["throttle_reasons_read"]) == ("NVIDIA L40S", 0, 0x1FF)
