@@ -117,3 +117,10 @@ def test_both_clock_reason_wordings_of_real_nvidia_smi_q_output():
     assert old["throttle_reasons"] == 0x8 | 0x80                       # HW Slowdown, HW Power Brake Slowdown
     new = smi.parse(_quoted_smi_q("l40s-vm-passthrough-idle-and-nvenc"))["devices"][0]
     assert (new["name"], new["throttle_reasons"], new["throttle_reasons_read"]) == ("NVIDIA L40S", 0, 0x1FF)
+
+
+def test_a_cuda_refusal_the_image_causes_drains_no_host():
+    """No false drain: CUDA error 804 (the image's forward-compatibility libcuda on a GPU without it) is the image's,
+    beside 802 (the host's fabric manager) read by the same parser."""
+    r = ex.explain(str(DATA / "cuda-804-tensorrt-llm-1806.txt"), Options())
+    assert verdict(r) == ("fail", "DRIVER_ERROR", "image")
