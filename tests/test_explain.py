@@ -23,13 +23,37 @@ NOT_FROM_TEXT = {"cx5-ib-port-init-beside-port-down",
                  "gb200-fabric-completed-success-no-local-fabric-manager", "hgx-h100-mixed-nics-no-ib-hca-hang",
                  "p4d-a100-fabric-state-na-fabric-manager-running", "p5-efa-container-without-dev-infiniband"}
 RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
+# Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
+# second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
+EXPLAIN_MISMATCHES = {
+    "nccl-ib-no-device-ibext-ipoib-node-socket-channels": "skip: 'NET/IB : No device found' and channels via "
+                                                          "NET/Socket without a 'Using network' line are not judged",
+    "nccl-ib-disabled-by-job-sockets-over-two-ipoib-fails": "warn FABRIC_NCCL_FORCED_SOCKET: the unprefixed 'NCCL WARN "
+                                                            "socketFinalizeAccept' line is not read as the error",
+    "ucx-memlock-64-kbytes-ibv-create-cq-mlx5-0": "not recognised: UCX's 'max locked memory ... (current: 64 kbytes)'",
+    "sxid-22013-nonfatal-minion-dlreq-at-driver-load": "skip: NVSwitch SXid lines are not judged",
+    "nccl-tests-8x-h100-cuda-802-common-cu-941": "not recognised: nccl-tests' \"Test CUDA failure ... 'system not yet "
+                                                 "initialized'\"",
+    "gpu-burn-h100-sxm-802-then-os-call-failed": "not recognised: gpu_burn's 'what():  Error (gpu_burn-drv.cpp:298): "
+                                                 "system not yet initialized'",
+    "nvidia-smi-q-fabric-state-in-progress-cuda-validator-fails": "fail FACTS_INVALID (job): the Fabric section's "
+                                                                  "'Summary : N/A' is parsed as 'n/a', not null",
+    "ray-double-prefix-two-node-comm-no-network-shown": "not recognised: NCCL INFO lines under two launcher prefixes "
+                                                        "(EngineCore_DP0, RayWorkerWrapper)",
+}
+
+
+def _raw_param(p):
+    reason = EXPLAIN_MISMATCHES.get(p.parent.name)
+    return pytest.param(p, marks=pytest.mark.xfail(reason=reason, strict=True)) if reason else p
 
 
 def verdict(r):
     return r.status, r.code, r.owner
 
 
-@pytest.mark.parametrize("raw", [p for p in RAW if p.parent.name not in NOT_FROM_TEXT], ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("raw", [_raw_param(p) for p in RAW if p.parent.name not in NOT_FROM_TEXT],
+                         ids=lambda p: p.parent.name)
 def test_a_raw_excerpt_explained_gives_the_verdict_of_its_translation(raw):
     expected = json.loads((raw.parent / "expected.json").read_text())
     assert expected["url"].startswith("https://")
