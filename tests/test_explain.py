@@ -30,12 +30,7 @@ EXPLAIN_MISMATCHES = {
                                                           "NET/Socket without a 'Using network' line are not judged",
     "nccl-ib-disabled-by-job-sockets-over-two-ipoib-fails": "warn FABRIC_NCCL_FORCED_SOCKET: the unprefixed 'NCCL WARN "
                                                             "socketFinalizeAccept' line is not read as the error",
-    "ucx-memlock-64-kbytes-ibv-create-cq-mlx5-0": "not recognised: UCX's 'max locked memory ... (current: 64 kbytes)'",
     "sxid-22013-nonfatal-minion-dlreq-at-driver-load": "skip: NVSwitch SXid lines are not judged",
-    "nccl-tests-8x-h100-cuda-802-common-cu-941": "not recognised: nccl-tests' \"Test CUDA failure ... 'system not yet "
-                                                 "initialized'\"",
-    "gpu-burn-h100-sxm-802-then-os-call-failed": "not recognised: gpu_burn's 'what():  Error (gpu_burn-drv.cpp:298): "
-                                                 "system not yet initialized'",
     "nvidia-smi-q-fabric-state-in-progress-cuda-validator-fails": "fail FACTS_INVALID (job): the Fabric section's "
                                                                   "'Summary : N/A' is parsed as 'n/a', not null",
     "ray-double-prefix-two-node-comm-no-network-shown": "not recognised: NCCL INFO lines under two launcher prefixes "

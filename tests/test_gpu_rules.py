@@ -506,8 +506,6 @@ KNOWN_MISMATCHES = {
     # issue 35 item 8, second batch (translated without reading the judges): the lead fixes the rules, not the items
     "nccl-ib-no-device-ibext-ipoib-node-socket-channels": "skip FACTS_INCOMPLETE: 'No device found' (hcas []) beside "
                                                           "2 channels via NET/Socket is not read as a fall-back",
-    "ucx-memlock-64-kbytes-ibv-create-cq-mlx5-0": "skip FACTS_INCOMPLETE: memlock 64 KiB beside verbs_devices "
-                                                  "['mlx5_0'] is not judged (memlock alone fails)",
     "sxid-22013-nonfatal-minion-dlreq-at-driver-load": "no gpu fact holds an NVSwitch SXid (non-fatal 22013)",
 }
 
