@@ -506,7 +506,6 @@ KNOWN_MISMATCHES = {
     # issue 35 item 8, second batch (translated without reading the judges): the lead fixes the rules, not the items
     "nccl-ib-no-device-ibext-ipoib-node-socket-channels": "skip FACTS_INCOMPLETE: 'No device found' (hcas []) beside "
                                                           "2 channels via NET/Socket is not read as a fall-back",
-    "sxid-22013-nonfatal-minion-dlreq-at-driver-load": "no gpu fact holds an NVSwitch SXid (non-fatal 22013)",
 }
 
 

@@ -18,7 +18,8 @@ from .codes import Owner
 from .facts import NONE, NvmlDevice, SxidEvent, XidEvent
 from .gpuidentity import norm_bus, norm_uuid
 from .result import FAIL, WARN, CheckResult, Status
-from .xidcatalog import APP, DRAIN, INFO, LOST, WATCH, Judged, after_application, classify, storm, sxid_action, sxid_states
+from .xidcatalog import (APP, DRAIN, INFO, LOST, SXID_CORRECTED, WATCH, Judged, after_application, classify, storm,
+                         sxid_action, sxid_states)
 
 # nvmlClocksEventReasons bits (nvml.h)
 THROTTLE_BITS = {0x1: "GpuIdle", 0x2: "ApplicationsClocksSetting", 0x4: "SwPowerCap", 0x8: "HwSlowdown",
@@ -364,8 +365,9 @@ _WORST = {DRAIN: 0, WATCH: 1, APP: 2, INFO: 3}
 
 def sxids(events: Sequence[SxidEvent], found: Findings) -> None:
     """NVSwitch SXids of the kernel log, by the one catalog (verify/xidcatalog.py): a fatal one, or one whose documented
-    impact stalls the NVLink traffic, fails the node (the switch is the host's); one of unstated severity warns; a
-    corrected or non-fatal one is noted. Once per switch and SXid, at the worst of its lines."""
+    impact stalls the NVLink traffic, fails the node (the switch is the host's); a non-fatal one, or one of unstated
+    severity, warns; a corrected single-bit ECC one and detail lines are noted. Once per switch and SXid, at the
+    worst of its lines."""
     rows = [e for e in events if isinstance(e, dict) and isinstance(e.get("sxid"), int)]
     rest = {id(e): (m.group(1) if (m := _SXID_REST.search(str(e.get("text") or ""))) else str(e.get("text") or ""))
             for e in rows}
@@ -374,6 +376,8 @@ def sxids(events: Sequence[SxidEvent], found: Findings) -> None:
     for e in rows:
         key = (e.get("pci_bus_id"), e["sxid"])
         action, what = sxid_action(e["sxid"], rest[id(e)], key in stated)
+        if action == INFO and sxid_states(rest[id(e)]) and e["sxid"] not in SXID_CORRECTED:
+            action = WATCH          # a non-fatal link error: no drain, but that switch's NVLink path is not clean
         seen = worst.get(key)
         if seen is None or _WORST[action] < _WORST[seen[0]]:
             worst[key] = (action, what, e, (seen[3] if seen else 0) + 1)

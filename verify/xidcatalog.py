@@ -16,7 +16,7 @@ Xid 45 is the driver tearing down a process's channels ("preemptive cleanup"): a
 when its line says `caused by previous Xid N` it is judged as N, the fault that ended the job. A context-switch
 timeout (109) on a GPU that raised an application Xid in the same log is that application being torn down.
 NVSwitch SXids follow the Fabric Manager User Guide (DU-09883-001, "NVSwitch SXid Errors"): a line that prints
-`Fatal` drains, `Non-fatal` is noted (watched for a stalling code); a line that prints no severity (a `Data {...}` or `Severity N` detail line) is
+`Fatal` drains, `Non-fatal` never does (the gpu check warns on it, the prolog counts it); a line that prints no severity (a `Data {...}` or `Severity N` detail line) is
 detail when another line of the same switch and SXid states it, and otherwise takes the guide's impact for its code:
 one that stalls the NVLink traffic through the switch (GPU access hangs, jobs abort with Xid 45) drains, a single-bit
 ECC error the switch corrected is noted, any other detail line is noted and any other line watched.
@@ -126,8 +126,8 @@ def sxid_action(code: int, rest: str, stated_elsewhere: bool = False) -> tuple[s
     """One SXid line's action from what follows its code (`Non-fatal, Link 32 ...`, `Data {...}`); `stated_elsewhere`:
     another line of the same switch and SXid prints the severity."""
     rest = rest or ""
-    if _NONFATAL.search(rest):        # a stall the switch contained: drained only when it repeats
-        return (WATCH, f"non-fatal NVSwitch {SXID_STALL[code]}") if code in SXID_STALL else (INFO, "non-fatal NVSwitch error")
+    if _NONFATAL.search(rest):        # the switch contained it: never a drain (the gpu check warns, the prolog counts)
+        return INFO, "non-fatal NVSwitch error"
     if _FATAL.search(rest):
         return DRAIN, "fatal NVSwitch error"
     if code in SXID_CORRECTED:
