@@ -18,8 +18,20 @@ from .codes import Owner
 from .facts import NONE, NvmlDevice, SxidEvent, XidEvent
 from .gpuidentity import norm_bus, norm_uuid
 from .result import FAIL, WARN, CheckResult, Status
-from .xidcatalog import (APP, DRAIN, INFO, LOST, SXID_CORRECTED, WATCH, Judged, after_application, classify, storm,
-                         sxid_action, sxid_states)
+from .xidcatalog import (
+    APP,
+    DRAIN,
+    INFO,
+    LOST,
+    SXID_CORRECTED,
+    WATCH,
+    Judged,
+    after_application,
+    classify,
+    storm,
+    sxid_action,
+    sxid_states,
+)
 
 # nvmlClocksEventReasons bits (nvml.h)
 THROTTLE_BITS = {0x1: "GpuIdle", 0x2: "ApplicationsClocksSetting", 0x4: "SwPowerCap", 0x8: "HwSlowdown",
