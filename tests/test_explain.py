@@ -30,10 +30,6 @@ EXPLAIN_MISMATCHES = {
                                                           "NET/Socket without a 'Using network' line are not judged",
     "nccl-ib-disabled-by-job-sockets-over-two-ipoib-fails": "warn FABRIC_NCCL_FORCED_SOCKET: the unprefixed 'NCCL WARN "
                                                             "socketFinalizeAccept' line is not read as the error",
-    "nvidia-smi-q-fabric-state-in-progress-cuda-validator-fails": "fail FACTS_INVALID (job): the Fabric section's "
-                                                                  "'Summary : N/A' is parsed as 'n/a', not null",
-    "ray-double-prefix-two-node-comm-no-network-shown": "not recognised: NCCL INFO lines under two launcher prefixes "
-                                                        "(EngineCore_DP0, RayWorkerWrapper)",
 }
 
 

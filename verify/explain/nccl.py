@@ -21,10 +21,16 @@ _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 _COMPLETION = re.compile(r"NET/IB ?: ?Got completion.*?(?:with (?:error|status=)\s*\d+)[^\n]*")
 
 
+# NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (host:pid:tid [cudaDev]), under whatever a launcher puts before it:
+# two such lines are NCCL's log even when none of them decides anything (it is said, then not judged).
+_OWN = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
+
+
 def detect(text: str) -> bool:
     log = ncclog.parse(text)
     return bool(log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
-                         or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text))))
+                         or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text))
+                         or len(_OWN.findall(text, 0, 1 << 20)) >= 2))
 
 
 def _error(text: str) -> str | None:

@@ -105,7 +105,8 @@ def _fabric(fields: dict[str, str]) -> dict[str, Any] | None:
     state = _find(fields, "fabric/state")
     if state is None:
         return None
-    health = {"summary": (_find(fields, "fabric/health/summary") or "").lower() or None,
+    summary = (_find(fields, "fabric/health/summary") or "").strip().lower()
+    health = {"summary": None if summary in ("", "n/a", "not supported") else summary,     # N/A: not reported
               "degraded_bandwidth": {"degraded": True, "full": False}.get(
                   (_find(fields, "fabric/health/bandwidth") or "").lower()),
               "route_recovery": _bool(_find(fields, "fabric/health/route recovery in progress")),
@@ -120,7 +121,8 @@ def _fabric(fields: dict[str, str]) -> dict[str, Any] | None:
     return {"state": FABRIC_STATE.get(state.strip().lower()), "clique_id": clique,
             "status": None if status is None or status.strip().upper() == "N/A" else
             "success" if status.strip().lower() == "success" else status.strip(),
-            "cluster_uuid": _find(fields, "fabric/clusteruuid"),
+            "cluster_uuid": None if (_find(fields, "fabric/clusteruuid") or "N/A").strip().upper() == "N/A" else
+            _find(fields, "fabric/clusteruuid"),
             "health": health if any(v is not None for v in health.values()) else None}
 
 
