@@ -26,8 +26,6 @@ RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
 EXPLAIN_MISMATCHES = {
-    "nccl-ib-no-device-ibext-ipoib-node-socket-channels": "skip: 'NET/IB : No device found' and channels via "
-                                                          "NET/Socket without a 'Using network' line are not judged",
     "nccl-ib-disabled-by-job-sockets-over-two-ipoib-fails": "warn FABRIC_NCCL_FORCED_SOCKET: the unprefixed 'NCCL WARN "
                                                             "socketFinalizeAccept' line is not read as the error",
 }

@@ -503,9 +503,6 @@ def test_the_corpus_holds_at_least_20_machines_10_faulty_each_with_its_source():
 KNOWN_MISMATCHES = {
     "hgx-h100-mixed-nics-no-ib-hca-hang": "the facts record no error and no adapters (the prose names only the 400G "
                                           "rails): given both, the judge agrees (tests/test_judges_classes.py)",
-    # issue 35 item 8, second batch (translated without reading the judges): the lead fixes the rules, not the items
-    "nccl-ib-no-device-ibext-ipoib-node-socket-channels": "skip FACTS_INCOMPLETE: 'No device found' (hcas []) beside "
-                                                          "2 channels via NET/Socket is not read as a fall-back",
 }
 
 

@@ -209,3 +209,16 @@ def test_a_detail_line_alone_drains_only_for_a_code_the_guide_says_stalls_nvlink
     assert gpu.judge(_sxids([FATAL_20034[2]]), Options()).status != "fail"
     data_12028 = "nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028, Data {0x000001c0, 0x00bd5c8a}"
     assert [f.action for f in xidlog.parse([data_12028])] == ["drain"]
+
+
+def test_socket_channels_without_a_using_network_line_are_the_fall_back_and_ipoib_shows_the_adapter():
+    """2.18-era logs print no `Using network` at INFO: the channels `via NET/Socket` are the choice; an IPoIB
+    bootstrap interface (ib0, ibp12s0) shows an InfiniBand adapter, an Ethernet one shows nothing."""
+    lines = ["NET/IB : No device found.", "Bootstrap : Using {}:10.149.0.32<0>",
+             "Channel 03/0 : 15[7] -> 6[6] [send] via NET/Socket/3"]
+    for iface in ("ibp12s0", "ib0"):
+        text = "\n".join(PREFIXES["timestamp"].format(m.format(iface)) for m in lines)
+        assert verdict(_nccl(text)) == ("fail", "NCCL_NET_FALLBACK", "job"), iface
+    ethernet = "\n".join(PREFIXES["timestamp"].format(m.format("enp1s0")) for m in lines)
+    r = _nccl(ethernet)
+    assert r.status != "fail" and r.owner != "host"      # sockets on a node not shown to have RDMA: no drain

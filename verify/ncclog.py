@@ -56,6 +56,8 @@ _PLUGIN_MISSING = re.compile(r"^NET/Plugin ?: ?(?:Plugin load \(|dlerror=.*No pl
 _PLUGIN_LOADED = re.compile(r"^NET/Plugin ?: ?Loaded net plugin (.+?) \(v\d+\)")
 _PROVIDER = re.compile(r"^NET/OFI Selected [Pp]rovider is ([^,\s]+)")
 _SOCKET_USING = re.compile(r"^NET/(?:Socket|IB) ?: ?Using \[0\]([^\s;]+)")
+# the bootstrap's interface (`Bootstrap : Using ibp12s0:10.149.0.32<0>`), the interface when no NET line names one
+_BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using ([^\s;]+)")
 _HCA_GDR = re.compile(r"^NET/.+? : GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']+)'")
 _NVLS = re.compile(r"NVLS multicast support is available|NVLS comm")
 _TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/\w+)")
@@ -125,7 +127,8 @@ def parse(text: str) -> dict[str, Any]:
     if not messages:
         return {}
     networks = list(dict.fromkeys(m.group(1) for m in map(_NETWORK.search, messages) if m))
-    iface = next((m.group(1) for m in map(_SOCKET_USING.search, messages) if m), None)
+    iface = next((m.group(1) for m in map(_SOCKET_USING.search, messages) if m), None) or \
+        next((m.group(1) for m in map(_BOOTSTRAP.search, messages) if m), None)
     verbs = _first(_VERBS_MISSING, messages)
     no_device = _first(re.compile(r"^NET/IB : No device found"), messages)
     plugin_missing = _first(_PLUGIN_MISSING, messages)

@@ -535,8 +535,8 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
 
 def _fell_back(log: NcclLog) -> str | None:
     """`Socket` when any rank chose it; `Libfabric over <provider>` when aws-ofi-nccl runs on a provider not efa."""
-    if "Socket" in (log.get("networks") or [log.get("network") or ""]):
-        return "NET/Socket"
+    if "Socket" in (log.get("networks") or [log.get("network") or ""]) or "Socket" in (log.get("net_channels") or {}):
+        return "NET/Socket"             # the choice, or (no `Using network` line) the connections themselves
     if log.get("ofi_provider") not in (None, "efa"):
         return f"{log.get('network') or 'Libfabric'} over provider {log['ofi_provider']} (TCP)"
     return None
@@ -578,6 +578,10 @@ def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
               "missing.", "host")
 
 
+# IPoIB netdevs are named ib<N> or, by systemd's PCI path, ibp<bus>s<slot>[f<fn>] (ibp12s0): an InfiniBand adapter
+IPOIB = re.compile(r"^ib(?:\d+|p\d+s\d+)")
+
+
 def rdma_shown(facts: NcclFacts, log: NcclLog) -> str | None:
     """Which RDMA fabric the facts or NCCL's own log show on this node (or cluster), or None when neither does: an
     adapter NCCL listed, a rank on a verbs network, or aws-ofi-nccl on provider efa."""
@@ -586,6 +590,8 @@ def rdma_shown(facts: NcclFacts, log: NcclLog) -> str | None:
     used = [n for n in log.get("networks") or [] if _verbs_net(n)]
     if facts.get("infiniband") or log.get("hcas") or used or gdr_summary(log)[0]:
         return "InfiniBand/RoCE"
+    if IPOIB.match(str(log.get("interface") or "")):
+        return "InfiniBand (NCCL's interface is IPoIB)"
     return None
 
 
