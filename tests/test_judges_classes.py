@@ -222,3 +222,15 @@ def test_socket_channels_without_a_using_network_line_are_the_fall_back_and_ipoi
     ethernet = "\n".join(PREFIXES["timestamp"].format(m.format("enp1s0")) for m in lines)
     r = _nccl(ethernet)
     assert r.status != "fail" and r.owner != "host"      # sockets on a node not shown to have RDMA: no drain
+
+
+def test_a_bootstrap_or_socket_warn_is_the_failure_and_never_the_hosts_on_its_own():
+    """The unprefixed `misc/socket.cc:441 NCCL WARN ...` quoted in an issue is the error; a peer that closed its
+    socket (the job's other rank died) is not a host fault either."""
+    from verify.explain import nccl as explain_nccl
+    for warn in ("misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3",
+                 "node1:852750:852802 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer"):
+        facts = explain_nccl.parse(PREFIXES["timestamp"].format("Using network IB") + "\n" + warn)
+        assert str(facts["error"]).startswith("init: ") and "NCCL WARN" in str(facts["error"])
+        r = ex.explain_text(PREFIXES["timestamp"].format("Using network IB") + "\n" + warn, "log.txt", Options())
+        assert r.status == "fail" and r.owner != "host", (warn, verdict(r), r.summary)

@@ -578,8 +578,9 @@ def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
               "missing.", "host")
 
 
-# IPoIB netdevs are named ib<N> or, by systemd's PCI path, ibp<bus>s<slot>[f<fn>] (ibp12s0): an InfiniBand adapter
-IPOIB = re.compile(r"^ib(?:\d+|p\d+s\d+)")
+# IPoIB netdevs are named ib<N> or, by systemd's predictable names, ibo<index>, ibs<slot>[f<fn>], ibp<bus>s<slot>
+# (ibs85f0, ibp12s0): an InfiniBand adapter
+IPOIB = re.compile(r"^ib(?:\d+|[ops]\d+)")
 
 
 def rdma_shown(facts: NcclFacts, log: NcclLog) -> str | None:
