@@ -509,7 +509,8 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
     hca, names = env.get("NCCL_IB_HCA"), [str(a.get("name")) for a in facts.get("adapters") or []]
     if hca and names and not rdma.hca_matches(str(hca), names):
         return "job", f"NCCL_IB_HCA={hca} matches none of the adapters ({', '.join(names)})"
-    efa = _efa_cause(facts, log) if facts.get("efa") else None      # on EFA the plugin comes first, verbs after
+    # on EFA the plugin comes first, verbs after; aws-ofi-nccl's own provider line shows the node is meant for EFA
+    efa = _efa_cause(facts, log) if facts.get("efa") or log.get("ofi_provider") else None
     if efa:
         return efa
     if log.get("verbs_missing") or facts.get("verbs_loads") is False:
@@ -534,8 +535,8 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
 
 def _fell_back(log: NcclLog) -> str | None:
     """`Socket` when any rank chose it; `Libfabric over <provider>` when aws-ofi-nccl runs on a provider not efa."""
-    if "Socket" in (log.get("networks") or [log.get("network") or ""]):
-        return "NET/Socket"
+    if "Socket" in (log.get("networks") or [log.get("network") or ""]) or "Socket" in (log.get("net_channels") or {}):
+        return "NET/Socket"             # the choice, or (no `Using network` line) the connections themselves
     if log.get("ofi_provider") not in (None, "efa"):
         return f"{log.get('network') or 'Libfabric'} over provider {log['ofi_provider']} (TCP)"
     return None
@@ -577,6 +578,11 @@ def _gdr_unused(facts: NcclFacts, found: Findings) -> None:
               "missing.", "host")
 
 
+# IPoIB netdevs are named ib<N> or, by systemd's predictable names, ibo<index>, ibs<slot>[f<fn>], ibp<bus>s<slot>
+# (ibs85f0, ibp12s0): an InfiniBand adapter
+IPOIB = re.compile(r"^ib(?:\d+|[ops]\d+)")
+
+
 def rdma_shown(facts: NcclFacts, log: NcclLog) -> str | None:
     """Which RDMA fabric the facts or NCCL's own log show on this node (or cluster), or None when neither does: an
     adapter NCCL listed, a rank on a verbs network, or aws-ofi-nccl on provider efa."""
@@ -585,6 +591,8 @@ def rdma_shown(facts: NcclFacts, log: NcclLog) -> str | None:
     used = [n for n in log.get("networks") or [] if _verbs_net(n)]
     if facts.get("infiniband") or log.get("hcas") or used or gdr_summary(log)[0]:
         return "InfiniBand/RoCE"
+    if IPOIB.match(str(log.get("interface") or "")):
+        return "InfiniBand (NCCL's interface is IPoIB)"
     return None
 
 
@@ -853,12 +861,12 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     cause = next((f for f in found.items if f.owner != "host" and f.code in CAUSES), None)
     shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
     owner = cause.owner if cause else None
-    rails = rdma.mixed_rails(facts.get("adapters")) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
+    rails = rdma.mixed_rails(facts.get("adapters"), roce=True) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
     if rails and is_timeout(error):
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}; the node has "
-                              f"InfiniBand rails ({', '.join(rails)}) beside Ethernet adapters at another rate and the "
+                              f"RDMA rails ({', '.join(rails)}) beside adapters of another rate or link layer and the "
                               "job sets no NCCL_IB_HCA: NCCL pairs devices that do not reach each other",
-                              f"Set NCCL_IB_HCA to the InfiniBand rails (`NCCL_IB_HCA={','.join(rails)}`). "
+                              f"Set NCCL_IB_HCA to the rails (`NCCL_IB_HCA={','.join(rails)}`). "
                               + timeout_advice(facts), "job")
     bootstrap = _bootstrap_owner(facts, error) if not cause else None
     if bootstrap:

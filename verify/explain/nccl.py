@@ -19,12 +19,21 @@ _TRACE = re.compile(r"\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")
 _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
 _COMPLETION = re.compile(r"NET/IB ?: ?Got completion.*?(?:with (?:error|status=)\s*\d+)[^\n]*")
+# a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
+# `bootstrap.cc:... NCCL WARN Bootstrap : ...`), quoted with or without its host:pid:tid prefix: the group never formed
+_INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ NCCL WARN [^\n]*")
+
+
+# NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (host:pid:tid [cudaDev]), under whatever a launcher puts before it:
+# two such lines are NCCL's log even when none of them decides anything (it is said, then not judged).
+_OWN = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
 
 
 def detect(text: str) -> bool:
     log = ncclog.parse(text)
     return bool(log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
-                         or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text))))
+                         or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text))
+                         or len(_OWN.findall(text, 0, 1 << 20)) >= 2))
 
 
 def _error(text: str) -> str | None:
@@ -36,6 +45,8 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {completion.group(0).strip()[:300]}"
     if failed := _ERROR.search(text):
         return f"all_reduce: {failed.group(0).strip()[:300]}"
+    if warned := _INIT_WARN.search(text):
+        return f"init: {warned.group(0).strip()[:300]}"
     traces = list(dict.fromkeys(m.group(0) for m in _TRACE.finditer(text)))
     if not any(_INIT.search(t) for t in traces):
         return None                    # a trace elsewhere need not end the job: only a failed bootstrap is read

@@ -24,7 +24,9 @@ assert set(REASONS.values()) == set(THROTTLE_BITS)
 
 def detect(text: str) -> bool:
     hits = sum(1 for m in _MARKS if re.search(rf"^\s*{re.escape(m)}\b", text, re.MULTILINE))
-    return "NVSMI LOG" in text or hits >= 2 or bool(re.search(r"^\s*CliqueId\s*:", text, re.MULTILINE))
+    # a grepped `-d PERFORMANCE` excerpt: the reasons' header with its first reason, `Idle : Not Active`, under it
+    reasons = re.search(r"^\s*Clocks (?:Event|Throttle) Reasons\s*\n\s*Idle\s*:", text, re.MULTILINE)
+    return "NVSMI LOG" in text or hits >= 2 or bool(reasons or re.search(r"^\s*CliqueId\s*:", text, re.MULTILINE))
 
 
 def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
@@ -103,7 +105,8 @@ def _fabric(fields: dict[str, str]) -> dict[str, Any] | None:
     state = _find(fields, "fabric/state")
     if state is None:
         return None
-    health = {"summary": (_find(fields, "fabric/health/summary") or "").lower() or None,
+    summary = (_find(fields, "fabric/health/summary") or "").strip().lower()
+    health = {"summary": None if summary in ("", "n/a", "not supported") else summary,     # N/A: not reported
               "degraded_bandwidth": {"degraded": True, "full": False}.get(
                   (_find(fields, "fabric/health/bandwidth") or "").lower()),
               "route_recovery": _bool(_find(fields, "fabric/health/route recovery in progress")),
@@ -118,7 +121,8 @@ def _fabric(fields: dict[str, str]) -> dict[str, Any] | None:
     return {"state": FABRIC_STATE.get(state.strip().lower()), "clique_id": clique,
             "status": None if status is None or status.strip().upper() == "N/A" else
             "success" if status.strip().lower() == "success" else status.strip(),
-            "cluster_uuid": _find(fields, "fabric/clusteruuid"),
+            "cluster_uuid": None if (_find(fields, "fabric/clusteruuid") or "N/A").strip().upper() == "N/A" else
+            _find(fields, "fabric/clusteruuid"),
             "health": health if any(v is not None for v in health.values()) else None}
 
 
@@ -156,5 +160,6 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
 def parse(text: str) -> dict[str, Any]:
     header, gpus = _tree(text)
     devices = [_device(n, bus, fields) for n, (bus, fields) in enumerate(gpus)]
-    return {"torch": None, "driver": header.get("driver version"), "cuda_driver": header.get("cuda version"),
+    return {"torch": None, "driver": header.get("kmd version") or header.get("driver version"),
+            "cuda_driver": header.get("cuda umd version") or header.get("cuda version"),
             "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}
