@@ -12,6 +12,7 @@ import pytest
 
 from verify.codes import CODES
 from verify.prolog import cli, history, kernlog, slurm, statefile, xid
+from verify.prolog.deadline import Overran
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
 
 pytestmark = pytest.mark.unit
@@ -158,20 +159,60 @@ def test_a_tiny_budget_is_our_setting_and_never_confirms_a_hang(tmp_path, fake, 
     assert len(seen) == 1 and _events(tmp_path) == [("not-assessed", "BUDGET_TOO_SMALL")] and not fake.calls
 
 
-def test_the_whole_run_is_bounded_by_budget_plus_grace(tmp_path, monkeypatch):
-    """Slurm's PrologEpilogTimeout kills a prolog that runs long (and drains the node): a confirmation gets only
-    what is left of --budget + --grace, and none at all when less than the first run had is left."""
+class Clock:
+    """time.monotonic injected: each test moves it by hand, nothing waits."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_slurm_s_prolog_epilog_timeout_the_whole_run_is_capped_at_twice_the_budget(tmp_path, monkeypatch):
+    """Slurm's PrologEpilogTimeout kills a prolog that runs long and drains the node: the whole run is capped at
+    --budget + --grace (default grace: the budget, so 60 s at the default 30 s, no longer 150 s), and a confirmation
+    shares that cap: it gets what is left but the drain's reserve, and none at all when that is under 1.5 x what the
+    check had in the first run."""
     seen: list[Any] = []
-    timeout = {"name": "shm", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "t"}
+    timeout = {"name": "shm", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "t",
+               "duration_s": 6.0}
     _verify_writes(monkeypatch, json.dumps(_report(timeout)).encode(), seen)
-    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "5")), STEP_ENV)
-    cfg.deadline -= 10                                        # the first run took its budget: 5 s are left
+    clock = Clock()
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV, clock)
+    assert cfg.deadline.cap == 60 and cfg.deadline.reserve == 9
+    clock.t += 33                                             # the first run took its budget and some: 27 s are left
+    verdict, _ = cli._confirm(cfg, _report(timeout))
+    (cmd, limit), = seen
+    assert verdict.kind == FAULT and verdict.confirmed        # shm hung again alone, with 18 s (3 x the 6 it had)
+    assert float(cmd[cmd.index("--budget") + 1]) == 18 and limit == 18
+    clock.t += 10                                             # 17 s left, 8 s after the reserve: under 1.5 x 6 s
+    seen.clear()
     verdict, _ = cli._confirm(cfg, _report(timeout))
     assert verdict.kind == NOT_ASSESSED and verdict.code == "PREFLIGHT_TIMEOUT" and not seen
-    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "100")), STEP_ENV)
-    cli._confirm(cfg, _report(timeout))
-    (cmd, limit), = seen
-    assert float(cmd[cmd.index("--budget") + 1]) <= 40 and limit <= 110
+    assert "cap of 60 s" in verdict.summary
+    # the first run, too, gets what is left of the cap but the reserve; Slurm's commands and the lock what is left
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "100")), STEP_ENV, clock)
+    clock.t += 100
+    cli.preflight(cfg, 10)
+    assert seen[-1][1] == 0                                    # 10 s left, the reserve (10 s) keeps them
+    assert slurm.limit is not None and slurm.limit() == 10 and cfg.deadline.bound(30) == 10
+
+
+def test_slurm_s_prolog_semantics_a_run_past_its_cap_is_stopped_and_not_assessed(tmp_path, fake, monkeypatch, capsys):
+    """The backstop: whatever still runs at the cap (a journalctl, an scontrol, verify itself stuck past its kill) is
+    interrupted by the timer; under Prolog= that is our trouble, exit 0 and PROLOG_OVERRAN in the history and the
+    metrics, never a drain; as a first step, exit 3."""
+    def stuck(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        raise Overran("the prolog reached its cap")
+    monkeypatch.setattr(cli, "_run_verify", stuck)
+    prom = tmp_path / "prom"
+    assert cli.main([*_args(tmp_path), "--metrics-dir", str(prom)], PROLOG_ENV) == 0
+    assert "PROLOG_OVERRAN" in capsys.readouterr().err and not fake.calls
+    assert _events(tmp_path) == [("not-assessed", "PROLOG_OVERRAN")]
+    assert 'code="PROLOG_OVERRAN"' in (prom / "torchimages_n1.prom").read_text()
+    assert cli.main(_args(tmp_path), STEP_ENV) == EXIT_NOT_ASSESSED
+    assert slurm.limit is None                                 # no cap kept past the run
 
 
 # ---- 2. the breaker: our reasons only
@@ -363,7 +404,7 @@ def test_held_kernel_evidence_survives_the_breaker_and_is_spent_by_the_drain(tmp
     """NVSentinel's breaker + NVIDIA's Xid catalog: an Xid 79 the breaker held is drained on at the next run (no new
     line), and once drained on it is not evidence again."""
     logs = iter([[XID79], [], []])
-    monkeypatch.setattr(kernlog, "read", lambda: kernlog.KernelLog(next(logs), "journalctl"))
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(next(logs), "journalctl"))
     monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0))
     _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
     fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1))
@@ -492,3 +533,23 @@ def test_every_not_assessed_code_the_prolog_gives_is_declared():
     given = set(re.findall(r'not_assessed\("([A-Z_]+)"', source)) | set(re.findall(r'ungated\([^)]*?"([A-Z_]+)"', source))
     assert given and given <= NOT_ASSESSED_CODES, given - NOT_ASSESSED_CODES
     assert not NOT_ASSESSED_CODES & set(CODES)
+
+
+# ---- 6. facts that cannot be true: a first step given GPUs judges them too
+
+@pytest.mark.parametrize("confirm", [False, True])
+def test_slurm_s_gres_a_first_step_given_gpus_never_passes_a_report_without_its_gpu_check(tmp_path, fake, monkeypatch,
+                                                                                         confirm):
+    """Slurm's Gres: a first step (srun ... torchimages-prolog) on a node Slurm gave 8 GPUs passes only when the
+    report judged them, as under Prolog=; after a confirmation run too. Not assessed (exit 3), never a pass."""
+    shm = {"name": "shm", "status": "pass", "summary": "ok", "duration_s": 1.0}
+    first = _report({**shm, "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host"}) if confirm else _report(shm)
+    bodies = iter([json.dumps(first).encode(), json.dumps(_report(shm)).encode()])
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(next(bodies))
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    env = {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}
+    assert cli.main(_args(tmp_path, "--min-confirm", "1"), env) == EXIT_NOT_ASSESSED
+    assert _events(tmp_path) == [("not-assessed", "GPU_NOT_ASSESSED")] and not fake.calls

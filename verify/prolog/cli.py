@@ -17,12 +17,14 @@ the metrics still tell them apart). Exit 2: bad arguments (not as Prolog=). Exit
 `--revalidate` (run on the drained node itself): resumes it only when torchimages drained it, its history is whole
 and clean, it has not failed again within the flap window, the repair the catalog asks for is seen (a reboot since
 the drain), and the preflight passes now with the GPUs Slurm's Gres (else the drain) says it has.
-The whole run is bounded by --budget plus --grace (a confirmation gets what is left); SIGTERM stops verify's whole
-process group and ends the prolog.
+The whole run is capped at --budget + --grace (default 2 x --budget: 60 s), the confirmation, the kernel log and
+Slurm's commands included (verify/prolog/deadline.py: a run ends by the cap + 3 s; set Slurm's PrologEpilogTimeout
+above that); SIGTERM stops verify's whole process group and ends the prolog.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -31,11 +33,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, NoReturn
 
 from . import history, kernlog, metrics, slurm, statefile, xid
+from .deadline import STOP_S, Deadline, Overran, arm
 from .verdict import (
     EXIT_BREAKER,
     EXIT_FAULT,
@@ -56,11 +60,14 @@ from .verdict import (
 )
 
 DEFAULT_STATE_DIR = "/var/lib/torchimages"
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # holds verify/
 DEFAULT_BREAKER = 0.10
 DEFAULT_HANG_RUNS = 3
 DEFAULT_MIN_CONFIRM_S = 10.0
 REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
 BREAKER_LOCK_WAIT_S = 30.0
+KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
+CONFIRM_MORE = 1.5              # a confirmation proves a hang only with this x the time the check had
 # drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
 # pages take effect only then): return to service must see one
 REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST", "GPU_RESET_REQUIRED",
@@ -90,7 +97,7 @@ class Config:
     notes: list[str] = field(default_factory=list)
     hang_runs: int = DEFAULT_HANG_RUNS
     min_confirm_s: float = DEFAULT_MIN_CONFIRM_S
-    deadline: float = float("inf")   # time.monotonic() by which the whole run ends
+    deadline: Deadline = field(default_factory=lambda: Deadline(float("inf")))   # the whole run's cap
     proc: str = kernlog.PROC
     kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
     here: frozenset[str] = frozenset()      # this host's names: host name (short, full), SLURMD_NODENAME
@@ -130,8 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics-dir", default=None,
                    help="node_exporter's textfile collector folder (TORCHIMAGES_METRICS_DIR); none: no metrics")
     p.add_argument("--confirm-factor", default="4", help="a timed-out check reruns alone with this x the budget")
-    p.add_argument("--grace", default="120", help="seconds the whole run may take past its budget (verify's "
-                   "floors scale with the host's speed; a confirmation gets what is left; default 120)")
+    p.add_argument("--grace", default=None, help="seconds the whole run may take past its budget: the prolog's "
+                   "hard cap is --budget + --grace, a confirmation included (default: the budget, so 2 x --budget; "
+                   "Slurm's PrologEpilogTimeout must be above the cap + 10 s)")
     p.add_argument("--lookback", default="24", help="hours of kernel log read at most (default 24)")
     p.add_argument("--no-kernel-log", action="store_true", help="do not read the kernel log for Xids")
     p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
@@ -188,7 +196,8 @@ def _count(text: str, source: str) -> int:
 def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, float, float]:
     try:
         return (finite_positive(args.budget, "--budget", 3600), finite_positive(args.confirm_factor,
-                "--confirm-factor", 100), finite_positive(args.grace, "--grace", 3600),
+                "--confirm-factor", 100), finite_positive(args.budget if args.grace is None else args.grace,
+                "--grace", 3600),
                 finite_positive(args.lookback, "--lookback", 24 * 365) * 3600,
                 finite_positive(args.flap_window, "--flap-window", 3650) * 86400,
                 finite_positive(args.min_confirm, "--min-confirm", 3600))
@@ -196,7 +205,7 @@ def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, floa
         raise UsageError(str(exc)) from None
 
 
-def config(args: argparse.Namespace, env: dict[str, str]) -> Config:
+def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], float] = time.monotonic) -> Config:
     budget, factor, grace, lookback, flap, min_confirm = _numbers(args)
     breaker = _share(args.breaker, "--breaker") if args.breaker is not None else \
         _share(env.get("TORCHIMAGES_BREAKER", str(DEFAULT_BREAKER)), "TORCHIMAGES_BREAKER")
@@ -215,7 +224,8 @@ def config(args: argparse.Namespace, env: dict[str, str]) -> Config:
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
-    cfg.deadline = time.monotonic() + budget + grace
+    cfg.deadline = Deadline(budget + grace, clock)
+    slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
     cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
     host = socket.gethostname()
     cfg.here = frozenset(x for x in (host, host.split(".")[0], env.get("SLURMD_NODENAME", "")) if x)
@@ -225,16 +235,36 @@ def config(args: argparse.Namespace, env: dict[str, str]) -> Config:
 # ---------------------------------------------------------------------------------------------------- assess
 
 def _stop(proc: subprocess.Popen[Any]) -> None:
-    """SIGTERM, then SIGKILL, to the child's whole process group (verify and the checks it started)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    """SIGTERM, then SIGKILL, to the child's whole process group (verify and the checks it started): STOP_S at most."""
+    for sig, wait in ((signal.SIGTERM, STOP_S * 2 / 3), (signal.SIGKILL, STOP_S / 3)):
         try:
             os.killpg(proc.pid, sig)
-            proc.wait(timeout=5)
+            proc.wait(timeout=wait)
             return
         except (ProcessLookupError, PermissionError):
             return
         except subprocess.TimeoutExpired:
             continue
+        except (Overran, Interrupted):    # stopped while stopping it: the group is killed before going on
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            raise
+
+
+def verify_command(python: str) -> list[str]:
+    """This prolog's own verify, never one in the job's working folder or on its PYTHONPATH: `-I` (isolated: no
+    working folder, no PYTHON* variable on sys.path; on 3.11+ it implies -P, and -P itself is refused before 3.11)
+    with this package's root put first by hand, as verify/bin does."""
+    return [python, "-I", "-c", "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+            "runpy.run_module('verify', run_name='__main__', alter_sys=True)", PACKAGE_ROOT]
+
+
+def _verify_env(env: Any) -> dict[str, str]:
+    """verify's environment: the checks it starts (`python -m verify.checks...`, not isolated) find this package
+    first (PYTHONPATH) and, on 3.11+, no working folder on sys.path (PYTHONSAFEPATH); they run in / (cwd), which no
+    job can write, so before 3.11 too no verify/ of the job's is found first."""
+    path = env.get("PYTHONPATH", "")
+    return {**env, "PYTHONSAFEPATH": "1", "PYTHONPATH": PACKAGE_ROOT + (os.pathsep + path if path else "")}
 
 
 def _run_verify(cmd: list[str], limit: float) -> tuple[int | None, str]:
@@ -242,7 +272,8 @@ def _run_verify(cmd: list[str], limit: float) -> tuple[int | None, str]:
     it runs past it, and when the prolog itself is stopped (Interrupted) while it runs."""
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
         try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, cwd="/",
+                                    env=_verify_env(os.environ))
         except OSError as exc:
             return 127, f"{cmd[0]}: {exc.strerror or exc}"
         try:
@@ -279,14 +310,15 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
     """verify --preflight (all its checks, or one): its verdict and report; never raises but Interrupted."""
     with tempfile.TemporaryDirectory(prefix="torchimages-prolog-") as tmp:
         out = os.path.join(tmp, "preflight.json")
-        cmd = [cfg.python, "-m", "verify", "--preflight", "--budget", f"{budget:g}", "--json", out]
+        cmd = [*verify_command(cfg.python), "--preflight", "--budget", f"{budget:g}", "--json", out]
         cmd += ["--checks", check] if check else []
         cmd += ["--expect-gpus", str(cfg.expected_gpus)] if cfg.expected_gpus else []
-        limit = min(budget + cfg.grace_s, cfg.deadline - time.monotonic())
+        limit = min(budget + cfg.grace_s, cfg.deadline.for_verify())
         rc, last = _run_verify(cmd, limit)
         if rc is None:
             return not_assessed("PREFLIGHT_TIMEOUT", f"verify --preflight ran past {limit:.0f} s (budget {budget:g} s"
-                                f" + grace, within the prolog's {cfg.budget + cfg.grace_s:g} s) and was stopped"), None
+                                f", within the prolog's cap of {cfg.deadline.cap:g} s: --budget + --grace) and was "
+                                "stopped"), None
         report, problem, kind = _load_report(out)
         if problem and kind == "invalid":
             return not_assessed("REPORT_INVALID", f"verify --preflight wrote {problem}"), None
@@ -294,7 +326,9 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
             how = f"was killed by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals() else f"exited {rc}"
             return not_assessed("PREFLIGHT_NO_REPORT", f"verify --preflight {how} and wrote no report"
                                 + (f": {last}" if last else "")), None
-    return decide(report, cfg.mode == "prolog" and bool(cfg.expected_gpus)), report
+    # under Prolog= and as a first step alike, a report that did not judge the GPUs Slurm allocated is no pass
+    return decide(report, cfg.mode == "prolog" and bool(cfg.expected_gpus), gpus_allocated=bool(cfg.expected_gpus)), \
+        report
 
 
 def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]]:
@@ -304,7 +338,8 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
     state, problem = kernlog.load(cfg.state_dir, cfg.node)
     if problem:
         cfg.notes.append(problem)
-    log = kernlog.read()
+    # journalctl, then dmesg: each at most KERNLOG_SHARE of the cap, so that a hung one leaves verify its time
+    log = kernlog.read(cfg.deadline.bound(min(kernlog.TIMEOUT_S, cfg.deadline.cap * KERNLOG_SHARE), 0.1))
     if log.lines is None:
         cfg.notes.append(f"kernel log not read ({log.source}): Xids before this run are unknown")
         lines: list[str] = []
@@ -327,14 +362,21 @@ def _confirm(cfg: Config, report: dict[str, Any]) -> tuple[Verdict, dict[str, An
         return not_assessed("BUDGET_TOO_SMALL", f"{', '.join(names)} timed out within a budget of {cfg.budget:g} s; "
                             f"a confirmation of {wanted:g} s (under --min-confirm {cfg.min_confirm_s:g} s) proves "
                             "nothing: the budget is our setting, not the host's fault; raise --budget"), report
-    limit = min(wanted, (cfg.deadline - time.monotonic()) * 0.8)
-    if limit <= cfg.budget:
-        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(names)} timed out and no time is left within the "
-                            f"prolog's {cfg.budget + cfg.grace_s:g} s (--budget + --grace) to confirm it"), report
+    # the confirmation shares the cap: it gets what is left of it, and proves a hang only with clearly more time
+    # than the check had in the first run (its duration there, else half the budget: the largest share, nccl's)
+    had = max([float(c["duration_s"]) for c in report["checks"] if isinstance(c, dict) and c.get("name") in names
+               and isinstance(c.get("duration_s"), (int, float)) and not isinstance(c.get("duration_s"), bool)
+               and 0 < c["duration_s"] < 1e6] or [cfg.budget / 2])
+    limit = round(min(wanted, cfg.deadline.for_verify()), 1)
+    if limit < CONFIRM_MORE * had:
+        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(names)} timed out after {had:g} s and the {limit:g} s "
+                            f"left of the prolog's cap of {cfg.deadline.cap:g} s (--budget + --grace) are under "
+                            f"{CONFIRM_MORE:g} x that: too little to confirm it"), report
     _say(f"{', '.join(names)} timed out; running {'it' if len(names) == 1 else 'them'} alone with {limit:g} s to "
          "confirm")
     rerun, rerun_report = preflight(cfg, limit, ",".join(names))
-    verdict = confirmation(report, rerun, rerun_report, limit, cfg.mode == "prolog" and bool(cfg.expected_gpus))
+    verdict = confirmation(report, rerun, rerun_report, limit, cfg.mode == "prolog" and bool(cfg.expected_gpus),
+                           gpus_allocated=bool(cfg.expected_gpus))
     return verdict, merge(report, rerun_report) if isinstance(rerun_report, dict) else report
 
 
@@ -440,7 +482,7 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     lock = os.path.join(cfg.state_dir, "breaker.lock")
     try:
         os.makedirs(cfg.state_dir, exist_ok=True)       # the folder may be a link an operator made; its files not
-        with statefile.locked(lock, BREAKER_LOCK_WAIT_S):
+        with statefile.locked(lock, cfg.deadline.bound(BREAKER_LOCK_WAIT_S)):
             status = _claim(cfg, v, report)
     except statefile.LockBusy as exc:
         return _refuse_drain(cfg, v, str(exc.strerror), f"{v.code} on {cfg.node} is the host's, but the breaker's "
@@ -662,6 +704,15 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
 
 def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     cfg = config(args, env)
+    disarm = arm(cfg.deadline.left() + STOP_S)    # the backstop: whatever still runs then is stopped
+    try:
+        return _gate(cfg, args, started)
+    finally:
+        disarm()
+        slurm.limit = None
+
+
+def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
     if args.revalidate:
         status, verdict, report, xids = revalidate(cfg)
     else:
@@ -708,6 +759,10 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     except Interrupted as exc:
         ungated(argv, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started)
         return EXIT_PASS if prolog else 128 + exc.signum
+    except Overran:
+        ungated(argv, env, "PROLOG_OVERRAN", f"the run reached its cap ({time.time() - started:.0f} s: --budget + "
+                "--grace) and what still ran was stopped", started)
+        return EXIT_PASS if prolog else EXIT_NOT_ASSESSED
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - our own crash is never the node's fault
         ungated(argv, env, "PROLOG_CRASHED", f"torchimages-prolog failed: {type(exc).__name__}: {str(exc)[:200]}",
                 started)

@@ -81,9 +81,9 @@ def dmesg_argv() -> list[str]:
     return [shutil.which("dmesg") or "dmesg", "--kernel"]
 
 
-def _run(argv: list[str]) -> tuple[list[str] | None, str]:
+def _run(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[list[str] | None, str]:
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, check=False)
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{os.path.basename(argv[0])}: {exc}"
     if proc.returncode != 0:
@@ -92,11 +92,12 @@ def _run(argv: list[str]) -> tuple[list[str] | None, str]:
     return proc.stdout[-OUTPUT_CAP:].decode(errors="replace").splitlines(), " ".join(argv)
 
 
-def read() -> KernelLog:
-    lines, source = _run(journalctl_argv())
+def read(timeout: float = TIMEOUT_S) -> KernelLog:
+    """The current boot's kernel log; each command waited for at most `timeout` (the prolog's cap bounds it)."""
+    lines, source = _run(journalctl_argv(), timeout)
     if lines:
         return KernelLog(lines, source)
-    raw, dsource = _run(dmesg_argv())
+    raw, dsource = _run(dmesg_argv(), timeout)
     if raw is None:
         return KernelLog(None if lines is None else [], f"{source}; {dsource}")
     return KernelLog(raw, dsource)
