@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from verify.codes import CODES
-from verify.prolog import cli, history, kernlog, slurm, statefile, xid
+from verify.prolog import cli, history, kernlog, repair, slurm, statefile, xid
 from verify.prolog.deadline import Overran
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
 
@@ -287,13 +287,56 @@ def test_an_xid_drain_resumes_only_after_the_repair_the_catalog_names():
     """NVIDIA's Xid catalog: Xid 79 asks for a GPU reset or a reboot; the revalidation must see one (another boot
     id than the drain's, or a boot time after it)."""
     drain = {"code": "XID_HISTORY", "epoch": 1000.0, "boot_id": "a", "action": "reboot"}
-    assert cli.repair_problem(drain, None, kernlog.Clock("a", 50.0), 900.0)
-    assert cli.repair_problem(drain, None, kernlog.Clock("b", 50.0), 900.0) is None
+    assert repair.repair_problem(drain, None, kernlog.Clock("a", 50.0), 900.0)
+    assert repair.repair_problem(drain, None, kernlog.Clock("b", 50.0), 900.0) is None
     no_boot = {**drain, "boot_id": None}
-    assert cli.repair_problem(no_boot, None, kernlog.Clock("", None), 999.0)
-    assert cli.repair_problem(no_boot, None, kernlog.Clock("", None), 1001.0) is None
-    assert cli.repair_problem(None, ("GPU_LOST", 1000), kernlog.Clock("", None), None)      # the reason alone
-    assert cli.repair_problem({"code": "CHECK_TIMEOUT", "epoch": 1.0}, None, kernlog.Clock("a", 1.0), 0.0) is None
+    assert repair.repair_problem(no_boot, None, kernlog.Clock("", None), 999.0)
+    assert repair.repair_problem(no_boot, None, kernlog.Clock("", None), 1001.0) is None
+    assert repair.repair_problem(None, ("GPU_LOST", 1000), kernlog.Clock("", None), None)      # the reason alone
+    assert repair.repair_problem({"code": "CHECK_TIMEOUT", "epoch": 1.0}, None, kernlog.Clock("a", 1.0), 0.0) is None
+
+
+# NVSentinel's record of a GPU reset (ADR-020: `logger -t nvsentinel-gpu-reset`), as `journalctl -o short-unix` prints
+# it; the UUID and host are those of NVSentinel's pull request #1475, which shows the syslog monitor acknowledging it
+RESET_OK = ("1783669085.417257 aks-gpu-123-vmss00000r nvsentinel-gpu-reset[4242]: GPU reset executed: "
+            "GPU-52f37cd4-d92a-7b6d-2b9f-9ab862e27708, success: true")
+
+
+def test_nvidia_xid_catalog_reset_gpu_a_recorded_reset_is_the_repair_without_a_reboot():
+    """NVIDIA's Xid catalog names "reset the GPU" (or reboot) for Xid 79 and the reset-required Xids: in the same
+    boot, a successful reset recorded after the drain is the repair; one before it, a failed one after the success,
+    or records that cannot be read are not, and the refusal says what proof is missing and how to give it."""
+    drain = {"code": "XID_HISTORY", "epoch": 1783669000.0, "boot_id": "a", "action": "reboot"}
+    same = kernlog.Clock("a", 50.0)
+    ok = repair.parse_resets(["-- No entries --", RESET_OK, "garbage GPU reset executed: GPU-x, success: true"])
+    assert ok == [repair.Reset(1783669085.417257, "gpu-52f37cd4-d92a-7b6d-2b9f-9ab862e27708", True)]
+    assert repair.repair_problem(drain, None, same, None, (ok, "")) is None
+    before = {**drain, "epoch": 1783669100.0}
+    assert "no GPU reset recorded since" in str(repair.repair_problem(before, None, same, None, (ok, "")))
+    failed = repair.parse_resets([RESET_OK, RESET_OK.replace("1783669085", "1783669090").replace("true", "false")])
+    problem = str(repair.repair_problem(drain, None, same, None, (failed, "")))
+    assert "the last GPU reset since failed" in problem and "same boot (a)" in problem
+    unread = str(repair.repair_problem(drain, None, same, None, (None, "journalctl exited 1: no access")))
+    assert "GPU resets not read (journalctl exited 1: no access)" in unread and "logger -t nvsentinel-gpu-reset" in unread
+    assert repair.repair_problem({"code": "CHECK_TIMEOUT"}, None, same, None) is None     # no repair asked
+
+
+def test_nvsentinel_return_to_service_an_xid_79_node_resumes_on_a_recorded_reset_only(tmp_path, fake, monkeypatch,
+                                                                                      capsys):
+    """NVSentinel's return to service after a GPU reset: `make undrain` on a node drained for Xid 79 in this very
+    boot stays drained (exit 5, the missing proof named) until a successful reset is recorded after the drain; then
+    it resumes on a passing preflight with all its GPUs."""
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    fake.info = {"NodeHostName": "n1", "Gres": "gpu:8"}
+    _drained(tmp_path, fake, "XID_HISTORY", boot_id=boot, action="reboot")
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
+    err = capsys.readouterr().err
+    assert "no GPU reset recorded since" in err and "nvidia-smi -r" in err and fake.nodes["n1"][0] == "drained"
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([repair.Reset(2000.0, "gpu-1", True)], ""))
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 0
+    assert "GPU reset recorded since the drain" in capsys.readouterr().err and fake.nodes["n1"][0] == "idle"
 
 
 def test_a_node_without_its_gpus_never_passes_revalidation():

@@ -16,7 +16,7 @@ bad option, a bad TORCHIMAGES_BREAKER, a crash of ours included: their line on s
 the metrics still tell them apart). Exit 2: bad arguments (not as Prolog=). Exit 5: --revalidate refused.
 `--revalidate` (run on the drained node itself): resumes it only when torchimages drained it, its history is whole
 and clean, it has not failed again within the flap window, the repair the catalog asks for is seen (a reboot since
-the drain), and the preflight passes now with the GPUs Slurm's Gres (else the drain) says it has.
+the drain, or a GPU reset recorded since: verify/prolog/repair.py), and the preflight passes now with the GPUs Slurm's Gres (else the drain) says it has.
 The whole run is capped at --budget + --grace (default 2 x --budget: 60 s), the confirmation, the kernel log and
 Slurm's commands included (verify/prolog/deadline.py: a run ends by the cap + 3 s; set Slurm's PrologEpilogTimeout
 above that); SIGTERM stops verify's whole process group and ends the prolog.
@@ -38,8 +38,9 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, NoReturn
 
-from . import history, kernlog, metrics, slurm, statefile, xid
+from . import history, kernlog, metrics, repair, slurm, statefile, xid
 from .deadline import STOP_S, Deadline, Overran, arm
+from .repair import REBOOT_CODES, repair_problem
 from .verdict import (
     EXIT_BREAKER,
     EXIT_FAULT,
@@ -68,10 +69,6 @@ REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
 BREAKER_LOCK_WAIT_S = 30.0
 KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
 CONFIRM_MORE = 1.5              # a confirmation proves a hang only with this x the time the check had
-# drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
-# pages take effect only then): return to service must see one
-REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST", "GPU_RESET_REQUIRED",
-                          "RETIREMENT_PENDING"})
 HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
 DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
 
@@ -530,23 +527,6 @@ def here_problem(node: str, here: frozenset[str], info: dict[str, str] | None) -
             f"(ssh {node} make undrain NODE={node})")
 
 
-def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: kernlog.Clock,
-                   booted: float | None) -> str | None:
-    """Why the repair NVIDIA's Xid catalog asks for (a GPU reset or a reboot) is not seen since the drain, or None.
-    A reboot is seen as another boot id than the drain's, else a boot time (/proc/stat btime) after it."""
-    code = (drain or {}).get("code") or (claimed[0] if claimed else None)
-    if (drain or {}).get("action") not in ("reset", "reboot") and code not in REBOOT_CODES:
-        return None
-    then = (drain or {}).get("boot_id")
-    if then and clock.boot_id:
-        return None if then != clock.boot_id else (f"drained for {code}, whose repair is a GPU reset or a reboot "
-                                                   f"(NVIDIA's Xid catalog); this is the same boot ({then})")
-    when = (drain or {}).get("epoch") or (claimed[1] if claimed else None)
-    if booted is not None and when is not None and booted > when:
-        return None
-    return f"drained for {code}, whose repair is a GPU reset or a reboot (NVIDIA's Xid catalog); no reboot seen since"
-
-
 def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | None:
     """Why the report does not show the GPUs the node should have (Slurm's Gres, else the drain's count), or None."""
     if not expected:
@@ -582,8 +562,12 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         return f"flagged for hardware inspection: {flap}"
     drain = history.last_drain(past.events)
     claimed = slurm.parse_reason(row.reason_text, row.name)
-    if problem := repair_problem(drain, claimed, kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)):
-        return problem
+    clock, booted = kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)
+    if repair_problem(drain, claimed, clock, booted):       # no reboot since: a GPU reset recorded since will do
+        resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
+        if problem := repair_problem(drain, claimed, clock, booted, resets):
+            return problem
+        _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
     gres = slurm.gres_gpus((info or {}).get("Gres", ""))
     recorded = (drain or {}).get("gpus")
     cfg.expected_gpus = gres or (recorded if isinstance(recorded, int) and recorded > 0 else None) or cfg.expected_gpus
