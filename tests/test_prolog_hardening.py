@@ -93,6 +93,9 @@ def _events(tmp_path: Path, node: str = "n1") -> list[tuple[str, str | None]]:
 @pytest.mark.parametrize("argv, env", [
     (["--bugdet", "30"], {}), (["--budget", "inf"], {}), ([], {"TORCHIMAGES_BREAKER": "ten"}),
     ([], {"TORCHIMAGES_BREAKER": "1.5"}), (["--hang-runs", "-1"], {}), ([], {"SLURM_GPUS_ON_NODE": "all"}),
+    # digits str.isdigit() takes and int() refuses, and a count no node has: one line, never a crash
+    ([], {"SLURM_GPUS_ON_NODE": "\u00b2"}), (["--hang-runs", "\u0663"], {}), ([], {"SLURM_JOB_GPUS": "0,\u00b9"}),
+    ([], {"SLURM_GPUS_ON_NODE": "9" * 20}),
 ])
 def test_a_bad_setting_under_prolog_exits_0_and_leaves_a_trace(tmp_path, fake, capsys, argv, env):
     """Slurm's prolog semantics: a non-zero Prolog= exit drains the node, so a typo in slurm.conf's prolog line (or a
@@ -343,6 +346,7 @@ def test_a_node_without_its_gpus_never_passes_revalidation():
     """NVSentinel's return to service: the GPUs must be back, all of them (Slurm's Gres, else the drain's count)."""
     assert slurm.gres_gpus("gpu:h100:8(S:0-1)") == 8 and slurm.gres_gpus("gpu:a100:4,gpu:t4:2") == 6
     assert slurm.gres_gpus("(null)") is None and slurm.gres_gpus("gpu:8") == 8 and slurm.gres_gpus("") is None
+    assert slurm.gres_gpus("gpu:\u00b2") is None                 # a digit to isdigit(), not to int()
     assert cli.gpu_problem(_report(_gpu("skip", None)), 8)
     assert cli.gpu_problem(_report(_gpu("pass", 7)), 8)
     assert cli.gpu_problem(_report(_gpu("pass", 8)), 8) is None and cli.gpu_problem(_report(), None) is None

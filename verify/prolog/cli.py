@@ -61,6 +61,7 @@ from .verdict import (
 )
 
 DEFAULT_STATE_DIR = "/var/lib/torchimages"
+MAX_GPUS = 1024                 # more GPUs on one node than any Slurm node has: a setting gone wrong
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # holds verify/
 DEFAULT_BREAKER = 0.10
 DEFAULT_HANG_RUNS = 3
@@ -162,13 +163,13 @@ def expected_gpus(env: dict[str, str]) -> int | None:
     """The GPUs Slurm allocated on this node (SLURM_GPUS_ON_NODE, else the ids in SLURM_JOB_GPUS); None: none said."""
     count = env.get("SLURM_GPUS_ON_NODE", "").strip()
     if count:
-        if not count.isdigit():
-            raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs")
+        if not _digits(count) or int(count) > MAX_GPUS:
+            raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs (0 to {MAX_GPUS})")
         return int(count) or None
     ids = env.get("SLURM_JOB_GPUS", "").strip()
     if ids:
         parts = [x.strip() for x in ids.split(",")]
-        if not all(x.isdigit() for x in parts):
+        if not all(_digits(x) for x in parts) or len(parts) > MAX_GPUS:
             raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices")
         return len(parts)
     return None
@@ -184,8 +185,13 @@ def _share(text: str, source: str) -> float:
     return value
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also takes '²' and '٣', which int() then refuses (a crash, not one line)."""
+    return text.isascii() and text.isdigit()
+
+
 def _count(text: str, source: str) -> int:
-    if not text.strip().isdigit() or int(text) > 1000:
+    if not _digits(text.strip()) or int(text) > 1000:
         raise UsageError(f"{source} {text!r} is not a count of runs (0 to 1000)")
     return int(text)
 

@@ -138,7 +138,7 @@ def gres_gpus(gres: str) -> int | None:
     total = 0
     for item in re.sub(r"\([^)]*\)", "", gres).split(","):
         parts = item.strip().split(":")
-        if parts[0] == "gpu" and len(parts) >= 2 and parts[-1].isdigit():
+        if parts[0] == "gpu" and len(parts) >= 2 and parts[-1].isascii() and parts[-1].isdigit():
             total += int(parts[-1])
     return total or None
 
