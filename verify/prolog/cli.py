@@ -62,14 +62,16 @@ from .verdict import (
 
 DEFAULT_STATE_DIR = "/var/lib/torchimages"
 MAX_GPUS = 1024                 # more GPUs on one node than any Slurm node has: a setting gone wrong
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # holds verify/
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))   # holds verify/
 DEFAULT_BREAKER = 0.10
 DEFAULT_HANG_RUNS = 3
 DEFAULT_MIN_CONFIRM_S = 10.0
 REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
 BREAKER_LOCK_WAIT_S = 30.0
 KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
-CONFIRM_MORE = 1.5              # a confirmation proves a hang only with this x the time the check had
+CONFIRM_MORE = 1.0              # a confirmation proves a hang only with (alone, uncontended) this x the time it had
+NO_GPU_CHECKS = frozenset({"shm"})     # drains whose revalidation needs no GPU count: no other check's
+DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
 HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
 DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
 
@@ -365,16 +367,16 @@ def _confirm(cfg: Config, report: dict[str, Any]) -> tuple[Verdict, dict[str, An
         return not_assessed("BUDGET_TOO_SMALL", f"{', '.join(names)} timed out within a budget of {cfg.budget:g} s; "
                             f"a confirmation of {wanted:g} s (under --min-confirm {cfg.min_confirm_s:g} s) proves "
                             "nothing: the budget is our setting, not the host's fault; raise --budget"), report
-    # the confirmation shares the cap: it gets what is left of it, and proves a hang only with clearly more time
-    # than the check had in the first run (its duration there, else half the budget: the largest share, nccl's)
+    # the confirmation shares the cap: it gets what is left of it, and proves a hang only with at least the time the
+    # check had in the first run, now alone (its duration there, else half the budget: the largest share, nccl's)
     had = max([float(c["duration_s"]) for c in report["checks"] if isinstance(c, dict) and c.get("name") in names
                and isinstance(c.get("duration_s"), (int, float)) and not isinstance(c.get("duration_s"), bool)
                and 0 < c["duration_s"] < 1e6] or [cfg.budget / 2])
     limit = round(min(wanted, cfg.deadline.for_verify()), 1)
     if limit < CONFIRM_MORE * had:
         return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(names)} timed out after {had:g} s and the {limit:g} s "
-                            f"left of the prolog's cap of {cfg.deadline.cap:g} s (--budget + --grace) are under "
-                            f"{CONFIRM_MORE:g} x that: too little to confirm it"), report
+                            f"left of the prolog's cap of {cfg.deadline.cap:g} s (--budget + --grace) are less: too "
+                            "little to confirm it"), report
     _say(f"{', '.join(names)} timed out; running {'it' if len(names) == 1 else 'them'} alone with {limit:g} s to "
          "confirm")
     rerun, rerun_report = preflight(cfg, limit, ",".join(names))
@@ -568,6 +570,9 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         return f"flagged for hardware inspection: {flap}"
     drain = history.last_drain(past.events)
     claimed = slurm.parse_reason(row.reason_text, row.name)
+    if drain and claimed and not (isinstance(drain.get("epoch"), (int, float))
+                                  and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
+        drain = None              # the history's last drain is another one: this drain's facts are unknown
     clock, booted = kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)
     if repair_problem(drain, claimed, clock, booted):       # no reboot since: a GPU reset recorded since will do
         resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
@@ -576,7 +581,14 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
     gres = slurm.gres_gpus((info or {}).get("Gres", ""))
     recorded = (drain or {}).get("gpus")
-    cfg.expected_gpus = gres or (recorded if isinstance(recorded, int) and recorded > 0 else None) or cfg.expected_gpus
+    recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
+    cfg.expected_gpus = gres or recorded or cfg.expected_gpus
+    if not cfg.expected_gpus and (drain or {}).get("check") not in NO_GPU_CHECKS:
+        # a GPU the node lost is proven back only against the count it should have: without one, a node whose
+        # NVML sees no GPU at all would pass
+        return (f"the GPUs {cfg.node} should have are unknown (no Gres=gpu:N for it in Slurm, "
+                f"{'no record of this drain' if drain is None else 'no count recorded at the drain'}): set the node's "
+                "Gres in slurm.conf, or read nvidia-smi on it and resume it by hand")
     return None
 
 

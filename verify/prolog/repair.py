@@ -80,10 +80,10 @@ def reset_since(resets: list[Reset], when: float) -> Reset | None:
 
 def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None) -> str | None:
     """The code of a drain whose repair is a GPU reset or a reboot, or None."""
-    code = (drain or {}).get("code") or (claimed[0] if claimed else None)
-    if (drain or {}).get("action") in ("reset", "reboot") or code in REBOOT_CODES:
-        return str(code)
-    return None
+    codes = [c for c in ((drain or {}).get("code"), claimed[0] if claimed else None) if c]
+    if (drain or {}).get("action") in ("reset", "reboot"):
+        return str(codes[0]) if codes else "a reset or reboot"
+    return next((str(c) for c in codes if c in REBOOT_CODES), None)     # Slurm's reason or the history's: either
 
 
 def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: Clock,
