@@ -457,6 +457,15 @@ def test_three_watched_xids_on_one_device_count_across_runs_within_the_lookback(
     assert len(late) == 1 and xid.judge(late) is None        # 100 and 200 are past the lookback
 
 
+@pytest.mark.parametrize("cursor", [7000.0, 1e308, float("inf"), float("nan")])
+def test_nvidia_xid_catalog_a_cursor_past_this_boots_uptime_never_hides_an_xid_79(cursor):
+    """NVIDIA's Xid catalog: Xid 79 drains. A kernel-log cursor of this boot past its uptime (a garbled or planted
+    state file: no read of this boot could leave it) would hide every line before it; it is dropped and the lines
+    are read again from the lookback."""
+    state, held = kernlog.advance(kernlog.State("b", cursor), [XID79], kernlog.Clock("b", 6000.0), 86400)
+    assert [f.code for f in held] == [79] and state.mono == 5000.000001
+
+
 def test_a_wall_clock_stamped_xid_from_before_the_boot_is_not_evidence():
     """NVIDIA's Xid catalog asks for a reboot; a kernel-log tool that prints wall-clock stamps and older boots (no -b)
     must not bring back an Xid logged before it: older than the boot time, or than the lookback, it is dropped;
@@ -509,6 +518,15 @@ def test_a_preflight_that_hangs_run_after_run_drains_behind_the_breaker(tmp_path
     assert fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #")
     assert _events(tmp_path)[-2:] == [("fault", "PREFLIGHT_HUNG"), ("drain", "PREFLIGHT_HUNG")]
     assert CODES["PREFLIGHT_HUNG"].owner == "host" and CODES["PREFLIGHT_HUNG"].fix
+
+
+def test_nvsentinel_checker_rule_a_cap_too_tight_for_verify_never_counts_as_a_hung_host(tmp_path, fake, monkeypatch):
+    """The checker's own limit is not the node's fault (NVSentinel): with --grace so small that verify is stopped
+    before 1.5 x its budget, every run is BUDGET_TOO_SMALL (our setting), never towards --hang-runs: no drain."""
+    _verify_writes(monkeypatch, None, rc=None)
+    args = _args(tmp_path, "--budget", "30", "--grace", "1")
+    assert [cli.main(args, STEP_ENV) for _ in range(4)] == [3] * 4 and not fake.calls
+    assert set(_events(tmp_path)) == {("not-assessed", "BUDGET_TOO_SMALL")}
 
 
 def test_the_hang_streak_counts_only_one_cause_in_a_row():

@@ -69,6 +69,7 @@ DEFAULT_MIN_CONFIRM_S = 10.0
 REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
 BREAKER_LOCK_WAIT_S = 30.0
 KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
+HANG_MARGIN = 1.5               # verify stopped with less than this x its budget: the cap's fault, not a hang
 CONFIRM_MORE = 1.0              # a confirmation proves a hang only with (alone, uncontended) this x the time it had
 NO_GPU_CHECKS = frozenset({"shm"})     # drains whose revalidation needs no GPU count: no other check's
 DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
@@ -320,6 +321,12 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
         cmd += ["--expect-gpus", str(cfg.expected_gpus)] if cfg.expected_gpus else []
         limit = min(budget + cfg.grace_s, cfg.deadline.for_verify())
         rc, last = _run_verify(cmd, limit)
+        if rc is None and limit < HANG_MARGIN * budget:
+            # stopped before it had clearly more than its own budget: the cap is our setting, no hang of the host's
+            # (and no run towards --hang-runs: BUDGET_TOO_SMALL ends the streak)
+            return not_assessed("BUDGET_TOO_SMALL", f"verify --preflight was stopped at {limit:.1f} s, under "
+                                f"{HANG_MARGIN:g} x its budget of {budget:g} s: the prolog's cap of "
+                                f"{cfg.deadline.cap:g} s (--budget + --grace) left it too little; raise --grace"), None
         if rc is None:
             return not_assessed("PREFLIGHT_TIMEOUT", f"verify --preflight ran past {limit:.0f} s (budget {budget:g} s"
                                 f", within the prolog's cap of {cfg.deadline.cap:g} s: --budget + --grace) and was "
@@ -350,7 +357,11 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
         lines: list[str] = []
     else:
         lines = log.lines
-    cfg.kern, held = kernlog.advance(state, lines, kernlog.host_clock(cfg.proc), cfg.lookback_s)
+    clock = kernlog.host_clock(cfg.proc)
+    if state.boot_id == clock.boot_id and kernlog.impossible(state, clock):
+        cfg.notes.append(f"kernel-log cursor {state.mono} is past this boot's uptime ({clock.uptime}): read again "
+                         "from the lookback")
+    cfg.kern, held = kernlog.advance(state, lines, clock, cfg.lookback_s)
     if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
         cfg.notes.append(problem)
     counted: dict[str, int] = {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -181,6 +182,8 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
     Pure: a new boot drops what the last boot held; events older than the lookback drop out."""
     if clock.boot_id != state.boot_id:
         state = State(clock.boot_id)          # another boot: what the last one held is not this one's evidence
+    elif impossible(state, clock):
+        state = State(clock.boot_id, held=state.held)   # a cursor no read of this boot could leave: read it again
     floor = clock.uptime - lookback_s if clock.uptime is not None else None
     new: list[str] = []
     last, at_last = state.mono, list(state.at_mono)
@@ -203,6 +206,12 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
     held += [{"line": f.line, "mono": mono(f.line) if mono(f.line) is not None else -1.0} for f in found]
     return State(state.boot_id, last, at_last, unstamped[-HELD_MAX:], held[-HELD_MAX:]), \
         xid.parse([e["line"] for e in held[-HELD_MAX:]])
+
+
+def impossible(state: State, clock: Clock) -> bool:
+    """A cursor of this boot past its uptime (or not a number): kept by no read of it, so it would hide every line
+    stamped before it (an Xid too); the lines are read again from the lookback."""
+    return not math.isfinite(state.mono) or (clock.uptime is not None and state.mono > clock.uptime + 1)
 
 
 def settle(state: State) -> State:
