@@ -650,3 +650,13 @@ def test_slurm_s_gres_a_first_step_given_gpus_never_passes_a_report_without_its_
     env = {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}
     assert cli.main(_args(tmp_path, "--min-confirm", "1"), env) == EXIT_NOT_ASSESSED
     assert _events(tmp_path) == [("not-assessed", "GPU_NOT_ASSESSED")] and not fake.calls
+
+
+def test_slurm_s_gres_a_pass_that_lists_fewer_gpus_than_allocated_is_no_pass(tmp_path, fake, monkeypatch):
+    """Slurm's Gres: a report that passes but whose gpu check lists 2 NVML devices where Slurm allocated 8 (verify
+    was asked --expect-gpus 8) contradicts itself: not assessed (GPU_COUNT_UNPROVEN), as a Prolog= or a first step."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("pass", 2))).encode())
+    assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}) == EXIT_NOT_ASSESSED
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7"}) == EXIT_PASS
+    assert _events(tmp_path) == [("not-assessed", "GPU_COUNT_UNPROVEN")] * 2 and not fake.calls
+    assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "2"}) == EXIT_PASS

@@ -339,8 +339,13 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
             return not_assessed("PREFLIGHT_NO_REPORT", f"verify --preflight {how} and wrote no report"
                                 + (f": {last}" if last else "")), None
     # under Prolog= and as a first step alike, a report that did not judge the GPUs Slurm allocated is no pass
-    return decide(report, cfg.mode == "prolog" and bool(cfg.expected_gpus), gpus_allocated=bool(cfg.expected_gpus)), \
-        report
+    verdict = decide(report, cfg.mode == "prolog" and bool(cfg.expected_gpus), gpus_allocated=bool(cfg.expected_gpus))
+    seen = _report_gpus(report) if verdict.kind == PASS and cfg.expected_gpus else None
+    if seen is not None and cfg.expected_gpus and seen < cfg.expected_gpus:
+        # a pass asked --expect-gpus N whose gpu check lists fewer NVML devices contradicts itself
+        return not_assessed("GPU_COUNT_UNPROVEN", f"the report passes, but its gpu check lists {seen} NVML device(s) "
+                            f"where Slurm allocated {cfg.expected_gpus}", "gpu"), report
+    return verdict, report
 
 
 def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]]:
