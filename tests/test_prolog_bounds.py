@@ -75,3 +75,16 @@ def test_slurm_s_prolog_epilog_timeout_a_hung_verify_and_journalctl_end_within_t
         assert proc.returncode == 0 and f"NOT-ASSESSED {code}" in proc.stdout, proc.stdout + proc.stderr
         assert took < 1 + float(grace) + 3 + 2.5, took      # the cap, stopping verify's group, Python's own start
     assert not (tmp_path / "slurm.argv").exists()
+
+
+def test_python_isolated_mode_verify_s_checks_never_import_the_jobs_verify_before_3_11(tmp_path, monkeypatch):
+    """`python -m` puts the working folder first on sys.path and PYTHONSAFEPATH stops it only on 3.11+ (the jammy
+    images' Python is 3.10): the checks verify starts in the job's folder put their own package root first and no
+    working folder, on any Python, with PYTHONSAFEPATH unset."""
+    from verify import runner
+    work, marker = _hostile_folder(tmp_path)
+    (work / "runpy.py").write_text(HOSTILE.format(marker=str(marker)))
+    monkeypatch.chdir(work)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "PYTHONPATH")}
+    rc, output, _ = runner.run_process("verify.budget", [], 60, env)
+    assert rc == 0 and not marker.exists(), output
