@@ -114,6 +114,15 @@ def test_a_bad_setting_under_prolog_exits_0_and_leaves_a_trace(tmp_path, fake, c
     assert cli.main([*_args(tmp_path), *argv], {**STEP_ENV, **env}) == 2    # as a first step: exit 2, one line
 
 
+@pytest.mark.parametrize("extra", [[], ["--bugdet", "3"]])
+def test_slurm_s_prolog_semantics_revalidate_put_in_the_prolog_line_never_drains(tmp_path, fake, capsys, extra):
+    """Slurm's prolog semantics: `make undrain`'s --revalidate put in slurm.conf's Prolog= line would refuse (exit 5)
+    on every healthy node a job starts on, and Slurm would drain each: under Prolog= it is CONFIG_ERROR, exit 0."""
+    assert cli.main([*_args(tmp_path), "--revalidate", *extra], PROLOG_ENV) == 0
+    assert "CONFIG_ERROR" in capsys.readouterr().err and not fake.calls
+    assert _events(tmp_path) == [("not-assessed", "CONFIG_ERROR")]
+
+
 def test_under_slurmd_s_prolog_a_forced_step_mode_never_drains_for_our_trouble(tmp_path, fake, monkeypatch):
     """Slurm's prolog semantics hold whatever --mode says: run by slurmd as Prolog= (SLURM_SCRIPT_CONTEXT), a bad
     option, verify's own trouble or the image's fault exit 0."""

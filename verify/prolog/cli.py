@@ -679,10 +679,10 @@ def _value(argv: list[str], option: str) -> str | None:
 
 def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
     """Whether this run is Slurm's Prolog= (where a non-zero exit drains the node), read without the parser."""
+    if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog"):
+        return True               # slurmd runs it as Prolog=: whatever --mode or --revalidate say, non-zero drains
     if "--revalidate" in argv:
         return False
-    if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog"):
-        return True               # slurmd runs it as Prolog=: whatever --mode says, a non-zero exit drains
     forced = _value(argv, "--mode")
     return _mode(env, forced if forced in ("prolog", "step") else "auto") == "prolog"
 
@@ -722,6 +722,9 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
 
 def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     cfg = config(args, env)
+    if args.revalidate and cfg.under_prolog:
+        raise UsageError("--revalidate in Slurm's Prolog= (slurm.conf): it is `make undrain NODE=<node>` on a drained "
+                         "node; as Prolog= its refusals would drain every node a job starts on: remove it there")
     disarm = arm(cfg.deadline.left() + STOP_S)    # the backstop: whatever still runs then is stopped
     try:
         return _gate(cfg, args, started)
