@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from verify.codes import CODES
-from verify.prolog import cli, history, kernlog, repair, slurm, statefile, xid
+from verify.prolog import cli, history, kernlog, repair, revalidate, slurm, statefile, verifyrun, xid
 from verify.prolog.deadline import Overran
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
 
@@ -142,7 +142,7 @@ def test_a_report_no_verify_could_write_is_not_assessed(tmp_path, fake, monkeypa
     assert cli.main(_args(tmp_path), STEP_ENV) == 3
     out = capsys.readouterr()
     assert out.out.startswith("prolog: NOT-ASSESSED REPORT_INVALID") and "deeper" in out.out
-    monkeypatch.setattr(cli, "REPORT_CAP", 1000)
+    monkeypatch.setattr(verifyrun, "REPORT_CAP", 1000)
     _verify_writes(monkeypatch, b'{"status": "pass", "checks": []}' + b" " * 5000)
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
     assert "more than any verify writes" in capsys.readouterr().out
@@ -289,11 +289,11 @@ def test_a_node_someone_else_drained_is_left_as_it_is(tmp_path, fake):
 def test_undrain_refuses_on_another_host():
     """NVSentinel's return to service judges the node itself: `make undrain NODE=n2` on n1 would resume n2 on n1's
     preflight."""
-    assert cli.here_problem("n1", frozenset({"n1"}), None) is None
-    assert cli.here_problem("n2", frozenset({"login", "login.cluster"}), {"NodeHostName": "login"}) is None
-    problem = cli.here_problem("n2", frozenset({"n1", "n1.cluster"}), {"NodeHostName": "n2"})
+    assert revalidate.here_problem("n1", frozenset({"n1"}), None) is None
+    assert revalidate.here_problem("n2", frozenset({"login", "login.cluster"}), {"NodeHostName": "login"}) is None
+    problem = revalidate.here_problem("n2", frozenset({"n1", "n1.cluster"}), {"NodeHostName": "n2"})
     assert problem and "is not n2" in problem and "ssh n2 make undrain NODE=n2" in problem and "\n" not in problem
-    assert cli.here_problem("n2", frozenset({"n1"}), None)
+    assert revalidate.here_problem("n2", frozenset({"n1"}), None)
 
 
 def test_an_xid_drain_resumes_only_after_the_repair_the_catalog_names():
@@ -357,9 +357,9 @@ def test_a_node_without_its_gpus_never_passes_revalidation():
     assert slurm.gres_gpus("gpu:h100:8(S:0-1)") == 8 and slurm.gres_gpus("gpu:a100:4,gpu:t4:2") == 6
     assert slurm.gres_gpus("(null)") is None and slurm.gres_gpus("gpu:8") == 8 and slurm.gres_gpus("") is None
     assert slurm.gres_gpus("gpu:\u00b2") is None                 # a digit to isdigit(), not to int()
-    assert cli.gpu_problem(_report(_gpu("skip", None)), 8)
-    assert cli.gpu_problem(_report(_gpu("pass", 7)), 8)
-    assert cli.gpu_problem(_report(_gpu("pass", 8)), 8) is None and cli.gpu_problem(_report(), None) is None
+    assert revalidate.gpu_problem(_report(_gpu("skip", None)), 8)
+    assert revalidate.gpu_problem(_report(_gpu("pass", 7)), 8)
+    assert revalidate.gpu_problem(_report(_gpu("pass", 8)), 8) is None and revalidate.gpu_problem(_report(), None) is None
 
 
 def _drained(tmp_path: Path, fake: FakeSlurm, code: str = "GPU_LOST", **extra: Any) -> None:
@@ -630,12 +630,12 @@ def test_the_kernel_log_state_is_hostile_too(tmp_path):
 
 def test_every_not_assessed_code_the_prolog_gives_is_declared():
     """The prolog's own codes are one list (verdict.NOT_ASSESSED_CODES, which docs/prolog.md is checked against):
-    every code its cli gives a not-assessed or ungated run is in it, and none of them is a check's code."""
+    every code its modules give a not-assessed or ungated run is in it, and none of them is a check's code."""
     import re
 
     from verify.codes import CODES
     from verify.prolog.verdict import NOT_ASSESSED_CODES
-    source = (Path(__file__).parent.parent / "verify" / "prolog" / "cli.py").read_text()
+    source = "\n".join(p.read_text() for p in (Path(__file__).parent.parent / "verify" / "prolog").glob("*.py"))
     given = set(re.findall(r'not_assessed\("([A-Z_]+)"', source)) | set(re.findall(r'ungated\([^)]*?"([A-Z_]+)"', source))
     assert given and given <= NOT_ASSESSED_CODES, given - NOT_ASSESSED_CODES
     assert not NOT_ASSESSED_CODES & set(CODES)

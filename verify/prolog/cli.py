@@ -24,29 +24,31 @@ above that); SIGTERM stops verify's whole process group and ends the prolog.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any
 
-from . import history, kernlog, metrics, repair, slurm, statefile, xid
-from .deadline import STOP_S, Deadline, Overran, arm
-from .repair import REBOOT_CODES, repair_problem
+from . import history, kernlog, metrics, slurm, statefile, xid
+from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
+from .config import Config as Config
+from .config import Interrupted as Interrupted
+from .config import UsageError as UsageError
+from .config import _mode
+from .config import _parser as _parser
+from .config import config as config
+from .config import expected_gpus as expected_gpus
+from .deadline import STOP_S, Overran, arm
+from .repair import REBOOT_CODES
 from .verdict import (
     EXIT_BREAKER,
     EXIT_FAULT,
     EXIT_NOT_ASSESSED,
     EXIT_PASS,
-    EXIT_REFUSED,
     EXIT_USAGE,
     FAULT,
     NOT_ASSESSED,
@@ -54,263 +56,25 @@ from .verdict import (
     Verdict,
     confirmation,
     decide,
-    finite_positive,
     merge,
     not_assessed,
     timed_out,
 )
+from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
+from .verifyrun import _load_report
+from .verifyrun import _run_verify as _run_verify
+from .verifyrun import _verify_env as _verify_env
+from .verifyrun import verify_command as verify_command
 
-DEFAULT_STATE_DIR = "/var/lib/torchimages"
-MAX_GPUS = 1024                 # more GPUs on one node than any Slurm node has: a setting gone wrong
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))   # holds verify/
-DEFAULT_BREAKER = 0.10
-DEFAULT_HANG_RUNS = 3
-DEFAULT_MIN_CONFIRM_S = 10.0
-REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
 BREAKER_LOCK_WAIT_S = 30.0
 KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
 HANG_MARGIN = 1.5               # verify stopped with less than this x its budget: the cap's fault, not a hang
 CONFIRM_MORE = 1.0              # a confirmation proves a hang only with (alone, uncontended) this x the time it had
-NO_GPU_CHECKS = frozenset({"shm"})     # drains whose revalidation needs no GPU count: no other check's
-DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
 HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
 DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
 
 
-@dataclass
-class Config:
-    budget: float
-    mode: str                        # "prolog" or "step"
-    node: str
-    partition: str | None
-    breaker: float
-    state_dir: str
-    metrics_dir: str | None
-    dry_run: bool
-    confirm_factor: float
-    grace_s: float
-    lookback_s: float
-    kernel_log: bool
-    flap_window_s: float
-    expected_gpus: int | None
-    python: str
-    job: str | None = None
-    notes: list[str] = field(default_factory=list)
-    hang_runs: int = DEFAULT_HANG_RUNS
-    min_confirm_s: float = DEFAULT_MIN_CONFIRM_S
-    deadline: Deadline = field(default_factory=lambda: Deadline(float("inf")))   # the whole run's cap
-    proc: str = kernlog.PROC
-    kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
-    here: frozenset[str] = frozenset()      # this host's names: host name (short, full), SLURMD_NODENAME
-    under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
-
-
-class UsageError(Exception):
-    """Bad arguments or environment: one line, exit 2 (as Slurm's Prolog=: not assessed, exit 0)."""
-
-
-class Interrupted(Exception):
-    """SIGTERM, SIGINT or SIGHUP: verify's process group is stopped and the prolog ends."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:        # a bad option is a UsageError, never argparse's exit 2
-        raise UsageError(f"{message} (torchimages-prolog --help lists the options)")
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="torchimages-prolog", description=__doc__.split("\n")[0])
-    p.add_argument("--budget", default="30", help="the preflight's time budget in seconds (default 30)")
-    p.add_argument("--mode", choices=("auto", "prolog", "step"), default="auto",
-                   help="prolog (Slurm's Prolog=) or step (a job's first step); auto reads Slurm's environment")
-    p.add_argument("--revalidate", action="store_true",
-                   help="on a node torchimages drained: rerun the preflight and resume the node only on a pass")
-    p.add_argument("--node", help="this node's Slurm name (default SLURMD_NODENAME, else the short host name)")
-    p.add_argument("--partition", help="the partition the breaker counts (default SLURM_JOB_PARTITION, else all)")
-    p.add_argument("--breaker", default=None, help="the largest share of a partition torchimages holds drained "
-                   "(default 0.10; TORCHIMAGES_BREAKER)")
-    p.add_argument("--state-dir", default=None,
-                   help=f"history and kernel-log state (default {DEFAULT_STATE_DIR}; TORCHIMAGES_STATE_DIR)")
-    p.add_argument("--metrics-dir", default=None,
-                   help="node_exporter's textfile collector folder (TORCHIMAGES_METRICS_DIR); none: no metrics")
-    p.add_argument("--confirm-factor", default="4", help="a timed-out check reruns alone with this x the budget")
-    p.add_argument("--grace", default=None, help="seconds the whole run may take past its budget: the prolog's "
-                   "hard cap is --budget + --grace, a confirmation included (default: the budget, so 2 x --budget; "
-                   "Slurm's PrologEpilogTimeout must be above the cap + 10 s)")
-    p.add_argument("--lookback", default="24", help="hours of kernel log read at most (default 24)")
-    p.add_argument("--no-kernel-log", action="store_true", help="do not read the kernel log for Xids")
-    p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
-                                                       "flagged for hardware inspection (default 7)")
-    p.add_argument("--hang-runs", default=None, help="a preflight that hangs past budget + grace this many runs in "
-                   f"a row is the host's (PREFLIGHT_HUNG; 0: never; default {DEFAULT_HANG_RUNS}; "
-                   "TORCHIMAGES_HANG_RUNS)")
-    p.add_argument("--min-confirm", default=str(DEFAULT_MIN_CONFIRM_S), help="seconds: a confirmation limit "
-                   "(budget x factor) below this cannot prove a hang; the timeout is then our setting's "
-                   f"(default {DEFAULT_MIN_CONFIRM_S:g})")
-    p.add_argument("--python", default=sys.executable, help="the Python that runs verify (default this one)")
-    p.add_argument("--dry-run", action="store_true", help="print the scontrol commands instead of running them")
-    return p
-
-
-def _mode(env: dict[str, str], forced: str) -> str:
-    if forced != "auto":
-        return forced
-    return "prolog" if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog") or not env.get("SLURM_STEP_ID") else "step"
-
-
-def expected_gpus(env: dict[str, str]) -> int | None:
-    """The GPUs Slurm allocated on this node (SLURM_GPUS_ON_NODE, else the ids in SLURM_JOB_GPUS); None: none said."""
-    count = env.get("SLURM_GPUS_ON_NODE", "").strip()
-    if count:
-        if not _digits(count) or int(count) > MAX_GPUS:
-            raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs (0 to {MAX_GPUS})")
-        return int(count) or None
-    ids = env.get("SLURM_JOB_GPUS", "").strip()
-    if ids:
-        parts = [x.strip() for x in ids.split(",")]
-        if not all(_digits(x) for x in parts) or len(parts) > MAX_GPUS:
-            raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices")
-        return len(parts)
-    return None
-
-
-def _share(text: str, source: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{source} {text!r} is not a share (0.1 for 10 %)") from None
-    if not 0 <= value <= 1:
-        raise UsageError(f"{source} {text!r} must be a share between 0 and 1 (0.1 for 10 %)")
-    return value
-
-
-def _digits(text: str) -> bool:
-    """ASCII digits only: str.isdigit() also takes '²' and '٣', which int() then refuses (a crash, not one line)."""
-    return text.isascii() and text.isdigit()
-
-
-def _count(text: str, source: str) -> int:
-    if not _digits(text.strip()) or int(text) > 1000:
-        raise UsageError(f"{source} {text!r} is not a count of runs (0 to 1000)")
-    return int(text)
-
-
-def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, float, float]:
-    try:
-        return (finite_positive(args.budget, "--budget", 3600), finite_positive(args.confirm_factor,
-                "--confirm-factor", 100), finite_positive(args.budget if args.grace is None else args.grace,
-                "--grace", 3600),
-                finite_positive(args.lookback, "--lookback", 24 * 365) * 3600,
-                finite_positive(args.flap_window, "--flap-window", 3650) * 86400,
-                finite_positive(args.min_confirm, "--min-confirm", 3600))
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], float] = time.monotonic) -> Config:
-    budget, factor, grace, lookback, flap, min_confirm = _numbers(args)
-    breaker = _share(args.breaker, "--breaker") if args.breaker is not None else \
-        _share(env.get("TORCHIMAGES_BREAKER", str(DEFAULT_BREAKER)), "TORCHIMAGES_BREAKER")
-    hang = _count(args.hang_runs, "--hang-runs") if args.hang_runs is not None else \
-        _count(env.get("TORCHIMAGES_HANG_RUNS", str(DEFAULT_HANG_RUNS)), "TORCHIMAGES_HANG_RUNS")
-    state_dir = args.state_dir if args.state_dir is not None else env.get("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR)
-    if not state_dir.strip():
-        raise UsageError("--state-dir is empty: give a folder (an unset TORCHIMAGES_STATE_DIR?)")
-    node = args.node or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
-    if problem := slurm.node_problem(node):
-        raise UsageError(problem)
-    partition = args.partition or env.get("SLURM_JOB_PARTITION") or None
-    if partition and slurm.node_problem(partition):
-        raise UsageError(f"partition {partition!r} is not one partition name")
-    metrics_dir = args.metrics_dir if args.metrics_dir is not None else env.get("TORCHIMAGES_METRICS_DIR") or None
-    cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
-                 factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
-                 env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
-    cfg.deadline = Deadline(budget + grace, clock)
-    slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
-    cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
-    host = socket.gethostname()
-    cfg.here = frozenset(x for x in (host, host.split(".")[0], env.get("SLURMD_NODENAME", "")) if x)
-    return cfg
-
-
 # ---------------------------------------------------------------------------------------------------- assess
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    """SIGTERM, then SIGKILL, to the child's whole process group (verify and the checks it started): STOP_S at most."""
-    for sig, wait in ((signal.SIGTERM, STOP_S * 2 / 3), (signal.SIGKILL, STOP_S / 3)):
-        try:
-            os.killpg(proc.pid, sig)
-            proc.wait(timeout=wait)
-            return
-        except (ProcessLookupError, PermissionError):
-            return
-        except subprocess.TimeoutExpired:
-            continue
-        except (Overran, Interrupted):    # stopped while stopping it: the group is killed before going on
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            raise
-
-
-def verify_command(python: str) -> list[str]:
-    """This prolog's own verify, never one in the job's working folder or on its PYTHONPATH: `-I` (isolated: no
-    working folder, no PYTHON* variable on sys.path; on 3.11+ it implies -P, and -P itself is refused before 3.11)
-    with this package's root put first by hand, as verify/bin does."""
-    return [python, "-I", "-c", "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
-            "runpy.run_module('verify', run_name='__main__', alter_sys=True)", PACKAGE_ROOT]
-
-
-def _verify_env(env: Any) -> dict[str, str]:
-    """verify's environment: the checks it starts (`python -m verify.checks...`, not isolated) find this package
-    first (PYTHONPATH) and, on 3.11+, no working folder on sys.path (PYTHONSAFEPATH); they run in / (cwd), which no
-    job can write, so before 3.11 too no verify/ of the job's is found first."""
-    path = env.get("PYTHONPATH", "")
-    return {**env, "PYTHONSAFEPATH": "1", "PYTHONPATH": PACKAGE_ROOT + (os.pathsep + path if path else "")}
-
-
-def _run_verify(cmd: list[str], limit: float) -> tuple[int | None, str]:
-    """(exit status or None when it ran past `limit`, the tail of stderr); its whole process group is stopped when
-    it runs past it, and when the prolog itself is stopped (Interrupted) while it runs."""
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
-        try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, cwd="/",
-                                    env=_verify_env(os.environ))
-        except OSError as exc:
-            return 127, f"{cmd[0]}: {exc.strerror or exc}"
-        try:
-            rc: int | None = proc.wait(timeout=max(0.0, limit))
-        except subprocess.TimeoutExpired:
-            rc = None
-        finally:
-            if proc.returncode is None:
-                _stop(proc)
-        err.seek(0, os.SEEK_END)
-        err.seek(max(0, err.tell() - 8192))
-        lines = [ln for ln in err.read().splitlines() if ln.strip()]
-    return rc, (lines[-1] if lines else "")
-
-
-def _load_report(path: str) -> tuple[Any, str | None, str]:
-    """(the report verify wrote, or why there is none, and whether that is "none" (no JSON: verify's trouble) or
-    "invalid" (one no verify could have written: too large, nested too deep))."""
-    try:
-        tail = statefile.read_tail(path, REPORT_CAP + 1)
-    except OSError as exc:
-        return None, f"no report ({statefile.problem(exc, path)})", "none"
-    if tail.cut or tail.size > REPORT_CAP:
-        return None, f"a report of {tail.size} bytes, more than any verify writes ({REPORT_CAP} at most)", "invalid"
-    try:
-        return json.loads(tail.text), None, ""
-    except RecursionError:
-        return None, "a report nested deeper than any verify writes", "invalid"
-    except ValueError as exc:
-        return None, f"a report that is not JSON ({str(exc)[:80]})", "none"
-
 
 def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Verdict, dict[str, Any] | None]:
     """verify --preflight (all its checks, or one): its verdict and report; never raises but Interrupted."""
@@ -538,110 +302,6 @@ def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
     return EXIT_FAULT if cfg.mode == "step" and not cfg.under_prolog else EXIT_PASS
 
 
-# ---------------------------------------------------------------------------------------------------- revalidate
-
-def here_problem(node: str, here: frozenset[str], info: dict[str, str] | None) -> str | None:
-    """Why this host is not `node` (its names: the host name, short and full, and SLURMD_NODENAME), or None: a
-    revalidation judges the node it runs on, so run anywhere else it would resume one node on another's preflight."""
-    if node in here or (info and info.get("NodeHostName", "").split(".")[0] in {h.split(".")[0] for h in here}):
-        return None
-    where = f"{node}'s host is {info.get('NodeHostName')}" if info and info.get("NodeHostName") else \
-        f"Slurm does not say which host {node} is"
-    return (f"this host ({', '.join(sorted(here))}) is not {node} ({where}): run it on that node "
-            f"(ssh {node} make undrain NODE={node})")
-
-
-def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | None:
-    """Why the report does not show the GPUs the node should have (Slurm's Gres, else the drain's count), or None."""
-    if not expected:
-        return None
-    gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
-    if gpu is None or gpu.get("status") not in ("pass", "warn"):
-        return f"the gpu check {'did not run' if gpu is None else gpu.get('status')}: the node should have {expected} GPU(s)"
-    seen = _report_gpus(report)
-    if seen is None or seen < expected:
-        return f"NVML sees {seen or 0} GPU(s); the node should have {expected} (Slurm's Gres, else the drain's count)"
-    return None
-
-
-def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | None, dict[str, Any] | None,
-                                                                   dict[str, int]]:
-    if note:
-        _note(cfg, "resume-refused", None, line)
-    _say(f"REFUSED {cfg.node}: {line}; not resumed")
-    return EXIT_REFUSED, None, None, {}
-
-
-def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str | None:
-    """Why the node cannot be resumed before its preflight runs (its history, the repair), or None; sets the GPUs
-    the preflight must see."""
-    past = history.read(cfg.state_dir, cfg.node)
-    if past.error:
-        return f"{past.error}; without its history a fault that came back cannot be told apart"
-    if past.garbled:
-        return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
-               "look at the lines, remove them, and revalidate again"
-    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s):
-        _note(cfg, "inspect", None, flap)
-        return f"flagged for hardware inspection: {flap}"
-    drain = history.last_drain(past.events)
-    claimed = slurm.parse_reason(row.reason_text, row.name)
-    if drain and claimed and not (isinstance(drain.get("epoch"), (int, float))
-                                  and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
-        drain = None              # the history's last drain is another one: this drain's facts are unknown
-    clock, booted = kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)
-    if repair_problem(drain, claimed, clock, booted):       # no reboot since: a GPU reset recorded since will do
-        resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
-        if problem := repair_problem(drain, claimed, clock, booted, resets):
-            return problem
-        _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
-    gres = slurm.gres_gpus((info or {}).get("Gres", ""))
-    recorded = (drain or {}).get("gpus")
-    recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
-    cfg.expected_gpus = gres or recorded or cfg.expected_gpus
-    if not cfg.expected_gpus and (drain or {}).get("check") not in NO_GPU_CHECKS:
-        # a GPU the node lost is proven back only against the count it should have: without one, a node whose
-        # NVML sees no GPU at all would pass
-        return (f"the GPUs {cfg.node} should have are unknown (no Gres=gpu:N for it in Slurm, "
-                f"{'no record of this drain' if drain is None else 'no count recorded at the drain'}): set the node's "
-                "Gres in slurm.conf, or read nvidia-smi on it and resume it by hand")
-    return None
-
-
-def revalidate(cfg: Config) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
-    info, _ = slurm.node_info(cfg.node)
-    if problem := here_problem(cfg.node, cfg.here, info):
-        return _refused(cfg, problem, note=False)
-    rows, why = slurm.rows(node=cfg.node)
-    row = next((r for r in rows or [] if r.name == cfg.node), None)
-    if row is None:
-        _say(f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
-        return EXIT_NOT_ASSESSED, None, None, {}
-    if not row.ours:
-        whose = f"drained with another reason ({row.reason_text!r})" if row.drained else f"not drained ({row.state})"
-        _note(cfg, "resume-refused", None, f"{whose}: left alone")
-        _say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
-        return EXIT_REFUSED, None, None, {}
-    if problem := _proof(cfg, row, info):
-        return _refused(cfg, problem, note=False)
-    verdict, report, xids = assess(cfg)
-    if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus)):
-        verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
-    print(verdict.line(), flush=True)
-    if verdict.kind != PASS:
-        status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED
-        _note(cfg, "resume-refused", verdict.code, verdict.summary)
-        _say(f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
-        return status, verdict, report, xids
-    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run):
-        _note(cfg, "resume-refused", None, refused)
-        _say(refused)
-        return EXIT_REFUSED, verdict, report, xids
-    _note(cfg, "resume", None, verdict.summary)
-    _say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
-    return EXIT_PASS, verdict, report, xids
-
-
 # ---------------------------------------------------------------------------------------------------- main
 
 def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any] | None, xids: dict[str, int],
@@ -735,6 +395,7 @@ def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
 
 def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
     if args.revalidate:
+        from .revalidate import revalidate  # here: it uses this module's assess (no import cycle at load)
         status, verdict, report, xids = revalidate(cfg)
     else:
         verdict, report, xids = assess(cfg)
