@@ -17,7 +17,7 @@ the metrics still tell them apart). Exit 2: bad arguments (not as Prolog=). Exit
 `--revalidate` (run on the drained node itself): resumes it only when torchimages drained it, its history is whole
 and clean, it has not failed again within the flap window, the repair the catalog asks for is seen (a reboot since
 the drain, or a GPU reset recorded since: verify/prolog/repair.py), and the preflight passes now with the GPUs Slurm's Gres (else the drain) says it has.
-The whole run is capped at --budget + --grace (default 2 x --budget: 60 s), the confirmation, the kernel log and
+The whole run is capped at --budget + --grace (default grace: the budget, at least 60 s), the confirmation, the kernel log and
 Slurm's commands included (verify/prolog/deadline.py: a run ends by the cap + 3 s; set Slurm's PrologEpilogTimeout
 above that); SIGTERM stops verify's whole process group and ends the prolog.
 """
@@ -69,7 +69,7 @@ from .verifyrun import verify_command as verify_command
 BREAKER_LOCK_WAIT_S = 30.0
 KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
 HANG_MARGIN = 1.5               # verify stopped with less than this x its budget: the cap's fault, not a hang
-CONFIRM_MORE = 1.0              # a confirmation proves a hang only with (alone, uncontended) this x the time it had
+LARGEST_SHARE = 0.5             # of the budget, the most a check gets in verify's first run (nccl's weight)
 HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
 DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
 
@@ -147,16 +147,14 @@ def _confirm(cfg: Config, report: dict[str, Any]) -> tuple[Verdict, dict[str, An
         return not_assessed("BUDGET_TOO_SMALL", f"{', '.join(names)} timed out within a budget of {cfg.budget:g} s; "
                             f"a confirmation of {wanted:g} s (under --min-confirm {cfg.min_confirm_s:g} s) proves "
                             "nothing: the budget is our setting, not the host's fault; raise --budget"), report
-    # the confirmation shares the cap: it gets what is left of it, and proves a hang only with at least the time the
-    # check had in the first run, now alone (its duration there, else half the budget: the largest share, nccl's)
-    had = max([float(c["duration_s"]) for c in report["checks"] if isinstance(c, dict) and c.get("name") in names
-               and isinstance(c.get("duration_s"), (int, float)) and not isinstance(c.get("duration_s"), bool)
-               and 0 < c["duration_s"] < 1e6] or [cfg.budget / 2])
+    # the confirmation shares the cap: it gets what is left of it, and proves a hang only with more time than any
+    # check had of the budget in the first run (its largest share), now alone; the floors are the same in both runs
+    had = cfg.budget * LARGEST_SHARE
     limit = round(min(wanted, cfg.deadline.for_verify()), 1)
-    if limit < CONFIRM_MORE * had:
-        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(names)} timed out after {had:g} s and the {limit:g} s "
-                            f"left of the prolog's cap of {cfg.deadline.cap:g} s (--budget + --grace) are less: too "
-                            "little to confirm it"), report
+    if limit <= had:
+        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(names)} timed out, and the {limit:g} s left of the "
+                            f"prolog's cap of {cfg.deadline.cap:g} s (--budget + --grace) are no more than the "
+                            f"{had:g} s the largest share of the budget gave a check: too little to confirm it"), report
     _say(f"{', '.join(names)} timed out; running {'it' if len(names) == 1 else 'them'} alone with {limit:g} s to "
          "confirm")
     rerun, rerun_report = preflight(cfg, limit, ",".join(names))

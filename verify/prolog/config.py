@@ -23,7 +23,10 @@ MAX_GPUS = 1024                 # more GPUs on one node than any Slurm node has:
 DEFAULT_BREAKER = 0.10
 DEFAULT_HANG_RUNS = 3
 DEFAULT_MIN_CONFIRM_S = 10.0
-
+# the default grace is the budget, at least this: verify's floors (its checks' share of the host's own `import torch`
+# time, ~15 of them) take a healthy GPU node whose import takes 4 s to ~60 s, and a healthy node stopped on every
+# run would count towards --hang-runs
+MIN_GRACE_S = 60.0
 
 @dataclass
 class Config:
@@ -87,8 +90,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="node_exporter's textfile collector folder (TORCHIMAGES_METRICS_DIR); none: no metrics")
     p.add_argument("--confirm-factor", default="4", help="a timed-out check reruns alone with this x the budget")
     p.add_argument("--grace", default=None, help="seconds the whole run may take past its budget: the prolog's "
-                   "hard cap is --budget + --grace, a confirmation included (default: the budget, so 2 x --budget; "
-                   "Slurm's PrologEpilogTimeout must be above the cap + 10 s)")
+                   f"hard cap is --budget + --grace, a confirmation included (default: the budget, at least "
+                   f"{MIN_GRACE_S:g} s: 90 s with the default budget; Slurm's PrologEpilogTimeout must be above the "
+                   "cap + 10 s)")
     p.add_argument("--lookback", default="24", help="hours of kernel log read at most (default 24)")
     p.add_argument("--no-kernel-log", action="store_true", help="do not read the kernel log for Xids")
     p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
@@ -149,9 +153,9 @@ def _count(text: str, source: str) -> int:
 
 def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, float, float]:
     try:
-        return (finite_positive(args.budget, "--budget", 3600), finite_positive(args.confirm_factor,
-                "--confirm-factor", 100), finite_positive(args.budget if args.grace is None else args.grace,
-                "--grace", 3600),
+        budget = finite_positive(args.budget, "--budget", 3600)
+        return (budget, finite_positive(args.confirm_factor, "--confirm-factor", 100),
+                finite_positive(str(max(budget, MIN_GRACE_S)) if args.grace is None else args.grace, "--grace", 3600),
                 finite_positive(args.lookback, "--lookback", 24 * 365) * 3600,
                 finite_positive(args.flap_window, "--flap-window", 3650) * 86400,
                 finite_positive(args.min_confirm, "--min-confirm", 3600))

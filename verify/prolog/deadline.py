@@ -2,7 +2,7 @@
 the node, so the prolog must end on its own well before, whatever hangs (verify, journalctl, sinfo, scontrol, the
 breaker's lock).
 
-The cap is --budget + --grace (default grace: the budget, so 2 x --budget, 60 s with the defaults). Every stage
+The cap is --budget + --grace (default grace: the budget, at least 60 s: 90 s with the defaults). Every stage
 gets what is left of it: the first verify run and its confirmation (which shares the cap, never adds to it) end
 RESERVE before it, so that a drain (sinfo, scontrol, sinfo, the history) still fits; the kernel log, Slurm's
 commands and the lock wait are bounded by what is left, so stopping a verify that ran to its limit (STOP_S: SIGTERM,
