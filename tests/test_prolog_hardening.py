@@ -394,6 +394,19 @@ def test_nvsentinel_return_to_service_a_gpu_drain_with_no_known_gpu_count_stays_
     assert "should have are unknown" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained" and not seen
 
 
+@pytest.mark.parametrize("check, code", [("nccl", "NCCL_TIMEOUT"), ("shm", "CHECK_TIMEOUT"),
+                                         ("preflight", "PREFLIGHT_HUNG")])
+def test_nvsentinel_return_to_service_a_cpu_node_drained_for_a_hang_resumes_once_it_passes(tmp_path, fake, monkeypatch,
+                                                                                          check, code):
+    """NVSentinel's return to service: a drain the gpu check and the kernel log had no part in (a hang of shm or nccl,
+    a hung preflight) is proven gone by the preflight passing again, on a node without GPUs (no Gres) too."""
+    fake.info = {"NodeHostName": "n1"}
+    _drained(tmp_path, fake, code, check=check)
+    _verify_writes(monkeypatch, json.dumps(_report({"name": "shm", "status": "pass"})).encode())
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 0
+    assert fake.nodes["n1"][0] == "idle"
+
+
 def test_nvidia_xid_catalog_an_old_drain_record_never_stands_for_the_current_xid_drain(tmp_path, fake, monkeypatch,
                                                                                       capsys):
     """NVIDIA's Xid catalog asks a reset or a reboot after an Xid drain: when the history's last drain is an older

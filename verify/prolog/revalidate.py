@@ -14,7 +14,10 @@ from .config import Config
 from .repair import repair_problem
 from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed
 
-NO_GPU_CHECKS = frozenset({"shm"})     # drains whose revalidation needs no GPU count: no other check's
+# drains whose revalidation needs no GPU count: the shm or nccl check's, or a hung preflight's, are proven gone by the
+# preflight passing again (on a CPU node too); any other (the gpu check's, the kernel log's Xids, a drain whose check
+# is not recorded) must see the GPUs the node should have
+NO_GPU_CHECKS = frozenset({"shm", "nccl", "preflight"})
 DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
 
 
@@ -77,7 +80,8 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     recorded = (drain or {}).get("gpus")
     recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
     cfg.expected_gpus = gres or recorded or cfg.expected_gpus
-    if not cfg.expected_gpus and (drain or {}).get("check") not in NO_GPU_CHECKS:
+    gpu_drain = drain is None or drain.get("check") not in NO_GPU_CHECKS or repair.needs_repair(drain, claimed) is not None
+    if not cfg.expected_gpus and gpu_drain:
         # a GPU the node lost is proven back only against the count it should have: without one, a node whose
         # NVML sees no GPU at all would pass
         return (f"the GPUs {cfg.node} should have are unknown (no Gres=gpu:N for it in Slurm, "
