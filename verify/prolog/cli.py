@@ -43,6 +43,7 @@ from .config import _parser as _parser
 from .config import config as config
 from .config import expected_gpus as expected_gpus
 from .deadline import STOP_S, Overran, arm
+from .notes import _note, _report_gpus, _say
 from .repair import REBOOT_CODES
 from .verdict import (
     EXIT_BREAKER,
@@ -193,26 +194,6 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
 
 
 # ---------------------------------------------------------------------------------------------------- act
-
-def _say(text: str) -> None:
-    print(f"torchimages-prolog: {text}", file=sys.stderr, flush=True)
-
-
-def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None) -> None:
-    if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, extra=extra):
-        _say(problem)
-
-
-def _report_gpus(report: dict[str, Any] | None) -> int | None:
-    """The GPUs NVML listed in the report's gpu check (nvml_devices), or None."""
-    for c in (report or {}).get("checks") or []:
-        if isinstance(c, dict) and c.get("name") == "gpu" and isinstance(c.get("metrics"), dict):
-            value = (c["metrics"].get("nvml_devices") or {}).get("value") if \
-                isinstance(c["metrics"].get("nvml_devices"), dict) else None
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
-    return None
-
 
 def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict[str, Any]:
     """What return to service must prove, kept with the drain: the GPUs the node had, its boot, the repair asked."""
@@ -394,7 +375,7 @@ def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
 def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
     if args.revalidate:
         from .revalidate import revalidate  # here: it uses this module's assess (no import cycle at load)
-        status, verdict, report, xids = revalidate(cfg)
+        status, verdict, report, xids = revalidate(cfg, assess)
     else:
         verdict, report, xids = assess(cfg)
         print(verdict.line(), flush=True)

@@ -7,10 +7,12 @@ the count recorded at the drain; a GPU drain with neither is refused). Exit 5 wi
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from . import cli, history, kernlog, repair, slurm
+from . import history, kernlog, repair, slurm
 from .config import Config
+from .notes import _note, _report_gpus, _say
 from .repair import repair_problem
 from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed
 
@@ -39,7 +41,7 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | No
     gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
     if gpu is None or gpu.get("status") not in ("pass", "warn"):
         return f"the gpu check {'did not run' if gpu is None else gpu.get('status')}: the node should have {expected} GPU(s)"
-    seen = cli._report_gpus(report)
+    seen = _report_gpus(report)
     if seen is None or seen < expected:
         return f"NVML sees {seen or 0} GPU(s); the node should have {expected} (Slurm's Gres, else the drain's count)"
     return None
@@ -48,8 +50,8 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | No
 def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | None, dict[str, Any] | None,
                                                                    dict[str, int]]:
     if note:
-        cli._note(cfg, "resume-refused", None, line)
-    cli._say(f"REFUSED {cfg.node}: {line}; not resumed")
+        _note(cfg, "resume-refused", None, line)
+    _say(f"REFUSED {cfg.node}: {line}; not resumed")
     return EXIT_REFUSED, None, None, {}
 
 
@@ -63,7 +65,7 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
                "look at the lines, remove them, and revalidate again"
     if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s):
-        cli._note(cfg, "inspect", None, flap)
+        _note(cfg, "inspect", None, flap)
         return f"flagged for hardware inspection: {flap}"
     drain = history.last_drain(past.events)
     claimed = slurm.parse_reason(row.reason_text, row.name)
@@ -75,7 +77,7 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
         if problem := repair_problem(drain, claimed, clock, booted, resets):
             return problem
-        cli._say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
+        _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
     gres = slurm.gres_gpus((info or {}).get("Gres", ""))
     recorded = (drain or {}).get("gpus")
     recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
@@ -90,35 +92,40 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     return None
 
 
-def revalidate(cfg: Config) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
+Assess = Callable[[Config], tuple[Verdict, dict[str, Any] | None, dict[str, int]]]
+
+
+def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
+    """The return to service of cfg.node; `assess` is the gate's own (cli.assess: the kernel log, verify, its
+    confirmation)."""
     info, _ = slurm.node_info(cfg.node)
     if problem := here_problem(cfg.node, cfg.here, info):
         return _refused(cfg, problem, note=False)
     rows, why = slurm.rows(node=cfg.node)
     row = next((r for r in rows or [] if r.name == cfg.node), None)
     if row is None:
-        cli._say(f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
+        _say(f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
         return EXIT_NOT_ASSESSED, None, None, {}
     if not row.ours:
         whose = f"drained with another reason ({row.reason_text!r})" if row.drained else f"not drained ({row.state})"
-        cli._note(cfg, "resume-refused", None, f"{whose}: left alone")
-        cli._say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
+        _note(cfg, "resume-refused", None, f"{whose}: left alone")
+        _say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
         return EXIT_REFUSED, None, None, {}
     if problem := _proof(cfg, row, info):
         return _refused(cfg, problem, note=False)
-    verdict, report, xids = cli.assess(cfg)
+    verdict, report, xids = assess(cfg)
     if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus)):
         verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
     print(verdict.line(), flush=True)
     if verdict.kind != PASS:
         status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED
-        cli._note(cfg, "resume-refused", verdict.code, verdict.summary)
-        cli._say(f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
+        _note(cfg, "resume-refused", verdict.code, verdict.summary)
+        _say(f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
         return status, verdict, report, xids
     if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run):
-        cli._note(cfg, "resume-refused", None, refused)
-        cli._say(refused)
+        _note(cfg, "resume-refused", None, refused)
+        _say(refused)
         return EXIT_REFUSED, verdict, report, xids
-    cli._note(cfg, "resume", None, verdict.summary)
-    cli._say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
+    _note(cfg, "resume", None, verdict.summary)
+    _say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
     return EXIT_PASS, verdict, report, xids
