@@ -50,7 +50,7 @@ STUCK = "#!/bin/sh\ntrap '' TERM\nsleep 30 &\nwait\nsleep 30\n"      # ignores S
 
 
 def test_slurm_s_prolog_epilog_timeout_a_hung_verify_and_journalctl_end_within_the_cap(tmp_path):
-    """Slurm kills a Prolog past PrologEpilogTimeout and drains the node: with --budget 1 --grace 1 (a cap of 2 s) a
+    """Slurm kills a Prolog past PrologEpilogTimeout and drains the node: with --budget 1 --grace 2 (a cap of 3 s) a
     verify that ignores SIGTERM and a journalctl that hangs still end the run within the cap + the 3 s it takes to
     stop verify's group, not assessed (exit 0 under Prolog=, nothing asked of Slurm). With --grace 2 (a cap of 3 s)
     verify had more than 1.5 x its budget: PREFLIGHT_TIMEOUT (towards --hang-runs); with --grace 1 less, and that
