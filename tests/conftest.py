@@ -103,23 +103,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         item.own_markers[:] = [m for m in item.own_markers if m.name not in TIERS[:3]]
         item.add_marker(_TIER_OF[item.nodeid])
-        item.add_marker(pytest.mark.xdist_group(_worker_group(item.nodeid)))
+        item.add_marker(pytest.mark.xdist_group(_worker_group(item.nodeid, _TIER_OF[item.nodeid])))
 
 
 # `make test` runs two pytest-xdist workers (--dist loadgroup): a group runs whole on one worker, in collection order.
-# The long lane holds what must not overlap: the multi-GB images (the arm64 image under qemu, the two CUDA images),
-# one at a time so that the run's peak disk is one of them, and every real Slurm (fixed loopback addresses, ports and
-# /etc/hosts names). Any other module is a group of its own, so its module fixtures (a registry, an image) are set
-# up once. The two lanes measured about even (docs/testing.md).
-LONG_LANE = "long lane: multi-GB images and Slurm"
+# Two lanes hold what must not overlap. The engine lane: every test that needs the engine, one at a time, so the
+# multi-GB images (arm64 under qemu, the two CUDA images) never coexist (the run's peak disk is one of them) and the
+# builds of this checkout never wait on each other (they take turns on build/wheels: scripts/builder/wheels.py). The
+# Slurm lane: every real Slurm (fixed loopback addresses, ports and /etc/hosts names). Any other module is a group of
+# its own, so its module fixtures are set up once. The two lanes measured about even (docs/testing.md).
+ENGINE_LANE, SLURM_LANE = "engine lane", "Slurm lane"
 
 
-def _worker_group(nodeid: str) -> str:
-    path, _, name = nodeid.partition("::")
-    if ("arm64" in path or "slurm" in path
-            or (path.endswith("integration/test_images.py") and "cuda" in name)):
-        return LONG_LANE
-    return path
+def _worker_group(nodeid: str, tier: str) -> str:
+    path = nodeid.partition("::")[0]
+    if "slurm" in path:
+        return SLURM_LANE
+    return ENGINE_LANE if tier == "docker" else path
+
 
 class _UnitStartedAProcess(AssertionError):
     pass

@@ -5,7 +5,8 @@ comments) and each new host-owned verdict beside a real excerpt where the host i
 - evidence only adds: a memlock fault stays a fault beside more evidence; UCX's and libibverbs' own memlock messages;
 - a CUDA error by its name or string in any program's wording, by its number where the line is CUDA's;
 - NCCL: connections via NET/Socket with no `Using network` line; an IPoIB interface proves InfiniBand for the log's
-  own cause, never for the host; a WARN of a failing call is the failure; lines under stacked launcher prefixes."""
+  own cause, never for the host; a WARN of a failing socket call is the failure; lines under stacked launcher
+  prefixes, and a CUDA refusal such a log quotes."""
 from __future__ import annotations
 
 import pytest
@@ -138,7 +139,7 @@ def test_socket_channels_without_a_network_line_on_an_ipoib_node_fall_back():
     text = ("NCCL INFO NET/IB : No device found\nh:925:925 [6] NCCL INFO Bootstrap : Using ibp12s0:10.149.0.32<0>\n"
             "h:926:1151 [7] NCCL INFO Channel 03/0 : 15[7] -> 6[6] [send] via NET/Socket/3\n")
     log = ncclog.parse(text)
-    assert ncclog.ipoib(log) == "ibp12s0" and log["net_channels"]["Socket"]["connections"] == 1
+    assert nccl.IPOIB.match(log["interface"]) and log["net_channels"]["Socket"]["connections"] == 1
     assert explained(text) == ("fail", "NCCL_NET_FALLBACK", "job")
 
 
@@ -151,7 +152,7 @@ def test_no_ib_device_on_an_ethernet_node_is_no_fault():
             "ip-172-31-8-153:45343:45343 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so).\n"
             "c6:117277:117384 [0] NCCL INFO Ring 00 : 15 -> 0 [receive] via NET/Socket/0\n"
             "c6:117277:117384 [0] NCCL INFO Channel 00/0 : 15[0] -> 0[0] [receive] via NET/Socket/0\n")
-    assert ncclog.ipoib(ncclog.parse(text)) is None
+    assert not nccl.IPOIB.match(ncclog.parse(text)["interface"])
     assert explained(text)[0] != "fail"
 
 
@@ -164,7 +165,7 @@ def test_ipoib_alone_never_blames_the_host():
     assert r.owner != "host" and r.status != "fail"
 
 
-def test_a_warn_of_a_failing_call_is_the_failure_and_a_benign_warn_is_not():
+def test_a_warn_of_a_failing_socket_call_is_the_failure_and_a_benign_warn_is_not():
     """NVIDIA/nccl-tests#188: the job disabled IB and the socket handshake failed; the WARN line, without NCCL's
     host:pid:tid prefix, is the failure, owned by the cause the log shows."""
     text = ("user:852750:852802 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n"
@@ -206,3 +207,12 @@ def test_evidence_only_adds_to_a_memlock_fault(extra):
     """Any one more field beside a 64 KiB limit may decide whose it is, never that it is no fault."""
     r = fabric.judge({"memlock": 65536, extra: EXTRA[extra]}, Options())  # type: ignore[misc]
     assert r.status == "fail" and any(f["code"] == "FABRIC_MEMLOCK_LOW" for f in r.data["findings"]), (extra, verdict(r))
+
+
+def test_a_cuda_refusal_under_nccl_lines_is_the_refusal():
+    """NCCL lines that decide nothing do not hide a CUDA 802 the same log shows (the NCCL kind that says "nothing
+    to judge" is tried after the CUDA refusal)."""
+    pre = "(RayWorkerWrapper pid=285, ip=192.168.177.12) spark2:285:285 [0] NCCL INFO "
+    text = (pre + "cudaDriverVersion 12080\n" + pre + "NCCL version 2.21.5+cuda12.4\n"
+            "RuntimeError: CUDA error: system not yet initialized\n")
+    assert explained(text) == ("fail", "DRIVER_ERROR", "host")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import cuda, ib, kernel, nccl, smi, ulimit
+from . import cuda, dcgm, ib, kernel, nccl, smi, smitable, ulimit
 
 MAX_BYTES = 32 << 20          # a log larger than this is not read whole: the tail holds the failure
 
@@ -23,6 +23,8 @@ class Kind:
 # Most specific first: an nvidia-smi -q report may quote a kernel line, an NCCL log may quote ulimit.
 KINDS: tuple[Kind, ...] = (
     Kind("nvidia-smi -q", "gpu", smi.detect, smi.parse),
+    Kind("nvidia-smi table", "gpu", smitable.detect, smitable.parse),
+    Kind("DCGM field values", "gpu", dcgm.detect, dcgm.parse),
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse),

@@ -12,8 +12,13 @@ from typing import Any
 
 from ..cuda_errors import decode, named
 
+# torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
+# where verify/cuda_errors.py decodes the rest: `CUDA error: an illegal memory access` is a job's kernel, no refusal.
 _REFUSAL = re.compile(r"cudaGetDeviceCount|CUDA initialization|cuInit|init CUDA|cudaErrorSystemNotReady|"
-                      r"cuda runtime error \(\d+\)|CUDA error at|returned \d{2,3}\b", re.IGNORECASE)
+                      r"cuda runtime error \(\d+\)|CUDA error at|CUDA error: |THCudaCheck FAIL|returned \d{2,3}\b|"
+                      # gpu_burn's `Error (gpu_burn-drv.cpp:298): <message>`, nccl-tests' `Test CUDA failure common.cu:941`
+                      r"\bError \([\w.-]+:\d+\): |CUDA failure [\w.-]+:\d+",
+                      re.IGNORECASE)
 _SMI_L = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)", re.MULTILINE)
 
 

@@ -19,54 +19,28 @@ _TRACE = re.compile(r"\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")
 _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
 _COMPLETION = re.compile(r"NET/IB ?: ?Got completion.*?(?:with (?:error|status=)\s*\d+)[^\n]*")
+# a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
+# `bootstrap.cc:... NCCL WARN Bootstrap : ...`), quoted with or without its host:pid:tid prefix: the group never formed
+_INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ NCCL WARN [^\n]*")
 
 
-# NCCL's WARN (`[host:pid:tid [dev]] file.cc:line NCCL WARN <message>`, the prefix may be missing) that reports a
-# failure: a call that failed or returned what it should not. Not the WARNs that are no failure of the job: the
-# verbs library or net plugin not found, aws-ofi-nccl's provider search (those are the log's causes, read by
-# verify/ncclog.py), NCCL's advice about the kernel command line, IB async events, a path it could not resolve.
-_WARN = re.compile(r"(?:\S+\.(?:cc|c|cpp|h):\d+\s+)?NCCL WARN\s+(.*)$")
-_FAILURE = re.compile(r"\b(?:fail(?:ed|ure)?|wrong|error|refused|reset|timed? ?out|abort(?:ed|ing)?|mismatch|unexpected|"
-                      r"invalid|closed|unreachable|unable|cannot|could not)\b", re.IGNORECASE)
-_BENIGN = re.compile(r"libibverbs|NET/Plugin|NET/OFI|iommu|async event|real path|No device found", re.IGNORECASE)
-
-
-def _warned(text: str) -> str | None:
-    """The first NCCL WARN line that reports a failure, from its source location on (the launcher's prefix off)."""
-    for line in text.splitlines():
-        hit = _WARN.search(re.sub(r"\s*\[repeated \d+x across cluster\]\s*$", "", line))
-        if hit and _FAILURE.search(hit.group(1)) and not _BENIGN.search(hit.group(1)):
-            return hit.group(0).strip()[:300]
-    return None
+# NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (host:pid:tid [cudaDev]), under whatever a launcher puts before it:
+# such lines are NCCL's log even when none of them decides anything (it is said, then not judged).
+_OWN = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
 
 
 def detect(text: str) -> bool:
+    """An NCCL log that shows something decisive (tried before a CUDA refusal, which an NCCL log may quote)."""
     log = ncclog.parse(text)
     return bool(log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text))))
 
 
-def _error(text: str) -> str | None:
-    """The failure a rank logged: a watchdog timeout, an IB completion error, torch's `NCCL error`, NCCL's WARN of a
-    failing call, or NCCL's own trace of one (init phase when it runs through the bootstrap or its sockets)."""
-    if timeout := _TIMEOUT.search(text):
-        return f"all_reduce: {timeout.group(0).strip()[:300]}"
-    if completion := _COMPLETION.search(text):
-        return f"all_reduce: {completion.group(0).strip()[:300]}"
-    if failed := _ERROR.search(text):
-        return f"all_reduce: {failed.group(0).strip()[:300]}"
-    if warned := _warned(text):
-        return f"{'init' if _INIT.search(warned) else 'all_reduce'}: {warned}"
-    traces = list(dict.fromkeys(m.group(0) for m in _TRACE.finditer(text)))
-    if not any(_INIT.search(t) for t in traces):
-        return None                    # a trace elsewhere need not end the job: only a failed bootstrap is read
-    return f"init: {'; '.join(traces[:4])}"
-
-
 def detect_any(text: str) -> bool:
-    """Any line NCCL printed, under any launcher's prefixes (Ray's `(EngineCore_DP0 pid=..) (RayWorkerWrapper pid=..,
-    ip=..)` stacked): tried last, so a log that only sets up a communicator is an NCCL log with nothing to judge."""
-    return bool(ncclog.parse(text))
+    """NCCL's lines with nothing decisive (a communicator set up, under any launcher's prefixes: Ray's stacked
+    `(EngineCore_DP0 pid=..) (RayWorkerWrapper pid=.., ip=..)`): tried last, after a CUDA refusal such a log may
+    quote, so it is said as NCCL's log and not judged rather than "not recognised"."""
+    return len(_OWN.findall(text, 0, 1 << 20)) >= 1 or bool(ncclog.parse(text))
 
 
 # src/init.cc: `comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d` (2.19 on; `nranks` before,
@@ -80,6 +54,23 @@ def _sizes(text: str) -> tuple[int | None, int | None]:
         return None, None
     nodes = [n for _, n in comms if n is not None]
     return max(r for r, _ in comms), max(nodes) if nodes else None
+
+
+def _error(text: str) -> str | None:
+    """The failure a rank logged: a watchdog timeout, an IB completion error, torch's `NCCL error`, or NCCL's own
+    trace of a failing call (init phase when it runs through the bootstrap)."""
+    if timeout := _TIMEOUT.search(text):
+        return f"all_reduce: {timeout.group(0).strip()[:300]}"
+    if completion := _COMPLETION.search(text):
+        return f"all_reduce: {completion.group(0).strip()[:300]}"
+    if failed := _ERROR.search(text):
+        return f"all_reduce: {failed.group(0).strip()[:300]}"
+    if warned := _INIT_WARN.search(text):
+        return f"init: {warned.group(0).strip()[:300]}"
+    traces = list(dict.fromkeys(m.group(0) for m in _TRACE.finditer(text)))
+    if not any(_INIT.search(t) for t in traces):
+        return None                    # a trace elsewhere need not end the job: only a failed bootstrap is read
+    return f"init: {'; '.join(traces[:4])}"
 
 
 def parse(text: str) -> dict[str, Any]:

@@ -27,7 +27,9 @@ assert set(REASONS.values()) == set(THROTTLE_BITS)
 
 def detect(text: str) -> bool:
     hits = sum(1 for m in _MARKS if re.search(rf"^\s*{re.escape(m)}\b", text, re.MULTILINE))
-    return "NVSMI LOG" in text or hits >= 2 or bool(re.search(r"^\s*CliqueId\s*:", text, re.MULTILINE))
+    # a grepped `-d PERFORMANCE` excerpt: the reasons' header with its first reason, `Idle : Not Active`, under it
+    reasons = re.search(r"^\s*Clocks (?:Event|Throttle) Reasons\s*\n\s*Idle\s*:", text, re.MULTILINE)
+    return "NVSMI LOG" in text or hits >= 2 or bool(reasons or re.search(r"^\s*CliqueId\s*:", text, re.MULTILINE))
 
 
 def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
@@ -165,5 +167,6 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
 def parse(text: str) -> dict[str, Any]:
     header, gpus = _tree(text)
     devices = [_device(n, bus, fields) for n, (bus, fields) in enumerate(gpus)]
-    return {"torch": None, "driver": known(header.get("driver version")), "cuda_driver": known(header.get("cuda version")),
+    return {"torch": None, "driver": known(header.get("kmd version") or header.get("driver version")),
+            "cuda_driver": known(header.get("cuda umd version") or header.get("cuda version")),
             "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}

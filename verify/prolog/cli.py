@@ -16,32 +16,40 @@ bad option, a bad TORCHIMAGES_BREAKER, a crash of ours included: their line on s
 the metrics still tell them apart). Exit 2: bad arguments (not as Prolog=). Exit 5: --revalidate refused.
 `--revalidate` (run on the drained node itself): resumes it only when torchimages drained it, its history is whole
 and clean, it has not failed again within the flap window, the repair the catalog asks for is seen (a reboot since
-the drain), and the preflight passes now with the GPUs Slurm's Gres (else the drain) says it has.
-The whole run is bounded by --budget plus --grace (a confirmation gets what is left); SIGTERM stops verify's whole
-process group and ends the prolog.
+the drain, or a GPU reset recorded since: verify/prolog/repair.py), and the preflight passes now with the GPUs Slurm's Gres (else the drain) says it has.
+The whole run is capped at --budget + --grace (default grace: the budget, at least 60 s), the confirmation, the kernel log and
+Slurm's commands included (verify/prolog/deadline.py: a run ends by the cap + 3 s; set Slurm's PrologEpilogTimeout
+above that); SIGTERM stops verify's whole process group and ends the prolog.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any
 
 from . import history, kernlog, metrics, slurm, statefile, xid
+from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
+from .config import Config as Config
+from .config import Interrupted as Interrupted
+from .config import UsageError as UsageError
+from .config import _mode
+from .config import _parser as _parser
+from .config import config as config
+from .config import expected_gpus as expected_gpus
+from .deadline import STOP_S, Overran, arm
+from .notes import _note, _report_gpus, _say
+from .repair import REBOOT_CODES
 from .verdict import (
     EXIT_BREAKER,
     EXIT_FAULT,
     EXIT_NOT_ASSESSED,
     EXIT_PASS,
-    EXIT_REFUSED,
     EXIT_USAGE,
     FAULT,
     NOT_ASSESSED,
@@ -49,244 +57,45 @@ from .verdict import (
     Verdict,
     confirmation,
     decide,
-    finite_positive,
     merge,
     not_assessed,
     timed_out,
 )
+from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
+from .verifyrun import _load_report
+from .verifyrun import _run_verify as _run_verify
+from .verifyrun import _verify_env as _verify_env
+from .verifyrun import verify_command as verify_command
 
-DEFAULT_STATE_DIR = "/var/lib/torchimages"
-DEFAULT_BREAKER = 0.10
-DEFAULT_HANG_RUNS = 3
-DEFAULT_MIN_CONFIRM_S = 10.0
-REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
 BREAKER_LOCK_WAIT_S = 30.0
-# drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
-# pages take effect only then): return to service must see one
-REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST", "GPU_RESET_REQUIRED",
-                          "RETIREMENT_PENDING"})
+KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
+HANG_MARGIN = 1.5               # verify stopped with less than this x its budget: the cap's fault, not a hang
+LARGEST_SHARE = 0.5             # of the budget, the most a check gets in verify's first run (nccl's weight)
 HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
 DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
 
 
-@dataclass
-class Config:
-    budget: float
-    mode: str                        # "prolog" or "step"
-    node: str
-    partition: str | None
-    breaker: float
-    state_dir: str
-    metrics_dir: str | None
-    dry_run: bool
-    confirm_factor: float
-    grace_s: float
-    lookback_s: float
-    kernel_log: bool
-    flap_window_s: float
-    expected_gpus: int | None
-    python: str
-    job: str | None = None
-    notes: list[str] = field(default_factory=list)
-    hang_runs: int = DEFAULT_HANG_RUNS
-    min_confirm_s: float = DEFAULT_MIN_CONFIRM_S
-    deadline: float = float("inf")   # time.monotonic() by which the whole run ends
-    proc: str = kernlog.PROC
-    kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
-    here: frozenset[str] = frozenset()      # this host's names: host name (short, full), SLURMD_NODENAME
-    under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
-
-
-class UsageError(Exception):
-    """Bad arguments or environment: one line, exit 2 (as Slurm's Prolog=: not assessed, exit 0)."""
-
-
-class Interrupted(Exception):
-    """SIGTERM, SIGINT or SIGHUP: verify's process group is stopped and the prolog ends."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:        # a bad option is a UsageError, never argparse's exit 2
-        raise UsageError(f"{message} (torchimages-prolog --help lists the options)")
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="torchimages-prolog", description=__doc__.split("\n")[0])
-    p.add_argument("--budget", default="30", help="the preflight's time budget in seconds (default 30)")
-    p.add_argument("--mode", choices=("auto", "prolog", "step"), default="auto",
-                   help="prolog (Slurm's Prolog=) or step (a job's first step); auto reads Slurm's environment")
-    p.add_argument("--revalidate", action="store_true",
-                   help="on a node torchimages drained: rerun the preflight and resume the node only on a pass")
-    p.add_argument("--node", help="this node's Slurm name (default SLURMD_NODENAME, else the short host name)")
-    p.add_argument("--partition", help="the partition the breaker counts (default SLURM_JOB_PARTITION, else all)")
-    p.add_argument("--breaker", default=None, help="the largest share of a partition torchimages holds drained "
-                   "(default 0.10; TORCHIMAGES_BREAKER)")
-    p.add_argument("--state-dir", default=None,
-                   help=f"history and kernel-log state (default {DEFAULT_STATE_DIR}; TORCHIMAGES_STATE_DIR)")
-    p.add_argument("--metrics-dir", default=None,
-                   help="node_exporter's textfile collector folder (TORCHIMAGES_METRICS_DIR); none: no metrics")
-    p.add_argument("--confirm-factor", default="4", help="a timed-out check reruns alone with this x the budget")
-    p.add_argument("--grace", default="120", help="seconds the whole run may take past its budget (verify's "
-                   "floors scale with the host's speed; a confirmation gets what is left; default 120)")
-    p.add_argument("--lookback", default="24", help="hours of kernel log read at most (default 24)")
-    p.add_argument("--no-kernel-log", action="store_true", help="do not read the kernel log for Xids")
-    p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
-                                                       "flagged for hardware inspection (default 7)")
-    p.add_argument("--hang-runs", default=None, help="a preflight that hangs past budget + grace this many runs in "
-                   f"a row is the host's (PREFLIGHT_HUNG; 0: never; default {DEFAULT_HANG_RUNS}; "
-                   "TORCHIMAGES_HANG_RUNS)")
-    p.add_argument("--min-confirm", default=str(DEFAULT_MIN_CONFIRM_S), help="seconds: a confirmation limit "
-                   "(budget x factor) below this cannot prove a hang; the timeout is then our setting's "
-                   f"(default {DEFAULT_MIN_CONFIRM_S:g})")
-    p.add_argument("--python", default=sys.executable, help="the Python that runs verify (default this one)")
-    p.add_argument("--dry-run", action="store_true", help="print the scontrol commands instead of running them")
-    return p
-
-
-def _mode(env: dict[str, str], forced: str) -> str:
-    if forced != "auto":
-        return forced
-    return "prolog" if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog") or not env.get("SLURM_STEP_ID") else "step"
-
-
-def expected_gpus(env: dict[str, str]) -> int | None:
-    """The GPUs Slurm allocated on this node (SLURM_GPUS_ON_NODE, else the ids in SLURM_JOB_GPUS); None: none said."""
-    count = env.get("SLURM_GPUS_ON_NODE", "").strip()
-    if count:
-        if not count.isdigit():
-            raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs")
-        return int(count) or None
-    ids = env.get("SLURM_JOB_GPUS", "").strip()
-    if ids:
-        parts = [x.strip() for x in ids.split(",")]
-        if not all(x.isdigit() for x in parts):
-            raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices")
-        return len(parts)
-    return None
-
-
-def _share(text: str, source: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{source} {text!r} is not a share (0.1 for 10 %)") from None
-    if not 0 <= value <= 1:
-        raise UsageError(f"{source} {text!r} must be a share between 0 and 1 (0.1 for 10 %)")
-    return value
-
-
-def _count(text: str, source: str) -> int:
-    if not text.strip().isdigit() or int(text) > 1000:
-        raise UsageError(f"{source} {text!r} is not a count of runs (0 to 1000)")
-    return int(text)
-
-
-def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, float, float]:
-    try:
-        return (finite_positive(args.budget, "--budget", 3600), finite_positive(args.confirm_factor,
-                "--confirm-factor", 100), finite_positive(args.grace, "--grace", 3600),
-                finite_positive(args.lookback, "--lookback", 24 * 365) * 3600,
-                finite_positive(args.flap_window, "--flap-window", 3650) * 86400,
-                finite_positive(args.min_confirm, "--min-confirm", 3600))
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def config(args: argparse.Namespace, env: dict[str, str]) -> Config:
-    budget, factor, grace, lookback, flap, min_confirm = _numbers(args)
-    breaker = _share(args.breaker, "--breaker") if args.breaker is not None else \
-        _share(env.get("TORCHIMAGES_BREAKER", str(DEFAULT_BREAKER)), "TORCHIMAGES_BREAKER")
-    hang = _count(args.hang_runs, "--hang-runs") if args.hang_runs is not None else \
-        _count(env.get("TORCHIMAGES_HANG_RUNS", str(DEFAULT_HANG_RUNS)), "TORCHIMAGES_HANG_RUNS")
-    state_dir = args.state_dir if args.state_dir is not None else env.get("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR)
-    if not state_dir.strip():
-        raise UsageError("--state-dir is empty: give a folder (an unset TORCHIMAGES_STATE_DIR?)")
-    node = args.node or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
-    if problem := slurm.node_problem(node):
-        raise UsageError(problem)
-    partition = args.partition or env.get("SLURM_JOB_PARTITION") or None
-    if partition and slurm.node_problem(partition):
-        raise UsageError(f"partition {partition!r} is not one partition name")
-    metrics_dir = args.metrics_dir if args.metrics_dir is not None else env.get("TORCHIMAGES_METRICS_DIR") or None
-    cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
-                 factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
-                 env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
-    cfg.deadline = time.monotonic() + budget + grace
-    cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
-    host = socket.gethostname()
-    cfg.here = frozenset(x for x in (host, host.split(".")[0], env.get("SLURMD_NODENAME", "")) if x)
-    return cfg
-
-
 # ---------------------------------------------------------------------------------------------------- assess
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    """SIGTERM, then SIGKILL, to the child's whole process group (verify and the checks it started)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-            proc.wait(timeout=5)
-            return
-        except (ProcessLookupError, PermissionError):
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _run_verify(cmd: list[str], limit: float) -> tuple[int | None, str]:
-    """(exit status or None when it ran past `limit`, the tail of stderr); its whole process group is stopped when
-    it runs past it, and when the prolog itself is stopped (Interrupted) while it runs."""
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
-        try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
-        except OSError as exc:
-            return 127, f"{cmd[0]}: {exc.strerror or exc}"
-        try:
-            rc: int | None = proc.wait(timeout=max(0.0, limit))
-        except subprocess.TimeoutExpired:
-            rc = None
-        finally:
-            if proc.returncode is None:
-                _stop(proc)
-        err.seek(0, os.SEEK_END)
-        err.seek(max(0, err.tell() - 8192))
-        lines = [ln for ln in err.read().splitlines() if ln.strip()]
-    return rc, (lines[-1] if lines else "")
-
-
-def _load_report(path: str) -> tuple[Any, str | None, str]:
-    """(the report verify wrote, or why there is none, and whether that is "none" (no JSON: verify's trouble) or
-    "invalid" (one no verify could have written: too large, nested too deep))."""
-    try:
-        tail = statefile.read_tail(path, REPORT_CAP + 1)
-    except OSError as exc:
-        return None, f"no report ({statefile.problem(exc, path)})", "none"
-    if tail.cut or tail.size > REPORT_CAP:
-        return None, f"a report of {tail.size} bytes, more than any verify writes ({REPORT_CAP} at most)", "invalid"
-    try:
-        return json.loads(tail.text), None, ""
-    except RecursionError:
-        return None, "a report nested deeper than any verify writes", "invalid"
-    except ValueError as exc:
-        return None, f"a report that is not JSON ({str(exc)[:80]})", "none"
-
 
 def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Verdict, dict[str, Any] | None]:
     """verify --preflight (all its checks, or one): its verdict and report; never raises but Interrupted."""
     with tempfile.TemporaryDirectory(prefix="torchimages-prolog-") as tmp:
         out = os.path.join(tmp, "preflight.json")
-        cmd = [cfg.python, "-m", "verify", "--preflight", "--budget", f"{budget:g}", "--json", out]
+        cmd = [*verify_command(cfg.python), "--preflight", "--budget", f"{budget:g}", "--json", out]
         cmd += ["--checks", check] if check else []
         cmd += ["--expect-gpus", str(cfg.expected_gpus)] if cfg.expected_gpus else []
-        limit = min(budget + cfg.grace_s, cfg.deadline - time.monotonic())
+        limit = min(budget + cfg.grace_s, cfg.deadline.for_verify())
         rc, last = _run_verify(cmd, limit)
+        if rc is None and limit < HANG_MARGIN * budget:
+            # stopped before it had clearly more than its own budget: the cap is our setting, no hang of the host's
+            # (and no run towards --hang-runs: BUDGET_TOO_SMALL ends the streak)
+            return not_assessed("BUDGET_TOO_SMALL", f"verify --preflight was stopped at {limit:.1f} s, under "
+                                f"{HANG_MARGIN:g} x its budget of {budget:g} s: the prolog's cap of "
+                                f"{cfg.deadline.cap:g} s (--budget + --grace) left it too little; raise --grace"), None
         if rc is None:
             return not_assessed("PREFLIGHT_TIMEOUT", f"verify --preflight ran past {limit:.0f} s (budget {budget:g} s"
-                                f" + grace, within the prolog's {cfg.budget + cfg.grace_s:g} s) and was stopped"), None
+                                f", within the prolog's cap of {cfg.deadline.cap:g} s: --budget + --grace) and was "
+                                "stopped"), None
         report, problem, kind = _load_report(out)
         if problem and kind == "invalid":
             return not_assessed("REPORT_INVALID", f"verify --preflight wrote {problem}"), None
@@ -294,7 +103,14 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
             how = f"was killed by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals() else f"exited {rc}"
             return not_assessed("PREFLIGHT_NO_REPORT", f"verify --preflight {how} and wrote no report"
                                 + (f": {last}" if last else "")), None
-    return decide(report, cfg.mode == "prolog" and bool(cfg.expected_gpus)), report
+    # under Prolog= and as a first step alike, a report that did not judge the GPUs Slurm allocated is no pass
+    verdict = decide(report, cfg.mode == "prolog" and bool(cfg.expected_gpus), gpus_allocated=bool(cfg.expected_gpus))
+    seen = _report_gpus(report) if verdict.kind == PASS and cfg.expected_gpus else None
+    if seen is not None and cfg.expected_gpus and seen < cfg.expected_gpus:
+        # a pass asked --expect-gpus N whose gpu check lists fewer NVML devices contradicts itself
+        return not_assessed("GPU_COUNT_UNPROVEN", f"the report passes, but its gpu check lists {seen} NVML device(s) "
+                            f"where Slurm allocated {cfg.expected_gpus}", "gpu"), report
+    return verdict, report
 
 
 def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]]:
@@ -304,13 +120,18 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
     state, problem = kernlog.load(cfg.state_dir, cfg.node)
     if problem:
         cfg.notes.append(problem)
-    log = kernlog.read()
+    # journalctl, then dmesg: each at most KERNLOG_SHARE of the cap, so that a hung one leaves verify its time
+    log = kernlog.read(cfg.deadline.bound(min(kernlog.TIMEOUT_S, cfg.deadline.cap * KERNLOG_SHARE), 0.1))
     if log.lines is None:
         cfg.notes.append(f"kernel log not read ({log.source}): Xids before this run are unknown")
         lines: list[str] = []
     else:
         lines = log.lines
-    cfg.kern, held = kernlog.advance(state, lines, kernlog.host_clock(cfg.proc), cfg.lookback_s)
+    clock = kernlog.host_clock(cfg.proc)
+    if state.boot_id == clock.boot_id and kernlog.impossible(state, clock):
+        cfg.notes.append(f"kernel-log cursor {state.mono} is past this boot's uptime ({clock.uptime}): read again "
+                         "from the lookback")
+    cfg.kern, held = kernlog.advance(state, lines, clock, cfg.lookback_s)
     if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
         cfg.notes.append(problem)
     counted: dict[str, int] = {}
@@ -327,14 +148,19 @@ def _confirm(cfg: Config, report: dict[str, Any]) -> tuple[Verdict, dict[str, An
         return not_assessed("BUDGET_TOO_SMALL", f"{', '.join(names)} timed out within a budget of {cfg.budget:g} s; "
                             f"a confirmation of {wanted:g} s (under --min-confirm {cfg.min_confirm_s:g} s) proves "
                             "nothing: the budget is our setting, not the host's fault; raise --budget"), report
-    limit = min(wanted, (cfg.deadline - time.monotonic()) * 0.8)
-    if limit <= cfg.budget:
-        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(names)} timed out and no time is left within the "
-                            f"prolog's {cfg.budget + cfg.grace_s:g} s (--budget + --grace) to confirm it"), report
+    # the confirmation shares the cap: it gets what is left of it, and proves a hang only with more time than any
+    # check had of the budget in the first run (its largest share), now alone; the floors are the same in both runs
+    had = cfg.budget * LARGEST_SHARE
+    limit = round(min(wanted, cfg.deadline.for_verify()), 1)
+    if limit <= had:
+        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(names)} timed out, and the {limit:g} s left of the "
+                            f"prolog's cap of {cfg.deadline.cap:g} s (--budget + --grace) are no more than the "
+                            f"{had:g} s the largest share of the budget gave a check: too little to confirm it"), report
     _say(f"{', '.join(names)} timed out; running {'it' if len(names) == 1 else 'them'} alone with {limit:g} s to "
          "confirm")
     rerun, rerun_report = preflight(cfg, limit, ",".join(names))
-    verdict = confirmation(report, rerun, rerun_report, limit, cfg.mode == "prolog" and bool(cfg.expected_gpus))
+    verdict = confirmation(report, rerun, rerun_report, limit, cfg.mode == "prolog" and bool(cfg.expected_gpus),
+                           gpus_allocated=bool(cfg.expected_gpus))
     return verdict, merge(report, rerun_report) if isinstance(rerun_report, dict) else report
 
 
@@ -368,26 +194,6 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
 
 
 # ---------------------------------------------------------------------------------------------------- act
-
-def _say(text: str) -> None:
-    print(f"torchimages-prolog: {text}", file=sys.stderr, flush=True)
-
-
-def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None) -> None:
-    if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, extra=extra):
-        _say(problem)
-
-
-def _report_gpus(report: dict[str, Any] | None) -> int | None:
-    """The GPUs NVML listed in the report's gpu check (nvml_devices), or None."""
-    for c in (report or {}).get("checks") or []:
-        if isinstance(c, dict) and c.get("name") == "gpu" and isinstance(c.get("metrics"), dict):
-            value = (c["metrics"].get("nvml_devices") or {}).get("value") if \
-                isinstance(c["metrics"].get("nvml_devices"), dict) else None
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
-    return None
-
 
 def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict[str, Any]:
     """What return to service must prove, kept with the drain: the GPUs the node had, its boot, the repair asked."""
@@ -440,7 +246,7 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     lock = os.path.join(cfg.state_dir, "breaker.lock")
     try:
         os.makedirs(cfg.state_dir, exist_ok=True)       # the folder may be a link an operator made; its files not
-        with statefile.locked(lock, BREAKER_LOCK_WAIT_S):
+        with statefile.locked(lock, cfg.deadline.bound(BREAKER_LOCK_WAIT_S)):
             status = _claim(cfg, v, report)
     except statefile.LockBusy as exc:
         return _refuse_drain(cfg, v, str(exc.strerror), f"{v.code} on {cfg.node} is the host's, but the breaker's "
@@ -473,113 +279,6 @@ def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
         return _drain(cfg, v, report)
     _say(f"{v.code} is the {v.owner}'s to fix; node {cfg.node} is left in service")
     return EXIT_FAULT if cfg.mode == "step" and not cfg.under_prolog else EXIT_PASS
-
-
-# ---------------------------------------------------------------------------------------------------- revalidate
-
-def here_problem(node: str, here: frozenset[str], info: dict[str, str] | None) -> str | None:
-    """Why this host is not `node` (its names: the host name, short and full, and SLURMD_NODENAME), or None: a
-    revalidation judges the node it runs on, so run anywhere else it would resume one node on another's preflight."""
-    if node in here or (info and info.get("NodeHostName", "").split(".")[0] in {h.split(".")[0] for h in here}):
-        return None
-    where = f"{node}'s host is {info.get('NodeHostName')}" if info and info.get("NodeHostName") else \
-        f"Slurm does not say which host {node} is"
-    return (f"this host ({', '.join(sorted(here))}) is not {node} ({where}): run it on that node "
-            f"(ssh {node} make undrain NODE={node})")
-
-
-def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: kernlog.Clock,
-                   booted: float | None) -> str | None:
-    """Why the repair NVIDIA's Xid catalog asks for (a GPU reset or a reboot) is not seen since the drain, or None.
-    A reboot is seen as another boot id than the drain's, else a boot time (/proc/stat btime) after it."""
-    code = (drain or {}).get("code") or (claimed[0] if claimed else None)
-    if (drain or {}).get("action") not in ("reset", "reboot") and code not in REBOOT_CODES:
-        return None
-    then = (drain or {}).get("boot_id")
-    if then and clock.boot_id:
-        return None if then != clock.boot_id else (f"drained for {code}, whose repair is a GPU reset or a reboot "
-                                                   f"(NVIDIA's Xid catalog); this is the same boot ({then})")
-    when = (drain or {}).get("epoch") or (claimed[1] if claimed else None)
-    if booted is not None and when is not None and booted > when:
-        return None
-    return f"drained for {code}, whose repair is a GPU reset or a reboot (NVIDIA's Xid catalog); no reboot seen since"
-
-
-def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | None:
-    """Why the report does not show the GPUs the node should have (Slurm's Gres, else the drain's count), or None."""
-    if not expected:
-        return None
-    gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
-    if gpu is None or gpu.get("status") not in ("pass", "warn"):
-        return f"the gpu check {'did not run' if gpu is None else gpu.get('status')}: the node should have {expected} GPU(s)"
-    seen = _report_gpus(report)
-    if seen is None or seen < expected:
-        return f"NVML sees {seen or 0} GPU(s); the node should have {expected} (Slurm's Gres, else the drain's count)"
-    return None
-
-
-def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | None, dict[str, Any] | None,
-                                                                   dict[str, int]]:
-    if note:
-        _note(cfg, "resume-refused", None, line)
-    _say(f"REFUSED {cfg.node}: {line}; not resumed")
-    return EXIT_REFUSED, None, None, {}
-
-
-def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str | None:
-    """Why the node cannot be resumed before its preflight runs (its history, the repair), or None; sets the GPUs
-    the preflight must see."""
-    past = history.read(cfg.state_dir, cfg.node)
-    if past.error:
-        return f"{past.error}; without its history a fault that came back cannot be told apart"
-    if past.garbled:
-        return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
-               "look at the lines, remove them, and revalidate again"
-    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s):
-        _note(cfg, "inspect", None, flap)
-        return f"flagged for hardware inspection: {flap}"
-    drain = history.last_drain(past.events)
-    claimed = slurm.parse_reason(row.reason_text, row.name)
-    if problem := repair_problem(drain, claimed, kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)):
-        return problem
-    gres = slurm.gres_gpus((info or {}).get("Gres", ""))
-    recorded = (drain or {}).get("gpus")
-    cfg.expected_gpus = gres or (recorded if isinstance(recorded, int) and recorded > 0 else None) or cfg.expected_gpus
-    return None
-
-
-def revalidate(cfg: Config) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
-    info, _ = slurm.node_info(cfg.node)
-    if problem := here_problem(cfg.node, cfg.here, info):
-        return _refused(cfg, problem, note=False)
-    rows, why = slurm.rows(node=cfg.node)
-    row = next((r for r in rows or [] if r.name == cfg.node), None)
-    if row is None:
-        _say(f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
-        return EXIT_NOT_ASSESSED, None, None, {}
-    if not row.ours:
-        whose = f"drained with another reason ({row.reason_text!r})" if row.drained else f"not drained ({row.state})"
-        _note(cfg, "resume-refused", None, f"{whose}: left alone")
-        _say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
-        return EXIT_REFUSED, None, None, {}
-    if problem := _proof(cfg, row, info):
-        return _refused(cfg, problem, note=False)
-    verdict, report, xids = assess(cfg)
-    if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus)):
-        verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
-    print(verdict.line(), flush=True)
-    if verdict.kind != PASS:
-        status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED
-        _note(cfg, "resume-refused", verdict.code, verdict.summary)
-        _say(f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
-        return status, verdict, report, xids
-    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run):
-        _note(cfg, "resume-refused", None, refused)
-        _say(refused)
-        return EXIT_REFUSED, verdict, report, xids
-    _note(cfg, "resume", None, verdict.summary)
-    _say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
-    return EXIT_PASS, verdict, report, xids
 
 
 # ---------------------------------------------------------------------------------------------------- main
@@ -619,10 +318,10 @@ def _value(argv: list[str], option: str) -> str | None:
 
 def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
     """Whether this run is Slurm's Prolog= (where a non-zero exit drains the node), read without the parser."""
+    if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog"):
+        return True               # slurmd runs it as Prolog=: whatever --mode or --revalidate say, non-zero drains
     if "--revalidate" in argv:
         return False
-    if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog"):
-        return True               # slurmd runs it as Prolog=: whatever --mode says, a non-zero exit drains
     forced = _value(argv, "--mode")
     return _mode(env, forced if forced in ("prolog", "step") else "auto") == "prolog"
 
@@ -662,8 +361,21 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
 
 def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     cfg = config(args, env)
+    if args.revalidate and cfg.under_prolog:
+        raise UsageError("--revalidate in Slurm's Prolog= (slurm.conf): it is `make undrain NODE=<node>` on a drained "
+                         "node; as Prolog= its refusals would drain every node a job starts on: remove it there")
+    disarm = arm(cfg.deadline.left() + STOP_S)    # the backstop: whatever still runs then is stopped
+    try:
+        return _gate(cfg, args, started)
+    finally:
+        disarm()
+        slurm.limit = None
+
+
+def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
     if args.revalidate:
-        status, verdict, report, xids = revalidate(cfg)
+        from .revalidate import revalidate  # here: it uses this module's assess (no import cycle at load)
+        status, verdict, report, xids = revalidate(cfg, assess)
     else:
         verdict, report, xids = assess(cfg)
         print(verdict.line(), flush=True)
@@ -708,6 +420,10 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     except Interrupted as exc:
         ungated(argv, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started)
         return EXIT_PASS if prolog else 128 + exc.signum
+    except Overran:
+        ungated(argv, env, "PROLOG_OVERRAN", f"the run reached its cap ({time.time() - started:.0f} s: --budget + "
+                "--grace) and what still ran was stopped", started)
+        return EXIT_PASS if prolog else EXIT_NOT_ASSESSED
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - our own crash is never the node's fault
         ungated(argv, env, "PROLOG_CRASHED", f"torchimages-prolog failed: {type(exc).__name__}: {str(exc)[:200]}",
                 started)

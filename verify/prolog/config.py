@@ -1,0 +1,190 @@
+"""torchimages-prolog's settings: its options, Slurm's environment and our knobs, read into one Config.
+
+A bad one is a UsageError (one line; under Slurm's Prolog= a CONFIG_ERROR, exit 0: a setting of ours is never the
+node's fault). The whole run's cap (--budget + --grace) starts here (verify/prolog/deadline.py).
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from . import kernlog, slurm
+from .deadline import Deadline
+from .verdict import finite_positive
+
+DEFAULT_STATE_DIR = "/var/lib/torchimages"
+MAX_GPUS = 1024                 # more GPUs on one node than any Slurm node has: a setting gone wrong
+DEFAULT_BREAKER = 0.10
+DEFAULT_HANG_RUNS = 3
+DEFAULT_MIN_CONFIRM_S = 10.0
+# the default grace is the budget, at least this: verify's floors (its checks' share of the host's own `import torch`
+# time, ~15 of them) take a healthy GPU node whose import takes 4 s to ~60 s, and a healthy node stopped on every
+# run would count towards --hang-runs
+MIN_GRACE_S = 60.0
+
+@dataclass
+class Config:
+    budget: float
+    mode: str                        # "prolog" or "step"
+    node: str
+    partition: str | None
+    breaker: float
+    state_dir: str
+    metrics_dir: str | None
+    dry_run: bool
+    confirm_factor: float
+    grace_s: float
+    lookback_s: float
+    kernel_log: bool
+    flap_window_s: float
+    expected_gpus: int | None
+    python: str
+    job: str | None = None
+    notes: list[str] = field(default_factory=list)
+    hang_runs: int = DEFAULT_HANG_RUNS
+    min_confirm_s: float = DEFAULT_MIN_CONFIRM_S
+    deadline: Deadline = field(default_factory=lambda: Deadline(float("inf")))   # the whole run's cap
+    proc: str = kernlog.PROC
+    kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
+    here: frozenset[str] = frozenset()      # this host's names: host name (short, full), SLURMD_NODENAME
+    under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
+
+
+class UsageError(Exception):
+    """Bad arguments or environment: one line, exit 2 (as Slurm's Prolog=: not assessed, exit 0)."""
+
+
+class Interrupted(Exception):
+    """SIGTERM, SIGINT or SIGHUP: verify's process group is stopped and the prolog ends."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:        # a bad option is a UsageError, never argparse's exit 2
+        raise UsageError(f"{message} (torchimages-prolog --help lists the options)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="torchimages-prolog", description=__doc__.split("\n")[0])
+    p.add_argument("--budget", default="30", help="the preflight's time budget in seconds (default 30)")
+    p.add_argument("--mode", choices=("auto", "prolog", "step"), default="auto",
+                   help="prolog (Slurm's Prolog=) or step (a job's first step); auto reads Slurm's environment")
+    p.add_argument("--revalidate", action="store_true",
+                   help="on a node torchimages drained: rerun the preflight and resume the node only on a pass")
+    p.add_argument("--node", help="this node's Slurm name (default SLURMD_NODENAME, else the short host name)")
+    p.add_argument("--partition", help="the partition the breaker counts (default SLURM_JOB_PARTITION, else all)")
+    p.add_argument("--breaker", default=None, help="the largest share of a partition torchimages holds drained "
+                   "(default 0.10; TORCHIMAGES_BREAKER)")
+    p.add_argument("--state-dir", default=None,
+                   help=f"history and kernel-log state (default {DEFAULT_STATE_DIR}; TORCHIMAGES_STATE_DIR)")
+    p.add_argument("--metrics-dir", default=None,
+                   help="node_exporter's textfile collector folder (TORCHIMAGES_METRICS_DIR); none: no metrics")
+    p.add_argument("--confirm-factor", default="4", help="a timed-out check reruns alone with this x the budget")
+    p.add_argument("--grace", default=None, help="seconds the whole run may take past its budget: the prolog's "
+                   f"hard cap is --budget + --grace, a confirmation included (default: the budget, at least "
+                   f"{MIN_GRACE_S:g} s: 90 s with the default budget; Slurm's PrologEpilogTimeout must be above the "
+                   "cap + 10 s)")
+    p.add_argument("--lookback", default="24", help="hours of kernel log read at most (default 24)")
+    p.add_argument("--no-kernel-log", action="store_true", help="do not read the kernel log for Xids")
+    p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
+                                                       "flagged for hardware inspection (default 7)")
+    p.add_argument("--hang-runs", default=None, help="a preflight that hangs past budget + grace this many runs in "
+                   f"a row is the host's (PREFLIGHT_HUNG; 0: never; default {DEFAULT_HANG_RUNS}; "
+                   "TORCHIMAGES_HANG_RUNS)")
+    p.add_argument("--min-confirm", default=str(DEFAULT_MIN_CONFIRM_S), help="seconds: a confirmation limit "
+                   "(budget x factor) below this cannot prove a hang; the timeout is then our setting's "
+                   f"(default {DEFAULT_MIN_CONFIRM_S:g})")
+    p.add_argument("--python", default=sys.executable, help="the Python that runs verify (default this one)")
+    p.add_argument("--dry-run", action="store_true", help="print the scontrol commands instead of running them")
+    return p
+
+
+def _mode(env: dict[str, str], forced: str) -> str:
+    if forced != "auto":
+        return forced
+    return "prolog" if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog") or not env.get("SLURM_STEP_ID") else "step"
+
+
+def expected_gpus(env: dict[str, str]) -> int | None:
+    """The GPUs Slurm allocated on this node (SLURM_GPUS_ON_NODE, else the ids in SLURM_JOB_GPUS); None: none said."""
+    count = env.get("SLURM_GPUS_ON_NODE", "").strip()
+    if count:
+        if not _digits(count) or int(count) > MAX_GPUS:
+            raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs (0 to {MAX_GPUS})")
+        return int(count) or None
+    ids = env.get("SLURM_JOB_GPUS", "").strip()
+    if ids:
+        parts = [x.strip() for x in ids.split(",")]
+        if not all(_digits(x) for x in parts) or len(parts) > MAX_GPUS:
+            raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices")
+        return len(parts)
+    return None
+
+
+def _share(text: str, source: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{source} {text!r} is not a share (0.1 for 10 %)") from None
+    if not 0 <= value <= 1:
+        raise UsageError(f"{source} {text!r} must be a share between 0 and 1 (0.1 for 10 %)")
+    return value
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also takes '²' and '٣', which int() then refuses (a crash, not one line)."""
+    return text.isascii() and text.isdigit()
+
+
+def _count(text: str, source: str) -> int:
+    if not _digits(text.strip()) or int(text) > 1000:
+        raise UsageError(f"{source} {text!r} is not a count of runs (0 to 1000)")
+    return int(text)
+
+
+def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, float, float]:
+    try:
+        budget = finite_positive(args.budget, "--budget", 3600)
+        return (budget, finite_positive(args.confirm_factor, "--confirm-factor", 100),
+                finite_positive(str(max(budget, MIN_GRACE_S)) if args.grace is None else args.grace, "--grace", 3600),
+                finite_positive(args.lookback, "--lookback", 24 * 365) * 3600,
+                finite_positive(args.flap_window, "--flap-window", 3650) * 86400,
+                finite_positive(args.min_confirm, "--min-confirm", 3600))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], float] = time.monotonic) -> Config:
+    budget, factor, grace, lookback, flap, min_confirm = _numbers(args)
+    breaker = _share(args.breaker, "--breaker") if args.breaker is not None else \
+        _share(env.get("TORCHIMAGES_BREAKER", str(DEFAULT_BREAKER)), "TORCHIMAGES_BREAKER")
+    hang = _count(args.hang_runs, "--hang-runs") if args.hang_runs is not None else \
+        _count(env.get("TORCHIMAGES_HANG_RUNS", str(DEFAULT_HANG_RUNS)), "TORCHIMAGES_HANG_RUNS")
+    state_dir = args.state_dir if args.state_dir is not None else env.get("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR)
+    if not state_dir.strip():
+        raise UsageError("--state-dir is empty: give a folder (an unset TORCHIMAGES_STATE_DIR?)")
+    node = args.node or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    if problem := slurm.node_problem(node):
+        raise UsageError(problem)
+    partition = args.partition or env.get("SLURM_JOB_PARTITION") or None
+    if partition and slurm.node_problem(partition):
+        raise UsageError(f"partition {partition!r} is not one partition name")
+    metrics_dir = args.metrics_dir if args.metrics_dir is not None else env.get("TORCHIMAGES_METRICS_DIR") or None
+    cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
+                 factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
+                 env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
+    cfg.deadline = Deadline(budget + grace, clock)
+    slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
+    cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
+    host = socket.gethostname()
+    cfg.here = frozenset(x for x in (host, host.split(".")[0], env.get("SLURMD_NODENAME", "")) if x)
+    return cfg

@@ -1,0 +1,131 @@
+"""`--revalidate` (`make undrain NODE=n`, run on the drained node itself): NVSentinel's return to service.
+
+The node is resumed only when torchimages drained it, its history is whole and clean, it has not failed again within
+the flap window, the repair NVIDIA's Xid catalog asks for is seen (verify/prolog/repair.py: a reboot, or a GPU reset
+recorded since the drain), and the preflight passes now with every GPU the node should have (Slurm's Gres, else
+the count recorded at the drain; a GPU drain with neither is refused). Exit 5 with one line otherwise.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import history, kernlog, repair, slurm
+from .config import Config
+from .notes import _note, _report_gpus, _say
+from .repair import repair_problem
+from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed
+
+# drains whose revalidation needs no GPU count: the shm or nccl check's, or a hung preflight's, are proven gone by the
+# preflight passing again (on a CPU node too); any other (the gpu check's, the kernel log's Xids, a drain whose check
+# is not recorded) must see the GPUs the node should have
+NO_GPU_CHECKS = frozenset({"shm", "nccl", "preflight"})
+DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
+
+
+def here_problem(node: str, here: frozenset[str], info: dict[str, str] | None) -> str | None:
+    """Why this host is not `node` (its names: the host name, short and full, and SLURMD_NODENAME), or None: a
+    revalidation judges the node it runs on, so run anywhere else it would resume one node on another's preflight."""
+    if node in here or (info and info.get("NodeHostName", "").split(".")[0] in {h.split(".")[0] for h in here}):
+        return None
+    where = f"{node}'s host is {info.get('NodeHostName')}" if info and info.get("NodeHostName") else \
+        f"Slurm does not say which host {node} is"
+    return (f"this host ({', '.join(sorted(here))}) is not {node} ({where}): run it on that node "
+            f"(ssh {node} make undrain NODE={node})")
+
+
+def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | None:
+    """Why the report does not show the GPUs the node should have (Slurm's Gres, else the drain's count), or None."""
+    if not expected:
+        return None
+    gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
+    if gpu is None or gpu.get("status") not in ("pass", "warn"):
+        return f"the gpu check {'did not run' if gpu is None else gpu.get('status')}: the node should have {expected} GPU(s)"
+    seen = _report_gpus(report)
+    if seen is None or seen < expected:
+        return f"NVML sees {seen or 0} GPU(s); the node should have {expected} (Slurm's Gres, else the drain's count)"
+    return None
+
+
+def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | None, dict[str, Any] | None,
+                                                                   dict[str, int]]:
+    if note:
+        _note(cfg, "resume-refused", None, line)
+    _say(f"REFUSED {cfg.node}: {line}; not resumed")
+    return EXIT_REFUSED, None, None, {}
+
+
+def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str | None:
+    """Why the node cannot be resumed before its preflight runs (its history, the repair), or None; sets the GPUs
+    the preflight must see."""
+    past = history.read(cfg.state_dir, cfg.node)
+    if past.error:
+        return f"{past.error}; without its history a fault that came back cannot be told apart"
+    if past.garbled:
+        return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
+               "look at the lines, remove them, and revalidate again"
+    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s):
+        _note(cfg, "inspect", None, flap)
+        return f"flagged for hardware inspection: {flap}"
+    drain = history.last_drain(past.events)
+    claimed = slurm.parse_reason(row.reason_text, row.name)
+    if drain and claimed and not (isinstance(drain.get("epoch"), (int, float))
+                                  and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
+        drain = None              # the history's last drain is another one: this drain's facts are unknown
+    clock, booted = kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)
+    if repair_problem(drain, claimed, clock, booted):       # no reboot since: a GPU reset recorded since will do
+        resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
+        if problem := repair_problem(drain, claimed, clock, booted, resets):
+            return problem
+        _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
+    gres = slurm.gres_gpus((info or {}).get("Gres", ""))
+    recorded = (drain or {}).get("gpus")
+    recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
+    cfg.expected_gpus = gres or recorded or cfg.expected_gpus
+    gpu_drain = drain is None or drain.get("check") not in NO_GPU_CHECKS or repair.needs_repair(drain, claimed) is not None
+    if not cfg.expected_gpus and gpu_drain:
+        # a GPU the node lost is proven back only against the count it should have: without one, a node whose
+        # NVML sees no GPU at all would pass
+        return (f"the GPUs {cfg.node} should have are unknown (no Gres=gpu:N for it in Slurm, "
+                f"{'no record of this drain' if drain is None else 'no count recorded at the drain'}): set the node's "
+                "Gres in slurm.conf, or read nvidia-smi on it and resume it by hand")
+    return None
+
+
+Assess = Callable[[Config], tuple[Verdict, dict[str, Any] | None, dict[str, int]]]
+
+
+def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
+    """The return to service of cfg.node; `assess` is the gate's own (cli.assess: the kernel log, verify, its
+    confirmation)."""
+    info, _ = slurm.node_info(cfg.node)
+    if problem := here_problem(cfg.node, cfg.here, info):
+        return _refused(cfg, problem, note=False)
+    rows, why = slurm.rows(node=cfg.node)
+    row = next((r for r in rows or [] if r.name == cfg.node), None)
+    if row is None:
+        _say(f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
+        return EXIT_NOT_ASSESSED, None, None, {}
+    if not row.ours:
+        whose = f"drained with another reason ({row.reason_text!r})" if row.drained else f"not drained ({row.state})"
+        _note(cfg, "resume-refused", None, f"{whose}: left alone")
+        _say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
+        return EXIT_REFUSED, None, None, {}
+    if problem := _proof(cfg, row, info):
+        return _refused(cfg, problem, note=False)
+    verdict, report, xids = assess(cfg)
+    if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus)):
+        verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
+    print(verdict.line(), flush=True)
+    if verdict.kind != PASS:
+        status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED
+        _note(cfg, "resume-refused", verdict.code, verdict.summary)
+        _say(f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
+        return status, verdict, report, xids
+    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run):
+        _note(cfg, "resume-refused", None, refused)
+        _say(refused)
+        return EXIT_REFUSED, verdict, report, xids
+    _note(cfg, "resume", None, verdict.summary)
+    _say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
+    return EXIT_PASS, verdict, report, xids
