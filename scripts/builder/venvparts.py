@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+
 @dataclass(frozen=True)
 class Part:
     """One install step: the lines whose package name matches `include` and none of `exclude` (EREs over the name)."""
