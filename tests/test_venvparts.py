@@ -92,3 +92,16 @@ def test_the_rendered_dockerfile_runs_these_conditions_in_this_order():
     assert places == sorted(places)
     for name, _ in venvparts.cuda_parts():
         assert f"--target /opt/venv/cuda -r /tmp/uv/{name}.txt" in text
+
+
+def test_the_sbom_names_the_same_layer_for_every_package_of_every_lock(tmp_path):
+    """sbom.py runs alone in the image (stdlib only), so it holds the CUDA split again: it must agree."""
+    from scripts.publish.sbom import layer_of
+    venv = tmp_path / "venv"
+    for lock in _locks():
+        cuda = "cuda" in lock.parent.name
+        for line in _packages(lock):
+            [part] = part_of(line, cuda=cuda)
+            name = line.split("==")[0]
+            home = venv / "cuda" if part in {p for p, _ in venvparts.cuda_parts()} else venv / "lib" / "site-packages"
+            assert layer_of(venv, home / f"{name}.dist-info" / "METADATA", name) == part, (lock, line)
