@@ -25,11 +25,11 @@ from types import TracebackType
 
 import jinja2
 
-from .builder.venvparts import conditions, cuda_parts
 from .dockerfile import DockerfileError, parse
 from .errors import UserError
 from .plan.platforms import NATIVE_NAME, UV_PLATFORMS, arch_of, is_lock_name, lock_name
 from .plan.spec import ImageSpec
+from .plan.venvparts import conditions, cuda_parts
 from .settings import Settings
 
 TEMPLATES, IMAGES = Settings.templates, Settings.images

@@ -1,4 +1,4 @@
-"""scripts/builder/venvparts.py: which locked package goes to which install step (layer), issue 38 item 5. Every
+"""scripts/plan/venvparts.py: which locked package goes to which install step (layer), issue 38 item 5. Every
 package of every lock lands in exactly one part, cuDNN and NCCL in layers of their own, and the rendered Dockerfiles
 run the very conditions tested here."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scripts.builder import venvparts
-from scripts.builder.venvparts import part_of
+from scripts.plan import venvparts
+from scripts.plan.venvparts import part_of
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .venvparts import cuda_parts
+from ..plan.venvparts import cuda_parts
 
 # A history entry that made a layer (the others only set metadata: ENV, LABEL, USER, CMD, ...)
 LAYER_STEPS = ("RUN", "COPY", "ADD", "WORKDIR")

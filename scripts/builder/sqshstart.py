@@ -175,14 +175,6 @@ def sqsh_start(sqsh: Path, workdir: Path) -> Start:
     return start
 
 
-def make_sqsh_for_bench(image: str, tag: str, out_dir: Path, echo: Any) -> Path:
-    """The project image's squashfs as `make sqsh` writes it (zstd), under the bench's workspace."""
-    from ..publish.sqsh import make_sqsh
-    from .engine import connect
-    sqsh, _ = make_sqsh(connect(dict(os.environ)), image, tag, tag, out_dir, echo=echo)
-    return sqsh
-
-
 def go_of(path: str | None) -> str:
     """'Go 1.24.4' of a binary on PATH or at a path, '?' when it cannot be read."""
     found = shutil.which(path) if path else None

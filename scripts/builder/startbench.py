@@ -29,9 +29,11 @@ from .coldstart import (
     write_json,
     zstd_copy,
 )
-from .sqshstart import go_of, make_sqsh_for_bench, modern_bin, runtime_version, sqsh_start, sqsh_tools
+from .sqshstart import go_of, modern_bin, runtime_version, sqsh_start, sqsh_tools
 
 Echo = Callable[[str], None]
+# make sqsh's writer (image, tag, folder, echo) -> the file: handed in by the CLI, the release side sitting above
+Squash = Callable[[str, str, Path, Echo], Path]
 REPOSITORY = "torchimages-bench-start"
 ROOT = Path(__file__).resolve().parents[2]
 MODERN = "containerd-1.7"       # the runtime column of the modern containerd's rows
@@ -141,14 +143,15 @@ def _cri_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir: Path,
     return rows
 
 
-def _sqsh_row(project: Contestant, tag: str, gpu: bool, workdir: Path, echo: Echo) -> dict[str, Any] | None:
+def _sqsh_row(project: Contestant, tag: str, gpu: bool, workdir: Path, echo: Echo,
+              squash: Squash | None) -> dict[str, Any] | None:
     """The project's image as a squashfs on local disk (make sqsh, not timed): mount, then import torch under runc
     as enroot starts it. None (and a line saying why) where this node cannot mount or run it."""
-    lacking = sqsh_tools()
-    if lacking:
+    lacking = sqsh_tools() if squash else "no squashfs writer given"
+    if lacking or squash is None:
         echo(f"  squashfs: left out ({lacking})")
         return None
-    sqsh = make_sqsh_for_bench(project.local, tag, workdir / "sqsh", lambda line: echo(f"  {line}"))
+    sqsh = squash(project.local, tag, workdir / "sqsh", lambda line: echo(f"  {line}"))
     try:
         echo(f"  squashfs: squashfuse mount + runc run {sqsh.name} ...")
         start = sqsh_start(sqsh, workdir)
@@ -256,7 +259,7 @@ def _print(rows: list[dict[str, Any]], ratios: dict[str, float], versions: dict[
 
 
 def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | None, *, after: str | None = None,
-              echo: Echo = print) -> int:
+              squash: Squash | None = None, echo: Echo = print) -> int:
     """The whole run; 0 when both targets are met. The local images stay as they were: the pulls go to a private
     containerd and a private Docker Engine that start empty."""
     missing = [image for image in (spec.image, plain, *([after] if after else [])) if not _present(image)]
@@ -282,7 +285,7 @@ def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | Non
             echo(f"  containerd-ram: left out ({ram_available() / 2**30:.1f} GiB available, not root or under "
                  f"{RAM_FREE_BYTES / 2**30:.0f} GiB): its root would not fit in RAM")
         rows += _modern_rows(contestants, reg, gpu, Path(tmp), echo)
-        sqsh = _sqsh_row(contestants[-1], spec.tag, gpu, Path(tmp), echo)
+        sqsh = _sqsh_row(contestants[-1], spec.tag, gpu, Path(tmp), echo, squash)
         rows += [sqsh] if sqsh else []
         rows += _docker_rows(contestants, reg, gpu, Path(tmp), echo)
         if sibling:

@@ -49,7 +49,7 @@ def lock_hashes(text: str) -> dict[tuple[str, str], list[str]]:
 
 # The venv's layers (templates/partials/builder.j2): the CUDA wheels under <venv>/cuda in four layers (the ones
 # named here by their name's start, the toolkit's libraries in `cuda`), torch's, then the rest. The rule is
-# scripts/builder/venvparts.py's, written again here since this runs alone on the image's Python; a unit test keeps
+# scripts/plan/venvparts.py's, written again here since this runs alone on the image's Python; a unit test keeps
 # the two alike over every lock.
 CUDA_LAYERS = (("nvidia-cusparselt-", "cusparselt"), ("nvidia-nccl-", "nccl"), ("nvidia-cudnn-", "cudnn"))
 TORCH_LAYER = frozenset({"torch", "torchvision", "triton"})
