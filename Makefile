@@ -158,8 +158,9 @@ bench-build: render engine ## cold build: IMAGE vs plain one-stage pip and uv Do
 	$(CLI) base --only-unreachable
 	$(CLI) bench-build
 
-bench-start: setup engine ## cold start: IMAGE vs the plain pip image via a loopback registry, Docker (gzip) and containerd (zstd)
+bench-start: setup engine ## cold start: IMAGE vs the plain pip image via a loopback registry, Docker (gzip), containerd (zstd; Debian 13's too) and the squashfs
 	@$(BOOTSTRAP) bench-tools
+	-@$(BOOTSTRAP) modern-containerd
 	$(CLI) bench-start
 
 push: setup engine ## push IMAGE to REGISTRY=host:port, print its digests; several platforms: one tag, an OCI image index
