@@ -42,6 +42,7 @@ DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched 
 STATE_DIR ?=## fleet-report: the prolog's --state-dir; its per-node drain history is shown (default: not read)
 METRICS_DIR ?=## fleet-report: write Prometheus text-file metrics per node into this folder (default: not written)
 NODE ?=## undrain: the Slurm node to revalidate and resume (run it on that node)
+TEST_WORKERS ?= 2## make test: pytest-xdist workers (0: one process; tests/conftest.py puts the images and Slurm in one lane)
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR NODE STATE_DIR METRICS_DIR
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE CLOCK_SKEW
@@ -104,7 +105,7 @@ test: setup ## ruff, mypy and the test suite (starts an engine as root; without 
 	@$(BOOTSTRAP) actionlint $(call q,$(VENV))
 	@$(BOOTSTRAP) test-tools
 	$(MAKE) --no-print-directory static
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(call q,$(TEST_WORKERS)) --dist loadgroup
 
 test-unit: setup ## the unit tier: pure logic, no program started (judges, rules, rendering; docs/testing.md)
 	$(PY) -m pytest -m unit
@@ -157,8 +158,9 @@ bench-build: render engine ## cold build: IMAGE vs plain one-stage pip and uv Do
 	$(CLI) base --only-unreachable
 	$(CLI) bench-build
 
-bench-start: setup engine ## cold start: IMAGE vs the plain pip image via a loopback registry, Docker (gzip) and containerd (zstd)
+bench-start: setup engine ## cold start: IMAGE vs the plain pip image via a loopback registry, Docker (gzip), containerd (zstd; Debian 13's too) and the squashfs
 	@$(BOOTSTRAP) bench-tools
+	-@$(BOOTSTRAP) modern-containerd
 	$(CLI) bench-start
 
 push: setup engine ## push IMAGE to REGISTRY=host:port, print its digests; several platforms: one tag, an OCI image index

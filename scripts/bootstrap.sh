@@ -8,7 +8,11 @@
 #   scripts/bootstrap.sh test-tools     the real peers the integration tests talk to: a registry
 #                                        (docker-registry), a browser (chromium), an ssh client, qemu for arm64,
 #                                        squashfs-tools, squashfuse, fuse3, runc, shellcheck
-#   scripts/bootstrap.sh bench-tools    make bench-start's peers: docker-registry, skopeo, containerd, ctr, python3-grpcio
+#   scripts/bootstrap.sh bench-tools    make bench-start's peers: docker-registry, skopeo, containerd, ctr, python3-grpcio,
+#                                        squashfs-tools, squashfuse, fuse3, runc (the squashfs row)
+#   scripts/bootstrap.sh modern-containerd [DIR]  Debian 13's containerd (built with Go >= 1.21) unpacked into DIR
+#                                        (build/containerd-trixie) from a private apt sources list: the host's apt
+#                                        configuration and packages stay as they are
 #
 # Where it must not act (not root, no apt-get), it stops with one line saying what to run. "soft": instead of
 # stopping, say what is skipped and go on (make test runs without an engine; its integration tests skip).
@@ -104,7 +108,8 @@ actionlint() {
 bench_tools() {
   # command -> Debian package; make bench-start pushes to a loopback registry, writes the zstd copy and pulls through
   # containerd
-  local -A wanted=([docker-registry]=docker-registry [skopeo]=skopeo [containerd]=containerd [ctr]=containerd)
+  local -A wanted=([docker-registry]=docker-registry [skopeo]=skopeo [containerd]=containerd [ctr]=containerd
+                   [mksquashfs]=squashfs-tools [squashfuse]=squashfuse [fusermount3]=fuse3 [runc]=runc)
   local missing=() cmd
   for cmd in "${!wanted[@]}"; do command -v "$cmd" >/dev/null || missing+=("${wanted[$cmd]}"); done
   # the CRI client (kubelet's pull: fetch and unpack overlap) is the distro Python's grpc, called by /usr/bin/python3
@@ -115,6 +120,35 @@ bench_tools() {
   say "installing ${missing[*]} (apt-get): the registry, zstd writer, containerd and CRI client make bench-start uses"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(printf '%s\n' "${missing[@]}" | sort -u) >/dev/null
+}
+
+MODERN_SUITE=trixie          # Debian 13: containerd 1.7.24, built with Go 1.24, needs libc6 >= 2.34 only
+
+modern_containerd() {
+  # make bench-start's modern-runtime row: the .deb fetched with apt through a private sources list, lists and cache
+  # (the host's mirror, suite trixie; the host's keyring checks it), unpacked with dpkg-deb -x, never installed
+  local dest=${1:-build/containerd-$MODERN_SUITE}
+  [ -x "$dest/usr/bin/containerd" ] && [ -x "$dest/usr/bin/ctr" ] && return 0
+  if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
+    fail "cannot fetch Debian 13's containerd: apt-get and dpkg-deb are needed (a Debian host); bench-start leaves its modern-containerd row out"
+  fi
+  local mirror
+  mirror=$(apt-cache policy 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && $2 ~ /^https?:/ && $3 ~ /^[a-z]+\/main$/ {print $2; exit}')
+  [ -n "$mirror" ] || fail "cannot fetch Debian 13's containerd: no Debian mirror in this host's apt sources (apt-cache policy); add one or unpack containerd 1.7+ into $dest/usr/bin"
+  local apt="$dest.apt"
+  rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/parts" "$dest"
+  echo "deb $mirror $MODERN_SUITE main" > "$apt/sources.list"
+  local opts=(-o "Dir::Etc::sourcelist=$(realpath "$apt/sources.list")" -o "Dir::Etc::sourceparts=$(realpath "$apt/parts")"
+              -o "Dir::State::Lists=$(realpath "$apt/lists")" -o "Dir::Cache=$(realpath "$apt/cache")"
+              -o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache=" -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1)
+  say "fetching Debian $MODERN_SUITE's containerd (apt-get download, private sources list) into $dest"
+  if ! { apt-get -qq "${opts[@]}" update && (cd "$apt" && apt-get -qq "${opts[@]}" download containerd); } >"$apt/log" 2>&1; then
+    fail "cannot fetch Debian $MODERN_SUITE's containerd from $mirror ($(tail -1 "$apt/log")); bench-start leaves its modern-containerd row out"
+  fi
+  dpkg-deb -x "$apt"/containerd_*.deb "$dest"
+  rm -rf "$apt"
+  [ -x "$dest/usr/bin/containerd" ] || fail "Debian $MODERN_SUITE's containerd package holds no usr/bin/containerd"
+  say "unpacked $("$dest/usr/bin/containerd" --version)"
 }
 
 test_tools() {
@@ -188,5 +222,6 @@ case "${1:-}" in
   actionlint) actionlint "${2:-.venv}" ;;
   test-tools) test_tools ;;
   bench-tools) bench_tools ;;
-  *) fail "usage: scripts/bootstrap.sh venv [DIR] | engine [soft] | actionlint [VENV] | test-tools | bench-tools" ;;
+  modern-containerd) modern_containerd "${2:-}" ;;
+  *) fail "usage: scripts/bootstrap.sh venv [DIR] | engine [soft] | actionlint [VENV] | test-tools | bench-tools | modern-containerd [DIR]" ;;
 esac

@@ -29,6 +29,7 @@ from .dockerfile import DockerfileError, parse
 from .errors import UserError
 from .plan.platforms import NATIVE_NAME, UV_PLATFORMS, arch_of, is_lock_name, lock_name
 from .plan.spec import ImageSpec
+from .plan.venvparts import conditions, cuda_parts
 from .settings import Settings
 
 TEMPLATES, IMAGES = Settings.templates, Settings.images
@@ -72,7 +73,8 @@ def _template_frame(tb: TracebackType | None) -> str:
 def render_dockerfile(spec: ImageSpec, templates: Path = TEMPLATES) -> str:
     """The Dockerfile text of one image; any template error is one line naming the template and line."""
     try:
-        text = environment(templates).get_template("Dockerfile.j2").render(spec=spec, uv_platforms=UV_ARCHES)
+        text = environment(templates).get_template("Dockerfile.j2").render(spec=spec, uv_platforms=UV_ARCHES,
+                                                                             cuda_parts=cuda_parts(), parts=conditions())
     except jinja2.UndefinedError as exc:
         where = _template_frame(exc.__traceback__) or "templates"
         raise UserError(f"{where}: undefined variable while rendering {spec.tag}: {exc.message}; "

@@ -103,6 +103,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         item.own_markers[:] = [m for m in item.own_markers if m.name not in TIERS[:3]]
         item.add_marker(_TIER_OF[item.nodeid])
+        item.add_marker(pytest.mark.xdist_group(_worker_group(item.nodeid, _TIER_OF[item.nodeid])))
+
+
+# `make test` runs two pytest-xdist workers (--dist loadgroup): a group runs whole on one worker, in collection order.
+# Two lanes hold what must not overlap. The engine lane: every test that needs the engine, one at a time, so the
+# multi-GB images (arm64 under qemu, the two CUDA images) never coexist (the run's peak disk is one of them) and the
+# builds of this checkout never wait on each other (they take turns on build/wheels: scripts/builder/wheels.py). The
+# Slurm lane: every real Slurm (fixed loopback addresses, ports and /etc/hosts names). Any other module is a group of
+# its own, so its module fixtures are set up once. The two lanes measured about even (docs/testing.md).
+ENGINE_LANE, SLURM_LANE = "engine lane", "Slurm lane"
+
+
+def _worker_group(nodeid: str, tier: str) -> str:
+    path = nodeid.partition("::")[0]
+    if "slurm" in path:
+        return SLURM_LANE
+    return ENGINE_LANE if tier == "docker" else path
+
 
 class _UnitStartedAProcess(AssertionError):
     pass
@@ -146,7 +164,11 @@ def _cause(nodeid: str, tier: str) -> str:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Under pytest-xdist this runs in the controller, which collected nothing: the tier comes with the report.
     _SPENT[report.nodeid] = _SPENT.get(report.nodeid, 0.0) + report.duration
+    tier = next((t for t in TIERS[:3] if t in report.keywords), None)
+    if tier:
+        _TIER_OF.setdefault(report.nodeid, tier)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -164,6 +186,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.section("where the time goes (setup + call + teardown)")
     for cause, seconds in sorted(by_cause.items(), key=lambda kv: -kv[1]):
         write(f"{seconds:8.0f} s  {100 * seconds / total:4.0f} %  {cause}")
-    write(f"{total:8.0f} s        in all, {len(_SPENT)} tests; the slowest files:")
+    workers = getattr(terminalreporter.config.option, "numprocesses", None) or 1
+    lanes = f", summed over {workers} workers (the wall time is pytest's last line)" if workers > 1 else ""
+    write(f"{total:8.0f} s        in all, {len(_SPENT)} tests{lanes}; the slowest files:")
     for path, seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:20]:
         write(f"{seconds:8.0f} s  {path}")

@@ -117,14 +117,16 @@ def k8s_model(doc: dict[str, Any]) -> Any:
 @contextmanager
 def dropped_when_built_here(client: Any, image: str, *folders: Path) -> Iterator[None]:
     """Around a test that builds a multi-GB image: when the image was absent before (a fresh CI machine), remove it
-    after, with BuildKit's cache mounts (the uv caches, GBs of wheels) and the given download folders. A CI machine's
-    disk is shared and finite: the suite's peak must not be the sum of every image it ever built."""
+    after, with the build cache its build made (its layers stay in BuildKit's cache after the image is gone: GBs),
+    BuildKit's cache mounts (the uv caches) and the given download folders. A CI machine's disk is shared and finite:
+    the suite's peak must not be the sum of every image it ever built."""
     import shutil
 
     from docker.errors import ImageNotFound
 
     from scripts.builder.engine import image_exists
     present = image_exists(client, image)
+    before = _build_cache_ids(client)
     try:
         yield
     finally:
@@ -134,8 +136,16 @@ def dropped_when_built_here(client: Any, image: str, *folders: Path) -> Iterator
             except ImageNotFound:
                 pass
             client.api.prune_builds(filters={"type": "exec.cachemount"})
+            made = sorted(_build_cache_ids(client) - before)
+            if made:    # the engine takes one regular expression for ids (moby: "id~=<value>"); only records no
+                # image or running build holds are removed, so another worker's build keeps what it uses
+                client.api.prune_builds(filters={"id": "^(" + "|".join(made) + ")$"})
             for folder in folders:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+def _build_cache_ids(client: Any) -> set[str]:
+    return {record["ID"] for record in client.df().get("BuildCache") or []}
 
 
 # Issue 25: what a CUDA image's RDMA userspace must show inside, on a host without adapters: both libraries load

@@ -120,7 +120,7 @@ def _source_flags(path: Path) -> set[str]:
 def tool_flags() -> dict[str, set[str]]:
     from scripts.cli import build_parser
     from verify.cli import _parser as verify_parser
-    from verify.prolog.settings import parser as prolog_parser
+    from verify.prolog.config import _parser as prolog_parser
     scripts = build_parser()
     sub = next(a for a in scripts._actions if isinstance(a, argparse._SubParsersAction))
     scripts_flags = _flags(scripts).union(*(_flags(p) for p in sub.choices.values()))

@@ -16,21 +16,29 @@ from verify.options import Options
 pytestmark = pytest.mark.unit
 
 CORPUS = ROOT / "tests" / "data" / "real-world"
-# Raw excerpts whose facts the text itself cannot give: a site-specific table (cx5), DCGM field dumps and gpud JSON
-# (no parser of those kinds), a poster's prose (p4d, the mixed-NIC hang), a log that names no device node (p5), an
-# SXid alone (no gpu fact holds NVSwitch events). Each is said "not recognised" or not judged, never guessed.
-NOT_FROM_TEXT = {"cx5-ib-port-init-beside-port-down", "gb200-correctable-ecc-storm-dcgm-fields",
+# Raw excerpts whose facts the text itself cannot give: a site-specific table (cx5), gpud JSON (no parser of
+# that kind), a poster's prose (p4d, the mixed-NIC hang), a log that names no device node (p5). Each
+# is said "not recognised" or not judged, never guessed.
+NOT_FROM_TEXT = {"cx5-ib-port-init-beside-port-down",
                  "gb200-fabric-completed-success-no-local-fabric-manager", "hgx-h100-mixed-nics-no-ib-hca-hang",
-                 "p4d-a100-fabric-state-na-fabric-manager-running", "p5-efa-container-without-dev-infiniband",
-                 "sxid-12028-nvswitch-egress-nonposted-priv"}
+                 "p4d-a100-fabric-state-na-fabric-manager-running", "p5-efa-container-without-dev-infiniband"}
 RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
+# Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
+# second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
+EXPLAIN_MISMATCHES: dict[str, str] = {}
+
+
+def _raw_param(p):
+    reason = EXPLAIN_MISMATCHES.get(p.parent.name)
+    return pytest.param(p, marks=pytest.mark.xfail(reason=reason, strict=True)) if reason else p
 
 
 def verdict(r):
     return r.status, r.code, r.owner
 
 
-@pytest.mark.parametrize("raw", [p for p in RAW if p.parent.name not in NOT_FROM_TEXT], ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("raw", [_raw_param(p) for p in RAW if p.parent.name not in NOT_FROM_TEXT],
+                         ids=lambda p: p.parent.name)
 def test_a_raw_excerpt_explained_gives_the_verdict_of_its_translation(raw):
     expected = json.loads((raw.parent / "expected.json").read_text())
     assert expected["url"].startswith("https://")
@@ -117,3 +125,16 @@ def test_the_cli_reports_and_fails_in_one_line_on_bad_input(tmp_path, capsys):
     assert cli.main(["explain", str(CORPUS / "ulimit-memlock-64k-ibv-create-cq-fails" / "raw.txt"), "--json",
                      str(out)]) == 1
     assert json.loads(out.read_text())["checks"][0]["code"] == "FABRIC_MEMLOCK_LOW"
+
+
+def test_the_report_header_leaves_out_what_is_not_known():
+    """`verify explain` and a replay know no environment: no `python None`, no `torch not importable: None`."""
+    from verify.report import environment_lines
+    assert environment_lines({}) == []
+    assert "None" not in " ".join(environment_lines({"driver": "580.65.06"}))
+    assert environment_lines({"python": "3.12.3", "cuda": None}) == ["python 3.12.3   CUDA -"]
+
+
+def test_explain_prints_no_none_in_its_header(capsys):
+    assert cli.main(["explain", str(CORPUS / "ulimit-memlock-64k-ibv-create-cq-fails" / "raw.txt")]) == 1
+    assert "None" not in capsys.readouterr().out.split("CHECK")[0]

@@ -503,12 +503,8 @@ def test_the_corpus_holds_at_least_20_machines_10_faulty_each_with_its_source():
 # Entries whose translated facts lack what decides them (tests/data/real-world/README.md, "Known mismatches"): strict,
 # so the day the facts or the judges can carry it, the test says the entry is no longer a mismatch.
 KNOWN_MISMATCHES = {
-    "dgx-spark-ray-hpcx-plugin-roce-200": "its hand-translated nccl_log predates ncclog's IBext 'Made virtual device' "
-                                          "reading; `verify explain` of its raw.txt passes",
-    "gb200-correctable-ecc-storm-dcgm-fields": "the facts hold 8 correctable remapped rows but no correctable counts or "
-                                               "rate (DCGM field dumps are not translated)",
-    "hgx-h100-mixed-nics-no-ib-hca-hang": "the facts record no error and no adapters: the mixed rails are only prose",
-    "sxid-12028-nvswitch-egress-nonposted-priv": "no gpu fact holds an NVSwitch SXid",
+    "hgx-h100-mixed-nics-no-ib-hca-hang": "the facts record no error and no adapters (the prose names only the 400G "
+                                          "rails): given both, the judge agrees (tests/test_judges_classes.py)",
 }
 
 

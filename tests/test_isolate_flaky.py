@@ -81,3 +81,32 @@ def test_a_failure_a_named_node_explains_clears_its_partner():
     d = run_flaky(4, "n9", fails_first=True, bad=frozenset({"n3"}))       # n3 fails always; no flaky node
     assert {f.node: f.verdict for f in d.named} == {"n3": "failing"}
     assert d.intermittent == [] and exit_status(d) == 1
+
+
+def _run_two_flaky(count: int, fails: dict[str, set[int]]) -> Decision:
+    """Rounds until the plan stops; each node of `fails` fails the all-reduces it joins whose number (1, 2, ...) is in
+    its set, and passes the others."""
+    nodes = [f"n{i + 1}" for i in range(count)]
+    joined = dict.fromkeys(nodes, 0)
+    results: list[tuple[int, Outcome]] = []
+    number = 0
+    while True:
+        decision, pairs = plan_done(nodes, results)
+        if not pairs:
+            return decision
+        number += 1
+        for pair in pairs:
+            for n in pair:
+                joined[n] += 1
+            bad = any(joined[n] in fails.get(n, set()) for n in pair)
+            results.append((number, Outcome(pair, not bad, None if bad else 10.0, "timed out" if bad else "", 5.0)))
+
+
+def test_two_flaky_nodes_never_make_each_other_or_a_healthy_node_a_known_good_reference():
+    """The fault-isolation rule: a reference must be known-good. n1 and n3 fail their odd all-reduces; each passed
+    once (with each other), so neither is a reference for the other's partners: the answer is "intermittent,
+    undetermined" for those with failures on record, never "at fault: n1, n2, n3, n4" (n2 and n4 never failed
+    alone: every pair of theirs that failed held n1 or n3)."""
+    d = _run_two_flaky(4, {"n1": {1, 3, 5}, "n3": {1, 3, 5}})
+    assert not {f.node for f in d.named} - {"n1", "n3"}, d.summary
+    assert exit_status(d) != 0 and "intermittent" in d.summary, d.summary

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from verify.codes import CODES
-from verify.prolog import act, assess, cli, history, kernlog, revalidate, settings, slurm, statefile, xid
+from verify.prolog import cli, history, kernlog, repair, revalidate, slurm, statefile, verifyrun, xid
+from verify.prolog.deadline import Overran
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
 
 pytestmark = pytest.mark.unit
@@ -76,7 +78,7 @@ def _verify_writes(monkeypatch: pytest.MonkeyPatch, body: bytes | None, seen: li
         if body is not None and rc is not None:
             Path(cmd[cmd.index("--json") + 1]).write_bytes(body)
         return rc, ""
-    monkeypatch.setattr(assess, "_run_verify", run)
+    monkeypatch.setattr(cli, "_run_verify", run)
 
 
 def _args(tmp_path: Path, *extra: str) -> list[str]:
@@ -92,6 +94,9 @@ def _events(tmp_path: Path, node: str = "n1") -> list[tuple[str, str | None]]:
 @pytest.mark.parametrize("argv, env", [
     (["--bugdet", "30"], {}), (["--budget", "inf"], {}), ([], {"TORCHIMAGES_BREAKER": "ten"}),
     ([], {"TORCHIMAGES_BREAKER": "1.5"}), (["--hang-runs", "-1"], {}), ([], {"SLURM_GPUS_ON_NODE": "all"}),
+    # digits str.isdigit() takes and int() refuses, and a count no node has: one line, never a crash
+    ([], {"SLURM_GPUS_ON_NODE": "\u00b2"}), (["--hang-runs", "\u0663"], {}), ([], {"SLURM_JOB_GPUS": "0,\u00b9"}),
+    ([], {"SLURM_GPUS_ON_NODE": "9" * 20}),
 ])
 def test_a_bad_setting_under_prolog_exits_0_and_leaves_a_trace(tmp_path, fake, capsys, argv, env):
     """Slurm's prolog semantics: a non-zero Prolog= exit drains the node, so a typo in slurm.conf's prolog line (or a
@@ -107,6 +112,15 @@ def test_a_bad_setting_under_prolog_exits_0_and_leaves_a_trace(tmp_path, fake, c
     assert 'code="CONFIG_ERROR"' in text and 'verdict="not-assessed"' in text
     assert not fake.calls                                          # nothing asked of Slurm
     assert cli.main([*_args(tmp_path), *argv], {**STEP_ENV, **env}) == 2    # as a first step: exit 2, one line
+
+
+@pytest.mark.parametrize("extra", [[], ["--bugdet", "3"]])
+def test_slurm_s_prolog_semantics_revalidate_put_in_the_prolog_line_never_drains(tmp_path, fake, capsys, extra):
+    """Slurm's prolog semantics: `make undrain`'s --revalidate put in slurm.conf's Prolog= line would refuse (exit 5)
+    on every healthy node a job starts on, and Slurm would drain each: under Prolog= it is CONFIG_ERROR, exit 0."""
+    assert cli.main([*_args(tmp_path), "--revalidate", *extra], PROLOG_ENV) == 0
+    assert "CONFIG_ERROR" in capsys.readouterr().err and not fake.calls
+    assert _events(tmp_path) == [("not-assessed", "CONFIG_ERROR")]
 
 
 def test_under_slurmd_s_prolog_a_forced_step_mode_never_drains_for_our_trouble(tmp_path, fake, monkeypatch):
@@ -128,7 +142,7 @@ def test_a_report_no_verify_could_write_is_not_assessed(tmp_path, fake, monkeypa
     assert cli.main(_args(tmp_path), STEP_ENV) == 3
     out = capsys.readouterr()
     assert out.out.startswith("prolog: NOT-ASSESSED REPORT_INVALID") and "deeper" in out.out
-    monkeypatch.setattr(assess, "REPORT_CAP", 1000)
+    monkeypatch.setattr(verifyrun, "REPORT_CAP", 1000)
     _verify_writes(monkeypatch, b'{"status": "pass", "checks": []}' + b" " * 5000)
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
     assert "more than any verify writes" in capsys.readouterr().out
@@ -138,7 +152,7 @@ def test_a_report_no_verify_could_write_is_not_assessed(tmp_path, fake, monkeypa
 def test_a_crash_of_ours_never_escapes_as_exit_1(tmp_path, fake, monkeypatch, capsys):
     """Slurm's prolog semantics: a traceback is exit 1, a drain; our own crash is not assessed (exit 0 as Prolog=,
     3 as a step) with one line and a PROLOG_CRASHED trace."""
-    def boom(cfg: settings.Config) -> Any:
+    def boom(cfg: cli.Config) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
     monkeypatch.setattr(cli, "assess", boom)
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
@@ -158,20 +172,60 @@ def test_a_tiny_budget_is_our_setting_and_never_confirms_a_hang(tmp_path, fake, 
     assert len(seen) == 1 and _events(tmp_path) == [("not-assessed", "BUDGET_TOO_SMALL")] and not fake.calls
 
 
-def test_the_whole_run_is_bounded_by_budget_plus_grace(tmp_path, monkeypatch):
-    """Slurm's PrologEpilogTimeout kills a prolog that runs long (and drains the node): a confirmation gets only
-    what is left of --budget + --grace, and none at all when less than the first run had is left."""
+class Clock:
+    """time.monotonic injected: each test moves it by hand, nothing waits."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_slurm_s_prolog_epilog_timeout_the_whole_run_is_capped_at_three_times_the_budget(tmp_path, monkeypatch):
+    """Slurm's PrologEpilogTimeout kills a prolog that runs long and drains the node: the whole run is capped at
+    --budget + --grace (default grace: the budget, at least 60 s: 90 s at the default 30 s, no longer 150 s), and a
+    confirmation shares that cap: it gets what is left but the drain's reserve, and none at all when that is no more
+    than the largest share of the budget a check had in the first run (half of it)."""
     seen: list[Any] = []
     timeout = {"name": "shm", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "t"}
     _verify_writes(monkeypatch, json.dumps(_report(timeout)).encode(), seen)
-    cfg = settings.config(settings.parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "5")), STEP_ENV)
-    cfg.deadline -= 10                                        # the first run took its budget: 5 s are left
-    verdict, _ = assess._confirm(cfg, _report(timeout))
-    assert verdict.kind == NOT_ASSESSED and verdict.code == "PREFLIGHT_TIMEOUT" and not seen
-    cfg = settings.config(settings.parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "100")), STEP_ENV)
-    assess._confirm(cfg, _report(timeout))
+    clock = Clock()
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV, clock)
+    assert cfg.deadline.cap == 90 and cfg.deadline.reserve == 10
+    assert cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "100")), STEP_ENV).deadline.cap == 200
+    clock.t += 33                                             # the first run took its budget and some: 57 s are left
+    verdict, _ = cli._confirm(cfg, _report(timeout))
     (cmd, limit), = seen
-    assert float(cmd[cmd.index("--budget") + 1]) <= 40 and limit <= 110
+    assert verdict.kind == FAULT and verdict.confirmed        # shm hung again alone, with 47 s
+    assert float(cmd[cmd.index("--budget") + 1]) == 47 and limit == 47
+    clock.t += 35                                             # 22 s left, 12 after the reserve: not over 15 s
+    seen.clear()
+    verdict, _ = cli._confirm(cfg, _report(timeout))
+    assert verdict.kind == NOT_ASSESSED and verdict.code == "PREFLIGHT_TIMEOUT" and not seen
+    assert "cap of 90 s" in verdict.summary
+    # the first run, too, gets what is left of the cap but the reserve; Slurm's commands and the lock what is left
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "100")), STEP_ENV, clock)
+    clock.t += 100
+    cli.preflight(cfg, 10)
+    assert seen[-1][1] == 0                                    # 10 s left, the reserve (10 s) keeps them
+    assert slurm.limit is not None and slurm.limit() == 10 and cfg.deadline.bound(30) == 10
+
+
+def test_slurm_s_prolog_semantics_a_run_past_its_cap_is_stopped_and_not_assessed(tmp_path, fake, monkeypatch, capsys):
+    """The backstop: whatever still runs at the cap (a journalctl, an scontrol, verify itself stuck past its kill) is
+    interrupted by the timer; under Prolog= that is our trouble, exit 0 and PROLOG_OVERRAN in the history and the
+    metrics, never a drain; as a first step, exit 3."""
+    def stuck(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        raise Overran("the prolog reached its cap")
+    monkeypatch.setattr(cli, "_run_verify", stuck)
+    prom = tmp_path / "prom"
+    assert cli.main([*_args(tmp_path), "--metrics-dir", str(prom)], PROLOG_ENV) == 0
+    assert "PROLOG_OVERRAN" in capsys.readouterr().err and not fake.calls
+    assert _events(tmp_path) == [("not-assessed", "PROLOG_OVERRAN")]
+    assert 'code="PROLOG_OVERRAN"' in (prom / "torchimages_n1.prom").read_text()
+    assert cli.main(_args(tmp_path), STEP_ENV) == EXIT_NOT_ASSESSED
+    assert slurm.limit is None                                 # no cap kept past the run
 
 
 # ---- 2. the breaker: our reasons only
@@ -199,8 +253,8 @@ def test_a_claim_past_the_breaker_is_given_back(tmp_path, fake, monkeypatch):
             fake.nodes["n3"] = ("drained", slurm.reason("n3", "GPU_LOST", "x", 1795635601))
         return real_run(argv, dry_run, quiet)
     monkeypatch.setattr(slurm, "run", racing)
-    cfg = settings.config(settings.parser().parse_args(_args(tmp_path, "--breaker", "0.5")), STEP_ENV)
-    assert act._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--breaker", "0.5")), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
     assert fake.nodes["n1"] == ("idle", "none")
     assert fake.verbs() == ["-h", "update nodename=n1 state=drain", "-h", "update nodename=n1 state=resume"]
     assert _events(tmp_path) == [("drain-refused", "GPU_LOST")]
@@ -216,8 +270,8 @@ def test_a_drain_scontrol_refused_asks_nothing_more_of_slurm(tmp_path, fake, mon
         return (1, "scontrol: error: Invalid node name") if os.path.basename(argv[0]) == "scontrol" else \
             real_run(argv, dry_run, quiet)
     monkeypatch.setattr(slurm, "run", refusing)
-    cfg = settings.config(settings.parser().parse_args(_args(tmp_path)), STEP_ENV)
-    assert act._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_FAULT
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_FAULT
     assert [a[0] for a in fake.calls if a[0] in ("update", "requeue")] == ["update"]
     assert _events(tmp_path) == [("drain-refused", "GPU_LOST")]
 
@@ -225,8 +279,8 @@ def test_a_drain_scontrol_refused_asks_nothing_more_of_slurm(tmp_path, fake, mon
 def test_a_node_someone_else_drained_is_left_as_it_is(tmp_path, fake):
     """Return-to-service rules: a node drained by an operator is never re-drained (and so never resumed) by us."""
     fake.nodes["n1"] = ("drained", "torchimages: bios update by ops")
-    cfg = settings.config(settings.parser().parse_args(_args(tmp_path)), STEP_ENV)
-    assert act._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
     assert fake.nodes["n1"][1] == "torchimages: bios update by ops" and fake.verbs() == ["-h"]
 
 
@@ -246,19 +300,63 @@ def test_an_xid_drain_resumes_only_after_the_repair_the_catalog_names():
     """NVIDIA's Xid catalog: Xid 79 asks for a GPU reset or a reboot; the revalidation must see one (another boot
     id than the drain's, or a boot time after it)."""
     drain = {"code": "XID_HISTORY", "epoch": 1000.0, "boot_id": "a", "action": "reboot"}
-    assert revalidate.repair_problem(drain, None, kernlog.Clock("a", 50.0), 900.0)
-    assert revalidate.repair_problem(drain, None, kernlog.Clock("b", 50.0), 900.0) is None
+    assert repair.repair_problem(drain, None, kernlog.Clock("a", 50.0), 900.0)
+    assert repair.repair_problem(drain, None, kernlog.Clock("b", 50.0), 900.0) is None
     no_boot = {**drain, "boot_id": None}
-    assert revalidate.repair_problem(no_boot, None, kernlog.Clock("", None), 999.0)
-    assert revalidate.repair_problem(no_boot, None, kernlog.Clock("", None), 1001.0) is None
-    assert revalidate.repair_problem(None, ("GPU_LOST", 1000), kernlog.Clock("", None), None)      # the reason alone
-    assert revalidate.repair_problem({"code": "CHECK_TIMEOUT", "epoch": 1.0}, None, kernlog.Clock("a", 1.0), 0.0) is None
+    assert repair.repair_problem(no_boot, None, kernlog.Clock("", None), 999.0)
+    assert repair.repair_problem(no_boot, None, kernlog.Clock("", None), 1001.0) is None
+    assert repair.repair_problem(None, ("GPU_LOST", 1000), kernlog.Clock("", None), None)      # the reason alone
+    assert repair.repair_problem({"code": "CHECK_TIMEOUT", "epoch": 1.0}, None, kernlog.Clock("a", 1.0), 0.0) is None
+
+
+# NVSentinel's record of a GPU reset (ADR-020: `logger -t nvsentinel-gpu-reset`), as `journalctl -o short-unix` prints
+# it; the UUID and host are those of NVSentinel's pull request #1475, which shows the syslog monitor acknowledging it
+RESET_OK = ("1783669085.417257 aks-gpu-123-vmss00000r nvsentinel-gpu-reset[4242]: GPU reset executed: "
+            "GPU-52f37cd4-d92a-7b6d-2b9f-9ab862e27708, success: true")
+
+
+def test_nvidia_xid_catalog_reset_gpu_a_recorded_reset_is_the_repair_without_a_reboot():
+    """NVIDIA's Xid catalog names "reset the GPU" (or reboot) for Xid 79 and the reset-required Xids: in the same
+    boot, a successful reset recorded after the drain is the repair; one before it, a failed one after the success,
+    or records that cannot be read are not, and the refusal says what proof is missing and how to give it."""
+    drain = {"code": "XID_HISTORY", "epoch": 1783669000.0, "boot_id": "a", "action": "reboot"}
+    same = kernlog.Clock("a", 50.0)
+    ok = repair.parse_resets(["-- No entries --", RESET_OK, "garbage GPU reset executed: GPU-x, success: true"])
+    assert ok == [repair.Reset(1783669085.417257, "gpu-52f37cd4-d92a-7b6d-2b9f-9ab862e27708", True)]
+    assert repair.repair_problem(drain, None, same, None, (ok, "")) is None
+    before = {**drain, "epoch": 1783669100.0}
+    assert "no GPU reset recorded since" in str(repair.repair_problem(before, None, same, None, (ok, "")))
+    failed = repair.parse_resets([RESET_OK, RESET_OK.replace("1783669085", "1783669090").replace("true", "false")])
+    problem = str(repair.repair_problem(drain, None, same, None, (failed, "")))
+    assert "the last GPU reset since failed" in problem and "same boot (a)" in problem
+    unread = str(repair.repair_problem(drain, None, same, None, (None, "journalctl exited 1: no access")))
+    assert "GPU resets not read (journalctl exited 1: no access)" in unread and "logger -t nvsentinel-gpu-reset" in unread
+    assert repair.repair_problem({"code": "CHECK_TIMEOUT"}, None, same, None) is None     # no repair asked
+
+
+def test_nvsentinel_return_to_service_an_xid_79_node_resumes_on_a_recorded_reset_only(tmp_path, fake, monkeypatch,
+                                                                                      capsys):
+    """NVSentinel's return to service after a GPU reset: `make undrain` on a node drained for Xid 79 in this very
+    boot stays drained (exit 5, the missing proof named) until a successful reset is recorded after the drain; then
+    it resumes on a passing preflight with all its GPUs."""
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    fake.info = {"NodeHostName": "n1", "Gres": "gpu:8"}
+    _drained(tmp_path, fake, "XID_HISTORY", boot_id=boot, action="reboot")
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
+    err = capsys.readouterr().err
+    assert "no GPU reset recorded since" in err and "nvidia-smi -r" in err and fake.nodes["n1"][0] == "drained"
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([repair.Reset(2000.0, "gpu-1", True)], ""))
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 0
+    assert "GPU reset recorded since the drain" in capsys.readouterr().err and fake.nodes["n1"][0] == "idle"
 
 
 def test_a_node_without_its_gpus_never_passes_revalidation():
     """NVSentinel's return to service: the GPUs must be back, all of them (Slurm's Gres, else the drain's count)."""
     assert slurm.gres_gpus("gpu:h100:8(S:0-1)") == 8 and slurm.gres_gpus("gpu:a100:4,gpu:t4:2") == 6
     assert slurm.gres_gpus("(null)") is None and slurm.gres_gpus("gpu:8") == 8 and slurm.gres_gpus("") is None
+    assert slurm.gres_gpus("gpu:\u00b2") is None                 # a digit to isdigit(), not to int()
     assert revalidate.gpu_problem(_report(_gpu("skip", None)), 8)
     assert revalidate.gpu_problem(_report(_gpu("pass", 7)), 8)
     assert revalidate.gpu_problem(_report(_gpu("pass", 8)), 8) is None and revalidate.gpu_problem(_report(), None) is None
@@ -279,6 +377,50 @@ def test_revalidate_keeps_drained_a_node_nvml_sees_no_gpu_on(tmp_path, fake, mon
     status = cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"})
     assert status == EXIT_NOT_ASSESSED and fake.nodes["n1"][0] == "drained"
     assert seen[0][0][-2:] == ["--expect-gpus", "8"] and "update nodename=n1 state=resume" not in fake.verbs()
+
+
+@pytest.mark.parametrize("extra, gres", [({}, ""), ({"gpus": None}, "gpu:0"), ({"gpus": True}, "(null)")])
+def test_nvsentinel_return_to_service_a_gpu_drain_with_no_known_gpu_count_stays_drained(tmp_path, fake, monkeypatch,
+                                                                                       capsys, extra, gres):
+    """NVSentinel's return to service proves the GPUs are back against the count the node should have: drained for
+    a GPU fault with no Gres in Slurm and no count at the drain (or a `true` where a count belongs), a node whose
+    NVML sees no GPU at all is refused (exit 5), not resumed on a preflight that skipped its gpu check."""
+    fake.info = {"NodeHostName": "n1", "Gres": gres}
+    _drained(tmp_path, fake, "ECC_UNCORRECTABLE", **extra)
+    seen: list[Any] = []
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("skip", None), {"name": "shm", "status": "pass"})).encode(),
+                   seen)
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
+    assert "should have are unknown" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained" and not seen
+
+
+@pytest.mark.parametrize("check, code", [("nccl", "NCCL_TIMEOUT"), ("shm", "CHECK_TIMEOUT"),
+                                         ("preflight", "PREFLIGHT_HUNG")])
+def test_nvsentinel_return_to_service_a_cpu_node_drained_for_a_hang_resumes_once_it_passes(tmp_path, fake, monkeypatch,
+                                                                                          check, code):
+    """NVSentinel's return to service: a drain the gpu check and the kernel log had no part in (a hang of shm or nccl,
+    a hung preflight) is proven gone by the preflight passing again, on a node without GPUs (no Gres) too."""
+    fake.info = {"NodeHostName": "n1"}
+    _drained(tmp_path, fake, code, check=check)
+    _verify_writes(monkeypatch, json.dumps(_report({"name": "shm", "status": "pass"})).encode())
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 0
+    assert fake.nodes["n1"][0] == "idle"
+
+
+def test_nvidia_xid_catalog_an_old_drain_record_never_stands_for_the_current_xid_drain(tmp_path, fake, monkeypatch,
+                                                                                      capsys):
+    """NVIDIA's Xid catalog asks a reset or a reboot after an Xid drain: when the history's last drain is an older
+    one (a CHECK_TIMEOUT months ago, its own line of this drain lost), Slurm's signed reason (XID_HISTORY) decides
+    what repair is needed, and the old record's GPU count is not this drain's."""
+    fake.info = {"NodeHostName": "n1", "Gres": "gpu:8"}
+    history.record(str(tmp_path / "state"), "n1", "drain", "CHECK_TIMEOUT", "x", now=10.0,
+                   extra={"check": "shm", "boot_id": "old"})
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "XID_HISTORY", "x", time.time()))
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    monkeypatch.setattr(kernlog, "boot_time", lambda proc="/proc": time.time() - 3600)   # booted before the drain
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
+    assert "drained for XID_HISTORY" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
 
 
 def test_revalidate_refuses_a_garbled_history_and_another_host(tmp_path, fake, monkeypatch, capsys):
@@ -337,6 +479,15 @@ def test_three_watched_xids_on_one_device_count_across_runs_within_the_lookback(
     assert len(late) == 1 and xid.judge(late) is None        # 100 and 200 are past the lookback
 
 
+@pytest.mark.parametrize("cursor", [7000.0, 1e308, float("inf"), float("nan")])
+def test_nvidia_xid_catalog_a_cursor_past_this_boots_uptime_never_hides_an_xid_79(cursor):
+    """NVIDIA's Xid catalog: Xid 79 drains. A kernel-log cursor of this boot past its uptime (a garbled or planted
+    state file: no read of this boot could leave it) would hide every line before it; it is dropped and the lines
+    are read again from the lookback."""
+    state, held = kernlog.advance(kernlog.State("b", cursor), [XID79], kernlog.Clock("b", 6000.0), 86400)
+    assert [f.code for f in held] == [79] and state.mono == 5000.000001
+
+
 def test_a_wall_clock_stamped_xid_from_before_the_boot_is_not_evidence():
     """NVIDIA's Xid catalog asks for a reboot; a kernel-log tool that prints wall-clock stamps and older boots (no -b)
     must not bring back an Xid logged before it: older than the boot time, or than the lookback, it is dropped;
@@ -363,7 +514,7 @@ def test_held_kernel_evidence_survives_the_breaker_and_is_spent_by_the_drain(tmp
     """NVSentinel's breaker + NVIDIA's Xid catalog: an Xid 79 the breaker held is drained on at the next run (no new
     line), and once drained on it is not evidence again."""
     logs = iter([[XID79], [], []])
-    monkeypatch.setattr(kernlog, "read", lambda: kernlog.KernelLog(next(logs), "journalctl"))
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(next(logs), "journalctl"))
     monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0))
     _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
     fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1))
@@ -391,27 +542,36 @@ def test_a_preflight_that_hangs_run_after_run_drains_behind_the_breaker(tmp_path
     assert CODES["PREFLIGHT_HUNG"].owner == "host" and CODES["PREFLIGHT_HUNG"].fix
 
 
+def test_nvsentinel_checker_rule_a_cap_too_tight_for_verify_never_counts_as_a_hung_host(tmp_path, fake, monkeypatch):
+    """The checker's own limit is not the node's fault (NVSentinel): with --grace so small that verify is stopped
+    before 1.5 x its budget, every run is BUDGET_TOO_SMALL (our setting), never towards --hang-runs: no drain."""
+    _verify_writes(monkeypatch, None, rc=None)
+    args = _args(tmp_path, "--budget", "30", "--grace", "1")
+    assert [cli.main(args, STEP_ENV) for _ in range(4)] == [3] * 4 and not fake.calls
+    assert set(_events(tmp_path)) == {("not-assessed", "BUDGET_TOO_SMALL")}
+
+
 def test_the_hang_streak_counts_only_one_cause_in_a_row():
     """A pass, another cause or a drain ends the streak; what the breaker refused does not."""
     def ev(event: str, code: str | None = None) -> dict[str, Any]:
         return {"event": event, "code": code, "epoch": 1.0, "time": "t"}
     hung = ev("not-assessed", "PREFLIGHT_TIMEOUT")
-    assert history.streak([hung, hung], settings.HANG_CODES) == 2
-    assert history.streak([hung, ev("pass"), hung], settings.HANG_CODES) == 1
-    assert history.streak([hung, ev("not-assessed", "PREFLIGHT_NO_REPORT")], settings.HANG_CODES) == 0
+    assert history.streak([hung, hung], cli.HANG_CODES) == 2
+    assert history.streak([hung, ev("pass"), hung], cli.HANG_CODES) == 1
+    assert history.streak([hung, ev("not-assessed", "PREFLIGHT_NO_REPORT")], cli.HANG_CODES) == 0
     assert history.streak([hung, ev("fault", "PREFLIGHT_HUNG"), ev("drain-refused", "PREFLIGHT_HUNG")],
-                          settings.HANG_CODES) == 2
-    assert history.streak([hung, ev("drain", "PREFLIGHT_HUNG")], settings.HANG_CODES) == 0
+                          cli.HANG_CODES) == 2
+    assert history.streak([hung, ev("drain", "PREFLIGHT_HUNG")], cli.HANG_CODES) == 0
 
 
 def test_no_hang_evidence_from_a_budget_too_small_or_with_the_knob_off(tmp_path):
     timeout = Verdict(NOT_ASSESSED, "PREFLIGHT_TIMEOUT", None, "ran past")
     events = [{"event": "not-assessed", "code": "PREFLIGHT_TIMEOUT", "epoch": 1.0, "time": "t"}] * 5
     for extra in (["--budget", "1"], ["--hang-runs", "0"]):
-        cfg = settings.config(settings.parser().parse_args(_args(tmp_path, *extra)), STEP_ENV)
-        assert assess._hung(cfg, timeout, events) is timeout
-    cfg = settings.config(settings.parser().parse_args(_args(tmp_path)), STEP_ENV)
-    assert assess._hung(cfg, timeout, events).drains and assess._hung(cfg, Verdict(PASS), events).kind == PASS
+        cfg = cli.config(cli._parser().parse_args(_args(tmp_path, *extra)), STEP_ENV)
+        assert cli._hung(cfg, timeout, events) is timeout
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert cli._hung(cfg, timeout, events).drains and cli._hung(cfg, Verdict(PASS), events).kind == PASS
 
 
 # ---- 8. the history and state files are hostile
@@ -483,12 +643,42 @@ def test_the_kernel_log_state_is_hostile_too(tmp_path):
 
 def test_every_not_assessed_code_the_prolog_gives_is_declared():
     """The prolog's own codes are one list (verdict.NOT_ASSESSED_CODES, which docs/prolog.md is checked against):
-    every code its cli gives a not-assessed or ungated run is in it, and none of them is a check's code."""
+    every code its modules give a not-assessed or ungated run is in it, and none of them is a check's code."""
     import re
 
     from verify.codes import CODES
     from verify.prolog.verdict import NOT_ASSESSED_CODES
-    source = "".join(p.read_text() for p in (Path(__file__).parent.parent / "verify" / "prolog").glob("*.py"))
+    source = "\n".join(p.read_text() for p in (Path(__file__).parent.parent / "verify" / "prolog").glob("*.py"))
     given = set(re.findall(r'not_assessed\("([A-Z_]+)"', source)) | set(re.findall(r'ungated\([^)]*?"([A-Z_]+)"', source))
     assert given and given <= NOT_ASSESSED_CODES, given - NOT_ASSESSED_CODES
     assert not NOT_ASSESSED_CODES & set(CODES)
+
+
+# ---- 6. facts that cannot be true: a first step given GPUs judges them too
+
+@pytest.mark.parametrize("confirm", [False, True])
+def test_slurm_s_gres_a_first_step_given_gpus_never_passes_a_report_without_its_gpu_check(tmp_path, fake, monkeypatch,
+                                                                                         confirm):
+    """Slurm's Gres: a first step (srun ... torchimages-prolog) on a node Slurm gave 8 GPUs passes only when the
+    report judged them, as under Prolog=; after a confirmation run too. Not assessed (exit 3), never a pass."""
+    shm = {"name": "shm", "status": "pass", "summary": "ok", "duration_s": 1.0}
+    first = _report({**shm, "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host"}) if confirm else _report(shm)
+    bodies = iter([json.dumps(first).encode(), json.dumps(_report(shm)).encode()])
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(next(bodies))
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    env = {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}
+    assert cli.main(_args(tmp_path, "--min-confirm", "1"), env) == EXIT_NOT_ASSESSED
+    assert _events(tmp_path) == [("not-assessed", "GPU_NOT_ASSESSED")] and not fake.calls
+
+
+def test_slurm_s_gres_a_pass_that_lists_fewer_gpus_than_allocated_is_no_pass(tmp_path, fake, monkeypatch):
+    """Slurm's Gres: a report that passes but whose gpu check lists 2 NVML devices where Slurm allocated 8 (verify
+    was asked --expect-gpus 8) contradicts itself: not assessed (GPU_COUNT_UNPROVEN), as a Prolog= or a first step."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("pass", 2))).encode())
+    assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}) == EXIT_NOT_ASSESSED
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7"}) == EXIT_PASS
+    assert _events(tmp_path) == [("not-assessed", "GPU_COUNT_UNPROVEN")] * 2 and not fake.calls
+    assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "2"}) == EXIT_PASS

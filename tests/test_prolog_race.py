@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT
-from verify.prolog import act, history, settings
+from verify.prolog import cli, history
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, FAULT, Verdict
 
 pytestmark = pytest.mark.host
@@ -48,11 +48,11 @@ def _fake_slurm(tmp_path: Path, nodes: int) -> Path:
 
 
 def _claim(node: str, state_dir: str, start: multiprocessing.synchronize.Barrier) -> None:
-    """One node's prolog at the drain: its exit status is what act._drain returned."""
-    cfg = settings.config(settings.parser().parse_args(["--node", node, "--state-dir", state_dir, "--breaker", "0.2",
+    """One node's prolog at the drain: its exit status is what cli._drain returned."""
+    cfg = cli.config(cli._parser().parse_args(["--node", node, "--state-dir", state_dir, "--breaker", "0.2",
                                                "--partition", "gpu", "--no-kernel-log"]), {"SLURM_STEP_ID": "0"})
     start.wait(timeout=30)
-    os._exit(act._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "a bad driver roll-out", "gpu")))
+    os._exit(cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "a bad driver roll-out", "gpu")))
 
 
 def _race(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: bool) -> tuple[list[int], dict[str, str]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from verify.budget import Shares
-from verify.prolog import history, kernlog, settings, slurm, xid
+from verify.prolog import cli, history, kernlog, slurm, xid
 from verify.prolog.verdict import FAULT, NOT_ASSESSED, PASS, Verdict, confirmation, decide, finite_positive, timed_out
 
 pytestmark = pytest.mark.unit
@@ -134,12 +134,12 @@ def test_gpus_slurm_allocated_but_invisible_are_the_hosts_only_under_the_prolog(
     assert decide(report, gpus_expected_by_scheduler=True).drains
     cpu_torch = _report(_check("gpu", "fail", "GPU_NOT_VISIBLE", "image"), _check("shm", "pass"))
     assert decide(cpu_torch, gpus_expected_by_scheduler=True).owner == "image"     # a CPU build: the image's
-    assert settings.expected_gpus({"SLURM_GPUS_ON_NODE": "8"}) == 8
-    assert settings.expected_gpus({"SLURM_JOB_GPUS": "0,1,2,3"}) == 4
-    assert settings.expected_gpus({}) is None and settings.expected_gpus({"SLURM_GPUS_ON_NODE": "0"}) is None
+    assert cli.expected_gpus({"SLURM_GPUS_ON_NODE": "8"}) == 8
+    assert cli.expected_gpus({"SLURM_JOB_GPUS": "0,1,2,3"}) == 4
+    assert cli.expected_gpus({}) is None and cli.expected_gpus({"SLURM_GPUS_ON_NODE": "0"}) is None
     for env in ({"SLURM_GPUS_ON_NODE": "eight"}, {"SLURM_JOB_GPUS": "0,x"}, {"SLURM_GPUS_ON_NODE": "-1"}):
-        with pytest.raises(settings.UsageError):
-            settings.expected_gpus(env)
+        with pytest.raises(cli.UsageError):
+            cli.expected_gpus(env)
 
 
 def test_the_drain_reason_is_one_printable_line_within_slurm_s_limit():
@@ -155,7 +155,7 @@ def test_seconds_must_be_finite_positive_and_bounded(text):
 
 
 def _args(*argv: str) -> argparse.Namespace:
-    return settings.parser().parse_args(list(argv))
+    return cli._parser().parse_args(list(argv))
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -164,16 +164,16 @@ def _args(*argv: str) -> argparse.Namespace:
     (["--node=-n1"], "not one node"), (["--partition", "a b"], "not one partition"), (["--lookback", "0"], "above 0"),
 ])
 def test_bad_arguments_are_one_clear_line(argv, needle):
-    with pytest.raises(settings.UsageError) as exc:
-        settings.config(_args(*argv), {"SLURMD_NODENAME": "n1"})
+    with pytest.raises(cli.UsageError) as exc:
+        cli.config(_args(*argv), {"SLURMD_NODENAME": "n1"})
     assert needle in str(exc.value) and "\n" not in str(exc.value)
 
 
 def test_mode_and_defaults_come_from_slurm_s_environment():
-    cfg = settings.config(_args(), {"SLURMD_NODENAME": "gpu-7", "SLURM_JOB_PARTITION": "batch", "SLURM_STEP_ID": "0",
+    cfg = cli.config(_args(), {"SLURMD_NODENAME": "gpu-7", "SLURM_JOB_PARTITION": "batch", "SLURM_STEP_ID": "0",
                                "SLURM_JOB_ID": "12"})
     assert (cfg.node, cfg.partition, cfg.mode, cfg.job, cfg.breaker) == ("gpu-7", "batch", "step", "12", 0.10)
-    assert settings.config(_args(), {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_STEP_ID": "0",
+    assert cli.config(_args(), {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_STEP_ID": "0",
                                 "SLURMD_NODENAME": "a"}).mode == "prolog"
 
 

@@ -78,8 +78,9 @@ def test_devel_builds_on_nvidias_devel_image_for_the_same_cuda(SPECS):
 @pytest.mark.unit
 def test_secrets_caches_wheels_pins_user_and_verify_last(SPECS):
     text = render_dockerfile(SPECS["2.14.1-cuda13.0-cudnn9-runtime-debian12"])
-    # one install step per layer made for pulling: the venv, the CUDA wheels, torch, the rest
-    assert text.count("--mount=type=secret,id=ca,target=/tmp/uv/ca") == 4 and "SSL_CERT_FILE=/tmp/uv/ca" in text
+    # one install step per layer made for pulling: the venv, the CUDA wheels (cuSPARSELt, the toolkit, NCCL, cuDNN:
+    # scripts/plan/venvparts.py), torch, the rest
+    assert text.count("--mount=type=secret,id=ca,target=/tmp/uv/ca") == 7 and "SSL_CERT_FILE=/tmp/uv/ca" in text
     assert "--target /opt/venv/cuda" in text and "python -m pip check" in text
     assert "--mount=type=cache,target=/root/.cache/uv" in text
     assert "--mount=type=bind,source=build/wheels,target=/wheels" in text

@@ -30,8 +30,10 @@ def test_isolation_names_the_one_degraded_node_of_four(four_nodes, tmp_path):
     slurmd = four_nodes.procs[f"slurmd-{DEGRADED}"].pid
     try:
         with slurm.cpu_quota(slurmd, 3):        # n3's steps get at most 3 % of one CPU
-            job = four_nodes.sbatch(script, cwd=tmp_path, env={"TORCHIMAGES_ISOLATE_TIMEOUT": "90",
-                                                              "TORCHIMAGES_JOIN_TIMEOUT": "80"})
+            # a pair with n3 never ends within the step's limit (its torch import alone needs minutes at 3 %), so
+            # each round lasts that limit: 60 s leaves a healthy pair 4x its time on this busy 2-core host
+            job = four_nodes.sbatch(script, cwd=tmp_path, env={"TORCHIMAGES_ISOLATE_TIMEOUT": "60",
+                                                              "TORCHIMAGES_JOIN_TIMEOUT": "55"})
             fields = four_nodes.wait(job, 600)
     except slurm.Unavailable as exc:
         if os.environ.get("REQUIRE_DOCKER") == "1":

@@ -93,7 +93,9 @@ def test_verify_s_own_trouble_leaves_the_node_in_service(cluster, tmp_path):
         assert "prolog: NOT-ASSESSED PREFLIGHT_" in out and "stays in service" in out, out
         assert cluster.node_states()["n1"] == "idle" and not _reason(cluster, "n1")
     assert [e for e, _ in _history(tmp_path, "n1")] == ["not-assessed"] * 3
-    assert all(line.startswith("-m verify --preflight --budget 2 --json ") for line in argv_log.read_text().splitlines())
+    # isolated, with the prolog's own package root first (issue 36: never a verify.py in the job's working folder)
+    assert all(line.startswith("-I -c ") and f"{ROOT} --preflight --budget 2 --json " in line
+               for line in argv_log.read_text().splitlines())
 
 
 def test_a_confirmed_host_fault_drains_and_the_breaker_refuses_the_second(cluster, tmp_path):

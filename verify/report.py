@@ -107,19 +107,32 @@ def _paint(status: Status, text: str) -> str:
     return f"\033[{COLOR[status]}m{text}\033[0m"
 
 
+def _known(env: dict[str, Any], *fields: tuple[str, str, object]) -> str:
+    """`label value` per field, three spaces apart. A key the environment holds with no value prints `-` (probed:
+    absent); a key it does not hold is left out (not known: a replay or `verify explain`), never printed as None."""
+    return "   ".join(f"{label} {value if value not in (None, '') else '-'}" for label, key, value in fields
+                       if key in env)
+
+
 def environment_lines(env: dict[str, Any]) -> list[str]:
     if "error" in env:
         return [f"environment: {env['error']}"]
     torch = f"{env.get('torch')} ({env.get('torch_build')} build)" if env.get("torch") else f"not importable: {env.get('torch_error')}"
     mem = env.get("memory_bytes")
-    return [
-        f"python {env.get('python')}   torch {torch}   CUDA {env.get('cuda') or '-'}   cuDNN {env.get('cudnn') or '-'}   NCCL {env.get('nccl') or '-'}",
-        (f"torchvision {env.get('torchvision') or '-'}   torchdata {env.get('torchdata') or '-'}   pyarrow {env.get('pyarrow') or '-'}   "
-        f"h5py {env.get('h5py') or '-'} (HDF5 {env.get('hdf5') or '-'})   numpy {env.get('numpy') or '-'}"),
-        (f"driver {env.get('driver') or '-'}   container {env.get('container') or 'no'}   cgroup CPUs {env.get('cpus') or 'unlimited'}   "
-        f"memory limit {f'{mem / 2**30:.1f} GiB' if mem else 'unlimited'}   host CPUs {env.get('cpu_count')}"),
+    lines = [
+        _known(env, ("python", "python", env.get("python")), ("torch", "torch" if "torch" in env else "torch_error", torch), ("CUDA", "cuda", env.get("cuda")),
+               ("cuDNN", "cudnn", env.get("cudnn")), ("NCCL", "nccl", env.get("nccl"))),
+        _known(env, ("torchvision", "torchvision", env.get("torchvision")), ("torchdata", "torchdata", env.get("torchdata")),
+               ("pyarrow", "pyarrow", env.get("pyarrow")),
+               ("h5py", "h5py", f"{env.get('h5py') or '-'} (HDF5 {env.get('hdf5') or '-'})"),
+               ("numpy", "numpy", env.get("numpy"))),
+        _known(env, ("driver", "driver", env.get("driver")), ("container", "container", env.get("container") or "no"),
+               ("cgroup CPUs", "cpus", env.get("cpus") or "unlimited"),
+               ("memory limit", "memory_bytes", f"{mem / 2**30:.1f} GiB" if mem else "unlimited"),
+               ("host CPUs", "cpu_count", env.get("cpu_count"))),
     ] + ([f"machine {env['machine']}" + (f"   EMULATED ({env.get('emulation_evidence')}): throughput is reported, not judged"
                                         if env.get("emulated") else "   native")] if env.get("machine") else [])
+    return [line for line in lines if line]
 
 
 def render_table(results: list[CheckResult], env: dict[str, Any], width: int | None = None,

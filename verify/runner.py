@@ -134,9 +134,19 @@ def _dump_stacks(pgid: int) -> None:
         time.sleep(STACKS_S / len(members))
 
 
+# `python -m module` with this verify's own package root first and no working folder on sys.path: `-m` puts the job's
+# working folder first, and PYTHONSAFEPATH (which stops that) is 3.11+; the images' jammy Python is 3.10, where a
+# verify/ in the job's folder would be imported in place of this one
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+# (sys.path is set before any import that is not already loaded: a runpy.py in the working folder is not one either)
+_BOOT = ("import sys; root = sys.argv.pop(1); sys.path[:] = [root] + [p for p in sys.path if p not in ('', '.', root)]; "
+         "import runpy; runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)")
+
+
 def run_process(module: str, args: list[str], timeout: float, env: dict[str, str],
                 workdir: str | None = None) -> tuple[int | None, str, float]:
-    """Run `python -m module args` in a new session; kill the whole group at the timeout.
+    """Run `python -m module args` (its package root first, no working folder on sys.path: _BOOT) in a new session;
+    kill the whole group at the timeout.
 
     Returns (exit status, or None when it timed out; its combined output; seconds). On Interrupted the signal
     is forwarded to the group, which gets GRACE_S seconds before SIGKILL, then the exception goes on.
@@ -145,7 +155,8 @@ def run_process(module: str, args: list[str], timeout: float, env: dict[str, str
     with tempfile.TemporaryFile(mode="w+b", dir=workdir) as out:
         proc = None
         try:
-            proc = subprocess.Popen([sys.executable, "-m", module, *args], stdout=out, stderr=subprocess.STDOUT,
+            proc = subprocess.Popen([sys.executable, "-c", _BOOT, PACKAGE_ROOT, module, *args], stdout=out,
+                                    stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, env=env, start_new_session=True)
             rc: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

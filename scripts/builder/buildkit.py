@@ -24,7 +24,7 @@ from .lock import UV_VERSION as UV_VERSION  # part of the build definition: the 
 from .lock import fetch_platform_wheels, stage_for_build, stage_uv_wheel
 from .netplugin import stage_net_plugin
 from .progress import StepLines, torch_source_problem
-from .wheels import stage_wheels
+from .wheels import stage_turn, stage_wheels
 
 TAIL = 25
 Echo = Callable[[str], None]
@@ -228,7 +228,14 @@ def _built(client: Any, build: Build, seconds: float, log_path: Path) -> BuildOu
 
 def build_one(client: Any, cli: BuildClient, build: Build, req: BuildRequest,
               echo: Echo = print) -> BuildOutcome:
-    """Build one target (or one Release: every platform in one buildx run) into the local engine."""
+    """Build one target (or one Release: every platform in one buildx run) into the local engine. Builds of one
+    checkout take turns: each stages its wheels into the one folder its Dockerfile mounts (build/wheels), which
+    another build would otherwise replace under it."""
+    with stage_turn(req.wheels_stage, echo):
+        return _build_one(client, cli, build, req, echo)
+
+
+def _build_one(client: Any, cli: BuildClient, build: Build, req: BuildRequest, echo: Echo) -> BuildOutcome:
     from docker.errors import DockerException
     spec, foreign = build.spec, _per_arch(build)
     start = time.monotonic()

@@ -33,8 +33,10 @@ from ..oci import DOCKER_MANIFEST, OCI_MANIFEST, layers_of
 
 REGISTRY_BIN = "/usr/bin/docker-registry"
 # cold start (pull + first import torch), project / plain; containerd_zstd_ram: containerd's root in RAM (where it
-# fits); cri_zstd: containerd pulled through its CRI, as the kubelet pulls
-TARGETS = {"containerd_zstd": 0.5, "docker_gzip": 1.0, "containerd_zstd_ram": 0.5, "cri_zstd": 0.5}
+# fits); cri_zstd: containerd pulled through its CRI, as the kubelet pulls; sqsh: the squashfs mounted (Slurm with
+# pyxis/enroot) against containerd's plain pull; modern_containerd_zstd: Debian 13's containerd (Go 1.24), both images
+TARGETS = {"containerd_zstd": 0.5, "docker_gzip": 1.0, "containerd_zstd_ram": 0.5, "cri_zstd": 0.5, "sqsh": 0.2,
+           "modern_containerd_zstd": 0.5}
 # In the container: one `import torch`, then CUDA init and a first batch where a GPU is visible; one JSON line.
 PROBE = """import json, time
 t0 = time.perf_counter()
@@ -161,7 +163,7 @@ def _daemon(name: str, argv: list[str], base: Path, ready: list[str], env: dict[
     start with the end of its log; afterwards stop it, unmount what it left under base/root and remove base."""
     log = base / f"{name}.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     try:
         for _ in range(tries):
             if proc.poll() is not None or subprocess.run(ready, env=env, capture_output=True, check=False).returncode == 0:
@@ -223,17 +225,19 @@ CRI_NAMESPACE = "k8s.io"        # where the CRI keeps its images
 
 
 @contextlib.contextmanager
-def containerd(workdir: Path, *, ram: bool = False, registry_addr: str | None = None) -> Iterator[Ctr]:
+def containerd(workdir: Path, *, ram: bool = False, registry_addr: str | None = None,
+               bin_dir: Path | None = None) -> Iterator[Ctr]:
     """A private containerd (root, state and socket under workdir), stopped and its content removed after. With
     `ram`, its root (content store and snapshots) is a tmpfs: the node's writes cost what decompression and the
     unpack's own work cost, as on a node whose local disk outpaces them (NVMe), not what this host's disk costs.
     With `registry_addr`, its CRI plugin reads that loopback registry over http and the Ctr is in the CRI's
-    namespace (make bench-start's kubelet-like pull)."""
+    namespace (make bench-start's kubelet-like pull). With `bin_dir`, containerd, ctr and the shim are those in that
+    folder (a modern containerd unpacked privately), else the host's."""
     for tool in ("containerd", "ctr"):
-        if not shutil.which(tool):
+        if bin_dir is None and not shutil.which(tool):
             raise UserError(f"bench-start needs {tool}: `apt-get install containerd` "
                             f"(or `scripts/bootstrap.sh bench-tools` as root)")
-    base = workdir / ("containerd-ram" if ram else "containerd")
+    base = workdir / ("containerd-ram" if ram else "containerd-modern" if bin_dir else "containerd")
     sock = base / "containerd.sock"
     base.mkdir(parents=True)
     if ram:
@@ -246,9 +250,12 @@ def containerd(workdir: Path, *, ram: bool = False, registry_addr: str | None = 
                                       f'[grpc]\n  address = "{sock}"\n[plugins."io.containerd.grpc.v1.cri"]\n'
                                       f'  disable_tcp_service = true\n{mirror}')
     namespace = CRI_NAMESPACE if registry_addr else "torchimages-bench"
-    ctr = Ctr(("ctr", "--address", str(sock), "--namespace", namespace))
+    ctr = Ctr((str(bin_dir / "ctr") if bin_dir else "ctr", "--address", str(sock), "--namespace", namespace))
+    # the daemon finds its shim on PATH: the private one first
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"} if bin_dir else None
+    daemon = str(bin_dir / "containerd") if bin_dir else "containerd"
     try:
-        with _daemon("containerd", ["containerd", "--config", str(base / "config.toml")], base, ctr("version"), None,
+        with _daemon("containerd", [daemon, "--config", str(base / "config.toml")], base, ctr("version"), env,
                      tries=300, stop_s=60):
             yield ctr
     finally:        # the tmpfs goes with the daemon even when the daemon never started

@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..plan.venvparts import cuda_parts
+
 # A history entry that made a layer (the others only set metadata: ENV, LABEL, USER, CMD, ...)
 LAYER_STEPS = ("RUN", "COPY", "ADD", "WORKDIR")
 # What the venv's install steps leave in their command line (templates/partials/builder.j2), by layer name
-PARTS = (("cuda", "/tmp/uv/cuda.txt"), ("torch", "/tmp/uv/torch.txt"), ("rest", "/tmp/uv/rest.txt"),
-         ("venv", "uv venv"), ("verify", "COPY verify"), ("system", "apt-get"), ("mounts", "COPY rootfs/builder"),
+PARTS = (*((name, f"/tmp/uv/{name}.txt") for name, _ in cuda_parts()), ("torch", "/tmp/uv/torch.txt"),
+         ("rest", "/tmp/uv/rest.txt"), ("venv", "uv venv"), ("verify", "COPY verify"), ("system", "apt-get"), ("mounts", "COPY rootfs/builder"),
          ("sbom", "sbom.py"), ("workdir", "WORKDIR"), ("access", "COPY"))
 
 
@@ -22,7 +24,7 @@ PARTS = (("cuda", "/tmp/uv/cuda.txt"), ("torch", "/tmp/uv/torch.txt"), ("rest", 
 class Layer:
     diff_id: str
     size: int            # unpacked bytes
-    step: str            # cuda, torch, rest, venv, verify, system, base, other
+    step: str            # cusparselt, cuda, nccl, cudnn, torch, rest, venv, verify, system, base, other
 
 
 def _step(created_by: str, first: bool) -> str:

@@ -29,9 +29,14 @@ from .coldstart import (
     write_json,
     zstd_copy,
 )
+from .sqshstart import go_of, modern_bin, runtime_version, sqsh_start, sqsh_tools
 
 Echo = Callable[[str], None]
+# make sqsh's writer (image, tag, folder, echo) -> the file: handed in by the CLI, the release side sitting above
+Squash = Callable[[str, str, Path, Echo], Path]
 REPOSITORY = "torchimages-bench-start"
+ROOT = Path(__file__).resolve().parents[2]
+MODERN = "containerd-1.7"       # the runtime column of the modern containerd's rows
 
 
 @dataclass(frozen=True)
@@ -108,15 +113,16 @@ def _sizes(reg: str, ref: str) -> list[int]:
 
 
 def _containerd_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir: Path,
-                     echo: Echo, *, ram: bool = False) -> list[dict[str, Any]]:
-    """Each image cold through containerd (removed after each): the plain one, the project's zstd copy, then (on
-    disk) the project's gzip image, what the zstd alone is worth. With `ram`, containerd's root is a tmpfs."""
+                     echo: Echo, *, ram: bool = False, bin_dir: Path | None = None) -> list[dict[str, Any]]:
+    """Each image cold through containerd (removed after each): the plain one, the project's zstd copy, then (the
+    host's containerd on disk) the project's gzip image, what the zstd alone is worth. With `ram`, containerd's root
+    is a tmpfs; with `bin_dir`, the containerd is the modern one unpacked there."""
     plain, project = contestants
     refs = [(plain.remote, "plain (gzip)"), (project.zstd, "project (zstd)")]
-    refs += [] if ram else [(project.remote, "project (gzip)")]
-    runtime = "containerd-ram" if ram else "containerd"
+    refs += [] if ram or bin_dir else [(project.remote, "project (gzip)")]
+    runtime = "containerd-ram" if ram else MODERN if bin_dir else "containerd"
     rows = []
-    with containerd(workdir, ram=ram) as ctr:
+    with containerd(workdir, ram=ram, bin_dir=bin_dir) as ctr:
         for ref, label in refs:
             echo(f"  {runtime}: pull + start {ref} ...")
             rows.append(_row(runtime, label, ctr_start(ctr, ref, gpu), _sizes(reg, ref)))
@@ -135,6 +141,49 @@ def _cri_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir: Path,
             rows.append(_row("containerd-cri", label, cri_start(ctr, ref, gpu), _sizes(reg, ref)))
         echo(_line(rows[-1]))
     return rows
+
+
+def _sqsh_row(project: Contestant, tag: str, gpu: bool, workdir: Path, echo: Echo,
+              squash: Squash | None) -> dict[str, Any] | None:
+    """The project's image as a squashfs on local disk (make sqsh, not timed): mount, then import torch under runc
+    as enroot starts it. None (and a line saying why) where this node cannot mount or run it."""
+    lacking = sqsh_tools() if squash else "no squashfs writer given"
+    if lacking or squash is None:
+        echo(f"  squashfs: left out ({lacking})")
+        return None
+    sqsh = squash(project.local, tag, workdir / "sqsh", lambda line: echo(f"  {line}"))
+    try:
+        echo(f"  squashfs: squashfuse mount + runc run {sqsh.name} ...")
+        start = sqsh_start(sqsh, workdir)
+    finally:
+        sqsh.unlink(missing_ok=True)
+    row = _row("squashfs", "project (sqsh)", start, [int(start.extra["sqsh_bytes"])])
+    if gpu:
+        row["note"] = "runc without the NVIDIA hook: import torch only"
+    echo(_line(row))
+    return row
+
+
+def _modern_rows(contestants: list[Contestant], reg: str, gpu: bool, workdir: Path,
+                 echo: Echo) -> list[dict[str, Any]]:
+    """The same pulls through Debian 13's containerd (Go >= 1.21), where scripts/bootstrap.sh modern-containerd
+    unpacked it; none (and a line saying why) where it did not."""
+    bin_dir = modern_bin(ROOT)
+    if bin_dir is None:
+        echo(f"  {MODERN}: left out (no containerd unpacked in {ROOT / 'build' / 'containerd-trixie'}: run "
+             f"scripts/bootstrap.sh modern-containerd, which says why it cannot)")
+        return []
+    return _containerd_rows(contestants, reg, gpu, workdir, echo, bin_dir=bin_dir)
+
+
+def runtimes() -> dict[str, dict[str, str]]:
+    """Each containerd's version and the Go release that built it (what sets its sha256 rate)."""
+    out = {"containerd": {"version": runtime_version(["containerd"]), "go": go_of("containerd")}}
+    bin_dir = modern_bin(ROOT)
+    if bin_dir is not None:
+        binary = str(bin_dir / "containerd")
+        out[MODERN] = {"version": runtime_version([binary]), "go": go_of(binary)}
+    return out
 
 
 def _after_row(sibling: Contestant, project: Contestant, reg: str, gpu: bool, workdir: Path,
@@ -166,12 +215,17 @@ def _ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
               "containerd_zstd": cold[("containerd", "project (zstd)")] / cold[("containerd", "plain (gzip)")]}
     if ("containerd-cri", "plain (gzip)") in cold:
         ratios["cri_zstd"] = cold[("containerd-cri", "project (zstd)")] / cold[("containerd-cri", "plain (gzip)")]
+    if ("squashfs", "project (sqsh)") in cold:
+        ratios["sqsh"] = cold[("squashfs", "project (sqsh)")] / cold[("containerd", "plain (gzip)")]
+    if (MODERN, "plain (gzip)") in cold:
+        ratios["modern_containerd_zstd"] = cold[(MODERN, "project (zstd)")] / cold[(MODERN, "plain (gzip)")]
     if ("containerd-ram", "plain (gzip)") in cold:
         ratios["containerd_zstd_ram"] = cold[("containerd-ram", "project (zstd)")] / cold[("containerd-ram", "plain (gzip)")]
     return ratios
 
 
-def _print(rows: list[dict[str, Any]], ratios: dict[str, float], echo: Echo) -> None:
+def _print(rows: list[dict[str, Any]], ratios: dict[str, float], versions: dict[str, dict[str, str]],
+           echo: Echo) -> None:
     def num(v: float | None, unit: str = "s") -> str:
         return "-" if v is None else f"{v:.2f}{unit}"
     echo(f"\n{'runtime':14} {'image':16} {'layers':>6} {'compressed':>11} {'pull':>8} {'start':>7} {'import':>7} "
@@ -195,10 +249,17 @@ def _print(rows: list[dict[str, Any]], ratios: dict[str, float], echo: Echo) -> 
         echo(f"ratio containerd with its root in RAM, project (zstd) / plain (gzip): "
              f"{ratios['containerd_zstd_ram']:.2f}x (target <= {TARGETS['containerd_zstd_ram']}x): the pull without "
              f"this host's disk, as on a node whose local disk writes faster than the layers decompress")
+    if "sqsh" in ratios:
+        echo(f"ratio squashfs on local disk (Slurm with pyxis/enroot: mount + import torch) / containerd plain (gzip) "
+             f"pull + import: {ratios['sqsh']:.2f}x (target <= {TARGETS['sqsh']}x)")
+    if "modern_containerd_zstd" in ratios:
+        echo(f"ratio {MODERN} (a current node's runtime), project (zstd) / plain (gzip): "
+             f"{ratios['modern_containerd_zstd']:.2f}x (target <= {TARGETS['modern_containerd_zstd']}x)")
+    echo("runtimes: " + "; ".join(f"{name} {v['version']} built with {v['go']}" for name, v in versions.items()))
 
 
 def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | None, *, after: str | None = None,
-              echo: Echo = print) -> int:
+              squash: Squash | None = None, echo: Echo = print) -> int:
     """The whole run; 0 when both targets are met. The local images stay as they were: the pulls go to a private
     containerd and a private Docker Engine that start empty."""
     missing = [image for image in (spec.image, plain, *([after] if after else [])) if not _present(image)]
@@ -223,13 +284,16 @@ def run_start(spec: ImageSpec, plain: str, build_dir: Path, json_out: Path | Non
         else:
             echo(f"  containerd-ram: left out ({ram_available() / 2**30:.1f} GiB available, not root or under "
                  f"{RAM_FREE_BYTES / 2**30:.0f} GiB): its root would not fit in RAM")
+        rows += _modern_rows(contestants, reg, gpu, Path(tmp), echo)
+        sqsh = _sqsh_row(contestants[-1], spec.tag, gpu, Path(tmp), echo, squash)
+        rows += [sqsh] if sqsh else []
         rows += _docker_rows(contestants, reg, gpu, Path(tmp), echo)
         if sibling:
             rows.append(_after_row(sibling, contestants[-1], reg, gpu, Path(tmp), echo))
-    ratios = _ratios(rows)
-    _print(rows, ratios, echo)
+    ratios, versions = _ratios(rows), runtimes()
+    _print(rows, ratios, versions, echo)
     passed = {k: ratios[k] <= TARGETS[k] for k in TARGETS if k in ratios}
-    result = {"image": spec.tag, "plain": plain, "gpu": gpu, "rows": rows,
+    result = {"image": spec.tag, "plain": plain, "gpu": gpu, "runtimes": versions, "rows": rows,
               "ratios": {k: round(v, 3) for k, v in ratios.items()}, "pass": passed}
     if json_out is not None:
         write_json(json_out, result)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -100,3 +102,25 @@ def stage_wheels(spec: ImageSpec, folders: list[Path], target: Path, platform: s
     except OSError as exc:
         raise UserError(f"cannot stage wheels into {target} ({exc.strerror}); check free space and permissions") from None
     return staged
+
+
+@contextmanager
+def stage_turn(stage: Path, echo: Callable[[str], None]) -> Iterator[None]:
+    """Hold the checkout's wheel stage for one build (an flock beside it, released by the kernel if the process
+    dies); a second build of the checkout says that it waits, and waits."""
+    import fcntl
+    try:
+        stage.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(stage.parent / f".{stage.name}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise UserError(f"cannot lock the wheel stage {stage} ({exc.strerror}); check free space and "
+                        "permissions of its folder") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            echo(f"==> another build of this checkout holds {stage} (its wheels); waiting for it to finish")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from ..builder.buildkit import BuildRequest
 
 import argparse
+from collections.abc import Callable
+from pathlib import Path
 
 from ..errors import UserError
 from ..settings import Settings
@@ -140,5 +142,11 @@ def cmd_bench_start(settings: Settings, args: argparse.Namespace) -> int:
     if len(specs) != 1:
         raise UserError("bench-start compares one image: IMAGE=<tag>")
     plain = f"{BENCH_REPOSITORY}:{specs[0].tag}-plain-pip"     # what `make bench-build` leaves in the engine
+
+    def squash(image: str, tag: str, folder: Path, echo: Callable[[str], None]) -> Path:
+        """make sqsh's file of the image (zstd), for the squashfs row."""
+        from ..builder.engine import connect
+        from ..publish.sqsh import make_sqsh
+        return make_sqsh(connect(settings.child_env), image, tag, tag, folder, echo=echo)[0]
     return run_start(specs[0], plain, settings.build_dir, settings.bench_start_json, after=settings.bench_after,
-                     echo=out)
+                     squash=squash, echo=out)

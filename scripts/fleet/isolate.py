@@ -9,8 +9,11 @@ The planner and the judge of `make isolate` (the runner, isolate_run.py, launche
   SLOW_BELOW x the upper median of every finished pair's figure so far (upper: with two pairs, the faster one);
   `slow` below that; `fail` when it did not finish, or its result was wrong or missing;
 - a node in a passing pair is cleared; a node is named (failing or slow) when its pairs failed or were slow with
-  CONFIRM (2) different partners that are cleared, i.e. against known-good partners, twice (one slow pair on a busy
-  host is noise as often as not);
+  CONFIRM (2) different known-good partners (one slow pair on a busy host is noise as often as not). A partner is
+  known-good for a node when it passed and every failed pair of its own holds that node, a named node or a node
+  that never passed: a second flaky node (it passed once too) is no reference, or two flaky nodes would name each
+  other and every healthy node they met. Two flaky nodes whose failures fall on a third node's pairs alone can
+  still point at it within the rounds: the evidence is the same as that node failing;
 - it stops when no node is left in doubt, when no new pair can be formed, or after ceil(log2 N) + 1 rounds;
 - when the fastest pair is more than 1/SLOW_BELOW x the median, slow nodes may be the majority, which a median cannot
   single out: the answer says so (`spread`) and is not "healthy".
@@ -155,24 +158,41 @@ def _cleared(tried: Sequence[Tried]) -> set[str]:
     return {n for t in tried if t.verdict == PASS for n in t.outcome.nodes}
 
 
-def _strikes(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]:
-    """node → the slow or failing pairs in which every other member is cleared (the node is the odd one out). A
-    node's own pass does not spare it: a flaky node passes one pair and fails the next."""
+def _clean_for(partner: str, node: str, tried: Sequence[Tried], cleared: set[str], blamed: set[str]) -> bool:
+    """Whether `partner` is a known-good reference against `node`: it passed in a pair, and each failing pair it was
+    in holds `node`, a node already named, or a node that never passed (a slow pair is noise as often as not). A
+    partner with a failure nothing else explains (a second flaky node, which passed once too) proves nothing of
+    `node`: two flaky nodes would otherwise name each other and every healthy node they met."""
+    return partner in cleared and all(t.verdict != FAIL or node in t.outcome.nodes
+                                      or any(b != partner and (b in blamed or b not in cleared) for b in t.outcome.nodes)
+                                      for t in tried if partner in t.outcome.nodes)
+
+
+def _strikes(tried: Sequence[Tried], cleared: set[str], blamed: set[str]) -> dict[str, list[Tried]]:
+    """node → the slow or failing pairs in which every other member is a known-good reference for it (the node is
+    the odd one out). A node's own pass does not spare it: a flaky node passes one pair and fails the next."""
     found: dict[str, list[Tried]] = {}
     for t in tried:
         if t.verdict == PASS:
             continue
         for n in t.outcome.nodes:
-            if all(m in cleared for m in t.outcome.nodes if m != n):
+            if all(_clean_for(m, n, tried, cleared, blamed) for m in t.outcome.nodes if m != n):
                 found.setdefault(n, []).append(t)
     return found
 
 
 def _blamed(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]:
-    """The nodes named: a strike against CONFIRM different cleared partners (one slow or timed-out pair on a busy
-    host is noise as often as not; the same node twice, with two known-good partners, is not)."""
-    return {n: ts for n, ts in _strikes(tried, cleared).items()
-            if len({m for t in ts for m in t.outcome.nodes if m != n}) >= CONFIRM}
+    """The nodes named: a strike against CONFIRM different known-good partners (one slow or timed-out pair on a busy
+    host is noise as often as not; the same node twice, with two known-good partners, is not). A named node explains
+    its partners' failures with it, which may make them references for another: repeated until nothing changes
+    (it only grows, so it ends)."""
+    blamed: dict[str, list[Tried]] = {}
+    while True:
+        found = {n: ts for n, ts in _strikes(tried, cleared, set(blamed)).items()
+                 if len({m for t in ts for m in t.outcome.nodes if m != n}) >= CONFIRM}
+        if found.keys() == blamed.keys():
+            return found
+        blamed = found
 
 
 def _unexplained(tried: Sequence[Tried], cleared: set[str], blamed: dict[str, list[Tried]]) -> set[str]:

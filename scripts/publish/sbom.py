@@ -47,7 +47,11 @@ def lock_hashes(text: str) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-# The venv's layers (templates/partials/builder.j2): the CUDA wheels under <venv>/cuda, torch's, then the rest.
+# The venv's layers (templates/partials/builder.j2): the CUDA wheels under <venv>/cuda in four layers (the ones
+# named here by their name's start, the toolkit's libraries in `cuda`), torch's, then the rest. The rule is
+# scripts/plan/venvparts.py's, written again here since this runs alone on the image's Python; a unit test keeps
+# the two alike over every lock.
+CUDA_LAYERS = (("nvidia-cusparselt-", "cusparselt"), ("nvidia-nccl-", "nccl"), ("nvidia-cudnn-", "cudnn"))
 TORCH_LAYER = frozenset({"torch", "torchvision", "triton"})
 
 
@@ -56,9 +60,9 @@ def _metas(venv: Path) -> list[Path]:
 
 
 def layer_of(venv: Path, meta: Path, name: str) -> str:
-    """Which venv layer a distribution lives in: cuda, torch or rest."""
+    """Which venv layer a distribution lives in: cusparselt, cuda, nccl, cudnn, torch or rest."""
     if meta.parent.parent == venv / "cuda":
-        return "cuda"
+        return next((layer for start, layer in CUDA_LAYERS if canonical(name).startswith(start)), "cuda")
     return "torch" if canonical(name) in TORCH_LAYER else "rest"
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import cuda, ib, kernel, nccl, smi, ulimit
+from . import cuda, dcgm, ib, kernel, nccl, smi, smitable, ulimit
 
 MAX_BYTES = 32 << 20          # a log larger than this is not read whole: the tail holds the failure
 
@@ -23,11 +23,14 @@ class Kind:
 # Most specific first: an nvidia-smi -q report may quote a kernel line, an NCCL log may quote ulimit.
 KINDS: tuple[Kind, ...] = (
     Kind("nvidia-smi -q", "gpu", smi.detect, smi.parse),
+    Kind("nvidia-smi table", "gpu", smitable.detect, smitable.parse),
+    Kind("DCGM field values", "gpu", dcgm.detect, dcgm.parse),
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),
-    Kind("ulimit -a", "fabric", ulimit.detect, ulimit.parse),
+    Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
+    Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
 )
 
 
@@ -69,9 +72,16 @@ def explain_text(text: str, path: str, options: Any) -> Any:
 
     kind = kind_of(text)
     if kind is None:
-        result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(k.name for k in KINDS)})")
+        result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(dict.fromkeys(k.name for k in KINDS))})")
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dmesg / journalctl -k, NCCL_DEBUG=INFO output, ulimit -a.")
     result = judge(CHECKS[kind.check], kind.parse(text), options, source=path)
+    if result.code == "FACTS_INVALID":
+        # the facts are verify's own parser's, not a record someone wrote: their fault is verify's, never the job's
+        # (nor the host's: the tool's trouble is no node's fault), so the verdict names no owner
+        result.summary = (f"verify's {kind.name} parser read {path} into facts its judge refuses ({result.summary}): "
+                          "a verify bug, not the job's, the image's or the host's")
+        result.remedy = "Report it to verify's maintainers with the file; judge the node from the raw text meanwhile."
+        result.owner = None
     result.details.insert(0, f"explained from {path}, read as {kind.name}")
     return result

@@ -1,5 +1,8 @@
 """A CUDA runtime's refusal to initialise as programs print it (torch's `CUDA initialization: ... Error 802: system
-not yet initialized`, cuda-samples' `code=802(cudaErrorSystemNotReady)`, gpu-burn's `Couldn't init CUDA`), with
+not yet initialized`, cuda-samples' `code=802(cudaErrorSystemNotReady)`, gpu-burn's `Couldn't init CUDA` and
+`Error (gpu_burn-drv.cpp:298): system not yet initialized`, nccl-tests' `Test CUDA failure common.cu:941 'system not
+yet initialized'`): a line that names a refusal verify/checks/gpu/cuda_errors.py knows (its name or string, in any wording), or
+gives its number where the line is about CUDA, with
 `nvidia-smi -L`'s device lines where they are quoted: into the gpu facts' `cuda_init_error` (decoded by
 verify/checks/gpu/cuda_errors.py) and `devices`."""
 from __future__ import annotations
@@ -7,15 +10,27 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..checks.gpu.cuda_errors import decode
+from ..checks.gpu.cuda_errors import decode, named
 
+# torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
+# where verify/checks/gpu/cuda_errors.py decodes the rest: `CUDA error: an illegal memory access` is a job's kernel, no refusal.
 _REFUSAL = re.compile(r"cudaGetDeviceCount|CUDA initialization|cuInit|init CUDA|cudaErrorSystemNotReady|"
-                      r"cuda runtime error \(\d+\)|CUDA error at|returned \d{2,3}\b", re.IGNORECASE)
+                      r"cuda runtime error \(\d+\)|CUDA error at|CUDA error: |THCudaCheck FAIL|returned \d{2,3}\b|"
+                      # gpu_burn's `Error (gpu_burn-drv.cpp:298): <message>`, nccl-tests' `Test CUDA failure common.cu:941`
+                      r"\bError \([\w.-]+:\d+\): |CUDA failure [\w.-]+:\d+",
+                      re.IGNORECASE)
 _SMI_L = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)", re.MULTILINE)
 
 
+_CUDA = re.compile(r"\bcuda", re.IGNORECASE)
+
+
+def _is_refusal(line: str) -> bool:
+    return bool(named(line) or ((_REFUSAL.search(line) or _CUDA.search(line)) and decode(line)))
+
+
 def _refusal(text: str) -> str | None:
-    return next((line.strip()[:400] for line in text.splitlines() if _REFUSAL.search(line) and decode(line)), None)
+    return next((line.strip()[:400] for line in text.splitlines() if _is_refusal(line)), None)
 
 
 def detect(text: str) -> bool:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ..shared import rdma
+from .notknown import known
 
 _IBSTAT_CA = re.compile(r"^CA '([^']+)'", re.MULTILINE)
 _IBSTATUS_CA = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:", re.MULTILINE)
@@ -26,8 +27,25 @@ def _word(value: str) -> str:
     return STATE.get(v.lower(), PHYS.get(v.lower(), v))
 
 
+# ibv_devinfo -v (rdma-core libibverbs/examples/devinfo.c): `active_width: 4X (2)` and `active_speed: 25.0 Gbps (32)`,
+# the lane's rate and, in brackets, enum ibv_port_speed (verbs.h), which names the generation where the Gb/s do not
+# (FDR10 and QDR both print 10.0). The port's rate is lanes x lane rate, named as sysfs names it (`100 Gb/sec (4X EDR)`).
+SPEED = {1: "SDR", 2: "DDR", 4: "QDR", 8: "FDR10", 16: "FDR", 32: "EDR", 64: "HDR", 128: "NDR", 256: "XDR"}
+_WIDTH = re.compile(r"^(\d+)X\b")
+_LANE = re.compile(r"^(\d+(?:\.\d+)?) Gbps(?: \((\d+)\))?")
+
+
+def _devinfo_rate(fields: dict[str, str]) -> str | None:
+    width, lane = _WIDTH.match(fields.get("active_width", "")), _LANE.match(fields.get("active_speed", ""))
+    if not (width and lane):
+        return None                     # one of the two unknown (or a speed devinfo could not name): no rate
+    lanes, gbps = int(width.group(1)), float(lane.group(1))
+    name = SPEED.get(int(lane.group(2))) if lane.group(2) else None
+    return f"{lanes * gbps:g} Gb/sec ({lanes}X{' ' + name if name else ''})"
+
+
 def _port(fields: dict[str, str]) -> dict[str, Any]:
-    rate = fields.get("rate") or fields.get("active_speed")
+    rate = fields.get("rate") or _devinfo_rate(fields)
     gbps, width, speed = rdma.rate(rate) if rate and "Gb" in rate else (
         float(rate), None, None) if rate and re.fullmatch(r"\d+(\.\d+)?", rate) else (None, None, None)
     state = fields.get("state")
@@ -48,6 +66,8 @@ def _blocks(text: str) -> list[tuple[str, int, dict[str, str]]]:
         if m := (_IBSTAT_CA.match(line) or _DEVINFO_CA.match(line)):
             if ca and port is not None:
                 out.append((ca, port, fields))
+            elif ca and "state" in hca and hca.get("phys_port_cnt", "1") == "1":
+                out.append((ca, 1, hca))
             ca, port, fields, hca = m.group(1), None, {}, {}
         elif m := _IBSTATUS_CA.match(line):
             if ca and port is not None:
@@ -59,9 +79,14 @@ def _blocks(text: str) -> list[tuple[str, int, dict[str, str]]]:
             port, fields = int(m.group(1)), dict(hca)
         elif (m := _FIELD.match(line)) and ca:
             key = m.group(1).strip().lower()
-            (fields if port is not None else hca)[key] = m.group(2)
+            # `N/A`/`Unknown` is no value (null), except a link layer's `Unknown`: EFA's sysfs word (FACTS.md)
+            value = m.group(2) if key in ("link layer", "link_layer") else known(m.group(2))
+            if value is not None:
+                (fields if port is not None else hca)[key] = value
     if ca and port is not None:
         out.append((ca, port, fields))
+    elif ca and "state" in hca and hca.get("phys_port_cnt", "1") == "1":
+        out.append((ca, 1, hca))        # `ibv_devinfo | grep` drops the `port:` line; one port: it is port 1
     return out
 
 

@@ -19,12 +19,41 @@ _TRACE = re.compile(r"\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")
 _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
 _COMPLETION = re.compile(r"NET/IB ?: ?Got completion.*?(?:with (?:error|status=)\s*\d+)[^\n]*")
+# a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
+# `bootstrap.cc:... NCCL WARN Bootstrap : ...`), quoted with or without its host:pid:tid prefix: the group never formed
+_INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ NCCL WARN [^\n]*")
+
+
+# NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (host:pid:tid [cudaDev]), under whatever a launcher puts before it:
+# such lines are NCCL's log even when none of them decides anything (it is said, then not judged).
+_OWN = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
 
 
 def detect(text: str) -> bool:
+    """An NCCL log that shows something decisive (tried before a CUDA refusal, which an NCCL log may quote)."""
     log = ncclog.parse(text)
     return bool(log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text))))
+
+
+def detect_any(text: str) -> bool:
+    """NCCL's lines with nothing decisive (a communicator set up, under any launcher's prefixes: Ray's stacked
+    `(EngineCore_DP0 pid=..) (RayWorkerWrapper pid=.., ip=..)`): tried last, after a CUDA refusal such a log may
+    quote, so it is said as NCCL's log and not judged rather than "not recognised"."""
+    return len(_OWN.findall(text, 0, 1 << 20)) >= 1 or bool(ncclog.parse(text))
+
+
+# src/init.cc: `comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d` (2.19 on; `nranks` before,
+# without nNodes): the communicator's size and how many nodes it spans (the largest communicator of the log)
+_COMM = re.compile(r"\bcomm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks (\d+)(?: nNodes (\d+))?")
+
+
+def _sizes(text: str) -> tuple[int | None, int | None]:
+    comms = [(int(m.group(1)), int(m.group(2)) if m.group(2) else None) for m in _COMM.finditer(text)]
+    if not comms:
+        return None, None
+    nodes = [n for _, n in comms if n is not None]
+    return max(r for r, _ in comms), max(nodes) if nodes else None
 
 
 def _error(text: str) -> str | None:
@@ -36,6 +65,8 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {completion.group(0).strip()[:300]}"
     if failed := _ERROR.search(text):
         return f"all_reduce: {failed.group(0).strip()[:300]}"
+    if warned := _INIT_WARN.search(text):
+        return f"init: {warned.group(0).strip()[:300]}"
     traces = list(dict.fromkeys(m.group(0) for m in _TRACE.finditer(text)))
     if not any(_INIT.search(t) for t in traces):
         return None                    # a trace elsewhere need not end the job: only a failed bootstrap is read
@@ -45,5 +76,6 @@ def _error(text: str) -> str | None:
 def parse(text: str) -> dict[str, Any]:
     version = _VERSION.search(text)
     error = _error(text)
+    world, nodes = _sizes(text)
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
-            "nccl_log": ncclog.parse(text)}
+            "world_size": world, "nodes": nodes, "nccl_log": ncclog.parse(text)}

@@ -1,13 +1,16 @@
 """`nvidia-smi -q` (whole, `-d SECTION`, or grepped excerpts): its indented sections read as paths (`Fabric/Health/
 Summary`) per `GPU <bus id>` block, into the gpu facts' devices. Both wordings are read: "Clocks Throttle Reasons"
 (to driver 525) and "Clocks Event Reasons" (530 on); ECC as "Double Bit / Single Bit ... Total" (older) or "DRAM /
-SRAM Correctable / Uncorrectable" (R450 on); `N/A` is the GPU not having the field (`unsupported`)."""
+SRAM Correctable / Uncorrectable" (R450 on). A value nvidia-smi prints for what it does not know or the GPU does not
+have (`N/A`, `[N/A]`, `Not Supported`, `Unknown`) is null, never a fact; only the Fabric State's `N/A` has a word of
+its own in verify/FACTS.md (`not_supported`: the GPU has no fabric)."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
 from ..checks.gpu.gpuhealth import THROTTLE_BITS
+from .notknown import known
 
 _GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _LINE = re.compile(r"^(\s*)([^:]+?)\s*(?::\s*(.*?))?\s*$")
@@ -24,7 +27,9 @@ assert set(REASONS.values()) == set(THROTTLE_BITS)
 
 def detect(text: str) -> bool:
     hits = sum(1 for m in _MARKS if re.search(rf"^\s*{re.escape(m)}\b", text, re.MULTILINE))
-    return "NVSMI LOG" in text or hits >= 2 or bool(re.search(r"^\s*CliqueId\s*:", text, re.MULTILINE))
+    # a grepped `-d PERFORMANCE` excerpt: the reasons' header with its first reason, `Idle : Not Active`, under it
+    reasons = re.search(r"^\s*Clocks (?:Event|Throttle) Reasons\s*\n\s*Idle\s*:", text, re.MULTILINE)
+    return "NVSMI LOG" in text or hits >= 2 or bool(reasons or re.search(r"^\s*CliqueId\s*:", text, re.MULTILINE))
 
 
 def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
@@ -57,12 +62,16 @@ def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
     return header, gpus
 
 
-def _find(fields: dict[str, str], *tails: str) -> str | None:
+def _find_raw(fields: dict[str, str], *tails: str) -> str | None:
     for tail in tails:
         for path, value in fields.items():
             if path == tail or path.endswith("/" + tail):
                 return value
     return None
+
+
+def _find(fields: dict[str, str], *tails: str) -> str | None:
+    return known(_find_raw(fields, *tails))
 
 
 def _int(value: str | None) -> int | None:
@@ -100,10 +109,11 @@ def _reasons(fields: dict[str, str]) -> tuple[int | None, int | None]:
 
 
 def _fabric(fields: dict[str, str]) -> dict[str, Any] | None:
-    state = _find(fields, "fabric/state")
+    state = _find_raw(fields, "fabric/state")      # `N/A` here is FACTS.md's `not_supported`, kept apart
     if state is None:
         return None
-    health = {"summary": (_find(fields, "fabric/health/summary") or "").lower() or None,
+    summary = (_find(fields, "fabric/health/summary") or "").strip().lower()
+    health = {"summary": summary if summary in ("healthy", "unhealthy") else None,     # FACTS.md's two words
               "degraded_bandwidth": {"degraded": True, "full": False}.get(
                   (_find(fields, "fabric/health/bandwidth") or "").lower()),
               "route_recovery": _bool(_find(fields, "fabric/health/route recovery in progress")),
@@ -111,13 +121,12 @@ def _fabric(fields: dict[str, str]) -> dict[str, Any] | None:
               "access_timeout_recovery": _bool(_find(fields, "fabric/health/access timeout recovery")),
               "incorrect_configuration": None}
     config = _find(fields, "fabric/health/incorrect configuration")
-    if config is not None and config.strip().lower() not in ("n/a", "not supported"):
+    if config is not None:
         health["incorrect_configuration"] = config.strip().lower() not in ("none", "false", "no")
     status = _find(fields, "fabric/status")
     clique = _int(_find(fields, "fabric/cliqueid"))
     return {"state": FABRIC_STATE.get(state.strip().lower()), "clique_id": clique,
-            "status": None if status is None or status.strip().upper() == "N/A" else
-            "success" if status.strip().lower() == "success" else status.strip(),
+            "status": None if status is None else "success" if status.strip().lower() == "success" else status.strip(),
             "cluster_uuid": _find(fields, "fabric/clusteruuid"),
             "health": health if any(v is not None for v in health.values()) else None}
 
@@ -135,6 +144,7 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
               "failed": None if failed is None else int(bool(_yes(failed)))}
     temp = _find(fields, "temperature/gpu current temp")
     slow = _find(fields, "temperature/gpu slowdown temp")
+    fabric = _fabric(fields)      # a GPU with a fabric state other than N/A sits behind NVSwitches (NVML's probe)
     return {"index": n if bus else None, "name": _find(fields, "product name"), "uuid": _find(fields, "gpu uuid"),
             "pci_bus_id": bus or _find(fields, "pci/bus id"),
             "ecc_volatile_uncorrectable": _ecc(fields, "volatile", False),
@@ -150,11 +160,13 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
             "pcie_width_max": _int(_find(fields, "link width/max")),
             "temperature_c": float(t) if (t := _int(temp)) is not None and "N/A" not in (temp or "") else None,
             "temperature_slowdown_c": float(s) if (s := _int(slow)) else None,
-            "fabric": _fabric(fields), "nvswitch": True if _find(fields, "fabric/cliqueid") else None}
+            "fabric": fabric, "nvswitch": True if _find(fields, "fabric/cliqueid") or (fabric or {}).get("state") in (
+                "completed", "in_progress", "not_started") else None}
 
 
 def parse(text: str) -> dict[str, Any]:
     header, gpus = _tree(text)
     devices = [_device(n, bus, fields) for n, (bus, fields) in enumerate(gpus)]
-    return {"torch": None, "driver": header.get("driver version"), "cuda_driver": header.get("cuda version"),
+    return {"torch": None, "driver": known(header.get("kmd version") or header.get("driver version")),
+            "cuda_driver": known(header.get("cuda umd version") or header.get("cuda version")),
             "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}

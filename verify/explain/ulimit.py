@@ -1,5 +1,9 @@
-"""`ulimit -a` (bash, and dash/busybox's `-l: locked-in-memory size (kb)`): the memlock limit, as the fabric facts'
-`memlock` (bytes, or "unlimited"). bash prints `max locked memory       (kbytes, -l) 64`."""
+"""The memlock limit, as the fabric facts' `memlock` (bytes, or "unlimited"), from `ulimit -a` (bash's `max locked
+memory       (kbytes, -l) 64`, dash/busybox's `-l: locked-in-memory size (kb)`) and from what RDMA libraries print
+when the limit bites: UCX's `mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked memory
+(ulimit -l) to 'unlimited' (current: 64 kbytes)` (src/uct/ib/base/ib_log.c) and libibverbs' `libibverbs: Warning:
+RLIMIT_MEMLOCK is 65536 bytes.` (libibverbs/init.c). Those name the verbs device in use (`verbs_devices`) where they
+print it: the limit was read where RDMA runs."""
 from __future__ import annotations
 
 import re
@@ -7,16 +11,36 @@ from typing import Any
 
 _BASH = re.compile(r"^max locked memory\s+\((kbytes|bytes|blocks)?,?\s*-l\)\s+(\S+)\s*$", re.MULTILINE)
 _DASH = re.compile(r"^-l:\s+locked-in-memory size \((kb|kbytes)\)\s+(\S+)\s*$", re.MULTILINE)
+_UCX = re.compile(r"max locked memory.*\(current:\s*(\d+|unlimited)\s*(kbytes|bytes|kb)?\)", re.IGNORECASE)
+_VERBS = re.compile(r"RLIMIT_MEMLOCK is (\d+) bytes")
+_DEVICE = re.compile(r"\b((?:mlx\d+|rocep\w+|irdma\w*|efa|bnxt_re|qedr|hfi1_|cxgb\d_|ionic_|erdma_)\w*)\s*:\s*ibv_")
 
 
 def detect(text: str) -> bool:
-    return bool(_BASH.search(text) or _DASH.search(text))
+    return bool(_BASH.search(text) or _DASH.search(text) or _UCX.search(text) or _VERBS.search(text))
+
+
+def _library(text: str) -> dict[str, Any]:
+    """A verbs library's own memlock message; the device it names is a verbs device in use."""
+    devices = sorted(set(_DEVICE.findall(text)))
+    verbs = _VERBS.search(text)
+    if verbs:
+        return {"memlock": int(verbs.group(1)), **({"verbs_devices": devices} if devices else {})}
+    found = _UCX.search(text)
+    value = found.group(1) if found else ""
+    if value.lower() == "unlimited":
+        return {"memlock": "unlimited"}
+    unit = 1 if found and (found.group(2) or "").lower() == "bytes" else 1024
+    limit = {"memlock": int(value) * unit} if value.isdecimal() else {}
+    return {**limit, "verbs_devices": devices} if limit and devices else limit
 
 
 def parse(text: str) -> dict[str, Any]:
     found = _BASH.search(text) or _DASH.search(text)
-    value = found.group(2) if found else ""
+    if not found:
+        return _library(text)
+    value = found.group(2)
     if value == "unlimited":
         return {"memlock": "unlimited"}
-    unit = 1 if found and found.group(1) == "bytes" else 1024
+    unit = 1 if found.group(1) == "bytes" else 1024
     return {"memlock": int(value) * unit} if value.isdecimal() else {}

@@ -37,6 +37,7 @@ from .gpu import (
     RowRemap,
     Sample,
     Sdc,
+    SxidEvent,
     TorchMapEntry,
     XidEvent,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "Sdc",
     "ShmFacts",
     "SizeRow",
+    "SxidEvent",
     "TorchMapEntry",
     "TrainConfig",
     "TrainFacts",

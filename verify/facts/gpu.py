@@ -174,6 +174,15 @@ class XidEvent(TypedDict, total=False):
     source: str | None
 
 
+class SxidEvent(TypedDict, total=False):
+    """An NVSwitch SXid in the kernel log (`nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028, ...`): the switch's."""
+    sxid: int
+    pci_bus_id: str | None
+    text: str | None
+    time: str | None
+    source: str | None
+
+
 class GpuFacts(TypedDict, total=False):
     """What the gpu check's probe records (verify/FACTS.md, "gpu facts")."""
     torch: str | None
@@ -197,3 +206,4 @@ class GpuFacts(TypedDict, total=False):
     perf: list[Perf] | None
     sdc: list[Sdc] | None
     xid_events: list[XidEvent] | None
+    sxid_events: list[SxidEvent] | None

@@ -16,9 +16,10 @@ bad option, a bad TORCHIMAGES_BREAKER, a crash of ours included: their line on s
 the metrics still tell them apart). Exit 2: bad arguments (not as Prolog=). Exit 5: --revalidate refused.
 `--revalidate` (run on the drained node itself): resumes it only when torchimages drained it, its history is whole
 and clean, it has not failed again within the flap window, the repair the catalog asks for is seen (a reboot since
-the drain), and the preflight passes now with the GPUs Slurm's Gres (else the drain) says it has.
-The whole run is bounded by --budget plus --grace (a confirmation gets what is left); SIGTERM stops verify's whole
-process group and ends the prolog.
+the drain, or a GPU reset recorded since: verify/prolog/repair.py), and the preflight passes now with the GPUs Slurm's Gres (else the drain) says it has.
+The whole run is capped at --budget + --grace (default grace: the budget, at least 60 s), the confirmation, the kernel log and
+Slurm's commands included (verify/prolog/deadline.py: a run ends by the cap + 3 s; set Slurm's PrologEpilogTimeout
+above that); SIGTERM stops verify's whole process group and ends the prolog.
 """
 from __future__ import annotations
 
@@ -27,24 +28,260 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import time
 from types import FrameType
 from typing import Any
 
-from . import history, metrics, slurm
-from .act import act
-from .assess import assess
-from .revalidate import revalidate
-from .settings import DEFAULT_STATE_DIR, Config, Interrupted, UsageError, config, mode_of, parser, say
+from . import history, kernlog, metrics, slurm, statefile, xid
+from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
+from .config import Config as Config
+from .config import Interrupted as Interrupted
+from .config import UsageError as UsageError
+from .config import _mode
+from .config import _parser as _parser
+from .config import config as config
+from .config import expected_gpus as expected_gpus
+from .deadline import STOP_S, Overran, arm
+from .notes import _note, _report_gpus, _say
+from .repair import REBOOT_CODES
 from .verdict import (
     EXIT_BREAKER,
+    EXIT_FAULT,
     EXIT_NOT_ASSESSED,
     EXIT_PASS,
     EXIT_USAGE,
+    FAULT,
     NOT_ASSESSED,
+    PASS,
     Verdict,
+    confirmation,
+    decide,
+    merge,
+    not_assessed,
+    timed_out,
 )
+from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
+from .verifyrun import _load_report
+from .verifyrun import _run_verify as _run_verify
+from .verifyrun import _verify_env as _verify_env
+from .verifyrun import verify_command as verify_command
 
+BREAKER_LOCK_WAIT_S = 30.0
+KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
+HANG_MARGIN = 1.5               # verify stopped with less than this x its budget: the cap's fault, not a hang
+LARGEST_SHARE = 0.5             # of the budget, the most a check gets in verify's first run (nccl's weight)
+HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
+DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
+
+
+# ---------------------------------------------------------------------------------------------------- assess
+
+def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Verdict, dict[str, Any] | None]:
+    """verify --preflight (all its checks, or one): its verdict and report; never raises but Interrupted."""
+    with tempfile.TemporaryDirectory(prefix="torchimages-prolog-") as tmp:
+        out = os.path.join(tmp, "preflight.json")
+        cmd = [*verify_command(cfg.python), "--preflight", "--budget", f"{budget:g}", "--json", out]
+        cmd += ["--checks", check] if check else []
+        cmd += ["--expect-gpus", str(cfg.expected_gpus)] if cfg.expected_gpus else []
+        limit = min(budget + cfg.grace_s, cfg.deadline.for_verify())
+        rc, last = _run_verify(cmd, limit)
+        if rc is None and limit < HANG_MARGIN * budget:
+            # stopped before it had clearly more than its own budget: the cap is our setting, no hang of the host's
+            # (and no run towards --hang-runs: BUDGET_TOO_SMALL ends the streak)
+            return not_assessed("BUDGET_TOO_SMALL", f"verify --preflight was stopped at {limit:.1f} s, under "
+                                f"{HANG_MARGIN:g} x its budget of {budget:g} s: the prolog's cap of "
+                                f"{cfg.deadline.cap:g} s (--budget + --grace) left it too little; raise --grace"), None
+        if rc is None:
+            return not_assessed("PREFLIGHT_TIMEOUT", f"verify --preflight ran past {limit:.0f} s (budget {budget:g} s"
+                                f", within the prolog's cap of {cfg.deadline.cap:g} s: --budget + --grace) and was "
+                                "stopped"), None
+        report, problem, kind = _load_report(out)
+        if problem and kind == "invalid":
+            return not_assessed("REPORT_INVALID", f"verify --preflight wrote {problem}"), None
+        if problem:
+            how = f"was killed by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals() else f"exited {rc}"
+            return not_assessed("PREFLIGHT_NO_REPORT", f"verify --preflight {how} and wrote no report"
+                                + (f": {last}" if last else "")), None
+    # under Prolog= and as a first step alike, a report that did not judge the GPUs Slurm allocated is no pass
+    verdict = decide(report, cfg.mode == "prolog" and bool(cfg.expected_gpus), gpus_allocated=bool(cfg.expected_gpus))
+    seen = _report_gpus(report) if verdict.kind == PASS and cfg.expected_gpus else None
+    if seen is not None and cfg.expected_gpus and seen < cfg.expected_gpus:
+        # a pass asked --expect-gpus N whose gpu check lists fewer NVML devices contradicts itself
+        return not_assessed("GPU_COUNT_UNPROVEN", f"the report passes, but its gpu check lists {seen} NVML device(s) "
+                            f"where Slurm allocated {cfg.expected_gpus}", "gpu"), report
+    return verdict, report
+
+
+def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]]:
+    """(code, summary) when the kernel log (read once, held until acted on) says drain; and the events by action."""
+    if not cfg.kernel_log:
+        return None, {}
+    state, problem = kernlog.load(cfg.state_dir, cfg.node)
+    if problem:
+        cfg.notes.append(problem)
+    # journalctl, then dmesg: each at most KERNLOG_SHARE of the cap, so that a hung one leaves verify its time
+    log = kernlog.read(cfg.deadline.bound(min(kernlog.TIMEOUT_S, cfg.deadline.cap * KERNLOG_SHARE), 0.1))
+    if log.lines is None:
+        cfg.notes.append(f"kernel log not read ({log.source}): Xids before this run are unknown")
+        lines: list[str] = []
+    else:
+        lines = log.lines
+    clock = kernlog.host_clock(cfg.proc)
+    if state.boot_id == clock.boot_id and kernlog.impossible(state, clock):
+        cfg.notes.append(f"kernel-log cursor {state.mono} is past this boot's uptime ({clock.uptime}): read again "
+                         "from the lookback")
+    cfg.kern, held = kernlog.advance(state, lines, clock, cfg.lookback_s)
+    if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
+        cfg.notes.append(problem)
+    counted: dict[str, int] = {}
+    for f in held:
+        counted[f.action] = counted.get(f.action, 0) + 1
+    return xid.judge(held), counted
+
+
+def _confirm(cfg: Config, report: dict[str, Any]) -> tuple[Verdict, dict[str, Any]]:
+    """The timed-out checks again, alone, with confirm-factor x the budget, within what is left of the run's time."""
+    names = timed_out(report)
+    wanted = cfg.budget * cfg.confirm_factor
+    if wanted < cfg.min_confirm_s:
+        return not_assessed("BUDGET_TOO_SMALL", f"{', '.join(names)} timed out within a budget of {cfg.budget:g} s; "
+                            f"a confirmation of {wanted:g} s (under --min-confirm {cfg.min_confirm_s:g} s) proves "
+                            "nothing: the budget is our setting, not the host's fault; raise --budget"), report
+    # the confirmation shares the cap: it gets what is left of it, and proves a hang only with more time than any
+    # check had of the budget in the first run (its largest share), now alone; the floors are the same in both runs
+    had = cfg.budget * LARGEST_SHARE
+    limit = round(min(wanted, cfg.deadline.for_verify()), 1)
+    if limit <= had:
+        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(names)} timed out, and the {limit:g} s left of the "
+                            f"prolog's cap of {cfg.deadline.cap:g} s (--budget + --grace) are no more than the "
+                            f"{had:g} s the largest share of the budget gave a check: too little to confirm it"), report
+    _say(f"{', '.join(names)} timed out; running {'it' if len(names) == 1 else 'them'} alone with {limit:g} s to "
+         "confirm")
+    rerun, rerun_report = preflight(cfg, limit, ",".join(names))
+    verdict = confirmation(report, rerun, rerun_report, limit, cfg.mode == "prolog" and bool(cfg.expected_gpus),
+                           gpus_allocated=bool(cfg.expected_gpus))
+    return verdict, merge(report, rerun_report) if isinstance(rerun_report, dict) else report
+
+
+def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
+    """A preflight that hung past budget + grace on --hang-runs runs in a row (this one included) is evidence: a
+    degrading GPU stalls its checker (NVSentinel's users report dozens of kills). Not with a budget too small."""
+    if v.code != "PREFLIGHT_TIMEOUT" or not cfg.hang_runs or cfg.budget * cfg.confirm_factor < cfg.min_confirm_s:
+        return v
+    runs = history.streak(events, HANG_CODES) + 1
+    if runs < cfg.hang_runs:
+        return v
+    return Verdict(FAULT, "PREFLIGHT_HUNG", "host", f"the preflight hung past its budget on {runs} runs in a row "
+                   f"(--hang-runs {cfg.hang_runs}): {v.summary}", "preflight")
+
+
+def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]:
+    """The node's verdict: the kernel log's evidence, the preflight, and a second run of the timed-out checks."""
+    kern, xids = kernel_evidence(cfg)
+    verdict, report = preflight(cfg, cfg.budget)
+    if verdict.kind == FAULT and not verdict.confirmed and report is not None:
+        if kern:
+            verdict = Verdict(FAULT, verdict.code, "host", f"{verdict.summary}; {kern[1]}", verdict.check)
+        else:
+            verdict, report = _confirm(cfg, report)
+    if kern and not verdict.drains:
+        verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
+    past = history.read(cfg.state_dir, cfg.node)
+    if past.error or past.garbled:              # said, never skipped silently: the hang streak reads what is left
+        cfg.notes.append(past.error or f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}")
+    return _hung(cfg, verdict, past.events), report, xids
+
+
+# ---------------------------------------------------------------------------------------------------- act
+
+def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict[str, Any]:
+    """What return to service must prove, kept with the drain: the GPUs the node had, its boot, the repair asked."""
+    return {"gpus": cfg.expected_gpus or _report_gpus(report), "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
+            "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check}
+
+
+def _refuse_drain(cfg: Config, v: Verdict, detail: str, line: str) -> int:
+    _note(cfg, "drain-refused", v.code, detail)
+    _say(line)
+    return EXIT_BREAKER
+
+
+def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
+    """Count, claim (drain with our signed reason), re-count: a claim that took the partition past the breaker
+    (prologs of other nodes claiming at the same time) is given back. Called under the breaker's lock. DRAINED, or
+    the exit status of a drain not done."""
+    rows, why = slurm.rows(cfg.partition)
+    if rows is None:
+        return _refuse_drain(cfg, v, f"breaker cannot count: {why}", f"{v.code} on {cfg.node} is the host's, but the "
+                             f"breaker cannot count drained nodes ({why}): not drained")
+    me = next((r for r in rows if r.name == cfg.node), None)
+    if me is not None and me.drained and not me.ours:
+        return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
+                             f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")
+    gate = slurm.breaker(rows, cfg.node, cfg.breaker)
+    if gate.open:
+        return _refuse_drain(cfg, v, gate.line(cfg.breaker, cfg.partition), f"BREAKER {v.code} on {cfg.node} is the "
+                             f"host's, but {gate.line(cfg.breaker, cfg.partition)}: not drained; look at the drained "
+                             "nodes first (sinfo -R)")
+    text = slurm.reason(cfg.node, str(v.code), v.summary, time.time())
+    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}", dry_run=cfg.dry_run):
+        _note(cfg, "drain-refused", v.code, refused)
+        _say(f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
+        return EXIT_FAULT
+    again, _ = (None, "") if cfg.dry_run else slurm.rows(cfg.partition)
+    if again is not None and slurm.over(again, cfg.node, cfg.breaker):
+        slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run)
+        gate = slurm.breaker(again, cfg.node, cfg.breaker)
+        return _refuse_drain(cfg, v, f"claim given back: {gate.line(cfg.breaker, cfg.partition)}",
+                             f"BREAKER {v.code} on {cfg.node}: other nodes were drained at the same time and "
+                             f"{gate.line(cfg.breaker, cfg.partition)}: this drain was given back")
+    _note(cfg, "drain", v.code, v.summary, _drain_facts(cfg, v, report))
+    if cfg.kern is not None and (problem := kernlog.save(cfg.state_dir, cfg.node, kernlog.settle(cfg.kern))):
+        _say(problem)                 # the kernel log's evidence was acted on: it is not counted again
+    return DRAINED
+
+
+def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
+    lock = os.path.join(cfg.state_dir, "breaker.lock")
+    try:
+        os.makedirs(cfg.state_dir, exist_ok=True)       # the folder may be a link an operator made; its files not
+        with statefile.locked(lock, cfg.deadline.bound(BREAKER_LOCK_WAIT_S)):
+            status = _claim(cfg, v, report)
+    except statefile.LockBusy as exc:
+        return _refuse_drain(cfg, v, str(exc.strerror), f"{v.code} on {cfg.node} is the host's, but the breaker's "
+                             f"lock was not had ({exc.strerror}): not drained")
+    except OSError as exc:
+        _say(f"the breaker's lock {lock} cannot be taken ({statefile.problem(exc, lock)}): counting without it")
+        status = _claim(cfg, v, report)
+    if status != DRAINED:
+        return status
+    if flap := history.failed_again_after_resume(history.read(cfg.state_dir, cfg.node).events, cfg.flap_window_s):
+        _note(cfg, "inspect", v.code, flap)
+        _say(f"INSPECT {cfg.node}: {flap}")
+    requeue = slurm.scontrol("requeue", cfg.job, dry_run=cfg.dry_run) if cfg.mode == "step" and cfg.job else None
+    if requeue:
+        _say(requeue)
+    return EXIT_FAULT
+
+
+def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
+    """What the verdict asks of Slurm, and the exit status that says it."""
+    if v.kind == PASS:
+        _note(cfg, "pass", None, v.summary)
+        return EXIT_PASS
+    if v.kind == NOT_ASSESSED:
+        _note(cfg, "not-assessed", v.code, v.summary)
+        _say(f"NOT ASSESSED on {cfg.node}: {v.code}; the node stays in service (the tool's trouble is not the node's)")
+        return EXIT_NOT_ASSESSED
+    _note(cfg, "fault", v.code, f"{v.owner}: {v.summary}")
+    if v.owner == "host":
+        return _drain(cfg, v, report)
+    _say(f"{v.code} is the {v.owner}'s to fix; node {cfg.node} is left in service")
+    return EXIT_FAULT if cfg.mode == "step" and not cfg.under_prolog else EXIT_PASS
+
+
+# ---------------------------------------------------------------------------------------------------- main
 
 def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any] | None, xids: dict[str, int],
              started: float) -> None:
@@ -56,7 +293,7 @@ def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any]
     try:
         metrics.write(cfg.metrics_dir, cfg.node, report, outcome)
     except (OSError, ValueError, metrics.Unavailable) as exc:
-        say(f"metrics not written to {cfg.metrics_dir}: {exc}")
+        _say(f"metrics not written to {cfg.metrics_dir}: {exc}")
 
 
 def _syslog(line: str) -> None:
@@ -81,12 +318,12 @@ def _value(argv: list[str], option: str) -> str | None:
 
 def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
     """Whether this run is Slurm's Prolog= (where a non-zero exit drains the node), read without the parser."""
+    if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog"):
+        return True               # slurmd runs it as Prolog=: whatever --mode or --revalidate say, non-zero drains
     if "--revalidate" in argv:
         return False
-    if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog"):
-        return True               # slurmd runs it as Prolog=: whatever --mode says, a non-zero exit drains
     forced = _value(argv, "--mode")
-    return mode_of(env, forced if forced in ("prolog", "step") else "auto") == "prolog"
+    return _mode(env, forced if forced in ("prolog", "step") else "auto") == "prolog"
 
 
 def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
@@ -108,7 +345,7 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
     state = _value(argv, "--state-dir") or env.get("TORCHIMAGES_STATE_DIR") or DEFAULT_STATE_DIR
     try:
         if failed := history.record(state, node, "not-assessed", code, problem):
-            say(failed)
+            _say(failed)
     except ValueError:
         pass
     where = _value(argv, "--metrics-dir") or env.get("TORCHIMAGES_METRICS_DIR")
@@ -119,19 +356,32 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
         try:
             metrics.write(where, node, None, outcome)
         except (OSError, ValueError, metrics.Unavailable) as exc:
-            say(f"metrics not written to {where}: {exc}")
+            _say(f"metrics not written to {where}: {exc}")
 
 
 def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     cfg = config(args, env)
+    if args.revalidate and cfg.under_prolog:
+        raise UsageError("--revalidate in Slurm's Prolog= (slurm.conf): it is `make undrain NODE=<node>` on a drained "
+                         "node; as Prolog= its refusals would drain every node a job starts on: remove it there")
+    disarm = arm(cfg.deadline.left() + STOP_S)    # the backstop: whatever still runs then is stopped
+    try:
+        return _gate(cfg, args, started)
+    finally:
+        disarm()
+        slurm.limit = None
+
+
+def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
     if args.revalidate:
-        status, verdict, report, xids = revalidate(cfg)
+        from .revalidate import revalidate  # here: it uses this module's assess (no import cycle at load)
+        status, verdict, report, xids = revalidate(cfg, assess)
     else:
         verdict, report, xids = assess(cfg)
         print(verdict.line(), flush=True)
         status = act(cfg, verdict, report)
     for note in cfg.notes:
-        say(note)
+        _say(note)
     _metrics(cfg, status, verdict, report, xids, started)
     if (cfg.mode == "prolog" or cfg.under_prolog) and not args.revalidate and status in (EXIT_NOT_ASSESSED,
                                                                                          EXIT_BREAKER):
@@ -160,7 +410,7 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     prolog = _as_prolog(argv, env)
     previous = _handle_signals()
     try:
-        return _run(parser().parse_args(argv), env, started)
+        return _run(_parser().parse_args(argv), env, started)
     except UsageError as exc:
         if prolog:
             ungated(argv, env, "CONFIG_ERROR", str(exc), started)
@@ -170,6 +420,10 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     except Interrupted as exc:
         ungated(argv, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started)
         return EXIT_PASS if prolog else 128 + exc.signum
+    except Overran:
+        ungated(argv, env, "PROLOG_OVERRAN", f"the run reached its cap ({time.time() - started:.0f} s: --budget + "
+                "--grace) and what still ran was stopped", started)
+        return EXIT_PASS if prolog else EXIT_NOT_ASSESSED
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - our own crash is never the node's fault
         ungated(argv, env, "PROLOG_CRASHED", f"torchimages-prolog failed: {type(exc).__name__}: {str(exc)[:200]}",
                 started)

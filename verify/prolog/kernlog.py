@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -81,9 +82,9 @@ def dmesg_argv() -> list[str]:
     return [shutil.which("dmesg") or "dmesg", "--kernel"]
 
 
-def _run(argv: list[str]) -> tuple[list[str] | None, str]:
+def _run(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[list[str] | None, str]:
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, check=False)
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{os.path.basename(argv[0])}: {exc}"
     if proc.returncode != 0:
@@ -92,11 +93,12 @@ def _run(argv: list[str]) -> tuple[list[str] | None, str]:
     return proc.stdout[-OUTPUT_CAP:].decode(errors="replace").splitlines(), " ".join(argv)
 
 
-def read() -> KernelLog:
-    lines, source = _run(journalctl_argv())
+def read(timeout: float = TIMEOUT_S) -> KernelLog:
+    """The current boot's kernel log; each command waited for at most `timeout` (the prolog's cap bounds it)."""
+    lines, source = _run(journalctl_argv(), timeout)
     if lines:
         return KernelLog(lines, source)
-    raw, dsource = _run(dmesg_argv())
+    raw, dsource = _run(dmesg_argv(), timeout)
     if raw is None:
         return KernelLog(None if lines is None else [], f"{source}; {dsource}")
     return KernelLog(raw, dsource)
@@ -180,6 +182,8 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
     Pure: a new boot drops what the last boot held; events older than the lookback drop out."""
     if clock.boot_id != state.boot_id:
         state = State(clock.boot_id)          # another boot: what the last one held is not this one's evidence
+    elif impossible(state, clock):
+        state = State(clock.boot_id, held=state.held)   # a cursor no read of this boot could leave: read it again
     floor = clock.uptime - lookback_s if clock.uptime is not None else None
     new: list[str] = []
     last, at_last = state.mono, list(state.at_mono)
@@ -202,6 +206,12 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
     held += [{"line": f.line, "mono": mono(f.line) if mono(f.line) is not None else -1.0} for f in found]
     return State(state.boot_id, last, at_last, unstamped[-HELD_MAX:], held[-HELD_MAX:]), \
         xid.parse([e["line"] for e in held[-HELD_MAX:]])
+
+
+def impossible(state: State, clock: Clock) -> bool:
+    """A cursor of this boot past its uptime (or not a number): kept by no read of it, so it would hide every line
+    stamped before it (an Xid too); the lines are read again from the lookback."""
+    return not math.isfinite(state.mono) or (clock.uptime is not None and state.mono > clock.uptime + 1)
 
 
 def settle(state: State) -> State:

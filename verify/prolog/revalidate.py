@@ -1,23 +1,26 @@
-"""`--revalidate`: return a drained node to service only when torchimages drained it, its history is whole and
-clean, it has not failed again within the flap window, the repair the catalog asks for is seen, and the preflight
-passes now with the GPUs the node should have."""
+"""`--revalidate` (`make undrain NODE=n`, run on the drained node itself): NVSentinel's return to service.
+
+The node is resumed only when torchimages drained it, its history is whole and clean, it has not failed again within
+the flap window, the repair NVIDIA's Xid catalog asks for is seen (verify/prolog/repair.py: a reboot, or a GPU reset
+recorded since the drain), and the preflight passes now with every GPU the node should have (Slurm's Gres, else
+the count recorded at the drain; a GPU drain with neither is refused). Exit 5 with one line otherwise.
+"""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from . import history, kernlog, slurm
-from .act import log_event, report_gpus
-from .assess import assess
-from .settings import REBOOT_CODES, Config, say
-from .verdict import (
-    EXIT_FAULT,
-    EXIT_NOT_ASSESSED,
-    EXIT_PASS,
-    EXIT_REFUSED,
-    PASS,
-    Verdict,
-    not_assessed,
-)
+from . import history, kernlog, repair, slurm
+from .config import Config
+from .notes import _note, _report_gpus, _say
+from .repair import repair_problem
+from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed
+
+# drains whose revalidation needs no GPU count: the shm or nccl check's, or a hung preflight's, are proven gone by the
+# preflight passing again (on a CPU node too); any other (the gpu check's, the kernel log's Xids, a drain whose check
+# is not recorded) must see the GPUs the node should have
+NO_GPU_CHECKS = frozenset({"shm", "nccl", "preflight"})
+DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
 
 
 def here_problem(node: str, here: frozenset[str], info: dict[str, str] | None) -> str | None:
@@ -31,23 +34,6 @@ def here_problem(node: str, here: frozenset[str], info: dict[str, str] | None) -
             f"(ssh {node} make undrain NODE={node})")
 
 
-def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: kernlog.Clock,
-                   booted: float | None) -> str | None:
-    """Why the repair NVIDIA's Xid catalog asks for (a GPU reset or a reboot) is not seen since the drain, or None.
-    A reboot is seen as another boot id than the drain's, else a boot time (/proc/stat btime) after it."""
-    code = (drain or {}).get("code") or (claimed[0] if claimed else None)
-    if (drain or {}).get("action") not in ("reset", "reboot") and code not in REBOOT_CODES:
-        return None
-    then = (drain or {}).get("boot_id")
-    if then and clock.boot_id:
-        return None if then != clock.boot_id else (f"drained for {code}, whose repair is a GPU reset or a reboot "
-                                                   f"(NVIDIA's Xid catalog); this is the same boot ({then})")
-    when = (drain or {}).get("epoch") or (claimed[1] if claimed else None)
-    if booted is not None and when is not None and booted > when:
-        return None
-    return f"drained for {code}, whose repair is a GPU reset or a reboot (NVIDIA's Xid catalog); no reboot seen since"
-
-
 def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | None:
     """Why the report does not show the GPUs the node should have (Slurm's Gres, else the drain's count), or None."""
     if not expected:
@@ -55,7 +41,7 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | No
     gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
     if gpu is None or gpu.get("status") not in ("pass", "warn"):
         return f"the gpu check {'did not run' if gpu is None else gpu.get('status')}: the node should have {expected} GPU(s)"
-    seen = report_gpus(report)
+    seen = _report_gpus(report)
     if seen is None or seen < expected:
         return f"NVML sees {seen or 0} GPU(s); the node should have {expected} (Slurm's Gres, else the drain's count)"
     return None
@@ -64,8 +50,8 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | No
 def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | None, dict[str, Any] | None,
                                                                    dict[str, int]]:
     if note:
-        log_event(cfg, "resume-refused", None, line)
-    say(f"REFUSED {cfg.node}: {line}; not resumed")
+        _note(cfg, "resume-refused", None, line)
+    _say(f"REFUSED {cfg.node}: {line}; not resumed")
     return EXIT_REFUSED, None, None, {}
 
 
@@ -79,31 +65,51 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
                "look at the lines, remove them, and revalidate again"
     if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s):
-        log_event(cfg, "inspect", None, flap)
+        _note(cfg, "inspect", None, flap)
         return f"flagged for hardware inspection: {flap}"
     drain = history.last_drain(past.events)
     claimed = slurm.parse_reason(row.reason_text, row.name)
-    if problem := repair_problem(drain, claimed, kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)):
-        return problem
+    if drain and claimed and not (isinstance(drain.get("epoch"), (int, float))
+                                  and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
+        drain = None              # the history's last drain is another one: this drain's facts are unknown
+    clock, booted = kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)
+    if repair_problem(drain, claimed, clock, booted):       # no reboot since: a GPU reset recorded since will do
+        resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
+        if problem := repair_problem(drain, claimed, clock, booted, resets):
+            return problem
+        _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
     gres = slurm.gres_gpus((info or {}).get("Gres", ""))
     recorded = (drain or {}).get("gpus")
-    cfg.expected_gpus = gres or (recorded if isinstance(recorded, int) and recorded > 0 else None) or cfg.expected_gpus
+    recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
+    cfg.expected_gpus = gres or recorded or cfg.expected_gpus
+    gpu_drain = drain is None or drain.get("check") not in NO_GPU_CHECKS or repair.needs_repair(drain, claimed) is not None
+    if not cfg.expected_gpus and gpu_drain:
+        # a GPU the node lost is proven back only against the count it should have: without one, a node whose
+        # NVML sees no GPU at all would pass
+        return (f"the GPUs {cfg.node} should have are unknown (no Gres=gpu:N for it in Slurm, "
+                f"{'no record of this drain' if drain is None else 'no count recorded at the drain'}): set the node's "
+                "Gres in slurm.conf, or read nvidia-smi on it and resume it by hand")
     return None
 
 
-def revalidate(cfg: Config) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
+Assess = Callable[[Config], tuple[Verdict, dict[str, Any] | None, dict[str, int]]]
+
+
+def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
+    """The return to service of cfg.node; `assess` is the gate's own (cli.assess: the kernel log, verify, its
+    confirmation)."""
     info, _ = slurm.node_info(cfg.node)
     if problem := here_problem(cfg.node, cfg.here, info):
         return _refused(cfg, problem, note=False)
     rows, why = slurm.rows(node=cfg.node)
     row = next((r for r in rows or [] if r.name == cfg.node), None)
     if row is None:
-        say(f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
+        _say(f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
         return EXIT_NOT_ASSESSED, None, None, {}
     if not row.ours:
         whose = f"drained with another reason ({row.reason_text!r})" if row.drained else f"not drained ({row.state})"
-        log_event(cfg, "resume-refused", None, f"{whose}: left alone")
-        say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
+        _note(cfg, "resume-refused", None, f"{whose}: left alone")
+        _say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
         return EXIT_REFUSED, None, None, {}
     if problem := _proof(cfg, row, info):
         return _refused(cfg, problem, note=False)
@@ -113,13 +119,13 @@ def revalidate(cfg: Config) -> tuple[int, Verdict | None, dict[str, Any] | None,
     print(verdict.line(), flush=True)
     if verdict.kind != PASS:
         status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED
-        log_event(cfg, "resume-refused", verdict.code, verdict.summary)
-        say(f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
+        _note(cfg, "resume-refused", verdict.code, verdict.summary)
+        _say(f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
         return status, verdict, report, xids
     if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run):
-        log_event(cfg, "resume-refused", None, refused)
-        say(refused)
+        _note(cfg, "resume-refused", None, refused)
+        _say(refused)
         return EXIT_REFUSED, verdict, report, xids
-    log_event(cfg, "resume", None, verdict.summary)
-    say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
+    _note(cfg, "resume", None, verdict.summary)
+    _say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
     return EXIT_PASS, verdict, report, xids

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .verdict import REASON_PREFIX, one_line
@@ -24,6 +25,8 @@ _REASON = re.compile(r"^torchimages:([A-Z][A-Z0-9_]{1,47}) #(\d{1,12})\.([0-9a-f
 # one node: a hostlist (`n[1-64]`, `a,b`) would make scontrol act on many
 _NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 TIMEOUT_S = 60.0
+# the seconds a Slurm command may take now: the prolog sets it to what is left of its cap (None: TIMEOUT_S)
+limit: Callable[[], float] | None = None
 
 
 def node_problem(name: str) -> str | None:
@@ -135,7 +138,7 @@ def gres_gpus(gres: str) -> int | None:
     total = 0
     for item in re.sub(r"\([^)]*\)", "", gres).split(","):
         parts = item.strip().split(":")
-        if parts[0] == "gpu" and len(parts) >= 2 and parts[-1].isdigit():
+        if parts[0] == "gpu" and len(parts) >= 2 and parts[-1].isascii() and parts[-1].isdigit():
             total += int(parts[-1])
     return total or None
 
@@ -158,7 +161,8 @@ def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[in
     if dry_run:
         return 0, ""
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False, errors="replace")
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=limit() if limit else TIMEOUT_S,
+                              check=False, errors="replace")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return 127, str(exc)
     return proc.returncode, proc.stdout if proc.returncode == 0 else (proc.stdout + proc.stderr).strip()

@@ -23,7 +23,7 @@ EXIT_USAGE = 2           # bad arguments or environment: one line, nothing done
 NOT_ASSESSED_CODES = frozenset({
     "BUDGET_TOO_SMALL", "CONFIG_ERROR", "GPU_COUNT_UNPROVEN", "GPU_NOT_ASSESSED", "OWNER_MISSING", "PREFLIGHT_EMPTY",
     "PREFLIGHT_INTERRUPTED", "PREFLIGHT_NO_REPORT", "PREFLIGHT_TIMEOUT", "PROLOG_CRASHED", "PROLOG_INTERRUPTED",
-    "REPORT_INVALID"})
+    "PROLOG_OVERRAN", "REPORT_INVALID"})
 EXIT_NOT_ASSESSED = 3    # no verdict could be reached: the node is left in service
 EXIT_BREAKER = 4         # a host fault, but draining it would pass the breaker's share: not drained
 EXIT_REFUSED = 5         # --revalidate refused: not drained by torchimages, flagged for inspection, still failing
@@ -146,7 +146,7 @@ def merge(report: dict[str, Any], rerun_report: dict[str, Any]) -> dict[str, Any
 
 
 def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limit_s: float,
-                 gpus_expected_by_scheduler: bool = False) -> Verdict:
+                 gpus_expected_by_scheduler: bool = False, gpus_allocated: bool | None = None) -> Verdict:
     """The verdict once the timed-out checks ran again alone with a longer limit: their new results replace the old
     ones; a timeout again is confirmed (the node's), a check that now ends was a busy host, not a broken one, and a
     confirmation that reached no verdict leaves the whole run not assessed."""
@@ -154,7 +154,7 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
         return not_assessed(rerun.code or "CONFIRMATION_FAILED",
                             f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
     again = {c["name"] for c in rerun_report["checks"]}
-    v = decide(merge(report, rerun_report), gpus_expected_by_scheduler)
+    v = decide(merge(report, rerun_report), gpus_expected_by_scheduler, gpus_allocated)
     if v.kind == FAULT and not v.confirmed and v.check in again:
         return Verdict(FAULT, v.code, v.owner, f"{v.summary} (confirmed: it failed again alone with {limit_s:.0f} s)",
                        v.check, confirmed=True)

@@ -1,7 +1,7 @@
 """NVIDIA Xid and SXid lines of a kernel log, judged by the one Xid catalog the gpu check uses too
 (verify/shared/xidcatalog.py: DRAIN, APP, WATCH, INFO; Xid 45 judged as the cause it names). Here: a DRAIN event drains,
-a WATCH code drains after REPEATS events on the same device within the lookback, APP and INFO never do. SXids: one
-that says Fatal drains, a non-fatal one and an SXid's detail lines are INFO; "fallen off the bus" without an Xid
+a WATCH code drains after REPEATS events on the same device within the lookback, APP and INFO never do. SXids by the
+same catalog (one that says Fatal drains, a non-fatal one is INFO, one without a severity by its code); "fallen off the bus" without an Xid
 (newer drivers print it on its own) drains as Xid 79.
 Pure: lines in, findings out.
 """
@@ -15,7 +15,7 @@ from ..shared.xidcatalog import APP as APP
 from ..shared.xidcatalog import DRAIN as DRAIN
 from ..shared.xidcatalog import INFO as INFO
 from ..shared.xidcatalog import WATCH as WATCH
-from ..shared.xidcatalog import after_application, classify
+from ..shared.xidcatalog import after_application, classify, sxid_action, sxid_states
 
 REPEATS = 3
 
@@ -24,8 +24,6 @@ _XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d+)\b(?:\s*,\s*
 _SXID = re.compile(r"(nvidia-nvswitch\d*): SXid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (\d+),\s*(.*)")
 _FALLEN = re.compile(r"NVRM:.*fallen off the bus")
 _ADDRESS = re.compile(r"NVRM: .*?\b(?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\b")
-_FATAL = re.compile(r"\bfatal\b", re.IGNORECASE)
-_NONFATAL = re.compile(r"\bnon-?fatal\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -43,16 +41,6 @@ class Finding:
         return f"{'SXid' if self.kind == 'sxid' else 'Xid'} {self.code} on {self.device}: {self.what}"
 
 
-def _sxid_action(rest: str) -> tuple[str, str]:
-    if _NONFATAL.search(rest):
-        return INFO, "non-fatal NVSwitch error"
-    if _FATAL.search(rest):
-        return DRAIN, "fatal NVSwitch error"
-    if rest.startswith(("Data {", "Severity")):
-        return INFO, "NVSwitch error detail (its severity is on another line)"
-    return WATCH, "NVSwitch error of unstated severity"
-
-
 def parse(lines: list[str]) -> list[Finding]:
     """Every Xid, SXid and fallen-off-the-bus event in the lines, in order. A fallen-off-the-bus message without an
     Xid may span lines (`NVRM: The NVIDIA GPU 0000:b3:00.0` ... `NVRM: fallen off the bus`): it names the device
@@ -60,6 +48,7 @@ def parse(lines: list[str]) -> list[Finding]:
     found: list[Finding] = []
     faulted: set[str] = set()          # GPUs whose process raised an application Xid
     device = "unknown"
+    stated = {(m.group(2), m.group(3)) for m in map(_SXID.search, lines) if m and sxid_states(m.group(4))}
     for line in lines:
         if m := _XID.search(line):
             bus = m.group(1)
@@ -69,7 +58,7 @@ def parse(lines: list[str]) -> list[Finding]:
             what = f"Xid {judged.xid}: {judged.what}" if judged.xid != judged.seen else judged.what
             found.append(Finding("xid", judged.seen, bus, judged.action, what, line.strip()))
         elif m := _SXID.search(line):
-            action, what = _sxid_action(m.group(4))
+            action, what = sxid_action(int(m.group(3)), m.group(4), (m.group(2), m.group(3)) in stated)
             found.append(Finding("sxid", int(m.group(3)), m.group(2), action, what, line.strip()))
         elif _FALLEN.search(line):
             here = _ADDRESS.search(line)

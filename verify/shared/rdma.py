@@ -204,13 +204,21 @@ def hca_matches(spec: str, names: list[str]) -> bool:
     return len(hit) < len(names) if exclude else bool(hit)
 
 
-def mixed_rails(adapters: Sequence[Mapping[str, Any]] | None) -> list[str] | None:
-    """The InfiniBand adapters of a node that also has active Ethernet (RoCE) ports at another rate, or None: there
-    NCCL, left without NCCL_IB_HCA, takes every verbs device it finds and pairs rails that do not reach each other."""
+def mixed_rails(adapters: Sequence[Mapping[str, Any]] | None, roce: bool = False) -> list[str] | None:
+    """The rails of a node whose active RDMA ports differ, or None: the InfiniBand adapters beside Ethernet (RoCE) ones
+    at another rate; with `roce`, also on an all-RoCE node the adapters at the top rate beside slower ones (storage,
+    management NICs). There NCCL, left without NCCL_IB_HCA, takes every verbs device it finds and pairs rails that do
+    not reach each other. `roce` is for a job that hung (NVIDIA/nccl#1277): on its own, a slower front-end RoCE NIC
+    beside the rails is the usual cloud node (DeepEP#17), no finding."""
     up = [(a, p) for a in adapters or [] for p in a.get("ports") or []
           if str(p.get("state") or "").rsplit(":", 1)[-1].strip().upper() == "ACTIVE" and p.get("rate_gbps")
           and p.get("link_layer")]
     layers = {str(p.get("link_layer")) for _, p in up}
-    if "InfiniBand" not in layers or len(layers) < 2 or len({float(p["rate_gbps"]) for _, p in up}) < 2:
+    rates = {float(p["rate_gbps"]) for _, p in up}
+    if len(rates) < 2:
         return None
-    return sorted({str(a.get("name")) for a, p in up if p.get("link_layer") == "InfiniBand"})
+    if "InfiniBand" in layers and len(layers) >= 2:
+        return sorted({str(a.get("name")) for a, p in up if p.get("link_layer") == "InfiniBand"})
+    if roce and layers == {"Ethernet"}:
+        return sorted({str(a.get("name")) for a, p in up if float(p["rate_gbps"]) == max(rates)})
+    return None

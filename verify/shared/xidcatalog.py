@@ -15,6 +15,11 @@ https://docs.nvidia.com/health-validation/reference/checks/xid.md):
 Xid 45 is the driver tearing down a process's channels ("preemptive cleanup"): alone it is the job ending, and
 when its line says `caused by previous Xid N` it is judged as N, the fault that ended the job. A context-switch
 timeout (109) on a GPU that raised an application Xid in the same log is that application being torn down.
+NVSwitch SXids follow the Fabric Manager User Guide (DU-09883-001, "NVSwitch SXid Errors"): a line that prints
+`Fatal` drains, `Non-fatal` never does (the gpu check warns on it, the prolog counts it); a line that prints no severity (a `Data {...}` or `Severity N` detail line) is
+detail when another line of the same switch and SXid states it, and otherwise takes the guide's impact for its code:
+one that stalls the NVLink traffic through the switch (GPU access hangs, jobs abort with Xid 45) drains, a single-bit
+ECC error the switch corrected is noted, any other detail line is noted and any other line watched.
 Pure: codes and messages in, actions out.
 """
 from __future__ import annotations
@@ -102,3 +107,37 @@ def storm(keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
     for key in keys:
         counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+# The guide's SXids whose impact is "NVLink traffic will be stalled, and subsequent GPU access will hang; the GPU
+# driver will abort CUDA jobs with Xid 45" (recovery: restart the VM / reset GPUs and switches).
+SXID_STALL: dict[int, str] = {11004: "ingress invalid ACL", 12028: "egress non-posted PRIV error"}
+# Single-bit ECC errors the switch corrects itself ("no guest VM impact").
+SXID_CORRECTED = frozenset({11012, 11021, 11022, 11023, 12021, 12023, 15008, 15011, 19049, 19055, 19057, 19059, 19062,
+                            19065, 19068, 19071, 24001})
+
+
+def sxid_states(message: str) -> bool:
+    """Whether an SXid line prints its severity (`Fatal`, `Non-fatal`)."""
+    return bool(_FATAL.search(message or ""))
+
+
+def sxid_action(code: int, rest: str, stated_elsewhere: bool = False) -> tuple[str, str]:
+    """One SXid line's action from what follows its code (`Non-fatal, Link 32 ...`, `Data {...}`); `stated_elsewhere`:
+    another line of the same switch and SXid prints the severity."""
+    rest = rest or ""
+    if _NONFATAL.search(rest):        # the switch contained it: never a drain (the gpu check warns, the prolog counts)
+        return INFO, "non-fatal NVSwitch error"
+    if _FATAL.search(rest):
+        return DRAIN, "fatal NVSwitch error"
+    if code in SXID_CORRECTED:
+        return INFO, "NVSwitch single-bit ECC error (corrected by the switch)"
+    detail = rest.startswith(("Data {", "Severity"))
+    if detail and stated_elsewhere:
+        return INFO, "NVSwitch error detail (its severity is on another line)"
+    if code in SXID_STALL:
+        return DRAIN, (f"NVSwitch {SXID_STALL[code]}: NVLink traffic through the switch stalls, GPU access hangs and "
+                       "jobs abort with Xid 45 (Fabric Manager guide)")
+    if detail:      # a detail line whose event's first line is not in the excerpt: reported, never drained on its own
+        return INFO, "NVSwitch error detail (its severity is not in the log)"
+    return WATCH, "NVSwitch error of unstated severity"

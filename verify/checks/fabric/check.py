@@ -320,7 +320,7 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
           f"{len(facts.get('uverbs') or [])} uverbs device(s) and the image lists "
           f"{len(facts.get('verbs_devices') or [])} through libibverbs; GPUDirect RDMA: {gdr(facts)[1]}")
     if facts.get("uverbs") is None or not facts.get("libraries"):     # a host listing alone (a translated ibstat)
-        if not any(p.get("state") is not None for _, p in _ports(adapters)):
+        if not found.items and not any(p.get("state") is not None for _, p in _ports(adapters)):
             return result.not_judged("no port state and no container side recorded: nothing "
                                   "to judge")
         ok = (f"host side: {len(adapters)} adapter(s), {len(active)} active port(s), {total:g} Gb/s, no port down or "

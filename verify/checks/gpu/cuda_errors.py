@@ -21,39 +21,53 @@ class Decoded:
     fix: str
 
 
-_RULES: list[tuple[re.Pattern[str], Decoded]] = [
-    (re.compile(r"unsatisfied condition: cuda\s*>=", re.IGNORECASE),
+# (the cudaError_t number or None, its names and strings as programs print them, what it means). The runtime's
+# name (cudaErrorSystemNotReady), the driver API's (CUDA_ERROR_SYSTEM_NOT_READY) and cudaGetErrorString's text are
+# each enough on their own; a bare number only after a word that makes it an error code (`Error 802`, `code=802`,
+# `returned 802`).
+_RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
+    (None, re.compile(r"unsatisfied condition: cuda\s*>=", re.IGNORECASE),
      Decoded("DRIVER_TOO_OLD", "host", "the NVIDIA Container Toolkit refused the container: the image's "
              "NVIDIA_REQUIRE_CUDA asks for a newer CUDA than the host driver supports",
              "Update the host driver, or use an image built for an older CUDA (NVIDIA_DISABLE_REQUIRE=1 only "
              "where the image carries a forward-compatibility package that matches a data-centre GPU).")),
-    (re.compile(r"\b(error|code)[ =:]*35\b|cudaErrorInsufficientDriver|driver version is insufficient|"
-                r"NVIDIA driver on your system is too old", re.IGNORECASE),
+    (35, re.compile(r"cudaErrorInsufficientDriver|CUDA_ERROR_INSUFFICIENT_DRIVER|driver version is insufficient|"
+                    r"NVIDIA driver on your system is too old", re.IGNORECASE),
      Decoded("DRIVER_TOO_OLD", "host", "CUDA error 35: the driver is older than the CUDA runtime this torch was built with",
              "Update the host driver to one that supports this CUDA version, or pick an image built for an older CUDA.")),
-    (re.compile(r"\b(error|code)[ =:]*802\b|cudaErrorSystemNotReady|system not yet initialized", re.IGNORECASE),
+    (802, re.compile(r"cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|system not yet initiali[sz]ed", re.IGNORECASE),
      Decoded("DRIVER_ERROR", "host", "CUDA error 802 (system not ready): on NVSwitch systems (HGX/DGX) the fabric "
              "manager is not running or has not finished training the fabric",
              "Start it on the host: `systemctl enable --now nvidia-fabricmanager` (same version as the driver), "
              "then check `nvidia-smi -q | grep -i fabric`.")),
-    (re.compile(r"\b(error|code)[ =:]*803\b|cudaErrorSystemDriverMismatch|"
-                r"unsupported display driver / cuda driver combination", re.IGNORECASE),
+    (803, re.compile(r"cudaErrorSystemDriverMismatch|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|"
+                     r"unsupported display driver / cuda driver combination", re.IGNORECASE),
      Decoded("DRIVER_ERROR", "image", "CUDA error 803: a forward-compatibility libcuda (cuda-compat package) in the "
              "image does not match the host's kernel driver",
              "Remove the cuda-compat libraries from the image's library path (or match them to the kernel driver).")),
-    (re.compile(r"\b(error|code)[ =:]*804\b|cudaErrorCompatNotSupportedOnDevice|"
-                r"forward compatibility was attempted on non supported HW", re.IGNORECASE),
+    (804, re.compile(r"cudaErrorCompatNotSupportedOnDevice|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|"
+                     r"forward compatibility was attempted on non supported HW", re.IGNORECASE),
      Decoded("DRIVER_ERROR", "image", "CUDA error 804: forward compatibility was used on a GPU that does not support "
              "it (it works on data-centre GPUs only)",
              "Drop the cuda-compat package from the image and use a CUDA version the host driver supports natively.")),
 ]
+_NUMBER = r"\b(?:error|code|returned|result)[ =:]*\(?{}\b"
 
 
 def decode(text: str | None) -> Decoded | None:
-    """The known cause of a CUDA driver error message, or None."""
+    """The known cause of a CUDA driver error message (by name, string or number), or None."""
     if not text:
         return None
-    for pattern, decoded in _RULES:
-        if pattern.search(text):
+    for number, words, decoded in _RULES:
+        if words.search(text) or (number is not None and re.search(_NUMBER.format(number), text, re.IGNORECASE)):
             return decoded
     return None
+
+
+def named(text: str | None) -> Decoded | None:
+    """The cause where the text names the error (a name or cudaGetErrorString's words), not a bare number: enough to
+    tell a CUDA error in any program's wording (nccl-tests' `Test CUDA failure common.cu:941 'system not yet
+    initialized'`, gpu_burn's `Error (gpu_burn-drv.cpp:298): system not yet initialized`)."""
+    if not text:
+        return None
+    return next((decoded for _, words, decoded in _RULES if words.search(text)), None)

@@ -9,13 +9,27 @@ ECC count that row remapping already handled, and what was not assessed, come la
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...facts import NONE, NvmlDevice, XidEvent
+from ...facts import NONE, NvmlDevice, SxidEvent, XidEvent
 from ...findings import HANDLED, Findings
 from ...result import FAIL, WARN, Status
-from ...shared.xidcatalog import APP, DRAIN, INFO, LOST, Judged, after_application, classify, storm
+from ...shared.xidcatalog import (
+    APP,
+    DRAIN,
+    INFO,
+    LOST,
+    SXID_CORRECTED,
+    WATCH,
+    Judged,
+    after_application,
+    classify,
+    storm,
+    sxid_action,
+    sxid_states,
+)
 from .gpuidentity import norm_bus, norm_uuid
 
 # nvmlClocksEventReasons bits (nvml.h)
@@ -303,6 +317,44 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
         else:
             found.add(WARN, "XID_ERROR", text, "Watch the node: reset the GPU at the next drain; drain if it repeats "
                       "(NVIDIA's Xid catalogue).", "host", i)
+
+
+_SXID_REST = re.compile(r"SXid \([^)]*\):\s*\d+,\s*(.*)")
+_WORST = {DRAIN: 0, WATCH: 1, APP: 2, INFO: 3}
+
+
+def sxids(events: Sequence[SxidEvent], found: Findings) -> None:
+    """NVSwitch SXids of the kernel log, by the one catalog (verify/shared/xidcatalog.py): a fatal one, or one whose documented
+    impact stalls the NVLink traffic, fails the node (the switch is the host's); a non-fatal one, or one of unstated
+    severity, warns; a corrected single-bit ECC one and detail lines are noted. Once per switch and SXid, at the
+    worst of its lines."""
+    rows = [e for e in events if isinstance(e, dict) and isinstance(e.get("sxid"), int)]
+    rest = {id(e): (m.group(1) if (m := _SXID_REST.search(str(e.get("text") or ""))) else str(e.get("text") or ""))
+            for e in rows}
+    stated = {(e.get("pci_bus_id"), e["sxid"]) for e in rows if sxid_states(rest[id(e)])}
+    worst: dict[tuple[Any, int], tuple[str, str, SxidEvent, int]] = {}
+    for e in rows:
+        key = (e.get("pci_bus_id"), e["sxid"])
+        action, what = sxid_action(e["sxid"], rest[id(e)], key in stated)
+        if action == INFO and sxid_states(rest[id(e)]) and e["sxid"] not in SXID_CORRECTED:
+            action = WATCH          # a non-fatal link error: no drain, but that switch's NVLink path is not clean
+        seen = worst.get(key)
+        if seen is None or _WORST[action] < _WORST[seen[0]]:
+            worst[key] = (action, what, e, (seen[3] if seen else 0) + 1)
+        else:
+            worst[key] = (*seen[:3], seen[3] + 1)
+    for (bus, code), (action, what, e, n) in worst.items():
+        if action not in (DRAIN, WATCH):
+            continue
+        text = (f"NVSwitch at PCI {bus or '?'}: SXid {code} in the kernel log" + (f" at {e['time']}" if e.get("time")
+                else "") + (f" ({n} lines)" if n > 1 else "") + f": {what}")
+        if action == DRAIN:
+            found.add(FAIL, "XID_ERROR", text, "Drain the node: reset the GPUs and NVSwitches (reboot), check the fabric "
+                      "manager's log; follow the Fabric Manager guide's SXid table (RMA the baseboard if it recurs).",
+                      "host")
+        else:
+            found.add(WARN, "XID_ERROR", text, "Watch the node: read the fabric manager's log; drain if it repeats.",
+                      "host")
 
 
 FABRIC_DONE, FABRIC_NONE, FABRIC_OK = "completed", "not_supported", "success"

@@ -101,7 +101,10 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("sdc[].name", STR), ("xid_events", LIST), ("xid_events[]", Required(("xid",))),
     ("xid_events[].xid", Figure("", 0, 100_000, integer=True)), ("xid_events[].index", INDEX), ("xid_events[].uuid", STR),
     ("xid_events[].pci_bus_id", STR), ("xid_events[].time", STR), ("xid_events[].text", STR),
-    ("xid_events[].source", Kind(str, XID_SOURCES)), ("nvml_error", STR), ("cuda_init_error", STR),
+    ("xid_events[].source", Kind(str, XID_SOURCES)), ("sxid_events", LIST), ("sxid_events[]", Required(("sxid",))),
+    ("sxid_events[].sxid", Figure("", 0, 100_000, integer=True)), ("sxid_events[].pci_bus_id", STR),
+    ("sxid_events[].time", STR), ("sxid_events[].text", STR), ("sxid_events[].source", Kind(str, XID_SOURCES)),
+    ("nvml_error", STR), ("cuda_init_error", STR),
     ("nvml_shutdown_error", STR), (_DEV + "throttle_reasons_read", MASK), (_DEV + "pcie_width_gpu_max", PCIE_WIDTH),
     *((_DEV + k, Figure("C", -150, 150)) for k in ("temperature_tlimit_c", "temperature_slowdown_tlimit_c")),
     *((_DEV + "mig_devices[]." + k, Figure("", 0, 4095, integer=True)) for k in ("gpu_instance", "compute_instance",
@@ -288,6 +291,7 @@ def _health(node: Node, found: Findings) -> None:
         gpuhealth.pcie(dev, [load_pcie[i]] if i in load_pcie else [], found, host_copy_low(node, dev),
                        (model.constant("pcie_gen"), model.constant("pcie_width")) if model else (None, None))
     gpuhealth.xids([e for e in node.facts.get("xid_events") or [] if isinstance(e, dict)], node.devices, found)
+    gpuhealth.sxids(node.facts.get("sxid_events") or [], found)
 
 
 # What a device's health is read from, by area: a field counts when it holds a value or the GPU does not have it
@@ -377,7 +381,8 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
         return True
     if any(d.get("uuid") or d.get("pci_bus_id") for d in devices):
         return True                     # NVML answered for a device (nvidia-smi -L, a -q header): not lost, not read
-    return any(facts.get(k) is not None for k in ("kernels", "perf", "sdc", "xid_events", "cuda_available")) or bool(
+    return any(facts.get(k) is not None for k in ("kernels", "perf", "sdc", "xid_events", "sxid_events",
+                                                  "cuda_available")) or bool(
         facts.get("driver") and facts.get("torch_cuda"))
 
 
@@ -389,7 +394,7 @@ def _no_gpu_shown(facts: GpuFacts) -> bool:
 
 def _bears_on_a_fault(facts: GpuFacts) -> bool:
     """Whether any field a rule of the partial judgement reads is recorded."""
-    return any(facts.get(k) not in (None, NONE) for k in ("xid_events", "cuda_init_error", "kernels")) or bool(
+    return any(facts.get(k) not in (None, NONE) for k in ("xid_events", "sxid_events", "cuda_init_error", "kernels")) or bool(
         facts.get("cuda_available") is not None or (facts.get("capabilities") and facts.get("arch_list") is not None)
         or (facts.get("driver") and facts.get("torch_cuda")))
 
@@ -407,9 +412,12 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     good = _kernels(node, result, found, _arch(node, result, found))
     events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
     gpuhealth.xids(events, [], found)
+    gpuhealth.sxids(facts.get("sxid_events") or [], found)
     result.details.append("not assessed: the devices' health (NVML's devices were not recorded)")
     said = [f"{len(events)} Xid event(s), none critical" if events else
             "Xid events " + ("none seen" if facts.get("xid_events") == [] else "not assessed")]
+    if facts.get("sxid_events"):
+        said.append(f"{len(facts['sxid_events'] or [])} NVSwitch SXid line(s)")
     if good:
         said.append(f"kernels correct on {good}")
     seen = node.torch_count or (1 if facts.get("cuda_available") else 0)

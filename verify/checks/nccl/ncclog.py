@@ -41,7 +41,7 @@ _MESSAGE = re.compile(r"NCCL (?:INFO|WARN) (.*)$")
 # forms NCCL itself prints, wherever the launcher's prefix (timestamp, `host:pid:tid [dev]`, Ray's `(pid=.., ip=..)`,
 # mpirun's `[1,0]<stdout>:`) ends.
 _UNTAGGED = re.compile(r"(?:^|[\s:\]])((?:NET/\S+ ?: ?\S|Using network |Channel \d+/\d+ ?: |Failed to open libibverbs|"
-                       r"Count not open \S*libibverbs|NCCL_\w+ set by environment to ).*)$")
+                       r"Count not open \S*libibverbs|NCCL_\w+ set (?:by environment )?to ).*)$")
 # Launchers' suffixes: Ray's de-duplication (`[repeated 7x across cluster]`), trailing carriage returns.
 _SUFFIX = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$|\r$")
 _NETWORK = re.compile(r"^Using network (.+?)\s*$")
@@ -56,10 +56,13 @@ _PLUGIN_MISSING = re.compile(r"^NET/Plugin ?: ?(?:Plugin load \(|dlerror=.*No pl
 _PLUGIN_LOADED = re.compile(r"^NET/Plugin ?: ?Loaded net plugin (.+?) \(v\d+\)")
 _PROVIDER = re.compile(r"^NET/OFI Selected [Pp]rovider is ([^,\s]+)")
 _SOCKET_USING = re.compile(r"^NET/(?:Socket|IB) ?: ?Using \[0\]([^\s;]+)")
+# the bootstrap's interface (`Bootstrap : Using ibp12s0:10.149.0.32<0>`), the interface when no NET line names one
+_BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using ([^\s;]+)")
 _HCA_GDR = re.compile(r"^NET/.+? : GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']+)'")
 _NVLS = re.compile(r"NVLS multicast support is available|NVLS comm")
 _TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/\w+)")
-_ENV = re.compile(r"^(NCCL_\w+) set by environment to (.*?)\.?\s*$")
+# `NCCL_IB_HCA set by environment to mlx5_0` (param.cc) and `NCCL_SOCKET_IFNAME set to enp1s0` (misc/socket.cc)
+_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 # NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (hostname:pid:tid [cudaDev]): which process a line is from.
 _RANK = re.compile(r"([\w.-]+):(\d+):\d+ \[\d+\] NCCL (?:INFO|WARN) Using network (.+?)\s*$")
 MAX_PROOF = 8
@@ -109,7 +112,7 @@ def _hcas(messages: list[str]) -> list[str] | None:
 
 def _proof(messages: list[str]) -> list[str]:
     """The lines that decide: the choice, the verbs and plugin messages, the device lists, the provider."""
-    keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR, _ENV)
+    keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _IB_VIRTUAL, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR, _ENV)
     seen: list[str] = []
     for m in messages:
         if (any(k.search(m) for k in keys) or m.startswith(("NET/IB : No device found", "NET/Socket : Using"))) \
@@ -124,7 +127,8 @@ def parse(text: str) -> dict[str, Any]:
     if not messages:
         return {}
     networks = list(dict.fromkeys(m.group(1) for m in map(_NETWORK.search, messages) if m))
-    iface = next((m.group(1) for m in map(_SOCKET_USING.search, messages) if m), None)
+    iface = next((m.group(1) for m in map(_SOCKET_USING.search, messages) if m), None) or \
+        next((m.group(1) for m in map(_BOOTSTRAP.search, messages) if m), None)
     verbs = _first(_VERBS_MISSING, messages)
     no_device = _first(re.compile(r"^NET/IB : No device found"), messages)
     plugin_missing = _first(_PLUGIN_MISSING, messages)

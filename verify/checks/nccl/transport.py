@@ -2,6 +2,8 @@
 unused, a memlock limit too low to register buffers, a fabric the container was not given."""
 from __future__ import annotations
 
+import re
+
 from ...codes import Owner
 from ...facts import NcclFacts, NcclLog
 from ...findings import Findings
@@ -45,7 +47,8 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
     hca, names = env.get("NCCL_IB_HCA"), [str(a.get("name")) for a in facts.get("adapters") or []]
     if hca and names and not rdma.hca_matches(str(hca), names):
         return "job", f"NCCL_IB_HCA={hca} matches none of the adapters ({', '.join(names)})"
-    efa = _efa_cause(facts, log) if facts.get("efa") else None      # on EFA the plugin comes first, verbs after
+    # on EFA the plugin comes first, verbs after; aws-ofi-nccl's own provider line shows the node is meant for EFA
+    efa = _efa_cause(facts, log) if facts.get("efa") or log.get("ofi_provider") else None
     if efa:
         return efa
     if log.get("verbs_missing") or facts.get("verbs_loads") is False:
@@ -70,8 +73,8 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
 
 def _fell_back(log: NcclLog) -> str | None:
     """`Socket` when any rank chose it; `Libfabric over <provider>` when aws-ofi-nccl runs on a provider not efa."""
-    if "Socket" in (log.get("networks") or [log.get("network") or ""]):
-        return "NET/Socket"
+    if "Socket" in (log.get("networks") or [log.get("network") or ""]) or "Socket" in (log.get("net_channels") or {}):
+        return "NET/Socket"             # the choice, or (no `Using network` line) the connections themselves
     if log.get("ofi_provider") not in (None, "efa"):
         return f"{log.get('network') or 'Libfabric'} over provider {log['ofi_provider']} (TCP)"
     return None
@@ -113,6 +116,12 @@ def gdr_unused(facts: NcclFacts, found: Findings) -> None:
               "missing.", "host")
 
 
+# IPoIB netdevs are named ib<N> or, by systemd's predictable names, ibo<index>, ibs<slot>[f<fn>], ibp<bus>s<slot>
+# (ibs85f0, ibp12s0): an InfiniBand adapter
+IPOIB = re.compile(r"^ib(?:\d+|[ops]\d+)")
+IPOIB_SHOWN = "InfiniBand (NCCL's interface is IPoIB)"
+
+
 def rdma_shown(facts: NcclFacts, log: NcclLog) -> str | None:
     """Which RDMA fabric the facts or NCCL's own log show on this node (or cluster), or None when neither does: an
     adapter NCCL listed, a rank on a verbs network, or aws-ofi-nccl on provider efa."""
@@ -121,6 +130,8 @@ def rdma_shown(facts: NcclFacts, log: NcclLog) -> str | None:
     used = [n for n in log.get("networks") or [] if _verbs_net(n)]
     if facts.get("infiniband") or log.get("hcas") or used or gdr_summary(log)[0]:
         return "InfiniBand/RoCE"
+    if IPOIB.match(str(log.get("interface") or "")):
+        return IPOIB_SHOWN
     return None
 
 
@@ -139,6 +150,10 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
     if not used or (kind is None and (facts.get("infiniband") is False or facts.get("efa") is False)):
         return
     owner, why = _fallback_cause(facts, log)
+    if owner == "host" and kind == IPOIB_SHOWN:
+        # an IPoIB interface proves InfiniBand for a cause the log itself shows (the job's, the image's); never on
+        # its own against the host: an excerpt may leave the reason out (no false drain)
+        kind = None
     env = job_env(facts)
     disabled = env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket"
     code = "FABRIC_NCCL_FORCED_SOCKET" if disabled else "NCCL_NET_FALLBACK"    # the job's variables did it

@@ -214,12 +214,12 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     cause = next((f for f in found.items if f.owner != "host" and f.code in CAUSES), None)
     shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
     owner = cause.owner if cause else None
-    rails = rdma.mixed_rails(facts.get("adapters")) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
+    rails = rdma.mixed_rails(facts.get("adapters"), roce=True) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
     if rails and is_timeout(error):
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}; the node has "
-                              f"InfiniBand rails ({', '.join(rails)}) beside Ethernet adapters at another rate and the "
+                              f"RDMA rails ({', '.join(rails)}) beside adapters of another rate or link layer and the "
                               "job sets no NCCL_IB_HCA: NCCL pairs devices that do not reach each other",
-                              f"Set NCCL_IB_HCA to the InfiniBand rails (`NCCL_IB_HCA={','.join(rails)}`). "
+                              f"Set NCCL_IB_HCA to the rails (`NCCL_IB_HCA={','.join(rails)}`). "
                               + timeout_advice(facts), "job")
     bootstrap = _bootstrap_owner(facts, error) if not cause else None
     if bootstrap:

@@ -1,5 +1,8 @@
-"""The prolog's settings: its options and environment read once and checked (Config), the defaults, the codes that
-ask for a reboot or mean a hang, and how it says a line on stderr."""
+"""torchimages-prolog's settings: its options, Slurm's environment and our knobs, read into one Config.
+
+A bad one is a UsageError (one line; under Slurm's Prolog= a CONFIG_ERROR, exit 0: a setting of ours is never the
+node's fault). The whole run's cap (--budget + --grace) starts here (verify/prolog/deadline.py).
+"""
 from __future__ import annotations
 
 import argparse
@@ -7,43 +10,23 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
 from . import kernlog, slurm
-from .verdict import (
-    finite_positive,
-)
+from .deadline import Deadline
+from .verdict import finite_positive
 
 DEFAULT_STATE_DIR = "/var/lib/torchimages"
-
-
+MAX_GPUS = 1024                 # more GPUs on one node than any Slurm node has: a setting gone wrong
 DEFAULT_BREAKER = 0.10
-
-
 DEFAULT_HANG_RUNS = 3
-
-
 DEFAULT_MIN_CONFIRM_S = 10.0
-
-
-REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
-
-
-BREAKER_LOCK_WAIT_S = 30.0
-
-
-# drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
-# pages take effect only then): return to service must see one
-REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST", "GPU_RESET_REQUIRED",
-                          "RETIREMENT_PENDING"})
-
-
-HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
-
-
-DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
-
+# the default grace is the budget, at least this: verify's floors (its checks' share of the host's own `import torch`
+# time, ~15 of them) take a healthy GPU node whose import takes 4 s to ~60 s, and a healthy node stopped on every
+# run would count towards --hang-runs
+MIN_GRACE_S = 60.0
 
 @dataclass
 class Config:
@@ -66,7 +49,7 @@ class Config:
     notes: list[str] = field(default_factory=list)
     hang_runs: int = DEFAULT_HANG_RUNS
     min_confirm_s: float = DEFAULT_MIN_CONFIRM_S
-    deadline: float = float("inf")   # time.monotonic() by which the whole run ends
+    deadline: Deadline = field(default_factory=lambda: Deadline(float("inf")))   # the whole run's cap
     proc: str = kernlog.PROC
     kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
     here: frozenset[str] = frozenset()      # this host's names: host name (short, full), SLURMD_NODENAME
@@ -90,7 +73,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (torchimages-prolog --help lists the options)")
 
 
-def parser() -> argparse.ArgumentParser:
+def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="torchimages-prolog", description=__doc__.split("\n")[0])
     p.add_argument("--budget", default="30", help="the preflight's time budget in seconds (default 30)")
     p.add_argument("--mode", choices=("auto", "prolog", "step"), default="auto",
@@ -106,8 +89,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics-dir", default=None,
                    help="node_exporter's textfile collector folder (TORCHIMAGES_METRICS_DIR); none: no metrics")
     p.add_argument("--confirm-factor", default="4", help="a timed-out check reruns alone with this x the budget")
-    p.add_argument("--grace", default="120", help="seconds the whole run may take past its budget (verify's "
-                   "floors scale with the host's speed; a confirmation gets what is left; default 120)")
+    p.add_argument("--grace", default=None, help="seconds the whole run may take past its budget: the prolog's "
+                   f"hard cap is --budget + --grace, a confirmation included (default: the budget, at least "
+                   f"{MIN_GRACE_S:g} s: 90 s with the default budget; Slurm's PrologEpilogTimeout must be above the "
+                   "cap + 10 s)")
     p.add_argument("--lookback", default="24", help="hours of kernel log read at most (default 24)")
     p.add_argument("--no-kernel-log", action="store_true", help="do not read the kernel log for Xids")
     p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
@@ -123,7 +108,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def mode_of(env: dict[str, str], forced: str) -> str:
+def _mode(env: dict[str, str], forced: str) -> str:
     if forced != "auto":
         return forced
     return "prolog" if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog") or not env.get("SLURM_STEP_ID") else "step"
@@ -133,13 +118,13 @@ def expected_gpus(env: dict[str, str]) -> int | None:
     """The GPUs Slurm allocated on this node (SLURM_GPUS_ON_NODE, else the ids in SLURM_JOB_GPUS); None: none said."""
     count = env.get("SLURM_GPUS_ON_NODE", "").strip()
     if count:
-        if not count.isdigit():
-            raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs")
+        if not _digits(count) or int(count) > MAX_GPUS:
+            raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs (0 to {MAX_GPUS})")
         return int(count) or None
     ids = env.get("SLURM_JOB_GPUS", "").strip()
     if ids:
         parts = [x.strip() for x in ids.split(",")]
-        if not all(x.isdigit() for x in parts):
+        if not all(_digits(x) for x in parts) or len(parts) > MAX_GPUS:
             raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices")
         return len(parts)
     return None
@@ -155,16 +140,22 @@ def _share(text: str, source: str) -> float:
     return value
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also takes '²' and '٣', which int() then refuses (a crash, not one line)."""
+    return text.isascii() and text.isdigit()
+
+
 def _count(text: str, source: str) -> int:
-    if not text.strip().isdigit() or int(text) > 1000:
+    if not _digits(text.strip()) or int(text) > 1000:
         raise UsageError(f"{source} {text!r} is not a count of runs (0 to 1000)")
     return int(text)
 
 
 def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, float, float]:
     try:
-        return (finite_positive(args.budget, "--budget", 3600), finite_positive(args.confirm_factor,
-                "--confirm-factor", 100), finite_positive(args.grace, "--grace", 3600),
+        budget = finite_positive(args.budget, "--budget", 3600)
+        return (budget, finite_positive(args.confirm_factor, "--confirm-factor", 100),
+                finite_positive(str(max(budget, MIN_GRACE_S)) if args.grace is None else args.grace, "--grace", 3600),
                 finite_positive(args.lookback, "--lookback", 24 * 365) * 3600,
                 finite_positive(args.flap_window, "--flap-window", 3650) * 86400,
                 finite_positive(args.min_confirm, "--min-confirm", 3600))
@@ -172,7 +163,7 @@ def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, floa
         raise UsageError(str(exc)) from None
 
 
-def config(args: argparse.Namespace, env: dict[str, str]) -> Config:
+def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], float] = time.monotonic) -> Config:
     budget, factor, grace, lookback, flap, min_confirm = _numbers(args)
     breaker = _share(args.breaker, "--breaker") if args.breaker is not None else \
         _share(env.get("TORCHIMAGES_BREAKER", str(DEFAULT_BREAKER)), "TORCHIMAGES_BREAKER")
@@ -188,16 +179,12 @@ def config(args: argparse.Namespace, env: dict[str, str]) -> Config:
     if partition and slurm.node_problem(partition):
         raise UsageError(f"partition {partition!r} is not one partition name")
     metrics_dir = args.metrics_dir if args.metrics_dir is not None else env.get("TORCHIMAGES_METRICS_DIR") or None
-    cfg = Config(budget, mode_of(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
+    cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
-    cfg.deadline = time.monotonic() + budget + grace
+    cfg.deadline = Deadline(budget + grace, clock)
+    slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
     cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
     host = socket.gethostname()
     cfg.here = frozenset(x for x in (host, host.split(".")[0], env.get("SLURMD_NODENAME", "")) if x)
     return cfg
-
-
-def say(text: str) -> None:
-    print(f"torchimages-prolog: {text}", file=sys.stderr, flush=True)
-

@@ -1,0 +1,126 @@
+"""Issue 35, item 3: the `verify explain` parsers on real public output (tests/data/explain/*.txt, each naming its
+URL on its first line), old and new wordings side by side; what a parser cannot read is left null, never guessed."""
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import ROOT
+from verify import explain as ex
+from verify.explain import ib, smitable
+from verify.options import Options
+
+pytestmark = pytest.mark.unit
+
+DATA = ROOT / "tests" / "data" / "explain"
+
+
+def verdict(r):
+    return r.status, r.code, r.owner
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.txt")))
+def test_every_sample_names_its_public_source(name):
+    assert (DATA / name).read_text().startswith("# source: https://")
+
+
+def test_the_driver_610_table_banner_and_the_older_one_give_the_same_facts():
+    new = smitable.parse((DATA / "nvidia-smi-610-b200.txt").read_text())
+    old = smitable.parse((DATA / "nvidia-smi-450-titan-xp.txt").read_text())
+    assert (new["driver"], new["cuda_driver"], old["driver"], old["cuda_driver"]) == ("610.43.02", "13.3", "450.57", "11.0")
+    b200 = new["devices"][1]
+    assert (b200["index"], b200["name"], b200["pci_bus_id"], b200["ecc_volatile_uncorrectable"], b200["temperature_c"],
+            b200["power_limit_w"]) == (1, "NVIDIA B200", "00000000:68:00.0", 0, 30.0, 1000.0)
+    assert "ecc_volatile_uncorrectable" not in old["devices"][0]          # `N/A`: not read
+    for f in ("nvidia-smi-610-b200.txt", "nvidia-smi-450-titan-xp.txt"):
+        kind = ex.kind_of((DATA / f).read_text())
+        assert kind is not None and kind.name == "nvidia-smi table"
+        assert verdict(ex.explain(str(DATA / f), Options())) == ("pass", None, None)
+
+
+def test_a_name_nvidia_smi_cut_short_is_not_completed():
+    row = "|   0  NVIDIA RTX PRO 6000 Blac...    Off |   00000000:81:00.0 Off |                   On |"
+    text = "| NVIDIA-SMI 610.43.02   KMD Version: 610.43.02     CUDA UMD Version: 13.3     |\n| Bus-Id |\n" + row
+    dev = smitable.parse(text)["devices"][0]
+    assert "name" not in dev and dev["pci_bus_id"] == "00000000:81:00.0" and "ecc_volatile_uncorrectable" not in dev
+
+
+def test_the_nvidia_smi_q_header_of_driver_610_names_the_driver():
+    from verify.explain import smi
+    text = ("==============NVSMI LOG==============\nKMD Version                               : 610.43.02\n"
+            "CUDA UMD Version                          : 13.3\nGPU 00000000:63:00.0\n    Product Name : NVIDIA B200\n")
+    facts = smi.parse(text)
+    assert (facts["driver"], facts["cuda_driver"]) == ("610.43.02", "13.3")
+
+
+def test_ibv_devinfo_reads_hca_port_state_and_link_layer():
+    facts = ib.parse((DATA / "ibv_devinfo-deepep-60.txt").read_text())
+    a = facts["adapters"][0]
+    assert (a["name"], a["hca_type"]) == ("mlx5_0", "MT4129")
+    assert a["ports"] == [{"port": 1, "state": "DOWN", "phys_state": None, "rate_gbps": None, "width": None,
+                           "speed": None, "link_layer": "InfiniBand"}]
+    assert verdict(ex.explain(str(DATA / "ibv_devinfo-deepep-60.txt"), Options())) == ("fail", "FABRIC_PORT_DOWN", "host")
+
+
+def test_ibv_devinfo_v_width_and_lane_speed_make_the_rate_and_the_generation():
+    """`ibv_devinfo -v | grep` as posted (the `port:` line dropped): `active_width: 4X (2)`, `active_speed: 25.0 Gbps
+    (32)` (rdma-core devinfo.c); the bracketed enum names FDR10 where the Gb/s (10.0) read as QDR."""
+    text = ("hca_id:\tmlx5_0\n\tvendor_part_id:\t\t\t41692\n\tboard_id:\t\t\tMT_0000000965\n"
+            "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t25.0 Gbps (32)\n"
+            "\t\t\tphys_state:\t\tLINK_UP (5)\n"
+            "hca_id:\tmlx4_0\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tactive_width:\t\t4X (2)\n"
+            "\t\t\tactive_speed:\t\t10.0 Gbps (8)\n"
+            "hca_id:\tmlx5_9\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tactive_width:\t\t4X (2)\n")
+    ports = {a["name"]: a["ports"][0] for a in ib.parse(text)["adapters"]}
+    assert (ports["mlx5_0"]["rate_gbps"], ports["mlx5_0"]["width"], ports["mlx5_0"]["speed"]) == (100.0, 4, "EDR")
+    assert (ports["mlx4_0"]["rate_gbps"], ports["mlx4_0"]["speed"]) == (40.0, "FDR10")
+    assert ports["mlx5_9"]["rate_gbps"] is None                 # no lane speed: no rate, not a guess
+
+
+def test_a_devinfo_rate_is_never_degraded_without_the_adapters_own_model():
+    """Item 7: a 100 Gb/s port beside 400 Gb/s ones, of adapters whose model is not shown, is not 'below maximum'."""
+    text = "".join(f"hca_id:\tmlx5_{n}\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tphys_state:\t\tLINK_UP (5)\n"
+                   f"\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t{speed}\n\t\t\tlink_layer:\t\tInfiniBand\n"
+                   for n, speed in enumerate(("100.0 Gbps (128)", "100.0 Gbps (128)", "25.0 Gbps (32)")))
+    r = ex.explain_text(text, "devinfo.txt", Options())
+    assert r.status != "fail" and r.code != "FABRIC_RATE_LOW"
+    known = text.replace("mlx5_2\n", "mlx5_2\n\tvendor_part_id:\t\t\t4129\n")     # ConnectX-7: rated 400 Gb/s
+    assert verdict(ex.explain_text(known, "devinfo.txt", Options())) == ("warn", "FABRIC_RATE_DEGRADED", "host")
+
+
+@pytest.mark.parametrize("name", ["cuda-802-torch7-1219.txt", "cuda-802-gpu-burn-133.txt"])
+def test_cuda_802_in_each_programs_wording_is_the_hosts_fabric_manager(name):
+    r = ex.explain(str(DATA / name), Options())
+    assert verdict(r) == ("fail", "DRIVER_ERROR", "host") and "fabric manager" in r.summary
+
+
+def test_torchs_cuda_error_prefix_is_read_only_for_a_refusal():
+    """No false drain: `CUDA error: an illegal memory access` is the job's kernel, not CUDA refusing the node."""
+    refusal = ex.explain_text("RuntimeError: CUDA error: system not yet initialized\n", "log.txt", Options())
+    assert verdict(refusal) == ("fail", "DRIVER_ERROR", "host")
+    job = ex.explain_text("RuntimeError: CUDA error: an illegal memory access was encountered\n", "log.txt", Options())
+    assert job.owner != "host" and job.status != "fail"
+
+
+def _quoted_smi_q(entry: str) -> str:
+    """The `nvidia-smi -q` block a corpus entry's source.md quotes (its URL is the entry's)."""
+    import re
+    text = (ROOT / "tests" / "data" / "real-world" / entry / "source.md").read_text()
+    return next(b for b in re.findall(r"```\n(.*?)```", text, re.S) if getattr(ex.kind_of(b), "name", "") == "nvidia-smi -q")
+
+
+def test_both_clock_reason_wordings_of_real_nvidia_smi_q_output():
+    """Old "Clocks Throttle Reasons" (a V100 SXM2 under a power brake, https://l4rz.net/reverse-engineering-dell-idrac-
+    to-get-rid-of-gpu-throttling/) and new "Clocks Event Reasons" (an idle L40S, driver 595.80, nvidia_gpu_exporter's
+    capture): the same nvml bits, each read bit recorded."""
+    from verify.explain import smi
+    old = smi.parse(_quoted_smi_q("v100-sxm2-32gb-power-brake-c4130"))["devices"][0]
+    assert old["throttle_reasons"] == 0x8 | 0x80                       # HW Slowdown, HW Power Brake Slowdown
+    new = smi.parse(_quoted_smi_q("l40s-vm-passthrough-idle-and-nvenc"))["devices"][0]
+    assert (new["name"], new["throttle_reasons"], new["throttle_reasons_read"]) == ("NVIDIA L40S", 0, 0x1FF)
+
+
+def test_a_cuda_refusal_the_image_causes_drains_no_host():
+    """No false drain: CUDA error 804 (the image's forward-compatibility libcuda on a GPU without it) is the image's,
+    beside 802 (the host's fabric manager) read by the same parser."""
+    r = ex.explain(str(DATA / "cuda-804-tensorrt-llm-1806.txt"), Options())
+    assert verdict(r) == ("fail", "DRIVER_ERROR", "image")

@@ -1,0 +1,98 @@
+"""DCGM field values: dcgm-exporter's Prometheus lines (`DCGM_FI_DEV_ECC_SBE_VOL_TOTAL{gpu="0",UUID="GPU-..",
+pci_bus_id="..",modelName=".."} 12`) and tables or lists that name a field beside its value (`| DCGM_FI_DEV_X | 8 |`,
+`DCGM_FI_DEV_X: 8`), into the gpu facts' devices by DCGM's field meanings (dcgmlib/dcgm_fields.h: SBE = single-bit,
+corrected; DBE = double-bit, uncorrectable; VOL since the last reset, AGG the lifetime). Only the fields below are
+read; a line without a number beside its field is left out, never guessed. `dcgmi dmon`'s short column tags
+(`ESVTL` ...) are not read: the public samples found print N/A in those columns (github.com/NVIDIA/DCGM/issues/265)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .notknown import known
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": ("ecc_volatile_correctable",),
+    "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL": ("ecc_aggregate_correctable",),
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": ("ecc_volatile_uncorrectable",),
+    "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL": ("ecc_aggregate_uncorrectable",),
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": ("row_remap", "correctable"),
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": ("row_remap", "uncorrectable"),
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE": ("row_remap", "failed"),
+    "DCGM_FI_DEV_ROW_REMAP_PENDING": ("row_remap", "pending"),
+}
+_NAME = re.compile(r"\bDCGM_FI_\w+")
+_PROM = re.compile(r"^\s*(DCGM_FI_\w+)\{([^}]*)\}\s+(\S+)")
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+# a count as posters write it: 54,731,746,511 or 9.6e9
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.])")
+_SUFFIX = re.compile(r"`?(_[A-Z][A-Z_]*)`?")
+_DRIVER = re.compile(r"\bDriver(?: Version)?\s*[|:]\s*(\d+\.\d+(?:\.\d+)?)")
+
+
+def detect(text: str) -> bool:
+    return any(name in text for name in FIELDS)
+
+
+# DCGM's blank values (dcgm_structs.h: DCGM_INT64_BLANK 0x7ffffffffffffff0 and the NOT_FOUND/NOT_SUPPORTED/
+# NOT_PERMISSIONED values above it): dcgm-exporter prints them as numbers (9223372036854775794) for a field the GPU
+# does not report. Not a count.
+INT64_BLANK = 0x7FFFFFFFFFFFFFF0
+
+
+def _number(value: str) -> int | None:
+    try:
+        number = int(float(value.replace(",", ""))) if "e" in value.lower() or "." in value else int(value.replace(",", ""))
+    except ValueError:
+        return None
+    return None if number >= INT64_BLANK else number
+
+
+def _set(dev: dict[str, Any], field: str, value: int | None) -> None:
+    if value is None or value < 0:
+        return
+    path = FIELDS[field]
+    if len(path) == 1:
+        dev[path[0]] = value
+    else:
+        remap = dev.setdefault("row_remap", {"correctable": None, "uncorrectable": None, "pending": None, "failed": None})
+        remap[path[1]] = value
+
+
+def _names(line: str) -> list[str]:
+    """The fields a row names: `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` / `_AGG_TOTAL` names two (the suffix replaces as many
+    of the first name's last parts as it has)."""
+    names = _NAME.findall(line)
+    if names:
+        after = line[line.index(names[-1]) + len(names[-1]):].split("|")[0]
+        for suffix in _SUFFIX.findall(after):
+            parts = names[0].split("_")
+            names.append("_".join(parts[: len(parts) - suffix.count("_")]) + suffix)
+    return names
+
+
+def parse(text: str) -> dict[str, Any]:
+    devices: dict[str, dict[str, Any]] = {}
+    driver = None
+    for line in text.splitlines():
+        if m := _DRIVER.search(line):
+            driver = driver or m.group(1)
+        if m := _PROM.match(line):
+            if m.group(1) not in FIELDS:
+                continue
+            labels = dict(_LABEL.findall(m.group(2)))
+            dev = devices.setdefault(labels.get("gpu", "?"), {
+                "index": int(labels["gpu"]) if labels.get("gpu", "").isdigit() else None, "uuid": known(labels.get("UUID")),
+                "pci_bus_id": known(labels.get("pci_bus_id")), "name": known(labels.get("modelName"))})
+            _set(dev, m.group(1), _number(m.group(3)))
+            continue
+        names = [n for n in _names(line) if n in FIELDS]
+        if not names:
+            continue
+        rest = line[line.index(_NAME.findall(line)[-1]):]
+        rest = rest.split("|", 1)[1] if "|" in rest else rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else ""
+        values = _NUMBER.findall(rest)
+        dev = devices.setdefault("?", {"index": None, "uuid": None, "pci_bus_id": None, "name": None})
+        for name, value in zip(names, values, strict=False):     # prose after the value (a rate) is not a field
+            _set(dev, name, _number(value))
+    return {"devices": list(devices.values()) or None, "driver": driver, "torch": None}

@@ -1,0 +1,45 @@
+"""`nvidia-smi` (no flags): the default table. Its banner names the driver as `Driver Version: 580.65.06   CUDA
+Version: 13.0` to driver 5xx and `KMD Version: 610.43.02   CUDA UMD Version: 13.3` from driver 610 (nvidia-smi's
+release notes: Driver/CUDA Version deprecated for KMD/CUDA UMD Version). Each GPU is two or three table rows:
+`|   0  NVIDIA B200   On  |   00000000:63:00.0 Off |   0 |` (index, name, persistence | bus id, display | volatile
+uncorrectable ECC) and `| N/A   26C    P0   139W / 1000W |   0MiB / 183359MiB |   0%   Default |`. A name nvidia-smi
+cut (`NVIDIA RTX PRO 6000 Blac...`) is not a name: left null, never completed by a guess; `N/A` is not read."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .notknown import known
+
+_BANNER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:KMD|Driver) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
+_ROW1 = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
+                   r"\s+\S+\s*\|\s*(\S+)\s*\|")
+_ROW2 = re.compile(r"^\|\s*(?:\S+)\s+(\d+|N/A)C?\s+\S+\s+(\d+|N/A)W?\s*/\s*(\d+|N/A)W?\s*\|\s*(\d+)MiB\s*/\s*(\d+)MiB")
+
+
+def detect(text: str) -> bool:
+    return bool(_BANNER.search(text)) and "Bus-Id" in text
+
+
+def _int(value: str) -> int | None:
+    return int(value) if value.isdigit() else None
+
+
+def parse(text: str) -> dict[str, Any]:
+    banner = _BANNER.search(text)
+    devices: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        if m := _ROW1.match(line):
+            name = m.group(2).strip()
+            devices.append({"index": int(m.group(1)), "name": None if name.endswith("...") else name,
+                            "persistence": m.group(3) == "On", "pci_bus_id": m.group(4),
+                            "ecc_volatile_uncorrectable": _int(m.group(5))})
+        elif (m := _ROW2.match(line)) and devices and "temperature_c" not in devices[-1]:
+            temp, power, cap = _int(m.group(1)), _int(m.group(2)), _int(m.group(3))
+            devices[-1].update(temperature_c=float(temp) if temp is not None else None,
+                               power_w=float(power) if power is not None else None,
+                               power_limit_w=float(cap) if cap is not None else None,
+                               memory_bytes=int(m.group(5)) << 20)
+    return {"torch": None, "driver": known(banner.group(1)) if banner else None,
+            "cuda_driver": known(banner.group(2)) if banner else None,
+            "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}

@@ -1,0 +1,29 @@
+"""What the prolog says (one line on stderr), notes in the node's history, and reads of a report, shared by the gate
+(cli.py) and the return to service (revalidate.py)."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from . import history
+from .config import Config
+
+
+def _say(text: str) -> None:
+    print(f"torchimages-prolog: {text}", file=sys.stderr, flush=True)
+
+
+def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None) -> None:
+    if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, extra=extra):
+        _say(problem)
+
+
+def _report_gpus(report: dict[str, Any] | None) -> int | None:
+    """The GPUs NVML listed in the report's gpu check (nvml_devices), or None."""
+    for c in (report or {}).get("checks") or []:
+        if isinstance(c, dict) and c.get("name") == "gpu" and isinstance(c.get("metrics"), dict):
+            value = (c["metrics"].get("nvml_devices") or {}).get("value") if \
+                isinstance(c["metrics"].get("nvml_devices"), dict) else None
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return None

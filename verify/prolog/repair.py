@@ -1,0 +1,111 @@
+"""Has the repair NVIDIA's Xid catalog asks for been done since the drain? Return to service must see it.
+
+The catalog's actions for the drains that need one (Xid 79 fallen off the bus, 48/95 ECC, 62, 64, 74, 119/120,
+a reset-required Xid 154, pending retirements or row remaps: these take effect only then) are "reset the GPU" or
+"reboot the node". Evidence read, never assumed:
+- a reboot: another boot id (/proc/sys/kernel/random/boot_id) than the one the drain recorded, else a boot time
+  (/proc/stat btime) after the drain's time;
+- a GPU reset without a reboot: the driver logs nothing that tells a reset from a re-probe, so the record is the
+  one NVSentinel's reset job writes after `nvidia-smi -r -i <uuid>` (ADR-020, what its syslog monitor takes as the
+  Xid's remediation): `logger -t nvsentinel-gpu-reset -p daemon.err "GPU reset executed: GPU-<uuid>, success: true"`,
+  read from this boot's journal with its wall-clock stamp. A reset counts when it succeeded after the drain and no
+  failed reset of that GPU came after it. Which GPU faulted is not always known (a kernel-log Xid names a PCI
+  address, the record a UUID): any GPU's reset counts, and the preflight that follows must still pass with every
+  GPU the node should have.
+Pure but `read_resets` (journalctl, bounded).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+from .kernlog import Clock
+
+# drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
+# pages take effect only then): return to service must see one
+REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST", "GPU_RESET_REQUIRED",
+                          "RETIREMENT_PENDING"})
+RESET_TAG = "nvsentinel-gpu-reset"          # NVSentinel's syslog identifier for a GPU reset's result
+OUTPUT_CAP = 1 << 20
+_RESET = re.compile(r"^(\d{9,11}(?:\.\d+)?)\s.*?\bGPU reset executed:\s*(GPU-[0-9A-Fa-f-]{8,64}),\s*success:\s*"
+                    r"(true|false)\b")
+HOW = (f'after `nvidia-smi -r -i <uuid>` succeeds, record it: logger -t {RESET_TAG} -p daemon.err "GPU reset '
+       'executed: GPU-<uuid>, success: true" (NVSentinel\'s record); or reboot')
+
+
+@dataclass(frozen=True)
+class Reset:
+    time: float          # epoch seconds the record was logged
+    uuid: str
+    success: bool
+
+
+def parse_resets(lines: list[str]) -> list[Reset]:
+    """The GPU reset records of `journalctl -o short-unix` lines (`<epoch> <host> <tag>[pid]: GPU reset executed:
+    GPU-<uuid>, success: true|false`); any other line is ignored."""
+    found = []
+    for line in lines:
+        if m := _RESET.match(line.strip()):
+            found.append(Reset(float(m.group(1)), m.group(2).lower(), m.group(3) == "true"))
+    return found
+
+
+def journal_argv() -> list[str]:
+    return [shutil.which("journalctl") or "journalctl", "-b", "-t", RESET_TAG, "--no-pager", "-q", "-o", "short-unix"]
+
+
+def read_resets(timeout: float) -> tuple[list[Reset] | None, str]:
+    """This boot's GPU reset records, or None and why they could not be read (then no reset is seen)."""
+    argv = journal_argv()
+    try:
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"journalctl: {exc}"
+    if proc.returncode != 0:
+        return None, f"journalctl exited {proc.returncode}: {proc.stderr.decode(errors='replace').strip()[-160:]}"
+    return parse_resets(proc.stdout[-OUTPUT_CAP:].decode(errors="replace").splitlines()), ""
+
+
+def reset_since(resets: list[Reset], when: float) -> Reset | None:
+    """A successful reset after `when` not undone by a failed reset of that GPU after it, or None."""
+    last: dict[str, Reset] = {}
+    for r in sorted(resets, key=lambda r: r.time):
+        if r.time > when:
+            last[r.uuid] = r
+    return next((r for r in last.values() if r.success), None)
+
+
+def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None) -> str | None:
+    """The code of a drain whose repair is a GPU reset or a reboot, or None."""
+    codes = [c for c in ((drain or {}).get("code"), claimed[0] if claimed else None) if c]
+    if (drain or {}).get("action") in ("reset", "reboot"):
+        return str(codes[0]) if codes else "a reset or reboot"
+    return next((str(c) for c in codes if c in REBOOT_CODES), None)     # Slurm's reason or the history's: either
+
+
+def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: Clock,
+                   booted: float | None, resets: tuple[list[Reset] | None, str] = (None, "not read")) -> str | None:
+    """Why the repair NVIDIA's Xid catalog asks for (a GPU reset or a reboot) is not seen since the drain, or None."""
+    code = needs_repair(drain, claimed)
+    if code is None:
+        return None
+    then = (drain or {}).get("boot_id")
+    when = (drain or {}).get("epoch") or (claimed[1] if claimed else None)
+    if then and clock.boot_id and then != clock.boot_id:
+        return None
+    if not (then and clock.boot_id) and booted is not None and when is not None and booted > when:
+        return None
+    seen, why = resets
+    if seen is not None and when is not None and reset_since(seen, float(when)) is not None:
+        return None
+    reboot = f"this is the same boot ({then})" if then and clock.boot_id == then else "no reboot seen since"
+    if seen is None:
+        reset = f"GPU resets not read ({why})"
+    else:
+        failed = [r for r in seen if when is not None and r.time > float(when) and not r.success]
+        reset = f"the last GPU reset since failed ({failed[-1].uuid})" if failed else "no GPU reset recorded since"
+    return (f"drained for {code}, whose repair is a GPU reset or a reboot (NVIDIA's Xid catalog): {reboot}, "
+            f"{reset}; {HOW}")

@@ -1,0 +1,91 @@
+"""One verify run as the prolog's child: its own verify (never a job's), stopped with its whole process group at
+its limit or when the prolog is stopped, and its report read as a hostile file (bounded, never a traceback).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from typing import Any
+
+from . import statefile
+from .config import Interrupted
+from .deadline import STOP_S, Overran
+
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))   # holds verify/
+REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
+
+
+def _stop(proc: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL, to the child's whole process group (verify and the checks it started): STOP_S at most."""
+    for sig, wait in ((signal.SIGTERM, STOP_S * 2 / 3), (signal.SIGKILL, STOP_S / 3)):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=wait)
+            return
+        except (ProcessLookupError, PermissionError):
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except (Overran, Interrupted):    # stopped while stopping it: the group is killed before going on
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            raise
+
+
+def verify_command(python: str) -> list[str]:
+    """This prolog's own verify, never one in the job's working folder or on its PYTHONPATH: `-I` (isolated: no
+    working folder, no PYTHON* variable on sys.path; on 3.11+ it implies -P, and -P itself is refused before 3.11)
+    with this package's root put first by hand, as verify/bin does."""
+    return [python, "-I", "-c", "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+            "runpy.run_module('verify', run_name='__main__', alter_sys=True)", PACKAGE_ROOT]
+
+
+def _verify_env(env: Any) -> dict[str, str]:
+    """verify's environment: the checks it starts (`python -m verify.checks...`, not isolated) find this package
+    first (PYTHONPATH) and, on 3.11+, no working folder on sys.path (PYTHONSAFEPATH); they run in / (cwd), which no
+    job can write, so before 3.11 too no verify/ of the job's is found first."""
+    path = env.get("PYTHONPATH", "")
+    return {**env, "PYTHONSAFEPATH": "1", "PYTHONPATH": PACKAGE_ROOT + (os.pathsep + path if path else "")}
+
+
+def _run_verify(cmd: list[str], limit: float) -> tuple[int | None, str]:
+    """(exit status or None when it ran past `limit`, the tail of stderr); its whole process group is stopped when
+    it runs past it, and when the prolog itself is stopped (Interrupted) while it runs."""
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, cwd="/",
+                                    env=_verify_env(os.environ))
+        except OSError as exc:
+            return 127, f"{cmd[0]}: {exc.strerror or exc}"
+        try:
+            rc: int | None = proc.wait(timeout=max(0.0, limit))
+        except subprocess.TimeoutExpired:
+            rc = None
+        finally:
+            if proc.returncode is None:
+                _stop(proc)
+        err.seek(0, os.SEEK_END)
+        err.seek(max(0, err.tell() - 8192))
+        lines = [ln for ln in err.read().splitlines() if ln.strip()]
+    return rc, (lines[-1] if lines else "")
+
+
+def _load_report(path: str) -> tuple[Any, str | None, str]:
+    """(the report verify wrote, or why there is none, and whether that is "none" (no JSON: verify's trouble) or
+    "invalid" (one no verify could have written: too large, nested too deep))."""
+    try:
+        tail = statefile.read_tail(path, REPORT_CAP + 1)
+    except OSError as exc:
+        return None, f"no report ({statefile.problem(exc, path)})", "none"
+    if tail.cut or tail.size > REPORT_CAP:
+        return None, f"a report of {tail.size} bytes, more than any verify writes ({REPORT_CAP} at most)", "invalid"
+    try:
+        return json.loads(tail.text), None, ""
+    except RecursionError:
+        return None, "a report nested deeper than any verify writes", "invalid"
+    except ValueError as exc:
+        return None, f"a report that is not JSON ({str(exc)[:80]})", "none"
