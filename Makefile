@@ -105,7 +105,7 @@ test: setup ## ruff, mypy and the test suite (starts an engine as root; without 
 	@$(BOOTSTRAP) actionlint $(call q,$(VENV))
 	@$(BOOTSTRAP) test-tools
 	$(MAKE) --no-print-directory static
-	$(PY) -m pytest -n $(call q,$(TEST_WORKERS)) --dist loadgroup
+	$(PY) -m pytest -n $(call q,$(TEST_WORKERS)) --dist loadscope
 
 test-unit: setup ## the unit tier: pure logic, no program started (judges, rules, rendering; docs/testing.md)
 	$(PY) -m pytest -m unit

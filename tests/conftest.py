@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.helpers import EXAMPLES_SCALE, TEST_COMPAT, TEST_MATRIX
+from tests.helpers import EXAMPLES_SCALE, TEST_COMPAT, TEST_MATRIX, worker_group
 
 # Every property test runs under one profile: "default" (CI and `make test`: bounded counts) or, one command away,
 # HYPOTHESIS_PROFILE=thorough (`make test-thorough`: EXAMPLES_SCALE times as many). A test that asks for its own
@@ -103,23 +103,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         item.own_markers[:] = [m for m in item.own_markers if m.name not in TIERS[:3]]
         item.add_marker(_TIER_OF[item.nodeid])
-        item.add_marker(pytest.mark.xdist_group(_worker_group(item.nodeid, _TIER_OF[item.nodeid])))
 
 
-# `make test` runs two pytest-xdist workers (--dist loadgroup): a group runs whole on one worker, in collection order.
-# Two lanes hold what must not overlap. The engine lane: every test that needs the engine, one at a time, so the
-# multi-GB images (arm64 under qemu, the two CUDA images) never coexist (the run's peak disk is one of them) and the
-# builds of this checkout never wait on each other (they take turns on build/wheels: scripts/builder/wheels.py). The
-# Slurm lane: every real Slurm (fixed loopback addresses, ports and /etc/hosts names). Any other module is a group of
-# its own, so its module fixtures are set up once. The two lanes measured about even (docs/testing.md).
-ENGINE_LANE, SLURM_LANE = "engine lane", "Slurm lane"
+# `make test` runs two pytest-xdist workers; tests/helpers.py's worker_group says which tests share a worker and
+# why. xdist's own xdist_group marker rewrites node ids, which pytest 9.2 no longer reads: the groups are given to
+# the scheduler as its scopes instead.
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
 
+    class Lanes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
 
-def _worker_group(nodeid: str, tier: str) -> str:
-    path = nodeid.partition("::")[0]
-    if "slurm" in path:
-        return SLURM_LANE
-    return ENGINE_LANE if tier == "docker" else path
+    return Lanes(config, log)
 
 
 class _UnitStartedAProcess(AssertionError):
@@ -191,3 +187,4 @@ def pytest_terminal_summary(terminalreporter) -> None:
     write(f"{total:8.0f} s        in all, {len(_SPENT)} tests{lanes}; the slowest files:")
     for path, seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:20]:
         write(f"{seconds:8.0f} s  {path}")
+

@@ -33,6 +33,23 @@ def examples(n: int) -> int:
     return n * EXAMPLES_SCALE if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else n
 
 
+# `make test` runs two pytest-xdist workers: a group of tests runs whole on one worker, in collection order. Two groups
+# are lanes that must not overlap with themselves. The engine lane: every test that needs the engine (tests/integration,
+# the docker tier), one at a time, so the multi-GB images (arm64 under qemu, the two CUDA images) never coexist (the
+# run's peak disk is one of them) and the builds of this checkout never wait on each other (they take turns on
+# build/wheels: scripts/builder/wheels.py). The Slurm lane: every real Slurm (fixed loopback addresses, ports and
+# /etc/hosts names). Any other module is a group of its own, so its module fixtures are set up once.
+ENGINE_LANE, SLURM_LANE = "engine lane", "Slurm lane"
+
+
+def worker_group(nodeid: str) -> str:
+    """The group (xdist's scope) a test runs in: a lane, or its own module."""
+    path = nodeid.partition("::")[0]
+    if "slurm" in path:
+        return SLURM_LANE
+    return ENGINE_LANE if path.startswith("tests/integration/") else path
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 1800,
             module: str = "scripts", cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """`python -m <module> args` from the repository root, output captured as text. Past `timeout` the child is
