@@ -109,9 +109,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # why. xdist's own xdist_group marker rewrites node ids, which pytest 9.2 no longer reads: the groups are given to
 # the scheduler as its scopes instead.
 def pytest_xdist_make_scheduler(config, log):
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
-    class Lanes(LoadScopeScheduling):
+    class Lanes(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
             return worker_group(nodeid)
 
