@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from scripts.builder.engine import image_exists
+from scripts.builder.sqshstart import environment  # /etc/environment as enroot reads it
 from scripts.publish.sqsh import file_sha256
 from tests import slurm
 from tests.helpers import run_cli
@@ -47,21 +48,6 @@ def image(docker_client) -> str:
             proc = run_cli(command, env={"IMAGE": TAG}, timeout=1800)
             assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return wanted
-
-
-def environment(text: str) -> list[str]:
-    """/etc/environment as enroot reads it (common::envfmt): no comments or blank lines, KEY=VALUE only, no
-    ENROOT_ names, surrounding quotes gone. (No host ${VAR} is substituted here: the image's holds none.)"""
-    env = []
-    for line in text.splitlines():
-        line = line.lstrip()
-        key, sep, value = line.partition("=")
-        if not sep or line.startswith("#") or not key.isidentifier() or key.startswith("ENROOT_"):
-            continue
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        env.append(f"{key}={value}")
-    return env
 
 
 def runc_config(spec: dict, rootfs: Path, env: list[str], reports: Path, args: list[str]) -> dict:
