@@ -21,7 +21,7 @@ from typing import Any
 from .budget import Shares
 from .checks import CHECKS
 from .child import EXIT_NO_SPACE
-from .environment import emulation
+from .environment import EMULATED_SLOWDOWN, emulation
 from .options import Options
 from .result import FAIL, SKIP, CheckResult
 
@@ -230,7 +230,8 @@ def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float
 
 def run_check(name: str, options: Options, timeout: float | None = None) -> tuple[CheckResult, dict[str, Any] | None]:
     """(result, facts or None) of one check, in a child with its own scratch dir, removed afterwards."""
-    limit = timeout or CHECKS[name].timeout_s
+    # a check's own limit stretches under emulation; a limit given (a preflight's share, --timeout) is kept
+    limit = timeout or CHECKS[name].timeout_s * (EMULATED_SLOWDOWN if emulation()["emulated"] else 1.0)
     own = tempfile.mkdtemp(prefix=f"verify-{name}-")
     _OWNED.add(own)
     try:

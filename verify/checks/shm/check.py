@@ -13,6 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
+from ...environment import EMULATED_SLOWDOWN, emulation
 from ...facts import ShmFacts
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, CheckResult
@@ -23,6 +24,8 @@ REMEDY = ("Give the container more shared memory: `docker run --shm-size=2g ...`
           "containers raise the tmpfs size of /dev/shm. Otherwise lower DataLoader num_workers or prefetch_factor.")
 
 # Touch every page of a /dev/shm file of the required size, as a DataLoader worker's batch would.
+ATTEMPT_S = 60.0     # one allocation attempt, natively
+
 _TOUCH = r"""
 import mmap, os, sys
 size, directory = int(sys.argv[1]), sys.argv[2]
@@ -70,8 +73,10 @@ def probe(options: Options) -> dict[str, Any]:
         return facts
     st = os.statvfs(folder)
     facts.update(size=st.f_blocks * st.f_frsize, free=st.f_bavail * st.f_frsize)
-    facts["raw_ok"], facts["raw_msg"] = _attempt(_TOUCH, options.shm_min_bytes, folder, timeout=60)
-    facts["torch_ok"], facts["torch_msg"] = _attempt(_TORCH, options.shm_min_bytes, folder, timeout=60)
+    # touching 1 GiB takes far longer under qemu-user: a slow emulator is not a small /dev/shm
+    limit = ATTEMPT_S * (EMULATED_SLOWDOWN if emulation()["emulated"] else 1.0)
+    facts["raw_ok"], facts["raw_msg"] = _attempt(_TOUCH, options.shm_min_bytes, folder, timeout=limit)
+    facts["torch_ok"], facts["torch_msg"] = _attempt(_TORCH, options.shm_min_bytes, folder, timeout=limit)
     return facts
 
 
