@@ -17,7 +17,11 @@ def test_the_allocation_attempts_stretch_only_under_emulation(monkeypatch, tmp_p
     limits: list[float] = []
     monkeypatch.setattr(shm, "emulation", lambda: {"emulated": emulated})
     monkeypatch.setattr(shm, "shm_path", lambda: str(tmp_path))
-    monkeypatch.setattr(shm, "_attempt", lambda code, size, folder, timeout: (limits.append(timeout), (True, "ok"))[1])
+
+    def attempt(code: str, size: int, folder: str, timeout: float) -> tuple[bool, str]:
+        limits.append(timeout)
+        return True, "ok"
+    monkeypatch.setattr(shm, "_attempt", attempt)
     facts = shm.probe(Options())
     assert facts["raw_ok"] and facts["torch_ok"]
     assert limits == [shm.ATTEMPT_S * (EMULATED_SLOWDOWN if emulated else 1.0)] * 2
