@@ -187,4 +187,3 @@ def pytest_terminal_summary(terminalreporter) -> None:
     write(f"{total:8.0f} s        in all, {len(_SPENT)} tests{lanes}; the slowest files:")
     for path, seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:20]:
         write(f"{seconds:8.0f} s  {path}")
-

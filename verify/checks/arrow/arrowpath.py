@@ -99,11 +99,18 @@ def consume(tensors: Iterator[torch.Tensor]) -> tuple[float, int]:
 
 def best_throughput(fn: Callable[[], int], repeats: int) -> float:
     """Best-of-N bytes per second of `fn` (which returns the bytes it read)."""
-    best = 0.0
+    return best_in_turns([fn], repeats)[0]
+
+
+def best_in_turns(readers: list[Callable[[], int]], repeats: int) -> list[float]:
+    """Best-of-N bytes per second of each reader, the readers measured in turns, so a burst of load from a neighbour
+    (a shared CI host, a noisy node) lands on every side of their ratio instead of on one."""
+    best = [0.0] * len(readers)
     for _ in range(repeats):
-        start = time.perf_counter()
-        nbytes = fn()
-        best = max(best, nbytes / (time.perf_counter() - start))
+        for i, fn in enumerate(readers):
+            start = time.perf_counter()
+            nbytes = fn()
+            best[i] = max(best[i], nbytes / (time.perf_counter() - start))
     return best
 
 
@@ -117,18 +124,6 @@ def memory_reader(nbytes: int) -> Callable[[], int]:
     ram = torch.ones(nbytes // 4, dtype=torch.float32)
     pieces = list(ram.view(-1, BATCH_ROWS * SAMPLE_FLOATS))
     return lambda: consume(iter(pieces))[1]
-
-
-def best_of_both(first: Callable[[], int], second: Callable[[], int], repeats: int) -> tuple[float, float]:
-    """Best-of-N bytes per second of two readers measured in turns, so a burst of load from a neighbour (a shared
-    CI host, a noisy node) lands on both sides of their ratio instead of on one."""
-    best = [0.0, 0.0]
-    for _ in range(repeats):
-        for i, fn in enumerate((first, second)):
-            start = time.perf_counter()
-            nbytes = fn()
-            best[i] = max(best[i], nbytes / (time.perf_counter() - start))
-    return best[0], best[1]
 
 
 def nodes_pipeline(mapped: Mapped):

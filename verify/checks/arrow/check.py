@@ -39,8 +39,8 @@ def probe(options: Options) -> dict[str, Any]:
             facts["mapped_bytes"] = mapped.size
             checksum, nbytes = ap.consume(iter(tensors))
             del tensors
-            facts["mapped_Bps"], facts["memory_Bps"] = ap.best_of_both(
-                lambda: ap.consume(ap.iter_tensors(mapped))[1], ap.memory_reader(nbytes), REPEATS)
+            facts["mapped_Bps"], facts["memory_Bps"] = ap.best_in_turns(
+                [lambda: ap.consume(ap.iter_tensors(mapped))[1], ap.memory_reader(nbytes)], REPEATS)
             node_sum, facts["nodes_zero_copy"], facts["nodes_Bps"] = _through_nodes(mapped)
             facts["nodes_same_sum"] = abs(node_sum - checksum) <= 1e-6 * max(1.0, abs(checksum))
         finally:
