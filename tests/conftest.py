@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.helpers import EXAMPLES_SCALE, TEST_COMPAT, TEST_MATRIX, worker_group
+from tests.helpers import EXAMPLES_SCALE, TEST_COMPAT, TEST_MATRIX, dispatch_order, worker_group
 
 # Every property test runs under one profile: "default" (CI and `make test`: bounded counts) or, one command away,
 # HYPOTHESIS_PROFILE=thorough (`make test-thorough`: EXAMPLES_SCALE times as many). A test that asks for its own
@@ -114,6 +114,16 @@ def pytest_xdist_make_scheduler(config, log):
     class Lanes(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
             return worker_group(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            # the groups go out in dispatch_order (the long lanes start at once, on both workers); xdist's own order
+            # is by number of tests, which puts modules of thousands of unit cases first
+            if not getattr(self, "_dispatch_ordered", False):
+                order = dispatch_order({scope: len(unit) for scope, unit in self.workqueue.items()})
+                for scope in order:
+                    self.workqueue.move_to_end(scope)
+                self._dispatch_ordered = True
+            super()._assign_work_unit(node)
 
     return Lanes(config, log)
 

@@ -34,12 +34,19 @@ def examples(n: int) -> int:
 
 
 # `make test` runs two pytest-xdist workers: a group of tests runs whole on one worker, in collection order. Two groups
-# are lanes that must not overlap with themselves. The engine lane: every test that needs the engine (tests/integration,
-# the docker tier), one at a time, so the multi-GB images (arm64 under qemu, the two CUDA images) never coexist (the
-# run's peak disk is one of them) and the builds of this checkout never wait on each other (they take turns on
-# build/wheels: scripts/builder/wheels.py). The Slurm lane: every real Slurm (fixed loopback addresses, ports and
-# /etc/hosts names). Any other module is a group of its own, so its module fixtures are set up once.
+# are lanes that must not overlap with themselves. The engine lane: the engine tests that build, share or remove the
+# default CPU image or build a CUDA image (test_release removes its image by id; the CUDA images are ~6 GB each, so
+# two never coexist). The Slurm lane: every real Slurm (fixed loopback addresses, ports and /etc/hosts names). Any
+# other module is a group of its own, so its module fixtures are set up once: among them the engine modules whose
+# images are their own (ENGINE_OWN: the arm64 image under qemu, the access image, tiny test images); their builds
+# take turns with the lane's on build/wheels (scripts/builder/wheels.py), so the two workers overlap only what does
+# not build (an emulated verify beside a CUDA build).
 ENGINE_LANE, SLURM_LANE = "engine lane", "Slurm lane"
+ENGINE_OWN = frozenset(f"tests/integration/test_{name}.py" for name in ("arm64", "access", "fabric", "push_index",
+                                                                       "lock_resolve"))
+# The groups handed out first, longest first (minutes each, measured 2026-11-28): the rest, few tests first (a module
+# of many tests is mostly unit cases of seconds), fill the end of both workers.
+LONGEST_FIRST = ("tests/integration/test_arm64.py", ENGINE_LANE, SLURM_LANE, "tests/integration/test_access.py")
 
 
 def worker_group(nodeid: str) -> str:
@@ -47,7 +54,15 @@ def worker_group(nodeid: str) -> str:
     path = nodeid.partition("::")[0]
     if "slurm" in path:
         return SLURM_LANE
-    return ENGINE_LANE if path.startswith("tests/integration/") else path
+    return ENGINE_LANE if path.startswith("tests/integration/") and path not in ENGINE_OWN else path
+
+
+def dispatch_order(sizes: dict[str, int]) -> list[str]:
+    """The groups (name: number of tests) in the order the scheduler hands them out: LONGEST_FIRST, then the others
+    fewest tests first."""
+    def rank(group: str) -> tuple[int, int]:
+        return (LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)), sizes[group]
+    return sorted(sizes, key=rank)
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 1800,
