@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from verify.codes import CODES
-from verify.prolog import cli, history, kernlog, repair, revalidate, slurm, statefile, verifyrun, xid
+from verify.prolog import cli, history, kernlog, metrics, repair, revalidate, slurm, statefile, verifyrun, xid
 from verify.prolog.deadline import Overran
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
 
@@ -34,6 +34,8 @@ class FakeSlurm:
     def run(self, argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
         self.calls.append(argv[1:])
         name, args = os.path.basename(argv[0]), argv[1:]
+        if dry_run:
+            return 0, ""
         if name == "sinfo":
             return 0, "".join(f"{n}|{s}|{r}\n" for n, (s, r) in self.nodes.items())
         if args[:2] == ["show", "node"]:
@@ -160,6 +162,68 @@ def test_a_crash_of_ours_never_escapes_as_exit_1(tmp_path, fake, monkeypatch, ca
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("PROLOG_CRASHED") == 2
     assert _events(tmp_path) == [("not-assessed", "PROLOG_CRASHED")] * 2
+
+
+def test_slurm_s_prolog_semantics_a_dry_run_never_drains_and_keeps_the_evidence(tmp_path, fake, monkeypatch, capsys):
+    """Slurm's prolog semantics: --dry-run in slurm.conf's Prolog= line (a roll-out's first step) must not have Slurm
+    drain the node itself (exit 1 would): exit 0 there, 4 (a host fault, not drained) as a first step. Nothing was
+    drained, so the history says drain-refused (not drain) and NVIDIA's Xid 79 stays held: the next real run drains
+    on it (the dry run had spent it, and the node passed)."""
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([XID79], "journalctl"))
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    args = ["--state-dir", str(tmp_path / "state"), "--dry-run"]
+    assert cli.main(args, PROLOG_ENV) == EXIT_PASS
+    assert cli.main(args, STEP_ENV) == EXIT_BREAKER
+    assert fake.nodes["n1"] == ("idle", "none")
+    assert "DRY RUN XID_HISTORY on n1" in capsys.readouterr().err
+    assert ("drain", "XID_HISTORY") not in _events(tmp_path) and ("drain-refused", "XID_HISTORY") in _events(tmp_path)
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([], "journalctl"))   # no new line
+    assert cli.main(args[:2], PROLOG_ENV) == EXIT_FAULT and fake.nodes["n1"][1].startswith("torchimages:XID_HISTORY #")
+
+
+def test_slurm_s_prolog_semantics_a_bad_node_name_is_traced_under_slurm_s_name(tmp_path, fake, capsys):
+    """A hostlist typed as --node in slurm.conf's Prolog= line leaves every node ungated: exit 0, and the trace (the
+    history and the metrics) under the name Slurm gives the node, so the ungated fleet is visible."""
+    prom = tmp_path / "prom"
+    assert cli.main([*_args(tmp_path), "--node", "n[1-4]", "--metrics-dir", str(prom)], PROLOG_ENV) == EXIT_PASS
+    assert "CONFIG_ERROR" in capsys.readouterr().err and not fake.calls
+    assert _events(tmp_path, "n1") == [("not-assessed", "CONFIG_ERROR")]
+    assert 'code="CONFIG_ERROR"' in (prom / "torchimages_n1.prom").read_text()
+
+
+@pytest.mark.parametrize("body, said", [
+    (b'{"status": "pass", "checks": [{"name": "shm", "status": "pass", "duration_s": 1' + b"9" * 400 + b"}]}",
+     "of 401 digits"),
+    (b'{"status": "pass", "status": "pass", "checks": [{"name": "shm", "status": "pass"}]}', "duplicate key"),
+])
+def test_a_report_with_a_number_past_a_float_or_a_key_twice_is_not_assessed(tmp_path, fake, monkeypatch, capsys, body,
+                                                                             said):
+    """Slurm's prolog semantics: a report no verify writes (a 400-digit figure crashed the metrics after a pass, a
+    PROLOG_CRASHED behind a recorded pass) is not assessed, REPORT_INVALID; `python -m verify.prolog.metrics` on it
+    is one line, exit 1."""
+    _verify_writes(monkeypatch, body)
+    assert cli.main([*_args(tmp_path), "--metrics-dir", str(tmp_path / "prom")], STEP_ENV) == EXIT_NOT_ASSESSED
+    out = capsys.readouterr()
+    assert "NOT-ASSESSED REPORT_INVALID" in out.out and said in out.out and "Traceback" not in out.err
+    assert _events(tmp_path) == [("not-assessed", "REPORT_INVALID")]
+    (tmp_path / "r.json").write_bytes(body)
+    assert metrics.main([str(tmp_path / "r.json"), "--node", "n1", "--dir", str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("metrics: ") and said in err[0]
+
+
+def test_a_metrics_failure_never_turns_a_drain_into_an_exit_0(tmp_path, fake, monkeypatch, capsys):
+    """Slurm's prolog semantics: under Prolog= the drain's exit 1 is what keeps the job off the broken node; the
+    metrics are a side output, and their failure (any exception) is one line, never our crash's exit 0."""
+    gpu_lost = _gpu("fail", code="GPU_LOST", owner="host")
+    _verify_writes(monkeypatch, json.dumps(_report(gpu_lost)).encode())
+
+    def broken(*args: Any) -> str:
+        raise OverflowError("int too large to convert to float")
+    monkeypatch.setattr(metrics, "write", broken)
+    assert cli.main([*_args(tmp_path), "--metrics-dir", str(tmp_path / "prom")], PROLOG_ENV) == EXIT_FAULT
+    assert "metrics not written" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
 
 
 def test_a_tiny_budget_is_our_setting_and_never_confirms_a_hang(tmp_path, fake, monkeypatch):
@@ -360,6 +424,51 @@ def test_a_node_without_its_gpus_never_passes_revalidation():
     assert revalidate.gpu_problem(_report(_gpu("skip", None)), 8)
     assert revalidate.gpu_problem(_report(_gpu("pass", 7)), 8)
     assert revalidate.gpu_problem(_report(_gpu("pass", 8)), 8) is None and revalidate.gpu_problem(_report(), None) is None
+
+
+def test_nvsentinel_return_to_service_the_drain_records_the_node_s_gpus_not_the_job_s(tmp_path):
+    """The count at drain time (return to service's fallback where Slurm has no Gres for the node) is the node's:
+    a job given 1 GPU of 8 (SLURM_JOB_GPUS=0) must not record 1, or a node seeing 1 GPU would resume."""
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), {**PROLOG_ENV, "SLURM_JOB_GPUS": "0"})
+    lost = Verdict(FAULT, "GPU_LOST", "host", "gpu 3 lost", "gpu")
+    assert cli._drain_facts(cfg, lost, _report(_gpu("fail", 8)))["gpus"] == 8
+    cfg.expected_gpus = 8
+    assert cli._drain_facts(cfg, lost, _report(_gpu("fail", 7)))["gpus"] == 8
+    cfg.expected_gpus = None
+    assert cli._drain_facts(cfg, lost, None)["gpus"] is None
+
+
+def test_nvsentinel_return_to_service_two_prologs_of_one_node_owe_both_repairs(tmp_path, fake, monkeypatch, capsys):
+    """Jobs starting together on one node run its prolog together: the first drains for a hang (no repair owed), the
+    second finds Xid-class GPU_LOST. Slurm's reason stays the first's (scontrol is not asked again), the second's
+    fault is recorded as a drain too, and return to service owes its repair (NVIDIA's Xid catalog: a reset or a
+    reboot): `make undrain` in the same boot with no reset recorded is refused."""
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "CHECK_TIMEOUT", "host", "shm hung", "shm")) == EXIT_FAULT
+    reason = fake.nodes["n1"][1]
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 3 lost", "gpu")) == EXIT_FAULT
+    assert fake.nodes["n1"][1] == reason and fake.verbs().count("update nodename=n1 state=drain") == 1
+    assert [e for e, _ in _events(tmp_path)] == ["drain", "drain"]
+    fake.info = {"NodeHostName": "n1", "Gres": "gpu:8"}
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(boot, 60.0))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    capsys.readouterr()
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
+    assert "drained for GPU_LOST" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
+
+
+def test_nvsentinel_return_to_service_a_reset_record_from_the_future_is_no_repair():
+    """A GPU reset record stamped a day ahead of now (a clock that was wrong when it was logged, so it may well
+    predate the drain) is not the repair NVIDIA's Xid catalog asks for; within the clock skew it is."""
+    now = 1783669000.0
+    drain = {"code": "XID_HISTORY", "epoch": now - 600, "boot_id": "a", "action": "reboot"}
+    clock = kernlog.Clock("a", 50.0, None, now)
+    ahead = [repair.Reset(now + 86400, "gpu-1", True)]
+    problem = repair.repair_problem(drain, None, clock, None, (ahead, ""))
+    assert problem and "in the future is not believed" in problem and "\n" not in problem
+    assert repair.repair_problem(drain, None, clock, None, ([repair.Reset(now + 60, "gpu-1", True)], "")) is None
 
 
 def _drained(tmp_path: Path, fake: FakeSlurm, code: str = "GPU_LOST", **extra: Any) -> None:
@@ -600,6 +709,41 @@ def test_a_fifo_or_a_device_is_refused_without_hanging(tmp_path):
     assert history.record(str(tmp_path), "n1", "pass", None, "x")
     with pytest.raises(statefile.Refused, match="character device"):
         statefile.read_tail("/dev/zero", 100)
+
+
+def test_python_m_verify_prolog_metrics_reads_its_report_bounded(tmp_path, capsys):
+    """`python -m verify.prolog.metrics REPORT` (the fleet side runs it) on /dev/zero exhausted its memory, a FIFO
+    hung it and a report nested 200,000 deep was a traceback: one line each, exit 1; a report named through a
+    symlink the operator made is read."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    for path, said in (("/dev/zero", "character device"), (str(fifo), "a FIFO"), (str(deep), "nested deeper")):
+        assert metrics.main([path, "--node", "n1", "--dir", str(tmp_path / "m")]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and said in err[0], err
+    (tmp_path / "r.json").write_text(json.dumps(_report(_gpu())))
+    os.symlink(tmp_path / "r.json", tmp_path / "link.json")
+    assert metrics.main([str(tmp_path / "link.json"), "--node", "n1", "--dir", str(tmp_path / "m")]) == 0
+
+
+def test_the_metrics_file_never_follows_a_link_planted_at_its_temp_name(tmp_path):
+    """The prolog writes its metrics as root into node_exporter's folder: prometheus_client's write_to_textfile
+    opened `<file>.<pid>.<thread>` (a name anyone can plant a link at) and wrote through it. Now a temp file of an
+    unguessable name, then a rename: the link's target is untouched, and no temp file stays."""
+    pytest.importorskip("prometheus_client")
+    import threading
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    folder = tmp_path / "prom"
+    folder.mkdir()
+    target = folder / "torchimages_n1.prom"
+    os.symlink(victim, f"{target}.{os.getpid()}.{threading.current_thread().ident}")
+    os.symlink(victim, target)
+    assert metrics.write(str(folder), "n1", _report(_gpu())) == str(target)
+    assert victim.read_text() == "precious\n" and not target.is_symlink() and "torchimages_" in target.read_text()
+    assert sorted(p.name for p in folder.iterdir() if not p.is_symlink()) == ["torchimages_n1.prom"]
 
 
 def test_the_history_is_rotated_atomically_and_read_from_its_tail(tmp_path):

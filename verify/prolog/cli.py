@@ -197,7 +197,10 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
 
 def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict[str, Any]:
     """What return to service must prove, kept with the drain: the GPUs the node had, its boot, the repair asked."""
-    return {"gpus": cfg.expected_gpus or _report_gpus(report), "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
+    # the node's count, not the job's: Slurm allocated a job some of the GPUs (SLURM_JOB_GPUS), NVML lists them all
+    # (a lost one too); a revalidation without Slurm's Gres proves the repair against the larger
+    gpus = max((n for n in (cfg.expected_gpus, _report_gpus(report)) if n), default=None)
+    return {"gpus": gpus, "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
             "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check}
 
 
@@ -219,27 +222,46 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
     if me is not None and me.drained and not me.ours:
         return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
                              f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")
+    if me is not None and me.ours and not cfg.dry_run:
+        # drained by torchimages a moment ago (another prolog of this node: jobs starting together): Slurm's reason
+        # stays, this fault is recorded as a drain too, and return to service owes the repair of each
+        _note(cfg, "drain", v.code, f"already drained by torchimages ({me.reason_text[:80]}): {v.summary}",
+              _drain_facts(cfg, v, report))
+        _say(f"{v.code} on {cfg.node} is the host's; it is already drained by torchimages: its reason stays")
+        _settle(cfg)
+        return DRAINED
     gate = slurm.breaker(rows, cfg.node, cfg.breaker)
     if gate.open:
         return _refuse_drain(cfg, v, gate.line(cfg.breaker, cfg.partition), f"BREAKER {v.code} on {cfg.node} is the "
                              f"host's, but {gate.line(cfg.breaker, cfg.partition)}: not drained; look at the drained "
                              "nodes first (sinfo -R)")
     text = slurm.reason(cfg.node, str(v.code), v.summary, time.time())
-    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}", dry_run=cfg.dry_run):
+    if cfg.dry_run:
+        # nothing was drained: the history says so, the kernel log's evidence stays held for a real run, and the exit
+        # is "not drained" (under Prolog= 0: a dry run in slurm.conf must not have Slurm drain the node itself)
+        slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}", dry_run=True)
+        return _refuse_drain(cfg, v, "--dry-run: not drained", f"DRY RUN {v.code} on {cfg.node} is the host's: "
+                             "not drained (--dry-run)")
+    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}"):
         _note(cfg, "drain-refused", v.code, refused)
         _say(f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
         return EXIT_FAULT
-    again, _ = (None, "") if cfg.dry_run else slurm.rows(cfg.partition)
+    again, _ = slurm.rows(cfg.partition)
     if again is not None and slurm.over(again, cfg.node, cfg.breaker):
-        slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run)
+        slurm.scontrol("update", f"nodename={cfg.node}", "state=resume")
         gate = slurm.breaker(again, cfg.node, cfg.breaker)
         return _refuse_drain(cfg, v, f"claim given back: {gate.line(cfg.breaker, cfg.partition)}",
                              f"BREAKER {v.code} on {cfg.node}: other nodes were drained at the same time and "
                              f"{gate.line(cfg.breaker, cfg.partition)}: this drain was given back")
     _note(cfg, "drain", v.code, v.summary, _drain_facts(cfg, v, report))
-    if cfg.kern is not None and (problem := kernlog.save(cfg.state_dir, cfg.node, kernlog.settle(cfg.kern))):
-        _say(problem)                 # the kernel log's evidence was acted on: it is not counted again
+    _settle(cfg)
     return DRAINED
+
+
+def _settle(cfg: Config) -> None:
+    """The kernel log's evidence was acted on (the node is drained): it is not counted again."""
+    if cfg.kern is not None and (problem := kernlog.save(cfg.state_dir, cfg.node, kernlog.settle(cfg.kern))):
+        _say(problem)
 
 
 def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
@@ -259,7 +281,7 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     if flap := history.failed_again_after_resume(history.read(cfg.state_dir, cfg.node).events, cfg.flap_window_s):
         _note(cfg, "inspect", v.code, flap)
         _say(f"INSPECT {cfg.node}: {flap}")
-    requeue = slurm.scontrol("requeue", cfg.job, dry_run=cfg.dry_run) if cfg.mode == "step" and cfg.job else None
+    requeue = slurm.scontrol("requeue", cfg.job) if cfg.mode == "step" and cfg.job else None
     if requeue:
         _say(requeue)
     return EXIT_FAULT
@@ -292,8 +314,8 @@ def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any]
                "history": history.counts(history.read(cfg.state_dir, cfg.node).events)}
     try:
         metrics.write(cfg.metrics_dir, cfg.node, report, outcome)
-    except (OSError, ValueError, metrics.Unavailable) as exc:
-        _say(f"metrics not written to {cfg.metrics_dir}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a side output: its failure never turns a drain's exit 1 into a crash's 0
+        _say(f"metrics not written to {cfg.metrics_dir}: {type(exc).__name__}: {str(exc)[:200]}")
 
 
 def _syslog(line: str) -> None:
@@ -339,8 +361,11 @@ def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, start
 
 
 def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
-    node = _value(argv, "--node") or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
-    if slurm.node_problem(node):
+    # the first of these that is one node name: a bad --node (a hostlist typed in slurm.conf) is itself the setting
+    # this trace must show, so it falls back to Slurm's name for the node, then the host's
+    names = (_value(argv, "--node"), env.get("SLURMD_NODENAME"), socket.gethostname().split(".")[0])
+    node = next((n for n in names if n and not slurm.node_problem(n)), None)
+    if node is None:
         return
     state = _value(argv, "--state-dir") or env.get("TORCHIMAGES_STATE_DIR") or DEFAULT_STATE_DIR
     try:

@@ -84,13 +84,14 @@ def dmesg_argv() -> list[str]:
 
 def _run(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[list[str] | None, str]:
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+        proc = statefile.run_tail(argv, timeout, OUTPUT_CAP)      # its newest OUTPUT_CAP bytes, never all in memory
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{os.path.basename(argv[0])}: {exc}"
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip()[-160:]
         return None, f"{os.path.basename(argv[0])} exited {proc.returncode}: {err}"
-    return proc.stdout[-OUTPUT_CAP:].decode(errors="replace").splitlines(), " ".join(argv)
+    lines = proc.stdout.decode(errors="replace").splitlines()
+    return lines[1:] if proc.cut else lines, " ".join(argv)     # a cut output's first line is a partial one
 
 
 def read(timeout: float = TIMEOUT_S) -> KernelLog:
