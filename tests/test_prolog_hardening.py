@@ -58,6 +58,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
     f = FakeSlurm({"n1": ("idle", "none"), "n2": ("idle", "none"), "n3": ("idle", "none"), "n4": ("idle", "none")})
     monkeypatch.setattr(slurm, "run", f.run)
     monkeypatch.setattr(cli, "_syslog", lambda line: None)
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))     # journalctl: no GPU reset recorded
     return f
 
 
@@ -635,6 +636,30 @@ def test_held_kernel_evidence_survives_the_breaker_and_is_spent_by_the_drain(tmp
     assert cli.main(args, STEP_ENV) == EXIT_PASS
     drain = history.last_drain(history.read(str(tmp_path / "state"), "n1").events)
     assert drain and drain["action"] == "reboot" and drain["boot_id"]
+
+
+def test_nvidia_xid_catalog_a_gpu_reset_spends_the_xid_it_repaired(tmp_path, fake, monkeypatch):
+    """NVIDIA's Xid catalog: Xid 79's action is a GPU reset (or a reboot). An operator drained the node by hand (our
+    drain left it so, the Xid held), reset the GPU, recorded it (NVSentinel's record) and resumed it: the held Xid
+    79, logged before the reset, is spent (as a reboot spends a boot's), not drained on again; an Xid after the reset
+    is evidence."""
+    booted = 1_000_000.0                                    # wall time of the boot: the Xid at 5000 s is 1_005_000
+    monkeypatch.setattr(kernlog, "host_clock",
+                        lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 9000.0, booted, booted + 9000))
+    logs = iter([[XID79], [], [XID79.replace("5000.000001", "8000.000000")]])
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(next(logs), "journalctl"))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    fake.nodes["n1"] = ("drained", "ops: bad gpu, resetting it")
+    args = ["--state-dir", str(tmp_path / "state")]
+    assert cli.main(args, STEP_ENV) == EXIT_BREAKER                   # someone else's drain: left so, the Xid held
+    fake.nodes["n1"] = ("idle", "none")
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([repair.Reset(booted + 6000, "gpu-1", True)], ""))
+    assert cli.main(args, STEP_ENV) == EXIT_PASS                      # reset at 6000 s: the Xid at 5000 s is spent
+    assert cli.main(args, STEP_ENV) == EXIT_FAULT                     # an Xid at 8000 s, after the reset: drained
+    held = kernlog.State("boot-a", held=[{"line": XID79, "mono": 5000.000001}, {"line": "x", "mono": -1.0}])
+    clock = kernlog.Clock("boot-a", 9000.0, booted, booted + 9000)
+    assert [e["mono"] for e in kernlog.spent_before(held, booted + 6000, clock).held] == [-1.0]   # no stamp: kept
+    assert kernlog.spent_before(held, booted + 6000, kernlog.Clock("boot-a", 9000.0)).held == held.held
 
 
 # ---- 5. a hung checker is evidence after a few runs

@@ -33,7 +33,7 @@ import time
 from types import FrameType
 from typing import Any
 
-from . import history, kernlog, metrics, slurm, statefile, xid
+from . import history, kernlog, metrics, repair, slurm, statefile, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -132,6 +132,13 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
         cfg.notes.append(f"kernel-log cursor {state.mono} is past this boot's uptime ({clock.uptime}): read again "
                          "from the lookback")
     cfg.kern, held = kernlog.advance(state, lines, clock, cfg.lookback_s)
+    if xid.judge(held):
+        # held evidence logged before a GPU reset recorded since (the repair NVIDIA's catalog names) is spent: a node
+        # an operator drained, reset and resumed is not drained again on the Xid its reset repaired
+        resets, _ = repair.read_resets(cfg.deadline.bound(min(kernlog.TIMEOUT_S, cfg.deadline.cap * KERNLOG_SHARE), 0.1))
+        if (last := repair.reset_since(resets or [], 0.0, clock.now)) is not None:
+            cfg.kern = kernlog.spent_before(cfg.kern, last.time, clock)
+            held = xid.parse([e["line"] for e in cfg.kern.held])
     if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
         cfg.notes.append(problem)
     counted: dict[str, int] = {}

@@ -215,6 +215,16 @@ def impossible(state: State, clock: Clock) -> bool:
     return not math.isfinite(state.mono) or (clock.uptime is not None and state.mono > clock.uptime + 1)
 
 
+def spent_before(state: State, repaired: float, clock: Clock) -> State:
+    """The state once a repair at wall time `repaired` (a GPU reset recorded since: verify/prolog/repair.py) acted on
+    what it held: events logged before it (boot time + their stamp) are spent, as a reboot spends a boot's events;
+    one without a stamp, or with no boot time known, stays."""
+    if clock.booted is None:
+        return state
+    held = [e for e in state.held if e["mono"] < 0 or clock.booted + e["mono"] >= repaired]
+    return State(state.boot_id, state.mono, state.at_mono, state.unstamped, held)
+
+
 def settle(state: State) -> State:
     """The state once a drain acted on what it held: nothing is held any more (the cursor stays)."""
     return State(state.boot_id, state.mono, state.at_mono, state.unstamped, [])

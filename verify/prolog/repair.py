@@ -73,13 +73,13 @@ def read_resets(timeout: float) -> tuple[list[Reset] | None, str]:
 
 
 def reset_since(resets: list[Reset], when: float, now: float | None = None) -> Reset | None:
-    """A successful reset after `when` not undone by a failed reset of that GPU after it, or None. A record stamped
+    """The latest successful reset after `when` not undone by a failed reset of that GPU after it, or None. A record stamped
     more than CLOCK_SKEW_S after `now` is no evidence: its clock was wrong, so it may well predate the drain."""
     last: dict[str, Reset] = {}
     for r in sorted(resets, key=lambda r: r.time):
         if r.time > when and (now is None or r.time <= now + CLOCK_SKEW_S):
             last[r.uuid] = r
-    return next((r for r in last.values() if r.success), None)
+    return max((r for r in last.values() if r.success), key=lambda r: r.time, default=None)   # the latest
 
 
 def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
