@@ -560,8 +560,23 @@ def test_each_kernel_log_line_is_read_once_whatever_the_wall_clock_does():
     state = kernlog.settle(state)                              # drained on it
     state, held = kernlog.advance(state, [XID79], kernlog.Clock("boot-a", 6100.0), 3600)
     assert held == []                                          # the same line again: not new evidence
-    state, held = kernlog.advance(state, [XID79, XID79.replace("5000.000001", "6050.5")], clock, 3600)
+    later = kernlog.Clock("boot-a", 6100.0)
+    state, held = kernlog.advance(state, [XID79, XID79.replace("5000.000001", "6050.5")], later, 3600)
     assert [f.code for f in held] == [79]                      # the one new line only
+
+
+def test_a_kernel_log_line_from_the_future_is_no_evidence_and_never_moves_the_cursor():
+    """Evidence from the future is refused: a line stamped past this boot's uptime (read after the log) was taken as
+    an Xid and moved the cursor past the uptime, so the next run found the cursor impossible and read the whole
+    lookback again (an Xid already drained on, drained on twice)."""
+    clock = kernlog.Clock("boot-a", 6000.0)
+    state, held = kernlog.advance(kernlog.State(), [XID79], clock, 3600)
+    state = kernlog.settle(state)                              # drained on it
+    future = XID79.replace("5000.000001", "99999999.0")
+    state, held = kernlog.advance(state, [XID79, future], clock, 3600)
+    assert held == [] and state.mono == 5000.000001 and not kernlog.impossible(state, clock)
+    state, held = kernlog.advance(state, [XID79, future], kernlog.Clock("boot-a", 6010.0), 3600)
+    assert held == []                                          # the next run: the Xid drained on is not read again
 
 
 def test_an_xid_not_acted_on_is_held_and_one_before_the_reboot_is_not_evidence():
@@ -808,6 +823,21 @@ def test_the_kernel_log_state_is_hostile_too(tmp_path):
     saved = kernlog.State("b", 12.5, ["d"], [], [{"line": XID79, "mono": 5000.000001}])
     os.unlink(kernlog.state_path(state, "n1"))
     assert kernlog.save(state, "n1", saved) is None and kernlog.load(state, "n1") == (saved, None)
+
+
+def test_a_huge_xid_line_never_garbles_the_kernel_log_state(tmp_path):
+    """Files the cluster tooling reads are hostile: one "Xid" line of 3 MiB (a stand-in journalctl, a corrupt
+    journal) was held whole, the state outgrew its read cap, read back garbled, and every line of the lookback was
+    read again (an Xid drained on counted twice). A held line keeps its stamp and the driver's words, cut short."""
+    huge = "[ 5000.000001] " + "x" * (3 << 20) + " NVRM: Xid (PCI:0000:3b:00): 79, pid=1, " + "y" * (1 << 20)
+    clock = kernlog.Clock("boot-a", 6000.0)
+    state, found = kernlog.advance(kernlog.State(), [huge], clock, 86400.0)
+    assert [(f.code, f.device) for f in found] == [(79, "0000:3b:00")]
+    assert len(state.held[0]["line"]) < 1100 and state.held[0]["mono"] == 5000.000001
+    assert kernlog.save(str(tmp_path), "n1", state) is None
+    loaded, problem = kernlog.load(str(tmp_path), "n1")
+    assert problem is None and loaded == state
+    assert [f.code for f in xid.parse([e["line"] for e in loaded.held])] == [79]
 
 
 def test_every_not_assessed_code_the_prolog_gives_is_declared():

@@ -131,6 +131,8 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
     if state.boot_id == clock.boot_id and kernlog.impossible(state, clock):
         cfg.notes.append(f"kernel-log cursor {state.mono} is past this boot's uptime ({clock.uptime}): read again "
                          "from the lookback")
+    if future := sum(1 for line in lines if kernlog.ahead(kernlog.mono(line), clock)):
+        cfg.notes.append(f"{future} kernel-log line(s) stamped past this boot's uptime ({clock.uptime}): not evidence")
     cfg.kern, held = kernlog.advance(state, lines, clock, cfg.lookback_s)
     if xid.judge(held):
         # held evidence logged before a GPU reset recorded since (the repair NVIDIA's catalog names) is spent: a node

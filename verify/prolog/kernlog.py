@@ -30,6 +30,7 @@ from . import statefile, xid
 TIMEOUT_S = 20.0
 STATE_CAP = 1 << 20
 HELD_MAX = 500                   # events held at most (the newest kept)
+LINE_MAX = 1024                  # characters of a held line (printk's own limit on a record is about this)
 OUTPUT_CAP = 32 << 20            # bytes of kernel log taken at most (its newest)
 _MONO = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]")
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d|Z)?")
@@ -196,7 +197,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
                 unstamped.append(d)
                 new.append(line)
             continue
-        if t < last or (t == last and d in at_last) or (floor is not None and t < floor):
+        if t < last or (t == last and d in at_last) or (floor is not None and t < floor) or ahead(t, clock):
             continue
         if t > last:
             last, at_last = t, []
@@ -204,9 +205,27 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
         new.append(line)
     found = [f for f in xid.parse(new) if f.action in (xid.DRAIN, xid.WATCH)]
     held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor]
-    held += [{"line": f.line, "mono": mono(f.line) if mono(f.line) is not None else -1.0} for f in found]
-    return State(state.boot_id, last, at_last, unstamped[-HELD_MAX:], held[-HELD_MAX:]), \
+    # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
+    # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback
+    held += [{"line": _short(f.line), "mono": mono(f.line) if mono(f.line) is not None else -1.0} for f in found]
+    return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held[-HELD_MAX:]), \
         xid.parse([e["line"] for e in held[-HELD_MAX:]])
+
+
+def _short(line: str) -> str:
+    """A held line at most about LINE_MAX long: its stamp and LINE_MAX characters from the driver's own words on."""
+    if len(line) <= LINE_MAX:
+        return line
+    stamp = _MONO.match(line)
+    words = [i for i in (line.find("NVRM:"), line.find("nvidia-nvswitch")) if i >= 0]
+    start = min(words) if words else 0
+    return (stamp.group(0) + " " if stamp and start else "") + line[start:start + LINE_MAX]
+
+
+def ahead(stamp: float | None, clock: Clock) -> bool:
+    """A line stamped past this boot's uptime (read after the log): from the future, no kernel wrote it in this boot;
+    it is no evidence and never moves the cursor (one would hide every line before it, then read them all again)."""
+    return stamp is not None and clock.uptime is not None and stamp > clock.uptime + 1
 
 
 def impossible(state: State, clock: Clock) -> bool:
