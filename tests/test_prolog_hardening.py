@@ -227,6 +227,27 @@ def test_a_metrics_failure_never_turns_a_drain_into_an_exit_0(tmp_path, fake, mo
     assert "metrics not written" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
 
 
+def test_slurm_s_prolog_semantics_a_second_sigterm_never_breaks_the_trace(tmp_path, fake, monkeypatch, capsys):
+    """Slurm's prolog semantics: a second SIGTERM while the first one's trace was written raised out of the handler
+    (the trace lost; in its first line's print, a traceback and exit 1: a drain). One stop is enough: the second is
+    ignored, the trace kept, exit 0 under Prolog=; the handlers before are back afterwards."""
+    import signal
+
+    def stopped(cfg: cli.Config) -> Any:
+        raise cli.Interrupted(signal.SIGTERM)
+    real_record = history.record
+
+    def record_under_a_second_sigterm(*args: Any, **kw: Any) -> str | None:
+        os.kill(os.getpid(), signal.SIGTERM)            # ignored: the handler is SIG_IGN by now
+        return real_record(*args, **kw)
+    monkeypatch.setattr(cli, "assess", stopped)
+    monkeypatch.setattr(history, "record", record_under_a_second_sigterm)
+    before = signal.getsignal(signal.SIGTERM)
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == EXIT_PASS
+    assert _events(tmp_path) == [("not-assessed", "PROLOG_INTERRUPTED")] and "no trace kept" not in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
 def test_a_tiny_budget_is_our_setting_and_never_confirms_a_hang(tmp_path, fake, monkeypatch):
     """NVSentinel's rule that the checker's own trouble is not the node's: a confirmation limit no preflight can
     finish in (budget x factor under --min-confirm) proves nothing: not assessed, the rerun not even started."""

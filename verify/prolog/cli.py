@@ -360,6 +360,7 @@ def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
 def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
     """The trace of a run that could not gate the node (a bad setting of ours, our own crash): one line on stderr
     and syslog, a not-assessed event in the history, and the metrics, wherever they can be had. Never raises."""
+    _ignore_stops()
     line = f"torchimages-prolog: NOT ASSESSED: {problem} ({code}: the node stays in service, ungated)"
     print(line, file=sys.stderr, flush=True)
     _syslog(line)
@@ -423,14 +424,28 @@ def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
     return status
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
+    _ignore_stops()
     raise Interrupted(signum)
+
+
+def _ignore_stops() -> None:
+    """One stop is enough: a second SIGTERM while verify's group is stopped, or while the trace is written, would
+    raise out of the handler (a traceback, exit 1: Slurm drains the node). main restores the handlers before."""
+    try:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+    except ValueError:            # not the main thread: nothing was installed
+        pass
 
 
 def _handle_signals() -> dict[int, Any]:
     """SIGTERM, SIGINT and SIGHUP raise Interrupted (so verify's process group is stopped); the handlers before."""
     try:
-        return {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+        return {sig: signal.signal(sig, _on_signal) for sig in STOP_SIGNALS}
     except ValueError:            # not the main thread (an embedding caller): its own handlers stay
         return {}
 
