@@ -554,6 +554,18 @@ def test_nvidia_xid_catalog_an_old_drain_record_never_stands_for_the_current_xid
     assert "drained for XID_HISTORY" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
 
 
+def test_nvsentinel_return_to_service_a_dry_run_resumes_nothing_and_records_no_resume(tmp_path, fake, monkeypatch, capsys):
+    """`make undrain` with --dry-run: the node stays drained, and the history records no resume (one there would make
+    the next drain read as a fault that came back within the flap window)."""
+    fake.info = {"NodeHostName": "n1"}
+    _drained(tmp_path, fake, "CHECK_TIMEOUT", check="shm")
+    _verify_writes(monkeypatch, json.dumps(_report({"name": "shm", "status": "pass"})).encode())
+    args = [*_args(tmp_path), "--revalidate", "--node", "n1", "--dry-run"]
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == EXIT_PASS
+    assert fake.nodes["n1"][0] == "drained" and "DRY RUN n1" in capsys.readouterr().err
+    assert [e for e, _ in _events(tmp_path)] == ["drain"]
+
+
 def test_revalidate_refuses_a_garbled_history_and_another_host(tmp_path, fake, monkeypatch, capsys):
     """NVSentinel's return to service needs the node's whole record: a garbled history is not a clean one; and the
     revalidation runs on the node itself."""
