@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tests.verify_handmade import gpu_facts, handmade_train_facts, nccl_facts, variant
-from verify import judging
+from verify import judging, replay, strictjson
 from verify.checks import CHECKS
 from verify.checks.train.verdict import max_peak_tflops
 from verify.options import Options
@@ -134,6 +134,23 @@ def test_a_placeholder_uuid_on_two_devices_is_no_contradiction():
         d["uuid"] = "N/A"
     r = judging.judge(CHECKS["gpu"], facts, Options(), source="r/gpu.json")
     assert "listed twice" not in r.summary
+
+
+@pytest.mark.parametrize("number, said", [("9" * 400, "an integer of 400 digits"), ("1e400", "not a finite float"),
+                                          ("-1e400", "not a finite float")])
+def test_a_number_past_a_float_s_range_is_refused_by_the_one_record_reader(tmp_path, number, said):
+    """FACTS.md's rule: what no measurement gives is refused, never judged. A 400-digit integer crashed every judge
+    that took float() of it (a traceback from `verify --from-facts`), and `1e400` read as infinity: the one reader
+    of facts, baselines and the prolog's report (verify/strictjson.py) refuses both, in one line."""
+    with pytest.raises(ValueError, match=said):
+        strictjson.loads(f'{{"busbw": {number}}}')
+    with pytest.raises(ValueError, match="an integer of 400 digits"):
+        strictjson.loads(f'[{"9" * 400}]', non_finite=True)         # the prolog's report: NaN allowed, this not
+    assert strictjson.loads("[NaN, 1e308, -3]", non_finite=True)[1:] == [1e308, -3]
+    record = tmp_path / "nccl.json"
+    record.write_text(f'{{"check": "nccl", "facts_schema": 3, "facts": {{"timeout_s": {number}}}}}')
+    with pytest.raises(replay.ReplayError, match=said):
+        replay.read_json(record)
 
 
 def _report(*checks: dict) -> dict:

@@ -1,5 +1,5 @@
 """torchimages-prolog with real processes and small limits (issue 36): its whole run is capped whatever hangs
-(Slurm's PrologEpilogTimeout semantics), and the verify it starts is its own, never a `verify.py` or `verify/` in the
+(Slurm's PrologEpilogTimeout semantics), the output of the commands it reads is kept bounded, and the verify it starts is its own, never a `verify.py` or `verify/` in the
 job's working folder or on its PYTHONPATH (Python's isolated mode, -I, which implies -P on 3.11+). Each test takes
 about a second: the limits are small, not the waits long."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT
-from verify.prolog import cli
+from verify.prolog import cli, kernlog, slurm, statefile
 
 pytestmark = pytest.mark.host
 
@@ -88,3 +88,33 @@ def test_python_isolated_mode_verify_s_checks_never_import_the_jobs_verify_befor
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "PYTHONPATH")}
     rc, output, _ = runner.run_process("verify.budget", [], 60, env)
     assert rc == 0 and not marker.exists(), output
+
+
+def test_files_the_cluster_tooling_reads_are_hostile_a_command_s_output_too(tmp_path, monkeypatch):
+    """A kernel log of gigabytes (or a stand-in journalctl printing /dev/zero) was read whole into the prolog's
+    memory (400 MB of output: 800 MB resident): now a command's output is kept as it comes, its last `cap` bytes
+    only (peak traced memory a few times the cap, whatever it prints); the kernel log's newest lines are kept, the
+    cut first line dropped; a sinfo listing cut short is no count for the breaker."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        out = statefile.run_tail(["head", "-c", str(64 << 20), "/dev/zero"], 30, 1 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out.returncode == 0 and out.cut and len(out.stdout) == 1 << 20 and peak < 4 << 20, peak
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    lines = "".join(f"[ {i}.000000] host kernel: line {i}\\n" for i in range(1, 4))
+    for name, body in (("journalctl", f"printf '{lines}'"), ("sinfo", "yes 'n1|idle|none' | head -n 100")):
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setattr(kernlog, "OUTPUT_CAP", 50)
+    log = kernlog.read(10)
+    assert log.lines == ["[ 3.000000] host kernel: line 3"], log
+    monkeypatch.setattr(slurm, "OUTPUT_CAP", 1000)
+    rows, why = slurm.rows("gpu")
+    assert rows is None and "sinfo printed more than 1,000 bytes" in why
+    monkeypatch.setattr(slurm, "OUTPUT_CAP", 10_000)
+    assert len(slurm.rows("gpu")[0] or []) == 1            # the whole listing: n1, once

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from verify.codes import CODES
-from verify.prolog import cli, history, kernlog, repair, revalidate, slurm, statefile, verifyrun, xid
+from verify.prolog import cli, history, kernlog, metrics, repair, revalidate, slurm, statefile, verifyrun, xid
 from verify.prolog.deadline import Overran
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
 
@@ -34,6 +34,8 @@ class FakeSlurm:
     def run(self, argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
         self.calls.append(argv[1:])
         name, args = os.path.basename(argv[0]), argv[1:]
+        if dry_run:
+            return 0, ""
         if name == "sinfo":
             return 0, "".join(f"{n}|{s}|{r}\n" for n, (s, r) in self.nodes.items())
         if args[:2] == ["show", "node"]:
@@ -56,6 +58,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
     f = FakeSlurm({"n1": ("idle", "none"), "n2": ("idle", "none"), "n3": ("idle", "none"), "n4": ("idle", "none")})
     monkeypatch.setattr(slurm, "run", f.run)
     monkeypatch.setattr(cli, "_syslog", lambda line: None)
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))     # journalctl: no GPU reset recorded
     return f
 
 
@@ -160,6 +163,89 @@ def test_a_crash_of_ours_never_escapes_as_exit_1(tmp_path, fake, monkeypatch, ca
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("PROLOG_CRASHED") == 2
     assert _events(tmp_path) == [("not-assessed", "PROLOG_CRASHED")] * 2
+
+
+def test_slurm_s_prolog_semantics_a_dry_run_never_drains_and_keeps_the_evidence(tmp_path, fake, monkeypatch, capsys):
+    """Slurm's prolog semantics: --dry-run in slurm.conf's Prolog= line (a roll-out's first step) must not have Slurm
+    drain the node itself (exit 1 would): exit 0 there, 4 (a host fault, not drained) as a first step. Nothing was
+    drained, so the history says drain-refused (not drain) and NVIDIA's Xid 79 stays held: the next real run drains
+    on it (the dry run had spent it, and the node passed)."""
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([XID79], "journalctl"))
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    args = ["--state-dir", str(tmp_path / "state"), "--dry-run"]
+    assert cli.main(args, PROLOG_ENV) == EXIT_PASS
+    assert cli.main(args, STEP_ENV) == EXIT_BREAKER
+    assert fake.nodes["n1"] == ("idle", "none")
+    assert "DRY RUN XID_HISTORY on n1" in capsys.readouterr().err
+    assert ("drain", "XID_HISTORY") not in _events(tmp_path) and ("drain-refused", "XID_HISTORY") in _events(tmp_path)
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([], "journalctl"))   # no new line
+    assert cli.main(args[:2], PROLOG_ENV) == EXIT_FAULT and fake.nodes["n1"][1].startswith("torchimages:XID_HISTORY #")
+
+
+def test_slurm_s_prolog_semantics_a_bad_node_name_is_traced_under_slurm_s_name(tmp_path, fake, capsys):
+    """A hostlist typed as --node in slurm.conf's Prolog= line leaves every node ungated: exit 0, and the trace (the
+    history and the metrics) under the name Slurm gives the node, so the ungated fleet is visible."""
+    prom = tmp_path / "prom"
+    assert cli.main([*_args(tmp_path), "--node", "n[1-4]", "--metrics-dir", str(prom)], PROLOG_ENV) == EXIT_PASS
+    assert "CONFIG_ERROR" in capsys.readouterr().err and not fake.calls
+    assert _events(tmp_path, "n1") == [("not-assessed", "CONFIG_ERROR")]
+    assert 'code="CONFIG_ERROR"' in (prom / "torchimages_n1.prom").read_text()
+
+
+@pytest.mark.parametrize("body, said", [
+    (b'{"status": "pass", "checks": [{"name": "shm", "status": "pass", "duration_s": 1' + b"9" * 400 + b"}]}",
+     "of 401 digits"),
+    (b'{"status": "pass", "status": "pass", "checks": [{"name": "shm", "status": "pass"}]}', "duplicate key"),
+])
+def test_a_report_with_a_number_past_a_float_or_a_key_twice_is_not_assessed(tmp_path, fake, monkeypatch, capsys, body,
+                                                                             said):
+    """Slurm's prolog semantics: a report no verify writes (a 400-digit figure crashed the metrics after a pass, a
+    PROLOG_CRASHED behind a recorded pass) is not assessed, REPORT_INVALID; `python -m verify.prolog.metrics` on it
+    is one line, exit 1."""
+    _verify_writes(monkeypatch, body)
+    assert cli.main([*_args(tmp_path), "--metrics-dir", str(tmp_path / "prom")], STEP_ENV) == EXIT_NOT_ASSESSED
+    out = capsys.readouterr()
+    assert "NOT-ASSESSED REPORT_INVALID" in out.out and said in out.out and "Traceback" not in out.err
+    assert _events(tmp_path) == [("not-assessed", "REPORT_INVALID")]
+    (tmp_path / "r.json").write_bytes(body)
+    assert metrics.main([str(tmp_path / "r.json"), "--node", "n1", "--dir", str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("metrics: ") and said in err[0]
+
+
+def test_a_metrics_failure_never_turns_a_drain_into_an_exit_0(tmp_path, fake, monkeypatch, capsys):
+    """Slurm's prolog semantics: under Prolog= the drain's exit 1 is what keeps the job off the broken node; the
+    metrics are a side output, and their failure (any exception) is one line, never our crash's exit 0."""
+    gpu_lost = _gpu("fail", code="GPU_LOST", owner="host")
+    _verify_writes(monkeypatch, json.dumps(_report(gpu_lost)).encode())
+
+    def broken(*args: Any) -> str:
+        raise OverflowError("int too large to convert to float")
+    monkeypatch.setattr(metrics, "write", broken)
+    assert cli.main([*_args(tmp_path), "--metrics-dir", str(tmp_path / "prom")], PROLOG_ENV) == EXIT_FAULT
+    assert "metrics not written" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
+
+
+def test_slurm_s_prolog_semantics_a_second_sigterm_never_breaks_the_trace(tmp_path, fake, monkeypatch, capsys):
+    """Slurm's prolog semantics: a second SIGTERM while the first one's trace was written raised out of the handler
+    (the trace lost; in its first line's print, a traceback and exit 1: a drain). One stop is enough: the second is
+    ignored, the trace kept, exit 0 under Prolog=; the handlers before are back afterwards."""
+    import signal
+
+    def stopped(cfg: cli.Config) -> Any:
+        raise cli.Interrupted(signal.SIGTERM)
+    real_record = history.record
+
+    def record_under_a_second_sigterm(*args: Any, **kw: Any) -> str | None:
+        os.kill(os.getpid(), signal.SIGTERM)            # ignored: the handler is SIG_IGN by now
+        return real_record(*args, **kw)
+    monkeypatch.setattr(cli, "assess", stopped)
+    monkeypatch.setattr(history, "record", record_under_a_second_sigterm)
+    before = signal.getsignal(signal.SIGTERM)
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == EXIT_PASS
+    assert _events(tmp_path) == [("not-assessed", "PROLOG_INTERRUPTED")] and "no trace kept" not in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) == before
 
 
 def test_a_tiny_budget_is_our_setting_and_never_confirms_a_hang(tmp_path, fake, monkeypatch):
@@ -362,6 +448,51 @@ def test_a_node_without_its_gpus_never_passes_revalidation():
     assert revalidate.gpu_problem(_report(_gpu("pass", 8)), 8) is None and revalidate.gpu_problem(_report(), None) is None
 
 
+def test_nvsentinel_return_to_service_the_drain_records_the_node_s_gpus_not_the_job_s(tmp_path):
+    """The count at drain time (return to service's fallback where Slurm has no Gres for the node) is the node's:
+    a job given 1 GPU of 8 (SLURM_JOB_GPUS=0) must not record 1, or a node seeing 1 GPU would resume."""
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), {**PROLOG_ENV, "SLURM_JOB_GPUS": "0"})
+    lost = Verdict(FAULT, "GPU_LOST", "host", "gpu 3 lost", "gpu")
+    assert cli._drain_facts(cfg, lost, _report(_gpu("fail", 8)))["gpus"] == 8
+    cfg.expected_gpus = 8
+    assert cli._drain_facts(cfg, lost, _report(_gpu("fail", 7)))["gpus"] == 8
+    cfg.expected_gpus = None
+    assert cli._drain_facts(cfg, lost, None)["gpus"] is None
+
+
+def test_nvsentinel_return_to_service_two_prologs_of_one_node_owe_both_repairs(tmp_path, fake, monkeypatch, capsys):
+    """Jobs starting together on one node run its prolog together: the first drains for a hang (no repair owed), the
+    second finds Xid-class GPU_LOST. Slurm's reason stays the first's (scontrol is not asked again), the second's
+    fault is recorded as a drain too, and return to service owes its repair (NVIDIA's Xid catalog: a reset or a
+    reboot): `make undrain` in the same boot with no reset recorded is refused."""
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "CHECK_TIMEOUT", "host", "shm hung", "shm")) == EXIT_FAULT
+    reason = fake.nodes["n1"][1]
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 3 lost", "gpu")) == EXIT_FAULT
+    assert fake.nodes["n1"][1] == reason and fake.verbs().count("update nodename=n1 state=drain") == 1
+    assert [e for e, _ in _events(tmp_path)] == ["drain", "drain"]
+    fake.info = {"NodeHostName": "n1", "Gres": "gpu:8"}
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(boot, 60.0))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    capsys.readouterr()
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
+    assert "drained for GPU_LOST" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
+
+
+def test_nvsentinel_return_to_service_a_reset_record_from_the_future_is_no_repair():
+    """A GPU reset record stamped a day ahead of now (a clock that was wrong when it was logged, so it may well
+    predate the drain) is not the repair NVIDIA's Xid catalog asks for; within the clock skew it is."""
+    now = 1783669000.0
+    drain = {"code": "XID_HISTORY", "epoch": now - 600, "boot_id": "a", "action": "reboot"}
+    clock = kernlog.Clock("a", 50.0, None, now)
+    ahead = [repair.Reset(now + 86400, "gpu-1", True)]
+    problem = repair.repair_problem(drain, None, clock, None, (ahead, ""))
+    assert problem and "in the future is not believed" in problem and "\n" not in problem
+    assert repair.repair_problem(drain, None, clock, None, ([repair.Reset(now + 60, "gpu-1", True)], "")) is None
+
+
 def _drained(tmp_path: Path, fake: FakeSlurm, code: str = "GPU_LOST", **extra: Any) -> None:
     fake.nodes["n1"] = ("drained", slurm.reason("n1", code, "x", 1000))
     history.record(str(tmp_path / "state"), "n1", "drain", code, "x", now=1000.0, extra=extra)
@@ -423,6 +554,18 @@ def test_nvidia_xid_catalog_an_old_drain_record_never_stands_for_the_current_xid
     assert "drained for XID_HISTORY" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
 
 
+def test_nvsentinel_return_to_service_a_dry_run_resumes_nothing_and_records_no_resume(tmp_path, fake, monkeypatch, capsys):
+    """`make undrain` with --dry-run: the node stays drained, and the history records no resume (one there would make
+    the next drain read as a fault that came back within the flap window)."""
+    fake.info = {"NodeHostName": "n1"}
+    _drained(tmp_path, fake, "CHECK_TIMEOUT", check="shm")
+    _verify_writes(monkeypatch, json.dumps(_report({"name": "shm", "status": "pass"})).encode())
+    args = [*_args(tmp_path), "--revalidate", "--node", "n1", "--dry-run"]
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == EXIT_PASS
+    assert fake.nodes["n1"][0] == "drained" and "DRY RUN n1" in capsys.readouterr().err
+    assert [e for e, _ in _events(tmp_path)] == ["drain"]
+
+
 def test_revalidate_refuses_a_garbled_history_and_another_host(tmp_path, fake, monkeypatch, capsys):
     """NVSentinel's return to service needs the node's whole record: a garbled history is not a clean one; and the
     revalidation runs on the node itself."""
@@ -450,8 +593,23 @@ def test_each_kernel_log_line_is_read_once_whatever_the_wall_clock_does():
     state = kernlog.settle(state)                              # drained on it
     state, held = kernlog.advance(state, [XID79], kernlog.Clock("boot-a", 6100.0), 3600)
     assert held == []                                          # the same line again: not new evidence
-    state, held = kernlog.advance(state, [XID79, XID79.replace("5000.000001", "6050.5")], clock, 3600)
+    later = kernlog.Clock("boot-a", 6100.0)
+    state, held = kernlog.advance(state, [XID79, XID79.replace("5000.000001", "6050.5")], later, 3600)
     assert [f.code for f in held] == [79]                      # the one new line only
+
+
+def test_a_kernel_log_line_from_the_future_is_no_evidence_and_never_moves_the_cursor():
+    """Evidence from the future is refused: a line stamped past this boot's uptime (read after the log) was taken as
+    an Xid and moved the cursor past the uptime, so the next run found the cursor impossible and read the whole
+    lookback again (an Xid already drained on, drained on twice)."""
+    clock = kernlog.Clock("boot-a", 6000.0)
+    state, held = kernlog.advance(kernlog.State(), [XID79], clock, 3600)
+    state = kernlog.settle(state)                              # drained on it
+    future = XID79.replace("5000.000001", "99999999.0")
+    state, held = kernlog.advance(state, [XID79, future], clock, 3600)
+    assert held == [] and state.mono == 5000.000001 and not kernlog.impossible(state, clock)
+    state, held = kernlog.advance(state, [XID79, future], kernlog.Clock("boot-a", 6010.0), 3600)
+    assert held == []                                          # the next run: the Xid drained on is not read again
 
 
 def test_an_xid_not_acted_on_is_held_and_one_before_the_reboot_is_not_evidence():
@@ -528,6 +686,30 @@ def test_held_kernel_evidence_survives_the_breaker_and_is_spent_by_the_drain(tmp
     assert drain and drain["action"] == "reboot" and drain["boot_id"]
 
 
+def test_nvidia_xid_catalog_a_gpu_reset_spends_the_xid_it_repaired(tmp_path, fake, monkeypatch):
+    """NVIDIA's Xid catalog: Xid 79's action is a GPU reset (or a reboot). An operator drained the node by hand (our
+    drain left it so, the Xid held), reset the GPU, recorded it (NVSentinel's record) and resumed it: the held Xid
+    79, logged before the reset, is spent (as a reboot spends a boot's), not drained on again; an Xid after the reset
+    is evidence."""
+    booted = 1_000_000.0                                    # wall time of the boot: the Xid at 5000 s is 1_005_000
+    monkeypatch.setattr(kernlog, "host_clock",
+                        lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 9000.0, booted, booted + 9000))
+    logs = iter([[XID79], [], [XID79.replace("5000.000001", "8000.000000")]])
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(next(logs), "journalctl"))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    fake.nodes["n1"] = ("drained", "ops: bad gpu, resetting it")
+    args = ["--state-dir", str(tmp_path / "state")]
+    assert cli.main(args, STEP_ENV) == EXIT_BREAKER                   # someone else's drain: left so, the Xid held
+    fake.nodes["n1"] = ("idle", "none")
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([repair.Reset(booted + 6000, "gpu-1", True)], ""))
+    assert cli.main(args, STEP_ENV) == EXIT_PASS                      # reset at 6000 s: the Xid at 5000 s is spent
+    assert cli.main(args, STEP_ENV) == EXIT_FAULT                     # an Xid at 8000 s, after the reset: drained
+    held = kernlog.State("boot-a", held=[{"line": XID79, "mono": 5000.000001}, {"line": "x", "mono": -1.0}])
+    clock = kernlog.Clock("boot-a", 9000.0, booted, booted + 9000)
+    assert [e["mono"] for e in kernlog.spent_before(held, booted + 6000, clock).held] == [-1.0]   # no stamp: kept
+    assert kernlog.spent_before(held, booted + 6000, kernlog.Clock("boot-a", 9000.0)).held == held.held
+
+
 # ---- 5. a hung checker is evidence after a few runs
 
 def test_a_preflight_that_hangs_run_after_run_drains_behind_the_breaker(tmp_path, fake, monkeypatch):
@@ -602,6 +784,41 @@ def test_a_fifo_or_a_device_is_refused_without_hanging(tmp_path):
         statefile.read_tail("/dev/zero", 100)
 
 
+def test_python_m_verify_prolog_metrics_reads_its_report_bounded(tmp_path, capsys):
+    """`python -m verify.prolog.metrics REPORT` (the fleet side runs it) on /dev/zero exhausted its memory, a FIFO
+    hung it and a report nested 200,000 deep was a traceback: one line each, exit 1; a report named through a
+    symlink the operator made is read."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    for path, said in (("/dev/zero", "character device"), (str(fifo), "a FIFO"), (str(deep), "nested deeper")):
+        assert metrics.main([path, "--node", "n1", "--dir", str(tmp_path / "m")]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and said in err[0], err
+    (tmp_path / "r.json").write_text(json.dumps(_report(_gpu())))
+    os.symlink(tmp_path / "r.json", tmp_path / "link.json")
+    assert metrics.main([str(tmp_path / "link.json"), "--node", "n1", "--dir", str(tmp_path / "m")]) == 0
+
+
+def test_the_metrics_file_never_follows_a_link_planted_at_its_temp_name(tmp_path):
+    """The prolog writes its metrics as root into node_exporter's folder: prometheus_client's write_to_textfile
+    opened `<file>.<pid>.<thread>` (a name anyone can plant a link at) and wrote through it. Now a temp file of an
+    unguessable name, then a rename: the link's target is untouched, and no temp file stays."""
+    pytest.importorskip("prometheus_client")
+    import threading
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    folder = tmp_path / "prom"
+    folder.mkdir()
+    target = folder / "torchimages_n1.prom"
+    os.symlink(victim, f"{target}.{os.getpid()}.{threading.current_thread().ident}")
+    os.symlink(victim, target)
+    assert metrics.write(str(folder), "n1", _report(_gpu())) == str(target)
+    assert victim.read_text() == "precious\n" and not target.is_symlink() and "torchimages_" in target.read_text()
+    assert sorted(p.name for p in folder.iterdir() if not p.is_symlink()) == ["torchimages_n1.prom"]
+
+
 def test_the_history_is_rotated_atomically_and_read_from_its_tail(tmp_path):
     """A history that grows without bound costs every prolog its memory: past max_bytes the file keeps its last
     lines (temp file, then rename); a reader takes a bounded tail, the cut first line not counted as garbled."""
@@ -639,6 +856,21 @@ def test_the_kernel_log_state_is_hostile_too(tmp_path):
     saved = kernlog.State("b", 12.5, ["d"], [], [{"line": XID79, "mono": 5000.000001}])
     os.unlink(kernlog.state_path(state, "n1"))
     assert kernlog.save(state, "n1", saved) is None and kernlog.load(state, "n1") == (saved, None)
+
+
+def test_a_huge_xid_line_never_garbles_the_kernel_log_state(tmp_path):
+    """Files the cluster tooling reads are hostile: one "Xid" line of 3 MiB (a stand-in journalctl, a corrupt
+    journal) was held whole, the state outgrew its read cap, read back garbled, and every line of the lookback was
+    read again (an Xid drained on counted twice). A held line keeps its stamp and the driver's words, cut short."""
+    huge = "[ 5000.000001] " + "x" * (3 << 20) + " NVRM: Xid (PCI:0000:3b:00): 79, pid=1, " + "y" * (1 << 20)
+    clock = kernlog.Clock("boot-a", 6000.0)
+    state, found = kernlog.advance(kernlog.State(), [huge], clock, 86400.0)
+    assert [(f.code, f.device) for f in found] == [(79, "0000:3b:00")]
+    assert len(state.held[0]["line"]) < 1100 and state.held[0]["mono"] == 5000.000001
+    assert kernlog.save(str(tmp_path), "n1", state) is None
+    loaded, problem = kernlog.load(str(tmp_path), "n1")
+    assert problem is None and loaded == state
+    assert [f.code for f in xid.parse([e["line"] for e in loaded.held])] == [79]
 
 
 def test_every_not_assessed_code_the_prolog_gives_is_declared():

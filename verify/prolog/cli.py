@@ -33,7 +33,7 @@ import time
 from types import FrameType
 from typing import Any
 
-from . import history, kernlog, metrics, slurm, statefile, xid
+from . import history, kernlog, metrics, repair, slurm, statefile, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -131,7 +131,16 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
     if state.boot_id == clock.boot_id and kernlog.impossible(state, clock):
         cfg.notes.append(f"kernel-log cursor {state.mono} is past this boot's uptime ({clock.uptime}): read again "
                          "from the lookback")
+    if future := sum(1 for line in lines if kernlog.ahead(kernlog.mono(line), clock)):
+        cfg.notes.append(f"{future} kernel-log line(s) stamped past this boot's uptime ({clock.uptime}): not evidence")
     cfg.kern, held = kernlog.advance(state, lines, clock, cfg.lookback_s)
+    if xid.judge(held):
+        # held evidence logged before a GPU reset recorded since (the repair NVIDIA's catalog names) is spent: a node
+        # an operator drained, reset and resumed is not drained again on the Xid its reset repaired
+        resets, _ = repair.read_resets(cfg.deadline.bound(min(kernlog.TIMEOUT_S, cfg.deadline.cap * KERNLOG_SHARE), 0.1))
+        if (last := repair.reset_since(resets or [], 0.0, clock.now)) is not None:
+            cfg.kern = kernlog.spent_before(cfg.kern, last.time, clock)
+            held = xid.parse([e["line"] for e in cfg.kern.held])
     if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
         cfg.notes.append(problem)
     counted: dict[str, int] = {}
@@ -197,7 +206,10 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
 
 def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict[str, Any]:
     """What return to service must prove, kept with the drain: the GPUs the node had, its boot, the repair asked."""
-    return {"gpus": cfg.expected_gpus or _report_gpus(report), "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
+    # the node's count, not the job's: Slurm allocated a job some of the GPUs (SLURM_JOB_GPUS), NVML lists them all
+    # (a lost one too); a revalidation without Slurm's Gres proves the repair against the larger
+    gpus = max((n for n in (cfg.expected_gpus, _report_gpus(report)) if n), default=None)
+    return {"gpus": gpus, "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
             "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check}
 
 
@@ -219,27 +231,46 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
     if me is not None and me.drained and not me.ours:
         return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
                              f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")
+    if me is not None and me.ours and not cfg.dry_run:
+        # drained by torchimages a moment ago (another prolog of this node: jobs starting together): Slurm's reason
+        # stays, this fault is recorded as a drain too, and return to service owes the repair of each
+        _note(cfg, "drain", v.code, f"already drained by torchimages ({me.reason_text[:80]}): {v.summary}",
+              _drain_facts(cfg, v, report))
+        _say(f"{v.code} on {cfg.node} is the host's; it is already drained by torchimages: its reason stays")
+        _settle(cfg)
+        return DRAINED
     gate = slurm.breaker(rows, cfg.node, cfg.breaker)
     if gate.open:
         return _refuse_drain(cfg, v, gate.line(cfg.breaker, cfg.partition), f"BREAKER {v.code} on {cfg.node} is the "
                              f"host's, but {gate.line(cfg.breaker, cfg.partition)}: not drained; look at the drained "
                              "nodes first (sinfo -R)")
     text = slurm.reason(cfg.node, str(v.code), v.summary, time.time())
-    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}", dry_run=cfg.dry_run):
+    if cfg.dry_run:
+        # nothing was drained: the history says so, the kernel log's evidence stays held for a real run, and the exit
+        # is "not drained" (under Prolog= 0: a dry run in slurm.conf must not have Slurm drain the node itself)
+        slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}", dry_run=True)
+        return _refuse_drain(cfg, v, "--dry-run: not drained", f"DRY RUN {v.code} on {cfg.node} is the host's: "
+                             "not drained (--dry-run)")
+    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}"):
         _note(cfg, "drain-refused", v.code, refused)
         _say(f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
         return EXIT_FAULT
-    again, _ = (None, "") if cfg.dry_run else slurm.rows(cfg.partition)
+    again, _ = slurm.rows(cfg.partition)
     if again is not None and slurm.over(again, cfg.node, cfg.breaker):
-        slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run)
+        slurm.scontrol("update", f"nodename={cfg.node}", "state=resume")
         gate = slurm.breaker(again, cfg.node, cfg.breaker)
         return _refuse_drain(cfg, v, f"claim given back: {gate.line(cfg.breaker, cfg.partition)}",
                              f"BREAKER {v.code} on {cfg.node}: other nodes were drained at the same time and "
                              f"{gate.line(cfg.breaker, cfg.partition)}: this drain was given back")
     _note(cfg, "drain", v.code, v.summary, _drain_facts(cfg, v, report))
-    if cfg.kern is not None and (problem := kernlog.save(cfg.state_dir, cfg.node, kernlog.settle(cfg.kern))):
-        _say(problem)                 # the kernel log's evidence was acted on: it is not counted again
+    _settle(cfg)
     return DRAINED
+
+
+def _settle(cfg: Config) -> None:
+    """The kernel log's evidence was acted on (the node is drained): it is not counted again."""
+    if cfg.kern is not None and (problem := kernlog.save(cfg.state_dir, cfg.node, kernlog.settle(cfg.kern))):
+        _say(problem)
 
 
 def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
@@ -259,7 +290,7 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     if flap := history.failed_again_after_resume(history.read(cfg.state_dir, cfg.node).events, cfg.flap_window_s):
         _note(cfg, "inspect", v.code, flap)
         _say(f"INSPECT {cfg.node}: {flap}")
-    requeue = slurm.scontrol("requeue", cfg.job, dry_run=cfg.dry_run) if cfg.mode == "step" and cfg.job else None
+    requeue = slurm.scontrol("requeue", cfg.job) if cfg.mode == "step" and cfg.job else None
     if requeue:
         _say(requeue)
     return EXIT_FAULT
@@ -292,8 +323,8 @@ def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any]
                "history": history.counts(history.read(cfg.state_dir, cfg.node).events)}
     try:
         metrics.write(cfg.metrics_dir, cfg.node, report, outcome)
-    except (OSError, ValueError, metrics.Unavailable) as exc:
-        _say(f"metrics not written to {cfg.metrics_dir}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a side output: its failure never turns a drain's exit 1 into a crash's 0
+        _say(f"metrics not written to {cfg.metrics_dir}: {type(exc).__name__}: {str(exc)[:200]}")
 
 
 def _syslog(line: str) -> None:
@@ -329,6 +360,7 @@ def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
 def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
     """The trace of a run that could not gate the node (a bad setting of ours, our own crash): one line on stderr
     and syslog, a not-assessed event in the history, and the metrics, wherever they can be had. Never raises."""
+    _ignore_stops()
     line = f"torchimages-prolog: NOT ASSESSED: {problem} ({code}: the node stays in service, ungated)"
     print(line, file=sys.stderr, flush=True)
     _syslog(line)
@@ -339,8 +371,11 @@ def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, start
 
 
 def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
-    node = _value(argv, "--node") or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
-    if slurm.node_problem(node):
+    # the first of these that is one node name: a bad --node (a hostlist typed in slurm.conf) is itself the setting
+    # this trace must show, so it falls back to Slurm's name for the node, then the host's
+    names = (_value(argv, "--node"), env.get("SLURMD_NODENAME"), socket.gethostname().split(".")[0])
+    node = next((n for n in names if n and not slurm.node_problem(n)), None)
+    if node is None:
         return
     state = _value(argv, "--state-dir") or env.get("TORCHIMAGES_STATE_DIR") or DEFAULT_STATE_DIR
     try:
@@ -389,14 +424,28 @@ def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
     return status
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
+    _ignore_stops()
     raise Interrupted(signum)
+
+
+def _ignore_stops() -> None:
+    """One stop is enough: a second SIGTERM while verify's group is stopped, or while the trace is written, would
+    raise out of the handler (a traceback, exit 1: Slurm drains the node). main restores the handlers before."""
+    try:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+    except ValueError:            # not the main thread: nothing was installed
+        pass
 
 
 def _handle_signals() -> dict[int, Any]:
     """SIGTERM, SIGINT and SIGHUP raise Interrupted (so verify's process group is stopped); the handlers before."""
     try:
-        return {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+        return {sig: signal.signal(sig, _on_signal) for sig in STOP_SIGNALS}
     except ValueError:            # not the main thread (an embedding caller): its own handlers stay
         return {}
 

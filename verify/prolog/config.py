@@ -104,7 +104,8 @@ def _parser() -> argparse.ArgumentParser:
                    "(budget x factor) below this cannot prove a hang; the timeout is then our setting's "
                    f"(default {DEFAULT_MIN_CONFIRM_S:g})")
     p.add_argument("--python", default=sys.executable, help="the Python that runs verify (default this one)")
-    p.add_argument("--dry-run", action="store_true", help="print the scontrol commands instead of running them")
+    p.add_argument("--dry-run", action="store_true", help="print the scontrol commands instead of running them: "
+                   "nothing is drained or resumed (a host fault exits 4, 0 under Prolog=) and the evidence is kept")
     return p
 
 

@@ -161,6 +161,17 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str]) -> int:
     return n
 
 
+def current_drains(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The drains since the node was last in service (its last pass or resume): the faults its drain stands on."""
+    found: list[dict[str, Any]] = []
+    for e in reversed(events):
+        if e["event"] in ("pass", "resume"):
+            break
+        if e["event"] == "drain":
+            found.append(e)
+    return found[::-1]
+
+
 def last_drain(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next((e for e in reversed(events) if e["event"] == "drain"), None)
 

@@ -30,6 +30,7 @@ from . import statefile, xid
 TIMEOUT_S = 20.0
 STATE_CAP = 1 << 20
 HELD_MAX = 500                   # events held at most (the newest kept)
+LINE_MAX = 1024                  # characters of a held line (printk's own limit on a record is about this)
 OUTPUT_CAP = 32 << 20            # bytes of kernel log taken at most (its newest)
 _MONO = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]")
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d|Z)?")
@@ -84,13 +85,14 @@ def dmesg_argv() -> list[str]:
 
 def _run(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[list[str] | None, str]:
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+        proc = statefile.run_tail(argv, timeout, OUTPUT_CAP)      # its newest OUTPUT_CAP bytes, never all in memory
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{os.path.basename(argv[0])}: {exc}"
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip()[-160:]
         return None, f"{os.path.basename(argv[0])} exited {proc.returncode}: {err}"
-    return proc.stdout[-OUTPUT_CAP:].decode(errors="replace").splitlines(), " ".join(argv)
+    lines = proc.stdout.decode(errors="replace").splitlines()
+    return lines[1:] if proc.cut else lines, " ".join(argv)     # a cut output's first line is a partial one
 
 
 def read(timeout: float = TIMEOUT_S) -> KernelLog:
@@ -195,7 +197,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
                 unstamped.append(d)
                 new.append(line)
             continue
-        if t < last or (t == last and d in at_last) or (floor is not None and t < floor):
+        if t < last or (t == last and d in at_last) or (floor is not None and t < floor) or ahead(t, clock):
             continue
         if t > last:
             last, at_last = t, []
@@ -203,15 +205,43 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
         new.append(line)
     found = [f for f in xid.parse(new) if f.action in (xid.DRAIN, xid.WATCH)]
     held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor]
-    held += [{"line": f.line, "mono": mono(f.line) if mono(f.line) is not None else -1.0} for f in found]
-    return State(state.boot_id, last, at_last, unstamped[-HELD_MAX:], held[-HELD_MAX:]), \
+    # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
+    # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback
+    held += [{"line": _short(f.line), "mono": mono(f.line) if mono(f.line) is not None else -1.0} for f in found]
+    return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held[-HELD_MAX:]), \
         xid.parse([e["line"] for e in held[-HELD_MAX:]])
+
+
+def _short(line: str) -> str:
+    """A held line at most about LINE_MAX long: its stamp and LINE_MAX characters from the driver's own words on."""
+    if len(line) <= LINE_MAX:
+        return line
+    stamp = _MONO.match(line)
+    words = [i for i in (line.find("NVRM:"), line.find("nvidia-nvswitch")) if i >= 0]
+    start = min(words) if words else 0
+    return (stamp.group(0) + " " if stamp and start else "") + line[start:start + LINE_MAX]
+
+
+def ahead(stamp: float | None, clock: Clock) -> bool:
+    """A line stamped past this boot's uptime (read after the log): from the future, no kernel wrote it in this boot;
+    it is no evidence and never moves the cursor (one would hide every line before it, then read them all again)."""
+    return stamp is not None and clock.uptime is not None and stamp > clock.uptime + 1
 
 
 def impossible(state: State, clock: Clock) -> bool:
     """A cursor of this boot past its uptime (or not a number): kept by no read of it, so it would hide every line
     stamped before it (an Xid too); the lines are read again from the lookback."""
     return not math.isfinite(state.mono) or (clock.uptime is not None and state.mono > clock.uptime + 1)
+
+
+def spent_before(state: State, repaired: float, clock: Clock) -> State:
+    """The state once a repair at wall time `repaired` (a GPU reset recorded since: verify/prolog/repair.py) acted on
+    what it held: events logged before it (boot time + their stamp) are spent, as a reboot spends a boot's events;
+    one without a stamp, or with no boot time known, stays."""
+    if clock.booted is None:
+        return state
+    held = [e for e in state.held if e["mono"] < 0 or clock.booted + e["mono"] >= repaired]
+    return State(state.boot_id, state.mono, state.at_mono, state.unstamped, held)
 
 
 def settle(state: State) -> State:

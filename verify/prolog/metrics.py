@@ -8,7 +8,6 @@ side runs it: the host side never imports verify).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -90,10 +89,14 @@ def _counts(registry: Any, node: str, name: str, help_: str, label: str, values:
 def write(directory: str, node: str, report: dict[str, Any] | None, outcome: dict[str, Any] | None = None) -> str:
     """DIR/torchimages_<node>.prom, written atomically; its path. Unavailable or OSError on failure."""
     registry = registry_for(node, report, outcome)          # Unavailable when prometheus_client is missing
-    from prometheus_client import write_to_textfile
+    from prometheus_client import generate_latest
+
+    from .statefile import replace
     os.makedirs(directory, exist_ok=True)
     target = os.path.join(directory, f"torchimages_{node}.prom")
-    write_to_textfile(target, registry)
+    # a temp file of a name nobody can guess (write_to_textfile's <path>.<pid>.<thread> would follow a link planted
+    # there, as root), then a rename; node_exporter reads *.prom only, never the temp file
+    replace(target, generate_latest(registry))
     return target
 
 
@@ -107,8 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if problem := node_problem(args.node):
             raise ValueError(problem)
-        with open(args.report, encoding="utf-8") as fh:
-            report = json.load(fh)
+        # bounded and regular files only (verify's own report reader): /dev/zero, a FIFO or a report nested
+        # 200,000 deep is one line, never a hang, a MemoryError or a traceback
+        from .verifyrun import _load_report
+        report, problem, _ = _load_report(os.path.realpath(args.report))
+        if problem:
+            raise ValueError(f"{args.report}: {problem}")
         print(write(args.dir, args.node, report if isinstance(report, dict) else None))
     except (OSError, ValueError, Unavailable) as exc:
         print(f"metrics: {exc}", file=sys.stderr)

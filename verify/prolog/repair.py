@@ -19,9 +19,11 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import statefile
 from .kernlog import Clock
 
 # drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
@@ -30,6 +32,7 @@ REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST"
                           "RETIREMENT_PENDING"})
 RESET_TAG = "nvsentinel-gpu-reset"          # NVSentinel's syslog identifier for a GPU reset's result
 OUTPUT_CAP = 1 << 20
+CLOCK_SKEW_S = 300.0            # a reset record stamped this far past now is still believed (CLOCK_SKEW's default)
 _RESET = re.compile(r"^(\d{9,11}(?:\.\d+)?)\s.*?\bGPU reset executed:\s*(GPU-[0-9A-Fa-f-]{8,64}),\s*success:\s*"
                     r"(true|false)\b")
 HOW = (f'after `nvidia-smi -r -i <uuid>` succeeds, record it: logger -t {RESET_TAG} -p daemon.err "GPU reset '
@@ -61,35 +64,42 @@ def read_resets(timeout: float) -> tuple[list[Reset] | None, str]:
     """This boot's GPU reset records, or None and why they could not be read (then no reset is seen)."""
     argv = journal_argv()
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+        proc = statefile.run_tail(argv, timeout, OUTPUT_CAP)      # the newest records, never all in memory
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"journalctl: {exc}"
     if proc.returncode != 0:
         return None, f"journalctl exited {proc.returncode}: {proc.stderr.decode(errors='replace').strip()[-160:]}"
-    return parse_resets(proc.stdout[-OUTPUT_CAP:].decode(errors="replace").splitlines()), ""
+    return parse_resets(proc.stdout.decode(errors="replace").splitlines()), ""
 
 
-def reset_since(resets: list[Reset], when: float) -> Reset | None:
-    """A successful reset after `when` not undone by a failed reset of that GPU after it, or None."""
+def reset_since(resets: list[Reset], when: float, now: float | None = None) -> Reset | None:
+    """The latest successful reset after `when` not undone by a failed reset of that GPU after it, or None. A record stamped
+    more than CLOCK_SKEW_S after `now` is no evidence: its clock was wrong, so it may well predate the drain."""
     last: dict[str, Reset] = {}
     for r in sorted(resets, key=lambda r: r.time):
-        if r.time > when:
+        if r.time > when and (now is None or r.time <= now + CLOCK_SKEW_S):
             last[r.uuid] = r
-    return next((r for r in last.values() if r.success), None)
+    return max((r for r in last.values() if r.success), key=lambda r: r.time, default=None)   # the latest
 
 
-def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None) -> str | None:
-    """The code of a drain whose repair is a GPU reset or a reboot, or None."""
-    codes = [c for c in ((drain or {}).get("code"), claimed[0] if claimed else None) if c]
-    if (drain or {}).get("action") in ("reset", "reboot"):
-        return str(codes[0]) if codes else "a reset or reboot"
-    return next((str(c) for c in codes if c in REBOOT_CODES), None)     # Slurm's reason or the history's: either
+def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
+                 also: Sequence[dict[str, Any]] = ()) -> str | None:
+    """The code of a drain whose repair is a GPU reset or a reboot, or None: Slurm's reason, the history's record of
+    this drain, or `also` (the other faults the node was drained for since it was last in service: prologs of one
+    node that failed together each record theirs, and every one's repair is owed)."""
+    records = [d for d in (drain, *also) if d]
+    asked = next((d for d in records if d.get("action") in ("reset", "reboot")), None)
+    if asked is not None:
+        return str(asked.get("code") or "a reset or reboot")
+    codes = [c for c in (*(d.get("code") for d in records), claimed[0] if claimed else None) if c]
+    return next((str(c) for c in codes if c in REBOOT_CODES), None)
 
 
 def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: Clock,
-                   booted: float | None, resets: tuple[list[Reset] | None, str] = (None, "not read")) -> str | None:
+                   booted: float | None, resets: tuple[list[Reset] | None, str] = (None, "not read"),
+                   also: Sequence[dict[str, Any]] = ()) -> str | None:
     """Why the repair NVIDIA's Xid catalog asks for (a GPU reset or a reboot) is not seen since the drain, or None."""
-    code = needs_repair(drain, claimed)
+    code = needs_repair(drain, claimed, also)
     if code is None:
         return None
     then = (drain or {}).get("boot_id")
@@ -99,13 +109,16 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
     if not (then and clock.boot_id) and booted is not None and when is not None and booted > when:
         return None
     seen, why = resets
-    if seen is not None and when is not None and reset_since(seen, float(when)) is not None:
+    if seen is not None and when is not None and reset_since(seen, float(when), clock.now) is not None:
         return None
     reboot = f"this is the same boot ({then})" if then and clock.boot_id == then else "no reboot seen since"
     if seen is None:
         reset = f"GPU resets not read ({why})"
     else:
         failed = [r for r in seen if when is not None and r.time > float(when) and not r.success]
-        reset = f"the last GPU reset since failed ({failed[-1].uuid})" if failed else "no GPU reset recorded since"
+        ahead = [r for r in seen if clock.now is not None and r.time > clock.now + CLOCK_SKEW_S]
+        reset = f"the last GPU reset since failed ({failed[-1].uuid})" if failed else \
+            f"a GPU reset record stamped {ahead[-1].time - (clock.now or 0):.0f} s in the future is not believed " \
+            f"(over {CLOCK_SKEW_S:g} s of clock skew: it may predate the drain)" if ahead else "no GPU reset recorded since"
     return (f"drained for {code}, whose repair is a GPU reset or a reboot (NVIDIA's Xid catalog): {reboot}, "
             f"{reset}; {HOW}")

@@ -72,17 +72,19 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     if drain and claimed and not (isinstance(drain.get("epoch"), (int, float))
                                   and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
         drain = None              # the history's last drain is another one: this drain's facts are unknown
+    also = history.current_drains(past.events)           # every fault it was drained for since last in service
     clock, booted = kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)
-    if repair_problem(drain, claimed, clock, booted):       # no reboot since: a GPU reset recorded since will do
+    if repair_problem(drain, claimed, clock, booted, also=also):   # no reboot since: a GPU reset since will do
         resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
-        if problem := repair_problem(drain, claimed, clock, booted, resets):
+        if problem := repair_problem(drain, claimed, clock, booted, resets, also):
             return problem
         _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
     gres = slurm.gres_gpus((info or {}).get("Gres", ""))
     recorded = (drain or {}).get("gpus")
     recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
     cfg.expected_gpus = gres or recorded or cfg.expected_gpus
-    gpu_drain = drain is None or drain.get("check") not in NO_GPU_CHECKS or repair.needs_repair(drain, claimed) is not None
+    gpu_drain = drain is None or any(d.get("check") not in NO_GPU_CHECKS for d in (drain, *also)) \
+        or repair.needs_repair(drain, claimed, also) is not None
     if not cfg.expected_gpus and gpu_drain:
         # a GPU the node lost is proven back only against the count it should have: without one, a node whose
         # NVML sees no GPU at all would pass
@@ -126,6 +128,9 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         _note(cfg, "resume-refused", None, refused)
         _say(refused)
         return EXIT_REFUSED, verdict, report, xids
+    if cfg.dry_run:               # not resumed: no resume in the history (a later drain would read as a flap)
+        _say(f"DRY RUN {cfg.node}: the preflight passes and torchimages had drained it: not resumed (--dry-run)")
+        return EXIT_PASS, verdict, report, xids
     _note(cfg, "resume", None, verdict.summary)
     _say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
     return EXIT_PASS, verdict, report, xids

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import statefile
 from .verdict import REASON_PREFIX, one_line
 
 REASON_MAX = 200
@@ -25,6 +27,7 @@ _REASON = re.compile(r"^torchimages:([A-Z][A-Z0-9_]{1,47}) #(\d{1,12})\.([0-9a-f
 # one node: a hostlist (`n[1-64]`, `a,b`) would make scontrol act on many
 _NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 TIMEOUT_S = 60.0
+OUTPUT_CAP = 16 << 20           # bytes a Slurm command may print (sinfo of 100,000 nodes is a few MiB)
 # the seconds a Slurm command may take now: the prolog sets it to what is left of its cap (None: TIMEOUT_S)
 limit: Callable[[], float] | None = None
 
@@ -161,11 +164,13 @@ def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[in
     if dry_run:
         return 0, ""
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=limit() if limit else TIMEOUT_S,
-                              check=False, errors="replace")
+        proc = statefile.run_tail(argv, limit() if limit else TIMEOUT_S, OUTPUT_CAP)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return 127, str(exc)
-    return proc.returncode, proc.stdout if proc.returncode == 0 else (proc.stdout + proc.stderr).strip()
+    out, err = proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
+    if proc.cut:          # a listing cut short would count some nodes only: the breaker must not count on it
+        return 126, f"{os.path.basename(argv[0])} printed more than {OUTPUT_CAP:,} bytes: not read"
+    return proc.returncode, out if proc.returncode == 0 else (out + err).strip()
 
 
 def scontrol(*args: str, dry_run: bool = False) -> str | None:

@@ -1,10 +1,13 @@
-"""The prolog's state files (history, kernel-log cursor, breaker lock) read and written as hostile files.
+"""The prolog's state files (history, kernel-log cursor, breaker lock) read and written as hostile files, and the
+output of the commands it reads (journalctl, dmesg, sinfo, scontrol) taken bounded.
 
 The state folder may be shared and writable by others, and the prolog runs as root: a symlink planted where a
 history should be would make it append to any file, a FIFO or /dev/zero would hang it or exhaust its memory. So
 every open is O_NOFOLLOW (a symlink is refused, never followed) and O_NONBLOCK (a FIFO does not hang the open),
 every file must be a regular file (fstat after the open: no race between a check and the open), reads take at most
-a cap of bytes from the file's tail, and a whole file is replaced by temp file + rename, never half-written.
+a cap of bytes from the file's tail, and a whole file is replaced by temp file + rename, never half-written. A
+command's output is read as it comes and only its last `cap` bytes are kept (`run_tail`): a kernel log of gigabytes,
+or a stand-in that prints /dev/zero, costs the prolog time (its cap bounds it), never its memory.
 """
 from __future__ import annotations
 
@@ -12,7 +15,9 @@ import contextlib
 import errno
 import fcntl
 import os
+import selectors
 import stat
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -144,3 +149,54 @@ def locked(path: str, wait_s: float, clock: Callable[[], float] = time.monotonic
         yield
     finally:
         os.close(fd)                  # closing the fd releases the lock
+
+
+@dataclass
+class Output:
+    returncode: int
+    stdout: bytes               # its last `cap` bytes
+    stderr: bytes               # its last ERR_CAP bytes
+    cut: bool                   # True: stdout was longer than `cap` (its beginning dropped)
+
+
+ERR_CAP = 8192
+
+
+def run_tail(argv: list[str], timeout: float, cap: int) -> Output:
+    """Run `argv` (stdin closed), keeping the last `cap` bytes of its stdout as they come; OSError when it cannot
+    start, subprocess.TimeoutExpired (the process killed) when it runs past `timeout`. Whatever is raised meanwhile
+    (the prolog's cap, a signal) kills it too."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    kept = {out_fd: bytearray(), err_fd: bytearray()}
+    limits = {out_fd: cap, err_fd: ERR_CAP}
+    seen = 0
+    end = time.monotonic() + timeout
+    try:
+        with selectors.DefaultSelector() as sel:
+            for fd in kept:
+                sel.register(fd, selectors.EVENT_READ)
+            while sel.get_map():
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(argv, timeout)
+                for key, _ in sel.select(left):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        sel.unregister(key.fd)
+                        continue
+                    buf = kept[key.fd]
+                    buf += chunk
+                    seen += len(chunk) if key.fd == out_fd else 0
+                    if len(buf) > 2 * limits[key.fd]:       # trimmed now and then: memory stays under 2 x cap
+                        del buf[:-limits[key.fd]]
+        rc = proc.wait(timeout=max(0.01, end - time.monotonic()))
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=1)        # one stuck in the kernel (D state) is left behind, not waited on
+        proc.stdout.close()
+        proc.stderr.close()
+    return Output(rc, bytes(kept[out_fd][-cap:]) if cap else b"", bytes(kept[err_fd][-ERR_CAP:]), seen > cap)

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 from typing import Any
 
+from .. import strictjson
 from . import statefile
 from .config import Interrupted
 from .deadline import STOP_S, Overran
@@ -84,8 +85,10 @@ def _load_report(path: str) -> tuple[Any, str | None, str]:
     if tail.cut or tail.size > REPORT_CAP:
         return None, f"a report of {tail.size} bytes, more than any verify writes ({REPORT_CAP} at most)", "invalid"
     try:
-        return json.loads(tail.text), None, ""
+        return strictjson.loads(tail.text, non_finite=True), None, ""
     except RecursionError:
         return None, "a report nested deeper than any verify writes", "invalid"
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return None, f"a report that is not JSON ({str(exc)[:80]})", "none"
+    except ValueError as exc:         # an integer past a float's range, a key twice: no verify writes one
+        return None, f"a report no verify writes ({str(exc)[:80]})", "invalid"
