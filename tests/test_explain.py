@@ -38,12 +38,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                           "FABRIC_MIXED_ADAPTERS (job)",
     "a100-ibstatus-eight-hdr-active-plus-ethernet-40": "expected fabric pass; explain gives warn FABRIC_MIXED_ADAPTERS "
                                                        "(job)",
-    "h100-roce-ibstat-two-cx7-rails-polling-and-disabled": "expected fabric fail FABRIC_PORT_DOWN (host); explain "
-                                                           "gives warn",
-    "gpu-operator-cuda-validator-unknown-error-xid48-dbe": "expected gpu fail ECC_UNCORRECTABLE (host); explain "
-                                                           "gives fail XID_ERROR (host)",
-    "rtx3090-driver-525-cuda-12-1-image-error-804": "expected gpu fail DRIVER_TOO_OLD (host); explain gives fail "
-                                                    "DRIVER_ERROR (image)",
 }
 
 

@@ -42,6 +42,15 @@ CATALOG: dict[int, tuple[str, str]] = {
     94: (WATCH, "contained ECC error"), 109: (WATCH, "context switch timeout"),
 }
 LOST = 79                       # the GPU itself is gone (the gpu check's GPU_LOST)
+# The verify code whose meaning an Xid names (verify/codes.py), so a finding says the condition, not only "an Xid":
+# NVIDIA's catalog names 48 a double-bit ECC error, 94/95 contained/uncontained ECC errors, 140 an unrecovered ECC
+# error, 92 a high single-bit ECC rate (FACTS.md files correctable storms under ECC_UNCORRECTABLE too), 63 a row
+# remap pending, 64 a row remap that failed. Any other Xid is XID_ERROR; an Xid 154 asking for a reset or reboot
+# is NVML's recovery action (GPU_RESET_REQUIRED).
+CODES: dict[int, str] = {LOST: "GPU_LOST", 48: "ECC_UNCORRECTABLE", 92: "ECC_UNCORRECTABLE", 94: "ECC_UNCORRECTABLE",
+                         95: "ECC_UNCORRECTABLE", 140: "ECC_UNCORRECTABLE", 63: "RETIREMENT_PENDING",
+                         64: "ROW_REMAP_FAILED"}
+RECOVERY = 154
 TEARDOWN = 45
 CONTEXT_TIMEOUT = 109
 NVLINK = range(144, 151)        # NVLink Xids: the message says Fatal or Nonfatal
@@ -61,10 +70,11 @@ class Judged:
     action: str          # DRAIN, APP, WATCH or INFO
     what: str
     seen: int            # the Xid the line carries
+    code: str = "XID_ERROR"  # the verify code of the condition it names (CODES)
 
 
 def _action(code: int, message: str, cause_of_teardown: bool = False) -> tuple[str, str]:
-    if code == 154:
+    if code == RECOVERY:
         m = _RECOVERY.search(message)
         if not m:
             return WATCH, "GPU recovery action changed (action not read)"
@@ -83,21 +93,28 @@ def _action(code: int, message: str, cause_of_teardown: bool = False) -> tuple[s
     return CATALOG.get(code, (WATCH, "an Xid this catalog does not list"))
 
 
+def _code(xid: int, action: str) -> str:
+    if xid == RECOVERY and action == DRAIN:
+        return "GPU_RESET_REQUIRED"
+    return CODES.get(xid, "XID_ERROR")
+
+
 def classify(code: int, message: str = "") -> Judged:
-    """One Xid line's action; Xid 45 that names its cause is judged as that cause."""
+    """One Xid line's action and code; Xid 45 that names its cause is judged as that cause."""
     cause = _CAUSED_BY.search(message or "") if code == TEARDOWN else None
     if cause and int(cause.group(1)) != TEARDOWN:
         judged = int(cause.group(1))
         action, what = _action(judged, "", cause_of_teardown=True)
-        return Judged(judged, action, f"{what} (named by Xid 45 as its cause)", code)
+        return Judged(judged, action, f"{what} (named by Xid 45 as its cause)", code, _code(judged, action))
     action, what = _action(code, message or "")
-    return Judged(code, action, what, code)
+    return Judged(code, action, what, code, _code(code, action))
 
 
 def after_application(judged: Judged, earlier_app_on_gpu: bool) -> Judged:
     """A context-switch timeout on a GPU whose process already raised an application Xid is that process's end."""
     if judged.xid == CONTEXT_TIMEOUT and judged.action == WATCH and earlier_app_on_gpu:
-        return Judged(judged.xid, APP, "context switch timeout of a process that had already faulted", judged.seen)
+        return Judged(judged.xid, APP, "context switch timeout of a process that had already faulted", judged.seen,
+                      judged.code)
     return judged
 
 

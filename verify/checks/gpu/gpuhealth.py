@@ -308,14 +308,14 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
             found.add(FAIL, "GPU_LOST", f"{text} (GPU has fallen off the bus)", "Drain the node; reset the GPU or "
                       "reboot; check the PCIe slot, riser and power; RMA if it recurs.", "host", i)
         elif j.action == DRAIN:
-            found.add(FAIL, "XID_ERROR", text, "Drain the node; read dmesg and follow NVIDIA's Xid catalogue for this "
+            found.add(FAIL, j.code, text, "Drain the node; read dmesg and follow NVIDIA's Xid catalogue for this "
                       "Xid (reset, reboot or RMA).", "host", i)
         elif j.action == APP:
             found.add(WARN, "XID_ERROR", f"{text}: the application's fault, not the GPU's", "Tell the job's owner: "
                       "the process faulted (a bad kernel, an out-of-bounds access); the node is not drained for it.",
                       "job", i, rank=HANDLED)
         else:
-            found.add(WARN, "XID_ERROR", text, "Watch the node: reset the GPU at the next drain; drain if it repeats "
+            found.add(WARN, j.code, text, "Watch the node: reset the GPU at the next drain; drain if it repeats "
                       "(NVIDIA's Xid catalogue).", "host", i)
 
 

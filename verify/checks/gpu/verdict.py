@@ -42,7 +42,7 @@ from . import gpuarch, gpuhealth, gpuidentity
 from .contradictions import impossible
 from .cuda_errors import decode
 from .gpuhealth import where
-from .node import DRIVER_MIN_ENV, Node, driver_floor, version_tuple, why_no_gpu
+from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
 
 KERNEL_TOLERANCE = 1e-1       # a 256^2 fp32 matmul (TF32 allowed) against float64: real errors are ~1e-5..1e-2
@@ -134,7 +134,7 @@ def _visibility(node: Node, result: CheckResult, found: Findings, options: Optio
     refused = facts.get("cuda_init_error") not in (None, NONE) and not facts.get("cuda_available")
     if facts.get("cuda_available") is False or refused:
         error = facts.get("cuda_init_error") if facts.get("cuda_init_error") != NONE else None
-        decoded = decode(error)
+        decoded = refusal(facts, error)
         behind = " (this node's GPUs sit behind NVSwitches)" if any(d.get("nvswitch") for d in node.devices) else ""
         if any(d.get("lost") for d in node.devices):
             result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
