@@ -508,19 +508,15 @@ def test_the_corpus_holds_at_least_20_machines_10_faulty_each_with_its_source():
 KNOWN_MISMATCHES = {
     "hgx-h100-mixed-nics-no-ib-hca-hang": "the facts record no error and no adapters (the prose names only the 400G "
                                           "rails): given both, the judge agrees (tests/test_judges_classes.py)",
-    # Issue 35 item 8, third batch (tests/data/real-world/README.md): the SRE's verdict, then verify's on the day.
-    "nccl-socket-ifname-eth2-absent-internal-error": "expected nccl fail NCCL_FAILED (job): the job's "
-                                                     "NCCL_SOCKET_IFNAME names no interface; verify says owner host",
-    "nccltest-gpu1-busy-unavailable-nv-err-reset-required": "expected gpu fail GPU_RESET_REQUIRED (host); verify "
-                                                            "gives warn GPU_NOT_VISIBLE (host)",
-    "p5-four-of-eight-gpus-static-topo-xml-arch-not-found": "expected nccl fail NCCL_FAILED (image): the plugin's "
-                                                            "static topology XML; verify says owner host",
-    "azure-nc-a100-v4-image-graph-file-dev-1-not-found": "expected nccl fail NCCL_FAILED (image): the image's "
-                                                         "NCCL_GRAPH_FILE; verify says owner host",
-    "h100-ibstat-eight-cx7-ndr-plus-bf3-bond-all-active": "expected fabric pass; verify gives warn "
-                                                          "FABRIC_MIXED_ADAPTERS (job) for a front-end bond",
-    "a100-ibstatus-eight-hdr-active-plus-ethernet-40": "expected fabric pass; verify gives warn FABRIC_MIXED_ADAPTERS "
-                                                       "(job) for a front-end Ethernet function",
+    # Issue 35 item 8, third batch (tests/data/real-world/README.md): the translator's verdict and the rule kept.
+    # issue 35 item 7's rule stands: InfiniBand beside an active Ethernet (RoCE) port at another rate, with no
+    # NCCL_IB_HCA shown, warns the job (NCCL opens every active verbs port; nothing here shows it would not)
+    "h100-ibstat-eight-cx7-ndr-plus-bf3-bond-all-active": "issue 35 item 7: IB rails beside a 200 GbE RoCE bond and "
+                                                          "no NCCL_IB_HCA recorded warn FABRIC_MIXED_ADAPTERS (job); "
+                                                          "the translator expects pass",
+    "a100-ibstatus-eight-hdr-active-plus-ethernet-40": "issue 35 item 7: IB rails beside a 40 GbE Ethernet port and no "
+                                                       "NCCL_IB_HCA recorded warn FABRIC_MIXED_ADAPTERS (job); the "
+                                                       "translator expects pass",
 }
 
 

@@ -4,6 +4,8 @@ fails a node, `caused by previous Xid N` is judged as N, a storm counts once per
 tests/data/kernel-log/SOURCES.json names each file's URL."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.helpers import ROOT
@@ -89,7 +91,7 @@ def test_an_xid_is_judged_under_the_code_of_the_condition_the_catalog_names():
     assert (reset.action, reset.code) == (xidcatalog.DRAIN, "GPU_RESET_REQUIRED")
     assert xidcatalog.classify(154, "GPU recovery action changed from 0x1 (x) to 0x0 (None)").action == xidcatalog.INFO
     assert xidcatalog.classify(45, "Ch 00000001 caused by previous Xid 48").code == "ECC_UNCORRECTABLE"
-    dbe = {"xid": 48, "pci_bus_id": "0000:07:00", "source": "kernel_log",
+    dbe: Any = {"xid": 48, "pci_bus_id": "0000:07:00", "source": "kernel_log",
            "text": "NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error "
                    "(DBE) has been detected on GPU in the framebuffer at physAddr 0x7fdd60000 partition"}
     r = gpu.judge({"devices": None, "torch": None, "xid_events": [dbe]}, Options())

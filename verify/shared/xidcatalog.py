@@ -158,3 +158,33 @@ def sxid_action(code: int, rest: str, stated_elsewhere: bool = False) -> tuple[s
     if detail:      # a detail line whose event's first line is not in the excerpt: reported, never drained on its own
         return INFO, "NVSwitch error detail (its severity is not in the log)"
     return WATCH, "NVSwitch error of unstated severity"
+
+
+# The resource manager's own status lines in the kernel log (`NVRM: ... Reset required [NV_ERR_RESET_REQUIRED]
+# (0x00000062)`, `NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: ... status=0x00000062`): the statuses of
+# src/common/sdk/nvidia/inc/nvstatuscodes.h (NVIDIA/open-gpu-kernel-modules) that describe the GPU's own state, each
+# with its verify code. Every other status (NV_ERR_NO_MEMORY, NV_ERR_INVALID_ARGUMENT, NV_ERR_INSUFFICIENT_PERMISSIONS,
+# ...) answers one caller's request, says nothing of the GPU, and is not judged.
+RM_STATUS: dict[str, tuple[int, str, str]] = {
+    "NV_ERR_RESET_REQUIRED": (0x62, "GPU_RESET_REQUIRED", "the driver refuses work until the GPU is reset"),
+    "NV_ERR_GPU_IS_LOST": (0x0F, "GPU_LOST", "the GPU is lost from the bus"),
+    "NV_ERR_FABRIC_MANAGER_NOT_PRESENT": (0x7A, "DRIVER_ERROR", "the fabric manager is not running on this "
+                                                                "NVSwitch node"),
+}
+RM_BY_NUMBER = {number: name for name, (number, _, _) in RM_STATUS.items()}
+_RM_NAMED = re.compile(r"\[(NV_ERR_\w+)\](?:\s*\((0x[0-9A-Fa-f]+)\))?")
+_RM_NUMBER = re.compile(r"\bstatus=(0x[0-9A-Fa-f]+)")
+
+
+def rm_status(line: str) -> tuple[str, int | None] | None:
+    """(status name, number) an NVRM line names: `[NV_ERR_X] (0x..)` in any line, or `status=0x..` where the number is
+    one RM_STATUS lists; None otherwise."""
+    if "NVRM" not in line:
+        return None
+    named = _RM_NAMED.search(line)
+    if named:
+        return named.group(1), int(named.group(2), 16) if named.group(2) else None
+    number = _RM_NUMBER.search(line)
+    if number and int(number.group(1), 16) in RM_BY_NUMBER:
+        return RM_BY_NUMBER[int(number.group(1), 16)], int(number.group(1), 16)
+    return None

@@ -91,3 +91,15 @@ def forward_compat(driver: str | None, supported: bool) -> Decoded:
                    "data-centre one) cannot run a newer CUDA through the cuda-compat package",
                    "Update the host driver to one that supports the image's CUDA natively, or use an image built for "
                    "the driver's CUDA.")
+
+
+# Refusals whose words say what CUDA answered but not whose fault it is: 46 (cudaErrorDevicesUnavailable,
+# CUDA_ERROR_DEVICE_UNAVAILABLE: an exclusive compute mode held by another process, or a GPU in a state that refuses
+# contexts; the driver's own status lines tell which). Recognised as CUDA's refusal, never decoded to an owner.
+_UNDECIDED = re.compile(r"cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE|"
+                        r"CUDA-capable devices?(?:\(s\))? (?:is/are|are|is) busy or unavailable", re.IGNORECASE)
+
+
+def undecided(text: str | None) -> bool:
+    """Whether the text names a CUDA refusal this module knows but cannot give an owner from its words alone."""
+    return bool(text and _UNDECIDED.search(text))
