@@ -119,8 +119,10 @@ def test_both_clock_reason_wordings_of_real_nvidia_smi_q_output():
     assert (new["name"], new["throttle_reasons"], new["throttle_reasons_read"]) == ("NVIDIA L40S", 0, 0x1FF)
 
 
-def test_a_cuda_refusal_the_image_causes_drains_no_host():
-    """No false drain: CUDA error 804 (the image's forward-compatibility libcuda on a GPU without it) is the image's,
-    beside 802 (the host's fabric manager) read by the same parser."""
+def test_cuda_804_read_from_an_excerpt_alone_is_the_driver_s_as_its_translation_is():
+    """CUDA error 804 (forward compatibility attempted on a GPU without it) with nothing showing that the driver
+    supports the image's CUDA: the driver is too old for the image, as through the translated facts of
+    tests/data/real-world/rtx3090-driver-525-cuda-12-1-image-error-804 (the image's case, a driver that does support
+    the build, is tests/test_partial_evidence.py's twin)."""
     r = ex.explain(str(DATA / "cuda-804-tensorrt-llm-1806.txt"), Options())
-    assert verdict(r) == ("fail", "DRIVER_ERROR", "image")
+    assert verdict(r) == ("fail", "DRIVER_TOO_OLD", "host")

@@ -227,7 +227,9 @@ def test_a_sound_fabric_passes_handmade():
      ("fail", "FABRIC_USERSPACE_MISSING", "image")),
     (lambda f: f.update(providers=["efa"]), ("fail", "FABRIC_USERSPACE_MISSING", "image")),
     (lambda f: f.update(verbs_devices=[]), ("fail", "FABRIC_USERSPACE_MISSING", "image")),
-    (lambda f: f["adapters"][0]["ports"][0].update(state="DOWN", phys_state="Polling"), ("warn", "FABRIC_PORT_DOWN", "host")),
+    # a rail with no link (Polling) beside an active one of its model fails; a port turned off (Disabled) warns
+    (lambda f: f["adapters"][0]["ports"][0].update(state="DOWN", phys_state="Polling"), ("fail", "FABRIC_PORT_DOWN", "host")),
+    (lambda f: f["adapters"][0]["ports"][0].update(state="DOWN", phys_state="Disabled"), ("warn", "FABRIC_PORT_DOWN", "host")),
     (lambda f: [a["ports"][0].update(state="INIT") for a in f["adapters"]], ("fail", "FABRIC_PORT_DOWN", "host")),
     (lambda f: f["adapters"][1]["ports"][0].update(rate_gbps=200.0), ("warn", "FABRIC_RATE_DEGRADED", "host")),
     (lambda f: f.update(memlock=65536), ("fail", "FABRIC_MEMLOCK_LOW", "job")),

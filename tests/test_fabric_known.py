@@ -56,10 +56,29 @@ def test_the_only_infiniband_port_not_active_fails_beside_active_ethernet():
     assert verdict(r) == ("fail", "FABRIC_PORT_DOWN", "host")
 
 
-def test_one_infiniband_port_down_beside_active_infiniband_ports_warns():
-    r = judge([{"name": "mlx5_0", "hca_type": "MT4129", "ports": [port()]},
-               {"name": "mlx5_1", "hca_type": "MT4129", "ports": [port("DOWN", 10.0, phys="Polling")]}])
-    assert verdict(r) == ("warn", "FABRIC_PORT_DOWN", "host")
+def test_a_rail_with_no_link_beside_active_rails_of_its_model_fails_one_turned_off_warns():
+    """Issue 35 (tests/data/real-world/h100-roce-ibstat-two-cx7-rails-polling-and-disabled): an adapter whose port is
+    Polling (training, no link partner: cable, optic, switch port) beside ACTIVE adapters of the same model is a rail
+    that should carry a GPU's traffic and cannot: fail. Disabled (turned off, perhaps on purpose) warns, as in
+    cx6-hdr-port-disabled and gb10-cx7-roce-port-disabled."""
+    polling = judge([{"name": "mlx5_0", "hca_type": "MT4129", "ports": [port()]},
+                     {"name": "mlx5_1", "hca_type": "MT4129", "ports": [port("DOWN", 10.0, phys="Polling")]}])
+    assert verdict(polling) == ("fail", "FABRIC_PORT_DOWN", "host") and "a rail with no link" in polling.summary
+    disabled = judge([{"name": "mlx5_0", "hca_type": "MT4129", "ports": [port()]},
+                      {"name": "mlx5_1", "hca_type": "MT4129", "ports": [port("DOWN", 10.0, phys="Disabled")]}])
+    assert verdict(disabled) == ("warn", "FABRIC_PORT_DOWN", "host")
+
+
+def test_a_polling_port_that_is_no_rail_only_warns():
+    """No false drain (hand-made twins, the host healthy): the second port of a dual-port card whose first port is up
+    (left uncabled by design), and a spare adapter of another model or of unknown model beside the rails."""
+    dual = judge([{"name": "mlx5_0", "hca_type": "MT4123", "ports": [port(rate=200.0), dict(
+        port("DOWN", 10.0, phys="Polling"), port=2)]}, {"name": "mlx5_1", "hca_type": "MT4123", "ports": [port(rate=200.0)]}])
+    assert verdict(dual) == ("warn", "FABRIC_PORT_DOWN", "host")
+    other = judge([{"name": f"mlx5_{i}", "hca_type": "MT4129", "ports": [port()]} for i in range(2)]
+                  + [{"name": "mlx5_2", "hca_type": "MT4119", "ports": [port("DOWN", 10.0, phys="Polling")]},
+                     {"name": "mlx5_3", "ports": [port("DOWN", 10.0, phys="Polling")]}])
+    assert verdict(other) == ("warn", "FABRIC_PORT_DOWN", "host")
 
 
 def test_mixed_adapters_without_nccl_ib_hca_warn_the_job_naming_the_variable():

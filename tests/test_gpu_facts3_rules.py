@@ -100,7 +100,7 @@ def test_an_xid_recorded_by_uuid_is_labelled_with_its_device_in_any_spelling():
     uuid = facts["devices"][5]["uuid"]
     facts["xid_events"] = [{"xid": 48, "uuid": uuid.removeprefix("GPU-").upper(), "source": "nvml"}]
     r = judge(facts)
-    assert r.code == "XID_ERROR" and "device 5 (NVIDIA H100 80GB HBM3" in r.summary and "device ?" not in r.summary
+    assert r.code == "ECC_UNCORRECTABLE" and "device 5 (NVIDIA H100 80GB HBM3" in r.summary and "device ?" not in r.summary
 
 
 def test_a_partial_throttle_mask_judges_what_was_read_and_names_what_was_not():

@@ -234,3 +234,95 @@ def test_a_bootstrap_or_socket_warn_is_the_failure_and_never_the_hosts_on_its_ow
         assert str(facts["error"]).startswith("init: ") and "NCCL WARN" in str(facts["error"])
         r = ex.explain_text(PREFIXES["timestamp"].format("Using network IB") + "\n" + warn, "log.txt", Options())
         assert r.status == "fail" and r.owner != "host", (warn, verdict(r), r.summary)
+
+
+# ------------------------------------------------------------------ third batch: settings, files, driver status
+# NVIDIA/nccl#1837 (2.27.7), and the interface-not-found messages of src/bootstrap.cc and transport/net_socket.cc
+NO_INTERFACE = ("ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)",
+                "bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found",
+                "transport/net_socket.cc:61 NCCL WARN NET/Socket : no interface found")
+
+
+@pytest.mark.parametrize("line", NO_INTERFACE)
+@pytest.mark.parametrize("prefix", ["timestamp", "mpirun", "untagged"])
+def test_an_interface_the_job_names_that_the_host_lacks_is_the_jobs(line, prefix):
+    from verify.checks import nccl
+    text = PREFIXES[prefix].format("NCCL_SOCKET_IFNAME set by environment to eth2") + "\n" + line
+    facts = ex.nccl.parse(text)
+    facts["error"] = facts["error"] or f"init: {line}"        # the WARN forms are the error; 2.27's is its Last error
+    r = nccl.judge(cast(Any, facts), Options())
+    assert verdict(r) == ("fail", "NCCL_FAILED", "job") and "NCCL_SOCKET_IFNAME=eth2" in r.summary
+
+
+def test_a_socket_failure_beside_a_job_set_interface_is_not_blamed_on_the_variable():
+    """A peer that closed its socket is no interface the host lacks: the variable is not named as the cause."""
+    from verify.checks import nccl
+    text = (PREFIXES["timestamp"].format("NCCL_SOCKET_IFNAME set by environment to eth0") + "\n"
+            "node1:852750:852802 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer")
+    r = nccl.judge(cast(Any, ex.nccl.parse(text)), Options())
+    assert r.status == "fail" and "matches no interface" not in r.summary
+
+
+GRAPH_WARN = ["NCCL_GRAPH_FILE set by environment to /opt/microsoft/ncv4/graph.xml",
+              "graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.", "graph/search.cc:733 -> 2"]
+
+
+def test_a_topology_or_graph_file_nccl_cannot_use_is_the_images_unless_the_job_set_it():
+    """Azure/azhpc-images#327 (the image's nccl.conf), aws/aws-ofi-nccl#476 (the plugin's static p5 topology): never
+    the host's. The same variable in the job's recorded environment is the job's."""
+    from verify.checks import nccl
+    text = "\n".join(PREFIXES["timestamp"].format(m) for m in GRAPH_WARN)
+    image = nccl.judge(cast(Any, ex.nccl.parse(text)), Options())
+    assert verdict(image) == ("fail", "NCCL_FAILED", "image") and "NCCL_GRAPH_FILE=/opt/microsoft" in image.summary
+    job = nccl.judge(cast(Any, {**ex.nccl.parse(text), "nccl_env": {"NCCL_GRAPH_FILE": "/opt/microsoft/ncv4/graph.xml"}}),
+                     Options())
+    assert verdict(job) == ("fail", "NCCL_FAILED", "job")
+    unnamed = "\n".join(PREFIXES["mpirun"].format(m) for m in (
+        "graph/xml.h:101 NCCL WARN Attribute arch of node cpu not found", "graph/topo.cc:493 -> 3", "init.cc:1548 -> 3"))
+    assert verdict(nccl.judge(cast(Any, ex.nccl.parse(unnamed)), Options())) == ("fail", "NCCL_FAILED", "image")
+
+
+def test_a_log_that_ends_in_a_warn_and_failing_returns_is_never_a_pass():
+    """The call failed and nothing went on: whatever the file (Azure/azhpc-images#327's excerpt ends in search.cc);
+    a WARN NCCL goes on from (its choice of network after it) is no failure."""
+    setup = [PREFIXES["timestamp"].format(m) for m in ("NET/IB : Using [0]mlx5_an0:1/RoCE [RO]; OOB eth0:10.1.0.4<0>",
+                                                       "Using network IB")]
+    for warn in ("transport/net.cc:120 NCCL WARN Cuda failure 'out of memory'", GRAPH_WARN[1]):
+        text = "\n".join(setup + [PREFIXES["timestamp"].format(warn), PREFIXES["timestamp"].format("proxy.cc:1495 -> 1")])
+        r = ex.explain_text(text, "log.txt", Options())
+        assert r.status == "fail", (warn, verdict(r))
+    went_on = "\n".join([PREFIXES["timestamp"].format("misc/ibvwrap.cc:160 NCCL WARN Call to ibv_open_device failed"),
+                         PREFIXES["timestamp"].format("transport/net_ib.cc:300 -> 2")] + setup)
+    assert ex.nccl.parse(went_on)["error"] is None
+
+
+# NVIDIA's RM status lines: scitix/sichek#51 (NV_ERR_RESET_REQUIRED by name and by number)
+RESET_LINES = [
+    "[Sun Jan 11 09:52:01 2026] NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClient=0xc1d1a616; hParent=0x5c000054; "
+    "hObject=0x5c00005b; hClass=0x0000c86f; paramsSize=0x00000170; paramsStatus=0x00000062; status=0x00000062",
+    "[Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] "
+    "(0x00000062) returned from status @ kernel_channel.c:2874"]
+
+
+@pytest.mark.parametrize("line", RESET_LINES)
+def test_the_driver_asking_for_a_reset_fails_the_gpu_in_either_wording(line):
+    kind = ex.kind_of(line)
+    assert kind is not None and kind.check == "gpu"
+    assert verdict(_gpu(**kind.parse(line))) == ("fail", "GPU_RESET_REQUIRED", "host")
+
+
+def test_a_busy_gpu_or_a_job_s_allocation_refusal_drains_no_host():
+    """No false drain (real excerpts, the host healthy): NVIDIA/DIGITS#2005's error 46 on a GPU in exclusive-process
+    mode held by another process, and WayfireWM/wayfire#3018's NV_ERR_NO_MEMORY (an application out of VA space):
+    neither is the driver asking for a reset."""
+    busy = "Check failed: error == cudaSuccess (46 vs. 0)  all CUDA-capable devices are busy or unavailable"
+    r = ex.explain_text(busy, "log.txt", Options())
+    assert r.code != "GPU_RESET_REQUIRED" and r.status != "fail"
+    oom = ("[227646.165951] NVRM: nvAssertOkFailedNoLog: Assertion failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+           "returned from pReuseMappingDb->pMapCb(pReuseMappingDb->pGlobalCtx, pAllocCtx, range, cachingFlags, &token, "
+           "_reusemappingdbAddMappingCallback) @ mapping_reuse.c:273")
+    facts = ex.kernel.parse(oom)
+    assert facts["driver_errors"][0]["status"] == "NV_ERR_NO_MEMORY"
+    assert ex.explain_text(oom, "dmesg.txt", Options()).status != "fail"
+    both = ex.explain_text(busy + "\n" + RESET_LINES[1], "log.txt", Options())
+    assert verdict(both) == ("fail", "GPU_RESET_REQUIRED", "host")

@@ -23,7 +23,7 @@ def verdict(r):
 CUDA_802 = ("UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
             "functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet "
             "initialized (Triggered internally at  ../c10/cuda/CUDAFunctions.cpp:112.)")
-# https://github.com/gpustack/gpustack/issues/1254 (the image's forward-compatibility libcuda on a GPU without it)
+# https://github.com/gpustack/gpustack/issues/1254 (a vLLM image on driver 535.129.03: the thread's fix is a 550+ driver)
 CUDA_804 = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
             "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on "
             "non supported HW")
@@ -44,10 +44,19 @@ def test_cuda_802_beside_nvswitch_devices_without_health_fields_is_judged_not_sk
     assert verdict(r) == ("fail", "DRIVER_ERROR", "host") and "NVSwitch" in r.summary
 
 
-def test_a_forward_compatibility_refusal_is_the_image_s_never_the_host_s():
-    """No false drain: the host is healthy, the image carries a cuda-compat libcuda the GPU cannot use."""
+def test_a_forward_compatibility_refusal_is_the_driver_s_unless_the_driver_supports_the_build():
+    """Error 804: the process loaded a libcuda newer than the kernel driver (the image's cuda-compat) on a GPU that
+    cannot use it: the image's CUDA is newer than the driver, which is too old for it (the thread's fix), whatever
+    else is missing. No false drain (hand-made twin): where the facts show the driver supports the build's CUDA, the
+    cuda-compat libraries were loaded for nothing and the image is at fault, the host healthy."""
     r = gpu.judge({"devices": None, "torch": None, "cuda_init_error": CUDA_804}, Options())
-    assert verdict(r) == ("fail", "DRIVER_ERROR", "image")
+    assert verdict(r) == ("fail", "DRIVER_TOO_OLD", "host") and "804" in r.summary
+    older = gpu.judge({"devices": None, "torch": None, "cuda_init_error": CUDA_804, "driver": "535.129.03",
+                       "cuda_driver": "12.2", "torch_cuda": "12.4"}, Options())
+    assert verdict(older) == ("fail", "DRIVER_TOO_OLD", "host") and "535.129.03" in older.summary
+    supported = gpu.judge({"devices": None, "torch": None, "cuda_init_error": CUDA_804, "driver": "550.54.15",
+                           "cuda_driver": "12.4", "torch_cuda": "12.4"}, Options())
+    assert verdict(supported) == ("fail", "DRIVER_ERROR", "image") and "cuda-compat" in supported.summary
 
 
 def test_a_refusal_not_decoded_warns_and_never_fails_the_node():

@@ -4,6 +4,8 @@ fails a node, `caused by previous Xid N` is judged as N, a storm counts once per
 tests/data/kernel-log/SOURCES.json names each file's URL."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.helpers import ROOT
@@ -72,3 +74,26 @@ def test_a_fatal_nvlink_xid_fails_the_node_from_the_same_catalog():
     assert events and xidcatalog.classify(149, events[0]["text"]).action == xidcatalog.DRAIN
     r = gpu.judge({"devices": None, "torch": None, "xid_events": events}, Options())
     assert (r.status, r.code, r.owner) == ("fail", "XID_ERROR", "host")
+
+
+def test_an_xid_is_judged_under_the_code_of_the_condition_the_catalog_names():
+    """Issue 35 (tests/data/real-world/gpu-operator-cuda-validator-unknown-error-xid48-dbe,
+    https://github.com/NVIDIA/gpu-operator/issues/1146): Xid 48 is a double-bit ECC error, so the finding is
+    ECC_UNCORRECTABLE, not a generic XID_ERROR; the catalog chooses the code for the gpu check and the prolog alike.
+    Its healthy-host twin is in the corpus: xid31-mmu-fault-application-rtx2080, a process's MMU faults, warns the
+    job under XID_ERROR."""
+    codes = {x: xidcatalog.classify(x).code for x in (48, 94, 95, 140, 63, 64, 79, 119, 13, 31)}
+    assert codes == {48: "ECC_UNCORRECTABLE", 94: "ECC_UNCORRECTABLE", 95: "ECC_UNCORRECTABLE",
+                     140: "ECC_UNCORRECTABLE", 63: "RETIREMENT_PENDING", 64: "ROW_REMAP_FAILED", 79: "GPU_LOST",
+                     119: "XID_ERROR", 13: "XID_ERROR", 31: "XID_ERROR"}
+    # handmade lines in the driver's wording (tests/test_prolog_units.py): 154 asking for a reset is NVML's action
+    reset = xidcatalog.classify(154, "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)")
+    assert (reset.action, reset.code) == (xidcatalog.DRAIN, "GPU_RESET_REQUIRED")
+    assert xidcatalog.classify(154, "GPU recovery action changed from 0x1 (x) to 0x0 (None)").action == xidcatalog.INFO
+    assert xidcatalog.classify(45, "Ch 00000001 caused by previous Xid 48").code == "ECC_UNCORRECTABLE"
+    dbe: Any = {"xid": 48, "pci_bus_id": "0000:07:00", "source": "kernel_log",
+           "text": "NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error "
+                   "(DBE) has been detected on GPU in the framebuffer at physAddr 0x7fdd60000 partition"}
+    r = gpu.judge({"devices": None, "torch": None, "xid_events": [dbe]}, Options())
+    assert (r.status, r.code, r.owner) == ("fail", "ECC_UNCORRECTABLE", "host") and "Xid 48" in r.summary
+

@@ -28,8 +28,8 @@ CODES: dict[str, Code] = {
                             "NVML not initialising, or fewer GPUs than --expect-gpus.",
                             "Start with `docker run --gpus all` (Kubernetes: request nvidia.com/gpu); use a CUDA "
                             "image; the summary names which of these it is."),
-    "DRIVER_TOO_OLD": Code("host", "The NVIDIA driver is older than this CUDA build needs (CUDA error 35, or "
-                           "`unsatisfied condition: cuda>=`).",
+    "DRIVER_TOO_OLD": Code("host", "The NVIDIA driver is older than this CUDA build needs (CUDA error 35, "
+                           "`unsatisfied condition: cuda>=`, or error 804 on a GPU without forward compatibility).",
                            "Update the host driver, or pick an image built for an older CUDA."),
     "DRIVER_ERROR": Code("host", "The CUDA driver refused to initialise for another reason (802 fabric manager not "
                          "ready, 803/804 forward-compatibility misuse, other driver errors).",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..checks.gpu.cuda_errors import decode, named
+from ..checks.gpu.cuda_errors import decode, named, undecided
 
 # torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
 # where verify/checks/gpu/cuda_errors.py decodes the rest: `CUDA error: an illegal memory access` is a job's kernel, no refusal.
@@ -26,17 +26,17 @@ _CUDA = re.compile(r"\bcuda", re.IGNORECASE)
 
 
 def _is_refusal(line: str) -> bool:
-    return bool(named(line) or ((_REFUSAL.search(line) or _CUDA.search(line)) and decode(line)))
+    return bool(named(line) or ((_REFUSAL.search(line) or _CUDA.search(line)) and (decode(line) or undecided(line))))
 
 
-def _refusal(text: str) -> str | None:
+def refusal(text: str) -> str | None:
     return next((line.strip()[:400] for line in text.splitlines() if _is_refusal(line)), None)
 
 
 def detect(text: str) -> bool:
-    return _refusal(text) is not None
+    return refusal(text) is not None
 
 
 def parse(text: str) -> dict[str, Any]:
     devices = [{"index": int(m.group(1)), "name": m.group(2), "uuid": m.group(3)} for m in _SMI_L.finditer(text)]
-    return {"torch": None, "devices": devices or None, "cuda_init_error": _refusal(text), "cuda_available": False}
+    return {"torch": None, "devices": devices or None, "cuda_init_error": refusal(text), "cuda_available": False}

@@ -1,12 +1,17 @@
 """Kernel logs (`dmesg`, `dmesg -T`, `journalctl -k`, /var/log/kern.log): NVRM Xid lines and "fallen off the bus",
-read by the prolog's parser (verify/prolog/xid.py) into the gpu facts' `xid_events`; the devices themselves are not
-in a kernel log (null). SXids, the NVSwitches' events, go to `sxid_events` and are judged by the same catalog."""
+read by the prolog's parser (verify/prolog/xid.py) into the gpu facts' `xid_events`; the driver's status lines
+(`NVRM: ... [NV_ERR_RESET_REQUIRED]`) into `driver_errors`; the devices themselves are not in a kernel log (null).
+SXids, the NVSwitches' events, go to `sxid_events` and are judged by the same catalog. A CUDA refusal the same
+excerpt quotes (a test's `'CUDA-capable device(s) is/are busy or unavailable'` above the dmesg it sent) is kept as
+`cuda_init_error`, read as the CUDA kind reads it."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
 from ..prolog import xid as xidlog
+from ..shared.xidcatalog import rm_status
+from . import cuda
 
 _NVRM = re.compile(r"NVRM: Xid \(|NVRM:.*fallen off the bus|SXid \(")
 # `[12.3]`, `Jan 25 10:34:54` (journal), ISO (`dmesg --time-format iso`), after `dmesg -x`'s `kern  :err   : `
@@ -14,19 +19,34 @@ _TIME = re.compile(r"^\s*(?:\w+\s*:\s*\w+\s*:\s*)?(\[[^\]]+\]|\w{3} +\d+ [\d:]+|
 
 
 def detect(text: str) -> bool:
-    return bool(_NVRM.search(text))
+    return bool(_NVRM.search(text)) or any(rm_status(line) for line in text.splitlines())
+
+
+def _when(line: str) -> str | None:
+    when = _TIME.match(line)
+    return when.group(1) if when else None
+
+
+def _driver_errors(text: str) -> list[dict[str, Any]]:
+    rows = []
+    for line in text.splitlines():
+        status = rm_status(line)
+        if status:
+            rows.append({"status": status[0], "code": status[1], "text": line.strip()[:300], "time": _when(line),
+                         "source": "kernel_log"})
+    return rows
 
 
 def parse(text: str) -> dict[str, Any]:
     events: list[dict[str, Any]] = []
     switches: list[dict[str, Any]] = []
     for f in xidlog.parse(text.splitlines()):
-        when = _TIME.match(f.line)
         row = {"pci_bus_id": f.device if f.device != "unknown" else None, "source": "kernel_log", "text": f.line[:300],
-               "time": when.group(1) if when else None}
+               "time": _when(f.line)}
         if f.kind == "sxid":
             switches.append({"sxid": f.code, **row})
         else:
             events.append({"xid": f.code, **row})
-    # the log was read: its Xids and SXids are known ([] when none); the GPUs themselves are not in a kernel log
-    return {"devices": None, "torch": None, "xid_events": events, "sxid_events": switches}
+    # the log was read: its Xids, SXids and status lines are known ([] when none); the GPUs are not in a kernel log
+    return {"devices": None, "torch": None, "xid_events": events, "sxid_events": switches,
+            "driver_errors": _driver_errors(text), "cuda_init_error": cuda.refusal(text)}

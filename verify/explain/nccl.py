@@ -56,15 +56,46 @@ def _sizes(text: str) -> tuple[int | None, int | None]:
     return max(r for r, _ in comms), max(nodes) if nodes else None
 
 
+# torch's and NCCL's `Last error:` line, followed by NCCL's own last WARN message on the next line (under any prefix)
+_LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?([A-Za-z_]\w*:[^\n]+)")
+# a WARN line as NCCL prints it (`graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.`)
+_WARN = re.compile(r"(?:[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN [^\n]*")
+# one trace line as NCCL's message (`group.cc:64 -> 3 [Async thread]`)
+_RETURN = re.compile(r"[\w/]+\.(?:cc|c|cpp|h):\d+ -> (\d+)\b")
+# where a failing return is still forming the communicator: the bootstrap, init, and the topology and graph search
+_INIT_FILES = re.compile(r"bootstrap|init\.cc|socket\.cc|graph/")
+
+
+def _failed_warn(text: str) -> str | None:
+    """NCCL's last WARN where all NCCL logged after it are failing returns (`graph/search.cc:733 -> 2`): the call
+    failed and nothing went on (a WARN NCCL recovers from is followed by its choice of network, channels, ...)."""
+    warns = list(_WARN.finditer(text))
+    if not warns:
+        return None
+    last = warns[-1]
+    after = [m for m in map(ncclog.message, text[last.end():].splitlines()) if m]
+    traces = [t for t in after if (m := _RETURN.match(t)) and m.group(1) != "0"]
+    if not traces or len(traces) != len(after):
+        return None
+    why = last.group(0).strip()[:200]
+    phase = "init" if _INIT_FILES.search(why + " ".join(traces)) else "all_reduce"
+    return f"{phase}: {why}; {'; '.join(list(dict.fromkeys(traces))[:4])}"
+
+
 def _error(text: str) -> str | None:
-    """The failure a rank logged: a watchdog timeout, an IB completion error, torch's `NCCL error`, or NCCL's own
-    trace of a failing call (init phase when it runs through the bootstrap)."""
+    """The failure a rank logged: a watchdog timeout, an IB completion error, a WARN followed only by failing
+    returns, torch's `NCCL error` (with NCCL's `Last error:`), or NCCL's own trace of a failing call (init phase when
+    it runs through the bootstrap)."""
     if timeout := _TIMEOUT.search(text):
         return f"all_reduce: {timeout.group(0).strip()[:300]}"
     if completion := _COMPLETION.search(text):
         return f"all_reduce: {completion.group(0).strip()[:300]}"
+    if tail := _failed_warn(text):
+        return tail
     if failed := _ERROR.search(text):
-        return f"all_reduce: {failed.group(0).strip()[:300]}"
+        last = _LAST.search(text, failed.end())
+        return f"all_reduce: {failed.group(0).strip()[:300]}" + (f" Last error: {last.group(1).strip()[:200]}"
+                                                                 if last else "")
     if warned := _INIT_WARN.search(text):
         return f"init: {warned.group(0).strip()[:300]}"
     traces = list(dict.fromkeys(m.group(0) for m in _TRACE.finditer(text)))

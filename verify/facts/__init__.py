@@ -25,6 +25,7 @@ from .data import (
 )
 from .gpu import (
     CorrectableGrowth,
+    DriverError,
     FabricHealth,
     GpuFabric,
     GpuFacts,
@@ -65,6 +66,7 @@ __all__ = [
     "ArrowFacts",
     "CorrectableGrowth",
     "DataloaderFacts",
+    "DriverError",
     "FabricFacts",
     "FabricHealth",
     "GpuFabric",

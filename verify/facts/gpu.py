@@ -183,6 +183,15 @@ class SxidEvent(TypedDict, total=False):
     source: str | None
 
 
+class DriverError(TypedDict, total=False):
+    """A status line of the driver's resource manager in the kernel log (`NVRM: ... [NV_ERR_RESET_REQUIRED]`)."""
+    status: str
+    code: int | None
+    text: str | None
+    time: str | None
+    source: str | None
+
+
 class GpuFacts(TypedDict, total=False):
     """What the gpu check's probe records (verify/FACTS.md, "gpu facts")."""
     torch: str | None
@@ -207,3 +216,4 @@ class GpuFacts(TypedDict, total=False):
     sdc: list[Sdc] | None
     xid_events: list[XidEvent] | None
     sxid_events: list[SxidEvent] | None
+    driver_errors: list[DriverError] | None

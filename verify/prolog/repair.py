@@ -27,9 +27,10 @@ from . import statefile
 from .kernlog import Clock
 
 # drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
-# pages take effect only then): return to service must see one
+# pages take effect only then; Xid 48/95/140, filed under ECC_UNCORRECTABLE, and 64, ROW_REMAP_FAILED, ask for a GPU
+# reset): return to service must see one
 REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST", "GPU_RESET_REQUIRED",
-                          "RETIREMENT_PENDING"})
+                          "RETIREMENT_PENDING", "ECC_UNCORRECTABLE", "ROW_REMAP_FAILED"})
 RESET_TAG = "nvsentinel-gpu-reset"          # NVSentinel's syslog identifier for a GPU reset's result
 OUTPUT_CAP = 1 << 20
 CLOCK_SKEW_S = 300.0            # a reset record stamped this far past now is still believed (CLOCK_SKEW's default)

@@ -33,8 +33,9 @@ REASON_PREFIX = "torchimages:"
 # verify codes that say the measurement, not the node, went wrong
 UNJUDGED_CODES = frozenset({"MEASUREMENT_INVALID", "FACTS_INVALID", "FACTS_INCOMPLETE", "INTERRUPTED"})
 TIMEOUT_CODES = frozenset({"CHECK_TIMEOUT", "NCCL_TIMEOUT"})
-# evidence that a hang is the hardware's: a lost GPU, an Xid, a reset the driver asks for
-HUNG_HARDWARE = frozenset({"GPU_LOST", "XID_ERROR", "GPU_RESET_REQUIRED"})
+# evidence that a hang is the hardware's: a lost GPU, an Xid (under its own code where the one Xid catalog names its
+# condition: an ECC error, a failed row remap), a reset the driver asks for
+HUNG_HARDWARE = frozenset({"GPU_LOST", "XID_ERROR", "GPU_RESET_REQUIRED", "ECC_UNCORRECTABLE", "ROW_REMAP_FAILED"})
 STATUSES = frozenset({"pass", "warn", "skip", "fail"})
 
 

@@ -42,6 +42,15 @@ CATALOG: dict[int, tuple[str, str]] = {
     94: (WATCH, "contained ECC error"), 109: (WATCH, "context switch timeout"),
 }
 LOST = 79                       # the GPU itself is gone (the gpu check's GPU_LOST)
+# The verify code whose meaning an Xid names (verify/codes.py), so a finding says the condition, not only "an Xid":
+# NVIDIA's catalog names 48 a double-bit ECC error, 94/95 contained/uncontained ECC errors, 140 an unrecovered ECC
+# error, 92 a high single-bit ECC rate (FACTS.md files correctable storms under ECC_UNCORRECTABLE too), 63 a row
+# remap pending, 64 a row remap that failed. Any other Xid is XID_ERROR; an Xid 154 asking for a reset or reboot
+# is NVML's recovery action (GPU_RESET_REQUIRED).
+CODES: dict[int, str] = {LOST: "GPU_LOST", 48: "ECC_UNCORRECTABLE", 92: "ECC_UNCORRECTABLE", 94: "ECC_UNCORRECTABLE",
+                         95: "ECC_UNCORRECTABLE", 140: "ECC_UNCORRECTABLE", 63: "RETIREMENT_PENDING",
+                         64: "ROW_REMAP_FAILED"}
+RECOVERY = 154
 TEARDOWN = 45
 CONTEXT_TIMEOUT = 109
 NVLINK = range(144, 151)        # NVLink Xids: the message says Fatal or Nonfatal
@@ -61,10 +70,11 @@ class Judged:
     action: str          # DRAIN, APP, WATCH or INFO
     what: str
     seen: int            # the Xid the line carries
+    code: str = "XID_ERROR"  # the verify code of the condition it names (CODES)
 
 
 def _action(code: int, message: str, cause_of_teardown: bool = False) -> tuple[str, str]:
-    if code == 154:
+    if code == RECOVERY:
         m = _RECOVERY.search(message)
         if not m:
             return WATCH, "GPU recovery action changed (action not read)"
@@ -83,21 +93,28 @@ def _action(code: int, message: str, cause_of_teardown: bool = False) -> tuple[s
     return CATALOG.get(code, (WATCH, "an Xid this catalog does not list"))
 
 
+def _code(xid: int, action: str) -> str:
+    if xid == RECOVERY and action == DRAIN:
+        return "GPU_RESET_REQUIRED"
+    return CODES.get(xid, "XID_ERROR")
+
+
 def classify(code: int, message: str = "") -> Judged:
-    """One Xid line's action; Xid 45 that names its cause is judged as that cause."""
+    """One Xid line's action and code; Xid 45 that names its cause is judged as that cause."""
     cause = _CAUSED_BY.search(message or "") if code == TEARDOWN else None
     if cause and int(cause.group(1)) != TEARDOWN:
         judged = int(cause.group(1))
         action, what = _action(judged, "", cause_of_teardown=True)
-        return Judged(judged, action, f"{what} (named by Xid 45 as its cause)", code)
+        return Judged(judged, action, f"{what} (named by Xid 45 as its cause)", code, _code(judged, action))
     action, what = _action(code, message or "")
-    return Judged(code, action, what, code)
+    return Judged(code, action, what, code, _code(code, action))
 
 
 def after_application(judged: Judged, earlier_app_on_gpu: bool) -> Judged:
     """A context-switch timeout on a GPU whose process already raised an application Xid is that process's end."""
     if judged.xid == CONTEXT_TIMEOUT and judged.action == WATCH and earlier_app_on_gpu:
-        return Judged(judged.xid, APP, "context switch timeout of a process that had already faulted", judged.seen)
+        return Judged(judged.xid, APP, "context switch timeout of a process that had already faulted", judged.seen,
+                      judged.code)
     return judged
 
 
@@ -141,3 +158,33 @@ def sxid_action(code: int, rest: str, stated_elsewhere: bool = False) -> tuple[s
     if detail:      # a detail line whose event's first line is not in the excerpt: reported, never drained on its own
         return INFO, "NVSwitch error detail (its severity is not in the log)"
     return WATCH, "NVSwitch error of unstated severity"
+
+
+# The resource manager's own status lines in the kernel log (`NVRM: ... Reset required [NV_ERR_RESET_REQUIRED]
+# (0x00000062)`, `NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: ... status=0x00000062`): the statuses of
+# src/common/sdk/nvidia/inc/nvstatuscodes.h (NVIDIA/open-gpu-kernel-modules) that describe the GPU's own state, each
+# with its verify code. Every other status (NV_ERR_NO_MEMORY, NV_ERR_INVALID_ARGUMENT, NV_ERR_INSUFFICIENT_PERMISSIONS,
+# ...) answers one caller's request, says nothing of the GPU, and is not judged.
+RM_STATUS: dict[str, tuple[int, str, str]] = {
+    "NV_ERR_RESET_REQUIRED": (0x62, "GPU_RESET_REQUIRED", "the driver refuses work until the GPU is reset"),
+    "NV_ERR_GPU_IS_LOST": (0x0F, "GPU_LOST", "the GPU is lost from the bus"),
+    "NV_ERR_FABRIC_MANAGER_NOT_PRESENT": (0x7A, "DRIVER_ERROR", "the fabric manager is not running on this "
+                                                                "NVSwitch node"),
+}
+RM_BY_NUMBER = {number: name for name, (number, _, _) in RM_STATUS.items()}
+_RM_NAMED = re.compile(r"\[(NV_ERR_\w+)\](?:\s*\((0x[0-9A-Fa-f]+)\))?")
+_RM_NUMBER = re.compile(r"\bstatus=(0x[0-9A-Fa-f]+)")
+
+
+def rm_status(line: str) -> tuple[str, int | None] | None:
+    """(status name, number) an NVRM line names: `[NV_ERR_X] (0x..)` in any line, or `status=0x..` where the number is
+    one RM_STATUS lists; None otherwise."""
+    if "NVRM" not in line:
+        return None
+    named = _RM_NAMED.search(line)
+    if named:
+        return named.group(1), int(named.group(2), 16) if named.group(2) else None
+    number = _RM_NUMBER.search(line)
+    if number and int(number.group(1), 16) in RM_BY_NUMBER:
+        return RM_BY_NUMBER[int(number.group(1), 16)], int(number.group(1), 16)
+    return None

@@ -85,6 +85,17 @@ def _label(adapter: Adapter, port: Port) -> str:
     return f"{adapter.get('name')}:{port.get('port')}"
 
 
+def _dark_rails(adapters: list[Adapter]) -> list[Adapter]:
+    """Adapters with no port up whose physical state is Polling (training with no link partner: a cable, optic or
+    switch port fault) beside ACTIVE adapters of the same known model: a rail of the node that should carry traffic
+    and cannot. Disabled is not one: an administrator (or, on Ethernet, the netdev) turned the port off, which may be
+    on purpose; nor is a second port Polling on a card whose other port is up (an unused port, by design), nor an
+    adapter of another or unknown model (a spare front-end NIC)."""
+    up = {model(a) for a in adapters if any(_active(p) for p in a.get("ports") or [])} - {None}
+    return [a for a in adapters if model(a) in up and a.get("ports") and not any(_active(p) for p in a["ports"])
+            and any(_word(p.get("phys_state")) == "polling" for p in a["ports"])]
+
+
 def _port_states(adapters: list[Adapter], found: Findings) -> None:
     ports = _ports(adapters)
     down = [(a, p) for a, p in ports if _down(p)]
@@ -93,9 +104,12 @@ def _port_states(adapters: list[Adapter], found: Findings) -> None:
     listed = ", ".join(f"{_label(a, p)} {p.get('state') or '?'}/{p.get('phys_state') or '?'}" for a, p in down)
     ib = [p for _, p in ports if p.get("link_layer") == "InfiniBand"]
     no_ib_left = bool(ib) and not any(_active(p) for p in ib)     # the node's only InfiniBand is down
-    status = FAIL if len(down) == len(ports) or no_ib_left else WARN
+    dark = _dark_rails(adapters)
+    status = FAIL if len(down) == len(ports) or no_ib_left or dark else WARN
     found.add(status, "FABRIC_PORT_DOWN", f"{len(down)} of {len(ports)} RDMA port(s) not ACTIVE/LinkUp: {listed}"
-              + (" (no InfiniBand port of this node is ACTIVE)" if no_ib_left and len(down) < len(ports) else ""),
+              + (" (no InfiniBand port of this node is ACTIVE)" if no_ib_left and len(down) < len(ports) else "")
+              + (f" ({', '.join(str(a.get('name')) for a in dark)} Polling beside active {model(dark[0])} adapters: "
+                 "a rail with no link)" if dark and len(down) < len(ports) else ""),
               "Check the cable, transceiver and switch port (`ibstat`); for InfiniBand, that a subnet manager runs; "
               "an unused second port of a dual-port card can stay down by design.", "host")
 

@@ -21,6 +21,15 @@ class Decoded:
     fix: str
 
 
+# 804: the process loaded a libcuda newer than the kernel driver (the image's cuda-compat package) on a GPU that
+# cannot run it (forward compatibility works on data-centre GPUs only). Whose it is depends on the driver: see
+# forward_compat(); this is the verdict where the facts show the driver already supports the build's CUDA.
+FORWARD_COMPAT = Decoded("DRIVER_ERROR", "image", "CUDA error 804: forward compatibility was used on a GPU that does "
+                         "not support it (it works on data-centre GPUs only), although the driver supports this "
+                         "build's CUDA natively: the image's cuda-compat libraries were loaded needlessly",
+                         "Drop the cuda-compat package (or /usr/local/cuda/compat on LD_LIBRARY_PATH) from the image.")
+
+
 # (the cudaError_t number or None, its names and strings as programs print them, what it means). The runtime's
 # name (cudaErrorSystemNotReady), the driver API's (CUDA_ERROR_SYSTEM_NOT_READY) and cudaGetErrorString's text are
 # each enough on their own; a bare number only after a word that makes it an error code (`Error 802`, `code=802`,
@@ -46,10 +55,7 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
              "image does not match the host's kernel driver",
              "Remove the cuda-compat libraries from the image's library path (or match them to the kernel driver).")),
     (804, re.compile(r"cudaErrorCompatNotSupportedOnDevice|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|"
-                     r"forward compatibility was attempted on non supported HW", re.IGNORECASE),
-     Decoded("DRIVER_ERROR", "image", "CUDA error 804: forward compatibility was used on a GPU that does not support "
-             "it (it works on data-centre GPUs only)",
-             "Drop the cuda-compat package from the image and use a CUDA version the host driver supports natively.")),
+                     r"forward compatibility was attempted on non supported HW", re.IGNORECASE), FORWARD_COMPAT),
 ]
 _NUMBER = r"\b(?:error|code|returned|result)[ =:]*\(?{}\b"
 
@@ -71,3 +77,29 @@ def named(text: str | None) -> Decoded | None:
     if not text:
         return None
     return next((decoded for _, words, decoded in _RULES if words.search(text)), None)
+
+
+def forward_compat(driver: str | None, supported: bool) -> Decoded:
+    """Error 804 judged with the driver: the loaded libcuda is newer than the kernel driver, so the image runs a CUDA
+    the driver does not support and this GPU cannot bridge the gap: the driver is too old for the image (the fix is a
+    newer host driver, or an image of the driver's CUDA), unless the facts show the driver supports the build's CUDA
+    (`supported`): then the image loaded its cuda-compat libraries for nothing."""
+    if supported:
+        return FORWARD_COMPAT
+    return Decoded("DRIVER_TOO_OLD", "host", f"CUDA error 804: forward compatibility was attempted: the image's CUDA "
+                   f"is newer than driver {driver or '(version not recorded)'} supports, and this GPU (not a "
+                   "data-centre one) cannot run a newer CUDA through the cuda-compat package",
+                   "Update the host driver to one that supports the image's CUDA natively, or use an image built for "
+                   "the driver's CUDA.")
+
+
+# Refusals whose words say what CUDA answered but not whose fault it is: 46 (cudaErrorDevicesUnavailable,
+# CUDA_ERROR_DEVICE_UNAVAILABLE: an exclusive compute mode held by another process, or a GPU in a state that refuses
+# contexts; the driver's own status lines tell which). Recognised as CUDA's refusal, never decoded to an owner.
+_UNDECIDED = re.compile(r"cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE|"
+                        r"CUDA-capable devices?(?:\(s\))? (?:is/are|are|is) busy or unavailable", re.IGNORECASE)
+
+
+def undecided(text: str | None) -> bool:
+    """Whether the text names a CUDA refusal this module knows but cannot give an owner from its words alone."""
+    return bool(text and _UNDECIDED.search(text))

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...facts import NONE, NvmlDevice, SxidEvent, XidEvent
+from ...facts import NONE, DriverError, NvmlDevice, SxidEvent, XidEvent
 from ...findings import HANDLED, Findings
 from ...result import FAIL, WARN, Status
 from ...shared.xidcatalog import (
@@ -21,6 +21,7 @@ from ...shared.xidcatalog import (
     DRAIN,
     INFO,
     LOST,
+    RM_STATUS,
     SXID_CORRECTED,
     WATCH,
     Judged,
@@ -308,14 +309,14 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
             found.add(FAIL, "GPU_LOST", f"{text} (GPU has fallen off the bus)", "Drain the node; reset the GPU or "
                       "reboot; check the PCIe slot, riser and power; RMA if it recurs.", "host", i)
         elif j.action == DRAIN:
-            found.add(FAIL, "XID_ERROR", text, "Drain the node; read dmesg and follow NVIDIA's Xid catalogue for this "
+            found.add(FAIL, j.code, text, "Drain the node; read dmesg and follow NVIDIA's Xid catalogue for this "
                       "Xid (reset, reboot or RMA).", "host", i)
         elif j.action == APP:
             found.add(WARN, "XID_ERROR", f"{text}: the application's fault, not the GPU's", "Tell the job's owner: "
                       "the process faulted (a bad kernel, an out-of-bounds access); the node is not drained for it.",
                       "job", i, rank=HANDLED)
         else:
-            found.add(WARN, "XID_ERROR", text, "Watch the node: reset the GPU at the next drain; drain if it repeats "
+            found.add(WARN, j.code, text, "Watch the node: reset the GPU at the next drain; drain if it repeats "
                       "(NVIDIA's Xid catalogue).", "host", i)
 
 
@@ -355,6 +356,21 @@ def sxids(events: Sequence[SxidEvent], found: Findings) -> None:
         else:
             found.add(WARN, "XID_ERROR", text, "Watch the node: read the fabric manager's log; drain if it repeats.",
                       "host")
+
+
+def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
+    """The driver's status lines (verify/shared/xidcatalog.py's RM_STATUS): a status that describes the GPU's state
+    fails it under that state's code (NV_ERR_RESET_REQUIRED: a reset), once per status; the rest are not judged."""
+    seen: dict[str, int] = {}
+    for e in events:
+        if isinstance(e, dict) and str(e.get("status")) in RM_STATUS:
+            seen[str(e["status"])] = seen.get(str(e["status"]), 0) + 1
+    for status, n in seen.items():
+        number, code, what = RM_STATUS[status]
+        found.add(FAIL, code, f"the driver logged {status} ({number:#x}){f' {n} times' if n > 1 else ''}: {what}",
+                  "Drain the node, then reset the GPU (`nvidia-smi -r -i <bus id>`) or reboot; read dmesg for the Xid "
+                  "or GSP error before it; RMA if it recurs." if code != "DRIVER_ERROR" else "Start the fabric "
+                  "manager: `systemctl enable --now nvidia-fabricmanager` (same version as the driver).", "host")
 
 
 FABRIC_DONE, FABRIC_NONE, FABRIC_OK = "completed", "not_supported", "success"

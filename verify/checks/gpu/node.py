@@ -8,6 +8,7 @@ from ... import baselines
 from ...codes import Owner
 from ...facts import NONE, GpuFacts, NvmlDevice
 from . import gpuidentity
+from .cuda_errors import FORWARD_COMPAT, Decoded, decode, forward_compat
 from .gpuhealth import where
 
 # Minimum driver per CUDA major under minor-version compatibility (CUDA Toolkit release notes, table
@@ -30,6 +31,18 @@ def driver_floor(facts: GpuFacts) -> str | None:
     cuda = facts.get("torch_cuda")
     major = str(cuda).split(".")[0] if cuda else ""
     return DRIVER_FLOOR.get(int(major)) if major.isdecimal() else None
+
+
+def refusal(facts: GpuFacts, error: str | None) -> Decoded | None:
+    """CUDA's refusal decoded (verify/checks/gpu/cuda_errors.py), with what the facts say of the driver where the
+    cause depends on it (804: forward compatibility)."""
+    decoded = decode(error)
+    if decoded is not FORWARD_COMPAT:
+        return decoded
+    cuda_driver, torch_cuda = facts.get("cuda_driver"), facts.get("torch_cuda")
+    supported = bool(cuda_driver and torch_cuda and torch_cuda != NONE
+                     and version_tuple(str(cuda_driver)) >= version_tuple(str(torch_cuda)))
+    return forward_compat(facts.get("driver"), supported)
 
 
 def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner]:

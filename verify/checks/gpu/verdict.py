@@ -42,7 +42,7 @@ from . import gpuarch, gpuhealth, gpuidentity
 from .contradictions import impossible
 from .cuda_errors import decode
 from .gpuhealth import where
-from .node import DRIVER_MIN_ENV, Node, driver_floor, version_tuple, why_no_gpu
+from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
 
 KERNEL_TOLERANCE = 1e-1       # a 256^2 fp32 matmul (TF32 allowed) against float64: real errors are ~1e-5..1e-2
@@ -104,6 +104,9 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("xid_events[].source", Kind(str, XID_SOURCES)), ("sxid_events", LIST), ("sxid_events[]", Required(("sxid",))),
     ("sxid_events[].sxid", Figure("", 0, 100_000, integer=True)), ("sxid_events[].pci_bus_id", STR),
     ("sxid_events[].time", STR), ("sxid_events[].text", STR), ("sxid_events[].source", Kind(str, XID_SOURCES)),
+    ("driver_errors", LIST), ("driver_errors[]", Required(("status",))), ("driver_errors[].status", STR),
+    ("driver_errors[].code", Figure("", 0, 1 << 32, integer=True)), ("driver_errors[].text", STR),
+    ("driver_errors[].time", STR), ("driver_errors[].source", Kind(str, XID_SOURCES)),
     ("nvml_error", STR), ("cuda_init_error", STR),
     ("nvml_shutdown_error", STR), (_DEV + "throttle_reasons_read", MASK), (_DEV + "pcie_width_gpu_max", PCIE_WIDTH),
     *((_DEV + k, Figure("C", -150, 150)) for k in ("temperature_tlimit_c", "temperature_slowdown_tlimit_c")),
@@ -134,7 +137,7 @@ def _visibility(node: Node, result: CheckResult, found: Findings, options: Optio
     refused = facts.get("cuda_init_error") not in (None, NONE) and not facts.get("cuda_available")
     if facts.get("cuda_available") is False or refused:
         error = facts.get("cuda_init_error") if facts.get("cuda_init_error") != NONE else None
-        decoded = decode(error)
+        decoded = refusal(facts, error)
         behind = " (this node's GPUs sit behind NVSwitches)" if any(d.get("nvswitch") for d in node.devices) else ""
         if any(d.get("lost") for d in node.devices):
             result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
@@ -292,6 +295,7 @@ def _health(node: Node, found: Findings) -> None:
                        (model.constant("pcie_gen"), model.constant("pcie_width")) if model else (None, None))
     gpuhealth.xids([e for e in node.facts.get("xid_events") or [] if isinstance(e, dict)], node.devices, found)
     gpuhealth.sxids(node.facts.get("sxid_events") or [], found)
+    gpuhealth.driver_errors(node.facts.get("driver_errors") or [], found)
 
 
 # What a device's health is read from, by area: a field counts when it holds a value or the GPU does not have it
@@ -382,7 +386,7 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     if any(d.get("uuid") or d.get("pci_bus_id") for d in devices):
         return True                     # NVML answered for a device (nvidia-smi -L, a -q header): not lost, not read
     return any(facts.get(k) is not None for k in ("kernels", "perf", "sdc", "xid_events", "sxid_events",
-                                                  "cuda_available")) or bool(
+                                                  "driver_errors", "cuda_available")) or bool(
         facts.get("driver") and facts.get("torch_cuda"))
 
 
@@ -394,7 +398,8 @@ def _no_gpu_shown(facts: GpuFacts) -> bool:
 
 def _bears_on_a_fault(facts: GpuFacts) -> bool:
     """Whether any field a rule of the partial judgement reads is recorded."""
-    return any(facts.get(k) not in (None, NONE) for k in ("xid_events", "sxid_events", "cuda_init_error", "kernels")) or bool(
+    return any(facts.get(k) not in (None, NONE) for k in ("xid_events", "sxid_events", "driver_errors", "cuda_init_error",
+                                                         "kernels")) or bool(
         facts.get("cuda_available") is not None or (facts.get("capabilities") and facts.get("arch_list") is not None)
         or (facts.get("driver") and facts.get("torch_cuda")))
 
@@ -413,6 +418,7 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
     gpuhealth.xids(events, [], found)
     gpuhealth.sxids(facts.get("sxid_events") or [], found)
+    gpuhealth.driver_errors(facts.get("driver_errors") or [], found)
     result.details.append("not assessed: the devices' health (NVML's devices were not recorded)")
     said = [f"{len(events)} Xid event(s), none critical" if events else
             "Xid events " + ("none seen" if facts.get("xid_events") == [] else "not assessed")]

@@ -31,6 +31,7 @@ from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import rdma
 from .bandwidth import bandwidth_figures
+from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
 from .transport import gdr_summary, gdr_unused, job_env, memlock_low, net_fallback, not_passed, rdma_shown
 
@@ -103,19 +104,6 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("nccl_log.hcas", LIST), ("nccl_log.proof", LIST), ("nccl_log.net_channels", OBJECT),
     ("nccl_log.env", OBJECT), ("nccl_log.rank_networks", OBJECT),
 )
-
-
-BOOTSTRAP = re.compile(r"bootstrap|socket\.cc", re.IGNORECASE)
-
-
-def _bootstrap_owner(facts: NcclFacts, error: str) -> tuple[str, str] | None:
-    """An init that died in NCCL's bootstrap (TCP between the ranks) with no NCCL_SOCKET_IFNAME: NCCL picked the
-    interface itself (often IPoIB or a docker bridge the nodes do not share); the job names the right one."""
-    if error_phase(error) != INIT or not BOOTSTRAP.search(error) or job_env(facts).get("NCCL_SOCKET_IFNAME"):
-        return None
-    return ("; the bootstrap (TCP between the ranks) failed on an interface NCCL chose itself: NCCL_SOCKET_IFNAME "
-            "is not set", "Set NCCL_SOCKET_IFNAME in the job to the interface every node shares (the Ethernet NIC, "
-            "not IPoIB or a docker bridge); check the firewall between the nodes.")
 
 
 def _describe(facts: NcclFacts, result: CheckResult) -> None:
@@ -221,10 +209,12 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               "job sets no NCCL_IB_HCA: NCCL pairs devices that do not reach each other",
                               f"Set NCCL_IB_HCA to the rails (`NCCL_IB_HCA={','.join(rails)}`). "
                               + timeout_advice(facts), "job")
-    bootstrap = _bootstrap_owner(facts, error) if not cause else None
-    if bootstrap:
-        return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{bootstrap[0]}",
-                              bootstrap[1], "job")
+    setting = setting_cause(facts, error, error_phase(error)) if not cause else None
+    if setting:
+        why, remedy, whose = setting
+        return result.verdict(FAIL, "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED",
+                              f"all-reduce over {backend} {'hung' if is_timeout(error) else 'failed'}: {error}{why}",
+                              remedy, whose)
     if is_timeout(error):
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",

@@ -1,0 +1,87 @@
+"""A failure NCCL's log pins on one of NCCL's settings, and whose setting it is: the socket interface (named by the
+job's NCCL_SOCKET_IFNAME, or chosen by NCCL where the job names none), or a topology or graph file NCCL was given
+(the image's: its /etc/nccl.conf, its net plugin). Such a failure is never the host's: the node is not broken, the
+setting does not fit it. Pure: facts in, (why, remedy, owner) out.
+
+The signatures are NCCL's own messages (github.com/NVIDIA/nccl, 2.18 to 2.30):
+- no interface: src/bootstrap.cc `Bootstrap : no socket interface found` and `NET/Socket : No usable listening
+  interface found`, src/transport/net_socket.cc `NET/Socket : no interface found`, and src/misc/socket.cc's
+  `ncclSocketInit: connecting to address %s with family %d is neither AF_INET(%d) nor AF_INET6(%d)`: an address
+  never filled because NCCL_SOCKET_IFNAME matched no interface (NVIDIA/nccl#1837, 2.27.7).
+- a file: src/graph/topo.cc reads NCCL_TOPO_FILE (`NCCL_TOPO_FILE set by environment to %s`, else the hypervisor's
+  /var/run/nvidia-topologyd/virtualTopology.xml), src/graph/search.cc NCCL_GRAPH_FILE (`XML Import Channel : dev
+  %ld not found.`), src/graph/xml.cc/xml.h parse them (`XML Parse ...`, `XML Mismatch`, `Attribute %s of node %s
+  not found`: an attribute NCCL fills itself on what it detects, so missing only from a file). NCCL also reads
+  /etc/nccl.conf into its environment, and aws-ofi-nccl before 1.11 set NCCL_TOPO_FILE to its own static XML
+  (/opt/amazon/efa/share/aws-ofi-nccl/xml/p5.48xl-topo.xml, aws/aws-ofi-nccl#785): both print `set by environment`
+  as the job's variables do. Who set it: the recorded process environment (`nccl_env`) holding the variable shows
+  the job started with it; otherwise (not recorded, or recorded without it) it came from the image.
+"""
+from __future__ import annotations
+
+import re
+
+from ...codes import Owner
+from ...facts import NcclFacts
+from .spawn import INIT
+from .transport import job_env
+
+NO_INTERFACE = re.compile(r"no socket interface found|No usable listening interface found|NET/Socket : no interface "
+                          r"found|is neither AF_INET", re.IGNORECASE)
+GRAPH_XML = re.compile(r"XML Import Channel|ncclTopoGetXmlGraphFromFile|GraphFromXml")
+TOPO_XML = re.compile(r"graph/xml\.(?:cc|h)\b|XML (?:Parse|Mismatch)|XML Topology has wrong version|"
+                      r"Attribute \S+ of node \S+ not found")
+BOOTSTRAP = re.compile(r"bootstrap|socket\.cc", re.IGNORECASE)
+FILES = ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")
+HYPERVISOR_TOPOLOGY = "/var/run/nvidia-topologyd/virtualTopology.xml"
+
+
+def _said(facts: NcclFacts, error: str) -> str:
+    """The failure and the lines NCCL logged about it: where a signature may be."""
+    return " | ".join([error, *((facts.get("nccl_log") or {}).get("proof") or [])])
+
+
+def _file(facts: NcclFacts, said: str) -> tuple[str, str, Owner] | None:
+    graph = bool(GRAPH_XML.search(said))
+    if not graph and not TOPO_XML.search(said):
+        return None
+    env = job_env(facts)
+    variable = FILES[graph]                     # the file the failing code reads; else whichever one NCCL was given
+    if not env.get(variable):
+        variable = next((k for k in FILES if env.get(k)), variable)
+    path = env.get(variable)
+    kind = ("topology", "graph")[FILES.index(variable)]
+    if path and variable in (facts.get("nccl_env") or {}):
+        return (f"; NCCL could not use the {kind} file the job's {variable}={path} names: it does not describe this "
+                "machine", f"Unset {variable} in the job, or point it at a file written for this node's GPUs and "
+                "NICs (NCCL detects the topology itself when none is given).", "job")
+    if path:
+        named, fix = (f"{variable}={path}, which the job did not set (the image's /etc/nccl.conf or its net plugin)",
+                      f"drop {variable} from the image's nccl.conf (or point it at a file written for this node)")
+    else:
+        named, fix = ("a topology file NCCL loaded (a net plugin's static topology, such as aws-ofi-nccl's before "
+                      "1.11, or a nccl.conf's NCCL_TOPO_FILE)", "update the image's net plugin (aws-ofi-nccl 1.11+ "
+                      "generates the topology) or drop the NCCL_TOPO_FILE its nccl.conf sets")
+    return (f"; NCCL could not use {named}: the {kind} file the image ships does not describe this machine (a "
+            "different VM size, or fewer GPUs than it lists)", f"Fix the image: {fix}; the host is not at fault "
+            f"(only {HYPERVISOR_TOPOLOGY}, read when no file is named, is the platform's).", "image")
+
+
+def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str, str, Owner] | None:
+    """(why, remedy, owner) of a failure NCCL's log pins on one of its settings, or None."""
+    said = _said(facts, error)
+    ifname = job_env(facts).get("NCCL_SOCKET_IFNAME")
+    if ifname and NO_INTERFACE.search(said):
+        return (f"; NCCL_SOCKET_IFNAME={ifname} matches no interface of this host: NCCL found none to bootstrap on",
+                "Set NCCL_SOCKET_IFNAME in the job to an interface the node has (`ip -br link`; `^docker,lo` "
+                "excludes instead), or unset it.", "job")
+    found = _file(facts, said)
+    if found:
+        return found
+    if phase == INIT and not ifname and BOOTSTRAP.search(error):
+        # the bootstrap (TCP between the ranks) died on an interface NCCL chose itself (often IPoIB or a docker
+        # bridge the nodes do not share): the job names the right one
+        return ("; the bootstrap (TCP between the ranks) failed on an interface NCCL chose itself: NCCL_SOCKET_IFNAME "
+                "is not set", "Set NCCL_SOCKET_IFNAME in the job to the interface every node shares (the Ethernet NIC, "
+                "not IPoIB or a docker bridge); check the firewall between the nodes.", "job")
+    return None
