@@ -34,19 +34,19 @@ def examples(n: int) -> int:
 
 
 # `make test` runs two pytest-xdist workers: a group of tests runs whole on one worker, in collection order. Two groups
-# are lanes that must not overlap with themselves. The engine lane: the engine tests that build, share or remove the
-# default CPU image or build a CUDA image (test_release removes its image by id; the CUDA images are ~6 GB each, so
-# two never coexist). The Slurm lane: every real Slurm (fixed loopback addresses, ports and /etc/hosts names). Any
-# other module is a group of its own, so its module fixtures are set up once: among them the engine modules whose
-# images are their own (ENGINE_OWN: the arm64 image under qemu, the access image, tiny test images); their builds
-# take turns with the lane's on build/wheels (scripts/builder/wheels.py), so the two workers overlap only what does
-# not build (an emulated verify beside a CUDA build).
+# are lanes that must not overlap with themselves. The engine lane: the engine tests that build the multi-GB images
+# (arm64 under qemu, the two CUDA images) or build, share or remove the default CPU image (test_release removes its
+# image by id). One at a time: two of them at once on 2 cores ran each twice as long (2026-11-28: disk and CPU bound),
+# and the run's peak disk is one of them. The Slurm lane: every real Slurm (fixed loopback addresses, ports and
+# /etc/hosts names). Any other module is a group of its own, so its module fixtures are set up once: among them the
+# engine modules whose images are their own and small or mostly waited on (ENGINE_OWN: the access image's browser
+# and ssh, tiny test images); their builds take turns with the lane's on build/wheels (scripts/builder/wheels.py).
 ENGINE_LANE, SLURM_LANE = "engine lane", "Slurm lane"
-ENGINE_OWN = frozenset(f"tests/integration/test_{name}.py" for name in ("arm64", "access", "fabric", "push_index",
+ENGINE_OWN = frozenset(f"tests/integration/test_{name}.py" for name in ("access", "fabric", "push_index",
                                                                        "lock_resolve"))
 # The groups handed out first, longest first (minutes each, measured 2026-11-28): the rest, few tests first (a module
 # of many tests is mostly unit cases of seconds), fill the end of both workers.
-LONGEST_FIRST = ("tests/integration/test_arm64.py", ENGINE_LANE, SLURM_LANE, "tests/integration/test_access.py")
+LONGEST_FIRST = (ENGINE_LANE, SLURM_LANE, "tests/integration/test_access.py")
 
 
 def worker_group(nodeid: str) -> str:

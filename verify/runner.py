@@ -273,7 +273,9 @@ def cleanup_owned() -> None:
 
 
 def collect_environment(timeout: float = 90.0) -> dict:
-    """The environment section, gathered in a child process too (importing torch can crash)."""
+    """The environment section, gathered in a child process too (importing torch can crash). Under CPU emulation its
+    limit stretches as a check's does: the import alone took 140 s under qemu on a loaded 2-core host."""
+    timeout *= EMULATED_SLOWDOWN if emulation()["emulated"] else 1.0
     own = tempfile.mkdtemp(prefix="verify-env-")
     _OWNED.add(own)
     try:

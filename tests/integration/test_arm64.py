@@ -89,25 +89,25 @@ def arm64_image(docker_client, arm64_base, tmp_path_factory) -> Iterator[str]:
                            timeout=3000)
             assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
             # the image holds what the fetched wheels gave it: their 2.8 GB go now, not after the emulated verify
-            # (which overlaps the engine lane's CUDA builds on the other worker)
             shutil.rmtree(ROOT / "build" / "cache" / "wheels-aarch64", ignore_errors=True)
         yield image
 
 
 def test_arm64_image_is_arm64_and_verifies_under_emulation(docker_client, arm64_image, tmp_path):
-    """`make verify PLATFORM=linux/arm64`: gpu and fabric skip (no GPU, no adapter), shm, hdf5 and arrow pass, and the
-    report says emulated."""
+    """`make verify PLATFORM=linux/arm64`: shm, hdf5 and arrow pass (torch, h5py, pyarrow and DataLoader workers run on
+    aarch64), fabric skips (no adapter), and the report says emulated. The gpu check is left out here: its skip without
+    GPUs is the amd64 images' (tests/integration/test_images.py), and under qemu it cost two minutes of CPU."""
     image = docker_client.images.get(arm64_image)
     assert image.attrs["Architecture"] == "arm64"
     out = docker_client.containers.run(arm64_image, ["uname", "-m"], remove=True, network_mode="none",
                                        platform="linux/arm64")
     assert out.decode().strip() == "aarch64"
     proc = run_cli("verify", env={"PLATFORM": "linux/arm64", "IMAGE": MULTI, "REPORTS_DIR": str(tmp_path),
-                                  "VERIFY_ARGS": "--checks gpu,shm,hdf5,arrow,fabric"}, timeout=1500)
+                                  "VERIFY_ARGS": "--checks shm,hdf5,arrow,fabric"}, timeout=1500)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     report = json.loads((tmp_path / f"{MULTI}-arm64.json").read_text())
-    assert {c["name"]: c["status"] for c in report["checks"]} == {"gpu": "skip", "shm": "pass", "hdf5": "pass",
-                                                                   "arrow": "pass", "fabric": "skip"}
+    assert {c["name"]: c["status"] for c in report["checks"]} == {"shm": "pass", "hdf5": "pass", "arrow": "pass",
+                                                                   "fabric": "skip"}
     env = report["environment"]
     assert env["machine"] == "aarch64" and env["emulated"] is True, env
     assert "EMULATED" in proc.stdout and "throughput is reported, not judged" in proc.stdout
