@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -89,6 +90,16 @@ def assert_clean_failure(proc: subprocess.CompletedProcess[str], *needles: str, 
     assert "Traceback" not in out, out
     for needle in needles:
         assert needle in out, f"{needle!r} not in:\n{out}"
+
+
+def wait_for(path: Path, text: str, timeout: float) -> None:
+    """Until `text` is in the file at `path` (a child's output): what a test waits on instead of a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in path.read_text():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} not seen in {path.read_text()!r}")
 
 
 def free_port() -> int:

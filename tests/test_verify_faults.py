@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.helpers import ROOT, assert_clean_failure, run_cli
+from tests.helpers import ROOT, assert_clean_failure, run_cli, wait_for
 
 pytestmark = pytest.mark.unit
 
@@ -93,15 +93,6 @@ def _start(args: list[str], tmp_path: Path, **env: str) -> tuple[subprocess.Pope
     return proc, marker, scratch, err
 
 
-def _wait_for(path: Path, text: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if text in path.read_text():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"{text!r} not seen in {path.read_text()!r}")
-
-
 def _scratch_bytes(scratch: Path) -> int:
     total = 0
     for folder, _dirs, files in os.walk(scratch):     # os.walk skips what vanishes while it looks; rglob raises
@@ -124,24 +115,17 @@ def _run_watching(args: list[str], tmp_path: Path, **env: str) -> tuple[subproce
 
 
 @pytest.mark.host
-def test_a_check_killed_at_its_timeout_leaves_nothing_in_its_temp_dir(tmp_path):
-    """A check that wrote 8 MiB to its TMPDIR and hangs is killed at 5 s; its data goes with it."""
-    proc, marker, scratch, biggest = _run_watching(["--checks", "arrow", "--timeout", "5", "--json", str(tmp_path / "r.json")],
-                                                   tmp_path, VERIFY_TEST_HANG="arrow")
-    check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
-    assert proc.returncode == 1 and check["code"] == "CHECK_TIMEOUT" and "timed out after 5 s" in check["summary"]
-    assert biggest >= 8 << 20, "the check never wrote its data: the test would prove nothing"
-    assert list(scratch.iterdir()) == [], list(scratch.rglob("*"))
-    assert _leftovers(marker) == []
-
-
-@pytest.mark.host
-def test_the_issue_s_repro_arrow_killed_while_writing_leaves_nothing(tmp_path):
-    """`--checks arrow --arrow-size 6g --timeout 6`, smaller: the real arrow check killed at its timeout."""
-    proc, marker, scratch, _ = _run_watching(["--checks", "arrow", "--arrow-size", "3g", "--timeout", "4",
-                                              "--json", str(tmp_path / "r.json")], tmp_path)
-    check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
-    assert proc.returncode == 1 and check["code"] == "CHECK_TIMEOUT"
+def test_checks_killed_at_their_timeout_leave_nothing_in_their_temp_dirs(tmp_path):
+    """The issue's repro, smaller (`--checks arrow --arrow-size 6g --timeout 6`): the real arrow check killed while it
+    writes; then a check that wrote 8 MiB to its TMPDIR and hangs (the hook), killed too. Their data goes with them."""
+    proc, marker, scratch, biggest = _run_watching(["--checks", "arrow,hdf5", "--arrow-size", "3g", "--timeout", "4",
+                                                    "--json", str(tmp_path / "r.json")], tmp_path, VERIFY_TEST_HANG="hdf5")
+    checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["checks"]}
+    assert proc.returncode == 1
+    for name in ("arrow", "hdf5"):
+        assert checks[name]["code"] == "CHECK_TIMEOUT" and "timed out after 4 s" in checks[name]["summary"], checks[name]
+    assert "test hook: hdf5 hangs" in checks["hdf5"]["output"]
+    assert biggest >= 8 << 20, "no check wrote its data: the test would prove nothing"
     assert list(scratch.iterdir()) == [], list(scratch.rglob("*"))
     assert _leftovers(marker) == []
 
@@ -152,7 +136,7 @@ def test_a_signal_stops_the_running_check_writes_the_partial_report_and_leaves_n
     proc, marker, scratch, err = _start(["--checks", "nccl,shm,hdf5", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
                                          "--junit", str(tmp_path / "r.xml")], tmp_path,
                                         VERIFY_TEST_HANG="nccl-last-rank")   # the collective cannot finish early
-    _wait_for(err, "[1/3] nccl: running", 60)
+    wait_for(err, "[1/3] nccl: running", 60)
     deadline = time.monotonic() + 30   # the check's process and its gloo ranks come up, however loaded the host
     while len(_leftovers(marker)) < 3 and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -101,17 +101,21 @@ def test_list_and_unknown_check():
 
 
 def test_a_hanging_check_is_cut_off_while_the_others_report(tmp_path):
-    proc = run_cli("--checks", "shm,hdf5", "--timeout", "20", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
-                   env={"VERIFY_TEST_HANG": "shm"}, module="verify")
+    """The one real hang of this module, natively: killed at its timeout and not run again. The timeout is every
+    check's, so the check after it is fabric, which needs well under it (a check that imports torch would need more);
+    the decision to run a timed-out check again, and when not, is tests/test_emulated_limits.py's."""
+    proc = run_cli("--checks", "shm,fabric", "--timeout", "4", "--json", str(tmp_path / "r.json"),
+                   env={"VERIFY_TEST_HANG": "shm", "VERIFY_TEST_HANG_ONCE": str(tmp_path / "hung")}, module="verify")
     checks = {c["name"]: c for c in json.loads((tmp_path / "r.json").read_text())["checks"]}
     assert proc.returncode == 1
-    assert checks["shm"]["status"] == "fail" and "timed out after 20 s" in checks["shm"]["summary"]
+    assert checks["shm"]["status"] == "fail" and "timed out after 4 s" in checks["shm"]["summary"]
     assert (checks["shm"]["code"], checks["shm"]["owner"]) == ("CHECK_TIMEOUT", "host")
+    assert "first_attempt" not in checks["shm"]["data"]      # natively no second attempt (it would have passed)
     assert "test hook: shm hangs" in checks["shm"]["output"]
     # before the kill, the group printed where it hung (faulthandler on SIGUSR1): the hook's sleep in run_one
     assert "(most recent call first)" in checks["shm"]["output"] and "in run_one" in checks["shm"]["output"]
     assert any("stacks of its 1 stuck thread(s)" in d for d in checks["shm"]["details"]), checks["shm"]["details"]
-    assert checks["hdf5"]["status"] == "pass"
+    assert (checks["fabric"]["status"], checks["fabric"]["code"]) == ("skip", "FABRIC_NONE")     # its own verdict
 
 
 def test_a_crashing_check_is_a_failure_with_its_signal(tmp_path):
@@ -185,26 +189,12 @@ def test_a_full_scratch_disk_is_disk_full_for_the_host_not_a_crash_of_the_image(
 
 
 def test_under_emulation_a_timed_out_check_runs_once_more_and_keeps_the_first_attempt(tmp_path):
-    """TORCHIMAGES_HOST_ARCH=aarch64 on this x86_64 host is emulation evidence; the hook hangs the first attempt only."""
-    proc = run_cli("--checks", "shm", "--timeout", "10", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
-                   env={"VERIFY_TEST_HANG": "shm", "VERIFY_TEST_HANG_ONCE": str(tmp_path / "hung"),
+    """TORCHIMAGES_HOST_ARCH=aarch64 on this x86_64 host is emulation evidence; the hook hangs the first attempt only,
+    and the second is the real check (fabric: well within the timeout of both attempts)."""
+    proc = run_cli("--checks", "fabric", "--timeout", "4", "--json", str(tmp_path / "r.json"),
+                   env={"VERIFY_TEST_HANG": "fabric", "VERIFY_TEST_HANG_ONCE": str(tmp_path / "hung"),
                         "TORCHIMAGES_HOST_ARCH": "aarch64"}, module="verify")
-    shm = json.loads((tmp_path / "r.json").read_text())["checks"][0]
-    assert proc.returncode == 0 and shm["status"] == "pass", proc.stdout
-    assert any(d.startswith("first attempt timed out after 10 s and was killed under CPU emulation") for d in shm["details"])
-    assert "test hook: shm hangs" in shm["data"]["first_attempt"]["output"]
-
-
-def test_a_check_that_times_out_twice_under_emulation_still_fails(tmp_path):
-    proc = run_cli("--checks", "shm", "--timeout", "8", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
-                   env={"VERIFY_TEST_HANG": "shm", "TORCHIMAGES_HOST_ARCH": "aarch64"}, module="verify")
-    shm = json.loads((tmp_path / "r.json").read_text())["checks"][0]
-    assert proc.returncode == 1 and (shm["status"], shm["code"]) == ("fail", "CHECK_TIMEOUT")
-    assert shm["data"]["first_attempt"]["summary"] == "timed out after 8 s and was killed"
-
-
-def test_natively_a_timed_out_check_is_not_run_again(tmp_path):
-    proc = run_cli("--checks", "shm", "--timeout", "8", "--shm-min", "16m", "--json", str(tmp_path / "r.json"),
-                   env={"VERIFY_TEST_HANG": "shm", "VERIFY_TEST_HANG_ONCE": str(tmp_path / "hung")}, module="verify")
-    shm = json.loads((tmp_path / "r.json").read_text())["checks"][0]
-    assert proc.returncode == 1 and shm["code"] == "CHECK_TIMEOUT" and "first_attempt" not in shm["data"]
+    fabric = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert proc.returncode == 0 and (fabric["status"], fabric["code"]) == ("skip", "FABRIC_NONE"), proc.stdout
+    assert any(d.startswith("first attempt timed out after 4 s and was killed under CPU emulation") for d in fabric["details"])
+    assert "test hook: fabric hangs" in fabric["data"]["first_attempt"]["output"]
