@@ -72,7 +72,7 @@ setup: ## create the virtual environment VENV and install what the host side and
 	@$(BOOTSTRAP) venv $(call q,$(VENV))
 
 engine: ## make sure a Docker Engine answers; as root on a bare Debian machine, install and start one
-	@$(BOOTSTRAP) engine
+	@$(BOOTSTRAP) engine && echo "==> a Docker Engine answers"
 
 render: setup ## validate matrix.yaml against compat.yaml and write images/<tag>/ (Dockerfile + spec.json)
 	$(CLI) render

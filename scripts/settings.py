@@ -166,8 +166,8 @@ def parse_file(text: str, name: str) -> str:
 def parse_dir(text: str, name: str) -> Path:
     path = Path(text.strip()).absolute()
     if not path.is_dir():
-        raise UserError(f"{name}={text!r} is not a folder: give the folder the job wrote its verify reports into, "
-                        f"e.g. {name}=reports-1234")
+        raise UserError(f"{name}={text!r} is not a folder: give the folder the job wrote its verify reports into "
+                        f"(the job's $TORCHIMAGES_REPORTS: by default reports-<job id> in the folder it was submitted from)")
     return path
 
 
