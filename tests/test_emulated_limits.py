@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from verify import runner
+from verify import environment, runner
 from verify.checks.shm import check as shm
 from verify.environment import EMULATED_SLOWDOWN
 from verify.options import Options
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 @pytest.mark.parametrize("emulated", [False, True])
 def test_the_allocation_attempts_stretch_only_under_emulation(monkeypatch, tmp_path, emulated):
     limits: list[float] = []
-    monkeypatch.setattr(shm, "emulation", lambda: {"emulated": emulated})
+    monkeypatch.setattr(environment, "emulation", lambda: {"emulated": emulated})
     monkeypatch.setattr(shm, "shm_path", lambda: str(tmp_path))
 
     def attempt(code: str, size: int, folder: str, timeout: float) -> tuple[bool, str]:

@@ -74,6 +74,11 @@ _CPUINFO_MARKERS = {"x86_64": ("vendor_id", "GenuineIntel", "AuthenticAMD"), "aa
 EMULATED_SLOWDOWN = 4.0
 
 
+def stretched(seconds: float) -> float:
+    """A step's time limit here: EMULATED_SLOWDOWN times `seconds` under CPU emulation, `seconds` natively."""
+    return seconds * (EMULATED_SLOWDOWN if emulation()["emulated"] else 1.0)
+
+
 def emulation(cpuinfo_path: str = "/proc/cpuinfo") -> dict[str, Any]:
     """This process's machine and whether it runs under CPU emulation (qemu-user through binfmt_misc).
 

@@ -21,7 +21,7 @@ from typing import Any
 from .budget import Shares
 from .checks import CHECKS
 from .child import EXIT_NO_SPACE
-from .environment import EMULATED_SLOWDOWN, emulation
+from .environment import emulation, stretched
 from .options import Options
 from .result import FAIL, SKIP, CheckResult
 
@@ -231,7 +231,7 @@ def _failed(name: str, rc: int | None, output: str, seconds: float, limit: float
 def run_check(name: str, options: Options, timeout: float | None = None) -> tuple[CheckResult, dict[str, Any] | None]:
     """(result, facts or None) of one check, in a child with its own scratch dir, removed afterwards."""
     # a check's own limit stretches under emulation; a limit given (a preflight's share, --timeout) is kept
-    limit = timeout or CHECKS[name].timeout_s * (EMULATED_SLOWDOWN if emulation()["emulated"] else 1.0)
+    limit = timeout or stretched(CHECKS[name].timeout_s)
     own = tempfile.mkdtemp(prefix=f"verify-{name}-")
     _OWNED.add(own)
     try:
@@ -275,7 +275,7 @@ def cleanup_owned() -> None:
 def collect_environment(timeout: float = 90.0) -> dict:
     """The environment section, gathered in a child process too (importing torch can crash). Under CPU emulation its
     limit stretches as a check's does: the import alone took 140 s under qemu on a loaded 2-core host."""
-    timeout *= EMULATED_SLOWDOWN if emulation()["emulated"] else 1.0
+    timeout = stretched(timeout)
     own = tempfile.mkdtemp(prefix="verify-env-")
     _OWNED.add(own)
     try:

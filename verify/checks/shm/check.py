@@ -13,7 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
-from ...environment import EMULATED_SLOWDOWN, emulation
+from ...environment import stretched
 from ...facts import ShmFacts
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, CheckResult
@@ -74,7 +74,7 @@ def probe(options: Options) -> dict[str, Any]:
     st = os.statvfs(folder)
     facts.update(size=st.f_blocks * st.f_frsize, free=st.f_bavail * st.f_frsize)
     # touching 1 GiB takes far longer under qemu-user: a slow emulator is not a small /dev/shm
-    limit = ATTEMPT_S * (EMULATED_SLOWDOWN if emulation()["emulated"] else 1.0)
+    limit = stretched(ATTEMPT_S)
     facts["raw_ok"], facts["raw_msg"] = _attempt(_TOUCH, options.shm_min_bytes, folder, timeout=limit)
     facts["torch_ok"], facts["torch_msg"] = _attempt(_TORCH, options.shm_min_bytes, folder, timeout=limit)
     return facts
