@@ -62,9 +62,9 @@ from .verdict import (
     timed_out,
 )
 from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
-from .verifyrun import _load_report
 from .verifyrun import _run_verify as _run_verify
 from .verifyrun import _verify_env as _verify_env
+from .verifyrun import load_report
 from .verifyrun import verify_command as verify_command
 
 BREAKER_LOCK_WAIT_S = 30.0
@@ -96,7 +96,7 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
             return not_assessed("PREFLIGHT_TIMEOUT", f"verify --preflight ran past {limit:.0f} s (budget {budget:g} s"
                                 f", within the prolog's cap of {cfg.deadline.cap:g} s: --budget + --grace) and was "
                                 "stopped"), None
-        report, problem, kind = _load_report(out)
+        report, problem, kind = load_report(out)
         if problem and kind == "invalid":
             return not_assessed("REPORT_INVALID", f"verify --preflight wrote {problem}"), None
         if problem:

@@ -112,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(problem)
         # bounded and regular files only (verify's own report reader): /dev/zero, a FIFO or a report nested
         # 200,000 deep is one line, never a hang, a MemoryError or a traceback
-        from .verifyrun import _load_report
-        report, problem, _ = _load_report(os.path.realpath(args.report))
+        from .verifyrun import load_report
+        report, problem, _ = load_report(os.path.realpath(args.report))
         if problem:
             raise ValueError(f"{args.report}: {problem}")
         print(write(args.dir, args.node, report if isinstance(report, dict) else None))

@@ -75,7 +75,7 @@ def _run_verify(cmd: list[str], limit: float) -> tuple[int | None, str]:
     return rc, (lines[-1] if lines else "")
 
 
-def _load_report(path: str) -> tuple[Any, str | None, str]:
+def load_report(path: str) -> tuple[Any, str | None, str]:
     """(the report verify wrote, or why there is none, and whether that is "none" (no JSON: verify's trouble) or
     "invalid" (one no verify could have written: too large, nested too deep))."""
     try:
