@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,9 @@ class FakeSlurm:
         if name == "sinfo":
             return 0, "".join(f"{n}|{s}|{r}\n" for n, (s, r) in self.nodes.items())
         if args[:2] == ["show", "node"]:
-            fields = " ".join(f"{k}={v}" for k, v in {"NodeName": args[-1], **self.info}.items())
+            # Slurm's NodeHostName defaults to the NodeName (slurm.conf)
+            fields = " ".join(f"{k}={v}" for k, v in {"NodeName": args[-1], "NodeHostName": args[-1],
+                                                      **self.info}.items())
             return 0, fields + "\n"
         if args and args[0] == "update":
             node = args[1].split("=", 1)[1]
@@ -58,6 +61,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
     f = FakeSlurm({"n1": ("idle", "none"), "n2": ("idle", "none"), "n3": ("idle", "none"), "n4": ("idle", "none")})
     monkeypatch.setattr(slurm, "run", f.run)
     monkeypatch.setattr(cli, "_syslog", lambda line: None)
+    monkeypatch.setattr(socket, "gethostname", lambda: "n1")      # the tests run "on" n1, as Slurm knows it
     monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))     # journalctl: no GPU reset recorded
     return f
 
@@ -374,12 +378,30 @@ def test_a_node_someone_else_drained_is_left_as_it_is(tmp_path, fake):
 
 def test_undrain_refuses_on_another_host():
     """NVSentinel's return to service judges the node itself: `make undrain NODE=n2` on n1 would resume n2 on n1's
-    preflight."""
-    assert revalidate.here_problem("n1", frozenset({"n1"}), None) is None
-    assert revalidate.here_problem("n2", frozenset({"login", "login.cluster"}), {"NodeHostName": "login"}) is None
-    problem = revalidate.here_problem("n2", frozenset({"n1", "n1.cluster"}), {"NodeHostName": "n2"})
+    preflight. The proof is Slurm's own record (NodeHostName, which slurmd matches to the host name), never a name
+    the caller can type or set."""
+    here = revalidate.here_problem
+    assert here("n1", "n1", {"NodeHostName": "n1"}) is None
+    assert here("n1", "n1.cluster", {"NodeHostName": "n1"}) is None                  # short and full agree
+    assert here("n2", "login.cluster", {"NodeHostName": "login"}) is None            # NodeName != host name
+    assert here("n2", "n1", {"NodeHostName": "n2"}, slurmd_name="n2")                # SLURMD_NODENAME is no proof
+    assert here("n2", "n2", {"NodeHostName": "gpu-n2"})         # a host that merely shares the node's name
+    assert here("n2", "n2.lab", {"NodeHostName": "n2.prod"})   # two full names must agree whole
+    assert here("n2", "n2", {})                                  # Slurm names no host for it
+    assert "cannot be proven" in str(here("n2", "n2", None, "scontrol show node failed (exit 1)"))
+    assert "SLURMD_NODENAME" in str(here("n2", "n2", {"NodeHostName": "n2"}, slurmd_name="n1"))   # a contradiction
+    problem = here("n2", "n1.cluster", {"NodeHostName": "n2"})
     assert problem and "is not n2" in problem and "ssh n2 make undrain NODE=n2" in problem and "\n" not in problem
-    assert revalidate.here_problem("n2", frozenset({"n1"}), None)
+
+
+def test_undrain_named_by_environment_on_another_host_resumes_nothing(tmp_path, fake, monkeypatch, capsys):
+    """`SLURMD_NODENAME=n2 make undrain NODE=n2` on n1: the name is the caller's, Slurm says n2 is another host."""
+    fake.nodes["n2"] = ("drained", slurm.reason("n2", "CHECK_TIMEOUT", "hung", time.time()))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    status = cli.main([*_args(tmp_path), "--revalidate", "--node", "n2"], {"SLURMD_NODENAME": "n2"})
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 5 and fake.nodes["n2"][0] == "drained" and len(err) == 1 and "is not n2" in err[0]
+    assert not [a for a in fake.calls if a and a[0] == "update"]
 
 
 def test_an_xid_drain_resumes_only_after_the_repair_the_catalog_names():
@@ -577,6 +599,7 @@ def test_revalidate_refuses_a_garbled_history_and_another_host(tmp_path, fake, m
     err = capsys.readouterr().err
     assert "garbled line(s) in the history (line 2)" in err and fake.nodes["n1"][0] == "drained"
     fake.info = {"NodeHostName": "n1"}
+    monkeypatch.setattr(socket, "gethostname", lambda: "n9")
     assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n9"}) == 5
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not n1" in err[0] and fake.nodes["n1"][0] == "drained"

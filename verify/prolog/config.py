@@ -52,7 +52,8 @@ class Config:
     deadline: Deadline = field(default_factory=lambda: Deadline(float("inf")))   # the whole run's cap
     proc: str = kernlog.PROC
     kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
-    here: frozenset[str] = frozenset()      # this host's names: host name (short, full), SLURMD_NODENAME
+    host: str = ""                          # this host's name (gethostname: what slurmd matches NodeHostName to)
+    slurmd_name: str | None = None          # SLURMD_NODENAME: a claim (anyone can set it), never a proof
     under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
 
 
@@ -186,6 +187,6 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg.deadline = Deadline(budget + grace, clock)
     slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
     cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
-    host = socket.gethostname()
-    cfg.here = frozenset(x for x in (host, host.split(".")[0], env.get("SLURMD_NODENAME", "")) if x)
+    cfg.host = socket.gethostname()
+    cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     return cfg
