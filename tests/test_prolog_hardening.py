@@ -58,6 +58,11 @@ class FakeSlurm:
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
+    return install_fake(monkeypatch)
+
+
+def install_fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
+    """Slurm's commands, the host name, syslog and the GPU reset records replaced (tests/test_prolog_hostile.py too)."""
     f = FakeSlurm({"n1": ("idle", "none"), "n2": ("idle", "none"), "n3": ("idle", "none"), "n4": ("idle", "none")})
     monkeypatch.setattr(slurm, "run", f.run)
     monkeypatch.setattr(cli, "_syslog", lambda line: None)
@@ -532,11 +537,11 @@ def test_revalidate_keeps_drained_a_node_nvml_sees_no_gpu_on(tmp_path, fake, mon
     assert seen[0][0][-2:] == ["--expect-gpus", "8"] and "update nodename=n1 state=resume" not in fake.verbs()
 
 
-@pytest.mark.parametrize("extra, gres", [({}, ""), ({"gpus": None}, "gpu:0"), ({"gpus": True}, "(null)")])
+@pytest.mark.parametrize("extra, gres", [({}, ""), ({"gpus": None}, "gpu:0"), ({"gpus": 0}, "(null)")])
 def test_nvsentinel_return_to_service_a_gpu_drain_with_no_known_gpu_count_stays_drained(tmp_path, fake, monkeypatch,
                                                                                        capsys, extra, gres):
     """NVSentinel's return to service proves the GPUs are back against the count the node should have: drained for
-    a GPU fault with no Gres in Slurm and no count at the drain (or a `true` where a count belongs), a node whose
+    a GPU fault with no Gres in Slurm and no count at the drain (or 0), a node whose
     NVML sees no GPU at all is refused (exit 5), not resumed on a preflight that skipped its gpu check."""
     fake.info = {"NodeHostName": "n1", "Gres": gres}
     _drained(tmp_path, fake, "ECC_UNCORRECTABLE", **extra)
