@@ -1,0 +1,178 @@
+"""torchimages-prolog against hostile state and settings (issue 36, classes 1, 3 and 4; a second hunt): history and
+kernel-log state lines of the wrong JSON type, a kernel log with many lines at one stamp, the clock-skew knob. On
+`cli.main` and its pure parts with Slurm's commands, verify and the kernel log replaced in-process (argv recorded).
+Each test names the practice it holds the prolog to."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_prolog_hardening import XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from verify.prolog import cli, history, kernlog, slurm
+
+pytestmark = pytest.mark.unit
+
+PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
+    return install_fake(monkeypatch)
+
+
+def _history(tmp_path: Path, *lines: Any) -> str:
+    target = history.path(str(tmp_path / "state"), "n1")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "a") as fh:
+        for line in lines:
+            fh.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
+    return target
+
+
+def _event(event: Any, code: Any = None, epoch: float = 1000.0, **extra: Any) -> dict[str, Any]:
+    return {"schema": 1, "time": "2001-09-09T01:46:40Z", "epoch": epoch, "node": "n1", "event": event, "code": code,
+            "detail": "x", **extra}
+
+
+# ---- a history line of the wrong type is a garbled line, never a crash
+
+ILL_TYPED = [
+    _event("not-assessed", ["PREFLIGHT_TIMEOUT"]), _event("drain", {"a": 1}), _event("drain", 7),
+    _event("drain", "GPU_LOST", check=["gpu"]), _event("drain", "GPU_LOST", gpus="8"),
+    _event("drain", "GPU_LOST", boot_id=["a"]), _event("drain", "GPU_LOST", action={"reboot": 1}),
+    _event("drain", "GPU_LOST", detail=["x"]), _event("drain", "GPU_LOST", node=1), {**_event("pass"), "schema": True},
+    _event(["drain"], "GPU_LOST"), _event("drain", "GPU_LOST", gpus=float("nan")),
+    _event("drain", "GPU_LOST", gpus=True), _event("drain", "GPU_LOST", gpus=-8), _event("drain", "GPU_LOST", gpus=8.0),
+]
+
+
+@pytest.mark.parametrize("line", ILL_TYPED, ids=lambda e: json.dumps(e, allow_nan=True)[:60])
+def test_a_history_line_of_the_wrong_type_is_garbled_not_a_crash(line):
+    """NVSentinel's return to service needs the node's whole record: a line whose fields have the wrong JSON type
+    (a list where a code belongs) is no event: named as garbled, as unparsable lines are."""
+    events, bad = history.parse(json.dumps(_event("pass")) + "\n" + json.dumps(line, allow_nan=True) + "\n")
+    assert len(events) == 1 and bad == [2]
+
+
+def test_an_ill_typed_history_never_crashes_the_prolog(tmp_path, fake, monkeypatch, capsys):
+    """Slurm's prolog semantics: our own crash under Prolog= is no drain, but it is no gate either: the prolog runs,
+    judges and says the history is garbled (the hang streak reads what is left)."""
+    _history(tmp_path, *([_event("not-assessed", ["PREFLIGHT_TIMEOUT"])] * 3))
+    _verify_writes(monkeypatch, None, rc=None)                  # verify hangs: the streak is read
+    status = cli.main([*_args(tmp_path, "--budget", "10")], PROLOG_ENV)
+    err = capsys.readouterr().err
+    assert status == 0 and "PROLOG_CRASHED" not in err and "garbled line(s) in the history" in err
+    assert fake.nodes["n1"][0] == "idle"
+
+
+def test_an_ill_typed_history_refuses_the_return_to_service(tmp_path, fake, monkeypatch, capsys):
+    """NVSentinel's return to service: a drain record whose check is a list is garbled, not clean: refused (exit 5)."""
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "GPU_LOST", "x", 1000))
+    _history(tmp_path, _event("drain", "GPU_LOST", check=["gpu"]))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {}) == 5
+    err = capsys.readouterr().err
+    assert "garbled line(s) in the history (line 1)" in err and fake.nodes["n1"][0] == "drained"
+
+
+# ---- the kernel-log state: every field checked for type
+
+@pytest.mark.parametrize("state", [
+    {"boot_id": ["b"], "mono": 1.0, "at_mono": [], "unstamped": [], "held": []},
+    {"boot_id": "b", "mono": "5", "at_mono": [], "unstamped": [], "held": []},
+    {"boot_id": "b", "mono": True, "at_mono": [], "unstamped": [], "held": []},
+    {"boot_id": "b", "mono": 1.0, "at_mono": "abc", "unstamped": [], "held": []},
+    {"boot_id": "b", "mono": 1.0, "at_mono": [1], "unstamped": [], "held": []},
+    {"boot_id": "b", "mono": 1.0, "at_mono": [], "unstamped": [{}], "held": []},
+    {"boot_id": "b", "mono": 1.0, "at_mono": [], "unstamped": [], "held": {"line": "x", "mono": 1}},
+    {"boot_id": "b", "mono": 1.0, "at_mono": [], "unstamped": [], "held": [{"line": ["x"], "mono": 1}]},
+    {"boot_id": "b", "mono": 1.0, "at_mono": [], "unstamped": [], "held": [{"line": "x", "mono": "1"}]},
+    {"boot_id": "b", "mono": 1.0, "at_mono": [], "unstamped": [], "held": [{"line": "x", "mono": None}]},
+    {"boot_id": "b", "mono": 1.0, "at_mono": [], "unstamped": [], "held": [{"line": "x", "mono": 1}],
+     "at_count": "2"},
+])
+def test_a_kernel_log_state_of_the_wrong_type_is_garbled(tmp_path, state):
+    """The kernel log's state is a hostile file too: a field of the wrong JSON type is a garbled state (said, the
+    lines read again from the lookback), never coerced (str() of a list, float("5")) into a cursor."""
+    target = kernlog.state_path(str(tmp_path), "n1")
+    os.makedirs(os.path.dirname(target))
+    Path(target).write_text(json.dumps({"schema": 1, **state}))
+    loaded, problem = kernlog.load(str(tmp_path), "n1")
+    assert problem and "garbled" in problem and loaded == kernlog.State()
+
+
+# ---- kernel-log evidence: each line acted on exactly once, held until acted on
+
+CLOCK = kernlog.Clock("boot-a", 6000.0)
+
+
+def _xids(n: int, stamp: str = "5000.000001", code: int = 92, start: int = 0) -> list[str]:
+    """n distinct watched Xid lines at one stamp (a burst the kernel printed within one microsecond)."""
+    return [f"[ {stamp}] NVRM: Xid (PCI:0000:3b:00): {code}, pid={i}, High single-bit ECC error rate"
+            for i in range(start, start + n)]
+
+
+def _round_trip(tmp_path: Path, state: kernlog.State) -> kernlog.State:
+    assert kernlog.save(str(tmp_path), "n1", state) is None
+    loaded, problem = kernlog.load(str(tmp_path), "n1")
+    assert problem is None
+    return loaded
+
+
+def test_more_lines_at_one_stamp_than_the_state_keeps_are_read_once(tmp_path):
+    """NVIDIA's Xid catalog read as evidence once: 600 lines at one stamp (more than the 500 digests the state
+    keeps) are new on the first run and none is new on the next, nor after more lines join that stamp."""
+    burst = _xids(600)
+    state, _ = kernlog.advance(kernlog.State(), burst, CLOCK, 86400)
+    state = _round_trip(tmp_path, state)
+    again, _ = kernlog.advance(state, burst, CLOCK, 86400)
+    assert again.held == state.held                           # nothing read twice
+    more = [*burst, *_xids(2, start=600)]
+    after, _ = kernlog.advance(_round_trip(tmp_path, again), more, CLOCK, 86400)
+    assert len(after.held) - len(again.held) in (0, 2) and [e["line"] for e in after.held][-2:] == more[-2:]
+
+
+def test_identical_lines_at_one_stamp_are_each_one_event():
+    """Two identical lines the kernel printed at one stamp are two lines of the log: each read once, neither lost
+    (the cursor counts positions, a digest set folded them into one)."""
+    twice = [XID79, XID79]
+    state, found = kernlog.advance(kernlog.State(), twice, CLOCK, 86400)
+    assert len(found) == 2
+    again, found = kernlog.advance(state, twice, CLOCK, 86400)
+    assert len(again.held) == 2
+    third, _ = kernlog.advance(again, [*twice, XID79], CLOCK, 86400)
+    assert len(third.held) == 3
+
+
+def test_a_ring_buffer_that_wrapped_into_the_cursor_s_stamp_reads_nothing_twice():
+    """dmesg's ring buffer drops its oldest lines: a read that starts inside the burst at the cursor's stamp has
+    fewer lines there than were read; what it still holds of them is not read again, what follows is."""
+    burst = _xids(700)
+    state, _ = kernlog.advance(kernlog.State(), burst, CLOCK, 86400)
+    wrapped = [*burst[300:], *_xids(3, start=700)]
+    after, _ = kernlog.advance(state, wrapped, CLOCK, 86400)
+    held = [e["line"] for e in after.held]
+    assert held[-3:] == wrapped[-3:] and len(held) == len(set(held)) == kernlog.HELD_MAX
+
+
+def test_unstamped_lines_past_the_kept_digests_are_read_once():
+    """A kernel booted with printk.time=0 stamps no line: 600 of them are read once, not again on the next run."""
+    lines = [f"NVRM: Xid (PCI:0000:3b:00): 92, pid={i}, High single-bit ECC error rate" for i in range(600)]
+    state, _ = kernlog.advance(kernlog.State(), lines, CLOCK, 86400)
+    again, _ = kernlog.advance(state, lines, CLOCK, 86400)
+    held = [e["line"] for e in again.held]
+    assert held == [e["line"] for e in state.held] and len(held) == len(set(held))
+
+
+def test_a_held_drain_is_not_pushed_out_by_watched_events():
+    """Evidence is kept until acted on: an Xid 79 the breaker kept from draining stays held when 600 watched Xids
+    follow it (the state keeps at most 500 events: the watched ones give way)."""
+    state, _ = kernlog.advance(kernlog.State(), [XID79], CLOCK, 86400)
+    noise = [f"[ 5001.{i:06d}] NVRM: Xid (PCI:0000:3b:00): 92, pid={i}, High single-bit ECC error rate"
+             for i in range(600)]
+    after, found = kernlog.advance(state, noise, CLOCK, 86400)
+    assert any(f.code == 79 for f in found) and len(after.held) <= kernlog.HELD_MAX
