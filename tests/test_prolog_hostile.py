@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.test_prolog_hardening import XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
-from verify.prolog import cli, history, kernlog, slurm
+from tests.prolog_fakes import XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from verify import replay
+from verify.prolog import cli, history, kernlog, repair, slurm
+from verify.shared import clockskew
 
 pytestmark = pytest.mark.unit
 
@@ -176,3 +179,36 @@ def test_a_held_drain_is_not_pushed_out_by_watched_events():
              for i in range(600)]
     after, found = kernlog.advance(state, noise, CLOCK, 86400)
     assert any(f.code == 79 for f in found) and len(after.held) <= kernlog.HELD_MAX
+
+
+# ---- the clock-skew allowance: one knob, shared, ours
+
+def test_the_clock_skew_allowance_reads_as_clock_skew_does():
+    """One allowance for every time from the future (verify/shared/clockskew.py): seconds or a duration with a unit
+    (as CLOCK_SKEW for report, gate and fleet-report), 0 to a year; anything else one line."""
+    assert clockskew.allowance({}) == 300.0 and clockskew.allowance({"TORCHIMAGES_CLOCK_SKEW": " "}) == 300.0
+    assert clockskew.allowance({"TORCHIMAGES_CLOCK_SKEW": "5m"}) == 300.0
+    assert clockskew.allowance({"TORCHIMAGES_CLOCK_SKEW": "90"}) == 90.0
+    assert clockskew.allowance({"TORCHIMAGES_CLOCK_SKEW": "0"}) == 0.0
+    assert clockskew.allowance({"TORCHIMAGES_CLOCK_SKEW": "1.5H"}) == 5400.0
+    for bad in ("soon", "-1", "inf", "nan", "1e3", "2y", "53w", "9" * 40, "\u0665m"):
+        with pytest.raises(ValueError, match=r"TORCHIMAGES_CLOCK_SKEW=.* is not a duration") as exc:
+            clockskew.allowance({"TORCHIMAGES_CLOCK_SKEW": bad})
+        assert "\n" not in str(exc.value)
+    assert replay.CLOCK_SKEW_S == clockskew.DEFAULT_S and not hasattr(repair, "CLOCK_SKEW_S")
+
+
+def test_the_prolog_believes_a_reset_record_within_the_allowance_it_is_given(tmp_path, fake, monkeypatch):
+    """NVIDIA's Xid catalog: a GPU reset is Xid 79's repair; NVSentinel's record of one stamped 10 minutes ahead
+    is not believed under the default 5 minutes, and is under TORCHIMAGES_CLOCK_SKEW=15m."""
+    now = time.time()
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "XID_HISTORY", "x", now - 100))
+    _history(tmp_path, _event("drain", "XID_HISTORY", epoch=now - 100, boot_id="a", action="reboot", gpus=8))
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("a", 50.0, None, now))
+    monkeypatch.setattr(kernlog, "boot_time", lambda proc=kernlog.PROC: None)
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([repair.Reset(now + 600, "gpu-1", True)], ""))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {}) == 5
+    assert fake.nodes["n1"][0] == "drained"
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"TORCHIMAGES_CLOCK_SKEW": "15m"}) == 0
+    assert fake.nodes["n1"][0] == "idle"

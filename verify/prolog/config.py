@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from ..shared import clockskew
 from . import kernlog, slurm
 from .deadline import Deadline
 from .verdict import finite_positive
@@ -55,6 +56,7 @@ class Config:
     host: str = ""                          # this host's name (gethostname: what slurmd matches NodeHostName to)
     slurmd_name: str | None = None          # SLURMD_NODENAME: a claim (anyone can set it), never a proof
     under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
+    clock_skew_s: float = clockskew.DEFAULT_S   # TORCHIMAGES_CLOCK_SKEW: a GPU reset record this far ahead is believed
 
 
 class UsageError(Exception):
@@ -184,6 +186,10 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
+    try:
+        cfg.clock_skew_s = clockskew.allowance(env)    # ours: a bad value is CONFIG_ERROR, never the node's fault
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     cfg.deadline = Deadline(budget + grace, clock)
     slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
     cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")

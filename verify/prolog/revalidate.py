@@ -98,7 +98,7 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     clock, booted = kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)
     if repair_problem(drain, claimed, clock, booted, also=also):   # no reboot since: a GPU reset since will do
         resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
-        if problem := repair_problem(drain, claimed, clock, booted, resets, also):
+        if problem := repair_problem(drain, claimed, clock, booted, resets, also, cfg.clock_skew_s):
             return problem
         _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
     gres = slurm.gres_gpus((info or {}).get("Gres", ""))
