@@ -212,3 +212,62 @@ def test_the_prolog_believes_a_reset_record_within_the_allowance_it_is_given(tmp
     assert fake.nodes["n1"][0] == "drained"
     assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"TORCHIMAGES_CLOCK_SKEW": "15m"}) == 0
     assert fake.nodes["n1"][0] == "idle"
+
+
+# ---- a second hunt (issue 36's classes): each hostile case a test first
+
+STEP_ENV = {"SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7"}
+
+
+@pytest.mark.parametrize("env", [PROLOG_ENV, STEP_ENV])
+def test_a_node_named_in_the_prolog_line_that_is_not_this_one_drains_nothing(tmp_path, fake, monkeypatch, capsys, env):
+    """Slurm's prolog semantics: slurmd says which node runs the prolog (SLURMD_NODENAME). A `--node n2` copied
+    into slurm.conf's Prolog= line (or a job's first step) would drain n2 for every other node's fault: it is our
+    setting, CONFIG_ERROR (exit 0 under Prolog=, 2 as a step), and Slurm is asked nothing."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", 7, code="GPU_LOST", owner="host"))).encode())
+    status = cli.main([*_args(tmp_path), "--node", "n2"], env)
+    err = capsys.readouterr().err
+    assert status == (0 if env is PROLOG_ENV else 2) and "SLURMD_NODENAME" in err and "n2" in err
+    assert fake.nodes["n2"] == ("idle", "none") and not [a for a in fake.calls if a and a[0] == "update"]
+
+
+def test_journalctl_and_dmesg_lines_of_one_event_are_one_line():
+    """NVIDIA's Xid catalog read as evidence once, whichever tool gave the kernel log: journalctl's
+    short-monotonic line carries the host and `kernel:` before the message, dmesg's does not; a run that falls back
+    to dmesg after one that read journalctl does not read the lines at the cursor's stamp again."""
+    journal = "[ 5000.000001] n1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+    state, found = kernlog.advance(kernlog.State(), [journal], CLOCK, 86400)
+    assert len(found) == 1
+    again, _ = kernlog.advance(kernlog.settle(state), [XID79], CLOCK, 86400)
+    assert again.held == []
+
+
+def test_return_to_service_without_any_record_of_the_drain_is_refused(tmp_path, fake, monkeypatch, capsys):
+    """NVSentinel's return to service needs the node's record: Slurm shows our drain but the history holds no drain
+    (another --state-dir than the prolog's, a history deleted): a flap could not be told, so it is refused (exit
+    5) with the path it read."""
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "CHECK_TIMEOUT", "x", 1000))
+    fake.info = {"Gres": "gpu:8"}
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {}) == 5
+    err = capsys.readouterr().err
+    assert "no drain" in err and "history" in err and fake.nodes["n1"][0] == "drained"
+
+
+def test_make_undrain_reads_the_state_dir_it_is_given():
+    """`make undrain NODE=n STATE_DIR=...` reads the history there (the Makefile exported STATE_DIR, the prolog read
+    only TORCHIMAGES_STATE_DIR: the default folder's missing history looked clean)."""
+    text = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
+    recipe = text[text.index("\nundrain:"):].split("\n")[2]
+    assert "--state-dir" in recipe and "STATE_DIR" in recipe
+
+
+def test_the_breaker_never_counts_a_partition_this_node_is_not_in(tmp_path, fake, capsys):
+    """NVSentinel's breaker counts the nodes of this node's pool: a --partition (or SLURM_JOB_PARTITION) sinfo lists
+    without this node is another pool's count: not drained (exit 4; 0 under Prolog=), said in one line."""
+    from verify.prolog.verdict import EXIT_BREAKER, FAULT, Verdict
+    fake.nodes = {"m1": ("idle", "none"), "m2": ("idle", "none")}
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--partition", "other", "--breaker", "0.5")), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
+    assert "does not list n1 in partition other" in capsys.readouterr().err
+    assert not [a for a in fake.calls if a and a[0] == "update"]

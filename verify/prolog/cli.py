@@ -228,6 +228,11 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
         return _refuse_drain(cfg, v, f"breaker cannot count: {why}", f"{v.code} on {cfg.node} is the host's, but the "
                              f"breaker cannot count drained nodes ({why}): not drained")
     me = next((r for r in rows if r.name == cfg.node), None)
+    if me is None:                # another pool's count (a --partition this node is not in) is no breaker of its own
+        where = f"partition {cfg.partition}" if cfg.partition else "the cluster"
+        return _refuse_drain(cfg, v, f"breaker cannot count: {cfg.node} is not listed in {where}",
+                             f"{v.code} on {cfg.node} is the host's, but sinfo does not list {cfg.node} in {where}: "
+                             "the breaker cannot count its pool; not drained (check --partition)")
     if me is not None and me.drained and not me.ours:
         return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
                              f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")

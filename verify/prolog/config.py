@@ -179,6 +179,12 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     node = args.node or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
     if problem := slurm.node_problem(node):
         raise UsageError(problem)
+    slurmd = env.get("SLURMD_NODENAME")
+    if args.node and slurmd and args.node != slurmd and not args.revalidate:
+        # slurmd says which node this is: a --node copied into slurm.conf's Prolog= line would drain that node for
+        # every other node's fault (a revalidation refuses it in one line of its own: revalidate.here_problem)
+        raise UsageError(f"--node {args.node} is not this node: slurmd runs it on {slurmd} (SLURMD_NODENAME); "
+                         "drop --node from the prolog line, Slurm names the node")
     partition = args.partition or env.get("SLURM_JOB_PARTITION") or None
     if partition and slurm.node_problem(partition):
         raise UsageError(f"partition {partition!r} is not one partition name")

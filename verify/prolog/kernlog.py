@@ -151,8 +151,15 @@ class State:
         self.unstamped_count = len(self.unstamped) if self.unstamped_count < 0 else self.unstamped_count
 
 
+# journalctl -o short-monotonic puts the host and `kernel:` between the stamp and the message, dmesg does not
+_JOURNAL_HOST = re.compile(r"^(\[\s*\d+(?:\.\d+)?\]\s)\S+ kernel: ")
+
+
 def _digest(line: str) -> str:
-    return hashlib.sha256(line.strip().encode(errors="replace")).hexdigest()[:16]
+    """The digest of a line's stamp and message: one event read by journalctl on one run and by dmesg on the next
+    (journalctl timed out) is one line, never read twice."""
+    text = _JOURNAL_HOST.sub(r"\1", line.strip())
+    return hashlib.sha256(text.encode(errors="replace")).hexdigest()[:16]
 
 
 def _strings(value: Any) -> bool:

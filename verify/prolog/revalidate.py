@@ -90,6 +90,11 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         _note(cfg, "inspect", None, flap)
         return f"flagged for hardware inspection: {flap}"
     drain = history.last_drain(past.events)
+    if drain is None:
+        # Slurm shows our drain, the history none: another --state-dir than the prolog's, or a history removed; a
+        # fault that came back (the flap window) cannot be told apart
+        return (f"no drain of {cfg.node} in its history {history.path(cfg.state_dir, cfg.node)}: give the prolog's "
+                "--state-dir (make undrain STATE_DIR=..., TORCHIMAGES_STATE_DIR), or resume it by hand after a look")
     claimed = slurm.parse_reason(row.reason_text, row.name)
     if drain and claimed and not (isinstance(drain.get("epoch"), (int, float))
                                   and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
