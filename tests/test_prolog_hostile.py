@@ -271,3 +271,26 @@ def test_the_breaker_never_counts_a_partition_this_node_is_not_in(tmp_path, fake
     assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
     assert "does not list n1 in partition other" in capsys.readouterr().err
     assert not [a for a in fake.calls if a and a[0] == "update"]
+
+
+def test_a_claim_slurm_would_not_give_back_is_a_drain_on_record(tmp_path, fake, monkeypatch, capsys):
+    """NVSentinel's breaker under concurrency: a claim that took the partition past the breaker is given back; when
+    Slurm refuses the resume, the node IS drained with our reason: the history says drain (with what return to
+    service must prove) and the line says the give-back failed, never "given back"."""
+    from verify.prolog.verdict import EXIT_FAULT, FAULT, Verdict
+    fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1000))
+    real_run = fake.run
+
+    def racing(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        if argv[1:4] == ["update", "nodename=n1", "state=drain"]:
+            fake.nodes["n3"] = ("drained", slurm.reason("n3", "GPU_LOST", "x", 1000))    # another prolog's claim
+        if argv[1:4] == ["update", "nodename=n1", "state=resume"]:
+            fake.calls.append(argv[1:])
+            return 1, "scontrol: error: Unable to contact slurm controller"
+        return real_run(argv, dry_run, quiet)
+    monkeypatch.setattr(slurm, "run", racing)
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--breaker", "0.5")), STEP_ENV)
+    assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_FAULT
+    err = capsys.readouterr().err
+    assert fake.nodes["n1"][0] == "drained" and "could not be given back" in err and "given back:" not in err
+    assert [e["event"] for e in history.read(str(tmp_path / "state"), "n1").events][-1] == "drain"

@@ -262,8 +262,16 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
         return EXIT_FAULT
     again, _ = slurm.rows(cfg.partition)
     if again is not None and slurm.over(again, cfg.node, cfg.breaker):
-        slurm.scontrol("update", f"nodename={cfg.node}", "state=resume")
         gate = slurm.breaker(again, cfg.node, cfg.breaker)
+        if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
+            # Slurm kept the node drained with our reason: that is a drain, on record with what return to service
+            # must prove, never a "given back"
+            _say(f"BREAKER {v.code} on {cfg.node}: {gate.line(cfg.breaker, cfg.partition)}, but the drain could not "
+                 f"be given back ({kept}): it stays drained")
+            _note(cfg, "drain", v.code, f"kept: the give-back failed ({kept[:120]}): {v.summary}",
+                  _drain_facts(cfg, v, report))
+            _settle(cfg)
+            return DRAINED
         return _refuse_drain(cfg, v, f"claim given back: {gate.line(cfg.breaker, cfg.partition)}",
                              f"BREAKER {v.code} on {cfg.node}: other nodes were drained at the same time and "
                              f"{gate.line(cfg.breaker, cfg.partition)}: this drain was given back")
