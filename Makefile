@@ -39,7 +39,7 @@ REPORT_TIMEOUT ?=## report, gate: seconds for all registry reads together (defau
 MAX_AGE ?=## report, gate: the oldest verification believed, e.g. 7d or 12h (as REQUIRE's age<=7d)
 CLOCK_SKEW ?=## report, gate, fleet-report: how far in the future a signed or recorded time may lie and be believed (default 5m)
 DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
-STATE_DIR ?=## fleet-report: the prolog's --state-dir; its per-node drain history is shown (default: not read)
+STATE_DIR ?=## fleet-report, undrain: the prolog's --state-dir; its per-node drain history is read (default: fleet-report none, undrain /var/lib/torchimages)
 METRICS_DIR ?=## fleet-report: write Prometheus text-file metrics per node into this folder (default: not written)
 NODE ?=## undrain: the Slurm node to revalidate and resume (run it on that node)
 TEST_WORKERS ?= 2## make test: pytest-xdist workers (0: one process; tests/conftest.py puts the images and Slurm in one lane)
@@ -146,7 +146,7 @@ fleet-report: setup ## one table and DIR/fleet.json over every node's verify rep
 	$(CLI) fleet-report
 
 undrain: setup ## on NODE, drained by torchimages: rerun the preflight, resume it only on a pass (exit 0; else 1, 3 or 5)
-	$(PY) -m verify.prolog --revalidate --node "$$NODE"
+	$(PY) -m verify.prolog --revalidate --node "$$NODE" $${STATE_DIR:+--state-dir "$$STATE_DIR"}
 
 lock: setup ## resolve images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE= limits, FORCE=1 re-resolves)
 	$(CLI) lock

@@ -81,6 +81,11 @@ class Cluster:
     nodes: list[str]
     env: dict[str, str]
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    uts: bool = False           # each slurmd runs under its node's own host name (unshare --uts)
+
+    def as_node(self, node: str, argv: list[str]) -> list[str]:
+        """argv run as on `node`: under its host name, as its slurmd runs (where the cluster gives each one)."""
+        return ["unshare", "--uts", "--", "sh", "-c", 'hostname "$0" && exec "$@"', node, *argv] if self.uts else argv
 
     @property
     def conf(self) -> Path:
@@ -232,7 +237,7 @@ def cluster(nodes: int = 1, cpus: int = 2, prolog: str | None = None) -> Iterato
     try:
         for folder in ("state", *(f"spool-{n}" for n in names)):
             (root / folder).mkdir()
-        uts = shutil.which("unshare") is not None
+        uts = result.uts = shutil.which("unshare") is not None
         (root / "slurm.conf").write_text(slurm_conf(root, names, ports, host, cpus, prolog, uts))
         (root / "cgroup.conf").write_text("CgroupPlugin=autodetect\nIgnoreSystemd=yes\n")
         key = root / "munge.key"

@@ -41,6 +41,7 @@ def _histories(state: Path) -> None:
     with open(prolog_history.path(str(state), "n3"), "a", encoding="utf-8") as fh:
         fh.write('{"schema": 1, "event": "drain", "epoch": "yesterday"\n')      # cut short, and a string epoch
         fh.write('{"schema": 9, "time": "x", "epoch": 1, "event": "pass"}\n')   # a schema this reader does not know
+        fh.write('{"schema": 1, "time": "x", "epoch": 1, "event": "drain", "code": ["XID_79"]}\n')   # a list: garbled
     rec(str(state), "n3", "fault", "SHM_SMALL", "preflight failed", now=NOW - HOUR)
 
 
@@ -55,7 +56,7 @@ def test_history_last_event_counts_inspect_and_bad_lines(tmp_path):
     assert n2.last is not None and n2.last["event"] == "pass"
     assert (n2.window["drain"], n2.window["resume"]) == (0, 0)            # both older than the window
     assert n2.inspect is None                                               # resumed, and not drained again
-    assert n3.bad_lines == [2, 3] and [e["event"] for e in n3.events] == ["pass", "fault"]
+    assert n3.bad_lines == [2, 3, 4] and [e["event"] for e in n3.events] == ["pass", "fault"]
     assert n4.events == [] and n4.last is None and n4.error is None         # no file: an empty history
     data = fleet_json(_fleet(tmp_path, found))
     assert data["inspect"] == [{"node": "n1", "why": n1.inspect}]
@@ -63,7 +64,7 @@ def test_history_last_event_counts_inspect_and_bad_lines(tmp_path):
         {"n1": "inspect", "n2": "pass", "n3": "fault", "n4": None}
     text = format_fleet(_fleet(tmp_path, found))
     assert "hardware inspection (failed again after a resume):\n  n1: flagged by the prolog" in text
-    assert "history files with trouble:\n  history/n3.jsonl: 2 bad line(s) skipped (line 2, 3)" in text
+    assert "history files with trouble:\n  history/n3.jsonl: 3 bad line(s) skipped (line 2, 3, 4)" in text
 
 
 @pytest.mark.unit
@@ -143,7 +144,7 @@ def test_metrics_parse_back_with_the_values(tmp_path):
     assert [s.value for s in n2["torchimages_check_figure"]] == [12345.0]
     assert "torchimages_time_to_first_step_seconds" not in n2 or not n2["torchimages_time_to_first_step_seconds"]
     n3 = _families(tmp_path / "prom" / "torchimages_fleet_n3.prom")      # history only: no verdict invented
-    assert "torchimages_fleet_verdict" not in n3 and n3["torchimages_node_history_bad_lines"][0].value == 2
+    assert "torchimages_fleet_verdict" not in n3 and n3["torchimages_node_history_bad_lines"][0].value == 3
 
 
 @pytest.mark.unit
@@ -194,10 +195,10 @@ def test_fleet_report_with_state_dir_and_metrics_dir(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Traceback" not in out, out
     assert "hardware inspection (failed again after a resume):\n  n1: flagged by the prolog" in out
-    assert "history/n3.jsonl: 2 bad line(s) skipped (line 2, 3)" in out
+    assert "history/n3.jsonl: 3 bad line(s) skipped (line 2, 3, 4)" in out
     data = json.loads((job / "fleet.json").read_text())
     assert [i["node"] for i in data["inspect"]] == ["n1"]
-    assert {h["node"]: h["bad_lines"] for h in data["history"]}["n3"] == [2, 3]
+    assert {h["node"]: h["bad_lines"] for h in data["history"]}["n3"] == [2, 3, 4]
     assert "metrics: 3 file(s) written" in out
     n1 = _families(tmp_path / "prom" / "torchimages_fleet_n1.prom")
     arrow = {s.labels["name"]: s.value for s in n1["torchimages_check_figure"] if s.labels["check"] == "arrow"}

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.prolog_fakes import XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
 from verify.codes import CODES
 from verify.prolog import cli, history, kernlog, metrics, repair, revalidate, slurm, statefile, verifyrun, xid
 from verify.prolog.deadline import Overran
@@ -20,72 +22,9 @@ pytestmark = pytest.mark.unit
 
 PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
 STEP_ENV = {"SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7"}
-XID79 = "[ 5000.000001] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
-
-
-class FakeSlurm:
-    """sinfo and scontrol as the prolog calls them (slurm.run), each argv recorded; the drain states kept here."""
-
-    def __init__(self, nodes: dict[str, tuple[str, str]], info: dict[str, str] | None = None) -> None:
-        self.nodes = dict(nodes)              # name -> (state, reason)
-        self.info = info or {}
-        self.calls: list[list[str]] = []
-
-    def run(self, argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
-        self.calls.append(argv[1:])
-        name, args = os.path.basename(argv[0]), argv[1:]
-        if dry_run:
-            return 0, ""
-        if name == "sinfo":
-            return 0, "".join(f"{n}|{s}|{r}\n" for n, (s, r) in self.nodes.items())
-        if args[:2] == ["show", "node"]:
-            fields = " ".join(f"{k}={v}" for k, v in {"NodeName": args[-1], **self.info}.items())
-            return 0, fields + "\n"
-        if args and args[0] == "update":
-            node = args[1].split("=", 1)[1]
-            if args[2] == "state=drain":
-                self.nodes[node] = ("drained", args[3].split("=", 1)[1])
-            elif args[2] == "state=resume":
-                self.nodes[node] = ("idle", "none")
-        return 0, ""
-
-    def verbs(self) -> list[str]:
-        return [" ".join(a[:3]) if a and a[0] == "update" else (a[0] if a else "") for a in self.calls]
-
-
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
-    f = FakeSlurm({"n1": ("idle", "none"), "n2": ("idle", "none"), "n3": ("idle", "none"), "n4": ("idle", "none")})
-    monkeypatch.setattr(slurm, "run", f.run)
-    monkeypatch.setattr(cli, "_syslog", lambda line: None)
-    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))     # journalctl: no GPU reset recorded
-    return f
-
-
-def _report(*checks: dict[str, Any]) -> dict[str, Any]:
-    failed = any(c["status"] == "fail" for c in checks)
-    return {"status": "fail" if failed else "pass", "checks": list(checks)}
-
-
-def _gpu(status: str = "pass", devices: int | None = 8, **kw: Any) -> dict[str, Any]:
-    metrics = {"nvml_devices": {"value": devices, "unit": "count"}} if devices is not None else {}
-    return {"name": "gpu", "status": status, "metrics": metrics, "summary": "gpu", **kw}
-
-
-def _verify_writes(monkeypatch: pytest.MonkeyPatch, body: bytes | None, seen: list[Any] | None = None,
-                   rc: int | None = 0) -> None:
-    """verify replaced: it writes `body` where --json says (None: nothing) and exits rc (None: ran past its limit)."""
-    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
-        if seen is not None:
-            seen.append((cmd, limit))
-        if body is not None and rc is not None:
-            Path(cmd[cmd.index("--json") + 1]).write_bytes(body)
-        return rc, ""
-    monkeypatch.setattr(cli, "_run_verify", run)
-
-
-def _args(tmp_path: Path, *extra: str) -> list[str]:
-    return ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", *extra]
+    return install_fake(monkeypatch)
 
 
 def _events(tmp_path: Path, node: str = "n1") -> list[tuple[str, str | None]]:
@@ -100,6 +39,9 @@ def _events(tmp_path: Path, node: str = "n1") -> list[tuple[str, str | None]]:
     # digits str.isdigit() takes and int() refuses, and a count no node has: one line, never a crash
     ([], {"SLURM_GPUS_ON_NODE": "\u00b2"}), (["--hang-runs", "\u0663"], {}), ([], {"SLURM_JOB_GPUS": "0,\u00b9"}),
     ([], {"SLURM_GPUS_ON_NODE": "9" * 20}),
+    # the clock-skew allowance is ours too (verify/shared/clockskew.py)
+    ([], {"TORCHIMAGES_CLOCK_SKEW": "soon"}), ([], {"TORCHIMAGES_CLOCK_SKEW": "-5"}),
+    ([], {"TORCHIMAGES_CLOCK_SKEW": "nan"}), ([], {"TORCHIMAGES_CLOCK_SKEW": "2y"}),
 ])
 def test_a_bad_setting_under_prolog_exits_0_and_leaves_a_trace(tmp_path, fake, capsys, argv, env):
     """Slurm's prolog semantics: a non-zero Prolog= exit drains the node, so a typo in slurm.conf's prolog line (or a
@@ -374,12 +316,30 @@ def test_a_node_someone_else_drained_is_left_as_it_is(tmp_path, fake):
 
 def test_undrain_refuses_on_another_host():
     """NVSentinel's return to service judges the node itself: `make undrain NODE=n2` on n1 would resume n2 on n1's
-    preflight."""
-    assert revalidate.here_problem("n1", frozenset({"n1"}), None) is None
-    assert revalidate.here_problem("n2", frozenset({"login", "login.cluster"}), {"NodeHostName": "login"}) is None
-    problem = revalidate.here_problem("n2", frozenset({"n1", "n1.cluster"}), {"NodeHostName": "n2"})
+    preflight. The proof is Slurm's own record (NodeHostName, which slurmd matches to the host name), never a name
+    the caller can type or set."""
+    here = revalidate.here_problem
+    assert here("n1", "n1", {"NodeHostName": "n1"}) is None
+    assert here("n1", "n1.cluster", {"NodeHostName": "n1"}) is None                  # short and full agree
+    assert here("n2", "login.cluster", {"NodeHostName": "login"}) is None            # NodeName != host name
+    assert here("n2", "n1", {"NodeHostName": "n2"}, slurmd_name="n2")                # SLURMD_NODENAME is no proof
+    assert here("n2", "n2", {"NodeHostName": "gpu-n2"})         # a host that merely shares the node's name
+    assert here("n2", "n2.lab", {"NodeHostName": "n2.prod"})   # two full names must agree whole
+    assert here("n2", "n2", {})                                  # Slurm names no host for it
+    assert "cannot be proven" in str(here("n2", "n2", None, "scontrol show node failed (exit 1)"))
+    assert "SLURMD_NODENAME" in str(here("n2", "n2", {"NodeHostName": "n2"}, slurmd_name="n1"))   # a contradiction
+    problem = here("n2", "n1.cluster", {"NodeHostName": "n2"})
     assert problem and "is not n2" in problem and "ssh n2 make undrain NODE=n2" in problem and "\n" not in problem
-    assert revalidate.here_problem("n2", frozenset({"n1"}), None)
+
+
+def test_undrain_named_by_environment_on_another_host_resumes_nothing(tmp_path, fake, monkeypatch, capsys):
+    """`SLURMD_NODENAME=n2 make undrain NODE=n2` on n1: the name is the caller's, Slurm says n2 is another host."""
+    fake.nodes["n2"] = ("drained", slurm.reason("n2", "CHECK_TIMEOUT", "hung", time.time()))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    status = cli.main([*_args(tmp_path), "--revalidate", "--node", "n2"], {"SLURMD_NODENAME": "n2"})
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 5 and fake.nodes["n2"][0] == "drained" and len(err) == 1 and "is not n2" in err[0]
+    assert not [a for a in fake.calls if a and a[0] == "update"]
 
 
 def test_an_xid_drain_resumes_only_after_the_repair_the_catalog_names():
@@ -510,11 +470,11 @@ def test_revalidate_keeps_drained_a_node_nvml_sees_no_gpu_on(tmp_path, fake, mon
     assert seen[0][0][-2:] == ["--expect-gpus", "8"] and "update nodename=n1 state=resume" not in fake.verbs()
 
 
-@pytest.mark.parametrize("extra, gres", [({}, ""), ({"gpus": None}, "gpu:0"), ({"gpus": True}, "(null)")])
+@pytest.mark.parametrize("extra, gres", [({}, ""), ({"gpus": None}, "gpu:0"), ({"gpus": 0}, "(null)")])
 def test_nvsentinel_return_to_service_a_gpu_drain_with_no_known_gpu_count_stays_drained(tmp_path, fake, monkeypatch,
                                                                                        capsys, extra, gres):
     """NVSentinel's return to service proves the GPUs are back against the count the node should have: drained for
-    a GPU fault with no Gres in Slurm and no count at the drain (or a `true` where a count belongs), a node whose
+    a GPU fault with no Gres in Slurm and no count at the drain (or 0), a node whose
     NVML sees no GPU at all is refused (exit 5), not resumed on a preflight that skipped its gpu check."""
     fake.info = {"NodeHostName": "n1", "Gres": gres}
     _drained(tmp_path, fake, "ECC_UNCORRECTABLE", **extra)
@@ -577,6 +537,7 @@ def test_revalidate_refuses_a_garbled_history_and_another_host(tmp_path, fake, m
     err = capsys.readouterr().err
     assert "garbled line(s) in the history (line 2)" in err and fake.nodes["n1"][0] == "drained"
     fake.info = {"NodeHostName": "n1"}
+    monkeypatch.setattr(socket, "gethostname", lambda: "n9")
     assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n9"}) == 5
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not n1" in err[0] and fake.nodes["n1"][0] == "drained"

@@ -64,10 +64,11 @@ def _run_job(cluster: slurm.Cluster, tmp_path: Path, node: str, name: str, *args
 def _revalidate(cluster: slurm.Cluster, tmp_path: Path, node: str, *args: str,
                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """--revalidate from this host, as the node itself (a drained node runs no job): every node runs on this host,
-    but under its own UTS host name, so SLURMD_NODENAME says which one this is (issue 36: a revalidation on another
-    host than the node's is refused)."""
-    return subprocess.run([sys.executable, "-m", "verify.prolog", "--revalidate", "--node", node, "--state-dir",
-                           str(tmp_path / "state"), *args], cwd=ROOT, capture_output=True, text=True, timeout=300,
+    but under its own UTS host name, so the revalidation runs under it too (issue 36: Slurm's NodeHostName for the
+    node must be this host's name; SLURMD_NODENAME alone proves nothing)."""
+    argv = [sys.executable, "-m", "verify.prolog", "--revalidate", "--node", node, "--state-dir", str(tmp_path / "state"),
+            *args]
+    return subprocess.run(cluster.as_node(node, argv), cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={**cluster.env, "SLURMD_NODENAME": node, **(env or {})}, check=False)
 
 

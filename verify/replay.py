@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import time
 from dataclasses import dataclass, fields
@@ -22,6 +21,7 @@ from .checks import CHECKS
 from .codes import CODES, OWNERS
 from .options import Options
 from .result import PASS, SKIP, STATUSES, CheckResult
+from .shared import clockskew
 
 FACTS_SCHEMA = factschema.SCHEMA
 KNOWN_SCHEMAS = factschema.KNOWN
@@ -30,8 +30,8 @@ OPTION_CEILING = {"expect_gpus": 4096, "nccl_processes": 1024, "sdc_repeats": 10
                   "nccl_timeout_s": 86400, "arrow_min_ratio": 100}
 
 
-CLOCK_SKEW_ENV = "TORCHIMAGES_CLOCK_SKEW"   # seconds a recorded time may lie in the future (clocks differ)
-CLOCK_SKEW_S = 300.0
+CLOCK_SKEW_ENV = clockskew.ENV     # how far in the future a recorded time may lie (clocks differ): one shared knob
+CLOCK_SKEW_S = clockskew.DEFAULT_S
 
 
 class ReplayError(Exception):
@@ -39,17 +39,11 @@ class ReplayError(Exception):
 
 
 def clock_skew(env: dict[str, str] | None = None) -> float:
-    """TORCHIMAGES_CLOCK_SKEW (seconds, default 300): how far in the future a recorded time may lie."""
-    text = (os.environ if env is None else env).get(CLOCK_SKEW_ENV, "").strip()
-    if not text:
-        return CLOCK_SKEW_S
+    """TORCHIMAGES_CLOCK_SKEW (verify/shared/clockskew.py: seconds, or with a unit; default 300)."""
     try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or not 0 <= value <= 86400 * 365:
-        raise ReplayError(f"{CLOCK_SKEW_ENV}={text!r} is not a number of seconds (0 to a year; default 300)")
-    return value
+        return clockskew.allowance(env)
+    except ValueError as exc:
+        raise ReplayError(str(exc)) from None
 
 
 def _earliest(text: str) -> datetime | None:

@@ -40,12 +40,20 @@ class NodeHistory:
         return self.events[-1] if self.events else None
 
 
+_OPTIONAL_STR = ("code", "boot_id", "action", "check")     # the prolog's reader checks the same (a list is garbled)
+
+
 def _valid(entry: Any) -> bool:
-    if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or entry.get("event") not in EVENTS:
+    if not isinstance(entry, dict) or type(entry.get("schema")) is not int or entry.get("schema") != SCHEMA:
         return False
-    epoch = entry.get("epoch")
+    if not isinstance(entry.get("event"), str) or entry["event"] not in EVENTS:
+        return False
+    epoch, gpus = entry.get("epoch"), entry.get("gpus")
     return isinstance(epoch, (int, float)) and not isinstance(epoch, bool) and math.isfinite(epoch) \
-        and isinstance(entry.get("time"), str)
+        and isinstance(entry.get("time"), str) and isinstance(entry.get("node", ""), str) \
+        and isinstance(entry.get("detail", ""), str) \
+        and (gpus is None or (isinstance(gpus, int) and not isinstance(gpus, bool) and gpus >= 0)) \
+        and all(entry.get(k) is None or isinstance(entry[k], str) for k in _OPTIONAL_STR)
 
 
 def parse(node: str, file: str, text: str) -> NodeHistory:

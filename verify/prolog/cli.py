@@ -138,7 +138,7 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
         # held evidence logged before a GPU reset recorded since (the repair NVIDIA's catalog names) is spent: a node
         # an operator drained, reset and resumed is not drained again on the Xid its reset repaired
         resets, _ = repair.read_resets(cfg.deadline.bound(min(kernlog.TIMEOUT_S, cfg.deadline.cap * KERNLOG_SHARE), 0.1))
-        if (last := repair.reset_since(resets or [], 0.0, clock.now)) is not None:
+        if (last := repair.reset_since(resets or [], 0.0, clock.now, cfg.clock_skew_s)) is not None:
             cfg.kern = kernlog.spent_before(cfg.kern, last.time, clock)
             held = xid.parse([e["line"] for e in cfg.kern.held])
     if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
@@ -228,6 +228,11 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
         return _refuse_drain(cfg, v, f"breaker cannot count: {why}", f"{v.code} on {cfg.node} is the host's, but the "
                              f"breaker cannot count drained nodes ({why}): not drained")
     me = next((r for r in rows if r.name == cfg.node), None)
+    if me is None:                # another pool's count (a --partition this node is not in) is no breaker of its own
+        where = f"partition {cfg.partition}" if cfg.partition else "the cluster"
+        return _refuse_drain(cfg, v, f"breaker cannot count: {cfg.node} is not listed in {where}",
+                             f"{v.code} on {cfg.node} is the host's, but sinfo does not list {cfg.node} in {where}: "
+                             "the breaker cannot count its pool; not drained (check --partition)")
     if me is not None and me.drained and not me.ours:
         return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
                              f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")
@@ -257,8 +262,16 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
         return EXIT_FAULT
     again, _ = slurm.rows(cfg.partition)
     if again is not None and slurm.over(again, cfg.node, cfg.breaker):
-        slurm.scontrol("update", f"nodename={cfg.node}", "state=resume")
         gate = slurm.breaker(again, cfg.node, cfg.breaker)
+        if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
+            # Slurm kept the node drained with our reason: that is a drain, on record with what return to service
+            # must prove, never a "given back"
+            _say(f"BREAKER {v.code} on {cfg.node}: {gate.line(cfg.breaker, cfg.partition)}, but the drain could not "
+                 f"be given back ({kept}): it stays drained")
+            _note(cfg, "drain", v.code, f"kept: the give-back failed ({kept[:120]}): {v.summary}",
+                  _drain_facts(cfg, v, report))
+            _settle(cfg)
+            return DRAINED
         return _refuse_drain(cfg, v, f"claim given back: {gate.line(cfg.breaker, cfg.partition)}",
                              f"BREAKER {v.code} on {cfg.node}: other nodes were drained at the same time and "
                              f"{gate.line(cfg.breaker, cfg.partition)}: this drain was given back")

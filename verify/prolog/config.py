@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from ..shared import clockskew
 from . import kernlog, slurm
 from .deadline import Deadline
 from .verdict import finite_positive
@@ -52,8 +53,10 @@ class Config:
     deadline: Deadline = field(default_factory=lambda: Deadline(float("inf")))   # the whole run's cap
     proc: str = kernlog.PROC
     kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
-    here: frozenset[str] = frozenset()      # this host's names: host name (short, full), SLURMD_NODENAME
+    host: str = ""                          # this host's name (gethostname: what slurmd matches NodeHostName to)
+    slurmd_name: str | None = None          # SLURMD_NODENAME: a claim (anyone can set it), never a proof
     under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
+    clock_skew_s: float = clockskew.DEFAULT_S   # TORCHIMAGES_CLOCK_SKEW: a GPU reset record this far ahead is believed
 
 
 class UsageError(Exception):
@@ -176,6 +179,12 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     node = args.node or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
     if problem := slurm.node_problem(node):
         raise UsageError(problem)
+    slurmd = env.get("SLURMD_NODENAME")
+    if args.node and slurmd and args.node != slurmd and not args.revalidate:
+        # slurmd says which node this is: a --node copied into slurm.conf's Prolog= line would drain that node for
+        # every other node's fault (a revalidation refuses it in one line of its own: revalidate.here_problem)
+        raise UsageError(f"--node {args.node} is not this node: slurmd runs it on {slurmd} (SLURMD_NODENAME); "
+                         "drop --node from the prolog line, Slurm names the node")
     partition = args.partition or env.get("SLURM_JOB_PARTITION") or None
     if partition and slurm.node_problem(partition):
         raise UsageError(f"partition {partition!r} is not one partition name")
@@ -183,9 +192,13 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
+    try:
+        cfg.clock_skew_s = clockskew.allowance(env)    # ours: a bad value is CONFIG_ERROR, never the node's fault
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     cfg.deadline = Deadline(budget + grace, clock)
     slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
     cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
-    host = socket.gethostname()
-    cfg.here = frozenset(x for x in (host, host.split(".")[0], env.get("SLURMD_NODENAME", "")) if x)
+    cfg.host = socket.gethostname()
+    cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     return cfg

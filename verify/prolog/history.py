@@ -92,12 +92,25 @@ class History:
         return f"{len(self.bad_lines)} garbled line(s) in the history (line {shown})"
 
 
+# the type of each field a reader acts on: a line with any of them of another JSON type (a list where a code belongs)
+# is no event but a garbled line (a reader would crash on it, or match a list against a code)
+_OPTIONAL_STR = ("code", "boot_id", "action", "check")
+
+
+def _count(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
 def _valid(entry: Any) -> bool:
-    if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or entry.get("event") not in EVENTS:
+    if not isinstance(entry, dict) or type(entry.get("schema")) is not int or entry.get("schema") != SCHEMA:
+        return False
+    if not isinstance(entry.get("event"), str) or entry["event"] not in EVENTS:
         return False
     epoch = entry.get("epoch")
     return isinstance(epoch, (int, float)) and not isinstance(epoch, bool) and math.isfinite(epoch) \
-        and isinstance(entry.get("time"), str)
+        and isinstance(entry.get("time"), str) and isinstance(entry.get("node", ""), str) \
+        and isinstance(entry.get("detail", ""), str) and _count(entry.get("gpus")) \
+        and all(entry.get(k) is None or isinstance(entry[k], str) for k in _OPTIONAL_STR)
 
 
 def parse(text: str) -> tuple[list[dict[str, Any]], list[int]]:

@@ -13,6 +13,7 @@ clean. The state (STATE/kernlog/<node>.json, rewritten whole: temp file, then re
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -139,13 +140,48 @@ def state_path(state_dir: str, node: str) -> str:
 class State:
     boot_id: str = ""
     mono: float = -1.0                                  # the last stamp read in boot_id
-    at_mono: list[str] = field(default_factory=list)    # digests of the lines read at that stamp
-    unstamped: list[str] = field(default_factory=list)  # digests of lines without a stamp already read
+    at_mono: list[str] = field(default_factory=list)    # digests of the last lines read at that stamp, in order
+    unstamped: list[str] = field(default_factory=list)  # digests of the last lines without a stamp read, in order
     held: list[dict[str, Any]] = field(default_factory=list)   # {"line", "mono"}: events not yet acted on
+    at_count: int = -1                  # lines read at that stamp (-1: len(at_mono), as a state kept before it)
+    unstamped_count: int = -1           # lines without a stamp read (-1: len(unstamped))
+
+    def __post_init__(self) -> None:
+        self.at_count = len(self.at_mono) if self.at_count < 0 else self.at_count
+        self.unstamped_count = len(self.unstamped) if self.unstamped_count < 0 else self.unstamped_count
+
+
+# journalctl -o short-monotonic puts the host and `kernel:` between the stamp and the message, dmesg does not
+_JOURNAL_HOST = re.compile(r"^(\[\s*\d+(?:\.\d+)?\]\s)\S+ kernel: ")
 
 
 def _digest(line: str) -> str:
-    return hashlib.sha256(line.strip().encode(errors="replace")).hexdigest()[:16]
+    """The digest of a line's stamp and message: one event read by journalctl on one run and by dmesg on the next
+    (journalctl timed out) is one line, never read twice."""
+    text = _JOURNAL_HOST.sub(r"\1", line.strip())
+    return hashlib.sha256(text.encode(errors="replace")).hexdigest()[:16]
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _counted(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
+def _typed(raw: Any) -> bool:
+    """Every field of a kept state of its JSON type: one of another (a list where the boot id belongs, "5" where a
+    stamp does) is a garbled state, never coerced into a cursor."""
+    return isinstance(raw, dict) and isinstance(raw.get("boot_id"), str) and _number(raw.get("mono")) \
+        and _strings(raw.get("at_mono")) and _strings(raw.get("unstamped")) and isinstance(raw.get("held"), list) \
+        and all(isinstance(e, dict) and isinstance(e.get("line"), str) and _number(e.get("mono"))
+                and math.isfinite(e["mono"]) for e in raw["held"]) \
+        and _counted(raw.get("at_count")) and _counted(raw.get("unstamped_count"))
 
 
 def load(state_dir: str, node: str) -> tuple[State, str | None]:
@@ -158,25 +194,40 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
     except OSError as exc:
         return State(), f"kernel-log state not read: {statefile.problem(exc, target)}"
     except (ValueError, RecursionError):
+        raw = None
+    if not _typed(raw):
         return State(), f"kernel-log state {target} is garbled: read again from the lookback"
-    try:
-        held = [{"line": str(e["line"]), "mono": float(e["mono"])} for e in raw["held"]]
-        return State(str(raw["boot_id"]), float(raw["mono"]), [str(x) for x in raw["at_mono"]],
-                     [str(x) for x in raw["unstamped"]], held), None
-    except (KeyError, TypeError, ValueError):
-        return State(), f"kernel-log state {target} is garbled: read again from the lookback"
+    held = [{"line": e["line"], "mono": float(e["mono"])} for e in raw["held"]]
+    return State(raw["boot_id"], float(raw["mono"]), raw["at_mono"], raw["unstamped"], held,
+                 -1 if raw.get("at_count") is None else raw["at_count"],
+                 -1 if raw.get("unstamped_count") is None else raw["unstamped_count"]), None
 
 
 def save(state_dir: str, node: str, state: State) -> str | None:
     target = state_path(state_dir, node)
-    data = {"schema": 1, "boot_id": state.boot_id, "mono": state.mono, "at_mono": state.at_mono,
-            "unstamped": state.unstamped[-HELD_MAX:], "held": state.held[-HELD_MAX:]}
+    data = {"schema": 1, "boot_id": state.boot_id, "mono": state.mono, "at_mono": state.at_mono[-HELD_MAX:],
+            "at_count": state.at_count, "unstamped": state.unstamped[-HELD_MAX:],
+            "unstamped_count": state.unstamped_count, "held": _trim(state.held)}
     try:
         statefile.folder(os.path.dirname(target))
         statefile.replace(target, (json.dumps(data) + "\n").encode())
     except OSError as exc:
         return f"cannot keep the kernel log's state in {target}: {statefile.problem(exc, target)}"
     return None
+
+
+def consumed(group: list[str], count: int, tail: list[str]) -> int:
+    """How many of `group` (this read's lines at the cursor's stamp, or its unstamped lines, in order) were read
+    before: `count` of them were, the last of them had the digests `tail`. Every one of them when the log still
+    holds them all (the tail ends at position `count`); fewer when its start is gone (dmesg's ring buffer wrapped,
+    the output cut to its newest bytes): the most, at most `count`, whose digests end in the tail's. Positions, not
+    a set of digests: a burst past the digests kept, or two identical lines, is each read once."""
+    digests = [_digest(line) for line in group]
+    for p in range(min(count, len(digests)), 0, -1):
+        k = min(p, len(tail))
+        if digests[p - k:p] == tail[len(tail) - k:]:
+            return p
+    return 0
 
 
 def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> tuple[State, list[xid.Finding]]:
@@ -187,29 +238,54 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
     elif impossible(state, clock):
         state = State(clock.boot_id, held=state.held)   # a cursor no read of this boot could leave: read it again
     floor = clock.uptime - lookback_s if clock.uptime is not None else None
+    stamped = [(line, mono(line)) for line in lines]
+    at_count, unstamped_count = state.at_count, state.unstamped_count
+    skip_at = consumed([x for x, t in stamped if t is not None and t == state.mono], at_count, state.at_mono) \
+        if state.mono >= 0 else 0
+    skip_un = consumed([x for x, t in stamped if t is None], unstamped_count, state.unstamped)
     new: list[str] = []
-    last, at_last = state.mono, list(state.at_mono)
-    unstamped = list(state.unstamped)
-    for line in lines:
-        t, d = mono(line), _digest(line)
+    last, at_last, unstamped = state.mono, list(state.at_mono), list(state.unstamped)
+    seen_at = seen_un = 0
+    for line, t in stamped:
         if t is None:
-            if d not in unstamped and not _stale(line, clock, lookback_s):
-                unstamped.append(d)
-                new.append(line)
+            seen_un += 1
+            if seen_un > skip_un:
+                unstamped.append(_digest(line))
+                unstamped_count += 1
+                if not _stale(line, clock, lookback_s):
+                    new.append(line)
             continue
-        if t < last or (t == last and d in at_last) or (floor is not None and t < floor) or ahead(t, clock):
+        if t == state.mono:
+            seen_at += 1
+            if seen_at <= skip_at:
+                continue
+        if t < last or (floor is not None and t < floor) or ahead(t, clock):
             continue
         if t > last:
-            last, at_last = t, []
-        at_last.append(d)
+            last, at_last, at_count = t, [], 0
+        at_last.append(_digest(line))
+        at_count += 1
         new.append(line)
     found = [f for f in xid.parse(new) if f.action in (xid.DRAIN, xid.WATCH)]
     held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor]
     # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
     # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback
-    held += [{"line": _short(f.line), "mono": mono(f.line) if mono(f.line) is not None else -1.0} for f in found]
-    return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held[-HELD_MAX:]), \
-        xid.parse([e["line"] for e in held[-HELD_MAX:]])
+    held = _trim(held + [{"line": _short(f.line), "mono": mono(f.line) if mono(f.line) is not None else -1.0}
+                         for f in found])
+    return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held, at_count, unstamped_count), \
+        xid.parse([e["line"] for e in held])
+
+
+def _trim(held: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At most HELD_MAX events: the drain-worthy ones first (evidence is kept until acted on: a burst of watched
+    Xids never pushes out an Xid 79 the breaker kept from draining), then the newest watched ones."""
+    if len(held) <= HELD_MAX:
+        return held
+    drains = [i for i, e in enumerate(held) if any(f.action == xid.DRAIN for f in xid.parse([e["line"]]))]
+    keep = set(drains[-HELD_MAX:])
+    others = [i for i in range(len(held)) if i not in keep]
+    keep |= set(others[len(others) - (HELD_MAX - len(keep)):]) if len(keep) < HELD_MAX else set()
+    return [held[i] for i in sorted(keep)]
 
 
 def _short(line: str) -> str:
@@ -241,9 +317,9 @@ def spent_before(state: State, repaired: float, clock: Clock) -> State:
     if clock.booted is None:
         return state
     held = [e for e in state.held if e["mono"] < 0 or clock.booted + e["mono"] >= repaired]
-    return State(state.boot_id, state.mono, state.at_mono, state.unstamped, held)
+    return dataclasses.replace(state, held=held)
 
 
 def settle(state: State) -> State:
     """The state once a drain acted on what it held: nothing is held any more (the cursor stays)."""
-    return State(state.boot_id, state.mono, state.at_mono, state.unstamped, [])
+    return dataclasses.replace(state, held=[])

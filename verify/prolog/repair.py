@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..shared import clockskew
 from . import statefile
 from .kernlog import Clock
 
@@ -33,7 +34,6 @@ REBOOT_CODES = frozenset({"XID_HISTORY", "XID_REPEATED", "XID_ERROR", "GPU_LOST"
                           "RETIREMENT_PENDING", "ECC_UNCORRECTABLE", "ROW_REMAP_FAILED"})
 RESET_TAG = "nvsentinel-gpu-reset"          # NVSentinel's syslog identifier for a GPU reset's result
 OUTPUT_CAP = 1 << 20
-CLOCK_SKEW_S = 300.0            # a reset record stamped this far past now is still believed (CLOCK_SKEW's default)
 _RESET = re.compile(r"^(\d{9,11}(?:\.\d+)?)\s.*?\bGPU reset executed:\s*(GPU-[0-9A-Fa-f-]{8,64}),\s*success:\s*"
                     r"(true|false)\b")
 HOW = (f'after `nvidia-smi -r -i <uuid>` succeeds, record it: logger -t {RESET_TAG} -p daemon.err "GPU reset '
@@ -73,12 +73,14 @@ def read_resets(timeout: float) -> tuple[list[Reset] | None, str]:
     return parse_resets(proc.stdout.decode(errors="replace").splitlines()), ""
 
 
-def reset_since(resets: list[Reset], when: float, now: float | None = None) -> Reset | None:
-    """The latest successful reset after `when` not undone by a failed reset of that GPU after it, or None. A record stamped
-    more than CLOCK_SKEW_S after `now` is no evidence: its clock was wrong, so it may well predate the drain."""
+def reset_since(resets: list[Reset], when: float, now: float | None = None,
+                skew_s: float = clockskew.DEFAULT_S) -> Reset | None:
+    """The latest successful reset after `when` not undone by a failed reset of that GPU after it, or None. A record
+    stamped more than skew_s (TORCHIMAGES_CLOCK_SKEW) after `now` is no evidence: its clock was wrong, so it may well
+    predate the drain."""
     last: dict[str, Reset] = {}
     for r in sorted(resets, key=lambda r: r.time):
-        if r.time > when and (now is None or r.time <= now + CLOCK_SKEW_S):
+        if r.time > when and (now is None or r.time <= now + skew_s):
             last[r.uuid] = r
     return max((r for r in last.values() if r.success), key=lambda r: r.time, default=None)   # the latest
 
@@ -98,7 +100,7 @@ def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
 
 def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: Clock,
                    booted: float | None, resets: tuple[list[Reset] | None, str] = (None, "not read"),
-                   also: Sequence[dict[str, Any]] = ()) -> str | None:
+                   also: Sequence[dict[str, Any]] = (), skew_s: float = clockskew.DEFAULT_S) -> str | None:
     """Why the repair NVIDIA's Xid catalog asks for (a GPU reset or a reboot) is not seen since the drain, or None."""
     code = needs_repair(drain, claimed, also)
     if code is None:
@@ -110,16 +112,16 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
     if not (then and clock.boot_id) and booted is not None and when is not None and booted > when:
         return None
     seen, why = resets
-    if seen is not None and when is not None and reset_since(seen, float(when), clock.now) is not None:
+    if seen is not None and when is not None and reset_since(seen, float(when), clock.now, skew_s) is not None:
         return None
     reboot = f"this is the same boot ({then})" if then and clock.boot_id == then else "no reboot seen since"
     if seen is None:
         reset = f"GPU resets not read ({why})"
     else:
         failed = [r for r in seen if when is not None and r.time > float(when) and not r.success]
-        ahead = [r for r in seen if clock.now is not None and r.time > clock.now + CLOCK_SKEW_S]
+        ahead = [r for r in seen if clock.now is not None and r.time > clock.now + skew_s]
         reset = f"the last GPU reset since failed ({failed[-1].uuid})" if failed else \
             f"a GPU reset record stamped {ahead[-1].time - (clock.now or 0):.0f} s in the future is not believed " \
-            f"(over {CLOCK_SKEW_S:g} s of clock skew: it may predate the drain)" if ahead else "no GPU reset recorded since"
+            f"(over {skew_s:g} s of clock skew, {clockskew.ENV}: it may predate the drain)" if ahead else "no GPU reset recorded since"
     return (f"drained for {code}, whose repair is a GPU reset or a reboot (NVIDIA's Xid catalog): {reboot}, "
             f"{reset}; {HOW}")

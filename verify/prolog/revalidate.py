@@ -23,15 +23,37 @@ NO_GPU_CHECKS = frozenset({"shm", "nccl", "preflight"})
 DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
 
 
-def here_problem(node: str, here: frozenset[str], info: dict[str, str] | None) -> str | None:
-    """Why this host is not `node` (its names: the host name, short and full, and SLURMD_NODENAME), or None: a
-    revalidation judges the node it runs on, so run anywhere else it would resume one node on another's preflight."""
-    if node in here or (info and info.get("NodeHostName", "").split(".")[0] in {h.split(".")[0] for h in here}):
-        return None
-    where = f"{node}'s host is {info.get('NodeHostName')}" if info and info.get("NodeHostName") else \
-        f"Slurm does not say which host {node} is"
-    return (f"this host ({', '.join(sorted(here))}) is not {node} ({where}): run it on that node "
-            f"(ssh {node} make undrain NODE={node})")
+def _same_host(slurm_host: str, host: str) -> bool:
+    """Slurm's NodeHostName names this host: the same name, or the same short name where either is unqualified
+    (slurmd matches its node by the host name, short or full); two full names must agree whole."""
+    a, b = slurm_host.lower().rstrip("."), host.lower().rstrip(".")
+    if not a or not b:
+        return False
+    if "." in a and "." in b:
+        return a == b
+    return a.split(".")[0] == b.split(".")[0]
+
+
+def here_problem(node: str, host: str, info: dict[str, str] | None, why: str = "",
+                 slurmd_name: str | None = None) -> str | None:
+    """Why this host is not `node`, or None. A revalidation judges the host it runs on, so run anywhere else it
+    would resume one node on another's preflight. The proof is Slurm's own record: the NodeHostName slurmctld holds
+    for `node` must be this host's name (`host`: the kernel's, gethostname, which slurmd itself matches). A name
+    given on the command line, the host name equal to the node name, or SLURMD_NODENAME (an environment variable
+    anyone sets) prove nothing alone; a SLURMD_NODENAME naming another node contradicts it and refuses too."""
+    fix = f"run it on that node (ssh {node} make undrain NODE={node})"
+    if info is None:
+        return (f"which host {node} is cannot be proven: Slurm's record of it was not read ({why or 'no answer'}); "
+                f"{fix} once scontrol show node {node} answers")
+    slurm_host = info.get("NodeHostName", "")
+    if not slurm_host:
+        return f"which host {node} is cannot be proven: scontrol show node {node} names no NodeHostName; {fix}"
+    if not _same_host(slurm_host, host):
+        return (f"this host ({host or 'no host name'}) is not {node} ({node}'s host is {slurm_host} in Slurm): {fix}")
+    if slurmd_name and slurmd_name != node:
+        return (f"this host runs Slurm's node {slurmd_name} (SLURMD_NODENAME), not {node}: {fix}, outside a job "
+                "of another node")
+    return None
 
 
 def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | None:
@@ -68,6 +90,11 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         _note(cfg, "inspect", None, flap)
         return f"flagged for hardware inspection: {flap}"
     drain = history.last_drain(past.events)
+    if drain is None:
+        # Slurm shows our drain, the history none: another --state-dir than the prolog's, or a history removed; a
+        # fault that came back (the flap window) cannot be told apart
+        return (f"no drain of {cfg.node} in its history {history.path(cfg.state_dir, cfg.node)}: give the prolog's "
+                "--state-dir (make undrain STATE_DIR=..., TORCHIMAGES_STATE_DIR), or resume it by hand after a look")
     claimed = slurm.parse_reason(row.reason_text, row.name)
     if drain and claimed and not (isinstance(drain.get("epoch"), (int, float))
                                   and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
@@ -76,7 +103,7 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     clock, booted = kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)
     if repair_problem(drain, claimed, clock, booted, also=also):   # no reboot since: a GPU reset since will do
         resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
-        if problem := repair_problem(drain, claimed, clock, booted, resets, also):
+        if problem := repair_problem(drain, claimed, clock, booted, resets, also, cfg.clock_skew_s):
             return problem
         _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
     gres = slurm.gres_gpus((info or {}).get("Gres", ""))
@@ -100,8 +127,8 @@ Assess = Callable[[Config], tuple[Verdict, dict[str, Any] | None, dict[str, int]
 def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
     """The return to service of cfg.node; `assess` is the gate's own (cli.assess: the kernel log, verify, its
     confirmation)."""
-    info, _ = slurm.node_info(cfg.node)
-    if problem := here_problem(cfg.node, cfg.here, info):
+    info, why = slurm.node_info(cfg.node)
+    if problem := here_problem(cfg.node, cfg.host, info, why, cfg.slurmd_name):
         return _refused(cfg, problem, note=False)
     rows, why = slurm.rows(node=cfg.node)
     row = next((r for r in rows or [] if r.name == cfg.node), None)

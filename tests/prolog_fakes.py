@@ -1,0 +1,83 @@
+"""The prolog's outside world replaced in-process for its unit tests (tests/test_prolog_hardening.py,
+tests/test_prolog_hostile.py): Slurm's commands (argv recorded, drain states kept), verify (writes a given report),
+the host name, syslog and the GPU reset records."""
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verify.prolog import cli, repair, slurm
+
+XID79 = "[ 5000.000001] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+
+
+class FakeSlurm:
+    """sinfo and scontrol as the prolog calls them (slurm.run), each argv recorded; the drain states kept here."""
+
+    def __init__(self, nodes: dict[str, tuple[str, str]], info: dict[str, str] | None = None) -> None:
+        self.nodes = dict(nodes)              # name -> (state, reason)
+        self.info = info or {}
+        self.calls: list[list[str]] = []
+
+    def run(self, argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        self.calls.append(argv[1:])
+        name, args = os.path.basename(argv[0]), argv[1:]
+        if dry_run:
+            return 0, ""
+        if name == "sinfo":
+            return 0, "".join(f"{n}|{s}|{r}\n" for n, (s, r) in self.nodes.items())
+        if args[:2] == ["show", "node"]:
+            # Slurm's NodeHostName defaults to the NodeName (slurm.conf)
+            fields = " ".join(f"{k}={v}" for k, v in {"NodeName": args[-1], "NodeHostName": args[-1],
+                                                      **self.info}.items())
+            return 0, fields + "\n"
+        if args and args[0] == "update":
+            node = args[1].split("=", 1)[1]
+            if args[2] == "state=drain":
+                self.nodes[node] = ("drained", args[3].split("=", 1)[1])
+            elif args[2] == "state=resume":
+                self.nodes[node] = ("idle", "none")
+        return 0, ""
+
+    def verbs(self) -> list[str]:
+        return [" ".join(a[:3]) if a and a[0] == "update" else (a[0] if a else "") for a in self.calls]
+
+
+def install_fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
+    """Slurm's commands, the host name, syslog and the GPU reset records replaced (tests/test_prolog_hostile.py too)."""
+    f = FakeSlurm({"n1": ("idle", "none"), "n2": ("idle", "none"), "n3": ("idle", "none"), "n4": ("idle", "none")})
+    monkeypatch.setattr(slurm, "run", f.run)
+    monkeypatch.setattr(cli, "_syslog", lambda line: None)
+    monkeypatch.setattr(socket, "gethostname", lambda: "n1")      # the tests run "on" n1, as Slurm knows it
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))     # journalctl: no GPU reset recorded
+    return f
+
+
+def _report(*checks: dict[str, Any]) -> dict[str, Any]:
+    failed = any(c["status"] == "fail" for c in checks)
+    return {"status": "fail" if failed else "pass", "checks": list(checks)}
+
+
+def _gpu(status: str = "pass", devices: int | None = 8, **kw: Any) -> dict[str, Any]:
+    metrics = {"nvml_devices": {"value": devices, "unit": "count"}} if devices is not None else {}
+    return {"name": "gpu", "status": status, "metrics": metrics, "summary": "gpu", **kw}
+
+
+def _verify_writes(monkeypatch: pytest.MonkeyPatch, body: bytes | None, seen: list[Any] | None = None,
+                   rc: int | None = 0) -> None:
+    """verify replaced: it writes `body` where --json says (None: nothing) and exits rc (None: ran past its limit)."""
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        if seen is not None:
+            seen.append((cmd, limit))
+        if body is not None and rc is not None:
+            Path(cmd[cmd.index("--json") + 1]).write_bytes(body)
+        return rc, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+
+
+def _args(tmp_path: Path, *extra: str) -> list[str]:
+    return ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", *extra]
