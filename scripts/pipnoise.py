@@ -33,7 +33,7 @@ def quiet(lines: Iterable[str], is_dir: Callable[[str], bool] = os.path.isdir) -
     for line in lines:
         match = IGNORED.match(line.rstrip("\n"))
         path = local_path(match["location"]) if match else None
-        if path is None:
+        if match is None or path is None:
             yield line
             continue
         folder = (os.path.dirname(path.rstrip("/")) or "/") if match["page"] else path
