@@ -18,6 +18,7 @@ INDEX_ONLY ?=## 1: make push PUTs the tag's image index over the per-arch tags <
 NODES ?= 1## nodes for k8s-verify and slurm
 GPUS ?=## GPUs per node for k8s-verify, slurm and isolate (default: the image's, 0 for a CPU image, 1 for a CUDA one; 0: no GPU requested)
 LOCAL_IMAGE ?=## 1: slurm, isolate, k8s-verify write the image's local name, which no registry holds (default: refused without REGISTRY)
+UNPINNED ?=## 1: slurm, isolate, k8s-verify run REGISTRY's tag, which make push did not record (default: refused; make push pins the digest)
 LAUNCHER ?= pyxis## make slurm: pyxis (enroot/pyxis), docker (srun docker run), oci (Slurm's native containers), none (a venv)
 PREFLIGHT ?=## 1: make slurm writes a job that runs only `verify --preflight` on each node
 SQSH ?=## make slurm LAUNCHER=pyxis: the nodes mount this squashfs (/shared/path/<tag>.sqsh, from make sqsh) instead of pulling
@@ -46,7 +47,7 @@ TEST_WORKERS ?= 2## make test: pytest-xdist workers (0: one process; tests/conft
 export IMAGE PLATFORM FORCE KEEP_GOING SHM_SIZE VERIFY_TIMEOUT VERIFY_ARGS CA_CERT WHEELS BASE_IMAGE REGISTRY NODES GPUS BUILD_DIR REPORTS_DIR
 export DIR NODE STATE_DIR METRICS_DIR
 export SIGNING_KEY TRUST REQUIRE KEY_DIR KEY_TYPE HOST_DRIVER REPORT_TIMEOUT MAX_AGE CLOCK_SKEW
-export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT LOCAL_IMAGE
+export EXTRA_BUILD_ARGS BUILD_TIMEOUT RDMA_RESOURCE INDEX_ONLY PER BENCH_SIZE BENCH_AFTER VENV LAUNCHER PREFLIGHT LOCAL_IMAGE UNPINNED
 export SQSH SQSH_COMP
 
 # A variable never reaches a recipe's shell as code: it travels in the environment (exported above, read by the

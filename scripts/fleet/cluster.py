@@ -169,6 +169,19 @@ def local_name_refusal(reference: str, registry: str, local_image: bool, launche
             f"through TORCHIMAGES_IMAGE=...)")
 
 
+def unpushed_refusal(tag: str, tagged: str, registry: str, pushed_as: str | None, record: str, unpinned: bool,
+                     launcher: str) -> str:
+    """Why a job may not run REGISTRY's tag `tagged` unpinned (empty: it may): make push recorded no digest of `tag`
+    in that registry (`pushed_as`: where it did push it, if elsewhere), so the nodes would run whatever the tag points
+    at, or an image nobody pushed. UNPINNED=1 asks for the tag (pushed another way: CI, bake)."""
+    if not registry or unpinned or launcher in NO_PULL_LAUNCHERS:
+        return ""
+    where = f"{record} has it pushed as {pushed_as}" if pushed_as else f"{record} records no digest of it"
+    return (f"{tag} was not pushed to REGISTRY={registry} ({where}): run `make push IMAGE={tag} REGISTRY={registry}` "
+            f"first, then this again (the job pins the pushed digest), or UNPINNED=1 to run the tag {tagged} as the "
+            f"registry holds it (pushed another way)")
+
+
 def rdma_hint(nodes: int, gpus: int, rdma: str) -> str | None:
     """What a user must know of the RDMA request of a multi-node GPU job (None: nothing to say)."""
     if nodes < 2 or gpus < 1:

@@ -7,9 +7,9 @@ Slurm and Kubernetes outputs run exactly what was pushed and verified, never wha
     # one platform of a multi-platform image (its manifest, the digest `make attest` signs):
     image = pinned(settings.push_dir / "pushed.json", spec.tag, "linux/arm64")
 
-`make slurm`, `make isolate` and `make k8s-verify` (cli.py's `_cluster_image`) call it when the record holds the
-tag (pushed to REGISTRY), and fall back to the registry tag otherwise, saying so; `make gate IMAGE=<tag>` and
-`make report IMAGE=<tag>` resolve a tag the same way.
+`make slurm`, `make isolate` and `make k8s-verify` (commands/common.py's `cluster_image`) call it when the record
+holds the tag (pushed to REGISTRY), and otherwise refuse in one line naming `make push` (UNPINNED=1 runs the registry
+tag); `make gate IMAGE=<tag>` and `make report IMAGE=<tag>` resolve a tag the same way.
 """
 from __future__ import annotations
 
