@@ -31,15 +31,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                           "FABRIC_MIXED_ADAPTERS (job); the translator expects pass",
     "a100-ibstatus-eight-hdr-active-plus-ethernet-40": "issue 35 item 7: mixed adapters without NCCL_IB_HCA warn "
                                                        "FABRIC_MIXED_ADAPTERS (job); the translator expects pass",
-    # Fourth batch (tests/data/real-world/README.md): the translator's verdict kept; verify explain's verdict named
-    "h100-site-nccl-built-sm80-only-named-symbol-not-found": "a lone NCCL WARN 'named symbol not found' line: "
-                                                             "explain gives nccl skip FACTS_INCOMPLETE",
-    "rtx5090-torch-nccl-2.14.3-cu118-named-symbol-not-found": "NCCL WARN 'named symbol not found' and NCCL Error 1: "
-                                                              "explain gives nccl skip FACTS_INCOMPLETE",
-    "ibv-reg-mr-iova2-enomem-ulimit-l-8192": "NCCL WARN ibv_reg_mr_iova2 ENOMEM alone (the 8192 KiB limit is prose): "
-                                             "explain gives nccl skip FACTS_INCOMPLETE",
-    "xid94-contained-ecc-device-plugin-marks-gpu-unhealthy": "device-plugin 'XidCriticalError: Xid=94' lines are "
-                                                             "not recognised (skip)",
 }
 
 

@@ -13,11 +13,11 @@ import pytest
 
 from verify import explain as ex
 from verify.checks import fabric, nccl
-from verify.checks.gpu import cuda_errors
 from verify.checks.nccl import ncclog
 from verify.checks.nccl.transport import IPOIB
 from verify.explain import ib, smi, ulimit
 from verify.options import Options
+from verify.shared import cuda_errors
 
 pytestmark = pytest.mark.unit
 
@@ -93,7 +93,7 @@ def test_ucx_and_libibverbs_memlock_messages():
     # openucx/ucx#8684
     ucx = ("ib_log.c:246  UCX  ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked "
            "memory (ulimit -l) to 'unlimited' (current: 64 kbytes)")
-    assert ulimit.parse(ucx) == {"memlock": 65536, "verbs_devices": ["mlx5_0"]}
+    assert ulimit.parse(ucx) == {"memlock": 65536, "verbs_devices": ["mlx5_0"], "memlock_error": ucx.strip()[:300]}
     assert explained(ucx) == ("fail", "FABRIC_MEMLOCK_LOW", "host")
     # libibverbs/init.c's warning when the limit is tiny
     verbs = "libibverbs: Warning: RLIMIT_MEMLOCK is 65536 bytes.\n    This will severely limit memory registrations."

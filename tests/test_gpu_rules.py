@@ -517,12 +517,6 @@ KNOWN_MISMATCHES = {
     "a100-ibstatus-eight-hdr-active-plus-ethernet-40": "issue 35 item 7: IB rails beside a 40 GbE Ethernet port and no "
                                                        "NCCL_IB_HCA recorded warn FABRIC_MIXED_ADAPTERS (job); the "
                                                        "translator expects pass",
-    # Issue 35 item 8, fourth batch (tests/data/real-world/README.md): the translator's verdict kept; a NCCL build
-    # without the GPU's architecture ('named symbol not found') is the image's, verify blames the host
-    "h100-site-nccl-built-sm80-only-named-symbol-not-found": "NCCL built for sm_80 only, run on H100: expected fail "
-                                                             "NCCL_FAILED (image); verify gives owner host",
-    "rtx5090-torch-nccl-2.14.3-cu118-named-symbol-not-found": "torch cu118's NCCL 2.14.3 has no sm_120: expected "
-                                                              "fail NCCL_FAILED (image); verify gives owner host",
 }
 
 

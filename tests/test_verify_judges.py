@@ -19,12 +19,12 @@ from tests.helpers import ROOT, run_cli
 from tests.verify_handmade import H100, gpu_facts, nccl_facts, nccl_rows, variant
 from verify import baselines
 from verify.checks import arrow, gpu, hdf5, nccl, shm
-from verify.checks.gpu.cuda_errors import decode
 from verify.checks.gpu.node import driver_floor
 from verify.checks.nccl.spawn import bus_factor
 from verify.codes import CODES, readme_table
 from verify.options import Options
 from verify.result import CheckResult
+from verify.shared.cuda_errors import decode
 
 pytestmark = pytest.mark.unit
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import cuda, dcgm, ib, kernel, nccl, smi, smitable, ulimit
+from . import cuda, dcgm, ib, kernel, nccl, smi, smitable, ulimit, xidrelay
 
 MAX_BYTES = 32 << 20          # a log larger than this is not read whole: the tail holds the failure
 
@@ -28,6 +28,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse),
+    Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last

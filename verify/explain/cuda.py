@@ -1,19 +1,19 @@
 """A CUDA runtime's refusal to initialise as programs print it (torch's `CUDA initialization: ... Error 802: system
 not yet initialized`, cuda-samples' `code=802(cudaErrorSystemNotReady)`, gpu-burn's `Couldn't init CUDA` and
 `Error (gpu_burn-drv.cpp:298): system not yet initialized`, nccl-tests' `Test CUDA failure common.cu:941 'system not
-yet initialized'`): a line that names a refusal verify/checks/gpu/cuda_errors.py knows (its name or string, in any wording), or
+yet initialized'`): a line that names a refusal verify/shared/cuda_errors.py knows (its name or string, in any wording), or
 gives its number where the line is about CUDA, with
 `nvidia-smi -L`'s device lines where they are quoted: into the gpu facts' `cuda_init_error` (decoded by
-verify/checks/gpu/cuda_errors.py) and `devices`."""
+verify/shared/cuda_errors.py) and `devices`."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from ..checks.gpu.cuda_errors import decode, named, undecided
+from ..shared.cuda_errors import decode, named, undecided
 
 # torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
-# where verify/checks/gpu/cuda_errors.py decodes the rest: `CUDA error: an illegal memory access` is a job's kernel, no refusal.
+# where verify/shared/cuda_errors.py decodes the rest: `CUDA error: an illegal memory access` is a job's kernel, no refusal.
 _REFUSAL = re.compile(r"cudaGetDeviceCount|CUDA initialization|cuInit|init CUDA|cudaErrorSystemNotReady|"
                       r"cuda runtime error \(\d+\)|CUDA error at|CUDA error: |THCudaCheck FAIL|returned \d{2,3}\b|"
                       # gpu_burn's `Error (gpu_burn-drv.cpp:298): <message>`, nccl-tests' `Test CUDA failure common.cu:941`

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..prolog import xid as xidlog
 from ..shared.xidcatalog import rm_status
-from . import cuda
+from . import cuda, xidrelay
 
 _NVRM = re.compile(r"NVRM: Xid \(|NVRM:.*fallen off the bus|SXid \(")
 # `[12.3]`, `Jan 25 10:34:54` (journal), ISO (`dmesg --time-format iso`), after `dmesg -x`'s `kern  :err   : `
@@ -43,10 +43,13 @@ def parse(text: str) -> dict[str, Any]:
     for f in xidlog.parse(text.splitlines()):
         row = {"pci_bus_id": f.device if f.device != "unknown" else None, "source": "kernel_log", "text": f.line[:300],
                "time": _when(f.line)}
+        if f.kind == "status":
+            continue                    # the driver's status lines are driver_errors, read below
         if f.kind == "sxid":
             switches.append({"sxid": f.code, **row})
         else:
             events.append({"xid": f.code, **row})
     # the log was read: its Xids, SXids and status lines are known ([] when none); the GPUs are not in a kernel log
-    return {"devices": None, "torch": None, "xid_events": events, "sxid_events": switches,
+    # a relay's lines quoted beside the kernel's (a device plugin's log under dmesg) are events too
+    return {"devices": None, "torch": None, "xid_events": events + xidrelay.events(text), "sxid_events": switches,
             "driver_errors": _driver_errors(text), "cuda_init_error": cuda.refusal(text)}

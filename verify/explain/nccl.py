@@ -9,9 +9,15 @@ from ..checks.nccl import ncclog
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _TIMEOUT = re.compile(r"Watchdog caught collective operation timeout.*|.*[Tt]imed? ?out.*(?:NCCL|collective).*")
-# what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one)
-_ERROR = re.compile(r"NCCL error[^\n]*|(?:ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|"
-                    r"ncclRemoteError)[^\n]*")
+# what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one):
+# torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure`, ncclResult_t
+_ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test NCCL failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
+                    r"ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError)[^\n]*")
+# NCCL's CUDACHECK/CUCHECK: `NCCL WARN Cuda failure 'named symbol not found'` (2.30: `Cuda failure 500 '...'`): the
+# CUDA call failed and NCCL returns ncclUnhandledCudaError; a failure on its own, whatever NCCL logged after it
+_CUDA_FAILURE = re.compile(r"(?:[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN Cuda failure (?:\d+ )?'[^'\n]*'")
+# the same message where torch quotes it under `Last error:` (without NCCL's tag)
+_CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
 
 
 # NCCL's trace of a failing call, `bootstrap.cc:270 -> 2` (file:line -> ncclResult_t), printed up the stack
@@ -30,10 +36,12 @@ _OWN = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
 
 
 def detect(text: str) -> bool:
-    """An NCCL log that shows something decisive (tried before a CUDA refusal, which an NCCL log may quote)."""
+    """An NCCL log that shows something decisive (tried before a CUDA refusal, which an NCCL log may quote): a failure
+    NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
     log = ncclog.parse(text)
-    return bool(log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
-                         or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text))))
+    return bool(_CUDA_FAILURE.search(text) or _ERROR.search(text) or
+                (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
+                         or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
 
 def detect_any(text: str) -> bool:
@@ -92,10 +100,15 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {completion.group(0).strip()[:300]}"
     if tail := _failed_warn(text):
         return tail
+    cuda = _CUDA_FAILURE.search(text) or _CUDA_QUOTED.search(text)
     if failed := _ERROR.search(text):
         last = _LAST.search(text, failed.end())
         return f"all_reduce: {failed.group(0).strip()[:300]}" + (f" Last error: {last.group(1).strip()[:200]}"
-                                                                 if last else "")
+                                                                 if last else "") + \
+            (f" ({cuda.group(0).strip()[:200]})" if cuda and cuda.group(0) not in failed.group(0) else "")
+    if cuda := _CUDA_FAILURE.search(text):
+        phase = "init" if _INIT_FILES.search(cuda.group(0)) else "all_reduce"
+        return f"{phase}: {cuda.group(0).strip()[:300]}"
     if warned := _INIT_WARN.search(text):
         return f"init: {warned.group(0).strip()[:300]}"
     traces = list(dict.fromkeys(m.group(0) for m in _TRACE.finditer(text)))

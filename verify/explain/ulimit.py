@@ -3,11 +3,15 @@ memory       (kbytes, -l) 64`, dash/busybox's `-l: locked-in-memory size (kb)`) 
 when the limit bites: UCX's `mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked memory
 (ulimit -l) to 'unlimited' (current: 64 kbytes)` (src/uct/ib/base/ib_log.c) and libibverbs' `libibverbs: Warning:
 RLIMIT_MEMLOCK is 65536 bytes.` (libibverbs/init.c). Those name the verbs device in use (`verbs_devices`) where they
-print it: the limit was read where RDMA runs."""
+print it: the limit was read where RDMA runs. A call that pins memory failing with ENOMEM (NCCL's `Call to
+ibv_reg_mr_iova2 failed with error Cannot allocate memory`, verify/shared/rdma.py's PINNING_ENOMEM) is the
+`memlock_error`, with or without the limit beside it."""
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from ..shared.rdma import pinning_failed
 
 _BASH = re.compile(r"^max locked memory\s+\((kbytes|bytes|blocks)?,?\s*-l\)\s+(\S+)\s*$", re.MULTILINE)
 _DASH = re.compile(r"^-l:\s+locked-in-memory size \((kb|kbytes)\)\s+(\S+)\s*$", re.MULTILINE)
@@ -17,7 +21,8 @@ _DEVICE = re.compile(r"\b((?:mlx\d+|rocep\w+|irdma\w*|efa|bnxt_re|qedr|hfi1_|cxg
 
 
 def detect(text: str) -> bool:
-    return bool(_BASH.search(text) or _DASH.search(text) or _UCX.search(text) or _VERBS.search(text))
+    return bool(_BASH.search(text) or _DASH.search(text) or _UCX.search(text) or _VERBS.search(text)
+                or pinning_failed(text))
 
 
 def _library(text: str) -> dict[str, Any]:
@@ -36,6 +41,11 @@ def _library(text: str) -> dict[str, Any]:
 
 
 def parse(text: str) -> dict[str, Any]:
+    failed = pinning_failed(text)
+    return {**_limit(text), **({"memlock_error": failed} if failed else {})}
+
+
+def _limit(text: str) -> dict[str, Any]:
     found = _BASH.search(text) or _DASH.search(text)
     if not found:
         return _library(text)

@@ -109,6 +109,7 @@ class FabricFacts(TypedDict, total=False):
     verbs_devices: list[str] | None
     verbs_error: str | None
     memlock: int | str | None
+    memlock_error: str | None
     peermem: bool | None
     gpu_module: str | None
     kernel: str | None

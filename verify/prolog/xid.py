@@ -2,7 +2,9 @@
 (verify/shared/xidcatalog.py: DRAIN, APP, WATCH, INFO; Xid 45 judged as the cause it names). Here: a DRAIN event drains,
 a WATCH code drains after REPEATS events on the same device within the lookback, APP and INFO never do. SXids by the
 same catalog (one that says Fatal drains, a non-fatal one is INFO, one without a severity by its code); "fallen off the bus" without an Xid
-(newer drivers print it on its own) drains as Xid 79.
+(newer drivers print it on its own) drains as Xid 79. The driver's status lines (`NVRM: ... [NV_ERR_RESET_REQUIRED]`,
+`status=0x00000062`) by the same catalog's RM_STATUS, as the gpu check reads them: a status that describes the GPU's
+own state (reset required, lost, no fabric manager) drains; any other status answers one caller and is not read.
 Pure: lines in, findings out.
 """
 from __future__ import annotations
@@ -14,8 +16,8 @@ from dataclasses import dataclass
 from ..shared.xidcatalog import APP as APP
 from ..shared.xidcatalog import DRAIN as DRAIN
 from ..shared.xidcatalog import INFO as INFO
+from ..shared.xidcatalog import RM_STATUS, after_application, classify, rm_status, sxid_action, sxid_states
 from ..shared.xidcatalog import WATCH as WATCH
-from ..shared.xidcatalog import after_application, classify, sxid_action, sxid_states
 
 REPEATS = 3
 
@@ -28,7 +30,7 @@ _ADDRESS = re.compile(r"NVRM: .*?\b(?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str          # "xid", "sxid" or "fallen" (fallen off the bus without an Xid)
+    kind: str          # "xid", "sxid", "fallen" (fallen off the bus without an Xid) or "status" (NV_ERR_*)
     code: int
     device: str        # the PCI address the line names
     action: str        # DRAIN, APP, WATCH or INFO
@@ -38,6 +40,8 @@ class Finding:
     def label(self) -> str:
         if self.kind == "fallen":
             return f"GPU {self.device} has fallen off the bus (no Xid line; as Xid 79)"
+        if self.kind == "status":
+            return f"driver status {self.what} on {self.device}"
         return f"{'SXid' if self.kind == 'sxid' else 'Xid'} {self.code} on {self.device}: {self.what}"
 
 
@@ -64,6 +68,11 @@ def parse(lines: list[str]) -> list[Finding]:
             here = _ADDRESS.search(line)
             found.append(Finding("fallen", 79, here.group(1) if here else device, DRAIN, "GPU has fallen off the bus",
                                  line.strip()))
+        elif (status := rm_status(line)) and status[0] in RM_STATUS:
+            here = _ADDRESS.search(line)
+            number, _, what = RM_STATUS[status[0]]
+            found.append(Finding("status", number, here.group(1) if here else device, DRAIN,
+                                 f"{status[0]} ({what})", line.strip()))
         if m := _ADDRESS.search(line):
             device = m.group(1)
     return found

@@ -165,6 +165,26 @@ def net_plugins(base: str, env: dict[str, str]) -> list[str]:
     return sorted(os.path.relpath(p, base) if base != "/" else p for p in found)
 
 
+# A call that pins memory failing with ENOMEM: what RLIMIT_MEMLOCK (or the pinned memory it guards) running out looks
+# like, in whichever library hit it: NCCL's misc/ibvwrap.cc `Call to ibv_reg_mr_iova2 failed with error Cannot
+# allocate memory` (ibv_reg_mr, ibv_reg_mr_iova2, ibv_reg_dmabuf_mr; NVIDIA/nccl-tests#206), UCX's `ibv_reg_mr(...)
+# failed: Cannot allocate memory` and `ibv_create_cq() failed: Cannot allocate memory` (the CQ's buffers are pinned
+# too), libfabric's `fi_mr_reg failed, ret is:-12`, aws-ofi-nccl's `Unable to register memory ... RC: -12`.
+# Another errno of the same call (EFAULT `Bad address`: no peer memory for a GPU buffer) is no memlock evidence.
+_PINNING = r"(?:ibv_reg_mr\w*|ibv_reg_dmabuf_mr|ibv_create_cq\w*|fi_mr_reg\w*|[Uu]nable to register memory)"
+PINNING_ENOMEM = re.compile(_PINNING + r"[^\n]*?(?:Cannot allocate memory|\bENOMEM\b|(?:ret is|RC):\s*-12\b)")
+
+
+def pinning_failed(text: str | None) -> str | None:
+    """The line of `text` where a call that pins memory failed with ENOMEM, or None."""
+    found = PINNING_ENOMEM.search(text or "")
+    if not found:
+        return None
+    start = (text or "").rfind("\n", 0, found.start()) + 1
+    end = (text or "").find("\n", found.end())
+    return (text or "")[start:end if end >= 0 else None].strip()[:300]
+
+
 def memlock() -> int | str:
     soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
     return "unlimited" if soft == resource.RLIM_INFINITY else int(soft)

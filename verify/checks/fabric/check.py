@@ -42,6 +42,7 @@ FIGURES = (
     ("rdma_cm", Kind(bool)), ("libraries", OBJECT), ("providers", STRS), ("verbs_devices", STRS),
     ("net_plugins", STRS), ("nccl_env", OBJECT), ("peermem", Kind(bool)), ("gpu_module", Kind(str, ("open", "proprietary"))),
     ("kernel", STR), ("verbs_error", STR), ("memlock", Either(BYTES, Kind(str, ("unlimited",)))),
+    ("memlock_error", STR),
 )
 
 
@@ -221,10 +222,14 @@ def _memlock(facts: FabricFacts, found: Findings) -> None:
     """A memlock limit below what RDMA needs fails. Whose it is: a limit read beside the container's devices is the
     container's (`--ulimit`, the job's); one read on its own (a host's `ulimit -a`, bare metal) is the site's
     (limits.conf, slurmd's LimitMEMLOCK): the host's."""
-    limit = facts.get("memlock")
-    if not memlock_low(limit):
+    limit, failed = facts.get("memlock"), rdma.pinning_failed(facts.get("memlock_error"))
+    if memlock_low(limit):
+        said = f"memlock limit is {human_bytes(int(limit or 0))}: RDMA registration of NCCL's buffers fails below about 1 GiB"
+    elif failed and limit != "unlimited":
+        said = (f"RDMA memory registration failed with ENOMEM ({failed}): the locked-memory limit (or the memory it "
+                f"pins) ran out; the limit itself {'was not read' if limit is None else 'reads ' + str(limit)}")
+    else:
         return
-    said = f"memlock limit is {human_bytes(int(limit or 0))}: RDMA registration of NCCL's buffers fails below about 1 GiB"
     if facts.get("uverbs") is not None or facts.get("libraries"):
         found.add(FAIL, "FABRIC_MEMLOCK_LOW", f"{said}; it should be unlimited", "Run the container with "
                   "`--ulimit memlock=-1` (and `--cap-add IPC_LOCK`).", "job")
@@ -305,7 +310,9 @@ def _present(facts: FabricFacts, adapters: list[Adapter]) -> bool:
 def judge(facts: FabricFacts, options: Options) -> CheckResult:
     result = CheckResult("fabric", PASS, "")
     if facts.get("adapters") is None and facts.get("uverbs") is None and facts.get("verbs_devices") is None:
-        if memlock_low(facts.get("memlock")):          # a fault shown on its own: judged whatever else is missing
+        if memlock_low(facts.get("memlock")) or (rdma.pinning_failed(facts.get("memlock_error"))
+                                                 and facts.get("memlock") != "unlimited"):
+            # a fault shown on its own: judged whatever else is missing
             alone = Findings()
             _memlock(facts, alone)
             return alone.apply(result, "")

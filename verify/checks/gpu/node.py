@@ -7,8 +7,8 @@ from typing import Any
 from ... import baselines
 from ...codes import Owner
 from ...facts import NONE, GpuFacts, NvmlDevice
+from ...shared.cuda_errors import FORWARD_COMPAT, Decoded, decode, forward_compat
 from . import gpuidentity
-from .cuda_errors import FORWARD_COMPAT, Decoded, decode, forward_compat
 from .gpuhealth import where
 
 # Minimum driver per CUDA major under minor-version compatibility (CUDA Toolkit release notes, table
@@ -34,7 +34,7 @@ def driver_floor(facts: GpuFacts) -> str | None:
 
 
 def refusal(facts: GpuFacts, error: str | None) -> Decoded | None:
-    """CUDA's refusal decoded (verify/checks/gpu/cuda_errors.py), with what the facts say of the driver where the
+    """CUDA's refusal decoded (verify/shared/cuda_errors.py), with what the facts say of the driver where the
     cause depends on it (804: forward compatibility)."""
     decoded = decode(error)
     if decoded is not FORWARD_COMPAT:

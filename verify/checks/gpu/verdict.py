@@ -38,9 +38,9 @@ from ...figures import (
 from ...findings import Findings
 from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
+from ...shared.cuda_errors import decode
 from . import gpuarch, gpuhealth, gpuidentity
 from .contradictions import impossible
-from .cuda_errors import decode
 from .gpuhealth import where
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc

@@ -1,7 +1,10 @@
 """Decode CUDA driver errors into causes a user can act on.
 
 The numbers are cudaError_t values (CUDA Runtime API, "Data types"): 35 cudaErrorInsufficientDriver,
-802 cudaErrorSystemNotReady, 803 cudaErrorSystemDriverMismatch, 804 cudaErrorCompatNotSupportedOnDevice.
+802 cudaErrorSystemNotReady, 803 cudaErrorSystemDriverMismatch, 804 cudaErrorCompatNotSupportedOnDevice; and the
+errors of a build without code for the GPU's architecture (209 cudaErrorNoKernelImageForDevice, 500
+cudaErrorSymbolNotFound, 98 cudaErrorInvalidDeviceFunction, 200 cudaErrorInvalidKernelImage), whoever calls CUDA:
+torch's kernels, or NCCL's (`NCCL WARN Cuda failure 'named symbol not found'`: an NCCL built without the GPU's sm_).
 "unsatisfied condition: cuda>=" is the NVIDIA Container Toolkit refusing to start a container whose image
 sets NVIDIA_REQUIRE_CUDA above what the host driver supports.
 """
@@ -10,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...codes import Owner
+from ..codes import Owner
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,16 @@ FORWARD_COMPAT = Decoded("DRIVER_ERROR", "image", "CUDA error 804: forward compa
                          "not support it (it works on data-centre GPUs only), although the driver supports this "
                          "build's CUDA natively: the image's cuda-compat libraries were loaded needlessly",
                          "Drop the cuda-compat package (or /usr/local/cuda/compat on LD_LIBRARY_PATH) from the image.")
+
+
+# 209/500/98/200: the build (torch's kernels, the NCCL it loads, an extension) carries no code for this GPU's
+# architecture (NVIDIA/nccl#1372: NCCL built for sm_80 only, on H100; pytorch#152077: torch cu118's NCCL 2.14.3 on
+# an sm_120 RTX 5090). The GPU and the driver are fine: the image's build lacks the architecture.
+ARCH_GAP = Decoded("ARCH_NOT_IN_BUILD", "image", "the build has no code for this GPU's architecture (CUDA's 'no "
+                   "kernel image is available' / 'named symbol not found' / 'invalid device function': the library "
+                   "that launched the kernel, torch's or NCCL's, was compiled without this GPU's sm_)",
+                   "Use an image whose torch and NCCL are built for this GPU's compute capability (a newer CUDA "
+                   "build: cu128 or later for Blackwell), or rebuild the library with its sm_ (NCCL: NVCC_GENCODE).")
 
 
 # (the cudaError_t number or None, its names and strings as programs print them, what it means). The runtime's
@@ -56,6 +69,12 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
              "Remove the cuda-compat libraries from the image's library path (or match them to the kernel driver).")),
     (804, re.compile(r"cudaErrorCompatNotSupportedOnDevice|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|"
                      r"forward compatibility was attempted on non supported HW", re.IGNORECASE), FORWARD_COMPAT),
+    # no code for this GPU: the library's device code is looked up by architecture and none matches. A bare number
+    # never counts here (`error 500` is as often HTTP's): only the names and cudaGetErrorString's words.
+    (None, re.compile(r"cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU|no kernel image is available|"
+                      r"cudaErrorSymbolNotFound|named symbol not found|cudaErrorInvalidDeviceFunction|"
+                      r"invalid device function|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_IMAGE|"
+                      r"device kernel image is invalid", re.IGNORECASE), ARCH_GAP),
 ]
 _NUMBER = r"\b(?:error|code|returned|result)[ =:]*\(?{}\b"
 

@@ -1,0 +1,222 @@
+# mypy: disable-error-code="arg-type, typeddict-item"
+# (judges take their TypedDict facts; these tests hand them partial facts, as a translated record would)
+"""Issue 35's fourth corpus batch, fixed by class: a build without the GPU's architecture (CUDA's 'named symbol not
+found' and its kin) is the image's, through the gpu check, the nccl check and `verify explain` alike (one catalog,
+verify/shared/cuda_errors.py); NCCL's and torch's failure lines are failure evidence on their own; a memory
+registration failing with ENOMEM is the memlock limit's (FACTS.md `memlock_error`); Xid events relayed by the k8s
+device plugin and DCGM are judged by the one Xid catalog; the prolog reads the driver's NV_ERR_* status lines by the
+catalog the gpu check uses. Each class has variants the corpus lacks, and each new host-owned verdict is checked
+against real excerpts where the host is healthy (no false drain)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.helpers import ROOT
+from tests.verify_handmade import gpu_facts
+from verify import explain as ex
+from verify.checks import fabric, gpu, nccl
+from verify.options import Options
+from verify.prolog import xid as xidlog
+from verify.shared import cuda_errors
+from verify.shared.xidcatalog import RM_STATUS
+
+pytestmark = pytest.mark.unit
+
+CORPUS = ROOT / "tests" / "data" / "real-world"
+
+
+def verdict(r):
+    return r.status, r.code, r.owner
+
+
+def explained(text: str, name: str = "log.txt"):
+    return ex.explain_text(text, name, Options())
+
+
+# ------------------------------------------------------------------ a build without the GPU's architecture
+ARCH_GAP_WORDS = [
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    "CUDA_ERROR_NO_BINARY_FOR_GPU", "cudaErrorNoKernelImageForDevice", "named symbol not found",
+    "cudaErrorSymbolNotFound", "CUDA error: invalid device function", "cudaErrorInvalidDeviceFunction",
+    "device kernel image is invalid",
+]
+
+
+@pytest.mark.parametrize("words", ARCH_GAP_WORDS)
+def test_every_wording_of_an_arch_gap_decodes_to_the_image(words):
+    decoded = cuda_errors.decode(words)
+    assert decoded is not None and (decoded.code, decoded.owner) == ("ARCH_NOT_IN_BUILD", "image")
+
+
+def test_a_bare_number_is_no_arch_gap():
+    for text in ("HTTP error 500: Internal Server Error", "returned 98", "exit code 209"):
+        assert cuda_errors.decode(text) is None, text
+
+
+# NCCL 2.30's CUCHECK prints the number (`Cuda failure 500 '...'`); torch's DistBackendError quotes NCCL's last WARN
+ARCH_GAP_LOGS = [
+    "node7:1201:1350 [2] enqueue.cc:47 NCCL WARN Cuda failure 500 'named symbol not found'\n"
+    "node7:1201:1350 [2] NCCL INFO enqueue.cc:1140 -> 1",
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+    "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+    "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\n"
+    "Cuda failure 'no kernel image is available for execution on the device'",
+    "[rank0]: RuntimeError: NCCL Error 1: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
+    "gpu-3:88:88 [0] NCCL WARN Cuda failure 'invalid device function'",
+]
+
+
+@pytest.mark.parametrize("text", ARCH_GAP_LOGS)
+def test_an_nccl_failure_on_an_arch_gap_is_the_images_through_explain(text):
+    r = explained(text)
+    assert r.name == "nccl" and verdict(r) == ("fail", "NCCL_FAILED", "image"), r.summary
+    assert "architecture" in r.summary and r.remedy and "NVCC_GENCODE" in r.remedy
+
+
+def test_an_nccl_failure_on_an_arch_gap_is_the_images_through_facts_and_other_cuda_errors_keep_their_owner():
+    gap = {"backend": "nccl", "error": "all_reduce: NCCL WARN Cuda failure 'invalid device function'"}
+    assert verdict(nccl.judge(gap, Options())) == ("fail", "NCCL_FAILED", "image")
+    # the same catalog answers 802 as the gpu check does: the host's fabric manager
+    fm = {"backend": "nccl", "error": "init: NCCL WARN Cuda failure 'system not yet initialized'"}
+    r = nccl.judge(fm, Options())
+    assert verdict(r) == ("fail", "NCCL_FAILED", "host") and "fabric manager" in r.summary
+    # a CUDA error the catalog does not know keeps the nccl check's own owner (as before)
+    other = {"backend": "nccl", "error": "all_reduce: NCCL WARN Cuda failure 'unspecified launch failure'"}
+    assert verdict(nccl.judge(other, Options())) == ("fail", "NCCL_FAILED", "host")
+
+
+def test_a_gpu_kernel_failing_on_an_arch_gap_is_the_images_in_the_gpu_check():
+    facts = gpu_facts(1)
+    facts["kernels"][0]["error"] = "CUDA error: no kernel image is available for execution on the device"
+    r = gpu.judge(facts, Options())
+    assert verdict(r) == ("fail", "ARCH_NOT_IN_BUILD", "image")
+
+
+# ------------------------------------------------------------------ NCCL's failure lines on their own
+FAILURE_LINES = [
+    "gcn75:2336636:2336906 [0] enqueue.cc:58 NCCL WARN Cuda failure 'out of memory'",
+    "RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+    "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there "
+    "was a network error, NCCL version 2.21.5\nncclRemoteError: A call failed possibly due to a network error or a "
+    "remote process exiting prematurely.",
+    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+    "ncclInternalError: Internal check failed.",
+    "Test NCCL failure common.cu:1005 'unhandled cuda error (run with NCCL_DEBUG=INFO for details)'",
+]
+
+
+@pytest.mark.parametrize("text", FAILURE_LINES)
+def test_an_nccl_failure_line_alone_is_judged_never_nothing_to_judge(text):
+    r = explained(text)
+    assert r.name == "nccl" and r.status == "fail" and r.code != "FACTS_INCOMPLETE", (r.code, r.summary)
+
+
+def test_healthy_hosts_of_the_corpus_whose_nccl_failed_are_not_drained():
+    """No false drain: every real NCCL failure in the corpus where the host is healthy (the job's or the image's),
+    through its facts and its raw excerpt, names no host."""
+    checked = 0
+    for item in sorted(p for p in CORPUS.iterdir() if (p / "expected.json").is_file()):
+        expected = json.loads((item / "expected.json").read_text())
+        want = expected["verdicts"].get("nccl")
+        if not want or want["owner"] == "host" or want["status"] != "fail" or not (item / "raw.txt").is_file():
+            continue
+        r = ex.explain(str(item / "raw.txt"), Options())
+        assert r.owner != "host", (item.name, verdict(r))
+        checked += 1
+    assert checked >= 6
+
+
+# ------------------------------------------------------------------ memory registration out of locked memory
+ENOMEM_LINES = [
+    # UCX's own wording (openucx/ucx#6264's title), libfabric's (ofiwg/libfabric#6437), NCCL's dma-buf registration
+    "[1643394930.9] [cirrus3:1292923:0] ib_md.c:309 UCX ERROR ibv_reg_mr(address=0x7f56f0f20ba0, length=1048576, "
+    "access=0xf) failed: Cannot allocate memory",
+    "fi_mr_reg failed, ret is:-12, Cannot allocate memory",
+    "node1:77:90 [0] misc/ibvwrap.cc:239 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Cannot allocate memory",
+]
+
+
+@pytest.mark.parametrize("text", ENOMEM_LINES)
+def test_a_registration_out_of_memory_is_the_memlock_limit_even_unread(text):
+    r = explained(text)
+    assert verdict(r) == ("fail", "FABRIC_MEMLOCK_LOW", "host"), r.summary
+
+
+def test_the_owner_follows_where_it_was_read_and_other_errnos_are_no_memlock_evidence():
+    line = "misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory"
+    assert verdict(fabric.judge({"memlock_error": line, "uverbs": ["uverbs0"], "adapters": []}, Options()))[1:] == \
+        ("FABRIC_MEMLOCK_LOW", "job")
+    # unlimited: the limit is not what ran out, and the line alone proves no pass either
+    assert fabric.judge({"memlock_error": line, "memlock": "unlimited"}, Options()).status == "skip"
+    # EFAULT (a GPU buffer without peer memory) is not the memlock's
+    fault = "misc/ibvwrap.cc:190 NCCL WARN Call to ibv_reg_mr failed with error Bad address"
+    assert explained(fault).code != "FABRIC_MEMLOCK_LOW"
+    # the nccl check reads the same class in its failure, with the same owner rule
+    failed = {"backend": "nccl", "error": f"all_reduce: {line}"}
+    assert verdict(nccl.judge(failed, Options())) == ("fail", "FABRIC_MEMLOCK_LOW", "host")
+    assert verdict(nccl.judge({**failed, "uverbs": ["uverbs0"]}, Options())) == ("fail", "FABRIC_MEMLOCK_LOW", "job")
+
+
+# ------------------------------------------------------------------ Xid events relayed by the device plugin, DCGM
+UUID = "GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8"
+
+
+def test_the_device_plugins_older_wording_of_an_application_xid_drains_no_host():
+    """NVIDIA/k8s-device-plugin#189 (real; the host healthy): the plugin marks the GPU unhealthy on Xid 69, a
+    graphics-engine class error the catalog files under the application's faults."""
+    text = f"2020/08/10 19:09:42 XidCriticalError: Xid=69 on Device={UUID}, the device will go unhealthy.\n" \
+           f"2020/08/10 19:09:42 'nvidia.com/gpu' device marked unhealthy: {UUID}"
+    r = explained(text)
+    assert verdict(r) == ("warn", "XID_ERROR", "job") and UUID in r.summary
+
+
+@pytest.mark.parametrize("text,expected", [
+    (f"I0101 00:00:01.000000       1 health.go:185] XidCriticalError: Xid=79 on Device={UUID}; marking device as "
+     "unhealthy.", ("fail", "GPU_LOST", "host")),
+    # the NVML event as the plugin dumps it, without its XidCriticalError line (EventType 8: an Xid critical error)
+    ("I0809 13:32:51.873532       1 health.go:159] Processing event {Device:{Handle:0x7e590d4986e8} EventType:8 "
+     "EventData:48 GpuInstanceId:4294967295 ComputeInstanceId:4294967295}", ("fail", "ECC_UNCORRECTABLE", "host")),
+    # DCGM_FR_XID_ERROR's message (NVIDIA/NVSentinel#1357): the kernel called that 145 Nonfatal; DCGM says no severity
+    ("Detected XID 145 for GPU 0 Please consult the documentation for details of this XID.", ("warn", "XID_ERROR", "host")),
+    ("Detected XID 45 for GPU 3", ("warn", "XID_ERROR", "job")),
+])
+def test_relayed_xids_are_judged_by_the_one_catalog(text, expected):
+    r = explained(text)
+    assert r.name == "gpu" and verdict(r) == expected, r.summary
+
+
+def test_a_relayed_event_and_its_nvml_dump_count_once():
+    text = ("I1 health.go:159] Processing event {Device:{Handle:0x1} EventType:8 EventData:94 GpuInstanceId:0}\n"
+            f"I1 health.go:185] XidCriticalError: Xid=94 on Device={UUID}; marking device as unhealthy.")
+    events = ex.xidrelay.parse(text)["xid_events"]
+    assert [(e["xid"], e["uuid"], e["source"]) for e in events] == [(94, UUID, "nvml")]
+
+
+# ------------------------------------------------------------------ the prolog reads NV_ERR_* by the same catalog
+RESET = ("[Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required "
+         "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874")
+LOST = "[ 812.5] NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x26:0x65:1497) GPU is lost [NV_ERR_GPU_IS_LOST] (0x0000000F)"
+
+
+@pytest.mark.parametrize("line", [RESET, LOST, RESET.replace("Reset required [NV_ERR_RESET_REQUIRED] (0x00000062)",
+                                                               "status=0x00000062")])
+def test_the_prolog_drains_on_a_status_the_gpu_check_fails(line):
+    found = xidlog.parse([line])
+    assert [f.kind for f in found] == ["status"] and found[0].action == xidlog.DRAIN
+    drained = xidlog.judge(found)
+    assert drained is not None and drained[0] == "XID_HISTORY" and "NV_ERR_" in drained[1]
+    # one answer to one question: the gpu check fails the same line, owner host
+    facts: dict[str, Any] = ex.kernel.parse(line)
+    assert facts["xid_events"] == [] and gpu.judge({"devices": None, **facts}, Options()).status == "fail"
+
+
+def test_a_status_answering_one_caller_drains_nothing():
+    """WayfireWM/wayfire#3018 (real; the host healthy): an application out of VA space."""
+    oom = ("[227646.165951] NVRM: nvAssertOkFailedNoLog: Assertion failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+           "returned from pReuseMappingDb->pMapCb(pReuseMappingDb->pGlobalCtx, pAllocCtx, range, cachingFlags, &token, "
+           "_reusemappingdbAddMappingCallback) @ mapping_reuse.c:273")
+    assert xidlog.parse([oom]) == [] and xidlog.judge(xidlog.parse([oom])) is None
+    assert set(RM_STATUS) == {"NV_ERR_RESET_REQUIRED", "NV_ERR_GPU_IS_LOST", "NV_ERR_FABRIC_MANAGER_NOT_PRESENT"}

@@ -1,0 +1,48 @@
+"""Xid events as the tools that watch NVML's event set relay them, into the gpu facts' `xid_events` (source `nvml`:
+NVML raised them, not the kernel log), judged by the one Xid catalog as the kernel log's NVRM lines are:
+- the Kubernetes NVIDIA device plugin (internal/rm/health.go): `XidCriticalError: Xid=94 on
+  Device=GPU-3b6ec030-...; marking device as unhealthy.` (v0.9 on: `..., the device will go unhealthy.`), and the
+  NVML event it logs before it, `Processing event {Device:{Handle:0x..} EventType:8 EventData:94 ...}` (EventType 8
+  is nvmlEventTypeXidCriticalError, EventData the Xid): read only where no XidCriticalError line names the event;
+- DCGM's health and diagnostics (DCGM_FR_XID_ERROR, dcgm_errors.h): `Detected XID 145 for GPU 0`.
+The relaying tool's own verdict ("marking device as unhealthy", DCGM's `isFatal`) is not read: the catalog judges."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_PLUGIN = re.compile(r"XidCriticalError: Xid=(\d+) on Device=([\w-]+)")
+_EVENT = re.compile(r"EventType:8 EventData:(\d+)\b")
+_DCGM = re.compile(r"Detected XID (\d+) for GPU (\d+)", re.IGNORECASE)
+# a relay's time: the container runtime's RFC 3339 stamp (`kubectl logs --timestamps`), klog's `I0809 13:32:51.87`,
+# Go's log `2020/08/10 19:09:42`
+_TIME = re.compile(r"^\s*(\d{4}-\d\d-\d\dT[\d:.]+Z?|\d{4}/\d\d/\d\d [\d:]+|[IWEF]\d{4} [\d:.]+)")
+
+
+def detect(text: str) -> bool:
+    return bool(_PLUGIN.search(text) or _DCGM.search(text) or _EVENT.search(text))
+
+
+def _row(xid: int, line: str, uuid: str | None = None, index: int | None = None) -> dict[str, Any]:
+    when = _TIME.match(line)
+    return {"xid": xid, "index": index, "uuid": uuid if uuid and uuid.startswith("GPU-") else None,
+            "pci_bus_id": None, "text": line.strip()[:300], "time": when.group(1) if when else None, "source": "nvml"}
+
+
+def events(text: str) -> list[dict[str, Any]]:
+    """The relayed Xid events, one per line that names one."""
+    rows = []
+    named = bool(_PLUGIN.search(text))
+    for line in text.splitlines():
+        if m := _PLUGIN.search(line):
+            rows.append(_row(int(m.group(1)), line, uuid=m.group(2)))
+        elif m := _DCGM.search(line):
+            rows.append(_row(int(m.group(1)), line, index=int(m.group(2))))
+        elif not named and (m := _EVENT.search(line)):
+            rows.append(_row(int(m.group(1)), line))
+    return rows
+
+
+def parse(text: str) -> dict[str, Any]:
+    # the relay's events are what it shows; the GPUs themselves, their health and the kernel log are not in it
+    return {"devices": None, "torch": None, "xid_events": events(text)}
