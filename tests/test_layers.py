@@ -61,3 +61,15 @@ def test_a_history_that_does_not_line_up_claims_no_size():
     engine = _Engine([_image(["t:x"], ["sha256:" + "1" * 64], [("", 1), ("RUN x", 2)])])
     assert image_layers(engine, "t:x") is None
     assert "does not line up" in family_table(engine, ["t:x"])
+
+
+def test_a_crossed_build_names_each_copied_part_not_access():
+    # An arm64 image built on x86 COPYs each natively installed part from /parts/<name>/ (the engine's history of
+    # the 2.13.0 CUDA image for linux/arm64, 2026-11-29); the jupyter image's own COPY stays "access".
+    history = [("", 139), ("RUN apt-get install python3", 60),
+               *((f"COPY --from=builder-native /parts/{n}/ / # buildkit", 1) for n in
+                 ("venv", "cusparselt", "cuda", "nccl", "cudnn", "torch", "rest")),
+               ("COPY rootfs/access/ / # buildkit", 1)]
+    image = _image(["t:x"], [f"sha256:{i:064x}" for i in range(len(history))], history)
+    steps = [x.step for x in image_layers(_Engine([image]), "t:x") or []]
+    assert steps == ["base", "system", "venv", "cusparselt", "cuda", "nccl", "cudnn", "torch", "rest", "access"]

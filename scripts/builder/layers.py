@@ -15,7 +15,10 @@ from ..plan.venvparts import cuda_parts
 # A history entry that made a layer (the others only set metadata: ENV, LABEL, USER, CMD, ...)
 LAYER_STEPS = ("RUN", "COPY", "ADD", "WORKDIR")
 # What the venv's install steps leave in their command line (templates/partials/builder.j2), by layer name
-PARTS = (*((name, f"/tmp/uv/{name}.txt") for name, _ in cuda_parts()), ("torch", "/tmp/uv/torch.txt"),
+# A crossed build (another platform's venv installed natively) COPYs each part from /parts/<name>/ instead.
+_NAMES = (*(name for name, _ in cuda_parts()), "torch", "rest", "venv")
+PARTS = (*((name, f"/parts/{name}/ ") for name in _NAMES),
+         *((name, f"/tmp/uv/{name}.txt") for name, _ in cuda_parts()), ("torch", "/tmp/uv/torch.txt"),
          ("rest", "/tmp/uv/rest.txt"), ("venv", "uv venv"), ("verify", "COPY verify"), ("system", "apt-get"), ("mounts", "COPY rootfs/builder"),
          ("sbom", "sbom.py"), ("workdir", "WORKDIR"), ("access", "COPY"))
 
