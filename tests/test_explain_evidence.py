@@ -132,7 +132,8 @@ def test_a_job_s_cuda_error_is_never_the_host_s():
     text = ("RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be "
             "asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
             "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n")
-    assert cuda_errors.named(text) is None and explained(text)[2] != "host"
+    decoded = cuda_errors.named(text)
+    assert decoded is not None and (decoded.owner, decoded.refusal) == ("job", False) and explained(text)[2] != "host"
 
 
 # ------------------------------------------------------------------------------------------ NCCL

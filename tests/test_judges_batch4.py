@@ -83,8 +83,9 @@ def test_an_nccl_failure_on_an_arch_gap_is_the_images_through_facts_and_other_cu
     fm = {"backend": "nccl", "error": "init: NCCL WARN Cuda failure 'system not yet initialized'"}
     r = nccl.judge(fm, Options())
     assert verdict(r) == ("fail", "NCCL_FAILED", "host") and "fabric manager" in r.summary
-    # a CUDA error the catalog does not know keeps the nccl check's own owner (as before)
-    other = {"backend": "nccl", "error": "all_reduce: NCCL WARN Cuda failure 'unspecified launch failure'"}
+    # a CUDA error the catalog does not know keeps the nccl check's own owner (as before); a kernel's fault is the
+    # job's (tests/test_judges_batch5.py)
+    other = {"backend": "nccl", "error": "all_reduce: NCCL WARN Cuda failure 'invalid resource handle'"}
     assert verdict(nccl.judge(other, Options())) == ("fail", "NCCL_FAILED", "host")
 
 

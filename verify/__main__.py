@@ -1,5 +1,6 @@
 import sys
 
 from .cli import main
+from .shared.closedpipe import guarded
 
-sys.exit(main())
+sys.exit(guarded(main))

@@ -40,6 +40,16 @@ CODES: dict[str, Code] = {
                                   "Check CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES and the device request."),
     "KERNEL_FAILED": Code("host", "A CUDA kernel failed or returned a wrong result on a device.",
                           "Drain the node and run `dcgmi diag -r 3`; check dmesg for Xid errors."),
+    "GPU_OUT_OF_MEMORY": Code("job", "A GPU ran out of memory for the program (CUDA error 2, cudaErrorMemoryAllocation: "
+                              "torch's `CUDA out of memory. Tried to allocate ...`, NCCL's `Cuda failure 'out of "
+                              "memory'`): the job's memory use, not the node's fault.",
+                              "Lower the batch size; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; smaller NCCL "
+                              "buffers (NCCL_BUFFSIZE); check `nvidia-smi` for other processes on the GPU."),
+    "CUDA_KERNEL_FAULT": Code("job", "A CUDA kernel faulted (illegal address 700, misaligned address 716, device-side "
+                              "assert 710, illegal instruction 715, unspecified launch failure 719) and no Xid or ECC "
+                              "fact shows the GPU at fault: the program's kernel.",
+                              "Rerun with CUDA_LAUNCH_BLOCKING=1 or under compute-sanitizer; an Xid 48/63/64/79/94/95 "
+                              "beside it makes it the GPU's (drain)."),
     "ECC_UNCORRECTABLE": Code("host", "Uncorrectable ECC errors on a GPU (volatile: since the last reset; aggregate: "
                               "lifetime), or ECC disabled on a data-centre GPU.",
                               "Drain the node, reset the GPU (nvidia-smi -r) and run DCGM diagnostics; repeated "

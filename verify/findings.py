@@ -11,7 +11,10 @@ from .result import FAIL, WARN, CheckResult, Status
 RANK = {"GPU_LOST": 0, "GPU_RESET_REQUIRED": 1, "XID_ERROR": 2, "ROW_REMAP_FAILED": 3, "ECC_UNCORRECTABLE": 3,
         "RETIREMENT_PENDING": 3, "SDC_MISMATCH": 4, "KERNEL_FAILED": 4, "MEASUREMENT_INVALID": 4,
         "DRIVER_TOO_OLD": 5, "DRIVER_ERROR": 5, "ARCH_NOT_IN_BUILD": 5, "GPU_NOT_VISIBLE": 5,
-        "DEVICE_COUNT_MISMATCH": 6, "THROTTLED": 7, "NVLINK_DOWN": 7, "NVLINK_ERRORS": 7, "PCIE_DOWNGRADED": 7,
+        "DEVICE_COUNT_MISMATCH": 6,
+        # a fault or out of memory in a kernel: the program's unless an Xid/ECC finding (ranked above) shows the GPU's
+        "CUDA_KERNEL_FAULT": 6, "GPU_OUT_OF_MEMORY": 6,
+        "THROTTLED": 7, "NVLINK_DOWN": 7, "NVLINK_ERRORS": 7, "PCIE_DOWNGRADED": 7,
         "ARCH_PTX_JIT": 8, "BANDWIDTH_LOW": 9, "COMPUTE_LOW": 9, "HEALTH_NOT_ASSESSED": 11}
 HANDLED = 10                  # the rank of a finding that needs watching, not action (a remapped lifetime ECC count)
 

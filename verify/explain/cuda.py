@@ -23,10 +23,18 @@ _SMI_L = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)", re.MU
 
 
 _CUDA = re.compile(r"\bcuda", re.IGNORECASE)
+# where CUDA itself is being brought up: an error a running program meets (out of memory, a kernel's fault) is a
+# refusal to initialise only on such a line (torch's `Unexpected error from cudaGetDeviceCount() ... Error 2: out of
+# memory`); elsewhere it is the program's (`CUDA out of memory. Tried to allocate ...`), never the node refusing CUDA
+_INIT = re.compile(r"cudaGetDeviceCount|CUDA initiali[sz]ation|\bcuInit\b|init CUDA|cudaSetDevice|"
+                   r"cuDevicePrimaryCtxRetain|cuCtxCreate", re.IGNORECASE)
 
 
 def _is_refusal(line: str) -> bool:
-    return bool(named(line) or ((_REFUSAL.search(line) or _CUDA.search(line)) and (decode(line) or undecided(line))))
+    decoded = named(line) or ((_REFUSAL.search(line) or _CUDA.search(line)) and decode(line))
+    if decoded:
+        return decoded.refusal or bool(_INIT.search(line))
+    return bool((_REFUSAL.search(line) or _CUDA.search(line)) and undecided(line))
 
 
 def refusal(text: str) -> str | None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_PLUGIN = re.compile(r"XidCriticalError: Xid=(\d+) on Device=([\w-]+)")
-_EVENT = re.compile(r"EventType:8 EventData:(\d+)\b")
-_DCGM = re.compile(r"Detected XID (\d+) for GPU (\d+)", re.IGNORECASE)
+from ..shared.xidcatalog import RELAY_DCGM as _DCGM
+from ..shared.xidcatalog import RELAY_EVENT as _EVENT
+from ..shared.xidcatalog import RELAY_PLUGIN as _PLUGIN
+
 # a relay's time: the container runtime's RFC 3339 stamp (`kubectl logs --timestamps`), klog's `I0809 13:32:51.87`,
 # Go's log `2020/08/10 19:09:42`
 _TIME = re.compile(r"^\s*(\d{4}-\d\d-\d\dT[\d:.]+Z?|\d{4}/\d\d/\d\d [\d:]+|[IWEF]\d{4} [\d:.]+)")

@@ -2,7 +2,8 @@ import os
 import sys
 
 try:
-    from .cli import main
+    from ..shared.closedpipe import guarded
+    from .cli import _as_prolog, main
 except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - a broken install is not the node's fault
     # Slurm's prolog semantics: a traceback (exit 1) under Prolog= would drain the node for our own breakage
     prolog = "--revalidate" not in sys.argv and (os.environ.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
@@ -11,4 +12,5 @@ except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - a brok
           "stays in service, ungated)", file=sys.stderr)
     sys.exit(0 if prolog else 3)
 
-sys.exit(main())
+# a stdout closed by its reader is no fault of the node: under Prolog= the run ends not assessed (exit 0), never 141
+sys.exit(guarded(main, 0 if _as_prolog(sys.argv[1:], dict(os.environ)) else 141))

@@ -486,6 +486,8 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
         ungated(argv, env, "PROLOG_OVERRAN", f"the run reached its cap ({time.time() - started:.0f} s: --budget + "
                 "--grace) and what still ran was stopped", started)
         return EXIT_PASS if prolog else EXIT_NOT_ASSESSED
+    except BrokenPipeError:
+        raise                          # stdout's reader left: no crash of ours (__main__ ends it quietly)
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - our own crash is never the node's fault
         ungated(argv, env, "PROLOG_CRASHED", f"torchimages-prolog failed: {type(exc).__name__}: {str(exc)[:200]}",
                 started)

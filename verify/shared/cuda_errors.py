@@ -22,6 +22,12 @@ class Decoded:
     owner: Owner
     cause: str
     fix: str
+    # CUDA refusing to initialise (a line naming it is a refusal wherever it is printed); False: an error a running
+    # program meets (out of memory, a kernel's fault), a refusal only where the line says initialisation failed
+    refusal: bool = True
+    # the code names the failure itself whoever met it (the nccl or train check reports it under this code, not
+    # its own): a job's out of memory is no collective's failure
+    names_failure: bool = False
 
 
 # 804: the process loaded a libcuda newer than the kernel driver (the image's cuda-compat package) on a GPU that
@@ -41,6 +47,27 @@ ARCH_GAP = Decoded("ARCH_NOT_IN_BUILD", "image", "the build has no code for this
                    "that launched the kernel, torch's or NCCL's, was compiled without this GPU's sm_)",
                    "Use an image whose torch and NCCL are built for this GPU's compute capability (a newer CUDA "
                    "build: cu128 or later for Blackwell), or rebuild the library with its sm_ (NCCL: NVCC_GENCODE).")
+
+
+# 2: the GPU's memory ran out for this process (cudaErrorMemoryAllocation; torch's "CUDA out of memory. Tried to
+# allocate ..."; NCCL's `Cuda failure 'out of memory'` allocating its buffers). The job's use of the memory (or other
+# processes on its GPUs) on a healthy GPU: a memory the GPU lost shows as ECC, retired pages or remaps in the facts.
+OUT_OF_MEMORY = Decoded("GPU_OUT_OF_MEMORY", "job", "CUDA error 2 (out of memory): the GPU's memory ran out for this "
+                        "process: the job's tensors, torch's cache and NCCL's buffers (or other processes on the GPU) "
+                        "exceed it", "Lower the batch size (or sequence length, or shard the model further); set "
+                        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation; shrink NCCL's buffers "
+                        "(NCCL_BUFFSIZE, NCCL_MAX_NCHANNELS); check `nvidia-smi` for other processes on the GPU.",
+                        refusal=False, names_failure=True)
+
+# 700/716/719/710/715 and kin: a kernel faulted (cudaGetErrorString's words; NVIDIA's Xid catalog files the Xid that
+# goes with them, 13 and 31, under the application's faults). Alone it is the program's kernel; the GPU's fault only
+# where an Xid or ECC fact beside it says so (48, 63/64, 79, 94/95: judged from those facts, ranked above this).
+KERNEL_FAULT = Decoded("CUDA_KERNEL_FAULT", "job", "a CUDA kernel faulted (illegal address, misaligned address, "
+                       "illegal instruction, device-side assert or unspecified launch failure): the program's kernel, "
+                       "as long as no Xid or ECC error beside it shows the GPU at fault",
+                       "Rerun with CUDA_LAUNCH_BLOCKING=1 (TORCH_USE_CUDA_DSA=1) or under compute-sanitizer to find the "
+                       "kernel; read the node's kernel log: Xid 48/63/64/94/95 (ECC) or 79 (off the bus) beside it make "
+                       "it the GPU's: drain the node.", refusal=False, names_failure=True)
 
 
 # (the cudaError_t number or None, its names and strings as programs print them, what it means). The runtime's
@@ -75,6 +102,15 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
                       r"cudaErrorSymbolNotFound|named symbol not found|cudaErrorInvalidDeviceFunction|"
                       r"invalid device function|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_IMAGE|"
                       r"device kernel image is invalid", re.IGNORECASE), ARCH_GAP),
+    # by name and words only: `Error 2` is as often errno's ENOENT or ncclSystemError's number
+    (None, re.compile(r"cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|OutOfMemoryError|\bout of memory\b|"
+                      r"\bCUDA (?:error|failure):? 2\b", re.IGNORECASE), OUT_OF_MEMORY),
+    (None, re.compile(r"cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|illegal memory access|"
+                      r"cudaErrorMisalignedAddress|CUDA_ERROR_MISALIGNED_ADDRESS|misaligned address|"
+                      r"cudaErrorLaunchFailure|CUDA_ERROR_LAUNCH_FAILED|unspecified launch failure|"
+                      r"cudaErrorAssert|CUDA_ERROR_ASSERT|device-side assert|"
+                      r"cudaErrorIllegalInstruction|CUDA_ERROR_ILLEGAL_INSTRUCTION|illegal instruction was encountered|"
+                      r"\bCUDA (?:error|failure):? 7(?:00|1[059])\b", re.IGNORECASE), KERNEL_FAULT),
 ]
 _NUMBER = r"\b(?:error|code|returned|result)[ =:]*\(?{}\b"
 

@@ -188,3 +188,21 @@ def rm_status(line: str) -> tuple[str, int | None] | None:
     if number and int(number.group(1), 16) in RM_BY_NUMBER:
         return RM_BY_NUMBER[int(number.group(1), 16)], int(number.group(1), 16)
     return None
+
+
+# The tools that relay NVML's Xid events (source `nvml` in the facts, as verify's own watch is): each line names its
+# relay, so a verdict says where the event was seen, never "during the check" for what a relay logged
+RELAY_PLUGIN = re.compile(r"XidCriticalError: Xid=(\d+) on Device=([\w-]+)")   # the k8s device plugin (health.go)
+RELAY_EVENT = re.compile(r"EventType:8 EventData:(\d+)\b")                    # its dump of the NVML event
+RELAY_DCGM = re.compile(r"Detected XID (\d+) for GPU (\d+)", re.IGNORECASE)    # DCGM_FR_XID_ERROR
+
+
+def relayed_by(text: str | None) -> str | None:
+    """The tool that relayed an NVML Xid event, from its line; None for verify's own watch (no line)."""
+    if not text:
+        return None
+    if RELAY_PLUGIN.search(text) or RELAY_EVENT.search(text):
+        return "the k8s device plugin"
+    if RELAY_DCGM.search(text):
+        return "DCGM"
+    return "a tool watching NVML's events"

@@ -27,6 +27,7 @@ from ...shared.xidcatalog import (
     Judged,
     after_application,
     classify,
+    relayed_by,
     storm,
     sxid_action,
     sxid_states,
@@ -288,6 +289,18 @@ def _judged_events(events: Sequence[XidEvent], devices: Sequence[NvmlDevice]) ->
     return out
 
 
+def _seen_where(e: XidEvent) -> str:
+    """Where the event was seen, by its source: the kernel log, verify's own NVML watch (no line: during the check),
+    or a tool relaying NVML's events (its line names it); an unrecorded source is said so, never guessed."""
+    at = f" at {e['time']}" if e.get("time") else ""
+    if e.get("source") == "kernel_log":
+        return f" in the kernel log{at}"
+    if e.get("source") == "nvml":
+        relay = relayed_by(e.get("text"))
+        return f" reported by NVML's events, as relayed by {relay}{at}" if relay else " during the check"
+    return f" (where it was seen is not recorded){at}"
+
+
 def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findings) -> None:
     """Xid events (raised while verify ran, or in the kernel log), judged by the one catalog: a DRAIN Xid fails the
     device (79: lost), a WATCH Xid warns the host, an application Xid warns the job, INFO is noted. A storm counts
@@ -301,8 +314,7 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
         said.add((key, j.xid))
         named, i, _ = _xid_where(e, devices)
         n = counts[(key, j.xid)]
-        when = " in the kernel log" + (f" at {e['time']}" if e.get("time") else "") if e.get("source") == "kernel_log" \
-            else " during the check"
+        when = _seen_where(e)
         seen = f"Xid {j.seen} naming Xid {j.xid}" if j.seen != j.xid else f"Xid {j.xid}"
         text = f"{named}: {seen}{when}{f' ({n} times)' if n > 1 else ''}: {j.what}"
         if j.xid == LOST:

@@ -210,7 +210,9 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     backend = facts.get("backend")
     cuda = cuda_cause(facts, error)
     if cuda:
-        return result.verdict(FAIL, "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED",
+        # out of memory or a kernel's fault is the job's whatever call met it: said under its own code
+        code = cuda.code if cuda.names_failure else "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED"
+        return result.verdict(FAIL, code,
                               f"all-reduce over {backend or 'NCCL'} failed on a CUDA error: {error}; {cuda.cause}",
                               cuda.fix, cuda.owner)
     pinned = rdma.pinning_failed("\n".join([error, *((facts.get("nccl_log") or {}).get("proof") or [])]))

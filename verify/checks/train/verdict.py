@@ -19,6 +19,7 @@ from ...facts import TrainFacts, TrainRank
 from ...figures import BOOL, COUNT, LIST, OBJECT, RANKS, STR, Figure, Holds, Kind, Required, Rule, Unique
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
+from ...shared.cuda_errors import FORWARD_COMPAT, forward_compat, named
 from . import trainer
 
 NAME = "train"
@@ -193,6 +194,13 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     if first.get("type") in OWN_BUGS:
         return result.verdict(FAIL, "CHECK_CRASHED", f"the train check itself broke: {text}"[:600],
                               "This is verify's own bug, not the node's: report it with the details above.")
+    # a CUDA error the one catalog names (out of memory, a kernel's fault, a build without the GPU's code, 802) has
+    # the catalog's code and owner, as in the gpu and nccl checks: a job's out of memory drains no node
+    cuda = named(f"{first.get('type')}: {first.get('message')}")
+    if cuda:
+        cuda = forward_compat(None, False) if cuda is FORWARD_COMPAT else cuda
+        return result.verdict(FAIL, cuda.code, f"the training run failed on a CUDA error: {text}"[:500] + f"; {cuda.cause}",
+                              cuda.fix, cuda.owner)
     return result.verdict(FAIL, "TRAIN_FAILED", f"the training run failed: {text}"[:600])
 
 

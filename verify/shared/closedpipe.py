@@ -1,0 +1,39 @@
+"""A stdout its reader closed (`verify explain FILE | head -1`) ends the program quietly, never in a traceback.
+
+Python's recipe (the `signal` module's docs, "Note on SIGPIPE"): on BrokenPipeError, point stdout at /dev/null so the
+interpreter's own flush at exit does not raise a second time, and exit with the status a shell gives a program that
+SIGPIPE ended (141). The one helper of verify's entry points (`python -m verify`, `verify explain`, the prolog, the
+metrics exporter); scripts/ keeps the same rule at its own boundary (scripts/cli.py: neither side imports the other).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+CLOSED = 141                  # 128 + SIGPIPE: what a shell reports for `cmd | head -1` cut short
+
+
+def _to_devnull() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):      # no stdout descriptor at all: nothing left to flush into it
+        pass
+
+
+def guarded(main: Callable[[], int], closed: int = CLOSED) -> int:
+    """main()'s exit status, with a closed stdout ending quietly: `closed` where the pipe broke while main ran (it
+    did not finish), main's own status where only the last flush found the reader gone (it decided, and its status
+    says what; the prolog's exit status is the node's verdict)."""
+    try:
+        status = main()
+    except BrokenPipeError:
+        _to_devnull()
+        return closed
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _to_devnull()
+    return status
