@@ -84,12 +84,12 @@ def build_argv(cli: BuildClient, build: Build, dockerfile: Path, base: str, torc
                build_base: str | None = None) -> list[str]:
     """The CLI form of `build_definition` for one target (its local tag gets -<arch> when per-arch) or a Release
     (a buildx multi-platform build into an OCI archive). `offline`: the staged folder holds every locked wheel,
-    so uv asks no index at all (OFFLINE=1). `build_base`: the base of this machine's own platform, where a
-    multi-platform image installs another platform's venv (BUILD_BASE_IMAGE; default: `base`)."""
+    so uv asks no index at all (OFFLINE=1). `build_base`: the base of this machine's own platform, where apt
+    fetches the system's packages and a multi-platform image installs another platform's venv (BUILD_BASE_IMAGE;
+    default: `base`)."""
     definition = build_definition(build.spec)
     args = {**definition["args"], "BASE_IMAGE": base, "TORCH_INDEX_URL": torch_index}
-    if len(build.spec.platforms) > 1:
-        args["BUILD_BASE_IMAGE"] = build_base or base
+    args["BUILD_BASE_IMAGE"] = build_base or base
     if offline:
         args["OFFLINE"] = "1"
     labels = {**definition["labels"],
