@@ -12,6 +12,12 @@ from verify.options import Options
 pytestmark = pytest.mark.unit
 
 
+def _rows(text):
+    head = nccltests._HEAD.search(text)
+    assert head
+    return nccltests._rows(text, head.group(1))
+
+
 def verdict(text):
     r = ex.explain_text(text, "nccl-tests.txt", Options())
     return r.status, r.code, r.owner
@@ -45,7 +51,7 @@ OMPI = """[1,0]<stdout>:#                                                       
 
 
 def test_open_mpi_tagged_rows_are_read_but_with_no_rank_lines_nothing_is_guessed():
-    rows = nccltests._rows(OMPI, nccltests._HEAD.search(OMPI).group(1))
+    rows = _rows(OMPI)
     assert [(r["size"], r["redop"], r["root"], r["out"][0], r["in"][3]) for r in rows] == [
         (8, "sum", "-1", 12.9, 0), (16, "sum", "-1", 12.88, 0), (32, "sum", "-1", 22.25, 0)]
     facts = nccltests.parse(OMPI)
@@ -56,7 +62,7 @@ def test_open_mpi_tagged_rows_are_read_but_with_no_rank_lines_nothing_is_guessed
 def test_srun_l_prefixes_are_stripped_like_open_mpi_s():
     # srun -l prefixes each line with the task number (`0: `); the same rows as above
     text = OMPI.replace("[1,0]<stdout>:", "0: ")
-    assert len(nccltests._rows(text, nccltests._HEAD.search(text).group(1))) == 3
+    assert len(_rows(text)) == 3
 
 
 def test_the_two_node_all_reduce_is_judged_like_its_translation():
@@ -117,9 +123,10 @@ def test_a_broadcast_without_validation_is_read_but_not_judged_as_an_all_reduce(
     facts = nccltests.parse(BROADCAST)
     assert (facts["world_size"], facts["nodes"], facts["device_name"], facts["nccl_version"], facts["sizes"]) == (
         2, 2, "Tesla V100-PCIE-16GB", "2.9.6", None)
-    rows = nccltests._rows(BROADCAST, nccltests._HEAD.search(BROADCAST).group(1))
+    rows = _rows(BROADCAST)
     assert [(r["root"], r["out"][3]) for r in rows] == [("0", None)]
-    assert ex.kind_of(BROADCAST).name == "nccl-tests output"
+    kind = ex.kind_of(BROADCAST)
+    assert kind and kind.name == "nccl-tests output"
     assert verdict(BROADCAST)[0] != "pass"
 
 
