@@ -31,10 +31,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                           "FABRIC_MIXED_ADAPTERS (job); the translator expects pass",
     "a100-ibstatus-eight-hdr-active-plus-ethernet-40": "issue 35 item 7: mixed adapters without NCCL_IB_HCA warn "
                                                        "FABRIC_MIXED_ADAPTERS (job); the translator expects pass",
-    # Fifth batch: an nccl-tests table with no NCCL INFO line is not a kind `verify explain` reads.
-    "a3mega-h100-two-nodes-allreduce-338-busbw": "fifth batch: translator nccl pass (16 ranks, 2 nodes, 338 GB/s "
-                                                 "busbw, 0 wrong); explain says not recognised (skip): no parser "
-                                                 "for an all_reduce_perf table on its own",
 }
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import cuda, dcgm, ib, kernel, nccl, smi, smitable, ulimit, xidrelay
+from . import cuda, dcgm, ib, kernel, nccl, nccltests, smi, smitable, ulimit, xidrelay
 
 MAX_BYTES = 32 << 20          # a log larger than this is not read whole: the tail holds the failure
 
@@ -29,6 +29,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse),
     Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse),
+    Kind("nccl-tests output", "nccl", nccltests.detect, nccltests.parse),    # its NCCL lines are read with it
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
@@ -75,7 +76,7 @@ def explain_text(text: str, path: str, options: Any) -> Any:
     if kind is None:
         result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(dict.fromkeys(k.name for k in KINDS))})")
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
-                                 "ibstatus, ibv_devinfo, dmesg / journalctl -k, NCCL_DEBUG=INFO output, ulimit -a.")
+                                 "ibstatus, ibv_devinfo, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     result = judge(CHECKS[kind.check], kind.parse(text), options, source=path)
     if result.code == "FACTS_INVALID":
         # the facts are verify's own parser's, not a record someone wrote: their fault is verify's, never the job's

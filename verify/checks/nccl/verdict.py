@@ -44,6 +44,13 @@ ADVICE = ("Rerun with NCCL_DEBUG=INFO to see the transport and where it stops; g
           "or NCCL_IB_DISABLE=1; across nodes check NCCL_SOCKET_IFNAME and the firewall.")
 
 
+WRONG_ADVICE = ("Rerun with NCCL_P2P_DISABLE=1, then NCCL_IB_DISABLE=1, to find the broken transport; drain the node. "
+                + ADVICE)
+# what verify's nccl-tests reader (verify/explain/nccltests.py) writes as the error of a validation that failed
+WRONG_DATA = re.compile(r"(?:_perf|nccl-tests) returned (?:\d+ wrong element|results out of bounds)"
+                        r"|Out of bounds values : \d+ FAILED")
+
+
 def _table(rows: list[SizeRow]) -> list[str]:
     lines = [f"{'size':>12} {'count':>10} {'type':>6} {'redop':>6} {'time(us)':>10} {'algbw(GB/s)':>12} {'busbw(GB/s)':>12} {'#wrong':>7}"]
     lines += [f"{r['size']:>12} {r['count']:>10} {r['type']:>6} {r['redop']:>6} {r['time_us']:>10} {r['algbw']:>12} {r['busbw']:>12} {r['wrong']:>7}" for r in rows]
@@ -208,6 +215,11 @@ def cuda_cause(facts: NcclFacts, error: str) -> Decoded | None:
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
     """A collective that failed or hung: where NCCL's log shows why it left the fabric, that cause owns it."""
     backend = facts.get("backend")
+    if WRONG_DATA.search(error):
+        # nccl-tests' validation found wrong data (a collective other than all-reduce, or no per-size count): the
+        # same evidence as wrong elements in the sweep
+        return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"a collective over {backend or 'NCCL'} returned wrong data: "
+                              f"{error}", WRONG_ADVICE)
     cuda = cuda_cause(facts, error)
     if cuda:
         # out of memory or a kernel's fault is the job's whatever call met it: said under its own code
@@ -290,8 +302,7 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     verified = f"all-reduce verified over {backend}, world size {world}, {len(rows)} sizes {span}"
     if wrong:
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"all-reduce over {backend} returned {wrong} wrong element(s)",
-                              "Rerun with NCCL_P2P_DISABLE=1, then NCCL_IB_DISABLE=1, to find the broken transport; "
-                              "drain the node. " + ADVICE)
+                              WRONG_ADVICE)
     if world == 1:
         init = facts.get("init_s")
         return result.verdict(SKIP, "NCCL_SINGLE_RANK", f"{backend} initialised"

@@ -1,0 +1,140 @@
+"""NVIDIA nccl-tests' output (`all_reduce_perf`, `all_gather_perf`, ...: src/util.cu's header, table and footer), with
+or without NCCL's INFO lines, under a launcher's prefix (Open MPI's `[1,0]<stdout>:`, srun -l's `0: `), into the nccl
+facts: the `#  Rank N Group G Pid P on <host> device D [bus] <GPU>` lines give the ranks, nodes and GPU; the table's
+out-of-place figures the `sizes` (wrong elements: out-of-place plus in-place). Only an all-reduce's rows are `sizes`
+(their busbw is algbw x 2(n-1)/n, the figure verify's baselines hold); another collective's are not judged, but its
+wrong elements and a `# Out of bounds values : N FAILED` footer are wrong data all the same (NCCL_WRONG_RESULT).
+Tables of nccl-tests before #wrong (an `error` column: the largest deviation, not a count) give no `sizes` either."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from . import nccl
+
+# src/util.cu (2.13+): `#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s`; before Group was added
+# (2.0-2.10): `#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s`; srun/mpirun may put a prefix before the `#`
+_RANK = re.compile(r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s+(.+?)\s*$",
+                   re.MULTILINE)
+# the table's column line: `#       size         count      type   redop    root     time   algbw   busbw #wrong ...`
+# (nccl-tests of 2018-2020 printed it without the `#`)
+_HEAD = re.compile(r"(?:#|^|:)\s*size\s+count\s+type\b(.*)$", re.MULTILINE)
+_OOB = re.compile(r"#?\s*Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)")
+# `# Collective test starting: all_gather_perf` (2.15+), or the program on a command line quoted with the output
+_PROGRAM = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoallv?|sendrecv|broadcast|reduce|gather|scatter|"
+                      r"hypercube)_perf\b")
+# a launcher's prefix before a row: Open MPI's --tag-output `[1,0]<stdout>:`, srun -l's `0: `, a timestamp and host
+_PREFIX = re.compile(r"^.*?(?:<std(?:out|err)>:|^\s*\d+:\s)")
+_NUMBER = re.compile(r"^-?\d+(?:\.\d*)?(?:e[+-]?\d+)?$|^N/A$", re.IGNORECASE)
+_TYPE = re.compile(r"^(?:u?int\d+|half|float\d*|double|bfloat16|f8e\dm\d|fp8\w*|[a-z]\w*)$")
+
+
+def detect(text: str) -> bool:
+    """nccl-tests' table: its column line, or the footer beside the device lines (a table cut before its head)."""
+    return bool(_HEAD.search(text) or (_RANK.search(text) and _OOB.search(text)))
+
+
+def _ranks(text: str) -> tuple[int | None, int | None, str | None]:
+    """(world size, nodes, GPU name) from the device lines; a rank printed twice (mpirun's output per process) is one."""
+    seen: dict[int, tuple[str, str]] = {}
+    for m in _RANK.finditer(text):
+        seen.setdefault(int(m.group(1)), (m.group(3), m.group(5)))
+    if not seen:
+        return None, None, None
+    names = {name for _, name in seen.values()}
+    return len(seen), len({host for host, _ in seen.values()}), names.pop() if len(names) == 1 else None
+
+
+def _value(token: str) -> float | None:
+    return None if token.upper() == "N/A" else float(token)
+
+
+def _rows(text: str, columns: str) -> list[dict[str, Any]]:
+    """The table's rows: size, count, type, [redop], [root], then per side time, algbw, busbw, #wrong (and the
+    per-iteration i_min, i_max, i_p99, i_cv% of -R), a timestamp after them ignored."""
+    per_side = 8 if "i_min" in columns else 4
+    redop = " redop" in f" {columns}"
+    rows = []
+    for line in text.splitlines():
+        tokens = _PREFIX.sub("", line).split()
+        if len(tokens) < 3 + 2 * per_side or not (tokens[0].isdecimal() and tokens[1].isdecimal()) \
+                or not _TYPE.match(tokens[2]):
+            continue
+        rest, op = tokens[3:], None
+        if redop and rest and not _NUMBER.match(rest[0]):
+            op, rest = rest[0], rest[1:]
+        figures = []
+        for token in rest:
+            if not _NUMBER.match(token):
+                break
+            figures.append(token)
+        if len(figures) not in (2 * per_side, 2 * per_side + 1):
+            continue
+        root = figures.pop(0) if len(figures) % 2 else None
+        try:
+            out, inp = [_value(t) for t in figures[:per_side]], [_value(t) for t in figures[per_side:]]
+        except ValueError:
+            continue
+        rows.append({"size": int(tokens[0]), "count": int(tokens[1]), "type": tokens[2], "redop": op,
+                     "root": root, "out": out, "in": inp})
+    return rows
+
+
+def _all_reduce(program: str | None, rows: list[dict[str, Any]], world: int | None) -> bool:
+    """Whether the rows are an all-reduce's: named so, or (no program named) a reduction to no root whose busbw is
+    algbw x 2(n-1)/n at every size large enough to tell (reduce_scatter's is (n-1)/n, reduce's has a root)."""
+    if program:
+        return program == "all_reduce"
+    if not world or world < 2 or any(r["redop"] in (None, "none") or r["root"] not in (None, "-1") for r in rows):
+        return False
+    factor = 2 * (world - 1) / world
+    telling = [r for r in rows if (r["out"][1] or 0) >= 1]
+    return bool(telling) and all(abs(r["out"][2] - r["out"][1] * factor) <= 0.1 * r["out"][1] * factor + 0.05
+                                 for r in telling)
+
+
+def _sizes(rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """One row per size (a table of several types or ops (-d all, -o all) repeats sizes: their wrong elements add up,
+    the first row's figures stand); a size of 0 moves nothing and is left out. None where a row's wrong count is
+    unknown (-c 0 prints N/A: no validation ran)."""
+    by_size: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        out, inp = r["out"], r["in"]
+        if r["size"] == 0:
+            continue
+        if out[3] is None or inp[3] is None or None in out[:3]:
+            return None
+        wrong = int(out[3]) + int(inp[3])
+        if r["size"] in by_size:
+            by_size[r["size"]]["wrong"] += wrong
+            continue
+        by_size[r["size"]] = {"size": r["size"], "count": r["count"], "type": r["type"], "redop": r["redop"],
+                              "time_us": out[0], "algbw": out[1], "busbw": out[2], "wrong": wrong}
+    return list(by_size.values()) or None
+
+
+def parse(text: str) -> dict[str, Any]:
+    facts = nccl.parse(text)                 # NCCL's own lines, where the output has them: version, network, error
+    world, nodes, gpu = _ranks(text)
+    programs = set(_PROGRAM.findall(text))
+    program = programs.pop() if len(programs) == 1 else None
+    head = _HEAD.search(text)
+    columns = head.group(1) if head else ""
+    rows = _rows(text, columns) if head else []
+    counted = "#wrong" in columns            # before #wrong the column was `error`: a deviation, not a count
+    all_reduce = counted and _all_reduce(program, rows, world or facts.get("world_size"))
+    sizes = _sizes(rows) if all_reduce else None
+    oob = _OOB.search(text)
+    wrong_rows = sum(int((r["out"][3] or 0) + (r["in"][3] or 0)) for r in rows) if counted else 0
+    name = f"{program}_perf" if program else "nccl-tests"
+    if not facts.get("error") and not (sizes and wrong_rows) and (wrong_rows or (oob and oob.group(2) == "FAILED")):
+        said = f"{wrong_rows} wrong element(s)" if wrong_rows else "results out of bounds"
+        facts["error"] = (f"all_reduce: {name} returned {said}" + (f" (# Out of bounds values : {oob.group(1)} FAILED)"
+                                                                    if oob and oob.group(2) == "FAILED" else ""))
+    what = "an all-reduce" if all_reduce else "not an all-reduce's busbw: not judged" if rows else "no table rows"
+    facts.update(sizes=sizes, mode=f"{name} table ({what})"[:200])
+    if world is not None:
+        facts.update(world_size=world, nodes=nodes)
+    if gpu:
+        facts["device_name"] = gpu
+    return facts
