@@ -52,5 +52,5 @@ def cost_table(images: dict[str, list[LayerCost]]) -> str:
         rows.append(f"  total {total / 1e9:.3f} GB compressed in {len(own)} layers")
         if others and total:
             fresh = sum(x.compressed for x in own if not any(x.digest in ds for ds in others.values()))
-            rows.append(f"  a node that holds the others downloads {fresh / 1e9:.3f} GB of it ({fresh / total:.0%})")
+            rows.append(f"  a node that holds the others downloads {fresh / 1e9:.3f} GB of it ({fresh / total:.1%})")
     return "\n".join(rows)
