@@ -20,6 +20,8 @@ the drain, or a GPU reset recorded since: verify/prolog/repair.py), and the pref
 The whole run is capped at --budget + --grace (default grace: the budget, at least 60 s), the confirmation, the kernel log and
 Slurm's commands included (verify/prolog/deadline.py: a run ends by the cap + 3 s; set Slurm's PrologEpilogTimeout
 above that); SIGTERM stops verify's whole process group and ends the prolog.
+The drain behind the breaker (count, claim, re-count, give back) is verify/prolog/drain.py; the settings,
+verify/prolog/config.py.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ import time
 from types import FrameType
 from typing import Any
 
-from . import history, kernlog, metrics, repair, slurm, statefile, xid
+from . import history, kernlog, metrics, repair, slurm, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -43,11 +45,14 @@ from .config import _parser as _parser
 from .config import config as config
 from .config import expected_gpus as expected_gpus
 from .deadline import STOP_S, Overran, arm
-from .notes import _note, _report_gpus, _say
-from .repair import REBOOT_CODES
+from .drain import BREAKER_LOCK_WAIT_S as BREAKER_LOCK_WAIT_S
+from .drain import DRAINED as DRAINED
+from .drain import _drain as _drain
+from .drain import _drain_facts as _drain_facts
+from .drain import act
+from .notes import _report_gpus, _say
 from .verdict import (
     EXIT_BREAKER,
-    EXIT_FAULT,
     EXIT_NOT_ASSESSED,
     EXIT_PASS,
     EXIT_USAGE,
@@ -67,12 +72,10 @@ from .verifyrun import _verify_env as _verify_env
 from .verifyrun import load_report
 from .verifyrun import verify_command as verify_command
 
-BREAKER_LOCK_WAIT_S = 30.0
 KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
 HANG_MARGIN = 1.5               # verify stopped with less than this x its budget: the cap's fault, not a hang
 LARGEST_SHARE = 0.5             # of the budget, the most a check gets in verify's first run (nccl's weight)
 HANG_CODES = frozenset({"PREFLIGHT_TIMEOUT", "PREFLIGHT_HUNG"})
-DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
 
 
 # ---------------------------------------------------------------------------------------------------- assess
@@ -200,129 +203,6 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
     if past.error or past.garbled:              # said, never skipped silently: the hang streak reads what is left
         cfg.notes.append(past.error or f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}")
     return _hung(cfg, verdict, past.events), report, xids
-
-
-# ---------------------------------------------------------------------------------------------------- act
-
-def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict[str, Any]:
-    """What return to service must prove, kept with the drain: the GPUs the node had, its boot, the repair asked."""
-    # the node's count, not the job's: Slurm allocated a job some of the GPUs (SLURM_JOB_GPUS), NVML lists them all
-    # (a lost one too); a revalidation without Slurm's Gres proves the repair against the larger
-    gpus = max((n for n in (cfg.expected_gpus, _report_gpus(report)) if n), default=None)
-    return {"gpus": gpus, "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
-            "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check}
-
-
-def _refuse_drain(cfg: Config, v: Verdict, detail: str, line: str) -> int:
-    _note(cfg, "drain-refused", v.code, detail)
-    _say(line)
-    return EXIT_BREAKER
-
-
-def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
-    """Count, claim (drain with our signed reason), re-count: a claim that took the partition past the breaker
-    (prologs of other nodes claiming at the same time) is given back. Called under the breaker's lock. DRAINED, or
-    the exit status of a drain not done."""
-    rows, why = slurm.rows(cfg.partition)
-    if rows is None:
-        return _refuse_drain(cfg, v, f"breaker cannot count: {why}", f"{v.code} on {cfg.node} is the host's, but the "
-                             f"breaker cannot count drained nodes ({why}): not drained")
-    me = next((r for r in rows if r.name == cfg.node), None)
-    if me is None:                # another pool's count (a --partition this node is not in) is no breaker of its own
-        where = f"partition {cfg.partition}" if cfg.partition else "the cluster"
-        return _refuse_drain(cfg, v, f"breaker cannot count: {cfg.node} is not listed in {where}",
-                             f"{v.code} on {cfg.node} is the host's, but sinfo does not list {cfg.node} in {where}: "
-                             "the breaker cannot count its pool; not drained (check --partition)")
-    if me is not None and me.drained and not me.ours:
-        return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
-                             f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")
-    if me is not None and me.ours and not cfg.dry_run:
-        # drained by torchimages a moment ago (another prolog of this node: jobs starting together): Slurm's reason
-        # stays, this fault is recorded as a drain too, and return to service owes the repair of each
-        _note(cfg, "drain", v.code, f"already drained by torchimages ({me.reason_text[:80]}): {v.summary}",
-              _drain_facts(cfg, v, report))
-        _say(f"{v.code} on {cfg.node} is the host's; it is already drained by torchimages: its reason stays")
-        _settle(cfg)
-        return DRAINED
-    gate = slurm.breaker(rows, cfg.node, cfg.breaker)
-    if gate.open:
-        return _refuse_drain(cfg, v, gate.line(cfg.breaker, cfg.partition), f"BREAKER {v.code} on {cfg.node} is the "
-                             f"host's, but {gate.line(cfg.breaker, cfg.partition)}: not drained; look at the drained "
-                             "nodes first (sinfo -R)")
-    text = slurm.reason(cfg.node, str(v.code), v.summary, time.time())
-    if cfg.dry_run:
-        # nothing was drained: the history says so, the kernel log's evidence stays held for a real run, and the exit
-        # is "not drained" (under Prolog= 0: a dry run in slurm.conf must not have Slurm drain the node itself)
-        slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}", dry_run=True)
-        return _refuse_drain(cfg, v, "--dry-run: not drained", f"DRY RUN {v.code} on {cfg.node} is the host's: "
-                             "not drained (--dry-run)")
-    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}"):
-        _note(cfg, "drain-refused", v.code, refused)
-        _say(f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
-        return EXIT_FAULT
-    again, _ = slurm.rows(cfg.partition)
-    if again is not None and slurm.over(again, cfg.node, cfg.breaker):
-        gate = slurm.breaker(again, cfg.node, cfg.breaker)
-        if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
-            # Slurm kept the node drained with our reason: that is a drain, on record with what return to service
-            # must prove, never a "given back"
-            _say(f"BREAKER {v.code} on {cfg.node}: {gate.line(cfg.breaker, cfg.partition)}, but the drain could not "
-                 f"be given back ({kept}): it stays drained")
-            _note(cfg, "drain", v.code, f"kept: the give-back failed ({kept[:120]}): {v.summary}",
-                  _drain_facts(cfg, v, report))
-            _settle(cfg)
-            return DRAINED
-        return _refuse_drain(cfg, v, f"claim given back: {gate.line(cfg.breaker, cfg.partition)}",
-                             f"BREAKER {v.code} on {cfg.node}: other nodes were drained at the same time and "
-                             f"{gate.line(cfg.breaker, cfg.partition)}: this drain was given back")
-    _note(cfg, "drain", v.code, v.summary, _drain_facts(cfg, v, report))
-    _settle(cfg)
-    return DRAINED
-
-
-def _settle(cfg: Config) -> None:
-    """The kernel log's evidence was acted on (the node is drained): it is not counted again."""
-    if cfg.kern is not None and (problem := kernlog.save(cfg.state_dir, cfg.node, kernlog.settle(cfg.kern))):
-        _say(problem)
-
-
-def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
-    lock = os.path.join(cfg.state_dir, "breaker.lock")
-    try:
-        os.makedirs(cfg.state_dir, exist_ok=True)       # the folder may be a link an operator made; its files not
-        with statefile.locked(lock, cfg.deadline.bound(BREAKER_LOCK_WAIT_S)):
-            status = _claim(cfg, v, report)
-    except statefile.LockBusy as exc:
-        return _refuse_drain(cfg, v, str(exc.strerror), f"{v.code} on {cfg.node} is the host's, but the breaker's "
-                             f"lock was not had ({exc.strerror}): not drained")
-    except OSError as exc:
-        _say(f"the breaker's lock {lock} cannot be taken ({statefile.problem(exc, lock)}): counting without it")
-        status = _claim(cfg, v, report)
-    if status != DRAINED:
-        return status
-    if flap := history.failed_again_after_resume(history.read(cfg.state_dir, cfg.node).events, cfg.flap_window_s):
-        _note(cfg, "inspect", v.code, flap)
-        _say(f"INSPECT {cfg.node}: {flap}")
-    requeue = slurm.scontrol("requeue", cfg.job) if cfg.mode == "step" and cfg.job else None
-    if requeue:
-        _say(requeue)
-    return EXIT_FAULT
-
-
-def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
-    """What the verdict asks of Slurm, and the exit status that says it."""
-    if v.kind == PASS:
-        _note(cfg, "pass", None, v.summary)
-        return EXIT_PASS
-    if v.kind == NOT_ASSESSED:
-        _note(cfg, "not-assessed", v.code, v.summary)
-        _say(f"NOT ASSESSED on {cfg.node}: {v.code}; the node stays in service (the tool's trouble is not the node's)")
-        return EXIT_NOT_ASSESSED
-    _note(cfg, "fault", v.code, f"{v.owner}: {v.summary}")
-    if v.owner == "host":
-        return _drain(cfg, v, report)
-    _say(f"{v.code} is the {v.owner}'s to fix; node {cfg.node} is left in service")
-    return EXIT_FAULT if cfg.mode == "step" and not cfg.under_prolog else EXIT_PASS
 
 
 # ---------------------------------------------------------------------------------------------------- main
