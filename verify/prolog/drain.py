@@ -74,24 +74,42 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
         _note(cfg, "drain-refused", v.code, refused)
         _say(f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
         return EXIT_FAULT
-    again, _ = slurm.rows(cfg.partition)
-    if again is not None and slurm.over(again, cfg.node, cfg.breaker):
-        gate = slurm.breaker(again, cfg.node, cfg.breaker)
-        if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
-            # Slurm kept the node drained with our reason: that is a drain, on record with what return to service
-            # must prove, never a "given back"
-            _say(f"BREAKER {v.code} on {cfg.node}: {gate.line(cfg.breaker, cfg.partition)}, but the drain could not "
-                 f"be given back ({kept}): it stays drained")
-            _note(cfg, "drain", v.code, f"kept: the give-back failed ({kept[:120]}): {v.summary}",
-                  _drain_facts(cfg, v, report))
-            _settle(cfg)
-            return DRAINED
-        return _refuse_drain(cfg, v, f"claim given back: {gate.line(cfg.breaker, cfg.partition)}",
-                             f"BREAKER {v.code} on {cfg.node}: other nodes were drained at the same time and "
-                             f"{gate.line(cfg.breaker, cfg.partition)}: this drain was given back")
+    return _recount(cfg, v, report)
+
+
+def _recount(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
+    """After the claim, count again: a claim that took the partition past the breaker, or one whose breaker cannot
+    be verified (sinfo fails, lists nothing, or no longer lists this node), is given back, as a count that cannot be
+    had before the claim refuses the drain: the tool's trouble never drains."""
+    again, why = slurm.rows(cfg.partition)
+    if again is None or not any(r.name == cfg.node for r in again):
+        why = why or f"sinfo no longer lists {cfg.node}"
+        return _give_back(cfg, v, report, f"breaker cannot count after the claim: {why}", None,
+                          f"{v.code} on {cfg.node} is the host's, but the breaker cannot count drained nodes after "
+                          f"the claim ({why}): this drain was given back, not drained")
+    if slurm.over(again, cfg.node, cfg.breaker):
+        gate = slurm.breaker(again, cfg.node, cfg.breaker).line(cfg.breaker, cfg.partition)
+        return _give_back(cfg, v, report, gate, "claim given back", f"BREAKER {v.code} on {cfg.node}: other nodes "
+                          f"were drained at the same time and {gate}: this drain was given back")
     _note(cfg, "drain", v.code, v.summary, _drain_facts(cfg, v, report))
     _settle(cfg)
     return DRAINED
+
+
+def _give_back(cfg: Config, v: Verdict, report: dict[str, Any] | None, cause: str, done: str | None,
+               line: str) -> int:
+    """Resume the node just claimed (for `cause`); EXIT_BREAKER, or DRAINED when Slurm keeps it drained with our
+    reason. The history's detail is `done: cause`."""
+    if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
+        # Slurm kept the node drained with our reason: that is a drain, on record with what return to service must
+        # prove, never a "given back"
+        _say(f"BREAKER {v.code} on {cfg.node}: {cause}, but the drain could not be given back ({kept}): it stays "
+             "drained")
+        _note(cfg, "drain", v.code, f"kept: the give-back failed ({kept[:120]}): {v.summary}",
+              _drain_facts(cfg, v, report))
+        _settle(cfg)
+        return DRAINED
+    return _refuse_drain(cfg, v, f"{done}: {cause}" if done else cause, line)
 
 
 def _settle(cfg: Config) -> None:
