@@ -709,7 +709,8 @@ def test_the_hang_streak_counts_only_one_cause_in_a_row():
 
 def test_no_hang_evidence_from_a_budget_too_small_or_with_the_knob_off(tmp_path):
     timeout = Verdict(NOT_ASSESSED, "PREFLIGHT_TIMEOUT", None, "ran past")
-    events = [{"event": "not-assessed", "code": "PREFLIGHT_TIMEOUT", "epoch": 1.0, "time": "t"}] * 5
+    # hangs of this boot (a time after it): hangs before it are no evidence (history.streak)
+    events = [{"event": "not-assessed", "code": "PREFLIGHT_TIMEOUT", "epoch": time.time(), "time": "t"}] * 5
     for extra in (["--budget", "1"], ["--hang-runs", "0"]):
         cfg = cli.config(cli._parser().parse_args(_args(tmp_path, *extra)), STEP_ENV)
         assert cli._hung(cfg, timeout, events) is timeout

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
 from tests.prolog_fakes import FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
-from verify.prolog import cli, history, slurm
-from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, FAULT, Verdict
+from verify.prolog import cli, history, kernlog, slurm
+from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, FAULT, Verdict
 
 pytestmark = pytest.mark.unit
 
@@ -88,3 +89,54 @@ def test_a_failed_recount_whose_give_back_slurm_refuses_is_a_drain_on_record(tmp
     err = capsys.readouterr().err
     assert fake.nodes["n1"][0] == "drained" and "could not be given back" in err
     assert _events(tmp_path)[-1] == ("drain", "GPU_LOST")
+
+
+# ---- a hang streak ends at a reboot: a new boot id restarts it
+
+def _hung_before(tmp_path, epoch: float, runs: int = 2, **extra: object) -> None:
+    target = history.path(str(tmp_path / "state"), "n1")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "a") as fh:
+        for i in range(runs):
+            fh.write(json.dumps({"schema": 1, "time": "t", "epoch": epoch + i, "node": "n1", "event": "not-assessed",
+                                 "code": "PREFLIGHT_TIMEOUT", "detail": "ran past", **extra}) + "\n")
+
+
+@pytest.mark.parametrize("before", [
+    {"boot_id": "boot-a"},                     # recorded in the boot before this one
+    {},                                        # a line written before boot ids were recorded, before this boot
+], ids=["other-boot-id", "before-boot-time"])
+def test_a_reboot_by_hand_restarts_the_hang_streak(tmp_path, fake, monkeypatch, before):
+    """NVSentinel's hung-checker rule counts hangs of one GPU state in a row; a reboot (done by hand, nothing in the
+    history says so) re-probes the GPUs, so hangs of the boot before are no evidence against this one: the third
+    hang, the first of this boot, is not assessed (exit 3), never PREFLIGHT_HUNG."""
+    now = time.time()
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-b", 60.0, now - 60, now))
+    _hung_before(tmp_path, now - 3600, **before)
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30", "--hang-runs", "3"), STEP_ENV) == EXIT_NOT_ASSESSED
+    assert fake.nodes["n1"] == ("idle", "none") and _events(tmp_path)[-1] == ("not-assessed", "PREFLIGHT_TIMEOUT")
+    assert history.read(str(tmp_path / "state"), "n1").events[-1]["boot_id"] == "boot-b"    # this boot, recorded
+
+
+@pytest.mark.parametrize("same", [{"boot_id": "boot-b"}, {}], ids=["same-boot-id", "after-boot-time"])
+def test_hangs_of_this_boot_still_drain_behind_the_breaker(tmp_path, fake, monkeypatch, same):
+    """The same rule, within one boot: the third hang in a row drains with PREFLIGHT_HUNG."""
+    now = time.time()
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-b", 600.0, now - 600, now))
+    _hung_before(tmp_path, now - 300, **same)
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30", "--hang-runs", "3"), STEP_ENV) == EXIT_FAULT
+    assert fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #")
+
+
+def test_the_hang_streak_stops_at_another_boot():
+    """history.streak, pure: a run of another boot (its boot id, else its time before this boot) ends the streak."""
+    def ev(epoch: float, **extra: object) -> dict[str, object]:
+        return {"event": "not-assessed", "code": "PREFLIGHT_TIMEOUT", "epoch": epoch, "time": "t", **extra}
+    codes = cli.HANG_CODES
+    assert history.streak([ev(10, boot_id="a"), ev(20, boot_id="b")], codes, "b", 5.0) == 1
+    assert history.streak([ev(10), ev(20, boot_id="b")], codes, "b", 15.0) == 1
+    assert history.streak([ev(10), ev(20)], codes, "b", 5.0) == 2
+    assert history.streak([ev(10, boot_id="b"), ev(20, boot_id="b")], codes, "b", 15.0) == 2   # the id decides
+    assert history.streak([ev(10), ev(20)], codes) == 2          # nothing known of the boot: as before

@@ -181,7 +181,8 @@ def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
     degrading GPU stalls its checker (NVSentinel's users report dozens of kills). Not with a budget too small."""
     if v.code != "PREFLIGHT_TIMEOUT" or not cfg.hang_runs or cfg.budget * cfg.confirm_factor < cfg.min_confirm_s:
         return v
-    runs = history.streak(events, HANG_CODES) + 1
+    clock = kernlog.host_clock(cfg.proc)          # hangs of another boot are no evidence against this one
+    runs = history.streak(events, HANG_CODES, clock.boot_id, clock.booted) + 1
     if runs < cfg.hang_runs:
         return v
     return Verdict(FAULT, "PREFLIGHT_HUNG", "host", f"the preflight hung past its budget on {runs} runs in a row "

@@ -3,7 +3,8 @@
 A line (schema 1): {"schema": 1, "time": "2026-11-25T19:40:00Z", "epoch": 1795635600.0, "node": "n2",
 "event": <EVENTS>, "code": "CHECK_TIMEOUT" | null, "detail": "one line"}, and on a drain what return to service must
 prove (`gpus`: the GPUs the node should have, `boot_id`: the boot it was drained in, `action`: "reset" or
-"reboot" when NVIDIA's Xid catalog asks for one). Appended with one write() to a file opened O_APPEND|O_NOFOLLOW,
+"reboot" when NVIDIA's Xid catalog asks for one); every event the prolog writes carries the `boot_id` it ran in (a
+hang streak ends at a reboot). Appended with one write() to a file opened O_APPEND|O_NOFOLLOW,
 under a lock (STATE/history/.<node>.lock) that rotation shares: past MAX_BYTES the file is rewritten (temp file,
 then rename) with its last KEEP_LINES lines. A reader takes at most READ_CAP bytes from the tail, refuses a symlink,
 a FIFO or a device with one line, and names every line it cannot parse (a garbled history is not a clean one).
@@ -160,18 +161,26 @@ def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FL
             f"a fault that comes back within {window_s / 86400:.0f} d needs hardware inspection")
 
 
-def streak(events: list[dict[str, Any]], codes: frozenset[str]) -> int:
+def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "", booted: float | None = None) -> int:
     """How many of the last runs in a row ended with one of `codes` (not assessed, or the fault they became): a pass,
-    another cause, a drain or a resume ends the streak; a drain the breaker refused does not."""
+    another cause, a drain or a resume ends the streak; a drain the breaker refused does not. So does a run of
+    another boot (a reboot by hand re-probes the GPUs: no record of it is needed): its boot id when both are known,
+    else its time before this boot's (`booted`, /proc/stat btime), as return to service tells a reboot (repair.py)."""
     n = 0
     for e in reversed(events):
         if e["event"] in ("drain-refused", "inspect", "resume-refused"):
             continue
-        if e["event"] in ("not-assessed", "fault") and e.get("code") in codes:
+        if e["event"] in ("not-assessed", "fault") and e.get("code") in codes and not _other_boot(e, boot_id, booted):
             n += 1
             continue
         break
     return n
+
+
+def _other_boot(event: dict[str, Any], boot_id: str, booted: float | None) -> bool:
+    if event.get("boot_id") and boot_id:
+        return bool(event["boot_id"] != boot_id)
+    return booted is not None and event["epoch"] < booted
 
 
 def current_drains(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import history
+from . import history, kernlog
 from .config import Config
 
 
@@ -14,6 +14,8 @@ def _say(text: str) -> None:
 
 
 def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None) -> None:
+    """One event in the node's history, with the boot it ran in (a hang streak ends at a reboot: history.streak)."""
+    extra = {"boot_id": kernlog.host_clock(cfg.proc).boot_id or None, **(extra or {})}
     if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, extra=extra):
         _say(problem)
 
