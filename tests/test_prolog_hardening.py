@@ -390,11 +390,14 @@ def test_nvsentinel_return_to_service_an_xid_79_node_resumes_on_a_recorded_reset
     _drained(tmp_path, fake, "XID_HISTORY", boot_id=boot, action="reboot")
     _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
     monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))
-    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
+    # an Xid drain's return to service reads the kernel log (tests/test_prolog_proof.py): no new line in it
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([], "journalctl"))
+    args = ["--state-dir", str(tmp_path / "state"), "--revalidate", "--node", "n1"]
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == 5
     err = capsys.readouterr().err
     assert "no GPU reset recorded since" in err and "nvidia-smi -r" in err and fake.nodes["n1"][0] == "drained"
     monkeypatch.setattr(repair, "read_resets", lambda timeout: ([repair.Reset(2000.0, "gpu-1", True)], ""))
-    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 0
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == 0
     assert "GPU reset recorded since the drain" in capsys.readouterr().err and fake.nodes["n1"][0] == "idle"
 
 
@@ -510,8 +513,11 @@ def test_nvidia_xid_catalog_an_old_drain_record_never_stands_for_the_current_xid
     monkeypatch.setattr(repair, "read_resets", lambda timeout: ([], ""))
     _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
     monkeypatch.setattr(kernlog, "boot_time", lambda proc="/proc": time.time() - 3600)   # booted before the drain
-    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
-    assert "drained for XID_HISTORY" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([], "journalctl"))   # read, no new line
+    args = ["--state-dir", str(tmp_path / "state"), "--revalidate", "--node", "n1"]
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == 5
+    err = capsys.readouterr().err
+    assert "drained for XID_HISTORY, whose repair is" in err and fake.nodes["n1"][0] == "drained"
 
 
 def test_nvsentinel_return_to_service_a_dry_run_resumes_nothing_and_records_no_resume(tmp_path, fake, monkeypatch, capsys):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.prolog_fakes import FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
 from verify.prolog import cli, history, kernlog, slurm
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, FAULT, Verdict
 
@@ -140,3 +140,75 @@ def test_the_hang_streak_stops_at_another_boot():
     assert history.streak([ev(10), ev(20)], codes, "b", 5.0) == 2
     assert history.streak([ev(10, boot_id="b"), ev(20, boot_id="b")], codes, "b", 15.0) == 2   # the id decides
     assert history.streak([ev(10), ev(20)], codes) == 2          # nothing known of the boot: as before
+
+
+# ---- return to service reads the evidence the drain stood on: a kernel-log drain needs the kernel log
+
+REVALIDATE_ENV = {"SLURMD_NODENAME": "n1"}
+
+
+def _rebooted_after(tmp_path, fake: FakeSlurm, monkeypatch: pytest.MonkeyPatch, code: str, check: str | None,
+                    reason_code: str | None = None, epoch: float = 1000.0, **extra: object) -> list[object]:
+    """n1 drained with our reason for `code` (the history's drain with `check`), rebooted since (the repair NVIDIA's
+    Xid catalog asks for is done), Gres gpu:8; verify would pass with 8 GPUs. The argv verify is started with."""
+    fake.info = {"NodeHostName": "n1", "Gres": "gpu:8"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", reason_code or code, "x", epoch))
+    history.record(str(tmp_path / "state"), "n1", "drain", code, "x", now=epoch,
+                   extra={"check": check, "boot_id": "boot-a", "gpus": 8, **extra})
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-b", 60.0))
+    seen: list[object] = []
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode(), seen)
+    return seen
+
+
+@pytest.mark.parametrize("code, check, reason_code, extra", [
+    ("XID_HISTORY", "kernel-log", None, {}),                          # an Xid 79 (or an NV_ERR status) in the log
+    ("XID_REPEATED", "kernel-log", None, {}),                         # a watched Xid 3 times on one device
+    ("GPU_LOST", "gpu", None, {"kernel_log": "XID_HISTORY"}),         # the gpu check's fault, the log's Xid with it
+    ("CHECK_TIMEOUT", "shm", "XID_HISTORY", {}),                      # Slurm's reason: the history's line is older
+], ids=["xid", "xid-repeated", "gpu-with-xid", "reason-only"])
+def test_revalidate_without_the_kernel_log_never_resumes_a_kernel_log_drain(tmp_path, fake, monkeypatch, capsys,
+                                                                            code, check, reason_code, extra):
+    """NVSentinel's return to service must prove the repair: a node drained on kernel-log evidence (NVIDIA's Xid
+    catalog) comes back only once that log is read again. `--revalidate --no-kernel-log` for it is refused in one
+    line (cause and fix), exit 5, before verify runs; the node stays drained."""
+    epoch = 1000.0 + (600 if reason_code else 0)            # a reason 600 s after the history's line: not that drain
+    seen = _rebooted_after(tmp_path, fake, monkeypatch, code, check, reason_code, **extra)
+    if reason_code:
+        fake.nodes["n1"] = ("drained", slurm.reason("n1", reason_code, "x", epoch))
+    status = cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], REVALIDATE_ENV)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 5 and fake.nodes["n1"][0] == "drained" and not seen, err
+    assert len(err) == 1 and err[0].startswith("torchimages-prolog: REFUSED n1: ") and "--no-kernel-log" in err[0]
+    assert "kernel log" in err[0]
+
+
+def test_revalidate_without_the_kernel_log_still_resumes_a_drain_the_log_had_no_part_in(tmp_path, fake, monkeypatch):
+    """The refusal is for the drains that stood on the kernel log: a lost GPU the gpu check saw alone, rebooted since,
+    resumes on a passing preflight with --no-kernel-log as before."""
+    seen = _rebooted_after(tmp_path, fake, monkeypatch, "GPU_LOST", "gpu")
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], REVALIDATE_ENV) == 0
+    assert fake.nodes["n1"] == ("idle", "none") and seen
+
+
+def test_revalidate_of_a_kernel_log_drain_whose_log_cannot_be_read_stays_drained(tmp_path, fake, monkeypatch, capsys):
+    """The same rule when the log is asked for but cannot be read (kernel.dmesg_restrict, no journal): the Xid may be
+    back, unseen; not assessed (KERNEL_LOG_UNREAD, exit 3), the node stays drained. Read and clean, it resumes."""
+    _rebooted_after(tmp_path, fake, monkeypatch, "XID_HISTORY", "kernel-log")
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(None, "dmesg: read kernel buffer failed"))
+    args = ["--state-dir", str(tmp_path / "state"), "--revalidate", "--node", "n1"]
+    assert cli.main(args, REVALIDATE_ENV) == EXIT_NOT_ASSESSED
+    assert fake.nodes["n1"][0] == "drained" and "KERNEL_LOG_UNREAD" in capsys.readouterr().out
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([], "journalctl"))
+    assert cli.main(args, REVALIDATE_ENV) == 0 and fake.nodes["n1"] == ("idle", "none")
+
+
+def test_a_drain_the_kernel_log_stood_on_says_so_in_its_record(tmp_path, fake, monkeypatch):
+    """What return to service must prove is kept with the drain: a gpu check's fault drained with an Xid 79 held in
+    the kernel log records that evidence (`kernel_log`), so revalidation knows to read the log."""
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([XID79], "journalctl"))
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state")], STEP_ENV) == EXIT_FAULT
+    drain = history.last_drain(history.read(str(tmp_path / "state"), "n1").events)
+    assert drain is not None and drain["code"] == "GPU_LOST" and drain["kernel_log"] == "XID_HISTORY"

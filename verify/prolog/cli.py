@@ -125,6 +125,7 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
         cfg.notes.append(problem)
     # journalctl, then dmesg: each at most KERNLOG_SHARE of the cap, so that a hung one leaves verify its time
     log = kernlog.read(cfg.deadline.bound(min(kernlog.TIMEOUT_S, cfg.deadline.cap * KERNLOG_SHARE), 0.1))
+    cfg.kernel_log_read = log.lines is not None
     if log.lines is None:
         cfg.notes.append(f"kernel log not read ({log.source}): Xids before this run are unknown")
         lines: list[str] = []

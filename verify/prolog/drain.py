@@ -9,7 +9,7 @@ import os
 import time
 from typing import Any
 
-from . import history, kernlog, slurm, statefile
+from . import history, kernlog, slurm, statefile, xid
 from .config import Config
 from .notes import _note, _report_gpus, _say
 from .repair import REBOOT_CODES
@@ -23,8 +23,11 @@ def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict
     # the node's count, not the job's: Slurm allocated a job some of the GPUs (SLURM_JOB_GPUS), NVML lists them all
     # (a lost one too); a revalidation without Slurm's Gres proves the repair against the larger
     gpus = max((n for n in (cfg.expected_gpus, _report_gpus(report)) if n), default=None)
+    # the kernel log's evidence held at the drain (an Xid with a gpu check's fault too): return to service reads it
+    held = xid.judge(xid.parse([e["line"] for e in cfg.kern.held])) if cfg.kern is not None else None
     return {"gpus": gpus, "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
-            "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check}
+            "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check,
+            "kernel_log": held[0] if held else None}
 
 
 def _refuse_drain(cfg: Config, v: Verdict, detail: str, line: str) -> int:

@@ -3,7 +3,7 @@
 A line (schema 1): {"schema": 1, "time": "2026-11-25T19:40:00Z", "epoch": 1795635600.0, "node": "n2",
 "event": <EVENTS>, "code": "CHECK_TIMEOUT" | null, "detail": "one line"}, and on a drain what return to service must
 prove (`gpus`: the GPUs the node should have, `boot_id`: the boot it was drained in, `action`: "reset" or
-"reboot" when NVIDIA's Xid catalog asks for one); every event the prolog writes carries the `boot_id` it ran in (a
+"reboot" when NVIDIA's Xid catalog asks for one, `kernel_log`: the code of the kernel-log evidence it stood on); every event the prolog writes carries the `boot_id` it ran in (a
 hang streak ends at a reboot). Appended with one write() to a file opened O_APPEND|O_NOFOLLOW,
 under a lock (STATE/history/.<node>.lock) that rotation shares: past MAX_BYTES the file is rewritten (temp file,
 then rename) with its last KEEP_LINES lines. A reader takes at most READ_CAP bytes from the tail, refuses a symlink,
@@ -95,7 +95,7 @@ class History:
 
 # the type of each field a reader acts on: a line with any of them of another JSON type (a list where a code belongs)
 # is no event but a garbled line (a reader would crash on it, or match a list against a code)
-_OPTIONAL_STR = ("code", "boot_id", "action", "check")
+_OPTIONAL_STR = ("code", "boot_id", "action", "check", "kernel_log")
 
 
 def _count(value: Any) -> bool:

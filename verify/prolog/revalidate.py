@@ -3,7 +3,8 @@
 The node is resumed only when torchimages drained it, its history is whole and clean, it has not failed again within
 the flap window, the repair NVIDIA's Xid catalog asks for is seen (verify/prolog/repair.py: a reboot, or a GPU reset
 recorded since the drain), and the preflight passes now with every GPU the node should have (Slurm's Gres, else
-the count recorded at the drain; a GPU drain with neither is refused). Exit 5 with one line otherwise.
+the count recorded at the drain; a GPU drain with neither is refused), and a drain that stood on kernel-log
+evidence has the kernel log read again (never with --no-kernel-log). Exit 5 with one line otherwise.
 """
 from __future__ import annotations
 
@@ -21,6 +22,18 @@ from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PAS
 # is not recorded) must see the GPUs the node should have
 NO_GPU_CHECKS = frozenset({"shm", "nccl", "preflight"})
 DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
+# xid.judge's codes: evidence only the kernel log gives (an Xid, an SXid, an NV_ERR status line)
+KERNLOG_CODES = frozenset({"XID_HISTORY", "XID_REPEATED"})
+
+
+def kernel_log_cause(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
+                     also: list[dict[str, Any]]) -> str | None:
+    """The code of a drain that stood on kernel-log evidence (the history's record of it, any drain since the node
+    was last in service, or Slurm's reason), or None: its return to service must read the kernel log again."""
+    for d in (d for d in (drain, *also) if d):
+        if d.get("check") == "kernel-log" or d.get("code") in KERNLOG_CODES or d.get("kernel_log"):
+            return str(d.get("kernel_log") or d.get("code"))
+    return claimed[0] if claimed and claimed[0] in KERNLOG_CODES else None
 
 
 def _same_host(slurm_host: str, host: str) -> bool:
@@ -79,7 +92,7 @@ def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | 
 
 def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str | None:
     """Why the node cannot be resumed before its preflight runs (its history, the repair), or None; sets the GPUs
-    the preflight must see."""
+    the preflight must see, and the kernel-log evidence its drain stood on (the log it must read)."""
     past = history.read(cfg.state_dir, cfg.node)
     if past.error:
         return f"{past.error}; without its history a fault that came back cannot be told apart"
@@ -100,6 +113,11 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
                                   and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
         drain = None              # the history's last drain is another one: this drain's facts are unknown
     also = history.current_drains(past.events)           # every fault it was drained for since last in service
+    cfg.kernel_log_cause = kernel_log_cause(drain, claimed, also)
+    if cfg.kernel_log_cause and not cfg.kernel_log:
+        # the evidence the drain stood on is read again, or the node is not proven: never resumed unseen
+        return (f"drained for {cfg.kernel_log_cause} on kernel-log evidence (NVIDIA's Xid catalog): return to "
+                "service reads the kernel log to see it has not come back; run it without --no-kernel-log")
     clock, booted = kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)
     if repair_problem(drain, claimed, clock, booted, also=also):   # no reboot since: a GPU reset since will do
         resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
@@ -145,6 +163,10 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
     verdict, report, xids = assess(cfg)
     if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus)):
         verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
+    if verdict.kind == PASS and cfg.kernel_log_cause and not cfg.kernel_log_read:
+        verdict = not_assessed("KERNEL_LOG_UNREAD", f"drained for {cfg.kernel_log_cause} on kernel-log evidence, and "
+                               "the kernel log was not read now: the Xid may be back unseen; let this user read it "
+                               "(kernel.dmesg_restrict, the systemd-journal group) or run it as root", "kernel-log")
     print(verdict.line(), flush=True)
     if verdict.kind != PASS:
         status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED
