@@ -356,7 +356,9 @@ def test_each_translated_listing_probes_back_to_its_facts(item):
     """A listing is translated into a sysfs tree (root/) by the letter of FACTS.md; the probe reading that tree
     under VERIFY_FABRIC_ROOT gives exactly the adapters the facts hold."""
     facts = json.loads((item / "facts" / "fabric.json").read_text())["facts"]
-    assert facts["root"] == "root" and rdma.adapters(str(item / "root")) == facts["adapters"]
+    # the probe leaves out a PCI device id it could not read: a missing key is null (FACTS.md), as a translator writes it
+    adapters = [{k: v for k, v in a.items() if not (k == "pci_device" and v is None)} for a in facts["adapters"]]
+    assert facts["root"] == "root" and rdma.adapters(str(item / "root")) == adapters
 
 
 def test_an_ib_hca_that_matches_nothing_is_the_job_s_fall_back_handmade():
