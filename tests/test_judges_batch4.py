@@ -221,3 +221,11 @@ def test_a_status_answering_one_caller_drains_nothing():
            "_reusemappingdbAddMappingCallback) @ mapping_reuse.c:273")
     assert xidlog.parse([oom]) == [] and xidlog.judge(xidlog.parse([oom])) is None
     assert set(RM_STATUS) == {"NV_ERR_RESET_REQUIRED", "NV_ERR_GPU_IS_LOST", "NV_ERR_FABRIC_MANAGER_NOT_PRESENT"}
+
+
+def test_an_arch_gap_explained_alone_is_not_worded_as_a_refusal_to_initialise():
+    # torch's own line, explained alone, lands in the facts as CUDA's answer; the GPU and the driver are fine
+    r = ex.explain_text("RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+                        "log.txt", Options())
+    assert verdict(r) == ("fail", "ARCH_NOT_IN_BUILD", "image")
+    assert "cannot run this build's kernels" in r.summary and "does not initialise" not in r.summary

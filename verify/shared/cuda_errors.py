@@ -28,6 +28,8 @@ class Decoded:
     # the code names the failure itself whoever met it (the nccl or train check reports it under this code, not
     # its own): a job's out of memory is no collective's failure
     names_failure: bool = False
+    # how a report words what CUDA did, where the error was recorded as CUDA's answer to the first call
+    said: str = "CUDA does not initialise"
 
 
 # 804: the process loaded a libcuda newer than the kernel driver (the image's cuda-compat package) on a GPU that
@@ -46,7 +48,8 @@ ARCH_GAP = Decoded("ARCH_NOT_IN_BUILD", "image", "the build has no code for this
                    "kernel image is available' / 'named symbol not found' / 'invalid device function': the library "
                    "that launched the kernel, torch's or NCCL's, was compiled without this GPU's sm_)",
                    "Use an image whose torch and NCCL are built for this GPU's compute capability (a newer CUDA "
-                   "build: cu128 or later for Blackwell), or rebuild the library with its sm_ (NCCL: NVCC_GENCODE).")
+                   "build: cu128 or later for Blackwell), or rebuild the library with its sm_ (NCCL: NVCC_GENCODE).",
+                   said="CUDA cannot run this build's kernels on this GPU")
 
 
 # 2: the GPU's memory ran out for this process (cudaErrorMemoryAllocation; torch's "CUDA out of memory. Tried to

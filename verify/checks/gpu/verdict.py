@@ -142,7 +142,7 @@ def _visibility(node: Node, result: CheckResult, found: Findings, options: Optio
         if any(d.get("lost") for d in node.devices):
             result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
         elif decoded:
-            found.add(FAIL, decoded.code, f"CUDA does not initialise: {decoded.cause}{behind}", decoded.fix,
+            found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause}{behind}", decoded.fix,
                       decoded.owner)
         elif not node.devices:
             found.add(WARN, "GPU_NOT_VISIBLE", f"CUDA does not initialise: {error or 'no error text'} (the cause is not "
