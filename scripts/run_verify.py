@@ -335,7 +335,11 @@ def find_local_image(ref: str, connect: Callable[[], Any]) -> LocalImage:
         # "invalid reference format" (a space, an upper-case repository): neither a matrix tag nor an image name
         why = getattr(exc, "explanation", None) or str(exc)
         return LocalImage(None, f"{ref!r} is not an image name either: {why}; a list of tags is comma-separated")
-    return LocalImage(client if exists else None)
+    if exists:
+        return LocalImage(client)
+    # a matrix tag holds neither `/` nor `:`: a name with one is meant as an image, which make verify never pulls
+    pull = f"nor is {ref} an image of this engine: `docker pull {ref}` first" if re.search(r"[/:]", ref) else ""
+    return LocalImage(None, pull)
 
 
 def report_name(ref: str) -> str:

@@ -167,7 +167,9 @@ def test_verify_picks_the_foreign_image_mode_by_lookup(tmp_path, monkeypatch, re
 
     assert find_local_image("python:3.12", lambda: Client(True)).client is not None
     absent = find_local_image("python:3.12", lambda: Client(False))
-    assert absent.client is None and absent.why_not == ""
+    assert absent.client is None and "`docker pull python:3.12` first" in absent.why_not
+    typo = find_local_image("2.13.0-cpu-debain12", lambda: Client(False))
+    assert typo.client is None and typo.why_not == ""
     bad = find_local_image("Bad Name", lambda: Client(None))
     assert bad.client is None and "is not an image name either: invalid reference format" in bad.why_not
 

@@ -124,6 +124,11 @@ def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
     if requirements:
         summary.unmet = _unmet(summary, requirements)
     out(format_report(summary))
+    if summary.verified and not summary.unmet and (requirements or max_age is not None):
+        from ..durations import shown
+        # say that REQUIRE and MAX_AGE were judged, not only when they fail
+        met = [str(r) for r in requirements] + ([f"age<={shown(max_age)}"] if max_age is not None else [])
+        out(f"require:  met {' '.join(met)}")
     return 0 if summary.verified and not summary.unmet else 1
 
 

@@ -102,6 +102,7 @@ def test_attest_with_a_key_then_report_verifies_signer_and_host(registry, keys, 
     assert "require:  NOT MET gpu=B200 (found NVIDIA H100 80GB HBM3)" in gpu.stdout
     met = _report(registry, digest, "--trust", pub, "--require", "verdict=pass gpu=H100 driver>=570")
     assert met.returncode == 0, met.stdout + met.stderr
+    assert "require:  met verdict=pass gpu=H100 driver>=570" in met.stdout, met.stdout
 
     # the node gate: one line; the driver floor against the host's driver, with the tag that would fit
     gate = run_cli("gate", f"{registry}/{REPO}@{digest}", "--trust", pub, "--require", "gpu=H100",
