@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from scripts.fleet import fleet as fleet_mod
-from scripts.fleet.fleet import fleet, fleet_json, format_fleet, walk
+from scripts.fleet.fleet import Fleet, fleet, fleet_json, format_fleet, walk
 from scripts.fsutil import TooLarge, read_bounded
 from tests.verify_handmade import make_report
 
@@ -200,3 +200,12 @@ def test_facts_recorded_in_the_future_are_refused_on_replay():
     assert clock_skew({}) == 300.0 and clock_skew({"TORCHIMAGES_CLOCK_SKEW": "60"}) == 60.0
     with pytest.raises(ReplayError, match="TORCHIMAGES_CLOCK_SKEW='soon'"):
         clock_skew({"TORCHIMAGES_CLOCK_SKEW": "soon"})
+
+
+def test_a_fleet_that_does_not_pass_says_why_in_its_last_line():
+    # a newcomer's `make fleet-report DIR=reports` exited 1 over pushed.json and an SBOM with nothing saying so last
+    report = Fleet(Path("reports"), [], [("push/pushed.json", "not a verify report"), ("x.cdx.json", "not one")], [],
+                   None, unreadable=[("secret", "permission denied")])
+    assert not report.ok
+    assert report.why_not_ok == "2 file(s) that are no valid verify report, 1 file(s) or folder(s) not readable"
+    assert Fleet(Path("reports"), [], [], [], None).why_not_ok == ""

@@ -165,4 +165,6 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
         out(f"metrics: {len(written)} file(s) written into {shown(settings, settings.metrics_dir)}")
         for name in skipped_nodes(report, report.histories):
             out(f"metrics: node name {name!r} cannot name a file: not written")
+    if not report.ok:
+        out(f"fleet: NOT PASSING: {report.why_not_ok} (listed above)")
     return 0 if report.ok else 1

@@ -151,6 +151,16 @@ class Fleet:
     def ok(self) -> bool:
         return not self.invalid and not self.unreadable and not self.duplicates and all(n.passing for n in self.nodes)
 
+    @property
+    def why_not_ok(self) -> str:
+        """What keeps the fleet from passing, counted ('' when it passes): the last line a user reads."""
+        failing = sum(1 for n in self.nodes if not n.passing)
+        parts = [f"{count} {what}" for count, what in (
+            (failing, "node(s) not passing"), (len(self.invalid), "file(s) that are no valid verify report"),
+            (len(self.unreadable), "file(s) or folder(s) not readable"),
+            (len(self.duplicates), "node(s) reported twice")) if count]
+        return ", ".join(parts)
+
 
 def drain_reason(code: str, summary: str) -> str:
     """The reason a Slurm drain (and the prolog helper) writes: `torchimages:<CODE> <summary>`, one line."""
