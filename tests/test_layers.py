@@ -73,3 +73,10 @@ def test_a_crossed_build_names_each_copied_part_not_access():
     image = _image(["t:x"], [f"sha256:{i:064x}" for i in range(len(history))], history)
     steps = [x.step for x in image_layers(_Engine([image]), "t:x") or []]
     assert steps == ["base", "system", "venv", "cusparselt", "cuda", "nccl", "cudnn", "torch", "rest", "access"]
+
+
+def test_the_family_lists_an_image_once_not_again_by_its_registry_tag():
+    # after make push the image also carries 127.0.0.1:5000/torchimages:<tag>: the same layers, no second image
+    engine = _pair()
+    engine._images[0].tags.append("127.0.0.1:5000/t:a")
+    assert family(engine, ["t:b"], "t") == ["t:b", "t:a"]

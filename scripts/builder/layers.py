@@ -52,8 +52,10 @@ def image_layers(client: Any, ref: str) -> list[Layer] | None:
 
 
 def family(client: Any, built: list[str], repository: str) -> list[str]:
-    """The built images, then every other local tag of the repository: the family a node may already hold."""
-    local = sorted(t for image in client.images.list(name=repository) for t in image.tags)
+    """The built images, then every other local tag of the repository: the family a node may already hold. An image
+    also tagged for a registry (make push) is listed once, by its own repository's tag."""
+    local = sorted(t for image in client.images.list(name=repository) for t in image.tags
+                   if t.startswith(f"{repository}:"))
     return built + [t for t in local if t not in built]
 
 
