@@ -195,7 +195,9 @@ def test_the_clock_skew_allowance_reads_as_clock_skew_does():
         with pytest.raises(ValueError, match=r"TORCHIMAGES_CLOCK_SKEW=.* is not a duration") as exc:
             clockskew.allowance({"TORCHIMAGES_CLOCK_SKEW": bad})
         assert "\n" not in str(exc.value)
-    assert replay.CLOCK_SKEW_S == clockskew.DEFAULT_S and not hasattr(repair, "CLOCK_SKEW_S")
+    # one allowance: replay reads the shared one and neither side keeps a copy of its own
+    assert replay.clock_skew({}) == clockskew.DEFAULT_S
+    assert not hasattr(replay, "CLOCK_SKEW_S") and not hasattr(repair, "CLOCK_SKEW_S")
 
 
 def test_the_prolog_believes_a_reset_record_within_the_allowance_it_is_given(tmp_path, fake, monkeypatch):

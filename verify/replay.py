@@ -30,10 +30,6 @@ OPTION_CEILING = {"expect_gpus": 4096, "nccl_processes": 1024, "sdc_repeats": 10
                   "nccl_timeout_s": 86400, "arrow_min_ratio": 100}
 
 
-CLOCK_SKEW_ENV = clockskew.ENV     # how far in the future a recorded time may lie (clocks differ): one shared knob
-CLOCK_SKEW_S = clockskew.DEFAULT_S
-
-
 class ReplayError(Exception):
     """The facts folder cannot be replayed: one line, exit 2."""
 
@@ -67,7 +63,7 @@ def future_recorded(path: Path, recorded: Any, skew_s: float, now: float | None 
     ahead = when.timestamp() - (time.time() if now is None else now)
     if ahead > skew_s:
         raise ReplayError(f"{path}: recorded {recorded[:40]} is {ahead / 3600:.1f} h in the future, beyond the clock "
-                          f"tolerance of {skew_s:g} s ({CLOCK_SKEW_ENV}): facts from the future are no evidence; "
+                          f"tolerance of {skew_s:g} s ({clockskew.ENV}): facts from the future are no evidence; "
                           "check the recording host's clock")
 
 

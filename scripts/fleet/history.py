@@ -40,7 +40,7 @@ class NodeHistory:
         return self.events[-1] if self.events else None
 
 
-_OPTIONAL_STR = ("code", "boot_id", "action", "check")     # the prolog's reader checks the same (a list is garbled)
+_OPTIONAL_STR = ("code", "boot_id", "action", "check", "kernel_log")   # as the prolog's reader (a list is garbled)
 
 
 def _valid(entry: Any) -> bool:

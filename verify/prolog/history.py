@@ -98,10 +98,6 @@ class History:
 _OPTIONAL_STR = ("code", "boot_id", "action", "check", "kernel_log")
 
 
-def _count(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
-
-
 def _valid(entry: Any) -> bool:
     if not isinstance(entry, dict) or type(entry.get("schema")) is not int or entry.get("schema") != SCHEMA:
         return False
@@ -110,7 +106,7 @@ def _valid(entry: Any) -> bool:
     epoch = entry.get("epoch")
     return isinstance(epoch, (int, float)) and not isinstance(epoch, bool) and math.isfinite(epoch) \
         and isinstance(entry.get("time"), str) and isinstance(entry.get("node", ""), str) \
-        and isinstance(entry.get("detail", ""), str) and _count(entry.get("gpus")) \
+        and isinstance(entry.get("detail", ""), str) and statefile.count_or_none(entry.get("gpus")) \
         and all(entry.get(k) is None or isinstance(entry[k], str) for k in _OPTIONAL_STR)
 
 

@@ -170,10 +170,6 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _counted(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
-
-
 def _typed(raw: Any) -> bool:
     """Every field of a kept state of its JSON type: one of another (a list where the boot id belongs, "5" where a
     stamp does) is a garbled state, never coerced into a cursor."""
@@ -181,7 +177,8 @@ def _typed(raw: Any) -> bool:
         and _strings(raw.get("at_mono")) and _strings(raw.get("unstamped")) and isinstance(raw.get("held"), list) \
         and all(isinstance(e, dict) and isinstance(e.get("line"), str) and _number(e.get("mono"))
                 and math.isfinite(e["mono"]) for e in raw["held"]) \
-        and _counted(raw.get("at_count")) and _counted(raw.get("unstamped_count"))
+        and statefile.count_or_none(raw.get("at_count")) \
+        and statefile.count_or_none(raw.get("unstamped_count"))
 
 
 def load(state_dir: str, node: str) -> tuple[State, str | None]:

@@ -26,6 +26,12 @@ from dataclasses import dataclass
 _FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
+def count_or_none(value: object) -> bool:
+    """A kept count read back from JSON: null, or an int (not a bool) of zero or more. The history and the
+    kernel-log state read their fields by this, so a count of another type is a garbled line, never coerced."""
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
 class Refused(OSError):
     """The path is no regular file (a symlink, FIFO, device, folder): refused with one line, never followed."""
 
