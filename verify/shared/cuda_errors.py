@@ -137,6 +137,13 @@ def named(text: str | None) -> Decoded | None:
     return next((decoded for _, words, decoded in _RULES if words.search(text)), None)
 
 
+def named_without_driver(text: str | None) -> Decoded | None:
+    """named(), for a check that holds no driver facts (the nccl and train checks: an error met mid-run): 804 is
+    then judged as forward_compat does without them, the driver's."""
+    decoded = named(text)
+    return forward_compat(None, False) if decoded is FORWARD_COMPAT else decoded
+
+
 def forward_compat(driver: str | None, supported: bool) -> Decoded:
     """Error 804 judged with the driver: the loaded libcuda is newer than the kernel driver, so the image runs a CUDA
     the driver does not support and this GPU cannot bridge the gap: the driver is too old for the image (the fix is a

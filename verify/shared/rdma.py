@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from errno import ENOSYS
 from typing import Any
 
+from ..codes import Owner
+
 ROOT_ENV = "VERIFY_FABRIC_ROOT"
 _RATE = re.compile(r"^\s*([\d.]+)\s*Gb/sec(?:\s*\((\d+)X\s*([A-Za-z0-9]+)\))?")
 # Where libibverbs looks for its providers (rdma-core: IBVERBS_CONFIG_DIR and the provider directory).
@@ -177,12 +179,23 @@ PINNING_ENOMEM = re.compile(_PINNING + r"[^\n]*?(?:Cannot allocate memory|\bENOM
 
 def pinning_failed(text: str | None) -> str | None:
     """The line of `text` where a call that pins memory failed with ENOMEM, or None."""
-    found = PINNING_ENOMEM.search(text or "")
+    text = text or ""
+    found = PINNING_ENOMEM.search(text)
     if not found:
         return None
-    start = (text or "").rfind("\n", 0, found.start()) + 1
-    end = (text or "").find("\n", found.end())
-    return (text or "")[start:end if end >= 0 else None].strip()[:300]
+    start = text.rfind("\n", 0, found.start()) + 1
+    end = text.find("\n", found.end())
+    return text[start:end if end >= 0 else None].strip()[:300]
+
+
+def memlock_owner(inside: bool) -> tuple[Owner, str]:
+    """Whose a locked-memory limit too low for RDMA is, and its fix: read beside the container's devices, the
+    container's (`--ulimit`, the job's); read on its own (a host's `ulimit -a`, bare metal), the site's (limits.conf,
+    slurmd's LimitMEMLOCK): the host's. The fabric check and the nccl check say the same."""
+    if inside:
+        return "job", "Run the container with `--ulimit memlock=-1` (and `--cap-add IPC_LOCK`)."
+    return "host", ("Raise the node's limit: `* - memlock unlimited` in /etc/security/limits.conf, and "
+                    "LimitMEMLOCK=infinity for slurmd (Slurm: PropagateResourceLimits).")
 
 
 def memlock() -> int | str:

@@ -230,13 +230,10 @@ def _memlock(facts: FabricFacts, found: Findings) -> None:
                 f"pins) ran out; the limit itself {'was not read' if limit is None else 'reads ' + str(limit)}")
     else:
         return
-    if facts.get("uverbs") is not None or facts.get("libraries"):
-        found.add(FAIL, "FABRIC_MEMLOCK_LOW", f"{said}; it should be unlimited", "Run the container with "
-                  "`--ulimit memlock=-1` (and `--cap-add IPC_LOCK`).", "job")
-    else:
-        found.add(FAIL, "FABRIC_MEMLOCK_LOW", f"{said} (read outside a container: the node's own limit)",
-                  "Raise the node's limit: `* - memlock unlimited` in /etc/security/limits.conf, and "
-                  "LimitMEMLOCK=infinity for slurmd (Slurm: PropagateResourceLimits).", "host")
+    inside = facts.get("uverbs") is not None or bool(facts.get("libraries"))
+    owner, fix = rdma.memlock_owner(inside)
+    found.add(FAIL, "FABRIC_MEMLOCK_LOW", f"{said}; it should be unlimited" if inside else
+              f"{said} (read outside a container: the node's own limit)", fix, owner)
 
 
 def _mixed(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:

@@ -30,7 +30,7 @@ from ...findings import Findings
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import rdma
-from ...shared.cuda_errors import FORWARD_COMPAT, Decoded, forward_compat, named
+from ...shared.cuda_errors import named_without_driver
 from .bandwidth import bandwidth_figures
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
@@ -204,12 +204,9 @@ def _log_said(facts: NcclFacts) -> str | None:
 CAUSES = ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET", "FABRIC_NOT_PASSED")
 
 
-def cuda_cause(facts: NcclFacts, error: str) -> Decoded | None:
-    """The CUDA error NCCL's failure names (`Cuda failure 'named symbol not found'`, in the error or a line of its
-    log), decoded by the one catalog (verify/shared/cuda_errors.py) the gpu check uses: its owner owns the
-    failure. By name or words only; 804 without the driver's facts is the driver's (cuda_errors.forward_compat)."""
-    decoded = named(" | ".join([error, *((facts.get("nccl_log") or {}).get("proof") or [])]))
-    return forward_compat(None, False) if decoded is FORWARD_COMPAT else decoded
+def _said(facts: NcclFacts, error: str) -> list[str]:
+    """The failure's error and the lines of NCCL's log kept as proof: where a cause is named."""
+    return [error, *((facts.get("nccl_log") or {}).get("proof") or [])]
 
 
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
@@ -220,22 +217,23 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         # same evidence as wrong elements in the sweep
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"a collective over {backend or 'NCCL'} returned wrong data: "
                               f"{error}", WRONG_ADVICE)
-    cuda = cuda_cause(facts, error)
+    said = _said(facts, error)
+    # the CUDA error NCCL's failure names (`Cuda failure 'named symbol not found'`, in the error or a line of its
+    # log), by the one catalog the gpu check reads, by name or words only: its owner owns the failure
+    cuda = named_without_driver(" | ".join(said))
     if cuda:
         # out of memory or a kernel's fault is the job's whatever call met it: said under its own code
         code = cuda.code if cuda.names_failure else "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED"
         return result.verdict(FAIL, code,
                               f"all-reduce over {backend or 'NCCL'} failed on a CUDA error: {error}; {cuda.cause}",
                               cuda.fix, cuda.owner)
-    pinned = rdma.pinning_failed("\n".join([error, *((facts.get("nccl_log") or {}).get("proof") or [])]))
+    pinned = rdma.pinning_failed("\n".join(said))
     if pinned and facts.get("memlock_bytes") != UNLIMITED:
         # the fabric check's rule: read beside the container's devices, the container's limit; else the node's
-        inside = facts.get("uverbs") is not None or facts.get("verbs_loads") is not None
+        whose, fix = rdma.memlock_owner(facts.get("uverbs") is not None or facts.get("verbs_loads") is not None)
         return result.verdict(FAIL, "FABRIC_MEMLOCK_LOW", f"all-reduce over {backend or 'NCCL'} failed: RDMA memory "
                               f"registration ran out of locked memory ({pinned}): the memlock limit is too low",
-                              "Run the container with `--ulimit memlock=-1`." if inside else "Raise the node's "
-                              "limit: `* - memlock unlimited` in /etc/security/limits.conf, and LimitMEMLOCK=infinity "
-                              "for slurmd (Slurm: PropagateResourceLimits).", "job" if inside else "host")
+                              fix, whose)
     cause = next((f for f in found.items if f.owner != "host" and f.code in CAUSES), None)
     shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
     owner = cause.owner if cause else None

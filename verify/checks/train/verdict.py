@@ -19,7 +19,7 @@ from ...facts import TrainFacts, TrainRank
 from ...figures import BOOL, COUNT, LIST, OBJECT, RANKS, STR, Figure, Holds, Kind, Required, Rule, Unique
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
-from ...shared.cuda_errors import FORWARD_COMPAT, forward_compat, named
+from ...shared.cuda_errors import named_without_driver
 from . import trainer
 
 NAME = "train"
@@ -196,9 +196,8 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
                               "This is verify's own bug, not the node's: report it with the details above.")
     # a CUDA error the one catalog names (out of memory, a kernel's fault, a build without the GPU's code, 802) has
     # the catalog's code and owner, as in the gpu and nccl checks: a job's out of memory drains no node
-    cuda = named(f"{first.get('type')}: {first.get('message')}")
+    cuda = named_without_driver(f"{first.get('type')}: {first.get('message')}")
     if cuda:
-        cuda = forward_compat(None, False) if cuda is FORWARD_COMPAT else cuda
         return result.verdict(FAIL, cuda.code, f"the training run failed on a CUDA error: {text}"[:500] + f"; {cuda.cause}",
                               cuda.fix, cuda.owner)
     return result.verdict(FAIL, "TRAIN_FAILED", f"the training run failed: {text}"[:600])
