@@ -100,15 +100,16 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {completion.group(0).strip()[:300]}"
     if tail := _failed_warn(text):
         return tail
-    cuda = _CUDA_FAILURE.search(text) or _CUDA_QUOTED.search(text)
+    warned_cuda = _CUDA_FAILURE.search(text)
     if failed := _ERROR.search(text):
+        cuda = warned_cuda or _CUDA_QUOTED.search(text)
         last = _LAST.search(text, failed.end())
         return f"all_reduce: {failed.group(0).strip()[:300]}" + (f" Last error: {last.group(1).strip()[:200]}"
                                                                  if last else "") + \
             (f" ({cuda.group(0).strip()[:200]})" if cuda and cuda.group(0) not in failed.group(0) else "")
-    if cuda := _CUDA_FAILURE.search(text):
-        phase = "init" if _INIT_FILES.search(cuda.group(0)) else "all_reduce"
-        return f"{phase}: {cuda.group(0).strip()[:300]}"
+    if warned_cuda:
+        phase = "init" if _INIT_FILES.search(warned_cuda.group(0)) else "all_reduce"
+        return f"{phase}: {warned_cuda.group(0).strip()[:300]}"
     if warned := _INIT_WARN.search(text):
         return f"init: {warned.group(0).strip()[:300]}"
     traces = list(dict.fromkeys(m.group(0) for m in _TRACE.finditer(text)))
