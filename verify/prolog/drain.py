@@ -18,6 +18,7 @@ from .verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, NOT
 BREAKER_LOCK_WAIT_S = 30.0
 DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
 
+
 def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict[str, Any]:
     """What return to service must prove, kept with the drain: the GPUs the node had, its boot, the repair asked."""
     # the node's count, not the job's: Slurm allocated a job some of the GPUs (SLURM_JOB_GPUS), NVML lists them all
@@ -50,10 +51,10 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
         return _refuse_drain(cfg, v, f"breaker cannot count: {cfg.node} is not listed in {where}",
                              f"{v.code} on {cfg.node} is the host's, but sinfo does not list {cfg.node} in {where}: "
                              "the breaker cannot count its pool; not drained (check --partition)")
-    if me is not None and me.drained and not me.ours:
+    if me.drained and not me.ours:
         return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
                              f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")
-    if me is not None and me.ours and not cfg.dry_run:
+    if me.ours and not cfg.dry_run:
         # drained by torchimages a moment ago (another prolog of this node: jobs starting together): Slurm's reason
         # stays, this fault is recorded as a drain too, and return to service owes the repair of each
         _note(cfg, "drain", v.code, f"already drained by torchimages ({me.reason_text[:80]}): {v.summary}",
