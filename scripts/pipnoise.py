@@ -44,6 +44,11 @@ def quiet(lines: Iterable[str], is_dir: Callable[[str], bool] = os.path.isdir) -
                f"`pip config list`, PIP_FIND_LINKS, PIP_EXTRA_INDEX_URL)\n")
 
 
+def quieted(text: str) -> str:
+    """quiet() over a whole captured output (the detail of an error that quotes pip)."""
+    return "".join(quiet(text.splitlines(True)))
+
+
 def main() -> int:
     for line in quiet(sys.stdin):
         sys.stderr.write(line)

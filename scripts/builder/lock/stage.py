@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ...errors import UserError
-from ...pipnoise import quiet
+from ...pipnoise import quieted
 from ...plan.platforms import machine_of
 from ...plan.spec import Target
 from ..wheels import wheel_fits, wheel_name_version
@@ -137,7 +137,7 @@ def fetch_platform_wheels(target: Target, images: Path, cache: Path, *,
         raise UserError(f"fetching the {platform} wheels of {spec.tag} took over 30 min; check the network, or put "
                         f"them into WHEELS=<folder>") from None
     if proc.returncode != 0:
-        detail = " ".join("".join(quiet((proc.stderr or proc.stdout).splitlines(True))).split())[-500:]
+        detail = " ".join(quieted(proc.stderr or proc.stdout).split())[-500:]
         raise UserError(f"cannot fetch the {platform} wheels of {target.lock_label}: {detail}; check the "
                         f"network, or put the wheels into WHEELS=<folder>")
     return folder
@@ -163,5 +163,5 @@ def find_uv_wheel(folders: list[Path], uv_cache: Path, machine: str = "x86_64") 
     found = [w for w in sorted(uv_cache.glob(f"uv-{UV_VERSION}-*.whl")) if ours(w)]
     if proc.returncode != 0 or not found:
         raise UserError(f"no uv {UV_VERSION} wheel for {machine}: none in the wheel folders and `pip download uv=={UV_VERSION}` "
-                        f"failed ({' '.join(''.join(quiet(proc.stderr.splitlines(True))).split()[-12:])}); put the uv wheel into WHEELS=<folder>")
+                        f"failed ({' '.join(quieted(proc.stderr).split()[-12:])}); put the uv wheel into WHEELS=<folder>")
     return found[0]
