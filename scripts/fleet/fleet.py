@@ -149,7 +149,7 @@ class Fleet:
 
     @property
     def ok(self) -> bool:
-        return not self.invalid and not self.unreadable and not self.duplicates and all(n.passing for n in self.nodes)
+        return not self.why_not_ok          # one predicate: what the last line names is what fails the fleet
 
     @property
     def why_not_ok(self) -> str:
