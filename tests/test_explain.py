@@ -32,9 +32,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "a100-ibstatus-eight-hdr-active-plus-ethernet-40": "issue 35 item 7: mixed adapters without NCCL_IB_HCA warn "
                                                        "FABRIC_MIXED_ADAPTERS (job); the translator expects pass",
     # Sixth batch: the translator's verdict kept.
-    "nccl-2.27-two-ranks-one-host-ib-no-device-shm": "translator: nccl pass (two ranks joined by SHM on one host); "
-                                                     "verify explain: nccl skip FACTS_INCOMPLETE (nothing to judge); rule kept: "
-                                                     "channel set-up alone is no evidence of health (no false pass)",
 }
 
 

@@ -518,11 +518,6 @@ KNOWN_MISMATCHES = {
                                                        "NCCL_IB_HCA recorded warn FABRIC_MIXED_ADAPTERS (job); the "
                                                        "translator expects pass",
     # Sixth batch (tests/data/real-world/README.md): the translator's verdict kept.
-    "nccl-2.27-two-ranks-one-host-ib-no-device-shm": "translator: nccl pass (two ranks on one host over SHM, no "
-                                                     "connection via NET: the IB/socket lines are no fault); verify: "
-                                                     "nccl skip FACTS_INCOMPLETE (no network choice: nothing to judge). Rule kept: a log that only "
-                                                     "sets up channels (no collective completed, no figure; the issue is "
-                                                     "a hang) is no evidence of health, and no false pass",
 }
 
 

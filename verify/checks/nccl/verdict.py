@@ -185,13 +185,26 @@ def group_contradiction(facts: NcclFacts) -> str | None:
     return None
 
 
+def _within_node(facts: NcclFacts, log: NcclLog) -> str | None:
+    """What NCCL's log shows of ranks that reach each other inside one node only (SHM, P2P): every connection it
+    lists is intra-node, none goes through the network, and no fact says the group spans nodes. The network NCCL
+    would use across nodes is then never exercised: no fall-back and no fabric to judge, only the transport chosen."""
+    transports = [str(t) for t in log.get("transports") or []]
+    nodes = facts.get("nodes")
+    if not transports or any(t.startswith("NET/") for t in transports) or log.get("net_channels") \
+            or (isinstance(nodes, int) and nodes > 1):
+        return None
+    return (f"NCCL's log: the ranks connect within one node ({', '.join(transports)}); no connection goes through "
+            "the network; no collective recorded: bandwidth not assessed")
+
+
 def _log_said(facts: NcclFacts) -> str | None:
-    """What NCCL's log alone shows when it proves the fabric in use; None when it proves nothing (sockets on a node
-    whose adapters are unknown, or no network line at all)."""
+    """What NCCL's log alone shows when it proves the fabric in use, or ranks joined inside one node only; None when
+    it proves nothing (sockets on a node whose adapters are unknown, or no network line at all)."""
     log: NcclLog = facts.get("nccl_log") or {}
     kind = rdma_shown(facts, log)
     if not (log.get("networks") or gdr_summary(log)[0] or log.get("hcas")) or kind is None:
-        return None
+        return _within_node(facts, log)
     connections, gdr = gdr_summary(log)
     ranks = log.get("rank_networks") or {}
     said = [f"NCCL's log: network {', '.join(log.get('networks') or [])}" + (f" on {len(ranks)} rank(s)" if ranks else "")
