@@ -33,15 +33,9 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                        "FABRIC_MIXED_ADAPTERS (job); the translator expects pass",
     # Sixth batch: the translator's verdict kept.
     # Seventh batch: the translator's verdict kept.
-    "k8s-pod-default-dev-shm-nccl-shm-segment-enospc-4xt4": "translator: nccl fail SHM_TOO_SMALL (job); verify "
-                                                            "explain: nccl fail NCCL_FAILED (job), blaming the "
-                                                            "bootstrap interface (socket.cc lines) instead of the "
-                                                            "/dev/shm ENOSPC WARN",
     "a100-80gb-pcie-no-bridge-dcgm-health-all-12-nvlinks-down": "translator: gpu pass (a PCIe A100 without a bridge "
                                                                 "has its 12 NVLinks down by design); verify explain: "
                                                                 "not recognised (dcgmi health table; no parser)",
-    "xid63-new-row-marked-for-remapping-reset-to-activate": "translator: gpu fail RETIREMENT_PENDING (host); verify "
-                                                            "explain: gpu warn RETIREMENT_PENDING (host)",
 }
 
 

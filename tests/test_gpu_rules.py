@@ -519,13 +519,6 @@ KNOWN_MISMATCHES = {
                                                        "translator expects pass",
     # Sixth batch (tests/data/real-world/README.md): the translator's verdict kept.
     # Seventh batch (tests/data/real-world/README.md): the translator's verdict kept.
-    "k8s-pod-default-dev-shm-nccl-shm-segment-enospc-4xt4": "translator: nccl fail SHM_TOO_SMALL (job): NCCL's SHM "
-                                                            "segment gets ENOSPC in a pod with the runtime's 64 MiB "
-                                                            "/dev/shm (shm_bytes recorded); verify: nccl fail "
-                                                            "NCCL_FAILED (host)",
-    "xid63-new-row-marked-for-remapping-reset-to-activate": "translator: gpu fail RETIREMENT_PENDING (host): Xid 63 "
-                                                            "says a row waits for a GPU reset; verify: gpu warn "
-                                                            "RETIREMENT_PENDING (host)",
 }
 
 

@@ -168,7 +168,8 @@ CODES: dict[str, Code] = {
                                "Run on a GPU node (`docker run --gpus all`)."),
     "DISTRIBUTED_UNAVAILABLE": Code("image", "torch.distributed is not available in this build.",
                                     "Use an official torch wheel (built with distributed support)."),
-    "SHM_TOO_SMALL": Code("job", "/dev/shm is missing or too small for DataLoader workers (SIGBUS, ENOSPC).",
+    "SHM_TOO_SMALL": Code("job", "/dev/shm is missing or too small for DataLoader workers or NCCL's SHM transport "
+                          "(SIGBUS, ENOSPC).",
                           "`docker run --shm-size=2g` or `--ipc=host`; Kubernetes: an emptyDir medium Memory at "
                           "/dev/shm."),
     "HDF5_BROKEN": Code("image", "h5py does not load its HDF5 library, lacks a filter, or a round trip failed.",

@@ -36,3 +36,21 @@ def recognise(text: str) -> str | None:
             line = next((ln for ln in text.splitlines() if pattern.search(ln)), match.group(0))
             return line.strip()[:300]
     return None
+
+
+# NCCL's SHM transport when /dev/shm cannot hold a segment (misc/shmutils.cc; include/shm.h before 2.12): "failed
+# to extend /dev/shm/nccl-X to N bytes, error: No space left on device (28)", "Error while creating shared memory
+# segment /dev/shm/nccl-X (size N), error: ...", "Call to posix_fallocate failed : No space left on device". Only
+# where the line names shared memory: a full disk elsewhere is not /dev/shm's.
+NCCL_SHM_FULL = re.compile(r"(?:/dev/shm/|shared memory segment|posix_fallocate)[^\n]*?"
+                           r"(?:No space left on device|\(28\))", re.IGNORECASE)
+
+
+def nccl_shm_full(text: str) -> str | None:
+    """The line of NCCL's log saying its shared-memory segment did not fit in /dev/shm, if any."""
+    match = NCCL_SHM_FULL.search(text)
+    if not match:
+        return None
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    return text[start:end if end >= 0 else len(text)].strip()[:300]

@@ -35,6 +35,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...shared.shmem import NCCL_SHM_FULL
+
 # What follows "NCCL INFO " (or WARN) on a line: the message NCCL formatted.
 _MESSAGE = re.compile(r"NCCL (?:INFO|WARN) (.*)$")
 # A line quoted without its tag (an issue's excerpt, a launcher that strips it): the message starts at one of the
@@ -112,7 +114,8 @@ def _hcas(messages: list[str]) -> list[str] | None:
 
 def _proof(messages: list[str]) -> list[str]:
     """The lines that decide: the choice, the verbs and plugin messages, the device lists, the provider."""
-    keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _IB_VIRTUAL, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR, _ENV)
+    keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _IB_VIRTUAL, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR, _ENV,
+            NCCL_SHM_FULL)
     seen: list[str] = []
     for m in messages:
         if (any(k.search(m) for k in keys) or m.startswith(("NET/IB : No device found", "NET/Socket : Using"))) \

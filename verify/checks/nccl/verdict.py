@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...codes import CODES
 from ...facts import NONE, UNLIMITED, NcclFacts, NcclLog, SizeRow
 from ...figures import (
     BOOL,
@@ -31,6 +32,7 @@ from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import rdma
 from ...shared.cuda_errors import named_without_driver
+from ...shared.shmem import nccl_shm_full
 from .bandwidth import bandwidth_figures
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
@@ -240,6 +242,16 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return result.verdict(FAIL, code,
                               f"all-reduce over {backend or 'NCCL'} failed on a CUDA error: {error}; {cuda.cause}",
                               cuda.fix, cuda.owner)
+    full = nccl_shm_full("\n".join(said))
+    if full:
+        # NCCL's SHM transport (ranks of one node) found no room in /dev/shm: the container's size, the job's,
+        # whatever failed after it (the proxy's sockets, the bootstrap) is its consequence
+        size = facts.get("shm_bytes")
+        sized = f"; /dev/shm is {human_bytes(size)}" if isinstance(size, int) and not isinstance(size, bool) else ""
+        return result.verdict(FAIL, "SHM_TOO_SMALL", f"all-reduce over {backend or 'NCCL'} failed: NCCL's shared-memory "
+                              f"transport ran out of /dev/shm ({full}){sized}",
+                              "Give the container a larger /dev/shm: " + CODES["SHM_TOO_SMALL"].fix.rstrip(".")
+                              + " (or NCCL_SHM_DISABLE=1, slower).", "job")
     pinned = rdma.pinning_failed("\n".join(said))
     if pinned and facts.get("memlock_bytes") != UNLIMITED:
         # the fabric check's rule: read beside the container's devices, the container's limit; else the node's
