@@ -79,3 +79,21 @@ def test_an_application_xid_beside_it_keeps_its_own_owner():
     r = ex.explain_text("NVRM: Xid (PCI:0000:10:1c): 13, pid=1850, Graphics Exception: ESR 0x404600=0x80000001\n",
                         "dmesg.txt", Options())
     assert r.status == "warn" and r.owner == "job", r.summary
+
+
+def test_xid63_gives_way_to_nvmls_own_reading_of_the_flag():
+    """The newest evidence wins: NVML reading no remap pending means a reset applied the one the line announced; a
+    pending flag NVML reads is judged once, as its own finding."""
+    from tests.verify_handmade import gpu_facts
+    from verify.checks import gpu
+
+    def with_flag(pending):
+        facts = gpu_facts(1)
+        facts["devices"][0]["row_remap"] = {"pending": pending, "failed": False}
+        facts["xid_events"] = [{"xid": 63, "index": 0, "source": "kernel_log",
+                                "text": "Row Remapper: New row marked for remapping, reset gpu to activate."}]
+        return gpu.judge(facts, Options())
+
+    assert with_flag(False).status != "fail"
+    r = with_flag(True)
+    assert verdict(r) == ("fail", "RETIREMENT_PENDING", "host") and "row remap pending" in r.summary, r.summary
