@@ -42,6 +42,25 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                                 "not recognised (dcgmi health table; no parser)",
     "xid63-new-row-marked-for-remapping-reset-to-activate": "translator: gpu fail RETIREMENT_PENDING (host); verify "
                                                             "explain: gpu warn RETIREMENT_PENDING (host)",
+    # Eighth batch: the translator's verdict kept.
+    "h100-ibstat-eight-cx7-ndr-ib-active-beside-cx6dx-ethernet-three-disabled": "translator: fabric pass; verify "
+                                                                                "explain: fabric warn "
+                                                                                "FABRIC_PORT_DOWN (host)",
+    "h100-roce-ibstat-two-of-eight-cx7-400-rails-disabled": "translator: fabric fail FABRIC_PORT_DOWN (host); verify "
+                                                            "explain: fabric warn FABRIC_PORT_DOWN (host)",
+    "roce-nccl-2.27-aws-ofi-plugin-init-fails-internal-ib-gdrdma-every-channel": "translator: nccl pass; verify "
+                                                                                 "explain: nccl fail "
+                                                                                 "NCCL_NET_FALLBACK (job)",
+    "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host); verify "
+                                                      "explain: not recognised (an nvidia-smi table's rows without "
+                                                      "its header; the Reset line is in the poster's prose)",
+    "v100-pcie-azure-power-draw-err-transient": "translator: gpu pass; verify explain: not recognised (one "
+                                                "nvidia-smi table row with ERR! power, no header)",
+    "h200-vm-nvswitch-fabric-completed-18-nvlinks-gpu-burn-idle-and-load": "translator: gpu pass; verify explain: "
+                                                                           "gpu warn HEALTH_NOT_ASSESSED (host) on a "
+                                                                           "phantom 'device ?' (the nvlink -s "
+                                                                           "section beside the -q; the -q alone "
+                                                                           "passes)",
 }
 
 
