@@ -36,6 +36,25 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "a100-80gb-pcie-no-bridge-dcgm-health-all-12-nvlinks-down": "translator: gpu pass (a PCIe A100 without a bridge "
                                                                 "has its 12 NVLinks down by design); verify explain: "
                                                                 "not recognised (dcgmi health table; no parser)",
+    # Eighth batch: the translator's verdict kept.
+    "h100-ibstat-eight-cx7-ndr-ib-active-beside-cx6dx-ethernet-three-disabled": "translator: fabric pass; verify "
+                                                                                "explain: fabric warn "
+                                                                                "FABRIC_PORT_DOWN (host)",
+    "h100-roce-ibstat-two-of-eight-cx7-400-rails-disabled": "translator: fabric fail FABRIC_PORT_DOWN (host); verify "
+                                                            "explain: fabric warn FABRIC_PORT_DOWN (host)",
+    "roce-nccl-2.27-aws-ofi-plugin-init-fails-internal-ib-gdrdma-every-channel": "translator: nccl pass; verify "
+                                                                                 "explain: nccl fail "
+                                                                                 "NCCL_NET_FALLBACK (job)",
+    "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host); verify "
+                                                      "explain: not recognised (an nvidia-smi table's rows without "
+                                                      "its header; the Reset line is in the poster's prose)",
+    "v100-pcie-azure-power-draw-err-transient": "translator: gpu pass; verify explain: not recognised (one "
+                                                "nvidia-smi table row with ERR! power, no header)",
+    "h200-vm-nvswitch-fabric-completed-18-nvlinks-gpu-burn-idle-and-load": "translator: gpu pass; verify explain: "
+                                                                           "gpu warn HEALTH_NOT_ASSESSED (host) on a "
+                                                                           "phantom 'device ?' (the nvlink -s "
+                                                                           "section beside the -q; the -q alone "
+                                                                           "passes)",
 }
 
 

@@ -519,6 +519,21 @@ KNOWN_MISMATCHES = {
                                                        "translator expects pass",
     # Sixth batch (tests/data/real-world/README.md): the translator's verdict kept.
     # Seventh batch (tests/data/real-world/README.md): the translator's verdict kept.
+    # Eighth batch (tests/data/real-world/README.md): the translator's verdict kept.
+    "h100-ibstat-eight-cx7-ndr-ib-active-beside-cx6dx-ethernet-three-disabled": "translator: fabric pass (8/8 NDR "
+                                                                                "rails up; the Down ports are "
+                                                                                "front-end CX-6 Dx Ethernet ports, "
+                                                                                "Disabled = admin down, no env "
+                                                                                "shown); verify: fabric warn "
+                                                                                "FABRIC_PORT_DOWN (host)",
+    "h100-roce-ibstat-two-of-eight-cx7-400-rails-disabled": "translator: fabric fail FABRIC_PORT_DOWN (host): two of "
+                                                            "eight 400 GbE CX-7 GPU rails Down/Disabled; verify: "
+                                                            "fabric warn FABRIC_PORT_DOWN (host)",
+    "roce-nccl-2.27-aws-ofi-plugin-init-fails-internal-ib-gdrdma-every-channel": "translator: nccl pass (the OFI "
+                                                                                 "plugin fails its init, NCCL's own "
+                                                                                 "IB runs GDRDMA on all 64 net "
+                                                                                 "channels); verify: nccl fail "
+                                                                                 "NCCL_NET_FALLBACK (job)",
 }
 
 
