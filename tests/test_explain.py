@@ -27,24 +27,12 @@ RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
 EXPLAIN_MISMATCHES: dict[str, str] = {
     # Third batch (tests/data/real-world/README.md): the translator's verdict and the rule kept (issue 35 item 7).
-    "h100-ibstat-eight-cx7-ndr-plus-bf3-bond-all-active": "issue 35 item 7: mixed adapters without NCCL_IB_HCA warn "
-                                                          "FABRIC_MIXED_ADAPTERS (job); the translator expects pass",
-    "a100-ibstatus-eight-hdr-active-plus-ethernet-40": "issue 35 item 7: mixed adapters without NCCL_IB_HCA warn "
-                                                       "FABRIC_MIXED_ADAPTERS (job); the translator expects pass",
     # Sixth batch: the translator's verdict kept.
     # Seventh batch: the translator's verdict kept.
     "a100-80gb-pcie-no-bridge-dcgm-health-all-12-nvlinks-down": "translator: gpu pass (a PCIe A100 without a bridge "
                                                                 "has its 12 NVLinks down by design); verify explain: "
                                                                 "not recognised (dcgmi health table; no parser)",
     # Eighth batch: the translator's verdict kept.
-    "h100-ibstat-eight-cx7-ndr-ib-active-beside-cx6dx-ethernet-three-disabled": "translator: fabric pass; verify "
-                                                                                "explain: fabric warn "
-                                                                                "FABRIC_PORT_DOWN (host)",
-    "h100-roce-ibstat-two-of-eight-cx7-400-rails-disabled": "translator: fabric fail FABRIC_PORT_DOWN (host); verify "
-                                                            "explain: fabric warn FABRIC_PORT_DOWN (host)",
-    "roce-nccl-2.27-aws-ofi-plugin-init-fails-internal-ib-gdrdma-every-channel": "translator: nccl pass; verify "
-                                                                                 "explain: nccl fail "
-                                                                                 "NCCL_NET_FALLBACK (job)",
     "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host); verify "
                                                       "explain: not recognised (an nvidia-smi table's rows without "
                                                       "its header; the Reset line is in the poster's prose)",

@@ -84,9 +84,12 @@ def test_a_polling_port_that_is_no_rail_only_warns():
 def test_mixed_adapters_without_nccl_ib_hca_warn_the_job_naming_the_variable():
     adapters = [{"name": f"mlx5_{i}", "hca_type": "MT4129", "ports": [port()]} for i in range(2)] + [
         {"name": "mlx5_bond_0", "hca_type": "MT4125", "ports": [port(rate=100.0, layer="Ethernet")]}]
-    r = judge(adapters)
+    r = judge(adapters, nccl_env={})
     assert verdict(r) == ("warn", "FABRIC_MIXED_ADAPTERS", "job") and "NCCL_IB_HCA=mlx5_0,mlx5_1" in (r.remedy or "")
     assert judge(adapters, nccl_env={"NCCL_IB_HCA": "mlx5_0,mlx5_1"}).status == "pass"
+    # a listing alone (ibstat pasted, no job's environment recorded) shows no NCCL_IB_HCA either way: not judged
+    # (corpus: h100-ibstat-eight-cx7-ndr-plus-bf3-bond-all-active, a100-ibstatus-eight-hdr-active-plus-ethernet-40)
+    assert judge(adapters).status == "pass"
 
 
 # https://github.com/openucx/ucx/issues/8229: `ulimit -a` on a bare-metal node, `max locked memory (kbytes, -l) 64`

@@ -511,29 +511,9 @@ KNOWN_MISMATCHES = {
     # Issue 35 item 8, third batch (tests/data/real-world/README.md): the translator's verdict and the rule kept.
     # issue 35 item 7's rule stands: InfiniBand beside an active Ethernet (RoCE) port at another rate, with no
     # NCCL_IB_HCA shown, warns the job (NCCL opens every active verbs port; nothing here shows it would not)
-    "h100-ibstat-eight-cx7-ndr-plus-bf3-bond-all-active": "issue 35 item 7: IB rails beside a 200 GbE RoCE bond and "
-                                                          "no NCCL_IB_HCA recorded warn FABRIC_MIXED_ADAPTERS (job); "
-                                                          "the translator expects pass",
-    "a100-ibstatus-eight-hdr-active-plus-ethernet-40": "issue 35 item 7: IB rails beside a 40 GbE Ethernet port and no "
-                                                       "NCCL_IB_HCA recorded warn FABRIC_MIXED_ADAPTERS (job); the "
-                                                       "translator expects pass",
     # Sixth batch (tests/data/real-world/README.md): the translator's verdict kept.
     # Seventh batch (tests/data/real-world/README.md): the translator's verdict kept.
     # Eighth batch (tests/data/real-world/README.md): the translator's verdict kept.
-    "h100-ibstat-eight-cx7-ndr-ib-active-beside-cx6dx-ethernet-three-disabled": "translator: fabric pass (8/8 NDR "
-                                                                                "rails up; the Down ports are "
-                                                                                "front-end CX-6 Dx Ethernet ports, "
-                                                                                "Disabled = admin down, no env "
-                                                                                "shown); verify: fabric warn "
-                                                                                "FABRIC_PORT_DOWN (host)",
-    "h100-roce-ibstat-two-of-eight-cx7-400-rails-disabled": "translator: fabric fail FABRIC_PORT_DOWN (host): two of "
-                                                            "eight 400 GbE CX-7 GPU rails Down/Disabled; verify: "
-                                                            "fabric warn FABRIC_PORT_DOWN (host)",
-    "roce-nccl-2.27-aws-ofi-plugin-init-fails-internal-ib-gdrdma-every-channel": "translator: nccl pass (the OFI "
-                                                                                 "plugin fails its init, NCCL's own "
-                                                                                 "IB runs GDRDMA on all 64 net "
-                                                                                 "channels); verify: nccl fail "
-                                                                                 "NCCL_NET_FALLBACK (job)",
 }
 
 

@@ -86,20 +86,55 @@ def _label(adapter: Adapter, port: Port) -> str:
     return f"{adapter.get('name')}:{port.get('port')}"
 
 
+RAIL_SET = 4     # ports of one model and link layer that make rails: one NIC per GPU or pair (HGX, DGX, cloud GPU nodes)
+
+
+def _layer(adapter: Adapter) -> str | None:
+    layers = {str(p.get("link_layer")) for p in adapter.get("ports") or [] if p.get("link_layer")}
+    return layers.pop() if len(layers) == 1 else None
+
+
+def _group(adapter: Adapter) -> tuple[str | None, str | None]:
+    return model(adapter), _layer(adapter)
+
+
+def _rail_set(adapter: Adapter, adapters: list[Adapter]) -> bool:
+    """The adapter is one of the node's rails: the largest set, RAIL_SET or more, of one known model and link layer
+    (a node's two dual-port front-end cards are four ports too, beside its eight rails)."""
+    counts: dict[tuple[str | None, str | None], int] = {}
+    for a in adapters:
+        if None not in _group(a):
+            counts[_group(a)] = counts.get(_group(a), 0) + 1
+    most = max(counts.values(), default=0)
+    return most >= RAIL_SET and counts.get(_group(adapter)) == most
+
+
 def _dark_rails(adapters: list[Adapter]) -> list[Adapter]:
-    """Adapters with no port up whose physical state is Polling (training with no link partner: a cable, optic or
-    switch port fault) beside ACTIVE adapters of the same known model: a rail of the node that should carry traffic
-    and cannot. Disabled is not one: an administrator (or, on Ethernet, the netdev) turned the port off, which may be
-    on purpose; nor is a second port Polling on a card whose other port is up (an unused port, by design), nor an
-    adapter of another or unknown model (a spare front-end NIC)."""
+    """Adapters with no port up beside ACTIVE adapters of the same known model: a rail of the node that should carry
+    traffic and cannot. Polling (training with no link partner: a cable, optic or switch port fault) always; Disabled
+    (turned off by an administrator or, on Ethernet, its netdev) only in a rail set, where it leaves a GPU without
+    its NIC, since a lone or second port may be off on purpose. Not a second port on a card whose other port is up
+    (an unused port, by design), nor an adapter of another or unknown model (a spare front-end NIC)."""
     up = {model(a) for a in adapters if any(_active(p) for p in a.get("ports") or [])} - {None}
     return [a for a in adapters if model(a) in up and a.get("ports") and not any(_active(p) for p in a["ports"])
-            and any(_word(p.get("phys_state")) == "polling" for p in a["ports"])]
+            and (any(_word(p.get("phys_state")) == "polling" for p in a["ports"])
+                 or (_rail_set(a, adapters) and any(_word(p.get("phys_state")) == "disabled" for p in a["ports"])))]
+
+
+def _front_end(adapter: Adapter, port: Port, adapters: list[Adapter]) -> bool:
+    """A port turned off (Disabled) on another fabric than the node's rails, every rail ACTIVE: a front-end or spare
+    Ethernet port beside InfiniBand rails (or the reverse) carries none of the GPUs' traffic; off, it is no fault."""
+    if _word(port.get("phys_state")) != "disabled" or not port.get("link_layer"):
+        return False
+    rails = [a for a in adapters if _rail_set(a, adapters)]
+    layers = {_layer(a) for a in rails}
+    return bool(rails) and str(port.get("link_layer")) not in layers \
+        and all(_active(p) for a in rails for p in a.get("ports") or [])
 
 
 def _port_states(adapters: list[Adapter], found: Findings) -> None:
     ports = _ports(adapters)
-    down = [(a, p) for a, p in ports if _down(p)]
+    down = [(a, p) for a, p in ports if _down(p) and not _front_end(a, p, adapters)]
     if not down:
         return
     listed = ", ".join(f"{_label(a, p)} {p.get('state') or '?'}/{p.get('phys_state') or '?'}" for a, p in down)
@@ -109,7 +144,7 @@ def _port_states(adapters: list[Adapter], found: Findings) -> None:
     status = FAIL if len(down) == len(ports) or no_ib_left or dark else WARN
     found.add(status, "FABRIC_PORT_DOWN", f"{len(down)} of {len(ports)} RDMA port(s) not ACTIVE/LinkUp: {listed}"
               + (" (no InfiniBand port of this node is ACTIVE)" if no_ib_left and len(down) < len(ports) else "")
-              + (f" ({', '.join(str(a.get('name')) for a in dark)} Polling beside active {model(dark[0])} adapters: "
+              + (f" ({', '.join(str(a.get('name')) for a in dark)} down beside active {model(dark[0])} adapters: "
                  "a rail with no link)" if dark and len(down) < len(ports) else ""),
               "Check the cable, transceiver and switch port (`ibstat`); for InfiniBand, that a subnet manager runs; "
               "an unused second port of a dual-port card can stay down by design.", "host")
@@ -240,15 +275,15 @@ def _mixed(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None
     """InfiniBand beside Ethernet (RoCE) adapters at another rate, with no NCCL_IB_HCA: NCCL takes every verbs device
     it finds, rings over the slowest (or hangs where the two fabrics do not reach each other)."""
     ib = rdma.mixed_rails(adapters)
-    if not ib or (facts.get("nccl_env") or {}).get("NCCL_IB_HCA"):
+    # only against a recorded environment: a listing alone (ibstat pasted, no job) shows no NCCL_IB_HCA either way
+    if not ib or facts.get("nccl_env") is None or facts["nccl_env"].get("NCCL_IB_HCA"):
         return
     up = [(a, p) for a, p in _ports(adapters) if _active(p) and p.get("rate_gbps") and p.get("link_layer")]
     other = ", ".join(f"{_label(a, p)} {p.get('link_layer')} {p.get('rate_gbps'):g} Gb/s" for a, p in up
                       if p.get("link_layer") != "InfiniBand")
     found.add(WARN, "FABRIC_MIXED_ADAPTERS",
-              f"InfiniBand adapters ({', '.join(ib)}) beside {other}, and NCCL_IB_HCA "
-              f"{'is not set' if facts.get('nccl_env') is not None else 'was not recorded'}: NCCL uses every verbs "
-              "device it finds", f"Set NCCL_IB_HCA in the job to the InfiniBand rails (`NCCL_IB_HCA={','.join(ib)}`).",
+              f"InfiniBand adapters ({', '.join(ib)}) beside {other}, and NCCL_IB_HCA is not set: NCCL uses every "
+              "verbs device it finds", f"Set NCCL_IB_HCA in the job to the InfiniBand rails (`NCCL_IB_HCA={','.join(ib)}`).",
               "job")
 
 

@@ -75,7 +75,10 @@ def _fell_back(log: NcclLog) -> str | None:
     """`Socket` when any rank chose it; `Libfabric over <provider>` when aws-ofi-nccl runs on a provider not efa."""
     if "Socket" in (log.get("networks") or [log.get("network") or ""]) or "Socket" in (log.get("net_channels") or {}):
         return "NET/Socket"             # the choice, or (no `Using network` line) the connections themselves
-    if log.get("ofi_provider") not in (None, "efa"):
+    # the provider is the network's only where aws-ofi-nccl carries the traffic: a plugin that failed its init
+    # (NCCL then runs its own IB transport: `Using network IB`) moved nothing over it
+    nets = log.get("networks") or ([str(log["network"])] if log.get("network") else [])
+    if log.get("ofi_provider") not in (None, "efa") and not (nets and all(_verbs_net(n) for n in nets)):
         return f"{log.get('network') or 'Libfabric'} over provider {log['ofi_provider']} (TCP)"
     return None
 
