@@ -209,7 +209,7 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     if not state_dir.strip():
         raise UsageError("--state-dir is empty: give a folder (an unset TORCHIMAGES_STATE_DIR?)")
     gate = not args.revalidate
-    state_dir = _folder(state_dir, "--state-dir" if args.state_dir is not None else "TORCHIMAGES_STATE_DIR", gate)
+    state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None], gate)
     node = args.node or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
     if problem := slurm.node_problem(node):
         raise UsageError(problem)
@@ -224,8 +224,8 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
         raise UsageError(f"partition {partition!r} is not one partition name")
     metrics_dir = args.metrics_dir if args.metrics_dir is not None else env.get("TORCHIMAGES_METRICS_DIR") or None
     if metrics_dir:
-        metrics_dir = _folder(metrics_dir, "--metrics-dir" if args.metrics_dir is not None else
-                              "TORCHIMAGES_METRICS_DIR", gate)
+        metrics_dir = _folder(metrics_dir, ("TORCHIMAGES_METRICS_DIR", "--metrics-dir")[args.metrics_dir is not None],
+                              gate)
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
