@@ -30,7 +30,7 @@ import os
 import re
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -353,7 +353,7 @@ def _impossible(doc: dict[str, Any]) -> str | None:
 
 
 # a passing (or warning) check whose own figures say it cannot pass: (check, metric) -> the test a value fails
-CANNOT_PASS = {("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
+CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
                ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
                ("nccl", "busbw_max"): (lambda v: v > 10_000, "above any link (NVLink5: 900 GB/s per GPU)"),
                ("gpu", "nvml_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs NVML lists")}
@@ -370,7 +370,8 @@ def _contradicts(doc: dict[str, Any]) -> str | None:
     for c in (c for c in checks if c.get("status") in PASSING):
         if c.get("status") == "pass" and c.get("code"):
             return f"{c.get('name')} passes with code {one_line(str(c['code']))[:40]}: verify codes only what it does not pass"
-        metrics = c.get("metrics") if isinstance(c.get("metrics"), dict) else {}
+        raw = c.get("metrics")
+        metrics: dict[str, Any] = raw if isinstance(raw, dict) else {}
         for (check, metric), (fails, why) in CANNOT_PASS.items():
             m = metrics.get(metric) if c.get("name") == check else None
             value = m.get("value") if isinstance(m, dict) else None
