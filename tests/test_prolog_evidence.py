@@ -82,6 +82,14 @@ def test_slurm_s_prolog_semantics_a_blank_or_relative_folder_is_config_error_and
     assert sorted(p.name for p in tmp_path.iterdir()) in ([], ["state"])
 
 
+def test_make_undrain_without_node_is_refused_in_one_line(tmp_path, fake, capsys):
+    """`make undrain` names the node it resumes: an empty NODE= is a usage error (exit 2), never this host's node
+    revalidated in its place."""
+    assert cli.main(["--state-dir", str(tmp_path), "--revalidate", "--node", ""], {}) == 2
+    assert "--node is empty: name the node (make undrain NODE=<node>" in capsys.readouterr().err
+    assert not any(a[:1] == ["update"] for a in fake.calls)
+
+
 def test_a_revalidation_takes_a_relative_state_dir_from_where_it_runs(tmp_path, fake, monkeypatch):
     """`make undrain STATE_DIR=state` is run by hand from the checkout: a relative folder is read from there."""
     monkeypatch.chdir(tmp_path)

@@ -210,6 +210,9 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
         raise UsageError("--state-dir is empty: give a folder (an unset TORCHIMAGES_STATE_DIR?)")
     gate = not args.revalidate
     state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None], gate)
+    if args.node is not None and not args.node.strip():
+        # `make undrain` without NODE=: never this host's node in its place (it names the node to resume)
+        raise UsageError("--node is empty: name the node (make undrain NODE=<node>, run on that node)")
     node = args.node or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
     if problem := slurm.node_problem(node):
         raise UsageError(problem)
