@@ -149,7 +149,7 @@ def _share(text: str, source: str) -> float:
         raise UsageError(f"{source} {text!r} is not a share (0.1 for 10 %)") from None
     if not 0 <= value <= 1:
         raise UsageError(f"{source} {text!r} must be a share between 0 and 1 (0.1 for 10 %)")
-    return value
+    return 0.0 if value == 0 else value          # -0 is 0 (its line said "-0%")
 
 
 def misspelt(env: dict[str, str]) -> list[str]:
