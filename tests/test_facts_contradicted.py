@@ -154,3 +154,17 @@ def test_a_cause_of_no_gpu_that_the_rest_of_the_record_contradicts_is_refused(ch
     assert_refused("gpu", variant(gpu_facts(), **changes), said)
     cpu = judging.judge(CHECKS["gpu"], variant(gpu_facts(), devices=[], torch_cuda="none", **CPU_BUILD), Options())
     assert (cpu.status, cpu.code) == ("skip", "GPU_NOT_VISIBLE")
+
+
+@pytest.mark.parametrize("recorded", ["99999-01-01", "2999-13", "2999-02-30", "+12026-01-01T00:00:00Z"])
+def test_time_a_recorded_date_past_any_clock_or_no_calendar_s_is_from_the_future(tmp_path, recorded):
+    """Time (facts from the future are no evidence, TORCHIMAGES_CLOCK_SKEW): a `recorded` that starts with a year
+    means no moment before that year's start, whatever follows (a month 13, a day that is none), and a year past
+    9999 is past any clock: refused in one line, never read as free-form text and replayed."""
+    from pathlib import Path
+
+    from verify import replay
+    with pytest.raises(replay.ReplayError, match="in the future"):
+        replay.future_recorded(Path(tmp_path, "host.json"), recorded, 300.0)
+    replay.future_recorded(Path(tmp_path, "host.json"), "2025-13", 300.0)           # a past year: believed
+    replay.future_recorded(Path(tmp_path, "host.json"), "next tuesday", 300.0)      # free-form: informational
