@@ -73,11 +73,18 @@ def test_ibstat_not_known_is_null_but_efa_link_layer_unknown_stays():
 
 def test_facts_verify_s_own_parser_made_invalid_name_no_owner(monkeypatch):
     def broken(text):
-        return {"devices": [{"fabric": {"state": "in_progress", "health": {"summary": "n/a"}}}]}
+        return {"devices": [{"fabric": {"health": {"summary": "n/a"}}}]}
     monkeypatch.setattr(ex, "KINDS", (ex.Kind("nvidia-smi -q", "gpu", lambda text: True, broken),))
-    r = ex.explain_text("GPU 00000000:18:00.0\n    Fabric\n        State : In Progress\n", "q.txt", Options())
+    r = ex.explain_text("GPU 00000000:18:00.0\n    Fabric\n        Health : N/A\n", "q.txt", Options())
     assert (r.status, r.code, r.owner) == ("fail", "FACTS_INVALID", None)
     assert "verify bug" in r.summary and "q.txt" in r.summary
+    # a fault the rest of the text shows (the fabric never registered) is still judged, the bad value named
+    def beside(text):
+        return {"devices": [{"fabric": {"state": "in_progress", "health": {"summary": "n/a"}}}]}
+    monkeypatch.setattr(ex, "KINDS", (ex.Kind("nvidia-smi -q", "gpu", lambda text: True, beside),))
+    r = ex.explain_text("GPU 00000000:18:00.0\n    Fabric\n        State : In Progress\n", "q.txt", Options())
+    assert (r.status, r.code, r.owner) == ("fail", "NVLINK_DOWN", "host")
+    assert any("judged without 1 implausible figure" in d and "health.summary" in d for d in r.details)
 
 
 # ------------------------------------------------------------------------------------------ memlock

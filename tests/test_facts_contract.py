@@ -17,7 +17,7 @@ from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
 import pytest
 
 from tests.helpers import ROOT, run_cli
-from tests.verify_handmade import gpu_facts, nccl_facts
+from tests.verify_handmade import CPU_BUILD, gpu_facts, nccl_facts
 from verify import facts as facts_module
 from verify import factschema, judging
 from verify.checks import CHECKS, TABLE, gpu, nccl
@@ -182,7 +182,7 @@ def test_what_was_not_read_is_named_in_a_passing_summary():
 
 
 def test_explicit_nothing_differs_from_unknown():
-    cpu = gpu.judge({**gpu_facts(), "torch_cuda": "none", "devices": []}, Options())
+    cpu = gpu.judge({**gpu_facts(), "torch_cuda": "none", "devices": [], **CPU_BUILD}, Options())
     assert (cpu.code, cpu.owner) == ("GPU_NOT_VISIBLE", "image") and "CPU build" in cpu.summary
     unknown = gpu.judge({**gpu_facts(), "torch_cuda": None}, Options())
     assert unknown.status == "pass" and "CPU build" not in unknown.summary

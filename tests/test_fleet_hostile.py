@@ -209,3 +209,32 @@ def test_a_fleet_that_does_not_pass_says_why_in_its_last_line():
     assert not report.ok
     assert report.why_not_ok == "2 file(s) that are no valid verify report, 1 file(s) or folder(s) not readable"
     assert Fleet(Path("reports"), [], [], [], None).why_not_ok == ""
+
+
+def _nccl(**metrics: float) -> dict[str, Any]:
+    return {"name": "nccl", "status": "pass", "summary": "all-reduce verified", "details": [], "remedy": None,
+            "code": None, "owner": None, "duration_s": 1.0, "data": {},
+            "metrics": {k: {"value": v, "unit": "GB/s" if k == "busbw_max" else "count"} for k, v in metrics.items()}}
+
+
+@pytest.mark.parametrize("change,said", [
+    (lambda d: d["checks"].append(json.loads(json.dumps(d["checks"][0]))), "holds the gpu check 2 times"),
+    (lambda d: d["checks"][0].update(code="GPU_LOST", owner="host"), "gpu passes with code GPU_LOST"),
+    (lambda d: d["checks"].append(_nccl(wrong=5)), "nccl passes with wrong 5"),
+    (lambda d: d["checks"].append(_nccl(busbw_ratio=20.0)), "busbw_ratio 20"),
+    (lambda d: d["checks"].append(_nccl(busbw_max=50_000.0)), "busbw_max 50000"),
+    (lambda d: d["checks"][0].update(metrics={"nvml_devices": {"value": 0, "unit": "count"}}), "nvml_devices 0"),
+    (lambda d: d["checks"][0].update(metrics={"nvml_devices": {"value": float("nan"), "unit": "count"}}),
+     "not a finite number"),
+])
+def test_a_pass_never_stands_on_a_report_that_cannot_be_true(tmp_path, change, said):
+    """Impossible facts in reports (issue 36, class 6): verify writes one result per check, codes only what it did
+    not pass, and never passes an all-reduce with wrong elements, a busbw no link carries, or a gpu check on no
+    NVML device. Such a report is listed as invalid, with why, and the fleet does not pass."""
+    doc = _node("forged")
+    change(doc)
+    _write(tmp_path, "forged.json", json.dumps(doc, allow_nan=True))
+    _write(tmp_path, "ok.json", _node("ok"))
+    report = fleet(tmp_path)
+    assert said in dict(report.invalid).get("forged.json", ""), report.invalid
+    _not_passing(report)

@@ -135,9 +135,14 @@ def test_handmade_a_missing_step_record_is_refused_and_an_empty_run_is_never_a_p
     del facts["ranks"][1]["steps"][5]["checksum"]
     assert judged(facts, source="r/train.json").code == "FACTS_INVALID"
     empty = handmade_train_facts()
-    empty["ranks"] = []
+    empty["ranks"] = []               # no rank answered and none failed: world_size's ranks are unaccounted for
     r = judged(empty)
-    assert (r.status, r.code) == ("skip", "FACTS_INCOMPLETE")
+    assert (r.status, r.code) == ("fail", "MEASUREMENT_INVALID") and "neither answered nor failed" in r.summary
+    stepless = handmade_train_facts()
+    for rank in stepless["ranks"]:
+        rank["steps"] = []            # every rank answered with no step: an empty result (FACTS.md), no measurement
+    r = judged(stepless)
+    assert (r.status, r.code) == ("fail", "MEASUREMENT_INVALID") and "without a training step" in r.summary
     short = handmade_train_facts()
     del short["ranks"][1]["steps"][-1]
     assert judged(short).code == "MEASUREMENT_INVALID"

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from tests.helpers import ROOT, run_cli
-from tests.verify_handmade import H100, gpu_facts, nccl_facts, nccl_rows, variant
+from tests.verify_handmade import CPU_BUILD, H100, gpu_facts, nccl_facts, nccl_rows, variant
 from verify import baselines
 from verify.checks import arrow, gpu, hdf5, nccl, shm
 from verify.checks.gpu.node import driver_floor
@@ -277,7 +277,7 @@ def test_nvml_fields_that_are_not_supported_are_facts_not_crashes():
     ({"torch_cuda": "none"}, "image", "CPU build"), ({"device_nodes": False}, "job", "--gpus all"),
     ({"nvml_library": False}, "host", "libnvidia-ml"), ({"nvml_error": "NVMLError_DriverNotLoaded"}, "host", "NVML")])
 def test_no_gpu_causes_name_the_owner_and_fail_only_when_expected(changes, owner, needle):
-    facts = variant(gpu_facts(), devices=[], **changes)
+    facts = variant(gpu_facts(), devices=[], **CPU_BUILD, **changes)
     skip = judge_gpu(facts)
     assert (skip.status, skip.code, skip.owner) == ("skip", "GPU_NOT_VISIBLE", owner) and needle in skip.summary + (skip.remedy or "")
     assert judge_gpu(facts, expect_gpus=1).status == "fail"

@@ -42,6 +42,11 @@ def gpu_facts(n: int = 8) -> dict[str, Any]:
     }
 
 
+# what a node where torch sees no GPU records (a CPU build, no device nodes, no NVML): no torch device, no kernel
+CPU_BUILD: dict[str, Any] = {"torch_devices": 0, "cuda_available": False, "capabilities": None, "kernels": None,
+                             "perf": None, "sdc": None}
+
+
 def nccl_rows(world: int, peak: float) -> list[dict[str, Any]]:
     rows = []
     for size, frac in ((1 << 20, 0.1), (4 << 20, 0.3), (16 << 20, 0.6), (64 << 20, 0.8), (256 << 20, 0.95), (1 << 30, 1.0)):

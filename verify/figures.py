@@ -9,6 +9,7 @@ compares a NaN (`nan > 0.1` is False: that is how a broken GPU once passed).
 """
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Callable
@@ -204,3 +205,44 @@ def problems(facts: Any, spec: Spec) -> list[str]:
             if why:
                 found.append(f"{where} {why}")
     return found
+
+
+# rules on one value that "unknown" (null) may stand in for; the others read a whole container or record
+NULLABLE = (Figure, Kind, Each, Either, Unless)
+
+
+def without_implausible(facts: dict[str, Any], spec: Spec) -> tuple[dict[str, Any], list[str]]:
+    """A copy of the facts with every implausible value a NULLABLE rule refuses set to null (unknown, FACTS.md's one
+    meaning of null), and the paths it set. Judged again, the rest can still show a fault the evidence holds."""
+    rest = copy.deepcopy(facts)
+    nulled: list[str] = []
+    for path, rule in spec:
+        if not path or not isinstance(rule, NULLABLE) or (isinstance(rule, Unless) and rest.get(rule.key) == rule.equals):
+            continue
+        _null(rest, path.split("."), rule, "", nulled)
+    return rest, nulled
+
+
+def _null(value: Any, steps: list[str], rule: Rule, where: str, nulled: list[str]) -> None:
+    step, rest = steps[0], steps[1:]
+    key = step[:-2] if step.endswith("[]") else step
+    child = value.get(key) if isinstance(value, dict) else None
+    here = f"{where}{'.' if where else ''}{key}"
+    if child is None:
+        return
+    if step.endswith("[]"):
+        if not isinstance(child, list):
+            return
+        for i, item in enumerate(child):
+            if item is None:
+                continue
+            if rest:
+                _null(item, rest, rule, f"{here}[{i}]", nulled)
+            elif rule.problem(item):
+                child[i] = None
+                nulled.append(f"{here}[{i}]")
+    elif rest:
+        _null(child, rest, rule, here, nulled)
+    elif rule.problem(child):
+        value[key] = None
+        nulled.append(here)

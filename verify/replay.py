@@ -48,10 +48,15 @@ def _earliest(text: str) -> datetime | None:
     try:
         when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        match = re.fullmatch(r"(\d{4})(?:-(\d{2}))?", text.strip())
-        if not match or not 1 <= int(match[2] or 1) <= 12:
+        # a text that starts with a year means no moment before that year's start, whatever follows (a month 13, a
+        # day that is none); a year past 9999 (`99999-01-01`) is past any clock
+        match = re.match(r"\+?(\d{4,})(?:-(\d{2}))?", text.strip())
+        if not match:
             return None
-        when = datetime(int(match[1]), int(match[2] or 1), 1)
+        if int(match[1]) > 9999:
+            return datetime.max.replace(tzinfo=timezone.utc)
+        month = int(match[2]) if match[2] and 1 <= int(match[2]) <= 12 else 1
+        when = datetime(max(1, int(match[1])), month, 1)
     return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 

@@ -18,7 +18,9 @@ listed as such, with why, and never stops the report. DIR is hostile input: the 
 deep, MAX_ENTRIES names), follows no symbolic link (one whose target lies inside DIR is read there; one out of DIR,
 dangling or looping is listed), opens regular files only (O_NOFOLLOW, O_NONBLOCK: a FIFO never blocks it) and reads
 at most MAX_BYTES of each. What it cannot read is listed as unreadable and the fleet does not pass: a report it
-could not see is never a node it can call healthy. A report created in the future (beyond CLOCK_SKEW) is no evidence.
+could not see is never a node it can call healthy. A report created in the future (beyond CLOCK_SKEW) is no evidence,
+and one that cannot be true (a check twice, a pass with a code, a figure that fails its own pass: _contradicts) is
+listed as invalid: a pass never stands on it.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import os
 import re
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -322,7 +324,7 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
         return
     if ours and is_fleet_report(doc):
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
-    why = _why_invalid(doc, validators) or _impossible(doc) or _from_the_future(doc, skew_s)
+    why = _why_invalid(doc, validators) or _impossible(doc) or _contradicts(doc) or _from_the_future(doc, skew_s)
     if why:
         invalid.append((name, why))
     else:
@@ -337,6 +339,8 @@ def _impossible(doc: dict[str, Any]) -> str | None:
         for metric, m in (metrics.items() if isinstance(metrics, dict) else ()):
             value = m.get("value") if isinstance(m, dict) else None
             limit = IMPOSSIBLE.get(str(m.get("unit"))) if isinstance(m, dict) else None
+            if isinstance(value, float) and not math.isfinite(value):      # verify judges no figure that is not
+                return f"{check.get('name')}.{metric} = {value} is not a finite number: a forged or corrupt report"
             if limit is None or not isinstance(value, (int, float)) or isinstance(value, bool):
                 continue
             if value > limit or value != value:
@@ -345,6 +349,34 @@ def _impossible(doc: dict[str, Any]) -> str | None:
             if value < 0:
                 return (f"{check.get('name')}.{metric} = {value:g} {m.get('unit')} is negative: no rate is; a forged "
                         f"or corrupt report, not compared")
+    return None
+
+
+# a passing (or warning) check whose own figures say it cannot pass: (check, metric) -> the test a value fails
+CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
+               ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
+               ("nccl", "busbw_max"): (lambda v: v > 10_000, "above any link (NVLink5: 900 GB/s per GPU)"),
+               ("gpu", "nvml_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs NVML lists")}
+
+
+def _contradicts(doc: dict[str, Any]) -> str | None:
+    """Why the report cannot be true, or None: a check held twice (verify writes one result per check), a pass or
+    a warning that carries a code (verify gives one only to a verdict it did not pass), or one whose own figure
+    fails it (CANNOT_PASS). A pass never stands on it: the report is listed as invalid, with why."""
+    checks = [c for c in doc.get("checks") or [] if isinstance(c, dict)]
+    names = [c.get("name") for c in checks]
+    if twice := next((n for n in names if names.count(n) > 1), None):
+        return f"holds the {one_line(str(twice))[:40]} check {names.count(twice)} times: verify writes one result per check"
+    for c in (c for c in checks if c.get("status") in PASSING):
+        if c.get("status") == "pass" and c.get("code"):
+            return f"{c.get('name')} passes with code {one_line(str(c['code']))[:40]}: verify codes only what it does not pass"
+        raw = c.get("metrics")
+        metrics: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        for (check, metric), (fails, why) in CANNOT_PASS.items():
+            m = metrics.get(metric) if c.get("name") == check else None
+            value = m.get("value") if isinstance(m, dict) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and fails(value):
+                return f"{check} {c.get('status')}es with {metric} {value:g}: {why}; a forged or corrupt report"
     return None
 
 

@@ -43,7 +43,7 @@ class NodeHistory:
 _OPTIONAL_STR = ("code", "boot_id", "action", "check", "kernel_log")   # as the prolog's reader (a list is garbled)
 
 
-def _valid(entry: Any) -> bool:
+def _valid(entry: Any, node: str) -> bool:
     if not isinstance(entry, dict) or type(entry.get("schema")) is not int or entry.get("schema") != SCHEMA:
         return False
     if not isinstance(entry.get("event"), str) or entry["event"] not in EVENTS:
@@ -51,6 +51,7 @@ def _valid(entry: Any) -> bool:
     epoch, gpus = entry.get("epoch"), entry.get("gpus")
     return isinstance(epoch, (int, float)) and not isinstance(epoch, bool) and math.isfinite(epoch) \
         and isinstance(entry.get("time"), str) and isinstance(entry.get("node", ""), str) \
+        and entry.get("node", node) == node \
         and isinstance(entry.get("detail", ""), str) \
         and (gpus is None or (isinstance(gpus, int) and not isinstance(gpus, bool) and gpus >= 0)) \
         and all(entry.get(k) is None or isinstance(entry[k], str) for k in _OPTIONAL_STR)
@@ -66,7 +67,7 @@ def parse(node: str, file: str, text: str) -> NodeHistory:
             entry = json.loads(line)
         except (ValueError, RecursionError):
             entry = None
-        if _valid(entry):
+        if _valid(entry, node):     # another node's line in this node's file is garbled, as the prolog reads it
             found.events.append(entry)
         else:
             found.bad_lines.append(number)

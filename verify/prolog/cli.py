@@ -16,7 +16,8 @@ bad option, a bad TORCHIMAGES_BREAKER, a crash of ours included: their line on s
 the metrics still tell them apart). Exit 2: bad arguments (not as Prolog=). Exit 5: --revalidate refused.
 `--revalidate` (run on the drained node itself): resumes it only when torchimages drained it, its history is whole
 and clean, it has not failed again within the flap window, the repair the catalog asks for is seen (a reboot since
-the drain, or a GPU reset recorded since: verify/prolog/repair.py), and the preflight passes now with the GPUs Slurm's Gres (else the drain) says it has.
+the drain, or a GPU reset recorded since: verify/prolog/repair.py), and the preflight passes now with the GPUs the node should have (the larger of
+Slurm's Gres and the drain's count).
 The whole run is capped at --budget + --grace (default grace: the budget, at least 60 s), the confirmation, the kernel log and
 Slurm's commands included (verify/prolog/deadline.py: a run ends by the cap + 3 s; set Slurm's PrologEpilogTimeout
 above that); SIGTERM stops verify's whole process group and ends the prolog.
@@ -109,10 +110,10 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
     # under Prolog= and as a first step alike, a report that did not judge the GPUs Slurm allocated is no pass
     verdict = decide(report, cfg.mode == "prolog" and bool(cfg.expected_gpus), gpus_allocated=bool(cfg.expected_gpus))
     seen = _report_gpus(report) if verdict.kind == PASS and cfg.expected_gpus else None
-    if seen is not None and cfg.expected_gpus and seen < cfg.expected_gpus:
-        # a pass asked --expect-gpus N whose gpu check lists fewer NVML devices contradicts itself
-        return not_assessed("GPU_COUNT_UNPROVEN", f"the report passes, but its gpu check lists {seen} NVML device(s) "
-                            f"where Slurm allocated {cfg.expected_gpus}", "gpu"), report
+    if verdict.kind == PASS and cfg.expected_gpus and (seen is None or seen < cfg.expected_gpus):
+        # a pass asked --expect-gpus N whose gpu check lists fewer NVML devices, or no count, contradicts itself
+        return not_assessed("GPU_COUNT_UNPROVEN", f"the report passes, but its gpu check lists {seen or 'no'} NVML "
+                            f"device(s) where Slurm allocated {cfg.expected_gpus}", "gpu"), report
     return verdict, report
 
 
@@ -135,9 +136,14 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
     if state.boot_id == clock.boot_id and kernlog.impossible(state, clock):
         cfg.notes.append(f"kernel-log cursor {state.mono} is past this boot's uptime ({clock.uptime}): read again "
                          "from the lookback")
-    if future := sum(1 for line in lines if kernlog.ahead(kernlog.mono(line), clock)):
-        cfg.notes.append(f"{future} kernel-log line(s) stamped past this boot's uptime ({clock.uptime}): not evidence")
-    cfg.kern, held = kernlog.advance(state, lines, clock, cfg.lookback_s)
+    if future := sum(1 for line in lines if kernlog.future(line, clock, cfg.clock_skew_s)):
+        cfg.notes.append(f"{future} kernel-log line(s) stamped past this boot's uptime ({clock.uptime}) or past now "
+                         f"(over {cfg.clock_skew_s:g} s of clock skew): not evidence")
+    if state.boot_id == clock.boot_id and \
+            (dropped := len(state.held) - len(kernlog.believable(state.held, clock, cfg.clock_skew_s))):
+        cfg.notes.append(f"{dropped} kernel-log event(s) held in {kernlog.state_path(cfg.state_dir, cfg.node)} no "
+                         "read of this boot could have kept (stamped in the future, or not as their line): not evidence")
+    cfg.kern, held = kernlog.advance(state, lines, clock, cfg.lookback_s, cfg.clock_skew_s)
     if xid.judge(held):
         # held evidence logged before a GPU reset recorded since (the repair NVIDIA's catalog names) is spent: a node
         # an operator drained, reset and resumed is not drained again on the Xid its reset repaired
@@ -273,13 +279,13 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
     if node is None:
         return
     state = _value(argv, "--state-dir") or env.get("TORCHIMAGES_STATE_DIR") or DEFAULT_STATE_DIR
-    try:
-        if failed := history.record(state, node, "not-assessed", code, problem):
+    try:              # a blank or relative folder (the bad setting itself, maybe) is no place for it: the cwd's
+        if os.path.isabs(state) and (failed := history.record(state, node, "not-assessed", code, problem)):
             _say(failed)
     except ValueError:
         pass
     where = _value(argv, "--metrics-dir") or env.get("TORCHIMAGES_METRICS_DIR")
-    if where:
+    if where and os.path.isabs(where):
         outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None,
                                    "exit": 0 if _as_prolog(argv, env) else 3, "duration_s": time.time() - started,
                                    "time": started, "xids": {}}
@@ -312,6 +318,8 @@ def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
         status = act(cfg, verdict, report)
     for note in cfg.notes:
         _say(note)
+        if cfg.under_prolog:      # slurmd's log is read by few: a misspelt knob, a garbled state, in syslog too
+            _syslog(f"torchimages-prolog: {note}")
     _metrics(cfg, status, verdict, report, xids, started)
     if (cfg.mode == "prolog" or cfg.under_prolog) and not args.revalidate and status in (EXIT_NOT_ASSESSED,
                                                                                          EXIT_BREAKER):

@@ -6,6 +6,8 @@ node's fault). The whole run's cap (--budget + --grace) starts here (verify/prol
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
 import signal
 import socket
 import sys
@@ -28,6 +30,10 @@ DEFAULT_MIN_CONFIRM_S = 10.0
 # time, ~15 of them) take a healthy GPU node whose import takes 4 s to ~60 s, and a healthy node stopped on every
 # run would count towards --hang-runs
 MIN_GRACE_S = 60.0
+# the environment knobs the prolog reads: a TORCHIMAGES_* variable that is almost one of them is a misspelt setting,
+# said in one line (the run goes on with the default: one typo in a node's environment never ungates a fleet)
+KNOBS = ("TORCHIMAGES_BREAKER", "TORCHIMAGES_HANG_RUNS", "TORCHIMAGES_STATE_DIR", "TORCHIMAGES_METRICS_DIR",
+         clockskew.ENV)
 
 @dataclass
 class Config:
@@ -143,7 +149,31 @@ def _share(text: str, source: str) -> float:
         raise UsageError(f"{source} {text!r} is not a share (0.1 for 10 %)") from None
     if not 0 <= value <= 1:
         raise UsageError(f"{source} {text!r} must be a share between 0 and 1 (0.1 for 10 %)")
-    return value
+    return 0.0 if value == 0 else value          # -0 is 0 (its line said "-0%")
+
+
+def misspelt(env: dict[str, str]) -> list[str]:
+    """One line for each TORCHIMAGES_* variable that is no knob of the prolog's but close to one (another case, a
+    letter dropped); the job's own TORCHIMAGES_* variables (TORCHIMAGES_IMAGE, ...) are none of them."""
+    lines = []
+    for name in sorted(env):
+        if not name.upper().startswith("TORCHIMAGES") or name in KNOBS:
+            continue
+        near = difflib.get_close_matches(name.upper().replace("-", "_"), KNOBS, n=1, cutoff=0.85)
+        if near:
+            lines.append(f"{name} is no setting of the prolog's: did you mean {near[0]}? (ignored; its default holds)")
+    return lines
+
+
+def _folder(text: str, what: str, gate: bool) -> str:
+    """A folder setting: never blank, and absolute where the prolog gates (slurmd's or the job's working folder is
+    no setting of anyone's: a relative one would scatter the history, or the breaker's lock, across folders)."""
+    if not text.strip():
+        raise UsageError(f"{what} {text!r} is blank: give a folder")
+    if gate and not os.path.isabs(text):
+        raise UsageError(f"{what} {text!r} is not an absolute path: as Slurm's Prolog= or a job's step the working "
+                         "folder is slurmd's or the job's; give it from /")
+    return text if gate else os.path.abspath(text)
 
 
 def _digits(text: str) -> bool:
@@ -178,6 +208,11 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     state_dir = args.state_dir if args.state_dir is not None else env.get("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR)
     if not state_dir.strip():
         raise UsageError("--state-dir is empty: give a folder (an unset TORCHIMAGES_STATE_DIR?)")
+    gate = not args.revalidate
+    state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None], gate)
+    if args.node is not None and not args.node.strip():
+        # `make undrain` without NODE=: never this host's node in its place (it names the node to resume)
+        raise UsageError("--node is empty: name the node (make undrain NODE=<node>, run on that node)")
     node = args.node or env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
     if problem := slurm.node_problem(node):
         raise UsageError(problem)
@@ -191,6 +226,9 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     if partition and slurm.node_problem(partition):
         raise UsageError(f"partition {partition!r} is not one partition name")
     metrics_dir = args.metrics_dir if args.metrics_dir is not None else env.get("TORCHIMAGES_METRICS_DIR") or None
+    if metrics_dir:
+        metrics_dir = _folder(metrics_dir, ("TORCHIMAGES_METRICS_DIR", "--metrics-dir")[args.metrics_dir is not None],
+                              gate)
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
@@ -203,4 +241,5 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
+    cfg.notes += misspelt(env)
     return cfg

@@ -142,6 +142,8 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     requeue = slurm.scontrol("requeue", cfg.job) if cfg.mode == "step" and cfg.job else None
     if requeue:
         _say(requeue)
+    _say(f"DRAINED {cfg.node}: {v.code} ({v.owner}'s); return to service once repaired: make undrain "
+         f"NODE={cfg.node} on it")
     return EXIT_FAULT
 
 

@@ -98,7 +98,7 @@ class History:
 _OPTIONAL_STR = ("code", "boot_id", "action", "check", "kernel_log")
 
 
-def _valid(entry: Any) -> bool:
+def _valid(entry: Any, node: str | None = None) -> bool:
     if not isinstance(entry, dict) or type(entry.get("schema")) is not int or entry.get("schema") != SCHEMA:
         return False
     if not isinstance(entry.get("event"), str) or entry["event"] not in EVENTS:
@@ -106,12 +106,14 @@ def _valid(entry: Any) -> bool:
     epoch = entry.get("epoch")
     return isinstance(epoch, (int, float)) and not isinstance(epoch, bool) and math.isfinite(epoch) \
         and isinstance(entry.get("time"), str) and isinstance(entry.get("node", ""), str) \
+        and (node is None or entry.get("node", node) == node) \
         and isinstance(entry.get("detail", ""), str) and statefile.count_or_none(entry.get("gpus")) \
         and all(entry.get(k) is None or isinstance(entry[k], str) for k in _OPTIONAL_STR)
 
 
-def parse(text: str) -> tuple[list[dict[str, Any]], list[int]]:
-    """(the events, the numbers of the lines that are not one); a blank line is neither."""
+def parse(text: str, node: str | None = None) -> tuple[list[dict[str, Any]], list[int]]:
+    """(the events, the numbers of the lines that are not one); a blank line is neither. Given `node`, a line that
+    names another node is not one of its events (a file copied from another node's history): garbled."""
     events: list[dict[str, Any]] = []
     bad: list[int] = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -121,7 +123,7 @@ def parse(text: str) -> tuple[list[dict[str, Any]], list[int]]:
             entry = json.loads(line)
         except (ValueError, RecursionError):
             entry = None
-        if _valid(entry):
+        if _valid(entry, node):
             events.append(entry)
         else:
             bad.append(number)
@@ -137,7 +139,7 @@ def read(state_dir: str, node: str, cap: int = READ_CAP) -> History:
         return History([], 0)
     except OSError as exc:
         return History([], 0, f"cannot read the history {target}: {statefile.problem(exc, target)}")
-    events, bad = parse(tail.text)
+    events, bad = parse(tail.text, node)
     return History(events, len(bad), None, bad, tail.cut)
 
 

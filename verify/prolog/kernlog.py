@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..shared import clockskew
 from . import statefile, xid
 
 TIMEOUT_S = 20.0
@@ -122,6 +123,23 @@ def wall(line: str) -> float | None:
         return datetime.fromisoformat(m.group(1) + (m.group(2) or "+00:00").replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
+
+
+def future(line: str, clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> bool:
+    """A line stamped past this boot's uptime, or in wall time more than skew_s (TORCHIMAGES_CLOCK_SKEW) past now: no
+    kernel wrote it yet, so it is no evidence."""
+    t = wall(line)
+    return ahead(mono(line), clock) or (t is not None and clock.now is not None and t > clock.now + skew_s)
+
+
+def believable(held: list[dict[str, Any]], clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> list[dict[str, Any]]:
+    """The held events a read of this boot could have kept: its stamp is its line's own (-1 for a line without one)
+    and not from the future. A kept state is a file anyone with the folder may write: an event stamped past the
+    uptime, or whose stamp contradicts its line, would drain a healthy node on no line of its log."""
+    def ok(e: dict[str, Any]) -> bool:
+        stamp = mono(e["line"])
+        return (e["mono"] == stamp if stamp is not None else e["mono"] < 0) and not future(e["line"], clock, skew_s)
+    return [e for e in held if ok(e)]
 
 
 def _stale(line: str, clock: Clock, lookback_s: float) -> bool:
@@ -227,9 +245,12 @@ def consumed(group: list[str], count: int, tail: list[str]) -> int:
     return 0
 
 
-def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> tuple[State, list[xid.Finding]]:
+def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
+            skew_s: float = clockskew.DEFAULT_S) -> tuple[State, list[xid.Finding]]:
     """The state after reading `lines`, and the findings held now (earlier ones still held, then the new ones).
-    Pure: a new boot drops what the last boot held; events older than the lookback drop out."""
+    Pure: a new boot drops what the last boot held; events older than the lookback, or no read of this boot could
+    have kept (`believable`), drop out; a line from the future (`future`) is no evidence."""
+    state = dataclasses.replace(state, held=believable(state.held, clock, skew_s))
     if clock.boot_id != state.boot_id:
         state = State(clock.boot_id)          # another boot: what the last one held is not this one's evidence
     elif impossible(state, clock):
@@ -249,7 +270,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float) -> 
             if seen_un > skip_un:
                 unstamped.append(_digest(line))
                 unstamped_count += 1
-                if not _stale(line, clock, lookback_s):
+                if not _stale(line, clock, lookback_s) and not future(line, clock, skew_s):
                     new.append(line)
             continue
         if t == state.mono:

@@ -92,6 +92,8 @@ def write(directory: str, node: str, report: dict[str, Any] | None, outcome: dic
     from prometheus_client import generate_latest
 
     from .statefile import replace
+    if os.path.lexists(directory) and not os.path.isdir(directory):
+        raise NotADirectoryError(f"{directory} is not a folder (node_exporter's textfile collector reads a folder)")
     os.makedirs(directory, exist_ok=True)
     target = os.path.join(directory, f"torchimages_{node}.prom")
     # a temp file of a name nobody can guess (write_to_textfile's <path>.<pid>.<thread> would follow a link planted

@@ -9,9 +9,10 @@ a reset-required Xid 154, pending retirements or row remaps: these take effect o
   one NVSentinel's reset job writes after `nvidia-smi -r -i <uuid>` (ADR-020, what its syslog monitor takes as the
   Xid's remediation): `logger -t nvsentinel-gpu-reset -p daemon.err "GPU reset executed: GPU-<uuid>, success: true"`,
   read from this boot's journal with its wall-clock stamp. A reset counts when it succeeded after the drain and no
-  failed reset of that GPU came after it. Which GPU faulted is not always known (a kernel-log Xid names a PCI
-  address, the record a UUID): any GPU's reset counts, and the preflight that follows must still pass with every
-  GPU the node should have.
+  GPU's last reset since failed. Which GPU faulted is not always known (a kernel-log Xid names a PCI address, the
+  record a UUID): any GPU's reset counts, unless another GPU's reset failed (that one may be the faulted GPU:
+  partial evidence is no repair), and the preflight that follows must still pass with every GPU the node should
+  have.
 Pure but `read_resets` (journalctl, bounded).
 """
 from __future__ import annotations
@@ -75,14 +76,17 @@ def read_resets(timeout: float) -> tuple[list[Reset] | None, str]:
 
 def reset_since(resets: list[Reset], when: float, now: float | None = None,
                 skew_s: float = clockskew.DEFAULT_S) -> Reset | None:
-    """The latest successful reset after `when` not undone by a failed reset of that GPU after it, or None. A record
-    stamped more than skew_s (TORCHIMAGES_CLOCK_SKEW) after `now` is no evidence: its clock was wrong, so it may well
-    predate the drain."""
+    """The latest successful reset after `when`, or None when there is none, or when any GPU's last reset since
+    failed (which GPU faulted is not always known: a GPU whose reset failed may be the one the drain was for, and
+    partial evidence is no repair). A record stamped more than skew_s (TORCHIMAGES_CLOCK_SKEW) after `now` is no
+    evidence: its clock was wrong, so it may well predate the drain."""
     last: dict[str, Reset] = {}
     for r in sorted(resets, key=lambda r: r.time):
         if r.time > when and (now is None or r.time <= now + skew_s):
             last[r.uuid] = r
-    return max((r for r in last.values() if r.success), key=lambda r: r.time, default=None)   # the latest
+    if any(not r.success for r in last.values()):
+        return None
+    return max(last.values(), key=lambda r: r.time, default=None)   # the latest
 
 
 def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
@@ -118,7 +122,8 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
     if seen is None:
         reset = f"GPU resets not read ({why})"
     else:
-        failed = [r for r in seen if when is not None and r.time > float(when) and not r.success]
+        failed = [r for r in seen if when is not None and float(when) < r.time <= (clock.now or r.time) + skew_s
+                  and not r.success]
         ahead = [r for r in seen if clock.now is not None and r.time > clock.now + skew_s]
         reset = f"the last GPU reset since failed ({failed[-1].uuid})" if failed else \
             f"a GPU reset record stamped {ahead[-1].time - (clock.now or 0):.0f} s in the future is not believed " \

@@ -2,8 +2,8 @@
 
 The node is resumed only when torchimages drained it, its history is whole and clean, it has not failed again within
 the flap window, the repair NVIDIA's Xid catalog asks for is seen (verify/prolog/repair.py: a reboot, or a GPU reset
-recorded since the drain), and the preflight passes now with every GPU the node should have (Slurm's Gres, else
-the count recorded at the drain; a GPU drain with neither is refused), and a drain that stood on kernel-log
+recorded since the drain), and the preflight passes now with every GPU the node should have (the larger of Slurm's
+Gres and the count recorded at the drain; a GPU drain with neither is refused), and a drain that stood on kernel-log
 evidence has the kernel log read again (never with --no-kernel-log). Exit 5 with one line otherwise.
 """
 from __future__ import annotations
@@ -70,7 +70,8 @@ def here_problem(node: str, host: str, info: dict[str, str] | None, why: str = "
 
 
 def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | None:
-    """Why the report does not show the GPUs the node should have (Slurm's Gres, else the drain's count), or None."""
+    """Why the report does not show the GPUs the node should have (the larger of Slurm's Gres and the drain's
+    count), or None."""
     if not expected:
         return None
     gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
@@ -78,7 +79,8 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | No
         return f"the gpu check {'did not run' if gpu is None else gpu.get('status')}: the node should have {expected} GPU(s)"
     seen = _report_gpus(report)
     if seen is None or seen < expected:
-        return f"NVML sees {seen or 0} GPU(s); the node should have {expected} (Slurm's Gres, else the drain's count)"
+        return (f"NVML sees {seen or 0} GPU(s); the node should have {expected} (the larger of Slurm's Gres and the "
+                "drain's count)")
     return None
 
 
@@ -127,7 +129,11 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     gres = slurm.gres_gpus((info or {}).get("Gres", ""))
     recorded = (drain or {}).get("gpus")
     recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
-    cfg.expected_gpus = gres or recorded or cfg.expected_gpus
+    # evidence that disagrees proves the larger: a Gres below the GPUs the node had at its drain (a slurm.conf line
+    # edited, another node's) would resume it with GPUs missing
+    cfg.expected_gpus = max(gres or 0, recorded or 0) or cfg.expected_gpus
+    if gres and recorded and gres != recorded:
+        _say(f"Slurm's Gres names {gres} GPU(s), the drain recorded {recorded}: the preflight must see {max(gres, recorded)}")
     gpu_drain = drain is None or any(d.get("check") not in NO_GPU_CHECKS for d in (drain, *also)) \
         or repair.needs_repair(drain, claimed, also) is not None
     if not cfg.expected_gpus and gpu_drain:

@@ -80,6 +80,10 @@ def _shape_problem(report: Any) -> str | None:
     for c in checks:
         if not isinstance(c, dict) or c.get("status") not in STATUSES or not isinstance(c.get("name"), str):
             return f"a check entry is malformed: {str(c)[:80]}"
+    names = [c["name"] for c in checks]
+    if twice := next((n for n in names if names.count(n) > 1), None):
+        # verify writes one result per check: two (a pass beside a skip, 8 GPUs beside 0) cannot both be true
+        return f"the report holds the {twice[:40]} check {names.count(twice)} times: one result per check"
     failed = any(c["status"] == "fail" for c in checks)
     if report.get("status") not in STATUSES:
         return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"

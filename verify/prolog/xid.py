@@ -78,6 +78,20 @@ def parse(lines: list[str]) -> list[Finding]:
     return found
 
 
+_STAMP = re.compile(r"^(\[\s*\d+(?:\.\d+)?\]|\d{4}-\d\d-\d\dT\S+)")
+
+
+def _event(line: str, position: int) -> tuple[str, str] | int:
+    """What makes a line one event: its stamp and the driver's words (journalctl's host prefix left out), or, for a
+    line without a stamp, its position."""
+    stamp = _STAMP.match(line)
+    if not stamp:
+        return position
+    stamp_text = "".join(stamp.group(1).split())          # "[ 12.5]" and "[12.5]" are one stamp
+    words = [i for i in (line.find("NVRM:"), line.find("nvidia-nvswitch")) if i >= 0]
+    return stamp_text, line[min(words):] if words else line[stamp.end():]
+
+
 def judge(findings: list[Finding], repeats: int = REPEATS) -> tuple[str, str] | None:
     """(code, summary) of the kernel-log evidence that drains the node, or None. A DRAIN event drains; a WATCH code
     seen `repeats` times on one device drains; APP and INFO never do."""
@@ -86,7 +100,10 @@ def judge(findings: list[Finding], repeats: int = REPEATS) -> tuple[str, str] | 
         f = drains[0]
         more = f" (and {len(drains) - 1} more)" if len(drains) > 1 else ""
         return "XID_HISTORY", f"kernel log: {f.label()}{more}"
-    counts = Counter((f.kind, f.code, f.device) for f in findings if f.action == WATCH)
+    # a stamped line twice (a log forwarded twice, journald and syslog merged) is one event: the kernel stamps
+    # each record to the microsecond, so two records never share stamp and text; lines without a stamp each count
+    events = {(f.kind, f.code, f.device, _event(f.line, i)) for i, f in enumerate(findings) if f.action == WATCH}
+    counts = Counter(key[:3] for key in events)
     for (kind, code, device), n in counts.most_common():
         if n >= repeats:
             what = next(f.what for f in findings if (f.kind, f.code, f.device) == (kind, code, device))

@@ -44,6 +44,28 @@ def impossible(node: Node) -> list[str]:
     return why
 
 
+def no_gpu_contradicted(node: Node) -> list[str]:
+    """A cause of "no GPU visible" the rest of the record contradicts: a CPU build, no device nodes, no NVML library,
+    or NVML that initialised and lists no GPU, beside GPUs torch sees, kernels that ran on one, or devices read
+    through NVML. Judged before the cause is named: such a record says nothing about which of the two is true."""
+    facts, count = node.facts, node.torch_count
+    read = [d for d in node.devices if d.get("uuid") or d.get("pci_bus_id") or d.get("name")]
+    ran = [k for k in facts.get("kernels") or [] if isinstance(k, dict) and k.get("max_abs_error") is not None]
+    gpus = (f"torch sees {count} device(s)" if count else f"{len(ran)} kernel(s) ran on a GPU" if ran else
+            "torch says CUDA is available" if facts.get("cuda_available") is True else "")
+    why = []
+    if facts.get("nvml_library") is False and read:
+        why.append(f"nvml_library false (NVML's library not found), yet devices[] holds {len(read)} device(s) read "
+                   "through it")
+    if facts.get("device_nodes") is False and (read or gpus):
+        why.append(f"device_nodes false (no /dev/nvidia*), yet {gpus or f'devices[] holds {len(read)} device(s)'}")
+    if facts.get("torch_cuda") == NONE and gpus:
+        why.append(f"torch_cuda 'none' (a CPU build of torch), yet {gpus}")
+    if facts.get("devices") == [] and facts.get("nvml_error") == NONE and gpus:
+        why.append(f"devices [] with nvml_error 'none' (NVML initialised and lists no GPU), yet {gpus}")
+    return why
+
+
 def _identity_contradictions(node: Node) -> list[str]:
     """torch's view against NVML's: counts, hidden devices, one GPU twice, compute capabilities."""
     count, caps = node.torch_count, node.facts.get("capabilities")

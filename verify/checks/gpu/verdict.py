@@ -40,7 +40,7 @@ from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared.cuda_errors import decode
 from . import gpuarch, gpuhealth, gpuidentity
-from .contradictions import impossible
+from .contradictions import impossible, no_gpu_contradicted
 from .gpuhealth import where
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
@@ -446,6 +446,9 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
 
     if facts.get("devices") is None and not _no_gpu_shown(facts):
         return _partial(node, result, options)
+    if contradicted := no_gpu_contradicted(node):
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(contradicted),
+                              "Record the check again; facts that cannot all be true are not judged.", "host")
     if not node.devices or torch_cuda == NONE:
         cause, remedy, owner = why_no_gpu(facts)
         if facts.get("nvml_error") not in (None, NONE):

@@ -16,6 +16,9 @@ LINKS_WARN, LINKS_FAIL = 0.5, 0.25      # busbw / what the node's links carry
 NVLS_FROM = (2, 17)           # NCCL 2.17 added NVLink SHARP (NVLS)
 
 
+# busbw within one node above this x its SKU's baseline is no measurement: NVLS beats the ring baseline by about
+# 1.3x, nothing by 3x (across nodes the baseline is a floor, and the links' capacity bounds it: _against_links)
+IMPOSSIBLE_RATIO = 3.0
 COLLAPSE_BELOW = 0.5          # busbw at the largest message below this x the peak: the fabric collapses under load
 
 
@@ -155,6 +158,11 @@ def bandwidth_figures(facts: NcclFacts, rows: list[SizeRow], verified: str, resu
         result.details.append(f"{missing} in verify/baselines.json: bandwidth not assessed")
         return f"{summary}; bandwidth not assessed ({missing})"
     verdict, ratio = baselines.judge_ratio(peak, float(baseline["value"]))
+    if ratio > IMPOSSIBLE_RATIO and (facts.get("nodes") or 1) == 1:      # across nodes the baseline is a floor
+        found.add(FAIL, "MEASUREMENT_INVALID", f"{verified}; peak busbw {peak:.1f} GB/s is {ratio:.2f}x the {algo} "
+                  f"baseline {baseline['value']} GB/s of {facts.get('device_name')}: no such GPU moves that much, "
+                  "physically impossible", "Record the check again.", "host")
+        return f"{summary}: {ratio:.2f}x the {algo} baseline, impossible"
     verdict = _unknown_nodes(facts, peak, verdict)
     result.metric("busbw_ratio", ratio, "x")
     result.details.append(f"peak busbw {peak:.1f} GB/s = {ratio:.2f}x the {algo} baseline {baseline['value']} GB/s "

@@ -30,7 +30,7 @@ from ...figures import (
 from ...findings import Findings
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, CheckResult
-from ...shared import rdma
+from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_full
 from .bandwidth import bandwidth_figures
@@ -144,12 +144,21 @@ def _describe(facts: NcclFacts, result: CheckResult) -> None:
 
 
 
+# bytes per element of nccl-tests' types (its -d): size = count x this
+TYPE_BYTES = {"int8": 1, "char": 1, "uint8": 1, "int32": 4, "int": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2,
+              "float16": 2, "float": 4, "float32": 4, "double": 8, "float64": 8, "bfloat16": 2, "f8e4m3": 1, "f8e5m2": 1}
+
+
 def _inconsistent(rows: list[SizeRow], world: Any) -> str | None:
-    """nccl-tests' own arithmetic: algbw = size / time, busbw = algbw x 2(n-1)/n (10% and rounding allowed)."""
+    """nccl-tests' own arithmetic: size = count x the type's bytes, algbw = size / time, busbw = algbw x 2(n-1)/n
+    (10% and rounding allowed)."""
     if not isinstance(world, int):
         return f"world size {world!r} with {len(rows)} measured size(s)"
     factor = bus_factor(world)
     for r in rows:
+        width = TYPE_BYTES.get(str(r.get("type")))
+        if width and r["count"] * width != r["size"]:
+            return f"{r['count']} {r.get('type')} element(s) are {r['count'] * width} bytes, the row says size {r['size']}"
         algbw = r["size"] / (r["time_us"] * 1e-6) / 1e9
         if abs(r["algbw"] - algbw) > 0.1 * algbw + 0.05:
             return f"{human_bytes(r['size'])} in {r['time_us']} us is {algbw:.2f} GB/s, the row says algbw {r['algbw']}"
@@ -161,30 +170,9 @@ def _inconsistent(rows: list[SizeRow], world: Any) -> str | None:
     return None
 
 
-LOCAL_MODE = re.compile(r"^(\d+) local process")     # the probe's own `mode` for ranks it spawned on this node
-
-
 def group_contradiction(facts: NcclFacts) -> str | None:
-    """How the group was laid out, where its facts cannot all be true (naming the two fields): more nodes than
-    ranks; and ranks the probe spawned itself (`mode` "N local process(es)": no launcher, one process per GPU of this
-    node) said to span several nodes, to number other than N, to carry a launcher's rank, or, over NCCL, to number
-    other than the node's GPUs (NCCL runs one rank per GPU)."""
-    world, nodes, gpus = facts.get("world_size"), facts.get("nodes"), facts.get("gpus")
-    if isinstance(nodes, int) and isinstance(world, int) and nodes > world:
-        return f"nodes {nodes} > world_size {world} (every node runs at least one rank)"
-    local = LOCAL_MODE.match(str(facts.get("mode") or ""))
-    if not local:
-        return None
-    mode = f"mode {facts.get('mode')!r}"[:80]
-    if isinstance(nodes, int) and nodes != 1:
-        return f"{mode} (ranks spawned on this one node) but nodes {nodes}"
-    if isinstance(world, int) and int(local[1]) != world:
-        return f"{mode} but world_size {world}"
-    if facts.get("rank") is not None:
-        return f"{mode} (no launcher) but rank {facts.get('rank')} (recorded under torchrun only)"
-    if facts.get("backend") == "nccl" and isinstance(gpus, int) and isinstance(world, int) and world != gpus:
-        return f"{mode} over NCCL (one process per GPU) but gpus {gpus}"
-    return None
+    """How the group was laid out, where its facts cannot all be true (verify/shared/grouplayout.py)."""
+    return grouplayout.contradiction(facts)
 
 
 def _within_node(facts: NcclFacts, log: NcclLog) -> str | None:

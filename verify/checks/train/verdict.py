@@ -19,6 +19,7 @@ from ...facts import TrainFacts, TrainRank
 from ...figures import BOOL, COUNT, LIST, OBJECT, RANKS, STR, Figure, Holds, Kind, Required, Rule, Unique
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
+from ...shared import grouplayout
 from ...shared.cuda_errors import named_without_driver
 from . import trainer
 
@@ -103,9 +104,6 @@ def max_peak_tflops() -> float:
     return max(peaks, default=20_000.0)
 
 
-NOT_A_NAME = frozenset({"", "none", "null", "unknown", "n/a", "na", "cpu"})
-
-
 def _consistent(facts: Any) -> str | None:
     """The gate's rule for facts that cannot all be true (FACTS.md, "Facts that contradict each other"), naming the
     two fields: every rank of world_size answered or failed, `nodes` is the count of node names the ranks give, and
@@ -120,24 +118,25 @@ def _consistent(facts: Any) -> str | None:
         beyond = sorted(n for n in seen if isinstance(n, int) and n >= world)
         if beyond:
             return f"ranks/failures name rank {beyond[0]}, but world_size is {world} (ranks 0..{world - 1})"
-        if not failures and ranks and len({r.get("rank") for r in ranks}) < world:
+        if not failures and len({r.get("rank") for r in ranks}) < world:     # no rank at all included
             return (f"world_size is {world}, but ranks holds {len(ranks)} rank(s) and failures none: "
                     f"{world - len({r.get('rank') for r in ranks})} rank(s) neither answered nor failed")
         if isinstance(nodes, int) and nodes > world:
             return f"nodes {nodes} > world_size {world} (every node runs at least one rank)"
+    raw = facts.get("config")
+    config: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    low, high = config.get("min_steps"), config.get("max_steps")
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        return f"config.min_steps {low} > config.max_steps {high}"
+    if any(isinstance(r.get("node"), str) and not r["node"].strip() for r in ranks):
+        return "a rank names node '' (a blank node name): the ranks' nodes cannot be counted"
     named = {r.get("node") for r in ranks} | {f.get("node") for f in failures}
     if isinstance(nodes, int) and ranks and None not in named:
         whole = not failures and isinstance(world, int) and len(ranks) == world
         if (nodes != len(named)) if whole else (nodes < len(named)):
             return (f"nodes is {nodes}, but the ranks/failures name {len(named)} node(s) "
                     f"({', '.join(sorted(map(str, named)))[:80]})")
-    if facts.get("backend") == "nccl":
-        name = facts.get("device_name")
-        if isinstance(name, str) and name.strip().lower() in NOT_A_NAME:
-            return f"backend is nccl (a GPU run), but device_name is {name!r}, no GPU's name"
-        if facts.get("gpus") == 0:
-            return "backend is nccl (a GPU run), but gpus is 0"
-    return None
+    return grouplayout.contradiction(facts)
 
 
 LOSS = Holds(lambda v: None if (isinstance(v, str) and v in LOSS_WORDS) else Figure("", 0, 1e4).problem(v))
@@ -166,6 +165,14 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("config.layers", Figure("", 1, 4096, integer=True)), ("config.heads", Figure("", 1, 4096, integer=True)),
     ("config.seq_len", Figure("", 1, 1 << 24, integer=True)),
     ("config.batch_per_rank", Figure("", 1, 1 << 24, integer=True)), ("config.lr", Figure("", 0, 10, lo_open=True)),
+    # recorded beside the shape (the rates read the shape, never these): present, they are plausible all the same
+    ("config.params", Figure("", 1, 1 << 44, integer=True)),
+    ("config.flops_per_token", Figure("FLOP", 0, 1e16, lo_open=True)),
+    ("config.warmup_steps", Figure("steps", 0, 1 << 24, integer=True)),
+    ("config.min_steps", Figure("steps", 1, 1 << 24, integer=True)),
+    ("config.max_steps", Figure("steps", 1, 1 << 24, integer=True)),
+    ("config.step_budget_s", Figure("s", 0, 1e6, lo_open=True)), ("config.noise", Figure("", 0, 100)),
+    ("config.device_class", Kind(str, ("cpu", "gpu", "emulated"))),
     ("world_size", RANKS), ("nodes", Figure("nodes", 1, 1 << 20, integer=True)), ("gpus", COUNT),
     ("backend", Kind(str, ("nccl", "gloo"))), ("distributed", BOOL), ("emulated", BOOL), ("device_name", STR),
     ("mode", STR), ("missing", LIST),
@@ -349,9 +356,13 @@ def judge(facts: TrainFacts, options: Options) -> CheckResult:
     decided = _failure(facts, result)
     if decided:
         return decided
-    if not ranks or not ranks[0]["steps"]:
+    if not ranks:
         return result.not_judged("no training step was recorded: nothing to judge",
                               "Record the check with `python -m verify --checks train --save-facts DIR`.")
+    if not any(r["steps"] for r in ranks):
+        # ranks that answered without a step and no failure: an empty result, as `"kernels": []` (FACTS.md)
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"{len(ranks)} rank(s) answered without a training step "
+                              "and no rank failed: an empty result, no measurement", "Record the check again.")
     contradiction = _steps_by_rank(ranks)
     if contradiction:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the run's records contradict each other: {contradiction}")

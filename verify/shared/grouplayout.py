@@ -1,0 +1,53 @@
+"""How a distributed group was laid out, where its recorded facts cannot all be true: one rule for the nccl and the
+train checks (FACTS.md, "Facts that contradict each other"), naming the two fields.
+
+- more nodes than ranks (every node runs at least one);
+- a run over NCCL (a GPU run) with `gpus` 0 or a `device_name` that names no GPU (`none`, `unknown`, ...): a
+  rate or a pass would otherwise be judged against no GPU at all;
+- ranks the probe spawned itself (`mode` "N local process(es)": no launcher, one process per GPU of this node)
+  said to span several nodes, to number other than N, to carry a launcher's rank, a local rank of N or more, or,
+  over NCCL, to number other than the node's GPUs (NCCL runs one rank per GPU: two on one is "Duplicate GPU").
+Pure.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, TypeGuard
+
+LOCAL_MODE = re.compile(r"^(\d+) local process")     # the probes' own `mode` for ranks they spawned on this node
+NOT_A_NAME = frozenset({"", "none", "null", "unknown", "n/a", "na", "cpu"})
+
+
+def _int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def contradiction(facts: Any) -> str | None:
+    if not isinstance(facts, dict):
+        return None
+    world, nodes, gpus = facts.get("world_size"), facts.get("nodes"), facts.get("gpus")
+    if _int(nodes) and _int(world) and nodes > world:
+        return f"nodes {nodes} > world_size {world} (every node runs at least one rank)"
+    if facts.get("backend") == "nccl":
+        name = facts.get("device_name")
+        if isinstance(name, str) and name.strip().lower() in NOT_A_NAME:
+            return f"backend is nccl (a GPU run), but device_name is {name!r}, no GPU's name"
+        if gpus == 0:
+            return "backend is nccl (a GPU run), but gpus is 0"
+    local = LOCAL_MODE.match(str(facts.get("mode") or ""))
+    if not local:
+        return None
+    count, mode = int(local[1]), f"mode {facts.get('mode')!r}"[:80]
+    if _int(nodes) and nodes != 1:
+        return f"{mode} (ranks spawned on this one node) but nodes {nodes}"
+    if _int(world) and count != world:
+        return f"{mode} but world_size {world}"
+    if facts.get("rank") is not None:
+        return f"{mode} (no launcher) but rank {facts.get('rank')} (recorded under torchrun only)"
+    ranks = [r for r in facts.get("ranks") or [] if isinstance(r, dict)]
+    beyond = [r.get("local_rank") for r in ranks if _int(r.get("local_rank")) and r["local_rank"] >= count]
+    if beyond:
+        return f"{mode} but a rank with local_rank {beyond[0]}"
+    if facts.get("backend") == "nccl" and _int(gpus) and _int(world) and world != gpus:
+        return f"{mode} over NCCL (one process per GPU) but gpus {gpus}"
+    return None
