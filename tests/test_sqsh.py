@@ -32,6 +32,7 @@ from scripts.publish.sqsh import (
     record_in_push,
     recorded_sha256s,
     sidecar,
+    squash_env,
 )
 from scripts.settings import Settings
 
@@ -90,7 +91,11 @@ def test_mksquashfs_reads_the_stream_and_fixes_every_time_owner_and_attribute():
     argv = mksquashfs_argv(Path("/o/.x.tmp"), "zstd", 1700000000)
     assert argv[:5] == ["mksquashfs", "-", "/o/.x.tmp", "-tar", "-noappend"]
     pairs = dict(itertools.pairwise(argv))
-    assert pairs["-comp"] == "zstd" and pairs["-all-time"] == pairs["-mkfs-time"] == pairs["-root-time"] == "1700000000"
+    assert pairs["-comp"] == "zstd" and pairs["-root-time"] == "1700000000"
+    # the files keep their own times (clamped in the stream and by SOURCE_DATE_EPOCH, which mksquashfs refuses
+    # beside -mkfs-time and -all-time): one time for all makes every .pyc stale
+    assert "-all-time" not in argv and "-mkfs-time" not in argv
+    assert squash_env(1700000000)["SOURCE_DATE_EPOCH"] == "1700000000"
     assert (pairs["-root-mode"], pairs["-root-uid"], pairs["-root-gid"]) == ("0755", "0", "0")
     assert {"-no-xattrs", "-exit-on-error", "-no-progress"} <= set(argv) and "-all-root" not in argv
     assert pairs["-Xcompression-level"] == "3"
@@ -234,3 +239,16 @@ def test_each_signed_statement_names_the_image_and_its_squashfs(tmp_path, monkey
         assert doc["subject"] == [{"name": "127.0.0.1:5000/x", "digest": {"sha256": "2" * 64}},
                                   {"name": "t.sqsh", "digest": {"sha256": SHA}}]
         assert signing.subject_digests(doc) == [image, f"sha256:{SHA}"]
+
+
+def test_times_later_than_the_image_are_clamped_and_its_own_kept():
+    """What the engine wrote creating the container (/etc/hosts, now) takes the image's time; a .py and its .pyc keep
+    theirs, so the bytecode's recorded source time still matches (Python then never recompiles from source)."""
+    src = _tar([("etc", None, {"mtime": 1800000000}), ("etc/hosts", b"", {"mtime": 1800000000}),
+                ("opt/m.py", b"x = 1\n", {"mtime": 1767225600}),
+                ("opt/n.py", b"y = 2\n", {"mtime": 1767225600, "pax_headers": {"mtime": "1767225600.25"}})])
+    out = io.BytesIO()
+    filter_stream(ChunkReader([src]), out, {}, 1795940138)
+    with tarfile.open(fileobj=io.BytesIO(out.getvalue())) as tar:
+        times = {m.name: m.mtime for m in tar.getmembers()}
+    assert times == {"etc": 1795940138, "etc/hosts": 1795940138, "opt/m.py": 1767225600, "opt/n.py": 1767225600}
