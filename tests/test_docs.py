@@ -179,7 +179,7 @@ ENV_PREFIXES = ("NCCL_", "SLURM_", "SLURMD_", "TORCHIMAGES_", "CUDA_", "NVIDIA_"
                 "JUPYTER_", "SSH_", "VERIFY_", "GLOO_", "TORCH_", "MELLANOX_", "HYPOTHESIS_", "REQUIRE_", "SSL_",
                 "REQUESTS_", "XDG_", "LD_", "RLIMIT_", "CAP_", "IPC_", "NODE_", "LOCAL_", "WORLD_", "BENCH_", "KEY_",
                 "GPU_RUNNER_", "NVML_", "NET_", "XID_HISTORY", "XID_REPEATED", "RDZV_TIMEOUT", "O_APPEND",
-                "TARGETARCH", "BUILD_", "FACTS_")
+                "TARGETARCH", "BUILD_", "FACTS_", "SOURCE_DATE_EPOCH")
 # owners a check names instead of the code's usual one, where its facts say so (verify/checks/gpu/node.py why_no_gpu:
 # a CPU build of torch is the image's, a missing libnvidia-ml or NVML failing the host's)
 OTHER_OWNERS = {"GPU_NOT_VISIBLE": ("image", "host")}
