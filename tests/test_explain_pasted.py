@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import ROOT
 from verify import explain as ex
-from verify.explain import pasted
+from verify.explain import kernel, pasted
 from verify.explain.wrap import unwrap
 from verify.options import Options
 
@@ -164,6 +164,16 @@ def test_a_lone_line_cut_by_the_terminal_is_read_whole():
     line = ("May 19 07:08:57 ip-26-0-146-100 kernel: [680111.646286] NVRM: Xid (PCI:0000:10:1c): 63, pid=1850, "
             "Row Remapper: New row marked for remapping, reset gpu to activate.")
     assert verdict(hard_wrap(80)(line)) == verdict(line) == ("fail", "RETIREMENT_PENDING", "host")
+
+
+def test_a_kernel_line_cut_before_its_code_is_never_all_clear():
+    """A paste cut inside the address says an Xid happened but not which: the events are unknown, not none."""
+    for cut in ("[ 123.4] NVRM: Xid (PCI:0000:3b:0", "[ 1.2] nvidia-nvswitch1: SXid (PCI:0000:8"):
+        facts = kernel.parse(cut)
+        assert facts["xid_events"] is None and facts["sxid_events"] is None, cut
+        assert verdict(cut)[0] != "pass", cut
+    sxid = kernel.parse("[ 1.2] nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028")["sxid_events"]
+    assert [e["sxid"] for e in sxid] == [12028]          # cut after its code: the code is read, as an Xid's is
 
 
 def test_prefixes_that_are_a_tools_own_words_are_kept():
