@@ -1,7 +1,8 @@
 """Issue 35: `verify explain` reads the real excerpts of tests/data/real-world the way people paste them, and gives the
 verdict of their translation all the same. Each class of what pasting does (verify/explain/pasted.py: the encoding,
 markdown, launchers' prefixes, tabs, a terminal's hard wrap, surrounding text) is applied to excerpts of every kind;
-none may change the verdict, and none may turn a verdict that is not a pass into a pass."""
+none may change the verdict, and none may turn a verdict that is not a pass into a pass. A file holding two kinds is
+read as both and gives the worse verdict."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ import pytest
 
 from tests.helpers import ROOT
 from verify import explain as ex
-from verify.explain import kernel, pasted
+from verify.explain import ib, kernel, pasted, smi
 from verify.explain.wrap import unwrap
 from verify.options import Options
 
@@ -174,6 +175,28 @@ def test_a_kernel_line_cut_before_its_code_is_never_all_clear():
         assert verdict(cut)[0] != "pass", cut
     sxid = kernel.parse("[ 1.2] nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028")["sxid_events"]
     assert [e["sxid"] for e in sxid] == [12028]          # cut after its code: the code is read, as an Xid's is
+
+
+def test_two_kinds_pasted_together_give_the_worse_verdict_and_name_both():
+    healthy_gpu, port_down = "titan-v-idle-persistence-off-no-ecc-gen1", "h100-roce-ibstat-two-cx7-rails-polling-and-disabled"
+    for first, second in ((healthy_gpu, port_down), (port_down, healthy_gpu)):
+        r = ex.explain_text(_raw(first) + "\n" + _raw(second), "both.txt", Options())
+        assert (r.name, r.status, r.code) == ("fabric", "fail", "FABRIC_PORT_DOWN")
+        assert any(d.startswith("also read as nvidia-smi -q: gpu pass") for d in r.details), r.details
+    fallen = "gpu-fallen-off-bus-multiline-no-xid"
+    r = ex.explain_text(_raw("bf3-mt41692-roce-bonds-200-active") + "\n" + _raw(fallen), "both.txt", Options())
+    assert (r.name, r.status) == ("gpu", "fail")
+
+
+def test_another_tools_lines_beside_a_listing_are_not_read_as_its_fields():
+    """nvidia-smi pads `State      : Completed`; ibv_devinfo's fields sit against their colon. And an indented block
+    that shows no nvidia-smi field is no GPU."""
+    both = _raw("ibv-devinfo-ib-vf-4126-port-active") + "\n" + _raw("titan-v-idle-persistence-off-no-ecc-gen1")
+    ports = [p for a in ib.parse(pasted.bare(both))["adapters"] for p in a["ports"]]
+    assert [p["state"] for p in ports] == ["ACTIVE"]
+    devices = smi.parse(pasted.bare(_raw("h100-roce-ibstat-two-cx7-rails-polling-and-disabled") + "\n" +
+                                    _raw("titan-v-idle-persistence-off-no-ecc-gen1")))["devices"]
+    assert [d["name"] for d in devices] == ["NVIDIA TITAN V"]
 
 
 def test_prefixes_that_are_a_tools_own_words_are_kept():

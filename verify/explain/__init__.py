@@ -83,19 +83,37 @@ def explain(path: str, options: Any) -> Any:
     return explain_text(read(path), path, options)
 
 
+# A file may hold several kinds pasted together (`nvidia-smi -q` above `dmesg`, `ibstat` after a job's NCCL log):
+# each is read from the whole text and the worst verdict is the file's, so that no fault one of them shows is
+# withheld; on a tie the most specific kind's. verify's own parser trouble (FACTS_INVALID) never outranks a verdict.
+_SEVERITY = {"fail": 2, "warn": 1}
+
+
 def explain_text(text: str, path: str, options: Any) -> Any:
     """What `explain` does once the file is read (a test feeds text directly)."""
-    from ..checks import CHECKS
-    from ..judging import judge
     from ..result import CheckResult
 
     seen = views(text)
-    kind = next(iter(kinds_in(seen)), None)
-    if kind is None:
+    found = kinds_in(seen)
+    if not found:
         result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(dict.fromkeys(k.name for k in KINDS))})")
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
-    result = judge(CHECKS[kind.check], kind.parse(seen[kind.prefixed]), options, source=path)
+    results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
+    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), -n) for n, r in enumerate(results)]
+    chosen = rank.index(max(rank))
+    result = results[chosen]
+    result.details[:0] = [f"explained from {path}, read as {found[chosen].name}"] + [
+        f"also read as {kind.name}: {other.name} {other.status}{' ' + other.code if other.code else ''}"
+        for kind, other in zip(found, results, strict=True) if other is not result]
+    return result
+
+
+def _judged(kind: Kind, text: str, path: str, options: Any) -> Any:
+    from ..checks import CHECKS
+    from ..judging import judge
+
+    result = judge(CHECKS[kind.check], kind.parse(text), options, source=path)
     if result.code == "FACTS_INVALID":
         # the facts are verify's own parser's, not a record someone wrote: their fault is verify's, never the job's
         # (nor the host's: the tool's trouble is no node's fault), so the verdict names no owner
@@ -103,5 +121,4 @@ def explain_text(text: str, path: str, options: Any) -> Any:
                           "a verify bug, not the job's, the image's or the host's")
         result.remedy = "Report it to verify's maintainers with the file; judge the node from the raw text meanwhile."
         result.owner = None
-    result.details.insert(0, f"explained from {path}, read as {kind.name}")
     return result
