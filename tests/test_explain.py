@@ -38,11 +38,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                       "its header; the Reset line is in the poster's prose)",
     "v100-pcie-azure-power-draw-err-transient": "translator: gpu pass; verify explain: not recognised (one "
                                                 "nvidia-smi table row with ERR! power, no header)",
-    "h200-vm-nvswitch-fabric-completed-18-nvlinks-gpu-burn-idle-and-load": "translator: gpu pass; verify explain: "
-                                                                           "gpu warn HEALTH_NOT_ASSESSED (host) on a "
-                                                                           "phantom 'device ?' (the nvlink -s "
-                                                                           "section beside the -q; the -q alone "
-                                                                           "passes)",
 }
 
 

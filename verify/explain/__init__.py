@@ -1,13 +1,15 @@
 """`verify explain FILE...`: diagnose what clusters already print. Each file's kind is told from its content (never
 its name), parsed by the parser of that kind (one module each) into the facts schema (verify/FACTS.md), and judged
-by the same judges as a live run or a replay. Text no parser recognises is said so, never guessed."""
+by the same judges as a live run or a replay. Text no parser recognises is said so, never guessed. What pasting and
+launchers did to the text (encoding, colours, a terminal's wrap, markdown, per-line prefixes) is undone first, once
+for every parser (pasted.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import cuda, dcgm, ib, kernel, nccl, nccltests, smi, smitable, ulimit, xidrelay
+from . import cuda, dcgm, ib, kernel, nccl, nccltests, pasted, smi, smitable, ulimit, xidrelay
 
 MAX_BYTES = 32 << 20          # a log larger than this is not read whole: the tail holds the failure
 
@@ -18,6 +20,9 @@ class Kind:
     check: str                # the check whose facts it fills
     detect: Callable[[str], bool]
     parse: Callable[[str], dict[str, Any]]
+    # whether the parser reads lines under the launchers' prefixes itself (a kernel log's or a relay's time stamp is
+    # its event's time); the others read the tool's bare lines (pasted.bare)
+    prefixed: bool = False
 
 
 # Most specific first: an nvidia-smi -q report may quote a kernel line, an NCCL log may quote ulimit.
@@ -27,8 +32,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("DCGM field values", "gpu", dcgm.detect, dcgm.parse),
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
-    Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse),
-    Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse),
+    Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse, prefixed=True),
+    Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse, prefixed=True),
     Kind("nccl-tests output", "nccl", nccltests.detect, nccltests.parse),    # its NCCL lines are read with it
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
@@ -36,8 +41,20 @@ KINDS: tuple[Kind, ...] = (
 )
 
 
+def views(text: str) -> dict[bool, str]:
+    """The text as each parser reads it, by Kind.prefixed: as the launcher printed it, or the tool's bare lines."""
+    printed, bare = pasted.views(text)
+    return {True: printed, False: bare}
+
+
+def kinds_in(seen: dict[bool, str]) -> list[Kind]:
+    """Every kind the text (its views) holds, one per name, most specific first."""
+    found = [k for k in KINDS if k.detect(seen[k.prefixed])]
+    return [k for n, k in enumerate(found) if k.name not in {f.name for f in found[:n]}]
+
+
 def kind_of(text: str) -> Kind | None:
-    return next((k for k in KINDS if k.detect(text)), None)
+    return next(iter(kinds_in(views(text))), None)
 
 
 class ExplainError(Exception):
@@ -66,17 +83,36 @@ def explain(path: str, options: Any) -> Any:
     return explain_text(read(path), path, options)
 
 
+# A file may hold several kinds pasted together (`nvidia-smi -q` above `dmesg`, `ibstat` after a job's NCCL log):
+# each is read from the whole text and the worst verdict is the file's, so that no fault one of them shows is
+# withheld; on a tie the most specific kind's. verify's own parser trouble (FACTS_INVALID) never outranks a verdict.
+_SEVERITY = {"fail": 2, "warn": 1}
+
+
 def explain_text(text: str, path: str, options: Any) -> Any:
     """What `explain` does once the file is read (a test feeds text directly)."""
-    from ..checks import CHECKS
-    from ..judging import judge
     from ..result import CheckResult
 
-    kind = kind_of(text)
-    if kind is None:
+    seen = views(text)
+    found = kinds_in(seen)
+    if not found:
         result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(dict.fromkeys(k.name for k in KINDS))})")
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
+    results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
+    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), -n) for n, r in enumerate(results)]
+    chosen = rank.index(max(rank))
+    result = results[chosen]
+    result.details[:0] = [f"explained from {path}, read as {found[chosen].name}"] + [
+        f"also read as {kind.name}: {other.name} {other.status}{' ' + other.code if other.code else ''}"
+        for kind, other in zip(found, results, strict=True) if other is not result]
+    return result
+
+
+def _judged(kind: Kind, text: str, path: str, options: Any) -> Any:
+    from ..checks import CHECKS
+    from ..judging import judge
+
     result = judge(CHECKS[kind.check], kind.parse(text), options, source=path)
     if result.code == "FACTS_INVALID":
         # the facts are verify's own parser's, not a record someone wrote: their fault is verify's, never the job's
@@ -85,5 +121,4 @@ def explain_text(text: str, path: str, options: Any) -> Any:
                           "a verify bug, not the job's, the image's or the host's")
         result.remedy = "Report it to verify's maintainers with the file; judge the node from the raw text meanwhile."
         result.owner = None
-    result.details.insert(0, f"explained from {path}, read as {kind.name}")
     return result

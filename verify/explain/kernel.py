@@ -51,5 +51,23 @@ def parse(text: str) -> dict[str, Any]:
             events.append({"xid": f.code, **row})
     # the log was read: its Xids, SXids and status lines are known ([] when none); the GPUs are not in a kernel log
     # a relay's lines quoted beside the kernel's (a device plugin's log under dmesg) are events too
-    return {"devices": None, "torch": None, "xid_events": events + xidrelay.events(text), "sxid_events": switches,
-            "driver_errors": _driver_errors(text), "cuda_init_error": cuda.refusal(text)}
+    facts = {"devices": None, "torch": None, "xid_events": events + xidrelay.events(text), "sxid_events": switches,
+             "driver_errors": _driver_errors(text), "cuda_init_error": cuda.refusal(text)}
+    return _unread(text, facts)
+
+
+# a line that announces an event but was cut before its device or code (`NVRM: Xid (PCI:0000:3b:0`, a paste cut at
+# its width): the event is not known, so its list is not "none seen"
+_ANNOUNCED = {"xid_events": re.compile(r"NVRM: Xid \("), "sxid_events": re.compile(r"SXid \(")}
+
+
+def _unread(text: str, facts: dict[str, Any]) -> dict[str, Any]:
+    """Where an announced event was not read: its list unknown (null) when it read none; every list unknown when
+    nothing was read at all (a log whose only event is cut says nothing, never that all is well)."""
+    cut = {key for key, announced in _ANNOUNCED.items()
+           if len(announced.findall(text)) > sum(1 for e in facts[key] if e.get("source") == "kernel_log")}
+    if not cut:
+        return facts
+    if not any(facts[k] for k in ("xid_events", "sxid_events", "driver_errors")):
+        return {**facts, "xid_events": None, "sxid_events": None, "driver_errors": None}
+    return {**facts, **{key: None for key in cut if not facts[key]}}

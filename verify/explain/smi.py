@@ -23,6 +23,8 @@ REASONS = {"idle": 0x1, "applications clocks setting": 0x2, "sw power cap": 0x4,
 FABRIC_STATE = {"completed": "completed", "in progress": "in_progress", "not started": "not_started",
                 "n/a": "not_supported", "not supported": "not_supported"}
 assert set(REASONS.values()) == set(THROTTLE_BITS)
+# the report's own lines above its first GPU (a grepped GPU field flush left, `Product Name : ...`, is the GPU's)
+_HEADER = frozenset({"timestamp", "driver version", "kmd version", "cuda version", "cuda umd version", "attached gpus"})
 
 
 def detect(text: str) -> bool:
@@ -53,7 +55,7 @@ def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
             stack.append((indent, key.lower()))
             continue
         path = "/".join([k for _, k in stack] + [key.lower()])
-        if not gpus and indent == 0:
+        if not gpus and path in _HEADER:
             header[path] = value
         else:
             if not gpus:
@@ -166,7 +168,8 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
 
 def parse(text: str) -> dict[str, Any]:
     header, gpus = _tree(text)
-    devices = [_device(n, bus, fields) for n, (bus, fields) in enumerate(gpus)]
+    devices = [{k: v for k, v in _device(n, bus, fields).items() if v is not None} for n, (bus, fields) in enumerate(gpus)]
+    # a block that shows no nvidia-smi field is no GPU (another tool's indented lines pasted above the report)
     return {"torch": None, "driver": known(header.get("kmd version") or header.get("driver version")),
             "cuda_driver": known(header.get("cuda umd version") or header.get("cuda version")),
-            "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}
+            "devices": [d for d in devices if d] or None}

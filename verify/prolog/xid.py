@@ -23,7 +23,7 @@ REPEATS = 3
 
 # a line cut short (`NVRM: Xid (PCI:0000:3b:00): 79,` or without the comma) still names its code: the rest is optional
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d+)\b(?:\s*,\s*(.*))?")
-_SXID = re.compile(r"(nvidia-nvswitch\d*): SXid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (\d+),\s*(.*)")
+_SXID = re.compile(r"(nvidia-nvswitch\d*): SXid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d+)\b(?:\s*,\s*(.*))?")
 _FALLEN = re.compile(r"NVRM:.*fallen off the bus")
 _ADDRESS = re.compile(r"NVRM: .*?\b(?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\b")
 
@@ -52,7 +52,7 @@ def parse(lines: list[str]) -> list[Finding]:
     found: list[Finding] = []
     faulted: set[str] = set()          # GPUs whose process raised an application Xid
     device = "unknown"
-    stated = {(m.group(2), m.group(3)) for m in map(_SXID.search, lines) if m and sxid_states(m.group(4))}
+    stated = {(m.group(2), m.group(3)) for m in map(_SXID.search, lines) if m and sxid_states(m.group(4) or "")}
     for line in lines:
         if m := _XID.search(line):
             bus = m.group(1)
@@ -62,7 +62,7 @@ def parse(lines: list[str]) -> list[Finding]:
             what = f"Xid {judged.xid}: {judged.what}" if judged.xid != judged.seen else judged.what
             found.append(Finding("xid", judged.seen, bus, judged.action, what, line.strip()))
         elif m := _SXID.search(line):
-            action, what = sxid_action(int(m.group(3)), m.group(4), (m.group(2), m.group(3)) in stated)
+            action, what = sxid_action(int(m.group(3)), m.group(4) or "", (m.group(2), m.group(3)) in stated)
             found.append(Finding("sxid", int(m.group(3)), m.group(2), action, what, line.strip()))
         elif _FALLEN.search(line):
             here = _ADDRESS.search(line)
