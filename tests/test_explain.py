@@ -33,11 +33,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                                 "has its 12 NVLinks down by design); verify explain: "
                                                                 "not recognised (dcgmi health table; no parser)",
     # Eighth batch: the translator's verdict kept.
-    "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host); verify "
-                                                      "explain: not recognised (an nvidia-smi table's rows without "
-                                                      "its header; the Reset line is in the poster's prose)",
-    "v100-pcie-azure-power-draw-err-transient": "translator: gpu pass; verify explain: not recognised (one "
-                                                "nvidia-smi table row with ERR! power, no header)",
+    "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host; the Reset "
+                                                      "line is in the poster's prose, not the excerpt); verify explain "
+                                                      "of the table rows alone: gpu warn HEALTH_NOT_ASSESSED (host), "
+                                                      "the fan NVML cannot read",
 }
 
 

@@ -102,3 +102,31 @@ def test_the_provider_still_counts_where_the_plugin_carries_the_traffic():
             .replace("via NET/IB/0/GDRDMA", "via NET/AWS Libfabric/0").replace("via NET/IB/1/GDRDMA", "via NET/AWS Libfabric/1"))
     r = ex.explain_text(text, "log.txt", Options())
     assert r.status != "pass", r.summary
+
+
+V100_ROWS = """+-------------------------------+----------------------+----------------------+
+|   1  Tesla V100-PCIE...  On   | 00008ED0:00:00.0 Off |                    0 |
+| N/A   29C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+"""
+
+
+def test_nvidia_smi_table_rows_pasted_without_their_banner_are_read():
+    """A user's excerpt of one GPU's rows (Azure/azhpc-diagnostics#77): read, its power draw ERR! recorded, no fault
+    in what it shows (a power reading that failed once is no sign; Azure's maintainers call it transient)."""
+    r = ex.explain_text(V100_ROWS, "smi.txt", Options())
+    assert (r.name, r.status) == ("gpu", "pass"), r.summary
+    assert r.status == "pass" and "1 GPU" in r.summary
+
+
+def test_a_fan_nvml_cannot_read_is_never_a_pass():
+    """nvidia-smi's `ERR!` in the fan column (utkuozdemir/nvidia_gpu_exporter#393): the GPU's cooling is not watched;
+    a warning owned by the host, never a pass."""
+    rows = V100_ROWS.replace("| N/A   29C    P0   ERR! / 250W", "|ERR!   68C    P2    99W / 250W")
+    r = ex.explain_text(rows, "smi.txt", Options())
+    assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host") and "fan_speed" in r.summary, r.summary
+
+
+def test_lines_that_only_look_like_a_table_row_are_not_a_gpu():
+    r = ex.explain_text("| 1  thing  On | 0000:00:00.0 Off | 0 |\nno second row here\n", "x.txt", Options())
+    assert r.name != "gpu" or r.status != "pass"

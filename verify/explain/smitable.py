@@ -3,9 +3,12 @@ Version: 13.0` to driver 5xx and `KMD Version: 610.43.02   CUDA UMD Version: 13.
 release notes: Driver/CUDA Version deprecated for KMD/CUDA UMD Version). Each GPU is two or three table rows:
 `|   0  NVIDIA B200   On  |   00000000:63:00.0 Off |   0 |` (index, name, persistence | bus id, display | volatile
 uncorrectable ECC) and `| N/A   26C    P0   139W / 1000W |   0MiB / 183359MiB |   0%   Default |`. A name nvidia-smi
-cut (`NVIDIA RTX PRO 6000 Blac...`) is not a name: left null, never completed by a guess; `N/A` is not read."""
+cut (`NVIDIA RTX PRO 6000 Blac...`) is not a name: left null, never completed by a guess; `N/A` is not read;
+`ERR!` (NVML could not read the field) is the device's `nvml_errors` entry for it, as FACTS.md says. Rows pasted
+without the banner (a user's excerpt of one GPU) are read too: the two rows together are nvidia-smi's alone."""
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -14,11 +17,19 @@ from .notknown import known
 _BANNER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:KMD|Driver) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
 _ROW1 = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
                    r"\s+\S+\s*\|\s*(\S+)\s*\|")
-_ROW2 = re.compile(r"^\|\s*(?:\S+)\s+(\d+|N/A)C?\s+\S+\s+(\d+|N/A)W?\s*/\s*(\d+|N/A)W?\s*\|\s*(\d+)MiB\s*/\s*(\d+)MiB")
+_ROW2 = re.compile(r"^\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+\S+\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|"
+                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB")
+ERR = "ERR!"
+
+
+def _rows(text: str) -> bool:
+    """A GPU's first two table rows, one after the other: what a pasted excerpt keeps of the table."""
+    lines = text.splitlines()
+    return any(_ROW1.match(a) and _ROW2.match(b) for a, b in itertools.pairwise(lines))
 
 
 def detect(text: str) -> bool:
-    return bool(_BANNER.search(text)) and "Bus-Id" in text
+    return (bool(_BANNER.search(text)) and "Bus-Id" in text) or _rows(text)
 
 
 def _int(value: str) -> int | None:
@@ -35,11 +46,14 @@ def parse(text: str) -> dict[str, Any]:
                             "persistence": m.group(3) == "On", "pci_bus_id": m.group(4),
                             "ecc_volatile_uncorrectable": _int(m.group(5))})
         elif (m := _ROW2.match(line)) and devices and "temperature_c" not in devices[-1]:
-            temp, power, cap = _int(m.group(1)), _int(m.group(2)), _int(m.group(3))
+            temp, power, cap = _int(m.group(2)), _int(m.group(3)), _int(m.group(4))
+            errors = {key: ERR for key, value in (("fan_speed", m.group(1)), ("temperature_c", m.group(2)),
+                                                 ("power_w", m.group(3)), ("power_limit_w", m.group(4)))
+                      if value == ERR}
             devices[-1].update(temperature_c=float(temp) if temp is not None else None,
                                power_w=float(power) if power is not None else None,
                                power_limit_w=float(cap) if cap is not None else None,
-                               memory_bytes=int(m.group(5)) << 20)
+                               memory_bytes=int(m.group(6)) << 20, **({"nvml_errors": errors} if errors else {}))
     return {"torch": None, "driver": known(banner.group(1)) if banner else None,
             "cuda_driver": known(banner.group(2)) if banner else None,
             "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}

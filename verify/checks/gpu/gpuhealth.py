@@ -64,6 +64,21 @@ def lost(dev: NvmlDevice, found: Findings) -> bool:
     return True
 
 
+COOLING = ("fan_speed", "temperature_c")      # fields whose read error leaves the GPU's cooling unwatched
+
+
+def cooling_unread(dev: NvmlDevice, found: Findings) -> None:
+    """A fan or temperature NVML could not read (nvidia-smi's `ERR!`) on a GPU that still answers: its cooling is not
+    watched, a failed fan or sensor or a GPU that needs a reset; a warning, never a pass on it (the power draw read
+    ERR! once is no such sign: Azure's HPC diagnostics call it transient)."""
+    errors = dev.get("nvml_errors") or {}
+    bad = [f"{k} ({errors[k]})" for k in COOLING if k in errors]
+    if bad:
+        found.add(WARN, "HEALTH_NOT_ASSESSED", f"{where(dev)}: NVML cannot read its {' and '.join(bad)}: a failed fan "
+                  "or sensor, or a GPU that needs a reset", "Read `nvidia-smi -q` on the host (Fan Speed, GPU Recovery "
+                  "Action); reset the GPU if it asks, and check the fan if the error stays.", "host", dev.get("index"))
+
+
 def memory(dev: NvmlDevice, found: Findings) -> None:
     i, name = dev.get("index"), str(dev.get("name") or "")
     vol, agg = dev.get("ecc_volatile_uncorrectable"), dev.get("ecc_aggregate_uncorrectable")

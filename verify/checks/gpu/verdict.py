@@ -281,6 +281,7 @@ def _health(node: Node, found: Findings) -> None:
         if gpuhealth.lost(dev, found):
             continue
         gpuhealth.memory(dev, found)
+        gpuhealth.cooling_unread(dev, found)
         gpuhealth.correctable(dev, found)
         gpuhealth.fabric(dev, found)
         i = dev.get("index")
