@@ -101,11 +101,12 @@ def test_a_revalidation_takes_a_relative_state_dir_from_where_it_runs(tmp_path, 
 
 def test_slurm_s_gres_a_pass_whose_gpu_check_gives_no_count_is_no_pass(tmp_path, fake, monkeypatch, capsys):
     """Slurm's Gres: where Slurm allocated 8 GPUs, a passing gpu check that lists no NVML device count (or a
-    count that is not one) proves nothing of them: not assessed (no drain, no pass)."""
-    for devices in (None, 0):
+    count that is not one: a pass on 0 devices no verify writes) proves nothing of them: not assessed (no drain,
+    no pass)."""
+    for devices, code in ((None, "GPU_COUNT_UNPROVEN"), (0, "REPORT_INVALID")):
         _verify_writes(monkeypatch, json.dumps(_report(_gpu(devices=devices))).encode())
         assert cli.main(_args(tmp_path, "--mode", "step"), {"SLURM_STEP_ID": "0", "SLURM_GPUS_ON_NODE": "8"}) == 3
-        assert "GPU_COUNT_UNPROVEN" in capsys.readouterr().out
+        assert code in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("checks", [[_gpu(), _gpu(devices=0)], [_gpu(), {"name": "gpu", "status": "skip"}],

@@ -7,6 +7,7 @@ from typing import Any
 
 from . import history, kernlog
 from .config import Config
+from .verdict import whole_count
 
 
 def _say(text: str) -> None:
@@ -21,11 +22,12 @@ def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[st
 
 
 def _report_gpus(report: dict[str, Any] | None) -> int | None:
-    """The GPUs NVML listed in the report's gpu check (nvml_devices), or None."""
+    """The GPUs NVML listed in the report's gpu check (nvml_devices), or None. verify writes every metric as a float
+    (result.Metric: 8 GPUs are 8.0): a whole, finite, positive number is the count; NaN, 8.5 or a bool is none."""
     for c in (report or {}).get("checks") or []:
         if isinstance(c, dict) and c.get("name") == "gpu" and isinstance(c.get("metrics"), dict):
             value = (c["metrics"].get("nvml_devices") or {}).get("value") if \
                 isinstance(c["metrics"].get("nvml_devices"), dict) else None
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
+            return whole_count(value)
     return None
+

@@ -89,6 +89,33 @@ def _shape_problem(report: Any) -> str | None:
         return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"
     if (report["status"] == "fail") != failed:
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
+    return next((why for c in checks if c["status"] in ("pass", "warn") and (why := _impossible_pass(c))), None)
+
+
+def whole_count(value: Any) -> int | None:
+    """A count verify wrote as a metric (8 or 8.0: result.Metric holds floats) as an int of 1 or more, or None: not a
+    number, not whole, not finite, or below 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return int(value) if value == int(value) and value >= 1 else None
+
+
+# a passing gpu check stands on the devices it judged: a count of them that is no count of 1 or more contradicts it
+DEVICE_COUNTS = ("nvml_devices", "torch_devices")
+
+
+def _impossible_pass(c: dict[str, Any]) -> str | None:
+    """Why a passing (or warning) check's own figures cannot be true, or None: a figure that is no finite number
+    (verify judges none), a gpu pass on no NVML or torch device. Refused as a report no verify writes, never a pass."""
+    metrics = c.get("metrics") if isinstance(c.get("metrics"), dict) else {}
+    for key, m in metrics.items():
+        value = m.get("value") if isinstance(m, dict) else None
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"its {c['name']} check {c['status']}es with {str(key)[:40]} = {value}: verify judges no figure " \
+                   "that is not a finite number"
+        if c["name"] == "gpu" and key in DEVICE_COUNTS and whole_count(value) is None:
+            return f"its gpu check {c['status']}es with {key} = {str(value)[:20]}: a gpu check passes only on the " \
+                   "devices it judged (1 or more)"
     return None
 
 
