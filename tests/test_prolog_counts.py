@@ -33,7 +33,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
                                               ("8", None), (None, None)])
 def test_a_count_verify_wrote_is_whole_finite_and_positive(value, count):
     assert whole_count(value) == count
-    assert _report_gpus(_report(_gpu(devices=value))) == count      # type: ignore[arg-type]
+    assert _report_gpus(_report(_gpu(devices=value))) == count
 
 
 @pytest.mark.parametrize("env", [PROLOG_ENV, STEP_ENV], ids=["prolog", "step"])

@@ -107,7 +107,7 @@ DEVICE_COUNTS = ("nvml_devices", "torch_devices")
 def _impossible_pass(c: dict[str, Any]) -> str | None:
     """Why a passing (or warning) check's own figures cannot be true, or None: a figure that is no finite number
     (verify judges none), a gpu pass on no NVML or torch device. Refused as a report no verify writes, never a pass."""
-    metrics = c.get("metrics") if isinstance(c.get("metrics"), dict) else {}
+    metrics: dict[str, Any] = c["metrics"] if isinstance(c.get("metrics"), dict) else {}
     for key, m in metrics.items():
         value = m.get("value") if isinstance(m, dict) else None
         if isinstance(value, float) and not math.isfinite(value):
