@@ -185,13 +185,16 @@ def _confirm(cfg: Config, report: dict[str, Any]) -> tuple[Verdict, dict[str, An
 
 def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
     """A preflight that hung past budget + grace on --hang-runs runs in a row (this one included) is evidence: a
-    degrading GPU stalls its checker (NVSentinel's users report dozens of kills). Not with a budget too small."""
+    degrading GPU stalls its checker (NVSentinel's users report dozens of kills). Not with a budget too small; the
+    streak spans this boot and the flap window, never a run stamped in the future (history.streak)."""
     if v.code != "PREFLIGHT_TIMEOUT" or not cfg.hang_runs or cfg.budget * cfg.confirm_factor < cfg.min_confirm_s:
         return v
     clock = kernlog.host_clock(cfg.proc)          # hangs of another boot are no evidence against this one
-    runs = history.streak(events, HANG_CODES, clock.boot_id, clock.booted) + 1
+    runs = history.streak(events, HANG_CODES, clock.boot_id, clock.booted, time.time(), cfg.flap_window_s,
+                          cfg.clock_skew_s) + 1
     if runs < cfg.hang_runs:
-        return v
+        return Verdict(v.kind, v.code, v.owner, f"{v.summary}; {runs} of {cfg.hang_runs} runs in a row hung "
+                       f"(--hang-runs: PREFLIGHT_HUNG drains at {cfg.hang_runs})", v.check)
     return Verdict(FAULT, "PREFLIGHT_HUNG", "host", f"the preflight hung past its budget on {runs} runs in a row "
                    f"(--hang-runs {cfg.hang_runs}): {v.summary}", "preflight")
 
@@ -210,7 +213,9 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
     past = history.read(cfg.state_dir, cfg.node)
     if past.error or past.garbled:              # said, never skipped silently: the hang streak reads what is left
         cfg.notes.append(past.error or f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}")
-    return _hung(cfg, verdict, past.events), report, xids
+    verdict = _hung(cfg, verdict, past.events)
+    _flush_notes(cfg)                 # before the verdict's lines: the last line read is the verdict
+    return verdict, report, xids
 
 
 # ---------------------------------------------------------------------------------------------------- main
@@ -308,19 +313,30 @@ def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
         slurm.limit = None
 
 
-def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
-    if args.revalidate:
-        from .revalidate import revalidate  # here: it uses this module's assess (no import cycle at load)
-        status, verdict, report, xids = revalidate(cfg, assess)
-    else:
-        verdict, report, xids = assess(cfg)
-        print(verdict.line(), flush=True)
-        status = act(cfg, verdict, report)
+def _flush_notes(cfg: Config) -> None:
     for note in cfg.notes:
         _say(note)
         if cfg.under_prolog:      # slurmd's log is read by few: a misspelt knob, a garbled state, in syslog too
             _syslog(f"torchimages-prolog: {note}")
-    _metrics(cfg, status, verdict, report, xids, started)
+    cfg.notes.clear()
+
+
+def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
+    """Assess and act; the verdict's own line (DRAINED, NOT ASSESSED, REFUSED, RESUMED ...) is said last, after every
+    note and the metrics' trouble: Slurm's log and a person read the last line as the outcome."""
+    try:
+        if args.revalidate:
+            from .revalidate import revalidate  # here: it uses this module's assess (no import cycle at load)
+            status, verdict, report, xids = revalidate(cfg, assess)
+        else:
+            verdict, report, xids = assess(cfg)
+            print(verdict.line(), flush=True)
+            status = act(cfg, verdict, report)
+        _flush_notes(cfg)
+        _metrics(cfg, status, verdict, report, xids, started)
+    finally:
+        if cfg.closing:
+            _say(cfg.closing)
     if (cfg.mode == "prolog" or cfg.under_prolog) and not args.revalidate and status in (EXIT_NOT_ASSESSED,
                                                                                          EXIT_BREAKER):
         return EXIT_PASS          # Slurm drains a node whose Prolog exits non-zero: that is what these avoid

@@ -65,6 +65,7 @@ class Config:
     slurmd_name: str | None = None          # SLURMD_NODENAME: a claim (anyone can set it), never a proof
     under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
     clock_skew_s: float = clockskew.DEFAULT_S   # TORCHIMAGES_CLOCK_SKEW: a GPU reset record this far ahead is believed
+    closing: str | None = None              # the verdict's line on stderr, said last (notes.close)
 
 
 class UsageError(Exception):
@@ -109,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
                                                        "flagged for hardware inspection (default 7)")
     p.add_argument("--hang-runs", default=None, help="a preflight that hangs past budget + grace this many runs in "
-                   f"a row is the host's (PREFLIGHT_HUNG; 0: never; default {DEFAULT_HANG_RUNS}; "
+                   f"a row is the host's (PREFLIGHT_HUNG; 2 or more, 0: never; default {DEFAULT_HANG_RUNS}; "
                    "TORCHIMAGES_HANG_RUNS)")
     p.add_argument("--min-confirm", default=str(DEFAULT_MIN_CONFIRM_S), help="seconds: a confirmation limit "
                    "(budget x factor) below this cannot prove a hang; the timeout is then our setting's "
@@ -184,6 +185,11 @@ def _digits(text: str) -> bool:
 def _count(text: str, source: str) -> int:
     if not _digits(text.strip()) or int(text) > 1000:
         raise UsageError(f"{source} {text!r} is not a count of runs (0 to 1000)")
+    if int(text) == 1:
+        # one run is a single timeout, which only a confirmation (or a streak) makes the host's: NVSentinel's
+        # checker rule counts repeated stalls, never one
+        raise UsageError(f"{source} {text!r} would drain on one hang no second run confirmed: give 2 or more "
+                         "(0: never)")
     return int(text)
 
 

@@ -159,13 +159,18 @@ def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FL
             f"a fault that comes back within {window_s / 86400:.0f} d needs hardware inspection")
 
 
-def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "", booted: float | None = None) -> int:
+def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "", booted: float | None = None,
+           now: float | None = None, window_s: float = FLAP_WINDOW_S, skew_s: float = 300.0) -> int:
     """How many of the last runs in a row ended with one of `codes` (not assessed, or the fault they became): a pass,
     another cause, a drain or a resume ends the streak; a drain the breaker refused does not. So does a run of
     another boot (a reboot by hand re-probes the GPUs: no record of it is needed): its boot id when both are known,
-    else its time before this boot's (`booted`, /proc/stat btime), as return to service tells a reboot (repair.py)."""
+    else its time before this boot's (`booted`, /proc/stat btime), as return to service tells a reboot (repair.py).
+    Given `now`, so does a run stamped more than window_s before it (a hang months ago says nothing of the GPU now)
+    or more than skew_s after it (a clock stepped back: evidence from the future is none)."""
     n = 0
     for e in reversed(events):
+        if now is not None and not now - window_s <= e["epoch"] <= now + skew_s:
+            break
         if e["event"] in ("drain-refused", "inspect", "resume-refused"):
             continue
         if e["event"] in ("not-assessed", "fault") and e.get("code") in codes and not _other_boot(e, boot_id, booted):
