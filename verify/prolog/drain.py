@@ -11,7 +11,7 @@ from typing import Any
 
 from . import history, kernlog, slurm, statefile, xid
 from .config import Config
-from .notes import _note, _report_gpus, _say
+from .notes import _close, _note, _report_gpus, _say
 from .repair import REBOOT_CODES
 from .verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, NOT_ASSESSED, PASS, Verdict
 
@@ -33,7 +33,7 @@ def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict
 
 def _refuse_drain(cfg: Config, v: Verdict, detail: str, line: str) -> int:
     _note(cfg, "drain-refused", v.code, detail)
-    _say(line)
+    _close(cfg, line)
     return EXIT_BREAKER
 
 
@@ -76,7 +76,7 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
                              "not drained (--dry-run)")
     if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}"):
         _note(cfg, "drain-refused", v.code, refused)
-        _say(f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
+        _close(cfg, f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
         return EXIT_FAULT
     return _recount(cfg, v, report)
 
@@ -142,7 +142,7 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     requeue = slurm.scontrol("requeue", cfg.job) if cfg.mode == "step" and cfg.job else None
     if requeue:
         _say(requeue)
-    _say(f"DRAINED {cfg.node}: {v.code} ({v.owner}'s); return to service once repaired: make undrain "
+    _close(cfg, f"DRAINED {cfg.node}: {v.code} ({v.owner}'s); return to service once repaired: make undrain "
          f"NODE={cfg.node} on it")
     return EXIT_FAULT
 
@@ -154,10 +154,10 @@ def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
         return EXIT_PASS
     if v.kind == NOT_ASSESSED:
         _note(cfg, "not-assessed", v.code, v.summary)
-        _say(f"NOT ASSESSED on {cfg.node}: {v.code}; the node stays in service (the tool's trouble is not the node's)")
+        _close(cfg, f"NOT ASSESSED on {cfg.node}: {v.code}; the node stays in service (the tool's trouble is not the node's)")
         return EXIT_NOT_ASSESSED
     _note(cfg, "fault", v.code, f"{v.owner}: {v.summary}")
     if v.owner == "host":
         return _drain(cfg, v, report)
-    _say(f"{v.code} is the {v.owner}'s to fix; node {cfg.node} is left in service")
+    _close(cfg, f"{v.code} is the {v.owner}'s to fix; node {cfg.node} is left in service")
     return EXIT_FAULT if cfg.mode == "step" and not cfg.under_prolog else EXIT_PASS

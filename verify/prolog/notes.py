@@ -14,6 +14,11 @@ def _say(text: str) -> None:
     print(f"torchimages-prolog: {text}", file=sys.stderr, flush=True)
 
 
+def _close(cfg: Config, text: str) -> None:
+    """The run's verdict as a person or Slurm's log reads it last: said by the gate after every note (cli._gate)."""
+    cfg.closing = text
+
+
 def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None) -> None:
     """One event in the node's history, with the boot it ran in (a hang streak ends at a reboot: history.streak)."""
     extra = {"boot_id": kernlog.host_clock(cfg.proc).boot_id or None, **(extra or {})}

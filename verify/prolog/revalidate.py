@@ -13,7 +13,7 @@ from typing import Any
 
 from . import history, kernlog, repair, slurm
 from .config import Config
-from .notes import _note, _report_gpus, _say
+from .notes import _close, _note, _report_gpus, _say
 from .repair import repair_problem
 from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed
 
@@ -88,7 +88,7 @@ def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | 
                                                                    dict[str, int]]:
     if note:
         _note(cfg, "resume-refused", None, line)
-    _say(f"REFUSED {cfg.node}: {line}; not resumed")
+    _close(cfg, f"REFUSED {cfg.node}: {line}; not resumed")
     return EXIT_REFUSED, None, None, {}
 
 
@@ -157,12 +157,12 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
     rows, why = slurm.rows(node=cfg.node)
     row = next((r for r in rows or [] if r.name == cfg.node), None)
     if row is None:
-        _say(f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
+        _close(cfg, f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
         return EXIT_NOT_ASSESSED, None, None, {}
     if not row.ours:
         whose = f"drained with another reason ({row.reason_text!r})" if row.drained else f"not drained ({row.state})"
         _note(cfg, "resume-refused", None, f"{whose}: left alone")
-        _say(f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
+        _close(cfg, f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
         return EXIT_REFUSED, None, None, {}
     if problem := _proof(cfg, row, info):
         return _refused(cfg, problem, note=False)
@@ -177,15 +177,15 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
     if verdict.kind != PASS:
         status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED
         _note(cfg, "resume-refused", verdict.code, verdict.summary)
-        _say(f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
+        _close(cfg, f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
         return status, verdict, report, xids
     if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run):
         _note(cfg, "resume-refused", None, refused)
-        _say(refused)
+        _close(cfg, refused)
         return EXIT_REFUSED, verdict, report, xids
     if cfg.dry_run:               # not resumed: no resume in the history (a later drain would read as a flap)
-        _say(f"DRY RUN {cfg.node}: the preflight passes and torchimages had drained it: not resumed (--dry-run)")
+        _close(cfg, f"DRY RUN {cfg.node}: the preflight passes and torchimages had drained it: not resumed (--dry-run)")
         return EXIT_PASS, verdict, report, xids
     _note(cfg, "resume", None, verdict.summary)
-    _say(f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
+    _close(cfg, f"RESUMED {cfg.node}: the preflight passes and torchimages had drained it ({row.reason_text})")
     return EXIT_PASS, verdict, report, xids

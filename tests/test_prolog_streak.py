@@ -1,0 +1,128 @@
+"""Issue 36, class 5 (a third hunt): a hung checker is evidence after a few runs, and only a true streak of them.
+
+NVSentinel's checker rule: a health check that stalls run after run on one node is the node's (a degrading GPU stalls
+its checker through dozens of kills), so after --hang-runs consecutive runs that hung past budget + grace the node is
+drained with PREFLIGHT_HUNG, behind the breaker. What counts is a streak: one run is a single timeout no second run
+confirmed (--hang-runs 1 is refused), and a run months ago, or one stamped in the future (a clock stepped back), is no
+part of it. Slurm's prolog semantics: the last line a person or slurmd's log reads is the verdict's, after every note.
+On `cli.main` with Slurm's commands and verify replaced in-process (tests/prolog_fakes.py, argv recorded)."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.prolog_fakes import FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from verify.prolog import cli, history
+
+pytestmark = pytest.mark.unit
+
+PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
+STEP_ENV = {"SLURM_STEP_ID": "0", "SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1"}
+DAY = 86400.0
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
+    return install_fake(monkeypatch)
+
+
+def _hung_before(tmp_path: Path, *ages_s: float) -> None:
+    """Hangs of this boot (boot_id as the prolog records it) `age` seconds ago (negative: in the future)."""
+    from verify.prolog import kernlog
+    boot = kernlog.host_clock(kernlog.PROC).boot_id or None
+    for age in ages_s:
+        history.record(str(tmp_path / "state"), "n1", "not-assessed", "PREFLIGHT_TIMEOUT", "ran past",
+                       now=time.time() - age, extra={"boot_id": boot})
+
+
+def _lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    return [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+
+
+@pytest.mark.parametrize(("argv", "env"), [(["--hang-runs", "1"], {}), ([], {"TORCHIMAGES_HANG_RUNS": "1"})])
+def test_nvsentinel_checker_rule_one_hang_is_never_a_streak(tmp_path, fake, monkeypatch, capsys, argv, env):
+    """--hang-runs 1 would drain on a single timeout: refused as a setting of ours (CONFIG_ERROR), never a drain."""
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30", *argv), {**PROLOG_ENV, **env}) == 0
+    err = capsys.readouterr().err
+    assert "CONFIG_ERROR" in err and "2 or more" in err and not fake.calls
+    assert cli.main(_args(tmp_path, "--budget", "30", *argv), {**STEP_ENV, **env}) == 2
+
+
+@pytest.mark.parametrize("value", ["0", "2", "3", "1000"])
+def test_the_hang_runs_knob_takes_zero_or_two_and_more(tmp_path, fake, value):
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--hang-runs", value)), STEP_ENV)
+    assert cfg.hang_runs == int(value)
+
+
+def test_nvsentinel_checker_rule_hangs_older_than_the_flap_window_are_no_streak(tmp_path, fake, monkeypatch):
+    """Two hangs 200 and 300 days ago, in one long boot, and one now: the node is not drained (they drained it)."""
+    _hung_before(tmp_path, 300 * DAY, 200 * DAY)
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 3 and not fake.calls
+
+
+def test_nvsentinel_checker_rule_a_hang_stamped_in_the_future_is_no_streak(tmp_path, fake, monkeypatch):
+    """A clock stepped back: a hang recorded 30 days ahead of now is no evidence, and ends the streak."""
+    _hung_before(tmp_path, 60.0, -30 * DAY)
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 3 and not fake.calls
+
+
+def test_nvsentinel_checker_rule_recent_hangs_still_drain_behind_the_breaker(tmp_path, fake, monkeypatch, capsys):
+    """Two hangs within the window and one now drain with PREFLIGHT_HUNG; the line before says the count so far."""
+    _hung_before(tmp_path, 2 * DAY, 60.0)
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 1
+    assert fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #")
+    assert "hung past its budget on 3 runs in a row" in capsys.readouterr().out
+
+
+def test_a_hang_s_line_says_how_many_runs_in_a_row_hung(tmp_path, fake, monkeypatch, capsys):
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 3
+    assert "1 of 3 runs in a row hung" in capsys.readouterr().out
+
+
+def test_the_streak_reads_its_window_and_the_clock():
+    def ev(age: float) -> dict[str, Any]:
+        return {"event": "not-assessed", "code": "PREFLIGHT_TIMEOUT", "epoch": 1e9 - age, "time": "t"}
+    assert history.streak([ev(3 * DAY), ev(DAY), ev(60)], cli.HANG_CODES, now=1e9, window_s=7 * DAY) == 3
+    assert history.streak([ev(8 * DAY), ev(DAY), ev(60)], cli.HANG_CODES, now=1e9, window_s=7 * DAY) == 2
+    assert history.streak([ev(DAY), ev(-DAY), ev(60)], cli.HANG_CODES, now=1e9, window_s=7 * DAY) == 1
+    assert history.streak([ev(DAY), ev(-60)], cli.HANG_CODES, now=1e9, window_s=7 * DAY, skew_s=300) == 2
+
+
+def test_slurm_s_prolog_semantics_the_drained_line_is_the_last_line_after_every_note(tmp_path, fake, monkeypatch,
+                                                                                    capsys):
+    """A misspelt knob and a garbled history are said, but before the verdict: the last line is DRAINED."""
+    target = history.path(str(tmp_path / "state"), "n1")
+    Path(target).parent.mkdir(parents=True)
+    Path(target).write_text("not json\n")
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "TORCHIMAGES_BRAKER": "0.5"}) == 1
+    lines = _lines(capsys)
+    assert any("TORCHIMAGES_BRAKER" in ln for ln in lines) and any("garbled" in ln for ln in lines)
+    assert lines[-1].startswith("torchimages-prolog: DRAINED n1: GPU_LOST"), lines
+
+
+@pytest.mark.parametrize(("body", "last"), [(None, "NOT ASSESSED on n1"), (b"pass", "")], ids=["not-assessed", "pass"])
+def test_slurm_s_prolog_semantics_no_note_follows_the_verdict(tmp_path, fake, monkeypatch, capsys, body, last):
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode() if body else None, rc=0 if body else 1)
+    cli.main(_args(tmp_path), {**STEP_ENV, "TORCHIMAGES_HANGRUNS": "5"})
+    lines = _lines(capsys)
+    if last:
+        assert "TORCHIMAGES_HANGRUNS" in lines[0] and last in lines[-1], lines
+    else:
+        assert lines and all("TORCHIMAGES_HANGRUNS" in ln for ln in lines), lines   # said before the PASS line
+
+
+def test_slurm_s_prolog_semantics_a_refused_undrain_ends_with_its_refusal(tmp_path, fake, capsys):
+    fake.nodes["n1"] = ("drained", "an operator's reason")
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"TORCHIMAGES_BRAKER": "1"}) == 5
+    lines = _lines(capsys)
+    assert lines[-1].startswith("torchimages-prolog: REFUSED n1"), lines
