@@ -136,6 +136,56 @@ def test_a_placeholder_uuid_on_two_devices_is_no_contradiction():
     assert "listed twice" not in r.summary
 
 
+@pytest.mark.parametrize("index", [8, 99])
+def test_an_nvml_index_past_the_devices_the_probe_listed_is_refused(index):
+    """NVML numbers its devices 0 .. count-1 (nvmlDeviceGetHandleByIndex) and the probe lists each: device 99 of 8,
+    beside torch's count of 8, names no device (it passed)."""
+    facts = gpu_facts(8)
+    facts["devices"][3]["index"] = index
+    assert_refused("gpu", facts, f"devices[].index {index}", "0 to 7")
+
+
+def test_a_capture_that_lists_only_the_gpu_it_is_about_is_no_contradiction():
+    """A record translated from nvidia-smi may list GPU 13 alone, with no torch count: nothing holds its index."""
+    facts = gpu_facts(1)
+    facts["devices"][0]["index"] = 13
+    for key in ("torch_devices", "capabilities", "kernels", "perf", "sdc", "torch_map"):
+        facts.pop(key, None)
+    r = judging.judge(CHECKS["gpu"], facts, Options(), source="r/gpu.json")
+    assert "names no NVML device" not in r.summary, r.summary
+
+
+@pytest.mark.parametrize("power", [4900.0, 1401.0])
+def test_a_board_drawing_over_twice_its_enforced_power_limit_is_refused(power):
+    """NVML's power reading averages a second or less: transients just past the limit are real, 7x it (it passed) or
+    2x it is no working board's reading."""
+    facts = gpu_facts(8)
+    facts["devices"][0]["power_w"] = power
+    assert_refused("gpu", facts, "devices[0].power_w", "power limit 700 W")
+
+
+def test_a_board_at_its_power_limit_is_judged():
+    facts = gpu_facts(8)
+    facts["devices"][0]["power_w"] = 760.0
+    assert judging.judge(CHECKS["gpu"], facts, Options()).status == PASS
+
+
+@pytest.mark.parametrize("links", [19, 100])
+def test_more_nvlinks_than_nvml_reads_is_refused_and_never_passes(links):
+    """NVML_NVLINK_MAX_LINKS is 18 (nvml.h): verify/shared/nvlink.py reads no more, so 19 or 100 is no record of it."""
+    facts = gpu_facts(8)
+    facts["devices"][0]["nvlink"] = [True] * links
+    live, replayed = both("gpu", facts)
+    assert live.status != PASS and replayed.status != PASS
+    assert f"devices[0].nvlink holds {links} entries" in replayed.summary + " ".join(replayed.details)
+
+
+def test_the_nvlink_ceiling_is_nvml_s():
+    from verify.figures import NVLINKS
+    from verify.shared.nvlink import NVLINK_MAX_LINKS
+    assert NVLINKS.most == NVLINK_MAX_LINKS == 18
+
+
 @pytest.mark.parametrize("number, said", [("9" * 400, "an integer of 400 digits"), ("1e400", "not a finite float"),
                                           ("-1e400", "not a finite float")])
 def test_a_number_past_a_float_s_range_is_refused_by_the_one_record_reader(tmp_path, number, said):

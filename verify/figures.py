@@ -69,12 +69,16 @@ class Kind:
 
 @dataclass(frozen=True)
 class Each:
-    """A list whose every element is of a Kind (e.g. NVLink states: bools); a null element is "not said"."""
+    """A list whose every element is of a Kind (e.g. NVLink states: bools); a null element is "not said". `most`:
+    the longest list the source can give (NVML reads at most NVML_NVLINK_MAX_LINKS links of a device)."""
     item: Kind
+    most: int | None = None
 
     def problem(self, value: Any) -> str | None:
         if not isinstance(value, list):
             return f"is {type(value).__name__} {_show(value)}, not a list"
+        if self.most is not None and len(value) > self.most:
+            return f"holds {len(value)} entries, more than the {self.most} its source can give"
         for i, v in enumerate(value):
             why = None if v is None else self.item.problem(v)
             if why:
@@ -167,6 +171,7 @@ NODES = Figure("nodes", 1, 1 << 20, integer=True)
 LIST, OBJECT = Shape(list), Shape(dict)
 BOOL, STR = Kind(bool), Kind(str)
 BOOLS, STRS = Each(BOOL), Each(STR)
+NVLINKS = Each(BOOL, most=18)        # NVML_NVLINK_MAX_LINKS (nvml.h; verify/shared/nvlink.py reads no more)
 
 Rule = Figure | Shape | Kind | Each | Unique | Required | Either | Unless | Holds
 Spec = tuple[tuple[str, Rule], ...]

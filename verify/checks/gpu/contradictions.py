@@ -23,6 +23,14 @@ def _indices_exist(node: Node) -> list[str]:
                 said = f"torch_devices {count}" if count is not None else f"devices[] ({len(node.devices)} listed)"
                 why.append(f"{key}[{n}].index {entry['index']} names a torch device the node does not have ({said})")
                 break
+    # NVML numbers its devices 0 .. count-1 (nvmlDeviceGetHandleByIndex), and the probe lists every one: in its own
+    # record (torch's count read beside NVML's list) an index past the devices listed names none. A capture translated
+    # from nvidia-smi may list only the GPUs it is about (device 13 alone, no torch count): nothing to hold it to
+    listed = len(node.devices)
+    past = next((i for d in node.devices if isinstance(i := d.get("index"), int) and i >= listed), None)
+    if count is not None and past is not None:
+        why.append(f"devices[].index {past} names no NVML device: NVML numbers the {len(node.devices)} "
+                   f"device(s) it lists 0 to {len(node.devices) - 1}")
     indices = {d.get("index") for d in node.devices}
     for n, e in enumerate(facts.get("xid_events") or []):
         if node.devices and isinstance(e, dict) and isinstance(e.get("index"), int) and e["index"] not in indices:
@@ -32,10 +40,25 @@ def _indices_exist(node: Node) -> list[str]:
     return why
 
 
+# NVML's power reading is an average over a second or less: transients past the enforced limit are real (EDPp lets a
+# board draw above it for milliseconds), twice the limit is no reading of a working board
+POWER_OVER_LIMIT = 2.0
+
+
+def _power_beyond_limit(devices: list[NvmlDevice]) -> list[str]:
+    for n, d in enumerate(devices):
+        power, limit = d.get("power_w"), d.get("power_limit_w") or d.get("power_default_limit_w")
+        if isinstance(power, (int, float)) and isinstance(limit, (int, float)) and limit > 0 \
+                and power > POWER_OVER_LIMIT * limit:
+            return [f"devices[{n}].power_w {power:g} W is {power / limit:.1f}x its power limit {limit:g} W: no board "
+                    f"draws over {POWER_OVER_LIMIT:g}x the limit NVML enforces"]
+    return []
+
+
 def impossible(node: Node) -> list[str]:
     """Facts a real machine cannot produce together, each naming its two fields: the record (or the probe) is
     wrong, not the GPU, and nothing is judged."""
-    why = _indices_exist(node) + _identity_contradictions(node)
+    why = _indices_exist(node) + _identity_contradictions(node) + _power_beyond_limit(node.devices)
     error = node.facts.get("nvml_error")
     read = [d for d in node.devices if d.get("uuid") or d.get("pci_bus_id") or d.get("name")]
     if error not in (None, NONE) and read:
