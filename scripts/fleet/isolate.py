@@ -116,6 +116,10 @@ class Decision:
             return f"at fault: {named}; every other node passed against a known-good partner"
         if self.named:
             return f"at fault: {named}; undetermined: {', '.join(self.undetermined)}"
+        if self.undetermined and len(self.nodes) == 2:
+            return (f"undetermined: the one pair {'+'.join(self.nodes)} failed and no third node is a known-good "
+                    "reference: either node, or what both share (the image, the network): no node named; isolate "
+                    "among 3 or more nodes to tell")
         if self.undetermined and len(self.undetermined) == len(self.nodes):
             return ("undetermined: no pair passed, so no node is a known-good reference; the cause is common to all "
                     "(the image, the network, the tool, or every node): no node named")

@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -27,8 +28,15 @@ from ..fsutil import atomic_write
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
 
 KIND = "torchimages-isolate"
+BUSBW_MAX = 10_000.0        # GB/s: above any link (NVLink5: 900 GB/s per GPU), as the fleet report holds it
 STEP_TIMEOUT_S = 300.0      # a pair's step ends here (TORCHIMAGES_ISOLATE_TIMEOUT overrides): a hang is a failure
 NOT_EXERCISED = "NCCL_NOT_EXERCISED"    # a CPU pair over gloo: its figure is real, its check only says "no GPU"
+TIMEOUT_MAX_S = 86400.0     # a pair's step: a day is past any all-reduce (and the batch script's own --time)
+GPUS_MAX = 64               # make's GPUS: at most 64 per node (scripts/settings.py)
+REPORT_CAP = 64 << 20       # bytes of a pair's report read at most (verify writes a few hundred KiB)
+PORTS = (1024, 65536)       # the rendezvous ports a pair may take: unprivileged, below 2^16
+# one host name as `scontrol show hostnames` prints it: a hostlist (n[1-4], a,b), a blank or a space is none
+HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
 
 
 def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: float, expect_gpus: int) -> Outcome:
@@ -49,8 +57,10 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
     accepted = state in ("pass", "warn") or (state == "skip" and code == NOT_EXERCISED and expect_gpus == 0)
     if not accepted:
         return Outcome(nodes, False, None, one_line(f"{code or state}: {check.get('summary') or ''}")[:200], took)
-    if isinstance(busbw, bool) or not isinstance(busbw, (int, float)) or not math.isfinite(busbw) or busbw <= 0:
-        return Outcome(nodes, False, None, f"no valid bus bandwidth ({busbw!r})", took)
+    if isinstance(busbw, bool) or not isinstance(busbw, (int, float)) or not math.isfinite(busbw) or busbw <= 0 \
+            or busbw > BUSBW_MAX:
+        # a figure no link reaches would be every median's reference and call each healthy pair slow
+        return Outcome(nodes, False, None, f"no valid bus bandwidth ({str(busbw)[:24]}; 0 to {BUSBW_MAX:g} GB/s)", took)
     if wrong != 0:
         return Outcome(nodes, False, None, f"{wrong!r} wrong element(s)", took)
     return Outcome(nodes, True, float(busbw), "", took)
@@ -83,7 +93,7 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
     for index, pair in enumerate(pairs):
         name = f"round{number}-pair{index + 1}"
         (reports / f"{name}.json").unlink(missing_ok=True)
-        env = {**os.environ, "TORCHIMAGES_GROUP": name, "RDZV_ENDPOINT": f"{pair[0]}:{port + index}"}
+        env = {**os.environ, "TORCHIMAGES_GROUP": name, "RDZV_ENDPOINT": f"{pair[0]}:{port_for(port, index)}"}
         log = open(reports / f"{name}.log", "wb")      # noqa: SIM115 - closed after the step, below
         proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
         started.append((name, pair, proc, log, time.monotonic()))
@@ -101,12 +111,26 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
             _stop(proc)
         log.close()
         seconds = ended.get(name, time.monotonic()) - t0
-        try:
-            report = json.loads((reports / f"{name}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            report = None
+        report = _read_report(reports / f"{name}.json")
         results.append((number, outcome(pair, report, status, seconds, gpus)))
     return results
+
+
+def _read_report(path: Path) -> Any:
+    """A pair's report, or None (none written, not JSON, too large or nested too deep: no result, the pair's failure
+    as a missing report is, never a traceback that ends the isolation unanswered)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(REPORT_CAP + 1)
+        return json.loads(data.decode("utf-8")) if len(data) <= REPORT_CAP else None
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def port_for(base: int, offset: int) -> int:
+    """The rendezvous port `offset` places after `base`, wrapped into PORTS (10,000 nodes x 15 rounds stays a port)."""
+    low, high = PORTS
+    return low + (base - low + offset) % (high - low)
 
 
 def isolate(nodes: list[str], base: list[str], reports: Path, port: int, gpus: int, timeout_s: float,
@@ -120,7 +144,7 @@ def isolate(nodes: list[str], base: list[str], reports: Path, port: int, gpus: i
         number += 1
         echo(f"isolate: round {number} of at most {max_rounds(len(nodes))}: "
              + ", ".join("+".join(p) for p in pairs))
-        results += run_round(number, pairs, base, reports, port + number * len(nodes), gpus, timeout_s)
+        results += run_round(number, pairs, base, reports, port_for(port, number * len(nodes)), gpus, timeout_s)
         decision, pairs = plan_done(nodes, results)
     return decision
 
@@ -166,33 +190,68 @@ def _hostnames(nodelist: str) -> list[str]:
                         f"allocation, from the batch script make isolate writes") from None
     if proc.returncode != 0:
         raise UserError(f"scontrol show hostnames {nodelist} failed: {one_line(proc.stderr.strip())[:200]}")
-    return [line.strip() for line in proc.stdout.splitlines() if line.strip()]
+    names = [line.strip() for line in proc.stdout.splitlines() if line.strip()]
+    if bad := next((n for n in names if not HOST.fullmatch(n)), None):
+        raise UserError(f"scontrol show hostnames {nodelist} gave {bad[:80]!r}, which is no one host name (a hostlist "
+                        "or a space would make srun run a pair on other nodes): check the allocation's node list")
+    return names
+
+
+def _number(text: str, what: str, low: float, high: float, whole: bool = False) -> float:
+    """A knob's number within [low, high] (a whole one where asked), else UserError naming it and its range."""
+    try:
+        value = float(text) if not whole else int(text.strip())
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and low <= value <= high) or (not whole and value <= 0):
+        kind = f"a whole number from {low:g}" if whole else "a number of seconds above 0"
+        raise UserError(f"{what}={text!r} is not {kind} up to {high:g}: fix it, or unset it for the default")
+    return value
+
+
+def _step(text: str) -> list[str]:
+    try:
+        base = json.loads(text)
+    except (ValueError, RecursionError):
+        base = None
+    if not (isinstance(base, list) and "--" in base and all(isinstance(a, str) for a in base)):
+        raise UserError("TORCHIMAGES_ISOLATE_STEP is not the launcher's srun argv (JSON: [\"srun\", ..., \"--\", ...]): "
+                        "write the job again with make isolate")
+    return base
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="isolate_run", description=__doc__)
-    p.add_argument("--gpus", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=float(os.environ.get("TORCHIMAGES_ISOLATE_TIMEOUT")
-                                                          or STEP_TIMEOUT_S))
+    p.add_argument("--gpus", default="0")
+    p.add_argument("--timeout", default=None, help=f"seconds a pair's step may take (default "
+                   f"TORCHIMAGES_ISOLATE_TIMEOUT, else {STEP_TIMEOUT_S:g})")
     args = p.parse_args(argv)
     try:
-        base = json.loads(os.environ["TORCHIMAGES_ISOLATE_STEP"])
+        needed = ("TORCHIMAGES_ISOLATE_STEP", "TORCHIMAGES_REPORTS", "RDZV_PORT", "SLURM_JOB_NODELIST")
+        if missing := next((n for n in needed if n not in os.environ), None):   # the batch script sets each
+            raise KeyError(missing)
+        gpus = int(_number(args.gpus, "--gpus", 0, GPUS_MAX, whole=True))
+        timeout = args.timeout if args.timeout is not None else os.environ.get("TORCHIMAGES_ISOLATE_TIMEOUT")
+        timeout_s = _number(timeout, "TORCHIMAGES_ISOLATE_TIMEOUT" if args.timeout is None else "--timeout",
+                            0, TIMEOUT_MAX_S) if timeout not in (None, "") else STEP_TIMEOUT_S
+        base = _step(os.environ["TORCHIMAGES_ISOLATE_STEP"])
         reports = Path(os.environ["TORCHIMAGES_REPORTS"])
-        port = int(os.environ["RDZV_PORT"])
+        if not reports.is_dir():
+            raise UserError(f"TORCHIMAGES_REPORTS={reports} is not a folder: the batch script makes it; run this from "
+                            "the script make isolate writes")
+        port = int(_number(os.environ["RDZV_PORT"], "RDZV_PORT", PORTS[0], PORTS[1] - 1, whole=True))
         nodes = _hostnames(os.environ["SLURM_JOB_NODELIST"])
-        if not (isinstance(base, list) and "--" in base and all(isinstance(a, str) for a in base)):
-            raise UserError("TORCHIMAGES_ISOLATE_STEP is not the launcher's srun argv: write the job again with "
-                            "make isolate")
-        decision = isolate(nodes, base, reports, port, args.gpus, args.timeout)
+        decision = isolate(nodes, base, reports, port, gpus, timeout_s)
         print(format_decision(decision))
         atomic_write(reports / "isolate.json", json.dumps(decision_json(decision), indent=1) + "\n")
+        print(f"isolate: wrote {reports / 'isolate.json'}")
     except KeyError as exc:
         print(f"isolate: {exc.args[0]} is not set: run this from the batch script make isolate writes", file=sys.stderr)
         return 2
     except (UserError, ValueError, OSError) as exc:
         print(f"isolate: {one_line(exc)}", file=sys.stderr)
         return 2
-    print(f"isolate: wrote {reports / 'isolate.json'}")
+    print(f"isolate: {decision.summary}")      # the answer is the last line read (the table above holds its evidence)
     return exit_status(decision)
 
 

@@ -1,0 +1,151 @@
+"""Issue 36, class 7 (a third hunt): `make isolate`'s runner, through its own entry (`python -m
+scripts.fleet.isolate_run`, as the batch script starts it), never clears a node it saw fail and never ends unanswered.
+
+The practice followed is scripts/fleet/isolate.py's fault-isolation rule (a node is cleared only by evidence; NVSentinel
+and Meta's GCM alike treat a flapping check as a fault to investigate, not as health) and Slurm's allocation: a node
+name is one host name `scontrol show hostnames` prints, never a hostlist srun would widen. A flaky node, a node failing
+only beside one partner, a report nested 100,000 deep, a forged bus bandwidth, a knob that is no number: each ends
+with the answer or one line, never exit 0 as clean and never a traceback. srun and scontrol are stand-ins on PATH
+(Python scripts that record their argv and write the pair's report as verify would), so the runner's own process,
+rounds and files are real; the plan and verdict it prints are isolate.py's."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scripts.fleet.isolate import Outcome
+from scripts.fleet.isolate_run import BUSBW_MAX, PORTS, outcome, port_for
+from tests.helpers import ROOT
+
+SRUN = r'''#!/usr/bin/env python3
+import fcntl, json, os, sys
+nodes = next(a for a in sys.argv if a.startswith("--nodelist=")).split("=", 1)[1].split(",")
+scen = json.load(open(os.environ["ISO_SCEN"]))
+with open(os.environ["ISO_SCEN"] + ".count", "a+") as fh:
+    fcntl.flock(fh, fcntl.LOCK_EX); fh.seek(0)
+    counts = json.loads(fh.read() or "{}")
+    for n in nodes:
+        counts[n] = counts.get(n, 0) + 1
+    fh.seek(0); fh.truncate(); fh.write(json.dumps(counts))
+fail = any(n in scen.get("bad", []) for n in nodes) or sorted(nodes) in scen.get("pairbad", [])
+fail = fail or any(n in nodes and counts[n] % 2 == 1 for n in scen.get("flaky", []))
+out = os.path.join(os.environ["TORCHIMAGES_REPORTS"], os.environ["TORCHIMAGES_GROUP"] + ".json")
+if "raw" in scen:
+    open(out, "w").write(scen["raw"])
+else:
+    check = {"name": "nccl", "status": "fail" if fail else "pass", "code": "NCCL_WRONG_RESULT" if fail else None,
+             "summary": "x", "metrics": {"busbw_max": {"value": None if fail else scen.get("busbw", 10.0)},
+                                         "wrong": {"value": 3 if fail else 0}}}
+    json.dump({"status": check["status"], "checks": [check]}, open(out, "w"))
+sys.exit(1 if fail else 0)
+'''
+SCONTROL = '#!/bin/sh\nprintf \'%s\\n\' "$ISO_HOSTS"\n'
+
+
+def _isolate(tmp_path: Path, hosts: list[str], scen: dict[str, Any], env: dict[str, str] | None = None,
+             args: tuple[str, ...] = ()) -> tuple[int, list[str]]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, body in (("srun", SRUN.replace("/usr/bin/env python3", sys.executable)), ("scontrol", SCONTROL)):
+        (bin_dir / name).write_text(body)
+        (bin_dir / name).chmod(0o755)
+    (tmp_path / "scen.json").write_text(json.dumps(scen))
+    base = {"PATH": f"{bin_dir}:/usr/bin:/bin", "ISO_SCEN": str(tmp_path / "scen.json"), "ISO_HOSTS": "\n".join(hosts),
+            "TORCHIMAGES_ISOLATE_STEP": json.dumps(["srun", "--", "bash", "-c", "x"]),
+            "TORCHIMAGES_REPORTS": str(tmp_path), "RDZV_PORT": "20000", "SLURM_JOB_NODELIST": "n[1-9]",
+            "TORCHIMAGES_ISOLATE_TIMEOUT": "30"}
+    proc = subprocess.run([sys.executable, "-m", "scripts.fleet.isolate_run", *args], cwd=ROOT,
+                          env={**base, **(env or {})}, capture_output=True, text=True, timeout=300, check=False)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.returncode, [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+
+
+NODES = [f"n{i}" for i in range(1, 6)]
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("flaky", NODES)
+def test_a_flaky_node_is_named_or_intermittent_never_clean(tmp_path, flaky):
+    """The node fails every other all-reduce it joins (its first): named, or intermittent, and the exit is not 0."""
+    status, lines = _isolate(tmp_path, NODES, {"flaky": [flaky]})
+    assert status != 0 and flaky in lines[-1] and not lines[-1].startswith("isolate: no node at fault"), lines
+
+
+@pytest.mark.host
+def test_two_nodes_that_fail_only_together_are_intermittent(tmp_path):
+    status, lines = _isolate(tmp_path, NODES[:4], {"pairbad": [["n1", "n2"]]})
+    assert status == 2 and lines[-1].startswith("isolate: intermittent, undetermined: n1, n2"), lines
+
+
+@pytest.mark.host
+def test_the_answer_is_the_last_line_and_the_file_holds_it(tmp_path):
+    status, lines = _isolate(tmp_path, NODES[:4], {"bad": ["n3"]})
+    assert status == 1 and lines[-1].startswith("isolate: at fault: n3 (failing)"), lines
+    assert json.loads((tmp_path / "isolate.json").read_text())["named"][0]["node"] == "n3"
+
+
+@pytest.mark.host
+def test_a_lone_failing_pair_says_either_node_not_a_common_cause(tmp_path):
+    status, lines = _isolate(tmp_path, NODES[:2], {"bad": ["n2"]})
+    assert status == 2 and "either node" in lines[-1] and "3 or more" in lines[-1], lines
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("raw", ["[" * 100_000 + "]" * 100_000, "{", ""], ids=["deep", "cut", "empty"])
+def test_a_report_no_verify_writes_is_the_pair_s_failure_never_a_traceback(tmp_path, raw):
+    status, lines = _isolate(tmp_path, NODES[:4], {"raw": raw})
+    assert status == 2 and "no pair passed" in lines[-1], lines
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(("hosts", "said"), [(["n[1-2]", "n3"], "'n[1-2]'"), (["n 1", "n2"], "'n 1'"),
+                                             (["n1", "n2", "n1"], "named twice"), (["n1"], "at least two")])
+def test_slurm_s_allocation_a_node_list_that_is_not_one_host_each_is_one_line(tmp_path, hosts, said):
+    status, lines = _isolate(tmp_path, hosts, {})
+    assert status == 2 and len(lines) == 1 and said in lines[0], lines
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(("env", "args", "said"), [
+    ({"TORCHIMAGES_ISOLATE_TIMEOUT": "abc"}, (), "TORCHIMAGES_ISOLATE_TIMEOUT='abc'"),
+    ({"TORCHIMAGES_ISOLATE_TIMEOUT": "nan"}, (), "TORCHIMAGES_ISOLATE_TIMEOUT='nan'"),
+    ({"TORCHIMAGES_ISOLATE_TIMEOUT": "-1"}, (), "TORCHIMAGES_ISOLATE_TIMEOUT='-1'"),
+    ({}, ("--gpus", "-1"), "--gpus='-1'"), ({"RDZV_PORT": "70000"}, (), "RDZV_PORT='70000'"),
+    ({"TORCHIMAGES_ISOLATE_STEP": "[[["}, (), "TORCHIMAGES_ISOLATE_STEP is not"),
+    ({"TORCHIMAGES_REPORTS": "/nonexistent/reports"}, (), "is not a folder"),
+], ids=["timeout-word", "timeout-nan", "timeout-negative", "gpus-negative", "port", "step-json", "reports"])
+def test_a_knob_that_is_wrong_is_one_line_before_any_step(tmp_path, env, args, said):
+    """A timeout of nan once timed every pair out and blamed 'the image, the network, the tool'; 'abc' crashed."""
+    status, lines = _isolate(tmp_path, NODES[:2], {}, env, args)
+    assert status == 2 and len(lines) == 1 and said in lines[0], lines
+    assert not (tmp_path / "scen.json.count").exists()          # no step ran
+
+
+@pytest.mark.unit
+def test_a_bus_bandwidth_no_link_reaches_is_no_result():
+    """One forged 1e300 GB/s pair would be every median's reference and call each healthy pair slow."""
+    def report(busbw: float) -> dict[str, Any]:
+        return {"checks": [{"name": "nccl", "status": "pass", "metrics": {"busbw_max": {"value": busbw},
+                                                                          "wrong": {"value": 0}}}]}
+    assert outcome(("a", "b"), report(BUSBW_MAX), 0, 1.0, 8).ok
+    assert outcome(("a", "b"), report(1e300), 0, 1.0, 8) == Outcome(("a", "b"), False, None,
+                                                                    "no valid bus bandwidth (1e+300; 0 to 10000 GB/s)", 1.0)
+
+
+@pytest.mark.unit
+def test_the_rendezvous_ports_stay_ports_on_any_allocation():
+    """10,000 nodes x 15 rounds from the top of make slurm's range once passed 2^16."""
+    low, high = PORTS
+    assert port_for(20000, 5) == 20005
+    assert all(low <= port_for(39999, 15 * 10_000 + i) < high for i in range(0, 10_000, 997))
+
+
+@pytest.mark.host
+def test_an_empty_timeout_knob_is_its_default(tmp_path):
+    status, lines = _isolate(tmp_path, NODES[:2], {}, {"TORCHIMAGES_ISOLATE_TIMEOUT": ""})
+    assert status == 0 and lines[-1].startswith("isolate: no node at fault"), lines
