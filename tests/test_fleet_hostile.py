@@ -238,3 +238,41 @@ def test_a_pass_never_stands_on_a_report_that_cannot_be_true(tmp_path, change, s
     report = fleet(tmp_path)
     assert said in dict(report.invalid).get("forged.json", ""), report.invalid
     _not_passing(report)
+
+
+@pytest.mark.parametrize("change,said", [
+    (lambda d: d["environment"].update(hostname="n4\nn5"), "no one host name"),
+    (lambda d: d["environment"].update(hostname="n[4-9]"), "'n[4-9]'"),
+    (lambda d: d["environment"].update(hostname="n4,n5"), "'n4,n5'"),
+    (lambda d: d["environment"].update(hostname="../../etc/x"), "no one host name"),
+    (lambda d: d["environment"].update(hostname="a" * 254), "no one host name"),
+    (lambda d: d["environment"].update(scheduler={"node": "n[1-4]"}), "'n[1-4]'"),
+    (lambda d: d.update(created="1970-01-01T00:00:00Z"), "clock was never set"),
+    (lambda d: d.update(created="2000-01-01T00:00:00Z"), "clock was never set"),
+    (lambda d: d.update(replay={"facts_dir": "tests/data/x", "host": "n9", "recorded": "2026-11-22T00:00:00Z",
+                                "facts_schema": 3, "recorded_by": "2.0.0"}), "a replay of recorded facts"),
+    (lambda d: d["checks"][0].update(metrics={"nvml_devices": {"value": 8.0, "unit": "count"},
+                                              "torch_devices": {"value": 0.0, "unit": "count"}}), "torch_devices 0"),
+], ids=["newline", "hostlist", "list", "path", "too-long", "scheduler-hostlist", "1970", "2000", "replay",
+        "no-torch-device"])
+def test_a_report_that_is_no_node_of_this_job_now_is_invalid(tmp_path, change, said):
+    """Slurm's node names are one host each (a hostlist is many: a drain line naming it would drain many); a replay of
+    recorded facts judged a record, not the node now; a report dated before any verify comes from a node whose clock
+    was never set; a gpu pass on no torch device is none. Each is listed as invalid, and the fleet does not pass."""
+    doc = _node("forged")
+    change(doc)
+    _write(tmp_path, "forged.json", doc)
+    _write(tmp_path, "ok.json", _node("ok"))
+    report = fleet(tmp_path)
+    assert said in dict(report.invalid).get("forged.json", ""), report.invalid
+    assert [n.node for n in report.nodes] == ["ok"]
+    _not_passing(report)
+
+
+def test_an_fqdn_and_a_report_without_a_name_are_nodes(tmp_path):
+    _write(tmp_path, "a.json", _node("gpu-node-01.cluster.example.com"))
+    unnamed = _node("x")
+    del unnamed["environment"]["hostname"]
+    _write(tmp_path, "node-7.json", unnamed)
+    report = fleet(tmp_path)
+    assert sorted(n.node for n in report.nodes) == ["gpu-node-01.cluster.example.com", "node-7"], report.invalid

@@ -48,7 +48,7 @@ def replayed(tmp_path_factory) -> dict[str, Any]:
 def _node(report: dict[str, Any], host: str, scale: float = 1.0) -> dict[str, Any]:
     doc = copy.deepcopy(report)
     doc["environment"]["hostname"] = host
-    doc["replay"]["host"] = host
+    doc["replay"] = None        # stands for a live node's report (a replay is no node of a job: it is refused)
     doc["environment"]["phases"] = {"import_torch": 2.0, "first_step": 0.25 / scale}
     train = next(c for c in doc["checks"] if c["name"] == "train")
     train["metrics"]["tokens_per_s"]["value"] *= scale

@@ -167,4 +167,6 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
             out(f"metrics: node name {name!r} cannot name a file: not written")
     if not report.ok:
         out(f"fleet: NOT PASSING: {report.why_not_ok} (listed above)")
+    else:                   # the verdict is the last line read, after the files and metrics lines
+        out(f"fleet: PASSING: {len({n.node for n in report.nodes})} node(s), every report valid and passing")
     return 0 if report.ok else 1

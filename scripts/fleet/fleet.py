@@ -53,6 +53,12 @@ MAX_BYTES = 64 << 20       # a verify report is a few hundred KiB at most
 MAX_DEPTH = 12             # folders below DIR (a job's reports sit one to four deep)
 MAX_ENTRIES = 50_000       # names walked under DIR in all (a job of 4,096 nodes writes a few per node)
 CLOCK_SKEW_S = 300.0       # a report created this far in the future is still believed (clocks differ); CLOCK_SKEW=
+# before this no verify of schema 1 or 2 was written: an earlier `created` (1970, a BIOS's 2000) is a node's clock that
+# was never set, and its report no evidence of when it ran
+EARLIEST_CREATED = "2025-01-01T00:00:00Z"
+# one host or Slurm node name (a DNS name of at most 253 characters): a hostlist (n[1-4], a,b), a newline, a space or
+# a path is no node a report can stand for, nor one a drain line may name
+NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
 SUFFIXES = (".json", ".log", ".txt")
 PHASES = ("pull", "container_start", "import_torch", "cuda_init", "process_group_init", "first_batch", "first_step")
 # A figure is a metric measured as a rate (higher is better); ratios, bytes and counts are not figures.
@@ -324,7 +330,8 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
         return
     if ours and is_fleet_report(doc):
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
-    why = _why_invalid(doc, validators) or _impossible(doc) or _contradicts(doc) or _from_the_future(doc, skew_s)
+    why = _why_invalid(doc, validators) or _impossible(doc) or _contradicts(doc) or _from_the_future(doc, skew_s) \
+        or _not_a_node_now(doc)
     if why:
         invalid.append((name, why))
     else:
@@ -356,7 +363,8 @@ def _impossible(doc: dict[str, Any]) -> str | None:
 CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
                ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
                ("nccl", "busbw_max"): (lambda v: v > 10_000, "above any link (NVLink5: 900 GB/s per GPU)"),
-               ("gpu", "nvml_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs NVML lists")}
+               ("gpu", "nvml_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs NVML lists"),
+               ("gpu", "torch_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs torch sees")}
 
 
 def _contradicts(doc: dict[str, Any]) -> str | None:
@@ -390,18 +398,41 @@ def _from_the_future(doc: dict[str, Any], skew_s: float, now: float | None = Non
     return None
 
 
+def _not_a_node_now(doc: dict[str, Any]) -> str | None:
+    """Why the report is no evidence of a node of this job, or None: a replay of recorded facts (verify --from-facts
+    judged a record, not the node now), a `created` before any verify (a clock never set), a node name that is no one
+    host name (the name a drain line and the metrics' file would carry)."""
+    replay = doc.get("replay")
+    if replay:
+        facts = replay.get("facts_dir") if isinstance(replay, dict) else None
+        return (f"a replay of recorded facts ({one_line(str(facts))[:80]}: verify --from-facts): it judged a record, "
+                "not a node of this job now; not counted")
+    when, earliest = parse_time(doc.get("created")), parse_time(EARLIEST_CREATED)
+    if when and earliest and when < earliest:
+        return (f"created {one_line(str(doc.get('created')))[:40]}, before any verify report: that node's clock was "
+                "never set (check it); not evidence of when it ran")
+    name = _named(doc)
+    if name is not None and not NODE_NAME.fullmatch(name):
+        return (f"names its node {one_line(repr(name))[:80]}, which is no one host name (a hostlist, a list, a "
+                "newline, a space or a path): a forged or corrupt report, not counted")
+    return None
+
+
 # ---------------------------------------------------------------------------------------------- one node
 
 def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _node_name(doc: dict[str, Any], name: str) -> str:
-    env = doc.get("environment") or {}
+def _named(doc: dict[str, Any]) -> str | None:
+    """The node the report names itself: the scheduler's node, else the host name (None: it names none)."""
+    env: dict[str, Any] = doc["environment"] if isinstance(doc.get("environment"), dict) else {}
     scheduler: dict[str, Any] = env["scheduler"] if isinstance(env.get("scheduler"), dict) else {}
-    replay: dict[str, Any] = doc["replay"] if isinstance(doc.get("replay"), dict) else {}
-    return (_text(scheduler.get("node")) or _text(env.get("hostname")) or _text(replay.get("host"))
-            or Path(name.split("#")[0]).stem)
+    return _text(scheduler.get("node")) or _text(env.get("hostname"))
+
+
+def _node_name(doc: dict[str, Any], name: str) -> str:
+    return _named(doc) or Path(name.split("#")[0]).stem
 
 
 def _model(doc: dict[str, Any]) -> tuple[str, dict[int, str]]:
