@@ -128,3 +128,13 @@ def test_slurm_s_prolog_semantics_a_refused_undrain_ends_with_its_refusal(tmp_pa
     assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {BRAKER: "1"}) == 5
     lines = _lines(capsys)
     assert lines[-1].startswith("torchimages-prolog: REFUSED n1"), lines
+
+
+def test_a_knob_with_its_prefix_misspelt_is_said_and_pytorch_s_own_are_not():
+    """The hang knob as TORCHIMAGE_HANG_RUNS (the prefix's S dropped) was silently ignored: said, its default holds."""
+    from verify.prolog import config
+    prefix = "TORCHIMAGE" + "_HANG_RUNS"
+    said = config.misspelt({prefix: "5", "TORCH_CUDA_ARCH_LIST": "9.0", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+                            "TORCHELASTIC_RUN_ID": "x", "TORCH_HOME": "/x"})
+    assert said == [f"{prefix} is no setting of the prolog's: did you mean TORCHIMAGES_HANG_RUNS? (ignored; its "
+                    "default holds)"]

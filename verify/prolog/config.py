@@ -154,11 +154,12 @@ def _share(text: str, source: str) -> float:
 
 
 def misspelt(env: dict[str, str]) -> list[str]:
-    """One line for each TORCHIMAGES_* variable that is no knob of the prolog's but close to one (another case, a
-    letter dropped); the job's own TORCHIMAGES_* variables (TORCHIMAGES_IMAGE, ...) are none of them."""
+    """One line for each TORCH* variable that is no knob of the prolog's but close to one (another case, a letter
+    dropped, in the prefix too); the job's own TORCHIMAGES_* variables (TORCHIMAGES_IMAGE, ...) and PyTorch's TORCH_*
+    are none of them."""
     lines = []
     for name in sorted(env):
-        if not name.upper().startswith("TORCHIMAGES") or name in KNOBS:
+        if not name.upper().startswith("TORCH") or name in KNOBS:     # TORCHIMAGE_HANG_RUNS: the prefix misspelt
             continue
         near = difflib.get_close_matches(name.upper().replace("-", "_"), KNOBS, n=1, cutoff=0.85)
         if near:
