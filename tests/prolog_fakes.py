@@ -47,6 +47,11 @@ class FakeSlurm:
         return [" ".join(a[:3]) if a and a[0] == "update" else (a[0] if a else "") for a in self.calls]
 
 
+# Slurm's environment for a prolog run by slurmd (Prolog=) and for the prolog as a job's first step
+PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
+STEP_ENV = {"SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7"}
+
+
 def install_fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
     """Slurm's commands, the host name, syslog and the GPU reset records replaced (tests/test_prolog_hostile.py too)."""
     f = FakeSlurm({"n1": ("idle", "none"), "n2": ("idle", "none"), "n3": ("idle", "none"), "n4": ("idle", "none")})

@@ -14,25 +14,21 @@ import copy
 
 import pytest
 
-from tests.verify_handmade import CPU_BUILD, H100, gpu_facts, handmade_train_facts, nccl_facts, variant
+from tests.verify_handmade import (
+    CPU_BUILD,
+    H100,
+    assert_refused,
+    gpu_facts,
+    handmade_train_facts,
+    judged_both_ways,
+    nccl_facts,
+    variant,
+)
 from verify import judging
 from verify.checks import CHECKS
 from verify.options import Options
-from verify.result import CheckResult
 
 pytestmark = pytest.mark.unit
-
-
-def both(check: str, facts: dict) -> tuple[CheckResult, CheckResult]:
-    return (judging.judge(CHECKS[check], facts, Options()),
-            judging.judge(CHECKS[check], facts, Options(), source=f"r/{check}.json"))
-
-
-def assert_refused(check: str, facts: dict, *said: str) -> None:
-    live, replayed = both(check, facts)
-    assert (live.status, live.code) == ("fail", "MEASUREMENT_INVALID"), live.summary
-    assert (replayed.status, replayed.code) == ("fail", "FACTS_INVALID"), replayed.summary
-    assert all(s in replayed.summary for s in said), replayed.summary
 
 
 # ---- a fault the evidence shows is judged beside a figure that cannot be
@@ -43,7 +39,7 @@ def test_nvidia_ecc_an_uncorrectable_error_is_judged_beside_a_temperature_no_gpu
     verdict is the ECC fault (the host's), the figure named in its details; the figure alone is still refused."""
     facts = gpu_facts()
     facts["devices"][0].update(temperature_c=1000, ecc_volatile_uncorrectable=5, ecc_aggregate_uncorrectable=5)
-    for r in both("gpu", facts):
+    for r in judged_both_ways("gpu", facts):
         assert (r.status, r.code, r.owner) == ("fail", "ECC_UNCORRECTABLE", "host"), r.summary
         assert any("judged without 1 implausible figure" in d and "temperature_c is 1000" in d for d in r.details)
     alone = gpu_facts()
@@ -56,7 +52,7 @@ def test_wrong_elements_are_judged_beside_a_node_count_no_group_has():
     facts = nccl_facts()
     facts["sizes"][0]["wrong"] = 5
     facts["nodes"] = 0
-    for r in both("nccl", facts):
+    for r in judged_both_ways("nccl", facts):
         assert r.status == "fail" and "5 wrong element" in r.summary, r.summary
 
 
@@ -86,7 +82,7 @@ def test_a_busbw_three_times_its_gpu_s_baseline_within_one_node_is_refused():
         row["time_us"] = round(row["size"] / (row["algbw"] * 1e9) * 1e6, 3)
     assert_refused("nccl", facts, "physically impossible")
     ok = nccl_facts(peak=472.0 * 1.3)
-    assert both("nccl", ok)[1].code != "FACTS_INVALID"
+    assert judged_both_ways("nccl", ok)[1].code != "FACTS_INVALID"
 
 
 @pytest.mark.parametrize("name", ["none", "unknown", ""])

@@ -13,27 +13,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.verify_handmade import gpu_facts, handmade_train_facts, nccl_facts, variant
+from tests.verify_handmade import assert_refused, gpu_facts, handmade_train_facts, judged_both_ways, nccl_facts, variant
 from verify import judging, replay, strictjson
 from verify.checks import CHECKS
 from verify.checks.train.verdict import max_peak_tflops
 from verify.options import Options
 from verify.prolog.verdict import NOT_ASSESSED, PASS, decide
-from verify.result import CheckResult
 
 pytestmark = pytest.mark.unit
-
-
-def both(check: str, facts: dict) -> tuple[CheckResult, CheckResult]:
-    return (judging.judge(CHECKS[check], facts, Options()),
-            judging.judge(CHECKS[check], facts, Options(), source=f"r/{check}.json"))
-
-
-def assert_refused(check: str, facts: dict, *fields: str) -> None:
-    live, replayed = both(check, facts)
-    assert (live.status, live.code) == ("fail", "MEASUREMENT_INVALID"), live.summary
-    assert (replayed.status, replayed.code, replayed.owner) == ("fail", "FACTS_INVALID", "job"), replayed.summary
-    assert all(f in replayed.summary for f in fields), replayed.summary
 
 
 def _one_rank_lost(f: dict) -> None:
@@ -175,7 +162,7 @@ def test_more_nvlinks_than_nvml_reads_is_refused_and_never_passes(links):
     """NVML_NVLINK_MAX_LINKS is 18 (nvml.h): verify/shared/nvlink.py reads no more, so 19 or 100 is no record of it."""
     facts = gpu_facts(8)
     facts["devices"][0]["nvlink"] = [True] * links
-    live, replayed = both("gpu", facts)
+    live, replayed = judged_both_ways("gpu", facts)
     assert live.status != PASS and replayed.status != PASS
     assert f"devices[0].nvlink holds {links} entries" in replayed.summary + " ".join(replayed.details)
 

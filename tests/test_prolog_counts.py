@@ -12,15 +12,13 @@ import math
 
 import pytest
 
-from tests.prolog_fakes import FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
 from verify.prolog import cli, history, slurm
 from verify.prolog.notes import _report_gpus
 from verify.prolog.verdict import PASS, decide, whole_count
 
 pytestmark = pytest.mark.unit
 
-PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
-STEP_ENV = {"SLURM_STEP_ID": "0", "SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1"}
 
 
 @pytest.fixture

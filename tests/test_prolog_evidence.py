@@ -15,12 +15,11 @@ from typing import Any
 import pytest
 
 from tests.helpers import ROOT
-from tests.prolog_fakes import FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
 from verify.prolog import cli, config, history, kernlog, repair, slurm, xid
 
 pytestmark = pytest.mark.unit
 
-PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
 BOOT = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
 HOST_FAULT = _report(_gpu("fail", code="GPU_LOST", owner="host"))
 

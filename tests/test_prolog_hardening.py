@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
 from verify.codes import CODES
 from verify.prolog import cli, history, kernlog, metrics, repair, revalidate, slurm, statefile, verifyrun, xid
 from verify.prolog.deadline import Overran
@@ -20,8 +20,6 @@ from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, E
 
 pytestmark = pytest.mark.unit
 
-PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
-STEP_ENV = {"SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7"}
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
     return install_fake(monkeypatch)

@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
 from verify import replay
 from verify.prolog import cli, history, kernlog, repair, slurm
 from verify.shared import clockskew
 
 pytestmark = pytest.mark.unit
 
-PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
 
 
 @pytest.fixture
@@ -221,7 +220,6 @@ def test_the_prolog_believes_a_reset_record_within_the_allowance_it_is_given(tmp
 
 # ---- a second hunt (issue 36's classes): each hostile case a test first
 
-STEP_ENV = {"SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7"}
 
 
 @pytest.mark.parametrize("env", [PROLOG_ENV, STEP_ENV])

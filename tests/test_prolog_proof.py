@@ -11,14 +11,12 @@ import time
 
 import pytest
 
-from tests.prolog_fakes import XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
 from verify.prolog import cli, history, kernlog, slurm
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, FAULT, Verdict
 
 pytestmark = pytest.mark.unit
 
-PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
-STEP_ENV = {"SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7"}
 LOST = Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")
 
 

@@ -15,13 +15,11 @@ from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
 from verify.prolog import cli, history
 
 pytestmark = pytest.mark.unit
 
-PROLOG_ENV = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1"}
-STEP_ENV = {"SLURM_STEP_ID": "0", "SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1"}
 DAY = 86400.0
 # misspelt knobs, built so that no source line names one (tests/test_prolog_evidence.py reads every name the project sets)
 BRAKER, HANGRUNS = "TORCHIMAGES" + "_BRAKER", "TORCHIMAGES" + "_HANGRUNS"

@@ -193,3 +193,21 @@ def write_dir(root: Path) -> None:
 
 if __name__ == "__main__":
     write_dir(Path(sys.argv[1]))
+
+
+def judged_both_ways(check: str, facts: dict[str, Any]) -> tuple[Any, Any]:
+    """The check's verdict on facts measured here and on the same facts replayed from a record."""
+    from verify import judging
+    from verify.checks import CHECKS
+    from verify.options import Options
+    return (judging.judge(CHECKS[check], facts, Options()),
+            judging.judge(CHECKS[check], facts, Options(), source=f"r/{check}.json"))
+
+
+def assert_refused(check: str, facts: dict[str, Any], *said: str) -> None:
+    """Facts no machine produces: measured here, no measurement (MEASUREMENT_INVALID); replayed, a record that
+    cannot be true (FACTS_INVALID, the job's); the summary names what does not hold."""
+    live, replayed = judged_both_ways(check, facts)
+    assert (live.status, live.code) == ("fail", "MEASUREMENT_INVALID"), live.summary
+    assert (replayed.status, replayed.code, replayed.owner) == ("fail", "FACTS_INVALID", "job"), replayed.summary
+    assert all(s in replayed.summary for s in said), replayed.summary
