@@ -213,8 +213,6 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     hang = _count(args.hang_runs, "--hang-runs") if args.hang_runs is not None else \
         _count(env.get("TORCHIMAGES_HANG_RUNS", str(DEFAULT_HANG_RUNS)), "TORCHIMAGES_HANG_RUNS")
     state_dir = args.state_dir if args.state_dir is not None else env.get("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR)
-    if not state_dir.strip():
-        raise UsageError("--state-dir is empty: give a folder (an unset TORCHIMAGES_STATE_DIR?)")
     gate = not args.revalidate
     state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None], gate)
     if args.node is not None and not args.node.strip():

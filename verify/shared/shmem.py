@@ -28,14 +28,14 @@ SHM_ERROR_PATTERNS = (
 )
 
 
+def _line(pattern: re.Pattern[str], text: str) -> str | None:
+    """The first line of `text` the pattern matches in, trimmed to 300 characters; None when none does."""
+    return next((ln.strip()[:300] for ln in text.splitlines() if pattern.search(ln)), None)
+
+
 def recognise(text: str) -> str | None:
     """The line of the known shared-memory error in `text`, if any."""
-    for pattern in SHM_ERROR_PATTERNS:
-        match = pattern.search(text)
-        if match:
-            line = next((ln for ln in text.splitlines() if pattern.search(ln)), match.group(0))
-            return line.strip()[:300]
-    return None
+    return next((line for pattern in SHM_ERROR_PATTERNS if (line := _line(pattern, text))), None)
 
 
 # NCCL's SHM transport when /dev/shm cannot hold a segment (misc/shmutils.cc; include/shm.h before 2.12): "failed
@@ -48,9 +48,4 @@ NCCL_SHM_FULL = re.compile(r"(?:/dev/shm/|shared memory segment|posix_fallocate)
 
 def nccl_shm_full(text: str) -> str | None:
     """The line of NCCL's log saying its shared-memory segment did not fit in /dev/shm, if any."""
-    match = NCCL_SHM_FULL.search(text)
-    if not match:
-        return None
-    start = text.rfind("\n", 0, match.start()) + 1
-    end = text.find("\n", match.end())
-    return text[start:end if end >= 0 else len(text)].strip()[:300]
+    return _line(NCCL_SHM_FULL, text)

@@ -98,18 +98,18 @@ def _group(adapter: Adapter) -> tuple[str | None, str | None]:
     return model(adapter), _layer(adapter)
 
 
-def _rail_set(adapter: Adapter, adapters: list[Adapter]) -> bool:
-    """The adapter is one of the node's rails: the largest set, RAIL_SET or more, of one known model and link layer
-    (a node's two dual-port front-end cards are four ports too, beside its eight rails)."""
+def _rail_groups(adapters: list[Adapter]) -> set[tuple[str | None, str | None]]:
+    """The (model, link layer) of the node's rails: the largest set, RAIL_SET or more, of one known model and link
+    layer (a node's two dual-port front-end cards are four ports too, beside its eight rails); none below RAIL_SET."""
     counts: dict[tuple[str | None, str | None], int] = {}
     for a in adapters:
-        if None not in _group(a):
-            counts[_group(a)] = counts.get(_group(a), 0) + 1
+        if None not in (group := _group(a)):
+            counts[group] = counts.get(group, 0) + 1
     most = max(counts.values(), default=0)
-    return most >= RAIL_SET and counts.get(_group(adapter)) == most
+    return {g for g, n in counts.items() if n == most} if most >= RAIL_SET else set()
 
 
-def _dark_rails(adapters: list[Adapter]) -> list[Adapter]:
+def _dark_rails(adapters: list[Adapter], rails: set[tuple[str | None, str | None]]) -> list[Adapter]:
     """Adapters with no port up beside ACTIVE adapters of the same known model: a rail of the node that should carry
     traffic and cannot. Polling (training with no link partner: a cable, optic or switch port fault) always; Disabled
     (turned off by an administrator or, on Ethernet, its netdev) only in a rail set, where it leaves a GPU without
@@ -118,29 +118,28 @@ def _dark_rails(adapters: list[Adapter]) -> list[Adapter]:
     up = {model(a) for a in adapters if any(_active(p) for p in a.get("ports") or [])} - {None}
     return [a for a in adapters if model(a) in up and a.get("ports") and not any(_active(p) for p in a["ports"])
             and (any(_word(p.get("phys_state")) == "polling" for p in a["ports"])
-                 or (_rail_set(a, adapters) and any(_word(p.get("phys_state")) == "disabled" for p in a["ports"])))]
+                 or (_group(a) in rails and any(_word(p.get("phys_state")) == "disabled" for p in a["ports"])))]
 
 
-def _front_end(adapter: Adapter, port: Port, adapters: list[Adapter]) -> bool:
+def _front_end(port: Port, adapters: list[Adapter], rails: set[tuple[str | None, str | None]]) -> bool:
     """A port turned off (Disabled) on another fabric than the node's rails, every rail ACTIVE: a front-end or spare
     Ethernet port beside InfiniBand rails (or the reverse) carries none of the GPUs' traffic; off, it is no fault."""
-    if _word(port.get("phys_state")) != "disabled" or not port.get("link_layer"):
+    if _word(port.get("phys_state")) != "disabled" or not port.get("link_layer") or not rails:
         return False
-    rails = [a for a in adapters if _rail_set(a, adapters)]
-    layers = {_layer(a) for a in rails}
-    return bool(rails) and str(port.get("link_layer")) not in layers \
-        and all(_active(p) for a in rails for p in a.get("ports") or [])
+    return str(port.get("link_layer")) not in {layer for _, layer in rails} \
+        and all(_active(p) for a in adapters if _group(a) in rails for p in a.get("ports") or [])
 
 
 def _port_states(adapters: list[Adapter], found: Findings) -> None:
     ports = _ports(adapters)
-    down = [(a, p) for a, p in ports if _down(p) and not _front_end(a, p, adapters)]
+    rails = _rail_groups(adapters)
+    down = [(a, p) for a, p in ports if _down(p) and not _front_end(p, adapters, rails)]
     if not down:
         return
     listed = ", ".join(f"{_label(a, p)} {p.get('state') or '?'}/{p.get('phys_state') or '?'}" for a, p in down)
     ib = [p for _, p in ports if p.get("link_layer") == "InfiniBand"]
     no_ib_left = bool(ib) and not any(_active(p) for p in ib)     # the node's only InfiniBand is down
-    dark = _dark_rails(adapters)
+    dark = _dark_rails(adapters, rails)
     status = FAIL if len(down) == len(ports) or no_ib_left or dark else WARN
     found.add(status, "FABRIC_PORT_DOWN", f"{len(down)} of {len(ports)} RDMA port(s) not ACTIVE/LinkUp: {listed}"
               + (" (no InfiniBand port of this node is ACTIVE)" if no_ib_left and len(down) < len(ports) else "")

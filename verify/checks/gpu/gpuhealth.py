@@ -342,9 +342,7 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
             # Xid 63 announces what NVML's pending flag says (a row or page waiting for a reset): one condition, one
             # verdict, whichever road it was read by. Where NVML read the flag itself, the newest evidence wins: set,
             # it is judged above; clear, a reset has applied the remap since the line was logged.
-            dev = device_of(e, devices)
-            pending = ((dev or {}).get("row_remap") or {}).get("pending") if dev else None
-            if pending is None:
+            if ((device_of(e, devices) or {}).get("row_remap") or {}).get("pending") is None:
                 found.add(FAIL, j.code, f"{text} (takes effect at the next reset)",
                           "Drain the node and reset the GPU (`nvidia-smi -r` or reboot).", "host", i)
         elif j.action == APP:

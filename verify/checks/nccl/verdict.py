@@ -170,11 +170,6 @@ def _inconsistent(rows: list[SizeRow], world: Any) -> str | None:
     return None
 
 
-def group_contradiction(facts: NcclFacts) -> str | None:
-    """How the group was laid out, where its facts cannot all be true (verify/shared/grouplayout.py)."""
-    return grouplayout.contradiction(facts)
-
-
 def _within_node(facts: NcclFacts, log: NcclLog) -> str | None:
     """What NCCL's log shows of ranks that reach each other inside one node only (SHM, P2P): every connection it
     lists is intra-node, none goes through the network, and no fact says the group spans nodes. The network NCCL
@@ -284,7 +279,7 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     memlock_low(facts, found)
     gdr_unused(facts, found)
     error = facts.get("error") if facts.get("error") != NONE else None
-    contradiction = group_contradiction(facts)
+    contradiction = grouplayout.contradiction(facts)
     if contradiction:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
                               "Record the check again.")
