@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from scripts.fleet.isolate import Outcome
-from scripts.fleet.isolate_run import BUSBW_MAX, PORTS, outcome, port_for
+from scripts.fleet.isolate_run import PORTS, outcome, port_for
+from scripts.fleet.plausible import BUSBW_MAX_GBPS
 from tests.helpers import ROOT
 
 SRUN = r'''#!/usr/bin/env python3
@@ -132,7 +133,7 @@ def test_a_bus_bandwidth_no_link_reaches_is_no_result():
     def report(busbw: float) -> dict[str, Any]:
         return {"checks": [{"name": "nccl", "status": "pass", "metrics": {"busbw_max": {"value": busbw},
                                                                           "wrong": {"value": 0}}}]}
-    assert outcome(("a", "b"), report(BUSBW_MAX), 0, 1.0, 8).ok
+    assert outcome(("a", "b"), report(BUSBW_MAX_GBPS), 0, 1.0, 8).ok
     assert outcome(("a", "b"), report(1e300), 0, 1.0, 8) == Outcome(("a", "b"), False, None,
                                                                     "no valid bus bandwidth (1e+300; 0 to 10000 GB/s)", 1.0)
 

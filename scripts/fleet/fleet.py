@@ -43,6 +43,7 @@ from ..errors import UserError, one_line
 from ..fsutil import TooLarge, atomic_write, read_bounded
 from .cluster import REPORT_BEGIN, REPORT_END
 from .history import NodeHistory, history_json, history_lines
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME
 
 FLEET_JSON = "fleet.json"
 FLEET_KIND = "torchimages-fleet-report"
@@ -56,9 +57,6 @@ CLOCK_SKEW_S = 300.0       # a report created this far in the future is still be
 # before this no verify of schema 1 or 2 was written: an earlier `created` (1970, a BIOS's 2000) is a node's clock that
 # was never set, and its report no evidence of when it ran
 EARLIEST_CREATED = "2025-01-01T00:00:00Z"
-# one host or Slurm node name (a DNS name of at most 253 characters): a hostlist (n[1-4], a,b), a newline, a space or
-# a path is no node a report can stand for, nor one a drain line may name
-NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
 SUFFIXES = (".json", ".log", ".txt")
 PHASES = ("pull", "container_start", "import_torch", "cuda_init", "process_group_init", "first_batch", "first_step")
 # A figure is a metric measured as a rate (higher is better); ratios, bytes and counts are not figures.
@@ -362,7 +360,7 @@ def _impossible(doc: dict[str, Any]) -> str | None:
 # a passing (or warning) check whose own figures say it cannot pass: (check, metric) -> the test a value fails
 CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
                ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
-               ("nccl", "busbw_max"): (lambda v: v > 10_000, "above any link (NVLink5: 900 GB/s per GPU)"),
+               ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
                ("gpu", "nvml_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs NVML lists"),
                ("gpu", "torch_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs torch sees")}
 

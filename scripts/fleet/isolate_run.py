@@ -14,7 +14,6 @@ import argparse
 import json
 import math
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -26,17 +25,15 @@ from typing import Any
 from ..errors import UserError, one_line
 from ..fsutil import atomic_write
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME
 
 KIND = "torchimages-isolate"
-BUSBW_MAX = 10_000.0        # GB/s: above any link (NVLink5: 900 GB/s per GPU), as the fleet report holds it
 STEP_TIMEOUT_S = 300.0      # a pair's step ends here (TORCHIMAGES_ISOLATE_TIMEOUT overrides): a hang is a failure
 NOT_EXERCISED = "NCCL_NOT_EXERCISED"    # a CPU pair over gloo: its figure is real, its check only says "no GPU"
 TIMEOUT_MAX_S = 86400.0     # a pair's step: a day is past any all-reduce (and the batch script's own --time)
 GPUS_MAX = 64               # make's GPUS: at most 64 per node (scripts/settings.py)
 REPORT_CAP = 64 << 20       # bytes of a pair's report read at most (verify writes a few hundred KiB)
 PORTS = (1024, 65536)       # the rendezvous ports a pair may take: unprivileged, below 2^16
-# one host name as `scontrol show hostnames` prints it: a hostlist (n[1-4], a,b), a blank or a space is none
-HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
 
 
 def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: float, expect_gpus: int) -> Outcome:
@@ -58,9 +55,9 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
     if not accepted:
         return Outcome(nodes, False, None, one_line(f"{code or state}: {check.get('summary') or ''}")[:200], took)
     if isinstance(busbw, bool) or not isinstance(busbw, (int, float)) or not math.isfinite(busbw) or busbw <= 0 \
-            or busbw > BUSBW_MAX:
+            or busbw > BUSBW_MAX_GBPS:
         # a figure no link reaches would be every median's reference and call each healthy pair slow
-        return Outcome(nodes, False, None, f"no valid bus bandwidth ({str(busbw)[:24]}; 0 to {BUSBW_MAX:g} GB/s)", took)
+        return Outcome(nodes, False, None, f"no valid bus bandwidth ({str(busbw)[:24]}; 0 to {BUSBW_MAX_GBPS:g} GB/s)", took)
     if wrong != 0:
         return Outcome(nodes, False, None, f"{wrong!r} wrong element(s)", took)
     return Outcome(nodes, True, float(busbw), "", took)
@@ -191,7 +188,7 @@ def _hostnames(nodelist: str) -> list[str]:
     if proc.returncode != 0:
         raise UserError(f"scontrol show hostnames {nodelist} failed: {one_line(proc.stderr.strip())[:200]}")
     names = [line.strip() for line in proc.stdout.splitlines() if line.strip()]
-    if bad := next((n for n in names if not HOST.fullmatch(n)), None):
+    if bad := next((n for n in names if not NODE_NAME.fullmatch(n)), None):
         raise UserError(f"scontrol show hostnames {nodelist} gave {bad[:80]!r}, which is no one host name (a hostlist "
                         "or a space would make srun run a pair on other nodes): check the allocation's node list")
     return names
