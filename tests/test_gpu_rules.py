@@ -230,6 +230,23 @@ def test_recovery_action_xids_nvlink_counters_hbm_temperature_and_sram_ecc():
     assert verdict(r) == ("fail", "ECC_UNCORRECTABLE", "host") and "SRAM 1" in r.summary and "RMA" in r.remedy
 
 
+def test_every_nvlink_inactive_on_an_unknown_model_is_not_assessed_never_healthy():
+    """DCGM's health watch calls every link down a failure, on a PCIe card without its bridge (by design) and on an
+    SXM board with dead links alike: where the model (and so whether it has NVLink) is unknown and no peer shows an
+    active link, the links are not assessed; the model known, the rule of the SKU decides."""
+    only_links = {k: None for k in gpu_facts()["devices"][0]} | {
+        "index": 0, "name": "NVIDIA Mystery GPU", "nvlink": [False] * 12}
+    facts = {k: None for k in gpu_facts()} | {"driver": "570.133.20", "devices": [only_links]}
+    r = judge_gpu(facts)
+    assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host") and "not healthy" in r.summary
+    assert judge_gpu(variant(facts, devices=[dict(only_links, name="NVIDIA A100 80GB PCIe")])).status == "pass"
+    read = dict(only_links, ecc_volatile_uncorrectable=0)
+    r = judge_gpu(variant(facts, devices=[read]))
+    assert r.status == "pass" and "whether they should be up is not known" in r.summary
+    peer = dict(only_links, index=1, nvlink=[True] * 12, ecc_volatile_uncorrectable=0)
+    assert verdict(judge_gpu(variant(facts, devices=[read, peer]))) == ("fail", "NVLINK_DOWN", "host")
+
+
 def test_a_node_wide_power_brake_in_one_read_is_confirmed_by_its_peers():
     facts = gpu_facts()
     for d in facts["devices"][:4]:
