@@ -30,8 +30,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     # Sixth batch: the translator's verdict kept.
     # Seventh batch: the translator's verdict kept.
     "a100-80gb-pcie-no-bridge-dcgm-health-all-12-nvlinks-down": "translator: gpu pass (a PCIe A100 without a bridge "
-                                                                "has its 12 NVLinks down by design); verify explain: "
-                                                                "not recognised (dcgmi health table; no parser)",
+                                                                "has its 12 NVLinks down by design; the model is in "
+                                                                "the poster's prose); verify explain of the dcgmi "
+                                                                "health rows: warn HEALTH_NOT_ASSESSED (every link "
+                                                                "down, the model not in them)",
     # Eighth batch: the translator's verdict kept.
     "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host; the Reset "
                                                       "line is in the poster's prose, not the excerpt); verify explain "

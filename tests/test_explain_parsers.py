@@ -126,3 +126,54 @@ def test_cuda_804_read_from_an_excerpt_alone_is_the_driver_s_as_its_translation_
     the build, is tests/test_partial_evidence.py's twin)."""
     r = ex.explain(str(DATA / "cuda-804-tensorrt-llm-1806.txt"), Options())
     assert verdict(r) == ("fail", "DRIVER_TOO_OLD", "host")
+
+
+# `dcgmi health -c` as dcgmi/Health.cpp lays it out (the rows DCGM's own tests expect: dcgmi/tests/HealthTests.cpp),
+# with messages of DCGM's catalog (dcgmlib/dcgm_errors.h); the real excerpt is the corpus's NVSentinel entry
+def _health(*rows: tuple[str, str]) -> str:
+    box = "+---------------------------+------------------------------------------------------------+"
+    lines = [box, "| Health Monitor Report" + " " * 67 + "|", box.replace("-", "=")]
+    lines += [f"| {left:<25} | {right:<58} |" for left, right in rows]
+    return "\n".join(lines + [box]) + "\n"
+
+
+def test_dcgmi_health_reads_the_catalog_s_incidents_per_gpu_and_never_a_connectx_entity_as_a_gpu():
+    from verify.explain import dcgmhealth
+    text = _health(("Overall Health", "Failure"), ("GPU", ""), ("-> 0", "Failure"), ("   -> Errors", ""),
+                   ("      -> Memory system", "Failure"), ("", "Detected 2 volatile double-bit ECC error(s) in GPU"),
+                   ("", "0."), ("-> 1", "Warning"), ("   -> Errors", ""), ("      -> NVLINK system", "Warning"),
+                   ("", "GPU 1's NvLink link 3 is currently down"), ("ConnectX", ""), ("-> 0", "Failure"),
+                   ("   -> Errors", ""), ("      -> ConnectX system", "Failure"),
+                   ("", "ConnectX entity Id:0 uncorrectable fatal errors: 0x1010"))
+    assert ex.kind_of(text).name == "dcgmi health"
+    facts = dcgmhealth.parse(text)
+    assert facts["devices"] == [{"index": 0, "ecc_volatile_uncorrectable": 2},
+                                {"index": 1, "nvlink": [True, True, True, False]}]
+    r = ex.explain_text(text, "health.txt", Options())
+    assert verdict(r) == ("fail", "ECC_UNCORRECTABLE", "host")
+    assert any(f["code"] == "NVLINK_DOWN" and f["device"] == 1 for f in r.data["findings"])
+
+
+def test_dcgmi_health_with_only_what_no_field_holds_is_not_assessed_never_a_pass():
+    infoROM = _health(("Overall Health", "Failure"), ("GPU", ""), ("-> 2", "Failure"), ("   -> Errors", ""),
+                      ("      -> InfoROM system", "Failure"), ("", "A corrupt InfoROM has been detected in GPU 2."))
+    assert verdict(ex.explain_text(infoROM, "h.txt", Options())) == ("warn", "HEALTH_NOT_ASSESSED", "host")
+    pending = _health(("Overall Health", "Failure"), ("-> 0", "Failure"), ("   -> Memory system", "Failure"),
+                      ("", "GPU 0 had memory errors and row remappings are pending"))
+    assert ex.explain_text(pending, "h.txt", Options()).status == "fail"
+    healthy = _health(("Overall Health", "Healthy"))      # which GPUs and systems were watched is not shown
+    assert ex.kind_of(healthy).name == "dcgmi health"
+    assert verdict(ex.explain_text(healthy, "h.txt", Options())) == ("skip", "FACTS_INCOMPLETE", None)
+    xid = _health(("Overall Health", "Failure"), ("-> 0", "Failure"), ("   -> Driver", "Failure"),
+                  ("", "Detected XID 79 for GPU 0"))
+    r = ex.explain_text(xid, "h.txt", Options())
+    assert verdict(r) == ("fail", "GPU_LOST", "host") and not any("no field" in d for d in r.details)
+
+
+def test_dcgmi_health_of_a_gpu_whose_every_link_is_down_is_not_assessed_without_its_model():
+    # NVSentinel's PCIe A100 (no bridge): DCGM calls its 12 links a failure; the excerpt's rows name no model, so
+    # whether the links should be up is not known: not assessed, never healthy (its translation, with the model the
+    # poster names in prose, passes)
+    raw = ROOT / "tests/data/real-world/a100-80gb-pcie-no-bridge-dcgm-health-all-12-nvlinks-down/raw.txt"
+    r = ex.explain(str(raw), Options())
+    assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host") and "read as dcgmi health" in r.details[0]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import cuda, dcgm, ib, kernel, nccl, nccltests, pasted, smi, smitable, ulimit, xidrelay
+from . import cuda, dcgm, dcgmhealth, ib, kernel, nccl, nccltests, pasted, smi, smitable, ulimit, xidrelay
 
 MAX_BYTES = 32 << 20          # a log larger than this is not read whole: the tail holds the failure
 
@@ -23,6 +23,8 @@ class Kind:
     # whether the parser reads lines under the launchers' prefixes itself (a kernel log's or a relay's time stamp is
     # its event's time); the others read the tool's bare lines (pasted.bare)
     prefixed: bool = False
+    # what the text says that no field of the facts holds (a DCGM incident of the InfoROM): said beside the verdict
+    unread: Callable[[str], list[str]] | None = None
 
 
 # Most specific first: an nvidia-smi -q report may quote a kernel line, an NCCL log may quote ulimit.
@@ -30,6 +32,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("nvidia-smi -q", "gpu", smi.detect, smi.parse),
     Kind("nvidia-smi table", "gpu", smitable.detect, smitable.parse),
     Kind("DCGM field values", "gpu", dcgm.detect, dcgm.parse),
+    Kind("dcgmi health", "gpu", dcgmhealth.detect, dcgmhealth.parse, unread=dcgmhealth.unread),
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse, prefixed=True),
@@ -98,7 +101,7 @@ def explain_text(text: str, path: str, options: Any) -> Any:
     if not found:
         result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(dict.fromkeys(k.name for k in KINDS))})")
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
-                                 "ibstatus, ibv_devinfo, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
+                                 "ibstatus, ibv_devinfo, dcgmi health -c, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
     rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), -n) for n, r in enumerate(results)]
     chosen = rank.index(max(rank))
@@ -114,6 +117,14 @@ def _judged(kind: Kind, text: str, path: str, options: Any) -> Any:
     from ..judging import judge
 
     result = judge(CHECKS[kind.check], kind.parse(text), options, source=path)
+    unread = kind.unread(text) if kind.unread else []
+    result.details += [f"said in {path} but in no field of the facts, so not judged: {said}" for said in unread]
+    if unread and result.status in ("pass", "skip") and result.code != "FACTS_INVALID":
+        # the tool that printed it saw a fault verify cannot read: no pass, and no "nothing to judge" over it
+        what = "; ".join(unread)
+        result.verdict("warn", "HEALTH_NOT_ASSESSED", f"{kind.name} reports what no field of the facts holds, so "
+                       f"it is not assessed, not healthy: {what[:300]}", "Read the GPU on the host (`nvidia-smi -q`, "
+                       "`dcgmi diag -r 2`) and act on the tool's own remedy for what it reports.", "host")
     if result.code == "FACTS_INVALID":
         # the facts are verify's own parser's, not a record someone wrote: their fault is verify's, never the job's
         # (nor the host's: the tool's trouble is no node's fault), so the verdict names no owner

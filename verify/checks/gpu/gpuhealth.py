@@ -195,6 +195,19 @@ def throttle(dev: NvmlDevice, load_masks: list[Any], found: Findings, corroborat
                   "Restore the default power limit (`nvidia-smi -pl`), unless the cap is intended.", "host", i)
 
 
+def any_link_active(devices: list[Any]) -> bool:
+    return any(any(s is True for s in d.get("nvlink") or []) for d in devices)
+
+
+def links_undecided(dev: Mapping[str, Any], model_known: bool, peers_active: bool) -> bool:
+    """Every NVLink read inactive on a GPU whose model is unknown and whose peers show no active link: a PCIe card
+    without a bridge, or an SXM board with its links dead; nothing read tells which (DCGM's health watch calls both
+    a failure), so the links are not assessed, never healthy."""
+    reads = [r for r in _reads(dev, "nvlink", []) if isinstance(r, list) and r]
+    states = [s for r in reads for s in r]
+    return False in states and True not in states and not model_known and not peers_active
+
+
 def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool = False) -> None:
     """Links down over every read; all links down only where the SKU or its peers have NVLink. On a bridged PCIe
     SKU (H100 PCIe: 12 of 18 links on its bridges) a fixed pattern of inactive links is the design: only a link

@@ -276,7 +276,7 @@ def _health(node: Node, found: Findings) -> None:
         load_masks[dev.get("index")] = [m for m in masks if m is not None]
         if isinstance(p.get("nvlink_under_load"), list):
             load_links[dev.get("index")] = [p["nvlink_under_load"]]
-    peers_have_links = any(any(s is True for s in d.get("nvlink") or []) for d in node.devices)
+    peers_have_links = gpuhealth.any_link_active(node.devices)
     braked = [d for d in node.devices if gpuhealth.throttle_names(d.get("throttle_reasons")) & gpuhealth.THROTTLE_FAIL]
     for dev in node.devices:
         if gpuhealth.lost(dev, found):
@@ -315,36 +315,25 @@ def _read(dev: NvmlDevice, key: str) -> bool:
     return dev.get(key) is not None or key in (dev.get("unsupported") or {}) or any(s.get(key) is not None for s in samples)
 
 
-def _links_undecided(node: Node, dev: NvmlDevice) -> bool:
-    """Every NVLink read inactive on a GPU whose model is unknown and whose peers show no active link: a PCIe card
-    without a bridge, or an SXM board with its links dead; nothing read tells which (DCGM's health watch calls both
-    a failure), so the links are not assessed, never healthy."""
-    reads = [r for r in [dev.get("nvlink")] + [s.get("nvlink") for s in dev.get("samples") or [] if isinstance(s, dict)]
-             if isinstance(r, list) and r]
-    return bool(reads) and all(s is not True for r in reads for s in r) and any(s is False for r in reads for s in r) \
-        and node.table.model(dev.get("name")) is None \
-        and not any(any(s is True for s in d.get("nvlink") or []) for d in node.devices)
-
-
 def _not_assessed(node: Node, found: Findings) -> dict[str, list[Any]]:
     """Per health area, the devices whose deciding facts are unknown; a device with no health read at all warns."""
     gaps: dict[str, list[Any]] = {}
     blind: list[NvmlDevice] = []
+    active = gpuhealth.any_link_active(node.devices)
     for dev in node.devices:
         if dev.get("lost"):
             continue
-        undecided = _links_undecided(node, dev)
+        undecided = gpuhealth.links_undecided(dev, node.table.model(dev.get("name")) is not None, active)
         missing = [area for area, keys in HEALTH_AREAS if not any(_read(dev, k) for k in keys)]
         if undecided and not _read(dev, "fabric"):
-            gaps.setdefault("NVLink (every link inactive on a model whose NVLink is not known: whether they should "
-                            "be up is not known)", []).append(dev.get("index"))
+            gaps.setdefault("NVLink (every link inactive, the model unknown: whether they should be up is not known)",
+                            []).append(dev.get("index"))
         unread = gpuhealth.unread_reasons(dev)
         if unread and "clock slowdown" not in missing:
             gaps.setdefault(f"clock slowdown ({', '.join(unread)} not read)", []).append(dev.get("index"))
         for area in missing:
             gaps.setdefault(area, []).append(dev.get("index"))
-        health_read = [k for _, keys in HEALTH_AREAS for k in keys
-                       if _read(dev, k) and dev.get(k) != [] and not (k == "nvlink" and undecided)]
+        health_read = [k for _, ks in HEALTH_AREAS for k in ks if _read(dev, k) and dev.get(k) != [] and (k, undecided) != ("nvlink", True)]
         if not health_read:
             blind.append(dev)
     if blind:

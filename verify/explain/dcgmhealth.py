@@ -1,0 +1,103 @@
+"""`dcgmi health -c`: DCGM's health watch report (dcgmi/Health.cpp), a boxed tree of `| left | right |` cells:
+`Overall Health`, then per entity (`GPU`, `-> 0`) and per watched system (`-> NVLINK system`, `-> Memory system`) its
+health word and its incidents, each message wrapped over the following rows (54 characters) and joined with `, `.
+Each incident's text is DCGM's own message (dcgmlib/dcgm_errors.h); those below say a fact of the schema and are
+read into the GPU's facts, the rest (InfoROM, PCIe replays, thermal or power violations) name no field: such a GPU
+is judged on what was read, and a GPU with nothing read is not assessed, never healthy. DCGM's own health word is
+not read: the judges decide. Xid incidents (`Detected XID 79 for GPU 0`) are read by the relay parser (xidrelay)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..shared.xidcatalog import RELAY_DCGM
+
+_HEADER = re.compile(r"Overall Health\s*\|\s*(Healthy|Warning|Failure)")
+_ENTITY = re.compile(r"^->\s*(\d+)$")
+# DCGM_FR_NVLINK_DOWN, DCGM_FR_GPU_EXPECTED_NVLINKS_UP
+_LINK_DOWN = re.compile(r"GPU (\d+)'s NvLink link (\d+) is currently down")
+_LINKS_UP = re.compile(r"Only (\d+) NvLinks are up out of the expected (\d+)")
+# DCGM_FR_VOLATILE_DBE_DETECTED, DCGM_FR_VOLATILE_SBE_DETECTED
+_DBE = re.compile(r"Detected (\d+) volatile double-bit ECC error\(s\) in GPU (\d+)")
+_SBE = re.compile(r"single-bit ECC error\(s\) detected in GPU (\d+) Volatile SBEs: (\d+)")
+# DCGM_FR_PENDING_PAGE_RETIREMENTS, DCGM_FR_DBE_PENDING_PAGE_RETIREMENTS
+_PENDING_PAGES = re.compile(r"(?:A pending retired page has been detected in GPU|Pending page retirements together "
+                            r"with a DBE were detected on GPU) (\d+)")
+# DCGM_FR_ROW_REMAP_FAILURE, DCGM_FR_UNCORRECTABLE_ROW_REMAP, DCGM_FR_PENDING_ROW_REMAP
+_REMAP_FAILED = re.compile(r"GPU (\d+) had uncorrectable memory errors and row remapping failed")
+_REMAPPED = re.compile(r"GPU (\d+) had uncorrectable memory errors and (\d+) rows were remapped")
+_REMAP_PENDING = re.compile(r"GPU (\d+) had memory errors and row remappings are pending")
+
+
+def detect(text: str) -> bool:
+    return bool(_HEADER.search(text)) and ("Health Monitor Report" in text or any(
+        _cells(line)[0].startswith("->") for line in text.splitlines()))
+
+
+def _cells(line: str) -> tuple[str, str]:
+    parts = [p.strip() for p in line.strip().strip("|").split("|")]
+    return (parts[0], parts[1]) if len(parts) >= 2 else ("", "")
+
+
+def incidents(text: str) -> dict[int, dict[str, str]]:
+    """Per GPU index, per watched system, the text of its incidents, the wrapped rows joined again."""
+    said: dict[int, dict[str, list[str]]] = {}
+    gpu: int | None = None
+    system = "?"
+    group = "GPU"         # an excerpt may start below the group's row
+    for line in text.splitlines():
+        left, right = _cells(line)
+        if left and not left.startswith("->") and left != "Overall Health":
+            group, gpu = left, None         # `GPU`, `Switch`, `ConnectX`, ...: only a GPU's entities are GPUs
+        elif (m := _ENTITY.match(left)) and group == "GPU":
+            gpu, system = int(m.group(1)), "?"
+            said.setdefault(gpu, {})
+        elif _ENTITY.match(left):
+            gpu = None
+        elif left.startswith("->") and left != "-> Errors":
+            system = left[2:].strip()
+        if gpu is not None and right and right not in ("Healthy", "Warning", "Failure"):
+            said[gpu].setdefault(system, []).append(right)
+    return {g: {name: " ".join(rows) for name, rows in systems.items()} for g, systems in said.items()}
+
+
+def _device(index: int, text: str) -> dict[str, Any]:
+    dev: dict[str, Any] = {"index": index}
+    down = sorted({int(m.group(2)) for m in _LINK_DOWN.finditer(text) if int(m.group(1)) == index})
+    if down:   # the NVLink watch names every link that is down: a lower link it does not name is up
+        dev["nvlink"] = [k not in down for k in range(max(down) + 1)]
+    if m := _LINKS_UP.search(text):
+        up, expected = int(m.group(1)), int(m.group(2))
+        if up < expected:
+            dev["nvlink"] = [True] * up + [False] * (expected - up)
+    if m := _DBE.search(text):
+        dev["ecc_volatile_uncorrectable"] = int(m.group(1))
+    if m := _SBE.search(text):
+        dev["ecc_volatile_correctable"] = int(m.group(2))
+    if _PENDING_PAGES.search(text):
+        dev["retired_pages_pending"] = True
+    remap: dict[str, int | None] = {"correctable": None, "uncorrectable": None, "pending": None, "failed": None}
+    if _REMAP_FAILED.search(text):
+        remap["failed"] = 1
+    if m := _REMAPPED.search(text):
+        remap["uncorrectable"] = int(m.group(2))
+    if _REMAP_PENDING.search(text):
+        remap["pending"] = 1
+    if any(v is not None for v in remap.values()):
+        dev["row_remap"] = remap
+    return dev
+
+
+# an Xid incident is the relay parser's (xidrelay), read from the same text
+_READ = (_LINK_DOWN, _LINKS_UP, _DBE, _SBE, _PENDING_PAGES, _REMAP_FAILED, _REMAPPED, _REMAP_PENDING, RELAY_DCGM)
+
+
+def unread(text: str) -> list[str]:
+    """Each GPU's incidents that no pattern above reads (InfoROM, PCIe replays, thermal or power violations)."""
+    return [f"GPU {index}, {system}: {said}" for index, systems in sorted(incidents(text).items())
+            for system, said in systems.items() if not any(p.search(said) for p in _READ)]
+
+
+def parse(text: str) -> dict[str, Any]:
+    devices = [_device(index, " ".join(systems.values())) for index, systems in sorted(incidents(text).items())]
+    return {"torch": None, "driver": None, "devices": devices or None}
