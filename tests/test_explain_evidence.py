@@ -226,3 +226,21 @@ def test_a_cuda_refusal_under_nccl_lines_is_the_refusal():
     text = (pre + "cudaDriverVersion 12080\n" + pre + "NCCL version 2.21.5+cuda12.4\n"
             "RuntimeError: CUDA error: system not yet initialized\n")
     assert explained(text) == ("fail", "DRIVER_ERROR", "host")
+
+
+@pytest.mark.parametrize("text, line", [
+    ("x\n[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+     "OpType=ALLREDUCE) ran for 600000 milliseconds before timing out.\ny",
+     "[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+     "OpType=ALLREDUCE) ran for 600000 milliseconds before timing out."),
+    ("a\nWatchdog caught collective operation timeout: Work(SeqNum=5) ran for 1800000 ms\n",
+     "Watchdog caught collective operation timeout: Work(SeqNum=5) ran for 1800000 ms"),
+    ("connect timed out after 30s (NCCL bootstrap)\n", "connect timed out after 30s (NCCL bootstrap)"),
+    ("the collective timed out\n", None),                  # "collective" before the words, not after
+    ("timeout waiting for data\nNCCL INFO ok\n", None),   # NCCL on another line
+])
+def test_a_collective_timeout_is_the_line_that_says_so(text, line):
+    """torch's watchdog from its words on, or a whole line saying it timed out of NCCL or a collective, found from the
+    words themselves (a pattern starting `.*` rescanned each line of a 30 MB log from every position: 16 s)."""
+    from verify.explain import nccl as explain_nccl
+    assert explain_nccl._timeout(text) == line

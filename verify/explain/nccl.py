@@ -2,13 +2,19 @@
 `nccl_log`, with the version NCCL prints and the error a failing rank logs."""
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from typing import Any
 
 from ..checks.nccl import ncclog
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
-_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout.*|.*[Tt]imed? ?out.*(?:NCCL|collective).*")
+# a collective's timeout: torch's watchdog (from its words on), or a line saying "timed out" of NCCL or a collective
+# (the whole line). Found from the words themselves: a pattern that starts with `.*` rescans each line from every
+# position (minutes on a 30 MB log)
+_TIMEOUT_WORDS = re.compile(r"Watchdog caught collective operation timeout|[Tt]imed? ?out")
+_TIMEOUT_OF = re.compile(r"NCCL|collective")
 # what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one):
 # torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure`, ncclResult_t
 _ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test NCCL failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
@@ -38,7 +44,7 @@ _OWN = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
 def detect(text: str) -> bool:
     """An NCCL log that shows something decisive (tried before a CUDA refusal, which an NCCL log may quote): a failure
     NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
-    log = ncclog.parse(text)
+    log = _log(text)
     return bool(_CUDA_FAILURE.search(text) or _ERROR.search(text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
@@ -48,7 +54,7 @@ def detect_any(text: str) -> bool:
     """NCCL's lines with nothing decisive (a communicator set up, under any launcher's prefixes: Ray's stacked
     `(EngineCore_DP0 pid=..) (RayWorkerWrapper pid=.., ip=..)`): tried last, after a CUDA refusal such a log may
     quote, so it is said as NCCL's log and not judged rather than "not recognised"."""
-    return len(_OWN.findall(text, 0, 1 << 20)) >= 1 or bool(ncclog.parse(text))
+    return len(_OWN.findall(text, 0, 1 << 20)) >= 1 or bool(_log(text))
 
 
 # src/init.cc: `comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d` (2.19 on; `nranks` before,
@@ -90,12 +96,32 @@ def _failed_warn(text: str) -> str | None:
     return f"{phase}: {why}; {'; '.join(list(dict.fromkeys(traces))[:4])}"
 
 
+def _timeout(text: str) -> str | None:
+    for hit in _TIMEOUT_WORDS.finditer(text):
+        start, end = text.rfind("\n", 0, hit.start()) + 1, text.find("\n", hit.end())
+        line = text[start:end if end >= 0 else len(text)]
+        timed = re.search(r"[Tt]imed? ?out", line)
+        if timed and _TIMEOUT_OF.search(line, timed.end()):
+            return line
+        if hit.group(0).startswith("Watchdog"):
+            return text[hit.start():start + len(line)]
+    return None
+
+
+# one log is read by detect() and by parse(): NCCL's own lines once (seconds on a large log)
+_log_of = functools.lru_cache(maxsize=2)(ncclog.parse)
+
+
+def _log(text: str) -> dict[str, Any]:
+    return copy.deepcopy(_log_of(text))
+
+
 def _error(text: str) -> str | None:
     """The failure a rank logged: a watchdog timeout, an IB completion error, a WARN followed only by failing
     returns, torch's `NCCL error` (with NCCL's `Last error:`), or NCCL's own trace of a failing call (init phase when
     it runs through the bootstrap)."""
-    if timeout := _TIMEOUT.search(text):
-        return f"all_reduce: {timeout.group(0).strip()[:300]}"
+    if timeout := _timeout(text):
+        return f"all_reduce: {timeout.strip()[:300]}"
     if completion := _COMPLETION.search(text):
         return f"all_reduce: {completion.group(0).strip()[:300]}"
     if tail := _failed_warn(text):
@@ -123,4 +149,4 @@ def parse(text: str) -> dict[str, Any]:
     error = _error(text)
     world, nodes = _sizes(text)
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
-            "world_size": world, "nodes": nodes, "nccl_log": ncclog.parse(text)}
+            "world_size": world, "nodes": nodes, "nccl_log": _log(text)}
