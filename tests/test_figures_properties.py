@@ -109,7 +109,9 @@ def test_a_missing_result_never_reads_as_kernels_correct(where, how):
         node[steps[-1]] = None
     r = judging.judge(CHECKS["gpu"], facts, Options())
     if steps[0] == "kernels" and steps[-1] == "max_abs_error":
-        assert r.status == "fail" and "kernels correct on 8" not in r.summary
+        # a kernel that ran without an error and whose figure is unknown (DCGM's diag prints none) is not assessed:
+        # never counted correct, never the host's fault
+        assert "kernels correct on 8" not in r.summary and "not assessed" in r.summary and r.owner != "host", r.summary
     elif steps[0] == "perf":
         assert "within baselines" not in r.summary, r.summary          # a figure not measured is never claimed
 

@@ -2,8 +2,7 @@
 how fast. probing.py reads and measures; judge() is pure and decides from those facts alone, so every rule is tested
 from recorded, translated (tests/data/real-world) or hand-made facts. The facts are described in verify/FACTS.md
 (schema 3); a null field is "unknown", never "good": what decides a verdict and is unknown is named as not assessed,
-and a device with no health field read warns (HEALTH_NOT_ASSESSED).
-"""
+and a device with no health field read warns (HEALTH_NOT_ASSESSED)."""
 from __future__ import annotations
 
 from typing import Any
@@ -244,9 +243,8 @@ def _kernels(node: Node, result: CheckResult, found: Findings, skip: set[int]) -
                       f"{decoded.cause if decoded else k['error']}", decoded.fix if decoded else
                       "Drain the node and run `dcgmi diag -r 3`; check dmesg for Xid errors.",
                       decoded.owner if decoded else "host", dev.get("index"))
-        elif (error := k.get("max_abs_error")) is None:
-            found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(i)}: the kernel result holds no error figure",
-                      "Rerun the check.", "host", dev.get("index"))
+        elif (error := k.get("max_abs_error")) is None:    # ran, its figure unknown (DCGM's diag): not assessed
+            continue
         else:
             result.metric(f"matmul_max_abs_error_dev{i}", error, "abs")
             if error > KERNEL_TOLERANCE:
@@ -482,6 +480,8 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     unjudged = judge_perf(node, result, found, options)
     _health(node, found)
     gaps = _not_assessed(node, found)
+    if unfigured := [k.get("index") for k in facts.get("kernels") or [] if not k.get("error") and k.get("max_abs_error") is None]:
+        gaps["kernel error figure"] = unfigured
     if facts.get("xid_events") is None:
         gaps["Xid events"] = []                 # node-wide: not watched, or not in the source
     judge_sdc(node, result, found)
@@ -491,10 +491,10 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     count = node.torch_count if node.torch_count is not None else len(node.devices) - lost
     said = [f"{count} GPU(s) ({', '.join(names) or 'model unknown'})", f"driver {facts.get('driver') or '?'}",
             f"CUDA {torch_cuda or '?'}", _health_said(gaps, len(node.devices))]
-    said.append(f"kernels correct on {good}" if good else "kernels not run")
+    said.append(f"kernels correct on {good}" if good else "kernels not run" if facts.get("kernels") is None else "")
     judged_perf = [k for k in result.metrics if "_ratio_dev" in k and "peer" not in k]
     if facts.get("perf") and judged_perf and not unjudged:
         said.append("figures within baselines")
     elif facts.get("perf"):
         said.append("figures " + ("partly judged: " + unjudged[0] if unjudged else "compared with peers"))
-    return found.apply(result, "; ".join(said))
+    return found.apply(result, "; ".join(x for x in said if x))
