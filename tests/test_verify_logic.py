@@ -41,8 +41,19 @@ def test_every_known_shared_memory_error_is_recognised():
 
 
 def test_no_gpu_diagnosis_starts_with_a_cpu_build():
-    cause, remedy, owner = why_no_gpu({"torch": "2.13.0+cpu", "torch_cuda": "none"})
-    assert "CPU build" in cause and "CUDA image" in remedy and owner == "image"
+    cause, remedy, owner, shown = why_no_gpu({"torch": "2.13.0+cpu", "torch_cuda": "none"})
+    assert "CPU build" in cause and "CUDA image" in remedy and owner == "image" and shown is None
+
+
+def test_a_driver_whose_kernel_module_and_library_differ_is_a_fault_whether_gpus_were_expected_or_not():
+    """NVML_ERROR_LIB_RM_VERSION_MISMATCH proves a driver installed and broken (tests/data/real-world/nvml-driver-
+    library-mismatch-kmod-520-userspace-525: a half-upgraded host); without it, no GPU is only a failure where GPUs
+    are expected."""
+    facts = {"torch": None, "nvml_library": True, "devices": [],
+             "nvml_error": "Failed to initialize NVML: Driver/library version mismatch"}
+    cause, remedy, owner, shown = why_no_gpu(facts)
+    assert (owner, shown) == ("host", "DRIVER_ERROR") and "Reboot" in remedy and "image ships driver" in remedy
+    assert why_no_gpu(dict(facts, nvml_error="Failed to initialize NVML: Driver Not Loaded"))[3] is None
 
 
 def test_missing_libhdf5_is_named():

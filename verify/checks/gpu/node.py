@@ -2,6 +2,7 @@
 needs, and why no GPU is usable."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ... import baselines
@@ -45,22 +46,35 @@ def refusal(facts: GpuFacts, error: str | None) -> Decoded | None:
     return forward_compat(facts.get("driver"), supported)
 
 
-def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner]:
-    """(cause, remedy, owner) when no GPU is usable, in the order a user should look."""
+# NVML_ERROR_LIB_RM_VERSION_MISMATCH: the kernel module loaded is not the user-space driver's version (a driver
+# upgraded without a reboot, or a half-upgraded package set): a driver is installed and broken, whatever was expected
+_RM_MISMATCH = re.compile(r"Driver/library version mismatch|RM_VERSION_MISMATCH|LibRmVersionMismatch", re.IGNORECASE)
+
+
+def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner, str | None]:
+    """(cause, remedy, owner, code) when no GPU is usable, in the order a user should look; the code is a fault the
+    facts prove whether GPUs were expected or not (None: no GPU visible, a failure only where GPUs are expected)."""
     if facts.get("torch_cuda") == NONE:
         return ("this is a CPU build of torch (torch.version.cuda is None)",
-                ("Use a CUDA image of the matrix (e.g. a -cuda13.x- tag), or install a CUDA build of torch."), "image")
+                ("Use a CUDA image of the matrix (e.g. a -cuda13.x- tag), or install a CUDA build of torch."), "image", None)
     if facts.get("device_nodes") is False:
         return ("no /dev/nvidia* device nodes: the container was started without GPUs",
                 ("Start it with `docker run --gpus all` (NVIDIA Container Toolkit installed on the host); on "
-                "Kubernetes request nvidia.com/gpu in the pod's resources; under Slurm request --gres=gpu:N."), "job")
+                "Kubernetes request nvidia.com/gpu in the pod's resources; under Slurm request --gres=gpu:N."), "job", None)
     if facts.get("nvml_library") is False:
         return ("/dev/nvidia* exist but libnvidia-ml.so is missing: the container toolkit is not injecting the driver",
                 ("Install/configure the NVIDIA Container Toolkit (`nvidia-ctk runtime configure`) and keep "
-                "NVIDIA_DRIVER_CAPABILITIES=compute,utility in the image."), "host")
+                "NVIDIA_DRIVER_CAPABILITIES=compute,utility in the image."), "host", None)
     error = facts.get("nvml_error")
+    if isinstance(error, str) and _RM_MISMATCH.search(error):
+        return (f"NVML does not initialise: {error}: the loaded kernel module and the user-space driver differ",
+                "Reboot the node into the installed driver, or make the driver packages consistent (the kernel "
+                "module's version in /proc/driver/nvidia/version against `nvidia-smi`'s package); drain it until then. "
+                "Where the host's own `nvidia-smi` works, the container's image ships driver libraries "
+                "(libnvidia-ml.so, an installer that adds a driver): remove them from the image.",
+                "host", "DRIVER_ERROR")
     return (f"NVML does not initialise: {error if error not in (None, NONE) else 'no devices listed'}",
-            "Check `nvidia-smi` on the host; the driver may be too old for this CUDA build or not loaded.", "host")
+            "Check `nvidia-smi` on the host; the driver may be too old for this CUDA build or not loaded.", "host", None)
 
 
 class Node:

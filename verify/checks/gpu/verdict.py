@@ -455,11 +455,11 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(contradicted),
                               "Record the check again; facts that cannot all be true are not judged.", "host")
     if not node.devices or torch_cuda == NONE:
-        cause, remedy, owner = why_no_gpu(facts)
+        cause, remedy, owner, shown = why_no_gpu(facts)    # shown: a fault the facts prove, GPUs expected or not
         if facts.get("nvml_error") not in (None, NONE):
             result.details.append(f"NVML: {facts['nvml_error']}")
-        status = FAIL if options.expect_gpus > 0 else SKIP
-        return result.verdict(status, "GPU_NOT_VISIBLE", f"no GPU visible: {cause}",
+        status = FAIL if options.expect_gpus > 0 or shown else SKIP
+        return result.verdict(status, shown or "GPU_NOT_VISIBLE", f"no GPU visible: {cause}",
                               remedy if status == FAIL else remedy + " (--expect-gpus N makes this a failure)", owner)
 
     contradictions = impossible(node)
