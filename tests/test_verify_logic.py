@@ -51,7 +51,7 @@ def test_a_driver_whose_kernel_module_and_library_differ_is_a_fault_whether_gpus
     are expected."""
     facts = {"torch": None, "nvml_library": True, "devices": [],
              "nvml_error": "Failed to initialize NVML: Driver/library version mismatch"}
-    cause, remedy, owner, shown = why_no_gpu(facts)
+    _cause, remedy, owner, shown = why_no_gpu(facts)
     assert (owner, shown) == ("host", "DRIVER_ERROR") and "Reboot" in remedy and "image ships driver" in remedy
     assert why_no_gpu(dict(facts, nvml_error="Failed to initialize NVML: Driver Not Loaded"))[3] is None
 

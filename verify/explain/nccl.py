@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from ..checks.nccl import ncclog
+from ..shared.rdma import IB_ASYNC_ERROR
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # a collective's timeout: torch's watchdog (from its words on), or a line saying "timed out" of NCCL or a collective
@@ -45,7 +46,7 @@ def detect(text: str) -> bool:
     """An NCCL log that shows something decisive (tried before a CUDA refusal, which an NCCL log may quote): a failure
     NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
     log = _log(text)
-    return bool(_CUDA_FAILURE.search(text) or _ERROR.search(text) or
+    return bool(_CUDA_FAILURE.search(text) or _ERROR.search(text) or IB_ASYNC_ERROR.search(text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
@@ -124,6 +125,8 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {timeout.strip()[:300]}"
     if completion := _COMPLETION.search(text):
         return f"all_reduce: {completion.group(0).strip()[:300]}"
+    if event := IB_ASYNC_ERROR.search(text):
+        return f"all_reduce: {event.group(0).strip()[:300]}"
     if tail := _failed_warn(text):
         return tail
     warned_cuda = _CUDA_FAILURE.search(text)

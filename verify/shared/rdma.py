@@ -255,3 +255,10 @@ def mixed_rails(adapters: Sequence[Mapping[str, Any]] | None, roce: bool = False
     if roce and layers == {"Ethernet"}:
         return sorted({str(a.get("name")) for a, p in up if float(p["rate_gbps"]) == max(rates)})
     return None
+
+
+# NCCL's verbs async event handler (transport/net_ib.cc: `NET/IB : Got async event : %s`, ibv_event_type_str) where the
+# event is an error of the port, the device or a queue pair (a LID or GID change, a port coming up, are not): the
+# adapter or its link failed under the job
+IB_ASYNC_ERROR = re.compile(r"NET/IB ?: ?Got async event ?: ?(?:port error|local catastrophic error|QP fatal error|"
+                            r"QP request error|QP access error|CQ error|SRQ error|path migration request error)[^\n|]*")

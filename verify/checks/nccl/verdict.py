@@ -202,9 +202,30 @@ def _log_said(facts: NcclFacts) -> str | None:
 CAUSES = ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET", "FABRIC_NOT_PASSED")
 
 
+# ncclInvalidUsage / ncclInvalidArgument (nccl.h), as NCCL, torch and nccl-tests name them: the program's use of NCCL
+# (two ranks on one GPU: `Duplicate GPU detected`), never the node's
+MISUSE = re.compile(r"ncclInvalidUsage|ncclInvalidArgument|Duplicate GPU detected[^|]*|\binvalid (?:usage|argument) "
+                    r"\(run with NCCL_DEBUG")
+
+
 def _said(facts: NcclFacts, error: str) -> list[str]:
     """The failure's error and the lines of NCCL's log kept as proof: where a cause is named."""
     return [error, *((facts.get("nccl_log") or {}).get("proof") or [])]
+
+
+def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
+    """An adapter's verbs error event under the job (the host's), or NCCL refusing the program's use of it (the job's)."""
+    if event := rdma.IB_ASYNC_ERROR.search(said):
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: an RDMA adapter reported an error under the job "
+                              f"({event.group(0).strip()})", "Drain the node and check its adapters and links: "
+                              "`ibstat`, the switch port's error counters, the cable or transceiver.", "host")
+    if misuse := MISUSE.search(said):
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; NCCL refused how the program used it "
+                              f"({misuse.group(0).strip()}): the job's", "Give each rank its own GPU (set the device "
+                              "from LOCAL_RANK before init_process_group; check CUDA_VISIBLE_DEVICES and the "
+                              "launcher's GPU binding) and pass NCCL valid arguments; NCCL_DEBUG=WARN names the call.",
+                              "job")
+    return None
 
 
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
@@ -235,6 +256,8 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               f"transport ran out of /dev/shm ({full}){sized}",
                               "Give the container a larger /dev/shm: " + CODES["SHM_TOO_SMALL"].fix.rstrip(".")
                               + " (or NCCL_SHM_DISABLE=1, slower).", "job")
+    if named := _adapter_or_misuse(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", error, result):
+        return named
     pinned = rdma.pinning_failed("\n".join(said))
     if pinned and facts.get("memlock_bytes") != UNLIMITED:
         # the fabric check's rule: read beside the container's devices, the container's limit; else the node's

@@ -1,0 +1,62 @@
+"""Issue 35's ninth and tenth corpus batches (translated blind from real output), fixed by class.
+
+- An RDMA adapter's error event under the job (NCCL's `NET/IB : Got async event : port error`, a local catastrophic
+  error, a QP or CQ error) is the host's: the adapter or its link failed. A LID or GID change, a port coming up, are
+  events, not errors. Corpus: `ib-async-port-error-on-all-eight-ranks-of-one-node`.
+- NCCL refusing the program's use of it (ncclInvalidUsage, ncclInvalidArgument: two ranks on one GPU, `Duplicate GPU
+  detected`) is the job's, never the node's. Corpus: `slurm-label-prefix-duplicate-gpu-rank-3-and-0-invalid-usage`.
+- NVML's driver/library version mismatch (tests/test_verify_logic.py) and a kernel that ran without a figure
+  (tests/test_figures_properties.py) are tested where their rules live.
+"""
+from __future__ import annotations
+
+import pytest
+
+from verify import explain as ex
+from verify.checks import CHECKS
+from verify.judging import judge
+from verify.options import Options
+
+pytestmark = pytest.mark.unit
+
+
+def verdict(r):
+    return r.status, r.code, r.owner
+
+
+def failed(error: str, proof: list[str] | None = None):
+    facts = {"backend": "nccl", "error": error, "world_size": 16, "nodes": 2,
+             "nccl_log": {"proof": proof or []} if proof is not None else None}
+    return judge(CHECKS["nccl"], facts, Options())
+
+
+@pytest.mark.parametrize("event", ["port error", "local catastrophic error", "QP fatal error", "CQ error"])
+def test_an_adapter_s_error_event_under_the_job_is_the_host_s(event):
+    r = failed(f"all_reduce: NET/IB : Got async event : {event}")
+    assert verdict(r) == ("fail", "NCCL_FAILED", "host") and "ibstat" in r.remedy
+
+
+@pytest.mark.parametrize("event", ["GID table change", "LID change", "port active", "client reregistration"])
+def test_an_adapter_s_ordinary_event_names_no_adapter_fault(event):
+    r = failed("all_reduce: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9) ran for 600000 ms",
+               [f"NET/IB : Got async event : {event}"])
+    assert "reported an error" not in r.summary
+
+
+@pytest.mark.parametrize("error", [
+    "init: ncclInvalidUsage: This usually reflects invalid usage of NCCL library. Last error: Duplicate GPU detected : "
+    "rank 3 and rank 0 both on CUDA device 3000",
+    "all_reduce: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, invalid usage (run with "
+    "NCCL_DEBUG=WARN for details), NCCL version 2.21.5",
+    "init: NCCL error: ncclInvalidArgument: invalid argument"])
+def test_nccl_refusing_the_program_s_use_of_it_is_the_job_s(error):
+    r = failed(error)
+    assert verdict(r) == ("fail", "NCCL_FAILED", "job") and "LOCAL_RANK" in r.remedy
+
+
+def test_an_adapter_s_error_event_in_a_pasted_log_is_read():
+    log = ("...-48:34050:34121 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error\n"
+           "...-48:34052:34141 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error\n")
+    assert verdict(ex.explain_text(log, "log.txt", Options())) == ("fail", "NCCL_FAILED", "host")
+    benign = "n1:1:2 [0] NCCL INFO NET/IB : Got async event : GID table change\n"
+    assert ex.explain_text(benign, "log.txt", Options()).status != "fail"
