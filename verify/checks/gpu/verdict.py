@@ -7,34 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...facts import NONE, UNSET, XID_SOURCES, GpuFacts, NvmlDevice
-from ...figures import (
-    ABS_ERROR,
-    BOOL,
-    BOOLS,
-    CELSIUS,
-    COUNT,
-    HOST_GBPS,
-    INDEX,
-    LIMIT_WATTS,
-    LIST,
-    MASK,
-    MEMORY,
-    MEMORY_GBPS,
-    NVLINKS,
-    OBJECT,
-    PCIE_GEN,
-    PCIE_WIDTH,
-    STR,
-    TFLOPS,
-    WATTS,
-    Each,
-    Figure,
-    Kind,
-    Required,
-    Rule,
-    Unique,
-)
+from ...facts import NONE, UNSET, GpuFacts, NvmlDevice
 from ...findings import Findings
 from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
@@ -46,76 +19,6 @@ from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, wh
 from .perf import host_copy_low, judge_perf, judge_sdc
 
 KERNEL_TOLERANCE = 1e-1       # a 256^2 fp32 matmul (TF32 allowed) against float64: real errors are ~1e-5..1e-2
-
-
-_DEV = "devices[]."
-
-
-_CC = r"\d{1,2}\.\d{1,2}"
-
-
-FIGURES: tuple[tuple[str, Rule], ...] = (
-    ("devices", LIST), ("devices", Unique("index")), ("devices[]", OBJECT), (_DEV + "index", INDEX),
-    (_DEV + "memory_bytes", MEMORY), (_DEV + "name", STR), (_DEV + "uuid", STR), (_DEV + "pci_bus_id", STR),
-    (_DEV + "cc", Kind(str, pattern=_CC)), (_DEV + "lost", BOOL), (_DEV + "nvml_errors", OBJECT),
-    (_DEV + "unsupported", OBJECT), (_DEV + "persistence", BOOL), (_DEV + "retired_pages_pending", BOOL),
-    (_DEV + "nvswitch", BOOL), (_DEV + "ecc", BOOLS), (_DEV + "mig", BOOLS),
-    (_DEV + "recovery_action", Kind(str, ("none", "reset", "reboot", "drain_p2p", "drain_and_reset", "unknown"))),
-    *((_DEV + k, COUNT) for k in ("ecc_volatile_uncorrectable", "ecc_aggregate_uncorrectable", "ecc_sram_uncorrectable",
-                                  "ecc_dram_uncorrectable")),
-    (_DEV + "fabric", OBJECT), (_DEV + "fabric.health", OBJECT), (_DEV + "fabric.state", Kind(str, (
-        "not_started", "in_progress", "completed", "not_supported"))), (_DEV + "fabric.status", STR),
-    (_DEV + "fabric.clique_id", Figure("", 0, 2**32, integer=True)), (_DEV + "fabric.cluster_uuid", STR),
-    *((_DEV + "fabric.health." + k, BOOL) for k in ("degraded_bandwidth", "route_recovery", "route_unhealthy",
-                                                    "access_timeout_recovery", "incorrect_configuration")),
-    (_DEV + "fabric.health.summary", Kind(str, ("healthy", "unhealthy"))),
-    *((_DEV + k, COUNT) for k in ("ecc_volatile_correctable", "ecc_aggregate_correctable")),
-    (_DEV + "ecc_correctable_growth", Required(("count", "seconds"))), (_DEV + "ecc_correctable_growth.count", COUNT),
-    (_DEV + "ecc_correctable_growth.seconds", Figure("s", 0, 1e6, lo_open=True)),
-    (_DEV + "row_remap", OBJECT), *((_DEV + "row_remap." + k, COUNT) for k in ("correctable", "uncorrectable", "pending", "failed")),
-    (_DEV + "throttle_reasons", MASK), (_DEV + "samples", LIST), (_DEV + "samples[]", OBJECT),
-    (_DEV + "samples[].throttle_reasons", MASK), (_DEV + "nvlink", NVLINKS), (_DEV + "samples[].nvlink", NVLINKS),
-    *((_DEV + k, PCIE_GEN) for k in ("pcie_gen", "pcie_gen_max", "pcie_gen_gpu_max")),
-    *((_DEV + k, PCIE_WIDTH) for k in ("pcie_width", "pcie_width_max")),
-    *((_DEV + k, CELSIUS) for k in ("temperature_c", "memory_temperature_c")),
-    *((_DEV + k, Figure("C", 0, 250, lo_open=True)) for k in ("temperature_slowdown_c", "memory_temperature_max_c")),
-    (_DEV + "power_w", WATTS), *((_DEV + k, LIMIT_WATTS) for k in ("power_limit_w", "power_default_limit_w")),
-    (_DEV + "sm_clock_mhz", Figure("MHz", 0, 10_000)), (_DEV + "sm_clock_max_mhz", Figure("MHz", 0, 10_000, lo_open=True)),
-    (_DEV + "numa_node", Figure("", -1, 4096, integer=True)),
-    (_DEV + "nvlink_errors", OBJECT), *((_DEV + "nvlink_errors." + k, COUNT) for k in ("crc", "replay", "recovery")),
-    (_DEV + "mig_devices", LIST), (_DEV + "mig_devices[]", OBJECT), (_DEV + "mig_devices[].uuid", STR),
-    ("torch", STR), ("torch_cuda", STR), ("driver", STR), ("cuda_driver", STR), ("cuda_visible_devices", STR),
-    ("cuda_available", BOOL), ("device_nodes", BOOL), ("nvml_library", BOOL), ("driver_min_env", STR),
-    ("torch_devices", Figure("devices", 0, 4096, integer=True)), ("capabilities", Each(Kind(str, pattern=_CC))),
-    ("arch_list", Each(Kind(str, pattern=r"(sm|compute)_\d{2,3}[a-z]?"))),
-    ("torch_map", LIST), ("torch_map", Unique("torch_index")), ("torch_map[]", OBJECT), ("torch_map[].torch_index", INDEX),
-    ("kernels", LIST), ("kernels", Unique("index")), ("kernels[]", Required(("index",))), ("kernels[].index", INDEX),
-    ("kernels[].max_abs_error", ABS_ERROR), ("kernels[].error", STR),
-    ("perf", LIST), ("perf", Unique("index")), ("perf[]", Required(("index",))), ("perf[].index", INDEX),
-    ("perf[].d2d_GBps", MEMORY_GBPS), ("perf[].h2d_GBps", HOST_GBPS), ("perf[].d2h_GBps", HOST_GBPS),
-    ("perf[].bf16_TFLOPs", TFLOPS), ("perf[].pcie_under_load", OBJECT), ("perf[].pcie_under_load.gen", PCIE_GEN),
-    ("perf[].pcie_under_load.width", PCIE_WIDTH), ("perf[].pcie_under_load.throttle_reasons", MASK),
-    ("perf[].throttle_under_load", MASK), ("perf[].nvlink_under_load", NVLINKS),
-    ("sdc", LIST), ("sdc", Unique("index")), ("sdc[]", Required(("index", "digests"))), ("sdc[].index", INDEX),
-    ("sdc[].sm_count", Figure("SMs", 1, 4096, integer=True)), ("sdc[].digests", Each(Kind(str, pattern=r"[0-9a-f]{8,64}"))),
-    ("sdc[].name", STR), ("xid_events", LIST), ("xid_events[]", Required(("xid",))),
-    ("xid_events[].xid", Figure("", 0, 100_000, integer=True)), ("xid_events[].index", INDEX), ("xid_events[].uuid", STR),
-    ("xid_events[].pci_bus_id", STR), ("xid_events[].time", STR), ("xid_events[].text", STR),
-    ("xid_events[].source", Kind(str, XID_SOURCES)), ("sxid_events", LIST), ("sxid_events[]", Required(("sxid",))),
-    ("sxid_events[].sxid", Figure("", 0, 100_000, integer=True)), ("sxid_events[].pci_bus_id", STR),
-    ("sxid_events[].time", STR), ("sxid_events[].text", STR), ("sxid_events[].source", Kind(str, XID_SOURCES)),
-    ("driver_errors", LIST), ("driver_errors[]", Required(("status",))), ("driver_errors[].status", STR),
-    ("driver_errors[].code", Figure("", 0, 1 << 32, integer=True)), ("driver_errors[].text", STR),
-    ("driver_errors[].time", STR), ("driver_errors[].source", Kind(str, XID_SOURCES)),
-    ("nvml_error", STR), ("cuda_init_error", STR),
-    ("nvml_shutdown_error", STR), (_DEV + "throttle_reasons_read", MASK), (_DEV + "pcie_width_gpu_max", PCIE_WIDTH),
-    *((_DEV + k, Figure("C", -150, 150)) for k in ("temperature_tlimit_c", "temperature_slowdown_tlimit_c")),
-    *((_DEV + "mig_devices[]." + k, Figure("", 0, 4095, integer=True)) for k in ("gpu_instance", "compute_instance",
-                                                                               "mig_index", "slices", "total_slices")),
-    (_DEV + "mig_devices[].memory_bytes", MEMORY), (_DEV + "mig_devices[].sm_count", Figure("SMs", 1, 4096, integer=True)),
-    (_DEV + "mig_devices[].profile", STR), (_DEV + "samples[].gen", PCIE_GEN), (_DEV + "samples[].width", PCIE_WIDTH),
-    (_DEV + "samples[].phase", Kind(str, ("idle", "load"))),
-)
 
 
 def _driver(node: Node, result: CheckResult, found: Findings) -> None:
