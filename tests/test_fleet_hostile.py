@@ -18,6 +18,7 @@ import pytest
 
 from scripts.fleet import fleet as fleet_mod
 from scripts.fleet.fleet import Fleet, fleet, fleet_json, format_fleet, walk
+from scripts.fleet.plausible import UNJUDGED_CODES
 from scripts.fsutil import TooLarge, read_bounded
 from tests.verify_handmade import make_report
 
@@ -276,3 +277,21 @@ def test_an_fqdn_and_a_report_without_a_name_are_nodes(tmp_path):
     _write(tmp_path, "node-7.json", unnamed)
     report = fleet(tmp_path)
     assert sorted(n.node for n in report.nodes) == ["gpu-node-01.cluster.example.com", "node-7"], report.invalid
+
+
+@pytest.mark.parametrize("code", sorted(UNJUDGED_CODES))
+def test_a_measurement_that_went_wrong_lists_no_node_to_drain(tmp_path, code):
+    """MEASUREMENT_INVALID is verify's own trouble (its owner is host by default): the prolog has it not assessed,
+    and the fleet report listed `torchimages:MEASUREMENT_INVALID` among the nodes to drain. Slurm's prolog semantics,
+    held on the host side too: the tool's trouble never drains a node (the fleet still does not pass)."""
+    doc = _node("n1")
+    doc["status"] = "fail"
+    doc["checks"][0].update(status="fail", code=code, owner="host", summary="the figures contradict", remedy="rerun")
+    _write(tmp_path, "n1.json", doc)
+    report = fleet(tmp_path)
+    assert [n.drain for n in report.nodes] == [[]] and not report.ok
+
+
+def test_the_fleet_and_the_prolog_hold_one_set_of_unjudged_codes():
+    from verify.prolog import verdict
+    assert UNJUDGED_CODES == verdict.UNJUDGED_CODES

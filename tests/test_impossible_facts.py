@@ -209,3 +209,34 @@ def test_the_prolog_never_passes_a_report_that_did_not_judge_the_gpus_slurm_allo
     assert decide(report).kind == PASS                                       # no GPUs allocated: a CPU node
     judged = _report(*checks[:1], {"name": "gpu", "status": "warn", "code": "HEALTH_NOT_ASSESSED", "owner": "host"})
     assert decide(judged, gpus_expected_by_scheduler=True).kind == PASS
+
+
+@pytest.mark.parametrize("check,said", [
+    ({"name": "gpu", "status": "fail", "code": "BANANA", "owner": "host"}, "no code of verify's"),
+    ({"name": "gpu", "status": "fail", "code": "gpu_lost", "owner": "host"}, "no code of verify's"),
+    ({"name": "gpu", "status": "fail", "code": "X" * 300, "owner": "host"}, "no code of verify's"),
+    ({"name": "gpu", "status": "fail", "code": 79, "owner": "host"}, "no code of verify's"),
+    ({"name": "gpu", "status": "fail", "code": "GPU_LOST\nDRAIN", "owner": "host"}, "no code of verify's"),
+    ({"name": "gpu", "status": "warn", "code": "NO_SUCH", "owner": "host", "metrics": {}}, "no code of verify's"),
+    ({"name": "g" * 100, "status": "fail", "code": "GPU_LOST", "owner": "host"}, "no check of verify's"),
+    ({"name": "gpu\n", "status": "fail", "code": "GPU_LOST", "owner": "host"}, "no check of verify's"),
+    ({"name": "gpu", "status": "pass", "code": "GPU_LOST", "owner": "host",
+      "metrics": {"nvml_devices": {"value": 8.0}}}, "passes with code GPU_LOST"),
+    ({"name": "gpu", "status": "pass", "metrics": {"nvml_devices": {"value": 1e15}}}, "more devices than any node"),
+])
+def test_the_prolog_refuses_a_code_or_a_name_no_verify_writes(check, said):
+    """verify codes only what it did not pass, with a key of its catalog (verify/codes.py: codes are only added),
+    and names its checks in lower case: any other code drained the node under a reason (`torchimages:gpu_lost`, one
+    cut at 200 characters) that the breaker and return to service cannot read as ours. Slurm's prolog semantics:
+    a report no verify could write is the tool's trouble (REPORT_INVALID), never a drain and never a pass."""
+    v = decide(_report(check), gpus_expected_by_scheduler=True)
+    assert (v.kind, v.code, v.drains) == (NOT_ASSESSED, "REPORT_INVALID", False), v
+    assert said in v.summary
+
+
+def test_every_code_of_verify_s_catalog_still_decides():
+    """The catalog's own codes keep their verdicts (a host code drains, a job's does not)."""
+    lost = decide(_report({"name": "gpu", "status": "fail", "code": "GPU_LOST", "owner": "host"}))
+    assert lost.drains and lost.code == "GPU_LOST"
+    shm = decide(_report({"name": "shm", "status": "fail", "code": "SHM_TOO_SMALL", "owner": "job"}))
+    assert shm.kind == "fault" and not shm.drains

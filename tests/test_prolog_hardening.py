@@ -880,3 +880,35 @@ def test_slurm_s_gres_a_pass_that_lists_fewer_gpus_than_allocated_is_no_pass(tmp
     assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7"}) == EXIT_PASS
     assert _events(tmp_path) == [("not-assessed", "GPU_COUNT_UNPROVEN")] * 2 and not fake.calls
     assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "2"}) == EXIT_PASS
+
+
+@pytest.mark.parametrize("record", [
+    "1783669090 h nvsentinel-gpu-reset[1]: GPU reset executed: GPU-52f37cd4-d92a-7b6d-2b9f-9ab862e27708, success: FALSE",
+    "1783669090 h nvsentinel-gpu-reset[1]: GPU reset executed: GPU-zz, success: false",
+    "1783669090 h nvsentinel-gpu-reset[1]: GPU reset executed: (uuid lost)",
+])
+def test_nvsentinel_return_to_service_a_reset_record_not_understood_is_no_repair(record):
+    """A reset after the success whose GPU or outcome cannot be read was ignored, and the earlier success resumed the
+    node. NVSentinel's return to service stands on whole evidence: such a record is a failed reset of its own GPU,
+    whose GPU no later record names, so the repair is then a reboot."""
+    drain = {"code": "XID_HISTORY", "epoch": 1783669000.0, "boot_id": "a", "action": "reboot"}
+    resets = repair.parse_resets([RESET_OK, record])
+    problem = str(repair.repair_problem(drain, None, kernlog.Clock("a", 50.0), None, (resets, "")))
+    assert "the last GPU reset since failed (unreadable record" in problem
+    later = RESET_OK.replace("1783669085", "1783669099")
+    assert repair.repair_problem(drain, None, kernlog.Clock("a", 50.0), None,
+                                 (repair.parse_resets([RESET_OK, record, later]), "")) is not None   # still unread
+
+
+@pytest.mark.parametrize("answer", [
+    "NodeName=n1 NodeHostName=elsewhere NodeHostName=n1 Gres=gpu:8\n",
+    "NodeName=n1 NodeHostName=elsewhere Gres=gpu:8\nNodeName=n1 NodeHostName=n1 Gres=gpu:8\n",
+    "NodeName=n1 NodeHostName=n1 Gres=gpu:8 Gres=gpu:1\n",
+])
+def test_nvsentinel_return_to_service_a_record_naming_a_field_twice_proves_nothing(monkeypatch, answer):
+    """Slurm's record of one node names NodeHostName and Gres once: read as a dict, the last of two won, so a record
+    that said another host first resumed the node on this host's preflight, and Gres=gpu:1 after gpu:8 proved a
+    node with 7 GPUs lost. Which host it is, or what it should have, cannot then be proven: refused."""
+    monkeypatch.setattr(slurm, "run", lambda argv, dry_run=False, quiet=False: (0, answer))
+    info, why = slurm.node_info("n1")
+    assert info is None and "times: not one node's record" in why

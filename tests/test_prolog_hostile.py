@@ -297,3 +297,16 @@ def test_a_claim_slurm_would_not_give_back_is_a_drain_on_record(tmp_path, fake, 
     err = capsys.readouterr().err
     assert fake.nodes["n1"][0] == "drained" and "could not be given back" in err and "given back:" not in err
     assert [e["event"] for e in history.read(str(tmp_path / "state"), "n1").events][-1] == "drain"
+
+
+def test_one_oversize_field_never_erases_the_history(tmp_path):
+    """Every field of a history line is bounded: a check name or code of 5 MiB made one line past half of the
+    rotation's size, and rotation (which keeps the tail's whole lines) kept nothing, the drain included. Practice:
+    bounded state files whose rotation keeps the newest events (NVSentinel's return to service reads them)."""
+    state = str(tmp_path / "state")
+    assert history.record(state, "n1", "drain", "GPU_LOST", "first", extra={"gpus": 8}) is None
+    assert history.record(state, "n1", "drain", "G" * (5 << 20), "x" * (5 << 20),
+                          extra={"check": "c" * (5 << 20), "boot_id": "b" * (5 << 20)}) is None
+    past = history.read(state, "n1")
+    assert [e["detail"] for e in past.events][:1] == ["first"] and len(past.events) == 2, past
+    assert max(len(json.dumps(e)) for e in past.events) < 2000

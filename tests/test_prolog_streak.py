@@ -136,3 +136,33 @@ def test_a_knob_with_its_prefix_misspelt_is_said_and_pytorch_s_own_are_not():
                             "TORCHELASTIC_RUN_ID": "x", "TORCH_HOME": "/x"})
     assert said == [f"{prefix} is no setting of the prolog's: did you mean TORCHIMAGES_HANG_RUNS? (ignored; its "
                     "default holds)"]
+
+
+def test_a_grace_too_small_to_confirm_is_our_setting_never_a_hang(tmp_path, fake, monkeypatch):
+    """--budget 10 --grace 1: a check that timed out in a run of the whole budget leaves the cap no time to confirm
+    it. That is the setting's fault (BUDGET_TOO_SMALL, which ends a streak), never PREFLIGHT_TIMEOUT: three such runs
+    drained a healthy node as PREFLIGHT_HUNG. NVSentinel's checker rule counts the checker's stalls, not ours."""
+    now = [0.0]
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "10", "--grace", "1")), STEP_ENV,
+                     clock=lambda: now[0])
+    now[0] = 9.5                                    # the first verify ran its budget
+    timed = _report(_gpu("fail", code="CHECK_TIMEOUT", owner="host"))
+    v, _ = cli._confirm(cfg, timed)
+    assert (v.code, v.drains) == ("BUDGET_TOO_SMALL", False) and "raise --grace" in v.summary, v
+    _hung_before(tmp_path, 120.0, 60.0)
+    assert history.streak(history.read(cfg.state_dir, "n1").events + [{"event": "not-assessed", "code": v.code,
+                          "epoch": time.time(), "time": "t"}], cli.HANG_CODES) == 0
+    # with the default grace the same run has the time, and a hang that is no setting's stays PREFLIGHT_TIMEOUT
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--budget", "30")), STEP_ENV, clock=lambda: now[0])
+    now[0] = 9.5 + 85.0                             # a cap of 90 s nearly spent by verify itself
+    assert cli._confirm(cfg, timed)[0].code == "PREFLIGHT_TIMEOUT"
+
+
+@pytest.mark.parametrize("factor", ["0.4", "0.99"])
+def test_a_confirm_factor_below_one_is_a_setting_of_ours(tmp_path, fake, monkeypatch, capsys, factor):
+    """A confirmation with less time than the budget proves no hang: refused as CONFIG_ERROR (exit 0 under Prolog=),
+    where every timed-out check counted towards --hang-runs and the third drained the node."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="CHECK_TIMEOUT", owner="host"))).encode())
+    for _ in range(3):
+        assert cli.main(_args(tmp_path, "--confirm-factor", factor), PROLOG_ENV) == 0
+    assert "CONFIG_ERROR" in capsys.readouterr().err and not fake.calls

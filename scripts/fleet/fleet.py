@@ -43,7 +43,7 @@ from ..errors import UserError, one_line
 from ..fsutil import TooLarge, atomic_write, read_bounded
 from .cluster import REPORT_BEGIN, REPORT_END
 from .history import NodeHistory, history_json, history_lines
-from .plausible import BUSBW_MAX_GBPS, NODE_NAME
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME, UNJUDGED_CODES
 
 FLEET_JSON = "fleet.json"
 FLEET_KIND = "torchimages-fleet-report"
@@ -522,7 +522,9 @@ def read_node(name: str, doc: dict[str, Any]) -> Node:
     if not node.emulated:       # figures under CPU emulation measure the emulator: reported by verify, not compared
         node.figures = _figures(doc, model, per_device)
     for check in doc["checks"]:
-        if check.get("status") == "fail" and check.get("owner") == "host":
+        # a measurement that went wrong (MEASUREMENT_INVALID is verify's own trouble, owner host by default) is
+        # not assessed, as the prolog has it: the tool's trouble never lists a node to drain
+        if check.get("status") == "fail" and check.get("owner") == "host" and check.get("code") not in UNJUDGED_CODES:
             node.drain.append(drain_reason(str(check.get("code") or "HOST_FAULT"), str(check.get("summary") or "")))
     return node
 

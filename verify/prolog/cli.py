@@ -171,6 +171,14 @@ def _confirm(cfg: Config, report: dict[str, Any]) -> tuple[Verdict, dict[str, An
     # check had of the budget in the first run (its largest share), now alone; the floors are the same in both runs
     had = cfg.budget * LARGEST_SHARE
     limit = round(min(wanted, cfg.deadline.for_verify()), 1)
+    room = cfg.deadline.cap - cfg.deadline.reserve - cfg.budget     # what a cap leaves after a first run of the budget
+    if limit <= had and min(wanted, room) <= had:
+        # no run could be confirmed under these settings (a --grace or --confirm-factor too small): our setting's
+        # fault, never a run towards --hang-runs (three such runs drained a healthy node as PREFLIGHT_HUNG)
+        return not_assessed("BUDGET_TOO_SMALL", f"{', '.join(names)} timed out, and the prolog's settings leave a "
+                            f"confirmation at most {max(0.0, min(wanted, room)):.1f} s, no more than the {had:g} s "
+                            f"a check had in the first run (--budget {cfg.budget:g} s, --grace {cfg.grace_s:g} s, "
+                            f"--confirm-factor {cfg.confirm_factor:g}): raise --grace"), report
     if limit <= had:
         return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(names)} timed out, and the {limit:g} s left of the "
                             f"prolog's cap of {cfg.deadline.cap:g} s (--budget + --grace) are no more than the "

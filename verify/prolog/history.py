@@ -29,6 +29,7 @@ MAX_BYTES = 1 << 20             # past this the file is rotated (about 4,000 eve
 KEEP_LINES = 2000               # what rotation keeps
 READ_CAP = 4 << 20              # the most a reader takes, from the tail (a larger file is cut, and says so)
 LOCK_WAIT_S = 5.0
+FIELD_MAX = 200                 # characters of a line's code, check, boot id, ... (the detail: 1,000)
 
 
 def path(state_dir: str, node: str) -> str:
@@ -46,8 +47,12 @@ def _entry(node: str, event: str, code: str | None, detail: str, now: float,
     if not node or "/" in node or node.startswith("."):
         raise ValueError(f"node name {node!r} cannot name a history file")
     entry = {"schema": SCHEMA, "time": datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "epoch": round(now, 3), "node": node, "event": event, "code": code, "detail": detail[:1000]}
-    entry.update({k: v for k, v in (extra or {}).items() if k not in entry and v is not None})
+             "epoch": round(now, 3), "node": node, "event": event, "code": code if code is None else code[:FIELD_MAX],
+             "detail": detail[:1000]}
+    # every field bounded, so a line stays a few KiB: one line past half of MAX_BYTES would leave rotation nothing
+    # to keep (a check name of 5 MiB erased the whole history, its drain included)
+    entry.update({k: v[:FIELD_MAX] if isinstance(v, str) else v for k, v in (extra or {}).items()
+                  if k not in entry and v is not None})
     return (json.dumps(entry, ensure_ascii=True, allow_nan=False) + "\n").encode()
 
 

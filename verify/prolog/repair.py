@@ -37,6 +37,8 @@ RESET_TAG = "nvsentinel-gpu-reset"          # NVSentinel's syslog identifier for
 OUTPUT_CAP = 1 << 20
 _RESET = re.compile(r"^(\d{9,11}(?:\.\d+)?)\s.*?\bGPU reset executed:\s*(GPU-[0-9A-Fa-f-]{8,64}),\s*success:\s*"
                     r"(true|false)\b")
+# a record of a reset whose GPU or outcome cannot be read (`success: FALSE`, `GPU-zz`): its stamp is read alone
+_UNREAD = re.compile(r"^(\d{9,11}(?:\.\d+)?)\s.*?\bGPU reset executed\b", re.IGNORECASE)
 HOW = (f'after `nvidia-smi -r -i <uuid>` succeeds, record it: logger -t {RESET_TAG} -p daemon.err "GPU reset '
        'executed: GPU-<uuid>, success: true" (NVSentinel\'s record); or reboot')
 
@@ -50,11 +52,16 @@ class Reset:
 
 def parse_resets(lines: list[str]) -> list[Reset]:
     """The GPU reset records of `journalctl -o short-unix` lines (`<epoch> <host> <tag>[pid]: GPU reset executed:
-    GPU-<uuid>, success: true|false`); any other line is ignored."""
+    GPU-<uuid>, success: true|false`); any other line is ignored. A stamped record of a reset whose GPU or outcome
+    cannot be read (`success: FALSE`, `GPU-zz`) is a failed reset of a GPU of its own: partial evidence is no repair,
+    so an earlier success never stands for a reset whose result is unknown (no later record names its GPU: a
+    reboot is then the repair)."""
     found = []
     for line in lines:
         if m := _RESET.match(line.strip()):
             found.append(Reset(float(m.group(1)), m.group(2).lower(), m.group(3) == "true"))
+        elif u := _UNREAD.match(line.strip()):
+            found.append(Reset(float(u.group(1)), f"unreadable record: {line.strip()[:80]}", False))
     return found
 
 

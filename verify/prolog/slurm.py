@@ -146,6 +146,9 @@ def gres_gpus(gres: str) -> int | None:
     return total or None
 
 
+PROOF_FIELDS = ("NodeName", "NodeHostName", "Gres")    # what return to service reads of a node's record
+
+
 def node_info(node: str) -> tuple[dict[str, str] | None, str]:
     rc, out = run([shutil.which("scontrol") or "scontrol", "show", "node", "-o", node], quiet=True)
     if rc != 0:
@@ -153,6 +156,11 @@ def node_info(node: str) -> tuple[dict[str, str] | None, str]:
     fields = node_fields(out)
     if fields.get("NodeName") != node:
         return None, f"scontrol show node does not list {node}"
+    # one node's record names each field once: two records, or a field twice (NodeHostName=a ... NodeHostName=b,
+    # Gres twice), say two things of the node, and the last one read proved which host it is
+    keys = re.findall(r"(?:^|\s)([A-Za-z]+)=", out)
+    if twice := next((k for k in PROOF_FIELDS if keys.count(k) > 1), None):
+        return None, f"scontrol show node {node} names {twice} {keys.count(twice)} times: not one node's record"
     return fields, ""
 
 

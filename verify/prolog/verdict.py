@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..codes import OWNERS
+from ..codes import CODES, OWNERS
 from ..findings import RANK
 
 # The prolog's exit statuses (README "torchimages-prolog"): one for each outcome, so a script can tell them apart.
@@ -37,6 +37,9 @@ TIMEOUT_CODES = frozenset({"CHECK_TIMEOUT", "NCCL_TIMEOUT"})
 # condition: an ECC error, a failed row remap), a reset the driver asks for
 HUNG_HARDWARE = frozenset({"GPU_LOST", "XID_ERROR", "GPU_RESET_REQUIRED", "ECC_UNCORRECTABLE", "ROW_REMAP_FAILED"})
 STATUSES = frozenset({"pass", "warn", "skip", "fail"})
+# a check's name as verify writes one (gpu, shm, nccl): the history and Slurm's reason carry it
+CHECK_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+MAX_DEVICES = 4096              # NVML or torch devices on one node: verify's own ceiling (gpu/verdict.py)
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ def _shape_problem(report: Any) -> str | None:
     for c in checks:
         if not isinstance(c, dict) or c.get("status") not in STATUSES or not isinstance(c.get("name"), str):
             return f"a check entry is malformed: {str(c)[:80]}"
+        if why := _code_problem(c):
+            return why
     names = [c["name"] for c in checks]
     if twice := next((n for n in names if names.count(n) > 1), None):
         # verify writes one result per check: two (a pass beside a skip, 8 GPUs beside 0) cannot both be true
@@ -90,6 +95,22 @@ def _shape_problem(report: Any) -> str | None:
     if (report["status"] == "fail") != failed:
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
     return next((why for c in checks if c["status"] in ("pass", "warn") and (why := _impossible_pass(c))), None)
+
+
+def _code_problem(c: dict[str, Any]) -> str | None:
+    """Why a check's name or code is none verify writes, or None. verify codes only what it did not pass, and only
+    with a key of its catalog (verify/codes.py, which only grows): a code outside it (BANANA, gpu_lost, 79, one of
+    5 MiB) would drain a node under a reason the breaker and return to service cannot read as ours."""
+    if not CHECK_NAME.fullmatch(c["name"]):
+        return f"a check named {one_line(repr(c['name']))[:60]}, which is no check of verify's"
+    code = c.get("code")
+    if c["status"] == "pass" and code is not None:
+        return f"its {c['name']} check passes with code {one_line(str(code))[:40]}: verify codes only what it did " \
+               "not pass"
+    if code is not None and not (isinstance(code, str) and code in CODES):
+        return f"its {c['name']} check carries code {one_line(repr(code))[:60]}, which is no code of verify's " \
+               "(verify/codes.py)"
+    return None
 
 
 def whole_count(value: Any) -> int | None:
@@ -116,6 +137,8 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
         if c["name"] == "gpu" and key in DEVICE_COUNTS and whole_count(value) is None:
             return f"its gpu check {c['status']}es with {key} = {str(value)[:20]}: a gpu check passes only on the " \
                    "devices it judged (1 or more)"
+        if c["name"] == "gpu" and key in DEVICE_COUNTS and (whole_count(value) or 0) > MAX_DEVICES:
+            return f"its gpu check {c['status']}es with {key} = {value:g}: more devices than any node has"
     return None
 
 
