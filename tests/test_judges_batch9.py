@@ -60,3 +60,36 @@ def test_an_adapter_s_error_event_in_a_pasted_log_is_read():
     assert verdict(ex.explain_text(log, "log.txt", Options())) == ("fail", "NCCL_FAILED", "host")
     benign = "n1:1:2 [0] NCCL INFO NET/IB : Got async event : GID table change\n"
     assert ex.explain_text(benign, "log.txt", Options()).status != "fail"
+
+
+def gpu(errors):
+    facts = {"torch": None, "devices": None, "cuda_errors": [{"index": None, "text": t} for t in errors]}
+    return judge(CHECKS["gpu"], facts, Options())
+
+
+def test_a_program_s_cuda_errors_are_judged_by_the_one_catalog_the_gpu_s_for_the_host_the_program_s_for_the_job():
+    """tests/data/real-world/jz-training-cuda-uncorrectable-ecc-then-oom-on-same-node: the GPU's uncorrectable ECC
+    (CUDA 214) fails the host, the next job's out of memory on that GPU is its consequence; a healthy host whose
+    program ran out of memory or faulted a kernel is never drained (the job's, a warning)."""
+    r = gpu(["RuntimeError: transform: failed to synchronize: cudaErrorECCUncorrectable: uncorrectable ECC error "
+             "encountered", "RuntimeError: CUDA error: out of memory"])
+    assert verdict(r) == ("fail", "ECC_UNCORRECTABLE", "host") and "reset the GPU" in r.remedy
+    assert verdict(gpu(["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"])) == (
+        "warn", "GPU_OUT_OF_MEMORY", "job")
+    assert verdict(gpu(["RuntimeError: CUDA error: an illegal memory access was encountered"])) == (
+        "warn", "CUDA_KERNEL_FAULT", "job")
+    assert verdict(gpu(["CUDA error: uncorrectable NVLink error was detected during the execution"])) == (
+        "fail", "NVLINK_ERRORS", "host")
+    assert verdict(gpu(["RuntimeError: CUDA error: operation not supported"])) == ("skip", "FACTS_INCOMPLETE", None)
+
+
+def test_a_program_s_cuda_error_in_a_pasted_traceback_is_read_and_a_refusal_stays_a_refusal():
+    trace = ("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+             "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+             "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+    assert verdict(ex.explain_text(trace, "log.txt", Options())) == ("fail", "ECC_UNCORRECTABLE", "host")
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79 GiB\n"
+    assert verdict(ex.explain_text(oom, "log.txt", Options())) == ("warn", "GPU_OUT_OF_MEMORY", "job")
+    refusal = "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized\n"
+    r = ex.explain_text(refusal, "log.txt", Options())
+    assert verdict(r) == ("fail", "DRIVER_ERROR", "host") and "CUDA initialisation error" in r.details[0]

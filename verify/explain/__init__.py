@@ -40,6 +40,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("nccl-tests output", "nccl", nccltests.detect, nccltests.parse),    # its NCCL lines are read with it
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
+    Kind("CUDA error of a running program", "gpu", cuda.detect_runtime, cuda.parse_runtime),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
 )
 

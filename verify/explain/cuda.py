@@ -48,3 +48,30 @@ def detect(text: str) -> bool:
 def parse(text: str) -> dict[str, Any]:
     devices = [{"index": int(m.group(1)), "name": m.group(2), "uuid": m.group(3)} for m in _SMI_L.finditer(text)]
     return {"torch": None, "devices": devices or None, "cuda_init_error": refusal(text), "cuda_available": False}
+
+
+# a running program's CUDA error as torch and the runtime print it (`RuntimeError: CUDA error: uncorrectable ECC error
+# encountered`, `cudaErrorECCUncorrectable: ...`, `torch.OutOfMemoryError: CUDA out of memory`): into `cuda_errors`,
+# judged by the one catalog (the GPU's ECC is the host's; out of memory or a kernel's fault the job's); a refusal to
+# initialise is the refusal's kind above, never one of these
+_RUNTIME = re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUDA out of memory", re.IGNORECASE)
+
+
+def runtime_errors(text: str) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    for line in text.splitlines():
+        if not _RUNTIME.search(line) or _is_refusal(line):
+            continue
+        decoded = named(line) or decode(line)
+        if decoded is not None and not decoded.refusal:
+            rows.setdefault(line.strip()[:400], {"index": None, "text": line.strip()[:400]})
+    return list(rows.values())
+
+
+def detect_runtime(text: str) -> bool:
+    return bool(runtime_errors(text))
+
+
+def parse_runtime(text: str) -> dict[str, Any]:
+    # the program's output shows its errors; the GPUs, their health and the kernel log are not in it
+    return {"torch": None, "devices": None, "cuda_errors": runtime_errors(text)}

@@ -25,6 +25,7 @@ from .data import (
 )
 from .gpu import (
     CorrectableGrowth,
+    CudaError,
     DriverError,
     FabricHealth,
     GpuFabric,
@@ -65,6 +66,7 @@ __all__ = [
     "Adapter",
     "ArrowFacts",
     "CorrectableGrowth",
+    "CudaError",
     "DataloaderFacts",
     "DriverError",
     "FabricFacts",

@@ -183,6 +183,14 @@ class SxidEvent(TypedDict, total=False):
     source: str | None
 
 
+class CudaError(TypedDict, total=False):
+    """A CUDA error a running program met, as it printed it (torch's `CUDA error: uncorrectable ECC error
+    encountered`, `cudaErrorECCUncorrectable`): recorded from a program's output (`verify explain`, a translated log);
+    verify's own run records none."""
+    index: int | None
+    text: str
+
+
 class DriverError(TypedDict, total=False):
     """A status line of the driver's resource manager in the kernel log (`NVRM: ... [NV_ERR_RESET_REQUIRED]`)."""
     status: str
@@ -217,3 +225,4 @@ class GpuFacts(TypedDict, total=False):
     xid_events: list[XidEvent] | None
     sxid_events: list[SxidEvent] | None
     driver_errors: list[DriverError] | None
+    cuda_errors: list[CudaError] | None

@@ -73,6 +73,21 @@ KERNEL_FAULT = Decoded("CUDA_KERNEL_FAULT", "job", "a CUDA kernel faulted (illeg
                        "it the GPU's: drain the node.", refusal=False, names_failure=True)
 
 
+# 214/220: the GPU's memory or an NVLink returned data its ECC could not correct, met by a running program
+# (cudaErrorECCUncorrectable, cudaErrorNvlinkUncorrectable): the GPU's fault, whoever ran on it. The job that met it
+# died; the next job on that GPU meets it again (or runs out of memory) until the GPU is reset.
+ECC_UNCORRECTABLE = Decoded("ECC_UNCORRECTABLE", "host", "CUDA error 214 (uncorrectable ECC error encountered): the "
+                            "GPU's memory returned data its ECC could not correct", "Drain the node and reset the GPU "
+                            "(`nvidia-smi -r`) or reboot; read `nvidia-smi -q -d ECC,ROW_REMAPPER` and the kernel log's "
+                            "Xid 48/63/94/95; RMA if it recurs.", refusal=False, names_failure=True,
+                            said="a running program met an uncorrectable ECC error")
+NVLINK_UNCORRECTABLE = Decoded("NVLINK_ERRORS", "host", "CUDA error 220 (uncorrectable NVLink error): an NVLink "
+                               "returned data its ECC could not correct", "Drain the node; check `nvidia-smi nvlink "
+                               "-e` and the kernel log's Xid 74/145/149; reseat or replace the link's cable or tray.",
+                               refusal=False, names_failure=True, said="a running program met an uncorrectable NVLink "
+                               "error")
+
+
 # (the cudaError_t number or None, its names and strings as programs print them, what it means). The runtime's
 # name (cudaErrorSystemNotReady), the driver API's (CUDA_ERROR_SYSTEM_NOT_READY) and cudaGetErrorString's text are
 # each enough on their own; a bare number only after a word that makes it an error code (`Error 802`, `code=802`,
@@ -108,6 +123,10 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
     # by name and words only: `Error 2` is as often errno's ENOENT or ncclSystemError's number
     (None, re.compile(r"cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|OutOfMemoryError|\bout of memory\b|"
                       r"\bCUDA (?:error|failure):? 2\b", re.IGNORECASE), OUT_OF_MEMORY),
+    (None, re.compile(r"cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE|uncorrectable ECC error encountered|"
+                      r"\bCUDA (?:error|failure):? 214\b", re.IGNORECASE), ECC_UNCORRECTABLE),
+    (None, re.compile(r"cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE|uncorrectable NVLink error|"
+                      r"\bCUDA (?:error|failure):? 220\b", re.IGNORECASE), NVLINK_UNCORRECTABLE),
     (None, re.compile(r"cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|illegal memory access|"
                       r"cudaErrorMisalignedAddress|CUDA_ERROR_MISALIGNED_ADDRESS|misaligned address|"
                       r"cudaErrorLaunchFailure|CUDA_ERROR_LAUNCH_FAILED|unspecified launch failure|"

@@ -17,6 +17,7 @@ from .contradictions import impossible, no_gpu_contradicted
 from .gpuhealth import where
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
+from .programerrors import judge_errors
 
 KERNEL_TOLERANCE = 1e-1       # a 256^2 fp32 matmul (TF32 allowed) against float64: real errors are ~1e-5..1e-2
 
@@ -294,7 +295,7 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     if any(d.get("uuid") or d.get("pci_bus_id") for d in devices):
         return True                     # NVML answered for a device (nvidia-smi -L, a -q header): not lost, not read
     return any(facts.get(k) is not None for k in ("kernels", "perf", "sdc", "xid_events", "sxid_events",
-                                                  "driver_errors", "cuda_available")) or bool(
+                                                  "driver_errors", "cuda_available", "cuda_errors")) or bool(
         facts.get("driver") and facts.get("torch_cuda"))
 
 
@@ -307,7 +308,7 @@ def _no_gpu_shown(facts: GpuFacts) -> bool:
 def _bears_on_a_fault(facts: GpuFacts) -> bool:
     """Whether any field a rule of the partial judgement reads is recorded."""
     return any(facts.get(k) not in (None, NONE) for k in ("xid_events", "sxid_events", "driver_errors", "cuda_init_error",
-                                                         "kernels")) or bool(
+                                                         "kernels", "cuda_errors")) or bool(
         facts.get("cuda_available") is not None or (facts.get("capabilities") and facts.get("arch_list") is not None)
         or (facts.get("driver") and facts.get("torch_cuda")))
 
@@ -327,6 +328,10 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     gpuhealth.xids(events, [], found)
     gpuhealth.sxids(facts.get("sxid_events") or [], found)
     gpuhealth.driver_errors(facts.get("driver_errors") or [], found)
+    if judge_errors(facts.get("cuda_errors") or [], found, result) and not found.items and not _bears_on_a_fault(
+            {**facts, "cuda_errors": None}):
+        return result.not_judged("a program's CUDA error(s) the catalog does not decode, and nothing else: not "
+                                 "judged", "Read the node's kernel log (Xids) and `nvidia-smi -q` beside the error.")
     result.details.append("not assessed: the devices' health (NVML's devices were not recorded)")
     said = [f"{len(events)} Xid event(s), none critical" if events else
             "Xid events " + ("none seen" if facts.get("xid_events") == [] else "not assessed")]
@@ -382,6 +387,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     good = _kernels(node, result, found, no_code)
     unjudged = judge_perf(node, result, found, options)
     _health(node, found)
+    judge_errors(facts.get("cuda_errors") or [], found, result)
     gaps = _not_assessed(node, found)
     if unfigured := [k.get("index") for k in facts.get("kernels") or [] if not k.get("error") and k.get("max_abs_error") is None]:
         gaps["kernel error figure"] = unfigured

@@ -1,0 +1,36 @@
+"""CUDA errors a running program met (the gpu facts' `cuda_errors`: a training log's `CUDA error: ...`), judged by
+the one catalog (verify/shared/cuda_errors.py): an error the GPU causes (an uncorrectable ECC or NVLink error) fails
+the host; one the program's own use causes (out of memory, a kernel's fault) is the job's, said as a warning and
+never the node's; an error the catalog does not decode is said, not judged. Each code is said once."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...findings import Findings
+from ...result import FAIL, WARN, CheckResult
+from ...shared.cuda_errors import decode
+
+
+def judge_errors(errors: Sequence[Any], found: Findings, result: CheckResult) -> int:
+    """Judge each decoded error; the number the catalog does not decode (said in the details)."""
+    said: dict[str, int] = {}
+    undecoded = 0
+    for e in errors:
+        text = e.get("text") if isinstance(e, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            continue
+        decoded = decode(text)
+        if decoded is None:
+            result.details.append(f"a CUDA error the catalog does not decode, not judged: {text.strip()[:200]}")
+            undecoded += 1
+            continue
+        said[decoded.code] = said.get(decoded.code, 0) + 1
+        if said[decoded.code] > 1:
+            continue
+        index = e.get("index") if isinstance(e.get("index"), int) else None
+        where = f"torch device {index}" if index is not None else "a program on this node"
+        found.add(FAIL if decoded.owner == "host" else WARN, decoded.code,
+                  f"{where} met a CUDA error: {decoded.cause} ({text.strip()[:200]})", decoded.fix, decoded.owner,
+                  None)
+    return undecoded
