@@ -93,3 +93,17 @@ def test_a_program_s_cuda_error_in_a_pasted_traceback_is_read_and_a_refusal_stay
     refusal = "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized\n"
     r = ex.explain_text(refusal, "log.txt", Options())
     assert verdict(r) == ("fail", "DRIVER_ERROR", "host") and "CUDA initialisation error" in r.details[0]
+
+
+def test_nvml_refusing_to_start_is_read_and_only_a_broken_driver_fails_without_an_expectation():
+    """NVML_ERROR_LIB_RM_VERSION_MISMATCH (tests/data/real-world/nvml-driver-library-mismatch-kmod-520-userspace-525,
+    and the container toolkit's own words for it) proves a driver installed and broken; nvidia-smi failing to reach
+    a driver is no GPU, a failure only where GPUs are expected (--expect-gpus, the prolog)."""
+    toolkit = ("docker: Error response from daemon: failed to create shim task: OCI runtime create failed: ... stderr: "
+               "Auto-detected mode as 'legacy'\nnvidia-container-cli: initialization error: nvml error: driver/library "
+               "version mismatch: unknown.\n")
+    assert verdict(ex.explain_text(toolkit, "log.txt", Options())) == ("fail", "DRIVER_ERROR", "host")
+    absent = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+              "NVIDIA driver is installed and running.\n")
+    assert verdict(ex.explain_text(absent, "log.txt", Options())) == ("skip", "GPU_NOT_VISIBLE", "host")
+    assert verdict(ex.explain_text(absent, "log.txt", Options(expect_gpus=8))) == ("fail", "GPU_NOT_VISIBLE", "host")

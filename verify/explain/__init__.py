@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import cuda, dcgm, dcgmhealth, ib, kernel, nccl, nccltests, pasted, smi, smitable, ulimit, xidrelay
+from . import cuda, dcgm, dcgmhealth, ib, kernel, nccl, nccltests, nvml, pasted, smi, smitable, ulimit, xidrelay
 
 MAX_BYTES = 32 << 20          # a log larger than this is not read whole: the tail holds the failure
 
@@ -39,6 +39,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse, prefixed=True),
     Kind("nccl-tests output", "nccl", nccltests.detect, nccltests.parse),    # its NCCL lines are read with it
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
+    Kind("NVML initialisation error", "gpu", nvml.detect, nvml.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("CUDA error of a running program", "gpu", cuda.detect_runtime, cuda.parse_runtime),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
