@@ -177,3 +177,18 @@ def test_dcgmi_health_of_a_gpu_whose_every_link_is_down_is_not_assessed_without_
     raw = ROOT / "tests/data/real-world/a100-80gb-pcie-no-bridge-dcgm-health-all-12-nvlinks-down/raw.txt"
     r = ex.explain(str(raw), Options())
     assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host") and "read as dcgmi health" in r.details[0]
+
+
+def test_rdma_link_show_gives_the_ports_another_listing_left_out():
+    """iproute2's `rdma link show` (rdma/link.c) and `rdma dev` (its protocol: the link layer), beside an ibstat cut
+    to one of two adapters (tests/data/real-world/bnxt-re-roce-100-active-second-port-disabled-memlock-unlimited)."""
+    from verify.explain import ib
+    text = ("link bnxt_re0/1 state ACTIVE physical_state LINK_UP netdev enp194s0f0np0\n"
+            "link bnxt_re1/1 state DOWN physical_state DISABLED netdev enp194s0f1np1\n"
+            "0: bnxt_re0: node_type ca protocol roce fw 231.0.154.0 node_guid 8e84:74ff:fe1f:2550\n"
+            "1: bnxt_re1: node_type ca protocol roce fw 231.0.154.0 node_guid 8e84:74ff:fe1f:2551\n")
+    ports = {a["name"]: a["ports"][0] for a in ib.parse(text)["adapters"]}
+    assert (ports["bnxt_re1"]["state"], ports["bnxt_re1"]["phys_state"], ports["bnxt_re1"]["link_layer"]) == (
+        "DOWN", "Disabled", "Ethernet")
+    assert ports["bnxt_re0"]["rate_gbps"] is None and ports["bnxt_re0"]["phys_state"] == "LinkUp"
+    assert ex.kind_of(text).name.startswith("ibstat")

@@ -1,6 +1,7 @@
-"""`ibstat`, `ibstatus` and `ibv_devinfo`: the host's adapters as the fabric facts' `adapters`, by the mapping
-verify/FACTS.md gives ("Translating ibstat"): ibstat's words to the sysfs strings, ibstatus's sysfs strings
-verbatim, ibv_devinfo's `PORT_ACTIVE (4)`. What the listing does not show stays null."""
+"""`ibstat`, `ibstatus`, `ibv_devinfo` and iproute2's `rdma link show`: the host's adapters as the fabric facts'
+`adapters`, by the mapping verify/FACTS.md gives ("Translating ibstat"): ibstat's words to the sysfs strings,
+ibstatus's sysfs strings verbatim, ibv_devinfo's `PORT_ACTIVE (4)`, rdma's `state DOWN physical_state DISABLED`
+(and `rdma dev`'s `protocol roce`/`ib` as the link layer). What the listing does not show stays null."""
 from __future__ import annotations
 
 import re
@@ -19,8 +20,16 @@ STATE = {"active": "ACTIVE", "down": "DOWN", "initializing": "INIT", "init": "IN
 PHYS = {"linkup": "LinkUp", "link_up": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}
 
 
+# iproute2 rdma/link.c: `link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ens1f0`; rdma/dev.c: `0: mlx5_0:
+# node_type ca ... protocol roce` (2023 on; ib, roce, iw)
+_RDMA_LINK = re.compile(r"^\s*(?:\d+/\d+: )?link (\S+?)/(\d+) state (\w+)(?: physical_state (\w+))?", re.MULTILINE)
+_RDMA_DEV = re.compile(r"^\s*\d+: (\S+?): node_type \w+.*?\bprotocol (\w+)", re.MULTILINE)
+PROTOCOL = {"roce": "Ethernet", "ib": "InfiniBand", "iw": "Ethernet"}
+
+
 def detect(text: str) -> bool:
-    return bool(_IBSTAT_CA.search(text) or _IBSTATUS_CA.search(text) or _DEVINFO_CA.search(text))
+    return bool(_IBSTAT_CA.search(text) or _IBSTATUS_CA.search(text) or _DEVINFO_CA.search(text)
+                or _RDMA_LINK.search(text))
 
 
 def _word(value: str) -> str:
@@ -92,6 +101,21 @@ def _blocks(text: str) -> list[tuple[str, int, dict[str, str]]]:
     return out
 
 
+def _rdma_links(text: str, adapters: dict[str, dict[str, Any]]) -> None:
+    """`rdma link show`'s ports, where another listing did not give them (and what it left null)."""
+    layers = {m.group(1): PROTOCOL.get(m.group(2).lower()) for m in _RDMA_DEV.finditer(text)}
+    for m in _RDMA_LINK.finditer(text):
+        a = adapters.setdefault(m.group(1), {"name": m.group(1), "driver": None, "hca_type": None, "ports": []})
+        port = next((p for p in a["ports"] if p["port"] == int(m.group(2))), None)
+        if port is None:
+            port = {"port": int(m.group(2)), "state": None, "phys_state": None, "rate_gbps": None, "width": None,
+                    "speed": None, "link_layer": None}
+            a["ports"].append(port)
+        seen = {"state": _word(m.group(3)), "phys_state": _word(m.group(4)) if m.group(4) else None,
+                "link_layer": layers.get(m.group(1))}
+        port.update({k: v for k, v in seen.items() if port.get(k) is None and v is not None})
+
+
 def parse(text: str) -> dict[str, Any]:
     adapters: dict[str, dict[str, Any]] = {}
     for ca, port, fields in _blocks(text):
@@ -99,4 +123,5 @@ def parse(text: str) -> dict[str, Any]:
         hca_type = fields.get("ca type") or (f"MT{fields['vendor_part_id']}" if fields.get("vendor_part_id") else None)
         a["hca_type"] = a["hca_type"] or hca_type
         a["ports"].append({"port": port, **_port(fields)})
+    _rdma_links(text, adapters)
     return {"adapters": list(adapters.values())}
