@@ -406,6 +406,24 @@ def test_empty_or_partial_kernel_results_never_pass():
     assert verdict(judge_gpu(nan)) == ("fail", "KERNEL_FAILED", "host")
 
 
+def test_a_translated_tools_kernels_without_a_figure_are_not_verified_and_never_invalid():
+    """`dcgmi diag` read by `verify explain` (no torch): GPU 1 passed DCGM's memory test (no figure printed), GPU 0
+    refused a CUDA context: the refusal decides, GPU 1 is said not verified, and no entry is asked for a device the
+    record does not name."""
+    facts = variant(gpu_facts(2), torch_devices=None, perf=None, sdc=None,
+                    kernels=[{"index": 1, "max_abs_error": None, "error": None}])
+    r = judge_gpu(facts)
+    assert r.status != "fail" and "kernels not verified" in r.summary
+    assert any("no result compared: not verified" in d for d in r.details)
+    facts["kernels"].insert(0, {"index": 0, "max_abs_error": None, "error": "cuCtxCreate: Unable to create CUDA context"})
+    r = judge_gpu(facts)
+    assert verdict(r) == ("fail", "KERNEL_FAILED", "host")
+    assert not any(f["code"] == "MEASUREMENT_INVALID" for f in r.data["findings"])
+    facts["torch_devices"] = 2                 # verify's own probe records a figure or an error, never neither
+    r = judge_gpu(facts)
+    assert any(f["code"] == "MEASUREMENT_INVALID" and "no error figure" in f["text"] for f in r.data["findings"])
+
+
 @pytest.mark.parametrize("path,value", [("perf.0.bf16_TFLOPs", float("nan")), ("perf.1.d2d_GBps", float("inf")),
                                         ("perf.2.h2d_GBps", -5.0), ("perf.3.bf16_TFLOPs", 1e12),
                                         ("kernels.4.max_abs_error", -1.0), ("kernels.4.max_abs_error", float("nan")),

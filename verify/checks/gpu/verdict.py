@@ -143,8 +143,7 @@ def _visibility(node: Node, result: CheckResult, found: Findings, options: Optio
         if any(d.get("lost") for d in node.devices):
             result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
         elif decoded:
-            found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause}{behind}", decoded.fix,
-                      decoded.owner)
+            found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause}{behind}", decoded.fix, decoded.owner)
         elif not node.devices:
             found.add(WARN, "GPU_NOT_VISIBLE", f"CUDA does not initialise: {error or 'no error text'} (the cause is not "
                       "one this verify decodes, and NVML's devices were not recorded)", "Check `nvidia-smi` and "
@@ -215,7 +214,7 @@ def _arch(node: Node, result: CheckResult, found: Findings) -> set[int]:
 
 
 def _kernels(node: Node, result: CheckResult, found: Findings, skip: set[int]) -> int | None:
-    """Kernel results per torch device; the number verified correct, None when the facts hold none (not run)."""
+    """Kernel results per torch device (torch's count unknown: those named); the number correct, None if not run."""
     kernels = node.facts.get("kernels")
     if kernels is None:
         return None
@@ -224,19 +223,19 @@ def _kernels(node: Node, result: CheckResult, found: Findings, skip: set[int]) -
             found.add(FAIL, "MEASUREMENT_INVALID", f"{len(kernels)} kernel result(s) recorded although torch sees no "
                       "device: the facts contradict each other", "Record the check again.", "host")
         return None
-    count = node.torch_count if node.torch_count is not None else len(kernels)
-    if not count:
-        return None
     seen = {k.get("index"): k for k in kernels if isinstance(k, dict)}
+    indices = range(node.torch_count) if node.torch_count is not None else sorted(i for i in seen if isinstance(i, int))
+    if not indices:
+        return None
     good = 0
-    for i in range(count):
+    for i in indices:
         k = seen.get(i)
         dev = node.nvml_of(i) or {}
         if i in skip or dev.get("lost"):
             continue
         if k is None:
             found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(i)}: no kernel result (the probe verified "
-                      f"{len(seen)} of {count} device(s))", "Rerun the check; a device that returns nothing is "
+                      f"{len(seen)} of {len(indices)} device(s))", "Rerun the check; a device that returns nothing is "
                       "broken or hung: drain and run `dcgmi diag -r 3`.", "host", dev.get("index"))
         elif k.get("error"):
             decoded = decode(k["error"])
@@ -244,15 +243,16 @@ def _kernels(node: Node, result: CheckResult, found: Findings, skip: set[int]) -
                       f"{decoded.cause if decoded else k['error']}", decoded.fix if decoded else
                       "Drain the node and run `dcgmi diag -r 3`; check dmesg for Xid errors.",
                       decoded.owner if decoded else "host", dev.get("index"))
-        elif (error := k.get("max_abs_error")) is None:
+        elif (error := k.get("max_abs_error")) is None and node.torch_count is None:    # a tool's, read without torch
+            result.details.append(f"{node.label(i)}: its kernels ran without an error, no result compared: not verified")
+        elif error is None:                         # verify's probe records a figure or an error, never neither
             found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(i)}: the kernel result holds no error figure",
                       "Rerun the check.", "host", dev.get("index"))
         else:
             result.metric(f"matmul_max_abs_error_dev{i}", error, "abs")
             if error > KERNEL_TOLERANCE:
                 found.add(FAIL, "KERNEL_FAILED", f"{node.label(i)}: a 256x256 matmul is wrong (max error "
-                          f"{error:.3g})", "Drain the node and run `dcgmi diag -r 3`.", "host",
-                          dev.get("index"))
+                          f"{error:.3g})", "Drain the node and run `dcgmi diag -r 3`.", "host", dev.get("index"))
             else:
                 good += 1
     return good
@@ -491,7 +491,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     count = node.torch_count if node.torch_count is not None else len(node.devices) - lost
     said = [f"{count} GPU(s) ({', '.join(names) or 'model unknown'})", f"driver {facts.get('driver') or '?'}",
             f"CUDA {torch_cuda or '?'}", _health_said(gaps, len(node.devices))]
-    said.append(f"kernels correct on {good}" if good else "kernels not run")
+    said.append(f"kernels correct on {good}" if good else f"kernels {'not verified' if facts.get('kernels') else 'not run'}")
     judged_perf = [k for k in result.metrics if "_ratio_dev" in k and "peer" not in k]
     if facts.get("perf") and judged_perf and not unjudged:
         said.append("figures within baselines")
