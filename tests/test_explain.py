@@ -34,6 +34,15 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                                 "the poster's prose); verify explain of the dcgmi "
                                                                 "health rows: warn HEALTH_NOT_ASSESSED (every link "
                                                                 "down, the model not in them)",
+    # Ninth and tenth batches: the translator's verdict kept.
+    "h100-eight-gpus-topo-nv18-every-pair-two-numa": "translator: gpu pass (NV18 to every peer: every GPU's 18 links "
+                                                     "up); verify explain: not recognised (no `nvidia-smi topo -m` "
+                                                     "parser: the matrix counts links per pair, not each link's "
+                                                     "state), a skip, never a pass",
+    "nccl-bootstrap-stray-connection-closed-before-magic-fixed-2.27.3": "translator: nccl fail NCCL_FAILED (image: "
+                                                                        "an NCCL bug fixed in 2.27.3, said in the "
+                                                                        "maintainers' prose); verify: the job's "
+                                                                        "(the bootstrap on an interface NCCL chose)",
     # Eighth batch: the translator's verdict kept.
     "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host; the Reset "
                                                       "line is in the poster's prose, not the excerpt); verify explain "

@@ -2,6 +2,8 @@
 URL on its first line), old and new wordings side by side; what a parser cannot read is left null, never guessed."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.helpers import ROOT
@@ -145,7 +147,7 @@ def test_dcgmi_health_reads_the_catalog_s_incidents_per_gpu_and_never_a_connectx
                    ("", "GPU 1's NvLink link 3 is currently down"), ("ConnectX", ""), ("-> 0", "Failure"),
                    ("   -> Errors", ""), ("      -> ConnectX system", "Failure"),
                    ("", "ConnectX entity Id:0 uncorrectable fatal errors: 0x1010"))
-    assert ex.kind_of(text).name == "dcgmi health"
+    assert getattr(ex.kind_of(text), "name", None) == "dcgmi health"
     facts = dcgmhealth.parse(text)
     assert facts["devices"] == [{"index": 0, "ecc_volatile_uncorrectable": 2},
                                 {"index": 1, "nvlink": [True, True, True, False]}]
@@ -162,7 +164,7 @@ def test_dcgmi_health_with_only_what_no_field_holds_is_not_assessed_never_a_pass
                       ("", "GPU 0 had memory errors and row remappings are pending"))
     assert ex.explain_text(pending, "h.txt", Options()).status == "fail"
     healthy = _health(("Overall Health", "Healthy"))      # which GPUs and systems were watched is not shown
-    assert ex.kind_of(healthy).name == "dcgmi health"
+    assert getattr(ex.kind_of(healthy), "name", None) == "dcgmi health"
     assert verdict(ex.explain_text(healthy, "h.txt", Options())) == ("skip", "FACTS_INCOMPLETE", None)
     xid = _health(("Overall Health", "Failure"), ("-> 0", "Failure"), ("   -> Driver", "Failure"),
                   ("", "Detected XID 79 for GPU 0"))
@@ -192,3 +194,136 @@ def test_rdma_link_show_gives_the_ports_another_listing_left_out():
         "DOWN", "Disabled", "Ethernet")
     assert ports["bnxt_re0"]["rate_gbps"] is None and ports["bnxt_re0"]["phys_state"] == "LinkUp"
     assert ex.kind_of(text).name.startswith("ibstat")
+
+
+# `dcgmi diag -r N` (dcgmi/Diag.cpp): real excerpts in tests/data/explain/dcgmi-diag-*.txt and the corpus's T4 pair;
+# what no excerpt shows (4.x's per-GPU warnings, the catalog's ECC messages) is laid out as Diag.cpp prints it
+T4 = ROOT / "tests/data/real-world/t4-dcgmi-diag-gpu0-context-refused"
+
+
+def _diag(*rows: tuple[str, str]) -> str:
+    """Rows as Diag.cpp prints them: each message cut into rows of DATA_INFO_TAG_LEN (45) characters."""
+    box = "+---------------------------+------------------------------------------------+"
+    lines = [box, f"| {'Diagnostic':<25} | {'Result':<46} |", box.replace("-", "=")]
+    for name, info in rows:
+        if name.startswith("-----"):
+            lines.append(f"+{name:-<27}+{'':-<48}+")
+            continue
+        detail = name.split(":")[0] in ("Warning", "Info", "Error")        # a result is one row, cut with `...`
+        chunks = [info[i:i + 45] for i in range(0, len(info), 45)] if detail else [info[:46]]
+        lines += [f"| {name if n == 0 else '':<25} | {chunk:<46} |" for n, chunk in enumerate(chunks)]
+    return "\n".join(lines + [box]) + "\n"
+
+
+def test_dcgmi_diag_of_the_t4_pair_gives_the_facts_of_its_translation():
+    """go-dcgm#52: GPU 0 refuses every CUDA context, GPU 1 passes DCGM's memory test and copies at 13 GB/s; the
+    messages are cut mid-word ("Rese" / "t GPU") and joined back by the cell's width."""
+    from verify.explain import dcgmdiag
+    text = ex.views((T4 / "raw.txt").read_text())[False]
+    translated = json.loads((T4 / "facts" / "gpu.json").read_text())["facts"]
+    facts = dcgmdiag.parse(text)
+    assert getattr(ex.kind_of(text), "name", None) == "dcgmi diag"
+    assert facts["driver"] == translated["driver"] == "535.129.03"
+    assert facts["devices"] == [{"index": 0}, {"index": 1}]              # no model from a PCI id (1eb8)
+    k0, k1 = facts["kernels"]
+    assert (k0["index"], k0["max_abs_error"], k1) == (0, None, translated["kernels"][1])
+    assert "cuCtxCreate" in k0["error"] and "Unable to create CUDA context: 'CUDA-capable device(s) is/are busy or " \
+        "unavailable'" in k0["error"] and "Reset GPU" not in k0["error"]
+    assert [{k: p.get(k) for k in ("index", "h2d_GBps", "d2h_GBps")} for p in facts["perf"]] == \
+        [{k: p[k] for k in ("index", "h2d_GBps", "d2h_GBps")} for p in translated["perf"]]
+    info = next(d for d in dcgmdiag.read(text).details if d.text.startswith("GPU 0 API call cudaStreamCreate"))
+    assert "Check DCGM and system logs for errors. Reset GPU. Restart DCGM." in info.text
+    said = dcgmdiag.unread(text)
+    assert "Targeted Stress: Fail - All, no cause shown for GPU 0, 1" in said
+    assert "Diagnostic: Fail - All, no cause shown for GPU 1" in said
+    assert verdict(ex.explain(str(T4 / "raw.txt"), Options())) == ("fail", "KERNEL_FAILED", "host")
+
+
+def test_dcgmi_diag_links_down_on_an_a100_without_nvlink_are_never_a_host_fail():
+    """DCGM#49 (2.4.6): the PCIe test fails on every link of a PCIe A100 "currently down"; the model is not in the
+    rows, so whether the links should be up is not known: not assessed, never a drain."""
+    from verify.explain import dcgmdiag
+    text = (DATA / "dcgmi-diag-2.4-a100-no-nvlink-links-down.txt").read_text()
+    assert dcgmdiag.parse(ex.views(text)[False])["devices"] == [{"index": 0, "nvlink": [False] * 5}]
+    assert dcgmdiag.unread(ex.views(text)[False]) == []          # each message read, the last row's blanks trimmed
+    r = ex.explain(str(DATA / "dcgmi-diag-2.4-a100-no-nvlink-links-down.txt"), Options())
+    assert r.status != "fail" and r.owner != "job" and "read as dcgmi diag" in r.details[0]
+
+
+@pytest.mark.parametrize("name,driver,gpus", [("dcgmi-diag-3.3-h100nvl-all-links-down-passes.txt", "560.35.03", 2),
+                                              ("dcgmi-diag-3.3-h100-eight-deployment.txt", "560.35.03", 8),
+                                              ("dcgmi-diag-4.2-l40s-per-gpu-rows.txt", "570.148.08", 4)])
+def test_a_dcgmi_diag_that_passes_gives_its_driver_and_gpus_and_never_fails(name, driver, gpus):
+    """DCGM#198 (an H100 NVL pair whose `dcgmi nvlink` shows every link D: that listing is not this table's),
+    nccl-tests#264 (3.3.8, an Info under a Pass is no fault), DCGM#253 (4.2.3's `GPU0: Pass` rows)."""
+    from verify.explain import dcgmdiag
+    text = ex.views((DATA / name).read_text())[False]
+    facts = dcgmdiag.parse(text)
+    assert (facts["driver"], facts["devices"]) == (driver, [{"index": i} for i in range(gpus)])
+    assert dcgmdiag.unread(text) == [] and "kernels" not in facts       # no CUDA test in these excerpts
+    assert ex.explain(str(DATA / name), Options()).status != "fail"
+
+
+def _diag_4x(memory_warning: str) -> str:
+    return _diag(("-----  Metadata  ", ""), ("DCGM Version", "4.2.3"), ("Driver Version Detected", "570.148.08"),
+                 ("GPU Device IDs Detected", "2330, 2330, 2330"), ("-----  Deployment  ", ""), ("software", "Warn"),
+                 ("", "GPU0: Pass"), ("", "GPU1: Pass"), ("", "GPU2: Warn"),
+                 ("Warning: GPU2", "Persistence mode for GPU 2 is disabled. Enable persistence mode by running "
+                                   "\"nvidia-smi -i <gpuId> -pm 1 \" as root."),
+                 ("-----  Hardware  ", ""), ("memory", "Fail"), ("", "GPU0: Pass"), ("", "GPU1: Fail"),
+                 ("Warning: GPU1", memory_warning), ("", "GPU2: Skip"),
+                 ("-----  Integration  ", ""), ("pcie", "Pass"), ("", "GPU0: Pass"), ("", "GPU1: Pass"),
+                 ("Info: GPU0", "GPU to Host bandwidth:\t\t24.61 GB/s"), ("", "GPU2: Skip"))
+
+
+def test_dcgmi_diag_4x_per_gpu_warnings_read_by_the_catalog_and_the_rest_said():
+    from verify.explain import dcgmdiag
+    text = _diag_4x("Detected 2 volatile double-bit ECC error(s) in GPU 1.")
+    facts = dcgmdiag.parse(ex.views(text)[False])
+    assert facts["devices"] == [{"index": 0}, {"index": 1, "ecc_volatile_uncorrectable": 2}, {"index": 2}]
+    assert facts["kernels"] == [{"index": 0, "max_abs_error": None, "error": None},
+                                {"index": 1, "max_abs_error": None, "error": None}]      # a Skip ran nothing
+    assert facts["perf"] == [{"index": 0, "d2h_GBps": 24.61}]
+    assert dcgmdiag.unread(ex.views(text)[False]) == [
+        "software: GPU 2: Persistence mode for GPU 2 is disabled. Enable persistence mode by running \"nvidia-smi -i "
+        "<gpuId> -pm 1 \" as root."]
+    assert verdict(ex.explain_text(text, "diag.txt", Options())) == ("fail", "ECC_UNCORRECTABLE", "host")
+    r = ex.explain_text(_diag_4x("GPU 1 Faulty memory element!!"), "diag.txt", Options())
+    assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host") and any("Faulty memory" in d for d in r.details)
+
+
+def test_a_dcgmi_diag_fail_with_no_cause_shown_is_said_never_a_pass_or_nothing_to_judge():
+    from verify.explain import dcgmdiag
+    text = _diag(("-----  Integration  ", ""), ("PCIe", "Fail - All"), ("-----  Hardware  ", ""),
+                 ("GPU Memory", "Skip - All"))
+    assert dcgmdiag.unread(text) == ["PCIe: Fail - All, no cause shown"]
+    assert verdict(ex.explain_text(text, "diag.txt", Options())) == ("warn", "HEALTH_NOT_ASSESSED", "host")
+    skipped = text.replace("Fail - All", "Skip - All")                   # a Skip is no fault
+    assert dcgmdiag.unread(skipped) == [] and ex.explain_text(skipped, "d.txt", Options()).status != "fail"
+    refused = _diag(("GPU Device IDs Detected", "2321,2321"), ("-----  Hardware  ", ""), ("GPU Memory", "Pass - GPU: 0"),
+                    ("", "Fail - GPU: 1"), ("Warning", "GPU 1 failed to create a CUDA context: out of memory"))
+    facts = dcgmdiag.parse(refused)
+    assert [k["error"] for k in facts["kernels"]] == [None, "GPU 1 failed to create a CUDA context: out of memory"]
+    # a GPU list the cell cut (`...`, 46 characters), a global row naming its GPU, a CUDA call naming none
+    cut = _diag(("-----  Stress  ", ""), ("Targeted Stress", "Fail - GPUs: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ..."),
+                ("memory", "Fail"), ("Warning", "Detected 3 volatile double-bit ECC error(s) in GPU 4."),
+                ("Warning", "API call cudaMalloc failed: 'out of memory'"))
+    assert dcgmdiag.parse(cut)["devices"] == [{"index": 4, "ecc_volatile_uncorrectable": 3}]
+    assert dcgmdiag.unread(cut) == ["memory: API call cudaMalloc failed: 'out of memory'",
+                                    "Targeted Stress: Fail - GPUs: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ..., no cause shown"]
+
+
+@pytest.mark.parametrize("garble", ["huge", "numbers", "ragged", "binary-ish"])
+def test_hostile_dcgmi_diag_tables_never_traceback(garble):
+    from verify.explain import dcgmdiag
+    base = (T4 / "raw.txt").read_text()
+    text = {"huge": base * 400,
+            "numbers": base.replace("GPU 0", "GPU 99999999999999999999").replace("GPU: 1", "GPUs: 7, 123456789012345")
+            + _diag(("Warning", "GPU 0's NvLink link 99999999999 is currently down, Only 9 NvLinks are up out of the "
+                                "expected 99999999999"), ("Info", "GPU 1 Host to GPU bandwidth: 99999.99 GB/s")),
+            "ragged": "\n".join(line[:n % 80] + "|" * (n % 3) for n, line in enumerate(base.splitlines())),
+            "binary-ish": base.replace("a", "\x07|\ufffd").replace(" ", "|")}[garble]
+    facts = dcgmdiag.parse(text)
+    assert all(0 <= d["index"] < 32 and len(d.get("nvlink", [])) <= 36 for d in facts["devices"] or [])
+    dcgmdiag.unread(text)
+    ex.explain_text(text, "diag.txt", Options())

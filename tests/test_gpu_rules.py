@@ -406,6 +406,27 @@ def test_empty_or_partial_kernel_results_never_pass():
     assert verdict(judge_gpu(nan)) == ("fail", "KERNEL_FAILED", "host")
 
 
+def test_a_translated_tools_kernels_without_a_figure_are_not_verified_and_never_invalid():
+    """`dcgmi diag` read by `verify explain` (no torch): GPU 1 passed DCGM's memory test (no figure printed), GPU 0
+    refused a CUDA context: the refusal decides, GPU 1's figure is said not assessed, and no entry is asked for a
+    device the record does not name. A kernel result with neither a figure nor an error is never the host's fault,
+    whoever recorded it (verify's own probe writing one would be verify's trouble): not assessed."""
+    facts = variant(gpu_facts(2), torch_devices=None, perf=None, sdc=None,
+                    kernels=[{"index": 1, "max_abs_error": None, "error": None}])
+    r = judge_gpu(facts)
+    assert r.status != "fail" and "kernel error figure (device 1)" in r.summary
+    facts["kernels"].insert(0, {"index": 0, "max_abs_error": None, "error": "cuCtxCreate: Unable to create CUDA context"})
+    r = judge_gpu(facts)
+    assert verdict(r) == ("fail", "KERNEL_FAILED", "host")
+    assert not any(f["code"] == "MEASUREMENT_INVALID" for f in r.data["findings"])
+    facts["torch_devices"] = 2
+    facts["kernels"] = [{"index": 0, "max_abs_error": 1e-5, "error": None}, {"index": 1, "max_abs_error": None,
+                                                                            "error": None}]
+    r = judge_gpu(facts)
+    assert r.status != "fail" and not any(f["code"] == "MEASUREMENT_INVALID" for f in r.data["findings"])
+    assert "kernels correct on 1" in r.summary and "kernel error figure (device 1)" in r.summary
+
+
 @pytest.mark.parametrize("path,value", [("perf.0.bf16_TFLOPs", float("nan")), ("perf.1.d2d_GBps", float("inf")),
                                         ("perf.2.h2d_GBps", -5.0), ("perf.3.bf16_TFLOPs", 1e12),
                                         ("kernels.4.max_abs_error", -1.0), ("kernels.4.max_abs_error", float("nan")),
@@ -531,6 +552,10 @@ KNOWN_MISMATCHES = {
     # Sixth batch (tests/data/real-world/README.md): the translator's verdict kept.
     # Seventh batch (tests/data/real-world/README.md): the translator's verdict kept.
     # Eighth batch (tests/data/real-world/README.md): the translator's verdict kept.
+    "nccl-bootstrap-stray-connection-closed-before-magic-fixed-2.27.3": "the image's by the maintainers' prose (an "
+                                                                        "NCCL bug fixed in 2.27.3); the log shows a "
+                                                                        "bootstrap socket the peer closed, on an "
+                                                                        "interface NCCL chose: the job's here",
 }
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import cuda, dcgm, dcgmhealth, ib, kernel, nccl, nccltests, nvml, pasted, smi, smitable, ulimit, xidrelay
+from . import cuda, dcgm, dcgmdiag, dcgmhealth, ib, kernel, nccl, nccltests, nvml, pasted, smi, smitable, ulimit, xidrelay
 
 MAX_BYTES = 32 << 20          # a log larger than this is not read whole: the tail holds the failure
 
@@ -33,6 +33,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("nvidia-smi table", "gpu", smitable.detect, smitable.parse),
     Kind("DCGM field values", "gpu", dcgm.detect, dcgm.parse),
     Kind("dcgmi health", "gpu", dcgmhealth.detect, dcgmhealth.parse, unread=dcgmhealth.unread),
+    Kind("dcgmi diag", "gpu", dcgmdiag.detect, dcgmdiag.parse, unread=dcgmdiag.unread),
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse, prefixed=True),
@@ -103,7 +104,7 @@ def explain_text(text: str, path: str, options: Any) -> Any:
     if not found:
         result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(dict.fromkeys(k.name for k in KINDS))})")
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
-                                 "ibstatus, ibv_devinfo, dcgmi health -c, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
+                                 "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
     rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), -n) for n, r in enumerate(results)]
     chosen = rank.index(max(rank))

@@ -27,6 +27,7 @@ _PENDING_PAGES = re.compile(r"(?:A pending retired page has been detected in GPU
 _REMAP_FAILED = re.compile(r"GPU (\d+) had uncorrectable memory errors and row remapping failed")
 _REMAPPED = re.compile(r"GPU (\d+) had uncorrectable memory errors and (\d+) rows were remapped")
 _REMAP_PENDING = re.compile(r"GPU (\d+) had memory errors and row remappings are pending")
+MAX_LINKS = 36         # DCGM_NVLINK_MAX_LINKS_PER_GPU: a higher link number is garbled text, never a list that long
 
 
 def detect(text: str) -> bool:
@@ -61,14 +62,16 @@ def incidents(text: str) -> dict[int, dict[str, str]]:
     return {g: {name: " ".join(rows) for name, rows in systems.items()} for g, systems in said.items()}
 
 
-def _device(index: int, text: str) -> dict[str, Any]:
+def device(index: int, text: str) -> dict[str, Any]:
+    """GPU `index`'s facts from the catalog's messages DCGM said of it (also `dcgmi diag`'s: explain/dcgmdiag.py)."""
     dev: dict[str, Any] = {"index": index}
-    down = sorted({int(m.group(2)) for m in _LINK_DOWN.finditer(text) if int(m.group(1)) == index})
+    down = sorted({int(m.group(2)) for m in _LINK_DOWN.finditer(text)
+                   if int(m.group(1)) == index and int(m.group(2)) < MAX_LINKS})
     if down:   # the NVLink watch names every link that is down: a lower link it does not name is up
         dev["nvlink"] = [k not in down for k in range(max(down) + 1)]
     if m := _LINKS_UP.search(text):
         up, expected = int(m.group(1)), int(m.group(2))
-        if up < expected:
+        if up < expected <= MAX_LINKS:
             dev["nvlink"] = [True] * up + [False] * (expected - up)
     if m := _DBE.search(text):
         dev["ecc_volatile_uncorrectable"] = int(m.group(1))
@@ -89,15 +92,15 @@ def _device(index: int, text: str) -> dict[str, Any]:
 
 
 # an Xid incident is the relay parser's (xidrelay), read from the same text
-_READ = (_LINK_DOWN, _LINKS_UP, _DBE, _SBE, _PENDING_PAGES, _REMAP_FAILED, _REMAPPED, _REMAP_PENDING, RELAY_DCGM)
+READ = (_LINK_DOWN, _LINKS_UP, _DBE, _SBE, _PENDING_PAGES, _REMAP_FAILED, _REMAPPED, _REMAP_PENDING, RELAY_DCGM)
 
 
 def unread(text: str) -> list[str]:
     """Each GPU's incidents that no pattern above reads (InfoROM, PCIe replays, thermal or power violations)."""
     return [f"GPU {index}, {system}: {said}" for index, systems in sorted(incidents(text).items())
-            for system, said in systems.items() if not any(p.search(said) for p in _READ)]
+            for system, said in systems.items() if not any(p.search(said) for p in READ)]
 
 
 def parse(text: str) -> dict[str, Any]:
-    devices = [_device(index, " ".join(systems.values())) for index, systems in sorted(incidents(text).items())]
+    devices = [device(index, " ".join(systems.values())) for index, systems in sorted(incidents(text).items())]
     return {"torch": None, "driver": None, "devices": devices or None}

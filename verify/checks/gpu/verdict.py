@@ -46,8 +46,7 @@ def _visibility(node: Node, result: CheckResult, found: Findings, options: Optio
         if any(d.get("lost") for d in node.devices):
             result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
         elif decoded:
-            found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause}{behind}", decoded.fix,
-                      decoded.owner)
+            found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause}{behind}", decoded.fix, decoded.owner)
         elif not node.devices:
             found.add(WARN, "GPU_NOT_VISIBLE", f"CUDA does not initialise: {error or 'no error text'} (the cause is not "
                       "one this verify decodes, and NVML's devices were not recorded)", "Check `nvidia-smi` and "
@@ -118,7 +117,7 @@ def _arch(node: Node, result: CheckResult, found: Findings) -> set[int]:
 
 
 def _kernels(node: Node, result: CheckResult, found: Findings, skip: set[int]) -> int | None:
-    """Kernel results per torch device; the number verified correct, None when the facts hold none (not run)."""
+    """Kernel results per torch device (torch's count unknown: those named); the number correct, None if not run."""
     kernels = node.facts.get("kernels")
     if kernels is None:
         return None
@@ -127,19 +126,19 @@ def _kernels(node: Node, result: CheckResult, found: Findings, skip: set[int]) -
             found.add(FAIL, "MEASUREMENT_INVALID", f"{len(kernels)} kernel result(s) recorded although torch sees no "
                       "device: the facts contradict each other", "Record the check again.", "host")
         return None
-    count = node.torch_count if node.torch_count is not None else len(kernels)
-    if not count:
-        return None
     seen = {k.get("index"): k for k in kernels if isinstance(k, dict)}
+    indices = range(node.torch_count) if node.torch_count is not None else sorted(i for i in seen if isinstance(i, int))
+    if not indices:
+        return None
     good = 0
-    for i in range(count):
+    for i in indices:
         k = seen.get(i)
         dev = node.nvml_of(i) or {}
         if i in skip or dev.get("lost"):
             continue
         if k is None:
             found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(i)}: no kernel result (the probe verified "
-                      f"{len(seen)} of {count} device(s))", "Rerun the check; a device that returns nothing is "
+                      f"{len(seen)} of {len(indices)} device(s))", "Rerun the check; a device that returns nothing is "
                       "broken or hung: drain and run `dcgmi diag -r 3`.", "host", dev.get("index"))
         elif k.get("error"):
             decoded = decode(k["error"])
@@ -153,8 +152,7 @@ def _kernels(node: Node, result: CheckResult, found: Findings, skip: set[int]) -
             result.metric(f"matmul_max_abs_error_dev{i}", error, "abs")
             if error > KERNEL_TOLERANCE:
                 found.add(FAIL, "KERNEL_FAILED", f"{node.label(i)}: a 256x256 matmul is wrong (max error "
-                          f"{error:.3g})", "Drain the node and run `dcgmi diag -r 3`.", "host",
-                          dev.get("index"))
+                          f"{error:.3g})", "Drain the node and run `dcgmi diag -r 3`.", "host", dev.get("index"))
             else:
                 good += 1
     return good
