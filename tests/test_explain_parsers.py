@@ -193,7 +193,8 @@ def test_rdma_link_show_gives_the_ports_another_listing_left_out():
     assert (ports["bnxt_re1"]["state"], ports["bnxt_re1"]["phys_state"], ports["bnxt_re1"]["link_layer"]) == (
         "DOWN", "Disabled", "Ethernet")
     assert ports["bnxt_re0"]["rate_gbps"] is None and ports["bnxt_re0"]["phys_state"] == "LinkUp"
-    assert ex.kind_of(text).name.startswith("ibstat")
+    kind = ex.kind_of(text)
+    assert kind is not None and kind.name.startswith("ibstat")
 
 
 # `dcgmi diag -r N` (dcgmi/Diag.cpp): real excerpts in tests/data/explain/dcgmi-diag-*.txt and the corpus's T4 pair;

@@ -11,6 +11,7 @@ from tests.helpers import ROOT
 from verify.checks.gpu.node import why_no_gpu
 from verify.checks.hdf5.check import diagnose_import_error
 from verify.checks.nccl.spawn import bus_factor, message_sizes
+from verify.facts import GpuFacts
 from verify.options import parse_size
 from verify.report import build_report, overall, render_table, write_junit
 from verify.result import CheckResult
@@ -49,11 +50,11 @@ def test_a_driver_whose_kernel_module_and_library_differ_is_a_fault_whether_gpus
     """NVML_ERROR_LIB_RM_VERSION_MISMATCH proves a driver installed and broken (tests/data/real-world/nvml-driver-
     library-mismatch-kmod-520-userspace-525: a half-upgraded host); without it, no GPU is only a failure where GPUs
     are expected."""
-    facts = {"torch": None, "nvml_library": True, "devices": [],
-             "nvml_error": "Failed to initialize NVML: Driver/library version mismatch"}
+    facts: GpuFacts = {"torch": None, "nvml_library": True, "devices": [],
+                       "nvml_error": "Failed to initialize NVML: Driver/library version mismatch"}
     _cause, remedy, owner, shown = why_no_gpu(facts)
     assert (owner, shown) == ("host", "DRIVER_ERROR") and "Reboot" in remedy and "image ships driver" in remedy
-    assert why_no_gpu(dict(facts, nvml_error="Failed to initialize NVML: Driver Not Loaded"))[3] is None
+    assert why_no_gpu({**facts, "nvml_error": "Failed to initialize NVML: Driver Not Loaded"})[3] is None
 
 
 def test_missing_libhdf5_is_named():
