@@ -61,7 +61,9 @@ def _output_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", help="file to write (default build/docker-bake.json)")
 
 
-SCALE = ("IMAGE", "NODES", "GPUS", "REGISTRY", "PLATFORM", "LOCAL_IMAGE", "UNPINNED")
+# what every launcher reads (k8s-verify, slurm, isolate): SHM_SIZE too, through the one size parser, so a bad one is
+# refused before anything is written (it sizes the pods' /dev/shm; under Slurm the node's is used, and said)
+SCALE = ("IMAGE", "NODES", "GPUS", "REGISTRY", "PLATFORM", "LOCAL_IMAGE", "UNPINNED", "SHM_SIZE")
 
 
 COMMANDS: tuple[Command, ...] = (

@@ -23,6 +23,7 @@ MEANT_SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*([kmgtp])(?:i?b)?$", re.IGNOR
 POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 # /dev/shm bounds: 0 would be Docker's 64 MB default, not a size; above 16 TiB is no machine's memory.
 SHM_MIN, SHM_MAX = 1 << 20, 1 << 44
+DEFAULT_SHM = "2g"          # the Makefile's SHM_SIZE default: make verify's container and k8s-verify's pods
 # seconds: 1 s to 7 days (a wait beyond that overflows the engine client's and the OS's timers long before)
 SECONDS_MIN, SECONDS_MAX = 1.0, 7 * 86400.0
 # the largest sensible value of each count; more digits than that are refused before int() (5,000 digits raise)
@@ -260,12 +261,22 @@ def parse_sqsh_comp(text: str, name: str) -> str:
     return value
 
 
+# pyxis splits its arguments on these: --container-mounts=SRC:DST[:FLAGS][,...] and --container-image's list; a path
+# holding one reaches enroot cut in two (seen as "sidecar not found", a missing file, a wrong mount)
+PYXIS_SEPARATORS = {",": "a comma", ":": "a colon"}
+
+
 def parse_sqsh(text: str, name: str) -> str:
     """The squashfs every node reads, by the absolute path they share (pyxis mounts that path)."""
     value = text.strip()
     if not value.startswith("/") or not value.endswith(".sqsh") or any(c.isspace() or c in "\\'\"$`" for c in value):
         raise UserError(f"{name}={text!r} is not an absolute path to a .sqsh file without spaces or quotes, e.g. "
                         f"{name}=/shared/images/2.13.0-cpu-debian12.sqsh (the path every node sees)")
+    separator = next((c for c in value if c in PYXIS_SEPARATORS), None)
+    if separator:
+        raise UserError(f"{name}={text!r} holds {PYXIS_SEPARATORS[separator]} ({separator!r}), which pyxis splits "
+                        f"--container-image and --container-mounts on: rename or move the .sqsh (and its .json "
+                        f"sidecar) to a path without ',' or ':', e.g. {name}=/shared/images/<tag>.sqsh")
     return value
 
 
@@ -312,7 +323,9 @@ KNOB_ROWS: tuple[Knob, ...] = (
     Knob("BASE_IMAGE", "--base-image", "build FROM this image instead", "base_image", parse_optional),
     Knob("BUILD_NETWORK", "--build-network", "network of the build (default: host when the engine has no bridge)",
          "build_network", parse_optional),
-    Knob("SHM_SIZE", "--shm-size", "container /dev/shm (default 2g)", "shm_size", parse_size, empty_is_error=True),
+    Knob("SHM_SIZE", "--shm-size", "/dev/shm (default 2g): make verify's container (--shm-size), each k8s-verify pod's "
+         "(its emptyDir's sizeLimit); slurm and isolate check it and say the node's own /dev/shm is used",
+         "shm_size", parse_size, empty_is_error=True),
     Knob("VERIFY_TIMEOUT", "--timeout", "kill the verify container after this many seconds (default 900)",
          "verify_timeout", parse_seconds, empty_is_error=True),
     Knob("BUILD_TIMEOUT", "--build-timeout", "stop a build after this many seconds (default: none natively, 2700 "
@@ -407,7 +420,7 @@ class Settings:
     wheels: tuple[Path, ...] = ()
     base_image: str | None = None
     build_network: str | None = None
-    shm_size: str = "2g"
+    shm_size: str = DEFAULT_SHM
     verify_timeout: float = 900.0
     build_timeout: float | None = None      # None: scripts/builder/emulation.py's limit for emulated builds only
     rdma_resource: str = ""         # "" (none, the default): not requested; fleet/cluster.py RDMA_RESOURCE: the example

@@ -27,7 +27,9 @@ def test_the_gpu_count_comes_from_the_image_unless_given(test_specs):
     cpu = next(s for s in test_specs if not s.cuda)
     cuda = next(s for s in test_specs if s.cuda)
     assert (default_gpus(cpu, None), default_gpus(cuda, None)) == (0, 1)
-    assert (default_gpus(cpu, 2), default_gpus(cuda, 0), default_gpus(cuda, 8)) == (2, 0, 8)
+    assert (default_gpus(cpu, 0), default_gpus(cuda, 0), default_gpus(cuda, 8)) == (0, 0, 8)
+    with pytest.raises(UserError, match="a CPU image"):        # GPUs its torch cannot use: tests/test_launch_inputs.py
+        default_gpus(cpu, 2, test_specs)
 
 
 def test_gpus_unset_or_empty_means_from_the_image_and_a_bad_count_names_the_knob():
@@ -94,8 +96,9 @@ def test_make_slurm_and_k8s_defaults_write_a_job_that_can_pass(rendered, tmp_pat
     assert main(["k8s-verify"], {**base, "LOCAL_IMAGE": "1", "NODES": "2"}) == 0
     manifest = next((tmp_path / "b" / "k8s").glob("*.yaml")).read_text()
     assert "nvidia.com/gpu" not in manifest and "image: testimages:2.13.0-cpu-debian12" in manifest
-    assert main(["slurm"], {**base, "REGISTRY": "127.0.0.1:5000", "GPUS": "2", "UNPINNED": "1"}) == 0
-    assert "--expect-gpus 2" in next((tmp_path / "b" / "slurm").glob("*.sbatch")).read_text()
+    cuda = {**base, "IMAGE": "2.15.0-cuda13.2-cudnn9-runtime-debian12"}
+    assert main(["slurm"], {**cuda, "REGISTRY": "127.0.0.1:5000", "GPUS": "2", "UNPINNED": "1"}) == 0
+    assert "--expect-gpus 2" in next((tmp_path / "b" / "slurm").glob("verify-2-15*.sbatch")).read_text()
 
 
 def test_a_typo_in_image_gets_the_closest_tag(test_specs):

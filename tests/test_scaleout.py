@@ -155,7 +155,7 @@ def test_k8s_manifests_load_into_the_kubernetes_models(nodes, gpus, SPECS):
 
 @pytest.mark.host
 def test_make_k8s_verify_writes_loadable_yaml(tmp_path, rendered, scratch_env):
-    env = {**scratch_env, "IMAGES_DIR": str(rendered), "LOCAL_IMAGE": "1"}
+    env = {**scratch_env, "IMAGES_DIR": str(rendered), "LOCAL_IMAGE": "1", "IMAGE": "2.15.0-cuda13.2-cudnn9-runtime-debian12"}
     proc = run_cli("k8s-verify", "--nodes", "2", "--gpus", "4", env=env)
     assert proc.returncode == 0, proc.stderr
     path = tmp_path / "build" / "k8s" / Path(proc.stdout.split()[1]).name

@@ -24,17 +24,27 @@ from ..errors import UserError
 from ..settings import Settings
 
 
+def _gpus_each(settings: Settings, specs: list[ImageSpec]) -> dict[str, int]:
+    """Each selected image's GPU count, every one checked before anything is written (GPUS of a CPU image refused)."""
+    from ..fleet.cluster import default_gpus
+    from ..render import load_rendered
+    every = load_rendered(settings.images) if settings.gpus else []
+    return {spec.tag: default_gpus(spec, settings.gpus, every) for spec in specs}
+
+
 def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     import yaml
 
-    from ..fleet.cluster import job_name, k8s_manifests, k8s_wait, rdma_hint
+    from ..fleet.cluster import job_name, k8s_manifests, k8s_quantity, k8s_wait, rdma_hint
     from ..fsutil import atomic_write
+    from ..settings import engine_bytes
     specs = selected(settings)
-    from ..fleet.cluster import default_gpus
-    nodes = settings.nodes
+    nodes, counts = settings.nodes, _gpus_each(settings, specs)
+    # SHM_SIZE, read by the one parser (settings.parse_size) and given as bytes: the pods' /dev/shm emptyDir sizeLimit
+    shm = k8s_quantity(engine_bytes(settings.shm_size) or 0)
     for spec in specs:
-        gpus = default_gpus(spec, settings.gpus)
-        docs = k8s_manifests(spec, cluster_image(settings, spec, "kubernetes"), nodes, gpus,
+        gpus = counts[spec.tag]
+        docs = k8s_manifests(spec, cluster_image(settings, spec, "kubernetes"), nodes, gpus, shm=shm,
                              platform=node_platform(settings, spec), rdma=settings.rdma_resource)
         name = job_name(spec.tag, nodes)
         path = settings.k8s_dir / f"{name}.yaml"
@@ -69,13 +79,12 @@ def _sqsh_sha256(settings: Settings, spec: ImageSpec) -> str:
     return str(found["sha256"])
 
 
-def _slurm_job(settings: Settings, spec: ImageSpec) -> Job:
+def _slurm_job(settings: Settings, spec: ImageSpec, gpus: int) -> Job:
     from ..fleet.slurm import Job
     venv = Path(settings.child_env.get("VENV") or ".venv")
     venv = venv if venv.is_absolute() else settings.root / venv
-    from ..fleet.cluster import default_gpus
     sha = _sqsh_sha256(settings, spec) if settings.sqsh else ""
-    return Job(spec, settings.sqsh or cluster_image(settings, spec), settings.nodes, default_gpus(spec, settings.gpus),
+    return Job(spec, settings.sqsh or cluster_image(settings, spec), settings.nodes, gpus,
                settings.launcher,
                platform=node_platform(settings, spec), preflight=settings.preflight,
                verify_args=settings.verify_args, python=str(venv / "bin" / "python"), checkout=str(settings.root),
@@ -87,8 +96,10 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
     from ..fleet.slurm import slurm_script
     from ..fsutil import atomic_write
     specs = selected(settings)
+    counts = _gpus_each(settings, specs)
+    _shm_note(settings)
     for spec in specs:
-        job = _slurm_job(settings, spec)
+        job = _slurm_job(settings, spec, counts[spec.tag])
         path = settings.slurm_dir / f"{job.name}.sbatch"
         atomic_write(path, slurm_script(job))
         out(f"wrote {shown(settings, path)} (launcher {job.launcher})")
@@ -103,13 +114,25 @@ def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
     from ..fsutil import atomic_write
     if settings.nodes < 2:
         raise UserError(f"NODES={settings.nodes}: isolation all-reduces in pairs; give NODES=2 or more")
-    for spec in selected(settings):
-        job = _slurm_job(settings, spec)
+    specs = selected(settings)
+    counts = _gpus_each(settings, specs)
+    _shm_note(settings)
+    for spec in specs:
+        job = _slurm_job(settings, spec, counts[spec.tag])
         path = settings.slurm_dir / f"{isolate_name(job)}.sbatch"
         atomic_write(path, isolate_script(job))
         out(f"wrote {shown(settings, path)} (launcher {job.launcher}; pairs of nodes, at most "
             f"{_rounds(settings.nodes)} rounds)\n  sbatch {shlex.quote(shown(settings, path))}")
     return 0
+
+
+def _shm_note(settings: Settings) -> None:
+    """A SHM_SIZE other than the default is said not to apply (it was checked already): under Slurm every launcher
+    runs with the node's own /dev/shm, which the job cannot size; the shm check reports what the node has."""
+    from ..settings import DEFAULT_SHM
+    if settings.shm_size != DEFAULT_SHM:
+        out(f"note: SHM_SIZE={settings.shm_size} sizes no /dev/shm under Slurm: each launcher uses the node's own "
+            f"(pyxis: enroot's tmpfs; docker: --ipc host; oci, none: the host's); the job's shm check reports its size")
 
 
 def _rounds(nodes: int) -> int:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UserError
 from ..plan.platforms import k8s_arch_selection
 from ..plan.spec import ImageSpec
+from ..versions import version_key
 
 RDZV_PORT = 29500
 REPORT_BEGIN, REPORT_END = "----- BEGIN VERIFY REPORT -----", "----- END VERIFY REPORT -----"
@@ -75,11 +77,21 @@ def _limits(gpus: int, nodes: int, rdma: str) -> dict[str, Any]:
     return {"resources": {"limits": limits}} if limits else {}
 
 
-def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str = "16Gi",
+def k8s_quantity(size: int) -> str:
+    """Bytes as a Kubernetes quantity, exact: the largest binary suffix (Ki, Mi, Gi, Ti, Pi) that divides it, else the
+    plain number of bytes (2g as Docker reads it, 2147483648 → 2Gi)."""
+    for suffix, power in (("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)):
+        if size >= 1 << power and size % (1 << power) == 0:
+            return f"{size >> power}{suffix}"
+    return str(size)
+
+
+def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str = "2Gi",
                   platform: str | None = None, rdma: str = "") -> list[dict[str, Any]]:
     """The Job (Indexed Job + headless Service for nodes > 1) verifying `image`, on nodes of the image's CPU
     architecture (kubernetes.io/arch; `platform` picks one of the image's platforms). `rdma`: the RDMA device
-    plugin's resource a multi-node GPU pod requests ("", the default: none); IPC_LOCK lets verbs pin memory."""
+    plugin's resource a multi-node GPU pod requests ("", the default: none); IPC_LOCK lets verbs pin memory. `shm`:
+    the /dev/shm emptyDir's sizeLimit (a quantity: SHM_SIZE through k8s_quantity)."""
     name = job_name(spec.tag, nodes)
     if nodes == 1:
         script = f"verify --expect-gpus {gpus} --json /reports/report.json; {_print_reports()}"
@@ -112,7 +124,8 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "containers": [container],
-        # DataLoader workers and NCCL need far more than the 64 MB /dev/shm a pod gets by default.
+        # DataLoader workers and NCCL need far more than the 64 MB /dev/shm a pod gets by default: SHM_SIZE, as make
+        # verify gives its container (a memory emptyDir's sizeLimit: the kubelet evicts a pod that writes past it)
         "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}},
                     {"name": "reports", "emptyDir": {}}],
         **({"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]} if gpus else {}),
@@ -147,12 +160,30 @@ def k8s_wait(name: str, timeout: str = "30m") -> str:
             f"else kill $ok 2>/dev/null; wait $bad && echo {job} failed >&2; exit 1; fi'")
 
 
-def default_gpus(spec: ImageSpec, given: int | None) -> int:
+def default_gpus(spec: ImageSpec, given: int | None, others: Sequence[ImageSpec] = ()) -> int:
     """GPUS when given; else what the image can use: 0 for a CPU image (a GPU request would fail GPU_NOT_VISIBLE on
-    purpose-built CPU nodes and hold GPUs it never touches), 1 for a CUDA image."""
-    if given is not None:
-        return given
-    return 1 if spec.cuda else 0
+    purpose-built CPU nodes and hold GPUs it never touches), 1 for a CUDA image. GPUs asked of a CPU image are
+    refused (UserError, naming a CUDA tag of `others` to use): its torch cannot use them, so the job would hold them
+    for nothing and its verdict would blame the nodes (GPU_NOT_VISIBLE) for a setting of ours."""
+    if given is None:
+        return 1 if spec.cuda else 0
+    if given > 0 and not spec.cuda:
+        cuda = cuda_alternative(spec, others)
+        raise UserError(f"GPUS={given} asks GPUs of {spec.tag}, a CPU image (its torch has no CUDA): give GPUS=0 (or "
+                        f"leave GPUS unset) for CPU nodes, or "
+                        + (f"a CUDA image for GPU nodes, e.g. IMAGE={cuda.tag}" if cuda else
+                           "render a CUDA image (matrix.yaml) for GPU nodes"))
+    return given
+
+
+def cuda_alternative(spec: ImageSpec, others: Sequence[ImageSpec]) -> ImageSpec | None:
+    """The CUDA image closest to the CPU image `spec`: the same torch, distro and extras first, then the newest."""
+    cuda = [o for o in others if o.cuda]
+
+    def closeness(o: ImageSpec) -> tuple[bool, bool, bool, bool, tuple[int, ...]]:
+        return (o.torch == spec.torch, o.distro == spec.distro, o.access == spec.access, o.flavor == "runtime",
+                version_key(o.torch))
+    return max(cuda, key=closeness, default=None)
 
 
 # launchers that start no registry image: a venv on the hosts, a runc bundle on a shared folder

@@ -229,6 +229,27 @@ def _image_ref(job: Job) -> str:
     return pyxis_image(job.image) if job.launcher == "pyxis" else job.image
 
 
+def pyxis_path_guard() -> list[str]:
+    """pyxis splits --container-mounts=SRC:DST[:FLAGS][,...] on ':' and ',' (and a squashfs path given to
+    --container-image with them is no file it finds): a reports folder or a squashfs path holding one is refused in
+    one line naming the character, before any node mounts anything. make slurm refuses such a SQSH= already; these
+    are the paths only the submission knows ($PWD, TORCHIMAGES_REPORTS=, TORCHIMAGES_IMAGE=/x.sqsh)."""
+    def refuse(what: str, fix: str) -> str:
+        return (f'echo "torchimages: REFUSED: {what} holds \'$bad\', which pyxis splits --container-mounts and '
+                f'--container-image on: {fix}" >&2; exit 2')
+    return [
+        "# pyxis' argument syntax: ',' separates mounts and ':' a mount's source, target and flags",
+        "for bad in ',' ':'; do",
+        '    case "$TORCHIMAGES_REPORTS" in *"$bad"*) '
+        + refuse("the reports folder $TORCHIMAGES_REPORTS", "submit from a folder without it, or give "
+                 "TORCHIMAGES_REPORTS=<a folder without it>") + ';; esac',
+        '    case "$TORCHIMAGES_IMAGE" in /*"$bad"*|./*"$bad"*) '
+        + refuse("the squashfs path $TORCHIMAGES_IMAGE", "rename or move the file (and its .json sidecar) to a "
+                 "path without it") + ';; esac',
+        'done',
+    ]
+
+
 def sqsh_check(job: Job) -> list[str]:
     """Before any node mounts it: the squashfs is there and is the file make sqsh recorded (and make attest signed)
     by its sha256; one line and exit 2 otherwise. Hashed once, on the batch node: the nodes read the same shared
@@ -288,6 +309,8 @@ def _launcher_env(job: Job) -> list[str]:
                 f'[ -f "$TORCHIMAGES_BUNDLE/rootfs{OCI_MARKER}" ] || {{ echo "torchimages: no bundle at '
                 f'$TORCHIMAGES_BUNDLE: make oci-bundle IMAGE={job.spec.tag}" >&2; exit 2; }}']
     env = ['export TORCHIMAGES_REPORTS=${TORCHIMAGES_REPORTS:-$PWD/reports-$SLURM_JOB_ID}']
+    if job.launcher == "pyxis":
+        env += pyxis_path_guard()
     if job.launcher == "pyxis" and job.sqsh:
         env += sqsh_check(job)
     if job.launcher == "none":
