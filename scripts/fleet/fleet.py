@@ -18,9 +18,11 @@ listed as such, with why, and never stops the report. DIR is hostile input: the 
 deep, MAX_ENTRIES names), follows no symbolic link (one whose target lies inside DIR is read there; one out of DIR,
 dangling or looping is listed), opens regular files only (O_NOFOLLOW, O_NONBLOCK: a FIFO never blocks it) and reads
 at most MAX_BYTES of each. What it cannot read is listed as unreadable and the fleet does not pass: a report it
-could not see is never a node it can call healthy. A report created in the future (beyond CLOCK_SKEW) is no evidence,
-and one that cannot be true (a check twice, a pass with a code, a figure that fails its own pass: _contradicts) is
-listed as invalid: a pass never stands on it.
+could not see is never a node it can call healthy. A report created in the future (beyond CLOCK_SKEW) or at a time
+no clock writes (2026-02-30) is no evidence; one carrying a code verify does not write (BANANA, a failure without a
+code: _foreign_code) is a report no verify wrote; and one that cannot be true (a check twice, a pass with a code, a
+figure that fails its own pass: _contradicts) is listed as invalid, not assessed: a pass never stands on it and it
+never drains a node.
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ from ..errors import UserError, one_line
 from ..fsutil import TooLarge, atomic_write, read_bounded
 from .cluster import REPORT_BEGIN, REPORT_END
 from .history import NodeHistory, history_json, history_lines
-from .plausible import BUSBW_MAX_GBPS, NODE_NAME, UNJUDGED_CODES
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME, UNJUDGED_CODES, VERIFY_CODES
 
 FLEET_JSON = "fleet.json"
 FLEET_KIND = "torchimages-fleet-report"
@@ -328,8 +330,8 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
         return
     if ours and is_fleet_report(doc):
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
-    why = _why_invalid(doc, validators) or _impossible(doc) or _contradicts(doc) or _from_the_future(doc, skew_s) \
-        or _not_a_node_now(doc)
+    why = _why_invalid(doc, validators) or _impossible(doc) or _foreign_code(doc) or _contradicts(doc) \
+        or _created_problem(doc, skew_s) or _not_a_node_now(doc)
     if why:
         invalid.append((name, why))
     else:
@@ -386,13 +388,34 @@ def _contradicts(doc: dict[str, Any]) -> str | None:
     return None
 
 
-def _from_the_future(doc: dict[str, Any], skew_s: float, now: float | None = None) -> str | None:
-    """A report created more than `skew_s` seconds from now is no evidence (a wrong clock, or a forged date)."""
-    when = parse_time(doc.get("created"))
-    ahead = when.timestamp() - (time.time() if now is None else now) if when else 0.0
+def _foreign_code(doc: dict[str, Any]) -> str | None:
+    """Why a check's code is none verify writes, or None: verify codes every result it does not pass, and only with
+    a key of its catalog (verify/codes.py, copied as VERIFY_CODES). A code outside it (BANANA) or a failure without
+    one is a report no verify wrote: not assessed, and never a drain line (Slurm's drain reason must be ours)."""
+    for c in (c for c in doc.get("checks") or [] if isinstance(c, dict)):
+        code = c.get("code")
+        if code is not None and not (isinstance(code, str) and code in VERIFY_CODES):
+            return (f"its {one_line(str(c.get('name')))[:40]} check carries code {one_line(repr(code))[:60]}, which "
+                    f"is no code of verify's (verify/codes.py): a report no verify wrote; not assessed, no drain")
+        if code is None and c.get("status") == "fail":
+            return (f"its {one_line(str(c.get('name')))[:40]} check fails with no code: verify codes every failure; a "
+                    f"report no verify wrote; not assessed, no drain")
+    return None
+
+
+def _created_problem(doc: dict[str, Any], skew_s: float, now: float | None = None) -> str | None:
+    """Why the report's `created` is no evidence of when it ran, or None: a time no calendar has (2026-02-30, hour
+    24: the schema's pattern holds it, no clock writes it), or one more than `skew_s` seconds from now (a wrong clock,
+    or a forged date; CLOCK_SKEW, the tolerance make report and make gate apply to signed times). Not assessed."""
+    raw = doc.get("created")
+    when = parse_time(raw)
+    if when is None:
+        return (f"created {one_line(repr(raw))[:40]} is no time a clock writes (no such date or hour): not evidence "
+                f"of when it ran; not assessed (check that node's clock, or the file)")
+    ahead = when.timestamp() - (time.time() if now is None else now)
     if ahead > skew_s:
-        return (f"created {shown(ahead)} in the future ({one_line(str(doc.get('created')))[:40]}), beyond the clock "
-                f"tolerance CLOCK_SKEW={shown(skew_s)}: not evidence (check that node's clock)")
+        return (f"created {shown(ahead)} in the future ({one_line(str(raw))[:40]}), beyond the clock "
+                f"tolerance CLOCK_SKEW={shown(skew_s)}: not evidence; not assessed (check that node's clock)")
     return None
 
 
