@@ -107,3 +107,17 @@ def test_nvml_refusing_to_start_is_read_and_only_a_broken_driver_fails_without_a
               "NVIDIA driver is installed and running.\n")
     assert verdict(ex.explain_text(absent, "log.txt", Options())) == ("skip", "GPU_NOT_VISIBLE", "host")
     assert verdict(ex.explain_text(absent, "log.txt", Options(expect_gpus=8))) == ("fail", "GPU_NOT_VISIBLE", "host")
+
+
+def test_cuda_s_unknown_error_is_the_driver_s_state_and_nvml_s_unknown_error_is_not_it():
+    """CUDA 999 (tests/data/real-world/torch-1.13-cuda-unknown-error-after-suspend-nvidia-module-reload-fixes: torch's
+    init warning after a suspend; h200-nvls-cuda-999-fabric-manager-restarted-without-gpu-reset: NCCL's NVLS set-up
+    with its quote cut by the paste) is the host's driver state; NVML's `Unknown Error` on a device is another fact
+    (a GPU NVML lost: nvidia-smi -q's reader), never CUDA's 999."""
+    from verify.shared.cuda_errors import decode
+    init = ("UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up "
+            "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.\n")
+    assert verdict(ex.explain_text(init, "log.txt", Options())) == ("fail", "DRIVER_ERROR", "host")
+    nvls = "gpu47:4962:5097 [1] transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error\n"
+    assert verdict(ex.explain_text(nvls, "log.txt", Options())) == ("fail", "NCCL_FAILED", "host")
+    assert decode("Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error") is None

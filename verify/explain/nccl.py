@@ -22,7 +22,7 @@ _ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test NCCL failure[^\
                     r"ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError)[^\n]*")
 # NCCL's CUDACHECK/CUCHECK: `NCCL WARN Cuda failure 'named symbol not found'` (2.30: `Cuda failure 500 '...'`): the
 # CUDA call failed and NCCL returns ncclUnhandledCudaError; a failure on its own, whatever NCCL logged after it
-_CUDA_FAILURE = re.compile(r"(?:[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN Cuda failure (?:\d+ )?'[^'\n]*'")
+_CUDA_FAILURE = re.compile(r"(?:[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN Cuda failure (?:\d+ )?'[^'\n]*(?:'|(?=\n)|\Z)")
 # the same message where torch quotes it under `Last error:` (without NCCL's tag)
 _CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
 

@@ -88,6 +88,18 @@ NVLINK_UNCORRECTABLE = Decoded("NVLINK_ERRORS", "host", "CUDA error 220 (uncorre
                                "error")
 
 
+# 999: CUDA's unknown error (cudaErrorUnknown, CUDA_ERROR_UNKNOWN): the driver could not create or keep its state
+# for the GPU: after a suspend and resume (nvidia_uvm wedged), /dev/nvidia-uvm not loaded or not passed, a GPU the
+# driver lost, the NVSwitch fabric's state (multicast memory after the fabric manager restarted without a GPU reset);
+# torch prints it at initialisation as "CUDA unknown error - this may be due to an incorrectly set up environment".
+UNKNOWN_ERROR = Decoded("DRIVER_ERROR", "host", "CUDA error 999 (unknown error): the driver could not create or keep "
+                        "its state for the GPU (after a suspend and resume, nvidia_uvm not loaded or wedged, a GPU the "
+                        "driver lost, or on NVSwitch systems the fabric after a fabric-manager restart)",
+                        "Read the kernel log for an Xid; reload the NVIDIA modules (`rmmod nvidia_uvm && modprobe "
+                        "nvidia_uvm`) or reset the GPUs / reboot the node; in a container, check that /dev/nvidia-uvm "
+                        "is passed.", refusal=False)
+
+
 # (the cudaError_t number or None, its names and strings as programs print them, what it means). The runtime's
 # name (cudaErrorSystemNotReady), the driver API's (CUDA_ERROR_SYSTEM_NOT_READY) and cudaGetErrorString's text are
 # each enough on their own; a bare number only after a word that makes it an error code (`Error 802`, `code=802`,
@@ -127,6 +139,9 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
                       r"\bCUDA (?:error|failure):? 214\b", re.IGNORECASE), ECC_UNCORRECTABLE),
     (None, re.compile(r"cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE|uncorrectable NVLink error|"
                       r"\bCUDA (?:error|failure):? 220\b", re.IGNORECASE), NVLINK_UNCORRECTABLE),
+    (None, re.compile(r"cudaErrorUnknown\b|CUDA_ERROR_UNKNOWN\b|CUDA unknown error|CUDA error: unknown error|"
+                      r"Cuda failure (?:999 )?'unknown error|\bCUDA (?:error|failure):? 999\b", re.IGNORECASE),
+     UNKNOWN_ERROR),
     (None, re.compile(r"cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|illegal memory access|"
                       r"cudaErrorMisalignedAddress|CUDA_ERROR_MISALIGNED_ADDRESS|misaligned address|"
                       r"cudaErrorLaunchFailure|CUDA_ERROR_LAUNCH_FAILED|unspecified launch failure|"
