@@ -328,3 +328,38 @@ def test_hostile_dcgmi_diag_tables_never_traceback(garble):
     assert all(0 <= d["index"] < 32 and len(d.get("nvlink", [])) <= 36 for d in facts["devices"] or [])
     dcgmdiag.unread(text)
     ex.explain_text(text, "diag.txt", Options())
+
+
+@pytest.mark.parametrize("name, model", [("nvidia-smi-query-gpu-h100-590-load.txt", "NVIDIA H100 80GB HBM3"),
+                                         ("nvidia-smi-query-gpu-l40s-595-idle.txt", "NVIDIA L40S")])
+def test_nvidia_smi_query_gpu_csv_reads_every_field_the_facts_hold(name, model):
+    """nvidia_gpu_exporter's captures of `nvidia-smi --query-gpu=<every field> --format=csv` (its header is the longest
+    line: not a terminal's wrap); `[N/A]` is no value; the active clock-event mask is NVML's, every bit read."""
+    from verify.explain import smiquery
+    text = (DATA / name).read_text()
+    kind = ex.kind_of(text)
+    assert kind is not None and kind.name == "nvidia-smi --query-gpu CSV"
+    dev = smiquery.parse(text)["devices"][0]
+    assert (dev["name"], dev["index"], dev["ecc_volatile_uncorrectable"], dev["throttle_reasons"],
+            dev["throttle_reasons_read"], dev["row_remap"]["pending"], dev["recovery_action"]) == (
+        model, 0, 0, 0, 0x1FF, 0, "none")
+    assert "fabric" not in dev and verdict(ex.explain(str(DATA / name), Options())) == ("pass", None, None)
+
+
+def test_a_query_without_its_header_is_read_by_the_command_quoted_above_it_and_a_fault_is_judged():
+    text = ("$ nvidia-smi --query-gpu=index,name,ecc.errors.uncorrected.volatile.total,remapped_rows.pending,"
+            "clocks_event_reasons.active --format=csv,noheader\n"
+            "0, NVIDIA A100-SXM4-80GB, 0, No, 0x0000000000000000\n"
+            "1, NVIDIA A100-SXM4-80GB, 12, Yes, 0x0000000000000008   <= the bad one\n"
+            "2, NVIDIA A100-SXM4-80GB, [N/A], [N/A], [N/A]\n")
+    from verify.explain import smiquery
+    devices = smiquery.parse(text)["devices"]
+    assert devices[1]["ecc_volatile_uncorrectable"] == 12 and devices[1]["row_remap"]["pending"] == 1
+    assert devices[1]["throttle_reasons"] == 0x8 and "ecc_volatile_uncorrectable" not in devices[2]
+    assert verdict(ex.explain_text(text, "q.txt", Options())) == ("fail", "ECC_UNCORRECTABLE", "host")
+
+
+def test_a_csv_header_and_its_row_are_never_joined_as_a_terminal_s_wrap():
+    from verify.explain import wrap
+    lines = ["# source: a capture", "a" * 70 + ", b, c", "1, 2, 3"]
+    assert wrap.unwrap(lines) == lines

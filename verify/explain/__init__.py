@@ -9,7 +9,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import cuda, dcgm, dcgmdiag, dcgmhealth, ib, kernel, nccl, nccltests, nvml, pasted, smi, smitable, ulimit, xidrelay
+from . import (
+    cuda,
+    dcgm,
+    dcgmdiag,
+    dcgmhealth,
+    ib,
+    kernel,
+    nccl,
+    nccltests,
+    nvml,
+    pasted,
+    smi,
+    smiquery,
+    smitable,
+    ulimit,
+    xidrelay,
+)
 
 MAX_BYTES = 32 << 20          # a log larger than this is not read whole: the tail holds the failure
 
@@ -31,6 +47,7 @@ class Kind:
 KINDS: tuple[Kind, ...] = (
     Kind("nvidia-smi -q", "gpu", smi.detect, smi.parse),
     Kind("nvidia-smi table", "gpu", smitable.detect, smitable.parse),
+    Kind("nvidia-smi --query-gpu CSV", "gpu", smiquery.detect, smiquery.parse),
     Kind("DCGM field values", "gpu", dcgm.detect, dcgm.parse),
     Kind("dcgmi health", "gpu", dcgmhealth.detect, dcgmhealth.parse, unread=dcgmhealth.unread),
     Kind("dcgmi diag", "gpu", dcgmdiag.detect, dcgmdiag.parse, unread=dcgmdiag.unread),

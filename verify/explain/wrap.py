@@ -43,7 +43,13 @@ def _goes_on(record: str, row: str, line: str, starts: set[tuple[int, str]]) -> 
     a launcher's prefix, nor the way the record does, nor (unless the cut is inside a word) the way lines after a
     short one start (`    Serial Number : ...` after a `Pending : N/A` that is W long by chance)."""
     return not _TABLE.match(prefixes(record)) and prefixes(line) == line and _shape(record) != _shape(line) and \
-        (_inside(row, line) or _start(line) not in starts)
+        not _same_columns(record, line) and (_inside(row, line) or _start(line) not in starts)
+
+
+def _same_columns(record: str, line: str) -> bool:
+    """A CSV header and its row (`nvidia-smi --query-gpu ... --format=csv`: the header is the longest line): as many
+    fields each, which a line cut in two never has."""
+    return record.count(",") >= 2 and record.count(",") == line.count(",")
 
 
 def _cuts(lines: list[str], rows: list[int], width: int) -> list[tuple[int, int]]:
