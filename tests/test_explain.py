@@ -43,6 +43,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                                         "an NCCL bug fixed in 2.27.3, said in the "
                                                                         "maintainers' prose); verify: the job's "
                                                                         "(the bootstrap on an interface NCCL chose)",
+    "a100-pcie-vms-nccl-tests-without-mpi-two-runs-shm-disabled": "translator: nccl fail BANDWIDTH_LOW (job: "
+                                                                  "NCCL_SHM_DISABLE=1 set by the job, 4.9 GB/s on "
+                                                                  "a PCIe A100 pair); verify: pass, bandwidth not "
+                                                                  "assessed (no busbw baseline for a PCIe A100 pair)",
     # Eighth batch: the translator's verdict kept.
     "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host; the Reset "
                                                       "line is in the poster's prose, not the excerpt); verify explain "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import ROOT
 from verify import explain as ex
 from verify.explain import nccltests
 from verify.options import Options
@@ -155,3 +156,17 @@ def test_wrong_elements_of_another_collective_are_wrong_data():
     facts = nccltests.parse(text)
     assert facts["sizes"] is None and facts["error"].startswith("all_reduce: reduce_scatter_perf returned 12 wrong")
     assert verdict(text) == ("fail", "NCCL_WRONG_RESULT", "host")
+
+
+def test_a_table_pasted_without_its_column_line_is_read_and_its_figures_say_how_many_ranks():
+    """tests/data/real-world/a100-3x8-four-hdr-allreduce-96-busbw-at-nic-line-rate: four of 24 device lines and the
+    rows without their column line. An all-reduce's busbw is algbw x 2(n-1)/n, so the figures give n = 24 where the
+    trimmed device lines show 4 (how many nodes is then unknown); rows whose #wrong is not a count are not read."""
+    raw = ROOT / "tests/data/real-world/a100-3x8-four-hdr-allreduce-96-busbw-at-nic-line-rate/raw.txt"
+    facts = nccltests.parse(raw.read_text())
+    assert (facts["world_size"], facts["nodes"], len(facts["sizes"])) == (24, None, 6)
+    assert nccltests._implied_world([{"out": [1.0, 50.0, 50.0, 0]}]) is None          # busbw = algbw: not an all-reduce
+    old = "      1048576        262144     float     sum      -1   1.23e+03   0.85   1.49  2e-07   1.20e+03   0.87   1.53  2e-07\n"
+    assert nccltests._rows(old, nccltests._HEADLESS) and not nccltests.parse(
+        "#  Rank  0 Group  0 Pid 1 on n1 device  0 [0x10] NVIDIA A100-SXM4-40GB\n" + old
+        + "# Out of bounds values : 0 OK\n")["sizes"]

@@ -80,6 +80,22 @@ def _rows(text: str, columns: str) -> list[dict[str, Any]]:
     return rows
 
 
+# the columns of a table whose column line the excerpt left out: an all-reduce's (2.13+: redop, root, #wrong)
+_HEADLESS = " count type redop root time algbw busbw #wrong time algbw busbw #wrong"
+
+
+def _implied_world(rows: list[dict[str, Any]]) -> int | None:
+    """The world size an all-reduce's figures imply (busbw = algbw x 2(n-1)/n: n = 2 / (2 - busbw/algbw)), where every
+    row large enough to tell gives the same n; a ratio of 1 or less is another collective's (or one rank's)."""
+    worlds = set()
+    for r in rows:
+        algbw, busbw = r["out"][1], r["out"][2]
+        if not algbw or algbw < 1 or busbw is None or not 1.05 < busbw / algbw < 2:
+            return None
+        worlds.add(round(2 / (2 - busbw / algbw)))
+    return worlds.pop() if len(worlds) == 1 else None
+
+
 def _all_reduce(program: str | None, rows: list[dict[str, Any]], world: int | None) -> bool:
     """Whether the rows are an all-reduce's: named so, or (no program named) a reduction to no root whose busbw is
     algbw x 2(n-1)/n at every size large enough to tell (reduce_scatter's is (n-1)/n, reduce's has a root)."""
@@ -119,9 +135,14 @@ def parse(text: str) -> dict[str, Any]:
     programs = set(_PROGRAM.findall(text))
     program = programs.pop() if len(programs) == 1 else None
     head = _HEAD.search(text)
-    columns = head.group(1) if head else ""
-    rows = _rows(text, columns) if head else []
+    columns = head.group(1) if head else _HEADLESS
+    rows = _rows(text, columns)
+    if not head:                             # a table pasted without its column line: only rows counting #wrong
+        rows = [r for r in rows if r["out"][3] is not None and float(r["out"][3]).is_integer()
+                and r["in"][3] is not None and float(r["in"][3]).is_integer()]
     counted = "#wrong" in columns            # before #wrong the column was `error`: a deviation, not a count
+    if rows and not program and (implied := _implied_world(rows)) and implied > (world or 0):
+        world, nodes = implied, None         # the device lines were trimmed: the figures say how many ranks
     all_reduce = counted and _all_reduce(program, rows, world or facts.get("world_size"))
     sizes = _sizes(rows) if all_reduce else None
     oob = _OOB.search(text)
