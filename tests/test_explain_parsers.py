@@ -363,3 +363,9 @@ def test_a_csv_header_and_its_row_are_never_joined_as_a_terminal_s_wrap():
     from verify.explain import wrap
     lines = ["# source: a capture", "a" * 70 + ", b, c", "1, 2, 3"]
     assert wrap.unwrap(lines) == lines
+
+
+def test_a_csv_of_generic_columns_is_not_read_as_nvidia_smi():
+    text = "index, name, score\n0, resnet50, 0.76\n1, vit_b_16, 0.81\n"
+    kind = ex.kind_of(text)
+    assert kind is None or kind.name != "nvidia-smi --query-gpu CSV"

@@ -75,6 +75,8 @@ FIELDS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "clocks.sm": ("sm_clock_mhz", _int), "clocks.current.sm": ("sm_clock_mhz", _int),
     "clocks.max.sm": ("sm_clock_max_mhz", _int), "clocks.max.sm_clock": ("sm_clock_max_mhz", _int),
 }
+# names any CSV may have: a header of these alone is not nvidia-smi's
+_GENERIC = {"index", "name", "uuid", "driver_version", "memory.total"}
 _ALIASES = {"clocks.current.sm": "clocks.sm", "power.draw.instant": "power.draw"}
 
 
@@ -82,7 +84,7 @@ def _header(line: str) -> list[str] | None:
     """A CSV header's query fields (`temperature.gpu`, `memory.total [MiB]`), where it names any the facts hold."""
     names = [re.sub(r"\s*\[.*?\]\s*$", "", c.strip()).lower() for c in line.split(",")]
     names = [_ALIASES.get(n, n) for n in names]
-    return names if len(names) >= 2 and any(n in FIELDS for n in names) and all(
+    return names if len(names) >= 2 and any(n in FIELDS and n not in _GENERIC for n in names) and all(
         re.fullmatch(r"[a-z_][\w.]*", n) for n in names) else None
 
 
