@@ -19,7 +19,7 @@ CORPUS = ROOT / "tests" / "data" / "real-world"
 # Raw excerpts whose facts the text itself cannot give: a site-specific table (cx5), gpud JSON (no parser of
 # that kind), a poster's prose (p4d, the mixed-NIC hang), a log that names no device node (p5). Each
 # is said "not recognised" or not judged, never guessed.
-NOT_FROM_TEXT = {"cx5-ib-port-init-beside-port-down",
+NOT_FROM_TEXT = {"cx5-ib-port-init-beside-port-down", "gb200-nvl72-link14-recovery-growth-then-xid149-netir-link-down",
                  "gb200-fabric-completed-success-no-local-fabric-manager", "hgx-h100-mixed-nics-no-ib-hca-hang",
                  "p4d-a100-fabric-state-na-fabric-manager-running", "p5-efa-container-without-dev-infiniband"}
 RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
@@ -47,6 +47,15 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                                   "NCCL_SHM_DISABLE=1 set by the job, 4.9 GB/s on "
                                                                   "a PCIe A100 pair); verify: pass, bandwidth not "
                                                                   "assessed (no busbw baseline for a PCIe A100 pair)",
+    # Thirteenth batch: the translator's verdict kept.
+    "gb200-nvl72-cuda-error-contained-peer-nvlink-whole-domain": "translator: gpu fail KERNEL_FAILED (host); verify "
+                                                                 "explain: not recognised (CUDA_ERROR_CONTAINED is a "
+                                                                 "program's invalid peer access over NVLink or a "
+                                                                 "hardware error, NVIDIA says: no owner from its "
+                                                                 "words alone)",
+    "gh200-480gb-idle-one-dbe-row-remapped-pcie-x1-700w-of-900w": "translator: gpu pass; verify: warn (a lifetime "
+                                                                  "uncorrectable count, remapped: watched; and the "
+                                                                  "enforced 700 W below the 900 W default)",
     # Eighth batch: the translator's verdict kept.
     "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host; the Reset "
                                                       "line is in the poster's prose, not the excerpt); verify explain "
@@ -70,7 +79,10 @@ def test_a_raw_excerpt_explained_gives_the_verdict_of_its_translation(raw):
     expected = json.loads((raw.parent / "expected.json").read_text())
     assert expected["url"].startswith("https://")
     r = ex.explain(str(raw), Options())
-    assert {r.name: verdict(r)} == {k: (v["status"], v["code"], v["owner"]) for k, v in expected["verdicts"].items()}
+    want = {k: (v["status"], v["code"], v["owner"]) for k, v in expected["verdicts"].items()}
+    if r.name == "explain" and set(want.values()) == {("skip", "FACTS_INCOMPLETE", None)}:
+        want = {"explain": ("skip", "FACTS_INCOMPLETE", None)}    # not recognised is "nothing to judge" too
+    assert {r.name: verdict(r)} == want
 
 
 @pytest.mark.parametrize("raw", [p for p in RAW if p.parent.name in NOT_FROM_TEXT], ids=lambda p: p.parent.name)

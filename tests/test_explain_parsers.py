@@ -369,3 +369,22 @@ def test_a_csv_of_generic_columns_is_not_read_as_nvidia_smi():
     text = "index, name, score\n0, resnet50, 0.76\n1, vit_b_16, 0.81\n"
     kind = ex.kind_of(text)
     assert kind is None or kind.name != "nvidia-smi --query-gpu CSV"
+
+
+def test_lspci_vv_gives_each_nvidia_gpu_s_link_by_bus_id_and_a_downgraded_link_is_judged():
+    """pciutils' `lspci -vv`: LnkCap is the GPU port's own maximum, LnkSta what the link trained to (the corpus's
+    `h100-hgx-lspci-vv-eight-gpus-gen5-x16-ok-sticky-correctable-aer`, GPUd's fixture, passes: all eight Gen5 x16);
+    the NVML index is not in it (null), and a non-NVIDIA device is no GPU."""
+    from verify.explain import lspci
+    text = ("0000:1b:00.0 3D controller: NVIDIA Corporation Device 2330 (rev a1)\n"
+            "\tNUMA node: 0\n"
+            "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM L1, Exit Latency L1 <4us\n"
+            "\t\tLnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)\n"
+            "1c:00.0 Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]\n"
+            "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n"
+            "\t\tLnkSta:\tSpeed 32GT/s, Width x16\n")
+    assert lspci.parse(text)["devices"] == [{"index": None, "pci_bus_id": "00000000:1B:00.0", "numa_node": 0,
+                                            "pcie_gen_gpu_max": 5, "pcie_width_gpu_max": 16, "pcie_gen": 4,
+                                            "pcie_width": 8}]
+    r = ex.explain_text(text, "lspci.txt", Options())
+    assert (r.status, r.code, r.owner) == ("warn", "PCIE_DOWNGRADED", "host")

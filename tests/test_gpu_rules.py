@@ -554,6 +554,14 @@ KNOWN_MISMATCHES = {
     "a100-pcie-vms-nccl-tests-without-mpi-two-runs-shm-disabled": "verify has no busbw baseline for a PCIe A100 "
                                                                   "pair: the figure is not assessed, so the job's "
                                                                   "NCCL_SHM_DISABLE=1 explains nothing (a pass)",
+    # Thirteenth batch (tests/data/real-world/README.md): the translator's verdict kept.
+    "gb200-nvl72-cuda-error-contained-peer-nvlink-whole-domain": "CUDA_ERROR_CONTAINED alone: NVIDIA names a "
+                                                                 "program's invalid peer access over NVLink and "
+                                                                 "hardware errors; no owner from the words: not judged",
+    "gh200-480gb-idle-one-dbe-row-remapped-pcie-x1-700w-of-900w": "verify warns: a lifetime uncorrectable count "
+                                                                  "(remapped, watched) and an enforced power limit "
+                                                                  "below the default; the translator reads both as "
+                                                                  "by design",
     # Eighth batch (tests/data/real-world/README.md): the translator's verdict kept.
     "nccl-bootstrap-stray-connection-closed-before-magic-fixed-2.27.3": "the image's by the maintainers' prose (an "
                                                                         "NCCL bug fixed in 2.27.3); the log shows a "
