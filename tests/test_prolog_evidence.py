@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,31 @@ def test_a_report_that_holds_one_check_twice_is_report_invalid(tmp_path, fake, m
     _verify_writes(monkeypatch, json.dumps(_report(*checks)).encode())
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
     assert "REPORT_INVALID" in capsys.readouterr().out and _drains(fake) == 0
+
+
+def _stamped(report: dict[str, Any], created: str | None = None, **extra: Any) -> bytes:
+    when = created or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return json.dumps({**report, "created": when, **extra}).encode()
+
+
+@pytest.mark.parametrize("body", [
+    _stamped(HOST_FAULT, replay={"facts_dir": "/data/other-node/facts", "host": "gpu-17", "recorded": "2021-08-12"}),
+    _stamped(HOST_FAULT, "2031-01-01T00:00:00Z"), _stamped(HOST_FAULT, "2019-01-01T00:00:00Z"),
+    _stamped(HOST_FAULT, "2026-02-30T00:00:00Z"), _stamped(_report(_gpu()), "2019-01-01T00:00:00Z")])
+def test_evidence_of_another_host_or_time_never_drains_nor_passes(tmp_path, fake, monkeypatch, capsys, body):
+    """Slurm's prolog semantics and NVSentinel's rule that evidence is this node's now: a report the preflight run
+    hands back that replays recorded facts (verify --from-facts: another host's ECC error of 2021), or was created
+    outside this run (a kept report, a clock stepped), drained n1 on it; it is REPORT_INVALID, never a drain and
+    never a pass, as the fleet report refuses both."""
+    _verify_writes(monkeypatch, body)
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
+    out = capsys.readouterr().out
+    assert "REPORT_INVALID" in out and "PASS" not in out and _drains(fake) == 0
+
+
+def test_a_report_created_during_this_run_is_judged(tmp_path, fake, monkeypatch):
+    _verify_writes(monkeypatch, _stamped(HOST_FAULT))
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 1 and _drains(fake) == 1
 
 
 # ---- class 3: return to service proves the repair on evidence that agrees

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from ..codes import CODES, OWNERS
@@ -184,6 +185,33 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False, gpus_allocated
     hung_evidence = any(str(x.get("code")) in HUNG_HARDWARE for x in failed)
     confirmed = not (owner == "host" and code in TIMEOUT_CODES) or hung_evidence
     return Verdict(FAULT, code, owner, summary, name, confirmed)
+
+
+def not_this_run(report: Any, started: float, ended: float, skew_s: float) -> str | None:
+    """Why a report is no evidence of this node now, or None: a replay of recorded facts (verify --from-facts judged
+    a record, another host's or another day's, and probed nothing here), or one `created` outside the run that was
+    asked to write it (a --python that hands back a kept report, a clock stepped while it ran), past the clock-skew
+    allowance either side. Evidence from another host or time never drains a node and never passes one (the fleet
+    report refuses both alike: scripts/fleet/fleet.py)."""
+    if not isinstance(report, dict):
+        return None
+    if replay := report.get("replay"):
+        facts = replay.get("facts_dir") if isinstance(replay, dict) else replay
+        return f"a replay of recorded facts ({one_line(str(facts))[:80]}: verify --from-facts), nothing probed on " \
+               "this node: not evidence of it now"
+    raw = report.get("created")
+    if raw is None:
+        return None
+    try:
+        when = datetime.strptime(str(raw), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return f"created {one_line(repr(raw))[:40]}, no time verify writes (YYYY-MM-DDTHH:MM:SSZ): not evidence of " \
+               "when it ran"
+    if not math.floor(started) - skew_s <= when <= ended + skew_s:
+        return f"created {one_line(str(raw))[:40]}, outside this run ({datetime.fromtimestamp(started, timezone.utc):%Y-%m-%dT%H:%M:%SZ}" \
+               f" + {ended - started:.0f} s, {skew_s:g} s of clock skew allowed): another run's report, not evidence " \
+               "of this node now"
+    return None
 
 
 def timed_out(report: dict[str, Any]) -> list[str]:
