@@ -109,6 +109,20 @@ def test_slurm_s_gres_a_pass_whose_gpu_check_gives_no_count_is_no_pass(tmp_path,
         assert code in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("env", [{"SLURM_GPUS_ON_NODE": "0", "SLURM_JOB_GPUS": "0,1"},
+                                 {"SLURM_GPUS_ON_NODE": "2", "SLURM_JOB_GPUS": "0,1,2,3"}])
+def test_slurm_s_gres_environment_that_disagrees_proves_the_larger(tmp_path, fake, monkeypatch, capsys, env):
+    """Slurm's GRES environment (SLURM_GPUS_ON_NODE, SLURM_JOB_GPUS): where the two disagree, the larger count is
+    held; a count of 0 beside the ids 0,1 let a report with no gpu check pass, a count of 2 beside four ids let
+    a gpu check of 3 devices pass."""
+    for body in (_report({"name": "shm", "status": "pass"}), _report(_gpu(devices=3))):
+        _verify_writes(monkeypatch, json.dumps(body).encode())
+        assert cli.main(_args(tmp_path), {**PROLOG_ENV, **env}) == 0
+        out = capsys.readouterr().out
+        if body["checks"][0]["name"] == "shm" or env["SLURM_GPUS_ON_NODE"] == "2":
+            assert "PASS" not in out and re.search(r"GPU_NOT_ASSESSED|GPU_COUNT_UNPROVEN", out)
+
+
 @pytest.mark.parametrize("checks", [[_gpu(), _gpu(devices=0)], [_gpu(), {"name": "gpu", "status": "skip"}],
                                     [_gpu("fail", code="GPU_LOST", owner="host"), _gpu()]])
 def test_a_report_that_holds_one_check_twice_is_report_invalid(tmp_path, fake, monkeypatch, capsys, checks):

@@ -128,19 +128,22 @@ def _mode(env: dict[str, str], forced: str) -> str:
 
 
 def expected_gpus(env: dict[str, str]) -> int | None:
-    """The GPUs Slurm allocated on this node (SLURM_GPUS_ON_NODE, else the ids in SLURM_JOB_GPUS); None: none said."""
+    """The GPUs Slurm allocated on this node: SLURM_GPUS_ON_NODE and the distinct ids in SLURM_JOB_GPUS, the larger
+    where both are set (None: none said). Two of Slurm's own words that disagree (a count of 0 beside the ids 0,1)
+    prove the larger: the smaller let a report that never judged the GPUs pass."""
+    counts = []
     count = env.get("SLURM_GPUS_ON_NODE", "").strip()
     if count:
         if not _digits(count) or int(count) > MAX_GPUS:
             raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs (0 to {MAX_GPUS})")
-        return int(count) or None
+        counts.append(int(count))
     ids = env.get("SLURM_JOB_GPUS", "").strip()
     if ids:
         parts = [x.strip() for x in ids.split(",")]
         if not all(_digits(x) for x in parts) or len(parts) > MAX_GPUS:
             raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices")
-        return len(parts)
-    return None
+        counts.append(len({int(x) for x in parts}))      # an index named twice is one GPU
+    return max(counts, default=0) or None
 
 
 def _share(text: str, source: str) -> float:
