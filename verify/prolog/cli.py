@@ -137,13 +137,13 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
     else:
         lines = log.lines
     clock = kernlog.host_clock(cfg.proc)
-    if state.boot_id == clock.boot_id and kernlog.impossible(state, clock):
+    if kernlog.boot_key(state.boot_id) == kernlog.boot_key(clock.boot_id) and kernlog.impossible(state, clock):
         cfg.notes.append(f"kernel-log cursor {state.mono} is past this boot's uptime ({clock.uptime}): read again "
                          "from the lookback")
     if future := sum(1 for line in lines if kernlog.future(line, clock, cfg.clock_skew_s)):
         cfg.notes.append(f"{future} kernel-log line(s) stamped past this boot's uptime ({clock.uptime}) or past now "
                          f"(over {cfg.clock_skew_s:g} s of clock skew): not evidence")
-    if state.boot_id == clock.boot_id and \
+    if kernlog.boot_key(state.boot_id) == kernlog.boot_key(clock.boot_id) and \
             (dropped := len(state.held) - len(kernlog.believable(state.held, clock, cfg.clock_skew_s))):
         cfg.notes.append(f"{dropped} kernel-log event(s) held in {kernlog.state_path(cfg.state_dir, cfg.node)} no "
                          "read of this boot could have kept (stamped in the future, or not as their line): not evidence")
