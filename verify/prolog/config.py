@@ -19,7 +19,7 @@ from typing import NoReturn
 from ..shared import clockskew
 from . import kernlog, slurm
 from .deadline import Deadline
-from .verdict import finite_positive
+from .verdict import decimal, finite_positive
 
 DEFAULT_STATE_DIR = "/var/lib/torchimages"
 MAX_GPUS = 1024                 # more GPUs on one node than any Slurm node has: a setting gone wrong
@@ -147,13 +147,12 @@ def expected_gpus(env: dict[str, str]) -> int | None:
 
 
 def _share(text: str, source: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{source} {text!r} is not a share (0.1 for 10 %)") from None
+    value = decimal(text)       # one grammar for every number of ours: verdict.DECIMAL
+    if value is None:
+        raise UsageError(f"{source} {text!r} is not a share (0.1 for 10 %; ASCII digits, 0 written as 0)")
     if not 0 <= value <= 1:
         raise UsageError(f"{source} {text!r} must be a share between 0 and 1 (0.1 for 10 %)")
-    return 0.0 if value == 0 else value          # -0 is 0 (its line said "-0%")
+    return value
 
 
 def misspelt(env: dict[str, str]) -> list[str]:
