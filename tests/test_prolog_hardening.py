@@ -52,6 +52,8 @@ def test_nvidia_xid_catalog_a_kernel_line_in_another_script_s_digits_is_no_xid()
     ([], {"TORCHIMAGES_BREAKER": "\uff11"}), ([], {"TORCHIMAGES_BREAKER": "1e-400"}), ([], {"TORCHIMAGES_BREAKER": "-0.0"}),
     (["--breaker", "0.1\u00a0"], {}), (["--budget", "\uff13\uff10"], {}), (["--grace", "\u0663\u0660"], {}),
     (["--lookback", "2_4"], {}), (["--flap-window", "1e-400"], {}), (["--min-confirm", "infinity"], {}),
+    # the Python that runs verify is ours: blank, missing or no executable read as verify's PREFLIGHT_NO_REPORT
+    (["--python", ""], {}), (["--python", "/nonexistent/python3"], {}), (["--python", "/"], {}),
 ])
 def test_a_bad_setting_under_prolog_exits_0_and_leaves_a_trace(tmp_path, fake, capsys, argv, env):
     """Slurm's prolog semantics: a non-zero Prolog= exit drains the node, so a typo in slurm.conf's prolog line (or a

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -180,6 +181,16 @@ def _folder(text: str, what: str, gate: bool) -> str:
     return text if gate else os.path.abspath(text)
 
 
+def _python(text: str, env: dict[str, str]) -> str:
+    """--python: an executable file (a bare name looked up on PATH), or a UsageError. A blank, missing or
+    non-executable one is our setting, CONFIG_ERROR, never verify's trouble (it read as PREFLIGHT_NO_REPORT)."""
+    found = shutil.which(text, path=env.get("PATH", os.defpath)) if text.strip() and os.sep not in text else text
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise UsageError(f"--python {text!r} is no executable file (a Python that runs verify; default the prolog's "
+                         "own)")
+    return text
+
+
 def _digits(text: str) -> bool:
     """ASCII digits only: str.isdigit() also takes '²' and '٣', which int() then refuses (a crash, not one line)."""
     return text.isascii() and text.isdigit()
@@ -242,7 +253,7 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
         metrics_dir = _folder(metrics_dir, ("TORCHIMAGES_METRICS_DIR", "--metrics-dir")[args.metrics_dir is not None],
                               gate)
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
-                 factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
+                 factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), _python(args.python, env),
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
     try:
         cfg.clock_skew_s = clockskew.allowance(env)    # ours: a bad value is CONFIG_ERROR, never the node's fault
