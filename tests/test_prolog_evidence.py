@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,20 @@ def test_slurm_s_gres_a_pass_whose_gpu_check_gives_no_count_is_no_pass(tmp_path,
         assert code in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("env", [{"SLURM_GPUS_ON_NODE": "0", "SLURM_JOB_GPUS": "0,1"},
+                                 {"SLURM_GPUS_ON_NODE": "2", "SLURM_JOB_GPUS": "0,1,2,3"}])
+def test_slurm_s_gres_environment_that_disagrees_proves_the_larger(tmp_path, fake, monkeypatch, capsys, env):
+    """Slurm's GRES environment (SLURM_GPUS_ON_NODE, SLURM_JOB_GPUS): where the two disagree, the larger count is
+    held; a count of 0 beside the ids 0,1 let a report with no gpu check pass, a count of 2 beside four ids let
+    a gpu check of 3 devices pass."""
+    for body in (_report({"name": "shm", "status": "pass"}), _report(_gpu(devices=3))):
+        _verify_writes(monkeypatch, json.dumps(body).encode())
+        assert cli.main(_args(tmp_path), {**PROLOG_ENV, **env}) == 0
+        out = capsys.readouterr().out
+        if body["checks"][0]["name"] == "shm" or env["SLURM_GPUS_ON_NODE"] == "2":
+            assert "PASS" not in out and re.search(r"GPU_NOT_ASSESSED|GPU_COUNT_UNPROVEN", out)
+
+
 @pytest.mark.parametrize("checks", [[_gpu(), _gpu(devices=0)], [_gpu(), {"name": "gpu", "status": "skip"}],
                                     [_gpu("fail", code="GPU_LOST", owner="host"), _gpu()]])
 def test_a_report_that_holds_one_check_twice_is_report_invalid(tmp_path, fake, monkeypatch, capsys, checks):
@@ -116,6 +131,31 @@ def test_a_report_that_holds_one_check_twice_is_report_invalid(tmp_path, fake, m
     _verify_writes(monkeypatch, json.dumps(_report(*checks)).encode())
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
     assert "REPORT_INVALID" in capsys.readouterr().out and _drains(fake) == 0
+
+
+def _stamped(report: dict[str, Any], created: str | None = None, **extra: Any) -> bytes:
+    when = created or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return json.dumps({**report, "created": when, **extra}).encode()
+
+
+@pytest.mark.parametrize("body", [
+    _stamped(HOST_FAULT, replay={"facts_dir": "/data/other-node/facts", "host": "gpu-17", "recorded": "2021-08-12"}),
+    _stamped(HOST_FAULT, "2031-01-01T00:00:00Z"), _stamped(HOST_FAULT, "2019-01-01T00:00:00Z"),
+    _stamped(HOST_FAULT, "2026-02-30T00:00:00Z"), _stamped(_report(_gpu()), "2019-01-01T00:00:00Z")])
+def test_evidence_of_another_host_or_time_never_drains_nor_passes(tmp_path, fake, monkeypatch, capsys, body):
+    """Slurm's prolog semantics and NVSentinel's rule that evidence is this node's now: a report the preflight run
+    hands back that replays recorded facts (verify --from-facts: another host's ECC error of 2021), or was created
+    outside this run (a kept report, a clock stepped), drained n1 on it; it is REPORT_INVALID, never a drain and
+    never a pass, as the fleet report refuses both."""
+    _verify_writes(monkeypatch, body)
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
+    out = capsys.readouterr().out
+    assert "REPORT_INVALID" in out and "PASS" not in out and _drains(fake) == 0
+
+
+def test_a_report_created_during_this_run_is_judged(tmp_path, fake, monkeypatch):
+    _verify_writes(monkeypatch, _stamped(HOST_FAULT))
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 1 and _drains(fake) == 1
 
 
 # ---- class 3: return to service proves the repair on evidence that agrees

@@ -31,6 +31,13 @@ def _events(tmp_path: Path, node: str = "n1") -> list[tuple[str, str | None]]:
 
 # ---- 1. a setting of ours is never the node's fault
 
+def test_nvidia_xid_catalog_a_kernel_line_in_another_script_s_digits_is_no_xid():
+    """NVIDIA's Xid catalog as the kernel prints it: ASCII digits. `Xid ...: ４８` (fullwidth) drained as Xid 48."""
+    assert not xid.parse(["[ 100.0] NVRM: Xid (PCI:0000:3b:00): \uff14\uff18, pid=1, DBE"])
+    assert [f.code for f in xid.parse(["[ 100.0] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, DBE"])] == [48]
+    assert kernlog.mono("[\uff11\uff10\uff10.0] NVRM: x") is None and kernlog.mono("[ 100.0] NVRM: x") == 100.0
+
+
 @pytest.mark.parametrize("argv, env", [
     (["--bugdet", "30"], {}), (["--budget", "inf"], {}), ([], {"TORCHIMAGES_BREAKER": "ten"}),
     ([], {"TORCHIMAGES_BREAKER": "1.5"}), (["--hang-runs", "-1"], {}), ([], {"SLURM_GPUS_ON_NODE": "all"}),
@@ -40,6 +47,13 @@ def _events(tmp_path: Path, node: str = "n1") -> list[tuple[str, str | None]]:
     # the clock-skew allowance is ours too (verify/shared/clockskew.py)
     ([], {"TORCHIMAGES_CLOCK_SKEW": "soon"}), ([], {"TORCHIMAGES_CLOCK_SKEW": "-5"}),
     ([], {"TORCHIMAGES_CLOCK_SKEW": "nan"}), ([], {"TORCHIMAGES_CLOCK_SKEW": "2y"}),
+    # one ASCII grammar for every number of ours (verdict.DECIMAL): float() read '１' as a breaker of 1 and '３０' as a
+    # budget, and '1e-400' and '-0.0' silently as a breaker of 0 ("never drain", which nobody wrote)
+    ([], {"TORCHIMAGES_BREAKER": "\uff11"}), ([], {"TORCHIMAGES_BREAKER": "1e-400"}), ([], {"TORCHIMAGES_BREAKER": "-0.0"}),
+    (["--breaker", "0.1\u00a0"], {}), (["--budget", "\uff13\uff10"], {}), (["--grace", "\u0663\u0660"], {}),
+    (["--lookback", "2_4"], {}), (["--flap-window", "1e-400"], {}), (["--min-confirm", "infinity"], {}),
+    # the Python that runs verify is ours: blank, missing or no executable read as verify's PREFLIGHT_NO_REPORT
+    (["--python", ""], {}), (["--python", "/nonexistent/python3"], {}), (["--python", "/"], {}),
 ])
 def test_a_bad_setting_under_prolog_exits_0_and_leaves_a_trace(tmp_path, fake, capsys, argv, env):
     """Slurm's prolog semantics: a non-zero Prolog= exit drains the node, so a typo in slurm.conf's prolog line (or a
@@ -282,7 +296,8 @@ def test_a_claim_past_the_breaker_is_given_back(tmp_path, fake, monkeypatch):
     cfg = cli.config(cli._parser().parse_args(_args(tmp_path, "--breaker", "0.5")), STEP_ENV)
     assert cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "gpu 0 lost", "gpu")) == EXIT_BREAKER
     assert fake.nodes["n1"] == ("idle", "none")
-    assert fake.verbs() == ["-h", "update nodename=n1 state=drain", "-h", "update nodename=n1 state=resume"]
+    # given back, it counts once more after a random wait (racers that all gave back claim again): n3's claim stayed
+    assert fake.verbs() == ["-h", "update nodename=n1 state=drain", "-h", "update nodename=n1 state=resume", "-h"]
     assert _events(tmp_path) == [("drain-refused", "GPU_LOST")]
 
 

@@ -210,3 +210,27 @@ def test_a_drain_the_kernel_log_stood_on_says_so_in_its_record(tmp_path, fake, m
     assert cli.main(["--state-dir", str(tmp_path / "state")], STEP_ENV) == EXIT_FAULT
     drain = history.last_drain(history.read(str(tmp_path / "state"), "n1").events)
     assert drain is not None and drain["code"] == "GPU_LOST" and drain["kernel_log"] == "XID_HISTORY"
+
+
+# ---- a reboot is the kernel's two records agreeing
+
+BOOT = kernlog.host_clock().boot_id
+
+
+@pytest.mark.parametrize(("boot_id", "ago"), [(BOOT.upper(), 3600), (f" {BOOT}\n", 3600),
+                                              ("another-boot", -30 * 86400)])
+def test_nvidia_xid_catalog_a_reboot_is_another_boot_id_and_a_boot_after_the_drain(tmp_path, fake, monkeypatch, capsys,
+                                                                                   boot_id, ago):
+    """NVIDIA's Xid catalog (GPU_LOST: reset or reboot) and NVSentinel's return to service: a drain record naming
+    this boot in capitals or with spaces, or another boot id while this boot began before the drain (btime), proves
+    no reboot: it resumed a node whose lost GPU had seen no repair. Refused, not resumed."""
+    epoch = int(time.time()) - ago
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "GPU_LOST", "x", epoch))
+    fake.info = {"Gres": "gpu:8"}
+    history.record(str(tmp_path / "state"), "n1", "drain", "GPU_LOST", "x", now=float(epoch),
+                   extra={"gpus": 8, "boot_id": boot_id, "action": "reboot", "check": "gpu"})
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--revalidate", "--node", "n1"],
+                    {"SLURMD_NODENAME": "n1"}) == 5
+    assert "no GPU reset recorded since" in capsys.readouterr().err
+    assert not any(a[:3] == ["update", "nodename=n1", "state=resume"] for a in fake.calls)

@@ -95,6 +95,20 @@ def test_without_a_shared_lock_the_recount_still_never_passes_the_breaker(tmp_pa
     assert len(drained) <= 1 and statuses.count(EXIT_FAULT) == len(drained), (statuses, states)
 
 
+def test_racing_claims_all_given_back_claim_again_until_the_share_is_drained(tmp_path, monkeypatch):
+    """NVSentinel's breaker, liveness: with a state folder per node, three prologs failing at once each saw the
+    others' claims and all three gave theirs back: none of the three broken nodes was drained where the breaker
+    allowed one, and a job on the same three nodes races the same way every time. A claim given back for racing
+    ones is made again after a random wait (each re-counted: the share is never passed), so exactly the share is
+    drained."""
+    for attempt in range(3):
+        run = tmp_path / str(attempt)
+        run.mkdir()
+        statuses, states = _race(run, monkeypatch, shared=False)
+        drained = [n for n, s in states.items() if s.startswith("drained|")]
+        assert len(drained) == 1 and sorted(statuses) == [EXIT_FAULT, EXIT_BREAKER, EXIT_BREAKER], (statuses, states)
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:

@@ -137,6 +137,12 @@ def test_gpus_slurm_allocated_but_invisible_are_the_hosts_only_under_the_prolog(
     assert cli.expected_gpus({"SLURM_GPUS_ON_NODE": "8"}) == 8
     assert cli.expected_gpus({"SLURM_JOB_GPUS": "0,1,2,3"}) == 4
     assert cli.expected_gpus({}) is None and cli.expected_gpus({"SLURM_GPUS_ON_NODE": "0"}) is None
+    # Slurm's words that disagree prove the larger (a count of 0 beside ids 0,1 passed a report with no gpu check);
+    # an index named twice is one GPU
+    assert cli.expected_gpus({"SLURM_GPUS_ON_NODE": "0", "SLURM_JOB_GPUS": "0,1"}) == 2
+    assert cli.expected_gpus({"SLURM_GPUS_ON_NODE": "2", "SLURM_JOB_GPUS": "0,1,2,3"}) == 4
+    assert cli.expected_gpus({"SLURM_GPUS_ON_NODE": "8", "SLURM_JOB_GPUS": "0,1"}) == 8
+    assert cli.expected_gpus({"SLURM_JOB_GPUS": "0,0"}) == 1
     for env in ({"SLURM_GPUS_ON_NODE": "eight"}, {"SLURM_JOB_GPUS": "0,x"}, {"SLURM_GPUS_ON_NODE": "-1"}):
         with pytest.raises(cli.UsageError):
             cli.expected_gpus(env)

@@ -65,6 +65,7 @@ from .verdict import (
     decide,
     merge,
     not_assessed,
+    not_this_run,
     timed_out,
 )
 from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
@@ -89,6 +90,7 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
         cmd += ["--checks", check] if check else []
         cmd += ["--expect-gpus", str(cfg.expected_gpus)] if cfg.expected_gpus else []
         limit = min(budget + cfg.grace_s, cfg.deadline.for_verify())
+        ran = time.time()
         rc, last = _run_verify(cmd, limit)
         if rc is None and limit < HANG_MARGIN * budget:
             # stopped before it had clearly more than its own budget: the cap is our setting, no hang of the host's
@@ -103,6 +105,8 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
         report, problem, kind = load_report(out)
         if problem and kind == "invalid":
             return not_assessed("REPORT_INVALID", f"verify --preflight wrote {problem}"), None
+        if not problem and (foreign := not_this_run(report, ran, time.time(), cfg.clock_skew_s)):
+            return not_assessed("REPORT_INVALID", f"verify --preflight handed back {foreign}"), None
         if problem:
             how = f"was killed by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals() else f"exited {rc}"
             return not_assessed("PREFLIGHT_NO_REPORT", f"verify --preflight {how} and wrote no report"
@@ -133,13 +137,13 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
     else:
         lines = log.lines
     clock = kernlog.host_clock(cfg.proc)
-    if state.boot_id == clock.boot_id and kernlog.impossible(state, clock):
+    if kernlog.boot_key(state.boot_id) == kernlog.boot_key(clock.boot_id) and kernlog.impossible(state, clock):
         cfg.notes.append(f"kernel-log cursor {state.mono} is past this boot's uptime ({clock.uptime}): read again "
                          "from the lookback")
     if future := sum(1 for line in lines if kernlog.future(line, clock, cfg.clock_skew_s)):
         cfg.notes.append(f"{future} kernel-log line(s) stamped past this boot's uptime ({clock.uptime}) or past now "
                          f"(over {cfg.clock_skew_s:g} s of clock skew): not evidence")
-    if state.boot_id == clock.boot_id and \
+    if kernlog.boot_key(state.boot_id) == kernlog.boot_key(clock.boot_id) and \
             (dropped := len(state.held) - len(kernlog.believable(state.held, clock, cfg.clock_skew_s))):
         cfg.notes.append(f"{dropped} kernel-log event(s) held in {kernlog.state_path(cfg.state_dir, cfg.node)} no "
                          "read of this boot could have kept (stamped in the future, or not as their line): not evidence")

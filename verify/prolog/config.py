@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -19,7 +20,7 @@ from typing import NoReturn
 from ..shared import clockskew
 from . import kernlog, slurm
 from .deadline import Deadline
-from .verdict import finite_positive
+from .verdict import decimal, finite_positive
 
 DEFAULT_STATE_DIR = "/var/lib/torchimages"
 MAX_GPUS = 1024                 # more GPUs on one node than any Slurm node has: a setting gone wrong
@@ -128,29 +129,31 @@ def _mode(env: dict[str, str], forced: str) -> str:
 
 
 def expected_gpus(env: dict[str, str]) -> int | None:
-    """The GPUs Slurm allocated on this node (SLURM_GPUS_ON_NODE, else the ids in SLURM_JOB_GPUS); None: none said."""
+    """The GPUs Slurm allocated on this node: SLURM_GPUS_ON_NODE and the distinct ids in SLURM_JOB_GPUS, the larger
+    where both are set (None: none said). Two of Slurm's own words that disagree (a count of 0 beside the ids 0,1)
+    prove the larger: the smaller let a report that never judged the GPUs pass."""
+    counts = []
     count = env.get("SLURM_GPUS_ON_NODE", "").strip()
     if count:
         if not _digits(count) or int(count) > MAX_GPUS:
             raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs (0 to {MAX_GPUS})")
-        return int(count) or None
+        counts.append(int(count))
     ids = env.get("SLURM_JOB_GPUS", "").strip()
     if ids:
         parts = [x.strip() for x in ids.split(",")]
         if not all(_digits(x) for x in parts) or len(parts) > MAX_GPUS:
             raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices")
-        return len(parts)
-    return None
+        counts.append(len({int(x) for x in parts}))      # an index named twice is one GPU
+    return max(counts, default=0) or None
 
 
 def _share(text: str, source: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{source} {text!r} is not a share (0.1 for 10 %)") from None
+    value = decimal(text)       # one grammar for every number of ours: verdict.DECIMAL
+    if value is None:
+        raise UsageError(f"{source} {text!r} is not a share (0.1 for 10 %; ASCII digits, 0 written as 0)")
     if not 0 <= value <= 1:
         raise UsageError(f"{source} {text!r} must be a share between 0 and 1 (0.1 for 10 %)")
-    return 0.0 if value == 0 else value          # -0 is 0 (its line said "-0%")
+    return value
 
 
 def misspelt(env: dict[str, str]) -> list[str]:
@@ -176,6 +179,16 @@ def _folder(text: str, what: str, gate: bool) -> str:
         raise UsageError(f"{what} {text!r} is not an absolute path: as Slurm's Prolog= or a job's step the working "
                          "folder is slurmd's or the job's; give it from /")
     return text if gate else os.path.abspath(text)
+
+
+def _python(text: str, env: dict[str, str]) -> str:
+    """--python: an executable file (a bare name looked up on PATH), or a UsageError. A blank, missing or
+    non-executable one is our setting, CONFIG_ERROR, never verify's trouble (it read as PREFLIGHT_NO_REPORT)."""
+    found = shutil.which(text, path=env.get("PATH", os.defpath)) if text.strip() and os.sep not in text else text
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise UsageError(f"--python {text!r} is no executable file (a Python that runs verify; default the prolog's "
+                         "own)")
+    return text
 
 
 def _digits(text: str) -> bool:
@@ -240,7 +253,7 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
         metrics_dir = _folder(metrics_dir, ("TORCHIMAGES_METRICS_DIR", "--metrics-dir")[args.metrics_dir is not None],
                               gate)
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
-                 factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), args.python,
+                 factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), _python(args.python, env),
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
     try:
         cfg.clock_skew_s = clockskew.allowance(env)    # ours: a bad value is CONFIG_ERROR, never the node's fault

@@ -6,6 +6,7 @@ Split from cli.py (the gate's run: assess, then act): this is the act on a host 
 from __future__ import annotations
 
 import os
+import random
 import time
 from typing import Any
 
@@ -17,6 +18,9 @@ from .verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, NOT
 
 BREAKER_LOCK_WAIT_S = 30.0
 DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
+RACED = -2                      # _claim's answer when a claim was given back for racing ones: claim again
+CLAIM_TRIES = 3                 # claims at most, each after a random wait (racing prologs stop racing)
+RETRY_WAIT_S = (0.2, 2.0)       # the random wait before claiming again, bounded by the run's cap
 
 
 def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict[str, Any]:
@@ -37,7 +41,7 @@ def _refuse_drain(cfg: Config, v: Verdict, detail: str, line: str) -> int:
     return EXIT_BREAKER
 
 
-def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
+def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: bool = True) -> int:
     """Count, claim (drain with our signed reason), re-count: a claim that took the partition past the breaker
     (prologs of other nodes claiming at the same time) is given back. Called under the breaker's lock. DRAINED, or
     the exit status of a drain not done."""
@@ -78,13 +82,14 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
         _note(cfg, "drain-refused", v.code, refused)
         _close(cfg, f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
         return EXIT_FAULT
-    return _recount(cfg, v, report)
+    return _recount(cfg, v, report, last_try)
 
 
-def _recount(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
+def _recount(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: bool = True) -> int:
     """After the claim, count again: a claim that took the partition past the breaker, or one whose breaker cannot
     be verified (sinfo fails, lists nothing, or no longer lists this node), is given back, as a count that cannot be
-    had before the claim refuses the drain: the tool's trouble never drains."""
+    had before the claim refuses the drain: the tool's trouble never drains. A claim given back for racing ones is
+    RACED (unless `last_try`): every racer gave its claim back, and the breaker's share went undrained."""
     again, why = slurm.rows(cfg.partition)
     if again is None or not any(r.name == cfg.node for r in again):
         why = why or f"sinfo no longer lists {cfg.node}"
@@ -93,8 +98,14 @@ def _recount(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
                           f"the claim ({why}): this drain was given back, not drained")
     if slurm.over(again, cfg.node, cfg.breaker):
         gate = slurm.breaker(again, cfg.node, cfg.breaker).line(cfg.breaker, cfg.partition)
-        return _give_back(cfg, v, report, gate, "claim given back", f"BREAKER {v.code} on {cfg.node}: other nodes "
-                          f"were drained at the same time and {gate}: this drain was given back")
+        if last_try:
+            return _give_back(cfg, v, report, gate, "claim given back", f"BREAKER {v.code} on {cfg.node}: other "
+                              f"nodes were drained at the same time and {gate}: this drain was given back")
+        if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
+            return _give_back_failed(cfg, v, report, gate, kept)
+        _say(f"BREAKER {v.code} on {cfg.node}: other nodes were drained at the same time and {gate}: given back; "
+             "claiming again after a random wait")
+        return RACED
     _note(cfg, "drain", v.code, v.summary, _drain_facts(cfg, v, report))
     _settle(cfg)
     return DRAINED
@@ -105,15 +116,17 @@ def _give_back(cfg: Config, v: Verdict, report: dict[str, Any] | None, cause: st
     """Resume the node just claimed (for `cause`); EXIT_BREAKER, or DRAINED when Slurm keeps it drained with our
     reason. The history's detail is `done: cause`."""
     if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
-        # Slurm kept the node drained with our reason: that is a drain, on record with what return to service must
-        # prove, never a "given back"
-        _say(f"BREAKER {v.code} on {cfg.node}: {cause}, but the drain could not be given back ({kept}): it stays "
-             "drained")
-        _note(cfg, "drain", v.code, f"kept: the give-back failed ({kept[:120]}): {v.summary}",
-              _drain_facts(cfg, v, report))
-        _settle(cfg)
-        return DRAINED
+        return _give_back_failed(cfg, v, report, cause, kept)
     return _refuse_drain(cfg, v, f"{done}: {cause}" if done else cause, line)
+
+
+def _give_back_failed(cfg: Config, v: Verdict, report: dict[str, Any] | None, cause: str, kept: str) -> int:
+    """Slurm kept the node drained with our reason: that is a drain, on record with what return to service must
+    prove, never a "given back"."""
+    _say(f"BREAKER {v.code} on {cfg.node}: {cause}, but the drain could not be given back ({kept}): it stays drained")
+    _note(cfg, "drain", v.code, f"kept: the give-back failed ({kept[:120]}): {v.summary}", _drain_facts(cfg, v, report))
+    _settle(cfg)
+    return DRAINED
 
 
 def _settle(cfg: Config) -> None:
@@ -122,18 +135,32 @@ def _settle(cfg: Config) -> None:
         _say(problem)
 
 
+def _claims(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
+    """Claim, and claim again after a random wait while racing claims were all given back (prologs of nodes that
+    failed together each saw the others and gave back: none was drained where the breaker allowed one). Each claim
+    is re-counted as before, so the share is never passed; the waits only stop the racers racing."""
+    for attempt in range(1, CLAIM_TRIES + 1):
+        wait = random.uniform(*RETRY_WAIT_S)
+        last = attempt == CLAIM_TRIES or cfg.deadline.left() - cfg.deadline.reserve < wait + 2 * slurm.TIMEOUT_S / 10
+        status = _claim(cfg, v, report, last_try=last)
+        if status != RACED:
+            return status
+        time.sleep(wait)
+    return _claim(cfg, v, report)       # not reached: the last try never answers RACED
+
+
 def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
     lock = os.path.join(cfg.state_dir, "breaker.lock")
     try:
         os.makedirs(cfg.state_dir, exist_ok=True)       # the folder may be a link an operator made; its files not
         with statefile.locked(lock, cfg.deadline.bound(BREAKER_LOCK_WAIT_S)):
-            status = _claim(cfg, v, report)
+            status = _claims(cfg, v, report)
     except statefile.LockBusy as exc:
         return _refuse_drain(cfg, v, str(exc.strerror), f"{v.code} on {cfg.node} is the host's, but the breaker's "
                              f"lock was not had ({exc.strerror}): not drained")
     except OSError as exc:
         _say(f"the breaker's lock {lock} cannot be taken ({statefile.problem(exc, lock)}): counting without it")
-        status = _claim(cfg, v, report)
+        status = _claims(cfg, v, report)
     if status != DRAINED:
         return status
     if flap := history.failed_again_after_resume(history.read(cfg.state_dir, cfg.node).events, cfg.flap_window_s):

@@ -186,8 +186,8 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
 
 
 def _other_boot(event: dict[str, Any], boot_id: str, booted: float | None) -> bool:
-    if event.get("boot_id") and boot_id:
-        return bool(event["boot_id"] != boot_id)
+    if event.get("boot_id") and boot_id:            # compared as the kernel writes them (kernlog.boot_key)
+        return event["boot_id"].strip().lower() != boot_id.strip().lower()
     return booted is not None and event["epoch"] < booted
 
 

@@ -34,8 +34,8 @@ STATE_CAP = 1 << 20
 HELD_MAX = 500                   # events held at most (the newest kept)
 LINE_MAX = 1024                  # characters of a held line (printk's own limit on a record is about this)
 OUTPUT_CAP = 32 << 20            # bytes of kernel log taken at most (its newest)
-_MONO = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]")
-_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d|Z)?")
+_MONO = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]", re.ASCII)     # ASCII: as the kernel stamps (xid._XID)
+_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d|Z)?", re.ASCII)
 PROC = "/proc"
 
 
@@ -59,6 +59,12 @@ def host_clock(proc: str = PROC) -> Clock:
     except ValueError:
         up = None
     return Clock(_read("sys/kernel/random/boot_id").strip(), up, boot_time(proc), time.time())
+
+
+def boot_key(boot_id: object) -> str:
+    """A boot id as the kernel writes it (lowercase, no spaces), for comparing: a kept one that differs only in its
+    case or spaces names this boot, never another ("" for none)."""
+    return boot_id.strip().lower() if isinstance(boot_id, str) else ""
 
 
 def boot_time(proc: str = PROC) -> float | None:
@@ -251,7 +257,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
     Pure: a new boot drops what the last boot held; events older than the lookback, or no read of this boot could
     have kept (`believable`), drop out; a line from the future (`future`) is no evidence."""
     state = dataclasses.replace(state, held=believable(state.held, clock, skew_s))
-    if clock.boot_id != state.boot_id:
+    if boot_key(clock.boot_id) != boot_key(state.boot_id):
         state = State(clock.boot_id)          # another boot: what the last one held is not this one's evidence
     elif impossible(state, clock):
         state = State(clock.boot_id, held=state.held)   # a cursor no read of this boot could leave: read it again

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..shared import clockskew
 from . import statefile
-from .kernlog import Clock
+from .kernlog import Clock, boot_key
 
 # drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
 # pages take effect only then; Xid 48/95/140, filed under ECC_UNCORRECTABLE, and 64, ROW_REMAP_FAILED, ask for a GPU
@@ -116,16 +116,22 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
     code = needs_repair(drain, claimed, also)
     if code is None:
         return None
-    then = (drain or {}).get("boot_id")
+    then = boot_key((drain or {}).get("boot_id"))
+    now_boot = boot_key(clock.boot_id)
     when = (drain or {}).get("epoch") or (claimed[1] if claimed else None)
-    if then and clock.boot_id and then != clock.boot_id:
+    # a reboot is the kernel's two records agreeing: another boot id, and (where both times are known) a boot after
+    # the drain; a boot id that differs only in its case or spaces, or a boot that began before the drain, proves none
+    began_before = booted is not None and when is not None and booted + skew_s <= when
+    if then and now_boot and then != now_boot and not began_before:
         return None
-    if not (then and clock.boot_id) and booted is not None and when is not None and booted > when:
+    if not (then and now_boot) and booted is not None and when is not None and booted > when:
         return None
     seen, why = resets
     if seen is not None and when is not None and reset_since(seen, float(when), clock.now, skew_s) is not None:
         return None
-    reboot = f"this is the same boot ({then})" if then and clock.boot_id == then else "no reboot seen since"
+    reboot = f"this is the same boot ({then})" if then and now_boot == then else \
+        f"the drain names another boot, but this one began before the drain ({booted:.0f} <= {when}): no reboot " \
+        "since" if then and now_boot and began_before else "no reboot seen since"
     if seen is None:
         reset = f"GPU resets not read ({why})"
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from ..codes import CODES, OWNERS
@@ -186,6 +187,33 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False, gpus_allocated
     return Verdict(FAULT, code, owner, summary, name, confirmed)
 
 
+def not_this_run(report: Any, started: float, ended: float, skew_s: float) -> str | None:
+    """Why a report is no evidence of this node now, or None: a replay of recorded facts (verify --from-facts judged
+    a record, another host's or another day's, and probed nothing here), or one `created` outside the run that was
+    asked to write it (a --python that hands back a kept report, a clock stepped while it ran), past the clock-skew
+    allowance either side. Evidence from another host or time never drains a node and never passes one (the fleet
+    report refuses both alike: scripts/fleet/fleet.py)."""
+    if not isinstance(report, dict):
+        return None
+    if replay := report.get("replay"):
+        facts = replay.get("facts_dir") if isinstance(replay, dict) else replay
+        return f"a replay of recorded facts ({one_line(str(facts))[:80]}: verify --from-facts), nothing probed on " \
+               "this node: not evidence of it now"
+    raw = report.get("created")
+    if raw is None:
+        return None
+    try:
+        when = datetime.strptime(str(raw), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return f"created {one_line(repr(raw))[:40]}, no time verify writes (YYYY-MM-DDTHH:MM:SSZ): not evidence of " \
+               "when it ran"
+    if not math.floor(started) - skew_s <= when <= ended + skew_s:
+        return f"created {one_line(str(raw))[:40]}, outside this run ({datetime.fromtimestamp(started, timezone.utc):%Y-%m-%dT%H:%M:%SZ}" \
+               f" + {ended - started:.0f} s, {skew_s:g} s of clock skew allowed): another run's report, not evidence " \
+               "of this node now"
+    return None
+
+
 def timed_out(report: dict[str, Any]) -> list[str]:
     """The checks of a report that failed with a host-owned timeout: the ones a confirmation runs again."""
     return [c["name"] for c in report.get("checks") or [] if isinstance(c, dict) and c.get("status") == "fail"
@@ -219,12 +247,27 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
     return v
 
 
+# a number as a setting is written: ASCII digits, one point, an exponent, ASCII spaces around. float() also takes
+# '３０', '٣٠', '3_0', 'infinity' and '\xa030', which no one types as a setting and a terminal shows as another
+DECIMAL = re.compile(r"[ \t\n]*\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?[ \t\n]*", re.ASCII)
+
+
+def decimal(text: str) -> float | None:
+    """A setting's number by DECIMAL, or None: not one, or one whose digits say more than 0 and that float() reads
+    as 0 (1e-400: a breaker of 0 is "never drain", which nobody wrote)."""
+    if not isinstance(text, str) or not DECIMAL.fullmatch(text):
+        return None
+    value = float(text)
+    mantissa = re.split(r"[eE]", text)[0]
+    return None if value == 0 and any(c in "123456789" for c in mantissa) else value
+
+
 def finite_positive(text: str, what: str, most: float) -> float:
-    """A number of seconds from the command line; ValueError with the reason (nan, inf, 0, negative, too large)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{what} {text!r} is not a number of seconds") from None
+    """A number of seconds from the command line; ValueError with the reason (nan, inf, 0, negative, too large,
+    another script's digits)."""
+    value = decimal(text)
+    if value is None:
+        raise ValueError(f"{what} {text!r} is not a finite number of seconds (ASCII digits: 30, 2.5)")
     if not math.isfinite(value) or value <= 0 or value > most:
         raise ValueError(f"{what} {text!r} must be a finite number of seconds above 0 and at most {most:.0f}")
     return value
