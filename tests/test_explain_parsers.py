@@ -369,3 +369,44 @@ def test_a_csv_of_generic_columns_is_not_read_as_nvidia_smi():
     text = "index, name, score\n0, resnet50, 0.76\n1, vit_b_16, 0.81\n"
     kind = ex.kind_of(text)
     assert kind is None or kind.name != "nvidia-smi --query-gpu CSV"
+
+
+# ------------------------------------------------------------------------------------ what is given as FILE
+@pytest.mark.parametrize("given, said", [("fifo", "empty"), ("/dev/zero", "a device"), ("/dev/urandom", "a device"),
+                                         ("/dev/null", "a device"), ("dir", "a directory"), ("empty", "empty"),
+                                         ("blanks", "empty")])
+def test_a_file_that_is_no_log_is_refused_in_one_line_and_never_waited_on(tmp_path, given, said):
+    """A FIFO no one writes to and /dev/zero once hung explain (an open that waits for a writer, a read to the end of
+    an endless device); an empty file was `not recognised` with exit 0."""
+    import os
+    import signal
+    path = {"fifo": tmp_path / "fifo", "dir": tmp_path, "empty": tmp_path / "e.txt", "blanks": tmp_path / "b.txt"}.get(
+        given, given)
+    if given == "fifo":
+        os.mkfifo(path)
+    elif given in ("empty", "blanks"):
+        path.write_text("" if given == "empty" else "\n  \n\t\n")
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail(f"explain waited on {given}"))
+    signal.alarm(10)
+    try:
+        with pytest.raises(ex.ExplainError, match=said) as refused:
+            ex.read(str(path))
+    finally:
+        signal.alarm(0)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_pipe_and_a_procfs_file_are_read(tmp_path):
+    """`verify explain <(dmesg)` gives a pipe; /proc/driver/nvidia/version seeks to no end: both are text."""
+    import os
+    import threading
+    text = (DATA / "nvidia-smi-610-b200.txt").read_text()
+    r, w = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(w, text.encode()), os.close(w)))
+    writer.start()
+    try:
+        assert ex.read(f"/dev/fd/{r}") == text
+    finally:
+        writer.join()
+        os.close(r)
+    assert ex.read("/proc/self/status").startswith("Name:")
