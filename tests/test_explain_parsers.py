@@ -410,3 +410,25 @@ def test_a_pipe_and_a_procfs_file_are_read(tmp_path):
         writer.join()
         os.close(r)
     assert ex.read("/proc/self/status").startswith("Name:")
+
+
+def test_the_patterns_made_linear_read_what_they_read_before():
+    """Patterns that tried a `[\\w/]+`, `\\s+` or `[\\w.-]*` from every character of a long run (minutes on one long
+    line; the timings are in the hunt's report, not asserted) now start only where such a run does: what they read
+    is unchanged."""
+    from verify.checks.nccl import ncclog
+    from verify.explain import dcgm, launchers, nccl, pasted, smiquery
+    trace = "node-1:12:34 [0] NCCL INFO x\n /src/bootstrap.cc:270 -> 2\nmisc/x.cc:1 -> 0\n"
+    assert nccl.parse(trace)["error"] == "init: src/bootstrap.cc:270 -> 2; misc/x.cc:1 -> 0"
+    warn = "h:1:2 [0] enqueue.cc:42 NCCL WARN Cuda failure 'an illegal memory access was encountered'\n"
+    assert "enqueue.cc:42 NCCL WARN Cuda failure" in nccl.parse(warn)["error"] and nccl.detect_any(warn)
+    assert ncclog.message("ab-1:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB  [repeated 3x across cluster]") == \
+        "NET/IB : Using [0]mlx5_0:1/IB"
+    assert launchers.hosts(["node-1: a", "gpu7: b", "x1: c"]) == ["a", "b", "c"]
+    assert launchers.hosts(["NVRM: a", "hca_id: b", "a: c"]) == ["NVRM: a", "hca_id: b", "a: c"]
+    assert pasted.markdown(["> > > x", ">  > y", "> z"]) == ["x", "y", "z"]
+    assert smiquery._header("index, temperature.gpu, memory.total [MiB]") == ["index", "temperature.gpu", "memory.total"]
+    assert smiquery._NOTE.sub("", "1, Reset   <= reset required") == "1, Reset"
+    assert dcgm._LABEL.findall('gpu="0",UUID="GPU-1"') == [("gpu", "0"), ("UUID", "GPU-1")]
+    for hostile in ("a" * 200_000, "1" * 200_000, "a/" * 100_000, " " * 100_000 + "x", "> " * 100_000, "[ " * 100_000):
+        ex.explain_text(hostile, "long.txt", Options())
