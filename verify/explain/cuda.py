@@ -7,6 +7,7 @@ gives its number where the line is about CUDA, with
 verify/shared/cuda_errors.py) and `devices`."""
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -37,6 +38,8 @@ def _is_refusal(line: str) -> bool:
     return bool((_REFUSAL.search(line) or _CUDA.search(line)) and undecided(line))
 
 
+# one text is scanned by the kernel log's parser, detect and parse: each line's CUDA words once (seconds on a large log)
+@functools.lru_cache(maxsize=2)
 def refusal(text: str) -> str | None:
     return next((line.strip()[:400] for line in text.splitlines() if _is_refusal(line)), None)
 
@@ -57,15 +60,20 @@ def parse(text: str) -> dict[str, Any]:
 _RUNTIME = re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUDA out of memory", re.IGNORECASE)
 
 
-def runtime_errors(text: str) -> list[dict[str, Any]]:
-    rows: dict[str, dict[str, Any]] = {}
+@functools.lru_cache(maxsize=2)
+def _runtime_lines(text: str) -> tuple[str, ...]:
+    rows: dict[str, None] = {}
     for line in text.splitlines():
         if not _RUNTIME.search(line) or _is_refusal(line):
             continue
         decoded = named(line) or decode(line)
         if decoded is not None and not decoded.refusal:
-            rows.setdefault(line.strip()[:400], {"index": None, "text": line.strip()[:400]})
-    return list(rows.values())
+            rows.setdefault(line.strip()[:400])
+    return tuple(rows)
+
+
+def runtime_errors(text: str) -> list[dict[str, Any]]:
+    return [{"index": None, "text": line} for line in _runtime_lines(text)]
 
 
 def detect_runtime(text: str) -> bool:
