@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from ..shared.cuda_errors import decode, named, undecided
+from .said import said
 
 # torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
 # where verify/shared/cuda_errors.py decodes the rest: `CUDA error: an illegal memory access` is a job's kernel, no refusal.
@@ -64,7 +65,8 @@ _RUNTIME = re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUD
 def _runtime_lines(text: str) -> tuple[str, ...]:
     rows: dict[str, None] = {}
     for line in text.splitlines():
-        if not _RUNTIME.search(line) or _is_refusal(line):
+        # a line that merely mentions the error (a README, a commit, a program's source) is no program's error
+        if not any(said(line, m.start()) for m in _RUNTIME.finditer(line)) or _is_refusal(line):
             continue
         decoded = named(line) or decode(line)
         if decoded is not None and not decoded.refusal:
