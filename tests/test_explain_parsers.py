@@ -402,7 +402,10 @@ def test_a_pipe_and_a_procfs_file_are_read(tmp_path):
     import threading
     text = (DATA / "nvidia-smi-610-b200.txt").read_text()
     r, w = os.pipe()
-    writer = threading.Thread(target=lambda: (os.write(w, text.encode()), os.close(w)))
+    def write() -> None:
+        os.write(w, text.encode())
+        os.close(w)
+    writer = threading.Thread(target=write)
     writer.start()
     try:
         assert ex.read(f"/dev/fd/{r}") == text
