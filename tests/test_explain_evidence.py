@@ -284,3 +284,10 @@ def test_nvml_s_refusal_as_tools_print_it_is_still_read():
     for line in ("Failed to initialize NVML: Driver/library version mismatch",
                  "nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown"):
         assert explained(line + "\nNVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05\n")[2] == "host", line
+
+
+def test_an_error_number_is_decoded_as_before_from_one_pass_over_the_line():
+    """decode() finds every rule's number in one pass (a rule at a time was seconds on a long line)."""
+    assert cuda_errors.decode("cudaGetDeviceCount returned 802") is cuda_errors.decode("Error 802: x") is not None
+    assert cuda_errors.decode("error=0802") is None and cuda_errors.decode("error 8020") is None
+    assert cuda_errors.decode("Error 2: x") is None        # errno's ENOENT as often: never read by number

@@ -8,10 +8,12 @@ verify/shared/cuda_errors.py) and `devices`."""
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from typing import Any
 
-from ..shared.cuda_errors import decode, named, undecided
+from ..shared import cuda_errors
+from ..shared.cuda_errors import undecided
 from .said import said
 
 # torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
@@ -30,6 +32,11 @@ _CUDA = re.compile(r"\bcuda", re.IGNORECASE)
 # memory`); elsewhere it is the program's (`CUDA out of memory. Tried to allocate ...`), never the node refusing CUDA
 _INIT = re.compile(r"cudaGetDeviceCount|CUDA initiali[sz]ation|\bcuInit\b|init CUDA|cudaSetDevice|"
                    r"cuDevicePrimaryCtxRetain|cuCtxCreate", re.IGNORECASE)
+
+
+# each line is decoded once for the refusal and the running program's kinds (a long line is read in seconds)
+named = functools.lru_cache(maxsize=256)(cuda_errors.named)
+decode = functools.lru_cache(maxsize=256)(cuda_errors.decode)
 
 
 def _is_refusal(line: str) -> bool:
@@ -66,7 +73,8 @@ def _runtime_lines(text: str) -> tuple[str, ...]:
     rows: dict[str, None] = {}
     for line in text.splitlines():
         # a line that merely mentions the error (a README, a commit, a program's source) is no program's error
-        if not any(said(line, m.start()) for m in _RUNTIME.finditer(line)) or _is_refusal(line):
+        # (its first few: a line holds one error, a hostile one thousands)
+        if not any(said(line, m.start()) for m in itertools.islice(_RUNTIME.finditer(line), 8)) or _is_refusal(line):
             continue
         decoded = named(line) or decode(line)
         if decoded is not None and not decoded.refusal:

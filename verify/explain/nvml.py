@@ -18,8 +18,11 @@ _MODULE = re.compile(r"NVRM version: NVIDIA UNIX [\w-]+ Kernel Module\s+(\d+\.\d
 
 def _refused(text: str) -> re.Match[str] | None:
     """NVML's refusal where a tool says it, never where a how-to or a program's source mentions it (explain/said.py)."""
-    return next((m for m in _REFUSED.finditer(text) if said(text[text.rfind("\n", 0, m.start()) + 1:], m.start()
-                                                             - text.rfind("\n", 0, m.start()) - 1)), None)
+    for m in _REFUSED.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1          # the line's start: said() reads what is before the message
+        if said(text[start:m.start()], m.start() - start):
+            return m
+    return None
 
 
 def detect(text: str) -> bool:

@@ -14,6 +14,6 @@ _HEAD = re.compile(r"(?:^|[-:\])>|]|\bcode=-?\d+\(|\b(?:returned|failed with))$"
 
 def said(line: str, start: int) -> bool:
     """Whether the message at `start` of the line is said by the program that printed the line."""
-    before = line[:start].rstrip()
+    before = line[max(0, start - 60):start].rstrip()
     # inside a markdown code span (an odd backtick before it) or an HTML comment (an issue template's example)
-    return before.count("`") % 2 == 0 and "<!--" not in before and bool(_HEAD.search(before[-40:]))
+    return line.count("`", 0, start) % 2 == 0 and line.find("<!--", 0, start) < 0 and bool(_HEAD.search(before))
