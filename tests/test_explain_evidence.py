@@ -244,3 +244,50 @@ def test_a_collective_timeout_is_the_line_that_says_so(text, line):
     words themselves (a pattern starting `.*` rescanned each line of a 30 MB log from every position: 16 s)."""
     from verify.explain import nccl as explain_nccl
     assert explain_nccl._timeout(text) == line
+
+
+# ------------------------------------------------------------------------------ mentioned, not said (no false drain)
+@pytest.mark.parametrize("text", [
+    "If you see `RuntimeError: CUDA error: uncorrectable ECC error encountered`, contact your admin.\n",
+    "Q: What does `cudaErrorECCUncorrectable` mean?\n",
+    "commit 1234\n    Fix CUDA error: an illegal memory access in the attention kernel\n"
+    "    Handle cudaErrorECCUncorrectable gracefully\n",
+    'def check(err):\n    if err == "cudaErrorECCUncorrectable":\n'
+    '        raise RuntimeError("CUDA error: uncorrectable ECC error encountered")\n',
+    "**Describe the bug**\n<!-- e.g. RuntimeError: CUDA error: uncorrectable ECC error encountered -->\n",
+    'How to fix "Failed to initialize NVML: Driver/library version mismatch": reboot after a driver upgrade.\n',
+    "Error: the command NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver is in the FAQ\n",
+])
+def test_a_message_a_text_merely_mentions_blames_no_host(text):
+    """A README, a commit, a program's source or an issue template that quotes a CUDA or NVML error is no program's
+    error: it was read as one and failed the host (ECC_UNCORRECTABLE, DRIVER_ERROR)."""
+    status, _, owner = explained(text)
+    assert owner != "host", (status, text)
+
+
+@pytest.mark.parametrize("line", [
+    "[rank0]: RuntimeError: CUDA error: uncorrectable ECC error encountered",
+    'CUDA error at foo.cu:12 code=214(cudaErrorECCUncorrectable) "cudaDeviceSynchronize()"',
+    '{"msg": "RuntimeError: CUDA error: uncorrectable ECC error encountered"}',
+    "ERROR 05-01 12:00:00 worker.py:1] CUDA error: uncorrectable ECC error encountered",
+    "2024-05-01 12:00:00,123 - ERROR - CUDA error: uncorrectable ECC error encountered",
+    "E external/xla/cuda_driver.cc:1] failed to synchronize the stop event: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable "
+    "ECC error encountered",
+    "  what():  transform: failed to synchronize: cudaErrorECCUncorrectable: uncorrectable ECC error encountered",
+    "cudaDeviceSynchronize returned cudaErrorECCUncorrectable (214)",
+])
+def test_a_program_s_own_cuda_error_line_is_still_read(line):
+    assert explained(line + "\n") == ("fail", "ECC_UNCORRECTABLE", "host")
+
+
+def test_nvml_s_refusal_as_tools_print_it_is_still_read():
+    for line in ("Failed to initialize NVML: Driver/library version mismatch",
+                 "nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown"):
+        assert explained(line + "\nNVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05\n")[2] == "host", line
+
+
+def test_an_error_number_is_decoded_as_before_from_one_pass_over_the_line():
+    """decode() finds every rule's number in one pass (a rule at a time was seconds on a long line)."""
+    assert cuda_errors.decode("cudaGetDeviceCount returned 802") is cuda_errors.decode("Error 802: x") is not None
+    assert cuda_errors.decode("error=0802") is None and cuda_errors.decode("error 8020") is None
+    assert cuda_errors.decode("Error 2: x") is None        # errno's ENOENT as often: never read by number

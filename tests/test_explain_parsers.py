@@ -388,3 +388,69 @@ def test_lspci_vv_gives_each_nvidia_gpu_s_link_by_bus_id_and_a_downgraded_link_i
                                             "pcie_width": 8}]
     r = ex.explain_text(text, "lspci.txt", Options())
     assert (r.status, r.code, r.owner) == ("warn", "PCIE_DOWNGRADED", "host")
+
+
+# ------------------------------------------------------------------------------------ what is given as FILE
+@pytest.mark.parametrize("given, said", [("fifo", "empty"), ("/dev/zero", "a device"), ("/dev/urandom", "a device"),
+                                         ("/dev/null", "a device"), ("dir", "a directory"), ("empty", "empty"),
+                                         ("blanks", "empty")])
+def test_a_file_that_is_no_log_is_refused_in_one_line_and_never_waited_on(tmp_path, given, said):
+    """A FIFO no one writes to and /dev/zero once hung explain (an open that waits for a writer, a read to the end of
+    an endless device); an empty file was `not recognised` with exit 0."""
+    import os
+    import signal
+    path = {"fifo": tmp_path / "fifo", "dir": tmp_path, "empty": tmp_path / "e.txt", "blanks": tmp_path / "b.txt"}.get(
+        given, given)
+    if given == "fifo":
+        os.mkfifo(path)
+    elif given in ("empty", "blanks"):
+        path.write_text("" if given == "empty" else "\n  \n\t\n")
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail(f"explain waited on {given}"))
+    signal.alarm(10)
+    try:
+        with pytest.raises(ex.ExplainError, match=said) as refused:
+            ex.read(str(path))
+    finally:
+        signal.alarm(0)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_pipe_and_a_procfs_file_are_read(tmp_path):
+    """`verify explain <(dmesg)` gives a pipe; /proc/driver/nvidia/version seeks to no end: both are text."""
+    import os
+    import threading
+    text = (DATA / "nvidia-smi-610-b200.txt").read_text()
+    r, w = os.pipe()
+    def write() -> None:
+        os.write(w, text.encode())
+        os.close(w)
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert ex.read(f"/dev/fd/{r}") == text
+    finally:
+        writer.join()
+        os.close(r)
+    assert ex.read("/proc/self/status").startswith("Name:")
+
+
+def test_the_patterns_made_linear_read_what_they_read_before():
+    """Patterns that tried a `[\\w/]+`, `\\s+` or `[\\w.-]*` from every character of a long run (minutes on one long
+    line; the timings are in the hunt's report, not asserted) now start only where such a run does: what they read
+    is unchanged."""
+    from verify.checks.nccl import ncclog
+    from verify.explain import dcgm, launchers, nccl, pasted, smiquery
+    trace = "node-1:12:34 [0] NCCL INFO x\n /src/bootstrap.cc:270 -> 2\nmisc/x.cc:1 -> 0\n"
+    assert nccl.parse(trace)["error"] == "init: src/bootstrap.cc:270 -> 2; misc/x.cc:1 -> 0"
+    warn = "h:1:2 [0] enqueue.cc:42 NCCL WARN Cuda failure 'an illegal memory access was encountered'\n"
+    assert "enqueue.cc:42 NCCL WARN Cuda failure" in nccl.parse(warn)["error"] and nccl.detect_any(warn)
+    assert ncclog.message("ab-1:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB  [repeated 3x across cluster]") == \
+        "NET/IB : Using [0]mlx5_0:1/IB"
+    assert launchers.hosts(["node-1: a", "gpu7: b", "x1: c"]) == ["a", "b", "c"]
+    assert launchers.hosts(["NVRM: a", "hca_id: b", "a: c"]) == ["NVRM: a", "hca_id: b", "a: c"]
+    assert pasted.markdown(["> > > x", ">  > y", "> z"]) == ["x", "y", "z"]
+    assert smiquery._header("index, temperature.gpu, memory.total [MiB]") == ["index", "temperature.gpu", "memory.total"]
+    assert smiquery._NOTE.sub("", "1, Reset   <= reset required") == "1, Reset"
+    assert dcgm._LABEL.findall('gpu="0",UUID="GPU-1"') == [("gpu", "0"), ("UUID", "GPU-1")]
+    for hostile in ("a" * 200_000, "1" * 200_000, "a/" * 100_000, " " * 100_000 + "x", "> " * 100_000, "[ " * 100_000):
+        ex.explain_text(hostile, "long.txt", Options())

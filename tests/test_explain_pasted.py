@@ -28,7 +28,10 @@ EXCERPTS = ("titan-v-idle-persistence-off-no-ecc-gen1", "nvlink-fabric-completed
             "nccl-ib-no-device-ibext-ipoib-node-socket-channels", "h100-ipoib-hpcx-plugin-completion-error-4-vendor-81",
             "xid45-caused-by-xid149-xid145-four-gpus", "sxid-12028-nvswitch-egress-nonposted-priv",
             "xid94-contained-ecc-device-plugin-marks-gpu-unhealthy", "gb200-correctable-ecc-storm-dcgm-fields",
-            "bandwidthtest-cuda-802-system-not-ready")
+            "bandwidthtest-cuda-802-system-not-ready",
+            # dcgmi diag's boxes: a paste's trailing blanks after each `|` once made every row as
+            # wide as the widest and joined them as a terminal's wrap (the diag's fault then unread)
+            "t4-dcgmi-diag-gpu0-context-refused", "dcgmi-diag-r3-eight-h200-all-pass-eud-skip")
 
 
 def _raw(slug):

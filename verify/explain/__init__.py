@@ -5,6 +5,8 @@ launchers did to the text (encoding, colours, a terminal's wrap, markdown, per-l
 for every parser (pasted.py)."""
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -87,19 +89,56 @@ class ExplainError(Exception):
 
 
 def read(path: str) -> str:
-    """The file's text (its last MAX_BYTES), decoded leniently; a binary file is refused."""
+    """The file's text (its last MAX_BYTES), decoded leniently; a binary file, a device and an empty file are refused.
+    Opened without blocking (a FIFO no one writes to would wait forever) and read as a stream where it is one (a
+    pipe, `<(dmesg)`), keeping only its tail."""
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            size = fh.tell()
-            fh.seek(max(0, size - MAX_BYTES))
-            data = fh.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise ExplainError(f"explain {path}: cannot read it ({exc.strerror or exc})") from None
+    mode = os.fstat(fd).st_mode
+    problem = ("a directory, not a text log: give the files in it" if stat.S_ISDIR(mode) else
+               "a device, not a text log: save the tool's output to a file and give that"
+               if stat.S_ISBLK(mode) or (stat.S_ISCHR(mode) and not os.isatty(fd)) else None)
+    if problem:
+        os.close(fd)
+        raise ExplainError(f"explain {path}: {problem}")
+    with os.fdopen(fd, "rb", buffering=0) as fh:
+        try:
+            os.set_blocking(fd, True)       # a pipe with a writer is read to its end; one with none is empty
+            data = _tail(fh, stat.S_ISREG(mode))
+        except OSError as exc:
+            raise ExplainError(f"explain {path}: cannot read it ({exc.strerror or exc})") from None
     if b"\0" in data[:4096]:
         raise ExplainError(f"explain {path}: a binary file, not a text log: give the text output (dmesg, ibstat, "
                            "nvidia-smi -q, NCCL_DEBUG=INFO, ulimit -a)")
-    return data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace")
+    if not text.strip():
+        raise ExplainError(f"explain {path}: empty, nothing to explain: give the file the command's output was saved "
+                           "to (dmesg, ibstat, nvidia-smi -q, NCCL_DEBUG=INFO, ulimit -a)")
+    return text
+
+
+def _tail(fh: Any, regular: bool) -> bytes:
+    """The last MAX_BYTES: a regular file's by seeking (procfs files say size 0: read whole), a stream's by reading
+    it in chunks and keeping the last; a stream whose start is binary (NUL bytes) is refused before its end."""
+    if regular:
+        try:
+            fh.seek(max(0, fh.seek(0, 2) - MAX_BYTES))
+        except OSError:
+            fh.seek(0)              # procfs (/proc/driver/nvidia/version) seeks to no end: read as a stream
+        else:
+            return bytes(fh.read())
+    kept, head = bytearray(), b""
+    while chunk := fh.read(1 << 20):
+        if len(head) < 4096:
+            head += chunk[:4096 - len(head)]
+            if b"\0" in head:
+                return head
+        kept += chunk
+        if len(kept) > 2 * MAX_BYTES:
+            del kept[:-MAX_BYTES]
+    return bytes(kept[-MAX_BYTES:])
 
 
 def explain(path: str, options: Any) -> Any:

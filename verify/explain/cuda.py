@@ -7,10 +7,14 @@ gives its number where the line is about CUDA, with
 verify/shared/cuda_errors.py) and `devices`."""
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from typing import Any
 
-from ..shared.cuda_errors import decode, named, undecided
+from ..shared import cuda_errors
+from ..shared.cuda_errors import undecided
+from .said import said
 
 # torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
 # where verify/shared/cuda_errors.py decodes the rest: `CUDA error: an illegal memory access` is a job's kernel, no refusal.
@@ -30,6 +34,11 @@ _INIT = re.compile(r"cudaGetDeviceCount|CUDA initiali[sz]ation|\bcuInit\b|init C
                    r"cuDevicePrimaryCtxRetain|cuCtxCreate", re.IGNORECASE)
 
 
+# each line is decoded once for the refusal and the running program's kinds (a long line is read in seconds)
+named = functools.lru_cache(maxsize=256)(cuda_errors.named)
+decode = functools.lru_cache(maxsize=256)(cuda_errors.decode)
+
+
 def _is_refusal(line: str) -> bool:
     decoded = named(line) or ((_REFUSAL.search(line) or _CUDA.search(line)) and decode(line))
     if decoded:
@@ -37,6 +46,8 @@ def _is_refusal(line: str) -> bool:
     return bool((_REFUSAL.search(line) or _CUDA.search(line)) and undecided(line))
 
 
+# one text is scanned by the kernel log's parser, detect and parse: each line's CUDA words once (seconds on a large log)
+@functools.lru_cache(maxsize=2)
 def refusal(text: str) -> str | None:
     return next((line.strip()[:400] for line in text.splitlines() if _is_refusal(line)), None)
 
@@ -57,15 +68,22 @@ def parse(text: str) -> dict[str, Any]:
 _RUNTIME = re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUDA out of memory", re.IGNORECASE)
 
 
-def runtime_errors(text: str) -> list[dict[str, Any]]:
-    rows: dict[str, dict[str, Any]] = {}
+@functools.lru_cache(maxsize=2)
+def _runtime_lines(text: str) -> tuple[str, ...]:
+    rows: dict[str, None] = {}
     for line in text.splitlines():
-        if not _RUNTIME.search(line) or _is_refusal(line):
+        # a line that merely mentions the error (a README, a commit, a program's source) is no program's error
+        # (its first few: a line holds one error, a hostile one thousands)
+        if not any(said(line, m.start()) for m in itertools.islice(_RUNTIME.finditer(line), 8)) or _is_refusal(line):
             continue
         decoded = named(line) or decode(line)
         if decoded is not None and not decoded.refusal:
-            rows.setdefault(line.strip()[:400], {"index": None, "text": line.strip()[:400]})
-    return list(rows.values())
+            rows.setdefault(line.strip()[:400])
+    return tuple(rows)
+
+
+def runtime_errors(text: str) -> list[dict[str, Any]]:
+    return [{"index": None, "text": line} for line in _runtime_lines(text)]
 
 
 def detect_runtime(text: str) -> bool:

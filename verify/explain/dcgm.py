@@ -23,7 +23,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 _NAME = re.compile(r"\bDCGM_FI_\w+")
 _PROM = re.compile(r"^\s*(DCGM_FI_\w+)\{([^}]*)\}\s+(\S+)")
-_LABEL = re.compile(r'(\w+)="([^"]*)"')
+_LABEL = re.compile(r'(?<!\w)(\w+)="([^"]*)"')
 # a count as posters write it: 54,731,746,511 or 9.6e9
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.])")
 _SUFFIX = re.compile(r"`?(_[A-Z][A-Z_]*)`?")

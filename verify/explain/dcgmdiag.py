@@ -40,7 +40,7 @@ _CONTEXT = re.compile(r"Unable to create CUDA context|failed to create a CUDA co
 _CUDA_CALL = re.compile(r"Error using CUDA API cu\w*|API call cu\w* failed")
 _BANDWIDTH = re.compile(r"(?:GPU\s?(\d+)\s+)?(GPU to Host|Host to GPU) bandwidth:\s*(\d{1,6}(?:\.\d+)?)\s*GB/s")
 _PART = re.compile(r",\s+(?=GPU\s?\d)")          # 2.x joins a GPU's messages with ", ", each naming its GPU
-_BOILERPLATE = re.compile(r"\s*Check DCGM and system logs for errors\. Reset GPU\. Restart DCGM\. Rerun diagnostics\.")
+_BOILERPLATE = re.compile(r"(?<!\s)\s*Check DCGM and system logs for errors\. Reset GPU\. Restart DCGM\. Rerun diagnostics\.")
 # the plugins that run CUDA work, by 3.x's and 4.x's names: a row whose section header is above the excerpt
 _CUDA_TESTS = {"pcie", "gpu memory", "memory", "memory bandwidth", "memory_bandwidth", "diagnostic", "targeted stress",
                "targeted_stress", "targeted power", "targeted_power", "memtest", "pulse test", "pulse_test", "sm stress",

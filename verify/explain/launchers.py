@@ -42,12 +42,13 @@ def prefixes(line: str) -> str:
 
 # pdsh's and clush's `node001: ` before each line of a host's output: a host name (a digit, dot or dash in it, unlike
 # `NVRM:` or `hca_id:`), read as one only where it starts most lines (a lone `nvidia-nvswitch1: SXid` is the kernel's)
-_HOST = re.compile(r"^[A-Za-z0-9][\w.-]*[\d.-][\w.-]*:(?: |$)")
+_HOST = re.compile(r"^([A-Za-z0-9][\w.-]*):(?: |$)")      # its name holds a digit, dot or dash after its first
+_HOST_MARK = re.compile(r"[\d.-]")                           # character (two overlapping `[\w.-]*`: quadratic)
 
 
 def hosts(lines: list[str]) -> list[str]:
     """The lines without pdsh's host names, where most lines start with one."""
-    found = [m.end() if (m := _HOST.match(line)) else 0 for line in lines]
+    found = [m.end() if (m := _HOST.match(line)) and _HOST_MARK.search(m.group(1), 1) else 0 for line in lines]
     if sum(1 for n in found if n) * 2 < max(3, len(lines)):
         return lines
     return [prefixes(line[n:]) if n else line for line, n in zip(lines, found, strict=True)]

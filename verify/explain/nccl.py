@@ -22,13 +22,15 @@ _ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test NCCL failure[^\
                     r"ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError)[^\n]*")
 # NCCL's CUDACHECK/CUCHECK: `NCCL WARN Cuda failure 'named symbol not found'` (2.30: `Cuda failure 500 '...'`): the
 # CUDA call failed and NCCL returns ncclUnhandledCudaError; a failure on its own, whatever NCCL logged after it
-_CUDA_FAILURE = re.compile(r"(?:[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN Cuda failure (?:\d+ )?'[^'\n]*(?:'|(?=\n)|\Z)")
+# (each `[\w/]+` starts only where a run of such characters does: tried from every character of a long run it made
+# the search quadratic, minutes on one long line)
+_CUDA_FAILURE = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN Cuda failure (?:\d+ )?'[^'\n]*(?:'|(?=\n)|\Z)")
 # the same message where torch quotes it under `Last error:` (without NCCL's tag)
 _CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
 
 
 # NCCL's trace of a failing call, `bootstrap.cc:270 -> 2` (file:line -> ncclResult_t), printed up the stack
-_TRACE = re.compile(r"\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")
+_TRACE = re.compile(r"(?<![\w/])/*\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")     # the trace: from group 1 on
 _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
 _COMPLETION = re.compile(r"NET/IB ?: ?Got completion.*?(?:with (?:error|status=)\s*\d+)[^\n]*")
@@ -39,7 +41,7 @@ _INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ NCCL WARN [^\n]
 
 # NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (host:pid:tid [cudaDev]), under whatever a launcher puts before it:
 # such lines are NCCL's log even when none of them decides anything (it is said, then not judged).
-_OWN = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
+_OWN = re.compile(r"(?<![\w.-])[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
 
 
 def detect(text: str) -> bool:
@@ -74,7 +76,7 @@ def _sizes(text: str) -> tuple[int | None, int | None]:
 # torch's and NCCL's `Last error:` line, followed by NCCL's own last WARN message on the next line (under any prefix)
 _LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?([A-Za-z_]\w*:[^\n]+)")
 # a WARN line as NCCL prints it (`graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.`)
-_WARN = re.compile(r"(?:[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN [^\n]*")
+_WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN [^\n]*")
 # one trace line as NCCL's message (`group.cc:64 -> 3 [Async thread]`)
 _RETURN = re.compile(r"[\w/]+\.(?:cc|c|cpp|h):\d+ -> (\d+)\b")
 # where a failing return is still forming the communicator: the bootstrap, init, and the topology and graph search
@@ -141,7 +143,7 @@ def _error(text: str) -> str | None:
         return f"{phase}: {warned_cuda.group(0).strip()[:300]}"
     if warned := _INIT_WARN.search(text):
         return f"init: {warned.group(0).strip()[:300]}"
-    traces = list(dict.fromkeys(m.group(0) for m in _TRACE.finditer(text)))
+    traces = list(dict.fromkeys(text[m.start(1):m.end()] for m in _TRACE.finditer(text)))
     if not any(_INIT.search(t) for t in traces):
         return None                    # a trace elsewhere need not end the job: only a failed bootstrap is read
     return f"init: {'; '.join(traces[:4])}"

@@ -19,7 +19,7 @@ _RANK = re.compile(r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\
 # the table's column line: `#       size         count      type   redop    root     time   algbw   busbw #wrong ...`
 # (nccl-tests of 2018-2020 printed it without the `#`)
 _HEAD = re.compile(r"(?:#|^|:)\s*size\s+count\s+type\b(.*)$", re.MULTILINE)
-_OOB = re.compile(r"#?\s*Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)")
+_OOB = re.compile(r"#?(?<!\s)\s*Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)")
 # `# Collective test starting: all_gather_perf` (2.15+), or the program on a command line quoted with the output
 _PROGRAM = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoallv?|sendrecv|broadcast|reduce|gather|scatter|"
                       r"hypercube)_perf\b")

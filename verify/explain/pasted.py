@@ -20,6 +20,7 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
                    r"\^\[\[[0-?]*[ -/]*[@-~]|\[\d{1,3}(?:;\d{1,3})*m(?!\d+s\b)")
 _FENCE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
 _QUOTE = re.compile(r"^ {0,3}> ?")
+_QUOTES = re.compile(r"(?: {0,3}> ?)*")      # nested, taken off at once (one at a time was quadratic in `> > > ...`)
 
 
 def encoding(text: str) -> str:
@@ -36,8 +37,7 @@ def markdown(lines: list[str]) -> list[str]:
     out = []
     for n, line in enumerate(lines):
         if most or any(all(quoted[i:i + 3]) and len(quoted[i:i + 3]) == 3 for i in range(max(0, n - 2), n + 1)):
-            while found := _QUOTE.match(line):
-                line = line[found.end():]
+            line = line[_QUOTES.match(line).end():]  # type: ignore[union-attr]
         if not _FENCE.match(line):
             out.append(line)
     return out

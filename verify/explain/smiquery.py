@@ -14,7 +14,7 @@ from .notknown import known
 
 _COMMAND = re.compile(r"--query-gpu[= ]([\w.,]+)")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?")
-_NOTE = re.compile(r"\s+(?:<=|<-|<--|#)\s.*$")
+_NOTE = re.compile(r"(?<!\s)\s+(?:<=|<-|<--|#)\s.*$")
 _RECOVERY = {"none": "none", "reset": "reset", "reboot": "reboot", "drain p2p": "drain_p2p",
              "drain and reset": "drain_and_reset"}
 
@@ -82,7 +82,7 @@ _ALIASES = {"clocks.current.sm": "clocks.sm", "power.draw.instant": "power.draw"
 
 def _header(line: str) -> list[str] | None:
     """A CSV header's query fields (`temperature.gpu`, `memory.total [MiB]`), where it names any the facts hold."""
-    names = [re.sub(r"\s*\[.*?\]\s*$", "", c.strip()).lower() for c in line.split(",")]
+    names = [re.sub(r"(?<!\s)\s*\[[^\[\]]*\]\s*$", "", c.strip()).lower() for c in line.split(",")]
     names = [_ALIASES.get(n, n) for n in names]
     return names if len(names) >= 2 and any(n in FIELDS and n not in _GENERIC for n in names) and all(
         re.fullmatch(r"[a-z_][\w.]*", n) for n in names) else None

@@ -42,7 +42,7 @@ def _goes_on(record: str, row: str, line: str, starts: set[tuple[int, str]]) -> 
     """Whether `line` is the rest of `row`, the W-long end of `record`: not a table's, and the line starts neither with
     a launcher's prefix, nor the way the record does, nor (unless the cut is inside a word) the way lines after a
     short one start (`    Serial Number : ...` after a `Pending : N/A` that is W long by chance)."""
-    return not _TABLE.match(prefixes(record)) and prefixes(line) == line and _shape(record) != _shape(line) and \
+    return not _TABLE.match(prefixes(record).rstrip()) and prefixes(line) == line and _shape(record) != _shape(line) and \
         not _same_columns(record, line) and (_inside(row, line) or _start(line) not in starts)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...facts import UNSET, NvmlDevice, TorchMapEntry
 
-_MIG_PROFILE = re.compile(r"(\d+)g\.(\d+)gb", re.IGNORECASE)
+_MIG_PROFILE = re.compile(r"(?<!\d)(\d+)g\.(\d+)gb", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

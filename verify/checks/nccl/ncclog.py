@@ -45,7 +45,7 @@ _MESSAGE = re.compile(r"NCCL (?:INFO|WARN) (.*)$")
 _UNTAGGED = re.compile(r"(?:^|[\s:\]])((?:NET/\S+ ?: ?\S|Using network |Channel \d+/\d+ ?: |Failed to open libibverbs|"
                        r"Count not open \S*libibverbs|NCCL_\w+ set (?:by environment )?to ).*)$")
 # Launchers' suffixes: Ray's de-duplication (`[repeated 7x across cluster]`), trailing carriage returns.
-_SUFFIX = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$|\r$")
+_SUFFIX = re.compile(r"(?<!\s)\s*\[repeated \d+x across cluster\]\s*$|\r$")
 _NETWORK = re.compile(r"^Using network (.+?)\s*$")
 _VERBS_MISSING = re.compile(r"^(?:Failed to open libibverbs\.so\S*|Count not open \S*libibverbs\S*)")
 _IB_USING = re.compile(r"^NET/IB ?: ?Using((?: \[\d+\]\S+)*)")
@@ -66,7 +66,7 @@ _TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/\w+)")
 # `NCCL_IB_HCA set by environment to mlx5_0` (param.cc) and `NCCL_SOCKET_IFNAME set to enp1s0` (misc/socket.cc)
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 # NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (hostname:pid:tid [cudaDev]): which process a line is from.
-_RANK = re.compile(r"([\w.-]+):(\d+):\d+ \[\d+\] NCCL (?:INFO|WARN) Using network (.+?)\s*$")
+_RANK = re.compile(r"(?<![\w.-])([\w.-]+):(\d+):\d+ \[\d+\] NCCL (?:INFO|WARN) Using network (.+?)\s*$")
 MAX_PROOF = 8
 
 
