@@ -3,22 +3,35 @@ read by the prolog's parser (verify/prolog/xid.py) into the gpu facts' `xid_even
 (`NVRM: ... [NV_ERR_RESET_REQUIRED]`) into `driver_errors`; the devices themselves are not in a kernel log (null).
 SXids, the NVSwitches' events, go to `sxid_events` and are judged by the same catalog. A CUDA refusal the same
 excerpt quotes (a test's `'CUDA-capable device(s) is/are busy or unavailable'` above the dmesg it sent) is kept as
-`cuda_init_error`, read as the CUDA kind reads it."""
+`cuda_init_error`, read as the CUDA kind reads it. A line that mentions a kernel message in prose (`See NVRM: Xid
+(...): 79 in the docs`, verify/explain/said.py) is no event; the prolog's reader of real kernel logs is not asked."""
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from ..prolog import xid as xidlog
 from ..shared.xidcatalog import rm_status
 from . import cuda, xidrelay
+from .said import printed_lines
 
 _NVRM = re.compile(r"NVRM: Xid \(|NVRM:.*fallen off the bus|SXid \(")
 # `[12.3]`, `Jan 25 10:34:54` (journal), ISO (`dmesg --time-format iso`), after `dmesg -x`'s `kern  :err   : `
 _TIME = re.compile(r"^\s*(?:\w+\s*:\s*\w+\s*:\s*)?(\[[^\]]+\]|\w{3} +\d+ [\d:]+|\d{4}-\d\d-\d\dT[\d:.,+-]+)")
 
 
+_MESSAGE = re.compile(r"NVRM:|SXid \(")
+
+
+@functools.lru_cache(maxsize=2)
+def _logged(text: str) -> str:
+    """The log without the lines that mention a kernel message in prose (detect and parse read one text)."""
+    return "\n".join(printed_lines(text, _MESSAGE)) if _MESSAGE.search(text) else text
+
+
 def detect(text: str) -> bool:
+    text = _logged(text)
     return bool(_NVRM.search(text)) or any(rm_status(line) for line in text.splitlines())
 
 
@@ -38,6 +51,7 @@ def _driver_errors(text: str) -> list[dict[str, Any]]:
 
 
 def parse(text: str) -> dict[str, Any]:
+    quoted, text = text, _logged(text)
     events: list[dict[str, Any]] = []
     switches: list[dict[str, Any]] = []
     for f in xidlog.parse(text.splitlines()):
@@ -51,8 +65,8 @@ def parse(text: str) -> dict[str, Any]:
             events.append({"xid": f.code, **row})
     # the log was read: its Xids, SXids and status lines are known ([] when none); the GPUs are not in a kernel log
     # a relay's lines quoted beside the kernel's (a device plugin's log under dmesg) are events too
-    facts = {"devices": None, "torch": None, "xid_events": events + xidrelay.events(text), "sxid_events": switches,
-             "driver_errors": _driver_errors(text), "cuda_init_error": cuda.refusal(text)}
+    facts = {"devices": None, "torch": None, "xid_events": events + xidrelay.events(quoted), "sxid_events": switches,
+             "driver_errors": _driver_errors(text), "cuda_init_error": cuda.refusal(quoted)}
     return _unread(text, facts)
 
 

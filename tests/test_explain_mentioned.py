@@ -1,0 +1,53 @@
+"""Text that merely mentions a tool's message (a README's "If you see ...", a how-to's "See ... in the docs", a code
+span inside a sentence) gives no verdict; the same message as the tool prints it, under any launcher's prefix or
+quoted whole by a poster, keeps its verdict (verify/explain/said.py's `mentioned`, one rule for every kind)."""
+from __future__ import annotations
+
+import pytest
+
+from verify import explain as ex
+from verify.explain.said import mentioned
+from verify.options import Options
+
+pytestmark = pytest.mark.unit
+
+
+def explained(text: str) -> tuple[str, str | None, str | None]:
+    r = ex.explain_text(text, "excerpt.txt", Options())
+    return r.status, r.code, r.owner
+
+
+KERNEL = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus."
+
+MENTIONS = {
+    "kernel": [f"See {KERNEL} in the docs", f"If dmesg shows `{KERNEL}`, drain the node.",
+               "See NVRM: Xid (PCI:0000:3b:00): 79 in the docs"],
+}
+
+
+@pytest.mark.parametrize("text", [t for texts in MENTIONS.values() for t in texts])
+def test_a_message_prose_mentions_gives_no_verdict(text):
+    status, code, owner = explained(text + "\n")
+    assert owner != "host" and status != "fail", (status, code, text)
+
+
+PRINTED = [
+    (f"[ 1234.567890] {KERNEL}", ("fail", "GPU_LOST", "host")),
+    (f"Jan 25 10:34:54 node01 kernel: {KERNEL}", ("fail", "GPU_LOST", "host")),
+    (f"got this in dmesg: {KERNEL}", ("fail", "GPU_LOST", "host")),
+    (f"`{KERNEL}`", ("fail", "GPU_LOST", "host")),
+]
+
+
+@pytest.mark.parametrize("text, expected", PRINTED)
+def test_the_message_as_printed_keeps_its_verdict(text, expected):
+    assert explained(text + "\n")[:len(expected)] == expected
+
+
+def test_the_mention_rule():
+    line = "If dmesg shows `NVRM: Xid (PCI:0000:3b:00): 79`, drain"
+    assert mentioned(line, line.index("NVRM"))
+    assert not mentioned("[ 12.5] NVRM: Xid (PCI:0000:3b:00): 79", 8)
+    assert not mentioned("| `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` | 3 |", 3)             # a table's cell is a value
+    assert not mentioned("ncclSystemError: System call (e.g. socket) failed", 0)      # the cue follows it
+    assert mentioned("Fixed: see NVRM: Xid 79", 13) and not mentioned("See the log. NVRM: Xid 79", 13)
