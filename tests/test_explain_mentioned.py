@@ -18,10 +18,12 @@ def explained(text: str) -> tuple[str, str | None, str | None]:
 
 
 KERNEL = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus."
+RELAY = "Detected XID 79 for GPU 0"
 
 MENTIONS = {
     "kernel": [f"See {KERNEL} in the docs", f"If dmesg shows `{KERNEL}`, drain the node.",
                "See NVRM: Xid (PCI:0000:3b:00): 79 in the docs"],
+    "relay": [f"DCGM logs `{RELAY}` when a GPU falls off the bus.", f"If the health check says {RELAY}, reboot."],
 }
 
 
@@ -36,6 +38,8 @@ PRINTED = [
     (f"Jan 25 10:34:54 node01 kernel: {KERNEL}", ("fail", "GPU_LOST", "host")),
     (f"got this in dmesg: {KERNEL}", ("fail", "GPU_LOST", "host")),
     (f"`{KERNEL}`", ("fail", "GPU_LOST", "host")),
+    (f"Error: {RELAY}", ("fail", "GPU_LOST", "host")),
+    (f"2024-05-01T12:00:00Z {RELAY}", ("fail", "GPU_LOST", "host")),
 ]
 
 
