@@ -19,11 +19,14 @@ def explained(text: str) -> tuple[str, str | None, str | None]:
 
 KERNEL = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus."
 RELAY = "Detected XID 79 for GPU 0"
+REFUSAL = "CUDA initialization: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized"
 
 MENTIONS = {
     "kernel": [f"See {KERNEL} in the docs", f"If dmesg shows `{KERNEL}`, drain the node.",
                "See NVRM: Xid (PCI:0000:3b:00): 79 in the docs"],
     "relay": [f"DCGM logs `{RELAY}` when a GPU falls off the bus.", f"If the health check says {RELAY}, reboot."],
+    "refusal": ["If CUDA initialization fails with Error 802: system not yet initialized, start the fabric manager.",
+                f"See `{REFUSAL}` in the FAQ.", "When you see Error 802: system not yet initialized, reboot."],
 }
 
 
@@ -40,6 +43,8 @@ PRINTED = [
     (f"`{KERNEL}`", ("fail", "GPU_LOST", "host")),
     (f"Error: {RELAY}", ("fail", "GPU_LOST", "host")),
     (f"2024-05-01T12:00:00Z {RELAY}", ("fail", "GPU_LOST", "host")),
+    (f"[rank3]: {REFUSAL}", ("fail", "DRIVER_ERROR", "host")),
+    ("Error (gpu_burn-drv.cpp:298): system not yet initialized", ("fail", "DRIVER_ERROR", "host")),
 ]
 
 

@@ -4,7 +4,8 @@ not yet initialized`, cuda-samples' `code=802(cudaErrorSystemNotReady)`, gpu-bur
 yet initialized'`): a line that names a refusal verify/shared/cuda_errors.py knows (its name or string, in any wording), or
 gives its number where the line is about CUDA, with
 `nvidia-smi -L`'s device lines where they are quoted: into the gpu facts' `cuda_init_error` (decoded by
-verify/shared/cuda_errors.py) and `devices`."""
+verify/shared/cuda_errors.py) and `devices`. A line that mentions a refusal in prose (`If CUDA initialization fails
+with Error 802: ...`, a code span in a sentence: verify/explain/said.py) is none."""
 from __future__ import annotations
 
 import functools
@@ -14,7 +15,7 @@ from typing import Any
 
 from ..shared import cuda_errors
 from ..shared.cuda_errors import undecided
-from .said import said
+from .said import mentioned, said
 
 # torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
 # where verify/shared/cuda_errors.py decodes the rest: `CUDA error: an illegal memory access` is a job's kernel, no refusal.
@@ -46,10 +47,16 @@ def _is_refusal(line: str) -> bool:
     return bool((_REFUSAL.search(line) or _CUDA.search(line)) and undecided(line))
 
 
+def _mentioned(line: str) -> bool:
+    """Whether the line's first CUDA words (the call, `CUDA`, the error's words or number) are mentioned in prose."""
+    starts = [m.start() for m in (_REFUSAL.search(line), _CUDA.search(line), cuda_errors.MESSAGE.search(line)) if m]
+    return bool(starts) and mentioned(line, min(starts))
+
+
 # one text is scanned by the kernel log's parser, detect and parse: each line's CUDA words once (seconds on a large log)
 @functools.lru_cache(maxsize=2)
 def refusal(text: str) -> str | None:
-    return next((line.strip()[:400] for line in text.splitlines() if _is_refusal(line)), None)
+    return next((line.strip()[:400] for line in text.splitlines() if _is_refusal(line) and not _mentioned(line)), None)
 
 
 def detect(text: str) -> bool:

@@ -153,6 +153,8 @@ _NUMBER = r"\b(?:error|code|returned|result)[ =:]*\(?{}\b"
 # every rule's words at once: a line that names none is passed over in one search (a log of millions of lines)
 _ANY_WORDS = re.compile("|".join(f"(?:{words.pattern})" for _, words, _ in _RULES), re.IGNORECASE)
 _ANY_NUMBER = re.compile(_NUMBER.format(r"(\d+)"), re.IGNORECASE)
+# where a line's CUDA message is: any rule's words or an error's number (explain's test of a mention reads before it)
+MESSAGE = re.compile(_ANY_WORDS.pattern + "|" + _NUMBER.format(r"\d+"), re.IGNORECASE)
 
 
 def decode(text: str | None) -> Decoded | None:
