@@ -20,6 +20,7 @@ def explained(text: str) -> tuple[str, str | None, str | None]:
 KERNEL = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus."
 RELAY = "Detected XID 79 for GPU 0"
 REFUSAL = "CUDA initialization: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized"
+MEMLOCK = "NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory"
 
 MENTIONS = {
     "kernel": [f"See {KERNEL} in the docs", f"If dmesg shows `{KERNEL}`, drain the node.",
@@ -27,6 +28,8 @@ MENTIONS = {
     "relay": [f"DCGM logs `{RELAY}` when a GPU falls off the bus.", f"If the health check says {RELAY}, reboot."],
     "refusal": ["If CUDA initialization fails with Error 802: system not yet initialized, start the fabric manager.",
                 f"See `{REFUSAL}` in the FAQ.", "When you see Error 802: system not yet initialized, reboot."],
+    "memlock": ["If NCCL prints `Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory`, raise ulimit -l.",
+                "e.g. ibv_reg_mr_iova2 failed: Cannot allocate memory means the memlock limit is low."],
 }
 
 
@@ -45,6 +48,7 @@ PRINTED = [
     (f"2024-05-01T12:00:00Z {RELAY}", ("fail", "GPU_LOST", "host")),
     (f"[rank3]: {REFUSAL}", ("fail", "DRIVER_ERROR", "host")),
     ("Error (gpu_burn-drv.cpp:298): system not yet initialized", ("fail", "DRIVER_ERROR", "host")),
+    (f"0: {MEMLOCK}", ("fail", "FABRIC_MEMLOCK_LOW", "host")),
 ]
 
 

@@ -5,13 +5,15 @@ when the limit bites: UCX's `mlx5_0: ibv_create_cq() failed: Cannot allocate mem
 RLIMIT_MEMLOCK is 65536 bytes.` (libibverbs/init.c). Those name the verbs device in use (`verbs_devices`) where they
 print it: the limit was read where RDMA runs. A call that pins memory failing with ENOMEM (NCCL's `Call to
 ibv_reg_mr_iova2 failed with error Cannot allocate memory`, verify/shared/rdma.py's PINNING_ENOMEM) is the
-`memlock_error`, with or without the limit beside it."""
+`memlock_error`, with or without the limit beside it. A library's message that prose mentions ("If NCCL prints
+`Call to ibv_reg_mr_iova2 failed ...`, raise ...", verify/explain/said.py) is none."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from ..shared.rdma import pinning_failed
+from ..shared.rdma import PINNING_ENOMEM, pinning_failed
+from .said import printed
 
 _BASH = re.compile(r"^max locked memory\s+\((kbytes|bytes|blocks)?,?\s*-l\)\s+(\S+)\s*$", re.MULTILINE)
 _DASH = re.compile(r"^-l:\s+locked-in-memory size \((kb|kbytes)\)\s+(\S+)\s*$", re.MULTILINE)
@@ -21,17 +23,26 @@ _DEVICE = re.compile(r"\b((?:mlx\d+|rocep\w+|irdma\w*|efa|bnxt_re|qedr|hfi1_|cxg
 
 
 def detect(text: str) -> bool:
-    return bool(_BASH.search(text) or _DASH.search(text) or _UCX.search(text) or _VERBS.search(text)
-                or pinning_failed(text))
+    return bool(_BASH.search(text) or _DASH.search(text) or printed(_UCX, text) or printed(_VERBS, text)
+                or _pinning(text))
+
+
+def _pinning(text: str) -> str | None:
+    """The line where a call that pins memory failed with ENOMEM, as a library printed it."""
+    found = printed(PINNING_ENOMEM, text)
+    if not found:
+        return None
+    end = text.find("\n", found.end())
+    return pinning_failed(text[text.rfind("\n", 0, found.start()) + 1:end if end >= 0 else None])
 
 
 def _library(text: str) -> dict[str, Any]:
     """A verbs library's own memlock message; the device it names is a verbs device in use."""
     devices = sorted(set(_DEVICE.findall(text)))
-    verbs = _VERBS.search(text)
+    verbs = printed(_VERBS, text)
     if verbs:
         return {"memlock": int(verbs.group(1)), **({"verbs_devices": devices} if devices else {})}
-    found = _UCX.search(text)
+    found = printed(_UCX, text)
     value = found.group(1) if found else ""
     if value.lower() == "unlimited":
         return {"memlock": "unlimited"}
@@ -41,7 +52,7 @@ def _library(text: str) -> dict[str, Any]:
 
 
 def parse(text: str) -> dict[str, Any]:
-    failed = pinning_failed(text)
+    failed = _pinning(text)
     return {**_limit(text), **({"memlock_error": failed} if failed else {})}
 
 
