@@ -21,6 +21,7 @@ KERNEL = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen 
 RELAY = "Detected XID 79 for GPU 0"
 REFUSAL = "CUDA initialization: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized"
 MEMLOCK = "NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory"
+NCCL = ("ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.")
 
 MENTIONS = {
     "kernel": [f"See {KERNEL} in the docs", f"If dmesg shows `{KERNEL}`, drain the node.",
@@ -30,6 +31,7 @@ MENTIONS = {
                 f"See `{REFUSAL}` in the FAQ.", "When you see Error 802: system not yet initialized, reboot."],
     "memlock": ["If NCCL prints `Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory`, raise ulimit -l.",
                 "e.g. ibv_reg_mr_iova2 failed: Cannot allocate memory means the memlock limit is low."],
+    "nccl": ["If NCCL says ncclSystemError, check the network.", f"When torch raises `{NCCL}` read the Last error."],
 }
 
 
@@ -49,6 +51,9 @@ PRINTED = [
     (f"[rank3]: {REFUSAL}", ("fail", "DRIVER_ERROR", "host")),
     ("Error (gpu_burn-drv.cpp:298): system not yet initialized", ("fail", "DRIVER_ERROR", "host")),
     (f"0: {MEMLOCK}", ("fail", "FABRIC_MEMLOCK_LOW", "host")),
+    (NCCL, ("fail", "NCCL_FAILED")),
+    ("[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp"
+     ":1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5", ("fail", "NCCL_FAILED")),
 ]
 
 

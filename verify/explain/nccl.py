@@ -1,5 +1,6 @@
 """NCCL's INFO log (NCCL_DEBUG=INFO), as any launcher prints it: read by verify/checks/nccl/ncclog.py into the nccl facts'
-`nccl_log`, with the version NCCL prints and the error a failing rank logs."""
+`nccl_log`, with the version NCCL prints and the error a failing rank logs. An error that prose mentions (`If NCCL
+says ncclSystemError, ...`, a code span in a sentence: verify/explain/said.py) is none."""
 from __future__ import annotations
 
 import copy
@@ -9,6 +10,7 @@ from typing import Any
 
 from ..checks.nccl import ncclog
 from ..shared.rdma import IB_ASYNC_ERROR
+from .said import printed
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # a collective's timeout: torch's watchdog (from its words on), or a line saying "timed out" of NCCL or a collective
@@ -48,7 +50,7 @@ def detect(text: str) -> bool:
     """An NCCL log that shows something decisive (tried before a CUDA refusal, which an NCCL log may quote): a failure
     NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
     log = _log(text)
-    return bool(_CUDA_FAILURE.search(text) or _ERROR.search(text) or IB_ASYNC_ERROR.search(text) or
+    return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or IB_ASYNC_ERROR.search(text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
@@ -131,8 +133,8 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {event.group(0).strip()[:300]}"
     if tail := _failed_warn(text):
         return tail
-    warned_cuda = _CUDA_FAILURE.search(text)
-    if failed := _ERROR.search(text):
+    warned_cuda = printed(_CUDA_FAILURE, text)
+    if failed := printed(_ERROR, text):
         cuda = warned_cuda or _CUDA_QUOTED.search(text)
         last = _LAST.search(text, failed.end())
         return f"all_reduce: {failed.group(0).strip()[:300]}" + (f" Last error: {last.group(1).strip()[:200]}"
