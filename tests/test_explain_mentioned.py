@@ -22,6 +22,7 @@ RELAY = "Detected XID 79 for GPU 0"
 REFUSAL = "CUDA initialization: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized"
 MEMLOCK = "NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory"
 NCCL = ("ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.")
+DCGM = 'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu="0",UUID="GPU-1a2b",pci_bus_id="00000000:3B:00.0"} 3'
 
 MENTIONS = {
     "kernel": [f"See {KERNEL} in the docs", f"If dmesg shows `{KERNEL}`, drain the node.",
@@ -32,6 +33,8 @@ MENTIONS = {
     "memlock": ["If NCCL prints `Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory`, raise ulimit -l.",
                 "e.g. ibv_reg_mr_iova2 failed: Cannot allocate memory means the memlock limit is low."],
     "nccl": ["If NCCL says ncclSystemError, check the network.", f"When torch raises `{NCCL}` read the Last error."],
+    "dcgm": [f"The alert fires when {DCGM} is above zero.", f"e.g. {DCGM} means the GPU saw a double-bit error.",
+             "If DCGM_FI_DEV_ECC_DBE_VOL_TOTAL is 5 or more, drain the node."],
 }
 
 
@@ -54,6 +57,9 @@ PRINTED = [
     (NCCL, ("fail", "NCCL_FAILED")),
     ("[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp"
      ":1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5", ("fail", "NCCL_FAILED")),
+    (DCGM, ("fail", "ECC_UNCORRECTABLE", "host")),
+    ("| `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` | 3 |", ("fail", "ECC_UNCORRECTABLE", "host")),
+    (f"the exporter shows: {DCGM}", ("fail", "ECC_UNCORRECTABLE", "host")),
 ]
 
 

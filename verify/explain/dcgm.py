@@ -3,13 +3,16 @@ pci_bus_id="..",modelName=".."} 12`) and tables or lists that name a field besid
 `DCGM_FI_DEV_X: 8`), into the gpu facts' devices by DCGM's field meanings (dcgmlib/dcgm_fields.h: SBE = single-bit,
 corrected; DBE = double-bit, uncorrectable; VOL since the last reset, AGG the lifetime). Only the fields below are
 read; a line without a number beside its field is left out, never guessed. `dcgmi dmon`'s short column tags
-(`ESVTL` ...) are not read: the public samples found print N/A in those columns (github.com/NVIDIA/DCGM/issues/265)."""
+(`ESVTL` ...) are not read: the public samples found print N/A in those columns (github.com/NVIDIA/DCGM/issues/265).
+A line whose field prose mentions (`The alert fires when DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{...} 3 ...`, `If ... is 5`:
+verify/explain/said.py) holds no value."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
 from .notknown import known
+from .said import mentioned, printed
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": ("ecc_volatile_correctable",),
@@ -30,8 +33,11 @@ _SUFFIX = re.compile(r"`?(_[A-Z][A-Z_]*)`?")
 _DRIVER = re.compile(r"\bDriver(?: Version)?\s*[|:]\s*(\d+\.\d+(?:\.\d+)?)")
 
 
+_FIELD = re.compile("|".join(FIELDS))
+
+
 def detect(text: str) -> bool:
-    return any(name in text for name in FIELDS)
+    return any(name in text for name in FIELDS) and printed(_FIELD, text) is not None
 
 
 # DCGM's blank values (dcgm_structs.h: DCGM_INT64_BLANK 0x7ffffffffffffff0 and the NOT_FOUND/NOT_SUPPORTED/
@@ -77,6 +83,8 @@ def parse(text: str) -> dict[str, Any]:
     for line in text.splitlines():
         if m := _DRIVER.search(line):
             driver = driver or m.group(1)
+        if (m := _FIELD.search(line)) and mentioned(line, m.start()):
+            continue
         if m := _PROM.match(line):
             if m.group(1) not in FIELDS:
                 continue
