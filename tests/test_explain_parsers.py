@@ -3,6 +3,8 @@ URL on its first line), old and new wordings side by side; what a parser cannot 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -369,6 +371,28 @@ def test_a_csv_of_generic_columns_is_not_read_as_nvidia_smi():
     text = "index, name, score\n0, resnet50, 0.76\n1, vit_b_16, 0.81\n"
     kind = ex.kind_of(text)
     assert kind is None or kind.name != "nvidia-smi --query-gpu CSV"
+
+
+@pytest.mark.parametrize("text", [
+    "model,batch,throughput,power.draw,temperature.gpu\nresnet50,256,2950.1,398.2,71\nvit_b_16,128,1210.4,401.7,73\n",
+    "$ bench --query-gpu=model,power.draw,temperature.gpu\nresnet50, 398.2, 71\nvit_b_16, 401.7, 73\n",
+])
+def test_a_csv_naming_what_nvidia_smi_does_not_document_is_not_its_query(text):
+    """A benchmark's CSV shares some of nvidia-smi's names (power.draw, temperature.gpu), but `model` is none of the
+    fields `nvidia-smi --help-query-gpu` documents: the table is another tool's, never read as GPU facts."""
+    kind = ex.kind_of(text)
+    assert kind is None or kind.name != "nvidia-smi --query-gpu CSV"
+
+
+def test_the_documented_fields_are_nvidia_smi_s_own_list_with_its_source():
+    """smifields.txt: the names quoted in real `nvidia-smi --help-query-gpu` output, its source (URL and commit) on
+    its first line; every name the parser reads is one of them."""
+    from verify.explain import smiquery
+    lines = (Path(smiquery.__file__).with_name("smifields.txt")).read_text().splitlines()
+    assert re.search(r"https://github\.com/utkuozdemir/nvidia_gpu_exporter/tree/[0-9a-f]{40}/", lines[0])
+    assert all(re.fullmatch(r"[A-Za-z_][\w.]*", name) for name in lines[1:]) and len(set(lines[1:])) == len(lines) - 1
+    assert {"timestamp", "pci.bus_id", "gpu_name", "clocks_event_reasons.active", "power.draw.instant"} <= smiquery.DOCUMENTED
+    assert set(smiquery.FIELDS) | set(smiquery._ALIASES) <= smiquery.DOCUMENTED
 
 
 def test_lspci_vv_gives_each_nvidia_gpu_s_link_by_bus_id_and_a_downgraded_link_is_judged():

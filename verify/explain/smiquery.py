@@ -3,11 +3,13 @@ for, one row per GPU. The columns are named by the CSV header (`index, name, tem
 uncorrected.volatile.total [...]`, units in brackets) or, with `noheader`, by the `--query-gpu=` list of the command
 line quoted above the rows. Each field nvidia-smi documents (`nvidia-smi --help-query-gpu`) that the facts hold is
 read into the device; `[N/A]`, `[Not Supported]` are null (not known), never a value. A row whose width is not the
-fields' is not read."""
+fields' is not read. A header or a `--query-gpu=` list is nvidia-smi's only where each name in it is a field
+nvidia-smi documents (smifields.txt): a benchmark's CSV (`model,batch,throughput,power.draw`) is not."""
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .notknown import known
@@ -73,8 +75,12 @@ FIELDS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "power.draw": ("power_w", _num), "power.limit": ("power_limit_w", _num),
     "enforced.power.limit": ("power_limit_w", _num), "power.default_limit": ("power_default_limit_w", _num),
     "clocks.sm": ("sm_clock_mhz", _int), "clocks.current.sm": ("sm_clock_mhz", _int),
-    "clocks.max.sm": ("sm_clock_max_mhz", _int), "clocks.max.sm_clock": ("sm_clock_max_mhz", _int),
+    "clocks.max.sm": ("sm_clock_max_mhz", _int),
 }
+# every field name `nvidia-smi --help-query-gpu` documents (data, with its source on the first line), read once
+DOCUMENTED = frozenset(line.strip().lower() for line in
+                       Path(__file__).with_name("smifields.txt").read_text(encoding="utf-8").splitlines()[1:]
+                       if line.strip())
 # names any CSV may have: a header of these alone is not nvidia-smi's
 _GENERIC = {"index", "name", "uuid", "driver_version", "memory.total"}
 _ALIASES = {"clocks.current.sm": "clocks.sm", "power.draw.instant": "power.draw"}
@@ -83,9 +89,10 @@ _ALIASES = {"clocks.current.sm": "clocks.sm", "power.draw.instant": "power.draw"
 def _header(line: str) -> list[str] | None:
     """A CSV header's query fields (`temperature.gpu`, `memory.total [MiB]`), where it names any the facts hold."""
     names = [re.sub(r"(?<!\s)\s*\[[^\[\]]*\]\s*$", "", c.strip()).lower() for c in line.split(",")]
+    if len(names) < 2 or not all(n in DOCUMENTED for n in names):
+        return None
     names = [_ALIASES.get(n, n) for n in names]
-    return names if len(names) >= 2 and any(n in FIELDS and n not in _GENERIC for n in names) and all(
-        re.fullmatch(r"[a-z_][\w.]*", n) for n in names) else None
+    return names if any(n in FIELDS and n not in _GENERIC for n in names) else None
 
 
 def _tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
@@ -95,8 +102,11 @@ def _tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
     for line in text.splitlines():
         line = _NOTE.sub("", line)      # a poster's note after a row (`1, Reset   <= reset required`)
         if m := _COMMAND.search(line):
-            fields = [_ALIASES.get(f, f) for f in m.group(1).lower().split(",") if f]
-            tables.append((fields, []))
+            asked = [f for f in m.group(1).lower().split(",") if f]
+            # a list naming what nvidia-smi does not document is another tool's (its rows are not read as these)
+            fields = [_ALIASES.get(f, f) for f in asked] if all(f in DOCUMENTED for f in asked) else None
+            if fields:
+                tables.append((fields, []))
         elif head := _header(line):
             fields = head
             tables.append((fields, []))
