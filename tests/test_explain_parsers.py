@@ -458,6 +458,42 @@ def test_a_pipe_and_a_procfs_file_are_read(tmp_path):
     assert ex.read("/proc/self/status").startswith("Name:")
 
 
+KERNEL_LINE = "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+
+
+@pytest.mark.parametrize("run", [1, 4096, 3 << 20])
+def test_a_log_logrotate_s_copytruncate_left_nuls_before_is_read_from_its_text(tmp_path, run):
+    """copytruncate empties a log its program keeps writing at the old offset: the file starts with that many NULs
+    and the lines follow. It was refused as binary; its text is read, as a file and through a pipe."""
+    import os
+    import threading
+    data = b"\0" * run + KERNEL_LINE.encode()
+    f = tmp_path / "kern.log"
+    f.write_bytes(data)
+    assert ex.read(str(f)) == KERNEL_LINE
+    assert verdict(ex.explain(str(f), Options())) == ("fail", "GPU_LOST", "host")
+    r, w = os.pipe()
+    def write() -> None:
+        with os.fdopen(w, "wb") as out:
+            out.write(data)
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert ex.read(f"/dev/fd/{r}") == KERNEL_LINE
+    finally:
+        writer.join()
+        os.close(r)
+
+
+@pytest.mark.parametrize("data", [b"\0ELF", b"\0" * 100, b"\0\0\x7fELF\x02\x01\x01\x00\n", b"text\0\0more\n",
+                                  b"\0" * 10 + b"a\x01b\n"])
+def test_nuls_that_are_not_a_leading_run_before_text_are_still_binary(tmp_path, data):
+    f = tmp_path / "core"
+    f.write_bytes(data)
+    with pytest.raises(ex.ExplainError, match="binary"):
+        ex.read(str(f))
+
+
 def test_the_patterns_made_linear_read_what_they_read_before():
     """Patterns that tried a `[\\w/]+`, `\\s+` or `[\\w.-]*` from every character of a long run (minutes on one long
     line; the timings are in the hunt's report, not asserted) now start only where such a run does: what they read

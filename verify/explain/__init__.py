@@ -6,6 +6,7 @@ for every parser (pasted.py)."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -89,7 +90,8 @@ class ExplainError(Exception):
 
 
 def read(path: str) -> str:
-    """The file's text (its last MAX_BYTES), decoded leniently; a binary file, a device and an empty file are refused.
+    """The file's text (its last MAX_BYTES), decoded leniently; a binary file, a device and an empty file are refused
+    (a log whose start logrotate's copytruncate left as NULs is read from its text).
     Opened without blocking (a FIFO no one writes to would wait forever) and read as a stream where it is one (a
     pipe, `<(dmesg)`), keeping only its tail."""
     try:
@@ -109,19 +111,33 @@ def read(path: str) -> str:
             data = _tail(fh, stat.S_ISREG(mode))
         except OSError as exc:
             raise ExplainError(f"explain {path}: cannot read it ({exc.strerror or exc})") from None
-    if b"\0" in data[:4096]:
+    text_after = _after_truncation(data) if b"\0" in data[:4096] else data
+    if text_after is None:
         raise ExplainError(f"explain {path}: a binary file, not a text log: give the text output (dmesg, ibstat, "
                            "nvidia-smi -q, NCCL_DEBUG=INFO, ulimit -a)")
-    text = data.decode("utf-8", errors="replace")
+    text = text_after.decode("utf-8", errors="replace")
     if not text.strip():
         raise ExplainError(f"explain {path}: empty, nothing to explain: give the file the command's output was saved "
                            "to (dmesg, ibstat, nvidia-smi -q, NCCL_DEBUG=INFO, ulimit -a)")
     return text
 
 
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f]")      # not \t \n \r or a colour's ESC
+
+
+def _after_truncation(data: bytes) -> bytes | None:
+    """The text after a leading run of NUL bytes: logrotate's copytruncate empties a log while its program goes on
+    writing at its old offset, so the file starts with that many NULs and the program's lines follow. None where
+    what follows is no text (a NUL or another control byte in its first 4 KiB, or no line end in it)."""
+    rest = data.lstrip(b"\0")
+    head = rest[:4096]
+    return rest if head and (b"\n" in head or len(head) == 4096) and not _CONTROL.search(head) else None
+
+
 def _tail(fh: Any, regular: bool) -> bytes:
     """The last MAX_BYTES: a regular file's by seeking (procfs files say size 0: read whole), a stream's by reading
-    it in chunks and keeping the last; a stream whose start is binary (NUL bytes) is refused before its end."""
+    it in chunks and keeping the last; a stream whose start is binary (NUL bytes after its first byte that is none)
+    is refused before its end."""
     if regular:
         try:
             fh.seek(max(0, fh.seek(0, 2) - MAX_BYTES))
@@ -133,7 +149,7 @@ def _tail(fh: Any, regular: bool) -> bytes:
     while chunk := fh.read(1 << 20):
         if len(head) < 4096:
             head += chunk[:4096 - len(head)]
-            if b"\0" in head:
+            if b"\0" in head.lstrip(b"\0"):    # a leading run is copytruncate's (read() tells)
                 return head
         kept += chunk
         if len(kept) > 2 * MAX_BYTES:
