@@ -205,4 +205,6 @@ def run_tail(argv: list[str], timeout: float, cap: int) -> Output:
                 proc.wait(timeout=1)        # one stuck in the kernel (D state) is left behind, not waited on
         proc.stdout.close()
         proc.stderr.close()
-    return Output(rc, bytes(kept[out_fd][-cap:]) if cap else b"", bytes(kept[err_fd][-ERR_CAP:]), seen > cap)
+    for fd, limit in limits.items():    # trimmed in place first: a slice, then bytes of it, would hold two copies more
+        del kept[fd][:-limit or len(kept[fd])]
+    return Output(rc, bytes(kept[out_fd]) if cap else b"", bytes(kept[err_fd]), seen > cap)
