@@ -439,22 +439,28 @@ def test_a_file_that_is_no_log_is_refused_in_one_line_and_never_waited_on(tmp_pa
     assert "\n" not in str(refused.value)
 
 
-def test_a_pipe_and_a_procfs_file_are_read(tmp_path):
-    """`verify explain <(dmesg)` gives a pipe; /proc/driver/nvidia/version seeks to no end: both are text."""
+def _read_through_a_pipe(data: bytes) -> str:
+    """What `verify explain` reads of `data` written into a pipe by another thread (`explain <(dmesg)`)."""
     import os
     import threading
-    text = (DATA / "nvidia-smi-610-b200.txt").read_text()
     r, w = os.pipe()
+
     def write() -> None:
-        os.write(w, text.encode())
-        os.close(w)
+        with os.fdopen(w, "wb") as out:
+            out.write(data)
     writer = threading.Thread(target=write)
     writer.start()
     try:
-        assert ex.read(f"/dev/fd/{r}") == text
+        return ex.read(f"/dev/fd/{r}")
     finally:
         writer.join()
         os.close(r)
+
+
+def test_a_pipe_and_a_procfs_file_are_read(tmp_path):
+    """`verify explain <(dmesg)` gives a pipe; /proc/driver/nvidia/version seeks to no end: both are text."""
+    text = (DATA / "nvidia-smi-610-b200.txt").read_text()
+    assert _read_through_a_pipe(text.encode()) == text
     assert ex.read("/proc/self/status").startswith("Name:")
 
 
@@ -465,24 +471,12 @@ KERNEL_LINE = "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=pyt
 def test_a_log_logrotate_s_copytruncate_left_nuls_before_is_read_from_its_text(tmp_path, run):
     """copytruncate empties a log its program keeps writing at the old offset: the file starts with that many NULs
     and the lines follow. It was refused as binary; its text is read, as a file and through a pipe."""
-    import os
-    import threading
     data = b"\0" * run + KERNEL_LINE.encode()
     f = tmp_path / "kern.log"
     f.write_bytes(data)
     assert ex.read(str(f)) == KERNEL_LINE
     assert verdict(ex.explain(str(f), Options())) == ("fail", "GPU_LOST", "host")
-    r, w = os.pipe()
-    def write() -> None:
-        with os.fdopen(w, "wb") as out:
-            out.write(data)
-    writer = threading.Thread(target=write)
-    writer.start()
-    try:
-        assert ex.read(f"/dev/fd/{r}") == KERNEL_LINE
-    finally:
-        writer.join()
-        os.close(r)
+    assert _read_through_a_pipe(data) == KERNEL_LINE
 
 
 @pytest.mark.parametrize("data", [b"\0ELF", b"\0" * 100, b"\0\0\x7fELF\x02\x01\x01\x00\n", b"text\0\0more\n",
