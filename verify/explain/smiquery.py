@@ -12,13 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..checks.gpu.gpuprobe import RECOVERY_ACTIONS
 from .notknown import known
 
 _COMMAND = re.compile(r"--query-gpu[= ]([\w.,]+)")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?")
 _NOTE = re.compile(r"(?<!\s)\s+(?:<=|<-|<--|#)\s.*$")
-_RECOVERY = {"none": "none", "reset": "reset", "reboot": "reboot", "drain p2p": "drain_p2p",
-             "drain and reset": "drain_and_reset"}
+# nvidia-smi prints NVML's recovery actions with blanks (`Drain P2P`, `Drain and Reset`): the probe's own names
+_RECOVERY = {name.replace("_", " "): name for name in RECOVERY_ACTIONS.values()}
 
 
 def _num(value: str) -> float | None:
@@ -74,7 +75,7 @@ FIELDS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "clocks_throttle_reasons.active": ("throttle_reasons", _mask), "clocks_event_reasons.active": ("throttle_reasons", _mask),
     "power.draw": ("power_w", _num), "power.limit": ("power_limit_w", _num),
     "enforced.power.limit": ("power_limit_w", _num), "power.default_limit": ("power_default_limit_w", _num),
-    "clocks.sm": ("sm_clock_mhz", _int), "clocks.current.sm": ("sm_clock_mhz", _int),
+    "clocks.sm": ("sm_clock_mhz", _int),
     "clocks.max.sm": ("sm_clock_max_mhz", _int),
 }
 # every field name `nvidia-smi --help-query-gpu` documents (data, with its source on the first line), read once
