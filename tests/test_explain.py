@@ -35,10 +35,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                                 "health rows: warn HEALTH_NOT_ASSESSED (every link "
                                                                 "down, the model not in them)",
     # Ninth and tenth batches: the translator's verdict kept.
-    "h100-eight-gpus-topo-nv18-every-pair-two-numa": "translator: gpu pass (NV18 to every peer: every GPU's 18 links "
-                                                     "up); verify explain: not recognised (no `nvidia-smi topo -m` "
-                                                     "parser: the matrix counts links per pair, not each link's "
-                                                     "state), a skip, never a pass",
     "nccl-bootstrap-stray-connection-closed-before-magic-fixed-2.27.3": "translator: nccl fail NCCL_FAILED (image: "
                                                                         "an NCCL bug fixed in 2.27.3, said in the "
                                                                         "maintainers' prose); verify: the job's "

@@ -508,3 +508,59 @@ def test_the_patterns_made_linear_read_what_they_read_before():
     assert dcgm._LABEL.findall('gpu="0",UUID="GPU-1"') == [("gpu", "0"), ("UUID", "GPU-1")]
     for hostile in ("a" * 200_000, "1" * 200_000, "a/" * 100_000, " " * 100_000 + "x", "> " * 100_000, "[ " * 100_000):
         ex.explain_text(hostile, "long.txt", Options())
+
+
+def _topo(name: str) -> dict:
+    from verify.explain import topo
+    text = (DATA / name).read_text()
+    kind = ex.kind_of(text)
+    assert topo.detect(text) and kind is not None and kind.name == "nvidia-smi topo -m"
+    return topo.parse(text)
+
+
+def test_topo_m_behind_nvswitches_gives_each_gpu_its_whole_bond_and_its_numa_node():
+    """`nvidia-smi topo -m`: behind NVSwitches every pair shows the GPU's whole bond (a DGX A100's NV12, a DGX-2's
+    NV6), never the sum of its cells; the NUMA Affinity column is the GPU's node, absent where the driver prints
+    no such column (the DGX-2's)."""
+    a100 = _topo("topo-m-dgx-a100-nv12.txt")["devices"]
+    assert [(d["index"], len(d["nvlink"]), all(d["nvlink"]), d["nvswitch"], d["numa_node"]) for d in a100] == \
+        [(0, 12, True, True, 3), (1, 12, True, True, 3), (2, 12, True, True, 1), (3, 12, True, True, 1)]
+    v100 = _topo("topo-m-dgx2-v100-nv6.txt")["devices"]
+    assert {len(d["nvlink"]) for d in v100} == {6} and all(all(d["nvlink"]) for d in v100)
+    assert all("numa_node" not in d for d in v100)
+
+
+def test_topo_m_without_an_nv_cell_says_nothing_of_nvlink():
+    """Eight RTX 4090s, every pair SYS: no NVLink field at all (a PCIe board and a board whose bridges are all down
+    print the same matrix), so nothing about links is judged; NUMA nodes are read from the tab-separated columns."""
+    devices = _topo("topo-m-8x-rtx4090-sys.txt")["devices"]
+    assert [d["index"] for d in devices] == list(range(8))
+    assert all("nvlink" not in d and "nvswitch" not in d for d in devices)
+    assert [d["numa_node"] for d in devices] == [0, 0, 0, 0, 1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("down", [("NV16", [16, 17], "warn"), ("SYS", list(range(18)), "fail")],
+                         ids=["two-links", "every-link"])
+def test_topo_m_a_gpu_showing_a_smaller_bond_than_its_board_has_the_rest_down(down):
+    """Hand-made from the corpus's real HGX H100 matrix (h100-eight-gpus-topo-nv18-every-pair-two-numa): GPU 3's
+    cells lowered to NV16 (two links down) or to SYS (off the fabric). Its board's other GPUs still show NV18, so
+    GPU 3 should have 18: the missing ones are down, and the gpu check says so (owner host): two links in one read
+    warn (links retrain after a reset), every link down fails."""
+    cell, missing, status = down
+    raw = (ROOT / "tests/data/real-world/h100-eight-gpus-topo-nv18-every-pair-two-numa/raw.txt").read_text()
+    lines = raw.splitlines()
+    for n, line in enumerate(lines):
+        cells = line.split()
+        if line.startswith("GPU"):                 # a row, not the header
+            if cells[0] == "GPU3":
+                cells = [c if c == "X" or not c.startswith("NV") else cell for c in cells]
+            else:
+                cells[4] = cell            # the GPU3 column
+            lines[n] = "  ".join(cells)
+    from verify.explain import topo
+    devices = topo.parse("\n".join(lines))["devices"]
+    gpu3 = devices[3]["nvlink"]
+    assert len(gpu3) == 18 and [i for i, up in enumerate(gpu3) if not up] == missing
+    assert all(all(d["nvlink"]) and len(d["nvlink"]) == 18 for d in devices if d["index"] != 3)
+    r = ex.explain_text("\n".join(lines), "topo.txt", Options())
+    assert (r.status, r.code, r.owner) == (status, "NVLINK_DOWN", "host")

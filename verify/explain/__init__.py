@@ -27,6 +27,7 @@ from . import (
     smi,
     smiquery,
     smitable,
+    topo,
     ulimit,
     xidrelay,
 )
@@ -54,6 +55,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("nvidia-smi --query-gpu CSV", "gpu", smiquery.detect, smiquery.parse),
     Kind("DCGM field values", "gpu", dcgm.detect, dcgm.parse),
     Kind("lspci -vv", "gpu", lspci.detect, lspci.parse),
+    Kind("nvidia-smi topo -m", "gpu", topo.detect, topo.parse),
     Kind("dcgmi health", "gpu", dcgmhealth.detect, dcgmhealth.parse, unread=dcgmhealth.unread),
     Kind("dcgmi diag", "gpu", dcgmdiag.detect, dcgmdiag.parse, unread=dcgmdiag.unread),
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),

@@ -1,0 +1,70 @@
+"""`nvidia-smi topo -m`: the matrix of how each pair of GPUs is connected, into the gpu facts' devices (index, NVLink
+states, behind an NVSwitch, NUMA node). `NV#` is "a bonded set of # NVLinks" between two GPUs (the matrix's legend).
+
+Behind NVSwitches every pair shows the GPU's whole bond (NV18 on an HGX H100: the same 18 links reach every peer),
+so a GPU's links up are the largest bond it shows; wired directly (a DGX-1's cube mesh, a bridge pair) they are the
+sum of its bonds. A node is switched when some GPU would otherwise have more links than any GPU has (18). The
+links every GPU of the node should have are the most any of them shows (one board, one model): a GPU showing fewer
+has the rest down. A matrix with no NV cell says nothing about NVLink (a PCIe board, or every bridge down): null."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MAX_LINKS = 18            # NVLink 4 and 5 GPUs (H100, B200, GB200) have 18, the most any GPU has
+_HEADER = re.compile(r"^\s*GPU0(?:\s+(?:GPU|NIC)\d+|\s+mlx\d+_\d+)*\s+CPU Affinity\b")
+_ROW = re.compile(r"^GPU(\d+)\s+(.*)$")
+_NV = re.compile(r"^NV(\d+)$")
+
+
+def _header(lines: list[str]) -> tuple[int, list[str]] | None:
+    for n, line in enumerate(lines):
+        if _HEADER.match(line):
+            return n, line.split("CPU Affinity")[0].split()
+    return None
+
+
+def detect(text: str) -> bool:
+    lines = text.splitlines()
+    found = _header(lines)
+    return found is not None and any(re.match(r"^GPU0\s+X\b", line) for line in lines[found[0] + 1:])
+
+
+def _rows(lines: list[str], columns: list[str]) -> dict[int, tuple[list[str], list[str]]]:
+    """GPU index -> (its cells under the columns, what follows: CPU affinity, NUMA affinity, ...)."""
+    out: dict[int, tuple[list[str], list[str]]] = {}
+    for line in lines:
+        if (m := _ROW.match(line.strip())) and (cells := m.group(2).split()) and len(cells) >= len(columns):
+            out.setdefault(int(m.group(1)), (cells[:len(columns)], cells[len(columns):]))
+    return out
+
+
+def parse(text: str) -> dict[str, Any]:
+    lines = text.splitlines()
+    found = _header(lines)
+    if found is None:
+        return {"torch": None, "devices": None}
+    start, columns = found
+    rows = _rows(lines[start + 1:], columns)
+    gpus = [c for c in columns if re.fullmatch(r"GPU\d+", c)]
+    bonds: dict[int, list[int | None]] = {}
+    for index, (cells, _) in rows.items():
+        bonds[index] = [int(m.group(1)) if (m := _NV.match(cell)) else None
+                        for col, cell in zip(columns, cells, strict=True) if col in gpus and col != f"GPU{index}"]
+    # a GPU that lost every link shows no NV cell at all; its peers still show the switch's bonds
+    switched = any(sum(n or 0 for n in b) > MAX_LINKS for b in bonds.values())
+    up = {i: (max((n or 0 for n in b), default=0) if switched else sum(n or 0 for n in b)) for i, b in bonds.items()}
+    expected = max(up.values(), default=0)
+    devices = []
+    for index in sorted(rows):
+        dev: dict[str, Any] = {"index": index}
+        if expected:
+            dev["nvlink"] = [True] * up[index] + [False] * (expected - up[index])
+        if switched:
+            dev["nvswitch"] = True
+        rest = rows[index][1]
+        numa = rest[1] if len(rest) > 1 else ""
+        if numa.isdecimal() and numa.isascii():
+            dev["numa_node"] = int(numa)
+        devices.append(dev)
+    return {"torch": None, "devices": devices or None}
