@@ -52,6 +52,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "gh200-480gb-idle-one-dbe-row-remapped-pcie-x1-700w-of-900w": "translator: gpu pass; verify: warn (a lifetime "
                                                                   "uncorrectable count, remapped: watched; and the "
                                                                   "enforced 700 W below the 900 W default)",
+    # Fourteenth and fifteenth batches: the translator's verdict kept.
+    "b200-two-gpu-nvls-allgather-hang-xid145-rlw-rxpipe-link11-xid137-priv-error": "translator: gpu fail XID_ERROR "
+        "(host); verify: warn (a non-fatal NVLink Xid is watched; Xid 137 is the application's, NVIDIA's guide)",
+    "h100-hgx-2x8-doca-host-ring-44-busbw-gdrdma-on-all-eight-ndr-rails": "translator: nccl fail FABRIC_BANDWIDTH_LOW "
+        "(host, the rails' NDR rate from the prose); verify: pass (no rail rate in the excerpt)",
+    "nc-h100-v5-nvlink-six-of-18-links-inactive-by-design-nhc-false-alarm": "translator: gpu pass (the SKU wires 12 of "
+        "18 links, said in prose); verify: warn NVLINK_DOWN (host), the model not in the excerpt",
+    "p5-nccl-2.28.9-gin-over-aws-ofi-efa-rail-count-mismatch-internal-error": "translator: nccl fail NCCL_FAILED (job: "
+        "NCCL_GIN_ENABLE=1 in the poster's command, not the excerpt); verify explain: the image's NCCL (its internal "
+        "error with no feature switched on in the text)",
     # Eighth batch: the translator's verdict kept.
     "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host; the Reset "
                                                       "line is in the poster's prose, not the excerpt); verify explain "

@@ -562,6 +562,14 @@ KNOWN_MISMATCHES = {
                                                                   "(remapped, watched) and an enforced power limit "
                                                                   "below the default; the translator reads both as "
                                                                   "by design",
+    # Fourteenth and fifteenth batches (tests/data/real-world/README.md): the translator's verdict kept.
+    "b200-two-gpu-nvls-allgather-hang-xid145-rlw-rxpipe-link11-xid137-priv-error": "rule kept: a non-fatal NVLink Xid "
+        "is watched (NVIDIA's catalog: drain if it repeats) and Xid 137 is an application's illegal peer access "
+        "(NVIDIA's Xid guide): warn (host); the translator drains on the hang and the maintainers' prose",
+    "h100-hgx-2x8-doca-host-ring-44-busbw-gdrdma-on-all-eight-ndr-rails": "the rails' rates (NDR 400) are in the "
+        "poster's prose, not the facts: 60 GB/s peak against the one-NIC inter-node floor passes; no rate is assumed",
+    "nc-h100-v5-nvlink-six-of-18-links-inactive-by-design-nhc-false-alarm": "the model (an H100 NVL whose SKU wires "
+        "12 of 18 links) is in the poster's prose: links inactive on a GPU of unknown model warn (host), one read",
     # Eighth batch (tests/data/real-world/README.md): the translator's verdict kept.
     "nccl-bootstrap-stray-connection-closed-before-magic-fixed-2.27.3": "the image's by the maintainers' prose (an "
                                                                         "NCCL bug fixed in 2.27.3); the log shows a "

@@ -97,3 +97,15 @@ def test_an_xid_is_judged_under_the_code_of_the_condition_the_catalog_names():
     r = gpu.judge({"devices": None, "torch": None, "xid_events": [dbe]}, Options())
     assert (r.status, r.code, r.owner) == ("fail", "ECC_UNCORRECTABLE", "host") and "Xid 48" in r.summary
 
+
+
+@pytest.mark.parametrize("xid, action", [(137, xidcatalog.APP), (32, xidcatalog.WATCH), (110, xidcatalog.DRAIN)])
+def test_the_xids_nvidia_s_guide_describes_are_in_the_catalog_with_its_action(xid, action):
+    """NVIDIA's Xid guide, "Common Xid Errors": 137 (NVLink FLA privilege error) is the remote MMU faulting an illegal
+    NVLink peer access, "typically application-level bugs" as 31 is (a B200 NVLS hang logged it beside a non-fatal
+    Xid 145: tests/data/real-world/b200-two-gpu-nvls-allgather-hang-xid145-rlw-rxpipe-link11-xid137-priv-error);
+    32 (PBDMA) is PCIe quality, not the application; 110 (security fault) asks for a cold reset."""
+    judged = xidcatalog.classify(xid, "")
+    assert judged.action == action and "does not list" not in judged.what
+    line = f"NVRM: Xid (PCI:0000:1b:00): {xid}, pid=1234, name=python"
+    assert [f.action for f in prolog_xid.parse([line])] == [action]      # the prolog reads the same catalog

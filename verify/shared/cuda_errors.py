@@ -100,6 +100,24 @@ UNKNOWN_ERROR = Decoded("DRIVER_ERROR", "host", "CUDA error 999 (unknown error):
                         "is passed.", refusal=False)
 
 
+# 100 (cudaErrorNoDevice): the driver answered and the process sees no GPU: started without a device request
+# (`--gpus`, nvidia.com/gpu, Slurm's --gres) or with CUDA_VISIBLE_DEVICES naming none it has. A node whose GPUs are
+# gone shows it in NVML's facts (GPU_LOST, a lost device), judged there; this line alone is the process's view.
+NO_DEVICE = Decoded("GPU_NOT_VISIBLE", "job", "CUDA error 100 (no CUDA-capable device is detected): the driver "
+                    "answered and this process sees no GPU: it was started without GPUs or with a CUDA_VISIBLE_DEVICES "
+                    "that names none it has", "Request the GPUs (`docker run --gpus all`, nvidia.com/gpu, `--gres=gpu:N`) "
+                    "and leave CUDA_VISIBLE_DEVICES to the launcher (or set it to indices the process has); "
+                    "`nvidia-smi -L` in the same container lists what it sees.")
+# 101 (cudaErrorInvalidDevice): a program asked for a GPU index the process does not have: more ranks per node than
+# visible GPUs (`--nproc_per_node 8` under CUDA_VISIBLE_DEVICES=2,3), or a device index from the wrong rank variable
+INVALID_DEVICE = Decoded("DEVICE_COUNT_MISMATCH", "job", "CUDA error 101 (invalid device ordinal): the program asked "
+                         "for a GPU index this process does not see: more ranks per node than visible GPUs, or a "
+                         "CUDA_VISIBLE_DEVICES narrower than the launcher's device mapping",
+                         "Start as many ranks per node as GPUs the process sees (torchrun --nproc_per_node, Slurm "
+                         "--ntasks-per-node), and take the device from LOCAL_RANK within CUDA_VISIBLE_DEVICES.",
+                         refusal=False, names_failure=True, said="a running program asked for a GPU it does not have")
+
+
 # (the cudaError_t number or None, its names and strings as programs print them, what it means). The runtime's
 # name (cudaErrorSystemNotReady), the driver API's (CUDA_ERROR_SYSTEM_NOT_READY) and cudaGetErrorString's text are
 # each enough on their own; a bare number only after a word that makes it an error code (`Error 802`, `code=802`,
@@ -142,6 +160,11 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
     (None, re.compile(r"cudaErrorUnknown\b|CUDA_ERROR_UNKNOWN\b|CUDA unknown error|CUDA error: unknown error|"
                       r"Cuda failure (?:999 )?'unknown error|\bCUDA (?:error|failure):? 999\b", re.IGNORECASE),
      UNKNOWN_ERROR),
+    # by name and words only, as for 2: `error 100` is as often a count or an HTTP status
+    (None, re.compile(r"cudaErrorNoDevice\b|CUDA_ERROR_NO_DEVICE\b|no CUDA-capable device is detected|"
+                     r"\bCUDA (?:error|failure):? 100\b", re.IGNORECASE), NO_DEVICE),
+    (None, re.compile(r"cudaErrorInvalidDevice\b|CUDA_ERROR_INVALID_DEVICE\b|invalid device ordinal|"
+                      r"\bCUDA (?:error|failure):? 101\b", re.IGNORECASE), INVALID_DEVICE),
     (None, re.compile(r"cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|illegal memory access|"
                       r"cudaErrorMisalignedAddress|CUDA_ERROR_MISALIGNED_ADDRESS|misaligned address|"
                       r"cudaErrorLaunchFailure|CUDA_ERROR_LAUNCH_FAILED|unspecified launch failure|"

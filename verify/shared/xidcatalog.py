@@ -4,12 +4,12 @@ Slurm prolog (the kernel log) alike.
 It follows NVIDIA's published Xid catalog (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html,
 its "Resolution Bucket (Immediate Action)" column; and NVIDIA Health Validation's Xid checks,
 https://docs.nvidia.com/health-validation/reference/checks/xid.md):
-- DRAIN: the GPU needs a reset or the node a reboot (RESET_GPU, RESTART_BM): 46, 48, 62, 64, 74, 79, 95, 119, 120,
-  140, an NVLink Xid 144-150 that says Fatal (or that a teardown names as its cause), Xid 154 asking for a reset,
+- DRAIN: the GPU needs a reset or the node a reboot (RESET_GPU, RESTART_BM): 46, 48, 62, 64, 74, 79, 95, 110, 119,
+  120, 140, an NVLink Xid 144-150 that says Fatal (or that a teardown names as its cause), Xid 154 asking for a reset,
   reboot or drain;
-- APP: the application's fault (RESTART_APP): 13, 31, 43, 45, 68, 69; never a reason to drain;
-- WATCH: a drain only when it repeats (63 row remap pending, 92 high single-bit ECC rate, 94 contained ECC, 109
-  context-switch timeout, a non-fatal NVLink Xid, and any code not listed);
+- APP: the application's fault (RESTART_APP): 13, 31, 43, 45, 68, 69, 137; never a reason to drain;
+- WATCH: a drain only when it repeats (32 PBDMA error, 63 row remap pending, 92 high single-bit ECC rate, 94
+  contained ECC, 109 context-switch timeout, a non-fatal NVLink Xid, and any code not listed);
 - INFO: nothing to do (154 back to None).
 
 Xid 45 is the driver tearing down a process's channels ("preemptive cleanup"): alone it is the job ending, and
@@ -40,6 +40,13 @@ CATALOG: dict[int, tuple[str, str]] = {
     119: (DRAIN, "GSP RPC timeout"), 120: (DRAIN, "GSP error"), 140: (DRAIN, "unrecovered ECC error"),
     63: (WATCH, "row remapping pending"), 92: (WATCH, "high single-bit ECC error rate"),
     94: (WATCH, "contained ECC error"), 109: (WATCH, "context switch timeout"),
+    # NVIDIA's Xid guide (https://docs.nvidia.com/deploy/xid-errors/, "Common Xid Errors"): 137 is the remote MMU's
+    # fault on an illegal NVLink peer access, "typically application-level bugs" like 31; 32 a PBDMA fault, "quality
+    # issues on PCI ... generally not caused by user application actions"; 110 a security fault, "uncommon unless
+    # there is a hardware failure": cold reset the system
+    137: (APP, "NVLink FLA privilege error (an illegal NVLink peer access)"),
+    32: (WATCH, "PBDMA error (the PCIe stream between driver and GPU)"),
+    110: (DRAIN, "security fault"),
 }
 LOST = 79                       # the GPU itself is gone (the gpu check's GPU_LOST)
 # The verify code whose meaning an Xid names (verify/codes.py), so a finding says the condition, not only "an Xid":

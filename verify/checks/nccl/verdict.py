@@ -27,7 +27,7 @@ from ...figures import (
     Unique,
     Unless,
 )
-from ...findings import Findings
+from ...findings import Finding, Findings
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
@@ -208,6 +208,13 @@ MISUSE = re.compile(r"ncclInvalidUsage|ncclInvalidArgument|Duplicate GPU detecte
                     r"\(run with NCCL_DEBUG")
 
 
+# ncclInternalError (nccl.h: "internal check failed: either a bug in NCCL or due to memory corruption"), as NCCL and
+# nccl-tests print it: NCCL's (or its net plugin's) own bug, or the job's use of a feature NCCL ships switched off
+INTERNAL = re.compile(r"ncclInternalError|internal error - please report this issue to the NCCL developers")
+# NCCL features off by default that a job switches on (NCCL's environment variables): GPU-initiated networking, CollNet
+OPT_IN = ("NCCL_GIN_ENABLE", "NCCL_COLLNET_ENABLE")
+
+
 def _said(facts: NcclFacts, error: str) -> list[str]:
     """The failure's error and the lines of NCCL's log kept as proof: where a cause is named."""
     return [error, *((facts.get("nccl_log") or {}).get("proof") or [])]
@@ -226,6 +233,24 @@ def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) 
                               "launcher's GPU binding) and pass NCCL valid arguments; NCCL_DEBUG=WARN names the call.",
                               "job")
     return None
+
+
+def _internal(facts: NcclFacts, said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
+    """NCCL's internal error is never evidence against the node: the job's where it switched on a feature NCCL ships
+    off, else the image's NCCL or net plugin."""
+    if not INTERNAL.search(said):
+        return None
+    env = job_env(facts)
+    opted = [k for k in OPT_IN if str(env.get(k, "")).strip() not in ("", "0")]
+    if opted:
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; NCCL's internal error under "
+                              f"{', '.join(f'{k}={env[k]}' for k in opted)}, a feature the job switched on: the job's",
+                              f"Unset {', '.join(opted)} and rerun; the feature needs what NCCL's documentation lists "
+                              "for it (its NICs, plugin and versions).", "job")
+    return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; NCCL's internal error (a bug in NCCL or its net "
+                          "plugin, or memory corruption in the program), not the node's", "Run the image's NCCL and net "
+                          "plugin at a newer matching release (or the program under compute-sanitizer); report it to "
+                          "the NCCL developers with the NCCL_DEBUG=INFO log if it stays.", "image")
 
 
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
@@ -266,8 +291,6 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               f"registration ran out of locked memory ({pinned}): the memlock limit is too low",
                               fix, whose)
     cause = next((f for f in found.items if f.owner != "host" and f.code in CAUSES), None)
-    shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
-    owner = cause.owner if cause else None
     rails = rdma.mixed_rails(facts.get("adapters"), roce=True) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
     if rails and is_timeout(error):
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}; the node has "
@@ -281,6 +304,17 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return result.verdict(FAIL, "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED",
                               f"all-reduce over {backend} {'hung' if is_timeout(error) else 'failed'}: {error}{why}",
                               remedy, whose)
+    return _unnamed(facts, said, error, cause, result)
+
+
+def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | None, result: CheckResult) -> CheckResult:
+    """No error of a known owner: the cause NCCL's log shows (a fall-back), NCCL's internal error, or no owner."""
+    backend = facts.get("backend")
+    shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
+    # the internal error is what NCCL said last; a cause its log or the job's settings name comes first
+    if not cause and (internal := _internal(facts, " | ".join(said), f"all-reduce over {backend} failed", error, result)):
+        return internal
+    owner = cause.owner if cause else None
     if is_timeout(error):
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
