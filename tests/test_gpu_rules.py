@@ -570,6 +570,19 @@ KNOWN_MISMATCHES = {
         "poster's prose, not the facts: 60 GB/s peak against the one-NIC inter-node floor passes; no rate is assumed",
     "nc-h100-v5-nvlink-six-of-18-links-inactive-by-design-nhc-false-alarm": "the model (an H100 NVL whose SKU wires "
         "12 of 18 links) is in the poster's prose: links inactive on a GPU of unknown model warn (host), one read",
+    # Sixteenth and seventeenth batches (tests/data/real-world/README.md): the translator's verdict kept.
+    "roce-nccl-2.30.4-comm-shrink-retry-exc-err-12-stale-vnic-fixed-2.30.7": "IBV_WC_RETRY_EXC_ERR(12) is the link's "
+        "(six other completion errors of the corpus); the NCCL bug behind this one is in the maintainers' prose",
+    "gb10-x3-roce-nccl-2.30.7-ibv-reg-mr-iova2-enomem-kernel-7.0.0-1019-regression": "the nccl check names the cause "
+        "its failure shows (FABRIC_MEMLOCK_LOW, host, as FACTS.md files a memory registration out of memory); the "
+        "translator files it NCCL_FAILED (host): the owner agrees",
+    "h20-2x8-erdma-nccl-2.30.7-ignore-net-mismatch-unopenable-hca-hang": "the facts record no hang (error null) and no "
+        "line of NCCL's log: nothing to judge; the hang and the WARN are in the poster's prose and summaries",
+    "p100-hbm2-dbe-xid48-171-page-retirement-fatal-xid64-pmu-halt-xid62-xid154-nvml-hangs": "the translator records "
+        "the GPU lost (a query's Unknown Error, FACTS.md's letter), which verify names first (GPU_LOST, host); the "
+        "translator names the ECC error: the owner agrees",
+    "torch-log-softmax-2.2e9-elements-illegal-memory-access-int32-index-fixed-in-torch": "a kernel's illegal address "
+        "is the program's (job) unless a GPU fault is shown; that torch's own kernel had the bug is in the prose",
     # Eighth batch (tests/data/real-world/README.md): the translator's verdict kept.
     "nccl-bootstrap-stray-connection-closed-before-magic-fixed-2.27.3": "the image's by the maintainers' prose (an "
                                                                         "NCCL bug fixed in 2.27.3); the log shows a "

@@ -144,7 +144,8 @@ def test_a_timeout_on_efa_whose_log_shows_no_plugin_is_the_image_s_never_the_hos
     r = nccl.judge(facts, Options())
     assert verdict(r) == ("fail", "NCCL_TIMEOUT", "image") and "plugin" in r.summary
     bare = nccl.judge({**facts, "nccl_log": None}, Options())
-    assert verdict(bare) == ("fail", "NCCL_TIMEOUT", "host")          # no cause shown: as before
+    # no cause shown in a job's log: the job's (a node is drained only on evidence; tests/test_judges_batch14.py)
+    assert verdict(bare) == ("fail", "NCCL_TIMEOUT", "job")
 
 
 def test_a_log_proving_gpudirect_rdma_on_every_connection_passes_and_says_bandwidth_not_assessed():

@@ -8,8 +8,8 @@ from .codes import Owner
 from .result import FAIL, WARN, CheckResult, Status
 
 # Root-cause rank: lower is more fundamental. The check's code is the lowest rank among the worst severity.
-RANK = {"GPU_LOST": 0, "GPU_RESET_REQUIRED": 1, "XID_ERROR": 2, "ROW_REMAP_FAILED": 3, "ECC_UNCORRECTABLE": 3,
-        "RETIREMENT_PENDING": 3, "SDC_MISMATCH": 4, "KERNEL_FAILED": 4, "MEASUREMENT_INVALID": 4,
+RANK = {"GPU_LOST": 0, "ROW_REMAP_FAILED": 1, "ECC_UNCORRECTABLE": 1, "GPU_RESET_REQUIRED": 2, "XID_ERROR": 3,
+        "RETIREMENT_PENDING": 1, "SDC_MISMATCH": 4, "KERNEL_FAILED": 4, "MEASUREMENT_INVALID": 4,
         "DRIVER_TOO_OLD": 5, "DRIVER_ERROR": 5, "ARCH_NOT_IN_BUILD": 5, "GPU_NOT_VISIBLE": 5,
         "DEVICE_COUNT_MISMATCH": 6,
         # a fault or out of memory in a kernel: the program's unless an Xid/ECC finding (ranked above) shows the GPU's

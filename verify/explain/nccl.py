@@ -10,6 +10,7 @@ from typing import Any
 
 from ..checks.nccl import ncclog
 from ..shared.rdma import IB_ASYNC_ERROR
+from ..shared.shmem import NCCL_SHM_ATTACH
 from .said import printed
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
@@ -18,6 +19,9 @@ _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # position (minutes on a 30 MB log)
 _TIMEOUT_WORDS = re.compile(r"Watchdog caught collective operation timeout|[Tt]imed? ?out")
 _TIMEOUT_OF = re.compile(r"NCCL|collective")
+# torch's ProcessGroupNCCL watchdog on its own (`[rank368]:[E808 ...] ProcessGroupNCCL.cpp:655] [Rank 368] Watchdog
+# caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, ...)`): an NCCL collective's failure
+_WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(")
 # what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one):
 # torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure`, ncclResult_t
 _ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test NCCL failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
@@ -35,7 +39,8 @@ _CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
 _TRACE = re.compile(r"(?<![\w/])/*\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")     # the trace: from group 1 on
 _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
-_COMPLETION = re.compile(r"NET/IB ?: ?Got completion.*?(?:with (?:error|status=)\s*\d+)[^\n]*")
+# (older NCCL: `with error 12`; 2.19+: `with status=IBV_WC_RETRY_EXC_ERR(12)`, the status's name and its number)
+_COMPLETION = re.compile(r"NET/IB ?: ?Got completion.*?(?:with (?:error|status=)\s*(?:IBV_WC_\w+\()?\d+)[^\n]*")
 # a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
 # `bootstrap.cc:... NCCL WARN Bootstrap : ...`), quoted with or without its host:pid:tid prefix: the group never formed
 _INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ NCCL WARN [^\n]*")
@@ -51,6 +56,7 @@ def detect(text: str) -> bool:
     NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
     log = _log(text)
     return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or IB_ASYNC_ERROR.search(text) or
+                _WATCHDOG.search(text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
@@ -137,9 +143,11 @@ def _error(text: str) -> str | None:
     if failed := printed(_ERROR, text):
         cuda = warned_cuda or _CUDA_QUOTED.search(text)
         last = _LAST.search(text, failed.end())
+        # the WARN that names what failed, where torch's error does not (a peer's shared-memory segment)
+        named = cuda or NCCL_SHM_ATTACH.search(text)
         return f"all_reduce: {failed.group(0).strip()[:300]}" + (f" Last error: {last.group(1).strip()[:200]}"
                                                                  if last else "") + \
-            (f" ({cuda.group(0).strip()[:200]})" if cuda and cuda.group(0) not in failed.group(0) else "")
+            (f" ({named.group(0).strip()[:200]})" if named and named.group(0) not in failed.group(0) else "")
     if warned_cuda:
         phase = "init" if _INIT_FILES.search(warned_cuda.group(0)) else "all_reduce"
         return f"{phase}: {warned_cuda.group(0).strip()[:300]}"

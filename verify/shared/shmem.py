@@ -49,3 +49,16 @@ NCCL_SHM_FULL = re.compile(r"(?:/dev/shm/|shared memory segment|posix_fallocate)
 def nccl_shm_full(text: str) -> str | None:
     """The line of NCCL's log saying its shared-memory segment did not fit in /dev/shm, if any."""
     return _line(NCCL_SHM_FULL, text)
+
+
+# NCCL's SHM transport could not open a peer's segment (misc/shmutils.cc: `Error while attaching to shared memory
+# segment /dev/shm/nccl-XXXX (size 9637888), error: No such file or directory (2)`): the ranks do not share one
+# /dev/shm (separate containers or pods without --ipc=host); a segment of size 0 under a garbled name is a descriptor
+# NCCL itself misread, no /dev/shm of anyone's
+NCCL_SHM_ATTACH = re.compile(r"Error while attaching to shared memory segment [^\n]*?\(size (\d+)\)")
+
+
+def nccl_shm_attach(text: str) -> tuple[str, int] | None:
+    """(NCCL's words, the segment's size) where NCCL could not attach a peer's shared-memory segment, if any."""
+    m = NCCL_SHM_ATTACH.search(text)
+    return (m.group(0), int(m.group(1))) if m else None

@@ -179,18 +179,29 @@ RM_STATUS: dict[str, tuple[int, str, str]] = {
                                                                 "NVSwitch node"),
 }
 RM_BY_NUMBER = {number: name for name, (number, _, _) in RM_STATUS.items()}
+# `RmInitAdapter failed! (0x62:0x40:2168)` (osinit.c: init step, RM status, line): the driver probed a GPU and could
+# not bring it up (GSP firmware that will not boot, a VBIOS that never finished, a state a failed boot left). The GPU
+# is missing from NVML and CUDA; the status says whether its own state needs a reset, else it did not come up at all.
+RM_INIT_FAILED = re.compile(r"RmInitAdapter failed!|rm_init_adapter failed", re.IGNORECASE)
+RM_INIT_RESET = frozenset({"NV_ERR_INVALID_STATE", "NV_ERR_RESET_REQUIRED"})
 _RM_NAMED = re.compile(r"\[(NV_ERR_\w+)\](?:\s*\((0x[0-9A-Fa-f]+)\))?")
 _RM_NUMBER = re.compile(r"\bstatus=(0x[0-9A-Fa-f]+)")
+_RM_INIT = re.compile(r"RmInitAdapter failed! \((0x[0-9A-Fa-f]+):(0x[0-9A-Fa-f]+):\d+\)")
+# the statuses an initialisation failure names besides RM_STATUS's (nvstatuscodes.h)
+RM_INIT_NAMES = {**RM_BY_NUMBER, 0x40: "NV_ERR_INVALID_STATE", 0x65: "NV_ERR_TIMEOUT"}
 
 
 def rm_status(line: str) -> tuple[str, int | None] | None:
-    """(status name, number) an NVRM line names: `[NV_ERR_X] (0x..)` in any line, or `status=0x..` where the number is
-    one RM_STATUS lists; None otherwise."""
+    """(status name, number) an NVRM line names: `[NV_ERR_X] (0x..)` in any line, `RmInitAdapter failed! (step:status:
+    line)`'s status, or `status=0x..` where the number is one RM_STATUS lists; None otherwise."""
     if "NVRM" not in line:
         return None
     named = _RM_NAMED.search(line)
     if named:
         return named.group(1), int(named.group(2), 16) if named.group(2) else None
+    if init := _RM_INIT.search(line):           # (init step, RM status, line): the status is the middle number
+        status = int(init.group(2), 16)
+        return RM_INIT_NAMES.get(status, f"{status:#x}"), status
     number = _RM_NUMBER.search(line)
     if number and int(number.group(1), 16) in RM_BY_NUMBER:
         return RM_BY_NUMBER[int(number.group(1), 16)], int(number.group(1), 16)

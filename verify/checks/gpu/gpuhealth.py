@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...facts import NONE, DriverError, NvmlDevice, SxidEvent, XidEvent
+from ...facts import NONE, NvmlDevice, SxidEvent, XidEvent
 from ...findings import HANDLED, Findings
 from ...result import FAIL, WARN, Status
 from ...shared.xidcatalog import (
@@ -21,7 +21,6 @@ from ...shared.xidcatalog import (
     DRAIN,
     INFO,
     LOST,
-    RM_STATUS,
     SXID_CORRECTED,
     WATCH,
     Judged,
@@ -403,21 +402,6 @@ def sxids(events: Sequence[SxidEvent], found: Findings) -> None:
         else:
             found.add(WARN, "XID_ERROR", text, "Watch the node: read the fabric manager's log; drain if it repeats.",
                       "host")
-
-
-def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
-    """The driver's status lines (verify/shared/xidcatalog.py's RM_STATUS): a status that describes the GPU's state
-    fails it under that state's code (NV_ERR_RESET_REQUIRED: a reset), once per status; the rest are not judged."""
-    seen: dict[str, int] = {}
-    for e in events:
-        if isinstance(e, dict) and str(e.get("status")) in RM_STATUS:
-            seen[str(e["status"])] = seen.get(str(e["status"]), 0) + 1
-    for status, n in seen.items():
-        number, code, what = RM_STATUS[status]
-        found.add(FAIL, code, f"the driver logged {status} ({number:#x}){f' {n} times' if n > 1 else ''}: {what}",
-                  "Drain the node, then reset the GPU (`nvidia-smi -r -i <bus id>`) or reboot; read dmesg for the Xid "
-                  "or GSP error before it; RMA if it recurs." if code != "DRIVER_ERROR" else "Start the fabric "
-                  "manager: `systemctl enable --now nvidia-fabricmanager` (same version as the driver).", "host")
 
 
 FABRIC_DONE, FABRIC_NONE, FABRIC_OK = "completed", "not_supported", "success"

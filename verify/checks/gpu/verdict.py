@@ -12,7 +12,7 @@ from ...findings import Findings
 from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared.cuda_errors import decode
-from . import gpuarch, gpuhealth, gpuidentity
+from . import driverlog, gpuarch, gpuhealth, gpuidentity
 from .contradictions import impossible, no_gpu_contradicted
 from .gpuhealth import where
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
@@ -197,7 +197,7 @@ def _health(node: Node, found: Findings) -> None:
                        (model.constant("pcie_gen"), model.constant("pcie_width")) if model else (None, None))
     gpuhealth.xids([e for e in node.facts.get("xid_events") or [] if isinstance(e, dict)], node.devices, found)
     gpuhealth.sxids(node.facts.get("sxid_events") or [], found)
-    gpuhealth.driver_errors(node.facts.get("driver_errors") or [], found)
+    driverlog.driver_errors(node.facts.get("driver_errors") or [], found)
 
 
 # What a device's health is read from, by area: a field counts when it holds a value or the GPU does not have it
@@ -297,6 +297,31 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
         facts.get("driver") and facts.get("torch_cuda"))
 
 
+def _no_gpu(facts: GpuFacts, result: CheckResult, options: Options) -> CheckResult:
+    """No GPU usable: why (a CPU build, no device nodes, NVML's refusal), a failure where GPUs are expected or where
+    the facts prove a fault."""
+    cause, remedy, owner, shown = why_no_gpu(facts)    # shown: a fault the facts prove, GPUs expected or not
+    if not shown and facts.get("torch_cuda") != NONE and (kernel := _kernel_log_faults(facts)).items:
+        # the kernel log shows why no GPU is listed (the driver could not initialise one, an Xid): that fault
+        return kernel.apply(result, f"no GPU visible: {cause}")
+    if facts.get("nvml_error") not in (None, NONE):
+        result.details.append(f"NVML: {facts['nvml_error']}")
+    status = FAIL if options.expect_gpus > 0 or shown else SKIP
+    return result.verdict(status, shown or "GPU_NOT_VISIBLE", f"no GPU visible: {cause}",
+                          remedy if status == FAIL else remedy + " (--expect-gpus N makes this a failure)", owner)
+
+
+def _kernel_log_faults(facts: GpuFacts) -> Findings:
+    """The node-wide kernel-log facts (Xids, SXids, the driver's status lines) judged where NVML lists no GPU: only
+    the failures they prove (a GPU the driver could not initialise, one that fell off the bus)."""
+    found = Findings()
+    gpuhealth.xids([e for e in facts.get("xid_events") or [] if isinstance(e, dict)], [], found)
+    gpuhealth.sxids(facts.get("sxid_events") or [], found)
+    driverlog.driver_errors(facts.get("driver_errors") or [], found)
+    found.items = [f for f in found.items if f.severity == FAIL]
+    return found
+
+
 def _no_gpu_shown(facts: GpuFacts) -> bool:
     """The record itself shows that no GPU is usable (a CPU build, no device nodes, no NVML, NVML's refusal)."""
     return (facts.get("torch_cuda") == NONE or facts.get("device_nodes") is False or facts.get("nvml_library") is False
@@ -325,7 +350,7 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
     gpuhealth.xids(events, [], found)
     gpuhealth.sxids(facts.get("sxid_events") or [], found)
-    gpuhealth.driver_errors(facts.get("driver_errors") or [], found)
+    driverlog.driver_errors(facts.get("driver_errors") or [], found)
     if judge_errors(facts.get("cuda_errors") or [], found, result) and not found.items and not _bears_on_a_fault(
             {**facts, "cuda_errors": None}):
         return result.not_judged("a program's CUDA error(s) the catalog does not decode, and nothing else: not "
@@ -361,12 +386,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(contradicted),
                               "Record the check again; facts that cannot all be true are not judged.", "host")
     if not node.devices or torch_cuda == NONE:
-        cause, remedy, owner, shown = why_no_gpu(facts)    # shown: a fault the facts prove, GPUs expected or not
-        if facts.get("nvml_error") not in (None, NONE):
-            result.details.append(f"NVML: {facts['nvml_error']}")
-        status = FAIL if options.expect_gpus > 0 or shown else SKIP
-        return result.verdict(status, shown or "GPU_NOT_VISIBLE", f"no GPU visible: {cause}",
-                              remedy if status == FAIL else remedy + " (--expect-gpus N makes this a failure)", owner)
+        return _no_gpu(facts, result, options)
 
     contradictions = impossible(node)
     if contradictions:

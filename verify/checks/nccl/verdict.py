@@ -32,7 +32,7 @@ from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
-from ...shared.shmem import nccl_shm_full
+from ...shared.shmem import nccl_shm_attach, nccl_shm_full
 from .bandwidth import bandwidth_figures
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
@@ -220,8 +220,24 @@ def _said(facts: NcclFacts, error: str) -> list[str]:
     return [error, *((facts.get("nccl_log") or {}).get("proof") or [])]
 
 
+# an IB work completion that failed (ibv_wc_status, as NCCL prints it: `with error 12`, `with status=12`,
+# `status=IBV_WC_RETRY_EXC_ERR(12)`): 12/13 the peer or the link never acknowledged, 4 a local protection error, 10/11
+# remote access and operation errors. 5 (work request flushed) follows another failure and says nothing of its own.
+COMPLETION = re.compile(r"Got completion.*?with (?:error|status=)\s*(?:IBV_WC_\w+\()?(\d+)")
+COMPLETION_FLUSHED = 5
+# torch's ProcessGroupNCCL watchdog: `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, ...)`
+WATCHDOG = re.compile(r"Watchdog caught collective operation timeout")
+
+
 def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
     """An adapter's verbs error event under the job (the host's), or NCCL refusing the program's use of it (the job's)."""
+    completion = next((m for m in COMPLETION.finditer(said) if int(m.group(1)) != COMPLETION_FLUSHED), None)
+    if completion:
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: an InfiniBand/RoCE work completion failed with status "
+                              f"{completion.group(1)} (the peer or the link did not complete it)", "Check the link "
+                              "between the two nodes the line names: `ibstat` on both (ports ACTIVE, same rate), the "
+                              "switch ports' error counters, PFC/ECN on RoCE, the GID index (NCCL_IB_GID_INDEX) and the "
+                              "partition key; `ib_write_bw` between them.", "host")
     if event := rdma.IB_ASYNC_ERROR.search(said):
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: an RDMA adapter reported an error under the job "
                               f"({event.group(0).strip()})", "Drain the node and check its adapters and links: "
@@ -233,6 +249,26 @@ def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) 
                               "launcher's GPU binding) and pass NCCL valid arguments; NCCL_DEBUG=WARN names the call.",
                               "job")
     return None
+
+
+def _shm_attach(said: str, failed: str, result: CheckResult) -> CheckResult | None:
+    """NCCL's SHM transport could not open a peer's segment: the ranks' shared /dev/shm (the job's), or a descriptor
+    NCCL misread (size 0: the image's NCCL); never the node's."""
+    found = nccl_shm_attach(said)
+    if not found:
+        return None
+    line, size = found
+    if size == 0:
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: NCCL tried to attach a shared-memory segment of size 0 "
+                              f"({line.strip()[:160]}): a descriptor NCCL itself misread, not /dev/shm", "Run a newer NCCL "
+                              "in the image (or the NCCL_* switch its release notes give for the bug); report it with the "
+                              "NCCL_DEBUG=INFO log.", "image")
+    return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: a rank could not open a peer's shared-memory segment "
+                          f"({line.strip()[:160]}): the ranks do not share one /dev/shm", "Share /dev/shm between the "
+                          "ranks NCCL put on one host (one container, or `--ipc=host`; in a pod, one emptyDir of medium "
+                          "Memory at /dev/shm in every container). Ranks on different machines whose containers carry "
+                          "the same hostname look like one host to NCCL: give each its own hostname (or NCCL_HOSTID). "
+                          "NCCL_SHM_DISABLE=1 works around it, slower.", "job")
 
 
 def _internal(facts: NcclFacts, said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
@@ -283,6 +319,8 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               + " (or NCCL_SHM_DISABLE=1, slower).", "job")
     if named := _adapter_or_misuse(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", error, result):
         return named
+    if attach := _shm_attach("\n".join(said), f"all-reduce over {backend or 'NCCL'} failed", result):
+        return attach
     pinned = rdma.pinning_failed("\n".join(said))
     if pinned and facts.get("memlock_bytes") != UNLIMITED:
         # the fabric check's rule: read beside the container's devices, the container's limit; else the node's
@@ -315,6 +353,14 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
     if not cause and (internal := _internal(facts, " | ".join(said), f"all-reduce over {backend} failed", error, result)):
         return internal
     owner = cause.owner if cause else None
+    if owner is None and facts.get("mode") is None and WATCHDOG.search(error):
+        # torch's watchdog in a job's own log (this verify's runs record how their group formed): a collective some
+        # rank never joined, and nothing recorded shows the node at fault; a node is drained only on evidence
+        return result.verdict(FAIL, "NCCL_TIMEOUT", f"a collective over {backend} in the job hung: {error}; nothing "
+                              "recorded shows the node at fault", "Find the rank that never joined it (torch's flight "
+                              "recorder: TORCH_NCCL_TRACE_BUFFER_SIZE; TORCH_NCCL_DESYNC_DEBUG=1) and read its own log; a "
+                              "node at fault shows there or in its kernel log (Xids): run `verify` on that node. "
+                              + timeout_advice(facts), "job")
     if is_timeout(error):
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",

@@ -1,0 +1,51 @@
+"""The driver's own status lines in the kernel log (`NVRM: ... [NV_ERR_RESET_REQUIRED]`, `RmInitAdapter failed!`),
+judged by the one catalog (verify/shared/xidcatalog.py's RM_STATUS): what they say of a GPU's state, the host's."""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ...facts import DriverError
+from ...findings import Findings
+from ...result import FAIL
+from ...shared.xidcatalog import RM_INIT_FAILED, RM_INIT_RESET, RM_STATUS
+
+
+def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
+    """The driver's status lines (verify/shared/xidcatalog.py's RM_STATUS): a status that describes the GPU's state
+    fails it under that state's code (NV_ERR_RESET_REQUIRED: a reset), once per status; a GPU the driver could not
+    initialise fails the host whatever the status; the rest are not judged."""
+    seen: dict[str, int] = {}
+    _init_failures([e for e in events if isinstance(e, dict) and RM_INIT_FAILED.search(str(e.get("text") or ""))],
+                   found)
+    for e in events:
+        if isinstance(e, dict) and str(e.get("status")) in RM_STATUS and not RM_INIT_FAILED.search(str(e.get("text") or "")):
+            seen[str(e["status"])] = seen.get(str(e["status"]), 0) + 1
+    for status, n in seen.items():
+        number, code, what = RM_STATUS[status]
+        found.add(FAIL, code, f"the driver logged {status} ({number:#x}){f' {n} times' if n > 1 else ''}: {what}",
+                  "Drain the node, then reset the GPU (`nvidia-smi -r -i <bus id>`) or reboot; read dmesg for the Xid "
+                  "or GSP error before it; RMA if it recurs." if code != "DRIVER_ERROR" else "Start the fabric "
+                  "manager: `systemctl enable --now nvidia-fabricmanager` (same version as the driver).", "host")
+
+
+def _init_failures(events: list[DriverError], found: Findings) -> None:
+    """`RmInitAdapter failed!`: the driver probed the GPU and could not bring it up; once per GPU (the line repeats
+    at every retry). Its state asks for a reset (NV_ERR_INVALID_STATE: a failed boot left it locked) or it never came
+    up (a firmware or VBIOS boot that timed out): the host's either way, never the job's."""
+    by_gpu: dict[str, DriverError] = {}
+    for e in events:
+        named = re.search(r"GPU ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)", str(e.get("text") or ""))
+        by_gpu.setdefault(named.group(1).lower() if named else "?", e)
+    for bus, e in by_gpu.items():
+        status = str(e.get("status") or "a status not read")
+        where = f"GPU {bus}" if bus != "?" else "a GPU"
+        if status in RM_INIT_RESET:
+            found.add(FAIL, "GPU_RESET_REQUIRED", f"the driver could not initialise {where} ({status}): its state needs "
+                      "a reset", "Drain the node and reset the GPU (`nvidia-smi -r -i <bus id>`) or power-cycle the "
+                      "node; retire the GPU if it recurs.", "host")
+        else:
+            found.add(FAIL, "GPU_NOT_VISIBLE", f"the driver could not initialise {where} ({status}): the GPU is there "
+                      "and never came up, so NVML and CUDA do not list it", "Drain the node; cold power-cycle it, check "
+                      "the GPU's power connectors and seating, update or reflash its firmware; replace the GPU if it "
+                      "stays this way.", "host")
