@@ -295,3 +295,28 @@ def test_a_measurement_that_went_wrong_lists_no_node_to_drain(tmp_path, code):
 def test_the_fleet_and_the_prolog_hold_one_set_of_unjudged_codes():
     from verify.prolog import verdict
     assert UNJUDGED_CODES == verdict.UNJUDGED_CODES
+
+
+def test_dns_names_are_case_insensitive_n1_and_N1_are_one_node(tmp_path):
+    """RFC 4343: host names compare case-insensitively, and `n1.` is n1 rooted. Two reports of the same checks from
+    N1 and n1 are one node reported twice (the fleet does not pass), never two healthy nodes; the table counts one."""
+    _write(tmp_path, "a.json", _node("N1"))
+    _write(tmp_path, "b.json", _node("n1"))
+    _write(tmp_path, "c.json", _node("n2."))
+    _write(tmp_path, "d.json", _node("N2"))
+    report = fleet(tmp_path)
+    assert {n.node for n in report.nodes} == {"N1", "n2."} and set(report.duplicates) == {"N1", "n2."}
+    assert not report.ok and "from 2 node(s)" in format_fleet(report)
+
+
+def test_a_drain_history_is_read_however_the_report_spells_its_node(tmp_path):
+    """The prolog writes STATE/history/<Slurm's name>.jsonl (N1): a report naming n1 reads that history, one row;
+    two files for one host (N1.jsonl and n1.jsonl) are named as trouble, never one of them silently dropped."""
+    from scripts.fleet.history import read_state
+    from verify.prolog import history as prolog_history
+    prolog_history.record(str(tmp_path), "N1", "drain", "GPU_LOST", "x", now=time.time())
+    found = read_state(tmp_path, ["n1"])
+    assert list(found) == ["n1"] and [e["event"] for e in found["n1"].events] == ["drain"]
+    prolog_history.record(str(tmp_path), "n1", "pass", None, "x", now=time.time())
+    found = read_state(tmp_path, ["n1"])
+    assert list(found) == ["n1"] and "name this one node" in str(found["n1"].error)

@@ -45,7 +45,7 @@ from ..errors import UserError, one_line
 from ..fsutil import TooLarge, atomic_write, read_bounded
 from .cluster import REPORT_BEGIN, REPORT_END
 from .history import NodeHistory, history_json, history_lines
-from .plausible import BUSBW_MAX_GBPS, NODE_NAME, UNJUDGED_CODES, VERIFY_CODES
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME, UNJUDGED_CODES, VERIFY_CODES, node_key
 
 FLEET_JSON = "fleet.json"
 FLEET_KIND = "torchimages-fleet-report"
@@ -608,6 +608,9 @@ def fleet(folder: Path, skew_s: float = CLOCK_SKEW_S) -> Fleet:
         except (KeyError, TypeError, AttributeError, ValueError) as exc:   # valid, yet a shape this reader missed
             invalid.append((name, f"valid, but not readable as a node's report ({type(exc).__name__}: "
                                   f"{one_line(exc)[:120]})"))
+    spelt: dict[str, str] = {}
+    for n in nodes:               # N1 and n1 are one host (DNS): named as its first report spells it
+        n.node = spelt.setdefault(node_key(n.node), n.node)
     emulated = [n.node for n in nodes if n.emulated]
     if emulated:
         notes.append(f"{', '.join(emulated)}: ran under CPU emulation: figures not compared")

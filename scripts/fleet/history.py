@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..fsutil import TooLarge, read_bounded
+from .plausible import node_key
 
 SCHEMA = 1
 EVENTS = ("pass", "fault", "not-assessed", "drain", "drain-refused", "resume", "resume-refused", "inspect")
@@ -126,9 +127,25 @@ def read_state(state: Path, nodes: list[str], now: float | None = None,
     folder = state / "history"
     listed = sorted(p.stem for p in folder.glob("*.jsonl") if not p.name.startswith(".")) \
         if folder.is_dir() else []
-    names = list(dict.fromkeys([*nodes, *listed]))
-    return {n: read_one(state, n, now, window_s) for n in names if n and "/" not in n and not n.startswith(".")
-            and os.sep not in n}
+    # one host however it is spelt (DNS names are case-insensitive): a report's n1 reads the prolog's N1.jsonl, and
+    # N1 beside n1 is one row, named as the reports spell it
+    spelt: dict[str, str] = {}
+    files: dict[str, list[str]] = {}
+    for n in [*nodes, *listed]:
+        if n and "/" not in n and not n.startswith(".") and os.sep not in n:
+            spelt.setdefault(node_key(n), n)
+    for stem in listed:
+        files.setdefault(node_key(stem), []).append(stem)
+    found = {}
+    for key, name in spelt.items():
+        stems = files.get(key) or [name]
+        h = read_one(state, stems[0], now, window_s)
+        h.node = name
+        if len(stems) > 1 and not h.error:   # its events split over two files: neither alone is its history
+            h.error = (f"{len(stems)} history files name this one node ({', '.join(s + '.jsonl' for s in stems)}: "
+                       "host names are case-insensitive); merge them into one")
+        found[name] = h
+    return found
 
 
 def history_lines(histories: dict[str, NodeHistory]) -> list[str]:
