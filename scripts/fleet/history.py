@@ -61,9 +61,11 @@ def _valid(entry: Any, node: str) -> bool:
 def parse(node: str, file: str, text: str) -> NodeHistory:
     """The node's events in file order; each line that is not a schema-1 event is named by its number."""
     found = NodeHistory(node, file)
+    seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or line in seen:    # a repeat is one write kept twice (the prolog's reader agrees)
             continue
+        seen.add(line)
         try:
             entry = json.loads(line)
         except (ValueError, RecursionError):

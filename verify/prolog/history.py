@@ -4,9 +4,11 @@ A line (schema 1): {"schema": 1, "time": "2026-11-25T19:40:00Z", "epoch": 179563
 "event": <EVENTS>, "code": "CHECK_TIMEOUT" | null, "detail": "one line"}, and on a drain what return to service must
 prove (`gpus`: the GPUs the node should have, `boot_id`: the boot it was drained in, `action`: "reset" or
 "reboot" when NVIDIA's Xid catalog asks for one, `kernel_log`: the code of the kernel-log evidence it stood on); every event the prolog writes carries the `boot_id` it ran in (a
-hang streak ends at a reboot). Appended with one write() to a file opened O_APPEND|O_NOFOLLOW,
-under a lock (STATE/history/.<node>.lock) that rotation shares: past MAX_BYTES the file is rewritten (temp file,
-then rename) with its last KEEP_LINES lines. A reader takes at most READ_CAP bytes from the tail, refuses a symlink,
+hang streak ends at a reboot), and an `id` of its own. Appended with one write() to a file opened
+O_APPEND|O_NOFOLLOW, under a lock (STATE/history/.<node>.lock) that rotation shares: past MAX_BYTES the file is
+rewritten (temp file, then rename) with its last KEEP_LINES lines. A writer that waited LOCK_WAIT_S in vain appends
+anyway, and no rotation running meanwhile loses its line (_rotate carries over what it finds appended to the old
+file, the writer appends again what neither file kept; a line kept twice is read once). A reader takes at most READ_CAP bytes from the tail, refuses a symlink,
 a FIFO or a device with one line, and names every line it cannot parse (a garbled history is not a clean one).
 The fleet report reads these files (scripts/fleet/history.py: the same schema, extra fields ignored).
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -48,7 +51,7 @@ def _entry(node: str, event: str, code: str | None, detail: str, now: float,
         raise ValueError(f"node name {node!r} cannot name a history file")
     entry = {"schema": SCHEMA, "time": datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "epoch": round(now, 3), "node": node, "event": event, "code": code if code is None else code[:FIELD_MAX],
-             "detail": detail[:1000]}
+             "detail": detail[:1000], "id": secrets.token_hex(8)}
     # every field bounded, so a line stays a few KiB: one line past half of MAX_BYTES would leave rotation nothing
     # to keep (a check name of 5 MiB erased the whole history, its drain included)
     entry.update({k: v[:FIELD_MAX] if isinstance(v, str) else v for k, v in (extra or {}).items()
@@ -68,17 +71,55 @@ def record(state_dir: str, node: str, event: str, code: str | None, detail: str,
                 if statefile.append(target, data) > max_bytes:
                     _rotate(target, keep_lines, max_bytes)
         except statefile.LockBusy:
-            statefile.append(target, data)             # the line matters more than the rotation: that waits
+            _append_unlocked(state_dir, node, target, data)   # the line matters more than the rotation: that waits
     except OSError as exc:
         return f"cannot append to the history {target}: {statefile.problem(exc, target)}"
     return None
 
 
+def _append_unlocked(state_dir: str, node: str, target: str, data: bytes) -> None:
+    """Append without the lock (its holder is slow), then make sure a rotation running meanwhile kept the line: one
+    that renamed a new file over the one written to, after it carried over what it found there (_rotate), lost it;
+    then it is appended again. Looked at under the lock once the rotation is done (else as it stands): each line is
+    unique (its `id`), so it is never written twice where it was kept, and a reader takes a repeat once (parse)."""
+    wrote = statefile.append_to(target, data)
+
+    def kept() -> bool:
+        try:
+            now = os.stat(target, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        if (now.st_dev, now.st_ino) == (wrote.st_dev, wrote.st_ino):
+            return True               # still the file written to: a rotation to come reads it, the line with it
+        return data in statefile.read_tail(target, READ_CAP).text.encode()
+    try:
+        with statefile.locked(_lock_path(state_dir, node), LOCK_WAIT_S):
+            if not kept():
+                statefile.append(target, data)
+    except statefile.LockBusy:
+        if not kept():
+            statefile.append(target, data)
+
+
 def _rotate(target: str, keep_lines: int, max_bytes: int) -> None:
-    """Keep the last keep_lines lines (and at most half of max_bytes): temp file, then rename."""
-    tail = statefile.read_tail(target, max(1, max_bytes // 2))
-    lines = tail.text.splitlines(keepends=True)[-keep_lines:]
-    statefile.replace(target, "".join(lines).encode())
+    """Keep the last keep_lines lines (and at most half of max_bytes): temp file, then rename. Called under the lock;
+    a writer that found the lock busy may append to the old file meanwhile: what it wrote there before the rename,
+    and up to the last look after it, is carried over into the new file (the writer itself checks the rest)."""
+    fd = statefile.open_read(target)
+    try:
+        end = os.fstat(fd).st_size
+        start = max(0, end - max(1, max_bytes // 2))
+        data = os.pread(fd, end - start, start)
+        if start:
+            data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+        lines = data.splitlines(keepends=True)[-keep_lines:]
+        statefile.replace(target, b"".join(lines))
+        late = os.fstat(fd).st_size - end
+        if late > 0:                  # bounded as a read of the history is: a flood is not carried whole
+            extra = os.pread(fd, min(late, READ_CAP), end)
+            statefile.append(target, extra[:extra.rfind(b"\n") + 1])
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -121,9 +162,13 @@ def parse(text: str, node: str | None = None) -> tuple[list[dict[str, Any]], lis
     names another node is not one of its events (a file copied from another node's history): garbled."""
     events: list[dict[str, Any]] = []
     bad: list[int] = []
+    seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+        if line in seen:          # one write kept twice (a writer without the lock that checked during a rotation)
+            continue
+        seen.add(line)
         try:
             entry = json.loads(line)
         except (ValueError, RecursionError):
