@@ -131,7 +131,7 @@ def test_a_knob_that_is_wrong_is_one_line_before_any_step(tmp_path, env, args, s
 def test_a_bus_bandwidth_no_link_reaches_is_no_result():
     """One forged 1e300 GB/s pair would be every median's reference and call each healthy pair slow."""
     def report(busbw: float) -> dict[str, Any]:
-        return {"checks": [{"name": "nccl", "status": "pass", "metrics": {"busbw_max": {"value": busbw},
+        return {"status": "pass", "checks": [{"name": "nccl", "status": "pass", "metrics": {"busbw_max": {"value": busbw},
                                                                           "wrong": {"value": 0}}}]}
     assert outcome(("a", "b"), report(BUSBW_MAX_GBPS), 0, 1.0, 8).ok
     assert outcome(("a", "b"), report(1e300), 0, 1.0, 8) == Outcome(("a", "b"), False, None,
@@ -150,3 +150,28 @@ def test_the_rendezvous_ports_stay_ports_on_any_allocation():
 def test_an_empty_timeout_knob_is_its_default(tmp_path):
     status, lines = _isolate(tmp_path, NODES[:2], {}, {"TORCHIMAGES_ISOLATE_TIMEOUT": ""})
     assert status == 0 and lines[-1].startswith("isolate: no node at fault"), lines
+
+
+def _pair_report(**change: Any) -> dict[str, Any]:
+    check = {"name": "nccl", "status": "pass", "code": None, "summary": "x",
+             "metrics": {"busbw_max": {"value": 10.0}, "wrong": {"value": 0}}}
+    check.update({k: v for k, v in change.items() if k in ("status", "code")})
+    return {"status": change.get("report_status", check["status"]), "checks": [check]}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("change, said", [
+    ({"code": "BANANA"}, "no code of verify's"),                       # a code outside verify/codes.py
+    ({"status": "warn", "code": "nccl_wrong_result"}, "no code of verify's"),
+    ({"code": "NCCL_WRONG_RESULT"}, "pass with a code"),               # a pass that carries a failure's code
+    ({"status": "warn"}, "warn without a code"),                       # a warning verify never leaves uncoded
+    ({"report_status": "fail"}, "which its checks contradict"),       # the report fails, its one check passes
+    ({"status": "passed"}, "none of verify's"),
+    ({"report_status": None}, "none of verify's"),
+])
+def test_a_pair_report_no_verify_writes_is_no_result_never_a_pass(change, said):
+    """verify's catalog (verify/codes.py): it codes exactly what did not pass, with one of its codes, and a report's
+    status is its checks'. A pair's report outside that is no result: the pair is not cleared on it."""
+    result = outcome(("a", "b"), _pair_report(**change), 0, 1.0, 8)
+    assert not result.ok and "a report no verify writes" in result.why and said in result.why, result.why
+    assert outcome(("a", "b"), _pair_report(), 0, 1.0, 8).ok

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import UserError, one_line
 from ..fsutil import atomic_write
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
-from .plausible import BUSBW_MAX_GBPS, NODE_NAME
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME, VERIFY_CODES
 
 KIND = "torchimages-isolate"
 STEP_TIMEOUT_S = 300.0      # a pair's step ends here (TORCHIMAGES_ISOLATE_TIMEOUT overrides): a hang is a failure
@@ -34,6 +34,7 @@ TIMEOUT_MAX_S = 86400.0     # a pair's step: a day is past any all-reduce (and t
 GPUS_MAX = 64               # make's GPUS: at most 64 per node (scripts/settings.py)
 REPORT_CAP = 64 << 20       # bytes of a pair's report read at most (verify writes a few hundred KiB)
 PORTS = (1024, 65536)       # the rendezvous ports a pair may take: unprivileged, below 2^16
+STATUSES = frozenset({"pass", "warn", "skip", "fail"})
 
 
 def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: float, expect_gpus: int) -> Outcome:
@@ -44,6 +45,8 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         return Outcome(nodes, False, None, "timed out", took)
     if not isinstance(report, dict):
         return Outcome(nodes, False, None, f"no report (step exit {status})", took)
+    if forged := report_problem(report):
+        return Outcome(nodes, False, None, f"a report no verify writes: {forged}"[:200], took)
     check = next((c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("name") == "nccl"), None)
     if check is None:
         return Outcome(nodes, False, None, "the report holds no nccl check", took)
@@ -61,6 +64,29 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
     if wrong != 0:
         return Outcome(nodes, False, None, f"{wrong!r} wrong element(s)", took)
     return Outcome(nodes, True, float(busbw), "", took)
+
+
+def report_problem(report: dict[str, Any]) -> str | None:
+    """Why a pair's report is none verify writes, or None: a status outside verify's four, a code outside its catalog
+    (scripts/fleet/plausible.py's VERIFY_CODES), a pass that carries a code or a result that is no pass without one
+    (verify codes exactly what did not pass), a report status its checks contradict. Such a report is no result: the
+    pair is not cleared on it (as a report that is missing)."""
+    checks = report.get("checks")
+    if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
+        return "its checks are no list of results"
+    for c in checks:
+        name, state, code = one_line(str(c.get("name")))[:40], c.get("status"), c.get("code")
+        if state not in STATUSES:
+            return f"the {name} check's status {one_line(repr(state))[:40]} is none of verify's"
+        if code is not None and not (isinstance(code, str) and code in VERIFY_CODES):
+            return f"the {name} check's code {one_line(repr(code))[:40]} is no code of verify's"
+        if (state == "pass") != (code is None):
+            return f"the {name} check is {state} {'with' if code else 'without'} a code: verify codes what did not pass"
+    if report.get("status") not in STATUSES:
+        return f"its status {one_line(repr(report.get('status')))[:40]} is none of verify's"
+    if (report["status"] == "fail") != any(c["status"] == "fail" for c in checks):
+        return f"its status is {report['status']}, which its checks contradict"
+    return None
 
 
 def step_argv(base: list[str], pair: tuple[str, ...], gpus: int) -> list[str]:
