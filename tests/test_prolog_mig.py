@@ -100,3 +100,4 @@ def test_slurm_mig_a_mig_gres_is_not_proven_by_physical_gpus():
     assert "MIG devices are not proven" in str(revalidate.gpu_problem(_report(_gpu("pass", 7)), 7, mig_gres=True))
     assert revalidate.gpu_problem(_report(_mig_gpu(7)), 7, mig_gres=True) is None
     assert "cannot be counted" in str(revalidate.gpu_problem(_report(_mig_gpu(None)), 7, mig_gres=True))
+
