@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from scripts.fleet import fleet as fleet_mod
+from scripts.fleet import walk as walk_mod
 from scripts.fleet.fleet import Fleet, fleet, fleet_json, format_fleet, walk
 from scripts.fleet.plausible import UNJUDGED_CODES
 from scripts.fsutil import TooLarge, read_bounded
@@ -48,13 +49,13 @@ def test_a_folder_that_cannot_be_read_is_listed_and_the_fleet_does_not_pass(tmp_
     _write(tmp_path, "a.json", _node("a"))
     locked = tmp_path / "locked"
     _write(locked, "b.json", _node("b"))
-    real_listing = fleet_mod._listing
+    real_listing = walk_mod._listing
 
     def listing(top: Path, budget: int) -> list[os.DirEntry[str]]:
         if top == locked:           # root reads a mode-000 folder anyway: the refusal a normal user gets
             raise PermissionError(13, "Permission denied")
         return real_listing(top, budget)
-    monkeypatch.setattr(fleet_mod, "_listing", listing)
+    monkeypatch.setattr(walk_mod, "_listing", listing)
     report = fleet(tmp_path)
     assert [n.node for n in report.nodes] == ["a"] and report.unreadable == [
         ("locked/", "the folder cannot be read (Permission denied)")]
@@ -64,7 +65,7 @@ def test_a_folder_that_cannot_be_read_is_listed_and_the_fleet_does_not_pass(tmp_
 def test_dir_itself_unreadable_is_a_report_that_does_not_pass_not_no_reports(tmp_path, monkeypatch):
     def listing(top: Path, budget: int) -> list[os.DirEntry[str]]:
         raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(fleet_mod, "_listing", listing)
+    monkeypatch.setattr(walk_mod, "_listing", listing)
     report = fleet(tmp_path)
     assert report.nodes == [] and report.unreadable and not report.ok
 
@@ -88,14 +89,14 @@ def test_a_fifo_a_link_loop_and_a_link_out_are_listed_and_never_block(tmp_path):
 
 
 def test_the_walk_is_bounded_in_depth_and_names(tmp_path, monkeypatch):
-    monkeypatch.setattr(fleet_mod, "MAX_DEPTH", 3)
+    monkeypatch.setattr(walk_mod, "MAX_DEPTH", 3)
     deep = tmp_path / "d1" / "d2" / "d3" / "d4"
     _write(deep, "x.json", _node("x"))
     _write(tmp_path, "a.json", _node("a"))
     paths, unreadable = walk(tmp_path)
     assert [p.name for p in paths] == ["a.json"] and unreadable == [("d1/d2/d3/d4/", "deeper than 3 folders below "
                                                                      "DIR: not read")]
-    monkeypatch.setattr(fleet_mod, "MAX_ENTRIES", 5)
+    monkeypatch.setattr(walk_mod, "MAX_ENTRIES", 5)
     for i in range(10):
         _write(tmp_path / "many", f"n{i}.json", "{}")
     paths, unreadable = walk(tmp_path)
