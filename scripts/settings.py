@@ -103,9 +103,14 @@ def parse_bool(text: str, name: str) -> bool:
     raise UserError(f"{name}={text!r} is not a yes/no word: write 1/true/yes/on or 0/false/no/off")
 
 
+# a number of seconds as a knob is written: ASCII digits, a point, an exponent (float() also reads '١٠٠', '１００' and
+# '1_000', which no one types and a terminal shows as something else)
+SECONDS = re.compile(r"\s*\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?\s*", re.ASCII)
+
+
 def parse_seconds(text: str, name: str) -> float:
     try:
-        value = float(text)
+        value = float(text) if SECONDS.fullmatch(text) else math.nan
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or not SECONDS_MIN <= value <= SECONDS_MAX:

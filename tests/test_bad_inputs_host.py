@@ -170,6 +170,8 @@ def test_accepted_sizes_are_what_docker_py_sends(value, size):
 @pytest.mark.unit
 @pytest.mark.parametrize(("knob", "value", "needle"), [
     ("VERIFY_TIMEOUT", "1e10", "VERIFY_TIMEOUT='1e10' is not a number of seconds: give a number from 1 to 604800"),
+    ("VERIFY_TIMEOUT", "\u0669\u0660\u0660", "is not a number of seconds"),       # Arabic-Indic digits: ASCII only
+    ("VERIFY_TIMEOUT", "1_000", "is not a number of seconds"),
     ("VERIFY_TIMEOUT", "0.5", "VERIFY_TIMEOUT='0.5'"),
     ("NODES", "9" * 5000, "must be a whole number, 1 or more (at most 10000)"),
     ("GPUS", "65", "GPUS='65': must be a whole number, 0 or more (at most 64)"),

@@ -119,7 +119,10 @@ def test_slurm_s_allocation_a_node_list_that_is_not_one_host_each_is_one_line(tm
     ({}, ("--gpus", "-1"), "--gpus='-1'"), ({"RDZV_PORT": "70000"}, (), "RDZV_PORT='70000'"),
     ({"TORCHIMAGES_ISOLATE_STEP": "[[["}, (), "TORCHIMAGES_ISOLATE_STEP is not"),
     ({"TORCHIMAGES_REPORTS": "/nonexistent/reports"}, (), "is not a folder"),
-], ids=["timeout-word", "timeout-nan", "timeout-negative", "gpus-negative", "port", "step-json", "reports"])
+    ({"TORCHIMAGES_ISOLATE_TIMEOUT": "\u0663\u0660"}, (), "TORCHIMAGES_ISOLATE_TIMEOUT="),      # Arabic-Indic digits
+    ({}, ("--gpus", "\uff18"), "--gpus="), ({"RDZV_PORT": "2_0000"}, (), "RDZV_PORT='2_0000'"),
+], ids=["timeout-word", "timeout-nan", "timeout-negative", "gpus-negative", "port", "step-json", "reports",
+        "timeout-arabic-digits", "gpus-fullwidth", "port-underscore"])
 def test_a_knob_that_is_wrong_is_one_line_before_any_step(tmp_path, env, args, said):
     """A timeout of nan once timed every pair out and blamed 'the image, the network, the tool'; 'abc' crashed."""
     status, lines = _isolate(tmp_path, NODES[:2], {}, env, args)

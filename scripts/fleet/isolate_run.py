@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -222,8 +223,11 @@ def _hostnames(nodelist: str) -> list[str]:
 
 def _number(text: str, what: str, low: float, high: float, whole: bool = False) -> float:
     """A knob's number within [low, high] (a whole one where asked), else UserError naming it and its range."""
+    # ASCII digits only: float() and int() also read '٣' (Arabic-Indic), '３' (full width) and '1_0'
+    plain = re.fullmatch(r"\s*[0-9]+\s*" if whole else r"\s*\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?\s*",
+                         text, re.ASCII)
     try:
-        value = float(text) if not whole else int(text.strip())
+        value = (float(text) if not whole else int(text.strip())) if plain else math.nan
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and low <= value <= high) or (not whole and value <= 0):
