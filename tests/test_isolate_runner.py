@@ -178,3 +178,7 @@ def test_a_pair_report_no_verify_writes_is_no_result_never_a_pass(change, said):
     result = outcome(("a", "b"), _pair_report(**change), 0, 1.0, 8)
     assert not result.ok and "a report no verify writes" in result.why and said in result.why, result.why
     assert outcome(("a", "b"), _pair_report(), 0, 1.0, 8).ok
+    twice = _pair_report()
+    twice["checks"].append({**twice["checks"][0], "status": "fail", "code": "NCCL_WRONG_RESULT"})
+    twice["status"] = "fail"
+    assert "2 times" in outcome(("a", "b"), twice, 0, 1.0, 8).why          # the first one read was the pass

@@ -83,6 +83,9 @@ def report_problem(report: dict[str, Any]) -> str | None:
             return f"the {name} check's code {one_line(repr(code))[:40]} is no code of verify's"
         if (state == "pass") != (code is None):
             return f"the {name} check is {state} {'with' if code else 'without'} a code: verify codes what did not pass"
+    names = [str(c.get("name")) for c in checks]
+    if twice := next((n for n in names if names.count(n) > 1), None):     # a pass beside a failure: which is true?
+        return f"it holds the {one_line(twice)[:40]} check {names.count(twice)} times: verify writes one result per check"
     if report.get("status") not in STATUSES:
         return f"its status {one_line(repr(report.get('status')))[:40]} is none of verify's"
     if (report["status"] == "fail") != any(c["status"] == "fail" for c in checks):
