@@ -92,3 +92,25 @@ def _fstat_of_old(now: os.stat_result, data: bytes) -> os.stat_result:
     fields = list(now)
     fields[1] = now.st_ino + 1
     return os.stat_result(fields)
+
+
+@pytest.mark.unit
+def test_nvsentinel_flap_rule_reads_the_history_in_its_order_not_its_stamps(tmp_path):
+    """NVSentinel's return to service: a node drained again soon after a resume needs hardware inspection. The resume
+    was stamped two days ahead (its clock wrong, then stepped back) and the drain an hour after the real resume:
+    compared by stamps the drain came "before" the resume and the flap was never seen, by the prolog (make undrain
+    resumed it again) or by the fleet report. The history is append-only: its order is what happened."""
+    from scripts.fleet.history import read_state
+    state, day = str(tmp_path), 86400.0
+    now = 1795635600.0
+    history.record(state, "n1", "drain", "GPU_LOST", "first", now=now - 3 * day)
+    history.record(state, "n1", "resume", None, "passes", now=now + 2 * day)          # a clock two days ahead
+    history.record(state, "n1", "drain", "GPU_LOST", "again", now=now + 3600)         # stepped back, an hour later
+    events = history.read(state, "n1").events
+    flap = history.failed_again_after_resume(events, 7 * day)
+    assert flap and "a clock stepped back" in flap and "needs hardware inspection" in flap
+    found = read_state(tmp_path, ["n1"], now=now + 2 * 3600)["n1"]
+    assert found.inspect and "a clock stepped back" in found.inspect
+    history.record(state, "n1", "resume", None, "passes", now=now + 30 * day)
+    history.record(state, "n1", "drain", "GPU_LOST", "a month on", now=now + 40 * day)
+    assert history.failed_again_after_resume(history.read(state, "n1").events, 7 * day) is None

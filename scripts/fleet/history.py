@@ -79,18 +79,21 @@ def parse(node: str, file: str, text: str) -> NodeHistory:
 
 def _inspect(events: list[dict[str, Any]], window_s: float) -> str | None:
     """Why the node needs hardware inspection: the prolog said so after the last resume, or the last drain came
-    within window_s of a resume before it (the prolog's rule, re-read here)."""
-    resumes = [e for e in events if e["event"] == "resume"]
-    since = resumes[-1]["epoch"] if resumes else -math.inf
-    said = [e for e in events if e["event"] == "inspect" and e["epoch"] >= since]
+    within window_s of a resume before it (the prolog's rule, re-read here). "After" and "before" are the file's
+    order (append-only), never the stamps: a clock stepped back must not hide a fault that came back."""
+    resumed = max((i for i, e in enumerate(events) if e["event"] == "resume"), default=-1)
+    said = [e for e in events[resumed + 1:] if e["event"] == "inspect"]
     if said:
         return f"flagged by the prolog on {said[-1]['time']}: {str(said[-1].get('detail') or '')[:200]}".rstrip(": ")
-    drains = [e for e in events if e["event"] == "drain"]
-    before = [e for e in resumes if drains and e["epoch"] <= drains[-1]["epoch"]]
-    if not before or drains[-1]["epoch"] - before[-1]["epoch"] > window_s:
+    last_at = max((i for i, e in enumerate(events) if e["event"] == "drain"), default=None)
+    before = [e for e in events[:last_at] if e["event"] == "resume"] if last_at is not None else []
+    if last_at is None or not before or events[last_at]["epoch"] - before[-1]["epoch"] > window_s:
         return None
-    gap = drains[-1]["epoch"] - before[-1]["epoch"]
-    return (f"drained again ({drains[-1].get('code')}) {gap / 3600:.1f} h after it was resumed on "
+    drain, gap = events[last_at], events[last_at]["epoch"] - before[-1]["epoch"]
+    if gap < 0:
+        return (f"drained again ({drain.get('code')}) after it was resumed on {before[-1]['time']}, though stamped "
+                "before that resume (a clock stepped back)")
+    return (f"drained again ({drain.get('code')}) {gap / 3600:.1f} h after it was resumed on "
             f"{before[-1]['time']}")
 
 

@@ -194,18 +194,25 @@ def read(state_dir: str, node: str, cap: int = READ_CAP) -> History:
 
 
 def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FLAP_WINDOW_S) -> str | None:
-    """Why the node needs hardware inspection, or None: its last drain came within window_s of a resume before it."""
-    drains = [e for e in events if e["event"] == "drain"]
-    if not drains:
+    """Why the node needs hardware inspection, or None: its last drain came within window_s of a resume before it.
+    "Before" is the file's order (append-only: the order things happened), never the stamps: a resume stamped in the
+    future (its clock ahead, then stepped back) is still the resume before a drain logged after it, and a drain
+    stamped before its resume is within the window as far as the clocks can tell."""
+    last_at = next((i for i in range(len(events) - 1, -1, -1) if events[i]["event"] == "drain"), None)
+    if last_at is None:
         return None
-    last = drains[-1]
-    resumes = [e for e in events if e["event"] == "resume" and e["epoch"] <= last["epoch"]]
-    if not resumes:
+    last = events[last_at]
+    resume = next((e for e in reversed(events[:last_at]) if e["event"] == "resume"), None)
+    if resume is None:
         return None
-    gap = last["epoch"] - resumes[-1]["epoch"]
+    gap = last["epoch"] - resume["epoch"]
     if gap > window_s:
         return None
-    return (f"drained again ({last.get('code')}) {gap / 3600:.1f} h after it was resumed on {resumes[-1]['time']}: "
+    if gap < 0:
+        return (f"drained again ({last.get('code')}) after it was resumed on {resume['time']}, though stamped "
+                f"{-gap / 3600:.1f} h before that resume (a clock stepped back): within {window_s / 86400:.0f} d as far "
+                "as its clocks tell; a fault that comes back needs hardware inspection")
+    return (f"drained again ({last.get('code')}) {gap / 3600:.1f} h after it was resumed on {resume['time']}: "
             f"a fault that comes back within {window_s / 86400:.0f} d needs hardware inspection")
 
 
