@@ -217,21 +217,31 @@ def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FL
 
 
 def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "", booted: float | None = None,
-           now: float | None = None, window_s: float = FLAP_WINDOW_S, skew_s: float = 300.0) -> int:
+           now: float | None = None, window_s: float = FLAP_WINDOW_S, skew_s: float = 300.0,
+           started: float | None = None) -> int:
     """How many of the last runs in a row ended with one of `codes` (not assessed, or the fault they became): a pass,
     another cause, a drain or a resume ends the streak; a drain the breaker refused does not. So does a run of
     another boot (a reboot by hand re-probes the GPUs: no record of it is needed): its boot id when both are known,
     else its time before this boot's (`booted`, /proc/stat btime), as return to service tells a reboot (repair.py).
     Given `now`, so does a run stamped more than window_s before it (a hang months ago says nothing of the GPU now)
-    or more than skew_s after it (a clock stepped back: evidence from the future is none)."""
+    or more than skew_s after it (a clock stepped back: evidence from the future is none).
+    Runs in a row, not at once: given this run's start (`started`), a run that ended after the start of the run
+    counted after it overlapped that run (prologs of jobs starting together on one node, each slowed by the others:
+    a busy host, not a hung GPU) and is not counted again; a run's start is its `started`, else its stamp."""
     n = 0
+    later = started              # the start of the run counted last (this one's)
     for e in reversed(events):
         if now is not None and not now - window_s <= e["epoch"] <= now + skew_s:
             break
         if e["event"] in ("drain-refused", "inspect", "resume-refused"):
             continue
         if e["event"] in ("not-assessed", "fault") and e.get("code") in codes and not _other_boot(e, boot_id, booted):
+            if later is not None and e["epoch"] > later:
+                continue          # it ran while the later run did: one moment's evidence, counted once
             n += 1
+            began = e.get("started")
+            later = began if isinstance(began, (int, float)) and not isinstance(began, bool) and \
+                math.isfinite(began) and began <= e["epoch"] else e["epoch"]
             continue
         break
     return n

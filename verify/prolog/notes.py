@@ -22,7 +22,8 @@ def _close(cfg: Config, text: str) -> None:
 
 def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None) -> None:
     """One event in the node's history, with the boot it ran in (a hang streak ends at a reboot: history.streak)."""
-    extra = {"boot_id": kernlog.host_clock(cfg.proc).boot_id or None, **(extra or {})}
+    extra = {"boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
+             "started": round(cfg.started, 3) if cfg.started is not None else None, **(extra or {})}
     if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, extra=extra):
         _say(problem)
 
