@@ -47,6 +47,9 @@ def _mig_gpu(slices: int | None = 7) -> dict[str, Any]:
 def test_slurm_mig_gres_units_are_mig_devices_whole_gpus_one():
     assert gpuunits.units([_mig_device(7)]) == 7 and gpuunits.units([_mig_device(7), {"index": 1}]) == 8
     assert gpuunits.units([_mig_device(None)]) is None and gpuunits.units([{"index": 0, "mig": [False, True]}]) == 1
+    twice = _mig_device(7)
+    twice["mig_devices"][1]["uuid"] = twice["mig_devices"][0]["uuid"]          # one MIG device listed twice
+    assert gpuunits.units([twice]) is None
     assert gpuunits.mig_typed("gpu:1g.10gb:7") and gpuunits.mig_typed("gpu:a100_1g.5gb:7(S:0)")
     assert not gpuunits.mig_typed("gpu:h100:8(S:0-1)") and not gpuunits.mig_typed("gpu:8")
     assert slurm.gres_gpus("gpu:a100_1g.5gb:7") == 7

@@ -4,8 +4,8 @@ Slurm's MIG support (gres.conf AutoDetect=nvml, or MultipleFiles per MIG device)
 gres, typed by its profile (`gpu:1g.10gb:7`, `gpu:a100_1g.5gb:7`), and the GPU holding them none: a node with one
 A100 in MIG mode and seven 1g.10gb devices has Gres=gpu:1g.10gb:7 and SLURM_GPUS_ON_NODE up to 7, while NVML lists
 one physical GPU. Counted as physical GPUs, such a node "lost" six. Here a whole GPU counts one, a GPU in MIG mode as
-many as the MIG devices NVML lists on it; a GPU in MIG mode whose MIG devices were not read cannot be counted (None),
-never counted as one.
+many as the MIG devices NVML lists on it; a GPU in MIG mode whose MIG devices were not read, or that lists one twice,
+cannot be counted (None), never counted as one.
 """
 from __future__ import annotations
 
@@ -38,9 +38,12 @@ def units(devices: Sequence[Any], skip_lost: bool = False) -> int | None:
             continue
         if in_mig_mode(d):
             slices = d.get("mig_devices")
-            if not isinstance(slices, list):
+            if not isinstance(slices, list) or not all(isinstance(s, dict) for s in slices):
                 return None
-            total += sum(1 for s in slices if isinstance(s, dict))
+            uuids = [s["uuid"] for s in slices if s.get("uuid")]
+            if len(set(uuids)) != len(uuids):
+                return None           # one MIG device listed twice: a record no NVML gives, no count
+            total += len(slices)
         else:
             total += 1
     return total
