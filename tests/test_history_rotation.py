@@ -114,3 +114,23 @@ def test_nvsentinel_flap_rule_reads_the_history_in_its_order_not_its_stamps(tmp_
     history.record(state, "n1", "resume", None, "passes", now=now + 30 * day)
     history.record(state, "n1", "drain", "GPU_LOST", "a month on", now=now + 40 * day)
     assert history.failed_again_after_resume(history.read(state, "n1").events, 7 * day) is None
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("planted", ["symlink", "fifo"])
+def test_a_lock_planted_as_a_link_or_fifo_never_loses_the_event(tmp_path, planted):
+    """A hostile state folder: a symbolic link (to /etc/passwd) or a FIFO where the history's lock belongs was
+    refused, never followed, and the event with it: a drain never recorded, a hang never counted. The event is kept
+    (appended without the lock), the link untouched, and the trouble said."""
+    state = str(tmp_path)
+    lock = history._lock_path(state, "n1")
+    os.makedirs(os.path.dirname(lock))
+    victim = tmp_path / "victim"
+    victim.write_text("root:x:0:0\n")
+    if planted == "symlink":
+        os.symlink(victim, lock)
+    else:
+        os.mkfifo(lock)
+    said = history.record(state, "n1", "drain", "GPU_LOST", "kept")
+    assert said and "appended without it" in said
+    assert [e["detail"] for e in history.read(state, "n1").events] == ["kept"] and victim.read_text() == "root:x:0:0\n"

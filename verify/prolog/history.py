@@ -63,15 +63,21 @@ def record(state_dir: str, node: str, event: str, code: str | None, detail: str,
            extra: dict[str, Any] | None = None, max_bytes: int = MAX_BYTES, keep_lines: int = KEEP_LINES) -> str | None:
     """Append one event (rotating the file past max_bytes); None, or why it could not be appended."""
     data = _entry(node, event, code, detail, time.time() if now is None else now, extra)
-    target = path(state_dir, node)
+    target, lock = path(state_dir, node), _lock_path(state_dir, node)
     try:
         statefile.folder(os.path.dirname(target))
         try:
-            with statefile.locked(_lock_path(state_dir, node), LOCK_WAIT_S):
+            with statefile.locked(lock, LOCK_WAIT_S):
                 if statefile.append(target, data) > max_bytes:
                     _rotate(target, keep_lines, max_bytes)
         except statefile.LockBusy:
             _append_unlocked(state_dir, node, target, data)   # the line matters more than the rotation: that waits
+        except statefile.Refused as exc:
+            if lock not in str(exc.strerror):
+                raise
+            # a link or a FIFO planted where the lock belongs: refused, never followed, and the event still kept
+            _append_unlocked(state_dir, node, target, data)
+            return f"the history's lock {statefile.problem(exc, lock)}: the event was appended without it; remove it"
     except OSError as exc:
         return f"cannot append to the history {target}: {statefile.problem(exc, target)}"
     return None
@@ -96,7 +102,7 @@ def _append_unlocked(state_dir: str, node: str, target: str, data: bytes) -> Non
         with statefile.locked(_lock_path(state_dir, node), LOCK_WAIT_S):
             if not kept():
                 statefile.append(target, data)
-    except statefile.LockBusy:
+    except (statefile.LockBusy, statefile.Refused):      # the lock busy, or no lock to be had (refused): as it stands
         if not kept():
             statefile.append(target, data)
 
