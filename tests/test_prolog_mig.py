@@ -104,3 +104,16 @@ def test_slurm_mig_a_mig_gres_is_not_proven_by_physical_gpus():
     assert revalidate.gpu_problem(_report(_mig_gpu(7)), 7, mig_gres=True) is None
     assert "cannot be counted" in str(revalidate.gpu_problem(_report(_mig_gpu(None)), 7, mig_gres=True))
 
+
+
+@pytest.mark.parametrize("devices, said", [
+    ([{"index": 0, "uuid": "GPU-a"}, {"index": 1, "uuid": "GPU-A"}], "listed twice"),     # one GPU, two names
+    ([{"index": 0, "uuid": "GPU-a"}], "1 NVML device(s) listed"),                          # 2 counted, 1 listed
+])
+def test_impossible_facts_a_pass_on_nvml_devices_no_nvml_gives_is_refused(tmp_path, fake, monkeypatch, devices, said):
+    """A report no verify writes: a gpu pass whose NVML devices list one GPU twice, or another number than it
+    counted. Not a pass on Slurm's 2 GPUs (REPORT_INVALID, not assessed), and never a drain."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("pass", 2, data={"devices": devices}))).encode())
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "2"}) == EXIT_PASS
+    assert _events(tmp_path) == [("not-assessed", "REPORT_INVALID")]
+    assert said in history.read(str(tmp_path / "state"), "n1").events[0]["detail"]
