@@ -32,6 +32,7 @@ MAX_BYTES = 1 << 20             # past this the file is rotated (about 4,000 eve
 KEEP_LINES = 2000               # what rotation keeps
 READ_CAP = 4 << 20              # the most a reader takes, from the tail (a larger file is cut, and says so)
 LOCK_WAIT_S = 5.0
+OVERLAP_SLACK_S = 0.01          # stamps are kept to the millisecond: a run ended this close to the next one's start did not overlap it
 FIELD_MAX = 200                 # characters of a line's code, check, boot id, ... (the detail: 1,000)
 
 
@@ -242,7 +243,7 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
         if e["event"] in ("drain-refused", "inspect", "resume-refused"):
             continue
         if e["event"] in ("not-assessed", "fault") and e.get("code") in codes and not _other_boot(e, boot_id, booted):
-            if later is not None and e["epoch"] > later:
+            if later is not None and e["epoch"] > later + OVERLAP_SLACK_S:
                 continue          # it ran while the later run did: one moment's evidence, counted once
             n += 1
             began = e.get("started")

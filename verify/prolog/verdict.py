@@ -217,8 +217,8 @@ def not_this_run(report: Any, started: float, ended: float, skew_s: float) -> st
         return f"a replay of recorded facts ({one_line(str(facts))[:80]}: verify --from-facts), nothing probed on " \
                "this node: not evidence of it now"
     raw = report.get("created")
-    if raw is None:
-        return None
+    if raw is None:               # verify writes it in every report (its schema requires it): a replay stripped of it
+        return "no `created` time, which every verify report has: not evidence of when it ran, nor of this node now"
     try:
         when = datetime.strptime(str(raw), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
     except ValueError:
