@@ -134,3 +134,33 @@ def test_a_lock_planted_as_a_link_or_fifo_never_loses_the_event(tmp_path, plante
     said = history.record(state, "n1", "drain", "GPU_LOST", "kept")
     assert said and "appended without it" in said
     assert [e["detail"] for e in history.read(state, "n1").events] == ["kept"] and victim.read_text() == "root:x:0:0\n"
+
+
+@pytest.mark.unit
+def test_no_line_is_lost_when_threads_append_while_one_rotates(tmp_path):
+    """Threads of one process: fcntl's record locks are the process's, so every thread "held" the history's lock at
+    once (and one closing its fd released it for all): a line appended while another thread rotated was lost.
+    The writers and the rotation of one process take turns (history.THREADS)."""
+    import threading
+    state = str(tmp_path)
+    target = history.path(state, "n1")
+    history.record(state, "n1", "pass", None, "first")
+    errors: list[str] = []
+
+    def write(n: int) -> None:
+        for i in range(LINES):
+            if said := history.record(state, "n1", "pass", None, f"t{n}-{i}", max_bytes=1 << 40):
+                errors.append(said)
+
+    def rotate() -> None:
+        for _ in range(ROTATIONS):
+            with history.THREADS, statefile.locked(history._lock_path(state, "n1"), 30.0):
+                history._rotate(target, 1 << 30, 1 << 40)
+
+    threads = [threading.Thread(target=rotate)] + [threading.Thread(target=write, args=(n,)) for n in range(WRITERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    wanted = {"first"} | {f"t{n}-{i}" for n in range(WRITERS) for i in range(LINES)}
+    assert not errors and sorted(e["detail"] for e in history.read(state, "n1").events) == sorted(wanted)

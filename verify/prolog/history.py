@@ -18,6 +18,7 @@ import json
 import math
 import os
 import secrets
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -32,6 +33,9 @@ MAX_BYTES = 1 << 20             # past this the file is rotated (about 4,000 eve
 KEEP_LINES = 2000               # what rotation keeps
 READ_CAP = 4 << 20              # the most a reader takes, from the tail (a larger file is cut, and says so)
 LOCK_WAIT_S = 5.0
+# fcntl's record locks belong to the process: two threads of one process both "hold" one, and closing either's fd
+# releases both; appends and rotation of one process are serialised by this lock first
+THREADS = threading.Lock()
 OVERLAP_SLACK_S = 0.01          # stamps are kept to the millisecond: a run ended this close to the next one's start did not overlap it
 FIELD_MAX = 200                 # characters of a line's code, check, boot id, ... (the detail: 1,000)
 
@@ -65,6 +69,18 @@ def record(state_dir: str, node: str, event: str, code: str | None, detail: str,
     """Append one event (rotating the file past max_bytes); None, or why it could not be appended."""
     data = _entry(node, event, code, detail, time.time() if now is None else now, extra)
     target, lock = path(state_dir, node), _lock_path(state_dir, node)
+    # POSIX locks are the process's: threads of one process are kept apart here first, waited for as the file's
+    # lock is (a holder stopped by a signal mid-way never leaves the next writer waiting for good)
+    had = THREADS.acquire(timeout=LOCK_WAIT_S)
+    try:
+        return _record(state_dir, node, target, lock, data, max_bytes, keep_lines)
+    finally:
+        if had:
+            THREADS.release()
+
+
+def _record(state_dir: str, node: str, target: str, lock: str, data: bytes, max_bytes: int,
+            keep_lines: int) -> str | None:
     try:
         statefile.folder(os.path.dirname(target))
         try:
