@@ -50,6 +50,9 @@ def test_slurm_mig_gres_units_are_mig_devices_whole_gpus_one():
     twice = _mig_device(7)
     twice["mig_devices"][1]["uuid"] = twice["mig_devices"][0]["uuid"]          # one MIG device listed twice
     assert gpuunits.units([twice]) is None
+    odd = _mig_device(2)
+    odd["mig_devices"][0]["uuid"] = ["MIG-x"]                                  # no string: counted, never a crash
+    assert gpuunits.units([odd]) == 2
     assert gpuunits.mig_typed("gpu:1g.10gb:7") and gpuunits.mig_typed("gpu:a100_1g.5gb:7(S:0)")
     assert not gpuunits.mig_typed("gpu:h100:8(S:0-1)") and not gpuunits.mig_typed("gpu:8")
     assert slurm.gres_gpus("gpu:a100_1g.5gb:7") == 7

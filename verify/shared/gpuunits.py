@@ -40,7 +40,7 @@ def units(devices: Sequence[Any], skip_lost: bool = False) -> int | None:
             slices = d.get("mig_devices")
             if not isinstance(slices, list) or not all(isinstance(s, dict) for s in slices):
                 return None
-            uuids = [s["uuid"] for s in slices if s.get("uuid")]
+            uuids = [str(s["uuid"]) for s in slices if s.get("uuid")]
             if len(set(uuids)) != len(uuids):
                 return None           # one MIG device listed twice: a record no NVML gives, no count
             total += len(slices)
