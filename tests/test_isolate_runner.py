@@ -171,6 +171,7 @@ def _pair_report(**change: Any) -> dict[str, Any]:
     ({"report_status": "fail"}, "which its checks contradict"),       # the report fails, its one check passes
     ({"status": "passed"}, "none of verify's"),
     ({"report_status": None}, "none of verify's"),
+    ({"status": ["pass"]}, "none of verify's"), ({"report_status": {}}, "none of verify's"),     # JSON of another type
 ])
 def test_a_pair_report_no_verify_writes_is_no_result_never_a_pass(change, said):
     """verify's catalog (verify/codes.py): it codes exactly what did not pass, with one of its codes, and a report's

@@ -77,7 +77,7 @@ def report_problem(report: dict[str, Any]) -> str | None:
         return "its checks are no list of results"
     for c in checks:
         name, state, code = one_line(str(c.get("name")))[:40], c.get("status"), c.get("code")
-        if state not in STATUSES:
+        if not isinstance(state, str) or state not in STATUSES:
             return f"the {name} check's status {one_line(repr(state))[:40]} is none of verify's"
         if code is not None and not (isinstance(code, str) and code in VERIFY_CODES):
             return f"the {name} check's code {one_line(repr(code))[:40]} is no code of verify's"
@@ -86,7 +86,7 @@ def report_problem(report: dict[str, Any]) -> str | None:
     names = [str(c.get("name")) for c in checks]
     if twice := next((n for n in names if names.count(n) > 1), None):     # a pass beside a failure: which is true?
         return f"it holds the {one_line(twice)[:40]} check {names.count(twice)} times: verify writes one result per check"
-    if report.get("status") not in STATUSES:
+    if not isinstance(report.get("status"), str) or report["status"] not in STATUSES:
         return f"its status {one_line(repr(report.get('status')))[:40]} is none of verify's"
     if (report["status"] == "fail") != any(c["status"] == "fail" for c in checks):
         return f"its status is {report['status']}, which its checks contradict"
