@@ -183,3 +183,22 @@ def test_a_pair_report_no_verify_writes_is_no_result_never_a_pass(change, said):
     twice["checks"].append({**twice["checks"][0], "status": "fail", "code": "NCCL_WRONG_RESULT"})
     twice["status"] = "fail"
     assert "2 times" in outcome(("a", "b"), twice, 0, 1.0, 8).why          # the first one read was the pass
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("planted", ["fifo", "link to /dev/zero", "folder"])
+def test_a_pair_report_that_is_no_regular_file_never_blocks_the_runner(tmp_path, planted):
+    """The pair's step (the job's image) writes its report: a FIFO left there blocked the runner's open() for good,
+    and the isolation never answered. Opened without blocking or following a link, it is no report: the pair's
+    failure, never a wait."""
+    import os
+
+    from scripts.fleet.isolate_run import _read_report
+    path = tmp_path / "round1-pair1.json"
+    if planted == "fifo":
+        os.mkfifo(path)
+    elif planted == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/zero")
+    assert _read_report(path) is None

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError, one_line
-from ..fsutil import atomic_write
+from ..fsutil import atomic_write, read_bounded
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
 from .plausible import BUSBW_MAX_GBPS, NODE_NAME, VERIFY_CODES
 
@@ -144,12 +144,11 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
 
 
 def _read_report(path: Path) -> Any:
-    """A pair's report, or None (none written, not JSON, too large or nested too deep: no result, the pair's failure
-    as a missing report is, never a traceback that ends the isolation unanswered)."""
+    """A pair's report, or None (none written, not JSON, too large or nested too deep, no regular file: no result,
+    the pair's failure as a missing report is, never a traceback or a wait that ends the isolation unanswered). The
+    step's image wrote it: a FIFO there never blocks the runner, a link is never followed (read_bounded)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(REPORT_CAP + 1)
-        return json.loads(data.decode("utf-8")) if len(data) <= REPORT_CAP else None
+        return json.loads(read_bounded(path, REPORT_CAP, "verify report").decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
 
