@@ -202,3 +202,15 @@ def test_a_pair_report_that_is_no_regular_file_never_blocks_the_runner(tmp_path,
     else:
         path.symlink_to("/dev/zero")
     assert _read_report(path) is None
+
+
+@pytest.mark.host
+def test_a_link_left_where_a_pair_s_log_goes_is_never_followed(tmp_path):
+    """A step's image writes into the reports folder: a link it left at round1-pair1.log made the runner truncate
+    and write the file it named. The link is removed and a new file written; the file it named is untouched."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (tmp_path / "round1-pair1.log").symlink_to(victim)
+    status, lines = _isolate(tmp_path, NODES[:2], {})
+    assert status == 0 and victim.read_text() == "keep me\n", lines
+    assert not (tmp_path / "round1-pair1.log").is_symlink()

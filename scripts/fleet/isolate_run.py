@@ -121,7 +121,10 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
         name = f"round{number}-pair{index + 1}"
         (reports / f"{name}.json").unlink(missing_ok=True)
         env = {**os.environ, "TORCHIMAGES_GROUP": name, "RDZV_ENDPOINT": f"{pair[0]}:{port_for(port, index)}"}
-        log = open(reports / f"{name}.log", "wb")      # noqa: SIM115 - closed after the step, below
+        # a link left where the log goes (by an earlier step's image) is removed, never followed: a new file only
+        (reports / f"{name}.log").unlink(missing_ok=True)
+        log = os.fdopen(os.open(reports / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644),
+                        "wb")             # closed after the step, below
         proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
         started.append((name, pair, proc, log, time.monotonic()))
     ended: dict[str, float] = {}
