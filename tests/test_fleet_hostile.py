@@ -321,3 +321,22 @@ def test_a_drain_history_is_read_however_the_report_spells_its_node(tmp_path):
     prolog_history.record(str(tmp_path), "n1", "pass", None, "x", now=time.time())
     found = read_state(tmp_path, ["n1"])
     assert list(found) == ["n1"] and "name this one node" in str(found["n1"].error)
+
+
+def test_an_earlier_fleet_json_is_read_bounded_before_it_is_replaced(tmp_path, monkeypatch):
+    """DIR/fleet.json is replaced only when it is an earlier fleet report: it was read whole to tell, so one of
+    gigabytes (sparse here) filled the memory. Read bounded as every file under DIR: larger than any report, it is
+    no fleet report and is kept (one line, exit 2); a FIFO there is never waited on."""
+    from scripts.errors import UserError
+    from scripts.fleet.fleet import write_fleet
+    _write(tmp_path, "a.json", _node("a"))
+    report = fleet(tmp_path)
+    huge = tmp_path / "fleet.json"
+    with open(huge, "wb") as fh:
+        fh.truncate(8 << 30)                     # 8 GiB, sparse: read whole it is 8 GiB of memory
+    with pytest.raises(UserError, match="is not a fleet report"):
+        write_fleet(report)
+    huge.unlink()
+    os.mkfifo(huge)
+    with pytest.raises(UserError, match="is not a fleet report"):
+        write_fleet(report)

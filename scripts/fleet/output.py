@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError, one_line
-from ..fsutil import atomic_write
+from ..fsutil import atomic_write, read_bounded
 from .history import history_json, history_lines
-from .model import COLUMNS, FLEET_JSON, FLEET_KIND, MIN_NODES, OUTLIER_BELOW, SLOW_START, Fleet, Node
+from .model import COLUMNS, FLEET_JSON, FLEET_KIND, MAX_BYTES, MIN_NODES, OUTLIER_BELOW, SLOW_START, Fleet, Node
 from .reports import is_fleet_report
 
 # ---------------------------------------------------------------------------------------------- output
@@ -131,7 +131,8 @@ def write_fleet(report: Fleet) -> Path:
     path = report.folder / FLEET_JSON
     if path.exists() or path.is_symlink():
         try:
-            earlier = json.loads(path.read_text(encoding="utf-8")) if path.is_file() and not path.is_symlink() else None
+            # bounded, no link followed, no FIFO waited on: a fleet.json of gigabytes is no fleet report, never read whole
+            earlier = json.loads(read_bounded(path, MAX_BYTES, "fleet report").decode("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError, RecursionError):
             earlier = None
         if not is_fleet_report(earlier):
