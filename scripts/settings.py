@@ -81,10 +81,12 @@ def parse_size(text: str, name: str) -> str:
     """A Docker size (2g, 512m, 1073741824) exactly as docker-py will read it, within SHM_MIN..SHM_MAX; returned
     (stripped) for the engine, which parses that same text with the same function."""
     value = text.strip()
-    found = engine_bytes(value) if value else None
+    # docker-py reads its digits with int(), which also takes '١' (Arabic-Indic), '１' (full width) and '1_0': a size
+    # is written in ASCII digits, and the pods' sizeLimit and srun's text must say what the engine reads
+    found = engine_bytes(value) if value and value.isascii() and "_" not in value else None
     if found is None or found < 0:
-        raise UserError(f"{name}={text!r} is not a size Docker reads: write a number with b, k, m or g (binary units), "
-                        f"e.g. 2g or 512m, or a number of bytes{_meant(value)}")
+        raise UserError(f"{name}={text!r} is not a size Docker reads: write a number in ASCII digits with b, k, m or g "
+                        f"(binary units), e.g. 2g or 512m, or a number of bytes{_meant(value)}")
     if not SHM_MIN <= found <= SHM_MAX:
         raise UserError(f"{name}={text!r} is {human_bytes(found)} as Docker reads it: give a size from 1m to 16384g "
                         f"(0 would silently mean Docker's 64 MB default), e.g. 2g")
@@ -101,9 +103,14 @@ def parse_bool(text: str, name: str) -> bool:
     raise UserError(f"{name}={text!r} is not a yes/no word: write 1/true/yes/on or 0/false/no/off")
 
 
+# a number of seconds as a knob is written: ASCII digits, a point, an exponent (float() also reads '١٠٠', '１００' and
+# '1_000', which no one types and a terminal shows as something else)
+SECONDS = re.compile(r"\s*\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?\s*", re.ASCII)
+
+
 def parse_seconds(text: str, name: str) -> float:
     try:
-        value = float(text)
+        value = float(text) if SECONDS.fullmatch(text) else math.nan
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or not SECONDS_MIN <= value <= SECONDS_MAX:

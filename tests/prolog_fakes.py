@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,10 @@ def install_fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
 
 
 def _report(*checks: dict[str, Any]) -> dict[str, Any]:
+    """A report as verify writes one: its status, its checks and when it was made (every report has `created`)."""
     failed = any(c["status"] == "fail" for c in checks)
-    return {"status": "fail" if failed else "pass", "checks": list(checks)}
+    return {"status": "fail" if failed else "pass", "checks": list(checks),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
 def _gpu(status: str = "pass", devices: int | None = 8, **kw: Any) -> dict[str, Any]:

@@ -207,7 +207,15 @@ def test_require_is_met_or_names_what_is_missing():
     assert unmet(parse_require('gpu="H100 80GB"'), FACTS) == []
 
 
-@pytest.mark.parametrize("bad", ["gpu", "colour=red", "gpu>=H100", "driver>=abc", "gpus>=x", "verdict=good", "'"])
+def test_require_node_names_one_host_however_it_is_spelt():
+    """DNS names are case-insensitive (RFC 4343): node=N7 selects n7's attestations. Compared as written, a newer
+    failing attestation of N7 was left out of REQUIRE=node=n7's choice, and an older pass of n7 decided."""
+    assert unmet(parse_require("node=N7"), FACTS) == [] and unmet(parse_require("node=n7."), FACTS) == []
+    assert unmet(parse_require("node=n8"), FACTS) == ["node=n8 (found n7)"]
+
+
+@pytest.mark.parametrize("bad", ["gpu", "colour=red", "gpu>=H100", "driver>=abc", "gpus>=x", "verdict=good", "'",
+                                 "gpus>=\u00b2", "gpus>=\u0668"])
 def test_a_bad_require_is_one_line(bad):
     with pytest.raises(UserError, match="REQUIRE"):
         parse_require(bad)

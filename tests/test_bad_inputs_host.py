@@ -146,6 +146,8 @@ def test_a_lock_that_is_no_regular_text_is_a_kind(tmp_path):
     ("nan", "is not a size Docker reads"), ("infg", "is not a size Docker reads"), ("nang", "is not a size Docker reads"),
     ("-1g", "is not a size Docker reads"), ("1e400", "is not a size Docker reads"), ("12q", "is not a size"), ("", "is not a size"),
     ("g", "is not a size"), ("²g", "is not a size"),
+    # docker-py's int() reads other scripts' digits and underscores; a size is written in ASCII digits
+    ("\u0661g", "ASCII digits"), ("\uff11g", "ASCII digits"), ("1_0g", "ASCII digits"), ("\u0662\u0660\u0664\u0668", "ASCII digits"),
 ])
 def test_sizes_docker_py_refuses_or_that_mean_nothing_are_refused(value, needle):
     with pytest.raises(UserError) as info:
@@ -168,6 +170,8 @@ def test_accepted_sizes_are_what_docker_py_sends(value, size):
 @pytest.mark.unit
 @pytest.mark.parametrize(("knob", "value", "needle"), [
     ("VERIFY_TIMEOUT", "1e10", "VERIFY_TIMEOUT='1e10' is not a number of seconds: give a number from 1 to 604800"),
+    ("VERIFY_TIMEOUT", "\u0669\u0660\u0660", "is not a number of seconds"),       # Arabic-Indic digits: ASCII only
+    ("VERIFY_TIMEOUT", "1_000", "is not a number of seconds"),
     ("VERIFY_TIMEOUT", "0.5", "VERIFY_TIMEOUT='0.5'"),
     ("NODES", "9" * 5000, "must be a whole number, 1 or more (at most 10000)"),
     ("GPUS", "65", "GPUS='65': must be a whole number, 0 or more (at most 64)"),

@@ -63,6 +63,7 @@ def test_a_size_is_refused_or_exactly_what_docker_py_sends(text):
     sent = parse_bytes(accepted)         # what docker-py puts in HostConfig.ShmSize
     assert isinstance(sent, int) and sent == engine_bytes(accepted) and SHM_MIN <= sent <= SHM_MAX
     assert sent != 0                     # never Docker's silent 64 MB default
+    assert accepted.isascii() and "_" not in accepted      # ASCII digits only (int() reads '١' and '1_0' too)
 
 
 @given(NUMBERS)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from scripts.fleet import fleet as fleet_mod
+from scripts.fleet import walk as walk_mod
 from scripts.fleet.fleet import Fleet, fleet, fleet_json, format_fleet, walk
 from scripts.fleet.plausible import UNJUDGED_CODES
 from scripts.fsutil import TooLarge, read_bounded
@@ -48,13 +49,13 @@ def test_a_folder_that_cannot_be_read_is_listed_and_the_fleet_does_not_pass(tmp_
     _write(tmp_path, "a.json", _node("a"))
     locked = tmp_path / "locked"
     _write(locked, "b.json", _node("b"))
-    real_listing = fleet_mod._listing
+    real_listing = walk_mod._listing
 
     def listing(top: Path, budget: int) -> list[os.DirEntry[str]]:
         if top == locked:           # root reads a mode-000 folder anyway: the refusal a normal user gets
             raise PermissionError(13, "Permission denied")
         return real_listing(top, budget)
-    monkeypatch.setattr(fleet_mod, "_listing", listing)
+    monkeypatch.setattr(walk_mod, "_listing", listing)
     report = fleet(tmp_path)
     assert [n.node for n in report.nodes] == ["a"] and report.unreadable == [
         ("locked/", "the folder cannot be read (Permission denied)")]
@@ -64,7 +65,7 @@ def test_a_folder_that_cannot_be_read_is_listed_and_the_fleet_does_not_pass(tmp_
 def test_dir_itself_unreadable_is_a_report_that_does_not_pass_not_no_reports(tmp_path, monkeypatch):
     def listing(top: Path, budget: int) -> list[os.DirEntry[str]]:
         raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(fleet_mod, "_listing", listing)
+    monkeypatch.setattr(walk_mod, "_listing", listing)
     report = fleet(tmp_path)
     assert report.nodes == [] and report.unreadable and not report.ok
 
@@ -88,14 +89,14 @@ def test_a_fifo_a_link_loop_and_a_link_out_are_listed_and_never_block(tmp_path):
 
 
 def test_the_walk_is_bounded_in_depth_and_names(tmp_path, monkeypatch):
-    monkeypatch.setattr(fleet_mod, "MAX_DEPTH", 3)
+    monkeypatch.setattr(walk_mod, "MAX_DEPTH", 3)
     deep = tmp_path / "d1" / "d2" / "d3" / "d4"
     _write(deep, "x.json", _node("x"))
     _write(tmp_path, "a.json", _node("a"))
     paths, unreadable = walk(tmp_path)
     assert [p.name for p in paths] == ["a.json"] and unreadable == [("d1/d2/d3/d4/", "deeper than 3 folders below "
                                                                      "DIR: not read")]
-    monkeypatch.setattr(fleet_mod, "MAX_ENTRIES", 5)
+    monkeypatch.setattr(walk_mod, "MAX_ENTRIES", 5)
     for i in range(10):
         _write(tmp_path / "many", f"n{i}.json", "{}")
     paths, unreadable = walk(tmp_path)
@@ -295,3 +296,47 @@ def test_a_measurement_that_went_wrong_lists_no_node_to_drain(tmp_path, code):
 def test_the_fleet_and_the_prolog_hold_one_set_of_unjudged_codes():
     from verify.prolog import verdict
     assert UNJUDGED_CODES == verdict.UNJUDGED_CODES
+
+
+def test_dns_names_are_case_insensitive_n1_and_N1_are_one_node(tmp_path):
+    """RFC 4343: host names compare case-insensitively, and `n1.` is n1 rooted. Two reports of the same checks from
+    N1 and n1 are one node reported twice (the fleet does not pass), never two healthy nodes; the table counts one."""
+    _write(tmp_path, "a.json", _node("N1"))
+    _write(tmp_path, "b.json", _node("n1"))
+    _write(tmp_path, "c.json", _node("n2."))
+    _write(tmp_path, "d.json", _node("N2"))
+    report = fleet(tmp_path)
+    assert {n.node for n in report.nodes} == {"N1", "n2."} and set(report.duplicates) == {"N1", "n2."}
+    assert not report.ok and "from 2 node(s)" in format_fleet(report)
+
+
+def test_a_drain_history_is_read_however_the_report_spells_its_node(tmp_path):
+    """The prolog writes STATE/history/<Slurm's name>.jsonl (N1): a report naming n1 reads that history, one row;
+    two files for one host (N1.jsonl and n1.jsonl) are named as trouble, never one of them silently dropped."""
+    from scripts.fleet.history import read_state
+    from verify.prolog import history as prolog_history
+    prolog_history.record(str(tmp_path), "N1", "drain", "GPU_LOST", "x", now=time.time())
+    found = read_state(tmp_path, ["n1"])
+    assert list(found) == ["n1"] and [e["event"] for e in found["n1"].events] == ["drain"]
+    prolog_history.record(str(tmp_path), "n1", "pass", None, "x", now=time.time())
+    found = read_state(tmp_path, ["n1"])
+    assert list(found) == ["n1"] and "name this one node" in str(found["n1"].error)
+
+
+def test_an_earlier_fleet_json_is_read_bounded_before_it_is_replaced(tmp_path, monkeypatch):
+    """DIR/fleet.json is replaced only when it is an earlier fleet report: it was read whole to tell, so one of
+    gigabytes (sparse here) filled the memory. Read bounded as every file under DIR: larger than any report, it is
+    no fleet report and is kept (one line, exit 2); a FIFO there is never waited on."""
+    from scripts.errors import UserError
+    from scripts.fleet.fleet import write_fleet
+    _write(tmp_path, "a.json", _node("a"))
+    report = fleet(tmp_path)
+    huge = tmp_path / "fleet.json"
+    with open(huge, "wb") as fh:
+        fh.truncate(8 << 30)                     # 8 GiB, sparse: read whole it is 8 GiB of memory
+    with pytest.raises(UserError, match="is not a fleet report"):
+        write_fleet(report)
+    huge.unlink()
+    os.mkfifo(huge)
+    with pytest.raises(UserError, match="is not a fleet report"):
+        write_fleet(report)

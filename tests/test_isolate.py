@@ -115,7 +115,7 @@ def test_a_node_named_twice_or_a_single_node_is_refused():
 
 def _report(status="skip", code="NCCL_NOT_EXERCISED", busbw=2.5, wrong=0):
     metrics = {} if busbw is None else {"busbw_max": {"value": busbw, "unit": "GB/s"}}
-    return {"checks": [{"name": "nccl", "status": status, "code": code, "summary": "s",
+    return {"status": status, "checks": [{"name": "nccl", "status": status, "code": code, "summary": "s",
                         "metrics": {**metrics, "wrong": {"value": wrong, "unit": "elements"}}}]}
 
 

@@ -119,7 +119,10 @@ def test_slurm_s_allocation_a_node_list_that_is_not_one_host_each_is_one_line(tm
     ({}, ("--gpus", "-1"), "--gpus='-1'"), ({"RDZV_PORT": "70000"}, (), "RDZV_PORT='70000'"),
     ({"TORCHIMAGES_ISOLATE_STEP": "[[["}, (), "TORCHIMAGES_ISOLATE_STEP is not"),
     ({"TORCHIMAGES_REPORTS": "/nonexistent/reports"}, (), "is not a folder"),
-], ids=["timeout-word", "timeout-nan", "timeout-negative", "gpus-negative", "port", "step-json", "reports"])
+    ({"TORCHIMAGES_ISOLATE_TIMEOUT": "\u0663\u0660"}, (), "TORCHIMAGES_ISOLATE_TIMEOUT="),      # Arabic-Indic digits
+    ({}, ("--gpus", "\uff18"), "--gpus="), ({"RDZV_PORT": "2_0000"}, (), "RDZV_PORT='2_0000'"),
+], ids=["timeout-word", "timeout-nan", "timeout-negative", "gpus-negative", "port", "step-json", "reports",
+        "timeout-arabic-digits", "gpus-fullwidth", "port-underscore"])
 def test_a_knob_that_is_wrong_is_one_line_before_any_step(tmp_path, env, args, said):
     """A timeout of nan once timed every pair out and blamed 'the image, the network, the tool'; 'abc' crashed."""
     status, lines = _isolate(tmp_path, NODES[:2], {}, env, args)
@@ -131,7 +134,7 @@ def test_a_knob_that_is_wrong_is_one_line_before_any_step(tmp_path, env, args, s
 def test_a_bus_bandwidth_no_link_reaches_is_no_result():
     """One forged 1e300 GB/s pair would be every median's reference and call each healthy pair slow."""
     def report(busbw: float) -> dict[str, Any]:
-        return {"checks": [{"name": "nccl", "status": "pass", "metrics": {"busbw_max": {"value": busbw},
+        return {"status": "pass", "checks": [{"name": "nccl", "status": "pass", "metrics": {"busbw_max": {"value": busbw},
                                                                           "wrong": {"value": 0}}}]}
     assert outcome(("a", "b"), report(BUSBW_MAX_GBPS), 0, 1.0, 8).ok
     assert outcome(("a", "b"), report(1e300), 0, 1.0, 8) == Outcome(("a", "b"), False, None,
@@ -150,3 +153,64 @@ def test_the_rendezvous_ports_stay_ports_on_any_allocation():
 def test_an_empty_timeout_knob_is_its_default(tmp_path):
     status, lines = _isolate(tmp_path, NODES[:2], {}, {"TORCHIMAGES_ISOLATE_TIMEOUT": ""})
     assert status == 0 and lines[-1].startswith("isolate: no node at fault"), lines
+
+
+def _pair_report(**change: Any) -> dict[str, Any]:
+    check = {"name": "nccl", "status": "pass", "code": None, "summary": "x",
+             "metrics": {"busbw_max": {"value": 10.0}, "wrong": {"value": 0}}}
+    check.update({k: v for k, v in change.items() if k in ("status", "code")})
+    return {"status": change.get("report_status", check["status"]), "checks": [check]}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("change, said", [
+    ({"code": "BANANA"}, "no code of verify's"),                       # a code outside verify/codes.py
+    ({"status": "warn", "code": "nccl_wrong_result"}, "no code of verify's"),
+    ({"code": "NCCL_WRONG_RESULT"}, "pass with a code"),               # a pass that carries a failure's code
+    ({"status": "warn"}, "warn without a code"),                       # a warning verify never leaves uncoded
+    ({"report_status": "fail"}, "which its checks contradict"),       # the report fails, its one check passes
+    ({"status": "passed"}, "none of verify's"),
+    ({"report_status": None}, "none of verify's"),
+    ({"status": ["pass"]}, "none of verify's"), ({"report_status": {}}, "none of verify's"),     # JSON of another type
+])
+def test_a_pair_report_no_verify_writes_is_no_result_never_a_pass(change, said):
+    """verify's catalog (verify/codes.py): it codes exactly what did not pass, with one of its codes, and a report's
+    status is its checks'. A pair's report outside that is no result: the pair is not cleared on it."""
+    result = outcome(("a", "b"), _pair_report(**change), 0, 1.0, 8)
+    assert not result.ok and "a report no verify writes" in result.why and said in result.why, result.why
+    assert outcome(("a", "b"), _pair_report(), 0, 1.0, 8).ok
+    twice = _pair_report()
+    twice["checks"].append({**twice["checks"][0], "status": "fail", "code": "NCCL_WRONG_RESULT"})
+    twice["status"] = "fail"
+    assert "2 times" in outcome(("a", "b"), twice, 0, 1.0, 8).why          # the first one read was the pass
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("planted", ["fifo", "link to /dev/zero", "folder"])
+def test_a_pair_report_that_is_no_regular_file_never_blocks_the_runner(tmp_path, planted):
+    """The pair's step (the job's image) writes its report: a FIFO left there blocked the runner's open() for good,
+    and the isolation never answered. Opened without blocking or following a link, it is no report: the pair's
+    failure, never a wait."""
+    import os
+
+    from scripts.fleet.isolate_run import _read_report
+    path = tmp_path / "round1-pair1.json"
+    if planted == "fifo":
+        os.mkfifo(path)
+    elif planted == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/zero")
+    assert _read_report(path) is None
+
+
+@pytest.mark.host
+def test_a_link_left_where_a_pair_s_log_goes_is_never_followed(tmp_path):
+    """A step's image writes into the reports folder: a link it left at round1-pair1.log made the runner truncate
+    and write the file it named. The link is removed and a new file written; the file it named is untouched."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (tmp_path / "round1-pair1.log").symlink_to(victim)
+    status, lines = _isolate(tmp_path, NODES[:2], {})
+    assert status == 0 and victim.read_text() == "keep me\n", lines
+    assert not (tmp_path / "round1-pair1.log").is_symlink()

@@ -166,3 +166,35 @@ def test_a_confirm_factor_below_one_is_a_setting_of_ours(tmp_path, fake, monkeyp
     for _ in range(3):
         assert cli.main(_args(tmp_path, "--confirm-factor", factor), PROLOG_ENV) == 0
     assert "CONFIG_ERROR" in capsys.readouterr().err and not fake.calls
+
+
+def test_nvsentinel_checker_rule_runs_at_once_are_one_run_not_a_streak():
+    """Prologs of jobs starting together on one node each slow the others: three of them timing out at once is one
+    moment of a busy host, not three runs in a row of a hung GPU. A run that ended after the start of the run
+    counted after it overlapped it, and is not counted again; runs one after another still are."""
+    def ev(started: float, ended: float) -> dict[str, Any]:
+        return {"event": "not-assessed", "code": "PREFLIGHT_TIMEOUT", "epoch": ended, "time": "t", "started": started}
+    at_once = [ev(1000.0, 1095.0), ev(1001.0, 1096.0)]                  # both ran while this run (from 1000) did
+    assert history.streak(at_once, cli.HANG_CODES, started=1000.0) == 0
+    in_a_row = [ev(700.0, 795.0), ev(850.0, 945.0)]                     # each ended before the next began
+    assert history.streak(in_a_row, cli.HANG_CODES, started=1000.0) == 2
+    assert history.streak([*in_a_row, *at_once], cli.HANG_CODES, started=1000.0) == 2
+    # a line without its start (an older prolog's) starts at its stamp; with no start of this run, the two that
+    # overlapped each other still count once
+    assert history.streak([{**e, "started": None} for e in in_a_row], cli.HANG_CODES, started=1000.0) == 2
+    assert history.streak(at_once, cli.HANG_CODES) == 1
+
+
+def test_nvsentinel_checker_rule_three_prologs_hanging_together_do_not_drain(tmp_path, fake, monkeypatch):
+    """Through cli.main: two runs of this node that ended after this run began (jobs that started together) hung;
+    this one hangs too. Not PREFLIGHT_HUNG: not drained, the node stays in service (exit 3 as a first step)."""
+    from verify.prolog import kernlog
+    boot = kernlog.host_clock(kernlog.PROC).boot_id or None
+    began = time.time()
+    monkeypatch.setattr(time, "time", lambda: began)        # the run starts now
+    for i in range(2):
+        history.record(str(tmp_path / "state"), "n1", "not-assessed", "PREFLIGHT_TIMEOUT", "ran past",
+                       now=began + 1 + i, extra={"boot_id": boot, "started": began - 0.5})
+    monkeypatch.setattr(time, "time", lambda: began + 5)
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 3 and "state=drain" not in " ".join(fake.verbs())

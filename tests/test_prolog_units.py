@@ -237,7 +237,7 @@ def test_history_appends_whole_lines_skips_torn_ones_and_flags_a_fault_that_come
     assert history.record(state, "n2", "drain", "GPU_LOST", "again", now=3 * day) is None
     read = history.read(state, "n2")
     assert [e["event"] for e in read.events] == ["drain", "resume", "drain"] and read.skipped == 1
-    assert all(set(e) == {"schema", "time", "epoch", "node", "event", "code", "detail"} for e in read.events)
+    assert all(set(e) == {"schema", "time", "epoch", "node", "event", "code", "detail", "id"} for e in read.events)
     flap = history.failed_again_after_resume(read.events, window_s=7 * day)
     assert flap and flap.startswith("drained again (GPU_LOST) 24.0 h after it was resumed")
     assert history.failed_again_after_resume(read.events, window_s=0.5 * day) is None

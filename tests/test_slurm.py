@@ -265,3 +265,23 @@ def test_make_slurm_and_k8s_run_the_digest_make_push_recorded(tmp_path, rendered
     assert "@sha256:" not in script.read_text()
     one = run_cli("isolate", env={**env, "NODES": "1"})
     assert one.returncode == 2 and "NODES=2 or more" in one.stderr and "Traceback" not in one.stderr
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(("value", "ok"), [("300", True), ("", True), ("600", True), ("\u0663\u0660\u0660", False),
+                                           ("5m", False), ("0", False), ("-1", False), ("1_000", False),
+                                           ("9999999", False), ("30 0", False)])
+def test_the_join_timeout_read_at_submission_is_ascii_seconds_or_the_job_stops(cpu, value, ok):
+    """TORCHIMAGES_JOIN_TIMEOUT is a launcher knob read by the batch script: bash's test refused '٣٠٠' and '5m' (no
+    RDZV_TIMEOUT said) while torchrun's int() read '٣٠٠' as 300, and 0 timed every rendezvous out at once. The
+    script now stops with one line (exit 2) before any step; unset, it is 300 s. make isolate's script does the same."""
+    from scripts.fleet.isolate_job import isolate_script
+    from scripts.fleet.slurm import JOIN_GUARD
+    lines = slurm_script(Job(cpu, cpu.image, 2, 0, "pyxis")).splitlines()
+    export = next(i for i, line in enumerate(lines) if line.startswith("export RDZV_JOIN_TIMEOUT="))
+    assert lines[export + 1] == JOIN_GUARD and JOIN_GUARD in isolate_script(Job(cpu, cpu.image, 2, 0, "pyxis"))
+    env = {**({"TORCHIMAGES_JOIN_TIMEOUT": value} if value else {}), "PATH": os.environ["PATH"]}
+    proc = subprocess.run(["bash", "-c", "\n".join(lines[export:export + 2]) + '\necho "ok $RDZV_JOIN_TIMEOUT"'],
+                          env=env, capture_output=True, text=True, timeout=30, check=False)
+    assert (proc.returncode == 0) == ok, proc.stderr
+    assert (ok and proc.stdout.strip() in ("ok 300", f"ok {value}")) or "REFUSED: TORCHIMAGES_JOIN_TIMEOUT=" in proc.stderr

@@ -25,6 +25,9 @@ SCHEMA = json.loads((ROOT / "verify" / "report.schema.json").read_text())
 def test_sizes_parse_like_docker():
     assert parse_size("64m") == 64 << 20 and parse_size("1G") == 1 << 30 and parse_size("2GiB") == 2 << 30
     assert parse_size("1048576") == 1 << 20
+    for text in ("\u0661g", "\uff11g", "1_0m", "\u0662"):          # other scripts' digits, underscores: no size
+        with pytest.raises(ValueError):
+            parse_size(text)
 
 
 def test_nccl_sizes_and_bus_bandwidth_factor_follow_nccl_tests():

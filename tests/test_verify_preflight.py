@@ -399,6 +399,8 @@ def test_a_hunt_of_bad_reports_never_drains_and_never_tracebacks(tmp_path):
     env, log = _fake_slurm(tmp_path)
     for i, (body, code) in enumerate(BAD_REPORTS):
         report = tmp_path / f"report-{i}.json"
+        if body.startswith(b"{") and body.endswith(b"}"):     # made now, as verify stamps every report it writes
+            body = body[:-1] + b', "created": "' + time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()).encode() + b'"}'
         report.write_bytes(body)
         python, _ = _python(tmp_path / f"verify-{i}", report, 1)
         proc = _prolog({**env, "SLURM_STEP_ID": "0"}, "--python", str(python), "--budget", "5",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, fields
 
 MiB = 1 << 20
@@ -42,6 +43,9 @@ def parse_size(text: str) -> int:
     scale = 1
     if t and t[-1] in units:
         t, scale = t[:-1], units[t[-1]]
+    # ASCII digits only: float() also reads '١' (Arabic-Indic), '１' (full width) and '1_0', which no size is written in
+    if not re.fullmatch(r"\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]{1,4})?", t, re.ASCII):
+        raise ValueError(f"{text!r} is not a size (ASCII digits, then k, m, g or t)")
     try:
         value = float(t)
     except ValueError:

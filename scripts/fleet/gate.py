@@ -26,6 +26,7 @@ from ..durations import parse_duration, shown
 from ..errors import UserError
 from ..plan.spec import LABEL_PREFIX, ImageSpec
 from ..versions import version_key
+from .plausible import node_key
 
 DRIVER_LABEL = f"{LABEL_PREFIX}.cuda.driver-min"
 CUDA_LABEL = f"{LABEL_PREFIX}.cuda"          # "none" on a CPU image, which alone has no driver floor
@@ -66,8 +67,8 @@ def parse_require(text: str) -> list[Requirement]:
             raise UserError(f"REQUIRE: {word!r}: {value!r} is not a version (digits and dots)")
         if key == "age":
             parse_duration(value, f"REQUIRE {word}")
-        if key == "gpus" and not value.isdigit():
-            raise UserError(f"REQUIRE: {word!r}: {value!r} is not a whole number")
+        if key == "gpus" and not re.fullmatch(r"[0-9]{1,5}", value, re.ASCII):     # isdigit() passes '²' and '٨'
+            raise UserError(f"REQUIRE: {word!r}: {value!r} is not a whole number (ASCII digits)")
         if key == "verdict" and not set(value.split(",")) <= {"pass", "warn", "fail", "skip"}:
             raise UserError(f"REQUIRE: {word!r}: a verdict is pass, warn, fail or skip (several: pass,warn)")
         found.append(Requirement(key, op, value))
@@ -102,8 +103,8 @@ def unmet(requirements: Iterable[Requirement], facts: dict[str, Any]) -> list[st
             ok = value in (Path(str(facts.get("signer") or "")).name, str(facts.get("signer") or "")) or \
                 str(facts.get("keyid") or "").startswith(value)
             found = f"{Path(str(facts.get('signer') or '?')).name} ({str(facts.get('keyid') or '?')[:16]})"
-        elif key == "node":
-            ok, found = str(facts.get("node")) == value, str(facts.get("node"))
+        elif key == "node":       # one host however it is spelt (DNS names are case-insensitive): N1 is n1
+            ok, found = node_key(str(facts.get("node"))) == node_key(value), str(facts.get("node"))
         elif key == "age":        # facts' age_s: seconds since the attestation was made
             age = facts.get("age_s")
             limit = parse_duration(value, f"REQUIRE {req}")

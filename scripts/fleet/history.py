@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..fsutil import TooLarge, read_bounded
+from .plausible import node_key
 
 SCHEMA = 1
 EVENTS = ("pass", "fault", "not-assessed", "drain", "drain-refused", "resume", "resume-refused", "inspect")
@@ -60,9 +61,11 @@ def _valid(entry: Any, node: str) -> bool:
 def parse(node: str, file: str, text: str) -> NodeHistory:
     """The node's events in file order; each line that is not a schema-1 event is named by its number."""
     found = NodeHistory(node, file)
+    seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or line in seen:    # a repeat is one write kept twice (the prolog's reader agrees)
             continue
+        seen.add(line)
         try:
             entry = json.loads(line)
         except (ValueError, RecursionError):
@@ -76,18 +79,21 @@ def parse(node: str, file: str, text: str) -> NodeHistory:
 
 def _inspect(events: list[dict[str, Any]], window_s: float) -> str | None:
     """Why the node needs hardware inspection: the prolog said so after the last resume, or the last drain came
-    within window_s of a resume before it (the prolog's rule, re-read here)."""
-    resumes = [e for e in events if e["event"] == "resume"]
-    since = resumes[-1]["epoch"] if resumes else -math.inf
-    said = [e for e in events if e["event"] == "inspect" and e["epoch"] >= since]
+    within window_s of a resume before it (the prolog's rule, re-read here). "After" and "before" are the file's
+    order (append-only), never the stamps: a clock stepped back must not hide a fault that came back."""
+    resumed = max((i for i, e in enumerate(events) if e["event"] == "resume"), default=-1)
+    said = [e for e in events[resumed + 1:] if e["event"] == "inspect"]
     if said:
         return f"flagged by the prolog on {said[-1]['time']}: {str(said[-1].get('detail') or '')[:200]}".rstrip(": ")
-    drains = [e for e in events if e["event"] == "drain"]
-    before = [e for e in resumes if drains and e["epoch"] <= drains[-1]["epoch"]]
-    if not before or drains[-1]["epoch"] - before[-1]["epoch"] > window_s:
+    last_at = max((i for i, e in enumerate(events) if e["event"] == "drain"), default=None)
+    before = [e for e in events[:last_at] if e["event"] == "resume"] if last_at is not None else []
+    if last_at is None or not before or events[last_at]["epoch"] - before[-1]["epoch"] > window_s:
         return None
-    gap = drains[-1]["epoch"] - before[-1]["epoch"]
-    return (f"drained again ({drains[-1].get('code')}) {gap / 3600:.1f} h after it was resumed on "
+    drain, gap = events[last_at], events[last_at]["epoch"] - before[-1]["epoch"]
+    if gap < 0:
+        return (f"drained again ({drain.get('code')}) after it was resumed on {before[-1]['time']}, though stamped "
+                "before that resume (a clock stepped back)")
+    return (f"drained again ({drain.get('code')}) {gap / 3600:.1f} h after it was resumed on "
             f"{before[-1]['time']}")
 
 
@@ -126,9 +132,25 @@ def read_state(state: Path, nodes: list[str], now: float | None = None,
     folder = state / "history"
     listed = sorted(p.stem for p in folder.glob("*.jsonl") if not p.name.startswith(".")) \
         if folder.is_dir() else []
-    names = list(dict.fromkeys([*nodes, *listed]))
-    return {n: read_one(state, n, now, window_s) for n in names if n and "/" not in n and not n.startswith(".")
-            and os.sep not in n}
+    # one host however it is spelt (DNS names are case-insensitive): a report's n1 reads the prolog's N1.jsonl, and
+    # N1 beside n1 is one row, named as the reports spell it
+    spelt: dict[str, str] = {}
+    files: dict[str, list[str]] = {}
+    for n in [*nodes, *listed]:
+        if n and "/" not in n and not n.startswith(".") and os.sep not in n:
+            spelt.setdefault(node_key(n), n)
+    for stem in listed:
+        files.setdefault(node_key(stem), []).append(stem)
+    found = {}
+    for key, name in spelt.items():
+        stems = files.get(key) or [name]
+        h = read_one(state, stems[0], now, window_s)
+        h.node = name
+        if len(stems) > 1 and not h.error:   # its events split over two files: neither alone is its history
+            h.error = (f"{len(stems)} history files name this one node ({', '.join(s + '.jsonl' for s in stems)}: "
+                       "host names are case-insensitive); merge them into one")
+        found[name] = h
+    return found
 
 
 def history_lines(histories: dict[str, NodeHistory]) -> list[str]:

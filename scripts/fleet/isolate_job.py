@@ -13,6 +13,7 @@ import shlex
 from .cluster import job_name
 from .isolate_run import STEP_TIMEOUT_S
 from .slurm import (
+    JOIN_GUARD,
     JOIN_TIMEOUT_S,
     NEEDS,
     NODE_END,
@@ -96,6 +97,7 @@ def isolate_script(job: Job) -> str:
         'mkdir -p "$TORCHIMAGES_REPORTS"',
         f"export RDZV_PORT=$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))",
         f"export RDZV_JOIN_TIMEOUT=${{TORCHIMAGES_JOIN_TIMEOUT:-{JOIN_TIMEOUT_S}}}",
+        JOIN_GUARD,
         f"read -r -d '' TORCHIMAGES_NODE_SCRIPT <<'{NODE_END}'", pair_script(job), NODE_END,
         "export TORCHIMAGES_NODE_SCRIPT",
     ]

@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError, one_line
-from ..fsutil import atomic_write
+from ..fsutil import atomic_write, read_bounded
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
-from .plausible import BUSBW_MAX_GBPS, NODE_NAME
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME, VERIFY_CODES
 
 KIND = "torchimages-isolate"
 STEP_TIMEOUT_S = 300.0      # a pair's step ends here (TORCHIMAGES_ISOLATE_TIMEOUT overrides): a hang is a failure
@@ -34,6 +35,7 @@ TIMEOUT_MAX_S = 86400.0     # a pair's step: a day is past any all-reduce (and t
 GPUS_MAX = 64               # make's GPUS: at most 64 per node (scripts/settings.py)
 REPORT_CAP = 64 << 20       # bytes of a pair's report read at most (verify writes a few hundred KiB)
 PORTS = (1024, 65536)       # the rendezvous ports a pair may take: unprivileged, below 2^16
+STATUSES = frozenset({"pass", "warn", "skip", "fail"})
 
 
 def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: float, expect_gpus: int) -> Outcome:
@@ -44,6 +46,8 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         return Outcome(nodes, False, None, "timed out", took)
     if not isinstance(report, dict):
         return Outcome(nodes, False, None, f"no report (step exit {status})", took)
+    if forged := report_problem(report):
+        return Outcome(nodes, False, None, f"a report no verify writes: {forged}"[:200], took)
     check = next((c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("name") == "nccl"), None)
     if check is None:
         return Outcome(nodes, False, None, "the report holds no nccl check", took)
@@ -61,6 +65,32 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
     if wrong != 0:
         return Outcome(nodes, False, None, f"{wrong!r} wrong element(s)", took)
     return Outcome(nodes, True, float(busbw), "", took)
+
+
+def report_problem(report: dict[str, Any]) -> str | None:
+    """Why a pair's report is none verify writes, or None: a status outside verify's four, a code outside its catalog
+    (scripts/fleet/plausible.py's VERIFY_CODES), a pass that carries a code or a result that is no pass without one
+    (verify codes exactly what did not pass), a report status its checks contradict. Such a report is no result: the
+    pair is not cleared on it (as a report that is missing)."""
+    checks = report.get("checks")
+    if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
+        return "its checks are no list of results"
+    for c in checks:
+        name, state, code = one_line(str(c.get("name")))[:40], c.get("status"), c.get("code")
+        if not isinstance(state, str) or state not in STATUSES:
+            return f"the {name} check's status {one_line(repr(state))[:40]} is none of verify's"
+        if code is not None and not (isinstance(code, str) and code in VERIFY_CODES):
+            return f"the {name} check's code {one_line(repr(code))[:40]} is no code of verify's"
+        if (state == "pass") != (code is None):
+            return f"the {name} check is {state} {'with' if code else 'without'} a code: verify codes what did not pass"
+    names = [str(c.get("name")) for c in checks]
+    if twice := next((n for n in names if names.count(n) > 1), None):     # a pass beside a failure: which is true?
+        return f"it holds the {one_line(twice)[:40]} check {names.count(twice)} times: verify writes one result per check"
+    if not isinstance(report.get("status"), str) or report["status"] not in STATUSES:
+        return f"its status {one_line(repr(report.get('status')))[:40]} is none of verify's"
+    if (report["status"] == "fail") != any(c["status"] == "fail" for c in checks):
+        return f"its status is {report['status']}, which its checks contradict"
+    return None
 
 
 def step_argv(base: list[str], pair: tuple[str, ...], gpus: int) -> list[str]:
@@ -91,7 +121,10 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
         name = f"round{number}-pair{index + 1}"
         (reports / f"{name}.json").unlink(missing_ok=True)
         env = {**os.environ, "TORCHIMAGES_GROUP": name, "RDZV_ENDPOINT": f"{pair[0]}:{port_for(port, index)}"}
-        log = open(reports / f"{name}.log", "wb")      # noqa: SIM115 - closed after the step, below
+        # a link left where the log goes (by an earlier step's image) is removed, never followed: a new file only
+        (reports / f"{name}.log").unlink(missing_ok=True)
+        log = os.fdopen(os.open(reports / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644),
+                        "wb")             # closed after the step, below
         proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
         started.append((name, pair, proc, log, time.monotonic()))
     ended: dict[str, float] = {}
@@ -114,12 +147,11 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
 
 
 def _read_report(path: Path) -> Any:
-    """A pair's report, or None (none written, not JSON, too large or nested too deep: no result, the pair's failure
-    as a missing report is, never a traceback that ends the isolation unanswered)."""
+    """A pair's report, or None (none written, not JSON, too large or nested too deep, no regular file: no result,
+    the pair's failure as a missing report is, never a traceback or a wait that ends the isolation unanswered). The
+    step's image wrote it: a FIFO there never blocks the runner, a link is never followed (read_bounded)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(REPORT_CAP + 1)
-        return json.loads(data.decode("utf-8")) if len(data) <= REPORT_CAP else None
+        return json.loads(read_bounded(path, REPORT_CAP, "verify report").decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
 
@@ -196,8 +228,11 @@ def _hostnames(nodelist: str) -> list[str]:
 
 def _number(text: str, what: str, low: float, high: float, whole: bool = False) -> float:
     """A knob's number within [low, high] (a whole one where asked), else UserError naming it and its range."""
+    # ASCII digits only: float() and int() also read '٣' (Arabic-Indic), '３' (full width) and '1_0'
+    plain = re.fullmatch(r"\s*[0-9]+\s*" if whole else r"\s*\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?\s*",
+                         text, re.ASCII)
     try:
-        value = float(text) if not whole else int(text.strip())
+        value = (float(text) if not whole else int(text.strip())) if plain else math.nan
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and low <= value <= high) or (not whole and value <= 0):

@@ -9,6 +9,13 @@ BUSBW_MAX_GBPS = 10_000.0
 # one host or Slurm node name (a DNS name of at most 253 characters): a hostlist (n[1-4], a,b), a newline, a space or
 # a path is none, nor a name a drain line or srun may be given
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
+
+
+def node_key(name: str) -> str:
+    """One host however it is spelt: DNS names are case-insensitive (RFC 4343) and a trailing dot is the root's, so
+    N1, n1 and n1. are one node (its reports, its history, its drain), never two."""
+    return name.lower().rstrip(".")
+
 # verify codes that say the measurement, not the node, went wrong (verify/prolog/verdict.py's UNJUDGED_CODES, which the
 # host side does not import: tests/test_fleet_hostile.py keeps the two equal): never a node to drain
 UNJUDGED_CODES = frozenset({"MEASUREMENT_INVALID", "FACTS_INVALID", "FACTS_INCOMPLETE", "INTERRUPTED"})

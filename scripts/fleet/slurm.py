@@ -28,6 +28,11 @@ from .cluster import job_name as job_name  # the one name of both writers
 
 DEFAULT_LAUNCHER = "pyxis"
 JOIN_TIMEOUT_S = 300        # the rendezvous waits this long for every node (TORCHIMAGES_JOIN_TIMEOUT overrides)
+# TORCHIMAGES_JOIN_TIMEOUT is read at submission: a whole number of seconds in ASCII digits, 1 to 999999, or the job
+# stops before any step (bash's test refuses '٣٠٠' or '5m' while torchrun's int() reads '٣٠٠', and 0 times out at once)
+JOIN_GUARD = ('case "$RDZV_JOIN_TIMEOUT" in ""|0*|*[!0123456789]*|???????*) echo "torchimages: REFUSED: '
+              'TORCHIMAGES_JOIN_TIMEOUT=$RDZV_JOIN_TIMEOUT is not a whole number of seconds (ASCII digits, 1 to '
+              f'999999): unset it for {JOIN_TIMEOUT_S} s, or give e.g. 600" >&2; exit 2;; esac')
 PORT_BASE, PORT_SPAN = 20000, 20000     # rendezvous port: PORT_BASE + job id % PORT_SPAN (two jobs on a node differ)
 NODE_END = "TORCHIMAGES_NODE_SCRIPT_END"
 # the marker `make oci-bundle` writes into the bundle's rootfs: the image's environment, sourced by the node script;
@@ -329,6 +334,7 @@ def _rendezvous_and_guard(job: Job, node: str) -> list[str]:
         # assigned, then exported: `export X=$(...)` would hide the command's failure (shellcheck SC2155)
         'RDZV_ENDPOINT="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1):$RDZV_PORT"; export RDZV_ENDPOINT',
         f"export RDZV_JOIN_TIMEOUT=${{TORCHIMAGES_JOIN_TIMEOUT:-{JOIN_TIMEOUT_S}}}",
+        JOIN_GUARD,
         'echo "torchimages: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, launcher $TORCHIMAGES_LAUNCHER, rendezvous at '
         '$RDZV_ENDPOINT (join timeout ${RDZV_JOIN_TIMEOUT}s), reports in $TORCHIMAGES_REPORTS"',
         "",

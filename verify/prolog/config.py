@@ -67,6 +67,7 @@ class Config:
     under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
     clock_skew_s: float = clockskew.DEFAULT_S   # TORCHIMAGES_CLOCK_SKEW: a GPU reset record this far ahead is believed
     closing: str | None = None              # the verdict's line on stderr, said last (notes.close)
+    started: float | None = None            # when this run began (epoch): a hang streak counts runs that did not overlap
 
 
 class UsageError(Exception):

@@ -4,9 +4,11 @@ A line (schema 1): {"schema": 1, "time": "2026-11-25T19:40:00Z", "epoch": 179563
 "event": <EVENTS>, "code": "CHECK_TIMEOUT" | null, "detail": "one line"}, and on a drain what return to service must
 prove (`gpus`: the GPUs the node should have, `boot_id`: the boot it was drained in, `action`: "reset" or
 "reboot" when NVIDIA's Xid catalog asks for one, `kernel_log`: the code of the kernel-log evidence it stood on); every event the prolog writes carries the `boot_id` it ran in (a
-hang streak ends at a reboot). Appended with one write() to a file opened O_APPEND|O_NOFOLLOW,
-under a lock (STATE/history/.<node>.lock) that rotation shares: past MAX_BYTES the file is rewritten (temp file,
-then rename) with its last KEEP_LINES lines. A reader takes at most READ_CAP bytes from the tail, refuses a symlink,
+hang streak ends at a reboot), and an `id` of its own. Appended with one write() to a file opened
+O_APPEND|O_NOFOLLOW, under a lock (STATE/history/.<node>.lock) that rotation shares: past MAX_BYTES the file is
+rewritten (temp file, then rename) with its last KEEP_LINES lines. A writer that waited LOCK_WAIT_S in vain appends
+anyway, and no rotation running meanwhile loses its line (_rotate carries over what it finds appended to the old
+file, the writer appends again what neither file kept; a line kept twice is read once). A reader takes at most READ_CAP bytes from the tail, refuses a symlink,
 a FIFO or a device with one line, and names every line it cannot parse (a garbled history is not a clean one).
 The fleet report reads these files (scripts/fleet/history.py: the same schema, extra fields ignored).
 """
@@ -15,6 +17,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import secrets
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -29,6 +33,10 @@ MAX_BYTES = 1 << 20             # past this the file is rotated (about 4,000 eve
 KEEP_LINES = 2000               # what rotation keeps
 READ_CAP = 4 << 20              # the most a reader takes, from the tail (a larger file is cut, and says so)
 LOCK_WAIT_S = 5.0
+# fcntl's record locks belong to the process: two threads of one process both "hold" one, and closing either's fd
+# releases both; appends and rotation of one process are serialised by this lock first
+THREADS = threading.Lock()
+OVERLAP_SLACK_S = 0.01          # stamps are kept to the millisecond: a run ended this close to the next one's start did not overlap it
 FIELD_MAX = 200                 # characters of a line's code, check, boot id, ... (the detail: 1,000)
 
 
@@ -48,7 +56,7 @@ def _entry(node: str, event: str, code: str | None, detail: str, now: float,
         raise ValueError(f"node name {node!r} cannot name a history file")
     entry = {"schema": SCHEMA, "time": datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "epoch": round(now, 3), "node": node, "event": event, "code": code if code is None else code[:FIELD_MAX],
-             "detail": detail[:1000]}
+             "detail": detail[:1000], "id": secrets.token_hex(8)}
     # every field bounded, so a line stays a few KiB: one line past half of MAX_BYTES would leave rotation nothing
     # to keep (a check name of 5 MiB erased the whole history, its drain included)
     entry.update({k: v[:FIELD_MAX] if isinstance(v, str) else v for k, v in (extra or {}).items()
@@ -60,25 +68,81 @@ def record(state_dir: str, node: str, event: str, code: str | None, detail: str,
            extra: dict[str, Any] | None = None, max_bytes: int = MAX_BYTES, keep_lines: int = KEEP_LINES) -> str | None:
     """Append one event (rotating the file past max_bytes); None, or why it could not be appended."""
     data = _entry(node, event, code, detail, time.time() if now is None else now, extra)
-    target = path(state_dir, node)
+    target, lock = path(state_dir, node), _lock_path(state_dir, node)
+    # POSIX locks are the process's: threads of one process are kept apart here first, waited for as the file's
+    # lock is (a holder stopped by a signal mid-way never leaves the next writer waiting for good)
+    had = THREADS.acquire(timeout=LOCK_WAIT_S)
+    try:
+        return _record(state_dir, node, target, lock, data, max_bytes, keep_lines)
+    finally:
+        if had:
+            THREADS.release()
+
+
+def _record(state_dir: str, node: str, target: str, lock: str, data: bytes, max_bytes: int,
+            keep_lines: int) -> str | None:
     try:
         statefile.folder(os.path.dirname(target))
         try:
-            with statefile.locked(_lock_path(state_dir, node), LOCK_WAIT_S):
+            with statefile.locked(lock, LOCK_WAIT_S):
                 if statefile.append(target, data) > max_bytes:
                     _rotate(target, keep_lines, max_bytes)
         except statefile.LockBusy:
-            statefile.append(target, data)             # the line matters more than the rotation: that waits
+            _append_unlocked(state_dir, node, target, data)   # the line matters more than the rotation: that waits
+        except statefile.Refused as exc:
+            if lock not in str(exc.strerror):
+                raise
+            # a link or a FIFO planted where the lock belongs: refused, never followed, and the event still kept
+            _append_unlocked(state_dir, node, target, data)
+            return f"the history's lock {statefile.problem(exc, lock)}: the event was appended without it; remove it"
     except OSError as exc:
         return f"cannot append to the history {target}: {statefile.problem(exc, target)}"
     return None
 
 
+def _append_unlocked(state_dir: str, node: str, target: str, data: bytes) -> None:
+    """Append without the lock (its holder is slow), then make sure a rotation running meanwhile kept the line: one
+    that renamed a new file over the one written to, after it carried over what it found there (_rotate), lost it;
+    then it is appended again. Looked at under the lock once the rotation is done (else as it stands): each line is
+    unique (its `id`), so it is never written twice where it was kept, and a reader takes a repeat once (parse)."""
+    wrote = statefile.append_to(target, data)
+
+    def kept() -> bool:
+        try:
+            now = os.stat(target, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        if (now.st_dev, now.st_ino) == (wrote.st_dev, wrote.st_ino):
+            return True               # still the file written to: a rotation to come reads it, the line with it
+        return data in statefile.read_tail(target, READ_CAP).text.encode()
+    try:
+        with statefile.locked(_lock_path(state_dir, node), LOCK_WAIT_S):
+            if not kept():
+                statefile.append(target, data)
+    except (statefile.LockBusy, statefile.Refused):      # the lock busy, or no lock to be had (refused): as it stands
+        if not kept():
+            statefile.append(target, data)
+
+
 def _rotate(target: str, keep_lines: int, max_bytes: int) -> None:
-    """Keep the last keep_lines lines (and at most half of max_bytes): temp file, then rename."""
-    tail = statefile.read_tail(target, max(1, max_bytes // 2))
-    lines = tail.text.splitlines(keepends=True)[-keep_lines:]
-    statefile.replace(target, "".join(lines).encode())
+    """Keep the last keep_lines lines (and at most half of max_bytes): temp file, then rename. Called under the lock;
+    a writer that found the lock busy may append to the old file meanwhile: what it wrote there before the rename,
+    and up to the last look after it, is carried over into the new file (the writer itself checks the rest)."""
+    fd = statefile.open_read(target)
+    try:
+        end = os.fstat(fd).st_size
+        start = max(0, end - max(1, max_bytes // 2))
+        data = os.pread(fd, end - start, start)
+        if start:
+            data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+        lines = data.splitlines(keepends=True)[-keep_lines:]
+        statefile.replace(target, b"".join(lines))
+        late = os.fstat(fd).st_size - end
+        if late > 0:                  # bounded as a read of the history is: a flood is not carried whole
+            extra = os.pread(fd, min(late, READ_CAP), end)
+            statefile.append(target, extra[:extra.rfind(b"\n") + 1])
+    finally:
+        os.close(fd)
 
 
 @dataclass
@@ -121,9 +185,13 @@ def parse(text: str, node: str | None = None) -> tuple[list[dict[str, Any]], lis
     names another node is not one of its events (a file copied from another node's history): garbled."""
     events: list[dict[str, Any]] = []
     bad: list[int] = []
+    seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+        if line in seen:          # one write kept twice (a writer without the lock that checked during a rotation)
+            continue
+        seen.add(line)
         try:
             entry = json.loads(line)
         except (ValueError, RecursionError):
@@ -149,37 +217,54 @@ def read(state_dir: str, node: str, cap: int = READ_CAP) -> History:
 
 
 def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FLAP_WINDOW_S) -> str | None:
-    """Why the node needs hardware inspection, or None: its last drain came within window_s of a resume before it."""
-    drains = [e for e in events if e["event"] == "drain"]
-    if not drains:
+    """Why the node needs hardware inspection, or None: its last drain came within window_s of a resume before it.
+    "Before" is the file's order (append-only: the order things happened), never the stamps: a resume stamped in the
+    future (its clock ahead, then stepped back) is still the resume before a drain logged after it, and a drain
+    stamped before its resume is within the window as far as the clocks can tell."""
+    last_at = next((i for i in range(len(events) - 1, -1, -1) if events[i]["event"] == "drain"), None)
+    if last_at is None:
         return None
-    last = drains[-1]
-    resumes = [e for e in events if e["event"] == "resume" and e["epoch"] <= last["epoch"]]
-    if not resumes:
+    last = events[last_at]
+    resume = next((e for e in reversed(events[:last_at]) if e["event"] == "resume"), None)
+    if resume is None:
         return None
-    gap = last["epoch"] - resumes[-1]["epoch"]
+    gap = last["epoch"] - resume["epoch"]
     if gap > window_s:
         return None
-    return (f"drained again ({last.get('code')}) {gap / 3600:.1f} h after it was resumed on {resumes[-1]['time']}: "
+    if gap < 0:
+        return (f"drained again ({last.get('code')}) after it was resumed on {resume['time']}, though stamped "
+                f"{-gap / 3600:.1f} h before that resume (a clock stepped back): within {window_s / 86400:.0f} d as far "
+                "as its clocks tell; a fault that comes back needs hardware inspection")
+    return (f"drained again ({last.get('code')}) {gap / 3600:.1f} h after it was resumed on {resume['time']}: "
             f"a fault that comes back within {window_s / 86400:.0f} d needs hardware inspection")
 
 
 def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "", booted: float | None = None,
-           now: float | None = None, window_s: float = FLAP_WINDOW_S, skew_s: float = 300.0) -> int:
+           now: float | None = None, window_s: float = FLAP_WINDOW_S, skew_s: float = 300.0,
+           started: float | None = None) -> int:
     """How many of the last runs in a row ended with one of `codes` (not assessed, or the fault they became): a pass,
     another cause, a drain or a resume ends the streak; a drain the breaker refused does not. So does a run of
     another boot (a reboot by hand re-probes the GPUs: no record of it is needed): its boot id when both are known,
     else its time before this boot's (`booted`, /proc/stat btime), as return to service tells a reboot (repair.py).
     Given `now`, so does a run stamped more than window_s before it (a hang months ago says nothing of the GPU now)
-    or more than skew_s after it (a clock stepped back: evidence from the future is none)."""
+    or more than skew_s after it (a clock stepped back: evidence from the future is none).
+    Runs in a row, not at once: given this run's start (`started`), a run that ended after the start of the run
+    counted after it overlapped that run (prologs of jobs starting together on one node, each slowed by the others:
+    a busy host, not a hung GPU) and is not counted again; a run's start is its `started`, else its stamp."""
     n = 0
+    later = started              # the start of the run counted last (this one's)
     for e in reversed(events):
         if now is not None and not now - window_s <= e["epoch"] <= now + skew_s:
             break
         if e["event"] in ("drain-refused", "inspect", "resume-refused"):
             continue
         if e["event"] in ("not-assessed", "fault") and e.get("code") in codes and not _other_boot(e, boot_id, booted):
+            if later is not None and e["epoch"] > later + OVERLAP_SLACK_S:
+                continue          # it ran while the later run did: one moment's evidence, counted once
             n += 1
+            began = e.get("started")
+            later = began if isinstance(began, (int, float)) and not isinstance(began, bool) and \
+                math.isfinite(began) and began <= e["epoch"] else e["epoch"]
             continue
         break
     return n

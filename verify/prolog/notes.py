@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from ..shared import gpuunits
 from . import history, kernlog
 from .config import Config
 from .verdict import whole_count
@@ -21,18 +22,36 @@ def _close(cfg: Config, text: str) -> None:
 
 def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None) -> None:
     """One event in the node's history, with the boot it ran in (a hang streak ends at a reboot: history.streak)."""
-    extra = {"boot_id": kernlog.host_clock(cfg.proc).boot_id or None, **(extra or {})}
+    extra = {"boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
+             "started": round(cfg.started, 3) if cfg.started is not None else None, **(extra or {})}
     if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, extra=extra):
         _say(problem)
 
 
 def _report_gpus(report: dict[str, Any] | None) -> int | None:
-    """The GPUs NVML listed in the report's gpu check (nvml_devices), or None. verify writes every metric as a float
-    (result.Metric: 8 GPUs are 8.0): a whole, finite, positive number is the count; NaN, 8.5 or a bool is none."""
+    """The GPUs Slurm schedules that the report's gpu check saw, or None. verify writes every metric as a float
+    (result.Metric: 8 GPUs are 8.0): a whole, finite, positive nvml_devices is the count of physical GPUs; NaN, 8.5
+    or a bool is none. Where its NVML devices (the check's data) show a GPU in MIG mode, Slurm counts MIG devices
+    (verify/shared/gpuunits.py): the count is its whole GPUs and MIG devices, None when they cannot be counted (a MIG
+    GPU whose devices were not read, a device list that is not the nvml_devices counted)."""
     for c in (report or {}).get("checks") or []:
         if isinstance(c, dict) and c.get("name") == "gpu" and isinstance(c.get("metrics"), dict):
             value = (c["metrics"].get("nvml_devices") or {}).get("value") if \
                 isinstance(c["metrics"].get("nvml_devices"), dict) else None
-            return whole_count(value)
+            physical = whole_count(value)
+            data: dict[str, Any] = c["data"] if isinstance(c.get("data"), dict) else {}
+            devices = data.get("devices")
+            if physical is None or not isinstance(devices, list) or not gpuunits.any_mig(devices):
+                return physical
+            counted = gpuunits.units(devices) if len(devices) == physical else None
+            return counted or None
     return None
 
+
+def report_mig(report: dict[str, Any] | None) -> bool:
+    """The report's gpu check lists a GPU in MIG mode."""
+    for c in (report or {}).get("checks") or []:
+        if isinstance(c, dict) and c.get("name") == "gpu" and isinstance(c.get("data"), dict):
+            devices = c["data"].get("devices")
+            return isinstance(devices, list) and gpuunits.any_mig(devices)
+    return False

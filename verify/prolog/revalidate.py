@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..shared import gpuunits
 from . import history, kernlog, repair, slurm
 from .config import Config
-from .notes import _close, _note, _report_gpus, _say
+from .notes import _close, _note, _report_gpus, _say, report_mig
 from .repair import repair_problem
 from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed
 
@@ -69,18 +70,25 @@ def here_problem(node: str, host: str, info: dict[str, str] | None, why: str = "
     return None
 
 
-def gpu_problem(report: dict[str, Any] | None, expected: int | None) -> str | None:
+def gpu_problem(report: dict[str, Any] | None, expected: int | None, mig_gres: bool = False) -> str | None:
     """Why the report does not show the GPUs the node should have (the larger of Slurm's Gres and the drain's
-    count), or None."""
+    count, in Slurm's units: a MIG device is one), or None."""
     if not expected:
         return None
     gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
     if gpu is None or gpu.get("status") not in ("pass", "warn"):
         return f"the gpu check {'did not run' if gpu is None else gpu.get('status')}: the node should have {expected} GPU(s)"
     seen = _report_gpus(report)
+    if seen is None and report_mig(report):
+        return (f"a GPU is in MIG mode and the report's MIG devices cannot be counted: the {expected} GPU(s) the node "
+                "should have are not proven")
+    if mig_gres and not report_mig(report):
+        # Slurm counts MIG devices (gpu:1g.10gb:7), the report physical GPUs: one cannot prove the other
+        return (f"Slurm's Gres counts {expected} MIG device(s), and the report lists {seen or 0} GPU(s) with no MIG "
+                "device: the MIG devices are not proven (verify's gpu check reads them from NVML)")
     if seen is None or seen < expected:
-        return (f"NVML sees {seen or 0} GPU(s); the node should have {expected} (the larger of Slurm's Gres and the "
-                "drain's count)")
+        return (f"NVML sees {seen or 0} GPU(s){' and MIG device(s)' if report_mig(report) else ''}; the node should "
+                f"have {expected} (the larger of Slurm's Gres and the drain's count)")
     return None
 
 
@@ -167,7 +175,8 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
     if problem := _proof(cfg, row, info):
         return _refused(cfg, problem, note=False)
     verdict, report, xids = assess(cfg)
-    if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus)):
+    mig_gres = gpuunits.mig_typed((info or {}).get("Gres", ""))
+    if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus, mig_gres)):
         verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
     if verdict.kind == PASS and cfg.kernel_log_cause and not cfg.kernel_log_read:
         verdict = not_assessed("KERNEL_LOG_UNREAD", f"drained for {cfg.kernel_log_cause} on kernel-log evidence, and "

@@ -131,9 +131,21 @@ def over(rows: list[NodeRow], node: str, share: float) -> bool:
     return gate.drained_ours + 1 > gate.allowed
 
 
+# the fields of a node's record whose value is free text someone wrote (scontrol update reason=..., comment=...,
+# extra=...): Slurm prints them after NodeName, NodeHostName and Gres, and what follows them is theirs, not Slurm's
+FREE_TEXT = re.compile(r"\s(?:Reason|Comment|Extra)=")
+
+
+def _record(text: str) -> str:
+    """Slurm's own fields of each record line: a line cut where its first free-text field starts (an operator's
+    `Reason=GPU swapped Gres=gpu:1 [root@...]` names no Gres of the node)."""
+    return "\n".join(FREE_TEXT.split(line, maxsplit=1)[0] for line in text.splitlines())
+
+
 def node_fields(text: str) -> dict[str, str]:
-    """`scontrol show node -o NAME`'s Key=Value fields (the values without spaces: NodeHostName, Gres, State)."""
-    return {m.group(1): m.group(2) for m in re.finditer(r"(?:^|\s)([A-Za-z]+)=(\S*)", text)}
+    """`scontrol show node -o NAME`'s Key=Value fields (the values without spaces: NodeHostName, Gres, State),
+    Slurm's own: the text of a reason, comment or extra someone wrote is never read as fields."""
+    return {m.group(1): m.group(2) for m in re.finditer(r"(?:^|\s)([A-Za-z]+)=(\S*)", _record(text))}
 
 
 def gres_gpus(gres: str) -> int | None:
@@ -158,7 +170,7 @@ def node_info(node: str) -> tuple[dict[str, str] | None, str]:
         return None, f"scontrol show node does not list {node}"
     # one node's record names each field once: two records, or a field twice (NodeHostName=a ... NodeHostName=b,
     # Gres twice), say two things of the node, and the last one read proved which host it is
-    keys = re.findall(r"(?:^|\s)([A-Za-z]+)=", out)
+    keys = re.findall(r"(?:^|\s)([A-Za-z]+)=", _record(out))
     if twice := next((k for k in PROOF_FIELDS if keys.count(k) > 1), None):
         return None, f"scontrol show node {node} names {twice} {keys.count(twice)} times: not one node's record"
     return fields, ""

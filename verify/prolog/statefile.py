@@ -110,6 +110,23 @@ def append(path: str, data: bytes) -> int:
         os.close(fd)
 
 
+def append_to(path: str, data: bytes) -> os.stat_result:
+    """As append(): `data` with one write(); the fstat of the file it went into (a rotation may replace the path)."""
+    fd = _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(errno.EIO, f"short write to {path}")
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def open_read(path: str) -> int:
+    """An fd to read a regular file (never a symlink, FIFO or device): Refused, FileNotFoundError or OSError."""
+    return _open(path, os.O_RDONLY)
+
+
 def replace(path: str, data: bytes, mode: int = 0o644) -> None:
     """Write `data` as the whole of `path`: a temp file in its folder, then a rename (a symlink there is replaced,
     never followed)."""

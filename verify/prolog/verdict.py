@@ -140,6 +140,23 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
                    "devices it judged (1 or more)"
         if c["name"] == "gpu" and key in DEVICE_COUNTS and (whole_count(value) or 0) > MAX_DEVICES:
             return f"its gpu check {c['status']}es with {key} = {value:g}: more devices than any node has"
+    return _devices_problem(c, metrics) if c["name"] == "gpu" else None
+
+
+def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
+    """Why a passing gpu check's NVML devices (its data, as verify writes them) cannot be true, or None: a list of
+    another length than the nvml_devices it counted, or one GPU (one UUID) listed twice."""
+    data = c.get("data") if isinstance(c.get("data"), dict) else {}
+    devices = data.get("devices") if isinstance(data, dict) else None
+    if not isinstance(devices, list):
+        return None
+    counted = metrics.get("nvml_devices")
+    counted = whole_count(counted.get("value")) if isinstance(counted, dict) else None
+    if counted is not None and len(devices) != counted:
+        return f"its gpu check {c['status']}es with nvml_devices = {counted} and {len(devices)} NVML device(s) listed"
+    uuids = [str(d["uuid"]).lower() for d in devices if isinstance(d, dict) and d.get("uuid")]
+    if len(set(uuids)) != len(uuids):
+        return f"its gpu check {c['status']}es with one GPU (UUID) listed twice among its NVML devices"
     return None
 
 
@@ -200,8 +217,8 @@ def not_this_run(report: Any, started: float, ended: float, skew_s: float) -> st
         return f"a replay of recorded facts ({one_line(str(facts))[:80]}: verify --from-facts), nothing probed on " \
                "this node: not evidence of it now"
     raw = report.get("created")
-    if raw is None:
-        return None
+    if raw is None:               # verify writes it in every report (its schema requires it): a replay stripped of it
+        return "no `created` time, which every verify report has: not evidence of when it ran, nor of this node now"
     try:
         when = datetime.strptime(str(raw), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
     except ValueError:

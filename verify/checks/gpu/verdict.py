@@ -11,6 +11,7 @@ from ...facts import NONE, UNSET, GpuFacts, NvmlDevice
 from ...findings import Findings
 from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
+from ...shared import gpuunits
 from ...shared.cuda_errors import decode
 from . import driverlog, gpuarch, gpuhealth, gpuidentity
 from .contradictions import impossible, no_gpu_contradicted
@@ -79,6 +80,16 @@ def _visibility(node: Node, result: CheckResult, found: Findings, options: Optio
         elif count != len(node.devices):
             result.details.append(f"torch sees {count} of {len(node.devices)} device(s): CUDA_VISIBLE_DEVICES={visible}")
     usable = count if count is not None else sum(1 for d in node.devices if not d.get("lost"))
+    if options.expect_gpus and gpuunits.any_mig(node.devices):
+        # Slurm's count on a MIG node is of MIG devices, and a CUDA process may enumerate only one of them (NVIDIA's
+        # MIG user guide): NVML's list proves them, torch's count does not
+        mig = gpuunits.units(node.devices, skip_lost=True)
+        if mig is None:
+            found.add(WARN, "GPU_NOT_VISIBLE", f"expected {options.expect_gpus} GPU(s) on a node in MIG mode, and "
+                      "NVML's MIG devices were not read: they cannot be counted", "Read `nvidia-smi -L` on the host.",
+                      "host")
+            return
+        usable = max(usable, mig)
     if options.expect_gpus and usable < options.expect_gpus:
         seen = f"torch sees {count}" if count is not None else f"NVML lists {usable} usable (torch's count not recorded)"
         found.add(FAIL, "GPU_NOT_VISIBLE", f"expected {options.expect_gpus} GPU(s), {seen}",

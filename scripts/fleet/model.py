@@ -1,0 +1,139 @@
+"""The fleet report's terms: its bounds, what a figure is, and the records of one node's report and of the fleet
+(scripts/fleet/fleet.py reads them).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import ROOT
+from ..errors import one_line
+from .history import NodeHistory
+
+FLEET_JSON = "fleet.json"
+FLEET_KIND = "torchimages-fleet-report"
+OUTLIER_BELOW = 0.8        # a figure below 0.8x its model's fleet median is an outlier
+SLOW_START = 1.5           # a time to first step above 1.5x the fleet median is slow
+MIN_NODES = 3              # a median of fewer nodes says nothing about which one is off
+MAX_BYTES = 64 << 20       # a verify report is a few hundred KiB at most
+MAX_DEPTH = 12             # folders below DIR (a job's reports sit one to four deep)
+MAX_ENTRIES = 50_000       # names walked under DIR in all (a job of 4,096 nodes writes a few per node)
+CLOCK_SKEW_S = 300.0       # a report created this far in the future is still believed (clocks differ); CLOCK_SKEW=
+# before this no verify of schema 1 or 2 was written: an earlier `created` (1970, a BIOS's 2000) is a node's clock that
+# was never set, and its report no evidence of when it ran
+EARLIEST_CREATED = "2025-01-01T00:00:00Z"
+SUFFIXES = (".json", ".log", ".txt")
+PHASES = ("pull", "container_start", "import_torch", "cuda_init", "process_group_init", "first_batch", "first_step")
+# A figure is a metric measured as a rate (higher is better); ratios, bytes and counts are not figures.
+RATE_UNITS = frozenset({"GB/s", "MB/s", "GiB/s", "MiB/s", "TFLOP/s", "samples/s", "images/s", "tokens/s"})
+# Above these no machine measures (HBM3e is ~8 TB/s, a B200 ~10 PFLOP/s sparse FP4): a report holding one is forged
+# or corrupt, and is listed as invalid rather than compared (one such figure would move every median)
+IMPOSSIBLE = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
+              "images/s": 1e9, "tokens/s": 1e12}
+# Rates that are not a node's figure: the LZ4 path arrow shows as the copy to avoid, the algbw beside busbw, the
+# DataLoader's 0-worker reference; train's rate of a whole multi-node group (not one node's) and its model TFLOP/s
+# (tokens/s says the same).
+NOT_FIGURES = frozenset({("arrow", "lz4_throughput"), ("nccl", "algbw_max"), ("dataloader", "samples_per_s_0_workers"),
+                         ("train", "group_tokens_per_s"), ("train", "model_TFLOPs_per_rank")})
+DEVICE = re.compile(r"^(?P<family>.+)_dev(?P<index>\d+)$")
+PASSING = frozenset({"pass", "warn"})
+# The figures the table shows (check, metric without _devN) → column header; the others are in fleet.json and in
+# the outlier list.
+COLUMNS = {("gpu", "bf16_TFLOPs"): "bf16 TFLOP/s", ("gpu", "d2d_GBps"): "d2d GB/s", ("nccl", "busbw_max"): "busbw GB/s",
+           ("arrow", "zero_copy_throughput"): "arrow GB/s", ("dataloader", "samples_per_s"): "loader samples/s",
+           ("train", "tokens_per_s"): "train tokens/s"}
+SCHEMAS = {2: ROOT / "verify" / "report.schema.json", 1: ROOT / "verify" / "report.v1.schema.json"}
+
+
+@dataclass
+class Figure:
+    check: str
+    metric: str                 # as the report names it: bf16_TFLOPs_dev3
+    family: str                 # without the device: bf16_TFLOPs
+    device: int | None
+    value: float
+    unit: str
+    model: str
+    median: float | None = None
+    peers: int = 0              # nodes in the median
+    ratio: float | None = None
+    outlier: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.check}.{self.metric}"
+
+
+@dataclass
+class Node:
+    """One valid report: a node's local checks, or the collective's report from global rank 0."""
+
+    report: str                 # the file, relative to DIR (a log file's block: file#n)
+    node: str
+    verdict: str                # pass, warn, fail, skip, interrupted, empty
+    code: str | None
+    owner: str | None
+    summary: str
+    model: str
+    replay: bool
+    figures: list[Figure] = field(default_factory=list)
+    phases: dict[str, float | None] = field(default_factory=dict)
+    drain: list[str] = field(default_factory=list)
+    slow_start: bool = False
+    emulated: bool = False
+    checks: tuple[str, ...] = ()    # the check names the report holds
+
+    @property
+    def passing(self) -> bool:
+        return self.verdict in PASSING
+
+    @property
+    def phases_total(self) -> float | None:
+        values = [v for v in self.phases.values() if v is not None]
+        return round(sum(values), 3) if values else None
+
+
+@dataclass
+class Fleet:
+    folder: Path
+    nodes: list[Node]
+    invalid: list[tuple[str, str]]           # (file, why)
+    notes: list[str]
+    phase_median: float | None
+    duplicates: dict[str, list[str]] = field(default_factory=dict)   # node → its reports that hold the same checks
+    histories: dict[str, NodeHistory] | None = None   # node → its drain history; None: STATE_DIR not given
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (file or folder, why): not read at all
+
+    @property
+    def outliers(self) -> list[tuple[Node, Figure]]:
+        return [(n, f) for n in self.nodes for f in n.figures if f.outlier]
+
+    @property
+    def drains(self) -> dict[str, list[str]]:
+        """node → its distinct drain reasons, in report order."""
+        found: dict[str, list[str]] = {}
+        for n in self.nodes:
+            for reason in n.drain:
+                if reason not in found.setdefault(n.node, []):
+                    found[n.node].append(reason)
+        return found
+
+    @property
+    def ok(self) -> bool:
+        return not self.why_not_ok          # one predicate: what the last line names is what fails the fleet
+
+    @property
+    def why_not_ok(self) -> str:
+        """What keeps the fleet from passing, counted ('' when it passes): the last line a user reads."""
+        failing = sum(1 for n in self.nodes if not n.passing)
+        parts = [f"{count} {what}" for count, what in (
+            (failing, "node(s) not passing"), (len(self.invalid), "file(s) that are no valid verify report"),
+            (len(self.unreadable), "file(s) or folder(s) not readable"),
+            (len(self.duplicates), "node(s) reported twice")) if count]
+        return ", ".join(parts)
+
+
+def drain_reason(code: str, summary: str) -> str:
+    """The reason a Slurm drain (and the prolog helper) writes: `torchimages:<CODE> <summary>`, one line."""
+    return one_line(f"torchimages:{code} {summary}".strip())

@@ -1,0 +1,208 @@
+"""Which files under DIR are verify reports to believe: read bounded, validated against verify's schema, and refused
+where they cannot be true (an impossible figure, a code verify never writes, a contradiction, a time no clock writes,
+a replay).
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from ..durations import parse_time, shown
+from ..errors import UserError, one_line
+from ..fsutil import TooLarge, read_bounded
+from .model import CLOCK_SKEW_S, EARLIEST_CREATED, FLEET_JSON, FLEET_KIND, IMPOSSIBLE, MAX_BYTES, PASSING, SCHEMAS
+from .nodes import _named
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME, VERIFY_CODES
+from .walk import _blocks, walk
+
+# ---------------------------------------------------------------------------------------------- reading
+
+def _validators() -> dict[int, jsonschema.protocols.Validator]:
+    found: dict[int, jsonschema.protocols.Validator] = {}
+    for version, path in SCHEMAS.items():
+        try:
+            schema = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UserError(f"cannot read verify's report schema {path} ({exc}); is the checkout complete?") from None
+        found[version] = jsonschema.Draft202012Validator(schema)
+    return found
+
+
+def _why_invalid(doc: Any, validators: dict[int, jsonschema.protocols.Validator]) -> str | None:
+    if not isinstance(doc, dict):
+        return f"not a verify report (a JSON {type(doc).__name__}, not an object)"
+    version = doc.get("schema_version")
+    if version is None:
+        return "not a verify report (no schema_version)"
+    if isinstance(version, bool) or version not in validators:
+        return f"schema_version {version!r} is none this checkout reads (1 or 2)"
+    error = jsonschema.exceptions.best_match(validators[version].iter_errors(doc))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "the top level"
+    return f"does not validate against {SCHEMAS[version].name} at {where}: {error.message[:200]}"
+
+
+def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, skew_s: float = CLOCK_SKEW_S
+                 ) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
+    """(name, report) for every valid report under `folder`, and (name, why) for every invalid one; what could not
+    be read at all is added to `unreadable` (or counted invalid when none is given)."""
+    validators = _validators()
+    valid: list[tuple[str, dict[str, Any]]] = []
+    invalid: list[tuple[str, str]] = []
+    paths, cannot = walk(folder)
+    lost = invalid if unreadable is None else unreadable
+    lost += cannot
+    for path in paths:
+        name = path.relative_to(folder).as_posix()
+        try:
+            text = read_bounded(path, MAX_BYTES, "verify report").decode("utf-8")
+        except UnicodeDecodeError:
+            invalid.append((name, "cannot read it (not UTF-8 text)"))
+            continue
+        except TooLarge as exc:
+            invalid.append((name, str(exc.strerror)))
+            continue
+        except OSError as exc:
+            lost.append((name, f"cannot read it ({exc.strerror or exc})"))
+            continue
+        if path.suffix != ".json":          # a saved log: only the report blocks in it count
+            for n, block in enumerate(_blocks(text), 1):
+                _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s)
+            continue
+        _take(name, text, validators, valid, invalid, ours=name == FLEET_JSON, skew_s=skew_s)
+    return valid, invalid
+
+
+def is_fleet_report(doc: Any) -> bool:
+    """The shape write_fleet writes (a verify report carrying a `kind` field is no fleet report)."""
+    return isinstance(doc, dict) and doc.get("kind") == FLEET_KIND and "schema_version" not in doc \
+        and "checks" not in doc and isinstance(doc.get("nodes"), list)
+
+
+def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Validator],
+          valid: list[tuple[str, dict[str, Any]]], invalid: list[tuple[str, str]], ours: bool = False,
+          skew_s: float = CLOCK_SKEW_S) -> None:
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        invalid.append((name, f"not JSON ({one_line(exc)[:120]})"))
+        return
+    except RecursionError:
+        invalid.append((name, "not JSON (nested too deeply)"))
+        return
+    if ours and is_fleet_report(doc):
+        return                              # the fleet report written earlier, DIR/fleet.json: not a node's
+    why = _why_invalid(doc, validators) or _impossible(doc) or _foreign_code(doc) or _contradicts(doc) \
+        or _created_problem(doc, skew_s) or _not_a_node_now(doc)
+    if why:
+        invalid.append((name, why))
+    else:
+        valid.append((name, doc))
+
+
+def _impossible(doc: dict[str, Any]) -> str | None:
+    """The first rate no machine reaches (IMPOSSIBLE) or no measurement gives (below 0), said with its value; None
+    when every figure is possible. A refused figure makes the whole report invalid: never dropped in silence."""
+    for check in doc.get("checks") or []:
+        metrics = check.get("metrics") if isinstance(check, dict) else None
+        for metric, m in (metrics.items() if isinstance(metrics, dict) else ()):
+            value = m.get("value") if isinstance(m, dict) else None
+            limit = IMPOSSIBLE.get(str(m.get("unit"))) if isinstance(m, dict) else None
+            if isinstance(value, float) and not math.isfinite(value):      # verify judges no figure that is not
+                return f"{check.get('name')}.{metric} = {value} is not a finite number: a forged or corrupt report"
+            if limit is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+                continue
+            if value > limit or value != value:
+                return (f"{check.get('name')}.{metric} = {value:g} {m.get('unit')} is impossible (above {limit:g}): "
+                        f"a forged or corrupt report, not compared")
+            if value < 0:
+                return (f"{check.get('name')}.{metric} = {value:g} {m.get('unit')} is negative: no rate is; a forged "
+                        f"or corrupt report, not compared")
+    return None
+
+
+# a passing (or warning) check whose own figures say it cannot pass: (check, metric) -> the test a value fails
+CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
+               ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
+               ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
+               ("gpu", "nvml_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs NVML lists"),
+               ("gpu", "torch_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs torch sees")}
+
+
+def _contradicts(doc: dict[str, Any]) -> str | None:
+    """Why the report cannot be true, or None: a check held twice (verify writes one result per check), a pass or
+    a warning that carries a code (verify gives one only to a verdict it did not pass), or one whose own figure
+    fails it (CANNOT_PASS). A pass never stands on it: the report is listed as invalid, with why."""
+    checks = [c for c in doc.get("checks") or [] if isinstance(c, dict)]
+    names = [c.get("name") for c in checks]
+    if twice := next((n for n in names if names.count(n) > 1), None):
+        return f"holds the {one_line(str(twice))[:40]} check {names.count(twice)} times: verify writes one result per check"
+    for c in (c for c in checks if c.get("status") in PASSING):
+        if c.get("status") == "pass" and c.get("code"):
+            return f"{c.get('name')} passes with code {one_line(str(c['code']))[:40]}: verify codes only what it does not pass"
+        raw = c.get("metrics")
+        metrics: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        for (check, metric), (fails, why) in CANNOT_PASS.items():
+            m = metrics.get(metric) if c.get("name") == check else None
+            value = m.get("value") if isinstance(m, dict) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and fails(value):
+                return f"{check} {c.get('status')}es with {metric} {value:g}: {why}; a forged or corrupt report"
+    return None
+
+
+def _foreign_code(doc: dict[str, Any]) -> str | None:
+    """Why a check's code is none verify writes, or None: verify codes every result it does not pass, and only with
+    a key of its catalog (verify/codes.py, copied as VERIFY_CODES). A code outside it (BANANA) or a failure without
+    one is a report no verify wrote: not assessed, and never a drain line (Slurm's drain reason must be ours)."""
+    for c in (c for c in doc.get("checks") or [] if isinstance(c, dict)):
+        code = c.get("code")
+        if code is not None and not (isinstance(code, str) and code in VERIFY_CODES):
+            return (f"its {one_line(str(c.get('name')))[:40]} check carries code {one_line(repr(code))[:60]}, which "
+                    f"is no code of verify's (verify/codes.py): a report no verify wrote; not assessed, no drain")
+        if code is None and c.get("status") == "fail":
+            return (f"its {one_line(str(c.get('name')))[:40]} check fails with no code: verify codes every failure; a "
+                    f"report no verify wrote; not assessed, no drain")
+    return None
+
+
+def _created_problem(doc: dict[str, Any], skew_s: float, now: float | None = None) -> str | None:
+    """Why the report's `created` is no evidence of when it ran, or None: a time no calendar has (2026-02-30, hour
+    24: the schema's pattern holds it, no clock writes it), or one more than `skew_s` seconds from now (a wrong clock,
+    or a forged date; CLOCK_SKEW, the tolerance make report and make gate apply to signed times). Not assessed."""
+    raw = doc.get("created")
+    when = parse_time(raw)
+    if when is None:
+        return (f"created {one_line(repr(raw))[:40]} is no time a clock writes (no such date or hour): not evidence "
+                f"of when it ran; not assessed (check that node's clock, or the file)")
+    ahead = when.timestamp() - (time.time() if now is None else now)
+    if ahead > skew_s:
+        return (f"created {shown(ahead)} in the future ({one_line(str(raw))[:40]}), beyond the clock "
+                f"tolerance CLOCK_SKEW={shown(skew_s)}: not evidence; not assessed (check that node's clock)")
+    return None
+
+
+def _not_a_node_now(doc: dict[str, Any]) -> str | None:
+    """Why the report is no evidence of a node of this job, or None: a replay of recorded facts (verify --from-facts
+    judged a record, not the node now), a `created` before any verify (a clock never set), a node name that is no one
+    host name (the name a drain line and the metrics' file would carry)."""
+    replay = doc.get("replay")
+    if replay:
+        facts = replay.get("facts_dir") if isinstance(replay, dict) else None
+        return (f"a replay of recorded facts ({one_line(str(facts))[:80]}: verify --from-facts): it judged a record, "
+                "not a node of this job now; not counted")
+    when, earliest = parse_time(doc.get("created")), parse_time(EARLIEST_CREATED)
+    if when and earliest and when < earliest:
+        return (f"created {one_line(str(doc.get('created')))[:40]}, before any verify report: that node's clock was "
+                "never set (check it); not evidence of when it ran")
+    name = _named(doc)
+    if name is not None and not NODE_NAME.fullmatch(name):
+        return (f"names its node {one_line(repr(name))[:80]}, which is no one host name (a hostlist, a list, a "
+                "newline, a space or a path): a forged or corrupt report, not counted")
+    return None
