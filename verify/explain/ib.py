@@ -22,7 +22,10 @@ PHYS = {"linkup": "LinkUp", "link_up": "LinkUp", "polling": "Polling", "disabled
 
 # iproute2 rdma/link.c: `link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ens1f0`; rdma/dev.c: `0: mlx5_0:
 # node_type ca ... protocol roce` (2023 on; ib, roce, iw)
-_RDMA_LINK = re.compile(r"^\s*(?:\d+/\d+: )?link (\S+?)/(\d+) state (\w+)(?: physical_state (\w+))?", re.MULTILINE)
+# an InfiniBand port prints its subnet prefix, LIDs and LMC before its state (`link mlx5_7/1 subnet_prefix fe80:... lid
+# 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING`)
+_RDMA_LINK = re.compile(r"^\s*(?:\d+/\d+: )?link (\S+?)/(\d+)(?: subnet_prefix \S+| lid \d+| sm_lid \d+| lmc \d+)* "
+                        r"state (\w+)(?: physical_state (\w+))?", re.MULTILINE)
 _RDMA_DEV = re.compile(r"^\s*\d+: (\S+?): node_type \w+.*?\bprotocol (\w+)", re.MULTILINE)
 PROTOCOL = {"roce": "Ethernet", "ib": "InfiniBand", "iw": "Ethernet"}
 
@@ -116,6 +119,25 @@ def _rdma_links(text: str, adapters: dict[str, dict[str, Any]]) -> None:
         port.update({k: v for k, v in seen.items() if port.get(k) is None and v is not None})
 
 
+# libibverbs refusing a device (verbs/init.c): `libibverbs: Warning: Driver bnxt_re does not support the kernel ABI of 6
+# (supports 1 to 1) for device /sys/class/infiniband/bnxt_re2`: the image's provider is there and built for another
+# ABI; ibv_devinfo's `No IB devices found` (perftest's `Did not detect devices`): ibv_get_device_list() listed none
+_ABI = re.compile(r"libibverbs: Warning: Driver (\w+) does not support the kernel ABI of \d+ \(supports \d+ to \d+\)[^\n]*")
+_NO_DEVICES = re.compile(r"^\s*(?:No IB devices found|Did not detect devices)\s*$", re.MULTILINE)
+
+
+def _verbs(text: str) -> dict[str, Any]:
+    """What the verbs library said of the devices, where the text shows it."""
+    abi = [m for m in _ABI.finditer(text)]
+    out: dict[str, Any] = {}
+    if abi:
+        out["providers"] = sorted({m.group(1) for m in abi})
+        out["verbs_error"] = abi[0].group(0).strip()
+    if _NO_DEVICES.search(text):
+        out["verbs_devices"] = []
+    return out
+
+
 def parse(text: str) -> dict[str, Any]:
     adapters: dict[str, dict[str, Any]] = {}
     for ca, port, fields in _blocks(text):
@@ -124,4 +146,4 @@ def parse(text: str) -> dict[str, Any]:
         a["hca_type"] = a["hca_type"] or hca_type
         a["ports"].append({"port": port, **_port(fields)})
     _rdma_links(text, adapters)
-    return {"adapters": list(adapters.values())}
+    return {"adapters": list(adapters.values()), **_verbs(text)}

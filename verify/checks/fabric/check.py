@@ -213,10 +213,20 @@ def _userspace(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> 
     if not missing and facts.get("uverbs") and facts.get("verbs_devices") == []:
         missing.append(f"a provider that opens {', '.join(facts.get('uverbs') or [])}: ibv_get_device_list() lists "
                        "no device")
+    elif not missing and adapters and facts.get("uverbs") is None and providers and facts.get("verbs_devices") == []:
+        # the kernel lists the adapters and the image has its providers, yet libibverbs opens none: a provider built
+        # for another kernel ABI (rdma-core older or newer than the host's driver); not-passed devices are judged
+        # where the container's /dev/infiniband was read (uverbs [])
+        said = f" ({facts['verbs_error']})" if facts.get("verbs_error") else ""
+        missing.append(f"a provider that opens the {len(adapters)} device(s) the kernel lists: ibv_get_device_list() "
+                       f"lists none{said}")
     if missing:
+        opens_none = missing[-1].startswith("a provider that opens")
         found.add(FAIL, "FABRIC_USERSPACE_MISSING", "the image cannot use the fabric: missing " + "; ".join(missing),
                   "Install `libibverbs1 ibverbs-providers librdmacm1` in the image (this project's CUDA images carry "
-                  "them).", "image")
+                  "them)" + ("; where they are there, match the image's rdma-core to the host's RDMA driver (a "
+                             "provider built for another kernel ABI opens nothing): a newer distro base, or the NIC "
+                             "vendor's rdma-core." if opens_none else "."), "image")
 
 
 def _efa(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:

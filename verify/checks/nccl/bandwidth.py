@@ -2,6 +2,7 @@
 what the node's links carry, the job's own NCCL_* variables that explain a low figure, a collapse under load."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ... import baselines
@@ -30,10 +31,32 @@ def _version_at_least(text: Any, floor: tuple[int, int]) -> bool:
     return len(parts) == 2 and (parts[0], parts[1]) >= floor
 
 
+# NCCL's per-communicator line `16 coll channels, 0 nvls channels, ...` exists from 2.17 on: a log without a version
+# that prints it comes from an NCCL that knows NVLS
+_NVLS_CHANNELS = re.compile(r"\b\d+ nvls channels\b")
+
+
 def nvls_expected(facts: NcclFacts) -> bool:
     """NVLS is NCCL's default all-reduce on one NVSwitch node from NCCL 2.17 (Hopper and later)."""
-    return (facts.get("nvswitch") is True and _version_at_least(facts.get("nccl_version"), NVLS_FROM)
-            and facts.get("nodes") == 1 and (facts.get("world_size") or 0) > 1)
+    version = facts.get("nccl_version")
+    proof = (facts.get("nccl_log") or {}).get("proof") or []
+    knows = _version_at_least(version, NVLS_FROM) or (version is None and any(
+        _NVLS_CHANNELS.search(str(line)) for line in proof))
+    return (facts.get("nvswitch") is True and knows and facts.get("nodes") == 1 and (facts.get("world_size") or 0) > 1)
+
+
+def nvls_not_used(facts: NcclFacts, found: Findings) -> None:
+    """NVLS expected on this NVSwitch node and NCCL's log shows it was not used: the job's where its settings exclude
+    it, else the node's (multicast: the driver, the fabric manager)."""
+    if not (nvls_expected(facts) and (facts.get("nccl_log") or {}).get("nvls") is False):
+        return
+    env = facts.get("nccl_env") or {}
+    off = env.get("NCCL_NVLS_ENABLE") == "0" or ("NCCL_ALGO" in env and "nvls" not in str(env["NCCL_ALGO"]).lower())
+    found.add(WARN, "NVLS_NOT_USED", f"NVLS (NVLink SHARP) is expected on this NVSwitch node with NCCL "
+              f"{facts.get('nccl_version') or '(2.17 or later, by its log)'} but was not used"
+              + (" (the job's NCCL_* settings exclude it)" if off else ""),
+              "Check the fabric manager and multicast support (`nvidia-smi -q | grep -i -A2 fabric`), and that "
+              "NCCL_NVLS_ENABLE / NCCL_ALGO do not exclude NVLS.", "job" if off else "host")
 
 
 def _busbw_baseline(facts: NcclFacts, use_nvls: bool) -> tuple[dict[str, Any] | None, str]:
@@ -135,13 +158,6 @@ def bandwidth_figures(facts: NcclFacts, rows: list[SizeRow], verified: str, resu
     summary = f"{verified}; peak busbw {peak:.1f} GB/s"
     log = facts.get("nccl_log") or {}
     expected = nvls_expected(facts)
-    if expected and log.get("nvls") is False:
-        env = facts.get("nccl_env") or {}
-        off = env.get("NCCL_NVLS_ENABLE") == "0" or ("NCCL_ALGO" in env and "nvls" not in str(env["NCCL_ALGO"]).lower())
-        found.add(WARN, "NVLS_NOT_USED", f"NVLS (NVLink SHARP) is expected on this NVSwitch node with NCCL "
-                  f"{facts.get('nccl_version')} but was not used" + (" (the job's NCCL_* settings exclude it)" if off else ""),
-                  "Check the fabric manager and multicast support (`nvidia-smi -q | grep -i -A2 fabric`), and that "
-                  "NCCL_NVLS_ENABLE / NCCL_ALGO do not exclude NVLS.", "job" if off else "host")
     last = rows[-1]
     if last["size"] >= COLLAPSE_FROM and last is not peak_row and last["busbw"] < COLLAPSE_BELOW * peak:
         found.add(FAIL, "BANDWIDTH_LOW", f"busbw collapses at large messages: {last['busbw']:.1f} GB/s at "

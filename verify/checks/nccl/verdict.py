@@ -33,7 +33,7 @@ from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach, nccl_shm_full
-from .bandwidth import bandwidth_figures
+from .bandwidth import bandwidth_figures, nvls_not_used
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
 from .transport import gdr_summary, gdr_unused, job_env, memlock_low, net_fallback, not_passed, rdma_shown
@@ -65,7 +65,7 @@ def error_phase(error: str) -> str | None:
 
 
 def is_timeout(error: str) -> bool:
-    return bool(re.search(r"timed? ?out|timeout|watchdog", error, re.IGNORECASE))
+    return bool(re.search(r"timed? ?out|timeout|watchdog|\bhung\b|\bhangs?\b", error, re.IGNORECASE))
 
 
 def timeout_advice(facts: NcclFacts) -> str:
@@ -381,6 +381,7 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     not_passed(facts, found)
     memlock_low(facts, found)
     gdr_unused(facts, found)
+    nvls_not_used(facts, found)
     error = facts.get("error") if facts.get("error") != NONE else None
     contradiction = grouplayout.contradiction(facts)
     if contradiction:

@@ -1,0 +1,107 @@
+"""Issue 35's sixteenth to nineteenth corpus batches (translated blind from real output): the readers and rules they
+called for, by class (the batches' entries themselves replay in tests/test_gpu_rules.py and tests/test_explain.py).
+
+- `verify explain` reads `nvidia-smi nvlink -s` (`verify/explain/nvlinks.py`), a `grep . /sys/class/infiniband/...`
+  dump through the probe's own sysfs reader (`verify/explain/sysfsib.py`), `rdma link show`'s InfiniBand form (LIDs
+  before the state) and libibverbs' refusal of a provider built for another kernel ABI.
+- The kernel lists RDMA adapters and the image has their provider, yet libibverbs opens none: the image's userspace
+  (FABRIC_USERSPACE_MISSING), unless the container's /dev/infiniband was read empty (the job's, FABRIC_NOT_PASSED).
+- NVLS not used on an NVSwitch node is judged from NCCL's log alone, with or without figures; a log without a
+  version that prints `N nvls channels` is from an NCCL that knows NVLS (2.17+).
+- A hang written as `hung` is a timeout.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from tests.helpers import ROOT
+from verify import explain as ex
+from verify.checks import CHECKS
+from verify.explain import nvlinks, sysfsib
+from verify.judging import judge
+from verify.options import Options
+
+pytestmark = pytest.mark.unit
+
+CORPUS = ROOT / "tests" / "data" / "real-world"
+
+
+def verdict(r):
+    return r.status, r.code, r.owner
+
+
+def test_nvlink_status_a_link_shown_inactive_is_down_and_a_link_not_shown_is_unknown():
+    """Hand-made from the corpus's real A100 listing (NVIDIA/nccl-tests#228): link 3 of GPU 1 set `<inactive>`, and
+    GPU 2's listing cut after link 0 (as the poster cut it)."""
+    raw = (CORPUS / "a100-sxm4-80gb-hgx-nvlink-s-12-links-up-zero-nvls-channels-is-a100" / "raw.txt").read_text()
+    lines = raw.splitlines()
+    gpu1 = lines.index(next(line for line in lines if line.startswith("GPU 1:")))
+    lines[gpu1 + 4] = "\t Link 3: <inactive>"
+    devices = nvlinks.parse("\n".join(lines))["devices"]
+    assert devices[1]["nvlink"][3] is False and devices[1]["nvlink"].count(True) == 11
+    assert devices[2]["nvlink"] == [True]                   # the links after the cut are not shown: not listed
+    r = ex.explain_text("\n".join(lines), "nvlink.txt", Options())
+    assert (r.status, r.code, r.owner) == ("warn", "NVLINK_DOWN", "host")
+
+
+def test_a_sysfs_dump_is_read_as_the_probe_reads_sysfs_and_a_hostile_path_is_skipped(tmp_path):
+    text = ("/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE\n"
+            "/sys/class/infiniband/mlx5_0/ports/1/rate:400 Gb/sec (4X NDR)\n"
+            "/sys/class/infiniband/mlx5_0/ports/1/link_layer:InfiniBand\n"
+            "/sys/class/infiniband/mlx5_1/ports/1/state:1: DOWN\n"
+            "/sys/class/infiniband/mlx5_1/ports/1/phys_state:2: Polling\n"
+            f"/sys/class/infiniband/../../../../{tmp_path}/x/ports/1/state:4: ACTIVE\n"
+            "/sys/class/infiniband/mlx5_2/../ports/1/state:4: ACTIVE\n")
+    assert sysfsib.detect(text)
+    adapters = sysfsib.parse(text)["adapters"]
+    assert [a["name"] for a in adapters] == ["mlx5_0", "mlx5_1"]
+    assert adapters[0]["ports"][0]["rate_gbps"] == 400.0 and adapters[1]["ports"][0]["phys_state"] == "Polling"
+    assert os.listdir(tmp_path) == []                       # nothing written outside the private folder
+    r = ex.explain_text(text, "sysfs.txt", Options())
+    assert (r.status, r.code, r.owner) == ("warn", "FABRIC_PORT_DOWN", "host")     # one port of two
+
+
+def test_rdma_link_show_reads_an_infiniband_port_s_state_after_its_lids():
+    """ROCm/rccl#1423's line: `link mlx5_7/1 subnet_prefix ... lid 3403 sm_lid 1 lmc 0 state DOWN physical_state
+    POLLING` (the corpus entry replays it); the Ethernet form has no LIDs."""
+    from verify.explain import ib
+    text = ("link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING\n"
+            "link mlx5_8/1 state ACTIVE physical_state LINK_UP netdev ens8")
+    ports = {a["name"]: a["ports"][0] for a in ib.parse(text)["adapters"]}
+    assert (ports["mlx5_7"]["state"], ports["mlx5_7"]["phys_state"]) == ("DOWN", "Polling")
+    assert (ports["mlx5_8"]["state"], ports["mlx5_8"]["phys_state"]) == ("ACTIVE", "LinkUp")
+
+
+def _adapters(n: int) -> list[dict]:
+    return [{"name": f"bnxt_re{i}", "driver": None, "hca_type": None, "ports": [
+        {"port": 1, "state": "ACTIVE", "phys_state": "LinkUp", "rate_gbps": None, "width": None, "speed": None,
+         "link_layer": None}]} for i in range(n)]
+
+
+@pytest.mark.parametrize("uverbs, want", [(None, ("fail", "FABRIC_USERSPACE_MISSING", "image")),
+                                          ([], ("fail", "FABRIC_NOT_PASSED", "job"))], ids=["not-read", "not-passed"])
+def test_libibverbs_opening_none_of_the_kernel_s_adapters_is_the_image_s_unless_the_devices_were_not_passed(uverbs, want):
+    """sriov-cni#348 (the corpus's bnxt_re pod): the image's provider supports kernel ABI 1, the host's driver 6."""
+    facts = {"adapters": _adapters(2), "providers": ["bnxt_re"], "verbs_devices": [], "uverbs": uverbs}
+    r = judge(CHECKS["fabric"], facts, Options())
+    assert verdict(r) == want
+
+
+@pytest.mark.parametrize("algo, owner", [("Tree,Ring,NVLS", "host"), ("Ring", "job")], ids=["asked", "excluded"])
+def test_nvls_not_used_is_judged_from_nccl_s_log_alone(algo, owner):
+    log: dict[str, Any] = {"nvls": False, "transports": ["P2P/direct pointer"],
+                           "proof": ["n1:1:2 [0] NCCL INFO 16 coll channels, 0 nvls channels, 16 p2p channels"]}
+    facts = {"backend": "nccl", "nvswitch": True, "nodes": 1, "world_size": 8, "nccl_version": None,
+             "nccl_env": {"NCCL_ALGO": algo}, "nccl_log": log}
+    assert verdict(judge(CHECKS["nccl"], facts, Options())) == ("warn", "NVLS_NOT_USED", owner)
+    unknown = {**facts, "nccl_log": {**log, "proof": []}}      # no version, no NVLS line: not expected
+    assert verdict(judge(CHECKS["nccl"], unknown, Options()))[1] != "NVLS_NOT_USED"
+
+
+def test_a_hang_written_as_hung_is_a_timeout():
+    facts = {"backend": "nccl", "error": "init: hung: nothing after '# Using devices'", "mode": "nccl-tests -g 1",
+             "world_size": 1}
+    assert verdict(judge(CHECKS["nccl"], facts, Options()))[:2] == ("fail", "NCCL_TIMEOUT")

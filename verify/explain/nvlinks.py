@@ -1,0 +1,33 @@
+"""`nvidia-smi nvlink -s` (`--status`): each GPU's header (`GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)`) and its links,
+`Link 3: 25 GB/s` (up, at that speed) or `Link 3: <inactive>`, into the gpu facts' devices (index, name, uuid, NVLink
+states). A link the text does not show (a listing cut short) is null, never guessed; a GPU with no link line shown
+has no NVLink field."""
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+_GPU = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")
+_LINK = re.compile(r"^\s*Link (\d+): (?:([\d.]+) GB/s|<inactive>)\s*$")
+
+
+def detect(text: str) -> bool:
+    lines = text.splitlines()
+    return any(_GPU.match(a) and _LINK.match(b) for a, b in itertools.pairwise(lines))
+
+
+def parse(text: str) -> dict[str, Any]:
+    devices: list[dict[str, Any]] = []
+    links: dict[int, bool] = {}
+    for line in text.splitlines():
+        if m := _GPU.match(line.strip()):
+            links = {}
+            devices.append({"index": int(m.group(1)), "name": m.group(2), "uuid": m.group(3), "_links": links})
+        elif (m := _LINK.match(line)) and devices:
+            links[int(m.group(1))] = m.group(2) is not None
+    for dev in devices:
+        shown = dev.pop("_links")
+        if shown:
+            dev["nvlink"] = [shown.get(i) for i in range(max(shown) + 1)]
+    return {"torch": None, "devices": devices or None}
