@@ -83,6 +83,15 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx4090-x4-allreduce-hangs-at-using-devices-nvidia-smi-hangs-until-reboot": "translator: nccl fail NCCL_TIMEOUT "
         "(host; the hang and nvidia-smi's are in the poster's prose); verify explain: a command line and a header, "
         "nothing to judge",
+    # Twentieth batch: what decides it is outside the excerpt, or the rule kept.
+    "a100-vm-2-node-2x-hdr-ring-busbw-27-of-50-acs-left-enabled-48-after": "translator: nccl fail FABRIC_BANDWIDTH_LOW "
+        "(host, a busbw quoted in prose); verify explain: no figure in the excerpt, nothing to judge",
+    "nv12-8gpu-2-node-pairs-ring-busbw-49-vs-88-every-pair-with-node-644-slow": "translator: nccl fail "
+        "FABRIC_BANDWIDTH_LOW (host, per-pair figures in prose); verify explain: no figure in the excerpt",
+    "nccl-ncclsystemerror-two-nodes-socket-over-bond0-and-docker-bridges-socket-ifname-bond0": "translator: nccl fail "
+        "NCCL_FAILED (job); verify explain: the excerpt is the interface listing without the failure (in the title)",
+    "roce-ib-completion-error-12-vendor-129-at-start-default-gid-across-switches-gid-index-3": "translator: nccl fail "
+        "NCCL_FAILED (job, the GID index fix from another user); verify: the link's completion error (host)",
     # Eighth batch: the translator's verdict kept.
     "rtx4000ada-gpu14-fan-err-recovery-action-reset": "translator: gpu fail GPU_RESET_REQUIRED (host; the Reset "
                                                       "line is in the poster's prose, not the excerpt); verify explain "

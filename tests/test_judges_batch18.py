@@ -105,3 +105,23 @@ def test_a_hang_written_as_hung_is_a_timeout():
     facts = {"backend": "nccl", "error": "init: hung: nothing after '# Using devices'", "mode": "nccl-tests -g 1",
              "world_size": 1}
     assert verdict(judge(CHECKS["nccl"], facts, Options()))[:2] == ("fail", "NCCL_TIMEOUT")
+
+
+@pytest.mark.parametrize("rc, words, code, owner", [
+    (-22, "Invalid argument", "NCCL_FAILED", "image"),
+], ids=["einval"])
+def test_aws_ofi_nccl_refusing_a_registration_as_invalid_is_the_image_s_versions(rc, words, code, owner):
+    """aws/aws-ofi-nccl#584 (the corpus's p4d entry): NCCL 2.19+ from a pip torch beside the libfabric of an EFA
+    installer before 1.29: the registration's arguments are refused (EINVAL), not its size; the adapter answers."""
+    line = (f"register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: {rc}, "
+            f"Error: {words}")
+    r = judge(CHECKS["nccl"], {"backend": "nccl", "nodes": 2, "efa": True, "error": line}, Options())
+    assert verdict(r) == ("fail", code, owner)
+    assert verdict(ex.explain_text(line, "nccl.log", Options())) == ("fail", code, owner)
+
+
+def test_aws_ofi_nccl_out_of_memory_is_not_read_as_a_version_mismatch():
+    line = ("register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -12, "
+            "Error: Cannot allocate memory")
+    r = judge(CHECKS["nccl"], {"backend": "nccl", "nodes": 2, "efa": True, "error": line}, Options())
+    assert r.status == "fail" and r.owner != "image"

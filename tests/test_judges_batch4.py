@@ -119,6 +119,8 @@ def test_an_nccl_failure_line_alone_is_judged_never_nothing_to_judge(text):
 HOST_BY_THE_EXCERPT = {
     "roce-nccl-2.30.4-comm-shrink-retry-exc-err-12-stale-vnic-fixed-2.30.7": "IBV_WC_RETRY_EXC_ERR(12) on every rank: the "
         "link's, as in the corpus's six other completion errors; the NCCL bug behind it is in the maintainers' prose",
+    "roce-ib-completion-error-12-vendor-129-at-start-default-gid-across-switches-gid-index-3": "the same completion "
+        "error; that NCCL_IB_GID_INDEX=3 cured it is another user's report in the thread",
 }
 
 

@@ -41,6 +41,8 @@ _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
 # (older NCCL: `with error 12`; 2.19+: `with status=IBV_WC_RETRY_EXC_ERR(12)`, the status's name and its number)
 _COMPLETION = re.compile(r"NET/IB ?: ?Got completion.*?(?:with (?:error|status=)\s*(?:IBV_WC_\w+\()?\d+)[^\n]*")
+# aws-ofi-nccl refusing a registration: NCCL cannot use the buffer over the network, whatever it logs after
+_OFI_REGISTER = re.compile(r"NCCL WARN NET/OFI Unable to register memory[^\n]*")
 # a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
 # `bootstrap.cc:... NCCL WARN Bootstrap : ...`), quoted with or without its host:pid:tid prefix: the group never formed
 _INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ NCCL WARN [^\n]*")
@@ -56,7 +58,7 @@ def detect(text: str) -> bool:
     NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
     log = _log(text)
     return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or IB_ASYNC_ERROR.search(text) or
-                _WATCHDOG.search(text) or
+                _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
@@ -135,6 +137,8 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {timeout.strip()[:300]}"
     if completion := _COMPLETION.search(text):
         return f"all_reduce: {completion.group(0).strip()[:300]}"
+    if refused := _OFI_REGISTER.search(text):
+        return f"all_reduce: {refused.group(0).strip()[:300]}"
     if event := IB_ASYNC_ERROR.search(text):
         return f"all_reduce: {event.group(0).strip()[:300]}"
     if tail := _failed_warn(text):
