@@ -125,3 +125,24 @@ def test_aws_ofi_nccl_out_of_memory_is_not_read_as_a_version_mismatch():
             "Error: Cannot allocate memory")
     r = judge(CHECKS["nccl"], {"backend": "nccl", "nodes": 2, "efa": True, "error": line}, Options())
     assert r.status == "fail" and r.owner != "image"
+
+
+def test_an_unknown_error_on_a_health_query_is_a_lost_gpu_and_on_a_descriptive_field_is_not():
+    """dcgm-exporter#319 (the corpus's A10G): `Remapped Rows` and `GPU Current Temp` read `Unknown Error`: NVML cannot
+    reach the GPU (FACTS.md `lost`). The V100s of thamada/gls print `Host Max : Unknown Error` under every healthy GPU
+    (a field the driver cannot describe): no GPU is lost there."""
+    from verify.explain import smi
+    a10g = smi.parse((CORPUS / "a10g-gpu0-of-8-unknown-error-brand-remapped-rows-temp-err-in-table" / "raw.txt")
+                     .read_text())["devices"][0]
+    assert a10g["lost"] is True and set(a10g["nvml_errors"]) == {"row_remap", "temperature_c"}
+    v100 = smi.parse((CORPUS / "v100-sxm2-16gb-x8-idle-one-sbe-page-retired-none-pending" / "raw.txt").read_text())
+    assert not any(d.get("lost") for d in v100["devices"])
+
+
+def test_nvidia_smi_unable_to_get_a_gpu_s_handle_because_it_is_lost_fails_the_host():
+    """marian-nmt/marian#251: `Unable to determine the device handle for GPU 0000:03:00.0: GPU is lost.  Reboot the
+    system to recover this GPU`."""
+    text = ("Unable to determine the device handle for GPU 0000:03:00.0: GPU is lost.  Reboot the system to recover "
+            "this GPU")
+    r = ex.explain_text(text, "smi.txt", Options())
+    assert verdict(r) == ("fail", "GPU_LOST", "host") and "00000000:03:00.0" in r.summary

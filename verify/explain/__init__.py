@@ -68,7 +68,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse, prefixed=True),
     Kind("nccl-tests output", "nccl", nccltests.detect, nccltests.parse),    # its NCCL lines are read with it
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
-    Kind("NVML initialisation error", "gpu", nvml.detect, nvml.parse),
+    Kind("NVML initialisation or handle error", "gpu", nvml.detect, nvml.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("CUDA error of a running program", "gpu", cuda.detect_runtime, cuda.parse_runtime),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last

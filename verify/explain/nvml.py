@@ -3,7 +3,8 @@ library version mismatch`, `nvidia-container-cli: initialization error: nvml err
 `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver`), with the kernel module's version
 where `/proc/driver/nvidia/version` is quoted: into the gpu facts' `nvml_error` and `driver`. Judged by the gpu
 check's rule for no usable GPU (verify/checks/gpu/node.py): a driver whose kernel module and library differ is a
-fault whether GPUs were expected or not; no driver loaded is one only where GPUs are expected."""
+fault whether GPUs were expected or not; no driver loaded is one only where GPUs are expected. A GPU whose handle NVML
+cannot get (`GPU is lost`, `Unknown Error`) is recorded lost, by its PCI address."""
 from __future__ import annotations
 
 import re
@@ -25,12 +26,27 @@ def _refused(text: str) -> re.Match[str] | None:
     return None
 
 
+# nvidia-smi when NVML cannot get one GPU's handle (`Unable to determine the device handle for GPU 0000:03:00.0: GPU is
+# lost.  Reboot the system to recover this GPU`, or `: Unknown Error`): that GPU is lost (FACTS.md `lost`)
+_HANDLE = re.compile(r"Unable to determine the device handle for GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)"
+                     r": (GPU is lost|Unknown Error)")
+
+
+def _bus(bus: str) -> str:
+    domain, rest = bus.split(":", 1)
+    return f"{int(domain, 16):08X}:{rest.upper()}"
+
+
 def detect(text: str) -> bool:
-    return _refused(text) is not None
+    return _refused(text) is not None or _HANDLE.search(text) is not None
 
 
 def parse(text: str) -> dict[str, Any]:
     refused = _refused(text)
     module = _MODULE.search(text)
-    return {"torch": None, "devices": None, "nvml_error": refused.group(0).strip()[:400] if refused else None,
+    lost = [{"index": None, "pci_bus_id": _bus(m.group(1)), "lost": True,
+             "nvml_errors": {"handle": "GPU_IS_LOST" if m.group(2) == "GPU is lost" else "Unknown Error"}}
+            for m in _HANDLE.finditer(text)]
+    return {"torch": None, "devices": lost or None,
+            "nvml_error": refused.group(0).strip()[:400] if refused else None,
             "driver": module.group(1) if module else None}

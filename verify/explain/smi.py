@@ -137,6 +137,19 @@ def _bool(value: str | None) -> bool | None:
     return {"true": True, "false": False, "yes": True, "no": False}.get((value or "").strip().lower())
 
 
+# The health queries whose `Unknown Error` says NVML cannot reach the GPU (FACTS.md `lost`: Unknown Error on a query);
+# a descriptive field's (`Host Max`, `Addressing Mode`, a brand) is a driver that cannot describe it, not a lost GPU
+_HEALTH_QUERIES = (("temperature_c", "temperature/gpu current temp"), ("row_remap", "remapped rows"),
+                   ("ecc_volatile_uncorrectable", "ecc errors"), ("power_w", "power draw"),
+                   ("pcie_gen", "pcie generation/current"), ("throttle_reasons", "clocks event reasons"),
+                   ("throttle_reasons", "clocks throttle reasons"))
+
+
+def _unreachable(fields: dict[str, str]) -> dict[str, str]:
+    return {fact: "Unknown Error" for fact, path in _HEALTH_QUERIES
+            if (_find_raw(fields, path) or "").strip().lower() == "unknown error"}
+
+
 def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
     mask, read = _reasons(fields)
     remap = {k: _int(_find(fields, f"remapped rows/{p}")) for k, p in (("correctable", "correctable error"),
@@ -169,6 +182,9 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
 def parse(text: str) -> dict[str, Any]:
     header, gpus = _tree(text)
     devices = [{k: v for k, v in _device(n, bus, fields).items() if v is not None} for n, (bus, fields) in enumerate(gpus)]
+    for dev, (_, fields) in zip(devices, gpus, strict=True):
+        if errors := _unreachable(fields):
+            dev.update(lost=True, nvml_errors=errors)
     # a block that shows no nvidia-smi field is no GPU (another tool's indented lines pasted above the report)
     return {"torch": None, "driver": known(header.get("kmd version") or header.get("driver version")),
             "cuda_driver": known(header.get("cuda umd version") or header.get("cuda version")),
