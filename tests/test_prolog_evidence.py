@@ -22,7 +22,10 @@ from verify.prolog import cli, config, history, kernlog, repair, slurm, xid
 pytestmark = pytest.mark.unit
 
 BOOT = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-HOST_FAULT = _report(_gpu("fail", code="GPU_LOST", owner="host"))
+def host_fault() -> dict[str, Any]:
+    """A verify report of a host fault, made now: a report made before this run is not evidence (REPORT_INVALID), so
+    one made once at import would go stale in a long run."""
+    return _report(_gpu("fail", code="GPU_LOST", owner="host"))
 
 
 @pytest.fixture
@@ -41,7 +44,7 @@ def test_slurm_s_prolog_semantics_a_misspelt_knob_is_said_and_the_node_still_gat
     the default breaker (a typo never ungates a fleet) and says which knob was meant, on stderr and in syslog."""
     said: list[str] = []
     monkeypatch.setattr(cli, "_syslog", said.append)
-    _verify_writes(monkeypatch, json.dumps(HOST_FAULT).encode())
+    _verify_writes(monkeypatch, json.dumps(host_fault()).encode())
     assert cli.main(_args(tmp_path), {**PROLOG_ENV, "TORCHIMAGES_BRAKER": "0.5", "torchimages_hang_runs": "0"}) == 1
     err = capsys.readouterr().err
     assert "TORCHIMAGES_BRAKER is no setting of the prolog's: did you mean TORCHIMAGES_BREAKER?" in err
@@ -74,7 +77,7 @@ def test_slurm_s_prolog_semantics_a_blank_or_relative_folder_is_config_error_and
     relative state or metrics folder would scatter the history and the breaker's lock there. It is CONFIG_ERROR
     (exit 0, nothing drained), and its trace is never written into the working folder either."""
     monkeypatch.chdir(tmp_path)
-    _verify_writes(monkeypatch, json.dumps(HOST_FAULT).encode())
+    _verify_writes(monkeypatch, json.dumps(host_fault()).encode())
     argv = ["--no-kernel-log", *option] if option else ["--no-kernel-log"]
     if "TORCHIMAGES_STATE_DIR" not in env and "--state-dir" not in option:
         argv += ["--state-dir", str(tmp_path / "state")]
@@ -140,9 +143,9 @@ def _stamped(report: dict[str, Any], created: str | None = None, **extra: Any) -
 
 
 @pytest.mark.parametrize("body", [
-    _stamped(HOST_FAULT, replay={"facts_dir": "/data/other-node/facts", "host": "gpu-17", "recorded": "2021-08-12"}),
-    _stamped(HOST_FAULT, "2031-01-01T00:00:00Z"), _stamped(HOST_FAULT, "2019-01-01T00:00:00Z"),
-    _stamped(HOST_FAULT, "2026-02-30T00:00:00Z"), _stamped(_report(_gpu()), "2019-01-01T00:00:00Z")])
+    _stamped(host_fault(), replay={"facts_dir": "/data/other-node/facts", "host": "gpu-17", "recorded": "2021-08-12"}),
+    _stamped(host_fault(), "2031-01-01T00:00:00Z"), _stamped(host_fault(), "2019-01-01T00:00:00Z"),
+    _stamped(host_fault(), "2026-02-30T00:00:00Z"), _stamped(_report(_gpu()), "2019-01-01T00:00:00Z")])
 def test_evidence_of_another_host_or_time_never_drains_nor_passes(tmp_path, fake, monkeypatch, capsys, body):
     """Slurm's prolog semantics and NVSentinel's rule that evidence is this node's now: a report the preflight run
     hands back that replays recorded facts (verify --from-facts: another host's ECC error of 2021), or was created
@@ -155,7 +158,7 @@ def test_evidence_of_another_host_or_time_never_drains_nor_passes(tmp_path, fake
 
 
 def test_a_report_created_during_this_run_is_judged(tmp_path, fake, monkeypatch):
-    _verify_writes(monkeypatch, _stamped(HOST_FAULT))
+    _verify_writes(monkeypatch, _stamped(host_fault()))
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 1 and _drains(fake) == 1
 
 
@@ -273,7 +276,7 @@ def test_nvidia_xid_catalog_one_watched_line_logged_three_times_is_one_event():
 def test_a_drain_ends_with_its_own_line(tmp_path, fake, monkeypatch, capsys):
     """Slurm's prolog semantics: slurmd's log shows what the prolog did; a drain says DRAINED, the node, the code
     and the way back, not only the sinfo and scontrol commands it ran."""
-    _verify_writes(monkeypatch, json.dumps(HOST_FAULT).encode())
+    _verify_writes(monkeypatch, json.dumps(host_fault()).encode())
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 1
     assert "DRAINED n1: GPU_LOST (host's); return to service once repaired: make undrain NODE=n1" in \
         capsys.readouterr().err
