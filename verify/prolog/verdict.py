@@ -254,6 +254,11 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
         return not_assessed(rerun.code or "CONFIRMATION_FAILED",
                             f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
     again = {c["name"] for c in rerun_report["checks"]}
+    if missing := [n for n in timed_out(report) if n not in again]:
+        # verify writes a result for every check it is asked to run: a confirmation without one confirmed nothing,
+        # and the first run's timeout, kept by merge, would drain on one run (NVSentinel's checker rule: never)
+        return not_assessed("REPORT_INVALID", f"the confirmation run was asked to run {', '.join(missing)} again and "
+                            "its report holds no result for it: a report no verify writes; the timeout is unconfirmed")
     v = decide(merge(report, rerun_report), gpus_expected_by_scheduler, gpus_allocated)
     if v.kind == FAULT and not v.confirmed and v.check in again:
         return Verdict(FAULT, v.code, v.owner, f"{v.summary} (confirmed: it failed again alone with {limit_s:.0f} s)",
