@@ -68,3 +68,22 @@ def test_the_confirmation_names_the_check_its_report_left_out():
     v = confirmation(first, Verdict(FAULT, "CHECK_TIMEOUT", "host", "t", "nccl", confirmed=False),
                      _report(_gpu("pass", 8)), 120.0)
     assert v.kind == "not-assessed" and v.code == "REPORT_INVALID" and "nccl" in v.summary and not v.drains
+
+
+def test_nvsentinel_checker_rule_a_check_skipped_alone_neither_confirms_nor_refutes(tmp_path, fake, monkeypatch):
+    """A timed-out check the confirmation skipped did not end: no pass (which ended the --hang-runs streak), no
+    drain: not assessed, PREFLIGHT_TIMEOUT, a run towards the streak."""
+    skipped = {"name": "nccl", "status": "skip", "code": "NCCL_NOT_EXERCISED", "summary": "not run"}
+    _runs(monkeypatch, _report(_gpu("pass", 8), TIMEOUT), _report(skipped, _gpu("pass", 8)))
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == EXIT_NOT_ASSESSED
+    assert "update nodename=n1 state=drain" not in fake.verbs()
+    events = [(e["event"], e["code"]) for e in history.read(str(tmp_path / "state"), "n1").events]
+    assert events == [("not-assessed", "PREFLIGHT_TIMEOUT")]
+
+
+def test_a_busy_host_s_pass_names_only_the_checks_that_timed_out(tmp_path, fake, monkeypatch, capsys):
+    _runs(monkeypatch, _report(_gpu("pass", 8), TIMEOUT), _report(_gpu("pass", 8), dict(TIMEOUT, status="pass",
+                                                                                        code=None, owner=None)))
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == EXIT_PASS
+    out = capsys.readouterr().out
+    assert "; nccl timed out once, then ended alone" in out, out
