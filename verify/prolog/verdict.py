@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -87,9 +88,9 @@ def _shape_problem(report: Any) -> str | None:
         if why := _code_problem(c):
             return why
     names = [c["name"] for c in checks]
-    if twice := next((n for n in names if names.count(n) > 1), None):
+    if twice := next((n for n, k in Counter(names).items() if k > 1), None):
         # verify writes one result per check: two (a pass beside a skip, 8 GPUs beside 0) cannot both be true
-        return f"the report holds the {twice[:40]} check {names.count(twice)} times: one result per check"
+        return f"the report holds the {twice[:40]} check {Counter(names)[twice]} times: one result per check"
     failed = any(c["status"] == "fail" for c in checks)
     if report.get("status") not in STATUSES:
         return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"
