@@ -120,3 +120,19 @@ def test_impossible_facts_a_pass_on_nvml_devices_no_nvml_gives_is_refused(tmp_pa
     assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "2"}) == EXIT_PASS
     assert _events(tmp_path) == [("not-assessed", "REPORT_INVALID")]
     assert said in history.read(str(tmp_path / "state"), "n1").events[0]["detail"]
+
+
+@pytest.mark.parametrize("second", ["MIG-{i}", "mig-{i} "])
+def test_slurm_mig_one_mig_device_on_two_gpus_is_no_count(tmp_path, fake, monkeypatch, second):
+    """NVIDIA's MIG: each MIG device has one UUID, on one GPU. A report listing the same 7 on two GPUs (however the
+    UUIDs are spelt) counted 14: `make undrain` resumed a node whose Gres=gpu:1g.10gb:14 it never proved. Now no
+    count: not assessed (exit 3), the node stays drained."""
+    a = _mig_device(7)
+    b = dict(_mig_device(7), index=1, mig_devices=[{"uuid": second.format(i=i), "profile": "1g.10gb"} for i in range(7)])
+    assert gpuunits.units([a, b]) is None
+    fake.info = {"NodeHostName": "n1", "Gres": "gpu:1g.10gb:14"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "ECC_UNCORRECTABLE", "x", 1000))
+    history.record(str(tmp_path / "state"), "n1", "drain", "ECC_UNCORRECTABLE", "x", now=1000.0)
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("pass", 2, data={"devices": [a, b]}))).encode())
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == EXIT_NOT_ASSESSED
+    assert fake.nodes["n1"][0] == "drained"
