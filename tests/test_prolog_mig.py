@@ -111,6 +111,7 @@ def test_slurm_mig_a_mig_gres_is_not_proven_by_physical_gpus():
 
 @pytest.mark.parametrize("devices, said", [
     ([{"index": 0, "uuid": "GPU-a"}, {"index": 1, "uuid": "GPU-A"}], "listed twice"),     # one GPU, two names
+    ([{"index": 0, "uuid": "GPU-a"}, {"index": 1, "uuid": " GPU-a\n"}], "listed twice"),  # spaces around it
     ([{"index": 0, "uuid": "GPU-a"}], "1 NVML device(s) listed"),                          # 2 counted, 1 listed
 ])
 def test_impossible_facts_a_pass_on_nvml_devices_no_nvml_gives_is_refused(tmp_path, fake, monkeypatch, devices, said):

@@ -155,7 +155,7 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     counted = whole_count(counted.get("value")) if isinstance(counted, dict) else None
     if counted is not None and len(devices) != counted:
         return f"its gpu check {c['status']}es with nvml_devices = {counted} and {len(devices)} NVML device(s) listed"
-    uuids = [str(d["uuid"]).lower() for d in devices if isinstance(d, dict) and d.get("uuid")]
+    uuids = [str(d["uuid"]).strip().lower() for d in devices if isinstance(d, dict) and d.get("uuid")]
     if len(set(uuids)) != len(uuids):
         return f"its gpu check {c['status']}es with one GPU (UUID) listed twice among its NVML devices"
     return None
