@@ -81,3 +81,33 @@ def test_make_undrain_refuses_the_flapping_busy_node(tmp_path, fake, monkeypatch
     _verify_writes(monkeypatch, json.dumps(_report(_gpu("pass", 8))).encode())
     assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == EXIT_REFUSED
     assert "hardware inspection" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
+
+
+def test_nvsentinel_flap_rule_a_resume_stamped_in_the_past_hides_no_flap(tmp_path):
+    """The mirror of a resume stamped in the future: a node rebooted for its repair and resumed before its clock was
+    set (a dead RTC battery: 1970, or a month behind) stamped its resume long before the drain it followed. By the
+    stamps the next drain, two hours on, came 30 days after it: no flap, and `make undrain` and the fleet report
+    let it pass. The resume happened after every event logged before it: its time is at least theirs."""
+    from scripts.fleet.history import read_state
+    state, now = str(tmp_path), time.time()
+    history.record(state, "n1", "drain", "GPU_LOST", "first", now=now - 5 * 3600)
+    history.record(state, "n1", "resume", None, "passes", now=now - 30 * DAY)          # its clock a month behind
+    history.record(state, "n1", "drain", "GPU_LOST", "again", now=now)                 # set again, 5 h later
+    flap = history.failed_again_after_resume(history.read(state, "n1").events)
+    assert flap and "needs hardware inspection" in flap and "clock" in flap
+    found = read_state(tmp_path, ["n1"], now=now)["n1"]
+    assert found.inspect and "clock" in found.inspect
+    history.record(state, "n1", "resume", None, "passes", now=now + 30 * DAY)
+    history.record(state, "n1", "drain", "GPU_LOST", "a month on", now=now + 40 * DAY)
+    assert history.failed_again_after_resume(history.read(state, "n1").events) is None
+
+
+def test_an_event_stamped_after_the_drain_says_nothing_of_the_resume(tmp_path):
+    """A pass stamped a year ahead (its clock ahead then) before a drain and a resume of a month ago: the resume's
+    own stamp stands, and a drain 30 days after it is no flap."""
+    state, now = str(tmp_path), time.time()
+    history.record(state, "n1", "pass", None, "ahead", now=now + 365 * DAY)
+    history.record(state, "n1", "drain", "GPU_LOST", "first", now=now - 40 * DAY)
+    history.record(state, "n1", "resume", None, "passes", now=now - 30 * DAY)
+    history.record(state, "n1", "drain", "GPU_LOST", "again", now=now)
+    assert history.failed_again_after_resume(history.read(state, "n1").events) is None

@@ -257,14 +257,25 @@ def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FL
     """Why the node needs hardware inspection, or None: its last drain came within window_s of a resume before it.
     "Before" is the file's order (append-only: the order things happened), never the stamps: a resume stamped in the
     future (its clock ahead, then stepped back) is still the resume before a drain logged after it, and a drain
-    stamped before its resume is within the window as far as the clocks can tell."""
+    stamped before its resume is within the window as far as the clocks can tell. A resume stamped before an event
+    logged ahead of it (its clock behind: a node resumed after its repair reboot, before its clock was set) happened
+    after that event: its time is taken as the latest of theirs, never a stamp that puts the next drain past the
+    window."""
     last_at = next((i for i in range(len(events) - 1, -1, -1) if events[i]["event"] == "drain"), None)
     if last_at is None:
         return None
     last = events[last_at]
-    resume = next((e for e in reversed(events[:last_at]) if e["event"] == "resume"), None)
-    if resume is None:
+    at = next((i for i in range(last_at - 1, -1, -1) if events[i]["event"] == "resume"), None)
+    if at is None:
         return None
+    resume = events[at]
+    # (an event stamped after the last drain itself had a clock ahead: its stamp says nothing of the resume's)
+    ahead = max((e["epoch"] for e in events[:at] if e["epoch"] <= last["epoch"]), default=resume["epoch"])
+    if ahead > resume["epoch"] and last["epoch"] - ahead <= window_s:
+        return (f"drained again ({last.get('code')}) after it was resumed on {resume['time']}, a resume stamped "
+                f"{(ahead - resume['epoch']) / 3600:.1f} h before an event logged ahead of it (its clock behind): "
+                f"within {window_s / 86400:.0f} d as far as its clocks tell; a fault that comes back needs hardware "
+                "inspection")
     gap = last["epoch"] - resume["epoch"]
     if gap > window_s:
         return None
