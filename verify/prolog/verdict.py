@@ -261,16 +261,17 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
         return not_assessed("REPORT_INVALID", f"the confirmation run was asked to run {', '.join(missing)} again and "
                             "its report holds no result for it: a report no verify writes; the timeout is unconfirmed")
     asked = timed_out(report)
-    if skipped := [c["name"] for c in rerun_report["checks"] if c["name"] in asked and c["status"] == "skip"]:
-        # skipped alone, it neither failed again nor ended: the timeout stands unconfirmed and unrefuted (never a
-        # pass that ends the --hang-runs streak)
-        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(skipped)} timed out, and its confirmation run skipped it "
-                            f"({'; '.join(str(c.get('code')) for c in rerun_report['checks'] if c['name'] in skipped)}"
-                            "): neither confirmed nor refuted")
     v = decide(merge(report, rerun_report), gpus_expected_by_scheduler, gpus_allocated)
     if v.kind == FAULT and not v.confirmed and v.check in again:
         return Verdict(FAULT, v.code, v.owner, f"{v.summary} (confirmed: it failed again alone with {limit_s:.0f} s)",
                        v.check, confirmed=True)
+    skipped = [c for c in rerun_report["checks"] if c["name"] in asked and c["status"] == "skip"]
+    if v.kind == PASS and skipped:
+        # skipped alone, it neither failed again nor ended: the timeout stands unconfirmed and unrefuted (never a
+        # pass that ends the --hang-runs streak)
+        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(c['name'] for c in skipped)} timed out, and its "
+                            f"confirmation run skipped it ({'; '.join(str(c.get('code')) for c in skipped)}): neither "
+                            "confirmed nor refuted")
     if v.kind == PASS:
         return Verdict(PASS, summary=f"{v.summary}; {', '.join(asked)} timed out once, then ended alone within "
                                      f"{limit_s:.0f} s: a busy host, not a broken one")
