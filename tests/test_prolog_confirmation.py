@@ -10,6 +10,7 @@ in-process (tests/prolog_fakes.py, argv recorded)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,32 @@ def test_a_busy_host_s_pass_names_only_the_checks_that_timed_out(tmp_path, fake,
     assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == EXIT_PASS
     out = capsys.readouterr().out
     assert "; nccl timed out once, then ended alone" in out, out
+
+
+def test_nvsentinel_return_to_service_a_hung_gpu_node_is_proven_against_its_gpus(tmp_path, fake, monkeypatch):
+    """A GPU stuck: the preflight hangs on three runs in a row and the node is drained PREFLIGHT_HUNG, with no report
+    to count its GPUs and no Gres in Slurm (GPUs used without Gres). The driver's device files (/dev/nvidiaN, made at
+    its load, read without NVML, which a stuck GPU hangs) are its count at the drain: `make undrain` after a reboot
+    that left NVML seeing no GPU at all keeps it drained, and resumes it once every GPU is back."""
+    from verify.prolog import drain, kernlog
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    for name in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm", "nvidia-caps"):
+        (dev / name).write_text("")
+    monkeypatch.setattr(drain, "DEV", str(dev))
+    boot = kernlog.host_clock(kernlog.PROC).boot_id or None
+    for age in (600.0, 300.0):
+        history.record(str(tmp_path / "state"), "n1", "not-assessed", "PREFLIGHT_TIMEOUT", "ran past",
+                       now=time.time() - age, extra={"boot_id": boot})
+    monkeypatch.setattr(cli, "_run_verify", lambda cmd, limit: (None, ""))     # it hangs: no report
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 1
+    drained = history.last_drain(history.read(str(tmp_path / "state"), "n1").events)
+    assert drained is not None and drained["code"] == "PREFLIGHT_HUNG" and drained["gpus"] == 2
+    fake.info = {"NodeHostName": "n1"}                           # no Gres
+    args = [*_args(tmp_path), "--revalidate", "--node", "n1"]
+    no_gpu = _report({"name": "gpu", "status": "skip", "code": "GPU_NOT_VISIBLE", "owner": "host", "summary": "none"},
+                     {"name": "shm", "status": "pass", "summary": "ok"})
+    _runs(monkeypatch, no_gpu)
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == EXIT_NOT_ASSESSED and fake.nodes["n1"][0] == "drained"
+    _runs(monkeypatch, _report(_gpu("pass", 2)))
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == EXIT_PASS and fake.nodes["n1"][0] == "idle"
