@@ -111,6 +111,7 @@ def test_slurm_mig_a_mig_gres_is_not_proven_by_physical_gpus():
 
 @pytest.mark.parametrize("devices, said", [
     ([{"index": 0, "uuid": "GPU-a"}, {"index": 1, "uuid": "GPU-A"}], "listed twice"),     # one GPU, two names
+    ([{"index": 0, "uuid": "GPU-a"}, {"index": 1, "uuid": " GPU-a\n"}], "listed twice"),  # spaces around it
     ([{"index": 0, "uuid": "GPU-a"}], "1 NVML device(s) listed"),                          # 2 counted, 1 listed
 ])
 def test_impossible_facts_a_pass_on_nvml_devices_no_nvml_gives_is_refused(tmp_path, fake, monkeypatch, devices, said):
@@ -120,3 +121,51 @@ def test_impossible_facts_a_pass_on_nvml_devices_no_nvml_gives_is_refused(tmp_pa
     assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "2"}) == EXIT_PASS
     assert _events(tmp_path) == [("not-assessed", "REPORT_INVALID")]
     assert said in history.read(str(tmp_path / "state"), "n1").events[0]["detail"]
+
+
+@pytest.mark.parametrize("second", ["MIG-{i}", "mig-{i} "])
+def test_slurm_mig_one_mig_device_on_two_gpus_is_no_count(tmp_path, fake, monkeypatch, second):
+    """NVIDIA's MIG: each MIG device has one UUID, on one GPU. A report listing the same 7 on two GPUs (however the
+    UUIDs are spelt) counted 14: `make undrain` resumed a node whose Gres=gpu:1g.10gb:14 it never proved. Now no
+    count: not assessed (exit 3), the node stays drained."""
+    a = _mig_device(7)
+    b = dict(_mig_device(7), index=1, mig_devices=[{"uuid": second.format(i=i), "profile": "1g.10gb"} for i in range(7)])
+    assert gpuunits.units([a, b]) is None
+    fake.info = {"NodeHostName": "n1", "Gres": "gpu:1g.10gb:14"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "ECC_UNCORRECTABLE", "x", 1000))
+    history.record(str(tmp_path / "state"), "n1", "drain", "ECC_UNCORRECTABLE", "x", now=1000.0)
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("pass", 2, data={"devices": [a, b]}))).encode())
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == EXIT_NOT_ASSESSED
+    assert fake.nodes["n1"][0] == "drained"
+
+
+@pytest.mark.parametrize("gres, count, mig", [
+    ("gpu:a100:4,gpu:1g.10gb:7", 11, True),                    # whole GPUs beside one cut in seven
+    ("gpu:a100:4(S:0),gpu:1g.10gb:7(S:1)", 11, True),
+    ("gpu:a100:4(S:0-1),shard:8,gpu:1g.10gb:7(S:0,1)", 11, True),
+    ("gpu:h100:8(S:0-1),gres/gpu:9", 8, False),                # a TRES spelling is no Gres item
+])
+def test_slurm_mig_gres_of_several_types_counts_each(gres, count, mig):
+    assert slurm.gres_gpus(gres) == count and gpuunits.mig_typed(gres) is mig
+
+
+def test_slurm_mig_a_node_record_s_tres_and_reason_are_no_gres():
+    """scontrol show node -o: CfgTRES and AllocTRES name gres/gpu=N, an operator's Reason may name Gres=: neither is
+    the node's Gres (Slurm prints Gres= first, the reason after every field of its own)."""
+    fields = slurm.node_fields("NodeName=n1 Gres=gpu:a100:4,gpu:1g.10gb:7 NodeHostName=n1 CfgTRES=cpu=64,"
+                               "gres/gpu=11 AllocTRES=gres/gpu=2 Reason=was Gres=gpu:2 [root@2026-11-29T10:00:00]")
+    assert fields["Gres"] == "gpu:a100:4,gpu:1g.10gb:7" and slurm.gres_gpus(fields["Gres"]) == 11
+
+
+def test_slurm_mig_whole_gpus_beside_a_mig_gpu_resume_only_with_every_unit(tmp_path, fake, monkeypatch):
+    """Return to service on a node of 4 whole A100s and one cut in 7 (Gres 11): the 4 and 7 prove it; a reboot that
+    left the MIG GPU without its instances (4 + 0) does not."""
+    fake.info = {"NodeHostName": "n1", "Gres": "gpu:a100:4,gpu:1g.10gb:7"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "ECC_UNCORRECTABLE", "x", 1000))
+    history.record(str(tmp_path / "state"), "n1", "drain", "ECC_UNCORRECTABLE", "x", now=1000.0)
+    whole = [{"index": i, "uuid": f"GPU-{i}", "mig": [False, False]} for i in range(1, 5)]
+    args = [*_args(tmp_path), "--revalidate", "--node", "n1"]
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("pass", 5, data={"devices": [_mig_device(0), *whole]}))).encode())
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == EXIT_NOT_ASSESSED and fake.nodes["n1"][0] == "drained"
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("pass", 5, data={"devices": [_mig_device(7), *whole]}))).encode())
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == EXIT_PASS and fake.nodes["n1"][0] == "idle"

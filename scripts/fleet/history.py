@@ -86,8 +86,18 @@ def _inspect(events: list[dict[str, Any]], window_s: float) -> str | None:
     if said:
         return f"flagged by the prolog on {said[-1]['time']}: {str(said[-1].get('detail') or '')[:200]}".rstrip(": ")
     last_at = max((i for i, e in enumerate(events) if e["event"] == "drain"), default=None)
-    before = [e for e in events[:last_at] if e["event"] == "resume"] if last_at is not None else []
-    if last_at is None or not before or events[last_at]["epoch"] - before[-1]["epoch"] > window_s:
+    at = max((i for i, e in enumerate(events[:last_at]) if e["event"] == "resume"), default=None) \
+        if last_at is not None else None
+    if last_at is None or at is None:
+        return None
+    before = [events[at]]
+    # a resume stamped before an event logged ahead of it (its clock behind) happened after it (the prolog's rule)
+    ahead = max((e["epoch"] for e in events[:at] if e["epoch"] <= events[last_at]["epoch"]),
+                default=before[-1]["epoch"])
+    if ahead > before[-1]["epoch"] and events[last_at]["epoch"] - ahead <= window_s:
+        return (f"drained again ({events[last_at].get('code')}) after it was resumed on {before[-1]['time']}, a resume "
+                "stamped before an event logged ahead of it (its clock behind)")
+    if events[last_at]["epoch"] - before[-1]["epoch"] > window_s:
         return None
     drain, gap = events[last_at], events[last_at]["epoch"] - before[-1]["epoch"]
     if gap < 0:

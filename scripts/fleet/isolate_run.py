@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -84,8 +85,8 @@ def report_problem(report: dict[str, Any]) -> str | None:
         if (state == "pass") != (code is None):
             return f"the {name} check is {state} {'with' if code else 'without'} a code: verify codes what did not pass"
     names = [str(c.get("name")) for c in checks]
-    if twice := next((n for n in names if names.count(n) > 1), None):     # a pass beside a failure: which is true?
-        return f"it holds the {one_line(twice)[:40]} check {names.count(twice)} times: verify writes one result per check"
+    if twice := next((n for n, k in Counter(names).items() if k > 1), None):     # a pass beside a failure: which is true?
+        return f"it holds the {one_line(twice)[:40]} check {Counter(names)[twice]} times: verify writes one result per check"
     if not isinstance(report.get("status"), str) or report["status"] not in STATUSES:
         return f"its status {one_line(repr(report.get('status')))[:40]} is none of verify's"
     if (report["status"] == "fail") != any(c["status"] == "fail" for c in checks):

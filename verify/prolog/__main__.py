@@ -6,8 +6,9 @@ try:
     from .cli import _as_prolog, main
 except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - a broken install is not the node's fault
     # Slurm's prolog semantics: a traceback (exit 1) under Prolog= would drain the node for our own breakage
-    prolog = "--revalidate" not in sys.argv and (os.environ.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
-                                                 or not os.environ.get("SLURM_STEP_ID"))
+    # as cli._as_prolog reads it: slurmd's Prolog= drains on non-zero whatever the options say
+    prolog = os.environ.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog") or (
+        "--revalidate" not in sys.argv and not os.environ.get("SLURM_STEP_ID"))
     print(f"torchimages-prolog: NOT ASSESSED: cannot load: {type(exc).__name__}: {exc} (PROLOG_CRASHED: the node "
           "stays in service, ungated)", file=sys.stderr)
     sys.exit(0 if prolog else 3)

@@ -222,6 +222,11 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
             verdict, report = _confirm(cfg, report)
     if kern and not verdict.drains:
         verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
+    if verdict.kind == FAULT and not verdict.confirmed:
+        # a host timeout no second run confirmed is never a drain (NVSentinel's checker rule: one stall is no
+        # evidence): not assessed, a run towards --hang-runs
+        verdict = not_assessed("PREFLIGHT_TIMEOUT", f"{verdict.code} in {verdict.check} was not confirmed by a second "
+                               f"run: {verdict.summary}", verdict.check)
     past = history.read(cfg.state_dir, cfg.node)
     if past.error or past.garbled:              # said, never skipped silently: the hang streak reads what is left
         cfg.notes.append(past.error or f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}")

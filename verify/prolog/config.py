@@ -24,6 +24,9 @@ from .verdict import decimal, finite_positive
 
 DEFAULT_STATE_DIR = "/var/lib/torchimages"
 MAX_GPUS = 1024                 # more GPUs on one node than any Slurm node has: a setting gone wrong
+# what Slurm's gres/gpu plugin writes in SLURM_JOB_GPUS (and CUDA_VISIBLE_DEVICES) for a job on a GPU node that was given
+# none of its GPUs (common_gres_set_env, Slurm 17.11-20.02): Slurm's own value, no setting gone wrong
+NO_DEV_FILES = "NoDevFiles"
 DEFAULT_BREAKER = 0.10
 DEFAULT_HANG_RUNS = 3
 DEFAULT_MIN_CONFIRM_S = 10.0
@@ -131,8 +134,9 @@ def _mode(env: dict[str, str], forced: str) -> str:
 
 def expected_gpus(env: dict[str, str]) -> int | None:
     """The GPUs Slurm allocated on this node: SLURM_GPUS_ON_NODE and the distinct ids in SLURM_JOB_GPUS, the larger
-    where both are set (None: none said). Two of Slurm's own words that disagree (a count of 0 beside the ids 0,1)
-    prove the larger: the smaller let a report that never judged the GPUs pass."""
+    where both are set (None: none said, or SLURM_JOB_GPUS=NoDevFiles: none given). Two of Slurm's own words that
+    disagree (a count of 0 beside the ids 0,1) prove the larger: the smaller let a report that never judged the GPUs
+    pass."""
     counts = []
     count = env.get("SLURM_GPUS_ON_NODE", "").strip()
     if count:
@@ -140,6 +144,8 @@ def expected_gpus(env: dict[str, str]) -> int | None:
             raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs (0 to {MAX_GPUS})")
         counts.append(int(count))
     ids = env.get("SLURM_JOB_GPUS", "").strip()
+    if ids == NO_DEV_FILES:       # Slurm's own word for "no GPU device of this node given to the job": no count
+        ids = ""
     if ids:
         parts = [x.strip() for x in ids.split(",")]
         if not all(_digits(x) for x in parts) or len(parts) > MAX_GPUS:

@@ -21,13 +21,28 @@ DRAINED = -1                    # _claim's answer when the node was drained (the
 RACED = -2                      # _claim's answer when a claim was given back for racing ones: claim again
 CLAIM_TRIES = 3                 # claims at most, each after a random wait (racing prologs stop racing)
 RETRY_WAIT_S = (0.2, 2.0)       # the random wait before claiming again, bounded by the run's cap
+DEV = "/dev"                    # where NVIDIA's driver makes its device files (nvidia0, nvidia1, ...)
+
+
+def driver_gpus(dev: str | None = None) -> int | None:
+    """The GPUs NVIDIA's driver made device files for (/dev/nvidia0, nvidia1, ...: at its load, read without NVML,
+    which a stuck GPU hangs); None where there are none or the folder cannot be read."""
+    try:
+        names = os.listdir(dev or DEV)
+    except OSError:
+        return None
+    return sum(1 for n in names if n.startswith("nvidia") and n[6:].isascii() and n[6:].isdigit()) or None
 
 
 def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict[str, Any]:
     """What return to service must prove, kept with the drain: the GPUs the node had, its boot, the repair asked."""
     # the node's count, not the job's: Slurm allocated a job some of the GPUs (SLURM_JOB_GPUS), NVML lists them all
-    # (a lost one too); a revalidation without Slurm's Gres proves the repair against the larger
+    # (a lost one too); a revalidation without Slurm's Gres proves the repair against the larger. A run with no
+    # report to count (a hung preflight: PREFLIGHT_HUNG) counts the driver's device files, so that a node whose NVML
+    # sees no GPU after its reboot is never resumed on its shm check alone
     gpus = max((n for n in (cfg.expected_gpus, _report_gpus(report)) if n), default=None)
+    if gpus is None and report is None:
+        gpus = driver_gpus()
     # the kernel log's evidence held at the drain (an Xid with a gpu check's fault too): return to service reads it
     held = xid.judge(xid.parse([e["line"] for e in cfg.kern.held])) if cfg.kern is not None else None
     return {"gpus": gpus, "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,

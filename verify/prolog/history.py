@@ -6,7 +6,8 @@ prove (`gpus`: the GPUs the node should have, `boot_id`: the boot it was drained
 "reboot" when NVIDIA's Xid catalog asks for one, `kernel_log`: the code of the kernel-log evidence it stood on); every event the prolog writes carries the `boot_id` it ran in (a
 hang streak ends at a reboot), and an `id` of its own. Appended with one write() to a file opened
 O_APPEND|O_NOFOLLOW, under a lock (STATE/history/.<node>.lock) that rotation shares: past MAX_BYTES the file is
-rewritten (temp file, then rename) with its last KEEP_LINES lines. A writer that waited LOCK_WAIT_S in vain appends
+rewritten (temp file, then rename) with its last KEEP_LINES lines, after the last drains, resumes and inspections of
+the lines dropped (a busy node's passes never rotate away what return to service reads). A writer that waited LOCK_WAIT_S in vain appends
 anyway, and no rotation running meanwhile loses its line (_rotate carries over what it finds appended to the old
 file, the writer appends again what neither file kept; a line kept twice is read once). A reader takes at most READ_CAP bytes from the tail, refuses a symlink,
 a FIFO or a device with one line, and names every line it cannot parse (a garbled history is not a clean one).
@@ -38,6 +39,10 @@ LOCK_WAIT_S = 5.0
 THREADS = threading.Lock()
 OVERLAP_SLACK_S = 0.01          # stamps are kept to the millisecond: a run ended this close to the next one's start did not overlap it
 FIELD_MAX = 200                 # characters of a line's code, check, boot id, ... (the detail: 1,000)
+# what rotation keeps ahead of the tail, of the lines it drops: the events return to service reads (NVSentinel's flap
+# rule: the resume before the last drain), the last MILESTONES_KEPT of them in at most an eighth of MAX_BYTES
+MILESTONES = ("drain", "resume", "inspect")
+MILESTONES_KEPT = 100
 
 
 def path(state_dir: str, node: str) -> str:
@@ -124,19 +129,51 @@ def _append_unlocked(state_dir: str, node: str, target: str, data: bytes) -> Non
             statefile.append(target, data)
 
 
+def _milestones(older: list[bytes], most: int, budget: int) -> list[bytes]:
+    """The last `most` drains, resumes and inspections among the lines rotation drops (at most `budget` bytes), in
+    their order: what return to service reads (the flap rule's resume before the last drain, the drain's facts)."""
+    found: list[bytes] = []
+    size = 0
+    for line in reversed(older):
+        if not any(b'"' + e.encode() + b'"' in line for e in MILESTONES):
+            continue
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if not _valid(entry) or entry["event"] not in MILESTONES:
+            continue
+        if len(found) >= most or size + len(line) > budget:
+            break
+        found.append(line if line.endswith(b"\n") else line + b"\n")
+        size += len(line)
+    return found[::-1]
+
+
 def _rotate(target: str, keep_lines: int, max_bytes: int) -> None:
-    """Keep the last keep_lines lines (and at most half of max_bytes): temp file, then rename. Called under the lock;
-    a writer that found the lock busy may append to the old file meanwhile: what it wrote there before the rename,
-    and up to the last look after it, is carried over into the new file (the writer itself checks the rest)."""
+    """Keep the last keep_lines lines (and at most half of max_bytes), after the last drains, resumes and inspections
+    of the lines dropped (a busy node's passes never rotate away the resume the flap rule reads): temp file, then
+    rename. Called under the lock; a writer that found the lock busy may append to the old file meanwhile: what it
+    wrote there before the rename, and up to the last look after it, is carried over into the new file (the writer
+    itself checks the rest)."""
     fd = statefile.open_read(target)
     try:
         end = os.fstat(fd).st_size
-        start = max(0, end - max(1, max_bytes // 2))
+        start = max(0, end - READ_CAP)
         data = os.pread(fd, end - start, start)
         if start:
             data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
-        lines = data.splitlines(keepends=True)[-keep_lines:]
-        statefile.replace(target, b"".join(lines))
+        lines = data.splitlines(keepends=True)
+        tail: list[bytes] = []
+        size = 0
+        for line in reversed(lines):
+            if len(tail) >= keep_lines or size + len(line) > max(1, max_bytes // 2):
+                break
+            tail.append(line)
+            size += len(line)
+        older = lines[:len(lines) - len(tail)]
+        kept = _milestones(older, MILESTONES_KEPT, max(1, max_bytes // 8)) + tail[::-1]
+        statefile.replace(target, b"".join(kept))
         late = os.fstat(fd).st_size - end
         if late > 0:                  # bounded as a read of the history is: a flood is not carried whole
             extra = os.pread(fd, min(late, READ_CAP), end)
@@ -220,14 +257,25 @@ def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FL
     """Why the node needs hardware inspection, or None: its last drain came within window_s of a resume before it.
     "Before" is the file's order (append-only: the order things happened), never the stamps: a resume stamped in the
     future (its clock ahead, then stepped back) is still the resume before a drain logged after it, and a drain
-    stamped before its resume is within the window as far as the clocks can tell."""
+    stamped before its resume is within the window as far as the clocks can tell. A resume stamped before an event
+    logged ahead of it (its clock behind: a node resumed after its repair reboot, before its clock was set) happened
+    after that event: its time is taken as the latest of theirs, never a stamp that puts the next drain past the
+    window."""
     last_at = next((i for i in range(len(events) - 1, -1, -1) if events[i]["event"] == "drain"), None)
     if last_at is None:
         return None
     last = events[last_at]
-    resume = next((e for e in reversed(events[:last_at]) if e["event"] == "resume"), None)
-    if resume is None:
+    at = next((i for i in range(last_at - 1, -1, -1) if events[i]["event"] == "resume"), None)
+    if at is None:
         return None
+    resume = events[at]
+    # (an event stamped after the last drain itself had a clock ahead: its stamp says nothing of the resume's)
+    ahead = max((e["epoch"] for e in events[:at] if e["epoch"] <= last["epoch"]), default=resume["epoch"])
+    if ahead > resume["epoch"] and last["epoch"] - ahead <= window_s:
+        return (f"drained again ({last.get('code')}) after it was resumed on {resume['time']}, a resume stamped "
+                f"{(ahead - resume['epoch']) / 3600:.1f} h before an event logged ahead of it (its clock behind): "
+                f"within {window_s / 86400:.0f} d as far as its clocks tell; a fault that comes back needs hardware "
+                "inspection")
     gap = last["epoch"] - resume["epoch"]
     if gap > window_s:
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -87,9 +88,9 @@ def _shape_problem(report: Any) -> str | None:
         if why := _code_problem(c):
             return why
     names = [c["name"] for c in checks]
-    if twice := next((n for n in names if names.count(n) > 1), None):
+    if twice := next((n for n, k in Counter(names).items() if k > 1), None):
         # verify writes one result per check: two (a pass beside a skip, 8 GPUs beside 0) cannot both be true
-        return f"the report holds the {twice[:40]} check {names.count(twice)} times: one result per check"
+        return f"the report holds the {twice[:40]} check {Counter(names)[twice]} times: one result per check"
     failed = any(c["status"] == "fail" for c in checks)
     if report.get("status") not in STATUSES:
         return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"
@@ -154,7 +155,7 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     counted = whole_count(counted.get("value")) if isinstance(counted, dict) else None
     if counted is not None and len(devices) != counted:
         return f"its gpu check {c['status']}es with nvml_devices = {counted} and {len(devices)} NVML device(s) listed"
-    uuids = [str(d["uuid"]).lower() for d in devices if isinstance(d, dict) and d.get("uuid")]
+    uuids = [str(d["uuid"]).strip().lower() for d in devices if isinstance(d, dict) and d.get("uuid")]
     if len(set(uuids)) != len(uuids):
         return f"its gpu check {c['status']}es with one GPU (UUID) listed twice among its NVML devices"
     return None
@@ -254,12 +255,25 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
         return not_assessed(rerun.code or "CONFIRMATION_FAILED",
                             f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
     again = {c["name"] for c in rerun_report["checks"]}
+    if missing := [n for n in timed_out(report) if n not in again]:
+        # verify writes a result for every check it is asked to run: a confirmation without one confirmed nothing,
+        # and the first run's timeout, kept by merge, would drain on one run (NVSentinel's checker rule: never)
+        return not_assessed("REPORT_INVALID", f"the confirmation run was asked to run {', '.join(missing)} again and "
+                            "its report holds no result for it: a report no verify writes; the timeout is unconfirmed")
+    asked = timed_out(report)
     v = decide(merge(report, rerun_report), gpus_expected_by_scheduler, gpus_allocated)
     if v.kind == FAULT and not v.confirmed and v.check in again:
         return Verdict(FAULT, v.code, v.owner, f"{v.summary} (confirmed: it failed again alone with {limit_s:.0f} s)",
                        v.check, confirmed=True)
+    skipped = [c for c in rerun_report["checks"] if c["name"] in asked and c["status"] == "skip"]
+    if v.kind == PASS and skipped:
+        # skipped alone, it neither failed again nor ended: the timeout stands unconfirmed and unrefuted (never a
+        # pass that ends the --hang-runs streak)
+        return not_assessed("PREFLIGHT_TIMEOUT", f"{', '.join(c['name'] for c in skipped)} timed out, and its "
+                            f"confirmation run skipped it ({'; '.join(str(c.get('code')) for c in skipped)}): neither "
+                            "confirmed nor refuted")
     if v.kind == PASS:
-        return Verdict(PASS, summary=f"{v.summary}; {', '.join(again)} timed out once, then ended alone within "
+        return Verdict(PASS, summary=f"{v.summary}; {', '.join(asked)} timed out once, then ended alone within "
                                      f"{limit_s:.0f} s: a busy host, not a broken one")
     return v
 

@@ -4,8 +4,8 @@ Slurm's MIG support (gres.conf AutoDetect=nvml, or MultipleFiles per MIG device)
 gres, typed by its profile (`gpu:1g.10gb:7`, `gpu:a100_1g.5gb:7`), and the GPU holding them none: a node with one
 A100 in MIG mode and seven 1g.10gb devices has Gres=gpu:1g.10gb:7 and SLURM_GPUS_ON_NODE up to 7, while NVML lists
 one physical GPU. Counted as physical GPUs, such a node "lost" six. Here a whole GPU counts one, a GPU in MIG mode as
-many as the MIG devices NVML lists on it; a GPU in MIG mode whose MIG devices were not read, or that lists one twice,
-cannot be counted (None), never counted as one.
+many as the MIG devices NVML lists on it; a GPU in MIG mode whose MIG devices were not read, or a MIG device listed
+twice (one UUID, on one GPU or two, in any case), cannot be counted (None), never counted as one.
 """
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ def units(devices: Sequence[Any], skip_lost: bool = False) -> int | None:
     """The GPUs Slurm schedules among `devices` (NVML's list): whole GPUs plus the MIG devices of GPUs in MIG mode;
     None when a device is no record or a GPU in MIG mode lists no MIG devices (not read: cannot be counted)."""
     total = 0
+    seen: set[str] = set()        # MIG UUIDs of every GPU: NVML gives each MIG device one, on one GPU
     for d in devices:
         if not isinstance(d, dict):
             return None
@@ -40,9 +41,10 @@ def units(devices: Sequence[Any], skip_lost: bool = False) -> int | None:
             slices = d.get("mig_devices")
             if not isinstance(slices, list) or not all(isinstance(s, dict) for s in slices):
                 return None
-            uuids = [str(s["uuid"]) for s in slices if s.get("uuid")]
-            if len(set(uuids)) != len(uuids):
-                return None           # one MIG device listed twice: a record no NVML gives, no count
+            uuids = [str(s["uuid"]).strip().lower() for s in slices if s.get("uuid")]
+            if len(set(uuids)) != len(uuids) or seen & set(uuids):
+                return None           # one MIG device listed twice (on one GPU or two): a record no NVML gives
+            seen |= set(uuids)
             total += len(slices)
         else:
             total += 1
