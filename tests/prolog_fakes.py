@@ -89,3 +89,9 @@ def _verify_writes(monkeypatch: pytest.MonkeyPatch, body: bytes | None, seen: li
 
 def _args(tmp_path: Path, *extra: str) -> list[str]:
     return ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", *extra]
+
+
+def history_events(tmp_path: Any, node: str = "n1") -> list[tuple[str, str | None]]:
+    """(event, code) of each line of the node's drain history under tmp_path/state, in order."""
+    from verify.prolog import history
+    return [(e["event"], e["code"]) for e in history.read(str(tmp_path / "state"), node).events]

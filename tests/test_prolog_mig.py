@@ -8,12 +8,11 @@ pass and never a drain."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, FakeSlurm, _args, _gpu, _report, _verify_writes, history_events, install_fake
 from tests.verify_handmade import mig_slice
 from verify.checks import gpu
 from verify.options import Options
@@ -27,10 +26,6 @@ pytestmark = pytest.mark.unit
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
     return install_fake(monkeypatch)
-
-
-def _events(tmp_path: Path) -> list[tuple[str, str | None]]:
-    return [(e["event"], e["code"]) for e in history.read(str(tmp_path / "state"), "n1").events]
 
 
 def _mig_device(slices: int | None) -> dict[str, Any]:
@@ -80,7 +75,7 @@ def test_slurm_mig_a_prolog_given_seven_mig_devices_passes_on_them(tmp_path, fak
     assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "7"}) == EXIT_PASS
     _verify_writes(monkeypatch, json.dumps(_report(_mig_gpu(3))).encode())
     assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "7"}) == EXIT_PASS
-    assert _events(tmp_path) == [("pass", None), ("not-assessed", "GPU_COUNT_UNPROVEN"),
+    assert history_events(tmp_path) == [("pass", None), ("not-assessed", "GPU_COUNT_UNPROVEN"),
                                  ("not-assessed", "GPU_COUNT_UNPROVEN")]
     assert "state=drain" not in " ".join(fake.verbs())
 
@@ -119,7 +114,7 @@ def test_impossible_facts_a_pass_on_nvml_devices_no_nvml_gives_is_refused(tmp_pa
     counted. Not a pass on Slurm's 2 GPUs (REPORT_INVALID, not assessed), and never a drain."""
     _verify_writes(monkeypatch, json.dumps(_report(_gpu("pass", 2, data={"devices": devices}))).encode())
     assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "2"}) == EXIT_PASS
-    assert _events(tmp_path) == [("not-assessed", "REPORT_INVALID")]
+    assert history_events(tmp_path) == [("not-assessed", "REPORT_INVALID")]
     assert said in history.read(str(tmp_path / "state"), "n1").events[0]["detail"]
 
 

@@ -5,11 +5,10 @@ never a pass, never a drain; nor a pass that resumes a drained node."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, FakeSlurm, _args, _gpu, _report, _verify_writes, history_events, install_fake
 from verify.prolog import cli, history, slurm
 from verify.prolog.verdict import EXIT_NOT_ASSESSED, EXIT_PASS
 
@@ -19,10 +18,6 @@ pytestmark = pytest.mark.unit
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
     return install_fake(monkeypatch)
-
-
-def _events(tmp_path: Path) -> list[tuple[str, str | None]]:
-    return [(e["event"], e["code"]) for e in history.read(str(tmp_path / "state"), "n1").events]
 
 
 def _timeless(*checks: dict) -> bytes:
@@ -37,7 +32,7 @@ def test_a_report_without_its_time_is_no_pass_and_no_drain(tmp_path, fake, monke
     failing = _gpu("fail", code="GPU_LOST", owner="host")
     _verify_writes(monkeypatch, _timeless(failing))
     assert cli.main(_args(tmp_path), PROLOG_ENV) == EXIT_PASS
-    assert _events(tmp_path) == [("not-assessed", "REPORT_INVALID")] * 2 and "state=drain" not in " ".join(fake.verbs())
+    assert history_events(tmp_path) == [("not-assessed", "REPORT_INVALID")] * 2 and "state=drain" not in " ".join(fake.verbs())
 
 
 def test_nvsentinel_return_to_service_never_stands_on_a_report_without_its_time(tmp_path, fake, monkeypatch):
