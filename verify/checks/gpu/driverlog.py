@@ -16,11 +16,13 @@ def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
     fails it under that state's code (NV_ERR_RESET_REQUIRED: a reset), once per status; a GPU the driver could not
     initialise fails the host whatever the status; the rest are not judged."""
     seen: dict[str, int] = {}
-    _init_failures([e for e in events if isinstance(e, dict) and RM_INIT_FAILED.search(str(e.get("text") or ""))],
-                   found)
-    for e in events:
-        if isinstance(e, dict) and str(e.get("status")) in RM_STATUS and not RM_INIT_FAILED.search(str(e.get("text") or "")):
+    init: list[DriverError] = []
+    for e in (e for e in events if isinstance(e, dict)):
+        if RM_INIT_FAILED.search(str(e.get("text") or "")):
+            init.append(e)
+        elif str(e.get("status")) in RM_STATUS:
             seen[str(e["status"])] = seen.get(str(e["status"]), 0) + 1
+    _init_failures(init, found)
     for status, n in seen.items():
         number, code, what = RM_STATUS[status]
         found.add(FAIL, code, f"the driver logged {status} ({number:#x}){f' {n} times' if n > 1 else ''}: {what}",

@@ -206,9 +206,15 @@ def _health(node: Node, found: Findings) -> None:
                          bridged=bool(model and not model.nvlink))
         gpuhealth.pcie(dev, [load_pcie[i]] if i in load_pcie else [], found, host_copy_low(node, dev),
                        (model.constant("pcie_gen"), model.constant("pcie_width")) if model else (None, None))
-    gpuhealth.xids([e for e in node.facts.get("xid_events") or [] if isinstance(e, dict)], node.devices, found)
-    gpuhealth.sxids(node.facts.get("sxid_events") or [], found)
-    driverlog.driver_errors(node.facts.get("driver_errors") or [], found)
+    kernel_log(node.facts, node.devices, found)
+
+
+def kernel_log(facts: GpuFacts, devices: list[NvmlDevice], found: Findings) -> None:
+    """The node-wide kernel-log facts, judged by the one catalog: Xids (matched to `devices` where NVML listed
+    them), NVSwitch SXids and the driver's status lines."""
+    gpuhealth.xids([e for e in facts.get("xid_events") or [] if isinstance(e, dict)], devices, found)
+    gpuhealth.sxids(facts.get("sxid_events") or [], found)
+    driverlog.driver_errors(facts.get("driver_errors") or [], found)
 
 
 # What a device's health is read from, by area: a field counts when it holds a value or the GPU does not have it
@@ -326,9 +332,7 @@ def _kernel_log_faults(facts: GpuFacts) -> Findings:
     """The node-wide kernel-log facts (Xids, SXids, the driver's status lines) judged where NVML lists no GPU: only
     the failures they prove (a GPU the driver could not initialise, one that fell off the bus)."""
     found = Findings()
-    gpuhealth.xids([e for e in facts.get("xid_events") or [] if isinstance(e, dict)], [], found)
-    gpuhealth.sxids(facts.get("sxid_events") or [], found)
-    driverlog.driver_errors(facts.get("driver_errors") or [], found)
+    kernel_log(facts, [], found)
     found.items = [f for f in found.items if f.severity == FAIL]
     return found
 
@@ -358,10 +362,8 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     _driver(node, result, found)
     _visibility(node, result, found, options)
     good = _kernels(node, result, found, _arch(node, result, found))
+    kernel_log(facts, [], found)
     events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
-    gpuhealth.xids(events, [], found)
-    gpuhealth.sxids(facts.get("sxid_events") or [], found)
-    driverlog.driver_errors(facts.get("driver_errors") or [], found)
     if judge_errors(facts.get("cuda_errors") or [], found, result) and not found.items and not _bears_on_a_fault(
             {**facts, "cuda_errors": None}):
         return result.not_judged("a program's CUDA error(s) the catalog does not decode, and nothing else: not "
