@@ -210,10 +210,12 @@ def _userspace(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> 
     if providers is not None:
         missing += [f"the {PROVIDER[d]} provider for driver {d}" for d in drivers
                     if d in PROVIDER and PROVIDER[d] not in providers]
-    if not missing and facts.get("uverbs") and facts.get("verbs_devices") == []:
+    opens_none = not missing and facts.get("verbs_devices") == [] and bool(
+        facts.get("uverbs") or (adapters and facts.get("uverbs") is None and providers))
+    if opens_none and facts.get("uverbs"):
         missing.append(f"a provider that opens {', '.join(facts.get('uverbs') or [])}: ibv_get_device_list() lists "
                        "no device")
-    elif not missing and adapters and facts.get("uverbs") is None and providers and facts.get("verbs_devices") == []:
+    elif opens_none:
         # the kernel lists the adapters and the image has its providers, yet libibverbs opens none: a provider built
         # for another kernel ABI (rdma-core older or newer than the host's driver); not-passed devices are judged
         # where the container's /dev/infiniband was read (uverbs [])
@@ -221,7 +223,6 @@ def _userspace(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> 
         missing.append(f"a provider that opens the {len(adapters)} device(s) the kernel lists: ibv_get_device_list() "
                        f"lists none{said}")
     if missing:
-        opens_none = missing[-1].startswith("a provider that opens")
         found.add(FAIL, "FABRIC_USERSPACE_MISSING", "the image cannot use the fabric: missing " + "; ".join(missing),
                   "Install `libibverbs1 ibverbs-providers librdmacm1` in the image (this project's CUDA images carry "
                   "them)" + ("; where they are there, match the image's rdma-core to the host's RDMA driver (a "
