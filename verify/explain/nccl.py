@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from ..checks.nccl import ncclog
-from ..shared.rdma import IB_ASYNC_ERROR
+from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH
 from .said import printed
 
@@ -39,8 +39,7 @@ _CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
 _TRACE = re.compile(r"(?<![\w/])/*\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")     # the trace: from group 1 on
 _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
-# (older NCCL: `with error 12`; 2.19+: `with status=IBV_WC_RETRY_EXC_ERR(12)`, the status's name and its number)
-_COMPLETION = re.compile(r"NET/IB ?: ?Got completion.*?(?:with (?:error|status=)\s*(?:IBV_WC_\w+\()?\d+)[^\n]*")
+_COMPLETION = re.compile(r"NET/IB ?: ?" + IB_COMPLETION + r"[^\n]*")
 # aws-ofi-nccl refusing a registration: NCCL cannot use the buffer over the network, whatever it logs after
 _OFI_REGISTER = re.compile(r"NCCL WARN NET/OFI Unable to register memory[^\n]*")
 # a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,

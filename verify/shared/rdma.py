@@ -260,5 +260,9 @@ def mixed_rails(adapters: Sequence[Mapping[str, Any]] | None, roce: bool = False
 # NCCL's verbs async event handler (transport/net_ib.cc: `NET/IB : Got async event : %s`, ibv_event_type_str) where the
 # event is an error of the port, the device or a queue pair (a LID or GID change, a port coming up, are not): the
 # adapter or its link failed under the job
+# an IB work completion with an error status, as NCCL prints it (`Got completion from peer ... with error 12`; 2.19+:
+# `with status=IBV_WC_RETRY_EXC_ERR(12)`, the status's name and its number): group 1 is the ibv_wc_status. One
+# pattern for the nccl check and `verify explain`, each compiling it with what it reads around it.
+IB_COMPLETION = r"Got completion.*?with (?:error|status=)\s*(?:IBV_WC_\w+\()?(\d+)"
 IB_ASYNC_ERROR = re.compile(r"NET/IB ?: ?Got async event ?: ?(?:port error|local catastrophic error|QP fatal error|"
                             r"QP request error|QP access error|CQ error|SRQ error|path migration request error)[^\n|]*")

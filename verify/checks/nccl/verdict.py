@@ -220,10 +220,9 @@ def _said(facts: NcclFacts, error: str) -> list[str]:
     return [error, *((facts.get("nccl_log") or {}).get("proof") or [])]
 
 
-# an IB work completion that failed (ibv_wc_status, as NCCL prints it: `with error 12`, `with status=12`,
-# `status=IBV_WC_RETRY_EXC_ERR(12)`): 12/13 the peer or the link never acknowledged, 4 a local protection error, 10/11
+# an IB work completion that failed (its ibv_wc_status, verify/shared/rdma.py): 12/13 the peer or the link never acknowledged, 4 a local protection error, 10/11
 # remote access and operation errors. 5 (work request flushed) follows another failure and says nothing of its own.
-COMPLETION = re.compile(r"Got completion.*?with (?:error|status=)\s*(?:IBV_WC_\w+\()?(\d+)")
+COMPLETION = re.compile(rdma.IB_COMPLETION)
 COMPLETION_FLUSHED = 5
 # aws-ofi-nccl's registration refused with EINVAL (`NET/OFI Unable to register memory (type = 2) for device 0. RC: -22,
 # Error: Invalid argument`): an argument the provider's release does not take (NCCL 2.19+ beside libfabric before EFA
