@@ -78,16 +78,16 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None, mig_gres: b
     gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
     if gpu is None or gpu.get("status") not in ("pass", "warn"):
         return f"the gpu check {'did not run' if gpu is None else gpu.get('status')}: the node should have {expected} GPU(s)"
-    seen = _report_gpus(report)
-    if seen is None and report_mig(report):
+    seen, mig = _report_gpus(report), report_mig(report)
+    if seen is None and mig:
         return (f"a GPU is in MIG mode and the report's MIG devices cannot be counted: the {expected} GPU(s) the node "
                 "should have are not proven")
-    if mig_gres and not report_mig(report):
+    if mig_gres and not mig:
         # Slurm counts MIG devices (gpu:1g.10gb:7), the report physical GPUs: one cannot prove the other
         return (f"Slurm's Gres counts {expected} MIG device(s), and the report lists {seen or 0} GPU(s) with no MIG "
                 "device: the MIG devices are not proven (verify's gpu check reads them from NVML)")
     if seen is None or seen < expected:
-        return (f"NVML sees {seen or 0} GPU(s){' and MIG device(s)' if report_mig(report) else ''}; the node should "
+        return (f"NVML sees {seen or 0} GPU(s){' and MIG device(s)' if mig else ''}; the node should "
                 f"have {expected} (the larger of Slurm's Gres and the drain's count)")
     return None
 
