@@ -146,3 +146,15 @@ def test_nvidia_smi_unable_to_get_a_gpu_s_handle_because_it_is_lost_fails_the_ho
             "this GPU")
     r = ex.explain_text(text, "smi.txt", Options())
     assert verdict(r) == ("fail", "GPU_LOST", "host") and "00000000:03:00.0" in r.summary
+
+
+@pytest.mark.parametrize("text", [
+    "      GPU0  GPU1  CPU Affinity  NUMA Affinity\nGPU0   X    NV999999999   0-51  0\nGPU1  NV999999999   X  0-51  0\n",
+    "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-ff8a40d4-abc6-08d1-f939-15848b5d4e05)\n\t Link 0: 25 GB/s\n"
+    "\t Link 999999999: 25 GB/s\n",
+], ids=["topo-bond", "nvlink-index"])
+def test_a_link_count_no_gpu_has_is_not_read_and_never_passes(text):
+    """Hand-made hostile input: a bond of 999,999,999 NVLinks, or link number 999,999,999, built a list that long
+    (MemoryError). No GPU has more than 18 links: such text is no nvidia-smi output, not read, never a pass."""
+    r = ex.explain_text(text, "hostile.txt", Options())
+    assert (r.status, r.code) == ("skip", "FACTS_INCOMPLETE")

@@ -8,6 +8,8 @@ import itertools
 import re
 from typing import Any
 
+from .topo import MAX_LINKS  # links 0 to 17: the most any GPU has
+
 _GPU = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")
 _LINK = re.compile(r"^\s*Link (\d+): (?:([\d.]+) GB/s|<inactive>)\s*$")
 
@@ -25,6 +27,8 @@ def parse(text: str) -> dict[str, Any]:
             links = {}
             devices.append({"index": int(m.group(1)), "name": m.group(2), "uuid": m.group(3), "_links": links})
         elif (m := _LINK.match(line)) and devices:
+            if int(m.group(1)) >= MAX_LINKS:
+                return {"torch": None, "devices": None}   # a link no GPU has: no listing nvidia-smi prints
             links[int(m.group(1))] = m.group(2) is not None
     for dev in devices:
         shown = dev.pop("_links")

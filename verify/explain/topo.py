@@ -51,6 +51,8 @@ def parse(text: str) -> dict[str, Any]:
     for index, (cells, _) in rows.items():
         bonds[index] = [int(m.group(1)) if (m := _NV.match(cell)) else None
                         for col, cell in zip(columns, cells, strict=True) if col in gpus and col != f"GPU{index}"]
+        if any(n is not None and n > MAX_LINKS for n in bonds[index]):
+            return {"torch": None, "devices": None}       # a bond wider than any GPU's links: no matrix nvidia-smi prints
     # a GPU that lost every link shows no NV cell at all; its peers still show the switch's bonds
     switched = any(sum(n or 0 for n in b) > MAX_LINKS for b in bonds.values())
     up = {i: (max((n or 0 for n in b), default=0) if switched else sum(n or 0 for n in b)) for i, b in bonds.items()}
