@@ -221,8 +221,8 @@ def _nccl(**metrics: float) -> dict[str, Any]:
 
 @pytest.mark.parametrize("change,said", [
     (lambda d: d["checks"].append(json.loads(json.dumps(d["checks"][0]))), "holds the gpu check 2 times"),
-    (lambda d: d["checks"][0].update(code="GPU_LOST", owner="host"), "gpu passes with code GPU_LOST"),
-    (lambda d: d["checks"].append(_nccl(wrong=5)), "nccl passes with wrong 5"),
+    (lambda d: d["checks"][0].update(code="GPU_LOST", owner="host"), "gpu check passes with code GPU_LOST"),
+    (lambda d: d["checks"].append(_nccl(wrong=5)), "nccl check passes with wrong 5"),
     (lambda d: d["checks"].append(_nccl(busbw_ratio=20.0)), "busbw_ratio 20"),
     (lambda d: d["checks"].append(_nccl(busbw_max=50_000.0)), "busbw_max 50000"),
     (lambda d: d["checks"][0].update(metrics={"nvml_devices": {"value": 0, "unit": "count"}}), "nvml_devices 0"),

@@ -89,7 +89,7 @@ def _check(name: str, status: str, code: str | None = None, owner: str | None = 
     (_report(_check("gpu", "skip", "GPU_NOT_VISIBLE", "job")), "PREFLIGHT_EMPTY"),
     (_report(_check("shm", "fail", "SHM_TOO_SMALL", None)), "OWNER_MISSING"),
     (_report(_check("shm", "fail", "SHM_TOO_SMALL", "nobody")), "OWNER_MISSING"),
-    (_report(_check("shm", "fail", None, "host")), "OWNER_MISSING"),
+    (_report(_check("shm", "fail", None, "host")), "REPORT_INVALID"),     # verify codes every failure: not its report
     (_report(_check("nccl", "fail", "MEASUREMENT_INVALID", "host")), "MEASUREMENT_INVALID"),
 ])
 def test_the_tools_own_trouble_is_not_assessed_and_never_drains(report, code):

@@ -19,10 +19,10 @@ deep, MAX_ENTRIES names), follows no symbolic link (one whose target lies inside
 dangling or looping is listed), opens regular files only (O_NOFOLLOW, O_NONBLOCK: a FIFO never blocks it) and reads
 at most MAX_BYTES of each. What it cannot read is listed as unreadable and the fleet does not pass: a report it
 could not see is never a node it can call healthy. A report created in the future (beyond CLOCK_SKEW) or at a time
-no clock writes (2026-02-30) is no evidence; one carrying a code verify does not write (BANANA, a failure without a
-code: reports._foreign_code) is a report no verify wrote; and one that cannot be true (a check twice, a pass with a code, a
-figure that fails its own pass: reports._contradicts) is listed as invalid, not assessed: a pass never stands on it and it
-never drains a node.
+no clock writes (2026-02-30) is no evidence; one no verify writes (a code outside its catalog, a failure or a warning
+without one, a pass with one, a check twice, a figure that fails its own pass: plausible.report_problem, the rule the
+prolog and `make isolate` apply too) is listed as invalid, not assessed: a pass never stands on it and it never drains
+a node.
 """
 from __future__ import annotations
 

@@ -19,7 +19,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from typing import Any
 from ..errors import UserError, one_line
 from ..fsutil import atomic_write, read_bounded
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
-from .plausible import BUSBW_MAX_GBPS, NODE_NAME, VERIFY_CODES
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME, report_problem
 
 KIND = "torchimages-isolate"
 STEP_TIMEOUT_S = 300.0      # a pair's step ends here (TORCHIMAGES_ISOLATE_TIMEOUT overrides): a hang is a failure
@@ -66,32 +65,6 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
     if wrong != 0:
         return Outcome(nodes, False, None, f"{wrong!r} wrong element(s)", took)
     return Outcome(nodes, True, float(busbw), "", took)
-
-
-def report_problem(report: dict[str, Any]) -> str | None:
-    """Why a pair's report is none verify writes, or None: a status outside verify's four, a code outside its catalog
-    (scripts/fleet/plausible.py's VERIFY_CODES), a pass that carries a code or a result that is no pass without one
-    (verify codes exactly what did not pass), a report status its checks contradict. Such a report is no result: the
-    pair is not cleared on it (as a report that is missing)."""
-    checks = report.get("checks")
-    if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
-        return "its checks are no list of results"
-    for c in checks:
-        name, state, code = one_line(str(c.get("name")))[:40], c.get("status"), c.get("code")
-        if not isinstance(state, str) or state not in STATUSES:
-            return f"the {name} check's status {one_line(repr(state))[:40]} is none of verify's"
-        if code is not None and not (isinstance(code, str) and code in VERIFY_CODES):
-            return f"the {name} check's code {one_line(repr(code))[:40]} is no code of verify's"
-        if (state == "pass") != (code is None):
-            return f"the {name} check is {state} {'with' if code else 'without'} a code: verify codes what did not pass"
-    names = [str(c.get("name")) for c in checks]
-    if twice := next((n for n, k in Counter(names).items() if k > 1), None):     # a pass beside a failure: which is true?
-        return f"it holds the {one_line(twice)[:40]} check {Counter(names)[twice]} times: verify writes one result per check"
-    if not isinstance(report.get("status"), str) or report["status"] not in STATUSES:
-        return f"its status {one_line(repr(report.get('status')))[:40]} is none of verify's"
-    if (report["status"] == "fail") != any(c["status"] == "fail" for c in checks):
-        return f"its status is {report['status']}, which its checks contradict"
-    return None
 
 
 def step_argv(base: list[str], pair: tuple[str, ...], gpus: int) -> list[str]:

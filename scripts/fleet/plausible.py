@@ -2,7 +2,11 @@
 library only: the runner starts inside the allocation with the host's python3)."""
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 # GB/s of bus bandwidth above any link (NVLink5: 900 GB/s per GPU): a figure past it is no measurement
 BUSBW_MAX_GBPS = 10_000.0
@@ -38,3 +42,88 @@ VERIFY_CODES = frozenset({
     "TORCHVISION_MISMATCH", "TORCHVISION_OPS_MISSING", "TORCHVISION_OPS_WRONG", "TORCH_IMPORT_FAILED", "TRAIN_FAILED",
     "TRAIN_LOSS_NOT_FALLING", "TRAIN_LOSS_NOT_FINITE", "TRAIN_REPLICA_MISMATCH", "TRAIN_SLOW", "TRANSFORMS_FAILED",
     "TRANSFORMS_WRONG", "XID_ERROR"})
+
+STATUSES = frozenset({"pass", "warn", "skip", "fail"})
+CHECK_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")     # a check's name as verify writes one (gpu, shm, nccl)
+MAX_DEVICES = 4096              # NVML or torch devices on one node: verify's own ceiling (verify/prolog/verdict.py)
+# a passing (or warning) check whose own figures say it cannot pass: (check, metric) -> the test a value fails
+CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
+    ("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
+    ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
+    ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
+    ("gpu", "nvml_devices"): (lambda v: v != int(v) or not 1 <= v <= MAX_DEVICES,
+                              "a gpu check passes only on the devices it judged (1 to 4096)"),
+    ("gpu", "torch_devices"): (lambda v: v != int(v) or not 1 <= v <= MAX_DEVICES,
+                               "a gpu check passes only on the devices it judged (1 to 4096)")}
+
+
+def _shown(value: Any, most: int = 40) -> str:
+    return " ".join(str(value).split())[:most]
+
+
+def report_problem(report: Any) -> str | None:
+    """Why a report is none verify writes, or None: the one rule the fleet report and `make isolate` apply (the
+    prolog's verify/prolog/verdict.py applies the same on the verify side; tests/test_report_plausible.py holds the
+    three to one table). verify writes one result per check, each with one of its four statuses, a code of its
+    catalog on exactly what did not pass (report schema 2: fail, warn and skip carry one; a pass none), a report
+    status that is "fail" exactly when a check failed, and no figure that is not finite or that its own pass
+    contradicts (CANNOT_PASS). Such a report is no evidence: not assessed, never a drain, never a clean pair."""
+    checks = report.get("checks") if isinstance(report, dict) else None
+    if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
+        return "its checks are no list of results"
+    if not checks:
+        return "it lists no checks: nothing was judged"
+    for c in checks:
+        if why := _check_problem(c):
+            return why
+    names = Counter(str(c.get("name")) for c in checks)   # counted once each (a list of 100,000 was quadratic)
+    if twice := next((n for n, k in names.items() if k > 1), None):     # a pass beside a failure: which is true?
+        return f"it holds the {_shown(twice)} check {names[twice]} times: verify writes one result per check"
+    state = report.get("status")
+    if not isinstance(state, str) or state not in STATUSES:
+        return f"its status {_shown(repr(state))} is none of verify's"
+    if (state == "fail") != any(c["status"] == "fail" for c in checks):
+        return f"its status is {state}, which its checks contradict"
+    return None
+
+
+def _check_problem(c: dict[str, Any]) -> str | None:
+    name, state, code = _shown(c.get("name")), c.get("status"), c.get("code")
+    if not isinstance(c.get("name"), str) or not CHECK_NAME.fullmatch(c["name"]):
+        return f"a check named {_shown(repr(c.get('name')), 60)}, which is no check of verify's"
+    if not isinstance(state, str) or state not in STATUSES:
+        return f"the {name} check's status {_shown(repr(state))} is none of verify's"
+    if code is not None and not (isinstance(code, str) and code in VERIFY_CODES):
+        return f"the {name} check carries code {_shown(repr(code), 60)}, which is no code of verify's (verify/codes.py)"
+    if state == "pass" and code is not None:
+        return f"the {name} check passes with code {_shown(code)}: verify codes only what it did not pass"
+    if state != "pass" and code is None:
+        return f"the {name} check is {state} without a code: verify codes every result it did not pass"
+    raw = c.get("metrics")
+    metrics: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    for metric, m in metrics.items():
+        value = m.get("value") if isinstance(m, dict) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"the {name} check's {_shown(metric)} = {_shown(value, 20)}: verify writes every figure as a " \
+                   "finite number"
+        fails, why = CANNOT_PASS.get((str(c.get("name")), str(metric)), (None, ""))
+        if state in ("pass", "warn") and fails is not None and fails(value):
+            return f"the {name} check {state}es with {_shown(metric)} {value:g}: {why}"
+    return _devices_problem(c, metrics) if name == "gpu" and state in ("pass", "warn") else None
+
+
+def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
+    """Why a passing gpu check's NVML devices (its data, as verify writes them) cannot be true, or None: a list of
+    another length than the nvml_devices it counted, or one GPU (one UUID) listed twice."""
+    data = c.get("data")
+    devices = data.get("devices") if isinstance(data, dict) else None
+    if not isinstance(devices, list):
+        return None
+    counted = metrics.get("nvml_devices")
+    counted = counted.get("value") if isinstance(counted, dict) else None
+    if isinstance(counted, (int, float)) and not isinstance(counted, bool) and len(devices) != counted:
+        return f"the gpu check {c['status']}es with nvml_devices = {counted:g} and {len(devices)} NVML device(s) listed"
+    uuids = [str(d["uuid"]).strip().lower() for d in devices if isinstance(d, dict) and d.get("uuid")]
+    if len(set(uuids)) != len(uuids):
+        return f"the gpu check {c['status']}es with one GPU (UUID) listed twice among its NVML devices"
+    return None

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +15,9 @@ import jsonschema
 from ..durations import parse_time, shown
 from ..errors import UserError, one_line
 from ..fsutil import TooLarge, read_bounded
-from .model import CLOCK_SKEW_S, EARLIEST_CREATED, FLEET_JSON, FLEET_KIND, IMPOSSIBLE, MAX_BYTES, PASSING, SCHEMAS
+from .model import CLOCK_SKEW_S, EARLIEST_CREATED, FLEET_JSON, FLEET_KIND, IMPOSSIBLE, MAX_BYTES, SCHEMAS
 from .nodes import _named
-from .plausible import BUSBW_MAX_GBPS, NODE_NAME, VERIFY_CODES
+from .plausible import NODE_NAME, report_problem
 from .walk import _blocks, walk
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -100,7 +98,7 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
         return
     if ours and is_fleet_report(doc):
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
-    why = _why_invalid(doc, validators) or _impossible(doc) or _foreign_code(doc) or _contradicts(doc) \
+    why = _why_invalid(doc, validators) or _impossible(doc) or _forged(doc) \
         or _created_problem(doc, skew_s) or _not_a_node_now(doc)
     if why:
         invalid.append((name, why))
@@ -129,48 +127,12 @@ def _impossible(doc: dict[str, Any]) -> str | None:
     return None
 
 
-# a passing (or warning) check whose own figures say it cannot pass: (check, metric) -> the test a value fails
-CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
-               ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
-               ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
-               ("gpu", "nvml_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs NVML lists"),
-               ("gpu", "torch_devices"): (lambda v: v != v or v < 1, "a gpu check passes only on the GPUs torch sees")}
-
-
-def _contradicts(doc: dict[str, Any]) -> str | None:
-    """Why the report cannot be true, or None: a check held twice (verify writes one result per check), a pass or
-    a warning that carries a code (verify gives one only to a verdict it did not pass), or one whose own figure
-    fails it (CANNOT_PASS). A pass never stands on it: the report is listed as invalid, with why."""
-    checks = [c for c in doc.get("checks") or [] if isinstance(c, dict)]
-    names = [str(c.get("name")) for c in checks]        # counted once each (a list of 100,000 was quadratic)
-    if twice := next((n for n, k in Counter(names).items() if k > 1), None):
-        return f"holds the {one_line(str(twice))[:40]} check {Counter(names)[twice]} times: verify writes one result per check"
-    for c in (c for c in checks if c.get("status") in PASSING):
-        if c.get("status") == "pass" and c.get("code"):
-            return f"{c.get('name')} passes with code {one_line(str(c['code']))[:40]}: verify codes only what it does not pass"
-        raw = c.get("metrics")
-        metrics: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        for (check, metric), (fails, why) in CANNOT_PASS.items():
-            m = metrics.get(metric) if c.get("name") == check else None
-            value = m.get("value") if isinstance(m, dict) else None
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and fails(value):
-                return f"{check} {c.get('status')}es with {metric} {value:g}: {why}; a forged or corrupt report"
-    return None
-
-
-def _foreign_code(doc: dict[str, Any]) -> str | None:
-    """Why a check's code is none verify writes, or None: verify codes every result it does not pass, and only with
-    a key of its catalog (verify/codes.py, copied as VERIFY_CODES). A code outside it (BANANA) or a failure without
-    one is a report no verify wrote: not assessed, and never a drain line (Slurm's drain reason must be ours)."""
-    for c in (c for c in doc.get("checks") or [] if isinstance(c, dict)):
-        code = c.get("code")
-        if code is not None and not (isinstance(code, str) and code in VERIFY_CODES):
-            return (f"its {one_line(str(c.get('name')))[:40]} check carries code {one_line(repr(code))[:60]}, which "
-                    f"is no code of verify's (verify/codes.py): a report no verify wrote; not assessed, no drain")
-        if code is None and c.get("status") == "fail":
-            return (f"its {one_line(str(c.get('name')))[:40]} check fails with no code: verify codes every failure; a "
-                    f"report no verify wrote; not assessed, no drain")
-    return None
+def _forged(doc: dict[str, Any]) -> str | None:
+    """Why the report is none verify writes (plausible.report_problem: a code outside its catalog, a failure or a
+    warning without one, a pass with one, a check held twice, a figure its own pass contradicts), or None. Listed as
+    invalid: not assessed, and never a drain line (Slurm's drain reason must be ours)."""
+    why = report_problem(doc)
+    return f"{why}: a report no verify wrote; not assessed, no drain" if why else None
 
 
 def _created_problem(doc: dict[str, Any], skew_s: float, now: float | None = None) -> str | None:

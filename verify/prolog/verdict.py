@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -96,7 +97,7 @@ def _shape_problem(report: Any) -> str | None:
         return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"
     if (report["status"] == "fail") != failed:
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
-    return next((why for c in checks if c["status"] in ("pass", "warn") and (why := _impossible_pass(c))), None)
+    return next((why for c in checks if (why := _impossible_pass(c))), None)
 
 
 def _code_problem(c: dict[str, Any]) -> str | None:
@@ -112,6 +113,8 @@ def _code_problem(c: dict[str, Any]) -> str | None:
     if code is not None and not (isinstance(code, str) and code in CODES):
         return f"its {c['name']} check carries code {one_line(repr(code))[:60]}, which is no code of verify's " \
                "(verify/codes.py)"
+    if c["status"] != "pass" and code is None:      # report schema 2: fail, warn and skip each carry one
+        return f"its {c['name']} check is {c['status']} without a code: verify codes every result it did not pass"
     return None
 
 
@@ -123,25 +126,35 @@ def whole_count(value: Any) -> int | None:
     return int(value) if value == int(value) and value >= 1 else None
 
 
-# a passing gpu check stands on the devices it judged: a count of them that is no count of 1 or more contradicts it
-DEVICE_COUNTS = ("nvml_devices", "torch_devices")
+# a passing (or warning) check whose own figure says it cannot pass: (check, metric) -> the test a value fails, and
+# why. scripts/fleet/plausible.py holds the same rule for the fleet report and `make isolate` (the host side never
+# imports verify): tests/test_report_plausible.py keeps the three one rule on one table of reports.
+BUSBW_MAX_GBPS = 10_000.0       # GB/s of bus bandwidth above any link (NVLink5: 900 GB/s per GPU)
+CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
+    ("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
+    ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
+    ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
+    ("gpu", "nvml_devices"): (lambda v: whole_count(v) is None or v > MAX_DEVICES,
+                              "a gpu check passes only on the devices it judged (1 to 4096)"),
+    ("gpu", "torch_devices"): (lambda v: whole_count(v) is None or v > MAX_DEVICES,
+                               "a gpu check passes only on the devices it judged (1 to 4096)")}
 
 
 def _impossible_pass(c: dict[str, Any]) -> str | None:
-    """Why a passing (or warning) check's own figures cannot be true, or None: a figure that is no finite number
-    (verify judges none), a gpu pass on no NVML or torch device. Refused as a report no verify writes, never a pass."""
+    """Why a check's own figures cannot be true, or None: a figure that is no finite number (verify writes none), a
+    pass or a warning its own figure contradicts (CANNOT_PASS), a gpu pass whose NVML devices disagree with its
+    count. Refused as a report no verify writes, never a pass and never a drain."""
     metrics: dict[str, Any] = c["metrics"] if isinstance(c.get("metrics"), dict) else {}
+    passing = c["status"] in ("pass", "warn")
     for key, m in metrics.items():
         value = m.get("value") if isinstance(m, dict) else None
-        if isinstance(value, float) and not math.isfinite(value):
-            return f"its {c['name']} check {c['status']}es with {str(key)[:40]} = {value}: verify judges no figure " \
-                   "that is not a finite number"
-        if c["name"] == "gpu" and key in DEVICE_COUNTS and whole_count(value) is None:
-            return f"its gpu check {c['status']}es with {key} = {str(value)[:20]}: a gpu check passes only on the " \
-                   "devices it judged (1 or more)"
-        if c["name"] == "gpu" and key in DEVICE_COUNTS and (whole_count(value) or 0) > MAX_DEVICES:
-            return f"its gpu check {c['status']}es with {key} = {value:g}: more devices than any node has"
-    return _devices_problem(c, metrics) if c["name"] == "gpu" else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"its {c['name']} check {c['status']}s with {str(key)[:40]} = {str(value)[:20]}: verify writes " \
+                   "every figure as a finite number"
+        fails, why = CANNOT_PASS.get((c["name"], str(key)), (None, ""))
+        if passing and fails is not None and fails(value):
+            return f"its {c['name']} check {c['status']}es with {str(key)[:40]} = {value}: {why}"
+    return _devices_problem(c, metrics) if passing and c["name"] == "gpu" else None
 
 
 def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
