@@ -221,6 +221,19 @@ def test_a_sound_fabric_passes_handmade():
     assert r.status == "pass" and "2 active port(s), 800 Gb/s" in r.summary and r.metrics["link_gbps"].value == 800
 
 
+
+def test_a_port_of_unknown_rate_is_no_zero_in_the_summary_handmade():
+    """sysfs can say `NaN Gb/sec` (the probe records no rate): the pass rests on the port's state, and the summary
+    says the rate is unknown rather than adding it as 0 Gb/s; no link figure is written on a sum it cannot make."""
+    facts = healthy_handmade()
+    facts["adapters"][1]["ports"][0]["rate_gbps"] = None
+    r = judge_fabric(facts)
+    assert r.status == "pass" and "400 Gb/s on 1, 1 at a rate unknown" in r.summary and "link_gbps" not in r.metrics
+    [a["ports"][0].update(rate_gbps=None) for a in facts["adapters"]]
+    r = judge_fabric(facts)
+    assert r.status == "pass" and "2 active port(s), each at a rate unknown" in r.summary and "0 Gb/s" not in r.summary
+
+
 @pytest.mark.parametrize("change, expected", [
     (lambda f: f.update(uverbs=[]), ("fail", "FABRIC_NOT_PASSED", "job")),
     (lambda f: f["libraries"].update({"libibverbs.so.1": "libibverbs.so.1: cannot open shared object file"}),

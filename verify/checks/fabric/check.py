@@ -376,16 +376,20 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     _mixed(facts, adapters, found)
     _gdr(facts, adapters, found)
     active = [p for _, p in _ports(adapters) if _active(p)]
-    total = sum(float(p.get("rate_gbps") or 0) for p in active)
-    if total:
+    rates = [float(p["rate_gbps"]) for p in active if p.get("rate_gbps") is not None]
+    total = sum(rates)
+    if total and len(rates) == len(active):     # a sum over ports of unknown rate would understate the link
         result.metric("link_gbps", total, "Gb/s")
-    ok = (f"{len(adapters)} adapter(s), {len(active)} active port(s), {total:g} Gb/s in all; the container has "
+    unknown = len(active) - len(rates)
+    speed = (f"{total:g} Gb/s in all" if not unknown else "each at a rate unknown" if not rates
+             else f"{total:g} Gb/s on {len(rates)}, {unknown} at a rate unknown")
+    ok = (f"{len(adapters)} adapter(s), {len(active)} active port(s), {speed}; the container has "
           f"{len(facts.get('uverbs') or [])} uverbs device(s) and the image lists "
           f"{len(facts.get('verbs_devices') or [])} through libibverbs; GPUDirect RDMA: {gdr(facts)[1]}")
     if facts.get("uverbs") is None or not facts.get("libraries"):     # a host listing alone (a translated ibstat)
         if not found.items and not any(p.get("state") is not None for _, p in _ports(adapters)):
             return result.not_judged("no port state and no container side recorded: nothing "
                                   "to judge")
-        ok = (f"host side: {len(adapters)} adapter(s), {len(active)} active port(s), {total:g} Gb/s, no port down or "
+        ok = (f"host side: {len(adapters)} adapter(s), {len(active)} active port(s), {speed}, no port down or "
               "slow; the container's devices and the image's libraries were not recorded: not judged")
     return found.apply(result, ok)
