@@ -174,6 +174,20 @@ def test_ulimit_a_memlock_in_kbytes():
     assert ulimit.parse("max locked memory       (kbytes, -l) unlimited\n") == {"memlock": "unlimited"}
 
 
+@pytest.mark.parametrize("line", [
+    "-l: locked-in-memory size (kbytes)  64",                                   # zsh
+    "-l: locked memory (kb)             64",                                    # busybox ash (Alpine, BusyBox images)
+    "locked memory(kbytes) 64",                                                 # dash (Debian's /bin/sh)
+    "Maximum size that may be locked into memory                     (kB, -l) 64",      # fish
+    "memorylocked 64 kbytes",                                                   # tcsh/csh `limit`
+])
+def test_every_shell_s_ulimit_a_memlock_line_is_read_handmade(line):
+    """A job's `ulimit -a` comes from whatever shell its script ran: Debian's /bin/sh is dash, Alpine's busybox."""
+    text = f"stack size (kbytes) 8192\n{line}\nnofiles 1024\n"
+    assert ulimit.detect(text) and ulimit.parse(text) == {"memlock": 65536}
+    assert ulimit.parse(text.replace(" 64", " unlimited")) == {"memlock": "unlimited"}
+
+
 @pytest.mark.parametrize("name", ["open-gpu-kernel-modules-1150-xid-45.log", "gpud-pr1174-xid-149-fatal.log",
                                   "nvsentinel-155-fallen-off-the-bus.log", "vllm-5901-xid-13.log"])
 def test_a_real_kernel_log_explained_agrees_with_the_prolog(name):

@@ -1,5 +1,6 @@
 """The memlock limit, as the fabric facts' `memlock` (bytes, or "unlimited"), from `ulimit -a` (bash's `max locked
-memory       (kbytes, -l) 64`, dash/busybox's `-l: locked-in-memory size (kb)`) and from what RDMA libraries print
+memory       (kbytes, -l) 64`, zsh's `-l: locked-in-memory size (kbytes)`, busybox's `-l: locked memory (kb)`,
+dash's `locked memory(kbytes)`, fish's `(kB, -l)`, tcsh's `limit`: `memorylocked 64 kbytes`) and from what RDMA libraries print
 when the limit bites: UCX's `mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked memory
 (ulimit -l) to 'unlimited' (current: 64 kbytes)` (src/uct/ib/base/ib_log.c) and libibverbs' `libibverbs: Warning:
 RLIMIT_MEMLOCK is 65536 bytes.` (libibverbs/init.c). Those name the verbs device in use (`verbs_devices`) where they
@@ -15,16 +16,25 @@ from typing import Any
 from ..shared.rdma import PINNING_ENOMEM, pinning_failed
 from .said import printed
 
-_BASH = re.compile(r"^max locked memory\s+\((kbytes|bytes|blocks)?,?\s*-l\)\s+(\S+)\s*$", re.MULTILINE)
-_DASH = re.compile(r"^-l:\s+locked-in-memory size \((kb|kbytes)\)\s+(\S+)\s*$", re.MULTILINE)
+# each shell's `ulimit -a` line for the memlock limit, its unit and value named
+_SHELLS = tuple(re.compile(p, re.MULTILINE | re.IGNORECASE) for p in (
+    r"^max locked memory\s+\((?P<unit>kbytes|bytes|blocks)?,?\s*-l\)\s+(?P<value>\S+)\s*$",            # bash
+    r"^-l:\s+locked(?:-in)?[- ]memory(?: size)? \((?P<unit>kb|kbytes)\)\s+(?P<value>\S+)\s*$",       # zsh, busybox
+    r"^locked memory\((?P<unit>kbytes)\)\s+(?P<value>\S+)\s*$",                                     # dash
+    r"^maximum size that may be locked into memory\s+\((?P<unit>kb),\s*-l\)\s+(?P<value>\S+)\s*$",  # fish
+    r"^memorylocked\s+(?P<value>\S+)(?:\s+(?P<unit>kbytes))?\s*$"))                               # tcsh's `limit`
 _UCX = re.compile(r"max locked memory.*\(current:\s*(\d+|unlimited)\s*(kbytes|bytes|kb)?\)", re.IGNORECASE)
 _VERBS = re.compile(r"RLIMIT_MEMLOCK is (\d+) bytes")
 _DEVICE = re.compile(r"\b((?:mlx\d+|rocep\w+|irdma\w*|efa|bnxt_re|qedr|hfi1_|cxgb\d_|ionic_|erdma_)\w*)\s*:\s*ibv_")
 
 
 def detect(text: str) -> bool:
-    return bool(_BASH.search(text) or _DASH.search(text) or printed(_UCX, text) or printed(_VERBS, text)
+    return bool(_shell(text) or printed(_UCX, text) or printed(_VERBS, text)
                 or _pinning(text))
+
+
+def _shell(text: str) -> re.Match[str] | None:
+    return next((m for p in _SHELLS if (m := p.search(text))), None)
 
 
 def _pinning(text: str) -> str | None:
@@ -57,11 +67,11 @@ def parse(text: str) -> dict[str, Any]:
 
 
 def _limit(text: str) -> dict[str, Any]:
-    found = _BASH.search(text) or _DASH.search(text)
+    found = _shell(text)
     if not found:
         return _library(text)
-    value = found.group(2)
-    if value == "unlimited":
+    value = found.group("value")
+    if value.lower() == "unlimited":
         return {"memlock": "unlimited"}
-    unit = 1 if found.group(1) == "bytes" else 1024
+    unit = 1 if (found.group("unit") or "").lower() == "bytes" else 1024
     return {"memlock": int(value) * unit} if value.isdecimal() else {}
