@@ -15,7 +15,7 @@ from typing import Any
 
 from ..shared import cuda_errors
 from ..shared.cuda_errors import undecided
-from .said import mentioned, said
+from .said import mentioned, printed, said
 
 # torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
 # where verify/shared/cuda_errors.py decodes the rest: `CUDA error: an illegal memory access` is a job's kernel, no refusal.
@@ -40,10 +40,16 @@ named = functools.lru_cache(maxsize=256)(cuda_errors.named)
 decode = functools.lru_cache(maxsize=256)(cuda_errors.decode)
 
 
-def _is_refusal(line: str) -> bool:
+# torch's traceback of its CUDA start-up (`torch._C._cuda_init()`, `in _lazy_init`): the error it ends in is CUDA
+# refusing to initialise, whatever the error's own line says (`cuda runtime error (30) : unknown error at
+# .../THCGeneral.cpp:51`)
+_INIT_TRACE = re.compile(r"\btorch\._C\._cuda_init\(\)|, in _lazy_init\b")
+
+
+def _is_refusal(line: str, starting: bool = False) -> bool:
     decoded = named(line) or ((_REFUSAL.search(line) or _CUDA.search(line)) and decode(line))
     if decoded:
-        return decoded.refusal or bool(_INIT.search(line))
+        return decoded.refusal or bool(_INIT.search(line)) or (starting and bool(_REFUSAL.search(line)))
     return bool((_REFUSAL.search(line) or _CUDA.search(line)) and undecided(line))
 
 
@@ -56,7 +62,14 @@ def _mentioned(line: str) -> bool:
 # one text is scanned by the kernel log's parser, detect and parse: each line's CUDA words once (seconds on a large log)
 @functools.lru_cache(maxsize=2)
 def refusal(text: str) -> str | None:
-    return next((line.strip()[:400] for line in text.splitlines() if _is_refusal(line) and not _mentioned(line)), None)
+    starting = printed_trace(text)
+    return next((line.strip()[:400] for line in text.splitlines() if _is_refusal(line, starting)
+                 and not _mentioned(line)), None)
+
+
+def printed_trace(text: str) -> bool:
+    """Whether the text holds torch's CUDA start-up traceback as a program printed it (not a sentence about it)."""
+    return printed(_INIT_TRACE, text) is not None
 
 
 def detect(text: str) -> bool:

@@ -158,7 +158,11 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
     (None, re.compile(r"cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE|uncorrectable NVLink error|"
                       r"\bCUDA (?:error|failure):? 220\b", re.IGNORECASE), NVLINK_UNCORRECTABLE),
     (None, re.compile(r"cudaErrorUnknown\b|CUDA_ERROR_UNKNOWN\b|CUDA unknown error|CUDA error: unknown error|"
-                      r"Cuda failure (?:999 )?'unknown error|\bCUDA (?:error|failure):? 999\b", re.IGNORECASE),
+                      r"Cuda failure (?:999 )?'unknown error|\bCUDA (?:error|failure):? 999\b|"
+                      # CUDA 10.0 and older numbered it 30: torch's `cuda runtime error (30) : unknown error`,
+                      # THCudaCheck's `error=30 : unknown error`
+                      r"\bcuda runtime error \((?:30|999)\) ?: unknown error|\bTHCudaCheck FAIL\b.*\berror=(?:30|999) : "
+                      r"unknown error", re.IGNORECASE),
      UNKNOWN_ERROR),
     # by name and words only, as for 2: `error 100` is as often a count or an HTTP status
     (None, re.compile(r"cudaErrorNoDevice\b|CUDA_ERROR_NO_DEVICE\b|no CUDA-capable device is detected|"

@@ -1,0 +1,49 @@
+"""Issue 35's twenty-second to twenty-fourth corpus batches (translated blind from real output): the readers and
+rules they called for, by class (the batches' entries themselves replay in tests/test_gpu_rules.py and
+tests/test_explain.py).
+
+- CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
+  error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
+"""
+from __future__ import annotations
+
+import pytest
+
+from verify import explain as ex
+from verify.explain import cuda
+from verify.options import Options
+from verify.shared import cuda_errors
+
+pytestmark = pytest.mark.unit
+
+TRACE_30 = """THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1/work/aten/src/THC/THCGeneral.cpp line=51 error=30 : unknown error
+Traceback (most recent call last):
+  File "train.py", line 9, in <module>
+    torch.zeros(1).cuda()
+  File "/usr/lib/python3.7/site-packages/torch/cuda/__init__.py", line 162, in _lazy_init
+    torch._C._cuda_init()
+RuntimeError: cuda runtime error (30) : unknown error at /opt/conda/conda-bld/pytorch_1/work/aten/src/THC/THCGeneral.cpp:51
+"""
+
+
+@pytest.mark.parametrize("line", ["RuntimeError: cuda runtime error (30) : unknown error at THCGeneral.cpp:51",
+                                  "THCudaCheck FAIL file=x/THCGeneral.cpp line=51 error=30 : unknown error",
+                                  "RuntimeError: cuda runtime error (999) : unknown error at THCGeneral.cpp:70"])
+def test_cuda_s_old_number_for_the_unknown_error_is_the_driver_s_state_handmade(line):
+    decoded = cuda_errors.decode(line)
+    assert decoded is not None and (decoded.code, decoded.owner) == ("DRIVER_ERROR", "host")
+
+
+def test_an_error_in_torch_s_cuda_start_up_traceback_is_a_refusal_to_initialise_handmade():
+    assert str(cuda.refusal(TRACE_30)).startswith("THCudaCheck FAIL file=") and "error=30" in str(cuda.refusal(TRACE_30))
+    result = ex.explain_text(TRACE_30, "trace.txt", Options())
+    assert (result.name, result.status, result.code, result.owner) == ("gpu", "fail", "DRIVER_ERROR", "host")
+
+
+def test_out_of_memory_in_a_running_program_s_thc_line_is_no_refusal_handmade():
+    """The same THCGeneral.cpp prints the caching allocator's out of memory mid-run: no start-up trace, no refusal."""
+    text = "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=844 error=2 : out of memory\n" \
+           "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCGeneral.cpp:844\n"
+    assert cuda.refusal(text) is None
+    said = "If torch says `cuda runtime error (30) : unknown error`, reboot the node.\n"
+    assert cuda.refusal(said) is None
