@@ -2,6 +2,8 @@
 rules they called for, by class (the batches' entries themselves replay in tests/test_gpu_rules.py and
 tests/test_explain.py).
 
+- Application Xids 13 and 31 (NVIDIA's catalogue: most often the program's) under three or more processes on one GPU
+  point at the GPU: a warning for the host, not for each program (Xid 43, a channel's teardown, is not counted).
 - CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
   error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
 """
@@ -10,7 +12,9 @@ from __future__ import annotations
 import pytest
 
 from verify import explain as ex
+from verify.checks import CHECKS
 from verify.explain import cuda
+from verify.judging import judge
 from verify.options import Options
 from verify.shared import cuda_errors
 
@@ -47,3 +51,19 @@ def test_out_of_memory_in_a_running_program_s_thc_line_is_no_refusal_handmade():
     assert cuda.refusal(text) is None
     said = "If torch says `cuda runtime error (30) : unknown error`, reboot the node.\n"
     assert cuda.refusal(said) is None
+
+
+def _xid(xid: int, pid: int, bus: str = "0000:db:00") -> dict:
+    return {"xid": xid, "index": None, "uuid": None, "pci_bus_id": bus, "source": "kernel_log", "time": None,
+            "text": f"NVRM: Xid (PCI:{bus}): {xid}, pid={pid}, Ch 00000008, intr 00000000. MMU Fault"}
+
+
+@pytest.mark.parametrize("events, owner", [
+    ([_xid(31, 100), _xid(31, 200), _xid(13, 300)], "host"),           # three programs, one GPU: suspect the GPU
+    ([_xid(31, 100), _xid(31, 100), _xid(31, 200)], "job"),            # two programs: each program's own
+    ([_xid(43, p) for p in (1, 2, 3, 4)], "job"),                      # 43 is each program's teardown, not counted
+    ([_xid(31, 1, "0000:3d:00"), _xid(31, 2, "0000:db:00"), _xid(31, 3, "0000:1b:00")], "job"),   # three GPUs
+], ids=["three-processes", "two-processes", "xid43-teardowns", "spread-over-gpus"])
+def test_application_xids_under_several_programs_on_one_gpu_suspect_the_gpu_handmade(events, owner):
+    r = judge(CHECKS["gpu"], {"torch": None, "xid_events": events}, Options())
+    assert (r.status, r.code, r.owner) == ("warn", "XID_ERROR", owner), r.summary

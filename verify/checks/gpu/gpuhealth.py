@@ -334,6 +334,7 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
     once per GPU and judged Xid."""
     judged = _judged_events(events, devices)
     counts = storm((key, j.xid) for j, _, key in judged)
+    suspects = _suspect_gpus(judged)
     said: set[tuple[str, int]] = set()
     for j, e, key in judged:
         if (key, j.xid) in said or j.action == INFO:
@@ -357,6 +358,10 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
             if ((device_of(e, devices) or {}).get("row_remap") or {}).get("pending") is None:
                 found.add(FAIL, j.code, f"{text} (takes effect at the next reset)",
                           "Drain the node and reset the GPU (`nvidia-smi -r` or reboot).", "host", i)
+        elif j.action == APP and key in suspects:
+            found.add(WARN, "XID_ERROR", f"{text}: {suspects[key]} different processes faulted on this one GPU: "
+                      "suspect the GPU, not each program", "Run `dcgmi diag -r 3` on the GPU (or move the jobs to "
+                      "another GPU): if it fails or the faults follow the GPU, drain the node and RMA it.", "host", i)
         elif j.action == APP:
             found.add(WARN, "XID_ERROR", f"{text}: the application's fault, not the GPU's", "Tell the job's owner: "
                       "the process faulted (a bad kernel, an out-of-bounds access); the node is not drained for it.",
@@ -364,6 +369,24 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
         else:
             found.add(WARN, j.code, text, "Watch the node: reset the GPU at the next drain; drain if it repeats "
                       "(NVIDIA's Xid catalogue).", "host", i)
+
+
+# NVIDIA's Xid catalogue: a graphics engine exception (13) or a memory page fault (31) is most often the program's,
+# but the same faults under several programs on one GPU point at the GPU (run field diagnostics). Xid 43 (a channel
+# stopped after such a fault, or a process killed) is each program's teardown and is not counted.
+SUSPECT_XIDS = frozenset({13, 31})
+SUSPECT_PROCESSES = 3
+_PID = re.compile(r"\bpid=(\d+)")
+
+
+def _suspect_gpus(judged: Sequence[tuple[Judged, XidEvent, str]]) -> dict[str, int]:
+    """GPU key -> how many distinct processes met an application Xid 13 or 31 on it, where SUSPECT_PROCESSES or more."""
+    pids: dict[str, set[str]] = {}
+    for j, e, key in judged:
+        found = _PID.search(str(e.get("text") or "")) if j.action == APP and j.xid in SUSPECT_XIDS else None
+        if found:
+            pids.setdefault(key, set()).add(found.group(1))
+    return {key: len(p) for key, p in pids.items() if len(p) >= SUSPECT_PROCESSES}
 
 
 _SXID_REST = re.compile(r"SXid \([^)]*\):\s*\d+,\s*(.*)")
