@@ -103,7 +103,10 @@ def gdr_unused(facts: NcclFacts, found: Findings) -> None:
     log: NcclLog = facts.get("nccl_log") or {}
     connections, gdr = gdr_summary(log)
     hcas = log.get("hca_gdr") or {}
-    if hcas and not any(hcas.values()) and any(_verbs_net(n) for n in (log.get("networks") or [log.get("network") or ""])):
+    nets = log.get("networks") or ([str(log["network"])] if log.get("network") else [])
+    # NCCL asks an HCA about GPUDirect RDMA only as its IB transport brings it up: the line alone shows IB in use,
+    # unless the log shows every rank on another network
+    if hcas and not any(hcas.values()) and (not nets or any(_verbs_net(n) for n in nets)):
         why = f"NCCL found GPUDirect RDMA disabled for every HCA ({', '.join(sorted(hcas))})"
     elif connections and not gdr:
         why = f"none of NCCL's {connections} IB/RoCE connection(s) used GPUDirect RDMA (no /GDRDMA on any `via NET/IB` line)"
