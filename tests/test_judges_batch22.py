@@ -4,6 +4,9 @@ tests/test_explain.py).
 
 - Application Xids 13 and 31 (NVIDIA's catalogue: most often the program's) under three or more processes on one GPU
   point at the GPU: a warning for the host, not for each program (Xid 43, a channel's teardown, is not counted).
+- A GPU's NVSwitch fabric registration (State Completed) says it joined the fabric, nothing of its own health: a
+  device with only that read is not assessed (HEALTH_NOT_ASSESSED), never healthy. `verify explain` reads a grepped
+  Fabric section.
 - CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
   error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
 """
@@ -67,3 +70,20 @@ def _xid(xid: int, pid: int, bus: str = "0000:db:00") -> dict:
 def test_application_xids_under_several_programs_on_one_gpu_suspect_the_gpu_handmade(events, owner):
     r = judge(CHECKS["gpu"], {"torch": None, "xid_events": events}, Options())
     assert (r.status, r.code, r.owner) == ("warn", "XID_ERROR", owner), r.summary
+
+
+FABRIC = "    Fabric\n        State                             : Completed\n        Status                            : Success\n"
+
+
+def test_a_fabric_state_alone_is_no_health_read_handmade():
+    """The corpus's other single-area excerpts (clock reasons alone) pass on what they show; the fabric state is
+    registration, not health."""
+    device = {"index": 0, "nvswitch": True, "fabric": {"state": "completed", "status": "success", "clique_id": None,
+                                                       "cluster_uuid": None, "health": None}}
+    r = judge(CHECKS["gpu"], {"torch": None, "nvml_error": "none", "devices": [device]}, Options())
+    assert (r.status, r.code, r.owner) == ("warn", "HEALTH_NOT_ASSESSED", "host"), r.summary
+    r = judge(CHECKS["gpu"], {"torch": None, "nvml_error": "none", "devices": [{**device, "row_remap": {
+        "correctable": 0, "uncorrectable": 0, "pending": 0, "failed": 0}}]}, Options())
+    assert r.status == "pass", r.summary
+    explained = ex.explain_text("$ nvidia-smi -q -i 0 | grep -i -A 2 Fabric\n" + FABRIC, "fabric.txt", Options())
+    assert (explained.name, explained.status, explained.code) == ("gpu", "warn", "HEALTH_NOT_ASSESSED")

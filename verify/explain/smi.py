@@ -31,7 +31,10 @@ def detect(text: str) -> bool:
     hits = sum(1 for m in _MARKS if re.search(rf"^\s*{re.escape(m)}\b", text, re.MULTILINE))
     # a grepped `-d PERFORMANCE` excerpt: the reasons' header with its first reason, `Idle : Not Active`, under it
     reasons = re.search(r"^\s*Clocks (?:Event|Throttle) Reasons\s*\n\s*Idle\s*:", text, re.MULTILINE)
-    return "NVSMI LOG" in text or hits >= 2 or bool(reasons or re.search(r"^\s*CliqueId\s*:", text, re.MULTILINE))
+    # a grepped Fabric section (`nvidia-smi -q | grep -A 2 Fabric`): the header with its State under it
+    fabric = re.search(r"^\s*Fabric\s*\n\s*State\s*:", text, re.MULTILINE)
+    return "NVSMI LOG" in text or hits >= 2 or bool(reasons or fabric
+                                                     or re.search(r"^\s*CliqueId\s*:", text, re.MULTILINE))
 
 
 def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:

@@ -250,7 +250,9 @@ def _not_assessed(node: Node, found: Findings) -> dict[str, list[Any]]:
             gaps.setdefault(f"clock slowdown ({', '.join(unread)} not read)", []).append(dev.get("index"))
         for area in missing:
             gaps.setdefault(area, []).append(dev.get("index"))
-        health_read = [k for _, ks in HEALTH_AREAS for k in ks if _read(dev, k) and dev.get(k) != [] and (k, undecided) != ("nvlink", True)]
+        # the fabric's registration state says the GPU joined the NVSwitch fabric, nothing of its own health
+        health_read = [k for _, ks in HEALTH_AREAS for k in ks if _read(dev, k) and dev.get(k) != []
+                       and (k, undecided) != ("nvlink", True) and k != "fabric"]
         if not health_read:
             blind.append(dev)
     if blind:
