@@ -7,6 +7,9 @@ tests/test_explain.py).
 - A GPU's NVSwitch fabric registration (State Completed) says it joined the fabric, nothing of its own health: a
   device with only that read is not assessed (HEALTH_NOT_ASSESSED), never healthy. `verify explain` reads a grepped
   Fabric section.
+- libfabric's EFA provider that cannot register a CUDA buffer with the EFA device (no peer-to-peer path to GPU memory)
+  makes NCCL's fall-back to sockets the host's, not the image's missing plugin; Open MPI's `[1,0]<stdout>:` is read
+  under a CI log's indent.
 - CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
   error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
 """
@@ -87,3 +90,30 @@ def test_a_fabric_state_alone_is_no_health_read_handmade():
     assert r.status == "pass", r.summary
     explained = ex.explain_text("$ nvidia-smi -q -i 0 | grep -i -A 2 Fabric\n" + FABRIC, "fabric.txt", Options())
     assert (explained.name, explained.status, explained.code) == ("gpu", "warn", "HEALTH_NOT_ASSESSED")
+
+
+EFA_P2P = ("        [1,10]<stderr>:libfabric:22:1725400706::efa:domain:efa_domain_hmem_info_init_cuda():169<warn> Failed "
+           "to register CUDA buffer with the EFA device, FI_HMEM transfers that require peer to peer support will fail.")
+SOCKET = "        [1,8]<stdout>:worker-1:20:67 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [send] via NET/Socket/0"
+
+
+MISSING = "worker-1:20:67 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: " \
+          "cannot open shared object file: No such file or directory"
+
+
+@pytest.mark.parametrize("lines, owner, said", [
+    ([SOCKET, EFA_P2P], "host", "cannot reach GPU memory"),
+    ([SOCKET, MISSING, EFA_P2P], "host", "cannot reach GPU memory"),     # the device's path comes before the plugin
+    ([SOCKET, MISSING, "worker-1:20:67 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)"], "image",
+     "no aws-ofi-nccl"),
+], ids=["efa-cannot-reach-gpu-memory", "and-no-plugin", "no-plugin-alone"])
+def test_an_efa_device_that_cannot_reach_gpu_memory_makes_a_socket_fallback_the_host_s_handmade(lines, owner, said):
+    r = ex.explain_text("\n".join(lines) + "\n", "nccl.log", Options())
+    assert (r.name, r.status, r.code, r.owner) == ("nccl", "fail", "NCCL_NET_FALLBACK", owner), r.summary
+    assert said in r.summary
+
+
+def test_open_mpi_s_tag_is_read_under_an_indent_and_an_indent_alone_is_kept():
+    from verify.explain import launchers
+    assert launchers.prefixes(SOCKET).startswith("worker-1:20:67 [0] NCCL INFO")
+    assert launchers.prefixes("        State                 : Completed") == "        State                 : Completed"

@@ -28,10 +28,14 @@ PREFIXES: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
 
 
 _ANY = re.compile("|".join(f"(?:{p.pattern})" for p in PREFIXES))
+# a test harness or CI log indents what it quotes (Go's `t.Log`, a YAML block): the distinctive prefixes (Open MPI's,
+# torchrun's, Ray's) are read after an indent too; an indent alone is kept (nvidia-smi -q's tree is made of them)
+_INDENTED = re.compile(r"^[ \t]+(?=\[\d+,\d+\]<(?:stdout|stderr)>:|\[(?:rank|default)\d+\]:|\((?:[\w.-]+ )?pid=\d+)")
 
 
 def prefixes(line: str) -> str:
     """The line without the launchers' prefixes before it (any number, in any order)."""
+    line = _INDENTED.sub("", line, count=1)
     for _ in range(8):
         found = _ANY.match(line)
         if not found:

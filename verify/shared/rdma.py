@@ -266,3 +266,11 @@ def mixed_rails(adapters: Sequence[Mapping[str, Any]] | None, roce: bool = False
 IB_COMPLETION = r"Got completion.*?with (?:error|status=)\s*(?:IBV_WC_\w+\()?(\d+)"
 IB_ASYNC_ERROR = re.compile(r"NET/IB ?: ?Got async event ?: ?(?:port error|local catastrophic error|QP fatal error|"
                             r"QP request error|QP access error|CQ error|SRQ error|path migration request error)[^\n|]*")
+
+
+# libfabric's EFA provider failing to reach GPU memory (prov/efa/src/efa_hmem.c, efa_domain_hmem_info_init_cuda:
+# `Failed to register CUDA buffer with the EFA device, FI_HMEM transfers that require peer to peer support will
+# fail.`): the host's EFA driver, nvidia-peermem or dma-buf gives the device no path to the GPUs; aws-ofi-nccl then
+# cannot use EFA for CUDA buffers and NCCL falls back to sockets. The host's, whoever's job printed it.
+EFA_GPU_MEMORY = re.compile(r"libfabric:[^\n]*?\befa\b[^\n]*?<(?:warn|error)>[^\n]*?(?:Failed to register CUDA buffer|"
+                            r"require peer to peer support)[^\n]*")

@@ -376,7 +376,7 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     _mixed(facts, adapters, found)
     _gdr(facts, adapters, found)
     active = [p for _, p in _ports(adapters) if _active(p)]
-    rates = [float(p["rate_gbps"]) for p in active if p.get("rate_gbps") is not None]
+    rates = [float(r) for p in active if (r := p.get("rate_gbps")) is not None]
     total = sum(rates)
     if total and len(rates) == len(active):     # a sum over ports of unknown rate would understate the link
         result.metric("link_gbps", total, "Gb/s")

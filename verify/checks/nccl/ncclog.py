@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...shared import rdma
 from ...shared.shmem import NCCL_SHM_FULL
 
 # What follows "NCCL INFO " (or WARN) on a line: the message NCCL formatted.
@@ -136,6 +137,8 @@ def parse(text: str) -> dict[str, Any]:
     no_device = _first(re.compile(r"^NET/IB : No device found"), messages)
     plugin_missing = _first(_PLUGIN_MISSING, messages)
     ofi_error = next((m for m in messages if m.startswith("NET/OFI") and re.search(r"[Ff]ail|[Cc]ould not", m)), None)
+    efa = rdma.EFA_GPU_MEMORY.search(text)      # libfabric's own line, beside NCCL's (no NCCL tag on it)
+    ofi_error = ofi_error or (efa.group(0).strip()[:300] if efa else None)
     loaded = next((m.group(1) for m in map(_PLUGIN_LOADED.search, messages) if m), None)
     provider = next((m.group(1) for m in map(_PROVIDER.search, messages) if m), None)
     return {"network": networks[0] if networks else None, "networks": networks, "interface": iface,

@@ -24,7 +24,11 @@ def _quoted(log: NcclLog) -> str:
 
 def _efa_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str] | None:
     """On EFA the net plugin is the way to the fabric: missing, it is the image's; found but on provider tcp, the
-    container's devices (job) or the image's libfabric."""
+    container's devices (job) or the image's libfabric; libfabric's EFA device that cannot reach GPU memory is the
+    host's (rdma.EFA_GPU_MEMORY)."""
+    if efa_without_gpu_memory(log):
+        return "host", "the EFA device cannot reach GPU memory, so aws-ofi-nccl cannot carry CUDA buffers over it: " \
+                       "the host's EFA driver, nvidia-peermem or dma-buf (the node's image)" + _quoted(log)
     if log.get("plugin_missing") or not (log.get("plugin_loaded") or log.get("ofi_provider")):
         return "image", "no aws-ofi-nccl net plugin (libnccl-net.so) in the image" + _quoted(log)
     if log.get("ofi_provider") not in (None, "efa"):
@@ -35,6 +39,12 @@ def _efa_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str] | None:
         return "job", f"aws-ofi-nccl chose provider {log.get('ofi_provider')}, not efa: the container {given} " \
                       "(`--device /dev/infiniband/uverbs0 ...`)" + _quoted(log)
     return None
+
+
+def efa_without_gpu_memory(log: NcclLog) -> bool:
+    """Whether libfabric's EFA provider said it cannot reach GPU memory: in `ofi_error`, or among the deciding lines
+    a record quotes (`proof`: a translation by the letter of FACTS.md before `ofi_error` held libfabric's line)."""
+    return any(rdma.EFA_GPU_MEMORY.search(str(line)) for line in [log.get("ofi_error"), *(log.get("proof") or [])])
 
 
 def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
@@ -48,7 +58,7 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
     if hca and names and not rdma.hca_matches(str(hca), names):
         return "job", f"NCCL_IB_HCA={hca} matches none of the adapters ({', '.join(names)})"
     # on EFA the plugin comes first, verbs after; aws-ofi-nccl's own provider line shows the node is meant for EFA
-    efa = _efa_cause(facts, log) if facts.get("efa") or log.get("ofi_provider") else None
+    efa = _efa_cause(facts, log) if facts.get("efa") or log.get("ofi_provider") or efa_without_gpu_memory(log) else None
     if efa:
         return efa
     if log.get("verbs_missing") or facts.get("verbs_loads") is False:
@@ -131,7 +141,7 @@ IPOIB_SHOWN = "InfiniBand (NCCL's interface is IPoIB)"
 def rdma_shown(facts: NcclFacts, log: NcclLog) -> str | None:
     """Which RDMA fabric the facts or NCCL's own log show on this node (or cluster), or None when neither does: an
     adapter NCCL listed, a rank on a verbs network, or aws-ofi-nccl on provider efa."""
-    if facts.get("efa") or log.get("ofi_provider") == "efa":
+    if facts.get("efa") or log.get("ofi_provider") == "efa" or efa_without_gpu_memory(log):
         return "EFA"
     used = [n for n in log.get("networks") or [] if _verbs_net(n)]
     if facts.get("infiniband") or log.get("hcas") or used or gdr_summary(log)[0]:
