@@ -10,6 +10,8 @@ tests/test_explain.py).
 - libfabric's EFA provider that cannot register a CUDA buffer with the EFA device (no peer-to-peer path to GPU memory)
   makes NCCL's fall-back to sockets the host's, not the image's missing plugin; Open MPI's `[1,0]<stdout>:` is read
   under a CI log's indent.
+- `verify explain` reads `nvidia-smi -q`'s `GPU Recovery Action` (and the older `GPU Reset Status` lines) and a
+  process's /proc/<pid>/limits `Max locked memory` (slurmd's: its jobs inherit it).
 - CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
   error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
 """
@@ -117,3 +119,25 @@ def test_open_mpi_s_tag_is_read_under_an_indent_and_an_indent_alone_is_kept():
     from verify.explain import launchers
     assert launchers.prefixes(SOCKET).startswith("worker-1:20:67 [0] NCCL INFO")
     assert launchers.prefixes("        State                 : Completed") == "        State                 : Completed"
+
+
+@pytest.mark.parametrize("text, action", [
+    ("    GPU Recovery Action                   : Reset\n    GPU UUID : GPU-1\n", "reset"),
+    ("    GPU Recovery Action                   : Drain and Reset\n    GPU UUID : GPU-1\n", "drain_and_reset"),
+    ("    GPU Recovery Action                   : None\n    GPU UUID : GPU-1\n", "none"),
+    ("    GPU Reset Status\n        Reset Required : Yes\n        Drain and Reset Recommended : No\n", "reset"),
+    ("    GPU Reset Status\n        Reset Required : No\n        Drain and Reset Recommended : No\n", "none"),
+    ("    GPU Reset Status\n        Reset Required : Requested functionality has been deprecated\n"
+     "    GPU Recovery Action : Reset\n", "reset"),
+])
+def test_nvidia_smi_q_s_recovery_action_is_read_in_both_wordings(text, action):
+    from verify.explain import smi
+    assert smi.detect(text) and smi.parse(text)["devices"][0]["recovery_action"] == action
+
+
+def test_a_daemon_s_proc_limits_memlock_is_read_handmade():
+    from verify.explain import ulimit
+    text = "cat /proc/3844/limits | grep locked\nMax locked memory         65536                65536                bytes\n"
+    assert ulimit.parse(text) == {"memlock": 65536}
+    assert ulimit.parse(text.replace("65536                65536", "unlimited            unlimited")) == \
+        {"memlock": "unlimited"}

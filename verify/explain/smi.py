@@ -11,11 +11,12 @@ from typing import Any
 
 from ..checks.gpu.gpuhealth import THROTTLE_BITS
 from .notknown import known
+from .smiquery import recovery
 
 _GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _LINE = re.compile(r"^(\s*)([^:]+?)\s*(?::\s*(.*?))?\s*$")
 _MARKS = ("NVSMI LOG", "Product Name", "Clocks Event Reasons", "Clocks Throttle Reasons", "Remapped Rows", "CliqueId",
-          "Pending Page Blacklist", "GPU UUID", "Volatile", "Fabric")
+          "Pending Page Blacklist", "GPU UUID", "Volatile", "Fabric", "GPU Recovery Action", "GPU Reset Status")
 # Clocks Event/Throttle Reasons' lines -> nvml.h's bit (gpuhealth.THROTTLE_BITS), by nvidia-smi's words
 REASONS = {"idle": 0x1, "applications clocks setting": 0x2, "sw power cap": 0x4, "hw slowdown": 0x8, "sync boost": 0x10,
            "sw thermal slowdown": 0x20, "hw thermal slowdown": 0x40, "hw power brake slowdown": 0x80,
@@ -27,14 +28,16 @@ assert set(REASONS.values()) == set(THROTTLE_BITS)
 _HEADER = frozenset({"timestamp", "driver version", "kmd version", "cuda version", "cuda umd version", "attached gpus"})
 
 
+# grepped excerpts one mark short: a section's header with its first line under it (`-d PERFORMANCE`'s reasons,
+# `grep -A 2 Fabric`, the Reset Status), or a line no other tool prints
+_SECTIONS = re.compile(r"^\s*(?:Clocks (?:Event|Throttle) Reasons\s*\n\s*Idle|Fabric\s*\n\s*State|"
+                       r"GPU Reset Status\s*\n\s*(?:Reset Required|Drain and Reset Recommended)|CliqueId|"
+                       r"GPU Recovery Action)\s*:", re.MULTILINE)
+
+
 def detect(text: str) -> bool:
     hits = sum(1 for m in _MARKS if re.search(rf"^\s*{re.escape(m)}\b", text, re.MULTILINE))
-    # a grepped `-d PERFORMANCE` excerpt: the reasons' header with its first reason, `Idle : Not Active`, under it
-    reasons = re.search(r"^\s*Clocks (?:Event|Throttle) Reasons\s*\n\s*Idle\s*:", text, re.MULTILINE)
-    # a grepped Fabric section (`nvidia-smi -q | grep -A 2 Fabric`): the header with its State under it
-    fabric = re.search(r"^\s*Fabric\s*\n\s*State\s*:", text, re.MULTILINE)
-    return "NVSMI LOG" in text or hits >= 2 or bool(reasons or fabric
-                                                     or re.search(r"^\s*CliqueId\s*:", text, re.MULTILINE))
+    return "NVSMI LOG" in text or hits >= 2 or bool(_SECTIONS.search(text))
 
 
 def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
@@ -136,6 +139,20 @@ def _fabric(fields: dict[str, str]) -> dict[str, Any] | None:
             "health": health if any(v is not None for v in health.values()) else None}
 
 
+def _recovery_action(fields: dict[str, str]) -> str | None:
+    """NVML's recovery action: `GPU Recovery Action : Reset` (R550 on), else the older `GPU Reset Status`'s Yes
+    lines (`Drain and Reset Recommended`, `Reset Required`); a line saying it is deprecated or N/A is no answer."""
+    action = _find(fields, "gpu recovery action")
+    if action is not None:
+        return recovery(action)
+    drain, reset = (_find(fields, f"gpu reset status/{k}") for k in ("drain and reset recommended", "reset required"))
+    if _bool(drain):
+        return "drain_and_reset"
+    if _bool(reset):
+        return "reset"
+    return "none" if _bool(drain) is False and _bool(reset) is False else None
+
+
 def _bool(value: str | None) -> bool | None:
     return {"true": True, "false": False, "yes": True, "no": False}.get((value or "").strip().lower())
 
@@ -178,6 +195,7 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
             "pcie_width_max": _int(_find(fields, "link width/max")),
             "temperature_c": float(t) if (t := _int(temp)) is not None and "N/A" not in (temp or "") else None,
             "temperature_slowdown_c": float(s) if (s := _int(slow)) else None,
+            "recovery_action": _recovery_action(fields),
             "fabric": fabric, "nvswitch": True if _find(fields, "fabric/cliqueid") or (fabric or {}).get("state") in (
                 "completed", "in_progress", "not_started") else None}
 

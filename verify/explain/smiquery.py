@@ -44,7 +44,9 @@ def _mask(value: str) -> int | None:
         return None
 
 
-def _recovery(value: str) -> str | None:
+def recovery(value: str) -> str | None:
+    """NVML's recovery action by nvidia-smi's word for it (`Reset`, `Drain and Reset`); a word it does not know is
+    `unknown` (FACTS.md), never guessed."""
     return _RECOVERY.get(value.strip().lower(), "unknown")
 
 
@@ -68,7 +70,7 @@ FIELDS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "remapped_rows.uncorrectable": ("row_remap.uncorrectable", _int),
     "remapped_rows.pending": ("row_remap.pending", lambda v: None if _yes(v) is None else int(bool(_yes(v)))),
     "remapped_rows.failure": ("row_remap.failed", lambda v: None if _yes(v) is None else int(bool(_yes(v)))),
-    "gpu_recovery_action": ("recovery_action", _recovery),
+    "gpu_recovery_action": ("recovery_action", recovery),
     "pcie.link.gen.current": ("pcie_gen", _int), "pcie.link.gen.gpucurrent": ("pcie_gen", _int),
     "pcie.link.gen.max": ("pcie_gen_max", _int), "pcie.link.gen.gpumax": ("pcie_gen_gpu_max", _int),
     "pcie.link.width.current": ("pcie_width", _int), "pcie.link.width.max": ("pcie_width_max", _int),

@@ -1,6 +1,7 @@
 """The memlock limit, as the fabric facts' `memlock` (bytes, or "unlimited"), from `ulimit -a` (bash's `max locked
 memory       (kbytes, -l) 64`, zsh's `-l: locked-in-memory size (kbytes)`, busybox's `-l: locked memory (kb)`,
-dash's `locked memory(kbytes)`, fish's `(kB, -l)`, tcsh's `limit`: `memorylocked 64 kbytes`) and from what RDMA libraries print
+dash's `locked memory(kbytes)`, fish's `(kB, -l)`, tcsh's `limit`: `memorylocked 64 kbytes`, a process's
+/proc/<pid>/limits: `Max locked memory 65536 65536 bytes`, the soft limit) and from what RDMA libraries print
 when the limit bites: UCX's `mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked memory
 (ulimit -l) to 'unlimited' (current: 64 kbytes)` (src/uct/ib/base/ib_log.c) and libibverbs' `libibverbs: Warning:
 RLIMIT_MEMLOCK is 65536 bytes.` (libibverbs/init.c). Those name the verbs device in use (`verbs_devices`) where they
@@ -22,7 +23,9 @@ _SHELLS = tuple(re.compile(p, re.MULTILINE | re.IGNORECASE) for p in (
     r"^-l:\s+locked(?:-in)?[- ]memory(?: size)? \((?P<unit>kb|kbytes)\)\s+(?P<value>\S+)\s*$",       # zsh, busybox
     r"^locked memory\((?P<unit>kbytes)\)\s+(?P<value>\S+)\s*$",                                     # dash
     r"^maximum size that may be locked into memory\s+\((?P<unit>kb),\s*-l\)\s+(?P<value>\S+)\s*$",  # fish
-    r"^memorylocked\s+(?P<value>\S+)(?:\s+(?P<unit>kbytes))?\s*$"))                               # tcsh's `limit`
+    r"^memorylocked\s+(?P<value>\S+)(?:\s+(?P<unit>kbytes))?\s*$",                                # tcsh's `limit`
+    # /proc/<pid>/limits: `Max locked memory  65536  65536  bytes` (soft, hard, unit): a daemon's, its jobs inherit it
+    r"^Max locked memory\s+(?P<value>\S+)\s+\S+\s+(?P<unit>bytes)\s*$"))
 _UCX = re.compile(r"max locked memory.*\(current:\s*(\d+|unlimited)\s*(kbytes|bytes|kb)?\)", re.IGNORECASE)
 _VERBS = re.compile(r"RLIMIT_MEMLOCK is (\d+) bytes")
 _DEVICE = re.compile(r"\b((?:mlx\d+|rocep\w+|irdma\w*|efa|bnxt_re|qedr|hfi1_|cxgb\d_|ionic_|erdma_)\w*)\s*:\s*ibv_")
