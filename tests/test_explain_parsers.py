@@ -291,8 +291,12 @@ def test_dcgmi_diag_4x_per_gpu_warnings_read_by_the_catalog_and_the_rest_said():
         "software: GPU 2: Persistence mode for GPU 2 is disabled. Enable persistence mode by running \"nvidia-smi -i "
         "<gpuId> -pm 1 \" as root."]
     assert verdict(ex.explain_text(text, "diag.txt", Options())) == ("fail", "ECC_UNCORRECTABLE", "host")
+    # GPU 1 failed DCGM's own memory test by name: the GPU's, whatever the message's words (no field reads them)
     r = ex.explain_text(_diag_4x("GPU 1 Faulty memory element!!"), "diag.txt", Options())
-    assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host") and any("Faulty memory" in d for d in r.details)
+    assert verdict(r) == ("fail", "KERNEL_FAILED", "host") and "Faulty memory" in r.summary
+    # a test that could not do its work (memory another process holds) judges no GPU: said, not assessed
+    r = ex.explain_text(_diag_4x("GPU 1 Couldn't allocate 80% of the framebuffer: out of memory"), "diag.txt", Options())
+    assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host") and any("allocate" in d for d in r.details)
 
 
 def test_a_dcgmi_diag_fail_with_no_cause_shown_is_said_never_a_pass_or_nothing_to_judge():

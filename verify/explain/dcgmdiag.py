@@ -206,6 +206,35 @@ def _refusals(report: Report) -> dict[int, str]:
     return {gpu: said for gpu, (_, said) in found.items()}
 
 
+# the CUDA tests whose failure on a GPU is that GPU failing NVIDIA's own diagnostic (its compute, its memory, its
+# stress): PCIe's figures and messages are read as bandwidth, and context refusals above
+_GPU_WORK = _CUDA_TESTS - {"pcie", "context create", "context_create", "nvbandwidth"}
+
+
+# a test that could not do its work on the GPU (memory another process holds, a limit, a timeout of its own): no
+# verdict on the GPU, said as not assessed
+_SETUP = re.compile(r"out of memory|(?:could ?n[o']t|unable to|failed to) allocate|insufficient|other process|"
+                    r"processes? (?:are|is) running|permission|not supported|timed? ?out|skipp", re.IGNORECASE)
+
+
+def _failed_work(report: Report, refused: dict[int, str]) -> dict[int, str]:
+    """Per GPU, the first CUDA test that failed on it by name (`Fail - GPU: 0`, 4.x's `GPU0: Fail`), with its message
+    for that GPU where one is shown: the GPU failed DCGM's own diagnostic. `Fail - All` names no GPU (one GPU's
+    refusal fails the plugin for all), and a message a field reads (an ECC count) is judged by that field."""
+    failed: dict[int, str] = {}
+    for r in report.results:
+        if r.word != "Fail" or r.test.lower() not in _GPU_WORK or not r.gpus:
+            continue
+        for gpu in (g for g in r.gpus if g not in failed and g not in refused):
+            parts = [part for d in report.details if d.test == r.test and d.kind in _FAULT for part in d.parts()
+                     if d.gpu_of(part) == gpu]
+            if any(_is_read(part, gpu) or _SETUP.search(part) for part in parts):
+                continue
+            said = " ".join(parts[0].split())[:400] if parts else ""
+            failed[gpu] = f"dcgmi diag {r.test}: Fail on GPU {gpu}{': ' + said if said else ''}"
+    return failed
+
+
 def _ran(report: Report, gpus: list[int]) -> set[int]:
     """The GPUs that passed a test of CUDA work (Integration, Hardware, Stress; the Deployment checks run none)."""
     passed: set[int] = set()
@@ -239,7 +268,9 @@ def parse(text: str) -> dict[str, Any]:
                 if (gpu := d.gpu_of(part)) is not None:
                     said.setdefault(gpu, []).append(part)
     refused, ran = _refusals(report), _ran(report, gpus)
-    kernels = [{"index": g, "max_abs_error": None, "error": refused.get(g)} for g in gpus if g in refused or g in ran]
+    failed = _failed_work(report, refused)
+    kernels = [{"index": g, "max_abs_error": None, "error": refused.get(g) or failed.get(g)} for g in gpus
+               if g in refused or g in ran or g in failed]
     devices = [device(g, " ".join(said.get(g, []))) for g in gpus]
     # one run whose every GPU the metadata lists: two runs' rows pasted together leave unknown whose Pass it is
     one_run = sum(1 for line in text.splitlines() if _HEADER.match(line.strip())) == 1 and report.count == len(gpus)
