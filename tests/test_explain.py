@@ -95,6 +95,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                       "line is in the poster's prose, not the excerpt); verify explain "
                                                       "of the table rows alone: gpu warn HEALTH_NOT_ASSESSED (host), "
                                                       "the fan NVML cannot read",
+    # Twenty-second to twenty-fourth batches: the translator's verdict kept.
+    "a100-sxm4-80gb-2x8-hdr-allreduce-30-of-100-receive-side-no-gdrdma-nv-peer-mem-missing-gpu37": "translator: nccl "
+        "fail FABRIC_GDR_OFF (host, the 30 of 100 GB/s in prose); verify explain: GDRDMA on 2 of 4 IB connections, no "
+        "figure in the excerpt: nothing fails",
+    "hdr-ibstatus-three-ib-200-beside-40g-port-lid-0-no-nccl-ib-hca-exclude-advised": "translator: fabric warn "
+        "FABRIC_MIXED_ADAPTERS (job, NVIDIA's advice in the thread); verify: a listing alone shows no NCCL_IB_HCA either "
+        "way, as four other listings of the corpus translate it",
 }
 
 

@@ -600,6 +600,19 @@ KNOWN_MISMATCHES = {
                                                                         "NCCL bug fixed in 2.27.3); the log shows a "
                                                                         "bootstrap socket the peer closed, on an "
                                                                         "interface NCCL chose: the job's here",
+    # Twenty-second to twenty-fourth batches: the translator's verdict kept.
+    "a100-sxm4-80gb-2x8-hdr-allreduce-30-of-100-receive-side-no-gdrdma-nv-peer-mem-missing-gpu37": "the 30 of 100 "
+        "GB/s is the poster's prose (sizes null) and the facts count GDRDMA on 2 of 4 IB connections without saying "
+        "which node's lack it: nothing fails; the translator fails it on the prose's figure",
+    "hdr-ibstatus-three-ib-200-beside-40g-port-lid-0-no-nccl-ib-hca-exclude-advised": "a host listing alone shows no "
+        "job environment (NCCL_IB_HCA unknown), so mixed adapters are not judged; four other listings of the corpus "
+        "(InfiniBand beside Ethernet at another rate, no environment) are passes by their translators",
+    "nccl-gdr-disabled-hca-0-mlx5-0-peermem-loaded-not-registered-ubuntu-24.04-fixed-on-22.04": "the nccl verdict "
+        "agrees (GDR off, host); the fabric record's `peermem` true cannot say the module is loaded but not "
+        "registered (the poster's prose), so the fabric check sees nothing to judge",
+    "tesla-k40m-x2-gpu0-exclusive-process-held-by-digits-cuda-error-46-busy-or-unavailable": "translated before "
+        "FACTS.md had `compute_mode`: without the GPU's exclusive mode, CUDA 46 beside NVML's devices is the host's; "
+        "`verify explain` of the same excerpt reads `E. Process` and agrees (job)",
 }
 
 

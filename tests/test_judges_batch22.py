@@ -12,6 +12,9 @@ tests/test_explain.py).
   under a CI log's indent.
 - `verify explain` reads `nvidia-smi -q`'s `GPU Recovery Action` (and the older `GPU Reset Status` lines) and a
   process's /proc/<pid>/limits `Max locked memory` (slurmd's: its jobs inherit it).
+- CUDA's `busy or unavailable` (46) beside GPUs in an exclusive compute mode is another process holding the GPU
+  (the job's placement, fail, owner job); in compute mode Prohibited it is the node's setting (host). The compute
+  mode is a fact (`compute_mode`: NVML, `nvidia-smi -q`, the table's `Compute M.` column, the CSV query).
 - CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
   error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
 """
@@ -141,3 +144,32 @@ def test_a_daemon_s_proc_limits_memlock_is_read_handmade():
     assert ulimit.parse(text) == {"memlock": 65536}
     assert ulimit.parse(text.replace("65536                65536", "unlimited            unlimited")) == \
         {"memlock": "unlimited"}
+
+
+K40 = """Check failed: error == cudaSuccess (46 vs. 0)  all CUDA-capable devices are busy or unavailable
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 375.26                 Driver Version: 375.26                    |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|===============================+======================+======================|
+|   0  Tesla K40m          On   | 0000:04:00.0     Off |                    0 |
+| N/A   35C    P0    63W / 235W |     74MiB / 11439MiB |      0%   E. Process |
++-------------------------------+----------------------+----------------------+
+"""
+
+
+@pytest.mark.parametrize("mode, owner", [("E. Process", "job"), ("Prohibited", "host"), ("Default", "host")])
+def test_cuda_busy_or_unavailable_is_read_with_the_gpus_compute_mode_handmade(mode, owner):
+    r = ex.explain_text(K40.replace("E. Process", mode.ljust(10)), "k40.txt", Options())
+    assert (r.name, r.status, r.code, r.owner) == ("gpu", "fail", "GPU_NOT_VISIBLE", owner), r.summary
+    if mode != "Default":
+        assert ("exclusive compute mode" if owner == "job" else "Prohibited") in r.summary
+
+
+@pytest.mark.parametrize("word, mode", [("Exclusive_Process", "exclusive_process"), ("Default", "default"),
+                                        ("Prohibited", "prohibited"), ("N/A", None)])
+def test_nvidia_smi_q_s_compute_mode_is_read(word, mode):
+    from verify.explain import smi
+    text = f"GPU 00000000:04:00.0\n    Product Name : Tesla K40m\n    Compute Mode : {word}\n"
+    assert smi.parse(text)["devices"][0].get("compute_mode") == mode

@@ -44,6 +44,7 @@ def _fake_nvml(unsupported: set[str]) -> types.SimpleNamespace:
         nvmlDeviceGetUUID=give("uuid", "GPU-1"), nvmlDeviceGetPciInfo=give("pci", types.SimpleNamespace(busId=b"0000:18:00.0")),
         nvmlDeviceGetMemoryInfo=give("mem", types.SimpleNamespace(total=80 << 30)),
         nvmlDeviceGetCudaComputeCapability=give("cc", (9, 0)), nvmlDeviceGetPersistenceMode=give("persistence", 1),
+        nvmlDeviceGetComputeMode=give("compute_mode", 3),
         nvmlDeviceGetMigMode=give("mig", (0, 0)), nvmlDeviceGetEccMode=give("ecc", (1, 1)),
         nvmlDeviceGetTotalEccErrors=give("ecc_errors", 0), nvmlDeviceGetRetiredPagesPendingStatus=give("retired", 0),
         nvmlDeviceGetRemappedRows=give("remap", (0, 0, 0, 0)), nvmlDeviceGetCurrentClocksEventReasons=give("throttle", 0x1),
@@ -60,6 +61,7 @@ def test_every_nvml_field_is_read_and_decoded():
     assert dev["name"] == "NVIDIA H100 80GB HBM3" and dev["pci_bus_id"] == "0000:18:00.0" and dev["cc"] == "9.0"
     assert dev["row_remap"] == {"correctable": 0, "uncorrectable": 0, "pending": 0, "failed": 0}
     assert dev["nvlink"] == [True, True, False] and dev["power_limit_w"] == 700.0
+    assert dev["compute_mode"] == "exclusive_process"      # NVML_COMPUTEMODE_EXCLUSIVE_PROCESS (3)
     assert dev["ecc_volatile_correctable"] == 0 and dev["ecc_aggregate_correctable"] == 0
     # the fake has no calls for the newer fields: absent from this pynvml, so unsupported, never an error
     assert set(dev["unsupported"]) == {"ecc_sram_uncorrectable", "ecc_dram_uncorrectable", "recovery_action",

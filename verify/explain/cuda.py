@@ -77,8 +77,14 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> dict[str, Any]:
-    devices = [{"index": int(m.group(1)), "name": m.group(2), "uuid": m.group(3)} for m in _SMI_L.finditer(text)]
-    return {"torch": None, "devices": devices or None, "cuda_init_error": refusal(text), "cuda_available": False}
+    listed = [{"index": int(m.group(1)), "name": m.group(2), "uuid": m.group(3)} for m in _SMI_L.finditer(text)]
+    return {"torch": None, "devices": listed or _table(text), "cuda_init_error": refusal(text), "cuda_available": False}
+
+
+def _table(text: str) -> list[dict[str, Any]] | None:
+    """The GPUs of an `nvidia-smi` table quoted beside the refusal (what NVML saw, their compute modes)."""
+    from . import smitable  # the table's reader (one import cycle: smitable reads the modes' words from smi)
+    return smitable.parse(text)["devices"] if smitable.detect(text) else None
 
 
 # a running program's CUDA error as torch and the runtime print it (`RuntimeError: CUDA error: uncorrectable ECC error

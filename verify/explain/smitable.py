@@ -13,12 +13,13 @@ import re
 from typing import Any
 
 from .notknown import known
+from .smi import COMPUTE_MODES
 
 _BANNER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:KMD|Driver) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
 _ROW1 = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
                    r"\s+\S+\s*\|\s*(\S+)\s*\|")
 _ROW2 = re.compile(r"^\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+\S+\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|"
-                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB")
+                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|(?:\s*\S+%\s+(Default|E\. Process|E\. Thread|Prohibited)\b)?")
 ERR = "ERR!"
 
 
@@ -53,7 +54,8 @@ def parse(text: str) -> dict[str, Any]:
             devices[-1].update(temperature_c=float(temp) if temp is not None else None,
                                power_w=float(power) if power is not None else None,
                                power_limit_w=float(cap) if cap is not None else None,
-                               memory_bytes=int(m.group(6)) << 20, **({"nvml_errors": errors} if errors else {}))
+                               memory_bytes=int(m.group(6)) << 20, **({"nvml_errors": errors} if errors else {}),
+                               compute_mode=COMPUTE_MODES.get((m.group(7) or "").lower()))
     return {"torch": None, "driver": known(banner.group(1)) if banner else None,
             "cuda_driver": known(banner.group(2)) if banner else None,
             "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}

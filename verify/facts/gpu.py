@@ -77,6 +77,7 @@ class NvmlDevice(TypedDict, total=False):
     memory_bytes: int | None
     cc: str | None
     persistence: bool | None
+    compute_mode: str | None
     mig: list[bool | None] | None
     mig_devices: list[MigDevice] | None
     ecc: list[bool | None] | None

@@ -25,6 +25,7 @@ LOST_ERRORS = ("GpuIsLost", "Unknown", "GPU_IS_LOST")
 ABSENT_ERRORS = ("NotSupported", "InvalidArgument", "NoPermission", "FunctionNotFound", "NotFound", "ArgumentVersionMismatch",
                  "AttributeError")          # an older pynvml without the call: the field is absent, not an error
 RECOVERY_ACTIONS = {0: "none", 1: "reset", 2: "reboot", 3: "drain_p2p", 4: "drain_and_reset"}
+COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}   # NVML_COMPUTEMODE_*
 
 
 def nvml_library_present() -> bool:
@@ -176,6 +177,7 @@ def _identity(dev: dict[str, Any], nvml: Any, h: Any) -> None:
     _read(dev, "memory_bytes", lambda: int(nvml.nvmlDeviceGetMemoryInfo(h).total))
     _read(dev, "cc", lambda: ".".join(str(v) for v in nvml.nvmlDeviceGetCudaComputeCapability(h)))
     _read(dev, "persistence", lambda: bool(nvml.nvmlDeviceGetPersistenceMode(h)))
+    _read(dev, "compute_mode", lambda: COMPUTE_MODES.get(int(nvml.nvmlDeviceGetComputeMode(h))))
     _read(dev, "mig", lambda: [bool(m) for m in nvml.nvmlDeviceGetMigMode(h)])           # [current, pending]
     if dev.get("mig") and dev["mig"][0]:
         _read(dev, "mig_devices", lambda: _mig_devices(nvml, h))

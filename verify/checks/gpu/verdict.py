@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...codes import Owner
 from ...facts import NONE, UNSET, GpuFacts, NvmlDevice
 from ...findings import Findings
 from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import gpuunits
-from ...shared.cuda_errors import decode
+from ...shared.cuda_errors import decode, undecided
 from . import driverlog, gpuarch, gpuhealth, gpuidentity
 from .contradictions import impossible, no_gpu_contradicted
 from .gpuhealth import where
@@ -37,26 +38,54 @@ def _driver(node: Node, result: CheckResult, found: Findings) -> None:
                   "Update the driver to one that supports this CUDA version natively.", "host")
 
 
+def _mode_refuses(devices: list[NvmlDevice], error: str | None) -> tuple[Owner, str, str] | None:
+    """(owner, why, fix) where CUDA's refusal (none decoded, or 46: busy or unavailable) is the GPUs' compute mode: an
+    exclusive mode admits one process and another holds the GPU (the job's placement, or a process of its own); a
+    prohibited mode admits none (the node's setting). None when no device shows such a mode."""
+    if error and not undecided(error):
+        return None
+    modes = {str(d.get("compute_mode")) for d in devices}
+    named = ", ".join(str(d.get("index")) for d in devices if str(d.get("compute_mode")).startswith(("exclusive",
+                                                                                                      "prohibited")))
+    if "prohibited" in modes:
+        return "host", f"GPU {named} in compute mode Prohibited: no process may create a context", \
+            "Set the node's compute mode back (`nvidia-smi -c DEFAULT`, as root) and find who set it."
+    if modes & {"exclusive_process", "exclusive_thread"}:
+        return "job", f"GPU {named} in an exclusive compute mode admits one process, and another already holds it", \
+            "Run one process per exclusive GPU (check the job's placement and `nvidia-smi` for the process holding " \
+            "it), or ask for the default compute mode."
+    return None
+
+
+def _refused(node: Node, result: CheckResult, found: Findings) -> None:
+    """CUDA did not initialise: its decoded refusal, the GPUs' compute mode, or (not decoded) whose it likely is."""
+    facts = node.facts
+    error = facts.get("cuda_init_error") if facts.get("cuda_init_error") != NONE else None
+    decoded = refusal(facts, error)
+    behind = " (this node's GPUs sit behind NVSwitches)" if any(d.get("nvswitch") for d in node.devices) else ""
+    if any(d.get("lost") for d in node.devices):
+        result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
+    elif decoded:
+        found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause}{behind}", decoded.fix, decoded.owner)
+    elif held := _mode_refuses(node.devices, error):
+        found.add(FAIL, "GPU_NOT_VISIBLE", f"CUDA does not initialise: {error or 'no error text'}: {held[1]}",
+                  held[2], held[0])
+    elif not node.devices:
+        found.add(WARN, "GPU_NOT_VISIBLE", f"CUDA does not initialise: {error or 'no error text'} (the cause is not "
+                  "one this verify decodes, and NVML's devices were not recorded)", "Check `nvidia-smi` and "
+                  "`dmesg` on the host; read the error.", "host")
+    else:
+        found.add(FAIL, "GPU_NOT_VISIBLE", "torch.cuda.is_available() is False although NVML sees devices"
+                  + (f": {error}" if error else ""),
+                  "Check that the driver supports this CUDA build and that no other process holds the GPUs "
+                  "in exclusive mode.", "host")
+
+
 def _visibility(node: Node, result: CheckResult, found: Findings, options: Options) -> None:
     facts, count = node.facts, node.torch_count
     refused = facts.get("cuda_init_error") not in (None, NONE) and not facts.get("cuda_available")
     if facts.get("cuda_available") is False or refused:
-        error = facts.get("cuda_init_error") if facts.get("cuda_init_error") != NONE else None
-        decoded = refusal(facts, error)
-        behind = " (this node's GPUs sit behind NVSwitches)" if any(d.get("nvswitch") for d in node.devices) else ""
-        if any(d.get("lost") for d in node.devices):
-            result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
-        elif decoded:
-            found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause}{behind}", decoded.fix, decoded.owner)
-        elif not node.devices:
-            found.add(WARN, "GPU_NOT_VISIBLE", f"CUDA does not initialise: {error or 'no error text'} (the cause is not "
-                      "one this verify decodes, and NVML's devices were not recorded)", "Check `nvidia-smi` and "
-                      "`dmesg` on the host; read the error.", "host")
-        else:
-            found.add(FAIL, "GPU_NOT_VISIBLE", "torch.cuda.is_available() is False although NVML sees devices"
-                      + (f": {error}" if error else ""),
-                      "Check that the driver supports this CUDA build and that no other process holds the GPUs "
-                      "in exclusive mode.", "host")
+        _refused(node, result, found)
     elif count is not None and facts.get("devices") is not None:       # NVML's list unknown: nothing to compare
         result.metric("torch_devices", count, "count")
         mig_slices = sum(len(d.get("mig_devices") or []) for d in node.devices)
