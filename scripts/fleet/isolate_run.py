@@ -27,9 +27,10 @@ from typing import Any
 from ..errors import UserError, one_line
 from ..fsutil import atomic_write, read_bounded
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
+from .model import ISOLATE_KIND
 from .plausible import BUSBW_MAX_GBPS, NODE_NAME, VERIFY_CODES
 
-KIND = "torchimages-isolate"
+KIND = ISOLATE_KIND
 STEP_TIMEOUT_S = 300.0      # a pair's step ends here (TORCHIMAGES_ISOLATE_TIMEOUT overrides): a hang is a failure
 NOT_EXERCISED = "NCCL_NOT_EXERCISED"    # a CPU pair over gloo: its figure is real, its check only says "no GPU"
 TIMEOUT_MAX_S = 86400.0     # a pair's step: a day is past any all-reduce (and the batch script's own --time)

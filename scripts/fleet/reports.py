@@ -17,7 +17,18 @@ import jsonschema
 from ..durations import parse_time, shown
 from ..errors import UserError, one_line
 from ..fsutil import TooLarge, read_bounded
-from .model import CLOCK_SKEW_S, EARLIEST_CREATED, FLEET_JSON, FLEET_KIND, IMPOSSIBLE, MAX_BYTES, PASSING, SCHEMAS
+from .model import (
+    CLOCK_SKEW_S,
+    EARLIEST_CREATED,
+    FLEET_JSON,
+    FLEET_KIND,
+    IMPOSSIBLE,
+    ISOLATE_JSON,
+    ISOLATE_KIND,
+    MAX_BYTES,
+    PASSING,
+    SCHEMAS,
+)
 from .nodes import _named
 from .plausible import BUSBW_MAX_GBPS, NODE_NAME, VERIFY_CODES
 from .walk import _blocks, walk
@@ -77,7 +88,8 @@ def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, 
             for n, block in enumerate(_blocks(text), 1):
                 _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s)
             continue
-        _take(name, text, validators, valid, invalid, ours=name == FLEET_JSON, skew_s=skew_s)
+        _take(name, text, validators, valid, invalid, ours=name == FLEET_JSON, skew_s=skew_s,
+              isolate=path.name == ISOLATE_JSON)
     return valid, invalid
 
 
@@ -87,9 +99,15 @@ def is_fleet_report(doc: Any) -> bool:
         and "checks" not in doc and isinstance(doc.get("nodes"), list)
 
 
+def is_isolate_answer(doc: Any) -> bool:
+    """The shape make isolate writes as its answer (isolate_run.decision_json): a verify report is never one."""
+    return isinstance(doc, dict) and doc.get("kind") == ISOLATE_KIND and "schema_version" not in doc \
+        and "checks" not in doc and isinstance(doc.get("pairs"), list)
+
+
 def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Validator],
           valid: list[tuple[str, dict[str, Any]]], invalid: list[tuple[str, str]], ours: bool = False,
-          skew_s: float = CLOCK_SKEW_S) -> None:
+          skew_s: float = CLOCK_SKEW_S, isolate: bool = False) -> None:
     try:
         doc = json.loads(text)
     except ValueError as exc:
@@ -100,6 +118,8 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
         return
     if ours and is_fleet_report(doc):
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
+    if isolate and is_isolate_answer(doc):
+        return                              # make isolate's answer beside its pairs' reports: not a node's
     why = _why_invalid(doc, validators) or _impossible(doc) or _foreign_code(doc) or _contradicts(doc) \
         or _created_problem(doc, skew_s) or _not_a_node_now(doc)
     if why:
