@@ -12,7 +12,9 @@ import json
 import pytest
 
 from scripts.fleet.fleet import read_reports
+from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, install_fake
 from tests.test_isolate_runner import NODES, _isolate
+from verify.prolog import cli
 
 
 @pytest.mark.host
@@ -29,3 +31,22 @@ def test_make_isolate_s_answer_is_no_invalid_report_of_the_fleet(tmp_path):
     forged.write_text(json.dumps({"kind": "torchimages-isolate", "checks": [], "schema_version": 2}))
     _, invalid = read_reports(tmp_path)
     assert "deep/isolate.json" in [name for name, _ in invalid], invalid
+
+
+# ---- an explicit empty --metrics-dir
+
+@pytest.mark.unit
+def test_an_explicit_empty_metrics_folder_is_said_in_the_trace(tmp_path, monkeypatch, capsys):
+    """`--metrics-dir ''` (a slurm.conf Prolog= line whose $METRICS expanded to nothing) wrote no metrics and said
+    nothing: node_exporter showed no prolog at all, read as a quiet fleet. A setting of ours (Slurm's prolog
+    semantics: said, never the node's fault): one line on stderr (and syslog under Prolog=), the gate unchanged."""
+    fake = install_fake(monkeypatch)
+    said: list[str] = []
+    monkeypatch.setattr(cli, "_syslog", said.append)
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    status = cli.main([*_args(tmp_path), "--metrics-dir", ""], PROLOG_ENV)
+    err = capsys.readouterr().err
+    assert status == 0 and fake.nodes["n1"][0] == "idle"
+    assert "--metrics-dir is empty: no metrics are written" in err and any("--metrics-dir is empty" in s for s in said)
+    status = cli.main(_args(tmp_path), {**PROLOG_ENV, "TORCHIMAGES_METRICS_DIR": ""})    # unset, as a shell writes it
+    assert status == 0 and "--metrics-dir" not in capsys.readouterr().err
