@@ -12,9 +12,9 @@ import json
 import pytest
 
 from scripts.fleet.fleet import read_reports
-from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, history_events, install_fake
 from tests.test_isolate_runner import NODES, _isolate
-from verify.prolog import cli
+from verify.prolog import cli, slurm
 
 
 @pytest.mark.host
@@ -50,3 +50,41 @@ def test_an_explicit_empty_metrics_folder_is_said_in_the_trace(tmp_path, monkeyp
     assert "--metrics-dir is empty: no metrics are written" in err and any("--metrics-dir is empty" in s for s in said)
     status = cli.main(_args(tmp_path), {**PROLOG_ENV, "TORCHIMAGES_METRICS_DIR": ""})    # unset, as a shell writes it
     assert status == 0 and "--metrics-dir" not in capsys.readouterr().err
+
+
+# ---- a Slurm node name past one DNS label
+
+FQDN = "gpu-node-017.rack12.hall-b.datacenter-west.research-computing.example-university.edu"    # 85 characters
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", [FQDN, "n" * 64, "n" * 200])
+def test_a_node_name_past_one_dns_label_is_gated_as_any_other(tmp_path, monkeypatch, capsys, name):
+    """slurm.conf's NodeName may be the fully qualified name: the prolog refused any over 63 characters, so every
+    run on such a cluster was CONFIG_ERROR (exit 0, the node ungated forever). Now gated: a lost GPU drains that node
+    (its own history, its own metrics file), a pass leaves it in service."""
+    fake = install_fake(monkeypatch)
+    fake.nodes[name] = ("idle", "none")
+    env = {**PROLOG_ENV, "SLURMD_NODENAME": name}
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
+    status = cli.main([*_args(tmp_path), "--metrics-dir", str(tmp_path / "metrics")], env)
+    err = capsys.readouterr().err
+    assert status == 1 and fake.nodes[name][0] == "drained" and "CONFIG_ERROR" not in err, err
+    assert slurm.parse_reason(fake.nodes[name][1], name) is not None
+    assert history_events(tmp_path, name)[-1] == ("drain", "GPU_LOST")
+    assert (tmp_path / "metrics" / f"torchimages_{name}.prom").is_file()
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", ["n" * 201, "n1\n", "n[1-2]"])
+def test_a_node_name_no_file_can_carry_or_many_nodes_is_never_a_drain(tmp_path, monkeypatch, capsys, name):
+    """Slurm's prolog semantics: a name the prolog cannot act on (past NODE_MAX, a newline `$` let through, a
+    hostlist) is CONFIG_ERROR, exit 0, nothing drained, and the line says which (its length, when that is why)."""
+    fake = install_fake(monkeypatch)
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
+    status = cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURMD_NODENAME": name})
+    err = capsys.readouterr().err
+    assert status == 0 and "CONFIG_ERROR" in err and not any("drain" in " ".join(c) for c in fake.calls), err
+    assert ("201 characters" in err) == (len(name) == 201)
+    assert cli.main(["--revalidate", "--node", name, *_args(tmp_path)], {}) == 2      # make undrain: one line
+    assert "Traceback" not in capsys.readouterr().err
