@@ -88,3 +88,32 @@ def test_a_node_name_no_file_can_carry_or_many_nodes_is_never_a_drain(tmp_path, 
     assert ("201 characters" in err) == (len(name) == 201)
     assert cli.main(["--revalidate", "--node", name, *_args(tmp_path)], {}) == 2      # make undrain: one line
     assert "Traceback" not in capsys.readouterr().err
+
+
+# ---- REQUIRE's node= against a short or a fully qualified name
+
+def _summary(*nodes: str):
+    from types import SimpleNamespace
+
+    from scripts.publish.report import Attestation, Summary
+    signer = SimpleNamespace(source="/keys/release.pub", keyid="abcdef0123")
+    atts = [Attestation("sha256:" + "1" * 64, signer, "2026", {}, "pass", None,  # type: ignore[arg-type]
+                        {"node": n, "gpus": [], "gpu_count": 0}) for n in nodes]
+    return Summary("r@sha256:" + "ab" * 32, True, attestations=atts)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("wanted", "attested"), [("n7", "n7.cluster.example"), ("n7.cluster.example", "n7"),
+                                                  ("N7", "n7.Cluster.Example.")])
+def test_require_node_never_takes_a_short_name_for_its_fqdn_and_says_how_it_is_spelt(wanted, attested):
+    """The documented rule (docs/cluster-safety.md, 'One host, however it is spelt'): node= is one host name up to
+    case and the root's trailing dot (RFC 4343), never a short name for a fully qualified one (RFC 1035: n7 may be
+    n7 of any domain, and another cluster's pass would decide). The gate's refusal said only 'none matches'; it now
+    names how the attestations spell the host, so the operator can write it so."""
+    from scripts.commands.publish import _unmet
+    from scripts.fleet.gate import parse_require
+    missing = _unmet(_summary(attested), parse_require(f"verdict=pass node={wanted}"))
+    assert len(missing) == 1 and "no trusted attestation" in missing[0], missing
+    assert f"the attestations name {attested}" in missing[0] and "short name is not" in missing[0], missing
+    assert _unmet(_summary(attested), parse_require(f"verdict=pass node={attested.upper()}")) == []
+    assert "the attestations name" not in _unmet(_summary("n8.cluster.example"), parse_require("node=n7"))[0]
