@@ -17,3 +17,33 @@ def test_make_isolate_never_pairs_a_host_with_itself_however_it_is_spelt(tmp_pat
     fault'. Now one line (exit 2), as a node named twice is."""
     status, lines = _isolate(tmp_path, hosts, {})
     assert status == 2 and len(lines) == 1 and "named twice" in lines[0] and hosts[1] in lines[0], lines
+
+
+def _fleet_report(host: str, **metrics: object) -> dict:
+    """verify's hand-made report (tests/verify_handmade.py) as a live node's of now, its gpu check's metrics set."""
+    import time
+
+    from tests.verify_handmade import make_report
+    doc = make_report()
+    doc.update(replay=None, created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    doc["environment"]["hostname"] = host
+    gpu = next(c for c in doc["checks"] if c["name"] == "gpu")
+    gpu["metrics"].update({k: {"value": v, "unit": "count"} for k, v in metrics.items()})
+    return doc
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("metric", "value"), [("nvml_devices", 8.5), ("nvml_devices", 1e9), ("torch_devices", 4097)])
+def test_the_fleet_refuses_a_gpu_count_no_node_gave(tmp_path, metric, value):
+    """Class 6 (facts that cannot be true are refused): a gpu pass on 8.5 or a billion NVML devices was a passing
+    node of the fleet, while the prolog refuses the same report (REPORT_INVALID: verify/prolog/verdict.py). Now the
+    fleet lists it as invalid, and does not pass."""
+    import json
+
+    from scripts.fleet.fleet import fleet
+    for i in range(3):
+        (tmp_path / f"n{i}.json").write_text(json.dumps(_fleet_report(f"n{i}", nvml_devices=8, torch_devices=8)))
+    (tmp_path / "bad.json").write_text(json.dumps(_fleet_report("bad", **{metric: value})))
+    report = fleet(tmp_path)
+    assert not report.ok and [n for n, _ in report.invalid] == ["bad.json"], report.invalid
+    assert "no count of devices" in report.invalid[0][1] and "bad" not in [n.node for n in report.nodes]

@@ -138,6 +138,8 @@ def _impossible(doc: dict[str, Any]) -> str | None:
             limit = IMPOSSIBLE.get(str(m.get("unit"))) if isinstance(m, dict) else None
             if isinstance(value, float) and not math.isfinite(value):      # verify judges no figure that is not
                 return f"{check.get('name')}.{metric} = {value} is not a finite number: a forged or corrupt report"
+            if why := _device_count_problem(check, metric, value):
+                return why
             if limit is None or not isinstance(value, (int, float)) or isinstance(value, bool):
                 continue
             if value > limit or value != value:
@@ -146,6 +148,22 @@ def _impossible(doc: dict[str, Any]) -> str | None:
             if value < 0:
                 return (f"{check.get('name')}.{metric} = {value:g} {m.get('unit')} is negative: no rate is; a forged "
                         f"or corrupt report, not compared")
+    return None
+
+
+# the gpu check's device counts: whole numbers, at most verify's own ceiling (verify/prolog/verdict.py MAX_DEVICES, as
+# the prolog refuses them); 8.5 or a billion GPUs is no count any node gave
+DEVICE_COUNTS = ("nvml_devices", "torch_devices")
+MAX_DEVICES = 4096
+
+
+def _device_count_problem(check: dict[str, Any], metric: str, value: Any) -> str | None:
+    if check.get("name") != "gpu" or metric not in DEVICE_COUNTS or isinstance(value, bool) \
+            or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    if value != int(value) or not 0 <= value <= MAX_DEVICES:
+        return (f"gpu.{metric} = {value:g} is no count of devices (a whole number, 0 to {MAX_DEVICES}): a forged or "
+                "corrupt report, not counted")
     return None
 
 
