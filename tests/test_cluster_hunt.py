@@ -47,3 +47,37 @@ def test_the_fleet_refuses_a_gpu_count_no_node_gave(tmp_path, metric, value):
     report = fleet(tmp_path)
     assert not report.ok and [n for n, _ in report.invalid] == ["bad.json"], report.invalid
     assert "no count of devices" in report.invalid[0][1] and "bad" not in [n.node for n in report.nodes]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("garbled", ["1795974075", "yesterday", "", "2026-13-45T99:00:00Z"])
+def test_an_attestation_whose_signed_time_is_garbled_neither_passes_nor_hides_a_newer_failure(garbled):
+    """Class 9 (the newest evidence wins; evidence without a time is no evidence of when): a failing attestation
+    signed with a time no clock writes (an epoch number, a word) sorted as the oldest of all, so an older pass
+    decided `verified: yes`. Now it is placed by its report's `created` and, having no signed time, not believed:
+    the newest, it decides NO; alone, a pass with such a time is no pass either."""
+    from datetime import datetime, timezone
+
+    from scripts.publish.report import Attestation, Summary, _decide, order, refuse_future
+    from scripts.publish.signing import Trusted
+
+    class Key:
+        keyid = "ab" * 32
+    now = datetime(2026, 11, 25, 12, tzinfo=timezone.utc)
+
+    def att(status: str, signed: str, created: str) -> Attestation:
+        return Attestation("sha256:" + "1" * 64, Trusted(Key(), "/keys/release.pub"), signed,   # type: ignore[arg-type]
+                           {"checks": [], "created": created}, status, None, {"node": "n1"})
+
+    def judged(*atts: Attestation) -> Summary:
+        s = Summary("r@sha256:" + "2" * 64, attestations=list(atts))
+        order(s)
+        refuse_future(s, 300.0, now)
+        _decide(s, True)
+        return s
+    older_pass = att("pass", "2026-11-25T09:00:00Z", "2026-11-25T08:59:00Z")
+    newer_fail = att("fail", garbled, "2026-11-25T11:00:00Z")
+    s = judged(older_pass, newer_fail)
+    assert not s.verified and s.chosen is newer_fail, s.reason
+    assert not judged(att("pass", garbled, "2026-11-25T11:00:00Z")).verified
+    assert judged(older_pass, att("fail", garbled, "2026-11-24T11:00:00Z")).verified     # older by its report
