@@ -81,3 +81,17 @@ def test_an_attestation_whose_signed_time_is_garbled_neither_passes_nor_hides_a_
     assert not s.verified and s.chosen is newer_fail, s.reason
     assert not judged(att("pass", garbled, "2026-11-25T11:00:00Z")).verified
     assert judged(older_pass, att("fail", garbled, "2026-11-24T11:00:00Z")).verified     # older by its report
+
+
+@pytest.mark.host
+def test_make_isolate_never_clears_a_pair_whose_step_failed_beside_a_passing_report(tmp_path, monkeypatch):
+    """Class 7 (a node is cleared only by evidence): verify exits 0 on a pass or a warning on every node, so a pair's
+    step that exited 1 failed on one of its nodes (n3's ranks crashing after the all-reduce), yet its passing report
+    alone cleared the pair: 'no node at fault', exit 0. Now that pair failed, and n3 is named (or the answer is
+    undetermined), never clean."""
+    import tests.test_isolate_runner as runner
+    monkeypatch.setattr(runner, "SRUN", runner.SRUN.replace(
+        "sys.exit(1 if fail else 0)", "sys.exit(1 if fail or any(n in scen.get('exitbad', []) for n in nodes) else 0)"))
+    status, lines = _isolate(tmp_path, ["n1", "n2", "n3", "n4"], {"exitbad": ["n3"]})
+    assert status != 0 and "no node at fault" not in lines[-1], lines
+    assert "the step exited 1 though its report passes" in (tmp_path / "isolate.json").read_text()

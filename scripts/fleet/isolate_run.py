@@ -66,6 +66,11 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         return Outcome(nodes, False, None, f"no valid bus bandwidth ({str(busbw)[:24]}; 0 to {BUSBW_MAX_GBPS:g} GB/s)", took)
     if wrong != 0:
         return Outcome(nodes, False, None, f"{wrong!r} wrong element(s)", took)
+    if status != 0:
+        # verify exits 0 on a pass or a warning on each node: a step that exited otherwise failed on one of the two
+        # (a rank that crashed after the all-reduce, a node's torchrun that never joined), whatever the report says
+        return Outcome(nodes, False, None, f"the step exited {status} though its report passes: a node's part failed",
+                       took)
     return Outcome(nodes, True, float(busbw), "", took)
 
 
