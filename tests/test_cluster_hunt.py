@@ -95,3 +95,29 @@ def test_make_isolate_never_clears_a_pair_whose_step_failed_beside_a_passing_rep
     status, lines = _isolate(tmp_path, ["n1", "n2", "n3", "n4"], {"exitbad": ["n3"]})
     assert status != 0 and "no node at fault" not in lines[-1], lines
     assert "the step exited 1 though its report passes" in (tmp_path / "isolate.json").read_text()
+
+
+@pytest.mark.unit
+def test_the_fleet_s_drain_history_folder_is_read_bounded_and_an_unlistable_one_is_said(tmp_path, monkeypatch):
+    """Class 8 (files the tooling reads are hostile: bounded, and every unreadable input listed): STATE_DIR/history
+    was globbed whole (a folder of millions of names read each file), and a folder it could not list was an empty
+    history (Path.glob swallows the error: a node with only a history vanished). Both are one line now (exit 2)."""
+    import errno
+
+    from scripts.errors import UserError
+    from scripts.fleet import history
+    folder = tmp_path / "history"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"n{i}.jsonl").write_text("")
+    assert sorted(history.read_state(tmp_path, [])) == [f"n{i}" for i in range(5)]
+    monkeypatch.setattr(history, "MAX_NAMES", 3)
+    with pytest.raises(UserError, match="more than 3 names"):
+        history.read_state(tmp_path, [])
+    monkeypatch.undo()
+
+    def refused(path):
+        raise PermissionError(errno.EACCES, "Permission denied")
+    monkeypatch.setattr(history.os, "scandir", refused)        # root reads any folder: the refusal stood in for
+    with pytest.raises(UserError, match=r"cannot be listed \(Permission denied"):
+        history.read_state(tmp_path, ["n1"])
