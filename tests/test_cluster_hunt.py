@@ -121,3 +121,17 @@ def test_the_fleet_s_drain_history_folder_is_read_bounded_and_an_unlistable_one_
     monkeypatch.setattr(history.os, "scandir", refused)        # root reads any folder: the refusal stood in for
     with pytest.raises(UserError, match=r"cannot be listed \(Permission denied"):
         history.read_state(tmp_path, ["n1"])
+
+
+@pytest.mark.unit
+def test_the_trace_of_a_bad_setting_is_the_node_s_slurmd_runs_it_on(tmp_path, monkeypatch):
+    """Class 1 (Slurm's prolog semantics: slurmd names the node, SLURMD_NODENAME): `--node n2` copied into
+    slurm.conf's Prolog= line is CONFIG_ERROR on n1, exit 0; its trace (the history's not-assessed line, the metrics
+    file) went to n2's, so n2 showed NOT ASSESSED from every other node and n1 showed nothing. Now n1's."""
+    from tests.prolog_fakes import PROLOG_ENV, _args, history_events, install_fake
+    from verify.prolog import cli
+    install_fake(monkeypatch)
+    status = cli.main([*_args(tmp_path), "--node", "n2", "--metrics-dir", str(tmp_path / "metrics")], PROLOG_ENV)
+    assert status == 0
+    assert history_events(tmp_path, "n1") == [("not-assessed", "CONFIG_ERROR")] and history_events(tmp_path, "n2") == []
+    assert [p.name for p in (tmp_path / "metrics").iterdir()] == ["torchimages_n1.prom"]
