@@ -117,3 +117,13 @@ def test_require_node_never_takes_a_short_name_for_its_fqdn_and_says_how_it_is_s
     assert f"the attestations name {attested}" in missing[0] and "short name is not" in missing[0], missing
     assert _unmet(_summary(attested), parse_require(f"verdict=pass node={attested.upper()}")) == []
     assert "the attestations name" not in _unmet(_summary("n8.cluster.example"), parse_require("node=n7"))[0]
+
+
+@pytest.mark.unit
+def test_an_explicit_empty_metrics_folder_is_no_metrics_in_the_trace_of_a_bad_setting_either(tmp_path, monkeypatch):
+    """The trace of a bad setting (CONFIG_ERROR under Prolog=) read `--metrics-dir ''` as unset and wrote the metrics
+    into TORCHIMAGES_METRICS_DIR: the run's own reading is 'no metrics', and the trace keeps it."""
+    install_fake(monkeypatch)
+    env = {**PROLOG_ENV, "TORCHIMAGES_METRICS_DIR": str(tmp_path / "metrics")}
+    assert cli.main([*_args(tmp_path), "--metrics-dir", "", "--budget", "never"], env) == 0
+    assert not (tmp_path / "metrics").exists() and history_events(tmp_path) == [("not-assessed", "CONFIG_ERROR")]

@@ -307,7 +307,8 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
             _say(failed)
     except ValueError:
         pass
-    where = _value(argv, "--metrics-dir") or env.get("TORCHIMAGES_METRICS_DIR")
+    given = _value(argv, "--metrics-dir")      # an explicit '' is no metrics, as the run itself reads it
+    where = given if given is not None else env.get("TORCHIMAGES_METRICS_DIR")
     if where and os.path.isabs(where):
         outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None,
                                    "exit": 0 if _as_prolog(argv, env) else 3, "duration_s": time.time() - started,
