@@ -135,3 +135,19 @@ def test_the_trace_of_a_bad_setting_is_the_node_s_slurmd_runs_it_on(tmp_path, mo
     assert status == 0
     assert history_events(tmp_path, "n1") == [("not-assessed", "CONFIG_ERROR")] and history_events(tmp_path, "n2") == []
     assert [p.name for p in (tmp_path / "metrics").iterdir()] == ["torchimages_n1.prom"]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("state", ["DRAINED", "IDLE+DRAIN", "Draining"])
+def test_the_breaker_counts_our_drain_however_slurm_cases_its_state(tmp_path, monkeypatch, state):
+    """Class 2 (NVSentinel's breaker: never past the share): a node drained by us that sinfo showed as DRAINED (as
+    scontrol writes states, IDLE+DRAIN) was not counted, and with a breaker of 25 % a second node of four drained."""
+    import json
+
+    from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, install_fake
+    from verify.prolog import cli, slurm
+    fake = install_fake(monkeypatch)
+    fake.nodes["n2"] = (state, slurm.reason("n2", "GPU_LOST", "gpu 3 lost", 1795635600))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
+    assert cli.main([*_args(tmp_path), "--breaker", "0.25"], PROLOG_ENV) == 0
+    assert fake.nodes["n1"][0] == "idle"

@@ -54,7 +54,7 @@ class NodeRow:
 
     @property
     def drained(self) -> bool:
-        return "drain" in self.state
+        return "drain" in self.state.lower()    # sinfo writes drained, scontrol DRAIN: one state however it is cased
 
     @property
     def ours(self) -> bool:
