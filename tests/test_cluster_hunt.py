@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_isolate_runner import _isolate
+from tests.isolate_fakes import _isolate
 
 
 @pytest.mark.host
@@ -66,7 +66,7 @@ def test_an_attestation_whose_signed_time_is_garbled_neither_passes_nor_hides_a_
     now = datetime(2026, 11, 25, 12, tzinfo=timezone.utc)
 
     def att(status: str, signed: str, created: str) -> Attestation:
-        return Attestation("sha256:" + "1" * 64, Trusted(Key(), "/keys/release.pub"), signed,   # type: ignore[arg-type]
+        return Attestation("sha256:" + "1" * 64, Trusted(Key(), "/keys/release.pub"), signed,
                            {"checks": [], "created": created}, status, None, {"node": "n1"})
 
     def judged(*atts: Attestation) -> Summary:
@@ -89,7 +89,7 @@ def test_make_isolate_never_clears_a_pair_whose_step_failed_beside_a_passing_rep
     step that exited 1 failed on one of its nodes (n3's ranks crashing after the all-reduce), yet its passing report
     alone cleared the pair: 'no node at fault', exit 0. Now that pair failed, and n3 is named (or the answer is
     undetermined), never clean."""
-    import tests.test_isolate_runner as runner
+    import tests.isolate_fakes as runner
     monkeypatch.setattr(runner, "SRUN", runner.SRUN.replace(
         "sys.exit(1 if fail else 0)", "sys.exit(1 if fail or any(n in scen.get('exitbad', []) for n in nodes) else 0)"))
     status, lines = _isolate(tmp_path, ["n1", "n2", "n3", "n4"], {"exitbad": ["n3"]})
@@ -103,6 +103,7 @@ def test_the_fleet_s_drain_history_folder_is_read_bounded_and_an_unlistable_one_
     was globbed whole (a folder of millions of names read each file), and a folder it could not list was an empty
     history (Path.glob swallows the error: a node with only a history vanished). Both are one line now (exit 2)."""
     import errno
+    import os
 
     from scripts.errors import UserError
     from scripts.fleet import history
@@ -118,7 +119,7 @@ def test_the_fleet_s_drain_history_folder_is_read_bounded_and_an_unlistable_one_
 
     def refused(path):
         raise PermissionError(errno.EACCES, "Permission denied")
-    monkeypatch.setattr(history.os, "scandir", refused)        # root reads any folder: the refusal stood in for
+    monkeypatch.setattr(os, "scandir", refused)        # root reads any folder: the refusal stood in for
     with pytest.raises(UserError, match=r"cannot be listed \(Permission denied"):
         history.read_state(tmp_path, ["n1"])
 

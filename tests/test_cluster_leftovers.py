@@ -12,8 +12,8 @@ import json
 import pytest
 
 from scripts.fleet.fleet import read_reports
+from tests.isolate_fakes import NODES, _isolate
 from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, history_events, install_fake
-from tests.test_isolate_runner import NODES, _isolate
 from verify.prolog import cli, slurm
 
 
