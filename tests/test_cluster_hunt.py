@@ -152,3 +152,27 @@ def test_the_breaker_counts_our_drain_however_slurm_cases_its_state(tmp_path, mo
     _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
     assert cli.main([*_args(tmp_path), "--breaker", "0.25"], PROLOG_ENV) == 0
     assert fake.nodes["n1"][0] == "idle"
+
+
+@pytest.mark.unit
+def test_under_prolog_a_drain_scontrol_refused_is_not_a_drain_slurm_does_unbreakered(tmp_path, monkeypatch, capsys):
+    """Class 2 (Slurm's prolog semantics; NVSentinel's breaker): a drain scontrol refused (a slurmctld too busy to
+    answer every prolog of a bad roll-out) exited 1 under Prolog=, and Slurm drained the node itself ("Prolog
+    error"): a drain no breaker counts and make undrain cannot return. Now not drained (exit 0), said with Slurm's
+    answer, `drain-refused` in the history; a first step still fails its job (exit 1)."""
+    import json
+
+    from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, _verify_writes, history_events, install_fake
+    from verify.prolog import cli, slurm
+    fake = install_fake(monkeypatch)
+
+    def busy(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        if argv[1:2] == ["update"] and "state=drain" in argv:
+            return 1, "slurm_update error: Socket timed out on send/recv operation"
+        return fake.run(argv, dry_run, quiet)
+    monkeypatch.setattr(slurm, "run", busy)
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
+    assert "the drain failed" in capsys.readouterr().err and fake.nodes["n1"][0] == "idle"
+    assert history_events(tmp_path)[-1] == ("drain-refused", "GPU_LOST")
+    assert cli.main(_args(tmp_path), STEP_ENV) == 1                       # a first step: the job fails
