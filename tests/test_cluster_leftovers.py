@@ -127,3 +127,18 @@ def test_an_explicit_empty_metrics_folder_is_no_metrics_in_the_trace_of_a_bad_se
     env = {**PROLOG_ENV, "TORCHIMAGES_METRICS_DIR": str(tmp_path / "metrics")}
     assert cli.main([*_args(tmp_path), "--metrics-dir", "", "--budget", "never"], env) == 0
     assert not (tmp_path / "metrics").exists() and history_events(tmp_path) == [("not-assessed", "CONFIG_ERROR")]
+
+
+@pytest.mark.host
+def test_an_earlier_fleet_report_of_a_job_folder_is_no_invalid_report_of_its_parent(tmp_path):
+    """`make fleet-report DIR=jobs/1234` wrote jobs/1234/fleet.json; `make fleet-report DIR=jobs` then listed it as
+    an invalid verify report (only DIR/fleet.json was known as ours): a fleet that never passed on a file of ours.
+    Skipped at any depth, by its shape as before."""
+    from scripts.fleet.fleet import fleet, write_fleet
+    job = tmp_path / "jobs" / "1234"
+    job.mkdir(parents=True)
+    _isolate(job, NODES[:2], {})                # some files to report on (the pairs' reports, invalid: made up)
+    write_fleet(fleet(job))
+    assert (job / "fleet.json").is_file()
+    _, invalid = read_reports(tmp_path / "jobs")
+    assert "1234/fleet.json" not in [name for name, _ in invalid], invalid

@@ -88,7 +88,7 @@ def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, 
             for n, block in enumerate(_blocks(text), 1):
                 _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s)
             continue
-        _take(name, text, validators, valid, invalid, ours=name == FLEET_JSON, skew_s=skew_s,
+        _take(name, text, validators, valid, invalid, ours=path.name == FLEET_JSON, skew_s=skew_s,
               isolate=path.name == ISOLATE_JSON)
     return valid, invalid
 
