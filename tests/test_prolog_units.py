@@ -187,7 +187,8 @@ def test_mode_and_defaults_come_from_slurm_s_environment():
 
 def test_a_node_name_is_one_node():
     assert slurm.node_problem("gpu-node-07.rack3") is None and slurm.node_problem("n1") is None
-    for bad in ("n[1-64]", "n1,n2", "n1 n2", "", "-x", "n1;reboot", "a" * 70, "n\n1"):
+    assert slurm.node_problem("a" * 70) is None       # a NodeName may be fully qualified (slurm.conf): past 63
+    for bad in ("n[1-64]", "n1,n2", "n1 n2", "", "-x", "n1;reboot", "a" * 201, "n1\n", "n\n1"):
         assert slurm.node_problem(bad), bad
 
 

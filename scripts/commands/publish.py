@@ -144,7 +144,7 @@ def _split_age(settings: Settings, requirements: list[Any]) -> tuple[list[Any], 
 def _unmet(summary: object, requirements: Sequence[Any]) -> list[str]:
     """What REQUIRE misses in the newest trusted attestation among those REQUIRE's node= and signer= select (the
     newest evidence wins: an older attestation that would meet it does not)."""
-    from ..fleet.gate import SELECTORS, unmet
+    from ..fleet.gate import SELECTORS, node_spelling, unmet
     from ..publish.report import Summary
     assert isinstance(summary, Summary)
 
@@ -154,7 +154,10 @@ def _unmet(summary: object, requirements: Sequence[Any]) -> list[str]:
     candidates = [a for a in summary.attestations if not unmet(selectors, facts(a))]
     scope = f" of {' '.join(map(str, selectors))}" if selectors else ""
     if not candidates:
-        return [f"{requirements[0]} (no trusted attestation{scope}: {summary.reason or 'none matches'})"]
+        hints = [h for r in selectors if r.key == "node" and (h := node_spelling(
+            r.value, (str(a.host.get("node")) for a in summary.attestations)))]
+        why = "; ".join([summary.reason or "none matches", *hints])
+        return [f"{requirements[0]} (no trusted attestation{scope}: {why})"]
     newest = candidates[0]
     if newest.problem:
         return [f"{requirements[0]} (the newest trusted attestation{scope} is not believed: {newest.problem})"]

@@ -75,6 +75,18 @@ def parse_require(text: str) -> list[Requirement]:
     return found
 
 
+def node_spelling(wanted: str, nodes: Iterable[str]) -> str | None:
+    """The hint when REQUIRE's node= selects nothing but an attestation names the same first label (n7 against
+    n7.cluster.example, or the reverse), or None. Never a match: a short name is not its FQDN (RFC 1035: n7 may be
+    n7 of any domain), so another cluster's n7 never decides; the hint says how the attestations spell it."""
+    label = node_key(wanted).split(".", 1)[0]
+    near = sorted({n for n in nodes if node_key(n).split(".", 1)[0] == label and node_key(n) != node_key(wanted)})
+    if not near:
+        return None
+    return (f"node= is one host name as the attestation spells it, up to case (a short name is not its fully "
+            f"qualified one); the attestations name {', '.join(near[:3])}: give node={near[0]} if that is this host")
+
+
 def compare(found: tuple[int, ...], op: str, wanted: tuple[int, ...]) -> bool:
     """Version comparison on the parts given: driver>=570 is met by 570.86.10 (570 == 570), =13.0 by 13.0.2."""
     width = len(wanted)

@@ -24,6 +24,7 @@ SCHEMA = 1
 EVENTS = ("pass", "fault", "not-assessed", "drain", "drain-refused", "resume", "resume-refused", "inspect")
 WINDOW_S = 7 * 86400.0          # the prolog's flap window (--flap-days, default 7)
 MAX_BYTES = 16 << 20            # years of events; a larger file is not a history
+MAX_NAMES = 100_000             # names in STATE/history: one file (and a lock) per node of the largest cluster
 
 
 @dataclass
@@ -131,6 +132,25 @@ def read_one(state: Path, node: str, now: float, window_s: float = WINDOW_S) -> 
     return judge(parse(node, file, text), now, window_s)
 
 
+def _listed(state: Path, folder: Path) -> list[str]:
+    """The node of each history file, bounded: a folder that cannot be listed is said (Path.glob returned nothing
+    for it, and every node that has only a history vanished from the report), as is one past MAX_NAMES names (each
+    would be read whole: the listing, the reads and their events had no bound)."""
+    names: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries, 1):
+                if count > MAX_NAMES:
+                    raise UserError(f"STATE_DIR={state}: more than {MAX_NAMES:,} names in its history folder, more "
+                                    "than one a node of any cluster: not the prolog's history; give its --state-dir")
+                if entry.name.endswith(".jsonl") and not entry.name.startswith("."):
+                    names.append(entry.name[:-len(".jsonl")])
+    except OSError as exc:
+        raise UserError(f"STATE_DIR={state}: its history folder cannot be listed ({exc.strerror or exc}): run it as "
+                        "a user who may read it, or leave STATE_DIR empty to skip the drain history") from None
+    return sorted(names)
+
+
 def read_state(state: Path, nodes: list[str], now: float | None = None,
                window_s: float = WINDOW_S) -> dict[str, NodeHistory]:
     """node → its history, for the given nodes and every node with a history file; UserError when STATE_DIR is no
@@ -140,8 +160,7 @@ def read_state(state: Path, nodes: list[str], now: float | None = None,
                         f"/var/lib/torchimages), or leave STATE_DIR empty to skip the drain history")
     now = time.time() if now is None else now
     folder = state / "history"
-    listed = sorted(p.stem for p in folder.glob("*.jsonl") if not p.name.startswith(".")) \
-        if folder.is_dir() else []
+    listed = _listed(state, folder) if folder.is_dir() else []
     # one host however it is spelt (DNS names are case-insensitive): a report's n1 reads the prolog's N1.jsonl, and
     # N1 beside n1 is one row, named as the reports spell it
     spelt: dict[str, str] = {}

@@ -34,6 +34,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .plausible import node_key
+
 SLOW_BELOW = 0.5        # below half the (upper) median passing pair is slow: a shared host's noise stays above it
 PASS, SLOW, FAIL = "pass", "slow", "fail"
 CONFIRM = 2             # a node is named after slow or failing pairs with this many different known-good partners
@@ -136,8 +138,13 @@ def max_rounds(count: int) -> int:
 
 def first_round(nodes: Sequence[str]) -> list[tuple[str, str]]:
     """n1+n2, n3+n4, ...; an odd last node waits for the next round."""
-    if len(set(nodes)) != len(nodes):
-        raise ValueError(f"a node is named twice: {sorted(n for n in set(nodes) if list(nodes).count(n) > 1)}")
+    # one host however it is spelt (DNS: N1, n1 and n1. are one): a host paired with itself all-reduces over its
+    # own links and would pass as the known-good reference that clears its partners
+    spellings: dict[str, list[str]] = {}
+    for n in nodes:
+        spellings.setdefault(node_key(n), []).append(n)
+    if twice := sorted(", ".join(v) for v in spellings.values() if len(v) > 1):
+        raise ValueError(f"a node is named twice: {twice}")
     if len(nodes) < 2:
         raise ValueError("isolation needs at least two nodes: a pair")
     return [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]

@@ -26,9 +26,10 @@ from typing import Any
 from ..errors import UserError, one_line
 from ..fsutil import atomic_write, read_bounded
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
+from .model import ISOLATE_KIND
 from .plausible import BUSBW_MAX_GBPS, NODE_NAME, report_problem
 
-KIND = "torchimages-isolate"
+KIND = ISOLATE_KIND
 STEP_TIMEOUT_S = 300.0      # a pair's step ends here (TORCHIMAGES_ISOLATE_TIMEOUT overrides): a hang is a failure
 NOT_EXERCISED = "NCCL_NOT_EXERCISED"    # a CPU pair over gloo: its figure is real, its check only says "no GPU"
 TIMEOUT_MAX_S = 86400.0     # a pair's step: a day is past any all-reduce (and the batch script's own --time)
@@ -64,6 +65,11 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         return Outcome(nodes, False, None, f"no valid bus bandwidth ({str(busbw)[:24]}; 0 to {BUSBW_MAX_GBPS:g} GB/s)", took)
     if wrong != 0:
         return Outcome(nodes, False, None, f"{wrong!r} wrong element(s)", took)
+    if status != 0:
+        # verify exits 0 on a pass or a warning on each node: a step that exited otherwise failed on one of the two
+        # (a rank that crashed after the all-reduce, a node's torchrun that never joined), whatever the report says
+        return Outcome(nodes, False, None, f"the step exited {status} though its report passes: a node's part failed",
+                       took)
     return Outcome(nodes, True, float(busbw), "", took)
 
 

@@ -13,6 +13,9 @@ from .history import NodeHistory
 
 FLEET_JSON = "fleet.json"
 FLEET_KIND = "torchimages-fleet-report"
+# make isolate's answer, written beside the pairs' reports (scripts/fleet/isolate_run.py): ours, never a node's report
+ISOLATE_JSON = "isolate.json"
+ISOLATE_KIND = "torchimages-isolate"
 OUTLIER_BELOW = 0.8        # a figure below 0.8x its model's fleet median is an outlier
 SLOW_START = 1.5           # a time to first step above 1.5x the fleet median is slow
 MIN_NODES = 3              # a median of fewer nodes says nothing about which one is off

@@ -15,7 +15,17 @@ import jsonschema
 from ..durations import parse_time, shown
 from ..errors import UserError, one_line
 from ..fsutil import TooLarge, read_bounded
-from .model import CLOCK_SKEW_S, EARLIEST_CREATED, FLEET_JSON, FLEET_KIND, IMPOSSIBLE, MAX_BYTES, SCHEMAS
+from .model import (
+    CLOCK_SKEW_S,
+    EARLIEST_CREATED,
+    FLEET_JSON,
+    FLEET_KIND,
+    IMPOSSIBLE,
+    ISOLATE_JSON,
+    ISOLATE_KIND,
+    MAX_BYTES,
+    SCHEMAS,
+)
 from .nodes import _named
 from .plausible import NODE_NAME, report_problem
 from .walk import _blocks, walk
@@ -75,7 +85,8 @@ def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, 
             for n, block in enumerate(_blocks(text), 1):
                 _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s)
             continue
-        _take(name, text, validators, valid, invalid, ours=name == FLEET_JSON, skew_s=skew_s)
+        _take(name, text, validators, valid, invalid, ours=path.name == FLEET_JSON, skew_s=skew_s,
+              isolate=path.name == ISOLATE_JSON)
     return valid, invalid
 
 
@@ -85,9 +96,15 @@ def is_fleet_report(doc: Any) -> bool:
         and "checks" not in doc and isinstance(doc.get("nodes"), list)
 
 
+def is_isolate_answer(doc: Any) -> bool:
+    """The shape make isolate writes as its answer (isolate_run.decision_json): a verify report is never one."""
+    return isinstance(doc, dict) and doc.get("kind") == ISOLATE_KIND and "schema_version" not in doc \
+        and "checks" not in doc and isinstance(doc.get("pairs"), list)
+
+
 def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Validator],
           valid: list[tuple[str, dict[str, Any]]], invalid: list[tuple[str, str]], ours: bool = False,
-          skew_s: float = CLOCK_SKEW_S) -> None:
+          skew_s: float = CLOCK_SKEW_S, isolate: bool = False) -> None:
     try:
         doc = json.loads(text)
     except ValueError as exc:
@@ -98,6 +115,8 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
         return
     if ours and is_fleet_report(doc):
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
+    if isolate and is_isolate_answer(doc):
+        return                              # make isolate's answer beside its pairs' reports: not a node's
     why = _why_invalid(doc, validators) or _impossible(doc) or _forged(doc) \
         or _created_problem(doc, skew_s) or _not_a_node_now(doc)
     if why:
@@ -116,6 +135,8 @@ def _impossible(doc: dict[str, Any]) -> str | None:
             limit = IMPOSSIBLE.get(str(m.get("unit"))) if isinstance(m, dict) else None
             if isinstance(value, float) and not math.isfinite(value):      # verify judges no figure that is not
                 return f"{check.get('name')}.{metric} = {value} is not a finite number: a forged or corrupt report"
+            if why := _device_count_problem(check, metric, value):
+                return why
             if limit is None or not isinstance(value, (int, float)) or isinstance(value, bool):
                 continue
             if value > limit or value != value:
@@ -124,6 +145,22 @@ def _impossible(doc: dict[str, Any]) -> str | None:
             if value < 0:
                 return (f"{check.get('name')}.{metric} = {value:g} {m.get('unit')} is negative: no rate is; a forged "
                         f"or corrupt report, not compared")
+    return None
+
+
+# the gpu check's device counts: whole numbers, at most verify's own ceiling (verify/prolog/verdict.py MAX_DEVICES, as
+# the prolog refuses them); 8.5 or a billion GPUs is no count any node gave
+DEVICE_COUNTS = ("nvml_devices", "torch_devices")
+MAX_DEVICES = 4096
+
+
+def _device_count_problem(check: dict[str, Any], metric: str, value: Any) -> str | None:
+    if check.get("name") != "gpu" or metric not in DEVICE_COUNTS or isinstance(value, bool) \
+            or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    if value != int(value) or not 0 <= value <= MAX_DEVICES:
+        return (f"gpu.{metric} = {value:g} is no count of devices (a whole number, 0 to {MAX_DEVICES}): a forged or "
+                "corrupt report, not counted")
     return None
 
 

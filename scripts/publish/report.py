@@ -215,7 +215,7 @@ def fetch_report(text: str, trust: list[Trusted], creds: Credentials | None = No
             summary.rejected.append(f"{short}: {exc}")
         except UserError as exc:        # this artifact's fetch failed (bad content, a 500, the deadline)
             summary.rejected.append(f"{short}: not read ({exc.shown()})")
-    summary.attestations.sort(key=lambda a: _when(a.attested), reverse=True)
+    order(summary)
     refuse_future(summary, skew_s)
     if "sbom" in newest:
         summary.sbom = _sbom_facts(*newest["sbom"])
@@ -277,10 +277,13 @@ def _provenance_facts(art: str, doc: dict[str, Any]) -> dict[str, Any]:
     return {"digest": art, "commit": commit, "builder": builder.get("id"), "inputs": len(deps)}
 
 
-def _when(attested: str) -> float:
-    """An attestation's time for ordering (unreadable: oldest of all)."""
-    when = parse_time(attested)
-    return when.timestamp() if when else float("-inf")
+def order(summary: Summary) -> None:
+    """Newest first, by the signed time, else by its report's `created` (a time the signer garbled is no reason to
+    rank it oldest: a failing attestation newer than a pass would be outranked by it); neither readable: oldest."""
+    def when(a: Attestation) -> float:
+        found = parse_time(a.attested) or parse_time(a.report.get("created"))
+        return found.timestamp() if found else float("-inf")
+    summary.attestations.sort(key=when, reverse=True)
 
 
 def _decide(summary: Summary, any_descriptors: bool) -> None:
@@ -315,6 +318,11 @@ def refuse_future(summary: Summary, skew_s: float = CLOCK_SKEW_S, now: datetime 
     for a in summary.attestations:
         if a.problem is None:
             a.problem = future_problem(a, skew_s, now)
+        if a.problem is None and parse_time(a.attested) is None:
+            # make attest signs an RFC 3339 time: without one the evidence has no time to be judged by (MAX_AGE,
+            # the newest-wins rule), so it is not believed, and being the newest by its report it decides NO
+            a.problem = (f"its signed time {clean(a.attested, 40) or '(none)'} is no RFC 3339 time: not believed "
+                         "(attest again)")
 
 
 def age_s(attestation: Attestation, now: datetime | None = None) -> float | None:

@@ -294,9 +294,10 @@ def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, start
 
 
 def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
-    # the first of these that is one node name: a bad --node (a hostlist typed in slurm.conf) is itself the setting
-    # this trace must show, so it falls back to Slurm's name for the node, then the host's
-    names = (_value(argv, "--node"), env.get("SLURMD_NODENAME"), socket.gethostname().split(".")[0])
+    # the first of these that is one node name: Slurm's name for the node this runs on first (a --node copied into
+    # slurm.conf's Prolog= line, n2 on every node, is itself the setting this trace must show: its trace went into
+    # n2's history and metrics from every other node), then --node (a step run by hand), then the host's
+    names = (env.get("SLURMD_NODENAME"), _value(argv, "--node"), socket.gethostname().split(".")[0])
     node = next((n for n in names if n and not slurm.node_problem(n)), None)
     if node is None:
         return
@@ -306,7 +307,8 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
             _say(failed)
     except ValueError:
         pass
-    where = _value(argv, "--metrics-dir") or env.get("TORCHIMAGES_METRICS_DIR")
+    given = _value(argv, "--metrics-dir")      # an explicit '' is no metrics, as the run itself reads it
+    where = given if given is not None else env.get("TORCHIMAGES_METRICS_DIR")
     if where and os.path.isabs(where):
         outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None,
                                    "exit": 0 if _as_prolog(argv, env) else 3, "duration_s": time.time() - started,

@@ -256,6 +256,7 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     if partition and slurm.node_problem(partition):
         raise UsageError(f"partition {partition!r} is not one partition name")
     metrics_dir = args.metrics_dir if args.metrics_dir is not None else env.get("TORCHIMAGES_METRICS_DIR") or None
+    unset_metrics = args.metrics_dir == ""      # given, and empty: a setting of ours, said (no metrics is no default)
     if metrics_dir:
         metrics_dir = _folder(metrics_dir, ("TORCHIMAGES_METRICS_DIR", "--metrics-dir")[args.metrics_dir is not None],
                               gate)
@@ -272,4 +273,9 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     cfg.notes += misspelt(env)
+    if unset_metrics:
+        # an empty --metrics-dir (a slurm.conf line whose variable expanded to nothing) writes no metrics: said, so a
+        # fleet whose node_exporter shows nothing of the prolog is not read as a fleet of silent passes
+        cfg.notes.append("--metrics-dir is empty: no metrics are written (give node_exporter's textfile collector "
+                         "folder, or drop the option)")
     return cfg

@@ -96,7 +96,11 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: boo
     if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}"):
         _note(cfg, "drain-refused", v.code, refused)
         _close(cfg, f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
-        return EXIT_FAULT
+        # under Prolog= exit 1 would have Slurm drain the node itself ("Prolog error"): a drain without our reason,
+        # which no breaker counts (a busy slurmctld refusing every prolog's scontrol of a bad roll-out drained the
+        # partition that way) and make undrain cannot return; not drained, the kernel log's evidence still held. A
+        # first step still fails its job (exit 1): that is no drain
+        return EXIT_BREAKER if cfg.under_prolog or cfg.mode == "prolog" else EXIT_FAULT
     return _recount(cfg, v, report, last_try)
 
 

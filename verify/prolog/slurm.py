@@ -24,8 +24,12 @@ from .verdict import REASON_PREFIX, one_line
 REASON_MAX = 200
 _REASON = re.compile(r"^torchimages:([A-Z][A-Z0-9_]{1,47}) #(\d{1,12})\.([0-9a-f]{10})(?: |$)")
 
-# one node: a hostlist (`n[1-64]`, `a,b`) would make scontrol act on many
-_NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+# one node: a hostlist (`n[1-64]`, `a,b`) would make scontrol act on many. Slurm's NodeName may be a fully qualified
+# name (slurm.conf), longer than one 63-character DNS label: refusing one left every prolog of such a cluster
+# ungated. NODE_MAX keeps each file named after the node within NAME_MAX (255; the longest is the metrics' temp file,
+# .tmp-torchimages_<node>.prom-XXXXXXXX: 31 more)
+NODE_MAX = 200
+_NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")     # whole: `$` alone lets "n1\n" through
 TIMEOUT_S = 60.0
 OUTPUT_CAP = 16 << 20           # bytes a Slurm command may print (sinfo of 100,000 nodes is a few MiB)
 # the seconds a Slurm command may take now: the prolog sets it to what is left of its cap (None: TIMEOUT_S)
@@ -33,7 +37,10 @@ limit: Callable[[], float] | None = None
 
 
 def node_problem(name: str) -> str | None:
-    if _NODE.match(name):
+    if len(name) > NODE_MAX:
+        return (f"node name {name[:40]!r}... is {len(name)} characters: more than the {NODE_MAX} the prolog's state "
+                "files can be named after (a DNS name, FQDN included, is rarely over 100)")
+    if _NODE.fullmatch(name):
         return None
     return (f"node name {name!r} is not one node name (letters, digits, '-', '_', '.'); a hostlist such as "
             f"n[1-64] or a,b would make scontrol act on many nodes")
@@ -47,7 +54,7 @@ class NodeRow:
 
     @property
     def drained(self) -> bool:
-        return "drain" in self.state
+        return "drain" in self.state.lower()    # sinfo writes drained, scontrol DRAIN: one state however it is cased
 
     @property
     def ours(self) -> bool:
