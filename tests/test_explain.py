@@ -75,9 +75,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     # Eighteenth and nineteenth batches: the rule kept, or what decides it outside the excerpt.
     "ibstatus-four-ib-hcas-down-disabled-lid-0xffff-beside-ethernet-port-disabled-cuda-999-node": "translator: fabric "
         "warn (the listing is cut); verify: fail, every InfiniBand port shown is down",
-    "h800-hgx-x8-nccl-nvls-requested-multicast-not-available-0-nvls-channels": "translator: nccl warn NVLS_NOT_USED "
-        "(host; an H800 SXM behind NVSwitches, from the model); verify explain: the excerpt shows no NVSwitch, so NVLS "
-        "is not expected (an H800 board need not have switches)",
     "rtx4090-x4-allreduce-hangs-at-using-devices-nvidia-smi-hangs-until-reboot": "translator: nccl fail NCCL_TIMEOUT "
         "(host; the hang and nvidia-smi's are in the poster's prose); verify explain: a command line and a header, "
         "nothing to judge",

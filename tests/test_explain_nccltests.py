@@ -7,7 +7,7 @@ import pytest
 
 from tests.helpers import ROOT
 from verify import explain as ex
-from verify.explain import nccltests
+from verify.explain import nccl, nccltests
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
@@ -36,7 +36,7 @@ SRUN = """# nThread 1 nGpus 1 minBytes 536870912 maxBytes 8589934592 step: 2(fac
 
 
 def test_the_device_lines_give_ranks_nodes_and_the_gpu():
-    assert nccltests._ranks(SRUN) == (4, 2, "NVIDIA H100 80GB HBM3")
+    assert nccl.ranks(SRUN) == (4, 2, "NVIDIA H100 80GB HBM3")
 
 
 # https://github.com/aws/aws-k8s-tester/pull/503 (Open MPI --tag-output on p5.48xlarge): every line `[1,0]<stdout>:`

@@ -15,10 +15,15 @@ tests/test_explain.py).
 - CUDA's `busy or unavailable` (46) beside GPUs in an exclusive compute mode is another process holding the GPU
   (the job's placement, fail, owner job); in compute mode Prohibited it is the node's setting (host). The compute
   mode is a fact (`compute_mode`: NVML, `nvidia-smi -q`, the table's `Compute M.` column, the CSV query).
+- Eight GPUs of a model only built on NVSwitch boards (HGX H100/H800/H200/H20/B200) in one node's run are behind
+  NVSwitches though the record does not say so: NVLS is expected (its NVLS_NOT_USED judged); nccl-tests' device
+  lines give an NCCL INFO log its ranks, nodes and GPU.
 - CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
   error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
 """
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -173,3 +178,13 @@ def test_nvidia_smi_q_s_compute_mode_is_read(word, mode):
     from verify.explain import smi
     text = f"GPU 00000000:04:00.0\n    Product Name : Tesla K40m\n    Compute Mode : {word}\n"
     assert smi.parse(text)["devices"][0].get("compute_mode") == mode
+
+
+@pytest.mark.parametrize("gpu, ranks, expected", [("NVIDIA H800", 8, True), ("NVIDIA H100 80GB HBM3", 8, True),
+                                                  ("NVIDIA H800 PCIe", 8, False), ("NVIDIA H200 NVL", 8, False),
+                                                  ("NVIDIA H800", 4, False), ("NVIDIA A100-SXM4-80GB", 8, False)])
+def test_eight_gpus_of_an_hgx_only_model_are_behind_nvswitches_handmade(gpu, ranks, expected):
+    from verify.checks.nccl import bandwidth
+    facts: Any = {"nvswitch": None, "nodes": 1, "world_size": ranks, "device_name": gpu, "nccl_version": "2.21.5"}
+    assert bandwidth.nvls_expected(facts) is expected
+    assert bandwidth.nvls_expected({**facts, "nvswitch": False}) is False      # a record that says no switch wins

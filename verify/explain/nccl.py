@@ -162,9 +162,28 @@ def _error(text: str) -> str | None:
     return f"init: {'; '.join(traces[:4])}"
 
 
+# nccl-tests' device lines: `#  Rank 0 Group 0 Pid 33347 on host device 0 [0x0f] NVIDIA H800`
+DEVICE_LINE = re.compile(r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s+(.+?)\s*$",
+                   re.MULTILINE)
+
+
+def ranks(text: str) -> tuple[int | None, int | None, str | None]:
+    """(world size, nodes, GPU name) from the device lines; a rank printed twice (mpirun's output per process) is one."""
+    seen: dict[int, tuple[str, str]] = {}
+    for m in DEVICE_LINE.finditer(text):
+        seen.setdefault(int(m.group(1)), (m.group(3), m.group(5)))
+    if not seen:
+        return None, None, None
+    names = {name for _, name in seen.values()}
+    return len(seen), len({host for host, _ in seen.values()}), names.pop() if len(names) == 1 else None
+
+
 def parse(text: str) -> dict[str, Any]:
     version = _VERSION.search(text)
     error = _error(text)
     world, nodes = _sizes(text)
+    # nccl-tests' `#  Rank N ... on <host> device D [bus] <GPU>` lines above the log: its ranks, nodes and GPU
+    listed, on, gpu = ranks(text)
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
-            "world_size": world, "nodes": nodes, "nccl_log": _log(text)}
+            "world_size": world or listed, "nodes": nodes if world else on, "nccl_log": _log(text),
+            **({"device_name": gpu} if gpu else {})}

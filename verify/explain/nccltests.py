@@ -14,8 +14,6 @@ from . import nccl
 
 # src/util.cu (2.13+): `#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s`; before Group was added
 # (2.0-2.10): `#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s`; srun/mpirun may put a prefix before the `#`
-_RANK = re.compile(r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s+(.+?)\s*$",
-                   re.MULTILINE)
 # the table's column line: `#       size         count      type   redop    root     time   algbw   busbw #wrong ...`
 # (nccl-tests of 2018-2020 printed it without the `#`)
 _HEAD = re.compile(r"(?:#|^|:)\s*size\s+count\s+type\b(.*)$", re.MULTILINE)
@@ -31,18 +29,7 @@ _TYPE = re.compile(r"^(?:u?int\d+|half|float\d*|double|bfloat16|f8e\dm\d|fp8\w*|
 
 def detect(text: str) -> bool:
     """nccl-tests' table: its column line, or the footer beside the device lines (a table cut before its head)."""
-    return bool(_HEAD.search(text) or (_RANK.search(text) and _OOB.search(text)))
-
-
-def _ranks(text: str) -> tuple[int | None, int | None, str | None]:
-    """(world size, nodes, GPU name) from the device lines; a rank printed twice (mpirun's output per process) is one."""
-    seen: dict[int, tuple[str, str]] = {}
-    for m in _RANK.finditer(text):
-        seen.setdefault(int(m.group(1)), (m.group(3), m.group(5)))
-    if not seen:
-        return None, None, None
-    names = {name for _, name in seen.values()}
-    return len(seen), len({host for host, _ in seen.values()}), names.pop() if len(names) == 1 else None
+    return bool(_HEAD.search(text) or (nccl.DEVICE_LINE.search(text) and _OOB.search(text)))
 
 
 def _value(token: str) -> float | None:
@@ -131,7 +118,7 @@ def _sizes(rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
 
 def parse(text: str) -> dict[str, Any]:
     facts = nccl.parse(text)                 # NCCL's own lines, where the output has them: version, network, error
-    world, nodes, gpu = _ranks(text)
+    world, nodes, gpu = nccl.ranks(text)
     programs = set(_PROGRAM.findall(text))
     program = programs.pop() if len(programs) == 1 else None
     head = _HEAD.search(text)

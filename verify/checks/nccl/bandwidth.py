@@ -42,7 +42,20 @@ def nvls_expected(facts: NcclFacts) -> bool:
     proof = (facts.get("nccl_log") or {}).get("proof") or []
     knows = _version_at_least(version, NVLS_FROM) or (version is None and any(
         _NVLS_CHANNELS.search(str(line)) for line in proof))
-    return (facts.get("nvswitch") is True and knows and facts.get("nodes") == 1 and (facts.get("world_size") or 0) > 1)
+    switched = facts.get("nvswitch") is True or (facts.get("nvswitch") is None and hgx_eight(facts))
+    return (switched and knows and facts.get("nodes") == 1 and (facts.get("world_size") or 0) > 1)
+
+
+# Hopper and Blackwell GPUs whose eight-GPU boards are only built around NVSwitches (HGX H100/H800/H200/H20/B200/B300;
+# the PCIe and NVL cards have other names, and a four-GPU HGX board has no switch): eight ranks of one on one node
+# are behind third-generation NVSwitches or later, where NVLS exists
+_HGX_ONLY = re.compile(r"^NVIDIA (?:H100 80GB HBM3|H100 SXM5?(?: \d+GB)?|H800|H200|H20|B200|B300)$")
+
+
+def hgx_eight(facts: NcclFacts) -> bool:
+    """Whether the record shows eight GPUs of an HGX-only model on one node (NVSwitches, though not recorded)."""
+    return facts.get("nodes") == 1 and facts.get("world_size") == 8 and \
+        bool(_HGX_ONLY.match(str(facts.get("device_name") or "").strip()))
 
 
 def nvls_not_used(facts: NcclFacts, found: Findings) -> None:
