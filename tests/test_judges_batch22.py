@@ -18,6 +18,10 @@ tests/test_explain.py).
 - Eight GPUs of a model only built on NVSwitch boards (HGX H100/H800/H200/H20/B200) in one node's run are behind
   NVSwitches though the record does not say so: NVLS is expected (its NVLS_NOT_USED judged); nccl-tests' device
   lines give an NCCL INFO log its ranks, nodes and GPU.
+- NCCL's `message truncated : receiving N bytes instead of M` (socket and IB) is the ranks disagreeing on a collective's
+  size or NCCL_* settings: the job's; work requests flushed (status 5) with no other completion error are still the
+  transport failing between the nodes (host); `NET/IB : mlx5_1:1 Got async event` (2.19+ names the device) is read;
+  nccl-tests' `mpirun -np N ... -g G` launch line gives a table without device lines its world size.
 - CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
   error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
 """
@@ -189,3 +193,37 @@ def test_eight_gpus_of_an_hgx_only_model_are_behind_nvswitches_handmade(gpu, ran
     assert bandwidth.nvls_expected(facts) is expected
     said: Any = {**facts, "nvswitch": False}
     assert bandwidth.nvls_expected(said) is False      # a record that says no switch wins
+
+
+FAILED_AT = "h:1:2 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n"
+
+
+@pytest.mark.parametrize("line, owner, said", [
+    ("h:1:3 [1] transport/net_socket.cc:488 NCCL WARN NET/Socket : peer 10.0.5.194<41988> message truncated : "
+     "receiving 4 bytes instead of 2. If you believe your socket network is in healthy state, there may be a mismatch",
+     "job", "the job's"),
+    ("h:1:3 [1] transport/net_ib.cc:1400 NCCL WARN NET/IB : Message truncated : received 8192 bytes instead of 4096",
+     "job", "the job's"),
+    ("h:1:3 [0] ib_plugin.c:1007 NCCL WARN NET/IB : Got completion from peer 10.1.32.3<42519> with error 5, opcode 0, "
+     "len 0, vendor err 249", "host", "flushed"),
+    ("h:1:3 [0] transport/net_ib.cc:100 NCCL WARN NET/IB : mlx5_1:1 Got async event : local catastrophic error",
+     "host", "adapter reported an error"),
+], ids=["socket-truncated", "ib-truncated", "flushed-only", "async-event-named-device"])
+def test_what_nccl_s_transport_warnings_say_is_owned_by_their_cause_handmade(line, owner, said):
+    text = FAILED_AT + line + "\nh:1:2 [0] NCCL INFO transport/net.cc:1117 -> 6\n" \
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error\n"
+    r = ex.explain_text(text, "nccl.log", Options())
+    assert (r.name, r.status, r.code, r.owner) == ("nccl", "fail", "NCCL_FAILED", owner), r.summary
+    assert said in r.summary
+
+
+def test_an_nccl_tests_table_without_device_lines_takes_its_world_from_the_launch_line():
+    from verify.explain import nccltests
+    head = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+    row = "    33554432       8388608     float     sum      -1    812.3   41.31   41.31      0    808.2   41.52   41.52      0\n"
+    launched = "$ mpirun --allow-run-as-root -x NCCL_DEBUG=INFO -np 2 ./all_reduce_perf -b 2M -e 16G -f 2 -g 1\n"
+    facts = nccltests.parse(launched + head + row)
+    assert facts["world_size"] == 2 and facts["sizes"] and facts["nodes"] is None
+    assert nccltests.parse(launched.replace("-g 1", "-g 4") + head + row)["world_size"] == 8
+    bare = nccltests.parse("$ ./build/all_reduce_perf -b 32M -e 32M\n" + head + row)
+    assert bare["sizes"] is None and "its ranks not shown" in bare["mode"]       # no figure judged on no world size

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from . import nccl
+from .said import printed
 
 # src/util.cu (2.13+): `#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s`; before Group was added
 # (2.0-2.10): `#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s`; srun/mpirun may put a prefix before the `#`
@@ -71,6 +72,21 @@ def _rows(text: str, columns: str) -> list[dict[str, Any]]:
 _HEADLESS = " count type redop root time algbw busbw #wrong time algbw busbw #wrong"
 
 
+# the launch line above the table (`mpirun ... -np 2 ./all_reduce_perf -b 2M ... -g 1`): ranks x GPUs per rank
+_LAUNCH = re.compile(r"\b(?:mpirun|mpiexec|orterun)\b[^\n]*?\s(?:-np|-n|--np|-c)\s+(\d{1,5})\b[^\n]*?\w+_perf\b([^\n]*)")
+_GPUS = re.compile(r"\s(?:-g|--ngpus)\s+(\d{1,3})\b")
+
+
+def _launched(text: str) -> int | None:
+    """The world size the launch line gives (nccl-tests' `-g` GPUs per process, 1 unless given), or None."""
+    found = printed(_LAUNCH, text)
+    if not found:
+        return None
+    gpus = _GPUS.search(found.group(2))
+    world = int(found.group(1)) * (int(gpus.group(1)) if gpus else 1)
+    return world if 0 < world <= 1 << 16 else None
+
+
 def _implied_world(rows: list[dict[str, Any]]) -> int | None:
     """The world size an all-reduce's figures imply (busbw = algbw x 2(n-1)/n: n = 2 / (2 - busbw/algbw)), where every
     row large enough to tell gives the same n; a ratio of 1 or less is another collective's (or one rank's)."""
@@ -128,10 +144,14 @@ def parse(text: str) -> dict[str, Any]:
         rows = [r for r in rows if r["out"][3] is not None and float(r["out"][3]).is_integer()
                 and r["in"][3] is not None and float(r["in"][3]).is_integer()]
     counted = "#wrong" in columns            # before #wrong the column was `error`: a deviation, not a count
+    if world is None and (launched := _launched(text)):
+        world = launched                     # no device lines: the launch line's ranks (nodes unknown)
     if rows and not program and (implied := _implied_world(rows)) and implied > (world or 0):
         world, nodes = implied, None         # the device lines were trimmed: the figures say how many ranks
     all_reduce = counted and _all_reduce(program, rows, world or facts.get("world_size"))
     sizes = _sizes(rows) if all_reduce else None
+    if sizes and not (world or facts.get("world_size")):
+        sizes, all_reduce = None, False      # figures without ranks: no busbw is judged on an unknown world size
     oob = _OOB.search(text)
     wrong_rows = sum(int((r["out"][3] or 0) + (r["in"][3] or 0)) for r in rows) if counted else 0
     name = f"{program}_perf" if program else "nccl-tests"
@@ -139,7 +159,8 @@ def parse(text: str) -> dict[str, Any]:
         said = f"{wrong_rows} wrong element(s)" if wrong_rows else "results out of bounds"
         facts["error"] = (f"all_reduce: {name} returned {said}" + (f" (# Out of bounds values : {oob.group(1)} FAILED)"
                                                                     if oob and oob.group(2) == "FAILED" else ""))
-    what = "an all-reduce" if all_reduce else "not an all-reduce's busbw: not judged" if rows else "no table rows"
+    what = ("an all-reduce" if all_reduce else "its ranks not shown: not judged" if rows and counted and program ==
+            "all_reduce" else "not an all-reduce's busbw: not judged" if rows else "no table rows")
     facts.update(sizes=sizes, mode=f"{name} table ({what})"[:200])
     if world is not None:
         facts.update(world_size=world, nodes=nodes)

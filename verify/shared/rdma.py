@@ -264,7 +264,8 @@ def mixed_rails(adapters: Sequence[Mapping[str, Any]] | None, roce: bool = False
 # `with status=IBV_WC_RETRY_EXC_ERR(12)`, the status's name and its number): group 1 is the ibv_wc_status. One
 # pattern for the nccl check and `verify explain`, each compiling it with what it reads around it.
 IB_COMPLETION = r"Got completion.*?with (?:error|status=)\s*(?:IBV_WC_\w+\()?(\d+)"
-IB_ASYNC_ERROR = re.compile(r"NET/IB ?: ?Got async event ?: ?(?:port error|local catastrophic error|QP fatal error|"
+# (2.19+ names the device and port between: `NET/IB : mlx5_1:1 Got async event : local catastrophic error`)
+IB_ASYNC_ERROR = re.compile(r"NET/IB ?: ?(?:[\w.-]+:\d+ )?Got async event ?: ?(?:port error|local catastrophic error|QP fatal error|"
                             r"QP request error|QP access error|CQ error|SRQ error|path migration request error)[^\n|]*")
 
 

@@ -208,6 +208,13 @@ MISUSE = re.compile(r"ncclInvalidUsage|ncclInvalidArgument|Duplicate GPU detecte
                     r"\(run with NCCL_DEBUG")
 
 
+# a receive larger than the peer's matching send (net_socket.cc: `message truncated : receiving 4 bytes instead of 2.
+# ... there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between
+# ranks`; net_ib.cc: `Message truncated : received N bytes instead of M`): the ranks called different collectives or
+# sizes, or set NCCL_* differently: the program's, never the link's
+TRUNCATED = re.compile(r"message truncated ?: ?receiv(?:ing|ed) \d+ bytes instead of \d+", re.IGNORECASE)
+
+
 # ncclInternalError (nccl.h: "internal check failed: either a bug in NCCL or due to memory corruption"), as NCCL and
 # nccl-tests print it: NCCL's (or its net plugin's) own bug, or the job's use of a feature NCCL ships switched off
 INTERNAL = re.compile(r"ncclInternalError|internal error - please report this issue to the NCCL developers")
@@ -234,7 +241,17 @@ WATCHDOG = re.compile(r"Watchdog caught collective operation timeout")
 
 def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
     """An adapter's verbs error event under the job (the host's), or NCCL refusing the program's use of it (the job's)."""
-    completion = next((m for m in COMPLETION.finditer(said) if int(m.group(1)) != COMPLETION_FLUSHED), None)
+    completions = list(COMPLETION.finditer(said))
+    completion = next((m for m in completions if int(m.group(1)) != COMPLETION_FLUSHED), None)
+    if completion is None and completions:
+        # only flushed work requests (5): the queue pair had already failed, its first error not in the log; still a
+        # transport failure between the nodes, never a program's
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: InfiniBand/RoCE work requests were flushed (status 5): "
+                              "the connection's queue pair had failed (its first error is not in the log)", "Check the "
+                              "link and the GPUDirect RDMA path between the two nodes the line names: `ibstat` on both, "
+                              "ACS/IOMMU on the PCIe path, nvidia-peermem; rerun with NCCL_NET_GDR_LEVEL=LOC to tell a "
+                              "GPUDirect fault from the link's; NCCL_DEBUG=INFO on every rank shows the first error.",
+                              "host")
     if completion:
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: an InfiniBand/RoCE work completion failed with status "
                               f"{completion.group(1)} (the peer or the link did not complete it)", "Check the link "
@@ -251,6 +268,12 @@ def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) 
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: an RDMA adapter reported an error under the job "
                               f"({event.group(0).strip()})", "Drain the node and check its adapters and links: "
                               "`ibstat`, the switch port's error counters, the cable or transceiver.", "host")
+    if truncated := TRUNCATED.search(said):
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: a rank received more than its peer sent "
+                              f"({truncated.group(0)}): the ranks' collectives, sizes or NCCL_* settings differ: the "
+                              "job's", "Make every rank issue the same collectives with the same sizes and dtypes in the "
+                              "same order (check uneven batches and pipeline stages' shapes), and set NCCL_PROTO / "
+                              "NCCL_ALGO alike on every rank.", "job")
     if misuse := MISUSE.search(said):
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; NCCL refused how the program used it "
                               f"({misuse.group(0).strip()}): the job's", "Give each rank its own GPU (set the device "
