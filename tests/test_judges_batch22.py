@@ -22,6 +22,8 @@ tests/test_explain.py).
   size or NCCL_* settings: the job's; work requests flushed (status 5) with no other completion error are still the
   transport failing between the nodes (host); `NET/IB : mlx5_1:1 Got async event` (2.19+ names the device) is read;
   nccl-tests' `mpirun -np N ... -g G` launch line gives a table without device lines its world size.
+- `verify explain` reads `nvidia-smi -q -x` (XML, what exporters read) by the -q reader's own paths, a cut document for
+  what came before the cut, never expanding a declared entity; `for GPU0000:4F:00.0` (no space) is a handle error too.
 - CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
   error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
 """
@@ -227,3 +229,51 @@ def test_an_nccl_tests_table_without_device_lines_takes_its_world_from_the_launc
     assert nccltests.parse(launched.replace("-g 1", "-g 4") + head + row)["world_size"] == 8
     bare = nccltests.parse("$ ./build/all_reduce_perf -b 32M -e 32M\n" + head + row)
     assert bare["sizes"] is None and "its ranks not shown" in bare["mode"]       # no figure judged on no world size
+
+
+XML = """<?xml version="1.0" ?>
+<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v11.dtd">
+<nvidia_smi_log>
+    <driver_version>515.105.01</driver_version>
+    <cuda_version>11.7</cuda_version>
+    <gpu id="00000000:00:1E.0">
+        <product_name>Tesla T4</product_name>
+        <uuid>GPU-d37e67a5-91dd-3774-a5cb-99096249601a</uuid>
+        <compute_mode>Default</compute_mode>
+        <pci>
+            <pci_gpu_link_info>
+                <pcie_gen><max_link_gen>3</max_link_gen><current_link_gen>3</current_link_gen></pcie_gen>
+                <link_widths><max_link_width>16x</max_link_width><current_link_width>16x</current_link_width></link_widths>
+            </pci_gpu_link_info>
+        </pci>
+        <clocks_event_reasons>
+            <clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>
+            <clocks_event_reason_hw_slowdown>Not Active</clocks_event_reason_hw_slowdown>
+        </clocks_event_reasons>
+        <ecc_errors><volatile><dram_uncorrectable>2</dram_uncorrectable></volatile></ecc_errors>
+        <temperature><gpu_temp>35 C</gpu_temp></temperature>
+    </gpu>
+</nvidia_smi_log>
+"""
+
+
+def test_nvidia_smi_q_x_is_read_by_the_q_reader_s_paths():
+    from verify.explain import smixml
+    facts = smixml.parse(XML)
+    dev = facts["devices"][0]
+    assert facts["driver"] == "515.105.01" and dev["name"] == "Tesla T4" and dev["pci_bus_id"] == "00000000:00:1E.0"
+    assert (dev["pcie_gen"], dev["pcie_width"], dev["pcie_width_max"], dev["compute_mode"]) == (3, 16, 16, "default")
+    assert (dev["throttle_reasons"], dev["throttle_reasons_read"], dev["ecc_volatile_uncorrectable"]) == (0x1, 0x9, 2)
+    r = ex.explain_text(XML, "q.xml", Options())
+    assert (r.name, r.status, r.code, r.owner) == ("gpu", "fail", "ECC_UNCORRECTABLE", "host")
+    cut = smixml.parse(XML[:XML.index("<ecc_errors>")])              # a paste cut mid-document
+    assert cut["devices"][0]["pcie_width"] == 16 and "ecc_volatile_uncorrectable" not in cut["devices"][0]
+    bomb = '<!DOCTYPE nvidia_smi_log [<!ENTITY a "aaaaaaaaaa">]><nvidia_smi_log>&a;</nvidia_smi_log>'
+    assert smixml.parse(bomb)["devices"] is None
+
+
+def test_a_handle_error_without_the_space_names_its_gpu_lost():
+    from verify.explain import nvml
+    facts = nvml.parse("Unable to determine the device handle for GPU0000:4F:00.0: Unknown Error\n")
+    dev = facts["devices"][0]
+    assert dev["lost"] is True and dev["nvml_errors"] == {"handle": "Unknown Error"} and "4F:00" in dev["pci_bus_id"]

@@ -28,6 +28,7 @@ from . import (
     smi,
     smiquery,
     smitable,
+    smixml,
     sysfsib,
     topo,
     ulimit,
@@ -52,6 +53,7 @@ class Kind:
 
 # Most specific first: an nvidia-smi -q report may quote a kernel line, an NCCL log may quote ulimit.
 KINDS: tuple[Kind, ...] = (
+    Kind("nvidia-smi -q -x (XML)", "gpu", smixml.detect, smixml.parse),
     Kind("nvidia-smi -q", "gpu", smi.detect, smi.parse),
     Kind("nvidia-smi table", "gpu", smitable.detect, smitable.parse),
     Kind("nvidia-smi --query-gpu CSV", "gpu", smiquery.detect, smiquery.parse),

@@ -25,10 +25,10 @@ def _refused(text: str) -> re.Match[str] | None:
             return m
     return None
 
-
 # nvidia-smi when NVML cannot get one GPU's handle (`Unable to determine the device handle for GPU 0000:03:00.0: GPU is
-# lost.  Reboot the system to recover this GPU`, or `: Unknown Error`): that GPU is lost (FACTS.md `lost`)
-_HANDLE = re.compile(r"Unable to determine the device handle for GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)"
+# lost.  Reboot the system to recover this GPU`, or `: Unknown Error`; older drivers print `for GPU0000:4F:00.0`): that GPU
+# is lost (FACTS.md `lost`)
+_HANDLE = re.compile(r"Unable to determine the device handle for GPU ?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)"
                      r": (GPU is lost|Unknown Error)")
 
 

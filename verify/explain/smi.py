@@ -205,7 +205,11 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
 
 
 def parse(text: str) -> dict[str, Any]:
-    header, gpus = _tree(text)
+    return from_tree(*_tree(text))
+
+
+def from_tree(header: dict[str, str], gpus: list[tuple[str, dict[str, str]]]) -> dict[str, Any]:
+    """The gpu facts of a report read as paths (the text layout's, or the XML's renamed to it: smixml.py)."""
     devices = [{k: v for k, v in _device(n, bus, fields).items() if v is not None} for n, (bus, fields) in enumerate(gpus)]
     for dev, (_, fields) in zip(devices, gpus, strict=True):
         if errors := _unreachable(fields):
