@@ -24,6 +24,8 @@ tests/test_explain.py).
   nccl-tests' `mpirun -np N ... -g G` launch line gives a table without device lines its world size.
 - `verify explain` reads `nvidia-smi -q -x` (XML, what exporters read) by the -q reader's own paths, a cut document for
   what came before the cut, never expanding a declared entity; `for GPU0000:4F:00.0` (no space) is a handle error too.
+- A report pasted twice (one GPU listed twice) is no verify bug: each GPU once, its last reading judged (the newest
+  evidence), the earlier filling only what it did not read; the corpus's excerpts pasted twice keep their verdicts.
 - CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
   error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
 """
@@ -277,3 +279,13 @@ def test_a_handle_error_without_the_space_names_its_gpu_lost():
     facts = nvml.parse("Unable to determine the device handle for GPU0000:4F:00.0: Unknown Error\n")
     dev = facts["devices"][0]
     assert dev["lost"] is True and dev["nvml_errors"] == {"handle": "Unknown Error"} and "4F:00" in dev["pci_bus_id"]
+
+
+def test_a_report_pasted_twice_judges_each_gpu_once_by_its_last_reading():
+    first = XML.replace("<dram_uncorrectable>2</dram_uncorrectable>", "<dram_uncorrectable>0</dram_uncorrectable>")
+    r = ex.explain_text(first + XML, "twice.xml", Options())          # two documents: the later shows the error
+    assert (r.status, r.code) == ("fail", "ECC_UNCORRECTABLE") and any("more than once" in d for d in r.details)
+    facts = {"devices": [{"index": 0, "pci_bus_id": "0000:06:00.0", "temperature_c": 40.0},
+                         {"index": 0, "pci_bus_id": "00000000:06:00.0", "uuid": "GPU-1", "temperature_c": None}]}
+    assert ex.once(facts) == ["GPU at 06:00.0"]
+    assert facts["devices"] == [{"index": 0, "pci_bus_id": "00000000:06:00.0", "uuid": "GPU-1", "temperature_c": 40.0}]

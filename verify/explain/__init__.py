@@ -197,11 +197,48 @@ def explain_text(text: str, path: str, options: Any) -> Any:
     return result
 
 
+def _names(dev: dict[str, Any]) -> set[str]:
+    """The names a report gives one GPU: its UUID, its bus id (nvidia-smi prints the domain as 4 or 8 digits), and,
+    only where neither is shown, its index."""
+    names = {f"GPU {str(dev['uuid']).strip().lower()}"} if dev.get("uuid") else set()
+    if dev.get("pci_bus_id"):
+        bus = str(dev["pci_bus_id"]).strip().lower()
+        names.add(f"GPU at {bus.split(':', 1)[1] if bus.count(':') == 2 else bus}")
+    if not names and dev.get("index") is not None:
+        names.add(f"GPU {dev['index']}")
+    return names
+
+
+def once(facts: dict[str, Any]) -> list[str]:
+    """The gpu facts' devices with each GPU once (a report pasted twice, one GPU's block quoted again): the newest
+    evidence wins, so its last reading stands, with the fields only an earlier one read; which GPUs repeated."""
+    devices = facts.get("devices")
+    if not isinstance(devices, list):
+        return []
+    kept: list[tuple[set[str], dict[str, Any]]] = []
+    repeated: list[str] = []
+    for dev in devices:
+        names = _names(dev) if isinstance(dev, dict) else set()
+        same = next((n for n, (seen, _) in enumerate(kept) if names & seen), None)
+        if same is None:
+            kept.append((names, dev))
+            continue
+        seen, earlier = kept[same]
+        kept[same] = (seen | names, {**earlier, **{k: v for k, v in dev.items() if v is not None}})
+        repeated.append(sorted(seen & names)[0])
+    facts["devices"] = [dev for _, dev in kept]
+    return list(dict.fromkeys(repeated))
+
+
 def _judged(kind: Kind, text: str, path: str, options: Any) -> Any:
     from ..checks import CHECKS
     from ..judging import judge
 
-    result = judge(CHECKS[kind.check], kind.parse(text), options, source=path)
+    facts = kind.parse(text)
+    repeated = once(facts) if kind.check == "gpu" else []
+    result = judge(CHECKS[kind.check], facts, options, source=path)
+    result.details += [f"{gpu} is in {path} more than once: its last reading is judged, the earlier ones fill only "
+                       "what it did not read" for gpu in repeated]
     unread = kind.unread(text) if kind.unread else []
     result.details += [f"said in {path} but in no field of the facts, so not judged: {said}" for said in unread]
     if unread and result.status in ("pass", "skip") and result.code != "FACTS_INVALID":

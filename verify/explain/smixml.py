@@ -70,5 +70,11 @@ def _elements(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]
 def parse(text: str) -> dict[str, Any]:
     if "<!ENTITY" in text:
         return {"torch": None, "devices": None}   # never expanded: nothing read
-    header, gpus = _elements(text)
+    header: dict[str, str] = {}
+    gpus: list[tuple[str, dict[str, str]]] = []
+    starts = [m.start() for m in _ROOT.finditer(text)][:64]      # reports pasted one after another: each read
+    for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        more, found = _elements(text[begin:end])
+        header.update(more)
+        gpus += found
     return smi.from_tree(header, [(bus if _BUS.fullmatch(bus) else "", fields) for bus, fields in gpus])
