@@ -138,7 +138,8 @@ def _port_states(adapters: list[Adapter], found: Findings) -> None:
         return
     listed = ", ".join(f"{_label(a, p)} {p.get('state') or '?'}/{p.get('phys_state') or '?'}" for a, p in down)
     ib = [p for _, p in ports if p.get("link_layer") == "InfiniBand"]
-    no_ib_left = bool(ib) and not any(_active(p) for p in ib)     # the node's only InfiniBand is down
+    # the node's only InfiniBand is down: no port left ACTIVE that is (or, its link layer not shown, may be) InfiniBand
+    no_ib_left = bool(ib) and not any(_active(p) for _, p in ports if p.get("link_layer") in ("InfiniBand", None))
     dark = _dark_rails(adapters, rails)
     status = FAIL if len(down) == len(ports) or no_ib_left or dark else WARN
     found.add(status, "FABRIC_PORT_DOWN", f"{len(down)} of {len(ports)} RDMA port(s) not ACTIVE/LinkUp: {listed}"
