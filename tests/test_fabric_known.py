@@ -106,8 +106,14 @@ def test_the_same_limit_inside_a_container_with_its_devices_is_the_job_s_never_t
     assert verdict(r) == ("fail", "FABRIC_MEMLOCK_LOW", "job")
 
 
-def test_memlock_unlimited_alone_is_nothing_to_judge():
-    assert verdict(fabric.judge({"memlock": "unlimited"}, Options())) == ("skip", "FACTS_INCOMPLETE", None)
+def test_a_sound_memlock_alone_passes_on_what_it_shows():
+    """Issue 35 item 1: "nothing to judge" only when no recorded field bears on a fault. A memlock limit does (a low
+    one fails alone): read and sound, it passes, saying the adapters, devices and libraries were not assessed
+    (tests/data/real-world/orcmd-systemctl-show-limitmemlock-infinity-after-fix-job-completes)."""
+    r = fabric.judge({"memlock": "unlimited"}, Options())
+    assert verdict(r) == ("pass", None, None) and "not assessed" in r.summary
+    assert verdict(fabric.judge({"memlock": 8 << 30}, Options())) == ("pass", None, None)
+    assert verdict(fabric.judge({"memlock": 65536}, Options()))[:2] == ("fail", "FABRIC_MEMLOCK_LOW")
 
 
 def test_a_hang_on_a_node_with_mixed_rails_and_no_nccl_ib_hca_is_the_job_s():

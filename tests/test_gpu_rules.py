@@ -613,6 +613,21 @@ KNOWN_MISMATCHES = {
     "tesla-k40m-x2-gpu0-exclusive-process-held-by-digits-cuda-error-46-busy-or-unavailable": "translated before "
         "FACTS.md had `compute_mode`: without the GPU's exclusive mode, CUDA 46 beside NVML's devices is the host's; "
         "`verify explain` of the same excerpt reads `E. Process` and agrees (job)",
+    # Twenty-eighth to thirtieth batches: the translator's verdict kept.
+    "a100-dcgmi-diag-r2-pcie-fail-all-nvlink-links-0-4-down-on-system-without-nvlink-dcgm-2.4.6": "five NVLinks down "
+        "on a GPU whose model the facts do not name is not assessed (whether they should be up is unknown); the "
+        "translator passes it on the thread's word that the system has no NVLink",
+    "a100-nccl-2.12.9-ibext-eight-hcas-sharp-no-peermem-module-loaded-gdr-off": "the fabric record holds no NCCL "
+        "version (NCCL before 2.13 has no dma-buf path) and neither the GPU kernel module nor the kernel: whether "
+        "dma-buf stands in for nvidia-peermem is unknown, so GDR is not judged",
+    "dcgm-health-thermal-watch-clocks-event-thermal-violation-gpu2-at-75c-fan-suspected": "a DCGM health watch's "
+        "thermal violation has no field (no clock-reason bit): the GPU's health is not assessed",
+    "floydhub-pytorch-gpu-image-plain-docker-run-no-nvidia-runtime-cuda-is-available-false": "the record holds only "
+        "`cuda_available` false (device nodes unknown): not decoded, the host's to check; the translator reads the "
+        "`docker run` line without `--gpus`",
+    "four-8-gpu-instances-pip-nccl-cu12-2.20.5-on-one-2.19.3-on-three-socket-family-0": "one NCCL version per record: "
+        "a version that differs by node (pip's wheels) cannot be shown, and the facts' failure is the job's "
+        "socket family; the translator files the mismatch under the image",
 }
 
 

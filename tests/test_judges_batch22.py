@@ -26,6 +26,10 @@ tests/test_explain.py).
   what came before the cut, never expanding a declared entity; `for GPU0000:4F:00.0` (no space) is a handle error too.
 - A report pasted twice (one GPU listed twice) is no verify bug: each GPU once, its last reading judged (the newest
   evidence), the earlier filling only what it did not read; the corpus's excerpts pasted twice keep their verdicts.
+- Batches 28-30: the node's only InfiniBand port is down only if no port that may be InfiniBand (link layer not shown)
+  is ACTIVE; a sound memlock limit read on its own passes on what it shows (issue 35 item 1); systemd's
+  `LimitMEMLOCK=` is read; NCCL's `posix_fallocate failed: No space left on device` is /dev/shm full (the job's);
+  `bind failed : Cannot assign requested address` is an address the job gave, not this host's; `ECC Mode` is read.
 - CUDA 10.0 and older numbered the unknown error 30 (999 since 10.1): torch's `cuda runtime error (30) : unknown
   error` is the driver's state, as 999 is; an error torch's CUDA start-up traceback ends in is CUDA refusing to start.
 """
@@ -289,3 +293,43 @@ def test_a_report_pasted_twice_judges_each_gpu_once_by_its_last_reading():
                          {"index": 0, "pci_bus_id": "00000000:06:00.0", "uuid": "GPU-1", "temperature_c": None}]}
     assert ex.once(facts) == ["GPU at 06:00.0"]
     assert facts["devices"] == [{"index": 0, "pci_bus_id": "00000000:06:00.0", "uuid": "GPU-1", "temperature_c": 40.0}]
+
+
+def test_a_port_down_beside_an_active_port_of_unknown_link_layer_warns_handmade():
+    from verify.checks.fabric import check as fabric
+    down = {"port": 1, "state": "DOWN", "phys_state": None, "rate_gbps": None, "link_layer": "InfiniBand"}
+    up = {"port": 1, "state": "ACTIVE", "phys_state": None, "rate_gbps": None, "link_layer": None}
+    facts: Any = {"adapters": [{"name": "mlx5_0", "ports": [down]}, {"name": "mlx5_7", "ports": [up]}]}
+    r = fabric.judge(facts, Options())
+    assert (r.status, r.code, r.owner) == ("warn", "FABRIC_PORT_DOWN", "host"), r.summary
+    facts["adapters"][1]["ports"][0]["link_layer"] = "Ethernet"      # the only InfiniBand port is down
+    assert fabric.judge(facts, Options()).status == "fail"
+
+
+@pytest.mark.parametrize("line, memlock", [("LimitMEMLOCK=18446744073709551615", "unlimited"),
+                                           ("LimitMEMLOCK=infinity", "unlimited"), ("LimitMEMLOCK=65536", 65536)])
+def test_systemd_s_memlock_limit_is_read(line, memlock):
+    from verify.explain import ulimit
+    assert ulimit.parse(f"LimitNOFILE=4096\n{line}\nLimitNPROC=257223\n") == {"memlock": memlock}
+
+
+def test_nccl_s_shm_segment_it_could_not_size_is_dev_shm_full_handmade():
+    text = ("include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device\n"
+            "include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-2-0-1-3 (size 9637888)\n")
+    r = ex.explain_text(text, "nccl.log", Options())
+    assert (r.name, r.status, r.code, r.owner) == ("nccl", "fail", "SHM_TOO_SMALL", "job"), r.summary
+
+
+def test_a_bind_to_an_address_not_this_host_s_is_the_job_s_handmade():
+    from verify.checks import CHECKS
+    facts = {"backend": "nccl", "error": "Call to bind failed : Cannot assign requested address",
+             "nccl_env": {"NCCL_COMM_ID": "192.168.0.91:27030"}}
+    r = judge(CHECKS["nccl"], facts, Options())
+    assert (r.status, r.code, r.owner) == ("fail", "NCCL_FAILED", "job") and "not this host's" in r.summary
+
+
+def test_nvidia_smi_q_s_ecc_mode_is_read():
+    from verify.explain import smi
+    text = "GPU 00000000:18:00.0\n    Product Name : NVIDIA H800\n    ECC Mode\n        Current : Disabled\n" \
+           "        Pending : Enabled\n"
+    assert smi.parse(text)["devices"][0]["ecc"] == [False, True]

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..checks.nccl import ncclog
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
-from ..shared.shmem import NCCL_SHM_ATTACH
+from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
 from .said import printed
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
@@ -140,6 +140,11 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {refused.group(0).strip()[:300]}"
     if event := IB_ASYNC_ERROR.search(text):
         return f"all_reduce: {event.group(0).strip()[:300]}"
+    if full := printed(NCCL_SHM_FULL, text):
+        # NCCL could not size a shared-memory segment in /dev/shm (`Call to posix_fallocate failed: No space left on
+        # device`, then `Error while creating shared memory segment ... (size 9637888)`): the communicator fails there
+        line = text[text.rfind("\n", 0, full.start()) + 1:full.end()]
+        return f"init: {line.strip()[:300]}"
     if tail := _failed_warn(text):
         return tail
     warned_cuda = printed(_CUDA_FAILURE, text)

@@ -142,6 +142,13 @@ def _fabric(fields: dict[str, str]) -> dict[str, Any] | None:
             "health": health if any(v is not None for v in health.values()) else None}
 
 
+def _ecc_mode(fields: dict[str, str]) -> list[bool | None] | None:
+    """ECC Mode's Current and Pending (FACTS.md `ecc`: [current, pending]); None where neither is shown."""
+    mode = [{"enabled": True, "disabled": False}.get((_find(fields, f"ecc mode/{k}") or "").strip().lower())
+            for k in ("current", "pending")]
+    return mode if any(m is not None for m in mode) else None
+
+
 def _recovery_action(fields: dict[str, str]) -> str | None:
     """NVML's recovery action: `GPU Recovery Action : Reset` (R550 on), else the older `GPU Reset Status`'s Yes
     lines (`Drain and Reset Recommended`, `Reset Required`); a line saying it is deprecated or N/A is no answer."""
@@ -198,7 +205,7 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
             "pcie_width_max": _int(_find(fields, "link width/max")),
             "temperature_c": float(t) if (t := _int(temp)) is not None and "N/A" not in (temp or "") else None,
             "temperature_slowdown_c": float(s) if (s := _int(slow)) else None,
-            "recovery_action": _recovery_action(fields),
+            "recovery_action": _recovery_action(fields), "ecc": _ecc_mode(fields),
             "compute_mode": COMPUTE_MODES.get((_find(fields, "compute mode") or "").strip().lower()),
             "fabric": fabric, "nvswitch": True if _find(fields, "fabric/cliqueid") or (fabric or {}).get("state") in (
                 "completed", "in_progress", "not_started") else None}

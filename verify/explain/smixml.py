@@ -22,7 +22,7 @@ _RENAME = {"uuid": "gpu uuid", "pci_bus_id": "bus id", "gpu_temp": "gpu current 
            "current_link_width": "current", "max_link_width": "max", "remapped_row_corr": "correctable error",
            "remapped_row_unc": "uncorrectable error", "remapped_row_pending": "pending",
            "remapped_row_failure": "remapping failure occurred", "pending_blacklist": "pending page blacklist",
-           "pending_retirement": "pending", "gpu_idle": "idle", "display_clocks_setting": "display clock setting"}
+           "pending_retirement": "pending", "current_ecc": "current", "pending_ecc": "pending", "gpu_idle": "idle", "display_clocks_setting": "display clock setting"}
 _REASON = re.compile(r"^clocks_(?:event|throttle)_reason_")
 _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
 

@@ -25,7 +25,12 @@ _SHELLS = tuple(re.compile(p, re.MULTILINE | re.IGNORECASE) for p in (
     r"^maximum size that may be locked into memory\s+\((?P<unit>kb),\s*-l\)\s+(?P<value>\S+)\s*$",  # fish
     r"^memorylocked\s+(?P<value>\S+)(?:\s+(?P<unit>kbytes))?\s*$",                                # tcsh's `limit`
     # /proc/<pid>/limits: `Max locked memory  65536  65536  bytes` (soft, hard, unit): a daemon's, its jobs inherit it
-    r"^Max locked memory\s+(?P<value>\S+)\s+\S+\s+(?P<unit>bytes)\s*$"))
+    r"^Max locked memory\s+(?P<value>\S+)\s+\S+\s+(?P<unit>bytes)\s*$",
+    # systemd: `systemctl show <unit>`'s `LimitMEMLOCK=65536` (bytes; 18446744073709551615 is RLIM_INFINITY) and a unit
+    # file's `LimitMEMLOCK=infinity`, the limit of what the unit starts (slurmd's: its jobs inherit it)
+    r"^(?P<systemd>LimitMEMLOCK)=(?P<value>\d+|infinity)\s*$"))
+# RLIM_INFINITY as systemd and /proc print it
+_INFINITE = {"unlimited", "infinity", str(2**64 - 1)}
 _UCX = re.compile(r"max locked memory.*\(current:\s*(\d+|unlimited)\s*(kbytes|bytes|kb)?\)", re.IGNORECASE)
 _VERBS = re.compile(r"RLIMIT_MEMLOCK is (\d+) bytes")
 _DEVICE = re.compile(r"\b((?:mlx\d+|rocep\w+|irdma\w*|efa|bnxt_re|qedr|hfi1_|cxgb\d_|ionic_|erdma_)\w*)\s*:\s*ibv_")
@@ -74,7 +79,8 @@ def _limit(text: str) -> dict[str, Any]:
     if not found:
         return _library(text)
     value = found.group("value")
-    if value.lower() == "unlimited":
+    if value.lower() in _INFINITE:
         return {"memlock": "unlimited"}
-    unit = 1 if (found.group("unit") or "").lower() == "bytes" else 1024
+    named = found.groupdict()
+    unit = 1 if (named.get("unit") or "").lower() == "bytes" or named.get("systemd") else 1024     # systemd's: bytes
     return {"memlock": int(value) * unit} if value.isdecimal() else {}

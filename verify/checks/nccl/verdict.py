@@ -213,6 +213,10 @@ MISUSE = re.compile(r"ncclInvalidUsage|ncclInvalidArgument|Duplicate GPU detecte
 # ranks`; net_ib.cc: `Message truncated : received N bytes instead of M`): the ranks called different collectives or
 # sizes, or set NCCL_* differently: the program's, never the link's
 TRUNCATED = re.compile(r"message truncated ?: ?receiv(?:ing|ed) \d+ bytes instead of \d+", re.IGNORECASE)
+# a bind to an address that is none of this host's (EADDRNOTAVAIL: `Call to bind failed : Cannot assign requested
+# address`): the address the job gave (NCCL_COMM_ID, MASTER_ADDR seen from inside a container's own network) is not
+# where the rank runs; never the node's
+UNASSIGNED = re.compile(r"bind failed ?: ?Cannot assign requested address", re.IGNORECASE)
 
 
 # ncclInternalError (nccl.h: "internal check failed: either a bug in NCCL or due to memory corruption"), as NCCL and
@@ -274,6 +278,13 @@ def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) 
                               "job's", "Make every rank issue the same collectives with the same sizes and dtypes in the "
                               "same order (check uneven batches and pipeline stages' shapes), and set NCCL_PROTO / "
                               "NCCL_ALGO alike on every rank.", "job")
+    if UNASSIGNED.search(said):
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: NCCL could not bind to an address that is not this "
+                              "host's (Cannot assign requested address): the address the job gave for the rendezvous "
+                              "(NCCL_COMM_ID, MASTER_ADDR) is not where this rank runs", "Give NCCL_COMM_ID / "
+                              "MASTER_ADDR an address of rank 0's own interface as the ranks see it (inside a "
+                              "container: its own network, or `--network host`), and NCCL_SOCKET_IFNAME the interface "
+                              "they share.", "job")
     if misuse := MISUSE.search(said):
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; NCCL refused how the program used it "
                               f"({misuse.group(0).strip()}): the job's", "Give each rank its own GPU (set the device "
