@@ -35,3 +35,21 @@ def test_a_measurement_gone_wrong_on_one_check_hides_no_fault_of_another(tmp_pat
     fake = install_fake(monkeypatch)
     _verify_writes(monkeypatch, json.dumps(_report(gpu)).encode())
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"
+
+
+def test_a_fault_proven_before_verify_was_interrupted_still_drains(tmp_path, monkeypatch, capsys):
+    """A preflight cut by a signal (SIGTERM to verify) after its gpu check found the GPU lost (NVIDIA's Xid catalog:
+    79, drain and reset) was not assessed as a whole: the proven fault was dropped and the node kept its jobs. A
+    check that ended is evidence whatever came after it; the cut check itself, and a run with nothing proven, stay
+    not assessed (Slurm's prolog semantics: the tool's trouble never drains)."""
+    fake = install_fake(monkeypatch)
+    cut = {"name": "nccl", "status": "fail", "code": "INTERRUPTED", "owner": "job", "metrics": {},
+           "summary": "interrupted by SIGTERM"}
+    report = {**_report(_gpu("fail", code="GPU_LOST", owner="host"), cut), "interrupted": "SIGTERM"}
+    _verify_writes(monkeypatch, json.dumps(report).encode())
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained", capsys.readouterr().err
+    fake = install_fake(monkeypatch)
+    report = {**_report(_gpu(), cut), "interrupted": "SIGTERM"}
+    _verify_writes(monkeypatch, json.dumps(report).encode())
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"
+    assert "PREFLIGHT_INTERRUPTED" in capsys.readouterr().err

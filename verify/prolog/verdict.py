@@ -220,9 +220,14 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False, gpus_allocated
     (`gpus_allocated`, by default as gpus_expected_by_scheduler), a report that did not judge them is no pass."""
     if problem := _shape_problem(report):
         return not_assessed("REPORT_INVALID", problem)
-    if report.get("interrupted"):
-        return not_assessed("PREFLIGHT_INTERRUPTED", f"verify was interrupted by {report['interrupted']}")
     failed = sorted((c for c in report["checks"] if c["status"] == "fail"), key=_rank)
+    if report.get("interrupted"):
+        # a check that ended before the signal and proved a host fault (a lost GPU) is evidence all the same: the
+        # node is drained for it; anything less in a cut run (a timeout, the tool's trouble, a pass) is unjudged
+        failed = [c for c in failed if c.get("owner") == "host" and str(c.get("code")) not in UNJUDGED_CODES
+                  and str(c.get("code")) not in TIMEOUT_CODES]
+        if not failed:
+            return not_assessed("PREFLIGHT_INTERRUPTED", f"verify was interrupted by {report['interrupted']}")
     if not failed:
         judged = [c for c in report["checks"] if c["status"] in ("pass", "warn")]
         if not judged:
