@@ -76,3 +76,17 @@ def test_a_history_not_wholly_read_fails_the_fleet(tmp_path, capsys, kind):
         os.mkfifo(path)
     status, out = _run(tmp_path, capsys)
     assert status == 1 and "1 drain history file(s) not wholly read" in out, out
+
+
+def test_a_flagged_node_inspected_and_back_in_service_no_longer_holds_the_fleet(tmp_path, capsys):
+    """`--revalidate` refuses a flagged node, so an operator inspects it and resumes it by hand (no `resume` in the
+    history): its next preflight passing is the evidence it is back. The flag stays listed; the fleet passes."""
+    _job(tmp_path)
+    now, state = time.time(), str(tmp_path / "state")
+    prolog_history.record(state, "n1", "drain", "GPU_LOST", "drained", now=now - 30 * 3600)
+    prolog_history.record(state, "n1", "resume", None, "revalidated", now=now - 20 * 3600)
+    prolog_history.record(state, "n1", "drain", "GPU_LOST", "drained", now=now - 15 * 3600)
+    prolog_history.record(state, "n1", "inspect", "GPU_LOST", "drained again", now=now - 15 * 3600)
+    prolog_history.record(state, "n1", "pass", None, "preflight passed", now=now - 3600)
+    status, out = _run(tmp_path, capsys)
+    assert status == 0 and "n1: flagged by the prolog" in out, out

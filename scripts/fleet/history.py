@@ -41,6 +41,17 @@ class NodeHistory:
     def last(self) -> dict[str, Any] | None:
         return self.events[-1] if self.events else None
 
+    @property
+    def awaiting(self) -> bool:
+        """Flagged, and not back in service since: no preflight passed and no resume after its last drain or flag
+        (an operator who inspected it and resumed it by hand, `--revalidate` refusing a flagged node, sees it pass
+        its next prolog: then it no longer holds the fleet)."""
+        if not self.inspect:
+            return False
+        marks = [i for i, e in enumerate(self.events) if e["event"] in ("drain", "inspect")]
+        since = self.events[marks[-1] + 1:] if marks else self.events
+        return not any(e["event"] in ("pass", "resume") for e in since)
+
 
 _OPTIONAL_STR = ("code", "boot_id", "action", "check", "kernel_log")   # as the prolog's reader (a list is garbled)
 
