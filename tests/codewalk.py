@@ -109,6 +109,7 @@ def _status(e: ast.AST | None, assigned: dict[str, list[ast.AST]]) -> set[str]:
 
 
 def _owner(e: ast.AST | None, assigned: dict[str, list[ast.AST]], paired: set[str]) -> set[str | None]:
+    # paired: the names unpacked from one tuple beside the code's own name (`code, owner = ...`): that tuple's pair
     """The owners an expression can give: None (the code's own, by verify/result.py), a literal, or UNKNOWN; an
     object's `.owner`, or a name unpacked beside its code from one tuple, gives nothing new (its tuple is a site)."""
     if e is None or (isinstance(e, ast.Constant) and e.value is None):
@@ -141,6 +142,11 @@ def _codes(e: ast.AST, assigned: dict[str, list[ast.AST]]) -> set[str] | None:
     return None
 
 
+def _partners(code: ast.AST, paired: dict[str, set[str]]) -> set[str]:
+    """The names unpacked from one tuple beside a code written as a name; none for any other code expression."""
+    return paired.get(code.id, set()) if isinstance(code, ast.Name) else set()
+
+
 def _functions(tree: ast.Module) -> Iterator[ast.AST]:
     yield tree
     yield from (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
@@ -157,10 +163,10 @@ def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
         todo.extend(ast.iter_child_nodes(n))
 
 
-def _assignments(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], set[str]]:
+def _assignments(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, set[str]]]:
     """Each name's assigned values in one scope, and the names unpacked together from tuples (code, owner = ...)."""
     assigned: dict[str, list[ast.AST]] = defaultdict(list)
-    paired: set[str] = set()
+    paired: dict[str, set[str]] = defaultdict(set)
     for n in _own_nodes(scope):
         if isinstance(n, ast.Assign):
             for t in n.targets:
@@ -168,7 +174,8 @@ def _assignments(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], set[str]]:
                     assigned[t.id].append(n.value)
                 elif isinstance(t, ast.Tuple):
                     names = [x.id for x in t.elts if isinstance(x, ast.Name)]
-                    paired |= set(names)
+                    for one in names:
+                        paired[one] |= set(names) - {one}
                     for v in (n.value.body, n.value.orelse) if isinstance(n.value, ast.IfExp) else (n.value,):
                         if isinstance(v, ast.Tuple) and len(v.elts) == len(t.elts):
                             for x, y in zip(t.elts, v.elts, strict=True):
@@ -179,7 +186,8 @@ def _assignments(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], set[str]]:
     return assigned, paired
 
 
-def _assignment(n: ast.Assign, rel: str, assigned: dict[str, list[ast.AST]], paired: set[str], given: Given) -> None:
+def _assignment(n: ast.Assign, rel: str, assigned: dict[str, list[ast.AST]], paired: dict[str, set[str]],
+                given: Given) -> None:
     """An assignment to a result's code, owner or status (`result.status, result.code = FAIL, "X"`) is a site too."""
     for t in n.targets:
         targets = t.elts if isinstance(t, ast.Tuple) else [t]
@@ -190,7 +198,8 @@ def _assignment(n: ast.Assign, rel: str, assigned: dict[str, list[ast.AST]], pai
         by = dict(zip(attrs, values, strict=True)) if values is not None else {}
         if set(by) >= {"code"} and (codes := _codes(by["code"], assigned)) is not None:
             for c in codes:
-                given.owners[c] |= _owner(by.get("owner"), assigned, paired) if "owner" in by else set()
+                given.owners[c] |= _owner(by.get("owner"), assigned, _partners(by["code"], paired)) \
+                    if "owner" in by else set()
                 given.statuses[c] |= _status(by["status"], assigned) if "status" in by else set()
             continue
         if attrs == ["owner"] and isinstance(n.value, ast.Constant) and n.value.value is None:
@@ -241,7 +250,7 @@ def walk(root: Path = ROOT) -> Given:
                     given.unresolved.append(f"{rel}:{n.lineno}: {key}")
                     continue
                 owner = kw.get("owner", n.args[oi] if oi is not None and len(n.args) > oi else None)
-                owners = _owner(owner, assigned, paired)
+                owners = _owner(owner, assigned, _partners(code, paired))
                 statuses = set() if name == "Decoded" else _status(status, assigned)
                 for c in codes:
                     given.owners[c] |= owners
