@@ -27,6 +27,7 @@ BUILDERS: dict[str, tuple[int | None, int | None, int | None]] = {
     "_result": (0, 2, None)}     # the vision check's own (its owner: ASSIGNED)
 STATUS_NAMES = {"FAIL": "fail", "WARN": "warn", "SKIP": "skip", "PASS": "pass"}
 UNKNOWN = "?"
+ORIGIN = "origin"              # an object's own owner (x.owner): see _owner
 # modules that carry a code they were handed (findings.Findings, the result's own defaults), no site of their own
 PASS_THROUGH = {"verify/findings.py", "verify/result.py", "verify/codes.py"}
 
@@ -61,7 +62,6 @@ RESOLVED: dict[tuple[str, str, str], Callable[[], set[str]]] = {
     (GPU + "perf.py", "code", "FAIL if verdict == FAIL else WARN"): lambda: {f[4] for f in PERF_FIGURES},
     (GPU + "programerrors.py", "decoded.code", "FAIL if decoded.owner == 'host' else WARN"): _decoded,
     (GPU + "verdict.py", "decoded.code", "FAIL"): _decoded,
-    (GPU + "verdict.py", "decoded.code if decoded else 'KERNEL_FAILED'", "FAIL"): lambda: _decoded() | {"KERNEL_FAILED"},
     # why_no_gpu's code is a fault the facts prove (node.py: DRIVER_ERROR), else none
     (GPU + "verdict.py", "shown or 'GPU_NOT_VISIBLE'", "status"): lambda: {"DRIVER_ERROR", "GPU_NOT_VISIBLE"},
     ("verify/checks/nccl/verdict.py", "code", "FAIL"): lambda: _decoded() | {"NCCL_TIMEOUT", "NCCL_FAILED"},
@@ -109,9 +109,10 @@ def _status(e: ast.AST | None, assigned: dict[str, list[ast.AST]]) -> set[str]:
 
 
 def _owner(e: ast.AST | None, assigned: dict[str, list[ast.AST]], paired: set[str]) -> set[str | None]:
-    # paired: the names unpacked from one tuple beside the code's own name (`code, owner = ...`): that tuple's pair
-    """The owners an expression can give: None (the code's own, by verify/result.py), a literal, or UNKNOWN; an
-    object's `.owner`, or a name unpacked beside its code from one tuple, gives nothing new (its tuple is a site)."""
+    """The owners an expression can give: None (the code's own, by verify/result.py), a literal, UNKNOWN, or ORIGIN:
+    an object's `.owner`, the one it was built with (its own site), which holds only for the code that object
+    carries (the walk gives a literal code beside it UNKNOWN). A name unpacked from one tuple beside the code's own
+    name (`code, owner = ...`: `paired`) gives nothing new: that tuple is a site."""
     if e is None or (isinstance(e, ast.Constant) and e.value is None):
         return {None}
     if isinstance(e, ast.Constant) and e.value in OWNERS:
@@ -119,13 +120,30 @@ def _owner(e: ast.AST | None, assigned: dict[str, list[ast.AST]], paired: set[st
     if isinstance(e, ast.IfExp):
         return _owner(e.body, assigned, paired) | _owner(e.orelse, assigned, paired)
     if isinstance(e, ast.Attribute) and e.attr == "owner":
-        return set()
+        return {ORIGIN}
     if isinstance(e, ast.Name) and e.id in paired:
         return set()
     if isinstance(e, ast.Name) and e.id in assigned and all(isinstance(v, (ast.Constant, ast.IfExp))
                                                              for v in assigned[e.id]):
         return set().union(*(_owner(v, {}, set()) for v in assigned[e.id]))
     return {UNKNOWN}
+
+
+def _written(e: ast.AST, assigned: dict[str, list[ast.AST]]) -> set[str]:
+    """The codes written as literals in a code expression (or in what its name was assigned): an object's `.owner`
+    beside them is not theirs."""
+    found = _literals(e)
+    if isinstance(e, ast.Name):
+        found |= set().union(*(_literals(v) for v in assigned.get(e.id, [])))
+    return found
+
+
+def _branches(code: ast.AST, owner: ast.AST | None) -> list[tuple[ast.AST, ast.AST | None]]:
+    """`a.code if x else "K"` beside `a.owner if x else "host"`: each branch's code with its own owner."""
+    if isinstance(code, ast.IfExp) and isinstance(owner, ast.IfExp) and \
+            ast.unparse(code.test) == ast.unparse(owner.test):
+        return _branches(code.body, owner.body) + _branches(code.orelse, owner.orelse)
+    return [(code, owner)]
 
 
 def _codes(e: ast.AST, assigned: dict[str, list[ast.AST]]) -> set[str] | None:
@@ -213,6 +231,35 @@ def _assignment(n: ast.Assign, rel: str, assigned: dict[str, list[ast.AST]], pai
             given.owners[c] |= owners
 
 
+def _call(n: ast.Call, rel: str, assigned: dict[str, list[ast.AST]], paired: dict[str, set[str]],
+          given: Given) -> None:
+    """A builder's call (verdict, add, Decoded, CheckResult, the vision check's _result) as a site."""
+    name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None)
+    if name not in BUILDERS or (name == "_result" and rel != VISION):
+        return
+    si, ci, oi = BUILDERS[name]
+    kw = {k.arg: k.value for k in n.keywords}
+    code = kw.get("code", n.args[ci] if ci is not None and len(n.args) > ci else None)
+    if code is None:
+        return
+    status = kw.get("status", n.args[si] if si is not None and len(n.args) > si else None)
+    owner = kw.get("owner", n.args[oi] if oi is not None and len(n.args) > oi else None)
+    statuses = set() if name == "Decoded" else _status(status, assigned)
+    whole = (rel, ast.unparse(code), ast.unparse(status) if status is not None else "")
+    for part, whose in [(code, owner)] if whole in RESOLVED else _branches(code, owner):
+        key = (rel, ast.unparse(part), whole[2])
+        codes = RESOLVED[key]() if key in RESOLVED else _codes(part, assigned)
+        if codes is None:
+            given.unresolved.append(f"{rel}:{n.lineno}: {key}")
+            continue
+        owners = _owner(whose, assigned, _partners(part, paired))
+        written = _written(part, assigned)
+        for c in codes:
+            given.owners[c] |= {UNKNOWN if o == ORIGIN and c in written else o for o in owners
+                                if o != ORIGIN or c in written}
+            given.statuses[c] |= statuses
+
+
 def walk(root: Path = ROOT) -> Given:
     given = Given()
     for path in sorted((root / "verify").rglob("*.py")):
@@ -235,26 +282,7 @@ def walk(root: Path = ROOT) -> Given:
                     _assignment(n, rel, assigned, paired, given)
                 if not isinstance(n, ast.Call):
                     continue
-                name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None)
-                if name not in BUILDERS or (name == "_result" and rel != VISION):
-                    continue
-                si, ci, oi = BUILDERS[name]
-                kw = {k.arg: k.value for k in n.keywords}
-                code = kw.get("code", n.args[ci] if ci is not None and len(n.args) > ci else None)
-                if code is None:
-                    continue
-                status = kw.get("status", n.args[si] if si is not None and len(n.args) > si else None)
-                key = (rel, ast.unparse(code), ast.unparse(status) if status is not None else "")
-                codes = RESOLVED[key]() if key in RESOLVED else _codes(code, assigned)
-                if codes is None:
-                    given.unresolved.append(f"{rel}:{n.lineno}: {key}")
-                    continue
-                owner = kw.get("owner", n.args[oi] if oi is not None and len(n.args) > oi else None)
-                owners = _owner(owner, assigned, _partners(code, paired))
-                statuses = set() if name == "Decoded" else _status(status, assigned)
-                for c in codes:
-                    given.owners[c] |= owners
-                    given.statuses[c] |= statuses
+                _call(n, rel, assigned, paired, given)
     return given
 
 

@@ -20,6 +20,7 @@ from scripts.fleet import plausible
 from tests import codewalk
 from tests.helpers import ROOT
 from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, install_fake
+from tests.test_gpu_rules import KNOWN_MISMATCHES
 from verify.codes import CODES
 from verify.prolog import cli, verdict
 
@@ -65,6 +66,8 @@ def test_every_verdict_verify_gives_a_real_machine_keeps_to_the_sets():
     disabled, a DGX A100 of the corpus); this is the evidence beside the proof."""
     seen = 0
     for expected in sorted((ROOT / "tests" / "data" / "real-world").glob("*/expected.json")):
+        if expected.parent.name in KNOWN_MISMATCHES:    # its expected verdict is the translator's, not verify's
+            continue
         for name, v in json.loads(expected.read_text())["verdicts"].items():
             code, owner, status = v.get("code"), v.get("owner"), v.get("status")
             seen += 1
@@ -72,6 +75,8 @@ def test_every_verdict_verify_gives_a_real_machine_keeps_to_the_sets():
             assert not (code in verdict.FAILURES_ONLY and status != "fail"), (expected, name, v)
     assert seen > 200
     assert "BANDWIDTH_LOW" not in verdict.CATALOG_OWNED
+    # a literal code beside another object's owner is no pair (`"NCCL_FAILED"` beside a CUDA error's owner)
+    assert {"host", "job", "image"} <= codewalk.walk().owners["NCCL_FAILED"]
 
 
 @pytest.mark.parametrize("status,code,owner", [

@@ -46,13 +46,15 @@ VERIFY_CODES = frozenset({
 # check (verify/prolog/verdict.py's CATALOG_OWNED and FAILURES_ONLY, read from verify's source by tests/codewalk.py;
 # tests/test_report_owners.py keeps the copies equal): a report that says otherwise is none verify wrote.
 CATALOG_OWNER: dict[str, str] = {
-    "ARCH_PTX_JIT": "image", "ARROW_COPIED": "image", "ARROW_SLOW": "host", "CHECK_TIMEOUT": "host", "COMPUTE_LOW":
-    "host", "DISK_FULL": "host", "DRIVER_TOO_OLD": "host", "ECC_UNCORRECTABLE": "host", "FABRIC_EFA_PLUGIN_MISSING":
-    "image", "FABRIC_MIXED_ADAPTERS": "job", "FABRIC_NONE": "host", "FABRIC_NOT_PASSED": "job", "FABRIC_PORT_DOWN":
-    "host", "FABRIC_RATE_DEGRADED": "host", "FABRIC_USERSPACE_MISSING": "image", "FACTS_INCOMPLETE": "job",
-    "FACTS_INVALID": "job", "GPU_LOST": "host", "GPU_RESET_REQUIRED": "host", "HDF5_BROKEN": "image",
-    "HDF5_MISMATCH": "image", "HEALTH_NOT_ASSESSED": "host", "IMAGE_DECODE_FAILED": "image", "IMAGE_DECODE_WRONG":
-    "image", "INTERRUPTED": "job", "KERNEL_FAILED": "host", "MEASUREMENT_INVALID": "host", "NCCL_SINGLE_RANK":
+    "ARCH_NOT_IN_BUILD": "image", "ARCH_PTX_JIT": "image", "ARROW_COPIED": "image", "ARROW_SLOW": "host",
+    "CHECK_TIMEOUT": "host", "COMPUTE_LOW": "host", "CUDA_KERNEL_FAULT": "job", "DEVICE_COUNT_MISMATCH": "job",
+    "DISK_FULL": "host", "DISTRIBUTED_UNAVAILABLE": "image", "DRIVER_TOO_OLD": "host", "ECC_UNCORRECTABLE": "host",
+    "FABRIC_EFA_PLUGIN_MISSING": "image", "FABRIC_MIXED_ADAPTERS": "job", "FABRIC_NONE": "host",
+    "FABRIC_NOT_PASSED": "job", "FABRIC_PORT_DOWN": "host", "FABRIC_RATE_DEGRADED": "host",
+    "FABRIC_USERSPACE_MISSING": "image", "FACTS_INCOMPLETE": "job", "FACTS_INVALID": "job", "GPU_LOST": "host",
+    "GPU_OUT_OF_MEMORY": "job", "GPU_RESET_REQUIRED": "host", "HDF5_BROKEN": "image", "HDF5_MISMATCH": "image",
+    "HEALTH_NOT_ASSESSED": "host", "IMAGE_DECODE_FAILED": "image", "IMAGE_DECODE_WRONG": "image", "INTERRUPTED":
+    "job", "KERNEL_FAILED": "host", "MEASUREMENT_INVALID": "host", "NCCL_NOT_EXERCISED": "job", "NCCL_SINGLE_RANK":
     "job", "NCCL_WRONG_RESULT": "host", "NVLINK_DOWN": "host", "NVLINK_ERRORS": "host", "PACKAGE_MISSING": "image",
     "PCIE_DOWNGRADED": "host", "RETIREMENT_PENDING": "host", "ROW_REMAP_FAILED": "host", "SDC_MISMATCH": "host",
     "SHM_TOO_SMALL_FOR_LOADER": "job", "THROTTLED": "host", "TORCHVISION_CUDA_MISMATCH": "image",
