@@ -20,7 +20,7 @@ from scripts.fleet import plausible
 from tests import codewalk
 from tests.helpers import ROOT
 from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, install_fake
-from tests.test_gpu_rules import KNOWN_MISMATCHES
+from verify import replay
 from verify.codes import CODES
 from verify.prolog import cli, verdict
 
@@ -60,19 +60,18 @@ def test_the_walk_sees_the_owners_and_statuses_verify_does_move(given):
 
 
 def test_every_verdict_verify_gives_a_real_machine_keeps_to_the_sets():
-    """The real-world corpus (tests/data/real-world: 235 machines' facts, each with the verdicts verify gives them):
-    none gives a catalog-owned code another owner, or writes a failure-only code as anything else. The walk once
-    missed an owner unpacked beside a reason (`why, remedy, owner = ...`: BANDWIDTH_LOW is the job's where P2P is
-    disabled, a DGX A100 of the corpus); this is the evidence beside the proof."""
+    """The real-world corpus (tests/data/real-world: 235 machines' facts), judged by verify as `--from-facts` does:
+    no verdict gives a catalog-owned code another owner, or writes a failure-only code as anything else. The walk
+    once missed an owner unpacked beside a reason (`why, remedy, owner = ...`: BANDWIDTH_LOW is the job's where P2P
+    is disabled, a DGX A100 of the corpus); this is the evidence beside the proof."""
     seen = 0
-    for expected in sorted((ROOT / "tests" / "data" / "real-world").glob("*/expected.json")):
-        if expected.parent.name in KNOWN_MISMATCHES:    # its expected verdict is the translator's, not verify's
-            continue
-        for name, v in json.loads(expected.read_text())["verdicts"].items():
-            code, owner, status = v.get("code"), v.get("owner"), v.get("status")
+    for facts in sorted((ROOT / "tests" / "data" / "real-world").glob("*/facts")):
+        folder = replay.load(str(facts), None, {})
+        for record in folder.records:
+            r = replay.judge(record, folder.options)
             seen += 1
-            assert not (code in verdict.CATALOG_OWNED and owner not in (None, CODES[code].owner)), (expected, name, v)
-            assert not (code in verdict.FAILURES_ONLY and status != "fail"), (expected, name, v)
+            assert not (r.code in verdict.CATALOG_OWNED and r.owner not in (None, CODES[r.code].owner)), (facts, r)
+            assert not (r.code in verdict.FAILURES_ONLY and r.status != "fail"), (facts, r)
     assert seen > 200
     assert "BANDWIDTH_LOW" not in verdict.CATALOG_OWNED
     # a literal code beside another object's owner is no pair (`"NCCL_FAILED"` beside a CUDA error's owner)
