@@ -49,8 +49,21 @@ class NodeHistory:
         if not self.inspect:
             return False
         marks = [i for i, e in enumerate(self.events) if e["event"] in ("drain", "inspect")]
-        since = self.events[marks[-1] + 1:] if marks else self.events
-        return not any(e["event"] in ("pass", "resume") for e in since)
+        if not marks:
+            return True
+        flagged_at = self.events[marks[-1]]["epoch"]
+        # a prolog that started before the drain was written (another job's, on a shared node) ran beside it: its
+        # pass is no return to service
+        return not any(e["event"] == "resume" or (e["event"] == "pass" and _began(e) >= flagged_at)
+                       for e in self.events[marks[-1] + 1:])
+
+
+def _began(event: dict[str, Any]) -> float:
+    """When the run that wrote the event started (the prolog records `started`), else the event's own stamp."""
+    started = event.get("started")
+    if isinstance(started, (int, float)) and not isinstance(started, bool) and math.isfinite(started):
+        return float(started)
+    return float(event["epoch"])
 
 
 _OPTIONAL_STR = ("code", "boot_id", "action", "check", "kernel_log")   # as the prolog's reader (a list is garbled)
