@@ -78,6 +78,12 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
     ("a gpu pass on 7.5 devices", lambda d: gpu(d)["metrics"]["torch_devices"].update(value=7.5)),
     ("a gpu pass listing one UUID twice", lambda d: gpu(d)["data"]["devices"][1].update(uuid=UUIDS[0].lower())),
     ("a gpu pass listing 7 of 8 devices", lambda d: gpu(d)["data"]["devices"].pop()),
+    # NVIDIA's Xid catalog: an uncorrectable ECC error and a lost GPU are the node's, and a lost GPU never a warning
+    ("an uncorrectable ECC error given to the job", lambda d: (gpu(d).update(status="fail", code="ECC_UNCORRECTABLE",
+                                                                             owner="job"), d.update(status="fail"))),
+    ("a lost GPU as a warning", lambda d: gpu(d).update(status="warn", code="GPU_LOST", owner="host")),
+    ("a lost GPU as a skip", lambda d: gpu(d).update(status="skip", code="GPU_LOST", owner="host")),
+    ("a loader's shared memory given to the host", lambda d: shm(d).update(owner="host")),
 ]
 KEPT: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
     ("the report as written", lambda d: None),
@@ -87,6 +93,10 @@ KEPT: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
     ("a failed gpu check with no device", lambda d: (gpu(d).update(status="fail", code="GPU_LOST", owner="host"),
                                                      gpu(d)["metrics"]["nvml_devices"].update(value=0.0),
                                                      d.update(status="fail"))),
+    ("an application's Xid the job's, as a warning", lambda d: gpu(d).update(status="warn", code="XID_ERROR",
+                                                                             owner="job")),
+    ("a lifetime ECC count as a warning", lambda d: gpu(d).update(status="warn", code="ECC_UNCORRECTABLE",
+                                                                  owner="host")),
 ]
 
 

@@ -41,6 +41,30 @@ class NodeHistory:
     def last(self) -> dict[str, Any] | None:
         return self.events[-1] if self.events else None
 
+    @property
+    def awaiting(self) -> bool:
+        """Flagged, and not back in service since: no preflight passed and no resume after its last drain or flag
+        (an operator who inspected it and resumed it by hand, `--revalidate` refusing a flagged node, sees it pass
+        its next prolog: then it no longer holds the fleet)."""
+        if not self.inspect:
+            return False
+        marks = [i for i, e in enumerate(self.events) if e["event"] in ("drain", "inspect")]
+        if not marks:
+            return True
+        flagged_at = self.events[marks[-1]]["epoch"]
+        # a prolog that started before the drain was written (another job's, on a shared node) ran beside it: its
+        # pass is no return to service
+        return not any(e["event"] == "resume" or (e["event"] == "pass" and _began(e) >= flagged_at)
+                       for e in self.events[marks[-1] + 1:])
+
+
+def _began(event: dict[str, Any]) -> float:
+    """When the run that wrote the event started (the prolog records `started`), else the event's own stamp."""
+    started = event.get("started")
+    if isinstance(started, (int, float)) and not isinstance(started, bool) and math.isfinite(started):
+        return float(started)
+    return float(event["epoch"])
+
 
 _OPTIONAL_STR = ("code", "boot_id", "action", "check", "kernel_log")   # as the prolog's reader (a list is garbled)
 

@@ -130,10 +130,19 @@ class Fleet:
     def why_not_ok(self) -> str:
         """What keeps the fleet from passing, counted ('' when it passes): the last line a user reads."""
         failing = sum(1 for n in self.nodes if not n.passing)
+        # with STATE_DIR, the drain history is part of the answer: a node flagged for hardware inspection (drained
+        # again after a resume: NVSentinel's flap rule) and not back in service since is no healthy node, and a
+        # history read in part or not at all is events unknown, not none (the prolog's --revalidate refuses a
+        # garbled one alike): neither is a pass
+        histories = list((self.histories or {}).values())
+        flagged = sum(1 for h in histories if h.awaiting)
+        unread = sum(1 for h in histories if h.error or h.bad_lines)
         parts = [f"{count} {what}" for count, what in (
             (failing, "node(s) not passing"), (len(self.invalid), "file(s) that are no valid verify report"),
             (len(self.unreadable), "file(s) or folder(s) not readable"),
-            (len(self.duplicates), "node(s) reported twice")) if count]
+            (len(self.duplicates), "node(s) reported twice"),
+            (flagged, "node(s) flagged for hardware inspection"),
+            (unread, "drain history file(s) not wholly read")) if count]
         return ", ".join(parts)
 
 

@@ -42,6 +42,34 @@ VERIFY_CODES = frozenset({
     "TORCHVISION_MISMATCH", "TORCHVISION_OPS_MISSING", "TORCHVISION_OPS_WRONG", "TORCH_IMPORT_FAILED", "TRAIN_FAILED",
     "TRAIN_LOSS_NOT_FALLING", "TRAIN_LOSS_NOT_FINITE", "TRAIN_REPLICA_MISMATCH", "TRAIN_SLOW", "TRANSFORMS_FAILED",
     "TRANSFORMS_WRONG", "XID_ERROR"})
+# Codes verify only ever gives their catalog's owner, each with that owner, and codes it only ever writes on a failed
+# check (verify/prolog/verdict.py's CATALOG_OWNED and FAILURES_ONLY, read from verify's source by tests/codewalk.py;
+# tests/test_report_owners.py keeps the copies equal): a report that says otherwise is none verify wrote.
+CATALOG_OWNER: dict[str, str] = {
+    "ARCH_NOT_IN_BUILD": "image", "ARCH_PTX_JIT": "image", "ARROW_COPIED": "image", "ARROW_SLOW": "host",
+    "CHECK_TIMEOUT": "host", "COMPUTE_LOW": "host", "CUDA_KERNEL_FAULT": "job", "DEVICE_COUNT_MISMATCH": "job",
+    "DISK_FULL": "host", "DISTRIBUTED_UNAVAILABLE": "image", "DRIVER_TOO_OLD": "host", "ECC_UNCORRECTABLE": "host",
+    "FABRIC_EFA_PLUGIN_MISSING": "image", "FABRIC_MIXED_ADAPTERS": "job", "FABRIC_NONE": "host",
+    "FABRIC_NOT_PASSED": "job", "FABRIC_PORT_DOWN": "host", "FABRIC_RATE_DEGRADED": "host",
+    "FABRIC_USERSPACE_MISSING": "image", "FACTS_INCOMPLETE": "job", "FACTS_INVALID": "job", "GPU_LOST": "host",
+    "GPU_OUT_OF_MEMORY": "job", "GPU_RESET_REQUIRED": "host", "HDF5_BROKEN": "image", "HDF5_MISMATCH": "image",
+    "HEALTH_NOT_ASSESSED": "host", "IMAGE_DECODE_FAILED": "image", "IMAGE_DECODE_WRONG": "image", "INTERRUPTED":
+    "job", "KERNEL_FAILED": "host", "MEASUREMENT_INVALID": "host", "NCCL_NOT_EXERCISED": "job", "NCCL_SINGLE_RANK":
+    "job", "NCCL_WRONG_RESULT": "host", "NVLINK_DOWN": "host", "NVLINK_ERRORS": "host", "PACKAGE_MISSING": "image",
+    "PCIE_DOWNGRADED": "host", "RETIREMENT_PENDING": "host", "ROW_REMAP_FAILED": "host", "SDC_MISMATCH": "host",
+    "SHM_TOO_SMALL_FOR_LOADER": "job", "THROTTLED": "host", "TORCHVISION_CUDA_MISMATCH": "image",
+    "TORCHVISION_IMPORT_FAILED": "image", "TORCHVISION_MISMATCH": "image", "TORCHVISION_OPS_MISSING": "image",
+    "TORCHVISION_OPS_WRONG": "image", "TORCH_IMPORT_FAILED": "image", "TRAIN_FAILED": "host",
+    "TRAIN_LOSS_NOT_FALLING": "host", "TRAIN_LOSS_NOT_FINITE": "host", "TRAIN_REPLICA_MISMATCH": "host",
+    "TRAIN_SLOW": "host", "TRANSFORMS_FAILED": "image", "TRANSFORMS_WRONG": "image"}
+FAILURES_ONLY = frozenset({
+    "ARROW_COPIED", "CHECK_CRASHED", "CHECK_TIMEOUT", "DISK_FULL", "FABRIC_EFA_PLUGIN_MISSING",
+    "FABRIC_MEMLOCK_LOW", "FABRIC_USERSPACE_MISSING", "GPU_LOST", "GPU_RESET_REQUIRED", "HDF5_BROKEN",
+    "IMAGE_DECODE_WRONG", "KERNEL_FAILED", "LOADER_FAILED", "MEASUREMENT_INVALID", "NCCL_FAILED", "NCCL_TIMEOUT",
+    "NCCL_WRONG_RESULT", "ROW_REMAP_FAILED", "SDC_MISMATCH", "SHM_TOO_SMALL", "TORCHVISION_CUDA_MISMATCH",
+    "TORCHVISION_IMPORT_FAILED", "TORCHVISION_OPS_MISSING", "TORCHVISION_OPS_WRONG", "TORCH_IMPORT_FAILED",
+    "TRAIN_FAILED", "TRAIN_LOSS_NOT_FALLING", "TRAIN_LOSS_NOT_FINITE", "TRAIN_REPLICA_MISMATCH",
+    "TRANSFORMS_FAILED", "TRANSFORMS_WRONG"})
 
 STATUSES = frozenset({"pass", "warn", "skip", "fail"})
 CHECK_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")     # a check's name as verify writes one (gpu, shm, nccl)
@@ -99,6 +127,12 @@ def _check_problem(c: dict[str, Any]) -> str | None:
         return f"the {name} check passes with code {_shown(code)}: verify codes only what it did not pass"
     if state != "pass" and code is None:
         return f"the {name} check is {state} without a code: verify codes every result it did not pass"
+    owner = c.get("owner")
+    if code in CATALOG_OWNER and owner is not None and owner != CATALOG_OWNER[code]:
+        return f"the {name} check gives {code} to {_shown(repr(owner), 20)}: verify gives it only to its catalog's " \
+               f"owner ({CATALOG_OWNER[code]})"
+    if code in FAILURES_ONLY and state != "fail":
+        return f"the {name} check is {state} with {code}: verify writes {code} only on a failed check"
     raw = c.get("metrics")
     metrics: dict[str, Any] = raw if isinstance(raw, dict) else {}
     for metric, m in metrics.items():

@@ -40,6 +40,31 @@ TIMEOUT_CODES = frozenset({"CHECK_TIMEOUT", "NCCL_TIMEOUT"})
 # condition: an ECC error, a failed row remap), a reset the driver asks for
 HUNG_HARDWARE = frozenset({"GPU_LOST", "XID_ERROR", "GPU_RESET_REQUIRED", "ECC_UNCORRECTABLE", "ROW_REMAP_FAILED"})
 STATUSES = frozenset({"pass", "warn", "skip", "fail"})
+# Codes verify only ever gives their catalog's owner (verify/codes.py), and codes it only ever writes on a failed check:
+# read from its source by tests/codewalk.py (tests/test_report_owners.py holds these to what it finds). A report that
+# gives one another owner (ECC_UNCORRECTABLE to the job: the node kept in service) or another status (GPU_LOST as a
+# warning: a pass) is none verify wrote. scripts/fleet/plausible.py holds the same two sets on the host side.
+CATALOG_OWNED = frozenset({
+    "ARCH_NOT_IN_BUILD", "ARCH_PTX_JIT", "ARROW_COPIED", "ARROW_SLOW", "CHECK_TIMEOUT", "COMPUTE_LOW",
+    "CUDA_KERNEL_FAULT", "DEVICE_COUNT_MISMATCH", "DISK_FULL", "DISTRIBUTED_UNAVAILABLE", "DRIVER_TOO_OLD",
+    "ECC_UNCORRECTABLE", "FABRIC_EFA_PLUGIN_MISSING", "FABRIC_MIXED_ADAPTERS", "FABRIC_NONE", "FABRIC_NOT_PASSED",
+    "FABRIC_PORT_DOWN", "FABRIC_RATE_DEGRADED", "FABRIC_USERSPACE_MISSING", "FACTS_INCOMPLETE", "FACTS_INVALID",
+    "GPU_LOST", "GPU_OUT_OF_MEMORY", "GPU_RESET_REQUIRED", "HDF5_BROKEN", "HDF5_MISMATCH", "HEALTH_NOT_ASSESSED",
+    "IMAGE_DECODE_FAILED", "IMAGE_DECODE_WRONG", "INTERRUPTED", "KERNEL_FAILED", "MEASUREMENT_INVALID",
+    "NCCL_NOT_EXERCISED", "NCCL_SINGLE_RANK", "NCCL_WRONG_RESULT", "NVLINK_DOWN", "NVLINK_ERRORS",
+    "PACKAGE_MISSING", "PCIE_DOWNGRADED", "RETIREMENT_PENDING", "ROW_REMAP_FAILED", "SDC_MISMATCH",
+    "SHM_TOO_SMALL_FOR_LOADER", "THROTTLED", "TORCHVISION_CUDA_MISMATCH", "TORCHVISION_IMPORT_FAILED",
+    "TORCHVISION_MISMATCH", "TORCHVISION_OPS_MISSING", "TORCHVISION_OPS_WRONG", "TORCH_IMPORT_FAILED",
+    "TRAIN_FAILED", "TRAIN_LOSS_NOT_FALLING", "TRAIN_LOSS_NOT_FINITE", "TRAIN_REPLICA_MISMATCH", "TRAIN_SLOW",
+    "TRANSFORMS_FAILED", "TRANSFORMS_WRONG"})
+FAILURES_ONLY = frozenset({
+    "ARROW_COPIED", "CHECK_CRASHED", "CHECK_TIMEOUT", "DISK_FULL", "FABRIC_EFA_PLUGIN_MISSING",
+    "FABRIC_MEMLOCK_LOW", "FABRIC_USERSPACE_MISSING", "GPU_LOST", "GPU_RESET_REQUIRED", "HDF5_BROKEN",
+    "IMAGE_DECODE_WRONG", "KERNEL_FAILED", "LOADER_FAILED", "MEASUREMENT_INVALID", "NCCL_FAILED", "NCCL_TIMEOUT",
+    "NCCL_WRONG_RESULT", "ROW_REMAP_FAILED", "SDC_MISMATCH", "SHM_TOO_SMALL", "TORCHVISION_CUDA_MISMATCH",
+    "TORCHVISION_IMPORT_FAILED", "TORCHVISION_OPS_MISSING", "TORCHVISION_OPS_WRONG", "TORCH_IMPORT_FAILED",
+    "TRAIN_FAILED", "TRAIN_LOSS_NOT_FALLING", "TRAIN_LOSS_NOT_FINITE", "TRAIN_REPLICA_MISMATCH",
+    "TRANSFORMS_FAILED", "TRANSFORMS_WRONG"})
 # a check's name as verify writes one (gpu, shm, nccl): the history and Slurm's reason carry it
 CHECK_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 MAX_DEVICES = 4096              # NVML or torch devices on one node: verify's own ceiling (gpu/verdict.py)
@@ -115,6 +140,12 @@ def _code_problem(c: dict[str, Any]) -> str | None:
                "(verify/codes.py)"
     if c["status"] != "pass" and code is None:      # report schema 2: fail, warn and skip each carry one
         return f"its {c['name']} check is {c['status']} without a code: verify codes every result it did not pass"
+    owner = c.get("owner")
+    if code in CATALOG_OWNED and owner is not None and owner != CODES[code].owner:
+        return f"its {c['name']} check gives {code} to {one_line(repr(owner))[:20]}: verify gives it only to its " \
+               f"catalog's owner ({CODES[code].owner})"
+    if code in FAILURES_ONLY and c["status"] != "fail":
+        return f"its {c['name']} check is {c['status']} with {code}: verify writes {code} only on a failed check"
     return None
 
 
@@ -175,8 +206,10 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
 
 
 def _rank(c: dict[str, Any]) -> tuple[int, int]:
+    # a measurement that went wrong (MEASUREMENT_INVALID is the host's by its catalog) says nothing of another
+    # check's proven fault: it comes last, so it never hides one (wrong all-reduce results beside it drain the node)
     owner = c.get("owner")
-    order = 0 if owner == "host" else 1 if owner in OWNERS else 2
+    order = 3 if str(c.get("code")) in UNJUDGED_CODES else 0 if owner == "host" else 1 if owner in OWNERS else 2
     return order, RANK.get(str(c.get("code")), 10)
 
 
@@ -188,9 +221,14 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False, gpus_allocated
     (`gpus_allocated`, by default as gpus_expected_by_scheduler), a report that did not judge them is no pass."""
     if problem := _shape_problem(report):
         return not_assessed("REPORT_INVALID", problem)
-    if report.get("interrupted"):
-        return not_assessed("PREFLIGHT_INTERRUPTED", f"verify was interrupted by {report['interrupted']}")
     failed = sorted((c for c in report["checks"] if c["status"] == "fail"), key=_rank)
+    if report.get("interrupted"):
+        # a check that ended before the signal and proved a host fault (a lost GPU) is evidence all the same: the
+        # node is drained for it; anything less in a cut run (a timeout, the tool's trouble, a pass) is unjudged
+        failed = [c for c in failed if c.get("owner") == "host" and str(c.get("code")) not in UNJUDGED_CODES
+                  and str(c.get("code")) not in TIMEOUT_CODES]
+        if not failed:
+            return not_assessed("PREFLIGHT_INTERRUPTED", f"verify was interrupted by {report['interrupted']}")
     if not failed:
         judged = [c for c in report["checks"] if c["status"] in ("pass", "warn")]
         if not judged:
