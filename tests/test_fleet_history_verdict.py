@@ -78,15 +78,21 @@ def test_a_history_not_wholly_read_fails_the_fleet(tmp_path, capsys, kind):
     assert status == 1 and "1 drain history file(s) not wholly read" in out, out
 
 
-def test_a_flagged_node_inspected_and_back_in_service_no_longer_holds_the_fleet(tmp_path, capsys):
-    """`--revalidate` refuses a flagged node, so an operator inspects it and resumes it by hand (no `resume` in the
-    history): its next preflight passing is the evidence it is back. The flag stays listed; the fleet passes."""
+def _flagged_again(tmp_path) -> tuple[float, str]:
+    """n1 drained for a lost GPU, revalidated, drained again and flagged for inspection 15 hours ago."""
     _job(tmp_path)
     now, state = time.time(), str(tmp_path / "state")
     prolog_history.record(state, "n1", "drain", "GPU_LOST", "drained", now=now - 30 * 3600)
     prolog_history.record(state, "n1", "resume", None, "revalidated", now=now - 20 * 3600)
     prolog_history.record(state, "n1", "drain", "GPU_LOST", "drained", now=now - 15 * 3600)
     prolog_history.record(state, "n1", "inspect", "GPU_LOST", "drained again", now=now - 15 * 3600)
+    return now, state
+
+
+def test_a_flagged_node_inspected_and_back_in_service_no_longer_holds_the_fleet(tmp_path, capsys):
+    """`--revalidate` refuses a flagged node, so an operator inspects it and resumes it by hand (no `resume` in the
+    history): its next preflight passing is the evidence it is back. The flag stays listed; the fleet passes."""
+    now, state = _flagged_again(tmp_path)
     prolog_history.record(state, "n1", "pass", None, "preflight passed", now=now - 3600)
     status, out = _run(tmp_path, capsys)
     assert status == 0 and "n1: flagged by the prolog" in out, out
@@ -95,12 +101,7 @@ def test_a_flagged_node_inspected_and_back_in_service_no_longer_holds_the_fleet(
 def test_a_pass_of_a_prolog_that_ran_beside_the_drain_is_no_return_to_service(tmp_path, capsys):
     """Two jobs' prologs on one shared node: one drains and flags it, the other, started before the drain, passes
     after it. That pass ran beside the fault (its `started` before the drain): the node is still out of service."""
-    _job(tmp_path)
-    now, state = time.time(), str(tmp_path / "state")
-    prolog_history.record(state, "n1", "drain", "GPU_LOST", "drained", now=now - 30 * 3600)
-    prolog_history.record(state, "n1", "resume", None, "revalidated", now=now - 20 * 3600)
-    prolog_history.record(state, "n1", "drain", "GPU_LOST", "drained", now=now - 15 * 3600)
-    prolog_history.record(state, "n1", "inspect", "GPU_LOST", "drained again", now=now - 15 * 3600)
+    now, state = _flagged_again(tmp_path)
     prolog_history.record(state, "n1", "pass", None, "preflight passed", now=now - 15 * 3600 + 5,
                           extra={"started": now - 15 * 3600 - 20})
     status, out = _run(tmp_path, capsys)
