@@ -11,6 +11,7 @@ from ...facts import NcclFacts, SizeRow
 from ...findings import Findings
 from ...options import human_bytes
 from ...result import FAIL, PASS, WARN, CheckResult
+from .ncclog import NVLS_CHANNELS
 from .transport import job_env
 
 LINKS_WARN, LINKS_FAIL = 0.5, 0.25      # busbw / what the node's links carry
@@ -31,17 +32,12 @@ def _version_at_least(text: Any, floor: tuple[int, int]) -> bool:
     return len(parts) == 2 and (parts[0], parts[1]) >= floor
 
 
-# NCCL's per-communicator line `16 coll channels, 0 nvls channels, ...` exists from 2.17 on: a log without a version
-# that prints it comes from an NCCL that knows NVLS
-_NVLS_CHANNELS = re.compile(r"\b\d+ nvls channels\b")
-
-
 def nvls_expected(facts: NcclFacts) -> bool:
     """NVLS is NCCL's default all-reduce on one NVSwitch node from NCCL 2.17 (Hopper and later)."""
     version = facts.get("nccl_version")
     proof = (facts.get("nccl_log") or {}).get("proof") or []
     knows = _version_at_least(version, NVLS_FROM) or (version is None and any(
-        _NVLS_CHANNELS.search(str(line)) for line in proof))
+        NVLS_CHANNELS.search(str(line)) for line in proof))
     switched = facts.get("nvswitch") is True or (facts.get("nvswitch") is None and hgx_eight(facts))
     return (switched and knows and facts.get("nodes") == 1 and (facts.get("world_size") or 0) > 1)
 

@@ -63,8 +63,9 @@ _SOCKET_USING = re.compile(r"^NET/(?:Socket|IB) ?: ?Using \[0\]([^\s;]+)")
 _BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using ([^\s;]+)")
 _HCA_GDR = re.compile(r"^NET/.+? : GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']+)'")
 _NVLS = re.compile(r"NVLS multicast support is available|NVLS comm")
-# `16 coll channels, 0 nvls channels, ...` (2.17 on): how many NVLS channels the communicator built
-_NVLS_CHANNELS = re.compile(r"\b\d+ nvls channels\b")
+# `16 coll channels, 0 nvls channels, ...` (2.17 on): how many NVLS channels the communicator built; a log without a
+# version that prints it comes from an NCCL that knows NVLS (bandwidth.nvls_expected)
+NVLS_CHANNELS = re.compile(r"\b\d+ nvls channels\b")
 _TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/\w+)")
 # `NCCL_IB_HCA set by environment to mlx5_0` (param.cc) and `NCCL_SOCKET_IFNAME set to enp1s0` (misc/socket.cc)
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
@@ -118,7 +119,7 @@ def _hcas(messages: list[str]) -> list[str] | None:
 def _proof(messages: list[str]) -> list[str]:
     """The lines that decide: the choice, the verbs and plugin messages, the device lists, the provider."""
     keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _IB_VIRTUAL, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR, _ENV,
-            NCCL_SHM_FULL, _NVLS_CHANNELS)
+            NCCL_SHM_FULL, NVLS_CHANNELS)
     seen: list[str] = []
     for m in messages:
         if (any(k.search(m) for k in keys) or m.startswith(("NET/IB : No device found", "NET/Socket : Using"))) \

@@ -87,7 +87,7 @@ def _fell_back(log: NcclLog) -> str | None:
         return "NET/Socket"             # the choice, or (no `Using network` line) the connections themselves
     # the provider is the network's only where aws-ofi-nccl carries the traffic: a plugin that failed its init
     # (NCCL then runs its own IB transport: `Using network IB`) moved nothing over it
-    nets = log.get("networks") or ([str(log["network"])] if log.get("network") else [])
+    nets = _networks(log)
     if log.get("ofi_provider") not in (None, "efa") and not (nets and all(_verbs_net(n) for n in nets)):
         return f"{log.get('network') or 'Libfabric'} over provider {log['ofi_provider']} (TCP)"
     return None
@@ -97,6 +97,11 @@ def gdr_summary(log: NcclLog) -> tuple[int, int]:
     """(connections over NCCL's IB transport or the HPC-X IBext plugin, how many of them carry /GDRDMA)."""
     rows = [row for name, row in (log.get("net_channels") or {}).items() if _verbs_net(name)]
     return sum(int(r.get("connections") or 0) for r in rows), sum(int(r.get("gdr") or 0) for r in rows)
+
+
+def _networks(log: NcclLog) -> list[str]:
+    """The networks NCCL's ranks chose (`Using network ...`), or the one the record names."""
+    return log.get("networks") or ([str(log["network"])] if log.get("network") else [])
 
 
 def _verbs_net(name: str) -> bool:
@@ -113,7 +118,7 @@ def gdr_unused(facts: NcclFacts, found: Findings) -> None:
     log: NcclLog = facts.get("nccl_log") or {}
     connections, gdr = gdr_summary(log)
     hcas = log.get("hca_gdr") or {}
-    nets = log.get("networks") or ([str(log["network"])] if log.get("network") else [])
+    nets = _networks(log)
     # NCCL asks an HCA about GPUDirect RDMA only as its IB transport brings it up: the line alone shows IB in use,
     # unless the log shows every rank on another network
     if hcas and not any(hcas.values()) and (not nets or any(_verbs_net(n) for n in nets)):
