@@ -360,12 +360,12 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
             _memlock(facts, alone)
             return alone.apply(result, "")
         limit = facts.get("memlock")
-        sound = limit == "unlimited" or (isinstance(limit, int) and not isinstance(limit, bool) and limit >= MEMLOCK_FAIL)
-        if sound and not facts.get("memlock_error"):      # a registration that failed anyway proves no pass
+        read = "unlimited" if limit == "unlimited" else human_bytes(limit) \
+            if isinstance(limit, int) and not isinstance(limit, bool) else None
+        if read and not facts.get("memlock_error"):      # not low (above); a registration that failed proves no pass
             # a figure that bears on a fault, read and sound: the verdict rests on it and says what was not read
-            result.summary = (f"memlock limit {'unlimited' if limit == 'unlimited' else human_bytes(int(str(limit)))}, "
-                              "enough for RDMA registration; the host's adapters, the container's devices and the "
-                              "image's libraries were not read: not assessed")
+            result.summary = (f"memlock limit {read}, enough for RDMA registration; the host's adapters, the "
+                              "container's devices and the image's libraries were not read: not assessed")
             return result
         return result.not_judged("neither the host's adapters nor the container's devices were "
                               "read: nothing to judge", "Record the check with `python -m verify --checks fabric "
