@@ -15,6 +15,7 @@ from typing import Any
 
 from ..shared import cuda_errors
 from ..shared.cuda_errors import undecided
+from . import smitable
 from .said import mentioned, printed, said
 
 # torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
@@ -83,7 +84,6 @@ def parse(text: str) -> dict[str, Any]:
 
 def _table(text: str) -> list[dict[str, Any]] | None:
     """The GPUs of an `nvidia-smi` table quoted beside the refusal (what NVML saw, their compute modes)."""
-    from . import smitable  # the table's reader (one import cycle: smitable reads the modes' words from smi)
     return smitable.parse(text)["devices"] if smitable.detect(text) else None
 
 

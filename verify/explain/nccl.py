@@ -167,9 +167,11 @@ def _error(text: str) -> str | None:
     return f"init: {'; '.join(traces[:4])}"
 
 
-# nccl-tests' device lines: `#  Rank 0 Group 0 Pid 33347 on host device 0 [0x0f] NVIDIA H800`
-DEVICE_LINE = re.compile(r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s+(.+?)\s*$",
-                   re.MULTILINE)
+# nccl-tests' device lines, src/util.cu (2.13+): `#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s`;
+# before Group was added (2.0-2.10): `#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s`; srun/mpirun may put a prefix
+# before the `#`. Read by nccltests.py for its table and here for an NCCL log printed below them.
+DEVICE_LINE = re.compile(r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]"
+                         r"\s+(.+?)\s*$", re.MULTILINE)
 
 
 def ranks(text: str) -> tuple[int | None, int | None, str | None]:

@@ -13,8 +13,6 @@ from typing import Any
 from . import nccl
 from .said import printed
 
-# src/util.cu (2.13+): `#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s`; before Group was added
-# (2.0-2.10): `#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s`; srun/mpirun may put a prefix before the `#`
 # the table's column line: `#       size         count      type   redop    root     time   algbw   busbw #wrong ...`
 # (nccl-tests of 2018-2020 printed it without the `#`)
 _HEAD = re.compile(r"(?:#|^|:)\s*size\s+count\s+type\b(.*)$", re.MULTILINE)

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..checks.gpu.gpuhealth import THROTTLE_BITS
 from .notknown import known
-from .smiquery import recovery
+from .smiquery import compute_mode, recovery
 
 _GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _LINE = re.compile(r"^(\s*)([^:]+?)\s*(?::\s*(.*?))?\s*$")
@@ -21,9 +21,6 @@ _MARKS = ("NVSMI LOG", "Product Name", "Clocks Event Reasons", "Clocks Throttle 
 REASONS = {"idle": 0x1, "applications clocks setting": 0x2, "sw power cap": 0x4, "hw slowdown": 0x8, "sync boost": 0x10,
            "sw thermal slowdown": 0x20, "hw thermal slowdown": 0x40, "hw power brake slowdown": 0x80,
            "display clock setting": 0x100}
-# nvidia-smi's words for the compute mode, in -q (`Exclusive_Process`) and in the table's `Compute M.` (`E. Process`)
-COMPUTE_MODES = {"default": "default", "exclusive_process": "exclusive_process", "e. process": "exclusive_process",
-                 "exclusive_thread": "exclusive_thread", "e. thread": "exclusive_thread", "prohibited": "prohibited"}
 FABRIC_STATE = {"completed": "completed", "in progress": "in_progress", "not started": "not_started",
                 "n/a": "not_supported", "not supported": "not_supported"}
 assert set(REASONS.values()) == set(THROTTLE_BITS)
@@ -206,7 +203,7 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
             "temperature_c": float(t) if (t := _int(temp)) is not None and "N/A" not in (temp or "") else None,
             "temperature_slowdown_c": float(s) if (s := _int(slow)) else None,
             "recovery_action": _recovery_action(fields), "ecc": _ecc_mode(fields),
-            "compute_mode": COMPUTE_MODES.get((_find(fields, "compute mode") or "").strip().lower()),
+            "compute_mode": compute_mode(_find(fields, "compute mode") or ""),
             "fabric": fabric, "nvswitch": True if _find(fields, "fabric/cliqueid") or (fabric or {}).get("state") in (
                 "completed", "in_progress", "not_started") else None}
 

@@ -50,9 +50,14 @@ def recovery(value: str) -> str | None:
     return _RECOVERY.get(value.strip().lower(), "unknown")
 
 
-def _compute_mode(value: str) -> str | None:
-    return {"default": "default", "exclusive_process": "exclusive_process", "exclusive_thread": "exclusive_thread",
-            "prohibited": "prohibited"}.get(value.strip().lower())
+# nvidia-smi's words for the compute mode: the CSV query's and -q's (`Exclusive_Process`), the table's `Compute M.`
+# (`E. Process`)
+COMPUTE_MODES = {"default": "default", "exclusive_process": "exclusive_process", "e. process": "exclusive_process",
+                 "exclusive_thread": "exclusive_thread", "e. thread": "exclusive_thread", "prohibited": "prohibited"}
+
+
+def compute_mode(value: str) -> str | None:
+    return COMPUTE_MODES.get(value.strip().lower())
 
 
 def _mib(value: str) -> int | None:
@@ -64,7 +69,7 @@ def _mib(value: str) -> int | None:
 FIELDS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "index": ("index", _int), "name": ("name", str), "uuid": ("uuid", str), "pci.bus_id": ("pci_bus_id", str),
     "driver_version": ("driver", str), "memory.total": ("memory_bytes", _mib),
-    "persistence_mode": ("persistence", _yes), "compute_mode": ("compute_mode", _compute_mode), "temperature.gpu": ("temperature_c", _num),
+    "persistence_mode": ("persistence", _yes), "compute_mode": ("compute_mode", compute_mode), "temperature.gpu": ("temperature_c", _num),
     "temperature.memory": ("memory_temperature_c", _num),
     "ecc.errors.uncorrected.volatile.total": ("ecc_volatile_uncorrectable", _int),
     "ecc.errors.uncorrected.aggregate.total": ("ecc_aggregate_uncorrectable", _int),

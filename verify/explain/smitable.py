@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from .notknown import known
-from .smi import COMPUTE_MODES
+from .smiquery import compute_mode
 
 _BANNER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:KMD|Driver) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
 _ROW1 = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
@@ -55,7 +55,7 @@ def parse(text: str) -> dict[str, Any]:
                                power_w=float(power) if power is not None else None,
                                power_limit_w=float(cap) if cap is not None else None,
                                memory_bytes=int(m.group(6)) << 20, **({"nvml_errors": errors} if errors else {}),
-                               compute_mode=COMPUTE_MODES.get((m.group(7) or "").lower()))
+                               compute_mode=compute_mode(m.group(7) or ""))
     return {"torch": None, "driver": known(banner.group(1)) if banner else None,
             "cuda_driver": known(banner.group(2)) if banner else None,
             "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}
