@@ -113,10 +113,10 @@ def _shape_problem(report: Any) -> str | None:
             return f"a check entry is malformed: {str(c)[:80]}"
         if why := _code_problem(c):
             return why
-    names = [c["name"] for c in checks]
-    if twice := next((n for n, k in Counter(names).items() if k > 1), None):
+    names = Counter(c["name"] for c in checks)
+    if twice := next((n for n, k in names.items() if k > 1), None):
         # verify writes one result per check: two (a pass beside a skip, 8 GPUs beside 0) cannot both be true
-        return f"the report holds the {twice[:40]} check {Counter(names)[twice]} times: one result per check"
+        return f"the report holds the {twice[:40]} check {names[twice]} times: one result per check"
     failed = any(c["status"] == "fail" for c in checks)
     if report.get("status") not in STATUSES:
         return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"
@@ -306,12 +306,12 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
         return not_assessed(rerun.code or "CONFIRMATION_FAILED",
                             f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
     again = {c["name"] for c in rerun_report["checks"]}
-    if missing := [n for n in timed_out(report) if n not in again]:
+    asked = timed_out(report)
+    if missing := [n for n in asked if n not in again]:
         # verify writes a result for every check it is asked to run: a confirmation without one confirmed nothing,
         # and the first run's timeout, kept by merge, would drain on one run (NVSentinel's checker rule: never)
         return not_assessed("REPORT_INVALID", f"the confirmation run was asked to run {', '.join(missing)} again and "
                             "its report holds no result for it: a report no verify writes; the timeout is unconfirmed")
-    asked = timed_out(report)
     v = decide(merge(report, rerun_report), gpus_expected_by_scheduler, gpus_allocated)
     if v.kind == FAULT and not v.confirmed and v.check in again:
         return Verdict(FAULT, v.code, v.owner, f"{v.summary} (confirmed: it failed again alone with {limit_s:.0f} s)",
