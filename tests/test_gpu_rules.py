@@ -544,6 +544,11 @@ def test_the_corpus_holds_at_least_20_machines_10_faulty_each_with_its_source():
 # Entries whose translated facts lack what decides them (tests/data/real-world/README.md, "Known mismatches"): strict,
 # so the day the facts or the judges can carry it, the test says the entry is no longer a mismatch.
 KNOWN_MISMATCHES = {
+    "cx7-roce-nccl-internal-net-ib-local-access-violation-wq-error-peer-status-9-vendor-138-ngc-plugin-works": "an access violation on the responder and remote invalid request at the requester mirror a local "
+        "protection error (status 4, vendor 0x81: ACS on the GPUDirect path, the host's in three other entries); that "
+        "the NGC image's plugin works on the same nodes is the poster's prose",
+    "hgx-7-plus-nodes-roce-nccl-2.27-ibv-modify-qp-110-init-to-rtr-gid-index-3-rail-only-fabric-cross-nic-0-fixes": "ibv_modify_qp INIT to RTR timing out is a peer the RoCE fabric cannot reach (the host's, as in the L40 irdma "
+        "entry); that the fabric is rail-only and NCCL_CROSS_NIC=0 cures it is the maintainer's prose",
     "hgx-h100-mixed-nics-no-ib-hca-hang": "the facts record no error and no adapters (the prose names only the 400G "
                                           "rails): given both, the judge agrees (tests/test_judges_classes.py)",
     # Issue 35 item 8, third batch (tests/data/real-world/README.md): the translator's verdict and the rule kept.

@@ -117,6 +117,11 @@ def test_an_nccl_failure_line_alone_is_judged_never_nothing_to_judge(text):
 
 # Healthy hosts whose excerpt shows what is the host's fault in every other case, the cause being in prose only
 HOST_BY_THE_EXCERPT = {
+    "cx7-roce-nccl-internal-net-ib-local-access-violation-wq-error-peer-status-9-vendor-138-ngc-plugin-works": "an access violation on the responder and remote invalid request at the requester mirror a local "
+        "protection error (status 4, vendor 0x81: ACS on the GPUDirect path, the host's in three other entries); that "
+        "the NGC image's plugin works on the same nodes is the poster's prose",
+    "hgx-7-plus-nodes-roce-nccl-2.27-ibv-modify-qp-110-init-to-rtr-gid-index-3-rail-only-fabric-cross-nic-0-fixes": "ibv_modify_qp INIT to RTR timing out is a peer the RoCE fabric cannot reach (the host's, as in the L40 irdma "
+        "entry); that the fabric is rail-only and NCCL_CROSS_NIC=0 cures it is the maintainer's prose",
     "roce-nccl-2.30.4-comm-shrink-retry-exc-err-12-stale-vnic-fixed-2.30.7": "IBV_WC_RETRY_EXC_ERR(12) on every rank: the "
         "link's, as in the corpus's six other completion errors; the NCCL bug behind it is in the maintainers' prose",
     "roce-ib-completion-error-12-vendor-129-at-start-default-gid-across-switches-gid-index-3": "the same completion "

@@ -17,11 +17,13 @@ _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # a collective's timeout: torch's watchdog (from its words on), or a line saying "timed out" of NCCL or a collective
 # (the whole line). Found from the words themselves: a pattern that starts with `.*` rescans each line from every
 # position (minutes on a 30 MB log)
-_TIMEOUT_WORDS = re.compile(r"Watchdog caught collective operation timeout|[Tt]imed? ?out")
+_TIMEOUT_WORDS = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|[Tt]imed? ?out")
 _TIMEOUT_OF = re.compile(r"NCCL|collective")
 # torch's ProcessGroupNCCL watchdog on its own (`[rank368]:[E808 ...] ProcessGroupNCCL.cpp:655] [Rank 368] Watchdog
 # caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, ...)`): an NCCL collective's failure
-_WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(")
+# (2.3+: its heartbeat monitor, `[PG 5 Rank 0] Heartbeat monitor timed out! Process will be terminated after dumping
+# debug info`: the watchdog itself stopped)
+_WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(|Heartbeat monitor timed out!")
 # what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one):
 # torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure`, ncclResult_t
 _ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test NCCL failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
@@ -39,7 +41,8 @@ _CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
 _TRACE = re.compile(r"(?<![\w/])/*\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")     # the trace: from group 1 on
 _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
-_COMPLETION = re.compile(r"NET/IB ?: ?" + IB_COMPLETION + r"[^\n]*")
+# (NCCL's own NET/IB, or a verbs plugin's own name for it: `NET/IBP:Got completion from peer ...`)
+_COMPLETION = re.compile(r"NET/IB\w{0,8} ?: ?" + IB_COMPLETION + r"[^\n]*")
 # aws-ofi-nccl refusing a registration: NCCL cannot use the buffer over the network, whatever it logs after
 _OFI_REGISTER = re.compile(r"NCCL WARN NET/OFI Unable to register memory[^\n]*")
 # a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
@@ -86,6 +89,8 @@ def _sizes(text: str) -> tuple[int | None, int | None]:
 _LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?([A-Za-z_]\w*:[^\n]+)")
 # a WARN line as NCCL prints it (`graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.`)
 _WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN [^\n]*")
+# NCCL's wrapper of a library call that failed (misc/ibvwrap.cc, socket.cc, cudawrap.cc): `Call to X failed`
+_CALL_FAILED = re.compile(r"NCCL WARN (?:NET/\w+ ?: ?)?Call to \w+ failed")
 # one trace line as NCCL's message (`group.cc:64 -> 3 [Async thread]`)
 _RETURN = re.compile(r"[\w/]+\.(?:cc|c|cpp|h):\d+ -> (\d+)\b")
 # where a failing return is still forming the communicator: the bootstrap, init, and the topology and graph search
@@ -101,7 +106,11 @@ def _failed_warn(text: str) -> str | None:
     last = warns[-1]
     after = [m for m in map(ncclog.message, text[last.end():].splitlines()) if m]
     traces = [t for t in after if (m := _RETURN.match(t)) and m.group(1) != "0"]
-    if not traces or len(traces) != len(after):
+    # a call NCCL made that failed (`Call to ibv_modify_qp failed with error ...`) where NCCL logged nothing after
+    # it (the excerpt ends there, or the program's traceback follows): the failure, as the job met it
+    if not (traces or after) and _CALL_FAILED.search(last.group(0)):
+        traces = after
+    elif not traces or len(traces) != len(after):
         return None
     why = last.group(0).strip()[:200]
     phase = "init" if _INIT_FILES.search(why + " ".join(traces)) else "all_reduce"
@@ -115,7 +124,7 @@ def _timeout(text: str) -> str | None:
         timed = re.search(r"[Tt]imed? ?out", line)
         if timed and _TIMEOUT_OF.search(line, timed.end()):
             return line
-        if hit.group(0).startswith("Watchdog"):
+        if hit.group(0).startswith(("Watchdog", "Heartbeat")):
             return text[hit.start():start + len(line)]
     return None
 

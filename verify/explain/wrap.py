@@ -43,13 +43,37 @@ def _goes_on(record: str, row: str, line: str, starts: set[tuple[int, str]]) -> 
     a launcher's prefix, nor the way the record does, nor (unless the cut is inside a word) the way lines after a
     short one start (`    Serial Number : ...` after a `Pending : N/A` that is W long by chance)."""
     return not _TABLE.match(prefixes(record).rstrip()) and prefixes(line) == line and _shape(record) != _shape(line) and \
-        not _same_columns(record, line) and (_inside(row, line) or _start(line) not in starts)
+        not _same_columns(record, line) and not _padded(row, line) and not _same_mark(record, line) and \
+        (_inside(row, line) or _start(line) not in starts)
+
+
+def _padded(row: str, line: str) -> bool:
+    """A table padded to one width (nccl-tests' header: every line W long, blanks after its last column): a row that
+    ends in a run of blanks with a W-long line after it, where a cut's rest would be shorter."""
+    return row.endswith("  ") and len(line) == len(row)
+
+
+def _same_mark(record: str, line: str) -> bool:
+    """A line that starts with the mark the record starts with (nccl-tests' `#` header lines, a `|` table): another
+    line of that format, not the rest of a cut one."""
+    return bool(line[:1]) and line[:1] == record[:1] and not (line[:1].isalnum() or line[:1].isspace())
 
 
 def _same_columns(record: str, line: str) -> bool:
-    """A CSV header and its row (`nvidia-smi --query-gpu ... --format=csv`: the header is the longest line): as many
-    fields each, which a line cut in two never has."""
-    return record.count(",") >= 2 and record.count(",") == line.count(",")
+    """A CSV header and its row (`nvidia-smi --query-gpu ... --format=csv`: the header is the longest line), or two
+    rows of a table of figures (nccl-tests' right-aligned columns, padded to one width): as many fields each, of the
+    same kinds, which a line cut in two never has."""
+    if record.count(",") >= 2 and record.count(",") == line.count(","):
+        return True
+    a, b = record.split(), line.split()
+    return len(a) >= 4 and len(a) == len(b) and [_figure(x) for x in a] == [_figure(x) for x in b] and any(map(_figure, a))
+
+
+def _figure(token: str) -> bool:
+    return bool(_FIGURE.match(token))
+
+
+_FIGURE = re.compile(r"^[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?%?$|^N/A$", re.IGNORECASE)
 
 
 def _cuts(lines: list[str], rows: list[int], width: int) -> list[tuple[int, int]]:

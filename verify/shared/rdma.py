@@ -265,8 +265,14 @@ def mixed_rails(adapters: Sequence[Mapping[str, Any]] | None, roce: bool = False
 # pattern for the nccl check and `verify explain`, each compiling it with what it reads around it.
 IB_COMPLETION = r"Got completion.*?with (?:error|status=)\s*(?:IBV_WC_\w+\()?(\d+)"
 # (2.19+ names the device and port between: `NET/IB : mlx5_1:1 Got async event : local catastrophic error`)
+# libibverbs' ibv_event_type_str words: `local catastrophic error` (the device), `port error`, `CQ error`, `local work
+# queue catastrophic error` (QP fatal), `SRQ catastrophic error`, `path migration request error`, and the access
+# class, `local access violation work queue error` / `invalid request local work queue error`: like a completion's
+# local protection error, the adapter could not reach the memory NCCL registered (GPUDirect RDMA on the PCIe path)
 IB_ASYNC_ERROR = re.compile(r"NET/IB ?: ?(?:[\w.-]+:\d+ )?Got async event ?: ?(?:port error|local catastrophic error|QP fatal error|"
-                            r"QP request error|QP access error|CQ error|SRQ error|path migration request error)[^\n|]*")
+                            r"QP request error|QP access error|CQ error|SRQ (?:catastrophic )?error|path migration request "
+                            r"error|local work queue catastrophic error|invalid request local work queue error|local "
+                            r"access violation work queue error)[^\n|]*")
 
 
 # libfabric's EFA provider failing to reach GPU memory (prov/efa/src/efa_hmem.c, efa_domain_hmem_info_init_cuda:

@@ -64,8 +64,14 @@ def error_phase(error: str) -> str | None:
     return head if sep and head in (INIT, ALL_REDUCE) else None
 
 
+# ETIMEDOUT's text (`Call to ibv_modify_qp failed with 110 Connection timed out`, a socket's connect): a call that
+# failed and returned, not a collective that hung
+ERRNO_TIMEDOUT = re.compile(r"(?:\b110 )?Connection timed out", re.IGNORECASE)
+
+
 def is_timeout(error: str) -> bool:
-    return bool(re.search(r"timed? ?out|timeout|watchdog|\bhung\b|\bhangs?\b", error, re.IGNORECASE))
+    return bool(re.search(r"timed? ?out|timeout|watchdog|\bhung\b|\bhangs?\b", ERRNO_TIMEDOUT.sub("", error),
+                          re.IGNORECASE))
 
 
 def timeout_advice(facts: NcclFacts) -> str:
@@ -231,8 +237,10 @@ def _said(facts: NcclFacts, error: str) -> list[str]:
     return [error, *((facts.get("nccl_log") or {}).get("proof") or [])]
 
 
-# an IB work completion that failed (its ibv_wc_status, verify/shared/rdma.py): 12/13 the peer or the link never acknowledged, 4 a local protection error, 10/11
-# remote access and operation errors. 5 (work request flushed) follows another failure and says nothing of its own.
+# an IB work completion that failed (its ibv_wc_status, verify/shared/rdma.py): 12/13 the peer or the link never
+# acknowledged; 4 (local protection, vendor error 0x81) is GPUDirect RDMA refused on the PCIe path (ACS, IOMMU), the
+# node's, and so is its mirror: an access violation event on the responder, remote access or invalid request at the
+# requester. 5 (work request flushed) follows another failure and says nothing of its own.
 COMPLETION = re.compile(rdma.IB_COMPLETION)
 COMPLETION_FLUSHED = 5
 # aws-ofi-nccl's registration refused with EINVAL (`NET/OFI Unable to register memory (type = 2) for device 0. RC: -22,
@@ -240,7 +248,12 @@ COMPLETION_FLUSHED = 5
 # installer 1.29: aws/aws-ofi-nccl#584); out of locked memory would be ENOMEM (-12), judged as memlock
 OFI_MR_EINVAL = re.compile(r"NET/OFI Unable to register memory[^|\n]*RC: -22\b[^|\n]*")
 # torch's ProcessGroupNCCL watchdog: `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, ...)`
-WATCHDOG = re.compile(r"Watchdog caught collective operation timeout")
+# (2.3+: its heartbeat monitor, `Heartbeat monitor timed out! Process will be terminated after dumping debug info`,
+# fires when the watchdog itself stopped: a rank stuck in a collective or in the program's own code)
+WATCHDOG = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|"
+                      r"ProcessGroupNCCL's watchdog got stuck")
+# the `mode` this verify's own probes record (FACTS.md): any other is how a job formed its group, its log a job's
+OWN_MODE = re.compile(grouplayout.LOCAL_MODE.pattern + r"|^torchrun group: rank \d+ of \d+")
 
 
 def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
@@ -396,7 +409,7 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
     if not cause and (internal := _internal(facts, " | ".join(said), f"all-reduce over {backend} failed", error, result)):
         return internal
     owner = cause.owner if cause else None
-    if owner is None and facts.get("mode") is None and WATCHDOG.search(error):
+    if owner is None and not OWN_MODE.match(str(facts.get("mode") or "")) and WATCHDOG.search(error):
         # torch's watchdog in a job's own log (this verify's runs record how their group formed): a collective some
         # rank never joined, and nothing recorded shows the node at fault; a node is drained only on evidence
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"a collective over {backend} in the job hung: {error}; nothing "
