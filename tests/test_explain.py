@@ -120,6 +120,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "four-8-gpu-instances-pip-nccl-cu12-2.20.5-on-one-2.19.3-on-three-socket-family-0": "translator: nccl fail "
         "NCCL_FAILED (image: pip's NCCL differs by node, the poster's pip freeze); verify: one node's log, NCCL on "
         "sockets with no IB device: the job's",
+    # Thirty-fourth batch: what decides it is outside the excerpt, or the rule kept.
+    "cx4-hpe-840qsfp28-mlxlink-physical-linkup-rs-fec-100gbe-switch-port-oper-down": "translator: fabric fail "
+        "FABRIC_PORT_DOWN (host); verify explain reads no mlxlink (it names no RDMA device) nor a switch's table: "
+        "nothing to judge, as the facts",
+    "spark-rapids-ucx-shuffle-ci-container-ibv-create-cq-enomem-mlx5-0-memlock-not-unlimited": "translator: fabric "
+        "fail FABRIC_MEMLOCK_LOW (job: a container, in the prose); verify: the line alone shows no container: the node's "
+        "limit (host)",
+    "roce-bond-ibv-devinfo-v-gid-1-link-local-v2-modify-qp-timeout-gid-3-works": "translator: nccl fail NCCL_FAILED "
+        "(job: NCCL_IB_GID_INDEX=1, in the poster's prose); verify explain: the excerpt names no GID index the job "
+        "pinned (its facts, with the job's variable, agree)",
 }
 
 

@@ -633,6 +633,13 @@ KNOWN_MISMATCHES = {
     "four-8-gpu-instances-pip-nccl-cu12-2.20.5-on-one-2.19.3-on-three-socket-family-0": "one NCCL version per record: "
         "a version that differs by node (pip's wheels) cannot be shown, and the facts' failure is the job's "
         "socket family; the translator files the mismatch under the image",
+    # Thirty-fourth batch: what decides it is outside the facts, or the rule kept.
+    "cx4-hpe-840qsfp28-mlxlink-physical-linkup-rs-fec-100gbe-switch-port-oper-down": "the facts hold no port: mlxlink "
+        "names the adapter by PCI address only (Adapter.name is required) and its PHY state has no FACTS.md mapping; "
+        "the switch's oper down is the peer's table: nothing to judge",
+    "spark-rapids-ucx-shuffle-ci-container-ibv-create-cq-enomem-mlx5-0-memlock-not-unlimited": "a pinning ENOMEM with "
+        "no container side recorded is the node's limit (as ucx-memlock-64-kbytes-ibv-create-cq-mlx5-0, the same "
+        "facts: host); the container is in the poster's prose",
 }
 
 

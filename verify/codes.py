@@ -106,7 +106,8 @@ CODES: dict[str, Code] = {
                              "Check the cable, transceiver and switch port (`ibstat`, `ibportstate`); for IB, that a "
                              "subnet manager runs."),
     "FABRIC_RATE_DEGRADED": Code("host", "An active RDMA port links below the adapter's maximum: below its peers of "
-                                 "the same model on this node, or below the model's rated speed.",
+                                 "the same model on this node, below the model's rated speed, or below every rate "
+                                 "the model is sold for (a fall-back speed: failing where no other port is up).",
                                  "Check the cable, transceiver and switch port speed (`ibstat`, `mlxlink`); a lower-"
                                  "rated SKU or switch port explains it too."),
     "FABRIC_MEMLOCK_LOW": Code("job", "The locked-memory limit (RLIMIT_MEMLOCK) is below what RDMA needs to register "

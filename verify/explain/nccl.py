@@ -45,6 +45,9 @@ _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 _COMPLETION = re.compile(r"NET/IB\w{0,8} ?: ?" + IB_COMPLETION + r"[^\n]*")
 # aws-ofi-nccl refusing a registration: NCCL cannot use the buffer over the network, whatever it logs after
 _OFI_REGISTER = re.compile(r"NCCL WARN NET/OFI Unable to register memory[^\n]*")
+# NCCL's RoCE GID probe failing (net_ib.cc's ncclIbRoceGetVersionNum returns ncclSystemError after this WARN: the
+# connection is not set up), quoted with or without NCCL's tag and prefix
+_GID_PROBE = re.compile(r"(?:NCCL WARN )?NET/IB ?: ?read failed in ncclIbRoceGetVersionNum: [^\n]*")
 # a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
 # `bootstrap.cc:... NCCL WARN Bootstrap : ...`), quoted with or without its host:pid:tid prefix: the group never formed
 _INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ NCCL WARN [^\n]*")
@@ -60,7 +63,7 @@ def detect(text: str) -> bool:
     NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
     log = _log(text)
     return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or IB_ASYNC_ERROR.search(text) or
-                _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or
+                _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or printed(_GID_PROBE, text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
@@ -154,6 +157,8 @@ def _error(text: str) -> str | None:
         # device`, then `Error while creating shared memory segment ... (size 9637888)`): the communicator fails there
         line = text[text.rfind("\n", 0, full.start()) + 1:full.end()]
         return f"init: {line.strip()[:300]}"
+    if probe := printed(_GID_PROBE, text):
+        return f"all_reduce: {probe.group(0).strip()[:300]}"
     if tail := _failed_warn(text):
         return tail
     warned_cuda = printed(_CUDA_FAILURE, text)

@@ -29,6 +29,11 @@ PROVIDER = {"mlx5_core": "mlx5", "mlx4_core": "mlx4", "efa": "efa", "bnxt_en": "
 # The InfiniBand rate a single-port adapter model is rated for (Gb/s): ConnectX-3 FDR to ConnectX-8 XDR.
 IB_MAX_GBPS = {"MT4099": 56.0, "MT4103": 56.0, "MT4115": 100.0, "MT4119": 100.0, "MT4121": 100.0, "MT4123": 200.0,
                "MT4129": 400.0, "MT4131": 800.0}
+# Every part of a Mellanox/NVIDIA model from the ConnectX-3 on (`MT4099`..., hca_type or `MT<decimal PCI id>`) is
+# sold for 10 Gb/s or more (10 GbE, InfiniBand 4X SDR): an active port below it trained at a fall-back speed (mlx5
+# reports a 1 GbE link as 2.5 Gb/s, SDR 1X), whatever SKU or switch port it has
+RATED_FLOOR_GBPS = 10.0
+FLOORED_MODEL = re.compile(r"MT4\d{3,4}")
 MEMLOCK_FAIL = 1 * GiB       # NCCL registers GiB of buffers per rank; docker's default (64 KiB / 8 MiB) fails
 DMABUF_KERNEL = (5, 12)
 NCCL_VARS = ("NCCL_IB_DISABLE", "NCCL_NET", "NCCL_IB_HCA", "NCCL_NET_PLUGIN", "NCCL_SOCKET_IFNAME")
@@ -176,8 +181,28 @@ def _rated(adapter: Adapter, port: Port, peers: dict[tuple[Any, Any], float]) ->
     return max(options, key=lambda o: o[0]) if options else None
 
 
+def _below_floor(adapter: Adapter, port: Port) -> bool:
+    kind = model(adapter)
+    return bool(kind and FLOORED_MODEL.fullmatch(kind)) and float(port.get("rate_gbps") or 0.0) < RATED_FLOOR_GBPS
+
+
+def _floor(adapters: list[Adapter], found: Findings) -> list[tuple[Adapter, Port]]:
+    """Active ports of a known model below every rate the model is sold for: no SKU or switch port explains them.
+    Where no other port of the node is active, the node has no fabric fit for a GPU job: fail; else warn."""
+    low = [(a, p) for a, p in _ports(adapters) if _active(p) and p.get("rate_gbps") and _below_floor(a, p)]
+    if low:
+        alone = len(low) == len([p for _, p in _ports(adapters) if _active(p)])
+        found.add(FAIL if alone else WARN, "FABRIC_RATE_DEGRADED", f"{len(low)} active port(s) below every rate "
+                  f"their model is sold for ({RATED_FLOOR_GBPS:g} Gb/s): " + "; ".join(
+                      f"{_label(a, p)} {model(a)} at {p['rate_gbps']:g} Gb/s" for a, p in low)
+                  + " (a link trained at a fall-back speed: 1 GbE reads 2.5 Gb/s)", "Check the cable or transceiver "
+                  "and the switch port's speed and auto-negotiation (`ethtool <netdev>`, `mlxlink -d <dev>`).", "host")
+    return low
+
+
 def _rates(adapters: list[Adapter], found: Findings) -> None:
-    up = [(a, p) for a, p in _ports(adapters) if _active(p) and p.get("rate_gbps")]
+    low = _floor(adapters, found)
+    up = [(a, p) for a, p in _ports(adapters) if _active(p) and p.get("rate_gbps") and (a, p) not in low]
     peers: dict[tuple[Any, Any], float] = {}
     for a, p in up:
         key = (model(a), p.get("link_layer"))

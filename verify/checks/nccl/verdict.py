@@ -34,6 +34,7 @@ from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach, nccl_shm_full
 from .bandwidth import bandwidth_figures, nvls_not_used
+from .gid import gid_cause
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
 from .transport import gdr_summary, gdr_unused, job_env, memlock_low, net_fallback, not_passed, rdma_shown
@@ -373,6 +374,9 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               f"transport ran out of /dev/shm ({full}){sized}",
                               "Give the container a larger /dev/shm: " + CODES["SHM_TOO_SMALL"].fix.rstrip(".")
                               + " (or NCCL_SHM_DISABLE=1, slower).", "job")
+    if gid := gid_cause(facts, " | ".join(said)):
+        return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}{gid[0]}",
+                              gid[1], gid[2])
     if named := _adapter_or_misuse(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", error, result):
         return named
     if attach := _shm_attach("\n".join(said), f"all-reduce over {backend or 'NCCL'} failed", result):
