@@ -117,6 +117,9 @@ def test_an_nccl_failure_line_alone_is_judged_never_nothing_to_judge(text):
 
 # Healthy hosts whose excerpt shows what is the host's fault in every other case, the cause being in prose only
 HOST_BY_THE_EXCERPT = {
+    "roce-bond-ibv-devinfo-v-gid-1-link-local-v2-modify-qp-timeout-gid-3-works": "ibv_modify_qp timing out with no "
+        "GID index the job pinned in the excerpt is a peer the fabric cannot reach (the L40 irdma entry); the job's "
+        "NCCL_IB_GID_INDEX is in the poster's prose (its facts carry it and are judged the job's)",
     "cx7-roce-nccl-internal-net-ib-local-access-violation-wq-error-peer-status-9-vendor-138-ngc-plugin-works": "an access violation on the responder and remote invalid request at the requester mirror a local "
         "protection error (status 4, vendor 0x81: ACS on the GPUDirect path, the host's in three other entries); that "
         "the NGC image's plugin works on the same nodes is the poster's prose",
