@@ -176,7 +176,9 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
                       r"cudaErrorIllegalInstruction|CUDA_ERROR_ILLEGAL_INSTRUCTION|illegal instruction was encountered|"
                       r"\bCUDA (?:error|failure):? 7(?:00|1[059])\b", re.IGNORECASE), KERNEL_FAULT),
 ]
-_NUMBER = r"\b(?:error|code|returned|result)[ =:]*\(?{}\b"
+# a number after the words that carry one: `error 802`, `returned 802`, and a driver call's wrapper (ollama's `cuInit
+# err: 802`, `cuda driver library init failure: 802`); a bare `err` is not one (NCCL's `vendor err 129` is the NIC's)
+_NUMBER = r"\b(?:error|code|returned|result|init failure|cu[A-Z]\w* err)[ =:]*\(?{}\b"
 # every rule's words at once: a line that names none is passed over in one search (a log of millions of lines)
 _ANY_WORDS = re.compile("|".join(f"(?:{words.pattern})" for _, words, _ in _RULES), re.IGNORECASE)
 _ANY_NUMBER = re.compile(_NUMBER.format(r"(\d+)"), re.IGNORECASE)
