@@ -26,3 +26,19 @@ def test_a_driver_call_s_error_number_as_a_wrapper_prints_it_is_decoded(text):
                                   "err 802 (Send)", "retry err 802"])
 def test_a_bare_err_number_is_no_cuda_error(text):
     assert cuda_errors.decode(text) is None
+
+
+def test_one_node_s_nccl_log_of_its_network_set_up_alone_passes_on_what_it_shows_handmade():
+    """NCCL_DEBUG=INFO of a one-node run: no RDMA device, no net plugin, the bootstrap on a socket: nothing NCCL found
+    is used between GPUs of one node; the same log across nodes is no pass (a fall-back is judged there)."""
+    from verify.checks import CHECKS
+    from verify.judging import judge
+    from verify.options import Options
+    log = {"ib_no_device": True, "ib_error": "NET/IB : No device found.", "interface": "eno1:192.168.1.1<0>",
+           "plugin_missing": "NET/Plugin : Plugin load (libnccl-net.so) returned 2", "networks": [], "net_channels": {},
+           "transports": [], "hcas": []}
+    base = {"backend": "nccl", "sizes": None, "error": None, "nccl_log": log}
+    one = judge(CHECKS["nccl"], {**base, "nodes": 1}, Options())
+    assert one.status == "pass" and "one node" in one.summary, one.summary
+    unknown = judge(CHECKS["nccl"], {**base, "nodes": None}, Options())
+    assert unknown.status != "pass", unknown.summary

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from ...codes import CODES
-from ...facts import NONE, UNLIMITED, NcclFacts, NcclLog, SizeRow
+from ...facts import NONE, UNLIMITED, NcclFacts, SizeRow
 from ...figures import (
     BOOL,
     BYTES,
@@ -35,9 +35,10 @@ from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach, nccl_shm_full
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .gid import gid_cause
+from .logsaid import log_said
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
-from .transport import gdr_summary, gdr_unused, job_env, memlock_low, net_fallback, not_passed, rdma_shown
+from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed
 
 SHM_LOW = 512 << 20          # below this NCCL's shared-memory transport is likely starved
 
@@ -175,35 +176,6 @@ def _inconsistent(rows: list[SizeRow], world: Any) -> str | None:
     if world > 1 and max(r["busbw"] for r in rows) <= 0:
         return f"no bus bandwidth at all across {world} ranks"
     return None
-
-
-def _within_node(facts: NcclFacts, log: NcclLog) -> str | None:
-    """What NCCL's log shows of ranks that reach each other inside one node only (SHM, P2P): every connection it
-    lists is intra-node, none goes through the network, and no fact says the group spans nodes. The network NCCL
-    would use across nodes is then never exercised: no fall-back and no fabric to judge, only the transport chosen."""
-    transports = [str(t) for t in log.get("transports") or []]
-    nodes = facts.get("nodes")
-    if not transports or any(t.startswith("NET/") for t in transports) or log.get("net_channels") \
-            or (isinstance(nodes, int) and nodes > 1):
-        return None
-    return (f"NCCL's log: the ranks connect within one node ({', '.join(transports)}); no connection goes through "
-            "the network; no collective recorded: bandwidth not assessed")
-
-
-def _log_said(facts: NcclFacts) -> str | None:
-    """What NCCL's log alone shows when it proves the fabric in use, or ranks joined inside one node only; None when
-    it proves nothing (sockets on a node whose adapters are unknown, or no network line at all)."""
-    log: NcclLog = facts.get("nccl_log") or {}
-    kind = rdma_shown(facts, log)
-    if not (log.get("networks") or gdr_summary(log)[0] or log.get("hcas")) or kind is None:
-        return _within_node(facts, log)
-    connections, gdr = gdr_summary(log)
-    ranks = log.get("rank_networks") or {}
-    said = [f"NCCL's log: network {', '.join(log.get('networks') or [])}" + (f" on {len(ranks)} rank(s)" if ranks else "")
-            if log.get("networks") else f"NCCL's log lists RDMA device(s) {', '.join(log.get('hcas') or [])}"]
-    if connections:
-        said.append(f"{connections} IB/RoCE connection(s), {gdr} with GPUDirect RDMA")
-    return "; ".join(said + ["no collective recorded: bandwidth not assessed"])
 
 
 CAUSES = ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET", "FABRIC_NOT_PASSED")
@@ -448,7 +420,7 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
                               "Record the check again.")
     if rows is None and not error:
-        said = _log_said(facts)
+        said = log_said(facts)
         if found.items or said:
             return found.apply(result, said or "")
         return result.not_judged("no collective was recorded and NCCL's log (if any) shows no network choice: "

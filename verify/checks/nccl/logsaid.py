@@ -1,0 +1,42 @@
+"""What NCCL's log alone shows where no collective was recorded: the fabric in use (a network chosen, IB/RoCE
+connections and how many carry GPUDirect RDMA), or ranks that reach each other inside one node. Pure."""
+from __future__ import annotations
+
+from ...facts import NcclFacts, NcclLog
+from .transport import gdr_summary, rdma_shown
+
+
+def within_node(facts: NcclFacts, log: NcclLog) -> str | None:
+    """What NCCL's log shows of ranks that reach each other inside one node only (SHM, P2P): every connection it
+    lists is intra-node, none goes through the network, and no fact says the group spans nodes. The network NCCL
+    would use across nodes is then never exercised: no fall-back and no fabric to judge, only the transport chosen."""
+    transports = [str(t) for t in log.get("transports") or []]
+    nodes = facts.get("nodes")
+    if any(t.startswith("NET/") for t in transports) or log.get("net_channels") or (isinstance(nodes, int) and nodes > 1):
+        return None
+    if not transports:
+        # a group recorded on one node whose log shows only NCCL's network set-up (no RDMA device, no plugin, the
+        # bootstrap's socket): what it found is never used between GPUs of one node
+        setup = log.get("ib_no_device") or log.get("plugin_missing") or log.get("interface") or log.get("networks")
+        if nodes != 1 or not setup:
+            return None
+        return ("NCCL's log: one node, whose GPUs do not reach each other through the network NCCL set up; no "
+                "collective recorded: bandwidth not assessed")
+    return (f"NCCL's log: the ranks connect within one node ({', '.join(transports)}); no connection goes through "
+            "the network; no collective recorded: bandwidth not assessed")
+
+
+def log_said(facts: NcclFacts) -> str | None:
+    """What NCCL's log alone shows when it proves the fabric in use, or ranks joined inside one node only; None when
+    it proves nothing (sockets on a node whose adapters are unknown, or no network line at all)."""
+    log: NcclLog = facts.get("nccl_log") or {}
+    kind = rdma_shown(facts, log)
+    if not (log.get("networks") or gdr_summary(log)[0] or log.get("hcas")) or kind is None:
+        return within_node(facts, log)
+    connections, gdr = gdr_summary(log)
+    ranks = log.get("rank_networks") or {}
+    said = [f"NCCL's log: network {', '.join(log.get('networks') or [])}" + (f" on {len(ranks)} rank(s)" if ranks else "")
+            if log.get("networks") else f"NCCL's log lists RDMA device(s) {', '.join(log.get('hcas') or [])}"]
+    if connections:
+        said.append(f"{connections} IB/RoCE connection(s), {gdr} with GPUDirect RDMA")
+    return "; ".join(said + ["no collective recorded: bandwidth not assessed"])
