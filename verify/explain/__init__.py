@@ -25,6 +25,7 @@ from . import (
     nvlinks,
     nvml,
     pasted,
+    rendezvous,
     smi,
     smiquery,
     smitable,
@@ -73,6 +74,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("NVML initialisation or handle error", "gpu", nvml.detect, nvml.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("CUDA error of a running program", "gpu", cuda.detect_runtime, cuda.parse_runtime),
+    Kind("torch.distributed rendezvous error", "nccl", rendezvous.detect, rendezvous.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
 )
 

@@ -3,8 +3,10 @@ read by the prolog's parser (verify/prolog/xid.py) into the gpu facts' `xid_even
 (`NVRM: ... [NV_ERR_RESET_REQUIRED]`) into `driver_errors`; the devices themselves are not in a kernel log (null).
 SXids, the NVSwitches' events, go to `sxid_events` and are judged by the same catalog. A CUDA refusal the same
 excerpt quotes (a test's `'CUDA-capable device(s) is/are busy or unavailable'` above the dmesg it sent) is kept as
-`cuda_init_error`, read as the CUDA kind reads it. A line that mentions a kernel message in prose (`See NVRM: Xid
-(...): 79 in the docs`, verify/explain/said.py) is no event; the prolog's reader of real kernel logs is not asked."""
+`cuda_init_error`, read as the CUDA kind reads it. A log that is only the kernel's records, the NVIDIA driver's among
+them and none reading as a failure, is a log read whole with no event: its lists are `[]`. A line that mentions a
+kernel message in prose (`See NVRM: Xid (...): 79 in the docs`, verify/explain/said.py) is no event; the prolog's
+reader of real kernel logs is not asked."""
 from __future__ import annotations
 
 import functools
@@ -30,9 +32,46 @@ def _logged(text: str) -> str:
     return "\n".join(printed_lines(text, _MESSAGE)) if _MESSAGE.search(text) else text
 
 
+# a kernel log's record as its readers print it: `dmesg -x`'s level, then dmesg's `[ 12.345678] ` or `dmesg -T`'s
+# stamp, raw /dev/kmsg's `priority,sequence,usec,flags;`, `journalctl -k`'s or syslog's `Jan 25 10:34:54 host kernel: `
+# and its ISO form; a shell prompt's `$ dmesg` line above them is the command, not the log
+_RECORD = re.compile(r"^\s*(?:\w+\s*:\s*\w+\s*:\s*)?(?:\[ *\d+\.\d+\] |\[\w{3} \w{3} [ \d]\d [\d:]+ \d{4}\] |"
+                     r"(\d+),\d+,\d+,[^;]*;|\w{3} +\d+ [\d:]+ \S+ kernel: |\d{4}-\d\d-\d\dT\S+ (?:\S+ kernel: )?)")
+_PROMPT = re.compile(r"^\s*(?:\S*[$#] |-- )")          # a prompt, or journalctl's `-- Boot ... --` markers
+# the NVIDIA driver's own modules speaking (NVRM, nvidia, nvidia-modeset/-uvm/-drm/-peermem, nvidia-nvswitchN)
+_DRIVER = re.compile(r"\b(?:NVRM|nvidia(?:-nvswitch\d*|-modeset|-uvm|-drm|-peermem|-nvlink)?)(?: [0-9a-fA-F]{4,8}:[\w:.]+)?: ")
+# what no clean log holds, whoever printed it: a failure's words (the driver's `RmInitAdapter failed`, `probe ... failed`,
+# PCIe AER, an MCE, a hung task), or a kmsg record at error priority or worse (0-3)
+_TROUBLE = re.compile(r"fail|error|fault|fallen|invalid|mismatch|warn|time(?:d ?)?out|hung|lost|unable|cannot|"
+                      r"corrupt|panic|oops|call trace|bug|taint", re.IGNORECASE)
+# every boot of a node with NVIDIA's out-of-tree module prints these: no failure of anything
+_BENIGN = re.compile(r"module verification failed: signature and/or required key missing - tainting kernel|"
+                     r"(?:module license '[^']*'|loading out-of-tree module) taints kernel|"
+                     r"module uses symbols from proprietary module \S+, inheriting taint|"
+                     r"Disabling lock debugging due to kernel taint")
+# the driver's RM speaks at load of itself and its GPUs; any other NVRM line is a state worth reading (a GPU without
+# its power cables, an adapter that did not initialise), so the log is not read as clean
+_NVRM_LOAD = re.compile(r"NVRM: (?:loading NVIDIA UNIX|GPU at PCI:|GPU Board Serial Number)")
+_MIN_RECORDS = 3
+
+
+def _clean(text: str) -> bool:
+    """A kernel log and nothing else (each line a record, at least a few), in which the NVIDIA driver speaks and nothing
+    reads as a failure: read whole, it shows no Xid, SXid or driver status. Anything else is not read as one (a log
+    with a failure the catalog does not name is said not recognised, never passed)."""
+    lines = [line for line in text.splitlines() if line.strip() and not _PROMPT.match(line)]
+    records = [_RECORD.match(line) for line in lines]
+    if len(lines) < _MIN_RECORDS or not all(records) or not any(_DRIVER.search(line) for line in lines):
+        return False
+    if any("NVRM:" in line and not _NVRM_LOAD.search(line) for line in lines):
+        return False
+    urgent = any(m and m.group(1) and int(m.group(1)) & 7 <= 3 for m in records)
+    return not urgent and not any(_TROUBLE.search(_BENIGN.sub("", line)) for line in lines)
+
+
 def detect(text: str) -> bool:
     text = _logged(text)
-    return bool(_NVRM.search(text)) or any(rm_status(line) for line in text.splitlines())
+    return bool(_NVRM.search(text)) or any(rm_status(line) for line in text.splitlines()) or _clean(text)
 
 
 def _when(line: str) -> str | None:

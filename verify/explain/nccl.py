@@ -28,6 +28,12 @@ _WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\
 # torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure`, ncclResult_t
 _ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test NCCL failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
                     r"ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError)[^\n]*")
+# XLA's (JAX's) report of an NCCL call that failed: `NCCL operation ncclCommInitRank(...) failed: unhandled system error.
+# Last NCCL warning(error) log entry (may be unrelated) 'Bootstrap : no socket interface found'.` (xla/.../gpu
+# collectives), as its callers wrap it (`Failed to create NCCL communicator: INTERNAL: ncclCommInitRankConfig(...)
+# failed:` on the line above): NCCL's result and its last WARN, with no `NCCL INFO` tag; forming a communicator is init
+_XLA = re.compile(r"Last NCCL warning\(error\)[^\n]*")
+_XLA_INIT = re.compile(r"CommInit|CommSplit|communicator|[Bb]ootstrap")
 # NCCL's CUDACHECK/CUCHECK: `NCCL WARN Cuda failure 'named symbol not found'` (2.30: `Cuda failure 500 '...'`): the
 # CUDA call failed and NCCL returns ncclUnhandledCudaError; a failure on its own, whatever NCCL logged after it
 # (each `[\w/]+` starts only where a run of such characters does: tried from every character of a long run it made
@@ -62,8 +68,9 @@ def detect(text: str) -> bool:
     """An NCCL log that shows something decisive (tried before a CUDA refusal, which an NCCL log may quote): a failure
     NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
     log = _log(text)
-    return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or IB_ASYNC_ERROR.search(text) or
-                _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or printed(_GID_PROBE, text) or
+    return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or printed(_XLA, text) or
+                IB_ASYNC_ERROR.search(text) or _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or
+                printed(_GID_PROBE, text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
@@ -140,6 +147,17 @@ def _log(text: str) -> dict[str, Any]:
     return copy.deepcopy(_log_of(text))
 
 
+def _xla(text: str) -> str | None:
+    """XLA's failed NCCL call with NCCL's last WARN, the line above joined where the message was wrapped after `failed:`."""
+    hit = printed(_XLA, text)
+    if not hit:
+        return None
+    start = text.rfind("\n", 0, hit.start()) + 1
+    above = text[text.rfind("\n", 0, max(0, start - 1)) + 1:start].strip()
+    message = " ".join([above] * above.endswith("failed:") + [text[start:hit.end()].strip()])
+    return f"{'init' if _XLA_INIT.search(message) else 'all_reduce'}: {message[:400]}"
+
+
 def _error(text: str) -> str | None:
     """The failure a rank logged: a watchdog timeout, an IB completion error, a WARN followed only by failing
     returns, torch's `NCCL error` (with NCCL's `Last error:`), or NCCL's own trace of a failing call (init phase when
@@ -161,6 +179,8 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {probe.group(0).strip()[:300]}"
     if tail := _failed_warn(text):
         return tail
+    if xla := _xla(text):
+        return xla
     warned_cuda = printed(_CUDA_FAILURE, text)
     if failed := printed(_ERROR, text):
         cuda = warned_cuda or _CUDA_QUOTED.search(text)

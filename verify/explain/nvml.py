@@ -1,10 +1,12 @@
 """NVML refusing to start, as nvidia-smi, the container toolkit and DCGM print it (`Failed to initialize NVML: Driver/
 library version mismatch`, `nvidia-container-cli: initialization error: nvml error: driver/library version mismatch`,
 `NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver`), with the kernel module's version
-where `/proc/driver/nvidia/version` is quoted: into the gpu facts' `nvml_error` and `driver`. Judged by the gpu
-check's rule for no usable GPU (verify/checks/gpu/node.py): a driver whose kernel module and library differ is a
-fault whether GPUs were expected or not; no driver loaded is one only where GPUs are expected. A GPU whose handle NVML
-cannot get (`GPU is lost`, `Unknown Error`) is recorded lost, by its PCI address."""
+where `/proc/driver/nvidia/version` is quoted, or nvidia-smi's `Driver Version`: into the gpu facts' `nvml_error`
+and `driver`; NVML's library not found is `nvml_library` false. Judged by the gpu check's rule for no usable GPU
+(verify/checks/gpu/node.py): a driver whose kernel module and library differ is a fault whether GPUs were expected or
+not; no driver loaded is one only where GPUs are expected; no library in a process on a node whose driver answers is
+the process's start. A GPU whose handle NVML cannot get (`GPU is lost`, `Unknown Error`) is recorded lost, by its PCI
+address."""
 from __future__ import annotations
 
 import re
@@ -15,6 +17,14 @@ from .said import said
 _REFUSED = re.compile(r"Failed to initialize NVML: [^\n]+|nvml error: [^\n]+|NVIDIA-SMI has failed because it "
                       r"couldn't communicate with the NVIDIA driver[^\n]*", re.IGNORECASE)
 _MODULE = re.compile(r"NVRM version: NVIDIA UNIX [\w-]+ Kernel Module\s+(\d+\.\d+(?:\.\d+)?)")
+# nvidia-smi's own `Driver Version` (the -q header, `Driver Version  : 450.80.02`; the table's `Driver Version:
+# 450.80.02`), pasted beside the refusal from the host: the node's driver answers
+_SMI_DRIVER = re.compile(r"\bDriver Version\s*:\s*(\d+\.\d+(?:\.\d+)?)")
+# NVML's library itself not found by the process (NVML_ERROR_LIBRARY_NOT_FOUND: `NVML Shared Library Not Found`,
+# pynvml's `NVMLError_LibraryNotFound`, go-nvml's `ERROR_LIBRARY_NOT_FOUND` and the older bindings' `could not load
+# NVML library`): no libnvidia-ml in the process (`nvml_library` false), not an error of a loaded NVML
+_NO_LIBRARY = re.compile(r"Shared Library Not Found|LibraryNotFound|LIBRARY_NOT_FOUND|could not load NVML library",
+                         re.IGNORECASE)
 
 
 def _refused(text: str) -> re.Match[str] | None:
@@ -43,10 +53,12 @@ def detect(text: str) -> bool:
 
 def parse(text: str) -> dict[str, Any]:
     refused = _refused(text)
-    module = _MODULE.search(text)
+    module = _MODULE.search(text) or _SMI_DRIVER.search(text)
+    missing = bool(refused and _NO_LIBRARY.search(refused.group(0)))
     lost = [{"index": None, "pci_bus_id": _bus(m.group(1)), "lost": True,
              "nvml_errors": {"handle": "GPU_IS_LOST" if m.group(2) == "GPU is lost" else "Unknown Error"}}
             for m in _HANDLE.finditer(text)]
     return {"torch": None, "devices": lost or None,
-            "nvml_error": refused.group(0).strip()[:400] if refused else None,
+            "nvml_error": refused.group(0).strip()[:400] if refused and not missing else None,
+            **({"nvml_library": False} if missing else {}),
             "driver": module.group(1) if module else None}

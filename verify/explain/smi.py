@@ -46,6 +46,9 @@ def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
     gpus: list[tuple[str, dict[str, str]]] = []
     stack: list[tuple[int, str]] = []
     for raw in text.splitlines():
+        if "NVSMI LOG" in raw and not header and not any(bus for bus, _ in gpus):
+            gpus, stack = [], []    # the first report starts here: the lines above it are another tool's
+            continue
         if not raw.strip() or raw.strip() == "--" or raw.lstrip().startswith(("#", "=")):
             continue
         if m := _GPU.match(raw.strip()):

@@ -51,6 +51,14 @@ def refusal(facts: GpuFacts, error: str | None) -> Decoded | None:
 _RM_MISMATCH = re.compile(r"Driver/library version mismatch|RM_VERSION_MISMATCH|LibRmVersionMismatch", re.IGNORECASE)
 
 
+def _driver_answers(facts: GpuFacts) -> str:
+    """Where the record holds the driver's version beside a process that has no GPU (nvidia-smi on the host read it:
+    a live probe reads it through NVML, which such a process cannot load), the node's driver answers, so its GPUs are
+    there and the process was not given them: a failure whether GPUs were expected or not. "" where not shown."""
+    driver = facts.get("driver")
+    return f", while the node's driver {driver} answers (its GPUs are there)" if driver else ""
+
+
 def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner, str | None]:
     """(cause, remedy, owner, code) when no GPU is usable, in the order a user should look; the code is a fault the
     facts prove whether GPUs were expected or not (None: no GPU visible, a failure only where GPUs are expected)."""
@@ -61,8 +69,17 @@ def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner, str | None]:
         return ("no /dev/nvidia* device nodes: the container was started without GPUs",
                 ("Start it with `docker run --gpus all` (NVIDIA Container Toolkit installed on the host); on "
                 "Kubernetes request nvidia.com/gpu in the pod's resources; under Slurm request --gres=gpu:N."), "job", None)
+    answers = _driver_answers(facts)
+    if facts.get("nvml_library") is False and answers and facts.get("device_nodes") is not True:
+        return ("libnvidia-ml.so is not in this process" + answers + ": the process was started without the NVIDIA "
+                "runtime, which injects the GPUs and the driver's libraries",
+                "Start it under the NVIDIA runtime: `docker run --gpus all` (or `--runtime=nvidia`); on Kubernetes give "
+                "the pod the runtime that carries the NVIDIA hook (runtimeClassName nvidia, or the runtime the node's "
+                "containerd or CRI-O gives pods, not Docker's default-runtime) and request nvidia.com/gpu.", "job",
+                "GPU_NOT_VISIBLE")
     if facts.get("nvml_library") is False:
-        return ("/dev/nvidia* exist but libnvidia-ml.so is missing: the container toolkit is not injecting the driver",
+        nodes = "/dev/nvidia* exist but " if facts.get("device_nodes") is True else ""
+        return (f"{nodes}libnvidia-ml.so is missing: the container toolkit is not injecting the driver",
                 ("Install/configure the NVIDIA Container Toolkit (`nvidia-ctk runtime configure`) and keep "
                 "NVIDIA_DRIVER_CAPABILITIES=compute,utility in the image."), "host", None)
     error = facts.get("nvml_error")

@@ -16,6 +16,14 @@ The signatures are NCCL's own messages (github.com/NVIDIA/nccl, 2.18 to 2.30):
   (/opt/amazon/efa/share/aws-ofi-nccl/xml/p5.48xl-topo.xml, aws/aws-ofi-nccl#785): both print `set by environment`
   as the job's variables do. Who set it: the recorded process environment (`nccl_env`) holding the variable shows
   the job started with it; otherwise (not recorded, or recorded without it) it came from the image.
+- no interface, the variable not recorded: NCCL's ncclFindInterfaces (src/misc/socket.cc) falls back, where the job
+  names no NCCL_SOCKET_IFNAME, to any interface but docker and lo, then docker, then lo, which every network namespace
+  has: "found none" follows only a selection the environment made (NCCL_SOCKET_IFNAME, NCCL_SOCKET_FAMILY), never the
+  node's network.
+- a port in use: the rendezvous or bootstrap socket could not bind its port, EADDRINUSE (torch's c10d: `The server
+  socket has failed to bind to [::]:29500 (errno: 98 - Address already in use)`, its libuv store `code: -98, name:
+  EADDRINUSE`; NCCL: `Call to bind failed : Address already in use`): another process on this host holds the port
+  the launch names (a second job's MASTER_PORT, torchrun's default 29500): the launch's to change.
 """
 from __future__ import annotations
 
@@ -28,6 +36,8 @@ from .transport import job_env
 
 NO_INTERFACE = re.compile(r"no socket interface found|No usable listening interface found|NET/Socket : no interface "
                           r"found|is neither AF_INET", re.IGNORECASE)
+# a socket that could not bind its port because another process holds it (errno 98): torch's and NCCL's wordings
+ADDRESS_IN_USE = re.compile(r"Address already in use|\bEADDRINUSE\b|errno:? 98\b", re.IGNORECASE)
 GRAPH_XML = re.compile(r"XML Import Channel|ncclTopoGetXmlGraphFromFile|GraphFromXml")
 TOPO_XML = re.compile(r"graph/xml\.(?:cc|h)\b|XML (?:Parse|Mismatch)|XML Topology has wrong version|"
                       r"Attribute \S+ of node \S+ not found")
@@ -75,6 +85,16 @@ def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str,
         return (f"; NCCL_SOCKET_IFNAME={ifname} matches no interface of this host: NCCL found none to bootstrap on",
                 "Set NCCL_SOCKET_IFNAME in the job to an interface the node has (`ip -br link`; `^docker,lo` "
                 "excludes instead), or unset it.", "job")
+    if NO_INTERFACE.search(said):
+        return ("; NCCL found no network interface its socket selection allows (NCCL_SOCKET_IFNAME or "
+                "NCCL_SOCKET_FAMILY in the job's environment: without them NCCL falls back to any interface, lo last)",
+                "Set NCCL_SOCKET_IFNAME in the job to the interface the nodes reach each other on (`ip -br addr`; "
+                "an exclusion list such as `^docker,lo` must leave only routable ones), or unset it.", "job")
+    if ADDRESS_IN_USE.search(said):
+        return ("; the rendezvous port is already in use on this host (EADDRINUSE): another process, often a "
+                "second job on the same node, holds the port the launch names", "Give each job on a node its own "
+                "port (MASTER_PORT, torchrun --master-port or --rdzv-endpoint host:0 for a free one), or end the "
+                "process that still holds it (`ss -ltnp`).", "job")
     found = _file(facts, said)
     if found:
         return found

@@ -193,9 +193,10 @@ MISUSE = re.compile(r"ncclInvalidUsage|ncclInvalidArgument|Duplicate GPU detecte
 # sizes, or set NCCL_* differently: the program's, never the link's
 TRUNCATED = re.compile(r"message truncated ?: ?receiv(?:ing|ed) \d+ bytes instead of \d+", re.IGNORECASE)
 # a bind to an address that is none of this host's (EADDRNOTAVAIL: `Call to bind failed : Cannot assign requested
-# address`): the address the job gave (NCCL_COMM_ID, MASTER_ADDR seen from inside a container's own network) is not
-# where the rank runs; never the node's
-UNASSIGNED = re.compile(r"bind failed ?: ?Cannot assign requested address", re.IGNORECASE)
+# address`; torch's store: `(errno: 99 - Cannot assign requested address)`): the address the job gave (NCCL_COMM_ID,
+# MASTER_ADDR seen from inside a container's own network) is not where the rank runs; never the node's
+UNASSIGNED = re.compile(r"(?:bind failed ?: ?|errno: 99 - )Cannot assign requested address|\bEADDRNOTAVAIL\b",
+                        re.IGNORECASE)
 
 
 # ncclInternalError (nccl.h: "internal check failed: either a bug in NCCL or due to memory corruption"), as NCCL and
@@ -372,7 +373,7 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     if setting:
         why, remedy, whose = setting
         return result.verdict(FAIL, "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED",
-                              f"all-reduce over {backend} {'hung' if is_timeout(error) else 'failed'}: {error}{why}",
+                              f"all-reduce over {backend or 'NCCL'} {'hung' if is_timeout(error) else 'failed'}: {error}{why}",
                               remedy, whose)
     return _unnamed(facts, said, error, cause, result)
 
