@@ -14,7 +14,8 @@ from collections.abc import Callable
 CLOSED = 141                  # 128 + SIGPIPE: what a shell reports for `cmd | head -1` cut short
 
 
-def _to_devnull() -> None:
+def to_devnull() -> None:
+    """stdout's descriptor pointed at /dev/null: what is still buffered, or written after, goes nowhere, never raises."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -30,10 +31,10 @@ def guarded(main: Callable[[], int], closed: int = CLOSED) -> int:
     try:
         status = main()
     except BrokenPipeError:
-        _to_devnull()
+        to_devnull()
         return closed
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        _to_devnull()
+        to_devnull()
     return status
