@@ -41,3 +41,52 @@ def test_a_stream_that_cannot_be_written_never_skips_the_drain(tmp_path, monkeyp
     status = cli.main(_args(tmp_path), env)
     assert status == 1 and fake.nodes["n1"][0] == "drained", (status, fake.nodes["n1"])
     assert history_events(tmp_path)[-1] == ("drain", "GPU_LOST")
+
+
+# ---- leftover 3: a gpu check that read none of its GPUs' health (HEALTH_NOT_ASSESSED)
+
+def _blind_gpu(code: str = "HEALTH_NOT_ASSESSED") -> dict:
+    """verify's gpu check on 8 GPUs that answered and ran work, NVML reading none of one GPU's health fields: warned
+    with that code, or behind a warning that outranks it (THROTTLED on another GPU; data.findings lists both)."""
+    findings = [{"severity": "warn", "code": "HEALTH_NOT_ASSESSED", "text": "GPU 3: no health field read (ECC, remap, "
+                 "clocks, temperature, PCIe, power, NVLink): not assessed, not healthy", "owner": "host", "device": 3}]
+    if code != "HEALTH_NOT_ASSESSED":
+        findings.insert(0, {"severity": "warn", "code": code, "text": "GPU 0 throttled", "owner": "host", "device": 0})
+    return _gpu("warn", code=code, owner="host", data={"findings": findings})
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("code", ["HEALTH_NOT_ASSESSED", "THROTTLED"])
+@pytest.mark.parametrize("env", [PROLOG_ENV, STEP_ENV], ids=["Prolog=", "first-step"])
+def test_gpus_whose_health_was_not_read_are_not_assessed_never_a_pass(tmp_path, monkeypatch, capsys, code, env):
+    """House rule (missing facts are never a pass) and issue 36's "a report whose gpu check is absent, on a node
+    Slurm gave 8 GPUs, passes": NVML read none of a GPU's ECC, remaps, clocks or temperature, and the prolog called
+    the node PASS (a pass ends a --hang-runs streak and is the fleet report's return to service). Now it is
+    GPU_NOT_ASSESSED: never a drain (the tool could not see; Slurm's prolog semantics: exit 0 under Prolog=), never
+    a pass. A CPU job (no GPU allocated) on the same report still passes."""
+    fake = install_fake(monkeypatch)
+    _verify_writes(monkeypatch, json.dumps(_report(_blind_gpu(code))).encode())
+    status = cli.main(_args(tmp_path), {**env, "SLURM_GPUS_ON_NODE": "8"})
+    out = capsys.readouterr().out
+    assert status == (0 if env is PROLOG_ENV else 3) and fake.nodes["n1"][0] == "idle", (status, out)
+    assert "PASS" not in out and history_events(tmp_path)[-1] == ("not-assessed", "GPU_NOT_ASSESSED")
+    assert cli.main(_args(tmp_path), env) == 0 and history_events(tmp_path)[-1] == ("pass", None)
+
+
+@pytest.mark.unit
+def test_nvsentinel_return_to_service_never_resumes_gpus_whose_health_was_not_read(tmp_path, monkeypatch, capsys):
+    """NVSentinel's return to service proves the repair: a node drained for an uncorrectable ECC error, rebooted,
+    whose preflight sees its 8 GPUs but reads none of one's health (its ECC counters among them), was resumed on a
+    warning. It stays drained (not assessed, exit 3); read with its health, it resumes."""
+    from verify.prolog import history, slurm
+    fake = install_fake(monkeypatch)
+    fake.info = {"Gres": "gpu:8"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "ECC_UNCORRECTABLE", "x", 1000))
+    history.record(str(tmp_path / "state"), "n1", "drain", "ECC_UNCORRECTABLE", "x", now=1000.0,
+                   extra={"gpus": 8, "boot_id": "an-earlier-boot", "action": "reboot", "check": "gpu"})
+    args = ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--revalidate", "--node", "n1"]
+    _verify_writes(monkeypatch, json.dumps(_report(_blind_gpu())).encode())
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == 3 and fake.nodes["n1"][0] == "drained"
+    assert "GPU_NOT_ASSESSED" in capsys.readouterr().out
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == 0 and fake.nodes["n1"][0] == "idle"

@@ -241,6 +241,12 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False, gpus_allocated
             said = "holds no gpu check" if gpu is None else f"skipped the gpu check ({gpu.get('code') or 'no code'})"
             return not_assessed("GPU_NOT_ASSESSED", f"Slurm allocated GPUs on this node, but the report {said}: "
                                 "its GPUs were not judged", "gpu")
+        if allocated and (unread := health_unread(next(c for c in judged if c["name"] == "gpu"))):
+            # the GPUs answered and ran work, but NVML read none of a GPU's health (ECC, remaps, clocks...) or its
+            # cooling: a warning verify itself calls "not assessed, not healthy". No pass (a repaired ECC fault
+            # resumed on it unproven), and no drain either: the tool could not see (docs/cluster-safety.md)
+            return not_assessed("GPU_NOT_ASSESSED", f"Slurm allocated GPUs on this node, and the gpu check could not "
+                                f"read their health: {unread}", "gpu")
         return Verdict(PASS, summary=f"{len(judged)} check(s) passed")
     c = failed[0]
     code, owner, name = str(c.get("code") or ""), c.get("owner"), c["name"]
@@ -254,6 +260,19 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False, gpus_allocated
     hung_evidence = any(str(x.get("code")) in HUNG_HARDWARE for x in failed)
     confirmed = not (owner == "host" and code in TIMEOUT_CODES) or hung_evidence
     return Verdict(FAULT, code, owner, summary, name, confirmed)
+
+
+def health_unread(check: dict[str, Any]) -> str | None:
+    """What of a judged gpu check's GPUs verify could not assess (HEALTH_NOT_ASSESSED: its code, or a finding of it
+    behind a warning that outranks it, THROTTLED on another GPU), or None."""
+    if check.get("code") == "HEALTH_NOT_ASSESSED":
+        return one_line(str(check.get("summary") or "HEALTH_NOT_ASSESSED"))[:300]
+    data = check.get("data") if isinstance(check.get("data"), dict) else {}
+    findings = data.get("findings") if isinstance(data, dict) else None
+    for f in findings if isinstance(findings, list) else []:
+        if isinstance(f, dict) and f.get("code") == "HEALTH_NOT_ASSESSED":
+            return one_line(str(f.get("text") or "HEALTH_NOT_ASSESSED"))[:300]
+    return None
 
 
 def not_this_run(report: Any, started: float, ended: float, skew_s: float) -> str | None:
