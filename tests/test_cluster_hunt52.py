@@ -90,3 +90,33 @@ def test_nvsentinel_return_to_service_never_resumes_gpus_whose_health_was_not_re
     assert "GPU_NOT_ASSESSED" in capsys.readouterr().out
     _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
     assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == 0 and fake.nodes["n1"][0] == "idle"
+
+
+# ---- leftover 1: make isolate judges the rest of an allocation with one bad entry
+
+@pytest.mark.host
+@pytest.mark.parametrize("bad", ["n 9", "n[7-8]", "n\u00e9", "x" * 300])
+def test_make_isolate_refuses_a_bad_entry_alone_and_judges_the_rest(tmp_path, bad):
+    """Slurm's allocation (`scontrol show hostnames`: one host name a line): one entry that is no host name refused
+    the whole isolation (exit 2, no pair run), though the four others could be judged. Now that entry alone is not
+    assessed, in one line naming it; the others are judged (n3 named at fault, exit 1), and where no node is at
+    fault the exit is 2, never 0: an entry never judged is no "no node at fault" for the allocation."""
+    from tests.isolate_fakes import _isolate
+    status, lines = _isolate(tmp_path, ["n1", "n2", bad, "n3", "n4"], {"bad": ["n3"]})
+    said = [ln for ln in lines if ln.startswith("isolate: not assessed:")]
+    assert len(said) == 1 and repr(bad)[:40] in said[0], lines
+    assert status == 1 and lines[-1].startswith("isolate: at fault: n3 (failing)") and "not assessed" in lines[-1]
+    answer = json.loads((tmp_path / "isolate.json").read_text())
+    assert answer["not_assessed"][0]["entry"] == bad and answer["named"][0]["node"] == "n3"
+    status, lines = _isolate(tmp_path, ["n1", "n2", bad, "n3"], {})
+    assert status == 2 and lines[-1].startswith("isolate: no node at fault") and "not assessed" in lines[-1], lines
+
+
+@pytest.mark.host
+def test_make_isolate_judges_a_host_named_twice_once(tmp_path):
+    """DNS names are case-insensitive (RFC 4343): N1 beside n1 is that host again. It is said and judged once under
+    its first spelling (never paired with itself); a clean answer stays 0."""
+    from tests.isolate_fakes import _isolate
+    status, lines = _isolate(tmp_path, ["n1", "n2", "N1", "n3"], {})
+    assert status == 0 and any("'N1'" in ln and "named again" in ln for ln in lines), lines
+    assert not any("n1+N1" in ln or "N1+n1" in ln for ln in lines)
