@@ -120,3 +120,20 @@ def test_make_isolate_judges_a_host_named_twice_once(tmp_path):
     status, lines = _isolate(tmp_path, ["n1", "n2", "N1", "n3"], {})
     assert status == 0 and any("'N1'" in ln and "named again" in ln for ln in lines), lines
     assert not any("n1+N1" in ln or "N1+n1" in ln for ln in lines)
+
+
+# ---- class 8 through the prolog: its verdict's line is bounded
+
+@pytest.mark.unit
+def test_the_verdict_line_of_a_report_with_a_20_mb_summary_is_bounded(tmp_path, monkeypatch, capsys):
+    """Slurm's prolog semantics (slurmd keeps the prolog's output in its log, on every job): a report under the
+    64 MiB cap whose lost GPU carries a 20 MB summary drained the node rightly, and printed the whole summary as
+    its verdict's line, 20 MB into slurmd's log per job. The line now holds at most 1,000 characters of it, says how
+    many were left out, and the drain is unchanged."""
+    fake = install_fake(monkeypatch)
+    gpu = _gpu("fail", code="GPU_LOST", owner="host")
+    gpu["summary"] = "GPU 3 is lost " * (1_500_000)
+    _verify_writes(monkeypatch, json.dumps(_report(gpu)).encode())
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
+    out = capsys.readouterr().out
+    assert len(out) < 2_000 and "more characters)" in out and "GPU_LOST" in out, len(out)

@@ -67,6 +67,7 @@ FAILURES_ONLY = frozenset({
     "TRANSFORMS_FAILED", "TRANSFORMS_WRONG"})
 # a check's name as verify writes one (gpu, shm, nccl): the history and Slurm's reason carry it
 CHECK_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+LINE_MAX = 1000                 # characters of a summary in the verdict's line (the history's detail keeps as many)
 MAX_DEVICES = 4096              # NVML or torch devices on one node: verify's own ceiling (gpu/verdict.py)
 
 
@@ -84,12 +85,16 @@ class Verdict:
         return self.kind == FAULT and self.owner == "host" and self.confirmed
 
     def line(self) -> str:
-        """The one line a person or a script reads."""
+        """The one line a person or a script reads, its summary at most LINE_MAX characters: a report's summary of
+        20 MB (under the report's cap) went whole into slurmd's log on every job's prolog."""
+        summary = one_line(self.summary)
+        if len(summary) > LINE_MAX:
+            summary = f"{summary[:LINE_MAX]}... ({len(summary) - LINE_MAX} more characters)"
         if self.kind == PASS:
-            return f"prolog: PASS {self.summary}".rstrip()
+            return f"prolog: PASS {summary}".rstrip()
         who = f" {self.owner}" if self.owner else ""
         where = f" {self.check}" if self.check else ""
-        return f"prolog: {self.kind.upper()} {self.code}{who}{where}: {one_line(self.summary)}"
+        return f"prolog: {self.kind.upper()} {self.code}{who}{where}: {summary}"
 
 
 def one_line(text: str) -> str:
