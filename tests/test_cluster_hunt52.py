@@ -4,6 +4,7 @@ return-to-service rules, NVIDIA's Xid catalog)."""
 from __future__ import annotations
 
 import io
+import os
 import json
 import sys
 
@@ -137,3 +138,53 @@ def test_the_verdict_line_of_a_report_with_a_20_mb_summary_is_bounded(tmp_path, 
     assert cli.main(_args(tmp_path), PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
     out = capsys.readouterr().out
     assert len(out) < 2_000 and "more characters)" in out and "GPU_LOST" in out, len(out)
+
+
+# ---- the earlier hunt's item: SIGTERM to the prolog leaves no child running, in its own session either
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("how", ["sigterm", "timeout"])
+def test_a_stopped_prolog_leaves_no_check_running_in_a_session_of_its_own(tmp_path, how):
+    """Slurm's prolog semantics (slurmd sends SIGTERM at PrologEpilogTimeout; the prolog's own cap stops verify):
+    verify starts each check in a session of its own (verify/runner.py), so stopping verify's process group left a
+    check that outlived its SIGTERM (a handler stuck in C, a GPU call) running after the prolog ended: the prolog's
+    SIGKILL came 2 s after its SIGTERM, and verify's own (3 s after forwarding SIGTERM) never came. Now every
+    process verify started, in any session, is stopped with it."""
+    import signal
+    import subprocess
+    import time
+
+    from tests.helpers import ROOT
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\nsetsid sh -c 'trap \"\" TERM; sleep 300 & echo $! > {tmp_path}/check; wait' &\n"
+                      "wait\n")
+    python.chmod(0o755)
+    extra = ["--budget", "1", "--grace", "3"] if how == "timeout" else []
+    proc = subprocess.Popen([sys.executable, "-m", "verify.prolog", "--python", str(python), "--no-kernel-log",
+                             "--state-dir", str(tmp_path / "state"), "--mode", "step", "--node", "n1", *extra],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "check").exists() or not (tmp_path / "check").read_text().strip():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    check = int((tmp_path / "check").read_text())
+    try:
+        if how == "sigterm":
+            proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err and proc.returncode in (3, 128 + signal.SIGTERM), err
+        gone = time.monotonic() + 10
+        while _alive(check) and time.monotonic() < gone:
+            time.sleep(0.05)
+        assert not _alive(check), err
+    finally:
+        if _alive(check):
+            os.kill(check, signal.SIGKILL)
