@@ -188,3 +188,37 @@ def test_a_stopped_prolog_leaves_no_check_running_in_a_session_of_its_own(tmp_pa
     finally:
         if _alive(check):
             os.kill(check, signal.SIGKILL)
+
+
+# ---- class 1: a python3 of the host's that cannot run the prolog is our install's trouble, never a drain
+
+@pytest.mark.host
+@pytest.mark.parametrize("python", [
+    "echo 'pyenv: python3: command not found' >&2; exit 127",             # a shim with no version behind it
+    "echo 'Unknown option: -I' >&2; exit 2",                              # Python 2 named python3
+    "echo 3.6; exit 3",                                                   # RHEL 8's python3 (3.6), as the probe asks
+    "exit 1",                                                             # a broken install: no stdlib
+], ids=["shim-127", "python2", "python3.6", "broken"])
+@pytest.mark.parametrize(("env", "status"), [({"SLURM_SCRIPT_CONTEXT": "prolog_slurmd"}, 0), ({"SLURM_STEP_ID": "0"}, 3)],
+                         ids=["Prolog=", "first-step"])
+def test_slurm_prolog_semantics_a_python3_that_cannot_run_the_prolog_never_drains(tmp_path, python, env, status):
+    """Slurm drains a node whose Prolog= exits non-zero. The wrapper (verify/bin/torchimages-prolog) exec'd any
+    python3 on PATH: one that exits before our code runs (a pyenv shim with no version: 127; Python 2: 2 on -I; a
+    broken install: 1) drained every node the prolog ran on, and Python 3.6 (RHEL 8's python3) said only a
+    SyntaxError. Now the wrapper asks it first: one line naming it and the Python it needs, exit 0 under Prolog=
+    (3 as a first step), as no python3 at all is."""
+    import subprocess
+
+    from tests.helpers import ROOT
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for tool in ("dirname", "readlink"):
+        found = next(p for p in (f"/usr/bin/{tool}", f"/bin/{tool}") if os.path.exists(p))
+        (folder / tool).symlink_to(found)
+    (folder / "python3").write_text(f"#!/bin/sh\n{python}\n")
+    (folder / "python3").chmod(0o755)
+    proc = subprocess.run(["/bin/sh", str(ROOT / "verify" / "bin" / "torchimages-prolog"), "--budget", "5"],
+                          env={"PATH": str(folder), **env}, capture_output=True, text=True, timeout=60, check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == status and len(lines) == 1, proc.stderr
+    assert "cannot run this prolog" in lines[0] and "3.10 or newer" in lines[0] and "PROLOG_CRASHED" in lines[0]
