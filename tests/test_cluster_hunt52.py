@@ -4,8 +4,8 @@ return-to-service rules, NVIDIA's Xid catalog)."""
 from __future__ import annotations
 
 import io
-import os
 import json
+import os
 import sys
 
 import pytest
