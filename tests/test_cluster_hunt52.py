@@ -222,3 +222,40 @@ def test_slurm_prolog_semantics_a_python3_that_cannot_run_the_prolog_never_drain
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == status and len(lines) == 1, proc.stderr
     assert "cannot run this prolog" in lines[0] and "3.10 or newer" in lines[0] and "PROLOG_CRASHED" in lines[0]
+
+
+# ---- class 1: a report no verify writes is REPORT_INVALID, never a crash of ours
+
+@pytest.mark.unit
+@pytest.mark.parametrize("first, again", [
+    ({"status": []}, None),                                              # a list as a check's status
+    ({"report_status": ["fail"]}, None),                                 # a list as the report's status
+    (None, {"name": ["gpu"], "status": "pass", "summary": "x"}),         # a list as a confirmation check's name
+], ids=["check-status-list", "report-status-list", "confirmation-name-list"])
+def test_a_report_with_a_list_where_a_word_belongs_is_report_invalid_not_a_crash(tmp_path, monkeypatch, capsys,
+                                                                                first, again):
+    """Slurm's prolog semantics: a list where verify writes a word was hashed into a set lookup (TypeError) and the
+    run ended PROLOG_CRASHED, the report's trouble told as the prolog's own; a confirmation report with a check
+    named by a list crashed merging after its verdict. Now each is the report's: REPORT_INVALID (or the
+    confirmation's not-assessed verdict), never a drain and never PROLOG_CRASHED."""
+    fake = install_fake(monkeypatch)
+    timeout = {"name": "gpu", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "t"}
+    if first is not None:
+        report = _report(_gpu())
+        if "status" in first:
+            report["checks"][0]["status"] = first["status"]
+        else:
+            report["status"] = first["report_status"]
+        bodies = [json.dumps(report).encode()]
+    else:
+        bodies = [json.dumps(_report(timeout)).encode(), json.dumps(_report(_gpu(), again)).encode()]
+
+    def run(cmd, limit):
+        from pathlib import Path
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(bodies.pop(0) if len(bodies) > 1 else bodies[0])
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    assert cli.main(_args(tmp_path, "--budget", "30"), PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"
+    err = capsys.readouterr().err
+    assert "PROLOG_CRASHED" not in err and "Traceback" not in err, err
+    assert history_events(tmp_path)[-1][0] == "not-assessed"

@@ -114,7 +114,8 @@ def _shape_problem(report: Any) -> str | None:
     if not checks:
         return "the report lists no checks: nothing was judged"
     for c in checks:
-        if not isinstance(c, dict) or c.get("status") not in STATUSES or not isinstance(c.get("name"), str):
+        if not isinstance(c, dict) or not isinstance(c.get("status"), str) or c["status"] not in STATUSES \
+                or not isinstance(c.get("name"), str):      # a list as a status is unhashable: no crash of ours
             return f"a check entry is malformed: {str(c)[:80]}"
         if why := _code_problem(c):
             return why
@@ -123,7 +124,7 @@ def _shape_problem(report: Any) -> str | None:
         # verify writes one result per check: two (a pass beside a skip, 8 GPUs beside 0) cannot both be true
         return f"the report holds the {twice[:40]} check {names[twice]} times: one result per check"
     failed = any(c["status"] == "fail" for c in checks)
-    if report.get("status") not in STATUSES:
+    if not isinstance(report.get("status"), str) or report["status"] not in STATUSES:
         return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"
     if (report["status"] == "fail") != failed:
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
@@ -315,7 +316,11 @@ def timed_out(report: dict[str, Any]) -> list[str]:
 
 def merge(report: dict[str, Any], rerun_report: dict[str, Any]) -> dict[str, Any]:
     """The report with the confirmation run's checks in place of the ones it ran again (and its status to match)."""
-    again = {c["name"]: c for c in rerun_report.get("checks") or [] if isinstance(c, dict) and "name" in c}
+    # a name that is no string (a list: unhashable) is no check's: a confirmation report no verify writes, already
+    # refused by confirmation(); merged without it, never a crash of ours
+    checks = rerun_report.get("checks")
+    again = {c["name"]: c for c in (checks if isinstance(checks, list) else [])
+             if isinstance(c, dict) and isinstance(c.get("name"), str)}
     checks = [again.get(c["name"], c) if isinstance(c, dict) else c for c in report["checks"]]
     failed = any(isinstance(c, dict) and c.get("status") == "fail" for c in checks)
     return {**report, "checks": checks, "status": "fail" if failed else "pass"}
