@@ -259,3 +259,65 @@ def test_a_report_with_a_list_where_a_word_belongs_is_report_invalid_not_a_crash
     err = capsys.readouterr().err
     assert "PROLOG_CRASHED" not in err and "Traceback" not in err, err
     assert history_events(tmp_path)[-1][0] == "not-assessed"
+
+
+SINFO_SH = """#!/bin/sh
+for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f")"; done
+"""
+SCONTROL_SH = """#!/bin/sh
+[ "$1" = update ] || exit 0
+node=${2#nodename=}
+case "$3" in
+  state=drain) printf 'drained|%s' "${4#reason=}" > "$FAKE_DIR/nodes/$node" ;;
+  state=resume) printf 'idle|none' > "$FAKE_DIR/nodes/$node" ;;
+esac
+"""
+# verify as --python runs it (python -I -c <runpy> <root> --preflight ... --json OUT): writes a lost GPU's report
+LOST_GPU_SH = """#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = --json ] && out=$2; shift; done
+printf '{"status": "fail", "created": "%s", "checks": [{"name": "gpu", "status": "fail", "code": "GPU_LOST", \
+"owner": "host", "summary": "GPU 3 is lost", "metrics": {"nvml_devices": {"value": 8.0, "unit": "count"}}}]}' \
+"$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out"
+"""
+PASS_SH = LOST_GPU_SH.replace('"fail"', '"pass"').replace(', "code": "GPU_LOST", "owner": "host"', "").replace(
+    "GPU 3 is lost", "8 GPUs")
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("stdout", ["closed", "reader-gone", "full"])
+@pytest.mark.parametrize("lost", [True, False], ids=["lost-gpu", "healthy"])
+def test_slurm_prolog_semantics_a_wrapper_s_stdout_never_decides_the_node(tmp_path, stdout, lost):
+    """The same through `python -m verify.prolog` as slurmd (or a wrapper of it) starts it, real processes: its
+    stdout closed (`>&-`), a pipe whose reader left, /dev/full. The lost GPU drains the node (exit 1), its drain on
+    record; a healthy node passes (exit 0). With descriptor 1 closed, every run ended in a traceback at the last
+    flush (sys.stdout is None there): exit 1, and Slurm drained the healthy node. sinfo and scontrol are stand-ins
+    on PATH keeping the node's state in a file, verify is --python's."""
+    import subprocess
+
+    from tests.helpers import ROOT
+    from verify.prolog import history
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "nodes").mkdir()
+    for name, body in (("sinfo", SINFO_SH), ("scontrol", SCONTROL_SH), ("verify", LOST_GPU_SH)):
+        (tmp_path / "bin" / name).write_text(body if lost or name != "verify" else PASS_SH)
+        (tmp_path / "bin" / name).chmod(0o755)
+    for node in ("n1", "n2", "n3", "n4"):
+        (tmp_path / "nodes" / node).write_text("idle|none")
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "FAKE_DIR": str(tmp_path), **PROLOG_ENV}
+    argv = [sys.executable, "-m", "verify.prolog", "--python", str(tmp_path / "bin" / "verify"), "--no-kernel-log",
+            "--state-dir", str(tmp_path / "state"), "--breaker", "0.5"]
+    if stdout == "reader-gone":
+        read, write = os.pipe()
+        os.close(read)
+        proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=write, stderr=subprocess.PIPE, text=True, timeout=120,
+                              check=False)
+        os.close(write)
+    else:
+        with open("/dev/full", "w") if stdout == "full" else open(os.devnull, "w") as sink:
+            proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=sink if stdout == "full" else None,
+                                  stderr=subprocess.PIPE, text=True, timeout=120, check=False,
+                                  preexec_fn=(lambda: os.close(1)) if stdout == "closed" else None)
+    assert proc.returncode == (1 if lost else 0) and "Traceback" not in proc.stderr, proc.stderr
+    state = (tmp_path / "nodes" / "n1").read_text()
+    assert state.startswith("drained|torchimages:GPU_LOST") if lost else state == "idle|none", proc.stderr
+    assert [e["event"] for e in history.read(str(tmp_path / "state"), "n1").events][-1] == ("drain" if lost else "pass")

@@ -20,7 +20,7 @@ def to_devnull() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError):      # no stdout descriptor at all: nothing left to flush into it
+    except (OSError, ValueError, AttributeError):   # no stdout descriptor at all (None): nothing to flush into it
         pass
 
 
@@ -34,7 +34,8 @@ def guarded(main: Callable[[], int], closed: int = CLOSED) -> int:
         to_devnull()
         return closed
     try:
-        sys.stdout.flush()
-    except BrokenPipeError:
+        if sys.stdout is not None:     # None where the program started with its descriptor 1 closed (`>&-`)
+            sys.stdout.flush()
+    except (OSError, ValueError):      # the reader left, a full disk, a stream closed: the status stands
         to_devnull()
     return status
