@@ -284,14 +284,16 @@ PASS_SH = LOST_GPU_SH.replace('"fail"', '"pass"').replace(', "code": "GPU_LOST",
 
 
 @pytest.mark.host
-@pytest.mark.parametrize("stdout", ["closed", "reader-gone", "full"])
+@pytest.mark.parametrize("stdout", ["closed", "reader-gone", "full", "both-full", "both-closed"])
 @pytest.mark.parametrize("lost", [True, False], ids=["lost-gpu", "healthy"])
 def test_slurm_prolog_semantics_a_wrapper_s_stdout_never_decides_the_node(tmp_path, stdout, lost):
     """The same through `python -m verify.prolog` as slurmd (or a wrapper of it) starts it, real processes: its
     stdout closed (`>&-`), a pipe whose reader left, /dev/full. The lost GPU drains the node (exit 1), its drain on
     record; a healthy node passes (exit 0). With descriptor 1 closed, every run ended in a traceback at the last
-    flush (sys.stdout is None there): exit 1, and Slurm drained the healthy node. sinfo and scontrol are stand-ins
-    on PATH keeping the node's state in a file, verify is --python's."""
+    flush (sys.stdout is None there): exit 1, and Slurm drained the healthy node. With stderr on /dev/full too, the
+    argv said before scontrol raised (the drain skipped) and the interpreter's last flush exited 120 (Slurm drained
+    the node itself, under no reason of ours). sinfo and scontrol are stand-ins on PATH keeping the node's state in
+    a file, verify is --python's."""
     import subprocess
 
     from tests.helpers import ROOT
@@ -313,10 +315,13 @@ def test_slurm_prolog_semantics_a_wrapper_s_stdout_never_decides_the_node(tmp_pa
                               check=False)
         os.close(write)
     else:
-        with open("/dev/full", "w") if stdout == "full" else open(os.devnull, "w") as sink:
-            proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=sink if stdout == "full" else None,
-                                  stderr=subprocess.PIPE, text=True, timeout=120, check=False,
-                                  preexec_fn=(lambda: os.close(1)) if stdout == "closed" else None)
+        full = stdout in ("full", "both-full")
+        closing = {"closed": (1,), "both-closed": (1, 2)}.get(stdout, ())
+        with open("/dev/full", "w") if full else open(os.devnull, "w") as sink:
+            proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=sink if full else None,
+                                  stderr=sink if stdout == "both-full" else subprocess.PIPE, text=True, timeout=120,
+                                  check=False, preexec_fn=(lambda: [os.close(fd) for fd in closing]) if closing else None)
+        proc.stderr = proc.stderr or ""
     assert proc.returncode == (1 if lost else 0) and "Traceback" not in proc.stderr, proc.stderr
     state = (tmp_path / "nodes" / "n1").read_text()
     assert state.startswith("drained|torchimages:GPU_LOST") if lost else state == "idle|none", proc.stderr

@@ -36,6 +36,7 @@ import time
 from types import FrameType
 from typing import Any
 
+from ..shared.closedpipe import say
 from . import history, kernlog, metrics, repair, slurm, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
@@ -285,10 +286,7 @@ def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, start
     and syslog, a not-assessed event in the history, and the metrics, wherever they can be had. Never raises."""
     _ignore_stops()
     line = f"torchimages-prolog: NOT ASSESSED: {problem} ({code}: the node stays in service, ungated)"
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except (OSError, ValueError):     # a stderr closed by a wrapper: syslog, the history and the metrics still say it
-        pass
+    say(line)                         # never raises: syslog, the history and the metrics still say it
     _syslog(line)
     try:
         _trace(argv, env, code, problem, started)
@@ -406,7 +404,7 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
         if prolog:
             ungated(argv, env, "CONFIG_ERROR", str(exc), started)
             return EXIT_PASS
-        print(f"torchimages-prolog: {exc}", file=sys.stderr)
+        say(f"torchimages-prolog: {exc}")
         return EXIT_USAGE
     except Interrupted as exc:
         ungated(argv, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started)

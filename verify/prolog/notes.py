@@ -2,11 +2,10 @@
 (cli.py) and the return to service (revalidate.py)."""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from ..shared import gpuunits
-from ..shared.closedpipe import to_devnull
+from ..shared.closedpipe import say, to_devnull
 from . import history, kernlog
 from .config import Config
 from .verdict import whole_count
@@ -15,10 +14,7 @@ from .verdict import whole_count
 def _say(text: str) -> None:
     """One line on stderr; a stderr that cannot be written (closed, its reader gone, a full disk) is no reason to
     stop: the drain or resume this line comes before still happens (Slurm's Prolog= reads the exit status)."""
-    try:
-        print(f"torchimages-prolog: {text}", file=sys.stderr, flush=True)
-    except (OSError, ValueError):      # ValueError: a stream closed by a wrapper
-        pass
+    say(f"torchimages-prolog: {text}")
 
 
 def _out(text: str) -> None:
