@@ -261,6 +261,11 @@ def test_a_report_with_a_list_where_a_word_belongs_is_report_invalid_not_a_crash
     assert history_events(tmp_path)[-1][0] == "not-assessed"
 
 
+def _close_all(fds: tuple[int, ...]) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
 SINFO_SH = """#!/bin/sh
 for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f")"; done
 """
@@ -320,7 +325,7 @@ def test_slurm_prolog_semantics_a_wrapper_s_stdout_never_decides_the_node(tmp_pa
         with open("/dev/full", "w") if full else open(os.devnull, "w") as sink:
             proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=sink if full else None,
                                   stderr=sink if stdout == "both-full" else subprocess.PIPE, text=True, timeout=120,
-                                  check=False, preexec_fn=(lambda: [os.close(fd) for fd in closing]) if closing else None)
+                                  check=False, preexec_fn=(lambda: _close_all(closing)) if closing else None)
         proc.stderr = proc.stderr or ""
     assert proc.returncode == (1 if lost else 0) and "Traceback" not in proc.stderr, proc.stderr
     state = (tmp_path / "nodes" / "n1").read_text()
