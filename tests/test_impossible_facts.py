@@ -207,8 +207,12 @@ def test_the_prolog_never_passes_a_report_that_did_not_judge_the_gpus_slurm_allo
     assert said in v.summary
     assert decide(report, gpus_allocated=True).kind == NOT_ASSESSED          # a first step with GPUs too
     assert decide(report).kind == PASS                                       # no GPUs allocated: a CPU node
-    judged = _report(*checks[:1], {"name": "gpu", "status": "warn", "code": "HEALTH_NOT_ASSESSED", "owner": "host"})
+    # a gpu check that judged the GPUs passes with a warning; one that read none of their health is no pass either
+    # (docs/cluster-safety.md: the GPUs ran work, but nothing of their ECC or remaps was seen)
+    judged = _report(*checks[:1], {"name": "gpu", "status": "warn", "code": "THROTTLED", "owner": "host"})
     assert decide(judged, gpus_expected_by_scheduler=True).kind == PASS
+    blind = _report(*checks[:1], {"name": "gpu", "status": "warn", "code": "HEALTH_NOT_ASSESSED", "owner": "host"})
+    assert decide(blind, gpus_expected_by_scheduler=True).code == "GPU_NOT_ASSESSED"
 
 
 @pytest.mark.parametrize("check,said", [

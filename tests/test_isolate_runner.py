@@ -56,10 +56,13 @@ def test_a_report_no_verify_writes_is_the_pair_s_failure_never_a_traceback(tmp_p
 
 @pytest.mark.host
 @pytest.mark.parametrize(("hosts", "said"), [(["n[1-2]", "n3"], "'n[1-2]'"), (["n 1", "n2"], "'n 1'"),
-                                             (["n1", "n2", "n1"], "named twice"), (["n1"], "at least two")])
-def test_slurm_s_allocation_a_node_list_that_is_not_one_host_each_is_one_line(tmp_path, hosts, said):
+                                             (["n1", "n1"], "named again"), (["n1"], "at least two")])
+def test_slurm_s_allocation_a_node_list_that_leaves_no_pair_is_refused_before_any_step(tmp_path, hosts, said):
+    """Each entry that is no one host name (or a host again) is not assessed in its own line (round 52: the others
+    are judged, tests/test_cluster_hunt52.py); with fewer than two hosts left, the last line refuses: no pair ran."""
     status, lines = _isolate(tmp_path, hosts, {})
-    assert status == 2 and len(lines) == 1 and said in lines[0], lines
+    assert status == 2 and said in " ".join(lines) and "at least two" in lines[-1] and len(lines) <= 2, lines
+    assert not (tmp_path / "scen.json.count").exists()          # no srun step ran
 
 
 @pytest.mark.host

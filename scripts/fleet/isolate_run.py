@@ -27,7 +27,7 @@ from ..errors import UserError, one_line
 from ..fsutil import atomic_write, read_bounded
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
 from .model import ISOLATE_KIND
-from .plausible import BUSBW_MAX_GBPS, NODE_NAME, report_problem
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME, node_key, report_problem
 
 KIND = ISOLATE_KIND
 STEP_TIMEOUT_S = 300.0      # a pair's step ends here (TORCHIMAGES_ISOLATE_TIMEOUT overrides): a hang is a failure
@@ -190,20 +190,41 @@ def exit_status(d: Decision) -> int:
     return 2 if d.undetermined or d.spread or d.failed_pairs else 0
 
 
-def _hostnames(nodelist: str) -> list[str]:
+def _hostnames(nodelist: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The allocation's nodes as `scontrol show hostnames` prints them, and the entries that are not assessed, each
+    with why: one that is no one host name (a hostlist or a space would make srun run its pair on other nodes), or a
+    host named again however it is spelt (paired with itself, it all-reduces over its own links and would pass as
+    the reference that clears its partners). One bad entry never refuses the others: they are judged."""
     try:
         proc = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True,
-                              timeout=60, check=False)
+                              timeout=60, check=False, errors="replace")
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"scontrol show hostnames failed ({one_line(exc)[:120]}): run this inside a Slurm "
                         f"allocation, from the batch script make isolate writes") from None
     if proc.returncode != 0:
         raise UserError(f"scontrol show hostnames {nodelist} failed: {one_line(proc.stderr.strip())[:200]}")
-    names = [line.strip() for line in proc.stdout.splitlines() if line.strip()]
-    if bad := next((n for n in names if not NODE_NAME.fullmatch(n)), None):
-        raise UserError(f"scontrol show hostnames {nodelist} gave {bad[:80]!r}, which is no one host name (a hostlist "
-                        "or a space would make srun run a pair on other nodes): check the allocation's node list")
-    return names
+    names: list[str] = []
+    refused: list[tuple[str, str]] = []
+    seen: dict[str, str] = {}
+    for line in proc.stdout.splitlines():
+        name = line.strip()
+        if not name:
+            continue
+        if not NODE_NAME.fullmatch(name):
+            refused.append((name, "no one host name (a hostlist or a space would make srun run its pair on other "
+                                  "nodes)"))
+        elif (first := seen.get(node_key(name))) is not None:
+            refused.append((name, f"the host {first} named again (a node is named twice: paired with itself it "
+                                  "would pass as a reference)"))
+        else:
+            seen[node_key(name)] = name
+            names.append(name)
+    return names, refused
+
+
+def _refused_line(entry: str, why: str) -> str:
+    return f"isolate: not assessed: {one_line(repr(entry))[:80]} from scontrol show hostnames is {why}; the others " \
+           "are judged"
 
 
 def _number(text: str, what: str, low: float, high: float, whole: bool = False) -> float:
@@ -252,10 +273,17 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError(f"TORCHIMAGES_REPORTS={reports} is not a folder: the batch script makes it; run this from "
                             "the script make isolate writes")
         port = int(_number(os.environ["RDZV_PORT"], "RDZV_PORT", PORTS[0], PORTS[1] - 1, whole=True))
-        nodes = _hostnames(os.environ["SLURM_JOB_NODELIST"])
+        nodes, refused = _hostnames(os.environ["SLURM_JOB_NODELIST"])
+        for entry, why in refused:
+            print(_refused_line(entry, why), flush=True)
+        if len(nodes) < 2 and refused:
+            raise UserError(f"isolation needs at least two nodes: a pair, and {len(nodes)} of the allocation's "
+                            f"{len(nodes) + len(refused)} entries is one host name: check the allocation's node list")
         decision = isolate(nodes, base, reports, port, gpus, timeout_s)
         print(format_decision(decision))
-        atomic_write(reports / "isolate.json", json.dumps(decision_json(decision), indent=1) + "\n")
+        answer = {**decision_json(decision),
+                  "not_assessed": [{"entry": entry, "why": why} for entry, why in refused]}
+        atomic_write(reports / "isolate.json", json.dumps(answer, indent=1) + "\n")
         print(f"isolate: wrote {reports / 'isolate.json'}")
     except KeyError as exc:
         print(f"isolate: {exc.args[0]} is not set: run this from the batch script make isolate writes", file=sys.stderr)
@@ -263,8 +291,12 @@ def main(argv: list[str] | None = None) -> int:
     except (UserError, ValueError, OSError) as exc:
         print(f"isolate: {one_line(exc)}", file=sys.stderr)
         return 2
-    print(f"isolate: {decision.summary}")      # the answer is the last line read (the table above holds its evidence)
-    return exit_status(decision)
+    unassessed = f"; not assessed: {', '.join(one_line(repr(e))[:80] for e, _ in refused)}" if refused else ""
+    print(f"isolate: {decision.summary}{unassessed}")   # the answer is the last line (the table above holds its evidence)
+    # an entry that is no host name may be a node never judged: no "no node at fault" for the allocation (2, not
+    # 0); a host named again was judged under its first spelling
+    unjudged = any(not NODE_NAME.fullmatch(e) for e, _ in refused)
+    return exit_status(decision) or (2 if unjudged else 0)
 
 
 if __name__ == "__main__":

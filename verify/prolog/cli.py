@@ -36,6 +36,7 @@ import time
 from types import FrameType
 from typing import Any
 
+from ..shared.closedpipe import say
 from . import history, kernlog, metrics, repair, slurm, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
@@ -51,7 +52,7 @@ from .drain import DRAINED as DRAINED
 from .drain import _drain as _drain
 from .drain import _drain_facts as _drain_facts
 from .drain import act
-from .notes import _report_gpus, _say
+from .notes import _out, _report_gpus, _say
 from .verdict import (
     EXIT_BREAKER,
     EXIT_NOT_ASSESSED,
@@ -285,12 +286,12 @@ def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, start
     and syslog, a not-assessed event in the history, and the metrics, wherever they can be had. Never raises."""
     _ignore_stops()
     line = f"torchimages-prolog: NOT ASSESSED: {problem} ({code}: the node stays in service, ungated)"
-    print(line, file=sys.stderr, flush=True)
+    say(line)                         # never raises: syslog, the history and the metrics still say it
     _syslog(line)
     try:
         _trace(argv, env, code, problem, started)
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - the line above is said already
-        print(f"torchimages-prolog: no trace kept: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+        _say(f"no trace kept: {type(exc).__name__}: {str(exc)[:200]}")
 
 
 def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
@@ -350,7 +351,7 @@ def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
             status, verdict, report, xids = revalidate(cfg, assess)
         else:
             verdict, report, xids = assess(cfg)
-            print(verdict.line(), flush=True)
+            _out(verdict.line())         # never raises: a print that failed never skips the drain
             status = act(cfg, verdict, report)
         _flush_notes(cfg)
         _metrics(cfg, status, verdict, report, xids, started)
@@ -403,7 +404,7 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
         if prolog:
             ungated(argv, env, "CONFIG_ERROR", str(exc), started)
             return EXIT_PASS
-        print(f"torchimages-prolog: {exc}", file=sys.stderr)
+        say(f"torchimages-prolog: {exc}")
         return EXIT_USAGE
     except Interrupted as exc:
         ungated(argv, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started)

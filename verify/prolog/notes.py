@@ -2,17 +2,31 @@
 (cli.py) and the return to service (revalidate.py)."""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from ..shared import gpuunits
+from ..shared.closedpipe import say, to_devnull
 from . import history, kernlog
 from .config import Config
 from .verdict import whole_count
 
 
 def _say(text: str) -> None:
-    print(f"torchimages-prolog: {text}", file=sys.stderr, flush=True)
+    """One line on stderr; a stderr that cannot be written (closed, its reader gone, a full disk) is no reason to
+    stop: the drain or resume this line comes before still happens (Slurm's Prolog= reads the exit status)."""
+    say(f"torchimages-prolog: {text}")
+
+
+def _out(text: str) -> None:
+    """The verdict's line on stdout, said before the prolog acts on it. A stdout that cannot be written (a wrapper
+    that closed it or whose reader left, /dev/full) never skips the drain that follows: a broken node returned to
+    service because a print failed. Said once on stderr; stdout then points at /dev/null (nothing flushes into it
+    again: the exit's own flush would raise too)."""
+    try:
+        print(text, flush=True)
+    except (OSError, ValueError) as exc:
+        to_devnull()
+        _say(f"stdout not written ({type(exc).__name__}: {str(exc)[:80]}): {text}")
 
 
 def _close(cfg: Config, text: str) -> None:

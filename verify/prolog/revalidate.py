@@ -14,7 +14,7 @@ from typing import Any
 from ..shared import gpuunits
 from . import history, kernlog, repair, slurm
 from .config import Config
-from .notes import _close, _note, _report_gpus, _say, report_mig
+from .notes import _close, _note, _out, _report_gpus, _say, report_mig
 from .repair import repair_problem
 from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed
 
@@ -182,7 +182,7 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         verdict = not_assessed("KERNEL_LOG_UNREAD", f"drained for {cfg.kernel_log_cause} on kernel-log evidence, and "
                                "the kernel log was not read now: the Xid may be back unseen; let this user read it "
                                "(kernel.dmesg_restrict, the systemd-journal group) or run it as root", "kernel-log")
-    print(verdict.line(), flush=True)
+    _out(verdict.line())          # never raises: a print that failed never skips the resume's refusal
     if verdict.kind != PASS:
         status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED
         _note(cfg, "resume-refused", verdict.code, verdict.summary)

@@ -14,10 +14,10 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..shared.closedpipe import say
 from . import statefile
 from .verdict import REASON_PREFIX, one_line
 
@@ -187,7 +187,7 @@ def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[in
     """(exit status, what it printed) of a Slurm command, its argv said on stderr first (not for a quiet query);
     127 where it cannot run."""
     if not quiet:
-        print("torchimages-prolog: " + " ".join(argv), file=sys.stderr, flush=True)
+        say("torchimages-prolog: " + " ".join(argv))      # never raises: an unwritable stderr never skips a drain
     if dry_run:
         return 0, ""
     try:

@@ -67,6 +67,7 @@ FAILURES_ONLY = frozenset({
     "TRANSFORMS_FAILED", "TRANSFORMS_WRONG"})
 # a check's name as verify writes one (gpu, shm, nccl): the history and Slurm's reason carry it
 CHECK_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+LINE_MAX = 1000                 # characters of a summary in the verdict's line (the history's detail keeps as many)
 MAX_DEVICES = 4096              # NVML or torch devices on one node: verify's own ceiling (gpu/verdict.py)
 
 
@@ -84,12 +85,16 @@ class Verdict:
         return self.kind == FAULT and self.owner == "host" and self.confirmed
 
     def line(self) -> str:
-        """The one line a person or a script reads."""
+        """The one line a person or a script reads, its summary at most LINE_MAX characters: a report's summary of
+        20 MB (under the report's cap) went whole into slurmd's log on every job's prolog."""
+        summary = one_line(self.summary)
+        if len(summary) > LINE_MAX:
+            summary = f"{summary[:LINE_MAX]}... ({len(summary) - LINE_MAX} more characters)"
         if self.kind == PASS:
-            return f"prolog: PASS {self.summary}".rstrip()
+            return f"prolog: PASS {summary}".rstrip()
         who = f" {self.owner}" if self.owner else ""
         where = f" {self.check}" if self.check else ""
-        return f"prolog: {self.kind.upper()} {self.code}{who}{where}: {one_line(self.summary)}"
+        return f"prolog: {self.kind.upper()} {self.code}{who}{where}: {summary}"
 
 
 def one_line(text: str) -> str:
@@ -109,7 +114,8 @@ def _shape_problem(report: Any) -> str | None:
     if not checks:
         return "the report lists no checks: nothing was judged"
     for c in checks:
-        if not isinstance(c, dict) or c.get("status") not in STATUSES or not isinstance(c.get("name"), str):
+        if not isinstance(c, dict) or not isinstance(c.get("status"), str) or c["status"] not in STATUSES \
+                or not isinstance(c.get("name"), str):      # a list as a status is unhashable: no crash of ours
             return f"a check entry is malformed: {str(c)[:80]}"
         if why := _code_problem(c):
             return why
@@ -118,7 +124,7 @@ def _shape_problem(report: Any) -> str | None:
         # verify writes one result per check: two (a pass beside a skip, 8 GPUs beside 0) cannot both be true
         return f"the report holds the {twice[:40]} check {names[twice]} times: one result per check"
     failed = any(c["status"] == "fail" for c in checks)
-    if report.get("status") not in STATUSES:
+    if not isinstance(report.get("status"), str) or report["status"] not in STATUSES:
         return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"
     if (report["status"] == "fail") != failed:
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
@@ -241,6 +247,12 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False, gpus_allocated
             said = "holds no gpu check" if gpu is None else f"skipped the gpu check ({gpu.get('code') or 'no code'})"
             return not_assessed("GPU_NOT_ASSESSED", f"Slurm allocated GPUs on this node, but the report {said}: "
                                 "its GPUs were not judged", "gpu")
+        if allocated and (unread := health_unread(next(c for c in judged if c["name"] == "gpu"))):
+            # the GPUs answered and ran work, but NVML read none of a GPU's health (ECC, remaps, clocks...) or its
+            # cooling: a warning verify itself calls "not assessed, not healthy". No pass (a repaired ECC fault
+            # resumed on it unproven), and no drain either: the tool could not see (docs/cluster-safety.md)
+            return not_assessed("GPU_NOT_ASSESSED", f"Slurm allocated GPUs on this node, and the gpu check could not "
+                                f"read their health: {unread}", "gpu")
         return Verdict(PASS, summary=f"{len(judged)} check(s) passed")
     c = failed[0]
     code, owner, name = str(c.get("code") or ""), c.get("owner"), c["name"]
@@ -254,6 +266,19 @@ def decide(report: Any, gpus_expected_by_scheduler: bool = False, gpus_allocated
     hung_evidence = any(str(x.get("code")) in HUNG_HARDWARE for x in failed)
     confirmed = not (owner == "host" and code in TIMEOUT_CODES) or hung_evidence
     return Verdict(FAULT, code, owner, summary, name, confirmed)
+
+
+def health_unread(check: dict[str, Any]) -> str | None:
+    """What of a judged gpu check's GPUs verify could not assess (HEALTH_NOT_ASSESSED: its code, or a finding of it
+    behind a warning that outranks it, THROTTLED on another GPU), or None."""
+    if check.get("code") == "HEALTH_NOT_ASSESSED":
+        return one_line(str(check.get("summary") or "HEALTH_NOT_ASSESSED"))[:300]
+    data = check.get("data") if isinstance(check.get("data"), dict) else {}
+    findings = data.get("findings") if isinstance(data, dict) else None
+    for f in findings if isinstance(findings, list) else []:
+        if isinstance(f, dict) and f.get("code") == "HEALTH_NOT_ASSESSED":
+            return one_line(str(f.get("text") or "HEALTH_NOT_ASSESSED"))[:300]
+    return None
 
 
 def not_this_run(report: Any, started: float, ended: float, skew_s: float) -> str | None:
@@ -291,7 +316,11 @@ def timed_out(report: dict[str, Any]) -> list[str]:
 
 def merge(report: dict[str, Any], rerun_report: dict[str, Any]) -> dict[str, Any]:
     """The report with the confirmation run's checks in place of the ones it ran again (and its status to match)."""
-    again = {c["name"]: c for c in rerun_report.get("checks") or [] if isinstance(c, dict) and "name" in c}
+    # a name that is no string (a list: unhashable) is no check's: a confirmation report no verify writes, already
+    # refused by confirmation(); merged without it, never a crash of ours
+    checks = rerun_report.get("checks")
+    again = {c["name"]: c for c in (checks if isinstance(checks, list) else [])
+             if isinstance(c, dict) and isinstance(c.get("name"), str)}
     checks = [again.get(c["name"], c) if isinstance(c, dict) else c for c in report["checks"]]
     failed = any(isinstance(c, dict) and c.get("status") == "fail" for c in checks)
     return {**report, "checks": checks, "status": "fail" if failed else "pass"}

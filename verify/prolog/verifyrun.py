@@ -20,21 +20,64 @@ PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(
 REPORT_CAP = 64 << 20           # bytes: no verify report comes near it
 
 
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    """SIGTERM, then SIGKILL, to the child's whole process group (verify and the checks it started): STOP_S at most."""
-    for sig, wait in ((signal.SIGTERM, STOP_S * 2 / 3), (signal.SIGKILL, STOP_S / 3)):
+def _groups(root: int) -> list[int]:
+    """The process groups of `root`'s descendants, read from /proc (ppid links) now: verify starts each check in a
+    session of its own (verify/runner.py), which stopping verify's group alone leaves running. Empty without /proc."""
+    children: dict[int, list[int]] = {}
+    groups: dict[int, int] = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdecimal()]
+    except OSError:
+        return []
+    for entry in entries:
         try:
-            os.killpg(proc.pid, sig)
-            proc.wait(timeout=wait)
-            return
-        except (ProcessLookupError, PermissionError):
-            return
-        except subprocess.TimeoutExpired:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
             continue
-        except (Overran, Interrupted):    # stopped while stopping it: the group is killed before going on
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            raise
+        fields = stat[stat.rfind(")") + 2:].split()        # after "pid (comm) ": state ppid pgrp ...
+        if len(fields) > 2 and fields[1].isdecimal() and fields[2].isdecimal():
+            children.setdefault(int(fields[1]), []).append(int(entry))
+            groups[int(entry)] = int(fields[2])
+    found, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return sorted({groups[p] for p in found if groups.get(p) not in (None, root, 0, 1, os.getpgrp())})
+
+
+def _signal_groups(groups: list[int], sig: int) -> None:
+    for pgid in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
+
+
+def _stop(proc: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL, to the child's whole process group (verify and the checks it started) and to the groups
+    of every process it started in a session of its own (a check: verify/runner.py), read before verify goes (its
+    orphans lose their link to it): STOP_S at most. Those other groups get SIGKILL whatever verify did on SIGTERM:
+    its own SIGKILL of a check comes 3 s after it forwards SIGTERM, after the prolog's."""
+    others = _groups(proc.pid)
+    try:
+        for sig, wait in ((signal.SIGTERM, STOP_S * 2 / 3), (signal.SIGKILL, STOP_S / 3)):
+            _signal_groups(others, sig)
+            try:
+                os.killpg(proc.pid, sig)
+                proc.wait(timeout=wait)
+                return
+            except (ProcessLookupError, PermissionError):
+                return
+            except subprocess.TimeoutExpired:
+                others = sorted(set(others) | set(_groups(proc.pid)))
+                continue
+            except (Overran, Interrupted):    # stopped while stopping it: the group is killed before going on
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                raise
+    finally:
+        _signal_groups(others, signal.SIGKILL)
 
 
 def verify_command(python: str) -> list[str]:

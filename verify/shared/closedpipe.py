@@ -10,17 +10,30 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 CLOSED = 141                  # 128 + SIGPIPE: what a shell reports for `cmd | head -1` cut short
 
 
-def _to_devnull() -> None:
+def to_devnull(stream: Any = None) -> None:
+    """stdout's descriptor (or `stream`'s) pointed at /dev/null: what is still buffered, or written after, goes
+    nowhere and never raises again (a failed write leaves its text buffered, and the interpreter's own flush at exit
+    would fail too: exit 120, which Slurm's Prolog= reads as a failed prolog)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, (stream if stream is not None else sys.stdout).fileno())
         os.close(devnull)
-    except (OSError, ValueError):      # no stdout descriptor at all: nothing left to flush into it
+    except (OSError, ValueError, AttributeError):   # no descriptor at all (None): nothing to flush into it
         pass
+
+
+def say(text: str) -> None:
+    """One line on stderr that never raises: a stderr closed or unwritable (a wrapper's `2>&-`, /dev/full) is no
+    reason to stop what the line comes before (the prolog's drain)."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        to_devnull(sys.stderr)
 
 
 def guarded(main: Callable[[], int], closed: int = CLOSED) -> int:
@@ -30,10 +43,12 @@ def guarded(main: Callable[[], int], closed: int = CLOSED) -> int:
     try:
         status = main()
     except BrokenPipeError:
-        _to_devnull()
+        to_devnull()
         return closed
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _to_devnull()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:     # None where the program started with that descriptor closed (`>&-`)
+                stream.flush()
+        except (OSError, ValueError):  # the reader left, a full disk, a stream closed: the status stands
+            to_devnull(stream)
     return status
