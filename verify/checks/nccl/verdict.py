@@ -227,7 +227,8 @@ OFI_MR_EINVAL = re.compile(r"NET/OFI Unable to register memory[^|\n]*RC: -22\b[^
 WATCHDOG = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|"
                       r"ProcessGroupNCCL's watchdog got stuck")
 # the `mode` this verify's own probes record (FACTS.md): any other is how a job formed its group, its log a job's
-OWN_MODE = re.compile(grouplayout.LOCAL_MODE.pattern + r"|^torchrun group: rank \d+ of \d+")
+# (and FACTS.md's bare words for them: `local processes`, `torchrun`)
+OWN_MODE = re.compile(grouplayout.LOCAL_MODE.pattern + r"|^torchrun group: rank \d+ of \d+|^(?:local processes|torchrun)$")
 
 
 def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
