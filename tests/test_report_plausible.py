@@ -84,6 +84,16 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
     ("a lost GPU as a warning", lambda d: gpu(d).update(status="warn", code="GPU_LOST", owner="host")),
     ("a lost GPU as a skip", lambda d: gpu(d).update(status="skip", code="GPU_LOST", owner="host")),
     ("a loader's shared memory given to the host", lambda d: shm(d).update(owner="host")),
+    # the gpu check counts its devices (len() of a list): on a failure as on a pass, 8.5, -1 or 5,000 is none (the
+    # prolog drained on a failed check's 8.5 GPUs that the fleet report refused)
+    ("a failed gpu check on 8.5 devices", lambda d: _gpu_lost(d, 8.5)),
+    ("a failed gpu check on -1 devices", lambda d: _gpu_lost(d, -1.0)),
+    ("a failed gpu check on 5,000 devices", lambda d: _gpu_lost(d, 5000.0)),
+    # a rate no machine measures, or below 0 (the prolog passed both while the fleet report refused them)
+    ("an all-reduce passing at -5 GB/s", lambda d: _nccl_pass(wrong=0)(d) or nccl(d)["metrics"].update(
+        busbw_max={"value": -5.0, "unit": "GB/s"})),
+    ("a warning at 1e13 tokens/s", lambda d: shm(d)["metrics"].update(rate={"value": 1e13, "unit": "tokens/s"})),
+    ("a report status fail with no failure and no interruption", lambda d: d.update(status="fail")),
 ]
 KEPT: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
     ("the report as written", lambda d: None),
@@ -97,7 +107,25 @@ KEPT: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
                                                                              owner="job")),
     ("a lifetime ECC count as a warning", lambda d: gpu(d).update(status="warn", code="ECC_UNCORRECTABLE",
                                                                   owner="host")),
+    # verify's report.overall: an interrupted run is "fail" though no check failed (SIGTERM while it collected the
+    # environment leaves every check skipped INTERRUPTED): verify's own report, read as interrupted, never refused
+    ("a run interrupted before any check ended", lambda d: _cut_before_any_check(d)),
+    ("a run interrupted after its gpu check passed", lambda d: (nccl(d).update(code="INTERRUPTED", owner="job"),
+                                                                d.update(status="fail", interrupted="SIGTERM"))),
 ]
+
+
+def _gpu_lost(d: dict[str, Any], devices: float) -> None:
+    gpu(d).update(status="fail", code="GPU_LOST", owner="host")
+    gpu(d)["metrics"]["nvml_devices"].update(value=devices)
+    gpu(d)["data"]["devices"] = []
+    d.update(status="fail")
+
+
+def _cut_before_any_check(d: dict[str, Any]) -> None:
+    for c in d["checks"]:
+        c.update(status="skip", code="INTERRUPTED", owner="job", metrics={}, data={})
+    d.update(status="fail", interrupted="SIGTERM")
 
 
 def _prolog_refuses(report: dict[str, Any]) -> bool:
@@ -129,3 +157,50 @@ def test_the_fleet_report_and_make_isolate_read_reports_by_the_one_rule():
     assert str(report_problem(report)) in str(reports._forged(report))
     pair = isolate_run.outcome(("a", "b"), report, 0, 1.0, 8)
     assert not pair.ok and "without a code" in pair.why
+
+
+def test_a_run_verify_cut_off_is_read_as_interrupted_by_the_prolog_and_the_fleet_report(tmp_path):
+    """Slurm's prolog semantics: a preflight cut off by a signal is the tool's trouble (not assessed, never a drain),
+    named as the interruption it was, not as a forged report (REPORT_INVALID); the fleet report lists it interrupted."""
+    import json
+    import time
+
+    from scripts.fleet.fleet import fleet
+    from tests.verify_handmade import make_report
+    report = _written()
+    _cut_before_any_check(report)
+    assert decide(report).code == "PREFLIGHT_INTERRUPTED", decide(report)
+    doc = make_report()
+    doc["environment"]["hostname"] = "n1"
+    doc["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    _cut_before_any_check(doc)
+    (tmp_path / "n1.json").write_text(json.dumps(doc))
+    seen = fleet(tmp_path)
+    assert [(n.node, n.verdict) for n in seen.nodes] == [("n1", "interrupted")] and not seen.ok, seen.invalid
+    cut = _written()                   # `make isolate`: a cut run clears no pair, whatever its nccl check says
+    _nccl_pass(wrong=0, busbw_max=480.0)(cut)
+    cut.update(interrupted="SIGTERM")
+    pair = isolate_run.outcome(("a", "b"), cut, 0, 1.0, 8)
+    assert not pair.ok and "interrupted" in pair.why
+
+
+@pytest.mark.parametrize("value", [-1.0, 0.0, 0.5, 1.0, 8.0, 8.5, 4096.0, 4097.0, 1e15])
+@pytest.mark.parametrize("status", ["pass", "warn", "fail", "skip"])
+@pytest.mark.parametrize("metric", ["nvml_devices", "torch_devices"])
+def test_the_device_count_rule_is_one_rule_on_every_status(metric, status, value):
+    """The fleet report had its own device-count rule (0 to 4096 on any status) beside the shared one (1 to 4096 on a
+    pass): they disagreed on a failed check's 8.5 GPUs (the prolog drained, the fleet refused). One rule now, held by
+    the prolog, the fleet report and `make isolate` alike."""
+    from verify.prolog import verdict
+    assert plausible.NEVER_WRITTEN.keys() == verdict.NEVER_WRITTEN.keys() and plausible.RATE_MOST == verdict.RATE_MOST
+    assert plausible.CANNOT_PASS.keys() == verdict.CANNOT_PASS.keys()
+    report = _written()
+    g = gpu(report)
+    code = {"pass": None, "warn": "ECC_UNCORRECTABLE", "fail": "GPU_LOST", "skip": "FACTS_INCOMPLETE"}[status]
+    g.update(status=status, code=code, owner=None if status in ("pass", "skip") else "host", data={})
+    g["metrics"][metric].update(value=value)
+    report["status"] = "fail" if status == "fail" else "warn"
+    whole = value == int(value) and 0 <= value <= 4096
+    possible = whole and (value >= 1 or status in ("fail", "skip"))
+    assert (report_problem(report) is None) == possible == (not _prolog_refuses(report)), \
+        (report_problem(report), decide(report))

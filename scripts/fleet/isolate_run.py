@@ -49,6 +49,8 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         return Outcome(nodes, False, None, f"no report (step exit {status})", took)
     if forged := report_problem(report):
         return Outcome(nodes, False, None, f"a report no verify writes: {forged}"[:200], took)
+    if report.get("interrupted"):       # a run cut off by a signal cleared nothing, whatever its checks say
+        return Outcome(nodes, False, None, one_line(f"interrupted by {report['interrupted']}")[:200], took)
     check = next((c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("name") == "nccl"), None)
     if check is None:
         return Outcome(nodes, False, None, "the report holds no nccl check", took)

@@ -74,15 +74,41 @@ FAILURES_ONLY = frozenset({
 STATUSES = frozenset({"pass", "warn", "skip", "fail"})
 CHECK_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")     # a check's name as verify writes one (gpu, shm, nccl)
 MAX_DEVICES = 4096              # NVML or torch devices on one node: verify's own ceiling (verify/prolog/verdict.py)
+# a figure no check of verify's writes on any status: (check, metric) -> the test a value fails, and why. The gpu
+# check counts its devices (len() of a list, 0 on a failure that found none): 8.5, -1 or 5,000 is no count it gave,
+# on a failure as on a pass (the fleet report refused a failed check's 8.5 GPUs that the prolog drained on)
+NEVER_WRITTEN: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
+    ("gpu", "nvml_devices"): (lambda v: v != int(v) or not 0 <= v <= MAX_DEVICES,
+                              "no count of devices (a whole number, 0 to 4096)"),
+    ("gpu", "torch_devices"): (lambda v: v != int(v) or not 0 <= v <= MAX_DEVICES,
+                               "no count of devices (a whole number, 0 to 4096)")}
 # a passing (or warning) check whose own figures say it cannot pass: (check, metric) -> the test a value fails
 CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
     ("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
     ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
     ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
     ("gpu", "nvml_devices"): (lambda v: v != int(v) or not 1 <= v <= MAX_DEVICES,
-                              "a gpu check passes only on the devices it judged (1 to 4096)"),
+                              "no count of devices a gpu check passes on (a whole number, 1 to 4096)"),
     ("gpu", "torch_devices"): (lambda v: v != int(v) or not 1 <= v <= MAX_DEVICES,
-                               "a gpu check passes only on the devices it judged (1 to 4096)")}
+                               "no count of devices a gpu check passes on (a whole number, 1 to 4096)")}
+
+
+# the most a rate of each unit can be on one node (HBM3e is ~8 TB/s, a B200 ~10 PFLOP/s sparse FP4: past it no
+# machine measures, and one such figure would move every median of the fleet report) and, a rate, never below 0: on
+# any status. verify/prolog/verdict.py RATE_MOST is the same table (tests/test_report_plausible.py)
+RATE_MOST = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
+             "images/s": 1e9, "tokens/s": 1e12}
+
+
+def _rate_problem(name: str, metric: str, m: dict[str, Any], value: float) -> str | None:
+    most = RATE_MOST.get(str(m.get("unit")))
+    if most is None:
+        return None
+    if value > most:
+        return f"the {name} check's {_shown(metric)} = {value:g} {m['unit']} is impossible (above {most:g})"
+    if value < 0:
+        return f"the {name} check's {_shown(metric)} = {value:g} {m['unit']} is negative: no rate is"
+    return None
 
 
 def _shown(value: Any, most: int = 40) -> str:
@@ -94,7 +120,7 @@ def report_problem(report: Any) -> str | None:
     prolog's verify/prolog/verdict.py applies the same on the verify side; tests/test_report_plausible.py holds the
     three to one table). verify writes one result per check, each with one of its four statuses, a code of its
     catalog on exactly what did not pass (report schema 2: fail, warn and skip carry one; a pass none), a report
-    status that is "fail" exactly when a check failed, and no figure that is not finite or that its own pass
+    status that is "fail" exactly when a check failed or the run was interrupted, and no figure that is not finite or that its own pass
     contradicts (CANNOT_PASS). Such a report is no evidence: not assessed, never a drain, never a clean pair."""
     checks = report.get("checks") if isinstance(report, dict) else None
     if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
@@ -110,7 +136,11 @@ def report_problem(report: Any) -> str | None:
     state = report.get("status")
     if not isinstance(state, str) or state not in STATUSES:
         return f"its status {_shown(repr(state))} is none of verify's"
-    if (state == "fail") != any(c["status"] == "fail" for c in checks):
+    # verify's report.overall: "fail" when a check failed or the run was cut off (SIGTERM before any check ended
+    # leaves every check skipped INTERRUPTED, under "fail"): that report is verify's, an interrupted one (and an
+    # interruption is never a pass, whatever its status says: the readers judge it interrupted)
+    failed = any(c["status"] == "fail" for c in checks)
+    if failed != (state == "fail") and not (state == "fail" and report.get("interrupted")):
         return f"its status is {state}, which its checks contradict"
     return None
 
@@ -138,11 +168,16 @@ def _check_problem(c: dict[str, Any]) -> str | None:
     for metric, m in metrics.items():
         value = m.get("value") if isinstance(m, dict) else None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return f"the {name} check's {_shown(metric)} = {_shown(value, 20)}: verify writes every figure as a " \
-                   "finite number"
+            return f"the {name} check's {_shown(metric)} = {_shown(value, 20)} is not a finite number: verify " \
+                   "writes every figure as one"
+        if isinstance(m, dict) and (why := _rate_problem(name, str(metric), m, value)):
+            return why
         fails, why = CANNOT_PASS.get((str(c.get("name")), str(metric)), (None, ""))
         if state in ("pass", "warn") and fails is not None and fails(value):
             return f"the {name} check {state}es with {_shown(metric)} {value:g}: {why}"
+        never, said = NEVER_WRITTEN.get((str(c.get("name")), str(metric)), (None, ""))
+        if never is not None and never(value):
+            return f"the {name} check's {_shown(metric)} = {value:g} is {said}: no figure verify writes"
     return _devices_problem(c, metrics) if name == "gpu" and state in ("pass", "warn") else None
 
 

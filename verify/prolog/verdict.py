@@ -120,7 +120,10 @@ def _shape_problem(report: Any) -> str | None:
     failed = any(c["status"] == "fail" for c in checks)
     if report.get("status") not in STATUSES:
         return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"
-    if (report["status"] == "fail") != failed:
+    # verify's report.overall: "fail" when a check failed or the run was cut off (a signal before any check ended
+    # leaves every check skipped INTERRUPTED, under "fail"): verify's own report, an interrupted run, not a forgery
+    # (and an interruption is never a pass, whatever its status says: decide() reads it as interrupted)
+    if failed != (report["status"] == "fail") and not (report["status"] == "fail" and report.get("interrupted")):
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
     return next((why for c in checks if (why := _impossible_pass(c))), None)
 
@@ -166,9 +169,34 @@ CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
     ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
     ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
     ("gpu", "nvml_devices"): (lambda v: whole_count(v) is None or v > MAX_DEVICES,
-                              "a gpu check passes only on the devices it judged (1 to 4096)"),
+                              "no count of devices a gpu check passes on (a whole number, 1 to 4096)"),
     ("gpu", "torch_devices"): (lambda v: whole_count(v) is None or v > MAX_DEVICES,
-                               "a gpu check passes only on the devices it judged (1 to 4096)")}
+                               "no count of devices a gpu check passes on (a whole number, 1 to 4096)")}
+
+
+# a figure no check of verify's writes on any status (scripts/fleet/plausible.py NEVER_WRITTEN, the same rule): the
+# gpu check counts its devices (len() of a list, 0 on a failure that found none), so 8.5, -1 or 5,000 is no count of
+# it, on a failure as on a pass (the prolog drained on a failed check's 8.5 GPUs that the fleet report refused)
+NEVER_WRITTEN: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
+    ("gpu", "nvml_devices"): (lambda v: v != int(v) or not 0 <= v <= MAX_DEVICES,
+                              "no count of devices (a whole number, 0 to 4096)"),
+    ("gpu", "torch_devices"): (lambda v: v != int(v) or not 0 <= v <= MAX_DEVICES,
+                               "no count of devices (a whole number, 0 to 4096)")}
+
+
+# the most a rate of each unit can be on one node, and never below 0, on any status (scripts/fleet/plausible.py
+# RATE_MOST, the same table: a passing report with a negative busbw passed here while the fleet report refused it)
+RATE_MOST = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
+             "images/s": 1e9, "tokens/s": 1e12}
+
+
+def _rate_problem(name: str, key: str, m: dict[str, Any], value: float) -> str | None:
+    most = RATE_MOST.get(str(m.get("unit")))
+    if most is not None and value > most:
+        return f"its {name} check's {key[:40]} = {value:g} {m['unit']} is impossible (above {most:g})"
+    if most is not None and value < 0:
+        return f"its {name} check's {key[:40]} = {value:g} {m['unit']} is negative: no rate is"
+    return None
 
 
 def _impossible_pass(c: dict[str, Any]) -> str | None:
@@ -182,9 +210,14 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return f"its {c['name']} check {c['status']}s with {str(key)[:40]} = {str(value)[:20]}: verify writes " \
                    "every figure as a finite number"
+        if isinstance(m, dict) and (why := _rate_problem(c["name"], str(key), m, value)):
+            return why
         fails, why = CANNOT_PASS.get((c["name"], str(key)), (None, ""))
         if passing and fails is not None and fails(value):
             return f"its {c['name']} check {c['status']}es with {str(key)[:40]} = {value}: {why}"
+        never, said = NEVER_WRITTEN.get((c["name"], str(key)), (None, ""))
+        if never is not None and never(value):
+            return f"its {c['name']} check's {str(key)[:40]} = {value:g} is {said}: no figure verify writes"
     return _devices_problem(c, metrics) if passing and c["name"] == "gpu" else None
 
 
