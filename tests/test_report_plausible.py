@@ -204,3 +204,25 @@ def test_the_device_count_rule_is_one_rule_on_every_status(metric, status, value
     possible = whole and (value >= 1 or status in ("fail", "skip"))
     assert (report_problem(report) is None) == possible == (not _prolog_refuses(report)), \
         (report_problem(report), decide(report))
+
+
+def test_a_verify_1x_report_which_has_no_codes_is_read_not_refused_as_forged(tmp_path):
+    """Report schema 1 (verify 1.x, which the fleet report still reads) has no code and no owner on any check: its
+    failed gpu check was listed as "a report no verify wrote", the node's fault hidden among forgeries. It is read
+    as the failure it is, with no owner, so no drain line (Slurm's drain reason must be ours and proven)."""
+    import json
+    import time
+
+    from scripts.fleet.fleet import fleet
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    failed = {"name": "gpu", "status": "fail", "summary": "GPU 3 fell off the bus", "details": [], "metrics": {},
+              "remedy": "drain it", "duration_s": 1.0}
+    doc = {"schema_version": 1, "tool": {"name": "verify", "version": "1.4.0"}, "created": now, "status": "fail",
+           "environment": {"hostname": "n1"}, "options": {}, "checks": [failed]}
+    assert report_problem(doc) is None and decide(doc).code == "OWNER_MISSING"
+    (tmp_path / "n1.json").write_text(json.dumps(doc))
+    seen = fleet(tmp_path)
+    assert [(n.node, n.verdict, n.drain) for n in seen.nodes] == [("n1", "fail", [])] and not seen.invalid
+    assert not seen.ok
+    forged = {**doc, "schema_version": True}            # no version: schema 2's rule, a failure without a code
+    assert report_problem(forged) is not None and decide(forged).code == "REPORT_INVALID"

@@ -127,8 +127,10 @@ def report_problem(report: Any) -> str | None:
         return "its checks are no list of results"
     if not checks:
         return "it lists no checks: nothing was judged"
+    # report schema 1 (verify 1.x) has no codes: only schema 2 codes every result that did not pass
+    coded = not (type(report.get("schema_version")) is int and report["schema_version"] == 1)
     for c in checks:
-        if why := _check_problem(c):
+        if why := _check_problem(c, coded):
             return why
     names = Counter(str(c.get("name")) for c in checks)   # counted once each (a list of 100,000 was quadratic)
     if twice := next((n for n, k in names.items() if k > 1), None):     # a pass beside a failure: which is true?
@@ -145,7 +147,9 @@ def report_problem(report: Any) -> str | None:
     return None
 
 
-def _check_problem(c: dict[str, Any]) -> str | None:
+def _check_problem(c: dict[str, Any], coded: bool = True) -> str | None:
+    """Why one check is none verify writes, or None. `coded`: report schema 2, whose every result that did not pass
+    carries a code; schema 1 (verify 1.x, still read) has no code or owner at all, and its failure is a failure."""
     name, state, code = _shown(c.get("name")), c.get("status"), c.get("code")
     if not isinstance(c.get("name"), str) or not CHECK_NAME.fullmatch(c["name"]):
         return f"a check named {_shown(repr(c.get('name')), 60)}, which is no check of verify's"
@@ -155,7 +159,7 @@ def _check_problem(c: dict[str, Any]) -> str | None:
         return f"the {name} check carries code {_shown(repr(code), 60)}, which is no code of verify's (verify/codes.py)"
     if state == "pass" and code is not None:
         return f"the {name} check passes with code {_shown(code)}: verify codes only what it did not pass"
-    if state != "pass" and code is None:
+    if state != "pass" and code is None and coded:
         return f"the {name} check is {state} without a code: verify codes every result it did not pass"
     owner = c.get("owner")
     if code in CATALOG_OWNER and owner is not None and owner != CATALOG_OWNER[code]:

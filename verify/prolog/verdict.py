@@ -108,10 +108,12 @@ def _shape_problem(report: Any) -> str | None:
         return "the report has no list of checks"
     if not checks:
         return "the report lists no checks: nothing was judged"
+    # report schema 1 (verify 1.x) has no codes: only schema 2 codes every result that did not pass
+    coded = not (type(report.get("schema_version")) is int and report["schema_version"] == 1)
     for c in checks:
         if not isinstance(c, dict) or c.get("status") not in STATUSES or not isinstance(c.get("name"), str):
             return f"a check entry is malformed: {str(c)[:80]}"
-        if why := _code_problem(c):
+        if why := _code_problem(c, coded):
             return why
     names = Counter(c["name"] for c in checks)
     if twice := next((n for n, k in names.items() if k > 1), None):
@@ -128,7 +130,7 @@ def _shape_problem(report: Any) -> str | None:
     return next((why for c in checks if (why := _impossible_pass(c))), None)
 
 
-def _code_problem(c: dict[str, Any]) -> str | None:
+def _code_problem(c: dict[str, Any], coded: bool = True) -> str | None:
     """Why a check's name or code is none verify writes, or None. verify codes only what it did not pass, and only
     with a key of its catalog (verify/codes.py, which only grows): a code outside it (BANANA, gpu_lost, 79, one of
     5 MiB) would drain a node under a reason the breaker and return to service cannot read as ours."""
@@ -141,7 +143,8 @@ def _code_problem(c: dict[str, Any]) -> str | None:
     if code is not None and not (isinstance(code, str) and code in CODES):
         return f"its {c['name']} check carries code {one_line(repr(code))[:60]}, which is no code of verify's " \
                "(verify/codes.py)"
-    if c["status"] != "pass" and code is None:      # report schema 2: fail, warn and skip each carry one
+    # report schema 2: fail, warn and skip each carry one; schema 1 (verify 1.x: `coded` False) has no codes at all
+    if c["status"] != "pass" and code is None and coded:
         return f"its {c['name']} check is {c['status']} without a code: verify codes every result it did not pass"
     owner = c.get("owner")
     if code in CATALOG_OWNED and owner is not None and owner != CODES[code].owner:
