@@ -226,3 +226,25 @@ def test_a_verify_1x_report_which_has_no_codes_is_read_not_refused_as_forged(tmp
     assert not seen.ok
     forged = {**doc, "schema_version": True}            # no version: schema 2's rule, a failure without a code
     assert report_problem(forged) is not None and decide(forged).code == "REPORT_INVALID"
+
+
+@pytest.mark.parametrize("uuids,twice", [
+    (["N/A", "N/A"], False), (["unknown", " none "], False), (["", "na"], False),
+    (["GPU-abcd-ef01", "abcdef01"], True), (["GPU-ABCD", "gpu-abcd"], True), (["MIG-1234", "GPU-12-34"], True),
+    (["GPU-0001", "GPU-0002"], False)])
+def test_one_gpu_listed_twice_is_the_gpu_checks_own_rule(uuids, twice):
+    """NVML gives every board its own UUID (nvmlDeviceGetUUID); when it cannot read one, nvidia-smi says N/A. The gpu
+    check's judge skips such placeholders and compares UUIDs without prefix, dashes or case: a pass it wrote on two
+    N/A boards was refused by the prolog forever (not assessed), and GPU-ABCD beside abcd passed. One comparison now."""
+    from verify.checks.gpu import contradictions, gpuidentity
+    from verify.prolog import verdict
+    assert plausible.NO_UUID == verdict.NO_UUID
+    judge = [u for u in uuids if gpuidentity.norm_uuid(u) not in ("", "n/a", "na", "unknown", "none")]
+    assert [plausible.board_uuid(u) for u in judge] == [gpuidentity.norm_uuid(u) for u in judge]
+    said = contradictions._one_gpu_twice([{"index": i, "uuid": u} for i, u in enumerate(uuids)])
+    assert bool(said) == twice
+    report = _written()
+    gpu(report)["metrics"]["nvml_devices"].update(value=float(len(uuids)))
+    gpu(report)["metrics"]["torch_devices"].update(value=float(len(uuids)))
+    gpu(report)["data"]["devices"] = [{"index": i, "uuid": u} for i, u in enumerate(uuids)]
+    assert (report_problem(report) is not None) == twice == _prolog_refuses(report), (report_problem(report),)

@@ -185,6 +185,22 @@ def _check_problem(c: dict[str, Any], coded: bool = True) -> str | None:
     return _devices_problem(c, metrics) if name == "gpu" and state in ("pass", "warn") else None
 
 
+# what NVML writes when it cannot read a board's UUID (nvidia-smi's "N/A"): no identity, so two of them are no one
+# GPU listed twice. The gpu check's own judge (verify/checks/gpu/contradictions.py) skips the same words, and a pass
+# it wrote on two "N/A" boards was refused here forever (tests/test_report_plausible.py holds the two equal)
+NO_UUID = frozenset({"", "n/a", "na", "unknown", "none"})
+
+
+def board_uuid(text: Any) -> str | None:
+    """A UUID as the gpu check compares them (gpuidentity.norm_uuid: GPU-/MIG- prefix, dashes and case dropped), or
+    None for no identity (NO_UUID)."""
+    t = str(text or "").strip().lower()
+    for prefix in ("gpu-", "mig-"):
+        t = t.removeprefix(prefix)
+    t = t.replace("-", "")
+    return None if t in NO_UUID else t
+
+
 def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     """Why a passing gpu check's NVML devices (its data, as verify writes them) cannot be true, or None: a list of
     another length than the nvml_devices it counted, or one GPU (one UUID) listed twice."""
@@ -196,7 +212,7 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     counted = counted.get("value") if isinstance(counted, dict) else None
     if isinstance(counted, (int, float)) and not isinstance(counted, bool) and len(devices) != counted:
         return f"the gpu check {c['status']}es with nvml_devices = {counted:g} and {len(devices)} NVML device(s) listed"
-    uuids = [str(d["uuid"]).strip().lower() for d in devices if isinstance(d, dict) and d.get("uuid")]
+    uuids = [u for d in devices if isinstance(d, dict) and (u := board_uuid(d.get("uuid")))]
     if len(set(uuids)) != len(uuids):
         return f"the gpu check {c['status']}es with one GPU (UUID) listed twice among its NVML devices"
     return None
