@@ -1,0 +1,55 @@
+"""Issue 36, round 53 of the hidden hunt on the cluster side: what rounds 48-51 missed, one test per defect, each
+naming the practice it follows (Slurm's prolog semantics, NVSentinel's breaker and return-to-service rules)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.prolog_fakes import FakeSlurm, _args, _report, _verify_writes, install_fake
+from verify.prolog import cli, history, slurm
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
+    return install_fake(monkeypatch)
+
+
+def _drained(tmp_path: Path, fake: FakeSlurm, code: str = "CHECK_TIMEOUT", **extra: Any) -> None:
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", code, "x", 1000))
+    history.record(str(tmp_path / "state"), "n1", "drain", code, "x", now=1000.0, extra={"check": "shm", **extra})
+
+
+@pytest.mark.parametrize("meanwhile", [("drained", "PSU replaced, do not resume -- ops"), ("idle", "none")])
+def test_nvsentinel_return_to_service_never_undoes_a_drain_made_while_the_preflight_ran(tmp_path, fake, monkeypatch,
+                                                                                         capsys, meanwhile):
+    """NVSentinel's return to service: a revalidation resumes only the drain it proved repaired. Its preflight takes
+    a minute or more; an operator who drained the node by hand meanwhile (their own reason: a PSU, a cable) had it
+    resumed on the proof of torchimages' older drain. Slurm's state is read again just before the resume."""
+    fake.info = {"NodeHostName": "n1"}
+    _drained(tmp_path, fake)
+    passing = json.dumps(_report({"name": "shm", "status": "pass"})).encode()
+    _verify_writes(monkeypatch, passing)
+    real = cli._run_verify
+
+    def verify_while_an_operator_drains(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        fake.nodes["n1"] = meanwhile
+        return real(cmd, limit)
+    monkeypatch.setattr(cli, "_run_verify", verify_while_an_operator_drains)
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
+    assert fake.nodes["n1"] == meanwhile and not any(c[:3][-1:] == ["state=resume"] for c in fake.calls)
+    assert "changed while the preflight ran" in capsys.readouterr().err
+    events = [e["event"] for e in history.read(str(tmp_path / "state"), "n1").events]
+    assert events[-1] == "resume-refused" and "resume" not in events
+
+
+def test_nvsentinel_return_to_service_resumes_the_drain_it_proved_repaired(tmp_path, fake, monkeypatch):
+    fake.info = {"NodeHostName": "n1"}
+    _drained(tmp_path, fake)
+    _verify_writes(monkeypatch, json.dumps(_report({"name": "shm", "status": "pass"})).encode())
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 0
+    assert fake.nodes["n1"][0] == "idle"
