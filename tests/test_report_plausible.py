@@ -194,6 +194,7 @@ def test_the_device_count_rule_is_one_rule_on_every_status(metric, status, value
     from verify.prolog import verdict
     assert plausible.NEVER_WRITTEN.keys() == verdict.NEVER_WRITTEN.keys() and plausible.RATE_MOST == verdict.RATE_MOST
     assert plausible.CANNOT_PASS.keys() == verdict.CANNOT_PASS.keys()
+    assert plausible.PASS_NEEDS.keys() == verdict.PASS_NEEDS.keys()
     report = _written()
     g = gpu(report)
     code = {"pass": None, "warn": "ECC_UNCORRECTABLE", "fail": "GPU_LOST", "skip": "FACTS_INCOMPLETE"}[status]
@@ -201,7 +202,7 @@ def test_the_device_count_rule_is_one_rule_on_every_status(metric, status, value
     g["metrics"][metric].update(value=value)
     report["status"] = "fail" if status == "fail" else "warn"
     whole = value == int(value) and 0 <= value <= 4096
-    possible = whole and (value >= 1 or status in ("fail", "skip"))
+    possible = whole and (value >= 1 or status != "pass")
     assert (report_problem(report) is None) == possible == (not _prolog_refuses(report)), \
         (report_problem(report), decide(report))
 
@@ -248,3 +249,29 @@ def test_one_gpu_listed_twice_is_the_gpu_checks_own_rule(uuids, twice):
     gpu(report)["metrics"]["torch_devices"].update(value=float(len(uuids)))
     gpu(report)["data"]["devices"] = [{"index": i, "uuid": u} for i, u in enumerate(uuids)]
     assert (report_problem(report) is not None) == twice == _prolog_refuses(report), (report_problem(report),)
+
+
+def test_a_gpu_warning_on_nvml_it_could_not_read_is_verify_s_and_hides_no_other_fault():
+    """NVML's devices not recorded (a record replayed without them) and torch seeing 8 GPUs: the gpu check warns
+    HEALTH_NOT_ASSESSED with nvml_devices 0, as verify really writes it (judged here from the facts). The shared rule
+    refused such a warning as "a report no verify writes", and with it the whole report, a wrong all-reduce beside it
+    (a host fault) included. Slurm's prolog semantics: only the node's evidence drains, and all of it does."""
+    import json
+
+    from tests.verify_handmade import gpu_facts
+    from verify import judging
+    from verify.checks import CHECKS
+    from verify.options import Options
+    facts = gpu_facts(8)
+    facts["devices"] = None                    # NVML listed nothing (gpuprobe.probe_nvml: unknown, not none)
+    warned = json.loads(json.dumps(judging.judge(CHECKS["gpu"], facts, Options()).to_dict(), default=vars))
+    assert (warned["status"], warned["code"], warned["metrics"]["nvml_devices"]["value"]) == \
+        ("warn", "HEALTH_NOT_ASSESSED", 0.0)
+    report = _written()
+    report["checks"][0] = warned
+    assert report_problem(report) is None and not _prolog_refuses(report), (report_problem(report), decide(report))
+    nccl(report).update(status="fail", code="NCCL_WRONG_RESULT", owner="host", summary="3 wrong elements")
+    report["status"] = "fail"
+    assert report_problem(report) is None
+    v = decide(report)
+    assert (v.kind, v.code) == ("fault", "NCCL_WRONG_RESULT") and v.drains, v

@@ -86,7 +86,11 @@ NEVER_WRITTEN: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
 CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
     ("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
     ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
-    ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
+    ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)")}
+# a gpu check passes only on the devices it judged: 0 NVML or torch devices on a pass is none verify writes. A warning
+# may count 0 (NVML's devices not recorded: HEALTH_NOT_ASSESSED; CUDA up, NVML silent: GPU_NOT_VISIBLE), as verify
+# writes it: the rule must refuse no report verify writes (verify/prolog/verdict.py PASS_NEEDS, the same table)
+PASS_NEEDS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
     ("gpu", "nvml_devices"): (lambda v: v != int(v) or not 1 <= v <= MAX_DEVICES,
                               "no count of devices a gpu check passes on (a whole number, 1 to 4096)"),
     ("gpu", "torch_devices"): (lambda v: v != int(v) or not 1 <= v <= MAX_DEVICES,
@@ -109,6 +113,10 @@ def _rate_problem(name: str, metric: str, m: dict[str, Any], value: float) -> st
     if value < 0:
         return f"the {name} check's {_shown(metric)} = {value:g} {m['unit']} is negative: no rate is"
     return None
+
+
+def _does(state: str) -> str:
+    return "passes" if state == "pass" else f"{state}s"
 
 
 def _shown(value: Any, most: int = 40) -> str:
@@ -178,7 +186,10 @@ def _check_problem(c: dict[str, Any], coded: bool = True) -> str | None:
             return why
         fails, why = CANNOT_PASS.get((str(c.get("name")), str(metric)), (None, ""))
         if state in ("pass", "warn") and fails is not None and fails(value):
-            return f"the {name} check {state}es with {_shown(metric)} {value:g}: {why}"
+            return f"the {name} check {_does(state)} with {_shown(metric)} {value:g}: {why}"
+        fails, why = PASS_NEEDS.get((str(c.get("name")), str(metric)), (None, ""))
+        if state == "pass" and fails is not None and fails(value):
+            return f"the {name} check passes with {_shown(metric)} {value:g}: {why}"
         never, said = NEVER_WRITTEN.get((str(c.get("name")), str(metric)), (None, ""))
         if never is not None and never(value):
             return f"the {name} check's {_shown(metric)} = {value:g} is {said}: no figure verify writes"
@@ -211,8 +222,8 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     counted = metrics.get("nvml_devices")
     counted = counted.get("value") if isinstance(counted, dict) else None
     if isinstance(counted, (int, float)) and not isinstance(counted, bool) and len(devices) != counted:
-        return f"the gpu check {c['status']}es with nvml_devices = {counted:g} and {len(devices)} NVML device(s) listed"
+        return f"the gpu check {_does(c['status'])} with nvml_devices = {counted:g} and {len(devices)} NVML device(s) listed"
     uuids = [u for d in devices if isinstance(d, dict) and (u := board_uuid(d.get("uuid")))]
     if len(set(uuids)) != len(uuids):
-        return f"the gpu check {c['status']}es with one GPU (UUID) listed twice among its NVML devices"
+        return f"the gpu check {_does(c['status'])} with one GPU (UUID) listed twice among its NVML devices"
     return None

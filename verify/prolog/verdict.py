@@ -170,7 +170,11 @@ BUSBW_MAX_GBPS = 10_000.0       # GB/s of bus bandwidth above any link (NVLink5:
 CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
     ("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
     ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
-    ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
+    ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)")}
+# a gpu check passes only on the devices it judged: 0 NVML or torch devices on a pass is none verify writes. A warning
+# may count 0 (NVML's devices not recorded: HEALTH_NOT_ASSESSED; CUDA up, NVML silent: GPU_NOT_VISIBLE), as verify
+# writes it: the rule must refuse no report verify writes (scripts/fleet/plausible.py PASS_NEEDS, the same table)
+PASS_NEEDS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
     ("gpu", "nvml_devices"): (lambda v: whole_count(v) is None or v > MAX_DEVICES,
                               "no count of devices a gpu check passes on (a whole number, 1 to 4096)"),
     ("gpu", "torch_devices"): (lambda v: whole_count(v) is None or v > MAX_DEVICES,
@@ -217,7 +221,10 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
             return why
         fails, why = CANNOT_PASS.get((c["name"], str(key)), (None, ""))
         if passing and fails is not None and fails(value):
-            return f"its {c['name']} check {c['status']}es with {str(key)[:40]} = {value}: {why}"
+            return f"its {c['name']} check {_does(c['status'])} with {str(key)[:40]} = {value}: {why}"
+        fails, why = PASS_NEEDS.get((c["name"], str(key)), (None, ""))
+        if c["status"] == "pass" and fails is not None and fails(value):
+            return f"its {c['name']} check passes with {str(key)[:40]} = {value}: {why}"
         never, said = NEVER_WRITTEN.get((c["name"], str(key)), (None, ""))
         if never is not None and never(value):
             return f"its {c['name']} check's {str(key)[:40]} = {value:g} is {said}: no figure verify writes"
@@ -240,6 +247,10 @@ def board_uuid(text: Any) -> str | None:
     return None if t in NO_UUID else t
 
 
+def _does(state: str) -> str:
+    return "passes" if state == "pass" else f"{state}s"
+
+
 def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     """Why a passing gpu check's NVML devices (its data, as verify writes them) cannot be true, or None: a list of
     another length than the nvml_devices it counted, or one GPU (one UUID) listed twice."""
@@ -250,10 +261,10 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     counted = metrics.get("nvml_devices")
     counted = whole_count(counted.get("value")) if isinstance(counted, dict) else None
     if counted is not None and len(devices) != counted:
-        return f"its gpu check {c['status']}es with nvml_devices = {counted} and {len(devices)} NVML device(s) listed"
+        return f"its gpu check {_does(c['status'])} with nvml_devices = {counted} and {len(devices)} NVML device(s) listed"
     uuids = [u for d in devices if isinstance(d, dict) and (u := board_uuid(d.get("uuid")))]
     if len(set(uuids)) != len(uuids):
-        return f"its gpu check {c['status']}es with one GPU (UUID) listed twice among its NVML devices"
+        return f"its gpu check {_does(c['status'])} with one GPU (UUID) listed twice among its NVML devices"
     return None
 
 
