@@ -53,3 +53,14 @@ def test_nvsentinel_return_to_service_resumes_the_drain_it_proved_repaired(tmp_p
     _verify_writes(monkeypatch, json.dumps(_report({"name": "shm", "status": "pass"})).encode())
     assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 0
     assert fake.nodes["n1"][0] == "idle"
+
+
+def test_nvsentinel_return_to_service_a_reset_record_is_roots_only():
+    """NVSentinel's return to service takes a GPU reset as an Xid's repair only from its reset job's record. A syslog
+    identifier is anyone's to give: `logger -t nvsentinel-gpu-reset "GPU reset executed: GPU-..., success: true"` by
+    a job's user on the node was read as the repair, and `make undrain` returned an Xid-drained node (its pending
+    retirement or remap not applied: NVIDIA's Xid catalog asks a reset) without it. Only root's records are read:
+    the journal's _UID, which it records of the sender and no sender sets."""
+    from verify.prolog import repair
+    argv = repair.journal_argv()
+    assert "_UID=0" in argv and argv[argv.index("-t") + 1] == repair.RESET_TAG and "-b" in argv
