@@ -275,3 +275,21 @@ def test_a_gpu_warning_on_nvml_it_could_not_read_is_verify_s_and_hides_no_other_
     assert report_problem(report) is None
     v = decide(report)
     assert (v.kind, v.code) == ("fault", "NCCL_WRONG_RESULT") and v.drains, v
+
+
+@pytest.mark.parametrize("buses,twice", [
+    (["00000000:18:00.0", "0000:18:00.0"], True), (["18:00.0", "00000000:18:00.0"], True),
+    (["0000:18:00.0", "0000:2A:00.0"], False), (["N/A", "N/A"], False), (["0001:18:00.0", "18:00.0"], False)])
+def test_one_board_listed_twice_by_its_pci_bus_id_is_refused_as_the_gpu_check_refuses_it(buses, twice):
+    """NVML gives each board its own PCI bus id: a gpu pass listing one twice (written with and without its zero
+    domain) is none verify writes, as its judge says (contradictions._one_gpu_twice); the report rule agrees."""
+    from verify.checks.gpu import contradictions, gpuidentity
+    devices = [{"index": i, "uuid": UUIDS[i], "pci_bus_id": b} for i, b in enumerate(buses)]
+    assert bool(contradictions._one_gpu_twice(devices)) == twice
+    assert [plausible.board_bus(b) for b in buses if gpuidentity.norm_bus(b) != "n/a"] == \
+        [gpuidentity.norm_bus(b) for b in buses if gpuidentity.norm_bus(b) != "n/a"]
+    report = _written()
+    for metric in ("nvml_devices", "torch_devices"):
+        gpu(report)["metrics"][metric].update(value=float(len(buses)))
+    gpu(report)["data"]["devices"] = devices
+    assert (report_problem(report) is not None) == twice == _prolog_refuses(report), (report_problem(report),)

@@ -251,6 +251,17 @@ def _does(state: str) -> str:
     return "passes" if state == "pass" else f"{state}s"
 
 
+def board_bus(text: Any) -> str | None:
+    """A PCI bus id as the gpu check compares them (gpuidentity.norm_bus: case, and a domain of zeros, dropped), or
+    None for none (NO_UUID's words): NVML gives each board its own."""
+    t = str(text or "").strip().lower()
+    parts = t.split(":")
+    if len(parts) == 3:
+        domain = parts[0].lstrip("0")
+        t = (domain + ":" if domain else "") + parts[1] + ":" + parts[2]
+    return None if t in NO_UUID else t
+
+
 def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     """Why a passing gpu check's NVML devices (its data, as verify writes them) cannot be true, or None: a list of
     another length than the nvml_devices it counted, or one GPU (one UUID) listed twice."""
@@ -265,6 +276,9 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     uuids = [u for d in devices if isinstance(d, dict) and (u := board_uuid(d.get("uuid")))]
     if len(set(uuids)) != len(uuids):
         return f"its gpu check {_does(c['status'])} with one GPU (UUID) listed twice among its NVML devices"
+    buses = [b for d in devices if isinstance(d, dict) and (b := board_bus(d.get("pci_bus_id")))]
+    if len(set(buses)) != len(buses):
+        return f"its gpu check {_does(c['status'])} with one GPU (PCI bus id) listed twice among its NVML devices"
     return None
 
 
