@@ -64,3 +64,26 @@ def test_nvsentinel_return_to_service_a_reset_record_is_roots_only():
     from verify.prolog import repair
     argv = repair.journal_argv()
     assert "_UID=0" in argv and argv[argv.index("-t") + 1] == repair.RESET_TAG and "-b" in argv
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "link to another folder", "file"])
+def test_a_state_dir_whose_history_is_no_folder_of_the_prolog_s_is_one_line_not_an_empty_history(tmp_path, kind):
+    """Files the cluster tooling reads are hostile: STATE_DIR/history as a link to nothing read every node's history
+    as empty (no drain, no inspection flag) and the fleet passed. The prolog makes that folder itself and refuses a
+    link in its place (statefile.folder): a link or a file there is no history of its, said in one line, exit 2."""
+    import os
+
+    from scripts.errors import UserError
+    from scripts.fleet.history import read_state
+    state, other = tmp_path / "state", tmp_path / "other"
+    state.mkdir()
+    other.mkdir()
+    history_dir = state / "history"
+    if kind == "dangling link":
+        os.symlink(tmp_path / "nothing", history_dir)
+    elif kind == "link to another folder":
+        os.symlink(other, history_dir)
+    else:
+        history_dir.write_text("x")
+    with pytest.raises(UserError, match="not the prolog's drain history"):
+        read_state(state, ["n1"])
