@@ -87,3 +87,30 @@ def test_a_state_dir_whose_history_is_no_folder_of_the_prolog_s_is_one_line_not_
         history_dir.write_text("x")
     with pytest.raises(UserError, match="not the prolog's drain history"):
         read_state(state, ["n1"])
+
+
+def test_nvsentinel_return_to_service_never_reads_a_history_through_a_linked_folder(tmp_path, fake, monkeypatch,
+                                                                                      capsys):
+    """Files the cluster tooling reads are hostile: the state folder may be shared, and O_NOFOLLOW guards a path's
+    last name only. Its `history` replaced by a link to someone's own folder (a clean record of the drain, no flap)
+    was read and believed by `make undrain`; the prolog refuses that link on write (statefile.folder) and now on
+    read too: no history, no return to service (exit 5)."""
+    import os
+
+    from verify.prolog import kernlog
+    fake.info = {"NodeHostName": "n1"}
+    _drained(tmp_path, fake)
+    state = tmp_path / "state"
+    forged = tmp_path / "forged"
+    os.rename(state / "history", forged)
+    os.symlink(forged, state / "history")
+    _verify_writes(monkeypatch, json.dumps(_report({"name": "shm", "status": "pass"})).encode())
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 5
+    assert "is a symbolic link: refused" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"
+    (state / "kernlog").mkdir()
+    os.rename(state / "kernlog", tmp_path / "kl")
+    os.symlink(tmp_path / "kl", state / "kernlog")
+    kernlog.save(str(tmp_path / "kl-real"), "n1", kernlog.State("boot"))
+    os.rename(tmp_path / "kl-real" / "kernlog" / "n1.json", tmp_path / "kl" / "n1.json")
+    loaded, why = kernlog.load(str(state), "n1")
+    assert loaded == kernlog.State() and why and "symbolic link" in why
