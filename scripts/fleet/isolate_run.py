@@ -1,7 +1,7 @@
 """The runner of `make isolate`, inside the Slurm allocation: each round's pairs as concurrent Slurm steps.
 
 Started by the batch script `make isolate` writes, on the allocation's first node, with only the standard library
-(`python3 -m scripts.fleet.isolate_run`, this checkout on PYTHONPATH). Each pair is one `srun` step on its two
+(`python3 -I`, this checkout put first by hand: isolate_job.RUNNER_BOOT). Each pair is one `srun` step on its two
 nodes running the job's image through the launcher (TORCHIMAGES_ISOLATE_STEP: the launcher's srun options and
 command, as JSON), `verify --checks nccl` under torchrun across the pair; its report is read back from
 TORCHIMAGES_REPORTS/<round>-<pair>.json. The plan and the verdict are isolate.py's; the answer is printed and written
