@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -285,7 +285,7 @@ def test_one_board_listed_twice_by_its_pci_bus_id_is_refused_as_the_gpu_check_re
     domain) is none verify writes, as its judge says (contradictions._one_gpu_twice); the report rule agrees."""
     from verify.checks.gpu import contradictions, gpuidentity
     devices = [{"index": i, "uuid": UUIDS[i], "pci_bus_id": b} for i, b in enumerate(buses)]
-    assert bool(contradictions._one_gpu_twice(devices)) == twice
+    assert bool(contradictions._one_gpu_twice(cast(Any, devices))) == twice
     assert [plausible.board_bus(b) for b in buses if gpuidentity.norm_bus(b) != "n/a"] == \
         [gpuidentity.norm_bus(b) for b in buses if gpuidentity.norm_bus(b) != "n/a"]
     report = _written()
