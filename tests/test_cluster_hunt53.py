@@ -114,3 +114,19 @@ def test_nvsentinel_return_to_service_never_reads_a_history_through_a_linked_fol
     os.rename(tmp_path / "kl-real" / "kernlog" / "n1.json", tmp_path / "kl" / "n1.json")
     loaded, why = kernlog.load(str(state), "n1")
     assert loaded == kernlog.State() and why and "symbolic link" in why
+
+
+def test_a_report_name_holding_a_newline_stays_on_its_row_of_the_fleet_table(tmp_path):
+    """Files the cluster tooling reads are hostile, their names too: a report named `n9\\nn1  H100  pass ...` wrote
+    a line of its own into the fleet table (a passing row no report gave). Every name is said as one line."""
+    import time
+
+    from scripts.fleet.fleet import fleet, format_fleet
+    from tests.verify_handmade import make_report
+    doc = make_report()
+    doc["environment"]["hostname"] = "n9"
+    doc["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    (tmp_path / "n9\nfake  H100  pass.json").write_text(json.dumps(doc))
+    (tmp_path / "bad\nrow.json").write_text("{")
+    text = format_fleet(fleet(tmp_path))
+    assert not any(line.startswith(("fake", "row")) for line in text.splitlines()), text
