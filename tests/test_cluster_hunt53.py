@@ -143,3 +143,15 @@ def test_a_clock_tolerance_past_a_year_is_no_tolerance(value):
     assert parse_skew("5m", "CLOCK_SKEW") == 300.0 and parse_skew("365d", "CLOCK_SKEW") == SKEW_MAX_S
     with pytest.raises(UserError, match="more than a year"):
         parse_skew(value, "CLOCK_SKEW")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_verify_writes_no_figure_that_is_not_a_finite_number(value):
+    """The shared report rule refuses a figure that is not finite as none verify writes, and the whole report with
+    it (a host fault in another check included): so verify never writes one. A rate over a zero time, a ratio over a
+    zero baseline is said in the details, not recorded as a figure."""
+    from verify.result import CheckResult
+    r = CheckResult("gpu", "pass", "ok")
+    r.metric("bf16_TFLOPs_dev0", value, "TFLOP/s")
+    r.metric("nvml_devices", 8, "count")
+    assert list(r.metrics) == ["nvml_devices"] and "bf16_TFLOPs_dev0 was" in r.details[0]
