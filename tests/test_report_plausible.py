@@ -293,3 +293,28 @@ def test_one_board_listed_twice_by_its_pci_bus_id_is_refused_as_the_gpu_check_re
         gpu(report)["metrics"][metric].update(value=float(len(buses)))
     gpu(report)["data"]["devices"] = devices
     assert (report_problem(report) is not None) == twice == _prolog_refuses(report), (report_problem(report),)
+
+
+def test_an_all_reduce_across_nodes_above_3x_the_inter_node_floor_is_verify_s_own_pass():
+    """Across nodes the busbw baseline is a floor (verify/baselines.json: one 400 Gb/s NIC per node; an 8-rail
+    fabric is several times it): verify passes 370 GB/s across 2 H100 nodes at 9.25x it. The shared rule refused that
+    report as none verify writes ("over 3x its GPU's baseline"), so `make isolate` could clear no pair on such a
+    fabric and the fleet report listed every node invalid. On one node 3x its NVLink baseline stays no measurement."""
+    import json
+
+    from tests.verify_handmade import nccl_facts, variant
+    from verify import judging
+    from verify.checks import CHECKS
+    from verify.options import Options
+    across = judging.judge(CHECKS["nccl"], variant(nccl_facts(world=16, peak=370.0), nodes=2), Options())
+    check = json.loads(json.dumps(across.to_dict(), default=vars))
+    assert check["status"] == "pass" and check["metrics"]["busbw_ratio"]["value"] > 3 and check["data"]["nodes"] == 2
+    report = {"schema_version": 2, "status": "pass", "checks": [check]}
+    assert report_problem(report) is None and decide(report).kind == "pass"
+    pair = isolate_run.outcome(("a", "b"), report, 0, 1.0, 8)
+    assert pair.ok, pair.why
+    for data in ({"nodes": 1}, {"nodes": None}, {}, {"nodes": True}, {"nodes": "2"}):
+        one = {**report, "checks": [{**check, "data": data}]}
+        assert report_problem(one) is not None and _prolog_refuses(one), data
+    torchrun = {**report, "checks": [{**check, "data": {"rank": 0}}]}     # a verify that did not say its nodes
+    assert report_problem(torchrun) is None and not _prolog_refuses(torchrun)
