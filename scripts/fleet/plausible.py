@@ -122,7 +122,8 @@ def across_nodes(c: dict[str, Any], metric: str) -> bool:
     of a verify that did not, a torchrun group's (its `rank`), may be across nodes too. One node: no measurement."""
     if c.get("name") != "nccl" or metric != "busbw_ratio":
         return False
-    data = c.get("data") if isinstance(c.get("data"), dict) else {}
+    raw = c.get("data")
+    data: dict[str, Any] = raw if isinstance(raw, dict) else {}
     nodes = data.get("nodes", "unsaid")
     if nodes == "unsaid":
         return data.get("rank") is not None
