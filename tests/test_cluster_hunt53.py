@@ -47,6 +47,29 @@ def test_nvsentinel_return_to_service_never_undoes_a_drain_made_while_the_prefli
     assert events[-1] == "resume-refused" and "resume" not in events
 
 
+def test_return_to_service_whose_second_look_at_slurm_fails_resumes_nothing(tmp_path, fake, monkeypatch, capsys):
+    """The tool's trouble is not assessed (exit 3), never a resume: sinfo failing after the preflight leaves the
+    node drained."""
+    fake.info = {"NodeHostName": "n1"}
+    _drained(tmp_path, fake)
+    _verify_writes(monkeypatch, json.dumps(_report({"name": "shm", "status": "pass"})).encode())
+    real_run, real_verify = fake.run, cli._run_verify
+    ran: list[bool] = []
+
+    def verify(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        ran.append(True)
+        return real_verify(cmd, limit)
+
+    def slurm_run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        if ran and argv[0].endswith("sinfo"):
+            return 1, "slurm_load_node: Socket timed out"
+        return real_run(argv, dry_run, quiet)
+    monkeypatch.setattr(cli, "_run_verify", verify)
+    monkeypatch.setattr(slurm, "run", slurm_run)
+    assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 3
+    assert fake.nodes["n1"][0] == "drained" and "cannot be read again" in capsys.readouterr().err
+
+
 def test_nvsentinel_return_to_service_resumes_the_drain_it_proved_repaired(tmp_path, fake, monkeypatch):
     fake.info = {"NodeHostName": "n1"}
     _drained(tmp_path, fake)

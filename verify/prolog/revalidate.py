@@ -205,6 +205,9 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         return status, verdict, report, xids
     if changed := _drained_anew(cfg, row):
         _note(cfg, "resume-refused", None, changed)
+        if changed.startswith("its state cannot be read"):     # the tool's trouble: not assessed, as above
+            _close(cfg, f"{cfg.node}: {changed}; not resumed")
+            return EXIT_NOT_ASSESSED, verdict, report, xids
         _close(cfg, f"REFUSED {cfg.node}: {changed}; not resumed")
         return EXIT_REFUSED, verdict, report, xids
     if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run):
