@@ -1,5 +1,5 @@
-"""`make isolate`'s runner run through its own entry (`python -m scripts.fleet.isolate_run`, as the batch script
-starts it) with srun and scontrol as stand-ins on PATH: Python scripts that record their argv and write the pair's
+"""`make isolate`'s runner run through its own entry as the batch script starts it (`python3 -I`, the checkout put
+first by hand: isolate_job.RUNNER_BOOT; from a folder holding a `scripts/` package of its own, as a project's is) with srun and scontrol as stand-ins on PATH: Python scripts that record their argv and write the pair's
 report as verify would (tests/test_isolate_runner.py, tests/test_cluster_hunt.py, tests/test_cluster_leftovers.py)."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from scripts.fleet.isolate_job import RUNNER_BOOT
 from tests.helpers import ROOT
 
 SRUN = r'''#!/usr/bin/env python3
@@ -48,7 +49,10 @@ def _isolate(tmp_path: Path, hosts: list[str], scen: dict[str, Any], env: dict[s
             "TORCHIMAGES_ISOLATE_STEP": json.dumps(["srun", "--", "bash", "-c", "x"]),
             "TORCHIMAGES_REPORTS": str(tmp_path), "RDZV_PORT": "20000", "SLURM_JOB_NODELIST": "n[1-9]",
             "TORCHIMAGES_ISOLATE_TIMEOUT": "30"}
-    proc = subprocess.run([sys.executable, "-m", "scripts.fleet.isolate_run", *args], cwd=ROOT,
+    work = tmp_path / "submit-folder"       # sbatch runs the script where it was submitted: a project's folder
+    (work / "scripts").mkdir(parents=True, exist_ok=True)
+    (work / "scripts" / "__init__.py").write_text("raise SystemExit('the job folder scripts/ was imported')\n")
+    proc = subprocess.run([sys.executable, "-I", "-c", RUNNER_BOOT, str(ROOT), *args], cwd=work,
                           env={**base, **(env or {})}, capture_output=True, text=True, timeout=300, check=False)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]

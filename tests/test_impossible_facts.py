@@ -244,3 +244,14 @@ def test_every_code_of_verify_s_catalog_still_decides():
     assert lost.drains and lost.code == "GPU_LOST"
     shm = decide(_report({"name": "shm", "status": "fail", "code": "SHM_TOO_SMALL", "owner": "job"}))
     assert shm.kind == "fault" and not shm.drains
+
+
+@pytest.mark.parametrize("mode", [" 8 local process(es), one per GPU", "8 LOCAL process(es), one per GPU",
+                                  "8  local  processes, one per GPU"])
+def test_an_nccl_record_respelling_the_probes_local_mode_still_cannot_claim_two_nodes(mode):
+    """The earlier hunt's case, respelt: a record whose `mode` differs from the probe's wording by a space or a
+    capital (no launcher writes it) slipped `nodes` 2 past the layout rule and was judged against the inter-node
+    floor (11.8x it: a pass). FACTS.md: facts that contradict each other are refused, naming the two fields."""
+    facts = nccl_facts(world=8)
+    facts.update(nodes=2, mode=mode)
+    assert_refused("nccl", facts, "ranks spawned on this one node", "nodes 2")

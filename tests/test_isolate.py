@@ -163,8 +163,7 @@ def test_the_isolate_script_parses_and_steps_through_the_launcher(launcher, test
     proc = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert f"# This cluster needs: {NEEDS[launcher]}" in text and "#SBATCH --nodes=4" in text
-    assert "#SBATCH --gres=gpu:8" in text and "PYTHONPATH=/shared/torchimages" in text
-    assert "-m scripts.fleet.isolate_run --gpus 8" in text
+    assert "#SBATCH --gres=gpu:8" in text and "-I -c " in text and "/shared/torchimages --gpus 8" in text
     line = next(ln for ln in text.splitlines() if ln.startswith("export TORCHIMAGES_ISOLATE_STEP="))
     assert json.loads(shlex.split(line.partition("=")[2])[0]) == step_base(job)
     pair = pair_script(job)

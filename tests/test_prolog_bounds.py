@@ -46,6 +46,27 @@ def test_python_isolated_mode_the_verify_started_is_the_prologs_own_never_the_jo
     assert child.stdout.strip() == str(ROOT / "verify" / "__init__.py") and not marker.exists(), child.stderr
 
 
+def test_python_isolated_mode_no_sitecustomize_of_the_jobs_runs_in_the_checks(tmp_path):
+    """Python's -I keeps the job's PYTHON* variables and user site out of the prolog's verify, but the checks it
+    starts are not isolated, and Python's `site` imports a sitecustomize/usercustomize from sys.path at every start:
+    a job's PYTHONPATH (as a first step, the job's environment) holding one ran the job's code in every check (one
+    that sleeps times each check out: a confirmed host "hang" that drains a healthy node). Now no PYTHON* variable
+    of the job's reaches them, nor its user site: run as the prolog runs it, the real verify leaves no marker."""
+    work, marker = tmp_path / "job", tmp_path / "sitecustomize-ran"
+    work.mkdir()
+    for name in ("sitecustomize.py", "usercustomize.py"):
+        (work / name).write_text(HOSTILE.format(marker=str(marker)).replace("sys.exit(0)", "pass"))
+    env = {**os.environ, "PYTHONPATH": str(work), "PYTHONUSERBASE": str(work), "PYTHONSTARTUP": str(work / "x.py"),
+           "PYTHONINSPECT": "1", "PYTHONWARNINGS": "error"}
+    child = cli._verify_env(env)
+    assert not {k for k in child if k.startswith("PYTHON")} - {"PYTHONPATH", "PYTHONSAFEPATH", "PYTHONNOUSERSITE"}
+    assert child["PYTHONPATH"] == str(ROOT) and child["PYTHONNOUSERSITE"] == "1"
+    report = tmp_path / "report.json"
+    proc = subprocess.run([*cli.verify_command(sys.executable), "--checks", "shm", "--json", str(report)], cwd="/",
+                          env=child, capture_output=True, text=True, timeout=120, check=False)
+    assert report.exists() and not marker.exists(), proc.stderr[-400:]
+
+
 STUCK = "#!/bin/sh\ntrap '' TERM\nsleep 30 &\nwait\nsleep 30\n"      # ignores SIGTERM: only SIGKILL ends it
 
 

@@ -1,6 +1,7 @@
 """The one result shape every check returns, and its JSON form."""
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -41,7 +42,13 @@ class CheckResult:
             self.remedy = self.remedy if self.remedy is not None else CODES[self.code].fix
 
     def metric(self, name: str, value: float, unit: str) -> None:
-        self.metrics[name] = Metric(round(float(value), 6), unit)
+        """A figure of the report, always a finite number: every reader of a report (the prolog, the fleet report,
+        `make isolate`) refuses one that is not as no report of verify's, and with it every other check's fault."""
+        number = float(value)
+        if not math.isfinite(number):
+            self.details.append(f"{name} was {number} {unit}: no figure, not recorded")
+            return
+        self.metrics[name] = Metric(round(number, 6), unit)
 
     def verdict(self, status: Status, code: str, summary: str, remedy: str | None = None,
                 owner: Owner | None = None) -> CheckResult:

@@ -184,6 +184,12 @@ def read_state(state: Path, nodes: list[str], now: float | None = None,
                         f"/var/lib/torchimages), or leave STATE_DIR empty to skip the drain history")
     now = time.time() if now is None else now
     folder = state / "history"
+    if os.path.islink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
+        # the prolog makes its history folder itself and refuses a link in its place (statefile.folder): a link (one
+        # to nothing read every history as empty, and the fleet passed) or a file there is no history of the prolog's
+        what = "a symbolic link (the prolog refuses one there)" if folder.is_symlink() else "not a folder"
+        raise UserError(f"STATE_DIR={state}: its history is {what}: not the prolog's drain history; give the "
+                        "prolog's --state-dir, or leave STATE_DIR empty to skip the drain history")
     listed = _listed(state, folder) if folder.is_dir() else []
     # one host however it is spelt (DNS names are case-insensitive): a report's n1 reads the prolog's N1.jsonl, and
     # N1 beside n1 is one row, named as the reports spell it

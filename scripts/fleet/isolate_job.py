@@ -1,7 +1,7 @@
 """`make isolate`: the sbatch script that finds the bad node among N, with the job's own image and launcher.
 
 The script allocates N nodes and runs isolate_run.py on the first one (the host's python3, or the venv's with
-LAUNCHER=none; this checkout on PYTHONPATH, so it must be on a folder the first node sees). That runner starts every
+LAUNCHER=none; isolated, `-I`, with this checkout first on sys.path, so it must be on a folder the first node sees). That runner starts every
 pair of a round as one srun step on two nodes, through the same launcher as `make slurm` (pyxis, docker, oci, none):
 in the image, torchrun joins the two nodes and `verify --checks nccl` all-reduces across them.
 """
@@ -87,6 +87,14 @@ export TORCHIMAGES_IMAGE=${{TORCHIMAGES_IMAGE:-{shlex.quote(image)}}}
 """
 
 
+# The runner from this checkout, never a `scripts/` of the folder sbatch runs in: `python3 -m scripts...` puts that
+# folder first on sys.path (a project's own scripts/ package: ModuleNotFoundError, exit 1, which the answer reads as
+# "node(s) named"), and PYTHONSAFEPATH stops that only on 3.11+. `-I` (isolated: no working folder, no PYTHON*
+# variable, no user site) with the checkout put first by hand, as verify/bin/torchimages-prolog does.
+RUNNER_BOOT = ("import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+               "runpy.run_module('scripts.fleet.isolate_run', run_name='__main__', alter_sys=True)")
+
+
 def isolate_script(job: Job) -> str:
     """The sbatch script of `make isolate` (see the module's docstring)."""
     inside = {"pyxis": "/reports", "docker": "/reports"}.get(job.launcher, "$TORCHIMAGES_REPORTS")
@@ -106,8 +114,8 @@ def isolate_script(job: Job) -> str:
                   "export TORCHIMAGES_DOCKER_STEP"]
     lines += [
         f"export TORCHIMAGES_ISOLATE_STEP={shlex.quote(json.dumps(step_base(job)))}",
-        f'PYTHONPATH={shlex.quote(job.checkout)} "${{TORCHIMAGES_HOST_PYTHON:-{host_python}}}" '
-        f"-m scripts.fleet.isolate_run --gpus {job.gpus}",
+        f'"${{TORCHIMAGES_HOST_PYTHON:-{host_python}}}" -I -c {shlex.quote(RUNNER_BOOT)} {shlex.quote(job.checkout)} '
+        f"--gpus {job.gpus}",
         "status=$?",
         'echo "isolate: job exit $status (0: no node at fault, 1: node(s) named, 2: undetermined)"',
         "exit $status", "",

@@ -1,7 +1,7 @@
 """The runner of `make isolate`, inside the Slurm allocation: each round's pairs as concurrent Slurm steps.
 
 Started by the batch script `make isolate` writes, on the allocation's first node, with only the standard library
-(`python3 -m scripts.fleet.isolate_run`, this checkout on PYTHONPATH). Each pair is one `srun` step on its two
+(`python3 -I`, this checkout put first by hand: isolate_job.RUNNER_BOOT). Each pair is one `srun` step on its two
 nodes running the job's image through the launcher (TORCHIMAGES_ISOLATE_STEP: the launcher's srun options and
 command, as JSON), `verify --checks nccl` under torchrun across the pair; its report is read back from
 TORCHIMAGES_REPORTS/<round>-<pair>.json. The plan and the verdict are isolate.py's; the answer is printed and written
@@ -49,6 +49,8 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         return Outcome(nodes, False, None, f"no report (step exit {status})", took)
     if forged := report_problem(report):
         return Outcome(nodes, False, None, f"a report no verify writes: {forged}"[:200], took)
+    if report.get("interrupted"):       # a run cut off by a signal cleared nothing, whatever its checks say
+        return Outcome(nodes, False, None, one_line(f"interrupted by {report['interrupted']}")[:200], took)
     check = next((c for c in report.get("checks") or [] if isinstance(c, dict) and c.get("name") == "nccl"), None)
     if check is None:
         return Outcome(nodes, False, None, "the report holds no nccl check", took)

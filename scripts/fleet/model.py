@@ -30,10 +30,6 @@ SUFFIXES = (".json", ".log", ".txt")
 PHASES = ("pull", "container_start", "import_torch", "cuda_init", "process_group_init", "first_batch", "first_step")
 # A figure is a metric measured as a rate (higher is better); ratios, bytes and counts are not figures.
 RATE_UNITS = frozenset({"GB/s", "MB/s", "GiB/s", "MiB/s", "TFLOP/s", "samples/s", "images/s", "tokens/s"})
-# Above these no machine measures (HBM3e is ~8 TB/s, a B200 ~10 PFLOP/s sparse FP4): a report holding one is forged
-# or corrupt, and is listed as invalid rather than compared (one such figure would move every median)
-IMPOSSIBLE = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
-              "images/s": 1e9, "tokens/s": 1e12}
 # Rates that are not a node's figure: the LZ4 path arrow shows as the copy to avoid, the algbw beside busbw, the
 # DataLoader's 0-worker reference; train's rate of a whole multi-node group (not one node's) and its model TFLOP/s
 # (tokens/s says the same).

@@ -47,7 +47,7 @@ def format_fleet(report: Fleet) -> str:
         lines.append(f"{n.node:<{widths['node']}}  {n.model:<{widths['model']}}  {verdict:<11}  "
                      f"{n.code or '-':<{widths['code']}}  {n.owner or '-':<5}  "
                      + "  ".join(f"{_cell(n, key):>{max(len(title), 8)}}" for key, title in columns)
-                     + f"  {n.report}{' (replay)' if n.replay else ''}")
+                     + f"  {one_line(n.report)}{' (replay)' if n.replay else ''}")
     passing = sum(n.passing for n in nodes)
     lines.append(f"\n{len(nodes)} report(s) from {len({n.node for n in nodes})} node(s): {passing} passing, "
                  f"{len(nodes) - passing} not passing" + (f", {len(report.invalid)} invalid" if report.invalid else "")
@@ -55,7 +55,7 @@ def format_fleet(report: Fleet) -> str:
     failing = [n for n in nodes if not n.passing and n.summary]
     if failing:
         lines.append("not passing:")
-        lines += [f"  {n.node} ({n.report}): {n.verdict}: {n.summary[:200]}" for n in failing]
+        lines += [f"  {n.node} ({one_line(n.report)}): {n.verdict}: {n.summary[:200]}" for n in failing]
     outliers = report.outliers
     if outliers:
         lines.append(f"outliers (below {OUTLIER_BELOW}x the median of the same model across nodes; '!' above):")
@@ -70,11 +70,11 @@ def format_fleet(report: Fleet) -> str:
     lines += _phase_lines(report)
     if report.duplicates:
         lines.append("duplicate node names (not ok):")
-        lines += [f"  {node}: {len(names)} reports of the same checks ({', '.join(names)}): two hosts with one name, "
+        lines += [f"  {node}: {len(names)} reports of the same checks ({', '.join(map(one_line, names))}): two hosts with one name, "
                   f"or two runs in one folder" for node, names in report.duplicates.items()]
     if report.invalid:
         lines.append("invalid reports (not counted):")
-        lines += [f"  {name}: {why}" for name, why in report.invalid]
+        lines += [f"  {one_line(name)}: {why}" for name, why in report.invalid]
     if report.unreadable:
         lines.append("unreadable (not read: the fleet does not pass until they are):")
         lines += [f"  {one_line(name)[:200]}: {why}" for name, why in report.unreadable[:50]]

@@ -74,15 +74,64 @@ FAILURES_ONLY = frozenset({
 STATUSES = frozenset({"pass", "warn", "skip", "fail"})
 CHECK_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")     # a check's name as verify writes one (gpu, shm, nccl)
 MAX_DEVICES = 4096              # NVML or torch devices on one node: verify's own ceiling (verify/prolog/verdict.py)
+# a figure no check of verify's writes on any status: (check, metric) -> the test a value fails, and why. The gpu
+# check counts its devices (len() of a list, 0 on a failure that found none): 8.5, -1 or 5,000 is no count it gave,
+# on a failure as on a pass (the fleet report refused a failed check's 8.5 GPUs that the prolog drained on)
+NEVER_WRITTEN: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
+    ("gpu", "nvml_devices"): (lambda v: v != int(v) or not 0 <= v <= MAX_DEVICES,
+                              "no count of devices (a whole number, 0 to 4096)"),
+    ("gpu", "torch_devices"): (lambda v: v != int(v) or not 0 <= v <= MAX_DEVICES,
+                               "no count of devices (a whole number, 0 to 4096)")}
 # a passing (or warning) check whose own figures say it cannot pass: (check, metric) -> the test a value fails
 CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
     ("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
     ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
-    ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
+    ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)")}
+# a gpu check passes only on the devices it judged: 0 NVML or torch devices on a pass is none verify writes. A warning
+# may count 0 (NVML's devices not recorded: HEALTH_NOT_ASSESSED; CUDA up, NVML silent: GPU_NOT_VISIBLE), as verify
+# writes it: the rule must refuse no report verify writes (verify/prolog/verdict.py PASS_NEEDS, the same table)
+PASS_NEEDS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
     ("gpu", "nvml_devices"): (lambda v: v != int(v) or not 1 <= v <= MAX_DEVICES,
-                              "a gpu check passes only on the devices it judged (1 to 4096)"),
+                              "no count of devices a gpu check passes on (a whole number, 1 to 4096)"),
     ("gpu", "torch_devices"): (lambda v: v != int(v) or not 1 <= v <= MAX_DEVICES,
-                               "a gpu check passes only on the devices it judged (1 to 4096)")}
+                               "no count of devices a gpu check passes on (a whole number, 1 to 4096)")}
+
+
+# the most a rate of each unit can be on one node (HBM3e is ~8 TB/s, a B200 ~10 PFLOP/s sparse FP4: past it no
+# machine measures, and one such figure would move every median of the fleet report) and, a rate, never below 0: on
+# any status. verify/prolog/verdict.py RATE_MOST is the same table (tests/test_report_plausible.py)
+RATE_MOST = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
+             "images/s": 1e9, "tokens/s": 1e12}
+
+
+def _rate_problem(name: str, metric: str, m: dict[str, Any], value: float) -> str | None:
+    most = RATE_MOST.get(str(m.get("unit")))
+    if most is None:
+        return None
+    if value > most:
+        return f"the {name} check's {_shown(metric)} = {value:g} {m['unit']} is impossible (above {most:g})"
+    if value < 0:
+        return f"the {name} check's {_shown(metric)} = {value:g} {m['unit']} is negative: no rate is"
+    return None
+
+
+def across_nodes(c: dict[str, Any], metric: str) -> bool:
+    """Whether a busbw_ratio past 3x may be a measurement: an all-reduce across nodes is judged against the
+    inter-node floor (verify/baselines.json: one NIC per node; an 8-rail fabric is 9x it, and verify passes it), a
+    ratio only one node's NVLink baseline bounds. verify says its nodes in the check's data (nccl/verdict.py); a report
+    of a verify that did not, a torchrun group's (its `rank`), may be across nodes too. One node: no measurement."""
+    if c.get("name") != "nccl" or metric != "busbw_ratio":
+        return False
+    raw = c.get("data")
+    data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    nodes = data.get("nodes", "unsaid")
+    if nodes == "unsaid":
+        return data.get("rank") is not None
+    return isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 1
+
+
+def _does(state: str) -> str:
+    return "passes" if state == "pass" else f"{state}s"
 
 
 def _shown(value: Any, most: int = 40) -> str:
@@ -94,15 +143,17 @@ def report_problem(report: Any) -> str | None:
     prolog's verify/prolog/verdict.py applies the same on the verify side; tests/test_report_plausible.py holds the
     three to one table). verify writes one result per check, each with one of its four statuses, a code of its
     catalog on exactly what did not pass (report schema 2: fail, warn and skip carry one; a pass none), a report
-    status that is "fail" exactly when a check failed, and no figure that is not finite or that its own pass
+    status that is "fail" exactly when a check failed or the run was interrupted, and no figure that is not finite or that its own pass
     contradicts (CANNOT_PASS). Such a report is no evidence: not assessed, never a drain, never a clean pair."""
     checks = report.get("checks") if isinstance(report, dict) else None
     if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
         return "its checks are no list of results"
     if not checks:
         return "it lists no checks: nothing was judged"
+    # report schema 1 (verify 1.x) has no codes: only schema 2 codes every result that did not pass
+    coded = not (type(report.get("schema_version")) is int and report["schema_version"] == 1)
     for c in checks:
-        if why := _check_problem(c):
+        if why := _check_problem(c, coded):
             return why
     names = Counter(str(c.get("name")) for c in checks)   # counted once each (a list of 100,000 was quadratic)
     if twice := next((n for n, k in names.items() if k > 1), None):     # a pass beside a failure: which is true?
@@ -110,12 +161,18 @@ def report_problem(report: Any) -> str | None:
     state = report.get("status")
     if not isinstance(state, str) or state not in STATUSES:
         return f"its status {_shown(repr(state))} is none of verify's"
-    if (state == "fail") != any(c["status"] == "fail" for c in checks):
+    # verify's report.overall: "fail" when a check failed or the run was cut off (SIGTERM before any check ended
+    # leaves every check skipped INTERRUPTED, under "fail"): that report is verify's, an interrupted one (and an
+    # interruption is never a pass, whatever its status says: the readers judge it interrupted)
+    failed = any(c["status"] == "fail" for c in checks)
+    if failed != (state == "fail") and not (state == "fail" and report.get("interrupted")):
         return f"its status is {state}, which its checks contradict"
     return None
 
 
-def _check_problem(c: dict[str, Any]) -> str | None:
+def _check_problem(c: dict[str, Any], coded: bool = True) -> str | None:
+    """Why one check is none verify writes, or None. `coded`: report schema 2, whose every result that did not pass
+    carries a code; schema 1 (verify 1.x, still read) has no code or owner at all, and its failure is a failure."""
     name, state, code = _shown(c.get("name")), c.get("status"), c.get("code")
     if not isinstance(c.get("name"), str) or not CHECK_NAME.fullmatch(c["name"]):
         return f"a check named {_shown(repr(c.get('name')), 60)}, which is no check of verify's"
@@ -125,7 +182,7 @@ def _check_problem(c: dict[str, Any]) -> str | None:
         return f"the {name} check carries code {_shown(repr(code), 60)}, which is no code of verify's (verify/codes.py)"
     if state == "pass" and code is not None:
         return f"the {name} check passes with code {_shown(code)}: verify codes only what it did not pass"
-    if state != "pass" and code is None:
+    if state != "pass" and code is None and coded:
         return f"the {name} check is {state} without a code: verify codes every result it did not pass"
     owner = c.get("owner")
     if code in CATALOG_OWNER and owner is not None and owner != CATALOG_OWNER[code]:
@@ -138,12 +195,47 @@ def _check_problem(c: dict[str, Any]) -> str | None:
     for metric, m in metrics.items():
         value = m.get("value") if isinstance(m, dict) else None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return f"the {name} check's {_shown(metric)} = {_shown(value, 20)}: verify writes every figure as a " \
-                   "finite number"
+            return f"the {name} check's {_shown(metric)} = {_shown(value, 20)} is not a finite number: verify " \
+                   "writes every figure as one"
+        if isinstance(m, dict) and (why := _rate_problem(name, str(metric), m, value)):
+            return why
         fails, why = CANNOT_PASS.get((str(c.get("name")), str(metric)), (None, ""))
-        if state in ("pass", "warn") and fails is not None and fails(value):
-            return f"the {name} check {state}es with {_shown(metric)} {value:g}: {why}"
+        if state in ("pass", "warn") and fails is not None and fails(value) and not across_nodes(c, str(metric)):
+            return f"the {name} check {_does(state)} with {_shown(metric)} {value:g}: {why}"
+        fails, why = PASS_NEEDS.get((str(c.get("name")), str(metric)), (None, ""))
+        if state == "pass" and fails is not None and fails(value):
+            return f"the {name} check passes with {_shown(metric)} {value:g}: {why}"
+        never, said = NEVER_WRITTEN.get((str(c.get("name")), str(metric)), (None, ""))
+        if never is not None and never(value):
+            return f"the {name} check's {_shown(metric)} = {value:g} is {said}: no figure verify writes"
     return _devices_problem(c, metrics) if name == "gpu" and state in ("pass", "warn") else None
+
+
+# what NVML writes when it cannot read a board's UUID (nvidia-smi's "N/A"): no identity, so two of them are no one
+# GPU listed twice. The gpu check's own judge (verify/checks/gpu/contradictions.py) skips the same words, and a pass
+# it wrote on two "N/A" boards was refused here forever (tests/test_report_plausible.py holds the two equal)
+NO_UUID = frozenset({"", "n/a", "na", "unknown", "none"})
+
+
+def board_uuid(text: Any) -> str | None:
+    """A UUID as the gpu check compares them (gpuidentity.norm_uuid: GPU-/MIG- prefix, dashes and case dropped), or
+    None for no identity (NO_UUID)."""
+    t = str(text or "").strip().lower()
+    for prefix in ("gpu-", "mig-"):
+        t = t.removeprefix(prefix)
+    t = t.replace("-", "")
+    return None if t in NO_UUID else t
+
+
+def board_bus(text: Any) -> str | None:
+    """A PCI bus id as the gpu check compares them (gpuidentity.norm_bus: case, and a domain of zeros, dropped), or
+    None for none (NO_UUID's words): NVML gives each board its own."""
+    t = str(text or "").strip().lower()
+    parts = t.split(":")
+    if len(parts) == 3:
+        domain = parts[0].lstrip("0")
+        t = (domain + ":" if domain else "") + parts[1] + ":" + parts[2]
+    return None if t in NO_UUID else t
 
 
 def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
@@ -156,8 +248,11 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     counted = metrics.get("nvml_devices")
     counted = counted.get("value") if isinstance(counted, dict) else None
     if isinstance(counted, (int, float)) and not isinstance(counted, bool) and len(devices) != counted:
-        return f"the gpu check {c['status']}es with nvml_devices = {counted:g} and {len(devices)} NVML device(s) listed"
-    uuids = [str(d["uuid"]).strip().lower() for d in devices if isinstance(d, dict) and d.get("uuid")]
+        return f"the gpu check {_does(c['status'])} with nvml_devices = {counted:g} and {len(devices)} NVML device(s) listed"
+    uuids = [u for d in devices if isinstance(d, dict) and (u := board_uuid(d.get("uuid")))]
     if len(set(uuids)) != len(uuids):
-        return f"the gpu check {c['status']}es with one GPU (UUID) listed twice among its NVML devices"
+        return f"the gpu check {_does(c['status'])} with one GPU (UUID) listed twice among its NVML devices"
+    buses = [b for d in devices if isinstance(d, dict) and (b := board_bus(d.get("pci_bus_id")))]
+    if len(set(buses)) != len(buses):
+        return f"the gpu check {_does(c['status'])} with one GPU (PCI bus id) listed twice among its NVML devices"
     return None

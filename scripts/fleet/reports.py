@@ -5,7 +5,6 @@ a replay).
 from __future__ import annotations
 
 import json
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from .model import (
     EARLIEST_CREATED,
     FLEET_JSON,
     FLEET_KIND,
-    IMPOSSIBLE,
     ISOLATE_JSON,
     ISOLATE_KIND,
     MAX_BYTES,
@@ -117,51 +115,12 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
     if isolate and is_isolate_answer(doc):
         return                              # make isolate's answer beside its pairs' reports: not a node's
-    why = _why_invalid(doc, validators) or _impossible(doc) or _forged(doc) \
+    why = _why_invalid(doc, validators) or _forged(doc) \
         or _created_problem(doc, skew_s) or _not_a_node_now(doc)
     if why:
         invalid.append((name, why))
     else:
         valid.append((name, doc))
-
-
-def _impossible(doc: dict[str, Any]) -> str | None:
-    """The first rate no machine reaches (IMPOSSIBLE) or no measurement gives (below 0), said with its value; None
-    when every figure is possible. A refused figure makes the whole report invalid: never dropped in silence."""
-    for check in doc.get("checks") or []:
-        metrics = check.get("metrics") if isinstance(check, dict) else None
-        for metric, m in (metrics.items() if isinstance(metrics, dict) else ()):
-            value = m.get("value") if isinstance(m, dict) else None
-            limit = IMPOSSIBLE.get(str(m.get("unit"))) if isinstance(m, dict) else None
-            if isinstance(value, float) and not math.isfinite(value):      # verify judges no figure that is not
-                return f"{check.get('name')}.{metric} = {value} is not a finite number: a forged or corrupt report"
-            if why := _device_count_problem(check, metric, value):
-                return why
-            if limit is None or not isinstance(value, (int, float)) or isinstance(value, bool):
-                continue
-            if value > limit or value != value:
-                return (f"{check.get('name')}.{metric} = {value:g} {m.get('unit')} is impossible (above {limit:g}): "
-                        f"a forged or corrupt report, not compared")
-            if value < 0:
-                return (f"{check.get('name')}.{metric} = {value:g} {m.get('unit')} is negative: no rate is; a forged "
-                        f"or corrupt report, not compared")
-    return None
-
-
-# the gpu check's device counts: whole numbers, at most verify's own ceiling (verify/prolog/verdict.py MAX_DEVICES, as
-# the prolog refuses them); 8.5 or a billion GPUs is no count any node gave
-DEVICE_COUNTS = ("nvml_devices", "torch_devices")
-MAX_DEVICES = 4096
-
-
-def _device_count_problem(check: dict[str, Any], metric: str, value: Any) -> str | None:
-    if check.get("name") != "gpu" or metric not in DEVICE_COUNTS or isinstance(value, bool) \
-            or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    if value != int(value) or not 0 <= value <= MAX_DEVICES:
-        return (f"gpu.{metric} = {value:g} is no count of devices (a whole number, 0 to {MAX_DEVICES}): a forged or "
-                "corrupt report, not counted")
-    return None
 
 
 def _forged(doc: dict[str, Any]) -> str | None:

@@ -244,7 +244,7 @@ def read(state_dir: str, node: str, cap: int = READ_CAP) -> History:
     """The node's events in file order; no file is an empty history, an unreadable or refused one says why."""
     target = path(state_dir, node)
     try:
-        tail = statefile.read_tail(target, cap)
+        tail = statefile.read_own(target, cap)
     except FileNotFoundError:
         return History([], 0)
     except OSError as exc:

@@ -209,7 +209,7 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
     """The kept state, or a fresh one and why (none kept is not a problem; a garbled or refused file is)."""
     target = state_path(state_dir, node)
     try:
-        raw = json.loads(statefile.read_tail(target, STATE_CAP).text)
+        raw = json.loads(statefile.read_own(target, STATE_CAP).text)
     except FileNotFoundError:
         return State(), None
     except OSError as exc:

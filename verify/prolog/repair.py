@@ -8,7 +8,8 @@ a reset-required Xid 154, pending retirements or row remaps: these take effect o
 - a GPU reset without a reboot: the driver logs nothing that tells a reset from a re-probe, so the record is the
   one NVSentinel's reset job writes after `nvidia-smi -r -i <uuid>` (ADR-020, what its syslog monitor takes as the
   Xid's remediation): `logger -t nvsentinel-gpu-reset -p daemon.err "GPU reset executed: GPU-<uuid>, success: true"`,
-  read from this boot's journal with its wall-clock stamp. A reset counts when it succeeded after the drain and no
+  read from this boot's journal with its wall-clock stamp, written by root only (_UID=0: anyone may give a syslog
+  identifier, only root's record is NVSentinel's reset job's). A reset counts when it succeeded after the drain and no
   GPU's last reset since failed. Which GPU faulted is not always known (a kernel-log Xid names a PCI address, the
   record a UUID): any GPU's reset counts, unless another GPU's reset failed (that one may be the faulted GPU:
   partial evidence is no repair), and the preflight that follows must still pass with every GPU the node should
@@ -66,7 +67,11 @@ def parse_resets(lines: list[str]) -> list[Reset]:
 
 
 def journal_argv() -> list[str]:
-    return [shutil.which("journalctl") or "journalctl", "-b", "-t", RESET_TAG, "--no-pager", "-q", "-o", "short-unix"]
+    """This boot's reset records written by root only (_UID=0: the journal's own record of the sender, which no
+    sender sets): a syslog identifier is anyone's to give (`logger -t nvsentinel-gpu-reset` by a job's user forged a
+    repair that returned an Xid-drained node without its reset), NVSentinel's reset job runs privileged."""
+    return [shutil.which("journalctl") or "journalctl", "-b", "-t", RESET_TAG, "_UID=0", "--no-pager", "-q", "-o",
+            "short-unix"]
 
 
 def read_resets(timeout: float) -> tuple[list[Reset] | None, str]:

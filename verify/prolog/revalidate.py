@@ -153,6 +153,21 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     return None
 
 
+def _drained_anew(cfg: Config, before: slurm.NodeRow) -> str | None:
+    """Why the drain this revalidation proved repaired is no longer the node's, or None. The preflight takes a minute
+    or more; meanwhile an operator may drain the node by hand for a fault of their own (a PSU, a cable), or a prolog
+    record another drain: resuming then would return a node someone else took out of service, on a proof of another
+    drain (NVSentinel's rule: never undo a cordon that is not ours). Slurm's state is read again just before."""
+    rows, why = slurm.rows(node=cfg.node)
+    now = next((r for r in rows or [] if r.name == cfg.node), None)
+    if now is None:
+        return f"its state cannot be read again before the resume ({why or 'sinfo does not list it'})"
+    if not now.ours or now.reason_text != before.reason_text:
+        return (f"its drain changed while the preflight ran (was {before.reason_text!r}, now "
+                f"{(now.reason_text if now.drained else now.state)!r}): that drain is not the one proven repaired")
+    return None
+
+
 Assess = Callable[[Config], tuple[Verdict, dict[str, Any] | None, dict[str, int]]]
 
 
@@ -188,6 +203,13 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         _note(cfg, "resume-refused", verdict.code, verdict.summary)
         _close(cfg, f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
         return status, verdict, report, xids
+    if changed := _drained_anew(cfg, row):
+        _note(cfg, "resume-refused", None, changed)
+        if changed.startswith("its state cannot be read"):     # the tool's trouble: not assessed, as above
+            _close(cfg, f"{cfg.node}: {changed}; not resumed")
+            return EXIT_NOT_ASSESSED, verdict, report, xids
+        _close(cfg, f"REFUSED {cfg.node}: {changed}; not resumed")
+        return EXIT_REFUSED, verdict, report, xids
     if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run):
         _note(cfg, "resume-refused", None, refused)
         _close(cfg, refused)

@@ -143,6 +143,18 @@ def replace(path: str, data: bytes, mode: int = 0o644) -> None:
         raise
 
 
+def read_own(path: str, cap: int) -> Tail:
+    """read_tail of a file in a folder the prolog makes itself (STATE/history, STATE/kernlog): a symbolic link in that
+    folder's place is refused, as `folder` refuses it on write. O_NOFOLLOW guards the last name only, so a shared
+    state folder's `history` replaced by a link to someone's own folder had its forged history read (a clean record
+    of a drain, no flap) and believed by `make undrain`."""
+    parent = os.path.dirname(path) or "."
+    if os.path.islink(parent):
+        raise Refused(errno.ELOOP, f"{parent} is a symbolic link: refused, not followed (the prolog makes that folder "
+                      "itself; remove the link)")
+    return read_tail(path, cap)
+
+
 def folder(path: str) -> None:
     """Make the folder (and its parents); a symlink in its place is refused."""
     os.makedirs(path, exist_ok=True)

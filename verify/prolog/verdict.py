@@ -113,11 +113,13 @@ def _shape_problem(report: Any) -> str | None:
         return "the report has no list of checks"
     if not checks:
         return "the report lists no checks: nothing was judged"
+    # report schema 1 (verify 1.x) has no codes: only schema 2 codes every result that did not pass
+    coded = not (type(report.get("schema_version")) is int and report["schema_version"] == 1)
     for c in checks:
         if not isinstance(c, dict) or not isinstance(c.get("status"), str) or c["status"] not in STATUSES \
                 or not isinstance(c.get("name"), str):      # a list as a status is unhashable: no crash of ours
             return f"a check entry is malformed: {str(c)[:80]}"
-        if why := _code_problem(c):
+        if why := _code_problem(c, coded):
             return why
     names = Counter(c["name"] for c in checks)
     if twice := next((n for n, k in names.items() if k > 1), None):
@@ -126,12 +128,15 @@ def _shape_problem(report: Any) -> str | None:
     failed = any(c["status"] == "fail" for c in checks)
     if not isinstance(report.get("status"), str) or report["status"] not in STATUSES:
         return f"the report's status {report.get('status')!r} is none of {sorted(STATUSES)}"
-    if (report["status"] == "fail") != failed:
+    # verify's report.overall: "fail" when a check failed or the run was cut off (a signal before any check ended
+    # leaves every check skipped INTERRUPTED, under "fail"): verify's own report, an interrupted run, not a forgery
+    # (and an interruption is never a pass, whatever its status says: decide() reads it as interrupted)
+    if failed != (report["status"] == "fail") and not (report["status"] == "fail" and report.get("interrupted")):
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
     return next((why for c in checks if (why := _impossible_pass(c))), None)
 
 
-def _code_problem(c: dict[str, Any]) -> str | None:
+def _code_problem(c: dict[str, Any], coded: bool = True) -> str | None:
     """Why a check's name or code is none verify writes, or None. verify codes only what it did not pass, and only
     with a key of its catalog (verify/codes.py, which only grows): a code outside it (BANANA, gpu_lost, 79, one of
     5 MiB) would drain a node under a reason the breaker and return to service cannot read as ours."""
@@ -144,7 +149,8 @@ def _code_problem(c: dict[str, Any]) -> str | None:
     if code is not None and not (isinstance(code, str) and code in CODES):
         return f"its {c['name']} check carries code {one_line(repr(code))[:60]}, which is no code of verify's " \
                "(verify/codes.py)"
-    if c["status"] != "pass" and code is None:      # report schema 2: fail, warn and skip each carry one
+    # report schema 2: fail, warn and skip each carry one; schema 1 (verify 1.x: `coded` False) has no codes at all
+    if c["status"] != "pass" and code is None and coded:
         return f"its {c['name']} check is {c['status']} without a code: verify codes every result it did not pass"
     owner = c.get("owner")
     if code in CATALOG_OWNED and owner is not None and owner != CODES[code].owner:
@@ -170,11 +176,40 @@ BUSBW_MAX_GBPS = 10_000.0       # GB/s of bus bandwidth above any link (NVLink5:
 CANNOT_PASS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
     ("nccl", "wrong"): (lambda v: v > 0, "wrong elements in an all-reduce fail it"),
     ("nccl", "busbw_ratio"): (lambda v: v > 3.0, "over 3x its GPU's baseline is no measurement"),
-    ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)"),
+    ("nccl", "busbw_max"): (lambda v: v > BUSBW_MAX_GBPS, "above any link (NVLink5: 900 GB/s per GPU)")}
+# a gpu check passes only on the devices it judged: 0 NVML or torch devices on a pass is none verify writes. A warning
+# may count 0 (NVML's devices not recorded: HEALTH_NOT_ASSESSED; CUDA up, NVML silent: GPU_NOT_VISIBLE), as verify
+# writes it: the rule must refuse no report verify writes (scripts/fleet/plausible.py PASS_NEEDS, the same table)
+PASS_NEEDS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
     ("gpu", "nvml_devices"): (lambda v: whole_count(v) is None or v > MAX_DEVICES,
-                              "a gpu check passes only on the devices it judged (1 to 4096)"),
+                              "no count of devices a gpu check passes on (a whole number, 1 to 4096)"),
     ("gpu", "torch_devices"): (lambda v: whole_count(v) is None or v > MAX_DEVICES,
-                               "a gpu check passes only on the devices it judged (1 to 4096)")}
+                               "no count of devices a gpu check passes on (a whole number, 1 to 4096)")}
+
+
+# a figure no check of verify's writes on any status (scripts/fleet/plausible.py NEVER_WRITTEN, the same rule): the
+# gpu check counts its devices (len() of a list, 0 on a failure that found none), so 8.5, -1 or 5,000 is no count of
+# it, on a failure as on a pass (the prolog drained on a failed check's 8.5 GPUs that the fleet report refused)
+NEVER_WRITTEN: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
+    ("gpu", "nvml_devices"): (lambda v: v != int(v) or not 0 <= v <= MAX_DEVICES,
+                              "no count of devices (a whole number, 0 to 4096)"),
+    ("gpu", "torch_devices"): (lambda v: v != int(v) or not 0 <= v <= MAX_DEVICES,
+                               "no count of devices (a whole number, 0 to 4096)")}
+
+
+# the most a rate of each unit can be on one node, and never below 0, on any status (scripts/fleet/plausible.py
+# RATE_MOST, the same table: a passing report with a negative busbw passed here while the fleet report refused it)
+RATE_MOST = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
+             "images/s": 1e9, "tokens/s": 1e12}
+
+
+def _rate_problem(name: str, key: str, m: dict[str, Any], value: float) -> str | None:
+    most = RATE_MOST.get(str(m.get("unit")))
+    if most is not None and value > most:
+        return f"its {name} check's {key[:40]} = {value:g} {m['unit']} is impossible (above {most:g})"
+    if most is not None and value < 0:
+        return f"its {name} check's {key[:40]} = {value:g} {m['unit']} is negative: no rate is"
+    return None
 
 
 def _impossible_pass(c: dict[str, Any]) -> str | None:
@@ -188,10 +223,64 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return f"its {c['name']} check {c['status']}s with {str(key)[:40]} = {str(value)[:20]}: verify writes " \
                    "every figure as a finite number"
+        if isinstance(m, dict) and (why := _rate_problem(c["name"], str(key), m, value)):
+            return why
         fails, why = CANNOT_PASS.get((c["name"], str(key)), (None, ""))
-        if passing and fails is not None and fails(value):
-            return f"its {c['name']} check {c['status']}es with {str(key)[:40]} = {value}: {why}"
+        if passing and fails is not None and fails(value) and not across_nodes(c, str(key)):
+            return f"its {c['name']} check {_does(c['status'])} with {str(key)[:40]} = {value}: {why}"
+        fails, why = PASS_NEEDS.get((c["name"], str(key)), (None, ""))
+        if c["status"] == "pass" and fails is not None and fails(value):
+            return f"its {c['name']} check passes with {str(key)[:40]} = {value}: {why}"
+        never, said = NEVER_WRITTEN.get((c["name"], str(key)), (None, ""))
+        if never is not None and never(value):
+            return f"its {c['name']} check's {str(key)[:40]} = {value:g} is {said}: no figure verify writes"
     return _devices_problem(c, metrics) if passing and c["name"] == "gpu" else None
+
+
+# what NVML writes when it cannot read a board's UUID (nvidia-smi's "N/A"): no identity, so two of them are no one
+# GPU listed twice. The gpu check's own judge (verify/checks/gpu/contradictions.py) skips the same words, and a pass
+# it wrote on two "N/A" boards was refused here forever (tests/test_report_plausible.py holds the two equal)
+NO_UUID = frozenset({"", "n/a", "na", "unknown", "none"})
+
+
+def board_uuid(text: Any) -> str | None:
+    """A UUID as the gpu check compares them (gpuidentity.norm_uuid: GPU-/MIG- prefix, dashes and case dropped), or
+    None for no identity (NO_UUID)."""
+    t = str(text or "").strip().lower()
+    for prefix in ("gpu-", "mig-"):
+        t = t.removeprefix(prefix)
+    t = t.replace("-", "")
+    return None if t in NO_UUID else t
+
+
+def across_nodes(c: dict[str, Any], metric: str) -> bool:
+    """Whether a busbw_ratio past 3x may be a measurement: an all-reduce across nodes is judged against the
+    inter-node floor (verify/baselines.json: one NIC per node; an 8-rail fabric is 9x it, and verify passes it), a
+    ratio only one node's NVLink baseline bounds. verify says its nodes in the check's data (nccl/verdict.py); a report
+    of a verify that did not, a torchrun group's (its `rank`), may be across nodes too. One node: no measurement."""
+    if c.get("name") != "nccl" or metric != "busbw_ratio":
+        return False
+    raw = c.get("data")
+    data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    nodes = data.get("nodes", "unsaid")
+    if nodes == "unsaid":
+        return data.get("rank") is not None
+    return isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 1
+
+
+def _does(state: str) -> str:
+    return "passes" if state == "pass" else f"{state}s"
+
+
+def board_bus(text: Any) -> str | None:
+    """A PCI bus id as the gpu check compares them (gpuidentity.norm_bus: case, and a domain of zeros, dropped), or
+    None for none (NO_UUID's words): NVML gives each board its own."""
+    t = str(text or "").strip().lower()
+    parts = t.split(":")
+    if len(parts) == 3:
+        domain = parts[0].lstrip("0")
+        t = (domain + ":" if domain else "") + parts[1] + ":" + parts[2]
+    return None if t in NO_UUID else t
 
 
 def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
@@ -204,10 +293,13 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     counted = metrics.get("nvml_devices")
     counted = whole_count(counted.get("value")) if isinstance(counted, dict) else None
     if counted is not None and len(devices) != counted:
-        return f"its gpu check {c['status']}es with nvml_devices = {counted} and {len(devices)} NVML device(s) listed"
-    uuids = [str(d["uuid"]).strip().lower() for d in devices if isinstance(d, dict) and d.get("uuid")]
+        return f"its gpu check {_does(c['status'])} with nvml_devices = {counted} and {len(devices)} NVML device(s) listed"
+    uuids = [u for d in devices if isinstance(d, dict) and (u := board_uuid(d.get("uuid")))]
     if len(set(uuids)) != len(uuids):
-        return f"its gpu check {c['status']}es with one GPU (UUID) listed twice among its NVML devices"
+        return f"its gpu check {_does(c['status'])} with one GPU (UUID) listed twice among its NVML devices"
+    buses = [b for d in devices if isinstance(d, dict) and (b := board_bus(d.get("pci_bus_id")))]
+    if len(set(buses)) != len(buses):
+        return f"its gpu check {_does(c['status'])} with one GPU (PCI bus id) listed twice among its NVML devices"
     return None
 
 

@@ -91,9 +91,12 @@ def verify_command(python: str) -> list[str]:
 def _verify_env(env: Any) -> dict[str, str]:
     """verify's environment: the checks it starts (`python -m verify.checks...`, not isolated) find this package
     first (PYTHONPATH) and, on 3.11+, no working folder on sys.path (PYTHONSAFEPATH); they run in / (cwd), which no
-    job can write, so before 3.11 too no verify/ of the job's is found first."""
-    path = env.get("PYTHONPATH", "")
-    return {**env, "PYTHONSAFEPATH": "1", "PYTHONPATH": PACKAGE_ROOT + (os.pathsep + path if path else "")}
+    job can write, so before 3.11 too no verify/ of the job's is found first. As `-I` does for verify itself, no
+    PYTHON* variable of the job's reaches them, nor its user site (PYTHONNOUSERSITE): Python imports a
+    sitecustomize/usercustomize from sys.path at every start, so a job's PYTHONPATH holding one ran the job's code
+    inside each check (one that sleeps times every check out: a confirmed host "hang" that drained a healthy node)."""
+    kept = {k: v for k, v in env.items() if not k.startswith("PYTHON")}
+    return {**kept, "PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1", "PYTHONPATH": PACKAGE_ROOT}
 
 
 def _run_verify(cmd: list[str], limit: float) -> tuple[int | None, str]:

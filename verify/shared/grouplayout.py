@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any, TypeGuard
 
-LOCAL_MODE = re.compile(r"^(\d+) local process")     # the probes' own `mode` for ranks they spawned on this node
+# the probes' own `mode` for ranks they spawned on this node, however a record respells it (" 8 Local  processes"):
+# a near miss of the wording is no launcher's either, and slipped a multi-node claim past every rule below
+LOCAL_MODE = re.compile(r"^\s*(\d+)\s+local\s+process", re.IGNORECASE)
 NOT_A_NAME = frozenset({"", "none", "null", "unknown", "n/a", "na", "cpu"})
 
 

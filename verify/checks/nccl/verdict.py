@@ -144,8 +144,10 @@ def _describe(facts: NcclFacts, result: CheckResult) -> None:
         result.details.append(f"gloo interface {facts.get('gloo_socket_ifname') or 'default'}")
     if facts.get("rank") is not None:
         result.data.update(rank=facts["rank"])
+    # nodes: across nodes the busbw baseline is a floor (an 8-rail fabric is several times it), so a reader of the
+    # report tells a ratio past IMPOSSIBLE_RATIO that is no measurement (one node) from one that is (several)
     result.data.update(backend=facts.get("backend"), world_size=facts.get("world_size"), mode=facts.get("mode"),
-                       sizes=facts.get("sizes") or [])
+                       nodes=facts.get("nodes"), sizes=facts.get("sizes") or [])
     result.metric("world_size", facts.get("world_size") or 0, "ranks")
     result.details.append(f"backend {facts.get('backend')}, world size {facts.get('world_size')}: {facts.get('mode')}")
 
