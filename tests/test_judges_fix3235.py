@@ -61,3 +61,43 @@ def test_a_blank_figure_of_the_exporter_is_not_a_reading():
     # DCGM_FP64_BLANK (2^47) for a power draw the GPU does not report: unknown, never a 140 TW draw
     facts = ex.dcgm.parse(_scrape(DCGM_FI_DEV_POWER_USAGE="140737488355328.000000", DCGM_FI_DEV_GPU_TEMP="30"))
     assert "power_w" not in facts["devices"][0]
+
+
+# ------------------------------------------------------------------ GKE's XidCriticalError node condition
+_ROW = ('  XidCriticalError     {status}    Tue, 04 Mar 2025 09:12:40 +0000   Tue, 04 Mar 2025 09:02:11 +0000   '
+        '{reason}                  0b6c7d52-91e3-4c7e-a1f0-5f3e2d1c0b9a')
+_YAML = """  - lastHeartbeatTime: "2025-03-04T09:12:40Z"
+    lastTransitionTime: "2025-03-04T09:02:11Z"
+    message: 0b6c7d52-91e3-4c7e-a1f0-5f3e2d1c0b9a
+    reason: '{reason}'
+    status: "{status}"
+    type: XidCriticalError
+  - lastHeartbeatTime: "2025-03-04T09:12:40Z"
+    lastTransitionTime: "2025-03-01T00:00:00Z"
+    message: kubelet has sufficient memory available
+    reason: KubeletHasSufficientMemory
+    status: "False"
+    type: MemoryPressure
+"""
+
+
+@pytest.mark.parametrize("form", [_ROW, _YAML], ids=["describe", "yaml"])
+def test_a_node_condition_of_an_application_xid_is_the_jobs(form):
+    text = "$ kubectl describe node gke-pool-1-abcd | grep Xid\n" + form.format(status="True", reason='{"13":true}')
+    r = explained(text)
+    assert verdict(r) == ("warn", "XID_ERROR", "job"), r.summary
+    assert "XidCriticalError node condition" in r.summary
+
+
+@pytest.mark.parametrize("form", [_ROW, _YAML], ids=["describe", "yaml"])
+def test_a_node_condition_of_a_gpu_fault_xid_fails_the_host(form):
+    r = explained(form.format(status="True", reason='{"48":true,"13":false}'))
+    assert verdict(r) == ("fail", "ECC_UNCORRECTABLE", "host"), r.summary    # Xid 48: a double-bit ECC error
+    assert [e["xid"] for e in ex.xidrelay.events(form.format(status="True", reason='{"48":true,"13":false}'))] == [48]
+
+
+def test_the_same_condition_shown_twice_is_one_event_and_a_false_one_none():
+    both = _ROW.format(status="True", reason='{"31":true}') + "\n" + _YAML.format(status="True", reason='{"31":true}')
+    assert [e["xid"] for e in ex.xidrelay.events(both)] == [31]
+    assert ex.xidrelay.events(_ROW.format(status="False", reason='{"31":true}')) == []
+    assert ex.xidrelay.events(_YAML.format(status="False", reason='{"31":true}')) == []

@@ -213,6 +213,9 @@ def rm_status(line: str) -> tuple[str, int | None] | None:
 RELAY_PLUGIN = re.compile(r"XidCriticalError: Xid=(\d+) on Device=([\w-]+)")   # the k8s device plugin (health.go)
 RELAY_EVENT = re.compile(r"EventType:8 EventData:(\d+)\b")                    # its dump of the NVML event
 RELAY_DCGM = re.compile(r"Detected XID (\d+) for GPU (\d+)", re.IGNORECASE)    # DCGM_FR_XID_ERROR
+# GKE's device plugin keeps the Xids it saw as the node's condition `XidCriticalError`, its reason a JSON set of them
+# (`{"31":true}`): `kubectl describe node`'s row, or `type: XidCriticalError` beside its `reason:` in the YAML
+RELAY_CONDITION = re.compile(r"\bXidCriticalError\b(?!:)")
 
 
 def relayed_by(text: str | None) -> str | None:
@@ -223,4 +226,6 @@ def relayed_by(text: str | None) -> str | None:
         return "the k8s device plugin"
     if RELAY_DCGM.search(text):
         return "DCGM"
+    if RELAY_CONDITION.search(text):
+        return "the device plugin's XidCriticalError node condition"
     return "a tool watching NVML's events"
