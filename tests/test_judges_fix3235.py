@@ -101,3 +101,67 @@ def test_the_same_condition_shown_twice_is_one_event_and_a_false_one_none():
     assert [e["xid"] for e in ex.xidrelay.events(both)] == [31]
     assert ex.xidrelay.events(_ROW.format(status="False", reason='{"31":true}')) == []
     assert ex.xidrelay.events(_YAML.format(status="False", reason='{"31":true}')) == []
+
+
+# ------------------------------------------------------------------ a corrupted InfoROM, as each tool reports it
+_TABLE = """+-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+|-----------------------------------------+----------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+|=========================================+======================+======================|
+|   0  Tesla V100-PCIE-16GB           On  | 00000000:3B:00.0 Off |                    0 |
+| N/A   35C    P0              25W / 250W |      0MiB / 16384MiB |      0%      Default |
++-----------------------------------------+----------------------+----------------------+
+|   1  Tesla V100-PCIE-16GB           On  | 00000000:D8:00.0 Off |                    0 |
+| N/A   33C    P0              24W / 250W |      0MiB / 16384MiB |      0%      Default |
++-----------------------------------------+----------------------+----------------------+
+"""
+
+
+def test_nvidia_smis_infoROM_warning_is_that_gpus_and_warns_the_host():
+    r = explained(_TABLE + "WARNING: infoROM is corrupted at gpu 0000:D8:00.0\n", "smi.txt")
+    assert verdict(r) == ("warn", "ECC_UNCORRECTABLE", "host"), r.summary
+    assert [f["device"] for f in r.data["findings"] if f["code"] == "ECC_UNCORRECTABLE"] == [1]
+    facts = ex.smitable.parse(_TABLE + "WARNING: infoROM is corrupted at gpu 0000:D8:00.0\n")
+    assert [d.get("nvml_errors") for d in facts["devices"]] == [None, {"inforom": "CorruptedInforom"}]
+    # the same table without the warning: the GPUs' readings pass
+    assert explained(_TABLE, "smi.txt").status == "pass"
+
+
+def test_dcgm_healths_corrupt_infoROM_is_judged_as_nvidia_smis():
+    box = "+---------------------------+------------------------------------------------------------+"
+    rows = [("Overall Health", "Failure"), ("GPU", ""), ("-> 2", "Failure"), ("   -> Errors", ""),
+            ("      -> InfoROM system", "Failure"), ("", "A corrupt InfoROM has been detected in GPU 2.")]
+    text = "\n".join([box, "| Health Monitor Report" + " " * 67 + "|", box.replace("-", "="),
+                      *(f"| {left:<25} | {right:<58} |" for left, right in rows), box]) + "\n"
+    r = explained(text, "health.txt")
+    assert verdict(r) == ("warn", "ECC_UNCORRECTABLE", "host"), r.summary
+    assert not any("no field" in d for d in r.details)
+
+
+def test_verifys_own_probe_records_a_corrupted_infoROM_and_nothing_else_of_it():
+    import types
+
+    from verify.checks.gpu import gpuprobe
+
+    class NVMLError_CorruptedInforom(Exception):  # pynvml's own class name
+        pass
+
+    def corrupted(_h):
+        raise NVMLError_CorruptedInforom("Corrupted infoROM")
+    dev: dict = {"nvml_errors": {}}
+    gpuprobe._inforom(dev, types.SimpleNamespace(nvmlDeviceValidateInforom=corrupted), "h0")
+    assert dev["nvml_errors"] == {"inforom": "CorruptedInforom"}
+    for nvml in (types.SimpleNamespace(), types.SimpleNamespace(nvmlDeviceValidateInforom=lambda _h: None)):
+        dev = {"nvml_errors": {}}
+        gpuprobe._inforom(dev, nvml, "h0")
+        assert dev["nvml_errors"] == {}
+
+
+def test_a_replayed_device_whose_nvml_answers_a_corrupted_infoROM_is_judged_on_that_alone():
+    from verify.checks import gpu
+
+    facts = {"nvml_error": "none", "devices": [{"index": 0, "pci_bus_id": "00000000:0B:00.0",
+                                                "nvml_errors": {"inforom": "CorruptedInforom"}}]}
+    assert verdict(gpu.judge(facts, Options())) == ("warn", "ECC_UNCORRECTABLE", "host")
