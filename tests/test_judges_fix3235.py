@@ -1,7 +1,15 @@
-"""Issue 35's thirty-second and thirty-fifth corpus batches, fixed by class: dcgm-exporter's Prometheus scrape is read
-whole (its `# HELP`/`# TYPE` lines name fields and hold no value; its temperature, power and SM clock series are the
-GPU's readings, its driver label the driver), so an idle GPU whose every exported health series is nominal passes as
-its translation does."""
+# mypy: disable-error-code="arg-type, typeddict-item"
+# (judges take their TypedDict facts; these tests hand them partial facts, as a translated record would)
+"""Issue 35's thirty-second and thirty-fifth corpus batches, fixed by class:
+- dcgm-exporter's Prometheus scrape is read whole (its `# HELP`/`# TYPE` lines name fields and hold no value; its
+  temperature, power and SM clock series are the GPU's readings, its driver label the driver): an idle GPU whose every
+  exported health series is nominal passes, as its translation does;
+- GKE's device plugin's `XidCriticalError` node condition relays NVML's Xids, judged by the one catalog;
+- a corrupted InfoROM (nvidia-smi's warning and exit 14, DCGM health's incident, NVML's CorruptedInforom) warns the
+  host, whichever tool says it;
+- `dcgmi nvlink --link-status` is read: a link down beside up ones is the host's, every link down on GPUs of unknown
+  model is not assessed.
+None of these drains a node (no new fail): the InfoROM and NVLink verdicts warn, the relay's Xids are the catalog's."""
 from __future__ import annotations
 
 import pytest
@@ -165,3 +173,30 @@ def test_a_replayed_device_whose_nvml_answers_a_corrupted_infoROM_is_judged_on_t
     facts = {"nvml_error": "none", "devices": [{"index": 0, "pci_bus_id": "00000000:0B:00.0",
                                                 "nvml_errors": {"inforom": "CorruptedInforom"}}]}
     assert verdict(gpu.judge(facts, Options())) == ("warn", "ECC_UNCORRECTABLE", "host")
+
+
+# ------------------------------------------------------------------ `dcgmi nvlink --link-status`
+def _link_status(*rows: str, switches: str = "    No NvSwitches found.") -> str:
+    gpus = "".join(f"    gpuId {n}:\n        {row}\n" for n, row in enumerate(rows))
+    return ("+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n" + gpus
+            + "NvSwitches:\n" + switches + "\n\nKey: Up=U, Down=D, Disabled=X, Not Supported=_\n")
+
+
+def test_dcgmis_link_status_is_read_per_gpu():
+    text = _link_status("U U U U D U _ _", "U U U U U U _ _", switches="    physicalId 10:\n        U U U U")
+    assert getattr(ex.kind_of(text), "name", None) == "dcgmi nvlink --link-status"
+    facts = ex.dcgmlinks.parse(text)
+    assert facts["devices"] == [{"index": 0, "nvlink": [True, True, True, True, False, True], "nvswitch": True},
+                                {"index": 1, "nvlink": [True] * 6, "nvswitch": True}]
+
+
+def test_one_link_down_beside_up_ones_in_dcgmis_listing_is_the_hosts():
+    r = explained(_link_status(" ".join("U" * 17 + "D"), " ".join("U" * 18)), "links.txt")
+    assert verdict(r) == ("warn", "NVLINK_DOWN", "host"), r.summary      # one read: not confirmed by a re-read
+
+
+def test_every_link_down_on_gpus_of_unknown_model_is_not_assessed_never_a_pass():
+    # a PCIe card without its bridge, or an SXM board with its links dead: the listing does not say which
+    r = explained(_link_status(" ".join("D" * 18), " ".join("D" * 18)), "links.txt")
+    assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host"), r.summary
+    assert explained(_link_status(" ".join("U" * 12), " ".join("U" * 12)), "links.txt").status == "pass"
