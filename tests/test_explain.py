@@ -139,9 +139,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "(job: NCCL_IB_GID_INDEX=1, in the poster's prose); verify explain: the excerpt names no GID index the job "
         "pinned (its facts, with the job's variable, agree)",
     # Thirty-second and thirty-fifth batches: what decides it is in no field of the facts, or the rule kept.
-    "v100-pcie-32gb-x3-nvidia-smi-failed-nvrm-probe-not-called-for-3-devices-nouveau-module-not-loaded": "translator: "
-        "gpu fail DRIVER_ERROR (host); verify explain: nvidia-smi's refusal is read, but the GPUs the driver did not "
-        "bind (the kernel's 'probe routine was not called', lspci) are in no field of the facts",
     "autopilot-dcgm-r3-page-retirement-row-remap-error-gpu0-node-labelled-evict": "translator: gpu fail "
         "RETIREMENT_PENDING (host); verify explain: an Autopilot node label, no tool's report of the GPU (which "
         "condition of DCGM's check failed is not shown): not recognised",

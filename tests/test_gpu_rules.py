@@ -650,10 +650,10 @@ KNOWN_MISMATCHES = {
     "tesla-p100-pcie-inforom-corrupted-nvidia-smi-exit-14-gpu-operator-driver-validation-blocked": "translated before "
         "FACTS.md named a corrupted InfoROM (`nvml_errors` inforom -> CorruptedInforom): the facts hold the table's "
         "readings alone, a pass; `verify explain` of the same excerpt reads the warning and agrees (warn, host)",
-    "v100-pcie-32gb-x3-nvidia-smi-failed-nvrm-probe-not-called-for-3-devices-nouveau-module-not-loaded": "the facts "
-        "hold only nvidia-smi's 'couldn't communicate with the NVIDIA driver', which a node without GPUs prints too: no "
-        "GPU visible and none expected, a skip; the GPUs the driver did not bind (the kernel's 'probe routine was not "
-        "called for 3 device(s)', lspci) are in no field",
+    "v100-pcie-32gb-x3-nvidia-smi-failed-nvrm-probe-not-called-for-3-devices-nouveau-module-not-loaded": "translated "
+        "before FACTS.md named the driver's 'probe routine was not called' line (`driver_errors`, probe_not_called): "
+        "the facts hold only nvidia-smi's refusal, which a node without GPUs prints too, a skip; `verify explain` of "
+        "the same excerpt reads the line and agrees (fail DRIVER_ERROR, host)",
     "autopilot-dcgm-r3-page-retirement-row-remap-error-gpu0-node-labelled-evict": "every fact is null (Autopilot's "
         "label names no condition of DCGM's check: pending page, pending remap or failed remap): nothing to judge; the "
         "translator fails it on the label",

@@ -8,8 +8,11 @@
 - a corrupted InfoROM (nvidia-smi's warning and exit 14, DCGM health's incident, NVML's CorruptedInforom) warns the
   host, whichever tool says it;
 - `dcgmi nvlink --link-status` is read: a link down beside up ones is the host's, every link down on GPUs of unknown
-  model is not assessed.
-None of these drains a node (no new fail): the InfoROM and NVLink verdicts warn, the relay's Xids are the catalog's."""
+  model is not assessed;
+- the driver's `NVRM: The NVIDIA probe routine was not called for N device(s)` (another kernel driver, nouveau, holds
+  GPUs that are on the bus) fails the host (DRIVER_ERROR), from the kernel log alone.
+The one new failure (the unbound GPUs) is a line only a node whose GPUs the nvidia driver cannot reach prints; the
+InfoROM and NVLink verdicts warn, and the relay's Xids are the catalog's."""
 from __future__ import annotations
 
 import pytest
@@ -200,3 +203,43 @@ def test_every_link_down_on_gpus_of_unknown_model_is_not_assessed_never_a_pass()
     r = explained(_link_status(" ".join("D" * 18), " ".join("D" * 18)), "links.txt")
     assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host"), r.summary
     assert explained(_link_status(" ".join("U" * 12), " ".join("U" * 12)), "links.txt").status == "pass"
+
+
+# ------------------------------------------------------------------ GPUs another kernel driver holds
+_UNBOUND = """[   12.482113] nvidia: loading out-of-tree module taints kernel.
+[   12.501937] NVRM: The NVIDIA probe routine was not called for 2 device(s).
+[   12.502410] NVRM: This can occur when a driver such as:
+               NVRM: nouveau, rivafb, nvidiafb or rivatv
+               NVRM: was loaded and obtained ownership of the NVIDIA device(s).
+[   12.503118] NVRM: No NVIDIA graphics adapter probed!
+"""
+
+
+def test_gpus_another_kernel_driver_holds_fail_the_host_from_the_kernel_log_alone():
+    r = explained(_UNBOUND, "dmesg.txt")
+    assert verdict(r) == ("fail", "DRIVER_ERROR", "host"), r.summary
+    assert "2 NVIDIA device(s)" in r.summary
+    facts = ex.kernel.parse(_UNBOUND)
+    assert [(e["status"], e["code"]) for e in facts["driver_errors"]] == [("probe_not_called", None)]
+
+
+def test_beside_nvidia_smis_refusal_the_unbound_gpus_decide_it():
+    smi = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+           "NVIDIA driver is installed and running.\n\n")
+    assert verdict(explained(smi + _UNBOUND, "node.txt")) == ("fail", "DRIVER_ERROR", "host")
+    # nvidia-smi's refusal alone is also what a node without GPUs prints: no GPU visible, none expected
+    assert explained(smi, "node.txt").status == "skip"
+    from verify.checks import gpu
+    facts = {"nvml_error": smi.strip(), "driver_errors": [
+        {"status": "probe_not_called", "code": None, "text": _UNBOUND.splitlines()[1], "time": None,
+         "source": "kernel_log"}]}
+    assert verdict(gpu.judge(facts, Options())) == ("fail", "DRIVER_ERROR", "host")
+
+
+def test_the_prolog_and_a_driver_that_bound_its_gpus_are_not_moved_by_it():
+    from verify.prolog import xid as xidlog
+    bound = "[   12.6] nvidia-nvlink: Nvlink Core is initialized, major device number 235\n" \
+            "[   12.7] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.86.15\n"
+    assert ex.kernel.detect(bound) is False
+    # the prolog reads only the statuses that describe a GPU's state (RM_STATUS): no GPU, no drain of its own
+    assert not [f for f in xidlog.parse(_UNBOUND.splitlines()) if f.kind == "status"]
