@@ -138,6 +138,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "roce-bond-ibv-devinfo-v-gid-1-link-local-v2-modify-qp-timeout-gid-3-works": "translator: nccl fail NCCL_FAILED "
         "(job: NCCL_IB_GID_INDEX=1, in the poster's prose); verify explain: the excerpt names no GID index the job "
         "pinned (its facts, with the job's variable, agree)",
+    # Thirty-second and thirty-fifth batches: what decides it is in no field of the facts, or the rule kept.
+    "autopilot-dcgm-r3-page-retirement-row-remap-error-gpu0-node-labelled-evict": "translator: gpu fail "
+        "RETIREMENT_PENDING (host); verify explain: an Autopilot node label, no tool's report of the GPU (which "
+        "condition of DCGM's check failed is not shown): not recognised",
+    "h100-nvl-pair-dcgmi-nvlink-all-18-links-down-both-gpus-diag-r2-passes": "translator: gpu warn NVLINK_DOWN (host, "
+        "on the poster's surprise); verify explain: every link down on GPUs whose model the excerpt does not name is "
+        "not assessed, warn HEALTH_NOT_ASSESSED (the bridged SKU built without bridges passes, as the A100 PCIe entry)",
 }
 
 

@@ -646,6 +646,20 @@ KNOWN_MISMATCHES = {
     "spark-rapids-ucx-shuffle-ci-container-ibv-create-cq-enomem-mlx5-0-memlock-not-unlimited": "a pinning ENOMEM with "
         "no container side recorded is the node's limit (as ucx-memlock-64-kbytes-ibv-create-cq-mlx5-0, the same "
         "facts: host); the container is in the poster's prose",
+    # Thirty-second and thirty-fifth batches: what decides it is in no field of the facts, or the rule kept.
+    "tesla-p100-pcie-inforom-corrupted-nvidia-smi-exit-14-gpu-operator-driver-validation-blocked": "translated before "
+        "FACTS.md named a corrupted InfoROM (`nvml_errors` inforom -> CorruptedInforom): the facts hold the table's "
+        "readings alone, a pass; `verify explain` of the same excerpt reads the warning and agrees (warn, host)",
+    "v100-pcie-32gb-x3-nvidia-smi-failed-nvrm-probe-not-called-for-3-devices-nouveau-module-not-loaded": "translated "
+        "before FACTS.md named the driver's 'probe routine was not called' line (`driver_errors`, probe_not_called): "
+        "the facts hold only nvidia-smi's refusal, which a node without GPUs prints too, a skip; `verify explain` of "
+        "the same excerpt reads the line and agrees (fail DRIVER_ERROR, host)",
+    "autopilot-dcgm-r3-page-retirement-row-remap-error-gpu0-node-labelled-evict": "every fact is null (Autopilot's "
+        "label names no condition of DCGM's check: pending page, pending remap or failed remap): nothing to judge; the "
+        "translator fails it on the label",
+    "h100-nvl-pair-dcgmi-nvlink-all-18-links-down-both-gpus-diag-r2-passes": "every link down on a bridged PCIe SKU is "
+        "also the card built without its bridges (the A100 PCIe entry, translated pass): not judged a fault; the "
+        "translator warns on the poster's surprise that they are down",
 }
 
 

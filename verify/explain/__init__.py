@@ -17,6 +17,7 @@ from . import (
     dcgm,
     dcgmdiag,
     dcgmhealth,
+    dcgmlinks,
     ib,
     kernel,
     lspci,
@@ -62,6 +63,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("lspci -vv", "gpu", lspci.detect, lspci.parse),
     Kind("nvidia-smi topo -m", "gpu", topo.detect, topo.parse),
     Kind("nvidia-smi nvlink -s", "gpu", nvlinks.detect, nvlinks.parse),
+    Kind("dcgmi nvlink --link-status", "gpu", dcgmlinks.detect, dcgmlinks.parse),
     Kind("dcgmi health", "gpu", dcgmhealth.detect, dcgmhealth.parse, unread=dcgmhealth.unread),
     Kind("dcgmi diag", "gpu", dcgmdiag.detect, dcgmdiag.parse, unread=dcgmdiag.unread),
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),
@@ -188,7 +190,7 @@ def explain_text(text: str, path: str, options: Any) -> Any:
     if not found:
         result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(dict.fromkeys(k.name for k in KINDS))})")
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
-                                 "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
+                                 "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dcgmi nvlink -s, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
     rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), -n) for n, r in enumerate(results)]
     chosen = rank.index(max(rank))

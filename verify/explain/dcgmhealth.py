@@ -2,8 +2,9 @@
 `Overall Health`, then per entity (`GPU`, `-> 0`) and per watched system (`-> NVLINK system`, `-> Memory system`) its
 health word and its incidents, each message wrapped over the following rows (54 characters) and joined with `, `.
 Each incident's text is DCGM's own message (dcgmlib/dcgm_errors.h); those below say a fact of the schema and are
-read into the GPU's facts, the rest (InfoROM, PCIe replays, thermal or power violations) name no field: such a GPU
-is judged on what was read, and a GPU with nothing read is not assessed, never healthy. DCGM's own health word is
+read into the GPU's facts (a corrupt InfoROM as NVML's error on it), the rest (PCIe replays, thermal or power
+violations) name no field: such a GPU is judged on what was read, and a GPU with nothing read is not assessed, never
+healthy. DCGM's own health word is
 not read: the judges decide. Xid incidents (`Detected XID 79 for GPU 0`) are read by the relay parser (xidrelay)."""
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 from typing import Any
 
 from ..shared.xidcatalog import RELAY_DCGM
+from . import inforom
 
 _HEADER = re.compile(r"Overall Health\s*\|\s*(Healthy|Warning|Failure)")
 _ENTITY = re.compile(r"^->\s*(\d+)$")
@@ -27,6 +29,8 @@ _PENDING_PAGES = re.compile(r"(?:A pending retired page has been detected in GPU
 _REMAP_FAILED = re.compile(r"GPU (\d+) had uncorrectable memory errors and row remapping failed")
 _REMAPPED = re.compile(r"GPU (\d+) had uncorrectable memory errors and (\d+) rows were remapped")
 _REMAP_PENDING = re.compile(r"GPU (\d+) had memory errors and row remappings are pending")
+# DCGM_FR_CORRUPT_INFOROM: NVML's error on the InfoROM, as nvidia-smi's warning is read (explain/inforom.py)
+_INFOROM = re.compile(r"A corrupt InfoROM has been detected in GPU (\d+)")
 MAX_LINKS = 36         # DCGM_NVLINK_MAX_LINKS_PER_GPU: a higher link number is garbled text, never a list that long
 
 
@@ -88,15 +92,18 @@ def device(index: int, text: str) -> dict[str, Any]:
         remap["pending"] = 1
     if any(v is not None for v in remap.values()):
         dev["row_remap"] = remap
+    if any(int(m.group(1)) == index for m in _INFOROM.finditer(text)):
+        dev["nvml_errors"] = {"inforom": inforom.CORRUPTED}
     return dev
 
 
 # an Xid incident is the relay parser's (xidrelay), read from the same text
-READ = (_LINK_DOWN, _LINKS_UP, _DBE, _SBE, _PENDING_PAGES, _REMAP_FAILED, _REMAPPED, _REMAP_PENDING, RELAY_DCGM)
+READ = (_LINK_DOWN, _LINKS_UP, _DBE, _SBE, _PENDING_PAGES, _REMAP_FAILED, _REMAPPED, _REMAP_PENDING, _INFOROM,
+        RELAY_DCGM)
 
 
 def unread(text: str) -> list[str]:
-    """Each GPU's incidents that no pattern above reads (InfoROM, PCIe replays, thermal or power violations)."""
+    """Each GPU's incidents that no pattern above reads (PCIe replays, thermal or power violations)."""
     return [f"GPU {index}, {system}: {said}" for index, systems in sorted(incidents(text).items())
             for system, said in systems.items() if not any(p.search(said) for p in READ)]
 

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ..checks.gpu.gpuhealth import THROTTLE_BITS
+from . import inforom
 from .notknown import known
 from .smiquery import compute_mode, recovery
 
@@ -212,7 +213,9 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
 
 
 def parse(text: str) -> dict[str, Any]:
-    return from_tree(*_tree(text))
+    facts = from_tree(*_tree(text))
+    inforom.mark(text, facts["devices"])     # nvidia-smi's warning above or below its report
+    return facts
 
 
 def from_tree(header: dict[str, str], gpus: list[tuple[str, dict[str, str]]]) -> dict[str, Any]:

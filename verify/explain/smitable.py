@@ -12,6 +12,7 @@ import itertools
 import re
 from typing import Any
 
+from . import inforom
 from .notknown import known
 from .smiquery import compute_mode
 
@@ -56,6 +57,7 @@ def parse(text: str) -> dict[str, Any]:
                                power_limit_w=float(cap) if cap is not None else None,
                                memory_bytes=int(m.group(6)) << 20, **({"nvml_errors": errors} if errors else {}),
                                compute_mode=compute_mode(m.group(7) or ""))
+    inforom.mark(text, devices)           # nvidia-smi's warning under its table
     return {"torch": None, "driver": known(banner.group(1)) if banner else None,
             "cuda_driver": known(banner.group(2)) if banner else None,
             "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}

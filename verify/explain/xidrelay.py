@@ -4,7 +4,12 @@ NVML raised them, not the kernel log), judged by the one Xid catalog as the kern
   Device=GPU-3b6ec030-...; marking device as unhealthy.` (v0.9 on: `..., the device will go unhealthy.`), and the
   NVML event it logs before it, `Processing event {Device:{Handle:0x..} EventType:8 EventData:94 ...}` (EventType 8
   is nvmlEventTypeXidCriticalError, EventData the Xid): read only where no XidCriticalError line names the event;
-- DCGM's health and diagnostics (DCGM_FR_XID_ERROR, dcgm_errors.h): `Detected XID 145 for GPU 0`.
+- DCGM's health and diagnostics (DCGM_FR_XID_ERROR, dcgm_errors.h): `Detected XID 145 for GPU 0`;
+- GKE's device plugin's node condition (container-engine-accelerators): `kubectl describe node`'s row
+  `XidCriticalError   True   <heartbeat>   <transition>   {"31":true}   <message>`, or the YAML item whose `type:` is
+  XidCriticalError, its `status: "True"` and `reason: '{"31":true}'`: each Xid the reason sets true is one event of a
+  GPU it does not name (the message is the condition's own id), once however often the condition is shown; a
+  condition that is False holds none.
 The relaying tool's own verdict ("marking device as unhealthy", DCGM's `isFatal`) is not read: the catalog judges.
 A line that mentions a relay's words in prose (a code span in a sentence, `If ... says Detected XID 79 ...`,
 verify/explain/said.py) is no event."""
@@ -13,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..shared.xidcatalog import RELAY_CONDITION as _CONDITION
 from ..shared.xidcatalog import RELAY_DCGM as _DCGM
 from ..shared.xidcatalog import RELAY_EVENT as _EVENT
 from ..shared.xidcatalog import RELAY_PLUGIN as _PLUGIN
@@ -24,7 +30,8 @@ _TIME = re.compile(r"^\s*(\d{4}-\d\d-\d\dT[\d:.]+Z?|\d{4}/\d\d/\d\d [\d:]+|[IWEF
 
 
 def detect(text: str) -> bool:
-    return bool((_PLUGIN.search(text) or _DCGM.search(text) or _EVENT.search(text)) and events(text))
+    return bool((_PLUGIN.search(text) or _DCGM.search(text) or _EVENT.search(text) or _CONDITION.search(text))
+                and events(text))
 
 
 def _row(xid: int, line: str, uuid: str | None = None, index: int | None = None) -> dict[str, Any]:
@@ -45,7 +52,47 @@ def events(text: str) -> list[dict[str, Any]]:
             rows.append(_row(int(m.group(1)), line, index=int(m.group(2))))
         elif not named and (m := _EVENT.search(line)):
             rows.append(_row(int(m.group(1)), line))
+    return rows + _conditions(lines, {r["xid"] for r in rows})
+
+
+# describe's row: type, status, then the two times and the reason, columns apart by two blanks or more
+_DESCRIBED = re.compile(r"^\s*XidCriticalError\s+(True|False|Unknown)\s+(?:\S.*?\s{2,})?(\S.*?)\s{2,}(\{[^}]*\})")
+_SET = re.compile(r'"(\d{1,3})"\s*:\s*true\b')
+_ITEM = re.compile(r"^\s*-\s")
+_KEY = re.compile(r"""^\s*-?\s*(type|status|reason|lastTransitionTime):\s*['"]?(.*?)['"]?\s*$""")
+
+
+def _conditions(lines: list[str], seen: set[int]) -> list[dict[str, Any]]:
+    """The Xids an XidCriticalError condition holds, once each (its row and its YAML show one set)."""
+    rows: list[dict[str, Any]] = []
+    for status, when, reason, line in [*_described(lines), *_yaml(lines)]:
+        for xid in (int(x) for x in _SET.findall(reason)) if status == "True" else ():
+            if xid not in seen:
+                seen.add(xid)
+                rows.append({**_row(xid, line), "time": when})
     return rows
+
+
+def _described(lines: list[str]) -> list[tuple[str, str | None, str, str]]:
+    return [(m.group(1), m.group(2).strip(), m.group(3), line) for line in lines if (m := _DESCRIBED.match(line))]
+
+
+def _yaml(lines: list[str]) -> list[tuple[str, str | None, str, str]]:
+    """Each YAML list item whose type is XidCriticalError: (status, transition time, reason, its type and reason
+    lines as printed, joined: the event's text names its relay)."""
+    items: list[list[str]] = []
+    for line in lines:
+        if _ITEM.match(line) or not items:
+            items.append([])
+        items[-1].append(line)
+    found = []
+    for item in items:
+        keys = {m.group(1): (m.group(2), line) for line in item if (m := _KEY.match(line))}
+        if keys.get("type", ("",))[0] == "XidCriticalError" and "reason" in keys:
+            when = keys.get("lastTransitionTime", (None,))[0]
+            said = f"{keys['type'][1].strip()} {keys['reason'][1].strip()}"
+            found.append((keys.get("status", ("",))[0], when, keys["reason"][0], said))
+    return found
 
 
 def _mentioned(line: str) -> bool:

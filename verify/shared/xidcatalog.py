@@ -189,13 +189,28 @@ _RM_NUMBER = re.compile(r"\bstatus=(0x[0-9A-Fa-f]+)")
 _RM_INIT = re.compile(r"RmInitAdapter failed! \((0x[0-9A-Fa-f]+):(0x[0-9A-Fa-f]+):\d+\)")
 # the statuses an initialisation failure names besides RM_STATUS's (nvstatuscodes.h)
 RM_INIT_NAMES = {**RM_BY_NUMBER, 0x40: "NV_ERR_INVALID_STATE", 0x65: "NV_ERR_TIMEOUT"}
+# `NVRM: The NVIDIA probe routine was not called for 3 device(s).` (the driver's nv.c, then "This can occur when a
+# driver such as: nouveau, rivafb, nvidiafb or rivatv was loaded and obtained ownership of the NVIDIA device(s)"):
+# NVIDIA GPUs are on the bus and another kernel driver holds them, so the nvidia driver binds none. It names no RM
+# status: recorded as the status PROBE_NOT_CALLED (verify/FACTS.md, DriverError).
+PROBE_NOT_CALLED = "probe_not_called"
+_PROBE_NOT_CALLED = re.compile(r"NVRM: The NVIDIA probe routine was not called for (\d+) device\(s\)")
+
+
+def probe_not_called(line: str) -> int | None:
+    """How many NVIDIA devices another kernel driver holds, from the driver's line; None where the line is not it."""
+    m = _PROBE_NOT_CALLED.search(line)
+    return int(m.group(1)) if m else None
 
 
 def rm_status(line: str) -> tuple[str, int | None] | None:
     """(status name, number) an NVRM line names: `[NV_ERR_X] (0x..)` in any line, `RmInitAdapter failed! (step:status:
-    line)`'s status, or `status=0x..` where the number is one RM_STATUS lists; None otherwise."""
+    line)`'s status, or `status=0x..` where the number is one RM_STATUS lists; the probe another driver kept from
+    the GPUs as PROBE_NOT_CALLED; None otherwise."""
     if "NVRM" not in line:
         return None
+    if probe_not_called(line) is not None:
+        return PROBE_NOT_CALLED, None
     named = _RM_NAMED.search(line)
     if named:
         return named.group(1), int(named.group(2), 16) if named.group(2) else None
@@ -213,6 +228,9 @@ def rm_status(line: str) -> tuple[str, int | None] | None:
 RELAY_PLUGIN = re.compile(r"XidCriticalError: Xid=(\d+) on Device=([\w-]+)")   # the k8s device plugin (health.go)
 RELAY_EVENT = re.compile(r"EventType:8 EventData:(\d+)\b")                    # its dump of the NVML event
 RELAY_DCGM = re.compile(r"Detected XID (\d+) for GPU (\d+)", re.IGNORECASE)    # DCGM_FR_XID_ERROR
+# GKE's device plugin keeps the Xids it saw as the node's condition `XidCriticalError`, its reason a JSON set of them
+# (`{"31":true}`): `kubectl describe node`'s row, or `type: XidCriticalError` beside its `reason:` in the YAML
+RELAY_CONDITION = re.compile(r"\bXidCriticalError\b(?!:)")
 
 
 def relayed_by(text: str | None) -> str | None:
@@ -223,4 +241,6 @@ def relayed_by(text: str | None) -> str | None:
         return "the k8s device plugin"
     if RELAY_DCGM.search(text):
         return "DCGM"
+    if RELAY_CONDITION.search(text):
+        return "the device plugin's XidCriticalError node condition"
     return "a tool watching NVML's events"

@@ -8,21 +8,26 @@ from collections.abc import Sequence
 from ...facts import DriverError
 from ...findings import Findings
 from ...result import FAIL
-from ...shared.xidcatalog import RM_INIT_FAILED, RM_INIT_RESET, RM_STATUS
+from ...shared.xidcatalog import PROBE_NOT_CALLED, RM_INIT_FAILED, RM_INIT_RESET, RM_STATUS, probe_not_called
 
 
 def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
     """The driver's status lines (verify/shared/xidcatalog.py's RM_STATUS): a status that describes the GPU's state
     fails it under that state's code (NV_ERR_RESET_REQUIRED: a reset), once per status; a GPU the driver could not
-    initialise fails the host whatever the status; the rest are not judged."""
+    initialise fails the host whatever the status, as do GPUs another kernel driver keeps from it; the rest are not
+    judged."""
     seen: dict[str, int] = {}
     init: list[DriverError] = []
+    unbound: list[DriverError] = []
     for e in (e for e in events if isinstance(e, dict)):
         if RM_INIT_FAILED.search(str(e.get("text") or "")):
             init.append(e)
+        elif e.get("status") == PROBE_NOT_CALLED or probe_not_called(str(e.get("text") or "")) is not None:
+            unbound.append(e)
         elif str(e.get("status")) in RM_STATUS:
             seen[str(e["status"])] = seen.get(str(e["status"]), 0) + 1
     _init_failures(init, found)
+    _unbound(unbound, found)
     for status, n in seen.items():
         number, code, what = RM_STATUS[status]
         found.add(FAIL, code, f"the driver logged {status} ({number:#x}){f' {n} times' if n > 1 else ''}: {what}",
@@ -51,3 +56,18 @@ def _init_failures(events: list[DriverError], found: Findings) -> None:
                       "and never came up, so NVML and CUDA do not list it", "Drain the node; cold power-cycle it, check "
                       "the GPU's power connectors and seating, update or reflash its firmware; replace the GPU if it "
                       "stays this way.", "host")
+
+
+def _unbound(events: list[DriverError], found: Findings) -> None:
+    """`NVRM: The NVIDIA probe routine was not called for N device(s)`: the GPUs are on the bus and another kernel
+    driver (nouveau, a framebuffer driver) holds them, so no process on the node reaches them: the host's driver
+    setup, whatever the job or the image does; once, with the largest count a line gives."""
+    if not events:
+        return
+    counts = [n for e in events if (n := probe_not_called(str(e.get("text") or ""))) is not None]
+    what = f"{max(counts)} NVIDIA device(s)" if counts else "NVIDIA devices"
+    found.add(FAIL, "DRIVER_ERROR", f"the driver did not bind {what} on the bus: another kernel driver (nouveau, "
+              "rivafb, nvidiafb or rivatv) holds them (`NVRM: The NVIDIA probe routine was not called`)",
+              "Drain the node; blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in "
+              "/etc/modprobe.d/), rebuild the initramfs, reboot and load the nvidia module; the node's GPUs must show "
+              "in `nvidia-smi` before it takes work again.", "host")

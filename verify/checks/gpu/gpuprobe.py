@@ -204,6 +204,17 @@ def _memory_health(dev: dict[str, Any], nvml: Any, h: Any) -> None:
     _read(dev, "throttle_reasons", lambda: int(_reasons_fn(nvml)(h)))
     if dev.get("throttle_reasons") is not None:
         dev["throttle_reasons_read"] = ALL_REASONS           # NVML gives the whole mask
+    _inforom(dev, nvml, h)
+
+
+def _inforom(dev: dict[str, Any], nvml: Any, h: Any) -> None:
+    """The InfoROM's checksum, as nvidia-smi checks it before its `infoROM is corrupted` warning: only a corruption is
+    recorded (`nvml_errors`); a pynvml without the call, NotSupported or any other answer says nothing of it."""
+    try:
+        nvml.nvmlDeviceValidateInforom(h)
+    except Exception as exc:  # noqa: BLE001 - an absent call or another error is no fact of the InfoROM
+        if "CorruptedInforom" in _error_name(exc):
+            dev["nvml_errors"]["inforom"] = _error_name(exc)
 
 
 def _interconnect(dev: dict[str, Any], nvml: Any, h: Any) -> None:

@@ -14,7 +14,7 @@ from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import gpuunits
 from ...shared.cuda_errors import decode, undecided
-from . import driverlog, gpuarch, gpuhealth, gpuidentity
+from . import driverlog, gpuarch, gpuhealth, gpuidentity, inforom
 from .contradictions import impossible, no_gpu_contradicted
 from .gpuhealth import where
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
@@ -223,6 +223,7 @@ def _health(node: Node, found: Findings) -> None:
             continue
         gpuhealth.memory(dev, found)
         gpuhealth.cooling_unread(dev, found)
+        inforom.corrupted(dev, found, where(dev))
         gpuhealth.correctable(dev, found)
         gpuhealth.fabric(dev, found)
         i = dev.get("index")
@@ -332,7 +333,7 @@ HEALTH_FIELDS = ("lost", "ecc_volatile_uncorrectable", "ecc_aggregate_uncorrecta
 
 def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     """Whether the facts hold anything a rule reads; a judge that reads nothing must not say pass."""
-    if any(dev.get(k) not in (None, []) for dev in devices for k in HEALTH_FIELDS):
+    if any(dev.get(k) not in (None, []) for dev in devices for k in HEALTH_FIELDS) or any(map(inforom.said, devices)):
         return True
     if facts.get("cuda_init_error") not in (None, NONE):
         return True                     # CUDA's refusal is a fault shown, whatever else is missing
