@@ -42,3 +42,20 @@ def test_one_node_s_nccl_log_of_its_network_set_up_alone_passes_on_what_it_shows
     assert one.status == "pass" and "one node" in one.summary, one.summary
     unknown = judge(CHECKS["nccl"], {**base, "nodes": None}, Options())
     assert unknown.status != "pass", unknown.summary
+
+
+def test_a_table_whose_world_size_is_not_recorded_still_shows_its_wrong_elements_handmade():
+    """nccl-tests rows translated without the ranks they crossed: wrong elements are wrong data whatever the world
+    size (a fault the evidence shows is judged); right rows of unknown ranks are no pass: not assessed."""
+    from verify.checks import CHECKS
+    from verify.judging import judge
+    from verify.options import Options
+    row = {"size": 524288, "count": 131072, "type": "float", "redop": "sum", "time_us": 663.1, "algbw": 0.79,
+           "busbw": 0.79, "wrong": 0}
+    base = {"backend": "nccl", "world_size": None, "nodes": 2, "error": None}
+    wrong = judge(CHECKS["nccl"], {**base, "sizes": [{**row, "wrong": 237858}]}, Options())
+    assert (wrong.status, wrong.code) == ("fail", "NCCL_WRONG_RESULT"), wrong.summary
+    right = judge(CHECKS["nccl"], {**base, "sizes": [row]}, Options())
+    assert right.status == "skip" and right.owner is None and "not assessed" in right.summary, right.summary
+    odd = judge(CHECKS["nccl"], {**base, "world_size": "2", "sizes": [row]}, Options())
+    assert odd.status == "fail", odd.summary

@@ -117,6 +117,8 @@ def test_an_nccl_failure_line_alone_is_judged_never_nothing_to_judge(text):
 
 # Healthy hosts whose excerpt shows what is the host's fault in every other case, the cause being in prose only
 HOST_BY_THE_EXCERPT = {
+    "gh200-2x1-slingshot-ofi-nccl-2.29.2-wrong-96-32-at-1mib-out-of-bounds-4-failed-self-built-libfabric": "wrong data "
+        "across two nodes is the transport's by the excerpt; the self-built libfabric behind it is the thread's prose",
     "roce-bond-ibv-devinfo-v-gid-1-link-local-v2-modify-qp-timeout-gid-3-works": "ibv_modify_qp timing out with no "
         "GID index the job pinned in the excerpt is a peer the fabric cannot reach (the L40 irdma entry); the job's "
         "NCCL_IB_GID_INDEX is in the poster's prose (its facts carry it and are judged the job's)",
