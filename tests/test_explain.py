@@ -134,6 +134,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "four-8-gpu-instances-pip-nccl-cu12-2.20.5-on-one-2.19.3-on-three-socket-family-0": "translator: nccl fail "
         "NCCL_FAILED (image: pip's NCCL differs by node, the poster's pip freeze); verify: one node's log, NCCL on "
         "sockets with no IB device: the job's",
+    # Thirty-ninth batch: what decides it is outside the excerpt, or no tool printed it.
+    "rtx4090-behind-linkup-riser-lnksta-2.5gts-of-16gts-x16-bandwidth-downgraded-jan": "translator: gpu warn "
+        "PCIE_DOWNGRADED (host, a riser and a bandwidth loss in the poster's prose); verify explain: one idle-looking "
+        "read of 2.5 of 16 GT/s at full width, a pass (its facts agree)",
+    "rtx3090-x2-gpu0-x4-lanes-of-x16-narrow-slot-gpu1-x16-both-power-capped-250w-of-370w": "translator: gpu warn "
+        "PCIE_DOWNGRADED (host); verify explain reads no project's own Markdown rig report (a script's summary of "
+        "nvidia-smi fields with its own notes, no tool's output): not recognised (its facts agree with the translator)",
     # Thirty-fourth batch: what decides it is outside the excerpt, or the rule kept.
     "cx4-hpe-840qsfp28-mlxlink-physical-linkup-rs-fec-100gbe-switch-port-oper-down": "translator: fabric fail "
         "FABRIC_PORT_DOWN (host); verify explain reads no mlxlink (it names no RDMA device) nor a switch's table: "

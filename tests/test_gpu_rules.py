@@ -643,6 +643,10 @@ KNOWN_MISMATCHES = {
     "four-8-gpu-instances-pip-nccl-cu12-2.20.5-on-one-2.19.3-on-three-socket-family-0": "one NCCL version per record: "
         "a version that differs by node (pip's wheels) cannot be shown, and the facts' failure is the job's "
         "socket family; the translator files the mismatch under the image",
+    # Thirty-ninth batch: what decides it is outside the facts.
+    "rtx4090-behind-linkup-riser-lnksta-2.5gts-of-16gts-x16-bandwidth-downgraded-jan": "one read of a link at 2.5 of "
+        "16 GT/s at its full x16 width, nothing showing load: the idle power-saving state (as the RTX 3090 lspci and "
+        "the idle A10 entries, a pass); the riser and the reported bandwidth loss are the poster's prose",
     # Thirty-fourth batch: what decides it is outside the facts, or the rule kept.
     "cx4-hpe-840qsfp28-mlxlink-physical-linkup-rs-fec-100gbe-switch-port-oper-down": "the facts hold no port: mlxlink "
         "names the adapter by PCI address only (Adapter.name is required) and its PHY state has no FACTS.md mapping; "

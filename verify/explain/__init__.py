@@ -28,6 +28,7 @@ from . import (
     pasted,
     rendezvous,
     smi,
+    smilist,
     smiquery,
     smitable,
     smixml,
@@ -76,6 +77,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("NVML initialisation or handle error", "gpu", nvml.detect, nvml.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("CUDA error of a running program", "gpu", cuda.detect_runtime, cuda.parse_runtime),
+    Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),       # names and UUIDs alone: after the rest
     Kind("torch.distributed rendezvous error", "nccl", rendezvous.detect, rendezvous.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
 )

@@ -2,7 +2,13 @@
 controller) block's `LnkCap: ... Speed 32GT/s, Width x16` (what the GPU's port can do: its own maximum) and `LnkSta:
 Speed 16GT/s (downgraded), Width x16 (ok)` (what the link trained to now), by PCI bus id, into the gpu facts' devices;
 an NVSwitch (`Bridge: NVIDIA Corporation ...` beside the GPUs of an HGX board) says the GPUs sit behind switches. The
-NVML index is not in lspci's output: null, never guessed from the order. Nothing else lspci prints is a gpu fact."""
+NVML index is not in lspci's output: null, never guessed from the order. Nothing else lspci prints is a gpu fact.
+
+Link lines quoted without lspci's header line (`lspci -vv -s 01:00.0 | grep Lnk`, the lines pasted alone, or under
+the command that asked for one device, whose `-s` gives the bus id) name no class: they are read as the GPU's only
+where they are one device's. A port facing down (a root or downstream port: the bridge above the GPU) is told by
+pciutils' own mark: from 3.7 lspci marks a LnkSta below its LnkCap `(downgraded)` on every device but those ports, so
+where the text shows the mark, an unmarked link below its maximum is such a port, not the device."""
 from __future__ import annotations
 
 import re
@@ -16,14 +22,28 @@ _NUMA = re.compile(r"^\s*NUMA node: (\d+)")
 GEN = {"2.5": 1, "5": 2, "8": 3, "16": 4, "32": 5, "64": 6}
 
 
-def _blocks(text: str) -> list[tuple[str, str, list[str]]]:
-    """(bus id, class and name, the block's lines) per device."""
-    out: list[tuple[str, str, list[str]]] = []
+# a shell's command line that asked for one device (`# lspci -vvv -s 0000:01:00.0`, `$ sudo lspci -vv -s 01:00.0`)
+_ASKED = re.compile(r"\blspci\b[^|\n]*?\s-s\s*(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])\b")
+_MARK = re.compile(r"^\s*LnkSta:.*\((?:ok|downgraded|strange|overdriven)\)")
+Block = tuple[str | None, str, list[str]]
+
+
+def _bus(m: re.Match[str]) -> str:
+    return f"{int(m.group(1) or '0', 16):08X}:{m.group(2).upper()}:{m.group(3).upper()}.{m.group(4)}"
+
+
+def _blocks(text: str) -> list[Block]:
+    """(bus id, class and name, the block's lines) per device; a device lspci's header does not name has no class."""
+    out: list[Block] = []
     for line in text.splitlines():
         if m := _HEAD.match(line):
-            bus = f"{int(m.group(1) or '0', 16):08X}:{m.group(2).upper()}:{m.group(3).upper()}.{m.group(4)}"
-            out.append((bus, f"{m.group(5)}: {m.group(6)}", []))
-        elif out and line[:1].isspace():
+            out.append((_bus(m), f"{m.group(5)}: {m.group(6)}", []))
+        elif m := _ASKED.search(line):
+            out.append((_bus(m), "", []))
+        elif (link := _LINK.match(line)) and link.group(1) == "LnkCap" and (
+                not out or any(_LINK.match(x) and "LnkCap:" in x for x in out[-1][2])):
+            out.append((None, "", [line]))          # link lines of another device, its header not quoted
+        elif out and (line[:1].isspace() or (not out[-1][1] and link)):
             out[-1][2].append(line)
     return out
 
@@ -32,17 +52,35 @@ def _nvidia_gpu(kind: str) -> bool:
     return kind.split(":")[0] in _GPU_CLASS and "NVIDIA" in kind
 
 
+def _links(lines: list[str]) -> dict[str, tuple[int, int]]:
+    """LnkCap and LnkSta as (generation, width)."""
+    return {m.group(1): (GEN[m.group(2)], int(m.group(3))) for line in lines
+            if (m := _LINK.match(line)) and m.group(2) in GEN}
+
+
+def _unnamed(blocks: list[Block]) -> list[Block]:
+    """The one device whose link lines are quoted without lspci's header, where no header names any device; ports
+    facing down (unmarked below their maximum, where the text shows pciutils' mark) left out."""
+    if any(kind for _, kind, _ in blocks):
+        return []
+    linked = [b for b in blocks if len(_links(b[2])) == 2]
+    marked = any(_MARK.match(line) for _, _, lines in linked for line in lines)
+    devices = [b for b in linked if not (marked and not any(_MARK.match(x) for x in b[2])
+                                         and _links(b[2])["LnkSta"] < _links(b[2])["LnkCap"])]
+    return devices if len(devices) == 1 else []
+
+
 def detect(text: str) -> bool:
-    return any(_nvidia_gpu(kind) and any(_LINK.match(line) for line in lines) for _, kind, lines in _blocks(text))
+    blocks = _blocks(text)
+    return any(_nvidia_gpu(kind) and any(_LINK.match(line) for line in lines) for _, kind, lines in blocks) or bool(
+        _unnamed(blocks))
 
 
 def parse(text: str) -> dict[str, Any]:
     blocks = _blocks(text)
     switches = any(kind.startswith("Bridge:") and "NVIDIA" in kind for _, kind, _ in blocks)
     devices = []
-    for bus, kind, lines in blocks:
-        if not _nvidia_gpu(kind):
-            continue
+    for bus, _, lines in [b for b in blocks if _nvidia_gpu(b[1])] or _unnamed(blocks):
         dev: dict[str, Any] = {"index": None, "pci_bus_id": bus}
         for line in lines:
             if (m := _LINK.match(line)) and m.group(2) in GEN:

@@ -5,7 +5,9 @@ Behind NVSwitches every pair shows the GPU's whole bond (NV18 on an HGX H100: th
 so a GPU's links up are the largest bond it shows; wired directly (a DGX-1's cube mesh, a bridge pair) they are the
 sum of its bonds. A node is switched when some GPU would otherwise have more links than any GPU has (18). The
 links every GPU of the node should have are the most any of them shows (one board, one model): a GPU showing fewer
-has the rest down. A matrix with no NV cell says nothing about NVLink (a PCIe board, or every bridge down): null."""
+has the rest down. A matrix with no NV cell says nothing about NVLink (a PCIe board, or every bridge down, or `topo
+-mp`, the PCIe paths alone): null. A GPU the header lists whose row the excerpt cut is there all the same: its bonds
+are its column in its peers' rows (behind switches, all of its links), its NUMA node unread."""
 from __future__ import annotations
 
 import re
@@ -39,6 +41,19 @@ def _rows(lines: list[str], columns: list[str]) -> dict[int, tuple[list[str], li
     return out
 
 
+def _bonds(rows: dict[int, tuple[list[str], list[str]]], columns: list[str]) -> dict[int, list[int | None]]:
+    """Per GPU, its NV bond to each peer: from its own row, or, for a GPU the header lists whose row the excerpt cut,
+    from its column in its peers' rows (a bond joins two GPUs: both rows show it). No row at all: none."""
+    gpus = [c for c in columns if re.fullmatch(r"GPU\d+", c)]
+    nv = {index: {col: int(m.group(1)) if (m := _NV.match(cell)) else None
+                  for col, cell in zip(columns, cells, strict=True) if col in gpus and col != f"GPU{index}"}
+          for index, (cells, _) in rows.items()}
+    bonds = {index: list(cells.values()) for index, cells in nv.items()}
+    if bonds:
+        bonds.update({int(col[3:]): [cells[col] for cells in nv.values()] for col in gpus if int(col[3:]) not in rows})
+    return bonds
+
+
 def parse(text: str) -> dict[str, Any]:
     lines = text.splitlines()
     found = _header(lines)
@@ -46,25 +61,22 @@ def parse(text: str) -> dict[str, Any]:
         return {"torch": None, "devices": None}
     start, columns = found
     rows = _rows(lines[start + 1:], columns)
-    gpus = [c for c in columns if re.fullmatch(r"GPU\d+", c)]
-    bonds: dict[int, list[int | None]] = {}
-    for index, (cells, _) in rows.items():
-        bonds[index] = [int(m.group(1)) if (m := _NV.match(cell)) else None
-                        for col, cell in zip(columns, cells, strict=True) if col in gpus and col != f"GPU{index}"]
-        if any(n is not None and n > MAX_LINKS for n in bonds[index]):
-            return {"torch": None, "devices": None}       # a bond wider than any GPU's links: no matrix nvidia-smi prints
+    bonds = _bonds(rows, columns)
+    if any(n is not None and n > MAX_LINKS for b in bonds.values() for n in b):
+        return {"torch": None, "devices": None}       # a bond wider than any GPU's links: no matrix nvidia-smi prints
     # a GPU that lost every link shows no NV cell at all; its peers still show the switch's bonds
     switched = any(sum(n or 0 for n in b) > MAX_LINKS for b in bonds.values())
     up = {i: (max((n or 0 for n in b), default=0) if switched else sum(n or 0 for n in b)) for i, b in bonds.items()}
     expected = max(up.values(), default=0)
     devices = []
-    for index in sorted(rows):
+    for index in sorted(bonds):
         dev: dict[str, Any] = {"index": index}
-        if expected:
+        # a cut row's links are its bonds only behind switches; wired directly, its bonds to other cut rows are unread
+        if expected and (index in rows or switched):
             dev["nvlink"] = [True] * up[index] + [False] * (expected - up[index])
         if switched:
             dev["nvswitch"] = True
-        rest = rows[index][1]
+        rest = rows[index][1] if index in rows else []
         numa = rest[1] if len(rest) > 1 else ""
         if numa.isdecimal() and numa.isascii():
             dev["numa_node"] = int(numa)

@@ -119,8 +119,8 @@ def unwrap(lines: list[str]) -> list[str]:
     """The lines with each terminal-cut record joined back into one line."""
     rows = [n for n, line in enumerate(lines) if prefixes(line).strip()]     # a launcher's prefix alone is blank
     width = max((len(lines[n]) for n in rows), default=0)
-    if width < MIN_WIDTH:
-        return lines
+    if width < MIN_WIDTH or all(len(lines[n]) == width for n in rows):
+        return lines        # every line one length (`nvidia-smi -L`'s UUIDs): records of a fixed width, no rest cut off
     cuts = _cuts(lines, rows, width)
     if not cuts or not _shown(lines, rows, cuts):
         return lines

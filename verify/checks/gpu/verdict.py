@@ -339,8 +339,9 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
         return True                     # CUDA's refusal is a fault shown, whatever else is missing
     if facts.get("capabilities") and facts.get("arch_list") is not None:
         return True
-    if any(d.get("uuid") or d.get("pci_bus_id") for d in devices):
-        return True                     # NVML answered for a device (nvidia-smi -L, a -q header): not lost, not read
+    if any(d.get("uuid") or d.get("pci_bus_id") or d.get("numa_node") is not None for d in devices):
+        # a host tool read the device itself (nvidia-smi -L, a -q header, topo's NUMA affinity, lspci): there, not read
+        return True
     return any(facts.get(k) is not None for k in ("kernels", "perf", "sdc", "xid_events", "sxid_events",
                                                   "driver_errors", "cuda_available", "cuda_errors")) or bool(
         facts.get("driver") and facts.get("torch_cuda"))
