@@ -15,7 +15,7 @@ from typing import Any
 
 from ..shared import cuda_errors
 from ..shared.cuda_errors import undecided
-from . import smitable
+from . import nvml, smitable
 from .said import mentioned, printed, said
 
 # torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
@@ -79,7 +79,11 @@ def detect(text: str) -> bool:
 
 def parse(text: str) -> dict[str, Any]:
     listed = [{"index": int(m.group(1)), "name": m.group(2), "uuid": m.group(3)} for m in _SMI_L.finditer(text)]
-    return {"torch": None, "devices": listed or _table(text), "cuda_init_error": refusal(text), "cuda_available": False}
+    devices = listed or _table(text)
+    # NVML's own refusal quoted beside (nvidia-smi on the node): both roads to the GPU refused, judged together
+    nvml_error = nvml.error_of(text) if devices is None else None
+    return {"torch": None, "devices": devices, "cuda_init_error": refusal(text), "cuda_available": False,
+            **({"nvml_error": nvml_error} if nvml_error else {})}
 
 
 def _table(text: str) -> list[dict[str, Any]] | None:

@@ -51,6 +51,12 @@ def detect(text: str) -> bool:
     return _refused(text) is not None or _HANDLE.search(text) is not None
 
 
+def error_of(text: str) -> str | None:
+    """NVML's refusal as the facts' `nvml_error` holds it (a library not found is `nvml_library` false, none)."""
+    refused = _refused(text)
+    return refused.group(0).strip()[:400] if refused and not _NO_LIBRARY.search(refused.group(0)) else None
+
+
 def parse(text: str) -> dict[str, Any]:
     refused = _refused(text)
     module = _MODULE.search(text) or _SMI_DRIVER.search(text)
@@ -59,6 +65,6 @@ def parse(text: str) -> dict[str, Any]:
              "nvml_errors": {"handle": "GPU_IS_LOST" if m.group(2) == "GPU is lost" else "Unknown Error"}}
             for m in _HANDLE.finditer(text)]
     return {"torch": None, "devices": lost or None,
-            "nvml_error": refused.group(0).strip()[:400] if refused and not missing else None,
+            "nvml_error": error_of(text),
             **({"nvml_library": False} if missing else {}),
             "driver": module.group(1) if module else None}

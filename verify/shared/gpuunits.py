@@ -23,6 +23,15 @@ def in_mig_mode(dev: Any) -> bool:
     return isinstance(mode, list) and bool(mode) and mode[0] is True
 
 
+def mig_pending(dev: Any) -> str | None:
+    """The MIG mode change NVML holds pending until the GPU's next reset (`mig`: [current, pending] differ):
+    "enable", "disable", or None."""
+    mode = dev.get("mig") if isinstance(dev, dict) else None
+    if not isinstance(mode, list) or len(mode) != 2 or None in mode or mode[0] == mode[1]:
+        return None
+    return "enable" if mode[1] else "disable"
+
+
 def any_mig(devices: Sequence[Any]) -> bool:
     return any(in_mig_mode(d) for d in devices)
 

@@ -8,7 +8,7 @@ from typing import Any
 from ... import baselines
 from ...codes import Owner
 from ...facts import NONE, GpuFacts, NvmlDevice
-from ...shared.cuda_errors import FORWARD_COMPAT, Decoded, decode, forward_compat
+from ...shared.cuda_errors import FORWARD_COMPAT, Decoded, decode, forward_compat, undecided
 from . import gpuidentity
 from .gpuhealth import where
 
@@ -51,6 +51,31 @@ def refusal(facts: GpuFacts, error: str | None) -> Decoded | None:
 _RM_MISMATCH = re.compile(r"Driver/library version mismatch|RM_VERSION_MISMATCH|LibRmVersionMismatch", re.IGNORECASE)
 
 
+_BOTH_REFUSED = ("Drain the node. Run `nvidia-smi` and read `dmesg` on the host itself: where they fail there too, "
+                 "reinstall or fix the node's driver (on a vGPU guest, `nvidia-smi -q`'s License Status: an "
+                 "unlicensed guest is restricted) and reboot; where only containers fail, the runtime lost the GPU "
+                 "devices (a systemd reload under the systemd cgroup driver): restart the pods and fix the "
+                 "toolkit's cgroup setting.")
+
+
+def _cuda_refused(facts: GpuFacts) -> tuple[str, Decoded | None] | None:
+    """CUDA's refusal of the GPU recorded beside NVML's (its first call's, or a program's error): (the text, its
+    decoding where the catalog gives the host's cause). A refusal of a device that is there (46: busy or
+    unavailable, no owner in its words) counts; one the catalog gives the job or the image (no device requested, the
+    image's cuda-compat), one it does not decode (no driver found: no GPU shown) and an error a running program meets
+    (out of memory) do not."""
+    texts = [facts.get("cuda_init_error")] + [e.get("text") for e in facts.get("cuda_errors") or [] if isinstance(e, dict)]
+    for text in texts:
+        if not isinstance(text, str) or not text.strip() or text == NONE:
+            continue
+        decoded = decode(text)
+        if undecided(text):
+            return text.strip(), None
+        if decoded is not None and decoded.refusal and decoded.owner == "host":
+            return text.strip(), decoded
+    return None
+
+
 def _driver_answers(facts: GpuFacts) -> str:
     """Where the record holds the driver's version beside a process that has no GPU (nvidia-smi on the host read it:
     a live probe reads it through NVML, which such a process cannot load), the node's driver answers, so its GPUs are
@@ -90,6 +115,12 @@ def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner, str | None]:
                 "Where the host's own `nvidia-smi` works, the container's image ships driver libraries "
                 "(libnvidia-ml.so, an installer that adds a driver): remove them from the image.",
                 "host", "DRIVER_ERROR")
+    if error not in (None, NONE) and (cuda := _cuda_refused(facts)):
+        text, decoded = cuda
+        return (f"NVML does not initialise ({error}) and CUDA refused a program the GPU ({text[:200]})"
+                + (f": {decoded.cause}" if decoded else ": both roads to the GPU are refused, so the node's driver "
+                   "stack (the driver, or the runtime that hands its devices to containers) refuses its GPU"),
+                decoded.fix if decoded else _BOTH_REFUSED, "host", decoded.code if decoded else "DRIVER_ERROR")
     return (f"NVML does not initialise: {error if error not in (None, NONE) else 'no devices listed'}",
             "Check `nvidia-smi` on the host; the driver may be too old for this CUDA build or not loaded.", "host", None)
 

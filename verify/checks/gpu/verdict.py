@@ -319,6 +319,11 @@ def _describe(node: Node, result: CheckResult) -> None:
     mig = [str(d.get("index")) for d in node.devices if isinstance(d.get("mig"), list) and d["mig"] and d["mig"][0]]
     if mig:
         result.details.append(f"MIG enabled on device(s) {', '.join(mig)}")
+    pending = [f"{d.get('index') if d.get('index') is not None else d.get('pci_bus_id')} ({change})"
+               for d in node.devices if (change := gpuunits.mig_pending(d))]
+    if pending:     # NVML's pending mode commits at a reset the driver makes only with no process on the GPU
+        result.details.append(f"MIG mode pending on device(s) {', '.join(pending)}: it takes effect at the GPU's next "
+                              "reset, with every process on it stopped (`nvidia-smi -r`)")
     no_persist = [str(d.get("index")) for d in node.devices if d.get("persistence") is False]
     if no_persist:
         result.details.append(f"persistence mode off on device(s) {', '.join(no_persist)} (first CUDA call is slower)")
@@ -337,6 +342,8 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
         return True
     if facts.get("cuda_init_error") not in (None, NONE):
         return True                     # CUDA's refusal is a fault shown, whatever else is missing
+    if any(d.get("mig_devices") or gpuunits.in_mig_mode(d) for d in devices):
+        return True                     # NVML read its MIG mode or instances (nvidia-smi mig -lgi): there, not read
     if facts.get("capabilities") and facts.get("arch_list") is not None:
         return True
     if any(d.get("uuid") or d.get("pci_bus_id") or d.get("numa_node") is not None for d in devices):
