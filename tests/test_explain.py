@@ -113,6 +113,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                       "line is in the poster's prose, not the excerpt); verify explain "
                                                       "of the table rows alone: gpu warn HEALTH_NOT_ASSESSED (host), "
                                                       "the fan NVML cannot read",
+    # Forty-second batch (tests/test_judges_fix42.py): what decides it is in no field, or the rule kept.
+    "a100-mig-stuck-pending-enable-in-use-by-another-client-mig-manager-config-state-failed-driver-580.65.06": "translator: "
+        "gpu warn GPU_RESET_REQUIRED (host); verify explain reads the pending MIG mode, says the reset it waits for and "
+        "warns HEALTH_NOT_ASSESSED (host), as its facts: GPU_RESET_REQUIRED is NVML's recovery action, a failure only",
+    "vgpu-vmware-okd-virtual-compute-server-license-status-unlicensed-memory-allocation-throttled-after-minutes": "translator: "
+        "gpu fail THROTTLED (host: an unlicensed vGPU guest, throttled in the prose); verify explain: nvidia-smi -q's "
+        "licence section alone has no field in FACTS.md: not recognised",
     # Twenty-second to twenty-fourth batches: the translator's verdict kept.
     "a100-sxm4-80gb-2x8-hdr-allreduce-30-of-100-receive-side-no-gdrdma-nv-peer-mem-missing-gpu37": "translator: nccl "
         "fail FABRIC_GDR_OFF (host, the 30 of 100 GB/s in prose); verify explain: GDRDMA on 2 of 4 IB connections, no "

@@ -577,6 +577,14 @@ KNOWN_MISMATCHES = {
                                                                   "(remapped, watched) and an enforced power limit "
                                                                   "below the default; the translator reads both as "
                                                                   "by design",
+    # Forty-second batch (tests/test_judges_fix42.py): what decides it is in no field, or the rule kept.
+    "a100-mig-stuck-pending-enable-in-use-by-another-client-mig-manager-config-state-failed-driver-580.65.06": "MIG "
+        "mode pending enable (mig [false, true]) is said (a reset commits it) and the unread health warns the host; "
+        "GPU_RESET_REQUIRED is NVML's recovery action, written only as a failure (a drain), and whole-GPU work still "
+        "runs; that another client blocks the reset is in no field",
+    "vgpu-vmware-okd-virtual-compute-server-license-status-unlicensed-memory-allocation-throttled-after-minutes": "the "
+        "vGPU licence status is in no field of FACTS.md (the translator says so): one device with every field null, "
+        "nothing to judge; the throttling is the poster's prose",
     # Fourteenth and fifteenth batches (tests/data/real-world/README.md): the translator's verdict kept.
     "b200-two-gpu-nvls-allgather-hang-xid145-rlw-rxpipe-link11-xid137-priv-error": "rule kept: a non-fatal NVLink Xid "
         "is watched (NVIDIA's catalog: drain if it repeats) and Xid 137 is an application's illegal peer access "
