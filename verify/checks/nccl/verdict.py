@@ -406,6 +406,20 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
                           f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
 
 
+def _no_bandwidth(facts: NcclFacts, rows: list[SizeRow], span: str, result: CheckResult) -> CheckResult:
+    """Right data over ranks that measure no bandwidth: one rank (nothing crossed a link), or ranks not recorded (a
+    figure that crossed unknown ranks is no bandwidth, and no pass either)."""
+    if facts.get("world_size") is None:
+        return result.not_judged(f"{len(rows)} sizes {span} returned the right values, but the world size is not "
+                                 "recorded: the bandwidth is not assessed", "Give the table with its `#  Rank ...` "
+                                 "device lines (or the launch line: mpirun -np N ... -g G).")
+    init = facts.get("init_s")
+    return result.verdict(SKIP, "NCCL_SINGLE_RANK", f"{facts.get('backend')} initialised"
+                          f"{f' in {init:g} s' if isinstance(init, (int, float)) else ''} and the all-reduce on "
+                          f"1 rank returned the right values over {len(rows)} sizes {span}; nothing crossed a link, "
+                          "so no bandwidth was measured (busbw is 0 at world size 1)")
+
+
 def judge(facts: NcclFacts, options: Options) -> CheckResult:
     result = CheckResult("nccl", PASS, "")
     if facts.get("distributed") is False:
@@ -450,17 +464,8 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     if wrong:
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"all-reduce over {backend} returned {wrong} wrong element(s)",
                               WRONG_ADVICE)
-    if world is None:
-        # right data is shown, but a figure that crossed unknown ranks is no bandwidth, and no pass either
-        return result.not_judged(f"{len(rows)} sizes {span} returned the right values, but the world size is not "
-                                 "recorded: the bandwidth is not assessed", "Give the table with its `#  Rank ...` "
-                                 "device lines (or the launch line: mpirun -np N ... -g G).")
-    if world == 1:
-        init = facts.get("init_s")
-        return result.verdict(SKIP, "NCCL_SINGLE_RANK", f"{backend} initialised"
-                              f"{f' in {init:g} s' if isinstance(init, (int, float)) else ''} and the all-reduce on "
-                              f"1 rank returned the right values over {len(rows)} sizes {span}; nothing crossed a link, "
-                              "so no bandwidth was measured (busbw is 0 at world size 1)")
+    if world is None or world == 1:
+        return _no_bandwidth(facts, rows, span, result)
     if backend != "nccl":
         gpus = facts.get("gpus") or 0
         no_gpu = "no GPU visible" if gpus == 0 else "NCCL is not available in this torch build"
