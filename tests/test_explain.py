@@ -99,6 +99,14 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx4090-x4-allreduce-hangs-at-using-devices-nvidia-smi-hangs-until-reboot": "translator: nccl fail NCCL_TIMEOUT "
         "(host; the hang and nvidia-smi's are in the poster's prose); verify explain: a command line and a header, "
         "nothing to judge",
+    # Fortieth batch: what decides it is outside the excerpt's fields.
+    "mlx4-ibstatus-fatal-sys-files-not-found-no-ib-device-registered-fixed-by-hca-firmware-update": "translator: "
+        "fabric fail FABRIC_NONE (host, the HCA's firmware, the thread's fix); verify explain: ibstatus finds no device "
+        "and the kernel lines show the adapter on PCI with its IB driver: warn HEALTH_NOT_ASSESSED (host), no field "
+        "holds an adapter on PCI",
+    "nhc-check-hw-ib-no-ib-port-active-linkup-100-new-node-fabric-cables-not-in-place-resv": "translator: fabric "
+        "fail FABRIC_PORT_DOWN (host, cables missing per the prose); verify explain: NHC's failure names no port and "
+        "does not tell a port down from one at another rate: warn HEALTH_NOT_ASSESSED (host)",
     # Twentieth batch: what decides it is outside the excerpt, or the rule kept.
     "a100-vm-2-node-2x-hdr-ring-busbw-27-of-50-acs-left-enabled-48-after": "translator: nccl fail FABRIC_BANDWIDTH_LOW "
         "(host, a busbw quoted in prose); verify explain: no figure in the excerpt, nothing to judge",

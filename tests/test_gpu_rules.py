@@ -609,6 +609,12 @@ KNOWN_MISMATCHES = {
     # Eighteenth and nineteenth batches (tests/data/real-world/README.md): the rule kept.
     "ibstatus-four-ib-hcas-down-disabled-lid-0xffff-beside-ethernet-port-disabled-cuda-999-node": "every InfiniBand "
         "port the listing shows is down: fail (host); the translator warns because the stored listing is cut",
+    # Fortieth batch: what decides it is outside the facts.
+    "mlx4-ibstatus-fatal-sys-files-not-found-no-ib-device-registered-fixed-by-hca-firmware-update": "the facts hold "
+        "only an empty device list (FACTS.md: no adapter); the HCA on PCI with its InfiniBand driver loaded is in "
+        "kernel lines no field holds: no RDMA device, not assessed",
+    "nhc-check-hw-ib-no-ib-port-active-linkup-100-new-node-fabric-cables-not-in-place-resv": "every fabric fact is "
+        "null: NHC's finding names no adapter or port (Adapter.name is required); the missing cables are the prose's",
     # Twentieth batch (tests/data/real-world/README.md): what decides it is not in the facts, or the rule kept.
     "a100-vm-2-node-2x-hdr-ring-busbw-27-of-50-acs-left-enabled-48-after": "the busbw is one number in the poster's "
         "prose: the facts hold no figure (sizes null), so there is nothing to measure",

@@ -24,6 +24,7 @@ from . import (
     miglist,
     nccl,
     nccltests,
+    nhc,
     nvlinks,
     nvml,
     pasted,
@@ -53,6 +54,9 @@ class Kind:
     prefixed: bool = False
     # what the text says that no field of the facts holds (a DCGM incident of the InfoROM): said beside the verdict
     unread: Callable[[str], list[str]] | None = None
+    # what to do about what `unread` says: the GPU's tools by default
+    remedy: str = ("Read the GPU on the host (`nvidia-smi -q`, `dcgmi diag -r 2`) and act on the tool's own remedy "
+                   "for what it reports.")
 
 
 # Most specific first: an nvidia-smi -q report may quote a kernel line, an NCCL log may quote ulimit.
@@ -70,8 +74,11 @@ KINDS: tuple[Kind, ...] = (
     Kind("dcgmi nvlink --link-status", "gpu", dcgmlinks.detect, dcgmlinks.parse),
     Kind("dcgmi health", "gpu", dcgmhealth.detect, dcgmhealth.parse, unread=dcgmhealth.unread),
     Kind("dcgmi diag", "gpu", dcgmdiag.detect, dcgmdiag.parse, unread=dcgmdiag.unread),
-    Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse),
+    Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse, unread=ib.unread, remedy=ib.REMEDY),
     Kind("/sys/class/infiniband dump", "fabric", sysfsib.detect, sysfsib.parse),
+    Kind("NHC check_hw_ib", "fabric", nhc.detect, nhc.parse, unread=nhc.unread,
+         remedy="Read the node's ports (`ibstat`, or NHC with `-d`) and bring them up at the rate the site's check "
+                "asks for (cabling, switch port, subnet manager, the HCA's driver) before the node takes jobs."),
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse, prefixed=True),
     Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse, prefixed=True),
@@ -254,8 +261,7 @@ def _judged(kind: Kind, text: str, path: str, options: Any) -> Any:
         # the tool that printed it saw a fault verify cannot read: no pass, and no "nothing to judge" over it
         what = "; ".join(unread)
         result.verdict("warn", "HEALTH_NOT_ASSESSED", f"{kind.name} reports what no field of the facts holds, so "
-                       f"it is not assessed, not healthy: {what[:300]}", "Read the GPU on the host (`nvidia-smi -q`, "
-                       "`dcgmi diag -r 2`) and act on the tool's own remedy for what it reports.", "host")
+                       f"it is not assessed, not healthy: {what[:300]}", kind.remedy, "host")
     if result.code == "FACTS_INVALID":
         # the facts are verify's own parser's, not a record someone wrote: their fault is verify's, never the job's
         # (nor the host's: the tool's trouble is no node's fault), so the verdict names no owner

@@ -32,7 +32,7 @@ PROTOCOL = {"roce": "Ethernet", "ib": "InfiniBand", "iw": "Ethernet"}
 
 def detect(text: str) -> bool:
     return bool(_IBSTAT_CA.search(text) or _IBSTATUS_CA.search(text) or _DEVINFO_CA.search(text)
-                or _RDMA_LINK.search(text))
+                or _RDMA_LINK.search(text) or _NO_SYSFS.search(text))
 
 
 def _word(value: str) -> str:
@@ -124,6 +124,10 @@ def _rdma_links(text: str, adapters: dict[str, dict[str, Any]]) -> None:
 # ABI; ibv_devinfo's `No IB devices found` (perftest's `Did not detect devices`): ibv_get_device_list() listed none
 _ABI = re.compile(r"libibverbs: Warning: Driver (\w+) does not support the kernel ABI of \d+ \(supports \d+ to \d+\)[^\n]*")
 _NO_DEVICES = re.compile(r"^\s*(?:No IB devices found|Did not detect devices)\s*$", re.MULTILINE)
+# ibstatus (infiniband-diags) with no device named globs /sys/class/infiniband/*: where the glob matches nothing it
+# says so and stops; the folder holds no adapter (FACTS.md: `adapters` []). A device it was asked for by name and
+# did not find says nothing of the others, so only the glob's `*` is read.
+_NO_SYSFS = re.compile(r"^\s*Fatal error:\s+device '\*': sys files not found", re.MULTILINE)
 
 
 def _verbs(text: str) -> dict[str, Any]:
@@ -147,3 +151,24 @@ def parse(text: str) -> dict[str, Any]:
         a["ports"].append({"port": port, **_port(fields)})
     _rdma_links(text, adapters)
     return {"adapters": list(adapters.values()), **_verbs(text)}
+
+
+# The kernel's side of an empty listing: the adapter's core or Ethernet driver on a PCI function (`mlx4_en
+# 0000:0d:00.0: ...`) and its InfiniBand driver loaded (`mlx4_ib_add: mlx4_ib: Mellanox ConnectX InfiniBand driver`).
+# An adapter that is there with its IB driver and registers no device is a fault (firmware, driver), not a node
+# without fabric; no field holds an adapter on PCI, so it is said, never "nothing to judge". mlx5_core alone is not
+# read: an Ethernet-only ConnectX without mlx5_ib has no RDMA device by design.
+_IB_DRIVER = re.compile(r"\bmlx[45]_ib\b[^\n]*\bInfiniBand driver\b", re.IGNORECASE)
+_ON_PCI = re.compile(r"\b(mlx[45]_(?:core|en)) ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b", re.IGNORECASE)
+REMEDY = ("The adapter is on PCI with its InfiniBand driver but registered no RDMA device: read its firmware and "
+          "driver messages (`dmesg | grep -i mlx`, `mstflint -d <PCI address> query`), update the HCA's firmware where "
+          "the driver asks for it, then `ibstat` again.")
+
+
+def unread(text: str) -> list[str]:
+    """An empty listing beside kernel lines that show an InfiniBand adapter on PCI with its IB driver loaded."""
+    pci, driver = _ON_PCI.search(text), _IB_DRIVER.search(text)
+    if parse(text)["adapters"] or not (pci and driver):
+        return []
+    return [f"the kernel log shows {pci.group(1)} on PCI {pci.group(2)} and its InfiniBand driver loaded, yet the "
+            "listing holds no RDMA device"]
