@@ -59,3 +59,28 @@ def test_a_table_whose_world_size_is_not_recorded_still_shows_its_wrong_elements
     assert right.status == "skip" and right.owner is None and "not assessed" in right.summary, right.summary
     odd = judge(CHECKS["nccl"], {**base, "world_size": "2", "sizes": [row]}, Options())
     assert odd.status == "fail", odd.summary
+
+
+@pytest.mark.parametrize("text, code", [
+    ("XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00\n", "GPU_LOST"),
+    ("Found XID errors: 63\nNode Health Check failed.  Check check_xid_errors returned 1\n", "RETIREMENT_PENDING"),
+    ("failed to get remapped rows for GPU-ac896b35-5782-c478-4b2a-a661de07770f: failed to get device remapped rows: "
+     "ERROR_GPU_IS_LOST\n", "GPU_LOST"),
+], ids=["gpud-xid", "nhc-xid", "go-nvml-lost"])
+def test_node_health_tools_relayed_xids_and_lost_gpus_are_read(text, code):
+    """Batch 45: what gpud, NHC and an NVML binding print of a GPU's fault is the same evidence as the kernel log's
+    or nvidia-smi's: judged by the one Xid catalog and the lost-GPU rule."""
+    from verify import explain as ex
+    from verify.options import Options
+    r = ex.explain_text(text, "health.log", Options())
+    assert (r.name, r.status, r.code, r.owner) == ("gpu", "fail", code, "host"), r.summary
+
+
+def test_nvidia_smi_s_inforom_warning_alone_names_its_gpu():
+    from verify import explain as ex
+    from verify.options import Options
+    r = ex.explain_text("WARNING: infoROM is corrupted at gpu 0000:00:05.0\n", "smi.txt", Options())
+    assert (r.name, r.status, r.owner) == ("gpu", "warn", "host") and "InfoROM" in r.summary, r.summary
+    quoted = ex.explain_text("If you see `WARNING: infoROM is corrupted at gpu 0000:00:05.0`, reflash it.\n", "n.md",
+                             Options())
+    assert quoted.status != "warn" or "InfoROM" not in quoted.summary

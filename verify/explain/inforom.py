@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .said import printed_lines
+
 CORRUPTED = "CorruptedInforom"
 _WARNING = re.compile(r"WARNING: infoROM is corrupted at gpu ([0-9A-Fa-f]{4,8}):([0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
 
@@ -21,3 +23,9 @@ def mark(text: str, devices: list[dict[str, Any]] | None) -> None:
         bus = str(dev.get("pci_bus_id") or "")
         if bus.count(":") == 2 and _bus(*bus.split(":", 1)) in named:
             dev["nvml_errors"] = {**(dev.get("nvml_errors") or {}), "inforom": CORRUPTED}
+
+
+def named(text: str) -> list[str]:
+    """The bus ids the warning names where nvidia-smi printed it (`0000:0B:00.0`), never where prose quotes it."""
+    lines = printed_lines(text, _WARNING)
+    return list(dict.fromkeys(f"{m.group(1)}:{m.group(2)}" for line in lines for m in _WARNING.finditer(line)))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import inforom
 from .said import said
 
 _REFUSED = re.compile(r"Failed to initialize NVML: [^\n]+|nvml error: [^\n]+|NVIDIA-SMI has failed because it "
@@ -42,13 +43,19 @@ _HANDLE = re.compile(r"Unable to determine the device handle for GPU ?([0-9A-Fa-
                      r": (GPU is lost|Unknown Error)")
 
 
+# an NVML binding's lost GPU by its UUID (go-nvml's `ERROR_GPU_IS_LOST`, pynvml's `NVMLError_GPUIsLost`, as gpud and
+# exporters log a query that failed: `failed to get remapped rows for GPU-ac89...: ... ERROR_GPU_IS_LOST`)
+_LOST_UUID = re.compile(r"\b(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\b[^\n]*?(?:ERROR_GPU_IS_LOST|NVMLError_GPUIsLost)")
+
+
 def _bus(bus: str) -> str:
     domain, rest = bus.split(":", 1)
     return f"{int(domain, 16):08X}:{rest.upper()}"
 
 
 def detect(text: str) -> bool:
-    return _refused(text) is not None or _HANDLE.search(text) is not None
+    return _refused(text) is not None or _HANDLE.search(text) is not None or _LOST_UUID.search(text) is not None \
+        or inforom.named(text) != []
 
 
 def error_of(text: str) -> str | None:
@@ -64,6 +71,11 @@ def parse(text: str) -> dict[str, Any]:
     lost = [{"index": None, "pci_bus_id": _bus(m.group(1)), "lost": True,
              "nvml_errors": {"handle": "GPU_IS_LOST" if m.group(2) == "GPU is lost" else "Unknown Error"}}
             for m in _HANDLE.finditer(text)]
+    lost += [{"index": None, "uuid": uuid, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST"}}
+             for uuid in dict.fromkeys(m.group(1) for m in _LOST_UUID.finditer(text))]
+    # nvidia-smi's InfoROM warning on its own (its table cut away): the GPU it names, by bus id
+    lost += [{"index": None, "pci_bus_id": _bus(bus), "nvml_errors": {"inforom": inforom.CORRUPTED}}
+             for bus in inforom.named(text) if _bus(bus) not in {d.get("pci_bus_id") for d in lost}]
     return {"torch": None, "devices": lost or None,
             "nvml_error": error_of(text),
             **({"nvml_library": False} if missing else {}),

@@ -5,6 +5,8 @@ NVML raised them, not the kernel log), judged by the one Xid catalog as the kern
   NVML event it logs before it, `Processing event {Device:{Handle:0x..} EventType:8 EventData:94 ...}` (EventType 8
   is nvmlEventTypeXidCriticalError, EventData the Xid): read only where no XidCriticalError line names the event;
 - DCGM's health and diagnostics (DCGM_FR_XID_ERROR, dcgm_errors.h): `Detected XID 145 for GPU 0`;
+- leptonai gpud (`XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00`) and LBNL NHC's check_xid_errors
+  (`Found XID errors: 63`: the kernel log's Xids it counted, no GPU named);
 - GKE's device plugin's node condition (container-engine-accelerators): `kubectl describe node`'s row
   `XidCriticalError   True   <heartbeat>   <transition>   {"31":true}   <message>`, or the YAML item whose `type:` is
   XidCriticalError, its `status: "True"` and `reason: '{"31":true}'`: each Xid the reason sets true is one event of a
@@ -21,6 +23,8 @@ from typing import Any
 from ..shared.xidcatalog import RELAY_CONDITION as _CONDITION
 from ..shared.xidcatalog import RELAY_DCGM as _DCGM
 from ..shared.xidcatalog import RELAY_EVENT as _EVENT
+from ..shared.xidcatalog import RELAY_GPUD as _GPUD
+from ..shared.xidcatalog import RELAY_NHC as _NHC
 from ..shared.xidcatalog import RELAY_PLUGIN as _PLUGIN
 from .said import mentioned
 
@@ -30,14 +34,15 @@ _TIME = re.compile(r"^\s*(\d{4}-\d\d-\d\dT[\d:.]+Z?|\d{4}/\d\d/\d\d [\d:]+|[IWEF
 
 
 def detect(text: str) -> bool:
-    return bool((_PLUGIN.search(text) or _DCGM.search(text) or _EVENT.search(text) or _CONDITION.search(text))
-                and events(text))
+    return bool((_PLUGIN.search(text) or _DCGM.search(text) or _EVENT.search(text) or _CONDITION.search(text) or
+                 _GPUD.search(text) or _NHC.search(text)) and events(text))
 
 
-def _row(xid: int, line: str, uuid: str | None = None, index: int | None = None) -> dict[str, Any]:
+def _row(xid: int, line: str, uuid: str | None = None, index: int | None = None, bus: str | None = None,
+         source: str | None = "nvml") -> dict[str, Any]:
     when = _TIME.match(line)
     return {"xid": xid, "index": index, "uuid": uuid if uuid and uuid.startswith("GPU-") else None,
-            "pci_bus_id": None, "text": line.strip()[:300], "time": when.group(1) if when else None, "source": "nvml"}
+            "pci_bus_id": bus, "text": line.strip()[:300], "time": when.group(1) if when else None, "source": source}
 
 
 def events(text: str) -> list[dict[str, Any]]:
@@ -50,6 +55,11 @@ def events(text: str) -> list[dict[str, Any]]:
             rows.append(_row(int(m.group(1)), line, uuid=m.group(2)))
         elif m := _DCGM.search(line):
             rows.append(_row(int(m.group(1)), line, index=int(m.group(2))))
+        elif m := _GPUD.search(line):
+            # gpud reads the kernel log and NVML alike: which one raised it is not said
+            rows.append(_row(int(m.group(1)), line, bus=m.group(2), source=None))
+        elif m := _NHC.search(line):
+            rows += [_row(int(x), line, source="kernel_log") for x in re.split(r"[ ,]+", m.group(1))]
         elif not named and (m := _EVENT.search(line)):
             rows.append(_row(int(m.group(1)), line))
     return rows + _conditions(lines, {r["xid"] for r in rows})

@@ -231,6 +231,10 @@ RELAY_DCGM = re.compile(r"Detected XID (\d+) for GPU (\d+)", re.IGNORECASE)    #
 # GKE's device plugin keeps the Xids it saw as the node's condition `XidCriticalError`, its reason a JSON set of them
 # (`{"31":true}`): `kubectl describe node`'s row, or `type: XidCriticalError` beside its `reason:` in the YAML
 RELAY_CONDITION = re.compile(r"\bXidCriticalError\b(?!:)")
+# leptonai gpud's Xid component (`XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00`), and LBNL NHC's
+# check_xid_errors (`Found XID errors: 63`, the Xids it counted in the kernel log, no GPU named)
+RELAY_GPUD = re.compile(r"\bXID (\d{1,3}) ?\([^)\n]{0,120}\) detected on PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})")
+RELAY_NHC = re.compile(r"\bFound XID errors?: ?(\d{1,3}(?:[ ,]+\d{1,3})*)")
 
 
 def relayed_by(text: str | None) -> str | None:
@@ -241,6 +245,10 @@ def relayed_by(text: str | None) -> str | None:
         return "the k8s device plugin"
     if RELAY_DCGM.search(text):
         return "DCGM"
+    if RELAY_GPUD.search(text):
+        return "gpud"
+    if RELAY_NHC.search(text):
+        return "NHC's check_xid_errors"
     if RELAY_CONDITION.search(text):
         return "the device plugin's XidCriticalError node condition"
     return "a tool watching NVML's events"
