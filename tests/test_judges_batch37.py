@@ -84,3 +84,12 @@ def test_nvidia_smi_s_inforom_warning_alone_names_its_gpu():
     quoted = ex.explain_text("If you see `WARNING: infoROM is corrupted at gpu 0000:00:05.0`, reflash it.\n", "n.md",
                              Options())
     assert quoted.status != "warn" or "InfoROM" not in quoted.summary
+
+
+def test_gpus_that_differ_by_their_pci_domain_only_are_different_gpus():
+    """Batch 43: a Hyper-V guest (Azure NC/ND) numbers each passed-through GPU by its own PCI domain, every bus
+    `00:00.0`: four GPUs, never one GPU pasted four times; the domain's 4 and 8 digits still name one GPU."""
+    from verify import explain as ex
+    devices = [{"index": None, "pci_bus_id": f"0000{d}:00:00.0", "uuid": None} for d in ("1580", "2DF7", "4968")]
+    facts = {"devices": [dict(d) for d in devices] + [{"index": None, "pci_bus_id": "1580:00:00.0"}]}
+    assert ex.once(facts) == ["GPU at 1580:00:00.0"] and len(facts["devices"]) == 3
