@@ -99,7 +99,8 @@ def _record(state_dir: str, node: str, target: str, lock: str, data: bytes, max_
                 raise
             # a link or a FIFO planted where the lock belongs: refused, never followed, and the event still kept
             _append_unlocked(state_dir, node, target, data)
-            return f"the history's lock {statefile.problem(exc, lock)}: the event was appended without it; remove it"
+            fix = "" if isinstance(exc, statefile.LockUnavailable) else "; remove it"
+            return f"the history's lock {statefile.problem(exc, lock)}: the event was appended without it{fix}"
     except OSError as exc:
         return f"cannot append to the history {target}: {statefile.problem(exc, target)}"
     return None
