@@ -229,9 +229,9 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
         verdict = not_assessed("PREFLIGHT_TIMEOUT", f"{verdict.code} in {verdict.check} was not confirmed by a second "
                                f"run: {verdict.summary}", verdict.check)
     past = history.read(cfg.state_dir, cfg.node)
-    if past.error or past.garbled:              # said, never skipped silently: the hang streak reads what is left
+    if past.error or past.garbled:              # said, never skipped silently: the hang streak counts after it
         cfg.notes.append(past.error or f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}")
-    verdict = _hung(cfg, verdict, past.events)
+    verdict = _hung(cfg, verdict, past.after_garbled())     # a garbled line may have been a pass: no streak across it
     _flush_notes(cfg)                 # before the verdict's lines: the last line read is the verdict
     return verdict, report, xids
 
