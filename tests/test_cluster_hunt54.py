@@ -1,0 +1,141 @@
+"""Issue 36, an eighth hunt (round 54) through the public interfaces: classes 2 (the breaker under concurrency),
+4 (kernel-log evidence), 5 (a hung checker as evidence) and 9 (time). Each test names the practice it holds the
+cluster tooling to (Slurm's prolog semantics, NVSentinel's breaker and return-to-service rules, NVIDIA's Xid
+catalog)."""
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, _verify_writes, history_events, install_fake
+from verify.prolog import cli, history, slurm
+
+GPU_LOST = json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode()
+
+
+def _no_locks(monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    """A file system that gives no POSIX lock (NFS whose lock manager is down: ENOLCK; one without locking)."""
+    def lockf(fd: int, op: int, *rest: Any) -> None:
+        raise OSError(code, "no lock")
+    monkeypatch.setattr(fcntl, "lockf", lockf)
+
+
+# ---- class 2: the breaker's lock on a file system that gives no lock
+
+@pytest.mark.unit
+@pytest.mark.parametrize("code", [errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL])
+@pytest.mark.parametrize("env", [PROLOG_ENV, STEP_ENV], ids=["Prolog=", "first-step"])
+def test_nvsentinel_breaker_a_lock_the_file_system_cannot_give_counts_without_it(tmp_path, monkeypatch, capsys, code,
+                                                                                 env):
+    """NVSentinel's breaker counts, claims and re-counts; its lock only keeps one host's prologs from racing. A state
+    folder on NFS whose lock manager is down answers ENOLCK at once: that was told as "held by another prolog past
+    30 s" and the drain refused, so every lost GPU of the fleet stayed in service, where a lock file that is a FIFO
+    counts without it. Now no lock to be had is said as such and the breaker counts without it (the re-count keeps
+    the share); the history keeps its line without it too."""
+    fake = install_fake(monkeypatch)
+    _verify_writes(monkeypatch, GPU_LOST)
+    _no_locks(monkeypatch, code)
+    status = cli.main(_args(tmp_path), env)
+    err = capsys.readouterr().err
+    assert status == 1 and fake.nodes["n1"][0] == "drained", (status, err)
+    assert "held by another prolog" not in err and "no lock to be had" in err
+    assert history_events(tmp_path) == [("fault", "GPU_LOST"), ("drain", "GPU_LOST")]
+
+
+@pytest.mark.unit
+def test_nvsentinel_breaker_without_a_lock_still_keeps_its_share(tmp_path, monkeypatch):
+    """Without the lock the share still holds: with one of four nodes already drained by torchimages and a breaker
+    of 25 %, a second lost GPU is not drained (exit 0 under Prolog=, the refusal on record)."""
+    fake = install_fake(monkeypatch)
+    fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1000))
+    _verify_writes(monkeypatch, GPU_LOST)
+    _no_locks(monkeypatch, errno.ENOLCK)
+    assert cli.main(_args(tmp_path, "--breaker", "0.25"), PROLOG_ENV) == 0
+    assert fake.nodes["n1"][0] == "idle" and history_events(tmp_path)[-1] == ("drain-refused", "GPU_LOST")
+
+
+# ---- class 5: a hang streak is never counted across a line whose event is unknown
+
+@pytest.mark.unit
+@pytest.mark.parametrize("garbled", ['{"schema":1,"event":"pa', "\x00\x00\x00", '{"schema": 1, "event": "pass"}'])
+def test_nvsentinel_checker_rule_no_streak_across_a_garbled_history_line(tmp_path, monkeypatch, capsys, garbled):
+    """NVSentinel's checker rule: a stalled checker is evidence after N stalls in a row, and a pass between them ends
+    the streak. A history line that cannot be read (cut short by a full disk, NUL bytes, a field missing) may have
+    been that pass: two hangs, a garbled line, a hang drained a node as PREFLIGHT_HUNG. Now the streak counts only
+    the runs after the last garbled line (said), and drains once --hang-runs of them hung."""
+    fake = install_fake(monkeypatch)
+    _verify_writes(monkeypatch, None, rc=None)          # verify ran past its limit on every run
+    args = _args(tmp_path, "--budget", "5", "--grace", "60")
+    for _ in range(2):
+        assert cli.main(args, PROLOG_ENV) == 0
+    with open(history.path(str(tmp_path / "state"), "n1"), "a", encoding="utf-8") as fh:
+        fh.write(garbled + "\n")
+    assert cli.main(args, PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"
+    said = capsys.readouterr()
+    assert "garbled line(s) in the history" in said.err and "1 of 3 runs in a row hung" in said.out
+    for _ in range(2):
+        cli.main(args, PROLOG_ENV)
+    assert fake.nodes["n1"][0] == "drained" and history_events(tmp_path)[-1] == ("drain", "PREFLIGHT_HUNG")
+
+
+# ---- class 2: two undrains at once, or an undrain while the node is drained again
+
+def _drained_for_ecc(tmp_path: Path, fake: Any) -> list[str]:
+    fake.info = {"Gres": "gpu:8"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "ECC_UNCORRECTABLE", "x", 1000))
+    history.record(str(tmp_path / "state"), "n1", "drain", "ECC_UNCORRECTABLE", "x", now=1000.0,
+                   extra={"gpus": 8, "boot_id": "an-earlier-boot", "action": "reboot", "check": "gpu"})
+    return ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--revalidate", "--node", "n1"]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("meanwhile", ["drained-again", "fault-recorded", "resumed-by-hand"])
+def test_nvsentinel_return_to_service_never_resumes_a_node_drained_again_while_it_ran(tmp_path, monkeypatch, capsys,
+                                                                                     meanwhile):
+    """NVSentinel's return to service resumes on the proof of the drain it judged. Two `make undrain` at once: the
+    first resumed the node, a job landed, its prolog drained it for a new Xid; the second, whose preflight had
+    started before, then resumed it on its pass (a broken node returned). So did a fault a running job's first step
+    recorded under the old reason. Now Slurm's reason and the history are read again just before the resume: a node
+    whose drain changed meanwhile is not resumed (exit 5), the new drain stays."""
+    fake = install_fake(monkeypatch)
+    args = _drained_for_ecc(tmp_path, fake)
+    body = json.dumps(_report(_gpu())).encode()
+
+    def verify_runs(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(body)
+        if meanwhile == "drained-again":
+            fake.nodes["n1"] = ("drained", slurm.reason("n1", "XID_HISTORY", "Xid 79", 2000))
+        elif meanwhile == "resumed-by-hand":
+            fake.nodes["n1"] = ("idle", "none")
+        else:
+            history.record(str(tmp_path / "state"), "n1", "drain", "GPU_LOST", "already drained by torchimages",
+                           extra={"gpus": 8, "check": "gpu"})
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", verify_runs)
+    before = fake.nodes["n1"]
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == 5
+    assert "state=resume" not in " ".join(" ".join(c) for c in fake.calls)
+    assert fake.nodes["n1"] != ("idle", "none") or meanwhile == "resumed-by-hand", (before, fake.nodes["n1"])
+    assert "while the preflight ran" in capsys.readouterr().err
+
+
+@pytest.mark.unit
+def test_nvsentinel_return_to_service_resumes_a_node_whose_jobs_ended_while_it_ran(tmp_path, monkeypatch):
+    """A node still draining (its jobs running) when the revalidation began and drained when it ends, under the same
+    reason, is the drain it judged: resumed."""
+    fake = install_fake(monkeypatch)
+    args = _drained_for_ecc(tmp_path, fake)
+    fake.nodes["n1"] = ("draining", fake.nodes["n1"][1])
+    body = json.dumps(_report(_gpu())).encode()
+
+    def verify_runs(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(body)
+        fake.nodes["n1"] = ("drained", fake.nodes["n1"][1])
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", verify_runs)
+    assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == 0 and fake.nodes["n1"] == ("idle", "none")
