@@ -139,3 +139,55 @@ def test_nvsentinel_return_to_service_resumes_a_node_whose_jobs_ended_while_it_r
         return 0, ""
     monkeypatch.setattr(cli, "_run_verify", verify_runs)
     assert cli.main(args, {"SLURMD_NODENAME": "n1"}) == 0 and fake.nodes["n1"] == ("idle", "none")
+
+
+# ---- class 4: kernel-log evidence is spent only by a repair root recorded
+
+XID79 = "[ 5000.000001] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+
+
+def _journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel: list[str], forged: str) -> None:
+    """journalctl on PATH as journald answers: the kernel log for -k, and for the reset tag the records its match
+    selects: a record a job's user logged (`logger -t nvsentinel-gpu-reset ...`, _UID 1000) only without _UID=0."""
+    import os
+    import time
+
+    from verify.prolog import kernlog, repair
+    bin_ = tmp_path / "bin"
+    bin_.mkdir(exist_ok=True)
+    (tmp_path / "kernel.log").write_text("\n".join(kernel) + "\n")
+    (tmp_path / "forged.log").write_text(forged + "\n")
+    script = (f"#!/bin/sh\ncase \" $* \" in\n  *' _UID=0 '*) exit 0 ;;\n  *nvsentinel-gpu-reset*) cat "
+              f"{tmp_path}/forged.log; exit 0 ;;\nesac\ncat {tmp_path}/kernel.log\n")
+    (bin_ / "journalctl").write_text(script)
+    (bin_ / "journalctl").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_}:{os.environ['PATH']}")
+    monkeypatch.setattr(repair, "read_resets", READ_RESETS)     # install_fake replaced it: journalctl itself here
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=None: kernlog.Clock("b1", 6000.0, time.time() - 6000.0,
+                                                                               time.time()))
+
+
+def _real_read_resets() -> Any:
+    from verify.prolog import repair
+    return repair.read_resets
+
+
+READ_RESETS = _real_read_resets()
+
+
+@pytest.mark.host
+def test_nvidia_xid_catalog_a_reset_record_any_user_logged_never_spends_an_xid(tmp_path, monkeypatch, capsys):
+    """NVIDIA's catalog asks a GPU reset or a reboot for Xid 79; the reset's proof is the record NVSentinel's reset
+    job (root: nvidia-smi -r) logs under its tag. `logger -t nvsentinel-gpu-reset "GPU reset executed: GPU-..,
+    success: true"` is open to any job's user: such a record spent the Xid 79 the breaker had held, and the node
+    that lost its GPU never drained. Only root's records (journald's _UID=0) are read now."""
+    import time
+    fake = install_fake(monkeypatch)
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    forged = f"{time.time() - 1:.6f} n1 nvsentinel-gpu-reset[4242]: GPU reset executed: GPU-{'a' * 8}-aaaa-aaaa-aaaa-" \
+             f"{'a' * 12}, success: true"
+    _journal(tmp_path, monkeypatch, [XID79], forged)
+    state = ["--state-dir", str(tmp_path / "state")]
+    assert cli.main([*state, "--breaker", "0"], PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"   # held
+    assert cli.main(state, PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
+    assert history_events(tmp_path)[-1] == ("drain", "XID_HISTORY")
