@@ -37,7 +37,7 @@ from types import FrameType
 from typing import Any
 
 from ..shared.closedpipe import say
-from . import history, kernlog, metrics, repair, slurm, xid
+from . import busy, history, kernlog, metrics, repair, slurm, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -61,6 +61,7 @@ from .verdict import (
     FAULT,
     NOT_ASSESSED,
     PASS,
+    TIMEOUT_CODES,
     Verdict,
     confirmation,
     decide,
@@ -215,12 +216,17 @@ def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
 def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]:
     """The node's verdict: the kernel log's evidence, the preflight, and a second run of the timed-out checks."""
     kern, xids = kernel_evidence(cfg)
-    verdict, report = preflight(cfg, cfg.budget)
-    if verdict.kind == FAULT and not verdict.confirmed and report is not None:
-        if kern:
-            verdict = Verdict(FAULT, verdict.code, "host", f"{verdict.summary}; {kern[1]}", verdict.check)
-        else:
-            verdict, report = _confirm(cfg, report)
+    with busy.running(cfg.state_dir, cfg.node, cfg.started) as run:
+        verdict, report = preflight(cfg, cfg.budget)
+        if verdict.kind == FAULT and not verdict.confirmed and report is not None:
+            if kern:
+                verdict = Verdict(FAULT, verdict.code, "host", f"{verdict.summary}; {kern[1]}", verdict.check)
+            else:
+                verdict, report = _confirm(cfg, report)
+                if verdict.confirmed and verdict.code in TIMEOUT_CODES and (beside := run.others()):
+                    # not alone: other jobs' prologs slowed it (NVSentinel's rule reruns a stall alone)
+                    verdict = not_assessed("PREFLIGHT_TIMEOUT", f"{verdict.code} in {verdict.check} timed out "
+                                           f"again, but {beside}: a busy host, not a hung one", verdict.check)
     if kern and not verdict.drains:
         verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
     if verdict.kind == FAULT and not verdict.confirmed:

@@ -127,6 +127,11 @@ def open_read(path: str) -> int:
     return _open(path, os.O_RDONLY)
 
 
+def open_rw(path: str) -> int:
+    """An fd to read and write a regular file, created 0644 (a lock file): Refused, or OSError."""
+    return _open(path, os.O_RDWR | os.O_CREAT)
+
+
 def replace(path: str, data: bytes, mode: int = 0o644) -> None:
     """Write `data` as the whole of `path`: a temp file in its folder, then a rename (a symlink there is replaced,
     never followed)."""
