@@ -191,3 +191,67 @@ def test_nvidia_xid_catalog_a_reset_record_any_user_logged_never_spends_an_xid(t
     assert cli.main([*state, "--breaker", "0"], PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"   # held
     assert cli.main(state, PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
     assert history_events(tmp_path)[-1] == ("drain", "XID_HISTORY")
+
+
+# ---- class 2: prologs of one node at once (jobs that start together) never confirm each other's timeouts
+
+TIMEOUT = {"name": "nccl", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "ran past 15 s"}
+
+
+def _timeouts(monkeypatch: pytest.MonkeyPatch, during: Any = None) -> None:
+    """verify replaced: the nccl check times out in the first run and again alone in the confirmation."""
+    bodies = [json.dumps(_report(_gpu("pass", 8), TIMEOUT)).encode(), json.dumps(_report(TIMEOUT)).encode()]
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(bodies.pop(0))
+        if during and not bodies:
+            during()
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+
+
+@pytest.mark.host
+def test_nvsentinel_checker_rule_a_timeout_confirmed_beside_another_prolog_of_the_node_is_no_hang(tmp_path,
+                                                                                                  monkeypatch, capsys):
+    """NVSentinel's checker rule reruns a stalled check alone before believing it. Slurm starts a Prolog per job:
+    eight one-GPU jobs starting together on a node run eight preflights on all its GPUs at once, each slowing the
+    others, the confirmations too, and a healthy node was drained for a timeout confirmed beside them. Now a
+    confirmed timeout while another prolog of this node runs (its shared run lock held) is a busy host: not
+    assessed (PREFLIGHT_TIMEOUT, a run towards --hang-runs), never drained."""
+    import subprocess
+    import sys
+
+    from verify.prolog import busy
+    fake = install_fake(monkeypatch)
+    _timeouts(monkeypatch)
+    (tmp_path / "state" / "history").mkdir(parents=True)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR"
+                               " | os.O_CREAT); fcntl.lockf(fd, fcntl.LOCK_SH); print('held', flush=True); "
+                               "time.sleep(60)", busy.lock_path(str(tmp_path / "state"), "n1")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert cli.main(_args(tmp_path, "--budget", "30"), PROLOG_ENV) == 0
+    finally:
+        holder.kill()
+        holder.wait()
+    assert fake.nodes["n1"][0] == "idle" and "another prolog of this node is running now" in capsys.readouterr().out
+    assert history_events(tmp_path) == [("not-assessed", "PREFLIGHT_TIMEOUT")]
+    _timeouts(monkeypatch)                        # alone now: the confirmed timeout is the node's
+    assert cli.main(_args(tmp_path, "--budget", "30"), PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
+
+
+@pytest.mark.unit
+def test_nvsentinel_checker_rule_a_timeout_confirmed_while_another_run_ended_is_no_hang(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """The same when the other prolog of the node ended while this one ran (its outcome in the history stamped
+    after this run began): the two ran at once, and the confirmation was not alone."""
+    fake = install_fake(monkeypatch)
+    import time
+
+    def another_run_ends() -> None:
+        time.sleep(0.01)
+        history.record(str(tmp_path / "state"), "n1", "pass", None, "another job's prolog")
+    _timeouts(monkeypatch, another_run_ends)
+    assert cli.main(_args(tmp_path, "--budget", "30"), PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"
+    assert "ended while this one ran" in capsys.readouterr().out
