@@ -127,9 +127,10 @@ def open_read(path: str) -> int:
     return _open(path, os.O_RDONLY)
 
 
-def open_rw(path: str) -> int:
-    """An fd to read and write a regular file, created 0644 (a lock file): Refused, or OSError."""
-    return _open(path, os.O_RDWR | os.O_CREAT)
+def open_rw(path: str, mode: int = 0o600) -> int:
+    """An fd to read and write a regular file, created `mode` (a lock file: 0600, so that no other user can hold a
+    read lock on it): Refused, or OSError."""
+    return _open(path, os.O_RDWR | os.O_CREAT, mode)
 
 
 def replace(path: str, data: bytes, mode: int = 0o644) -> None:
