@@ -255,3 +255,33 @@ def test_nvsentinel_checker_rule_a_timeout_confirmed_while_another_run_ended_is_
     _timeouts(monkeypatch, another_run_ends)
     assert cli.main(_args(tmp_path, "--budget", "30"), PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"
     assert "ended while this one ran" in capsys.readouterr().out
+
+
+# ---- class 5: a confirmation that hangs as a whole is a run towards --hang-runs, never "raise --grace"
+
+@pytest.mark.unit
+def test_nvsentinel_checker_rule_a_confirmation_that_hangs_counts_towards_the_streak(tmp_path, monkeypatch, capsys):
+    """NVSentinel's checker rule: a checker stalling run after run is evidence. A check that timed out (verify killed
+    it and wrote its report) and whose confirmation then hung as a whole (the check stuck in the kernel on a
+    degrading GPU, verify beside it) was told BUDGET_TOO_SMALL, "raise --grace", with the default settings: our
+    setting's fault, which ends the streak, so the hang was hidden on every run. The confirmation's budget is all
+    the time left; its stop is a timeout again: PREFLIGHT_TIMEOUT, and at --hang-runs in a row PREFLIGHT_HUNG."""
+    fake = install_fake(monkeypatch)
+
+    def once() -> None:
+        bodies = [json.dumps(_report(_gpu("pass", 8), TIMEOUT)).encode()]
+
+        def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+            if bodies:
+                Path(cmd[cmd.index("--json") + 1]).write_bytes(bodies.pop(0))
+                return 0, ""
+            return None, ""               # the confirmation ran past its limit
+        monkeypatch.setattr(cli, "_run_verify", run)
+    for _ in range(2):
+        once()
+        assert cli.main(_args(tmp_path), PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"
+    assert "BUDGET_TOO_SMALL" not in capsys.readouterr().out
+    once()
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
+    assert history_events(tmp_path) == [("not-assessed", "PREFLIGHT_TIMEOUT"), ("not-assessed", "PREFLIGHT_TIMEOUT"),
+                                        ("fault", "PREFLIGHT_HUNG"), ("drain", "PREFLIGHT_HUNG")]

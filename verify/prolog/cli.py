@@ -94,6 +94,14 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
         limit = min(budget + cfg.grace_s, cfg.deadline.for_verify())
         ran = time.time()
         rc, last = _run_verify(cmd, limit)
+        if rc is None and check is not None:
+            # a confirmation: its budget is all the time left (_confirm gives it only more than any check had in the
+            # first run), so a stop at it is the check timing out again, or verify stuck beside it: unconfirmed (no
+            # report), but a run towards --hang-runs. As BUDGET_TOO_SMALL ("raise --grace", ending the streak) a
+            # check hung in the kernel after its first timeout hid the hang on every run
+            return not_assessed("PREFLIGHT_TIMEOUT", f"verify --preflight --checks {check} (the confirmation) ran past "
+                                f"{limit:.0f} s, all that was left of the prolog's cap of {cfg.deadline.cap:g} s, and "
+                                "was stopped: no report"), None
         if rc is None and limit < HANG_MARGIN * budget:
             # stopped before it had clearly more than its own budget: the cap is our setting, no hang of the host's
             # (and no run towards --hang-runs: BUDGET_TOO_SMALL ends the streak)
