@@ -37,7 +37,7 @@ from types import FrameType
 from typing import Any
 
 from ..shared.closedpipe import say
-from . import history, kernlog, metrics, repair, slurm, xid
+from . import busy, history, kernlog, metrics, repair, slurm, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -61,6 +61,7 @@ from .verdict import (
     FAULT,
     NOT_ASSESSED,
     PASS,
+    TIMEOUT_CODES,
     Verdict,
     confirmation,
     decide,
@@ -93,6 +94,14 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
         limit = min(budget + cfg.grace_s, cfg.deadline.for_verify())
         ran = time.time()
         rc, last = _run_verify(cmd, limit)
+        if rc is None and check is not None:
+            # a confirmation: its budget is all the time left (_confirm gives it only more than any check had in the
+            # first run), so a stop at it is the check timing out again, or verify stuck beside it: unconfirmed (no
+            # report), but a run towards --hang-runs. As BUDGET_TOO_SMALL ("raise --grace", ending the streak) a
+            # check hung in the kernel after its first timeout hid the hang on every run
+            return not_assessed("PREFLIGHT_TIMEOUT", f"verify --preflight --checks {check} (the confirmation) ran past "
+                                f"{limit:.0f} s, all that was left of the prolog's cap of {cfg.deadline.cap:g} s, and "
+                                "was stopped: no report"), None
         if rc is None and limit < HANG_MARGIN * budget:
             # stopped before it had clearly more than its own budget: the cap is our setting, no hang of the host's
             # (and no run towards --hang-runs: BUDGET_TOO_SMALL ends the streak)
@@ -215,12 +224,17 @@ def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
 def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]:
     """The node's verdict: the kernel log's evidence, the preflight, and a second run of the timed-out checks."""
     kern, xids = kernel_evidence(cfg)
-    verdict, report = preflight(cfg, cfg.budget)
-    if verdict.kind == FAULT and not verdict.confirmed and report is not None:
-        if kern:
-            verdict = Verdict(FAULT, verdict.code, "host", f"{verdict.summary}; {kern[1]}", verdict.check)
-        else:
-            verdict, report = _confirm(cfg, report)
+    with busy.running(cfg.state_dir, cfg.node, cfg.started) as run:
+        verdict, report = preflight(cfg, cfg.budget)
+        if verdict.kind == FAULT and not verdict.confirmed and report is not None:
+            if kern:
+                verdict = Verdict(FAULT, verdict.code, "host", f"{verdict.summary}; {kern[1]}", verdict.check)
+            else:
+                verdict, report = _confirm(cfg, report)
+                if verdict.confirmed and verdict.code in TIMEOUT_CODES and (beside := run.others()):
+                    # not alone: other jobs' prologs slowed it (NVSentinel's rule reruns a stall alone)
+                    verdict = not_assessed("PREFLIGHT_TIMEOUT", f"{verdict.code} in {verdict.check} timed out "
+                                           f"again, but {beside}: a busy host, not a hung one", verdict.check)
     if kern and not verdict.drains:
         verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
     if verdict.kind == FAULT and not verdict.confirmed:
@@ -229,9 +243,9 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
         verdict = not_assessed("PREFLIGHT_TIMEOUT", f"{verdict.code} in {verdict.check} was not confirmed by a second "
                                f"run: {verdict.summary}", verdict.check)
     past = history.read(cfg.state_dir, cfg.node)
-    if past.error or past.garbled:              # said, never skipped silently: the hang streak reads what is left
+    if past.error or past.garbled:              # said, never skipped silently: the hang streak counts after it
         cfg.notes.append(past.error or f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}")
-    verdict = _hung(cfg, verdict, past.events)
+    verdict = _hung(cfg, verdict, past.after_garbled())     # a garbled line may have been a pass: no streak across it
     _flush_notes(cfg)                 # before the verdict's lines: the last line read is the verdict
     return verdict, report, xids
 

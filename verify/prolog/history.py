@@ -99,7 +99,8 @@ def _record(state_dir: str, node: str, target: str, lock: str, data: bytes, max_
                 raise
             # a link or a FIFO planted where the lock belongs: refused, never followed, and the event still kept
             _append_unlocked(state_dir, node, target, data)
-            return f"the history's lock {statefile.problem(exc, lock)}: the event was appended without it; remove it"
+            fix = "" if isinstance(exc, statefile.LockUnavailable) else "; remove it"
+            return f"the history's lock {statefile.problem(exc, lock)}: the event was appended without it{fix}"
     except OSError as exc:
         return f"cannot append to the history {target}: {statefile.problem(exc, target)}"
     return None
@@ -189,6 +190,18 @@ class History:
     error: str | None = None      # why the file could not be read (its events are then unknown, not none)
     bad_lines: list[int] = field(default_factory=list)   # their 1-based numbers (in what was read)
     cut: bool = False             # only the file's tail was read
+    numbers: list[int] = field(default_factory=list)     # each event's 1-based line number (in what was read)
+
+    def after_garbled(self) -> list[dict[str, Any]]:
+        """The events after the last garbled line: what a run in a row may count (history.streak). A line that
+        cannot be read may have been a pass or a reboot's run, which ends a streak: evidence is never counted
+        across a line whose event is unknown (no drain on missing facts)."""
+        if not self.bad_lines:
+            return self.events
+        if len(self.numbers) != len(self.events):
+            return []                 # where each event stood is unknown: nothing counts as after the garbled line
+        last = max(self.bad_lines)
+        return [e for e, n in zip(self.events, self.numbers, strict=True) if n > last]
 
     @property
     def garbled(self) -> str | None:
@@ -220,7 +233,14 @@ def _valid(entry: Any, node: str | None = None) -> bool:
 def parse(text: str, node: str | None = None) -> tuple[list[dict[str, Any]], list[int]]:
     """(the events, the numbers of the lines that are not one); a blank line is neither. Given `node`, a line that
     names another node is not one of its events (a file copied from another node's history): garbled."""
+    events, _, bad = _parse(text, node)
+    return events, bad
+
+
+def _parse(text: str, node: str | None = None) -> tuple[list[dict[str, Any]], list[int], list[int]]:
+    """As parse, with each event's line number too."""
     events: list[dict[str, Any]] = []
+    numbers: list[int] = []
     bad: list[int] = []
     seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), 1):
@@ -235,9 +255,10 @@ def parse(text: str, node: str | None = None) -> tuple[list[dict[str, Any]], lis
             entry = None
         if _valid(entry, node):
             events.append(entry)
+            numbers.append(number)
         else:
             bad.append(number)
-    return events, bad
+    return events, numbers, bad
 
 
 def read(state_dir: str, node: str, cap: int = READ_CAP) -> History:
@@ -249,8 +270,8 @@ def read(state_dir: str, node: str, cap: int = READ_CAP) -> History:
         return History([], 0)
     except OSError as exc:
         return History([], 0, f"cannot read the history {target}: {statefile.problem(exc, target)}")
-    events, bad = parse(tail.text, node)
-    return History(events, len(bad), None, bad, tail.cut)
+    events, numbers, bad = _parse(tail.text, node)
+    return History(events, len(bad), None, bad, tail.cut, numbers)
 
 
 def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FLAP_WINDOW_S) -> str | None:

@@ -153,7 +153,13 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     return None
 
 
-def _drained_anew(cfg: Config, before: slurm.NodeRow) -> str | None:
+def _drain_ids(cfg: Config) -> set[str] | None:
+    """The ids of the drains in the node's history now (None: it cannot be read)."""
+    past = history.read(cfg.state_dir, cfg.node)
+    return None if past.error else {str(e.get("id")) for e in past.events if e["event"] == "drain"}
+
+
+def _drained_anew(cfg: Config, before: slurm.NodeRow, drains: set[str] | None = None) -> str | None:
     """Why the drain this revalidation proved repaired is no longer the node's, or None. The preflight takes a minute
     or more; meanwhile an operator may drain the node by hand for a fault of their own (a PSU, a cable), or a prolog
     record another drain: resuming then would return a node someone else took out of service, on a proof of another
@@ -165,6 +171,12 @@ def _drained_anew(cfg: Config, before: slurm.NodeRow) -> str | None:
     if not now.ours or now.reason_text != before.reason_text:
         return (f"its drain changed while the preflight ran (was {before.reason_text!r}, now "
                 f"{(now.reason_text if now.drained else now.state)!r}): that drain is not the one proven repaired")
+    # a fault recorded under the same reason meanwhile (a running job's first step, or a prolog of a job that began
+    # before the drain: "already drained by torchimages") is a drain this preflight never saw: its repair is owed
+    after = _drain_ids(cfg)
+    if drains is None or after is None or after - drains:
+        return ("a drain was recorded in its history while the preflight ran (another fault of this node, under the "
+                "same reason): that drain is not the one proven repaired")
     return None
 
 
@@ -187,6 +199,7 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         _note(cfg, "resume-refused", None, f"{whose}: left alone")
         _close(cfg, f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
         return EXIT_REFUSED, None, None, {}
+    drains = _drain_ids(cfg)          # read before the proof: a drain recorded after this is one the proof never saw
     if problem := _proof(cfg, row, info):
         return _refused(cfg, problem, note=False)
     verdict, report, xids = assess(cfg)
@@ -203,7 +216,7 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         _note(cfg, "resume-refused", verdict.code, verdict.summary)
         _close(cfg, f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
         return status, verdict, report, xids
-    if changed := _drained_anew(cfg, row):
+    if changed := _drained_anew(cfg, row, drains):
         _note(cfg, "resume-refused", None, changed)
         if changed.startswith("its state cannot be read"):     # the tool's trouble: not assessed, as above
             _close(cfg, f"{cfg.node}: {changed}; not resumed")

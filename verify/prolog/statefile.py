@@ -127,6 +127,12 @@ def open_read(path: str) -> int:
     return _open(path, os.O_RDONLY)
 
 
+def open_rw(path: str, mode: int = 0o600) -> int:
+    """An fd to read and write a regular file, created `mode` (a lock file: 0600, so that no other user can hold a
+    read lock on it): Refused, or OSError."""
+    return _open(path, os.O_RDWR | os.O_CREAT, mode)
+
+
 def replace(path: str, data: bytes, mode: int = 0o644) -> None:
     """Write `data` as the whole of `path`: a temp file in its folder, then a rename (a symlink there is replaced,
     never followed)."""
@@ -166,6 +172,13 @@ class LockBusy(OSError):
     """The lock was not had within its wait."""
 
 
+class LockUnavailable(Refused):
+    """The file system gives no lock at all (ENOLCK: NFS without its lock manager; EOPNOTSUPP, EINVAL): no other
+    prolog holds it, so waiting is pointless and "held by another prolog" would be false. Refused, as a lock file that
+    is a FIFO or a symlink is: the breaker counts without it (its re-count still keeps the share), the history
+    appends without it."""
+
+
 @contextlib.contextmanager
 def locked(path: str, wait_s: float, clock: Callable[[], float] = time.monotonic,
            sleep: Callable[[float], None] = time.sleep) -> Iterator[None]:
@@ -178,7 +191,10 @@ def locked(path: str, wait_s: float, clock: Callable[[], float] = time.monotonic
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES) or clock() >= deadline:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise LockUnavailable(exc.errno, f"{path} cannot be locked here ({exc.strerror or exc}): no lock "
+                                          "to be had on this file system") from None
+                if clock() >= deadline:
                     raise LockBusy(errno.EAGAIN, f"{path} is held by another prolog past {wait_s:g} s") from None
                 sleep(0.02)
         yield
