@@ -173,6 +173,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "h100-nvl-pair-dcgmi-nvlink-all-18-links-down-both-gpus-diag-r2-passes": "translator: gpu warn NVLINK_DOWN (host, "
         "on the poster's surprise); verify explain: every link down on GPUs whose model the excerpt does not name is "
         "not assessed, warn HEALTH_NOT_ASSESSED (the bridged SKU built without bridges passes, as the A100 PCIe entry)",
+    # Forty-fourth batch (tests/test_judges_fix44.py): what decides it is outside the excerpt.
+    "cx6dx-mt4125-ibstat-mlx5-1-roce-down-disabled-beside-mlx5-0-active-100-sixteen-nics-rank-on-down-nic-hangs": "translator: "
+        "fabric fail FABRIC_PORT_DOWN (host; the 16 NICs and the hang in prose); verify explain: one Disabled port "
+        "beside its card's ACTIVE port may be off by design, warn (host), as the facts",
+    "dgx-os-25.01-nvidia-peermem-replaces-nv-peer-mem-nccl-2.22.3-or-older-gdr-disabled-for-hca-0-1-2-image": "translator: "
+        "nccl warn FABRIC_GDR_OFF (image: NCCL <= 2.22.3, in prose); verify explain: the four lines name no NCCL "
+        "version, so the host's peer-memory path, warn (host)",
+    "p4d-docker-aws-ofi-nccl-1.12.1-selected-provider-tcp-found-1-nics-no-efa-device-passed-bootstrap-lo-job": "translator: "
+        "nccl fail NCCL_NET_FALLBACK (job, the p4d's EFA in prose); verify explain: provider tcp with no adapter shown "
+        "warns the job",
 }
 
 

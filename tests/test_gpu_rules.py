@@ -682,6 +682,19 @@ KNOWN_MISMATCHES = {
     "h100-nvl-pair-dcgmi-nvlink-all-18-links-down-both-gpus-diag-r2-passes": "every link down on a bridged PCIe SKU is "
         "also the card built without its bridges (the A100 PCIe entry, translated pass): not judged a fault; the "
         "translator warns on the poster's surprise that they are down",
+    # Forty-fourth batch (tests/test_judges_fix44.py): what decides it is in the thread's prose, or no field holds it.
+    "cx6dx-mt4125-ibstat-mlx5-1-roce-down-disabled-beside-mlx5-0-active-100-sixteen-nics-rank-on-down-nic-hangs": "one "
+        "port Disabled beside an ACTIVE port of the same model, no rail set shown (the shared system image GUID: one "
+        "dual-port card) may be off by design: warn (host); the 16 NICs and the rank placed on it are the thread's prose",
+    "dgx-os-25.01-nvidia-peermem-replaces-nv-peer-mem-nccl-2.22.3-or-older-gdr-disabled-for-hca-0-1-2-image": "GDR "
+        "Disabled on every HCA with no NCCL version recorded is the host's peer-memory path (warn, host); NCCL <= 2.22.3 "
+        "missing nvidia-peermem is the poster's prose, and a fabric record of `peermem` alone is nothing to judge, no pass",
+    "p4d-docker-aws-ofi-nccl-1.12.1-selected-provider-tcp-found-1-nics-no-efa-device-passed-bootstrap-lo-job": "aws-ofi-"
+        "nccl on provider tcp with the node's adapters not recorded warns the job (a node without EFA selects tcp as "
+        "well); that the node is a p4d with EFA is the poster's prose",
+    "roce-bond-mlx5-bond-0-25g-active-on-host-container-ibv-open-device-failed-nccl-socket-bond0-job": "the nccl "
+        "verdict agrees (fail NCCL_NET_FALLBACK, job); no fabric field holds `ibv_open_device` failing on a listed "
+        "device (`uverbs` unknown): the host side passes, the container is not judged (the translator says so)",
 }
 
 

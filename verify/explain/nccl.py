@@ -11,6 +11,7 @@ from typing import Any
 from ..checks.nccl import ncclog
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
+from . import ib
 from .said import printed
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
@@ -219,6 +220,14 @@ def ranks(text: str) -> tuple[int | None, int | None, str | None]:
     return len(seen), len({host for host, _ in seen.values()}), names.pop() if len(names) == 1 else None
 
 
+def _listed(text: str) -> dict[str, Any]:
+    """The adapters of an `ibstat`/`ibstatus`/`ibv_devinfo` listing pasted with the log (an issue's host listing above
+    the job's NCCL lines): the nccl facts' `adapters`, as a translation of the same file records them, so that the
+    log's fall-back is judged against the adapters the file shows. No listing, or one that lists none: not recorded."""
+    adapters = ib.parse(text)["adapters"] if ib.detect(text) else []
+    return {"adapters": adapters, "infiniband": True} if adapters else {}
+
+
 def parse(text: str) -> dict[str, Any]:
     version = _VERSION.search(text)
     error = _error(text)
@@ -227,4 +236,4 @@ def parse(text: str) -> dict[str, Any]:
     listed, on, gpu = ranks(text)
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
             "world_size": world or listed, "nodes": nodes if world else on, "nccl_log": _log(text),
-            **({"device_name": gpu} if gpu else {})}
+            **({"device_name": gpu} if gpu else {}), **_listed(text)}

@@ -6,8 +6,8 @@ when the limit bites: UCX's `mlx5_0: ibv_create_cq() failed: Cannot allocate mem
 (ulimit -l) to 'unlimited' (current: 64 kbytes)` (src/uct/ib/base/ib_log.c) and libibverbs' `libibverbs: Warning:
 RLIMIT_MEMLOCK is 65536 bytes.` (libibverbs/init.c). Those name the verbs device in use (`verbs_devices`) where they
 print it: the limit was read where RDMA runs. A call that pins memory failing with ENOMEM (NCCL's `Call to
-ibv_reg_mr_iova2 failed with error Cannot allocate memory`, verify/shared/rdma.py's PINNING_ENOMEM) is the
-`memlock_error`, with or without the limit beside it. A library's message that prose mentions ("If NCCL prints
+ibv_reg_mr_iova2 failed with error Cannot allocate memory`, libfabric's EFA provider aborting on its registered
+receive buffers: verify/shared/rdma.py's PINNING_ENOMEM) is the `memlock_error`, with or without the limit beside it. A library's message that prose mentions ("If NCCL prints
 `Call to ibv_reg_mr_iova2 failed ...`, raise ...", verify/explain/said.py) is none."""
 from __future__ import annotations
 

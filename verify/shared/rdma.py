@@ -174,7 +174,16 @@ def net_plugins(base: str, env: dict[str, str]) -> list[str]:
 # too), libfabric's `fi_mr_reg failed, ret is:-12`, aws-ofi-nccl's `Unable to register memory ... RC: -12`.
 # Another errno of the same call (EFAULT `Bad address`: no peer memory for a GPU buffer) is no memlock evidence.
 _PINNING = r"(?:ibv_reg_mr\w*|ibv_reg_dmabuf_mr|ibv_create_cq\w*|fi_mr_reg\w*|[Uu]nable to register memory)"
-PINNING_ENOMEM = re.compile(_PINNING + r"[^\n]*?(?:Cannot allocate memory|\bENOMEM\b|(?:ret is|RC):\s*-12\b)")
+# libfabric's EFA provider aborting because it could not post its internal receive buffers with -12 (ENOMEM): those
+# buffers come from a packet pool it registers with the device as it grows it (prov/efa efa_rdm_ep_grow_rx_pools,
+# efa_errno.h INTERNAL_RX_BUF_POST), so the pool's pinning ran out. Its abort block (efa_base_ep_write_eq_error:
+# `Libfabric error: (-12) Cannot allocate memory` then `EFA internal error: (4112) Failure to post internal receive
+# buffers`, on two lines, or on one where a record joined them) and its FI_LOG_LEVEL=warn line (`err: Cannot allocate
+# memory (12) prov_errno: Failure to post internal receive buffers (4112)`). The -12 alone names no pinning call.
+_EFA_RX_BUFFERS = (r"Libfabric error: \(-12\)[^\n]*?(?:\n[^\n]*?)?EFA internal error: \(\d+\) Failure to post "
+                   r"internal receive buffers|err: Cannot allocate memory \(-?12\) prov_errno: Failure to post internal receive buffers")
+PINNING_ENOMEM = re.compile(_PINNING + r"[^\n]*?(?:Cannot allocate memory|\bENOMEM\b|(?:ret is|RC):\s*-12\b)|"
+                            + _EFA_RX_BUFFERS)
 
 
 def pinning_failed(text: str | None) -> str | None:
@@ -185,7 +194,8 @@ def pinning_failed(text: str | None) -> str | None:
         return None
     start = text.rfind("\n", 0, found.start()) + 1
     end = text.find("\n", found.end())
-    return text[start:end if end >= 0 else None].strip()[:300]
+    # the lines it spans (EFA's abort block prints two) as one
+    return re.sub(r"\s*\n\s*", " ", text[start:end if end >= 0 else None].strip())[:300]
 
 
 def memlock_owner(inside: bool) -> tuple[Owner, str]:

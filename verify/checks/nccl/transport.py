@@ -81,10 +81,24 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
                     if facts.get("verbs_loads") and facts.get("uverbs") else "NCCL did not find a usable HCA") + _quoted(log)
 
 
+# NCCL's socket transport listing its interfaces (`NET/Socket : Using [0]ib0:...`): NCCL brings it up only after
+# the net plugin and its IB transport gave no device (src/net.cc, netGetState in order, from 2.5 on; 2.4's bootstrap
+# printed the same words, so the line alone is no choice)
+_SOCKET_UP = re.compile(r"NET/Socket ?: ?Using \[")
+
+
+def _verbs_gone_to_socket(log: NcclLog) -> bool:
+    """libibverbs not loadable, no net plugin carrying the traffic, and NCCL's socket transport brought up: IB could
+    not be NCCL's network, so the socket transport is, whether or not a `Using network` line is quoted."""
+    return bool(log.get("verbs_missing")) and not (log.get("plugin_loaded") or log.get("ofi_provider")) \
+        and any(_SOCKET_UP.search(str(line)) for line in log.get("proof") or [])
+
+
 def _fell_back(log: NcclLog) -> str | None:
     """`Socket` when any rank chose it; `Libfabric over <provider>` when aws-ofi-nccl runs on a provider not efa."""
-    if "Socket" in (log.get("networks") or [log.get("network") or ""]) or "Socket" in (log.get("net_channels") or {}):
-        return "NET/Socket"             # the choice, or (no `Using network` line) the connections themselves
+    if "Socket" in (log.get("networks") or [log.get("network") or ""]) or "Socket" in (log.get("net_channels") or {}) \
+            or (not log.get("networks") and _verbs_gone_to_socket(log)):
+        return "NET/Socket"             # the choice, or (no `Using network` line) the connections or the transport
     # the provider is the network's only where aws-ofi-nccl carries the traffic: a plugin that failed its init
     # (NCCL then runs its own IB transport: `Using network IB`) moved nothing over it
     nets = _networks(log)
