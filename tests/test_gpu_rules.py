@@ -682,6 +682,16 @@ KNOWN_MISMATCHES = {
     "h100-nvl-pair-dcgmi-nvlink-all-18-links-down-both-gpus-diag-r2-passes": "every link down on a bridged PCIe SKU is "
         "also the card built without its bridges (the A100 PCIe entry, translated pass): not judged a fault; the "
         "translator warns on the poster's surprise that they are down",
+    # Forty-sixth batch (tests/test_judges_fix46.py): whose CUDA is past whose driver is in the thread.
+    "gtx1070-rapidsai-latest-container-cuda-9.2-error-35-on-driver-410-older-container-works": "error 35 alone, no driver or runtime version recorded: the driver is older than the build "
+        "(host), as the corpus's other error-35 entries; the 410 driver that runs the image's CUDA 9.2 "
+        "and the older tag that works are the thread's prose",
+    "kronos-container-torch-on-driver-cuda-11.4-found-version-11040-fixed-by-pinning-torch-1.13.1": "error 35 on a driver for CUDA 11.4, the torch's CUDA not recorded: the driver is older than the "
+        "build (host), as for 387.26 under a newer image; that the driver cannot change and a pinned "
+        "torch 1.13.1 runs are the poster's prose",
+    "relion-singularity-image-built-from-cuda-10.2-on-cluster-lts-driver-418.87-error-35": "error 35 on driver 418.87.00, the image's CUDA not recorded: the driver is older than the build "
+        "(host), as the 367.57 entry; the image's CUDA 10.2 base and the site's LTS driver policy are the "
+        "thread's prose",
 }
 
 

@@ -135,3 +135,9 @@ def test_the_job_s_own_socket_choice_on_efa_stays_the_job_s():
     facts = efa_log(env={"NCCL_NET": "Socket"})
     r = nccl.judge(facts, Options())
     assert r.owner == "job" and r.code == "FABRIC_NCCL_FORCED_SOCKET", r.summary
+
+
+def test_803_the_image_s_cuda_compat_met_by_a_program_fails_the_image_too():
+    text = "RuntimeError: CUDA error: system has unsupported display driver / cuda driver combination"
+    r = gpu.judge({"cuda_errors": [{"index": None, "text": text}]}, Options())
+    assert verdict(r) == ("fail", "DRIVER_ERROR", "image"), r.summary
