@@ -60,7 +60,7 @@ RESOLVED: dict[tuple[str, str, str], Callable[[], set[str]]] = {
     (GPU + "driverlog.py", "code", "FAIL"): lambda: {code for _, code, _ in xidcatalog.RM_STATUS.values()},
     (GPU + "perf.py", "code", "FAIL"): lambda: {f[4] for f in PERF_FIGURES},
     (GPU + "perf.py", "code", "FAIL if verdict == FAIL else WARN"): lambda: {f[4] for f in PERF_FIGURES},
-    (GPU + "programerrors.py", "decoded.code", "FAIL if decoded.owner == 'host' else WARN"): _decoded,
+    (GPU + "programerrors.py", "decoded.code", "FAIL if _fails(decoded) else WARN"): _decoded,
     (GPU + "verdict.py", "decoded.code", "FAIL"): _decoded,
     # why_no_gpu's code is a fault the facts prove (node.py: DRIVER_ERROR), else none
     (GPU + "verdict.py", "shown or 'GPU_NOT_VISIBLE'", "status"): lambda: {"DRIVER_ERROR", "GPU_NOT_VISIBLE"},

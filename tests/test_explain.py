@@ -183,6 +183,20 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p4d-docker-aws-ofi-nccl-1.12.1-selected-provider-tcp-found-1-nics-no-efa-device-passed-bootstrap-lo-job": "translator: "
         "nccl fail NCCL_NET_FALLBACK (job, the p4d's EFA in prose); verify explain: provider tcp with no adapter shown "
         "warns the job",
+    # Forty-sixth batch (tests/test_judges_fix46.py): what decides it is in the thread, not the excerpt.
+    "gtx1070-rapidsai-latest-container-cuda-9.2-error-35-on-driver-410-older-container-works": "error 35 alone, no driver or runtime version recorded: the driver is older than the build "
+        "(host), as the corpus's other error-35 entries; the 410 driver that runs the image's CUDA 9.2 "
+        "and the older tag that works are the thread's prose",
+    "kronos-container-torch-on-driver-cuda-11.4-found-version-11040-fixed-by-pinning-torch-1.13.1": "error 35 on a driver for CUDA 11.4, the torch's CUDA not recorded: the driver is older than the "
+        "build (host), as for 387.26 under a newer image; that the driver cannot change and a pinned "
+        "torch 1.13.1 runs are the poster's prose",
+    "relion-singularity-image-built-from-cuda-10.2-on-cluster-lts-driver-418.87-error-35": "error 35 on driver 418.87.00, the image's CUDA not recorded: the driver is older than the build "
+        "(host), as the 367.57 entry; the image's CUDA 10.2 base and the site's LTS driver policy are the "
+        "thread's prose",
+    "aws-h100-efa-nemo-26.02-container-ofi-plugin-hpcx-libibverbs-lacks-ibverbs-private-34-socket": "translator: nccl fail NCCL_NET_FALLBACK (image, on an EFA node: `efa` from the poster's prose); "
+        "the excerpt shows the image's OFI plugin failing to link and no EFA device (libefa is the "
+        "image's verbs provider, on any node) nor sockets: nothing to judge (its facts, with `efa`, fail "
+        "the image)",
 }
 
 

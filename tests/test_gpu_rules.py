@@ -695,6 +695,16 @@ KNOWN_MISMATCHES = {
     "roce-bond-mlx5-bond-0-25g-active-on-host-container-ibv-open-device-failed-nccl-socket-bond0-job": "the nccl "
         "verdict agrees (fail NCCL_NET_FALLBACK, job); no fabric field holds `ibv_open_device` failing on a listed "
         "device (`uverbs` unknown): the host side passes, the container is not judged (the translator says so)",
+    # Forty-sixth batch (tests/test_judges_fix46.py): whose CUDA is past whose driver is in the thread.
+    "gtx1070-rapidsai-latest-container-cuda-9.2-error-35-on-driver-410-older-container-works": "error 35 alone, no driver or runtime version recorded: the driver is older than the build "
+        "(host), as the corpus's other error-35 entries; the 410 driver that runs the image's CUDA 9.2 "
+        "and the older tag that works are the thread's prose",
+    "kronos-container-torch-on-driver-cuda-11.4-found-version-11040-fixed-by-pinning-torch-1.13.1": "error 35 on a driver for CUDA 11.4, the torch's CUDA not recorded: the driver is older than the "
+        "build (host), as for 387.26 under a newer image; that the driver cannot change and a pinned "
+        "torch 1.13.1 runs are the poster's prose",
+    "relion-singularity-image-built-from-cuda-10.2-on-cluster-lts-driver-418.87-error-35": "error 35 on driver 418.87.00, the image's CUDA not recorded: the driver is older than the build "
+        "(host), as the 367.57 entry; the image's CUDA 10.2 base and the site's LTS driver policy are the "
+        "thread's prose",
 }
 
 

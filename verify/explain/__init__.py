@@ -36,6 +36,7 @@ from . import (
     smixml,
     sysfsib,
     topo,
+    torcharch,
     ulimit,
     xidrelay,
 )
@@ -87,6 +88,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("NVML initialisation or handle error", "gpu", nvml.detect, nvml.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("CUDA error of a running program", "gpu", cuda.detect_runtime, cuda.parse_runtime),
+    Kind("torch's warning of a GPU not in its build", "gpu", torcharch.detect, torcharch.parse),
     Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),       # names and UUIDs alone: after the rest
     Kind("torch.distributed rendezvous error", "nccl", rendezvous.detect, rendezvous.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last

@@ -1,7 +1,9 @@
 """CUDA errors a running program met (the gpu facts' `cuda_errors`: a training log's `CUDA error: ...`), judged by
 the one catalog (verify/shared/cuda_errors.py): an error the GPU causes (an uncorrectable ECC or NVLink error) fails
-the host; one the program's own use causes (out of memory, a kernel's fault) is the job's, said as a warning and
-never the node's; an error the catalog does not decode is said, not judged. Each code is said once."""
+the host; a build that cannot run on this GPU at all (no code for its architecture, the image's cuda-compat) fails the
+image, as the same build's arch list does, and drains nothing; one the program's own use causes (out of memory, a
+kernel's fault) is the job's, said as a warning and never the node's; an error the catalog does not decode is said,
+not judged. Each code is said once."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -9,7 +11,7 @@ from typing import Any
 
 from ...findings import Findings
 from ...result import FAIL, WARN, CheckResult
-from ...shared.cuda_errors import decode
+from ...shared.cuda_errors import FORWARD_COMPAT, Decoded, decode
 
 
 def judge_errors(errors: Sequence[Any], found: Findings, result: CheckResult) -> int:
@@ -30,7 +32,14 @@ def judge_errors(errors: Sequence[Any], found: Findings, result: CheckResult) ->
             continue
         index = e.get("index") if isinstance(e.get("index"), int) else None
         where = f"torch device {index}" if index is not None else "a program on this node"
-        found.add(FAIL if decoded.owner == "host" else WARN, decoded.code,
+        found.add(FAIL if _fails(decoded) else WARN, decoded.code,
                   f"{where} met a CUDA error: {decoded.cause} ({text.strip()[:200]})", decoded.fix, decoded.owner,
                   None)
     return undecoded
+
+
+def _fails(decoded: Decoded) -> bool:
+    """The GPU's fault (host), or the image's build refusing this GPU whatever the program does (a refusal): no run of
+    that build can work here. The job's errors (out of memory, its kernels' faults) warn."""
+    # 804's owner turns on the driver's facts (node.refusal), which this judge does not hold: it warns, as before
+    return decoded.owner == "host" or (decoded.owner == "image" and decoded.refusal and decoded is not FORWARD_COMPAT)

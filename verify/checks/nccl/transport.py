@@ -107,6 +107,16 @@ def _fell_back(log: NcclLog) -> str | None:
     return None
 
 
+def _efa_unreachable(log: NcclLog) -> str | None:
+    """On an EFA node, a net plugin NCCL could not load and nothing else chosen: NCCL's own IB transport opens no
+    EFA device (no RC queue pairs), so sockets are all it has between nodes, whether or not the log goes on to say
+    `Using network Socket`. A plugin that loaded, a provider chosen or a network named decide instead."""
+    if not log.get("plugin_missing") or log.get("plugin_loaded") or log.get("ofi_provider") or _networks(log) \
+            or log.get("net_channels"):
+        return None
+    return "NET/Socket (no net plugin loaded, and NCCL reaches EFA only through one)"
+
+
 def gdr_summary(log: NcclLog) -> tuple[int, int]:
     """(connections over NCCL's IB transport or the HPC-X IBext plugin, how many of them carry /GDRDMA)."""
     rows = [row for name, row in (log.get("net_channels") or {}).items() if _verbs_net(name)]
@@ -180,8 +190,8 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
     node's adapters are unknown, the log's own reason (no verbs, no device, a disabled transport, no plugin) warns,
     owned by that reason: on a node without adapters sockets are right."""
     log: NcclLog = facts.get("nccl_log") or {}
-    used = _fell_back(log)
     kind = rdma_shown(facts, log)
+    used = _fell_back(log) or (_efa_unreachable(log) if kind == "EFA" else None)
     if not used or (kind is None and (facts.get("infiniband") is False or facts.get("efa") is False)):
         return
     owner, why = _fallback_cause(facts, log)

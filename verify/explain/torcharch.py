@@ -1,0 +1,54 @@
+"""torch's warning that a GPU's architecture is not in its build, as `torch.cuda` prints it at start-up (torch 1.6 and
+later, torch/cuda/__init__.py `_check_capability`/`_check_cubins`):
+
+    NVIDIA GeForce RTX 5080 with CUDA capability sm_120 is not compatible with the current PyTorch installation.
+    The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.
+
+Into the gpu facts' `devices` (each GPU it names, with its capability), `capabilities` and `arch_list` (the build's
+list as torch printed it): the judge decides by CUDA's compatibility rules (verify/checks/gpu/gpuarch.py) whether
+any code of that list runs on the GPU, as it does for a live run. The warning's own words are not the verdict: only
+with both lines is anything read. A line that quotes the warning in prose (verify/explain/said.py) is none."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .said import mentioned
+
+# the GPU's name: what precedes the words on the line, after a path's or `UserWarning:`'s colon, a quote or a backtick
+_WARNING = re.compile(r"(?P<name>[^\s`'\":][^`'\":\n]{0,120}?) with CUDA capability sm_(?P<cap>\d{2,3}) is not compatible "
+                      r"with the current PyTorch installation")
+_SUPPORTS = re.compile(r"The current PyTorch install supports CUDA capabilities (?P<archs>(?:(?:sm|compute)_\d+[af]?"
+                       r"\s*)+)")
+_ARCH = re.compile(r"(?:sm|compute)_\d+[af]?")
+_NEAR = 4        # the list follows its warning on the next line (a wrapped or blank line between at most)
+
+
+def _warnings(text: str) -> list[tuple[str, str, list[str]]]:
+    """(GPU name, capability `12.0`, the build's arch list) for each warning printed with its list."""
+    lines = text.splitlines()
+    found: list[tuple[str, str, list[str]]] = []
+    for n, line in enumerate(lines):
+        at = line.find(" with CUDA capability sm_")     # the name within reach before it (a hostile line is long)
+        m = _WARNING.search(line, max(0, at - 122)) if at >= 0 else None
+        if not m or mentioned(line, m.start("name")):
+            continue
+        listed = next((s for s in (_SUPPORTS.search(x) for x in [line[m.end():], *lines[n + 1:n + 1 + _NEAR]]) if s),
+                      None)
+        if listed is None:
+            continue
+        cap = int(m.group("cap"))
+        found.append((m.group("name").strip(), f"{cap // 10}.{cap % 10}", _ARCH.findall(listed.group("archs"))))
+    return found
+
+
+def detect(text: str) -> bool:
+    return "with the current PyTorch installation" in text and bool(_warnings(text))
+
+
+def parse(text: str) -> dict[str, Any]:
+    warned = list(dict.fromkeys((name, cc) for name, cc, _ in _warnings(text)))
+    arch_list = _warnings(text)[0][2] if warned else None
+    # torch warns once per GPU model (Python's warnings repeat no message): one device per model it names
+    return {"torch": None, "devices": [{"index": None, "name": name, "cc": cc} for name, cc in warned] or None,
+            "capabilities": [cc for _, cc in warned] or None, "arch_list": arch_list}
