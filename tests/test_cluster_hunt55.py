@@ -74,3 +74,28 @@ def test_a_gpu_pass_on_no_device_that_verify_never_writes_stays_refused(change):
     change(report["checks"][0])
     assert plausible.report_problem(report) is not None
     assert verdict.decide(report, True).code == "REPORT_INVALID"
+
+
+def _train(facts: dict[str, Any], source: str | None = None) -> Any:
+    from verify import judging
+    from verify.checks import CHECKS
+    from verify.options import Options
+    return judging.judge(CHECKS["train"], facts, Options(), source=source)
+
+
+@pytest.mark.parametrize("field,value,said", [
+    ("timed_steps", 500, "timed 500 step(s) after a warm-up of 3, but recorded 30"),
+    ("wall_s", 0.5, "longer than its whole run"),
+])
+def test_a_train_record_timing_more_than_it_ran_is_refused_never_a_faster_pass(field, value, said):
+    """Class 6: the trainer times len(steps) - WARMUP steps, inside its whole run (trainer.py). A record of 500 timed
+    steps of 30 made the rate 18x what ran (a slow node's TRAIN_SLOW hidden); refused, never judged (FACTS.md)."""
+    from tests.verify_handmade import handmade_train_facts
+    facts = handmade_train_facts()
+    assert _train(facts).status == "pass"
+    facts["ranks"][0][field] = value
+    r = _train(facts, source="r/train.json")
+    assert (r.status, r.code) == ("fail", "FACTS_INVALID") and said in r.summary, r
+    live = _train(facts)                     # a live run's contradiction: the measurement, never the node's fault
+    assert live.code == "MEASUREMENT_INVALID" and verdict.decide(
+        {"status": "fail", "checks": [json.loads(json.dumps(live.to_dict(), default=vars))]}).kind == verdict.NOT_ASSESSED
