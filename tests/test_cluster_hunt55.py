@@ -75,6 +75,7 @@ def test_a_gpu_pass_that_read_no_nvml_device_is_verify_s_no_pass_where_slurm_gav
 @pytest.mark.parametrize("change", [
     lambda g: g["metrics"].update(torch_devices={"value": 8.0, "unit": "count"}),   # torch saw 8: verify warns
     lambda g: g["data"].update(devices=[{"index": 0, "uuid": "GPU-1"}]),           # a device listed, 0 counted
+    lambda g: g.update(data={}),                     # verify lists its (empty) NVML devices beside the count
 ])
 def test_a_gpu_pass_on_no_device_that_verify_never_writes_stays_refused(change):
     report = _report(KMSG_ONLY)

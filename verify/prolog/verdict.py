@@ -278,7 +278,7 @@ def no_device_read(c: dict[str, Any]) -> bool:
     nvml = metrics.get("nvml_devices")
     listed = data.get("devices") if isinstance(data, dict) else None
     return c.get("name") == "gpu" and isinstance(nvml, dict) and nvml.get("value") == 0 \
-        and "torch_devices" not in metrics and listed in (None, [])
+        and "torch_devices" not in metrics and isinstance(listed, list) and not listed
 
 
 def _does(state: str) -> str:
