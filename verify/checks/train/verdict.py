@@ -141,14 +141,14 @@ def _consistent(facts: Any) -> str | None:
     return grouplayout.contradiction(facts)
 
 
-def _timed_beyond(ranks: list[dict[str, Any]], config: dict[str, Any]) -> str | None:
+def _timed_beyond(ranks: list[Any], config: dict[str, Any]) -> str | None:
     """A rank's timed steps are its recorded steps after the warm-up (trainer.py: len(steps) - WARMUP), within its
     whole run's wall time: more timed steps than it recorded, or a timed span longer than the run, is no record the
     trainer writes, and the rates read those two (500 timed of 120 steps made a slow node's MFU 0.15 read 0.66)."""
     warmup = config.get("warmup_steps")
     warmup = warmup if isinstance(warmup, int) and not isinstance(warmup, bool) and warmup >= 0 else 0
     for r in ranks:
-        timed, steps, took, wall = r.get("timed_steps"), r.get("steps"), r.get("timed_s"), r.get("wall_s")
+        timed, steps, took, wall = (r.get(k) for k in ("timed_steps", "steps", "timed_s", "wall_s"))
         if _is_number(timed) and isinstance(steps, list) and steps and timed + warmup > len(steps):
             return (f"rank {r.get('rank')} timed {timed} step(s) after a warm-up of {warmup}, but recorded "
                     f"{len(steps)} step(s)")
