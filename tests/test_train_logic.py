@@ -16,6 +16,7 @@ import pytest
 from tests.verify_handmade import handmade_steps, handmade_train_facts
 from verify import judging, replay
 from verify.checks import CHECKS
+from verify.checks.train import trainer
 from verify.options import Options
 from verify.result import CheckResult
 
@@ -72,6 +73,7 @@ def test_handmade_a_nan_loss_fails_with_its_own_code():
     for rank in facts["ranks"]:
         del rank["steps"][12:]
         rank["steps"][-1]["loss"] = "nan"
+        rank["timed_steps"] = 12 - trainer.WARMUP        # the trainer stops at the nan and times what it ran
     r = judged(facts)
     assert (r.status, r.code, r.owner) == ("fail", "TRAIN_LOSS_NOT_FINITE", "host"), r
     assert "nan at step 12" in r.summary

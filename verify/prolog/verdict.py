@@ -229,7 +229,7 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
         if passing and fails is not None and fails(value) and not across_nodes(c, str(key)):
             return f"its {c['name']} check {_does(c['status'])} with {str(key)[:40]} = {value}: {why}"
         fails, why = PASS_NEEDS.get((c["name"], str(key)), (None, ""))
-        if c["status"] == "pass" and fails is not None and fails(value):
+        if c["status"] == "pass" and fails is not None and fails(value) and not no_device_read(c):
             return f"its {c['name']} check passes with {str(key)[:40]} = {value}: {why}"
         never, said = NEVER_WRITTEN.get((c["name"], str(key)), (None, ""))
         if never is not None and never(value):
@@ -266,6 +266,19 @@ def across_nodes(c: dict[str, Any], metric: str) -> bool:
     if nodes == "unsaid":
         return data.get("rank") is not None
     return isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 1
+
+
+def no_device_read(c: dict[str, Any]) -> bool:
+    """A gpu pass on 0 NVML devices that verify writes: its partial judgement (NVML's devices not recorded, no torch
+    device seen, a clean kernel log: "the devices themselves not assessed") counts nvml_devices 0, lists no device and
+    writes no torch_devices. The rule refused it, and with it every other check's fault in that report; decide() reads
+    it as no GPU judged (GPU_NOT_ASSESSED where Slurm allocated GPUs). scripts/fleet/plausible.py holds the same."""
+    raw, data = c.get("metrics"), c.get("data")
+    metrics: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    nvml = metrics.get("nvml_devices")
+    listed = data.get("devices") if isinstance(data, dict) else None
+    return c.get("name") == "gpu" and isinstance(nvml, dict) and nvml.get("value") == 0 \
+        and "torch_devices" not in metrics and isinstance(listed, list) and not listed
 
 
 def _does(state: str) -> str:
@@ -365,6 +378,8 @@ def health_unread(check: dict[str, Any]) -> str | None:
     behind a warning that outranks it, THROTTLED on another GPU), or None."""
     if check.get("code") == "HEALTH_NOT_ASSESSED":
         return one_line(str(check.get("summary") or "HEALTH_NOT_ASSESSED"))[:300]
+    if no_device_read(check):
+        return "it judged no NVML device (nvml_devices 0): " + one_line(str(check.get("summary") or ""))[:300]
     data = check.get("data") if isinstance(check.get("data"), dict) else {}
     findings = data.get("findings") if isinstance(data, dict) else None
     for f in findings if isinstance(findings, list) else []:

@@ -130,6 +130,8 @@ def _consistent(facts: Any) -> str | None:
         return f"config.min_steps {low} > config.max_steps {high}"
     if any(isinstance(r.get("node"), str) and not r["node"].strip() for r in ranks):
         return "a rank names node '' (a blank node name): the ranks' nodes cannot be counted"
+    if why := _timed_beyond(ranks, config):
+        return why
     named = {r.get("node") for r in ranks} | {f.get("node") for f in failures}
     if isinstance(nodes, int) and ranks and None not in named:
         whole = not failures and isinstance(world, int) and len(ranks) == world
@@ -137,6 +139,22 @@ def _consistent(facts: Any) -> str | None:
             return (f"nodes is {nodes}, but the ranks/failures name {len(named)} node(s) "
                     f"({', '.join(sorted(map(str, named)))[:80]})")
     return grouplayout.contradiction(facts)
+
+
+def _timed_beyond(ranks: list[Any], config: dict[str, Any]) -> str | None:
+    """A rank's timed steps are its recorded steps after the warm-up (trainer.py: len(steps) - WARMUP), within its
+    whole run's wall time: more timed steps than it recorded, or a timed span longer than the run, is no record the
+    trainer writes, and the rates read those two (500 timed of 120 steps made a slow node's MFU 0.15 read 0.66)."""
+    warmup = config.get("warmup_steps")
+    warmup = warmup if isinstance(warmup, int) and not isinstance(warmup, bool) and warmup >= 0 else 0
+    for r in ranks:
+        timed, steps, took, wall = (r.get(k) for k in ("timed_steps", "steps", "timed_s", "wall_s"))
+        if _is_number(timed) and isinstance(steps, list) and steps and timed + warmup > len(steps):
+            return (f"rank {r.get('rank')} timed {timed} step(s) after a warm-up of {warmup}, but recorded "
+                    f"{len(steps)} step(s)")
+        if _is_number(took) and _is_number(wall) and wall + 0.01 < took:     # 0.01: their roundings (4 and 6 places)
+            return f"rank {r.get('rank')}'s timed steps took {took:g} s, longer than its whole run (wall_s {wall:g} s)"
+    return None
 
 
 LOSS = Holds(lambda v: None if (isinstance(v, str) and v in LOSS_WORDS) else Figure("", 0, 1e4).problem(v))
