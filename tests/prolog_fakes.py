@@ -95,3 +95,10 @@ def history_events(tmp_path: Any, node: str = "n1") -> list[tuple[str, str | Non
     """(event, code) of each line of the node's drain history under tmp_path/state, in order."""
     from verify.prolog import history
     return [(e["event"], e["code"]) for e in history.read(str(tmp_path / "state"), node).events]
+
+
+def allow_test_hooks(state_dir: Path) -> None:
+    """The operator's switch for verify's test hooks in a job's first step (verify/prolog/verifyrun.py
+    TEST_HOOKS_FILE): a file in the prolog's state folder, which no job writes."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    (state_dir / "test-hooks").write_text("")

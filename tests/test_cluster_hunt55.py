@@ -109,14 +109,20 @@ def test_a_train_record_timing_more_than_it_ran_is_refused_never_a_faster_pass(f
         {"status": "fail", "checks": [json.loads(json.dumps(live.to_dict(), default=vars))]}).kind == verdict.NOT_ASSESSED
 
 
-@pytest.mark.xfail(strict=True, reason="left for the main session: the Slurm tests (tests/test_slurm_cluster.py, "
-                   "tests/test_slurm_prolog.py, tests/test_verify_preflight.py) drain through this very door as a "
-                   "first step; closing it needs their hooks moved to an admin-side channel (Prolog='s environment "
-                   "is slurmd's, a first step's is the job's)")
-def test_a_job_s_test_hook_never_reaches_the_prolog_s_verify_as_a_first_step():
+def test_a_job_s_test_hook_never_reaches_the_prolog_s_verify_as_a_first_step(tmp_path):
     """Class 10, the sitecustomize door of round 53 by another name: a first step's environment is the job's, and
     VERIFY_TEST_HANG=gpu there hangs every run's gpu check (CHECK_TIMEOUT, the host's; confirmed alone, or
     PREFLIGHT_HUNG after --hang-runs): a healthy node drained by a job's variable."""
     from verify.prolog import verifyrun
-    env = verifyrun._verify_env({"VERIFY_TEST_HANG": "gpu", "VERIFY_TEST_CRASH": "gpu", "SLURM_STEP_ID": "0"})
-    assert not any(k.startswith("VERIFY_TEST_") for k in env)
+    job = {"VERIFY_TEST_HANG": "gpu", "VERIFY_TEST_CRASH": "gpu", "SLURM_STEP_ID": "0"}
+    assert not verifyrun.hooks_allowed("step", str(tmp_path))
+    # the operator's switch (a regular file in the state folder, no link), or slurmd's own environment under Prolog=
+    (tmp_path / "elsewhere").write_text("")
+    (tmp_path / verifyrun.TEST_HOOKS_FILE).symlink_to(tmp_path / "elsewhere")
+    assert not verifyrun.hooks_allowed("step", str(tmp_path))
+    (tmp_path / verifyrun.TEST_HOOKS_FILE).unlink()
+    (tmp_path / verifyrun.TEST_HOOKS_FILE).write_text("")
+    assert verifyrun.hooks_allowed("step", str(tmp_path)) and verifyrun.hooks_allowed("prolog", str(tmp_path / "no"))
+    environ = dict(job)
+    verifyrun.drop_test_hooks(environ)
+    assert environ == {"SLURM_STEP_ID": "0"}

@@ -127,7 +127,9 @@ class Registry:
 
         def work() -> None:
             try:
-                resp = self._request(method, url, stream=True, **kw)
+                # the request's own timeout outlasts the wait: a stalled registry is cut off by the deadline below,
+                # never by a read timeout racing it (a loaded machine ran the two in either order)
+                resp = self._request(method, url, stream=True, timeout=wait + 2, **kw)
                 try:
                     box["result"] = self._bounded(resp, limit, what)
                 finally:
@@ -159,15 +161,16 @@ class Registry:
                 raise UserError(f"registry {self.host}: {what} is more than the {limit} bytes this reader accepts")
         return Fetched(resp.status_code, resp.headers, bytes(body), resp.url)
 
-    def _request(self, method: str, url: str, **kw: Any) -> requests.Response:
+    def _request(self, method: str, url: str, timeout: float | None = None, **kw: Any) -> requests.Response:
         headers = dict(kw.pop("headers", {}) or {})
+        timeout = self.timeout if timeout is None else timeout
         if self._token:
             headers["Authorization"] = f"Bearer {self._token}"
         try:
-            resp = self.session.request(method, url, headers=headers, timeout=self.timeout, **kw)
+            resp = self.session.request(method, url, headers=headers, timeout=timeout, **kw)
             if resp.status_code == 401 and not self._token and self._authenticate(resp):
                 headers["Authorization"] = f"Bearer {self._token}"
-                resp = self.session.request(method, url, headers=headers, timeout=self.timeout, **kw)
+                resp = self.session.request(method, url, headers=headers, timeout=timeout, **kw)
         except requests.RequestException as exc:
             raise UserError(f"registry {self.host} not reachable ({type(exc).__name__}): start it or fix REGISTRY") from None
         return resp

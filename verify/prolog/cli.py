@@ -73,7 +73,7 @@ from .verdict import (
 from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
 from .verifyrun import _run_verify as _run_verify
 from .verifyrun import _verify_env as _verify_env
-from .verifyrun import load_report
+from .verifyrun import drop_test_hooks, hooks_allowed, load_report
 from .verifyrun import verify_command as verify_command
 
 KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
@@ -337,6 +337,8 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
 def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     cfg = config(args, env)
     cfg.started = started
+    if not hooks_allowed(cfg.mode, cfg.state_dir):
+        drop_test_hooks(os.environ)     # a job's step: its VERIFY_TEST_* would hang or crash checks (a false drain)
     if args.revalidate and cfg.under_prolog:
         raise UsageError("--revalidate in Slurm's Prolog= (slurm.conf): it is `make undrain NODE=<node>` on a drained "
                          "node; as Prolog= its refusals would drain every node a job starts on: remove it there")

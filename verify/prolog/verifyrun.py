@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import tempfile
 from typing import Any
@@ -86,6 +87,30 @@ def verify_command(python: str) -> list[str]:
     with this package's root put first by hand, as verify/bin does."""
     return [python, "-I", "-c", "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
             "runpy.run_module('verify', run_name='__main__', alter_sys=True)", PACKAGE_ROOT]
+
+
+# verify's test hooks (VERIFY_TEST_HANG, VERIFY_TEST_CRASH: verify/child.py) hang or crash a check on purpose. A
+# first step's environment is the job's: there they reach verify only where the operator allowed them, by this file
+# in the prolog's state folder (root's, which no job writes); under Prolog= the environment is slurmd's own
+TEST_HOOKS_FILE = "test-hooks"
+
+
+def hooks_allowed(mode: str, state_dir: str) -> bool:
+    """Whether verify's test hooks may come from this environment: always outside a job's step (Prolog=, by hand),
+    in a step only where the state folder holds TEST_HOOKS_FILE, a regular file (no link)."""
+    if mode != "step":
+        return True
+    try:
+        return stat.S_ISREG(os.lstat(os.path.join(state_dir, TEST_HOOKS_FILE)).st_mode)
+    except OSError:
+        return False
+
+
+def drop_test_hooks(environ: Any) -> None:
+    """verify's test hooks taken out of this process's environment (a job's step the operator did not allow them
+    in): verify and its checks inherit it."""
+    for key in [k for k in environ if k.startswith("VERIFY_TEST_")]:
+        del environ[key]
 
 
 def _verify_env(env: Any) -> dict[str, str]:
