@@ -15,7 +15,11 @@ import pytest
 from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, _verify_writes, history_events, install_fake
 from verify.prolog import cli, history, slurm
 
-GPU_LOST = json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode()
+
+def gpu_lost() -> bytes:
+    """A lost GPU's report, stamped now: a report made before the run is stale evidence (REPORT_INVALID), so one made
+    at import failed when the suite reached it minutes later."""
+    return json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode()
 
 
 def _no_locks(monkeypatch: pytest.MonkeyPatch, code: int) -> None:
@@ -38,7 +42,7 @@ def test_nvsentinel_breaker_a_lock_the_file_system_cannot_give_counts_without_it
     counts without it. Now no lock to be had is said as such and the breaker counts without it (the re-count keeps
     the share); the history keeps its line without it too."""
     fake = install_fake(monkeypatch)
-    _verify_writes(monkeypatch, GPU_LOST)
+    _verify_writes(monkeypatch, gpu_lost())
     _no_locks(monkeypatch, code)
     status = cli.main(_args(tmp_path), env)
     err = capsys.readouterr().err
@@ -53,7 +57,7 @@ def test_nvsentinel_breaker_without_a_lock_still_keeps_its_share(tmp_path, monke
     of 25 %, a second lost GPU is not drained (exit 0 under Prolog=, the refusal on record)."""
     fake = install_fake(monkeypatch)
     fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1000))
-    _verify_writes(monkeypatch, GPU_LOST)
+    _verify_writes(monkeypatch, gpu_lost())
     _no_locks(monkeypatch, errno.ENOLCK)
     assert cli.main(_args(tmp_path, "--breaker", "0.25"), PROLOG_ENV) == 0
     assert fake.nodes["n1"][0] == "idle" and history_events(tmp_path)[-1] == ("drain-refused", "GPU_LOST")
