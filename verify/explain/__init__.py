@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..checks.gpu.gpuidentity import norm_bus
 from . import (
     cuda,
     dcgm,
@@ -220,12 +221,9 @@ def _names(dev: dict[str, Any]) -> set[str]:
     only where neither is shown, its index."""
     names = {f"GPU {str(dev['uuid']).strip().lower()}"} if dev.get("uuid") else set()
     if dev.get("pci_bus_id"):
-        # the domain read as a number (4 or 8 digits alike), never dropped: a Hyper-V guest's GPUs differ by domain only
-        bus = str(dev["pci_bus_id"]).strip().lower()
-        domain, _, rest = bus.partition(":")
-        if bus.count(":") == 2 and re.fullmatch(r"[0-9a-f]{1,8}", domain):
-            bus = rest if int(domain, 16) == 0 else f"{int(domain, 16):04x}:{rest}"
-        names.add(f"GPU at {bus}")
+        # the gpu check's own reading of a bus id: a zero domain dropped, any other kept (a Hyper-V guest's GPUs differ
+        # by domain only)
+        names.add(f"GPU at {norm_bus(dev['pci_bus_id'])}")
     if not names and dev.get("index") is not None:
         names.add(f"GPU {dev['index']}")
     return names

@@ -229,9 +229,15 @@ OFI_MR_EINVAL = re.compile(r"NET/OFI Unable to register memory[^|\n]*RC: -22\b[^
 # fires when the watchdog itself stopped: a rank stuck in a collective or in the program's own code)
 WATCHDOG = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|"
                       r"ProcessGroupNCCL's watchdog got stuck")
-# the `mode` this verify's own probes record (FACTS.md): any other is how a job formed its group, its log a job's
-# (and FACTS.md's bare words for them: `local processes`, `torchrun`)
-OWN_MODE = re.compile(grouplayout.LOCAL_MODE.pattern + r"|^torchrun group: rank \d+ of \d+|^(?:local processes|torchrun)$")
+# the `mode` this verify's own probes record (FACTS.md): its local ranks as grouplayout reads them (one rule), its
+# torchrun group, and FACTS.md's bare words for them (`local processes`, `torchrun`); any other is how a job formed
+# its group, its log a job's
+_OWN_GROUP = re.compile(r"^torchrun group: rank \d+ of \d+|^(?:local processes|torchrun)$")
+
+
+def own_mode(mode: Any) -> bool:
+    text = str(mode or "")
+    return bool(grouplayout.LOCAL_MODE.match(text) or _OWN_GROUP.match(text))
 
 
 def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
@@ -390,7 +396,7 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
     if not cause and (internal := _internal(facts, " | ".join(said), f"all-reduce over {backend} failed", error, result)):
         return internal
     owner = cause.owner if cause else None
-    if owner is None and not OWN_MODE.match(str(facts.get("mode") or "")) and WATCHDOG.search(error):
+    if owner is None and not own_mode(facts.get("mode")) and WATCHDOG.search(error):
         # torch's watchdog in a job's own log (this verify's runs record how their group formed): a collective some
         # rank never joined, and nothing recorded shows the node at fault; a node is drained only on evidence
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"a collective over {backend} in the job hung: {error}; nothing "
