@@ -197,6 +197,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "the excerpt shows the image's OFI plugin failing to link and no EFA device (libefa is the "
         "image's verbs provider, on any node) nor sockets: nothing to judge (its facts, with `efa`, fail "
         "the image)",
+    # Forty-seventh and forty-eighth batches (tests/test_judges_fix4748.py): what decides it is the poster's prose.
+    "rtx5090-oculink-pcie4-x4-egpu-575.64.03-xid79-falls-off-bus-as-soon-as-training-starts": "translator: gpu fail "
+        "GPU_LOST (host, an Xid 79 the poster states in a sentence; no kernel line is quoted); verify explain reads "
+        "the `nvidia-smi -L` line alone: no health field, warn HEALTH_NOT_ASSESSED (host)",
+    "rtx5880-ada-x2-pcie-node-nccl-2.25.1-first-allreduce-spins-forever-acs-redirect-on-amd-root-ports-p2p-through-iommu":
+        "translator: nccl fail NCCL_TIMEOUT (host; the hang and the ACS bits are the poster's sentences, no NCCL line "
+        "or lspci listing); verify explain reads the `nvidia-smi topo -m` matrix alone: warn HEALTH_NOT_ASSESSED (host)",
 }
 
 

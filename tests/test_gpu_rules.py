@@ -705,6 +705,10 @@ KNOWN_MISMATCHES = {
     "relion-singularity-image-built-from-cuda-10.2-on-cluster-lts-driver-418.87-error-35": "error 35 on driver 418.87.00, the image's CUDA not recorded: the driver is older than the build "
         "(host), as the 367.57 entry; the image's CUDA 10.2 base and the site's LTS driver policy are the "
         "thread's prose",
+    # Forty-seventh and forty-eighth batches (tests/test_judges_fix4748.py): the rule kept.
+    "kohya-sdxl-ddp-cloud-gpu-rank1-uncorrectable-ecc-error-encountered-nccl-watchdog-thread-terminated": "the nccl "
+        "check names the CUDA error its failure shows under the error's own code (ECC_UNCORRECTABLE, host, as out of "
+        "memory is GPU_OUT_OF_MEMORY); the translator files it NCCL_FAILED (host): the owner agrees",
 }
 
 

@@ -18,7 +18,10 @@ _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # a collective's timeout: torch's watchdog (from its words on), or a line saying "timed out" of NCCL or a collective
 # (the whole line). Found from the words themselves: a pattern that starts with `.*` rescans each line from every
 # position (minutes on a 30 MB log)
-_TIMEOUT_WORDS = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|[Tt]imed? ?out")
+# (torch's `WorkNCCL(..., Timeout(ms)=600000)` names the collective's limit, on an async exception's line as well: no
+# timeout of its own)
+_TIMEOUT_WORDS = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|"
+                            r"[Tt]imed? ?out(?!\(ms\)=)")
 _TIMEOUT_OF = re.compile(r"NCCL|collective")
 # torch's ProcessGroupNCCL watchdog on its own (`[rank368]:[E808 ...] ProcessGroupNCCL.cpp:655] [Rank 368] Watchdog
 # caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, ...)`): an NCCL collective's failure
@@ -27,8 +30,11 @@ _TIMEOUT_OF = re.compile(r"NCCL|collective")
 _WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(|Heartbeat monitor timed out!")
 # what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one):
 # torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure`, ncclResult_t
+# torch's check of the ranks' collectives (TORCH_DISTRIBUTED_DEBUG=DETAIL: `Detected mismatch between collectives on
+# ranks. Rank 1 is running collective: CollectiveFingerPrint(...)`) fails the collective before NCCL runs it
 _ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test NCCL failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
-                    r"ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError)[^\n]*")
+                    r"ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError)[^\n]*|"
+                    r"Detected mismatch between collectives on ranks[^\n]*")
 # XLA's (JAX's) report of an NCCL call that failed: `NCCL operation ncclCommInitRank(...) failed: unhandled system error.
 # Last NCCL warning(error) log entry (may be unrelated) 'Bootstrap : no socket interface found'.` (xla/.../gpu
 # collectives), as its callers wrap it (`Failed to create NCCL communicator: INTERNAL: ncclCommInitRankConfig(...)
@@ -60,6 +66,11 @@ _GID_PROBE = re.compile(r"(?:NCCL WARN )?NET/IB ?: ?read failed in ncclIbRoceGet
 _INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ NCCL WARN [^\n]*")
 
 
+# NCCL's SHM transport failing to create its segment, quoted without NCCL's tag (an issue's one line): NCCL's own
+# words, so that another program's full /dev/shm (a DataLoader's) is not read as NCCL's
+_SHM_SEGMENT = re.compile(r"Error while creating shared memory segment [^\n]*")
+
+
 # NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (host:pid:tid [cudaDev]), under whatever a launcher puts before it:
 # such lines are NCCL's log even when none of them decides anything (it is said, then not judged).
 _OWN = re.compile(r"(?<![\w.-])[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
@@ -70,6 +81,7 @@ def detect(text: str) -> bool:
     NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
     log = _log(text)
     return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or printed(_XLA, text) or
+                printed(_SHM_SEGMENT, text) or
                 IB_ASYNC_ERROR.search(text) or _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or
                 printed(_GID_PROBE, text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
@@ -132,7 +144,7 @@ def _timeout(text: str) -> str | None:
     for hit in _TIMEOUT_WORDS.finditer(text):
         start, end = text.rfind("\n", 0, hit.start()) + 1, text.find("\n", hit.end())
         line = text[start:end if end >= 0 else len(text)]
-        timed = re.search(r"[Tt]imed? ?out", line)
+        timed = re.search(r"[Tt]imed? ?out(?!\(ms\)=)", line)
         if timed and _TIMEOUT_OF.search(line, timed.end()):
             return line
         if hit.group(0).startswith(("Watchdog", "Heartbeat")):

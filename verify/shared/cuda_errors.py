@@ -100,6 +100,20 @@ UNKNOWN_ERROR = Decoded("DRIVER_ERROR", "host", "CUDA error 999 (unknown error):
                         "is passed.", refusal=False)
 
 
+# 3 (cudaErrorInitializationError, CUDA_ERROR_NOT_INITIALIZED) as the answer to CUDA's first call (cuInit,
+# cudaGetDeviceCount): the kernel driver loaded (NVML may well read the GPU) and the CUDA driver could not bring the GPU
+# up: the GPU's firmware (GSP) did not start, the PCI layout a virtual machine presents is one the driver refuses, or
+# the driver is in a bad state after an earlier error. Known by its name or by the number beside the runtime's string
+# (`Error 3: initialization error`); a bare `CUDA error: initialization error` in a running program is as often a
+# process forked after CUDA started (the job's), and is left undecoded.
+NOT_INITIALISED = Decoded("DRIVER_ERROR", "host", "CUDA error 3 (initialization error): the CUDA driver could not "
+                          "bring the GPU up although the kernel driver is loaded (the GPU's firmware did not start, a "
+                          "virtual machine presents the GPU in a PCI layout the driver refuses, or the driver is in a "
+                          "bad state after an earlier error)", "Drain the node; read the kernel log (NVRM lines, Xid, "
+                          "GSP errors) and reset the GPU or reboot; in a virtual machine, pass the GPU through as the "
+                          "host sees it (behind a PCIe root port); reinstall the driver if it persists.")
+
+
 # 100 (cudaErrorNoDevice): the driver answered and the process sees no GPU: started without a device request
 # (`--gpus`, nvidia.com/gpu, Slurm's --gres) or with CUDA_VISIBLE_DEVICES naming none it has. A node whose GPUs are
 # gone shows it in NVML's facts (GPU_LOST, a lost device), judged there; this line alone is the process's view.
@@ -164,6 +178,8 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
                       r"\bcuda runtime error \((?:30|999)\) ?: unknown error|\bTHCudaCheck FAIL\b.*\berror=(?:30|999) : "
                       r"unknown error", re.IGNORECASE),
      UNKNOWN_ERROR),
+    (None, re.compile(r"cudaErrorInitializationError|CUDA_ERROR_NOT_INITIALIZED|\b3\)?:? initiali[sz]ation error",
+                      re.IGNORECASE), NOT_INITIALISED),
     # by name and words only, as for 2: `error 100` is as often a count or an HTTP status
     (None, re.compile(r"cudaErrorNoDevice\b|CUDA_ERROR_NO_DEVICE\b|no CUDA-capable device is detected|"
                      r"\bCUDA (?:error|failure):? 100\b", re.IGNORECASE), NO_DEVICE),

@@ -41,9 +41,13 @@ def recognise(text: str) -> str | None:
 # NCCL's SHM transport when /dev/shm cannot hold a segment (misc/shmutils.cc; include/shm.h before 2.12): "failed
 # to extend /dev/shm/nccl-X to N bytes, error: No space left on device (28)", "Error while creating shared memory
 # segment /dev/shm/nccl-X (size N), error: ...", "Call to posix_fallocate failed : No space left on device". Only
-# where the line names shared memory: a full disk elsewhere is not /dev/shm's.
+# where the line names shared memory: a full disk elsewhere is not /dev/shm's. Before 2.12 (include/shm.h) the
+# creating line carries no errno: its cause is the posix_fallocate line above it, and where that line is not quoted
+# a segment NCCL could not create is /dev/shm's size as well (a refused permission, from 2.12, says its errno).
 NCCL_SHM_FULL = re.compile(r"(?:/dev/shm/|shared memory segment|posix_fallocate)[^\n]*?"
-                           r"(?:No space left on device|\(28\))", re.IGNORECASE)
+                           r"(?:No space left on device|\(28\))"
+                           r"|Error while creating shared memory segment \S+ \(size \d+\)(?![^\n]*error)",
+                           re.IGNORECASE)
 
 
 def nccl_shm_full(text: str) -> str | None:

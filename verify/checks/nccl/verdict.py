@@ -36,6 +36,7 @@ from ...shared.shmem import nccl_shm_attach, nccl_shm_full
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .gid import gid_cause
 from .logsaid import log_said
+from .midrun import job_side
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
 from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed
@@ -67,8 +68,8 @@ def error_phase(error: str) -> str | None:
 
 
 # ETIMEDOUT's text (`Call to ibv_modify_qp failed with 110 Connection timed out`, a socket's connect): a call that
-# failed and returned, not a collective that hung
-ERRNO_TIMEDOUT = re.compile(r"(?:\b110 )?Connection timed out", re.IGNORECASE)
+# failed and returned, not a collective that hung; nor is torch's `WorkNCCL(..., Timeout(ms)=600000)`, the limit
+ERRNO_TIMEDOUT = re.compile(r"(?:\b110 )?Connection timed out|\bTimeout\(ms\)=\d+", re.IGNORECASE)
 
 
 def is_timeout(error: str) -> bool:
@@ -364,6 +365,9 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return named
     if attach := _shm_attach("\n".join(said), f"all-reduce over {backend or 'NCCL'} failed", result):
         return attach
+    if side := job_side(" | ".join(said)):
+        return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: {error}; {side[0]}",
+                              side[1], "job")
     pinned = rdma.pinning_failed("\n".join(said))
     if pinned and facts.get("memlock_bytes") != UNLIMITED:
         # the fabric check's rule: read beside the container's devices, the container's limit; else the node's
