@@ -163,6 +163,9 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "spark-rapids-ucx-shuffle-ci-container-ibv-create-cq-enomem-mlx5-0-memlock-not-unlimited": "translator: fabric "
         "fail FABRIC_MEMLOCK_LOW (job: a container, in the prose); verify: the line alone shows no container: the node's "
         "limit (host)",
+    "docker-container-dev-infiniband-via-device-without-ipc-lock-ucx-info-ibv-create-cq-enomem-mscclpp": "translator: fabric "
+        "fail FABRIC_MEMLOCK_LOW (job: a container without IPC_LOCK, in the prose); verify: the UCX line alone shows no "
+        "container: the node's limit (host)",
     "roce-bond-ibv-devinfo-v-gid-1-link-local-v2-modify-qp-timeout-gid-3-works": "translator: nccl fail NCCL_FAILED "
         "(job: NCCL_IB_GID_INDEX=1, in the poster's prose); verify explain: the excerpt names no GID index the job "
         "pinned (its facts, with the job's variable, agree)",

@@ -668,6 +668,8 @@ KNOWN_MISMATCHES = {
     "spark-rapids-ucx-shuffle-ci-container-ibv-create-cq-enomem-mlx5-0-memlock-not-unlimited": "a pinning ENOMEM with "
         "no container side recorded is the node's limit (as ucx-memlock-64-kbytes-ibv-create-cq-mlx5-0, the same "
         "facts: host); the container is in the poster's prose",
+    "docker-container-dev-infiniband-via-device-without-ipc-lock-ucx-info-ibv-create-cq-enomem-mscclpp": "the same class as "
+        "spark-rapids-...: a pinning ENOMEM alone; the container and its missing IPC_LOCK are in the poster's prose",
     # Thirty-second and thirty-fifth batches: what decides it is in no field of the facts, or the rule kept.
     "tesla-p100-pcie-inforom-corrupted-nvidia-smi-exit-14-gpu-operator-driver-validation-blocked": "translated before "
         "FACTS.md named a corrupted InfoROM (`nvml_errors` inforom -> CorruptedInforom): the facts hold the table's "
