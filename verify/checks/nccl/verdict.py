@@ -34,6 +34,7 @@ from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach, nccl_shm_full
 from .bandwidth import bandwidth_figures, nvls_not_used
+from .efa import efa_verdict
 from .gid import gid_cause
 from .logsaid import log_said
 from .midrun import job_side
@@ -339,6 +340,9 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"a collective over {backend or 'NCCL'} returned wrong data: "
                               f"{error}", WRONG_ADVICE)
     said = _said(facts, error)
+    if efa := efa_verdict(facts, " | ".join(said), f"all-reduce over {backend or 'NCCL'} failed: {error}",
+                          is_timeout(error), result):
+        return efa          # before NCCL's internal error: the code aws-ofi-nccl hands NCCL for it
     # the CUDA error NCCL's failure names (`Cuda failure 'named symbol not found'`, in the error or a line of its
     # log), by the one catalog the gpu check reads, by name or words only: its owner owns the failure
     cuda = named_without_driver(" | ".join(said))
