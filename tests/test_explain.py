@@ -186,6 +186,22 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p4d-docker-aws-ofi-nccl-1.12.1-selected-provider-tcp-found-1-nics-no-efa-device-passed-bootstrap-lo-job": "translator: "
         "nccl fail NCCL_NET_FALLBACK (job, the p4d's EFA in prose); verify explain: provider tcp with no adapter shown "
         "warns the job",
+    # Forty-ninth batch (tests/test_judges_fix49.py): cloud fabrics; what decides these is in the thread.
+    "a3-high-slurm-blueprint-latest-nvidia-driver-cuda-12.4-breaks-tcpx-connect-refused-nccl-init-timeouts-host": ""
+        "translator: nccl fail NCCL_TIMEOUT (host); verify explain: `Call to connect returned Connection refused, "
+        "retrying` alone is NCCL retrying, no failure: the init timeouts and the node's driver are the reporter's prose",
+    "azure-ml-cluster-hpcx-ibext-plugin-net-ib-no-device-job-nccl-ib-disable-1-socket-eth0-nccl-2.10.3": "translator: "
+        "pass (a VM without RDMA); verify explain: the job's NCCL_IB_DISABLE=1 with no adapter shown warns the job; "
+        "`No device found` shows none in the process, not none on the VM",
+    "efa-120-ranks-async-allreduce-breaks-every-few-hours-libfabric-efa-invalid-address-peer-instance-gdrdma-channels": ""
+        "translator: nccl fail NCCL_TIMEOUT (host, the peer instance); verify explain: libfabric's `Invalid address` "
+        "names a peer, not whose fault (status 7: also a peer that closed its endpoint); the hang is the poster's prose",
+    "v100-ml-p3-16xlarge-sagemaker-dlc-one-node-ofi-only-efa-provider-supported-plugin-init-failed-benign": "translator: "
+        "pass (one node, in the poster's prose); verify explain: the plugin giving up at init is no failure, and with "
+        "the nodes not shown it is nothing to judge (its facts, one node, pass)",
+    "v100-p3dn-efa-ofi-receive-via-net-aws-libfabric-0-no-gdrdma-nv-peer-mem-not-loaded-by-design": "translator: pass "
+        "(a p3dn, in the poster's prose); verify explain: one connection over aws-ofi-nccl's network, its provider not "
+        "shown (efa or tcp), is nothing to judge",
     # Forty-sixth batch (tests/test_judges_fix46.py): what decides it is in the thread, not the excerpt.
     "gtx1070-rapidsai-latest-container-cuda-9.2-error-35-on-driver-410-older-container-works": "error 35 alone, no driver or runtime version recorded: the driver is older than the build "
         "(host), as the corpus's other error-35 entries; the 410 driver that runs the image's CUDA 9.2 "

@@ -694,6 +694,18 @@ KNOWN_MISMATCHES = {
     "p4d-docker-aws-ofi-nccl-1.12.1-selected-provider-tcp-found-1-nics-no-efa-device-passed-bootstrap-lo-job": "aws-ofi-"
         "nccl on provider tcp with the node's adapters not recorded warns the job (a node without EFA selects tcp as "
         "well); that the node is a p4d with EFA is the poster's prose",
+    # Forty-ninth batch (tests/test_judges_fix49.py): cloud fabrics; what decides these is in the thread.
+    "azure-ml-cluster-hpcx-ibext-plugin-net-ib-no-device-job-nccl-ib-disable-1-socket-eth0-nccl-2.10.3": "the job's "
+        "NCCL_IB_DISABLE=1 with the node's adapters not recorded warns the job, as nccl-ib-disabled-by-job-socket-on-"
+        "lo; `NET/IB : No device found` shows no device in the process, not none on the VM (its size is not named)",
+    "efa-120-ranks-async-allreduce-breaks-every-few-hours-libfabric-efa-invalid-address-peer-instance-gdrdma-channels": ""
+        "libfabric's completion error is a failure (NCCL_FAILED); that the collective then hangs unreported is the "
+        "poster's prose, and whose the peer's `Invalid address` is (status 7: also a peer that closed its endpoint) "
+        "is not shown",
+    "v100-p3dn-efa-ofi-receive-via-net-aws-libfabric-0-no-gdrdma-nv-peer-mem-not-loaded-by-design": "one connection "
+        "over aws-ofi-nccl's network, its provider not shown (efa or tcp), is not judged, and a fabric record of "
+        "`peermem` alone is nothing to judge, no pass; that the instance is a p3dn (EFA without GPUDirect RDMA) is "
+        "the poster's prose",
     "roce-bond-mlx5-bond-0-25g-active-on-host-container-ibv-open-device-failed-nccl-socket-bond0-job": "the nccl "
         "verdict agrees (fail NCCL_NET_FALLBACK, job); no fabric field holds `ibv_open_device` failing on a listed "
         "device (`uverbs` unknown): the host side passes, the container is not judged (the translator says so)",

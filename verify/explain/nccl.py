@@ -8,7 +8,7 @@ import functools
 import re
 from typing import Any
 
-from ..checks.nccl import ncclog
+from ..checks.nccl import efa, ncclog
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
 from . import ib
@@ -108,8 +108,9 @@ def _sizes(text: str) -> tuple[int | None, int | None]:
     return max(r for r, _ in comms), max(nodes) if nodes else None
 
 
-# torch's and NCCL's `Last error:` line, followed by NCCL's own last WARN message on the next line (under any prefix)
-_LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?([A-Za-z_]\w*:[^\n]+)")
+# torch's and NCCL's `Last error:` line, followed by NCCL's own last WARN message on the next line (under any prefix;
+# aws-ofi-nccl's `NET/OFI ...` whole)
+_LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?((?:NET/OFI |[A-Za-z_]\w*:)[^\n]+)")
 # a WARN line as NCCL prints it (`graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.`)
 _WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN [^\n]*")
 # NCCL's wrapper of a library call that failed (misc/ibvwrap.cc, socket.cc, cudawrap.cc): `Call to X failed`
@@ -181,6 +182,10 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {completion.group(0).strip()[:300]}"
     if refused := _OFI_REGISTER.search(text):
         return f"all_reduce: {refused.group(0).strip()[:300]}"
+    if called := next((m for m in efa.OFI_FAILED_CALL.finditer(text) if efa.failed_call(m.group(0))), None):
+        # a call of aws-ofi-nccl that returned an error code (its initialisation giving up is no failure: NCCL goes
+        # on without the plugin)
+        return f"all_reduce: {called.group(0).strip()[:300]}"
     if event := IB_ASYNC_ERROR.search(text):
         return f"all_reduce: {event.group(0).strip()[:300]}"
     if full := printed(NCCL_SHM_FULL, text):

@@ -3,6 +3,7 @@ connections and how many carry GPUDirect RDMA), or ranks that reach each other i
 from __future__ import annotations
 
 from ...facts import NcclFacts, NcclLog
+from .efa import OFI_INIT_GAVE_UP
 from .transport import gdr_summary, rdma_shown
 
 
@@ -17,7 +18,9 @@ def within_node(facts: NcclFacts, log: NcclLog) -> str | None:
     if not transports:
         # a group recorded on one node whose log shows only NCCL's network set-up (no RDMA device, no plugin, the
         # bootstrap's socket): what it found is never used between GPUs of one node
-        setup = log.get("ib_no_device") or log.get("plugin_missing") or log.get("interface") or log.get("networks")
+        # aws-ofi-nccl giving up at its init (no EFA here) is the same: NCCL goes on with its own transports
+        setup = log.get("ib_no_device") or log.get("plugin_missing") or log.get("interface") or log.get("networks") \
+            or OFI_INIT_GAVE_UP.search(" | ".join([str(log.get("ofi_error") or ""), *(log.get("proof") or [])]))
         if nodes != 1 or not setup:
             return None
         return ("NCCL's log: one node, whose GPUs do not reach each other through the network NCCL set up; no "

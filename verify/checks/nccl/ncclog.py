@@ -37,13 +37,15 @@ from typing import Any
 
 from ...shared import rdma
 from ...shared.shmem import NCCL_SHM_FULL
+from .efa import EFA_ADMIN_REFUSED
 
 # What follows "NCCL INFO " (or WARN) on a line: the message NCCL formatted.
 _MESSAGE = re.compile(r"NCCL (?:INFO|WARN) (.*)$")
 # A line quoted without its tag (an issue's excerpt, a launcher that strips it): the message starts at one of the
 # forms NCCL itself prints, wherever the launcher's prefix (timestamp, `host:pid:tid [dev]`, Ray's `(pid=.., ip=..)`,
-# mpirun's `[1,0]<stdout>:`) ends.
-_UNTAGGED = re.compile(r"(?:^|[\s:\]])((?:NET/\S+ ?: ?\S|Using network |Channel \d+/\d+ ?: |Failed to open libibverbs|"
+# mpirun's `[1,0]<stdout>:`) ends. aws-ofi-nccl's own `NET/OFI ...` lines are its messages too (torch quotes one under
+# `Last error:`; v1.0's unit tests log `INFO: Function: ofi_init Line: 686: NET/OFI Selected Provider is efa`).
+_UNTAGGED = re.compile(r"(?:^|[\s:\]])((?:NET/\S+ ?: ?\S|NET/OFI |Using network |Channel \d+/\d+ ?: |Failed to open libibverbs|"
                        r"Count not open \S*libibverbs|NCCL_\w+ set (?:by environment )?to ).*)$")
 # Launchers' suffixes: Ray's de-duplication (`[repeated 7x across cluster]`), trailing carriage returns.
 _SUFFIX = re.compile(r"(?<!\s)\s*\[repeated \d+x across cluster\]\s*$|\r$")
@@ -72,6 +74,8 @@ _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 # NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (hostname:pid:tid [cudaDev]): which process a line is from.
 _RANK = re.compile(r"(?<![\w.-])([\w.-]+):(\d+):\d+ \[\d+\] NCCL (?:INFO|WARN) Using network (.+?)\s*$")
 MAX_PROOF = 8
+# aws-ofi-nccl's words for a failure (`... failed`, `Could not ...`, `Couldn't open AV`, `Unable to insert ...`)
+_OFI_FAILED = re.compile(r"[Ff]ail|[Cc]ould(?: not|n't)|\bUnable to\b")
 
 
 def message(line: str) -> str | None:
@@ -116,8 +120,9 @@ def _hcas(messages: list[str]) -> list[str] | None:
     return devices
 
 
-def _proof(messages: list[str]) -> list[str]:
-    """The lines that decide: the choice, the verbs and plugin messages, the device lists, the provider."""
+def _proof(messages: list[str], text: str = "") -> list[str]:
+    """The lines that decide: the choice, the verbs and plugin messages, the device lists, the provider; and the EFA
+    kernel driver's refusals pasted beside them (a dmesg line, no NCCL tag: efa.py), kept first."""
     keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _IB_VIRTUAL, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR, _ENV,
             NCCL_SHM_FULL, NVLS_CHANNELS)
     seen: list[str] = []
@@ -125,7 +130,8 @@ def _proof(messages: list[str]) -> list[str]:
         if (any(k.search(m) for k in keys) or m.startswith(("NET/IB : No device found", "NET/Socket : Using"))) \
                 and m not in seen:
             seen.append(m[:200])
-    return seen[:MAX_PROOF]
+    kernel = list(dict.fromkeys(m.group(0) for m in EFA_ADMIN_REFUSED.finditer(text)))[:2]
+    return (kernel + seen)[:MAX_PROOF]
 
 
 def parse(text: str) -> dict[str, Any]:
@@ -139,7 +145,7 @@ def parse(text: str) -> dict[str, Any]:
     verbs = _first(_VERBS_MISSING, messages)
     no_device = _first(re.compile(r"^NET/IB : No device found"), messages)
     plugin_missing = _first(_PLUGIN_MISSING, messages)
-    ofi_error = next((m for m in messages if m.startswith("NET/OFI") and re.search(r"[Ff]ail|[Cc]ould not", m)), None)
+    ofi_error = next((m for m in messages if m.startswith("NET/OFI") and _OFI_FAILED.search(m)), None)
     efa = rdma.EFA_GPU_MEMORY.search(text)      # libfabric's own line, beside NCCL's (no NCCL tag on it)
     ofi_error = ofi_error or (efa.group(0).strip()[:300] if efa else None)
     loaded = next((m.group(1) for m in map(_PLUGIN_LOADED.search, messages) if m), None)
@@ -152,7 +158,7 @@ def parse(text: str) -> dict[str, Any]:
             "verbs_missing": verbs, "ib_no_device": no_device is not None, "plugin_missing": plugin_missing,
             "plugin_loaded": loaded, "ofi_provider": provider, "ofi_error": ofi_error, "hca_gdr": _hca_gdr(messages),
             "env": {m.group(1): m.group(2) for m in map(_ENV.search, messages) if m},
-            "rank_networks": _rank_networks(text), "proof": _proof(messages)}
+            "rank_networks": _rank_networks(text), "proof": _proof(messages, text)}
 
 
 def _rank_networks(text: str) -> dict[str, str]:

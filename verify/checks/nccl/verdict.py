@@ -34,6 +34,7 @@ from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach, nccl_shm_full
 from .bandwidth import bandwidth_figures, nvls_not_used
+from .efa import efa_verdict
 from .gid import gid_cause
 from .logsaid import log_said
 from .midrun import job_side
@@ -330,15 +331,25 @@ def _internal(facts: NcclFacts, said: str, failed: str, error: str, result: Chec
                           "the NCCL developers with the NCCL_DEBUG=INFO log if it stays.", "image")
 
 
-def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
-    """A collective that failed or hung: where NCCL's log shows why it left the fabric, that cause owns it."""
+def _decided_first(facts: NcclFacts, error: str, said: list[str], result: CheckResult) -> CheckResult | None:
+    """What decides before anything NCCL said: wrong data, or the EFA lines that name the device or the network
+    between instances (before NCCL's internal error: the code aws-ofi-nccl hands NCCL for them)."""
     backend = facts.get("backend")
     if WRONG_DATA.search(error):
         # nccl-tests' validation found wrong data (a collective other than all-reduce, or no per-size count): the
         # same evidence as wrong elements in the sweep
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"a collective over {backend or 'NCCL'} returned wrong data: "
                               f"{error}", WRONG_ADVICE)
+    return efa_verdict(facts, " | ".join(said), f"all-reduce over {backend or 'NCCL'} failed: {error}",
+                       is_timeout(error), result)
+
+
+def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
+    """A collective that failed or hung: where NCCL's log shows why it left the fabric, that cause owns it."""
+    backend = facts.get("backend")
     said = _said(facts, error)
+    if first := _decided_first(facts, error, said, result):
+        return first
     # the CUDA error NCCL's failure names (`Cuda failure 'named symbol not found'`, in the error or a line of its
     # log), by the one catalog the gpu check reads, by name or words only: its owner owns the failure
     cuda = named_without_driver(" | ".join(said))

@@ -1,0 +1,69 @@
+"""What aws-ofi-nccl and the EFA kernel driver print when EFA fails under NCCL, and whose it is. Pure.
+
+The lines, as printed (github.com/aws/aws-ofi-nccl; the Linux kernel's drivers/infiniband/hw/efa/efa_com.c):
+- aws-ofi-nccl giving up at its initialisation: `NET/OFI Only EFA provider is supported`, `NET/OFI aws-ofi-nccl
+  initialization failed`, `NET/OFI OFI fi_getinfo() call failed: No data available`, `NET/OFI Unable to find a
+  protocol that worked. Failing initialization.`: NCCL goes on without the plugin (its own transports), so on one
+  node nothing is lost; across nodes the fall-back is judged as such (transport.py).
+- a call of the plugin that returned an error code: `NCCL WARN NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid
+  argument` (v1.0's unit tests log the same words as `WARN: Function: create_nccl_ofi_component Line: 459: NET/OFI
+  ...`): the connection NCCL asked for is not made.
+- `NET/OFI Unable to insert remote address into address vector for device 1. RC: 0` (its connect path, fi_av_insert
+  answering 0 of 1): this instance cannot address the peer's EFA endpoint, whatever the job or image do. EFA traffic
+  between instances passes only where the security group allows all traffic to and from itself, inbound and
+  outbound (a 0.0.0.0/0 outbound rule carries TCP and ping, not EFA's SRD), and the instances share a subnet
+  (aws/aws-ofi-nccl#663; AWS's EFA getting-started guide): the cluster's network, not the program.
+- `infiniband efa_0: Failed to process command ALLOC_PD (opcode 14) comp_status 1 err -12` (efa_com.c's admin queue):
+  the EFA device refused a command of its kernel driver (a protection domain, a queue pair, a registration) below
+  libfabric and the plugin: the node's EFA device or driver.
+"""
+from __future__ import annotations
+
+import re
+
+from ...facts import NcclFacts
+from ...result import FAIL, CheckResult
+
+OFI_INIT_GAVE_UP = re.compile(r"NET/OFI (?:Only EFA provider is supported|aws-ofi-nccl initialization failed|"
+                              r"OFI fi_getinfo\(\) call failed|Unable to find a protocol that worked|"
+                              r"Couldn't find any optimal provider)")
+OFI_FAILED_CALL = re.compile(r"(?:NCCL WARN |WARN: Function: \w+ Line: \d+: )NET/OFI [^\n]*?\bRC: -?\d+[^\n]*")
+AV_INSERT = re.compile(r"NET/OFI Unable to insert remote address into address vector[^\n|]*")
+EFA_ADMIN_REFUSED = re.compile(r"infiniband [\w.-]+: Failed to process command \w+ \(opcode \d+\) comp_status \d+ "
+                               r"err -?\d+")
+
+_REMEDY_NETWORK = ("Let EFA traffic pass between the instances: a security group with inbound and outbound rules for "
+                   "all traffic to and from the group itself (the default 0.0.0.0/0 outbound rule does not carry "
+                   "EFA), every instance in one subnet (a cluster placement group); `fi_pingpong -p efa` between two "
+                   "nodes proves it before the job runs.")
+_REMEDY_DEVICE = ("Drain the node: its EFA device refused its driver's command; end stale processes holding the "
+                  "device, reload or update the EFA driver (the EFA installer) or reboot, and check with "
+                  "`fi_pingpong -p efa` before it takes jobs again.")
+
+
+def failed_call(line: str) -> bool:
+    """An aws-ofi-nccl WARN on a call that returned an error code, not its initialisation giving up."""
+    return bool(OFI_FAILED_CALL.search(line)) and not OFI_INIT_GAVE_UP.search(line)
+
+
+def efa_failure(facts: NcclFacts, said: str) -> tuple[str, str] | None:
+    """(why, remedy) of an NCCL failure the EFA lines pin on the node or its network (owner host), or None. `said`
+    is the error and the log's deciding lines; the plugin's failure line (`ofi_error`) is read beside them."""
+    text = " | ".join([said, str((facts.get("nccl_log") or {}).get("ofi_error") or "")])
+    if refused := EFA_ADMIN_REFUSED.search(text):
+        return (f"the EFA device refused its kernel driver's command ({refused.group(0)}): the node's EFA device or "
+                "driver, below libfabric and the plugin", _REMEDY_DEVICE)
+    if unaddressed := AV_INSERT.search(text):
+        return (f"aws-ofi-nccl could not address the peer's EFA endpoint ({unaddressed.group(0).strip()}): EFA "
+                "traffic between the instances is not let through (their security group, their subnet), the "
+                "cluster's network", _REMEDY_NETWORK)
+    return None
+
+
+def efa_verdict(facts: NcclFacts, said: str, failed: str, timed_out: bool, result: CheckResult) -> CheckResult | None:
+    """The failure's verdict where the EFA lines name the device or the network between instances: the host's."""
+    found = efa_failure(facts, said)
+    if found is None:
+        return None
+    return result.verdict(FAIL, "NCCL_TIMEOUT" if timed_out else "NCCL_FAILED", f"{failed}; {found[0]}", found[1],
+                          "host")
