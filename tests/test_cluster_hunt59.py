@@ -174,10 +174,12 @@ def test_the_preflight_never_joins_a_torchrun_group_a_job_script_exported(monkey
     """A job script exporting MASTER_ADDR, WORLD_SIZE and RANK before its first step made the preflight's nccl check
     join a group that never forms: a timeout, confirmed alone, a healthy node drained. The preflight is one node's
     gate: a group's variables never reach it; in a step nor do verify's paths and floors (VERIFY_SHM_PATH: the shm
-    check on the job's folder; TORCHIMAGES_DRIVER_MIN above the real floor: DRIVER_TOO_OLD, both the host's)."""
+    check on the job's folder; TORCHIMAGES_DRIVER_MIN above the real floor: DRIVER_TOO_OLD, the host's), nor its
+    LD_PRELOAD (the loader runs it in every check: one that sleeps, a confirmed host "hang", as sitecustomize was)."""
     job = {"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500", "LOCAL_RANK": "0",
            "TORCHELASTIC_RUN_ID": "x", "VERIFY_SHM_PATH": "/nonexistent", "TORCHIMAGES_DRIVER_MIN": "999.0",
-           "VERIFY_FABRIC_ROOT": "/tmp", "VERIFY_TEST_HANG": "gpu", "NCCL_DEBUG": "WARN", "PATH": "/bin"}
+           "VERIFY_FABRIC_ROOT": "/tmp", "VERIFY_TEST_HANG": "gpu", "NCCL_DEBUG": "WARN", "PATH": "/bin",
+           "LD_PRELOAD": "/home/u/sleep.so", "LD_AUDIT": "/home/u/audit.so"}
     environ = dict(job)
     verifyrun.drop_job_settings(environ, job=True)
     assert environ == {"VERIFY_TEST_HANG": "gpu", "NCCL_DEBUG": "WARN", "PATH": "/bin"}   # hooks: hooks_allowed's

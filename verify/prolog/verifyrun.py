@@ -115,9 +115,11 @@ def drop_test_hooks(environ: Any) -> None:
 # verify's paths and floors (VERIFY_SHM_PATH: the shm check on a folder of the job's, SHM_TOO_SMALL the host's;
 # TORCHIMAGES_DRIVER_MIN above the real floor: DRIVER_TOO_OLD, the host's; TORCHIMAGES_HOST_ARCH: emulation). The
 # driver floor is then CUDA's own table (verify/checks/gpu/node.py): an image's higher one is the job's to meet.
+# Nor the job's LD_PRELOAD or LD_AUDIT: the dynamic loader runs them in every process verify starts, the door round 53
+# closed for sitecustomize (a library that sleeps timed every check out: a confirmed "hang" of a healthy node).
 GROUP_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",
               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-JOB_SETTINGS = ("TORCHIMAGES_DRIVER_MIN", "TORCHIMAGES_HOST_ARCH", "TORCHIMAGES_NODE")
+JOB_SETTINGS = ("TORCHIMAGES_DRIVER_MIN", "TORCHIMAGES_HOST_ARCH", "TORCHIMAGES_NODE", "LD_PRELOAD", "LD_AUDIT")
 
 
 def drop_job_settings(environ: Any, job: bool) -> None:
