@@ -223,3 +223,22 @@ def test_make_isolate_never_hides_a_slow_pair_behind_no_node_at_fault():
     assert exit_status(decision) == 0 and not decision.named      # one strike: noise as often as not
     assert "1 slow pair(s) on record" in decision.summary and "n1+n2 (round 1, 0.30x the median)" in decision.summary
     assert "run make isolate again" in decision.summary
+
+
+# ---- class 10: launchers
+
+def test_k8s_verify_multi_node_pods_never_share_a_node(test_specs):
+    """Kubernetes schedules an Indexed Job's pods wherever they fit: with GPUS=4 on 8-GPU nodes both pods of NODES=2
+    could land on one node, and the "multi-node" all-reduce passed over that node's NVLink and /dev/shm, the fabric
+    never crossed (a fault hidden). A required pod anti-affinity on kubernetes.io/hostname keeps one pod per node,
+    beside the architecture's node affinity (kubernetes-validate --strict checks the whole manifest in test_k8s)."""
+    from scripts.fleet.cluster import k8s_manifests
+    spec = next(s for s in test_specs if s.tag == "2.15.0-cuda13.2-cudnn9-runtime-debian12")
+    job = k8s_manifests(spec, "ghcr.io/acme/x:1", 2, 4)[-1]
+    pod = job["spec"]["template"]["spec"]
+    term = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+    assert term == {"labelSelector": {"matchLabels": {"job-name": job["metadata"]["name"]}},
+                    "topologyKey": "kubernetes.io/hostname"}
+    assert "nodeAffinity" in pod["affinity"] or "nodeSelector" in pod       # the architecture's, kept
+    single = k8s_manifests(spec, "ghcr.io/acme/x:1", 1, 4)[-1]["spec"]["template"]["spec"]
+    assert "podAntiAffinity" not in single.get("affinity", {})
