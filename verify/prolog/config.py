@@ -280,12 +280,10 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     partition = args.partition or env.get("SLURM_JOB_PARTITION") or None
     if partition and slurm.node_problem(partition):
         raise UsageError(f"partition {partition!r} is not one partition name")
-    given = knobs.get("TORCHIMAGES_METRICS_DIR")
-    metrics_dir = args.metrics_dir if args.metrics_dir is not None else (given[0] if given else None) or None
+    metrics_dir, source = (args.metrics_dir, "--metrics-dir") if args.metrics_dir is not None else \
+        knobs.get("TORCHIMAGES_METRICS_DIR", (None, ""))
     unset_metrics = args.metrics_dir == ""      # given, and empty: a setting of ours, said (no metrics is no default)
-    if metrics_dir:
-        metrics_dir = _folder(metrics_dir, "--metrics-dir" if args.metrics_dir is not None else given[1] if given
-                              else "TORCHIMAGES_METRICS_DIR", gate)
+    metrics_dir = _folder(metrics_dir, source, gate) if metrics_dir else None
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), _python(args.python, env),
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
