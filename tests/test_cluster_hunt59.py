@@ -242,3 +242,4 @@ def test_k8s_verify_multi_node_pods_never_share_a_node(test_specs):
     assert "nodeAffinity" in pod["affinity"] or "nodeSelector" in pod       # the architecture's, kept
     single = k8s_manifests(spec, "ghcr.io/acme/x:1", 1, 4)[-1]["spec"]["template"]["spec"]
     assert "podAntiAffinity" not in single.get("affinity", {})
+
