@@ -116,7 +116,7 @@ def test_slurm_prolog_semantics_the_settings_file_is_the_operator_s_in_a_step(tm
     fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1000))
     state = tmp_path / "state"
     state.mkdir()
-    (state / "settings").write_text("# the operator's\nTORCHIMAGES_BREAKER=0.5\n\nTORCHIMAGES_HANG_RUNS = 5\n")
+    (state / "settings").write_text("# the operator's\nTORCHIMAGES_BREAKER=0.5\n\nexport TORCHIMAGES_HANG_RUNS = '5'\n")
     cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), {**STEP_ENV, "TORCHIMAGES_BREAKER": "0"})
     assert (cfg.breaker, cfg.hang_runs) == (0.5, 5)
     _verify_writes(monkeypatch, _lost())

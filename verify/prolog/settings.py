@@ -11,7 +11,8 @@ environment: the operator's are the command line, this folder's `settings` file 
 environment. A step is known by SLURM_STEP_ID (slurmstepd sets it in every step; slurmd's Prolog= environment has
 none) or `--mode step`, whatever SLURM_SCRIPT_CONTEXT says (a job can export that too).
 
-`<state folder>/settings` holds `NAME=value` lines (`#` comments) of the knobs below. It and verify's test-hooks
+`<state folder>/settings` holds `NAME=value` lines (`#` comments; `export ` and quotes as a shell file has them) of
+the knobs below. It and verify's test-hooks
 switch (verifyrun.TEST_HOOKS_FILE) are the operator's only as regular files, no link, that neither they nor their
 folder are writable by group or others (a shared folder a job could write is no operator's word).
 """
@@ -76,7 +77,10 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
         if not text or text.startswith("#"):
             continue
         name, sep, value = text.partition("=")
-        name = name.strip()
+        name = name.strip().removeprefix("export ").strip()       # a file written as /etc/default's shell lines
+        value = value.strip()
+        if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
         if not sep or name not in KNOBS:
             near = difflib.get_close_matches(name.upper(), KNOBS, n=1, cutoff=0.8)
             hint = f"did you mean {near[0]}? " if near else ""
@@ -84,7 +88,7 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
                              f"{', '.join(KNOBS)})")
         if name in values:
             raise ValueError(f"{path} line {number}: {name} given twice (which one holds?): keep one")
-        values[name] = value.strip()
+        values[name] = value
     return values, []
 
 
