@@ -243,3 +243,18 @@ def test_k8s_verify_multi_node_pods_never_share_a_node(test_specs):
     single = k8s_manifests(spec, "ghcr.io/acme/x:1", 1, 4)[-1]["spec"]["template"]["spec"]
     assert "podAntiAffinity" not in single.get("affinity", {})
 
+
+
+def test_a_settings_file_the_step_s_user_cannot_reach_is_said_never_silently_dropped(tmp_path, monkeypatch):
+    """A job's step runs as the job's user (Slurm): a state folder it may not search hides the operator's settings.
+    The defaults hold (the operator's stricter ones unapplied), and the run says so."""
+    import errno
+    real = os.lstat
+
+    def lstat(path, *a, **kw):
+        if str(path).endswith("/settings"):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(path, *a, **kw)
+    monkeypatch.setattr(os, "lstat", lstat)
+    cfg = cli.config(cli._parser().parse_args(_args(tmp_path)), STEP_ENV)
+    assert cfg.breaker == 0.10 and any("cannot be read (Permission denied)" in n for n in cfg.notes), cfg.notes

@@ -44,8 +44,10 @@ def operators(folder: str, name: str) -> tuple[bool, str | None]:
     try:
         info = os.lstat(path)
         where = os.stat(folder)
-    except OSError:
+    except FileNotFoundError:
         return False, None
+    except OSError as exc:          # a folder the job's user may not search: the operator's settings, unapplied, said
+        return False, f"{path} cannot be read ({exc.strerror}): not applied, the defaults hold"
     if not stat.S_ISREG(info.st_mode):
         return False, f"{path} is no regular file (a link, FIFO or folder): not the operator's, ignored"
     if (info.st_mode | where.st_mode) & (stat.S_IWGRP | stat.S_IWOTH):
