@@ -102,3 +102,7 @@ def allow_test_hooks(state_dir: Path) -> None:
     TEST_HOOKS_FILE): a file in the prolog's state folder, which no job writes."""
     state_dir.mkdir(parents=True, exist_ok=True)
     (state_dir / "test-hooks").write_text("")
+    # the operator's only where no job could have written it: neither it nor its folder group- or other-writable
+    # (verify/prolog/settings.py), whatever the umask of the machine running the tests
+    state_dir.chmod(0o755)
+    (state_dir / "test-hooks").chmod(0o644)

@@ -108,8 +108,12 @@ def _calls(log: Path, command: str) -> list[str]:
 
 
 def _prolog(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "verify.prolog", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=240, check=False)
+    # the state folder is the operator's: on the command line (a job's step reads none from the job's environment)
+    env = dict(env)
+    state = env.pop("TORCHIMAGES_STATE_DIR", None)
+    given = ["--state-dir", state] if state and "--state-dir" not in args else []
+    return subprocess.run([sys.executable, "-m", "verify.prolog", *given, *args], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, **env}, timeout=240, check=False)
 
 
 def _history(tmp_path: Path, node: str = "n7") -> list[str]:

@@ -54,6 +54,10 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     hint = rdma_hint(nodes, gpus, settings.rdma_resource)
     if hint:
         out(hint)
+    if nodes > 1:
+        out(f"note: one pod per node (a required pod anti-affinity on kubernetes.io/hostname: two pods on one node "
+            f"would all-reduce over its own links, the fabric never crossed): the job needs {nodes} schedulable nodes, "
+            "or its pods pend until its 30-minute deadline fails it")
     return 0
 
 

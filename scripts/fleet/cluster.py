@@ -86,6 +86,14 @@ def k8s_quantity(size: int) -> str:
     return str(size)
 
 
+def one_pod_per_node(name: str) -> dict[str, Any]:
+    """A required pod anti-affinity: two pods the scheduler put on one node (GPUS=4 on 8-GPU nodes) all-reduce over
+    that node's NVLink and shared memory, and the "multi-node" collective passes with the fabric never crossed (a
+    fault hidden). The Job controller labels its pods job-name=<name>; they pend rather than share a node."""
+    return {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"job-name": name}}, "topologyKey": "kubernetes.io/hostname"}]}
+
+
 def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str = "2Gi",
                   platform: str | None = None, rdma: str = "") -> list[dict[str, Any]]:
     """The Job (Indexed Job + headless Service for nodes > 1) verifying `image`, on nodes of the image's CPU
@@ -138,6 +146,7 @@ def k8s_manifests(spec: ImageSpec, image: str, nodes: int, gpus: int, shm: str =
     if nodes > 1:
         job_spec.update(completionMode="Indexed", completions=nodes, parallelism=nodes)
         pod_spec["subdomain"] = name
+        pod_spec.setdefault("affinity", {})["podAntiAffinity"] = one_pod_per_node(name)
         manifests.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "labels": dict(labels)},
                           "spec": {"clusterIP": "None", "selector": {"job-name": name},
                                    "publishNotReadyAddresses": True,

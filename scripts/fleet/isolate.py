@@ -128,7 +128,20 @@ class Decision:
         if self.undetermined:
             return f"undetermined: {', '.join(self.undetermined)} (never paired with a known-good node)"
         spread = f"; but {self.spread}" if self.spread else ""
-        return f"no node at fault: every node passed in a pair ({len(self.nodes)} nodes, {self.rounds} round(s)){spread}"
+        return (f"no node at fault: every node passed in a pair ({len(self.nodes)} nodes, {self.rounds} round(s))"
+                f"{spread}{self._slow_said}")
+
+    @property
+    def _slow_said(self) -> str:
+        """A slow pair whose nodes each passed elsewhere is taken as noise (one slow pair on a busy host is as often
+        noise as not), but said: a node slow one all-reduce in two reads the same, so it is never hidden."""
+        slow = [t for t in self.tried if t.verdict == SLOW]
+        if not slow:
+            return ""
+        pairs = ", ".join(f"{'+'.join(t.outcome.nodes)} (round {t.round}, {t.ratio:.2f}x the median)"
+                          if t.ratio is not None else "+".join(t.outcome.nodes) for t in slow)
+        return (f"; {len(slow)} slow pair(s) on record, taken as noise (each node passed with another partner): "
+                f"{pairs}; a node slow again there is intermittent: run make isolate again to tell")
 
 
 def max_rounds(count: int) -> int:

@@ -37,7 +37,7 @@ from types import FrameType
 from typing import Any
 
 from ..shared.closedpipe import say
-from . import busy, history, kernlog, metrics, repair, slurm, xid
+from . import busy, history, kernlog, metrics, repair, settings, slurm, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -73,7 +73,7 @@ from .verdict import (
 from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
 from .verifyrun import _run_verify as _run_verify
 from .verifyrun import _verify_env as _verify_env
-from .verifyrun import drop_test_hooks, hooks_allowed, load_report
+from .verifyrun import drop_job_settings, drop_test_hooks, hooks_allowed, load_report
 from .verifyrun import verify_command as verify_command
 
 KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
@@ -122,7 +122,7 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
             return not_assessed("PREFLIGHT_NO_REPORT", f"verify --preflight {how} and wrote no report"
                                 + (f": {last}" if last else "")), None
     # under Prolog= and as a first step alike, a report that did not judge the GPUs Slurm allocated is no pass
-    verdict = decide(report, cfg.mode == "prolog" and bool(cfg.expected_gpus), gpus_allocated=bool(cfg.expected_gpus))
+    verdict = decide(report, cfg.host_gpus, gpus_allocated=bool(cfg.expected_gpus))
     seen = _report_gpus(report) if verdict.kind == PASS and cfg.expected_gpus else None
     if verdict.kind == PASS and cfg.expected_gpus and (seen is None or seen < cfg.expected_gpus):
         # a pass asked --expect-gpus N whose gpu check lists fewer NVML devices, or no count, contradicts itself
@@ -200,7 +200,7 @@ def _confirm(cfg: Config, report: dict[str, Any]) -> tuple[Verdict, dict[str, An
     _say(f"{', '.join(names)} timed out; running {'it' if len(names) == 1 else 'them'} alone with {limit:g} s to "
          "confirm")
     rerun, rerun_report = preflight(cfg, limit, ",".join(names))
-    verdict = confirmation(report, rerun, rerun_report, limit, cfg.mode == "prolog" and bool(cfg.expected_gpus),
+    verdict = confirmation(report, rerun, rerun_report, limit, cfg.host_gpus,
                            gpus_allocated=bool(cfg.expected_gpus))
     return verdict, merge(report, rerun_report) if isinstance(rerun_report, dict) else report
 
@@ -316,14 +316,16 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
     node = next((n for n in names if n and not slurm.node_problem(n)), None)
     if node is None:
         return
-    state = _value(argv, "--state-dir") or env.get("TORCHIMAGES_STATE_DIR") or DEFAULT_STATE_DIR
+    # a job's step: its environment is the job's, never where the operator's trace goes (verify/prolog/settings.py)
+    ours = {} if settings.job_env(env, _mode(env, _value(argv, "--mode") or "auto"), "--revalidate" in argv) else env
+    state = _value(argv, "--state-dir") or ours.get("TORCHIMAGES_STATE_DIR") or DEFAULT_STATE_DIR
     try:              # a blank or relative folder (the bad setting itself, maybe) is no place for it: the cwd's
         if os.path.isabs(state) and (failed := history.record(state, node, "not-assessed", code, problem)):
             _say(failed)
     except ValueError:
         pass
     given = _value(argv, "--metrics-dir")      # an explicit '' is no metrics, as the run itself reads it
-    where = given if given is not None else env.get("TORCHIMAGES_METRICS_DIR")
+    where = given if given is not None else ours.get("TORCHIMAGES_METRICS_DIR")
     if where and os.path.isabs(where):
         outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None,
                                    "exit": 0 if _as_prolog(argv, env) else 3, "duration_s": time.time() - started,
@@ -337,8 +339,9 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
 def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     cfg = config(args, env)
     cfg.started = started
-    if not hooks_allowed(cfg.mode, cfg.state_dir):
+    if not hooks_allowed("step" if cfg.job_env else cfg.mode, cfg.state_dir):
         drop_test_hooks(os.environ)     # a job's step: its VERIFY_TEST_* would hang or crash checks (a false drain)
+    drop_job_settings(os.environ, cfg.job_env)      # nor its torchrun group, paths and floors judge the node
     if args.revalidate and cfg.under_prolog:
         raise UsageError("--revalidate in Slurm's Prolog= (slurm.conf): it is `make undrain NODE=<node>` on a drained "
                          "node; as Prolog= its refusals would drain every node a job starts on: remove it there")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ..shared import clockskew
-from . import kernlog, slurm
+from . import kernlog, settings, slurm
 from .deadline import Deadline
 from .verdict import decimal, finite_positive
 
@@ -71,6 +71,13 @@ class Config:
     clock_skew_s: float = clockskew.DEFAULT_S   # TORCHIMAGES_CLOCK_SKEW: a GPU reset record this far ahead is believed
     closing: str | None = None              # the verdict's line on stderr, said last (notes.close)
     started: float | None = None            # when this run began (epoch): a hang streak counts runs that did not overlap
+    job_env: bool = False                   # a job's step: its environment is the job's, never the operator's (settings)
+
+    @property
+    def host_gpus(self) -> bool:
+        """Allocated GPUs that are invisible are the host's fault: under Prolog=, on the host itself, and never where
+        the environment is a job's (SLURM_SCRIPT_CONTEXT or a Gres count it exported would drain a healthy node)."""
+        return self.mode == "prolog" and not self.job_env and bool(self.expected_gpus)
 
 
 class UsageError(Exception):
@@ -231,15 +238,33 @@ def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, floa
         raise UsageError(str(exc)) from None
 
 
+def _knobs(args: argparse.Namespace, env: dict[str, str], job: bool) -> tuple[str, dict[str, tuple[str, str]], list[str]]:
+    """(the state folder, the knobs given by the operator with where each came from, notes). A job's step runs with
+    the job's environment (Slurm): its knobs come from the command line, the state folder's settings file or
+    (Prolog=, by hand) slurmd's or a person's environment, never a job's (settings.py)."""
+    state_dir = args.state_dir if args.state_dir is not None else \
+        (env.get("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR) if not job else DEFAULT_STATE_DIR)
+    state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None],
+                        not args.revalidate)
+    try:
+        file, notes = settings.read(state_dir)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    given = {name: found for name in settings.KNOBS if (found := settings.pick(name, env, job, file, state_dir))}
+    return state_dir, given, notes + (settings.ignored(env) if job else [])
+
+
 def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], float] = time.monotonic) -> Config:
     budget, factor, grace, lookback, flap, min_confirm = _numbers(args)
-    breaker = _share(args.breaker, "--breaker") if args.breaker is not None else \
-        _share(env.get("TORCHIMAGES_BREAKER", str(DEFAULT_BREAKER)), "TORCHIMAGES_BREAKER")
-    hang = _count(args.hang_runs, "--hang-runs") if args.hang_runs is not None else \
-        _count(env.get("TORCHIMAGES_HANG_RUNS", str(DEFAULT_HANG_RUNS)), "TORCHIMAGES_HANG_RUNS")
-    state_dir = args.state_dir if args.state_dir is not None else env.get("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR)
+    job = settings.job_env(env, _mode(env, args.mode), args.revalidate)
+    state_dir, knobs, knob_notes = _knobs(args, env, job)
     gate = not args.revalidate
-    state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None], gate)
+    given = knobs.get("TORCHIMAGES_BREAKER")
+    breaker = _share(args.breaker, "--breaker") if args.breaker is not None else \
+        _share(*given) if given else DEFAULT_BREAKER
+    given = knobs.get("TORCHIMAGES_HANG_RUNS")
+    hang = _count(args.hang_runs, "--hang-runs") if args.hang_runs is not None else \
+        _count(*given) if given else DEFAULT_HANG_RUNS
     if args.node is not None and not args.node.strip():
         # `make undrain` without NODE=: never this host's node in its place (it names the node to resume)
         raise UsageError("--node is empty: name the node (make undrain NODE=<node>, run on that node)")
@@ -255,16 +280,16 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     partition = args.partition or env.get("SLURM_JOB_PARTITION") or None
     if partition and slurm.node_problem(partition):
         raise UsageError(f"partition {partition!r} is not one partition name")
-    metrics_dir = args.metrics_dir if args.metrics_dir is not None else env.get("TORCHIMAGES_METRICS_DIR") or None
+    metrics_dir, source = (args.metrics_dir, "--metrics-dir") if args.metrics_dir is not None else \
+        knobs.get("TORCHIMAGES_METRICS_DIR", (None, ""))
     unset_metrics = args.metrics_dir == ""      # given, and empty: a setting of ours, said (no metrics is no default)
-    if metrics_dir:
-        metrics_dir = _folder(metrics_dir, ("TORCHIMAGES_METRICS_DIR", "--metrics-dir")[args.metrics_dir is not None],
-                              gate)
+    metrics_dir = _folder(metrics_dir, source, gate) if metrics_dir else None
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), _python(args.python, env),
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
     try:
-        cfg.clock_skew_s = clockskew.allowance(env)    # ours: a bad value is CONFIG_ERROR, never the node's fault
+        given = knobs.get(clockskew.ENV)    # ours: a bad value is CONFIG_ERROR, never the node's fault
+        cfg.clock_skew_s = clockskew.allowance({clockskew.ENV: given[0]} if given else {})
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     cfg.deadline = Deadline(budget + grace, clock)
@@ -272,7 +297,8 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
-    cfg.notes += misspelt(env)
+    cfg.job_env = job
+    cfg.notes += knob_notes + misspelt(env)
     if unset_metrics:
         # an empty --metrics-dir (a slurm.conf line whose variable expanded to nothing) writes no metrics: said, so a
         # fleet whose node_exporter shows nothing of the prolog is not read as a fleet of silent passes

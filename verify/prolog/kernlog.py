@@ -104,14 +104,18 @@ def _run(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[list[str] | None,
 
 
 def read(timeout: float = TIMEOUT_S) -> KernelLog:
-    """The current boot's kernel log; each command waited for at most `timeout` (the prolog's cap bounds it)."""
+    """The current boot's kernel log; each command waited for at most `timeout` (the prolog's cap bounds it). A
+    running kernel's log is never empty (its boot messages), so no line from either is no read: a job's step runs as
+    the job's user (Slurm), for whom `journalctl -k -q` exits 0 with nothing (not in the adm or systemd-journal
+    group) and dmesg is refused (kernel.dmesg_restrict): that was read as a clean log."""
     lines, source = _run(journalctl_argv(), timeout)
     if lines:
         return KernelLog(lines, source)
     raw, dsource = _run(dmesg_argv(), timeout)
-    if raw is None:
-        return KernelLog(None if lines is None else [], f"{source}; {dsource}")
-    return KernelLog(raw, dsource)
+    if raw:
+        return KernelLog(raw, dsource)
+    return KernelLog(None, f"{source}; {dsource}: no kernel line (a user outside the adm or systemd-journal group, "
+                     "or under kernel.dmesg_restrict, sees none)")
 
 
 def mono(line: str) -> float | None:

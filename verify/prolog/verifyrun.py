@@ -7,13 +7,12 @@ import contextlib
 import json
 import os
 import signal
-import stat
 import subprocess
 import tempfile
 from typing import Any
 
 from .. import strictjson
-from . import statefile
+from . import settings, statefile
 from .config import Interrupted
 from .deadline import STOP_S, Overran
 
@@ -100,10 +99,7 @@ def hooks_allowed(mode: str, state_dir: str) -> bool:
     in a step only where the state folder holds TEST_HOOKS_FILE, a regular file (no link)."""
     if mode != "step":
         return True
-    try:
-        return stat.S_ISREG(os.lstat(os.path.join(state_dir, TEST_HOOKS_FILE)).st_mode)
-    except OSError:
-        return False
+    return settings.operators(state_dir, TEST_HOOKS_FILE)[0]     # and no group or other could have written it
 
 
 def drop_test_hooks(environ: Any) -> None:
@@ -111,6 +107,29 @@ def drop_test_hooks(environ: Any) -> None:
     in): verify and its checks inherit it."""
     for key in [k for k in environ if k.startswith("VERIFY_TEST_")]:
         del environ[key]
+
+
+# what else of an environment reaches the preflight's judgement. A torchrun group's variables, in every mode (the
+# preflight is one node's gate: with RANK, WORLD_SIZE and MASTER_ADDR exported by a job script its nccl check joins a
+# group that never forms, times out, and the confirmation does too: a healthy node drained); and, in a job's step,
+# verify's paths and floors (VERIFY_SHM_PATH: the shm check on a folder of the job's, SHM_TOO_SMALL the host's;
+# TORCHIMAGES_DRIVER_MIN above the real floor: DRIVER_TOO_OLD, the host's; TORCHIMAGES_HOST_ARCH: emulation). The
+# driver floor is then CUDA's own table (verify/checks/gpu/node.py): an image's higher one is the job's to meet.
+# Nor the job's LD_PRELOAD or LD_AUDIT: the dynamic loader runs them in every process verify starts, the door round 53
+# closed for sitecustomize (a library that sleeps timed every check out: a confirmed "hang" of a healthy node).
+GROUP_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",
+              "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+JOB_SETTINGS = ("TORCHIMAGES_DRIVER_MIN", "TORCHIMAGES_HOST_ARCH", "TORCHIMAGES_NODE", "LD_PRELOAD", "LD_AUDIT")
+
+
+def drop_job_settings(environ: Any, job: bool) -> None:
+    """The group's variables out of this process's environment (verify inherits it), and in a job's step verify's
+    own settings (VERIFY_*, but its test hooks: hooks_allowed decides those) and the floors above."""
+    for key in list(environ):
+        group = key in GROUP_VARS or key.startswith("TORCHELASTIC_")
+        verify_own = key.startswith("VERIFY_") and not key.startswith("VERIFY_TEST_")
+        if group or (job and (key in JOB_SETTINGS or verify_own)):
+            del environ[key]
 
 
 def _verify_env(env: Any) -> dict[str, str]:

@@ -1,0 +1,111 @@
+"""Whose settings the prolog believes: the operator's, never a job's.
+
+Slurm's prolog semantics: Prolog= runs as SlurmdUser with slurmd's environment (the operator's), but a job's first
+step (`srun torchimages-prolog`) runs with the job's, which srun passes whole and a job may export anything into
+(a .bashrc, a module file, the job script). There the prolog's knobs are the job's to set: TORCHIMAGES_BREAKER=1
+lets one bad roll-out drain a whole partition, TORCHIMAGES_HANG_RUNS=2 drains a slowed node sooner,
+TORCHIMAGES_STATE_DIR=/tmp/x reads a history and a kernel-log state of the job's making (a hang streak or a held Xid
+that drains a healthy node; a clean one that waves a broken node through; a test-hooks switch), and
+TORCHIMAGES_METRICS_DIR hides the run from node_exporter. So in a job's step none of them is read from the
+environment: the operator's are the command line, this folder's `settings` file and, under Prolog=, slurmd's
+environment. A step is known by SLURM_STEP_ID (slurmstepd sets it in every step; slurmd's Prolog= environment has
+none) or `--mode step`, whatever SLURM_SCRIPT_CONTEXT says (a job can export that too).
+
+`<state folder>/settings` holds `NAME=value` lines (`#` comments; `export ` and quotes as a shell file has them) of
+the knobs below. It and verify's test-hooks
+switch (verifyrun.TEST_HOOKS_FILE) are the operator's only as regular files, no link, that neither they nor their
+folder are writable by group or others (a shared folder a job could write is no operator's word).
+"""
+from __future__ import annotations
+
+import difflib
+import errno
+import os
+import stat
+from collections.abc import Mapping
+
+from . import statefile
+
+FILE = "settings"
+CAP = 64 * 1024                     # a settings file is a few lines: more is no settings file
+KNOBS = ("TORCHIMAGES_BREAKER", "TORCHIMAGES_HANG_RUNS", "TORCHIMAGES_METRICS_DIR", "TORCHIMAGES_CLOCK_SKEW")
+STATE_KNOB = "TORCHIMAGES_STATE_DIR"     # where this file is: never in it
+
+
+def job_env(env: Mapping[str, str], mode: str, revalidate: bool) -> bool:
+    """Whether this environment is a job's (a step: Slurm runs it with the user's environment). `make undrain` is an
+    operator's by hand (its resume needs Slurm's operator rights), never a job's."""
+    return not revalidate and (mode == "step" or bool(env.get("SLURM_STEP_ID", "").strip()))
+
+
+def operators(folder: str, name: str) -> tuple[bool, str | None]:
+    """(whether folder/name is the operator's file, why not where it exists but is not: a line, else None)."""
+    path = os.path.join(folder, name)
+    try:
+        info = os.lstat(path)
+        where = os.stat(folder)
+    except FileNotFoundError:
+        return False, None
+    except OSError as exc:          # a folder the job's user may not search: the operator's settings, unapplied, said
+        return False, f"{path} cannot be read ({exc.strerror}): not applied, the defaults hold"
+    if not stat.S_ISREG(info.st_mode):
+        return False, f"{path} is no regular file (a link, FIFO or folder): not the operator's, ignored"
+    if (info.st_mode | where.st_mode) & (stat.S_IWGRP | stat.S_IWOTH):
+        return False, (f"{path} or its folder is writable by group or others, so a job could have written it: not "
+                       "the operator's, ignored (chmod go-w both)")
+    return True, None
+
+
+def read(folder: str) -> tuple[dict[str, str], list[str]]:
+    """(the knobs of folder/settings, notes); ValueError, one line, for a file that is no settings file."""
+    path = os.path.join(folder, FILE)
+    ok, why = operators(folder, FILE)
+    if not ok:
+        return {}, [why] if why else []
+    try:
+        tail = statefile.read_tail(path, CAP + 1)
+    except FileNotFoundError:
+        return {}, []
+    except OSError as exc:
+        if exc.errno == errno.EACCES:
+            raise ValueError(f"{path} cannot be read ({exc.strerror}): the prolog's settings must be readable by "
+                             "whoever runs it (a job's step runs as the job's user: chmod 0644)") from None
+        raise ValueError(f"{path}: {statefile.problem(exc, path)}") from None
+    if tail.size > CAP:
+        raise ValueError(f"{path} holds {tail.size} bytes, more than any settings file ({CAP} at most): not read")
+    values: dict[str, str] = {}
+    for number, line in enumerate(tail.text.splitlines(), 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        name, sep, value = text.partition("=")
+        name = name.strip().removeprefix("export ").strip()       # a file written as /etc/default's shell lines
+        value = value.strip()
+        if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if not sep or name not in KNOBS:
+            near = difflib.get_close_matches(name.upper(), KNOBS, n=1, cutoff=0.8)
+            hint = f"did you mean {near[0]}? " if near else ""
+            raise ValueError(f"{path} line {number}: {text[:80]!r} is no setting ({hint}it holds NAME=value lines of "
+                             f"{', '.join(KNOBS)})")
+        if name in values:
+            raise ValueError(f"{path} line {number}: {name} given twice (which one holds?): keep one")
+        values[name] = value
+    return values, []
+
+
+def pick(name: str, env: Mapping[str, str], job: bool, file: Mapping[str, str], folder: str) -> tuple[str, str] | None:
+    """(value, where it came from) of one knob: slurmd's or a person's environment, else the settings file; a job's
+    environment never."""
+    if not job and name in env:
+        return env[name], name
+    if name in file:
+        return file[name], f"{os.path.join(folder, FILE)} {name}"
+    return None
+
+
+def ignored(env: Mapping[str, str]) -> list[str]:
+    """One note for each knob a job's environment sets: ignored, and where the operator sets it."""
+    return [f"{name} in a job's step is the job's environment (Slurm runs a step with the user's): ignored; the "
+            f"operator sets it on the srun line or in the state folder's {FILE} file"
+            for name in (*KNOBS, STATE_KNOB) if name in env]
