@@ -6,7 +6,9 @@ train checks (FACTS.md, "Facts that contradict each other"), naming the two fiel
   rate or a pass would otherwise be judged against no GPU at all;
 - ranks the probe spawned itself (`mode` "N local process(es)": no launcher, one process per GPU of this node)
   said to span several nodes, to number other than N, to carry a launcher's rank, a local rank of N or more, or,
-  over NCCL, to number other than the node's GPUs (NCCL runs one rank per GPU: two on one is "Duplicate GPU").
+  over NCCL, to number other than the node's GPUs (NCCL runs one rank per GPU: two on one is "Duplicate GPU");
+- over NCCL, more ranks than `nodes` x `gpus` (each rank drives cuda:<local rank> of its node; `nodes` is the
+  probe's ceil(world / local world), so a group of unlike nodes is within it too).
 Pure.
 """
 from __future__ import annotations
@@ -36,6 +38,20 @@ def contradiction(facts: Any) -> str | None:
             return f"backend is nccl (a GPU run), but device_name is {name!r}, no GPU's name"
         if gpus == 0:
             return "backend is nccl (a GPU run), but gpus is 0"
+    return _local(facts) or _beyond_gpus(facts)
+
+
+def _beyond_gpus(facts: dict[str, Any]) -> str | None:
+    world, nodes, gpus = facts.get("world_size"), facts.get("nodes"), facts.get("gpus")
+    if facts.get("backend") == "nccl" and _int(nodes) and _int(gpus) and _int(world) and nodes > 0 and gpus > 0 \
+            and world > nodes * gpus:
+        return (f"world_size {world} over NCCL on nodes {nodes} with gpus {gpus} each: more ranks than "
+                f"{nodes * gpus} GPUs (NCCL runs one rank per GPU)")
+    return None
+
+
+def _local(facts: dict[str, Any]) -> str | None:
+    world, nodes, gpus = facts.get("world_size"), facts.get("nodes"), facts.get("gpus")
     local = LOCAL_MODE.match(str(facts.get("mode") or ""))
     if not local:
         return None
