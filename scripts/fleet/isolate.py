@@ -12,8 +12,10 @@ The planner and the judge of `make isolate` (the runner, isolate_run.py, launche
   CONFIRM (2) different known-good partners (one slow pair on a busy host is noise as often as not). A partner is
   known-good for a node when it passed and every failed pair of its own holds that node, a named node or a node
   that never passed: a second flaky node (it passed once too) is no reference, or two flaky nodes would name each
-  other and every healthy node they met. Two flaky nodes whose failures fall on a third node's pairs alone can
-  still point at it within the rounds: the evidence is the same as that node failing;
+  other and every healthy node they met. A node that passed a pair itself is never named on failed pairs: it is not
+  broken every time, and two flaky partners failing only beside it read the same (it ends intermittent). Two flaky
+  nodes whose failures fall on the pairs of a third that never passed can still point at it within the rounds: the
+  evidence is the same as that node failing, and only repeating those pairs would tell;
 - it stops when no node is left in doubt, when no new pair can be formed, or after ceil(log2 N) + 1 rounds;
 - when the fastest pair is more than 1/SLOW_BELOW x the median, slow nodes may be the majority, which a median cannot
   single out: the answer says so (`spread`) and is not "healthy".
@@ -200,7 +202,8 @@ def _blamed(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]
     blamed: dict[str, list[Tried]] = {}
     while True:
         found = {n: ts for n, ts in _strikes(tried, cleared, set(blamed)).items()
-                 if len({m for t in ts for m in t.outcome.nodes if m != n}) >= CONFIRM}
+                 if len({m for t in ts for m in t.outcome.nodes if m != n}) >= CONFIRM
+                 and not (n in cleared and any(t.verdict == FAIL for t in ts))}
         if found.keys() == blamed.keys():
             return found
         blamed = found
