@@ -213,7 +213,7 @@ def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
         return v
     clock = kernlog.host_clock(cfg.proc)          # hangs of another boot are no evidence against this one
     runs = history.streak(events, HANG_CODES, clock.boot_id, clock.booted, time.time(), cfg.flap_window_s,
-                          cfg.clock_skew_s, started=cfg.started) + 1
+                          cfg.clock_skew_s, started=cfg.started, uptime=clock.uptime, started_up=cfg.started_up) + 1
     if runs < cfg.hang_runs:
         return Verdict(v.kind, v.code, v.owner, f"{v.summary}; {runs} of {cfg.hang_runs} runs in a row hung "
                        f"(--hang-runs: PREFLIGHT_HUNG drains at {cfg.hang_runs})", v.check)
@@ -337,6 +337,7 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
 def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     cfg = config(args, env)
     cfg.started = started
+    cfg.started_up = kernlog.host_clock(cfg.proc).uptime
     if not hooks_allowed(cfg.mode, cfg.state_dir):
         drop_test_hooks(os.environ)     # a job's step: its VERIFY_TEST_* would hang or crash checks (a false drain)
     if args.revalidate and cfg.under_prolog:
