@@ -191,3 +191,84 @@ def test_the_streak_by_uptime_in_one_boot_and_by_the_wall_clock_otherwise():
     assert history.streak(both, codes, "b1", None, 1e9 + 2, uptime=270.0, started_up=265.0) == 1
     # older than the window by uptime, whatever the stamp says
     assert history.streak([ev(1e9, 10.0)], codes, "b1", None, 1e9, window_s=100.0, uptime=300.0) == 0
+
+
+# ------------------------------------------------------------------------- class 6: facts that cannot be true
+
+def _judge(check: str, facts: dict[str, Any]) -> Any:
+    from verify import judging
+    from verify.checks import CHECKS
+    from verify.options import Options
+    return judging.judge(CHECKS[check], copy.deepcopy(facts), Options())
+
+
+def _refused(result: Any, *said: str) -> None:
+    assert (result.status, result.code) == ("fail", "MEASUREMENT_INVALID"), (result.status, result.code, result.summary)
+    for word in said:
+        assert word in result.summary, (word, result.summary)
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    ({"mode": "torchrun group: rank 9 of 8, n1:29500", "rank": 9}, "rank 9 but world_size 8"),
+    ({"mode": "torchrun group: rank 0 of 16, n1:29500", "rank": 0}, "but world_size 8"),
+    ({"mode": "torchrun group: rank 3 of 8, n1:29500", "rank": 0}, "but rank 0"),
+    ({"nccl_available": False}, "nccl_available is false"),
+    ({"backend": "gloo", "nccl_available": True}, "backend is gloo, but gpus 8"),
+])
+def test_nccl_a_group_no_launcher_forms_is_refused(change, said):
+    """torchrun's RANK is one of 0 .. WORLD_SIZE - 1, and verify's mode names the RANK and WORLD_SIZE it ran with; the
+    probe runs NCCL exactly when torch sees a GPU and NCCL is there. A record saying otherwise passed (FACTS.md)."""
+    from tests.verify_handmade import nccl_facts
+    _refused(_judge("nccl", {**nccl_facts(), **change}), said)
+
+
+def test_train_a_gpu_shape_over_gloo_is_refused_never_an_unjudged_cpu_rate():
+    """A GPU run recorded as gloo had its rate 'on CPU, not judged': the slow node's TRAIN_SLOW hidden."""
+    from tests.verify_handmade import handmade_train_facts
+    facts = handmade_train_facts(gpu=True)
+    assert _judge("train", facts).code == "TRAIN_SLOW"
+    _refused(_judge("train", {**facts, "backend": "gloo"}), "config.device_class is 'gpu'")
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("pcie_gen", 6, "above its pcie_gen_max 5"), ("pcie_width", 32, "above its pcie_width_max 16"),
+    ("name", "none", "name is 'none'"), ("name", "", "name is ''"),
+])
+def test_nvml_a_device_no_board_reports_is_refused(field, value, said):
+    """NVML's current PCIe link never runs past its Max (nvmlDeviceGetMaxPcieLinkGeneration / Width), and a device
+    NVML read (UUID, bus id) has a name: a record saying otherwise passed, a degraded link or an unknown GPU
+    unjudged."""
+    from tests.verify_handmade import gpu_facts
+    facts = gpu_facts()
+    facts["devices"][0][field] = value
+    _refused(_judge("gpu", facts), said)
+
+
+FABRIC = ROOT / "tests/data/real-world/a100-ibstatus-eight-hdr-active-plus-ethernet-40/facts/fabric.json"
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (lambda f: f["adapters"][0]["ports"][0].update(rate_gbps=100.0), "4X HDR is 200 Gb/s"),
+    (lambda f: f["adapters"][0]["ports"][0].update(speed="NDR"), "4X NDR is 400 Gb/s"),
+    (lambda f: f["adapters"][0]["ports"][0].update(width=0), "width 0"),
+    (lambda f: f["adapters"][0]["ports"][0].update(width=64), "width 64"),
+    (lambda f: f["adapters"].append(copy.deepcopy(f["adapters"][0])), "listed twice"),
+    (lambda f: f["adapters"][0]["ports"].append(copy.deepcopy(f["adapters"][0]["ports"][0])), "port 1 is listed twice"),
+])
+def test_fabric_a_port_ibstat_never_prints_is_refused(change, said):
+    """ibstat's Rate is the port's width times its speed's lane rate (IBTA: 4X HDR 200, 4X NDR 400), a link trains to
+    1, 2, 4, 8 or 12 lanes, and a host lists each adapter and port once: a listing counting one twice summed its
+    rate twice (a missing rail's capacity made up)."""
+    facts = json.loads(FABRIC.read_text(encoding="utf-8"))["facts"]
+    assert _judge("fabric", facts).status == "pass"
+    change(facts)
+    _refused(_judge("fabric", facts), said)
+
+
+def test_explain_a_port_listed_again_by_ibv_devinfo_v_is_one_port():
+    """`ibv_devinfo` then `ibv_devinfo -d mlx4_1 -i 2 -v`: the second listing fills the first, never a second port 2."""
+    from verify.explain import ib
+    raw = (ROOT / "tests/data/real-world/cx3-two-dual-port-hcas-port2-down-one-polling-ibv-devinfo/raw.txt").read_text()
+    for adapter in ib.parse(raw)["adapters"]:
+        numbers = [p["port"] for p in adapter["ports"]]
+        assert len(numbers) == len(set(numbers)), (adapter["name"], numbers)
