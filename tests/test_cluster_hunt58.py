@@ -272,3 +272,61 @@ def test_explain_a_port_listed_again_by_ibv_devinfo_v_is_one_port():
     for adapter in ib.parse(raw)["adapters"]:
         numbers = [p["port"] for p in adapter["ports"]]
         assert len(numbers) == len(set(numbers)), (adapter["name"], numbers)
+
+
+# ------------------------------------------------------------------------- class 8: hostile files
+
+def _fleet_node(host: str, failing: bool = False) -> dict[str, Any]:
+    from tests.verify_handmade import make_report
+    doc = make_report()
+    doc["environment"]["hostname"] = host
+    doc["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return doc
+
+
+@pytest.mark.parametrize("cut", ["at-the-end", "by-a-second-begin"])
+def test_a_report_block_cut_before_its_end_line_is_listed_and_the_fleet_does_not_pass(tmp_path, cut):
+    """`kubectl logs` saved while the pod still printed (or truncated by the log's rotation): the report block has no
+    END line. It may have said a fault; skipping it passed the fleet on the node's earlier block. Evidence missing
+    is never a pass: listed invalid, with its file and block."""
+    from scripts.fleet.cluster import REPORT_BEGIN, REPORT_END
+    from scripts.fleet.fleet import fleet, fleet_json
+    whole = f"{REPORT_BEGIN}\n{json.dumps(_fleet_node('n2'))}\n{REPORT_END}\n"
+    partial = f"{REPORT_BEGIN}\n" + json.dumps(_fleet_node("n2"))[:60] + "\n"
+    text = whole + partial if cut == "at-the-end" else partial + whole
+    (tmp_path / "n2.log").write_text(text, encoding="utf-8")
+    (tmp_path / "n1.json").write_text(json.dumps(_fleet_node("n1")), encoding="utf-8")
+    report = fleet(tmp_path)
+    assert fleet_json(report)["ok"] is False
+    assert any("no ----- END VERIFY REPORT ----- line" in why for _, why in report.invalid), report.invalid
+
+
+def test_a_log_with_whole_blocks_only_is_read_as_before(tmp_path):
+    from scripts.fleet.cluster import REPORT_BEGIN, REPORT_END
+    from scripts.fleet.fleet import fleet, fleet_json
+    text = f"noise\n{REPORT_BEGIN}\n{REPORT_BEGIN}\n{json.dumps(_fleet_node('n2'))}\n{REPORT_END}\ntail\n"
+    (tmp_path / "n2.log").write_text(text, encoding="utf-8")
+    report = fleet(tmp_path)
+    assert fleet_json(report)["ok"] is True and not report.invalid, report.invalid
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link", "folder"])
+def test_a_run_lock_planted_in_the_state_folder_is_said_never_silently_ignored(tmp_path, fake, monkeypatch, capsys,
+                                                                               plant):
+    """The shared run lock (STATE/history/.<node>.running) is how a timeout confirmed beside other prologs is told from
+    a hung GPU (NVSentinel's rerun-alone rule). A FIFO, link or folder in its place was refused in silence: the
+    operator never learnt the busy-host guard was down. Said, before the verdict (Slurm's prolog semantics)."""
+    import os
+    from tests.prolog_fakes import _gpu, _report
+    lock = tmp_path / "state" / "history" / ".n1.running"
+    lock.parent.mkdir(parents=True)
+    if plant == "fifo":
+        os.mkfifo(lock)
+    elif plant == "link":
+        os.symlink(tmp_path / "elsewhere", lock)
+    else:
+        lock.mkdir()
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(_args(tmp_path), STEP_ENV) == 0
+    err = capsys.readouterr().err
+    assert "the run lock" in err and ".n1.running" in err, err

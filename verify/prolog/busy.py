@@ -33,8 +33,10 @@ def lock_path(state_dir: str, node: str) -> str:
 class Running:
     """This run's shared lock (fd None: not had) and when it began."""
 
-    def __init__(self, fd: int | None, state_dir: str, node: str, started: float | None) -> None:
+    def __init__(self, fd: int | None, state_dir: str, node: str, started: float | None,
+                 problem: str | None = None) -> None:
         self.fd, self.state_dir, self.node, self.started = fd, state_dir, node, started
+        self.problem = problem          # the run lock's file refused (a FIFO, a link planted there): said, not hidden
 
     def others(self) -> str | None:
         """Why another prolog of this node ran beside this one, or None (none seen, or nothing to see it by)."""
@@ -57,6 +59,7 @@ class Running:
 def running(state_dir: str, node: str, started: float | None) -> Iterator[Running]:
     """Hold the node's shared run lock while assessing (never waits: a shared lock waits only on a check's moment)."""
     fd: int | None = None
+    problem: str | None = None
     try:
         statefile.folder(os.path.join(state_dir, "history"))
         fd = statefile.open_rw(lock_path(state_dir, node))
@@ -70,12 +73,15 @@ def running(state_dir: str, node: str, started: float | None) -> Iterator[Runnin
                 time.sleep(0.01)
         else:
             raise OSError(errno.EAGAIN, "not had")
-    except OSError:
+    except OSError as exc:
         if fd is not None:
             os.close(fd)
         fd = None
+        if not isinstance(exc, statefile.LockUnavailable) and exc.errno != errno.EAGAIN:
+            problem = (f"the run lock {statefile.problem(exc, lock_path(state_dir, node))}: other prologs of this "
+                       "node are seen by the history alone")
     try:
-        yield Running(fd, state_dir, node, started)
+        yield Running(fd, state_dir, node, started, problem)
     finally:
         if fd is not None:
             os.close(fd)                  # closing the fd releases the lock

@@ -225,6 +225,8 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
     """The node's verdict: the kernel log's evidence, the preflight, and a second run of the timed-out checks."""
     kern, xids = kernel_evidence(cfg)
     with busy.running(cfg.state_dir, cfg.node, cfg.started) as run:
+        if run.problem:
+            cfg.notes.append(run.problem)
         verdict, report = preflight(cfg, cfg.budget)
         if verdict.kind == FAULT and not verdict.confirmed and report is not None:
             if kern:
