@@ -317,6 +317,7 @@ def test_a_run_lock_planted_in_the_state_folder_is_said_never_silently_ignored(t
     a hung GPU (NVSentinel's rerun-alone rule). A FIFO, link or folder in its place was refused in silence: the
     operator never learnt the busy-host guard was down. Said, before the verdict (Slurm's prolog semantics)."""
     import os
+
     from tests.prolog_fakes import _gpu, _report
     lock = tmp_path / "state" / "history" / ".n1.running"
     lock.parent.mkdir(parents=True)

@@ -14,6 +14,7 @@ import jsonschema
 from ..durations import parse_time, shown
 from ..errors import UserError, one_line
 from ..fsutil import TooLarge, read_bounded
+from .cluster import REPORT_END
 from .model import (
     CLOCK_SKEW_S,
     EARLIEST_CREATED,
@@ -26,7 +27,6 @@ from .model import (
 )
 from .nodes import _named
 from .plausible import NODE_NAME, report_problem
-from .cluster import REPORT_END
 from .walk import _blocks, walk
 
 # ---------------------------------------------------------------------------------------------- reading
