@@ -331,3 +331,20 @@ def test_a_run_lock_planted_in_the_state_folder_is_said_never_silently_ignored(t
     assert cli.main(_args(tmp_path), STEP_ENV) == 0
     err = capsys.readouterr().err
     assert "the run lock" in err and ".n1.running" in err, err
+
+
+def test_a_signed_report_no_verify_writes_is_no_attestation():
+    """`make report`/`make gate` believed a signed report the prolog and the fleet report refuse: one GPU listed twice
+    counted 2 (REQUIRE gpus>=2 met by one board). The one plausibility rule (scripts/fleet/plausible.py) holds for
+    attestations too; a report verify writes is still believed."""
+    from scripts.publish.report import check_verify_report
+    from tests.verify_handmade import make_report
+    schemas = [json.loads((ROOT / "verify" / name).read_text()) for name in ("report.schema.json",
+                                                                          "report.v1.schema.json")]
+    assert check_verify_report(make_report(), schemas) == (None, "pass")
+    twice = make_report()
+    twice["checks"][0]["data"]["devices"] = [{"index": i, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-1"}
+                                             for i in range(2)]
+    twice["checks"][0]["metrics"] = {"nvml_devices": {"value": 2.0, "unit": "count"}}
+    problem, _ = check_verify_report(twice, schemas)
+    assert problem and "none verify writes" in problem and "listed twice" in problem

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..durations import parse_time, shown
 from ..errors import UserError
+from ..fleet.plausible import report_problem
 from .attest import (
     PREDICATE_PROVENANCE,
     PREDICATE_SBOM,
@@ -86,6 +87,11 @@ def check_verify_report(report: Any, schemas: list[dict[str, Any]]) -> tuple[str
     if report.get("status") != status:
         return (f"the report says {clean(report.get('status'), 20)} but its checks say {status} (recomputed from "
                 f"the checks)"), status
+    # the one rule the prolog, the fleet report and make isolate hold a report to (scripts/fleet/plausible.py): a
+    # signed report no verify writes (one GPU listed twice counted 16 for gpus>=16, a pass on a figure its own check
+    # refuses) is no evidence, whoever signed it
+    if why := report_problem(report):
+        return f"the report is none verify writes: {clean(why, 200)}", status
     return None, status
 
 
