@@ -348,3 +348,20 @@ def test_a_signed_report_no_verify_writes_is_no_attestation():
     twice["checks"][0]["metrics"] = {"nvml_devices": {"value": 2.0, "unit": "count"}}
     problem, _ = check_verify_report(twice, schemas)
     assert problem and "none verify writes" in problem and "listed twice" in problem
+
+
+def test_nvsentinel_checker_rule_a_clock_stepped_back_never_excuses_a_confirmed_timeout_as_a_busy_host(
+        tmp_path, monkeypatch, capsys):
+    """A run of this boot that ended 100 s before this one began (by /proc/uptime), stamped an hour ahead (the wall
+    clock since stepped back), "ended while this one ran" by the wall clock: a confirmed timeout alone was excused as
+    a busy host and the hung GPU stayed in service. By the boot's own clock it ended before: the timeout drains."""
+    from tests.prolog_fakes import PROLOG_ENV
+    from tests.test_cluster_hunt54 import _timeouts
+    fake = install_fake(monkeypatch)
+    clock = kernlog.host_clock(kernlog.PROC)
+    assert clock.uptime is not None and clock.boot_id
+    history.record(str(tmp_path / "state"), "n1", "pass", None, "an earlier job's prolog", now=time.time() + 3600,
+                   extra={"boot_id": clock.boot_id, "uptime": max(0.0, clock.uptime - 100)})
+    _timeouts(monkeypatch)
+    assert cli.main(_args(tmp_path, "--budget", "30"), PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
+    assert "ended while this one ran" not in capsys.readouterr().out

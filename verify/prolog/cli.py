@@ -224,7 +224,9 @@ def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
 def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]:
     """The node's verdict: the kernel log's evidence, the preflight, and a second run of the timed-out checks."""
     kern, xids = kernel_evidence(cfg)
-    with busy.running(cfg.state_dir, cfg.node, cfg.started) as run:
+    boot = kernlog.host_clock(cfg.proc).boot_id
+    with busy.running(cfg.state_dir, cfg.node, cfg.started,
+                      (boot, cfg.started_up) if boot and cfg.started_up is not None else None) as run:
         if run.problem:
             cfg.notes.append(run.problem)
         verdict, report = preflight(cfg, cfg.budget)

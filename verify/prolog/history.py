@@ -326,7 +326,7 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
     n = 0
     later, later_up = started, started_up      # the start of the run counted last (this one's)
     for e in reversed(events):
-        up = _uptime(e, "uptime") if uptime is not None and _same_boot(e, boot_id) else None
+        up = _uptime(e, "uptime") if uptime is not None and same_boot(e, boot_id) else None
         if up is not None and uptime is not None:
             if not uptime - window_s <= up <= uptime + OVERLAP_SLACK_S:
                 break
@@ -359,7 +359,8 @@ def _uptime(event: dict[str, Any], key: str) -> float | None:
     return None
 
 
-def _same_boot(event: dict[str, Any], boot_id: str) -> bool:
+def same_boot(event: dict[str, Any], boot_id: str) -> bool:
+    """The event was written in the boot `boot_id` names (both known; compared as the kernel writes them)."""
     kept = event.get("boot_id")
     return bool(isinstance(kept, str) and kept.strip() and boot_id and kept.strip().lower() == boot_id.strip().lower())
 
