@@ -136,6 +136,16 @@ def test_fault_isolation_two_flaky_nodes_one_healthy_partner_who_passed_is_not_n
     assert {"n1", "n4"} <= set(d.undetermined) and exit_status(d) == 2, d.summary
 
 
+def test_fault_isolation_one_flaky_node_is_the_first_to_inspect_among_the_intermittent():
+    """One flaky node (a pass on record) is no longer named failing on its failures; the answer still points at it:
+    of the intermittent nodes, the one in the most failed pairs is said first to inspect (its partners failed once)."""
+    from tests.test_isolate_flaky import run_flaky
+    for count in (4, 6, 8):
+        d = run_flaky(count, "n2", fails_first=True)
+        assert d.summary.startswith("intermittent, undetermined:") and exit_status(d) == 2, d.summary
+        assert "in the most failed pairs: n2 (2 of" in d.summary, d.summary
+
+
 # ------------------------------------------------------------------------- (c) a clock stepped back
 
 @pytest.fixture

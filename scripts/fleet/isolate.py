@@ -107,6 +107,17 @@ class Decision:
     def failed_pairs(self) -> int:
         return sum(1 for t in self.tried if t.verdict == FAIL)
 
+    def _most_failed(self) -> str:
+        """The intermittent node in the most failed pairs, where one is (a flaky node meets several partners, each
+        of which fails once beside it): the first to inspect, not a verdict (two flaky partners read the same)."""
+        counts = {n: (sum(1 for t in self.tried if n in t.outcome.nodes and t.verdict == FAIL),
+                      sum(1 for t in self.tried if n in t.outcome.nodes)) for n in self.intermittent}
+        ranked = sorted(counts.items(), key=lambda kv: -kv[1][0])
+        if len(ranked) > 1 and ranked[0][1][0] > ranked[1][1][0]:
+            node, (failed, tried) = ranked[0]
+            return f"; in the most failed pairs: {node} ({failed} of {tried}), the first to inspect"
+        return ""
+
     @property
     def summary(self) -> str:
         named = ", ".join(f"{f.node} ({f.verdict})" for f in self.named)
@@ -114,7 +125,7 @@ class Decision:
             flaky = (f"intermittent, undetermined: {', '.join(self.intermittent)} (each failed in a pair and passed in "
                      f"another; {self.failed_pairs} failed pair(s) on record): not cleared")
             others = [n for n in self.undetermined if n not in self.intermittent]
-            return ((f"at fault: {named}; " if self.named else "") + flaky
+            return ((f"at fault: {named}; " if self.named else "") + flaky + self._most_failed()
                     + (f"; undetermined: {', '.join(others)}" if others else ""))
         if self.named and not self.undetermined:
             return f"at fault: {named}; every other node passed against a known-good partner"
