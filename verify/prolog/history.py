@@ -4,7 +4,8 @@ A line (schema 1): {"schema": 1, "time": "2026-11-25T19:40:00Z", "epoch": 179563
 "event": <EVENTS>, "code": "CHECK_TIMEOUT" | null, "detail": "one line"}, and on a drain what return to service must
 prove (`gpus`: the GPUs the node should have, `boot_id`: the boot it was drained in, `action`: "reset" or
 "reboot" when NVIDIA's Xid catalog asks for one, `kernel_log`: the code of the kernel-log evidence it stood on); every event the prolog writes carries the `boot_id` it ran in (a
-hang streak ends at a reboot), and an `id` of its own. Appended with one write() to a file opened
+hang streak ends at a reboot), its /proc/uptime at the end and start of its run (`uptime`, `started_up`: runs of one
+boot are ordered by them, whatever the wall clock did), and an `id` of its own. Appended with one write() to a file opened
 O_APPEND|O_NOFOLLOW, under a lock (STATE/history/.<node>.lock) that rotation shares: past MAX_BYTES the file is
 rewritten (temp file, then rename) with its last KEEP_LINES lines, after the last drains, resumes and inspections of
 the lines dropped (a busy node's passes never rotate away what return to service reads). A writer that waited LOCK_WAIT_S in vain appends
