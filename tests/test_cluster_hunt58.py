@@ -139,9 +139,8 @@ def test_fault_isolation_two_flaky_nodes_one_healthy_partner_who_passed_is_not_n
 def test_fault_isolation_one_flaky_node_is_the_first_to_inspect_among_the_intermittent():
     """One flaky node (a pass on record) is no longer named failing on its failures; the answer still points at it:
     of the intermittent nodes, the one in the most failed pairs is said first to inspect (its partners failed once)."""
-    from tests.test_isolate_flaky import run_flaky
     for count in (4, 6, 8):
-        d = run_flaky(count, "n2", fails_first=True)
+        d = _run_flaky(count, ("n2",), (0,))
         assert d.summary.startswith("intermittent, undetermined:") and exit_status(d) == 2, d.summary
         assert "in the most failed pairs: n2 (2 of" in d.summary, d.summary
 
@@ -346,17 +345,18 @@ def test_a_run_lock_planted_in_the_state_folder_is_said_never_silently_ignored(t
 def test_a_signed_report_no_verify_writes_is_no_attestation():
     """`make report`/`make gate` believed a signed report the prolog and the fleet report refuse: one GPU listed twice
     counted 2 (REQUIRE gpus>=2 met by one board). The one plausibility rule (scripts/fleet/plausible.py) holds for
-    attestations too; a report verify writes is still believed."""
+    attestations too (make report and make gate hand it to fetch_report); a report verify writes is still believed."""
+    from scripts.fleet.plausible import report_problem
     from scripts.publish.report import check_verify_report
     from tests.verify_handmade import make_report
     schemas = [json.loads((ROOT / "verify" / name).read_text()) for name in ("report.schema.json",
                                                                           "report.v1.schema.json")]
-    assert check_verify_report(make_report(), schemas) == (None, "pass")
+    assert check_verify_report(make_report(), schemas, report_problem) == (None, "pass")
     twice = make_report()
     twice["checks"][0]["data"]["devices"] = [{"index": i, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-1"}
                                              for i in range(2)]
     twice["checks"][0]["metrics"] = {"nvml_devices": {"value": 2.0, "unit": "count"}}
-    problem, _ = check_verify_report(twice, schemas)
+    problem, _ = check_verify_report(twice, schemas, report_problem)
     assert problem and "none verify writes" in problem and "listed twice" in problem
 
 
@@ -365,13 +365,18 @@ def test_nvsentinel_checker_rule_a_clock_stepped_back_never_excuses_a_confirmed_
     """A run of this boot that ended 100 s before this one began (by /proc/uptime), stamped an hour ahead (the wall
     clock since stepped back), "ended while this one ran" by the wall clock: a confirmed timeout alone was excused as
     a busy host and the hung GPU stayed in service. By the boot's own clock it ended before: the timeout drains."""
-    from tests.prolog_fakes import PROLOG_ENV
-    from tests.test_cluster_hunt54 import _timeouts
+    from tests.prolog_fakes import PROLOG_ENV, _gpu, _report
+    timeout = {"name": "nccl", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "ran past 15 s"}
+    bodies = [json.dumps(_report(_gpu("pass", 8), timeout)).encode(), json.dumps(_report(timeout)).encode()]
+
+    def times_out_twice(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(bodies.pop(0))   # the run, then its confirmation alone
+        return 0, ""
     fake = install_fake(monkeypatch)
     clock = kernlog.host_clock(kernlog.PROC)
     assert clock.uptime is not None and clock.boot_id
     history.record(str(tmp_path / "state"), "n1", "pass", None, "an earlier job's prolog", now=time.time() + 3600,
                    extra={"boot_id": clock.boot_id, "uptime": max(0.0, clock.uptime - 100)})
-    _timeouts(monkeypatch)
+    monkeypatch.setattr(cli, "_run_verify", times_out_twice)
     assert cli.main(_args(tmp_path, "--budget", "30"), PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
     assert "ended while this one ran" not in capsys.readouterr().out
