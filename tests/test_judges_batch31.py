@@ -52,7 +52,7 @@ HEARTBEAT = "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 5 Rank 0] Heartbeat monit
     (None, "job"),
     ("8 local process(es), one per GPU", "host"),
     (" 8 Local processes, one per GPU", "host"),          # respelt: grouplayout's one reading of verify's local ranks
-    ("torchrun group: rank 1 of 16 (local rank 1), 10.0.0.1:29500", "host"),
+    ("torchrun group: rank 1 of 8 (local rank 1), 10.0.0.1:29500", "host"),
 ], ids=["job-log", "no-mode", "verify-local", "verify-local-respelt", "verify-torchrun"])
 def test_torch_s_heartbeat_monitor_in_a_job_s_log_is_the_job_s_handmade(mode, owner):
     r = _nccl(error=f"all_reduce: {HEARTBEAT}", mode=mode, world_size=8)

@@ -61,7 +61,7 @@ def test_handmade_a_replica_that_differs_at_step_k_fails_naming_step_rank_and_no
 def test_handmade_the_majority_names_the_odd_rank_out_of_three():
     facts = handmade_train_facts()
     facts["ranks"].append({**copy.deepcopy(facts["ranks"][1]), "rank": 2, "node": "n3"})
-    facts.update(world_size=3, nodes=3)      # a third rank on a third node: the group's size says so too
+    facts.update(world_size=3, nodes=3, mode="torchrun group: rank 0 of 3, n1:29500")   # a third rank on a third node: the group says so too
     facts["ranks"][0]["steps"][4]["checksum"] = "0000000000000001"
     r = judged(facts)
     assert r.code == "TRAIN_REPLICA_MISMATCH" and "step 5" in r.summary and "rank 0 on node n1" in r.summary

@@ -323,7 +323,7 @@ def test_nccl_hang_in_all_reduce_is_a_timeout_with_advice():
 def test_nccl_timeout_advice_follows_what_was_seen():
     facts = variant(nccl_facts(), sizes=[], error="init: DistStoreError: Timed out after 61 seconds waiting for clients",
                     shm_bytes=64 << 20, infiniband=True, memlock_bytes=64 << 10, rank=0,
-                    mode="torchrun group: rank 0 of 16 (local rank 0), node0:29500")
+                    mode="torchrun group: rank 0 of 8 (local rank 0), node0:29500")
     r = judge_nccl(facts)
     assert r.code == "NCCL_TIMEOUT"
     for needle in ("never formed", "/dev/shm is only 64 MiB", "memlock limit is 64 KiB", "NCCL_SOCKET_IFNAME"):

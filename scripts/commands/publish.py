@@ -115,11 +115,12 @@ def _trust(settings: Settings) -> list[object]:
 
 def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
     from ..fleet.gate import parse_require
+    from ..fleet.plausible import report_problem
     from ..publish.report import expire, fetch_report, format_report
     ref = digest_ref(settings, args.ref or settings.image, "report")
     requirements, max_age = _split_age(settings, parse_require(settings.require))
     summary = fetch_report(ref, _trust(settings), creds(settings), deadline_s=settings.report_timeout,  # type: ignore[arg-type]
-                           skew_s=settings.clock_skew)
+                           skew_s=settings.clock_skew, rule=report_problem)
     expire(summary, max_age, skew_s=settings.clock_skew)
     if requirements:
         summary.unmet = _unmet(summary, requirements)
@@ -168,6 +169,7 @@ def _unmet(summary: object, requirements: Sequence[Any]) -> list[str]:
 
 def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
     from ..fleet.gate import floor_problem, gate_line, host_driver, image_labels, parse_require
+    from ..fleet.plausible import report_problem
     from ..publish.registry import Registry, parse_ref
     from ..publish.report import clean, expire, fetch_report
     from ..render import readable_specs
@@ -188,7 +190,7 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
     if floor:
         problems.append(floor)
     summary = fetch_report(reference, _trust(settings), creds(settings), deadline_s=settings.report_timeout,  # type: ignore[arg-type]
-                           skew_s=settings.clock_skew)
+                           skew_s=settings.clock_skew, rule=report_problem)
     expire(summary, max_age, skew_s=settings.clock_skew)
     if not summary.attestations:
         problems.append(f"no trusted attestation: {summary.reason}")

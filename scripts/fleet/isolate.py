@@ -12,8 +12,10 @@ The planner and the judge of `make isolate` (the runner, isolate_run.py, launche
   CONFIRM (2) different known-good partners (one slow pair on a busy host is noise as often as not). A partner is
   known-good for a node when it passed and every failed pair of its own holds that node, a named node or a node
   that never passed: a second flaky node (it passed once too) is no reference, or two flaky nodes would name each
-  other and every healthy node they met. Two flaky nodes whose failures fall on a third node's pairs alone can
-  still point at it within the rounds: the evidence is the same as that node failing;
+  other and every healthy node they met. A node that passed a pair itself is never named on failed pairs: it is not
+  broken every time, and two flaky partners failing only beside it read the same (it ends intermittent). Two flaky
+  nodes whose failures fall on the pairs of a third that never passed can still point at it within the rounds: the
+  evidence is the same as that node failing, and only repeating those pairs would tell;
 - it stops when no node is left in doubt, when no new pair can be formed, or after ceil(log2 N) + 1 rounds;
 - when the fastest pair is more than 1/SLOW_BELOW x the median, slow nodes may be the majority, which a median cannot
   single out: the answer says so (`spread`) and is not "healthy".
@@ -105,6 +107,17 @@ class Decision:
     def failed_pairs(self) -> int:
         return sum(1 for t in self.tried if t.verdict == FAIL)
 
+    def _most_failed(self) -> str:
+        """The intermittent node in the most failed pairs, where one is (a flaky node meets several partners, each
+        of which fails once beside it): the first to inspect, not a verdict (two flaky partners read the same)."""
+        counts = {n: (sum(1 for t in self.tried if n in t.outcome.nodes and t.verdict == FAIL),
+                      sum(1 for t in self.tried if n in t.outcome.nodes)) for n in self.intermittent}
+        ranked = sorted(counts.items(), key=lambda kv: -kv[1][0])
+        if len(ranked) > 1 and ranked[0][1][0] > ranked[1][1][0]:
+            node, (failed, tried) = ranked[0]
+            return f"; in the most failed pairs: {node} ({failed} of {tried}), the first to inspect"
+        return ""
+
     @property
     def summary(self) -> str:
         named = ", ".join(f"{f.node} ({f.verdict})" for f in self.named)
@@ -112,7 +125,7 @@ class Decision:
             flaky = (f"intermittent, undetermined: {', '.join(self.intermittent)} (each failed in a pair and passed in "
                      f"another; {self.failed_pairs} failed pair(s) on record): not cleared")
             others = [n for n in self.undetermined if n not in self.intermittent]
-            return ((f"at fault: {named}; " if self.named else "") + flaky
+            return ((f"at fault: {named}; " if self.named else "") + flaky + self._most_failed()
                     + (f"; undetermined: {', '.join(others)}" if others else ""))
         if self.named and not self.undetermined:
             return f"at fault: {named}; every other node passed against a known-good partner"
@@ -213,7 +226,8 @@ def _blamed(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]
     blamed: dict[str, list[Tried]] = {}
     while True:
         found = {n: ts for n, ts in _strikes(tried, cleared, set(blamed)).items()
-                 if len({m for t in ts for m in t.outcome.nodes if m != n}) >= CONFIRM}
+                 if len({m for t in ts for m in t.outcome.nodes if m != n}) >= CONFIRM
+                 and not (n in cleared and any(t.verdict == FAIL for t in ts))}
         if found.keys() == blamed.keys():
             return found
         blamed = found

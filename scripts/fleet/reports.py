@@ -14,6 +14,7 @@ import jsonschema
 from ..durations import parse_time, shown
 from ..errors import UserError, one_line
 from ..fsutil import TooLarge, read_bounded
+from .cluster import REPORT_END
 from .model import (
     CLOCK_SKEW_S,
     EARLIEST_CREATED,
@@ -81,7 +82,11 @@ def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, 
             continue
         if path.suffix != ".json":          # a saved log: only the report blocks in it count
             for n, block in enumerate(_blocks(text), 1):
-                _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s)
+                if block is None:
+                    invalid.append((f"{name}#{n}", f"a report block with no {REPORT_END} line: cut while printed "
+                                    "(the pod stopped, or the log was truncated); rerun verify on that node"))
+                else:
+                    _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s)
             continue
         _take(name, text, validators, valid, invalid, ours=path.name == FLEET_JSON, skew_s=skew_s,
               isolate=path.name == ISOLATE_JSON)

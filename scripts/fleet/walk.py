@@ -11,17 +11,23 @@ from .cluster import REPORT_BEGIN, REPORT_END
 from .model import MAX_DEPTH, MAX_ENTRIES, SUFFIXES
 
 
-def _blocks(text: str) -> Iterator[str]:
-    """The reports a pod printed between the BEGIN/END VERIFY REPORT lines (`kubectl logs` saved to a file)."""
+def _blocks(text: str) -> Iterator[str | None]:
+    """The reports a pod printed between the BEGIN/END VERIFY REPORT lines (`kubectl logs` saved to a file); None for
+    a block cut before its END line (the pod stopped while printing it, or the log was truncated): a report that may
+    have said a fault, which the reader lists, never skips."""
     lines: list[str] | None = None
     for line in text.splitlines():
         if line.startswith(REPORT_BEGIN):
+            if lines and any(x.strip() for x in lines):
+                yield None                  # a BEGIN again before the END: the block before it was cut
             lines = []
         elif line.startswith(REPORT_END) and lines is not None:
             yield "\n".join(lines)
             lines = None
         elif lines is not None:
             lines.append(line)
+    if lines is not None:
+        yield None
 
 
 def _link_problem(path: Path, root: str, rel: str) -> str | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -64,8 +65,15 @@ def overall(statuses: list[str], interrupted: Any = None) -> str:
     return "warn" if "warn" in found else "pass" if "pass" in found else "skip"
 
 
-def check_verify_report(report: Any, schemas: list[dict[str, Any]]) -> tuple[str | None, str]:
-    """(problem or None, recomputed status) of a verify report against its schemas and its own checks."""
+# a report → why it is none verify writes, or None
+Rule = Callable[[Any], "str | None"]
+
+
+def check_verify_report(report: Any, schemas: list[dict[str, Any]], rule: Rule | None = None
+                        ) -> tuple[str | None, str]:
+    """(problem or None, recomputed status) of a verify report against its schemas and its own checks, and
+    `rule`: the plausibility rule the prolog and the fleet report apply (scripts/fleet/plausible.report_problem,
+    given by the command: the fleet floor is not this one's to import)."""
     import jsonschema
     if not isinstance(report, dict):
         return "the report is not a JSON object", "fail"
@@ -86,6 +94,11 @@ def check_verify_report(report: Any, schemas: list[dict[str, Any]]) -> tuple[str
     if report.get("status") != status:
         return (f"the report says {clean(report.get('status'), 20)} but its checks say {status} (recomputed from "
                 f"the checks)"), status
+    # the one rule the prolog, the fleet report and make isolate hold a report to (scripts/fleet/plausible.py): a
+    # signed report no verify writes (one GPU listed twice counted 16 for gpus>=16, a pass on a figure its own check
+    # refuses) is no evidence, whoever signed it
+    if rule is not None and (why := rule(report)):
+        return f"the report is none verify writes: {clean(why, 200)}", status
     return None, status
 
 
@@ -190,8 +203,9 @@ def _content(reg: Registry, repo: str, digest: str, art: str) -> tuple[bytes, st
 
 def fetch_report(text: str, trust: list[Trusted], creds: Credentials | None = None,
                  schemas: list[dict[str, Any]] | None = None, deadline_s: float = DEFAULT_DEADLINE,
-                 skew_s: float = CLOCK_SKEW_S) -> Summary:
-    """Every artifact attached to a digest, each verified before it is believed (see the module's docstring)."""
+                 skew_s: float = CLOCK_SKEW_S, rule: Rule | None = None) -> Summary:
+    """Every artifact attached to a digest, each verified before it is believed (see the module's docstring);
+    a verify report also by `rule` (check_verify_report)."""
     from ..run_verify import report_schemas
     ref = parse_ref(text)
     if not ref.digest:
@@ -210,7 +224,7 @@ def fetch_report(text: str, trust: list[Trusted], creds: Credentials | None = No
         art = desc.get("digest")
         short = clean(art, 80)[:19] + "..."
         try:
-            _read_artifact(reg, ref.repository, digest, desc, trust, schemas, summary, newest)
+            _read_artifact(reg, ref.repository, digest, desc, trust, schemas, summary, newest, rule)
         except Untrusted as exc:
             summary.rejected.append(f"{short}: {exc}")
         except UserError as exc:        # this artifact's fetch failed (bad content, a 500, the deadline)
@@ -227,7 +241,7 @@ def fetch_report(text: str, trust: list[Trusted], creds: Credentials | None = No
 
 def _read_artifact(reg: Registry, repo: str, digest: str, desc: dict[str, Any], trust: list[Trusted],
                    schemas: list[dict[str, Any]], summary: Summary,
-                   newest: dict[str, tuple[str, dict[str, Any]]]) -> None:
+                   newest: dict[str, tuple[str, dict[str, Any]]], rule: Rule | None = None) -> None:
     """One artifact: an unsigned one is rejected; a signed verify report is added to the attestations, the first
     (newest) signed SBOM and provenance are kept in `newest`. Untrusted or UserError when it cannot be believed."""
     art = desc.get("digest")
@@ -250,7 +264,7 @@ def _read_artifact(reg: Registry, repo: str, digest: str, desc: dict[str, Any], 
     if predicate_type == PREDICATE_VERIFY:
         report = predicate.get("report")
         attested = _obj(predicate.get("attested"))
-        problem, status = check_verify_report(report, schemas)
+        problem, status = check_verify_report(report, schemas, rule)
         report_dict = report if isinstance(report, dict) else {}
         if problem is None and report_dict.get("replay"):
             problem = "a replay of recorded facts (verify --from-facts): nothing was probed, so it verifies nothing"

@@ -148,7 +148,12 @@ def parse(text: str) -> dict[str, Any]:
         a = adapters.setdefault(ca, {"name": ca, "driver": None, "hca_type": None, "ports": []})
         hca_type = fields.get("ca type") or (f"MT{fields['vendor_part_id']}" if fields.get("vendor_part_id") else None)
         a["hca_type"] = a["hca_type"] or hca_type
-        a["ports"].append({"port": port, **_port(fields)})
+        read = {"port": port, **_port(fields)}
+        kept = next((p for p in a["ports"] if p["port"] == port), None)   # `ibv_devinfo -d X -i N -v` after the list
+        if kept is None:
+            a["ports"].append(read)
+        else:                       # one port listed twice is one port (counted twice, its rate was too)
+            kept.update({k: v for k, v in read.items() if kept.get(k) is None and v is not None})
     _rdma_links(text, adapters)
     return {"adapters": list(adapters.values()), **_verbs(text)}
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import math
 import os
 import time
 from collections.abc import Iterator
@@ -33,8 +34,11 @@ def lock_path(state_dir: str, node: str) -> str:
 class Running:
     """This run's shared lock (fd None: not had) and when it began."""
 
-    def __init__(self, fd: int | None, state_dir: str, node: str, started: float | None) -> None:
+    def __init__(self, fd: int | None, state_dir: str, node: str, started: float | None,
+                 problem: str | None = None, clock: tuple[str, float] | None = None) -> None:
         self.fd, self.state_dir, self.node, self.started = fd, state_dir, node, started
+        self.clock = clock              # (boot id, /proc/uptime at this run's start): a stepped wall clock moves not it
+        self.problem = problem          # the run lock's file refused (a FIFO, a link planted there): said, not hidden
 
     def others(self) -> str | None:
         """Why another prolog of this node ran beside this one, or None (none seen, or nothing to see it by)."""
@@ -47,16 +51,28 @@ class Running:
                     return "another prolog of this node is running now"
         if self.started is not None:
             past = history.read(self.state_dir, self.node)
-            ended = [e for e in past.events if e["event"] in OUTCOMES and e["epoch"] > self.started + SLACK_S]
+            ended = [e for e in past.events if e["event"] in OUTCOMES and self._after(e)]
             if ended:
                 return f"{len(ended)} other prolog run(s) of this node ended while this one ran"
         return None
 
+    def _after(self, event: dict) -> bool:
+        """The event ended after this run began: by the boot's own clock where both kept it (a wall clock stepped
+        back stamps every earlier run "later", and a hung GPU's confirmed timeout was excused as a busy host), else by
+        the wall clock."""
+        up = event.get("uptime")
+        if self.clock and history.same_boot(event, self.clock[0]) and isinstance(up, (int, float)) \
+                and not isinstance(up, bool) and math.isfinite(up):
+            return up > self.clock[1] + SLACK_S
+        return self.started is not None and event["epoch"] > self.started + SLACK_S
+
 
 @contextlib.contextmanager
-def running(state_dir: str, node: str, started: float | None) -> Iterator[Running]:
+def running(state_dir: str, node: str, started: float | None,
+            clock: tuple[str, float] | None = None) -> Iterator[Running]:
     """Hold the node's shared run lock while assessing (never waits: a shared lock waits only on a check's moment)."""
     fd: int | None = None
+    problem: str | None = None
     try:
         statefile.folder(os.path.join(state_dir, "history"))
         fd = statefile.open_rw(lock_path(state_dir, node))
@@ -70,12 +86,15 @@ def running(state_dir: str, node: str, started: float | None) -> Iterator[Runnin
                 time.sleep(0.01)
         else:
             raise OSError(errno.EAGAIN, "not had")
-    except OSError:
+    except OSError as exc:
         if fd is not None:
             os.close(fd)
         fd = None
+        if not isinstance(exc, statefile.LockUnavailable) and exc.errno != errno.EAGAIN:
+            problem = (f"the run lock {statefile.problem(exc, lock_path(state_dir, node))}: other prologs of this "
+                       "node are seen by the history alone")
     try:
-        yield Running(fd, state_dir, node, started)
+        yield Running(fd, state_dir, node, started, problem, clock)
     finally:
         if fd is not None:
             os.close(fd)                  # closing the fd releases the lock

@@ -213,7 +213,7 @@ def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
         return v
     clock = kernlog.host_clock(cfg.proc)          # hangs of another boot are no evidence against this one
     runs = history.streak(events, HANG_CODES, clock.boot_id, clock.booted, time.time(), cfg.flap_window_s,
-                          cfg.clock_skew_s, started=cfg.started) + 1
+                          cfg.clock_skew_s, started=cfg.started, uptime=clock.uptime, started_up=cfg.started_up) + 1
     if runs < cfg.hang_runs:
         return Verdict(v.kind, v.code, v.owner, f"{v.summary}; {runs} of {cfg.hang_runs} runs in a row hung "
                        f"(--hang-runs: PREFLIGHT_HUNG drains at {cfg.hang_runs})", v.check)
@@ -224,7 +224,11 @@ def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
 def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]:
     """The node's verdict: the kernel log's evidence, the preflight, and a second run of the timed-out checks."""
     kern, xids = kernel_evidence(cfg)
-    with busy.running(cfg.state_dir, cfg.node, cfg.started) as run:
+    boot = kernlog.host_clock(cfg.proc).boot_id
+    with busy.running(cfg.state_dir, cfg.node, cfg.started,
+                      (boot, cfg.started_up) if boot and cfg.started_up is not None else None) as run:
+        if run.problem:
+            cfg.notes.append(run.problem)
         verdict, report = preflight(cfg, cfg.budget)
         if verdict.kind == FAULT and not verdict.confirmed and report is not None:
             if kern:
@@ -339,6 +343,7 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
 def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     cfg = config(args, env)
     cfg.started = started
+    cfg.started_up = kernlog.host_clock(cfg.proc).uptime
     if not hooks_allowed("step" if cfg.job_env else cfg.mode, cfg.state_dir):
         drop_test_hooks(os.environ)     # a job's step: its VERIFY_TEST_* would hang or crash checks (a false drain)
     drop_job_settings(os.environ, cfg.job_env)      # nor its torchrun group, paths and floors judge the node

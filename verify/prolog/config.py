@@ -71,6 +71,7 @@ class Config:
     clock_skew_s: float = clockskew.DEFAULT_S   # TORCHIMAGES_CLOCK_SKEW: a GPU reset record this far ahead is believed
     closing: str | None = None              # the verdict's line on stderr, said last (notes.close)
     started: float | None = None            # when this run began (epoch): a hang streak counts runs that did not overlap
+    started_up: float | None = None         # the same in /proc/uptime (a wall clock stepped back moves not it)
     job_env: bool = False                   # a job's step: its environment is the job's, never the operator's (settings)
 
     @property

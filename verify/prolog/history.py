@@ -4,7 +4,8 @@ A line (schema 1): {"schema": 1, "time": "2026-11-25T19:40:00Z", "epoch": 179563
 "event": <EVENTS>, "code": "CHECK_TIMEOUT" | null, "detail": "one line"}, and on a drain what return to service must
 prove (`gpus`: the GPUs the node should have, `boot_id`: the boot it was drained in, `action`: "reset" or
 "reboot" when NVIDIA's Xid catalog asks for one, `kernel_log`: the code of the kernel-log evidence it stood on); every event the prolog writes carries the `boot_id` it ran in (a
-hang streak ends at a reboot), and an `id` of its own. Appended with one write() to a file opened
+hang streak ends at a reboot), its /proc/uptime at the end and start of its run (`uptime`, `started_up`: runs of one
+boot are ordered by them, whatever the wall clock did), and an `id` of its own. Appended with one write() to a file opened
 O_APPEND|O_NOFOLLOW, under a lock (STATE/history/.<node>.lock) that rotation shares: past MAX_BYTES the file is
 rewritten (temp file, then rename) with its last KEEP_LINES lines, after the last drains, resumes and inspections of
 the lines dropped (a busy node's passes never rotate away what return to service reads). A writer that waited LOCK_WAIT_S in vain appends
@@ -310,7 +311,7 @@ def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FL
 
 def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "", booted: float | None = None,
            now: float | None = None, window_s: float = FLAP_WINDOW_S, skew_s: float = 300.0,
-           started: float | None = None) -> int:
+           started: float | None = None, uptime: float | None = None, started_up: float | None = None) -> int:
     """How many of the last runs in a row ended with one of `codes` (not assessed, or the fault they became): a pass,
     another cause, a drain or a resume ends the streak; a drain the breaker refused does not. So does a run of
     another boot (a reboot by hand re-probes the GPUs: no record of it is needed): its boot id when both are known,
@@ -319,24 +320,50 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
     or more than skew_s after it (a clock stepped back: evidence from the future is none).
     Runs in a row, not at once: given this run's start (`started`), a run that ended after the start of the run
     counted after it overlapped that run (prologs of jobs starting together on one node, each slowed by the others:
-    a busy host, not a hung GPU) and is not counted again; a run's start is its `started`, else its stamp."""
+    a busy host, not a hung GPU) and is not counted again; a run's start is its `started`, else its stamp.
+    A run of this boot (same boot id) that kept its /proc/uptime (`uptime`, `started_up`: CLOCK_BOOTTIME, which no
+    step of the wall clock moves) is placed by those instead: a clock stepped back (NTP's first sync, an operator's
+    `date -s`) neither makes the runs before it "the future" nor overlaps them, so it never delays a hang drain."""
     n = 0
-    later = started              # the start of the run counted last (this one's)
+    later, later_up = started, started_up      # the start of the run counted last (this one's)
     for e in reversed(events):
-        if now is not None and not now - window_s <= e["epoch"] <= now + skew_s:
+        up = _uptime(e, "uptime") if uptime is not None and same_boot(e, boot_id) else None
+        if up is not None and uptime is not None:
+            if not uptime - window_s <= up <= uptime + OVERLAP_SLACK_S:
+                break
+        elif now is not None and not now - window_s <= e["epoch"] <= now + skew_s:
             break
         if e["event"] in ("drain-refused", "inspect", "resume-refused"):
             continue
         if e["event"] in ("not-assessed", "fault") and e.get("code") in codes and not _other_boot(e, boot_id, booted):
-            if later is not None and e["epoch"] > later + OVERLAP_SLACK_S:
-                continue          # it ran while the later run did: one moment's evidence, counted once
+            if up is not None and later_up is not None:
+                if up > later_up + OVERLAP_SLACK_S:
+                    continue      # it ran while the later run did: one moment's evidence, counted once
+            elif later is not None and e["epoch"] > later + OVERLAP_SLACK_S:
+                continue
             n += 1
             began = e.get("started")
             later = began if isinstance(began, (int, float)) and not isinstance(began, bool) and \
                 math.isfinite(began) and began <= e["epoch"] else e["epoch"]
+            began_up = _uptime(e, "started_up")
+            later_up = began_up if up is not None and began_up is not None and began_up <= up else up
             continue
         break
     return n
+
+
+def _uptime(event: dict[str, Any], key: str) -> float | None:
+    """A kept /proc/uptime figure (seconds since boot), or None: a bool, NaN, a negative or a string is none."""
+    value = event.get(key)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
+
+
+def same_boot(event: dict[str, Any], boot_id: str) -> bool:
+    """The event was written in the boot `boot_id` names (both known; compared as the kernel writes them)."""
+    kept = event.get("boot_id")
+    return bool(isinstance(kept, str) and kept.strip() and boot_id and kept.strip().lower() == boot_id.strip().lower())
 
 
 def _other_boot(event: dict[str, Any], boot_id: str, booted: float | None) -> bool:

@@ -2,6 +2,7 @@
 (cli.py) and the return to service (revalidate.py)."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..shared import gpuunits
@@ -36,10 +37,15 @@ def _close(cfg: Config, text: str) -> None:
 
 def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None) -> None:
     """One event in the node's history, with the boot it ran in (a hang streak ends at a reboot: history.streak)."""
-    extra = {"boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
+    clock = kernlog.host_clock(cfg.proc)      # uptime: where a run stands in its boot whatever the wall clock says
+    extra = {"boot_id": clock.boot_id or None, "uptime": _up(clock.uptime), "started_up": _up(cfg.started_up),
              "started": round(cfg.started, 3) if cfg.started is not None else None, **(extra or {})}
     if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, extra=extra):
         _say(problem)
+
+
+def _up(seconds: float | None) -> float | None:
+    return round(seconds, 3) if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
 
 
 def _report_gpus(report: dict[str, Any] | None) -> int | None:

@@ -6,7 +6,12 @@ train checks (FACTS.md, "Facts that contradict each other"), naming the two fiel
   rate or a pass would otherwise be judged against no GPU at all;
 - ranks the probe spawned itself (`mode` "N local process(es)": no launcher, one process per GPU of this node)
   said to span several nodes, to number other than N, to carry a launcher's rank, a local rank of N or more, or,
-  over NCCL, to number other than the node's GPUs (NCCL runs one rank per GPU: two on one is "Duplicate GPU").
+  over NCCL, to number other than the node's GPUs (NCCL runs one rank per GPU: two on one is "Duplicate GPU");
+- a `rank` of `world_size` or more, or verify's torchrun `mode` (`rank R of W`) naming another rank or world;
+- a backend the probes would not have run: NCCL without `nccl_available`, gloo on GPUs with NCCL available, a
+  train `config.device_class` "gpu" over gloo (or another over NCCL);
+- over NCCL, more ranks than `nodes` x `gpus` (each rank drives cuda:<local rank> of its node; `nodes` is the
+  probe's ceil(world / local world), so a group of unlike nodes is within it too).
 Pure.
 """
 from __future__ import annotations
@@ -36,6 +41,53 @@ def contradiction(facts: Any) -> str | None:
             return f"backend is nccl (a GPU run), but device_name is {name!r}, no GPU's name"
         if gpus == 0:
             return "backend is nccl (a GPU run), but gpus is 0"
+    return _local(facts) or _beyond_gpus(facts) or _launcher(facts) or _backend(facts)
+
+
+# the probes' own `mode` under torchrun (`torchrun group: rank R of W, addr:port`): R and W are RANK and WORLD_SIZE
+TORCHRUN_MODE = re.compile(r"^\s*torchrun group: rank (\d+) of (\d+)\b", re.IGNORECASE)
+
+
+def _launcher(facts: dict[str, Any]) -> str | None:
+    """A rank is one of the world's (0 .. world_size - 1), and verify's torchrun `mode` names the rank and world
+    its record holds: a rank 9 of 8, or a mode of 16 beside a world_size of 8, is no group that ran."""
+    world, rank = facts.get("world_size"), facts.get("rank")
+    if _int(rank) and _int(world) and rank >= world:
+        return f"rank {rank} but world_size {world} (ranks are 0 to {world - 1})"
+    said = TORCHRUN_MODE.match(str(facts.get("mode") or ""))
+    if said and _int(world) and int(said[2]) != world:
+        return f"mode {str(facts.get('mode'))[:60]!r} but world_size {world}"
+    if said and _int(rank) and int(said[1]) != rank:
+        return f"mode {str(facts.get('mode'))[:60]!r} but rank {rank}"
+    return None
+
+
+def _backend(facts: dict[str, Any]) -> str | None:
+    """The probes run NCCL exactly when torch sees a GPU and has NCCL (else gloo, on CPU): a GPU run recorded as
+    gloo has its rate \"not judged\" (a slow node's fault hidden), a gloo run recorded as NCCL is judged as a GPU's."""
+    backend, gpus, available = facts.get("backend"), facts.get("gpus"), facts.get("nccl_available")
+    if backend == "nccl" and available is False:
+        return "backend is nccl, but nccl_available is false"
+    if backend == "gloo" and available is True and _int(gpus) and gpus > 0:
+        return f"backend is gloo, but gpus {gpus} and nccl_available true (the probe runs NCCL on a GPU it has)"
+    config = facts.get("config")
+    device_class = config.get("device_class") if isinstance(config, dict) else None
+    if backend in ("nccl", "gloo") and isinstance(device_class, str) and (backend == "nccl") != (device_class == "gpu"):
+        return f"backend is {backend}, but config.device_class is {device_class!r} (the GPU shape runs over NCCL only)"
+    return None
+
+
+def _beyond_gpus(facts: dict[str, Any]) -> str | None:
+    world, nodes, gpus = facts.get("world_size"), facts.get("nodes"), facts.get("gpus")
+    if facts.get("backend") == "nccl" and _int(nodes) and _int(gpus) and _int(world) and nodes > 0 and gpus > 0 \
+            and world > nodes * gpus:
+        return (f"world_size {world} over NCCL on nodes {nodes} with gpus {gpus} each: more ranks than "
+                f"{nodes * gpus} GPUs (NCCL runs one rank per GPU)")
+    return None
+
+
+def _local(facts: dict[str, Any]) -> str | None:
+    world, nodes, gpus = facts.get("world_size"), facts.get("nodes"), facts.get("gpus")
     local = LOCAL_MODE.match(str(facts.get("mode") or ""))
     if not local:
         return None

@@ -375,6 +375,44 @@ def _present(facts: FabricFacts, adapters: list[Adapter]) -> bool:
     return bool(adapters or facts.get("uverbs") or facts.get("verbs_devices"))
 
 
+# InfiniBand's lane rate per speed word (Gb/s, as ibstat's Rate counts it: 4X HDR is 200, 4X FDR 56) and the widths a
+# link trains to: a port's Rate is its lanes times its speed, so a record holding another is no reading (IBTA spec)
+LANE_GBPS = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.0, "FDR": 14.0625, "EDR": 25.0, "HDR": 50.0,
+             "NDR": 100.0, "XDR": 200.0}
+WIDTHS = (1, 2, 4, 8, 12)
+
+
+def _impossible(adapters: list[Adapter]) -> str | None:
+    """Facts no listing of a real host holds together: one adapter (or one port of it) listed twice, which counts
+    its rate twice; a link width InfiniBand has none of; a rate that is not its width times its speed."""
+    names: set[str] = set()
+    for a in adapters:
+        name = a.get("name") if isinstance(a, dict) else None
+        if isinstance(name, str) and name.strip():
+            if name.strip().lower() in names:
+                return f"adapter {name!r} is listed twice (its ports and rate counted twice)"
+            names.add(name.strip().lower())
+        numbers: set[int] = set()
+        for port in (a.get("ports") or []) if isinstance(a, dict) else []:
+            if not isinstance(port, dict):
+                continue
+            number, width, rate = port.get("port"), port.get("width"), port.get("rate_gbps")
+            if isinstance(number, int) and not isinstance(number, bool):
+                if number in numbers:
+                    return f"{name}: port {number} is listed twice"
+                numbers.add(number)
+            if width is None or isinstance(width, bool) or not isinstance(width, int):
+                continue
+            if width not in WIDTHS:
+                return f"{name}:{number} width {width}: a link trains to {', '.join(map(str, WIDTHS))} lane(s)"
+            lane = LANE_GBPS.get(str(port.get("speed") or "").strip().upper())
+            if lane and isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate > 0 \
+                    and abs(rate - lane * width) > 0.1 * lane * width:
+                return (f"{name}:{number} rate_gbps {rate:g} but {width}X {port.get('speed')} is {lane * width:g} Gb/s "
+                        "(the rate is its width times its speed)")
+    return None
+
+
 def judge(facts: FabricFacts, options: Options) -> CheckResult:
     result = CheckResult("fabric", PASS, "")
     if facts.get("adapters") is None and facts.get("uverbs") is None and facts.get("verbs_devices") is None:
@@ -397,6 +435,9 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
                               "--save-facts DIR`.")
     adapters = list(facts.get("adapters") or [])
     _describe(facts, adapters, result)
+    if contradiction := _impossible(adapters):
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
+                              "Record the check again.")
     if not _present(facts, adapters):
         return result.verdict(SKIP, "FABRIC_NONE", "no RDMA device on this node or in this container: fabric not "
                               "assessed")

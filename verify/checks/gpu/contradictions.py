@@ -55,10 +55,39 @@ def _power_beyond_limit(devices: list[NvmlDevice]) -> list[str]:
     return []
 
 
+def _link_beyond_max(devices: list[NvmlDevice]) -> list[str]:
+    """A PCIe link runs at most at the generation and width the slot and GPU support together (nvidia-smi's Max)
+    and the GPU's own (Device Max): a current link past either is no reading; judged, it hid a degraded link."""
+    for n, d in enumerate(devices):
+        for now, tops in (("pcie_gen", ("pcie_gen_max", "pcie_gen_gpu_max")),
+                          ("pcie_width", ("pcie_width_max", "pcie_width_gpu_max"))):
+            current = d.get(now)
+            for top in tops:
+                most = d.get(top)
+                if isinstance(current, int) and isinstance(most, int) and not isinstance(current, bool) \
+                        and not isinstance(most, bool) and most > 0 and current > most:
+                    return [f"devices[{n}].{now} {current} is above its {top} {most}: no link runs past its maximum"]
+    return []
+
+
+# a device NVML read (its UUID or bus id) has a name: the words for none are no name a board reports
+NO_NAME = frozenset({"", "none", "null", "unknown", "n/a", "na"})
+
+
+def _nameless(devices: list[NvmlDevice]) -> list[str]:
+    for n, d in enumerate(devices):
+        name = d.get("name")
+        if isinstance(name, str) and name.strip().lower() in NO_NAME and (d.get("uuid") or d.get("pci_bus_id")):
+            return [f"devices[{n}].name is {name!r} beside its uuid or pci_bus_id: a GPU NVML read has a name "
+                    "(null when it was not read)"]
+    return []
+
+
 def impossible(node: Node) -> list[str]:
     """Facts a real machine cannot produce together, each naming its two fields: the record (or the probe) is
     wrong, not the GPU, and nothing is judged."""
-    why = _indices_exist(node) + _identity_contradictions(node) + _power_beyond_limit(node.devices)
+    why = _indices_exist(node) + _identity_contradictions(node) + _power_beyond_limit(node.devices) \
+        + _link_beyond_max(node.devices) + _nameless(node.devices)
     error = node.facts.get("nvml_error")
     read = [d for d in node.devices if d.get("uuid") or d.get("pci_bus_id") or d.get("name")]
     if error not in (None, NONE) and read:

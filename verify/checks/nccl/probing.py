@@ -59,13 +59,14 @@ def _fabric_facts() -> dict[str, Any]:
 
 
 def _nodes() -> int | None:
-    """Nodes of the group: WORLD_SIZE / LOCAL_WORLD_SIZE under torchrun, 1 without a launcher (local ranks);
-    None (unknown) under a launcher that does not say its local world size."""
+    """Nodes of the group: WORLD_SIZE / LOCAL_WORLD_SIZE under torchrun, rounded up (12 ranks, 8 here: a second
+    node holds the other 4; rounded down it read as one node, and more ranks than that node's GPUs), 1 without a
+    launcher (local ranks); None (unknown) under a launcher that does not say its local world size."""
     if not _launched_by_torchrun():
         return 1
     world, local = os.environ.get("WORLD_SIZE", ""), os.environ.get("LOCAL_WORLD_SIZE", "")
     if world.isdecimal() and local.isdecimal() and int(local) > 0:
-        return max(1, int(world) // int(local))
+        return max(1, -(-int(world) // int(local)))
     return None
 
 
