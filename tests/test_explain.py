@@ -145,7 +145,8 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "dcgm-health-thermal-watch-clocks-event-thermal-violation-gpu2-at-75c-fan-suspected": "translator: gpu warn "
         "THROTTLED (a DCGM health watch's thermal violation); verify: the watch's violation counter is in no field",
     "floydhub-pytorch-gpu-image-plain-docker-run-no-nvidia-runtime-cuda-is-available-false": "translator: gpu fail "
-        "GPU_NOT_VISIBLE (job: `docker run` without `--gpus`); verify explain reads no tool's line in an ipython session",
+        "GPU_NOT_VISIBLE (job: `docker run` without `--gpus`); verify explain reads `is_available()` False alone, as "
+        "its facts hold it: not decoded, the host's to check",
     "four-8-gpu-instances-pip-nccl-cu12-2.20.5-on-one-2.19.3-on-three-socket-family-0": "translator: nccl fail "
         "NCCL_FAILED (image: pip's NCCL differs by node, the poster's pip freeze); verify: one node's log, NCCL on "
         "sockets with no IB device: the job's",

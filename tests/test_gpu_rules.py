@@ -639,9 +639,6 @@ KNOWN_MISMATCHES = {
     "nccl-gdr-disabled-hca-0-mlx5-0-peermem-loaded-not-registered-ubuntu-24.04-fixed-on-22.04": "the nccl verdict "
         "agrees (GDR off, host); the fabric record's `peermem` true cannot say the module is loaded but not "
         "registered (the poster's prose), so the fabric check sees nothing to judge",
-    "tesla-k40m-x2-gpu0-exclusive-process-held-by-digits-cuda-error-46-busy-or-unavailable": "translated before "
-        "FACTS.md had `compute_mode`: without the GPU's exclusive mode, CUDA 46 beside NVML's devices is the host's; "
-        "`verify explain` of the same excerpt reads `E. Process` and agrees (job)",
     # Twenty-eighth to thirtieth batches: the translator's verdict kept.
     "a100-dcgmi-diag-r2-pcie-fail-all-nvlink-links-0-4-down-on-system-without-nvlink-dcgm-2.4.6": "five NVLinks down "
         "on a GPU whose model the facts do not name is not assessed (whether they should be up is unknown); the "

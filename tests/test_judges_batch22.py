@@ -176,7 +176,8 @@ K40 = """Check failed: error == cudaSuccess (46 vs. 0)  all CUDA-capable devices
 """
 
 
-@pytest.mark.parametrize("mode, owner", [("E. Process", "job"), ("Prohibited", "host"), ("Default", "host")])
+# Default: no exclusive mode holds it, so a sharing configuration (MPS) does: the job's (tests/test_judges_fix52.py)
+@pytest.mark.parametrize("mode, owner", [("E. Process", "job"), ("Prohibited", "host"), ("Default", "job")])
 def test_cuda_busy_or_unavailable_is_read_with_the_gpus_compute_mode_handmade(mode, owner):
     r = ex.explain_text(K40.replace("E. Process", mode.ljust(10)), "k40.txt", Options())
     assert (r.name, r.status, r.code, r.owner) == ("gpu", "fail", "GPU_NOT_VISIBLE", owner), r.summary

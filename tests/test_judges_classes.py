@@ -317,7 +317,7 @@ def test_a_busy_gpu_or_a_job_s_allocation_refusal_drains_no_host():
     neither is the driver asking for a reset."""
     busy = "Check failed: error == cudaSuccess (46 vs. 0)  all CUDA-capable devices are busy or unavailable"
     r = ex.explain_text(busy, "log.txt", Options())
-    assert r.code != "GPU_RESET_REQUIRED" and r.status != "fail"
+    assert verdict(r) == ("fail", "GPU_NOT_VISIBLE", "job")        # the GPU refused to this job: no drain
     oom = ("[227646.165951] NVRM: nvAssertOkFailedNoLog: Assertion failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
            "returned from pReuseMappingDb->pMapCb(pReuseMappingDb->pGlobalCtx, pAllocCtx, range, cachingFlags, &token, "
            "_reusemappingdbAddMappingCallback) @ mapping_reuse.c:273")

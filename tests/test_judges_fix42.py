@@ -78,8 +78,9 @@ def test_explain_reads_nvml_s_refusal_quoted_beside_cuda_s():
     facts = ex.cuda.parse(POD_AND_NODE)
     assert facts["nvml_error"] == NVML_UNKNOWN and facts["devices"] is None
     assert verdict(explained(POD_AND_NODE)) == ("fail", "DRIVER_ERROR", "host")
-    # each alone is judged as before: CUDA's 46 alone not decoded (warn), NVML's alone no GPU visible (skip)
-    assert explained(POD_AND_NODE.split("$ kubectl")[0]).status == "warn"
+    # each alone: CUDA's 46 alone the GPU refused to the job (a compute mode or sharing, tests/test_judges_fix52.py),
+    # NVML's alone no GPU visible (skip)
+    assert verdict(explained(POD_AND_NODE.split("$ kubectl")[0])) == ("fail", "GPU_NOT_VISIBLE", "job")
     assert explained(NVML_UNKNOWN + "\n").status == "skip"
 
 

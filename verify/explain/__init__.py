@@ -38,6 +38,7 @@ from . import (
     sysfsib,
     topo,
     torcharch,
+    torchrepl,
     ulimit,
     xidrelay,
 )
@@ -90,6 +91,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("CUDA error of a running program", "gpu", cuda.detect_runtime, cuda.parse_runtime),
     Kind("torch's warning of a GPU not in its build", "gpu", torcharch.detect, torcharch.parse),
+    Kind("torch's answers at a Python prompt", "gpu", torchrepl.detect, torchrepl.parse),
     Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),       # names and UUIDs alone: after the rest
     Kind("torch.distributed rendezvous error", "nccl", rendezvous.detect, rendezvous.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last

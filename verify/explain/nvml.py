@@ -38,9 +38,11 @@ def _refused(text: str) -> re.Match[str] | None:
 
 # nvidia-smi when NVML cannot get one GPU's handle (`Unable to determine the device handle for GPU 0000:03:00.0: GPU is
 # lost.  Reboot the system to recover this GPU`, or `: Unknown Error`; older drivers print `for GPU0000:4F:00.0`): that GPU
-# is lost (FACTS.md `lost`)
-_HANDLE = re.compile(r"Unable to determine the device handle for GPU ?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)"
+# is lost (FACTS.md `lost`), whatever its address reads: one a poster shortened or masked (`GPU 000:BA:80.0`, `GPU
+# ******`) is still a GPU lost, recorded without an address (never a guessed one)
+_HANDLE = re.compile(r"Unable to determine the device handle for GPU ?([^\s:]*(?::[^\s:]+)*?)"
                      r": (GPU is lost|Unknown Error)")
+_BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[01][0-9A-Fa-f]\.[0-7]")
 
 
 # an NVML binding's lost GPU by its UUID (go-nvml's `ERROR_GPU_IS_LOST`, pynvml's `NVMLError_GPUIsLost`, as gpud and
@@ -51,6 +53,12 @@ _LOST_UUID = re.compile(r"\b(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\b[^\n]*?(?:ERR
 def _bus(bus: str) -> str:
     domain, rest = bus.split(":", 1)
     return f"{int(domain, 16):08X}:{rest.upper()}"
+
+
+def _bus_or_none(printed: str) -> str | None:
+    """The PCI address as the facts hold it, or None where what was printed is none (masked, shortened, a device
+    number past 0x1f)."""
+    return _bus(printed) if _BUS.fullmatch(printed) else None
 
 
 def detect(text: str) -> bool:
@@ -68,7 +76,7 @@ def parse(text: str) -> dict[str, Any]:
     refused = _refused(text)
     module = _MODULE.search(text) or _SMI_DRIVER.search(text)
     missing = bool(refused and _NO_LIBRARY.search(refused.group(0)))
-    lost = [{"index": None, "pci_bus_id": _bus(m.group(1)), "lost": True,
+    lost = [{"index": None, "pci_bus_id": _bus_or_none(m.group(1)), "lost": True,
              "nvml_errors": {"handle": "GPU_IS_LOST" if m.group(2) == "GPU is lost" else "Unknown Error"}}
             for m in _HANDLE.finditer(text)]
     lost += [{"index": None, "uuid": uuid, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST"}}

@@ -2,7 +2,8 @@
 Version: 13.0` to driver 5xx and `KMD Version: 610.43.02   CUDA UMD Version: 13.3` from driver 610 (nvidia-smi's
 release notes: Driver/CUDA Version deprecated for KMD/CUDA UMD Version). Each GPU is two or three table rows:
 `|   0  NVIDIA B200   On  |   00000000:63:00.0 Off |   0 |` (index, name, persistence | bus id, display | volatile
-uncorrectable ECC) and `| N/A   26C    P0   139W / 1000W |   0MiB / 183359MiB |   0%   Default |`. A name nvidia-smi
+uncorrectable ECC) and `| N/A   26C    P0   139W / 1000W |   0MiB / 183359MiB |   0%   Default |` (a GeForce's
+`N/A` in the GPU-Util column, drivers 3xx, before its compute mode). A name nvidia-smi
 cut (`NVIDIA RTX PRO 6000 Blac...`) is not a name: left null, never completed by a guess; `N/A` is not read;
 `ERR!` (NVML could not read the field) is the device's `nvml_errors` entry for it, as FACTS.md says. Rows pasted
 without the banner (a user's excerpt of one GPU) are read too: the two rows together are nvidia-smi's alone."""
@@ -20,7 +21,7 @@ _BANNER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:KMD|Driver) Version:\s*(\S+)(?:\s+C
 _ROW1 = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
                    r"\s+\S+\s*\|\s*(\S+)\s*\|")
 _ROW2 = re.compile(r"^\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+\S+\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|"
-                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|(?:\s*\S+%\s+(Default|E\. Process|E\. Thread|Prohibited)\b)?")
+                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|(?:\s*(?:\S+%|N/A)\s+(Default|E\. Process|E\. Thread|Prohibited)\b)?")
 ERR = "ERR!"
 
 

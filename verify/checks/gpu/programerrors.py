@@ -2,19 +2,23 @@
 the one catalog (verify/shared/cuda_errors.py): an error the GPU causes (an uncorrectable ECC or NVLink error) fails
 the host; a build that cannot run on this GPU at all (no code for its architecture, the image's cuda-compat) fails the
 image, as the same build's arch list does, and drains nothing; one the program's own use causes (out of memory, a
-kernel's fault) is the job's, said as a warning and never the node's; an error the catalog does not decode is said,
-not judged. Each code is said once."""
+kernel's fault) is the job's, said as a warning and never the node's; CUDA's refusal of a context (46: busy or
+unavailable) is the GPUs' compute mode or sharing (refusals.py); an error the catalog does not decode is said, not
+judged. Each code is said once."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from ...facts import NvmlDevice
 from ...findings import Findings
 from ...result import FAIL, WARN, CheckResult
-from ...shared.cuda_errors import FORWARD_COMPAT, Decoded, decode
+from ...shared.cuda_errors import FORWARD_COMPAT, Decoded, decode, undecided
+from .refusals import busy
 
 
-def judge_errors(errors: Sequence[Any], found: Findings, result: CheckResult) -> int:
+def judge_errors(errors: Sequence[Any], found: Findings, result: CheckResult,
+                 devices: Sequence[NvmlDevice] = ()) -> int:
     """Judge each decoded error; the number the catalog does not decode (said in the details)."""
     said: dict[str, int] = {}
     undecoded = 0
@@ -23,6 +27,9 @@ def judge_errors(errors: Sequence[Any], found: Findings, result: CheckResult) ->
         if not isinstance(text, str) or not text.strip():
             continue
         decoded = decode(text)
+        if decoded is None and undecided(text):
+            _refused(text, list(devices), found)
+            continue
         if decoded is None:
             result.details.append(f"a CUDA error the catalog does not decode, not judged: {text.strip()[:200]}")
             undecoded += 1
@@ -43,3 +50,13 @@ def _fails(decoded: Decoded) -> bool:
     that build can work here. The job's errors (out of memory, its kernels' faults) warn."""
     # 804's owner turns on the driver's facts (node.refusal), which this judge does not hold: it warns, as before
     return decoded.owner == "host" or (decoded.owner == "image" and decoded.refusal and decoded is not FORWARD_COMPAT)
+
+
+def _refused(text: str, devices: list[NvmlDevice], found: Findings) -> None:
+    """A program refused a context (46: busy or unavailable, at its first CUDA call, which creates the context): the
+    GPU is not usable by it, judged as CUDA's refusal at initialisation is (verify/checks/gpu/refusals.py), once."""
+    held = busy(devices, text)
+    if held is None or found.on(None, "GPU_NOT_VISIBLE"):
+        return
+    found.add(FAIL, "GPU_NOT_VISIBLE", f"a program on this node was refused the GPU ({text.strip()[:200]}): {held[1]}",
+              held[2], held[0])

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...codes import Owner
 from ...facts import NONE, UNSET, GpuFacts, NvmlDevice
 from ...findings import Findings
 from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import gpuunits
-from ...shared.cuda_errors import decode, undecided
-from . import driverlog, gpuarch, gpuhealth, gpuidentity, inforom
+from ...shared.cuda_errors import decode
+from . import driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals
 from .contradictions import impossible, no_gpu_contradicted
 from .gpuhealth import where
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
 from .programerrors import judge_errors
+from .refusals import busy, torch_misses_cuda
 
 KERNEL_TOLERANCE = 1e-1       # a 256^2 fp32 matmul (TF32 allowed) against float64: real errors are ~1e-5..1e-2
 
@@ -38,25 +38,6 @@ def _driver(node: Node, result: CheckResult, found: Findings) -> None:
                   "Update the driver to one that supports this CUDA version natively.", "host")
 
 
-def _mode_refuses(devices: list[NvmlDevice], error: str | None) -> tuple[Owner, str, str] | None:
-    """(owner, why, fix) where CUDA's refusal (none decoded, or 46: busy or unavailable) is the GPUs' compute mode: an
-    exclusive mode admits one process and another holds the GPU (the job's placement, or a process of its own); a
-    prohibited mode admits none (the node's setting). None when no device shows such a mode."""
-    if error and not undecided(error):
-        return None
-    modes = {str(d.get("compute_mode")) for d in devices}
-    named = ", ".join(str(d.get("index")) for d in devices if str(d.get("compute_mode")).startswith(("exclusive",
-                                                                                                      "prohibited")))
-    if "prohibited" in modes:
-        return "host", f"GPU {named} in compute mode Prohibited: no process may create a context", \
-            "Set the node's compute mode back (`nvidia-smi -c DEFAULT`, as root) and find who set it."
-    if modes & {"exclusive_process", "exclusive_thread"}:
-        return "job", f"GPU {named} in an exclusive compute mode admits one process, and another already holds it", \
-            "Run one process per exclusive GPU (check the job's placement and `nvidia-smi` for the process holding " \
-            "it), or ask for the default compute mode."
-    return None
-
-
 def _refused(node: Node, result: CheckResult, found: Findings) -> None:
     """CUDA did not initialise: its decoded refusal, the GPUs' compute mode, or (not decoded) whose it likely is."""
     facts = node.facts
@@ -67,7 +48,7 @@ def _refused(node: Node, result: CheckResult, found: Findings) -> None:
         result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
     elif decoded:
         found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause}{behind}", decoded.fix, decoded.owner)
-    elif held := _mode_refuses(node.devices, error):
+    elif held := busy(node.devices, error):
         found.add(FAIL, "GPU_NOT_VISIBLE", f"CUDA does not initialise: {error or 'no error text'}: {held[1]}",
                   held[2], held[0])
     elif not node.devices:
@@ -84,7 +65,10 @@ def _refused(node: Node, result: CheckResult, found: Findings) -> None:
 def _visibility(node: Node, result: CheckResult, found: Findings, options: Options) -> None:
     facts, count = node.facts, node.torch_count
     refused = facts.get("cuda_init_error") not in (None, NONE) and not facts.get("cuda_available")
-    if facts.get("cuda_available") is False or refused:
+    if torch_misses_cuda(facts):
+        why, fix = refusals.torch_miscount(facts)
+        found.add(FAIL, "GPU_NOT_VISIBLE", why, fix, "image")
+    elif facts.get("cuda_available") is False or refused:
         _refused(node, result, found)
     elif count is not None and facts.get("devices") is not None:       # NVML's list unknown: nothing to compare
         result.metric("torch_devices", count, "count")
@@ -340,8 +324,8 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     """Whether the facts hold anything a rule reads; a judge that reads nothing must not say pass."""
     if any(dev.get(k) not in (None, []) for dev in devices for k in HEALTH_FIELDS) or any(map(inforom.said, devices)):
         return True
-    if facts.get("cuda_init_error") not in (None, NONE):
-        return True                     # CUDA's refusal is a fault shown, whatever else is missing
+    if facts.get("cuda_init_error") not in (None, NONE) or torch_misses_cuda(facts):
+        return True                     # CUDA's refusal (or torch's count missing its GPUs) is a fault shown
     if any(d.get("mig_devices") or gpuunits.in_mig_mode(d) for d in devices):
         return True                     # NVML read its MIG mode or instances (nvidia-smi mig -lgi): there, not read
     if facts.get("capabilities") and facts.get("arch_list") is not None:
@@ -388,7 +372,7 @@ def _bears_on_a_fault(facts: GpuFacts) -> bool:
     return any(facts.get(k) not in (None, NONE) for k in ("xid_events", "sxid_events", "driver_errors", "cuda_init_error",
                                                          "kernels", "cuda_errors")) or bool(
         facts.get("cuda_available") is not None or (facts.get("capabilities") and facts.get("arch_list") is not None)
-        or (facts.get("driver") and facts.get("torch_cuda")))
+        or (facts.get("driver") and facts.get("torch_cuda")) or torch_misses_cuda(facts))
 
 
 def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
@@ -404,7 +388,7 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     good = _kernels(node, result, found, _arch(node, result, found))
     kernel_log(facts, [], found)
     events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
-    if judge_errors(facts.get("cuda_errors") or [], found, result) and not found.items and not _bears_on_a_fault(
+    if judge_errors(facts.get("cuda_errors") or [], found, result, node.devices) and not found.items and not _bears_on_a_fault(
             {**facts, "cuda_errors": None}):
         return result.not_judged("a program's CUDA error(s) the catalog does not decode, and nothing else: not "
                                  "judged", "Read the node's kernel log (Xids) and `nvidia-smi -q` beside the error.")
@@ -458,7 +442,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     good = _kernels(node, result, found, no_code)
     unjudged = judge_perf(node, result, found, options)
     _health(node, found)
-    judge_errors(facts.get("cuda_errors") or [], found, result)
+    judge_errors(facts.get("cuda_errors") or [], found, result, node.devices)
     gaps = _not_assessed(node, found)
     if unfigured := [k.get("index") for k in facts.get("kernels") or [] if not k.get("error") and k.get("max_abs_error") is None]:
         gaps["kernel error figure"] = unfigured
