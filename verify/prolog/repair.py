@@ -18,6 +18,7 @@ Pure but `read_resets` (journalctl, bounded).
 """
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -114,6 +115,15 @@ def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
     return next((str(c) for c in codes if c in REBOOT_CODES), None)
 
 
+def latest_drain(records: Sequence[dict[str, Any]], claimed: tuple[str, int] | None) -> float | None:
+    """The latest time among the drains (and Slurm's reason stamp): a repair before it repairs no fault recorded after it
+    (NVIDIA's catalog asks for the reset after the Xid, not before)."""
+    times = [float(d["epoch"]) for d in records if isinstance(d.get("epoch"), (int, float))
+             and not isinstance(d.get("epoch"), bool) and math.isfinite(d["epoch"])]
+    times += [float(claimed[1])] if claimed else []
+    return max(times, default=None)
+
+
 def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: Clock,
                    booted: float | None, resets: tuple[list[Reset] | None, str] = (None, "not read"),
                    also: Sequence[dict[str, Any]] = (), skew_s: float = clockskew.DEFAULT_S) -> str | None:
@@ -121,20 +131,25 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
     code = needs_repair(drain, claimed, also)
     if code is None:
         return None
-    then = boot_key((drain or {}).get("boot_id"))
+    records = [d for d in (drain, *also) if d]
+    # every drain since the node was last in service is owed its repair: the repair must come after the latest of
+    # them, and a drain recorded in this boot (a second prolog's "already drained by torchimages", its line past the
+    # reason's stamp) proves no reboot since, whatever a stepped clock makes of /proc/stat's btime
+    boots = {b for b in (boot_key(d.get("boot_id")) for d in records) if b}
+    then = boot_key((drain or {}).get("boot_id")) or min(boots, default="")
     now_boot = boot_key(clock.boot_id)
-    when = (drain or {}).get("epoch") or (claimed[1] if claimed else None)
+    when = latest_drain(records, claimed)
     # a reboot is the kernel's two records agreeing: another boot id, and (where both times are known) a boot after
     # the drain; a boot id that differs only in its case or spaces, or a boot that began before the drain, proves none
     began_before = booted is not None and when is not None and booted + skew_s <= when
-    if then and now_boot and then != now_boot and not began_before:
+    if boots and now_boot and now_boot not in boots and not began_before:
         return None
-    if not (then and now_boot) and booted is not None and when is not None and booted > when:
+    if not (boots and now_boot) and booted is not None and when is not None and booted > when:
         return None
     seen, why = resets
     if seen is not None and when is not None and reset_since(seen, float(when), clock.now, skew_s) is not None:
         return None
-    reboot = f"this is the same boot ({then})" if then and now_boot == then else \
+    reboot = f"this is the same boot ({now_boot}) a drain recorded" if now_boot and now_boot in boots else \
         f"the drain names another boot, but this one began before the drain ({booted:.0f} <= {when}): no reboot " \
         "since" if then and now_boot and began_before else "no reboot seen since"
     if seen is None:

@@ -1,0 +1,195 @@
+"""Issue 36, round 57 of its hunt through the public interfaces: classes 2 (the breaker under concurrency: a prolog
+stopped mid-claim), 4 (evidence kept until acted on: every drain's repair owed, after the latest of them) and 9 (time:
+clocks stepped forward and back, drains stamped in the future). Each test names the practice it follows (Slurm's
+prolog semantics, NVSentinel's breaker and return-to-service rules, NVIDIA's Xid catalog)."""
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scripts.fleet import history as fleet_history
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _gpu, _report, _verify_writes, history_events, install_fake
+from verify.prolog import cli, history, kernlog, repair, slurm
+from verify.prolog.config import Interrupted
+from verify.prolog.deadline import Overran
+
+pytestmark = pytest.mark.unit
+
+UNDRAIN_ENV = {"SLURMD_NODENAME": "n1"}
+
+
+def _undrain(state: str) -> list[str]:
+    return ["--state-dir", state, "--no-kernel-log", "--revalidate", "--node", "n1"]
+
+
+def _two_drains(tmp_path: Path, fake: Any, monkeypatch: pytest.MonkeyPatch, first: float, second: float,
+                boot: str = "boot-b") -> str:
+    """An ECC drain (NVIDIA's catalog: reset or reboot) and a second prolog's "already drained by torchimages" drain
+    of the same boot, Slurm's reason stamped at the first."""
+    fake.info = {"Gres": "gpu:8"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "ECC_UNCORRECTABLE", "x", first))
+    state = str(tmp_path / "state")
+    facts = {"gpus": 8, "boot_id": boot, "action": "reboot", "check": "gpu"}
+    history.record(state, "n1", "drain", "ECC_UNCORRECTABLE", "x", now=first, extra=facts)
+    history.record(state, "n1", "drain", "ECC_UNCORRECTABLE", "already drained by torchimages: x", now=second,
+                   extra=facts)
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    return state
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
+    return install_fake(monkeypatch)
+
+
+def _clock(monkeypatch: pytest.MonkeyPatch, boot: str, booted: float) -> None:
+    now = time.time()
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(boot, 5000.0, booted, now))
+    monkeypatch.setattr(kernlog, "boot_time", lambda proc=kernlog.PROC: booted)
+
+
+# ---- class 9 (and 3): a stepped clock's btime is no reboot where a drain recorded this very boot
+
+def test_nvidia_xid_catalog_no_reboot_is_read_from_a_stepped_clock_when_a_drain_recorded_this_boot(tmp_path, fake,
+                                                                                                  monkeypatch, capsys):
+    """NVIDIA's Xid catalog asks a reset or a reboot for an uncorrectable ECC error; return to service must see it.
+    When the history's last drain was not the reason's own (a second prolog recorded "already drained" 15 minutes
+    later), the boot id was dropped and /proc/stat's btime decided: btime is now - uptime, so a clock stepped forward
+    after the drain (NTP setting a clock that was behind) moved the boot past the drain and the node was resumed in
+    the very boot both drains recorded. Now every drain since the node was last in service names its boot: this one."""
+    t0 = time.time() - 3600
+    state = _two_drains(tmp_path, fake, monkeypatch, t0, t0 + 900)
+    _clock(monkeypatch, "boot-b", t0 + 60)          # btime after the drain's stamp: the clock was stepped forward
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 5
+    assert fake.nodes["n1"][0] == "drained" and "same boot (boot-b)" in capsys.readouterr().err
+
+
+def test_nvidia_xid_catalog_another_boot_still_resumes_after_two_drains(tmp_path, fake, monkeypatch):
+    """The same two drains, and a reboot since (another boot id, begun after both): resumed."""
+    t0 = time.time() - 3600
+    state = _two_drains(tmp_path, fake, monkeypatch, t0, t0 + 900)
+    _clock(monkeypatch, "boot-c", t0 + 1000)
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 0 and fake.nodes["n1"] == ("idle", "none")
+
+
+# ---- class 4: the repair must come after the latest fault recorded, not only the first
+
+def test_nvidia_xid_catalog_a_reset_before_a_later_drain_repairs_no_fault_recorded_after_it(tmp_path, fake,
+                                                                                          monkeypatch, capsys):
+    """NVSentinel's return to service owes the repair of every drain since the node was last in service. A GPU reset
+    recorded between the first drain and a second prolog's drain (another ECC error, 400 s later: past the 300 s that
+    tie a history line to Slurm's reason) counted as the repair of both: the node was resumed with a fault logged after
+    its only reset. Now the reset must follow the latest drain."""
+    t0 = time.time() - 3600
+    state = _two_drains(tmp_path, fake, monkeypatch, t0, t0 + 400)
+    _clock(monkeypatch, "boot-b", t0 - 600)
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([repair.Reset(t0 + 100, "gpu-aaaaaaaa", True)], ""))
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 5
+    assert fake.nodes["n1"][0] == "drained" and "no GPU reset recorded since" in capsys.readouterr().err
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: ([repair.Reset(t0 + 500, "gpu-aaaaaaaa", True)], ""))
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 0 and fake.nodes["n1"] == ("idle", "none")
+
+
+# ---- class 9: a drain stamped in the future hides no flap
+
+def _flapped(tmp_path: Path, fake: Any, monkeypatch: pytest.MonkeyPatch, drained_at: float) -> str:
+    now = time.time()
+    fake.info = {"Gres": "gpu:8"}
+    state = str(tmp_path / "state")
+    history.record(state, "n1", "drain", "NCCL_WRONG_RESULT", "x", now=now - 7200, extra={"gpus": 8, "check": "nccl"})
+    history.record(state, "n1", "resume", None, "x", now=now - 3600)
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "NCCL_WRONG_RESULT", "x", drained_at))
+    history.record(state, "n1", "drain", "NCCL_WRONG_RESULT", "x", now=drained_at, extra={"gpus": 8, "check": "nccl"})
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    return state
+
+
+def test_nvsentinel_flap_rule_a_drain_stamped_in_the_future_is_within_the_window(tmp_path, fake, monkeypatch, capsys):
+    """NVSentinel's flap rule: a node drained again within the window of its resume needs hardware inspection. A drain
+    stamped 30 days ahead (its clock ahead when it drained, set right since) put the gap past 7 days, and
+    `make undrain` resumed the flapping node without inspection. Evidence from the future tells nothing of the gap:
+    flagged, refused."""
+    state = _flapped(tmp_path, fake, monkeypatch, time.time() + 30 * 86400)
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 5
+    assert fake.nodes["n1"][0] == "drained" and "in the future" in capsys.readouterr().err
+    assert history_events(tmp_path)[-1][0] == "inspect"
+
+
+def test_nvsentinel_flap_rule_a_drain_within_the_clock_skew_is_timed_as_stamped(tmp_path, fake, monkeypatch):
+    """Within TORCHIMAGES_CLOCK_SKEW a stamp is believed as it is: a drain stamped a minute ahead, an hour after its
+    resume, is a flap within 7 d; with a tolerance of 30 d the drain 30 d ahead is believed too, and past the window."""
+    state = _flapped(tmp_path, fake, monkeypatch, time.time() + 60)
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 5
+    assert history.failed_again_after_resume(history.read(state, "n1").events, now=time.time(), skew_s=60.0)
+
+
+def test_nvsentinel_flap_rule_the_clock_skew_knob_is_the_tolerance(tmp_path, fake, monkeypatch):
+    """TORCHIMAGES_CLOCK_SKEW is the tolerance: at 31 d the drain stamped 30 d ahead is believed, past the window."""
+    state = _flapped(tmp_path, fake, monkeypatch, time.time() + 30 * 86400)
+    assert cli.main(_undrain(state), {**UNDRAIN_ENV, "TORCHIMAGES_CLOCK_SKEW": "31d"}) == 0
+
+
+def test_fleet_report_flags_a_flap_whose_drain_is_stamped_in_the_future():
+    """The fleet report re-reads the prolog's flap rule: the same drain from the future is flagged there too, with
+    make fleet-report's CLOCK_SKEW as the tolerance."""
+    now = time.time()
+    lines = [{"schema": 1, "time": "t1", "epoch": now - 7200, "node": "n1", "event": "drain", "code": "X", "detail": ""},
+             {"schema": 1, "time": "t2", "epoch": now - 3600, "node": "n1", "event": "resume", "code": None, "detail": ""},
+             {"schema": 1, "time": "t3", "epoch": now + 30 * 86400, "node": "n1", "event": "drain", "code": "X",
+              "detail": ""}]
+    text = "\n".join(json.dumps(x) for x in lines)
+    assert fleet_history.judge(fleet_history.parse("n1", "f", text), now).inspect
+    assert not fleet_history.judge(fleet_history.parse("n1", "f", text), now, skew_s=31 * 86400).inspect
+
+
+# ---- class 2: a prolog stopped between its claim and the re-count
+
+@pytest.mark.parametrize("stop", [Interrupted(signal.SIGTERM), Overran("the prolog reached its cap")],
+                         ids=["SIGTERM", "cap"])
+@pytest.mark.parametrize("env", [PROLOG_ENV, STEP_ENV], ids=["Prolog=", "first-step"])
+def test_nvsentinel_breaker_a_claim_cut_short_before_its_recount_is_given_back(tmp_path, fake, monkeypatch, capsys,
+                                                                             stop, env):
+    """NVSentinel's breaker counts, claims and re-counts; a claim the re-count cannot verify is given back. A SIGTERM
+    (Slurm's, an operator's) or the prolog's own cap between the claim and the re-count left the node drained with
+    our reason, no drain in its history (make undrain: "no drain in its history") and the line "the node stays in
+    service". Now the claim is given back and said; the history has the refusal."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
+    real, claimed = fake.run, list[str]()
+
+    def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        if claimed and argv[0].endswith("sinfo"):
+            raise stop
+        out = real(argv, dry_run, quiet)
+        claimed.extend(a for a in argv if a == "state=drain")
+        return out
+    monkeypatch.setattr(slurm, "run", run)
+    status = cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], env)
+    assert status in (0, 3, 128 + signal.SIGTERM)
+    assert claimed and fake.nodes["n1"] == ("idle", "none"), fake.nodes["n1"]
+    assert ("drain-refused", "GPU_LOST") in history_events(tmp_path)
+    assert "the claim was given back" in capsys.readouterr().err
+
+
+def test_nvsentinel_breaker_a_cut_claim_slurm_will_not_give_back_is_a_drain_on_record(tmp_path, fake, monkeypatch):
+    """The give-back refused by Slurm: the node stays drained with our reason, so that is a drain on record (with
+    what return to service must prove), never "given back"."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
+    real, claimed = fake.run, list[str]()
+
+    def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        if claimed and argv[0].endswith("sinfo"):
+            raise Interrupted(signal.SIGTERM)
+        if "state=resume" in argv:
+            return 1, "slurm_update error: Invalid node state specified"
+        out = real(argv, dry_run, quiet)
+        claimed.extend(a for a in argv if a == "state=drain")
+        return out
+    monkeypatch.setattr(slurm, "run", run)
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], PROLOG_ENV) == 0
+    assert fake.nodes["n1"][0] == "drained" and history_events(tmp_path)[-2:] == [
+        ("drain", "GPU_LOST"), ("not-assessed", "PROLOG_INTERRUPTED")]
