@@ -8,6 +8,7 @@ evidence has the kernel log read again (never with --no-kernel-log). Exit 5 with
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -109,7 +110,7 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     if past.garbled:
         return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
                "look at the lines, remove them, and revalidate again"
-    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s):
+    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s, time.time(), cfg.clock_skew_s):
         _note(cfg, "inspect", None, flap)
         return f"flagged for hardware inspection: {flap}"
     drain = history.last_drain(past.events)
