@@ -71,6 +71,7 @@ class Config:
     clock_skew_s: float = clockskew.DEFAULT_S   # TORCHIMAGES_CLOCK_SKEW: a GPU reset record this far ahead is believed
     closing: str | None = None              # the verdict's line on stderr, said last (notes.close)
     started: float | None = None            # when this run began (epoch): a hang streak counts runs that did not overlap
+    claim_open: bool = False                # drained with our reason, neither re-counted and recorded nor given back yet
 
 
 class UsageError(Exception):
