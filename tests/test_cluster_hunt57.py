@@ -193,3 +193,25 @@ def test_nvsentinel_breaker_a_cut_claim_slurm_will_not_give_back_is_a_drain_on_r
     assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], PROLOG_ENV) == 0
     assert fake.nodes["n1"][0] == "drained" and history_events(tmp_path)[-2:] == [
         ("drain", "GPU_LOST"), ("not-assessed", "PROLOG_INTERRUPTED")]
+
+
+# ---- class 9: an outcome stamped in the future is no prolog beside this one
+
+TIMEOUT = {"name": "nccl", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "ran past 15 s"}
+
+
+def test_nvsentinel_checker_rule_an_outcome_from_the_future_makes_no_confirmed_hang_a_busy_host(tmp_path, fake,
+                                                                                               monkeypatch, capsys):
+    """NVSentinel's checker rule reruns a stalled check alone; a run that ended while the confirmation ran made it
+    not alone (busy.py). A pass stamped a day ahead (the node's clock was ahead, set right since) read as "ended
+    while this one ran" on every run for a day: each confirmed hang was told a busy host, not assessed. Only an
+    outcome stamped between this run's start and now is a run beside it: the confirmed hang drains."""
+    history.record(str(tmp_path / "state"), "n1", "pass", None, "its clock a day ahead", now=time.time() + 86400)
+    bodies = [json.dumps(_report(_gpu("pass", 8), TIMEOUT)).encode(), json.dumps(_report(TIMEOUT)).encode()]
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(bodies.pop(0))
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--budget", "30"], PROLOG_ENV) == 1
+    assert fake.nodes["n1"][0] == "drained" and "ended while this one ran" not in capsys.readouterr().out

@@ -47,7 +47,10 @@ class Running:
                     return "another prolog of this node is running now"
         if self.started is not None:
             past = history.read(self.state_dir, self.node)
-            ended = [e for e in past.events if e["event"] in OUTCOMES and e["epoch"] > self.started + SLACK_S]
+            # ended between this run's start and now: an outcome stamped past now is from the future (a clock that
+            # was ahead, set right since), no run beside this one; it made every confirmed hang a busy host
+            now = time.time() + SLACK_S
+            ended = [e for e in past.events if e["event"] in OUTCOMES and self.started + SLACK_S < e["epoch"] <= now]
             if ended:
                 return f"{len(ended)} other prolog run(s) of this node ended while this one ran"
         return None
