@@ -215,3 +215,62 @@ def test_nvsentinel_checker_rule_an_outcome_from_the_future_makes_no_confirmed_h
     monkeypatch.setattr(cli, "_run_verify", run)
     assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--budget", "30"], PROLOG_ENV) == 1
     assert fake.nodes["n1"][0] == "drained" and "ended while this one ran" not in capsys.readouterr().out
+
+
+# ---- class 4 and 9: a GPU reset spends the Xids logged before it by the kernel's stamps, never a stepped clock's
+
+XID79 = "[ 5000.000001] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+UUID = "GPU-52f37cd4-d92a-7b6d-2b9f-9ab862e27708"
+
+
+def _reset_record(real: float, mono: float) -> str:
+    """NVSentinel's record of a GPU reset as `journalctl -o json` prints it: both of the journal's stamps."""
+    return json.dumps({"__REALTIME_TIMESTAMP": str(int(real * 1e6)), "__MONOTONIC_TIMESTAMP": str(int(mono * 1e6)),
+                       "_UID": "0", "SYSLOG_IDENTIFIER": repair.RESET_TAG,
+                       "MESSAGE": f"GPU reset executed: {UUID}, success: true"})
+
+
+def test_the_reset_record_is_read_with_both_of_the_journals_stamps():
+    """`journalctl -o json` gives each record its wall-clock stamp (the drain's time is one: return to service) and
+    its monotonic one (the kernel log's: the gate); a short-unix line still reads, without the latter."""
+    assert repair.journal_argv()[-2:] == ["-o", "json"]
+    (one,) = repair.parse_resets([_reset_record(1783669085.417257, 4000.5)])
+    assert (one.uuid, one.success, one.mono) == (UUID.lower(), True, 4000.5) and abs(one.time - 1783669085.417257) < 1e-5
+    short = f"1783669085.417257 n1 {repair.RESET_TAG}[42]: GPU reset executed: {UUID}, success: true"
+    assert repair.parse_resets([short]) == [repair.Reset(1783669085.417257, UUID.lower(), True)]
+    raw = json.loads(_reset_record(1783669085.0, 1.0))
+    raw["MESSAGE"] = list(raw["MESSAGE"].replace("true", "fals\xe9").encode("latin-1"))    # no UTF-8: its bytes
+    (bad,) = repair.parse_resets([json.dumps(raw)])
+    assert not bad.success
+    assert repair.parse_resets(['{"MESSAGE": "GPU reset executed: x"', "[" * 100000, "{}"]) == []
+
+
+def test_nvidia_xid_catalog_an_xid_after_the_reset_is_evidence_whatever_the_clock_did_since(tmp_path, fake,
+                                                                                          monkeypatch):
+    """NVIDIA's Xid catalog: a GPU reset repairs the Xids before it, not an Xid 79 after it. The gate put each held
+    Xid at /proc/stat's btime + its stamp, and btime is now - uptime: a clock stepped back an hour after the reset
+    (NTP setting a clock that ran ahead) moved an Xid 79 logged 1,000 s after the reset to before it, and spent it;
+    the node whose GPU fell off the bus after its repair was never drained. The journal's monotonic stamp of the
+    record is compared with the kernel's own: the Xid drains."""
+    booted = time.time() - 6000.0 - 3600.0            # the boot's wall time after the clock was stepped back an hour
+    monkeypatch.setattr(kernlog, "host_clock",
+                        lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0, booted, time.time()))
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([XID79], "journalctl"))
+    # logged at 4000 s since boot, when the clock read an hour ahead of what it reads now
+    record = _reset_record(booted + 3600.0 + 4000.0, 4000.0)
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: (repair.parse_resets([record]), ""))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state")], PROLOG_ENV) == 1
+    assert fake.nodes["n1"][1].startswith("torchimages:XID_HISTORY #")
+
+
+def test_nvidia_xid_catalog_an_xid_before_the_reset_is_still_spent_by_its_stamp(tmp_path, fake, monkeypatch):
+    """And the Xid 79 logged before the reset (5000 s, the reset at 5500 s) is spent by it, however the clock
+    stands: the node passes."""
+    monkeypatch.setattr(kernlog, "host_clock",
+                        lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0, time.time() - 6000.0, time.time()))
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([XID79], "journalctl"))
+    record = _reset_record(time.time() - 500.0 - 7200.0, 5500.0)       # its wall stamp two hours behind
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: (repair.parse_resets([record]), ""))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state")], PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"

@@ -334,10 +334,14 @@ def impossible(state: State, clock: Clock) -> bool:
     return not math.isfinite(state.mono) or (clock.uptime is not None and state.mono > clock.uptime + 1)
 
 
-def spent_before(state: State, repaired: float, clock: Clock) -> State:
+def spent_before(state: State, repaired: float, clock: Clock, repaired_mono: float | None = None) -> State:
     """The state once a repair at wall time `repaired` (a GPU reset recorded since: verify/prolog/repair.py) acted on
-    what it held: events logged before it (boot time + their stamp) are spent, as a reboot spends a boot's events;
-    one without a stamp, or with no boot time known, stays."""
+    what it held: events logged before it are spent, as a reboot spends a boot's events; one without a stamp, or with
+    no boot time known, stays. Before it by the kernel's stamp when the record has its monotonic one (a clock
+    stepped back between the reset and a later Xid put that Xid's boot time + stamp before the reset: spent, never
+    drained), else by boot time + stamp."""
+    if repaired_mono is not None:
+        return dataclasses.replace(state, held=[e for e in state.held if e["mono"] < 0 or e["mono"] >= repaired_mono])
     if clock.booted is None:
         return state
     held = [e for e in state.held if e["mono"] < 0 or clock.booted + e["mono"] >= repaired]

@@ -18,6 +18,7 @@ Pure but `read_resets` (journalctl, bounded).
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -50,29 +51,58 @@ class Reset:
     time: float          # epoch seconds the record was logged
     uuid: str
     success: bool
+    mono: float | None = None    # seconds since this boot the journal logged it (-o json), which no clock step moves
 
 
 def parse_resets(lines: list[str]) -> list[Reset]:
-    """The GPU reset records of `journalctl -o short-unix` lines (`<epoch> <host> <tag>[pid]: GPU reset executed:
-    GPU-<uuid>, success: true|false`); any other line is ignored. A stamped record of a reset whose GPU or outcome
+    """The GPU reset records of `journalctl -o json` lines, or of `-o short-unix` ones (`<epoch> <host> <tag>[pid]: GPU
+    reset executed: GPU-<uuid>, success: true|false`); any other line is ignored. A stamped record of a reset whose GPU or outcome
     cannot be read (`success: FALSE`, `GPU-zz`) is a failed reset of a GPU of its own: partial evidence is no repair,
     so an earlier success never stands for a reset whose result is unknown (no later record names its GPU: a
     reboot is then the repair)."""
     found = []
-    for line in lines:
-        if m := _RESET.match(line.strip()):
-            found.append(Reset(float(m.group(1)), m.group(2).lower(), m.group(3) == "true"))
-        elif u := _UNREAD.match(line.strip()):
-            found.append(Reset(float(u.group(1)), f"unreadable record: {line.strip()[:80]}", False))
+    for raw in lines:
+        line, mono = _from_json(raw.strip())
+        if m := _RESET.match(line):
+            found.append(Reset(float(m.group(1)), m.group(2).lower(), m.group(3) == "true", mono))
+        elif u := _UNREAD.match(line):
+            found.append(Reset(float(u.group(1)), f"unreadable record: {line[:80]}", False, mono))
     return found
+
+
+def _micros(value: Any) -> float | None:
+    return int(value) / 1e6 if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20 \
+        else None
+
+
+def _from_json(line: str) -> tuple[str, float | None]:
+    """A `journalctl -o json` record as a short-unix line (`<epoch> <message>`) and its monotonic stamp; any other
+    line as it is, with none."""
+    if not line.startswith("{"):
+        return line, None
+    try:
+        doc = json.loads(line)
+    except (ValueError, RecursionError):
+        return line, None
+    if not isinstance(doc, dict):
+        return line, None
+    message = doc.get("MESSAGE")
+    if isinstance(message, list):           # the journal writes a message that is no UTF-8 as its bytes
+        message = bytes(b for b in message if isinstance(b, int) and 0 <= b < 256).decode(errors="replace")
+    real = _micros(doc.get("__REALTIME_TIMESTAMP"))
+    if real is None or not isinstance(message, str):
+        return line, None
+    return f"{real:.6f} {message}", _micros(doc.get("__MONOTONIC_TIMESTAMP"))
 
 
 def journal_argv() -> list[str]:
     """This boot's reset records written by root only (_UID=0: the journal's own record of the sender, which no
     sender sets): a syslog identifier is anyone's to give (`logger -t nvsentinel-gpu-reset` by a job's user forged a
     repair that returned an Xid-drained node without its reset), NVSentinel's reset job runs privileged."""
+    # json: each record's wall-clock stamp (the drain's time is one) and its monotonic one (the kernel log's Xids are
+    # stamped so: a clock stepped between a reset and a later Xid made that Xid read as logged before the reset)
     return [shutil.which("journalctl") or "journalctl", "-b", "-t", RESET_TAG, "_UID=0", "--no-pager", "-q", "-o",
-            "short-unix"]
+            "json"]
 
 
 def read_resets(timeout: float) -> tuple[list[Reset] | None, str]:
