@@ -274,3 +274,40 @@ def test_nvidia_xid_catalog_an_xid_before_the_reset_is_still_spent_by_its_stamp(
     monkeypatch.setattr(repair, "read_resets", lambda timeout: (repair.parse_resets([record]), ""))
     _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
     assert cli.main(["--state-dir", str(tmp_path / "state")], PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"
+
+
+def test_nvidia_xid_catalog_a_reset_before_the_drain_repairs_it_by_no_stepped_clock(tmp_path, fake, monkeypatch,
+                                                                                   capsys):
+    """Return to service compared the reset record's wall-clock stamp with the drain's: a reset at 4,000 s since boot,
+    the clock then stepped back an hour, and a drain at 4,600 s (its stamp 50 minutes before the reset's) read the
+    reset as its repair, and `make undrain` resumed the Xid-drained node unrepaired. The drain records its uptime;
+    in its own boot the journal's monotonic stamp decides: refused, until a reset after it."""
+    real_reset = time.time() - 2000.0
+    drained_at = real_reset + 600.0 - 3600.0                      # stamped by the clock stepped back an hour
+    fake.info = {"Gres": "gpu:8"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "XID_HISTORY", "Xid 79", drained_at))
+    state = str(tmp_path / "state")
+    history.record(state, "n1", "drain", "XID_HISTORY", "Xid 79", now=drained_at,
+                   extra={"gpus": 8, "boot_id": "boot-a", "uptime": 4600.0, "action": "reboot", "check": "kernel-log"})
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0,
+                                                                                       time.time() - 6000.0 - 3600.0,
+                                                                                       time.time()))
+    monkeypatch.setattr(kernlog, "boot_time", lambda proc=kernlog.PROC: time.time() - 6000.0 - 3600.0)
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([], "journalctl"))
+    records = [_reset_record(real_reset, 4000.0)]
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: (repair.parse_resets(records), ""))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    args = ["--state-dir", state, "--revalidate", "--node", "n1"]
+    assert cli.main(args, UNDRAIN_ENV) == 5 and fake.nodes["n1"][0] == "drained"
+    assert "no GPU reset recorded since" in capsys.readouterr().err
+    records.append(_reset_record(real_reset + 900.0, 4900.0))       # a reset after the drain: its repair
+    assert cli.main(args, UNDRAIN_ENV) == 0 and fake.nodes["n1"] == ("idle", "none")
+
+
+def test_a_drain_records_the_uptime_its_repair_is_timed_against(tmp_path, fake, monkeypatch):
+    """The drain's facts carry this boot's uptime beside its boot id."""
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], PROLOG_ENV) == 1
+    drain = history.last_drain(history.read(str(tmp_path / "state"), "n1").events)
+    assert drain is not None and (drain["boot_id"], drain["uptime"]) == ("boot-a", 6000.0)

@@ -47,7 +47,9 @@ def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict
         gpus = driver_gpus()
     # the kernel log's evidence held at the drain (an Xid with a gpu check's fault too): return to service reads it
     held = xid.judge(xid.parse([e["line"] for e in cfg.kern.held])) if cfg.kern is not None else None
-    return {"gpus": gpus, "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
+    clock = kernlog.host_clock(cfg.proc)
+    # the boot and the seconds since it (which no clock step moves): a GPU reset record is after the drain by them
+    return {"gpus": gpus, "boot_id": clock.boot_id or None, "uptime": clock.uptime,
             "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check,
             "kernel_log": held[0] if held else None}
 

@@ -132,6 +132,30 @@ def reset_since(resets: list[Reset], when: float, now: float | None = None,
     return max(last.values(), key=lambda r: r.time, default=None)   # the latest
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def uptime_after(records: Sequence[dict[str, Any]], now_boot: str) -> float | None:
+    """The latest uptime (seconds since boot) the drains recorded, when every one of them recorded this boot and its
+    uptime: then a reset record's monotonic stamp tells whether it came after them, whatever the wall clock did
+    between (a clock stepped back after a reset put a drain logged after it before it). None otherwise."""
+    ups = [float(d["uptime"]) for d in records if boot_key(d.get("boot_id")) == now_boot and _finite(d.get("uptime"))]
+    return max(ups) if now_boot and records and len(ups) == len(records) else None
+
+
+def reset_after_uptime(resets: list[Reset], uptime: float) -> Reset | None:
+    """reset_since by the journal's monotonic stamps (this boot's): the latest successful reset after `uptime`, None
+    when there is none or any GPU's last reset since failed."""
+    last: dict[str, Reset] = {}
+    for r in sorted(resets, key=lambda r: r.mono or 0.0):
+        if r.mono is not None and r.mono > uptime:
+            last[r.uuid] = r
+    if any(not r.success for r in last.values()):
+        return None
+    return max(last.values(), key=lambda r: r.mono or 0.0, default=None)
+
+
 def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
                  also: Sequence[dict[str, Any]] = ()) -> str | None:
     """The code of a drain whose repair is a GPU reset or a reboot, or None: Slurm's reason, the history's record of
@@ -177,7 +201,11 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
     if not (boots and now_boot) and booted is not None and when is not None and booted > when:
         return None
     seen, why = resets
-    if seen is not None and when is not None and reset_since(seen, float(when), clock.now, skew_s) is not None:
+    uptime = uptime_after(records, now_boot)
+    if seen is not None and uptime is not None and all(r.mono is not None for r in seen):
+        if reset_after_uptime(seen, uptime) is not None:       # by the kernel's clock, which no step moves
+            return None
+    elif seen is not None and when is not None and reset_since(seen, float(when), clock.now, skew_s) is not None:
         return None
     reboot = f"this is the same boot ({now_boot}) a drain recorded" if now_boot and now_boot in boots else \
         f"the drain names another boot, but this one began before the drain ({booted:.0f} <= {when}): no reboot " \
