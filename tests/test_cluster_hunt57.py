@@ -159,10 +159,11 @@ def test_nvsentinel_breaker_a_claim_cut_short_before_its_recount_is_given_back(t
     our reason, no drain in its history (make undrain: "no drain in its history") and the line "the node stays in
     service". Now the claim is given back and said; the history has the refusal."""
     _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
-    real, claimed = fake.run, list[str]()
+    real, claimed, stopped = fake.run, list[str](), list[object]()
 
     def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
-        if claimed and argv[0].endswith("sinfo"):
+        if claimed and argv[0].endswith("sinfo") and not stopped:
+            stopped.append(stop)          # one stop: a second signal is ignored while the first is handled
             raise stop
         out = real(argv, dry_run, quiet)
         claimed.extend(a for a in argv if a == "state=drain")
@@ -179,10 +180,11 @@ def test_nvsentinel_breaker_a_cut_claim_slurm_will_not_give_back_is_a_drain_on_r
     """The give-back refused by Slurm: the node stays drained with our reason, so that is a drain on record (with
     what return to service must prove), never "given back"."""
     _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
-    real, claimed = fake.run, list[str]()
+    real, claimed, stopped = fake.run, list[str](), list[object]()
 
     def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
-        if claimed and argv[0].endswith("sinfo"):
+        if claimed and argv[0].endswith("sinfo") and not stopped:
+            stopped.append(1)
             raise Interrupted(signal.SIGTERM)
         if "state=resume" in argv:
             return 1, "slurm_update error: Invalid node state specified"
@@ -311,3 +313,25 @@ def test_a_drain_records_the_uptime_its_repair_is_timed_against(tmp_path, fake, 
     assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], PROLOG_ENV) == 1
     drain = history.last_drain(history.read(str(tmp_path / "state"), "n1").events)
     assert drain is not None and (drain["boot_id"], drain["uptime"]) == ("boot-a", 6000.0)
+
+
+def test_nvsentinel_breaker_a_stop_while_scontrol_drains_gives_back_only_what_slurm_took(tmp_path, fake, monkeypatch):
+    """A stop signal while `scontrol update state=drain` runs: a drain Slurm took is given back; one it never took
+    is nothing to give back (no resume of a node that was not drained, no drain on record)."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host"))).encode())
+    real = fake.run
+    for took in (True, False):
+        def run(argv: list[str], dry_run: bool = False, quiet: bool = False, took: bool = took) -> tuple[int, str]:
+            if "state=drain" in argv:
+                if took:
+                    real(argv, dry_run, quiet)
+                raise Interrupted(signal.SIGTERM)
+            return real(argv, dry_run, quiet)
+        monkeypatch.setattr(slurm, "run", run)
+        fake.nodes["n1"] = ("idle", "none")
+        fake.calls.clear()
+        assert cli.main(["--state-dir", str(tmp_path / f"state{took}"), "--no-kernel-log"], PROLOG_ENV) == 0
+        assert fake.nodes["n1"] == ("idle", "none")
+        assert any("state=resume" in c for c in fake.calls) is took
+        events = [(e["event"], e["code"]) for e in history.read(str(tmp_path / f"state{took}"), "n1").events]
+        assert ("drain-refused", "GPU_LOST") in events and ("drain", "GPU_LOST") not in events

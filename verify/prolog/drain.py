@@ -97,7 +97,9 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: boo
         slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}", dry_run=True)
         return _refuse_drain(cfg, v, "--dry-run: not drained", f"DRY RUN {v.code} on {cfg.node} is the host's: "
                              "not drained (--dry-run)")
+    cfg.claim_open = True             # until re-counted and recorded, or given back (_abandon: a stop meanwhile)
     if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}"):
+        cfg.claim_open = False
         _note(cfg, "drain-refused", v.code, refused)
         _close(cfg, f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
         # under Prolog= exit 1 would have Slurm drain the node itself ("Prolog error"): a drain without our reason,
@@ -105,7 +107,6 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: boo
         # partition that way) and make undrain cannot return; not drained, the kernel log's evidence still held. A
         # first step still fails its job (exit 1): that is no drain
         return EXIT_BREAKER if cfg.under_prolog or cfg.mode == "prolog" else EXIT_FAULT
-    cfg.claim_open = True             # until re-counted and recorded, or given back (_abandon: a stop meanwhile)
     return _recount(cfg, v, report, last_try)
 
 
@@ -165,6 +166,11 @@ def _abandon(cfg: Config, v: Verdict, report: dict[str, Any] | None, stop: BaseE
     cfg.claim_open = False
     slurm.limit = lambda: GIVE_BACK_S
     why = f"stopped ({stop}) after the claim, before the breaker re-counted"
+    rows, _ = slurm.rows(node=cfg.node)
+    if (me := next((r for r in rows or [] if r.name == cfg.node), None)) is not None and not me.ours:
+        # stopped while scontrol drained it, before Slurm took the drain: there is no claim of ours to give back
+        _note(cfg, "drain-refused", v.code, f"stopped ({stop}) before the claim took: not drained")
+        return
     if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
         _say(f"{v.code} on {cfg.node}: {why}; the claim could not be given back ({kept}): it stays drained")
         _note(cfg, "drain", v.code, f"kept: {why}, and the give-back failed ({kept[:120]}): {v.summary}",
