@@ -335,3 +335,32 @@ def test_nvsentinel_breaker_a_stop_while_scontrol_drains_gives_back_only_what_sl
         assert any("state=resume" in c for c in fake.calls) is took
         events = [(e["event"], e["code"]) for e in history.read(str(tmp_path / f"state{took}"), "n1").events]
         assert ("drain-refused", "GPU_LOST") in events and ("drain", "GPU_LOST") not in events
+
+
+# ---- class 4: an Xid the breaker held is kept until acted on, however long the breaker holds
+
+def test_nvidia_xid_catalog_an_xid_79_the_breaker_held_past_the_lookback_still_drains(tmp_path, fake, monkeypatch):
+    """NVIDIA's Xid catalog asks a reset or a reboot for Xid 79; no amount of time repairs it. An Xid 79 the breaker
+    kept from draining (its share held by other drains awaiting repair) was dropped with the watched Xids once older
+    than --lookback (24 h): the next runs passed the node whose GPU fell off the bus. Drain-worthy evidence is now
+    held until a drain, a reset or a reboot spends it; watched Xids still count within the lookback only."""
+    uptime = [6000.0]
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", uptime[0]))
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([XID79], "journalctl"))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", 1))
+    args = ["--state-dir", str(tmp_path / "state"), "--breaker", "0.25"]
+    assert cli.main(args, STEP_ENV) == 4                    # the breaker holds it
+    uptime[0] += 25 * 3600.0
+    assert cli.main(args, STEP_ENV) == 4                    # a day later: still held, still refused
+    fake.nodes["n2"] = ("idle", "none")
+    assert cli.main(args, STEP_ENV) == 1 and fake.nodes["n1"][1].startswith("torchimages:XID_HISTORY #")
+
+
+def test_watched_xids_past_the_lookback_still_drop_out():
+    """Xid 94 (watched: "3 on one device within the lookback") held a day ago no longer counts."""
+    watched = "[ 5000.000001] NVRM: Xid (PCI:0000:3b:00): 94, Contained ECC error"
+    state, _ = kernlog.advance(kernlog.State(), [watched], kernlog.Clock("boot-a", 6000.0), 24 * 3600.0)
+    assert state.held
+    later, _ = kernlog.advance(state, [], kernlog.Clock("boot-a", 6000.0 + 25 * 3600.0), 24 * 3600.0)
+    assert later.held == []

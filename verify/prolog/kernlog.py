@@ -254,8 +254,8 @@ def consumed(group: list[str], count: int, tail: list[str]) -> int:
 def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             skew_s: float = clockskew.DEFAULT_S) -> tuple[State, list[xid.Finding]]:
     """The state after reading `lines`, and the findings held now (earlier ones still held, then the new ones).
-    Pure: a new boot drops what the last boot held; events older than the lookback, or no read of this boot could
-    have kept (`believable`), drop out; a line from the future (`future`) is no evidence."""
+    Pure: a new boot drops what the last boot held; watched events older than the lookback, or any no read of this
+    boot could have kept (`believable`), drop out; a line from the future (`future`) is no evidence."""
     state = dataclasses.replace(state, held=believable(state.held, clock, skew_s))
     if boot_key(clock.boot_id) != boot_key(state.boot_id):
         state = State(clock.boot_id)          # another boot: what the last one held is not this one's evidence
@@ -291,7 +291,10 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
         at_count += 1
         new.append(line)
     found = [f for f in xid.parse(new) if f.action in (xid.DRAIN, xid.WATCH)]
-    held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor]
+    # the lookback bounds what is read and the watched Xids' count ("3 on one device within it"); a drain-worthy event
+    # not acted on yet (the breaker held it past a day) stays until a drain, a reset or a reboot spends it: NVIDIA's
+    # catalog asks a repair for Xid 79, which no amount of time gives
+    held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor or _drain_worthy(e)]
     # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
     # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback
     held = _trim(held + [{"line": _short(f.line), "mono": mono(f.line) if mono(f.line) is not None else -1.0}
@@ -305,11 +308,15 @@ def _trim(held: list[dict[str, Any]]) -> list[dict[str, Any]]:
     Xids never pushes out an Xid 79 the breaker kept from draining), then the newest watched ones."""
     if len(held) <= HELD_MAX:
         return held
-    drains = [i for i, e in enumerate(held) if any(f.action == xid.DRAIN for f in xid.parse([e["line"]]))]
+    drains = [i for i, e in enumerate(held) if _drain_worthy(e)]
     keep = set(drains[-HELD_MAX:])
     others = [i for i in range(len(held)) if i not in keep]
     keep |= set(others[len(others) - (HELD_MAX - len(keep)):]) if len(keep) < HELD_MAX else set()
     return [held[i] for i in sorted(keep)]
+
+
+def _drain_worthy(event: dict[str, Any]) -> bool:
+    return any(f.action == xid.DRAIN for f in xid.parse([event["line"]]))
 
 
 def _short(line: str) -> str:
