@@ -364,3 +364,23 @@ def test_watched_xids_past_the_lookback_still_drop_out():
     assert state.held
     later, _ = kernlog.advance(state, [], kernlog.Clock("boot-a", 6000.0 + 25 * 3600.0), 24 * 3600.0)
     assert later.held == []
+
+
+def test_nvidia_xid_catalog_a_reset_stamped_ahead_of_a_clock_stepped_back_still_spends_its_xid(tmp_path, fake,
+                                                                                              monkeypatch):
+    """The gate believed a reset record only within TORCHIMAGES_CLOCK_SKEW of now by its wall stamp: the breaker held
+    an Xid 79, the GPU was reset (recorded), the clock then stepped back an hour, and the next run read the record
+    as from the future and drained the repaired node on the Xid its reset had spent. Its monotonic stamp (5,500 s,
+    within this boot's uptime) says when it was: the Xid at 5,000 s is spent, the node passes."""
+    monkeypatch.setattr(kernlog, "host_clock",
+                        lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0, time.time() - 6000.0, time.time()))
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([XID79], "journalctl"))
+    record = _reset_record(time.time() + 3600.0 - 500.0, 5500.0)      # its wall stamp an hour ahead of now
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: (repair.parse_resets([record]), ""))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state")], PROLOG_ENV) == 0 and fake.nodes["n1"][0] == "idle"
+    impossible = _reset_record(time.time() - 500.0, 7000.0)           # past this boot's uptime: no record of it
+    monkeypatch.setattr(repair, "read_resets", lambda timeout: (repair.parse_resets([impossible]), ""))
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(
+        [XID79.replace("5000.000001", "5900.0")], "journalctl"))
+    assert cli.main(["--state-dir", str(tmp_path / "state")], PROLOG_ENV) == 1

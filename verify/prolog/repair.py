@@ -156,6 +156,16 @@ def reset_after_uptime(resets: list[Reset], uptime: float) -> Reset | None:
     return max(last.values(), key=lambda r: r.mono or 0.0, default=None)
 
 
+def latest_reset(resets: list[Reset], clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> Reset | None:
+    """This boot's latest successful GPU reset (None: none, or any GPU's last reset failed), by the journal's
+    monotonic stamps where every record has one: a clock stepped back since the reset put its wall stamp in the
+    future, not believed, and the Xid it repaired drained the repaired node. Else by wall stamps, within skew_s."""
+    if resets and all(r.mono is not None for r in resets):
+        return reset_after_uptime([r for r in resets if clock.uptime is None or (r.mono or 0.0) <= clock.uptime + 1],
+                                  -1.0)
+    return reset_since(resets, 0.0, clock.now, skew_s)
+
+
 def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
                  also: Sequence[dict[str, Any]] = ()) -> str | None:
     """The code of a drain whose repair is a GPU reset or a reboot, or None: Slurm's reason, the history's record of
@@ -203,7 +213,9 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
     seen, why = resets
     uptime = uptime_after(records, now_boot)
     if seen is not None and uptime is not None and all(r.mono is not None for r in seen):
-        if reset_after_uptime(seen, uptime) is not None:       # by the kernel's clock, which no step moves
+        # by the kernel's clock, which no step moves (a record past this boot's uptime is none of this boot's)
+        if reset_after_uptime([r for r in seen if clock.uptime is None or (r.mono or 0.0) <= clock.uptime + 1],
+                              uptime) is not None:
             return None
     elif seen is not None and when is not None and reset_since(seen, float(when), clock.now, skew_s) is not None:
         return None
