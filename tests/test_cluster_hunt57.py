@@ -384,3 +384,31 @@ def test_nvidia_xid_catalog_a_reset_stamped_ahead_of_a_clock_stepped_back_still_
     monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(
         [XID79.replace("5000.000001", "5900.0")], "journalctl"))
     assert cli.main(["--state-dir", str(tmp_path / "state")], PROLOG_ENV) == 1
+
+
+# ---- class 2: make undrain stopped while scontrol resumes
+
+@pytest.mark.parametrize("took", [True, False], ids=["resumed", "not-resumed"])
+def test_nvsentinel_flap_rule_a_resume_cut_short_by_a_stop_is_on_record_when_slurm_took_it(tmp_path, fake, monkeypatch,
+                                                                                          took):
+    """NVSentinel's flap rule reads the resume before a drain. `make undrain` stopped (SIGTERM, Ctrl-C) while scontrol
+    resumed the node left it in service with no resume in its history: its next drain read as no flap, and the fault
+    that came back was resumed again without inspection. A resume Slurm took is recorded; one it did not is not."""
+    state = str(tmp_path / "state")
+    fake.info = {"Gres": "gpu:8"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "NCCL_WRONG_RESULT", "x", time.time() - 60))
+    history.record(state, "n1", "drain", "NCCL_WRONG_RESULT", "x", now=time.time() - 60,
+                   extra={"gpus": 8, "check": "nccl"})
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    real = fake.run
+
+    def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        if "state=resume" in argv:
+            if took:
+                real(argv, dry_run, quiet)
+            raise Interrupted(signal.SIGINT)
+        return real(argv, dry_run, quiet)
+    monkeypatch.setattr(slurm, "run", run)
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 128 + signal.SIGINT
+    events = [e for e, _ in history_events(tmp_path)]
+    assert ("resume" in events) is took and (fake.nodes["n1"][0] == "idle") is took
