@@ -412,3 +412,29 @@ def test_nvsentinel_flap_rule_a_resume_cut_short_by_a_stop_is_on_record_when_slu
     assert cli.main(_undrain(state), UNDRAIN_ENV) == 128 + signal.SIGINT
     events = [e for e, _ in history_events(tmp_path)]
     assert ("resume" in events) is took and (fake.nodes["n1"][0] == "idle") is took
+
+
+# ---- class 4: a flood of kernel lines never pushes an Xid out of the read
+
+@pytest.mark.host
+def test_nvidia_xid_catalog_an_xid_79_before_a_flood_of_kernel_lines_is_still_read(tmp_path, fake, monkeypatch):
+    """The kernel log is read as its newest 32 MiB (never all in memory): a flood of other kernel lines after an Xid
+    79 (a job's faults, a chatty driver logging megabytes before the next prolog) pushed the Xid out of that window,
+    and the node whose GPU fell off the bus passed, the Xid never read. The driver's lines (NVRM, nvidia-nvswitch) of
+    what is dropped are kept (at most 4 MiB of them): the Xid drains. Here the window is 64 KiB, the flood 1 MiB."""
+    import os
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = (f"#!/bin/sh\necho '{XID79}'\nawk 'BEGIN {{ for (i = 0; i < 12000; i++) printf \"[ 5001.%06d] host "
+              "kernel: eth0: link flap, a line of the flood that is long enough\\n\", i }'\n")
+    (bin_dir / "journalctl").write_text(script)
+    (bin_dir / "journalctl").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setattr(kernlog, "OUTPUT_CAP", 64 << 10)
+    log = kernlog.read(10)
+    assert log.lines is not None and log.lines[0] == XID79 and len(log.lines) < 12000
+    assert all(line.startswith("[ 5001.") for line in log.lines[1:]), log.lines[1][:80]
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state")], PROLOG_ENV) == 1
+    assert fake.nodes["n1"][1].startswith("torchimages:XID_HISTORY #")

@@ -34,6 +34,7 @@ STATE_CAP = 1 << 20
 HELD_MAX = 500                   # events held at most (the newest kept)
 LINE_MAX = 1024                  # characters of a held line (printk's own limit on a record is about this)
 OUTPUT_CAP = 32 << 20            # bytes of kernel log taken at most (its newest)
+RESCUE_CAP = 4 << 20             # bytes of the driver's lines kept from what was dropped before them
 _MONO = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]", re.ASCII)     # ASCII: as the kernel stamps (xid._XID)
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d|Z)?", re.ASCII)
 PROC = "/proc"
@@ -91,16 +92,44 @@ def dmesg_argv() -> list[str]:
     return [shutil.which("dmesg") or "dmesg", "--kernel"]
 
 
+class _Rescue:
+    """The driver's lines (NVRM, nvidia-nvswitch: every line xid.parse reads) of the output dropped past OUTPUT_CAP,
+    the newest RESCUE_CAP bytes of them: a flood of other kernel lines after an Xid 79 (a job's faults logging
+    megabytes before the next prolog) pushed the Xid out of the newest 32 MiB, and it was never read."""
+
+    def __init__(self) -> None:
+        self.carry = b""                 # the start of the line the kept output begins inside
+        self.lines: list[bytes] = []
+        self.size = 0
+
+    def __call__(self, dropped: bytes) -> None:
+        parts = (self.carry + dropped).split(b"\n")
+        self.carry = parts.pop()[-LINE_MAX * 4:]
+        for line in parts:
+            if b"NVRM" in line or b"nvidia-nvswitch" in line:
+                self.lines.append(line[:LINE_MAX * 4])
+                self.size += len(self.lines[-1])
+        while self.size > RESCUE_CAP:
+            self.size -= len(self.lines.pop(0))
+
+
 def _run(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[list[str] | None, str]:
+    rescue = _Rescue()
     try:
-        proc = statefile.run_tail(argv, timeout, OUTPUT_CAP)      # its newest OUTPUT_CAP bytes, never all in memory
+        # its newest OUTPUT_CAP bytes, never all in memory, and the driver's lines of what was dropped before them
+        proc = statefile.run_tail(argv, timeout, OUTPUT_CAP, rescue)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{os.path.basename(argv[0])}: {exc}"
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip()[-160:]
         return None, f"{os.path.basename(argv[0])} exited {proc.returncode}: {err}"
     lines = proc.stdout.decode(errors="replace").splitlines()
-    return lines[1:] if proc.cut else lines, " ".join(argv)     # a cut output's first line is a partial one
+    if not proc.cut:
+        return lines, " ".join(argv)
+    # a cut output's first line is a partial one: whole again with its dropped start, else left out
+    first = (rescue.carry + proc.stdout.split(b"\n", 1)[0]).decode(errors="replace")
+    whole = [first] if len(rescue.carry) < LINE_MAX * 4 else []
+    return [x.decode(errors="replace") for x in rescue.lines] + whole + lines[1:], " ".join(argv)
 
 
 def read(timeout: float = TIMEOUT_S) -> KernelLog:
