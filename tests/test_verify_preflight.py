@@ -258,7 +258,7 @@ def test_an_xid_in_the_kernel_log_since_the_last_run_drains_a_node_that_passes_n
     # issue 36: this boot's kernel log stamped in seconds since boot (a stepped clock does not move them); the held
     # Xid would drain, so this boot's GPU reset records are read (a reset since spends what it repaired): none here
     assert journal == "journalctl -k -b --no-pager -q -o short-monotonic"
-    assert resets == "journalctl -b -t nvsentinel-gpu-reset _UID=0 --no-pager -q -o short-unix"
+    assert resets == "journalctl -b -t nvsentinel-gpu-reset _UID=0 --no-pager -q -o json"
     assert (tmp_path / "state" / "kernlog" / "n7.json").exists()
     assert _calls(log, "scontrol")[0].startswith("scontrol update nodename=n7 state=drain reason=torchimages:XID_HISTORY")
 

@@ -181,7 +181,7 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
     report = fleet(settings.fleet_dir, skew_s=settings.clock_skew)
     if settings.state_dir is not None:
         from ..fleet.history import read_state
-        report.histories = read_state(settings.state_dir, [n.node for n in report.nodes])
+        report.histories = read_state(settings.state_dir, [n.node for n in report.nodes], skew_s=settings.clock_skew)
     out(format_fleet(report))
     out(f"wrote {shown(settings, write_fleet(report))}")
     if settings.metrics_dir is None:

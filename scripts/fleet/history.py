@@ -24,6 +24,7 @@ SCHEMA = 1
 EVENTS = ("pass", "fault", "not-assessed", "drain", "drain-refused", "resume", "resume-refused", "inspect")
 WINDOW_S = 7 * 86400.0          # the prolog's flap window (--flap-days, default 7)
 MAX_BYTES = 16 << 20            # years of events; a larger file is not a history
+CLOCK_SKEW_S = 300.0            # model.CLOCK_SKEW_S (model imports this module): a stamp this far ahead is believed
 MAX_NAMES = 100_000             # names in STATE/history: one file (and a lock) per node of the largest cluster
 
 
@@ -102,7 +103,8 @@ def parse(node: str, file: str, text: str) -> NodeHistory:
     return found
 
 
-def _inspect(events: list[dict[str, Any]], window_s: float) -> str | None:
+def _inspect(events: list[dict[str, Any]], window_s: float, now: float | None = None,
+             skew_s: float = CLOCK_SKEW_S) -> str | None:
     """Why the node needs hardware inspection: the prolog said so after the last resume, or the last drain came
     within window_s of a resume before it (the prolog's rule, re-read here). "After" and "before" are the file's
     order (append-only), never the stamps: a clock stepped back must not hide a fault that came back."""
@@ -122,6 +124,12 @@ def _inspect(events: list[dict[str, Any]], window_s: float) -> str | None:
     if ahead > before[-1]["epoch"] and events[last_at]["epoch"] - ahead <= window_s:
         return (f"drained again ({events[last_at].get('code')}) after it was resumed on {before[-1]['time']}, a resume "
                 "stamped before an event logged ahead of it (its clock behind)")
+    if now is not None and events[last_at]["epoch"] > now + skew_s and \
+            events[last_at]["epoch"] - before[-1]["epoch"] > window_s:
+        # a drain stamped past now (its clock ahead) is past the window on a time no clock has reached (the prolog's
+        # rule): evidence from the future hides no fault that came back
+        return (f"drained again ({events[last_at].get('code')}) after it was resumed on {before[-1]['time']}, though "
+                "stamped in the future (a clock ahead)")
     if events[last_at]["epoch"] - before[-1]["epoch"] > window_s:
         return None
     drain, gap = events[last_at], events[last_at]["epoch"] - before[-1]["epoch"]
@@ -132,16 +140,17 @@ def _inspect(events: list[dict[str, Any]], window_s: float) -> str | None:
             f"{before[-1]['time']}")
 
 
-def judge(history: NodeHistory, now: float, window_s: float = WINDOW_S) -> NodeHistory:
+def judge(history: NodeHistory, now: float, window_s: float = WINDOW_S, skew_s: float = CLOCK_SKEW_S) -> NodeHistory:
     history.window = dict.fromkeys(EVENTS, 0)
     for e in history.events:
         if now - e["epoch"] <= window_s:
             history.window[e["event"]] += 1
-    history.inspect = _inspect(history.events, window_s)
+    history.inspect = _inspect(history.events, window_s, now, skew_s)
     return history
 
 
-def read_one(state: Path, node: str, now: float, window_s: float = WINDOW_S) -> NodeHistory:
+def read_one(state: Path, node: str, now: float, window_s: float = WINDOW_S,
+             skew_s: float = CLOCK_SKEW_S) -> NodeHistory:
     """STATE/history/<node>.jsonl; no file is an empty history, an unreadable one says why."""
     file = f"history/{node}.jsonl"
     path = state / file
@@ -150,10 +159,10 @@ def read_one(state: Path, node: str, now: float, window_s: float = WINDOW_S) -> 
     except TooLarge as exc:
         return NodeHistory(node, file, error=str(exc.strerror))
     except FileNotFoundError:
-        return judge(NodeHistory(node, file), now, window_s)
+        return judge(NodeHistory(node, file), now, window_s, skew_s)
     except OSError as exc:
         return NodeHistory(node, file, error=f"cannot read it ({exc.strerror or exc})")
-    return judge(parse(node, file, text), now, window_s)
+    return judge(parse(node, file, text), now, window_s, skew_s)
 
 
 def _listed(state: Path, folder: Path) -> list[str]:
@@ -176,7 +185,7 @@ def _listed(state: Path, folder: Path) -> list[str]:
 
 
 def read_state(state: Path, nodes: list[str], now: float | None = None,
-               window_s: float = WINDOW_S) -> dict[str, NodeHistory]:
+               window_s: float = WINDOW_S, skew_s: float = CLOCK_SKEW_S) -> dict[str, NodeHistory]:
     """node → its history, for the given nodes and every node with a history file; UserError when STATE_DIR is no
     folder (a typo would otherwise read as 'no history anywhere')."""
     if not state.is_dir():
@@ -203,7 +212,7 @@ def read_state(state: Path, nodes: list[str], now: float | None = None,
     found = {}
     for key, name in spelt.items():
         stems = files.get(key) or [name]
-        h = read_one(state, stems[0], now, window_s)
+        h = read_one(state, stems[0], now, window_s, skew_s)
         h.node = name
         if len(stems) > 1 and not h.error:   # its events split over two files: neither alone is its history
             h.error = (f"{len(stems)} history files name this one node ({', '.join(s + '.jsonl' for s in stems)}: "

@@ -162,8 +162,8 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
         # held evidence logged before a GPU reset recorded since (the repair NVIDIA's catalog names) is spent: a node
         # an operator drained, reset and resumed is not drained again on the Xid its reset repaired
         resets, _ = repair.read_resets(cfg.deadline.bound(min(kernlog.TIMEOUT_S, cfg.deadline.cap * KERNLOG_SHARE), 0.1))
-        if (last := repair.reset_since(resets or [], 0.0, clock.now, cfg.clock_skew_s)) is not None:
-            cfg.kern = kernlog.spent_before(cfg.kern, last.time, clock)
+        if (last := repair.latest_reset(resets or [], clock, cfg.clock_skew_s)) is not None:
+            cfg.kern = kernlog.spent_before(cfg.kern, last.time, clock, last.mono)
             held = xid.parse([e["line"] for e in cfg.kern.held])
     if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
         cfg.notes.append(problem)

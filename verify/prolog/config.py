@@ -73,6 +73,7 @@ class Config:
     started: float | None = None            # when this run began (epoch): a hang streak counts runs that did not overlap
     started_up: float | None = None         # the same in /proc/uptime (a wall clock stepped back moves not it)
     job_env: bool = False                   # a job's step: its environment is the job's, never the operator's (settings)
+    claim_open: bool = False                # drained with our reason, neither re-counted and recorded nor given back yet
 
     @property
     def host_gpus(self) -> bool:

@@ -11,7 +11,8 @@ import time
 from typing import Any
 
 from . import history, kernlog, slurm, statefile, xid
-from .config import Config
+from .config import Config, Interrupted
+from .deadline import Overran
 from .notes import _close, _note, _report_gpus, _say
 from .repair import REBOOT_CODES
 from .verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, NOT_ASSESSED, PASS, Verdict
@@ -21,6 +22,7 @@ DRAINED = -1                    # _claim's answer when the node was drained (the
 RACED = -2                      # _claim's answer when a claim was given back for racing ones: claim again
 CLAIM_TRIES = 3                 # claims at most, each after a random wait (racing prologs stop racing)
 RETRY_WAIT_S = (0.2, 2.0)       # the random wait before claiming again, bounded by the run's cap
+GIVE_BACK_S = 5.0               # scontrol's time to give back a claim a stop signal cut short (after the cap too)
 DEV = "/dev"                    # where NVIDIA's driver makes its device files (nvidia0, nvidia1, ...)
 
 
@@ -45,7 +47,9 @@ def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict
         gpus = driver_gpus()
     # the kernel log's evidence held at the drain (an Xid with a gpu check's fault too): return to service reads it
     held = xid.judge(xid.parse([e["line"] for e in cfg.kern.held])) if cfg.kern is not None else None
-    return {"gpus": gpus, "boot_id": kernlog.host_clock(cfg.proc).boot_id or None,
+    clock = kernlog.host_clock(cfg.proc)
+    # the boot and the seconds since it (which no clock step moves): a GPU reset record is after the drain by them
+    return {"gpus": gpus, "boot_id": clock.boot_id or None, "uptime": clock.uptime,
             "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check,
             "kernel_log": held[0] if held else None}
 
@@ -93,7 +97,9 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: boo
         slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}", dry_run=True)
         return _refuse_drain(cfg, v, "--dry-run: not drained", f"DRY RUN {v.code} on {cfg.node} is the host's: "
                              "not drained (--dry-run)")
+    cfg.claim_open = True             # until re-counted and recorded, or given back (_abandon: a stop meanwhile)
     if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=drain", f"reason={text}"):
+        cfg.claim_open = False
         _note(cfg, "drain-refused", v.code, refused)
         _close(cfg, f"{v.code} on {cfg.node} is the host's, but the drain failed: {refused}")
         # under Prolog= exit 1 would have Slurm drain the node itself ("Prolog error"): a drain without our reason,
@@ -122,10 +128,12 @@ def _recount(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: b
                               f"nodes were drained at the same time and {gate}: this drain was given back")
         if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
             return _give_back_failed(cfg, v, report, gate, kept)
+        cfg.claim_open = False
         _say(f"BREAKER {v.code} on {cfg.node}: other nodes were drained at the same time and {gate}: given back; "
              "claiming again after a random wait")
         return RACED
     _note(cfg, "drain", v.code, v.summary, _drain_facts(cfg, v, report))
+    cfg.claim_open = False
     _settle(cfg)
     return DRAINED
 
@@ -136,6 +144,7 @@ def _give_back(cfg: Config, v: Verdict, report: dict[str, Any] | None, cause: st
     reason. The history's detail is `done: cause`."""
     if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
         return _give_back_failed(cfg, v, report, cause, kept)
+    cfg.claim_open = False
     return _refuse_drain(cfg, v, f"{done}: {cause}" if done else cause, line)
 
 
@@ -144,8 +153,32 @@ def _give_back_failed(cfg: Config, v: Verdict, report: dict[str, Any] | None, ca
     prove, never a "given back"."""
     _say(f"BREAKER {v.code} on {cfg.node}: {cause}, but the drain could not be given back ({kept}): it stays drained")
     _note(cfg, "drain", v.code, f"kept: the give-back failed ({kept[:120]}): {v.summary}", _drain_facts(cfg, v, report))
+    cfg.claim_open = False
     _settle(cfg)
     return DRAINED
+
+
+def _abandon(cfg: Config, v: Verdict, report: dict[str, Any] | None, stop: BaseException) -> None:
+    """A stop signal (Slurm's, an operator's) or the cap came between the claim and its re-count: the claim was never
+    verified against the breaker, so it is given back as a re-count that cannot be had gives it back (NVSentinel's
+    breaker); it stayed drained with our reason and no drain on record, said "in service" (make undrain then found
+    no drain to prove, the breaker an unverified claim). A give-back Slurm refuses is a drain on record."""
+    cfg.claim_open = False
+    slurm.limit = lambda: GIVE_BACK_S
+    why = f"stopped ({stop}) after the claim, before the breaker re-counted"
+    rows, _ = slurm.rows(node=cfg.node)
+    if (me := next((r for r in rows or [] if r.name == cfg.node), None)) is not None and not me.ours:
+        # stopped while scontrol drained it, before Slurm took the drain: there is no claim of ours to give back
+        _note(cfg, "drain-refused", v.code, f"stopped ({stop}) before the claim took: not drained")
+        return
+    if kept := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume"):
+        _say(f"{v.code} on {cfg.node}: {why}; the claim could not be given back ({kept}): it stays drained")
+        _note(cfg, "drain", v.code, f"kept: {why}, and the give-back failed ({kept[:120]}): {v.summary}",
+              _drain_facts(cfg, v, report))
+        _settle(cfg)
+        return
+    _say(f"{v.code} on {cfg.node}: {why}: the claim was given back, not drained")
+    _note(cfg, "drain-refused", v.code, f"{why}: the claim was given back")
 
 
 def _settle(cfg: Config) -> None:
@@ -161,7 +194,12 @@ def _claims(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
     for attempt in range(1, CLAIM_TRIES + 1):
         wait = random.uniform(*RETRY_WAIT_S)
         last = attempt == CLAIM_TRIES or cfg.deadline.left() - cfg.deadline.reserve < wait + 2 * slurm.TIMEOUT_S / 10
-        status = _claim(cfg, v, report, last_try=last)
+        try:
+            status = _claim(cfg, v, report, last_try=last)
+        except (Interrupted, Overran) as stop:
+            if cfg.claim_open:
+                _abandon(cfg, v, report, stop)
+            raise
         if status != RACED:
             return status
         time.sleep(wait)
@@ -182,7 +220,8 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
         status = _claims(cfg, v, report)
     if status != DRAINED:
         return status
-    if flap := history.failed_again_after_resume(history.read(cfg.state_dir, cfg.node).events, cfg.flap_window_s):
+    if flap := history.failed_again_after_resume(history.read(cfg.state_dir, cfg.node).events, cfg.flap_window_s,
+                                                 time.time(), cfg.clock_skew_s):
         _note(cfg, "inspect", v.code, flap)
         _say(f"INSPECT {cfg.node}: {flap}")
     requeue = slurm.scontrol("requeue", cfg.job) if cfg.mode == "step" and cfg.job else None

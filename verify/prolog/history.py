@@ -275,7 +275,8 @@ def read(state_dir: str, node: str, cap: int = READ_CAP) -> History:
     return History(events, len(bad), None, bad, tail.cut, numbers)
 
 
-def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FLAP_WINDOW_S) -> str | None:
+def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FLAP_WINDOW_S,
+                              now: float | None = None, skew_s: float = 300.0) -> str | None:
     """Why the node needs hardware inspection, or None: its last drain came within window_s of a resume before it.
     "Before" is the file's order (append-only: the order things happened), never the stamps: a resume stamped in the
     future (its clock ahead, then stepped back) is still the resume before a drain logged after it, and a drain
@@ -299,6 +300,12 @@ def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FL
                 f"within {window_s / 86400:.0f} d as far as its clocks tell; a fault that comes back needs hardware "
                 "inspection")
     gap = last["epoch"] - resume["epoch"]
+    if now is not None and last["epoch"] > now + skew_s and gap > window_s:
+        # a drain stamped past now (its clock ahead, since set right) puts itself past the window on a time no clock
+        # has reached: evidence from the future tells nothing of the gap, and a fault that came back is not hidden
+        return (f"drained again ({last.get('code')}) after it was resumed on {resume['time']}, though stamped "
+                f"{(last['epoch'] - now) / 3600:.1f} h in the future (a clock ahead): within {window_s / 86400:.0f} d "
+                "as far as its clocks tell; a fault that comes back needs hardware inspection")
     if gap > window_s:
         return None
     if gap < 0:

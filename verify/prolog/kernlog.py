@@ -34,6 +34,7 @@ STATE_CAP = 1 << 20
 HELD_MAX = 500                   # events held at most (the newest kept)
 LINE_MAX = 1024                  # characters of a held line (printk's own limit on a record is about this)
 OUTPUT_CAP = 32 << 20            # bytes of kernel log taken at most (its newest)
+RESCUE_CAP = 4 << 20             # bytes of the driver's lines kept from what was dropped before them
 _MONO = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]", re.ASCII)     # ASCII: as the kernel stamps (xid._XID)
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d|Z)?", re.ASCII)
 PROC = "/proc"
@@ -91,16 +92,44 @@ def dmesg_argv() -> list[str]:
     return [shutil.which("dmesg") or "dmesg", "--kernel"]
 
 
+class _Rescue:
+    """The driver's lines (NVRM, nvidia-nvswitch: every line xid.parse reads) of the output dropped past OUTPUT_CAP,
+    the newest RESCUE_CAP bytes of them: a flood of other kernel lines after an Xid 79 (a job's faults logging
+    megabytes before the next prolog) pushed the Xid out of the newest 32 MiB, and it was never read."""
+
+    def __init__(self) -> None:
+        self.carry = b""                 # the start of the line the kept output begins inside
+        self.lines: list[bytes] = []
+        self.size = 0
+
+    def __call__(self, dropped: bytes) -> None:
+        parts = (self.carry + dropped).split(b"\n")
+        self.carry = parts.pop()[-LINE_MAX * 4:]
+        for line in parts:
+            if b"NVRM" in line or b"nvidia-nvswitch" in line:
+                self.lines.append(line[:LINE_MAX * 4])
+                self.size += len(self.lines[-1])
+        while self.size > RESCUE_CAP:
+            self.size -= len(self.lines.pop(0))
+
+
 def _run(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[list[str] | None, str]:
+    rescue = _Rescue()
     try:
-        proc = statefile.run_tail(argv, timeout, OUTPUT_CAP)      # its newest OUTPUT_CAP bytes, never all in memory
+        # its newest OUTPUT_CAP bytes, never all in memory, and the driver's lines of what was dropped before them
+        proc = statefile.run_tail(argv, timeout, OUTPUT_CAP, rescue)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{os.path.basename(argv[0])}: {exc}"
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip()[-160:]
         return None, f"{os.path.basename(argv[0])} exited {proc.returncode}: {err}"
     lines = proc.stdout.decode(errors="replace").splitlines()
-    return lines[1:] if proc.cut else lines, " ".join(argv)     # a cut output's first line is a partial one
+    if not proc.cut:
+        return lines, " ".join(argv)
+    # a cut output's first line is a partial one: whole again with its dropped start, else left out
+    first = (rescue.carry + proc.stdout.split(b"\n", 1)[0]).decode(errors="replace")
+    whole = [first] if len(rescue.carry) < LINE_MAX * 4 else []
+    return [x.decode(errors="replace") for x in rescue.lines] + whole + lines[1:], " ".join(argv)
 
 
 def read(timeout: float = TIMEOUT_S) -> KernelLog:
@@ -258,8 +287,8 @@ def consumed(group: list[str], count: int, tail: list[str]) -> int:
 def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             skew_s: float = clockskew.DEFAULT_S) -> tuple[State, list[xid.Finding]]:
     """The state after reading `lines`, and the findings held now (earlier ones still held, then the new ones).
-    Pure: a new boot drops what the last boot held; events older than the lookback, or no read of this boot could
-    have kept (`believable`), drop out; a line from the future (`future`) is no evidence."""
+    Pure: a new boot drops what the last boot held; watched events older than the lookback, or any no read of this
+    boot could have kept (`believable`), drop out; a line from the future (`future`) is no evidence."""
     state = dataclasses.replace(state, held=believable(state.held, clock, skew_s))
     if boot_key(clock.boot_id) != boot_key(state.boot_id):
         state = State(clock.boot_id)          # another boot: what the last one held is not this one's evidence
@@ -295,7 +324,10 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
         at_count += 1
         new.append(line)
     found = [f for f in xid.parse(new) if f.action in (xid.DRAIN, xid.WATCH)]
-    held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor]
+    # the lookback bounds what is read and the watched Xids' count ("3 on one device within it"); a drain-worthy event
+    # not acted on yet (the breaker held it past a day) stays until a drain, a reset or a reboot spends it: NVIDIA's
+    # catalog asks a repair for Xid 79, which no amount of time gives
+    held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor or _drain_worthy(e)]
     # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
     # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback
     held = _trim(held + [{"line": _short(f.line), "mono": mono(f.line) if mono(f.line) is not None else -1.0}
@@ -309,11 +341,15 @@ def _trim(held: list[dict[str, Any]]) -> list[dict[str, Any]]:
     Xids never pushes out an Xid 79 the breaker kept from draining), then the newest watched ones."""
     if len(held) <= HELD_MAX:
         return held
-    drains = [i for i, e in enumerate(held) if any(f.action == xid.DRAIN for f in xid.parse([e["line"]]))]
+    drains = [i for i, e in enumerate(held) if _drain_worthy(e)]
     keep = set(drains[-HELD_MAX:])
     others = [i for i in range(len(held)) if i not in keep]
     keep |= set(others[len(others) - (HELD_MAX - len(keep)):]) if len(keep) < HELD_MAX else set()
     return [held[i] for i in sorted(keep)]
+
+
+def _drain_worthy(event: dict[str, Any]) -> bool:
+    return any(f.action == xid.DRAIN for f in xid.parse([event["line"]]))
 
 
 def _short(line: str) -> str:
@@ -338,10 +374,14 @@ def impossible(state: State, clock: Clock) -> bool:
     return not math.isfinite(state.mono) or (clock.uptime is not None and state.mono > clock.uptime + 1)
 
 
-def spent_before(state: State, repaired: float, clock: Clock) -> State:
+def spent_before(state: State, repaired: float, clock: Clock, repaired_mono: float | None = None) -> State:
     """The state once a repair at wall time `repaired` (a GPU reset recorded since: verify/prolog/repair.py) acted on
-    what it held: events logged before it (boot time + their stamp) are spent, as a reboot spends a boot's events;
-    one without a stamp, or with no boot time known, stays."""
+    what it held: events logged before it are spent, as a reboot spends a boot's events; one without a stamp, or with
+    no boot time known, stays. Before it by the kernel's stamp when the record has its monotonic one (a clock
+    stepped back between the reset and a later Xid put that Xid's boot time + stamp before the reset: spent, never
+    drained), else by boot time + stamp."""
+    if repaired_mono is not None:
+        return dataclasses.replace(state, held=[e for e in state.held if e["mono"] < 0 or e["mono"] >= repaired_mono])
     if clock.booted is None:
         return state
     held = [e for e in state.held if e["mono"] < 0 or clock.booted + e["mono"] >= repaired]

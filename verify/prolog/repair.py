@@ -18,6 +18,8 @@ Pure but `read_resets` (journalctl, bounded).
 """
 from __future__ import annotations
 
+import json
+import math
 import re
 import shutil
 import subprocess
@@ -49,29 +51,58 @@ class Reset:
     time: float          # epoch seconds the record was logged
     uuid: str
     success: bool
+    mono: float | None = None    # seconds since this boot the journal logged it (-o json), which no clock step moves
 
 
 def parse_resets(lines: list[str]) -> list[Reset]:
-    """The GPU reset records of `journalctl -o short-unix` lines (`<epoch> <host> <tag>[pid]: GPU reset executed:
-    GPU-<uuid>, success: true|false`); any other line is ignored. A stamped record of a reset whose GPU or outcome
+    """The GPU reset records of `journalctl -o json` lines, or of `-o short-unix` ones (`<epoch> <host> <tag>[pid]: GPU
+    reset executed: GPU-<uuid>, success: true|false`); any other line is ignored. A stamped record of a reset whose GPU or outcome
     cannot be read (`success: FALSE`, `GPU-zz`) is a failed reset of a GPU of its own: partial evidence is no repair,
     so an earlier success never stands for a reset whose result is unknown (no later record names its GPU: a
     reboot is then the repair)."""
     found = []
-    for line in lines:
-        if m := _RESET.match(line.strip()):
-            found.append(Reset(float(m.group(1)), m.group(2).lower(), m.group(3) == "true"))
-        elif u := _UNREAD.match(line.strip()):
-            found.append(Reset(float(u.group(1)), f"unreadable record: {line.strip()[:80]}", False))
+    for raw in lines:
+        line, mono = _from_json(raw.strip())
+        if m := _RESET.match(line):
+            found.append(Reset(float(m.group(1)), m.group(2).lower(), m.group(3) == "true", mono))
+        elif u := _UNREAD.match(line):
+            found.append(Reset(float(u.group(1)), f"unreadable record: {line[:80]}", False, mono))
     return found
+
+
+def _micros(value: Any) -> float | None:
+    return int(value) / 1e6 if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20 \
+        else None
+
+
+def _from_json(line: str) -> tuple[str, float | None]:
+    """A `journalctl -o json` record as a short-unix line (`<epoch> <message>`) and its monotonic stamp; any other
+    line as it is, with none."""
+    if not line.startswith("{"):
+        return line, None
+    try:
+        doc = json.loads(line)
+    except (ValueError, RecursionError):
+        return line, None
+    if not isinstance(doc, dict):
+        return line, None
+    message = doc.get("MESSAGE")
+    if isinstance(message, list):           # the journal writes a message that is no UTF-8 as its bytes
+        message = bytes(b for b in message if isinstance(b, int) and 0 <= b < 256).decode(errors="replace")
+    real = _micros(doc.get("__REALTIME_TIMESTAMP"))
+    if real is None or not isinstance(message, str):
+        return line, None
+    return f"{real:.6f} {message}", _micros(doc.get("__MONOTONIC_TIMESTAMP"))
 
 
 def journal_argv() -> list[str]:
     """This boot's reset records written by root only (_UID=0: the journal's own record of the sender, which no
     sender sets): a syslog identifier is anyone's to give (`logger -t nvsentinel-gpu-reset` by a job's user forged a
     repair that returned an Xid-drained node without its reset), NVSentinel's reset job runs privileged."""
+    # json: each record's wall-clock stamp (the drain's time is one) and its monotonic one (the kernel log's Xids are
+    # stamped so: a clock stepped between a reset and a later Xid made that Xid read as logged before the reset)
     return [shutil.which("journalctl") or "journalctl", "-b", "-t", RESET_TAG, "_UID=0", "--no-pager", "-q", "-o",
-            "short-unix"]
+            "json"]
 
 
 def read_resets(timeout: float) -> tuple[list[Reset] | None, str]:
@@ -101,6 +132,40 @@ def reset_since(resets: list[Reset], when: float, now: float | None = None,
     return max(last.values(), key=lambda r: r.time, default=None)   # the latest
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def uptime_after(records: Sequence[dict[str, Any]], now_boot: str) -> float | None:
+    """The latest uptime (seconds since boot) the drains recorded, when every one of them recorded this boot and its
+    uptime: then a reset record's monotonic stamp tells whether it came after them, whatever the wall clock did
+    between (a clock stepped back after a reset put a drain logged after it before it). None otherwise."""
+    ups = [float(d["uptime"]) for d in records if boot_key(d.get("boot_id")) == now_boot and _finite(d.get("uptime"))]
+    return max(ups) if now_boot and records and len(ups) == len(records) else None
+
+
+def reset_after_uptime(resets: list[Reset], uptime: float) -> Reset | None:
+    """reset_since by the journal's monotonic stamps (this boot's): the latest successful reset after `uptime`, None
+    when there is none or any GPU's last reset since failed."""
+    last: dict[str, Reset] = {}
+    for r in sorted(resets, key=lambda r: r.mono or 0.0):
+        if r.mono is not None and r.mono > uptime:
+            last[r.uuid] = r
+    if any(not r.success for r in last.values()):
+        return None
+    return max(last.values(), key=lambda r: r.mono or 0.0, default=None)
+
+
+def latest_reset(resets: list[Reset], clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> Reset | None:
+    """This boot's latest successful GPU reset (None: none, or any GPU's last reset failed), by the journal's
+    monotonic stamps where every record has one: a clock stepped back since the reset put its wall stamp in the
+    future, not believed, and the Xid it repaired drained the repaired node. Else by wall stamps, within skew_s."""
+    if resets and all(r.mono is not None for r in resets):
+        return reset_after_uptime([r for r in resets if clock.uptime is None or (r.mono or 0.0) <= clock.uptime + 1],
+                                  -1.0)
+    return reset_since(resets, 0.0, clock.now, skew_s)
+
+
 def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
                  also: Sequence[dict[str, Any]] = ()) -> str | None:
     """The code of a drain whose repair is a GPU reset or a reboot, or None: Slurm's reason, the history's record of
@@ -114,6 +179,15 @@ def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
     return next((str(c) for c in codes if c in REBOOT_CODES), None)
 
 
+def latest_drain(records: Sequence[dict[str, Any]], claimed: tuple[str, int] | None) -> float | None:
+    """The latest time among the drains (and Slurm's reason stamp): a repair before it repairs no fault recorded after it
+    (NVIDIA's catalog asks for the reset after the Xid, not before)."""
+    times = [float(d["epoch"]) for d in records if isinstance(d.get("epoch"), (int, float))
+             and not isinstance(d.get("epoch"), bool) and math.isfinite(d["epoch"])]
+    times += [float(claimed[1])] if claimed else []
+    return max(times, default=None)
+
+
 def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: Clock,
                    booted: float | None, resets: tuple[list[Reset] | None, str] = (None, "not read"),
                    also: Sequence[dict[str, Any]] = (), skew_s: float = clockskew.DEFAULT_S) -> str | None:
@@ -121,20 +195,31 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
     code = needs_repair(drain, claimed, also)
     if code is None:
         return None
-    then = boot_key((drain or {}).get("boot_id"))
+    records = [d for d in (drain, *also) if d]
+    # every drain since the node was last in service is owed its repair: the repair must come after the latest of
+    # them, and a drain recorded in this boot (a second prolog's "already drained by torchimages", its line past the
+    # reason's stamp) proves no reboot since, whatever a stepped clock makes of /proc/stat's btime
+    boots = {b for b in (boot_key(d.get("boot_id")) for d in records) if b}
+    then = boot_key((drain or {}).get("boot_id")) or min(boots, default="")
     now_boot = boot_key(clock.boot_id)
-    when = (drain or {}).get("epoch") or (claimed[1] if claimed else None)
+    when = latest_drain(records, claimed)
     # a reboot is the kernel's two records agreeing: another boot id, and (where both times are known) a boot after
     # the drain; a boot id that differs only in its case or spaces, or a boot that began before the drain, proves none
     began_before = booted is not None and when is not None and booted + skew_s <= when
-    if then and now_boot and then != now_boot and not began_before:
+    if boots and now_boot and now_boot not in boots and not began_before:
         return None
-    if not (then and now_boot) and booted is not None and when is not None and booted > when:
+    if not (boots and now_boot) and booted is not None and when is not None and booted > when:
         return None
     seen, why = resets
-    if seen is not None and when is not None and reset_since(seen, float(when), clock.now, skew_s) is not None:
+    uptime = uptime_after(records, now_boot)
+    if seen is not None and uptime is not None and all(r.mono is not None for r in seen):
+        # by the kernel's clock, which no step moves (a record past this boot's uptime is none of this boot's)
+        if reset_after_uptime([r for r in seen if clock.uptime is None or (r.mono or 0.0) <= clock.uptime + 1],
+                              uptime) is not None:
+            return None
+    elif seen is not None and when is not None and reset_since(seen, float(when), clock.now, skew_s) is not None:
         return None
-    reboot = f"this is the same boot ({then})" if then and now_boot == then else \
+    reboot = f"this is the same boot ({now_boot}) a drain recorded" if now_boot and now_boot in boots else \
         f"the drain names another boot, but this one began before the drain ({booted:.0f} <= {when}): no reboot " \
         "since" if then and now_boot and began_before else "no reboot seen since"
     if seen is None:

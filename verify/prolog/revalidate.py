@@ -8,12 +8,14 @@ evidence has the kernel log read again (never with --no-kernel-log). Exit 5 with
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 from ..shared import gpuunits
 from . import history, kernlog, repair, slurm
-from .config import Config
+from .config import Config, Interrupted
+from .deadline import Overran
 from .notes import _close, _note, _out, _report_gpus, _say, report_mig
 from .repair import repair_problem
 from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed
@@ -25,6 +27,7 @@ NO_GPU_CHECKS = frozenset({"shm", "nccl", "preflight"})
 DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
 # xid.judge's codes: evidence only the kernel log gives (an Xid, an SXid, an NV_ERR status line)
 KERNLOG_CODES = frozenset({"XID_HISTORY", "XID_REPEATED"})
+STOPPED_S = 5.0                 # sinfo's time to tell whether a resume cut short by a stop took
 
 
 def kernel_log_cause(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
@@ -109,7 +112,7 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     if past.garbled:
         return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
                "look at the lines, remove them, and revalidate again"
-    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s):
+    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s, time.time(), cfg.clock_skew_s):
         _note(cfg, "inspect", None, flap)
         return f"flagged for hardware inspection: {flap}"
     drain = history.last_drain(past.events)
@@ -180,6 +183,18 @@ def _drained_anew(cfg: Config, before: slurm.NodeRow, drains: set[str] | None = 
     return None
 
 
+def _stopped_resuming(cfg: Config, before: slurm.NodeRow, stop: BaseException) -> None:
+    """A stop signal or the cap while scontrol resumed the node: a resume Slurm took is on record (NVSentinel's flap
+    rule reads the resume before a drain: one without its line hid the fault that came back), one it did not is not."""
+    slurm.limit = lambda: STOPPED_S
+    rows, _ = slurm.rows(node=cfg.node)
+    now = next((r for r in rows or [] if r.name == cfg.node), None)
+    if now is not None and now.reason_text == before.reason_text and now.drained:
+        return                    # still drained as it was: nothing was resumed
+    _note(cfg, "resume", None, f"resumed, then stopped ({stop}) before its record: "
+          f"{'its state unread after' if now is None else now.state}")
+
+
 Assess = Callable[[Config], tuple[Verdict, dict[str, Any] | None, dict[str, int]]]
 
 
@@ -223,7 +238,12 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
             return EXIT_NOT_ASSESSED, verdict, report, xids
         _close(cfg, f"REFUSED {cfg.node}: {changed}; not resumed")
         return EXIT_REFUSED, verdict, report, xids
-    if refused := slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run):
+    try:
+        refused = slurm.scontrol("update", f"nodename={cfg.node}", "state=resume", dry_run=cfg.dry_run)
+    except (Interrupted, Overran) as stop:
+        _stopped_resuming(cfg, row, stop)
+        raise
+    if refused:
         _note(cfg, "resume-refused", None, refused)
         _close(cfg, refused)
         return EXIT_REFUSED, verdict, report, xids

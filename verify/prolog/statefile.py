@@ -213,10 +213,11 @@ class Output:
 ERR_CAP = 8192
 
 
-def run_tail(argv: list[str], timeout: float, cap: int) -> Output:
+def run_tail(argv: list[str], timeout: float, cap: int, on_drop: Callable[[bytes], None] | None = None) -> Output:
     """Run `argv` (stdin closed), keeping the last `cap` bytes of its stdout as they come; OSError when it cannot
     start, subprocess.TimeoutExpired (the process killed) when it runs past `timeout`. Whatever is raised meanwhile
-    (the prolog's cap, a signal) kills it too."""
+    (the prolog's cap, a signal) kills it too. `on_drop` is handed each part of stdout dropped from its beginning, in
+    order (what a reader must not lose of it: the kernel log's driver lines)."""
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
@@ -241,6 +242,8 @@ def run_tail(argv: list[str], timeout: float, cap: int) -> Output:
                     buf += chunk
                     seen += len(chunk) if key.fd == out_fd else 0
                     if len(buf) > 2 * limits[key.fd]:       # trimmed now and then: memory stays under 2 x cap
+                        if on_drop is not None and key.fd == out_fd:
+                            on_drop(bytes(buf[:-limits[key.fd]]))
                         del buf[:-limits[key.fd]]
         rc = proc.wait(timeout=max(0.01, end - time.monotonic()))
     finally:
@@ -251,5 +254,7 @@ def run_tail(argv: list[str], timeout: float, cap: int) -> Output:
         proc.stdout.close()
         proc.stderr.close()
     for fd, limit in limits.items():    # trimmed in place first: a slice, then bytes of it, would hold two copies more
+        if on_drop is not None and fd == out_fd and len(kept[fd]) > limit:
+            on_drop(bytes(kept[fd][:-limit or len(kept[fd])]))
         del kept[fd][:-limit or len(kept[fd])]
     return Output(rc, bytes(kept[out_fd]) if cap else b"", bytes(kept[err_fd]), seen > cap)
