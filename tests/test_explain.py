@@ -224,6 +224,15 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx5880-ada-x2-pcie-node-nccl-2.25.1-first-allreduce-spins-forever-acs-redirect-on-amd-root-ports-p2p-through-iommu":
         "translator: nccl fail NCCL_TIMEOUT (host; the hang and the ACS bits are the poster's sentences, no NCCL line "
         "or lspci listing); verify explain reads the `nvidia-smi topo -m` matrix alone: warn HEALTH_NOT_ASSESSED (host)",
+    # Fifty-first batch (tests/test_judges_fix51.py): the rule kept.
+    "a100-pcie-40gb-pod-nvidia-smi-loop-failed-to-initialize-nvml-unknown-error-after-systemctl-daemon-reload":
+        "the pod's listing is the state before NVML's refusal, which alone stays 'no GPU visible' as its "
+        "translation does; the daemon-reload that makes it the runtime's is the notice's prose",
+    "k8s-device-plugin-xidcriticalerror-xid69-graphics-engine-class-error-nvidia-com-gpu-marked-unhealthy":
+        "NVIDIA's Xid catalog files 69 under RESTART_APP: one Xid 69 warns the job, as its translation's facts do",
+    "rtx5090-x8-rke2-gpu-operator-xid79-one-gpu-unhealthy-allocatable-8-to-7-getpreferredallocation-rejects-every-pod":
+        "the excerpt is the admission error alone (`unable to get device link information`); the Xid 79 behind it "
+        "is the issue's prose, in no line",
 }
 
 

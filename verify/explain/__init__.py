@@ -19,6 +19,7 @@ from . import (
     dcgmdiag,
     dcgmhealth,
     dcgmlinks,
+    devib,
     ib,
     kernel,
     lspci,
@@ -79,6 +80,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("dcgmi diag", "gpu", dcgmdiag.detect, dcgmdiag.parse, unread=dcgmdiag.unread),
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse, unread=ib.unread, remedy=ib.REMEDY),
     Kind("/sys/class/infiniband dump", "fabric", sysfsib.detect, sysfsib.parse),
+    Kind("ls -l /dev/infiniband (a container's RDMA devices)", "fabric", devib.detect, devib.parse),
     Kind("NHC check_hw_ib", "fabric", nhc.detect, nhc.parse, unread=nhc.unread,
          remedy="Read the node's ports (`ibstat`, or NHC with `-d`) and bring them up at the rate the site's check "
                 "asks for (cabling, switch port, subnet manager, the HCA's driver) before the node takes jobs."),

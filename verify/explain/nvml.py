@@ -6,7 +6,7 @@ and `driver`; NVML's library not found is `nvml_library` false. Judged by the gp
 (verify/checks/gpu/node.py): a driver whose kernel module and library differ is a fault whether GPUs were expected or
 not; no driver loaded is one only where GPUs are expected; no library in a process on a node whose driver answers is
 the process's start. A GPU whose handle NVML cannot get (`GPU is lost`, `Unknown Error`) is recorded lost, by its PCI
-address."""
+address, its UUID or (the device plugin's) its NVML index."""
 from __future__ import annotations
 
 import re
@@ -50,6 +50,11 @@ _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[01][0-9A-Fa-f]\.[0-7]")
 _LOST_UUID = re.compile(r"\b(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\b[^\n]*?(?:ERROR_GPU_IS_LOST|NVMLError_GPUIsLost)")
 
 
+# the k8s device plugin's go-nvml binding, which names a GPU by its NVML index only (`error creating nvml.Device 5:
+# nvml: GPU is lost`; newer releases `error getting device handle for index '5': GPU is lost`): that GPU is lost
+_LOST_INDEX = re.compile(r"(?:\bnvml\.Device |device handle for index '?)(\d{1,3})'?: (?:nvml: )?GPU is lost")
+
+
 def _bus(bus: str) -> str:
     domain, rest = bus.split(":", 1)
     return f"{int(domain, 16):08X}:{rest.upper()}"
@@ -62,7 +67,7 @@ def _bus_or_none(printed: str) -> str | None:
 
 
 def detect(text: str) -> bool:
-    return _refused(text) is not None or _HANDLE.search(text) is not None or _LOST_UUID.search(text) is not None \
+    return _refused(text) is not None or any(p.search(text) for p in (_HANDLE, _LOST_UUID, _LOST_INDEX)) \
         or inforom.named(text) != []
 
 
@@ -76,11 +81,14 @@ def parse(text: str) -> dict[str, Any]:
     refused = _refused(text)
     module = _MODULE.search(text) or _SMI_DRIVER.search(text)
     missing = bool(refused and _NO_LIBRARY.search(refused.group(0)))
-    lost = [{"index": None, "pci_bus_id": _bus_or_none(m.group(1)), "lost": True,
-             "nvml_errors": {"handle": "GPU_IS_LOST" if m.group(2) == "GPU is lost" else "Unknown Error"}}
-            for m in _HANDLE.finditer(text)]
+    lost: list[dict[str, Any]] = [
+        {"index": None, "pci_bus_id": _bus_or_none(m.group(1)), "lost": True,
+         "nvml_errors": {"handle": "GPU_IS_LOST" if m.group(2) == "GPU is lost" else "Unknown Error"}}
+        for m in _HANDLE.finditer(text)]
     lost += [{"index": None, "uuid": uuid, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST"}}
              for uuid in dict.fromkeys(m.group(1) for m in _LOST_UUID.finditer(text))]
+    lost += [{"index": index, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST"}}
+             for index in dict.fromkeys(int(m.group(1)) for m in _LOST_INDEX.finditer(text))]
     # nvidia-smi's InfoROM warning on its own (its table cut away): the GPU it names, by bus id
     lost += [{"index": None, "pci_bus_id": _bus(bus), "nvml_errors": {"inforom": inforom.CORRUPTED}}
              for bus in inforom.named(text) if _bus(bus) not in {d.get("pci_bus_id") for d in lost}]

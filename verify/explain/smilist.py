@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import nvlinks, smi, smiquery, smitable, smixml
+from . import nvlinks, nvml, smi, smiquery, smitable, smixml
 
 _GPU = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")
 _MIG = re.compile(r"^\s+MIG ((?:\d+c\.)?(\d+)g\.\d+gb(?:\+\w+)?)\s+Device\s+(\d+): "
@@ -18,8 +18,18 @@ _MIG = re.compile(r"^\s+MIG ((?:\d+c\.)?(\d+)g\.\d+gb(?:\+\w+)?)\s+Device\s+(\d+
 _RICHER = (smixml, smi, smitable, smiquery, nvlinks)
 
 
+def _superseded(text: str) -> bool:
+    """NVML refusing to start after the listing's last GPU line (a pod's `nvidia-smi -L` loop that then prints
+    `Failed to initialize NVML: Unknown Error`): the GPUs listed were the state before; the refusal is the state now,
+    judged by NVML's reader, so the listing is not read beside it."""
+    lines = text.splitlines()
+    last = max((n for n, line in enumerate(lines) if _GPU.match(line.strip())), default=None)
+    return last is not None and nvml.error_of("\n".join(lines[last + 1:])) is not None
+
+
 def detect(text: str) -> bool:
-    return any(_GPU.match(line.strip()) for line in text.splitlines()) and not any(m.detect(text) for m in _RICHER)
+    return any(_GPU.match(line.strip()) for line in text.splitlines()) and not any(m.detect(text) for m in _RICHER) \
+        and not _superseded(text)
 
 
 def parse(text: str) -> dict[str, Any]:

@@ -413,6 +413,15 @@ def _impossible(adapters: list[Adapter]) -> str | None:
     return None
 
 
+def _given(facts: FabricFacts) -> str:
+    """A pod's own /dev/infiniband (the RDMA device plugin's test pod, `ls -l /dev/infiniband`) listing its verbs
+    devices: the container was given them, a pass on that alone; the ports and the image were not read."""
+    uverbs = facts.get("uverbs") or []
+    cm = " and rdma_cm" if facts.get("rdma_cm") else ", no rdma_cm" if facts.get("rdma_cm") is False else ""
+    return (f"the container was given {len(uverbs)} verbs device(s) ({', '.join(uverbs)}){cm}; the ports, the "
+            "image's libraries and the memlock limit were not recorded: not assessed")
+
+
 def judge(facts: FabricFacts, options: Options) -> CheckResult:
     result = CheckResult("fabric", PASS, "")
     if facts.get("adapters") is None and facts.get("uverbs") is None and facts.get("verbs_devices") is None:
@@ -461,6 +470,9 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     ok = (f"{len(adapters)} adapter(s), {len(active)} active port(s), {speed}; the container has "
           f"{len(facts.get('uverbs') or [])} uverbs device(s) and the image lists "
           f"{len(facts.get('verbs_devices') or [])} through libibverbs; GPUDirect RDMA: {gdr(facts)[1]}")
+    if facts.get("uverbs") and not facts.get("libraries") and not any(p.get("state") is not None
+                                                                        for _, p in _ports(adapters)):
+        return found.apply(result, _given(facts))
     if facts.get("uverbs") is None or not facts.get("libraries"):     # a host listing alone (a translated ibstat)
         if not found.items and not any(p.get("state") is not None for _, p in _ports(adapters)):
             return result.not_judged("no port state and no container side recorded: nothing "
