@@ -1,0 +1,78 @@
+"""Issue 36, a ninth hunt (round 56) through the public interfaces: round 55's test hooks and the job's environment
+(a first step's environment is the job's, never the node's), class 1 (a setting of ours is never the node's fault)
+and class 3 (return to service proves the repair). Each test names the practice it holds the cluster tooling to
+(Slurm's prolog semantics, NVSentinel's breaker and return-to-service rules, NVIDIA's Xid catalog)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, allow_test_hooks, install_fake
+from verify.prolog import cli, verifyrun
+
+JOB_SETTINGS = {"TORCHIMAGES_DRIVER_MIN": "999.0", "NCCL_SOCKET_IFNAME": "no-such-if", "NCCL_TOPO_FILE": "/nope",
+                "GLOO_SOCKET_IFNAME": "no-such-if", "RANK": "0", "WORLD_SIZE": "16", "MASTER_ADDR": "10.9.9.9",
+                "MASTER_PORT": "29500", "LOCAL_RANK": "0", "VERIFY_SHM_PATH": "/nope", "VERIFY_FABRIC_ROOT": "/nope",
+                "TORCHIMAGES_HOST_ARCH": "riscv64", "VERIFY_TEST_HANG": "gpu", "VERIFY_TEST_CRASH": "nccl"}
+# a batch script that runs the prolog itself, without srun: Slurm's job variables, no step id (read as a Prolog=)
+BATCH_ENV = {"SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1"}
+
+
+def _verify_sees(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> list[dict[str, str]]:
+    """The environment verify is started with, for each run (verify replaced: it writes a passing report)."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    seen: list[dict[str, str]] = []
+    body = json.dumps(_report(_gpu())).encode()
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        seen.append(verifyrun._verify_env(os.environ))
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(body)
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    return seen
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("slurm_env,extra", [(STEP_ENV, ()), (BATCH_ENV, ()), (STEP_ENV, ("--mode", "prolog"))],
+                         ids=["srun-step", "batch-step-without-srun", "step-with-mode-prolog"])
+def test_slurm_prolog_semantics_a_job_s_settings_of_verify_never_reach_the_gate(tmp_path, monkeypatch, capsys,
+                                                                                 slurm_env, extra):
+    """Slurm's Prolog= runs in slurmd's environment, a first step in the job's. The job's settings of verify's own
+    (a driver floor of 999: DRIVER_TOO_OLD, the host's; NCCL_SOCKET_IFNAME naming no interface: NCCL_FAILED, the
+    host's; its own torchrun RANK/WORLD_SIZE/MASTER_ADDR: an all-reduce waiting on 15 ranks, NCCL_TIMEOUT) had the
+    node judged on the job's setting and drained. Round 59 withheld verify's paths and floors in an srun step: a
+    batch script running the prolog without srun (no SLURM_STEP_ID: read as a Prolog=) still handed them, the test
+    hooks too, to verify, and a step's NCCL_* reached the local all-reduce. Now a run inside a job that slurmd did
+    not start as its Prolog= gives verify none of them, as under Prolog=."""
+    install_fake(monkeypatch)
+    seen = _verify_sees(monkeypatch, JOB_SETTINGS)
+    assert cli.main(_args(tmp_path, *extra), {**slurm_env, **JOB_SETTINGS}) == 0
+    assert seen and not set(JOB_SETTINGS) & set(seen[0]), sorted(set(JOB_SETTINGS) & set(seen[0]))
+
+
+@pytest.mark.unit
+def test_slurm_prolog_semantics_the_operator_s_switch_still_lets_the_hooks_through_in_a_job(tmp_path, monkeypatch):
+    """The operator's switch (STATE/test-hooks, which no job writes) lets verify's test hooks through in a job, the
+    batch step too; the job's other settings of verify's are still the job's."""
+    install_fake(monkeypatch)
+    allow_test_hooks(tmp_path / "state")
+    seen = _verify_sees(monkeypatch, JOB_SETTINGS)
+    assert cli.main(_args(tmp_path), {**BATCH_ENV, **JOB_SETTINGS}) == 0
+    assert seen[0]["VERIFY_TEST_HANG"] == "gpu" and "TORCHIMAGES_DRIVER_MIN" not in seen[0]
+
+
+@pytest.mark.unit
+def test_slurm_prolog_semantics_slurmd_s_own_environment_is_passed_as_it_is(tmp_path, monkeypatch):
+    """Under Prolog= (slurmd's environment, the operator's) and by hand outside a job, nothing is withheld."""
+    install_fake(monkeypatch)
+    seen = _verify_sees(monkeypatch, {"NCCL_SOCKET_IFNAME": "ib0", "VERIFY_TEST_HANG": "none"})
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_JOB_ID": "7"}) == 0
+    assert seen[0]["NCCL_SOCKET_IFNAME"] == "ib0" and seen[0]["VERIFY_TEST_HANG"] == "none"
+    assert cli.main(_args(tmp_path, "--node", "n1"), {}) == 0
+    assert seen[1]["NCCL_SOCKET_IFNAME"] == "ib0"
+
+
