@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, allow_test_hooks, install_fake
-from verify.prolog import cli, verifyrun
+from verify.prolog import cli, history, slurm, verifyrun
 
 JOB_SETTINGS = {"TORCHIMAGES_DRIVER_MIN": "999.0", "NCCL_SOCKET_IFNAME": "no-such-if", "NCCL_TOPO_FILE": "/nope",
                 "GLOO_SOCKET_IFNAME": "no-such-if", "RANK": "0", "WORLD_SIZE": "16", "MASTER_ADDR": "10.9.9.9",
@@ -76,3 +77,76 @@ def test_slurm_prolog_semantics_slurmd_s_own_environment_is_passed_as_it_is(tmp_
     assert seen[1]["NCCL_SOCKET_IFNAME"] == "ib0"
 
 
+
+
+# ---- class 3: return to service proves the repair
+
+def _drained(tmp_path: Path, fake: Any, code: str, gpus: int | None = 8, gres: str | None = "gpu:8") -> list[str]:
+    """n1 drained by torchimages for `code` (a reboot since: the drain names an earlier boot)."""
+    if gres:
+        fake.info = {"Gres": gres}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", code, "x", 1000))
+    history.record(str(tmp_path / "state"), "n1", "drain", code, "x", now=1000.0,
+                   extra={"gpus": gpus, "boot_id": "an-earlier-boot", "action": "reboot", "check": "gpu"})
+    return ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--revalidate", "--node", "n1"]
+
+
+def _verify_reports(monkeypatch: pytest.MonkeyPatch, report: dict[str, Any]) -> None:
+    body = json.dumps(report).encode()
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(body)
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+
+
+@pytest.mark.unit
+def test_nvsentinel_return_to_service_a_shell_s_gpu_allocation_is_no_count_of_the_node_s(tmp_path, monkeypatch,
+                                                                                        capsys):
+    """NVSentinel's return to service proves the repair against the GPUs the node should have: Slurm's Gres for it,
+    or the count recorded at the drain; with neither, a GPU drain is refused ("the GPUs n1 should have are unknown").
+    `make undrain` run from a job's shell on the node carries that job's SLURM_GPUS_ON_NODE=1, which stood in for
+    the node's count: a node drained for a lost GPU resumed with NVML seeing one GPU. The shell's allocation only
+    raises the bar now; it never makes an unknown count known."""
+    fake = install_fake(monkeypatch)
+    args = _drained(tmp_path, fake, "GPU_LOST", gpus=None, gres=None)
+    _verify_reports(monkeypatch, _report(_gpu(devices=1)))
+    assert cli.main(args, {"SLURM_GPUS_ON_NODE": "1", "SLURM_JOB_ID": "5"}) == 5
+    assert fake.nodes["n1"][0] == "drained" and "should have are unknown" in capsys.readouterr().err
+    # a count that is known (Slurm's Gres) is still the bar, and the shell's larger allocation raises it
+    fake.info = {"Gres": "gpu:1"}
+    assert cli.main(args, {"SLURM_GPUS_ON_NODE": "2", "SLURM_JOB_ID": "5"}) == 3 and fake.nodes["n1"][0] == "drained"
+
+
+def _device(index: int, **kw: Any) -> dict[str, Any]:
+    return {"index": index, "name": "NVIDIA H100 80GB HBM3", "uuid": f"GPU-{index:08x}-0000-0000-0000-000000000000",
+            **kw}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("code", ["ECC_UNCORRECTABLE", "RETIREMENT_PENDING", "ROW_REMAP_FAILED"])
+@pytest.mark.parametrize("device,resumed", [
+    ({"ecc": [True, True]}, True),
+    ({}, True),                                                       # ECC not read: verify's own rules judge it
+    ({"ecc": [False, False]}, False),                                 # ECC turned off: its errors are not counted
+    ({"ecc": [True, False]}, False),                                  # ECC set to go off at the next reset
+    ({"ecc": [True, True], "nvml_errors": {"ecc_aggregate": "CorruptedInforom"}}, False),
+], ids=["ecc-on", "ecc-not-read", "ecc-off", "ecc-off-at-next-reset", "inforom-corrupted"])
+def test_nvidia_xid_catalog_a_memory_error_s_repair_is_seen_in_ecc_counts_that_are_kept(tmp_path, monkeypatch, capsys,
+                                                                                       code, device, resumed):
+    """NVIDIA's Xid catalog repairs a GPU's memory errors at a reset (pages retired, rows remapped), and the repair is
+    seen in the ECC counts read again. A node drained for an uncorrectable ECC error whose "repair" turned ECC off
+    (nvidia-smi -e 0 and a reboot) passed its preflight on a warning, "ECC is disabled on a data-centre GPU", and
+    was resumed: the errors it was drained for were simply no longer counted. So was one whose InfoROM, where the
+    counts and retirements are kept, is corrupted. Now such a return to service is not proven (GPU_NOT_ASSESSED,
+    exit 3, the node stays drained); with ECC on, it resumes as before."""
+    fake = install_fake(monkeypatch)
+    args = _drained(tmp_path, fake, code)
+    devices = [_device(i, **device) for i in range(8)]
+    _verify_reports(monkeypatch, _report(_gpu("warn" if not resumed else "pass", code="ECC_UNCORRECTABLE" if not resumed
+                                              else None, owner="host", data={"devices": devices})))
+    status = cli.main(args, {})
+    said = capsys.readouterr()
+    assert (status, fake.nodes["n1"][0]) == ((0, "idle") if resumed else (3, "drained")), (status, said)
+    if not resumed:
+        assert "GPU_NOT_ASSESSED" in said.out + said.err

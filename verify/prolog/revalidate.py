@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..shared import gpuunits
+from ..shared.inforom import said as inforom_corrupted
 from . import history, kernlog, repair, slurm
 from .config import Config
 from .notes import _close, _note, _out, _report_gpus, _say, report_mig
@@ -25,6 +26,10 @@ NO_GPU_CHECKS = frozenset({"shm", "nccl", "preflight"})
 DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
 # xid.judge's codes: evidence only the kernel log gives (an Xid, an SXid, an NV_ERR status line)
 KERNLOG_CODES = frozenset({"XID_HISTORY", "XID_REPEATED"})
+# drains for a GPU's memory errors: NVIDIA's catalog repairs them at a reset (pages retired, rows remapped) and the
+# repair is seen in the ECC counts read again, so a GPU whose ECC is off (or set to go off at the next reset), or
+# whose InfoROM (where the counts and retirements are kept) is corrupted, proves none: its errors are not counted
+MEMORY_CODES = frozenset({"ECC_UNCORRECTABLE", "ROW_REMAP_FAILED", "RETIREMENT_PENDING"})
 
 
 def kernel_log_cause(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
@@ -92,6 +97,29 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None, mig_gres: b
     return None
 
 
+def memory_unproven(report: dict[str, Any] | None, codes: frozenset[str]) -> str | None:
+    """Why the report cannot prove the repair of a memory-error drain (MEMORY_CODES), or None."""
+    if not codes & MEMORY_CODES:
+        return None
+    gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
+    data: dict[str, Any] = gpu["data"] if isinstance(gpu, dict) and isinstance(gpu.get("data"), dict) else {}
+    devices: list[Any] = data["devices"] if isinstance(data.get("devices"), list) else []
+    for dev in devices:
+        if not isinstance(dev, dict):
+            continue
+        ecc, name = dev.get("ecc"), f"GPU {dev.get('index')}"
+        if isinstance(ecc, list) and False in ecc[:2]:
+            now = "is off" if ecc[0] is False else "goes off at the next reset"
+            return (f"drained for {', '.join(sorted(codes & MEMORY_CODES))}, and {name}'s ECC {now}: the memory errors "
+                    "it was drained for are not counted, so their repair is not proven; enable it (nvidia-smi -e 1), "
+                    "reset the GPU and revalidate")
+        if errors := inforom_corrupted(dev):
+            return (f"drained for {', '.join(sorted(codes & MEMORY_CODES))}, and {name}'s InfoROM is corrupted "
+                    f"({'; '.join(errors)[:160]}): the ECC counts and retired pages that would show the repair cannot "
+                    "be trusted (NVIDIA: reflash or replace the GPU)")
+    return None
+
+
 def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | None, dict[str, Any] | None,
                                                                    dict[str, int]]:
     if note:
@@ -124,6 +152,8 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         drain = None              # the history's last drain is another one: this drain's facts are unknown
     also = history.current_drains(past.events)           # every fault it was drained for since last in service
     cfg.kernel_log_cause = kernel_log_cause(drain, claimed, also)
+    cfg.drained_codes = frozenset(str(c) for c in (*(d.get("code") for d in (drain, *also) if d),
+                                                   claimed[0] if claimed else None) if c)
     if cfg.kernel_log_cause and not cfg.kernel_log:
         # the evidence the drain stood on is read again, or the node is not proven: never resumed unseen
         return (f"drained for {cfg.kernel_log_cause} on kernel-log evidence (NVIDIA's Xid catalog): return to "
@@ -138,13 +168,15 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     recorded = (drain or {}).get("gpus")
     recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
     # evidence that disagrees proves the larger: a Gres below the GPUs the node had at its drain (a slurm.conf line
-    # edited, another node's) would resume it with GPUs missing
-    cfg.expected_gpus = max(gres or 0, recorded or 0) or cfg.expected_gpus
+    # edited, another node's) would resume it with GPUs missing. The shell's own SLURM_GPUS_ON_NODE (make undrain
+    # from a job's shell on the node: that job's share) is no count of the node's: it only raises the bar
+    known = max(gres or 0, recorded or 0)
+    cfg.expected_gpus = max(known, cfg.expected_gpus or 0) or None
     if gres and recorded and gres != recorded:
         _say(f"Slurm's Gres names {gres} GPU(s), the drain recorded {recorded}: the preflight must see {max(gres, recorded)}")
     gpu_drain = drain is None or any(d.get("check") not in NO_GPU_CHECKS for d in (drain, *also)) \
         or repair.needs_repair(drain, claimed, also) is not None
-    if not cfg.expected_gpus and gpu_drain:
+    if not known and gpu_drain:
         # a GPU the node lost is proven back only against the count it should have: without one, a node whose
         # NVML sees no GPU at all would pass
         return (f"the GPUs {cfg.node} should have are unknown (no Gres=gpu:N for it in Slurm, "
@@ -206,6 +238,8 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
     mig_gres = gpuunits.mig_typed((info or {}).get("Gres", ""))
     if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus, mig_gres)):
         verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
+    if verdict.kind == PASS and (problem := memory_unproven(report, cfg.drained_codes)):
+        verdict = not_assessed("GPU_NOT_ASSESSED", problem, "gpu")
     if verdict.kind == PASS and cfg.kernel_log_cause and not cfg.kernel_log_read:
         verdict = not_assessed("KERNEL_LOG_UNREAD", f"drained for {cfg.kernel_log_cause} on kernel-log evidence, and "
                                "the kernel log was not read now: the Xid may be back unseen; let this user read it "
