@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -150,3 +151,29 @@ def test_nvidia_xid_catalog_a_memory_error_s_repair_is_seen_in_ecc_counts_that_a
     assert (status, fake.nodes["n1"][0]) == ((0, "idle") if resumed else (3, "drained")), (status, said)
     if not resumed:
         assert "GPU_NOT_ASSESSED" in said.out + said.err
+
+
+@pytest.mark.unit
+def test_nvsentinel_return_to_service_a_node_the_gate_flagged_for_inspection_is_resumed_only_by_hand(tmp_path,
+                                                                                                  monkeypatch, capsys):
+    """NVSentinel's return to service quarantines a node whose fault comes back (a flap) for a person to inspect. The
+    gate in slurm.conf ran with --flap-window 30: a node drained again 10 days after its resume was flagged, "INSPECT
+    n1", and `make undrain` (which passes no flap window: 7 days) resumed it on its preflight, the flag never read.
+    Now an `inspect` the history holds since the node was last in service refuses the return (exit 5), whatever
+    window the revalidation was given."""
+    fake = install_fake(monkeypatch)
+    fake.info = {"Gres": "gpu:8"}
+    state = str(tmp_path / "state")
+    now = time.time()
+    history.record(state, "n1", "drain", "NVLINK_DOWN", "x", now=now - 11 * 86400, extra={"gpus": 8, "check": "gpu"})
+    history.record(state, "n1", "resume", None, "x", now=now - 10 * 86400)
+    reports = [_report(_gpu("fail", code="NVLINK_DOWN", owner="host")), _report(_gpu())]
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(json.dumps(reports.pop(0)).encode())
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    assert cli.main(["--state-dir", state, "--no-kernel-log", "--flap-window", "30"], PROLOG_ENV) == 1
+    assert "INSPECT n1" in capsys.readouterr().err
+    assert cli.main(["--state-dir", state, "--no-kernel-log", "--revalidate", "--node", "n1"], {}) == 5
+    assert fake.nodes["n1"][0] == "drained" and "flagged for hardware inspection" in capsys.readouterr().err

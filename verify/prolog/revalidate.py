@@ -120,6 +120,30 @@ def memory_unproven(report: dict[str, Any] | None, codes: frozenset[str]) -> str
     return None
 
 
+def flagged_since_service(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last `inspect` the gate recorded since the node was last in service (its last pass or resume), or None."""
+    for e in reversed(events):
+        if e["event"] in ("pass", "resume"):
+            return None
+        if e["event"] == "inspect":
+            return e
+    return None
+
+
+def _flapped(cfg: Config, events: list[dict[str, Any]]) -> str | None:
+    """Why the node is flagged for hardware inspection (its fault came back within the flap window), or None."""
+    if flap := history.failed_again_after_resume(events, cfg.flap_window_s):
+        _note(cfg, "inspect", None, flap)
+        return f"flagged for hardware inspection: {flap}"
+    if flagged := flagged_since_service(events):
+        # the gate's own flag at the drain, under its --flap-window (slurm.conf's prolog line: 30 d), stands whatever
+        # window this run was given (make undrain's default 7 d): a node the gate sent to hardware inspection is
+        # returned only by a person who looked (NVSentinel: a flapping node is quarantined, not auto-remediated)
+        return (f"flagged for hardware inspection when it was drained ({flagged.get('time')}: "
+                f"{str(flagged.get('detail'))[:200]}); resume it by hand once inspected")
+    return None
+
+
 def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | None, dict[str, Any] | None,
                                                                    dict[str, int]]:
     if note:
@@ -137,9 +161,8 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     if past.garbled:
         return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
                "look at the lines, remove them, and revalidate again"
-    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s):
-        _note(cfg, "inspect", None, flap)
-        return f"flagged for hardware inspection: {flap}"
+    if flap := _flapped(cfg, past.events):
+        return flap
     drain = history.last_drain(past.events)
     if drain is None:
         # Slurm shows our drain, the history none: another --state-dir than the prolog's, or a history removed; a
