@@ -177,3 +177,23 @@ def test_nvsentinel_return_to_service_a_node_the_gate_flagged_for_inspection_is_
     assert "INSPECT n1" in capsys.readouterr().err
     assert cli.main(["--state-dir", state, "--no-kernel-log", "--revalidate", "--node", "n1"], {}) == 5
     assert fake.nodes["n1"][0] == "drained" and "flagged for hardware inspection" in capsys.readouterr().err
+
+
+@pytest.mark.unit
+def test_nvsentinel_flap_rule_a_drain_whose_record_is_missing_after_a_resume_is_not_resumed(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """NVSentinel's flap rule: a fault that comes back soon after a return to service needs a person. The history
+    held an old drain and its resume two days ago; the new drain's line was never written (a full disk at the
+    drain: the drain itself still happened). `make undrain` took the old drain for this one, found no drain after
+    the resume, so no flap, and resumed the node. Now a history whose last drain was resumed since holds no record
+    of this drain: refused (exit 5), as a history with no drain at all is."""
+    fake = install_fake(monkeypatch)
+    fake.info = {"Gres": "gpu:8"}
+    state = str(tmp_path / "state")
+    now = time.time()
+    history.record(state, "n1", "drain", "NVLINK_DOWN", "x", now=now - 20 * 86400, extra={"gpus": 8, "check": "gpu"})
+    history.record(state, "n1", "resume", None, "x", now=now - 2 * 86400)
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "NVLINK_DOWN", "x", now - 3600))
+    _verify_reports(monkeypatch, _report(_gpu()))
+    assert cli.main(["--state-dir", state, "--no-kernel-log", "--revalidate", "--node", "n1"], {}) == 5
+    assert fake.nodes["n1"][0] == "drained" and "since it was resumed" in capsys.readouterr().err

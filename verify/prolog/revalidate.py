@@ -120,6 +120,30 @@ def memory_unproven(report: dict[str, Any] | None, codes: frozenset[str]) -> str
     return None
 
 
+def _no_record(cfg: Config, events: list[dict[str, Any]], drain: dict[str, Any] | None) -> str | None:
+    """Why the history holds no record of the node's current drain (`drain`: its last), or None."""
+    where = history.path(cfg.state_dir, cfg.node)
+    if drain is None:
+        # Slurm shows our drain, the history none: another --state-dir than the prolog's, or a history removed; a
+        # fault that came back (the flap window) cannot be told apart
+        return (f"no drain of {cfg.node} in its history {where}: give the prolog's --state-dir (make undrain "
+                "STATE_DIR=..., TORCHIMAGES_STATE_DIR), or resume it by hand after a look")
+    if resumed := _resumed_after(events, drain):
+        # the history's last drain was resumed since: this drain's line was never written (a full disk at the drain)
+        # or it is not the prolog's (our reason copied back by hand); a fault that came back within the flap window
+        # of that resume cannot be told apart, as with no drain at all
+        return (f"no drain of {cfg.node} in its history {where} since it was resumed on {resumed.get('time')}: this "
+                "drain's record is missing, so a fault that came back cannot be told apart; resume it by hand after "
+                "a look")
+    return None
+
+
+def _resumed_after(events: list[dict[str, Any]], drain: dict[str, Any]) -> dict[str, Any] | None:
+    """The resume logged after `drain` (the history's last drain), or None."""
+    at = next(i for i in range(len(events) - 1, -1, -1) if events[i] is drain)
+    return next((e for e in events[at + 1:] if e["event"] == "resume"), None)
+
+
 def flagged_since_service(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The last `inspect` the gate recorded since the node was last in service (its last pass or resume), or None."""
     for e in reversed(events):
@@ -164,11 +188,8 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     if flap := _flapped(cfg, past.events):
         return flap
     drain = history.last_drain(past.events)
-    if drain is None:
-        # Slurm shows our drain, the history none: another --state-dir than the prolog's, or a history removed; a
-        # fault that came back (the flap window) cannot be told apart
-        return (f"no drain of {cfg.node} in its history {history.path(cfg.state_dir, cfg.node)}: give the prolog's "
-                "--state-dir (make undrain STATE_DIR=..., TORCHIMAGES_STATE_DIR), or resume it by hand after a look")
+    if missing := _no_record(cfg, past.events, drain):
+        return missing
     claimed = slurm.parse_reason(row.reason_text, row.name)
     if drain and claimed and not (isinstance(drain.get("epoch"), (int, float))
                                   and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
