@@ -12,8 +12,18 @@ from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, allow_test_hooks, install_fake
-from verify.prolog import cli, history, slurm, verifyrun
+from tests.prolog_fakes import (
+    PROLOG_ENV,
+    STEP_ENV,
+    _args,
+    _gpu,
+    _report,
+    _verify_writes,
+    allow_test_hooks,
+    history_events,
+    install_fake,
+)
+from verify.prolog import cli, history, kernlog, slurm, verifyrun
 
 JOB_SETTINGS = {"TORCHIMAGES_DRIVER_MIN": "999.0", "NCCL_SOCKET_IFNAME": "no-such-if", "NCCL_TOPO_FILE": "/nope",
                 "GLOO_SOCKET_IFNAME": "no-such-if", "RANK": "0", "WORLD_SIZE": "16", "MASTER_ADDR": "10.9.9.9",
@@ -197,3 +207,52 @@ def test_nvsentinel_flap_rule_a_drain_whose_record_is_missing_after_a_resume_is_
     _verify_reports(monkeypatch, _report(_gpu()))
     assert cli.main(["--state-dir", state, "--no-kernel-log", "--revalidate", "--node", "n1"], {}) == 5
     assert fake.nodes["n1"][0] == "drained" and "since it was resumed" in capsys.readouterr().err
+
+
+# ---- round 54's held kernel-log evidence, re-attacked: kept until acted on, read whole by return to service
+
+BOOT = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+TWO_DAYS_UP = kernlog.Clock(BOOT, 200_000.0, booted=1_000_000.0, now=1_200_000.0)     # up 55 h, the lookback 24 h
+XID48 = "[ 1000.000000] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, DBE (double bit error) ECC error."
+
+
+def _kernel(monkeypatch: pytest.MonkeyPatch, lines: list[str]) -> None:
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: TWO_DAYS_UP)
+    monkeypatch.setattr(kernlog, "boot_time", lambda proc=kernlog.PROC: TWO_DAYS_UP.booted)
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(lines, "journalctl"))
+
+
+@pytest.mark.unit
+def test_nvidia_xid_catalog_a_held_xid_is_kept_until_acted_on_however_long_no_prolog_ran(tmp_path, monkeypatch):
+    """NVIDIA's Xid catalog drains on an Xid 48 (a double-bit ECC error); the breaker kept the node from draining
+    and held the event for the next run. No prolog ran for two days (a node idle over a weekend, or held by one long
+    job): the next run dropped the held Xid as older than --lookback (24 h), and the node passed on a preflight that
+    cannot see it. The lookback ages out watched events ("3 on one device"); a drain-worthy one is kept until acted
+    on."""
+    fake = install_fake(monkeypatch)
+    _kernel(monkeypatch, [])
+    assert kernlog.save(str(tmp_path / "state"), "n1", kernlog.State(BOOT, 1000.0, held=[
+        {"line": XID48, "mono": 1000.0},
+        {"line": XID48.replace(": 48,", ": 94,").replace("DBE (double bit error)", "Contained"), "mono": 1000.0}])) is None
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state")], PROLOG_ENV) == 1
+    assert fake.nodes["n1"][0] == "drained" and history_events(tmp_path)[-1] == ("drain", "XID_HISTORY")
+
+
+@pytest.mark.unit
+def test_nvsentinel_return_to_service_reads_the_kernel_log_since_the_repair_whole(tmp_path, monkeypatch, capsys):
+    """NVSentinel's return to service: the Xid the node was drained for has not come back since its repair. The node
+    was rebooted on Friday and `make undrain` run on Monday: an Xid 48 logged on Saturday, in this boot, lay past
+    the gate's 24 h lookback and was never read, and the node was resumed. Return to service now reads this boot's
+    kernel log whole: the Xid is back, the node stays drained."""
+    fake = install_fake(monkeypatch)
+    fake.info = {"Gres": "gpu:8"}
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    for lines, status in (([], 0), ([XID48], 1)):       # a log clean since the reboot resumes; the Xid back does not
+        _kernel(monkeypatch, lines)
+        state = tmp_path / f"state-{status}"
+        fake.nodes["n1"] = ("drained", slurm.reason("n1", "XID_HISTORY", "x", 900_000))
+        history.record(str(state), "n1", "drain", "XID_HISTORY", "x", now=900_000.0,
+                       extra={"gpus": 8, "boot_id": "an-earlier-boot", "action": "reboot", "check": "kernel-log"})
+        assert cli.main(["--state-dir", str(state), "--revalidate", "--node", "n1"], {}) == status
+    assert fake.nodes["n1"][0] == "drained" and "stays drained: XID_HISTORY" in capsys.readouterr().err

@@ -278,6 +278,10 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
     drains = _drain_ids(cfg)          # read before the proof: a drain recorded after this is one the proof never saw
     if problem := _proof(cfg, row, info):
         return _refused(cfg, problem, note=False)
+    if (uptime := kernlog.host_clock(cfg.proc).uptime) is not None:
+        # the kernel log since the repair is read whole, not the gate's lookback (24 h): an Xid logged two days after
+        # the repair reboot, the node drained all weekend, is the fault back all the same
+        cfg.lookback_s = max(cfg.lookback_s, uptime + 60)
     verdict, report, xids = assess(cfg)
     mig_gres = gpuunits.mig_typed((info or {}).get("Gres", ""))
     if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus, mig_gres)):
