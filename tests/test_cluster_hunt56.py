@@ -256,3 +256,27 @@ def test_nvsentinel_return_to_service_reads_the_kernel_log_since_the_repair_whol
                        extra={"gpus": 8, "boot_id": "an-earlier-boot", "action": "reboot", "check": "kernel-log"})
         assert cli.main(["--state-dir", str(state), "--revalidate", "--node", "n1"], {}) == status
     assert fake.nodes["n1"][0] == "drained" and "stays drained: XID_HISTORY" in capsys.readouterr().err
+
+
+# ---- round 54's busy host, re-attacked: an outcome stamped in the future is no run beside this one
+
+NCCL_TIMEOUT = {"name": "nccl", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "ran past 15 s"}
+
+
+@pytest.mark.unit
+def test_nvsentinel_checker_rule_an_outcome_stamped_in_the_future_is_no_busy_host(tmp_path, monkeypatch, capsys):
+    """NVSentinel's checker rule reruns a stalled check alone; round 54 took an outcome in the history stamped after
+    this run began as another prolog that ran beside it (a busy host, not a hung one). One stamped a day ahead (a
+    run whose clock was ahead, then stepped back) made every confirmed hang a "busy host" for a day: a GPU whose
+    check hangs alone again stayed in service. An outcome stamped after now is no run beside this one: the
+    confirmed hang drains."""
+    fake = install_fake(monkeypatch)
+    history.record(str(tmp_path / "state"), "n1", "pass", None, "its clock a day ahead", now=time.time() + 86400)
+    reports = [_report(_gpu("pass", 8), NCCL_TIMEOUT), _report(NCCL_TIMEOUT)]
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(json.dumps(reports.pop(0)).encode())
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    assert cli.main(_args(tmp_path, "--budget", "30"), PROLOG_ENV) == 1
+    assert fake.nodes["n1"][0] == "drained" and "busy host" not in capsys.readouterr().out

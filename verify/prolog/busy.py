@@ -46,8 +46,10 @@ class Running:
                 if exc.errno in (errno.EAGAIN, errno.EACCES):
                     return "another prolog of this node is running now"
         if self.started is not None:
-            past = history.read(self.state_dir, self.node)
-            ended = [e for e in past.events if e["event"] in OUTCOMES and e["epoch"] > self.started + SLACK_S]
+            past, now = history.read(self.state_dir, self.node), time.time()
+            # an outcome stamped after now is no run beside this one: its clock was ahead (then stepped back), and it
+            # made every confirmed hang a busy host for as long as its stamp lay ahead
+            ended = [e for e in past.events if e["event"] in OUTCOMES and self.started + SLACK_S < e["epoch"] <= now]
             if ended:
                 return f"{len(ended)} other prolog run(s) of this node ended while this one ran"
         return None
