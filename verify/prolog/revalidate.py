@@ -108,7 +108,7 @@ def memory_unproven(report: dict[str, Any] | None, codes: frozenset[str]) -> str
         if not isinstance(dev, dict):
             continue
         ecc, name = dev.get("ecc"), f"GPU {dev.get('index')}"
-        if isinstance(ecc, list) and False in ecc[:2]:
+        if isinstance(ecc, list) and any(mode is False for mode in ecc[:2]):
             now = "is off" if ecc[0] is False else "goes off at the next reset"
             return (f"drained for {', '.join(sorted(codes & MEMORY_CODES))}, and {name}'s ECC {now}: the memory errors "
                     "it was drained for are not counted, so their repair is not proven; enable it (nvidia-smi -e 1), "
