@@ -324,10 +324,10 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
         at_count += 1
         new.append(line)
     found = [f for f in xid.parse(new) if f.action in (xid.DRAIN, xid.WATCH)]
-    # the lookback bounds what is read and the watched Xids' count ("3 on one device within it"); a drain-worthy event
-    # not acted on yet (the breaker held it past a day) stays until a drain, a reset or a reboot spends it: NVIDIA's
-    # catalog asks a repair for Xid 79, which no amount of time gives
-    held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor or _drain_worthy(e)]
+    # the lookback ages out watched events ("3 on one device" within it); a drain-worthy one is kept until acted on,
+    # however long no prolog ran (a node idle over a weekend, or held by a two-day job: the Xid 48 the breaker kept
+    # from draining on Friday was gone on Monday, the node back in service on a preflight that cannot see it)
+    held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor or _drains(e)]
     # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
     # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback
     held = _trim(held + [{"line": _short(f.line), "mono": mono(f.line) if mono(f.line) is not None else -1.0}
@@ -336,20 +336,21 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
         xid.parse([e["line"] for e in held])
 
 
+def _drains(event: dict[str, Any]) -> bool:
+    """A held event whose line NVIDIA's catalog drains on (not one only watched)."""
+    return any(f.action == xid.DRAIN for f in xid.parse([event["line"]]))
+
+
 def _trim(held: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """At most HELD_MAX events: the drain-worthy ones first (evidence is kept until acted on: a burst of watched
     Xids never pushes out an Xid 79 the breaker kept from draining), then the newest watched ones."""
     if len(held) <= HELD_MAX:
         return held
-    drains = [i for i, e in enumerate(held) if _drain_worthy(e)]
+    drains = [i for i, e in enumerate(held) if _drains(e)]
     keep = set(drains[-HELD_MAX:])
     others = [i for i in range(len(held)) if i not in keep]
     keep |= set(others[len(others) - (HELD_MAX - len(keep)):]) if len(keep) < HELD_MAX else set()
     return [held[i] for i in sorted(keep)]
-
-
-def _drain_worthy(event: dict[str, Any]) -> bool:
-    return any(f.action == xid.DRAIN for f in xid.parse([event["line"]]))
 
 
 def _short(line: str) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..shared import gpuunits
+from ..shared.inforom import said as inforom_corrupted
 from . import history, kernlog, repair, slurm
 from .config import Config, Interrupted
 from .deadline import Overran
@@ -28,6 +29,10 @@ DRAIN_RECORD_S = 300            # the history's drain line is written within thi
 # xid.judge's codes: evidence only the kernel log gives (an Xid, an SXid, an NV_ERR status line)
 KERNLOG_CODES = frozenset({"XID_HISTORY", "XID_REPEATED"})
 STOPPED_S = 5.0                 # sinfo's time to tell whether a resume cut short by a stop took
+# drains for a GPU's memory errors: NVIDIA's catalog repairs them at a reset (pages retired, rows remapped) and the
+# repair is seen in the ECC counts read again, so a GPU whose ECC is off (or set to go off at the next reset), or
+# whose InfoROM (where the counts and retirements are kept) is corrupted, proves none: its errors are not counted
+MEMORY_CODES = frozenset({"ECC_UNCORRECTABLE", "ROW_REMAP_FAILED", "RETIREMENT_PENDING"})
 
 
 def kernel_log_cause(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
@@ -95,6 +100,77 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None, mig_gres: b
     return None
 
 
+def memory_unproven(report: dict[str, Any] | None, codes: frozenset[str]) -> str | None:
+    """Why the report cannot prove the repair of a memory-error drain (MEMORY_CODES), or None."""
+    if not codes & MEMORY_CODES:
+        return None
+    gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
+    data: dict[str, Any] = gpu["data"] if isinstance(gpu, dict) and isinstance(gpu.get("data"), dict) else {}
+    devices: list[Any] = data["devices"] if isinstance(data.get("devices"), list) else []
+    for dev in devices:
+        if not isinstance(dev, dict):
+            continue
+        ecc, name = dev.get("ecc"), f"GPU {dev.get('index')}"
+        if isinstance(ecc, list) and any(mode is False for mode in ecc[:2]):
+            now = "is off" if ecc[0] is False else "goes off at the next reset"
+            return (f"drained for {', '.join(sorted(codes & MEMORY_CODES))}, and {name}'s ECC {now}: the memory errors "
+                    "it was drained for are not counted, so their repair is not proven; enable it (nvidia-smi -e 1), "
+                    "reset the GPU and revalidate")
+        if errors := inforom_corrupted(dev):
+            return (f"drained for {', '.join(sorted(codes & MEMORY_CODES))}, and {name}'s InfoROM is corrupted "
+                    f"({'; '.join(errors)[:160]}): the ECC counts and retired pages that would show the repair cannot "
+                    "be trusted (NVIDIA: reflash or replace the GPU)")
+    return None
+
+
+def _no_record(cfg: Config, events: list[dict[str, Any]], drain: dict[str, Any] | None) -> str | None:
+    """Why the history holds no record of the node's current drain (`drain`: its last), or None."""
+    where = history.path(cfg.state_dir, cfg.node)
+    if drain is None:
+        # Slurm shows our drain, the history none: another --state-dir than the prolog's, or a history removed; a
+        # fault that came back (the flap window) cannot be told apart
+        return (f"no drain of {cfg.node} in its history {where}: give the prolog's --state-dir (make undrain "
+                "STATE_DIR=..., TORCHIMAGES_STATE_DIR), or resume it by hand after a look")
+    if resumed := _resumed_after(events, drain):
+        # the history's last drain was resumed since: this drain's line was never written (a full disk at the drain)
+        # or it is not the prolog's (our reason copied back by hand); a fault that came back within the flap window
+        # of that resume cannot be told apart, as with no drain at all
+        return (f"no drain of {cfg.node} in its history {where} since it was resumed on {resumed.get('time')}: this "
+                "drain's record is missing, so a fault that came back cannot be told apart; resume it by hand after "
+                "a look")
+    return None
+
+
+def _resumed_after(events: list[dict[str, Any]], drain: dict[str, Any]) -> dict[str, Any] | None:
+    """The resume logged after `drain` (the history's last drain), or None."""
+    at = next(i for i in range(len(events) - 1, -1, -1) if events[i] is drain)
+    return next((e for e in events[at + 1:] if e["event"] == "resume"), None)
+
+
+def flagged_since_service(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last `inspect` the gate recorded since the node was last in service (its last pass or resume), or None."""
+    for e in reversed(events):
+        if e["event"] in ("pass", "resume"):
+            return None
+        if e["event"] == "inspect":
+            return e
+    return None
+
+
+def _flapped(cfg: Config, events: list[dict[str, Any]]) -> str | None:
+    """Why the node is flagged for hardware inspection (its fault came back within the flap window), or None."""
+    if flap := history.failed_again_after_resume(events, cfg.flap_window_s, time.time(), cfg.clock_skew_s):
+        _note(cfg, "inspect", None, flap)
+        return f"flagged for hardware inspection: {flap}"
+    if flagged := flagged_since_service(events):
+        # the gate's own flag at the drain, under its --flap-window (slurm.conf's prolog line: 30 d), stands whatever
+        # window this run was given (make undrain's default 7 d): a node the gate sent to hardware inspection is
+        # returned only by a person who looked (NVSentinel: a flapping node is quarantined, not auto-remediated)
+        return (f"flagged for hardware inspection when it was drained ({flagged.get('time')}: "
+                f"{str(flagged.get('detail'))[:200]}); resume it by hand once inspected")
+    return None
+
+
 def _refused(cfg: Config, line: str, note: bool = True) -> tuple[int, Verdict | None, dict[str, Any] | None,
                                                                    dict[str, int]]:
     if note:
@@ -112,21 +188,19 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     if past.garbled:
         return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
                "look at the lines, remove them, and revalidate again"
-    if flap := history.failed_again_after_resume(past.events, cfg.flap_window_s, time.time(), cfg.clock_skew_s):
-        _note(cfg, "inspect", None, flap)
-        return f"flagged for hardware inspection: {flap}"
+    if flap := _flapped(cfg, past.events):
+        return flap
     drain = history.last_drain(past.events)
-    if drain is None:
-        # Slurm shows our drain, the history none: another --state-dir than the prolog's, or a history removed; a
-        # fault that came back (the flap window) cannot be told apart
-        return (f"no drain of {cfg.node} in its history {history.path(cfg.state_dir, cfg.node)}: give the prolog's "
-                "--state-dir (make undrain STATE_DIR=..., TORCHIMAGES_STATE_DIR), or resume it by hand after a look")
+    if missing := _no_record(cfg, past.events, drain):
+        return missing
     claimed = slurm.parse_reason(row.reason_text, row.name)
     if drain and claimed and not (isinstance(drain.get("epoch"), (int, float))
                                   and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
         drain = None              # the history's last drain is another one: this drain's facts are unknown
     also = history.current_drains(past.events)           # every fault it was drained for since last in service
     cfg.kernel_log_cause = kernel_log_cause(drain, claimed, also)
+    cfg.drained_codes = frozenset(str(c) for c in (*(d.get("code") for d in (drain, *also) if d),
+                                                   claimed[0] if claimed else None) if c)
     if cfg.kernel_log_cause and not cfg.kernel_log:
         # the evidence the drain stood on is read again, or the node is not proven: never resumed unseen
         return (f"drained for {cfg.kernel_log_cause} on kernel-log evidence (NVIDIA's Xid catalog): return to "
@@ -141,13 +215,15 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     recorded = (drain or {}).get("gpus")
     recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
     # evidence that disagrees proves the larger: a Gres below the GPUs the node had at its drain (a slurm.conf line
-    # edited, another node's) would resume it with GPUs missing
-    cfg.expected_gpus = max(gres or 0, recorded or 0) or cfg.expected_gpus
+    # edited, another node's) would resume it with GPUs missing. The shell's own SLURM_GPUS_ON_NODE (make undrain
+    # from a job's shell on the node: that job's share) is no count of the node's: it only raises the bar
+    known = max(gres or 0, recorded or 0)
+    cfg.expected_gpus = max(known, cfg.expected_gpus or 0) or None
     if gres and recorded and gres != recorded:
         _say(f"Slurm's Gres names {gres} GPU(s), the drain recorded {recorded}: the preflight must see {max(gres, recorded)}")
     gpu_drain = drain is None or any(d.get("check") not in NO_GPU_CHECKS for d in (drain, *also)) \
         or repair.needs_repair(drain, claimed, also) is not None
-    if not cfg.expected_gpus and gpu_drain:
+    if not known and gpu_drain:
         # a GPU the node lost is proven back only against the count it should have: without one, a node whose
         # NVML sees no GPU at all would pass
         return (f"the GPUs {cfg.node} should have are unknown (no Gres=gpu:N for it in Slurm, "
@@ -217,10 +293,16 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
     drains = _drain_ids(cfg)          # read before the proof: a drain recorded after this is one the proof never saw
     if problem := _proof(cfg, row, info):
         return _refused(cfg, problem, note=False)
+    if (uptime := kernlog.host_clock(cfg.proc).uptime) is not None:
+        # the kernel log since the repair is read whole, not the gate's lookback (24 h): an Xid logged two days after
+        # the repair reboot, the node drained all weekend, is the fault back all the same
+        cfg.lookback_s = max(cfg.lookback_s, uptime + 60)
     verdict, report, xids = assess(cfg)
     mig_gres = gpuunits.mig_typed((info or {}).get("Gres", ""))
     if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus, mig_gres)):
         verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
+    if verdict.kind == PASS and (problem := memory_unproven(report, cfg.drained_codes)):
+        verdict = not_assessed("GPU_NOT_ASSESSED", problem, "gpu")
     if verdict.kind == PASS and cfg.kernel_log_cause and not cfg.kernel_log_read:
         verdict = not_assessed("KERNEL_LOG_UNREAD", f"drained for {cfg.kernel_log_cause} on kernel-log evidence, and "
                                "the kernel log was not read now: the Xid may be back unseen; let this user read it "

@@ -33,9 +33,12 @@ STATE_KNOB = "TORCHIMAGES_STATE_DIR"     # where this file is: never in it
 
 
 def job_env(env: Mapping[str, str], mode: str, revalidate: bool) -> bool:
-    """Whether this environment is a job's (a step: Slurm runs it with the user's environment). `make undrain` is an
-    operator's by hand (its resume needs Slurm's operator rights), never a job's."""
-    return not revalidate and (mode == "step" or bool(env.get("SLURM_STEP_ID", "").strip()))
+    """Whether this environment is a job's (a step: Slurm runs it with the user's environment; or any run inside a
+    job, SLURM_JOB_ID, that slurmd did not start as its Prolog=: a batch script running the prolog without srun has no
+    SLURM_STEP_ID, nor has a shell ssh'd into its allocation, and either is the user's environment all the same).
+    `make undrain` is an operator's by hand (its resume needs Slurm's operator rights), never a job's."""
+    in_job = bool(env.get("SLURM_JOB_ID", "").strip()) and not env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
+    return not revalidate and (mode == "step" or bool(env.get("SLURM_STEP_ID", "").strip()) or in_job)
 
 
 def operators(folder: str, name: str) -> tuple[bool, str | None]:

@@ -117,6 +117,9 @@ def drop_test_hooks(environ: Any) -> None:
 # driver floor is then CUDA's own table (verify/checks/gpu/node.py): an image's higher one is the job's to meet.
 # Nor the job's LD_PRELOAD or LD_AUDIT: the dynamic loader runs them in every process verify starts, the door round 53
 # closed for sitecustomize (a library that sleeps timed every check out: a confirmed "hang" of a healthy node).
+# NCCL's and gloo's own settings are the job's too in its step (NCCL_SOCKET_IFNAME naming no interface of the node:
+# the local all-reduce's NCCL_FAILED, the host's): the node's own are /etc/nccl.conf, as under Prolog=
+JOB_PREFIXES = ("NCCL_", "GLOO_")
 GROUP_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",
               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 JOB_SETTINGS = ("TORCHIMAGES_DRIVER_MIN", "TORCHIMAGES_HOST_ARCH", "TORCHIMAGES_NODE", "LD_PRELOAD", "LD_AUDIT")
@@ -128,7 +131,7 @@ def drop_job_settings(environ: Any, job: bool) -> None:
     for key in list(environ):
         group = key in GROUP_VARS or key.startswith("TORCHELASTIC_")
         verify_own = key.startswith("VERIFY_") and not key.startswith("VERIFY_TEST_")
-        if group or (job and (key in JOB_SETTINGS or verify_own)):
+        if group or (job and (key in JOB_SETTINGS or verify_own or key.startswith(JOB_PREFIXES))):
             del environ[key]
 
 

@@ -6,20 +6,11 @@ a replacement: a warning, the host's, under ECC_UNCORRECTABLE (no code names the
 breaks, as ECC disabled on a data-centre GPU is)."""
 from __future__ import annotations
 
-import re
-
 from ...facts import NvmlDevice
 from ...findings import Findings
 from ...result import WARN
-
-# the error's name as verify's probe records it (pynvml's class less its prefix), nvmlErrorString's words, or a tool's
-CORRUPTED = re.compile(r"corrupt\w*[ _]?inforom|inforom\w* (?:is )?corrupt", re.IGNORECASE)
-
-
-def said(dev: NvmlDevice) -> list[str]:
-    """The device's NVML errors that say its InfoROM is corrupted, as `field: error`."""
-    errors = dev.get("nvml_errors") or {}
-    return [f"{k}: {v}" for k, v in sorted(errors.items()) if isinstance(v, str) and CORRUPTED.search(v)]
+from ...shared.inforom import CORRUPTED as CORRUPTED
+from ...shared.inforom import said as said
 
 
 def corrupted(dev: NvmlDevice, found: Findings, where: str) -> None:
