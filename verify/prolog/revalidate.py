@@ -274,6 +274,21 @@ def _stopped_resuming(cfg: Config, before: slurm.NodeRow, stop: BaseException) -
 Assess = Callable[[Config], tuple[Verdict, dict[str, Any] | None, dict[str, int]]]
 
 
+def _proven(cfg: Config, verdict: Verdict, report: dict[str, Any] | None, info: dict[str, str] | None) -> Verdict:
+    """A passing preflight that still proves no repair is not assessed: fewer GPUs than the node has, a memory-error
+    drain whose ECC counts are not read, a kernel-log drain whose kernel log was not read now."""
+    mig_gres = gpuunits.mig_typed((info or {}).get("Gres", ""))
+    if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus, mig_gres)):
+        verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
+    if verdict.kind == PASS and (problem := memory_unproven(report, cfg.drained_codes)):
+        verdict = not_assessed("GPU_NOT_ASSESSED", problem, "gpu")
+    if verdict.kind == PASS and cfg.kernel_log_cause and not cfg.kernel_log_read:
+        verdict = not_assessed("KERNEL_LOG_UNREAD", f"drained for {cfg.kernel_log_cause} on kernel-log evidence, and "
+                               "the kernel log was not read now: the Xid may be back unseen; let this user read it "
+                               "(kernel.dmesg_restrict, the systemd-journal group) or run it as root", "kernel-log")
+    return verdict
+
+
 def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
     """The return to service of cfg.node; `assess` is the gate's own (cli.assess: the kernel log, verify, its
     confirmation)."""
@@ -298,15 +313,7 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         # the repair reboot, the node drained all weekend, is the fault back all the same
         cfg.lookback_s = max(cfg.lookback_s, uptime + 60)
     verdict, report, xids = assess(cfg)
-    mig_gres = gpuunits.mig_typed((info or {}).get("Gres", ""))
-    if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus, mig_gres)):
-        verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
-    if verdict.kind == PASS and (problem := memory_unproven(report, cfg.drained_codes)):
-        verdict = not_assessed("GPU_NOT_ASSESSED", problem, "gpu")
-    if verdict.kind == PASS and cfg.kernel_log_cause and not cfg.kernel_log_read:
-        verdict = not_assessed("KERNEL_LOG_UNREAD", f"drained for {cfg.kernel_log_cause} on kernel-log evidence, and "
-                               "the kernel log was not read now: the Xid may be back unseen; let this user read it "
-                               "(kernel.dmesg_restrict, the systemd-journal group) or run it as root", "kernel-log")
+    verdict = _proven(cfg, verdict, report, info)
     _out(verdict.line())          # never raises: a print that failed never skips the resume's refusal
     if verdict.kind != PASS:
         status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED
