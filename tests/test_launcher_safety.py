@@ -67,5 +67,6 @@ def test_pods_and_slurm_steps_never_put_the_working_folder_first_on_sys_path(gpu
 @pytest.mark.parametrize("name,module", [("torchimages-prolog", "verify.prolog"), ("verify", "verify")])
 def test_the_images_commands_run_python_isolated_with_their_own_package_first(name, module):
     text = (BIN / name).read_text(encoding="utf-8")
-    assert "python3 -I -c" in text and f'runpy.run_module("{module}"' in text and "readlink -f" in text
+    assert ("python3 -I -c" in text or '"$python" -I -c' in text) and f'runpy.run_module("{module}"' in text \
+        and "readlink -f" in text
     assert "export PYTHONSAFEPATH=1" in text and "-m verify" not in text
