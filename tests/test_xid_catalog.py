@@ -109,3 +109,19 @@ def test_the_xids_nvidia_s_guide_describes_are_in_the_catalog_with_its_action(xi
     assert judged.action == action and "does not list" not in judged.what
     line = f"NVRM: Xid (PCI:0000:1b:00): {xid}, pid=1234, name=python"
     assert [f.action for f in prolog_xid.parse([line])] == [action]      # the prolog reads the same catalog
+
+
+@pytest.mark.parametrize(("line", "code", "action"), [
+    # NVIDIA's A100 memory-error guide prints a MIG GPU's Xid with its GPU instance after the address
+    ("NVRM: Xid (PCI:0000:01:00 GPU-I:05): 94, pid=7194, Contained: CE User Channel (0x9). RST: No, D-RST: No", 94,
+     xidcatalog.WATCH),
+    ("NVRM: Xid (PCI:0000:01:00 GPU-I:02): 95, pid=7194, Uncontained: FBHUB. RST: Yes, D-RST: No", 95,
+     xidcatalog.DRAIN),
+    ("NVRM: Xid (PCI:0000:3b:00 GPU-I:01 GPU-CI:00): 79, GPU has fallen off the bus.", 79, xidcatalog.DRAIN),
+], ids=["94-contained", "95-uncontained", "79-with-compute-instance"])
+def test_a_mig_gpu_instance_xid_is_read_as_its_gpus_by_the_prolog_and_verify_explain(line, code, action):
+    """A MIG GPU's Xid names its GPU instance (`GPU-I:05`) after the PCI address: the reader that wanted `):` right
+    after the address read none of them, so an uncontained ECC error (95) on a MIG node drained nothing."""
+    found = prolog_xid.parse([line])
+    assert [(f.kind, f.code, f.device, f.action) for f in found] == [("xid", code, "0000:01:00" if "01:00" in line
+                                                                       else "0000:3b:00", action)]

@@ -22,8 +22,9 @@ from ..shared.xidcatalog import WATCH as WATCH
 REPEATS = 3
 # re.ASCII: the kernel prints ASCII digits; a line with '７９' or a stamp of '１００' is no line of its (\d takes them)
 
-# a line cut short (`NVRM: Xid (PCI:0000:3b:00): 79,` or without the comma) still names its code: the rest is optional
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d+)\b(?:\s*,\s*(.*))?", re.ASCII)
+# a line cut short (`NVRM: Xid (PCI:0000:3b:00): 79,` or without the comma) still names its code: the rest is optional;
+# on a MIG GPU the driver names the GPU instance (and compute instance) after the address: `(PCI:0000:01:00 GPU-I:05)`
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)(?:\s+GPU-C?I:\s*\d+)*\):\s*(\d+)\b(?:\s*,\s*(.*))?", re.ASCII)
 _SXID = re.compile(r"(nvidia-nvswitch\d*): SXid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d+)\b(?:\s*,\s*(.*))?", re.ASCII)
 _FALLEN = re.compile(r"NVRM:.*fallen off the bus")
 _ADDRESS = re.compile(r"NVRM: .*?\b(?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\b")
