@@ -233,6 +233,25 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx5090-x8-rke2-gpu-operator-xid79-one-gpu-unhealthy-allocatable-8-to-7-getpreferredallocation-rejects-every-pod":
         "the excerpt is the admission error alone (`unable to get device link information`); the Xid 79 behind it "
         "is the issue's prose, in no line",
+    # Fifty-third and fifty-fourth batches (tests/test_judges_fix5354.py): the rule kept.
+    "uccl-ci-gh200-two-node-nccl-bootstrap-picks-169.254.3.1-link-local-nic-connection-refused-socket-ifname-fix":
+        "the excerpt is the PR's sentence, no line a tool printed: nothing to read (a logged link-local bootstrap "
+        "interface is the job's)",
+    "biop-desktop-image-build-pulls-libnvidia-compute-570.86-nvml-library-version-mismatch-in-container":
+        "the mismatch and the NVML library's version print the same on a node upgraded without a reboot; the "
+        "image's bundled driver libraries are the poster's build lines, not the excerpt",
+    "e4s-cuda-release-image-bundles-driver-610.43-via-ollama-installer-nvml-version-mismatch-in-container":
+        "the mismatch inside a container prints the same with the host's mounted libraries after an upgrade "
+        "without a reboot; the installer baking a driver into the image is the maintainer's prose",
+    "fedora25-container-cuda9-installer-driver-384.81-on-host-kernel-module-384.90-nvml-mismatch-cuinit-no-device":
+        "TensorFlow's line shows module and user-space driver differ, not which was installed where (the image's "
+        "CUDA installer is the Dockerfile in the thread)",
+    "gce-vm-nvidia-smi-couldnt-communicate-with-driver-after-kernel-update-module-not-rebuilt-dkms":
+        "nvidia-smi's `couldn't communicate` alone stays 'no GPU visible', as its translation; the kernel update is "
+        "the PR's prose",
+    "video2x-container-nvml-library-565.57-on-linux-mint-host-driver-535-driver-library-version-mismatch":
+        "the excerpt is the mismatch and NVML's version (565.57) alone; the host's 535 driver beside it is the "
+        "poster's sentence",
 }
 
 

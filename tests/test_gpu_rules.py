@@ -727,6 +727,28 @@ KNOWN_MISMATCHES = {
     "k8s-device-plugin-xidcriticalerror-xid69-graphics-engine-class-error-nvidia-com-gpu-marked-unhealthy":
         "NVIDIA's Xid catalog files 69 under RESTART_APP (investigate CHECK_APP/CUDA): one Xid 69 is the "
         "application's; its hardware causes are the older table's, and the plugin's unhealthy mark is its own policy",
+    # Fifty-third and fifty-fourth batches (tests/test_judges_fix5354.py): the rule kept.
+    "uccl-ci-gh200-two-node-nccl-bootstrap-picks-169.254.3.1-link-local-nic-connection-refused-socket-ifname-fix":
+        "the facts hold only 'Connection refused' at init across two nodes (as a firewall's REJECT gives); the "
+        "link-local NIC NCCL's bootstrap picked, which makes it the job's, is the PR's sentence, in no field",
+    "biop-desktop-image-build-pulls-libnvidia-compute-570.86-nvml-library-version-mismatch-in-container":
+        "the driver/library mismatch alone is the node's (a driver upgraded without a reboot prints the same); that "
+        "the image bundles its libnvidia-ml is the poster's build lines and fix, in no field",
+    "e4s-cuda-release-image-bundles-driver-610.43-via-ollama-installer-nvml-version-mismatch-in-container":
+        "the driver/library mismatch alone is the node's (a container gets the host's mounted libnvidia-ml, which an "
+        "upgrade without a reboot leaves mismatched too); the installer baking a driver in is the maintainer's prose",
+    "fedora25-container-cuda9-installer-driver-384.81-on-host-kernel-module-384.90-nvml-mismatch-cuinit-no-device":
+        "kernel module and user-space driver differ, which the record shows; which side the image installed (its "
+        "CUDA installer's libraries) is the Dockerfile in the thread, in no field",
+    "gce-vm-nvidia-smi-couldnt-communicate-with-driver-after-kernel-update-module-not-rebuilt-dkms":
+        "nvidia-smi's `couldn't communicate` alone stays 'no GPU visible' (also a container started without its "
+        "GPU devices); the kernel update that left the module unbuilt is the PR's prose",
+    "secure-boot-modprobe-nvidia-key-was-rejected-by-service-nvidia-smi-couldnt-communicate-opencore-linux":
+        "the translation holds nvidia-smi's refusal alone (driver_errors null); the modprobe `Key was rejected` "
+        "line that makes it the host's is read by `verify explain` (driver_errors' module_rejected)",
+    "video2x-container-nvml-library-565.57-on-linux-mint-host-driver-535-driver-library-version-mismatch":
+        "the record holds the mismatch alone (no driver version): the node's, as an upgrade without a reboot; the "
+        "host's 535 beside the image's 565.57 libnvidia-ml is the poster's sentence",
 }
 
 

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..prolog import xid as xidlog
-from ..shared.xidcatalog import rm_status
+from ..shared.xidcatalog import MODULE_REJECTED, module_rejected, rm_status
 from . import cuda, xidrelay
 from .said import printed_lines
 
@@ -71,7 +71,8 @@ def _clean(text: str) -> bool:
 
 def detect(text: str) -> bool:
     text = _logged(text)
-    return bool(_NVRM.search(text)) or any(rm_status(line) for line in text.splitlines()) or _clean(text)
+    return bool(_NVRM.search(text)) or any(rm_status(line) or module_rejected(line) for line in text.splitlines()) \
+        or _clean(text)
 
 
 def _when(line: str) -> str | None:
@@ -82,7 +83,7 @@ def _when(line: str) -> str | None:
 def _driver_errors(text: str) -> list[dict[str, Any]]:
     rows = []
     for line in text.splitlines():
-        status = rm_status(line)
+        status = rm_status(line) or ((MODULE_REJECTED, None) if module_rejected(line) else None)
         if status:
             rows.append({"status": status[0], "code": status[1], "text": line.strip()[:300], "time": _when(line),
                          "source": "kernel_log"})

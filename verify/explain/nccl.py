@@ -64,6 +64,9 @@ _GID_PROBE = re.compile(r"(?:NCCL WARN )?NET/IB ?: ?read failed in ncclIbRoceGet
 # a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
 # `bootstrap.cc:... NCCL WARN Bootstrap : ...`), quoted with or without its host:pid:tid prefix: the group never formed
 _INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ NCCL WARN [^\n]*")
+# NCCL's socket connect retried to its last attempt (src/misc/socket.cc, 2.19+: `socketPollConnect: connect returned
+# No route to host, retrying (34/34) after sleep for 3400 msec`): the connect gave up, the group never formed
+_RETRIES_SPENT = re.compile(r"\bsocket\w*Connect: connect returned [^\n]*?retrying \((\d+)/(\d+)\)[^\n]*")
 
 
 # NCCL's SHM transport failing to create its segment, quoted without NCCL's tag (an issue's one line): NCCL's own
@@ -213,6 +216,8 @@ def _error(text: str) -> str | None:
         return f"{phase}: {warned_cuda.group(0).strip()[:300]}"
     if warned := _INIT_WARN.search(text):
         return f"init: {warned.group(0).strip()[:300]}"
+    if spent := next((m for m in _RETRIES_SPENT.finditer(text) if m.group(1) == m.group(2)), None):
+        return f"init: {spent.group(0).strip()[:300]}"
     traces = list(dict.fromkeys(text[m.start(1):m.end()] for m in _TRACE.finditer(text)))
     if not any(_INIT.search(t) for t in traces):
         return None                    # a trace elsewhere need not end the job: only a failed bootstrap is read

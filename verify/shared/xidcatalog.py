@@ -197,6 +197,21 @@ PROBE_NOT_CALLED = "probe_not_called"
 _PROBE_NOT_CALLED = re.compile(r"NVRM: The NVIDIA probe routine was not called for (\d+) device\(s\)")
 
 
+# The kernel refusing to load the driver's module for its signature (modprobe: `could not insert 'nvidia': Key was
+# rejected by service`; insmod: `could not insert module nvidia.ko: ...`, EKEYREJECTED; `Required key not available`, ENOKEY): Secure Boot or a lockdown
+# enforcing module signatures the module's key does not meet; no driver is loaded. Not an NVRM line: recorded as the
+# status MODULE_REJECTED (verify/FACTS.md, DriverError).
+MODULE_REJECTED = "module_rejected"
+_MODULE_REJECTED = re.compile(r"could not insert (?:'(nvidia[\w-]*)'|module \S*?\b(nvidia[\w-]*)\.ko): (?:Key was "
+                              r"rejected by service|Required key not available)")
+
+
+def module_rejected(line: str) -> str | None:
+    """The NVIDIA module the kernel refused for its signature, from modprobe's line; None where the line is not it."""
+    m = _MODULE_REJECTED.search(line)
+    return (m.group(1) or m.group(2)) if m else None
+
+
 def probe_not_called(line: str) -> int | None:
     """How many NVIDIA devices another kernel driver holds, from the driver's line; None where the line is not it."""
     m = _PROBE_NOT_CALLED.search(line)

@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from ...facts import DriverError
 from ...findings import Findings
 from ...result import FAIL
-from ...shared.xidcatalog import PROBE_NOT_CALLED, RM_INIT_FAILED, RM_INIT_RESET, RM_STATUS, probe_not_called
+from ...shared.xidcatalog import (
+    MODULE_REJECTED,
+    PROBE_NOT_CALLED,
+    RM_INIT_FAILED,
+    RM_INIT_RESET,
+    RM_STATUS,
+    module_rejected,
+    probe_not_called,
+)
 
 
 def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
@@ -19,8 +27,11 @@ def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
     seen: dict[str, int] = {}
     init: list[DriverError] = []
     unbound: list[DriverError] = []
+    rejected: list[DriverError] = []
     for e in (e for e in events if isinstance(e, dict)):
-        if RM_INIT_FAILED.search(str(e.get("text") or "")):
+        if e.get("status") == MODULE_REJECTED or module_rejected(str(e.get("text") or "")):
+            rejected.append(e)
+        elif RM_INIT_FAILED.search(str(e.get("text") or "")):
             init.append(e)
         elif e.get("status") == PROBE_NOT_CALLED or probe_not_called(str(e.get("text") or "")) is not None:
             unbound.append(e)
@@ -28,6 +39,7 @@ def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
             seen[str(e["status"])] = seen.get(str(e["status"]), 0) + 1
     _init_failures(init, found)
     _unbound(unbound, found)
+    _rejected(rejected, found)
     for status, n in seen.items():
         number, code, what = RM_STATUS[status]
         found.add(FAIL, code, f"the driver logged {status} ({number:#x}){f' {n} times' if n > 1 else ''}: {what}",
@@ -71,3 +83,17 @@ def _unbound(events: list[DriverError], found: Findings) -> None:
               "Drain the node; blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in "
               "/etc/modprobe.d/), rebuild the initramfs, reboot and load the nvidia module; the node's GPUs must show "
               "in `nvidia-smi` before it takes work again.", "host")
+
+
+def _rejected(events: list[DriverError], found: Findings) -> None:
+    """modprobe's `could not insert 'nvidia': Key was rejected by service`: the kernel refused the driver's module for
+    its signature (Secure Boot, lockdown), so no driver is loaded: the host's boot chain and module signing; no job or
+    image loads a kernel module. Once, however often the loader retried."""
+    if not events:
+        return
+    module = next((m for e in events if (m := module_rejected(str(e.get("text") or "")))), "nvidia")
+    found.add(FAIL, "DRIVER_ERROR", f"the kernel refused to load the {module} module for its signature (`Key was "
+              "rejected by service`: Secure Boot enforces module signatures): no NVIDIA driver is loaded",
+              "Drain the node; enrol the key the module is signed with (`mokutil --import`, then confirm at the next "
+              "boot), or sign the module with an enrolled key (DKMS's MOK), or disable Secure Boot's enforcement; "
+              "`nvidia-smi` must list the GPUs before the node takes work again.", "host")
