@@ -164,6 +164,9 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "spark-rapids-ucx-shuffle-ci-container-ibv-create-cq-enomem-mlx5-0-memlock-not-unlimited": "translator: fabric "
         "fail FABRIC_MEMLOCK_LOW (job: a container, in the prose); verify: the line alone shows no container: the node's "
         "limit (host)",
+    "h100-x8-gpustack-detect-fail-open-xid119-gsp-rpc-timeout-then-xid154-reset-required-err-na": "translator: gpu "
+        "fail GPU_RESET_REQUIRED (host); the excerpt is the maintainer's sentence about Xids 119 and 154, no line a tool "
+        "printed: not recognised (its facts, read from the sentence, agree)",
     "docker-container-dev-infiniband-via-device-without-ipc-lock-ucx-info-ibv-create-cq-enomem-mscclpp": "translator: fabric "
         "fail FABRIC_MEMLOCK_LOW (job: a container without IPC_LOCK, in the prose); verify: the UCX line alone shows no "
         "container: the node's limit (host)",

@@ -665,6 +665,9 @@ KNOWN_MISMATCHES = {
     "spark-rapids-ucx-shuffle-ci-container-ibv-create-cq-enomem-mlx5-0-memlock-not-unlimited": "a pinning ENOMEM with "
         "no container side recorded is the node's limit (as ucx-memlock-64-kbytes-ibv-create-cq-mlx5-0, the same "
         "facts: host); the container is in the poster's prose",
+    "h100-nd96isr-v5-aks-nccl-validator-node-7-of-8-gpus-nvrm-probe-failed-000a-00-00-0": "the facts hold 7 devices "
+        "of 8 with no health field; the driver's `probe routine failed` line that makes it the host's is in no field of "
+        "the translation (`driver_errors` null); `verify explain` reads it and agrees",
     "docker-container-dev-infiniband-via-device-without-ipc-lock-ucx-info-ibv-create-cq-enomem-mscclpp": "the same class as "
         "spark-rapids-...: a pinning ENOMEM alone; the container and its missing IPC_LOCK are in the poster's prose",
     # Thirty-second and thirty-fifth batches: what decides it is in no field of the facts, or the rule kept.

@@ -125,3 +125,14 @@ def test_a_mig_gpu_instance_xid_is_read_as_its_gpus_by_the_prolog_and_verify_exp
     found = prolog_xid.parse([line])
     assert [(f.kind, f.code, f.device, f.action) for f in found] == [("xid", code, "0000:01:00" if "01:00" in line
                                                                        else "0000:3b:00", action)]
+
+
+@pytest.mark.parametrize(("message", "action", "code"), [
+    ("GPU Reset Required", xidcatalog.DRAIN, "GPU_RESET_REQUIRED"),            # the action's words, numbers cut away
+    ("Node Reboot Required", xidcatalog.DRAIN, "GPU_RESET_REQUIRED"),
+    ("GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)", xidcatalog.INFO, "XID_ERROR"),
+    ("GPU recovery action changed", xidcatalog.WATCH, "XID_ERROR"),            # no action named: not read
+], ids=["reset-words", "reboot-words", "back-to-none", "unread"])
+def test_xid_154_names_its_recovery_action_by_number_or_by_its_words(message, action, code):
+    judged = xidcatalog.classify(154, message)
+    assert (judged.action, judged.code) == (action, code)

@@ -66,6 +66,9 @@ NVLINK = range(144, 151)        # NVLink Xids: the message says Fatal or Nonfata
 RECOVERY_NONE, RECOVERY_IMEX = 0, 5
 
 _RECOVERY = re.compile(r"recovery action changed from \S+ \([^)]*\) to 0x([0-9A-Fa-f]+)")
+# the action by its words alone, as tools and people quote the line (`Xid 154: GPU Reset Required`), numbers cut away
+_RECOVERY_WORDS = re.compile(r"\b(GPU Reset Required|Node Reboot Required|Drain P2P|Drain and Reset|Bus Reset|"
+                             r"System Reboot)\b", re.IGNORECASE)
 _CAUSED_BY = re.compile(r"caused by previous Xid (\d+)", re.IGNORECASE)
 _FATAL = re.compile(r"\bfatal\b", re.IGNORECASE)
 _NONFATAL = re.compile(r"\bnon-?fatal\b", re.IGNORECASE)
@@ -84,7 +87,9 @@ def _action(code: int, message: str, cause_of_teardown: bool = False) -> tuple[s
     if code == RECOVERY:
         m = _RECOVERY.search(message)
         if not m:
-            return WATCH, "GPU recovery action changed (action not read)"
+            words = _RECOVERY_WORDS.search(message)
+            return (DRAIN, f"GPU recovery action: {words.group(1)}") if words else \
+                (WATCH, "GPU recovery action changed (action not read)")
         action = int(m.group(1), 16)
         if action == RECOVERY_NONE:
             return INFO, "GPU recovery action back to none"
@@ -195,6 +200,11 @@ RM_INIT_NAMES = {**RM_BY_NUMBER, 0x40: "NV_ERR_INVALID_STATE", 0x65: "NV_ERR_TIM
 # status: recorded as the status PROBE_NOT_CALLED (verify/FACTS.md, DriverError).
 PROBE_NOT_CALLED = "probe_not_called"
 _PROBE_NOT_CALLED = re.compile(r"NVRM: The NVIDIA probe routine was not called for (\d+) device\(s\)")
+# `NVRM: The NVIDIA probe routine failed for 1 device(s).` (nv.c, after the reason: `The NVIDIA GPU 000a:00:00.0 (PCI
+# ID: 10de:2330) installed in this system is not supported by the NVIDIA 580.126.09 driver release`, a GPU it could
+# not map or enable): the driver probed GPUs on the bus and binds none of them. Recorded as the status PROBE_FAILED.
+PROBE_FAILED = "probe_failed"
+_PROBE_FAILED = re.compile(r"NVRM: The NVIDIA probe routine failed for (\d+) device\(s\)")
 
 
 # The kernel refusing to load the driver's module for its signature (modprobe: `could not insert 'nvidia': Key was
@@ -212,6 +222,12 @@ def module_rejected(line: str) -> str | None:
     return (m.group(1) or m.group(2)) if m else None
 
 
+def probe_failed(line: str) -> int | None:
+    """How many NVIDIA devices the driver probed and could not bind, from its line; None where the line is not it."""
+    m = _PROBE_FAILED.search(line)
+    return int(m.group(1)) if m else None
+
+
 def probe_not_called(line: str) -> int | None:
     """How many NVIDIA devices another kernel driver holds, from the driver's line; None where the line is not it."""
     m = _PROBE_NOT_CALLED.search(line)
@@ -221,11 +237,13 @@ def probe_not_called(line: str) -> int | None:
 def rm_status(line: str) -> tuple[str, int | None] | None:
     """(status name, number) an NVRM line names: `[NV_ERR_X] (0x..)` in any line, `RmInitAdapter failed! (step:status:
     line)`'s status, or `status=0x..` where the number is one RM_STATUS lists; the probe another driver kept from
-    the GPUs as PROBE_NOT_CALLED; None otherwise."""
+    the GPUs as PROBE_NOT_CALLED, a probe that failed as PROBE_FAILED; None otherwise."""
     if "NVRM" not in line:
         return None
     if probe_not_called(line) is not None:
         return PROBE_NOT_CALLED, None
+    if probe_failed(line) is not None:
+        return PROBE_FAILED, None
     named = _RM_NAMED.search(line)
     if named:
         return named.group(1), int(named.group(2), 16) if named.group(2) else None

@@ -10,11 +10,13 @@ from ...findings import Findings
 from ...result import FAIL
 from ...shared.xidcatalog import (
     MODULE_REJECTED,
+    PROBE_FAILED,
     PROBE_NOT_CALLED,
     RM_INIT_FAILED,
     RM_INIT_RESET,
     RM_STATUS,
     module_rejected,
+    probe_failed,
     probe_not_called,
 )
 
@@ -28,6 +30,7 @@ def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
     init: list[DriverError] = []
     unbound: list[DriverError] = []
     rejected: list[DriverError] = []
+    refused: list[DriverError] = []
     for e in (e for e in events if isinstance(e, dict)):
         if e.get("status") == MODULE_REJECTED or module_rejected(str(e.get("text") or "")):
             rejected.append(e)
@@ -35,10 +38,13 @@ def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
             init.append(e)
         elif e.get("status") == PROBE_NOT_CALLED or probe_not_called(str(e.get("text") or "")) is not None:
             unbound.append(e)
+        elif e.get("status") == PROBE_FAILED or probe_failed(str(e.get("text") or "")) is not None:
+            refused.append(e)
         elif str(e.get("status")) in RM_STATUS:
             seen[str(e["status"])] = seen.get(str(e["status"]), 0) + 1
     _init_failures(init, found)
     _unbound(unbound, found)
+    _probe_failed(refused, found)
     _rejected(rejected, found)
     for status, n in seen.items():
         number, code, what = RM_STATUS[status]
@@ -83,6 +89,20 @@ def _unbound(events: list[DriverError], found: Findings) -> None:
               "Drain the node; blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in "
               "/etc/modprobe.d/), rebuild the initramfs, reboot and load the nvidia module; the node's GPUs must show "
               "in `nvidia-smi` before it takes work again.", "host")
+
+
+def _probe_failed(events: list[DriverError], found: Findings) -> None:
+    """`NVRM: The NVIDIA probe routine failed for N device(s)`: the driver probed GPUs on the bus and could not bind
+    them (a GPU this driver release does not support, one it could not map or enable): no process reaches them, the
+    host's driver or GPU, as a GPU the driver could not initialise is; once, with the largest count a line gives."""
+    if not events:
+        return
+    counts = [n for e in events if (n := probe_failed(str(e.get("text") or ""))) is not None]
+    what = f"{max(counts)} NVIDIA device(s)" if counts else "NVIDIA devices"
+    found.add(FAIL, "GPU_NOT_VISIBLE", f"the driver's probe failed for {what} on the bus (`NVRM: The NVIDIA probe "
+              "routine failed`): it binds none of them, so NVML and CUDA do not list them", "Drain the node; read the "
+              "NVRM lines before it in dmesg (a GPU this driver release does not support: install the branch that "
+              "does; a GPU it could not enable: reseat or replace it).", "host")
 
 
 def _rejected(events: list[DriverError], found: Findings) -> None:
