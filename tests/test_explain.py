@@ -255,6 +255,36 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "video2x-container-nvml-library-565.57-on-linux-mint-host-driver-535-driver-library-version-mismatch":
         "the excerpt is the mismatch and NVML's version (565.57) alone; the host's 535 driver beside it is the "
         "poster's sentence",
+    # Fifty-fifth and fifty-sixth batches (tests/test_judges_fix5556.py): what decides it is outside the excerpt.
+    "four-gpu-workstation-allreduce-hangs-only-between-gpu2-and-gpu3-gdb-teststreamsynchronize": "translator: nccl "
+        "fail NCCL_TIMEOUT (host: one GPU pair of six hangs, the poster's prose); verify explain: a gdb backtrace of "
+        "nccl-tests waiting names no group, no hang and no pair: not recognised",
+    "four-gpus-two-sockets-allreduce-hangs-on-pxb-and-pix-pairs-only-vt-d-acs-p2p-through-root-complex": "translator: "
+        "nccl fail NCCL_TIMEOUT (host; the hangs on the PXB/PIX pairs are the poster's report); verify explain reads "
+        "the `nvidia-smi topo -m` matrix alone: warn HEALTH_NOT_ASSESSED (host)",
+    "gtx1080ti-x4-p2pbandwidthlatencytest-peers-only-within-each-socket-after-intel-iommu-off": "translator: gpu pass "
+        "(the board's design); verify explain: p2pBandwidthLatencyTest's peer matrix holds no health field: not "
+        "recognised, never a pass (its facts warn HEALTH_NOT_ASSESSED)",
+    "rtx5090-x2-topo-m-phb-topo-p2p-rw-gns-gpu-not-supported-by-design": "translator: gpu pass; verify explain reads "
+        "the `nvidia-smi topo -m` matrix alone: warn HEALTH_NOT_ASSESSED (host), as its facts",
+    "nc80adis-h100-v5-pair-topo-m-sys-between-gpus-nvlinks-untrained-29-of-50-boots": "translator: gpu fail "
+        "NVLINK_DOWN (host, the VM's NVLink bridge in prose); verify explain: a matrix with no NV cell says nothing of "
+        "NVLink (a PCIe board shows SYS too): warn HEALTH_NOT_ASSESSED (host)",
+    "t4-x2-job-sets-nccl-p2p-disable-1-p2p-level-loc-nccl-2.8.3-no-result-in-excerpt": "translator: nccl skip; verify "
+        "explain: one node whose network set-up carries none of its traffic passes as NCCL's log alone (its facts "
+        "agree)",
+    "darknet-yolo-training-illegal-instruction-and-avg-loss-nan-hardware-fixed-by-unplugging-gpus": "translator: gpu "
+        "fail CUDA_KERNEL_FAULT (host, the unplugged GPUs in prose); verify explain: a kernel's illegal instruction "
+        "with no Xid or ECC error beside it warns the job, as its facts",
+    "deepxde-pinn-train-loss-5.47e3-flat-then-nan-at-step-2000-single-precision": "translator: train warn "
+        "TRAIN_LOSS_NOT_FINITE (job); verify explain: a user's loss table fits no train facts (verify's own seeded "
+        "run, whose NaN is the host's): not recognised",
+    "mmdet3d-two-stage-detector-ddp-expected-to-have-finished-reduction-unused-parameters": "translator: train fail "
+        "TRAIN_FAILED (job); verify explain: a user's DDP error fits no train facts (verify's own run, whose failure "
+        "is the host's): not recognised",
+    "rtx-a5000-x2-mirroredstrategy-replica-1-images-nan-after-one-step-pcie-acs-enabled-in-bios": "translator: train "
+        "fail TRAIN_LOSS_NOT_FINITE (host, the BIOS's ACS in prose); verify explain: a user's TensorFlow prints fit no "
+        "train facts: not recognised",
 }
 
 

@@ -752,6 +752,33 @@ KNOWN_MISMATCHES = {
     "video2x-container-nvml-library-565.57-on-linux-mint-host-driver-535-driver-library-version-mismatch":
         "the record holds the mismatch alone (no driver version): the node's, as an upgrade without a reboot; the "
         "host's 535 beside the image's 565.57 libnvidia-ml is the poster's sentence",
+    # Fifty-fifth and fifty-sixth batches (tests/test_judges_fix5556.py): what decides it is outside the facts.
+    "gtx1080ti-x4-p2pbandwidthlatencytest-peers-only-within-each-socket-after-intel-iommu-off": "the facts hold names, "
+        "bus ids and no NVLink: no health field read, warn HEALTH_NOT_ASSESSED (never a pass); the peer pairs that "
+        "make the board's design healthy have no field",
+    "rtx5090-x2-topo-m-phb-topo-p2p-rw-gns-gpu-not-supported-by-design": "the facts hold NUMA nodes and no NVLink: no "
+        "health field read, warn HEALTH_NOT_ASSESSED (never a pass); `topo -p2p`'s GNS has no field and is no fault",
+    "nc80adis-h100-v5-pair-topo-m-sys-between-gpus-nvlinks-untrained-29-of-50-boots": "18 links down on GPUs whose "
+        "model the facts do not name is not assessed (a PCIe board shows SYS too); the NVLink bridge and the 18 links "
+        "are the VM size's prose, not the matrix's",
+    "t4-x2-job-sets-nccl-p2p-disable-1-p2p-level-loc-nccl-2.8.3-no-result-in-excerpt": "a one-node NCCL log whose "
+        "network set-up carries none of its traffic passes as NCCL's log alone (logsaid.within_node, as the one-node "
+        "p3 entry); the translator skips for want of a result",
+    "darknet-yolo-training-illegal-instruction-and-avg-loss-nan-hardware-fixed-by-unplugging-gpus": "a kernel's "
+        "illegal instruction is the program's (warn, job) unless an Xid or ECC error shows the GPU; the GPUs whose "
+        "unplugging cured it are the poster's prose",
+    "deepxde-pinn-train-loss-5.47e3-flat-then-nan-at-step-2000-single-precision": "the train facts are verify's own "
+        "seeded run (a rank's node, config and checksums required): a user's PINN log breaks FACTS.md's letter, "
+        "FACTS_INVALID; a NaN there is the host's, so no reader carries a user's loss into them",
+    "mmdet3d-two-stage-detector-ddp-expected-to-have-finished-reduction-unused-parameters": "the train facts are "
+        "verify's own run (a failure's rank and node required): a user's DDP error breaks FACTS.md's letter, "
+        "FACTS_INVALID; TRAIN_FAILED there is the host's, so no reader carries a user's model error into them",
+    "pipedream-epoch-1-dataloader-worker-bus-error-insufficient-shm-after-a-full-epoch": "a failure without its rank "
+        "and node breaks FACTS.md's letter (FACTS_INVALID); `verify explain` of the same excerpt agrees (SHM_TOO_SMALL, "
+        "job)",
+    "rtx-a5000-x2-mirroredstrategy-replica-1-images-nan-after-one-step-pcie-acs-enabled-in-bios": "the train facts "
+        "are verify's own seeded run (a rank's node and checksums required): a user's TensorFlow log breaks FACTS.md's "
+        "letter, FACTS_INVALID; the ACS setting that makes it the host's is the poster's prose",
 }
 
 

@@ -22,6 +22,7 @@ from . import (
     devib,
     ib,
     kernel,
+    loaderbus,
     lspci,
     miglist,
     nccl,
@@ -93,6 +94,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("CUDA error of a running program", "gpu", cuda.detect_runtime, cuda.parse_runtime),
     Kind("torch's warning of a GPU not in its build", "gpu", torcharch.detect, torcharch.parse),
+    Kind("a DataLoader out of /dev/shm", "train", loaderbus.detect, loaderbus.parse),
     Kind("torch's answers at a Python prompt", "gpu", torchrepl.detect, torchrepl.parse),
     Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),       # names and UUIDs alone: after the rest
     Kind("torch.distributed rendezvous error", "nccl", rendezvous.detect, rendezvous.parse),
@@ -211,13 +213,20 @@ def explain_text(text: str, path: str, options: Any) -> Any:
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dcgmi nvlink -s, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
-    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), -n) for n, r in enumerate(results)]
+    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), _cause(kind, found), -n)
+            for n, (kind, r) in enumerate(zip(found, results, strict=True))]
     chosen = rank.index(max(rank))
     result = results[chosen]
     result.details[:0] = [f"explained from {path}, read as {found[chosen].name}"] + [
         f"also read as {kind.name}: {other.name} {other.status}{' ' + other.code if other.code else ''}"
         for kind, other in zip(found, results, strict=True) if other is not result]
     return result
+
+
+def _cause(kind: Kind, found: list[Kind]) -> int:
+    """1 for a running program's CUDA error read beside NCCL's log: a CUDA call failing under NCCL is what NCCL's
+    `unhandled cuda error` (ncclUnhandledCudaError) reports, so on a tie the CUDA error names the cause."""
+    return int(kind.name == "CUDA error of a running program" and any(k.check == "nccl" for k in found))
 
 
 def _names(dev: dict[str, Any]) -> set[str]:

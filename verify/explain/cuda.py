@@ -95,7 +95,11 @@ def _table(text: str) -> list[dict[str, Any]] | None:
 # encountered`, `cudaErrorECCUncorrectable: ...`, `torch.OutOfMemoryError: CUDA out of memory`): into `cuda_errors`,
 # judged by the one catalog (the GPU's ECC is the host's; out of memory or a kernel's fault the job's); a refusal to
 # initialise is the refusal's kind above, never one of these
-_RUNTIME = re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUDA out of memory", re.IGNORECASE)
+# THC's forms of torch before 1.0 (`THCudaCheck FAIL file=... line=36 error=59 : device-side assert triggered`,
+# `RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at ...`): decoded by the error's words,
+# never its number (CUDA renumbered its errors in 10.1: 39 and 59 were ECC and the device-side assert)
+_RUNTIME = re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUDA out of memory|THCudaCheck FAIL|"
+                      r"cuda runtime error \(\d+\)", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=2)

@@ -203,6 +203,8 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
     disabled = env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket"
     code = "FABRIC_NCCL_FORCED_SOCKET" if disabled else "NCCL_NET_FALLBACK"    # the job's variables did it
     if kind is None:
+        if _within_one_node(facts, log):
+            return
         if owner != "host":
             found.add(WARN, code, f"NCCL used {used}: {why}; whether this node has InfiniBand or EFA "
                       "adapters was not recorded (without them sockets are expected)", FALLBACK_REMEDY, owner)
@@ -212,6 +214,12 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
     found.add(status, code, f"{kind} devices are present but NCCL used {used}"
               f"{' across ' + str(nodes) + ' nodes' if nodes and nodes > 1 else ''} "
               f"(interface {log.get('interface') or '?'}): {why}", FALLBACK_REMEDY, owner)
+
+
+def _within_one_node(facts: NcclFacts, log: NcclLog) -> bool:
+    """A group on one node with no connection over sockets logged: its ranks meet over P2P or SHM, so the network NCCL
+    chose carries none of its traffic, and no adapter shows there was another to choose."""
+    return facts.get("nodes") == 1 and not int(((log.get("net_channels") or {}).get("Socket") or {}).get("connections") or 0)
 
 
 MEMLOCK_RDMA = 1 << 30      # NCCL registers GiB of buffers per rank (the fabric check's MEMLOCK_FAIL)

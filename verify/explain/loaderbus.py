@@ -1,0 +1,45 @@
+"""A DataLoader that ran out of /dev/shm, as torch prints it in a training job's log (torch/utils/data/_utils/
+signal_handling.py and the worker's shared-memory manager):
+
+    ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).
+    RuntimeError: DataLoader worker (pid 325) is killed by signal: Bus error.
+    RuntimeError: unable to allocate shared memory(shm) for file </torch_123_456_0>: No space left on device (28)
+
+Into the train facts' one failure in the data phase with its `shm_error` (verify/shared/shmem.py's own reading of the
+same words, as verify's train check records its own run): the judge's SHM_TOO_SMALL, owner job (the container's
+/dev/shm, `--shm-size` / `--ipc=host`). A program's log names no rank and no node: the failure is the process that
+printed it, recorded as rank 0 on an unnamed node (the report says `node ?`). A line that quotes the words in prose
+(verify/explain/said.py) is none."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..shared.shmem import recognise as recognise_shm
+from .said import printed
+
+# torch's own lines: the parent's error for a worker killed by SIGBUS, the worker's handler,
+# and the shared-memory manager refusing a segment
+_LOADER = re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: Bus error"
+                     r"|Unexpected bus error encountered in worker\b[^\n]*shared memory"
+                     r"|unable to allocate shared memory\(shm\)|unable to write to file </torch_")
+_TYPE = re.compile(r"(\w+(?:Error|Exception)): [^\n]*$")
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if _LOADER.search(line)]
+
+
+def detect(text: str) -> bool:
+    return ("DataLoader" in text or "shared memory" in text) and printed(_LOADER, text) is not None
+
+
+def parse(text: str) -> dict[str, Any]:
+    lines = _lines(text)
+    # the parent's line (what the job raised) where printed, else the worker's own
+    raised = next((line for line in lines if "is killed by signal" in line or _TYPE.search(line)), lines[0])
+    named = _TYPE.search(raised)
+    return {"failures": [{"rank": 0, "node": "", "phase": "data",
+                          "type": named.group(1) if named else "RuntimeError",
+                          "message": (raised[named.end(1) + 2:] if named else raised)[:400],
+                          "shm_error": recognise_shm("\n".join(lines)) or lines[0][:300]}]}
