@@ -727,6 +727,10 @@ KNOWN_MISMATCHES = {
     "k8s-device-plugin-xidcriticalerror-xid69-graphics-engine-class-error-nvidia-com-gpu-marked-unhealthy":
         "NVIDIA's Xid catalog files 69 under RESTART_APP (investigate CHECK_APP/CUDA): one Xid 69 is the "
         "application's; its hardware causes are the older table's, and the plugin's unhealthy mark is its own policy",
+    # Fifty-eighth batch (tests/test_judges_fix58.py): the rule kept.
+    "a800-sxm4-2x8-ib-nccl-tests-below-ib-write-bw-solved-by-loading-nv-peer-memory":
+        "peermem false alone (the poster's 'nv_peer_memory is not open'), the GPU module, kernel and adapters "
+        "unknown: the dma-buf road is not ruled out, so GPUDirect RDMA off is not shown; the slow figures are screenshots",
 }
 
 
