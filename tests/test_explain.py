@@ -285,6 +285,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx-a5000-x2-mirroredstrategy-replica-1-images-nan-after-one-step-pcie-acs-enabled-in-bios": "translator: train "
         "fail TRAIN_LOSS_NOT_FINITE (host, the BIOS's ACS in prose); verify explain: a user's TensorFlow prints fit no "
         "train facts: not recognised",
+    # Fifty-eighth batch (tests/test_judges_fix58.py): the rule kept.
+    "8gpu-2-nodes-two-roce-nics-each-alone-passes-nccl-ib-hca-mlx5-0-1-mlx5-2-1-together-fails":
+        "the excerpt is three mpirun commands and the poster's 'it fails': no line of the failing run is in it",
+    "a800-sxm4-2x8-ib-nccl-tests-below-ib-write-bw-solved-by-loading-nv-peer-memory":
+        "the excerpt is the poster's prose around screenshots ('nv_peer_memory is not open'): no tool's line",
+    "cx7-400g-roce-cluster-gid-index-moves-from-3-to-4-or-8-after-12-hours-training-stops-reboot-restores":
+        "the excerpt is the poster's prose (the GID index moved, training stopped): no show_gids or NCCL line",
+    "gh200-2x1-nccl-ib-hca-mlx5-2-bootstrap-ib0-ipv6-link-local-on-one-node-bond0-on-the-other-stuck":
+        "the log ends after the two ranks' bootstrap lines, with no error and no timeout: that the run stuck there "
+        "is the poster's word, which its translation's error carries",
 }
 
 

@@ -779,6 +779,10 @@ KNOWN_MISMATCHES = {
     "rtx-a5000-x2-mirroredstrategy-replica-1-images-nan-after-one-step-pcie-acs-enabled-in-bios": "the train facts "
         "are verify's own seeded run (a rank's node and checksums required): a user's TensorFlow log breaks FACTS.md's "
         "letter, FACTS_INVALID; the ACS setting that makes it the host's is the poster's prose",
+    # Fifty-eighth batch (tests/test_judges_fix58.py): the rule kept.
+    "a800-sxm4-2x8-ib-nccl-tests-below-ib-write-bw-solved-by-loading-nv-peer-memory":
+        "peermem false alone (the poster's 'nv_peer_memory is not open'), the GPU module, kernel and adapters "
+        "unknown: the dma-buf road is not ruled out, so GPUDirect RDMA off is not shown; the slow figures are screenshots",
 }
 
 

@@ -26,6 +26,7 @@ from . import (
     lspci,
     miglist,
     nccl,
+    ncclcrash,
     nccltests,
     nhc,
     nvlinks,
@@ -89,6 +90,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse, prefixed=True),
     Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse, prefixed=True),
     Kind("nccl-tests output", "nccl", nccltests.detect, nccltests.parse),    # its NCCL lines are read with it
+    Kind("a segmentation fault in NCCL (its backtrace)", "nccl", ncclcrash.detect, ncclcrash.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("NVML initialisation or handle error", "gpu", nvml.detect, nvml.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),

@@ -34,8 +34,10 @@ from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach, nccl_shm_full
 from .bandwidth import bandwidth_figures, nvls_not_used
+from .crash import crash_verdict
 from .efa import efa_verdict
 from .gid import gid_cause
+from .layers import layers_verdict
 from .logsaid import log_said
 from .midrun import job_side
 from .settings import setting_cause
@@ -68,13 +70,13 @@ def error_phase(error: str) -> str | None:
     return head if sep and head in (INIT, ALL_REDUCE) else None
 
 
-# ETIMEDOUT's text (`Call to ibv_modify_qp failed with 110 Connection timed out`, a socket's connect): a call that
-# failed and returned, not a collective that hung; nor is torch's `WorkNCCL(..., Timeout(ms)=600000)`, the limit
+# a hang is said `timed out`, `hangs`, `hung`, `stuck`; ETIMEDOUT's text (`Call to ibv_modify_qp failed with 110 Connection
+# timed out`) is a call that failed and returned, and torch's `WorkNCCL(..., Timeout(ms)=600000)` the limit: no hang
 ERRNO_TIMEDOUT = re.compile(r"(?:\b110 )?Connection timed out|\bTimeout\(ms\)=\d+", re.IGNORECASE)
 
 
 def is_timeout(error: str) -> bool:
-    return bool(re.search(r"timed? ?out|timeout|watchdog|\bhung\b|\bhangs?\b", ERRNO_TIMEDOUT.sub("", error),
+    return bool(re.search(r"timed? ?out|timeout|watchdog|\bhung\b|\bhangs?\b|\bstuck\b", ERRNO_TIMEDOUT.sub("", error),
                           re.IGNORECASE))
 
 
@@ -152,8 +154,6 @@ def _describe(facts: NcclFacts, result: CheckResult) -> None:
                        nodes=facts.get("nodes"), sizes=facts.get("sizes") or [])
     result.metric("world_size", facts.get("world_size") or 0, "ranks")
     result.details.append(f"backend {facts.get('backend')}, world size {facts.get('world_size')}: {facts.get('mode')}")
-
-
 
 
 # bytes per element of nccl-tests' types (its -d): size = count x this
@@ -386,6 +386,8 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return result.verdict(FAIL, "FABRIC_MEMLOCK_LOW", f"all-reduce over {backend or 'NCCL'} failed: RDMA memory "
                               f"registration ran out of locked memory ({pinned}): the memlock limit is too low",
                               fix, whose)
+    if shown := crash_verdict(said, backend, result, is_timeout(error)) or layers_verdict(said, backend, result):
+        return shown
     cause = next((f for f in found.items if f.owner != "host" and f.code in CAUSES), None)
     rails = rdma.mixed_rails(facts.get("adapters"), roce=True) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
     if rails and is_timeout(error):

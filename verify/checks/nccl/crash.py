@@ -1,0 +1,58 @@
+"""A process that crashed inside NCCL or its net plugin (a segmentation fault whose frames are NCCL's), and whose it is.
+Pure: text in, a verdict out.
+
+NCCL, or the net plugin it loaded (libnccl-net.so: HPC-X's `nccl_p2p_ib_init`, aws-ofi-nccl's `nccl_net_ofi_*`),
+dereferencing a bad pointer is the software the image ships failing: a bug of that release, or a plugin built for
+another NCCL interface or for fewer devices than the node has. A broken adapter, link or GPU reaches NCCL as an error
+it returns (a work completion's status, an async event, a CUDA error: judged before this), never as NCCL jumping to
+address 0. verify's own nccl check dying the same way is CHECK_CRASHED, the image's (verify/runner.py): one event, one
+verdict, wherever it was printed.
+
+The crash as its catchers print it: UCX's handler (HPC-X, Open MPI: `Caught signal 11 (Segmentation fault: address not
+mapped to object at address (nil))`), the shell's `Segmentation fault (core dumped)`, `SIGSEGV`, and gdb's innermost
+frame at address 0 (`#0  0x0000000000000000 in ?? ()`: a call through a null function pointer). NCCL's frames: its
+symbols (`ncclCommInitRank`, and `pncclRedOpDestroy`, the exported alias a stripped libnccl still names), the net
+plugins' (`nccl_p2p_ib_init`, `nccl_net_ofi_init`), the libraries (`libnccl.so.2`, `libnccl-net.so`). A crash whose
+frames are in the driver's own libraries (`libcuda.so`, `libnvidia-*`) is not NCCL's and is not judged here; a bus
+error (SIGBUS) is /dev/shm running out, the job's (SHM_TOO_SMALL), neither.
+"""
+from __future__ import annotations
+
+import re
+
+from ...result import FAIL, CheckResult
+
+SEGV = re.compile(r"Caught signal 11\b|Segmentation fault|\bsegfault|\bSIGSEGV\b|#0\s+0x0+ in \?\? \(\)")
+# case-sensitive: NCCL's identifiers, never the word NCCL in a sentence or an NCCL_* variable
+NCCL_FRAME = re.compile(r"\b(?:p?nccl[A-Z]\w*|nccl_[a-z]\w*|libnccl[\w.+-]*)")
+DRIVER_FRAME = re.compile(r"\blibcuda\.so|\blibnvidia-\w+")
+
+
+def nccl_crash(said: str) -> tuple[str, list[str]] | None:
+    """(the crash as printed, NCCL's frames named after it) where the text shows a segmentation fault in NCCL's or
+    its net plugin's code; None otherwise."""
+    crash = SEGV.search(said)
+    if not crash or DRIVER_FRAME.search(said, crash.start()):
+        return None
+    # the functions first (a name called, `nccl_p2p_ib_init (`), then the rest (a gdb frame's arguments, a library)
+    named = sorted(NCCL_FRAME.finditer(said), key=lambda m: not re.match(r"\s*\(", said[m.end():m.end() + 3]))
+    frames = list(dict.fromkeys(m.group(0) for m in named))
+    return (crash.group(0), frames) if frames else None
+
+
+def crash_verdict(said: list[str], backend: str | None, result: CheckResult, hung: bool) -> CheckResult | None:
+    """CHECK_CRASHED, the image's, where the failure is a segmentation fault in NCCL or its net plugin; not where the
+    collective hung first (a crash while the job tears a hung communicator down says nothing of why it hung)."""
+    found = None if hung else nccl_crash(" | ".join(said))
+    if not found:
+        return None
+    crash, frames = found
+    plugin = any(f.startswith(("nccl_", "libnccl-net")) for f in frames)
+    where = "the net plugin NCCL loaded" if plugin else "NCCL itself"
+    return result.verdict(FAIL, "CHECK_CRASHED", f"all-reduce over {backend or 'NCCL'} failed: the process crashed "
+                          f"({crash}) in {where} ({', '.join(frames[:4])}): the NCCL or net plugin the image ships, "
+                          "not the node",
+                          "Run a newer NCCL (and net plugin built for it) in the image, or leave the plugin out "
+                          "(NCCL_NET_PLUGIN=none: NCCL's own IB transport); report the backtrace to its developers. A "
+                          "setting that avoids the crashing path (NCCL_IB_GID_INDEX, NCCL_IB_HCA) is a workaround.",
+                          "image")
