@@ -232,10 +232,32 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     return EXIT_FAULT
 
 
+def _service_after_drain(cfg: Config) -> dict[str, Any] | None:
+    """What a pass on a node whose history stands drained says of its return to service (history.in_service): Slurm's
+    state read now. Still drained (a job's step that began before the drain: Slurm lets it run), or unread: no return,
+    so the drain's faults, its repair and its inspection flag still stand for make undrain. In service with no resume
+    on record: resumed outside torchimages (scontrol resume by hand), recorded as the resume it was, so NVSentinel's
+    flap rule (drained again soon after a resume: hardware inspection) sees it, as NVSentinel counts a manual uncordon."""
+    past = history.read(cfg.state_dir, cfg.node)
+    if past.error or not history.stands_drained(past.events):
+        return None
+    rows, why = slurm.rows(node=cfg.node)
+    me = next((r for r in rows or [] if r.name == cfg.node), None)
+    if me is None:
+        _say(f"{cfg.node}'s history shows a drain and its state is unread ({why or 'sinfo does not list it'}): this "
+             "pass is no return to service")
+        return {"in_service": False, "slurm_state": "unread"}
+    if me.drained:
+        return {"in_service": False, "slurm_state": me.state[:40]}
+    _note(cfg, "resume", None, f"found {me.state} by a passing prolog after its drain, with no resume on record: "
+          "resumed outside torchimages (scontrol resume by hand)", {"by_hand": True})
+    return {"in_service": True}
+
+
 def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
     """What the verdict asks of Slurm, and the exit status that says it."""
     if v.kind == PASS:
-        _note(cfg, "pass", None, v.summary)
+        _note(cfg, "pass", None, v.summary, _service_after_drain(cfg))
         return EXIT_PASS
     if v.kind == NOT_ASSESSED:
         _note(cfg, "not-assessed", v.code, v.summary)

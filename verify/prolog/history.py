@@ -379,11 +379,29 @@ def _other_boot(event: dict[str, Any], boot_id: str, booted: float | None) -> bo
     return booted is not None and event["epoch"] < booted
 
 
+def in_service(event: dict[str, Any]) -> bool:
+    """The event marks the node back in service: a resume, or a pass not recorded while Slurm held it drained (a job
+    step that began before the drain passes on a drained node: it returns nothing to service). A pass the prolog
+    recorded after a drain says what sinfo showed (`in_service` false: drained, or its state unread, `slurm_state`);
+    one without the field came with no drain before it."""
+    return event["event"] == "resume" or (event["event"] == "pass" and event.get("in_service", True) is True)
+
+
+def stands_drained(events: list[dict[str, Any]]) -> bool:
+    """The history's last drain has no return to service after it (history.in_service)."""
+    for e in reversed(events):
+        if in_service(e):
+            return False
+        if e["event"] == "drain":
+            return True
+    return False
+
+
 def current_drains(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The drains since the node was last in service (its last pass or resume): the faults its drain stands on."""
+    """The drains since the node was last in service (in_service): the faults its drain stands on."""
     found: list[dict[str, Any]] = []
     for e in reversed(events):
-        if e["event"] in ("pass", "resume"):
+        if in_service(e):
             break
         if e["event"] == "drain":
             found.append(e)
