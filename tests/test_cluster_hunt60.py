@@ -206,3 +206,18 @@ def test_fleet_report_passes_a_node_back_in_service(tmp_path, capsys, back):
     history.record(state, "n1", back[0], None, "back", now=now - 86400 * 29, extra=back[1])
     assert fleet_main(["fleet-report"], {"DIR": str(tmp_path / "job"), "STATE_DIR": state}) == 0, \
         capsys.readouterr().out
+
+
+def test_slurm_a_pass_of_a_prolog_that_began_before_the_drain_is_no_return_to_service(tmp_path, fake, monkeypatch):
+    """Two jobs' prologs on one node (Slurm runs one per job): one drains, the other began before that drain and
+    writes its pass after the drain's line, having read the history before it. That pass is no return to service:
+    the drain's repair and its inspection flag still stand (the fleet report's rule, history.in_service)."""
+    state = _flagged(tmp_path, fake)
+    drain = history.read(state, "n1").events[0]
+    history.record(state, "n1", "pass", None, "beside", extra={"started": drain["epoch"] - 30})
+    events = history.read(state, "n1").events
+    assert history.stands_drained(events) and history.current_drains(events) == [drain]
+    assert revalidate.flagged_since_service(events) is not None
+    history.record(state, "n1", "resume", None, "revalidated")
+    events = history.read(state, "n1").events
+    assert not history.stands_drained(events) and history.current_drains(events) == []

@@ -154,13 +154,8 @@ def _resumed_after(events: list[dict[str, Any]], drain: dict[str, Any]) -> dict[
 
 
 def flagged_since_service(events: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The last `inspect` the gate recorded since the node was last in service (history.in_service), or None."""
-    for e in reversed(events):
-        if history.in_service(e):
-            return None
-        if e["event"] == "inspect":
-            return e
-    return None
+    """The last `inspect` the gate recorded since the node was last in service (history.last_in_service), or None."""
+    return next((e for e in reversed(events[history.last_in_service(events) + 1:]) if e["event"] == "inspect"), None)
 
 
 def _flapped(cfg: Config, events: list[dict[str, Any]]) -> str | None:
