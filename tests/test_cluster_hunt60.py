@@ -168,10 +168,10 @@ def test_nvsentinel_a_manual_resume_is_recorded_so_the_flap_rule_sees_it(tmp_pat
 
 # ---- class 3 on the fleet side: a history that stands drained is no passing node
 
-def _job(tmp_path: Path) -> Path:
+def _job(tmp_path: Path, hosts: tuple[str, ...] = ("n1", "n2")) -> Path:
     job = tmp_path / "job"
     job.mkdir()
-    for host in ("n1", "n2"):
+    for host in hosts:
         doc = make_report()
         doc["environment"]["hostname"] = host
         doc["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 600))
@@ -221,3 +221,13 @@ def test_slurm_a_pass_of_a_prolog_that_began_before_the_drain_is_no_return_to_se
     history.record(state, "n1", "resume", None, "revalidated")
     events = history.read(state, "n1").events
     assert not history.stands_drained(events) and history.current_drains(events) == []
+
+
+def test_fleet_report_matches_a_reports_full_host_name_to_slurms_short_node_name(tmp_path, capsys):
+    """verify names the host as gethostname does (n1.cluster.local), the prolog's history as Slurm names the node
+    (n1): the drain is n1's all the same."""
+    _job(tmp_path, ("n1.cluster.local", "n2.cluster.local"))
+    state = str(tmp_path / "state")
+    history.record(state, "n1", "drain", "GPU_LOST", "lost", now=time.time() - 60)
+    assert fleet_main(["fleet-report"], {"DIR": str(tmp_path / "job"), "STATE_DIR": state}) == 1
+    assert "1 node(s) drained in their history" in capsys.readouterr().out

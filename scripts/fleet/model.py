@@ -135,9 +135,11 @@ class Fleet:
         flagged = sum(1 for h in histories if h.awaiting)
         # a node with a report whose history stands drained (drained after its reports, or still drained while a job
         # that began before the drain reported a pass) is a fault on record: no report of it hides that
-        reported = {node_key(n.node) for n in self.nodes}
-        drained = sum(1 for name, h in (self.histories or {}).items()
-                      if node_key(name) in reported and not h.error and not h.awaiting and h.drained is not None)
+        # (by its short name too: verify's report names the host as gethostname does, n1.cluster.local, the prolog's
+        # history as Slurm names the node, n1)
+        reported = {node_key(n.node).split(".")[0] for n in self.nodes}
+        drained = sum(1 for name, h in (self.histories or {}).items() if node_key(name).split(".")[0] in reported
+                      and not h.error and not h.awaiting and h.drained is not None)
         unread = sum(1 for h in histories if h.error or h.bad_lines)
         parts = [f"{count} {what}" for count, what in (
             (failing, "node(s) not passing"), (len(self.invalid), "file(s) that are no valid verify report"),
