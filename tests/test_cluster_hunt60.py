@@ -231,3 +231,16 @@ def test_fleet_report_matches_a_reports_full_host_name_to_slurms_short_node_name
     history.record(state, "n1", "drain", "GPU_LOST", "lost", now=time.time() - 60)
     assert fleet_main(["fleet-report"], {"DIR": str(tmp_path / "job"), "STATE_DIR": state}) == 1
     assert "1 node(s) drained in their history" in capsys.readouterr().out
+
+
+def test_nvsentinel_a_manual_resume_before_the_next_drain_is_seen_by_the_flap_rule(tmp_path, fake, monkeypatch,
+                                                                                   capsys):
+    """The same manual resume, and the fault back at the very next job (no pass between): the drain finds the node in
+    service with a drain standing in its history, records the resume, and the flap rule flags it for inspection."""
+    state = _drained(tmp_path, fake, "SDC_MISMATCH", "sdc")
+    fake.nodes["n1"] = ("idle", "none")
+    _verify_runs(monkeypatch, [SDC])
+    assert cli.main(["--state-dir", state, "--no-kernel-log"], PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
+    assert [e for e, _ in history_events(tmp_path)][-4:] == ["fault", "resume", "drain", "inspect"]
+    assert history.read(state, "n1").events[-3]["by_hand"] is True
+    assert "INSPECT n1" in capsys.readouterr().err

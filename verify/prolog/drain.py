@@ -74,6 +74,8 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: boo
         return _refuse_drain(cfg, v, f"breaker cannot count: {cfg.node} is not listed in {where}",
                              f"{v.code} on {cfg.node} is the host's, but sinfo does not list {cfg.node} in {where}: "
                              "the breaker cannot count its pool; not drained (check --partition)")
+    if not me.drained:
+        _resumed_by_hand(cfg, me)
     if me.drained and not me.ours:
         return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
                              f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")
@@ -249,9 +251,22 @@ def _service_after_drain(cfg: Config) -> dict[str, Any] | None:
         return {"in_service": False, "slurm_state": "unread"}
     if me.drained:
         return {"in_service": False, "slurm_state": me.state[:40]}
-    _note(cfg, "resume", None, f"found {me.state} by a passing prolog after its drain, with no resume on record: "
-          "resumed outside torchimages (scontrol resume by hand)", {"by_hand": True})
+    _resumed_by_hand(cfg, me, past.events)
     return {"in_service": True}
+
+
+def _resumed_by_hand(cfg: Config, me: slurm.NodeRow, events: list[dict[str, Any]] | None = None) -> None:
+    """Slurm has the node in service (`me`) while its history stands drained: it was resumed outside torchimages
+    (scontrol resume by hand), which left no resume line. Recorded as the resume it was, before this run's pass or
+    drain, so NVSentinel's flap rule (drained again soon after a resume: hardware inspection) sees it."""
+    if events is None:
+        past = history.read(cfg.state_dir, cfg.node)
+        if past.error or not history.stands_drained(past.events):
+            return
+    elif not history.stands_drained(events):
+        return
+    _note(cfg, "resume", None, f"found {me.state[:40]} after its drain with no resume on record: resumed outside "
+          "torchimages (scontrol resume by hand)", {"by_hand": True})
 
 
 def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
