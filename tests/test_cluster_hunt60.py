@@ -190,9 +190,12 @@ def test_nvsentinel_fleet_report_never_passes_a_node_whose_history_stands_draine
     for event, extra in after:
         extra = {k: (now + v if k == "started" else v) for k, v in extra.items()}
         history.record(state, "n1", event, None, "preflight passed", extra=extra)
-    status = fleet_main(["fleet-report"], {"DIR": str(tmp_path / "job"), "STATE_DIR": state})
+    status = fleet_main(["fleet-report"], {"DIR": str(tmp_path / "job"), "STATE_DIR": state,
+                                           "METRICS_DIR": str(tmp_path / "prom")})
     out = capsys.readouterr().out
     assert status == 1 and "1 node(s) drained in their history, not back in service since" in out, out
+    assert "torchimages_node_drained{node=\"n1\",source=\"fleet\"} 1.0" in \
+        (tmp_path / "prom" / "torchimages_fleet_n1.prom").read_text()
     assert "  n1: GPU_LOST on" in out
     assert {h["node"]: h["drained"] for h in json.loads((tmp_path / "job" / "fleet.json").read_text())["history"]
             }["n1"]["code"] == "GPU_LOST"
