@@ -244,6 +244,25 @@ def test_nvsentinel_a_manual_resume_before_the_next_drain_is_seen_by_the_flap_ru
     fake.nodes["n1"] = ("idle", "none")
     _verify_runs(monkeypatch, [SDC])
     assert cli.main(["--state-dir", state, "--no-kernel-log"], PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
-    assert [e for e, _ in history_events(tmp_path)][-4:] == ["fault", "resume", "drain", "inspect"]
-    assert history.read(state, "n1").events[-3]["by_hand"] is True
+    assert [e for e, _ in history_events(tmp_path)][-4:] == ["resume", "fault", "drain", "inspect"]
+    assert history.read(state, "n1").events[-4]["by_hand"] is True
     assert "INSPECT n1" in capsys.readouterr().err
+
+
+def test_a_manual_resume_weeks_ago_is_no_flap_of_a_new_fault(tmp_path, fake, monkeypatch, capsys):
+    """When the node was resumed by hand is unknown: the resume is stamped at the earliest it can have been (the last
+    time its history saw it drained), so a fault 30 days after that drain is no flap (a false inspection flag would
+    keep a healthy node out until a person looked), while its by-hand resume is on record."""
+    state = _drained(tmp_path, fake, "SDC_MISMATCH", "sdc")
+    old = time.time() - 30 * 86400
+    text = Path(history.path(state, "n1")).read_text()
+    entry = json.loads(text)
+    entry.update(epoch=old, time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(old)))
+    Path(history.path(state, "n1")).write_text(json.dumps(entry) + "\n")
+    fake.nodes["n1"] = ("idle", "none")
+    _verify_runs(monkeypatch, [SDC])
+    assert cli.main(["--state-dir", state, "--no-kernel-log"], PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
+    events = history.read(state, "n1").events
+    assert [e["event"] for e in events] == ["drain", "resume", "fault", "drain"]
+    assert events[1]["by_hand"] is True and events[1]["epoch"] == pytest.approx(old, abs=1)
+    assert "INSPECT" not in capsys.readouterr().err
