@@ -55,8 +55,25 @@ class NodeHistory:
         flagged_at = self.events[marks[-1]]["epoch"]
         # a prolog that started before the drain was written (another job's, on a shared node) ran beside it: its
         # pass is no return to service
-        return not any(e["event"] == "resume" or (e["event"] == "pass" and _began(e) >= flagged_at)
-                       for e in self.events[marks[-1] + 1:])
+        return not any(_back(e, flagged_at) for e in self.events[marks[-1] + 1:])
+
+    @property
+    def drained(self) -> dict[str, Any] | None:
+        """The last drain when nothing returned the node to service after it (a resume, or a pass of a run that began
+        after it while Slurm had it in service), else None: a fault on record that no report of the node's hides."""
+        at = max((i for i, e in enumerate(self.events) if e["event"] == "drain"), default=None)
+        if at is None:
+            return None
+        drain = self.events[at]
+        return None if any(_back(e, drain["epoch"]) for e in self.events[at + 1:]) else drain
+
+
+def _back(event: dict[str, Any], since: float) -> bool:
+    """The event returned the node to service after `since`: a resume, or a pass the prolog did not record while Slurm
+    held the node drained (its `in_service`, the prolog's history.in_service) of a run that began after `since` (one
+    that began before it ran beside the drain)."""
+    return event["event"] == "resume" or (event["event"] == "pass" and event.get("in_service", True) is True
+                                          and _began(event) >= since)
 
 
 def _began(event: dict[str, Any]) -> float:
@@ -238,6 +255,10 @@ def history_lines(histories: dict[str, NodeHistory]) -> list[str]:
     if flagged:
         lines.append("hardware inspection (failed again after a resume):")
         lines += [f"  {n}: {why}" for n, why in flagged.items()]
+    held = {n: h.drained for n, h in histories.items() if not h.error and h.drained is not None}
+    if held:
+        lines.append("drained, not back in service since (no resume, no pass while in service):")
+        lines += [f"  {n}: {d.get('code') or 'drain'} on {d.get('time')}" for n, d in held.items() if d]
     troubled = [h for h in histories.values() if h.error or h.bad_lines]
     if troubled:
         lines.append("history files with trouble:")
@@ -252,4 +273,4 @@ def history_lines(histories: dict[str, NodeHistory]) -> list[str]:
 
 def history_json(histories: dict[str, NodeHistory]) -> list[dict[str, Any]]:
     return [{"node": n, "file": h.file, "last_event": h.last, "window_s": WINDOW_S, "in_window": h.window,
-             "inspect": h.inspect, "bad_lines": h.bad_lines, "error": h.error} for n, h in histories.items()]
+             "inspect": h.inspect, "drained": None if h.error else h.drained, "bad_lines": h.bad_lines, "error": h.error} for n, h in histories.items()]

@@ -57,6 +57,8 @@ def _history_gauges(registry: Any) -> dict[str, Any]:
                         "flap window", [*labels, "event"], registry=registry),
         "inspect": Gauge("torchimages_node_inspect", "1 when the node is flagged for hardware inspection",
                          labels, registry=registry),
+        "drained": Gauge("torchimages_node_drained", "1 when the node's history stands drained (no return to "
+                         "service since its last drain)", labels, registry=registry),
         "bad": Gauge("torchimages_node_history_bad_lines", "Lines of the node's history that were skipped",
                      labels, registry=registry),
         "last": Gauge("torchimages_node_history_last_event_timestamp_seconds", "When the node's last history event "
@@ -96,6 +98,7 @@ def _history(g: dict[str, Any], node: str, h: NodeHistory) -> None:
     for event, count in h.window.items():
         g["window"].labels(SOURCE, node, event).set(count)
     g["inspect"].labels(SOURCE, node).set(1 if h.inspect else 0)
+    g["drained"].labels(SOURCE, node).set(1 if h.drained is not None else 0)
     g["bad"].labels(SOURCE, node).set(len(h.bad_lines))
     if h.last is not None:
         g["last"].labels(SOURCE, node, h.last["event"]).set(h.last["epoch"])

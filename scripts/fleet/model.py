@@ -10,6 +10,7 @@ from pathlib import Path
 from .. import ROOT
 from ..errors import one_line
 from .history import NodeHistory
+from .plausible import node_key
 
 FLEET_JSON = "fleet.json"
 FLEET_KIND = "torchimages-fleet-report"
@@ -132,12 +133,20 @@ class Fleet:
         # garbled one alike): neither is a pass
         histories = list((self.histories or {}).values())
         flagged = sum(1 for h in histories if h.awaiting)
+        # a node with a report whose history stands drained (drained after its reports, or still drained while a job
+        # that began before the drain reported a pass) is a fault on record: no report of it hides that
+        # (by its short name too: verify's report names the host as gethostname does, n1.cluster.local, the prolog's
+        # history as Slurm names the node, n1)
+        reported = {node_key(n.node).split(".")[0] for n in self.nodes}
+        drained = sum(1 for name, h in (self.histories or {}).items() if node_key(name).split(".")[0] in reported
+                      and not h.error and not h.awaiting and h.drained is not None)
         unread = sum(1 for h in histories if h.error or h.bad_lines)
         parts = [f"{count} {what}" for count, what in (
             (failing, "node(s) not passing"), (len(self.invalid), "file(s) that are no valid verify report"),
             (len(self.unreadable), "file(s) or folder(s) not readable"),
             (len(self.duplicates), "node(s) reported twice"),
             (flagged, "node(s) flagged for hardware inspection"),
+            (drained, "node(s) drained in their history, not back in service since"),
             (unread, "drain history file(s) not wholly read")) if count]
         return ", ".join(parts)
 

@@ -30,6 +30,11 @@ NO_DEV_FILES = "NoDevFiles"
 DEFAULT_BREAKER = 0.10
 DEFAULT_HANG_RUNS = 3
 DEFAULT_MIN_CONFIRM_S = 10.0
+# passing preflights in a row that return a node drained for an intermittent fault (revalidate.INTERMITTENT_CODES):
+# one pass of a fault that comes and goes proves no repair (NVSentinel's return to service waits for the check to stay
+# healthy; NVIDIA's catalog sends a recurring Xid 48, an SDC or NVLink errors to field diagnosis, not to one retry)
+DEFAULT_RETURN_PASSES = 3
+MAX_RETURN_PASSES = 20
 # the default grace is the budget, at least this: verify's floors (its checks' share of the host's own `import torch`
 # time, ~15 of them) take a healthy GPU node whose import takes 4 s to ~60 s, and a healthy node stopped on every
 # run would count towards --hang-runs
@@ -37,7 +42,7 @@ MIN_GRACE_S = 60.0
 # the environment knobs the prolog reads: a TORCHIMAGES_* variable that is almost one of them is a misspelt setting,
 # said in one line (the run goes on with the default: one typo in a node's environment never ungates a fleet)
 KNOBS = ("TORCHIMAGES_BREAKER", "TORCHIMAGES_HANG_RUNS", "TORCHIMAGES_STATE_DIR", "TORCHIMAGES_METRICS_DIR",
-         clockskew.ENV)
+         clockskew.ENV, "TORCHIMAGES_RETURN_PASSES")
 
 @dataclass
 class Config:
@@ -60,6 +65,7 @@ class Config:
     notes: list[str] = field(default_factory=list)
     hang_runs: int = DEFAULT_HANG_RUNS
     min_confirm_s: float = DEFAULT_MIN_CONFIRM_S
+    return_passes: int = DEFAULT_RETURN_PASSES   # a revalidation of an intermittent fault: passes in a row it needs
     deadline: Deadline = field(default_factory=lambda: Deadline(float("inf")))   # the whole run's cap
     proc: str = kernlog.PROC
     kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
@@ -127,6 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--hang-runs", default=None, help="a preflight that hangs past budget + grace this many runs in "
                    f"a row is the host's (PREFLIGHT_HUNG; 2 or more, 0: never; default {DEFAULT_HANG_RUNS}; "
                    "TORCHIMAGES_HANG_RUNS)")
+    p.add_argument("--return-passes", default=None, help="--revalidate of a drain for an intermittent fault (SDC, "
+                   "a wrong kernel or all-reduce result, NVLink errors, a kernel-log Xid): passing preflights in a "
+                   f"row it needs (1 to {MAX_RETURN_PASSES}; default {DEFAULT_RETURN_PASSES}; "
+                   "TORCHIMAGES_RETURN_PASSES)")
     p.add_argument("--min-confirm", default=str(DEFAULT_MIN_CONFIRM_S), help="seconds: a confirmation limit "
                    "(budget x factor) below this cannot prove a hang; the timeout is then our setting's "
                    f"(default {DEFAULT_MIN_CONFIRM_S:g})")
@@ -224,6 +234,25 @@ def _count(text: str, source: str) -> int:
     return int(text)
 
 
+def _passes(text: str, source: str) -> int:
+    if not _digits(text.strip()) or not 1 <= int(text) <= MAX_RETURN_PASSES:
+        raise UsageError(f"{source} {text!r} is not a count of passing preflights (1 to {MAX_RETURN_PASSES})")
+    return int(text)
+
+
+def _return_passes(args: argparse.Namespace, knobs: dict[str, tuple[str, str]]) -> tuple[int, list[str]]:
+    """(--return-passes or TORCHIMAGES_RETURN_PASSES, notes). Only a revalidation acts on it: the gate's run (Prolog=)
+    says a bad one and goes on gated, never ungated by a setting it does not use."""
+    given = knobs.get("TORCHIMAGES_RETURN_PASSES")
+    try:
+        return (_passes(args.return_passes, "--return-passes") if args.return_passes is not None else
+                _passes(*given) if given else DEFAULT_RETURN_PASSES), []
+    except UsageError as exc:
+        if args.revalidate:
+            raise
+        return DEFAULT_RETURN_PASSES, [f"{exc}: only make undrain reads it; this run is gated as before"]
+
+
 def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, float, float]:
     try:
         budget = finite_positive(args.budget, "--budget", 3600)
@@ -268,6 +297,7 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     given = knobs.get("TORCHIMAGES_HANG_RUNS")
     hang = _count(args.hang_runs, "--hang-runs") if args.hang_runs is not None else \
         _count(*given) if given else DEFAULT_HANG_RUNS
+    passes, passes_note = _return_passes(args, knobs)
     if args.node is not None and not args.node.strip():
         # `make undrain` without NODE=: never this host's node in its place (it names the node to resume)
         raise UsageError("--node is empty: name the node (make undrain NODE=<node>, run on that node)")
@@ -289,19 +319,20 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     metrics_dir = _folder(metrics_dir, source, gate) if metrics_dir else None
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), _python(args.python, env),
-                 env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm)
+                 env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm, return_passes=passes)
     try:
         given = knobs.get(clockskew.ENV)    # ours: a bad value is CONFIG_ERROR, never the node's fault
         cfg.clock_skew_s = clockskew.allowance({clockskew.ENV: given[0]} if given else {})
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    cfg.deadline = Deadline(budget + grace, clock)
+    # a revalidation may run its preflight return_passes times, each under the prolog's own cap (revalidate.py)
+    cfg.deadline = Deadline((budget + grace) * (passes if args.revalidate else 1), clock)
     slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
     cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     cfg.job_env = job
-    cfg.notes += knob_notes + misspelt(env)
+    cfg.notes += knob_notes + passes_note + misspelt(env)
     if unset_metrics:
         # an empty --metrics-dir (a slurm.conf line whose variable expanded to nothing) writes no metrics: said, so a
         # fleet whose node_exporter shows nothing of the prolog is not read as a fleet of silent passes

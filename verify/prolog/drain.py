@@ -15,7 +15,7 @@ from .config import Config, Interrupted
 from .deadline import Overran
 from .notes import _close, _note, _report_gpus, _say
 from .repair import REBOOT_CODES
-from .verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, NOT_ASSESSED, PASS, Verdict
+from .verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
 
 BREAKER_LOCK_WAIT_S = 30.0
 DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
@@ -232,10 +232,49 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     return EXIT_FAULT
 
 
+def _service_after_drain(cfg: Config) -> dict[str, Any] | None:
+    """What a pass (or a host fault, before its drain) on a node whose history stands drained says of its return to
+    service (history.in_service): Slurm's state read now. Still drained (a job's step that began before the drain: Slurm lets it run), or unread: no return,
+    so the drain's faults, its repair and its inspection flag still stand for make undrain. In service with no resume
+    on record: resumed outside torchimages (scontrol resume by hand), recorded as the resume it was, so NVSentinel's
+    flap rule (drained again soon after a resume: hardware inspection) sees it, as NVSentinel counts a manual uncordon."""
+    past = history.read(cfg.state_dir, cfg.node)
+    if past.error or not history.stands_drained(past.events):
+        return None
+    rows, why = slurm.rows(node=cfg.node)
+    me = next((r for r in rows or [] if r.name == cfg.node), None)
+    if me is None:
+        _say(f"{cfg.node}'s history shows a drain and its state is unread ({why or 'sinfo does not list it'}): this "
+             "run is no return to service")
+        return {"in_service": False, "slurm_state": "unread"}
+    if me.drained:
+        return {"in_service": False, "slurm_state": me.state[:40]}
+    _resumed_by_hand(cfg, me, past.events)
+    return {"in_service": True}
+
+
+def _resumed_by_hand(cfg: Config, me: slurm.NodeRow, events: list[dict[str, Any]]) -> None:
+    """Slurm has the node in service (`me`) while its history stands drained: it was resumed outside torchimages
+    (scontrol resume by hand), which left no resume line. Recorded as the resume it was, before this run's pass or
+    drain, so NVSentinel's flap rule (drained again soon after a resume: hardware inspection) sees it. When it was
+    resumed is unknown: it is stamped at the earliest it can have been (the last event the history holds, a time the
+    node was drained), so the rule flags only a drain within the window of any resume time it can have had, never a
+    node resumed weeks ago whose fault is new (a false inspection flag keeps a healthy node out until a person looks)."""
+    found = time.time()
+    # (this run's own notes are no time the node was seen drained)
+    before = [e["epoch"] for e in events if cfg.started is None or e["epoch"] < cfg.started]
+    earliest = min(max(before, default=found), found)
+    _note(cfg, "resume", None, f"found {me.state[:40]} after its drain with no resume on record: resumed outside "
+          "torchimages (scontrol resume by hand) at an unknown time, stamped at the earliest it can have been",
+          {"by_hand": True, "found": round(found, 3)}, now=earliest)
+
+
 def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
     """What the verdict asks of Slurm, and the exit status that says it."""
+    # before the outcome's own line: a resume by hand is recorded where it happened, before this run's pass or fault
+    service = _service_after_drain(cfg) if v.kind == PASS or (v.kind == FAULT and v.owner == "host") else None
     if v.kind == PASS:
-        _note(cfg, "pass", None, v.summary)
+        _note(cfg, "pass", None, v.summary, service)
         return EXIT_PASS
     if v.kind == NOT_ASSESSED:
         _note(cfg, "not-assessed", v.code, v.summary)

@@ -379,15 +379,41 @@ def _other_boot(event: dict[str, Any], boot_id: str, booted: float | None) -> bo
     return booted is not None and event["epoch"] < booted
 
 
-def current_drains(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The drains since the node was last in service (its last pass or resume): the faults its drain stands on."""
-    found: list[dict[str, Any]] = []
-    for e in reversed(events):
-        if e["event"] in ("pass", "resume"):
-            break
+def in_service(event: dict[str, Any], since: float | None = None) -> bool:
+    """The event marks the node back in service: a resume, or a pass not recorded while Slurm held it drained (a job
+    step that began before the drain passes on a drained node: it returns nothing to service). A pass the prolog
+    recorded after a drain says what sinfo showed (`in_service` false: drained, or its state unread, `slurm_state`);
+    one without the field came with no drain before it. Given the drain before it (`since`), a pass of a run that
+    began before that drain ran beside it (another job's prolog, its line written after the drain's) and is none."""
+    if event["event"] == "resume":
+        return True
+    if event["event"] != "pass" or event.get("in_service", True) is not True:
+        return False
+    began = event.get("started")
+    began = began if isinstance(began, (int, float)) and not isinstance(began, bool) and math.isfinite(began) \
+        else event["epoch"]
+    return since is None or began >= since
+
+
+def last_in_service(events: list[dict[str, Any]]) -> int:
+    """The index of the last event that put the node back in service (in_service), -1 when none did."""
+    at, drained = -1, None
+    for i, e in enumerate(events):
         if e["event"] == "drain":
-            found.append(e)
-    return found[::-1]
+            drained = e["epoch"]
+        elif in_service(e, drained):
+            at = i
+    return at
+
+
+def stands_drained(events: list[dict[str, Any]]) -> bool:
+    """The history's last drain has no return to service after it (in_service)."""
+    return any(e["event"] == "drain" for e in events[last_in_service(events) + 1:])
+
+
+def current_drains(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The drains since the node was last in service (last_in_service): the faults its drain stands on."""
+    return [e for e in events[last_in_service(events) + 1:] if e["event"] == "drain"]
 
 
 def last_drain(events: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -35,12 +35,14 @@ def _close(cfg: Config, text: str) -> None:
     cfg.closing = text
 
 
-def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None) -> None:
-    """One event in the node's history, with the boot it ran in (a hang streak ends at a reboot: history.streak)."""
+def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[str, Any] | None = None,
+          now: float | None = None) -> None:
+    """One event in the node's history, with the boot it ran in (a hang streak ends at a reboot: history.streak);
+    stamped `now` (default the time it is written)."""
     clock = kernlog.host_clock(cfg.proc)      # uptime: where a run stands in its boot whatever the wall clock says
     extra = {"boot_id": clock.boot_id or None, "uptime": _up(clock.uptime), "started_up": _up(cfg.started_up),
              "started": round(cfg.started, 3) if cfg.started is not None else None, **(extra or {})}
-    if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, extra=extra):
+    if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, now=now, extra=extra):
         _say(problem)
 
 

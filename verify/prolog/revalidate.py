@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..shared import gpuunits
 from ..shared.inforom import said as inforom_corrupted
 from . import history, kernlog, repair, slurm
 from .config import Config, Interrupted
-from .deadline import Overran
+from .deadline import Deadline, Overran
 from .notes import _close, _note, _out, _report_gpus, _say, report_mig
 from .repair import repair_problem
 from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed
@@ -33,6 +34,11 @@ STOPPED_S = 5.0                 # sinfo's time to tell whether a resume cut shor
 # repair is seen in the ECC counts read again, so a GPU whose ECC is off (or set to go off at the next reset), or
 # whose InfoROM (where the counts and retirements are kept) is corrupted, proves none: its errors are not counted
 MEMORY_CODES = frozenset({"ECC_UNCORRECTABLE", "ROW_REMAP_FAILED", "RETIREMENT_PENDING"})
+# faults that come and go: a wrong result or bits that differ on repeat (SDC), NVLink errors, an Xid only the kernel
+# log showed (Xid 48's double-bit error filed as XID_HISTORY). One passing preflight is one draw, no repair proven: the
+# node returns only after cfg.return_passes in a row (--return-passes), NVSentinel's rule that a node is returned
+# once its check stays healthy, not on one healthy sample
+INTERMITTENT_CODES = frozenset({"SDC_MISMATCH", "KERNEL_FAILED", "NCCL_WRONG_RESULT", "NVLINK_ERRORS"}) | KERNLOG_CODES
 
 
 def kernel_log_cause(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
@@ -148,13 +154,8 @@ def _resumed_after(events: list[dict[str, Any]], drain: dict[str, Any]) -> dict[
 
 
 def flagged_since_service(events: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The last `inspect` the gate recorded since the node was last in service (its last pass or resume), or None."""
-    for e in reversed(events):
-        if e["event"] in ("pass", "resume"):
-            return None
-        if e["event"] == "inspect":
-            return e
-    return None
+    """The last `inspect` the gate recorded since the node was last in service (history.last_in_service), or None."""
+    return next((e for e in reversed(events[history.last_in_service(events) + 1:]) if e["event"] == "inspect"), None)
 
 
 def _flapped(cfg: Config, events: list[dict[str, Any]]) -> str | None:
@@ -289,6 +290,39 @@ def _proven(cfg: Config, verdict: Verdict, report: dict[str, Any] | None, info: 
     return verdict
 
 
+def passes_needed(cfg: Config) -> int:
+    """Passing preflights in a row this drain's return to service needs: cfg.return_passes for an intermittent fault
+    (INTERMITTENT_CODES, or any drain that stood on kernel-log evidence), else one."""
+    return cfg.return_passes if cfg.drained_codes & INTERMITTENT_CODES or cfg.kernel_log_cause else 1
+
+
+def _assessed(cfg: Config, assess: Assess, info: dict[str, str] | None) -> tuple[Verdict, dict[str, Any] | None,
+                                                                                 dict[str, int]]:
+    """The preflight, proven (_proven), run passes_needed times while it passes, each under the prolog's own cap
+    (--budget + --grace: the whole run's cap is that times --return-passes); the first that does not pass is the
+    verdict, so a fault that comes back on the third run keeps the node drained."""
+    outer, need = cfg.deadline, passes_needed(cfg)
+    codes = ", ".join(sorted(cfg.drained_codes & INTERMITTENT_CODES) or [str(cfg.kernel_log_cause)])
+    try:
+        for n in range(1, need + 1):
+            cfg.deadline = Deadline(min(cfg.budget + cfg.grace_s, outer.left()), outer.clock)
+            verdict, report, xids = assess(cfg)
+            verdict = _proven(cfg, verdict, report, info)
+            if verdict.kind != PASS:
+                if n > 1:
+                    verdict = replace(verdict, summary=f"{verdict.summary} (after {n - 1} passing run(s) of the "
+                                      f"{need} in a row a drain for {codes} needs)")
+                break
+            if n < need:
+                _say(f"preflight {n} of {need} passes: drained for {codes}, a fault that comes and goes; return to "
+                     f"service needs {need} passes in a row (--return-passes, TORCHIMAGES_RETURN_PASSES)")
+            elif need > 1:
+                verdict = replace(verdict, summary=f"{verdict.summary} ({need} passes in a row)")
+    finally:
+        cfg.deadline = outer
+    return verdict, report, xids
+
+
 def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[str, Any] | None, dict[str, int]]:
     """The return to service of cfg.node; `assess` is the gate's own (cli.assess: the kernel log, verify, its
     confirmation)."""
@@ -312,8 +346,7 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         # the kernel log since the repair is read whole, not the gate's lookback (24 h): an Xid logged two days after
         # the repair reboot, the node drained all weekend, is the fault back all the same
         cfg.lookback_s = max(cfg.lookback_s, uptime + 60)
-    verdict, report, xids = assess(cfg)
-    verdict = _proven(cfg, verdict, report, info)
+    verdict, report, xids = _assessed(cfg, assess, info)
     _out(verdict.line())          # never raises: a print that failed never skips the resume's refusal
     if verdict.kind != PASS:
         status = EXIT_FAULT if verdict.drains else EXIT_NOT_ASSESSED

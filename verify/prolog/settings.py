@@ -28,7 +28,8 @@ from . import statefile
 
 FILE = "settings"
 CAP = 64 * 1024                     # a settings file is a few lines: more is no settings file
-KNOBS = ("TORCHIMAGES_BREAKER", "TORCHIMAGES_HANG_RUNS", "TORCHIMAGES_METRICS_DIR", "TORCHIMAGES_CLOCK_SKEW")
+KNOBS = ("TORCHIMAGES_BREAKER", "TORCHIMAGES_HANG_RUNS", "TORCHIMAGES_METRICS_DIR", "TORCHIMAGES_CLOCK_SKEW",
+         "TORCHIMAGES_RETURN_PASSES")
 STATE_KNOB = "TORCHIMAGES_STATE_DIR"     # where this file is: never in it
 
 
