@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, XID79, _gpu, _report, _verify_writes, history_events, install_fake
-from verify.prolog import cli, kernlog, verifyrun
+from verify.prolog import cli, kernlog, settings, verifyrun
 
 SINFO_SH = """#!/bin/sh
 for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "${f##*/}" "$(cat "$f")"; done
@@ -114,3 +114,20 @@ def test_the_search_path_is_the_system_s_in_a_step_and_without_one_the_operator_
     (prefix / "bin").chmod(0o777)           # a folder anyone can write is no slurmd's prefix
     with verifyrun.system_path(bare, False, {"SLURM_CONF": str(prefix / "etc" / "slurm.conf")}):
         assert bare["PATH"].split(os.pathsep) == list(verifyrun.SYSTEM_PATH)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("body", ["\ufeffTORCHIMAGES_BREAKER=0.5\n", "TORCHIMAGES_BREAKER=0.5   # half, for the pilot\n",
+                                  "export TORCHIMAGES_BREAKER=0.5\t# a tab before the comment\r\n"])
+def test_slurm_prolog_semantics_a_settings_file_is_read_as_the_shell_reads_it(tmp_path, body):
+    """The operator's settings file, written as /etc/default's shell lines, with a comment after a value or by an
+    editor that starts it with a byte-order mark, was CONFIG_ERROR: every prolog of the fleet ungated (NVSentinel's
+    breaker and checker rule off) for a line the shell reads as the operator meant. A quoted value keeps its `#`."""
+    state = tmp_path / "state"
+    state.mkdir()
+    state.chmod(0o755)
+    (state / "settings").write_text(body, encoding="utf-8")
+    (state / "settings").chmod(0o644)
+    assert settings.read(str(state)) == ({"TORCHIMAGES_BREAKER": "0.5"}, [])
+    (state / "settings").write_text("TORCHIMAGES_METRICS_DIR='/srv/prom #1'\n")
+    assert settings.read(str(state))[0] == {"TORCHIMAGES_METRICS_DIR": "/srv/prom #1"}
