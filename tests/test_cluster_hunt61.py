@@ -131,3 +131,24 @@ def test_slurm_prolog_semantics_a_settings_file_is_read_as_the_shell_reads_it(tm
     assert settings.read(str(state)) == ({"TORCHIMAGES_BREAKER": "0.5"}, [])
     (state / "settings").write_text("TORCHIMAGES_METRICS_DIR='/srv/prom #1'\n")
     assert settings.read(str(state))[0] == {"TORCHIMAGES_METRICS_DIR": "/srv/prom #1"}
+
+
+@pytest.mark.unit
+def test_slurm_prolog_semantics_slurm_is_found_beside_the_slurmd_that_started_the_prolog(tmp_path):
+    """A configless node's SLURM_CONF is slurmd's cache (/run/slurm/conf/slurm.conf): no prefix there. The slurmd
+    that started Prolog= is the prolog's parent: <its prefix>/bin holds that Slurm's sinfo and scontrol."""
+    prefix = tmp_path / "slurm-23.11"
+    for folder in (prefix / "sbin", prefix / "bin"):
+        folder.mkdir(parents=True)
+    for folder in (tmp_path, prefix, prefix / "bin"):
+        folder.chmod(0o755)
+    proc = tmp_path / "proc" / str(os.getppid())
+    proc.mkdir(parents=True)
+    (proc / "exe").symlink_to(prefix / "sbin" / "slurmd")
+    bare: dict[str, str] = {}
+    with verifyrun.system_path(bare, False, {"SLURM_CONF": "/run/slurm/conf/slurm.conf"}, proc=str(tmp_path / "proc")):
+        assert bare["PATH"].split(os.pathsep) == [str(prefix / "bin"), *verifyrun.SYSTEM_PATH]
+    (proc / "exe").unlink()
+    (proc / "exe").symlink_to(prefix / "sbin" / "bash")       # not slurmd: a shell's prefix is no Slurm's
+    with verifyrun.system_path(bare, False, {}, proc=str(tmp_path / "proc")):
+        assert bare["PATH"].split(os.pathsep) == list(verifyrun.SYSTEM_PATH)
