@@ -152,3 +152,32 @@ def test_slurm_prolog_semantics_slurm_is_found_beside_the_slurmd_that_started_th
     (proc / "exe").symlink_to(prefix / "sbin" / "bash")       # not slurmd: a shell's prefix is no Slurm's
     with verifyrun.system_path(bare, False, {}, proc=str(tmp_path / "proc")):
         assert bare["PATH"].split(os.pathsep) == list(verifyrun.SYSTEM_PATH)
+
+
+@pytest.mark.unit
+def test_a_trust_folder_s_large_file_is_never_read_whole(tmp_path, monkeypatch):
+    """Files the tooling reads are hostile (class 8): a TRUST folder's file named .pem that is no key (a log, a
+    bundle of gigabytes) was read whole before it was cut to a key's size. At most a key's size is read now, and a
+    file past it is no public key; the folder's keys are still believed."""
+    from scripts.publish import signing
+    _, public, _ = signing.keygen(tmp_path / "keys", "ed25519")
+    big = public.parent / "huge.pem"
+    with big.open("wb") as handle:
+        handle.write(b"-----BEGIN PUBLIC KEY-----\n")
+        handle.truncate(256 << 20)          # sparse: 256 MiB on paper, nothing on disk
+    reads: list[int] = []
+    real_open = type(big).open
+
+    def counting_open(self, *a, **kw):
+        handle = real_open(self, *a, **kw)
+        real_read = handle.read
+
+        def read(size=-1):
+            data = real_read(size)
+            reads.append(len(data))
+            return data
+        handle.read = read
+        return handle
+    monkeypatch.setattr(type(big), "open", counting_open)
+    assert [t.keyid for t in signing.load_trust([public.parent])] == [signing.load_trust([public])[0].keyid]
+    assert reads and max(reads) <= (64 << 10) + 1, reads
