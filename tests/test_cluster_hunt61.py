@@ -13,10 +13,11 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, XID79, _gpu, _report, _verify_writes, history_events, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, XID79, _gpu, _report, history_events, install_fake
 from verify.prolog import cli, kernlog, settings, verifyrun
 
 SINFO_SH = """#!/bin/sh
@@ -86,9 +87,16 @@ def test_slurm_step_semantics_a_job_s_journalctl_never_answers_for_the_kernel_lo
         seen.append(argv[0])
         return None, f"{argv[0]}: not run"
     monkeypatch.setattr(kernlog, "_run", spy)
-    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    paths: list[str] = []
+
+    def verify_runs(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        paths.append(os.environ["PATH"])           # what verify and its checks inherit
+        Path(cmd[cmd.index("--json") + 1]).write_text(json.dumps(_report(_gpu())))
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", verify_runs)
     status = cli.main(["--state-dir", str(tmp_path / "state")], {**STEP_ENV, "PATH": job_path})
     assert seen and not any(s.startswith(str(job_bin)) for s in seen), seen
+    assert paths and all(str(job_bin) not in p for p in paths), paths
     assert fake.nodes["n1"][0] == "idle" and status == 0, (status, history_events(tmp_path))
     assert os.environ["PATH"] == job_path
 
