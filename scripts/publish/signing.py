@@ -124,8 +124,14 @@ def load_trust(items: Iterable[Path]) -> list[Trusted]:
             files = sorted(p for p in item.iterdir() if p.suffix in (".pub", ".pem") and p.is_file())
             keys = []
             for path in files:
-                data = path.read_bytes()[: 64 << 10]
-                if b"PUBLIC KEY-----" in data:
+                # at most a key's size read: a large file in the folder (a log, an image named .pem) was read whole
+                # before it was cut, its size in memory; one past it is no public key
+                try:
+                    with path.open("rb") as handle:
+                        data = handle.read((64 << 10) + 1)
+                except OSError as exc:
+                    raise UserError(f"TRUST: {path} cannot be read ({exc.strerror or exc})") from None
+                if len(data) <= 64 << 10 and b"PUBLIC KEY-----" in data:
                     keys.append(Trusted(_public_key(data, f"TRUST: {path}"), str(path)))
             if not keys:
                 raise UserError(f"TRUST={item}: no public key (*.pub, *.pem) in this folder")

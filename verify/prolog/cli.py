@@ -73,7 +73,7 @@ from .verdict import (
 from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
 from .verifyrun import _run_verify as _run_verify
 from .verifyrun import _verify_env as _verify_env
-from .verifyrun import drop_job_settings, drop_test_hooks, hooks_allowed, load_report
+from .verifyrun import drop_job_settings, drop_test_hooks, hooks_allowed, load_report, system_path
 from .verifyrun import verify_command as verify_command
 
 KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
@@ -352,7 +352,8 @@ def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
                          "node; as Prolog= its refusals would drain every node a job starts on: remove it there")
     disarm = arm(cfg.deadline.left() + STOP_S)    # the backstop: whatever still runs then is stopped
     try:
-        return _gate(cfg, args, started)
+        with system_path(os.environ, cfg.job_env, env):     # sinfo, scontrol, journalctl: never the job's, found
+            return _gate(cfg, args, started)
     finally:
         disarm()
         slurm.limit = None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import errno
 import os
+import re
 import stat
 from collections.abc import Mapping
 
@@ -78,7 +79,7 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
     if tail.size > CAP:
         raise ValueError(f"{path} holds {tail.size} bytes, more than any settings file ({CAP} at most): not read")
     values: dict[str, str] = {}
-    for number, line in enumerate(tail.text.splitlines(), 1):
+    for number, line in enumerate(tail.text.removeprefix("\ufeff").splitlines(), 1):    # an editor's byte-order mark
         text = line.strip()
         if not text or text.startswith("#"):
             continue
@@ -87,6 +88,8 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
         value = value.strip()
         if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
+        elif value[:1] not in "'\"":
+            value = re.split(r"\s#", value, maxsplit=1)[0].strip()   # `X=0.2  # ten %`: the shell's comment, not the value
         if not sep or name not in KNOBS:
             near = difflib.get_close_matches(name.upper(), KNOBS, n=1, cutoff=0.8)
             hint = f"did you mean {near[0]}? " if near else ""

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 from .. import strictjson
@@ -133,6 +134,57 @@ def drop_job_settings(environ: Any, job: bool) -> None:
         verify_own = key.startswith("VERIFY_") and not key.startswith("VERIFY_TEST_")
         if group or (job and (key in JOB_SETTINGS or verify_own or key.startswith(JOB_PREFIXES))):
             del environ[key]
+
+
+# Slurm's prolog semantics: Prolog= runs with no search path ("for security reasons, these programs do not have a
+# search path set": SchedMD's Prolog and Epilog Guide), so sinfo, scontrol and journalctl were looked up in /bin:/usr/bin
+# alone (Python's fallback): a Slurm built from source (/usr/local/bin) or under /opt/slurm (AWS ParallelCluster) had
+# no sinfo there, the breaker could not count, and every host fault was "not drained". A job's step runs with the
+# job's PATH: a `sinfo` or `journalctl` of its own answered for Slurm and the kernel log. Those two get, under Prolog=,
+# the prefix of the slurmd that started it first (the Slurm that slurmd is), then the system's folders (the shells'
+# default, sudo's secure_path) and Slurm's usual prefix; an operator's PATH (by hand, `make undrain`) is kept.
+SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/opt/slurm/bin")
+
+
+def _root_folder(path: str) -> bool:
+    """A folder only root or this user can write (slurmd's prefix: no job's)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return os.path.isdir(path) and info.st_uid in (0, os.geteuid()) and not info.st_mode & 0o022
+
+
+def slurm_folders(env: Any, proc: str = "/proc") -> list[str]:
+    """Under Prolog=, where slurmd's Slurm is: <prefix>/bin beside the slurmd that started us (its /proc exe: a
+    configless node's SLURM_CONF is slurmd's cache, no prefix) and beside slurmd's SLURM_CONF (<prefix>/etc)."""
+    places = []
+    try:
+        exe = os.readlink(os.path.join(proc, str(os.getppid()), "exe"))
+        if os.path.basename(exe) in ("slurmd", "slurmstepd"):
+            places.append(os.path.join(os.path.dirname(os.path.dirname(exe)), "bin"))
+    except OSError:
+        pass
+    conf = env.get("SLURM_CONF", "")
+    if os.path.isabs(conf):
+        places.append(os.path.join(os.path.dirname(os.path.dirname(conf)), "bin"))
+    return [p for i, p in enumerate(places) if p not in places[:i] and _root_folder(p)]
+
+
+@contextlib.contextmanager
+def system_path(environ: Any, job: bool, env: Any, proc: str = "/proc") -> Iterator[None]:
+    """environ's PATH, while the prolog runs, set to the system's folders where it is a job's or there is none."""
+    before = environ.get("PATH")
+    if job or not (before or "").strip():
+        first = [] if job else slurm_folders(env, proc)
+        environ["PATH"] = os.pathsep.join([*first, *(f for f in SYSTEM_PATH if f not in first)])
+    try:
+        yield
+    finally:
+        if before is None:
+            environ.pop("PATH", None)
+        else:
+            environ["PATH"] = before
 
 
 def _verify_env(env: Any) -> dict[str, str]:
