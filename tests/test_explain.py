@@ -167,6 +167,9 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "h100-x8-gpustack-detect-fail-open-xid119-gsp-rpc-timeout-then-xid154-reset-required-err-na": "translator: gpu "
         "fail GPU_RESET_REQUIRED (host); the excerpt is the maintainer's sentence about Xids 119 and 154, no line a tool "
         "printed: not recognised (its facts, read from the sentence, agree)",
+    "tesla-k80-gce-install-gpu-driver-py-pulls-newest-driver-nvidia-smi-couldnt-communicate-k80-only-up-to-470":
+        "nvidia-smi's `couldn't communicate` alone stays 'no GPU visible', as its translation; the K80 and the driver "
+        "branch that dropped it are the title and a commenter's guess",
     "docker-container-dev-infiniband-via-device-without-ipc-lock-ucx-info-ibv-create-cq-enomem-mscclpp": "translator: fabric "
         "fail FABRIC_MEMLOCK_LOW (job: a container without IPC_LOCK, in the prose); verify: the UCX line alone shows no "
         "container: the node's limit (host)",

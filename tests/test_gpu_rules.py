@@ -668,6 +668,18 @@ KNOWN_MISMATCHES = {
     "h100-nd96isr-v5-aks-nccl-validator-node-7-of-8-gpus-nvrm-probe-failed-000a-00-00-0": "the facts hold 7 devices "
         "of 8 with no health field; the driver's `probe routine failed` line that makes it the host's is in no field of "
         "the translation (`driver_errors` null); `verify explain` reads it and agrees",
+    # Sixtieth batch (tests/test_judges_fix60.py): the line that decides it had no field when it was translated.
+    "tesla-k80-p2-xlarge-nvrm-supported-through-470xx-legacy-drivers-510.47.03-will-ignore-this-gpu-no-nvidia-gpu-found":
+        "the facts hold the driver's version alone; the legacy notice that makes it the host's is in no field of the "
+        "translation (`driver_errors` null, before `legacy_gpu`); `verify explain` reads it and agrees",
+    "tesla-m2070-fgi-era-nodes-nvrm-supported-through-390xx-legacy-drivers-396.26-will-ignore-this-gpu": "as the K80 "
+        "one: the driver's version alone; the 390.xx legacy notice is read by `verify explain` (`legacy_gpu`)",
+    "geforce-gtx-960m-windows-pytorch-0.3.1-found-gpu0-cuda-capability-5.0-no-longer-supports-this-gpu-too-old":
+        "the facts hold the capability alone (no arch list, `cuda_errors` null); torch's `too old` warning that "
+        "makes it the build's is read by `verify explain` (a CudaError) and agrees",
+    "tesla-k80-gce-install-gpu-driver-py-pulls-newest-driver-nvidia-smi-couldnt-communicate-k80-only-up-to-470":
+        "nvidia-smi's `couldn't communicate` alone stays 'no GPU visible' (as gce-vm-nvidia-smi-couldnt-communicate-"
+        "...); the K80 and a driver branch that dropped it are the title and a commenter's guess, in no field",
     "docker-container-dev-infiniband-via-device-without-ipc-lock-ucx-info-ibv-create-cq-enomem-mscclpp": "the same class as "
         "spark-rapids-...: a pinning ENOMEM alone; the container and its missing IPC_LOCK are in the poster's prose",
     # Thirty-second and thirty-fifth batches: what decides it is in no field of the facts, or the rule kept.

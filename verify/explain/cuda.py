@@ -102,13 +102,23 @@ _RUNTIME = re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUD
                       r"cuda runtime error \(\d+\)", re.IGNORECASE)
 
 
+# cudaGetErrorString's words alone as the whole line (Torch7's and many programs' `fprintf(stderr, "%s\n",
+# cudaGetErrorString(err))`, a log quoted without its prefix): only the strings of a running program's errors no other
+# tool prints (a bare `out of memory` or `unknown error` is as often the kernel's or any program's)
+_BARE = re.compile(r"^\W*(?:uncorrectable ECC error encountered|uncorrectable NVLink error detected during the "
+                   r"execution|an illegal memory access was encountered|an illegal instruction was encountered|"
+                   r"unspecified launch failure|device-side assert triggered|misaligned address)\W*$", re.IGNORECASE)
+
+
 @functools.lru_cache(maxsize=2)
 def _runtime_lines(text: str) -> tuple[str, ...]:
     rows: dict[str, None] = {}
     for line in text.splitlines():
         # a line that merely mentions the error (a README, a commit, a program's source) is no program's error
         # (its first few: a line holds one error, a hostile one thousands)
-        if not any(said(line, m.start()) for m in itertools.islice(_RUNTIME.finditer(line), 8)) or _is_refusal(line):
+        printed_error = _BARE.match(line) or any(said(line, m.start())
+                                                 for m in itertools.islice(_RUNTIME.finditer(line), 8))
+        if not printed_error or _is_refusal(line):
             continue
         decoded = named(line) or decode(line)
         if decoded is not None and not decoded.refusal:

@@ -4,10 +4,18 @@ later, torch/cuda/__init__.py `_check_capability`/`_check_cubins`):
     NVIDIA GeForce RTX 5080 with CUDA capability sm_120 is not compatible with the current PyTorch installation.
     The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.
 
+and its older warning of a GPU below every architecture of the build (0.3.1 on, `_check_capability`):
+
+    Found GPU0 Tesla K80 which is of cuda capability 3.7.
+    PyTorch no longer supports this GPU because it is too old.
+    The minimum cuda capability supported by this library is 5.0.
+
 Into the gpu facts' `devices` (each GPU it names, with its capability), `capabilities` and `arch_list` (the build's
 list as torch printed it): the judge decides by CUDA's compatibility rules (verify/checks/gpu/gpuarch.py) whether
 any code of that list runs on the GPU, as it does for a live run. The warning's own words are not the verdict: only
-with both lines is anything read. A line that quotes the warning in prose (verify/explain/said.py) is none."""
+with both lines is anything read. The older warning prints no list: its `too old` line is recorded as the program's
+error (`cuda_errors`, torch's index), which verify/shared/cuda_errors.py decodes (a GPU below every architecture of
+the build runs none of its code). A line that quotes either warning in prose (verify/explain/said.py) is none."""
 from __future__ import annotations
 
 import re
@@ -42,13 +50,36 @@ def _warnings(text: str) -> list[tuple[str, str, list[str]]]:
     return found
 
 
+_FOUND = re.compile(r"Found GPU(?P<index>\d+) (?P<name>[^\n]{1,120}?) which is of cuda capability (?P<cc>\d+\.\d+)",
+                    re.IGNORECASE)
+_TOO_OLD = re.compile(r"PyTorch no longer supports this GPU because it is too old", re.IGNORECASE)
+
+
+def _too_old(text: str) -> list[tuple[int, str, str, str]]:
+    """(torch index, GPU name, capability, the `too old` line) for each older warning printed whole."""
+    lines = text.splitlines()
+    found: list[tuple[int, str, str, str]] = []
+    for n, line in enumerate(lines):
+        m = _FOUND.search(line)
+        if not m or mentioned(line, m.start()):
+            continue
+        old = next((x for x in lines[n:n + 1 + _NEAR] if _TOO_OLD.search(x)), None)
+        if old is not None:
+            found.append((int(m.group("index")), m.group("name").strip(), m.group("cc"), old.strip()[:300]))
+    return found
+
+
 def detect(text: str) -> bool:
-    return "with the current PyTorch installation" in text and bool(_warnings(text))
+    return ("with the current PyTorch installation" in text and bool(_warnings(text))) or \
+        ("because it is too old" in text and bool(_too_old(text)))
 
 
 def parse(text: str) -> dict[str, Any]:
     warned = list(dict.fromkeys((name, cc) for name, cc, _ in _warnings(text)))
     arch_list = _warnings(text)[0][2] if warned else None
+    old = _too_old(text)
+    warned += [(name, cc) for _, name, cc, _ in old if (name, cc) not in warned]
     # torch warns once per GPU model (Python's warnings repeat no message): one device per model it names
     return {"torch": None, "devices": [{"index": None, "name": name, "cc": cc} for name, cc in warned] or None,
-            "capabilities": [cc for _, cc in warned] or None, "arch_list": arch_list}
+            "capabilities": [cc for _, cc in warned] or None, "arch_list": arch_list,
+            **({"cuda_errors": [{"index": index, "text": line} for index, _, _, line in old]} if old else {})}

@@ -52,6 +52,18 @@ ARCH_GAP = Decoded("ARCH_NOT_IN_BUILD", "image", "the build has no code for this
                    said="CUDA cannot run this build's kernels on this GPU")
 
 
+# torch's start-up warning (torch/cuda/__init__.py `_check_capability`, 0.3.1 on): `Found GPU0 Tesla K80 which is of
+# cuda capability 3.7. / PyTorch no longer supports this GPU because it is too old.` (from 1.x on `The minimum cuda
+# capability supported by this library is 5.0.`, the least of get_arch_list()): the GPU is below every architecture
+# of the build, so by CUDA's rules none of its code runs there (SASS needs the same major, PTX a GPU at least as new).
+# No refusal: CUDA starts, and the first kernel fails; the build is the image's, as 209 is.
+TOO_OLD = Decoded("ARCH_NOT_IN_BUILD", "image", "torch says its build no longer supports this GPU because it is too "
+                  "old: the GPU's compute capability is below every architecture the build carries, so no code of it "
+                  "runs there", "Use a torch build that still carries this GPU's architecture (an older release, or "
+                  "one built from source with TORCH_CUDA_ARCH_LIST naming it), or move the job to newer GPUs.",
+                  refusal=False, said="torch's build carries no code for this GPU")
+
+
 # 2: the GPU's memory ran out for this process (cudaErrorMemoryAllocation; torch's "CUDA out of memory. Tried to
 # allocate ..."; NCCL's `Cuda failure 'out of memory'` allocating its buffers). The job's use of the memory (or other
 # processes on its GPUs) on a healthy GPU: a memory the GPU lost shows as ECC, retired pages or remaps in the facts.
@@ -164,6 +176,7 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
                       r"cudaErrorSymbolNotFound|named symbol not found|cudaErrorInvalidDeviceFunction|"
                       r"invalid device function|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_IMAGE|"
                       r"device kernel image is invalid", re.IGNORECASE), ARCH_GAP),
+    (None, re.compile(r"PyTorch no longer supports this GPU because it is too old", re.IGNORECASE), TOO_OLD),
     # by name and words only: `Error 2` is as often errno's ENOENT or ncclSystemError's number
     (None, re.compile(r"cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|OutOfMemoryError|\bout of memory\b|"
                       r"\bCUDA (?:error|failure):? 2\b", re.IGNORECASE), OUT_OF_MEMORY),

@@ -205,6 +205,13 @@ _PROBE_NOT_CALLED = re.compile(r"NVRM: The NVIDIA probe routine was not called f
 # not map or enable): the driver probed GPUs on the bus and binds none of them. Recorded as the status PROBE_FAILED.
 PROBE_FAILED = "probe_failed"
 _PROBE_FAILED = re.compile(r"NVRM: The NVIDIA probe routine failed for (\d+) device\(s\)")
+# nv.c's legacy notice, five lines of one message: `NVRM: The NVIDIA Tesla K80 GPU installed in this system is` /
+# `NVRM:  supported through the NVIDIA 470.xx Legacy drivers. Please` / ... / `The 510.47.03 NVIDIA driver will ignore`
+# / `NVRM:  this GPU.  Continuing probe...`: a driver branch that dropped the GPU, which is on the bus and bound to
+# nothing. Its second line names the branch that supports it: recorded (once per notice) as the status LEGACY_GPU.
+LEGACY_GPU = "legacy_gpu"
+_LEGACY_GPU = re.compile(r"NVRM:(?:\s+|.*installed in this system is\s+)supported through the NVIDIA (\S+) Legacy "
+                         r"drivers", re.IGNORECASE)
 
 
 # The kernel refusing to load the driver's module for its signature (modprobe: `could not insert 'nvidia': Key was
@@ -228,6 +235,12 @@ def probe_failed(line: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def legacy_gpu(line: str) -> str | None:
+    """The legacy branch (`470.xx`) that supports a GPU this driver ignores, from its notice; None where not it."""
+    m = _LEGACY_GPU.search(line)
+    return m.group(1).rstrip(".,") if m else None
+
+
 def probe_not_called(line: str) -> int | None:
     """How many NVIDIA devices another kernel driver holds, from the driver's line; None where the line is not it."""
     m = _PROBE_NOT_CALLED.search(line)
@@ -237,13 +250,16 @@ def probe_not_called(line: str) -> int | None:
 def rm_status(line: str) -> tuple[str, int | None] | None:
     """(status name, number) an NVRM line names: `[NV_ERR_X] (0x..)` in any line, `RmInitAdapter failed! (step:status:
     line)`'s status, or `status=0x..` where the number is one RM_STATUS lists; the probe another driver kept from
-    the GPUs as PROBE_NOT_CALLED, a probe that failed as PROBE_FAILED; None otherwise."""
+    the GPUs as PROBE_NOT_CALLED, a probe that failed as PROBE_FAILED, a GPU only a legacy branch supports as
+    LEGACY_GPU; None otherwise."""
     if "NVRM" not in line:
         return None
     if probe_not_called(line) is not None:
         return PROBE_NOT_CALLED, None
     if probe_failed(line) is not None:
         return PROBE_FAILED, None
+    if legacy_gpu(line) is not None:
+        return LEGACY_GPU, None
     named = _RM_NAMED.search(line)
     if named:
         return named.group(1), int(named.group(2), 16) if named.group(2) else None

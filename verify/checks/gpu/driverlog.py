@@ -9,12 +9,14 @@ from ...facts import DriverError
 from ...findings import Findings
 from ...result import FAIL
 from ...shared.xidcatalog import (
+    LEGACY_GPU,
     MODULE_REJECTED,
     PROBE_FAILED,
     PROBE_NOT_CALLED,
     RM_INIT_FAILED,
     RM_INIT_RESET,
     RM_STATUS,
+    legacy_gpu,
     module_rejected,
     probe_failed,
     probe_not_called,
@@ -31,6 +33,7 @@ def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
     unbound: list[DriverError] = []
     rejected: list[DriverError] = []
     refused: list[DriverError] = []
+    legacy: list[DriverError] = []
     for e in (e for e in events if isinstance(e, dict)):
         if e.get("status") == MODULE_REJECTED or module_rejected(str(e.get("text") or "")):
             rejected.append(e)
@@ -40,10 +43,13 @@ def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
             unbound.append(e)
         elif e.get("status") == PROBE_FAILED or probe_failed(str(e.get("text") or "")) is not None:
             refused.append(e)
+        elif e.get("status") == LEGACY_GPU or legacy_gpu(str(e.get("text") or "")) is not None:
+            legacy.append(e)
         elif str(e.get("status")) in RM_STATUS:
             seen[str(e["status"])] = seen.get(str(e["status"]), 0) + 1
     _init_failures(init, found)
     _unbound(unbound, found)
+    _legacy(legacy, found)              # the cause, before the probe's failure it leads to
     _probe_failed(refused, found)
     _rejected(rejected, found)
     for status, n in seen.items():
@@ -89,6 +95,21 @@ def _unbound(events: list[DriverError], found: Findings) -> None:
               "Drain the node; blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in "
               "/etc/modprobe.d/), rebuild the initramfs, reboot and load the nvidia module; the node's GPUs must show "
               "in `nvidia-smi` before it takes work again.", "host")
+
+
+def _legacy(events: list[DriverError], found: Findings) -> None:
+    """nv.c's legacy notice (`supported through the NVIDIA 470.xx Legacy drivers ... The 510.47.03 NVIDIA driver will
+    ignore this GPU`): the installed driver branch dropped a GPU that is on the bus, so nothing reaches it: the host's
+    driver install (no job or image brings a GPU back the kernel driver ignores); once, naming the branches."""
+    if not events:
+        return
+    branches = sorted({b for e in events if (b := legacy_gpu(str(e.get("text") or "")))})
+    which = f"the NVIDIA {' / '.join(branches)} legacy drivers" if branches else "a legacy driver branch"
+    found.add(FAIL, "DRIVER_ERROR", f"the installed driver ignores GPU(s) on the bus that only {which} support "
+              " (`NVRM: ... supported through the NVIDIA ... Legacy drivers ... will ignore this GPU`): a "
+              "driver branch that dropped them, so NVML and CUDA do not list them", "Drain the node; install the "
+              f"branch that supports its GPUs ({which}, pinned for this node type) or retire the GPUs; `nvidia-smi` "
+              "must list them before the node takes work again.", "host")
 
 
 def _probe_failed(events: list[DriverError], found: Findings) -> None:

@@ -49,7 +49,9 @@ def _fails(decoded: Decoded) -> bool:
     """The GPU's fault (host), or the image's build refusing this GPU whatever the program does (a refusal): no run of
     that build can work here. The job's errors (out of memory, its kernels' faults) warn."""
     # 804's owner turns on the driver's facts (node.refusal), which this judge does not hold: it warns, as before
-    return decoded.owner == "host" or (decoded.owner == "image" and decoded.refusal and decoded is not FORWARD_COMPAT)
+    # a build without code for the GPU (no kernel image, torch's own `too old`) fails whether or not CUDA refused
+    return decoded.owner == "host" or (decoded.owner == "image" and (decoded.refusal or decoded.code == "ARCH_NOT_IN_BUILD")
+                                       and decoded is not FORWARD_COMPAT)
 
 
 def _refused(text: str, devices: list[NvmlDevice], found: Findings) -> None:
