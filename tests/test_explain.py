@@ -298,6 +298,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "gh200-2x1-nccl-ib-hca-mlx5-2-bootstrap-ib0-ipv6-link-local-on-one-node-bond0-on-the-other-stuck":
         "the log ends after the two ranks' bootstrap lines, with no error and no timeout: that the run stuck there "
         "is the poster's word, which its translation's error carries",
+    # Sixty-first and sixty-second batches (tests/test_judges_fix6162.py): the rule kept.
+    "sierra-compute-node-epilog-test-fails-cudagetdevicecount-initialization-error-after-job": "translator: gpu fail "
+        "DRIVER_ERROR (host, a reboot cures it: the post's prose); verify explain: a bare `initialization error` from "
+        "cudaGetDeviceCount, NVML not shown, is not decoded (a fork after CUDA started): warn, as its facts",
+    "arch-linux-driver-545.29.06-steam-headless-compose-runtime-nvidia-unknown-or-invalid-runtime-name": "translator: "
+        "gpu fail GPU_NOT_VISIBLE (job); verify explain: docker's refusal alone, the host's driver only in the poster's "
+        "platform line, so the node's GPUs are not shown: no GPU visible (job), a failure only where GPUs are expected",
 }
 
 

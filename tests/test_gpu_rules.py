@@ -795,6 +795,20 @@ KNOWN_MISMATCHES = {
     "a800-sxm4-2x8-ib-nccl-tests-below-ib-write-bw-solved-by-loading-nv-peer-memory":
         "peermem false alone (the poster's 'nv_peer_memory is not open'), the GPU module, kernel and adapters "
         "unknown: the dma-buf road is not ruled out, so GPUDirect RDMA off is not shown; the slow figures are screenshots",
+    # Sixty-first and sixty-second batches (tests/test_judges_fix6162.py): what decides it is outside the facts.
+    "sierra-compute-node-epilog-test-fails-cudagetdevicecount-initialization-error-after-job": "a bare "
+        "`initialization error` from cudaGetDeviceCount with NVML not recorded is not decoded (batch 47's rule: a "
+        "process forked after CUDA started meets it too): warn, no drain; the reboot that cures it and the other "
+        "nodes failing alike are the post's prose",
+    "arch-linux-driver-545.29.06-steam-headless-compose-runtime-nvidia-unknown-or-invalid-runtime-name": "docker's "
+        "refusal of the runtime name is in no field (the translator says so): the facts hold the driver's version "
+        "alone, nothing to judge",
+    "ubuntu-22.04-driver-550.120-bundlesdf-run-container-could-not-select-device-driver-capabilities-gpu": "docker's "
+        "refusal of `--gpus` is in no field (the translator says so): the facts hold the driver's version alone, "
+        "nothing to judge; `verify explain` of the excerpt reads the refusal beside the driver and agrees",
+    "windows-10-docker-titan-v-driver-451.67-gpus-2-could-not-select-device-driver-capabilities-gpu": "docker's "
+        "refusal of `--gpus` is in no field (the translator says so): the facts hold the driver's version alone, "
+        "nothing to judge; `verify explain` of the excerpt reads the refusal beside the driver and agrees",
 }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..checks.gpu.gpuidentity import norm_bus
 from . import (
+    containerrt,
     cuda,
     dcgm,
     dcgmdiag,
@@ -33,6 +34,7 @@ from . import (
     nvml,
     pasted,
     rendezvous,
+    slurmgres,
     smi,
     smilist,
     smiquery,
@@ -93,12 +95,14 @@ KINDS: tuple[Kind, ...] = (
     Kind("a segmentation fault in NCCL (its backtrace)", "nccl", ncclcrash.detect, ncclcrash.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("NVML initialisation or handle error", "gpu", nvml.detect, nvml.parse),
+    Kind("a container engine's GPU request refused (no NVIDIA runtime)", "gpu", containerrt.detect, containerrt.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("CUDA error of a running program", "gpu", cuda.detect_runtime, cuda.parse_runtime),
     Kind("torch's warning of a GPU not in its build", "gpu", torcharch.detect, torcharch.parse),
     Kind("a DataLoader out of /dev/shm", "train", loaderbus.detect, loaderbus.parse),
     Kind("torch's answers at a Python prompt", "gpu", torchrepl.detect, torchrepl.parse),
-    Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),       # names and UUIDs alone: after the rest
+    Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),
+    Kind("slurmd's GPUs autodetected through NVML", "gpu", slurmgres.detect, slurmgres.parse),       # names and UUIDs alone: after the rest
     Kind("torch.distributed rendezvous error", "nccl", rendezvous.detect, rendezvous.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
 )

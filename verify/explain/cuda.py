@@ -47,11 +47,17 @@ decode = functools.lru_cache(maxsize=256)(cuda_errors.decode)
 _INIT_TRACE = re.compile(r"\btorch\._C\._cuda_init\(\)|, in _lazy_init\b")
 
 
+# CUDA's first call answering with error 3's words and no number (a node test's `Failed during cudaGetDeviceCount:
+# initialization error`): CUDA refusing to start, recorded as printed; the catalog leaves it undecoded (a process
+# forked after CUDA started meets the same words), so the judge says so and names no cause
+_FIRST_CALL_BARE = re.compile(r"\b(?:cudaGetDeviceCount|cuInit)\b[^\n]{0,80}?\binitiali[sz]ation error\b", re.IGNORECASE)
+
+
 def _is_refusal(line: str, starting: bool = False) -> bool:
     decoded = named(line) or ((_REFUSAL.search(line) or _CUDA.search(line)) and decode(line))
     if decoded:
         return decoded.refusal or bool(_INIT.search(line)) or (starting and bool(_REFUSAL.search(line)))
-    return bool((_REFUSAL.search(line) or _CUDA.search(line)) and undecided(line))
+    return bool((_REFUSAL.search(line) or _CUDA.search(line)) and undecided(line)) or bool(_FIRST_CALL_BARE.search(line))
 
 
 def _mentioned(line: str) -> bool:

@@ -84,12 +84,48 @@ def _driver_answers(facts: GpuFacts) -> str:
     return f", while the node's driver {driver} answers (its GPUs are there)" if driver else ""
 
 
+# libnvidia-container's own wording (`nvidia-container-cli: initialization error: nvml error: driver not loaded`): the
+# toolkit's hook runs on the host, only for a container that asked for GPUs, and found the host's libnvidia-ml but no
+# NVIDIA kernel module: the node's driver is not loaded (not built for the running kernel, blocked, not installed).
+# No container started, so it is never a container without its devices; a process's own `NVMLError_DriverNotLoaded`
+# (or nvidia-smi's `couldn't communicate`) is not this rule.
+_TOOLKIT_NO_DRIVER = re.compile(r"(?:nvidia-container-cli\b.*|^\s*(?:initialization error: )?)nvml error: driver not "
+                                r"loaded", re.IGNORECASE)
+_NO_RUNTIME_FIX = ("Start it under the NVIDIA runtime: `docker run --gpus all` (or `--runtime=nvidia`); on Kubernetes "
+                   "give the pod the runtime that carries the NVIDIA hook (runtimeClassName nvidia, or the runtime the "
+                   "node's containerd or CRI-O gives pods, not Docker's default-runtime) and request nvidia.com/gpu. "
+                   "Where docker refuses the request (`could not select device driver`, `unknown or invalid runtime "
+                   "name: nvidia`), its daemon has no NVIDIA runtime: install the NVIDIA Container Toolkit, run "
+                   "`nvidia-ctk runtime configure --runtime=docker` and restart docker, or run where it is set up.")
+
+
+def _runtime_refused(facts: GpuFacts) -> tuple[str, str, Owner, str | None] | None:
+    """A fault the facts prove whatever was expected, before the process's own view: the toolkit's hook on the host
+    finding no driver loaded (host), or a process given neither the GPU devices nor libnvidia-ml on a node whose
+    driver answers (job: started without the NVIDIA runtime, or refused it by the daemon; never a drain)."""
+    error = facts.get("nvml_error")
+    if isinstance(error, str) and _TOOLKIT_NO_DRIVER.search(error):
+        return (f"the NVIDIA Container Toolkit's hook on the host could not initialise NVML ({error[:200]}): the "
+                "node's NVIDIA kernel module is not loaded, so no container on it gets a GPU",
+                "Drain the node; on the host, `lsmod | grep nvidia` and `dmesg`: load or rebuild the driver's module "
+                "for the running kernel (DKMS after a kernel update, nouveau blacklisted, Secure Boot's key), or "
+                "reinstall the driver, until `nvidia-smi` answers.", "host", "DRIVER_ERROR")
+    answers = _driver_answers(facts)
+    if answers and facts.get("nvml_library") is False and facts.get("device_nodes") is False:
+        return ("no /dev/nvidia* device nodes and no libnvidia-ml.so in this process" + answers + ": it was started "
+                "without the NVIDIA runtime, which injects the GPUs and the driver's libraries", _NO_RUNTIME_FIX,
+                "job", "GPU_NOT_VISIBLE")
+    return None
+
+
 def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner, str | None]:
     """(cause, remedy, owner, code) when no GPU is usable, in the order a user should look; the code is a fault the
     facts prove whether GPUs were expected or not (None: no GPU visible, a failure only where GPUs are expected)."""
     if facts.get("torch_cuda") == NONE:
         return ("this is a CPU build of torch (torch.version.cuda is None)",
                 ("Use a CUDA image of the matrix (e.g. a -cuda13.x- tag), or install a CUDA build of torch."), "image", None)
+    if shown := _runtime_refused(facts):
+        return shown
     if facts.get("device_nodes") is False:
         return ("no /dev/nvidia* device nodes: the container was started without GPUs",
                 ("Start it with `docker run --gpus all` (NVIDIA Container Toolkit installed on the host); on "
@@ -97,11 +133,7 @@ def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner, str | None]:
     answers = _driver_answers(facts)
     if facts.get("nvml_library") is False and answers and facts.get("device_nodes") is not True:
         return ("libnvidia-ml.so is not in this process" + answers + ": the process was started without the NVIDIA "
-                "runtime, which injects the GPUs and the driver's libraries",
-                "Start it under the NVIDIA runtime: `docker run --gpus all` (or `--runtime=nvidia`); on Kubernetes give "
-                "the pod the runtime that carries the NVIDIA hook (runtimeClassName nvidia, or the runtime the node's "
-                "containerd or CRI-O gives pods, not Docker's default-runtime) and request nvidia.com/gpu.", "job",
-                "GPU_NOT_VISIBLE")
+                "runtime, which injects the GPUs and the driver's libraries", _NO_RUNTIME_FIX, "job", "GPU_NOT_VISIBLE")
     if facts.get("nvml_library") is False:
         nodes = "/dev/nvidia* exist but " if facts.get("device_nodes") is True else ""
         return (f"{nodes}libnvidia-ml.so is missing: the container toolkit is not injecting the driver",
