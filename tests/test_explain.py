@@ -170,6 +170,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "tesla-k80-gce-install-gpu-driver-py-pulls-newest-driver-nvidia-smi-couldnt-communicate-k80-only-up-to-470":
         "nvidia-smi's `couldn't communicate` alone stays 'no GPU visible', as its translation; the K80 and the driver "
         "branch that dropped it are the title and a commenter's guess",
+    # Sixty-third batch: what decides it is in no field, or is prose.
+    "a100-x8-nvlink-nccl-tests-sendrecv-perf-128m-to-1g-195-gbs-busbw-zero-wrong":
+        "translator: nccl pass; verify explain reads nccl-tests' all-reduce family, not sendrecv_perf's table "
+        "(its busbw is its algbw): nothing to judge, never a pass",
+    "h100-all-reduce-perf-algbw-about-250-gbs-at-256m-read-as-poor-nvls-expected-275-at-peak":
+        "translator: nccl pass; the excerpt is the poster's sentences about the figures: not recognised",
+    "h100-sxm-x8-ngc-all-reduce-ring-365-370-gbs-nvls-480-gbs-at-eight-gpus-sharp-scaling-question":
+        "translator: nccl pass; the excerpt is the poster's sentences (the table is a screenshot): not recognised",
+    "h100-x8-and-b300-x8-nccl-2.30.4-nvls-off-on-busbw-370-to-480-gbs-utilisation-question":
+        "translator: nccl pass; the excerpt is the poster's sentences about the figures: not recognised",
     "docker-container-dev-infiniband-via-device-without-ipc-lock-ucx-info-ibv-create-cq-enomem-mscclpp": "translator: fabric "
         "fail FABRIC_MEMLOCK_LOW (job: a container without IPC_LOCK, in the prose); verify: the UCX line alone shows no "
         "container: the node's limit (host)",

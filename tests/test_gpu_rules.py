@@ -680,6 +680,19 @@ KNOWN_MISMATCHES = {
     "tesla-k80-gce-install-gpu-driver-py-pulls-newest-driver-nvidia-smi-couldnt-communicate-k80-only-up-to-470":
         "nvidia-smi's `couldn't communicate` alone stays 'no GPU visible' (as gce-vm-nvidia-smi-couldnt-communicate-"
         "...); the K80 and a driver branch that dropped it are the title and a commenter's guess, in no field",
+    # Sixty-third batch: what decides it is in no field, or is prose.
+    "a100-x8-nvlink-nccl-tests-sendrecv-perf-128m-to-1g-195-gbs-busbw-zero-wrong":
+        "the rows are sendrecv_perf's (busbw = algbw); FACTS.md's `sizes` are the all-reduce's, whose busbw is "
+        "algbw x 2(n-1)/n: read as such they contradict each other (FACTS_INVALID, never a pass); no field names "
+        "another collective",
+    "h100-all-reduce-perf-algbw-about-250-gbs-at-256m-read-as-poor-nvls-expected-275-at-peak":
+        "the figures are the poster's sentences (no nccl-tests row): no collective recorded, nothing to judge, "
+        "never a pass",
+    "h100-sxm-x8-ngc-all-reduce-ring-365-370-gbs-nvls-480-gbs-at-eight-gpus-sharp-scaling-question":
+        "the busbw figures are in a screenshot and the poster's sentences (no row): nothing to judge, never a "
+        "pass",
+    "h100-x8-and-b300-x8-nccl-2.30.4-nvls-off-on-busbw-370-to-480-gbs-utilisation-question":
+        "the busbw figures are the poster's sentences (no row): nothing to judge, never a pass",
     "docker-container-dev-infiniband-via-device-without-ipc-lock-ucx-info-ibv-create-cq-enomem-mscclpp": "the same class as "
         "spark-rapids-...: a pinning ENOMEM alone; the container and its missing IPC_LOCK are in the poster's prose",
     # Thirty-second and thirty-fifth batches: what decides it is in no field of the facts, or the rule kept.

@@ -206,6 +206,9 @@ def explain(path: str, options: Any) -> Any:
 # each is read from the whole text and the worst verdict is the file's, so that no fault one of them shows is
 # withheld; on a tie the most specific kind's. verify's own parser trouble (FACTS_INVALID) never outranks a verdict.
 _SEVERITY = {"fail": 2, "warn": 1}
+# a warning for evidence not read (a GPU listed with no health field) names no fault: on a tie, any kind's finding (a
+# program's out of memory beside a cut nvidia-smi table) is the file's verdict, the unread health said beside it
+UNREAD = frozenset({"HEALTH_NOT_ASSESSED"})
 
 
 def explain_text(text: str, path: str, options: Any) -> Any:
@@ -219,7 +222,8 @@ def explain_text(text: str, path: str, options: Any) -> Any:
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dcgmi nvlink -s, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
-    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), _cause(kind, found), -n)
+    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), int(r.code not in UNREAD), _cause(kind, found),
+             -n)
             for n, (kind, r) in enumerate(zip(found, results, strict=True))]
     chosen = rank.index(max(rank))
     result = results[chosen]

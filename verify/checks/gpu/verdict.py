@@ -382,6 +382,10 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     if not _bears_on_a_fault(facts):
         return result.not_judged("no device, Xid, CUDA or torch fact recorded: nothing to judge",
                                  "Record the check on the machine (`python -m verify --save-facts DIR`).")
+    if not facts.get("cuda_errors") and not _bears_on_a_fault({**facts, "cuda_errors": None}):
+        # a program's output read with no CUDA error in it says nothing of any GPU: never a pass on that alone
+        return result.not_judged("a program's output with no CUDA error, and no GPU fact beside it: nothing to judge",
+                                 "Record the check on the machine (`python -m verify --save-facts DIR`).")
     found = Findings()
     _driver(node, result, found)
     _visibility(node, result, found, options)
