@@ -106,3 +106,25 @@ def allow_test_hooks(state_dir: Path) -> None:
     # (verify/prolog/settings.py), whatever the umask of the machine running the tests
     state_dir.chmod(0o755)
     (state_dir / "test-hooks").chmod(0o644)
+
+
+# Slurm and verify as shell programs on PATH, for the tests that run the prolog as a real process: sinfo lists
+# $FAKE_DIR/nodes/<node> (state|reason), scontrol writes it, verify writes a lost GPU's report
+SINFO_SH = """#!/bin/sh
+for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f")"; done
+"""
+SCONTROL_SH = """#!/bin/sh
+[ "$1" = update ] || exit 0
+node=${2#nodename=}
+case "$3" in
+  state=drain) printf 'drained|%s' "${4#reason=}" > "$FAKE_DIR/nodes/$node" ;;
+  state=resume) printf 'idle|none' > "$FAKE_DIR/nodes/$node" ;;
+esac
+"""
+# verify as --python runs it (python -I -c <runpy> <root> --preflight ... --json OUT): writes a lost GPU's report
+LOST_GPU_SH = """#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = --json ] && out=$2; shift; done
+printf '{"status": "fail", "created": "%s", "checks": [{"name": "gpu", "status": "fail", "code": "GPU_LOST", \
+"owner": "host", "summary": "GPU 3 is lost", "metrics": {"nvml_devices": {"value": 8.0, "unit": "count"}}}]}' \
+"$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out"
+"""

@@ -10,7 +10,19 @@ import sys
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, _verify_writes, history_events, install_fake
+from tests.prolog_fakes import (
+    LOST_GPU_SH,
+    PROLOG_ENV,
+    SCONTROL_SH,
+    SINFO_SH,
+    STEP_ENV,
+    _args,
+    _gpu,
+    _report,
+    _verify_writes,
+    history_events,
+    install_fake,
+)
 from verify.prolog import cli
 
 
@@ -266,24 +278,6 @@ def _close_all(fds: tuple[int, ...]) -> None:
         os.close(fd)
 
 
-SINFO_SH = """#!/bin/sh
-for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f")"; done
-"""
-SCONTROL_SH = """#!/bin/sh
-[ "$1" = update ] || exit 0
-node=${2#nodename=}
-case "$3" in
-  state=drain) printf 'drained|%s' "${4#reason=}" > "$FAKE_DIR/nodes/$node" ;;
-  state=resume) printf 'idle|none' > "$FAKE_DIR/nodes/$node" ;;
-esac
-"""
-# verify as --python runs it (python -I -c <runpy> <root> --preflight ... --json OUT): writes a lost GPU's report
-LOST_GPU_SH = """#!/bin/sh
-while [ $# -gt 0 ]; do [ "$1" = --json ] && out=$2; shift; done
-printf '{"status": "fail", "created": "%s", "checks": [{"name": "gpu", "status": "fail", "code": "GPU_LOST", \
-"owner": "host", "summary": "GPU 3 is lost", "metrics": {"nvml_devices": {"value": 8.0, "unit": "count"}}}]}' \
-"$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out"
-"""
 PASS_SH = LOST_GPU_SH.replace('"fail"', '"pass"').replace(', "code": "GPU_LOST", "owner": "host"', "").replace(
     "GPU 3 is lost", "8 GPUs")
 

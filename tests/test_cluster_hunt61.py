@@ -17,26 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, XID79, _gpu, _report, history_events, install_fake
+from tests.prolog_fakes import (
+    LOST_GPU_SH,
+    PROLOG_ENV,
+    SCONTROL_SH,
+    SINFO_SH,
+    STEP_ENV,
+    XID79,
+    _gpu,
+    _report,
+    history_events,
+    install_fake,
+)
 from verify.prolog import cli, kernlog, settings, verifyrun
-
-SINFO_SH = """#!/bin/sh
-for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "${f##*/}" "$(cat "$f")"; done
-"""
-SCONTROL_SH = """#!/bin/sh
-[ "$1" = update ] || exit 0
-node=${2#nodename=}
-case "$3" in
-  state=drain) printf 'drained|%s' "${4#reason=}" > "$FAKE_DIR/nodes/$node" ;;
-  state=resume) printf 'idle|none' > "$FAKE_DIR/nodes/$node" ;;
-esac
-"""
-LOST_GPU_SH = """#!/bin/sh
-while [ $# -gt 0 ]; do [ "$1" = --json ] && out=$2; shift; done
-printf '{"status": "fail", "created": "%s", "checks": [{"name": "gpu", "status": "fail", "code": "GPU_LOST", \
-"owner": "host", "summary": "GPU 3 is lost", "metrics": {"nvml_devices": {"value": 8.0, "unit": "count"}}}]}' \
-"$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out"
-"""
 
 
 @pytest.mark.host
