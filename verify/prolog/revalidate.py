@@ -37,8 +37,10 @@ MEMORY_CODES = frozenset({"ECC_UNCORRECTABLE", "ROW_REMAP_FAILED", "RETIREMENT_P
 # faults that come and go: a wrong result or bits that differ on repeat (SDC), NVLink errors, an Xid only the kernel
 # log showed (Xid 48's double-bit error filed as XID_HISTORY). One passing preflight is one draw, no repair proven: the
 # node returns only after cfg.return_passes in a row (--return-passes), NVSentinel's rule that a node is returned
-# once its check stays healthy, not on one healthy sample
-INTERMITTENT_CODES = frozenset({"SDC_MISMATCH", "KERNEL_FAILED", "NCCL_WRONG_RESULT", "NVLINK_ERRORS"}) | KERNLOG_CODES
+# once its check stays healthy, not on one healthy sample. A hung preflight (PREFLIGHT_HUNG) is one too: a degrading
+# GPU stalls its checker on most runs, not all, so one run that finished proved nothing
+INTERMITTENT_CODES = frozenset({"SDC_MISMATCH", "KERNEL_FAILED", "NCCL_WRONG_RESULT", "NVLINK_ERRORS",
+                                "PREFLIGHT_HUNG"}) | KERNLOG_CODES
 
 
 def kernel_log_cause(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,

@@ -84,12 +84,8 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
         if not text or text.startswith("#"):
             continue
         name, sep, value = text.partition("=")
-        name = name.strip().removeprefix("export ").strip()       # a file written as /etc/default's shell lines
-        value = value.strip()
-        if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        elif value[:1] not in "'\"":
-            value = re.split(r"\s#", value, maxsplit=1)[0].strip()   # `X=0.2  # ten %`: the shell's comment, not the value
+        name = re.sub(r"^export\s+", "", name.strip()).strip()    # a file written as /etc/default's shell lines
+        value = _value(value.strip())
         if not sep or name not in KNOBS:
             near = difflib.get_close_matches(name.upper(), KNOBS, n=1, cutoff=0.8)
             hint = f"did you mean {near[0]}? " if near else ""
@@ -99,6 +95,17 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
             raise ValueError(f"{path} line {number}: {name} given twice (which one holds?): keep one")
         values[name] = value
     return values, []
+
+
+def _value(value: str) -> str:
+    """A shell line's value: a quoted one without its quotes, and the shell's comment after either (`X="0.2"  # ten %`,
+    `X=0.2  # ten %`) left out; a `#` inside a word is the word's (`/srv/node#1`), as in the shell."""
+    if value and value[0] in "'\"":
+        end = value.find(value[0], 1)
+        if end > 0 and re.fullmatch(r"(\s+#.*)?\s*", value[end + 1:]):
+            return value[1:end]
+        return value                  # an unclosed quote: refused by the knob's own parser, in one line
+    return re.split(r"\s#", value, maxsplit=1)[0].strip()
 
 
 def pick(name: str, env: Mapping[str, str], job: bool, file: Mapping[str, str], folder: str) -> tuple[str, str] | None:
