@@ -18,6 +18,13 @@ UNDRAIN_ENV = {"SLURMD_NODENAME": "n1"}
 PASSING = json.dumps(_report(_gpu())).encode()
 
 
+@pytest.fixture(autouse=True)
+def _stamped_now() -> None:
+    """The report stamped when each test runs: made at import, it was stale evidence by the time the suite got here."""
+    global PASSING
+    PASSING = json.dumps(_report(_gpu())).encode()
+
+
 def _undrain(state: str, *extra: str) -> list[str]:
     return ["--state-dir", state, "--no-kernel-log", "--revalidate", "--node", "n1", *extra]
 

@@ -139,7 +139,7 @@ def _prolog_job(tmp_path: Path, node: str, name: str, budget: int, grace: int | 
 #SBATCH --no-requeue
 #SBATCH --output={tmp_path}/{name}-%j.out
 export PATH={venv_bin}:$PATH PYTHONPATH={ROOT}
-srun --ntasks-per-node=1 {ROOT}/verify/bin/torchimages-prolog --budget {budget} --state-dir {tmp_path}/state \
+srun --ntasks-per-node=1 {ROOT}/verify/bin/torchimages-prolog --python {ROOT / ".venv" / "bin" / "python3"} --budget {budget} --state-dir {tmp_path}/state \
     {f"--grace {grace}" if grace else ""}
 """)
     return script

@@ -51,7 +51,7 @@ def _job(tmp_path: Path, node: str, name: str, *args: str) -> Path:
 #SBATCH --no-requeue
 #SBATCH --output={tmp_path}/{name}-%j.out
 export PATH={ROOT / ".venv" / "bin"}:$PATH PYTHONPATH={ROOT}
-srun --ntasks-per-node=1 {ROOT}/verify/bin/torchimages-prolog --state-dir {tmp_path}/state {" ".join(args)}
+srun --ntasks-per-node=1 {ROOT}/verify/bin/torchimages-prolog --python {ROOT / ".venv" / "bin" / "python3"} --state-dir {tmp_path}/state {" ".join(args)}
 """)
     return script
 
