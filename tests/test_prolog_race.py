@@ -51,7 +51,6 @@ def _claim(node: str, state_dir: str, start: multiprocessing.synchronize.Barrier
     """One node's prolog at the drain: its exit status is what cli._drain returned."""
     cfg = cli.config(cli._parser().parse_args(["--node", node, "--state-dir", state_dir, "--breaker", "0.2",
                                                "--partition", "gpu", "--no-kernel-log"]), {"SLURM_STEP_ID": "0"})
-    cfg.host = node       # each prolog "runs on" its node: a job's step drains only the host it runs on
     start.wait(timeout=30)
     os._exit(cli._drain(cfg, Verdict(FAULT, "GPU_LOST", "host", "a bad driver roll-out", "gpu")))
 
