@@ -87,6 +87,23 @@ def _verify_writes(monkeypatch: pytest.MonkeyPatch, body: bytes | None, seen: li
     monkeypatch.setattr(cli, "_run_verify", run)
 
 
+def _verify_runs(monkeypatch: pytest.MonkeyPatch, bodies: list[bytes]) -> list[Any]:
+    """verify replaced: its n-th run writes bodies[n] (the last one after that); the runs are counted (their limits)."""
+    runs: list[Any] = []
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        runs.append(limit)
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(bodies[min(len(runs), len(bodies)) - 1])
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    return runs
+
+
+def _undrain(state: str, *extra: str) -> list[str]:
+    """make undrain NODE=n1's arguments, the kernel log left out."""
+    return ["--state-dir", state, "--no-kernel-log", "--revalidate", "--node", "n1", *extra]
+
+
 def _args(tmp_path: Path, *extra: str) -> list[str]:
     return ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", *extra]
 

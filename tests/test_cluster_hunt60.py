@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from scripts.cli import main as fleet_main
-from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _gpu, _report, history_events, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _gpu, _report, _undrain, _verify_runs, history_events, install_fake
 from tests.verify_handmade import make_report
 from verify.prolog import cli, history, revalidate, slurm
 from verify.prolog.config import Config
@@ -39,22 +39,6 @@ def _stamped_now() -> None:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
     return install_fake(monkeypatch)
-
-
-def _undrain(state: str, *extra: str) -> list[str]:
-    return ["--state-dir", state, "--no-kernel-log", "--revalidate", "--node", "n1", *extra]
-
-
-def _verify_runs(monkeypatch: pytest.MonkeyPatch, bodies: list[bytes]) -> list[Any]:
-    """verify replaced: its n-th run writes bodies[n] (the last one after that); the runs are counted."""
-    runs: list[Any] = []
-
-    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
-        runs.append(limit)
-        Path(cmd[cmd.index("--json") + 1]).write_bytes(bodies[min(len(runs), len(bodies)) - 1])
-        return 0, ""
-    monkeypatch.setattr(cli, "_run_verify", run)
-    return runs
 
 
 def _drained(tmp_path: Path, fake: Any, code: str, check: str, **facts: Any) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import _gpu, _report, install_fake
+from tests.prolog_fakes import _gpu, _report, _undrain, _verify_runs, install_fake
 from verify.prolog import cli, history, settings, slurm
 
 pytestmark = pytest.mark.unit
@@ -23,22 +23,6 @@ def _stamped_now() -> None:
     """The report stamped when each test runs: made at import, it was stale evidence by the time the suite got here."""
     global PASSING
     PASSING = json.dumps(_report(_gpu())).encode()
-
-
-def _undrain(state: str, *extra: str) -> list[str]:
-    return ["--state-dir", state, "--no-kernel-log", "--revalidate", "--node", "n1", *extra]
-
-
-def _verify_runs(monkeypatch: pytest.MonkeyPatch, bodies: list[bytes]) -> list[Any]:
-    """verify replaced: its n-th run writes bodies[n] (the last one after that); the runs are counted."""
-    runs: list[Any] = []
-
-    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
-        runs.append(limit)
-        Path(cmd[cmd.index("--json") + 1]).write_bytes(bodies[min(len(runs), len(bodies)) - 1])
-        return 0, ""
-    monkeypatch.setattr(cli, "_run_verify", run)
-    return runs
 
 
 def _drained(tmp_path: Path, fake: Any, code: str, check: str) -> str:
