@@ -3,7 +3,7 @@ judged by the one catalog (verify/shared/xidcatalog.py's RM_STATUS): what they s
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ...facts import DriverError
 from ...findings import Findings
@@ -82,14 +82,19 @@ def _init_failures(events: list[DriverError], found: Findings) -> None:
                       "stays this way.", "host")
 
 
+def _devices(events: list[DriverError], count: Callable[[str], int | None]) -> str:
+    """How many NVIDIA devices the driver's lines name, the largest count a line gives (they repeat per probe)."""
+    counts = [n for e in events if (n := count(str(e.get("text") or ""))) is not None]
+    return f"{max(counts)} NVIDIA device(s)" if counts else "NVIDIA devices"
+
+
 def _unbound(events: list[DriverError], found: Findings) -> None:
     """`NVRM: The NVIDIA probe routine was not called for N device(s)`: the GPUs are on the bus and another kernel
     driver (nouveau, a framebuffer driver) holds them, so no process on the node reaches them: the host's driver
     setup, whatever the job or the image does; once, with the largest count a line gives."""
     if not events:
         return
-    counts = [n for e in events if (n := probe_not_called(str(e.get("text") or ""))) is not None]
-    what = f"{max(counts)} NVIDIA device(s)" if counts else "NVIDIA devices"
+    what = _devices(events, probe_not_called)
     found.add(FAIL, "DRIVER_ERROR", f"the driver did not bind {what} on the bus: another kernel driver (nouveau, "
               "rivafb, nvidiafb or rivatv) holds them (`NVRM: The NVIDIA probe routine was not called`)",
               "Drain the node; blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in "
@@ -118,8 +123,7 @@ def _probe_failed(events: list[DriverError], found: Findings) -> None:
     host's driver or GPU, as a GPU the driver could not initialise is; once, with the largest count a line gives."""
     if not events:
         return
-    counts = [n for e in events if (n := probe_failed(str(e.get("text") or ""))) is not None]
-    what = f"{max(counts)} NVIDIA device(s)" if counts else "NVIDIA devices"
+    what = _devices(events, probe_failed)
     found.add(FAIL, "GPU_NOT_VISIBLE", f"the driver's probe failed for {what} on the bus (`NVRM: The NVIDIA probe "
               "routine failed`): it binds none of them, so NVML and CUDA do not list them", "Drain the node; read the "
               "NVRM lines before it in dmesg (a GPU this driver release does not support: install the branch that "
