@@ -11,6 +11,7 @@ from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 
 REPEATS = 3
+CONFIRM_REPEATS = 9       # more turns, only when the first ones read slow
 GB = 1e9
 PACKAGES = {"pyarrow": "pyarrow", "torchdata": "torchdata", "numpy": "numpy"}     # import name -> pip name
 
@@ -39,8 +40,13 @@ def probe(options: Options) -> dict[str, Any]:
             facts["mapped_bytes"] = mapped.size
             checksum, nbytes = ap.consume(iter(tensors))
             del tensors
-            facts["mapped_Bps"], facts["memory_Bps"] = ap.best_in_turns(
-                [lambda: ap.consume(ap.iter_tensors(mapped))[1], ap.memory_reader(nbytes)], REPEATS)
+            readers = [lambda: ap.consume(ap.iter_tensors(mapped))[1], ap.memory_reader(nbytes)]
+            best = ap.best_in_turns(readers, REPEATS)
+            if best[0] < options.arrow_min_ratio * best[1]:
+                # A slow reading is confirmed before it is judged: a neighbour's burst of load (a shared CI host, a
+                # busy node) can land on every turn of one side; a cold or remote mapping stays slow however long.
+                best = [max(a, b) for a, b in zip(best, ap.best_in_turns(readers, CONFIRM_REPEATS), strict=True)]
+            facts["mapped_Bps"], facts["memory_Bps"] = best
             node_sum, facts["nodes_zero_copy"], facts["nodes_Bps"] = _through_nodes(mapped)
             facts["nodes_same_sum"] = abs(node_sum - checksum) <= 1e-6 * max(1.0, abs(checksum))
         finally:
