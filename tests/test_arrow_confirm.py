@@ -2,15 +2,18 @@
 healthy image's arrow check warn ARROW_SLOW once); a reading that stays slow still warns."""
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 
 from verify.checks.arrow import arrowpath, check
+from verify.facts import ArrowFacts
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
 
 
-def _probe(monkeypatch, turns: list[list[float]]) -> tuple[dict, list[int]]:
+def _probe(monkeypatch, turns: list[list[float]]) -> tuple[ArrowFacts, list[int]]:
     calls: list[int] = []
     real = arrowpath.best_in_turns
 
@@ -20,7 +23,8 @@ def _probe(monkeypatch, turns: list[list[float]]) -> tuple[dict, list[int]]:
         calls.append(repeats)
         return turns[len(calls) - 1]
     monkeypatch.setattr(arrowpath, "best_in_turns", recorded)
-    return check.probe(Options(arrow_bytes=4 << 20)), calls
+    facts: dict[str, Any] = check.probe(Options(arrow_bytes=4 << 20))
+    return cast(ArrowFacts, facts), calls
 
 
 def test_a_fast_first_reading_is_not_measured_again(monkeypatch):
