@@ -315,6 +315,15 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "arch-linux-driver-545.29.06-steam-headless-compose-runtime-nvidia-unknown-or-invalid-runtime-name": "translator: "
         "gpu fail GPU_NOT_VISIBLE (job); verify explain: docker's refusal alone, the host's driver only in the poster's "
         "platform line, so the node's GPUs are not shown: no GPU visible (job), a failure only where GPUs are expected",
+    # Sixty-fifth batch (tests/test_judges_fix65.py): the failure is the poster's words, not a line of the excerpt.
+    "a100-sxm4-x4-amd-host-driver-570.172.08-all-reduce-perf-hangs-on-any-subset-with-gpu-3-works-on-550.163.01":
+        "the excerpt is the poster's summary of three runs (`... -g 2 → hangs`), no program's output: not recognised",
+    "ray-vllm-nccl-2.20.5-nccl-ib-hca-rxe0-soft-roce-could-not-find-real-path-segfault":
+        "the log ends at NCCL's set-up on rxe0 with no error: the segfault is the poster's word, which its "
+        "translation's error carries",
+    "rtx-4090-tinygrad-p2p-driver-nccl-2.26.5-all-reduce-perf-g-2-hangs-with-p2p-passes-with-nccl-p2p-disable":
+        "the log ends at NCCL's network choice with no error: the hang is the issue's title and the poster's "
+        "contrast with NCCL_P2P_DISABLE=1, which its translation's error carries",
 }
 
 

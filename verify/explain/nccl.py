@@ -226,8 +226,9 @@ def _error(text: str) -> str | None:
 
 # nccl-tests' device lines, src/util.cu (2.13+): `#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s`;
 # before Group was added (2.0-2.10): `#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s`; srun/mpirun may put a prefix
-# before the `#`. Read by nccltests.py for its table and here for an NCCL log printed below them.
-DEVICE_LINE = re.compile(r"#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]"
+# before the `#`. A page's Markdown eats the `#` of a line pasted outside a code block (a heading): the line then starts
+# with `Rank`. Read by nccltests.py for its table and here for an NCCL log printed below them.
+DEVICE_LINE = re.compile(r"(?:#\s+|^\s*)Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]"
                          r"\s+(.+?)\s*$", re.MULTILINE)
 
 

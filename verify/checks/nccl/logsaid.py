@@ -3,6 +3,8 @@ connections and how many carry GPUDirect RDMA), or ranks that reach each other i
 from __future__ import annotations
 
 from ...facts import NcclFacts, NcclLog
+from ...findings import Findings
+from ...result import SKIP, CheckResult
 from .efa import OFI_INIT_GAVE_UP
 from .transport import gdr_summary, rdma_shown
 
@@ -34,12 +36,33 @@ def log_said(facts: NcclFacts) -> str | None:
     it proves nothing (sockets on a node whose adapters are unknown, or no network line at all)."""
     log: NcclLog = facts.get("nccl_log") or {}
     kind = rdma_shown(facts, log)
-    if not (log.get("networks") or gdr_summary(log)[0] or log.get("hcas")) or kind is None:
+    # aws-ofi-nccl's `Selected Provider is efa`: the plugin NCCL's network runs through chose EFA's own provider
+    efa = log.get("ofi_provider") == "efa"
+    if not (log.get("networks") or gdr_summary(log)[0] or log.get("hcas") or efa) or kind is None:
         return within_node(facts, log)
     connections, gdr = gdr_summary(log)
     ranks = log.get("rank_networks") or {}
-    said = [f"NCCL's log: network {', '.join(log.get('networks') or [])}" + (f" on {len(ranks)} rank(s)" if ranks else "")
-            if log.get("networks") else f"NCCL's log lists RDMA device(s) {', '.join(log.get('hcas') or [])}"]
+    if log.get("networks"):
+        head = f"NCCL's log: network {', '.join(log.get('networks') or [])}" + (f" on {len(ranks)} rank(s)" if ranks else "")
+    else:
+        head = (f"NCCL's log lists RDMA device(s) {', '.join(log.get('hcas') or [])}" if log.get("hcas") else
+                "NCCL's log: aws-ofi-nccl selected provider efa (NCCL's network through EFA)")
+    said = [head]
     if connections:
         said.append(f"{connections} IB/RoCE connection(s), {gdr} with GPUDirect RDMA")
     return "; ".join(said + ["no collective recorded: bandwidth not assessed"])
+
+
+def no_collective(facts: NcclFacts, found: Findings, result: CheckResult) -> CheckResult:
+    """The verdict where no collective's figures or failure were recorded: what NCCL's log shows; a run of one rank
+    (nothing could cross a link, whatever it printed); else nothing to judge."""
+    said = log_said(facts)
+    if found.items or said:
+        return found.apply(result, said or "")
+    if facts.get("world_size") == 1:
+        return result.verdict(SKIP, "NCCL_SINGLE_RANK", f"{facts.get('backend')} run on 1 rank: nothing crosses a link, "
+                              "so no bandwidth can be measured (busbw is 0 at world size 1); no collective's figures "
+                              "recorded")
+    return result.not_judged("no collective was recorded and NCCL's log (if any) shows no network choice: "
+                             "nothing to judge", "Record the check with `python -m verify --checks nccl "
+                             "--save-facts DIR`, or give NCCL's INFO log (NCCL_DEBUG=INFO).")

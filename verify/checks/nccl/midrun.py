@@ -1,5 +1,6 @@
-"""A collective that failed mid-run for a reason on the job's side, named by the words of the failure itself: a peer
-process that went away in an orderly way, or ranks that called different collectives. Pure: the nccl judge asks it
+"""A collective that failed for a reason on the job's side, named by the words of the failure itself: a peer process
+that went away in an orderly way, ranks that called different collectives, or a CUDA the rank's process had already
+used refusing NCCL as uninitialised. Pure: the nccl judge asks it
 after the host's own evidence (a work completion's error, an adapter's event) has had its say."""
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ _FORMING = re.compile(r"\bbootstrap|^init: ", re.IGNORECASE)
 # dtypes, found before any byte crossed a link
 MISMATCH = re.compile(r"Detected mismatch between collectives on ranks|Collectives differ in the following aspects")
 
+# NCCL's own CUDACHECK (`Cuda failure 'initialization error'`; `Cuda failure 3 'initialization error'` where it prints
+# the number), under ncclUnhandledCudaError: cudaErrorInitializationError met by a CUDA call inside NCCL. A program
+# selects its GPU and allocates the buffers NCCL reduces before it calls NCCL (torch, nccl-tests), so CUDA already
+# answered that process: a node whose driver cannot bring the GPU up fails that first call, outside NCCL (cuInit,
+# cudaGetDeviceCount: cuda_errors.NOT_INITIALISED). Inside NCCL it is the process's own CUDA state: forked after CUDA
+# started, or started by a launcher without the CUDA environment the image sets. nccl-tests' `Test CUDA failure` is
+# the program's own call, not read here.
+CUDA_NOT_INITIALISED = re.compile(r"(?<![Tt]est )Cuda failure (?:3 )?'initiali[sz]ation error'")
 
 def job_side(said: str) -> tuple[str, str] | None:
     """(why, remedy) where the failure's own words (its error first, then NCCL's lines kept as proof) put it on the
@@ -29,6 +38,13 @@ def job_side(said: str) -> tuple[str, str] | None:
                 "program's, before NCCL moved anything", "Make every rank issue the same collectives with the same "
                 "shapes and dtypes in the same order: pad a dimension the ranks split unevenly (or gather with "
                 "per-rank sizes), and check branches that only some ranks take.")
+    if cuda := CUDA_NOT_INITIALISED.search(said):
+        return (f"NCCL's own CUDA call found CUDA uninitialised ({cuda.group(0)}) in a process whose CUDA had already "
+                "run (a program selects its GPU before NCCL): that process's CUDA state, not the node's driver",
+                "Start the ranks with the spawn start method (no process forked after CUDA started: "
+                "torch.multiprocessing 'spawn'), and have the launcher pass every worker the CUDA environment the "
+                "image sets (PATH, LD_LIBRARY_PATH, CUDA_*: DeepSpeed's .deepspeed_env, mpirun -x); a node at fault "
+                "fails CUDA's first call too: run `nvidia-smi` and `verify --checks gpu` there.")
     closed = PEER_CLOSED.search(said)
     if closed and not _FORMING.search(said):
         return (f"a peer rank's process closed its connection mid-run ({closed.group(0).strip()}): it exited, and the "

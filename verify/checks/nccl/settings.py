@@ -24,6 +24,10 @@ The signatures are NCCL's own messages (github.com/NVIDIA/nccl, 2.18 to 2.30):
   socket has failed to bind to [::]:29500 (errno: 98 - Address already in use)`, its libuv store `code: -98, name:
   EADDRINUSE`; NCCL: `Call to bind failed : Address already in use`): another process on this host holds the port
   the launch names (a second job's MASTER_PORT, torchrun's default 29500): the launch's to change.
+- a software RDMA device: src/transport/net_ib.cc `Could not find real path of rxe0 (/sys/class/infiniband/rxe0/device)`:
+  the device has no PCI function behind it (the kernel's Soft-RoCE rxe, soft-iWARP siw), so NCCL can neither place it
+  in the topology nor register GPU memory with it. Where the job's NCCL_IB_HCA names that device, what follows is the
+  job's choice of device, not the node's adapters.
 """
 from __future__ import annotations
 
@@ -43,6 +47,7 @@ GRAPH_XML = re.compile(r"XML Import Channel|ncclTopoGetXmlGraphFromFile|GraphFro
 TOPO_XML = re.compile(r"graph/xml\.(?:cc|h)\b|XML (?:Parse|Mismatch)|XML Topology has wrong version|"
                       r"Attribute \S+ of node \S+ not found")
 BOOTSTRAP = re.compile(r"bootstrap|socket\.cc", re.IGNORECASE)
+NO_REAL_PATH = re.compile(r"Could not find real path of (\S+)")
 FILES = ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")
 HYPERVISOR_TOPOLOGY = "/var/run/nvidia-topologyd/virtualTopology.xml"
 
@@ -78,6 +83,20 @@ def _file(facts: NcclFacts, said: str) -> tuple[str, str, Owner] | None:
             f"(only {HYPERVISOR_TOPOLOGY}, read when no file is named, is the platform's).", "image")
 
 
+def _software_device(facts: NcclFacts, said: str) -> tuple[str, str, Owner] | None:
+    """The job's NCCL_IB_HCA naming a device NCCL found no PCI function behind (a software RDMA device)."""
+    hca = str(job_env(facts).get("NCCL_IB_HCA") or "")
+    named = {d.split(":")[0].strip() for d in hca.lstrip("=").split(",")} if not hca.startswith("^") else set()
+    text = " | ".join([said, str((facts.get("nccl_log") or {}).get("ib_error") or "")])
+    device = next((m.group(1) for m in NO_REAL_PATH.finditer(text) if m.group(1) in named - {""}), None)
+    if device is None:
+        return None
+    return (f"; the job's NCCL_IB_HCA={hca} pins NCCL to {device}, which NCCL found no device behind (`Could not find "
+            f"real path of {device}`): a software RDMA device (Soft-RoCE, soft-iWARP), no adapter NCCL can drive",
+            f"Drop {device} from NCCL_IB_HCA (NCCL_IB_DISABLE=1 runs over sockets on the Ethernet port under it), or "
+            "run on the nodes' real RDMA adapters (`ibv_devices`, `rdma link` list them).", "job")
+
+
 def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str, str, Owner] | None:
     """(why, remedy, owner) of a failure NCCL's log pins on one of its settings, or None."""
     said = _said(facts, error)
@@ -96,7 +115,7 @@ def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str,
                 "second job on the same node, holds the port the launch names", "Give each job on a node its own "
                 "port (MASTER_PORT, torchrun --master-port or --rdzv-endpoint host:0 for a free one), or end the "
                 "process that still holds it (`ss -ltnp`).", "job")
-    found = _file(facts, said)
+    found = _software_device(facts, said) or _file(facts, said)
     if found:
         return found
     if phase == INIT and (connected := connect_cause(facts, error)):

@@ -38,7 +38,7 @@ from .crash import crash_verdict
 from .efa import efa_verdict
 from .gid import gid_cause
 from .layers import layers_verdict
-from .logsaid import log_said
+from .logsaid import no_collective
 from .midrun import job_side
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
@@ -462,12 +462,7 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
                               "Record the check again.")
     if rows is None and not error:
-        said = log_said(facts)
-        if found.items or said:
-            return found.apply(result, said or "")
-        return result.not_judged("no collective was recorded and NCCL's log (if any) shows no network choice: "
-                                 "nothing to judge", "Record the check with `python -m verify --checks nccl "
-                                 "--save-facts DIR`, or give NCCL's INFO log (NCCL_DEBUG=INFO).")
+        return no_collective(facts, found, result)
     if error or not rows:
         return _failed(facts, error or "no result", found, result)
     rows = sorted(rows, key=lambda r: r["size"])
