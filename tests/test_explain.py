@@ -324,6 +324,19 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx-4090-tinygrad-p2p-driver-nccl-2.26.5-all-reduce-perf-g-2-hangs-with-p2p-passes-with-nccl-p2p-disable":
         "the log ends at NCCL's network choice with no error: the hang is the issue's title and the poster's "
         "contrast with NCCL_P2P_DISABLE=1, which its translation's error carries",
+    # Sixty-sixth to sixty-ninth batches (tests/test_judges_fix6669.py): the rule kept.
+    "b200-class-bottlerocket-nvlsm-fabric-manager-active-gpu-probe-requests-unifiedmemoryperf-blackwell-cc-10.0-runs":
+        "translator: gpu pass; verify explain: a service's status and a CUDA sample's banner hold no GPU fact it "
+        "reads: not recognised, never a pass (its facts: nothing to judge)",
+    "h100-80gb-hbm3-ollama-discovers-cuda0-compute-9.0-after-fabric-manager-reinstalled-and-reboot-802-gone":
+        "translator: gpu pass; verify explain: Ollama's discovery lines hold no health field: not recognised, never "
+        "a pass (its facts: nothing to judge)",
+    "aws-g5-a10g-ami-driver-450.142.00-too-old-for-a10g-nvidia-smi-couldnt-communicate-with-driver": "translator: "
+        "gpu fail DRIVER_ERROR (host, the A10G newer than the 450 branch: the poster's prose); verify explain: "
+        "nvidia-smi's `couldn't communicate` alone is no GPU visible, as its facts",
+    "k8s-containerd-limitmemlock-default-ulimit-l-8192-kb-non-root-pod-mlock-64-mib-enomem": "translator: fabric "
+        "fail FABRIC_MEMLOCK_LOW (host); the excerpt is the poster's markdown table of `ulimit -l` and mlock results, "
+        "no tool's line: not recognised (its facts, written from the table, agree)",
 }
 
 

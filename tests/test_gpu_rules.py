@@ -822,6 +822,16 @@ KNOWN_MISMATCHES = {
     "windows-10-docker-titan-v-driver-451.67-gpus-2-could-not-select-device-driver-capabilities-gpu": "docker's "
         "refusal of `--gpus` is in no field (the translator says so): the facts hold the driver's version alone, "
         "nothing to judge; `verify explain` of the excerpt reads the refusal beside the driver and agrees",
+    # Sixty-sixth to sixty-ninth batches (tests/test_judges_fix6669.py): the rule kept.
+    "b200-class-bottlerocket-nvlsm-fabric-manager-active-gpu-probe-requests-unifiedmemoryperf-blackwell-cc-10.0-runs":
+        "translator: gpu pass on CUDA initialising alone (`cuda_init_error` none, no device, no health field); "
+        "FACTS.md: a GPU whose health is unknown is never called healthy, and a program's run is no health read",
+    "h100-80gb-hbm3-ollama-discovers-cuda0-compute-9.0-after-fabric-manager-reinstalled-and-reboot-802-gone":
+        "translator: gpu pass on CUDA initialising alone (Ollama's discovery, no NVML device, no health field); "
+        "FACTS.md: a GPU whose health is unknown is never called healthy; the fixed 802 is the thread's prose",
+    "aws-g5-a10g-ami-driver-450.142.00-too-old-for-a10g-nvidia-smi-couldnt-communicate-with-driver": "nvidia-smi's "
+        "`couldn't communicate` alone stays 'no GPU visible' (FACTS.md); that the 450 branch lacks the A10G is the "
+        "poster's reading of release notes, and the instance type his prose",
 }
 
 

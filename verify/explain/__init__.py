@@ -21,6 +21,7 @@ from . import (
     dcgmhealth,
     dcgmlinks,
     devib,
+    drafabric,
     ib,
     kernel,
     loaderbus,
@@ -33,6 +34,7 @@ from . import (
     nvlinks,
     nvml,
     pasted,
+    perftest,
     rendezvous,
     slurmgres,
     smi,
@@ -89,6 +91,7 @@ KINDS: tuple[Kind, ...] = (
          remedy="Read the node's ports (`ibstat`, or NHC with `-d`) and bring them up at the rate the site's check "
                 "asks for (cabling, switch port, subnet manager, the HCA's driver) before the node takes jobs."),
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
+    Kind("perftest's port check (ib_write_bw ...)", "fabric", perftest.detect, perftest.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse, prefixed=True),
     Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse, prefixed=True),
     Kind("nccl-tests output", "nccl", nccltests.detect, nccltests.parse),    # its NCCL lines are read with it
@@ -102,6 +105,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("a DataLoader out of /dev/shm", "train", loaderbus.detect, loaderbus.parse),
     Kind("torch's answers at a Python prompt", "gpu", torchrepl.detect, torchrepl.parse),
     Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),
+    Kind("the DRA driver's NVLink fabric read (ComputeDomain plugin)", "gpu", drafabric.detect, drafabric.parse),
     Kind("slurmd's GPUs autodetected through NVML", "gpu", slurmgres.detect, slurmgres.parse),       # names and UUIDs alone: after the rest
     Kind("torch.distributed rendezvous error", "nccl", rendezvous.detect, rendezvous.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
@@ -222,7 +226,7 @@ def explain_text(text: str, path: str, options: Any) -> Any:
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dcgmi nvlink -s, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
-    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), int(r.code not in UNREAD), _cause(kind, found),
+    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), int(r.code not in UNREAD), _cause(kind, found, r),
              -n)
             for n, (kind, r) in enumerate(zip(found, results, strict=True))]
     chosen = rank.index(max(rank))
@@ -233,10 +237,15 @@ def explain_text(text: str, path: str, options: Any) -> Any:
     return result
 
 
-def _cause(kind: Kind, found: list[Kind]) -> int:
-    """1 for a running program's CUDA error read beside NCCL's log: a CUDA call failing under NCCL is what NCCL's
-    `unhandled cuda error` (ncclUnhandledCudaError) reports, so on a tie the CUDA error names the cause."""
-    return int(kind.name == "CUDA error of a running program" and any(k.check == "nccl" for k in found))
+def _cause(kind: Kind, found: list[Kind], result: Any) -> int:
+    """1 for a CUDA error read beside NCCL's log: a CUDA call failing under NCCL is what NCCL's `unhandled cuda
+    error` (ncclUnhandledCudaError) reports, so on a tie the CUDA error names the cause. A running program's error
+    always; CUDA's refusal to start (`Cuda failure 802 'system not yet initialized'`) where it is the node's (the
+    driver, the fabric): a build without the GPU's code (`named symbol not found`) stays NCCL's, whose build it is."""
+    if not any(k.check == "nccl" for k in found):
+        return 0
+    return int(kind.name == "CUDA error of a running program"
+               or (kind.name == "CUDA initialisation error" and result.owner == "host"))
 
 
 def _names(dev: dict[str, Any]) -> set[str]:

@@ -32,6 +32,7 @@ from ...shared.xidcatalog import (
     sxid_states,
 )
 from .gpuidentity import norm_bus, norm_uuid
+from .xidsuspect import suspect_gpus
 
 # nvmlClocksEventReasons bits (nvml.h)
 THROTTLE_BITS = {0x1: "GpuIdle", 0x2: "ApplicationsClocksSetting", 0x4: "SwPowerCap", 0x8: "HwSlowdown",
@@ -337,7 +338,7 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
     once per GPU and judged Xid."""
     judged = _judged_events(events, devices)
     counts = storm((key, j.xid) for j, _, key in judged)
-    suspects = _suspect_gpus(judged)
+    suspects = suspect_gpus(judged)
     said: set[tuple[str, int]] = set()
     for j, e, key in judged:
         if (key, j.xid) in said or j.action == INFO:
@@ -372,24 +373,6 @@ def xids(events: Sequence[XidEvent], devices: Sequence[NvmlDevice], found: Findi
         else:
             found.add(WARN, j.code, text, "Watch the node: reset the GPU at the next drain; drain if it repeats "
                       "(NVIDIA's Xid catalogue).", "host", i)
-
-
-# NVIDIA's Xid catalogue: a graphics engine exception (13) or a memory page fault (31) is most often the program's,
-# but the same faults under several programs on one GPU point at the GPU (run field diagnostics). Xid 43 (a channel
-# stopped after such a fault, or a process killed) is each program's teardown and is not counted.
-SUSPECT_XIDS = frozenset({13, 31})
-SUSPECT_PROCESSES = 3
-_PID = re.compile(r"\bpid=(\d+)")
-
-
-def _suspect_gpus(judged: Sequence[tuple[Judged, XidEvent, str]]) -> dict[str, int]:
-    """GPU key -> how many distinct processes met an application Xid 13 or 31 on it, where SUSPECT_PROCESSES or more."""
-    pids: dict[str, set[str]] = {}
-    for j, e, key in judged:
-        found = _PID.search(str(e.get("text") or "")) if j.action == APP and j.xid in SUSPECT_XIDS else None
-        if found:
-            pids.setdefault(key, set()).add(found.group(1))
-    return {key: len(p) for key, p in pids.items() if len(p) >= SUSPECT_PROCESSES}
 
 
 _SXID_REST = re.compile(r"SXid \([^)]*\):\s*\d+,\s*(.*)")
