@@ -196,3 +196,25 @@ def test_a_trust_folder_s_large_file_is_never_read_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(type(big), "open", counting_open)
     assert [t.keyid for t in signing.load_trust([public.parent])] == [signing.load_trust([public])[0].keyid]
     assert reads and max(reads) <= (64 << 10) + 1, reads
+
+
+@pytest.mark.unit
+def test_slurm_step_semantics_a_job_s_slurmd_nodename_never_names_the_node_drained(tmp_path, monkeypatch):
+    """A batch script runs with the job's environment, SLURMD_NODENAME included (exported, or carried from the head
+    node by a launcher): this host's lost GPU drained the node it named, a healthy one. In a job's environment the
+    drain needs Slurm's NodeHostName to name this host (as `make undrain` does); Prolog= is slurmd's word."""
+    fake = install_fake(monkeypatch)           # this host is n1 (gethostname), Slurm's NodeHostName = NodeName
+    lost = json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host")))
+
+    def verify_runs(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_text(lost)
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", verify_runs)
+    args = ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--breaker", "0.5"]
+    batch = {"SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n2"}
+    assert cli.main(args, batch) == 0            # a batch script: mode prolog, not drained (exit 0)
+    assert fake.nodes["n2"][0] == "idle" and fake.nodes["n1"][0] == "idle"
+    assert history_events(tmp_path, "n2")[-1] == ("drain-refused", "GPU_LOST")
+    assert cli.main(args, {**STEP_ENV, "SLURMD_NODENAME": "n2"}) == 4      # a step: refused, said
+    assert fake.nodes["n2"][0] == "idle"
+    assert cli.main(args, STEP_ENV) == 1 and fake.nodes["n1"][0] == "drained"    # its own node: drained
