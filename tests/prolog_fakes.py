@@ -125,12 +125,35 @@ def allow_test_hooks(state_dir: Path) -> None:
     (state_dir / "test-hooks").chmod(0o644)
 
 
-# Slurm and verify as shell programs on PATH, for the tests that run the prolog as a real process: sinfo lists
-# $FAKE_DIR/nodes/<node> (state|reason), scontrol writes it, verify writes a lost GPU's report
+def slurm_prefix(folder: Path, programs: dict[str, str]) -> dict[str, str]:
+    """Slurm's commands (and the kernel log's) where a real host has them for the prolog: `<folder>/slurm/bin`,
+    beside the `<folder>/slurm/etc/slurm.conf` that slurmd's SLURM_CONF names (SchedMD's `--prefix` layout), every
+    folder 0755 and root's. The prolog looks there and in the system's folders, never on a job's PATH
+    (verify/prolog/verifyrun.py system_path); `programs` maps a name to its shell body. The environment to add.
+    A job's step trusts a prefix only root owns (a job's user owns its own folders): these tests need root."""
+    if os.geteuid() != 0:
+        pytest.skip("a job's step finds Slurm only in a folder root owns, as on a real host: run the tests as root")
+    prefix = folder / "slurm"
+    for sub in ("bin", "etc"):
+        (prefix / sub).mkdir(parents=True, exist_ok=True)
+    for name, body in programs.items():
+        (prefix / "bin" / name).write_text(body if body.startswith("#!") else f"#!/bin/sh\n{body}\n")
+        (prefix / "bin" / name).chmod(0o755)
+    (prefix / "etc" / "slurm.conf").write_text("ClusterName=c\n")
+    for path in (folder, prefix, prefix / "bin", prefix / "etc"):
+        path.chmod(0o755)
+    return {"SLURM_CONF": str(prefix / "etc" / "slurm.conf")}
+
+
+# Slurm and verify as shell programs, for the tests that run the prolog as a real process (slurm_prefix: where a host
+# has them): sinfo lists $FAKE_DIR/nodes/<node> (state|reason), scontrol writes it and shows a node as slurmd's
+# default does (NodeHostName is the NodeName's host: this one, uname -n as gethostname says), verify writes a lost
+# GPU's report
 SINFO_SH = """#!/bin/sh
 for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f")"; done
 """
 SCONTROL_SH = """#!/bin/sh
+[ "$1 $2" = "show node" ] && { printf 'NodeName=%s NodeHostName=%s\\n' "$4" "$(uname -n)"; exit 0; }
 [ "$1" = update ] || exit 0
 node=${2#nodename=}
 case "$3" in

@@ -227,9 +227,19 @@ def test_slurm_prolog_semantics_a_python3_that_cannot_run_the_prolog_never_drain
     for tool in ("dirname", "readlink"):
         found = next(p for p in (f"/usr/bin/{tool}", f"/bin/{tool}") if os.path.exists(p))
         (folder / tool).symlink_to(found)
-    (folder / "python3").write_text(f"#!/bin/sh\n{python}\n")
-    (folder / "python3").chmod(0o755)
-    proc = subprocess.run(["/bin/sh", str(ROOT / "verify" / "bin" / "torchimages-prolog"), "--budget", "5"],
+    # Prolog=: python3 on slurmd's PATH (a host install); a first step never runs the job's, so there it is the
+    # install's own venv beside it (the image's /opt/venv beside /opt/verify)
+    wrapper = ROOT / "verify" / "bin" / "torchimages-prolog"
+    where = folder / "python3"
+    if "SLURM_STEP_ID" in env:
+        copy = tmp_path / "opt" / "verify" / "verify" / "bin" / "torchimages-prolog"
+        copy.parent.mkdir(parents=True)
+        copy.write_text(wrapper.read_text())
+        wrapper, where = copy, tmp_path / "opt" / "venv" / "bin" / "python3"
+        where.parent.mkdir(parents=True)
+    where.write_text(f"#!/bin/sh\n{python}\n")
+    where.chmod(0o755)
+    proc = subprocess.run(["/bin/sh", str(wrapper), "--budget", "5"],
                           env={"PATH": str(folder), **env}, capture_output=True, text=True, timeout=60, check=False)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == status and len(lines) == 1, proc.stderr

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -60,7 +61,6 @@ def test_slurm_prolog_semantics_no_search_path_still_finds_slurm_beside_slurmd_s
     assert history_events(tmp_path)[-1] == ("drain", "GPU_LOST")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 36, left open: a job's step keeps the job's PATH for now (the real-process step tests put Slurm's stand-ins on it); the system-folders rule is to come back with them moved")
 @pytest.mark.unit
 def test_slurm_step_semantics_a_job_s_journalctl_never_answers_for_the_kernel_log(tmp_path, monkeypatch):
     """A job's PATH put a `journalctl` of its own first: it printed an Xid 79 (NVIDIA's catalog: GPU fallen off the
@@ -95,7 +95,6 @@ def test_slurm_step_semantics_a_job_s_journalctl_never_answers_for_the_kernel_lo
     assert os.environ["PATH"] == job_path
 
 
-@pytest.mark.xfail(strict=True, reason="issue 36, left open: a job's step keeps the job's PATH for now (the real-process step tests put Slurm's stand-ins on it); the system-folders rule is to come back with them moved")
 @pytest.mark.unit
 def test_the_search_path_is_the_system_s_in_a_step_and_without_one_the_operator_s_kept(tmp_path, monkeypatch):
     """Whose PATH finds Slurm's commands: a job's never (replaced), none at all (Prolog=) the system's folders and
@@ -117,6 +116,19 @@ def test_the_search_path_is_the_system_s_in_a_step_and_without_one_the_operator_
     (prefix / "bin").chmod(0o777)           # a folder anyone can write is no slurmd's prefix
     with verifyrun.system_path(bare, False, {"SLURM_CONF": str(prefix / "etc" / "slurm.conf")}):
         assert bare["PATH"].split(os.pathsep) == list(verifyrun.SYSTEM_PATH)
+    # a step: a prefix root owns is slurmd's; one the job's own user owns (its SLURM_CONF is the job's to set) never
+    (prefix / "bin").chmod(0o755)
+    job = {"PATH": "/home/u/bin"}
+    with verifyrun.system_path(job, True, {"SLURM_CONF": str(prefix / "etc" / "slurm.conf")}):
+        owned_by_root = os.stat(prefix / "bin").st_uid == 0
+        assert job["PATH"].split(os.pathsep)[0] == (str(prefix / "bin") if owned_by_root else "/usr/local/sbin")
+    if os.geteuid() == 0:
+        os.chown(prefix / "bin", 4242, 4242)
+        conf = {"SLURM_CONF": str(prefix / "etc" / "slurm.conf")}
+        # the job's user, owning its folder
+        with mock.patch.object(os, "geteuid", return_value=4242), verifyrun.system_path(job, True, conf):
+            assert job["PATH"].split(os.pathsep) == list(verifyrun.SYSTEM_PATH)
+    assert job["PATH"] == "/home/u/bin"
 
 
 @pytest.mark.unit
@@ -184,3 +196,25 @@ def test_a_trust_folder_s_large_file_is_never_read_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(type(big), "open", counting_open)
     assert [t.keyid for t in signing.load_trust([public.parent])] == [signing.load_trust([public])[0].keyid]
     assert reads and max(reads) <= (64 << 10) + 1, reads
+
+
+@pytest.mark.unit
+def test_slurm_step_semantics_a_job_s_slurmd_nodename_never_names_the_node_drained(tmp_path, monkeypatch):
+    """A batch script runs with the job's environment, SLURMD_NODENAME included (exported, or carried from the head
+    node by a launcher): this host's lost GPU drained the node it named, a healthy one. In a job's environment the
+    drain needs Slurm's NodeHostName to name this host (as `make undrain` does); Prolog= is slurmd's word."""
+    fake = install_fake(monkeypatch)           # this host is n1 (gethostname), Slurm's NodeHostName = NodeName
+    lost = json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host")))
+
+    def verify_runs(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_text(lost)
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", verify_runs)
+    args = ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--breaker", "0.5"]
+    batch = {"SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n2"}
+    assert cli.main(args, batch) == 0            # a batch script: mode prolog, not drained (exit 0)
+    assert fake.nodes["n2"][0] == "idle" and fake.nodes["n1"][0] == "idle"
+    assert history_events(tmp_path, "n2")[-1] == ("drain-refused", "GPU_LOST")
+    assert cli.main(args, {**STEP_ENV, "SLURMD_NODENAME": "n2"}) == 4      # a step: refused, said
+    assert fake.nodes["n2"][0] == "idle"
+    assert cli.main(args, STEP_ENV) == 1 and fake.nodes["n1"][0] == "drained"    # its own node: drained

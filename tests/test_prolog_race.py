@@ -1,7 +1,8 @@
 """torchimages-prolog with real processes (issue 36): prologs of one multi-node job failing at once against the
 breaker, and SIGTERM to the prolog while verify runs. sinfo and scontrol are stand-ins on PATH (shell scripts that
 record their argv and keep each node's state in a file), so the race is between real processes, in well under a
-second of work each."""
+second of work each. The three nodes run on this host, as the Slurm test cluster's do: scontrol shows each with
+this host's name for NodeHostName (a job's step drains only the node Slurm says is this host)."""
 from __future__ import annotations
 
 import multiprocessing
@@ -26,6 +27,7 @@ for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f
 """
 SCONTROL = """#!/bin/sh
 printf '%s\\n' "scontrol $*" >> "$FAKE_DIR/argv"
+[ "$1 $2" = "show node" ] && { printf 'NodeName=%s NodeHostName=%s\\n' "$4" "$(uname -n)"; exit 0; }
 [ "$1" = update ] || exit 0
 node=${2#nodename=}
 case "$3" in

@@ -19,6 +19,7 @@ import pytest
 from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
 from verify.prolog import cli, history
 from verify.prolog.verdict import EXIT_NOT_ASSESSED, EXIT_PASS
+from verify.prolog.verifyrun import SYSTEM_PATH
 
 pytestmark = pytest.mark.unit
 
@@ -62,7 +63,6 @@ def _no_python_path(tmp_path: Path) -> str:
     ({"SLURM_SCRIPT_CONTEXT": "prolog_slurmd"}, ["--budget", "5"], 0),          # Prolog=: non-zero drains
     ({"SLURM_SCRIPT_CONTEXT": "prolog_slurmd"}, ["--revalidate", "--node", "n1"], 0),
     ({}, ["--budget", "5"], 0),                                                  # no step: a prolog
-    ({"SLURM_STEP_ID": "0"}, ["--budget", "5"], EXIT_NOT_ASSESSED),              # a job's first step
     ({}, ["--revalidate", "--node", "n1"], EXIT_NOT_ASSESSED),                   # make undrain
 ])
 def test_slurm_prolog_semantics_no_python3_never_drains(tmp_path, env, argv, status):
@@ -72,6 +72,24 @@ def test_slurm_prolog_semantics_no_python3_never_drains(tmp_path, env, argv, sta
     assert proc.stderr.strip().splitlines() == [
         f"torchimages-prolog: NOT ASSESSED: no python3 on PATH ({tmp_path / 'bin'}): install Python 3, or set PATH in "
         "the prolog's environment (PROLOG_CRASHED: the node stays in service, ungated)"]
+
+
+# the system's folders, where a job's step looks python3 up with no venv beside the install (never the job's PATH)
+SYSTEM_PYTHON3 = next((p for p in (Path(d, "python3") for d in SYSTEM_PATH) if os.access(p, os.X_OK)), None)
+
+
+@pytest.mark.host
+def test_a_first_step_with_no_python3_on_the_job_s_path_runs_the_system_s_or_is_not_assessed(tmp_path):
+    """A job's first step with no venv beside the install: the job's PATH is never searched (a conda python3 there
+    was run), so a PATH without python3 changes nothing: the system's python3 runs the prolog (here it refuses a
+    misspelt option, exit 2: the prolog itself ran), or with none in the system's folders, one line, exit 3."""
+    proc = subprocess.run(["/bin/sh", str(WRAPPER), "--bugdet", "3"],
+                          env={"PATH": _no_python_path(tmp_path), "SLURM_STEP_ID": "0"}, capture_output=True,
+                          text=True, timeout=120, check=False)
+    if SYSTEM_PYTHON3 is None:
+        assert proc.returncode == EXIT_NOT_ASSESSED and "no python3 in the system's folders" in proc.stderr
+    else:
+        assert proc.returncode == 2 and "--bugdet" in proc.stderr and "python3" not in proc.stderr, proc.stderr
 
 
 @pytest.mark.host

@@ -79,3 +79,23 @@ def test_a_python3_that_hangs_at_start_is_not_assessed_within_its_limit_never_sl
     assert proc.returncode == status and len(lines) == 1, proc.stderr
     assert "cannot run this prolog" in lines[0] and "starts within 2 s" in lines[0] and "PROLOG_CRASHED" in lines[0]
     assert "/venv/bin/python3)" in lines[0]                       # the one it ran is named
+
+
+@pytest.mark.parametrize("env", [{"SLURM_STEP_ID": "0"}, {"SLURM_JOB_ID": "7"}], ids=["first-step", "batch-script"])
+def test_slurm_a_job_step_without_a_venv_never_runs_the_jobs_python3(tmp_path, env):
+    """Slurm's prolog semantics: a job's step runs with the job's PATH. With no venv beside the install (a host
+    install), `command -v python3` ran the job's (a conda Python whose newer torch is judged against the node's
+    driver: DRIVER_TOO_OLD drained a healthy node). There python3 is looked up in the system's folders alone."""
+    marker = tmp_path / "conda-ran"
+    wrapper = _install(tmp_path, None)
+    proc = subprocess.run(["/bin/sh", str(wrapper), "--budget", "1", "--help"], capture_output=True, text=True,
+                          timeout=60, env={"PATH": _job_path(tmp_path, marker), **env}, check=False)
+    assert not marker.exists(), "the job's python3 was run"
+    assert "conda" not in proc.stdout            # the system's python3 ran (this copy has no package: it says so)
+
+
+def test_the_wrapper_s_system_folders_are_the_prolog_s():
+    """The folders the wrapper finds python3 in, in a job's step, are those verify.prolog finds Slurm in there: one
+    list (verify/prolog/verifyrun.py SYSTEM_PATH), never two that drift."""
+    from verify.prolog.verifyrun import SYSTEM_PATH
+    assert f"for d in {' '.join(SYSTEM_PATH)}; do" in WRAPPER.read_text()

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, run_cli, wait_for
-from tests.prolog_fakes import allow_test_hooks
+from tests.prolog_fakes import allow_test_hooks, slurm_prefix
 from verify import scheduler
 from verify.cli import PREFLIGHT_FLOORS
 from verify.prolog.slurm import reason
@@ -85,26 +86,26 @@ XID_79 = ROOT / "tests" / "data" / "kernel-log" / "open-gpu-kernel-modules-1151-
 
 def _fake_slurm(tmp_path: Path, sinfo: str = SINFO_4, scontrol_rc: int = 0, scontrol_says: str = "",
                 kernel_log: Path | None = None) -> tuple[dict[str, str], Path]:
-    """scontrol and sinfo stand-ins on PATH that record their argv (one line each); sinfo prints `sinfo`. With
-    kernel_log, a journalctl stand-in (argv recorded too) prints that real excerpt as this host's kernel log."""
+    """scontrol and sinfo stand-ins where a real host has Slurm (prolog_fakes.slurm_prefix: beside slurmd's
+    SLURM_CONF, never on the job's PATH) that record their argv (one line each); sinfo prints `sinfo`, scontrol shows
+    n7 on this host (slurmd's default NodeHostName) and exits scontrol_rc on the rest. With kernel_log, a journalctl
+    stand-in (argv recorded too) prints that real excerpt as this host's kernel log."""
     log = tmp_path / "slurm.log"
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     (tmp_path / "sinfo.out").write_text(sinfo)
-    fakes = [("scontrol", f'echo "{scontrol_says}" >&2\nexit {scontrol_rc}'), ("sinfo", f'cat {tmp_path / "sinfo.out"}')]
+    show = f'[ "$1 $2" = "show node" ] && {{ echo "NodeName=$4 NodeHostName={socket.gethostname()}"; exit 0; }}'
+    fakes = [("scontrol", f'{show}\necho "{scontrol_says}" >&2\nexit {scontrol_rc}'),
+             ("sinfo", f'cat {tmp_path / "sinfo.out"}')]
     fakes += [("journalctl", f"cat {kernel_log}")] if kernel_log else []
-    for name, body in fakes:
-        script = bin_dir / name
-        script.write_text(f'#!/bin/sh\nprintf "%s\\n" "{name} $*" >> {log}\n{body}\n')
-        script.chmod(0o755)
-    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURMD_NODENAME": "n7", "SLURM_JOB_ID": "4242",
-           "TORCHIMAGES_STATE_DIR": str(tmp_path / "state")}
+    env = slurm_prefix(tmp_path, {name: f'printf "%s\\n" "{name} $*" >> {log}\n{body}' for name, body in fakes})
+    env.update({"SLURMD_NODENAME": "n7", "SLURM_JOB_ID": "4242", "TORCHIMAGES_STATE_DIR": str(tmp_path / "state")})
     allow_test_hooks(tmp_path / "state")         # these tests' steps hang and crash checks through verify's hooks
     return env, log
 
 
 def _calls(log: Path, command: str) -> list[str]:
-    return [line for line in (log.read_text().splitlines() if log.exists() else []) if line.startswith(command + " ")]
+    """What the prolog asked of `command`, Slurm's record of this node (scontrol show node) left out: a query."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [line for line in lines if line.startswith(command + " ") and not line.startswith("scontrol show ")]
 
 
 def _prolog(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -112,8 +113,11 @@ def _prolog(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
     env = dict(env)
     state = env.pop("TORCHIMAGES_STATE_DIR", None)
     given = ["--state-dir", state] if state and "--state-dir" not in args else []
+    full = {**os.environ, **env}
+    if full.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog"):
+        full.pop("PATH", None)          # slurmd gives Prolog= none (SchedMD's Prolog and Epilog Guide)
     return subprocess.run([sys.executable, "-m", "verify.prolog", *given, *args], cwd=ROOT, capture_output=True,
-                          text=True, env={**os.environ, **env}, timeout=240, check=False)
+                          text=True, env=full, timeout=240, check=False)
 
 
 def _history(tmp_path: Path, node: str = "n7") -> list[str]:

@@ -206,7 +206,29 @@ def _claims(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> int:
     return _claim(cfg, v, report)       # not reached: the last try never answers RACED
 
 
+def _elsewhere(cfg: Config) -> str | None:
+    """Why the node a job's environment names is not this host, or None. Slurm's prolog semantics: a batch script
+    (or anything a job starts without srun) runs with the job's environment, SLURMD_NODENAME included, which it may
+    export or carry from another node (a launcher that copies the head node's environment): this host's evidence
+    drained the node it named. So in a job's environment the drain needs Slurm's own record (NodeHostName) to name
+    this host, as `make undrain` does."""
+    if not cfg.job_env or cfg.node.lower() == cfg.host.split(".")[0].lower():
+        # Prolog= (slurmd names the node), an operator by hand (--node is theirs), or the name this host has (the
+        # kernel's, which no job sets: slurmd's default NodeHostName is the NodeName)
+        return None
+    from .revalidate import _same_host
+    info, why = slurm.node_info(cfg.node)
+    if info is None:
+        return f"which host {cfg.node} is cannot be proven ({why})"
+    if not _same_host(info.get("NodeHostName", ""), cfg.host):
+        return (f"this host ({cfg.host or 'no host name'}) is not {cfg.node} (its host is "
+                f"{info.get('NodeHostName') or 'not named'} in Slurm): the job's environment named another node")
+    return None
+
+
 def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
+    if elsewhere := _elsewhere(cfg):
+        return _refuse_drain(cfg, v, elsewhere, f"{v.code} is the host's, but {elsewhere}: not drained")
     lock = os.path.join(cfg.state_dir, "breaker.lock")
     try:
         os.makedirs(cfg.state_dir, exist_ok=True)       # the folder may be a link an operator made; its files not

@@ -140,24 +140,27 @@ def drop_job_settings(environ: Any, job: bool) -> None:
 # search path set": SchedMD's Prolog and Epilog Guide), so sinfo, scontrol and journalctl were looked up in /bin:/usr/bin
 # alone (Python's fallback): a Slurm built from source (/usr/local/bin) or under /opt/slurm (AWS ParallelCluster) had
 # no sinfo there, the breaker could not count, and every host fault was "not drained". A job's step runs with the
-# job's PATH: a `sinfo` or `journalctl` of its own answered for Slurm and the kernel log. Those two get, under Prolog=,
-# the prefix of the slurmd that started it first (the Slurm that slurmd is), then the system's folders (the shells'
-# default, sudo's secure_path) and Slurm's usual prefix; an operator's PATH (by hand, `make undrain`) is kept.
+# job's PATH: a `sinfo` or `journalctl` of its own answered for Slurm and the kernel log. Both get the prefix of the
+# slurmd that started it first (the Slurm that slurmd is; in a step only a prefix root owns: the job's user owns its
+# own folders, and a step's SLURM_CONF is the job's to set), then the system's folders (the shells' default, sudo's
+# secure_path) and Slurm's usual prefix; an operator's PATH (by hand, `make undrain`) is kept.
 SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", "/opt/slurm/bin")
 
 
-def _root_folder(path: str) -> bool:
-    """A folder only root or this user can write (slurmd's prefix: no job's)."""
+def _root_folder(path: str, job: bool = False) -> bool:
+    """A folder only root (or, outside a job's step, this user: slurmd's own) can write: slurmd's prefix, no job's."""
     try:
         info = os.stat(path)
     except OSError:
         return False
-    return os.path.isdir(path) and info.st_uid in (0, os.geteuid()) and not info.st_mode & 0o022
+    owners = (0,) if job else (0, os.geteuid())
+    return os.path.isdir(path) and info.st_uid in owners and not info.st_mode & 0o022
 
 
-def slurm_folders(env: Any, proc: str = "/proc") -> list[str]:
-    """Under Prolog=, where slurmd's Slurm is: <prefix>/bin beside the slurmd that started us (its /proc exe: a
-    configless node's SLURM_CONF is slurmd's cache, no prefix) and beside slurmd's SLURM_CONF (<prefix>/etc)."""
+def slurm_folders(env: Any, proc: str = "/proc", job: bool = False) -> list[str]:
+    """Where slurmd's Slurm is: <prefix>/bin beside the slurmd (or a step's slurmstepd) that started us (its /proc
+    exe: a configless node's SLURM_CONF is slurmd's cache, no prefix) and beside SLURM_CONF (<prefix>/etc). In a job's
+    step (job) both are the job's to fake (its own slurmstepd, its SLURM_CONF): a prefix root owns alone."""
     places = []
     try:
         exe = os.readlink(os.path.join(proc, str(os.getppid()), "exe"))
@@ -168,17 +171,17 @@ def slurm_folders(env: Any, proc: str = "/proc") -> list[str]:
     conf = env.get("SLURM_CONF", "")
     if os.path.isabs(conf):
         places.append(os.path.join(os.path.dirname(os.path.dirname(conf)), "bin"))
-    return [p for i, p in enumerate(places) if p not in places[:i] and _root_folder(p)]
+    return [p for i, p in enumerate(places) if p not in places[:i] and _root_folder(p, job)]
 
 
 @contextlib.contextmanager
 def system_path(environ: Any, job: bool, env: Any, proc: str = "/proc") -> Iterator[None]:
-    """environ's PATH, while the prolog runs, set to the system's folders where there is none (Slurm gives Prolog=
-    none). A job's PATH is kept for now: the real-process step tests put Slurm's stand-ins on it (issue 36, left
-    open: a job's PATH choosing the step's sinfo/journalctl)."""
+    """environ's PATH, while the prolog runs, set to slurmd's prefix and the system's folders where it is a job's
+    (replaced: the job's own sinfo or journalctl answered for the host) or there is none (Slurm gives Prolog= none);
+    restored afterwards."""
     before = environ.get("PATH")
-    if not (before or "").strip():
-        first = [] if job else slurm_folders(env, proc)
+    if job or not (before or "").strip():
+        first = slurm_folders(env, proc, job)
         environ["PATH"] = os.pathsep.join([*first, *(f for f in SYSTEM_PATH if f not in first)])
     try:
         yield
