@@ -2,20 +2,27 @@
 # (judges take their TypedDict facts; these tests hand them partial or malformed facts, as a JSON record would)
 """Round 63 of the cluster hunt (issue 36).
 
-Class 6, facts that cannot be true: how a launcher numbers a group's ranks. torchrun (and mpirun's and srun's local
+Class 6, facts that cannot be true. How a launcher numbers a group's ranks. torchrun (and mpirun's and srun's local
 ids) number each launcher's processes 0..n-1 on its node (PyTorch's elastic agent: LOCAL_RANK in
 [0, nproc_per_node)), and the trainer drives cuda:<LOCAL_RANK>: a record whose local ranks on a node skip one, or
 whose one launcher on a node ran more ranks than the GPUs it saw, is no group that ran (verify/FACTS.md's rule:
-refused, naming the fields, never judged and never a pass).
+refused, naming the fields, never judged and never a pass). And what the prolog passes (Slurm's prolog semantics:
+exit 0 starts the job here) is its own verify's report of this node: no other schema, no other node, no lost GPU.
 """
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from scripts.fleet.plausible import report_problem
+from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, history_events, install_fake
 from tests.verify_handmade import assert_refused, handmade_train_facts, judged_both_ways
+from verify.prolog import cli
+from verify.prolog.verdict import decide
 
 pytestmark = pytest.mark.unit
 
@@ -61,3 +68,61 @@ def test_a_group_with_a_failed_rank_is_not_held_to_whole_numbering() -> None:
                           "message": "boom"}]
     _, replayed = judged_both_ways("train", facts)
     assert (replayed.status, replayed.code) == ("fail", "TRAIN_FAILED"), replayed.summary
+
+
+# ---------------------------------------------------------------------------------------------------- the prolog
+
+def _gpu8(**data: Any) -> dict[str, Any]:
+    """A passing gpu check of 8 NVML devices, each with its own UUID and bus id, as verify writes one."""
+    devices = [{"index": i, "name": "NVIDIA H100 80GB HBM3", "uuid": f"GPU-{i:08d}-0000-0000-0000-000000000000",
+                "pci_bus_id": f"00000000:{i + 16:02x}:00.0", "lost": False} for i in range(8)]
+    return {**_gpu(), "data": {"devices": devices, **data}}
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
+    f = install_fake(monkeypatch)
+    f.info = {"Gres": "gpu:8"}
+    return f
+
+
+PROLOG_GPUS = {**PROLOG_ENV, "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7"}
+
+
+@pytest.mark.parametrize("change", [
+    pytest.param(lambda r: r.update(schema_version=99), id="a-schema-no-verify-writes"),
+    pytest.param(lambda r: r.update(schema_version="2"), id="a-schema-version-as-text"),
+    pytest.param(lambda r: r.update(environment={"scheduler": {"kind": "slurm", "node": "n2"}}), id="another-node"),
+    pytest.param(lambda r: r["checks"][0]["data"]["devices"][3].update(lost=True), id="a-pass-listing-a-lost-gpu"),
+])
+def test_slurm_prolog_passes_only_its_own_verifys_report_of_this_node(change: Any, tmp_path: Path, fake: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slurm's prolog semantics: exit 0 lets the job start on this node, so what passes it must be evidence of this
+    node now. A report of another schema, of another node (its environment.scheduler.node), or a gpu pass listing
+    a GPU NVML called lost (verify fails that: GPU_LOST) is none verify wrote here: not assessed (never a pass,
+    never a drain). Before: each passed."""
+    report = _report(_gpu8())
+    change(report)
+    _verify_writes(monkeypatch, json.dumps(report).encode())
+    assert cli.main(_args(tmp_path), PROLOG_GPUS) == 0           # Prolog=: the tool's trouble never drains
+    assert fake.nodes["n1"] == ("idle", "none")
+    assert history_events(tmp_path)[-1] == ("not-assessed", "REPORT_INVALID")
+
+
+@pytest.mark.parametrize("node", ["n1", "N1", "n1.cluster.example.", "n1.cluster.example"])
+def test_this_nodes_report_however_its_name_is_spelt_still_passes(node: str, tmp_path: Path, fake: Any,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """DNS names are case-insensitive (RFC 4343) and a short name is its FQDN's first label: no refusal of this
+    node's own report (a false "not assessed" on every job hides the node's faults)."""
+    report = {**_report(_gpu8()), "environment": {"scheduler": {"kind": "slurm", "node": node}}}
+    _verify_writes(monkeypatch, json.dumps(report).encode())
+    assert cli.main(_args(tmp_path), PROLOG_GPUS) == 0
+    assert history_events(tmp_path)[-1][0] == "pass"
+
+
+def test_the_fleet_report_refuses_a_pass_listing_a_lost_gpu_too() -> None:
+    """The host side holds the same rule (scripts/fleet/plausible.py beside verify/prolog/verdict.py)."""
+    report = {"schema_version": 2, "status": "pass", "checks": [_gpu8()]}
+    report["checks"][0]["data"]["devices"][0]["lost"] = True
+    assert "listed lost" in (report_problem(report) or "")
+    assert "listed lost" in (decide(report).summary or "")

@@ -69,11 +69,11 @@ def _local_ranks(facts: dict[str, Any]) -> str | None:
         if gap := next((j for j in sorted(count) if j > 0 and count[j] > count.get(j - 1, 0)), None):
             return (f"node {node[:60]!r} holds local rank {gap} {count[gap]} time(s) but local rank {gap - 1} "
                     f"{count.get(gap - 1, 0)} time(s): each launcher numbers its ranks 0..n-1 on its node")
-    first = next((r for r in ranks if r.get("rank") == 0), None)
-    mine = held.get(first["node"]) if first is not None else None
+    home = next((str(r["node"]) for r in ranks if r.get("rank") == 0), "")
+    mine = held.get(home)
     if facts.get("backend") == "nccl" and _int(gpus) and gpus > 0 and mine is not None and mine[0] == 1 \
             and max(mine) >= gpus:
-        return (f"over NCCL, local rank {max(mine)} on rank 0's node {first['node'][:60]!r} (one launcher), which "
+        return (f"over NCCL, local rank {max(mine)} on rank 0's node {home[:60]!r} (one launcher), which "
                 f"saw gpus {gpus}: cuda:{max(mine)} is no GPU of it (NCCL runs one rank per GPU)")
     return None
 
