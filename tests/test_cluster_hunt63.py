@@ -126,3 +126,45 @@ def test_the_fleet_report_refuses_a_pass_listing_a_lost_gpu_too() -> None:
     report["checks"][0]["data"]["devices"][0]["lost"] = True
     assert "listed lost" in (report_problem(report) or "")
     assert "listed lost" in (decide(report).summary or "")
+
+
+# ---------------------------------------------------------------------------------------------------- attestations
+
+def _attestation(signed: str, created: str, status: str = "pass") -> Any:
+    from scripts.publish.report import Attestation
+    from scripts.publish.signing import Trusted
+
+    class Key:
+        keyid = "ab" * 32
+    return Attestation("sha256:" + "1" * 64, Trusted(Key(), "/keys/release.pub"), signed,
+                       {"checks": [], "created": created}, status, None, {"node": "n1"})
+
+
+def _judged(att: Any, max_age: float | None = None) -> Any:
+    from datetime import datetime, timezone
+
+    from scripts.publish.report import Summary, _decide, expire, order, refuse_future
+    now = datetime(2026, 11, 25, 12, tzinfo=timezone.utc)
+    s = Summary("r@sha256:" + "2" * 64, attestations=[att])
+    order(s)
+    refuse_future(s, 300.0, now)
+    _decide(s, True)
+    expire(s, max_age, now, 300.0)
+    return s
+
+
+def test_slsa_freshness_is_the_evidences_a_month_old_report_signed_today_is_a_month_old() -> None:
+    """Class 9: MAX_AGE measured the signature's time only, so a verify report a month old, signed an hour ago,
+    was `verified: yes` under MAX_AGE=1d. SLSA/in-toto verification judges the evidence's time: the verify run's."""
+    stale = _attestation("2026-11-25T11:00:00Z", "2026-10-25T11:00:00Z")
+    s = _judged(stale, max_age=86400)
+    assert not s.verified and "older than the maximum age" in s.reason, s.reason
+    assert _judged(_attestation("2026-11-25T11:00:00Z", "2026-11-25T10:55:00Z"), max_age=86400).verified
+
+
+def test_a_report_created_after_its_signature_is_not_believed() -> None:
+    """A report dated a day after the signature over it: no report the signer saw (a wrong clock on one side), as a
+    time in the future is none (CLOCK_SKEW the tolerance either way)."""
+    s = _judged(_attestation("2026-11-24T11:00:00Z", "2026-11-25T11:00:00Z"))
+    assert not s.verified and "after it was signed" in s.reason, s.reason
+    assert _judged(_attestation("2026-11-25T11:00:00Z", "2026-11-25T11:04:00Z")).verified       # within the skew
