@@ -168,3 +168,56 @@ def test_a_report_created_after_its_signature_is_not_believed() -> None:
     s = _judged(_attestation("2026-11-24T11:00:00Z", "2026-11-25T11:00:00Z"))
     assert not s.verified and "after it was signed" in s.reason, s.reason
     assert _judged(_attestation("2026-11-25T11:00:00Z", "2026-11-25T11:04:00Z")).verified       # within the skew
+
+
+# ---------------------------------------------------------------------------------------------------- make isolate
+
+def _pair_report(failed: str | None = None, owner: str | None = None) -> dict[str, Any]:
+    """A pair's report as verify writes it: a passing all-reduce, or its nccl check failed with `failed`."""
+    check = {"name": "nccl", "status": "fail" if failed else "pass", "summary": "x", "code": failed, "owner": owner,
+             "metrics": {"busbw_max": {"value": 100.0, "unit": "GB/s"}, "wrong": {"value": 0, "unit": "count"}},
+             "data": {"nodes": 2}}
+    return {"schema_version": 2, "status": check["status"], "checks": [check]}
+
+
+def _isolated(failed: str, owner: str) -> tuple[int, str]:
+    """make isolate over n1..n5 where every pair holding n3 gets `failed` from verify: (exit, answer)."""
+    from scripts.fleet.isolate import first_round, plan_done
+    from scripts.fleet.isolate_run import exit_status, outcome
+    nodes, results, number = ["n1", "n2", "n3", "n4", "n5"], [], 0
+    pairs = first_round(nodes)
+    while pairs:
+        number += 1
+        for pair in pairs:
+            bad = "n3" in pair
+            results.append((number, outcome(pair, _pair_report(failed if bad else None, owner if bad else None),
+                                            1 if bad else 0, 1.0, 8)))
+        decision, pairs = plan_done(nodes, results)
+    return exit_status(decision), decision.summary
+
+
+@pytest.mark.parametrize("failed,owner", [("CHECK_CRASHED", "image"), ("MEASUREMENT_INVALID", "host"),
+                                          ("PACKAGE_MISSING", "image")])
+def test_make_isolate_never_names_a_node_for_the_tools_own_trouble(failed: str, owner: str) -> None:
+    """Class 7, the house rule the prolog follows too (our own tool's trouble is "not assessed", never a node's
+    fault): verify crashing, refusing its own measurement, or the image lacking a package on every pair n3 joined
+    named n3 "failing" (exit 1). Now those pairs are not assessed: n3 is undetermined, the answer says why, exit 2
+    (never clean either)."""
+    status, said = _isolated(failed, owner)
+    assert status == 2 and "n3 (failing)" not in said and "not assessed" in said and failed in said, said
+
+
+def test_make_isolate_still_names_a_node_whose_all_reduce_fails() -> None:
+    status, said = _isolated("NCCL_WRONG_RESULT", "host")
+    assert status == 1 and said.startswith("at fault: n3 (failing)"), said
+
+
+def test_a_pair_not_assessed_beside_passes_is_no_clean_answer() -> None:
+    """Every node passed in another pair, but one pair crashed the tool: no evidence either way, never exit 0."""
+    from scripts.fleet.isolate import Outcome, decide
+    from scripts.fleet.isolate_run import exit_status
+    results = [(1, Outcome(("n1", "n2"), True, 10.0)), (1, Outcome(("n3", "n4"), True, 10.0)),
+               (2, Outcome(("n1", "n3"), False, None, "CHECK_CRASHED: x", ours=True)),
+               (2, Outcome(("n2", "n4"), True, 10.0))]
+    decision = decide(["n1", "n2", "n3", "n4"], results)
+    assert exit_status(decision) == 2 and decision.summary.startswith("undetermined: every node passed in a pair")
