@@ -221,3 +221,16 @@ def test_a_pair_not_assessed_beside_passes_is_no_clean_answer() -> None:
                (2, Outcome(("n2", "n4"), True, 10.0))]
     decision = decide(["n1", "n2", "n3", "n4"], results)
     assert exit_status(decision) == 2 and decision.summary.startswith("undetermined: every node passed in a pair")
+
+
+# ---------------------------------------------------------------------------------------------------- launchers
+
+@pytest.mark.parametrize("value", ["nvidia.com/GPU", "NVIDIA.com/gpu", "nvidia.com/Gpu.Shared", "AMD.com/GPU"])
+def test_rdma_resource_in_another_case_is_still_the_gpu_request(value: str) -> None:
+    """Class 10: RDMA_RESOURCE=nvidia.com/GPU passed as an RDMA device: each pod asked for a resource no device
+    plugin advertises (Kubernetes' names are case-sensitive) and pended forever. The GPU request in any case is
+    refused, one line naming the cause and the fix."""
+    from scripts.errors import UserError
+    from scripts.settings import parse_rdma_resource
+    with pytest.raises(UserError, match=r"the pod's GPU request|not a Kubernetes resource name"):
+        parse_rdma_resource(value, "RDMA_RESOURCE")
