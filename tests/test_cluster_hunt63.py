@@ -20,7 +20,7 @@ import pytest
 
 from scripts.fleet.plausible import report_problem
 from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, history_events, install_fake
-from tests.verify_handmade import assert_refused, handmade_train_facts, judged_both_ways
+from tests.verify_handmade import assert_refused, handmade_train_facts, judged_both_ways, nccl_facts, variant
 from verify.prolog import cli
 from verify.prolog.verdict import decide
 
@@ -68,6 +68,21 @@ def test_a_group_with_a_failed_rank_is_not_held_to_whole_numbering() -> None:
                           "message": "boom"}]
     _, replayed = judged_both_ways("train", facts)
     assert (replayed.status, replayed.code) == ("fail", "TRAIN_FAILED"), replayed.summary
+
+
+
+@pytest.mark.parametrize("name", ["Tesla T4", "NVIDIA Foo 9000"])
+def test_an_all_reduce_no_gpu_moves_is_refused_whatever_gpu_it_names(name: str) -> None:
+    """A GPU with no busbw baseline (a T4, a name verify does not know) "moving" 3,000 GB/s on one node passed as
+    "bandwidth not assessed". Like a known GPU past 3x its own baseline, it is held to the fastest one-node figure
+    verify knows (never below NVLink5's 900 GB/s per GPU): refused, never a pass."""
+    facts = variant(nccl_facts(peak=3000.0), device_name=name)
+    assert_refused("nccl", facts, "3000.0 GB/s", "impossible")
+
+
+def test_an_unknown_gpu_at_a_real_rate_is_still_not_assessed_not_refused() -> None:
+    _, replayed = judged_both_ways("nccl", variant(nccl_facts(peak=150.0), device_name="NVIDIA Foo 9000"))
+    assert replayed.status == "pass" and "bandwidth not assessed" in replayed.summary, replayed.summary
 
 
 # ---------------------------------------------------------------------------------------------------- the prolog
