@@ -249,3 +249,17 @@ def test_rdma_resource_in_another_case_is_still_the_gpu_request(value: str) -> N
     from scripts.settings import parse_rdma_resource
     with pytest.raises(UserError, match=r"the pod's GPU request|not a Kubernetes resource name"):
         parse_rdma_resource(value, "RDMA_RESOURCE")
+
+
+@pytest.mark.parametrize("data", [{"nodes": 2, "world_size": 16}, {"rank": 3}, {"nodes": ["n1", "n2"]}])
+def test_the_prologs_preflight_is_one_nodes_a_groups_report_is_not_its_evidence(
+        data: dict[str, Any], tmp_path: Path, fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slurm's prolog runs on one node, and its verify --preflight alone there (the job's torchrun settings
+    dropped): a report whose nccl check ran across nodes, or as a launcher's rank, is a group's run. Its busbw
+    past 3x the node's own baseline passed as an inter-node figure."""
+    nccl = {"name": "nccl", "status": "pass", "summary": "x", "data": data,
+            "metrics": {"busbw_ratio": {"value": 5.0, "unit": "x"}}}
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu8(), nccl)).encode())
+    assert cli.main(_args(tmp_path), PROLOG_GPUS) == 0
+    assert fake.nodes["n1"] == ("idle", "none")
+    assert history_events(tmp_path)[-1] == ("not-assessed", "REPORT_INVALID")

@@ -25,6 +25,8 @@ def not_this_run(report: Any, started: float, ended: float, skew_s: float, nodes
     if type(version) is not int or version not in REPORT_SCHEMAS:
         return f"report schema_version {one_line(repr(version))[:20]}, none this verify writes " \
                f"({', '.join(map(str, REPORT_SCHEMAS))}): not its report of this node"
+    if group := _group_run(report):
+        return group
     if (other := _other_node(report, nodes)) is not None:
         return f"a report of node {one_line(other)[:60]!r} (its environment.scheduler.node), not of " \
                f"{'/'.join(sorted({str(n) for n in nodes if n}))[:80]}: not evidence of this node"
@@ -61,6 +63,24 @@ def _other_node(report: dict[str, Any], nodes: tuple[str | None, ...]) -> str | 
     if not isinstance(said, str) or not said.strip() or not names:
         return None
     return None if _node_keys(said) & names else said
+
+
+def _group_run(report: dict[str, Any]) -> str | None:
+    """Why a report is a multi-node group's, not this node's preflight, or None: the prolog runs verify --preflight
+    alone on this node (the job's torchrun settings dropped), so a check whose data says it ran across nodes or as a
+    launcher's rank is another run's (and its figures would be judged against an inter-node floor, not this node's)."""
+    checks = report.get("checks")
+    for c in checks if isinstance(checks, list) else []:
+        data = c.get("data") if isinstance(c, dict) else None
+        if not isinstance(data, dict):
+            continue
+        nodes = data.get("nodes")
+        many = (isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 1) \
+            or (isinstance(nodes, list) and len(nodes) > 1)         # the train check lists its ranks' nodes
+        if many or data.get("rank") is not None:
+            return (f"a report whose {one_line(str(c.get('name')))[:20]} check ran across nodes or as a launcher's rank "
+                    f"(nodes {one_line(str(nodes))[:12]}): a group's run, not this node's preflight")
+    return None
 
 
 def _node_keys(name: str) -> set[str]:
