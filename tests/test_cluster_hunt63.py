@@ -263,3 +263,37 @@ def test_the_prologs_preflight_is_one_nodes_a_groups_report_is_not_its_evidence(
     assert cli.main(_args(tmp_path), PROLOG_GPUS) == 0
     assert fake.nodes["n1"] == ("idle", "none")
     assert history_events(tmp_path)[-1] == ("not-assessed", "REPORT_INVALID")
+
+
+# ---------------------------------------------------------------------------------------------------- fleet report
+
+def _node_report(host: str, checks: list[dict[str, Any]] | None = None, expect_gpus: int = 8) -> dict[str, Any]:
+    import time
+
+    from tests.verify_handmade import make_report
+    doc = make_report()
+    doc["environment"]["hostname"] = host
+    doc["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())      # stamped per test, never stale
+    doc["options"] = {"expect_gpus": expect_gpus}
+    if checks is not None:
+        doc["checks"] = checks
+    return doc
+
+
+def test_fleet_report_a_node_given_gpus_whose_reports_judged_none_is_no_pass(tmp_path: Path) -> None:
+    """Class 6, Slurm's prolog semantics as the fleet reads them: a node's report that says the job gave it 8 GPUs
+    (--expect-gpus 8) but holds no gpu check, or only a skipped one, judged none of them; the fleet passed it. Now
+    the fleet does not pass and the last line names it. A node whose local report judged them (beside rank 0's
+    collective report without a gpu check) still passes."""
+    from scripts.fleet.fleet import fleet
+    shm = {"name": "shm", "status": "pass", "summary": "s", "details": [], "metrics": {}, "remedy": None,
+           "code": None, "owner": None, "duration_s": 1.0, "data": {}}
+    (tmp_path / "a.json").write_text(json.dumps(_node_report("a")))
+    (tmp_path / "a-nccl.json").write_text(json.dumps(_node_report("a", [shm])))      # beside a's own gpu check
+    assert fleet(tmp_path).ok
+    (tmp_path / "b.json").write_text(json.dumps(_node_report("b", [shm])))
+    report = fleet(tmp_path)
+    assert not report.ok and report.gpus_unjudged == ["b"], report.why_not_ok
+    assert "given GPUs (--expect-gpus) whose reports judged none" in report.why_not_ok
+    (tmp_path / "c.json").write_text(json.dumps(_node_report("c", [shm], expect_gpus=0)))     # a CPU node
+    assert fleet(tmp_path).gpus_unjudged == ["b"]
