@@ -297,3 +297,28 @@ def test_fleet_report_a_node_given_gpus_whose_reports_judged_none_is_no_pass(tmp
     assert "given GPUs (--expect-gpus) whose reports judged none" in report.why_not_ok
     (tmp_path / "c.json").write_text(json.dumps(_node_report("c", [shm], expect_gpus=0)))     # a CPU node
     assert fleet(tmp_path).gpus_unjudged == ["b"]
+
+
+def test_make_slurm_says_what_its_default_launcher_needs_before_sbatch(test_specs: Any) -> None:
+    """Class 10: with no LAUNCHER (pyxis) and no REGISTRY, make slurm printed only `sbatch ...`; that pyxis needs
+    enroot and its SPANK plugin, and looks a bare image name up on Docker Hub (where none is: every node's step
+    fails), was said only inside the script. Now the lines a user reads before sbatch say both."""
+    from scripts.fleet.slurm import NEEDS, Job, docker_hub_note
+    spec = next(s for s in test_specs if "cuda" in s.tag)
+    job = Job(spec, f"torchimages:{spec.tag}", 2, 8, "pyxis")
+    assert "Docker Hub" in (docker_hub_note(job) or "")
+    assert docker_hub_note(Job(spec, f"registry.example/torchimages:{spec.tag}", 2, 8, "pyxis")) is None
+    assert "pyxis SPANK plugin" in NEEDS["pyxis"]
+
+
+@pytest.mark.host
+def test_make_slurm_prints_the_pyxis_needs_and_the_docker_hub_lookup(rendered: Any, scratch_env: Any) -> None:
+    from tests.helpers import run_cli
+    env = {**scratch_env, "IMAGES_DIR": str(rendered), "IMAGE": "2.13.0-cpu-debian12", "NODES": "2", "GPUS": "0",
+           "LOCAL_IMAGE": "1"}
+    proc = run_cli("slurm", env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith("  needs: enroot and the pyxis SPANK plugin") for line in lines), proc.stdout
+    assert any(line.startswith("  first: No REGISTRY was given") for line in lines), proc.stdout
+    assert lines[-1].startswith("  sbatch "), proc.stdout
