@@ -20,7 +20,14 @@ import pytest
 
 from scripts.fleet.plausible import report_problem
 from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, history_events, install_fake
-from tests.verify_handmade import assert_refused, handmade_train_facts, judged_both_ways, nccl_facts, variant
+from tests.verify_handmade import (
+    assert_refused,
+    gpu_facts,
+    handmade_train_facts,
+    judged_both_ways,
+    nccl_facts,
+    variant,
+)
 from verify.prolog import cli
 from verify.prolog.verdict import decide
 
@@ -83,6 +90,20 @@ def test_an_all_reduce_no_gpu_moves_is_refused_whatever_gpu_it_names(name: str) 
 def test_an_unknown_gpu_at_a_real_rate_is_still_not_assessed_not_refused() -> None:
     _, replayed = judged_both_ways("nccl", variant(nccl_facts(peak=150.0), device_name="NVIDIA Foo 9000"))
     assert replayed.status == "pass" and "bandwidth not assessed" in replayed.summary, replayed.summary
+
+
+
+@pytest.mark.parametrize("name,tflops", [("NVIDIA H100 80GB HBM3", 5000.0), ("NVIDIA Foo 9000", 15_000.0)])
+def test_a_matmul_rate_past_the_gpus_dense_peak_is_refused(name: str, tflops: float) -> None:
+    """An H100 (dense BF16 peak 989 TFLOP/s) "measuring" 5,000 passed as "figures within baselines": a rate above
+    the SKU's datasheet peak is no measurement, as the train check already holds (an unknown GPU: the fastest peak
+    verify/baselines.json knows). Refused, never a pass."""
+    facts = gpu_facts()
+    for d in facts["devices"]:
+        d["name"] = name
+    for p in facts["perf"]:
+        p["bf16_TFLOPs"] = tflops
+    assert_refused("gpu", facts, "bf16 matmul", "physically impossible")
 
 
 # ---------------------------------------------------------------------------------------------------- the prolog
