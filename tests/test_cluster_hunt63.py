@@ -307,7 +307,7 @@ def test_fleet_report_a_node_given_gpus_whose_reports_judged_none_is_no_pass(tmp
     the fleet does not pass and the last line names it. A node whose local report judged them (beside rank 0's
     collective report without a gpu check) still passes."""
     from scripts.fleet.fleet import fleet
-    shm = {"name": "shm", "status": "pass", "summary": "s", "details": [], "metrics": {}, "remedy": None,
+    shm: dict[str, Any] = {"name": "shm", "status": "pass", "summary": "s", "details": [], "metrics": {}, "remedy": None,
            "code": None, "owner": None, "duration_s": 1.0, "data": {}}
     (tmp_path / "a.json").write_text(json.dumps(_node_report("a")))
     (tmp_path / "a-nccl.json").write_text(json.dumps(_node_report("a", [shm])))      # beside a's own gpu check
