@@ -216,8 +216,9 @@ def parse_text(text: str, name: str) -> str:
 RESOURCE_NAME = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 
 
-# resources a pod of make k8s-verify requests already, or that are a GPU: an RDMA request must not replace them
-GPU_RESOURCE = re.compile(r"nvidia\.com/(gpu|gpu\.shared|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+")
+# resources a pod of make k8s-verify requests already, or that are a GPU: an RDMA request must not replace them.
+# Any case: nvidia.com/GPU is the GPU request misspelt (no device plugin advertises it: the pods pend forever)
+GPU_RESOURCE = re.compile(r"nvidia\.com/(gpu|gpu\.shared|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+", re.IGNORECASE)
 
 
 def parse_rdma_resource(text: str, name: str) -> str:

@@ -16,7 +16,7 @@ import pytest
 from tests.prolog_fakes import STEP_ENV, FakeSlurm, _args, _verify_writes, install_fake
 from verify.prolog import cli, history, kernlog
 from verify.prolog.revalidate import _same_host
-from verify.prolog.verdict import not_this_run
+from verify.prolog.thisrun import not_this_run
 
 pytestmark = pytest.mark.unit
 

@@ -107,6 +107,7 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
         path = settings.slurm_dir / f"{job.name}.sbatch"
         atomic_write(path, slurm_script(job))
         out(f"wrote {shown(settings, path)} (launcher {job.launcher})")
+        _needs(job)
         if job.launcher == "oci" and not Path(job.bundle, "config.json").is_file():
             out(f"  first: make oci-bundle IMAGE={spec.tag}   # the runc bundle the job runs, {shown(settings, Path(job.bundle))}")
         out(f"  sbatch {shlex.quote(shown(settings, path))}")
@@ -126,8 +127,19 @@ def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
         path = settings.slurm_dir / f"{isolate_name(job)}.sbatch"
         atomic_write(path, isolate_script(job))
         out(f"wrote {shown(settings, path)} (launcher {job.launcher}; pairs of nodes, at most "
-            f"{_rounds(settings.nodes)} rounds)\n  sbatch {shlex.quote(shown(settings, path))}")
+            f"{_rounds(settings.nodes)} rounds)")
+        _needs(job)
+        out(f"  sbatch {shlex.quote(shown(settings, path))}")
     return 0
+
+
+def _needs(job: Job) -> None:
+    """What the cluster needs for the launcher (the default, pyxis, too), printed where a user reads it before
+    sbatch, not only in the script's comments: a job that cannot start is a failure on every node."""
+    from ..fleet.slurm import NEEDS, docker_hub_note
+    out(f"  needs: {NEEDS['pyxis-sqsh' if job.sqsh else job.launcher]}")
+    if note := docker_hub_note(job):
+        out(f"  first: {note}")
 
 
 def _shm_note(settings: Settings) -> None:

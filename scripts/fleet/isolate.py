@@ -5,6 +5,8 @@ The planner and the judge of `make isolate` (the runner, isolate_run.py, launche
 - round 1 pairs the nodes in order (n1+n2, n3+n4, ...; with an odd count the last one waits);
 - every later round pairs each node not yet cleared with a node already cleared (a known-good reference, one per
   suspect), and the suspects left over with each other in pairs not tried before (a second pairing);
+- a pair the tool could not judge (verify's crash or refused measurement, the image's fault) is `not-assessed`:
+  it neither clears nor strikes a node, and the answer is never clean while one is on record;
 - a pair is `pass` when its all-reduce gave a right result and a figure (bus bandwidth, GB/s) of at least
   SLOW_BELOW x the upper median of every finished pair's figure so far (upper: with two pairs, the faster one);
   `slow` below that; `fail` when it did not finish, or its result was wrong or missing;
@@ -40,6 +42,9 @@ from .plausible import node_key
 
 SLOW_BELOW = 0.5        # below half the (upper) median passing pair is slow: a shared host's noise stays above it
 PASS, SLOW, FAIL = "pass", "slow", "fail"
+# a pair the tool could not judge (verify crashed or refused its own measurement, or the image's fault): no evidence
+# of either node, so it neither clears nor strikes one, and is never a clean answer
+UNJUDGED = "not-assessed"
 CONFIRM = 2             # a node is named after slow or failing pairs with this many different known-good partners
 
 
@@ -52,6 +57,7 @@ class Outcome:
     busbw: float | None = None      # GB/s, present and finite when ok
     why: str = ""                   # what went wrong when not ok (one line)
     seconds: float | None = None    # the step's wall time
+    ours: bool = False              # not ok for the tool's or the image's trouble, not a node's: UNJUDGED
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,7 @@ class Tried:
 
     round: int
     outcome: Outcome
-    verdict: str                    # pass, slow, fail
+    verdict: str                    # pass, slow, fail, not-assessed (UNJUDGED)
     ratio: float | None             # busbw / median
 
 
@@ -107,6 +113,10 @@ class Decision:
     def failed_pairs(self) -> int:
         return sum(1 for t in self.tried if t.verdict == FAIL)
 
+    @property
+    def unjudged_pairs(self) -> list[Tried]:
+        return [t for t in self.tried if t.verdict == UNJUDGED]
+
     def _most_failed(self) -> str:
         """The intermittent node in the most failed pairs, where one is (a flaky node meets several partners, each
         of which fails once beside it): the first to inspect, not a verdict (two flaky partners read the same)."""
@@ -139,10 +149,22 @@ class Decision:
             return ("undetermined: no pair passed, so no node is a known-good reference; the cause is common to all "
                     "(the image, the network, the tool, or every node): no node named")
         if self.undetermined:
-            return f"undetermined: {', '.join(self.undetermined)} (never paired with a known-good node)"
+            return f"undetermined: {', '.join(self.undetermined)} (never paired with a known-good node){self._ours_said}"
+        if self.unjudged_pairs:
+            # every node passed somewhere, but a pair the tool could not judge is no evidence either way: not clean
+            return f"undetermined: every node passed in a pair{self._ours_said}"
         spread = f"; but {self.spread}" if self.spread else ""
         return (f"no node at fault: every node passed in a pair ({len(self.nodes)} nodes, {self.rounds} round(s))"
                 f"{spread}{self._slow_said}")
+
+    @property
+    def _ours_said(self) -> str:
+        ours = self.unjudged_pairs
+        if not ours:
+            return ""
+        said = "; ".join(f"{'+'.join(t.outcome.nodes)}: {t.outcome.why}" for t in ours)
+        return (f"; {len(ours)} pair(s) not assessed, the tool's or the image's trouble and no node's ({said[:300]}): "
+                "fix that and run make isolate again")
 
     @property
     def _slow_said(self) -> str:
@@ -183,7 +205,7 @@ def judge(results: Sequence[tuple[int, Outcome]]) -> tuple[list[Tried], float | 
     tried = []
     for number, o in results:
         if not o.ok or o.busbw is None:
-            tried.append(Tried(number, o, FAIL, None))
+            tried.append(Tried(number, o, UNJUDGED if o.ours and not o.ok else FAIL, None))
             continue
         ratio = o.busbw / median if median else None
         slow = len(figures) > 1 and ratio is not None and ratio < SLOW_BELOW
@@ -210,7 +232,7 @@ def _strikes(tried: Sequence[Tried], cleared: set[str], blamed: set[str]) -> dic
     the odd one out). A node's own pass does not spare it: a flaky node passes one pair and fails the next."""
     found: dict[str, list[Tried]] = {}
     for t in tried:
-        if t.verdict == PASS:
+        if t.verdict in (PASS, UNJUDGED):         # the tool's trouble strikes no node
             continue
         for n in t.outcome.nodes:
             if all(_clean_for(m, n, tried, cleared, blamed) for m in t.outcome.nodes if m != n):
@@ -301,8 +323,8 @@ def _evidence(node: str, t: Tried) -> str:
     o = t.outcome
     partner = "+".join(m for m in o.nodes if m != node)
     took = f", {o.seconds:.1f} s" if o.seconds is not None else ""
-    if t.verdict == FAIL:
-        return f"round {t.round} with {partner}: FAIL ({o.why or 'no result'}{took})"
+    if t.verdict in (FAIL, UNJUDGED):
+        return f"round {t.round} with {partner}: {t.verdict.upper()} ({o.why or 'no result'}{took})"
     ratio = f" = {t.ratio:.2f}x the median" if t.ratio is not None else ""
     return f"round {t.round} with {partner}: {t.verdict.upper()} busbw {o.busbw:.3g} GB/s{ratio}{took}"
 

@@ -27,7 +27,7 @@ from ..errors import UserError, one_line
 from ..fsutil import atomic_write, read_bounded
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
 from .model import ISOLATE_KIND
-from .plausible import BUSBW_MAX_GBPS, NODE_NAME, node_key, report_problem
+from .plausible import BUSBW_MAX_GBPS, NODE_NAME, UNJUDGED_CODES, node_key, report_problem
 
 KIND = ISOLATE_KIND
 STEP_TIMEOUT_S = 300.0      # a pair's step ends here (TORCHIMAGES_ISOLATE_TIMEOUT overrides): a hang is a failure
@@ -37,6 +37,9 @@ GPUS_MAX = 64               # make's GPUS: at most 64 per node (scripts/settings
 REPORT_CAP = 64 << 20       # bytes of a pair's report read at most (verify writes a few hundred KiB)
 PORTS = (1024, 65536)       # the rendezvous ports a pair may take: unprivileged, below 2^16
 STATUSES = frozenset({"pass", "warn", "skip", "fail"})
+# a failed nccl check that is verify's own trouble, no node's: its crash and the measurements it refused (but an
+# interruption: srun stops a pair's step when one node's part dies, and that is the node's)
+OURS = (UNJUDGED_CODES - {"INTERRUPTED"}) | {"CHECK_CRASHED"}
 
 
 def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: float, expect_gpus: int) -> Outcome:
@@ -60,7 +63,11 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
     code, state = check.get("code"), check.get("status")
     accepted = state in ("pass", "warn") or (state == "skip" and code == NOT_EXERCISED and expect_gpus == 0)
     if not accepted:
-        return Outcome(nodes, False, None, one_line(f"{code or state}: {check.get('summary') or ''}")[:200], took)
+        # verify's own trouble (its crash, a measurement it refused) or the image's (one image on every node): the
+        # pair is not assessed, never a node's strike (the house rule: our trouble never names a node)
+        ours = code in OURS or check.get("owner") == "image"
+        return Outcome(nodes, False, None, one_line(f"{code or state}: {check.get('summary') or ''}")[:200], took,
+                       ours=ours)
     if isinstance(busbw, bool) or not isinstance(busbw, (int, float)) or not math.isfinite(busbw) or busbw <= 0 \
             or busbw > BUSBW_MAX_GBPS:
         # a figure no link reaches would be every median's reference and call each healthy pair slow
@@ -189,7 +196,7 @@ def exit_status(d: Decision) -> int:
     on record that no named node explains); 0 only when every pair passed or its failure is a named node's."""
     if d.named:
         return 1
-    return 2 if d.undetermined or d.spread or d.failed_pairs else 0
+    return 2 if d.undetermined or d.spread or d.failed_pairs or d.unjudged_pairs else 0
 
 
 def _hostnames(nodelist: str) -> tuple[list[str], list[tuple[str, str]]]:

@@ -83,6 +83,8 @@ class Node:
     slow_start: bool = False
     emulated: bool = False
     checks: tuple[str, ...] = ()    # the check names the report holds
+    expect_gpus: int = 0            # the GPUs verify was told the node has (--expect-gpus: the job's allocation)
+    gpu_judged: bool = False        # its gpu check passed, warned or failed (not skipped, not absent)
 
     @property
     def passing(self) -> bool:
@@ -120,6 +122,21 @@ class Fleet:
         return found
 
     @property
+    def gpus_unjudged(self) -> list[str]:
+        """Nodes whose reports say the job gave them GPUs (--expect-gpus N: Slurm's --gres, the pod's request), yet
+        none of them judged a gpu check (absent, or skipped): their GPUs are unknown, never a pass (the prolog's
+        GPU_NOT_ASSESSED, Slurm's prolog semantics)."""
+        expected: dict[str, str] = {}
+        judged: set[str] = set()
+        for n in self.nodes:
+            key = node_key(n.node).split(".")[0]
+            if n.expect_gpus > 0:
+                expected.setdefault(key, n.node)
+            if n.gpu_judged:
+                judged.add(key)
+        return [name for key, name in expected.items() if key not in judged]
+
+    @property
     def ok(self) -> bool:
         return not self.why_not_ok          # one predicate: what the last line names is what fails the fleet
 
@@ -141,13 +158,15 @@ class Fleet:
         drained = sum(1 for name, h in (self.histories or {}).items() if node_key(name).split(".")[0] in reported
                       and not h.error and not h.awaiting and h.drained is not None)
         unread = sum(1 for h in histories if h.error or h.bad_lines)
+        unjudged = len(self.gpus_unjudged)
         parts = [f"{count} {what}" for count, what in (
             (failing, "node(s) not passing"), (len(self.invalid), "file(s) that are no valid verify report"),
             (len(self.unreadable), "file(s) or folder(s) not readable"),
             (len(self.duplicates), "node(s) reported twice"),
             (flagged, "node(s) flagged for hardware inspection"),
             (drained, "node(s) drained in their history, not back in service since"),
-            (unread, "drain history file(s) not wholly read")) if count]
+            (unread, "drain history file(s) not wholly read"),
+            (unjudged, "node(s) given GPUs (--expect-gpus) whose reports judged none")) if count]
         return ", ".join(parts)
 
 

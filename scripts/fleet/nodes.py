@@ -125,7 +125,10 @@ def read_node(name: str, doc: dict[str, Any]) -> Node:
                 code=decisive.get("code") if decisive else None, owner=decisive.get("owner") if decisive else None,
                 summary=one_line(summary), model=model, replay=bool(doc.get("replay")),
                 emulated=env.get("emulated") is True, phases=_phases(doc),
-                checks=tuple(str(c.get("name")) for c in doc["checks"] if isinstance(c, dict)))
+                checks=tuple(str(c.get("name")) for c in doc["checks"] if isinstance(c, dict)),
+                expect_gpus=_expected_gpus(doc),
+                gpu_judged=any(isinstance(c, dict) and c.get("name") == "gpu" and c.get("status") in ("pass", "warn", "fail")
+                               for c in doc["checks"]))
     if not node.emulated:       # figures under CPU emulation measure the emulator: reported by verify, not compared
         node.figures = _figures(doc, model, per_device)
     for check in doc["checks"]:
@@ -134,6 +137,13 @@ def read_node(name: str, doc: dict[str, Any]) -> Node:
         if check.get("status") == "fail" and check.get("owner") == "host" and check.get("code") not in UNJUDGED_CODES:
             node.drain.append(drain_reason(str(check.get("code") or "HOST_FAULT"), str(check.get("summary") or "")))
     return node
+
+
+def _expected_gpus(doc: dict[str, Any]) -> int:
+    """The GPUs verify was told to expect (its options' expect_gpus, as verify writes every report), else 0."""
+    options = doc.get("options")
+    value = options.get("expect_gpus") if isinstance(options, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 # ---------------------------------------------------------------------------------------------- the fleet

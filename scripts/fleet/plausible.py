@@ -252,7 +252,7 @@ def board_bus(text: Any) -> str | None:
 
 def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     """Why a passing gpu check's NVML devices (its data, as verify writes them) cannot be true, or None: a list of
-    another length than the nvml_devices it counted, or one GPU (one UUID) listed twice."""
+    another length than the nvml_devices it counted, one GPU (one UUID) listed twice, or a GPU listed lost."""
     data = c.get("data")
     devices = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(devices, list):
@@ -267,4 +267,8 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     buses = [b for d in devices if isinstance(d, dict) and (b := board_bus(d.get("pci_bus_id")))]
     if len(set(buses)) != len(buses):
         return f"the gpu check {_does(c['status'])} with one GPU (PCI bus id) listed twice among its NVML devices"
+    if gone := next((d for d in devices if isinstance(d, dict) and d.get("lost") is True), None):
+        # verify fails a check on any lost GPU (GPU_LOST, gpu/gpuhealth.py): listed lost beside a pass, it hid one
+        return f"the gpu check {_does(c['status'])} with NVML device {_shown(gone.get('index'), 8)} listed lost: verify " \
+               "fails it (GPU_LOST)"
     return None

@@ -297,11 +297,19 @@ set -uo pipefail
 export TORCHIMAGES_LAUNCHER={launcher}
 export TORCHIMAGES_IMAGE=${{TORCHIMAGES_IMAGE:-{shlex.quote(_image_ref(job))}}}
 """
-    if launcher == "pyxis" and not job.sqsh and "#" not in pyxis_image(job.image) and "/" not in job.image:
-        head += (f"# No REGISTRY was given: pyxis looks {job.image} up on Docker Hub. Push it (make push REGISTRY=...)"
-                 f" and render again, or import it to a shared folder (enroot import -o x.sqsh dockerd://{job.image})"
-                 f" and submit with TORCHIMAGES_IMAGE=/that/x.sqsh sbatch ...\n")
+    if note := docker_hub_note(job):
+        head += f"# {note}\n"
     return head
+
+
+def docker_hub_note(job: Job) -> str | None:
+    """What the default launcher needs where no REGISTRY was given (said in the script and by make slurm itself):
+    pyxis looks a bare name up on Docker Hub, where no torchimages image is, and every node's step fails."""
+    if job.launcher != "pyxis" or job.sqsh or "#" in pyxis_image(job.image) or "/" in job.image:
+        return None
+    return (f"No REGISTRY was given: pyxis looks {job.image} up on Docker Hub. Push it (make push REGISTRY=...)"
+            f" and render again, or import it to a shared folder (enroot import -o x.sqsh dockerd://{job.image})"
+            f" and submit with TORCHIMAGES_IMAGE=/that/x.sqsh sbatch ...")
 
 
 def _launcher_env(job: Job) -> list[str]:

@@ -324,6 +324,12 @@ def future_problem(attestation: Attestation, skew_s: float, now: datetime | None
         if when is not None and (when - now).total_seconds() > skew_s:
             return (f"{what} {shown((when - now).total_seconds())} in the future ({clean(text, 40)}), beyond the "
                     f"clock tolerance CLOCK_SKEW={shown(skew_s)}: not believed (check the signer's clock)")
+    signed, created = parse_time(attestation.attested), parse_time(attestation.report.get("created"))
+    if signed is not None and created is not None and (created - signed).total_seconds() > skew_s:
+        # make attest signs a report that exists: one created after its signature is no report the signer saw
+        return (f"its report created {clean(attestation.report.get('created'), 40)}, "
+                f"{shown((created - signed).total_seconds())} after it was signed ({clean(attestation.attested, 40)}), "
+                f"beyond CLOCK_SKEW={shown(skew_s)}: not believed (check the signer's clock)")
     return None
 
 
@@ -340,10 +346,14 @@ def refuse_future(summary: Summary, skew_s: float = CLOCK_SKEW_S, now: datetime 
 
 
 def age_s(attestation: Attestation, now: datetime | None = None) -> float | None:
-    """Seconds since the attestation was made; None when its time is missing or unreadable."""
+    """Seconds since the evidence was made: its verify run (the report's `created`) where that is older than its
+    signature, for a month-old report signed today is a month-old measurement (SLSA/in-toto: freshness is the
+    evidence's, not the envelope's); None when the signed time is missing or unreadable."""
     when = parse_time(attestation.attested)
     if when is None:
         return None
+    created = parse_time(attestation.report.get("created"))
+    when = min(when, created) if created is not None else when
     return ((now or datetime.now(timezone.utc)) - when).total_seconds()
 
 
@@ -361,7 +371,9 @@ def expire(summary: Summary, max_age: float | None, now: datetime | None = None,
     elif age < -skew_s:
         problem = f"the newest trusted attestation is dated {shown(-age)} in the future ({clean(chosen.attested, 40)})"
     elif age > max_age:
-        problem = (f"the newest trusted attestation is {shown(age)} old ({clean(chosen.attested, 40)}), older than the "
+        made = chosen.report.get("created") if parse_time(chosen.report.get("created")) else None
+        problem = (f"the newest trusted attestation is {shown(age)} old ({clean(chosen.attested, 40)}"
+                   + (f", its report created {clean(made, 40)}" if made else "") + "), older than the "
                    f"maximum age {shown(max_age)}: not believed; verify and attest again")
     else:
         return

@@ -53,6 +53,7 @@ from .drain import _drain as _drain
 from .drain import _drain_facts as _drain_facts
 from .drain import act
 from .notes import _out, _report_gpus, _say
+from .thisrun import not_this_run
 from .verdict import (
     EXIT_BREAKER,
     EXIT_NOT_ASSESSED,
@@ -67,7 +68,6 @@ from .verdict import (
     decide,
     merge,
     not_assessed,
-    not_this_run,
     timed_out,
 )
 from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
@@ -115,7 +115,8 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
         report, problem, kind = load_report(out)
         if problem and kind == "invalid":
             return not_assessed("REPORT_INVALID", f"verify --preflight wrote {problem}"), None
-        if not problem and (foreign := not_this_run(report, ran, time.time(), cfg.clock_skew_s)):
+        if not problem and (foreign := not_this_run(report, ran, time.time(), cfg.clock_skew_s,
+                                                       (cfg.node, os.environ.get("SLURMD_NODENAME")))):
             return not_assessed("REPORT_INVALID", f"verify --preflight handed back {foreign}"), None
         if problem:
             how = f"was killed by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals() else f"exited {rc}"

@@ -11,7 +11,6 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from ..codes import CODES, OWNERS
@@ -298,7 +297,7 @@ def board_bus(text: Any) -> str | None:
 
 def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     """Why a passing gpu check's NVML devices (its data, as verify writes them) cannot be true, or None: a list of
-    another length than the nvml_devices it counted, or one GPU (one UUID) listed twice."""
+    another length than the nvml_devices it counted, one GPU (one UUID) listed twice, or a GPU listed lost."""
     data = c.get("data") if isinstance(c.get("data"), dict) else {}
     devices = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(devices, list):
@@ -313,6 +312,10 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     buses = [b for d in devices if isinstance(d, dict) and (b := board_bus(d.get("pci_bus_id")))]
     if len(set(buses)) != len(buses):
         return f"its gpu check {_does(c['status'])} with one GPU (PCI bus id) listed twice among its NVML devices"
+    if gone := next((d for d in devices if isinstance(d, dict) and d.get("lost") is True), None):
+        # verify fails a check on any lost GPU (GPU_LOST, gpu/gpuhealth.py): listed lost beside a pass, it hid one
+        return f"its gpu check {_does(c['status'])} with NVML device {one_line(str(gone.get('index')))[:8]} listed lost: verify " \
+               "fails it (GPU_LOST)"
     return None
 
 
@@ -385,33 +388,6 @@ def health_unread(check: dict[str, Any]) -> str | None:
     for f in findings if isinstance(findings, list) else []:
         if isinstance(f, dict) and f.get("code") == "HEALTH_NOT_ASSESSED":
             return one_line(str(f.get("text") or "HEALTH_NOT_ASSESSED"))[:300]
-    return None
-
-
-def not_this_run(report: Any, started: float, ended: float, skew_s: float) -> str | None:
-    """Why a report is no evidence of this node now, or None: a replay of recorded facts (verify --from-facts judged
-    a record, another host's or another day's, and probed nothing here), or one `created` outside the run that was
-    asked to write it (a --python that hands back a kept report, a clock stepped while it ran), past the clock-skew
-    allowance either side. Evidence from another host or time never drains a node and never passes one (the fleet
-    report refuses both alike: scripts/fleet/fleet.py)."""
-    if not isinstance(report, dict):
-        return None
-    if replay := report.get("replay"):
-        facts = replay.get("facts_dir") if isinstance(replay, dict) else replay
-        return f"a replay of recorded facts ({one_line(str(facts))[:80]}: verify --from-facts), nothing probed on " \
-               "this node: not evidence of it now"
-    raw = report.get("created")
-    if raw is None:               # verify writes it in every report (its schema requires it): a replay stripped of it
-        return "no `created` time, which every verify report has: not evidence of when it ran, nor of this node now"
-    try:
-        when = datetime.strptime(str(raw), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
-    except ValueError:
-        return f"created {one_line(repr(raw))[:40]}, no time verify writes (YYYY-MM-DDTHH:MM:SSZ): not evidence of " \
-               "when it ran"
-    if not math.floor(started) - skew_s <= when <= ended + skew_s:
-        return f"created {one_line(str(raw))[:40]}, outside this run ({datetime.fromtimestamp(started, timezone.utc):%Y-%m-%dT%H:%M:%SZ}" \
-               f" + {ended - started:.0f} s, {skew_s:g} s of clock skew allowed): another run's report, not evidence " \
-               "of this node now"
     return None
 
 

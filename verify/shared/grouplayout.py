@@ -11,12 +11,16 @@ train checks (FACTS.md, "Facts that contradict each other"), naming the two fiel
 - a backend the probes would not have run: NCCL without `nccl_available`, gloo on GPUs with NCCL available, a
   train `config.device_class` "gpu" over gloo (or another over NCCL);
 - over NCCL, more ranks than `nodes` x `gpus` (each rank drives cuda:<local rank> of its node; `nodes` is the
-  probe's ceil(world / local world), so a group of unlike nodes is within it too).
+  probe's ceil(world / local world), so a group of unlike nodes is within it too);
+- a whole group (every rank answered) whose local ranks on a node are not its launchers' 0..n-1 (torchrun, mpirun
+  and srun number each launcher's processes from 0: a node with local ranks {0, 2} or {3} lost a rank no record
+  shows), or, over NCCL, whose one launcher on rank 0's node ran a local rank past the `gpus` it saw (cuda:9 of 8).
 Pure.
 """
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any, TypeGuard
 
 # the probes' own `mode` for ranks they spawned on this node, however a record respells it (" 8 Local  processes"):
@@ -41,7 +45,37 @@ def contradiction(facts: Any) -> str | None:
             return f"backend is nccl (a GPU run), but device_name is {name!r}, no GPU's name"
         if gpus == 0:
             return "backend is nccl (a GPU run), but gpus is 0"
-    return _local(facts) or _beyond_gpus(facts) or _launcher(facts) or _backend(facts)
+    return _local(facts) or _beyond_gpus(facts) or _launcher(facts) or _backend(facts) or _local_ranks(facts)
+
+
+def _local_ranks(facts: dict[str, Any]) -> str | None:
+    """Each launcher (a torchrun agent, mpirun's or srun's tasks on a host) numbers its processes 0..n-1 on its node,
+    so on every node of a whole group local rank j is held at least as often as j + 1 (two agents of 4 on one node:
+    0,1,2,3 twice; any gap is a rank lost or a record made up). Over NCCL each rank drives cuda:<local rank>: with
+    one launcher on rank 0's node (local rank 0 held once there), a local rank at or past the GPUs rank 0 saw drives
+    no GPU at all (NCCL and the trainer fail on it)."""
+    world, gpus = facts.get("world_size"), facts.get("gpus")
+    ranks = [r for r in facts.get("ranks") or [] if isinstance(r, dict)]
+    if facts.get("failures") or not _int(world) or len(ranks) != world \
+            or len({r.get("rank") for r in ranks}) != world:
+        return None
+    held: dict[str, Counter[int]] = {}
+    for r in ranks:
+        node, local = r.get("node"), r.get("local_rank")
+        if not isinstance(node, str) or not _int(local):
+            return None             # unknown: another rule (or none) speaks for it
+        held.setdefault(node, Counter())[local] += 1
+    for node, count in sorted(held.items()):
+        if gap := next((j for j in sorted(count) if j > 0 and count[j] > count.get(j - 1, 0)), None):
+            return (f"node {node[:60]!r} holds local rank {gap} {count[gap]} time(s) but local rank {gap - 1} "
+                    f"{count.get(gap - 1, 0)} time(s): each launcher numbers its ranks 0..n-1 on its node")
+    home = next((str(r["node"]) for r in ranks if r.get("rank") == 0), "")
+    mine = held.get(home)
+    if facts.get("backend") == "nccl" and _int(gpus) and gpus > 0 and mine is not None and mine[0] == 1 \
+            and max(mine) >= gpus:
+        return (f"over NCCL, local rank {max(mine)} on rank 0's node {home[:60]!r} (one launcher), which "
+                f"saw gpus {gpus}: cuda:{max(mine)} is no GPU of it (NCCL runs one rank per GPU)")
+    return None
 
 
 # the probes' own `mode` under torchrun (`torchrun group: rank R of W, addr:port`): R and W are RANK and WORLD_SIZE

@@ -80,12 +80,31 @@ def figure_of(p: Perf, key: str) -> float | None:
     return value if isinstance(value, (int, float)) else None
 
 
+# a measured dense matmul rate past the SKU's dense BF16 peak by more than this is no measurement (the datasheet's
+# peak is at boost clock already; the margin is its rounding)
+PEAK_MARGIN = 1.1
+
+
+def bf16_ceiling(table: baselines.Baselines, model: baselines.Model | None) -> tuple[float, str]:
+    """The dense BF16 peak a matmul rate cannot pass: the SKU's, else (no SKU, or none recorded) the fastest any GPU
+    in verify/baselines.json has, as the train check holds an unknown GPU (never a ceiling of no GPU at all)."""
+    if model is not None and "bf16_peak_TFLOPs" in model.figures:
+        return float(model.figures["bf16_peak_TFLOPs"]["value"]), f"the {model.sku}'s dense BF16 peak"
+    peaks = [float(m.figures["bf16_peak_TFLOPs"]["value"]) for m in table.models if "bf16_peak_TFLOPs" in m.figures]
+    return max(peaks, default=20_000.0), "the fastest dense BF16 peak verify/baselines.json knows"
+
+
 def judge_perf_device(node: Node, p: Perf, dev: NvmlDevice, model: baselines.Model | None,
                  peers: list[tuple[Perf, NvmlDevice]], result: CheckResult, found: Findings) -> None:
     i, rule = p["index"], node.table.rule
     for key, bkey, what, unit, code in PERF_FIGURES:
         value = figure_of(p, key)
         if value is None:
+            continue
+        if key == "bf16_TFLOPs" and value > PEAK_MARGIN * (peak := bf16_ceiling(node.table, model))[0]:
+            found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(i)}: {what} {value} {unit} is above {peak[1]} "
+                      f"({peak[0]:g} {unit}): no such GPU computes that much, physically impossible",
+                      "Rerun the check.", "host", dev.get("index"))
             continue
         result.metric(f"{key}_dev{i}", value, unit)
         others = [float(v) for q, _ in peers if q is not p and (v := figure_of(q, key)) is not None]

@@ -68,6 +68,19 @@ def nvls_not_used(facts: NcclFacts, found: Findings) -> None:
               "NCCL_NVLS_ENABLE / NCCL_ALGO do not exclude NVLS.", "job" if off else "host")
 
 
+# GB/s one GPU's NVLink5 moves each way (B200/GB200): the fastest link shipping, so the ceiling below never refuses a
+# GPU newer than the table (a ring's busbw stays under its link's one-way rate)
+NVLINK5_GBPS = 900.0
+
+
+def fastest_busbw() -> float:
+    """The highest one-node all-reduce busbw baseline in verify/baselines.json (any GPU, world size, algorithm), and
+    never below NVLink5's per-GPU rate."""
+    figures = [float(f["value"]) for m in baselines.load().models for algos in m.busbw.values()
+               for f in algos.values()]
+    return max([NVLINK5_GBPS, *figures])
+
+
 def _busbw_baseline(facts: NcclFacts, use_nvls: bool) -> tuple[dict[str, Any] | None, str]:
     model = baselines.load().model(facts.get("device_name"))
     if model is None:
@@ -177,6 +190,15 @@ def bandwidth_figures(facts: NcclFacts, rows: list[SizeRow], verified: str, resu
     env = facts.get("nccl_env") or {}
     excluded = _excludes(env.get("NCCL_ALGO"), {"nvls"}) or env.get("NCCL_NVLS_ENABLE") == "0"
     baseline, algo = _busbw_baseline(facts, (bool(log.get("nvls")) or expected) and not excluded)
+    fastest = fastest_busbw()
+    if baseline is None and (facts.get("nodes") or 1) == 1 and peak > IMPOSSIBLE_RATIO * fastest:
+        # no baseline for this GPU (an unknown name, another world size): it is held to the fastest one-node figure
+        # verify knows, as a known GPU is to its own, never to no ceiling at all (a T4 "moving" 3,000 GB/s passed)
+        found.add(FAIL, "MEASUREMENT_INVALID", f"{verified}; peak busbw {peak:.1f} GB/s on one node is over "
+                  f"{IMPOSSIBLE_RATIO:g}x the fastest one-node figure verify knows ({fastest:g} GB/s: "
+                  "verify/baselines.json, NVLink5): no GPU moves that much, physically impossible", "Record the check again.",
+                  "host")
+        return f"{summary}: over {IMPOSSIBLE_RATIO:g}x any GPU's baseline, impossible"
     if baseline is None:
         missing = (f"no busbw baseline for {facts.get('device_name')} at world size {facts.get('world_size')}"
                    f"{' across ' + str(facts['nodes']) + ' nodes' if (facts.get('nodes') or 1) > 1 else ''}")
