@@ -17,6 +17,7 @@ import socket
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -186,3 +187,41 @@ case "$3" in state=drain) printf 'drained|%s' "${{4#reason=}}" > "$FAKE_DIR/node
     assert (tmp_path / "nodes" / "gpu-b").read_text() == "idle|none"
     assert history_events(tmp_path, "gpu-a")[-1] == ("drain", "GPU_LOST")
     assert not marker.exists()
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("visible", "owner"), [("", "job"), ("-1", "job"), ("NoDevFiles", "job"), ("unset", "host"),
+                                                ("0,1", "host"), ("8", "host")])
+def test_slurm_step_semantics_a_job_s_cuda_visible_devices_naming_no_device_is_never_the_host_s(visible, owner):
+    """A job's `export CUDA_VISIBLE_DEVICES=` (a CPU-only step's idiom) before it ran the prolog: torch answers 'No
+    CUDA GPUs are available' (cudaErrorNoDevice, which the catalog gives the job in CUDA's own words), NVML lists the
+    node's 8 GPUs, and verify failed the host (GPU_NOT_VISIBLE): a healthy node drained. A value that can name no
+    device is the process's; unset, or an index the node lacks (a GPU fallen off the bus), stays the host's."""
+    from tests.verify_handmade import gpu_facts
+    from verify.checks import gpu
+    from verify.options import Options
+    facts = gpu_facts(8)
+    facts.update(cuda_available=False, cuda_init_error="RuntimeError: No CUDA GPUs are available", torch_devices=0,
+                 cuda_visible_devices=visible, capabilities=[], kernels=[], perf=None, sdc=None, torch_map=[])
+    r = gpu.judge(cast(Any, facts), Options())
+    assert (r.status, r.code, r.owner) == ("fail", "GPU_NOT_VISIBLE", owner), r.summary
+
+
+@pytest.mark.unit
+def test_slurm_prolog_semantics_gpus_slurm_allocated_and_not_visible_still_drain_under_prolog(tmp_path, monkeypatch):
+    """The reverse, as before: verify's job-owned GPU_NOT_VISIBLE in a job's step drains nothing (exit 0, not the
+    node's: the step fails, the job's to fix), and under Prolog= with GPUs Slurm allocated (its own CUDA_VISIBLE_DEVICES) it is the host's: drained."""
+    fake = install_fake(monkeypatch)
+    hidden = json.dumps(_report(_gpu("fail", code="GPU_NOT_VISIBLE", owner="job", summary="names no device")))
+
+    def verify_runs(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_text(hidden)
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", verify_runs)
+    args = ["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--breaker", "0.5"]
+    cli.main(args, {**STEP_ENV, "CUDA_VISIBLE_DEVICES": ""})
+    assert fake.nodes["n1"][0] == "idle" and not any(v.startswith("update") for v in fake.verbs())
+    assert "drain" not in [event for event, _ in history_events(tmp_path)]
+    prolog = {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7",
+              "SLURM_GPUS_ON_NODE": "2", "SLURM_JOB_GPUS": "0,1", "CUDA_VISIBLE_DEVICES": "0,1"}
+    assert cli.main(args, prolog) == 1 and fake.nodes["n1"][0] == "drained"
