@@ -424,6 +424,11 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     started = time.time()
     prolog = _as_prolog(argv, env)
     previous = _handle_signals()
+    # the files and folders it makes (the history, the kernel-log state, the breaker's lock, the metrics) are the
+    # operator's whatever umask it was given: a job's step has the job's (000 in a .bashrc made the history folder
+    # 0777, where another user's job could put a history of its own making for this node)
+    umask = os.umask(0o022)
+    os.umask(umask | 0o022)
     try:
         return _run(_parser().parse_args(argv), env, started)
     except UsageError as exc:
@@ -446,5 +451,6 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
                 started)
         return EXIT_PASS if prolog else EXIT_NOT_ASSESSED
     finally:
+        os.umask(umask)
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -118,6 +118,8 @@ def drop_test_hooks(environ: Any) -> None:
 # driver floor is then CUDA's own table (verify/checks/gpu/node.py): an image's higher one is the job's to meet.
 # Nor the job's LD_PRELOAD or LD_AUDIT: the dynamic loader runs them in every process verify starts, the door round 53
 # closed for sitecustomize (a library that sleeps timed every check out: a confirmed "hang" of a healthy node).
+# LD_LIBRARY_PATH stays: Apptainer's --nv finds the driver's own libcuda and NVML through it alone (without them
+# the step's verify sees no driver).
 # NCCL's and gloo's own settings are the job's too in its step (NCCL_SOCKET_IFNAME naming no interface of the node:
 # the local all-reduce's NCCL_FAILED, the host's): the node's own are /etc/nccl.conf, as under Prolog=
 JOB_PREFIXES = ("NCCL_", "GLOO_")

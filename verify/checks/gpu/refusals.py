@@ -7,11 +7,12 @@
   ranked above this;
 - torch counting no GPU (`torch.cuda.device_count()` 0) where CUDA initialised or torch says it is available: the
   driver enumerates a device that torch's own count (its NVML-based parse of CUDA_VISIBLE_DEVICES, which some
-  releases could not read in the `MIG-<uuid>` form) misses: the torch build in the image."""
+  releases could not read in the `MIG-<uuid>` form) misses: the torch build in the image;
+- CUDA_VISIBLE_DEVICES set to a value that names no device (empty, -1, NoDevFiles): the process's own setting."""
 from __future__ import annotations
 
 from ...codes import Owner
-from ...facts import NONE, GpuFacts, NvmlDevice
+from ...facts import NONE, UNSET, GpuFacts, NvmlDevice
 from ...shared.cuda_errors import undecided
 
 _SHARED = ("Find the process that holds the GPU (`nvidia-smi`) and the GPU's compute mode; run one process per "
@@ -60,3 +61,13 @@ def torch_miscount(facts: GpuFacts) -> tuple[str, str]:
             "of CUDA_VISIBLE_DEVICES) misses the device the driver gives CUDA, so whatever sizes its work by the "
             "count sees no GPU"), ("Use a torch build whose device count reads these devices (a newer release), or "
                                    "name the devices in a form it reads; the GPU and the driver work.")
+
+
+def hides_every_device(visible: object) -> bool:
+    """CUDA_VISIBLE_DEVICES set to a value that can name no device at all (its first entry neither an index nor a
+    GPU-/MIG- uuid: empty, -1, NoDevFiles): CUDA then sees none (torch: 'No CUDA GPUs are available'), whatever the
+    node's GPUs are. An index or uuid the node lacks is not this: it may be a GPU that fell off the bus."""
+    if not isinstance(visible, str) or visible == UNSET:
+        return False
+    first = visible.split(",")[0].strip()
+    return not (first.isdecimal() or first.lower().startswith(("gpu-", "mig-")))

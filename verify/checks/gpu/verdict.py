@@ -19,7 +19,7 @@ from .gpuhealth import where
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
 from .programerrors import judge_errors
-from .refusals import busy, torch_misses_cuda
+from .refusals import busy, hides_every_device, torch_misses_cuda
 
 KERNEL_TOLERANCE = 1e-1       # a 256^2 fp32 matmul (TF32 allowed) against float64: real errors are ~1e-5..1e-2
 
@@ -48,6 +48,13 @@ def _refused(node: Node, result: CheckResult, found: Findings) -> None:
         result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
     elif decoded:
         found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause}{behind}", decoded.fix, decoded.owner)
+    elif node.devices and hides_every_device(visible := facts.get("cuda_visible_devices")):
+        # the process's own setting (a job's `export CUDA_VISIBLE_DEVICES=` before its first step): a healthy node
+        # was drained for it. Where Slurm allocated GPUs its own value is Slurm's, and the prolog holds it the host's
+        found.add(FAIL, "GPU_NOT_VISIBLE", f"CUDA does not initialise: {error or 'no error text'}: "
+                  f"CUDA_VISIBLE_DEVICES={visible!r} names no device, while NVML lists {len(node.devices)}",
+                  "Leave CUDA_VISIBLE_DEVICES to the launcher (Slurm's --gres, docker's --gpus), or set it to indices "
+                  "or GPU-<uuid>s of this node.", "job")
     elif held := busy(node.devices, error):
         found.add(FAIL, "GPU_NOT_VISIBLE", f"CUDA does not initialise: {error or 'no error text'}: {held[1]}",
                   held[2], held[0])
