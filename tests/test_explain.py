@@ -328,6 +328,12 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "b200-class-bottlerocket-nvlsm-fabric-manager-active-gpu-probe-requests-unifiedmemoryperf-blackwell-cc-10.0-runs":
         "translator: gpu pass; verify explain: a service's status and a CUDA sample's banner hold no GPU fact it "
         "reads: not recognised, never a pass (its facts: nothing to judge)",
+    "a10g-two-nodes-efa-ofi-plugin-could-not-disable-cuda-api-usage-for-hmem-disabling-gdr-dma-buf-available-by-design":
+        "translator: nccl pass (EFA in the poster's prose); verify explain: the plugin's lines name no provider and no "
+        "network, no collective: nothing to judge, as its facts",
+    "four-gpus-behind-plx-switches-one-host-accelerate-nccl-using-network-socket-no-libibverbs-net-socket-gdr-disabled-for-enp1s0f0":
+        "translator: nccl pass (one node, not printed); verify explain: no nranks/nNodes line, the image's missing "
+        "libibverbs warns with the nodes unknown, as its facts",
     "h100-80gb-hbm3-ollama-discovers-cuda0-compute-9.0-after-fabric-manager-reinstalled-and-reboot-802-gone":
         "translator: gpu pass; verify explain: Ollama's discovery lines hold no health field: not recognised, never "
         "a pass (its facts: nothing to judge)",

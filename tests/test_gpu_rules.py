@@ -822,6 +822,13 @@ KNOWN_MISMATCHES = {
     "windows-10-docker-titan-v-driver-451.67-gpus-2-could-not-select-device-driver-capabilities-gpu": "docker's "
         "refusal of `--gpus` is in no field (the translator says so): the facts hold the driver's version alone, "
         "nothing to judge; `verify explain` of the excerpt reads the refusal beside the driver and agrees",
+    # Seventieth and seventy-first batches (tests/test_judges_fix7071.py): the rule kept.
+    "a10g-two-nodes-efa-ofi-plugin-could-not-disable-cuda-api-usage-for-hmem-disabling-gdr-dma-buf-available-by-design":
+        "translator: nccl pass on EFA (the poster's; `efa` null, no `Selected provider` line: a tcp provider would be a "
+        "fall-back) with no collective and no completed init shown: nothing judged withholds no fault, a pass would",
+    "four-gpus-behind-plx-switches-one-host-accelerate-nccl-using-network-socket-no-libibverbs-net-socket-gdr-disabled-for-enp1s0f0":
+        "translator: nccl pass on one host, but `nodes` is null: one host's prefixes are what every node of a "
+        "multi-node job prints in its own log; the image's missing libibverbs warns as with nodes unknown",
     # Sixty-sixth to sixty-ninth batches (tests/test_judges_fix6669.py): the rule kept.
     "b200-class-bottlerocket-nvlsm-fabric-manager-active-gpu-probe-requests-unifiedmemoryperf-blackwell-cc-10.0-runs":
         "translator: gpu pass on CUDA initialising alone (`cuda_init_error` none, no device, no health field); "

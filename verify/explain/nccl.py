@@ -20,8 +20,9 @@ _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # position (minutes on a 30 MB log)
 # (torch's `WorkNCCL(..., Timeout(ms)=600000)` names the collective's limit, on an async exception's line as well: no
 # timeout of its own)
+# torch's teardown, `Some NCCL operations have failed or timed out`, says either: the failure it names decides, no hang
 _TIMEOUT_WORDS = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|"
-                            r"[Tt]imed? ?out(?!\(ms\)=)")
+                            r"(?<!failed or )[Tt]imed? ?out(?!\(ms\)=)")
 _TIMEOUT_OF = re.compile(r"NCCL|collective")
 # torch's ProcessGroupNCCL watchdog on its own (`[rank368]:[E808 ...] ProcessGroupNCCL.cpp:655] [Rank 368] Watchdog
 # caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, ...)`): an NCCL collective's failure
@@ -54,8 +55,9 @@ _CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
 _TRACE = re.compile(r"(?<![\w/])/*\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")     # the trace: from group 1 on
 _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
-# (NCCL's own NET/IB, or a verbs plugin's own name for it: `NET/IBP:Got completion from peer ...`)
-_COMPLETION = re.compile(r"NET/IB\w{0,8} ?: ?" + IB_COMPLETION + r"[^\n]*")
+# (NCCL's own NET/IB, or a verbs plugin's own name for it: `NET/IBP:Got completion from peer ...`; quoted without
+# the colon, `NET/IB Got completion error 12`)
+_COMPLETION = re.compile(r"NET/IB\w{0,8}(?: ?: ?| )" + IB_COMPLETION + r"[^\n]*")
 # aws-ofi-nccl refusing a registration: NCCL cannot use the buffer over the network, whatever it logs after
 _OFI_REGISTER = re.compile(r"NCCL WARN NET/OFI Unable to register memory[^\n]*")
 # NCCL's RoCE GID probe failing (net_ib.cc's ncclIbRoceGetVersionNum returns ncclSystemError after this WARN: the
@@ -148,7 +150,7 @@ def _timeout(text: str) -> str | None:
     for hit in _TIMEOUT_WORDS.finditer(text):
         start, end = text.rfind("\n", 0, hit.start()) + 1, text.find("\n", hit.end())
         line = text[start:end if end >= 0 else len(text)]
-        timed = re.search(r"[Tt]imed? ?out(?!\(ms\)=)", line)
+        timed = re.search(r"(?<!failed or )[Tt]imed? ?out(?!\(ms\)=)", line)
         if timed and _TIMEOUT_OF.search(line, timed.end()):
             return line
         if hit.group(0).startswith(("Watchdog", "Heartbeat")):
@@ -251,6 +253,20 @@ def _listed(text: str) -> dict[str, Any]:
     return {"adapters": adapters, "infiniband": True} if adapters else {}
 
 
+# NCCL's socket connect failing (src/misc/socket.cc: `socketPollConnect: Connect to %s returned ...`, `connect returned
+# %s, retrying`), quoted with or without NCCL's tag: kept as proof, for the address it dialled (verify/checks/nccl/connect.py)
+_CONNECT_FAILED = re.compile(r"\bsocket\w*Connect: [^\n]*?returned [^\n]*")
+
+
+def _with_connects(log: dict[str, Any], text: str) -> dict[str, Any]:
+    """NCCL's log with its socket connects that failed among the proof (the first two), where the log has lines."""
+    connects = list(dict.fromkeys(m.group(0).strip()[:200] for m in _CONNECT_FAILED.finditer(text, 0, 1 << 20)))[:2]
+    proof = [p for p in log.get("proof") or [] if p not in connects]
+    if log and connects:
+        log["proof"] = proof[:ncclog.MAX_PROOF - len(connects)] + connects
+    return log
+
+
 def parse(text: str) -> dict[str, Any]:
     version = _VERSION.search(text)
     error = _error(text)
@@ -258,5 +274,5 @@ def parse(text: str) -> dict[str, Any]:
     # nccl-tests' `#  Rank N ... on <host> device D [bus] <GPU>` lines above the log: its ranks, nodes and GPU
     listed, on, gpu = ranks(text)
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
-            "world_size": world or listed, "nodes": nodes if world else on, "nccl_log": _log(text),
+            "world_size": world or listed, "nodes": nodes if world else on, "nccl_log": _with_connects(_log(text), text),
             **({"device_name": gpu} if gpu else {}), **_listed(text)}

@@ -271,9 +271,10 @@ def mixed_rails(adapters: Sequence[Mapping[str, Any]] | None, roce: bool = False
 # event is an error of the port, the device or a queue pair (a LID or GID change, a port coming up, are not): the
 # adapter or its link failed under the job
 # an IB work completion with an error status, as NCCL prints it (`Got completion from peer ... with error 12`; 2.19+:
-# `with status=IBV_WC_RETRY_EXC_ERR(12)`, the status's name and its number): group 1 is the ibv_wc_status. One
+# `with status=IBV_WC_RETRY_EXC_ERR(12)`, the status's name and its number; quoted short in a title or a report,
+# `NET/IB Got completion error 12`): group 1 is the ibv_wc_status. One
 # pattern for the nccl check and `verify explain`, each compiling it with what it reads around it.
-IB_COMPLETION = r"Got completion.*?with (?:error|status=)\s*(?:IBV_WC_\w+\()?(\d+)"
+IB_COMPLETION = r"Got completion(?:.*?with | )(?:error|status=)\s*(?:IBV_WC_\w+\()?(\d+)"
 # (2.19+ names the device and port between: `NET/IB : mlx5_1:1 Got async event : local catastrophic error`)
 # libibverbs' ibv_event_type_str words: `local catastrophic error` (the device), `port error`, `CQ error`, `local work
 # queue catastrophic error` (QP fatal), `SRQ catastrophic error`, `path migration request error`, and the access

@@ -16,6 +16,10 @@ span. Pure: facts in, (why, remedy, owner) out, or None where nothing here decid
     (169.254.0.0/16, fe80::/10: the same on every such server, never routed between them), or is loopback or a
     bridge of the host alone (docker's, libvirt's, a CNI's; docker's default network 172.17.0.0/16 inside a
     container): the job's, which names the interface the nodes share (NCCL_SOCKET_IFNAME);
+  - any phase (the socket transport connects at the first collective too), ranks not known to share one node, where
+    a socket connect that failed dialled a link-local address, or NCCL's socket list (`NET/Socket : Using [0]... [1]
+    pod-id-link0:169.254.170.23<0>`) held one beside the connect's failure: a peer's link-local interface was
+    offered and dialled (never routed between nodes): the job's NCCL_SOCKET_IFNAME, which left it in;
   - across nodes, `No route to host` (EHOSTUNREACH, 113) on any other interface, or none logged: the peer's address
     is refused on the way (a firewall rejecting NCCL's ports with icmp-host-prohibited, a missing route): the nodes'
     network, the host's.
@@ -40,6 +44,12 @@ _REFUSED_BY_STACK = re.compile(r"Software caused connection abort|No route to ho
 _LINK_LOCAL = re.compile(r"(?<![\d.])169\.254\.\d{1,3}\.\d{1,3}|(?<!\w)fe80:", re.IGNORECASE)
 # interfaces of the host alone: loopback and bridges to its own containers or VMs (a peer node is never behind them)
 _LOCAL_IF = re.compile(r"^(?:lo|docker\d*|virbr\d*|br-[0-9a-f]+|cni\d*|podman\d*)[:<]|:172\.17\.\d+\.\d+<")
+
+
+# a socket connect that failed, as NCCL's socket.cc prints it (with the address dialled, 2.19+), and the interface lists
+# NCCL's socket transport or bootstrap offered
+_CONNECT_FAILED = re.compile(r"\bsocket\w*Connect\b[^|\n]*|\bconnect(?: to \S+)? returned[^|\n]*", re.IGNORECASE)
+_SOCKET_LIST = re.compile(r"(?:NET/Socket|Bootstrap) ?: ?Using [^|\n]*")
 
 
 def _said(facts: NcclFacts, error: str) -> str:
@@ -85,3 +95,20 @@ def connect_cause(facts: NcclFacts, error: str) -> tuple[str, str, Owner] | None
                 "cluster's subnet, `firewall-cmd --zone=trusted --add-source=<subnet>`) and check the route "
                 "(`ip route get <peer>`); drain the node until it is fixed.", "host")
     return None
+
+
+def link_local_peer(facts: NcclFacts, error: str) -> tuple[str, str, Owner] | None:
+    """(why, remedy, owner) where a socket connect that failed went to, or beside, a link-local interface; else None."""
+    if facts.get("nodes") == 1:
+        return None
+    said = _said(facts, error)
+    failed = [m.group(0) for m in _CONNECT_FAILED.finditer(said)]
+    listed = [m.group(0) for m in _SOCKET_LIST.finditer(said)]
+    shown = next((line for line in failed if _LINK_LOCAL.search(line)), None) or \
+        (next((line for line in listed if _LINK_LOCAL.search(line)), None) if failed else None)
+    if not shown:
+        return None
+    return (f"; NCCL's sockets offered or dialled a link-local address ({shown.strip()[:160]}): the same on every such "
+            "server and never routed between nodes, so the peer refused or never answered", "Set NCCL_SOCKET_IFNAME "
+            "in the job to the interface the nodes reach each other on (`ip -br addr`), or exclude the link-local one "
+            "(`^lo,docker,<that interface>`).", "job")

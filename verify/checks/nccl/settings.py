@@ -35,7 +35,7 @@ import re
 
 from ...codes import Owner
 from ...facts import NcclFacts
-from .connect import connect_cause
+from .connect import connect_cause, link_local_peer
 from .spawn import INIT
 from .transport import job_env
 
@@ -120,6 +120,8 @@ def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str,
         return found
     if phase == INIT and (connected := connect_cause(facts, error)):
         return connected
+    if peer := link_local_peer(facts, error):
+        return peer
     if phase == INIT and not ifname and BOOTSTRAP.search(error):
         # the bootstrap (TCP between the ranks) died on an interface NCCL chose itself (often IPoIB or a docker
         # bridge the nodes do not share): the job names the right one
