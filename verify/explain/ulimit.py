@@ -45,10 +45,14 @@ def _shell(text: str) -> re.Match[str] | None:
     return next((m for p in _SHELLS if (m := p.search(text))), None)
 
 
+# the verbs registration's path in the kernel, which a trace of `pin_user_pages*` failing must show to be RDMA's
+_VERBS_PATH = re.compile(r"\b(?:ib_uverbs_reg_mr|ib_umem_get|\w+_reg_user_mr)\b")
+
+
 def _pinning(text: str) -> str | None:
     """The line where a call that pins memory failed with ENOMEM, as a library printed it."""
     found = printed(PINNING_ENOMEM, text)
-    if not found:
+    if not found or (found.group().startswith("pin_user_pages") and not _VERBS_PATH.search(text)):
         return None
     end = text.find("\n", found.end())
     return pinning_failed(text[text.rfind("\n", 0, found.start()) + 1:end if end >= 0 else None])
