@@ -337,14 +337,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "k8s-containerd-limitmemlock-default-ulimit-l-8192-kb-non-root-pod-mlock-64-mib-enomem": "translator: fabric "
         "fail FABRIC_MEMLOCK_LOW (host); the excerpt is the poster's markdown table of `ulimit -l` and mlock results, "
         "no tool's line: not recognised (its facts, written from the table, agree)",
-    # Seventy-second to seventy-fourth batches (tests/test_judges_fix7274.py): no field, or a reader not written.
+    # Seventy-second to seventy-fourth batches (tests/test_judges_fix7274.py): no field holds it.
     "gpu-behind-broadwell-root-port-00-03-0-aer-uncorrected-fatal-sdes-cmpltto-cant-recover-link-reset-training-hang":
         "translator: gpu fail GPU_LOST (host) on the kernel's PCIe AER lines (Surprise Down, recovery failed); facts "
         "schema 3 has no AER event and the excerpt no NVRM line or NVML answer: no field to read them into",
-    "slurm-snap-srun-ulimit-l-16384-on-both-nodes-login-node-unlimited-slurmd-unit-without-limitmemlock":
-        "translator: fabric fail FABRIC_MEMLOCK_LOW (host); the job's 16384 is a script's bare output under `$ srun "
-        "./ulimit.sh`, the script shown by a later `cat`: explain reads `ulimit -a`'s and the libraries' lines, no "
-        "shell transcript (whose login-shell `unlimited` it must not take for the job's)",
 }
 
 

@@ -8,14 +8,16 @@
   `pin_user_pages_fast ret=-12 (ENOMEM)`): the pinning ran out, judged as NCCL's `ibv_reg_mr` ENOMEM is
   (FABRIC_MEMLOCK_LOW); a `pin_user_pages` failure without the verbs path (another driver's) is not read;
 - an RDMA library refusing the memlock limit at start-up (Intel MPI's `DAPL startup: RLIMIT_MEMLOCK too small`): the
-  limit is too low for RDMA by the library's own test, the same fault as a low limit read (FABRIC_MEMLOCK_LOW)."""
+  limit is too low for RDMA by the library's own test, the same fault as a low limit read (FABRIC_MEMLOCK_LOW);
+- a shell transcript's `ulimit -l` (a prompt, the figure under it): what a launcher's step prints (`srun ... bash -c
+  'ulimit -l'`, or a script the transcript shows to be `ulimit -l`) is the job's limit, over the login shell's."""
 from __future__ import annotations
 
 import pytest
 
 from verify import explain as ex
 from verify.checks.fabric.check import judge as judge_fabric
-from verify.explain import loaderbus, ulimit
+from verify.explain import loaderbus, shellimit, ulimit
 from verify.options import Options
 from verify.shared.rdma import pinning_failed
 
@@ -88,3 +90,30 @@ def test_an_unlimited_limit_beside_the_refusal_is_not_called_low():
     facts = {"adapters": None, "uverbs": None, "verbs_devices": None, "memlock": "unlimited",
              "memlock_error": "[0] DAPL startup: RLIMIT_MEMLOCK too small"}
     assert judge_fabric(facts, Options()).code != "FABRIC_MEMLOCK_LOW"
+
+
+# ------------------------------------------------------------------------ a transcript's `ulimit -l`
+_LOGIN = "[me@login ~]$ ulimit -l\nunlimited\n"
+
+
+def test_a_job_step_s_limit_is_read_over_the_login_shell_s():
+    text = _LOGIN + "[me@login ~]$ srun -N2 -l bash -c 'ulimit -l'\n0: 64\n1: 64\n"
+    assert shellimit.memlock(text) == 65536
+    r = explained(text, "session.txt")
+    assert (r.name, *verdict(r)) == ("fabric", "fail", "FABRIC_MEMLOCK_LOW", "host"), r.details
+
+
+def test_a_script_shown_to_print_the_limit_counts_as_the_command():
+    text = ("$ mpirun -np 2 ./limits.sh\n8192\n8192\n\n$ cat limits.sh\n#!/bin/sh\nulimit -l\n" + _LOGIN)
+    assert shellimit.memlock(text) == 8192 * 1024
+
+
+def test_the_login_shell_s_unlimited_alone_is_no_fault_and_a_setting_prints_nothing():
+    assert shellimit.memlock(_LOGIN) == "unlimited"
+    assert explained(_LOGIN, "session.txt").status != "fail"
+    assert shellimit.memlock("$ ulimit -l unlimited\n$ srun hostname\n12\n") is None
+
+
+def test_a_script_that_does_more_than_print_the_limit_is_not_read():
+    text = "$ srun ./job.sh\n42\n$ cat job.sh\nulimit -l\n./train\n"
+    assert shellimit.memlock(text) is None

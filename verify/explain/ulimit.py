@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ..shared.rdma import PINNING_ENOMEM, pinning_failed
+from . import shellimit
 from .said import printed
 
 # each shell's `ulimit -a` line for the memlock limit, its unit and value named
@@ -38,7 +39,7 @@ _DEVICE = re.compile(r"\b((?:mlx\d+|rocep\w+|irdma\w*|efa|bnxt_re|qedr|hfi1_|cxg
 
 def detect(text: str) -> bool:
     return bool(_shell(text) or printed(_UCX, text) or printed(_VERBS, text)
-                or _pinning(text))
+                or _pinning(text)) or shellimit.memlock(text) is not None
 
 
 def _shell(text: str) -> re.Match[str] | None:
@@ -81,7 +82,8 @@ def parse(text: str) -> dict[str, Any]:
 def _limit(text: str) -> dict[str, Any]:
     found = _shell(text)
     if not found:
-        return _library(text)
+        shown = shellimit.memlock(text)     # a transcript's `ulimit -l` (a job step's, over the login shell's)
+        return {"memlock": shown} if shown is not None else _library(text)
     value = found.group("value")
     if value.lower() in _INFINITE:
         return {"memlock": "unlimited"}
