@@ -839,6 +839,19 @@ KNOWN_MISMATCHES = {
     "aws-g5-a10g-ami-driver-450.142.00-too-old-for-a10g-nvidia-smi-couldnt-communicate-with-driver": "nvidia-smi's "
         "`couldn't communicate` alone stays 'no GPU visible' (FACTS.md); that the 450 branch lacks the A10G is the "
         "poster's reading of release notes, and the instance type his prose",
+    # Seventy-second to seventy-fourth batches (tests/test_judges_fix7274.py): the rule kept, or FACTS.md's letter.
+    "rtx3090-pass-through-vm-525.147.05-xml-idle-p8-power-limit-200w-of-350w-default-owner-cap": "an enforced power "
+        "limit at 57 % of the default warns (THROTTLED, host: 'unless the cap is intended'), as the GH200's 700 of "
+        "900 W; the translator passes it as the owner's choice, which no field shows",
+    "gpu-behind-broadwell-root-port-00-03-0-aer-uncorrected-fatal-sdes-cmpltto-cant-recover-link-reset-training-hang":
+        "every fact is null (facts schema 3 has no PCIe AER event, no GPU was read): nothing to judge; the "
+        "translator fails it GPU_LOST on the kernel's AER lines, as the SRE would were a field to hold them",
+    "gtx1080ti-fastai-course-container-dataloader-bus-error-default-shm-fixed-by-shm-size-3g": "a failure without "
+        "its rank and node breaks FACTS.md's letter (FACTS_INVALID), as the pipedream entry; `verify explain` of the "
+        "same excerpt agrees (SHM_TOO_SMALL, job)",
+    "rtx4090-protenix-docker-inference-dataloader-bus-error-pid-572-fixed-by-host-dev-shm-mount": "a failure "
+        "without its rank and node breaks FACTS.md's letter (FACTS_INVALID), as the pipedream entry; `verify "
+        "explain` of the same excerpt agrees (SHM_TOO_SMALL, job)",
 }
 
 

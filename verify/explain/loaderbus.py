@@ -19,19 +19,44 @@ from ..shared.shmem import recognise as recognise_shm
 from .said import printed
 
 # torch's own lines: the parent's error for a worker killed by SIGBUS, the worker's handler,
-# and the shared-memory manager refusing a segment
-_LOADER = re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: Bus error"
+# and the shared-memory manager refusing a segment; a space that a terminal's wrap joined away (`Bus` + `error`,
+# verify/explain/wrap.py cannot tell a cut at a blank from one inside a word) is not asked for
+_LOADER = re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: ?Bus ?error"
                      r"|Unexpected bus error encountered in worker\b[^\n]*shared memory"
                      r"|unable to allocate shared memory\(shm\)|unable to write to file </torch_")
 _TYPE = re.compile(r"(\w+(?:Error|Exception)): [^\n]*$")
+_REFLOW = 3                 # lines a reflowed message spans at most (torch's parent line: about 190 characters)
+
+
+def _unwrapped(text: str) -> str:
+    """A post's soft wrap undone: torch's message broken at word boundaries (`... by signal: Bus` / `error. It is ...`,
+    a mail or a forum reflowing it) is joined back where the joined lines, and not the first alone, hold it."""
+    lines, out = text.splitlines(), []
+    while lines:
+        line = lines.pop(0)
+        more = _rest(line, lines)
+        out.append(" ".join([line.rstrip(), *(rest.strip() for rest in lines[:more])]) if more else line)
+        del lines[:more]
+    return "\n".join(out)
+
+
+def _rest(line: str, after: list[str]) -> int:
+    """How many of the lines after `line` are the rest of a message of torch's that starts on it (0: none)."""
+    if _LOADER.search(line) or not line.strip():
+        return 0
+    for more in range(1, min(_REFLOW, len(after)) + 1):
+        found = _LOADER.search(" ".join([line.rstrip(), *(rest.strip() for rest in after[:more])]))
+        if found:
+            return more if found.start() < len(line.rstrip()) else 0
+    return 0
 
 
 def _lines(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if _LOADER.search(line)]
+    return [line.strip() for line in _unwrapped(text).splitlines() if _LOADER.search(line)]
 
 
 def detect(text: str) -> bool:
-    return ("DataLoader" in text or "shared memory" in text) and printed(_LOADER, text) is not None
+    return ("DataLoader" in text or "shared memory" in text) and printed(_LOADER, _unwrapped(text)) is not None
 
 
 def parse(text: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ..shared.rdma import PINNING_ENOMEM, pinning_failed
+from . import shellimit
 from .said import printed
 
 # each shell's `ulimit -a` line for the memlock limit, its unit and value named
@@ -38,17 +39,21 @@ _DEVICE = re.compile(r"\b((?:mlx\d+|rocep\w+|irdma\w*|efa|bnxt_re|qedr|hfi1_|cxg
 
 def detect(text: str) -> bool:
     return bool(_shell(text) or printed(_UCX, text) or printed(_VERBS, text)
-                or _pinning(text))
+                or _pinning(text)) or shellimit.memlock(text) is not None
 
 
 def _shell(text: str) -> re.Match[str] | None:
     return next((m for p in _SHELLS if (m := p.search(text))), None)
 
 
+# the verbs registration's path in the kernel, which a trace of `pin_user_pages*` failing must show to be RDMA's
+_VERBS_PATH = re.compile(r"\b(?:ib_uverbs_reg_mr|ib_umem_get|\w+_reg_user_mr)\b")
+
+
 def _pinning(text: str) -> str | None:
     """The line where a call that pins memory failed with ENOMEM, as a library printed it."""
     found = printed(PINNING_ENOMEM, text)
-    if not found:
+    if not found or (found.group().startswith("pin_user_pages") and not _VERBS_PATH.search(text)):
         return None
     end = text.find("\n", found.end())
     return pinning_failed(text[text.rfind("\n", 0, found.start()) + 1:end if end >= 0 else None])
@@ -77,7 +82,8 @@ def parse(text: str) -> dict[str, Any]:
 def _limit(text: str) -> dict[str, Any]:
     found = _shell(text)
     if not found:
-        return _library(text)
+        shown = shellimit.memlock(text)     # a transcript's `ulimit -l` (a job step's, over the login shell's)
+        return {"memlock": shown} if shown is not None else _library(text)
     value = found.group("value")
     if value.lower() in _INFINITE:
         return {"memlock": "unlimited"}

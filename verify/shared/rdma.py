@@ -182,8 +182,15 @@ _PINNING = r"(?:ibv_reg_mr\w*|ibv_reg_dmabuf_mr|ibv_create_cq\w*|fi_mr_reg\w*|[U
 # memory (12) prov_errno: Failure to post internal receive buffers (4112)`). The -12 alone names no pinning call.
 _EFA_RX_BUFFERS = (r"Libfabric error: \(-12\)[^\n]*?(?:\n[^\n]*?)?EFA internal error: \(\d+\) Failure to post "
                    r"internal receive buffers|err: Cannot allocate memory \(-?12\) prov_errno: Failure to post internal receive buffers")
+# The kernel's side of a verbs registration (ib_uverbs_reg_mr -> ib_umem_get -> pin_user_pages_fast) returning -12
+# in a trace (ftrace's `pin_user_pages_fast ret=-12 (ENOMEM)`): the pinning ran out under the library's call; only
+# where the trace shows the verbs path (verify/explain/ulimit.py asks), since other drivers pin pages too.
+_KERNEL_PIN = r"\bpin_user_pages\w*[^\n]*?(?:ret=-12\b|\bENOMEM\b)"
+# An RDMA library refusing the limit at start-up, before any registration: Intel MPI's DAPL provider
+# (`DAPL startup: RLIMIT_MEMLOCK too small`): the limit is too low for RDMA by the library's own test.
+_STARTUP_REFUSED = r"\bDAPL startup: RLIMIT_MEMLOCK too small"
 PINNING_ENOMEM = re.compile(_PINNING + r"[^\n]*?(?:Cannot allocate memory|\bENOMEM\b|(?:ret is|RC):\s*-12\b)|"
-                            + _EFA_RX_BUFFERS)
+                            + _EFA_RX_BUFFERS + "|" + _KERNEL_PIN + "|" + _STARTUP_REFUSED)
 
 
 def pinning_failed(text: str | None) -> str | None:

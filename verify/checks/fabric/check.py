@@ -297,7 +297,7 @@ def _memlock(facts: FabricFacts, found: Findings) -> None:
     if memlock_low(limit):
         said = f"memlock limit is {human_bytes(int(limit or 0))}: RDMA registration of NCCL's buffers fails below about 1 GiB"
     elif failed and limit != "unlimited":
-        said = (f"RDMA memory registration failed with ENOMEM ({failed}): the locked-memory limit (or the memory it "
+        said = (f"RDMA memory registration failed for want of locked memory ({failed}): the limit (or the memory it "
                 f"pins) ran out; the limit itself {'was not read' if limit is None else 'reads ' + str(limit)}")
     else:
         return
