@@ -120,9 +120,16 @@ def test_attest_with_a_key_then_report_verifies_signer_and_host(registry, keys, 
                        ok.stdout + other.stdout + gpu.stdout + gate.stdout + "\n".join(lines))
 
 
-def _dsse(signer, subject: str, report: dict | None = None, when: str = "2099-01-01T00:00:00Z", node: str = "n1") -> bytes:
+def _dsse(signer, subject: str, report: dict | None = None, when: str | None = None, node: str = "n1") -> bytes:
+    """A signed verify attestation; signed at `when`, its report is created then too (an attestation's age is its
+    evidence's: `created` older than the signature would age it)."""
+    report = report or make_report()
+    if when is None:
+        when = "2099-01-01T00:00:00Z"
+    else:
+        report = {**report, "created": when}
     doc = signing.statement([(f"x/{REPO}", subject)], PREDICATE_VERIFY,
-                            {"report": report or make_report(), "attested": {"node": node, "time": when}})
+                            {"report": report, "attested": {"node": node, "time": when}})
     return signing.sign(doc, signer)
 
 
