@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.helpers import ROOT
+from tests.judging import verdict
 from verify import cli
 from verify import explain as ex
 from verify.explain import ib, kernel, smi, ulimit
@@ -353,10 +354,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
 def _raw_param(p):
     reason = EXPLAIN_MISMATCHES.get(p.parent.name)
     return pytest.param(p, marks=pytest.mark.xfail(reason=reason, strict=True)) if reason else p
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 @pytest.mark.parametrize("raw", [_raw_param(p) for p in RAW if p.parent.name not in NOT_FROM_TEXT],

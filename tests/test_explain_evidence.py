@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from verify import explain as ex
 from verify.checks import fabric, nccl
 from verify.checks.nccl import ncclog
@@ -20,10 +21,6 @@ from verify.options import Options
 from verify.shared import cuda_errors
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def explained(text: str):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT
+from tests.judging import verdict
 from verify import explain as ex
 from verify.explain import ib, smitable
 from verify.options import Options
@@ -16,10 +17,6 @@ from verify.options import Options
 pytestmark = pytest.mark.unit
 
 DATA = ROOT / "tests" / "data" / "explain"
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.txt")))

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from verify.checks import fabric
 from verify.checks.fabric import check as fabric_check
 from verify.options import Options
 from verify.shared import rdma
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def port(state="ACTIVE", rate=400.0, layer="InfiniBand", phys="LinkUp"):

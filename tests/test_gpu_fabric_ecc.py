@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from verify.checks import gpu
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def one(**dev):

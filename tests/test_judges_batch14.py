@@ -37,6 +37,7 @@ import json
 import pytest
 
 from tests.helpers import ROOT
+from tests.judging import verdict
 from verify.checks import CHECKS
 from verify.judging import judge
 from verify.options import Options
@@ -46,10 +47,6 @@ pytestmark = pytest.mark.unit
 
 CORPUS = ROOT / "tests" / "data" / "real-world"
 GIN = CORPUS / "p5-nccl-2.28.9-gin-over-aws-ofi-efa-rail-count-mismatch-internal-error" / "facts" / "nccl.json"
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def gin_facts(**env: str) -> dict:

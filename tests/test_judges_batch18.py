@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import ROOT
+from tests.judging import verdict
 from verify import explain as ex
 from verify.checks import CHECKS
 from verify.explain import nvlinks, sysfsib
@@ -27,10 +28,6 @@ from verify.options import Options
 pytestmark = pytest.mark.unit
 
 CORPUS = ROOT / "tests" / "data" / "real-world"
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def test_nvlink_status_a_link_shown_inactive_is_down_and_a_link_not_shown_is_unknown():

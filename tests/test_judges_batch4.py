@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import ROOT
+from tests.judging import verdict
 from tests.verify_handmade import gpu_facts
 from verify import explain as ex
 from verify.checks import fabric, gpu, nccl
@@ -26,10 +27,6 @@ from verify.shared.xidcatalog import RM_STATUS
 pytestmark = pytest.mark.unit
 
 CORPUS = ROOT / "tests" / "data" / "real-world"
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def explained(text: str, name: str = "log.txt"):

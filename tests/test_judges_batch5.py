@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from tests.verify_handmade import gpu_facts
 from verify import explain as ex
 from verify.checks import gpu, nccl
@@ -19,10 +20,6 @@ from verify.result import CheckResult
 from verify.shared import cuda_errors
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def explained(text: str):

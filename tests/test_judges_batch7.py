@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from verify import explain as ex
 from verify.checks import nccl
 from verify.options import Options
 from verify.shared.shmem import nccl_shm_full
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 SHM_FULL_LINES = [

@@ -19,15 +19,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from verify import explain as ex
 from verify.checks import fabric
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def port(phys="LinkUp", rate=400.0, layer="Ethernet"):

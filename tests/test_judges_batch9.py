@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from verify import explain as ex
 from verify.checks import CHECKS
 from verify.judging import judge
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def failed(error: str, proof: list[str] | None = None):

@@ -6,6 +6,7 @@ from typing import Any, cast
 
 import pytest
 
+from tests.judging import verdict
 from verify import explain as ex
 from verify.checks import gpu
 from verify.checks.nccl import ncclog
@@ -13,10 +14,6 @@ from verify.options import Options
 from verify.prolog import xid as xidlog
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def _gpu(**facts: Any):

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from verify import explain as ex
 from verify.checks import gpu
 from verify.options import Options
 from verify.prolog import verdict as prolog
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def explained(text: str, name: str = "node.txt"):

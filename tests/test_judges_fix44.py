@@ -14,20 +14,12 @@ from __future__ import annotations
 
 import pytest
 
-from verify import explain as ex
+from tests.judging import explained, verdict
 from verify.checks import fabric, nccl
 from verify.options import Options
 from verify.shared import rdma
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
-
-
-def explained(text: str, name: str = "job.log"):
-    return ex.explain_text(text, name, Options())
 
 
 # ------------------------------------------------------------------ EFA's receive buffers could not be pinned

@@ -17,19 +17,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import explained, verdict
 from verify import explain as ex
 from verify.checks import gpu, nccl
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
-
-
-def explained(text: str, name: str = "job.log"):
-    return ex.explain_text(text, name, Options())
 
 
 # ------------------------------------------------------------------ a program's CUDA error: no code for this GPU

@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from verify import explain as ex
 from verify.checks import fabric
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def explained(text: str, name: str = "pod.log"):

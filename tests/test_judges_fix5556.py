@@ -18,16 +18,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from verify import explain as ex
 from verify.checks import nccl
 from verify.explain import cuda, loaderbus
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 def explained(text: str, name: str = "train.log"):

@@ -15,19 +15,11 @@ from __future__ import annotations
 
 import pytest
 
-from verify import explain as ex
+from tests.judging import explained, verdict
 from verify.checks import nccl
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
-
-
-def explained(text: str, name: str = "job.log"):
-    return ex.explain_text(text, name, Options())
 
 
 # ------------------------------------------------------------------ a segmentation fault inside NCCL

@@ -15,21 +15,13 @@ from __future__ import annotations
 
 import pytest
 
-from verify import explain as ex
+from tests.judging import explained, verdict
 from verify.checks.fabric.check import judge as judge_fabric
 from verify.explain import loaderbus, shellimit, ulimit
 from verify.options import Options
 from verify.shared.rdma import pinning_failed
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
-
-
-def explained(text: str, name: str = "job.log"):
-    return ex.explain_text(text, name, Options())
 
 
 # ------------------------------------------------------------------ torch's DataLoader bus error, wrapped

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging import verdict
 from verify.checks import gpu, nccl
 from verify.checks.nccl import ncclog
 from verify.options import Options
 from verify.result import CheckResult
 
 pytestmark = pytest.mark.unit
-
-
-def verdict(r):
-    return r.status, r.code, r.owner
 
 
 # https://github.com/microsoft/lisa/issues/2823 (Standard_ND96asr_v4: 8 A100 behind NVSwitches)
