@@ -190,8 +190,7 @@ def bandwidth_figures(facts: NcclFacts, rows: list[SizeRow], verified: str, resu
     env = facts.get("nccl_env") or {}
     excluded = _excludes(env.get("NCCL_ALGO"), {"nvls"}) or env.get("NCCL_NVLS_ENABLE") == "0"
     baseline, algo = _busbw_baseline(facts, (bool(log.get("nvls")) or expected) and not excluded)
-    fastest = fastest_busbw()
-    if baseline is None and (facts.get("nodes") or 1) == 1 and peak > IMPOSSIBLE_RATIO * fastest:
+    if baseline is None and (facts.get("nodes") or 1) == 1 and peak > IMPOSSIBLE_RATIO * (fastest := fastest_busbw()):
         # no baseline for this GPU (an unknown name, another world size): it is held to the fastest one-node figure
         # verify knows, as a known GPU is to its own, never to no ceiling at all (a T4 "moving" 3,000 GB/s passed)
         found.add(FAIL, "MEASUREMENT_INVALID", f"{verified}; peak busbw {peak:.1f} GB/s on one node is over "
