@@ -67,7 +67,9 @@ _HCA_GDR = re.compile(r"^NET/.+? : GPU Direct RDMA (Enabled|Disabled) for HCA \d
 _NVLS = re.compile(r"NVLS multicast support is available|NVLS comm")
 # `16 coll channels, 0 nvls channels, ...` (2.17 on): how many NVLS channels the communicator built; a log without a
 # version that prints it comes from an NCCL that knows NVLS (bandwidth.nvls_expected)
-NVLS_CHANNELS = re.compile(r"\b\d+ nvls channels\b")
+NVLS_CHANNELS = re.compile(r"\b(\d+) nvls channels\b")
+# NVLS proven off: no multicast on this node, or a communicator built without NVLS channels
+_NVLS_OFF = re.compile(r"NVLS multicast support is not available")
 _TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/\w+)")
 # `NCCL_IB_HCA set by environment to mlx5_0` (param.cc) and `NCCL_SOCKET_IFNAME set to enp1s0` (misc/socket.cc)
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
@@ -151,7 +153,7 @@ def parse(text: str) -> dict[str, Any]:
     loaded = next((m.group(1) for m in map(_PLUGIN_LOADED.search, messages) if m), None)
     provider = next((m.group(1) for m in map(_PROVIDER.search, messages) if m), None)
     return {"network": networks[0] if networks else None, "networks": networks, "interface": iface,
-            "nvls": any(_NVLS.search(m) for m in messages),
+            "nvls": _nvls(messages),
             "ib_error": (verbs or no_device or ofi_error or "")[:200] or None,
             "transports": sorted({t for m in messages for t in _TRANSPORT.findall(m)})[:8],
             "net_channels": _channels(messages), "hcas": _hcas(messages),
@@ -159,6 +161,15 @@ def parse(text: str) -> dict[str, Any]:
             "plugin_loaded": loaded, "ofi_provider": provider, "ofi_error": ofi_error, "hca_gdr": _hca_gdr(messages),
             "env": {m.group(1): m.group(2) for m in map(_ENV.search, messages) if m},
             "rank_networks": _rank_networks(text), "proof": _proof(messages, text)}
+
+
+def _nvls(messages: list[str]) -> bool | None:
+    """NVLS in use: a line shows it set up (or N > 0 NVLS channels), or shows it off; null where the log says neither
+    (a trimmed excerpt, or an NCCL before 2.17): no line is no proof that NVLS was not used."""
+    counts = [int(m.group(1)) for m in map(NVLS_CHANNELS.search, messages) if m]
+    if any(_NVLS.search(m) for m in messages) or any(counts):
+        return True
+    return False if counts or any(_NVLS_OFF.search(m) for m in messages) else None
 
 
 def _rank_networks(text: str) -> dict[str, str]:
