@@ -25,4 +25,4 @@ def test_nvls_not_used_needs_a_line_that_shows_it_off(text, raised):
              "nccl_log": ncclog.parse(text), "nccl_env": {}}
     found = Findings()
     nvls_not_used(facts, found)   # type: ignore[arg-type]
-    assert ("NVLS_NOT_USED" in str([f.code for f in found])) is raised
+    assert ("NVLS_NOT_USED" in [f.code for f in found.items]) is raised
