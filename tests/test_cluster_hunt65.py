@@ -121,3 +121,38 @@ def _train_rate(facts: dict[str, Any], tflops: float) -> dict[str, Any]:
     scale = found["tflops_per_rank"] / tflops
     return variant(facts, ranks=[{**r, "timed_s": r["timed_s"] * scale, "wall_s": r["wall_s"] + r["timed_s"] * scale}
                                  for r in facts["ranks"]])
+
+
+# ------------------------------------------- hostile files: held kernel-log evidence no job could have written
+
+@pytest.mark.host
+@pytest.mark.parametrize("how", ["owner", "folder-writable", "file-writable"])
+def test_nvidia_xid_catalog_held_evidence_a_job_could_have_written_drains_nothing(tmp_path: Path, monkeypatch: Any,
+                                                                                  capsys: Any, how: str) -> None:
+    """NVIDIA's catalog drains on an Xid 79 the kernel log holds; a kept state in a shared folder a job can write
+    (another user's file, a folder or file group/other-writable) held a believable forged Xid 79, and the next prolog
+    drained a healthy node on no line of its log. Not believed, said; the same state the prolog kept itself drains."""
+    import json
+
+    from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, install_fake
+    from verify.prolog import cli, kernlog
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    fake = install_fake(monkeypatch)
+    clock = kernlog.Clock("boot-a", 6000.0, booted=1_000_000.0, now=1_006_000.0)
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: clock)
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([], "journalctl"))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    line = "[ 100.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+    state_dir = str(tmp_path / "state")
+    assert kernlog.save(state_dir, "n1", kernlog.State("boot-a", 100.0, held=[{"line": line, "mono": 100.0}])) is None
+    target = Path(kernlog.state_path(state_dir, "n1"))
+    {"owner": lambda: os.chown(target, 65534, 65534), "folder-writable": lambda: target.parent.chmod(0o777),
+     "file-writable": lambda: target.chmod(0o666)}[how]()
+    drained = lambda: [a for a in fake.calls if a[:1] == ["update"] and "state=drain" in a]  # noqa: E731
+    assert cli.main(["--state-dir", state_dir], PROLOG_ENV) == 0 and not drained()
+    assert "a job could have written it" in capsys.readouterr().err
+    assert kernlog.save(state_dir, "n1", kernlog.State("boot-a", 100.0, held=[{"line": line, "mono": 100.0}])) is None
+    target.parent.chmod(0o755)
+    target.chmod(0o644)
+    assert cli.main(["--state-dir", state_dir], PROLOG_ENV) == 1 and drained()
