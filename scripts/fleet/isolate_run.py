@@ -40,6 +40,8 @@ STATUSES = frozenset({"pass", "warn", "skip", "fail"})
 # a failed nccl check that is verify's own trouble, no node's: its crash and the measurements it refused (but an
 # interruption: srun stops a pair's step when one node's part dies, and that is the node's)
 OURS = (UNJUDGED_CODES - {"INTERRUPTED"}) | {"CHECK_CRASHED"}
+# a warning that the all-reduce was slower than its baseline (verify/checks/nccl/bandwidth.py)
+LOW_CODES = frozenset({"BANDWIDTH_LOW", "FABRIC_BANDWIDTH_LOW"})
 
 
 def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: float, expect_gpus: int) -> Outcome:
@@ -68,6 +70,10 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         ours = code in OURS or check.get("owner") == "image"
         return Outcome(nodes, False, None, one_line(f"{code or state}: {check.get('summary') or ''}")[:200], took,
                        ours=ours)
+    if state == "warn" and code in LOW_CODES:
+        # the check held the pair's figure against the GPU's or the fabric's baseline and found it low: a slow pair
+        # is evidence (a node slow every other all-reduce), never a pass that clears both nodes
+        return Outcome(nodes, False, None, one_line(f"{code}: {check.get('summary') or ''}")[:200], took)
     if isinstance(busbw, bool) or not isinstance(busbw, (int, float)) or not math.isfinite(busbw) or busbw <= 0 \
             or busbw > BUSBW_MAX_GBPS:
         # a figure no link reaches would be every median's reference and call each healthy pair slow

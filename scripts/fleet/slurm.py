@@ -194,7 +194,17 @@ def _docker_step(job: Job) -> str:
     gpus = ""
     if job.gpus:
         # the GPUs Slurm gave this step, by their host index (CUDA_VISIBLE_DEVICES may be cgroup-relative)
+        # Slurm may print them as ranges (0-3,5): docker's device= takes a list, so the ranges are spelt out (a
+        # GPU-<uuid> is no range)
         gpus = ('gpu_ids=${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}}\n'
+                'gpu_list=()\n'
+                'IFS=, read -ra gpu_parts <<<"$gpu_ids"\n'
+                'for part in "${gpu_parts[@]}"; do\n'
+                '    if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then\n'
+                '        for ((i = BASH_REMATCH[1]; i <= BASH_REMATCH[2]; i++)); do gpu_list+=("$i"); done\n'
+                '    else gpu_list+=("$part"); fi\n'
+                'done\n'
+                'gpu_ids=$(IFS=,; echo "${gpu_list[*]}")\n'
                 'gpu_args=(--gpus "\\"device=$gpu_ids\\"")\n')
     prefixes = "|".join(DOCKER_ENV_PREFIXES)
     return f"""set -uo pipefail

@@ -167,11 +167,26 @@ def expected_gpus(env: dict[str, str]) -> int | None:
     if ids == NO_DEV_FILES:       # Slurm's own word for "no GPU device of this node given to the job": no count
         ids = ""
     if ids:
-        parts = [x.strip() for x in ids.split(",")]
-        if not all(_digits(x) for x in parts) or len(parts) > MAX_GPUS:
-            raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices")
-        counts.append(len({int(x) for x in parts}))      # an index named twice is one GPU
+        indices = gpu_indices(ids)
+        if indices is None:
+            raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices (0,1,2 or ranges 0-3,5)")
+        counts.append(len(indices))      # an index named twice is one GPU
     return max(counts, default=0) or None
+
+
+def gpu_indices(text: str) -> set[int] | None:
+    """The GPU indices in Slurm's list, as Slurm prints it: single indices and ranges ("0-3,5", its bitmap form),
+    each below MAX_GPUS; None for anything else (a range backwards, a blank entry, a word)."""
+    found: set[int] = set()
+    for part in (x.strip() for x in text.split(",")):
+        low, dash, high = part.partition("-")
+        if not _digits(low) or (dash and not _digits(high)):
+            return None
+        first, last = int(low), int(high) if dash else int(low)
+        if first > last or last >= MAX_GPUS:
+            return None
+        found.update(range(first, last + 1))
+    return found
 
 
 def _share(text: str, source: str) -> float:

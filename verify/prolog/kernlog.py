@@ -251,6 +251,10 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
         raw = None
     if not _typed(raw):
         return State(), f"kernel-log state {target} is garbled: read again from the lookback"
+    if why := statefile.not_ours(target):
+        # held evidence drains a node on no line of this read: only where no job could have written it (a shared
+        # state folder others write held a believable forged Xid 79, and a healthy node was drained)
+        return State(), f"kernel-log state {why}: its held Xids are not believed; read again from the lookback"
     held = [{"line": e["line"], "mono": float(e["mono"])} for e in raw["held"]]
     return State(raw["boot_id"], float(raw["mono"]), raw["at_mono"], raw["unstamped"], held,
                  -1 if raw.get("at_count") is None else raw["at_count"],

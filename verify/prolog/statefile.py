@@ -161,6 +161,21 @@ def read_own(path: str, cap: int) -> Tail:
     return read_tail(path, cap)
 
 
+def not_ours(path: str) -> str | None:
+    """Why a kept file could have been written by someone else than root or this user, or None: it, or the folder
+    holding it, belongs to another user or is writable by group or others (a shared state folder a job can write)."""
+    try:
+        info, where = os.lstat(path), os.stat(os.path.dirname(path) or ".")
+    except OSError as exc:
+        return _why(path, exc)
+    owners = {0, os.geteuid()}
+    if info.st_uid not in owners or where.st_uid not in owners:
+        return f"{path} or its folder belongs to another user (uid {info.st_uid}, {where.st_uid}): a job could have written it"
+    if (info.st_mode | where.st_mode) & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{path} or its folder is writable by group or others: a job could have written it (chmod go-w both)"
+    return None
+
+
 def folder(path: str) -> None:
     """Make the folder (and its parents); a symlink in its place is refused."""
     os.makedirs(path, exist_ok=True)

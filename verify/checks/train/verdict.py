@@ -19,6 +19,7 @@ from ...facts import TrainFacts, TrainRank
 from ...figures import BOOL, COUNT, LIST, OBJECT, RANKS, STR, Figure, Holds, Kind, Required, Rule, Unique
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
+from ...shared import gpuceilings as ceilings
 from ...shared import grouplayout
 from ...shared.cuda_errors import named_without_driver
 from . import trainer
@@ -84,10 +85,14 @@ def _physically_possible(facts: Any) -> str | None:
         return None
     if facts.get("backend") == "nccl":
         peak, _ = peak_tflops(facts.get("device_name"))
-        fastest = max_peak_tflops()
-        ceiling, what = ((peak, f"the dense BF16 peak of {facts.get('device_name')}") if peak else
-                         (fastest, f"the fastest GPU verify/baselines.json knows (a GPU it does not know, "
-                                   f"{facts.get('device_name')!r}, is held to that)"))
+        older = ceilings.ceiling(facts.get("device_name"))
+        if peak:
+            ceiling, what = peak, f"the dense BF16 peak of {facts.get('device_name')}"
+        elif older:
+            ceiling, what = older[0], f"the fastest tensor rate of {facts.get('device_name')} ({older[1]})"
+        else:
+            ceiling, what = max_peak_tflops(), (f"the fastest GPU verify/baselines.json knows (a GPU it does not "
+                                                f"know, {facts.get('device_name')!r}, is held to that)")
     else:
         ceiling, what = CPU_TFLOPS_CEILING, "a CPU process"
     if found["tflops_per_rank"] > ceiling:
