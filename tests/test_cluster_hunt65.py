@@ -156,3 +156,23 @@ def test_nvidia_xid_catalog_held_evidence_a_job_could_have_written_drains_nothin
     target.parent.chmod(0o755)
     target.chmod(0o644)
     assert cli.main(["--state-dir", state_dir], PROLOG_ENV) == 1 and drained()
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("how", ["owner", "folder-writable", "file-writable"])
+def test_nvsentinel_return_to_service_a_history_a_job_could_have_written_is_no_evidence(tmp_path: Path,
+                                                                                          how: str) -> None:
+    """The drain history decides hang streaks (a drain of its own) and what `--revalidate` must prove: one in a shared
+    folder a job can write could forge either. Not believed, said (its events unknown, never none); the same file
+    kept by the prolog itself is read."""
+    from verify.prolog import history
+    if os.geteuid() != 0:
+        pytest.skip("another user's file needs root to make")
+    state_dir = str(tmp_path / "state")
+    history.record(state_dir, "n1", "drain", "GPU_HUNG", "forged", now=1_000_000.0)
+    assert history.read(state_dir, "n1").events
+    target = Path(history.path(state_dir, "n1"))
+    {"owner": lambda: os.chown(target, 65534, 65534), "folder-writable": lambda: target.parent.chmod(0o777),
+     "file-writable": lambda: target.chmod(0o666)}[how]()
+    past = history.read(state_dir, "n1")
+    assert past.events == [] and past.error and "a job could have written it" in past.error

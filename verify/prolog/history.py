@@ -271,6 +271,8 @@ def read(state_dir: str, node: str, cap: int = READ_CAP) -> History:
         return History([], 0)
     except OSError as exc:
         return History([], 0, f"cannot read the history {target}: {statefile.problem(exc, target)}")
+    if why := statefile.not_ours(target):   # a job could have forged a hang streak or a drain record: not evidence
+        return History([], 0, f"the history is not believed: {why}")
     events, numbers, bad = _parse(tail.text, node)
     return History(events, len(bad), None, bad, tail.cut, numbers)
 
