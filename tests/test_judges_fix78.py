@@ -77,3 +77,8 @@ _DEVINFO_V = ("hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tvendor_id:\t
 def test_verify_explain_reads_an_hdr100_listing_against_the_adapter_s_own_model(text, want):
     r = explained(text, "ibstat.txt")
     assert (r.name, *verdict(r)) == ("fabric", *want), r.summary
+
+
+def test_the_design_rate_is_said_beside_the_pass():
+    r = judge_fabric(_facts(("mlx5_0", "MT4123", _port(100.0))), Options())
+    assert any("HDR100" in d and "MT4123" in d for d in r.details), r.details

@@ -458,6 +458,9 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     _nccl_env(facts, adapters, found)
     _memlock(facts, found)
     _rates(adapters, found)
+    result.details += [f"{_label(a, p)} at {p['rate_gbps']:g} Gb/s: {name}, a design rate of the {model(a)}, not "
+                       "judged below its maximum" for a, p in _ports(adapters)
+                       if _active(p) and (name := design_rate(model(a), p))]
     _mixed(facts, adapters, found)
     _gdr(facts, adapters, found)
     active = [p for _, p in _ports(adapters) if _active(p)]
