@@ -348,6 +348,19 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "gpu-behind-broadwell-root-port-00-03-0-aer-uncorrected-fatal-sdes-cmpltto-cant-recover-link-reset-training-hang":
         "translator: gpu fail GPU_LOST (host) on the kernel's PCIe AER lines (Surprise Down, recovery failed); facts "
         "schema 3 has no AER event and the excerpt no NVRM line or NVML answer: no field to read them into",
+    # Seventy-eighth batch (tests/test_judges_fix78.py): no field holds it.
+    "cx4-lx-calico-pod-show-gids-n-gids-found-0-veth-eth0-mofed-5.0-roce-unusable-in-pod": "translator: fabric "
+        "fail FABRIC_NOT_PASSED (job) on `n_gids_found=0` beside `driver: veth`; a GID table and a pod's interfaces "
+        "have no field in schema 3: not recognised",
+    "cx4-lx-hca-mode-calico-pods-rdma-create-ep-no-such-device-show-gids-empty-in-pod": "translator: fabric fail "
+        "FABRIC_NOT_PASSED (job) on `rdma_create_ep: No such device` and an empty GID table; neither has a field in "
+        "schema 3: not recognised",
+    "efa-0-fi-info-p-efa-rdm-dgrm-rxd-listed-fi-pingpong-efa-works-fabtests-no-data-by-address": "translator: "
+        "fabric pass on `fi_info -p efa`'s provider listing; no field holds libfabric providers and no port is read: "
+        "not recognised, never a pass",
+    "four-nodes-x4-gpus-nccl-ib-hca-set-per-local-rank-wrapper-mlx5-n-1-ncclbuildrings-errors-job": "translator: "
+        "nccl fail NCCL_FAILED (job); the excerpt is the job's wrapper script (an `export NCCL_IB_HCA=` per local "
+        "rank), no tool's output, and per-rank variables have no field: not recognised",
 }
 
 

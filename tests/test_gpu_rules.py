@@ -852,6 +852,19 @@ KNOWN_MISMATCHES = {
     "rtx4090-protenix-docker-inference-dataloader-bus-error-pid-572-fixed-by-host-dev-shm-mount": "a failure "
         "without its rank and node breaks FACTS.md's letter (FACTS_INVALID), as the pipedream entry; `verify "
         "explain` of the same excerpt agrees (SHM_TOO_SMALL, job)",
+    # Seventy-eighth batch (tests/test_judges_fix78.py): what decides it is in no field of facts schema 3.
+    "cx4-lx-calico-pod-show-gids-n-gids-found-0-veth-eth0-mofed-5.0-roce-unusable-in-pod": "the pod's empty GID "
+        "table and its veth-only network decide it; schema 3 has no GIDs nor pod interfaces (the translator says so): "
+        "libibverbs loaded alone is nothing to judge",
+    "cx4-lx-hca-mode-calico-pods-rdma-create-ep-no-such-device-show-gids-empty-in-pod": "librdmacm's `rdma_create_ep: "
+        "No such device` (address resolution, not verbs_error) and the empty GID table have no field in schema 3 "
+        "(the translator says so): librdmacm loaded alone is nothing to judge",
+    "efa-0-fi-info-p-efa-rdm-dgrm-rxd-listed-fi-pingpong-efa-works-fabtests-no-data-by-address": "a libfabric "
+        "provider listing has no field in schema 3 and the working fi_pingpong is trimmed: libfabric loaded alone "
+        "is no port read, and no evidence is never a pass",
+    "four-nodes-x4-gpus-nccl-ib-hca-set-per-local-rank-wrapper-mlx5-n-1-ncclbuildrings-errors-job": "NCCL_IB_HCA "
+        "differing between ranks of one communicator has no field (nccl_env is one process's) and the error is only "
+        "in a screenshot: nothing to judge",
 }
 
 

@@ -19,6 +19,7 @@ from ...findings import Findings
 from ...options import GiB, Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import rdma
+from .splitrate import design_rate
 
 LIBRARIES = ("libibverbs.so.1", "librdmacm.so.1", "libfabric.so.1")
 LOADED = "loaded"
@@ -176,7 +177,7 @@ def _rated(adapter: Adapter, port: Port, peers: dict[tuple[Any, Any], float]) ->
     model_max = IB_MAX_GBPS.get(kind)
     single_ib = port.get("link_layer") == "InfiniBand" and len(adapter.get("ports") or []) == 1
     options = [(best, f"other {kind} ports on this node link at {best:g} Gb/s")] if best else []
-    if model_max and single_ib:
+    if model_max and single_ib and not design_rate(kind, port):
         options.append((model_max, f"a {kind} is rated for {model_max:g} Gb/s InfiniBand"))
     return max(options, key=lambda o: o[0]) if options else None
 
@@ -457,6 +458,9 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     _nccl_env(facts, adapters, found)
     _memlock(facts, found)
     _rates(adapters, found)
+    result.details += [f"{_label(a, p)} at {p['rate_gbps']:g} Gb/s: {name}, a design rate of the {model(a)}, not "
+                       "judged below its maximum" for a, p in _ports(adapters)
+                       if _active(p) and (name := design_rate(model(a), p))]
     _mixed(facts, adapters, found)
     _gdr(facts, adapters, found)
     active = [p for _, p in _ports(adapters) if _active(p)]
