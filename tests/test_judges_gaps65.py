@@ -2,14 +2,18 @@
 # (judges take their TypedDict facts; these tests hand them partial facts, as a translated record would)
 """Issue 35's known gaps, fixed by class:
 - nccl: a failure's words that say "failed or timed out" (torch's teardown), a watchdog thread ended by an exception,
-  ETIMEDOUT's errno text of a call that returned, are no hang; the watchdog's own timeout and a wait that ran out are.
+  ETIMEDOUT's errno text of a call that returned, are no hang; the watchdog's own timeout and a wait that ran out are;
+- gpu: CUDA initialising alone and torch's `is_available()` (or count) alone are one rule, a program's run with no
+  device and no health read: nothing to judge (FACTS.md, "How unknown is judged"); beside a read of the node, the
+  unread health warns.
 """
 from __future__ import annotations
 
 import pytest
 
 from tests.judging import verdict
-from verify.checks import nccl
+from verify import judging
+from verify.checks import CHECKS, gpu, nccl
 from verify.checks.nccl.hang import is_timeout
 from verify.options import Options
 
@@ -59,3 +63,32 @@ def test_a_watchdog_timeout_or_a_wait_that_ran_out_is_a_hang(error):
 def test_connection_refused_at_init_with_torch_s_teardown_was_a_hang_and_is_now_a_failure():
     r = nccl.judge({"backend": "nccl", "error": f"init: {REFUSED} | {TEARDOWN}"}, Options())
     assert verdict(r)[:2] == ("fail", "NCCL_FAILED") and "hung" not in r.summary
+
+
+# ------------------------------------------------------------------ gpu: a program's run alone, one rule for each
+# the corpus's b200-class-bottlerocket-... (CUDA's sample ran: `cuda_init_error` "none", `cuda_errors` []) and
+# h100-80gb-hbm3-ollama-... (Ollama's discovery): a program's run, no NVML device and no health field
+RUN_ALONE = [{"cuda_init_error": "none"}, {"cuda_init_error": "none", "cuda_errors": []}, {"cuda_available": True},
+             {"cuda_available": True, "cuda_init_error": "none"}, {"torch_devices": 2},
+             {"torch": "2.9.0+cu128", "torch_cuda": "12.8", "cuda_available": True, "torch_devices": 2}]
+
+
+@pytest.mark.parametrize("facts", RUN_ALONE, ids=str)
+def test_cuda_initialising_and_torch_s_availability_alone_are_judged_alike_nothing_to_judge(facts):
+    for source in (None, "r/gpu.json"):
+        r = judging.judge(CHECKS["gpu"], {"devices": None, **facts}, Options(), source=source)
+        assert verdict(r) == ("skip", "FACTS_INCOMPLETE", None), (facts, r.summary)
+        assert "program's run is no health read" in r.summary
+
+
+@pytest.mark.parametrize("facts", RUN_ALONE, ids=str)
+def test_a_program_s_run_beside_a_read_of_the_node_warns_the_unread_health(facts):
+    r = gpu.judge({"devices": None, **facts, "xid_events": [], "driver": "580.95.05"}, Options())
+    assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host"), r.summary
+
+
+@pytest.mark.parametrize("facts", [{"cuda_available": True, "torch_devices": 0}, {"cuda_init_error": "none", "torch_devices": 0},
+                                   {"cuda_available": False}, {"cuda_init_error": "no CUDA-capable device is detected"}])
+def test_a_program_s_run_that_shows_a_fault_is_still_judged(facts):
+    r = gpu.judge({"devices": None, **facts}, Options())
+    assert r.status in ("warn", "fail") and r.code != "HEALTH_NOT_ASSESSED", r.summary
