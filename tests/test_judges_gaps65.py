@@ -5,16 +5,23 @@
   ETIMEDOUT's errno text of a call that returned, are no hang; the watchdog's own timeout and a wait that ran out are;
 - gpu: CUDA initialising alone and torch's `is_available()` (or count) alone are one rule, a program's run with no
   device and no health read: nothing to judge (FACTS.md, "How unknown is judged"); beside a read of the node, the
-  unread health warns.
+  unread health warns;
+- `nvidia-smi -q`'s power limits (R525's `Power Readings`, R530's `GPU Power Readings`, text and XML) are read into
+  FACTS.md's fields, the limit set (`Requested Power Limit`) beside them: an enforced limit equal to it is the
+  owner's cap, below it another's.
 """
 from __future__ import annotations
 
 import pytest
 
-from tests.judging import verdict
-from verify import judging
+from tests.helpers import ROOT
+from tests.judging import explained, verdict
+from verify import judging, replay
 from verify.checks import CHECKS, gpu, nccl
+from verify.checks.gpu.powercap import power_cap
 from verify.checks.nccl.hang import is_timeout
+from verify.explain import smi
+from verify.findings import Findings
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
@@ -92,3 +99,80 @@ def test_a_program_s_run_beside_a_read_of_the_node_warns_the_unread_health(facts
 def test_a_program_s_run_that_shows_a_fault_is_still_judged(facts):
     r = gpu.judge({"devices": None, **facts}, Options())
     assert r.status in ("warn", "fail") and r.code != "HEALTH_NOT_ASSESSED", r.summary
+
+
+# ----------------------------------------------------------------------- nvidia-smi -q: the power limits, read
+CORPUS = ROOT / "tests" / "data" / "real-world"
+# https://github.com/thamada/gls/blob/b2f1cedeb098383fb647ea9bc7b51e3fec596989/gls/GH200_smi.py (R550 layout: the GPU's
+# own readings, then the memory's and the Grace Hopper module's, whose 1000 W budget is not the GPU's limit)
+GH200 = """GPU 00000009:01:00.0
+    Product Name                          : NVIDIA GH200 480GB
+    GPU Power Readings
+        Power Draw                        : 87.88 W
+        Current Power Limit               : 700.00 W
+        Requested Power Limit             : 900.00 W
+        Default Power Limit               : 900.00 W
+        Min Power Limit                   : 100.00 W
+        Max Power Limit                   : 900.00 W
+    GPU Memory Power Readings
+        Power Draw                        : 18.51 W
+    Module Power Readings
+        Power Draw                        : 169.77 W
+        Current Power Limit               : 1000.00 W
+        Requested Power Limit             : 1000.00 W
+        Default Power Limit               : 1000.00 W
+        Min Power Limit                   : 200.00 W
+        Max Power Limit                   : 1000.00 W
+"""
+# https://github.com/Azure/azhpc-diagnostics/blob/006538315caa5c3842bb165f41582ef5bcfaebe2/Linux/test/samples/nvidia-smi-q.out
+# (R460 layout: `Power Limit` set, `Enforced Power Limit` in force)
+A100_OLD = """GPU 00000001:00:00.0
+    Product Name                          : A100-SXM4-40GB
+    Power Readings
+        Power Management                  : Supported
+        Power Draw                        : 55.63 W
+        Power Limit                       : 400.00 W
+        Default Power Limit               : 400.00 W
+        Enforced Power Limit              : 400.00 W
+        Min Power Limit                   : 100.00 W
+        Max Power Limit                   : 400.00 W
+"""
+
+
+def test_the_gpu_s_own_power_readings_are_read_never_the_module_s():
+    dev = smi.parse(GH200)["devices"][0]
+    assert (dev["power_limit_w"], dev["power_default_limit_w"], dev["power_requested_limit_w"]) == (700.0, 900.0, 900.0)
+
+
+def test_the_older_layout_s_enforced_limit_is_the_one_in_force():
+    dev = smi.parse(A100_OLD)["devices"][0]
+    assert (dev["power_limit_w"], dev["power_default_limit_w"], dev["power_requested_limit_w"]) == (400.0, 400.0, 400.0)
+    capped = smi.parse(A100_OLD.replace("Enforced Power Limit              : 400.00", "Enforced Power Limit              "
+                                        ": 250.00"))["devices"][0]
+    assert capped["power_limit_w"] == 250.0 and capped["power_requested_limit_w"] == 400.0
+
+
+def test_not_available_limits_are_unknown_never_zero():
+    dev = smi.parse(GH200.replace("700.00 W", "N/A").replace(": 900.00 W", ": [N/A]"))["devices"][0]
+    assert "power_limit_w" not in dev and "power_default_limit_w" not in dev
+
+
+@pytest.mark.parametrize("entry", ["gh200-480gb-idle-one-dbe-row-remapped-pcie-x1-700w-of-900w",
+                                   "rtx3090-pass-through-vm-525.147.05-xml-idle-p8-power-limit-200w-of-350w-default-owner-cap"])
+def test_an_excerpt_s_power_limits_are_judged_as_its_facts_are(entry):
+    folder = replay.load(str(CORPUS / entry / "facts"), None, {})
+    facts_road = {r.name: verdict(replay.judge(r, folder.options)) for r in folder.records}
+    assert {"gpu": verdict(explained((CORPUS / entry / "raw.txt").read_text()))} == facts_road
+
+
+def test_an_enforced_limit_below_the_one_set_warns_the_host_and_the_owner_s_own_cap_does_not():
+    base = {"index": 0, "name": "NVIDIA GH200 480GB", "power_limit_w": 700.0, "power_default_limit_w": 900.0}
+    found = Findings()
+    power_cap({**base, "power_requested_limit_w": 900.0}, "device 0", found)
+    assert [(f.code, f.owner) for f in found.items] == [("THROTTLED", "host")] and "below the 900 W set" in found.items[0].text
+    found = Findings()
+    power_cap({**base, "power_requested_limit_w": 700.0}, "device 0", found)        # `nvidia-smi -pl 700`: intended
+    assert not found.items
+    found = Findings()
+    power_cap(base, "device 0", found)                  # the limit set not read: the cap's owner unknown, warned
+    assert [(f.code, f.owner) for f in found.items] == [("THROTTLED", "host")]

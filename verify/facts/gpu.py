@@ -115,6 +115,7 @@ class NvmlDevice(TypedDict, total=False):
     power_w: float | None
     power_limit_w: float | None
     power_default_limit_w: float | None
+    power_requested_limit_w: float | None
     numa_node: int | None
 
 

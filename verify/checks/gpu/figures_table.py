@@ -64,7 +64,7 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     *((_DEV + k, PCIE_WIDTH) for k in ("pcie_width", "pcie_width_max")),
     *((_DEV + k, CELSIUS) for k in ("temperature_c", "memory_temperature_c")),
     *((_DEV + k, Figure("C", 0, 250, lo_open=True)) for k in ("temperature_slowdown_c", "memory_temperature_max_c")),
-    (_DEV + "power_w", WATTS), *((_DEV + k, LIMIT_WATTS) for k in ("power_limit_w", "power_default_limit_w")),
+    (_DEV + "power_w", WATTS), *((_DEV + k, LIMIT_WATTS) for k in ("power_limit_w", "power_default_limit_w", "power_requested_limit_w")),
     (_DEV + "sm_clock_mhz", Figure("MHz", 0, 10_000)), (_DEV + "sm_clock_max_mhz", Figure("MHz", 0, 10_000, lo_open=True)),
     (_DEV + "numa_node", Figure("", -1, 4096, integer=True)),
     (_DEV + "nvlink_errors", OBJECT), *((_DEV + "nvlink_errors." + k, COUNT) for k in ("crc", "replay", "recovery")),
