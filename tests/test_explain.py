@@ -345,10 +345,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "k8s-containerd-limitmemlock-default-ulimit-l-8192-kb-non-root-pod-mlock-64-mib-enomem": "translator: fabric "
         "fail FABRIC_MEMLOCK_LOW (host); the excerpt is the poster's markdown table of `ulimit -l` and mlock results, "
         "no tool's line: not recognised (its facts, written from the table, agree)",
-    # Seventy-second to seventy-fourth batches (tests/test_judges_fix7274.py): no field holds it.
-    "gpu-behind-broadwell-root-port-00-03-0-aer-uncorrected-fatal-sdes-cmpltto-cant-recover-link-reset-training-hang":
-        "translator: gpu fail GPU_LOST (host) on the kernel's PCIe AER lines (Surprise Down, recovery failed); facts "
-        "schema 3 has no AER event and the excerpt no NVRM line or NVML answer: no field to read them into",
 }
 
 

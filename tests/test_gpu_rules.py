@@ -841,9 +841,6 @@ KNOWN_MISMATCHES = {
         "`couldn't communicate` alone stays 'no GPU visible' (FACTS.md); that the 450 branch lacks the A10G is the "
         "poster's reading of release notes, and the instance type his prose",
     # Seventy-second to seventy-fourth batches (tests/test_judges_fix7274.py): the rule kept, or FACTS.md's letter.
-    "gpu-behind-broadwell-root-port-00-03-0-aer-uncorrected-fatal-sdes-cmpltto-cant-recover-link-reset-training-hang":
-        "every fact is null (facts schema 3 has no PCIe AER event, no GPU was read): nothing to judge; the "
-        "translator fails it GPU_LOST on the kernel's AER lines, as the SRE would were a field to hold them",
     "gtx1080ti-fastai-course-container-dataloader-bus-error-default-shm-fixed-by-shm-size-3g": "a failure without "
         "its rank and node breaks FACTS.md's letter (FACTS_INVALID), as the pipedream entry; `verify explain` of the "
         "same excerpt agrees (SHM_TOO_SMALL, job)",

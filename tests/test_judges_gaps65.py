@@ -1,4 +1,4 @@
-# mypy: disable-error-code="arg-type, typeddict-item"
+# mypy: disable-error-code="arg-type, typeddict-item, list-item"
 # (judges take their TypedDict facts; these tests hand them partial facts, as a translated record would)
 """Issue 35's known gaps, fixed by class:
 - nccl: a failure's words that say "failed or timed out" (torch's teardown), a watchdog thread ended by an exception,
@@ -8,7 +8,9 @@
   unread health warns;
 - `nvidia-smi -q`'s power limits (R525's `Power Readings`, R530's `GPU Power Readings`, text and XML) are read into
   FACTS.md's fields, the limit set (`Requested Power Limit`) beside them: an enforced limit equal to it is the
-  owner's cap, below it another's.
+  owner's cap, below it another's;
+- PCIe AER events of the kernel log (FACTS.md `PcieAerEvent`), read by `verify explain` and judged on a GPU's bus: an
+  uncorrected fatal error fails (the GPU lost where recovery failed), non-fatal warns, corrected errors only as a storm.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from verify import judging, replay
 from verify.checks import CHECKS, gpu, nccl
 from verify.checks.gpu.powercap import power_cap
 from verify.checks.nccl.hang import is_timeout
-from verify.explain import smi
+from verify.explain import aer, smi
 from verify.findings import Findings
 from verify.options import Options
 
@@ -176,3 +178,77 @@ def test_an_enforced_limit_below_the_one_set_warns_the_host_and_the_owner_s_own_
     found = Findings()
     power_cap(base, "device 0", found)                  # the limit set not read: the cap's owner unknown, warned
     assert [(f.code, f.owner) for f in found.items] == [("THROTTLED", "host")]
+
+
+# ------------------------------------------------------------------------ PCIe AER on a GPU's bus, read and judged
+# https://github.com/rwth-i6/returnn/issues/1500 (the corpus's gpu-behind-broadwell-... entry): a fatal error under the
+# GPU's root port, the nvidia device unable to take part, recovery failed
+BROADWELL = (CORPUS / "gpu-behind-broadwell-root-port-00-03-0-aer-uncorrected-fatal-sdes-cmpltto-cant-recover-link-reset-"
+             "training-hang" / "raw.txt")
+# https://github.com/pop-os/pop/issues/3363 (6.x wording, `Correctable ... message received from`): the GPU's own
+# corrected error beside its root port's, before the GPU fell off the bus
+POPOS = """Sep 19 16:18:04 bubz kernel: [68185.875052] pcieport 0000:00:03.1: AER: Multiple Correctable error message received from 0000:00:00.0
+Sep 19 16:18:04 bubz kernel: [68185.875237] pcieport 0000:00:03.1: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)
+Sep 19 16:18:04 bubz kernel: [68185.875244] pcieport 0000:00:03.1:   device [1022:1453] error status/mask=000011c0/00006000
+Sep 19 16:18:04 bubz kernel: [68185.875252] pcieport 0000:00:03.1:    [ 6] BadTLP
+Sep 19 16:18:04 bubz kernel: [68185.875259] pcieport 0000:00:03.1:    [ 7] BadDLLP
+Sep 19 16:18:04 bubz kernel: [68185.875295] nvidia 0000:07:00.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)
+Sep 19 16:18:04 bubz kernel: [68185.875301] nvidia 0000:07:00.0:   device [10de:2184] error status/mask=00001000/0000a000
+Sep 19 16:18:04 bubz kernel: [68185.875308] nvidia 0000:07:00.0:    [12] Timeout
+"""
+# https://github.com/minisforum-docs/MS-02-Ultra/issues/10: a non-fatal error on a port whose devices below are a USB
+# controller and a Thunderbolt bridge (no GPU): not the GPU's bus
+MINISFORUM = """Sep 22 09:59:09 pve kernel: xhci_hcd 0000:97:00.0: AER: can't recover (no error_detected callback)
+Sep 22 09:59:09 pve kernel: pcieport 0000:80:1b.4: AER: device recovery failed
+Sep 22 09:59:09 pve kernel: pcieport 0000:80:1b.4: AER: Uncorrectable (Non-Fatal) error message received from 0000:80:1b.4
+Sep 22 09:59:09 pve kernel: pcieport 0000:80:1b.4: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), type=Transaction Layer, (Receiver ID)
+Sep 22 09:59:09 pve kernel: pcieport 0000:80:1b.4:   device [8086:7f44] error status/mask=00200000/00000000
+Sep 22 09:59:09 pve kernel: pcieport 0000:80:1b.4:    [21] ACSViol                (First)
+Sep 22 09:59:09 pve kernel: thunderbolt 0000:84:00.0: AER: can't recover (no error_detected callback)
+"""
+
+
+def test_a_fatal_aer_under_the_gpu_s_port_whose_recovery_failed_is_the_gpu_lost():
+    events = aer.events(BROADWELL.read_text())
+    assert [(e["port"], e["severity"], e["gpu"], e["recovered"], e["link_reset"], e["errors"]) for e in events] == [
+        ("0000:00:03.0", "fatal", True, False, True, ["SDES", "CmpltTO"])]
+    assert verdict(explained(BROADWELL.read_text(), "dmesg.txt")) == ("fail", "GPU_LOST", "host")
+
+
+def test_corrected_errors_on_the_gpu_s_bus_alone_are_no_fault_and_a_storm_only_warns():
+    events = aer.events(POPOS)
+    assert [(e["driver"], e["severity"], e["gpu"], e["device_id"]) for e in events] == [
+        ("pcieport", "corrected", True, "1022:1453"), ("nvidia", "corrected", True, "10de:2184")]
+    r = gpu.judge({"devices": None, "pcie_aer_events": events}, Options())
+    assert r.status == "pass", r.summary                    # a few corrected retries: the link's own, no fault
+    storm = [{**e, "count": 40} for e in events]
+    r = gpu.judge({"devices": None, "pcie_aer_events": storm}, Options())
+    assert verdict(r) == ("warn", "PCIE_DOWNGRADED", "host") and "storm" in r.summary
+
+
+def test_an_aer_error_on_another_device_s_bus_is_not_judged():
+    events = aer.events(MINISFORUM)
+    assert [(e["severity"], e["gpu"], e["errors"]) for e in events] == [("non_fatal", None, ["ACSViol"])]
+    assert verdict(explained(MINISFORUM, "journal.txt")) == ("skip", "FACTS_INCOMPLETE", None)
+
+
+@pytest.mark.parametrize(("severity", "recovered", "want"), [
+    ("fatal", False, ("fail", "GPU_LOST", "host")), ("fatal", True, ("fail", "PCIE_DOWNGRADED", "host")),
+    ("fatal", None, ("fail", "PCIE_DOWNGRADED", "host")), ("non_fatal", None, ("warn", "PCIE_DOWNGRADED", "host")),
+    ("non_fatal", False, ("warn", "PCIE_DOWNGRADED", "host")), ("corrected", None, ("pass", None, None))])
+def test_an_aer_event_on_a_gpu_s_bus_is_judged_by_its_severity(severity, recovered, want):
+    event = {"severity": severity, "port": "0000:00:03.0", "driver": "pcieport", "gpu": True, "recovered": recovered,
+             "count": 3}
+    for source in (None, "r/gpu.json"):
+        assert verdict(judging.judge(CHECKS["gpu"], {"devices": None, "pcie_aer_events": [event]}, Options(),
+                                     source=source)) == want
+
+
+def test_a_corrected_storm_is_never_a_drain_and_a_fatal_one_beside_listed_gpus_still_fails():
+    storm = {"severity": "corrected", "port": "0000:00:03.0", "driver": "pcieport", "gpu": True, "count": 500}
+    r = gpu.judge({"devices": None, "pcie_aer_events": [storm]}, Options())
+    assert r.status == "warn"
+    fatal = {"severity": "fatal", "port": "0000:00:03.0", "driver": "pcieport", "gpu": True, "recovered": False}
+    facts = {"devices": [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "pci_bus_id": "00000000:03:00.0",
+                          "temperature_c": 40.0}], "pcie_aer_events": [fatal]}
+    assert verdict(gpu.judge(facts, Options()))[:2] == ("fail", "GPU_LOST")

@@ -13,7 +13,7 @@ from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import gpuunits
 from ...shared.cuda_errors import decode
-from . import driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals
+from . import aer, driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals
 from .contradictions import impossible, no_gpu_contradicted
 from .gpuhealth import where
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
@@ -237,6 +237,7 @@ def kernel_log(facts: GpuFacts, devices: list[NvmlDevice], found: Findings) -> N
     gpuhealth.xids([e for e in facts.get("xid_events") or [] if isinstance(e, dict)], devices, found)
     gpuhealth.sxids(facts.get("sxid_events") or [], found)
     driverlog.driver_errors(facts.get("driver_errors") or [], found)
+    aer.judge(facts.get("pcie_aer_events") or [], found)
 
 
 # What a device's health is read from, by area: a field counts when it holds a value or the GPU does not have it
@@ -334,6 +335,8 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
         return True
     if facts.get("cuda_init_error") not in (None, NONE) or torch_misses_cuda(facts):
         return True                     # CUDA's refusal (or torch's count missing its GPUs) is a fault shown
+    if aer.judgeable(facts.get("pcie_aer_events")):
+        return True                     # a PCIe AER event on a GPU's bus (the kernel log)
     if any(d.get("mig_devices") or gpuunits.in_mig_mode(d) for d in devices):
         return True                     # NVML read its MIG mode or instances (nvidia-smi mig -lgi): there, not read
     if facts.get("capabilities") and facts.get("arch_list") is not None:
@@ -380,7 +383,8 @@ def _bears_on_a_fault(facts: GpuFacts) -> bool:
     return any(facts.get(k) not in (None, NONE) for k in ("xid_events", "sxid_events", "driver_errors", "cuda_init_error",
                                                          "kernels", "cuda_errors")) or bool(
         facts.get("cuda_available") is not None or (facts.get("capabilities") and facts.get("arch_list") is not None)
-        or (facts.get("driver") and facts.get("torch_cuda")) or torch_misses_cuda(facts))
+        or (facts.get("driver") and facts.get("torch_cuda")) or torch_misses_cuda(facts)
+        or aer.judgeable(facts.get("pcie_aer_events")))
 
 
 def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
