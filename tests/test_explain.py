@@ -74,9 +74,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                                  "program's invalid peer access over NVLink or a "
                                                                  "hardware error, NVIDIA says: no owner from its "
                                                                  "words alone)",
-    "gh200-480gb-idle-one-dbe-row-remapped-pcie-x1-700w-of-900w": "translator: gpu pass; verify: warn (a lifetime "
-                                                                  "uncorrectable count, remapped: watched; and the "
-                                                                  "enforced 700 W below the 900 W default)",
+    "gh200-480gb-idle-one-dbe-row-remapped-pcie-x1-700w-of-900w": "translator: gpu pass; verify: warn THROTTLED, as "
+                                                                  "its facts (the enforced 700 W below the 900 W "
+                                                                  "default and requested: not the owner's cap; and a "
+                                                                  "lifetime uncorrectable count, remapped: watched)",
     # Fourteenth and fifteenth batches: the translator's verdict kept.
     "b200-two-gpu-nvls-allgather-hang-xid145-rlw-rxpipe-link11-xid137-priv-error": "translator: gpu fail XID_ERROR "
         "(host); verify: warn (a non-fatal NVLink Xid is watched; Xid 137 is the application's, NVIDIA's guide)",
@@ -344,10 +345,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "k8s-containerd-limitmemlock-default-ulimit-l-8192-kb-non-root-pod-mlock-64-mib-enomem": "translator: fabric "
         "fail FABRIC_MEMLOCK_LOW (host); the excerpt is the poster's markdown table of `ulimit -l` and mlock results, "
         "no tool's line: not recognised (its facts, written from the table, agree)",
-    # Seventy-second to seventy-fourth batches (tests/test_judges_fix7274.py): no field holds it.
-    "gpu-behind-broadwell-root-port-00-03-0-aer-uncorrected-fatal-sdes-cmpltto-cant-recover-link-reset-training-hang":
-        "translator: gpu fail GPU_LOST (host) on the kernel's PCIe AER lines (Surprise Down, recovery failed); facts "
-        "schema 3 has no AER event and the excerpt no NVRM line or NVML answer: no field to read them into",
     # Seventy-eighth batch (tests/test_judges_fix78.py): no field holds it.
     "cx4-lx-calico-pod-show-gids-n-gids-found-0-veth-eth0-mofed-5.0-roce-unusable-in-pod": "translator: fabric "
         "fail FABRIC_NOT_PASSED (job) on `n_gids_found=0` beside `driver: veth`; a GID table and a pod's interfaces "

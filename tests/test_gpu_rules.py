@@ -575,8 +575,9 @@ KNOWN_MISMATCHES = {
                                                                  "hardware errors; no owner from the words: not judged",
     "gh200-480gb-idle-one-dbe-row-remapped-pcie-x1-700w-of-900w": "verify warns: a lifetime uncorrectable count "
                                                                   "(remapped, watched) and an enforced power limit "
-                                                                  "below the default; the translator reads both as "
-                                                                  "by design",
+                                                                  "(700 W) below the default and the limit set (900 "
+                                                                  "W): a cap the owner did not set; the translator "
+                                                                  "reads both as by design",
     # Forty-second batch (tests/test_judges_fix42.py): what decides it is in no field, or the rule kept.
     "a100-mig-stuck-pending-enable-in-use-by-another-client-mig-manager-config-state-failed-driver-580.65.06": "MIG "
         "mode pending enable (mig [false, true]) is said (a reset commits it) and the unread health warns the host; "
@@ -840,12 +841,6 @@ KNOWN_MISMATCHES = {
         "`couldn't communicate` alone stays 'no GPU visible' (FACTS.md); that the 450 branch lacks the A10G is the "
         "poster's reading of release notes, and the instance type his prose",
     # Seventy-second to seventy-fourth batches (tests/test_judges_fix7274.py): the rule kept, or FACTS.md's letter.
-    "rtx3090-pass-through-vm-525.147.05-xml-idle-p8-power-limit-200w-of-350w-default-owner-cap": "an enforced power "
-        "limit at 57 % of the default warns (THROTTLED, host: 'unless the cap is intended'), as the GH200's 700 of "
-        "900 W; the translator passes it as the owner's choice, which no field shows",
-    "gpu-behind-broadwell-root-port-00-03-0-aer-uncorrected-fatal-sdes-cmpltto-cant-recover-link-reset-training-hang":
-        "every fact is null (facts schema 3 has no PCIe AER event, no GPU was read): nothing to judge; the "
-        "translator fails it GPU_LOST on the kernel's AER lines, as the SRE would were a field to hold them",
     "gtx1080ti-fastai-course-container-dataloader-bus-error-default-shm-fixed-by-shm-size-3g": "a failure without "
         "its rank and node breaks FACTS.md's letter (FACTS_INVALID), as the pipedream entry; `verify explain` of the "
         "same excerpt agrees (SHM_TOO_SMALL, job)",

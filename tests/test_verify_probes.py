@@ -53,7 +53,8 @@ def _fake_nvml(unsupported: set[str]) -> types.SimpleNamespace:
         nvmlDeviceGetGpuMaxPcieLinkGeneration=give("gpu_max", 5), nvmlDeviceGetNvLinkState=nvlink,
         nvmlDeviceGetTemperature=give("temp", 40), nvmlDeviceGetTemperatureThreshold=give("slowdown", 87),
         nvmlDeviceGetPowerUsage=give("power", 70000), nvmlDeviceGetEnforcedPowerLimit=give("limit", 700000),
-        nvmlDeviceGetPowerManagementDefaultLimit=give("default", 700000))
+        nvmlDeviceGetPowerManagementDefaultLimit=give("default", 700000),
+        nvmlDeviceGetPowerManagementLimit=give("set", 700000))
 
 
 def test_every_nvml_field_is_read_and_decoded():

@@ -6,7 +6,8 @@ excerpt quotes (a test's `'CUDA-capable device(s) is/are busy or unavailable'` a
 `cuda_init_error`, read as the CUDA kind reads it. A log that is only the kernel's records, the NVIDIA driver's among
 them and none reading as a failure, is a log read whole with no event: its lists are `[]`. A line that mentions a
 kernel message in prose (`See NVRM: Xid (...): 79 in the docs`, verify/explain/said.py) is no event; the prolog's
-reader of real kernel logs is not asked."""
+reader of real kernel logs is not asked. The PCIe AER driver's lines (`pcieport ...: AER: ...`) are read into
+`pcie_aer_events` (verify/explain/aer.py); a log of those alone says nothing of Xids (their lists unknown)."""
 from __future__ import annotations
 
 import functools
@@ -15,7 +16,7 @@ from typing import Any
 
 from ..prolog import xid as xidlog
 from ..shared.xidcatalog import MODULE_REJECTED, module_rejected, rm_status
-from . import cuda, xidrelay
+from . import aer, cuda, xidrelay
 from .said import printed_lines
 
 _NVRM = re.compile(r"NVRM: Xid \(|NVRM:.*fallen off the bus|SXid \(")
@@ -69,10 +70,14 @@ def _clean(text: str) -> bool:
     return not urgent and not any(_TROUBLE.search(_BENIGN.sub("", line)) for line in lines)
 
 
-def detect(text: str) -> bool:
-    text = _logged(text)
+def _driver_said(text: str) -> bool:
     return bool(_NVRM.search(text)) or any(rm_status(line) or module_rejected(line) for line in text.splitlines()) \
         or _clean(text)
+
+
+def detect(text: str) -> bool:
+    text = _logged(text)
+    return _driver_said(text) or aer.detect(text)
 
 
 def _when(line: str) -> str | None:
@@ -106,7 +111,11 @@ def parse(text: str) -> dict[str, Any]:
     # the log was read: its Xids, SXids and status lines are known ([] when none); the GPUs are not in a kernel log
     # a relay's lines quoted beside the kernel's (a device plugin's log under dmesg) are events too
     facts = {"devices": None, "torch": None, "xid_events": events + xidrelay.events(quoted), "sxid_events": switches,
-             "driver_errors": _driver_errors(text), "cuda_init_error": cuda.refusal(quoted)}
+             "driver_errors": _driver_errors(text), "cuda_init_error": cuda.refusal(quoted),
+             "pcie_aer_events": aer.events(text)}
+    if not _driver_said(text):
+        # the PCIe AER driver's lines alone: the NVIDIA driver's own (Xids, status lines) were not in what was read
+        facts.update(xid_events=None, sxid_events=None, driver_errors=None)
     return _unread(text, facts)
 
 
@@ -119,7 +128,7 @@ def _unread(text: str, facts: dict[str, Any]) -> dict[str, Any]:
     """Where an announced event was not read: its list unknown (null) when it read none; every list unknown when
     nothing was read at all (a log whose only event is cut says nothing, never that all is well)."""
     cut = {key for key, announced in _ANNOUNCED.items()
-           if len(announced.findall(text)) > sum(1 for e in facts[key] if e.get("source") == "kernel_log")}
+           if len(announced.findall(text)) > sum(1 for e in facts[key] or [] if e.get("source") == "kernel_log")}
     if not cut:
         return facts
     if not any(facts[k] for k in ("xid_events", "sxid_events", "driver_errors")):

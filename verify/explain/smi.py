@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from ..checks.gpu.gpuhealth import THROTTLE_BITS
-from . import inforom
+from . import inforom, smipower
 from .notknown import known
 from .smiquery import compute_mode, recovery
 
@@ -208,6 +208,7 @@ def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
             "temperature_slowdown_c": float(s) if (s := _int(slow)) else None,
             "recovery_action": _recovery_action(fields), "ecc": _ecc_mode(fields),
             "compute_mode": compute_mode(_find(fields, "compute mode") or ""),
+            **smipower.limits(fields),
             "fabric": fabric, "nvswitch": True if _find(fields, "fabric/cliqueid") or (fabric or {}).get("state") in (
                 "completed", "in_progress", "not_started") else None}
 

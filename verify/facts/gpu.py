@@ -115,6 +115,7 @@ class NvmlDevice(TypedDict, total=False):
     power_w: float | None
     power_limit_w: float | None
     power_default_limit_w: float | None
+    power_requested_limit_w: float | None
     numa_node: int | None
 
 
@@ -184,6 +185,22 @@ class SxidEvent(TypedDict, total=False):
     source: str | None
 
 
+class PcieAerEvent(TypedDict, total=False):
+    """A PCIe AER event of the kernel log (`pcieport 0000:00:03.0: AER: Uncorrected (Fatal) error received`), one per
+    reporting address and severity, its repeats counted."""
+    severity: str
+    port: str | None
+    driver: str | None
+    device_id: str | None
+    errors: list[str] | None
+    gpu: bool | None
+    recovered: bool | None
+    link_reset: bool | None
+    count: int | None
+    text: str | None
+    time: str | None
+
+
 class CudaError(TypedDict, total=False):
     """A CUDA error a running program met, as it printed it (torch's `CUDA error: uncorrectable ECC error
     encountered`, `cudaErrorECCUncorrectable`): recorded from a program's output (`verify explain`, a translated log);
@@ -225,5 +242,6 @@ class GpuFacts(TypedDict, total=False):
     sdc: list[Sdc] | None
     xid_events: list[XidEvent] | None
     sxid_events: list[SxidEvent] | None
+    pcie_aer_events: list[PcieAerEvent] | None
     driver_errors: list[DriverError] | None
     cuda_errors: list[CudaError] | None

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...facts import NONE, NvmlDevice, SxidEvent, XidEvent
-from ...findings import HANDLED, RANK, Findings
+from ...findings import HANDLED, Findings
 from ...result import FAIL, WARN, Status
 from ...shared.xidcatalog import (
     APP,
@@ -32,6 +32,7 @@ from ...shared.xidcatalog import (
     sxid_states,
 )
 from .gpuidentity import norm_bus, norm_uuid
+from .powercap import power_cap
 from .xidsuspect import suspect_gpus
 
 # nvmlClocksEventReasons bits (nvml.h)
@@ -189,13 +190,7 @@ def throttle(dev: NvmlDevice, load_masks: list[Any], found: Findings, corroborat
         found.add(FAIL if hbm >= hbm_max else WARN, "THROTTLED", f"{where(dev)}: memory (HBM) at {hbm:g} C, its "
                   f"maximum operating temperature is {hbm_max:g} C", "Check cooling and airflow; HBM above its "
                   "limit throttles memory and raises ECC error rates.", "host", i)
-    limit, default = dev.get("power_limit_w"), dev.get("power_default_limit_w")
-    if limit and default and limit < 0.9 * default:
-        # the owner's setting (`nvidia-smi -pl`), often meant: named, but after what the hardware itself shows at
-        # the same severity (a link trained narrow, a thermal slowdown), which is the headline
-        found.add(WARN, "THROTTLED", f"{where(dev)}: power limit {limit:.0f} W below its default {default:.0f} W",
-                  "Restore the default power limit (`nvidia-smi -pl`), unless the cap is intended.", "host", i,
-                  rank=RANK["THROTTLED"] + 1)
+    power_cap(dev, where(dev), found)
 
 
 def any_link_active(devices: list[Any]) -> bool:

@@ -241,6 +241,7 @@ def _thermal_power(dev: dict[str, Any], nvml: Any, h: Any) -> None:
     _read(dev, "power_w", lambda: nvml.nvmlDeviceGetPowerUsage(h) / 1000)
     _read(dev, "power_limit_w", lambda: nvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000)
     _read(dev, "power_default_limit_w", lambda: nvml.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1000)
+    _read(dev, "power_requested_limit_w", lambda: nvml.nvmlDeviceGetPowerManagementLimit(h) / 1000)
 
 
 def nvml_device(nvml: Any, index: int) -> dict[str, Any]:

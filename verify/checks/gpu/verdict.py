@@ -13,11 +13,12 @@ from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import gpuunits
 from ...shared.cuda_errors import decode
-from . import driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals
+from . import aer, driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals
 from .contradictions import impossible, no_gpu_contradicted
 from .gpuhealth import where
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
+from .present import program_saw_a_gpu, without_the_run
 from .programerrors import judge_errors
 from .refusals import busy, hides_every_device, torch_misses_cuda
 
@@ -236,6 +237,7 @@ def kernel_log(facts: GpuFacts, devices: list[NvmlDevice], found: Findings) -> N
     gpuhealth.xids([e for e in facts.get("xid_events") or [] if isinstance(e, dict)], devices, found)
     gpuhealth.sxids(facts.get("sxid_events") or [], found)
     driverlog.driver_errors(facts.get("driver_errors") or [], found)
+    aer.judge(facts.get("pcie_aer_events") or [], found)
 
 
 # What a device's health is read from, by area: a field counts when it holds a value or the GPU does not have it
@@ -333,6 +335,8 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
         return True
     if facts.get("cuda_init_error") not in (None, NONE) or torch_misses_cuda(facts):
         return True                     # CUDA's refusal (or torch's count missing its GPUs) is a fault shown
+    if aer.judgeable(facts.get("pcie_aer_events")):
+        return True                     # a PCIe AER event on a GPU's bus (the kernel log)
     if any(d.get("mig_devices") or gpuunits.in_mig_mode(d) for d in devices):
         return True                     # NVML read its MIG mode or instances (nvidia-smi mig -lgi): there, not read
     if facts.get("capabilities") and facts.get("arch_list") is not None:
@@ -379,13 +383,19 @@ def _bears_on_a_fault(facts: GpuFacts) -> bool:
     return any(facts.get(k) not in (None, NONE) for k in ("xid_events", "sxid_events", "driver_errors", "cuda_init_error",
                                                          "kernels", "cuda_errors")) or bool(
         facts.get("cuda_available") is not None or (facts.get("capabilities") and facts.get("arch_list") is not None)
-        or (facts.get("driver") and facts.get("torch_cuda")) or torch_misses_cuda(facts))
+        or (facts.get("driver") and facts.get("torch_cuda")) or torch_misses_cuda(facts)
+        or aer.judgeable(facts.get("pcie_aer_events")))
 
 
 def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     """NVML's devices were not recorded: judge what the record does show (Xids, CUDA's refusal to initialise, the
     driver against the build, the build against the GPUs, the kernels); the devices' health is said not assessed."""
     facts = node.facts
+    if (seen := program_saw_a_gpu(facts)) and not torch_misses_cuda(facts) and not _bears_on_a_fault(without_the_run(facts)):
+        # a program ran on the GPU, no device and no health read (one rule for CUDA's init and torch's count)
+        return result.not_judged(f"{seen}, and no NVML device, health field or fault recorded beside it: a program's "
+                                 "run is no health read, nothing to judge",
+                                 "Record the check on the machine (`python -m verify --save-facts DIR`).")
     if not _bears_on_a_fault(facts):
         return result.not_judged("no device, Xid, CUDA or torch fact recorded: nothing to judge",
                                  "Record the check on the machine (`python -m verify --save-facts DIR`).")
@@ -410,10 +420,10 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
         said.append(f"{len(facts['sxid_events'] or [])} NVSwitch SXid line(s)")
     if good:
         said.append(f"kernels correct on {good}")
-    seen = node.torch_count or (1 if facts.get("cuda_available") else 0)
-    if seen and not found.items:
-        found.add(WARN, "HEALTH_NOT_ASSESSED", f"torch sees {seen} GPU(s) but no NVML device was recorded: their "
-                  "health (ECC, remap, clocks, temperature, PCIe, NVLink) is not assessed, not healthy",
+    if (seen := program_saw_a_gpu(facts)) and not found.items:
+        # a program's run shows a GPU there (CUDA's init, torch's count: one rule) and reads none of its health
+        found.add(WARN, "HEALTH_NOT_ASSESSED", f"{seen} but no NVML device was recorded: the GPUs' health (ECC, remap, "
+                  "clocks, temperature, PCIe, NVLink) is not assessed, not healthy",
                   "Read the GPUs' health where NVML answers (`nvidia-smi -q` on the host); on a replay, translate "
                   "the devices the source shows.", "host")
     return found.apply(result, "; ".join(said + ["the devices themselves not assessed"]))

@@ -37,6 +37,7 @@ from .bandwidth import bandwidth_figures, nvls_not_used
 from .crash import crash_verdict
 from .efa import efa_verdict
 from .gid import gid_cause
+from .hang import is_timeout
 from .layers import layers_verdict
 from .logsaid import no_collective
 from .midrun import job_side
@@ -68,16 +69,6 @@ def _table(rows: list[SizeRow]) -> list[str]:
 def error_phase(error: str) -> str | None:
     head, sep, _ = error.partition(": ")
     return head if sep and head in (INIT, ALL_REDUCE) else None
-
-
-# a hang is said `timed out`, `hangs`, `hung`, `stuck`; ETIMEDOUT's text (`Call to ibv_modify_qp failed with 110 Connection
-# timed out`) is a call that failed and returned, and torch's `WorkNCCL(..., Timeout(ms)=600000)` the limit: no hang
-ERRNO_TIMEDOUT = re.compile(r"(?:\b110 )?Connection timed out|\bTimeout\(ms\)=\d+", re.IGNORECASE)
-
-
-def is_timeout(error: str) -> bool:
-    return bool(re.search(r"timed? ?out|timeout|watchdog|\bhung\b|\bhangs?\b|\bstuck\b", ERRNO_TIMEDOUT.sub("", error),
-                          re.IGNORECASE))
 
 
 def timeout_advice(facts: NcclFacts) -> str:
