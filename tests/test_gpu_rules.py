@@ -852,6 +852,27 @@ KNOWN_MISMATCHES = {
     "rtx4090-protenix-docker-inference-dataloader-bus-error-pid-572-fixed-by-host-dev-shm-mount": "a failure "
         "without its rank and node breaks FACTS.md's letter (FACTS_INVALID), as the pipedream entry; `verify "
         "explain` of the same excerpt agrees (SHM_TOO_SMALL, job)",
+    # Seventy-sixth, seventy-seventh and seventy-ninth batches (tests/test_judges_fix77.py): the rule kept, FACTS.md's
+    # letter or NVIDIA's Xid catalog, or no field holds it.
+    "a100-sxm4-80gb-mig-535.104.05-q-reset-required-no-drain-no-dcgm-sm-active-over-100-percent-tool-bug": "the -q "
+        "piece is a second device read only for its recovery action, which is no health field (FACTS.md: a device "
+        "whose health fields are all unknown warns HEALTH_NOT_ASSESSED); the translator passes it on NVML's 'no "
+        "recovery'",
+    "hgx-g520-module-6-575.57.08-q-a-recovery-action-none-reset-status-deprecated-hami-device-plugin-restarts": "one "
+        "device read only for `GPU Recovery Action: None` (and two deprecated Reset Status queries): no health field "
+        "(FACTS.md), warn HEALTH_NOT_ASSESSED; the translator passes it on NVML's 'no recovery'",
+    "gb300-gpu-operator-nvidia-peermem-ctr-crashloop-disagrees-about-version-of-ib-register-peer-memory-client":
+        "`peermem` false alone: with `gpu_module` unknown the dma-buf road is undecided (FACTS.md), so GPUDirect "
+        "RDMA is not judged; the kernel's refusal to load the module has no field in facts schema 3",
+    "optimus-laptop-bumblebee-failed-to-initialize-dma-xid44-channel-0-then-xid31-channel-1-at-first-use-driver":
+        "NVIDIA's Xid catalog gives Xid 44 IGNORE / CONTACT_SUPPORT (no reset, no drain): one warns (host); the "
+        "driver-owned channel 0 and the maintainers' blame of the driver release have no field",
+    "rtx2060-530.41.03-proton-game-re8-exe-xid109-ctx-switch-timeout-one-channel-game-freezes-gpu-healthy": "NVIDIA's "
+        "Xid catalog gives Xid 109 RESET_GPU (the GPU's); once it warns the host (watched, drained if it repeats); "
+        "the reproduction on two driver branches that clears the card has no field",
+    "rtx5090-thunderbolt-egpu-610.43.02-aer-cmpltto-cant-recover-then-xid31-plasmashell-fault-pde-reboot-only":
+        "needs the PCIe AER field (gaps65): without the link's unrecovered Completion Timeout the one Xid 31 is the "
+        "application's (warn, job)",
 }
 
 
