@@ -358,7 +358,25 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "four-nodes-x4-gpus-nccl-ib-hca-set-per-local-rank-wrapper-mlx5-n-1-ncclbuildrings-errors-job": "translator: "
         "nccl fail NCCL_FAILED (job); the excerpt is the job's wrapper script (an `export NCCL_IB_HCA=` per local "
         "rank), no tool's output, and per-rank variables have no field: not recognised",
-}
+    # Seventy-sixth, seventy-seventh and seventy-ninth batches (tests/test_judges_fix77.py): as their facts.
+    "a100-sxm4-80gb-mig-535.104.05-q-reset-required-no-drain-no-dcgm-sm-active-over-100-percent-tool-bug":
+        "translator: gpu pass; verify explain reads the -q piece as a device whose only field is its recovery action, "
+        "no health field: warn HEALTH_NOT_ASSESSED (host), as its facts",
+    "hgx-g520-module-6-575.57.08-q-a-recovery-action-none-reset-status-deprecated-hami-device-plugin-restarts":
+        "translator: gpu pass; verify explain: `GPU Recovery Action: None` is no health field: warn "
+        "HEALTH_NOT_ASSESSED (host), as its facts",
+    "gb300-gpu-operator-nvidia-peermem-ctr-crashloop-disagrees-about-version-of-ib-register-peer-memory-client":
+        "translator: fabric warn FABRIC_GDR_OFF (host); the kernel's refusal of nvidia_peermem has no field, and "
+        "`peermem` false alone decides nothing (dma-buf unknown): not judged, as its facts",
+    "rtx5090-thunderbolt-egpu-610.43.02-aer-cmpltto-cant-recover-then-xid31-plasmashell-fault-pde-reboot-only":
+        "the uncorrected non-fatal AER on the GPU's link warns (host), as its facts: `can't recover` follows "
+        "every such error of NVIDIA's driver (no AER callback); the all-ones TLP header is read into no field",
+    "optimus-laptop-bumblebee-failed-to-initialize-dma-xid44-channel-0-then-xid31-channel-1-at-first-use-driver":
+        "translator: gpu fail XID_ERROR (host); NVIDIA's Xid catalog gives Xid 44 no reset or drain: warn "
+        "XID_ERROR (host), as its facts",
+    "rtx2060-530.41.03-proton-game-re8-exe-xid109-ctx-switch-timeout-one-channel-game-freezes-gpu-healthy":
+        "translator: gpu warn XID_ERROR (job); NVIDIA's Xid catalog gives Xid 109 RESET_GPU: once, warn XID_ERROR "
+        "(host), as its facts",}
 
 
 def _raw_param(p):

@@ -16,6 +16,7 @@ from ...shared.cuda_errors import decode
 from . import aer, driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals
 from .contradictions import impossible, no_gpu_contradicted
 from .gpuhealth import where
+from .kernelxid import xid_tells_the_kernel_fault
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
 from .present import program_saw_a_gpu, without_the_run
@@ -344,6 +345,9 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     if any(d.get("uuid") or d.get("pci_bus_id") or d.get("numa_node") is not None for d in devices):
         # a host tool read the device itself (nvidia-smi -L, a -q header, topo's NUMA affinity, lspci): there, not read
         return True
+    if facts.get("driver") and any(d.get("name") for d in devices):
+        # named beside the driver version the same host tool read through NVML (dcgmi diag's Metadata): there, not read
+        return True
     return any(facts.get(k) is not None for k in ("kernels", "perf", "sdc", "xid_events", "sxid_events",
                                                   "driver_errors", "cuda_available", "cuda_errors")) or bool(
         facts.get("driver") and facts.get("torch_cuda"))
@@ -413,6 +417,7 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
             {**facts, "cuda_errors": None}):
         return result.not_judged("a program's CUDA error(s) the catalog does not decode, and nothing else: not "
                                  "judged", "Read the node's kernel log (Xids) and `nvidia-smi -q` beside the error.")
+    xid_tells_the_kernel_fault(found)
     result.details.append("not assessed: the devices' health (NVML's devices were not recorded)")
     said = [f"{len(events)} Xid event(s), none critical" if events else
             "Xid events " + ("none seen" if facts.get("xid_events") == [] else "not assessed")]
@@ -464,6 +469,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     unjudged = judge_perf(node, result, found, options)
     _health(node, found)
     judge_errors(facts.get("cuda_errors") or [], found, result, node.devices)
+    xid_tells_the_kernel_fault(found)
     gaps = _not_assessed(node, found)
     if unfigured := [k.get("index") for k in facts.get("kernels") or [] if not k.get("error") and k.get("max_abs_error") is None]:
         gaps["kernel error figure"] = unfigured
