@@ -33,7 +33,8 @@ def test_the_pci_device_id_names_the_model_where_hca_type_is_missing():
     assert fabric_check.model({"name": "x", "pci_device": "0x1021"}) == "MT4129"
     assert fabric_check.model({"name": "x", "hca_type": "MT4123", "pci_device": "0x1021"}) == "MT4123"
     assert fabric_check.model({"name": "x"}) is None
-    r = judge([{"name": "mlx5_0", "pci_device": "0x1021", "ports": [port(rate=200.0)]}])
+    # 100 Gb/s: neither the MT4129's 400 nor its NDR200 split rate (verify/checks/fabric/splitrate.py)
+    r = judge([{"name": "mlx5_0", "pci_device": "0x1021", "ports": [port(rate=100.0)]}])
     assert verdict(r) == ("warn", "FABRIC_RATE_DEGRADED", "host") and "MT4129" in r.summary
 
 

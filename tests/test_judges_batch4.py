@@ -128,6 +128,9 @@ HOST_BY_THE_EXCERPT = {
         "link's, as in the corpus's six other completion errors; the NCCL bug behind it is in the maintainers' prose",
     "roce-ib-completion-error-12-vendor-129-at-start-default-gid-across-switches-gid-index-3": "the same completion "
         "error; that NCCL_IB_GID_INDEX=3 cured it is another user's report in the thread",
+    "v100-sxm2-32gb-x8-nvlink-all-gather-4gib-out-of-bounds-2-failed-maintainer-fixed-in-master": "wrong data on "
+        "NVLink GPUs is the transport's by the excerpt; that it is a software bug at the 2^32-byte size is the "
+        "maintainer's prose (`fixed it in master`)",
 }
 
 

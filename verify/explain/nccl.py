@@ -22,18 +22,21 @@ _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 # timeout of its own)
 # torch's teardown, `Some NCCL operations have failed or timed out`, says either: the failure it names decides, no hang
 _TIMEOUT_WORDS = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|"
-                            r"(?<!failed or )[Tt]imed? ?out(?!\(ms\)=)")
+                            r"ProcessGroupNCCL's watchdog got stuck|(?<!failed or )[Tt]imed? ?out(?!\(ms\)=)")
 _TIMEOUT_OF = re.compile(r"NCCL|collective")
 # torch's ProcessGroupNCCL watchdog on its own (`[rank368]:[E808 ...] ProcessGroupNCCL.cpp:655] [Rank 368] Watchdog
 # caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, ...)`): an NCCL collective's failure
 # (2.3+: its heartbeat monitor, `[PG 5 Rank 0] Heartbeat monitor timed out! Process will be terminated after dumping
-# debug info`: the watchdog itself stopped)
-_WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(|Heartbeat monitor timed out!")
+# debug info`: the watchdog itself stopped; its other wording, `ProcessGroupNCCL's watchdog got stuck for 480 seconds
+# without making progress in monitoring enqueued collectives`, then `Terminating the process`: a hang all the same)
+_WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(|Heartbeat monitor timed out!|"
+                       r"ProcessGroupNCCL's watchdog got stuck for \d+ seconds")
 # what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one):
-# torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure`, ncclResult_t
+# torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure` (and `Test CUDA
+# failure common.cu:389 'an illegal memory access was encountered'), ncclResult_t
 # torch's check of the ranks' collectives (TORCH_DISTRIBUTED_DEBUG=DETAIL: `Detected mismatch between collectives on
 # ranks. Rank 1 is running collective: CollectiveFingerPrint(...)`) fails the collective before NCCL runs it
-_ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test NCCL failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
+_ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test (?:NCCL|CUDA) failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
                     r"ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError)[^\n]*|"
                     r"Detected mismatch between collectives on ranks[^\n]*")
 # XLA's (JAX's) report of an NCCL call that failed: `NCCL operation ncclCommInitRank(...) failed: unhandled system error.
@@ -118,8 +121,10 @@ def _sizes(text: str) -> tuple[int | None, int | None]:
 _LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?((?:NET/OFI |[A-Za-z_]\w*:)[^\n]+)")
 # a WARN line as NCCL prints it (`graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.`)
 _WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN [^\n]*")
-# NCCL's wrapper of a library call that failed (misc/ibvwrap.cc, socket.cc, cudawrap.cc): `Call to X failed`
-_CALL_FAILED = re.compile(r"NCCL WARN (?:NET/\w+ ?: ?)?Call to \w+ failed")
+# NCCL's wrapper of a library call that failed (misc/ibvwrap.cc, socket.cc, cudawrap.cc): `Call to X failed`; and
+# aws-ofi-nccl's own (`nccl_net_ofi_domain_get_ep:969 NCCL WARN NET/OFI Creating new endpoint for domain 0x7f9b...
+# failed: Invalid argument`)
+_CALL_FAILED = re.compile(r"NCCL WARN (?:NET/\w+ ?: ?)?Call to \w+ failed|NCCL WARN NET/OFI [^\n]*\bfailed: ")
 # one trace line as NCCL's message (`group.cc:64 -> 3 [Async thread]`)
 _RETURN = re.compile(r"[\w/]+\.(?:cc|c|cpp|h):\d+ -> (\d+)\b")
 # where a failing return is still forming the communicator: the bootstrap, init, and the topology and graph search
@@ -137,13 +142,14 @@ def _failed_warn(text: str) -> str | None:
     traces = [t for t in after if (m := _RETURN.match(t)) and m.group(1) != "0"]
     # a call NCCL made that failed (`Call to ibv_modify_qp failed with error ...`) where NCCL logged nothing after
     # it (the excerpt ends there, or the program's traceback follows): the failure, as the job met it
-    if not (traces or after) and _CALL_FAILED.search(last.group(0)):
+    # (aws-ofi-nccl giving up at its initialisation is none: NCCL goes on without the plugin)
+    if not (traces or after) and _CALL_FAILED.search(last.group(0)) and not efa.OFI_INIT_GAVE_UP.search(last.group(0)):
         traces = after
     elif not traces or len(traces) != len(after):
         return None
     why = last.group(0).strip()[:200]
     phase = "init" if _INIT_FILES.search(why + " ".join(traces)) else "all_reduce"
-    return f"{phase}: {why}; {'; '.join(list(dict.fromkeys(traces))[:4])}"
+    return f"{phase}: {why}" + (f"; {'; '.join(list(dict.fromkeys(traces))[:4])}" if traces else "")
 
 
 def _timeout(text: str) -> str | None:
@@ -153,7 +159,7 @@ def _timeout(text: str) -> str | None:
         timed = re.search(r"(?<!failed or )[Tt]imed? ?out(?!\(ms\)=)", line)
         if timed and _TIMEOUT_OF.search(line, timed.end()):
             return line
-        if hit.group(0).startswith(("Watchdog", "Heartbeat")):
+        if hit.group(0).startswith(("Watchdog", "Heartbeat", "ProcessGroupNCCL")):
             return text[hit.start():start + len(line)]
     return None
 

@@ -16,6 +16,11 @@ The lines, as printed (github.com/aws/aws-ofi-nccl; the Linux kernel's drivers/i
 - `infiniband efa_0: Failed to process command ALLOC_PD (opcode 14) comp_status 1 err -12` (efa_com.c's admin queue):
   the EFA device refused a command of its kernel driver (a protection domain, a queue pair, a registration) below
   libfabric and the plugin: the node's EFA device or driver.
+- libfabric's own warning, `libfabric:85:1747438790::core:core:fi_getinfo_():1392<warn> fi_getinfo: provider efa
+  output empty list` (libfabric's src/fabric.c), above an aws-ofi-nccl failure (`NET/OFI Creating new endpoint for
+  domain 0x7f9b... failed: Invalid argument`, aws/aws-ofi-nccl#889): the EFA provider sees no EFA device in the
+  process, so the plugin has nothing to open: a container or task started without the EFA devices
+  (`/dev/infiniband/uverbs*`), or an instance type without EFA: the launch's, no evidence against a device.
 """
 from __future__ import annotations
 
@@ -29,6 +34,9 @@ OFI_INIT_GAVE_UP = re.compile(r"NET/OFI (?:Only EFA provider is supported|aws-of
                               r"Couldn't find any optimal provider)")
 OFI_FAILED_CALL = re.compile(r"(?:NCCL WARN |WARN: Function: \w+ Line: \d+: )NET/OFI [^\n]*?\bRC: -?\d+[^\n]*")
 AV_INSERT = re.compile(r"NET/OFI Unable to insert remote address into address vector[^\n|]*")
+EFA_PROVIDER_EMPTY = re.compile(r"fi_getinfo: provider efa output empty list")
+# aws-ofi-nccl's words for a call that failed (`Creating new endpoint ... failed: Invalid argument`, `Couldn't open AV`)
+_OFI_FAILURE = re.compile(r"NET/OFI [^|\n;]*?(?:\bfailed\b|[Cc]ould(?: not|n't)|\bUnable to\b)[^|\n;]*")
 EFA_ADMIN_REFUSED = re.compile(r"infiniband [\w.-]+: Failed to process command \w+ \(opcode \d+\) comp_status \d+ "
                                r"err -?\d+")
 
@@ -60,9 +68,29 @@ def efa_failure(facts: NcclFacts, said: str) -> tuple[str, str] | None:
     return None
 
 
+_REMEDY_NO_DEVICE = ("Give the container or task the EFA devices (`--device /dev/infiniband/uverbs0` ... for each, "
+                     "the EFA device plugin's `vpc.amazonaws.com/efa` resource in a pod, ECS/Batch's linuxParameters "
+                     "devices) on an instance type with EFA; `fi_info -p efa` inside it must list them.")
+
+
+def efa_absent(facts: NcclFacts, said: str) -> tuple[str, str] | None:
+    """(why, remedy) of an aws-ofi-nccl failure where libfabric said its EFA provider found no device: the job's."""
+    text = " | ".join([said, str((facts.get("nccl_log") or {}).get("ofi_error") or "")])
+    failure = _OFI_FAILURE.search(text)
+    if not EFA_PROVIDER_EMPTY.search(text) or failure is None:
+        return None
+    return (f"libfabric's EFA provider found no EFA device in the process (fi_getinfo: provider efa output empty "
+            f"list), then aws-ofi-nccl failed ({failure.group(0).strip()[:160]}): the container or task was started "
+            "without the EFA devices (or on an instance without EFA), not a device's fault", _REMEDY_NO_DEVICE)
+
+
 def efa_verdict(facts: NcclFacts, said: str, failed: str, timed_out: bool, result: CheckResult) -> CheckResult | None:
-    """The failure's verdict where the EFA lines name the device or the network between instances: the host's."""
+    """The failure's verdict where the EFA lines name the device or the network between instances (the host's), or
+    show no EFA device given to the process (the job's)."""
     found = efa_failure(facts, said)
+    if found is None and (absent := efa_absent(facts, said)):
+        return result.verdict(FAIL, "NCCL_TIMEOUT" if timed_out else "NCCL_FAILED", f"{failed}; {absent[0]}",
+                              absent[1], "job")
     if found is None:
         return None
     return result.verdict(FAIL, "NCCL_TIMEOUT" if timed_out else "NCCL_FAILED", f"{failed}; {found[0]}", found[1],

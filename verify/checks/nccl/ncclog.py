@@ -37,7 +37,8 @@ from typing import Any
 
 from ...shared import rdma
 from ...shared.shmem import NCCL_SHM_FULL
-from .efa import EFA_ADMIN_REFUSED
+from .efa import EFA_ADMIN_REFUSED, EFA_PROVIDER_EMPTY
+from .launchcfg import MAX_SHARED_MEM
 
 # What follows "NCCL INFO " (or WARN) on a line: the message NCCL formatted.
 _MESSAGE = re.compile(r"NCCL (?:INFO|WARN) (.*)$")
@@ -123,16 +124,19 @@ def _hcas(messages: list[str]) -> list[str] | None:
 
 
 def _proof(messages: list[str], text: str = "") -> list[str]:
-    """The lines that decide: the choice, the verbs and plugin messages, the device lists, the provider; and the EFA
-    kernel driver's refusals pasted beside them (a dmesg line, no NCCL tag: efa.py), kept first."""
+    """The lines that decide: the choice, the verbs and plugin messages, the device lists, the provider, NCCL's kernels
+    needing more shared memory than the GPU gives (launchcfg.py); and the EFA kernel driver's refusals and libfabric's
+    empty EFA provider pasted beside them (no NCCL tag: efa.py), kept first."""
     keys = (_NETWORK, _VERBS_MISSING, _IB_USING, _IB_VIRTUAL, _PLUGIN_MISSING, _PLUGIN_LOADED, _PROVIDER, _HCA_GDR, _ENV,
-            NCCL_SHM_FULL, NVLS_CHANNELS)
+            NCCL_SHM_FULL, NVLS_CHANNELS, MAX_SHARED_MEM)
     seen: list[str] = []
     for m in messages:
         if (any(k.search(m) for k in keys) or m.startswith(("NET/IB : No device found", "NET/Socket : Using"))) \
                 and m not in seen:
             seen.append(m[:200])
     kernel = list(dict.fromkeys(m.group(0) for m in EFA_ADMIN_REFUSED.finditer(text)))[:2]
+    # libfabric's own warning that its EFA provider found no device (no NCCL tag on it): kept with the kernel's
+    kernel += [m.group(0) for m in EFA_PROVIDER_EMPTY.finditer(text, 0, 1 << 20)][:1]
     return (kernel + seen)[:MAX_PROOF]
 
 

@@ -46,7 +46,11 @@ ADDRESS_IN_USE = re.compile(r"Address already in use|\bEADDRINUSE\b|errno:? 98\b
 GRAPH_XML = re.compile(r"XML Import Channel|ncclTopoGetXmlGraphFromFile|GraphFromXml")
 TOPO_XML = re.compile(r"graph/xml\.(?:cc|h)\b|XML (?:Parse|Mismatch)|XML Topology has wrong version|"
                       r"Attribute \S+ of node \S+ not found")
-BOOTSTRAP = re.compile(r"bootstrap|socket\.cc", re.IGNORECASE)
+# the bootstrap, named by its file or, where the file is not quoted, by the socket layer's send/receive on a socket
+# already connected (src/misc/socket.cc: `socketProgressOpt: Call to send to 10.44.137.149<52905> failed : Connection
+# reset by peer`): in init, the ranks' own exchange; a connect that failed (`socketStartConnect: Connect to ...`) may be
+# the network transport's and is judged by connect.py
+BOOTSTRAP = re.compile(r"bootstrap|socket\.cc|\bsocket(?:ProgressOpt|Progress|Wait): Call to (?:send|recv)", re.IGNORECASE)
 NO_REAL_PATH = re.compile(r"Could not find real path of (\S+)")
 FILES = ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")
 HYPERVISOR_TOPOLOGY = "/var/run/nvidia-topologyd/virtualTopology.xml"

@@ -38,6 +38,7 @@ from .crash import crash_verdict
 from .efa import efa_verdict
 from .gid import gid_cause
 from .hang import is_timeout
+from .launchcfg import launch_verdict
 from .layers import layers_verdict
 from .logsaid import no_collective
 from .midrun import job_side
@@ -331,8 +332,9 @@ def _decided_first(facts: NcclFacts, error: str, said: list[str], result: CheckR
         # same evidence as wrong elements in the sweep
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"a collective over {backend or 'NCCL'} returned wrong data: "
                               f"{error}", WRONG_ADVICE)
-    return efa_verdict(facts, " | ".join(said), f"all-reduce over {backend or 'NCCL'} failed: {error}",
-                       is_timeout(error), result)
+    failed = f"all-reduce over {backend or 'NCCL'} failed: {error}"
+    return launch_verdict(" | ".join(said), failed, result) or efa_verdict(facts, " | ".join(said), failed,
+                                                                           is_timeout(error), result)
 
 
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
