@@ -6,6 +6,8 @@ from verify.checks.nccl import ncclog
 from verify.checks.nccl.bandwidth import nvls_not_used
 from verify.findings import Findings
 
+pytestmark = pytest.mark.unit
+
 # Lines as printed in the corpus (tests/data/real-world: h100-hgx-2x8-doca-host-ring-44-busbw-..., dgx-h100 and
 # bionemo excerpts)
 BUILT = "lccn09:2520148:2520240 [7] NCCL INFO 16 coll channels, 16 collnet channels, 16 nvls channels, 16 p2p channels, 2 p2p channels per peer"

@@ -44,9 +44,12 @@ def log_said(facts: NcclFacts) -> str | None:
     ranks = log.get("rank_networks") or {}
     if log.get("networks"):
         head = f"NCCL's log: network {', '.join(log.get('networks') or [])}" + (f" on {len(ranks)} rank(s)" if ranks else "")
-    else:
-        head = (f"NCCL's log lists RDMA device(s) {', '.join(log.get('hcas') or [])}" if log.get("hcas") else
-                "NCCL's log: aws-ofi-nccl selected provider efa (NCCL's network through EFA)")
+    elif log.get("hcas"):
+        head = f"NCCL's log lists RDMA device(s) {', '.join(log.get('hcas') or [])}"
+    elif efa:
+        head = "NCCL's log: aws-ofi-nccl selected provider efa (NCCL's network through EFA)"
+    else:       # only `Channel .. via NET/<name>/<dev>` lines: the network each connection went through
+        head = f"NCCL's log: connections via NET/{', NET/'.join(sorted(log.get('net_channels') or {}))}"
     said = [head]
     if connections:
         said.append(f"{connections} IB/RoCE connection(s), {gdr} with GPUDirect RDMA")
