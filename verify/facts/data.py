@@ -147,8 +147,8 @@ class TrainRank(TypedDict, total=False):
 
 
 class TrainFailure(TypedDict, total=False):
-    rank: int
-    node: str
+    rank: int | None                # None: the log shows one process's failure without its rank (a traceback)
+    node: str | None
     phase: str                      # init, data, train, gather, timeout, died
     type: str
     message: str

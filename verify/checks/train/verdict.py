@@ -181,7 +181,7 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("ranks[].planned_steps", Figure("steps", 1, 1 << 24, integer=True)), ("ranks[].loader", OBJECT),
     ("ranks[].loader.zero_copy", BOOL), ("ranks[].loader.sweep", LIST),
     ("ranks[].loader.file_bytes", Figure("B", 1, 2 ** 50, integer=True)),
-    ("failures", LIST), ("failures[]", Required(("rank", "phase"))), ("failures[].phase", Kind(str, PHASES)),
+    ("failures", LIST), ("failures[]", Required(("phase",))), ("failures[].phase", Kind(str, PHASES)),
     ("failures[].type", STR), ("failures[].message", STR), ("failures[].node", STR), ("failures[].shm_error", STR),
     ("config", OBJECT), ("config", Required(("vocab", "d_model", "layers", "heads", "seq_len", "batch_per_rank"))),
     ("config.vocab", Figure("", 2, 1 << 24, integer=True)), ("config.d_model", Figure("", 1, 1 << 20, integer=True)),
