@@ -799,9 +799,6 @@ KNOWN_MISMATCHES = {
     "mmdet3d-two-stage-detector-ddp-expected-to-have-finished-reduction-unused-parameters": "the train facts are "
         "verify's own run (a failure's rank and node required): a user's DDP error breaks FACTS.md's letter, "
         "FACTS_INVALID; TRAIN_FAILED there is the host's, so no reader carries a user's model error into them",
-    "pipedream-epoch-1-dataloader-worker-bus-error-insufficient-shm-after-a-full-epoch": "a failure without its rank "
-        "and node breaks FACTS.md's letter (FACTS_INVALID); `verify explain` of the same excerpt agrees (SHM_TOO_SMALL, "
-        "job)",
     "rtx-a5000-x2-mirroredstrategy-replica-1-images-nan-after-one-step-pcie-acs-enabled-in-bios": "the train facts "
         "are verify's own seeded run (a rank's node and checksums required): a user's TensorFlow log breaks FACTS.md's "
         "letter, FACTS_INVALID; the ACS setting that makes it the host's is the poster's prose",
@@ -841,12 +838,6 @@ KNOWN_MISMATCHES = {
         "`couldn't communicate` alone stays 'no GPU visible' (FACTS.md); that the 450 branch lacks the A10G is the "
         "poster's reading of release notes, and the instance type his prose",
     # Seventy-second to seventy-fourth batches (tests/test_judges_fix7274.py): the rule kept, or FACTS.md's letter.
-    "gtx1080ti-fastai-course-container-dataloader-bus-error-default-shm-fixed-by-shm-size-3g": "a failure without "
-        "its rank and node breaks FACTS.md's letter (FACTS_INVALID), as the pipedream entry; `verify explain` of the "
-        "same excerpt agrees (SHM_TOO_SMALL, job)",
-    "rtx4090-protenix-docker-inference-dataloader-bus-error-pid-572-fixed-by-host-dev-shm-mount": "a failure "
-        "without its rank and node breaks FACTS.md's letter (FACTS_INVALID), as the pipedream entry; `verify "
-        "explain` of the same excerpt agrees (SHM_TOO_SMALL, job)",
     # Seventy-eighth batch (tests/test_judges_fix78.py): what decides it is in no field of facts schema 3.
     "cx4-lx-calico-pod-show-gids-n-gids-found-0-veth-eth0-mofed-5.0-roce-unusable-in-pod": "the pod's empty GID "
         "table and its veth-only network decide it; schema 3 has no GIDs nor pod interfaces (the translator says so): "
