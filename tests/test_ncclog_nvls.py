@@ -14,9 +14,11 @@ BUILT = "lccn09:2520148:2520240 [7] NCCL INFO 16 coll channels, 16 collnet chann
 NONE_BUILT = "036260b61d3a:33347:33366 [6] NCCL INFO 16 coll channels, 0 nvls channels, 16 p2p channels, 16 p2p channels per peer"
 NO_MULTICAST = "h:1:1 [0] NCCL INFO NVLS multicast support is not available on dev 0"
 UNRELATED = "h:1:1 [0] NCCL INFO Using network IB"
+# NVIDIA/nccl-tests#216 (tests/data/real-world/h100-x8-docker-nccl-2.19.3-four-ranks-hang-at-nvls-bind-mem-...)
+BIND = "c2ce1c877ea3:1023:1032 [0] NCCL INFO NVLS Bind mem 0xac0000000 UC handle 0x7f3310ccb240 MC handle 0x7f3310ccaa20 size 1073741824"
 
 
-@pytest.mark.parametrize("text, nvls", [(BUILT, True), (NONE_BUILT, False), (NO_MULTICAST, False), (UNRELATED, None)])
+@pytest.mark.parametrize("text, nvls", [(BUILT, True), (BIND, True), (NONE_BUILT, False), (NO_MULTICAST, False), (UNRELATED, None)])
 def test_nvls_is_read_from_the_lines_that_show_it_and_unknown_otherwise(text, nvls):
     assert ncclog.parse(text)["nvls"] is nvls
 

@@ -65,7 +65,7 @@ _SOCKET_USING = re.compile(r"^NET/(?:Socket|IB) ?: ?Using \[0\]([^\s;]+)")
 # the bootstrap's interface (`Bootstrap : Using ibp12s0:10.149.0.32<0>`), the interface when no NET line names one
 _BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using ([^\s;]+)")
 _HCA_GDR = re.compile(r"^NET/.+? : GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']+)'")
-_NVLS = re.compile(r"NVLS multicast support is available|NVLS comm")
+_NVLS = re.compile(r"NVLS multicast support is available|NVLS comm|NVLS Bind mem")
 # `16 coll channels, 0 nvls channels, ...` (2.17 on): how many NVLS channels the communicator built; a log without a
 # version that prints it comes from an NCCL that knows NVLS (bandwidth.nvls_expected)
 NVLS_CHANNELS = re.compile(r"\b(\d+) nvls channels\b")
