@@ -852,6 +852,11 @@ KNOWN_MISMATCHES = {
     "rtx4090-protenix-docker-inference-dataloader-bus-error-pid-572-fixed-by-host-dev-shm-mount": "a failure "
         "without its rank and node breaks FACTS.md's letter (FACTS_INVALID), as the pipedream entry; `verify "
         "explain` of the same excerpt agrees (SHM_TOO_SMALL, job)",
+    # Eightieth batch (tests/test_judges_fix80.py): FACTS.md's letter decides otherwise.
+    "p4d-sagemaker-aws-ofi-nccl-1.11.0-efa-found-4-nics-network-aws-libfabric-excerpt-shows-no-collective":
+        "translator: nccl skip (no collective shown); aws-ofi-nccl's `Selected Provider is efa` beside `Using network "
+        "AWS Libfabric` proves the fabric in use and shows no fault: a pass, bandwidth not assessed (FACTS.md, How "
+        "unknown is judged), as h200-efa-ofi-plugin-provider-efa; a10g-two-nodes-efa-... has no provider line: no pass",
 }
 
 
