@@ -84,6 +84,22 @@ def test_a_socket_its_peer_ended_is_not_owned_by_the_fall_back(error):
     assert any("libibverbs" in d and "not this failure's cause" in d for d in r.details)
 
 
+@pytest.mark.parametrize("log", [NO_VERBS, {}])
+def test_a_connect_the_stack_aborted_across_nodes_is_the_network_between_them_whatever_file_printed_it(log):
+    """h100-2x8-sglang-...-software-caused-connection-abort and this batch's two Ubuntu hosts: the host's, as `No route
+    to host`; NCCL's own `misc/socket.cc` prefix does not make it the job's bootstrap interface."""
+    error = ("init: misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused "
+             "connection abort")
+    r = judged({"nodes": 2, "error": error, "verbs_loads": False if log else None, "nccl_log": log})
+    assert verdict(r) == ("fail", "NCCL_FAILED", "host") and "aborted by the network stack" in r.summary, r.summary
+
+
+def test_an_aborted_connect_to_a_link_local_peer_stays_the_job_s():
+    error = ("init: misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to fe80::966d:ae03:a2:8cf0%ib1<17943> "
+             "failed : Software caused connection abort")
+    assert verdict(judged({"nodes": 2, "error": error})) == ("fail", "NCCL_FAILED", "job")
+
+
 def test_a_peer_that_closed_mid_run_stays_the_rule_of_its_own():
     """verify/checks/nccl/midrun.py: a peer rank's process exited (the job's), whatever network NCCL fell back to."""
     r = judged({"nodes": 2, "error": "all_reduce: misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by "
