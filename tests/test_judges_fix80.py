@@ -43,6 +43,7 @@ def _socket_log(interface: str | None, env: dict) -> dict:
 def test_sockets_on_loopback_are_no_fall_back_of_a_network_between_nodes():
     r = judged({"nccl_log": _socket_log("lo:127.0.0.1<0>", {"NCCL_SOCKET_IFNAME": "lo"})})
     assert verdict(r) == ("skip", "FACTS_INCOMPLETE", None), r.summary
+    assert "loopback (lo:127.0.0.1<0>)" in r.summary
 
 
 def test_a_raw_log_of_sockets_on_loopback_is_explained_alike():
@@ -122,6 +123,12 @@ def test_a_queue_pair_refused_with_enodev_is_the_rank_s_network_set_up():
     r = judged({"nodes": 2, "infiniband": True, "verbs_loads": True, "error": f"init: {NODEV}"})
     assert verdict(r) == ("fail", "NCCL_FAILED", "job"), r.summary
     assert "ENODEV" in r.summary
+
+
+def test_enodev_in_nccl_2_27_s_words_is_the_same():
+    r = judged({"nodes": 2, "error": "init: misc/ibvwrap.cc:376 NCCL WARN Call to ibv_modify_qp failed with 19 No such "
+                "device, on dev mlx5_0:1, curr state INIT, next state RTR, local GID index 3"})
+    assert verdict(r) == ("fail", "NCCL_FAILED", "job"), r.summary
 
 
 def test_enodev_under_a_pinned_gid_names_the_job_s_gid():

@@ -16,7 +16,9 @@ from ...codes import Owner
 from ...facts import NcclFacts
 from .transport import job_env
 
-MODIFY_QP_NODEV = re.compile(r"Call to ibv_modify_qp failed with (?:error )?(?:No such device|ENODEV)"
+# 2.18 to 2.26 `failed with error No such device` (some builds add `errno 19`); 2.27 on `failed with 19 No such
+# device, <the QP's attributes>`; mscclpp's `ibv_modify_qp failed (errno 19)`
+MODIFY_QP_NODEV = re.compile(r"Call to ibv_modify_qp failed with (?:error |19 )?(?:No such device|ENODEV)"
                              r"|ibv_modify_qp failed \(errno 19\)", re.IGNORECASE)
 
 
