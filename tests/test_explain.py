@@ -390,6 +390,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "v100-sxm2-32gb-x8-nvlink-all-gather-4gib-out-of-bounds-2-failed-maintainer-fixed-in-master": "translator: nccl fail "
         "NCCL_WRONG_RESULT (image, the maintainer's fix: prose); verify explain: out-of-bounds values are wrong data, "
         "the host's, as its facts",
+    # Eightieth batch (tests/test_judges_fix80.py): FACTS.md's letter decides otherwise.
+    "p4d-sagemaker-aws-ofi-nccl-1.11.0-efa-found-4-nics-network-aws-libfabric-excerpt-shows-no-collective":
+        "translator: nccl skip (no collective shown); verify explain, as its facts: the efa provider and network AWS "
+        "Libfabric prove the fabric in use with no fault: a pass, bandwidth not assessed (FACTS.md)",
 }
 
 

@@ -885,6 +885,11 @@ KNOWN_MISMATCHES = {
     "v100-sxm2-32gb-x8-nvlink-all-gather-4gib-out-of-bounds-2-failed-maintainer-fixed-in-master": "translator: nccl fail "
         "NCCL_WRONG_RESULT (image) on the maintainer's `fixed it in master`; wrong data on NVLink GPUs is the "
         "transport's (host) unless a field shows whose, and none holds a software bug",
+    # Eightieth batch (tests/test_judges_fix80.py): FACTS.md's letter decides otherwise.
+    "p4d-sagemaker-aws-ofi-nccl-1.11.0-efa-found-4-nics-network-aws-libfabric-excerpt-shows-no-collective":
+        "translator: nccl skip (no collective shown); aws-ofi-nccl's `Selected Provider is efa` beside `Using network "
+        "AWS Libfabric` proves the fabric in use and shows no fault: a pass, bandwidth not assessed (FACTS.md, How "
+        "unknown is judged), as h200-efa-ofi-plugin-provider-efa; a10g-two-nodes-efa-... has no provider line: no pass",
 }
 
 

@@ -12,6 +12,7 @@ from ..checks.nccl import efa, ncclog
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
 from . import ib
+from .ncclwarns import closing_run
 from .said import printed
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
@@ -49,13 +50,15 @@ _XLA_INIT = re.compile(r"CommInit|CommSplit|communicator|[Bb]ootstrap")
 # CUDA call failed and NCCL returns ncclUnhandledCudaError; a failure on its own, whatever NCCL logged after it
 # (each `[\w/]+` starts only where a run of such characters does: tried from every character of a long run it made
 # the search quadratic, minutes on one long line)
-_CUDA_FAILURE = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN Cuda failure (?:\d+ )?'[^'\n]*(?:'|(?=\n)|\Z)")
+_CUDA_FAILURE = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ (?:\(\w+\) )?)?NCCL WARN Cuda failure (?:\d+ )?'[^'\n]*(?:'|(?=\n)|\Z)")
 # the same message where torch quotes it under `Last error:` (without NCCL's tag)
 _CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
 
 
-# NCCL's trace of a failing call, `bootstrap.cc:270 -> 2` (file:line -> ncclResult_t), printed up the stack
-_TRACE = re.compile(r"(?<![\w/])/*\b([\w/]+\.(?:cc|c|cpp)):\d+ -> (\d+)")     # the trace: from group 1 on
+# NCCL's trace of a failing call, `bootstrap.cc:270 -> 2` (file:line -> ncclResult_t), printed up the stack; 2.30.7
+# names the function after the line, in traces and WARNs alike (`gin_host_gdaki.cc:683 (ncclGinGdakiCreateContext) -> 2`,
+# src/include/debug.h INFO_LOC, src/debug.cc)
+_TRACE = re.compile(r"(?<![\w/])/*\b([\w/]+\.(?:cc|c|cpp)):\d+ (?:\(\w+\) )?-> (\d+)")     # the trace: from group 1 on
 _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
 # (NCCL's own NET/IB, or a verbs plugin's own name for it: `NET/IBP:Got completion from peer ...`; quoted without
@@ -68,7 +71,7 @@ _OFI_REGISTER = re.compile(r"NCCL WARN NET/OFI Unable to register memory[^\n]*")
 _GID_PROBE = re.compile(r"(?:NCCL WARN )?NET/IB ?: ?read failed in ncclIbRoceGetVersionNum: [^\n]*")
 # a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
 # `bootstrap.cc:... NCCL WARN Bootstrap : ...`), quoted with or without its host:pid:tid prefix: the group never formed
-_INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ NCCL WARN [^\n]*")
+_INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ (?:\(\w+\) )?NCCL WARN [^\n]*")
 # NCCL's socket connect retried to its last attempt (src/misc/socket.cc, 2.19+: `socketPollConnect: connect returned
 # No route to host, retrying (34/34) after sleep for 3400 msec`): the connect gave up, the group never formed
 _RETRIES_SPENT = re.compile(r"\bsocket\w*Connect: connect returned [^\n]*?retrying \((\d+)/(\d+)\)[^\n]*")
@@ -120,13 +123,13 @@ def _sizes(text: str) -> tuple[int | None, int | None]:
 # aws-ofi-nccl's `NET/OFI ...` whole)
 _LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?((?:NET/OFI |[A-Za-z_]\w*:)[^\n]+)")
 # a WARN line as NCCL prints it (`graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.`)
-_WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ )?NCCL WARN [^\n]*")
+_WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ (?:\(\w+\) )?)?NCCL WARN [^\n]*")
 # NCCL's wrapper of a library call that failed (misc/ibvwrap.cc, socket.cc, cudawrap.cc): `Call to X failed`; and
 # aws-ofi-nccl's own (`nccl_net_ofi_domain_get_ep:969 NCCL WARN NET/OFI Creating new endpoint for domain 0x7f9b...
 # failed: Invalid argument`)
 _CALL_FAILED = re.compile(r"NCCL WARN (?:NET/\w+ ?: ?)?Call to \w+ failed|NCCL WARN NET/OFI [^\n]*\bfailed: ")
 # one trace line as NCCL's message (`group.cc:64 -> 3 [Async thread]`)
-_RETURN = re.compile(r"[\w/]+\.(?:cc|c|cpp|h):\d+ -> (\d+)\b")
+_RETURN = re.compile(r"[\w/]+\.(?:cc|c|cpp|h):\d+ (?:\(\w+\) )?-> (\d+)\b")
 # where a failing return is still forming the communicator: the bootstrap, init, and the topology and graph search
 _INIT_FILES = re.compile(r"bootstrap|init\.cc|socket\.cc|graph/")
 
@@ -146,7 +149,9 @@ def _failed_warn(text: str) -> str | None:
     if not (traces or after) and _CALL_FAILED.search(last.group(0)) and not efa.OFI_INIT_GAVE_UP.search(last.group(0)):
         traces = after
     elif not traces or len(traces) != len(after):
-        return None
+        if not (run := closing_run(text, warns, _RETURN)):
+            return None
+        last, traces = run
     why = last.group(0).strip()[:200]
     phase = "init" if _INIT_FILES.search(why + " ".join(traces)) else "all_reduce"
     return f"{phase}: {why}" + (f"; {'; '.join(list(dict.fromkeys(traces))[:4])}" if traces else "")

@@ -22,7 +22,8 @@ span. Pure: facts in, (why, remedy, owner) out, or None where nothing here decid
     offered and dialled (never routed between nodes): the job's NCCL_SOCKET_IFNAME, which left it in;
   - across nodes, `No route to host` (EHOSTUNREACH, 113) on any other interface, or none logged: the peer's address
     is refused on the way (a firewall rejecting NCCL's ports with icmp-host-prohibited, a missing route): the nodes'
-    network, the host's.
+    network, the host's; so is a connect the stack aborted (`Software caused connection abort`, ECONNABORTED), the
+    phase or the file that printed it (`misc/socket.cc`) aside.
 """
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ _NO_ROUTE = re.compile(r"No route to host|EHOSTUNREACH|\b113\(", re.IGNORECASE)
 # what the network stack answers when it refuses a connect (a firewall's reject, no usable address or route)
 _REFUSED_BY_STACK = re.compile(r"Software caused connection abort|No route to host|Network is unreachable|"
                                r"ECONNABORTED|EHOSTUNREACH|ENETUNREACH", re.IGNORECASE)
+# the stack aborting a connect (ECONNABORTED): across nodes, on an interface the nodes share, the way between them
+_ABORTED = re.compile(r"Software caused connection abort|\bECONNABORTED\b", re.IGNORECASE)
 _LINK_LOCAL = re.compile(r"(?<![\d.])169\.254\.\d{1,3}\.\d{1,3}|(?<!\w)fe80:", re.IGNORECASE)
 # interfaces of the host alone: loopback and bridges to its own containers or VMs (a peer node is never behind them)
 _LOCAL_IF = re.compile(r"^(?:lo|docker\d*|virbr\d*|br-[0-9a-f]+|cni\d*|podman\d*)[:<]|:172\.17\.\d+\.\d+<")
@@ -88,6 +91,15 @@ def connect_cause(facts: NcclFacts, error: str) -> tuple[str, str, Owner] | None
         return (f"; NCCL's bootstrap ran over an interface of this host alone ({interface}: loopback or a bridge to its "
                 "own containers), which no peer node is behind", "Set NCCL_SOCKET_IFNAME in the job to the interface "
                 "the nodes share (inside a container: `--network host`, or the pod's routable interface).", "job")
+    if facts.get("nodes") != 1 and not _LINK_LOCAL.search(said) and (aborted := _ABORTED.search(said)):
+        # the stack aborted the connect to a peer's routable address (ECONNABORTED), as a firewall's reject does:
+        # the nodes' network, whatever NCCL's network was (a fall-back to sockets aborts no connect); a link-local
+        # address dialled or offered is the job's (link_local_peer)
+        return (f"; the connect to a peer node was aborted by the network stack ({aborted.group(0)}) on a routable "
+                "interface: the network between the nodes refuses NCCL's ports (a firewall, a security group or a "
+                "network policy)", "Open the nodes' firewalls to each other (NCCL's bootstrap and proxies use "
+                "ephemeral ports: allow the cluster's subnet) and check the path (`nc -vz <peer> <port>`); drain the "
+                "node until it is fixed.", "host")
     if _NO_ROUTE.search(said):
         return ("; a peer node's address answered 'No route to host' (EHOSTUNREACH): the network between the nodes "
                 "refuses NCCL's ports (a firewall rejecting them, icmp-host-prohibited) or has no route",

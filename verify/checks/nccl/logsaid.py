@@ -6,6 +6,7 @@ from ...facts import NcclFacts, NcclLog
 from ...findings import Findings
 from ...result import SKIP, CheckResult
 from .efa import OFI_INIT_GAVE_UP
+from .loopback import on_loopback
 from .transport import gdr_summary, rdma_shown
 
 
@@ -66,6 +67,9 @@ def no_collective(facts: NcclFacts, found: Findings, result: CheckResult) -> Che
         return result.verdict(SKIP, "NCCL_SINGLE_RANK", f"{facts.get('backend')} run on 1 rank: nothing crosses a link, "
                               "so no bandwidth can be measured (busbw is 0 at world size 1); no collective's figures "
                               "recorded")
-    return result.not_judged("no collective was recorded and NCCL's log (if any) shows no network choice: "
-                             "nothing to judge", "Record the check with `python -m verify --checks nccl "
-                             "--save-facts DIR`, or give NCCL's INFO log (NCCL_DEBUG=INFO).")
+    log: NcclLog = facts.get("nccl_log") or {}
+    shown = (f"NCCL's sockets ran on loopback ({log.get('interface') or 'NCCL_SOCKET_IFNAME lo'}): ranks of one host, "
+             "no network between nodes used" if on_loopback(facts, log) and (log.get("networks") or log.get("interface"))
+             else "NCCL's log (if any) shows no network choice")
+    return result.not_judged(f"no collective was recorded and {shown}: nothing to judge", "Record the check with "
+                             "`python -m verify --checks nccl --save-facts DIR`, or give NCCL's INFO log (NCCL_DEBUG=INFO).")

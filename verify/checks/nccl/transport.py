@@ -10,6 +10,7 @@ from ...findings import Findings
 from ...options import human_bytes
 from ...result import FAIL, WARN
 from ...shared import rdma
+from .loopback import on_loopback
 
 
 def job_env(facts: NcclFacts) -> dict[str, str]:
@@ -202,6 +203,10 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
     env = job_env(facts)
     disabled = env.get("NCCL_IB_DISABLE") == "1" or str(env.get("NCCL_NET", "")).lower() == "socket"
     code = "FABRIC_NCCL_FORCED_SOCKET" if disabled else "NCCL_NET_FALLBACK"    # the job's variables did it
+    if not disabled and used == "NET/Socket" and on_loopback(facts, log):
+        # NCCL's sockets on `lo` join ranks of one host only: no network between nodes fell back (the job's own
+        # switch-off of the fabric is still said: FABRIC_NCCL_FORCED_SOCKET)
+        return
     if kind is None:
         if _within_one_node(facts, log):
             return
@@ -245,7 +250,8 @@ def not_passed(facts: NcclFacts, found: Findings) -> None:
     kind = rdma_shown(facts, facts.get("nccl_log") or {}) or ("RDMA" if facts.get("adapters") else None)
     if kind is None:
         return
-    found.add(WARN if facts.get("nodes") == 1 else FAIL, "FABRIC_NOT_PASSED", f"the node has {kind} but the container "
+    one_node = facts.get("nodes") == 1 or on_loopback(facts, facts.get("nccl_log") or {})
+    found.add(WARN if one_node else FAIL, "FABRIC_NOT_PASSED", f"the node has {kind} but the container "
               "was given no /dev/infiniband/uverbs*: NCCL cannot use the fabric" + _quoted(facts.get("nccl_log") or {}),
               "Start the container with the devices: `--device /dev/infiniband` (EFA: every /dev/infiniband/uverbs*), "
               "`--ulimit memlock=-1`; Kubernetes: the RDMA/EFA device plugin's resource.", "job")

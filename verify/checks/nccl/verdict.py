@@ -36,12 +36,13 @@ from ...shared.shmem import nccl_shm_attach, nccl_shm_full
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .crash import crash_verdict
 from .efa import efa_verdict
-from .gid import gid_cause
 from .hang import is_timeout
 from .launchcfg import launch_verdict
 from .layers import layers_verdict
 from .logsaid import no_collective
 from .midrun import job_side
+from .peersocket import fallback_cause
+from .qpsetup import set_up_cause
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
 from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed
@@ -362,7 +363,7 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               f"transport ran out of /dev/shm ({full}){sized}",
                               "Give the container a larger /dev/shm: " + CODES["SHM_TOO_SMALL"].fix.rstrip(".")
                               + " (or NCCL_SHM_DISABLE=1, slower).", "job")
-    if gid := gid_cause(facts, " | ".join(said)):
+    if gid := set_up_cause(facts, " | ".join(said)):
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}{gid[0]}",
                               gid[1], gid[2])
     if named := _adapter_or_misuse(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", error, result):
@@ -381,7 +382,7 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               fix, whose)
     if shown := crash_verdict(said, backend, result, is_timeout(error)) or layers_verdict(said, backend, result):
         return shown
-    cause = next((f for f in found.items if f.owner != "host" and f.code in CAUSES), None)
+    cause = fallback_cause(found, CAUSES, error, result)
     rails = rdma.mixed_rails(facts.get("adapters"), roce=True) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
     if rails and is_timeout(error):
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}; the node has "

@@ -1,0 +1,27 @@
+"""NCCL's closing run of WARNs: several ranks (threads) of one process WARN the same failure, each with its failing
+returns, and the excerpt ends on one of them (NVIDIA/nccl#2237, 2.30.7: `gin_host_gdaki.cc:431 (gdakiConnectQp) NCCL
+WARN DOCA failure 21`, `gin_host_gdaki.cc:683 (ncclGinGdakiCreateContext) -> 2`, then rank [1]'s same WARN). The
+last WARN alone then has nothing after it; the run's first WARN, with the returns that follow it, is the failure.
+Pure; read by verify/explain/nccl.py where its last WARN alone decides nothing."""
+from __future__ import annotations
+
+import re
+
+from ..checks.nccl import ncclog
+
+
+def closing_run(text: str, warns: list[re.Match[str]], returns: re.Pattern[str]) -> tuple[re.Match[str], list[str]] | None:
+    """(the first WARN of the run, the failing returns after it) where every NCCL line after that WARN is another
+    WARN or a failing return (`file.cc:N -> R`, R not 0: nothing went on) and at least one return failed; else None."""
+    first: re.Match[str] | None = None
+    traces: list[str] = []
+    for i in reversed(range(len(warns))):
+        end = warns[i + 1].start() if i + 1 < len(warns) else len(text)
+        said = [m for m in map(ncclog.message, text[warns[i].end():end].splitlines()) if m]
+        failing = [t for t in said if (r := returns.match(t)) and r.group(1) != "0"]
+        if len(failing) != len(said):
+            break
+        traces = failing + traces
+        if traces:
+            first = warns[i]
+    return (first, traces) if first is not None else None
