@@ -43,3 +43,9 @@ def test_explain_help_says_what_each_argument_is(capsys):
                        ("--junit PATH", "write a JUnit"), ("--expect-gpus N", "fail (instead of skip) when the text shows fewer than N")):
         assert f"{arg} {words}" in text, arg
     assert "docs/explain.md" in text
+
+
+def test_explain_without_a_file_says_whose_usage_in_one_line(capsys):
+    assert cli.main(["explain"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("verify: explain: ") and "verify explain FILE..." in err

@@ -296,7 +296,11 @@ def _explain(argv: list[str]) -> int:
     p.add_argument("--junit", metavar="PATH", help="write a JUnit XML report")
     p.add_argument("--expect-gpus", dest="expect_gpus", type=_number(int, 0), default=0, metavar="N",
                    help="fail (instead of skip) when the text shows fewer than N usable GPUs")
-    args = p.parse_args(argv[argv.index("explain") + 1:])
+    try:
+        args = p.parse_args(argv[argv.index("explain") + 1:])
+    except UsageError as exc:                      # say whose arguments: `verify: ... required: FILE` read as verify's
+        raise UsageError(f"explain: {exc} (usage: verify explain FILE... [--json PATH] [--junit PATH] "
+                         "[--expect-gpus N])") from None
     for flag, path in (("--json", args.json), ("--junit", args.junit)):
         problem = check_writable(path) if path else None
         if problem:
