@@ -78,7 +78,7 @@ engine: ## make sure a Docker Engine answers; as root on a bare Debian machine, 
 render: setup ## validate matrix.yaml against compat.yaml and write images/<tag>/ (Dockerfile + spec.json)
 	$(CLI) render
 
-check-render: setup ## fail when images/ differs from a fresh render
+check-render: setup ## fail when images/ differs from a fresh render or a requirements.lock is missing or stale
 	$(CLI) render --check
 
 lint: setup ## hadolint every generated Dockerfile

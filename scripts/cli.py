@@ -36,7 +36,8 @@ class Command:
 
 
 def _check_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--check", action="store_true", help="fail if images/ differs from a fresh render")
+    p.add_argument("--check", action="store_true",
+                   help="fail if images/ differs from a fresh render or a requirements.lock is missing or stale")
 
 
 def _default_flag(p: argparse.ArgumentParser) -> None:

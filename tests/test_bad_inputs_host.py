@@ -82,6 +82,14 @@ def test_each_lock_mutation_is_caught_with_its_kind_and_line(case):
 
 
 @pytest.mark.host
+def test_check_render_says_it_checked_the_locks_too(tmp_path):
+    """A newcomer read `images/ matches a fresh render` and could not tell the locks were checked (they are)."""
+    proc = run_cli("render", "--check", env={"BUILD_DIR": str(tmp_path / "build")}, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "images/ matches a fresh render and every requirements.lock its image's inputs" in proc.stdout
+
+
+@pytest.mark.host
 def test_check_render_names_the_first_difference_and_stage_wheels_refuses(tmp_path):
     images = tmp_path / "images"
     shutil.copytree(ROOT / "images", images)

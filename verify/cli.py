@@ -83,12 +83,17 @@ def _number(kind: type, minimum: float, exclusive: bool = False) -> Any:
     return parse
 
 
+# Docker's default /dev/shm (64 MiB) fails the shm check, and the image's uid 1000 may not write to $PWD
+KEEP_REPORT = ('docker run --rm --shm-size=2g --user "$(id -u):$(id -g)" -v "$PWD:/out" IMAGE verify '
+               '--json /out/report.json')
+
+
 def _parser() -> argparse.ArgumentParser:
     d = Options()
     p = _Parser(
         allow_abbrev=False, prog="verify", description="Check that this PyTorch environment really works: GPU, NCCL, /dev/shm, HDF5, Arrow.",
-        epilog="Get the JSON report out of a container: docker run --rm -v \"$PWD:/out\" IMAGE verify "
-               "--json /out/report.json --junit /out/report.xml. Benchmark the data path: verify bench.")
+        epilog=f"Get the JSON report out of a container: {KEEP_REPORT} --junit /out/report.xml (add --gpus all on a "
+               "GPU host). Benchmark the data path: verify bench.")
     p.add_argument("--checks", default=None, help=f"comma-separated subset of: {', '.join(CHECKS)}")
     p.add_argument("--list", action="store_true", help="list the checks and exit")
     p.add_argument("--json", metavar="PATH", help="write the JSON report (schema: verify/report.schema.json)")
@@ -257,8 +262,7 @@ def _write_reports(args: argparse.Namespace, results: list[CheckResult], environ
         write_junit(results, args.junit, interrupted=interrupted)
         print(f"JUnit report: {args.junit}")
     if not args.json and os.environ.get("VERIFY_IN_IMAGE"):
-        print('to keep the JSON report: docker run --rm --user "$(id -u):$(id -g)" -v "$PWD:/out" IMAGE verify '
-              '--json /out/report.json')
+        print(f"to keep the JSON report: {KEEP_REPORT}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,12 +286,21 @@ def _explain(argv: list[str]) -> int:
     """`verify explain FILE... [--json PATH] [--junit PATH] [--expect-gpus N]`: each file judged by the judges of
     its kind, into the same report as a run."""
     from .explain import ExplainError, explain
-    p = _Parser(prog="verify explain", allow_abbrev=False, description="Judge what a cluster already printed.")
-    p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--json", metavar="PATH")
-    p.add_argument("--junit", metavar="PATH")
-    p.add_argument("--expect-gpus", dest="expect_gpus", type=_number(int, 0), default=0, metavar="N")
-    args = p.parse_args(argv[argv.index("explain") + 1:])
+    p = _Parser(prog="verify explain", allow_abbrev=False,
+                description="Judge what a cluster already printed: nvidia-smi (-q, -q -x, the table, --query-gpu CSV, "
+                            "topo -m, nvlink -s), dcgmi diag/health, ibstat, lspci -vv, dmesg, NCCL_DEBUG=INFO logs, "
+                            "nccl-tests, ulimit -a. Each file's kind is told from its content; docs/explain.md lists "
+                            "every kind. Exit 1 when a result fails, 2 on bad input.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="a text file a node or job printed (one result each)")
+    p.add_argument("--json", metavar="PATH", help="write the JSON report (schema: verify/report.schema.json)")
+    p.add_argument("--junit", metavar="PATH", help="write a JUnit XML report")
+    p.add_argument("--expect-gpus", dest="expect_gpus", type=_number(int, 0), default=0, metavar="N",
+                   help="fail (instead of skip) when the text shows fewer than N usable GPUs")
+    try:
+        args = p.parse_args(argv[argv.index("explain") + 1:])
+    except UsageError as exc:                      # say whose arguments: `verify: ... required: FILE` read as verify's
+        raise UsageError(f"explain: {exc} (usage: verify explain FILE... [--json PATH] [--junit PATH] "
+                         "[--expect-gpus N])") from None
     for flag, path in (("--json", args.json), ("--junit", args.junit)):
         problem = check_writable(path) if path else None
         if problem:

@@ -139,7 +139,10 @@ def render_table(results: list[CheckResult], env: dict[str, Any], width: int | N
                  replay: dict[str, Any] | None = None, interrupted: str | None = None) -> str:
     width = width or min(shutil.get_terminal_size((120, 20)).columns, 140)
     lines = []
-    if replay:
+    if replay and replay.get("recorded_by") == "verify explain":   # no host, no time: the files are all it knows
+        lines.append(f"EXPLAIN of {replay.get('facts_dir')} (a row per file, in this order): judged with today's "
+                     "thresholds, nothing probed")
+    elif replay:
         lines.append(f"REPLAY of facts recorded on {replay.get('host')} at {replay.get('recorded')} "
                      f"({replay.get('facts_dir')}): judged again with today's thresholds, nothing probed")
     lines += environment_lines(env) + [""]

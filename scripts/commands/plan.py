@@ -33,7 +33,7 @@ def cmd_render(settings: Settings, args: argparse.Namespace) -> int:
                 err(f"  images/{rel}")
             err("fix: run `make render`" + (" and `make lock`" if stale else "") + " and commit images/")
             return 1
-        out(f"images/ matches a fresh render ({len(specs)} images)")
+        out(f"images/ matches a fresh render and every requirements.lock its image's inputs ({len(specs)} images)")
         return 0
     removed = write_images(files, settings.images, settings.build_dir)
     for spec in specs:
