@@ -27,7 +27,9 @@ NOT_FROM_TEXT = {"cx5-ib-port-init-beside-port-down", "gb200-nvl72-link14-recove
                  "a100-80gb-pcie-x4-gpu2-hbm-dbe-xid48-171-63-94-154-new-row-after-reboot-engine-hangs",
                  "p100-hbm2-dbe-xid48-171-page-retirement-fatal-xid64-pmu-halt-xid62-xid154-nvml-hangs",
                  # the maintainer's prose (`RLIMIT_MEMLOCK being set to just 64K bytes`), no tool's line
-                 "orcmd-rlimit-memlock-64k-mmap-uverbs0-enomem-openmpi-segfault-at-mpi-init"}
+                 "orcmd-rlimit-memlock-64k-mmap-uverbs0-enomem-openmpi-segfault-at-mpi-init",
+                 # the poster's prose of a fabric state (as the p4d entry), no nvidia-smi line
+                 "h200x4-hf-jobs-580.126.09-fabric-state-in-progress-status-na-on-all-four-never-completed-vllm-cuda-802"}
 RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
@@ -394,6 +396,15 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p4d-sagemaker-aws-ofi-nccl-1.11.0-efa-found-4-nics-network-aws-libfabric-excerpt-shows-no-collective":
         "translator: nccl skip (no collective shown); verify explain, as its facts: the efa provider and network AWS "
         "Libfabric prove the fabric in use with no fault: a pass, bandwidth not assessed (FACTS.md)",
+    # Eighty-first and eighty-second batches (tests/test_judges_fix81.py): what decides them is in no field, or the rule kept.
+    "azure-vm-pair-skypilot-image-without-libibverbs-nccl-socket-eth0-and-accelerated-networking-vf-ray-ranks": "sockets across nodes with no RDMA adapter shown warn, owned by "
+        "the log's cause (the image's missing libibverbs): without adapters sockets are right (as in the two-Ethernet-"
+        "host entry); that Azure's accelerated-networking VF is an RDMA path is in no field (the translator says so)",
+    "connectx-4-mt4115-fw-12.26-roce-nccl-2.20.3-local-access-violation-wq-error-status-5-vendor-249-older-nccl-works": "only flushed work requests (status 5) beside a local access "
+        "violation event: the adapter's path (host), as the ConnectX-7 entry; that every older NCCL works on the same "
+        "hosts is the poster's prose",
+    "k8s-vllm-worker-pod-nccl-2.28.9-net-ib-two-hcas-gin-ib-gdaki-dma-buf-init-only-disaggregated-hang-elsewhere": "rule kept: an RDMA network chosen with nothing failing passes "
+        "with the bandwidth not assessed (NCCL's log is evidence on its own; six other entries); the translator skips",
 }
 
 

@@ -890,6 +890,15 @@ KNOWN_MISMATCHES = {
         "translator: nccl skip (no collective shown); aws-ofi-nccl's `Selected Provider is efa` beside `Using network "
         "AWS Libfabric` proves the fabric in use and shows no fault: a pass, bandwidth not assessed (FACTS.md, How "
         "unknown is judged), as h200-efa-ofi-plugin-provider-efa; a10g-two-nodes-efa-... has no provider line: no pass",
+    # Eighty-first and eighty-second batches (tests/test_judges_fix81.py): what decides them is in no field, or the rule kept.
+    "azure-vm-pair-skypilot-image-without-libibverbs-nccl-socket-eth0-and-accelerated-networking-vf-ray-ranks": "sockets across nodes with no RDMA adapter shown warn, owned by "
+        "the log's cause (the image's missing libibverbs): without adapters sockets are right (as in the two-Ethernet-"
+        "host entry); that Azure's accelerated-networking VF is an RDMA path is in no field (the translator says so)",
+    "connectx-4-mt4115-fw-12.26-roce-nccl-2.20.3-local-access-violation-wq-error-status-5-vendor-249-older-nccl-works": "only flushed work requests (status 5) beside a local access "
+        "violation event: the adapter's path (host), as the ConnectX-7 entry; that every older NCCL works on the same "
+        "hosts is the poster's prose",
+    "k8s-vllm-worker-pod-nccl-2.28.9-net-ib-two-hcas-gin-ib-gdaki-dma-buf-init-only-disaggregated-hang-elsewhere": "rule kept: an RDMA network chosen with nothing failing passes "
+        "with the bandwidth not assessed (NCCL's log is evidence on its own; six other entries); the translator skips",
 }
 
 

@@ -131,6 +131,10 @@ HOST_BY_THE_EXCERPT = {
     "v100-sxm2-32gb-x8-nvlink-all-gather-4gib-out-of-bounds-2-failed-maintainer-fixed-in-master": "wrong data on "
         "NVLink GPUs is the transport's by the excerpt; that it is a software bug at the 2^32-byte size is the "
         "maintainer's prose (`fixed it in master`)",
+    # eighty-first batch (tests/test_judges_fix81.py)
+    "connectx-4-mt4115-fw-12.26-roce-nccl-2.20.3-local-access-violation-wq-error-status-5-vendor-249-older-nccl-works":
+        "flushed work requests beside a local access violation event are the adapter's path (the ConnectX-7 entry); "
+        "that every older NCCL works on the same hosts is the poster's prose",
 }
 
 

@@ -8,7 +8,7 @@ import functools
 import re
 from typing import Any
 
-from ..checks.nccl import efa, ncclog
+from ..checks.nccl import efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
 from . import ib
@@ -64,8 +64,9 @@ _INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
 # (NCCL's own NET/IB, or a verbs plugin's own name for it: `NET/IBP:Got completion from peer ...`; quoted without
 # the colon, `NET/IB Got completion error 12`)
 _COMPLETION = re.compile(r"NET/IB\w{0,8}(?: ?: ?| )" + IB_COMPLETION + r"[^\n]*")
-# aws-ofi-nccl refusing a registration: NCCL cannot use the buffer over the network, whatever it logs after
-_OFI_REGISTER = re.compile(r"NCCL WARN NET/OFI Unable to register memory[^\n]*")
+# a net plugin refusing a registration (aws-ofi-nccl's `Unable to register memory`, GCP TCPXO's `NET/FasTrak ...:
+# INVALID_ARGUMENT: Buffer registration request ...`): NCCL cannot use the buffer over the network, whatever it logs after
+_OFI_REGISTER = plugreg.WARNED
 # NCCL's RoCE GID probe failing (net_ib.cc's ncclIbRoceGetVersionNum returns ncclSystemError after this WARN: the
 # connection is not set up), quoted with or without NCCL's tag and prefix
 _GID_PROBE = re.compile(r"(?:NCCL WARN )?NET/IB ?: ?read failed in ncclIbRoceGetVersionNum: [^\n]*")

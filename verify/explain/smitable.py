@@ -18,10 +18,12 @@ from .notknown import known
 from .smiquery import compute_mode
 
 _BANNER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:KMD|Driver) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
-_ROW1 = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
+# the third column is Persistence-M (On/Off) on Linux and the driver model (TCC/WDDM) on Windows, which has no
+# persistence mode: null there
+_ROW1 = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off|TCC|WDDM)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
                    r"\s+\S+\s*\|\s*(\S+)\s*\|")
-_ROW2 = re.compile(r"^\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+\S+\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|"
-                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|(?:\s*(?:\S+%|N/A)\s+(Default|E\. Process|E\. Thread|Prohibited)\b)?")
+_ROW2 = re.compile(r"^\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+(\S+)\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|"
+                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|(?:\s*(\S+%|N/A|ERR!)\s+(Default|E\. Process|E\. Thread|Prohibited)\b)?")
 ERR = "ERR!"
 
 
@@ -45,20 +47,24 @@ def parse(text: str) -> dict[str, Any]:
     for line in text.splitlines():
         if m := _ROW1.match(line):
             name = m.group(2).strip()
-            devices.append({"index": int(m.group(1)), "name": None if name.endswith("...") else name,
-                            "persistence": m.group(3) == "On", "pci_bus_id": m.group(4),
-                            "ecc_volatile_uncorrectable": _int(m.group(5))})
+            errors = {key: ERR for key, value in (("name", name), ("ecc_volatile_uncorrectable", m.group(5)))
+                      if value == ERR}
+            devices.append({"index": int(m.group(1)), "name": None if name.endswith("...") or name == ERR else name,
+                            "persistence": {"On": True, "Off": False}.get(m.group(3)), "pci_bus_id": m.group(4),
+                            "ecc_volatile_uncorrectable": _int(m.group(5)), "nvml_errors": errors})
         elif (m := _ROW2.match(line)) and devices and "temperature_c" not in devices[-1]:
-            temp, power, cap = _int(m.group(2)), _int(m.group(3)), _int(m.group(4))
+            temp, power, cap = _int(m.group(2)), _int(m.group(4)), _int(m.group(5))
             errors = {key: ERR for key, value in (("fan_speed", m.group(1)), ("temperature_c", m.group(2)),
-                                                 ("power_w", m.group(3)), ("power_limit_w", m.group(4)))
+                                                 ("performance_state", m.group(3)), ("power_w", m.group(4)),
+                                                 ("power_limit_w", m.group(5)), ("utilization", m.group(8)))
                       if value == ERR}
             devices[-1].update(temperature_c=float(temp) if temp is not None else None,
                                power_w=float(power) if power is not None else None,
                                power_limit_w=float(cap) if cap is not None else None,
-                               memory_bytes=int(m.group(6)) << 20, **({"nvml_errors": errors} if errors else {}),
-                               compute_mode=compute_mode(m.group(7) or ""))
+                               memory_bytes=int(m.group(7)) << 20,
+                               nvml_errors={**devices[-1].get("nvml_errors", {}), **errors},
+                               compute_mode=compute_mode(m.group(9) or ""))
     inforom.mark(text, devices)           # nvidia-smi's warning under its table
     return {"torch": None, "driver": known(banner.group(1)) if banner else None,
             "cuda_driver": known(banner.group(2)) if banner else None,
-            "devices": [{k: v for k, v in d.items() if v is not None} for d in devices] or None}
+            "devices": [{k: v for k, v in d.items() if v is not None and v != {}} for d in devices] or None}

@@ -13,7 +13,7 @@ from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import gpuunits
 from ...shared.cuda_errors import decode
-from . import aer, driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals
+from . import aer, driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals, unanswering
 from .contradictions import impossible, no_gpu_contradicted
 from .gpuhealth import where
 from .kernelxid import xid_tells_the_kernel_fault
@@ -212,7 +212,7 @@ def _health(node: Node, found: Findings) -> None:
     peers_have_links = gpuhealth.any_link_active(node.devices)
     braked = [d for d in node.devices if gpuhealth.throttle_names(d.get("throttle_reasons")) & gpuhealth.THROTTLE_FAIL]
     for dev in node.devices:
-        if gpuhealth.lost(dev, found):
+        if gpuhealth.lost(dev, found) or unanswering.lost(dev, found):
             continue
         gpuhealth.memory(dev, found)
         gpuhealth.cooling_unread(dev, found)

@@ -71,7 +71,9 @@ _NVLS = re.compile(r"NVLS multicast support is available|NVLS comm|NVLS Bind mem
 NVLS_CHANNELS = re.compile(r"\b(\d+) nvls channels\b")
 # NVLS proven off: no multicast on this node, or a communicator built without NVLS channels
 _NVLS_OFF = re.compile(r"NVLS multicast support is not available")
-_TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/\w+)")
+# a net plugin's name may hold spaces (`via NET/AWS Libfabric/0/GDRDMA`, `via NET/NCCL RDMA Plugin v6/0`): up to its
+# `/<dev>`, as `net_channels` keys it
+_TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/[^/\n]+?(?=/\d)|NET/\w+)")
 # `NCCL_IB_HCA set by environment to mlx5_0` (param.cc) and `NCCL_SOCKET_IFNAME set to enp1s0` (misc/socket.cc)
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 # NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (hostname:pid:tid [cudaDev]): which process a line is from.

@@ -33,6 +33,7 @@ from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach, nccl_shm_full
+from . import plugreg
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .crash import crash_verdict
 from .efa import efa_verdict
@@ -215,10 +216,7 @@ def _said(facts: NcclFacts, error: str) -> list[str]:
 # requester. 5 (work request flushed) follows another failure and says nothing of its own.
 COMPLETION = re.compile(rdma.IB_COMPLETION)
 COMPLETION_FLUSHED = 5
-# aws-ofi-nccl's registration refused with EINVAL (`NET/OFI Unable to register memory (type = 2) for device 0. RC: -22,
-# Error: Invalid argument`): an argument the provider's release does not take (NCCL 2.19+ beside libfabric before EFA
-# installer 1.29: aws/aws-ofi-nccl#584); out of locked memory would be ENOMEM (-12), judged as memlock
-OFI_MR_EINVAL = re.compile(r"NET/OFI Unable to register memory[^|\n]*RC: -22\b[^|\n]*")
+# a net plugin's registration refused as invalid (aws-ofi-nccl's RC: -22, TCPXO's INVALID_ARGUMENT): plugreg.py
 # torch's ProcessGroupNCCL watchdog: `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, ...)`
 # (2.3+: its heartbeat monitor, `Heartbeat monitor timed out! Process will be terminated after dumping debug info`,
 # fires when the watchdog itself stopped: a rank stuck in a collective or in the program's own code)
@@ -254,12 +252,13 @@ def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) 
                               "between the two nodes the line names: `ibstat` on both (ports ACTIVE, same rate), the "
                               "switch ports' error counters, PFC/ECN on RoCE, the GID index (NCCL_IB_GID_INDEX) and the "
                               "partition key; `ib_write_bw` between them.", "host")
-    if refused := OFI_MR_EINVAL.search(said):
+    if refused := plugreg.REFUSED.search(said):
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: the net plugin's memory registration was refused as "
-                              f"invalid ({refused.group(0).strip()[:160]}): the image's NCCL, plugin and libfabric do "
-                              "not match (a call the provider's release does not support), not the adapter",
-                              "Run NCCL, aws-ofi-nccl and libfabric of matching releases (the EFA installer's, or the "
-                              "image's own build of all three); a pip-installed torch brings its own NCCL.", "image")
+                              f"invalid ({refused.group(0).strip()[:160]}): the image's NCCL, net plugin and its libraries "
+                              "do not match (a call or buffer the plugin's release does not take), not the adapter",
+                              "Run NCCL and the net plugin (aws-ofi-nccl with its libfabric, a cloud's TCPX/TCPXO "
+                              "plugin) of the releases qualified together (the provider's installer, or the image's own "
+                              "build of all of them); a pip-installed torch brings its own NCCL.", "image")
     if event := rdma.IB_ASYNC_ERROR.search(said):
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: an RDMA adapter reported an error under the job "
                               f"({event.group(0).strip()})", "Drain the node and check its adapters and links: "
