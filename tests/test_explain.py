@@ -394,6 +394,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p4d-sagemaker-aws-ofi-nccl-1.11.0-efa-found-4-nics-network-aws-libfabric-excerpt-shows-no-collective":
         "translator: nccl skip (no collective shown); verify explain, as its facts: the efa provider and network AWS "
         "Libfabric prove the fabric in use with no fault: a pass, bandwidth not assessed (FACTS.md)",
+    # batch 85 (NVSwitch systems: fabric manager logs, IMEX, NVLS), after fix85's review
+    "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
+        "fill no field of facts schema 3: not read",
+    "h200-x4-pod-nvbandwidth-multinode-mode-on-one-node-cumemcreate-cuda-error-not-permitted-no-imex-channel-driver-560.35.03": "nvbandwidth's own output (its driver and CUDA versions, CUDA's device lines, a `[CUDA_ERROR_...]` "
+        "of cuMemCreate) has no parser: not recognised",
 }
 
 

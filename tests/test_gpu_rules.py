@@ -890,6 +890,9 @@ KNOWN_MISMATCHES = {
         "translator: nccl skip (no collective shown); aws-ofi-nccl's `Selected Provider is efa` beside `Using network "
         "AWS Libfabric` proves the fabric in use and shows no fault: a pass, bandwidth not assessed (FACTS.md, How "
         "unknown is judged), as h200-efa-ofi-plugin-provider-efa; a10g-two-nodes-efa-... has no provider line: no pass",
+    # batch 85 (NVSwitch systems: fabric manager logs, IMEX, NVLS), after fix85's review
+    "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
+        "fill no field of facts schema 3: every gpu fact is null, nothing to judge",
 }
 
 
