@@ -89,3 +89,10 @@ def test_nccl_s_nvls_bind_failure_quoted_alone_is_read_by_explain():
             "CUDA error 401 'the operation cannot be performed in the present state'.\n"
             "This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches.\n")
     assert verdict(explained(text)) == ("fail", "NCCL_FAILED", "host")
+
+
+def test_an_mnnvl_line_with_no_health_bit_is_not_taken():
+    # roce-nccl-2.27-aws-ofi-plugin-init-fails-internal-ib-gdrdma-every-channel: an H100 with no multi-node fabric
+    line = ("tpgds-aihub0008:207012:207012 [5] NCCL INFO MNNVL busId 0xab000 fabric UUID 0.0 cliqueId 0x0 state 3 "
+            "healthMask 0x0\n")
+    assert not mnnvl.detect(line)

@@ -22,7 +22,7 @@ _FIELDS = (("degraded_bandwidth", 0), ("route_recovery", 2), ("route_unhealthy",
 
 
 def detect(text: str) -> bool:
-    return bool(_LINE.search(text))
+    return bool(parse(text)["devices"])
 
 
 def _bus(packed: int) -> str:
@@ -40,6 +40,10 @@ def parse(text: str) -> dict[str, Any]:
     """One device per bus id, its last line winning (a communicator set up again)."""
     devices: dict[str, dict[str, Any]] = {}
     for m in _LINE.finditer(text):
+        # a GPU with no multi-node fabric (an HGX H100: `fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0`) reads
+        # completed with every health bit unsupported: it says nothing of health, so it is not taken
+        if m.group(5) == "3" and not any(v is not None for v in health(int(m.group(6), 16)).values()):
+            continue
         bus = _bus(int(m.group(2), 16))
         devices[bus] = {"index": int(m.group(1)) if m.group(1) else None, "pci_bus_id": bus,
                         "fabric": {"state": STATES.get(m.group(5)), "status": None, "clique_id": int(m.group(4), 16),
