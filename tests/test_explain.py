@@ -397,8 +397,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     # batch 85 (NVSwitch systems: fabric manager logs, IMEX, NVLS), after fix85's review
     "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
         "fill no field of facts schema 3: not read",
-    "h200-x4-pod-nvbandwidth-multinode-mode-on-one-node-cumemcreate-cuda-error-not-permitted-no-imex-channel-driver-560.35.03": "nvbandwidth's own output (its driver and CUDA versions, CUDA's device lines, a `[CUDA_ERROR_...]` "
-        "of cuMemCreate) has no parser: not recognised",
 }
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.judging import explained, verdict
 from verify.checks import gpu
-from verify.explain import fmlog, mnnvl
+from verify.explain import fmlog, mnnvl, nvbandwidth
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
@@ -78,8 +78,8 @@ FM = ("[Dec 19 2024 19:17:49] [ERROR] [tid 1374] detected NVSwitch non-fatal err
 
 def test_the_fabric_manager_s_sxid_lines_are_sxid_events():
     events = fmlog.parse(FM)["sxid_events"]
-    assert [(e["sxid"], e["pci_bus_id"], e["time"]) for e in events] == [(12028, "00000000:83:00.0",
-                                                                          "Dec 19 2024 19:17:49")]
+    assert [(e["sxid"], e["pci_bus_id"], e["time"], e["source"]) for e in events] == [
+        (12028, "00000000:83:00.0", "Dec 19 2024 19:17:49", "fabric_manager")]
     assert verdict(explained(FM, "fabricmanager.log")) == ("warn", "XID_ERROR", "host")
 
 
@@ -96,3 +96,15 @@ def test_an_mnnvl_line_with_no_health_bit_is_not_taken():
     line = ("tpgds-aihub0008:207012:207012 [5] NCCL INFO MNNVL busId 0xab000 fabric UUID 0.0 cliqueId 0x0 state 3 "
             "healthMask 0x0\n")
     assert not mnnvl.detect(line)
+
+
+def test_nvbandwidth_s_header_and_error_are_read_by_explain():
+    # h200-x4-pod-nvbandwidth-multinode-mode-on-one-node-cumemcreate-cuda-error-not-permitted-no-imex-channel-driver-560.35.03
+    text = ("nvbandwidth Version: v0.8\nCUDA Runtime Version: 12080\nCUDA Driver Version: 12080\n"
+            "Driver Version: 560.35.03\n\n"
+            "Process 0 (tensorflow-benchmarks-worker-0): device 0: NVIDIA H200 (00000000:8f:00)\n\n"
+            "[CUDA_ERROR_NOT_PERMITTED] operation not permitted in expression cuMemCreate(&handle, "
+            "roundedUpAllocationSize, &prop, 0 ) on tensorflow-benchmarks-worker-0, rank = 0\n")
+    facts = nvbandwidth.parse(text)
+    assert (facts["driver"], facts["cuda_driver"], facts["cuda_init_error"]) == ("560.35.03", "12.8", "none")
+    assert verdict(explained(text, "nvbandwidth.log")) == ("warn", "HEALTH_NOT_ASSESSED", "host")

@@ -3,8 +3,7 @@
 00000000:83:00.0 physical id 0 port 34` (and `... fatal error ...`): the SXid the kernel logs as `nvidia-nvswitchN:
 SXid (PCI:...): 12028, ...`, as the fabric manager saw it. Each such line is one SxidEvent, read as the kernel's are
 (its number, the switch's address, the line, its time): judged by the one catalog. The fabric manager's other lines
-(multicast teams, restarts, GPUs registered) fill no field and are not judged. `source` stays null: FACTS.md names
-only `kernel_log`."""
+(multicast teams, restarts, GPUs registered) fill no field and are not judged. `source` is `fabric_manager`."""
 from __future__ import annotations
 
 import re
@@ -20,5 +19,5 @@ def detect(text: str) -> bool:
 
 def parse(text: str) -> dict[str, Any]:
     events = [{"sxid": int(m.group(2)), "pci_bus_id": m.group(3), "text": m.group(0).strip(), "time": m.group(1),
-               "source": None} for m in _SXID.finditer(text)]
+               "source": "fabric_manager"} for m in _SXID.finditer(text)]
     return {"torch": None, "devices": None, "sxid_events": events}
