@@ -108,3 +108,16 @@ def test_nvbandwidth_s_header_and_error_are_read_by_explain():
     facts = nvbandwidth.parse(text)
     assert (facts["driver"], facts["cuda_driver"], facts["cuda_init_error"]) == ("560.35.03", "12.8", "none")
     assert verdict(explained(text, "nvbandwidth.log")) == ("warn", "HEALTH_NOT_ASSESSED", "host")
+
+
+def test_a_fatal_sxid_of_the_fabric_manager_under_journald_s_prefix_is_read():
+    line = ("Feb 27 15:10:02 node7 nv-fabricmanager[2211]: [Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch "
+            "fatal error 20034 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61\n")
+    (event,) = fmlog.parse(line)["sxid_events"]
+    assert (event["sxid"], event["pci_bus_id"], event["time"]) == (20034, "00000000:86:00.0", "Feb 27 2025 15:10:02")
+
+
+def test_an_mnnvl_line_in_progress_fails_the_host():
+    # NCCL prints no line for a GPU NVML gives no fabric (state 0); a registration still in progress is the host's
+    line = ("node:1:1 [0] NCCL INFO MNNVL busId 0x801000 fabric UUID 0.0 cliqueId 0x0 state 2 healthMask 0x0\n")
+    assert verdict(explained(line)) == ("fail", "NVLINK_DOWN", "host")

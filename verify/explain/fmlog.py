@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_SXID = re.compile(r"^(?:\[([^\]\n]+)\] )?(?:\[(?:ERROR|WARNING|INFO)\] )?(?:\[tid \d+\] )?detected NVSwitch "
-                   r"(?:non-)?fatal error (\d+) on fid \d+ on NVSwitch pci bus id ([0-9a-fA-F:.]+)[^\n]*", re.MULTILINE)
+# under any prefix (journald's `nv-fabricmanager[1234]: `); the time is FM's own leading `[...]` where the line has it
+_SXID = re.compile(r"^[^\n]*?detected NVSwitch (?:non-)?fatal error (\d+) on fid \d+ on NVSwitch pci bus id "
+                   r"([0-9a-fA-F:.]+)[^\n]*", re.MULTILINE)
+_TIME = re.compile(r"\[([A-Z][a-z]{2} \d{1,2} \d{4} \d\d:\d\d:\d\d)\]")
 
 
 def detect(text: str) -> bool:
@@ -18,6 +20,7 @@ def detect(text: str) -> bool:
 
 
 def parse(text: str) -> dict[str, Any]:
-    events = [{"sxid": int(m.group(2)), "pci_bus_id": m.group(3), "text": m.group(0).strip(), "time": m.group(1),
-               "source": "fabric_manager"} for m in _SXID.finditer(text)]
+    events = [{"sxid": int(m.group(1)), "pci_bus_id": m.group(2), "text": m.group(0).strip(),
+               "time": t.group(1) if (t := _TIME.search(m.group(0))) else None, "source": "fabric_manager"}
+              for m in _SXID.finditer(text)]
     return {"torch": None, "devices": None, "sxid_events": events}

@@ -16,7 +16,7 @@ from typing import Any
 from .drafabric import STATES
 
 _LINE = re.compile(r"(?:\[(\d+)\] )?NCCL INFO MNNVL busId 0x([0-9a-fA-F]+) fabric UUID (\S+) cliqueId 0x([0-9a-fA-F]+) "
-                   r"state (\d+) healthMask 0x([0-9a-fA-F]+)")
+                   r"state (\d+)(?: healthMask 0x([0-9a-fA-F]+))?")
 _BITS = {"1": True, "2": False}
 _FIELDS = (("degraded_bandwidth", 0), ("route_recovery", 2), ("route_unhealthy", 4), ("access_timeout_recovery", 6))
 
@@ -42,11 +42,12 @@ def parse(text: str) -> dict[str, Any]:
     for m in _LINE.finditer(text):
         # a GPU with no multi-node fabric (an HGX H100: `fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0`) reads
         # completed with every health bit unsupported: it says nothing of health, so it is not taken
-        if m.group(5) == "3" and not any(v is not None for v in health(int(m.group(6), 16)).values()):
+        mask = health(int(m.group(6), 16)) if m.group(6) else None
+        if m.group(5) == "3" and not any(v is not None for v in (mask or {}).values()):
             continue
         bus = _bus(int(m.group(2), 16))
         devices[bus] = {"index": int(m.group(1)) if m.group(1) else None, "pci_bus_id": bus,
                         "fabric": {"state": STATES.get(m.group(5)), "status": None, "clique_id": int(m.group(4), 16),
-                                   "cluster_uuid": m.group(3), "health": health(int(m.group(6), 16))}}
+                                   "cluster_uuid": m.group(3), "health": mask}}
     return {"torch": None, "devices": sorted(devices.values(), key=lambda d: (d["index"] is None, d["index"] or 0,
                                                                            d["pci_bus_id"])) or None}
