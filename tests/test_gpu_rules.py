@@ -899,6 +899,9 @@ KNOWN_MISMATCHES = {
         "hosts is the poster's prose",
     "k8s-vllm-worker-pod-nccl-2.28.9-net-ib-two-hcas-gin-ib-gdaki-dma-buf-init-only-disaggregated-hang-elsewhere": "rule kept: an RDMA network chosen with nothing failing passes "
         "with the bandwidth not assessed (NCCL's log is evidence on its own; six other entries); the translator skips",
+    # batch 85 (NVSwitch systems: fabric manager logs, IMEX, NVLS), after fix85's review
+    "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
+        "fill no field of facts schema 3: every gpu fact is null, nothing to judge",
 }
 
 

@@ -58,9 +58,12 @@ NONE = "none"              # no error; a CPU build (torch_cuda); no recovery act
 UNSET = "unset"            # an environment variable that is not set (cuda_visible_devices)
 UNLIMITED = "unlimited"    # a limit that is not limited (memlock_bytes)
 XID_SOURCES = ("nvml", "kernel_log")
+# an SXid is also logged by the Fabric Manager (`detected NVSwitch non-fatal error 12028 ... pci bus id ...`)
+SXID_SOURCES = (*XID_SOURCES, "fabric_manager")
 
 __all__ = [
     "NONE",
+    "SXID_SOURCES",
     "UNLIMITED",
     "UNSET",
     "XID_SOURCES",

@@ -3,7 +3,7 @@ plausible range. verify/judging.py checks a record against them before the judge
 (FACTS_INVALID), never judged."""
 from __future__ import annotations
 
-from ...facts import XID_SOURCES
+from ...facts import SXID_SOURCES, XID_SOURCES
 from ...figures import (
     ABS_ERROR,
     BOOL,
@@ -88,7 +88,7 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("xid_events[].pci_bus_id", STR), ("xid_events[].time", STR), ("xid_events[].text", STR),
     ("xid_events[].source", Kind(str, XID_SOURCES)), ("sxid_events", LIST), ("sxid_events[]", Required(("sxid",))),
     ("sxid_events[].sxid", Figure("", 0, 100_000, integer=True)), ("sxid_events[].pci_bus_id", STR),
-    ("sxid_events[].time", STR), ("sxid_events[].text", STR), ("sxid_events[].source", Kind(str, XID_SOURCES)),
+    ("sxid_events[].time", STR), ("sxid_events[].text", STR), ("sxid_events[].source", Kind(str, SXID_SOURCES)),
     ("pcie_aer_events", LIST), ("pcie_aer_events[]", Required(("severity",))),
     ("pcie_aer_events[].severity", Kind(str, ("corrected", "non_fatal", "fatal"))),
     *(("pcie_aer_events[]." + k, STR) for k in ("port", "driver", "device_id", "text", "time")),

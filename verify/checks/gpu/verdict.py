@@ -251,6 +251,13 @@ HEALTH_AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("power limit", ("power_limit_w",)), ("NVLink", ("nvlink", "fabric")))
 
 
+def fabric_health_read(dev: NvmlDevice) -> bool:
+    """Whether any bit of the GPU's fabric health mask was read (not its registration state alone)."""
+    fabric = dev.get("fabric")
+    health = fabric.get("health") if isinstance(fabric, dict) else None
+    return isinstance(health, dict) and any(v is not None for v in health.values())
+
+
 def _read(dev: NvmlDevice, key: str) -> bool:
     samples = [s for s in dev.get("samples") or [] if isinstance(s, dict)]
     return dev.get(key) is not None or key in (dev.get("unsupported") or {}) or any(s.get(key) is not None for s in samples)
@@ -274,9 +281,10 @@ def _not_assessed(node: Node, found: Findings) -> dict[str, list[Any]]:
             gaps.setdefault(f"clock slowdown ({', '.join(unread)} not read)", []).append(dev.get("index"))
         for area in missing:
             gaps.setdefault(area, []).append(dev.get("index"))
-        # the fabric's registration state says the GPU joined the NVSwitch fabric, nothing of its own health
+        # the fabric's registration state says the GPU joined the NVSwitch fabric, nothing of its own health; its
+        # health mask (FabricHealth) is the NVLink health FACTS.md lists, read
         health_read = [k for _, ks in HEALTH_AREAS for k in ks if _read(dev, k) and dev.get(k) != []
-                       and (k, undecided) != ("nvlink", True) and k != "fabric"]
+                       and (k, undecided) != ("nvlink", True) and (k != "fabric" or fabric_health_read(dev))]
         if not health_read:
             blind.append(dev)
     if blind:
@@ -413,8 +421,9 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     good = _kernels(node, result, found, _arch(node, result, found))
     kernel_log(facts, [], found)
     events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
+    # an undecoded error is said, not judged; beside a driver's read and CUDA's start the unread health warns
     if judge_errors(facts.get("cuda_errors") or [], found, result, node.devices) and not found.items and not _bears_on_a_fault(
-            {**facts, "cuda_errors": None}):
+            {**facts, "cuda_errors": None}) and not (facts.get("driver") and program_saw_a_gpu(facts)):
         return result.not_judged("a program's CUDA error(s) the catalog does not decode, and nothing else: not "
                                  "judged", "Read the node's kernel log (Xids) and `nvidia-smi -q` beside the error.")
     xid_tells_the_kernel_fault(found)
