@@ -155,7 +155,21 @@ def parse(text: str) -> dict[str, Any]:
         else:                       # one port listed twice is one port (counted twice, its rate was too)
             kept.update({k: v for k, v in read.items() if kept.get(k) is None and v is not None})
     _rdma_links(text, adapters)
-    return {"adapters": list(adapters.values()), **_verbs(text)}
+    listed = list(adapters.values())
+    if _CUT.search(text) and _ELIDED.search(text) and all(p.get("state") == "ACTIVE" and p.get("phys_state") in ("LinkUp", None)
+                                    for a in listed for p in a["ports"]):
+        return {"adapters": None, **_verbs(text)}      # adapters cut from the excerpt: unknown, so no pass
+    return {"adapters": listed, **_verbs(text)}
+
+
+# ibstat aborting mid-listing (infiniband-diags' ibpanic(): `ibpanic: [pid] main: stat of IB device 'mlx5_8' failed:
+# No such file or directory`, exit 255) in an excerpt whose earlier adapters were cut (a lone `...` before a `CA '...'`
+# block): neither the tool nor the excerpt shows the whole listing, so what is shown is no pass; a port shown down is
+# judged all the same (ibstat-partial-listing-mlx5-7-...-ibpanic-...). Either alone is not this: a whole listing then
+# the abort on a device that vanished (a100-azure-ibstat-eight-mt4124-...-ibpanic-...) and a poster's `...` before
+# a complete ibstat (nvlink-8gpu-cx7-mt4129-ibstat-mlx5-5-...) pass.
+_CUT = re.compile(r"^\s*ibpanic: ", re.MULTILINE)
+_ELIDED = re.compile(r"^[ \t]*(?:\.\.\.|\u2026)[ \t]*\n(?:[ \t]*\n)*(?:CA '|Infiniband device ')", re.MULTILINE)
 
 
 # The kernel's side of an empty listing: the adapter's core or Ethernet driver on a PCI function (`mlx4_en

@@ -189,7 +189,10 @@ _KERNEL_PIN = r"\bpin_user_pages\w*[^\n]*?(?:ret=-12\b|\bENOMEM\b)"
 # An RDMA library refusing the limit at start-up, before any registration: Intel MPI's DAPL provider
 # (`DAPL startup: RLIMIT_MEMLOCK too small`): the limit is too low for RDMA by the library's own test.
 _STARTUP_REFUSED = r"\bDAPL startup: RLIMIT_MEMLOCK too small"
-PINNING_ENOMEM = re.compile(_PINNING + r"[^\n]*?(?:Cannot allocate memory|\bENOMEM\b|(?:ret is|RC):\s*-12\b)|"
+# the errno is the call's own: no other verbs or libfabric call between them (`ibv_create_cq: Invalid argument(22)
+# or ibv_create_qp: Cannot allocate memory(12)` is a queue pair's ENOMEM, no pinning call's)
+_OWN = r"(?:(?!\b(?:ibv|fi)_\w)[^\n])*?"
+PINNING_ENOMEM = re.compile(_PINNING + _OWN + r"(?:Cannot allocate memory|\bENOMEM\b|(?:ret is|RC):\s*-12\b)|"
                             + _EFA_RX_BUFFERS + "|" + _KERNEL_PIN + "|" + _STARTUP_REFUSED)
 
 

@@ -19,6 +19,7 @@ from ...findings import Findings
 from ...options import GiB, Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import rdma
+from .offport import ethernet_off_beside_ib
 from .splitrate import design_rate
 
 LIBRARIES = ("libibverbs.so.1", "librdmacm.so.1", "libfabric.so.1")
@@ -139,7 +140,8 @@ def _front_end(port: Port, adapters: list[Adapter], rails: set[tuple[str | None,
 def _port_states(adapters: list[Adapter], found: Findings) -> None:
     ports = _ports(adapters)
     rails = _rail_groups(adapters)
-    down = [(a, p) for a, p in ports if _down(p) and not _front_end(p, adapters, rails)]
+    down = [(a, p) for a, p in ports if _down(p) and not _front_end(p, adapters, rails)
+            and not ethernet_off_beside_ib(p, [q for _, q in ports])]
     if not down:
         return
     listed = ", ".join(f"{_label(a, p)} {p.get('state') or '?'}/{p.get('phys_state') or '?'}" for a, p in down)

@@ -91,6 +91,11 @@ def _driver_answers(facts: GpuFacts) -> str:
 # (or nvidia-smi's `couldn't communicate`) is not this rule.
 _TOOLKIT_NO_DRIVER = re.compile(r"(?:nvidia-container-cli\b.*|^\s*(?:initialization error: )?)nvml error: driver not "
                                 r"loaded", re.IGNORECASE)
+# The same hook finding no libnvidia-ml at all (`nvidia-container-cli: initialization error: load library failed:
+# libnvidia-ml.so.1: cannot open shared object file`): the toolkit is installed on the host without the driver's
+# user-space, which ships that library (rocky-9.3-nvidia-container-cli-list-load-library-failed-...): the host's driver
+# install, as above; a process's own missing library (`NVML Shared Library Not Found`) is not this rule.
+_TOOLKIT_NO_LIBRARY = re.compile(r"nvidia-container-cli\b.*load library failed: libnvidia-ml\.so", re.IGNORECASE)
 _NO_RUNTIME_FIX = ("Start it under the NVIDIA runtime: `docker run --gpus all` (or `--runtime=nvidia`); on Kubernetes "
                    "give the pod the runtime that carries the NVIDIA hook (runtimeClassName nvidia, or the runtime the "
                    "node's containerd or CRI-O gives pods, not Docker's default-runtime) and request nvidia.com/gpu. "
@@ -110,6 +115,11 @@ def _runtime_refused(facts: GpuFacts) -> tuple[str, str, Owner, str | None] | No
                 "Drain the node; on the host, `lsmod | grep nvidia` and `dmesg`: load or rebuild the driver's module "
                 "for the running kernel (DKMS after a kernel update, nouveau blacklisted, Secure Boot's key), or "
                 "reinstall the driver, until `nvidia-smi` answers.", "host", "DRIVER_ERROR")
+    if isinstance(error, str) and _TOOLKIT_NO_LIBRARY.search(error):
+        return (f"the NVIDIA Container Toolkit on the host found no libnvidia-ml ({error[:200]}): the NVIDIA driver's "
+                "user-space is not installed (or not where the loader looks), so no container on it gets a GPU",
+                "Drain the node; install (or repair) the NVIDIA driver on the host, its libraries with it "
+                "(`ldconfig -p | grep libnvidia-ml`), until `nvidia-smi` answers.", "host", "DRIVER_ERROR")
     answers = _driver_answers(facts)
     if answers and facts.get("nvml_library") is False and facts.get("device_nodes") is False:
         return ("no /dev/nvidia* device nodes and no libnvidia-ml.so in this process" + answers + ": it was started "
