@@ -406,8 +406,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "k8s-vllm-worker-pod-nccl-2.28.9-net-ib-two-hcas-gin-ib-gdaki-dma-buf-init-only-disaggregated-hang-elsewhere": "rule kept: an RDMA network chosen with nothing failing passes "
         "with the bandwidth not assessed (NCCL's log is evidence on its own; six other entries); the translator skips",
     # Eighty-seventh and eighty-eighth batches (tests/test_judges_fix87.py): the rule kept, or what decides it outside the excerpt.
-    'azure-nc24rs-v3-v100-ibdev2netdev-v-cx3-vf-mt4100-port-active-ib0-netdev-down-nccl-tests-openmpi-error':
-        '`ibdev2netdev -v` (port state per line) has no parser yet: not recognised; left for a follow-up',
     'cori-gpu-v100-ibstat-four-dual-port-cx5-mt4119-edr-100-rails-beside-56-second-ports-on-other-subnets-and-eth-pytorch-mpi-job':
         'as its facts: FABRIC_RATE_DEGRADED (host) by the own-model comparison; the subnets are in no field',
     'h100-2x8-kubeflow-pytorchjob-roce-sriov-vf-net1-hpcx-ibext-nccl-2.18.1-unhandled-system-error-no-warn-in-excerpt':

@@ -67,3 +67,23 @@ ng30903:3063028:3066152 [3] NCCL INFO proxy.cc:1377 -> 1
 def test_a_cuda_allocation_failing_on_out_of_memory_is_the_jobs_through_explain_never_a_drain():
     r = explained(NARVAL)
     assert verdict(r)[2] == "job" and r.code == "GPU_OUT_OF_MEMORY", (r.code, r.summary)
+
+
+# ------------------------------------------------------------------ `ibdev2netdev -v`: the RDMA port's own state
+# azure-nc24rs-v3-v100-ibdev2netdev-v-cx3-vf-mt4100-port-active-ib0-netdev-down-nccl-tests-openmpi-error
+AZURE = "$ sudo ibdev2netdev -v\n0002:00:02.0 mlx4_0 (MT4100 - NA)  fw 2.43.7008 port 1 (ACTIVE) ==> ib0 (Down)\n"
+
+
+def test_ibdev2netdev_v_reads_the_ports_state_not_the_netdevs():
+    r = explained(AZURE)
+    assert r.name == "fabric" and verdict(r) == ("pass", None, None), (r.code, r.summary)
+    port = ex.kind_of(AZURE)
+    assert port is not None and port.name.startswith("ibdev2netdev -v")
+
+
+def test_ibdev2netdev_v_with_a_port_down_is_the_hosts_and_plain_ibdev2netdev_stays_nothing_to_judge():
+    down = AZURE.replace("(ACTIVE)", "(DOWN)")
+    assert verdict(explained(down)) == ("fail", "FABRIC_PORT_DOWN", "host")
+    # a100-two-nodes-ibdev2netdev-four-roce-netdevs-up-...: no port state, only the netdevs'
+    plain = "[root@10 ~]# ibdev2netdev\nmlx5_0 port 1 ==> eth2 (Up)\nmlx5_1 port 1 ==> eth3 (Up)\n"
+    assert verdict(explained(plain))[:2] == ("skip", "FACTS_INCOMPLETE")

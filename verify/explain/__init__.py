@@ -23,6 +23,7 @@ from . import (
     devib,
     drafabric,
     ib,
+    ibdevnetdev,
     kernel,
     loaderbus,
     lspci,
@@ -92,6 +93,7 @@ KINDS: tuple[Kind, ...] = (
                 "asks for (cabling, switch port, subnet manager, the HCA's driver) before the node takes jobs."),
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
     Kind("perftest's port check (ib_write_bw ...)", "fabric", perftest.detect, perftest.parse),
+    Kind("ibdev2netdev -v (the RDMA ports' own states)", "fabric", ibdevnetdev.detect, ibdevnetdev.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse, prefixed=True),
     Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse, prefixed=True),
     Kind("nccl-tests output", "nccl", nccltests.detect, nccltests.parse),    # its NCCL lines are read with it
