@@ -902,8 +902,6 @@ KNOWN_MISMATCHES = {
     # Eighty-seventh and eighty-eighth batches (tests/test_judges_fix87.py): the rule kept, or what decides it outside the excerpt.
     'cori-gpu-v100-ibstat-four-dual-port-cx5-mt4119-edr-100-rails-beside-56-second-ports-on-other-subnets-and-eth-pytorch-mpi-job':
         "FABRIC_RATE_DEGRADED (host): ports at 56 beside MT4119 ports at 100 on the node, the rule's own-model comparison; that they are second ports on another subnet is in no field",
-    'h100-2x8-kubeflow-pytorchjob-roce-sriov-vf-net1-hpcx-ibext-nccl-2.18.1-unhandled-system-error-no-warn-in-excerpt':
-        "NCCL_FAILED owner host: a bare `unhandled system error` with no `Last error` keeps the code's default, as the corpus's bare failures expect (nccl-2.21.5-remote-error-connection-reset-...); translated owner null",
     'narval-4gpu-deepspeed-zero3-reward-model-nccl-p2p-setup-cuda-calloc-oom-on-rank-3-peers-see-connection-closed':
         'GPU_OUT_OF_MEMORY (job): NCCL failing on CUDA out of memory is said under its own code, as nccl-2.18.1-all-gather-object-...-out-of-memory expects; translated NCCL_FAILED, the owner agrees',
     'wenet-4-machines-x4-gpus-image-without-libibverbs-nccl-bootstrap-eth0-watchdog-timeout-same-machines-x2-gpus-work':

@@ -1,11 +1,14 @@
 """Batches 87 and 88 of the corpus (issue 35): the classes fixed by fix87, each on real lines of its entry."""
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
 from tests.judging import verdict
 from verify import explain as ex
 from verify.checks import nccl
+from verify.facts import NcclFacts
 from verify.options import Options
 
 pytestmark = pytest.mark.unit
@@ -16,7 +19,7 @@ def explained(text: str):
 
 
 def failed(error: str):
-    facts = {"backend": "nccl", "error": error, "sizes": None}
+    facts = cast(NcclFacts, {"backend": "nccl", "error": error, "sizes": None})
     return nccl.judge(facts, Options())
 
 
@@ -87,3 +90,19 @@ def test_ibdev2netdev_v_with_a_port_down_is_the_hosts_and_plain_ibdev2netdev_sta
     # a100-two-nodes-ibdev2netdev-four-roce-netdevs-up-...: no port state, only the netdevs'
     plain = "[root@10 ~]# ibdev2netdev\nmlx5_0 port 1 ==> eth2 (Up)\nmlx5_1 port 1 ==> eth3 (Up)\n"
     assert verdict(explained(plain))[:2] == ("skip", "FACTS_INCOMPLETE")
+
+
+# ------------------------------------------------------------------ a bare failure: the error's class and nothing else
+# h100-2x8-kubeflow-pytorchjob-roce-sriov-vf-net1-hpcx-ibext-nccl-2.18.1-unhandled-system-error-no-warn-in-excerpt
+BARE = ("init: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled system "
+        "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1 ncclSyste")
+
+
+def test_a_bare_system_error_fails_with_no_owner_and_a_named_cause_keeps_its_owner():
+    assert verdict(failed(BARE)) == ("fail", "NCCL_FAILED", None)
+    assert verdict(failed("RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)")) \
+        == ("fail", "NCCL_FAILED", None)
+    # nccl-2.21.5-remote-error-connection-reset-nodes-with-ib-issues: a peer's socket reset is named: the host's, as ever
+    reset = ("ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely. "
+             "Last error: socketProgressOpt: Call to recv from 172....<33759> failed : Connection reset by peer")
+    assert verdict(failed(reset)) == ("fail", "NCCL_FAILED", "host")

@@ -33,7 +33,7 @@ from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach, nccl_shm_full
-from . import casualty, plugreg
+from . import barefail, casualty, plugreg
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .crash import crash_verdict
 from .efa import efa_verdict
@@ -425,8 +425,11 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
                               f"{cause.remedy} {remedy}" if cause else remedy, owner)
-    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
-                          f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
+    failed = result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
+                            f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
+    if not cause and barefail.bare(error):
+        failed.owner = None                  # the error's class alone shows no cause: no owner, no drain
+    return failed
 
 
 def _no_bandwidth(facts: NcclFacts, rows: list[SizeRow], span: str, result: CheckResult) -> CheckResult:
