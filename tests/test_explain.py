@@ -436,6 +436,15 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     # batch 85 (NVSwitch systems: fabric manager logs, IMEX, NVLS), after fix85's review
     "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
         "fill no field of facts schema 3: not read",
+    # Eighty-seventh and eighty-eighth batches (tests/test_judges_fix87.py): the rule kept, or what decides it outside the excerpt.
+    'cori-gpu-v100-ibstat-four-dual-port-cx5-mt4119-edr-100-rails-beside-56-second-ports-on-other-subnets-and-eth-pytorch-mpi-job':
+        'as its facts: FABRIC_RATE_DEGRADED (host) by the own-model comparison; the subnets are in no field',
+    'h100-2x8-kubeflow-pytorchjob-roce-sriov-vf-net1-hpcx-ibext-nccl-2.18.1-unhandled-system-error-no-warn-in-excerpt':
+        "the torch error is in the issue's title, not in the excerpt: its INFO lines prove IBext in use and show no fault (pass by FACTS.md's letter)",
+    'narval-4gpu-deepspeed-zero3-reward-model-nccl-p2p-setup-cuda-calloc-oom-on-rank-3-peers-see-connection-closed':
+        "as its facts: GPU_OUT_OF_MEMORY (job), the `Cuda failure 'out of memory'` WARN read beside `Failed to CUDA calloc`",
+    'wenet-4-machines-x4-gpus-image-without-libibverbs-nccl-bootstrap-eth0-watchdog-timeout-same-machines-x2-gpus-work':
+        "the watchdog timeout is the issue's title, not in the excerpt: NCCL's INFO lines alone show no network choice",
 }
 
 

@@ -933,6 +933,13 @@ KNOWN_MISMATCHES = {
     # batch 85 (NVSwitch systems: fabric manager logs, IMEX, NVLS), after fix85's review
     "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
         "fill no field of facts schema 3: every gpu fact is null, nothing to judge",
+    # Eighty-seventh and eighty-eighth batches (tests/test_judges_fix87.py): the rule kept, or what decides it outside the excerpt.
+    'cori-gpu-v100-ibstat-four-dual-port-cx5-mt4119-edr-100-rails-beside-56-second-ports-on-other-subnets-and-eth-pytorch-mpi-job':
+        "FABRIC_RATE_DEGRADED (host): ports at 56 beside MT4119 ports at 100 on the node, the rule's own-model comparison; that they are second ports on another subnet is in no field",
+    'narval-4gpu-deepspeed-zero3-reward-model-nccl-p2p-setup-cuda-calloc-oom-on-rank-3-peers-see-connection-closed':
+        'GPU_OUT_OF_MEMORY (job): NCCL failing on CUDA out of memory is said under its own code, as nccl-2.18.1-all-gather-object-...-out-of-memory expects; translated NCCL_FAILED, the owner agrees',
+    'wenet-4-machines-x4-gpus-image-without-libibverbs-nccl-bootstrap-eth0-watchdog-timeout-same-machines-x2-gpus-work':
+        "NCCL_TIMEOUT owner job: torch's watchdog in a job's log, nothing showing the node (the watchdog rule, no drain); translated owner null",
 }
 
 

@@ -8,10 +8,10 @@ import functools
 import re
 from typing import Any
 
-from ..checks.nccl import efa, ncclog, plugreg
+from ..checks.nccl import casualty, efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import ib
+from . import ib, ncclalloc
 from .ncclwarns import closing_run
 from .said import printed
 
@@ -213,13 +213,13 @@ def _error(text: str) -> str | None:
     if probe := printed(_GID_PROBE, text):
         return f"all_reduce: {probe.group(0).strip()[:300]}"
     if tail := _failed_warn(text):
-        return tail
+        return ncclalloc.with_cuda_cause(tail, text, _CUDA_FAILURE)
     if xla := _xla(text):
         return xla
     warned_cuda = printed(_CUDA_FAILURE, text)
     if failed := printed(_ERROR, text):
         cuda = warned_cuda or _CUDA_QUOTED.search(text)
-        last = _LAST.search(text, failed.end())
+        last = _LAST.search(text, failed.end()) or casualty.LAST.search(text, failed.end())
         # the WARN that names what failed, where torch's error does not (a peer's shared-memory segment)
         named = cuda or NCCL_SHM_ATTACH.search(text)
         return f"all_reduce: {failed.group(0).strip()[:300]}" + (f" Last error: {last.group(1).strip()[:200]}"

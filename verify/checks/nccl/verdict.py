@@ -33,7 +33,7 @@ from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach, nccl_shm_full
-from . import plugreg
+from . import barefail, casualty, plugreg
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .crash import crash_verdict
 from .efa import efa_verdict
@@ -402,6 +402,13 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
     """No error of a known owner: the cause NCCL's log shows (a fall-back), NCCL's internal error, or no owner."""
     backend = facts.get("backend")
     shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
+    if not cause and (lost := casualty.peer_casualty(error)):
+        # a peer's failure seen from this rank: judged, owned by no one (no drain without evidence)
+        unowned = result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}; this rank's proxy "
+                                 f"lost a peer during setup ({lost}): the cause is in another rank's log",
+                                 casualty.REMEDY)
+        unowned.owner = None
+        return unowned
     # the internal error is what NCCL said last; a cause its log or the job's settings name comes first
     if not cause and (internal := _internal(facts, " | ".join(said), f"all-reduce over {backend} failed", error, result)):
         return internal
@@ -418,8 +425,11 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
                               f"{cause.remedy} {remedy}" if cause else remedy, owner)
-    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
-                          f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
+    failed = result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
+                            f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
+    if not cause and barefail.bare(error):
+        failed.owner = None                  # the error's class alone shows no cause: no owner, no drain
+    return failed
 
 
 def _no_bandwidth(facts: NcclFacts, rows: list[SizeRow], span: str, result: CheckResult) -> CheckResult:

@@ -1,0 +1,40 @@
+"""A bare NCCL failure: torch's or NCCL's class of error and nothing else (issue 35, batch 88).
+
+`unhandled system error` / `ncclSystemError` and `remote process exited or there was a network error` /
+`ncclRemoteError` are the classes NCCL returns for any failed system, library or peer call; the call itself is in
+NCCL's `Last error:` or its WARN lines. An error that holds the class's words alone (torch's `NCCL error in:
+<file>:<line>, ...`, NCCL's own sentence, an empty `Last error:`, a message cut short) shows no cause: judged (fail),
+owned by no one, no drain (FACTS.md: drain only on evidence that the host is at fault). Anything more (a call, an
+errno, a peer's address, a CUDA error) is a cause the other rules read, and keeps their owner. NCCL's internal error
+keeps its own rule (its words name NCCL itself: the image's)."""
+from __future__ import annotations
+
+import re
+
+# the words of the error classes (torch 1.x to 2.x, NCCL 2.x), each removable without losing a cause
+_WORDS = re.compile(
+    r"^\s*(?!nccl\w*Error)\w+:\s(?=\S)|"                                        # the record's phase prefix (`init: `, `barrier: `)
+    r"(?:torch\.distributed\.)?(?:DistBackendError|RuntimeError):|"
+    r"NCCL error in: \S+:\d+,|NCCL [Ee]rror \d*:?|"
+    r"unhandled system error|remote process exited or there was a network error|"
+    r"\(run with NCCL_DEBUG=INFO for details\)|,? ?NCCL version \d+(?:\.\d+)*\S*?(?=\s|$|nccl)|"
+    r"ncclSystemError: System call \(e\.g\. socket, malloc\) or external library call failed or device error\.|"
+    r"ncclSystemError: System call \(socket, malloc, munmap, etc\) failed\.?|"
+    r"ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely\.|"
+    r"Last error:\s*$|\bnccl\w*$")
+# what must have been said for the error to be one of these classes at all
+_CLASS = re.compile(r"unhandled system error|ncclSystemError|remote process exited or there was a network error|"
+                    r"ncclRemoteError")
+
+
+def bare(error: str) -> bool:
+    """The error names its class and nothing that could be a cause."""
+    if not _CLASS.search(error):
+        return False
+    rest = error
+    for _ in range(12):                       # each pass removes what the last one exposed (a trailing `nccl...`)
+        stripped = _WORDS.sub(" ", rest).strip(" \t\n.,;:|")
+        if stripped == rest:
+            break
+        rest = stripped
+    return not rest

@@ -1,0 +1,32 @@
+"""A rank's NCCL failure that only reports a peer's: the casualty, not the cause (issue 35, batch 88).
+
+While NCCL sets up its transports, a rank's proxy waits on its peers; when another rank's process fails there, this
+rank's error (torch's `unhandled system error` or, in 2.18, `internal error`) carries only the proxy's view of it:
+`Socket recv failed while polling for opId=...` (src/proxy.cc) or `[Service thread] Error encountered progressing
+operation=Connect, res=3, closing connection` (2.19+). Nothing in it names a node, a fabric, an image or a setting:
+the failure is judged (fail), owned by no one, and the node is not drained on it (FACTS.md: drain only on evidence
+that the host is at fault). A cause shown beside it (a CUDA error, a verbs call, a setting) is read first."""
+from __future__ import annotations
+
+import re
+
+CASUALTY = re.compile(r"Socket recv failed while polling for opId|"
+                      r"Error encountered progressing operation=\w+, res=\d+, closing connection")
+
+# the same line under torch's `Last error:`, for `verify explain` (its own `Last error` reader wants a `name:` prefix)
+LAST = re.compile(r"Last error:[ \t]*\n[ \t]*((?:\[[^\]\n]*\] )?(?:" + CASUALTY.pattern + r")[^\n]*)")
+
+# what else an error may name: a WARN or a CUDA failure of its own (then that is the cause, read elsewhere)
+OTHER = re.compile(r"NCCL WARN|Cuda failure|CUDA error")
+
+REMEDY = ("Rerun with NCCL_DEBUG=WARN on every rank: the rank that failed first prints the call that failed (a verbs or "
+          "socket call, an allocation); judge that rank's node by its own log before draining anything.")
+
+
+def peer_casualty(error: str) -> str | None:
+    """The proxy's line under torch's `Last error:` that shows this rank lost a peer during setup, where the error
+    itself names nothing else (no WARN of its own, no CUDA failure): NCCL's log lines alone are no such proof."""
+    hit = CASUALTY.search(error)
+    if not hit or OTHER.search(error):
+        return None
+    return hit.group(0)
