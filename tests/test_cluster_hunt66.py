@@ -102,3 +102,14 @@ def test_make_isolate_s_runner_says_a_single_node_pair_in_its_answer(tmp_path: P
     status, lines = _isolate(tmp_path, NODES, {"raw": json.dumps(report)},
                              env={"TORCHIMAGES_CLOCK_SKEW": "forever"})
     assert status == 2 and "TORCHIMAGES_CLOCK_SKEW" in lines[-1]
+
+
+# ------------------------------------------------------- launchers: a knob given and not applied is said
+
+@pytest.mark.parametrize(("nodes", "gpus", "said"), [(1, 8, "single-node"), (2, 0, "gloo")])
+def test_kubernetes_launcher_an_rdma_request_it_does_not_apply_is_said(nodes, gpus, said):
+    """RDMA_RESOURCE given for a single-node job or GPU-less pods: no RDMA device is requested there (nothing
+    crosses a fabric over RDMA), and the note says so instead of dropping the knob without a word."""
+    from scripts.fleet.cluster import rdma_hint
+    hint = rdma_hint(nodes, gpus, "rdma/rdma_shared_device_a")
+    assert hint is not None and "RDMA_RESOURCE=rdma/rdma_shared_device_a is not requested" in hint and said in hint
