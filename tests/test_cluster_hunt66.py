@@ -113,3 +113,55 @@ def test_kubernetes_launcher_an_rdma_request_it_does_not_apply_is_said(nodes, gp
     from scripts.fleet.cluster import rdma_hint
     hint = rdma_hint(nodes, gpus, "rdma/rdma_shared_device_a")
     assert hint is not None and "RDMA_RESOURCE=rdma/rdma_shared_device_a is not requested" in hint and said in hint
+
+
+def _cli(tmp_path: Path, target: str, **env: str) -> tuple[int, str]:
+    """`make <target>` as the Makefile runs it (python -m scripts, knobs in the environment), its job under tmp_path."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    proc = subprocess.run([sys.executable, "-m", "scripts", target], cwd=ROOT, capture_output=True, text=True,
+                          env={**base, "BUILD_DIR": str(tmp_path / "build"), "LOCAL_IMAGE": "1", "IMAGE": CUDA_TAG,
+                               "GPUS": "8", **env}, timeout=120, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+CUDA_TAG = "2.13.0-cuda13.0-cudnn9-runtime-debian12"
+
+
+def _sidecar(tmp_path: Path) -> str:
+    sqsh = tmp_path / "shared" / "x.sqsh"
+    sqsh.parent.mkdir(parents=True)
+    sqsh.with_name("x.sqsh.json").write_text(json.dumps({"sha256": "ab" * 32, "image_id": "sha256:1", "tag": CUDA_TAG}))
+    return str(sqsh)
+
+
+@pytest.mark.host
+def test_slurm_launcher_make_isolate_mounts_the_squashfs_make_slurm_would(tmp_path: Path) -> None:
+    """make isolate SQSH=...: the pairs run the squashfs the nodes share, checked by its recorded sha256 as make slurm
+    does; it wrote a job pulling the registry's (Docker Hub's, without REGISTRY) image instead, without a word."""
+    sqsh = _sidecar(tmp_path)
+    status, said = _cli(tmp_path, "isolate", NODES="4", SQSH=sqsh)
+    assert status == 0, said
+    script = next((tmp_path / "build" / "slurm").glob("isolate-*.sbatch")).read_text()
+    assert f"TORCHIMAGES_IMAGE=${{TORCHIMAGES_IMAGE:-{sqsh}}}" in script
+    assert "export TORCHIMAGES_SQSH_SHA256=" + "ab" * 32 in script and "no registry" in script
+    status, said = _cli(tmp_path, "isolate", NODES="4", SQSH=sqsh, LAUNCHER="docker")
+    assert status == 2 and "SQSH is for LAUNCHER=pyxis" in said
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(("target", "knob", "value"), [("isolate", "PREFLIGHT", "1"), ("isolate", "VERIFY_ARGS", "-x"),
+                                                       ("isolate", "RDMA_RESOURCE", "rdma/a"),
+                                                       ("slurm", "RDMA_RESOURCE", "rdma/a"),
+                                                       ("k8s-verify", "SQSH", "/s/x.sqsh"),
+                                                       ("k8s-verify", "LAUNCHER", "docker")])
+def test_launchers_a_knob_the_target_does_not_read_is_said(tmp_path: Path, target: str, knob: str, value: str) -> None:
+    status, said = _cli(tmp_path, target, NODES="2", **{knob: value})
+    assert status == 0 and f"note: {knob}={value!r} is not read by make {target}" in said, said
+    # the Makefile's own defaults (LAUNCHER=pyxis, every other knob empty) say nothing
+    status, said = _cli(tmp_path, target, NODES="2", LAUNCHER="pyxis", PREFLIGHT="", SQSH="")
+    assert status == 0 and "is not read by make" not in said, said
