@@ -5,6 +5,14 @@
   nodes than the pair, or stamped outside its step's time (before it began; in the future past
   TORCHIMAGES_CLOCK_SKEW) measured no link of that pair now: the pair is not assessed, never a pass that clears both
   nodes (it ended "no node at fault", exit 0).
+- Class 10, the launchers: make isolate SQSH= mounts the squashfs make slurm would (it pulled the registry's image
+  without a word), and a launcher knob a target does not read (RDMA_RESOURCE for make slurm, PREFLIGHT for make
+  isolate, SQSH for make k8s-verify; RDMA_RESOURCE for one node or GPU-less pods) is said, never dropped silently.
+- Class 1, Slurm's prolog and epilog semantics are one: slurmd runs Epilog= with its own environment, and drains a
+  node whose Epilog exits non-zero, as for Prolog=. Run as Epilog= (SLURM_SCRIPT_CONTEXT=epilog_slurmd, SLURM_JOB_ID
+  set) the prolog read slurmd's environment as a job's: the operator's TORCHIMAGES_STATE_DIR, _BREAKER, _HANG_RUNS
+  and _METRICS_DIR were ignored (the epilog's history went to another folder than the prolog's) and --revalidate was
+  not refused there.
 """
 from __future__ import annotations
 
@@ -165,3 +173,85 @@ def test_launchers_a_knob_the_target_does_not_read_is_said(tmp_path: Path, targe
     # the Makefile's own defaults (LAUNCHER=pyxis, every other knob empty) say nothing
     status, said = _cli(tmp_path, target, NODES="2", LAUNCHER="pyxis", PREFLIGHT="", SQSH="")
     assert status == 0 and "is not read by make" not in said, said
+
+
+# ------------------------------------------------------- Slurm's Epilog= is slurmd's, as its Prolog= is
+
+EPILOG_ENV = {"SLURM_SCRIPT_CONTEXT": "epilog_slurmd", "SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7"}
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
+    from tests.prolog_fakes import install_fake
+    return install_fake(monkeypatch)
+
+
+def test_slurm_epilog_semantics_the_operator_s_knobs_in_slurmd_s_environment_hold(tmp_path, fake, monkeypatch, capsys):
+    from tests.prolog_fakes import _gpu, _report, _verify_writes, history_events
+    from verify.prolog import cli
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    env = {**EPILOG_ENV, "TORCHIMAGES_STATE_DIR": str(tmp_path / "state"), "TORCHIMAGES_HANG_RUNS": "5"}
+    cfg = cli.config(cli._parser().parse_args(["--no-kernel-log"]), env)
+    assert not cfg.job_env and cfg.under_prolog and cfg.hang_runs == 5 and cfg.state_dir == str(tmp_path / "state")
+    assert cli.main(["--no-kernel-log"], env) == 0
+    assert history_events(tmp_path) == [("pass", None)]       # the history the prolog keeps, in the operator's folder
+    assert "job's environment" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--bugdet", "30"], ["--revalidate", "--node", "n1"]])
+def test_slurm_epilog_semantics_a_setting_of_ours_is_never_a_drain(tmp_path, fake, monkeypatch, capsys, argv):
+    """A misspelt option, or --revalidate copied into Epilog=: CONFIG_ERROR, exit 0 (non-zero drains the node)."""
+    from tests.prolog_fakes import _verify_writes
+    from verify.prolog import cli
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log", *argv], EPILOG_ENV) == 0
+    assert "CONFIG_ERROR" in capsys.readouterr().err and not fake.calls
+
+
+def test_slurm_epilog_semantics_a_host_fault_still_drains_and_a_step_is_still_the_job_s(tmp_path, fake, monkeypatch):
+    from tests.prolog_fakes import _gpu, _report, _verify_writes
+    from verify.prolog import cli
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", 7, code="GPU_LOST", owner="host"))).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], EPILOG_ENV) == 1
+    assert fake.nodes["n1"][1].startswith("torchimages:GPU_LOST")
+    # a job's step that exports SLURM_SCRIPT_CONTEXT=epilog_slurmd is still a step (SLURM_STEP_ID): the job's
+    step = {**EPILOG_ENV, "SLURM_STEP_ID": "0", "TORCHIMAGES_BREAKER": "1"}
+    assert cli.config(cli._parser().parse_args(["--state-dir", str(tmp_path / "s2")]), step).job_env
+
+
+@pytest.mark.host
+def test_slurm_epilog_semantics_the_wrapper_reads_slurmd_s_context_as_the_prolog_does(tmp_path: Path) -> None:
+    """The shell wrapper under Epilog= (a job's id set, as slurmd sets it there): slurmd's PATH is the operator's, so
+    its python3 runs the prolog as under Prolog= (read as a job's, PATH was replaced by the system's folders); and a
+    python3 that cannot run the prolog is not assessed, exit 0."""
+    import shutil
+    import subprocess
+
+    from tests.helpers import ROOT
+
+    def install(where: Path, venv_python: str | None) -> Path:
+        """The image's layout: opt/verify/verify/bin/torchimages-prolog and, if given, opt/venv/bin/python3."""
+        wrapper = where / "opt" / "verify" / "verify" / "bin" / "torchimages-prolog"
+        wrapper.parent.mkdir(parents=True)
+        wrapper.write_text((ROOT / "verify" / "bin" / "torchimages-prolog").read_text())
+        if venv_python is not None:
+            (where / "opt" / "venv" / "bin").mkdir(parents=True)
+            (where / "opt" / "venv" / "bin" / "python3").write_text(f"#!/bin/sh\n{venv_python}\n")
+            (where / "opt" / "venv" / "bin" / "python3").chmod(0o755)
+        return wrapper
+
+    # slurmd's PATH: the wrapper's tools, and a python3 that leaves a mark when it is run
+    marker, folder = tmp_path / "path-ran", tmp_path / "slurmd-bin"
+    folder.mkdir()
+    for tool in ("dirname", "readlink", "timeout", "sleep"):
+        (folder / tool).symlink_to(shutil.which(tool, path="/usr/bin:/bin") or f"/bin/{tool}")
+    (folder / "python3").write_text(f"#!/bin/sh\necho slurmd >> {marker}; echo 3.12\n")
+    (folder / "python3").chmod(0o755)
+    wrapper = install(tmp_path / "a", None)
+    subprocess.run(["/bin/sh", str(wrapper), "--budget", "5"], capture_output=True, text=True, timeout=60,
+                   env={"PATH": str(folder), **EPILOG_ENV}, check=False)
+    assert marker.read_text().splitlines() == ["slurmd", "slurmd"]     # the probe, then the prolog
+    wrapper = install(tmp_path / "b", "exit 1")
+    proc = subprocess.run(["/bin/sh", str(wrapper), "--budget", "5"], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", **EPILOG_ENV}, check=False)
+    assert proc.returncode == 0 and "PROLOG_CRASHED" in proc.stderr, (proc.returncode, proc.stderr)
