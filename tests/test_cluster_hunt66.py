@@ -1,7 +1,8 @@
 """Issue 36, a sixty-sixth hunt: the classes the earlier hunts touched least.
 
 - Class 7, NVSentinel's isolation rule (a node is cleared only by a measurement of the link it shares with a
-  known-good partner): a pair's report whose nccl check ran on one node, with fewer ranks than the pair, across more
+  known-good partner): a pair's report whose nccl check ran on one node, with fewer ranks than the pair, on a Slurm
+  node outside the pair, across more
   nodes than the pair, or stamped outside its step's time (before it began; in the future past
   TORCHIMAGES_CLOCK_SKEW) measured no link of that pair now: the pair is not assessed, never a pass that clears both
   nodes (it ended "no node at fault", exit 0).
@@ -70,6 +71,17 @@ def test_nvsentinel_isolation_a_report_that_measured_no_link_of_the_pair_clears_
     assert not single.ok and single.ours and said in single.why
     status, summary = _judged(_pair_report(nodes, world, _stamp(now)), now)
     assert status == 2 and not summary.startswith("no node at fault") and said in summary
+
+
+@pytest.mark.parametrize(("node", "ok"), [("n9", False), ("N1", True), ("n2.", True), (None, True)])
+def test_nvsentinel_isolation_a_report_written_on_a_node_outside_the_pair_clears_neither(node, ok):
+    """The report says the Slurm node it ran on (environment.scheduler.node, SLURMD_NODENAME: the names make isolate
+    pairs): another node's report measured no link of this pair. One host however it is spelt is one node."""
+    now = time.time()
+    report = _pair_report(created=_stamp(now))
+    report["environment"] = {"scheduler": {"kind": "slurm", "node": node, "job": "7"}}
+    got = outcome(("n1", "n2"), report, 0, 5.0, 8, now)
+    assert got.ok == ok and (ok or ("'n9'" in got.why and got.ours)), got.why
 
 
 @pytest.mark.parametrize(("offset", "said"), [(86400.0 * 365, "after its step ended"),

@@ -2,7 +2,8 @@
 
 NVSentinel's isolation rule: a node is cleared only by a measurement of the link it shares with a known-good
 partner. A report whose nccl check ran on one node (each node all-reduced over its own links: a launcher that lost
---nnodes), with fewer ranks than the pair has nodes, or across more nodes than the pair, measured no link of the pair;
+--nnodes), with fewer ranks than the pair has nodes, across more nodes than the pair, or written on a Slurm node
+outside the pair (SLURMD_NODENAME: the step ran elsewhere) measured no link of the pair;
 one stamped before the step began or in the future (past TORCHIMAGES_CLOCK_SKEW) is no evidence of this step. Either
 is the tool's or the launcher's trouble, no node's: the pair is not assessed (it neither clears nor strikes a node,
 and the answer is never clean while it is on record).
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..durations import parse_duration, parse_time, shown
 from ..errors import UserError
+from .plausible import node_key
 
 SKEW_ENV = "TORCHIMAGES_CLOCK_SKEW"
 SKEW_DEFAULT_S = 300.0
@@ -36,6 +38,16 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _slurm_node(report: dict[str, Any]) -> str | None:
+    """The Slurm node the report says it was written on (environment.scheduler.node: SLURMD_NODENAME), or None."""
+    env = report.get("environment")
+    scheduler = env.get("scheduler") if isinstance(env, dict) else None
+    if not isinstance(scheduler, dict) or scheduler.get("kind") != "slurm":
+        return None
+    node = scheduler.get("node")
+    return node.strip() if isinstance(node, str) and node.strip() else None
+
+
 def pair_problem(report: dict[str, Any], check: dict[str, Any], pair: tuple[str, ...], began: float | None,
                  ended: float | None, skew_s: float = SKEW_DEFAULT_S) -> str | None:
     """Why this passing report measured no link of `pair` in this step (one line), or None."""
@@ -44,6 +56,10 @@ def pair_problem(report: dict[str, Any], check: dict[str, Any], pair: tuple[str,
     if nodes is not None and nodes != len(pair):
         return (f"its nccl check ran across {nodes} node(s), not the pair's {len(pair)}: no link of the pair was "
                 "measured (the launcher's --nnodes?)")
+    where = _slurm_node(report)
+    if where is not None and node_key(where) not in {node_key(n) for n in pair}:
+        return (f"it was written on {where[:80]!r} (SLURMD_NODENAME), which is not one of the pair {'+'.join(pair)}: "
+                "the step ran elsewhere, no link of the pair was measured")
     if world is not None and world < len(pair):
         return f"its nccl check ran {world} rank(s), fewer than the pair's {len(pair)} nodes: no link of the pair measured"
     if "created" in report and began is not None and ended is not None:
