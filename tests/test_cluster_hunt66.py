@@ -267,3 +267,44 @@ def test_slurm_epilog_semantics_the_wrapper_reads_slurmd_s_context_as_the_prolog
     proc = subprocess.run(["/bin/sh", str(wrapper), "--budget", "5"], capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", **EPILOG_ENV}, check=False)
     assert proc.returncode == 0 and "PROLOG_CRASHED" in proc.stderr, (proc.returncode, proc.stderr)
+
+
+# ------------------------------------------ the fleet report: a collective's failure is no drain of its writer
+
+def _group_report(tmp_path: Path, nodes: int, code: str = "NCCL_WRONG_RESULT") -> dict[str, Any]:
+    """A real report (verify --from-facts, the hand-made H100 facts) made the one global rank 0 writes for an
+    all-reduce across `nodes` nodes that failed (make slurm's nccl.json, make isolate's pair reports)."""
+    import subprocess
+    import sys
+
+    from tests.helpers import DATA, ROOT
+    out = tmp_path / "replayed.json"
+    subprocess.run([sys.executable, "-m", "verify", "--from-facts", str(DATA / "facts-handmade" / "h100-8gpu-handmade"),
+                    "--json", str(out)], cwd=ROOT, capture_output=True, timeout=300, check=False)
+    doc = json.loads(out.read_text())
+    doc.update(replay=None, status="fail", created=_stamp(time.time()))
+    doc["environment"]["hostname"] = "n1"
+    doc["environment"]["scheduler"] = {"kind": "slurm", "node": "n1", "job": "7", "step": "0", "launcher": "pyxis"}
+    doc["checks"] = [{"name": "nccl", "status": "fail", "code": code, "owner": "host", "summary": "3 wrong elements",
+                      "details": [], "remedy": "make isolate", "duration_s": 1.0, "output": None,
+                      "data": {"nodes": nodes, "world_size": 8 * nodes, "backend": "nccl", "mode": "x", "sizes": []},
+                      "metrics": {"busbw_max": {"value": 40.0, "unit": "GB/s"}, "wrong": {"value": 3, "unit": "count"}}}]
+    return doc
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(("nodes", "drained"), [(2, False), (8, False), (1, True)])
+def test_nvsentinel_isolation_a_collective_s_failure_drains_not_the_node_that_wrote_it(tmp_path: Path, nodes: int,
+                                                                                      drained: bool) -> None:
+    """A failed all-reduce across nodes, in the report global rank 0 wrote on n1: the fleet report listed n1 to drain
+    (make isolate, beside it, named n2). Now n1 stays not passing (no false pass) with a note naming make isolate;
+    a failure within one node is still that node's drain."""
+    from scripts.fleet.fleet import fleet, format_fleet
+    folder = tmp_path / "job"
+    folder.mkdir()
+    (folder / "nccl.json").write_text(json.dumps(_group_report(tmp_path, nodes)))
+    report = fleet(folder)
+    shown = format_fleet(report)
+    assert [n.verdict for n in report.nodes] == ["fail"] and "not passing:" in shown
+    assert bool(report.drains) is drained, shown
+    assert drained or ("ran across" in shown and "make isolate" in shown)
