@@ -308,3 +308,16 @@ def test_nvsentinel_isolation_a_collective_s_failure_drains_not_the_node_that_wr
     assert [n.verdict for n in report.nodes] == ["fail"] and "not passing:" in shown
     assert bool(report.drains) is drained, shown
     assert drained or ("ran across" in shown and "make isolate" in shown)
+
+
+@pytest.mark.parametrize("name", ["ALL", "all", "All"])
+def test_slurm_prolog_semantics_slurm_s_word_for_every_node_is_no_node_name(tmp_path, fake, monkeypatch, capsys, name):
+    """make undrain NODE=ALL, or a --node/SLURMD_NODENAME of ALL: refused in one line before any scontrol (a drain
+    or resume of nodename=ALL would act on every node); under Prolog= it is our setting, never a drain."""
+    from tests.prolog_fakes import PROLOG_ENV, _verify_writes
+    from verify.prolog import cli
+    _verify_writes(monkeypatch, None, rc=None)
+    args = ["--state-dir", str(tmp_path / "state"), "--no-kernel-log"]
+    assert cli.main([*args, "--revalidate", "--node", name], {}) == 2
+    assert cli.main(args, {**PROLOG_ENV, "SLURMD_NODENAME": name}) == 0
+    assert "every node" in capsys.readouterr().err and not fake.calls
