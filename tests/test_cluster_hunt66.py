@@ -2,13 +2,16 @@
 
 - Class 7, NVSentinel's isolation rule (a node is cleared only by a measurement of the link it shares with a
   known-good partner): a pair's report whose nccl check ran on one node, with fewer ranks than the pair, on a Slurm
-  node outside the pair, across more
-  nodes than the pair, or stamped outside its step's time (before it began; in the future past
-  TORCHIMAGES_CLOCK_SKEW) measured no link of that pair now: the pair is not assessed, never a pass that clears both
-  nodes (it ended "no node at fault", exit 0).
+  node outside the pair, across more nodes than the pair, or stamped outside its step's time (before it began; in
+  the future past TORCHIMAGES_CLOCK_SKEW) measured no link of that pair now: the pair is not assessed, never a pass
+  that clears both nodes (it ended "no node at fault", exit 0). And the fleet report lists no drain for the node
+  that wrote a failed collective's report (global rank 0 of an all-reduce across nodes): one of the group is at
+  fault, which make isolate names.
+- Slurm's word ALL is no node name (a drain or resume of nodename=ALL would act on every node).
 - Class 10, the launchers: make isolate SQSH= mounts the squashfs make slurm would (it pulled the registry's image
   without a word), and a launcher knob a target does not read (RDMA_RESOURCE for make slurm, PREFLIGHT for make
-  isolate, SQSH for make k8s-verify; RDMA_RESOURCE for one node or GPU-less pods) is said, never dropped silently.
+  isolate, SQSH for make k8s-verify; RDMA_RESOURCE for one node or GPU-less pods) is said, never dropped silently;
+  the docker launcher refuses a reports folder holding ':' (docker run --volume's separator) before any node starts.
 - Class 1, Slurm's prolog and epilog semantics are one: slurmd runs Epilog= with its own environment, and drains a
   node whose Epilog exits non-zero, as for Prolog=. Run as Epilog= (SLURM_SCRIPT_CONTEXT=epilog_slurmd, SLURM_JOB_ID
   set) the prolog read slurmd's environment as a job's: the operator's TORCHIMAGES_STATE_DIR, _BREAKER, _HANG_RUNS
@@ -321,3 +324,23 @@ def test_slurm_prolog_semantics_slurm_s_word_for_every_node_is_no_node_name(tmp_
     assert cli.main([*args, "--revalidate", "--node", name], {}) == 2
     assert cli.main(args, {**PROLOG_ENV, "SLURMD_NODENAME": name}) == 0
     assert "every node" in capsys.readouterr().err and not fake.calls
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("target", ["slurm", "isolate"])
+def test_docker_launcher_a_reports_folder_docker_s_volume_syntax_splits_is_refused_first(tmp_path: Path,
+                                                                                        target: str) -> None:
+    """docker run --volume SRC:DST splits on ':': a job submitted from /scratch/run:2 is refused in one line before
+    any node starts (it failed on every node with docker's "invalid volume specification"); ',' is docker's to take."""
+    import subprocess
+
+    from scripts.fleet.launch_guards import docker_path_guard
+    status, said = _cli(tmp_path, target, NODES="2", LAUNCHER="docker")
+    assert status == 0, said
+    script = next((tmp_path / "build" / "slurm").glob("*.sbatch")).read_text()
+    guard = "\n".join(docker_path_guard())
+    assert guard in script and script.index(guard) < script.index("docker run")
+    for folder, code in (("/scratch/run:2", 2), ("/scratch/run,2", 0), ("/scratch/run 2", 0)):
+        proc = subprocess.run(["bash", "-c", guard], env={"TORCHIMAGES_REPORTS": folder, "PATH": "/usr/bin:/bin"},
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == code and (code == 0 or "REFUSED" in proc.stderr), (folder, proc.stderr)
