@@ -21,7 +21,7 @@ LOCAL_IMAGE ?=## 1: slurm, isolate, k8s-verify write the image's local name, whi
 UNPINNED ?=## 1: slurm, isolate, k8s-verify run REGISTRY's tag, which make push did not record (default: refused; make push pins the digest)
 LAUNCHER ?= pyxis## make slurm: pyxis (enroot/pyxis), docker (srun docker run), oci (Slurm's native containers), none (a venv)
 PREFLIGHT ?=## 1: make slurm writes a job that runs only `verify --preflight` on each node
-SQSH ?=## make slurm LAUNCHER=pyxis: the nodes mount this squashfs (/shared/path/<tag>.sqsh, from make sqsh) instead of pulling
+SQSH ?=## make slurm, isolate LAUNCHER=pyxis: the nodes mount this squashfs (/shared/path/<tag>.sqsh, from make sqsh) instead of pulling
 SQSH_COMP ?= zstd## make sqsh: the squashfs compression (zstd, gzip, xz, lz4, lzo)
 BENCH_SIZE ?= 1g## data size of the benchmark
 BENCH_AFTER ?=## bench-start: a local image of the family the node already holds; what pulling IMAGE after it moves

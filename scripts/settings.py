@@ -384,7 +384,7 @@ KNOB_ROWS: tuple[Knob, ...] = (
     Knob("LAUNCHER", "--launcher", "how make slurm starts the image on each node: pyxis (enroot/pyxis, default), "
          "docker (srun docker run), oci (Slurm's native containers, runc) or none (a venv on the hosts)",
          "launcher", parse_launcher),
-    Knob("SQSH", "--sqsh", "slurm (pyxis): the squashfs every node mounts, an absolute path on shared storage "
+    Knob("SQSH", "--sqsh", "slurm, isolate (pyxis): the squashfs every node mounts, an absolute path on shared storage "
          "(make sqsh's file, its .json sidecar beside it); default: the image from the registry", "sqsh", parse_sqsh),
     Knob("SQSH_COMP", "--sqsh-comp", "sqsh: the squashfs compression (zstd, gzip, xz, lz4, lzo; default zstd)",
          "sqsh_comp", parse_sqsh_comp, empty_is_error=True),

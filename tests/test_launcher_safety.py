@@ -52,7 +52,9 @@ def test_rdma_is_opt_in_and_the_printed_hint_says_how_and_what_it_needs():
     assert off is not None and f"RDMA_RESOURCE={RDMA_RESOURCE}" in off and "TCP sockets" in off
     on = rdma_hint(2, 8, RDMA_RESOURCE)
     assert on is not None and "device plugin" in on and "pend" in on and "RDMA_RESOURCE=none" in on
-    assert rdma_hint(1, 8, RDMA_RESOURCE) is None and rdma_hint(4, 0, "") is None
+    assert rdma_hint(1, 8, "") is None and rdma_hint(4, 0, "") is None
+    # given and not applied (one node, or pods without GPUs): said, never dropped silently (tests/test_cluster_hunt66.py)
+    assert "not requested" in (rdma_hint(1, 8, RDMA_RESOURCE) or "")
 
 
 def test_pods_and_slurm_steps_never_put_the_working_folder_first_on_sys_path(gpu):

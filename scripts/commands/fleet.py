@@ -32,6 +32,23 @@ def _gpus_each(settings: Settings, specs: list[ImageSpec]) -> dict[str, int]:
     return {spec.tag: default_gpus(spec, settings.gpus, every) for spec in specs}
 
 
+# the launcher targets' knobs, each with the values that mean "not given" and the targets that read it: make exports
+# every variable to every target, so one a target does not read (make isolate SQSH=..., make slurm RDMA_RESOURCE=...)
+# is said, never dropped without a word (the job written would read as the knob applied)
+LAUNCH_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
+    "RDMA_RESOURCE": (("",), "make k8s-verify"), "SQSH": (("",), "make slurm and make isolate"),
+    "PREFLIGHT": (("", "0"), "make slurm"), "VERIFY_ARGS": (("",), "make slurm and make verify"),
+    "LAUNCHER": (("", "pyxis"), "make slurm and make isolate")}
+
+
+def _unread(settings: Settings, target: str, reads: tuple[str, ...]) -> None:
+    for name, (unset, readers) in LAUNCH_KNOBS.items():
+        value = settings.child_env.get(name, "")
+        if name not in reads and value.strip() not in unset:
+            out(f"note: {name}={value!r} is not read by make {target} (it is read by {readers}): the job is written "
+                "without it")
+
+
 def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     import yaml
 
@@ -54,6 +71,7 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
     hint = rdma_hint(nodes, gpus, settings.rdma_resource)
     if hint:
         out(hint)
+    _unread(settings, "k8s-verify", ("RDMA_RESOURCE",))
     if nodes > 1:
         out(f"note: one pod per node (a required pod anti-affinity on kubernetes.io/hostname: two pods on one node "
             f"would all-reduce over its own links, the fabric never crossed): the job needs {nodes} schedulable nodes, "
@@ -111,6 +129,7 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
         if job.launcher == "oci" and not Path(job.bundle, "config.json").is_file():
             out(f"  first: make oci-bundle IMAGE={spec.tag}   # the runc bundle the job runs, {shown(settings, Path(job.bundle))}")
         out(f"  sbatch {shlex.quote(shown(settings, path))}")
+    _unread(settings, "slurm", ("SQSH", "PREFLIGHT", "VERIFY_ARGS", "LAUNCHER"))
     return 0
 
 
@@ -130,6 +149,7 @@ def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
             f"{_rounds(settings.nodes)} rounds)")
         _needs(job)
         out(f"  sbatch {shlex.quote(shown(settings, path))}")
+    _unread(settings, "isolate", ("SQSH", "LAUNCHER"))
     return 0
 
 

@@ -225,7 +225,10 @@ def unpushed_refusal(tag: str, tagged: str, registry: str, pushed_as: str | None
 def rdma_hint(nodes: int, gpus: int, rdma: str) -> str | None:
     """What a user must know of the RDMA request of a multi-node GPU job (None: nothing to say)."""
     if nodes < 2 or gpus < 1:
-        return None
+        # a knob given and not applied is said (a pod spec without it reads as the knob ignored by mistake)
+        return None if not rdma else (f"note: RDMA_RESOURCE={rdma} is not requested: "
+                                      + ("a single-node job crosses no fabric" if nodes < 2 else
+                                         "pods without GPUs all-reduce over gloo's TCP sockets, never RDMA"))
     if rdma:
         return (f"note: each pod requests 1 {rdma}: it needs an RDMA device plugin advertising it (the "
                 "k8s-rdma-shared-dev-plugin, NVIDIA's network operator), or the pods pend forever; RDMA_RESOURCE=none "

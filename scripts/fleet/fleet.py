@@ -62,6 +62,7 @@ def fleet(folder: Path, skew_s: float = CLOCK_SKEW_S) -> Fleet:
     spelt: dict[str, str] = {}
     for n in nodes:               # N1 and n1 are one host (DNS): named as its first report spells it
         n.node = spelt.setdefault(node_key(n.node), n.node)
+    notes += [line for n in nodes for line in n.group_notes]
     emulated = [n.node for n in nodes if n.emulated]
     if emulated:
         notes.append(f"{', '.join(emulated)}: ran under CPU emulation: figures not compared")

@@ -147,7 +147,7 @@ class Decision:
                     "among 3 or more nodes to tell")
         if self.undetermined and len(self.undetermined) == len(self.nodes):
             return ("undetermined: no pair passed, so no node is a known-good reference; the cause is common to all "
-                    "(the image, the network, the tool, or every node): no node named")
+                    "(the image, the network, the tool, or every node): no node named" + self._ours_said)
         if self.undetermined:
             return f"undetermined: {', '.join(self.undetermined)} (never paired with a known-good node){self._ours_said}"
         if self.unjudged_pairs:

@@ -26,6 +26,7 @@ from typing import Any
 from ..errors import UserError, one_line
 from ..fsutil import atomic_write, read_bounded
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
+from .isolate_facts import SKEW_DEFAULT_S, pair_problem, skew
 from .model import ISOLATE_KIND
 from .plausible import BUSBW_MAX_GBPS, NODE_NAME, UNJUDGED_CODES, node_key, report_problem
 
@@ -44,9 +45,11 @@ OURS = (UNJUDGED_CODES - {"INTERRUPTED"}) | {"CHECK_CRASHED"}
 LOW_CODES = frozenset({"BANDWIDTH_LOW", "FABRIC_BANDWIDTH_LOW"})
 
 
-def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: float, expect_gpus: int) -> Outcome:
+def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: float, expect_gpus: int,
+            began: float | None = None, skew_s: float = SKEW_DEFAULT_S) -> Outcome:
     """A pair's result from its report (None: none written) and its step's exit status (None: killed at the
-    timeout): ok only with a right all-reduce and a finite, positive bus bandwidth."""
+    timeout): ok only with a right all-reduce and a finite, positive bus bandwidth, measured across the pair in this
+    step (isolate_facts; `began`: the step's start, epoch seconds)."""
     took = round(seconds, 1)
     if status is None:
         return Outcome(nodes, False, None, "timed out", took)
@@ -85,6 +88,8 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         # (a rank that crashed after the all-reduce, a node's torchrun that never joined), whatever the report says
         return Outcome(nodes, False, None, f"the step exited {status} though its report passes: a node's part failed",
                        took)
+    if why := pair_problem(report, check, nodes, began, None if began is None else began + seconds, skew_s):
+        return Outcome(nodes, False, None, one_line(why)[:200], took, ours=True)
     return Outcome(nodes, True, float(busbw), "", took)
 
 
@@ -109,7 +114,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], reports: Path, port: int, gpus: int,
-              timeout_s: float) -> list[tuple[int, Outcome]]:
+              timeout_s: float, skew_s: float = SKEW_DEFAULT_S) -> list[tuple[int, Outcome]]:
     """Every pair of the round at once (disjoint nodes), each within `timeout_s`; their outcomes."""
     started = []
     for index, pair in enumerate(pairs):
@@ -121,23 +126,23 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
         log = os.fdopen(os.open(reports / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644),
                         "wb")             # closed after the step, below
         proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
-        started.append((name, pair, proc, log, time.monotonic()))
+        started.append((name, pair, proc, log, time.monotonic(), time.time()))
     ended: dict[str, float] = {}
     deadline = time.monotonic() + timeout_s
     while len(ended) < len(started) and time.monotonic() < deadline:     # each step's own end time
-        for name, _, proc, _, _ in started:
+        for name, _, proc, _, _, _ in started:
             if name not in ended and proc.poll() is not None:
                 ended[name] = time.monotonic()
         time.sleep(0.2)
     results = []
-    for name, pair, proc, log, t0 in started:
+    for name, pair, proc, log, t0, wall in started:
         status: int | None = proc.poll()
         if status is None:
             _stop(proc)
         log.close()
         seconds = ended.get(name, time.monotonic()) - t0
         report = _read_report(reports / f"{name}.json")
-        results.append((number, outcome(pair, report, status, seconds, gpus)))
+        results.append((number, outcome(pair, report, status, seconds, gpus, wall, skew_s)))
     return results
 
 
@@ -158,7 +163,7 @@ def port_for(base: int, offset: int) -> int:
 
 
 def isolate(nodes: list[str], base: list[str], reports: Path, port: int, gpus: int, timeout_s: float,
-            echo: Any = print) -> Decision:
+            echo: Any = print, skew_s: float = SKEW_DEFAULT_S) -> Decision:
     """Round after round until the plan says stop (at most ceil(log2 N) + 1 rounds)."""
     first_round(nodes)          # refuses fewer than two nodes, or a node named twice
     results: list[tuple[int, Outcome]] = []
@@ -168,7 +173,8 @@ def isolate(nodes: list[str], base: list[str], reports: Path, port: int, gpus: i
         number += 1
         echo(f"isolate: round {number} of at most {max_rounds(len(nodes))}: "
              + ", ".join("+".join(p) for p in pairs))
-        results += run_round(number, pairs, base, reports, port_for(port, number * len(nodes)), gpus, timeout_s)
+        results += run_round(number, pairs, base, reports, port_for(port, number * len(nodes)), gpus, timeout_s,
+                             skew_s)
         decision, pairs = plan_done(nodes, results)
     return decision
 
@@ -294,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(nodes) < 2 and refused:
             raise UserError(f"isolation needs at least two nodes: a pair, and {len(nodes)} of the allocation's "
                             f"{len(nodes) + len(refused)} entries is one host name: check the allocation's node list")
-        decision = isolate(nodes, base, reports, port, gpus, timeout_s)
+        decision = isolate(nodes, base, reports, port, gpus, timeout_s, skew_s=skew())
         print(format_decision(decision))
         answer = {**decision_json(decision),
                   "not_assessed": [{"entry": entry, "why": why} for entry, why in refused]}

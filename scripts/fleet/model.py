@@ -80,6 +80,8 @@ class Node:
     figures: list[Figure] = field(default_factory=list)
     phases: dict[str, float | None] = field(default_factory=dict)
     drain: list[str] = field(default_factory=list)
+    # a host-owned failure of a collective across nodes this node's report holds: said, never a drain (collective.py)
+    group_notes: list[str] = field(default_factory=list)
     slow_start: bool = False
     emulated: bool = False
     checks: tuple[str, ...] = ()    # the check names the report holds

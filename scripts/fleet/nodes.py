@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import one_line
+from . import collective
 from .model import (
     DEVICE,
     MIN_NODES,
@@ -135,6 +136,9 @@ def read_node(name: str, doc: dict[str, Any]) -> Node:
         # a measurement that went wrong (MEASUREMENT_INVALID is verify's own trouble, owner host by default) is
         # not assessed, as the prolog has it: the tool's trouble never lists a node to drain
         if check.get("status") == "fail" and check.get("owner") == "host" and check.get("code") not in UNJUDGED_CODES:
+            if (group := collective.group_nodes(check)) is not None:
+                node.group_notes.append(collective.note(node.node, name, check, group))
+                continue
             node.drain.append(drain_reason(str(check.get("code") or "HOST_FAULT"), str(check.get("summary") or "")))
     return node
 

@@ -25,6 +25,7 @@ from ..errors import UserError
 from ..plan.platforms import slurm_arch_guard
 from ..plan.spec import ImageSpec
 from .cluster import job_name as job_name  # the one name of both writers
+from .launch_guards import docker_path_guard
 
 DEFAULT_LAUNCHER = "pyxis"
 JOIN_TIMEOUT_S = 300        # the rendezvous waits this long for every node (TORCHIMAGES_JOIN_TIMEOUT overrides)
@@ -334,6 +335,8 @@ def _launcher_env(job: Job) -> list[str]:
     env = ['export TORCHIMAGES_REPORTS=${TORCHIMAGES_REPORTS:-$PWD/reports-$SLURM_JOB_ID}']
     if job.launcher == "pyxis":
         env += pyxis_path_guard()
+    if job.launcher == "docker":
+        env += docker_path_guard()
     if job.launcher == "pyxis" and job.sqsh:
         env += sqsh_check(job)
     if job.launcher == "none":

@@ -7,7 +7,7 @@ try:
 except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - a broken install is not the node's fault
     # Slurm's prolog semantics: a traceback (exit 1) under Prolog= would drain the node for our own breakage
     # as cli._as_prolog reads it: slurmd's Prolog= drains on non-zero whatever the options say
-    prolog = os.environ.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog") or (
+    prolog = os.environ.get("SLURM_SCRIPT_CONTEXT", "").startswith(("prolog", "epilog")) or (
         "--revalidate" not in sys.argv and not os.environ.get("SLURM_STEP_ID"))
     print(f"torchimages-prolog: NOT ASSESSED: cannot load: {type(exc).__name__}: {exc} (PROLOG_CRASHED: the node "
           "stays in service, ungated)", file=sys.stderr)

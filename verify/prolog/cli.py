@@ -37,7 +37,7 @@ from types import FrameType
 from typing import Any
 
 from ..shared.closedpipe import say
-from . import busy, history, kernlog, metrics, repair, settings, slurm, xid
+from . import busy, context, history, kernlog, metrics, repair, settings, slurm, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -292,8 +292,8 @@ def _value(argv: list[str], option: str) -> str | None:
 
 def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
     """Whether this run is Slurm's Prolog= (where a non-zero exit drains the node), read without the parser."""
-    if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog"):
-        return True               # slurmd runs it as Prolog=: whatever --mode or --revalidate say, non-zero drains
+    if context.by_slurmd(env):
+        return True               # slurmd runs it as Prolog= or Epilog=: whatever --mode or --revalidate say, non-zero drains
     if "--revalidate" in argv:
         return False
     forced = _value(argv, "--mode")
@@ -349,8 +349,8 @@ def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
         drop_test_hooks(os.environ)     # a job's step: its VERIFY_TEST_* would hang or crash checks (a false drain)
     drop_job_settings(os.environ, cfg.job_env)      # nor its torchrun group, paths and floors judge the node
     if args.revalidate and cfg.under_prolog:
-        raise UsageError("--revalidate in Slurm's Prolog= (slurm.conf): it is `make undrain NODE=<node>` on a drained "
-                         "node; as Prolog= its refusals would drain every node a job starts on: remove it there")
+        raise UsageError("--revalidate in Slurm's Prolog= or Epilog= (slurm.conf): it is `make undrain NODE=<node>` on "
+                         "a drained node; there its refusals would drain every node a job runs on: remove it there")
     disarm = arm(cfg.deadline.left() + STOP_S)    # the backstop: whatever still runs then is stopped
     try:
         with system_path(os.environ, cfg.job_env, env):     # sinfo, scontrol, journalctl: never the job's, found

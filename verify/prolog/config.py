@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ..shared import clockskew
-from . import kernlog, settings, slurm
+from . import context, kernlog, settings, slurm
 from .deadline import Deadline
 from .verdict import decimal, finite_positive
 
@@ -149,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
 def _mode(env: dict[str, str], forced: str) -> str:
     if forced != "auto":
         return forced
-    return "prolog" if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog") or not env.get("SLURM_STEP_ID") else "step"
+    return "prolog" if context.by_slurmd(env) or not env.get("SLURM_STEP_ID") else "step"
 
 
 def expected_gpus(env: dict[str, str]) -> int | None:
@@ -343,7 +343,7 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     # a revalidation may run its preflight return_passes times, each under the prolog's own cap (revalidate.py)
     cfg.deadline = Deadline((budget + grace) * (passes if args.revalidate else 1), clock)
     slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
-    cfg.under_prolog = env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
+    cfg.under_prolog = context.by_slurmd(env)        # Prolog= or Epilog=: slurmd drains on either's non-zero exit
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     cfg.job_env = job

@@ -25,7 +25,7 @@ import re
 import stat
 from collections.abc import Mapping
 
-from . import statefile
+from . import context, statefile
 
 FILE = "settings"
 CAP = 64 * 1024                     # a settings file is a few lines: more is no settings file
@@ -39,7 +39,7 @@ def job_env(env: Mapping[str, str], mode: str, revalidate: bool) -> bool:
     job, SLURM_JOB_ID, that slurmd did not start as its Prolog=: a batch script running the prolog without srun has no
     SLURM_STEP_ID, nor has a shell ssh'd into its allocation, and either is the user's environment all the same).
     `make undrain` is an operator's by hand (its resume needs Slurm's operator rights), never a job's."""
-    in_job = bool(env.get("SLURM_JOB_ID", "").strip()) and not env.get("SLURM_SCRIPT_CONTEXT", "").startswith("prolog")
+    in_job = bool(env.get("SLURM_JOB_ID", "").strip()) and not context.by_slurmd(env)     # Prolog= or Epilog=
     return not revalidate and (mode == "step" or bool(env.get("SLURM_STEP_ID", "").strip()) or in_job)
 
 

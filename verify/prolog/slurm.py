@@ -40,6 +40,10 @@ def node_problem(name: str) -> str | None:
     if len(name) > NODE_MAX:
         return (f"node name {name[:40]!r}... is {len(name)} characters: more than the {NODE_MAX} the prolog's state "
                 "files can be named after (a DNS name, FQDN included, is rarely over 100)")
+    if name.upper() == "ALL":
+        # Slurm's word for every node (a partition's Nodes=ALL; node lists read it so): a drain or resume of "ALL"
+        # would act on the whole cluster, and no node is named so (slurm.conf could not tell it from the keyword)
+        return f"node name {name!r} is Slurm's word for every node, not one node name"
     if _NODE.fullmatch(name):
         return None
     return (f"node name {name!r} is not one node name (letters, digits, '-', '_', '.'); a hostlist such as "
