@@ -425,26 +425,31 @@ def _given(facts: FabricFacts) -> str:
             "image's libraries and the memlock limit were not recorded: not assessed")
 
 
+def _no_listing(facts: FabricFacts, result: CheckResult) -> CheckResult:
+    """No adapter, uverbs or verbs listing: the memlock limit alone, when it shows a fault or a sound figure."""
+    if memlock_low(facts.get("memlock")) or (rdma.pinning_failed(facts.get("memlock_error"))
+                                             and facts.get("memlock") != "unlimited"):
+        # a fault shown on its own: judged whatever else is missing
+        alone = Findings()
+        _memlock(facts, alone)
+        return alone.apply(result, "")
+    limit = facts.get("memlock")
+    read = "unlimited" if limit == "unlimited" else human_bytes(limit) \
+        if isinstance(limit, int) and not isinstance(limit, bool) else None
+    if read and not facts.get("memlock_error"):      # not low (above); a registration that failed proves no pass
+        # a figure that bears on a fault, read and sound: the verdict rests on it and says what was not read
+        result.summary = (f"memlock limit {read}, enough for RDMA registration; the host's adapters, the "
+                          "container's devices and the image's libraries were not read: not assessed")
+        return result
+    return result.not_judged("neither the host's adapters nor the container's devices were "
+                          "read: nothing to judge", "Record the check with `python -m verify --checks fabric "
+                          "--save-facts DIR`.")
+
+
 def judge(facts: FabricFacts, options: Options) -> CheckResult:
     result = CheckResult("fabric", PASS, "")
     if facts.get("adapters") is None and facts.get("uverbs") is None and facts.get("verbs_devices") is None:
-        if memlock_low(facts.get("memlock")) or (rdma.pinning_failed(facts.get("memlock_error"))
-                                                 and facts.get("memlock") != "unlimited"):
-            # a fault shown on its own: judged whatever else is missing
-            alone = Findings()
-            _memlock(facts, alone)
-            return alone.apply(result, "")
-        limit = facts.get("memlock")
-        read = "unlimited" if limit == "unlimited" else human_bytes(limit) \
-            if isinstance(limit, int) and not isinstance(limit, bool) else None
-        if read and not facts.get("memlock_error"):      # not low (above); a registration that failed proves no pass
-            # a figure that bears on a fault, read and sound: the verdict rests on it and says what was not read
-            result.summary = (f"memlock limit {read}, enough for RDMA registration; the host's adapters, the "
-                              "container's devices and the image's libraries were not read: not assessed")
-            return result
-        return result.not_judged("neither the host's adapters nor the container's devices were "
-                              "read: nothing to judge", "Record the check with `python -m verify --checks fabric "
-                              "--save-facts DIR`.")
+        return _no_listing(facts, result)
     adapters = list(facts.get("adapters") or [])
     _describe(facts, adapters, result)
     if contradiction := _impossible(adapters):
