@@ -6,13 +6,21 @@ class:
   a name DCGM printed as `<<<NULL>>>` is no name, and no fault;
 - nvidia-smi's `Unable to determine the device handle for gpu ...: Unknown Error` is a lost GPU in every case of its
   spelling (`nvidia-smi -L` prints `gpu` in lower case), beside the GPUs that answer;
-- NCCL's NVLS multicast bind failure quoted short (`Multicast memory: CUDA error 401`, no size) is the same refusal."""
+- NCCL's NVLS multicast bind failure quoted short (`Multicast memory: CUDA error 401`, no size) is the same refusal;
+- a health tool's line that a GPU does not support row remapping (GPUd's RMA check) is that GPU's `unsupported`
+  row remapping, the tool's own parse error no fault of the GPU;
+- NCCL's `ncclMaxSharedMem X exceeds device/fn maxSharedMem Y` is the image's NCCL build not fitting the GPU, with or
+  without the refused launch shown, before what the network set-up shows;
+- one node whose GPUs NCCL joins through NVLS (`NVLS multicast support is available`), no collective, nothing
+  failing: the ranks joined within one node, as SHM/P2P connections are (passes, bandwidth not assessed)."""
 from __future__ import annotations
 
 import pytest
 
 from tests.judging import explained, verdict
-from verify.explain import dcgmdiscovery, gpudevents, nvlsbind
+from verify.checks import nccl
+from verify.explain import dcgmdiscovery, gpudevents, gpudrma, nvlsbind
+from verify.options import Options
 
 pytestmark = pytest.mark.unit
 
@@ -89,3 +97,48 @@ def test_the_nvls_bind_failure_quoted_short_is_read():
     text = "  Failed to bind NVLink SHARP (NVLS) Multicast memory: CUDA error 401\n"
     assert nvlsbind.detect(text)
     assert verdict(explained(text)) == ("fail", "NCCL_FAILED", "host")
+
+
+# rtx4090-gpud-rma-check-invalid-remapping-failure-occurred-value-empty-no-row-remapping-tool-error
+RMA = ('nvidia-smi GPU GPU 00000000:E1:00.0 failed to determine if it qualifies for RMA: invalid remapping failure '
+       'occurred value: "", GPU product name "NVIDIA GeForce RTX 4090" does not support row remapping (message: "GPU\n')
+
+
+def test_a_tool_s_no_row_remapping_line_is_the_gpu_s_unsupported_field():
+    [dev] = gpudrma.parse(RMA)["devices"]
+    assert (dev["pci_bus_id"], dev["name"], dev["unsupported"]) == ("00000000:E1:00.0", "NVIDIA GeForce RTX 4090",
+                                                                    {"row_remap": "NotSupported"})
+    assert verdict(explained(RMA))[0] == "pass"
+
+
+# rtx5090-x2-workstation-nccl-2.25.1-cuda12.2-p2p-disabled-still-fails-maxsharedmem-82240-exceeds-79856-needs-2.26
+SHMEM = """localhost:11344:11344 [1] NCCL INFO NCCL version 2.25.1+cuda12.2
+localhost:11344:11344 [1] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856
+localhost:11344:11344 [1] NCCL INFO NET/IB : No device found.
+localhost:11344:11344 [1] NCCL INFO NET/Socket : Using [0]eno1:10.201.24.89<0> [1]CloudflareWARP:172.16.0.2<0>
+localhost:11344:11344 [1] NCCL INFO Using network Socket
+"""
+
+
+def test_nccl_s_kernels_too_big_for_the_gpu_are_the_image_s_with_or_without_a_failure():
+    assert verdict(explained(SHMEM)) == ("fail", "NCCL_FAILED", "image")
+    log = {"proof": ["ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856", "NET/IB : No device found."],
+           "ib_no_device": True, "networks": ["Socket"]}
+    r = nccl.judge({"backend": "nccl", "nodes": 1, "error": "init: fails", "nccl_log": log}, Options())
+    assert verdict(r) == ("fail", "NCCL_FAILED", "image")
+
+
+# h100-x8-one-node-nvls-multicast-available-16-channels-init-complete-3s-small-message-regression-2.28-to-2.29
+NVLS = """[0] NCCL INFO NVLS multicast support is available on dev 0 (NVLS_NCHANNELS 16)
+[6] NCCL INFO comm 0x563cb8ca7160 rank 6 nRanks 8 nNodes 1 localRanks 8 localRank 6 MNNVL 0
+[3] NCCL INFO ncclCommInitRankConfig comm 0x563cb890f420 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId b000 commId 0xfa356df9cba89de0 - Init COMPLETE
+"""
+
+
+def test_one_node_joined_through_nvls_with_nothing_failing_passes():
+    r = explained(NVLS)
+    assert verdict(r) == ("pass", None, None)
+    assert "NVLink SHARP" in r.summary
+    # across nodes NVLS says nothing of the network: no pass from it
+    log = {"nvls": True, "transports": [], "networks": []}
+    assert nccl.judge({"backend": "nccl", "nodes": 2, "nccl_log": log}, Options()).status != "pass"

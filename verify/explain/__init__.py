@@ -24,6 +24,7 @@ from . import (
     devib,
     drafabric,
     fmlog,
+    gpudrma,
     ib,
     kernel,
     loaderbus,
@@ -115,6 +116,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("a DataLoader out of /dev/shm", "train", loaderbus.detect, loaderbus.parse),
     Kind("torch's answers at a Python prompt", "gpu", torchrepl.detect, torchrepl.parse),
     Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),
+    Kind("a GPU health tool's row remapping not supported (GPUd's RMA check)", "gpu", gpudrma.detect, gpudrma.parse),
     Kind("the DRA driver's NVLink fabric read (ComputeDomain plugin)", "gpu", drafabric.detect, drafabric.parse),
     Kind("slurmd's GPUs autodetected through NVML", "gpu", slurmgres.detect, slurmgres.parse),       # names and UUIDs alone: after the rest
     Kind("torch.distributed rendezvous error", "nccl", rendezvous.detect, rendezvous.parse),
