@@ -1,3 +1,5 @@
+# mypy: disable-error-code="typeddict-item"
+# (judges take their TypedDict facts; these tests hand them partial facts, as a translated record would)
 """Issue 35's eighty-ninth and ninetieth corpus batches (GPU health from operators' tools; one-node NCCL), fixed by
 class:
 - GPUd's events output of its Xid component (`xid 119 detected by dmesg`, the event's data as an escaped JSON string)
