@@ -436,6 +436,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     # batch 85 (NVSwitch systems: fabric manager logs, IMEX, NVLS), after fix85's review
     "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
         "fill no field of facts schema 3: not read",
+    # Eighty-ninth and ninetieth batches (GPU health tools; one-node NCCL), after fix89's review
+    "a100-sxm4-80gb-x2-hpcx-container-nccl-2.21.5-all-reduce-perf-g-2-blocks-after-init-poster-points-to-pci-acs":
+        "translator: nccl fail NCCL_TIMEOUT (host); the excerpt ends after NCCL's init lines with no error: the hang "
+        "('the process block') and the ACS pointer are the poster's prose, so explain passes one node with nothing "
+        "failing, bandwidth not assessed",
 }
 
 
