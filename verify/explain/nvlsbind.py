@@ -2,14 +2,16 @@
 without NCCL's WARN tag and prefix, often on its own in an issue:
 `Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation cannot be
 performed in the present state'.` then `This is usually caused by a system or configuration error in the Fabric
-Manager or NVSwitches.` The communicator's set-up fails (init); NVLS is only tried on an NVSwitch system, so the
+Manager or NVSwitches.` (a quote shortened to `... Multicast memory: CUDA error 401`, no size and no CUDA text, is
+the same refusal). The communicator's set-up fails (init); NVLS is only tried on an NVSwitch system, so the
 facts say `nvswitch` true. Read into the nccl facts as a translation records it: the error, with NCCL's own hint."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
-_BIND = re.compile(r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory of size \d+ ?:\s*CUDA error \d+ '[^'\n]*'\.?")
+_BIND = re.compile(r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory(?: of size \d+)? ?:\s*"
+                   r"CUDA error \d+(?: '[^'\n]*')?\.?")
 _HINT = re.compile(r"This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches\.")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 

@@ -40,11 +40,12 @@ def _refused(text: str) -> re.Match[str] | None:
     return None
 
 # nvidia-smi when NVML cannot get one GPU's handle (`Unable to determine the device handle for GPU 0000:03:00.0: GPU is
-# lost.  Reboot the system to recover this GPU`, or `: Unknown Error`; older drivers print `for GPU0000:4F:00.0`): that GPU
+# lost.  Reboot the system to recover this GPU`, or `: Unknown Error`; older drivers print `for GPU0000:4F:00.0`, and
+# `nvidia-smi -L` prints `for gpu 0000:18:00.0` in lower case, among the GPUs that answer): that GPU
 # is lost (FACTS.md `lost`), whatever its address reads: one a poster shortened or masked (`GPU 000:BA:80.0`, `GPU
 # ******`) is still a GPU lost, recorded without an address (never a guessed one)
 _HANDLE = re.compile(r"Unable to determine the device handle for GPU ?([^\s:]*(?::[^\s:]+)*?)"
-                     r": (GPU is lost|Unknown Error)")
+                     r": (GPU is lost|Unknown Error)", re.IGNORECASE)
 _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[01][0-9A-Fa-f]\.[0-7]")
 
 
@@ -86,7 +87,7 @@ def parse(text: str) -> dict[str, Any]:
     missing = bool(refused and _NO_LIBRARY.search(refused.group(0)))
     lost: list[dict[str, Any]] = [
         {"index": None, "pci_bus_id": _bus_or_none(m.group(1)), "lost": True,
-         "nvml_errors": {"handle": "GPU_IS_LOST" if m.group(2) == "GPU is lost" else "Unknown Error"}}
+         "nvml_errors": {"handle": "GPU_IS_LOST" if m.group(2).lower() == "gpu is lost" else "Unknown Error"}}
         for m in _HANDLE.finditer(text)]
     lost += [{"index": None, "uuid": uuid, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST"}}
              for uuid in dict.fromkeys(m.group(1) for m in _LOST_UUID.finditer(text))]

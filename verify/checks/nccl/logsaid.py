@@ -18,6 +18,11 @@ def within_node(facts: NcclFacts, log: NcclLog) -> str | None:
     nodes = facts.get("nodes")
     if any(t.startswith("NET/") for t in transports) or log.get("net_channels") or (isinstance(nodes, int) and nodes > 1):
         return None
+    if not transports and log.get("nvls") is True and nodes == 1:
+        # NVLS set up on one node (`NVLS multicast support is available on dev N`): the NVSwitches' multicast between
+        # its GPUs, which the Fabric Manager set up; a network, if any, is never used between them
+        return ("NCCL's log: one node, whose GPUs NCCL joins through NVLink SHARP (NVSwitch multicast available); no "
+                "connection goes through the network; no collective recorded: bandwidth not assessed")
     if not transports:
         # a group recorded on one node whose log shows only NCCL's network set-up (no RDMA device, no plugin, the
         # bootstrap's socket): what it found is never used between GPUs of one node
@@ -26,8 +31,8 @@ def within_node(facts: NcclFacts, log: NcclLog) -> str | None:
             or OFI_INIT_GAVE_UP.search(" | ".join([str(log.get("ofi_error") or ""), *(log.get("proof") or [])]))
         if nodes != 1 or not setup:
             return None
-        return ("NCCL's log: one node, whose GPUs do not reach each other through the network NCCL set up; no "
-                "collective recorded: bandwidth not assessed")
+        return ("NCCL's log: one node, whose GPUs reach each other without the network NCCL set up (it is for "
+                "other nodes); no collective recorded: bandwidth not assessed")
     return (f"NCCL's log: the ranks connect within one node ({', '.join(transports)}); no connection goes through "
             "the network; no collective recorded: bandwidth not assessed")
 

@@ -38,7 +38,7 @@ from .bandwidth import bandwidth_figures, nvls_not_used
 from .crash import crash_verdict
 from .efa import efa_verdict
 from .hang import is_timeout
-from .launchcfg import launch_verdict
+from .launchcfg import build_verdict, launch_verdict
 from .layers import layers_verdict
 from .logsaid import no_collective
 from .midrun import job_side
@@ -381,6 +381,8 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               fix, whose)
     if shown := crash_verdict(said, backend, result, is_timeout(error)) or layers_verdict(said, backend, result):
         return shown
+    if built := build_verdict(" | ".join(said), error, backend, result):
+        return built            # no failure named: NCCL's build not fitting the GPU outranks the network it set up
     cause = fallback_cause(found, CAUSES, error, result)
     rails = rdma.mixed_rails(facts.get("adapters"), roce=True) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
     if rails and is_timeout(error):
@@ -464,6 +466,8 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     if contradiction:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
                               "Record the check again.")
+    if rows is None and not error and (built := build_verdict(" | ".join(_said(facts, "")), None, backend, result)):
+        return built            # NCCL's build does not fit the GPU: its first collective cannot launch
     if rows is None and not error:
         return no_collective(facts, found, result)
     if error or not rows:
