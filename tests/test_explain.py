@@ -436,6 +436,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     # batch 85 (NVSwitch systems: fabric manager logs, IMEX, NVLS), after fix85's review
     "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
         "fill no field of facts schema 3: not read",
+    # Ninety-first batch (GPUDirect RDMA plumbing, memlock; tests/test_judges_fix91.py): as their facts.
+    "ubuntu-14.04-nv-peer-mem-1.0-1-dkms-disagrees-about-version-of-nvidia-p2p-and-ib-peer-symbols-invalid-argument":
+        "translator: fabric warn FABRIC_GDR_OFF (host); the module's refusal is read (`peermem` false) but no line shows "
+        "the running kernel (the DKMS build's target is not it), so dma-buf is undecided: not judged, as its facts",
 }
 
 

@@ -933,6 +933,13 @@ KNOWN_MISMATCHES = {
     # batch 85 (NVSwitch systems: fabric manager logs, IMEX, NVLS), after fix85's review
     "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
         "fill no field of facts schema 3: every gpu fact is null, nothing to judge",
+    # Ninety-first batch (GPUDirect RDMA plumbing, memlock; tests/test_judges_fix91.py): FACTS.md's letter, or no field.
+    "gb10-dgx-spark-roce-200g-nccl-dmabuf-enabled-rdma-plugin-gdr-disabled-p2c-nvidia-peermem-n-a-by-design": "fabric "
+        "`peermem` false alone: dma-buf undecided (`gpu_module`, `kernel` unknown), no pass and no fault; that GB10's GPU "
+        "memory is the host's (peer memory n/a by design) has no field; the nccl record passes on the fabric it chose",
+    "ubuntu-14.04-nv-peer-mem-1.0-1-dkms-disagrees-about-version-of-nvidia-p2p-and-ib-peer-symbols-invalid-argument":
+        "`peermem` false with the running kernel unknown leaves dma-buf undecided (FACTS.md), as the gb300 entry; the "
+        "kernel's refusal of nv_peer_mem (symbol versions) has no field in facts schema 3",
 }
 
 

@@ -44,6 +44,7 @@ from .logsaid import no_collective
 from .midrun import job_side
 from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
+from .regcap import capacity_verdict
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
 from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed
@@ -333,8 +334,9 @@ def _decided_first(facts: NcclFacts, error: str, said: list[str], result: CheckR
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"a collective over {backend or 'NCCL'} returned wrong data: "
                               f"{error}", WRONG_ADVICE)
     failed = f"all-reduce over {backend or 'NCCL'} failed: {error}"
-    return launch_verdict(" | ".join(said), failed, result) or efa_verdict(facts, " | ".join(said), failed,
-                                                                           is_timeout(error), result)
+    return launch_verdict(" | ".join(said), failed, result) or capacity_verdict(
+        facts, " | ".join(said), failed, is_timeout(error), result) or efa_verdict(facts, " | ".join(said), failed,
+                                                                                   is_timeout(error), result)
 
 
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
