@@ -127,3 +127,12 @@ def test_a_whole_lsmod_without_the_module_reads_it_not_loaded():
     from verify.explain import peermem
     assert peermem.parse("Module                  Size  Used by\nmlx5_ib  368640  0\n") == {"peermem": False}
     assert peermem.parse(LSMOD)["peermem"] is True
+
+
+def test_modprobe_finding_no_module_for_an_old_kernel_reads_not_loaded_with_that_kernel():
+    from verify.explain import peermem
+    text = "modprobe: FATAL: Module nvidia-peermem not found in directory /lib/modules/4.18.0-305.el8.x86_64\n"
+    assert peermem.parse(text) == {"peermem": False, "kernel": "4.18.0-305.el8.x86_64"}
+    assert verdict(explained(text)) == ("warn", "FABRIC_GDR_OFF", "host")
+    # the benign taint notice of an out-of-tree module is no refusal
+    assert not peermem.detect("nvidia_peermem: loading out-of-tree module taints kernel.\n")
