@@ -450,6 +450,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: nccl fail NCCL_TIMEOUT (host); the excerpt ends after NCCL's init lines with no error: the hang "
         "('the process block') and the ACS pointer are the poster's prose, so explain passes one node with nothing "
         "failing, bandwidth not assessed",
+    # Ninety-first batch (GPUDirect RDMA plumbing, memlock; tests/test_judges_fix91.py): as their facts.
+    "ubuntu-14.04-nv-peer-mem-1.0-1-dkms-disagrees-about-version-of-nvidia-p2p-and-ib-peer-symbols-invalid-argument":
+        "translator: fabric warn FABRIC_GDR_OFF (host); the module's refusal is read (`peermem` false) but no line shows "
+        "the running kernel (the DKMS build's target is not it), so dma-buf is undecided: not judged, as its facts",
 }
 
 

@@ -940,6 +940,13 @@ KNOWN_MISMATCHES = {
         'GPU_OUT_OF_MEMORY (job): NCCL failing on CUDA out of memory is said under its own code, as nccl-2.18.1-all-gather-object-...-out-of-memory expects; translated NCCL_FAILED, the owner agrees',
     'wenet-4-machines-x4-gpus-image-without-libibverbs-nccl-bootstrap-eth0-watchdog-timeout-same-machines-x2-gpus-work':
         "NCCL_TIMEOUT owner job: torch's watchdog in a job's log, nothing showing the node (the watchdog rule, no drain); translated owner null",
+    # Ninety-first batch (GPUDirect RDMA plumbing, memlock; tests/test_judges_fix91.py): FACTS.md's letter, or no field.
+    "gb10-dgx-spark-roce-200g-nccl-dmabuf-enabled-rdma-plugin-gdr-disabled-p2c-nvidia-peermem-n-a-by-design": "fabric "
+        "`peermem` false alone: dma-buf undecided (`gpu_module`, `kernel` unknown), no pass and no fault; that GB10's GPU "
+        "memory is the host's (peer memory n/a by design) has no field; the nccl record passes on the fabric it chose",
+    "ubuntu-14.04-nv-peer-mem-1.0-1-dkms-disagrees-about-version-of-nvidia-p2p-and-ib-peer-symbols-invalid-argument":
+        "`peermem` false with the running kernel unknown leaves dma-buf undecided (FACTS.md), as the gb300 entry; the "
+        "kernel's refusal of nv_peer_mem (symbol versions) has no field in facts schema 3",
 }
 
 

@@ -41,6 +41,7 @@ from . import (
     nvlsbind,
     nvml,
     pasted,
+    peermem,
     perftest,
     rendezvous,
     slurmgres,
@@ -99,6 +100,8 @@ KINDS: tuple[Kind, ...] = (
          remedy="Read the node's ports (`ibstat`, or NHC with `-d`) and bring them up at the rate the site's check "
                 "asks for (cabling, switch port, subnet manager, the HCA's driver) before the node takes jobs."),
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
+    Kind("the peer-memory module (lsmod, modprobe, its kernel lines)", "fabric", peermem.detect, peermem.parse,
+         prefixed=True),
     Kind("perftest's port check (ib_write_bw ...)", "fabric", perftest.detect, perftest.parse),
     Kind("ibdev2netdev -v (the RDMA ports' own states)", "fabric", ibdevnetdev.detect, ibdevnetdev.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse, prefixed=True),

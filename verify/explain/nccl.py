@@ -11,7 +11,7 @@ from typing import Any
 from ..checks.nccl import casualty, efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import ib, ncclalloc
+from . import ib, ncclalloc, setlimit
 from .ncclwarns import closing_run
 from .said import printed
 
@@ -287,4 +287,10 @@ def parse(text: str) -> dict[str, Any]:
     listed, on, gpu = ranks(text)
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
             "world_size": world or listed, "nodes": nodes if world else on, "nccl_log": _with_connects(_log(text), text),
-            **({"device_name": gpu} if gpu else {}), **_listed(text)}
+            **({"device_name": gpu} if gpu else {}), **_listed(text), **_limit(text)}
+
+
+def _limit(text: str) -> dict[str, Any]:
+    """The memlock limit the log's command line set for the program (`ulimit -l unlimited && ...`)."""
+    chained = setlimit.memlock(text)
+    return {"memlock_bytes": chained} if chained is not None else {}

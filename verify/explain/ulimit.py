@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..checks.nccl.regcap import EFA_MR_FULL
 from ..shared.rdma import PINNING_ENOMEM, pinning_failed
-from . import shellimit
+from . import setlimit, shellimit
 from .said import printed
 
 # each shell's `ulimit -a` line for the memlock limit, its unit and value named
@@ -55,6 +56,8 @@ def _pinning(text: str) -> str | None:
     found = printed(PINNING_ENOMEM, text)
     if not found or (found.group().startswith("pin_user_pages") and not _VERBS_PATH.search(text)):
         return None
+    if EFA_MR_FULL.search(text):    # the kernel shows the device refused after the pages were pinned: not the limit
+        return None
     end = text.find("\n", found.end())
     return pinning_failed(text[text.rfind("\n", 0, found.start()) + 1:end if end >= 0 else None])
 
@@ -83,7 +86,9 @@ def _limit(text: str) -> dict[str, Any]:
     found = _shell(text)
     if not found:
         shown = shellimit.memlock(text)     # a transcript's `ulimit -l` (a job step's, over the login shell's)
-        return {"memlock": shown} if shown is not None else _library(text)
+        found_limit = {"memlock": shown} if shown is not None else _library(text)
+        chained = setlimit.memlock(text)    # else the limit a command line set for the program it ran
+        return found_limit if "memlock" in found_limit or chained is None else {"memlock": chained}
     value = found.group("value")
     if value.lower() in _INFINITE:
         return {"memlock": "unlimited"}

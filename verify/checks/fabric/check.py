@@ -19,6 +19,7 @@ from ...findings import Findings
 from ...options import GiB, Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import rdma
+from .gdrready import GDR_REMEDY, gdr, plumbing_alone
 from .offport import ethernet_off_beside_ib
 from .splitrate import design_rate
 
@@ -37,7 +38,6 @@ IB_MAX_GBPS = {"MT4099": 56.0, "MT4103": 56.0, "MT4115": 100.0, "MT4119": 100.0,
 RATED_FLOOR_GBPS = 10.0
 FLOORED_MODEL = re.compile(r"MT4\d{3,4}")
 MEMLOCK_FAIL = 1 * GiB       # NCCL registers GiB of buffers per rank; docker's default (64 KiB / 8 MiB) fails
-DMABUF_KERNEL = (5, 12)
 NCCL_VARS = ("NCCL_IB_DISABLE", "NCCL_NET", "NCCL_IB_HCA", "NCCL_NET_PLUGIN", "NCCL_SOCKET_IFNAME")
 
 FIGURES = (
@@ -326,31 +326,12 @@ def _mixed(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None
               "job")
 
 
-def _kernel_at_least(release: Any, floor: tuple[int, int]) -> bool | None:
-    found = re.match(r"(\d+)\.(\d+)", str(release or ""))
-    return None if not found else (int(found.group(1)), int(found.group(2))) >= floor
-
-
-def gdr(facts: FabricFacts) -> tuple[bool | None, str]:
-    """GPUDirect RDMA readiness: nvidia_peermem loaded, or dma-buf (open GPU module on kernel 5.12+)."""
-    if facts.get("peermem"):
-        return True, "nvidia_peermem loaded"
-    dmabuf = facts.get("gpu_module") == "open" and _kernel_at_least(facts.get("kernel"), DMABUF_KERNEL)
-    if dmabuf:
-        return True, f"dma-buf (open GPU kernel module, kernel {facts.get('kernel')})"
-    if facts.get("peermem") is False and facts.get("gpu_module") is not None and dmabuf is False:
-        return False, (f"nvidia_peermem not loaded and no dma-buf ({facts.get('gpu_module')} GPU kernel module, "
-                       f"kernel {facts.get('kernel')})")
-    return None, "not judged (no GPU driver or module list visible)"
-
-
 def _gdr(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
     verbs = [a for a in adapters if a.get("driver") != "efa"]
     ready, why = gdr(facts)
     if verbs and ready is False:
         found.add(WARN, "FABRIC_GDR_OFF", f"GPUDirect RDMA unavailable: {why}; NCCL stages every transfer through "
-                  "host memory", "`modprobe nvidia_peermem` on the host, or the open GPU kernel module on kernel "
-                  "5.12+ (dma-buf).", "host")
+                  "host memory", GDR_REMEDY, "host")
 
 
 def _describe(facts: FabricFacts, adapters: list[Adapter], result: CheckResult) -> None:
@@ -426,21 +407,16 @@ def _given(facts: FabricFacts) -> str:
 
 
 def _no_listing(facts: FabricFacts, result: CheckResult) -> CheckResult:
-    """No adapter, uverbs or verbs listing: the memlock limit alone, when it shows a fault or a sound figure."""
+    """No adapter, uverbs or verbs listing: the memlock limit or the peer-memory module alone, when they show a fault
+    or a sound figure."""
     if memlock_low(facts.get("memlock")) or (rdma.pinning_failed(facts.get("memlock_error"))
                                              and facts.get("memlock") != "unlimited"):
         # a fault shown on its own: judged whatever else is missing
         alone = Findings()
         _memlock(facts, alone)
         return alone.apply(result, "")
-    limit = facts.get("memlock")
-    read = "unlimited" if limit == "unlimited" else human_bytes(limit) \
-        if isinstance(limit, int) and not isinstance(limit, bool) else None
-    if read and not facts.get("memlock_error"):      # not low (above); a registration that failed proves no pass
-        # a figure that bears on a fault, read and sound: the verdict rests on it and says what was not read
-        result.summary = (f"memlock limit {read}, enough for RDMA registration; the host's adapters, the "
-                          "container's devices and the image's libraries were not read: not assessed")
-        return result
+    if shown := plumbing_alone(facts, result):   # a figure that bears on a fault, read: the verdict rests on it
+        return shown
     return result.not_judged("neither the host's adapters nor the container's devices were "
                           "read: nothing to judge", "Record the check with `python -m verify --checks fabric "
                           "--save-facts DIR`.")

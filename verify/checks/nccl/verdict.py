@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...codes import CODES
 from ...facts import NONE, UNLIMITED, NcclFacts, SizeRow
 from ...figures import (
     BOOL,
@@ -32,7 +31,7 @@ from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
-from ...shared.shmem import nccl_shm_attach, nccl_shm_full
+from ...shared.shmem import nccl_shm_attach
 from . import barefail, casualty, plugreg
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .crash import crash_verdict
@@ -40,10 +39,12 @@ from .efa import efa_verdict
 from .hang import is_timeout
 from .launchcfg import build_verdict, launch_verdict
 from .layers import layers_verdict
+from .localcause import memlock_verdict, shm_full_verdict
 from .logsaid import no_collective
 from .midrun import job_side
 from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
+from .regcap import capacity_verdict
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT, bus_factor
 from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed
@@ -333,8 +334,9 @@ def _decided_first(facts: NcclFacts, error: str, said: list[str], result: CheckR
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"a collective over {backend or 'NCCL'} returned wrong data: "
                               f"{error}", WRONG_ADVICE)
     failed = f"all-reduce over {backend or 'NCCL'} failed: {error}"
-    return launch_verdict(" | ".join(said), failed, result) or efa_verdict(facts, " | ".join(said), failed,
-                                                                           is_timeout(error), result)
+    return launch_verdict(" | ".join(said), failed, result) or capacity_verdict(
+        facts, " | ".join(said), failed, is_timeout(error), result) or efa_verdict(facts, " | ".join(said), failed,
+                                                                                   is_timeout(error), result)
 
 
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
@@ -352,16 +354,8 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return result.verdict(FAIL, code,
                               f"all-reduce over {backend or 'NCCL'} failed on a CUDA error: {error}; {cuda.cause}",
                               cuda.fix, cuda.owner)
-    full = nccl_shm_full("\n".join(said))
-    if full:
-        # NCCL's SHM transport (ranks of one node) found no room in /dev/shm: the container's size, the job's,
-        # whatever failed after it (the proxy's sockets, the bootstrap) is its consequence
-        size = facts.get("shm_bytes")
-        sized = f"; /dev/shm is {human_bytes(size)}" if isinstance(size, int) and not isinstance(size, bool) else ""
-        return result.verdict(FAIL, "SHM_TOO_SMALL", f"all-reduce over {backend or 'NCCL'} failed: NCCL's shared-memory "
-                              f"transport ran out of /dev/shm ({full}){sized}",
-                              "Give the container a larger /dev/shm: " + CODES["SHM_TOO_SMALL"].fix.rstrip(".")
-                              + " (or NCCL_SHM_DISABLE=1, slower).", "job")
+    if full := shm_full_verdict(facts, said, backend, result):
+        return full
     if gid := set_up_cause(facts, " | ".join(said)):
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}{gid[0]}",
                               gid[1], gid[2])
@@ -372,13 +366,8 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     if side := job_side(" | ".join(said)):
         return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: {error}; {side[0]}",
                               side[1], "job")
-    pinned = rdma.pinning_failed("\n".join(said))
-    if pinned and facts.get("memlock_bytes") != UNLIMITED:
-        # the fabric check's rule: read beside the container's devices, the container's limit; else the node's
-        whose, fix = rdma.memlock_owner(facts.get("uverbs") is not None or facts.get("verbs_loads") is not None)
-        return result.verdict(FAIL, "FABRIC_MEMLOCK_LOW", f"all-reduce over {backend or 'NCCL'} failed: RDMA memory "
-                              f"registration ran out of locked memory ({pinned}): the memlock limit is too low",
-                              fix, whose)
+    if pinned := memlock_verdict(facts, said, backend, result):
+        return pinned
     if shown := crash_verdict(said, backend, result, is_timeout(error)) or layers_verdict(said, backend, result):
         return shown
     if built := build_verdict(" | ".join(said), error, backend, result):
