@@ -34,6 +34,10 @@ RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
 EXPLAIN_MISMATCHES: dict[str, str] = {
+    # Ninety-second batch: the rule kept.
+    "llama-3.3-70b-vllm-tp4-pp2-k8s-lws-two-pods-8-ib-hcas-nccl-2.21.5-default-gdr-level-pp-comm-net-ib-4-without-gdrdma":
+        "translator: warn FABRIC_GDR_OFF (job); verify explain, as its facts: no /GDRDMA on any IB connection with no "
+        "GDR level set by the job warns the host (the GPU-to-NIC distance has no field)",
     # Eighty-third, eighty-fourth and eighty-sixth batches (tests/test_judges_fix83.py): prose, or a field FACTS.md
     # has not.
     "b300-16-nodes-cx8-split-2x400g-ethernet-nccl-2.29.7-nvlstree-200-gbps-from-4-nodes-ring-760-known-bug-fixed-2.30.3":

@@ -8,7 +8,9 @@ memory page fault (Xid 31) names the same fault type at the same address within 
 `faulted @ 0x7f75_7bd4f000. Fault is of type FAULT_PDE ...`), the faults are one program's same access repeated: an
 address space laid out afresh per process (ASLR, CUDA's own reservations) only lands on the same offset again where
 the same code makes the same allocations and the same bad access. A GPU whose memory or MMU is at fault does not
-repeat one program's offset across processes, so those faults stay the job's; any other spread stays suspect."""
+repeat one program's offset across processes, so those faults stay the job's; any other spread stays suspect. The
+same holds for a graphics engine exception (Xid 13) that every process of one program (the same `name=`) meets at
+the same class and offset: a game or job restarted into the same fault."""
 from __future__ import annotations
 
 import re
@@ -22,6 +24,9 @@ SUSPECT_PROCESSES = 3
 _PID = re.compile(r"\bpid=(\d+)")
 # Xid 31's MMU fault as r470 and later print it: the faulting virtual address (hex, `_` between its halves) and type
 _FAULT = re.compile(r"faulted @ 0x([0-9a-fA-F_]+)\.?\s+Fault is of type (\w+)")
+# Xid 13's graphics exception: the engine class and the method offset that faulted (the channel differs per process)
+_EXCEPTION = re.compile(r"Graphics Exception: .*?Class ([0-9a-fA-F]+), Offset ([0-9a-fA-F]+)")
+_NAME = re.compile(r"\bname=([^,]+),")
 REGION = 1 << 21      # 2 MiB: CUDA's large page, the alignment of its virtual address reservations
 
 
@@ -35,7 +40,11 @@ def one_program_repeated(texts: Sequence[str]) -> bool:
     """Whether the processes' faults are one program's same access: each line prints its address and type, and
     they are the same in all."""
     shapes = [fault_shape(t) for t in texts]
-    return all(shapes) and len(set(shapes)) == 1
+    if all(shapes) and len(set(shapes)) == 1:
+        return True
+    names = {m.group(1).strip() if (m := _NAME.search(t)) else None for t in texts}
+    exceptions = {m.groups() if (m := _EXCEPTION.search(t)) else None for t in texts}
+    return len(names) == 1 and None not in names and len(exceptions) == 1 and None not in exceptions
 
 
 def suspect_gpus(judged: Sequence[tuple[Judged, XidEvent, str]]) -> dict[str, int]:
