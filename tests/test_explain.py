@@ -34,6 +34,13 @@ RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
 EXPLAIN_MISMATCHES: dict[str, str] = {
+    # Eighty-eighth batch: a failure that shows no cause is the job's (every failure names an owner).
+    "slurm-submitit-multi-node-nccl-2.18.1-barrier-internal-error-socket-recv-failed-while-polling-opid-cause-not-shown":
+        "translator: fail NCCL_FAILED with no owner; verify fails it too, owned by the job (the report contract names an "
+        "owner for every failure; the job's owner reads the other ranks' logs; never a drain), as a watchdog with no cause",
+    "verl-prime-ray-fsdp-multi-node-nccl-2.24.3-first-barrier-unhandled-system-error-proxy-connect-res-3-cause-not-shown":
+        "translator: fail NCCL_FAILED with no owner; verify fails it too, owned by the job (the report contract names an "
+        "owner for every failure; the job's owner reads the other ranks' logs; never a drain), as a watchdog with no cause",
     # Ninety-second batch: the rule kept.
     "llama-3.3-70b-vllm-tp4-pp2-k8s-lws-two-pods-8-ib-hcas-nccl-2.21.5-default-gdr-level-pp-comm-net-ib-4-without-gdrdma":
         "translator: warn FABRIC_GDR_OFF (job); verify explain, as its facts: no /GDRDMA on any IB connection with no "

@@ -36,13 +36,13 @@ VERL = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distri
 
 
 @pytest.mark.parametrize("text", [SUBMITIT, VERL], ids=["internal-error-opid", "system-error-connect-res"])
-def test_a_peers_failure_seen_from_a_rank_fails_with_no_owner_on_both_roads(text):
+def test_a_peers_failure_seen_from_a_rank_fails_as_the_job_s_on_both_roads(text):
     """No drain without evidence: the casualty's error names no node, fabric, image or setting."""
-    assert verdict(explained(text)) == ("fail", "NCCL_FAILED", None)
+    assert verdict(explained(text)) == ("fail", "NCCL_FAILED", "job")
     error = "barrier: " + " ".join(line.strip() for line in text.splitlines() if line.strip() != "Last error:")
     error = error.replace("failed or device error. [Service", "failed or device error. Last error: [Service")
     error = error.replace("Internal check failed. Socket", "Internal check failed. Last error: Socket")
-    assert verdict(failed(error)) == ("fail", "NCCL_FAILED", None)
+    assert verdict(failed(error)) == ("fail", "NCCL_FAILED", "job")
 
 
 def test_a_cause_named_beside_the_casualty_still_decides():
@@ -98,10 +98,10 @@ BARE = ("init: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/P
         "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1 ncclSyste")
 
 
-def test_a_bare_system_error_fails_with_no_owner_and_a_named_cause_keeps_its_owner():
-    assert verdict(failed(BARE)) == ("fail", "NCCL_FAILED", None)
+def test_a_bare_system_error_fails_as_the_job_s_and_a_named_cause_keeps_its_owner():
+    assert verdict(failed(BARE)) == ("fail", "NCCL_FAILED", "job")
     assert verdict(failed("RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)")) \
-        == ("fail", "NCCL_FAILED", None)
+        == ("fail", "NCCL_FAILED", "job")
     # nccl-2.21.5-remote-error-connection-reset-nodes-with-ib-issues: a peer's socket reset is named: the host's, as ever
     reset = ("ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely. "
              "Last error: socketProgressOpt: Call to recv from 172....<33759> failed : Connection reset by peer")

@@ -4,7 +4,7 @@
 `ncclRemoteError` are the classes NCCL returns for any failed system, library or peer call; the call itself is in
 NCCL's `Last error:` or its WARN lines. An error that holds the class's words alone (torch's `NCCL error in:
 <file>:<line>, ...`, NCCL's own sentence, an empty `Last error:`, a message cut short) shows no cause: judged (fail),
-owned by no one, no drain (FACTS.md: drain only on evidence that the host is at fault). Anything more (a call, an
+owned by the job (its owner reads the other ranks' logs), never a drain (FACTS.md: drain only on evidence that the host is at fault; every failure names an owner). Anything more (a call, an
 errno, a peer's address, a CUDA error) is a cause the other rules read, and keeps their owner. NCCL's internal error
 keeps its own rule (its words name NCCL itself: the image's)."""
 from __future__ import annotations

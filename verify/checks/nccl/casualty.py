@@ -4,8 +4,8 @@ While NCCL sets up its transports, a rank's proxy waits on its peers; when anoth
 rank's error (torch's `unhandled system error` or, in 2.18, `internal error`) carries only the proxy's view of it:
 `Socket recv failed while polling for opId=...` (src/proxy.cc) or `[Service thread] Error encountered progressing
 operation=Connect, res=3, closing connection` (2.19+). Nothing in it names a node, a fabric, an image or a setting:
-the failure is judged (fail), owned by no one, and the node is not drained on it (FACTS.md: drain only on evidence
-that the host is at fault). A cause shown beside it (a CUDA error, a verbs call, a setting) is read first."""
+the failure is judged (fail), owned by the job (the cause is in another rank's log), and the node is not drained on
+it (FACTS.md: drain only on evidence that the host is at fault). A cause shown beside it (a CUDA error, a verbs call, a setting) is read first."""
 from __future__ import annotations
 
 import re

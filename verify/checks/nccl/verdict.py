@@ -394,12 +394,10 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
     backend = facts.get("backend")
     shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
     if not cause and (lost := casualty.peer_casualty(error)):
-        # a peer's failure seen from this rank: judged, owned by no one (no drain without evidence)
-        unowned = result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}; this rank's proxy "
-                                 f"lost a peer during setup ({lost}): the cause is in another rank's log",
-                                 casualty.REMEDY)
-        unowned.owner = None
-        return unowned
+        # a peer's failure seen from this rank: the job's to read (nothing shows the node at fault: no drain)
+        return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}; this rank's proxy "
+                              f"lost a peer during setup ({lost}): the cause is in another rank's log",
+                              casualty.REMEDY, "job")
     # the internal error is what NCCL said last; a cause its log or the job's settings name comes first
     if not cause and (internal := _internal(facts, " | ".join(said), f"all-reduce over {backend} failed", error, result)):
         return internal
@@ -416,11 +414,10 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
                               f"{cause.remedy} {remedy}" if cause else remedy, owner)
-    failed = result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
-                            f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
     if not cause and barefail.bare(error):
-        failed.owner = None                  # the error's class alone shows no cause: no owner, no drain
-    return failed
+        owner = "job"               # the error's class alone shows no cause: the job's to read, never a drain
+    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
+                          f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
 
 
 def _no_bandwidth(facts: NcclFacts, rows: list[SizeRow], span: str, result: CheckResult) -> CheckResult:
