@@ -12,6 +12,9 @@ import pytest
 
 from tests.judging import explained, verdict
 from verify import replay
+from verify.checks.gpu.powercap import power_cap
+from verify.facts import NvmlDevice
+from verify.findings import Findings
 
 pytestmark = pytest.mark.unit
 
@@ -58,6 +61,26 @@ NEAR = [
      "design", "Rate: 100"),
     ("fabric/splitrate.py BlueField-3 bonds", "bf3-mt41692-roce-bonds-200-active", "Rate: 200"),
     ("fabric/splitrate.py ConnectX-7 beside a bond", "h100-ibstat-eight-cx7-ndr-plus-bf3-bond-all-active", "Rate:"),
+    # verify/explain/ibdevnetdev.py: ibdev2netdev -v read by the RDMA port's own state (a port down: the host's)
+    ("explain/ibdevnetdev.py port ACTIVE, netdev Down", "azure-nc24rs-v3-v100-ibdev2netdev-v-cx3-vf-mt4100-port-active-"
+     "ib0-netdev-down-nccl-tests-openmpi-error", "(ACTIVE) ==> ib0 (Down)"),
+    ("explain/ibdevnetdev.py IB netdevs Down by design", "h100-ibdev2netdev-eight-cx7-ib-netdevs-down-no-ipoib-by-"
+     "design-cx6-eth-first-ports-up", "(Down)"),
+    # verify/explain/mnnvl.py: NCCL's MNNVL fabric state and health mask
+    ("explain/mnnvl.py health bits false, fabric healthy", "gb200-tray-4gpu-570.124.06-nccl-mnnvl-state-3-healthmask-"
+     "0xaa-all-health-bits-false-clique-0x7ffe-nvls-forced-on-errors-fabric-healthy", "MNNVL"),
+    # verify/explain/nvbandwidth.py: nvbandwidth's multinode failures
+    ("explain/nvbandwidth.py multinode across nodes", "hgx-b200-two-nodes-nvbandwidth-multinode-cumemsetaccess-"
+     "invalid-value-across-nodes-imex-connected-gpu0-nvlinks-50gbs-no-cross-node-nvlink", "nvbandwidth"),
+    # verify/checks/nccl/transport.py's GPUDirect rule beside today's GDR plumbing: GDR used, or not offered by design
+    ("nccl GDR level SYS, GDRDMA used", "deepseek-v2.5-vllm-tp8-pp2-k8s-lws-two-pods-8-ib-hcas-nccl-2.21.5-gdr-level-sys-"
+     "pp-comm-gdrdma-serving", "GDRDMA"),
+    ("nccl EFA without GDR support", "g6e-efa-ofi-gdr-not-supported-every-channel-without-gdrdma", "NET/OFI"),
+    # a split ConnectX-8 in Ethernet, the image's NCCL slow
+    ("fabric/splitrate.py CX8 split 2x400G Ethernet", "b300-16-nodes-cx8-split-2x400g-ethernet-nccl-2.29.7-nvlstree-"
+     "200-gbps-from-4-nodes-ring-760-known-bug-fixed-2.30.3", "NVLSTree"),
+    ("fabric/offport.py second RoCE port disabled", "a800-slurm-ibstatus-two-hdr-ib-rails-active-200-roce-100-active-"
+     "second-roce-port-disabled-nccl-picks-ib", "3: Disabled"),
     # verify/checks/fabric/offport.py: an Ethernet port Disabled
     ("fabric/offport.py Ethernet Disabled beside IB", "h100-ibstat-eight-cx7-ndr-ib-active-beside-cx6dx-ethernet-"
      "three-disabled", "Disabled"),
@@ -134,3 +157,17 @@ def test_an_image_s_nvml_mismatch_is_never_read_as_the_toolkit_s_missing_library
     folder = replay.load(str(item / "facts"), None, {})
     for res in [explained((item / "raw.txt").read_text()), *(replay.judge(r, folder.options) for r in folder.records)]:
         assert "Container Toolkit" not in " ".join([res.summary, *res.details]), res.summary
+
+
+@pytest.mark.parametrize("name", ["NVIDIA GH200 480GB", "NVIDIA GB200", "NVIDIA GB300"])
+def test_only_a_grace_module_s_gpu_is_spared_the_cap_rule(name):
+    dev: NvmlDevice = {"index": 0, "name": name, "power_limit_w": 700.0, "power_default_limit_w": 900.0,
+           "power_requested_limit_w": 900.0}
+    found = Findings()
+    power_cap(dev, "device 0", found)
+    assert not found.items
+    power_cap({**dev, "name": "NVIDIA H200"}, "device 0", found)
+    assert [(f.code, f.owner) for f in found.items] == [("THROTTLED", "host")]
+    found = Findings()
+    power_cap({**dev, "power_requested_limit_w": None}, "device 0", found)
+    assert [(f.code, f.owner) for f in found.items] == [("THROTTLED", "host")], "the limit set unread: still warned"
