@@ -119,10 +119,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
                                                                  "program's invalid peer access over NVLink or a "
                                                                  "hardware error, NVIDIA says: no owner from its "
                                                                  "words alone)",
-    "gh200-480gb-idle-one-dbe-row-remapped-pcie-x1-700w-of-900w": "translator: gpu pass; verify: warn THROTTLED, as "
-                                                                  "its facts (the enforced 700 W below the 900 W "
-                                                                  "default and requested: not the owner's cap; and a "
-                                                                  "lifetime uncorrectable count, remapped: watched)",
+    "gh200-480gb-idle-one-dbe-row-remapped-pcie-x1-700w-of-900w": "translator: gpu pass; verify: warn ECC_UNCORRECTABLE, "
+                                                                  "as its facts (a lifetime uncorrectable count, "
+                                                                  "remapped: watched); the power limit the Grace "
+                                                                  "module steers is no fault",
     # Fourteenth and fifteenth batches: the translator's verdict kept.
     "b200-two-gpu-nvls-allgather-hang-xid145-rlw-rxpipe-link11-xid137-priv-error": "translator: gpu fail XID_ERROR "
         "(host); verify: warn (a non-fatal NVLink Xid is watched; Xid 137 is the application's, NVIDIA's guide)",

@@ -620,10 +620,9 @@ KNOWN_MISMATCHES = {
                                                                  "program's invalid peer access over NVLink and "
                                                                  "hardware errors; no owner from the words: not judged",
     "gh200-480gb-idle-one-dbe-row-remapped-pcie-x1-700w-of-900w": "verify warns: a lifetime uncorrectable count "
-                                                                  "(remapped, watched) and an enforced power limit "
-                                                                  "(700 W) below the default and the limit set (900 "
-                                                                  "W): a cap the owner did not set; the translator "
-                                                                  "reads both as by design",
+                                                                  "(remapped, watched), which the translator reads "
+                                                                  "as handled; the power limit the Grace module "
+                                                                  "steers below the one set is no fault",
     # Forty-second batch (tests/test_judges_fix42.py): what decides it is in no field, or the rule kept.
     "a100-mig-stuck-pending-enable-in-use-by-another-client-mig-manager-config-state-failed-driver-580.65.06": "MIG "
         "mode pending enable (mig [false, true]) is said (a reset commits it) and the unread health warns the host; "

@@ -168,12 +168,12 @@ def test_an_excerpt_s_power_limits_are_judged_as_its_facts_are(entry):
 
 
 def test_an_enforced_limit_below_the_one_set_warns_the_host_and_the_owner_s_own_cap_does_not():
-    base = {"index": 0, "name": "NVIDIA GH200 480GB", "power_limit_w": 700.0, "power_default_limit_w": 900.0}
+    base = {"index": 0, "name": "NVIDIA H200", "power_limit_w": 500.0, "power_default_limit_w": 700.0}
     found = Findings()
-    power_cap({**base, "power_requested_limit_w": 900.0}, "device 0", found)
-    assert [(f.code, f.owner) for f in found.items] == [("THROTTLED", "host")] and "below the 900 W set" in found.items[0].text
+    power_cap({**base, "power_requested_limit_w": 700.0}, "device 0", found)
+    assert [(f.code, f.owner) for f in found.items] == [("THROTTLED", "host")] and "below the 700 W set" in found.items[0].text
     found = Findings()
-    power_cap({**base, "power_requested_limit_w": 700.0}, "device 0", found)        # `nvidia-smi -pl 700`: intended
+    power_cap({**base, "power_requested_limit_w": 500.0}, "device 0", found)        # `nvidia-smi -pl 500`: intended
     assert not found.items
     found = Findings()
     power_cap(base, "device 0", found)                  # the limit set not read: the cap's owner unknown, warned
