@@ -469,6 +469,25 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "ubuntu-14.04-nv-peer-mem-1.0-1-dkms-disagrees-about-version-of-nvidia-p2p-and-ib-peer-symbols-invalid-argument":
         "translator: fabric warn FABRIC_GDR_OFF (host); the module's refusal is read (`peermem` false) but no line shows "
         "the running kernel (the DKMS build's target is not it), so dma-buf is undecided: not judged, as its facts",
+    # Ninety-fourth and ninety-fifth batches (cloud NCCL logs; RDMA and limits; tests/test_judges_fix94.py).
+    "eks-llama3-8b-deepspeed-4-ranks-nccl-2.27.3-efa-gdrdma-channels-then-ofi-unresponsive-receiver-handshake-failed-peer-host-na":
+        "translator: fail NCCL_FAILED with no owner; verify explain fails it too, owned by the job (EFA's 4126 "
+        "unresponsive receiver is a peer gone, casualty.py; every failure names an owner; never a drain)",
+    "a100-slurm-pyxis-node-srun-ulimit-l-64-locally-unlimited-tf-mirroredstrategy-nccl-error":
+        "translator: fabric fail FABRIC_MEMLOCK_LOW (host); the excerpt is prose (`I get 64`), no `ulimit` output: "
+        "not recognised",
+    "rtx-a6000-workstation-nccl-2.10.3-failed-to-open-libibverbs-socket-over-enp68s0-docker-bridges-and-calico-veths-one-host":
+        "translator: pass (one host); two pids on one host prove no single node: the socket fall-back warns the image, "
+        "as its facts",
+    "nccl-2.17.1-pytorch-23.04-container-ibext-plugin-net-ib-no-device-found-twice-socket-over-five-host-nics":
+        "translator: fail NCCL_NET_FALLBACK (job); no adapter shown, so the fall-back warns the job, as its facts (the "
+        "np0/np1 names are no proof of RDMA ports)",
+    "nvshmem-ibgda-host-ibv-devices-four-mlx5-libvmw-pvrdma-rdmav34-warning-nvidia-peermem-loaded":
+        "translator: pass; explain reads the ibv_devices listing as its facts do (`verbs_devices`), so the peermem-"
+        "alone pass does not hold: skip, nothing to judge (FACTS.md)",
+    "scout-image-ibv-devinfo-no-etc-libibverbs-d-no-ib-devices-found-ibverbs-providers-not-installed":
+        "translator: fabric fail FABRIC_USERSPACE_MISSING (image); explain reads `providers` [] and `verbs_devices` [] "
+        "as its facts: no adapter shown, skip FABRIC_NONE",
 }
 
 

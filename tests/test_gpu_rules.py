@@ -961,6 +961,22 @@ KNOWN_MISMATCHES = {
     "ubuntu-14.04-nv-peer-mem-1.0-1-dkms-disagrees-about-version-of-nvidia-p2p-and-ib-peer-symbols-invalid-argument":
         "`peermem` false with the running kernel unknown leaves dma-buf undecided (FACTS.md), as the gb300 entry; the "
         "kernel's refusal of nv_peer_mem (symbol versions) has no field in facts schema 3",
+    # Ninety-fourth and ninety-fifth batches (cloud NCCL logs; RDMA and limits; tests/test_judges_fix94.py).
+    "eks-llama3-8b-deepspeed-4-ranks-nccl-2.27.3-efa-gdrdma-channels-then-ofi-unresponsive-receiver-handshake-failed-peer-host-na":
+        "translator: fail NCCL_FAILED with no owner; verify fails it too, owned by the job (EFA's 4126 unresponsive "
+        "receiver is a peer gone, casualty.py; the report contract names an owner for every failure; never a drain)",
+    "rtx-a6000-workstation-nccl-2.10.3-failed-to-open-libibverbs-socket-over-enp68s0-docker-bridges-and-calico-veths-one-host":
+        "two pids on one host prove no single node (another host's ranks may be cut away; oneproc.py needs one pid "
+        "over several devices), and `nodes` is null: the socket fall-back warns the image (no libibverbs)",
+    "nccl-2.17.1-pytorch-23.04-container-ibext-plugin-net-ib-no-device-found-twice-socket-over-five-host-nics":
+        "with the node's adapters not recorded a fall-back to sockets warns (FACTS.md: sockets are right on a node "
+        "without them); the np0/np1 netdev names that suggest RDMA ports are in no field",
+    "nvshmem-ibgda-host-ibv-devices-four-mlx5-libvmw-pvrdma-rdmav34-warning-nvidia-peermem-loaded":
+        "FACTS.md's peermem-alone pass holds only with no adapter, device or verbs list read; a verbs list with no "
+        "port state nor container side is nothing to judge (skip), on both roads",
+    "scout-image-ibv-devinfo-no-etc-libibverbs-d-no-ib-devices-found-ibverbs-providers-not-installed":
+        "`providers` [] and `verbs_devices` [] with no adapter read: FACTS.md names a missing provider only for an "
+        "adapter's driver; that the machine has RDMA hardware is the PR's prose: skip FABRIC_NONE",
 }
 
 

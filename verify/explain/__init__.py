@@ -55,6 +55,7 @@ from . import (
     torcharch,
     torchrepl,
     ulimit,
+    verbslist,
     xidrelay,
 )
 
@@ -96,6 +97,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse, unread=ib.unread, remedy=ib.REMEDY),
     Kind("/sys/class/infiniband dump", "fabric", sysfsib.detect, sysfsib.parse),
     Kind("ls -l /dev/infiniband (a container's RDMA devices)", "fabric", devib.detect, devib.parse),
+    Kind("libibverbs with no provider configured (ibv_devinfo)", "fabric", verbslist.detect, verbslist.parse),
     Kind("NHC check_hw_ib", "fabric", nhc.detect, nhc.parse, unread=nhc.unread,
          remedy="Read the node's ports (`ibstat`, or NHC with `-d`) and bring them up at the rate the site's check "
                 "asks for (cabling, switch port, subnet manager, the HCA's driver) before the node takes jobs."),

@@ -1,7 +1,8 @@
 """A container's /dev/infiniband as `ls -l /dev/infiniband` prints it (the RDMA device plugins' test pods:
 `crw-rw-rw- 1 root root 231, 192 Nov 21 02:18 uverbs0`, `... 10, 57 ... rdma_cm`), or as `find /dev/infiniband`
-prints it (one path a line): what the container was given, into the fabric facts' `uverbs` and `rdma_cm`. Only
-character devices (`ls -l`'s `c`) or whole paths count, so a name quoted in an error message is not a listing."""
+prints it (one path a line), or as plain `ls` prints it (`issm0  rdma_cm  umad0  uverbs0`, a row of device
+names and nothing else): what the container was given, into the fabric facts' `uverbs` and `rdma_cm`. Only
+character devices (`ls -l`'s `c`), whole paths or rows of device names alone count, so a name quoted in an error message is not a listing."""
 from __future__ import annotations
 
 import re
@@ -20,6 +21,8 @@ def _names(text: str) -> list[str]:
         m = _CHAR.match(line.strip()) or _PATH.match(line.strip())
         if m and _RDMA_NAMES.fullmatch(m.group(1)):
             names.append(m.group(1))
+        elif len(row := line.split()) >= 2 and all(_RDMA_NAMES.fullmatch(n) for n in row):
+            names.extend(row)       # plain `ls /dev/infiniband`: a row of nothing but its device names (batch 95)
     return list(dict.fromkeys(names))
 
 

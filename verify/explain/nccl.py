@@ -11,7 +11,7 @@ from typing import Any
 from ..checks.nccl import casualty, efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import ib, ncclalloc, setlimit
+from . import ib, ncclalloc, oneproc, setlimit, teardown
 from .ncclwarns import closing_run
 from .said import printed
 
@@ -233,8 +233,9 @@ def _error(text: str) -> str | None:
     if spent := next((m for m in _RETRIES_SPENT.finditer(text) if m.group(1) == m.group(2)), None):
         return f"init: {spent.group(0).strip()[:300]}"
     traces = list(dict.fromkeys(text[m.start(1):m.end()] for m in _TRACE.finditer(text)))
-    if not any(_INIT.search(t) for t in traces):
-        return None                    # a trace elsewhere need not end the job: only a failed bootstrap is read
+    # a trace elsewhere need not end the job: only a failed bootstrap is read, and not one closing at an abort
+    if not any(_INIT.search(t) for t in traces) or teardown.at_teardown(text, _TRACE):
+        return None
     return f"init: {'; '.join(traces[:4])}"
 
 
@@ -285,8 +286,11 @@ def parse(text: str) -> dict[str, Any]:
     world, nodes = _sizes(text)
     # nccl-tests' `#  Rank N ... on <host> device D [bus] <GPU>` lines above the log: its ranks, nodes and GPU
     listed, on, gpu = ranks(text)
+    nodes = nodes if world else on
+    if nodes is None and oneproc.one_node(text):
+        nodes = 1                       # one process, several GPUs: one node (oneproc.py)
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
-            "world_size": world or listed, "nodes": nodes if world else on, "nccl_log": _with_connects(_log(text), text),
+            "world_size": world or listed, "nodes": nodes, "nccl_log": _with_connects(_log(text), text),
             **({"device_name": gpu} if gpu else {}), **_listed(text), **_limit(text)}
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .verbslist import listed
+
 _NAME = r"(?:nvidia[-_]peermem|nv[-_]peer[-_]mem)"
 _LOADED = re.compile(rf"^\s*{_NAME}\s+\d+\s+\d+\b", re.MULTILINE)
 # modprobe's and insmod's refusals, modprobe finding no such module for the running kernel, the kernel's symbol lines
@@ -39,4 +41,5 @@ def parse(text: str) -> dict[str, Any]:
     else:
         peermem = False if _LSMOD.search(text) else None
     kernel = _INSMOD.search(text)
-    return {"peermem": peermem, **({"kernel": kernel.group(1) or kernel.group(2)} if kernel else {})}
+    # an `ibv_devices` listing pasted with it is read too (verbslist.py): the same record as its translation
+    return {"peermem": peermem, **({"kernel": kernel.group(1) or kernel.group(2)} if kernel else {}), **listed(text)}

@@ -16,6 +16,14 @@ CASUALTY = re.compile(r"Socket recv failed while polling for opId|"
 # the same line under torch's `Last error:`, for `verify explain` (its own `Last error` reader wants a `name:` prefix)
 LAST = re.compile(r"Last error:[ \t]*\n[ \t]*((?:\[[^\]\n]*\] )?(?:" + CASUALTY.pattern + r")[^\n]*)")
 
+# aws-ofi-nccl's EFA completion error 4126 (libfabric's FI_EFA_ERR_UNRESP_REMOTE, issue 35, batch 94): the peer's
+# EFA device answered (the fabric path works) but no endpoint completed the handshake, the peer's process gone or not
+# listening (`Peer host id: N/A`); torch says `remote process exited or there was a network error`. The plugin prints
+# it as its own WARN, so OTHER's `NCCL WARN` does not veto it.
+EFA_UNRESPONSIVE = re.compile(r"Error: 4126 \(Unresponsive receiver \(reachable by EFA device but handshake failed\)|"
+                              r"Unresponsive receiver \(reachable by EFA device but handshake failed\)")
+_CUDA = re.compile(r"Cuda failure|CUDA error")
+
 # what else an error may name: a WARN or a CUDA failure of its own (then that is the cause, read elsewhere)
 OTHER = re.compile(r"NCCL WARN|Cuda failure|CUDA error")
 
@@ -26,6 +34,8 @@ REMEDY = ("Rerun with NCCL_DEBUG=WARN on every rank: the rank that failed first 
 def peer_casualty(error: str) -> str | None:
     """The proxy's line under torch's `Last error:` that shows this rank lost a peer during setup, where the error
     itself names nothing else (no WARN of its own, no CUDA failure): NCCL's log lines alone are no such proof."""
+    if (gone := EFA_UNRESPONSIVE.search(error)) and not _CUDA.search(error):
+        return gone.group(0)
     hit = CASUALTY.search(error)
     if not hit or OTHER.search(error):
         return None

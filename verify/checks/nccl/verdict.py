@@ -396,7 +396,7 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
     if not cause and (lost := casualty.peer_casualty(error)):
         # a peer's failure seen from this rank: the job's to read (nothing shows the node at fault: no drain)
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}; this rank's proxy "
-                              f"lost a peer during setup ({lost}): the cause is in another rank's log",
+                              f"lost a peer ({lost}): the cause is in another rank's log",
                               casualty.REMEDY, "job")
     # the internal error is what NCCL said last; a cause its log or the job's settings name comes first
     if not cause and (internal := _internal(facts, " | ".join(said), f"all-reduce over {backend} failed", error, result)):
