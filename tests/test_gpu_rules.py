@@ -666,8 +666,6 @@ KNOWN_MISMATCHES = {
         "prose: the facts hold no figure (sizes null), so there is nothing to measure",
     "nv12-8gpu-2-node-pairs-ring-busbw-49-vs-88-every-pair-with-node-644-slow": "the busbw per node pair is one number "
         "each in the prose: the facts hold no figure (sizes null), so there is nothing to measure",
-    "nccl-ncclsystemerror-two-nodes-socket-over-bond0-and-docker-bridges-socket-ifname-bond0": "the facts keep NCCL's "
-        "first socket interface only (bond0); the Docker bridges that make it the job's are in the listing's other lines",
     "roce-ib-completion-error-12-vendor-129-at-start-default-gid-across-switches-gid-index-3": "IBV_WC_RETRY_EXC_ERR "
         "(12) is the link's in the corpus's other cases; the GID index fix is another user's, in the thread",
     # Eighth batch (tests/data/real-world/README.md): the translator's verdict kept.
