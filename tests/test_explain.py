@@ -201,9 +201,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx4090-behind-linkup-riser-lnksta-2.5gts-of-16gts-x16-bandwidth-downgraded-jan": "translator: gpu warn "
         "PCIE_DOWNGRADED (host, a riser and a bandwidth loss in the poster's prose); verify explain: one idle-looking "
         "read of 2.5 of 16 GT/s at full width, a pass (its facts agree)",
-    "rtx3090-x2-gpu0-x4-lanes-of-x16-narrow-slot-gpu1-x16-both-power-capped-250w-of-370w": "translator: gpu warn "
-        "PCIE_DOWNGRADED (host); verify explain reads no project's own Markdown rig report (a script's summary of "
-        "nvidia-smi fields with its own notes, no tool's output): not recognised (its facts agree with the translator)",
     # Thirty-fourth batch: what decides it is outside the excerpt, or the rule kept.
     "cx4-hpe-840qsfp28-mlxlink-physical-linkup-rs-fec-100gbe-switch-port-oper-down": "translator: fabric fail "
         "FABRIC_PORT_DOWN (host); verify explain reads no mlxlink (it names no RDMA device) nor a switch's table: "
@@ -488,6 +485,40 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "scout-image-ibv-devinfo-no-etc-libibverbs-d-no-ib-devices-found-ibverbs-providers-not-installed":
         "translator: fabric fail FABRIC_USERSPACE_MISSING (image); explain reads `providers` [] and `verbs_devices` [] "
         "as its facts: no adapter shown, skip FABRIC_NONE",
+    # Ninety-seventh to ninety-ninth batches (Kubernetes RDMA pods; Slurm and NHC; workstation GPUs; tests/test_judges_fix97.py).
+    "azure-distributed-nhc-sbatch-health-log-check-hw-ib-no-port-mlx5-ib7-1-active-linkup-400-one-rail-of-eight":
+        "translator: fabric fail FABRIC_PORT_DOWN (host); verify explain says NHC's finding beside the "
+        "verdict (warn HEALTH_NOT_ASSESSED): no field holds it, and up-at-a-lower-rate is not told from down",
+    "azure-distributed-nhc-sbatch-health-log-nccl-allreduce-ib-loopback-busbw-20.7-of-40-expected-one-node":
+        "translator: nccl fail BANDWIDTH_LOW (host); NHC's check_nccl_allreduce_ib_loopback line has no size, "
+        "count or time to judge: not recognised, as its facts",
+    "crater-k8s-containerd-pod-rdma-shared-device-ib-read-bw-q30-couldnt-allocate-mr-ulimit-l-64kb-base-runtime-spec":
+        "translator: fabric fail FABRIC_MEMLOCK_LOW (host); the excerpt prints `Couldn't allocate MR` with no "
+        "errno and no `ulimit` output (64 KB is the poster's prose): not recognised",
+    "cx5-bond-rdma-shared-device-pods-ib-write-bw-gid-index-0-all-zero-gids-failed-to-modify-qp-to-rtr":
+        "translator: fabric fail FABRIC_NOT_PASSED (job); perftest's `Failed to modify QP to RTR` with zero "
+        "GIDs has no field: not recognised, as its facts",
+    "rdma-shared-device-plugin-ubuntu-18.04-image-pod-ib-write-bw-did-not-detect-devices-20.04-22.04-images-work":
+        "translator: fabric fail FABRIC_USERSPACE_MISSING (image); perftest's `Did not detect devices` "
+        "without the control (other images work) decides no owner: not recognised",
+    "rtx3090-gsp-rm-heartbeat-timed-out-heartbeat-0-on-resume-from-suspend-then-nvidia-drm-modeset-fails-b450":
+        "translator: gpu fail DRIVER_ERROR (host); a GSP heartbeat timeout without an Xid or NV_ERR_* status "
+        "has no field: not recognised, as its facts",
+    "rtx3090-x2-kvm-passthrough-595.71.05-rig-report-gpu0-x8-of-x16-bifurcated-slot-290w-of-350w-owner-cap":
+        "translator: gpu pass; the rig report is read as its facts (x8 of x16 warns PCIE_DOWNGRADED); the "
+        "bifurcated slot and the KVM guest have no field",
+    "rtx3090-x2-lspci-lnksta-2.5gts-x8-downgraded-under-x8-root-port-16gts-idle-rig-report":
+        "translator: gpu pass; lspci's x8 (downgraded) warns PCIE_DOWNGRADED as its facts; the root port's "
+        "own x8 link has no field",
+    "rtx3090ti-egpu-580.159.03-rig-report-x4-lanes-of-x16-ryzen-ai-9-hx-370-450w-default-idle-28w":
+        "translator: gpu pass; the rig report is read as its facts (x4 of x16 warns PCIE_DOWNGRADED); the "
+        "eGPU attachment has no field",
+    "slurm-4-gpu-one-node-nccl-ib-mlx5-0-init-complete-first-broadcast-watchdog-timeout-1800s-cause-not-shown":
+        "translator: nccl fail NCCL_FAILED (job); FACTS.md's letter: torch's watchdog timeout with no cause "
+        "fails NCCL_TIMEOUT (job), as its facts",
+    "ucx-ci-container-without-rdma-devices-ibv-open-device-mlx5-bond-0-enoent-rdma-create-event-channel-enoent":
+        "translator: fabric fail FABRIC_NOT_PASSED (job); UCX's `ibv_open_device ... ENOENT` and rdma_cm's "
+        "ENOENT have no field: not recognised, as its facts",
 }
 
 

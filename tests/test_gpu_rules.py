@@ -975,6 +975,38 @@ KNOWN_MISMATCHES = {
     "scout-image-ibv-devinfo-no-etc-libibverbs-d-no-ib-devices-found-ibverbs-providers-not-installed":
         "`providers` [] and `verbs_devices` [] with no adapter read: FACTS.md names a missing provider only for an "
         "adapter's driver; that the machine has RDMA hardware is the PR's prose: skip FABRIC_NONE",
+    # Ninety-seventh to ninety-ninth batches (Kubernetes RDMA pods; Slurm and NHC; workstation GPUs; tests/test_judges_fix97.py).
+    "azure-distributed-nhc-sbatch-health-log-check-hw-ib-no-port-mlx5-ib7-1-active-linkup-400-one-rail-of-eight":
+        "skip FACTS_INCOMPLETE: NHC's check_hw_ib finding (no port mlx5_ib7:1 ACTIVE at 400 Gb/sec) has no "
+        "field; listing only mlx5_ib7 as `adapters` would claim one adapter (as the nhc-check-hw-ib-...-resv "
+        "entry)",
+    "azure-distributed-nhc-sbatch-health-log-nccl-allreduce-ib-loopback-busbw-20.7-of-40-expected-one-node":
+        "skip FACTS_INCOMPLETE: NHC's check_nccl_allreduce_ib_loopback busbw (20.7 of 40 GB/s) has no field "
+        "(a SizeRow needs size, count and time)",
+    "cx5-bond-rdma-shared-device-pods-ib-write-bw-gid-index-0-all-zero-gids-failed-to-modify-qp-to-rtr":
+        "skip FACTS_INCOMPLETE: the all-zero GID at the index used and the QP refused at RTR have no field (a "
+        "per-port `gids` table, a verbs-operation error); only libibverbs loaded is recorded",
+    "rdma-shared-device-plugin-ubuntu-18.04-image-pod-ib-write-bw-did-not-detect-devices-20.04-22.04-images-work":
+        "skip FABRIC_NONE (host): `verbs_devices` [] alone; the control that puts it on the image "
+        "(20.04/22.04 images work on the same node) and the image's rdma-core version have no field",
+    "rtx3090-gsp-rm-heartbeat-timed-out-heartbeat-0-on-resume-from-suspend-then-nvidia-drm-modeset-fails-b450":
+        "skip FACTS_INCOMPLETE: every gpu fact null; the GSP heartbeat timeout without an Xid or NV_ERR_* "
+        "status and nvidia-drm's modeset errors have no field",
+    "rtx3090-x2-kvm-passthrough-595.71.05-rig-report-gpu0-x8-of-x16-bifurcated-slot-290w-of-350w-owner-cap":
+        "warn PCIE_DOWNGRADED (host): x8 of x16 is the desktop's x8/x8 bifurcated slot by design; the slot's "
+        "width and the KVM guest have no field (`devices[].pcie_width_slot`, `host.environment`)",
+    "rtx3090-x2-lspci-lnksta-2.5gts-x8-downgraded-under-x8-root-port-16gts-idle-rig-report":
+        "warn PCIE_DOWNGRADED (host): Gen1 x8 at idle under a root port that is itself x8; the root port's "
+        "own link has no field (`devices[].upstream_port`), so x8 of x16 reads as shed lanes",
+    "rtx3090ti-egpu-580.159.03-rig-report-x4-lanes-of-x16-ryzen-ai-9-hx-370-450w-default-idle-28w":
+        "warn PCIE_DOWNGRADED (host): x4 is an eGPU enclosure's full width; the attachment has no field "
+        "(`devices[].attachment`)",
+    "slurm-4-gpu-one-node-nccl-ib-mlx5-0-init-complete-first-broadcast-watchdog-timeout-1800s-cause-not-shown":
+        "fail NCCL_TIMEOUT (job): FACTS.md's letter gives torch's watchdog timeout with no cause "
+        "NCCL_TIMEOUT; the translation's NCCL_FAILED (same owner, no drain) stands as the SRE's",
+    "ucx-ci-container-without-rdma-devices-ibv-open-device-mlx5-bond-0-enoent-rdma-create-event-channel-enoent":
+        "skip FACTS_INCOMPLETE: `ibv_open_device`'s ENOENT per device and the container's run command (no "
+        "/dev/infiniband) have no field; `rdma_cm` false beside one listed device decides nothing",
 }
 
 

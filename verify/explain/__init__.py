@@ -44,6 +44,7 @@ from . import (
     peermem,
     perftest,
     rendezvous,
+    rigreport,
     slurmgres,
     smi,
     smilist,
@@ -123,6 +124,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("a DataLoader out of /dev/shm", "train", loaderbus.detect, loaderbus.parse),
     Kind("torch's answers at a Python prompt", "gpu", torchrepl.detect, torchrepl.parse),
     Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),
+    Kind("a GPU rig report (club-3090's markdown)", "gpu", rigreport.detect, rigreport.parse),
     Kind("a GPU health tool's row remapping not supported (GPUd's RMA check)", "gpu", gpudrma.detect, gpudrma.parse),
     Kind("the DRA driver's NVLink fabric read (ComputeDomain plugin)", "gpu", drafabric.detect, drafabric.parse),
     Kind("slurmd's GPUs autodetected through NVML", "gpu", slurmgres.detect, slurmgres.parse),       # names and UUIDs alone: after the rest

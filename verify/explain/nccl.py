@@ -50,7 +50,7 @@ _XLA_INIT = re.compile(r"CommInit|CommSplit|communicator|[Bb]ootstrap")
 # CUDA call failed and NCCL returns ncclUnhandledCudaError; a failure on its own, whatever NCCL logged after it
 # (each `[\w/]+` starts only where a run of such characters does: tried from every character of a long run it made
 # the search quadratic, minutes on one long line)
-_CUDA_FAILURE = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ (?:\(\w+\) )?)?NCCL WARN Cuda failure (?:\d+ )?'[^'\n]*(?:'|(?=\n)|\Z)")
+_CUDA_FAILURE = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|cu|c|cpp|h):\d+ (?:\(\w+\) )?)?NCCL WARN Cuda failure (?:\d+ )?'[^'\n]*(?:'|(?=\n)|\Z)")
 # the same message where torch quotes it under `Last error:` (without NCCL's tag)
 _CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
 
@@ -59,7 +59,7 @@ _CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
 # names the function after the line, in traces and WARNs alike (`gin_host_gdaki.cc:683 (ncclGinGdakiCreateContext) -> 2`,
 # src/include/debug.h INFO_LOC, src/debug.cc)
 _TRACE = re.compile(r"(?<![\w/])/*\b([\w/]+\.(?:cc|c|cpp)):\d+ (?:\(\w+\) )?-> (\d+)")     # the trace: from group 1 on
-_INIT = re.compile(r"bootstrap|init\.cc|socket\.cc")
+_INIT = re.compile(r"bootstrap|init\.cc|init\.cu|socket\.cc|socket\.cu")
 # an IB work completion with an error status (ibv_wc_status: 12 retry exceeded, 5 flushed): the link, not the job
 # (NCCL's own NET/IB, or a verbs plugin's own name for it: `NET/IBP:Got completion from peer ...`; quoted without
 # the colon, `NET/IB Got completion error 12`)
@@ -124,15 +124,16 @@ def _sizes(text: str) -> tuple[int | None, int | None]:
 # aws-ofi-nccl's `NET/OFI ...` whole)
 _LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?((?:NET/OFI |[A-Za-z_]\w*:)[^\n]+)")
 # a WARN line as NCCL prints it (`graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.`)
-_WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|c|cpp|h):\d+ (?:\(\w+\) )?)?NCCL WARN [^\n]*")
+_WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|cu|c|cpp|h):\d+ (?:\(\w+\) )?)?NCCL WARN [^\n]*")
 # NCCL's wrapper of a library call that failed (misc/ibvwrap.cc, socket.cc, cudawrap.cc): `Call to X failed`; and
 # aws-ofi-nccl's own (`nccl_net_ofi_domain_get_ep:969 NCCL WARN NET/OFI Creating new endpoint for domain 0x7f9b...
 # failed: Invalid argument`)
 _CALL_FAILED = re.compile(r"NCCL WARN (?:NET/\w+ ?: ?)?Call to \w+ failed|NCCL WARN NET/OFI [^\n]*\bfailed: ")
 # one trace line as NCCL's message (`group.cc:64 -> 3 [Async thread]`)
-_RETURN = re.compile(r"[\w/]+\.(?:cc|c|cpp|h):\d+ (?:\(\w+\) )?-> (\d+)\b")
+_RETURN = re.compile(r"[\w/]+\.(?:cc|cu|c|cpp|h):\d+ (?:\(\w+\) )?-> (\d+)\b")
 # where a failing return is still forming the communicator: the bootstrap, init, and the topology and graph search
-_INIT_FILES = re.compile(r"bootstrap|init\.cc|socket\.cc|graph/")
+# NCCL before 2.9 named its sources .cu (init.cu, misc/ibvwrap.cu, transport/net_ib.cu)
+_INIT_FILES = re.compile(r"bootstrap|init\.cc|init\.cu|socket\.cc|socket\.cu|graph/")
 
 
 def _failed_warn(text: str) -> str | None:
