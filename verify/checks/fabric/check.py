@@ -79,10 +79,16 @@ def _word(value: object) -> str:
     return str(value).rsplit(":", 1)[-1].strip().lower() if value is not None else ""
 
 
+# the physical state 0 (`0: <unknown>`, NOP): the driver reported none (a paravirtual adapter); no evidence either way
+_UNREPORTED = frozenset({"<unknown>", "unknown", "nop"})
+
+
 def _down(port: Port) -> bool:
-    """A state or a physical state that is known and not ACTIVE / LinkUp (a field the source lacks proves nothing)."""
+    """A state or a physical state that is known and not ACTIVE / LinkUp (a field the source lacks, or a physical
+    state the driver did not report, proves nothing)."""
     state, phys = port.get("state"), port.get("phys_state")
-    return (state is not None and _word(state) != "active") or (phys is not None and _word(phys) != "linkup")
+    return (state is not None and _word(state) != "active") or \
+        (phys is not None and _word(phys) not in _UNREPORTED and _word(phys) != "linkup")
 
 
 def _active(port: Port) -> bool:
