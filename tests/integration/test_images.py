@@ -108,7 +108,7 @@ def test_docker_run_verify_works_alone_and_says_how_to_get_json(default_image, d
     out = docker_client.containers.run(default_image, ["verify", "--checks", "arrow"], remove=True,
                                        network_mode="none").decode()
     assert "arrow   PASS" in out
-    assert 'docker run --rm --user "$(id -u):$(id -g)" -v "$PWD:/out" IMAGE verify --json /out/report.json' in out
+    assert 'docker run --rm --shm-size=2g --user "$(id -u):$(id -g)" -v "$PWD:/out" IMAGE verify --json /out/report.json' in out
     assert docker_client.images.get(default_image).attrs["Config"]["Cmd"] == ["/bin/bash"]
 
 
