@@ -14,9 +14,8 @@ from __future__ import annotations
 import pytest
 
 from tests.verify_handmade import assert_refused, gpu_facts, handmade_train_facts, judged_both_ways, nccl_facts, variant
-from verify import judging, replay, strictjson
+from verify import baselines, judging, replay, strictjson
 from verify.checks import CHECKS
-from verify.checks.train.verdict import max_peak_tflops
 from verify.options import Options
 from verify.prolog.verdict import NOT_ASSESSED, PASS, decide
 
@@ -68,7 +67,7 @@ def test_a_gpu_run_without_a_gpus_name_is_refused_not_held_to_no_ceiling(name):
 
 
 def test_an_unknown_gpu_is_held_to_the_fastest_known_peak_and_its_rate_is_not_judged():
-    fastest = max_peak_tflops()
+    fastest = baselines.load().max_bf16_peak()
     assert fastest >= 2000                    # B200/GB200 class: the table's fastest, never a ceiling of no GPU
     absurd = handmade_train_facts(gpu=True, tokens_per_s=10e6)                 # ~3,500 TFLOP/s per GPU
     absurd["device_name"] = "NVIDIA Imaginary GPU"

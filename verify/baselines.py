@@ -57,16 +57,50 @@ class Model:
 
 
 @dataclass(frozen=True)
+class Ceiling:
+    """An older GPU's fastest half-precision rate (`tensor_ceilings`): a T4 is no 2,500 TFLOP/s GPU, though the
+    models table, which holds BF16 peaks, does not name it (Turing and older have no BF16 units at all)."""
+    label: str
+    patterns: tuple[re.Pattern[str], ...]
+    tflops: float
+    source: str
+
+
+def _base_name(name: object) -> str | None:
+    """A device name without its MIG suffix; None for no name."""
+    if not name or not isinstance(name, str):
+        return None
+    return re.sub(r"\s+MIG\s+\S+$", "", name.strip())
+
+
+@dataclass(frozen=True)
 class Baselines:
     rule: Rule
     models: tuple[Model, ...]
+    ceilings: tuple[Ceiling, ...] = ()
 
     def model(self, name: str | None) -> Model | None:
         """The SKU an NVML/torch device name belongs to (MIG suffixes ignored); None when unknown."""
-        if not name:
-            return None
-        base = re.sub(r"\s+MIG\s+\S+$", "", str(name).strip())
-        return next((m for m in self.models if any(p.search(base) for p in m.patterns)), None)
+        base = _base_name(name)
+        return next((m for m in self.models if any(p.search(base) for p in m.patterns)), None) if base else None
+
+    def max_bf16_peak(self) -> float:
+        """The highest dense BF16 peak the models hold: no GPU known here does more."""
+        return max((float(m.figures["bf16_peak_TFLOPs"]["value"]) for m in self.models
+                    if "bf16_peak_TFLOPs" in m.figures), default=20_000.0)
+
+    def tensor_ceiling(self, name: object) -> tuple[float, str]:
+        """(TFLOP/s, what it is) that no matmul or model FLOP rate on this GPU can pass: its SKU's dense BF16 peak,
+        else an older GPU's fastest half-precision rate, else (no name, or one not known here) the fastest BF16
+        peak of any model: an unknown GPU is held to that, never to a ceiling of no GPU at all."""
+        model = self.model(name) if isinstance(name, str) else None
+        if model is not None and "bf16_peak_TFLOPs" in model.figures:
+            return float(model.figures["bf16_peak_TFLOPs"]["value"]), f"the {model.sku}'s dense BF16 peak"
+        base = _base_name(name)
+        older = next((c for c in self.ceilings if any(p.search(base) for p in c.patterns)), None) if base else None
+        if older is not None:
+            return older.tflops, f"the fastest tensor rate of {name} ({older.source})"
+        return self.max_bf16_peak(), "the fastest dense BF16 peak verify/baselines.json knows"
 
 
 def _line_of(text: str, path: list[str]) -> int:
@@ -109,21 +143,34 @@ def _busbw(raw: Any, where: list[str], fail: Any) -> dict[int, dict[str, dict[st
     return out
 
 
+def _patterns(names: Any, where: list[str], fail: Any) -> tuple[re.Pattern[str], ...]:
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+        fail(where, "must be a non-empty list of name patterns")
+    patterns = []
+    for n in names:
+        try:
+            patterns.append(re.compile(n, re.IGNORECASE))
+        except re.error as exc:
+            fail(where, f"{n!r} is not a regular expression ({exc})")
+    return tuple(patterns)
+
+
+def _ceiling(label: str, raw: Any, fail: Any) -> Ceiling:
+    where = ["tensor_ceilings", label]
+    if not isinstance(raw, dict) or set(raw) - {"names", "value", "basis", "source"}:
+        fail(where, "must be an object with names, value, basis and source (and nothing else)")
+    patterns = _patterns(raw.get("names"), where + ["names"], fail)
+    figure = _figure({k: raw.get(k) for k in ("value", "basis", "source")}, where, fail)
+    return Ceiling(label, patterns, float(figure["value"]), str(figure["source"]))
+
+
 def _model(sku: str, raw: Any, fail: Any) -> Model:
     where = ["models", sku]
     if not sku.strip():
         fail(where, "an SKU needs a name")
     if not isinstance(raw, dict):
         fail(where, "must be an object")
-    names = raw.get("names")
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
-        fail(where + ["names"], "must be a non-empty list of name patterns")
-    patterns = []
-    for n in names:
-        try:
-            patterns.append(re.compile(n, re.IGNORECASE))
-        except re.error as exc:
-            fail(where + ["names"], f"{n!r} is not a regular expression ({exc})")
+    patterns = _patterns(raw.get("names"), where + ["names"], fail)
     if not isinstance(raw.get("nvlink"), bool):
         fail(where + ["nvlink"], "must be true or false (does this SKU have NVLink to its peers)")
     figures = raw.get("figures")
@@ -139,7 +186,7 @@ def _model(sku: str, raw: Any, fail: Any) -> Model:
     for key, value in constants.items():
         if not isinstance(value, dict) or type(value.get("value")) is not int or not 0 <= value["value"] < 100_000:
             fail(where + ["constants", key], "value must be a whole number from 0 (a count of none) up")
-    return Model(sku, tuple(patterns), raw["nvlink"],
+    return Model(sku, patterns, raw["nvlink"],
                  {k: _figure(v, where + ["figures", k], fail) for k, v in figures.items()},
                  _busbw(raw[NCCL_KEY], where + [NCCL_KEY], fail) if NCCL_KEY in raw else {},
                  _figure(raw[INTERNODE_KEY], where + [INTERNODE_KEY], fail) if INTERNODE_KEY in raw else None,
@@ -162,9 +209,9 @@ def parse(text: str, source: str = "verify/baselines.json") -> Baselines:
         raise BaselinesError(f"{source}: nested too deeply to be a baselines file") from None
     if not isinstance(raw, dict) or type(raw.get("schema")) is not int or raw.get("schema") != 1:
         fail(["schema"], "must be 1 (this verify reads baselines schema 1)")
-    unknown = set(raw) - {"schema", "about", "rule", "models"}
+    unknown = set(raw) - {"schema", "about", "rule", "models", "tensor_ceilings"}
     if unknown:
-        fail([sorted(unknown)[0]], "unknown key (known: schema, about, rule, models)")
+        fail([sorted(unknown)[0]], "unknown key (known: schema, about, rule, models, tensor_ceilings)")
     rule = raw.get("rule")
     if not isinstance(rule, dict):
         fail(["rule"], "must be an object with warn_below, fail_below and peer_below")
@@ -181,7 +228,15 @@ def parse(text: str, source: str = "verify/baselines.json") -> Baselines:
         fail(["models"], "must be a non-empty object of SKUs")
     return Baselines(Rule(float(rule["warn_below"]), float(rule["fail_below"]), float(rule["peer_below"]),
                           str(rule.get("source") or "")),
-                     tuple(_model(sku, m, fail) for sku, m in models.items()))
+                     tuple(_model(sku, m, fail) for sku, m in models.items()),
+                     tuple(_ceiling(label, c, fail) for label, c in _ceilings(raw, fail).items()))
+
+
+def _ceilings(raw: dict[str, Any], fail: Any) -> dict[str, Any]:
+    ceilings = raw.get("tensor_ceilings", {})
+    if not isinstance(ceilings, dict):
+        fail(["tensor_ceilings"], "must be an object of GPU families")
+    return ceilings
 
 
 @functools.lru_cache(maxsize=1)

@@ -10,7 +10,6 @@ from ...facts import NvmlDevice, Perf
 from ...findings import Findings
 from ...options import Options
 from ...result import FAIL, PASS, WARN, CheckResult
-from ...shared import gpuceilings as ceilings
 from . import gpuidentity
 from .node import Node
 
@@ -86,20 +85,6 @@ def figure_of(p: Perf, key: str) -> float | None:
 PEAK_MARGIN = 1.1
 
 
-def bf16_ceiling(table: baselines.Baselines, model: baselines.Model | None,
-                 name: object = None) -> tuple[float, str]:
-    """The dense BF16 peak a matmul rate cannot pass: the SKU's, else an older GPU's fastest tensor rate
-    (shared/gpuceilings.py: a T4 is no 2,500 TFLOP/s GPU), else (no SKU, or none recorded) the fastest any GPU in
-    verify/baselines.json has, as the train check holds an unknown GPU (never a ceiling of no GPU at all)."""
-    if model is not None and "bf16_peak_TFLOPs" in model.figures:
-        return float(model.figures["bf16_peak_TFLOPs"]["value"]), f"the {model.sku}'s dense BF16 peak"
-    older = ceilings.ceiling(name)
-    if older:
-        return older[0], f"the fastest tensor rate of {name}"
-    peaks = [float(m.figures["bf16_peak_TFLOPs"]["value"]) for m in table.models if "bf16_peak_TFLOPs" in m.figures]
-    return max(peaks, default=20_000.0), "the fastest dense BF16 peak verify/baselines.json knows"
-
-
 def judge_perf_device(node: Node, p: Perf, dev: NvmlDevice, model: baselines.Model | None,
                  peers: list[tuple[Perf, NvmlDevice]], result: CheckResult, found: Findings) -> None:
     i, rule = p["index"], node.table.rule
@@ -107,7 +92,7 @@ def judge_perf_device(node: Node, p: Perf, dev: NvmlDevice, model: baselines.Mod
         value = figure_of(p, key)
         if value is None:
             continue
-        peak = bf16_ceiling(node.table, model, dev.get("name"))
+        peak = node.table.tensor_ceiling(dev.get("name"))
         if key == "bf16_TFLOPs" and value > PEAK_MARGIN * peak[0]:
             found.add(FAIL, "MEASUREMENT_INVALID", f"{node.label(i)}: {what} {value} {unit} is above {peak[1]} "
                       f"({peak[0]:g} {unit}): no such GPU computes that much, physically impossible",

@@ -19,7 +19,6 @@ from ...facts import TrainFacts, TrainRank
 from ...figures import BOOL, COUNT, LIST, OBJECT, RANKS, STR, Figure, Holds, Kind, Required, Rule, Unique
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
-from ...shared import gpuceilings as ceilings
 from ...shared import grouplayout
 from ...shared.cuda_errors import named_without_driver
 from . import trainer
@@ -84,29 +83,15 @@ def _physically_possible(facts: Any) -> str | None:
     if found is None:
         return None
     if facts.get("backend") == "nccl":
-        peak, _ = peak_tflops(facts.get("device_name"))
-        older = ceilings.ceiling(facts.get("device_name"))
-        if peak:
-            ceiling, what = peak, f"the dense BF16 peak of {facts.get('device_name')}"
-        elif older:
-            ceiling, what = older[0], f"the fastest tensor rate of {facts.get('device_name')} ({older[1]})"
-        else:
-            ceiling, what = max_peak_tflops(), (f"the fastest GPU verify/baselines.json knows (a GPU it does not "
-                                                f"know, {facts.get('device_name')!r}, is held to that)")
+        ceiling, what = baselines.load().tensor_ceiling(facts.get("device_name"))
+        if what.startswith("the fastest dense"):       # a GPU baselines.json does not know
+            what += f" (a GPU it does not know, {facts.get('device_name')!r}, is held to that)"
     else:
         ceiling, what = CPU_TFLOPS_CEILING, "a CPU process"
     if found["tflops_per_rank"] > ceiling:
         return (f"claims {found['tflops_per_rank']:.1f} model TFLOP/s per rank ({found['tokens_per_s']:,.0f} "
                 f"tokens/s), above {ceiling:g} TFLOP/s, {what}: physically impossible")
     return None
-
-
-def max_peak_tflops() -> float:
-    """The highest dense BF16 peak in verify/baselines.json: no GPU it knows does more, so a rate above it is no
-    GPU's, whatever the record names (an unknown name is held to it, never to a ceiling of no GPU at all)."""
-    peaks = [float(m.figures["bf16_peak_TFLOPs"]["value"]) for m in baselines.load().models
-             if "bf16_peak_TFLOPs" in m.figures]
-    return max(peaks, default=20_000.0)
 
 
 def _consistent(facts: Any) -> str | None:
