@@ -245,3 +245,15 @@ def test_a_child_that_cannot_write_its_result_on_a_full_disk_is_disk_full_by_its
     result = runner._failed("arrow", child.EXIT_NO_SPACE, "", 1.0, 60.0)
     assert (result.code, result.owner) == ("DISK_FULL", "host")
     assert runner._failed("arrow", 1, "No space left on device", 1.0, 60.0).code == "CHECK_CRASHED"
+
+
+@pytest.mark.host
+def test_a_check_that_wrote_its_result_and_hangs_on_its_way_out_keeps_its_verdict(tmp_path):
+    """A check's process that wrote its result whole, then never exited (its exit joining a worker that qemu-user
+    deadlocked): the verdict it wrote stands, with a line saying the exit was killed; not a CHECK_TIMEOUT."""
+    proc = run_cli("--checks", "fabric", "--timeout", "6", "--json", str(tmp_path / "r.json"), module="verify",
+                   env={"VERIFY_TEST_HANG_AT_EXIT": "fabric"}, timeout=120)
+    fabric = json.loads((tmp_path / "r.json").read_text())["checks"][0]
+    assert fabric["code"] != "CHECK_TIMEOUT" and fabric["status"] in ("pass", "skip", "warn"), fabric
+    assert any("did not exit within 6 s and was killed" in d for d in fabric["details"]), fabric
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr

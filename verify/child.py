@@ -6,7 +6,8 @@ runner gives this process its own TMPDIR and removes it afterwards.
 
 Test-only fault hooks (documented in the README): VERIFY_TEST_HANG=name[,name] makes those checks write 8 MiB to their TMPDIR and hang,
 VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner survives both;
-VERIFY_TEST_HANG_ONCE=<file> limits the hang to the first attempt (the retry under emulation).
+VERIFY_TEST_HANG_ONCE=<file> limits the hang to the first attempt (the retry under emulation);
+VERIFY_TEST_HANG_AT_EXIT=name[,name] makes those checks hang after writing their result (a stuck child at exit).
 """
 from __future__ import annotations
 
@@ -104,6 +105,10 @@ def main() -> int:
             raise
         print(f"verify.child: no space left on device writing {out_path}", file=sys.stderr, flush=True)
         return EXIT_NO_SPACE
+    if _hooked("VERIFY_TEST_HANG_AT_EXIT", name):
+        print(f"test hook: {name} hangs at exit", flush=True)
+        while True:
+            time.sleep(3600)
     return 0
 
 

@@ -233,6 +233,9 @@ CODES: dict[str, Code] = {
                       "container names the full filesystem."),
     "CHECK_CRASHED": Code("image", "The check's process crashed (a signal), exited without a result, or raised.",
                           "Read the output kept in the report; SIGBUS means /dev/shm, SIGKILL the OOM killer."),
+    "EMULATION_STALLED": Code("job", "Under CPU emulation (qemu-user, another architecture's image) a step stalled in "
+                              "every attempt: qemu deadlocks forked workers now and then. Not assessed, never a pass.",
+                              "Verify the image on a native machine of its architecture."),
     "CHECK_TIMEOUT": Code("host", "The check did not finish within its timeout and was killed.",
                           "Rerun the check alone with a longer --timeout and read its output."),
     "PREFLIGHT_HUNG": Code("host", "torchimages-prolog: the preflight hung past its budget plus grace on --hang-runs "

@@ -243,10 +243,15 @@ def run_check(name: str, options: Options, timeout: float | None = None) -> tupl
         env = {**os.environ, "VERIFY_OPTIONS": options.to_json(), "TMPDIR": scratch,
                "VERIFY_DEADLINE": f"{time.time() + limit:.3f}"}
         rc, output, seconds = run_process("verify.child", [name, out_path], limit, env, workdir=own)
-        if rc == 0 and os.path.exists(out_path):
+        # out.json is written whole (temp, then rename) as the child's last act: a child that wrote it and then hung
+        # on its way out (exit joining a worker that qemu-user deadlocked) still judged; only the exit was killed
+        if (rc == 0 or rc is None) and os.path.exists(out_path):
             record = json.loads(Path(out_path).read_text(encoding="utf-8"))
             result = CheckResult.from_dict(record["result"])
             result.duration_s = round(seconds, 3)
+            if rc is None:
+                result.details.append(f"its process wrote this result, then did not exit within {limit:.0f} s and "
+                                      "was killed (a stuck child process at exit)")
             return result, record.get("facts")
         return _failed(name, rc, output, seconds, limit, *_disk_room(scratch)), None
     finally:

@@ -42,7 +42,7 @@ class Hdf5Facts(TypedDict, total=False):
     corrupted: list[str]
     write_MBps: float
     read_MBps: float
-    workers_ok: bool
+    workers_ok: bool | None        # None: not assessed (every read stalled under CPU emulation)
     workers_msg: str
 
 
