@@ -87,3 +87,14 @@ def test_one_gpu_is_read_only_for_one_communicator_on_one_host_not_yet_taken(cha
     text = change(PLACED)
     assert dupgpu.duplicate(text) is None
     assert explained(text).status != "fail"
+
+
+def test_the_placement_is_read_under_a_launcher_s_prefix_and_2_19_s_init_function_name():
+    """2.19+ names the init call first (`ncclCommInitRankConfig comm 0x...`); Ray puts its worker before NCCL's prefix."""
+    text = "".join(f"(RayWorkerWrapper pid={pid}, ip=10.0.0.5) gpu-a:{pid}:{pid + 7} [0] NCCL INFO ncclCommInitRankConfig "
+                   f"comm 0x5600{rank} rank {rank} nranks 4 cudaDev 0 nvmlDev 0 busId 18000 commId 0xabc - Init START\n"
+                   for rank, pid in ((0, 901), (1, 902)))
+    said = dupgpu.duplicate(text)
+    assert said and "rank 0 and rank 1" in said and "gpu-a" in said
+    r = explained(text)
+    assert (r.name, *verdict(r)) == ("nccl", "fail", "NCCL_FAILED", "job"), r.summary
