@@ -526,6 +526,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "ucx-ci-container-without-rdma-devices-ibv-open-device-mlx5-bond-0-enoent-rdma-create-event-channel-enoent":
         "translator: fabric fail FABRIC_NOT_PASSED (job); UCX's `ibv_open_device ... ENOENT` and rdma_cm's "
         "ENOENT have no field: not recognised, as its facts",
+    # Hundred-and-third batch (multi-node NCCL INFO logs; tests/test_judges_fix103.py, fix103): as their facts.
+    "h100-2x8-tp16-nccl-2.21.5-mlx5-ib0-qp-local-access-violation-send-status-4-vendor-83-sporadic-fatal-in-ncclibtest":
+        "translator: nccl fail NCCL_FAILED (job); the excerpt's status 4 beside the QP access violation is "
+        "the GPUDirect path's (host), as its facts; that it is sporadic is the poster's prose",
+    "p5-kuberay-two-pods-aws-ofi-nccl-initialization-failed-ib-no-device-socket-eth0-16-ranks-channels-via-net-socket":
+        "translator: nccl fail NCCL_NET_FALLBACK (job); no RDMA adapter shown, so the fall-back to sockets "
+        "warns the job, as its facts (p5 is only in the pod's name)",
 }
 
 

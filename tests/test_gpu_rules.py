@@ -1007,6 +1007,18 @@ KNOWN_MISMATCHES = {
     "ucx-ci-container-without-rdma-devices-ibv-open-device-mlx5-bond-0-enoent-rdma-create-event-channel-enoent":
         "skip FACTS_INCOMPLETE: `ibv_open_device`'s ENOENT per device and the container's run command (no "
         "/dev/infiniband) have no field; `rdma_cm` false beside one listed device decides nothing",
+    # Hundred-and-third batch (multi-node NCCL INFO logs; tests/test_judges_fix103.py, fix103): what decides is in no field.
+    "h100-2x8-tp16-nccl-2.21.5-mlx5-ib0-qp-local-access-violation-send-status-4-vendor-83-sporadic-fatal-in-ncclibtest":
+        "fail NCCL_FAILED (host): a send's local protection error (status 4) beside the QP's access violation "
+        "is the GPUDirect path's, as in the four vendor-81 entries; that it is sporadic (99% of traffic fine), "
+        "which makes it the job's, is the poster's prose (`NcclFacts.failure_rate`)",
+    "p5-kuberay-two-pods-aws-ofi-nccl-initialization-failed-ib-no-device-socket-eth0-16-ranks-channels-via-net-socket":
+        "warn NCCL_NET_FALLBACK (job): sockets across nodes with no RDMA adapter shown warn (the nccl-2.17.1 "
+        "and Azure VM-pair entries); aws-ofi-nccl failing its init shows no EFA device, and p5 is only in the "
+        "pod's name (`NcclFacts.instance_type`)",
+    "slurm-qgpu2008-four-ranks-on-two-gpus-ranks-0-and-2-both-busid-31000-net-ib-mlx5-0-ib-plus-mlx5-2-roce-job-placement":
+        "pass: no error, and the ranks' device placement (rank 0 and 2 both on busId 31000 of qgpu2008) is "
+        "in no field (`NcclLog.rank_devices`); `verify explain` reads it from the Init START lines",
 }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from ..checks.nccl import casualty, efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import ib, ncclalloc, oneproc, setlimit, teardown
+from . import dupgpu, ib, ncclalloc, oneproc, setlimit, teardown
 from .ncclwarns import closing_run
 from .said import printed
 
@@ -283,7 +283,8 @@ def _with_connects(log: dict[str, Any], text: str) -> dict[str, Any]:
 
 def parse(text: str) -> dict[str, Any]:
     version = _VERSION.search(text)
-    error = _error(text)
+    # no failure logged: two ranks of one communicator placed on one GPU is NCCL's refusal at init (dupgpu.py)
+    error = _error(text) or dupgpu.duplicate(text)
     world, nodes = _sizes(text)
     # nccl-tests' `#  Rank N ... on <host> device D [bus] <GPU>` lines above the log: its ranks, nodes and GPU
     listed, on, gpu = ranks(text)

@@ -290,10 +290,14 @@ IB_COMPLETION = r"Got completion(?:.*?with | )(?:error|status=)\s*(?:IBV_WC_\w+\
 # queue catastrophic error` (QP fatal), `SRQ catastrophic error`, `path migration request error`, and the access
 # class, `local access violation work queue error` / `invalid request local work queue error`: like a completion's
 # local protection error, the adapter could not reach the memory NCCL registered (GPUDirect RDMA on the PCIe path)
-IB_ASYNC_ERROR = re.compile(r"NET/IB ?: ?(?:[\w.-]+:\d+ )?Got async event ?: ?(?:port error|local catastrophic error|QP fatal error|"
-                            r"QP request error|QP access error|CQ error|SRQ (?:catastrophic )?error|path migration request "
-                            r"error|local work queue catastrophic error|invalid request local work queue error|local "
-                            r"access violation work queue error)[^\n|]*")
+# 2.21+ sorts the events itself and words the fatal ones `NET/IB : mlx5_ib0:1 async fatal event on QP (0x7f69f01519a8):
+# local access violation work queue error` (also `async fatal event: ...` for the device, `on CQ (%p)`, `on SRQ, unused
+# for now (%p)`: net_ib.cc's async thread): every such line is an error event, whatever words follow
+IB_ASYNC_ERROR = re.compile(r"NET/IB ?: ?(?:[\w.-]+:\d+ )?(?:Got async event ?: ?(?:port error|local catastrophic error|QP fatal "
+                            r"error|QP request error|QP access error|CQ error|SRQ (?:catastrophic )?error|path migration "
+                            r"request error|local work queue catastrophic error|invalid request local work queue error|local "
+                            r"access violation work queue error)|async fatal event(?: on (?:QP|CQ|SRQ)[^:\n|]{0,40})?: ?\w)"
+                            r"[^\n|]*")
 
 
 # libfabric's EFA provider failing to reach GPU memory (prov/efa/src/efa_hmem.c, efa_domain_hmem_info_init_cuda:
