@@ -526,6 +526,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "ucx-ci-container-without-rdma-devices-ibv-open-device-mlx5-bond-0-enoent-rdma-create-event-channel-enoent":
         "translator: fabric fail FABRIC_NOT_PASSED (job); UCX's `ibv_open_device ... ENOENT` and rdma_cm's "
         "ENOENT have no field: not recognised, as its facts",
+    # Hundred-and-fourth and hundred-and-fifth batches (fix105; tests/test_judges_fix105.py): FACTS.md's letter.
+    "gpud-ibstat-cx6dx-mt4125-mlx5-8-fw-22.39.1002-port-down-disabled-physical-state-fallback-example":
+        "translator: fabric warn FABRIC_PORT_DOWN (host); every port the listing shows is down: fail, as its "
+        "facts (that the poster quoted one adapter of the node has no field)",
+    "openshift-vllm-four-ranks-one-host-nccl-failed-to-open-libibverbs-socket-ens5-no-fabric-needed":
+        "translator: nccl skip (one host); four pids on one host prove no single node: the socket fall-back "
+        "warns the image, as its facts",
 }
 
 

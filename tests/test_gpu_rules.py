@@ -1007,6 +1007,14 @@ KNOWN_MISMATCHES = {
     "ucx-ci-container-without-rdma-devices-ibv-open-device-mlx5-bond-0-enoent-rdma-create-event-channel-enoent":
         "skip FACTS_INCOMPLETE: `ibv_open_device`'s ENOENT per device and the container's run command (no "
         "/dev/infiniband) have no field; `rdma_cm` false beside one listed device decides nothing",
+    # Hundred-and-fourth and hundred-and-fifth batches (fix105; tests/test_judges_fix105.py): FACTS.md's letter.
+    "gpud-ibstat-cx6dx-mt4125-mlx5-8-fw-22.39.1002-port-down-disabled-physical-state-fallback-example":
+        "fail FABRIC_PORT_DOWN (host): every port the listing shows is down; the translator warns because the "
+        "poster quoted one adapter of the node (mlx5_8), which no field carries (`adapters_partial`), as the "
+        "ibstatus-four-ib-hcas-... entry",
+    "openshift-vllm-four-ranks-one-host-nccl-failed-to-open-libibverbs-socket-ens5-no-fabric-needed":
+        "warn NCCL_NET_FALLBACK (image): four pids on one host prove no single node (FACTS.md: `nodes` null), "
+        "so the socket fall-back for want of libibverbs warns the image, as the rtx-a6000-workstation-... entry",
 }
 
 
