@@ -151,3 +151,9 @@ def test_an_internal_error_another_library_names_is_not_nccl_s():
     error = "all_reduce: RuntimeError: the server hit an internal error while serving the request"
     r = judge(CHECKS["nccl"], {"backend": "nccl", "world_size": 4, "nodes": 1, "error": error}, Options())
     assert r.owner != "image", r.summary
+
+
+def test_clock_reason_lines_grepped_out_of_their_section_are_read_under_it():
+    grepped = "\n".join(line for line in L20_REASONS.splitlines() if "_reason_" in line)
+    (dev,) = smixml.parse(grepped)["devices"]
+    assert (dev["throttle_reasons"], dev["throttle_reasons_read"]) == (0x1, 0x1 | 0x2 | 0x4 | 0x8 | 0x40)

@@ -35,8 +35,22 @@ def _unorphaned(text: str) -> str:
     return "".join(kept) + text[at:]
 
 
+_LEAF = re.compile(r"clocks_(event|throttle)_reason_\w+")
+
+
+def _sectioned(text: str) -> str:
+    """Clock-reason lines grepped out of their section (`grep hw_slowdown`), and nothing else, put back inside it:
+    a reason is read under its section's path only."""
+    starts = [t.group(2) for t in _TAG.finditer(text) if not t.group(1)]
+    leaves = [_LEAF.fullmatch(name) for name in starts]
+    if not starts or not all(leaves):
+        return text
+    section = f"clocks_{leaves[0].group(1)}_reasons"    # type: ignore[union-attr]
+    return f"<{section}>{text}</{section}>"
+
+
 def rooted(text: str) -> str:
     """The excerpt inside the report's root, and inside one `<gpu>` where it quotes none."""
-    text = _unorphaned(text)
+    text = _sectioned(_unorphaned(text))
     body = text if _GPU.search(text) else f'<gpu id="">{text}</gpu>'
     return f"<nvidia_smi_log>{body}</nvidia_smi_log>"
