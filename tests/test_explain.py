@@ -533,6 +533,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p5-kuberay-two-pods-aws-ofi-nccl-initialization-failed-ib-no-device-socket-eth0-16-ranks-channels-via-net-socket":
         "translator: nccl fail NCCL_NET_FALLBACK (job); no RDMA adapter shown, so the fall-back to sockets "
         "warns the job, as its facts (p5 is only in the pod's name)",
+    # Hundred-and-fourth and hundred-and-fifth batches (fix105; tests/test_judges_fix105.py): FACTS.md's letter.
+    "gpud-ibstat-cx6dx-mt4125-mlx5-8-fw-22.39.1002-port-down-disabled-physical-state-fallback-example":
+        "translator: fabric warn FABRIC_PORT_DOWN (host); every port the listing shows is down: fail, as its "
+        "facts (that the poster quoted one adapter of the node has no field)",
+    "openshift-vllm-four-ranks-one-host-nccl-failed-to-open-libibverbs-socket-ens5-no-fabric-needed":
+        "translator: nccl skip (one host); four pids on one host prove no single node: the socket fall-back "
+        "warns the image, as its facts",
 }
 
 

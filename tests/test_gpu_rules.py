@@ -1019,6 +1019,14 @@ KNOWN_MISMATCHES = {
     "slurm-qgpu2008-four-ranks-on-two-gpus-ranks-0-and-2-both-busid-31000-net-ib-mlx5-0-ib-plus-mlx5-2-roce-job-placement":
         "pass: no error, and the ranks' device placement (rank 0 and 2 both on busId 31000 of qgpu2008) is "
         "in no field (`NcclLog.rank_devices`); `verify explain` reads it from the Init START lines",
+    # Hundred-and-fourth and hundred-and-fifth batches (fix105; tests/test_judges_fix105.py): FACTS.md's letter.
+    "gpud-ibstat-cx6dx-mt4125-mlx5-8-fw-22.39.1002-port-down-disabled-physical-state-fallback-example":
+        "fail FABRIC_PORT_DOWN (host): every port the listing shows is down; the translator warns because the "
+        "poster quoted one adapter of the node (mlx5_8), which no field carries (`adapters_partial`), as the "
+        "ibstatus-four-ib-hcas-... entry",
+    "openshift-vllm-four-ranks-one-host-nccl-failed-to-open-libibverbs-socket-ens5-no-fabric-needed":
+        "warn NCCL_NET_FALLBACK (image): four pids on one host prove no single node (FACTS.md: `nodes` null), "
+        "so the socket fall-back for want of libibverbs warns the image, as the rtx-a6000-workstation-... entry",
 }
 
 

@@ -36,6 +36,7 @@ from . import (
     ncclcrash,
     nccltests,
     nhc,
+    noprovider,
     nvbandwidth,
     nvlinks,
     nvlsbind,
@@ -99,6 +100,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("/sys/class/infiniband dump", "fabric", sysfsib.detect, sysfsib.parse),
     Kind("ls -l /dev/infiniband (a container's RDMA devices)", "fabric", devib.detect, devib.parse),
     Kind("libibverbs with no provider configured (ibv_devinfo)", "fabric", verbslist.detect, verbslist.parse),
+    Kind("libibverbs finding no provider for a verbs device", "fabric", noprovider.detect, noprovider.parse),
     Kind("NHC check_hw_ib", "fabric", nhc.detect, nhc.parse, unread=nhc.unread,
          remedy="Read the node's ports (`ibstat`, or NHC with `-d`) and bring them up at the rate the site's check "
                 "asks for (cabling, switch port, subnet manager, the HCA's driver) before the node takes jobs."),

@@ -12,8 +12,9 @@ import re
 _PROMPT = re.compile(r"^\s*(?:\S*[$#%>]|\[[^\]]*\][$#])\s+(\S.*?)\s*$")
 _FIGURE = re.compile(r"^\s*(?:\d+:\s*)?(\d+|unlimited)\s*$")        # srun -l's `0: ` label before a task's figure
 _LAUNCHER = re.compile(r"^(?:srun|mpirun|mpiexec|prun|aprun|jsrun|pdsh|clush)\b")
-# `ulimit -l` (or `-Sl`) printing the limit; `ulimit -l unlimited` sets it and prints nothing
-_LIMIT = re.compile(r"\bulimit\s+-S?l\b(?!\s+(?:\d|unlimited))")
+# `ulimit -l` (or `-Sl`, `-S -l`, `-lS`: the soft limit, the one RLIMIT_MEMLOCK enforces) printing the limit; `ulimit
+# -l unlimited` sets it and prints nothing; `-H` asks for the hard limit (the ceiling, not what the job runs under)
+_LIMIT = re.compile(r"\bulimit\s+(?:-S\s+-l|-S?l|-lS)\b(?!\s+(?:\d|unlimited))")
 _SHEBANG = re.compile(r"^#!")
 
 

@@ -17,7 +17,11 @@ from .smiquery import compute_mode, recovery
 _GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _LINE = re.compile(r"^(\s*)([^:]+?)\s*(?::\s*(.*?))?\s*$")
 _MARKS = ("NVSMI LOG", "Product Name", "Clocks Event Reasons", "Clocks Throttle Reasons", "Remapped Rows", "CliqueId",
-          "Pending Page Blacklist", "GPU UUID", "Volatile", "Fabric", "GPU Recovery Action", "GPU Reset Status")
+          "Pending Page Blacklist", "GPU UUID", "Volatile", "Fabric", "GPU Recovery Action", "GPU Reset Status",
+          # the Temperature, Power Readings and Clocks sections' own lines, which no other tool prints: a stretch of
+          # one GPU's block cut above its identity (`nvidia-smi -a` in NVIDIA/nvidia-docker#1076)
+          "GPU Current Temp", "GPU Shutdown Temp", "GPU Slowdown Temp", "Enforced Power Limit",
+          "Default Applications Clocks")
 # Clocks Event/Throttle Reasons' lines -> nvml.h's bit (gpuhealth.THROTTLE_BITS), by nvidia-smi's words
 REASONS = {"idle": 0x1, "applications clocks setting": 0x2, "sw power cap": 0x4, "hw slowdown": 0x8, "sync boost": 0x10,
            "sw thermal slowdown": 0x20, "hw thermal slowdown": 0x40, "hw power brake slowdown": 0x80,

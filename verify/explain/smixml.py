@@ -3,7 +3,11 @@ layout's paths (`pci/pci_gpu_link_info/link_widths/current_link_width` -> `link 
 smi.py's own reading, so one field is read one way whichever form was pasted. Read as a stream of elements: a
 pasted excerpt cut mid-document keeps what came before the cut. A document type that declares entities is refused
 (no expansion of what a hostile file declares); nvidia-smi's own `<!DOCTYPE ... SYSTEM "nvsmi_device_v12.dtd">`
-declares none."""
+declares none.
+
+An excerpt of the report without its root (a GitHub comment quoting one section, `<clocks_event_reasons>` and the
+lines under it) is read as the one GPU it belongs to, of unknown bus, where it holds an element only nvidia-smi's
+dtd names (fragment.py); a `<gpu>` element it holds is that GPU."""
 from __future__ import annotations
 
 import re
@@ -12,6 +16,7 @@ from typing import Any, cast
 from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 
 from . import smi
+from .fragment import FRAGMENT, rooted
 
 _ROOT = re.compile(r"<nvidia_smi_log\b")
 _DOCTYPE = re.compile(r"<!DOCTYPE[^\[>]*>")
@@ -28,7 +33,7 @@ _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]")
 
 
 def detect(text: str) -> bool:
-    return bool(_ROOT.search(text))
+    return bool(_ROOT.search(text) or FRAGMENT.search(text))
 
 
 def _word(tag: str) -> str:
@@ -70,6 +75,8 @@ def _elements(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]
 def parse(text: str) -> dict[str, Any]:
     if "<!ENTITY" in text:
         return {"torch": None, "devices": None}   # never expanded: nothing read
+    if not _ROOT.search(text):
+        text = rooted(text)
     header: dict[str, str] = {}
     gpus: list[tuple[str, dict[str, str]]] = []
     starts = [m.start() for m in _ROOT.finditer(text)][:64]      # reports pasted one after another: each read

@@ -20,6 +20,7 @@ from ...options import GiB, Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import rdma
 from .gdrready import GDR_REMEDY, gdr, plumbing_alone
+from .noprovider import judged_alone, no_provider
 from .offport import ethernet_off_beside_ib
 from .splitrate import design_rate
 
@@ -247,6 +248,7 @@ def _userspace(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> 
                     if d in PROVIDER and PROVIDER[d] not in providers]
     opens_none = not missing and facts.get("verbs_devices") == [] and bool(
         facts.get("uverbs") or (adapters and facts.get("uverbs") is None and providers))
+    missing += [m for m in [no_provider(facts)] if m and not opens_none]     # libibverbs' own warning
     if opens_none and facts.get("uverbs"):
         missing.append(f"a provider that opens {', '.join(facts.get('uverbs') or [])}: ibv_get_device_list() lists "
                        "no device")
@@ -420,6 +422,8 @@ def _no_listing(facts: FabricFacts, result: CheckResult) -> CheckResult:
         # a fault shown on its own: judged whatever else is missing
         alone = Findings()
         _memlock(facts, alone)
+        return alone.apply(result, "")
+    if judged_alone(facts, alone := Findings()):    # libibverbs found a device no provider of the image drives
         return alone.apply(result, "")
     if shown := plumbing_alone(facts, result):   # a figure that bears on a fault, read: the verdict rests on it
         return shown

@@ -37,6 +37,7 @@ from .bandwidth import bandwidth_figures, nvls_not_used
 from .crash import crash_verdict
 from .efa import efa_verdict
 from .hang import is_timeout
+from .internalerr import INTERNAL
 from .launchcfg import build_verdict, launch_verdict
 from .layers import layers_verdict
 from .localcause import memlock_verdict, shm_full_verdict
@@ -199,9 +200,8 @@ UNASSIGNED = re.compile(r"(?:bind failed ?: ?|errno: 99 - )Cannot assign request
                         re.IGNORECASE)
 
 
-# ncclInternalError (nccl.h: "internal check failed: either a bug in NCCL or due to memory corruption"), as NCCL and
-# nccl-tests print it: NCCL's (or its net plugin's) own bug, or the job's use of a feature NCCL ships switched off
-INTERNAL = re.compile(r"ncclInternalError|internal error - please report this issue to the NCCL developers")
+# ncclInternalError (internalerr.py): NCCL's (or its net plugin's) own bug, or the job's use of a feature NCCL ships
+# switched off
 # NCCL features off by default that a job switches on (NCCL's environment variables): GPU-initiated networking, CollNet
 OPT_IN = ("NCCL_GIN_ENABLE", "NCCL_COLLNET_ENABLE")
 
