@@ -1007,6 +1007,23 @@ KNOWN_MISMATCHES = {
     "ucx-ci-container-without-rdma-devices-ibv-open-device-mlx5-bond-0-enoent-rdma-create-event-channel-enoent":
         "skip FACTS_INCOMPLETE: `ibv_open_device`'s ENOENT per device and the container's run command (no "
         "/dev/infiniband) have no field; `rdma_cm` false beside one listed device decides nothing",
+    # Hundred-and-sixth batch (AWS EFA and Libfabric; fix106, tests/test_judges_fix106.py): no field holds it, or
+    # FACTS.md's letter decides otherwise.
+    "aws-efa-cluster-srun-pytorch-bundled-nccl-dlerror-libnccl-net-so-no-plugin-internal-implementation-allreduce-watchdog-600s":
+        "fail NCCL_TIMEOUT (job, no drain): `efa` null (the EFA cluster is the thread's, not the excerpt's) and a "
+        "missing net plugin alone is harmless on InfiniBand (FACTS.md), so no fall-back is shown; where EFA is "
+        "shown FACTS.md gives the missing plugin to the image, while the SRE's job owner rests on which libnccl the "
+        "process loaded (PyTorch's wheel, not the AMI's), which has no field",
+    "b200-k8s-pod-libfabric-efa-provider-aborts-on-unopenable-connectx-uverbs-fi-getinfo-61-image":
+        "skip FACTS_INCOMPLETE: only `libraries` (libfabric loaded) is recorded; Libfabric's EFA provider answering "
+        "an empty list after `ibv_open_device` failed on another device, and the EFA devices the pod was given, have "
+        "no field (`FabricFacts.ofi_providers`, `verbs_open_errors`)",
+    "efa-2.6.0g-kmod-built-against-mlnx-ofed-rdma-headers-insmod-warns-at-probe-0000-4f-00.0-kernel-5.15-aws-host":
+        "skip FACTS_INCOMPLETE: only `kernel` is recorded; the EFA module hitting a kernel warning at probe and an "
+        "adapter on the PCI bus with no RDMA device have no field (`FabricFacts.module_errors`, `pci_adapters`)",
+    "efa-instance-fi-info-p-efa-rdm-domains-rdmap79s0-80s0-81s0-verbs-provider-61-by-design-vineyard":
+        "skip FACTS_INCOMPLETE: only `libraries` (libfabric loaded) is recorded; `fi_info -p efa`'s RDM endpoint on "
+        "each device has no field (`FabricFacts.ofi_providers`), and a loaded library alone is never a pass",
 }
 
 
