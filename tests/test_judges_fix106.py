@@ -66,3 +66,14 @@ def test_other_efa_completion_statuses_are_not_read_as_a_peer_gone():
     the like are not casualties."""
     for words in ("Invalid address", "Destination ENI is down or does not run EFA", "Receiver not ready"):
         assert casualty.peer_casualty(f"NET/OFI Request 0x1 completed with error. RC: 5. Error: {words}") is None
+
+
+def test_the_line_under_torch_s_last_error_is_read_the_same():
+    """torch's ncclRemoteError quoting it (`Last error:` then the plugin's line): the peer gone decides, the job's."""
+    text = ("[rank3]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:2027, remote process "
+            "exited or there was a network error, NCCL version 2.21.5\n[rank3]: ncclRemoteError: A call failed "
+            "possibly due to a network error or a remote process exiting prematurely.\n[rank3]: Last error:\n"
+            f"[rank3]: {QPN}\n")
+    r = explained(text)
+    assert (r.name, *verdict(r)) == ("nccl", "fail", "NCCL_FAILED", "job"), r.summary
+    assert "Invalid receiver queue pair number" in r.summary
