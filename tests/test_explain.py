@@ -540,6 +540,21 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "openshift-vllm-four-ranks-one-host-nccl-failed-to-open-libibverbs-socket-ens5-no-fabric-needed":
         "translator: nccl skip (one host); four pids on one host prove no single node: the socket fall-back "
         "warns the image, as its facts",
+    # Hundred-and-sixth batch (AWS EFA and Libfabric; fix106, tests/test_judges_fix106.py): what the text holds
+    # has no field of facts schema 3, as their facts.
+    "aws-efa-cluster-srun-pytorch-bundled-nccl-dlerror-libnccl-net-so-no-plugin-internal-implementation-allreduce-watchdog-600s":
+        "translator: nccl fail NCCL_NET_FALLBACK (job); as its facts, fail NCCL_TIMEOUT (job, no drain): the "
+        "excerpt shows no EFA device and a missing net plugin alone is harmless on InfiniBand; which libnccl the "
+        "process loaded has no field",
+    "b200-k8s-pod-libfabric-efa-provider-aborts-on-unopenable-connectx-uverbs-fi-getinfo-61-image":
+        "translator: fabric fail FABRIC_USERSPACE_MISSING (image); Libfabric's EFA provider warnings (`ibv_open_device "
+        "failed! errno: 2`, `provider efa output empty list`) have no fabric field: not recognised, as its facts",
+    "efa-2.6.0g-kmod-built-against-mlnx-ofed-rdma-headers-insmod-warns-at-probe-0000-4f-00.0-kernel-5.15-aws-host":
+        "translator: fabric fail FABRIC_NONE (host); the EFA driver's probe lines then `cut here` (the warning "
+        "itself cut) have no field: not recognised, as its facts",
+    "efa-instance-fi-info-p-efa-rdm-domains-rdmap79s0-80s0-81s0-verbs-provider-61-by-design-vineyard":
+        "translator: fabric pass; `fi_info` output (providers, domains, endpoint types) has no field: not "
+        "recognised, never a pass, as its facts",
 }
 
 

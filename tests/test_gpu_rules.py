@@ -1027,6 +1027,23 @@ KNOWN_MISMATCHES = {
     "openshift-vllm-four-ranks-one-host-nccl-failed-to-open-libibverbs-socket-ens5-no-fabric-needed":
         "warn NCCL_NET_FALLBACK (image): four pids on one host prove no single node (FACTS.md: `nodes` null), "
         "so the socket fall-back for want of libibverbs warns the image, as the rtx-a6000-workstation-... entry",
+    # Hundred-and-sixth batch (AWS EFA and Libfabric; fix106, tests/test_judges_fix106.py): no field holds it, or
+    # FACTS.md's letter decides otherwise.
+    "aws-efa-cluster-srun-pytorch-bundled-nccl-dlerror-libnccl-net-so-no-plugin-internal-implementation-allreduce-watchdog-600s":
+        "fail NCCL_TIMEOUT (job, no drain): `efa` null (the EFA cluster is the thread's, not the excerpt's) and a "
+        "missing net plugin alone is harmless on InfiniBand (FACTS.md), so no fall-back is shown; where EFA is "
+        "shown FACTS.md gives the missing plugin to the image, while the SRE's job owner rests on which libnccl the "
+        "process loaded (PyTorch's wheel, not the AMI's), which has no field",
+    "b200-k8s-pod-libfabric-efa-provider-aborts-on-unopenable-connectx-uverbs-fi-getinfo-61-image":
+        "skip FACTS_INCOMPLETE: only `libraries` (libfabric loaded) is recorded; Libfabric's EFA provider answering "
+        "an empty list after `ibv_open_device` failed on another device, and the EFA devices the pod was given, have "
+        "no field (`FabricFacts.ofi_providers`, `verbs_open_errors`)",
+    "efa-2.6.0g-kmod-built-against-mlnx-ofed-rdma-headers-insmod-warns-at-probe-0000-4f-00.0-kernel-5.15-aws-host":
+        "skip FACTS_INCOMPLETE: only `kernel` is recorded; the EFA module hitting a kernel warning at probe and an "
+        "adapter on the PCI bus with no RDMA device have no field (`FabricFacts.module_errors`, `pci_adapters`)",
+    "efa-instance-fi-info-p-efa-rdm-domains-rdmap79s0-80s0-81s0-verbs-provider-61-by-design-vineyard":
+        "skip FACTS_INCOMPLETE: only `libraries` (libfabric loaded) is recorded; `fi_info -p efa`'s RDM endpoint on "
+        "each device has no field (`FabricFacts.ofi_providers`), and a loaded library alone is never a pass",
 }
 
 

@@ -22,6 +22,10 @@ LAST = re.compile(r"Last error:[ \t]*\n[ \t]*((?:\[[^\]\n]*\] )?(?:" + CASUALTY.
 # it as its own WARN, so OTHER's `NCCL WARN` does not veto it.
 EFA_UNRESPONSIVE = re.compile(r"Error: 4126 \(Unresponsive receiver \(reachable by EFA device but handshake failed\)|"
                               r"Unresponsive receiver \(reachable by EFA device but handshake failed\)")
+# libfabric's EFA completion status 9, REMOTE_ERROR_BAD_DEST_QPN (prov/efa/src/efa_strerror.c: "Invalid receiver
+# queue pair number (QPN). This error is typically caused by a crashed peer"): the peer's device answered that no such
+# queue pair exists, its process gone (an OOM kill, a crash); the job's, as 4126 (issue 35, batch 106)
+EFA_PEER_QP_GONE = re.compile(r"Invalid receiver queue pair number \(QPN\)")
 _CUDA = re.compile(r"Cuda failure|CUDA error")
 
 # what else an error may name: a WARN or a CUDA failure of its own (then that is the cause, read elsewhere)
@@ -34,7 +38,7 @@ REMEDY = ("Rerun with NCCL_DEBUG=WARN on every rank: the rank that failed first 
 def peer_casualty(error: str) -> str | None:
     """The proxy's line under torch's `Last error:` that shows this rank lost a peer during setup, where the error
     itself names nothing else (no WARN of its own, no CUDA failure): NCCL's log lines alone are no such proof."""
-    if (gone := EFA_UNRESPONSIVE.search(error)) and not _CUDA.search(error):
+    if (gone := EFA_UNRESPONSIVE.search(error) or EFA_PEER_QP_GONE.search(error)) and not _CUDA.search(error):
         return gone.group(0)
     hit = CASUALTY.search(error)
     if not hit or OTHER.search(error):
