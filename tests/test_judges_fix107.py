@@ -106,3 +106,17 @@ def test_a_spent_connect_that_names_its_address_is_read_as_well():
     # 2.19's spent retry (`connect returned ...`) was read; later releases name the address (`connect to ... returned`)
     r = explained(RETRY.format(n=34))
     assert verdict(r) == ("fail", "NCCL_FAILED", "job"), r.summary
+
+
+def test_nccl_before_2_19_retrying_a_refused_connect_to_the_end_of_its_log_is_read_too():
+    # NCCL <= 2.18 prints no count (https://github.com/wenet-e2e/wenet/issues/959's line, under NCCL's prefix)
+    line = "gpu-a:101:201 [0] NCCL INFO Call to connect returned Connection refused, retrying\n"
+    assert verdict(explained(line * 4)) == ("fail", "NCCL_FAILED", "job")
+    assert explained(line).status != "fail"
+
+
+def test_torch_s_nccl_error_colon_with_only_the_remote_error_class_is_bare():
+    # torch's `RuntimeError: NCCL error: remote process exited ...` (the corpus's eks-efa-pods-... excerpt's form),
+    # nothing else said: no cause, the job's, no drain
+    error = "all_reduce: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5"
+    assert verdict(nccl.judge({"backend": "nccl", "error": error}, Options())) == ("fail", "NCCL_FAILED", "job")
