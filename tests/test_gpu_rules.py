@@ -800,9 +800,7 @@ KNOWN_MISMATCHES = {
         "NVIDIA's Xid catalog files 69 under RESTART_APP (investigate CHECK_APP/CUDA): one Xid 69 is the "
         "application's; its hardware causes are the older table's, and the plugin's unhealthy mark is its own policy",
     # Fifty-third and fifty-fourth batches (tests/test_judges_fix5354.py): the rule kept.
-    "uccl-ci-gh200-two-node-nccl-bootstrap-picks-169.254.3.1-link-local-nic-connection-refused-socket-ifname-fix":
-        "the facts hold only 'Connection refused' at init across two nodes (as a firewall's REJECT gives); the "
-        "link-local NIC NCCL's bootstrap picked, which makes it the job's, is the PR's sentence, in no field",
+    # (uccl-ci-gh200-...: agrees since batch 107, tests/test_judges_fix107.py: a refused connect is the job's)
     "biop-desktop-image-build-pulls-libnvidia-compute-570.86-nvml-library-version-mismatch-in-container":
         "the driver/library mismatch alone is the node's (a driver upgraded without a reboot prints the same); that "
         "the image bundles its libnvidia-ml is the poster's build lines and fix, in no field",

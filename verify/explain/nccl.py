@@ -11,7 +11,7 @@ from typing import Any
 from ..checks.nccl import casualty, efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import dupgpu, ib, ncclalloc, oneproc, setlimit, teardown
+from . import dupgpu, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown
 from .ncclwarns import closing_run
 from .said import printed
 
@@ -73,11 +73,6 @@ _GID_PROBE = re.compile(r"(?:NCCL WARN )?NET/IB ?: ?read failed in ncclIbRoceGet
 # a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
 # `bootstrap.cc:... NCCL WARN Bootstrap : ...`), quoted with or without its host:pid:tid prefix: the group never formed
 _INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ (?:\(\w+\) )?NCCL WARN [^\n]*")
-# NCCL's socket connect retried to its last attempt (src/misc/socket.cc, 2.19+: `socketPollConnect: connect returned
-# No route to host, retrying (34/34) after sleep for 3400 msec`): the connect gave up, the group never formed
-_RETRIES_SPENT = re.compile(r"\bsocket\w*Connect: connect returned [^\n]*?retrying \((\d+)/(\d+)\)[^\n]*")
-
-
 # NCCL's SHM transport failing to create its segment, quoted without NCCL's tag (an issue's one line): NCCL's own
 # words, so that another program's full /dev/shm (a DataLoader's) is not read as NCCL's
 _SHM_SEGMENT = re.compile(r"Error while creating shared memory segment [^\n]*")
@@ -95,7 +90,7 @@ def detect(text: str) -> bool:
     return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or printed(_XLA, text) or
                 printed(_SHM_SEGMENT, text) or
                 IB_ASYNC_ERROR.search(text) or _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or
-                printed(_GID_PROBE, text) or
+                printed(_GID_PROBE, text) or ncclretry.gave_up(text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
@@ -121,8 +116,8 @@ def _sizes(text: str) -> tuple[int | None, int | None]:
 
 
 # torch's and NCCL's `Last error:` line, followed by NCCL's own last WARN message on the next line (under any prefix;
-# aws-ofi-nccl's `NET/OFI ...` whole)
-_LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?((?:NET/OFI |[A-Za-z_]\w*:)[^\n]+)")
+# aws-ofi-nccl's `NET/OFI ...` whole; NCCL's spaced `Bootstrap : no socket interface found`, `NET/IB : ...`)
+_LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?((?:NET/OFI |NET/\w+ ?:|[A-Za-z_]\w* ?:)[^\n]+)")
 # a WARN line as NCCL prints it (`graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.`)
 _WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|cu|c|cpp|h):\d+ (?:\(\w+\) )?)?NCCL WARN [^\n]*")
 # NCCL's wrapper of a library call that failed (misc/ibvwrap.cc, socket.cc, cudawrap.cc): `Call to X failed`; and
@@ -231,8 +226,8 @@ def _error(text: str) -> str | None:
         return f"{phase}: {warned_cuda.group(0).strip()[:300]}"
     if warned := _INIT_WARN.search(text):
         return f"init: {warned.group(0).strip()[:300]}"
-    if spent := next((m for m in _RETRIES_SPENT.finditer(text) if m.group(1) == m.group(2)), None):
-        return f"init: {spent.group(0).strip()[:300]}"
+    if retried := ncclretry.gave_up(text):
+        return f"init: {retried}"
     traces = list(dict.fromkeys(text[m.start(1):m.end()] for m in _TRACE.finditer(text)))
     # a trace elsewhere need not end the job: only a failed bootstrap is read, and not one closing at an abort
     if not any(_INIT.search(t) for t in traces) or teardown.at_teardown(text, _TRACE):

@@ -15,7 +15,7 @@ import re
 _WORDS = re.compile(
     r"^\s*(?!nccl\w*Error)\w+:\s(?=\S)|"                                        # the record's phase prefix (`init: `, `barrier: `)
     r"(?:torch\.distributed\.)?(?:DistBackendError|RuntimeError):|"
-    r"NCCL error in: \S+:\d+,|NCCL [Ee]rror \d*:?|"
+    r"NCCL error in: \S+:\d+,|NCCL [Ee]rror ?\d*:?|"
     r"unhandled system error|remote process exited or there was a network error|"
     r"\(run with NCCL_DEBUG=INFO for details\)|,? ?NCCL version \d+(?:\.\d+)*\S*?(?=\s|$|nccl)|"
     r"ncclSystemError: System call \(e\.g\. socket, malloc\) or external library call failed or device error\.|"

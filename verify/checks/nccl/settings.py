@@ -36,6 +36,7 @@ import re
 from ...codes import Owner
 from ...facts import NcclFacts
 from .connect import connect_cause, link_local_peer
+from .refused import refused_cause
 from .spawn import INIT
 from .transport import job_env
 
@@ -126,6 +127,8 @@ def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str,
         return connected
     if peer := link_local_peer(facts, error):
         return peer
+    if refused := refused_cause(error):
+        return refused              # a peer host answered that nothing listens there: the job's, not the network's
     if phase == INIT and not ifname and BOOTSTRAP.search(error):
         # the bootstrap (TCP between the ranks) died on an interface NCCL chose itself (often IPoIB or a docker
         # bridge the nodes do not share): the job names the right one
