@@ -555,6 +555,15 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "efa-instance-fi-info-p-efa-rdm-domains-rdmap79s0-80s0-81s0-verbs-provider-61-by-design-vineyard":
         "translator: fabric pass; `fi_info` output (providers, domains, endpoint types) has no field: not "
         "recognised, never a pass, as its facts",
+    # Hundred-and-eighth batch (fix108, tests/test_judges_fix108.py): what decides it is not in the excerpt's lines.
+    "azure-nc24rs-v3-centos-hpc-7.7-cx3-vf-on-pci-ibstatus-sys-files-not-found-no-ib0-until-mofed-installed":
+        "translator: fabric fail FABRIC_NONE (host); verify explain: skip FABRIC_NONE, as its facts: a Mellanox VF on "
+        "PCI beside an empty ibstatus is also a healthy Azure VM's Accelerated Networking VF (Ethernet, mlx4/mlx5 "
+        "without IB), and no IB driver is shown loaded; the RDMA VM size and the OFED fix are in the thread's prose",
+    "two-node-mp-launch-engine-containers-devices-empty-no-dev-infiniband-nccl-failed-to-initialize-any-net-plugin-invalid-usage-job":
+        "translator: nccl fail NCCL_FAILED (job); the pull request quotes the failure in code spans inside its "
+        "sentences, which explain reads as mentioned (said.py): nothing to judge; NCCL's WARN as NCCL prints it is "
+        "judged the job's (tests/test_judges_fix108.py)",
 }
 
 

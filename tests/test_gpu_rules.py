@@ -1042,6 +1042,14 @@ KNOWN_MISMATCHES = {
     "efa-instance-fi-info-p-efa-rdm-domains-rdmap79s0-80s0-81s0-verbs-provider-61-by-design-vineyard":
         "skip FACTS_INCOMPLETE: only `libraries` (libfabric loaded) is recorded; `fi_info -p efa`'s RDM endpoint on "
         "each device has no field (`FabricFacts.ofi_providers`), and a loaded library alone is never a pass",
+    # Hundred-and-eighth batch (fix108, tests/test_judges_fix108.py): what decides it has no field of facts schema 3.
+    "azure-nc24rs-v3-centos-hpc-7.7-cx3-vf-on-pci-ibstatus-sys-files-not-found-no-ib0-until-mofed-installed":
+        "skip FABRIC_NONE: `adapters` [] is FACTS.md's \"no adapter\"; the ConnectX-3 VF on PCI that registered no RDMA "
+        "device has no field (`unregistered_pci_functions`), and the RDMA VM size and the OFED fix are the thread's",
+    "two-node-mp-launch-engine-containers-devices-empty-no-dev-infiniband-nccl-failed-to-initialize-any-net-plugin-invalid-usage-job":
+        "nccl agrees (fail NCCL_FAILED, job: NCCL started no network); fabric skip FABRIC_NONE: `uverbs` [] beside "
+        "`adapters` null: the nodes' HCAs are named nowhere (Adapter.name is required), so a container given none "
+        "cannot be told from a node without fabric",
 }
 
 

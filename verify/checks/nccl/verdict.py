@@ -43,6 +43,7 @@ from .layers import layers_verdict
 from .localcause import memlock_verdict, shm_full_verdict
 from .logsaid import no_collective
 from .midrun import job_side
+from .netinit import no_network_verdict
 from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
 from .regcap import capacity_verdict
@@ -359,6 +360,9 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     if gid := set_up_cause(facts, " | ".join(said)):
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}{gid[0]}",
                               gid[1], gid[2])
+    if none := no_network_verdict(facts, " | ".join(said), f"all-reduce over {backend or 'NCCL'} failed: {error}",
+                                   found, result):
+        return none             # NCCL's invalid usage after no network started: not misuse of a GPU (netinit.py)
     if named := _adapter_or_misuse(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", error, result):
         return named
     if attach := _shm_attach("\n".join(said), f"all-reduce over {backend or 'NCCL'} failed", result):
