@@ -1042,6 +1042,11 @@ KNOWN_MISMATCHES = {
     "efa-instance-fi-info-p-efa-rdm-domains-rdmap79s0-80s0-81s0-verbs-provider-61-by-design-vineyard":
         "skip FACTS_INCOMPLETE: only `libraries` (libfabric loaded) is recorded; `fi_info -p efa`'s RDM endpoint on "
         "each device has no field (`FabricFacts.ofi_providers`), and a loaded library alone is never a pass",
+    # Hundred-and-ninth batch (NVSwitch/HGX/Grace; fix109, tests/test_judges_fix109.py): what the excerpt shows has
+    # no field of facts schema 3.
+    "h100-nvswitch-node-nvidia-fabricmanager-service-failed-killed-two-weeks-undetected":
+        "skip, nothing to judge: a failed nvidia-fabricmanager.service (killed, failed since 30 January) has no field "
+        "(`GpuFacts.fabric_manager`: state, since, result) and no GPU, fabric state or kernel line is shown",
 }
 
 
