@@ -40,8 +40,10 @@ TABLE = """\
 def test_gpud_s_reason_is_read_as_nvml_s_fabric_state_per_gpu():
     facts = gpudfabric.parse(PCIE)
     assert [(d["uuid"], d["name"], d["fabric"]["state"]) for d in facts["devices"]] == [
-        ("gpu-8ca5630b-8911-2e29-513a-869117d22eaa", "NVIDIA H100 PCIe", "not_supported"),
-        ("gpu-b52a020b-b703-61ba-e7c7-8b25ab6de799", "NVIDIA H100 PCIe", "not_supported")]
+        ("GPU-8ca5630b-8911-2e29-513a-869117d22eaa", "NVIDIA H100 PCIe", "not_supported"),
+        ("GPU-b52a020b-b703-61ba-e7c7-8b25ab6de799", "NVIDIA H100 PCIe", "not_supported")]
+    # GPUd lists the status only when it is not Success
+    assert {d["fabric"]["status"] for d in facts["devices"]} == {"success"}
 
 
 def test_gpud_s_table_gives_status_clique_and_a_health_nvml_does_not_support():
@@ -61,6 +63,26 @@ def test_gpud_calling_a_not_supported_or_completed_fabric_unhealthy_is_no_drain(
 def test_a_gpu_gpud_shows_still_registering_is_not_on_the_fabric():
     r = explained(PCIE.replace("NVIDIA-H100-PCIe", "NVIDIA-H100-80GB-HBM3").replace("Not Supported", "In Progress"))
     assert verdict(r) == ("fail", "NVLINK_DOWN", "host"), r.summary
+
+
+# GPUd's other issues (its FabricState.GetIssues): a GPU that names no `state=` is Completed
+SICK = ("NVIDIA-GB200 with unhealthy fabric state: GPU GPU-1182579c-5a69-8e8e-cb7a-e6e0b65d47c7: {issues}; "
+        "NVIDIA-GB200 does not support fabric manager\n")
+
+
+@pytest.mark.parametrize("issues, expected", [
+    ("route unhealthy", ("fail", "NVLINK_DOWN", "host")),
+    ("summary=Unhealthy", ("fail", "NVLINK_DOWN", "host")),
+    ("bandwidth degraded", ("warn", "NVLINK_DOWN", "host")),
+    ("state=In Progress, status=Insufficient Resources", ("fail", "NVLINK_DOWN", "host")),
+])
+def test_gpud_s_health_issues_are_read_into_the_fabric_health(issues, expected):
+    r = explained(SICK.format(issues=issues))
+    assert verdict(r) == expected, r.summary
+
+
+def test_an_entry_gpud_did_not_write_is_not_read():
+    assert not gpudfabric.detect("GPU GPU-1182579c-5a69-8e8e-cb7a-e6e0b65d47c7: fell off the bus")
 
 
 def test_gpud_s_other_reports_are_not_this_kind():
