@@ -44,7 +44,8 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     # Ninety-sixth batch: what the text lacks.
     "b200-x8-570.124.06-topo-m-gpu2-no-nvlink-to-any-peer-node-sys-while-the-other-seven-nv18-vllm-env":
         "translator: gpu fail NVLINK_DOWN (host; its facts agree); the excerpt quotes `topo -m` without its header "
-        "line and without GPU7's row: which columns are GPUs and which NICs cannot be told: not recognised",
+        "line and without GPU7's row: which columns are GPUs and which NICs cannot be told: the `collect_env` "
+        "above it is read (eight B200s, no health field: warn HEALTH_NOT_ASSESSED), the matrix is not",
     # Eighty-eighth batch: a failure that shows no cause is the job's (every failure names an owner).
     "slurm-submitit-multi-node-nccl-2.18.1-barrier-internal-error-socket-recv-failed-while-polling-opid-cause-not-shown":
         "translator: fail NCCL_FAILED with no owner; verify fails it too, owned by the job (the report contract names an "
@@ -564,6 +565,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: nccl fail NCCL_FAILED (job); the pull request quotes the failure in code spans inside its "
         "sentences, which explain reads as mentioned (said.py): nothing to judge; NCCL's WARN as NCCL prints it is "
         "judged the job's (tests/test_judges_fix108.py)",
+    # Hundred-and-ninth batch (NVSwitch/HGX/Grace; fix109, tests/test_judges_fix109.py): what the excerpt shows has
+    # no field of facts schema 3.
+    "h100-nvswitch-node-nvidia-fabricmanager-service-failed-killed-two-weeks-undetected":
+        "translator: gpu fail NVLINK_DOWN (host); `systemctl status` of a failed nvidia-fabricmanager.service has no "
+        "field (no GPU, fabric state or kernel line is shown): not recognised, as its facts",
 }
 
 

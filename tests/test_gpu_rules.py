@@ -1050,6 +1050,11 @@ KNOWN_MISMATCHES = {
         "nccl agrees (fail NCCL_FAILED, job: NCCL started no network); fabric skip FABRIC_NONE: `uverbs` [] beside "
         "`adapters` null: the nodes' HCAs are named nowhere (Adapter.name is required), so a container given none "
         "cannot be told from a node without fabric",
+    # Hundred-and-ninth batch (NVSwitch/HGX/Grace; fix109, tests/test_judges_fix109.py): what the excerpt shows has
+    # no field of facts schema 3.
+    "h100-nvswitch-node-nvidia-fabricmanager-service-failed-killed-two-weeks-undetected":
+        "skip, nothing to judge: a failed nvidia-fabricmanager.service (killed, failed since 30 January) has no field "
+        "(`GpuFacts.fabric_manager`: state, since, result) and no GPU, fabric state or kernel line is shown",
 }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..checks.gpu.gpuidentity import norm_bus
 from . import (
+    collectenv,
     containerrt,
     cuda,
     dcgm,
@@ -24,6 +25,7 @@ from . import (
     devib,
     drafabric,
     fmlog,
+    gpudfabric,
     gpudrma,
     ib,
     ibdevnetdev,
@@ -127,8 +129,11 @@ KINDS: tuple[Kind, ...] = (
     Kind("torch's answers at a Python prompt", "gpu", torchrepl.detect, torchrepl.parse),
     Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),
     Kind("a GPU rig report (club-3090's markdown)", "gpu", rigreport.detect, rigreport.parse),
+    Kind("torch's collect_env report", "gpu", collectenv.detect, collectenv.parse),
     Kind("a GPU health tool's row remapping not supported (GPUd's RMA check)", "gpu", gpudrma.detect, gpudrma.parse),
     Kind("the DRA driver's NVLink fabric read (ComputeDomain plugin)", "gpu", drafabric.detect, drafabric.parse),
+    Kind("a GPU health tool's NVLink fabric state (GPUd's fabric-manager check)", "gpu", gpudfabric.detect,
+         gpudfabric.parse),
     Kind("slurmd's GPUs autodetected through NVML", "gpu", slurmgres.detect, slurmgres.parse),       # names and UUIDs alone: after the rest
     Kind("torch.distributed rendezvous error", "nccl", rendezvous.detect, rendezvous.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
