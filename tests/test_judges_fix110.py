@@ -145,6 +145,20 @@ def test_explain_reads_the_gpu_from_torch_s_warning_above_nccl_s_lines():
     assert verdict(explained(nccl_only)) == ("warn", "FABRIC_GDR_OFF", "host")
 
 
+def test_explain_reads_the_gpu_from_torch_s_newer_warning_alone():
+    text = ("/opt/venv/lib/python3.12/site-packages/torch/cuda/__init__.py:235: UserWarning:\n"
+            "NVIDIA GB10 with CUDA capability sm_121 is not compatible with the current PyTorch installation.\n"
+            + "\n".join(line for line in GB10_RAW.read_text().splitlines() if "NCCL INFO" in line) + "\n")
+    assert ncclx.parse(text).get("device_name") == "NVIDIA GB10"
+    assert explained(text).status == "pass"
+
+
+@pytest.mark.parametrize("name", ["GB10", "NVIDIA DGX Spark"])
+def test_the_gpu_or_the_system_named_either_way(name):
+    r = nccl.judge({"backend": "nccl", "world_size": 2, "nodes": 2, "device_name": name, "nccl_log": ROCE_LOG}, Options())
+    assert r.status == "pass", r.summary
+
+
 def test_a_gpu_quoted_in_prose_names_no_device():
     assert ncclx.parse("as the doc says, `Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.` is harmless\n"
                        ":1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/4\n").get("device_name") is None

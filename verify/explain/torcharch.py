@@ -75,10 +75,10 @@ def gpu_named(text: str) -> str | None:
     by the NCCL log's reader for its `device_name` (batch 110: a GPU without GPUDirect RDMA by design)."""
     names = set()
     for line in text.splitlines():
-        m = _FOUND.search(line)
-        if m and not mentioned(line, m.start()):
-            names.add(m.group("name").strip())
-    names.update(name for name, _, _ in _warnings(text))
+        # either warning names the GPU on its own line (the build's list that follows is not needed for the name)
+        for m in (_FOUND.search(line), _WARNING.search(line) if " with CUDA capability sm_" in line else None):
+            if m and not mentioned(line, m.start("name")):
+                names.add(m.group("name").strip())
     return names.pop() if len(names) == 1 else None
 
 

@@ -12,8 +12,9 @@ import re
 
 from ...facts import NcclFacts
 
-# the GPU's name as NVML, torch and nccl-tests print it (`NVIDIA GB10`); a word, so GB100/GB102 never match
-_BY_DESIGN = re.compile(r"\bGB10\b")
+# the GPU's name as NVML, torch and nccl-tests print it (`NVIDIA GB10`), or the system's; a word, so GB100/GB102
+# never match
+_BY_DESIGN = re.compile(r"\bGB10\b|\bDGX Spark\b", re.IGNORECASE)
 
 
 def no_gdr_by_design(facts: NcclFacts) -> str | None:
