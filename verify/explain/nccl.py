@@ -11,7 +11,7 @@ from typing import Any
 from ..checks.nccl import casualty, efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import dupgpu, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown
+from . import dupgpu, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
 from .ncclwarns import closing_run
 from .said import printed
 
@@ -244,14 +244,17 @@ DEVICE_LINE = re.compile(r"(?:#\s+|^\s*)Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+
 
 
 def ranks(text: str) -> tuple[int | None, int | None, str | None]:
-    """(world size, nodes, GPU name) from the device lines; a rank printed twice (mpirun's output per process) is one."""
+    """(world size, nodes, GPU name) from the device lines; a rank printed twice (mpirun's output per process) is one.
+    The lines give the world size only where they run 0..N-1: a `Rank 7` alone is the tail of a listing the excerpt
+    cut (at least eight ranks), never a group of one (batch 110)."""
     seen: dict[int, tuple[str, str]] = {}
     for m in DEVICE_LINE.finditer(text):
         seen.setdefault(int(m.group(1)), (m.group(3), m.group(5)))
     if not seen:
         return None, None, None
     names = {name for _, name in seen.values()}
-    return len(seen), len({host for host, _ in seen.values()}), names.pop() if len(names) == 1 else None
+    whole = set(seen) == set(range(len(seen)))
+    return len(seen) if whole else None, len({host for host, _ in seen.values()}), names.pop() if len(names) == 1 else None
 
 
 def _listed(text: str) -> dict[str, Any]:
@@ -283,6 +286,7 @@ def parse(text: str) -> dict[str, Any]:
     world, nodes = _sizes(text)
     # nccl-tests' `#  Rank N ... on <host> device D [bus] <GPU>` lines above the log: its ranks, nodes and GPU
     listed, on, gpu = ranks(text)
+    gpu = gpu or torcharch.gpu_named(text)     # torch's warning above the log names the GPU where nccl-tests does not
     nodes = nodes if world else on
     if nodes is None and oneproc.one_node(text):
         nodes = 1                       # one process, several GPUs: one node (oneproc.py)

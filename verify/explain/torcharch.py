@@ -69,6 +69,19 @@ def _too_old(text: str) -> list[tuple[int, str, str, str]]:
     return found
 
 
+def gpu_named(text: str) -> str | None:
+    """The one GPU model torch's start-up warnings name in a job's log (`Found GPU0 NVIDIA GB10 which is of cuda
+    capability 12.1.`, printed for a GPU outside the build's range whatever follows), or None: none, or several. Read
+    by the NCCL log's reader for its `device_name` (batch 110: a GPU without GPUDirect RDMA by design)."""
+    names = set()
+    for line in text.splitlines():
+        # either warning names the GPU on its own line (the build's list that follows is not needed for the name)
+        for m in (_FOUND.search(line), _WARNING.search(line) if " with CUDA capability sm_" in line else None):
+            if m and not mentioned(line, m.start("name")):
+                names.add(m.group("name").strip())
+    return names.pop() if len(names) == 1 else None
+
+
 def detect(text: str) -> bool:
     return ("with the current PyTorch installation" in text and bool(_warnings(text))) or \
         ("because it is too old" in text and bool(_too_old(text)))

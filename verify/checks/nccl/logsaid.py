@@ -7,6 +7,7 @@ from ...findings import Findings
 from ...result import SKIP, CheckResult
 from .efa import OFI_INIT_GAVE_UP
 from .loopback import on_loopback
+from .nogdr import no_gdr_by_design
 from .transport import gdr_summary, rdma_shown
 
 
@@ -58,14 +59,23 @@ def log_said(facts: NcclFacts) -> str | None:
         head = f"NCCL's log: connections via NET/{', NET/'.join(sorted(log.get('net_channels') or {}))}"
     said = [head]
     if connections:
-        said.append(f"{connections} IB/RoCE connection(s), {gdr} with GPUDirect RDMA")
+        said.append(f"{connections} IB/RoCE connection(s), {gdr} with GPUDirect RDMA"
+                    + (f" ({design})" if not gdr and (design := no_gdr_by_design(facts)) else ""))
     return "; ".join(said + ["no collective recorded: bandwidth not assessed"])
+
+
+def one_rank_setup(facts: NcclFacts) -> bool:
+    """A group of one rank whose log shows NCCL's set-up only (no connection, no NET channel): a rank has no peer to
+    connect to, so whatever network it set up never carries a byte (each process of a launcher that never joined
+    them prints its own `Rank 0`: batch 110); one rank, not a fabric in use."""
+    log: NcclLog = facts.get("nccl_log") or {}
+    return facts.get("world_size") == 1 and not log.get("transports") and not log.get("net_channels")
 
 
 def no_collective(facts: NcclFacts, found: Findings, result: CheckResult) -> CheckResult:
     """The verdict where no collective's figures or failure were recorded: what NCCL's log shows; a run of one rank
     (nothing could cross a link, whatever it printed); else nothing to judge."""
-    said = log_said(facts)
+    said = None if one_rank_setup(facts) else log_said(facts)
     if found.items or said:
         return found.apply(result, said or "")
     if facts.get("world_size") == 1:

@@ -11,6 +11,7 @@ from ...options import human_bytes
 from ...result import FAIL, WARN
 from ...shared import rdma
 from .loopback import on_loopback
+from .nogdr import no_gdr_by_design
 
 
 def job_env(facts: NcclFacts) -> dict[str, str]:
@@ -152,6 +153,8 @@ def gdr_unused(facts: NcclFacts, found: Findings) -> None:
         why = f"none of NCCL's {connections} IB/RoCE connection(s) used GPUDirect RDMA (no /GDRDMA on any `via NET/IB` line)"
     else:
         return
+    if no_gdr_by_design(facts):
+        return              # staging through host memory is this GPU's only way (nogdr.py): nothing to load or fix
     level = str(job_env(facts).get("NCCL_NET_GDR_LEVEL", "")).upper()
     if level in GDR_OFF_LEVELS:      # NCCL's environment documentation: LOC (0) never uses GPUDirect RDMA
         found.add(WARN, "FABRIC_GDR_OFF", f"{why}: the job's NCCL_NET_GDR_LEVEL={level} turns it off",
@@ -196,6 +199,10 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
     if not used or (kind is None and (facts.get("infiniband") is False or facts.get("efa") is False)):
         return
     owner, why = _fallback_cause(facts, log)
+    if owner == "job" and _within_one_node(facts, log):
+        # the job's own switch-off (NCCL_IB_DISABLE, no devices given) on one node whose ranks meet over P2P or SHM:
+        # the network it left carries none of this group's traffic, so it costs nothing here (batch 110)
+        return
     if owner == "host" and kind == IPOIB_SHOWN:
         # an IPoIB interface proves InfiniBand for a cause the log itself shows (the job's, the image's); never on
         # its own against the host: an excerpt may leave the reason out (no false drain)
