@@ -25,7 +25,7 @@ EXIT_USAGE = 2           # bad arguments or environment: one line, nothing done
 NOT_ASSESSED_CODES = frozenset({
     "BUDGET_TOO_SMALL", "CONFIG_ERROR", "GPU_COUNT_UNPROVEN", "GPU_NOT_ASSESSED", "KERNEL_LOG_UNREAD", "OWNER_MISSING",
     "PREFLIGHT_EMPTY", "PREFLIGHT_INTERRUPTED", "PREFLIGHT_NO_REPORT", "PREFLIGHT_TIMEOUT", "PROLOG_CRASHED",
-    "PROLOG_INTERRUPTED", "PROLOG_OVERRAN", "REPORT_INVALID"})
+    "PROLOG_INTERRUPTED", "PROLOG_OVERRAN", "REPAIR_UNPROVEN", "REPORT_INVALID"})
 EXIT_NOT_ASSESSED = 3    # no verdict could be reached: the node is left in service
 EXIT_BREAKER = 4         # a host fault, but draining it would pass the breaker's share: not drained
 EXIT_REFUSED = 5         # --revalidate refused: not drained by torchimages, flagged for inspection, still failing

@@ -1,0 +1,191 @@
+"""Issue 36, a sixty-seventh hunt through the public interfaces (make targets, `python -m verify.prolog`, files).
+
+Found:
+- Class 10 / class 1, the launchers and a setting of ours (medium: a silent ignore of an operator setting). The clock
+  tolerance is one setting under two names: make report, make gate and make fleet-report read CLOCK_SKEW, the prolog
+  and make isolate's runner TORCHIMAGES_CLOCK_SKEW (verify/shared/clockskew.py). `make isolate CLOCK_SKEW=10m` wrote a
+  job that judged every pair's report by the runner's default 5 minutes (the knob was no knob of make isolate, and
+  said nowhere), and `TORCHIMAGES_CLOCK_SKEW=1h make isolate` then `sbatch` from another shell lost it too: a pair
+  whose node's clock ran 10 minutes ahead was "not assessed" and the answer "undetermined" against the operator's
+  own tolerance. `TORCHIMAGES_CLOCK_SKEW=1h make fleet-report` (the name the operator set fleet-wide for the prolog)
+  was dropped without a word. Now make isolate writes the tolerance it was given, under either name, into its job
+  (sbatch's own TORCHIMAGES_CLOCK_SKEW still wins), and make fleet-report applies the prolog's name where CLOCK_SKEW
+  is not given, saying so; a value only the prolog reads (0) is said and not applied, never an error of the report.
+  NVSentinel's isolation rule is unchanged: a report stamped past the tolerance is no evidence of the step.
+
+- Class 3, return to service must prove the repair (high: a broken node resumed). `make undrain` resumed a node drained
+  for a fault one check found (an all-reduce that returned wrong values: NCCL_WRONG_RESULT of the nccl check; a
+  /dev/shm too small: the shm check) on a preflight that passed without that check measuring again: its nccl check
+  skipped (NCCL_SINGLE_RANK: one rank, nothing crossed a link) or missing, its shm check missing (a `--python` that
+  ran other checks). Three such passes in a row resumed it. NVSentinel's return to service reruns the check that
+  failed: now the check each drain since the node was last in service stood on (the history's `check`) must pass
+  or warn in the report, else REPAIR_UNPROVEN (not assessed, exit 3, it stays drained).
+
+Left (lows, as before): empty knob values handled inconsistently; TORCHIMAGES_CLOCK_SKEW=0 accepted by the prolog but
+not by make (now said by make fleet-report rather than silently dropped).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scripts.durations import parse_duration
+from scripts.fleet.isolate_facts import skew
+from tests.helpers import ROOT
+from tests.prolog_fakes import _gpu, _report, _undrain, _verify_runs, install_fake
+from verify.prolog import cli, history, slurm
+
+CUDA_TAG = "2.13.0-cuda13.0-cudnn9-runtime-debian12"
+
+
+def _cli(tmp_path: Path, target: str, **env: str) -> tuple[int, str]:
+    """`make <target>` as the Makefile runs it (python -m scripts, knobs in the environment), its job under tmp_path."""
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    proc = subprocess.run([sys.executable, "-m", "scripts", target], cwd=ROOT, capture_output=True, text=True,
+                          env={**base, "BUILD_DIR": str(tmp_path / "build"), **env}, timeout=120, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _isolate(tmp_path: Path, **env: str) -> str:
+    status, said = _cli(tmp_path, "isolate", NODES="4", LOCAL_IMAGE="1", IMAGE=CUDA_TAG, GPUS="8", **env)
+    assert status == 0, said
+    return next((tmp_path / "build" / "slurm").glob("isolate-*.sbatch")).read_text()
+
+
+def _job_skew(script: str, **sbatch_env: str) -> float:
+    """The TORCHIMAGES_CLOCK_SKEW the job's runner reads (its export lines run as bash runs them at sbatch), in
+    seconds as the runner parses it (isolate_facts.skew)."""
+    exports = "\n".join(line for line in script.splitlines() if line.startswith("export TORCHIMAGES_CLOCK_SKEW="))
+    proc = subprocess.run(["bash", "-c", f"{exports}\nprintf %s \"${{TORCHIMAGES_CLOCK_SKEW:-}}\""], capture_output=True,
+                          text=True, env={"PATH": os.environ["PATH"], **sbatch_env}, timeout=30, check=True)
+    return skew({"TORCHIMAGES_CLOCK_SKEW": proc.stdout})
+
+
+@pytest.mark.host
+def test_nvsentinel_isolation_make_isolate_applies_the_clock_tolerance_it_was_given_under_either_name(tmp_path):
+    assert _job_skew(_isolate(tmp_path / "a", CLOCK_SKEW="10m")) == 600.0
+    # given at make time under the runner's own name, then sbatch from a shell without it: still the job's
+    assert _job_skew(_isolate(tmp_path / "b", TORCHIMAGES_CLOCK_SKEW="1h")) == 3600.0
+    # sbatch's own environment still wins (the runner reads TORCHIMAGES_CLOCK_SKEW when the job runs)
+    assert _job_skew(_isolate(tmp_path / "c", CLOCK_SKEW="10m"), TORCHIMAGES_CLOCK_SKEW="2m") == 120.0
+    # neither given: no line, the runner's default
+    script = _isolate(tmp_path / "d")
+    assert "TORCHIMAGES_CLOCK_SKEW=" not in script and _job_skew(script) == 300.0
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(("knob", "value"), [("CLOCK_SKEW", "0"), ("TORCHIMAGES_CLOCK_SKEW", "soon"),
+                                             ("CLOCK_SKEW", "400d")])
+def test_make_isolate_refuses_a_clock_tolerance_its_job_could_not_read(tmp_path, knob, value):
+    status, said = _cli(tmp_path, "isolate", NODES="4", LOCAL_IMAGE="1", IMAGE=CUDA_TAG, GPUS="8", **{knob: value})
+    assert status == 2 and said.startswith("error: ") and knob in said and "Traceback" not in said, said
+    assert not (tmp_path / "build" / "slurm").exists()
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("seconds", [0.5, 90.0, 600.0, 365 * 86400.0])
+def test_the_tolerance_written_into_the_job_reads_back_as_given(seconds):
+    from scripts.fleet.isolate_job import _skew_line
+    from scripts.fleet.slurm import Job
+    job = Job(spec=None, image="x", nodes=2, gpus=8, clock_skew=seconds)     # type: ignore[arg-type]
+    written = _skew_line(job).strip().removeprefix("export TORCHIMAGES_CLOCK_SKEW=${TORCHIMAGES_CLOCK_SKEW:-")
+    assert parse_duration(written.removesuffix("}"), "TORCHIMAGES_CLOCK_SKEW") == seconds
+
+
+@pytest.fixture(scope="module")
+def shm_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A real report of this host (verify's shm check)."""
+    out = tmp_path_factory.mktemp("shm") / "shm.json"
+    proc = subprocess.run([sys.executable, "-m", "verify", "--checks", "shm", "--shm-min", "64m", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert out.is_file(), proc.stdout + proc.stderr
+    return dict(json.loads(out.read_text()))
+
+
+def _as(report: dict[str, Any], created: float, host: str) -> dict[str, Any]:
+    doc = json.loads(json.dumps(report))
+    doc["environment"]["hostname"] = host
+    doc["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(created))
+    return doc
+
+
+@pytest.mark.host
+def test_make_fleet_report_applies_the_prolog_s_clock_tolerance_where_clock_skew_is_not_given(tmp_path, shm_report):
+    job = tmp_path / "job"
+    job.mkdir()
+    now = time.time()
+    for name, at in (("n1", now), ("n2", now), ("n3", now + 1800)):       # n3's clock half an hour ahead
+        (job / f"{name}.json").write_text(json.dumps(_as(shm_report, at, name)))
+    status, said = _cli(tmp_path, "fleet-report", DIR=str(job), TORCHIMAGES_CLOCK_SKEW="1h")
+    assert status == 0 and "note: TORCHIMAGES_CLOCK_SKEW='1h'" in said and "fleet: PASSING" in said, said
+    # CLOCK_SKEW, make's own name, wins where both are given
+    status, said = _cli(tmp_path, "fleet-report", DIR=str(job), TORCHIMAGES_CLOCK_SKEW="1h", CLOCK_SKEW="5m")
+    assert status == 1 and "n3.json: created" in said and "note: TORCHIMAGES_CLOCK_SKEW" not in said, said
+    # a value only the prolog reads (0) is said, never an error of the report nor a tolerance it cannot apply
+    status, said = _cli(tmp_path, "fleet-report", DIR=str(job), TORCHIMAGES_CLOCK_SKEW="0")
+    assert status == 1 and "TORCHIMAGES_CLOCK_SKEW='0'" in said and "not applied" in said, said
+    assert "Traceback" not in said
+
+
+# ---- class 3: the check that found the fault measures again before the node returns (NVSentinel's return to service)
+
+UNDRAIN_ENV = {"SLURMD_NODENAME": "n1"}
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
+    return install_fake(monkeypatch)
+
+
+def _drained(tmp_path: Path, fake: Any, code: str, check: str) -> str:
+    """n1 drained by torchimages for `code` of `check` an hour ago: Slurm's reason and the history's record of it."""
+    t0 = time.time() - 3600
+    fake.info = {"Gres": "gpu:8"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", code, "x", t0))
+    state = str(tmp_path / "state")
+    history.record(state, "n1", "drain", code, "x", now=t0, extra={"gpus": 8, "check": check})
+    return state
+
+
+def _check(name: str, status: str = "pass", code: str | None = None) -> dict[str, Any]:
+    return {"name": name, "status": status, "code": code, "owner": None, "summary": name, "metrics": {}}
+
+
+SKIPPED_NCCL = _check("nccl", "skip", "NCCL_SINGLE_RANK")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("code", "check", "others"), [
+    ("NCCL_WRONG_RESULT", "nccl", [_check("shm"), SKIPPED_NCCL]),     # one rank: nothing crossed a link
+    ("NCCL_WRONG_RESULT", "nccl", [_check("shm")]),                   # no nccl check at all
+    ("SHM_TOO_SMALL", "shm", [SKIPPED_NCCL]),                          # no shm check at all
+])
+def test_nvsentinel_return_to_service_the_check_that_failed_must_measure_again(tmp_path, fake, monkeypatch, capsys,
+                                                                              code, check, others):
+    state = _drained(tmp_path, fake, code, check)
+    runs = _verify_runs(monkeypatch, [json.dumps(_report(_gpu(), *others)).encode()])
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 3
+    assert fake.nodes["n1"][0] == "drained" and len(runs) == 1
+    said = capsys.readouterr()
+    assert f"REPAIR_UNPROVEN {check}" in said.out and "not resumed" not in said.out, said
+    last = history.read(state, "n1").events[-1]
+    assert (last["event"], last["code"]) == ("resume-refused", "REPAIR_UNPROVEN")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("code", "check", "status"), [("NCCL_WRONG_RESULT", "nccl", "pass"),
+                                                       ("SHM_TOO_SMALL", "shm", "warn")])
+def test_a_drain_whose_check_now_passes_or_warns_still_returns(tmp_path, fake, monkeypatch, code, check, status):
+    state = _drained(tmp_path, fake, code, check)
+    body = _report(_gpu(), _check("shm", "pass"), _check("nccl", "pass"))
+    if status == "warn":
+        body["checks"][1] = {**_check("shm", "warn", "SHM_TOO_SMALL_FOR_LOADER"), "owner": "job"}
+    _verify_runs(monkeypatch, [json.dumps(body).encode()])
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 0 and fake.nodes["n1"] == ("idle", "none")
