@@ -21,6 +21,14 @@ Found:
   failed: now the check each drain since the node was last in service stood on (the history's `check`) must pass
   or warn in the report, else REPAIR_UNPROVEN (not assessed, exit 3, it stays drained).
 
+- Class 1, a setting of ours is never the node's fault, nor invisible (medium: a silent ungated fleet). Where the
+  operator names node_exporter's folder in the state folder's `settings` file (the one place a job's step reads it
+  from), a typo on another line of that file, a bad knob in slurmd's environment or a misspelt option on the
+  Prolog= line (CONFIG_ERROR, exit 0, ungated) wrote its trace to the history only: the metrics' trace looked for
+  the folder in the environment alone, so node_exporter kept showing the last run's PASS of every node now running
+  ungated. The trace now reads that one knob from the settings file leniently (the operator's file only: no link,
+  not writable by group or others).
+
 Left (lows, as before): empty knob values handled inconsistently; TORCHIMAGES_CLOCK_SKEW=0 accepted by the prolog but
 not by make (now said by make fleet-report rather than silently dropped).
 """
@@ -39,7 +47,7 @@ import pytest
 from scripts.durations import parse_duration
 from scripts.fleet.isolate_facts import skew
 from tests.helpers import ROOT
-from tests.prolog_fakes import _gpu, _report, _undrain, _verify_runs, install_fake
+from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _undrain, _verify_runs, install_fake
 from verify.prolog import cli, history, slurm
 
 CUDA_TAG = "2.13.0-cuda13.0-cudnn9-runtime-debian12"
@@ -189,3 +197,49 @@ def test_a_drain_whose_check_now_passes_or_warns_still_returns(tmp_path, fake, m
         body["checks"][1] = {**_check("shm", "warn", "SHM_TOO_SMALL_FOR_LOADER"), "owner": "job"}
     _verify_runs(monkeypatch, [json.dumps(body).encode()])
     assert cli.main(_undrain(state), UNDRAIN_ENV) == 0 and fake.nodes["n1"] == ("idle", "none")
+
+
+# ---- class 1: a CONFIG_ERROR is seen in node_exporter where the operator's settings file names its folder
+
+# a knob misspelt (a letter dropped), built here so that the project's own names hold none (test_prolog_evidence.py)
+TYPO = "TORCHIMAGES_" + "BREAKR=0.3"
+
+
+def _settings(tmp_path: Path, *lines: str, mode: int = 0o644) -> tuple[Path, Path]:
+    state, metrics = tmp_path / "state", tmp_path / "metrics"
+    state.mkdir()
+    state.chmod(0o755)
+    (state / "settings").write_text("\n".join([f"TORCHIMAGES_METRICS_DIR={metrics}", *lines]) + "\n")
+    (state / "settings").chmod(mode)
+    return state, metrics
+
+
+def _metrics_verdict(metrics: Path) -> str | None:
+    files = list(metrics.glob("torchimages_n1.prom")) if metrics.is_dir() else []
+    line = next((x for x in files[0].read_text().splitlines() if x.startswith("torchimages_prolog_verdict{")), None) \
+        if files else None
+    return line
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("lines", "argv", "env"), [
+    ([TYPO], [], PROLOG_ENV),                         # a typo on another line of the file
+    (["TORCHIMAGES_HANG_RUNS=1"], [], PROLOG_ENV),                        # a bad value in the file
+    ([], [], {**PROLOG_ENV, "TORCHIMAGES_BREAKER": "ten"}),               # a bad knob in slurmd's environment
+    ([], ["--bugdet", "30"], PROLOG_ENV),                                 # a misspelt option on the Prolog= line
+    ([TYPO], [], {**PROLOG_ENV, "SLURM_SCRIPT_CONTEXT": "epilog_slurmd", "SLURM_JOB_ID": "7"}),
+])
+def test_slurm_prolog_semantics_a_config_error_is_in_the_metrics_the_settings_file_names(tmp_path, fake, lines, argv,
+                                                                                          env):
+    state, metrics = _settings(tmp_path, *lines)
+    status = cli.main(["--state-dir", str(state), "--no-kernel-log", *argv], env)
+    assert status == 0          # under Prolog= (or Epilog=) a setting of ours never drains the node
+    said = _metrics_verdict(metrics)
+    assert said is not None and 'code="CONFIG_ERROR"' in said and 'verdict="not-assessed"' in said, said
+
+
+@pytest.mark.unit
+def test_a_settings_file_others_could_write_names_no_metrics_folder_for_the_trace(tmp_path, fake):
+    state, metrics = _settings(tmp_path, TYPO, mode=0o666)
+    assert cli.main(["--state-dir", str(state), "--no-kernel-log", "--bugdet", "3"], PROLOG_ENV) == 0
+    assert _metrics_verdict(metrics) is None

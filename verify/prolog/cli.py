@@ -330,7 +330,10 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
     except ValueError:
         pass
     given = _value(argv, "--metrics-dir")      # an explicit '' is no metrics, as the run itself reads it
-    where = given if given is not None else ours.get("TORCHIMAGES_METRICS_DIR")
+    # else slurmd's environment, else the state folder's settings file, read leniently: a typo on another of its lines
+    # (the CONFIG_ERROR itself) left node_exporter showing the last run's pass of a node now running ungated
+    where = given if given is not None else ours.get("TORCHIMAGES_METRICS_DIR") or \
+        (settings.salvage(state, "TORCHIMAGES_METRICS_DIR") if os.path.isabs(state) else None)
     if where and os.path.isabs(where):
         outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None,
                                    "exit": 0 if _as_prolog(argv, env) else 3, "duration_s": time.time() - started,
