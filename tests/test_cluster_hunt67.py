@@ -29,6 +29,15 @@ Found:
   ungated. The trace now reads that one knob from the settings file leniently (the operator's file only: no link,
   not writable by group or others).
 
+- Class 6, facts that cannot be true (high: a broken node passes the prolog; the fleet passes it). A gpu check that
+  passes while one of its own NVML devices records volatile uncorrectable ECC errors, retired pages or a row remap
+  pending, a failed row remap or an NVML recovery action (verify's gpu check fails each: ECC_UNCORRECTABLE,
+  RETIREMENT_PENDING, ROW_REMAP_FAILED, GPU_RESET_REQUIRED), or any check that passes or warns while its own
+  findings list a failure (verify's Findings.apply fails it on any), was believed: the prolog passed the node, the
+  fleet report counted it healthy. Now refused as a report no verify writes, by verify's own rule on the prolog's
+  side (verify/prolog/hidden.py calls gpuhealth.memory) and the same rule on the host side (scripts/fleet/plausible.py),
+  held to one answer here.
+
 Left (lows, as before): empty knob values handled inconsistently; TORCHIMAGES_CLOCK_SKEW=0 accepted by the prolog but
 not by make (now said by make fleet-report rather than silently dropped).
 """
@@ -47,8 +56,10 @@ import pytest
 from scripts.durations import parse_duration
 from scripts.fleet.isolate_facts import skew
 from tests.helpers import ROOT
+from scripts.fleet import plausible
 from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _undrain, _verify_runs, install_fake
-from verify.prolog import cli, history, slurm
+from verify.prolog import cli, history, hidden, slurm
+from verify.prolog.verdict import decide
 
 CUDA_TAG = "2.13.0-cuda13.0-cudnn9-runtime-debian12"
 
@@ -243,3 +254,65 @@ def test_a_settings_file_others_could_write_names_no_metrics_folder_for_the_trac
     state, metrics = _settings(tmp_path, TYPO, mode=0o666)
     assert cli.main(["--state-dir", str(state), "--no-kernel-log", "--bugdet", "3"], PROLOG_ENV) == 0
     assert _metrics_verdict(metrics) is None
+
+
+# ---- class 6: a pass whose own data shows a failure verify fails it for is no report verify writes
+
+UUIDS = [f"GPU-{i:08x}-0000-0000-0000-000000000000" for i in range(8)]
+HIDDEN = [({"ecc_volatile_uncorrectable": 3}, "ECC_UNCORRECTABLE"), ({"ecc_sram_uncorrectable": 1}, "ECC_UNCORRECTABLE"),
+          ({"retired_pages_pending": True}, "RETIREMENT_PENDING"), ({"row_remap": {"failed": 1}}, "ROW_REMAP_FAILED"),
+          ({"row_remap": {"pending": 2, "failed": 0}}, "RETIREMENT_PENDING"),
+          ({"recovery_action": "reset"}, "GPU_RESET_REQUIRED"), ({"row_remap": [1]}, "never writes")]
+HEALTHY = [{"ecc_volatile_uncorrectable": 0, "ecc_aggregate_uncorrectable": 0}, {"recovery_action": "none"},
+           {"row_remap": {"pending": 0, "failed": 0}}, {"retired_pages_pending": False}, {"recovery_action": "unknown"}]
+
+
+def _gpu_with(status: str = "pass", **device: Any) -> dict[str, Any]:
+    devices = [{"index": i, "uuid": u} for i, u in enumerate(UUIDS)]
+    devices[3].update(device)
+    return _gpu(status, 8, code=None if status == "pass" else "THROTTLED", owner=None if status == "pass" else "host",
+                data={"devices": devices, "findings": []})
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("fields", "said"), HIDDEN)
+def test_facts_that_cannot_be_true_a_gpu_pass_on_a_device_verify_fails_is_refused_by_every_reader(fields, said):
+    for status in ("pass", "warn"):
+        check = _gpu_with(status, **fields)
+        report = {**_report(check), "schema_version": 2}
+        verdict = decide(report, True, True)
+        assert verdict.code == "REPORT_INVALID" and said in verdict.summary, verdict
+        assert plausible.report_problem(report) is not None and said.split()[0] in str(plausible.report_problem(report))
+        assert bool(hidden.hidden_failure(check)) and bool(plausible._hidden_failure(check))
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("fields", HEALTHY)
+def test_a_device_verify_passes_is_believed_by_every_reader(fields):
+    report = {**_report(_gpu_with(**fields)), "schema_version": 2}
+    assert decide(report, True, True).kind == "pass" and plausible.report_problem(report) is None
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", ["gpu", "shm", "nccl"])
+def test_a_check_passing_beside_its_own_failed_finding_is_refused(name):
+    check = _gpu_with() if name == "gpu" else {"name": name, "status": "pass", "code": None, "owner": None,
+                                                 "summary": "ok", "metrics": {}, "data": {}}
+    check["data"]["findings"] = [{"severity": "fail", "code": "GPU_LOST", "text": "lost", "remedy": "", "owner": "host",
+                                  "device": 0}]
+    report = {**(_report(_gpu_with(), check) if name != "gpu" else _report(check)), "schema_version": 2}
+    assert decide(report, True, True).code == "REPORT_INVALID" and plausible.report_problem(report) is not None
+    check["data"]["findings"][0]["severity"] = "warn"        # a warning finding beside a pass is verify's (HANDLED)
+    assert plausible._hidden_failure(check) is None and hidden.hidden_failure(check) is None
+
+
+@pytest.mark.unit
+def test_slurm_prolog_semantics_a_pass_hiding_uncorrectable_ecc_is_not_assessed_never_a_pass(tmp_path, fake, monkeypatch):
+    """Under Prolog=: no pass recorded (the node's streak and return to service never stand on it), and no drain on a
+    report no verify writes (the tool's trouble): not assessed, exit 0."""
+    body = json.dumps(_report(_gpu_with(ecc_volatile_uncorrectable=4))).encode()
+    _verify_runs(monkeypatch, [body])
+    state = tmp_path / "state"
+    assert cli.main(["--state-dir", str(state), "--no-kernel-log"], {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 0
+    last = history.read(str(state), "n1").events[-1]
+    assert (last["event"], last["code"]) == ("not-assessed", "REPORT_INVALID") and fake.nodes["n1"][0] == "idle"
