@@ -54,11 +54,11 @@ from typing import Any
 import pytest
 
 from scripts.durations import parse_duration
+from scripts.fleet import plausible
 from scripts.fleet.isolate_facts import skew
 from tests.helpers import ROOT
-from scripts.fleet import plausible
 from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _undrain, _verify_runs, install_fake
-from verify.prolog import cli, history, hidden, slurm
+from verify.prolog import cli, hidden, history, slurm
 from verify.prolog.verdict import decide
 
 CUDA_TAG = "2.13.0-cuda13.0-cudnn9-runtime-debian12"
