@@ -38,6 +38,13 @@ Found:
   side (verify/prolog/hidden.py calls gpuhealth.memory) and the same rule on the host side (scripts/fleet/plausible.py),
   held to one answer here.
 
+- Class 1 / class 3, an abbreviated option read two ways (medium: a wrong exit status). argparse takes a unique
+  prefix of a long option (`--reval` is --revalidate, `--state` is --state-dir); what the prolog reads before or
+  without its parser (is this Slurm's Prolog=? where does the trace go?) matched whole names only. So
+  `python -m verify.prolog --reval --node n1` with a typo beside it, or a crash of ours during it, exited 0 as a gate
+  run's CONFIG_ERROR ("the node stays in service, ungated") where make undrain's 0 means "resumed", and an abbreviated
+  state folder sent the trace to the default history. Now argv is read as argparse matches it (config.spelt_out).
+
 Left (lows, as before): empty knob values handled inconsistently; TORCHIMAGES_CLOCK_SKEW=0 accepted by the prolog but
 not by make (now said by make fleet-report rather than silently dropped).
 """
@@ -59,6 +66,7 @@ from scripts.fleet.isolate_facts import skew
 from tests.helpers import ROOT
 from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _undrain, _verify_runs, install_fake
 from verify.prolog import cli, hidden, history, slurm
+from verify.prolog.config import spelt_out
 from verify.prolog.verdict import decide
 
 CUDA_TAG = "2.13.0-cuda13.0-cudnn9-runtime-debian12"
@@ -316,3 +324,29 @@ def test_slurm_prolog_semantics_a_pass_hiding_uncorrectable_ecc_is_not_assessed_
     assert cli.main(["--state-dir", str(state), "--no-kernel-log"], {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 0
     last = history.read(str(state), "n1").events[-1]
     assert (last["event"], last["code"]) == ("not-assessed", "REPORT_INVALID") and fake.nodes["n1"][0] == "idle"
+
+
+# ---- class 1: an abbreviated option is the option it abbreviates, before the parser as in it
+
+@pytest.mark.unit
+@pytest.mark.parametrize("option", ["--revalidate", "--revalidat", "--reval"])
+def test_a_revalidation_with_a_bad_option_is_refused_however_revalidate_is_abbreviated(tmp_path, fake, option, capsys):
+    args = [option, "--node", "n1", "--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--bugdet", "3"]
+    assert cli.main(args, {}) == 2          # never 0, make undrain's "resumed"
+    assert "NOT ASSESSED" not in capsys.readouterr().err
+    assert not (tmp_path / "state" / "history").exists()        # no gate run's trace either
+
+
+@pytest.mark.unit
+def test_slurm_prolog_semantics_the_trace_of_a_bad_setting_goes_to_the_abbreviated_state_folder(tmp_path, fake):
+    state = tmp_path / "state"
+    assert cli.main(["--state", str(state), "--no-kernel-log", "--bugdet", "3"], PROLOG_ENV) == 0
+    last = history.read(str(state), "n1").events[-1]
+    assert (last["event"], last["code"]) == ("not-assessed", "CONFIG_ERROR")
+
+
+@pytest.mark.unit
+def test_spelt_out_matches_argparse_s_own_prefix_rule():
+    assert spelt_out(["--reval", "--state=/x", "--no-k", "--node", "n1", "--", "--reval"]) == \
+        ["--revalidate", "--state-dir=/x", "--no-kernel-log", "--node", "n1", "--", "--reval"]
+    assert spelt_out(["--m", "step"]) == ["--m", "step"]       # ambiguous (--mode, --metrics-dir, --min-confirm)

@@ -147,6 +147,23 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def spelt_out(argv: list[str]) -> list[str]:
+    """argv with each abbreviated long option written whole, as argparse matches it (a unique prefix: `--reval` is
+    --revalidate, `--state=/x` is --state-dir=/x). What is read before or without the parser (_as_prolog, the trace)
+    reads what the parser did: `--reval` with a typo beside it exited 0 as a gate run's CONFIG_ERROR, where make
+    undrain's 0 says "resumed", and an abbreviated --state-dir sent the trace to another history."""
+    options = [o for o in _parser()._option_string_actions if o.startswith("--")]
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":                   # what follows is no option
+            return out + argv[i:]
+        name, eq, value = arg.partition("=")
+        if arg.startswith("--") and name not in options and len(hits := [o for o in options if o.startswith(name)]) == 1:
+            arg = hits[0] + eq + value
+        out.append(arg)
+    return out
+
+
 def _mode(env: dict[str, str], forced: str) -> str:
     if forced != "auto":
         return forced
