@@ -45,6 +45,12 @@ Found:
   run's CONFIG_ERROR ("the node stays in service, ungated") where make undrain's 0 means "resumed", and an abbreviated
   state folder sent the trace to the default history. Now argv is read as argparse matches it (config.spelt_out).
 
+- Class 8, files the cluster tooling reads and writes are hostile (high where it bites: a root file clobbered). make
+  fleet-report METRICS_DIR= wrote each node's file with prometheus_client's write_to_textfile, whose temp file
+  `<file>.<pid>.<thread id>` is opened following a link planted there: run as root into node_exporter's folder, it
+  wrote through the link (the prolog's own metrics had refused this already). Now a temp file of an unguessable name,
+  then a rename (fsutil.atomic_write), mode 0644.
+
 Left (lows, as before): empty knob values handled inconsistently; TORCHIMAGES_CLOCK_SKEW=0 accepted by the prolog but
 not by make (now said by make fleet-report rather than silently dropped).
 """
@@ -350,3 +356,26 @@ def test_spelt_out_matches_argparse_s_own_prefix_rule():
     assert spelt_out(["--reval", "--state=/x", "--no-k", "--node", "n1", "--", "--reval"]) == \
         ["--revalidate", "--state-dir=/x", "--no-kernel-log", "--node", "n1", "--", "--reval"]
     assert spelt_out(["--m", "step"]) == ["--m", "step"]       # ambiguous (--mode, --metrics-dir, --min-confirm)
+
+
+# ---- class 8: the fleet report's metrics follow no link planted where their temp file goes
+
+@pytest.mark.unit
+def test_fleet_metrics_write_through_no_link_planted_at_the_temp_file_s_name(tmp_path):
+    import threading
+
+    from scripts.fleet.history import NodeHistory, judge
+    from scripts.fleet.metrics import write_metrics
+    from scripts.fleet.model import Fleet
+    folder, victim = tmp_path / "textfile", tmp_path / "root-owned"
+    folder.mkdir()
+    victim.write_text("precious\n")
+    # write_to_textfile's temp name: <path>.<pid>.<thread ident>, known to anyone who can guess them
+    planted = folder / f"torchimages_fleet_n1.prom.{os.getpid()}.{threading.current_thread().ident}"
+    planted.symlink_to(victim)
+    history = judge(NodeHistory("n1", "history/n1.jsonl"), time.time())
+    written = write_metrics(Fleet(tmp_path, [], [], [], None), folder, {"n1": history})
+    assert victim.read_text() == "precious\n"
+    target = folder / "torchimages_fleet_n1.prom"
+    assert written == [target] and not target.is_symlink() and "torchimages_node_inspect" in target.read_text()
+    assert target.stat().st_mode & 0o777 == 0o644          # node_exporter reads it
