@@ -43,7 +43,8 @@ Found:
   without its parser (is this Slurm's Prolog=? where does the trace go?) matched whole names only. So
   `python -m verify.prolog --reval --node n1` with a typo beside it, or a crash of ours during it, exited 0 as a gate
   run's CONFIG_ERROR ("the node stays in service, ungated") where make undrain's 0 means "resumed", and an abbreviated
-  state folder sent the trace to the default history. Now argv is read as argparse matches it (config.spelt_out).
+  state folder sent the trace to the default history. Now argv is read as argparse matches it (config.spelt_out),
+  by the shell wrapper too (verify/bin/torchimages-prolog: its own "cannot start" exit, 3 for a revalidation).
 
 - Class 8, files the cluster tooling reads and writes are hostile (high where it bites: a root file clobbered). make
   fleet-report METRICS_DIR= wrote each node's file with prometheus_client's write_to_textfile, whose temp file
@@ -58,6 +59,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -379,3 +381,23 @@ def test_fleet_metrics_write_through_no_link_planted_at_the_temp_file_s_name(tmp
     target = folder / "torchimages_fleet_n1.prom"
     assert written == [target] and not target.is_symlink() and "torchimages_node_inspect" in target.read_text()
     assert target.stat().st_mode & 0o777 == 0o644          # node_exporter reads it
+
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(("args", "status"), [(["--revalidate"], 3), (["--reval"], 3), (["--rev", "--node", "n1"], 3),
+                                              (["--budget", "5"], 0), (["--", "--reval"], 0)])
+def test_the_wrapper_reads_an_abbreviated_option_as_the_prolog_does(tmp_path, args, status):
+    """The wrapper's own trouble (no python3 it may run) exits as verify.prolog would have: 3 for a revalidation, 0 for
+    a gate run outside Slurm's knowledge (by hand, as Prolog=)."""
+    wrapper = tmp_path / "opt" / "verify" / "verify" / "bin" / "torchimages-prolog"
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text((ROOT / "verify" / "bin" / "torchimages-prolog").read_text())
+    tools = tmp_path / "bin"                # the wrapper's tools, and no python3 at all
+    tools.mkdir()
+    for tool in ("dirname", "readlink", "timeout", "logger"):
+        if found := shutil.which(tool, path="/usr/bin:/bin"):
+            (tools / tool).symlink_to(found)
+    proc = subprocess.run(["/bin/sh", str(wrapper), *args], capture_output=True, text=True, timeout=60,
+                          env={"PATH": str(tools)}, check=False)
+    assert proc.returncode == status and "NOT ASSESSED: no python3" in proc.stderr, proc.stderr
