@@ -88,7 +88,7 @@ COMMANDS: tuple[Command, ...] = (
             "oci, none)", cmd_slurm, (*SCALE, "LAUNCHER", "PREFLIGHT", "VERIFY_ARGS", "SQSH")),
     Command("isolate", "write a Slurm batch script that finds which of NODES nodes makes the all-reduce fail or slow "
             "(pairs, then suspects against known-good nodes; at most ceil(log2 N)+1 rounds)", cmd_isolate,
-            (*SCALE, "LAUNCHER", "SQSH")),
+            (*SCALE, "LAUNCHER", "SQSH", "CLOCK_SKEW")),
     Command("oci-bundle", "make the runc bundle of IMAGE for make slurm LAUNCHER=oci (docker export + runc spec)",
             cmd_oci_bundle, ("IMAGE",)),
     Command("sqsh", "write IMAGE's root filesystem as one reproducible squashfs for enroot/pyxis nodes "

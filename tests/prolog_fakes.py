@@ -75,6 +75,17 @@ def _gpu(status: str = "pass", devices: int | None = 8, **kw: Any) -> dict[str, 
     return {"name": "gpu", "status": status, "metrics": metrics, "summary": "gpu", **kw}
 
 
+def _nccl(status: str = "pass") -> dict[str, Any]:
+    """The preflight's nccl check as verify writes it on one 8-GPU node (a pass: right values at a bandwidth), or, on a
+    CPU node ("skip"), NCCL_NOT_EXERCISED over gloo: the all-reduce ran and returned the right values."""
+    if status == "skip":
+        return {"name": "nccl", "status": "skip", "code": "NCCL_NOT_EXERCISED", "owner": "job", "metrics": {},
+                "summary": "no GPU visible: NCCL not exercised; all-reduce verified over gloo, world size 2"}
+    return {"name": "nccl", "status": "pass", "code": None, "owner": None, "summary": "all-reduce verified",
+            "data": {"backend": "nccl", "world_size": 8},
+            "metrics": {"busbw_max": {"value": 100.0, "unit": "GB/s"}, "wrong": {"value": 0.0, "unit": ""}}}
+
+
 def _verify_writes(monkeypatch: pytest.MonkeyPatch, body: bytes | None, seen: list[Any] | None = None,
                    rc: int | None = 0) -> None:
     """verify replaced: it writes `body` where --json says (None: nothing) and exits rc (None: ran past its limit)."""

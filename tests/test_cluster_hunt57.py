@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from scripts.fleet import history as fleet_history
-from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _gpu, _report, _verify_writes, history_events, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _gpu, _nccl, _report, _verify_writes, history_events, install_fake
 from verify.prolog import cli, history, kernlog, repair, slurm
 from verify.prolog.config import Interrupted
 from verify.prolog.deadline import Overran
@@ -105,7 +105,7 @@ def _flapped(tmp_path: Path, fake: Any, monkeypatch: pytest.MonkeyPatch, drained
     history.record(state, "n1", "resume", None, "x", now=now - 3600)
     fake.nodes["n1"] = ("drained", slurm.reason("n1", "NCCL_WRONG_RESULT", "x", drained_at))
     history.record(state, "n1", "drain", "NCCL_WRONG_RESULT", "x", now=drained_at, extra={"gpus": 8, "check": "nccl"})
-    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu(), _nccl())).encode())     # the drained check measures again
     return state
 
 
@@ -399,7 +399,7 @@ def test_nvsentinel_flap_rule_a_resume_cut_short_by_a_stop_is_on_record_when_slu
     fake.nodes["n1"] = ("drained", slurm.reason("n1", "NCCL_WRONG_RESULT", "x", time.time() - 60))
     history.record(state, "n1", "drain", "NCCL_WRONG_RESULT", "x", now=time.time() - 60,
                    extra={"gpus": 8, "check": "nccl"})
-    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu(), _nccl())).encode())
     real = fake.run
 
     def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:

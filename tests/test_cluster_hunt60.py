@@ -13,7 +13,17 @@ from typing import Any
 import pytest
 
 from scripts.cli import main as fleet_main
-from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _gpu, _report, _undrain, _verify_runs, history_events, install_fake
+from tests.prolog_fakes import (
+    PROLOG_ENV,
+    STEP_ENV,
+    _gpu,
+    _nccl,
+    _report,
+    _undrain,
+    _verify_runs,
+    history_events,
+    install_fake,
+)
 from tests.verify_handmade import make_report
 from verify.prolog import cli, history, revalidate, slurm
 from verify.prolog.config import Config
@@ -21,7 +31,7 @@ from verify.prolog.config import Config
 pytestmark = pytest.mark.unit
 
 UNDRAIN_ENV = {"SLURMD_NODENAME": "n1"}
-PASSING = json.dumps(_report(_gpu())).encode()
+PASSING = json.dumps(_report(_gpu(), _nccl())).encode()
 SDC = json.dumps(_report(_gpu(), {"name": "sdc", "status": "fail", "code": "SDC_MISMATCH", "owner": "host", "summary": "bits differ",
                                   "metrics": {}})).encode()
 
@@ -31,7 +41,7 @@ def _stamped_now() -> None:
     """Each report stamped when its test runs: made at import, it was stale evidence (REPORT_INVALID) by the time the
     whole suite reached it, as round 54's was (ci23, ci24)."""
     global PASSING, SDC
-    PASSING = json.dumps(_report(_gpu())).encode()
+    PASSING = json.dumps(_report(_gpu(), _nccl())).encode()
     SDC = json.dumps(_report(_gpu(), {"name": "sdc", "status": "fail", "code": "SDC_MISMATCH", "owner": "host",
                                       "summary": "bits differ", "metrics": {}})).encode()
 
@@ -53,7 +63,7 @@ def _drained(tmp_path: Path, fake: Any, code: str, check: str, **facts: Any) -> 
 
 # ---- class 3: an intermittent fault is returned only after passes in a row (NVSentinel: the check stays healthy)
 
-@pytest.mark.parametrize("code,check", [("SDC_MISMATCH", "sdc"), ("NCCL_WRONG_RESULT", "nccl"),
+@pytest.mark.parametrize("code,check", [("SDC_MISMATCH", "gpu"), ("NCCL_WRONG_RESULT", "nccl"),
                                         ("KERNEL_FAILED", "gpu"), ("NVLINK_ERRORS", "gpu")])
 def test_nvsentinel_return_to_service_an_intermittent_fault_needs_passes_in_a_row(tmp_path, fake, monkeypatch, code,
                                                                                    check):
@@ -70,7 +80,7 @@ def test_nvsentinel_return_to_service_an_intermittent_fault_needs_passes_in_a_ro
 def test_nvsentinel_return_to_service_an_intermittent_fault_back_on_a_later_run_keeps_the_node_drained(
         tmp_path, fake, monkeypatch, capsys):
     """The SDC passes once, then shows again: the node stays drained (exit 1), the refusal says so."""
-    state = _drained(tmp_path, fake, "SDC_MISMATCH", "sdc")
+    state = _drained(tmp_path, fake, "SDC_MISMATCH", "gpu")
     runs = _verify_runs(monkeypatch, [PASSING, SDC])
     assert cli.main(_undrain(state), UNDRAIN_ENV) == 1
     assert fake.nodes["n1"][0] == "drained" and len(runs) == 2
@@ -81,7 +91,7 @@ def test_nvsentinel_return_to_service_an_intermittent_fault_back_on_a_later_run_
 def test_the_return_passes_knob_is_ours_and_a_bad_one_is_one_line(tmp_path, fake, monkeypatch, capsys):
     """TORCHIMAGES_RETURN_PASSES=1 (or --return-passes) returns on one pass; a bad value refuses make undrain in one
     line (exit 2), and under Prolog= it is said and the gate runs as before (a setting of ours never the node's)."""
-    state = _drained(tmp_path, fake, "SDC_MISMATCH", "sdc")
+    state = _drained(tmp_path, fake, "SDC_MISMATCH", "gpu")
     runs = _verify_runs(monkeypatch, [PASSING])
     for bad in ("0", "21", "x", "²", "", "3.5", "nan"):
         assert cli.main(_undrain(state, "--return-passes", bad), UNDRAIN_ENV) == 2
@@ -234,7 +244,7 @@ def test_nvsentinel_a_manual_resume_before_the_next_drain_is_seen_by_the_flap_ru
                                                                                    capsys):
     """The same manual resume, and the fault back at the very next job (no pass between): the drain finds the node in
     service with a drain standing in its history, records the resume, and the flap rule flags it for inspection."""
-    state = _drained(tmp_path, fake, "SDC_MISMATCH", "sdc")
+    state = _drained(tmp_path, fake, "SDC_MISMATCH", "gpu")
     fake.nodes["n1"] = ("idle", "none")
     _verify_runs(monkeypatch, [SDC])
     assert cli.main(["--state-dir", state, "--no-kernel-log"], PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
@@ -247,7 +257,7 @@ def test_a_manual_resume_weeks_ago_is_no_flap_of_a_new_fault(tmp_path, fake, mon
     """When the node was resumed by hand is unknown: the resume is stamped at the earliest it can have been (the last
     time its history saw it drained), so a fault 30 days after that drain is no flap (a false inspection flag would
     keep a healthy node out until a person looked), while its by-hand resume is on record."""
-    state = _drained(tmp_path, fake, "SDC_MISMATCH", "sdc")
+    state = _drained(tmp_path, fake, "SDC_MISMATCH", "gpu")
     old = time.time() - 30 * 86400
     text = Path(history.path(state, "n1")).read_text()
     entry = json.loads(text)

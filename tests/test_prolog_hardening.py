@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, XID79, FakeSlurm, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, XID79, FakeSlurm, _args, _gpu, _nccl, _report, _verify_writes, install_fake
 from verify.codes import CODES
 from verify.prolog import cli, history, kernlog, metrics, repair, revalidate, settings, slurm, statefile, verifyrun, xid
 from verify.prolog.deadline import Overran
@@ -510,7 +510,8 @@ def test_nvsentinel_return_to_service_a_cpu_node_drained_for_a_hang_resumes_once
     a hung preflight) is proven gone by the preflight passing again, on a node without GPUs (no Gres) too."""
     fake.info = {"NodeHostName": "n1"}
     _drained(tmp_path, fake, code, check=check)
-    _verify_writes(monkeypatch, json.dumps(_report({"name": "shm", "status": "pass"})).encode())
+    # a CPU node's preflight as verify writes it: its nccl check skipped NCCL_NOT_EXERCISED, the all-reduce verified
+    _verify_writes(monkeypatch, json.dumps(_report({"name": "shm", "status": "pass"}, _nccl("skip"))).encode())
     assert cli.main([*_args(tmp_path), "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == 0
     assert fake.nodes["n1"][0] == "idle"
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 import argparse
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import UserError
@@ -141,8 +142,9 @@ def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
     specs = selected(settings)
     counts = _gpus_each(settings, specs)
     _shm_note(settings)
+    skew = _skew_given(settings, args)
     for spec in specs:
-        job = _slurm_job(settings, spec, counts[spec.tag])
+        job = replace(_slurm_job(settings, spec, counts[spec.tag]), clock_skew=skew)
         path = settings.slurm_dir / f"{isolate_name(job)}.sbatch"
         atomic_write(path, isolate_script(job))
         out(f"wrote {shown(settings, path)} (launcher {job.launcher}; pairs of nodes, at most "
@@ -151,6 +153,19 @@ def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
         out(f"  sbatch {shlex.quote(shown(settings, path))}")
     _unread(settings, "isolate", ("SQSH", "LAUNCHER"))
     return 0
+
+
+def _skew_given(settings: Settings, args: argparse.Namespace) -> float | None:
+    """The clock tolerance make isolate writes into its job (and make fleet-report applies): CLOCK_SKEW (make report's, gate's and fleet-report's
+    name), else the TORCHIMAGES_CLOCK_SKEW make was run with (the runner's own name, read again when the job runs);
+    None: neither given, the runner's default. One setting under two names: given to make isolate under either, it
+    is applied, never dropped (the job read only the environment sbatch had)."""
+    if getattr(args, "CLOCK_SKEW", None) is not None or settings.child_env.get("CLOCK_SKEW", "").strip():
+        return settings.clock_skew
+    if settings.child_env.get("TORCHIMAGES_CLOCK_SKEW", "").strip():
+        from ..fleet.isolate_facts import skew
+        return skew(dict(settings.child_env))
+    return None
 
 
 def _needs(job: Job) -> None:
@@ -210,10 +225,18 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
     from ..fleet.fleet import fleet, format_fleet, write_fleet
     if settings.fleet_dir is None:
         raise UserError("no folder given: make fleet-report DIR=<the folder the job wrote its verify reports into>")
-    report = fleet(settings.fleet_dir, skew_s=settings.clock_skew)
+    try:
+        skew = _skew_given(settings, args) or settings.clock_skew     # CLOCK_SKEW, else the prolog's name for it
+    except UserError as exc:        # the prolog's knob, in a grammar of its own (0 is its): said, CLOCK_SKEW's default
+        out(f"note: {exc.shown()}: not applied; the clock tolerance is CLOCK_SKEW's ({settings.clock_skew:g} s)")
+        skew = settings.clock_skew
+    if skew != settings.clock_skew:
+        out(f"note: TORCHIMAGES_CLOCK_SKEW={settings.child_env['TORCHIMAGES_CLOCK_SKEW'].strip()!r} (the prolog's and "
+            "make isolate's name for CLOCK_SKEW) is the clock tolerance applied: CLOCK_SKEW is not given")
+    report = fleet(settings.fleet_dir, skew_s=skew)
     if settings.state_dir is not None:
         from ..fleet.history import read_state
-        report.histories = read_state(settings.state_dir, [n.node for n in report.nodes], skew_s=settings.clock_skew)
+        report.histories = read_state(settings.state_dir, [n.node for n in report.nodes], skew_s=skew)
     out(format_fleet(report))
     out(f"wrote {shown(settings, write_fleet(report))}")
     if settings.metrics_dir is None:

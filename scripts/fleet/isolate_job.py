@@ -85,7 +85,17 @@ def _head(job: Job) -> str:
 set -uo pipefail
 export TORCHIMAGES_LAUNCHER={job.launcher}
 export TORCHIMAGES_IMAGE=${{TORCHIMAGES_IMAGE:-{shlex.quote(image)}}}
-"""
+{_skew_line(job)}"""
+
+
+def _skew_line(job: Job) -> str:
+    """The clock tolerance the runner judges a pair's report by (isolate_facts.skew reads TORCHIMAGES_CLOCK_SKEW when
+    the job runs): the one make isolate was given, written in, so that an operator's CLOCK_SKEW is never dropped
+    without a word (sbatch's own TORCHIMAGES_CLOCK_SKEW still wins)."""
+    if job.clock_skew is None:
+        return ""
+    seconds = f"{job.clock_skew:.3f}".rstrip("0").rstrip(".")
+    return f"export TORCHIMAGES_CLOCK_SKEW=${{TORCHIMAGES_CLOCK_SKEW:-{seconds}}}\n"
 
 
 # The runner from this checkout, never a `scripts/` of the folder sbatch runs in: `python3 -m scripts...` puts that

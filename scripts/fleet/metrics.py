@@ -1,7 +1,8 @@
 """Prometheus text-file metrics of the fleet report (`make fleet-report METRICS_DIR=...`), one file a node.
 
-node_exporter's textfile collector reads METRICS_DIR/torchimages_fleet_<node>.prom; prometheus_client's
-write_to_textfile writes a temp file and renames it, so a scraper never reads half a file. The names are those of
+node_exporter's textfile collector reads METRICS_DIR/torchimages_fleet_<node>.prom, written to a temp file of an
+unguessable name and renamed (fsutil.atomic_write), so a scraper never reads half a file and no planted link is
+followed. The names are those of
 verify/prolog/metrics.py (with the same help text) where the same thing is meant, so operators see one family:
 torchimages_check_figure, torchimages_time_to_first_step_seconds, torchimages_node_history_events. Every series
 carries source="fleet", so it never collides with the prolog's own file for the node. A phase or figure that is
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
+from ..fsutil import atomic_write
 from .history import EVENTS
 
 if TYPE_CHECKING:
@@ -120,7 +122,7 @@ def write_metrics(report: Fleet, folder: Path, histories: dict[str, NodeHistory]
     written atomically; the paths. UserError (one line) when prometheus_client is missing or a file cannot be
     written; a node name that cannot name a file is skipped and said by the caller (returned paths omit it)."""
     try:
-        from prometheus_client import write_to_textfile
+        from prometheus_client import generate_latest
     except ImportError:
         raise UserError("METRICS_DIR: prometheus_client is not installed: run make setup (requirements-metrics.txt), "
                         "or leave METRICS_DIR empty") from None
@@ -135,8 +137,10 @@ def write_metrics(report: Fleet, folder: Path, histories: dict[str, NodeHistory]
             if not SAFE_NODE.match(node):
                 continue
             target = folder / f"torchimages_fleet_{node}.prom"
-            write_to_textfile(str(target), registry_for(node, by_node.get(node, []), histories.get(node),
-                                                          report.phase_median is not None))
+            # a temp file of a name nobody can guess, then a rename (fsutil.atomic_write): write_to_textfile's
+            # <path>.<pid>.<thread> follows a link planted there, as root (the prolog's metrics refuse it alike)
+            atomic_write(target, generate_latest(registry_for(node, by_node.get(node, []), histories.get(node),
+                                                              report.phase_median is not None)), mode=0o644)
             written.append(target)
     except OSError as exc:
         raise UserError(f"METRICS_DIR={folder}: cannot write the metrics ({exc.strerror or exc}); give a writable "

@@ -85,6 +85,7 @@ class Job:
     bundle: str = ""                         # oci: the bundle folder (rootfs + config.json)
     sqsh: str = ""                           # pyxis: the squashfs the nodes mount (make sqsh), not the registry's
     sqsh_sha256: str = ""                    # its sha256 as make sqsh recorded it; checked before the step
+    clock_skew: float | None = None          # isolate: the job's TORCHIMAGES_CLOCK_SKEW default (make's CLOCK_SKEW)
 
     @property
     def name(self) -> str:

@@ -42,7 +42,7 @@ from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
 from .config import UsageError as UsageError
-from .config import _mode
+from .config import _mode, spelt_out
 from .config import _parser as _parser
 from .config import config as config
 from .config import expected_gpus as expected_gpus
@@ -330,7 +330,10 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
     except ValueError:
         pass
     given = _value(argv, "--metrics-dir")      # an explicit '' is no metrics, as the run itself reads it
-    where = given if given is not None else ours.get("TORCHIMAGES_METRICS_DIR")
+    # else slurmd's environment, else the state folder's settings file, read leniently: a typo on another of its lines
+    # (the CONFIG_ERROR itself) left node_exporter showing the last run's pass of a node now running ungated
+    where = given if given is not None else ours.get("TORCHIMAGES_METRICS_DIR") or \
+        (settings.salvage(state, "TORCHIMAGES_METRICS_DIR") if os.path.isabs(state) else None)
     if where and os.path.isabs(where):
         outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None,
                                    "exit": 0 if _as_prolog(argv, env) else 3, "duration_s": time.time() - started,
@@ -422,7 +425,8 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     argv = list(sys.argv[1:] if argv is None else argv)
     env = dict(os.environ) if env is None else env
     started = time.time()
-    prolog = _as_prolog(argv, env)
+    said = spelt_out(argv)          # as argparse reads it: an abbreviation (--reval) is its option
+    prolog = _as_prolog(said, env)
     previous = _handle_signals()
     # the files and folders it makes (the history, the kernel-log state, the breaker's lock, the metrics) are the
     # operator's whatever umask it was given: a job's step has the job's (000 in a .bashrc made the history folder
@@ -433,21 +437,21 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
         return _run(_parser().parse_args(argv), env, started)
     except UsageError as exc:
         if prolog:
-            ungated(argv, env, "CONFIG_ERROR", str(exc), started)
+            ungated(said, env, "CONFIG_ERROR", str(exc), started)
             return EXIT_PASS
         say(f"torchimages-prolog: {exc}")
         return EXIT_USAGE
     except Interrupted as exc:
-        ungated(argv, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started)
+        ungated(said, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started)
         return EXIT_PASS if prolog else 128 + exc.signum
     except Overran:
-        ungated(argv, env, "PROLOG_OVERRAN", f"the run reached its cap ({time.time() - started:.0f} s: --budget + "
+        ungated(said, env, "PROLOG_OVERRAN", f"the run reached its cap ({time.time() - started:.0f} s: --budget + "
                 "--grace) and what still ran was stopped", started)
         return EXIT_PASS if prolog else EXIT_NOT_ASSESSED
     except BrokenPipeError:
         raise                          # stdout's reader left: no crash of ours (__main__ ends it quietly)
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - our own crash is never the node's fault
-        ungated(argv, env, "PROLOG_CRASHED", f"torchimages-prolog failed: {type(exc).__name__}: {str(exc)[:200]}",
+        ungated(said, env, "PROLOG_CRASHED", f"torchimages-prolog failed: {type(exc).__name__}: {str(exc)[:200]}",
                 started)
         return EXIT_PASS if prolog else EXIT_NOT_ASSESSED
     finally:

@@ -72,6 +72,7 @@ class Config:
     kernel_log_read: bool = False           # this run read the kernel log (a revalidation of an Xid drain needs it)
     kernel_log_cause: str | None = None     # a revalidation: the kernel-log evidence the drain stood on, or None
     drained_codes: frozenset[str] = frozenset()   # a revalidation: the codes of the drains its repair must prove
+    drained_checks: frozenset[str] = frozenset()  # a revalidation: the checks whose faults those drains stood on
     host: str = ""                          # this host's name (gethostname: what slurmd matches NodeHostName to)
     slurmd_name: str | None = None          # SLURMD_NODENAME: a claim (anyone can set it), never a proof
     under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains
@@ -144,6 +145,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the scontrol commands instead of running them: "
                    "nothing is drained or resumed (a host fault exits 4, 0 under Prolog=) and the evidence is kept")
     return p
+
+
+def spelt_out(argv: list[str]) -> list[str]:
+    """argv with each abbreviated long option written whole, as argparse matches it (a unique prefix: `--reval` is
+    --revalidate, `--state=/x` is --state-dir=/x). What is read before or without the parser (_as_prolog, the trace)
+    reads what the parser did: `--reval` with a typo beside it exited 0 as a gate run's CONFIG_ERROR, where make
+    undrain's 0 says "resumed", and an abbreviated --state-dir sent the trace to another history."""
+    options = [o for o in _parser()._option_string_actions if o.startswith("--")]
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":                   # what follows is no option
+            return out + argv[i:]
+        name, eq, value = arg.partition("=")
+        if arg.startswith("--") and name not in options and len(hits := [o for o in options if o.startswith(name)]) == 1:
+            arg = hits[0] + eq + value
+        out.append(arg)
+    return out
 
 
 def _mode(env: dict[str, str], forced: str) -> str:

@@ -1,6 +1,7 @@
 """Prometheus text-file metrics (node_exporter's textfile collector) for one node, with prometheus_client.
 
-write_to_textfile writes a temp file and renames it: a scraper never reads half a file. One file a node,
+A temp file of an unguessable name, then a rename (statefile.replace): a scraper never reads half a file, and no link
+planted where write_to_textfile's <path>.<pid>.<thread> would go is followed. One file a node,
 DIR/torchimages_<node>.prom. Figures that are not finite numbers are left out (unknown is not zero).
 `python -m verify.prolog.metrics REPORT.json --node N --dir DIR` does the same for any verify report (the fleet
 side runs it: the host side never imports verify).

@@ -20,12 +20,18 @@ from .config import Config, Interrupted
 from .deadline import Deadline, Overran
 from .notes import _close, _note, _out, _report_gpus, _say, report_mig
 from .repair import repair_problem
-from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed
+from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed, one_line
 
 # drains whose revalidation needs no GPU count: the shm or nccl check's, or a hung preflight's, are proven gone by the
 # preflight passing again (on a CPU node too); any other (the gpu check's, the kernel log's Xids, a drain whose check
 # is not recorded) must see the GPUs the node should have
 NO_GPU_CHECKS = frozenset({"shm", "nccl", "preflight"})
+# a drain's `check` that names no check of verify's: a hung preflight (proven by passes in a row), the kernel log's
+# evidence (read again: KERNEL_LOG_UNREAD)
+NOT_A_CHECK = frozenset({"preflight", "kernel-log"})
+# a skip that measured all the same: the nccl check on a node without GPUs (verify's expect-gpus 0) all-reduced over
+# gloo and verified the values, only NCCL itself was not exercised (with GPUs expected it is a failure)
+MEASURED_SKIPS = frozenset({("skip", "NCCL_NOT_EXERCISED")})
 DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
 # xid.judge's codes: evidence only the kernel log gives (an Xid, an SXid, an NV_ERR status line)
 KERNLOG_CODES = frozenset({"XID_HISTORY", "XID_REPEATED"})
@@ -105,6 +111,22 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None, mig_gres: b
     if seen is None or seen < expected:
         return (f"NVML sees {seen or 0} GPU(s){' and MIG device(s)' if mig else ''}; the node should "
                 f"have {expected} (the larger of Slurm's Gres and the drain's count)")
+    return None
+
+
+def check_unjudged(report: dict[str, Any] | None, checks: frozenset[str]) -> str | None:
+    """Why the report does not judge (pass or warn) each check a drain stood on, or None. The repair of a fault one
+    check found is proven only by that check measuring again (NVSentinel's return to service reruns the check that
+    failed): a pass whose nccl check was skipped (one rank, NCCL_SINGLE_RANK) or is missing says nothing of the
+    all-reduce that returned wrong values."""
+    listed = {c.get("name"): c for c in (report or {}).get("checks") or [] if isinstance(c, dict)}
+    for name in sorted(checks):
+        c = listed.get(name)
+        if c is None or not (c.get("status") in ("pass", "warn") or (c.get("status"), c.get("code")) in MEASURED_SKIPS):
+            how = f"holds no {name} check" if c is None else \
+                f"has the {name} check {c.get('status')} ({one_line(str(c.get('code') or 'no code'))[:40]})"
+            return (f"drained for a fault of the {name} check, and the passing report {how}: the check that found "
+                    "the fault did not measure again, so its repair is not proven")
     return None
 
 
@@ -204,6 +226,8 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     cfg.kernel_log_cause = kernel_log_cause(drain, claimed, also)
     cfg.drained_codes = frozenset(str(c) for c in (*(d.get("code") for d in (drain, *also) if d),
                                                    claimed[0] if claimed else None) if c)
+    cfg.drained_checks = frozenset(str(d["check"]) for d in (drain, *also) if d and isinstance(d.get("check"), str)
+                                   and d["check"] not in NOT_A_CHECK)
     if cfg.kernel_log_cause and not cfg.kernel_log:
         # the evidence the drain stood on is read again, or the node is not proven: never resumed unseen
         return (f"drained for {cfg.kernel_log_cause} on kernel-log evidence (NVIDIA's Xid catalog): return to "
@@ -283,6 +307,8 @@ def _proven(cfg: Config, verdict: Verdict, report: dict[str, Any] | None, info: 
     mig_gres = gpuunits.mig_typed((info or {}).get("Gres", ""))
     if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus, mig_gres)):
         verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
+    if verdict.kind == PASS and (problem := check_unjudged(report, cfg.drained_checks)):
+        verdict = not_assessed("REPAIR_UNPROVEN", problem, sorted(cfg.drained_checks)[0])
     if verdict.kind == PASS and (problem := memory_unproven(report, cfg.drained_codes)):
         verdict = not_assessed("GPU_NOT_ASSESSED", problem, "gpu")
     if verdict.kind == PASS and cfg.kernel_log_cause and not cfg.kernel_log_read:

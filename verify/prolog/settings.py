@@ -97,6 +97,27 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
     return values, []
 
 
+def salvage(folder: str, name: str) -> str | None:
+    """One knob's value from folder/settings read leniently, for the trace of a run a bad setting stopped (cli.ungated):
+    a file with a typo on another line (read() refuses it whole) still names the operator's metrics folder, where
+    node_exporter must show the CONFIG_ERROR instead of the last run's pass. None: not the operator's file, not
+    readable, or the knob not given exactly once."""
+    if not operators(folder, FILE)[0]:
+        return None
+    try:
+        tail = statefile.read_tail(os.path.join(folder, FILE), CAP + 1)
+    except OSError:
+        return None
+    if tail.size > CAP:
+        return None
+    found = []
+    for line in tail.text.removeprefix("\ufeff").splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and re.sub(r"^export\s+", "", key.strip()).strip() == name:
+            found.append(_value(value.strip()))
+    return found[0] if len(found) == 1 else None
+
+
 def _value(value: str) -> str:
     """A shell line's value: a quoted one without its quotes, and the shell's comment after either (`X="0.2"  # ten %`,
     `X=0.2  # ten %`) left out; a `#` inside a word is the word's (`/srv/node#1`), as in the shell."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..codes import CODES, OWNERS
 from ..findings import RANK
+from .hidden import hidden_failure
 
 # The prolog's exit statuses (README "torchimages-prolog"): one for each outcome, so a script can tell them apart.
 EXIT_PASS = 0            # healthy (or, as Slurm's Prolog=, a fault that is the job's or the image's)
@@ -25,7 +26,7 @@ EXIT_USAGE = 2           # bad arguments or environment: one line, nothing done
 NOT_ASSESSED_CODES = frozenset({
     "BUDGET_TOO_SMALL", "CONFIG_ERROR", "GPU_COUNT_UNPROVEN", "GPU_NOT_ASSESSED", "KERNEL_LOG_UNREAD", "OWNER_MISSING",
     "PREFLIGHT_EMPTY", "PREFLIGHT_INTERRUPTED", "PREFLIGHT_NO_REPORT", "PREFLIGHT_TIMEOUT", "PROLOG_CRASHED",
-    "PROLOG_INTERRUPTED", "PROLOG_OVERRAN", "REPORT_INVALID"})
+    "PROLOG_INTERRUPTED", "PROLOG_OVERRAN", "REPAIR_UNPROVEN", "REPORT_INVALID"})
 EXIT_NOT_ASSESSED = 3    # no verdict could be reached: the node is left in service
 EXIT_BREAKER = 4         # a host fault, but draining it would pass the breaker's share: not drained
 EXIT_REFUSED = 5         # --revalidate refused: not drained by torchimages, flagged for inspection, still failing
@@ -233,7 +234,7 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
         never, said = NEVER_WRITTEN.get((c["name"], str(key)), (None, ""))
         if never is not None and never(value):
             return f"its {c['name']} check's {str(key)[:40]} = {value:g} is {said}: no figure verify writes"
-    return _devices_problem(c, metrics) if passing and c["name"] == "gpu" else None
+    return (_devices_problem(c, metrics) if passing and c["name"] == "gpu" else None) or hidden_failure(c)
 
 
 # what NVML writes when it cannot read a board's UUID (nvidia-smi's "N/A"): no identity, so two of them are no one
