@@ -35,7 +35,7 @@ Found:
   RETIREMENT_PENDING, ROW_REMAP_FAILED, GPU_RESET_REQUIRED), or any check that passes or warns while its own
   findings list a failure (verify's Findings.apply fails it on any), was believed: the prolog passed the node, the
   fleet report counted it healthy. Now refused as a report no verify writes, by verify's own rule on the prolog's
-  side (verify/prolog/hidden.py calls gpuhealth.memory) and the same rule on the host side (scripts/fleet/plausible.py),
+  side (verify/prolog/hidden.py calls verify/shared/gpumemory.memory) and the same rule on the host side (scripts/fleet/plausible.py),
   held to one answer here.
 
 - Class 1 / class 3, an abbreviated option read two ways (medium: a wrong exit status). argparse takes a unique

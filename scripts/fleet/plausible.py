@@ -281,7 +281,7 @@ NO_ACTION = ("none", "unknown")
 
 
 def _memory_failure(dev: dict[str, Any]) -> str | None:
-    """The code verify's gpu check fails a device for on its memory-error fields (verify/checks/gpu/gpuhealth.memory:
+    """The code verify's gpu check fails a device for on its memory-error fields (verify/shared/gpumemory.memory:
     the prolog reads them by that very function, verify/prolog/hidden.py; tests/test_cluster_hunt67.py holds the two
     to one answer), or None."""
     remap = dev.get("row_remap")

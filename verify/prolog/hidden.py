@@ -1,7 +1,7 @@
 """A passing or warning check whose own data shows a failure verify fails it for: a report no verify writes.
 
 verify's Findings.apply fails a check on any finding of severity fail, and its gpu check's memory rule
-(verify/checks/gpu/gpuhealth.memory: volatile uncorrectable ECC errors, retired pages or a row remap pending, a failed
+(verify/shared/gpumemory.memory: volatile uncorrectable ECC errors, retired pages or a row remap pending, a failed
 row remap, an NVML recovery action) fails it on what each NVML device records. A pass beside such a finding or such a
 device (a GPU with uncorrectable ECC errors "passing": a forged or corrupt report, a `--python` that is no verify)
 hid a host fault. Read by verify's own rule, never a copy: refused as a report no verify writes (not assessed, never a
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checks.gpu import gpuhealth
 from ..findings import Findings
 from ..result import FAIL
+from ..shared import gpumemory
 
 
 def _said(value: Any, most: int = 40) -> str:
@@ -39,7 +39,7 @@ def hidden_failure(c: dict[str, Any]) -> str | None:
             continue
         found = Findings()
         try:
-            gpuhealth.memory(dev, found)        # type: ignore[arg-type]  # a device as the report holds it
+            gpumemory.memory(dev, found)        # type: ignore[arg-type]  # a device as the report holds it
         except (TypeError, ValueError, AttributeError):
             return (f"its gpu check {does} with NVML device {_said(dev.get('index'), 8)} holding memory-error fields "
                     "verify never writes")

@@ -9,8 +9,8 @@ from ... import baselines
 from ...codes import Owner
 from ...facts import NONE, GpuFacts, NvmlDevice
 from ...shared.cuda_errors import FORWARD_COMPAT, Decoded, decode, forward_compat, undecided
+from ...shared.gpumemory import where
 from . import gpuidentity
-from .gpuhealth import where
 
 # Minimum driver per CUDA major under minor-version compatibility (CUDA Toolkit release notes, table
 # "CUDA Toolkit and Minimum Required Driver Version for CUDA Minor Version Compatibility"). Our images carry

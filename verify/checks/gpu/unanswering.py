@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...facts import NvmlDevice
 from ...findings import Findings
 from ...result import FAIL
-from .gpuhealth import where
+from ...shared.gpumemory import where
 
 # what NVML reads live from the GPU (the table's columns and `-q`'s), as FACTS.md names them in `nvml_errors`
 LIVE = ("name", "temperature_c", "power_w", "power_limit_w", "fan_speed", "performance_state", "utilization",

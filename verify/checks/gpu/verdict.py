@@ -11,11 +11,11 @@ from ...facts import NONE, UNSET, GpuFacts, NvmlDevice
 from ...findings import Findings
 from ...options import Options
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
-from ...shared import gpuunits
+from ...shared import gpumemory, gpuunits
 from ...shared.cuda_errors import decode
+from ...shared.gpumemory import where
 from . import aer, driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals, unanswering
 from .contradictions import impossible, no_gpu_contradicted
-from .gpuhealth import where
 from .kernelxid import xid_tells_the_kernel_fault
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
@@ -214,7 +214,7 @@ def _health(node: Node, found: Findings) -> None:
     for dev in node.devices:
         if gpuhealth.lost(dev, found) or unanswering.lost(dev, found):
             continue
-        gpuhealth.memory(dev, found)
+        gpumemory.memory(dev, found)
         gpuhealth.cooling_unread(dev, found)
         inforom.corrupted(dev, found, where(dev))
         gpuhealth.correctable(dev, found)
