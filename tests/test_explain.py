@@ -570,6 +570,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "h100-nvswitch-node-nvidia-fabricmanager-service-failed-killed-two-weeks-undetected":
         "translator: gpu fail NVLINK_DOWN (host); `systemctl status` of a failed nvidia-fabricmanager.service has no "
         "field (no GPU, fabric state or kernel line is shown): not recognised, as its facts",
+    # fix111: hundred-and-eleventh batch (RDMA in pods; tests/test_judges_fix111.py): the excerpt is prose.
+    "v100-k8s-pytorch-ddp-pod-rdma-v100-resource-ulimit-l-64-kb-in-container-limits-conf-ignored-1m-transfers-fail":
+        "translator: fabric fail FABRIC_MEMLOCK_LOW (host; its facts agree); the excerpt is the poster's Chinese prose "
+        "(`ulimit -l 输出仍为 64KB`), no shell's or library's line: explain reads printed output only, not recognised",
 }
 
 

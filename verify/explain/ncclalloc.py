@@ -4,13 +4,16 @@ NCCL's `include/alloc.h` prints `Cuda failure 'out of memory'` and then `Failed 
 `malloc`, `host alloc`): the last WARN before the failing returns is the allocation, its cause the CUDA error printed
 just above it by the same rank. The translation quotes both (the narval DeepSpeed entry); `verify explain` keeps the
 cause beside the allocation so that the one CUDA catalog decides the owner (out of memory: the job's), never the
-default of a bare NCCL failure."""
+default of a bare NCCL failure. NCCL's MNNVL check is read the same way (batch 111): `mnnvl.cc:67 NCCL WARN MNNVL
+(cliqueSize 8) is available but not working on this system` follows the `Cuda failure 800 'operation not permitted'`
+its allocation met, and that error says whose it is (verify/checks/nccl/mnnvl.py)."""
 from __future__ import annotations
 
 import re
 
 # `include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes` (2.18-2.30 wording: calloc, malloc, host alloc)
-_ALLOC = re.compile(r"NCCL WARN Failed to CUDA (?:calloc|malloc|host ?alloc)\b")
+_ALLOC = re.compile(r"NCCL WARN Failed to CUDA (?:calloc|malloc|host ?alloc)\b|NCCL WARN MNNVL \(cliqueSize \d+\) is "
+                    r"available but not working")
 # the same rank's `host:pid:tid [dev]` prefix, to pair the CUDA failure with its allocation
 _PREFIX = re.compile(r"^(?:.*?\s)?([\w.-]+:\d+):\d+ \[\d+\]", re.MULTILINE)
 
