@@ -574,6 +574,18 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "v100-k8s-pytorch-ddp-pod-rdma-v100-resource-ulimit-l-64-kb-in-container-limits-conf-ignored-1m-transfers-fail":
         "translator: fabric fail FABRIC_MEMLOCK_LOW (host; its facts agree); the excerpt is the poster's Chinese prose "
         "(`ulimit -l 输出仍为 64KB`), no shell's or library's line: explain reads printed output only, not recognised",
+    # Hundred-and-twelfth and hundred-and-thirteenth batches (GPU monitoring output; fix113,
+    # tests/test_judges_fix113.py): what decides it has no field of facts schema 3, or FACTS.md's letter decides.
+    "aks-dra-gpu-node-npd-xiderror-false-xid-error-status-is-good-device-plugin-unknown":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); node-problem-detector's conditions are not read: not "
+        "recognised; read by FACTS.md's letter XIDError False is `xid_events` [] and passes, as its facts (the watch's "
+        "24 s has no field)",
+    "rtx4090-ecc-on-23028mib-525.125.06-table-fan-err-only-e-process-38c-p5-49w-of-450w-gpud-valid-fixture":
+        "translator: gpu pass; a fan NVML cannot read is never a pass (tests/test_judges_batch8.py): warn "
+        "HEALTH_NOT_ASSESSED (host, no drain), as its facts",
+    "t400-545.29.02-dcgm-exporter-clock-events-count-sw-thermal-1-hw-thermal-1-in-5-min-window":
+        "translator: gpu warn THROTTLED (host); dcgm-exporter's DCGM_EXP_CLOCK_EVENTS_COUNT series (reasons counted "
+        "over a window) has no field: not recognised, as its facts (not assessed there)",
 }
 
 

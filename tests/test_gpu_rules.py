@@ -1055,6 +1055,19 @@ KNOWN_MISMATCHES = {
     "h100-nvswitch-node-nvidia-fabricmanager-service-failed-killed-two-weeks-undetected":
         "skip, nothing to judge: a failed nvidia-fabricmanager.service (killed, failed since 30 January) has no field "
         "(`GpuFacts.fabric_manager`: state, since, result) and no GPU, fabric state or kernel line is shown",
+    # Hundred-and-twelfth and hundred-and-thirteenth batches (GPU monitoring output; fix113,
+    # tests/test_judges_fix113.py): what decides it has no field of facts schema 3, or FACTS.md's letter decides.
+    "aks-dra-gpu-node-npd-xiderror-false-xid-error-status-is-good-device-plugin-unknown":
+        "pass: NPD's XIDError False is a clean Xid watch (`xid_events` []), by FACTS.md's letter the same record as "
+        "the gpud kmsg fixture's pass; that the watch had run 24 s (`GpuFacts.xid_watch_since`) and the device "
+        "plugin's Unknown health (`GpuFacts.device_plugin_health`) have no field",
+    "rtx4090-ecc-on-23028mib-525.125.06-table-fan-err-only-e-process-38c-p5-49w-of-450w-gpud-valid-fixture":
+        "warn HEALTH_NOT_ASSESSED (host, no drain): a fan NVML cannot read is never a pass (tests/test_judges_batch8.py, "
+        "the same fan-only ERR! row of utkuozdemir/nvidia_gpu_exporter#393); the translator's own 'worth a ticket to "
+        "look at the fan' is that warning, and a cosmetic tach read has no field to tell it from a failed fan",
+    "t400-545.29.02-dcgm-exporter-clock-events-count-sw-thermal-1-hw-thermal-1-in-5-min-window":
+        "warn HEALTH_NOT_ASSESSED (host): dcgm-exporter's clock-event counts over a window (hw_thermal 1, sw_thermal 1 "
+        "in 300 s) have no field (`NvmlDevice.clock_event_counts`), and writing them as the current mask would guess",
 }
 
 

@@ -24,6 +24,8 @@ _ROW1 = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off|TCC|WDDM)\s*\|\s*([0-9A-Fa-f]
                    r"\s+\S+\s*\|\s*(\S+)\s*\|")
 _ROW2 = re.compile(r"^\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+(\S+)\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|"
                    r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|(?:\s*(\S+%|N/A|ERR!)\s+(Default|E\. Process|E\. Thread|Prohibited)\b)?")
+# the third row of a GPU (drivers 450 on): blank cells, then its MIG mode (`Disabled`, `N/A`, or `ERR!` unread)
+_ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|\s*$")
 ERR = "ERR!"
 
 
@@ -64,6 +66,8 @@ def parse(text: str) -> dict[str, Any]:
                                memory_bytes=int(m.group(7)) << 20,
                                nvml_errors={**devices[-1].get("nvml_errors", {}), **errors},
                                compute_mode=compute_mode(m.group(9) or ""))
+        elif (m := _ROW3.match(line)) and devices and "memory_bytes" in devices[-1] and m.group(1) == ERR:
+            devices[-1]["nvml_errors"] = {**devices[-1].get("nvml_errors", {}), "mig": ERR}
     inforom.mark(text, devices)           # nvidia-smi's warning under its table
     return {"torch": None, "driver": known(banner.group(1)) if banner else None,
             "cuda_driver": known(banner.group(2)) if banner else None,

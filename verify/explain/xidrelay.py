@@ -8,6 +8,8 @@ NVML raised them, not the kernel log), judged by the one Xid catalog as the kern
 - leptonai gpud (`XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00`; its events output's `xid 119
   detected by dmesg`, verify/explain/gpudevents.py) and LBNL NHC's check_xid_errors
   (`Found XID errors: 63`: the kernel log's Xids it counted, no GPU named);
+- NVIDIA NVSentinel's health events (JSON: `"checkName":"GpuXidError",...,"message":"GPU has fallen off the bus
+  (XID 79). ..."`, verify/explain/nvsentinel.py), where no line above named its events;
 - GKE's device plugin's node condition (container-engine-accelerators): `kubectl describe node`'s row
   `XidCriticalError   True   <heartbeat>   <transition>   {"31":true}   <message>`, or the YAML item whose `type:` is
   XidCriticalError, its `status: "True"` and `reason: '{"31":true}'`: each Xid the reason sets true is one event of a
@@ -28,6 +30,7 @@ from ..shared.xidcatalog import RELAY_GPUD as _GPUD
 from ..shared.xidcatalog import RELAY_NHC as _NHC
 from ..shared.xidcatalog import RELAY_PLUGIN as _PLUGIN
 from .gpudevents import events as gpud_events
+from .nvsentinel import events as nvsentinel_events
 from .said import mentioned
 
 # a relay's time: the container runtime's RFC 3339 stamp (`kubectl logs --timestamps`), klog's `I0809 13:32:51.87`,
@@ -37,7 +40,7 @@ _TIME = re.compile(r"^\s*(\d{4}-\d\d-\d\dT[\d:.]+Z?|\d{4}/\d\d/\d\d [\d:]+|[IWEF
 
 def detect(text: str) -> bool:
     return bool((_PLUGIN.search(text) or _DCGM.search(text) or _EVENT.search(text) or _CONDITION.search(text) or
-                 _GPUD.search(text) or _NHC.search(text)) and events(text)) or bool(gpud_events(text))
+                 _GPUD.search(text) or _NHC.search(text)) and events(text)) or bool(gpud_events(text) or nvsentinel_events(text))
 
 
 def _row(xid: int, line: str, uuid: str | None = None, index: int | None = None, bus: str | None = None,
@@ -66,7 +69,7 @@ def events(text: str) -> list[dict[str, Any]]:
             rows.append(_row(int(m.group(1)), line))
     rows += _conditions(lines, {r["xid"] for r in rows})
     # GPUd's events output (`xid 119 detected by dmesg`, gpudevents.py), where no line above named its events
-    return rows or gpud_events(text)
+    return rows or gpud_events(text) or nvsentinel_events(text)
 
 
 # describe's row: type, status, then the two times and the reason, columns apart by two blanks or more

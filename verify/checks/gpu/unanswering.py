@@ -11,9 +11,10 @@ from ...shared.gpumemory import where
 
 # what NVML reads live from the GPU (the table's columns and `-q`'s), as FACTS.md names them in `nvml_errors`
 LIVE = ("name", "temperature_c", "power_w", "power_limit_w", "fan_speed", "performance_state", "utilization",
-        "ecc_volatile_uncorrectable", "sm_clock_mhz")
-# the live reads whose value, read, would show the GPU still answering
-VALUES = ("name", "temperature_c", "power_w", "power_limit_w", "ecc_volatile_uncorrectable", "sm_clock_mhz")
+        "ecc_volatile_uncorrectable", "sm_clock_mhz", "mig")
+# the live reads whose value, read, would show the GPU still answering; not its name, which the driver keeps from
+# the board's attach and the table prints beside a row of ERR! (a10g-g5-48xlarge-...-gpu0-err-fan-temp-perf-mig-...)
+VALUES = ("temperature_c", "power_w", "power_limit_w", "ecc_volatile_uncorrectable", "sm_clock_mhz")
 MIN_ERRORS = 4       # beyond a cooling pair: the identity, thermal, power and memory reads all failing
 
 

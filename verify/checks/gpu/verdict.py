@@ -14,7 +14,7 @@ from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import gpumemory, gpuunits
 from ...shared.cuda_errors import decode
 from ...shared.gpumemory import where
-from . import aer, driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals, unanswering
+from . import aer, driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals, unanswering, undecoded
 from .contradictions import impossible, no_gpu_contradicted
 from .kernelxid import xid_tells_the_kernel_fault
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
@@ -23,6 +23,7 @@ from .present import program_saw_a_gpu, without_the_run
 from .programerrors import judge_errors
 from .refusals import busy, hides_every_device, torch_misses_cuda
 
+RECORD = "Record the check on the machine (`python -m verify --save-facts DIR`)."
 KERNEL_TOLERANCE = 1e-1       # a 256^2 fp32 matmul (TF32 allowed) against float64: real errors are ~1e-5..1e-2
 
 
@@ -406,15 +407,13 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     if (seen := program_saw_a_gpu(facts)) and not torch_misses_cuda(facts) and not _bears_on_a_fault(without_the_run(facts)):
         # a program ran on the GPU, no device and no health read (one rule for CUDA's init and torch's count)
         return result.not_judged(f"{seen}, and no NVML device, health field or fault recorded beside it: a program's "
-                                 "run is no health read, nothing to judge",
-                                 "Record the check on the machine (`python -m verify --save-facts DIR`).")
+                                 "run is no health read, nothing to judge", RECORD)
     if not _bears_on_a_fault(facts):
-        return result.not_judged("no device, Xid, CUDA or torch fact recorded: nothing to judge",
-                                 "Record the check on the machine (`python -m verify --save-facts DIR`).")
+        return result.not_judged("no device, Xid, CUDA or torch fact recorded: nothing to judge", RECORD)
     if not facts.get("cuda_errors") and not _bears_on_a_fault({**facts, "cuda_errors": None}):
         # a program's output read with no CUDA error in it says nothing of any GPU: never a pass on that alone
-        return result.not_judged("a program's output with no CUDA error, and no GPU fact beside it: nothing to judge",
-                                 "Record the check on the machine (`python -m verify --save-facts DIR`).")
+        return result.not_judged("a program's output with no CUDA error, and no GPU fact beside it: nothing to "
+                                 "judge", RECORD)
     found = Findings()
     _driver(node, result, found)
     _visibility(node, result, found, options)
@@ -427,6 +426,7 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
         return result.not_judged("a program's CUDA error(s) the catalog does not decode, and nothing else: not "
                                  "judged", "Read the node's kernel log (Xids) and `nvidia-smi -q` beside the error.")
     xid_tells_the_kernel_fault(found)
+    undecoded.unread_status(facts, found)          # a driver's status no catalog entry judges: never a pass
     result.details.append("not assessed: the devices' health (NVML's devices were not recorded)")
     said = [f"{len(events)} Xid event(s), none critical" if events else
             "Xid events " + ("none seen" if facts.get("xid_events") == [] else "not assessed")]
@@ -467,8 +467,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
                               "itself recorded them, report it with the facts).", "host")
     if not _judgeable(facts, node.devices):
         return result.not_judged(f"{len(node.devices)} device(s) listed, but no health field, "
-                              "kernel, figure or build fact recorded: nothing to judge",
-                              "Record the check on the machine (`python -m verify --save-facts DIR`).")
+                              "kernel, figure or build fact recorded: nothing to judge", RECORD)
     _describe(node, result)
     found = Findings()
     _driver(node, result, found)
