@@ -100,3 +100,14 @@ def test_a_tracebacks_raise_line_is_the_template_and_the_error_below_it_is_read(
 def test_the_raise_line_alone_is_no_failure():
     r = ex.explain_text(RAISE, "trace.txt", Options())
     assert r.status != "fail", r.summary
+
+
+def test_a_real_healthy_hosts_table_beside_a_start_up_with_nothing_to_judge_is_neither_pass_nor_drain():
+    """No false drain: a real healthy host's idle nvidia-smi table (a100-pcie-40gb-x2-k8s-mpijob-pod-525.105.17-smi-
+    table-idle-34c-46w-of-250w-gpu0-ecc-na-nccl-2.21.5-launcher-hangs-after-kubectl-exec) with the workstation's
+    start-up lines: the hang proves nothing, so no pass and no owner."""
+    table = next(CORPUS.glob("a100-pcie-40gb-x2-k8s-mpijob-pod-525.105.17-*")) / "raw.txt"
+    alone = ex.explain_text(table.read_text(), "smi.txt", Options())
+    assert (alone.name, alone.status, alone.owner) == ("gpu", "pass", None), alone.summary
+    r = ex.explain_text(table.read_text() + "\n" + WORKSTATION, "paste.txt", Options())
+    assert (r.name, r.status, r.code, r.owner) == ("nccl", "skip", "FACTS_INCOMPLETE", None), r.summary
