@@ -80,8 +80,9 @@ def test_an_ibstatus_listing_pasted_with_a_socket_fall_back_shows_the_adapters_i
     r = explained(text)
     assert r.name == "nccl" and verdict(r) == ("fail", "NCCL_NET_FALLBACK", "job"), r.summary
     assert "devices are present" in r.summary
-    # the log alone shows no adapter: sockets may be right there, a warning
-    assert verdict(explained(SOCKET_LOG)) == ("warn", "NCCL_NET_FALLBACK", "job")
+    # the log alone shows no adapter, no second node and no error: on a host without RDMA adapters sockets are
+    # NCCL's only network, nothing to judge (batch 115's SRE reading, tests/test_judges_fix115.py)
+    assert verdict(explained(SOCKET_LOG)) == ("skip", "FACTS_INCOMPLETE", None)
 
 
 def test_the_listing_s_ports_all_down_make_the_fall_back_the_host_s():

@@ -255,8 +255,8 @@ def explain_text(text: str, path: str, options: Any) -> Any:
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dcgmi nvlink -s, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
-    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), int(r.code not in UNREAD), _cause(kind, found, r),
-             -n)
+    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), _unjudged_run(kind, r),
+             int(r.code not in UNREAD), _cause(kind, found, r), -n)
             for n, (kind, r) in enumerate(zip(found, results, strict=True))]
     chosen = rank.index(max(rank))
     result = results[chosen]
@@ -264,6 +264,12 @@ def explain_text(text: str, path: str, options: Any) -> Any:
         f"also read as {kind.name}: {other.name} {other.status}{' ' + other.code if other.code else ''}"
         for kind, other in zip(found, results, strict=True) if other is not result]
     return result
+
+
+def _unjudged_run(kind: Kind, result: Any) -> int:
+    """1 for NCCL's log with nothing to judge (a job that hangs with no error text): it proves no fault, and a pass
+    of another kind beside it (a topology listing, an idle GPU table) would read as the job's all-clear (batch 115)."""
+    return int(kind.check == "nccl" and result.status == "skip" and result.code != "FACTS_INVALID")
 
 
 def _cause(kind: Kind, found: list[Kind], result: Any) -> int:

@@ -75,6 +75,7 @@ _GID_PROBE = re.compile(r"(?:NCCL WARN )?NET/IB ?: ?read failed in ncclIbRoceGet
 _INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ (?:\(\w+\) )?NCCL WARN [^\n]*")
 # NCCL's SHM transport failing to create its segment, quoted without NCCL's tag (an issue's one line): NCCL's own
 # words, so that another program's full /dev/shm (a DataLoader's) is not read as NCCL's
+_SHM_ATTACH_FAILED = re.compile(r"(?:NCCL WARN )?Error while attaching to shared memory segment [^\n]*?\(size \d+\), error: [^\n]*?\(\d+\)")
 _SHM_SEGMENT = re.compile(r"Error while creating shared memory segment [^\n]*")
 
 
@@ -185,6 +186,20 @@ def _xla(text: str) -> str | None:
     return f"{'init' if _XLA_INIT.search(message) else 'all_reduce'}: {message[:400]}"
 
 
+def _shm_failed(text: str) -> str | None:
+    """The communicator failing over /dev/shm, in NCCL's words."""
+    if full := printed(NCCL_SHM_FULL, text):
+        # NCCL could not size a shared-memory segment in /dev/shm (`Call to posix_fallocate failed: No space left on
+        # device`, then `Error while creating shared memory segment ... (size 9637888)`): the communicator fails there
+        line = text[text.rfind("\n", 0, full.start()) + 1:full.end()]
+        return f"init: {line.strip()[:300]}"
+    if attach := printed(_SHM_ATTACH_FAILED, text):
+        # a rank could not attach a peer's /dev/shm segment (misc/shmutils.cc returns ncclSystemError after it): the
+        # communicator fails there, whether or not torch's error is in the paste (batch 115: quoted in a bug's title)
+        return f"init: {attach.group(0).strip()[:300]}"
+    return None
+
+
 def _error(text: str) -> str | None:
     """The failure a rank logged: a watchdog timeout, an IB completion error, a WARN followed only by failing
     returns, torch's `NCCL error` (with NCCL's `Last error:`), or NCCL's own trace of a failing call (init phase when
@@ -201,11 +216,8 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {called.group(0).strip()[:300]}"
     if event := IB_ASYNC_ERROR.search(text):
         return f"all_reduce: {event.group(0).strip()[:300]}"
-    if full := printed(NCCL_SHM_FULL, text):
-        # NCCL could not size a shared-memory segment in /dev/shm (`Call to posix_fallocate failed: No space left on
-        # device`, then `Error while creating shared memory segment ... (size 9637888)`): the communicator fails there
-        line = text[text.rfind("\n", 0, full.start()) + 1:full.end()]
-        return f"init: {line.strip()[:300]}"
+    if shm := _shm_failed(text):
+        return shm
     if probe := printed(_GID_PROBE, text):
         return f"all_reduce: {probe.group(0).strip()[:300]}"
     if (tail := _failed_warn(text)) and not fellback.handled(text, _TRACE):    # a CollNet setup NCCL went past

@@ -30,6 +30,8 @@ _CUE = re.compile(r"(?<![\w.-])(?:if|see|when|whenever|unless|e\.g\.|eg\.|i\.e\.
 # where a clause starts: after a sentence's end or a colon (not `e.g.`'s or `i.e.`'s dots, not a number's `1.5`)
 _CLAUSE = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\beg)[.!?;:](?=\s)")
 _WORD = re.compile(r"[A-Za-z]{2,}")
+# a traceback quoting the program's own `raise` statement: the error's template, not the error (batch 115)
+_RAISE = re.compile(r"\s*raise\s")
 
 
 def mentioned(line: str, start: int) -> bool:
@@ -40,6 +42,8 @@ def mentioned(line: str, start: int) -> bool:
     cut = len(line) - len(prefixes(line))
     if start < cut:
         return False
+    if _RAISE.match(line, cut):
+        return True     # a traceback's source line (`raise RuntimeError(f"NCCL error: {error_str}")`): the message's template
     if line.find("<!--", cut, start) >= 0:
         return True
     if line.count("`", cut, start) % 2 and not line.lstrip().startswith("|"):     # a table's cells hold values

@@ -215,7 +215,7 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
         # switch-off of the fabric is still said: FABRIC_NCCL_FORCED_SOCKET)
         return
     if kind is None:
-        if _within_one_node(facts, log):
+        if _within_one_node(facts, log) or _no_device_no_fabric(facts, log, owner):
             return
         if owner != "host":
             found.add(WARN, code, f"NCCL used {used}: {why}; whether this node has InfiniBand or EFA "
@@ -226,6 +226,16 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
     found.add(status, code, f"{kind} devices are present but NCCL used {used}"
               f"{' across ' + str(nodes) + ' nodes' if nodes and nodes > 1 else ''} "
               f"(interface {log.get('interface') or '?'}): {why}", FALLBACK_REMEDY, owner)
+
+
+def _no_device_no_fabric(facts: NcclFacts, log: NcclLog, owner: str) -> bool:
+    """NCCL's built-in IB transport found no device and nothing else shows this node has a fabric (no adapter, no
+    verbs network, no RDMA plugin, no variable naming HCAs) nor that the group spans nodes: on a workstation without
+    RDMA adapters sockets are NCCL's only network, no fall-back (batch 115: `NET/IB : No device found.` then
+    `Using network Socket`, and no error)."""
+    return (owner == "job" and bool(log.get("ib_no_device")) and not log.get("plugin_loaded")
+            and not (facts.get("nodes") or 0) > 1 and not job_env(facts).get("NCCL_IB_HCA")
+            and not facts.get("error"))
 
 
 def _within_one_node(facts: NcclFacts, log: NcclLog) -> bool:
