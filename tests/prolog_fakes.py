@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from verify.prolog import cli, repair, slurm
+from verify.prolog import cli, history, repair, slurm
 
 XID79 = "[ 5000.000001] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
 
@@ -179,3 +179,14 @@ printf '{"status": "fail", "created": "%s", "checks": [{"name": "gpu", "status":
 "owner": "host", "summary": "GPU 3 is lost", "metrics": {"nvml_devices": {"value": 8.0, "unit": "count"}}}]}' \
 "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out"
 """
+
+
+def drained(tmp_path: Path, fake: FakeSlurm, code: str, check: str) -> str:
+    """n1 drained by torchimages for `code` of `check` an hour ago: Slurm's reason and the history's record of it
+    (the state folder returned)."""
+    t0 = time.time() - 3600
+    fake.info = {"Gres": "gpu:8"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", code, "x", t0))
+    state = str(tmp_path / "state")
+    history.record(state, "n1", "drain", code, "x", now=t0, extra={"gpus": 8, "check": check})
+    return state

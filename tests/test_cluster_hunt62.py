@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import _gpu, _report, _undrain, _verify_runs, install_fake
-from verify.prolog import cli, history, settings, slurm
+from tests.prolog_fakes import _gpu, _report, _undrain, _verify_runs, drained, install_fake
+from verify.prolog import cli, history, settings
 
 pytestmark = pytest.mark.unit
 
@@ -25,16 +24,6 @@ def _stamped_now() -> None:
     PASSING = json.dumps(_report(_gpu())).encode()
 
 
-def _drained(tmp_path: Path, fake: Any, code: str, check: str) -> str:
-    """n1 drained by torchimages for `code` an hour ago: Slurm's reason and the history's record of it."""
-    t0 = time.time() - 3600
-    fake.info = {"Gres": "gpu:8"}
-    fake.nodes["n1"] = ("drained", slurm.reason("n1", code, "x", t0))
-    state = str(tmp_path / "state")
-    history.record(state, "n1", "drain", code, "x", now=t0, extra={"gpus": 8, "check": check})
-    return state
-
-
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
     return install_fake(monkeypatch)
@@ -46,7 +35,7 @@ def test_nvsentinel_a_hung_preflight_drain_returns_only_after_passes_in_a_row(tm
     (NVSentinel's users: through dozens of kills), not on all. One passing preflight is one draw of a fault that
     comes and goes; NVSentinel returns a node once its check stays healthy, so make undrain needs the passes in a
     row (--return-passes), as for SDC. Before: one pass resumed it."""
-    state = _drained(tmp_path, fake, "PREFLIGHT_HUNG", "preflight")
+    state = drained(tmp_path, fake, "PREFLIGHT_HUNG", "preflight")
     runs = _verify_runs(monkeypatch, [PASSING])
     assert cli.main(_undrain(state), UNDRAIN_ENV) == 0 and fake.nodes["n1"] == ("idle", "none")
     assert len(runs) == 3

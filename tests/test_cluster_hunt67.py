@@ -72,8 +72,8 @@ from scripts.durations import parse_duration
 from scripts.fleet import plausible
 from scripts.fleet.isolate_facts import skew
 from tests.helpers import ROOT
-from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _undrain, _verify_runs, install_fake
-from verify.prolog import cli, hidden, history, slurm
+from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _undrain, _verify_runs, drained, install_fake
+from verify.prolog import cli, hidden, history
 from verify.prolog.config import spelt_out
 from verify.prolog.verdict import decide
 
@@ -179,16 +179,6 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
     return install_fake(monkeypatch)
 
 
-def _drained(tmp_path: Path, fake: Any, code: str, check: str) -> str:
-    """n1 drained by torchimages for `code` of `check` an hour ago: Slurm's reason and the history's record of it."""
-    t0 = time.time() - 3600
-    fake.info = {"Gres": "gpu:8"}
-    fake.nodes["n1"] = ("drained", slurm.reason("n1", code, "x", t0))
-    state = str(tmp_path / "state")
-    history.record(state, "n1", "drain", code, "x", now=t0, extra={"gpus": 8, "check": check})
-    return state
-
-
 def _check(name: str, status: str = "pass", code: str | None = None) -> dict[str, Any]:
     return {"name": name, "status": status, "code": code, "owner": None, "summary": name, "metrics": {}}
 
@@ -204,7 +194,7 @@ SKIPPED_NCCL = _check("nccl", "skip", "NCCL_SINGLE_RANK")
 ])
 def test_nvsentinel_return_to_service_the_check_that_failed_must_measure_again(tmp_path, fake, monkeypatch, capsys,
                                                                               code, check, others):
-    state = _drained(tmp_path, fake, code, check)
+    state = drained(tmp_path, fake, code, check)
     runs = _verify_runs(monkeypatch, [json.dumps(_report(_gpu(), *others)).encode()])
     assert cli.main(_undrain(state), UNDRAIN_ENV) == 3
     assert fake.nodes["n1"][0] == "drained" and len(runs) == 1
@@ -218,7 +208,7 @@ def test_nvsentinel_return_to_service_the_check_that_failed_must_measure_again(t
 @pytest.mark.parametrize(("code", "check", "status"), [("NCCL_WRONG_RESULT", "nccl", "pass"),
                                                        ("SHM_TOO_SMALL", "shm", "warn")])
 def test_a_drain_whose_check_now_passes_or_warns_still_returns(tmp_path, fake, monkeypatch, code, check, status):
-    state = _drained(tmp_path, fake, code, check)
+    state = drained(tmp_path, fake, code, check)
     body = _report(_gpu(), _check("shm", "pass"), _check("nccl", "pass"))
     if status == "warn":
         body["checks"][1] = {**_check("shm", "warn", "SHM_TOO_SMALL_FOR_LOADER"), "owner": "job"}
