@@ -11,7 +11,7 @@ from typing import Any
 from ..checks.nccl import casualty, efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import dupgpu, fellback, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
+from . import dupgpu, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
 from .ncclwarns import closing_run
 from .said import printed
 
@@ -220,7 +220,7 @@ def _error(text: str) -> str | None:
         return shm
     if probe := printed(_GID_PROBE, text):
         return f"all_reduce: {probe.group(0).strip()[:300]}"
-    if (tail := _failed_warn(text)) and not fellback.handled(text, _TRACE):    # a CollNet setup NCCL went past
+    if (tail := _failed_warn(text)) and not teardown.went_past(text, _TRACE):    # a CollNet setup NCCL went past
         return ncclalloc.with_cuda_cause(tail, text, _CUDA_FAILURE)
     if xla := _xla(text):
         return xla
@@ -242,7 +242,7 @@ def _error(text: str) -> str | None:
         return f"init: {retried}"
     traces = list(dict.fromkeys(text[m.start(1):m.end()] for m in _TRACE.finditer(text)))
     # a trace elsewhere need not end the job: only a failed bootstrap is read, and not one closing at an abort
-    if not any(_INIT.search(t) for t in traces) or teardown.at_teardown(text, _TRACE) or fellback.handled(text, _TRACE):
+    if not any(_INIT.search(t) for t in traces) or teardown.at_teardown(text, _TRACE) or teardown.went_past(text, _TRACE):
         return None
     return f"init: {'; '.join(traces[:4])}"
 
