@@ -14,17 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.judging import explained, verdict
-from verify.checks import CHECKS
+from tests.judging import explained, nccl_verdict, verdict
 from verify.checks.nccl import casualty
-from verify.judging import judge
-from verify.options import Options
 
 pytestmark = pytest.mark.unit
-
-
-def _nccl(**facts) -> tuple:
-    return verdict(judge(CHECKS["nccl"], {"backend": "nccl", "sizes": None, **facts}, Options()))
 
 
 # ------------------------------------------------------------------ EFA BAD_DEST_QPN: the peer's process is gone
@@ -41,8 +34,8 @@ QPN_NEWER = ("NET/OFI Request 0x7f1 completed with error. RC: 5. Error: Invalid 
 
 @pytest.mark.parametrize("error", [QPN, QPN_NEWER], ids=["as-printed", "newer-wording"])
 def test_efa_invalid_receiver_qpn_is_a_peer_gone_the_job_s_never_a_drain(error):
-    assert _nccl(error=error, efa=True) == ("fail", "NCCL_FAILED", "job")
-    assert _nccl(error=error) == ("fail", "NCCL_FAILED", "job")         # EFA not recorded: the line alone decides
+    assert nccl_verdict(error=error, efa=True) == ("fail", "NCCL_FAILED", "job")
+    assert nccl_verdict(error=error) == ("fail", "NCCL_FAILED", "job")         # EFA not recorded: the line alone decides
 
 
 def test_the_raw_line_under_mpirun_s_prefix_is_read_the_same():
@@ -58,7 +51,7 @@ def test_a_cuda_failure_beside_it_is_not_read_as_a_casualty():
 def test_the_node_s_own_efa_fault_beside_it_still_decides():
     """An EFA device refusing its driver's command (efa_com.c's admin queue) names this node: the host's, first."""
     refused = "infiniband efa_0: Failed to process command ALLOC_PD (opcode 14) comp_status 1 err -12"
-    assert _nccl(error=QPN, efa=True, nccl_log={"proof": [refused]}) == ("fail", "NCCL_FAILED", "host")
+    assert nccl_verdict(error=QPN, efa=True, nccl_log={"proof": [refused]}) == ("fail", "NCCL_FAILED", "host")
 
 
 def test_other_efa_completion_statuses_are_not_read_as_a_peer_gone():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.judging import explained, verdict
+from tests.judging import explained, nccl_verdict, verdict
 from verify.checks import CHECKS
 from verify.judging import judge
 from verify.options import Options
@@ -26,10 +26,6 @@ def _fabric(**facts) -> tuple:
     return verdict(judge(CHECKS["fabric"], facts, Options()))
 
 
-def _nccl(**facts) -> tuple:
-    return verdict(judge(CHECKS["nccl"], {"backend": "nccl", "sizes": None, **facts}, Options()))
-
-
 # ------------------------------------------------------------------ ENOMEM with the limit unlimited
 # 700-nodes-nccl-2.20.3-alltoall-ibv-create-cq-enomem-with-ulimit-l-unlimited-allreduce-fine-job-scale
 CQ_ENOMEM = "misc/ibvwrap.cc:190 NCCL WARN Call to ibv_create_cq failed with error Cannot allocate memory"
@@ -38,12 +34,12 @@ ALLTOALL = ("mpirun \\\n-x NCCL_IB_GID_INDEX=3 \\\nbash -c 'ulimit -l unlimited 
 
 
 def test_an_enomem_beside_an_unlimited_limit_is_the_job_s_and_no_memlock_fault():
-    assert _nccl(error=f"alltoall: {CQ_ENOMEM}", memlock_bytes="unlimited") == ("fail", "NCCL_FAILED", "job")
+    assert nccl_verdict(error=f"alltoall: {CQ_ENOMEM}", memlock_bytes="unlimited") == ("fail", "NCCL_FAILED", "job")
     assert _fabric(memlock="unlimited", memlock_error=CQ_ENOMEM.split("WARN ")[1]) == ("pass", None, None)
 
 
 def test_the_same_enomem_with_the_limit_unknown_or_low_stays_memlock():
-    assert _nccl(error=f"alltoall: {CQ_ENOMEM}")[1] == "FABRIC_MEMLOCK_LOW"
+    assert nccl_verdict(error=f"alltoall: {CQ_ENOMEM}")[1] == "FABRIC_MEMLOCK_LOW"
     assert _fabric(memlock=65536, memlock_error=CQ_ENOMEM)[:2] == ("fail", "FABRIC_MEMLOCK_LOW")
     assert _fabric(memlock_error=CQ_ENOMEM)[:2] == ("fail", "FABRIC_MEMLOCK_LOW")
 
@@ -78,7 +74,7 @@ def test_the_registration_enomem_alone_stays_memlock():
 def test_a_protection_domain_refused_stays_the_device_s():
     # efa-0-dmesg-alloc-pd-comp-status-1-err-12-ofi-couldnt-open-av-einval-two-node-message-transfer-hang-efa-1.5
     pd = REG_MR.replace("REG_MR (opcode 7)", "ALLOC_PD (opcode 14)")
-    assert _nccl(error="init: NET/OFI Couldn't open AV. RC: -22", nccl_log={"proof": [pd.split("] ")[1].strip()]}) \
+    assert nccl_verdict(error="init: NET/OFI Couldn't open AV. RC: -22", nccl_log={"proof": [pd.split("] ")[1].strip()]}) \
         == ("fail", "NCCL_FAILED", "host")
 
 
@@ -88,7 +84,7 @@ DMABUF = "misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with er
 
 
 def test_dma_buf_not_supported_by_the_node_is_the_image_s_nccl_on_both_roads():
-    assert _nccl(error=f"init: {DMABUF}") == ("fail", "NCCL_FAILED", "image")
+    assert nccl_verdict(error=f"init: {DMABUF}") == ("fail", "NCCL_FAILED", "image")
     assert verdict(explained(DMABUF + "\n")) == ("fail", "NCCL_FAILED", "image")
 
 

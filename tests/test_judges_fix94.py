@@ -14,17 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.judging import explained, verdict
-from verify.checks import CHECKS
+from tests.judging import explained, nccl_verdict, verdict
 from verify.explain import devib, oneproc, verbslist
-from verify.judging import judge
-from verify.options import Options
 
 pytestmark = pytest.mark.unit
-
-
-def _nccl(**facts) -> tuple:
-    return verdict(judge(CHECKS["nccl"], {"backend": "nccl", "sizes": None, **facts}, Options()))
 
 
 # ------------------------------------------------------------------ EFA 4126: the peer went away
@@ -39,7 +32,7 @@ REMOTE = ("broadcast: torch.distributed.DistBackendError: NCCL error in: Process
 
 
 def test_efa_unresponsive_receiver_is_a_peer_gone_the_job_s_never_a_drain():
-    assert _nccl(error=REMOTE, efa=True, nccl_log={"ofi_error": UNRESPONSIVE}) == ("fail", "NCCL_FAILED", "job")
+    assert nccl_verdict(error=REMOTE, efa=True, nccl_log={"ofi_error": UNRESPONSIVE}) == ("fail", "NCCL_FAILED", "job")
 
 
 def test_efa_unresponsive_receiver_beside_a_cuda_failure_is_not_read_as_a_casualty():
