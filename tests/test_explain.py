@@ -591,6 +591,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "a100-pcie-40gb-x2-k8s-mpijob-pod-525.105.17-smi-table-idle-34c-46w-of-250w-gpu0-ecc-na-nccl-2.21.5-launcher-hangs-after-kubectl-exec":
         "translator: gpu pass, nccl skip FACTS_INCOMPLETE; raw.txt holds the poster's versions and an idle nvidia-smi "
         "table, no NCCL line and no hang (the launcher's hang is prose only): explain reads the table, gpu pass",
+    # batch 123 (forum posts)
+    "h200x8-k8s-vllm-xid137-tlc-rx-priv-on-6-of-8-gpus-then-xid94-contained-sm-no-ecc-increment":
+        "translator: gpu fail XID_ERROR (host); the excerpt is the poster's prose about the Xids, no kernel line: "
+        "not recognised (and its facts warn the host on the contained Xid 94: NVIDIA's catalog gives Xid 137 to the "
+        "application)",
 }
 
 

@@ -1068,6 +1068,11 @@ KNOWN_MISMATCHES = {
     "t400-545.29.02-dcgm-exporter-clock-events-count-sw-thermal-1-hw-thermal-1-in-5-min-window":
         "warn HEALTH_NOT_ASSESSED (host): dcgm-exporter's clock-event counts over a window (hw_thermal 1, sw_thermal 1 "
         "in 300 s) have no field (`NvmlDevice.clock_event_counts`), and writing them as the current mask would guess",
+    # batch 123 (forum posts)
+    "h200x8-k8s-vllm-xid137-tlc-rx-priv-on-6-of-8-gpus-then-xid94-contained-sm-no-ecc-increment":
+        "warn ECC_UNCORRECTABLE (host): NVIDIA's Xid catalog files Xid 137 (NVLink FLA privilege error) under the "
+        "application's faults (RESTART_APP), so six GPUs' 137s fail no node; the contained Xid 94 warns the host. The "
+        "excerpt is the poster's prose (no kernel line), and how many GPUs one Xid hit has no field (`XidEvent.count`)",
 }
 
 

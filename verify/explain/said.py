@@ -2,7 +2,7 @@
 "If you see `CUDA error: out of memory`, ...", a commit's "Fix CUDA error: ...", a program's source
 (`raise RuntimeError("CUDA error: ...")`). A program prints its error at the start of a message: at the line's start
 (under a launcher's prefix, taken off before), after an exception's name or a log record's head (`RuntimeError: `,
-`what():  `, `E0501 ... file.cc:12] `, `(pid=1) `), or as the code it names (`code=214(cudaErrorECCUncorrectable)`);
+`what():  `, `E0501 ... file.cc:12] `, `(pid=1) `, a shell transcript's `# ` before a command's output), or as the code it names (`code=214(cudaErrorECCUncorrectable)`);
 mentioned, it follows a word of a sentence, a quote or a backtick. Read only for the message kinds whose verdict a
 mention would give (a running program's CUDA error, NVML's refusal): a tool's tables and listings have no prose."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 
 from .launchers import prefixes
 
-_HEAD = re.compile(r"(?:^|[-:\])>|]|\bcode=-?\d+\(|\b(?:returned|failed with))$")
+_HEAD = re.compile(r"(?:^|[-:\])>#|]|\bcode=-?\d+\(|\b(?:returned|failed with))$")
 
 
 def said(line: str, start: int) -> bool:
