@@ -1067,7 +1067,17 @@ KNOWN_MISMATCHES = {
         "look at the fan' is that warning, and a cosmetic tach read has no field to tell it from a failed fan",
     "t400-545.29.02-dcgm-exporter-clock-events-count-sw-thermal-1-hw-thermal-1-in-5-min-window":
         "warn HEALTH_NOT_ASSESSED (host): dcgm-exporter's clock-event counts over a window (hw_thermal 1, sw_thermal 1 "
-        "in 300 s) have no field (`NvmlDevice.clock_event_counts`), and writing them as the current mask would guess",
+        "in 300 s) have no field (`NvmlDevice.clock_event_counts`), and writing them as the current mask would guess",    # Hundred-and-eighteenth and hundred-and-nineteenth batches (fix118): what decides them has no field.
+    "dcgm-exporter-pr239-t400-545.29.02-xid-errors-active-xid42-injected-with-dcgmi-test-inject-no-real-fault":
+        "warn XID_ERROR (host): an Xid 42 is the driver's or the GPU's; that a test wrote it into DCGM's field with "
+        "`dcgmi test --inject` (the job's, no real fault) has no field (`XidEvent.injected`), and raw.txt does not say it",
+    "gpud-pr117-gpu-61-00-xid45-six-channels-distprovers-gpu-then-dcgm-cache-mgr-event-hung-in-d-state-120s-kernel-5.15":
+        "warn XID_ERROR (job): Xid 45 alone is a job torn down and never fails a node (issue 35 item 5); the task hung "
+        "in the driver after it, which makes it the host's, has no field (`GpuFacts.hung_tasks`)",
+    "intel-e810-c-irdma-ibstat-rocep216s0f0-port-down-disabled-rate-100-ca-type-blank-fw-1.50-ib-write-bw-on-f1-nccl-modify-qp-einval":
+        "fail FABRIC_PORT_DOWN (host): by FACTS.md's letter `adapters` is every /sys/class/infiniband entry, and its "
+        "only port is Down/Disabled; that the card's other function (rocep216s0f1) carries the traffic is only in the "
+        "thread's prose, in no listing the excerpt or a field holds",
 }
 
 
