@@ -596,6 +596,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu fail XID_ERROR (host); the excerpt is the poster's prose about the Xids, no kernel line: "
         "not recognised (and its facts warn the host on the contained Xid 94: NVIDIA's catalog gives Xid 137 to the "
         "application)",
+    # Hundred-and-eighteenth and hundred-and-nineteenth batches (fix118): what decides them is not in raw.txt.
+    "dcgm-exporter-pr239-t400-545.29.02-xid-errors-active-xid42-injected-with-dcgmi-test-inject-no-real-fault":
+        "translator: gpu warn XID_ERROR (job); raw.txt is the metrics block alone, and that a test injected the Xid is "
+        "the pull request's prose: explain reads DCGM_FI_DEV_XID_ERRORS_ACTIVE's Xid 42, warn XID_ERROR (host), as its facts",
+    "gpud-pr117-gpu-61-00-xid45-six-channels-distprovers-gpu-then-dcgm-cache-mgr-event-hung-in-d-state-120s-kernel-5.15":
+        "translator: gpu fail XID_ERROR (host); the hung task (`blocked for more than 120 seconds`, state D) has no "
+        "field: the Xid 45 lines alone are the job's teardown, warn XID_ERROR (job), as its facts",
+    "intel-e810-c-irdma-ibstat-rocep216s0f0-port-down-disabled-rate-100-ca-type-blank-fw-1.50-ib-write-bw-on-f1-nccl-modify-qp-einval":
+        "translator: fabric warn FABRIC_PORT_DOWN (host); the excerpt's only port is Down/Disabled and the other "
+        "function the traffic uses is not in it: fail FABRIC_PORT_DOWN (host), as its facts",
 }
 
 

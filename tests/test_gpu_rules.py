@@ -1073,6 +1073,17 @@ KNOWN_MISMATCHES = {
         "warn ECC_UNCORRECTABLE (host): NVIDIA's Xid catalog files Xid 137 (NVLink FLA privilege error) under the "
         "application's faults (RESTART_APP), so six GPUs' 137s fail no node; the contained Xid 94 warns the host. The "
         "excerpt is the poster's prose (no kernel line), and how many GPUs one Xid hit has no field (`XidEvent.count`)",
+    # Hundred-and-eighteenth and hundred-and-nineteenth batches (fix118): what decides them has no field.
+    "dcgm-exporter-pr239-t400-545.29.02-xid-errors-active-xid42-injected-with-dcgmi-test-inject-no-real-fault":
+        "warn XID_ERROR (host): an Xid 42 is the driver's or the GPU's; that a test wrote it into DCGM's field with "
+        "`dcgmi test --inject` (the job's, no real fault) has no field (`XidEvent.injected`), and raw.txt does not say it",
+    "gpud-pr117-gpu-61-00-xid45-six-channels-distprovers-gpu-then-dcgm-cache-mgr-event-hung-in-d-state-120s-kernel-5.15":
+        "warn XID_ERROR (job): Xid 45 alone is a job torn down and never fails a node (issue 35 item 5); the task hung "
+        "in the driver after it, which makes it the host's, has no field (`GpuFacts.hung_tasks`)",
+    "intel-e810-c-irdma-ibstat-rocep216s0f0-port-down-disabled-rate-100-ca-type-blank-fw-1.50-ib-write-bw-on-f1-nccl-modify-qp-einval":
+        "fail FABRIC_PORT_DOWN (host): by FACTS.md's letter `adapters` is every /sys/class/infiniband entry, and its "
+        "only port is Down/Disabled; that the card's other function (rocep216s0f1) carries the traffic is only in the "
+        "thread's prose, in no listing the excerpt or a field holds",
 }
 
 

@@ -29,6 +29,7 @@ from . import (
     gpudrma,
     ib,
     ibdevnetdev,
+    inventory,
     kernel,
     loaderbus,
     lspci,
@@ -255,8 +256,9 @@ def explain_text(text: str, path: str, options: Any) -> Any:
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dcgmi nvlink -s, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
-    rank = [(-1 if r.code == "FACTS_INVALID" else _SEVERITY.get(r.status, 0), _unjudged_run(kind, r),
-             int(r.code not in UNREAD), _cause(kind, found, r), -n)
+    listed = _listed_elsewhere(found, results, seen)
+    rank = [(-1 if r.code == "FACTS_INVALID" else 0 if n in listed else _SEVERITY.get(r.status, 0),
+             _unjudged_run(kind, r), int(r.code not in UNREAD and n not in listed), _cause(kind, found, r), -n)
             for n, (kind, r) in enumerate(zip(found, results, strict=True))]
     chosen = rank.index(max(rank))
     result = results[chosen]
@@ -264,6 +266,22 @@ def explain_text(text: str, path: str, options: Any) -> Any:
         f"also read as {kind.name}: {other.name} {other.status}{' ' + other.code if other.code else ''}"
         for kind, other in zip(found, results, strict=True) if other is not result]
     return result
+
+
+def _listed_elsewhere(found: list[Kind], results: list[Any], seen: dict[bool, str]) -> set[int]:
+    """The GPU inventories (explain/inventory.py) whose HEALTH_NOT_ASSESSED another gpu kind of the file answers: it
+    judged (pass, warn or fail) a health read of every GPU the inventory lists."""
+    gpu = [n for n, k in enumerate(found) if k.check == "gpu"]
+    if len(gpu) < 2:
+        return set()
+    facts = {n: found[n].parse(seen[found[n].prefixed]) for n in gpu}
+    out = set()
+    for n in gpu:
+        listed = inventory.inventory(facts[n]) if results[n].code == "HEALTH_NOT_ASSESSED" else None
+        if listed and any(m != n and results[m].status in ("pass", "warn", "fail") and results[m].code not in UNREAD
+                          and inventory.covered(listed, facts[m]) for m in gpu):
+            out.add(n)
+    return out
 
 
 def _unjudged_run(kind: Kind, result: Any) -> int:

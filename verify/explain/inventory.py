@@ -1,0 +1,46 @@
+"""A GPU inventory (`dcgmi discovery -l`, `nvidia-smi -L`: names, bus ids, UUIDs and no health field) pasted beside
+another tool's health read of the same GPUs (`dcgmi nvlink -s` under `dcgmi discovery -l`, as DCGM's own notes show
+them: h800-x8-dcgm-3.1.8-dcgmi-discovery-eight-gpus-0-nvswitches-found-...). Each kind is judged on its own, and the
+inventory's "no health field read" (HEALTH_NOT_ASSESSED) is not true of the file: the other tool read every GPU it
+lists. That warning then ranks as no finding, so the read that judged the GPUs decides; an inventory alone, or one
+beside a read of only some of its GPUs, still warns."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..checks.gpu.gpuidentity import norm_bus
+
+IDENTITY = frozenset({"index", "name", "uuid", "pci_bus_id"})
+# the gpu facts' fields an inventory fills without reading any health (the driver it ran on, NVML answering)
+_PLAIN = frozenset({"devices", "torch", "nvml_error", "driver", "cuda_driver"})
+
+
+def inventory(facts: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The devices of facts that list GPUs and read nothing else of them; None for any other facts."""
+    devices = facts.get("devices")
+    if not isinstance(devices, list) or not devices or not all(isinstance(d, dict) for d in devices):
+        return None
+    if any(v is not None for k, v in facts.items() if k not in _PLAIN):
+        return None
+    if any(v is not None for d in devices for k, v in d.items() if k not in IDENTITY):
+        return None
+    return devices
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """One GPU in both: the same UUID or bus id where both print one, else the same index (DCGM's GPU id and
+    nvidia-smi's index both count GPUs in bus order)."""
+    if a.get("uuid") and b.get("uuid"):
+        return str(a["uuid"]).strip().lower() == str(b["uuid"]).strip().lower()
+    if a.get("pci_bus_id") and b.get("pci_bus_id"):
+        return norm_bus(str(a["pci_bus_id"])) == norm_bus(str(b["pci_bus_id"]))
+    return a.get("index") is not None and a.get("index") == b.get("index")
+
+
+def covered(listed: list[dict[str, Any]], facts: dict[str, Any]) -> bool:
+    """Whether another kind's facts read a health field of every GPU the inventory lists."""
+    devices = facts.get("devices")
+    if not isinstance(devices, list):
+        return False
+    read = [d for d in devices if isinstance(d, dict) and any(v is not None for k, v in d.items() if k not in IDENTITY)]
+    return all(any(_same(gpu, d) for d in read) for gpu in listed)
