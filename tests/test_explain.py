@@ -591,6 +591,17 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "a100-pcie-40gb-x2-k8s-mpijob-pod-525.105.17-smi-table-idle-34c-46w-of-250w-gpu0-ecc-na-nccl-2.21.5-launcher-hangs-after-kubectl-exec":
         "translator: gpu pass, nccl skip FACTS_INCOMPLETE; raw.txt holds the poster's versions and an idle nvidia-smi "
         "table, no NCCL line and no hang (the launcher's hang is prose only): explain reads the table, gpu pass",
+    # Hundred-and-sixteenth and hundred-and-twentieth batches (EFA/libfabric/TCPX; NCCL failures from frameworks; fix116,
+    # tests/test_judges_fix116.py): as their facts.
+    "v100-sxm2-32gb-two-efa-instances-ofi-could-not-find-any-optimal-provider-libibverbs-missing-socket-eth0-fallback":
+        "translator: fail NCCL_NET_FALLBACK (image); no EFA device is shown in the excerpt, so the socket fall-back for "
+        "want of libibverbs warns the image, as its facts (the instances' EFA is the poster's prose)",
+    "v100-two-efa-hosts-16-ranks-ofi-no-nic-info-harmless-ring-via-net-aws-libfabric-init-complete-healthy":
+        "translator: pass; connections via NET/AWS Libfabric with no provider line prove no fabric (FACTS.md): nothing "
+        "to judge, as its facts",
+    "four-gpu-node-shm-only-no-p2p-open-sora-plan-nccl-enqueue-cc-1085-cuda-out-of-memory-rank-0":
+        "translator: nccl fail NCCL_FAILED (job); explain says NCCL's `Cuda failure 'out of memory'` under its own code, "
+        "GPU_OUT_OF_MEMORY (job), as its facts and narval-4gpu-...",
 }
 
 

@@ -1068,6 +1068,20 @@ KNOWN_MISMATCHES = {
     "t400-545.29.02-dcgm-exporter-clock-events-count-sw-thermal-1-hw-thermal-1-in-5-min-window":
         "warn HEALTH_NOT_ASSESSED (host): dcgm-exporter's clock-event counts over a window (hw_thermal 1, sw_thermal 1 "
         "in 300 s) have no field (`NvmlDevice.clock_event_counts`), and writing them as the current mask would guess",
+    # Hundred-and-sixteenth and hundred-and-twentieth batches (EFA/libfabric/TCPX; NCCL failures from frameworks; fix116,
+    # tests/test_judges_fix116.py): what decides it has no field of facts schema 3, or FACTS.md's letter decides.
+    "v100-sxm2-32gb-two-efa-instances-ofi-could-not-find-any-optimal-provider-libibverbs-missing-socket-eth0-fallback":
+        "warn NCCL_NET_FALLBACK (image): with no EFA device recorded (`efa` null) sockets may be right (FACTS.md), as "
+        "openshift-vllm-... and nccl-2.17.1-...; that the instances have EFA is the poster's word (`NcclFacts.instance_type`)",
+    "v100-two-efa-hosts-16-ranks-ofi-no-nic-info-harmless-ring-via-net-aws-libfabric-init-complete-healthy":
+        "skip FACTS_INCOMPLETE by FACTS.md's letter: NET/AWS Libfabric with no provider line and `efa` not recorded proves "
+        "no fabric (provider tcp runs under the same name); that the plugin of 2019 took only efa has no field",
+    "four-gpu-node-shm-only-no-p2p-open-sora-plan-nccl-enqueue-cc-1085-cuda-out-of-memory-rank-0":
+        "nccl GPU_OUT_OF_MEMORY (job): NCCL failing on CUDA out of memory is said under its own code, as narval-4gpu-... "
+        "and trtllm-8xv100-nccl-enqueue-cuda-failure-out-of-memory expect; translated NCCL_FAILED, the owner agrees",
+    "h200-node-msm-h200-2-ranks-8-15-deepep-after-nvshmem-install-nccl-ib-ibv-create-cq-enomem-memlock-not-shown":
+        "nccl FABRIC_MEMLOCK_LOW (host): the nccl check names the cause its failure shows (ibv_create_cq ENOMEM, the "
+        "limit not read as unlimited), as gb10-x3-roce-...; translated NCCL_FAILED (host): the owner agrees",
 }
 
 
