@@ -104,3 +104,13 @@ def test_peer_access_refused_to_a_program_that_is_not_nccl_is_not_this_rule():
     assert peeraccess.verdict(["RuntimeError: CUDA error: peer access is not supported between these two devices"],
                               "nccl", result) is None
 
+
+
+def test_the_same_217_under_torchs_last_error_is_read_on_the_explain_road():
+    """torch's wrapper around the l4-x4-vllm-ci-... line (ncclUnhandledCudaError's `Last error:`), no WARN tag."""
+    text = ("torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
+            "3353, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3\n"
+            "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\n"
+            "Cuda failure 217 'peer access is not supported between these two devices'\n")
+    e = ex.explain_text(text, "vllm.log", Options())
+    assert (e.name, *_verdict(e)) == ("nccl", "fail", "NCCL_FAILED", "image"), e.summary

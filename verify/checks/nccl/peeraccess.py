@@ -14,7 +14,7 @@ import re
 
 from ...result import FAIL, CheckResult
 
-PEER_ACCESS = re.compile(r"Cuda failure (?:217\b[^|\n]*|'peer access is not supported between these two devices'[^|\n]*)"
+PEER_ACCESS = re.compile(r"Cuda failure (?:217\b(?: '[^'|\n]*')?|'peer access is not supported between these two devices')"
                          r"|peer access is not supported between these two devices")
 
 REMEDY = ("Set NCCL_CUMEM_HOST_ENABLE=0 in the image (NCCL's SHM transport then uses /dev/shm, not cuMem host memory "
