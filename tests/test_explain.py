@@ -606,6 +606,17 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "intel-e810-c-irdma-ibstat-rocep216s0f0-port-down-disabled-rate-100-ca-type-blank-fw-1.50-ib-write-bw-on-f1-nccl-modify-qp-einval":
         "translator: fabric warn FABRIC_PORT_DOWN (host); the excerpt's only port is Down/Disabled and the other "
         "function the traffic uses is not in it: fail FABRIC_PORT_DOWN (host), as its facts",
+    # Hundred-and-sixteenth and hundred-and-twentieth batches (EFA/libfabric/TCPX; NCCL failures from frameworks; fix116,
+    # tests/test_judges_fix116.py): as their facts.
+    "v100-sxm2-32gb-two-efa-instances-ofi-could-not-find-any-optimal-provider-libibverbs-missing-socket-eth0-fallback":
+        "translator: fail NCCL_NET_FALLBACK (image); no EFA device is shown in the excerpt, so the socket fall-back for "
+        "want of libibverbs warns the image, as its facts (the instances' EFA is the poster's prose)",
+    "v100-two-efa-hosts-16-ranks-ofi-no-nic-info-harmless-ring-via-net-aws-libfabric-init-complete-healthy":
+        "translator: pass; connections via NET/AWS Libfabric with no provider line prove no fabric (FACTS.md): nothing "
+        "to judge, as its facts",
+    "four-gpu-node-shm-only-no-p2p-open-sora-plan-nccl-enqueue-cc-1085-cuda-out-of-memory-rank-0":
+        "translator: nccl fail NCCL_FAILED (job); explain says NCCL's `Cuda failure 'out of memory'` under its own code, "
+        "GPU_OUT_OF_MEMORY (job), as its facts and narval-4gpu-...",
 }
 
 

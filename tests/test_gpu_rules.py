@@ -1084,6 +1084,20 @@ KNOWN_MISMATCHES = {
         "fail FABRIC_PORT_DOWN (host): by FACTS.md's letter `adapters` is every /sys/class/infiniband entry, and its "
         "only port is Down/Disabled; that the card's other function (rocep216s0f1) carries the traffic is only in the "
         "thread's prose, in no listing the excerpt or a field holds",
+    # Hundred-and-sixteenth and hundred-and-twentieth batches (EFA/libfabric/TCPX; NCCL failures from frameworks; fix116,
+    # tests/test_judges_fix116.py): what decides it has no field of facts schema 3, or FACTS.md's letter decides.
+    "v100-sxm2-32gb-two-efa-instances-ofi-could-not-find-any-optimal-provider-libibverbs-missing-socket-eth0-fallback":
+        "warn NCCL_NET_FALLBACK (image): with no EFA device recorded (`efa` null) sockets may be right (FACTS.md), as "
+        "openshift-vllm-... and nccl-2.17.1-...; that the instances have EFA is the poster's word (`NcclFacts.instance_type`)",
+    "v100-two-efa-hosts-16-ranks-ofi-no-nic-info-harmless-ring-via-net-aws-libfabric-init-complete-healthy":
+        "skip FACTS_INCOMPLETE by FACTS.md's letter: NET/AWS Libfabric with no provider line and `efa` not recorded proves "
+        "no fabric (provider tcp runs under the same name); that the plugin of 2019 took only efa has no field",
+    "four-gpu-node-shm-only-no-p2p-open-sora-plan-nccl-enqueue-cc-1085-cuda-out-of-memory-rank-0":
+        "nccl GPU_OUT_OF_MEMORY (job): NCCL failing on CUDA out of memory is said under its own code, as narval-4gpu-... "
+        "and trtllm-8xv100-nccl-enqueue-cuda-failure-out-of-memory expect; translated NCCL_FAILED, the owner agrees",
+    "h200-node-msm-h200-2-ranks-8-15-deepep-after-nvshmem-install-nccl-ib-ibv-create-cq-enomem-memlock-not-shown":
+        "nccl FABRIC_MEMLOCK_LOW (host): the nccl check names the cause its failure shows (ibv_create_cq ENOMEM, the "
+        "limit not read as unlimited), as gb10-x3-roce-...; translated NCCL_FAILED (host): the owner agrees",
 }
 
 
