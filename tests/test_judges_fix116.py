@@ -101,7 +101,7 @@ def test_cuda_217_by_its_words_alone_in_nccls_warn_is_read_as_well():
 
 def test_peer_access_refused_to_a_program_that_is_not_nccl_is_not_this_rule():
     result = CheckResult("nccl", "pass", "")
-    assert peeraccess.verdict(["RuntimeError: CUDA error: peer access is not supported between these two devices"],
+    assert peeraccess.peer_access_verdict(["RuntimeError: CUDA error: peer access is not supported between these two devices"],
                               "nccl", result) is None
 
 

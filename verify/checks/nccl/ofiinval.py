@@ -38,7 +38,7 @@ def refused(said: str) -> str | None:
     return None
 
 
-def verdict(said: str, failed: str, timed_out: bool, result: CheckResult) -> CheckResult | None:
+def einval_verdict(said: str, failed: str, timed_out: bool, result: CheckResult) -> CheckResult | None:
     """The job's failure where the plugin's call was refused as invalid and nothing names the node."""
     line = refused(said)
     if line is None:

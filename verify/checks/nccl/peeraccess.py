@@ -21,7 +21,7 @@ REMEDY = ("Set NCCL_CUMEM_HOST_ENABLE=0 in the image (NCCL's SHM transport then 
           "shared between GPUs), or ship an NCCL release with the fix; NCCL_DEBUG=INFO names the transport.")
 
 
-def verdict(said: list[str], backend: object, result: CheckResult) -> CheckResult | None:
+def peer_access_verdict(said: list[str], backend: object, result: CheckResult) -> CheckResult | None:
     """The image's failure where NCCL met CUDA's 217 on a GPU pair without peer access."""
     text = " | ".join(said)
     hit = PEER_ACCESS.search(text)

@@ -358,7 +358,7 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return result.verdict(FAIL, code,
                               f"all-reduce over {backend or 'NCCL'} failed on a CUDA error: {error}; {cuda.cause}",
                               cuda.fix, cuda.owner)
-    if full := shm_full_verdict(facts, said, backend, result) or peeraccess.verdict(said, backend, result):
+    if full := shm_full_verdict(facts, said, backend, result) or peeraccess.peer_access_verdict(said, backend, result):
         return full             # /dev/shm full (the job's), or NCCL's own peer access on GPUs without P2P (the image's)
     if gid := set_up_cause(facts, " | ".join(said)):
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}{gid[0]}",
@@ -405,7 +405,7 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}; this rank's proxy "
                               f"lost a peer ({lost}): the cause is in another rank's log",
                               casualty.REMEDY, "job")
-    if not cause and (refused := ofiinval.verdict(" | ".join(said), f"all-reduce over {backend} failed", is_timeout(error), result)):
+    if not cause and (refused := ofiinval.einval_verdict(" | ".join(said), f"all-reduce over {backend} failed", is_timeout(error), result)):
         return refused          # the net plugin's call refused as invalid, nothing against the node: the job's
     # the internal error is what NCCL said last; a cause its log or the job's settings name comes first
     if not cause and (internal := _internal(facts, " | ".join(said), f"all-reduce over {backend} failed", error, result)):
