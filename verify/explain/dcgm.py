@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import dcgmseries
 from .notknown import known
 from .said import mentioned, printed
 
@@ -32,8 +33,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
 _NAME = re.compile(r"\bDCGM_FI_\w+")
 _PROM = re.compile(r"^\s*(DCGM_FI_\w+)\{([^}]*)\}\s+(\S+)")
 _LABEL = re.compile(r'(?<!\w)(\w+)="([^"]*)"')
-# a count as posters write it: 54,731,746,511 or 9.6e9
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.])")
+# a count as posters write it: 54,731,746,511 or 9.6e9; a rate (`17,657/s`) is no count (dcgmseries.py reads it)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.])(?!\s*(?:/\s*s|per\s+sec))")
 _SUFFIX = re.compile(r"`?(_[A-Z][A-Z_]*)`?")
 _DRIVER = re.compile(r"\bDriver(?: Version)?\s*[|:]\s*(\d+\.\d+(?:\.\d+)?)|\bDCGM_FI_DRIVER_VERSION=\"(\d+\.\d+(?:\.\d+)?)\"")
 _FLOAT = {"temperature_c", "power_w"}         # figures with a fraction; the others are counts
@@ -44,7 +45,7 @@ _FIELD = re.compile("|".join(FIELDS))
 
 
 def detect(text: str) -> bool:
-    return any(name in text for name in FIELDS) and printed(_FIELD, text) is not None
+    return (any(name in text for name in FIELDS) and printed(_FIELD, text) is not None) or dcgmseries.detect(text)
 
 
 # DCGM's blank values (dcgm_structs.h: DCGM_INT64_BLANK 0x7ffffffffffffff0 and the NOT_FOUND/NOT_SUPPORTED/
@@ -114,4 +115,5 @@ def parse(text: str) -> dict[str, Any]:
         dev = devices.setdefault("?", {"index": None, "uuid": None, "pci_bus_id": None, "name": None})
         for name, value in zip(names, values, strict=False):     # prose after the value (a rate) is not a field
             _set(dev, name, _number(value))
-    return {"devices": list(devices.values()) or None, "driver": driver, "torch": None}
+    # the scrape's other series (its GPUs, their Xids) and the correctable counter's rate: dcgmseries.py
+    return dcgmseries.read({"devices": list(devices.values()) or None, "driver": driver, "torch": None}, text)
