@@ -112,3 +112,13 @@ def test_a_monitors_correctable_rate_is_growth_a_second_never_the_total():
 def test_a_rate_prose_mentions_is_none():
     assert dcgmseries.rate("If `ECC_SBE_VOL_TOTAL` rises faster than 20/s, cordon the node.") is None
     assert not dcgm.detect("If `ECC_SBE_VOL_TOTAL` rises faster than 20/s, cordon the node.\n")
+
+
+def test_a_rate_keeps_its_unit_of_time_and_is_no_count_in_a_field_table():
+    # gb200-correctable-ecc-storm-dcgm-fields' row: the total beside its rate
+    row = "| `DCGM_FI_DEV_ECC_SBE_VOL_TOTAL` | 9.6e9, rising at ~17,700/s under load |\n"
+    [dev] = dcgm.parse(row)["devices"]
+    assert (dev["ecc_volatile_correctable"], dev["ecc_correctable_growth"]) == (9_600_000_000, {"count": 17700, "seconds": 1.0})
+    [dev] = dcgm.parse("| DCGM_FI_DEV_ECC_SBE_VOL_TOTAL | 1,200/min |\n")["devices"]
+    assert (dev.get("ecc_volatile_correctable"), dev["ecc_correctable_growth"]) == (None, {"count": 1200, "seconds": 60.0})
+    assert dcgmseries.rate("ECC_SBE_VOL_TOTAL climbs ~17.7k/s under load") == {"count": 17700, "seconds": 1.0}

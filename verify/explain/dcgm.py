@@ -34,7 +34,8 @@ _NAME = re.compile(r"\bDCGM_FI_\w+")
 _PROM = re.compile(r"^\s*(DCGM_FI_\w+)\{([^}]*)\}\s+(\S+)")
 _LABEL = re.compile(r'(?<!\w)(\w+)="([^"]*)"')
 # a count as posters write it: 54,731,746,511 or 9.6e9; a rate (`17,657/s`) is no count (dcgmseries.py reads it)
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.])(?!\s*(?:/\s*s|per\s+sec))")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.]|,\d)(?!\s*(?:errors?\s*)?(?:/\s*|per\s+)"
+                     + dcgmseries.UNIT + ")", re.IGNORECASE)
 _SUFFIX = re.compile(r"`?(_[A-Z][A-Z_]*)`?")
 _DRIVER = re.compile(r"\bDriver(?: Version)?\s*[|:]\s*(\d+\.\d+(?:\.\d+)?)|\bDCGM_FI_DRIVER_VERSION=\"(\d+\.\d+(?:\.\d+)?)\"")
 _FLOAT = {"temperature_c", "power_w"}         # figures with a fraction; the others are counts

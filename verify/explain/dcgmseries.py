@@ -13,8 +13,8 @@
   (`{...,xid="42"} 1`) count Xid N in the exporter's window: a count above 0 is one event, 0 none (and no clean watch:
   it speaks of one Xid);
 - the volatile correctable ECC counter's rate, as monitors and their users report it (`| ECC_SBE_VOL_TOTAL rate |
-  4,647/s, then 17,657/s |`, `DCGM_FI_DEV_ECC_SBE_VOL_TOTAL ... rising at ~17,700/s`): the highest rate shown is
-  `ecc_correctable_growth` (that many errors in one second). The counter's short name (DCGM's field name without its
+  4,647/s, then 17,657/s |`, `DCGM_FI_DEV_ECC_SBE_VOL_TOTAL ... rising at ~17,700/s`, `1,200 per minute`): the
+  highest rate shown is `ecc_correctable_growth` (that many errors in its second, minute or hour). The counter's short name (DCGM's field name without its
   `DCGM_FI_DEV_` prefix) is the same field. A rate is never the counter's total (dcgm.py reads no `N/s` as one).
 Samples and rates that prose mentions (`If ... is 5`: verify/explain/said.py) hold no value."""
 from __future__ import annotations
@@ -25,6 +25,9 @@ from typing import Any
 from .notknown import known
 from .said import mentioned
 
+# a rate's unit of time (dcgm.py reads no figure before one as a count)
+UNIT = r"(?:s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?)\b"
+
 # one sample as the exposition prints it (`NAME{labels} value`), or a console's series without its value
 _SAMPLE = re.compile(r"^\s*((?:DCGM_FI|DCGM_EXP)_\w+)\{([^{}]*)\}(?:\s+(\S+))?(?:\s+\d+)?\s*$")
 _LABEL = re.compile(r'(?<!\w)(\w+)\s*=\s*"([^"]*)"')
@@ -33,8 +36,10 @@ _XID_COUNTED = ("DCGM_FI_DEV_XID_ERRORS_ACTIVE", "DCGM_EXP_XID_ERRORS_COUNT")
 _BLANK = 140737488355328.0          # DCGM's blank values (2^47 up): no figure (dcgm.py)
 # the volatile correctable counter named, long or short, then a rate: `17,657/s`, `~17,700/s`, `5000 per second`
 _SBE_VOL = re.compile(r"(?<![\w])(?:DCGM_FI_DEV_)?ECC_SBE_VOL_TOTAL(?!\w)")
-_RATE = re.compile(r"(?<![\w.])(\d+(?:,\d{3})*(?:\.\d+)?)\s*(?:errors?\s*)?(?:/\s*s(?:ec)?|per\s+sec(?:ond)?)(?![a-z])",
-                   re.IGNORECASE)
+# (`17.7k/s`, `1,200 errors per minute`)
+_RATE = re.compile(r"(?<![\w.])(\d+(?:,\d{3})*(?:\.\d+)?)\s*([kKM])?\s*(?:errors?\s*)?(?:/\s*|per\s+)(" + UNIT + ")", re.IGNORECASE)
+_SECONDS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+_SCALE = {"k": 1e3, "m": 1e6}
 
 
 def _value(text: str | None) -> float | None:
@@ -56,14 +61,17 @@ def samples(text: str) -> list[tuple[str, dict[str, str], float | None, str]]:
     return found
 
 
-def rate(text: str) -> int | None:
-    """The highest rate of the volatile correctable counter the text shows (errors a second), None where none."""
+def rate(text: str) -> dict[str, Any] | None:
+    """The highest rate of the volatile correctable counter the text shows, as errors in its unit of time (count,
+    seconds); None where none is shown."""
     rates = []
     for line in text.splitlines():
         named = _SBE_VOL.search(line)
         if named and not mentioned(line, named.start()):
-            rates += [float(m.group(1).replace(",", "")) for m in _RATE.finditer(line, named.end())]
-    return round(max(rates)) if rates else None
+            for m in _RATE.finditer(line, named.end()):
+                count = float(m.group(1).replace(",", "")) * _SCALE.get((m.group(2) or "").lower(), 1.0)
+                rates.append((count / _SECONDS[m.group(3)[0].lower()], round(count), _SECONDS[m.group(3)[0].lower()]))
+    return {"count": max(rates)[1], "seconds": max(rates)[2]} if rates else None
 
 
 def detect(text: str) -> bool:
@@ -127,13 +135,13 @@ def read(facts: dict[str, Any], text: str) -> dict[str, Any]:
         if xid and not any(e["xid"] == xid and all(e[k] == v for k, v in named.items()) for e in events):
             # once per GPU and Xid (a MIG GPU repeats its series per instance)
             events.append({"xid": xid, **named, "text": line.strip()[:300], "time": None, "source": "nvml"})
-    if (per_s := rate(text)) is not None:
+    if (growth := rate(text)) is not None:
         unnamed = [d for d in devices if not (d.get("index") is not None or d.get("uuid") or d.get("pci_bus_id"))]
         dev = unnamed[0] if unnamed else devices[0] if len(devices) == 1 else None
         if dev is None:
             dev = {"index": None, "uuid": None, "pci_bus_id": None, "name": None}
             devices.append(dev)
-        dev["ecc_correctable_growth"] = {"count": per_s, "seconds": 1.0}
+        dev["ecc_correctable_growth"] = growth
     if events or (watched and facts.get("xid_events") is None):
         facts["xid_events"] = [*(facts.get("xid_events") or []), *events]
     facts["devices"] = devices or None
