@@ -14,8 +14,9 @@
   it speaks of one Xid);
 - the volatile correctable ECC counter's rate, as monitors and their users report it (`| ECC_SBE_VOL_TOTAL rate |
   4,647/s, then 17,657/s |`, `DCGM_FI_DEV_ECC_SBE_VOL_TOTAL ... rising at ~17,700/s`, `1,200 per minute`): the
-  highest rate shown is `ecc_correctable_growth` (that many errors in its second, minute or hour). The counter's short name (DCGM's field name without its
-  `DCGM_FI_DEV_` prefix) is the same field. A rate is never the counter's total (dcgm.py reads no `N/s` as one).
+  highest rate shown is `ecc_correctable_growth` (that many errors in its second, minute or hour). The counter's
+  short name (DCGM's field name without its `DCGM_FI_DEV_` prefix) is the same field. A rate is never the counter's
+  total (dcgm.py reads no `N/s` as one).
 Samples and rates that prose mentions (`If ... is 5`: verify/explain/said.py) hold no value."""
 from __future__ import annotations
 
