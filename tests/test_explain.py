@@ -585,7 +585,8 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "HEALTH_NOT_ASSESSED (host, no drain), as its facts",
     "t400-545.29.02-dcgm-exporter-clock-events-count-sw-thermal-1-hw-thermal-1-in-5-min-window":
         "translator: gpu warn THROTTLED (host); dcgm-exporter's DCGM_EXP_CLOCK_EVENTS_COUNT series (reasons counted "
-        "over a window) has no field: not recognised, as its facts (not assessed there)",
+        "over a window) has no field: its labels list the T400, no health read, warn HEALTH_NOT_ASSESSED (host), as "
+        "its facts (fix121: a scrape's series name their GPU)",
     # Hundred-and-fifteenth batch (several tools' output in one paste; fix115, tests/test_judges_fix115.py): the
     # part that decides is not in raw.txt.
     "a100-pcie-40gb-x2-k8s-mpijob-pod-525.105.17-smi-table-idle-34c-46w-of-250w-gpu0-ecc-na-nccl-2.21.5-launcher-hangs-after-kubectl-exec":
@@ -617,6 +618,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "four-gpu-node-shm-only-no-p2p-open-sora-plan-nccl-enqueue-cc-1085-cuda-out-of-memory-rank-0":
         "translator: nccl fail NCCL_FAILED (job); explain says NCCL's `Cuda failure 'out of memory'` under its own code, "
         "GPU_OUT_OF_MEMORY (job), as its facts and narval-4gpu-...",
+    # Hundred-and-twenty-first batch (monitoring output; fix121, tests/test_judges_fix121.py): the part that decides
+    # is not in raw.txt.
+    "quadro-rtx-5000-x4-590.48.01-dcgm-profiling-zero-after-xid31-mmu-fault-getsamples-37-gpu-util-100":
+        "translator: gpu warn XID_ERROR (job); the Xid 31 is the reporter's summary prose, and raw.txt holds only "
+        "nv-hostengine's profiling errors and the driver blocks: no Xid, no health read, not recognised (skip)",
 }
 
 

@@ -1,12 +1,11 @@
 """DCGM field values: dcgm-exporter's Prometheus lines (`DCGM_FI_DEV_ECC_SBE_VOL_TOTAL{gpu="0",UUID="GPU-..",
 pci_bus_id="..",modelName=".."} 12`) and tables or lists that name a field beside its value (`| DCGM_FI_DEV_X | 8 |`,
 `DCGM_FI_DEV_X: 8`), into the gpu facts' devices by DCGM's field meanings (dcgmlib/dcgm_fields.h: SBE = single-bit,
-corrected; DBE = double-bit, uncorrectable; VOL since the last reset, AGG the lifetime). Only the fields below and
-the exporter's Xid series (`_XID`) are read; a line without a number beside its field is left out, never guessed.
-The exporter's `# HELP` and `# TYPE` lines name a field and hold no value; its `DCGM_FI_DRIVER_VERSION` label is
-the driver. A memory temperature is not read: the exporter prints 0 for a GDDR card that has no such sensor.
-`dcgmi dmon`'s short column tags (`ESVTL` ...) are not read: the public samples found print N/A in those columns
-(github.com/NVIDIA/DCGM/issues/265).
+corrected; DBE = double-bit, uncorrectable; VOL since the last reset, AGG the lifetime). Only the fields below are
+read; a line without a number beside its field is left out, never guessed. The exporter's `# HELP` and `# TYPE`
+lines name a field and hold no value; its `DCGM_FI_DRIVER_VERSION` label is the driver. A memory temperature is not
+read: the exporter prints 0 for a GDDR card that has no such sensor. `dcgmi dmon`'s short column tags
+(`ESVTL` ...) are not read: the public samples found print N/A in those columns (github.com/NVIDIA/DCGM/issues/265).
 A line whose field prose mentions (`The alert fires when DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{...} 3 ...`, `If ... is 5`:
 verify/explain/said.py) holds no value."""
 from __future__ import annotations
@@ -14,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import dcgmseries
 from .notknown import known
 from .said import mentioned, printed
 
@@ -33,8 +33,9 @@ FIELDS: dict[str, tuple[str, ...]] = {
 _NAME = re.compile(r"\bDCGM_FI_\w+")
 _PROM = re.compile(r"^\s*(DCGM_FI_\w+)\{([^}]*)\}\s+(\S+)")
 _LABEL = re.compile(r'(?<!\w)(\w+)="([^"]*)"')
-# a count as posters write it: 54,731,746,511 or 9.6e9
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.])")
+# a count as posters write it: 54,731,746,511 or 9.6e9; a rate (`17,657/s`) is no count (dcgmseries.py reads it)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.]|,\d)(?!\s*(?:errors?\s*)?(?:/\s*|per\s+)"
+                     + dcgmseries.UNIT + ")", re.IGNORECASE)
 _SUFFIX = re.compile(r"`?(_[A-Z][A-Z_]*)`?")
 _DRIVER = re.compile(r"\bDriver(?: Version)?\s*[|:]\s*(\d+\.\d+(?:\.\d+)?)|\bDCGM_FI_DRIVER_VERSION=\"(\d+\.\d+(?:\.\d+)?)\"")
 _FLOAT = {"temperature_c", "power_w"}         # figures with a fraction; the others are counts
@@ -42,16 +43,10 @@ _COMMENT = re.compile(r"^\s*#\s*(?:HELP|TYPE)\b")     # Prometheus metadata: a f
 
 
 _FIELD = re.compile("|".join(FIELDS))
-# dcgm-exporter's Xid series: DCGM_FI_DEV_XID_ERRORS's value is the GPU's last Xid (0: none); the
-# DCGM_EXP_XID_ERRORS_COUNT series, DCGM_FI_DEV_XID_ERRORS_ACTIVE{...,xid="N"} C, counts Xid N over its window
-# (NVIDIA/dcgm-exporter#239). Each is one event per GPU and Xid, source `nvml` (DCGM fills the field from NVML's event
-# set: FACTS.md); a last Xid of 0 or a count of 0 is no event, and no clean watch either (the window is not a log read).
-_XID = re.compile(r"^\s*(DCGM_FI_DEV_XID_ERRORS(?:_ACTIVE)?)\{([^}]*)\}\s+(\S+)")
-_SERIES = re.compile(_FIELD.pattern + r"|\bDCGM_FI_DEV_XID_ERRORS(?:_ACTIVE)?\{")
 
 
 def detect(text: str) -> bool:
-    return "DCGM_FI_" in text and printed(_SERIES, text) is not None
+    return (any(name in text for name in FIELDS) and printed(_FIELD, text) is not None) or dcgmseries.detect(text)
 
 
 # DCGM's blank values (dcgm_structs.h: DCGM_INT64_BLANK 0x7ffffffffffffff0 and the NOT_FOUND/NOT_SUPPORTED/
@@ -81,23 +76,6 @@ def _set(dev: dict[str, Any], field: str, value: float | None) -> None:
         remap[path[1]] = int(value)
 
 
-def _device(devices: dict[str, dict[str, Any]], labels: dict[str, str]) -> dict[str, Any]:
-    """The GPU a series' labels name (one per `gpu` label)."""
-    return devices.setdefault(labels.get("gpu", "?"), {
-        "index": int(labels["gpu"]) if labels.get("gpu", "").isdigit() else None, "uuid": known(labels.get("UUID")),
-        "pci_bus_id": known(labels.get("pci_bus_id")), "name": known(labels.get("modelName"))})
-
-
-def _xid_event(field: str, labels: dict[str, str], value: float | None, line: str) -> dict[str, Any] | None:
-    xid = (int(labels["xid"]) if labels.get("xid", "").isdigit() and value else None) if field.endswith("_ACTIVE") \
-        else int(value) if value and value == int(value) else None
-    if not xid or xid < 0:
-        return None
-    return {"xid": xid, "index": int(labels["gpu"]) if labels.get("gpu", "").isdigit() else None,
-            "uuid": known(labels.get("UUID")), "pci_bus_id": known(labels.get("pci_bus_id")), "text": line.strip()[:300],
-            "time": None, "source": "nvml"}
-
-
 def _names(line: str) -> list[str]:
     """The fields a row names: `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` / `_AGG_TOTAL` names two (the suffix replaces as many
     of the first name's last parts as it has)."""
@@ -112,23 +90,20 @@ def _names(line: str) -> list[str]:
 
 def parse(text: str) -> dict[str, Any]:
     devices: dict[str, dict[str, Any]] = {}
-    events: list[dict[str, Any]] = []
     driver = None
     for line in text.splitlines():
         if m := _DRIVER.search(line):
             driver = driver or m.group(1) or m.group(2)
         if _COMMENT.match(line) or ((m := _FIELD.search(line)) and mentioned(line, m.start())):
             continue
-        if x := _XID.match(line):
-            labels = dict(_LABEL.findall(x.group(2)))
-            _device(devices, labels)
-            if event := _xid_event(x.group(1), labels, _number(x.group(3)), line):
-                events.append(event)
-            continue
         if m := _PROM.match(line):
             if m.group(1) not in FIELDS:
                 continue
-            _set(_device(devices, dict(_LABEL.findall(m.group(2)))), m.group(1), _number(m.group(3)))
+            labels = dict(_LABEL.findall(m.group(2)))
+            dev = devices.setdefault(labels.get("gpu", "?"), {
+                "index": int(labels["gpu"]) if labels.get("gpu", "").isdigit() else None, "uuid": known(labels.get("UUID")),
+                "pci_bus_id": known(labels.get("pci_bus_id")), "name": known(labels.get("modelName"))})
+            _set(dev, m.group(1), _number(m.group(3)))
             continue
         names = [n for n in _names(line) if n in FIELDS]
         if not names:
@@ -141,4 +116,5 @@ def parse(text: str) -> dict[str, Any]:
         dev = devices.setdefault("?", {"index": None, "uuid": None, "pci_bus_id": None, "name": None})
         for name, value in zip(names, values, strict=False):     # prose after the value (a rate) is not a field
             _set(dev, name, _number(value))
-    return {"devices": list(devices.values()) or None, "driver": driver, "torch": None, "xid_events": events or None}
+    # the scrape's other series (its GPUs, their Xids) and the correctable counter's rate: dcgmseries.py
+    return dcgmseries.read({"devices": list(devices.values()) or None, "driver": driver, "torch": None}, text)
