@@ -196,3 +196,16 @@ def test_a_sweep_of_tiny_messages_prints_busbw_0_and_that_is_no_contradiction():
     for row in big["sizes"]:
         row.update(size=row["size"] << 20, count=row["count"] << 20, algbw=round(row["size"] / row["time_us"] / 1e3, 2))
     assert _verdict(big)[:2] == ("fail", "MEASUREMENT_INVALID")    # megabytes at 0.00 GB/s: no measurement
+
+
+@pytest.mark.parametrize("device", ["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB"])
+def test_a_sweep_of_latency_bound_messages_measures_no_bandwidth(device):
+    """Class (the batch's three entries: "no size shown is large enough to measure the link's bandwidth"): rows
+    under 1 MiB only (verify's own sweep starts there) are held to no baseline: 8-128 B at 176 us across two
+    instances (slug aws-2x-p4d-...) is no BANDWIDTH_LOW of the H100's inter-node floor, a false drain before."""
+    facts = {**_facts(P4D), "world_size": 16, "device_name": device}
+    r = judge(CHECKS["nccl"], facts, Options())
+    assert (r.status, r.code) == ("pass", None) and "bandwidth not assessed" in r.summary, r.summary
+    assert "latency-bound" in r.summary or "no busbw baseline" in r.summary, r.summary
+    assert _verdict({**facts, "sizes": [dict(row, wrong=1) for row in facts["sizes"]]})[:2] == (
+        "fail", "NCCL_WRONG_RESULT")                              # wrong data is judged at any size
