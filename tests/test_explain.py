@@ -62,9 +62,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "b300-16-nodes-cx8-split-2x400g-ethernet-nccl-2.29.7-nvlstree-200-gbps-from-4-nodes-ring-760-known-bug-fixed-2.30.3":
         "translator: nccl fail BANDWIDTH_LOW (image); the excerpt is the poster's summary of busbw per algorithm, "
         "no nccl-tests row: not recognised",
-    "gb10-dgx-spark-pair-qsfp-nccl-2.28.3-all-gather-16g-18.9-busbw-mtu-1500-healthy-before-jumbo-frames":
-        "translator: nccl pass; verify explain reads nccl-tests' all-reduce family, not all_gather_perf's busbw: "
-        "0 wrong and no failure, nothing to judge, never a pass",
     "gb10-dgx-spark-pair-single-qsfp-dev-branch-nccl-build-3-gbs-all-gather-release-v2.28.9-build-23.74-gbs":
         "translator: nccl fail BANDWIDTH_LOW (image); the excerpt is the poster's sentences about two builds' "
         "all-gather figures: not recognised",
@@ -224,8 +221,8 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "branch that dropped it are the title and a commenter's guess",
     # Sixty-third batch: what decides it is in no field, or is prose.
     "a100-x8-nvlink-nccl-tests-sendrecv-perf-128m-to-1g-195-gbs-busbw-zero-wrong":
-        "translator: nccl pass; verify explain reads nccl-tests' all-reduce family, not sendrecv_perf's table "
-        "(its busbw is its algbw): nothing to judge, never a pass",
+        "translator: nccl pass; sendrecv_perf's rows are read (fix122) but the world size is not shown: `-g 8` on a "
+        "command line with no launcher does not prove one process (srun or a hostfile may run several): not judged",
     "h100-all-reduce-perf-algbw-about-250-gbs-at-256m-read-as-poor-nvls-expected-275-at-peak":
         "translator: nccl pass; the excerpt is the poster's sentences about the figures: not recognised",
     "h100-sxm-x8-ngc-all-reduce-ring-365-370-gbs-nvls-480-gbs-at-eight-gpus-sharp-scaling-question":
@@ -623,6 +620,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "quadro-rtx-5000-x4-590.48.01-dcgm-profiling-zero-after-xid31-mmu-fault-getsamples-37-gpu-util-100":
         "translator: gpu warn XID_ERROR (job); the Xid 31 is the reporter's summary prose, and raw.txt holds only "
         "nv-hostengine's profiling errors and the driver blocks: no Xid, no health read, not recognised (skip)",
+    # Hundred-and-twenty-second batch (nccl-tests figures; fix122, tests/test_judges_fix122.py): what the text lacks.
+    "aws-2x-p4d-24xlarge-multi-efa-public-ips-all-reduce-8b-to-128b-176-us-zero-wrong":
+        "translator: nccl pass; five rows with no header, rank line or launch line: nothing shows that more than one "
+        "rank ran (the two instances are the pull request's prose), so nothing is judged, never a pass",
+    "aws-2x-p6-b200-efa-dstack-image-update-all-reduce-8b-to-256b-50-us-zero-wrong":
+        "translator: nccl pass; the column header and six rows, no rank line or launch line: nothing shows that more "
+        "than one rank ran (the two instances are the pull request's prose), so nothing is judged, never a pass",
 }
 
 

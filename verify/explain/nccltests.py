@@ -1,15 +1,19 @@
 """NVIDIA nccl-tests' output (`all_reduce_perf`, `all_gather_perf`, ...: src/util.cu's header, table and footer), with
 or without NCCL's INFO lines, under a launcher's prefix (Open MPI's `[1,0]<stdout>:`, srun -l's `0: `), into the nccl
 facts: the `#  Rank N Group G Pid P on <host> device D [bus] <GPU>` lines give the ranks, nodes and GPU; the table's
-out-of-place figures the `sizes` (wrong elements: out-of-place plus in-place). Only an all-reduce's rows are `sizes`
-(their busbw is algbw x 2(n-1)/n, the figure verify's baselines hold); another collective's are not judged, but its
-wrong elements and a `# Out of bounds values : N FAILED` footer are wrong data all the same (NCCL_WRONG_RESULT).
-Tables of nccl-tests before #wrong (an `error` column: the largest deviation, not a count) give no `sizes` either."""
+out-of-place figures the `sizes` (wrong elements: out-of-place plus in-place, where each was validated). The program
+(`# Collective test starting: all_gather_perf`, a command line) is the `collective`, and its rows are `sizes` judged
+by its own arithmetic (verify/checks/nccl/collective.py); a table that names none is an all-reduce's only where its
+figures show it (busbw = algbw x 2(n-1)/n, a reduction to no root), and at two ranks a reduction to no root counting
+the whole message is an all-reduce's or a sendrecv's, whose figures agree there (`collective` null). Wrong elements
+and a `# Out of bounds values : N FAILED` footer are wrong data all the same (NCCL_WRONG_RESULT). Tables of
+nccl-tests before #wrong (an `error` column: the largest deviation, not a count) give no `sizes`."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from ..checks.nccl.collective import ALL_REDUCE, TYPE_BYTES
 from . import nccl
 from .said import printed
 
@@ -97,11 +101,9 @@ def _implied_world(rows: list[dict[str, Any]]) -> int | None:
     return worlds.pop() if len(worlds) == 1 else None
 
 
-def _all_reduce(program: str | None, rows: list[dict[str, Any]], world: int | None) -> bool:
-    """Whether the rows are an all-reduce's: named so, or (no program named) a reduction to no root whose busbw is
-    algbw x 2(n-1)/n at every size large enough to tell (reduce_scatter's is (n-1)/n, reduce's has a root)."""
-    if program:
-        return program == "all_reduce"
+def _all_reduce(rows: list[dict[str, Any]], world: int | None) -> bool:
+    """Whether rows of no program named are an all-reduce's: a reduction to no root whose busbw is algbw x 2(n-1)/n
+    at every size large enough to tell (reduce_scatter's is (n-1)/n, reduce's has a root)."""
     if not world or world < 2 or any(r["redop"] in (None, "none") or r["root"] not in (None, "-1") for r in rows):
         return False
     factor = 2 * (world - 1) / world
@@ -110,18 +112,28 @@ def _all_reduce(program: str | None, rows: list[dict[str, Any]], world: int | No
                                  for r in telling)
 
 
+def _two_rank_pair(rows: list[dict[str, Any]], world: int | None) -> bool:
+    """No program named, two ranks: a reduction to no root whose count is the whole message is an all-reduce's or a
+    sendrecv's (reduce_scatter counts one rank's share, broadcast and reduce have a root, all_gather and alltoall no
+    reduction), and at two ranks both give busbw = algbw: their figures are judged alike."""
+    return world == 2 and bool(rows) and all(
+        r["redop"] not in (None, "none") and r["root"] in (None, "-1")
+        and r["count"] * TYPE_BYTES.get(r["type"], 0) == r["size"] for r in rows)
+
+
 def _sizes(rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """One row per size (a table of several types or ops (-d all, -o all) repeats sizes: their wrong elements add up,
-    the first row's figures stand); a size of 0 moves nothing and is left out. None where a row's wrong count is
-    unknown (-c 0 prints N/A: no validation ran)."""
+    the first row's figures stand); a size of 0 moves nothing and is left out. None where a row's out-of-place wrong
+    count is unknown (-c 0 prints N/A: no validation ran); an in-place N/A beside a count (sendrecv_perf of some
+    releases) adds nothing."""
     by_size: dict[int, dict[str, Any]] = {}
     for r in rows:
         out, inp = r["out"], r["in"]
         if r["size"] == 0:
             continue
-        if out[3] is None or inp[3] is None or None in out[:3]:
+        if out[3] is None or None in out[:3]:
             return None
-        wrong = int(out[3]) + int(inp[3])
+        wrong = int(out[3]) + int(inp[3] or 0)
         if r["size"] in by_size:
             by_size[r["size"]]["wrong"] += wrong
             continue
@@ -146,10 +158,12 @@ def parse(text: str) -> dict[str, Any]:
         world = launched                     # no device lines: the launch line's ranks (nodes unknown)
     if rows and not program and (implied := _implied_world(rows)) and implied > (world or 0):
         world, nodes = implied, None         # the device lines were trimmed: the figures say how many ranks
-    all_reduce = counted and _all_reduce(program, rows, world or facts.get("world_size"))
-    sizes = _sizes(rows) if all_reduce else None
-    if sizes and not (world or facts.get("world_size")):
-        sizes, all_reduce = None, False      # figures without ranks: no busbw is judged on an unknown world size
+    ranks = world or facts.get("world_size")
+    collective = program or (ALL_REDUCE if counted and _all_reduce(rows, ranks) else None)
+    judged = counted and (program is not None or collective == ALL_REDUCE or _two_rank_pair(rows, ranks))
+    sizes = _sizes(rows) if judged else None
+    if sizes and not ranks:
+        sizes = None                         # figures without ranks: no busbw is judged on an unknown world size
     oob = _OOB.search(text)
     wrong_rows = sum(int((r["out"][3] or 0) + (r["in"][3] or 0)) for r in rows) if counted else 0
     name = f"{program}_perf" if program else "nccl-tests"
@@ -157,9 +171,10 @@ def parse(text: str) -> dict[str, Any]:
         said = f"{wrong_rows} wrong element(s)" if wrong_rows else "results out of bounds"
         facts["error"] = (f"all_reduce: {name} returned {said}" + (f" (# Out of bounds values : {oob.group(1)} FAILED)"
                                                                     if oob and oob.group(2) == "FAILED" else ""))
-    what = ("an all-reduce" if all_reduce else "its ranks not shown: not judged" if rows and counted and program ==
-            "all_reduce" else "not an all-reduce's busbw: not judged" if rows else "no table rows")
-    facts.update(sizes=sizes, mode=f"{name} table ({what})"[:200])
+    shown = collective or "an all-reduce or a sendrecv (two ranks)"
+    what = (f"{shown}: judged" if sizes else "its ranks not shown: not judged" if rows and judged else
+            "no program named, not an all-reduce's: not judged" if rows else "no table rows")
+    facts.update(sizes=sizes, collective=collective, mode=f"{name} table ({what})"[:200])
     if world is not None:
         facts.update(world_size=world, nodes=nodes)
     if gpu:

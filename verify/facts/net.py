@@ -61,6 +61,7 @@ class NcclFacts(TypedDict, total=False):
     rank: int | None
     init_s: float | None
     sizes: list[SizeRow] | None
+    collective: str | None
     error: str | None
     nccl_env: dict[str, str] | None
     gloo_socket_ifname: str | None

@@ -25,6 +25,10 @@ COLLAPSE_BELOW = 0.5          # busbw at the largest message below this x the pe
 
 
 COLLAPSE_FROM = 64 << 20
+# below this every row is latency-bound (nccl-tests' doc/PERFORMANCE.md: "Time is useful with small sizes, to measure
+# the constant overhead"; the bandwidth is read at large sizes): verify's own sweep starts here (Options.nccl_min_bytes),
+# and no baseline or link rate is a figure a sweep of smaller messages can reach: such a sweep measures no bandwidth
+LATENCY_BOUND_BELOW = 1 << 20
 
 
 def _version_at_least(text: Any, floor: tuple[int, int]) -> bool:
@@ -178,6 +182,10 @@ def bandwidth_figures(facts: NcclFacts, rows: list[SizeRow], verified: str, resu
     peak_row = max(rows, key=lambda r: r["busbw"])
     peak = peak_row["busbw"]
     summary = f"{verified}; peak busbw {peak:.1f} GB/s"
+    if rows[-1]["size"] < LATENCY_BOUND_BELOW:
+        why = f"the largest message, {human_bytes(rows[-1]['size'])}, is latency-bound"
+        result.details.append(f"{why}: bandwidth not assessed")
+        return f"{summary}; bandwidth not assessed ({why})"
     log = facts.get("nccl_log") or {}
     expected = nvls_expected(facts)
     last = rows[-1]

@@ -132,6 +132,6 @@ def probe(options: Options) -> dict[str, Any]:
         world = gpus if nccl_ok else options.nccl_processes
         mode = f"{world} local process(es), one per {'GPU' if nccl_ok else 'CPU worker'}"
         rows, error, facts["init_s"] = spawn(backend, world, sizes, options.nccl_timeout_s)
-    facts.update(world_size=world, mode=mode, sizes=rows or [], error=error or NONE, nccl_log=_nccl_log(log_dir),
-                 gloo_socket_ifname=os.environ.get("GLOO_SOCKET_IFNAME"))
+    facts.update(world_size=world, mode=mode, sizes=rows or [], collective="all_reduce", error=error or NONE,
+                 nccl_log=_nccl_log(log_dir), gloo_socket_ifname=os.environ.get("GLOO_SOCKET_IFNAME"))
     return facts

@@ -34,6 +34,7 @@ from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach
 from . import barefail, casualty, ofiinval, peeraccess, plugreg
 from .bandwidth import bandwidth_figures, nvls_not_used
+from .collective import inconsistent, label, other_collective, plausibility
 from .crash import crash_verdict
 from .efa import efa_verdict
 from .hang import is_timeout
@@ -49,7 +50,7 @@ from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
 from .regcap import capacity_verdict
 from .settings import setting_cause
-from .spawn import ALL_REDUCE, INIT, bus_factor
+from .spawn import ALL_REDUCE, INIT
 from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed
 
 SHM_LOW = 512 << 20          # below this NCCL's shared-memory transport is likely starved
@@ -116,7 +117,7 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("memlock_bytes", Either(BYTES, Kind(str, (UNLIMITED,)))), ("timeout_s", Figure("s", 0, 86400, lo_open=True)),
     ("init_s", Figure("s", 0, 1e7)), ("nccl_log.transports", Each(STR)), ("gloo_socket_ifname", STR), ("nccl_env", OBJECT),
     ("nccl_log", OBJECT), ("rank", Figure("", 0, 1 << 24, integer=True)), ("backend", Kind(str, ("nccl", "gloo"))),
-    ("distributed", BOOL), ("nccl_available", BOOL), ("infiniband", BOOL), ("efa", BOOL), ("nvswitch", BOOL),
+    ("collective", STR), ("distributed", BOOL), ("nccl_available", BOOL), ("infiniband", BOOL), ("efa", BOOL), ("nvswitch", BOOL),
     ("nccl_log.nvls", BOOL), ("nccl_log.network", STR), ("nccl_log.interface", STR), ("nccl_log.ib_error", STR),
     ("nccl_version", STR), ("device_name", STR), ("error", STR), ("mode", STR), ("verbs_loads", BOOL),
     ("adapters", LIST), ("adapters[]", OBJECT), ("adapters[].ports", LIST), ("adapters[].ports[]", OBJECT),
@@ -152,33 +153,6 @@ def _describe(facts: NcclFacts, result: CheckResult) -> None:
                        nodes=facts.get("nodes"), sizes=facts.get("sizes") or [])
     result.metric("world_size", facts.get("world_size") or 0, "ranks")
     result.details.append(f"backend {facts.get('backend')}, world size {facts.get('world_size')}: {facts.get('mode')}")
-
-
-# bytes per element of nccl-tests' types (its -d): size = count x this
-TYPE_BYTES = {"int8": 1, "char": 1, "uint8": 1, "int32": 4, "int": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2,
-              "float16": 2, "float": 4, "float32": 4, "double": 8, "float64": 8, "bfloat16": 2, "f8e4m3": 1, "f8e5m2": 1}
-
-
-def _inconsistent(rows: list[SizeRow], world: Any) -> str | None:
-    """nccl-tests' own arithmetic: size = count x the type's bytes, algbw = size / time, busbw = algbw x 2(n-1)/n
-    (10% and rounding allowed); the bus factor only where the world size is known (a table pasted without its ranks
-    still shows its sizes, times and wrong elements)."""
-    if world is not None and not isinstance(world, int):
-        return f"world size {world!r} with {len(rows)} measured size(s)"
-    factor = bus_factor(world) if world is not None else None
-    for r in rows:
-        width = TYPE_BYTES.get(str(r.get("type")))
-        if width and r["count"] * width != r["size"]:
-            return f"{r['count']} {r.get('type')} element(s) are {r['count'] * width} bytes, the row says size {r['size']}"
-        algbw = r["size"] / (r["time_us"] * 1e-6) / 1e9
-        if abs(r["algbw"] - algbw) > 0.1 * algbw + 0.05:
-            return f"{human_bytes(r['size'])} in {r['time_us']} us is {algbw:.2f} GB/s, the row says algbw {r['algbw']}"
-        if factor is not None and abs(r["busbw"] - r["algbw"] * factor) > 0.1 * r["algbw"] * factor + 0.05:
-            return (f"busbw {r['busbw']} at {human_bytes(r['size'])} is not algbw {r['algbw']} x {factor:.3f} "
-                    f"(2(n-1)/n at world size {world})")
-    if world is not None and world > 1 and max(r["busbw"] for r in rows) <= 0:
-        return f"no bus bandwidth at all across {world} ranks"
-    return None
 
 
 CAUSES = ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET", "FABRIC_NOT_PASSED")
@@ -436,9 +410,9 @@ def _no_bandwidth(facts: NcclFacts, rows: list[SizeRow], span: str, result: Chec
         return result.not_judged(f"{len(rows)} sizes {span} returned the right values, but the world size is not "
                                  "recorded: the bandwidth is not assessed", "Give the table with its `#  Rank ...` "
                                  "device lines (or the launch line: mpirun -np N ... -g G).")
-    init = facts.get("init_s")
+    init, what = facts.get("init_s"), label(facts.get("collective"), facts)
     return result.verdict(SKIP, "NCCL_SINGLE_RANK", f"{facts.get('backend')} initialised"
-                          f"{f' in {init:g} s' if isinstance(init, (int, float)) else ''} and the all-reduce on "
+                          f"{f' in {init:g} s' if isinstance(init, (int, float)) else ''} and the {what} on "
                           f"1 rank returned the right values over {len(rows)} sizes {span}; nothing crossed a link, "
                           "so no bandwidth was measured (busbw is 0 at world size 1)")
 
@@ -467,10 +441,9 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
         return no_collective(facts, found, result)
     if error or not rows:
         return _failed(facts, error or "no result", found, result)
-    rows = sorted(rows, key=lambda r: r["size"])
-    inconsistent = _inconsistent(rows, world)
-    if inconsistent:
-        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the collective's figures contradict each other: {inconsistent}",
+    rows, collective = sorted(rows, key=lambda r: r["size"]), facts.get("collective")
+    if contradicts := inconsistent(rows, world, collective):
+        return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the collective's figures contradict each other: {contradicts}",
                               "Rerun the check; figures that do not add up are no measurement.")
     wrong = sum(r["wrong"] for r in rows)
     result.details += _table(rows)
@@ -480,10 +453,10 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
         result.metric("algbw_max", max(r["algbw"] for r in rows), "GB/s")
     lo, hi = rows[0]["size"], rows[-1]["size"]
     span = f"{lo >> 20}-{hi >> 20} MiB" if lo >= 1 << 20 else f"{human_bytes(lo)}-{human_bytes(hi)}"
-    verified = f"all-reduce verified over {backend}, world size {world}, {len(rows)} sizes {span}"
+    verified = f"{label(collective, facts)} verified over {backend}, world size {world}, {len(rows)} sizes {span}"
     if wrong:
-        return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"all-reduce over {backend} returned {wrong} wrong element(s)",
-                              WRONG_ADVICE)
+        return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"{label(collective, facts)} over {backend} returned {wrong} wrong "
+                              "element(s)", WRONG_ADVICE)
     if world is None or world == 1:
         return _no_bandwidth(facts, rows, span, result)
     if backend != "nccl":
@@ -494,4 +467,6 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
                               f"{no_gpu}: NCCL not exercised; {verified}",
                               "Run on a GPU node (`docker run --gpus all`); the gpu check says why none is visible.",
                               "job" if gpus == 0 else "image")
+    if other_collective(collective):    # verify's baselines are all-reduce busbw figures: plausibility only
+        return found.apply(result, plausibility(facts, rows, verified, result, found))
     return found.apply(result, bandwidth_figures(facts, rows, verified, result, found))
