@@ -115,3 +115,5 @@ class FabricFacts(TypedDict, total=False):
     kernel: str | None
     net_plugins: list[str] | None
     nccl_env: dict[str, str]
+    ofi_providers: list[str] | None
+    ofi_query: str | None
