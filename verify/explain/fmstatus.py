@@ -7,7 +7,8 @@ the journal's lines of the unit and of the fabric manager itself: its refusal wh
 (`request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do
 [NV_WARN_NOTHING_TO_DO]`, NVIDIA/gpu-operator#610) and its word that it configured the node's switches
 (`Successfully configured all the available NVSwitches`, NVIDIA/nvtrust#128). The `Active:` line is the unit's state
-now; without one, the journal's last start, stop or failure of the unit; without either, systemctl's `Job for`.
+now; without one, a unit not installed or systemctl's `Job for ... failed` (the command's answer, newer than the
+journal pasted below it); without either, the journal's last start, stop or failure of the unit.
 The fabric manager's SXid lines are fmlog.py's."""
 from __future__ import annotations
 
@@ -24,13 +25,13 @@ _JOB_FAILED = re.compile(rf"Job for {UNIT} failed")
 # the journal's events of the unit, in order: the last one is its state
 _EVENTS = (
     (re.compile(rf"systemd\[\d+\]: Started {UNIT}\b|systemd\[\d+\]: Started NVIDIA fabric manager"), "active"),
-    (re.compile(rf"systemd\[\d+\]: Stopped {UNIT}\b|systemd\[\d+\]: Stopped NVIDIA fabric manager"), "inactive"),
+    (re.compile(rf"systemd\[\d+\]: Stopped (?:{UNIT}\b|NVIDIA fabric manager)", re.IGNORECASE), "inactive"),
     (re.compile(rf"{UNIT}: Failed with result '([\w-]+)'|Failed to start {UNIT}\b|Failed to start NVIDIA fabric "
                 rf"manager|{UNIT}: (?:Control|Main) process exited, code=\w+, status=(?!0/)"), "failed"),
 )
 # the fabric manager's own failure line (nv-fabricmanager[pid]:, its start script's), not an SXid (fmlog.py's)
 _FM_LINE = re.compile(r"(?:nv-fabricmanager|nvidia-fabricmanager-start\.sh)\[\d+\]:\s*(.*)")
-_FAILURE = re.compile(r"fail|error|invalid|not found|unable", re.IGNORECASE)
+_FAILURE = re.compile(r"fail|error|invalid|not found|unable|n.t match|mismatch", re.IGNORECASE)
 _SXID = re.compile(r"detected NVSwitch (?:non-)?fatal error")
 NOTHING_TO_DO = "NV_WARN_NOTHING_TO_DO"
 _CONFIGURED = re.compile(r"Successfully configured all the available NVSwitches")
@@ -52,13 +53,15 @@ def _state(text: str) -> tuple[str | None, str | None]:
     if block and (active := _ACTIVE.search(block)):
         result = _RESULT.search(active.group(2))
         return active.group(1), result.group(1) if result else None
-    events = sorted((m.start(), state, m) for pattern, state in _EVENTS for m in pattern.finditer(text))
-    if events:
-        _, state, last = events[-1]
-        return state, last.group(1) if last.lastindex else None
     if _NOT_FOUND.search(text):
         return "not_found", None
-    return ("failed", None) if _JOB_FAILED.search(text) else (None, None)
+    if _JOB_FAILED.search(text):        # the command's own answer: newer than any journal line pasted below it
+        return "failed", None
+    events = sorted((m.start(), state, m) for pattern, state in _EVENTS for m in pattern.finditer(text))
+    if not events:
+        return None, None
+    _, state, last = events[-1]
+    return state, last.group(1) if last.lastindex else None
 
 
 def _error(text: str) -> str | None:
