@@ -272,3 +272,47 @@ def test_a_healthy_efa_node_s_listing_beside_its_adapter_raises_nothing():
 @pytest.mark.parametrize("bad", [{"ofi_providers": "efa"}, {"ofi_providers": ["efa provider"]}, {"ofi_query": 3}])
 def test_an_implausible_provider_listing_is_refused(bad):
     assert fabric(**bad).code == "FACTS_INVALID"
+
+
+# ---------------------------------------------------------------- the cloud instance type's adapter count
+# A100 VM, eight ConnectX-6 VFs (MT4124) Active at HDR 200: GPUd's real capture (the corpus's
+# a100-azure-ibstat-eight-mt4124-vf-hdr-200-active-then-ibpanic-mlx5-8-exit-255,
+# https://github.com/leptonai/gpud/blob/c9874d3491e39974b6fdb3bb88dfa8de0168f29c/components/accelerator/nvidia/infiniband/testdata/ibstat.39.0.a100.failed.ibpanic.exit-255.0),
+# the eight rails an ND A100 v4 has (https://learn.microsoft.com/azure/virtual-machines/nda100-v4-series)
+AZURE_A100 = CORPUS / "a100-azure-ibstat-eight-mt4124-vf-hdr-200-active-then-ibpanic-mlx5-8-exit-255"
+
+
+def _azure_a100():
+    return json.loads((AZURE_A100 / "facts" / "fabric.json").read_text())["facts"]
+
+
+def test_an_nd_a100_v4_s_eight_rails_read_whole_raise_nothing():
+    facts = _azure_a100()
+    expected = json.loads((AZURE_A100 / "expected.json").read_text())["verdicts"]["fabric"]
+    r = fabric(**{**facts, "instance_type": "Standard_ND96asr_v4"})
+    assert verdict(r) == (expected["status"], expected["code"], expected["owner"]) == ("pass", None, None)
+    assert any("8 of its 8 InfiniBand" in d for d in r.details)
+
+
+def test_an_nd_vm_missing_an_infiniband_rail_fails_the_host():
+    facts = _azure_a100()
+    r = fabric(**{**facts, "adapters": facts["adapters"][:7], "instance_type": "Standard_ND96asr_v4"})
+    assert verdict(r) == ("fail", "FABRIC_ADAPTERS_MISSING", "host") and "7 read" in r.summary
+
+
+def test_a_p5_launched_with_fewer_efa_interfaces_warns_the_host_and_a_p4d_s_four_pass():
+    """p5.48xlarge takes 32 EFA interfaces, p4d.24xlarge 4 (torchx's named resources; AWS's EFA guide)."""
+    four = [{**EFA_ADAPTER, "name": f"rdmap{n}s0"} for n in (79, 80, 81, 82)]
+    assert verdict(fabric(adapters=four, instance_type="p5.48xlarge")) == ("warn", "FABRIC_ADAPTERS_MISSING", "host")
+    assert fabric(adapters=four, instance_type="ml.p4d.24xlarge").code != "FABRIC_ADAPTERS_MISSING"
+
+
+def test_a_container_s_view_or_an_unknown_type_is_never_judged_short():
+    """A container may see only the EFA devices it was given (the job's share); a type whose count is not published
+    here is said, not guessed."""
+    one = [EFA_ADAPTER]
+    r = fabric(adapters=one, uverbs=["uverbs0"], instance_type="p5.48xlarge")
+    assert r.code != "FABRIC_ADAPTERS_MISSING" and any("not judged here" in d for d in r.details)
+    r = fabric(adapters=one, instance_type="a3-megagpu-8g")
+    assert r.code != "FABRIC_ADAPTERS_MISSING" and any("not one this verify knows" in d for d in r.details)
+    assert fabric(adapters=one, instance_type="p5 48xlarge; rm -rf").code == "FACTS_INVALID"

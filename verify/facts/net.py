@@ -117,3 +117,4 @@ class FabricFacts(TypedDict, total=False):
     nccl_env: dict[str, str]
     ofi_providers: list[str] | None
     ofi_query: str | None
+    instance_type: str | None

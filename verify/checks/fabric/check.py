@@ -20,6 +20,7 @@ from ...options import GiB, Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import rdma
 from .gdrready import GDR_REMEDY, gdr, plumbing_alone
+from .instancetype import judge as instance_type
 from .noprovider import judged_alone, no_provider
 from .offport import ethernet_off_beside_ib
 from .ofi import alone as ofi_alone
@@ -55,6 +56,7 @@ FIGURES = (
     ("kernel", STR), ("verbs_error", STR), ("memlock", Either(BYTES, Kind(str, ("unlimited",)))),
     ("memlock_error", STR), ("ofi_providers", Each(Kind(str, pattern=r"[A-Za-z0-9_]{1,32}"))),
     ("ofi_query", Kind(str, pattern=r"[A-Za-z0-9_]{1,32}")),
+    ("instance_type", Kind(str, pattern=r"[A-Za-z0-9_.-]{2,64}")),
 )
 
 
@@ -449,10 +451,11 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     if contradiction := _impossible(adapters):
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
                               "Record the check again.")
-    if not _present(facts, adapters):
-        return result.verdict(SKIP, "FABRIC_NONE", "no RDMA device on this node or in this container: fabric not "
-                              "assessed")
     found = Findings()
+    result.details += instance_type(facts, adapters, found)     # a cloud type's adapter count, where it is known
+    if not _present(facts, adapters):
+        return found.apply(result, "") if found.items else result.verdict(
+            SKIP, "FABRIC_NONE", "no RDMA device on this node or in this container: fabric not assessed")
     for rule in (_container, _userspace, _efa):
         rule(facts, adapters, found)
     _port_states(adapters, found)
