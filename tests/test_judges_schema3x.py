@@ -316,3 +316,15 @@ def test_a_container_s_view_or_an_unknown_type_is_never_judged_short():
     r = fabric(adapters=one, instance_type="a3-megagpu-8g")
     assert r.code != "FABRIC_ADAPTERS_MISSING" and any("not one this verify knows" in d for d in r.details)
     assert fabric(adapters=one, instance_type="p5 48xlarge; rm -rf").code == "FACTS_INVALID"
+
+
+def test_the_node_s_own_switches_pasted_beside_a_dead_fabric_manager_decide():
+    """NVSentinel#883's status pasted above a fabric manager's own report of an error on one of the node's NVSwitches
+    (GPUd's real fabric-manager log of an HGX H100, https://github.com/leptonai/gpud/blob/e0d14b7dbe99f2c1442078165361757180b7508a/components/query/log/tail/testdata/fabric-manager.0.log):
+    the switches are the node's, so the dead fabric manager is the host's."""
+    sxid = (CORPUS / "hgx-h100-fabricmanager-535.161.08-log-sxid-12028-non-fatal-burst-all-four-nvswitches-then-restart-"
+            "all-gpus-reprobed-18-links-gpud-fixture" / "raw.txt").read_text()
+    line = next(x for x in sxid.splitlines() if "detected NVSwitch" in x)
+    manager = fmstatus.parse(FAILED + line + "\n")["fabric_manager"]
+    assert manager["state"] == "failed" and manager["nvswitches"] is True
+    assert verdict(explained(FAILED + line + "\n")) == ("fail", "NVLINK_DOWN", "host")

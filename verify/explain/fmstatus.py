@@ -35,6 +35,10 @@ _FAILURE = re.compile(r"fail|error|invalid|not found|unable|n.t match|mismatch",
 _SXID = re.compile(r"detected NVSwitch (?:non-)?fatal error")
 NOTHING_TO_DO = "NV_WARN_NOTHING_TO_DO"
 _CONFIGURED = re.compile(r"Successfully configured all the available NVSwitches")
+# the node's own NVSwitches shown beside the service in the same paste: the fabric manager configuring or reporting
+# them, their kernel driver's lines (`nvidia-nvswitch3: SXid ...`), lspci's NVSwitch bridges
+_SWITCHES = re.compile(r"Successfully configured all the available NVSwitches|detected NVSwitch (?:non-)?fatal error"
+                       r"|\bnvidia-nvswitch\d+: |^[0-9a-fA-F:.]+ [\w -]+: NVIDIA Corporation [^\n]*NVSwitch", re.MULTILINE)
 
 
 def _block(text: str) -> str | None:
@@ -79,6 +83,6 @@ def detect(text: str) -> bool:
 
 def parse(text: str) -> dict[str, Any]:
     state, result = _state(text)
-    nvswitches = True if _CONFIGURED.search(text) else False if NOTHING_TO_DO in text else None
+    nvswitches = True if _SWITCHES.search(text) else False if NOTHING_TO_DO in text else None
     manager = {"state": state, "result": result, "error": _error(text), "nvswitches": nvswitches}
     return {"torch": None, "devices": None, "fabric_manager": manager}
