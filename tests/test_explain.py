@@ -375,8 +375,8 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "contrast with NCCL_P2P_DISABLE=1, which its translation's error carries",
     # Sixty-sixth to sixty-ninth batches (tests/test_judges_fix6669.py): the rule kept.
     "b200-class-bottlerocket-nvlsm-fabric-manager-active-gpu-probe-requests-unifiedmemoryperf-blackwell-cc-10.0-runs":
-        "translator: gpu pass; verify explain: a service's status and a CUDA sample's banner hold no GPU fact it "
-        "reads: not recognised, never a pass (its facts: nothing to judge)",
+        "translator: gpu pass; verify explain reads the fabric manager active (said: a running service proves no "
+        "GPU's health); a CUDA sample's banner holds no GPU fact it reads: nothing to judge, never a pass (as its facts)",
     "a10g-two-nodes-efa-ofi-plugin-could-not-disable-cuda-api-usage-for-hmem-disabling-gdr-dma-buf-available-by-design":
         "translator: nccl pass (EFA in the poster's prose); verify explain: the plugin's lines name no provider and no "
         "network, no collective: nothing to judge, as its facts",
@@ -399,9 +399,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "cx4-lx-hca-mode-calico-pods-rdma-create-ep-no-such-device-show-gids-empty-in-pod": "translator: fabric fail "
         "FABRIC_NOT_PASSED (job) on `rdma_create_ep: No such device` and an empty GID table; neither has a field in "
         "schema 3: not recognised",
-    "efa-0-fi-info-p-efa-rdm-dgrm-rxd-listed-fi-pingpong-efa-works-fabtests-no-data-by-address": "translator: "
-        "fabric pass on `fi_info -p efa`'s provider listing; no field holds libfabric providers and no port is read: "
-        "not recognised, never a pass",
     "four-nodes-x4-gpus-nccl-ib-hca-set-per-local-rank-wrapper-mlx5-n-1-ncclbuildrings-errors-job": "translator: "
         "nccl fail NCCL_FAILED (job); the excerpt is the job's wrapper script (an `export NCCL_IB_HCA=` per local "
         "rank), no tool's output, and per-rank variables have no field: not recognised",
@@ -545,14 +542,12 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "excerpt shows no EFA device and a missing net plugin alone is harmless on InfiniBand; which libnccl the "
         "process loaded has no field",
     "b200-k8s-pod-libfabric-efa-provider-aborts-on-unopenable-connectx-uverbs-fi-getinfo-61-image":
-        "translator: fabric fail FABRIC_USERSPACE_MISSING (image); Libfabric's EFA provider warnings (`ibv_open_device "
-        "failed! errno: 2`, `provider efa output empty list`) have no fabric field: not recognised, as its facts",
+        "translator: fabric fail FABRIC_USERSPACE_MISSING (image); fi_info's `fi_getinfo: -61` is read (`ofi_providers` "
+        "[]), but no EFA device is shown in the pod's reach: -61 is as much a pod given none (the job's): not judged; "
+        "Libfabric's `ibv_open_device failed! errno: 2` warnings have no field",
     "efa-2.6.0g-kmod-built-against-mlnx-ofed-rdma-headers-insmod-warns-at-probe-0000-4f-00.0-kernel-5.15-aws-host":
         "translator: fabric fail FABRIC_NONE (host); the EFA driver's probe lines then `cut here` (the warning "
         "itself cut) have no field: not recognised, as its facts",
-    "efa-instance-fi-info-p-efa-rdm-domains-rdmap79s0-80s0-81s0-verbs-provider-61-by-design-vineyard":
-        "translator: fabric pass; `fi_info` output (providers, domains, endpoint types) has no field: not "
-        "recognised, never a pass, as its facts",
     # Hundred-and-eighth batch (fix108, tests/test_judges_fix108.py): what decides it is not in the excerpt's lines.
     "azure-nc24rs-v3-centos-hpc-7.7-cx3-vf-on-pci-ibstatus-sys-files-not-found-no-ib0-until-mofed-installed":
         "translator: fabric fail FABRIC_NONE (host); verify explain: skip FABRIC_NONE, as its facts: a Mellanox VF on "
@@ -565,8 +560,9 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     # Hundred-and-ninth batch (NVSwitch/HGX/Grace; fix109, tests/test_judges_fix109.py): what the excerpt shows has
     # no field of facts schema 3.
     "h100-nvswitch-node-nvidia-fabricmanager-service-failed-killed-two-weeks-undetected":
-        "translator: gpu fail NVLINK_DOWN (host); `systemctl status` of a failed nvidia-fabricmanager.service has no "
-        "field (no GPU, fabric state or kernel line is shown): not recognised, as its facts",
+        "translator: gpu fail NVLINK_DOWN (host); `systemctl status` of a failed nvidia-fabricmanager.service is read "
+        "(`fabric_manager`: failed, exit-code), but nothing in the excerpt shows the node has NVSwitches of its own "
+        "(a fabric manager installed on a PCIe node fails alike): said, not judged; the NVSwitch H100 is the title's",
     # fix111: hundred-and-eleventh batch (RDMA in pods; tests/test_judges_fix111.py): the excerpt is prose.
     "v100-k8s-pytorch-ddp-pod-rdma-v100-resource-ulimit-l-64-kb-in-container-limits-conf-ignored-1m-transfers-fail":
         "translator: fabric fail FABRIC_MEMLOCK_LOW (host; its facts agree); the excerpt is the poster's Chinese prose "

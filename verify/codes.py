@@ -105,6 +105,11 @@ CODES: dict[str, Code] = {
     "FABRIC_PORT_DOWN": Code("host", "An RDMA port is not ACTIVE/LinkUp (Down, Polling, Disabled, Init).",
                              "Check the cable, transceiver and switch port (`ibstat`, `ibportstate`); for IB, that a "
                              "subnet manager runs."),
+    "FABRIC_ADAPTERS_MISSING": Code("host", "Fewer RDMA adapters than the node's cloud instance type has (a type whose "
+                                    "count is published: p4d/p5 EFA interfaces, an Azure ND VM's InfiniBand rails): an "
+                                    "EFA interface the instance was launched without, or a GPU's InfiniBand VF missing.",
+                                    "Launch the instance with every EFA interface its type takes; on Azure ND, redeploy "
+                                    "the VM or report the missing InfiniBand VF."),
     "FABRIC_RATE_DEGRADED": Code("host", "An active RDMA port links below the adapter's maximum: below its peers of "
                                  "the same model on this node, below the model's rated speed, or below every rate "
                                  "the model is sold for (a fall-back speed: failing where no other port is up).",

@@ -24,7 +24,9 @@ from . import (
     dcgmlinks,
     devib,
     drafabric,
+    fiinfo,
     fmlog,
+    fmstatus,
     gpudfabric,
     gpudrma,
     ib,
@@ -137,6 +139,10 @@ KINDS: tuple[Kind, ...] = (
     Kind("a GPU health tool's NVLink fabric state (GPUd's fabric-manager check)", "gpu", gpudfabric.detect,
          gpudfabric.parse),
     Kind("slurmd's GPUs autodetected through NVML", "gpu", slurmgres.detect, slurmgres.parse),       # names and UUIDs alone: after the rest
+    # a service's state and a provider listing: after every reading of the GPUs and adapters themselves
+    Kind("the NVIDIA Fabric Manager service (systemctl status, its journal)", "gpu", fmstatus.detect, fmstatus.parse,
+         prefixed=True),
+    Kind("Libfabric's fi_info (its providers)", "fabric", fiinfo.detect, fiinfo.parse),
     Kind("torch.distributed rendezvous error", "nccl", rendezvous.detect, rendezvous.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect_any, nccl.parse),      # NCCL's lines with nothing decisive: last
 )

@@ -218,6 +218,14 @@ class DriverError(TypedDict, total=False):
     source: str | None
 
 
+class FabricManager(TypedDict, total=False):
+    """The node's NVIDIA Fabric Manager service (`systemctl status nvidia-fabricmanager`, its journal)."""
+    state: str | None
+    result: str | None
+    error: str | None
+    nvswitches: bool | None
+
+
 class GpuFacts(TypedDict, total=False):
     """What the gpu check's probe records (verify/FACTS.md, "gpu facts")."""
     torch: str | None
@@ -245,3 +253,4 @@ class GpuFacts(TypedDict, total=False):
     pcie_aer_events: list[PcieAerEvent] | None
     driver_errors: list[DriverError] | None
     cuda_errors: list[CudaError] | None
+    fabric_manager: FabricManager | None

@@ -116,3 +116,6 @@ class FabricFacts(TypedDict, total=False):
     kernel: str | None
     net_plugins: list[str] | None
     nccl_env: dict[str, str]
+    ofi_providers: list[str] | None
+    ofi_query: str | None
+    instance_type: str | None

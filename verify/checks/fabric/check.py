@@ -14,14 +14,18 @@ import re
 from typing import Any
 
 from ...facts import Adapter, FabricFacts, Port
-from ...figures import BYTES, LIST, OBJECT, STR, STRS, Either, Figure, Kind
+from ...figures import BYTES, LIST, OBJECT, STR, STRS, Each, Either, Figure, Kind
 from ...findings import Findings
 from ...options import GiB, Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import rdma
 from .gdrready import GDR_REMEDY, gdr, plumbing_alone
+from .instancetype import judge as instance_type
 from .noprovider import judged_alone, no_provider
 from .offport import ethernet_off_beside_ib
+from .ofi import alone as ofi_alone
+from .ofi import lacks_efa
+from .ofi import said as ofi_said
 from .splitrate import design_rate
 
 LIBRARIES = ("libibverbs.so.1", "librdmacm.so.1", "libfabric.so.1")
@@ -50,7 +54,9 @@ FIGURES = (
     ("rdma_cm", Kind(bool)), ("libraries", OBJECT), ("providers", STRS), ("verbs_devices", STRS),
     ("net_plugins", STRS), ("nccl_env", OBJECT), ("peermem", Kind(bool)), ("gpu_module", Kind(str, ("open", "proprietary"))),
     ("kernel", STR), ("verbs_error", STR), ("memlock", Either(BYTES, Kind(str, ("unlimited",)))),
-    ("memlock_error", STR),
+    ("memlock_error", STR), ("ofi_providers", Each(Kind(str, pattern=r"[A-Za-z0-9_]{1,32}"))),
+    ("ofi_query", Kind(str, pattern=r"[A-Za-z0-9_]{1,32}")),
+    ("instance_type", Kind(str, pattern=r"[A-Za-z0-9_.-]{2,64}")),
 )
 
 
@@ -275,6 +281,7 @@ def _efa(facts: FabricFacts, adapters: list[Adapter], found: Findings) -> None:
         missing.append(f"libfabric.so.1 ({libs['libfabric.so.1']})")
     if facts.get("providers") is not None and "efa" not in (facts.get("providers") or []):
         missing.append("the efa verbs provider (libefa)")
+    missing += [m for m in [lacks_efa(facts, adapters)] if m]      # fi_info without the efa provider
     if facts.get("net_plugins") == []:
         plugin = (facts.get("nccl_env") or {}).get("NCCL_NET_PLUGIN")
         missing.append(f"the aws-ofi-nccl net plugin ({'NCCL_NET_PLUGIN=' + plugin + ' not found' if plugin else 'no libnccl-net*.so'})")
@@ -360,6 +367,7 @@ def _describe(facts: FabricFacts, adapters: list[Adapter], result: CheckResult) 
     limit = facts.get("memlock")
     result.details.append(f"memlock {'unknown' if limit is None else limit if isinstance(limit, str) else human_bytes(limit)}"
                           f"; GPUDirect RDMA: {gdr(facts)[1]}")
+    result.details += [line for line in [ofi_said(facts)] if line]
     result.data.update(adapters=len(adapters), ports=len(_ports(adapters)))
 
 
@@ -427,6 +435,8 @@ def _no_listing(facts: FabricFacts, result: CheckResult) -> CheckResult:
         return alone.apply(result, "")
     if shown := plumbing_alone(facts, result):   # a figure that bears on a fault, read: the verdict rests on it
         return shown
+    if shown := ofi_alone(facts, result):        # fi_info's efa provider answering: the devices are driven
+        return shown
     return result.not_judged("neither the host's adapters nor the container's devices were "
                           "read: nothing to judge", "Record the check with `python -m verify --checks fabric "
                           "--save-facts DIR`.")
@@ -441,10 +451,11 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     if contradiction := _impossible(adapters):
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
                               "Record the check again.")
-    if not _present(facts, adapters):
-        return result.verdict(SKIP, "FABRIC_NONE", "no RDMA device on this node or in this container: fabric not "
-                              "assessed")
     found = Findings()
+    result.details += instance_type(facts, adapters, found)     # a cloud type's adapter count, where it is known
+    if not _present(facts, adapters):
+        return found.apply(result, "") if found.items else result.verdict(
+            SKIP, "FABRIC_NONE", "no RDMA device on this node or in this container: fabric not assessed")
     for rule in (_container, _userspace, _efa):
         rule(facts, adapters, found)
     _port_states(adapters, found)

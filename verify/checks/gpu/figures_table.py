@@ -33,6 +33,8 @@ from ...figures import (
 )
 
 _DEV = "devices[]."
+# systemd's ActiveState words, and a unit that is not installed (verify/FACTS.md, FabricManager)
+FM_STATES = ("active", "activating", "deactivating", "reloading", "inactive", "failed", "maintenance", "not_found")
 
 
 _CC = r"\d{1,2}\.\d{1,2}"
@@ -107,4 +109,6 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     (_DEV + "mig_devices[].memory_bytes", MEMORY), (_DEV + "mig_devices[].sm_count", Figure("SMs", 1, 4096, integer=True)),
     (_DEV + "mig_devices[].profile", STR), (_DEV + "samples[].gen", PCIE_GEN), (_DEV + "samples[].width", PCIE_WIDTH),
     (_DEV + "samples[].phase", Kind(str, ("idle", "load"))),
+    ("fabric_manager", OBJECT), ("fabric_manager.state", Kind(str, FM_STATES)), ("fabric_manager.result", STR),
+    ("fabric_manager.error", STR), ("fabric_manager.nvswitches", BOOL),
 )

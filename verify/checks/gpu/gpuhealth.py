@@ -423,3 +423,10 @@ def correctable(dev: NvmlDevice, found: Findings) -> None:
     found.add(WARN, "ECC_UNCORRECTABLE", f"{where(dev)}: correctable-error storm ({'; '.join(x for x in said if x)})",
               "Watch the GPU: reset it at the next drain and run `dcgmi diag -r 3`; RMA if the rate stays high.",
               "host", dev.get("index"))
+
+
+def fabric_health_read(dev: NvmlDevice) -> bool:
+    """Whether any bit of the GPU's fabric health mask was read (not its registration state alone)."""
+    fabric = dev.get("fabric")
+    health = fabric.get("health") if isinstance(fabric, dict) else None
+    return isinstance(health, dict) and any(v is not None for v in health.values())

@@ -14,7 +14,7 @@ from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import gpumemory, gpuunits
 from ...shared.cuda_errors import decode
 from ...shared.gpumemory import where
-from . import aer, driverlog, gpuarch, gpuhealth, gpuidentity, inforom, refusals, unanswering, undecoded
+from . import aer, driverlog, fabricmanager, gpuarch, gpuhealth, gpuidentity, inforom, refusals, unanswering, undecoded
 from .contradictions import impossible, no_gpu_contradicted
 from .kernelxid import xid_tells_the_kernel_fault
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
@@ -240,6 +240,7 @@ def kernel_log(facts: GpuFacts, devices: list[NvmlDevice], found: Findings) -> N
     gpuhealth.sxids(facts.get("sxid_events") or [], found)
     driverlog.driver_errors(facts.get("driver_errors") or [], found)
     aer.judge(facts.get("pcie_aer_events") or [], found)
+    fabricmanager.judge(facts, devices, found)         # a node-wide service, as the switches' SXids
 
 
 # What a device's health is read from, by area: a field counts when it holds a value or the GPU does not have it
@@ -250,13 +251,6 @@ HEALTH_AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pending retirement/remap", ("retired_pages_pending", "row_remap")), ("clock slowdown", ("throttle_reasons",)),
     ("temperature", ("temperature_c", "temperature_tlimit_c")), ("PCIe link", ("pcie_width", "pcie_gen")),
     ("power limit", ("power_limit_w",)), ("NVLink", ("nvlink", "fabric")))
-
-
-def fabric_health_read(dev: NvmlDevice) -> bool:
-    """Whether any bit of the GPU's fabric health mask was read (not its registration state alone)."""
-    fabric = dev.get("fabric")
-    health = fabric.get("health") if isinstance(fabric, dict) else None
-    return isinstance(health, dict) and any(v is not None for v in health.values())
 
 
 def _read(dev: NvmlDevice, key: str) -> bool:
@@ -285,7 +279,7 @@ def _not_assessed(node: Node, found: Findings) -> dict[str, list[Any]]:
         # the fabric's registration state says the GPU joined the NVSwitch fabric, nothing of its own health; its
         # health mask (FabricHealth) is the NVLink health FACTS.md lists, read
         health_read = [k for _, ks in HEALTH_AREAS for k in ks if _read(dev, k) and dev.get(k) != []
-                       and (k, undecided) != ("nvlink", True) and (k != "fabric" or fabric_health_read(dev))]
+                       and (k, undecided) != ("nvlink", True) and (k != "fabric" or gpuhealth.fabric_health_read(dev))]
         if not health_read:
             blind.append(dev)
     if blind:
@@ -359,7 +353,7 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
         return True
     return any(facts.get(k) is not None for k in ("kernels", "perf", "sdc", "xid_events", "sxid_events",
                                                   "driver_errors", "cuda_available", "cuda_errors")) or bool(
-        facts.get("driver") and facts.get("torch_cuda"))
+        facts.get("driver") and facts.get("torch_cuda")) or fabricmanager.shows_fault(facts, devices)
 
 
 def _no_gpu(facts: GpuFacts, result: CheckResult, options: Options) -> CheckResult:
@@ -397,7 +391,7 @@ def _bears_on_a_fault(facts: GpuFacts) -> bool:
                                                          "kernels", "cuda_errors")) or bool(
         facts.get("cuda_available") is not None or (facts.get("capabilities") and facts.get("arch_list") is not None)
         or (facts.get("driver") and facts.get("torch_cuda")) or torch_misses_cuda(facts)
-        or aer.judgeable(facts.get("pcie_aer_events")))
+        or aer.judgeable(facts.get("pcie_aer_events")) or fabricmanager.shows_fault(facts, []))
 
 
 def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
@@ -450,6 +444,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     result.details.append(f"torch {facts.get('torch')}, built for CUDA "
                           f"{'none (CPU build)' if torch_cuda == NONE else torch_cuda or 'unknown'}")
     result.data.update(driver=facts.get("driver"), cuda_driver=facts.get("cuda_driver"), devices=node.devices)
+    result.details += fabricmanager.said(facts, node.devices)
     result.metric("nvml_devices", len(node.devices), "count")
 
     if facts.get("devices") is None and not _no_gpu_shown(facts):

@@ -1,0 +1,74 @@
+"""The node's NVIDIA Fabric Manager service (verify/FACTS.md, `FabricManager`): down on a node whose GPUs need it is
+the host's. The fabric manager programs a node's own NVSwitches and registers every GPU with the NVLink fabric; with
+it dead no GPU (re)joins the fabric after a reset, CUDA refuses each with error 802, and NVLink peer access and NVLS
+are gone (NVIDIA's Fabric Manager user guide; NVIDIA/NVSentinel#883: a service failed for weeks, unnoticed). It fails
+in the same words where it has nothing to manage (a PCIe or NVLink-bridge node it was installed on by mistake,
+NVIDIA/gpu-operator#610: `NV_WARN_NOTHING_TO_DO`), and a Grace compute tray's switches are in the NVLink switch trays:
+so it is judged only where the node is shown to have NVSwitches of its own, never from the service's state alone."""
+from __future__ import annotations
+
+from ...facts import FabricManager, GpuFacts, NvmlDevice
+from ...findings import Findings
+from ...result import FAIL
+from .gpuhealth import FABRIC_REMEDY
+from .powercap import SUPERCHIPS
+
+DOWN = frozenset({"failed", "inactive", "not_found"})
+NOTHING_TO_DO = "NV_WARN_NOTHING_TO_DO"
+
+
+def service(facts: GpuFacts) -> FabricManager | None:
+    fm = facts.get("fabric_manager")
+    return fm if isinstance(fm, dict) else None
+
+
+def down(fm: FabricManager) -> bool:
+    """Stopped, failed, not installed, or restarting after a failure (`activating (auto-restart) (Result: ...)`)."""
+    state, result = fm.get("state"), str(fm.get("result") or "")
+    return state in DOWN or (state == "activating" and result not in ("", "success"))
+
+
+def switches(fm: FabricManager, devices: list[NvmlDevice]) -> bool | None:
+    """Whether the node has NVSwitches of its own: the fabric manager's or the source's word, else a device behind
+    NVSwitches that is no Grace superchip's GPU (whose switches are another tray's); None where nothing shows it."""
+    if NOTHING_TO_DO in str(fm.get("error") or "") and fm.get("nvswitches") is not True:
+        return False                    # the fabric manager asked the NVSwitch driver and found none
+    if isinstance(fm.get("nvswitches"), bool):
+        return fm["nvswitches"]
+    local = [d.get("nvswitch") for d in devices if not any(s in str(d.get("name") or "").upper() for s in SUPERCHIPS)]
+    return True if True in local else None
+
+
+def shows_fault(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
+    fm = service(facts)
+    return bool(fm and down(fm) and switches(fm, devices))
+
+
+def _said(fm: FabricManager) -> str:
+    state = "not installed" if fm.get("state") == "not_found" else str(fm.get("state") or "state not shown")
+    return state + (f" (Result: {fm['result']})" if fm.get("result") else "") + (f": {fm['error']}" if fm.get("error") else "")
+
+
+def judge(facts: GpuFacts, devices: list[NvmlDevice], found: Findings) -> None:
+    """Down on a node with NVSwitches of its own: the host's."""
+    fm = service(facts)
+    if fm and shows_fault(facts, devices):
+        found.add(FAIL, "NVLINK_DOWN", f"the NVIDIA fabric manager is {_said(fm)} on a node with NVSwitches: nothing "
+                  "programs the switches, no GPU (re)joins the NVLink fabric (CUDA refuses it with 802 after a reset)",
+                  "Drain the node; find why the fabric manager stopped (`journalctl -u nvidia-fabricmanager`, "
+                  "/var/log/fabricmanager.log), start it at the driver's exact version with the GPU reset sequence "
+                  "its guide gives, and check every GPU's fabric state Completed/Success. " + FABRIC_REMEDY, "host")
+
+
+def said(facts: GpuFacts, devices: list[NvmlDevice]) -> list[str]:
+    """What the verdict says of a fabric manager it does not fail on: running, by design, or not judged."""
+    fm = service(facts)
+    if not fm or (fm.get("state") is None and fm.get("error") is None) or shows_fault(facts, devices):
+        return []
+    if not down(fm):
+        return [f"the NVIDIA fabric manager is {_said(fm)} (a running service proves no GPU's health)"]
+    if switches(fm, devices) is False:
+        return [f"the NVIDIA fabric manager is {_said(fm)}: this node has no NVSwitch for it to manage, so that is "
+                "by design (it need not run here)"]
+    return [f"the NVIDIA fabric manager is {_said(fm)}; whether this node has NVSwitches of its own is not shown: "
+            "not judged (on an NVSwitch node it is the host's: nothing registers the GPUs with the NVLink fabric)"]

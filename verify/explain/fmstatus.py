@@ -1,0 +1,88 @@
+"""The NVIDIA Fabric Manager service as systemd and its journal print it (verify/FACTS.md, `FabricManager`):
+`systemctl status nvidia-fabricmanager` (`× nvidia-fabricmanager.service - NVIDIA fabric manager service` /
+`Active: failed (Result: exit-code) since ...`, NVIDIA/NVSentinel#883; `Active: active (running)`,
+bottlerocket-os/bottlerocket-kernel-kit#142), `systemctl start`'s `Job for nvidia-fabricmanager.service failed
+because the control process exited with error code.` (NVIDIA/gpu-operator#356), a unit that is not installed, and
+the journal's lines of the unit and of the fabric manager itself: its refusal where the node has no NVSwitch
+(`request to query NVSwitch device information from NVSwitch driver failed with error:WARNING Nothing to do
+[NV_WARN_NOTHING_TO_DO]`, NVIDIA/gpu-operator#610) and its word that it configured the node's switches
+(`Successfully configured all the available NVSwitches`, NVIDIA/nvtrust#128). The `Active:` line is the unit's state
+now; without one, a unit not installed or systemctl's `Job for ... failed` (the command's answer, newer than the
+journal pasted below it); without either, the journal's last start, stop or failure of the unit.
+The fabric manager's SXid lines are fmlog.py's."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+UNIT = r"nvidia-fabricmanager(?:\.service)?"
+# a unit header of `systemctl status` (any unit: the block it opens runs to the next header)
+_HEADER = re.compile(r"^\s*(?:[●×○↻*]\s*)?([\w@.:-]+\.service)\s+-\s", re.MULTILINE)
+_ACTIVE = re.compile(r"^\s*Active:\s+([a-z]+)((?:\s+\([^)\n]*\))*)", re.MULTILINE)
+_RESULT = re.compile(r"Result:\s*([\w-]+)")
+_NOT_FOUND = re.compile(rf"Unit {UNIT} (?:could not be found|not found)")
+_JOB_FAILED = re.compile(rf"Job for {UNIT} failed")
+# the journal's events of the unit, in order: the last one is its state
+_EVENTS = (
+    (re.compile(rf"systemd\[\d+\]: Started {UNIT}\b|systemd\[\d+\]: Started NVIDIA fabric manager"), "active"),
+    (re.compile(rf"systemd\[\d+\]: Stopped (?:{UNIT}\b|NVIDIA fabric manager)", re.IGNORECASE), "inactive"),
+    (re.compile(rf"{UNIT}: Failed with result '([\w-]+)'|Failed to start {UNIT}\b|Failed to start NVIDIA fabric "
+                rf"manager|{UNIT}: (?:Control|Main) process exited, code=\w+, status=(?!0/)"), "failed"),
+)
+# the fabric manager's own failure line (nv-fabricmanager[pid]:, its start script's), not an SXid (fmlog.py's)
+_FM_LINE = re.compile(r"(?:nv-fabricmanager|nvidia-fabricmanager-start\.sh)\[\d+\]:\s*(.*)")
+_FAILURE = re.compile(r"fail|error|invalid|not found|unable|n.t match|mismatch", re.IGNORECASE)
+_SXID = re.compile(r"detected NVSwitch (?:non-)?fatal error")
+NOTHING_TO_DO = "NV_WARN_NOTHING_TO_DO"
+_CONFIGURED = re.compile(r"Successfully configured all the available NVSwitches")
+# the node's own NVSwitches shown beside the service in the same paste: the fabric manager configuring or reporting
+# them, their kernel driver's lines (`nvidia-nvswitch3: SXid ...`), lspci's NVSwitch bridges
+_SWITCHES = re.compile(r"Successfully configured all the available NVSwitches|detected NVSwitch (?:non-)?fatal error"
+                       r"|\bnvidia-nvswitch\d+: |^[0-9a-fA-F:.]+ [\w -]+: NVIDIA Corporation [^\n]*NVSwitch", re.MULTILINE)
+
+
+def _block(text: str) -> str | None:
+    """The `systemctl status` block of the fabric manager's unit, or None."""
+    heads = list(_HEADER.finditer(text))
+    for n, head in enumerate(heads):
+        if re.fullmatch(UNIT, head.group(1)):
+            return text[head.start():heads[n + 1].start() if n + 1 < len(heads) else len(text)]
+    return None
+
+
+def _state(text: str) -> tuple[str | None, str | None]:
+    """(state, result): the status block's `Active:` line, else the journal's last event, else a not-installed unit or
+    systemctl's `Job for ... failed`."""
+    block = _block(text)
+    if block and (active := _ACTIVE.search(block)):
+        result = _RESULT.search(active.group(2))
+        return active.group(1), result.group(1) if result else None
+    if _NOT_FOUND.search(text):
+        return "not_found", None
+    if _JOB_FAILED.search(text):        # the command's own answer: newer than any journal line pasted below it
+        return "failed", None
+    events = sorted((m.start(), state, m) for pattern, state in _EVENTS for m in pattern.finditer(text))
+    if not events:
+        return None, None
+    _, state, last = events[-1]
+    return state, last.group(1) if last.lastindex else None
+
+
+def _error(text: str) -> str | None:
+    for line in text.splitlines():
+        said = _FM_LINE.search(line)
+        if said and _FAILURE.search(said.group(1)) and not _SXID.search(said.group(1)):
+            return said.group(1).strip()
+    return None
+
+
+def detect(text: str) -> bool:
+    return any(f(text) for f in (_block, _NOT_FOUND.search, _JOB_FAILED.search, _CONFIGURED.search)) or (
+        NOTHING_TO_DO in text and "NVSwitch" in text) or any(p.search(text) for p, _ in _EVENTS)
+
+
+def parse(text: str) -> dict[str, Any]:
+    state, result = _state(text)
+    nvswitches = True if _SWITCHES.search(text) else False if NOTHING_TO_DO in text else None
+    manager = {"state": state, "result": result, "error": _error(text), "nvswitches": nvswitches}
+    return {"torch": None, "devices": None, "fabric_manager": manager}
