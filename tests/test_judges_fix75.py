@@ -53,10 +53,11 @@ def test_the_cloudwatch_log_explained_gives_the_same_verdict():
     assert (r.name, *verdict(r)) == ("nccl", "fail", "NCCL_FAILED", "job"), r.summary
 
 
-def test_an_ofi_failure_without_the_empty_provider_is_not_called_the_job_s():
-    """No false clearance either: the endpoint's failure alone names no owner here (the code's default stands)."""
+def test_an_ofi_failure_without_the_empty_provider_drains_nothing():
+    """The endpoint refused as an invalid argument, with no empty provider beside it: still a failure, and nothing
+    shows the node at fault (the plugin's EINVAL refusal, verify/checks/nccl/ofiinval.py): never a drain."""
     r = nccl.judge(_nccl(f"init: {_ENDPOINT}", _CLOUDWATCH.replace(_EMPTY, "libfabric: nothing")), Options())
-    assert r.status == "fail" and r.owner != "job"
+    assert r.status == "fail" and r.owner == "job", (r.owner, r.summary)
 
 
 def test_the_efa_device_s_own_refusal_still_wins_over_an_empty_provider():

@@ -19,6 +19,9 @@ from . import efa, plugreg
 
 _EINVAL = re.compile(r"\bRC: -22\b|\bInvalid argument\b|\bEINVAL\b|\bINVALID_ARGUMENT\b")
 _COMPLETED = re.compile(r"completed with error", re.IGNORECASE)
+# the same refusal in the plugin's words, no code printed (`NCCL WARN NET/OFI Creating new endpoint for domain 0x...
+# failed: Invalid argument`, aws-ofi-nccl 1.14's nccl_net_ofi_domain_get_ep)
+_WORDED = re.compile(r"NCCL WARN NET/OFI [^\n|]*?\bfailed: Invalid argument\b[^\n|]*")
 
 REMEDY = ("Read the other ranks' logs and the EFA driver's kernel log (`dmesg | grep efa`) on the node that raised it "
           "before draining anything; run aws-ofi-nccl with the libfabric it was built against (the EFA installer's, "
@@ -27,13 +30,12 @@ REMEDY = ("Read the other ranks' logs and the EFA driver's kernel log (`dmesg | 
 
 
 def refused(said: str) -> str | None:
-    """The plugin's WARN of a set-up call that returned EINVAL (`RC: -22`), or None. The same refusal said in words
-    alone (`Creating new endpoint for domain 0x... failed: Invalid argument`) is not read so: without libfabric's empty
-    EFA provider beside it (efa.py) it keeps no owner (tests/test_judges_fix75.py)."""
-    for hit in efa.OFI_FAILED_CALL.finditer(said):
-        line = hit.group(0)
-        if efa.failed_call(line) and _EINVAL.search(line) and not _COMPLETED.search(line) \
-                and not plugreg.REFUSED.search(line):
+    """The plugin's WARN of a set-up call that returned EINVAL (`RC: -22`, or said in words: `failed: Invalid
+    argument`), or None. Beside libfabric's empty EFA provider (efa.py) the process was given no device: the job's
+    all the same, and said so there first."""
+    calls = [hit.group(0) for hit in efa.OFI_FAILED_CALL.finditer(said) if efa.failed_call(hit.group(0))]
+    for line in [*calls, *(hit.group(0) for hit in _WORDED.finditer(said))]:
+        if _EINVAL.search(line) and not _COMPLETED.search(line) and not plugreg.REFUSED.search(line):
             return line.strip()[:200]
     return None
 
