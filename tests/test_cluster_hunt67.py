@@ -130,7 +130,7 @@ def test_the_tolerance_written_into_the_job_reads_back_as_given(seconds):
     from scripts.fleet.isolate_job import _skew_line
     from scripts.fleet.slurm import Job
     job = Job(spec=None, image="x", nodes=2, gpus=8, clock_skew=seconds)     # type: ignore[arg-type]
-    written = _skew_line(job).strip().removeprefix("export TORCHIMAGES_CLOCK_SKEW=${TORCHIMAGES_CLOCK_SKEW:-")
+    written = _skew_line(job).strip().splitlines()[-1].removeprefix("export TORCHIMAGES_CLOCK_SKEW=${TORCHIMAGES_CLOCK_SKEW:-")
     assert parse_duration(written.removesuffix("}"), "TORCHIMAGES_CLOCK_SKEW") == seconds
 
 

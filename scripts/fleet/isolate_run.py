@@ -285,9 +285,15 @@ def main(argv: list[str] | None = None) -> int:
         if missing := next((n for n in needed if n not in os.environ), None):   # the batch script sets each
             raise KeyError(missing)
         gpus = int(_number(args.gpus, "--gpus", 0, GPUS_MAX, whole=True))
-        timeout = args.timeout if args.timeout is not None else os.environ.get("TORCHIMAGES_ISOLATE_TIMEOUT")
-        timeout_s = _number(timeout, "TORCHIMAGES_ISOLATE_TIMEOUT" if args.timeout is None else "--timeout",
-                            0, TIMEOUT_MAX_S) if timeout not in (None, "") else STEP_TIMEOUT_S
+        if args.timeout is not None:
+            timeout_s = _number(args.timeout, "--timeout", 0, TIMEOUT_MAX_S)
+        else:             # empty is unset, said (the rule of every TORCHIMAGES_* knob: job_knobs)
+            from .job_knobs import ISOLATE, given
+            timeout, notes = given(os.environ, ISOLATE, f"{STEP_TIMEOUT_S:g} s")
+            notes += given(os.environ, "TORCHIMAGES_CLOCK_SKEW", f"{SKEW_DEFAULT_S:g} s")[1]    # skew() below
+            for note in notes:
+                print(f"isolate: note: {note}", flush=True)
+            timeout_s = _number(timeout, ISOLATE, 0, TIMEOUT_MAX_S) if timeout is not None else STEP_TIMEOUT_S
         base = _step(os.environ["TORCHIMAGES_ISOLATE_STEP"])
         reports = Path(os.environ["TORCHIMAGES_REPORTS"])
         if not reports.is_dir():
