@@ -10,6 +10,7 @@ prolog's, verify/prolog/settings.unset_blanks): empty is unset, its default hold
 """
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -46,10 +47,24 @@ def join_timeout(env: Mapping[str, str], default: int) -> tuple[int | None, list
 
 
 def isolate_timeout(env: Mapping[str, str], default: float, most: float) -> tuple[float | None, list[str]]:
-    """TORCHIMAGES_ISOLATE_TIMEOUT in seconds as the runner reads it (isolate_run._number), or None."""
-    from .isolate_run import _number
+    """TORCHIMAGES_ISOLATE_TIMEOUT in seconds as the runner reads it (number), or None."""
     text, notes = given(env, ISOLATE, f"{default:g} s")
-    return (None if text is None else _number(text, ISOLATE, 0, most)), notes
+    return (None if text is None else number(text, ISOLATE, 0, most)), notes
+
+
+def number(text: str, what: str, low: float, high: float, whole: bool = False) -> float:
+    """A knob's number within [low, high] (a whole one where asked), else UserError naming it and its range."""
+    # ASCII digits only: float() and int() also read '٣' (Arabic-Indic), '３' (full width) and '1_0'
+    plain = re.fullmatch(r"\s*[0-9]+\s*" if whole else r"\s*\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?\s*",
+                         text, re.ASCII)
+    try:
+        value = (float(text) if not whole else int(text.strip())) if plain else math.nan
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and low <= value <= high) or (not whole and value <= 0):
+        kind = f"a whole number from {low:g}" if whole else "a number of seconds above 0"
+        raise UserError(f"{what}={text!r} is not {kind} up to {high:g}: fix it, or unset it for the default")
+    return value
 
 
 def job_lines(name: str, var: str, value: str) -> list[str]:

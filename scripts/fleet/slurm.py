@@ -25,6 +25,7 @@ from ..errors import UserError
 from ..plan.platforms import slurm_arch_guard
 from ..plan.spec import ImageSpec
 from .cluster import job_name as job_name  # the one name of both writers
+from .job_knobs import JOIN, job_lines
 from .launch_guards import docker_path_guard
 
 DEFAULT_LAUNCHER = "pyxis"
@@ -350,7 +351,6 @@ def _launcher_env(job: Job) -> list[str]:
 
 def join_lines(job: Job) -> list[str]:
     """RDZV_JOIN_TIMEOUT: sbatch's TORCHIMAGES_JOIN_TIMEOUT, else the one make was given, else the default; guarded."""
-    from .job_knobs import JOIN, job_lines
     default = str(job.join_timeout or JOIN_TIMEOUT_S)
     return [*job_lines(JOIN, "RDZV_JOIN_TIMEOUT", default),
             JOIN_GUARD.replace(f"unset it for {JOIN_TIMEOUT_S} s", f"unset it for {default} s")]
