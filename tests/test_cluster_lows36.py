@@ -19,7 +19,8 @@ interface first (make targets as `python -m scripts`, `verify.prolog`'s main, ve
    node_exporter showed torchimages_prolog_exit_status 4 (breaker, dry run) or 3 (not assessed) for a Prolog= run
    that exited 0 (real, as a false record). The exit status is now settled before the metrics write it; a metrics
    failure (a history read included, which was outside the guard and could turn a drain's exit 1 into a crash's 0)
-   is said on stderr and in syslog under Prolog=, and the exit stands.
+   is said on stderr and in syslog under Prolog=, and the exit stands. The trace of a run stopped by a signal
+   recorded 3 where a step exits 128 + the signal: it records the exit too.
 4. One rule for empty knobs (the shell's ${X:-default}): TORCHIMAGES_BREAKER= and _HANG_RUNS= were CONFIG_ERROR (the
    node ungated), _CLOCK_SKEW= the default in silence, _METRICS_DIR= no metrics in silence, _STATE_DIR= CONFIG_ERROR,
    _ISOLATE_TIMEOUT= / _JOIN_TIMEOUT= the default in silence (real). Now every TORCHIMAGES_* knob the prolog (its
@@ -35,7 +36,8 @@ interface first (make targets as `python -m scripts`, `verify.prolog`'s main, ve
    SLURM_CONF: real; sinfo, scontrol, journalctl, verify and the prolog's own Python ran with the job's. Now in a
    job's step only folders root alone can write stay on LD_LIBRARY_PATH (Apptainer's /.singularity.d/libs, a CUDA
    folder) and SLURM_CONF only as a file root alone can write (slurmd's: /etc/slurm, its configless cache); the
-   wrapper starts the prolog's Python without the job's LD_LIBRARY_PATH (verify/prolog/steplibs.py). Under
+   owner of the prolog's own package counts as root there (in a container a user unpacked, enroot's, all is theirs);
+   the wrapper starts the prolog's Python without the job's LD_LIBRARY_PATH (verify/prolog/steplibs.py). Under
    Prolog= (slurmd's environment) nothing changes.
 """
 from __future__ import annotations
@@ -43,6 +45,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -212,6 +215,15 @@ def test_slurm_prolog_semantics_a_metrics_failure_of_ours_never_changes_the_exit
         assert cli.main(_args(tmp_path, "--metrics-dir", str(tmp_path / "p2")), env) == exits
 
 
+@pytest.mark.parametrize(("env", "exits"), [(PROLOG_ENV, 0), (STEP_ENV, 128 + signal.SIGTERM)])
+def test_the_trace_of_a_stopped_prolog_records_the_exit_it_exits_with(tmp_path, fake, monkeypatch, env, exits):
+    def stopped(cmd: list[str], limit: float) -> tuple[int, str]:
+        raise cli.Interrupted(signal.SIGTERM)
+    monkeypatch.setattr(cli, "_run_verify", stopped)
+    assert cli.main(_args(tmp_path, "--metrics-dir", str(tmp_path / "prom")), env) == exits
+    assert _exit_metric(tmp_path / "prom") == exits
+
+
 # ---- 4. empty is unset, said
 
 @pytest.mark.parametrize(("knob", "attr", "default"), [
@@ -368,6 +380,21 @@ def test_a_slurm_conf_root_alone_can_write_is_slurmd_s_and_kept(tmp_path):
     environ = {"SLURM_CONF": str(folder / "slurm.conf"), steplibs.STEP_LIBS: f"{folder}:/usr/lib"}
     assert steplibs.confine(environ, True) == []
     assert environ == {"SLURM_CONF": str(folder / "slurm.conf"), "LD_LIBRARY_PATH": f"{folder}:/usr/lib"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another owner is made by root")
+def test_a_folder_of_a_user_neither_root_nor_the_prolog_s_owner_is_the_job_s(tmp_path, monkeypatch):
+    folder = tmp_path / "lib"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    os.chown(folder, 65534, 65534)          # a job's user owns its own folders
+    monkeypatch.setattr(steplibs, "owners", lambda: {0})
+    environ = {"LD_LIBRARY_PATH": f"{folder}:/usr/lib"}
+    assert steplibs.confine(environ, True) and environ["LD_LIBRARY_PATH"] == "/usr/lib"
+    # inside a container a user unpacked (enroot) the prolog's own package is that user's: so are its libraries
+    monkeypatch.setattr(steplibs, "owners", lambda: {0, 65534})
+    environ = {"LD_LIBRARY_PATH": f"{folder}:/usr/lib"}
+    assert steplibs.confine(environ, True) == [] and environ["LD_LIBRARY_PATH"] == f"{folder}:/usr/lib"
 
 
 @pytest.mark.host

@@ -304,7 +304,8 @@ def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
     return _mode(env, forced if forced in ("prolog", "step") else "auto") == "prolog"
 
 
-def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
+def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, started: float,
+            status: int | None = None) -> None:
     """The trace of a run that could not gate the node (a bad setting of ours, our own crash): one line on stderr
     and syslog, a not-assessed event in the history, and the metrics, wherever they can be had. Never raises."""
     _ignore_stops()
@@ -312,12 +313,13 @@ def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, start
     say(line)                         # never raises: syslog, the history and the metrics still say it
     _syslog(line)
     try:
-        _trace(argv, env, code, problem, started)
+        _trace(argv, env, code, problem, started, status)
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - the line above is said already
         _say(f"no trace kept: {type(exc).__name__}: {str(exc)[:200]}")
 
 
-def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
+def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, started: float,
+           status: int | None = None) -> None:
     # the first of these that is one node name: Slurm's name for the node this runs on first (a --node copied into
     # slurm.conf's Prolog= line, n2 on every node, is itself the setting this trace must show: its trace went into
     # n2's history and metrics from every other node), then --node (a step run by hand), then the host's
@@ -340,7 +342,8 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
         (settings.salvage(state, "TORCHIMAGES_METRICS_DIR") if os.path.isabs(state) else None)
     if where and os.path.isabs(where):
         outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None,
-                                   "exit": 0 if _as_prolog(argv, env) else 3, "duration_s": time.time() - started,
+                                   "exit": status if status is not None else 0 if _as_prolog(argv, env) else 3,
+                                   "duration_s": time.time() - started,
                                    "time": started, "xids": {}}
         try:
             metrics.write(where, node, None, outcome)
@@ -454,8 +457,10 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
         say(f"torchimages-prolog: {exc}")
         return EXIT_USAGE
     except Interrupted as exc:
-        ungated(said, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started)
-        return EXIT_PASS if prolog else 128 + exc.signum
+        status = EXIT_PASS if prolog else 128 + exc.signum
+        ungated(said, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started,
+                status)
+        return status
     except Overran:
         ungated(said, env, "PROLOG_OVERRAN", f"the run reached its cap ({time.time() - started:.0f} s: --budget + "
                 "--grace) and what still ran was stopped", started)
