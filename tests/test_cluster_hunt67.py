@@ -52,8 +52,9 @@ Found:
   wrote through the link (the prolog's own metrics had refused this already). Now a temp file of an unguessable name,
   then a rename (fsutil.atomic_write), mode 0644.
 
-Left (lows, as before): empty knob values handled inconsistently; TORCHIMAGES_CLOCK_SKEW=0 accepted by the prolog but
-not by make (now said by make fleet-report rather than silently dropped).
+Left (lows, as before): empty knob values handled inconsistently (since: one rule, tests/test_cluster_lows36.py);
+TORCHIMAGES_CLOCK_SKEW=0 accepted by the prolog but not by make (now said by make fleet-report rather than silently
+dropped).
 """
 from __future__ import annotations
 

@@ -31,7 +31,8 @@ interface first (make targets as `python -m scripts`, `verify.prolog`'s main, ve
    one. A step that exported SLURM_SCRIPT_CONTEXT=prolog_slurmd read as Prolog= for its exits (real): the job's or
    image's fault exited 0 (the job ran on), a drain asked no requeue. context.by_slurmd now needs no SLURM_STEP_ID
    (the wrapper and __main__'s fallback too); the forgery is said in one line.
-6. A job's environment in the prolog as a first step. PYTHONPATH: not real (the wrapper runs `python3 -I`, verify
+6. A job's environment in the prolog as a first step (Slurm runs a step with the user's environment; Python's `-I`
+   isolation; the loader searches LD_LIBRARY_PATH first). PYTHONPATH: not real (the wrapper runs `python3 -I`, verify
    runs `-I` with PYTHONPATH set to the prolog's own package, PYTHON* dropped: asserted below). LD_LIBRARY_PATH and
    SLURM_CONF: real; sinfo, scontrol, journalctl, verify and the prolog's own Python ran with the job's. Now in a
    job's step only folders root alone can write stay on LD_LIBRARY_PATH (Apptainer's /.singularity.d/libs, a CUDA
@@ -259,6 +260,12 @@ def test_slurm_prolog_semantics_an_empty_breaker_gates_the_node_by_the_default_n
     assert cli.main(_args(tmp_path), {**PROLOG_ENV, "TORCHIMAGES_BREAKER": ""}) == 1
     assert fake.nodes["n1"][0] == "drained" and "TORCHIMAGES_BREAKER is empty" in capsys.readouterr().err
     assert ("not-assessed", "CONFIG_ERROR") not in history_events(tmp_path)
+
+
+def test_the_empty_knob_rule_is_said_in_one_text_on_both_sides():
+    """verify/ and scripts/ never import each other: the prolog's line and make's are twins, held to one text."""
+    from scripts.fleet import job_knobs
+    assert settings.blank_note("X", "d") == job_knobs.blank_note("X", "d")
 
 
 def test_empty_job_knobs_are_unset_said_by_make_and_the_runner():
