@@ -192,12 +192,16 @@ def test_the_preflight_never_joins_a_torchrun_group_a_job_script_exported(monkey
 
 
 def test_a_bad_setting_s_trace_in_a_step_goes_to_the_operator_s_folder_never_the_job_s(tmp_path, monkeypatch):
-    """The trace of an ungated run (CONFIG_ERROR, kept where the run reads as Prolog=: a step whose job exported
-    SLURM_SCRIPT_CONTEXT) goes where the operator's history is: a job's TORCHIMAGES_STATE_DIR hid it in its own."""
+    """The trace of an ungated run (CONFIG_ERROR, kept where the run reads as Prolog=) goes where the operator's
+    history is: a job's TORCHIMAGES_STATE_DIR hid it in its own. A step whose job exported SLURM_SCRIPT_CONTEXT is
+    a step (SLURM_STEP_ID; tests/test_cluster_lows36.py): its bad option is a usage error, exit 2, written nowhere."""
     install_fake(monkeypatch)
     job_dir = tmp_path / "job"
     env = {**STEP_ENV, "SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "TORCHIMAGES_STATE_DIR": str(job_dir)}
-    assert cli.main(["--state-dir", str(tmp_path / "state"), "--bugdet", "3"], env) == 0
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--bugdet", "3"], env) == 2
+    assert history_events(tmp_path) == [] and not job_dir.exists()
+    env = {**STEP_ENV, "SLURM_STEP_ID": "", "TORCHIMAGES_STATE_DIR": str(job_dir)}   # a batch script: the job's too
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--mode", "prolog", "--bugdet", "3"], env) == 0
     assert history_events(tmp_path) == [("not-assessed", "CONFIG_ERROR")] and not job_dir.exists()
 
 

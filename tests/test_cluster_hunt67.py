@@ -52,8 +52,9 @@ Found:
   wrote through the link (the prolog's own metrics had refused this already). Now a temp file of an unguessable name,
   then a rename (fsutil.atomic_write), mode 0644.
 
-Left (lows, as before): empty knob values handled inconsistently; TORCHIMAGES_CLOCK_SKEW=0 accepted by the prolog but
-not by make (now said by make fleet-report rather than silently dropped).
+Left (lows, as before): empty knob values handled inconsistently (since: one rule, tests/test_cluster_lows36.py);
+TORCHIMAGES_CLOCK_SKEW=0 accepted by the prolog but not by make (now said by make fleet-report rather than silently
+dropped).
 """
 from __future__ import annotations
 
@@ -130,7 +131,7 @@ def test_the_tolerance_written_into_the_job_reads_back_as_given(seconds):
     from scripts.fleet.isolate_job import _skew_line
     from scripts.fleet.slurm import Job
     job = Job(spec=None, image="x", nodes=2, gpus=8, clock_skew=seconds)     # type: ignore[arg-type]
-    written = _skew_line(job).strip().removeprefix("export TORCHIMAGES_CLOCK_SKEW=${TORCHIMAGES_CLOCK_SKEW:-")
+    written = _skew_line(job).strip().splitlines()[-1].removeprefix("export TORCHIMAGES_CLOCK_SKEW=${TORCHIMAGES_CLOCK_SKEW:-")
     assert parse_duration(written.removesuffix("}"), "TORCHIMAGES_CLOCK_SKEW") == seconds
 
 

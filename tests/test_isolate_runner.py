@@ -107,6 +107,8 @@ def test_the_rendezvous_ports_stay_ports_on_any_allocation():
 def test_an_empty_timeout_knob_is_its_default(tmp_path):
     status, lines = _isolate(tmp_path, NODES[:2], {}, {"TORCHIMAGES_ISOLATE_TIMEOUT": ""})
     assert status == 0 and lines[-1].startswith("isolate: no node at fault"), lines
+    # and said (empty is unset: the one rule of every TORCHIMAGES_* knob, tests/test_cluster_lows36.py)
+    assert "isolate: note: TORCHIMAGES_ISOLATE_TIMEOUT is empty: read as unset, its default holds (300 s)" in lines
 
 
 def _pair_report(**change: Any) -> dict[str, Any]:

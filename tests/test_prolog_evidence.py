@@ -67,15 +67,15 @@ def test_no_torchimages_variable_of_the_project_reads_as_a_misspelt_prolog_knob(
 
 
 @pytest.mark.parametrize("env,option", [
-    ({"TORCHIMAGES_STATE_DIR": " "}, ()), ({"TORCHIMAGES_STATE_DIR": "state"}, ()),
-    ({"TORCHIMAGES_METRICS_DIR": " "}, ()), ({"TORCHIMAGES_METRICS_DIR": "prom"}, ()),
+    ({"TORCHIMAGES_STATE_DIR": "state"}, ()), ({"TORCHIMAGES_METRICS_DIR": "prom"}, ()),
     ({}, ("--state-dir", "relative/state")), ({}, ("--metrics-dir", "\t")),
 ])
 def test_slurm_s_prolog_semantics_a_blank_or_relative_folder_is_config_error_and_writes_nothing_here(
         tmp_path, fake, monkeypatch, capsys, env, option):
     """Slurm's prolog semantics: under Prolog= the working folder is slurmd's, as a step the job's: a blank or
     relative state or metrics folder would scatter the history and the breaker's lock there. It is CONFIG_ERROR
-    (exit 0, nothing drained), and its trace is never written into the working folder either."""
+    (exit 0, nothing drained), and its trace is never written into the working folder either. (An empty
+    TORCHIMAGES_* knob is unset, its default holding: tests/test_cluster_lows36.py.)"""
     monkeypatch.chdir(tmp_path)
     _verify_writes(monkeypatch, json.dumps(host_fault()).encode())
     argv = ["--no-kernel-log", *option] if option else ["--no-kernel-log"]

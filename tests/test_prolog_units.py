@@ -179,8 +179,10 @@ def test_mode_and_defaults_come_from_slurm_s_environment():
     cfg = cli.config(_args(), {"SLURMD_NODENAME": "gpu-7", "SLURM_JOB_PARTITION": "batch", "SLURM_STEP_ID": "0",
                                "SLURM_JOB_ID": "12"})
     assert (cfg.node, cfg.partition, cfg.mode, cfg.job, cfg.breaker) == ("gpu-7", "batch", "step", "12", 0.10)
+    assert cli.config(_args(), {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "a"}).mode == "prolog"
+    # a step that exported slurmd's context is still a step (tests/test_cluster_lows36.py)
     assert cli.config(_args(), {"SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_STEP_ID": "0",
-                                "SLURMD_NODENAME": "a"}).mode == "prolog"
+                                "SLURMD_NODENAME": "a"}).mode == "step"
 
 
 # ---- Slurm: node names, sinfo, the breaker, argv

@@ -1,7 +1,7 @@
 """The cluster stage's commands: k8s-verify, slurm, isolate, oci-bundle, sqsh, fleet-report."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .common import (
     cluster_image,
@@ -39,7 +39,9 @@ def _gpus_each(settings: Settings, specs: list[ImageSpec]) -> dict[str, int]:
 LAUNCH_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
     "RDMA_RESOURCE": (("",), "make k8s-verify"), "SQSH": (("",), "make slurm and make isolate"),
     "PREFLIGHT": (("", "0"), "make slurm"), "VERIFY_ARGS": (("",), "make slurm and make verify"),
-    "LAUNCHER": (("", "pyxis"), "make slurm and make isolate")}
+    "LAUNCHER": (("", "pyxis"), "make slurm and make isolate"),
+    "TORCHIMAGES_JOIN_TIMEOUT": (("",), "make slurm and make isolate"),
+    "TORCHIMAGES_ISOLATE_TIMEOUT": (("",), "make isolate")}
 
 
 def _unread(settings: Settings, target: str, reads: tuple[str, ...]) -> None:
@@ -121,8 +123,9 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
     specs = selected(settings)
     counts = _gpus_each(settings, specs)
     _shm_note(settings)
+    knobs = _job_knobs(settings, isolate=False)
     for spec in specs:
-        job = _slurm_job(settings, spec, counts[spec.tag])
+        job = replace(_slurm_job(settings, spec, counts[spec.tag]), **knobs)
         path = settings.slurm_dir / f"{job.name}.sbatch"
         atomic_write(path, slurm_script(job))
         out(f"wrote {shown(settings, path)} (launcher {job.launcher})")
@@ -130,7 +133,7 @@ def cmd_slurm(settings: Settings, args: argparse.Namespace) -> int:
         if job.launcher == "oci" and not Path(job.bundle, "config.json").is_file():
             out(f"  first: make oci-bundle IMAGE={spec.tag}   # the runc bundle the job runs, {shown(settings, Path(job.bundle))}")
         out(f"  sbatch {shlex.quote(shown(settings, path))}")
-    _unread(settings, "slurm", ("SQSH", "PREFLIGHT", "VERIFY_ARGS", "LAUNCHER"))
+    _unread(settings, "slurm", ("SQSH", "PREFLIGHT", "VERIFY_ARGS", "LAUNCHER", "TORCHIMAGES_JOIN_TIMEOUT"))
     return 0
 
 
@@ -143,16 +146,34 @@ def cmd_isolate(settings: Settings, args: argparse.Namespace) -> int:
     counts = _gpus_each(settings, specs)
     _shm_note(settings)
     skew = _skew_given(settings, args)
+    knobs = _job_knobs(settings, isolate=True)
     for spec in specs:
-        job = replace(_slurm_job(settings, spec, counts[spec.tag]), clock_skew=skew)
+        job = replace(_slurm_job(settings, spec, counts[spec.tag]), clock_skew=skew, **knobs)
         path = settings.slurm_dir / f"{isolate_name(job)}.sbatch"
         atomic_write(path, isolate_script(job))
         out(f"wrote {shown(settings, path)} (launcher {job.launcher}; pairs of nodes, at most "
             f"{_rounds(settings.nodes)} rounds)")
         _needs(job)
         out(f"  sbatch {shlex.quote(shown(settings, path))}")
-    _unread(settings, "isolate", ("SQSH", "LAUNCHER"))
+    _unread(settings, "isolate", ("SQSH", "LAUNCHER", "TORCHIMAGES_JOIN_TIMEOUT", "TORCHIMAGES_ISOLATE_TIMEOUT"))
     return 0
+
+
+def _job_knobs(settings: Settings, isolate: bool) -> dict[str, Any]:
+    """The job's own knobs make was given (TORCHIMAGES_JOIN_TIMEOUT; make isolate's TORCHIMAGES_ISOLATE_TIMEOUT),
+    checked now and written into the job (scripts/fleet/job_knobs.py): a bad one is one line before any job is
+    written, an empty one is unset and said."""
+    from ..fleet.isolate_run import STEP_TIMEOUT_S, TIMEOUT_MAX_S
+    from ..fleet.job_knobs import isolate_timeout, join_timeout
+    from ..fleet.slurm import JOIN_TIMEOUT_S
+    join, notes = join_timeout(settings.child_env, JOIN_TIMEOUT_S)
+    knobs: dict[str, Any] = {"join_timeout": join}
+    if isolate:
+        knobs["isolate_timeout"], more = isolate_timeout(settings.child_env, STEP_TIMEOUT_S, TIMEOUT_MAX_S)
+        notes += more
+    for note in notes:
+        out(f"note: {note}")
+    return knobs
 
 
 def _skew_given(settings: Settings, args: argparse.Namespace) -> float | None:
@@ -165,6 +186,9 @@ def _skew_given(settings: Settings, args: argparse.Namespace) -> float | None:
     if settings.child_env.get("TORCHIMAGES_CLOCK_SKEW", "").strip():
         from ..fleet.isolate_facts import skew
         return skew(dict(settings.child_env))
+    if "TORCHIMAGES_CLOCK_SKEW" in settings.child_env:      # empty is unset, said (scripts/fleet/job_knobs.py)
+        from ..fleet.job_knobs import blank_note
+        out(f"note: {blank_note('TORCHIMAGES_CLOCK_SKEW', 'CLOCK_SKEW, else 5m')}")
     return None
 
 

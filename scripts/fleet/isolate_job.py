@@ -12,9 +12,8 @@ import shlex
 
 from .cluster import job_name
 from .isolate_run import STEP_TIMEOUT_S
+from .job_knobs import ISOLATE, job_lines
 from .slurm import (
-    JOIN_GUARD,
-    JOIN_TIMEOUT_S,
     NEEDS,
     NODE_END,
     PORT_BASE,
@@ -24,6 +23,7 @@ from .slurm import (
     _launcher_env,
     _node_prelude,
     _torchrun,
+    join_lines,
     pyxis_image,
 )
 
@@ -76,7 +76,7 @@ def _head(job: Job) -> str:
 # ceil(log2 N)+1 rounds. Submit: sbatch {name}.sbatch
 # This cluster needs: {NEEDS["pyxis-sqsh" if job.sqsh else job.launcher]}; and this checkout and python3 on the first node (the runner).
 # Answer: printed, and isolate.json in $TORCHIMAGES_REPORTS (default ./reports-<job id>); exit 0: no node at fault,
-# 1: node(s) named, 2: undetermined. TORCHIMAGES_ISOLATE_TIMEOUT=<s> (default {STEP_TIMEOUT_S:.0f}) ends a pair's step.
+# 1: node(s) named, 2: undetermined. A pair's step ends after {job.isolate_timeout or STEP_TIMEOUT_S:g} s (TORCHIMAGES_ISOLATE_TIMEOUT=<s> sbatch changes it).
 #SBATCH --job-name={name}
 #SBATCH --nodes={job.nodes}
 #SBATCH --ntasks-per-node=1
@@ -95,7 +95,7 @@ def _skew_line(job: Job) -> str:
     if job.clock_skew is None:
         return ""
     seconds = f"{job.clock_skew:.3f}".rstrip("0").rstrip(".")
-    return f"export TORCHIMAGES_CLOCK_SKEW=${{TORCHIMAGES_CLOCK_SKEW:-{seconds}}}\n"
+    return "\n".join(job_lines("TORCHIMAGES_CLOCK_SKEW", "TORCHIMAGES_CLOCK_SKEW", seconds)) + "\n"
 
 
 # The runner from this checkout, never a `scripts/` of the folder sbatch runs in: `python3 -m scripts...` puts that
@@ -115,8 +115,10 @@ def isolate_script(job: Job) -> str:
         f'export TORCHIMAGES_REPORTS_IN="{inside}"',
         'mkdir -p "$TORCHIMAGES_REPORTS"',
         f"export RDZV_PORT=$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))",
-        f"export RDZV_JOIN_TIMEOUT=${{TORCHIMAGES_JOIN_TIMEOUT:-{JOIN_TIMEOUT_S}}}",
-        JOIN_GUARD,
+        *join_lines(job),
+        # a pair's step: make isolate's TORCHIMAGES_ISOLATE_TIMEOUT written in (sbatch's own still wins; the runner
+        # checks it before any pair runs)
+        *job_lines(ISOLATE, ISOLATE, f"{job.isolate_timeout or STEP_TIMEOUT_S:g}"),
         f"read -r -d '' TORCHIMAGES_NODE_SCRIPT <<'{NODE_END}'", pair_script(job), NODE_END,
         "export TORCHIMAGES_NODE_SCRIPT",
     ]

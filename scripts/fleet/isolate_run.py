@@ -14,7 +14,6 @@ import argparse
 import json
 import math
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -27,6 +26,8 @@ from ..errors import UserError, one_line
 from ..fsutil import atomic_write, read_bounded
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
 from .isolate_facts import SKEW_DEFAULT_S, pair_problem, skew
+from .job_knobs import ISOLATE, given
+from .job_knobs import number as _number
 from .model import ISOLATE_KIND
 from .plausible import BUSBW_MAX_GBPS, NODE_NAME, UNJUDGED_CODES, node_key, report_problem
 
@@ -248,21 +249,6 @@ def _refused_line(entry: str, why: str) -> str:
            "are judged"
 
 
-def _number(text: str, what: str, low: float, high: float, whole: bool = False) -> float:
-    """A knob's number within [low, high] (a whole one where asked), else UserError naming it and its range."""
-    # ASCII digits only: float() and int() also read '٣' (Arabic-Indic), '３' (full width) and '1_0'
-    plain = re.fullmatch(r"\s*[0-9]+\s*" if whole else r"\s*\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?\s*",
-                         text, re.ASCII)
-    try:
-        value = (float(text) if not whole else int(text.strip())) if plain else math.nan
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and low <= value <= high) or (not whole and value <= 0):
-        kind = f"a whole number from {low:g}" if whole else "a number of seconds above 0"
-        raise UserError(f"{what}={text!r} is not {kind} up to {high:g}: fix it, or unset it for the default")
-    return value
-
-
 def _step(text: str) -> list[str]:
     try:
         base = json.loads(text)
@@ -285,9 +271,14 @@ def main(argv: list[str] | None = None) -> int:
         if missing := next((n for n in needed if n not in os.environ), None):   # the batch script sets each
             raise KeyError(missing)
         gpus = int(_number(args.gpus, "--gpus", 0, GPUS_MAX, whole=True))
-        timeout = args.timeout if args.timeout is not None else os.environ.get("TORCHIMAGES_ISOLATE_TIMEOUT")
-        timeout_s = _number(timeout, "TORCHIMAGES_ISOLATE_TIMEOUT" if args.timeout is None else "--timeout",
-                            0, TIMEOUT_MAX_S) if timeout not in (None, "") else STEP_TIMEOUT_S
+        if args.timeout is not None:
+            timeout_s = _number(args.timeout, "--timeout", 0, TIMEOUT_MAX_S)
+        else:             # empty is unset, said (the rule of every TORCHIMAGES_* knob: job_knobs)
+            timeout, notes = given(os.environ, ISOLATE, f"{STEP_TIMEOUT_S:g} s")
+            notes += given(os.environ, "TORCHIMAGES_CLOCK_SKEW", f"{SKEW_DEFAULT_S:g} s")[1]    # skew() below
+            for note in notes:
+                print(f"isolate: note: {note}", flush=True)
+            timeout_s = _number(timeout, ISOLATE, 0, TIMEOUT_MAX_S) if timeout is not None else STEP_TIMEOUT_S
         base = _step(os.environ["TORCHIMAGES_ISOLATE_STEP"])
         reports = Path(os.environ["TORCHIMAGES_REPORTS"])
         if not reports.is_dir():

@@ -266,6 +266,12 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     uuids = [u for d in devices if isinstance(d, dict) and (u := board_uuid(d.get("uuid")))]
     if len(set(uuids)) != len(uuids):
         return f"the gpu check {_does(c['status'])} with one GPU (UUID) listed twice among its NVML devices"
+    # NVML numbers its devices 0 .. count-1, each once (nvmlDeviceGetHandleByIndex): verify's facts contract refuses an
+    # index twice ("devices holds index N more than once"), so a pass listing one twice is no report verify writes
+    indices = [i for d in devices if isinstance(d, dict) and isinstance(i := d.get("index"), int)
+               and not isinstance(i, bool)]
+    if (twice := next((i for n, i in enumerate(indices) if i in indices[:n]), None)) is not None:
+        return f"the gpu check {_does(c['status'])} with NVML device index {twice} listed twice among its NVML devices"
     buses = [b for d in devices if isinstance(d, dict) and (b := board_bus(d.get("pci_bus_id")))]
     if len(set(buses)) != len(buses):
         return f"the gpu check {_does(c['status'])} with one GPU (PCI bus id) listed twice among its NVML devices"

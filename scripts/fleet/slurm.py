@@ -25,6 +25,7 @@ from ..errors import UserError
 from ..plan.platforms import slurm_arch_guard
 from ..plan.spec import ImageSpec
 from .cluster import job_name as job_name  # the one name of both writers
+from .job_knobs import JOIN, job_lines
 from .launch_guards import docker_path_guard
 
 DEFAULT_LAUNCHER = "pyxis"
@@ -86,6 +87,8 @@ class Job:
     sqsh: str = ""                           # pyxis: the squashfs the nodes mount (make sqsh), not the registry's
     sqsh_sha256: str = ""                    # its sha256 as make sqsh recorded it; checked before the step
     clock_skew: float | None = None          # isolate: the job's TORCHIMAGES_CLOCK_SKEW default (make's CLOCK_SKEW)
+    join_timeout: int | None = None          # the job's TORCHIMAGES_JOIN_TIMEOUT default, as make was given it
+    isolate_timeout: float | None = None     # isolate: the job's TORCHIMAGES_ISOLATE_TIMEOUT default (job_knobs)
 
     @property
     def name(self) -> str:
@@ -299,7 +302,7 @@ def _script_head(job: Job) -> str:
 # {'GPUs: requested as generic resources (--gres=gpu:N): the nodes need GresTypes=gpu and a gres.conf.' if job.gpus else
    'GPUS=0: no GPU is requested (CPU nodes; the collective runs over gloo).'}
 # Reports: one per node, named by its host name, in $TORCHIMAGES_REPORTS (default ./reports-<job id>); the collective's
-# from global rank 0 (nccl.json). TORCHIMAGES_JOIN_TIMEOUT=<s> at submission changes the rendezvous join timeout.
+# from global rank 0 (nccl.json). Rendezvous join timeout: {job.join_timeout or JOIN_TIMEOUT_S} s (TORCHIMAGES_JOIN_TIMEOUT=<s> sbatch changes it).
 #SBATCH --job-name={job.name}
 #SBATCH --nodes={job.nodes}
 #SBATCH --ntasks-per-node=1
@@ -346,6 +349,13 @@ def _launcher_env(job: Job) -> list[str]:
     return env
 
 
+def join_lines(job: Job) -> list[str]:
+    """RDZV_JOIN_TIMEOUT: sbatch's TORCHIMAGES_JOIN_TIMEOUT, else the one make was given, else the default; guarded."""
+    default = str(job.join_timeout or JOIN_TIMEOUT_S)
+    return [*job_lines(JOIN, "RDZV_JOIN_TIMEOUT", default),
+            JOIN_GUARD.replace(f"unset it for {JOIN_TIMEOUT_S} s", f"unset it for {default} s")]
+
+
 def _rendezvous_and_guard(job: Job, node: str) -> list[str]:
     """The rendezvous endpoint, the architecture guard on every node, and the node script as a variable."""
     inside = {"pyxis": "/reports", "docker": "/reports"}.get(job.launcher, "$TORCHIMAGES_REPORTS")
@@ -355,8 +365,7 @@ def _rendezvous_and_guard(job: Job, node: str) -> list[str]:
         f"export RDZV_PORT=$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))",
         # assigned, then exported: `export X=$(...)` would hide the command's failure (shellcheck SC2155)
         'RDZV_ENDPOINT="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1):$RDZV_PORT"; export RDZV_ENDPOINT',
-        f"export RDZV_JOIN_TIMEOUT=${{TORCHIMAGES_JOIN_TIMEOUT:-{JOIN_TIMEOUT_S}}}",
-        JOIN_GUARD,
+        *join_lines(job),
         'echo "torchimages: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, launcher $TORCHIMAGES_LAUNCHER, rendezvous at '
         '$RDZV_ENDPOINT (join timeout ${RDZV_JOIN_TIMEOUT}s), reports in $TORCHIMAGES_REPORTS"',
         "",

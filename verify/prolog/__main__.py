@@ -7,8 +7,10 @@ try:
 except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - a broken install is not the node's fault
     # Slurm's prolog semantics: a traceback (exit 1) under Prolog= would drain the node for our own breakage
     # as cli._as_prolog reads it: slurmd's Prolog= drains on non-zero whatever the options say
-    prolog = os.environ.get("SLURM_SCRIPT_CONTEXT", "").startswith(("prolog", "epilog")) or (
-        "--revalidate" not in sys.argv and not os.environ.get("SLURM_STEP_ID"))
+    # (context.by_slurmd: a step's SLURM_STEP_ID outweighs a SLURM_SCRIPT_CONTEXT it exported)
+    step = bool(os.environ.get("SLURM_STEP_ID", "").strip())
+    prolog = (os.environ.get("SLURM_SCRIPT_CONTEXT", "").startswith(("prolog", "epilog")) and not step) or (
+        "--revalidate" not in sys.argv and not step)
     print(f"torchimages-prolog: NOT ASSESSED: cannot load: {type(exc).__name__}: {exc} (PROLOG_CRASHED: the node "
           "stays in service, ungated)", file=sys.stderr)
     sys.exit(0 if prolog else 3)

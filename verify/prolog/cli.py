@@ -37,7 +37,7 @@ from types import FrameType
 from typing import Any
 
 from ..shared.closedpipe import say
-from . import busy, context, history, kernlog, metrics, repair, settings, slurm, xid
+from . import busy, context, history, kernlog, metrics, repair, settings, slurm, steplibs, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -261,13 +261,17 @@ def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any]
              started: float) -> None:
     if not cfg.metrics_dir:
         return
-    outcome: dict[str, Any] = {"verdict": v.kind if v else "refused", "code": v.code if v else None, "owner": v.owner if v else None,
-               "exit": status, "duration_s": time.time() - started, "time": started, "xids": xids,
-               "history": history.counts(history.read(cfg.state_dir, cfg.node).events)}
-    try:
+    try:          # the history read too: a side output's trouble never turns a drain's exit 1 into a crash's 0
+        outcome: dict[str, Any] = {"verdict": v.kind if v else "refused", "code": v.code if v else None,
+                                   "owner": v.owner if v else None, "exit": status,
+                                   "duration_s": time.time() - started, "time": started, "xids": xids,
+                                   "history": history.counts(history.read(cfg.state_dir, cfg.node).events)}
         metrics.write(cfg.metrics_dir, cfg.node, report, outcome)
-    except Exception as exc:  # noqa: BLE001 - a side output: its failure never turns a drain's exit 1 into a crash's 0
-        _say(f"metrics not written to {cfg.metrics_dir}: {type(exc).__name__}: {str(exc)[:200]}")
+    except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - never the node's fault, never a drain
+        line = f"metrics not written to {cfg.metrics_dir}: {type(exc).__name__}: {str(exc)[:200]}"
+        _say(line)
+        if cfg.under_prolog:      # slurmd's log is read by few: in syslog too, the exit status stands
+            _syslog(f"torchimages-prolog: {line}")
 
 
 def _syslog(line: str) -> None:
@@ -300,7 +304,8 @@ def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:
     return _mode(env, forced if forced in ("prolog", "step") else "auto") == "prolog"
 
 
-def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
+def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, started: float,
+            status: int | None = None) -> None:
     """The trace of a run that could not gate the node (a bad setting of ours, our own crash): one line on stderr
     and syslog, a not-assessed event in the history, and the metrics, wherever they can be had. Never raises."""
     _ignore_stops()
@@ -308,12 +313,13 @@ def ungated(argv: list[str], env: dict[str, str], code: str, problem: str, start
     say(line)                         # never raises: syslog, the history and the metrics still say it
     _syslog(line)
     try:
-        _trace(argv, env, code, problem, started)
+        _trace(argv, env, code, problem, started, status)
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - the line above is said already
         _say(f"no trace kept: {type(exc).__name__}: {str(exc)[:200]}")
 
 
-def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, started: float) -> None:
+def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, started: float,
+           status: int | None = None) -> None:
     # the first of these that is one node name: Slurm's name for the node this runs on first (a --node copied into
     # slurm.conf's Prolog= line, n2 on every node, is itself the setting this trace must show: its trace went into
     # n2's history and metrics from every other node), then --node (a step run by hand), then the host's
@@ -336,7 +342,8 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
         (settings.salvage(state, "TORCHIMAGES_METRICS_DIR") if os.path.isabs(state) else None)
     if where and os.path.isabs(where):
         outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None,
-                                   "exit": 0 if _as_prolog(argv, env) else 3, "duration_s": time.time() - started,
+                                   "exit": status if status is not None else 0 if _as_prolog(argv, env) else 3,
+                                   "duration_s": time.time() - started,
                                    "time": started, "xids": {}}
         try:
             metrics.write(where, node, None, outcome)
@@ -351,6 +358,7 @@ def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     if not hooks_allowed("step" if cfg.job_env else cfg.mode, cfg.state_dir):
         drop_test_hooks(os.environ)     # a job's step: its VERIFY_TEST_* would hang or crash checks (a false drain)
     drop_job_settings(os.environ, cfg.job_env)      # nor its torchrun group, paths and floors judge the node
+    cfg.notes += steplibs.confine(os.environ, cfg.job_env)      # nor its libraries and slurm.conf (steplibs.py)
     if args.revalidate and cfg.under_prolog:
         raise UsageError("--revalidate in Slurm's Prolog= or Epilog= (slurm.conf): it is `make undrain NODE=<node>` on "
                          "a drained node; there its refusals would drain every node a job runs on: remove it there")
@@ -383,10 +391,17 @@ def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
             _out(verdict.line())         # never raises: a print that failed never skips the drain
             status = act(cfg, verdict, report)
         _flush_notes(cfg)
+        # the exit status this run ends with, before the metrics record it: under Prolog= node_exporter showed 3 or 4
+        # (a status that drains) for a run that exited 0
+        status = _exit_status(cfg, args, status)
         _metrics(cfg, status, verdict, report, xids, started)
     finally:
         if cfg.closing:
             _say(cfg.closing)
+    return status
+
+
+def _exit_status(cfg: Config, args: argparse.Namespace, status: int) -> int:
     if (cfg.mode == "prolog" or cfg.under_prolog) and not args.revalidate and status in (EXIT_NOT_ASSESSED,
                                                                                          EXIT_BREAKER):
         return EXIT_PASS          # Slurm drains a node whose Prolog exits non-zero: that is what these avoid
@@ -442,8 +457,10 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
         say(f"torchimages-prolog: {exc}")
         return EXIT_USAGE
     except Interrupted as exc:
-        ungated(said, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started)
-        return EXIT_PASS if prolog else 128 + exc.signum
+        status = EXIT_PASS if prolog else 128 + exc.signum
+        ungated(said, env, "PROLOG_INTERRUPTED", f"stopped by {exc}; verify's process group was stopped", started,
+                status)
+        return status
     except Overran:
         ungated(said, env, "PROLOG_OVERRAN", f"the run reached its cap ({time.time() - started:.0f} s: --budget + "
                 "--grace) and what still ran was stopped", started)

@@ -43,6 +43,10 @@ MIN_GRACE_S = 60.0
 # said in one line (the run goes on with the default: one typo in a node's environment never ungates a fleet)
 KNOBS = ("TORCHIMAGES_BREAKER", "TORCHIMAGES_HANG_RUNS", "TORCHIMAGES_STATE_DIR", "TORCHIMAGES_METRICS_DIR",
          clockskew.ENV, "TORCHIMAGES_RETURN_PASSES")
+# what an empty knob falls back to (settings.unset_blanks: empty is unset), as said in its note
+KNOB_DEFAULTS = {"TORCHIMAGES_BREAKER": f"{DEFAULT_BREAKER:g}", "TORCHIMAGES_HANG_RUNS": f"{DEFAULT_HANG_RUNS}",
+                 "TORCHIMAGES_METRICS_DIR": "no metrics", clockskew.ENV: f"{clockskew.DEFAULT_S:g} s",
+                 "TORCHIMAGES_RETURN_PASSES": f"{DEFAULT_RETURN_PASSES}"}
 
 @dataclass
 class Config:
@@ -167,7 +171,7 @@ def spelt_out(argv: list[str]) -> list[str]:
 def _mode(env: dict[str, str], forced: str) -> str:
     if forced != "auto":
         return forced
-    return "prolog" if context.by_slurmd(env) or not env.get("SLURM_STEP_ID") else "step"
+    return "prolog" if context.by_slurmd(env) or not env.get("SLURM_STEP_ID", "").strip() else "step"
 
 
 def expected_gpus(env: dict[str, str]) -> int | None:
@@ -307,8 +311,11 @@ def _knobs(args: argparse.Namespace, env: dict[str, str], job: bool) -> tuple[st
     """(the state folder, the knobs given by the operator with where each came from, notes). A job's step runs with
     the job's environment (Slurm): its knobs come from the command line, the state folder's settings file or
     (Prolog=, by hand) slurmd's or a person's environment, never a job's (settings.py)."""
+    blank = []
+    if args.state_dir is None and not job and "TORCHIMAGES_STATE_DIR" in env and not env["TORCHIMAGES_STATE_DIR"].strip():
+        blank.append(settings.blank_note("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR))     # empty is unset (below)
     state_dir = args.state_dir if args.state_dir is not None else \
-        (env.get("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR) if not job else DEFAULT_STATE_DIR)
+        ((env.get("TORCHIMAGES_STATE_DIR", "").strip() or DEFAULT_STATE_DIR) if not job else DEFAULT_STATE_DIR)
     state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None],
                         not args.revalidate)
     try:
@@ -316,7 +323,8 @@ def _knobs(args: argparse.Namespace, env: dict[str, str], job: bool) -> tuple[st
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     given = {name: found for name in settings.KNOBS if (found := settings.pick(name, env, job, file, state_dir))}
-    return state_dir, given, notes + (settings.ignored(env) if job else [])
+    given, blank_notes = settings.unset_blanks(given, KNOB_DEFAULTS)
+    return state_dir, given, notes + blank + blank_notes + (settings.ignored(env) if job else [])
 
 
 def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], float] = time.monotonic) -> Config:
@@ -365,7 +373,7 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     cfg.job_env = job
-    cfg.notes += knob_notes + passes_note + misspelt(env)
+    cfg.notes += knob_notes + passes_note + misspelt(env) + ([forged] if (forged := context.forged(env)) else [])
     if unset_metrics:
         # an empty --metrics-dir (a slurm.conf line whose variable expanded to nothing) writes no metrics: said, so a
         # fleet whose node_exporter shows nothing of the prolog is not read as a fleet of silent passes

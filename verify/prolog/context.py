@@ -15,6 +15,23 @@ CONTEXTS = ("prolog", "epilog")      # SLURM_SCRIPT_CONTEXT's prefixes for the s
 
 
 def by_slurmd(env: Mapping[str, str]) -> bool:
-    """SLURM_SCRIPT_CONTEXT says slurmd runs this as Prolog= or Epilog= (a claim a batch script can forge too:
-    SLURM_STEP_ID and --mode step still make a step a job's, settings.job_env)."""
+    """slurmd runs this as Prolog= or Epilog=: SLURM_SCRIPT_CONTEXT says so and no SLURM_STEP_ID says otherwise.
+    SLURM_SCRIPT_CONTEXT is a claim any job can export; slurmstepd sets SLURM_STEP_ID in every step and slurmd's
+    Prolog=/Epilog= environment has none, so a step that forged the context is still a step: a job's or image's
+    fault still fails it, a drain still asks the requeue, and a drain refused still exits 1 (read as Prolog=, each
+    exited 0 and the job ran on)."""
+    return claimed(env) and not env.get("SLURM_STEP_ID", "").strip()
+
+
+def claimed(env: Mapping[str, str]) -> bool:
+    """SLURM_SCRIPT_CONTEXT names slurmd's Prolog= or Epilog= (forged() says when a step claims it)."""
     return env.get("SLURM_SCRIPT_CONTEXT", "").startswith(CONTEXTS)
+
+
+def forged(env: Mapping[str, str]) -> str | None:
+    """The note for a step's SLURM_SCRIPT_CONTEXT (one slurmd never gave it), or None."""
+    if not claimed(env) or by_slurmd(env):
+        return None
+    return (f"SLURM_SCRIPT_CONTEXT={env['SLURM_SCRIPT_CONTEXT'][:40]!r} in a job's step (SLURM_STEP_ID "
+            f"{env['SLURM_STEP_ID'].strip()[:20]}): slurmd sets it for its Prolog= and Epilog= only, which have no step; "
+            "ignored, run as the step it is")

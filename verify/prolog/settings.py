@@ -139,6 +139,19 @@ def pick(name: str, env: Mapping[str, str], job: bool, file: Mapping[str, str], 
     return None
 
 
+def unset_blanks(given: Mapping[str, tuple[str, str]],
+                 defaults: Mapping[str, str]) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """(the knobs given a value, a note for each given empty). One rule for every TORCHIMAGES_* knob the prolog reads,
+    as the shell's ${X:-default} reads it: empty (or blanks) is unset and the default holds, said in one line (it was
+    CONFIG_ERROR for TORCHIMAGES_BREAKER=, the default for TORCHIMAGES_CLOCK_SKEW=, silence for _METRICS_DIR=)."""
+    kept = {name: found for name, found in given.items() if found[0].strip()}
+    return kept, [blank_note(where, defaults.get(name, "")) for name, (_, where) in given.items() if name not in kept]
+
+
+def blank_note(where: str, default: str) -> str:
+    return f"{where} is empty: read as unset, its default holds ({default})"
+
+
 def ignored(env: Mapping[str, str]) -> list[str]:
     """One note for each knob a job's environment sets: ignored, and where the operator sets it."""
     return [f"{name} in a job's step is the job's environment (Slurm runs a step with the user's): ignored; the "
