@@ -320,6 +320,10 @@ def _knobs(args: argparse.Namespace, env: dict[str, str], job: bool) -> tuple[st
 
 
 def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], float] = time.monotonic) -> Config:
+    if context.by_slurmctld(env):
+        raise UsageError(f"run by slurmctld (SLURM_SCRIPT_CONTEXT={env['SLURM_SCRIPT_CONTEXT'].strip()}: "
+                         "PrologSlurmctld= or EpilogSlurmctld= in slurm.conf), which runs on the controller's host, not "
+                         "on the job's nodes: nothing there is a node of the job to gate; set it as Prolog= (and Epilog=)")
     budget, factor, grace, lookback, flap, min_confirm = _numbers(args)
     job = settings.job_env(env, _mode(env, args.mode), args.revalidate)
     state_dir, knobs, knob_notes = _knobs(args, env, job)

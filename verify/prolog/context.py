@@ -12,9 +12,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 CONTEXTS = ("prolog", "epilog")      # SLURM_SCRIPT_CONTEXT's prefixes for the scripts slurmd runs for a job
+# PrologSlurmctld= and EpilogSlurmctld= (SLURM_SCRIPT_CONTEXT prolog_slurmctld, epilog_slurmctld) run on the
+# controller's host for every job of the cluster, never on the job's nodes (SchedMD's Prolog and Epilog Guide): a
+# prolog line put there (a slurm.conf slip) judged the controller's host on each job and drained it by its own host
+# name (a head node that is also a compute node: drained for the GPUs of jobs it never ran); a non-zero exit there
+# requeues or kills the job. Its exits are the prolog's (only a drain is non-zero), and the run is refused
+# (config.py: CONFIG_ERROR, exit 0)
+CONTROLLER = ("prolog_slurmctld", "epilog_slurmctld")
 
 
 def by_slurmd(env: Mapping[str, str]) -> bool:
     """SLURM_SCRIPT_CONTEXT says slurmd runs this as Prolog= or Epilog= (a claim a batch script can forge too:
     SLURM_STEP_ID and --mode step still make a step a job's, settings.job_env)."""
     return env.get("SLURM_SCRIPT_CONTEXT", "").startswith(CONTEXTS)
+
+
+def by_slurmctld(env: Mapping[str, str]) -> bool:
+    """SLURM_SCRIPT_CONTEXT says slurmctld runs this as PrologSlurmctld= or EpilogSlurmctld= (on the controller)."""
+    return env.get("SLURM_SCRIPT_CONTEXT", "").strip() in CONTROLLER
