@@ -10,16 +10,46 @@ Found:
   compute node too, a job given GPUs on other nodes drained it (its GPUs "allocated but not visible" are the host's
   under Prolog=) and exited 1, which slurmctld answers by requeueing or killing the job. Now a slurmctld context is
   refused as the setting it is (CONFIG_ERROR, one line naming Prolog=, exit 0: nothing judged, nothing drained).
+
+- Class 6 / the project's first rule, a fault the evidence shows is judged whatever else is missing (high: a broken
+  node kept in service). A report whose checks failed twice on the host, one with a timeout (which NVSentinel's
+  checker rule confirms by a second run alone) and one with a fault that needs no second run (an all-reduce that
+  returned wrong values, NCCL_WRONG_RESULT; a /dev/shm too small), was judged by the timeout alone when it came first
+  (verify's report order: gpu, shm, nccl; both rank alike). Where the confirmation settled nothing (a budget too small
+  to prove a hang: BUDGET_TOO_SMALL; the timeout again while another prolog of the node ran: a busy host; the rerun
+  stopped at its limit), the whole run was "not assessed", exit 0, and the wrong all-reduce stayed in service on
+  every job. Now the timeout stays unjudged and the proven host fault beside it drains (behind the breaker), its
+  line naming the timeout left unconfirmed (verify/prolog/verdict.py proven_host_fault).
+
+- Class 3, return to service must prove the repair (high: a broken node resumed). A drain whose verdict was a host
+  timeout (CHECK_TIMEOUT) made certain by the kernel log's Xid beside it (an Xid 79, "fallen off the bus") is filed
+  under the timeout's code, with the Xid in the drain's `kernel_log` field. The repair NVIDIA's Xid catalog names
+  for the Xid (a GPU reset or a reboot) was owed only for a drain whose code (or Slurm's reason) named one: `make
+  undrain` in the same boot, with no GPU reset recorded, resumed the node on three passing preflights. Now a
+  drain's kernel-log evidence is owed its catalog repair as its code is (verify/prolog/repair.py needs_repair), for
+  drains already on record too.
 """
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import _args, _report, _verify_writes, history_events, install_fake
-from verify.prolog import cli
+from tests.prolog_fakes import (
+    PROLOG_ENV,
+    XID79,
+    _args,
+    _gpu,
+    _report,
+    _verify_runs,
+    _verify_writes,
+    history_events,
+    install_fake,
+)
+from verify.prolog import cli, history, kernlog
 
 pytestmark = pytest.mark.unit
 
@@ -54,3 +84,96 @@ def test_slurmd_s_own_contexts_still_gate_the_node(tmp_path, fake, monkeypatch, 
     _verify_writes(monkeypatch, json.dumps(_report(NO_GPU)).encode())
     env = {"SLURM_SCRIPT_CONTEXT": where, "SLURMD_NODENAME": "n1", "SLURM_JOB_ID": "7", "SLURM_JOB_GPUS": "0,1"}
     assert cli.main(_args(tmp_path), env) == 1 and fake.nodes["n1"][1].startswith("torchimages:GPU_NOT_VISIBLE")
+
+
+# ---- a proven host fault beside a timeout no second run settled (NVSentinel's checker rule confirms the stall only)
+
+SHM_TIMEOUT = {"name": "shm", "status": "fail", "code": "CHECK_TIMEOUT", "owner": "host", "summary": "shm timed out",
+               "metrics": {}}
+WRONG = {"name": "nccl", "status": "fail", "code": "NCCL_WRONG_RESULT", "owner": "host", "summary": "3 wrong elements",
+         "metrics": {"wrong": {"value": 3.0, "unit": ""}}}
+FIRST = json.dumps(_report(_gpu(), SHM_TIMEOUT, WRONG)).encode()
+
+
+def _runs(monkeypatch: pytest.MonkeyPatch, second: Any) -> list[float]:
+    """verify replaced: the first run writes FIRST, the second (the confirmation) does `second(out)` and answers its
+    exit status (None: stopped at its limit)."""
+    runs: list[float] = []
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        runs.append(limit)
+        out = Path(cmd[cmd.index("--json") + 1])
+        if len(runs) == 1:
+            out.write_bytes(FIRST)
+            return 0, ""
+        return second(out), ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    return runs
+
+
+def _again(state: Path | None = None) -> Any:
+    """The confirmation: shm times out again alone; with `state`, another prolog of n1 ended meanwhile (a pass)."""
+    def second(out: Path) -> int:
+        if state is not None:
+            history.record(str(state), "n1", "pass", None, "another job's prolog")
+        out.write_text(json.dumps(_report(SHM_TIMEOUT)))
+        return 0
+    return second
+
+
+@pytest.mark.parametrize("how", ["budget too small", "busy host", "rerun stopped"])
+def test_a_proven_host_fault_beside_an_unconfirmed_timeout_drains(tmp_path, fake, monkeypatch, capsys, how):
+    state = tmp_path / "state"
+    argv = ["--budget", "2"] if how == "budget too small" else []
+    second = _again(state) if how == "busy host" else (lambda out: None) if how == "rerun stopped" else _again()
+    runs = _runs(monkeypatch, second)
+    assert cli.main(_args(tmp_path, *argv), PROLOG_ENV) == 1
+    assert len(runs) == (1 if how == "budget too small" else 2)
+    assert fake.nodes["n1"][1].startswith("torchimages:NCCL_WRONG_RESULT")
+    said = capsys.readouterr().out
+    assert "FAULT NCCL_WRONG_RESULT host nccl" in said and "shm timed out, unconfirmed" in said, said
+    drain = history.read(str(state), "n1").events[-1]
+    assert (drain["event"], drain["code"], drain["check"]) == ("drain", "NCCL_WRONG_RESULT", "nccl")
+
+
+def test_a_timeout_alone_that_no_run_confirmed_still_never_drains(tmp_path, fake, monkeypatch):
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu(), SHM_TIMEOUT)).encode())
+    assert cli.main(_args(tmp_path, "--budget", "2"), PROLOG_ENV) == 0
+    assert fake.nodes["n1"] == ("idle", "none")
+    assert history_events(tmp_path)[-1] == ("not-assessed", "BUDGET_TOO_SMALL")
+
+
+# ---- class 3: an Xid beside the drain's own code is owed the repair NVIDIA's Xid catalog names
+
+SHM_PASS: dict[str, Any] = {"name": "shm", "status": "pass", "code": None, "owner": None, "summary": "ok", "metrics": {}}
+
+
+def _kernel(monkeypatch: pytest.MonkeyPatch, boot: dict[str, Any]) -> None:
+    """The kernel log holds an Xid 79 of boot `boot["id"]`, `boot["up"]` seconds old."""
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(
+        boot["id"], boot["up"], time.time() - boot["up"], time.time()))
+    monkeypatch.setattr(kernlog, "boot_time", lambda proc=kernlog.PROC: time.time() - boot["up"])
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(
+        [XID79] if boot["id"] == "boot-a" else [], "journalctl"))
+
+
+@pytest.mark.parametrize("rebooted", [False, True])
+def test_nvidia_xid_catalog_an_xid_beside_a_timeout_is_resumed_only_after_its_repair(tmp_path, fake, monkeypatch,
+                                                                                    capsys, rebooted):
+    fake.info = {"Gres": "gpu:8"}
+    boot = {"id": "boot-a", "up": 6000.0}
+    _kernel(monkeypatch, boot)
+    _verify_runs(monkeypatch, [json.dumps(_report(_gpu(), SHM_TIMEOUT)).encode()])
+    state = str(tmp_path / "state")
+    assert cli.main(["--state-dir", state], PROLOG_ENV) == 1
+    drain = history.read(state, "n1").events[-1]
+    assert (drain["event"], drain["code"], drain["kernel_log"]) == ("drain", "CHECK_TIMEOUT", "XID_HISTORY")
+    boot.update({"id": "boot-b", "up": 60.0} if rebooted else {"up": 9000.0})
+    runs = _verify_runs(monkeypatch, [json.dumps(_report(_gpu(), SHM_PASS)).encode()])
+    status = cli.main(["--state-dir", state, "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"})
+    said = capsys.readouterr().err
+    if rebooted:          # the repair seen: three passes in a row (an Xid drain's), then resumed
+        assert status == 0 and fake.nodes["n1"] == ("idle", "none") and len(runs) == 3, said
+    else:                 # the same boot, no GPU reset recorded: no preflight proves it
+        assert status == 5 and fake.nodes["n1"][0] == "drained" and not runs, said
+        assert "REFUSED n1: drained for XID_HISTORY, whose repair is a GPU reset or a reboot" in said, said

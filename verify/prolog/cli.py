@@ -68,6 +68,7 @@ from .verdict import (
     decide,
     merge,
     not_assessed,
+    proven_host_fault,
     timed_out,
 )
 from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
@@ -235,11 +236,18 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
             if kern:
                 verdict = Verdict(FAULT, verdict.code, "host", f"{verdict.summary}; {kern[1]}", verdict.check)
             else:
+                first = report
                 verdict, report = _confirm(cfg, report)
                 if verdict.confirmed and verdict.code in TIMEOUT_CODES and (beside := run.others()):
                     # not alone: other jobs' prologs slowed it (NVSentinel's rule reruns a stall alone)
                     verdict = not_assessed("PREFLIGHT_TIMEOUT", f"{verdict.code} in {verdict.check} timed out "
                                            f"again, but {beside}: a busy host, not a hung one", verdict.check)
+                if verdict.kind == NOT_ASSESSED and (proven := proven_host_fault(first)):
+                    # the timeout stays unjudged, but a host fault beside it needs no second run (a fault the evidence
+                    # shows is judged whatever else is missing): a wrong all-reduce was kept in service behind it
+                    verdict = Verdict(FAULT, proven.code, "host", f"{proven.summary} (beside it "
+                                      f"{', '.join(timed_out(first))} timed out, unconfirmed: {verdict.code})",
+                                      proven.check)
     if kern and not verdict.drains:
         verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
     if verdict.kind == FAULT and not verdict.confirmed:

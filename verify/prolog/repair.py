@@ -175,7 +175,10 @@ def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
     asked = next((d for d in records if d.get("action") in ("reset", "reboot")), None)
     if asked is not None:
         return str(asked.get("code") or "a reset or reboot")
-    codes = [c for c in (*(d.get("code") for d in records), claimed[0] if claimed else None) if c]
+    # a drain's kernel-log evidence (`kernel_log`: an Xid held beside a preflight fault, the drain filed under that
+    # fault's code, CHECK_TIMEOUT) is owed its catalog repair too: an Xid 79 beside a timeout was resumed unrepaired
+    codes = [c for c in (*(d.get(k) for d in records for k in ("code", "kernel_log")), claimed[0] if claimed else None)
+             if c]
     return next((str(c) for c in codes if c in REBOOT_CODES), None)
 
 

@@ -392,6 +392,16 @@ def health_unread(check: dict[str, Any]) -> str | None:
     return None
 
 
+def proven_host_fault(report: dict[str, Any]) -> Verdict | None:
+    """The report's first host fault that needs no second run (any but a host-owned timeout, a measurement gone wrong
+    or an owner missing), or None: a timeout no confirmation could settle (a budget too small, a busy host, a stopped
+    rerun) leaves the run's timeout unjudged, never a wrong all-reduce or a /dev/shm too small beside it."""
+    failed = sorted((c for c in report["checks"] if c["status"] == "fail"), key=_rank)
+    c = next((c for c in failed if c.get("owner") == "host" and str(c.get("code")) not in TIMEOUT_CODES
+              and str(c.get("code")) not in UNJUDGED_CODES and c.get("code")), None)
+    return None if c is None else Verdict(FAULT, str(c["code"]), "host", str(c.get("summary") or ""), c["name"])
+
+
 def timed_out(report: dict[str, Any]) -> list[str]:
     """The checks of a report that failed with a host-owned timeout: the ones a confirmation runs again."""
     return [c["name"] for c in report.get("checks") or [] if isinstance(c, dict) and c.get("status") == "fail"
