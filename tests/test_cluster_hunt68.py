@@ -28,6 +28,14 @@ Found:
   undrain` in the same boot, with no GPU reset recorded, resumed the node on three passing preflights. Now a
   drain's kernel-log evidence is owed its catalog repair as its code is (verify/prolog/repair.py needs_repair), for
   drains already on record too.
+
+- Class 9, time (medium: a repaired node kept drained on evidence from the future). A drain written while the node's
+  clock ran ahead (a day: an RTC set wrong, NTP not yet synced), then the clock set right and the node rebooted for
+  its repair: `make undrain` compared this boot's start with the drain's stamp, a day from now, and refused "this one
+  began before the drain: no reboot since" although the boot id (the kernel's own record of a boot) was new; the
+  node stayed out of service until the wall clock caught up, or an operator resumed it by hand (unseen by the flap
+  rule's history). A drain stamped past now + TORCHIMAGES_CLOCK_SKEW now tells nothing of its time: the boot ids
+  decide (verify/prolog/repair.py); in the drain's own boot it is still refused.
 """
 from __future__ import annotations
 
@@ -49,7 +57,7 @@ from tests.prolog_fakes import (
     history_events,
     install_fake,
 )
-from verify.prolog import cli, history, kernlog
+from verify.prolog import cli, history, kernlog, slurm
 
 pytestmark = pytest.mark.unit
 
@@ -177,3 +185,24 @@ def test_nvidia_xid_catalog_an_xid_beside_a_timeout_is_resumed_only_after_its_re
     else:                 # the same boot, no GPU reset recorded: no preflight proves it
         assert status == 5 and fake.nodes["n1"][0] == "drained" and not runs, said
         assert "REFUSED n1: drained for XID_HISTORY, whose repair is a GPU reset or a reboot" in said, said
+
+
+# ---- class 9: a drain stamped in the future proves no boot began after it, nor before it
+
+@pytest.mark.parametrize(("boot", "status"), [("boot-b", 0), ("boot-a", 5)])
+def test_nvidia_xid_catalog_a_reboot_after_a_drain_stamped_in_the_future_is_seen(tmp_path, fake, monkeypatch, capsys,
+                                                                                boot, status):
+    fake.info = {"Gres": "gpu:8"}
+    ahead = time.time() + 86400                       # the prolog's clock ran a day ahead when it drained
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "GPU_LOST", "GPU 3 is lost", ahead))
+    state = str(tmp_path / "state")
+    history.record(state, "n1", "drain", "GPU_LOST", "GPU 3 is lost", now=ahead,
+                   extra={"gpus": 8, "check": "gpu", "boot_id": "boot-a", "uptime": 5000.0, "action": "reboot"})
+    _kernel(monkeypatch, {"id": boot, "up": 600.0})     # set right since; boot-b: rebooted ten minutes ago
+    _verify_runs(monkeypatch, [json.dumps(_report(_gpu())).encode()])
+    assert cli.main(["--state-dir", state, "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"}) == status
+    said = capsys.readouterr().err
+    if status:
+        assert fake.nodes["n1"][0] == "drained" and "same boot (boot-a)" in said, said
+    else:
+        assert fake.nodes["n1"] == ("idle", "none") and "RESUMED n1" in said, said
