@@ -36,6 +36,15 @@ Found:
   node stayed out of service until the wall clock caught up, or an operator resumed it by hand (unseen by the flap
   rule's history). A drain stamped past now + TORCHIMAGES_CLOCK_SKEW now tells nothing of its time: the boot ids
   decide (verify/prolog/repair.py); in the drain's own boot it is still refused.
+
+- Classes 2 and 8, the breaker's lock is a file others may open (high: a broken node kept in service). The breaker's
+  lock (STATE/breaker.lock) and the history's (STATE/history/.<node>.lock) were made 0644, and a POSIX read lock is
+  anyone's who may open the file: a job's user holding one (three lines of Python, in a job on that node) kept the
+  breaker's lock from every prolog of the node, each waiting 30 s and then refusing the drain ("the breaker's lock
+  was not had"): a GPU lost on that node stayed in service on every job. Now lock files are made 0600 (one made 0644
+  before is made 0600 when next locked), and a lock held past its wait is counted without, as where the file system
+  gives none (NVSentinel's breaker: the re-count after the claim keeps the share); the wait is at most half of
+  what is left of the cap.
 """
 from __future__ import annotations
 
@@ -206,3 +215,58 @@ def test_nvidia_xid_catalog_a_reboot_after_a_drain_stamped_in_the_future_is_seen
         assert fake.nodes["n1"][0] == "drained" and "same boot (boot-a)" in said, said
     else:
         assert fake.nodes["n1"] == ("idle", "none") and "RESUMED n1" in said, said
+
+
+# ---- classes 2 and 8: no other user can hold the breaker's lock (a read lock is anyone's who may open the file)
+
+LOST = json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host", summary="GPU 3 is lost"))).encode()
+
+
+def test_the_prolog_s_lock_files_are_its_own(tmp_path, fake, monkeypatch):
+    _verify_writes(monkeypatch, LOST)
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "breaker.lock").write_text("")
+    (state / "breaker.lock").chmod(0o644)           # as an earlier version made it
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"
+    for lock in (state / "breaker.lock", state / "history" / ".n1.lock"):
+        assert lock.stat().st_mode & 0o777 == 0o600, lock
+
+
+@pytest.mark.host
+def test_nvsentinel_breaker_a_lock_another_user_holds_keeps_no_broken_node_in_service(fake, monkeypatch, capsys):
+    """A job's user (nobody) opened the lock file while an earlier version had made it 0644, and holds a read lock."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    from verify.prolog import drain
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("another user's lock needs root and setpriv")
+    monkeypatch.setattr(drain, "BREAKER_LOCK_WAIT_S", 1.0)
+    base = Path(tempfile.mkdtemp(prefix="hunt68-"))
+    try:
+        base.chmod(0o755)
+        state = base / "state"
+        state.mkdir(mode=0o755)
+        (state / "breaker.lock").write_text("")
+        (state / "breaker.lock").chmod(0o644)
+        holder = subprocess.Popen(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+             "import fcntl, sys, time; f = open(sys.argv[1]); fcntl.lockf(f, fcntl.LOCK_SH); print('held', flush=True);"
+             " time.sleep(60)", str(state / "breaker.lock")], stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+            _verify_writes(monkeypatch, LOST)
+            assert cli.main(["--state-dir", str(state), "--no-kernel-log"], PROLOG_ENV) == 1
+        finally:
+            holder.kill()
+            holder.wait(timeout=10)
+        assert fake.nodes["n1"][1].startswith("torchimages:GPU_LOST")
+        said = capsys.readouterr().err
+        assert "breaker's lock" in said and "counting without it" in said, said
+        assert (state / "breaker.lock").stat().st_mode & 0o777 == 0o600
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
