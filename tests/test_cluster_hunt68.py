@@ -19,7 +19,7 @@ Found:
   to prove a hang: BUDGET_TOO_SMALL; the timeout again while another prolog of the node ran: a busy host; the rerun
   stopped at its limit), the whole run was "not assessed", exit 0, and the wrong all-reduce stayed in service on
   every job. Now the timeout stays unjudged and the proven host fault beside it drains (behind the breaker), its
-  line naming the timeout left unconfirmed (verify/prolog/verdict.py proven_host_fault).
+  line naming the timeout left unconfirmed (verify/prolog/beside.py).
 
 - Class 3, return to service must prove the repair (high: a broken node resumed). A drain whose verdict was a host
   timeout (CHECK_TIMEOUT) made certain by the kernel log's Xid beside it (an Xid 79, "fallen off the bus") is filed
@@ -45,6 +45,14 @@ Found:
   before is made 0600 when next locked), and a lock held past its wait is counted without, as where the file system
   gives none (NVSentinel's breaker: the re-count after the claim keeps the share); the wait is at most half of
   what is left of the cap.
+
+- Class 2, concurrent prologs of one node (high: a healthy node drained). The busy-host rule (NVSentinel's checker
+  rule: a stall is believed once it recurs alone) held for timeouts only. Jobs starting together on a node whose GPUs
+  they share (gres/shard, MPS, oversubscription) run their preflights at once, each all-reduce on the same links: a
+  bus bandwidth below the baseline (BANDWIDTH_LOW, the host's) measured while another prolog of the node ran drained
+  the node on the first job's prolog. Now a slow figure measured beside another prolog is not assessed
+  (PREFLIGHT_BUSY, a new code of the prolog's own); a host fault proven beside it still drains, and a slow figure
+  measured alone still drains (verify/prolog/beside.py).
 """
 from __future__ import annotations
 
@@ -270,3 +278,35 @@ def test_nvsentinel_breaker_a_lock_another_user_holds_keeps_no_broken_node_in_se
         assert (state / "breaker.lock").stat().st_mode & 0o777 == 0o600
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# ---- class 2: a slow figure measured beside another prolog of this node is the busy host's
+
+SLOW = {"name": "nccl", "status": "fail", "code": "BANDWIDTH_LOW", "owner": "host", "summary": "peak busbw 40 GB/s",
+        "metrics": {"busbw_max": {"value": 40.0, "unit": "GB/s"}}}
+SMALL_SHM = {"name": "shm", "status": "fail", "code": "SHM_TOO_SMALL", "owner": "host", "summary": "/dev/shm 64 MiB",
+             "metrics": {}}
+
+
+@pytest.mark.parametrize(("checks", "beside", "status", "code"), [
+    ((SLOW,), True, 0, None),                            # another job's prolog ran beside it: not the node's
+    ((SLOW,), False, 1, "BANDWIDTH_LOW"),                # measured alone: the node's
+    ((SMALL_SHM, SLOW), True, 1, "SHM_TOO_SMALL"),       # a fault beside it needs no quiet host
+])
+def test_nvsentinel_checker_rule_a_slow_figure_beside_another_prolog_drains_no_node(tmp_path, fake, monkeypatch, checks,
+                                                                                   beside, status, code):
+    state = tmp_path / "state"
+    body = json.dumps(_report(_gpu(), *checks)).encode()
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        if beside:            # another job's prolog of n1 ended while this one's preflight ran
+            history.record(str(state), "n1", "pass", None, "another job's prolog")
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(body)
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == status
+    if code is None:
+        assert fake.nodes["n1"] == ("idle", "none")
+        assert history_events(tmp_path)[-1] == ("not-assessed", "PREFLIGHT_BUSY")
+    else:
+        assert fake.nodes["n1"][1].startswith(f"torchimages:{code}")

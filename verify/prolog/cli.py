@@ -38,6 +38,7 @@ from typing import Any
 
 from ..shared.closedpipe import say
 from . import busy, context, history, kernlog, metrics, repair, settings, slurm, xid
+from .beside import SLOW_CODES, busy_figure, with_proven
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -68,7 +69,6 @@ from .verdict import (
     decide,
     merge,
     not_assessed,
-    proven_host_fault,
     timed_out,
 )
 from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
@@ -242,12 +242,10 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
                     # not alone: other jobs' prologs slowed it (NVSentinel's rule reruns a stall alone)
                     verdict = not_assessed("PREFLIGHT_TIMEOUT", f"{verdict.code} in {verdict.check} timed out "
                                            f"again, but {beside}: a busy host, not a hung one", verdict.check)
-                if verdict.kind == NOT_ASSESSED and (proven := proven_host_fault(first)):
-                    # the timeout stays unjudged, but a host fault beside it needs no second run (a fault the evidence
-                    # shows is judged whatever else is missing): a wrong all-reduce was kept in service behind it
-                    verdict = Verdict(FAULT, proven.code, "host", f"{proven.summary} (beside it "
-                                      f"{', '.join(timed_out(first))} timed out, unconfirmed: {verdict.code})",
-                                      proven.check)
+                # the timeout stays unjudged; a host fault beside it needing no second run drains (verify/prolog/beside.py)
+                verdict = with_proven(verdict, first, f"{', '.join(timed_out(first))} timed out")
+        elif verdict.drains and verdict.code in SLOW_CODES and report is not None and (beside := run.others()):
+            verdict = with_proven(busy_figure(verdict, beside), report, f"{verdict.check} measured slow")
     if kern and not verdict.drains:
         verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
     if verdict.kind == FAULT and not verdict.confirmed:

@@ -25,7 +25,7 @@ EXIT_USAGE = 2           # bad arguments or environment: one line, nothing done
 # they are no check's codes in verify/codes.py; docs/prolog.md names them and tests/test_docs.py checks it against this.
 NOT_ASSESSED_CODES = frozenset({
     "BUDGET_TOO_SMALL", "CONFIG_ERROR", "GPU_COUNT_UNPROVEN", "GPU_NOT_ASSESSED", "KERNEL_LOG_UNREAD", "OWNER_MISSING",
-    "PREFLIGHT_EMPTY", "PREFLIGHT_INTERRUPTED", "PREFLIGHT_NO_REPORT", "PREFLIGHT_TIMEOUT", "PROLOG_CRASHED",
+    "PREFLIGHT_BUSY", "PREFLIGHT_EMPTY", "PREFLIGHT_INTERRUPTED", "PREFLIGHT_NO_REPORT", "PREFLIGHT_TIMEOUT", "PROLOG_CRASHED",
     "PROLOG_INTERRUPTED", "PROLOG_OVERRAN", "REPAIR_UNPROVEN", "REPORT_INVALID"})
 EXIT_NOT_ASSESSED = 3    # no verdict could be reached: the node is left in service
 EXIT_BREAKER = 4         # a host fault, but draining it would pass the breaker's share: not drained
@@ -390,16 +390,6 @@ def health_unread(check: dict[str, Any]) -> str | None:
         if isinstance(f, dict) and f.get("code") == "HEALTH_NOT_ASSESSED":
             return one_line(str(f.get("text") or "HEALTH_NOT_ASSESSED"))[:300]
     return None
-
-
-def proven_host_fault(report: dict[str, Any]) -> Verdict | None:
-    """The report's first host fault that needs no second run (any but a host-owned timeout, a measurement gone wrong
-    or an owner missing), or None: a timeout no confirmation could settle (a budget too small, a busy host, a stopped
-    rerun) leaves the run's timeout unjudged, never a wrong all-reduce or a /dev/shm too small beside it."""
-    failed = sorted((c for c in report["checks"] if c["status"] == "fail"), key=_rank)
-    c = next((c for c in failed if c.get("owner") == "host" and str(c.get("code")) not in TIMEOUT_CODES
-              and str(c.get("code")) not in UNJUDGED_CODES and c.get("code")), None)
-    return None if c is None else Verdict(FAULT, str(c["code"]), "host", str(c.get("summary") or ""), c["name"])
 
 
 def timed_out(report: dict[str, Any]) -> list[str]:
