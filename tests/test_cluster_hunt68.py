@@ -53,6 +53,13 @@ Found:
   the node on the first job's prolog. Now a slow figure measured beside another prolog is not assessed
   (PREFLIGHT_BUSY, a new code of the prolog's own); a host fault proven beside it still drains, and a slow figure
   measured alone still drains (verify/prolog/beside.py).
+
+- Class 4, kernel-log evidence kept and read once (high: a broken node's Xid lost). The kernel stamps each line with
+  the clock of the CPU that logged it (printk's local_clock), so two CPUs' lines come out of the ring buffer out of
+  order by microseconds (dmesg prints them in sequence order). The cursor skipped every line stamped before the line
+  read just before it in the same read: an Xid 79 stamped 100 us before the line printed above it was never read,
+  and the node stayed in service. Now only lines before the cursor kept from earlier runs are skipped
+  (verify/prolog/kernlog.py advance); each line is still read once.
 """
 from __future__ import annotations
 
@@ -310,3 +317,25 @@ def test_nvsentinel_checker_rule_a_slow_figure_beside_another_prolog_drains_no_n
         assert history_events(tmp_path)[-1] == ("not-assessed", "PREFLIGHT_BUSY")
     else:
         assert fake.nodes["n1"][1].startswith(f"torchimages:{code}")
+
+
+# ---- class 4: a kernel line stamped a moment before the line above it is read (two CPUs' clocks)
+
+OUT_OF_ORDER = ["[ 5000.000500] nvidia 0000:3b:00.0: enabling device (0000 -> 0003)",
+                "[ 5000.000400] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."]
+
+
+def test_nvidia_xid_catalog_an_xid_stamped_before_the_line_above_it_is_read_once():
+    clock = kernlog.Clock("boot-a", 6000.0)
+    state, held = kernlog.advance(kernlog.State("boot-a"), OUT_OF_ORDER, clock, 86400.0)
+    assert [f.code for f in held] == [79] and state.mono == 5000.0005
+    again, held = kernlog.advance(kernlog.settle(state), OUT_OF_ORDER, clock, 86400.0)
+    assert held == [] and again.mono == state.mono          # acted on: not read a second time
+
+
+def test_the_gate_drains_on_an_xid_stamped_before_the_line_above_it(tmp_path, fake, monkeypatch):
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 6000.0))
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(OUT_OF_ORDER, "dmesg --kernel"))
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state")], PROLOG_ENV) == 1
+    assert fake.nodes["n1"][1].startswith("torchimages:XID_HISTORY")

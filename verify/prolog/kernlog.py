@@ -320,12 +320,16 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             seen_at += 1
             if seen_at <= skip_at:
                 continue
-        if t < last or (floor is not None and t < floor) or ahead(t, clock):
+        # before the cursor kept: read by an earlier run. Not before the lines ahead of it in this read: the kernel
+        # stamps a line with the clock of the CPU that logged it (local_clock), and two CPUs' lines come out of order
+        # by microseconds; an Xid 79 stamped 100 us before the line printed above it was dropped, never read
+        if t < state.mono or (floor is not None and t < floor) or ahead(t, clock):
             continue
         if t > last:
             last, at_last, at_count = t, [], 0
-        at_last.append(_digest(line))
-        at_count += 1
+        if t == last:
+            at_last.append(_digest(line))
+            at_count += 1
         new.append(line)
     found = [f for f in xid.parse(new) if f.action in (xid.DRAIN, xid.WATCH)]
     # the lookback ages out watched events ("3 on one device" within it); a drain-worthy one is kept until acted on,
