@@ -60,6 +60,13 @@ Found:
   read just before it in the same read: an Xid 79 stamped 100 us before the line printed above it was never read,
   and the node stayed in service. Now only lines before the cursor kept from earlier runs are skipped
   (verify/prolog/kernlog.py advance); each line is still read once.
+
+- Class 4 again (high: a broken node's Xid lost). The lookback (--lookback, 24 h) bounded every read, the cursor's
+  too: a node idle for two days, or held by one two-day job, whose GPU logged an Xid meanwhile (after the last
+  prolog's cursor) had that Xid skipped by the next prolog as "older than the lookback", and the cursor moved past
+  it: never read, never acted on. Now the lookback bounds a first read of the boot only (no cursor kept); after a
+  cursor every line is unread evidence however old, and a watched Xid older than the lookback still counts towards
+  no repeat ("3 on one device within the lookback").
 """
 from __future__ import annotations
 
@@ -339,3 +346,31 @@ def test_the_gate_drains_on_an_xid_stamped_before_the_line_above_it(tmp_path, fa
     _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
     assert cli.main(["--state-dir", str(tmp_path / "state")], PROLOG_ENV) == 1
     assert fake.nodes["n1"][1].startswith("torchimages:XID_HISTORY")
+
+
+# ---- class 4: an Xid logged after the kept cursor is read however long no prolog ran
+
+IDLE = ["[ 1000.000000] the line the last prolog read last",
+        "[ 2000.000000] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, An uncorrectable double bit error (DBE) has been detected",
+        "[ 2001.000000] NVRM: Xid (PCI:0000:3b:00): 94, pid=1, Contained: SM (0x1). RST: No, D-RST: No",
+        "[ 2002.000000] NVRM: Xid (PCI:0000:3b:00): 94, pid=1, Contained: SM (0x1). RST: No, D-RST: No",
+        "[ 2003.000000] NVRM: Xid (PCI:0000:3b:00): 94, pid=1, Contained: SM (0x1). RST: No, D-RST: No",
+        "[ 190000.000000] two days later"]
+
+
+def test_nvidia_xid_catalog_an_xid_logged_after_the_cursor_is_read_however_old():
+    clock = kernlog.Clock("boot-a", 200000.0)
+    kept = kernlog.State("boot-a", 1000.0, [kernlog._digest(IDLE[0])], [], [], 1, 0)
+    state, held = kernlog.advance(kept, IDLE, clock, 86400.0)
+    assert [f.code for f in held] == [48] and state.mono == 190000.0      # the 94s: older than the lookback
+    assert xid_judge(held)[0] == "XID_HISTORY"
+    # a first read of the boot (no cursor kept) still goes back the lookback only
+    _, first = kernlog.advance(kernlog.State("boot-a"), IDLE, clock, 86400.0)
+    assert first == []
+
+
+def xid_judge(held: list[Any]) -> tuple[str, str]:
+    from verify.prolog import xid
+    judged = xid.judge(held)
+    assert judged is not None
+    return judged

@@ -127,7 +127,8 @@ def _parser() -> argparse.ArgumentParser:
                    f"hard cap is --budget + --grace, a confirmation included (default: the budget, at least "
                    f"{MIN_GRACE_S:g} s: 90 s with the default budget; Slurm's PrologEpilogTimeout must be above the "
                    "cap + 10 s)")
-    p.add_argument("--lookback", default="24", help="hours of kernel log read at most (default 24)")
+    p.add_argument("--lookback", default="24", help="hours of kernel log a first read of a boot takes, and watched Xids "
+                   "count within (default 24); after a kept cursor every line is read")
     p.add_argument("--no-kernel-log", action="store_true", help="do not read the kernel log for Xids")
     p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
                                                        "flagged for hardware inspection (default 7)")
