@@ -205,7 +205,8 @@ def locked(path: str, wait_s: float, clock: Callable[[], float] = time.monotonic
     try:
         info = os.fstat(fd)
         if info.st_uid == os.geteuid() and info.st_mode & 0o077:
-            os.fchmod(fd, 0o600)
+            with contextlib.suppress(OSError):      # a file system that refuses it: the lock is still taken
+                os.fchmod(fd, 0o600)
         deadline = clock() + wait_s
         while True:
             try:
