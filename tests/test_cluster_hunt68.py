@@ -68,6 +68,13 @@ Found:
   cursor every line is unread evidence however old, and a watched Xid older than the lookback still counts towards
   no repeat ("3 on one device within the lookback").
 
+- Class 2, the breaker under concurrency (medium: an operator's drain undone, a broken node returned). A claim whose
+  re-count found the partition past its share was given back with `scontrol update state=resume` whatever the node's
+  reason was by then: an operator who drained the node for a fault of their own (a PSU) in the seconds between the
+  claim and its re-count, while another node's prolog drained at the same time, saw the prolog resume it. Now a
+  claim is given back only while the reason is still ours; a node drained meanwhile under another reason is left so
+  (NVSentinel's rule: never undo a cordon that is not ours), as a stop signal's give-back already did.
+
 Low, fixed as well: make fleet-report METRICS_DIR= took a history file named "n1<newline>.jsonl" as a node name fit
 for a file (its pattern ended in `$`, which matches before a final newline) and wrote torchimages_fleet_n1<newline>.prom;
 the name is now matched whole and skipped (said), as the prolog's own node names are.
@@ -388,3 +395,24 @@ def test_make_fleet_report_metrics_a_node_name_with_a_newline_names_no_file():
 
     from scripts.fleet.metrics import skipped_nodes
     assert skipped_nodes(SimpleNamespace(nodes=[]), {"n1\n": None, "n2": None}) == ["n1\n"]  # type: ignore[arg-type,dict-item]
+
+
+# ---- class 2: a claim is given back only while it is still ours
+
+def test_nvsentinel_breaker_a_claim_is_given_back_only_while_it_is_ours(tmp_path, fake, monkeypatch, capsys):
+    real = fake.run
+
+    def run(argv: list[str], dry_run: bool = False, quiet: bool = False) -> tuple[int, str]:
+        out = real(argv, dry_run, quiet)
+        if argv[1:4] == ["update", "nodename=n1", "state=drain"]:
+            # meanwhile n2's prolog drained n2 (the breaker's share), and an operator drained n1 for a PSU of theirs
+            fake.nodes["n2"] = ("drained", slurm.reason("n2", "GPU_LOST", "x", time.time()))
+            fake.nodes["n1"] = ("drained", "operator: PSU swap")
+        return out
+    monkeypatch.setattr(slurm, "run", run)
+    _verify_writes(monkeypatch, LOST)
+    assert cli.main(_args(tmp_path, "--breaker", "0.25"), PROLOG_ENV) == 0       # not drained by us: exit 4 -> 0
+    assert fake.nodes["n1"] == ("drained", "operator: PSU swap")
+    assert not any(c[:3] == ["update", "nodename=n1", "state=resume"] for c in fake.calls)
+    assert "drained meanwhile with another reason" in capsys.readouterr().err
+    assert history_events(tmp_path)[-1] == ("drain-refused", "GPU_LOST")

@@ -123,6 +123,13 @@ def _recount(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: b
                           f"the claim ({why}): this drain was given back, not drained")
     if slurm.over(again, cfg.node, cfg.breaker):
         gate = slurm.breaker(again, cfg.node, cfg.breaker).line(cfg.breaker, cfg.partition)
+        if not (me := next(r for r in again if r.name == cfg.node)).ours:
+            # drained meanwhile under another reason (an operator's, Slurm's own): no claim of ours to give back, and
+            # a resume would undo their drain (NVSentinel's rule: never undo a cordon that is not ours)
+            cfg.claim_open = False
+            return _refuse_drain(cfg, v, f"{gate}; drained meanwhile with another reason ({me.reason_text[:80]})",
+                                 f"{v.code} on {cfg.node} is the host's; it was drained meanwhile with another reason "
+                                 f"({me.reason_text!r}): left so")
         if last_try:
             return _give_back(cfg, v, report, gate, "claim given back", f"BREAKER {v.code} on {cfg.node}: other "
                               f"nodes were drained at the same time and {gate}: this drain was given back")
