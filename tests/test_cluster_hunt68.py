@@ -2,7 +2,7 @@
 
 Found:
 - Class 1, a setting of ours is never the node's fault (high: a healthy node drained, every job of the cluster failed).
-  SLURM_SCRIPT_CONTEXT has eight values (SchedMD's Prolog and Epilog Guide): prolog_slurmd and epilog_slurmd (Prolog=,
+  SLURM_SCRIPT_CONTEXT names each of Slurm's prologs and epilogs (SchedMD's Prolog and Epilog Guide): prolog_slurmd and epilog_slurmd (Prolog=,
   Epilog=: slurmd, on the job's nodes), but also prolog_slurmctld and epilog_slurmctld (PrologSlurmctld=,
   EpilogSlurmctld=: slurmctld, on the controller's host, once per job of the whole cluster). The prolog took every
   `prolog*`/`epilog*` context for slurmd's: the prolog line put on slurm.conf's PrologSlurmctld= (a slip of one word)
