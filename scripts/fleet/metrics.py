@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .history import NodeHistory
 
 SOURCE = "fleet"
-SAFE_NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+SAFE_NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")    # whole (fullmatch): `$` lets "n1\n" through
 
 
 def _gauges(registry: Any) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def write_metrics(report: Fleet, folder: Path, histories: dict[str, NodeHistory]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for node in dict.fromkeys([*by_node, *histories]):
-            if not SAFE_NODE.match(node):
+            if not SAFE_NODE.fullmatch(node):
                 continue
             target = folder / f"torchimages_fleet_{node}.prom"
             # a temp file of a name nobody can guess, then a rename (fsutil.atomic_write): write_to_textfile's
@@ -150,4 +150,4 @@ def write_metrics(report: Fleet, folder: Path, histories: dict[str, NodeHistory]
 
 def skipped_nodes(report: Fleet, histories: dict[str, NodeHistory] | None = None) -> list[str]:
     names = dict.fromkeys([*(n.node for n in report.nodes), *(histories or {})])
-    return [n for n in names if not SAFE_NODE.match(n)]
+    return [n for n in names if not SAFE_NODE.fullmatch(n)]

@@ -38,6 +38,7 @@ from typing import Any
 
 from ..shared.closedpipe import say
 from . import busy, context, history, kernlog, metrics, repair, settings, slurm, steplibs, xid
+from .beside import SLOW_CODES, busy_figure, with_proven
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -235,11 +236,16 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
             if kern:
                 verdict = Verdict(FAULT, verdict.code, "host", f"{verdict.summary}; {kern[1]}", verdict.check)
             else:
+                first = report
                 verdict, report = _confirm(cfg, report)
                 if verdict.confirmed and verdict.code in TIMEOUT_CODES and (beside := run.others()):
                     # not alone: other jobs' prologs slowed it (NVSentinel's rule reruns a stall alone)
                     verdict = not_assessed("PREFLIGHT_TIMEOUT", f"{verdict.code} in {verdict.check} timed out "
                                            f"again, but {beside}: a busy host, not a hung one", verdict.check)
+                # the timeout stays unjudged; a host fault beside it needing no second run drains (verify/prolog/beside.py)
+                verdict = with_proven(verdict, first, f"{', '.join(timed_out(first))} timed out")
+        elif verdict.drains and verdict.code in SLOW_CODES and report is not None and (beside := run.others()):
+            verdict = with_proven(busy_figure(verdict, beside), report, f"{verdict.check} measured slow")
     if kern and not verdict.drains:
         verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
     if verdict.kind == FAULT and not verdict.confirmed:

@@ -131,7 +131,8 @@ def _parser() -> argparse.ArgumentParser:
                    f"hard cap is --budget + --grace, a confirmation included (default: the budget, at least "
                    f"{MIN_GRACE_S:g} s: 90 s with the default budget; Slurm's PrologEpilogTimeout must be above the "
                    "cap + 10 s)")
-    p.add_argument("--lookback", default="24", help="hours of kernel log read at most (default 24)")
+    p.add_argument("--lookback", default="24", help="hours of kernel log a first read of a boot takes, and watched Xids "
+                   "count within (default 24); after a kept cursor every line is read")
     p.add_argument("--no-kernel-log", action="store_true", help="do not read the kernel log for Xids")
     p.add_argument("--flap-window", default="7", help="days: a node drained again this soon after a resume is "
                                                        "flagged for hardware inspection (default 7)")
@@ -328,6 +329,10 @@ def _knobs(args: argparse.Namespace, env: dict[str, str], job: bool) -> tuple[st
 
 
 def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], float] = time.monotonic) -> Config:
+    if context.by_slurmctld(env):
+        raise UsageError(f"run by slurmctld (SLURM_SCRIPT_CONTEXT={env['SLURM_SCRIPT_CONTEXT'].strip()}: "
+                         "PrologSlurmctld= or EpilogSlurmctld= in slurm.conf), which runs on the controller's host, not "
+                         "on the job's nodes: nothing there is a node of the job to gate; set it as Prolog= (and Epilog=)")
     budget, factor, grace, lookback, flap, min_confirm = _numbers(args)
     job = settings.job_env(env, _mode(env, args.mode), args.revalidate)
     state_dir, knobs, knob_notes = _knobs(args, env, job)

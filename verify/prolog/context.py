@@ -12,6 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 CONTEXTS = ("prolog", "epilog")      # SLURM_SCRIPT_CONTEXT's prefixes for the scripts slurmd runs for a job
+# PrologSlurmctld= and EpilogSlurmctld= (SLURM_SCRIPT_CONTEXT prolog_slurmctld, epilog_slurmctld) run on the
+# controller's host for every job of the cluster, never on the job's nodes (SchedMD's Prolog and Epilog Guide): a
+# prolog line put there (a slurm.conf slip) judged the controller's host on each job and drained it by its own host
+# name (a head node that is also a compute node: drained for the GPUs of jobs it never ran); a non-zero exit there
+# requeues or kills the job. Its exits are the prolog's (only a drain is non-zero), and the run is refused
+# (config.py: CONFIG_ERROR, exit 0)
+CONTROLLER = ("prolog_slurmctld", "epilog_slurmctld")
 
 
 def by_slurmd(env: Mapping[str, str]) -> bool:
@@ -35,3 +42,8 @@ def forged(env: Mapping[str, str]) -> str | None:
     return (f"SLURM_SCRIPT_CONTEXT={env['SLURM_SCRIPT_CONTEXT'][:40]!r} in a job's step (SLURM_STEP_ID "
             f"{env['SLURM_STEP_ID'].strip()[:20]}): slurmd sets it for its Prolog= and Epilog= only, which have no step; "
             "ignored, run as the step it is")
+
+
+def by_slurmctld(env: Mapping[str, str]) -> bool:
+    """SLURM_SCRIPT_CONTEXT says slurmctld runs this as PrologSlurmctld= or EpilogSlurmctld= (on the controller)."""
+    return env.get("SLURM_SCRIPT_CONTEXT", "").strip() in CONTROLLER

@@ -123,6 +123,13 @@ def _recount(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: b
                           f"the claim ({why}): this drain was given back, not drained")
     if slurm.over(again, cfg.node, cfg.breaker):
         gate = slurm.breaker(again, cfg.node, cfg.breaker).line(cfg.breaker, cfg.partition)
+        if not (me := next(r for r in again if r.name == cfg.node)).ours:
+            # drained meanwhile under another reason (an operator's, Slurm's own): no claim of ours to give back, and
+            # a resume would undo their drain (NVSentinel's rule: never undo a cordon that is not ours)
+            cfg.claim_open = False
+            return _refuse_drain(cfg, v, f"{gate}; drained meanwhile with another reason ({me.reason_text[:80]})",
+                                 f"{v.code} on {cfg.node} is the host's; it was drained meanwhile with another reason "
+                                 f"({me.reason_text!r}): left so")
         if last_try:
             return _give_back(cfg, v, report, gate, "claim given back", f"BREAKER {v.code} on {cfg.node}: other "
                               f"nodes were drained at the same time and {gate}: this drain was given back")
@@ -232,11 +239,15 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     lock = os.path.join(cfg.state_dir, "breaker.lock")
     try:
         os.makedirs(cfg.state_dir, exist_ok=True)       # the folder may be a link an operator made; its files not
-        with statefile.locked(lock, cfg.deadline.bound(BREAKER_LOCK_WAIT_S)):
+        # at most half of what is left: the claim, its re-count and a give-back still fit in the cap after it
+        with statefile.locked(lock, cfg.deadline.bound(min(BREAKER_LOCK_WAIT_S, cfg.deadline.left() / 2))):
             status = _claims(cfg, v, report)
     except statefile.LockBusy as exc:
-        return _refuse_drain(cfg, v, str(exc.strerror), f"{v.code} on {cfg.node} is the host's, but the breaker's "
-                             f"lock was not had ({exc.strerror}): not drained")
+        # held past the wait: a prolog stuck in scontrol, or anyone who may open the file holding a read lock (a
+        # job's user on a lock file an earlier version made 0644: every drain of the node was refused). The re-count
+        # after the claim keeps the breaker's share without the lock (NVSentinel's breaker), as where there is none
+        _say(f"the breaker's lock {lock} was not had ({exc.strerror}): counting without it")
+        status = _claims(cfg, v, report)
     except OSError as exc:
         _say(f"the breaker's lock {lock} cannot be taken ({statefile.problem(exc, lock)}): counting without it")
         status = _claims(cfg, v, report)

@@ -320,14 +320,22 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             seen_at += 1
             if seen_at <= skip_at:
                 continue
-        if t < last or (floor is not None and t < floor) or ahead(t, clock):
+        # before the cursor kept: read by an earlier run. Not before the lines ahead of it in this read: the kernel
+        # stamps a line with the clock of the CPU that logged it (local_clock), and two CPUs' lines come out of order
+        # by microseconds; an Xid 79 stamped 100 us before the line printed above it was dropped, never read
+        # a first read of this boot (no cursor) goes back --lookback at most; after a kept cursor every line is unread
+        # evidence however old (a node idle, or held by one job, for two days: the Xid logged meanwhile was skipped)
+        if t < state.mono or (state.mono < 0 and floor is not None and t < floor) or ahead(t, clock):
             continue
         if t > last:
             last, at_last, at_count = t, [], 0
-        at_last.append(_digest(line))
-        at_count += 1
+        if t == last:
+            at_last.append(_digest(line))
+            at_count += 1
         new.append(line)
-    found = [f for f in xid.parse(new) if f.action in (xid.DRAIN, xid.WATCH)]
+    # a watched Xid older than the lookback counts towards no repeat ("3 on one device within the lookback")
+    found = [f for f in xid.parse(new) if f.action == xid.DRAIN or (f.action == xid.WATCH and (
+        floor is None or (stamp := mono(f.line)) is None or stamp >= floor))]
     # the lookback ages out watched events ("3 on one device" within it); a drain-worthy one is kept until acted on,
     # however long no prolog ran (a node idle over a weekend, or held by a two-day job: the Xid 48 the breaker kept
     # from draining on Friday was gone on Monday, the node back in service on a preflight that cannot see it)

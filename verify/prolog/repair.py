@@ -175,7 +175,10 @@ def needs_repair(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
     asked = next((d for d in records if d.get("action") in ("reset", "reboot")), None)
     if asked is not None:
         return str(asked.get("code") or "a reset or reboot")
-    codes = [c for c in (*(d.get("code") for d in records), claimed[0] if claimed else None) if c]
+    # a drain's kernel-log evidence (`kernel_log`: an Xid held beside a preflight fault, the drain filed under that
+    # fault's code, CHECK_TIMEOUT) is owed its catalog repair too: an Xid 79 beside a timeout was resumed unrepaired
+    codes = [c for c in (*(d.get(k) for d in records for k in ("code", "kernel_log")), claimed[0] if claimed else None)
+             if c]
     return next((str(c) for c in codes if c in REBOOT_CODES), None)
 
 
@@ -205,7 +208,11 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
     when = latest_drain(records, claimed)
     # a reboot is the kernel's two records agreeing: another boot id, and (where both times are known) a boot after
     # the drain; a boot id that differs only in its case or spaces, or a boot that began before the drain, proves none
-    began_before = booted is not None and when is not None and booted + skew_s <= when
+    # (a drain stamped past now + skew_s, by a clock that ran ahead since set right, tells nothing of when it was: no
+    # boot of now began after it, and a repaired node rebooted since was refused until the clock caught up; the boot
+    # ids alone decide then)
+    future = when is not None and clock.now is not None and when > clock.now + skew_s
+    began_before = booted is not None and when is not None and not future and booted + skew_s <= when
     if boots and now_boot and now_boot not in boots and not began_before:
         return None
     if not (boots and now_boot) and booted is not None and when is not None and booted > when:

@@ -197,9 +197,16 @@ class LockUnavailable(Refused):
 @contextlib.contextmanager
 def locked(path: str, wait_s: float, clock: Callable[[], float] = time.monotonic,
            sleep: Callable[[float], None] = time.sleep) -> Iterator[None]:
-    """An exclusive POSIX record lock (fcntl; it holds across hosts on NFS) on `path`, waited for at most wait_s."""
-    fd = _open(path, os.O_RDWR | os.O_CREAT)
+    """An exclusive POSIX record lock (fcntl; it holds across hosts on NFS) on `path`, waited for at most wait_s. The
+    file is 0600: a read lock is anyone's who may open the file, and a job's user holding one on a lock file made
+    0644 kept every drain of the node from its breaker (LockBusy) while the GPU stayed lost; one made so before is
+    made 0600 here (a holder's fd opened before stays: the breaker counts without the lock then, drain.py)."""
+    fd = _open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
+        info = os.fstat(fd)
+        if info.st_uid == os.geteuid() and info.st_mode & 0o077:
+            with contextlib.suppress(OSError):      # a file system that refuses it: the lock is still taken
+                os.fchmod(fd, 0o600)
         deadline = clock() + wait_s
         while True:
             try:

@@ -25,7 +25,7 @@ EXIT_USAGE = 2           # bad arguments or environment: one line, nothing done
 # they are no check's codes in verify/codes.py; docs/prolog.md names them and tests/test_docs.py checks it against this.
 NOT_ASSESSED_CODES = frozenset({
     "BUDGET_TOO_SMALL", "CONFIG_ERROR", "GPU_COUNT_UNPROVEN", "GPU_NOT_ASSESSED", "KERNEL_LOG_UNREAD", "OWNER_MISSING",
-    "PREFLIGHT_EMPTY", "PREFLIGHT_INTERRUPTED", "PREFLIGHT_NO_REPORT", "PREFLIGHT_TIMEOUT", "PROLOG_CRASHED",
+    "PREFLIGHT_BUSY", "PREFLIGHT_EMPTY", "PREFLIGHT_INTERRUPTED", "PREFLIGHT_NO_REPORT", "PREFLIGHT_TIMEOUT", "PROLOG_CRASHED",
     "PROLOG_INTERRUPTED", "PROLOG_OVERRAN", "REPAIR_UNPROVEN", "REPORT_INVALID"})
 EXIT_NOT_ASSESSED = 3    # no verdict could be reached: the node is left in service
 EXIT_BREAKER = 4         # a host fault, but draining it would pass the breaker's share: not drained
