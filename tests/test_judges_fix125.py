@@ -120,3 +120,18 @@ def test_a_code_less_skip_still_meets_no_pass():
     """T4_X2 (nccl skip, code null) passes on NCCL's log alone: still a strict expected failure."""
     assert wanted(json.loads((CORPUS / T4_X2 / "expected.json").read_text())["verdicts"]) == {"nccl": NOTHING_TO_JUDGE}
     assert replayed(T4_X2)["nccl"][0] == "pass"
+
+
+def test_fi_info_p_efa_answering_61_with_nothing_else_read_is_nothing_to_judge():
+    """NON_EFA's class as fi_info prints it (libfabric util/info.c's answer when no provider matched): on an instance
+    or in a container without EFA devices the -61 is by design (ofiwg/libfabric#10794): never the image's, never a
+    drain, never a pass."""
+    r = explained("$ fi_info -p efa\nfi_getinfo: -61 (No data available)\n")
+    assert r.name == "fabric" and verdict(r) == NOTHING_TO_JUDGE
+
+
+def test_fi_getinfo_61_for_a_domain_named_by_its_kernel_name_is_no_provider_listing():
+    """P6_B300: `fi_pingpong -d rdmap86s0` asked for a domain no provider offers (EFA's is rdmap86s0-rdm); its
+    `fi_getinfo: ret=-61` says nothing of the node's providers."""
+    r = explained("fi_pingpong -d rdmap86s0\nfi_getinfo: ret=-61 (No data available)\n")
+    assert r.status == "skip" and r.owner is None
