@@ -22,6 +22,7 @@ from ...shared import rdma
 from .gdrready import GDR_REMEDY, gdr, plumbing_alone
 from .instancetype import judge as instance_type
 from .noprovider import judged_alone, no_provider
+from .notgiven import judge as not_given
 from .offport import ethernet_off_beside_ib
 from .ofi import alone as ofi_alone
 from .ofi import lacks_efa
@@ -454,6 +455,7 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     found = Findings()
     result.details += instance_type(facts, adapters, found)     # a cloud type's adapter count, where it is known
     if not _present(facts, adapters):
+        not_given(facts, found)     # a type with adapters, a container with none: the deployment's
         return found.apply(result, "") if found.items else result.verdict(
             SKIP, "FABRIC_NONE", "no RDMA device on this node or in this container: fabric not assessed")
     for rule in (_container, _userspace, _efa):

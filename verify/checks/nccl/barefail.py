@@ -16,14 +16,14 @@ _WORDS = re.compile(
     r"^\s*(?!nccl\w*Error)\w+:\s(?=\S)|"                                        # the record's phase prefix (`init: `, `barrier: `)
     r"(?:torch\.distributed\.)?(?:DistBackendError|RuntimeError):|"
     r"NCCL error in: \S+:\d+,|NCCL [Ee]rror ?\d*:?|"
-    r"unhandled system error|remote process exited or there was a network error|"
+    r"unhandled system error|remote process exited(?: or there was a network error)?|"
     r"\(run with NCCL_DEBUG=INFO for details\)|,? ?NCCL version \d+(?:\.\d+)*\S*?(?=\s|$|nccl)|"
     r"ncclSystemError: System call \(e\.g\. socket, malloc\) or external library call failed or device error\.|"
     r"ncclSystemError: System call \(socket, malloc, munmap, etc\) failed\.?|"
     r"ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely\.|"
     r"Last error:\s*$|\bnccl\w*$")
 # what must have been said for the error to be one of these classes at all
-_CLASS = re.compile(r"unhandled system error|ncclSystemError|remote process exited or there was a network error|"
+_CLASS = re.compile(r"unhandled system error|ncclSystemError|remote process exited|"
                     r"ncclRemoteError")
 
 
@@ -33,7 +33,7 @@ def bare(error: str) -> bool:
         return False
     rest = error
     for _ in range(12):                       # each pass removes what the last one exposed (a trailing `nccl...`)
-        stripped = _WORDS.sub(" ", rest).strip(" \t\n.,;:|")
+        stripped = _WORDS.sub(" ", rest).strip(" \t\n.,;:|()")   # a quote's parentheses hold no cause
         if stripped == rest:
             break
         rest = stripped
