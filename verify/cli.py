@@ -328,7 +328,7 @@ def _bench(argv: list[str]) -> int:
 def _main(args: argparse.Namespace, argv: list[str], parser: argparse.ArgumentParser) -> int:
     if args.list:
         for check in CHECKS.values():
-            print(f"{check.name:<6} {check.what} (timeout {check.timeout_s:.0f} s)")
+            print(f"{check.name:<{max(map(len, CHECKS))}} {check.what} (timeout {check.timeout_s:.0f} s)")
         return 0
     options = _options(args, parser)
     validate_rank_env(dict(os.environ))
