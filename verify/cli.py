@@ -364,7 +364,7 @@ def _main(args: argparse.Namespace, argv: list[str], parser: argparse.ArgumentPa
 
 # Each preflight check's weight in the budget: the all-reduce starts one process per GPU (each imports torch and
 # creates a CUDA context), so it gets the most. Shares are of the time left when a check starts (verify/budget.py):
-# what the gpu check leaves on a CPU host goes to shm and nccl (see README "Preflight budget" for the figures).
+# what the gpu check leaves on a CPU host goes to shm and nccl (docs/prolog-and-fleet.md, "Budget shares", has the figures).
 PREFLIGHT_SHARES = {"gpu": 0.3, "shm": 0.2, "nccl": 0.5}
 # ... and at least this many times the host's `import torch` time: gpu imports torch once, shm twice (the check's
 # process and its share_memory_ child), nccl three times (the check's process and two ranks, which on 2 busy cores
