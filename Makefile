@@ -15,6 +15,7 @@ WHEELS ?=## local wheel folder(s) (default: the local folders in PIP_FIND_LINKS)
 BASE_IMAGE ?=## build FROM this image instead of the distro base
 REGISTRY ?=## registry prefix for bake, push, k8s-verify and slurm (e.g. ghcr.io/acme, 127.0.0.1:5000)
 INDEX_ONLY ?=## 1: make push PUTs the tag's image index over the per-arch tags <tag>-<arch> already in REGISTRY
+REGISTRY_INSECURE ?=## 1: talk plain HTTP to a REGISTRY that is not on loopback (127.0.0.1 and localhost get http already)
 NODES ?= 1## nodes for k8s-verify and slurm
 GPUS ?=## GPUs per node for k8s-verify, slurm and isolate (default: the image's, 0 for a CPU image, 1 for a CUDA one; 0: no GPU requested)
 LOCAL_IMAGE ?=## 1: slurm, isolate, k8s-verify write the image's local name, which no registry holds (default: refused without REGISTRY)
@@ -25,8 +26,11 @@ SQSH ?=## make slurm, isolate LAUNCHER=pyxis: the nodes mount this squashfs (/sh
 SQSH_COMP ?= zstd## make sqsh: the squashfs compression (zstd, gzip, xz, lz4, lzo)
 BENCH_SIZE ?= 1g## data size of the benchmark
 BENCH_AFTER ?=## bench-start: a local image of the family the node already holds; what pulling IMAGE after it moves
+BENCH_RUNS ?=## bench-build: runs of `import torch` per image, the images taking turns; the median counts (default 15)
+BENCH_ROUNDS ?=## bench-build: cold builds of each Dockerfile, in rotating order; the median counts (default 2)
 EXTRA_BUILD_ARGS ?=## more KEY=VALUE build arguments for make build (e.g. COLD=1)
 BUILD_TIMEOUT ?=## seconds before make build stops a build (default: none natively, 2700 under emulation)
+BUILD_NETWORK ?=## network of make build's builds (default: host when the engine has no bridge)
 RDMA_RESOURCE ?=## k8s-verify: the RDMA device plugin's resource a multi-node GPU pod requests, e.g. rdma/rdma_shared_device_a (default none)
 BUILD_DIR ?= build## logs, wheels, manifests, bake file, benchmark JSON
 REPORTS_DIR ?= reports## verify reports
@@ -38,7 +42,7 @@ KEY_TYPE ?=## keygen: ecdsa (P-256, default) or ed25519
 HOST_DRIVER ?=## gate: this host's NVIDIA driver (default: nvidia-smi)
 REPORT_TIMEOUT ?=## report, gate: seconds for all registry reads together (default 120)
 MAX_AGE ?=## report, gate: the oldest verification believed, e.g. 7d or 12h (as REQUIRE's age<=7d)
-CLOCK_SKEW ?=## report, gate, fleet-report: how far in the future a signed or recorded time may lie and be believed (default 5m)
+CLOCK_SKEW ?=## report, gate, fleet-report, isolate: how far in the future a signed or recorded time may lie and be believed (default 5m)
 DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
 STATE_DIR ?=## fleet-report, undrain: the prolog's --state-dir; its per-node drain history is read (default: fleet-report none, undrain /var/lib/torchimages)
 METRICS_DIR ?=## fleet-report: write Prometheus text-file metrics per node into this folder (default: not written)

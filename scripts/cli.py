@@ -92,7 +92,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("oci-bundle", "make the runc bundle of IMAGE for make slurm LAUNCHER=oci (docker export + runc spec)",
             cmd_oci_bundle, ("IMAGE",)),
     Command("sqsh", "write IMAGE's root filesystem as one reproducible squashfs for enroot/pyxis nodes "
-            "($(BUILD_DIR)/sqsh/<tag>.sqsh + .json sidecar with its sha256)", cmd_sqsh, ("IMAGE", "PLATFORM", "SQSH_COMP")),
+            "(build/sqsh/<tag>.sqsh + .json sidecar with its sha256)", cmd_sqsh, ("IMAGE", "PLATFORM", "SQSH_COMP")),
     Command("fleet-report", "one table and DIR/fleet.json over every node's verify report under DIR: verdicts, "
             "codes, figures against their model's fleet median, nodes to drain, time to first step", cmd_fleet_report,
             ("DIR", "STATE_DIR", "METRICS_DIR", "CLOCK_SKEW")),

@@ -406,7 +406,7 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "driver>=570\"", "require", parse_text),
     Knob("MAX_AGE", "--max-age", "report/gate: the oldest verification believed, e.g. 7d, 12h (s, m, h, d, w); older "
          "evidence is not believed (as REQUIRE's age<=7d)", "max_age", parse_age),
-    Knob("CLOCK_SKEW", "--clock-skew", "report/gate/fleet-report: how far in the future a signed or recorded time "
+    Knob("CLOCK_SKEW", "--clock-skew", "report/gate/fleet-report/isolate: how far in the future a signed or recorded time "
          "may lie and still be believed (clocks differ), e.g. 5m (default 5m; s, m, h, d, w); later: not evidence",
          "clock_skew", parse_skew),
     Knob("KEY_DIR", "--key-dir", "keygen: the folder the key pair is written to, outside the repository "

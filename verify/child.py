@@ -4,7 +4,7 @@ Runs the check's probe() (what it measures and reads) and judge() (the verdict),
 {"facts": ..., "result": ...} to OUT_PATH, atomically. The check is its row in verify/checks (CHECKS). The
 runner gives this process its own TMPDIR and removes it afterwards.
 
-Test-only fault hooks (documented in the README): VERIFY_TEST_HANG=name[,name] makes those checks write 8 MiB to their TMPDIR and hang,
+Test-only fault hooks (documented in docs/checks.md): VERIFY_TEST_HANG=name[,name] makes those checks write 8 MiB to their TMPDIR and hang,
 VERIFY_TEST_CRASH=name[,name] makes them die with SIGSEGV, to prove the runner survives both;
 VERIFY_TEST_HANG_ONCE=<file> limits the hang to the first attempt (the retry under emulation);
 VERIFY_TEST_HANG_AT_EXIT=name[,name] makes those checks hang after writing their result (a stuck child at exit).

@@ -328,7 +328,7 @@ def _bench(argv: list[str]) -> int:
 def _main(args: argparse.Namespace, argv: list[str], parser: argparse.ArgumentParser) -> int:
     if args.list:
         for check in CHECKS.values():
-            print(f"{check.name:<6} {check.what} (timeout {check.timeout_s:.0f} s)")
+            print(f"{check.name:<{max(map(len, CHECKS))}} {check.what} (timeout {check.timeout_s:.0f} s)")
         return 0
     options = _options(args, parser)
     validate_rank_env(dict(os.environ))
@@ -364,7 +364,7 @@ def _main(args: argparse.Namespace, argv: list[str], parser: argparse.ArgumentPa
 
 # Each preflight check's weight in the budget: the all-reduce starts one process per GPU (each imports torch and
 # creates a CUDA context), so it gets the most. Shares are of the time left when a check starts (verify/budget.py):
-# what the gpu check leaves on a CPU host goes to shm and nccl (see README "Preflight budget" for the figures).
+# what the gpu check leaves on a CPU host goes to shm and nccl (docs/prolog-and-fleet.md, "Budget shares", has the figures).
 PREFLIGHT_SHARES = {"gpu": 0.3, "shm": 0.2, "nccl": 0.5}
 # ... and at least this many times the host's `import torch` time: gpu imports torch once, shm twice (the check's
 # process and its share_memory_ child), nccl three times (the check's process and two ranks, which on 2 busy cores

@@ -1,6 +1,6 @@
 """Stable failure codes: every non-passing or skipped result carries one, with who must act (its owner).
 
-The one place codes are defined. README.md's table "code → meaning → fix" is generated from CODES and a test
+The one place codes are defined. docs/codes.md's table "code → meaning → fix" is generated from CODES and a test
 keeps the two equal (`python -m verify.codes` prints the table). Codes never change meaning; new ones are added.
 
 Owners: `image` (what is installed in the image), `host` (the node: driver, GPUs, fabric, network),
@@ -261,7 +261,7 @@ def owner_of(code: str) -> Owner:
 
 
 def readme_table() -> str:
-    """The Markdown table README.md carries (a test compares them)."""
+    """The Markdown table docs/codes.md carries (a test compares them)."""
     rows = ["| code | owner | meaning | fix |", "|---|---|---|---|"]
     rows += [f"| `{name}` | {c.owner} | {c.meaning} | {c.fix} |" for name, c in CODES.items()]
     return "\n".join(rows)

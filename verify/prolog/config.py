@@ -112,7 +112,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="torchimages-prolog", description=__doc__.split("\n")[0])
+    p = _Parser(prog="torchimages-prolog", description="Gate a Slurm node before a job (as Prolog= or a job's first "
+                "step): verify --preflight, drain the node only on a host fault; --revalidate returns it to service. "
+                "Exit statuses and knobs: docs/prolog-and-fleet.md, docs/prolog.md.")
     p.add_argument("--budget", default="30", help="the preflight's time budget in seconds (default 30)")
     p.add_argument("--mode", choices=("auto", "prolog", "step"), default="auto",
                    help="prolog (Slurm's Prolog=) or step (a job's first step); auto reads Slurm's environment")
@@ -126,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"history and kernel-log state (default {DEFAULT_STATE_DIR}; TORCHIMAGES_STATE_DIR)")
     p.add_argument("--metrics-dir", default=None,
                    help="node_exporter's textfile collector folder (TORCHIMAGES_METRICS_DIR); none: no metrics")
-    p.add_argument("--confirm-factor", default="4", help="a timed-out check reruns alone with this x the budget")
+    p.add_argument("--confirm-factor", default="4", help="a timed-out check reruns alone with this x the budget (default 4)")
     p.add_argument("--grace", default=None, help="seconds the whole run may take past its budget: the prolog's "
                    f"hard cap is --budget + --grace, a confirmation included (default: the budget, at least "
                    f"{MIN_GRACE_S:g} s: 90 s with the default budget; Slurm's PrologEpilogTimeout must be above the "

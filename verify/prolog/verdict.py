@@ -17,7 +17,7 @@ from ..codes import CODES, OWNERS
 from ..findings import RANK
 from .hidden import hidden_failure
 
-# The prolog's exit statuses (README "torchimages-prolog"): one for each outcome, so a script can tell them apart.
+# The prolog's exit statuses (docs/prolog-and-fleet.md "torchimages-prolog"): one for each outcome, so a script can tell them apart.
 EXIT_PASS = 0            # healthy (or, as Slurm's Prolog=, a fault that is the job's or the image's)
 EXIT_FAULT = 1           # a host fault (the node drained), or the job's/image's fault in a first step
 EXIT_USAGE = 2           # bad arguments or environment: one line, nothing done
