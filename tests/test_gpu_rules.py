@@ -1106,9 +1106,9 @@ KNOWN_MISMATCHES = {
         "nvls-allgather-hang-xid145-...; the 'uncorrectable' prose and the NCCL hang on every pair until a reboot "
         "have no field",
     "gb200-nvl72-44-ranks-ray-cupy-nccl-2.27.5-mnnvl-clique-enrollment-sigsegv-not-host-specific":
-        "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (host): the title's `SIGSEGV in NCCL` names no "
-        "NCCL frame (a crash in NCCL's code is CHECK_CRASHED, the image's, on its frames), and what clears the hosts "
-        "(every host swapped, 43 ranks pass, NCCL_MNNVL_ENABLE=0 passes) is an A/B table no field holds",
+        "translator: nccl fail NCCL_FAILED (image); fail CHECK_CRASHED (image): a segmentation fault in NCCL is "
+        "CHECK_CRASHED, the image's (as hpcx-ibext-net-plugin-null-call-... and k8s-2x8-eight-roce-v2-...-segfault-"
+        "gid-index-7-works expect), the title's `SIGSEGV in NCCL` naming the place; the owner agrees",
     "gb200-nvl72-trtllm-nvml-invalid-argument-links-18-35-mnnvl-rejected-nvshmem-illegal-memory-access":
         "translator: gpu warn CUDA_KERNEL_FAULT (image); warn CUDA_KERNEL_FAULT (job): FACTS.md gives a kernel's "
         "illegal memory access to the program (the job); that the program is the image's TensorRT-LLM release, "

@@ -7,6 +7,7 @@ blind translations showed the judges and `verify explain` getting wrong.
 - Its lines as its log file prints them (`[ERROR] ...`, no journal prefix) or a shipper relays them (`<node ip>: `)
   are read by `verify explain`; a failure of its configuration stage shows the node's own switches (it gets there
   only after the NVSwitch driver listed them).
+- A segmentation fault said to be in NCCL in words, with no frame printed, is NCCL's crash: the image's.
 - NVSHMEM's CUDA check line (`[<file>:<line>] cuda failed with <error>`) is a running program's CUDA error.
 Real lines are quoted from corpus entries (by slug) and public threads (by URL)."""
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from tests.helpers import ROOT
 from tests.judging import explained, verdict
 from verify.checks import CHECKS
+from verify.checks.nccl.crash import nccl_crash
 from verify.explain import cuda, fmstatus
 from verify.judging import judge
 from verify.options import Options
@@ -109,3 +111,16 @@ def test_nvshmem_s_cuda_check_line_is_a_running_program_s_cuda_error():
     assert cuda.runtime_errors(raw) == [{"index": None, "text": facts["cuda_errors"][0]["text"]}]
     assert verdict(explained(raw)) == verdict(gpu(**facts)) == ("warn", "CUDA_KERNEL_FAULT", "job")
     assert not cuda.runtime_errors("the barrier's cuda failed with an illegal memory access was encountered\n")
+
+
+def test_a_segfault_said_in_nccl_s_name_is_the_image_s_crash_never_the_host_s():
+    """gb200-nvl72-44-ranks-...: `init: SIGSEGV in NCCL MNNVL clique enrollment at world_size>=44 on GB200 NVL72`
+    (NVIDIA/nccl#2186, every host swapped in turn): a crash inside NCCL, the image's, never a drain; a segfault said
+    to be elsewhere, or with the driver's frames, is not NCCL's."""
+    slug = "gb200-nvl72-44-ranks-ray-cupy-nccl-2.27.5-mnnvl-clique-enrollment-sigsegv-not-host-specific"
+    facts = json.loads((CORPUS / slug / "facts" / "nccl.json").read_text())["facts"]
+    r = judge(CHECKS["nccl"], facts, Options())
+    assert verdict(r) == ("fail", "CHECK_CRASHED", "image") and "SIGSEGV" in r.summary
+    assert nccl_crash("Segmentation fault inside libnccl.so.2") == ("Segmentation fault", ["libnccl.so.2"])
+    assert nccl_crash("SIGSEGV in python3 while NCCL ran") is None
+    assert nccl_crash("SIGSEGV in NCCL init | #1 libcuda.so.1") is None
