@@ -628,6 +628,24 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: fabric fail FABRIC_NOT_PASSED (job); the pods' missing uverbs and the instance type are the pull "
         "request's prose, no listing: explain reads its one NCCL line, `NCCL error: remote process exited`, a bare "
         "class of error: nccl fail NCCL_FAILED (job), the same owner, never a drain",
+    # Hundred-and-twenty-fourth batch (NVSwitch systems; fix124, tests/test_judges_fix124.py): what the text lacks.
+    "b200-nvml-probe-18-of-36-link-indices-up-trtllm-counts-36-available-links-healthy":
+        "translator: gpu pass (its facts agree); a pull request's own summary lines (`state UP : 18 indices [0..17]`) "
+        "are no tool's output, and that the B200 has 18 links is its prose: not recognised (skip, never a pass)",
+    "b300-sxm6-x8-hgx-595.71.05-open-xid145-nvlink-rlw-on-tp-pair-vllm-killed-nccl-hangs-until-reboot":
+        "translator: gpu fail XID_ERROR (host); an issue form's prose (the Xid is in the title only, no kernel line): "
+        "not recognised (skip, never a pass)",
+    "gb200-nvl72-44-ranks-ray-cupy-nccl-2.27.5-mnnvl-clique-enrollment-sigsegv-not-host-specific":
+        "translator: nccl fail NCCL_FAILED (image); the stored log ends at NCCL's version line, before any error (the "
+        "SIGSEGV is the title's): nothing to judge (skip, never a pass)",
+    "gb200-nvl72-trtllm-nvml-invalid-argument-links-18-35-mnnvl-rejected-nvshmem-illegal-memory-access":
+        "translator: gpu warn CUDA_KERNEL_FAULT (image); NVSHMEM's `cuda failed with an illegal memory access` is read "
+        "and gives what its facts give, warn CUDA_KERNEL_FAULT (job): the program being the image's TensorRT-LLM "
+        "release is the pull request's prose",
+    "h200x8-hpe-cray-xd670-talos-fabric-manager-extension-crash-loop-fabric-node-config-file-invalid-value":
+        "translator: gpu fail NVLINK_DOWN (host), as its facts give; the fabric manager's config failure is read "
+        "(state not shown) but the line comes before it looks for switches and the HGX board is the post's prose: "
+        "whether the node has NVSwitches is not shown, said and not judged (skip, never a pass)",
 }
 
 

@@ -1100,6 +1100,20 @@ KNOWN_MISMATCHES = {
     "aws-2x-p6-b200-efa-dstack-image-update-all-reduce-8b-to-256b-50-us-zero-wrong":
         "translator: nccl pass; skip FACTS_INCOMPLETE: `world_size` null (the table's header, no `# Rank` line, no "
         "launch line), and right rows of unknown ranks are not assessed, never a pass (tests/test_judges_batch37.py)",
+    # Hundred-and-twenty-fourth batch (NVSwitch systems; fix124, tests/test_judges_fix124.py): what the facts lack.
+    "b300-sxm6-x8-hgx-595.71.05-open-xid145-nvlink-rlw-on-tp-pair-vllm-killed-nccl-hangs-until-reboot":
+        "translator: gpu fail XID_ERROR (host); warn XID_ERROR (host): an NVLink Xid (144-150) is fatal only where its "
+        "line says so and no line is quoted (`text` null: the title and prose), so it is watched, as b200-two-gpu-"
+        "nvls-allgather-hang-xid145-...; the 'uncorrectable' prose and the NCCL hang on every pair until a reboot "
+        "have no field",
+    "gb200-nvl72-44-ranks-ray-cupy-nccl-2.27.5-mnnvl-clique-enrollment-sigsegv-not-host-specific":
+        "translator: nccl fail NCCL_FAILED (image); fail CHECK_CRASHED (image): a segmentation fault in NCCL is "
+        "CHECK_CRASHED, the image's (as hpcx-ibext-net-plugin-null-call-... and k8s-2x8-eight-roce-v2-...-segfault-"
+        "gid-index-7-works expect), the title's `SIGSEGV in NCCL` naming the place; the owner agrees",
+    "gb200-nvl72-trtllm-nvml-invalid-argument-links-18-35-mnnvl-rejected-nvshmem-illegal-memory-access":
+        "translator: gpu warn CUDA_KERNEL_FAULT (image); warn CUDA_KERNEL_FAULT (job): FACTS.md gives a kernel's "
+        "illegal memory access to the program (the job); that the program is the image's TensorRT-LLM release, "
+        "whose NVLink probe the pull request fixes, is prose (`GpuFacts.program_errors` does not exist)",
 }
 
 

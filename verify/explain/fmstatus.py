@@ -9,11 +9,16 @@ the journal's lines of the unit and of the fabric manager itself: its refusal wh
 (`Successfully configured all the available NVSwitches`, NVIDIA/nvtrust#128). The `Active:` line is the unit's state
 now; without one, a unit not installed or systemctl's `Job for ... failed` (the command's answer, newer than the
 journal pasted below it); without either, the journal's last start, stop or failure of the unit.
+Its own lines quoted bare, as its log file prints them (`[ERROR] not all local fabric manager instances finished their
+configuration`, an EKS node's cloud-init start, pytorch/ci-infra#552) or a log shipper relays them (Talos's
+`<node ip>: fabric manager config file item: FABRIC_NODE_CONFIG_FILE has an invalid value`), are read too.
 The fabric manager's SXid lines are fmlog.py's."""
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from .said import said as printed_by_it
 
 UNIT = r"nvidia-fabricmanager(?:\.service)?"
 # a unit header of `systemctl status` (any unit: the block it opens runs to the next header)
@@ -32,6 +37,18 @@ _EVENTS = (
 # the fabric manager's own failure line (nv-fabricmanager[pid]:, its start script's), not an SXid (fmlog.py's)
 _FM_LINE = re.compile(r"(?:nv-fabricmanager|nvidia-fabricmanager-start\.sh)\[\d+\]:\s*(.*)")
 _FAILURE = re.compile(r"fail|error|invalid|not found|unable|n.t match|mismatch", re.IGNORECASE)
+# its own lines quoted without the journal's prefix, as its log file prints them (`[ERROR] [tid 1374] ...`, the
+# timestamp before) or a log shipper relays them (Talos's `<node ip>: fabric manager config file item: ...`): an
+# `[ERROR]` line, or a line of its own words (it names itself, its config items, or the switches and GPUs it
+# configures), that says it failed; never systemd's lines about the unit
+_LOG_ERROR = re.compile(r"\[ERROR\]\s*(?:\[tid \d+\]\s*)?(.*)")
+_OWN_WORDS = re.compile(r"\b(?:local )?fabric manager\b|\bFABRIC_[A-Z_]+\b|\bGPUs or NVSwitches\b|request to query "
+                        r"NVSwitch device information|NV_WARN_NOTHING_TO_DO", re.IGNORECASE)
+_SYSTEMD = re.compile(r"systemd\[\d+\]:|\.service\b")
+# a failure of its configuration of the devices it found: it gets there only after the NVSwitch driver listed
+# switches (with none it stops at NV_WARN_NOTHING_TO_DO), so these show the node's own switches
+_CONFIG_STAGE = re.compile(r"not all local fabric manager instances finished their configuration|unhandled config "
+                           r"error type \d+|failed to configure all the available GPUs or NVSwitches", re.IGNORECASE)
 _SXID = re.compile(r"detected NVSwitch (?:non-)?fatal error")
 NOTHING_TO_DO = "NV_WARN_NOTHING_TO_DO"
 _CONFIGURED = re.compile(r"Successfully configured all the available NVSwitches")
@@ -68,21 +85,36 @@ def _state(text: str) -> tuple[str | None, str | None]:
     return state, last.group(1) if last.lastindex else None
 
 
+def _own_line(line: str) -> str | None:
+    """What the fabric manager itself printed on the line: after the journal's prefix, or its bare log's words."""
+    if said := _FM_LINE.search(line):
+        return said.group(1)
+    own = _OWN_WORDS.search(line)
+    if _SYSTEMD.search(line) or not own:
+        return None
+    if logged := _LOG_ERROR.search(line):
+        return logged.group(1)
+    # its message at the line's head (after a shipper's `<node ip>: `), never a sentence about it ("the fabric
+    # manager failed ...")
+    return line[own.start():] if printed_by_it(line, own.start()) else None
+
+
 def _error(text: str) -> str | None:
     for line in text.splitlines():
-        said = _FM_LINE.search(line)
-        if said and _FAILURE.search(said.group(1)) and not _SXID.search(said.group(1)):
-            return said.group(1).strip()
+        said = _own_line(line)
+        if said and (_FAILURE.search(said) or _LOG_ERROR.search(line)) and not _SXID.search(said):
+            return said.strip()
     return None
 
 
 def detect(text: str) -> bool:
     return any(f(text) for f in (_block, _NOT_FOUND.search, _JOB_FAILED.search, _CONFIGURED.search)) or (
-        NOTHING_TO_DO in text and "NVSwitch" in text) or any(p.search(text) for p, _ in _EVENTS)
+        NOTHING_TO_DO in text and "NVSwitch" in text) or any(p.search(text) for p, _ in _EVENTS) or bool(
+        _OWN_WORDS.search(text) and _error(text))
 
 
 def parse(text: str) -> dict[str, Any]:
     state, result = _state(text)
-    nvswitches = True if _SWITCHES.search(text) else False if NOTHING_TO_DO in text else None
+    nvswitches = True if _SWITCHES.search(text) or _CONFIG_STAGE.search(text) else False if NOTHING_TO_DO in text else None
     manager = {"state": state, "result": result, "error": _error(text), "nvswitches": nvswitches}
     return {"torch": None, "devices": None, "fabric_manager": manager}

@@ -23,8 +23,12 @@ def service(facts: GpuFacts) -> FabricManager | None:
 
 
 def down(fm: FabricManager) -> bool:
-    """Stopped, failed, not installed, or restarting after a failure (`activating (auto-restart) (Result: ...)`)."""
+    """Stopped, failed, not installed, or restarting after a failure (`activating (auto-restart) (Result: ...)`); with
+    no service state shown (its log quoted alone, a supervisor other than systemd), its own failure line: the fabric
+    manager stops on a failure of its start (FM_STAY_RESIDENT_ON_FAILURES=0, its guide's default)."""
     state, result = fm.get("state"), str(fm.get("result") or "")
+    if state is None:
+        return bool(str(fm.get("error") or "").strip())
     return state in DOWN or (state == "activating" and result not in ("", "success"))
 
 
@@ -45,6 +49,8 @@ def shows_fault(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
 
 
 def _said(fm: FabricManager) -> str:
+    if fm.get("state") is None and fm.get("error"):
+        return f"stopped by its own failure (its service state is not shown): {fm['error']}"
     state = "not installed" if fm.get("state") == "not_found" else str(fm.get("state") or "state not shown")
     return state + (f" (Result: {fm['result']})" if fm.get("result") else "") + (f": {fm['error']}" if fm.get("error") else "")
 

@@ -26,6 +26,9 @@ SEGV = re.compile(r"Caught signal 11\b|Segmentation fault|\bsegfault|\bSIGSEGV\b
 # case-sensitive: NCCL's identifiers, never the word NCCL in a sentence or an NCCL_* variable
 NCCL_FRAME = re.compile(r"\b(?:p?nccl[A-Z]\w*|nccl_[a-z]\w*|libnccl[\w.+-]*)")
 DRIVER_FRAME = re.compile(r"\blibcuda\.so|\blibnvidia-\w+")
+# the crash said to be in NCCL in so many words, where no frame is printed (`SIGSEGV in NCCL MNNVL clique enrollment`,
+# NVIDIA/nccl#2186; `segfault inside libnccl.so.2`): the same place, named instead of shown
+SAID_IN_NCCL = re.compile(r"\s+(?:in|inside)\s+(?:the\s+)?(NCCL|libnccl[\w.+-]*)\b")
 
 
 def nccl_crash(said: str) -> tuple[str, list[str]] | None:
@@ -37,6 +40,8 @@ def nccl_crash(said: str) -> tuple[str, list[str]] | None:
     # the functions first (a name called, `nccl_p2p_ib_init (`), then the rest (a gdb frame's arguments, a library)
     named = sorted(NCCL_FRAME.finditer(said), key=lambda m: not re.match(r"\s*\(", said[m.end():m.end() + 3]))
     frames = list(dict.fromkeys(m.group(0) for m in named))
+    if not frames and (place := SAID_IN_NCCL.match(said, crash.end())):
+        frames = [place.group(1)]
     return (crash.group(0), frames) if frames else None
 
 
