@@ -646,6 +646,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu fail NVLINK_DOWN (host), as its facts give; the fabric manager's config failure is read "
         "(state not shown) but the line comes before it looks for switches and the HGX board is the post's prose: "
         "whether the node has NVSwitches is not shown, said and not judged (skip, never a pass)",
+    # batch 126 (GPU machines from docs)
+    "v100-sxm2-32gb-dell-c4130-idrac-unlisted-gpu-hw-power-brake-active-sm-382-mhz":
+        "translator: gpu fail THROTTLED (host); raw.txt holds the throttle block and clocks without the GPU's name "
+        "(the V100 is the poster's prose), so the 382 MHz has no model maximum to confirm it: one read warns "
+        "THROTTLED (host), never a pass",
 }
 
 
