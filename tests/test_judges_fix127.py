@@ -130,3 +130,16 @@ def test_sglang_check_env_beside_its_topology_matrix_is_answered_by_it():
 
 def test_torchs_collect_env_is_not_this_kind():
     assert not mmcvenv.detect("PyTorch version: 2.3.0+cu121\nIs CUDA available: True\n")
+
+
+@pytest.mark.parametrize("command", ["$ sudo mlxlink -d mlx5_2 -p 1", "root@node:~# mlxlink -d mlx5_2 -p 1",
+                                     "/usr/bin/mlxlink -d mlx5_2 -p 1"])
+def test_mlxlink_typed_after_a_prompt_or_sudo_is_read_and_a_polling_port_fails_the_host(command):
+    text = command + "\nOperational Info\n----------------\nState : Polling\nPhysical state : Polling\nSpeed : N/A\n"
+    assert verdict(explained(text)) == ("fail", "FABRIC_PORT_DOWN", "host")
+
+
+def test_an_environment_report_of_a_cpu_build_is_the_images_never_the_hosts():
+    text = "Python: 3.10.12\nCUDA available: False\nPyTorch: 2.1.0+cpu\nsglang: 0.3.0\n"
+    assert mmcvenv.parse(text)["torch_cuda"] == "none"
+    assert verdict(explained(text)) == ("skip", "GPU_NOT_VISIBLE", "image")

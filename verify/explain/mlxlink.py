@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_COMMAND = re.compile(r"^\S*?\bmlxlink\b[^\n]*?\s-d\s+(\S+)([^\n]*)$", re.MULTILINE)
+# the command as typed: at a line's start, after a shell prompt (`$ `, `# `, `user@host:~$ `) or `sudo`
+_COMMAND = re.compile(r"^(?:[^\n]*?[$#>][ \t]*)?(?:sudo[ \t]+(?:-\S+[ \t]+)*)?(?:\S*/)?mlxlink\b[^\n]*?\s-d\s+(\S+)([^\n]*)$",
+                      re.MULTILINE)
 _PHYS = {"linkup": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}
 
 

@@ -1,7 +1,7 @@
 """The `Key: value` environment report of OpenMMLab's `collect_env` and the tools that copy it (sglang's
 `python -m sglang.check_env`, lmdeploy's `check_env`, mmcv/mmengine): what torch answered about the GPUs, read into
 the gpu facts (issue 35, batch 127: h800-x8-sglang-pd-mooncake-register-memory-bad-address-14-...):
-- `PyTorch: 2.6.0+cu124`: `torch`, and its `+cuNNN` build tag `torch_cuda` (`12.4`);
+- `PyTorch: 2.6.0+cu124`: `torch`, and its `+cuNNN` build tag `torch_cuda` (`12.4`; `+cpu`, a CPU build: `"none"`);
 - `CUDA available: True`: `cuda_available`;
 - `GPU 0,1,2,3,4,5,6,7: NVIDIA H800` (torch's device names, the GPUs of one name grouped on one line): each index
   one device, its index and name (the names an inventory gives, no health field);
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+from ..facts import NONE
 
 _BOOL = {"True": True, "False": False}
 _GPUS = re.compile(r"^GPU ((?:\d+,)*\d+): (.+?)\s*$", re.MULTILINE)
@@ -39,7 +41,8 @@ def parse(text: str) -> dict[str, Any]:
     torch = _value(text, "PyTorch")
     built = re.search(r"\+cu(\d+)(\d)$", torch or "")
     driver = _value(text, "CUDA Driver Version")
-    return {"torch": torch, "torch_cuda": f"{int(built.group(1))}.{built.group(2)}" if built else None,
+    cuda = f"{int(built.group(1))}.{built.group(2)}" if built else NONE if (torch or "").endswith("+cpu") else None
+    return {"torch": torch, "torch_cuda": cuda,
             "cuda_available": _BOOL.get(_value(text, "CUDA available") or ""),
             "driver": driver if driver and re.fullmatch(r"\d+\.\d+(?:\.\d+)?", driver) else None,
             "devices": _devices(text)}
