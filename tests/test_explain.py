@@ -651,6 +651,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu fail THROTTLED (host); raw.txt holds the throttle block and clocks without the GPU's name "
         "(the V100 is the poster's prose), so the 382 MHz has no model maximum to confirm it: one read warns "
         "THROTTLED (host), never a pass",
+    # Hundred-and-twenty-seventh batch (RDMA from docs and threads; fix127, tests/test_judges_fix127.py): not in the text.
+    "a40-x3-mooncake-0.3.12-requester-nvidia-peermem-built-not-loaded-cuda-dmabuf-attr-124-0-reg-mr-bad-address-14":
+        "translator: fabric warn FABRIC_GDR_OFF (host); a pull request comment's prose (in Chinese), no tool's "
+        "output: not recognised (skip, never a pass)",
+    "mooncake-store-service-two-ib-hcas-ibp12s0-ibp75s0-failed-to-register-memory-cannot-allocate-memory-ulimit-l-doc-fix":
+        "translator: fabric fail FABRIC_MEMLOCK_LOW (job); the excerpt ends before the failure (its words are the "
+        "issue's title): Mooncake's start-up lines alone are not recognised (skip, never a pass)",
+    "oneflow-openibd-stopped-ibv-devinfo-enosys-ibstatus-no-devices-nccl-ib-no-device-found-two-ranks-socket-eno1":
+        "translator: fabric fail FABRIC_NONE (host); NCCL's `NET/IB : No device found` and sockets with no collective: "
+        "nothing to judge (skip); ENOSYS and `No devices` are what a node without RDMA prints too",
 }
 
 

@@ -1114,6 +1114,18 @@ KNOWN_MISMATCHES = {
         "translator: gpu warn CUDA_KERNEL_FAULT (image); warn CUDA_KERNEL_FAULT (job): FACTS.md gives a kernel's "
         "illegal memory access to the program (the job); that the program is the image's TensorRT-LLM release, "
         "whose NVLink probe the pull request fixes, is prose (`GpuFacts.program_errors` does not exist)",
+    # Hundred-and-twenty-seventh batch (RDMA from docs and threads; fix127, tests/test_judges_fix127.py): no field.
+    "a40-x3-mooncake-0.3.12-requester-nvidia-peermem-built-not-loaded-cuda-dmabuf-attr-124-0-reg-mr-bad-address-14":
+        "translator: fabric warn FABRIC_GDR_OFF (host); skip: `peermem` false with `kernel` and `gpu_module` null "
+        "decides nothing by FACTS.md's letter (dma-buf may carry GPUDirect); the A40s' CUDA attribute 124 = 0 (no "
+        "DMA-BUF) that rules dma-buf out has no field (`FabricFacts.gpu_dmabuf_supported`)",
+    "mooncake-store-service-two-ib-hcas-ibp12s0-ibp75s0-failed-to-register-memory-cannot-allocate-memory-ulimit-l-doc-fix":
+        "translator: fabric fail FABRIC_MEMLOCK_LOW (job); fail FABRIC_MEMLOCK_LOW (host): the registration's ENOMEM "
+        "is read (since fix127), but a limit shown with no container is the node's (limits.conf), as spark-rapids-"
+        "ucx-shuffle-ci-...; that the service's launcher sets it is the maintainers' prose",
+    "oneflow-openibd-stopped-ibv-devinfo-enosys-ibstatus-no-devices-nccl-ib-no-device-found-two-ranks-socket-eno1":
+        "translator: fabric fail FABRIC_NONE (host); skip FABRIC_NONE: `adapters` [] and ENOSYS's `verbs_devices` [] "
+        "are what a node without RDMA prints too; openibd stopped on an IB node is prose (`FabricFacts.rdma_service`)",
 }
 
 

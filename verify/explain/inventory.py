@@ -11,8 +11,9 @@ from typing import Any
 from ..checks.gpu.gpuidentity import norm_bus
 
 IDENTITY = frozenset({"index", "name", "uuid", "pci_bus_id"})
-# the gpu facts' fields an inventory fills without reading any health (the driver it ran on, NVML answering)
-_PLAIN = frozenset({"devices", "torch", "nvml_error", "driver", "cuda_driver"})
+# the gpu facts' fields an inventory fills without reading any health (the driver it ran on, NVML answering; torch's
+# build and its answer that CUDA is there, as an environment report gives them beside its GPU names: batch 127)
+_PLAIN = frozenset({"devices", "torch", "nvml_error", "driver", "cuda_driver", "torch_cuda", "cuda_available"})
 
 
 def inventory(facts: dict[str, Any]) -> list[dict[str, Any]] | None:

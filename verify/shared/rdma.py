@@ -171,9 +171,10 @@ def net_plugins(base: str, env: dict[str, str]) -> list[str]:
 # like, in whichever library hit it: NCCL's misc/ibvwrap.cc `Call to ibv_reg_mr_iova2 failed with error Cannot
 # allocate memory` (ibv_reg_mr, ibv_reg_mr_iova2, ibv_reg_dmabuf_mr; NVIDIA/nccl-tests#206), UCX's `ibv_reg_mr(...)
 # failed: Cannot allocate memory` and `ibv_create_cq() failed: Cannot allocate memory` (the CQ's buffers are pinned
-# too), libfabric's `fi_mr_reg failed, ret is:-12`, aws-ofi-nccl's `Unable to register memory ... RC: -12`.
+# too), libfabric's `fi_mr_reg failed, ret is:-12`, aws-ofi-nccl's `Unable to register memory ... RC: -12`, Mooncake's
+# transfer engine `Failed to register memory 0x...: Cannot allocate memory [12]` (its ibv_reg_mr; batch 127).
 # Another errno of the same call (EFAULT `Bad address`: no peer memory for a GPU buffer) is no memlock evidence.
-_PINNING = r"(?:ibv_reg_mr\w*|ibv_reg_dmabuf_mr|ibv_create_cq\w*|fi_mr_reg\w*|[Uu]nable to register memory)"
+_PINNING = r"(?:ibv_reg_mr\w*|ibv_reg_dmabuf_mr|ibv_create_cq\w*|fi_mr_reg\w*|(?:[Uu]nable|[Ff]ailed) to register memory)"
 # libfabric's EFA provider aborting because it could not post its internal receive buffers with -12 (ENOMEM): those
 # buffers come from a packet pool it registers with the device as it grows it (prov/efa efa_rdm_ep_grow_rx_pools,
 # efa_errno.h INTERNAL_RX_BUF_POST), so the pool's pinning ran out. Its abort block (efa_base_ep_write_eq_error:

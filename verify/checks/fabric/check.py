@@ -456,6 +456,7 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
     result.details += instance_type(facts, adapters, found)     # a cloud type's adapter count, where it is known
     if not _present(facts, adapters):
         not_given(facts, found)     # a type with adapters, a container with none: the deployment's
+        judged_alone(facts, found)  # libibverbs named a kernel verbs device no provider drives: the image's (batch 127)
         return found.apply(result, "") if found.items else result.verdict(
             SKIP, "FABRIC_NONE", "no RDMA device on this node or in this container: fabric not assessed")
     for rule in (_container, _userspace, _efa):
