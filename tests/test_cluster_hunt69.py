@@ -1,0 +1,234 @@
+"""Issue 36, a sixty-ninth hunt: real concurrent processes against one state folder, and stops at every stage.
+
+Each case runs `python -m verify.prolog` as separate processes (Slurm's sinfo and scontrol as shell stand-ins that
+record their argv and keep each node's state in a file, verify as a script), so the races are the real ones.
+
+Found:
+- Class 3 / class 2, return to service must prove the repair, under concurrency (high: a broken node returned).
+  `make undrain NODE=n1` read Slurm's state and the history a last time (no drain recorded since its proof), then
+  resumed the node; a gate run of n1 (a job's first step, an Epilog=) that found a new fault between that look and
+  the resume took Slurm's "drained by torchimages" reason as its own drain ("already drained: its reason stays")
+  and recorded it, and the resume then undid it: n1 with a lost GPU found a second before was back in service, its
+  history ending in our resume. NVSentinel's rule: a cordon is lifted only on proof, never undoing a newer one. Fix:
+  the last look, the resume and its record are made under the breaker's lock (STATE/breaker.lock), the lock every
+  drain takes (verify/prolog/revalidate.py _resume): the gate's drain is either seen (refused) or made after the
+  resume (the node drained again). A lock held past its wait is "not resumed", exit 3 (our trouble, never a pass).
+- Class 5 / Slurm's prolog semantics, a killed prolog leaves its child running (medium). slurmd ends a prolog past
+  PrologEpilogTimeout with SIGKILL to the prolog's process group (and an operator or the OOM killer may SIGKILL it
+  alone); no handler runs on SIGKILL, and verify runs in a session of its own (so that it can be stopped as a
+  group), as each of verify's checks does: verify and a check stuck on a GPU were left running, orphaned, beside the
+  next job's preflight (which no run lock sees: a confirmed timeout there counted towards PREFLIGHT_HUNG). Fix: the
+  child is tied to its parent's life with Linux's PR_SET_PDEATHSIG (verify/shared/deathsig.py), in the prolog's
+  start of verify and in verify's start of each check.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT
+from verify.prolog import history
+
+pytestmark = pytest.mark.host
+
+SINFO = """#!/bin/sh
+printf '%s\\n' "sinfo $*" >> "$FAKE_DIR/argv"
+for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f")"; done
+"""
+# scontrol as slurmctld answers it; a resume waits (at most 20 s) for $FAKE_DIR/go once $FAKE_DIR/hold exists
+SCONTROL = """#!/bin/sh
+printf '%s\\n' "scontrol $*" >> "$FAKE_DIR/argv"
+[ "$1 $2" = "show node" ] && { printf 'NodeName=%s NodeHostName=%s Gres=gpu:8\\n' "$4" "$(uname -n)"; exit 0; }
+[ "$1" = update ] || exit 0
+node=${2#nodename=}
+if [ "$3" = state=resume ] && [ -f "$FAKE_DIR/hold" ]; then
+  touch "$FAKE_DIR/resuming"; i=0
+  while [ ! -f "$FAKE_DIR/go" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+fi
+case "$3" in
+  state=drain) printf 'drained|%s' "${4#reason=}" > "$FAKE_DIR/nodes/.$node" ;;
+  state=resume) printf 'idle|none' > "$FAKE_DIR/nodes/.$node" ;;
+esac
+mv "$FAKE_DIR/nodes/.$node" "$FAKE_DIR/nodes/$node"
+"""
+# verify as --python runs it: a report of 8 GPUs, failing with the code in $FAKE_DIR/fail when it exists
+VERIFY = """#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = --json ] && out=$2; shift; done
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+if [ -f "$FAKE_DIR/fail" ]; then
+  printf '{"status": "fail", "created": "%s", "checks": [{"name": "gpu", "status": "fail", "code": "%s", "owner": \
+"host", "summary": "a fault", "metrics": {"nvml_devices": {"value": 8.0, "unit": "count"}}}]}' "$now" \
+"$(cat "$FAKE_DIR/fail")" > "$out"
+else
+  printf '{"status": "pass", "created": "%s", "checks": [{"name": "gpu", "status": "pass", "summary": "8 GPUs", \
+"metrics": {"nvml_devices": {"value": 8.0, "unit": "count"}}}]}' "$now" > "$out"
+fi
+"""
+
+
+def _cluster(tmp_path: Path, nodes: int = 4) -> Path:
+    for sub in ("bin", "nodes"):
+        (tmp_path / sub).mkdir()
+    for name, body in (("bin/sinfo", SINFO), ("bin/scontrol", SCONTROL), ("verify", VERIFY)):
+        (tmp_path / name).write_text(body)
+        (tmp_path / name).chmod(0o755)
+    for i in range(1, nodes + 1):
+        (tmp_path / "nodes" / f"n{i}").write_text("idle|none")
+    return tmp_path
+
+
+def _env(fake: Path, **extra: str) -> dict[str, str]:
+    return {"PATH": f"{fake / 'bin'}:/usr/bin:/bin", "FAKE_DIR": str(fake), **extra}
+
+
+def _prolog(fake: Path, node: str = "n1", *args: str) -> subprocess.Popen[str]:
+    """Slurm's Prolog= of `node` (slurmd's environment), its state in fake/state."""
+    env = _env(fake, SLURM_SCRIPT_CONTEXT="prolog_slurmd", SLURMD_NODENAME=node, SLURM_JOB_ID="7",
+               SLURM_JOB_PARTITION="gpu")
+    return subprocess.Popen([sys.executable, "-m", "verify.prolog", "--python", str(fake / "verify"),
+                             "--no-kernel-log", "--state-dir", str(fake / "state"), "--breaker", "0.5", *args],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _undrain(fake: Path, *args: str) -> subprocess.Popen[str]:
+    """make undrain NODE=n1's command, by an operator on the node (their PATH)."""
+    return subprocess.Popen([sys.executable, "-m", "verify.prolog", "--revalidate", "--node", "n1", "--python",
+                             str(fake / "verify"), "--no-kernel-log", "--state-dir", str(fake / "state"), *args],
+                            cwd=ROOT, env=_env(fake), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(path: Path, limit: float = 60.0) -> None:
+    end = time.monotonic() + limit
+    while not path.exists():
+        assert time.monotonic() < end, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def test_nvsentinel_return_to_service_a_drain_recorded_during_the_resume_is_never_undone(tmp_path):
+    """NVSentinel's return to service under concurrency: make undrain's preflight passed and its last look found no
+    new drain; a gate run of n1 then found a lost GPU while scontrol resumed it. The gate's drain must stand: n1
+    drained for GPU_LOST after both end, the history's last drain after its last resume. It was: n1 idle, the
+    history ending drain, resume (the gate's fault undone by a resume that never saw it)."""
+    fake = _cluster(tmp_path)
+    (fake / "fail").write_text("PCIE_DOWNGRADED")
+    first = _prolog(fake)
+    _, err = first.communicate(timeout=120)
+    assert first.returncode == 1 and (fake / "nodes" / "n1").read_text().startswith("drained|torchimages:"), err
+    (fake / "fail").unlink()
+    (fake / "hold").touch()
+    undrain = _undrain(fake)
+    _wait_for(fake / "resuming")          # past its last look, inside scontrol's resume
+    (fake / "fail").write_text("GPU_LOST")
+    gate = _prolog(fake)
+    end = time.monotonic() + 20          # the gate ends (no lock kept it), or reaches the breaker's lock and waits
+    while gate.poll() is None and time.monotonic() < end and \
+            "sinfo -h -N -o %N|%T|%E -n n1" not in (fake / "argv").read_text().split("resume", 1)[-1]:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    (fake / "go").touch()
+    _, uerr = undrain.communicate(timeout=120)
+    _, gerr = gate.communicate(timeout=120)
+    assert "Traceback" not in uerr + gerr
+    assert gate.returncode == 1, gerr                       # the lost GPU drains (Prolog=: exit 1)
+    state = (fake / "nodes" / "n1").read_text()
+    assert state.startswith("drained|torchimages:GPU_LOST #"), (state, uerr[-600:], gerr[-600:])
+    events = [(e["event"], e["code"]) for e in history.read(str(fake / "state"), "n1").events]
+    assert history.stands_drained(history.read(str(fake / "state"), "n1").events), events
+    assert ("drain", "GPU_LOST") in events
+
+
+def test_nvsentinel_return_to_service_waits_for_a_drain_under_way(tmp_path):
+    """The other order: a drain of n1 is under way (the breaker's lock held) when make undrain's preflight passes.
+    It is not resumed on a look taken before that drain is recorded: exit 3, not resumed, a resume-refused on
+    record; the node stays drained with our reason."""
+    import fcntl
+    fake = _cluster(tmp_path)
+    (fake / "fail").write_text("PCIE_DOWNGRADED")
+    first = _prolog(fake)
+    first.communicate(timeout=120)
+    (fake / "fail").unlink()
+    with open(fake / "state" / "breaker.lock", "a+") as held:
+        fcntl.lockf(held, fcntl.LOCK_EX)
+        undrain = _undrain(fake, "--budget", "1", "--grace", "1", "--return-passes", "1")
+        _, err = undrain.communicate(timeout=180)
+    assert undrain.returncode == 3, err
+    assert "breaker's lock was not had" in err.strip().splitlines()[-1], err
+    assert (fake / "nodes" / "n1").read_text().startswith("drained|torchimages:PCIE_DOWNGRADED #")
+    assert [e["event"] for e in history.read(str(fake / "state"), "n1").events][-1] == "resume-refused"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _gone(pid: int, limit: float = 10.0) -> bool:
+    end = time.monotonic() + limit
+    while _alive(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def test_slurm_prolog_semantics_a_sigkilled_prolog_takes_verify_with_it(tmp_path):
+    """slurmd's PrologEpilogTimeout: SIGKILL to the prolog's process group. verify, in a session of its own, was
+    left running after the prolog died (orphaned, beside the next job's preflight); now it dies with the prolog."""
+    fake = _cluster(tmp_path)
+    (fake / "verify").write_text(f"#!/bin/sh\necho $$ > {fake}/verify.pid\nexec sleep 120\n")
+    prolog = _prolog(fake)
+    _wait_for(fake / "verify.pid")
+    while not (fake / "verify.pid").read_text().strip():
+        time.sleep(0.05)
+    child = int((fake / "verify.pid").read_text())
+    try:
+        os.killpg(prolog.pid, signal.SIGKILL) if os.getpgid(prolog.pid) == prolog.pid else prolog.kill()
+        prolog.communicate(timeout=30)
+        assert _gone(child), "verify outlived the SIGKILLed prolog"
+    finally:
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def _descendant_sessions(root: int) -> list[int]:
+    """The pids of root's children that lead a session of their own."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdecimal():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == root and int(fields[3]) == int(entry):
+                found.append(int(entry))
+    return found
+
+
+def test_a_sigkilled_verify_takes_its_hung_check_with_it(tmp_path):
+    """verify starts each check in a session of its own: a SIGKILLed verify (the OOM killer, the prolog's death
+    above) left a check hung on its GPU running with no parent; now the check dies with verify."""
+    env = {**os.environ, "VERIFY_TEST_HANG": "shm", "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "verify", "--checks", "shm", "--timeout", "60", "--json",
+                             str(tmp_path / "out.json")], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    end = time.monotonic() + 60
+    while not any(tmp_path.rglob("hang-*")):       # the hook's scratch file: the check itself hangs now
+        assert time.monotonic() < end and proc.poll() is None, "no check hung"
+        time.sleep(0.05)
+    checks = _descendant_sessions(proc.pid)
+    assert checks
+    try:
+        proc.kill()
+        proc.wait(timeout=30)
+        assert all(_gone(c) for c in checks), "a check outlived the SIGKILLed verify"
+    finally:
+        for c in checks:
+            if _alive(c):
+                os.kill(c, signal.SIGKILL)
