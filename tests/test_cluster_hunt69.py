@@ -20,6 +20,14 @@ Found:
   next job's preflight (which no run lock sees: a confirmed timeout there counted towards PREFLIGHT_HUNG). Fix: the
   child is tied to its parent's life with Linux's PR_SET_PDEATHSIG (verify/shared/deathsig.py), in the prolog's
   start of verify and in verify's start of each check.
+- Class 1, a setting is never the node's fault (high: a healthy node drained past the breaker, a partition taken
+  down). slurmd kills a Prolog= that runs past slurm.conf's PrologEpilogTimeout and drains the node ("Prolog error":
+  no reason of ours, so the breaker never counts it and make undrain cannot return it). The prolog's cap (--budget +
+  --grace, 90 s by default) ignored slurm.conf: `PrologEpilogTimeout=30` (a typo of 300) let every run that needed a
+  confirmation run on past 30 s, so Slurm drained each such node; a roll-out that slowed every preflight drained
+  the partition. Fix: under Prolog=/Epilog= the cap is fitted 10 s under the PrologEpilogTimeout slurmd's slurm.conf
+  sets (verify/prolog/slurmconf.py: SLURM_CONF, else Slurm's usual places; the smaller of two settings), and said;
+  a run that then has too little time is not assessed (BUDGET_TOO_SMALL, exit 0), never Slurm's drain.
 """
 from __future__ import annotations
 
@@ -232,3 +240,41 @@ def test_a_sigkilled_verify_takes_its_hung_check_with_it(tmp_path):
         for c in checks:
             if _alive(c):
                 os.kill(c, signal.SIGKILL)
+
+
+def test_slurm_prolog_semantics_the_cap_fits_under_slurm_conf_s_prolog_epilog_timeout(tmp_path):
+    """Slurm's prolog semantics: slurmd kills a Prolog= past PrologEpilogTimeout and drains the node (no reason of
+    ours: past the breaker). With `PrologEpilogTimeout=15` in slurmd's slurm.conf and a verify that runs long, the
+    prolog ends on its own within 15 s (its cap 5 s, said), not assessed and exit 0; it ran to its own cap of 90 s."""
+    fake = _cluster(tmp_path)
+    (fake / "verify").write_text("#!/bin/sh\nexec sleep 120\n")
+    conf = fake / "slurm.conf"
+    conf.write_text("ClusterName=c\nPrologEpilogTimeout=600\n  prologepilogtimeout=15 # a typo of 150\n")
+    env_conf = {"SLURM_CONF": str(conf)}
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "verify.prolog", "--python", str(fake / "verify"), "--no-kernel-log",
+                           "--state-dir", str(fake / "state")], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          check=False, env=_env(fake, SLURM_SCRIPT_CONTEXT="prolog_slurmd", SLURMD_NODENAME="n1",
+                                                **env_conf))
+    took = time.monotonic() - started
+    assert proc.returncode == 0 and "NOT-ASSESSED" in proc.stdout, proc.stdout + proc.stderr
+    assert took < 15, took
+    assert "PrologEpilogTimeout=15 is under the prolog's cap of 90 s" in proc.stderr, proc.stderr
+    assert not (fake / "argv").exists()               # nothing asked of Slurm
+
+
+def test_the_timeout_is_read_leniently_and_only_where_it_binds(tmp_path):
+    """slurm.conf's keys are case-blind; a value that is no count of seconds (UNLIMITED), a comment or no setting
+    leaves the cap as it is; a timeout that holds the cap + 10 s changes nothing."""
+    from verify.prolog import slurmconf
+    conf = tmp_path / "slurm.conf"
+    for text, want in (("PrologEpilogTimeout=UNLIMITED\n", None), ("#PrologEpilogTimeout=5\n", None),
+                       ("NodeName=n1 CPUs=2\n", None), ("PROLOGEPILOGTIMEOUT = 45\n", 45.0),
+                       ("PrologEpilogTimeout=300 PrologFlags=Alloc\nPrologEpilogTimeout=200\n", 200.0)):
+        conf.write_text(text)
+        assert slurmconf.prolog_timeout({"SLURM_CONF": str(conf)}) == (want, None), text
+    assert slurmconf.fitted(90.0, 100.0) is None and slurmconf.fitted(90.0, None) is None
+    assert slurmconf.fitted(90.0, 45.0) == 35.0
+    os.mkfifo(tmp_path / "fifo")                    # a hostile file: one line, never a hang
+    timeout, problem = slurmconf.prolog_timeout({"SLURM_CONF": str(tmp_path / "fifo")})
+    assert timeout is None and "not read" in str(problem) and "FIFO" in str(problem)
