@@ -28,6 +28,12 @@ Found:
   the partition. Fix: under Prolog=/Epilog= the cap is fitted 10 s under the PrologEpilogTimeout slurmd's slurm.conf
   sets (verify/prolog/slurmconf.py: SLURM_CONF, else Slurm's usual places; the smaller of two settings), and said;
   a run that then has too little time is not assessed (BUDGET_TOO_SMALL, exit 0), never Slurm's drain.
+- Class 2 / class 8, evidence silently lost under concurrency (medium). Prologs of one node (jobs starting together)
+  end in any order: a run that began before another's drain and passed after it wrote its pass over the drain's
+  outcome in node_exporter's file (torchimages_prolog_verdict{verdict="pass"}, exit 0 for a node drained a second
+  before): an alert on the verdict never fired. Fix: the file keeps the run that started last (its
+  torchimages_prolog_last_run_timestamp_seconds), under a lock in the state folder; a kept stamp past now + the
+  clock-skew allowance (a clock that was ahead) never freezes it (verify/prolog/metrics.py).
 """
 from __future__ import annotations
 
@@ -65,9 +71,12 @@ case "$3" in
 esac
 mv "$FAKE_DIR/nodes/.$node" "$FAKE_DIR/nodes/$node"
 """
-# verify as --python runs it: a report of 8 GPUs, failing with the code in $FAKE_DIR/fail when it exists
+# verify as --python runs it: a report of 8 GPUs, failing with the code in $FAKE_DIR/fail when it exists; it waits for
+# $WAIT_FOR first where that is set
 VERIFY = """#!/bin/sh
 while [ $# -gt 0 ]; do [ "$1" = --json ] && out=$2; shift; done
+i=0
+while [ -n "$WAIT_FOR" ] && [ ! -f "$WAIT_FOR" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 if [ -f "$FAKE_DIR/fail" ]; then
   printf '{"status": "fail", "created": "%s", "checks": [{"name": "gpu", "status": "fail", "code": "%s", "owner": \
@@ -95,10 +104,10 @@ def _env(fake: Path, **extra: str) -> dict[str, str]:
     return {"PATH": f"{fake / 'bin'}:/usr/bin:/bin", "FAKE_DIR": str(fake), **extra}
 
 
-def _prolog(fake: Path, node: str = "n1", *args: str) -> subprocess.Popen[str]:
+def _prolog(fake: Path, node: str = "n1", *args: str, **extra: str) -> subprocess.Popen[str]:
     """Slurm's Prolog= of `node` (slurmd's environment), its state in fake/state."""
     env = _env(fake, SLURM_SCRIPT_CONTEXT="prolog_slurmd", SLURMD_NODENAME=node, SLURM_JOB_ID="7",
-               SLURM_JOB_PARTITION="gpu")
+               SLURM_JOB_PARTITION="gpu", **extra)
     return subprocess.Popen([sys.executable, "-m", "verify.prolog", "--python", str(fake / "verify"),
                              "--no-kernel-log", "--state-dir", str(fake / "state"), "--breaker", "0.5", *args],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -278,3 +287,43 @@ def test_the_timeout_is_read_leniently_and_only_where_it_binds(tmp_path):
     os.mkfifo(tmp_path / "fifo")                    # a hostile file: one line, never a hang
     timeout, problem = slurmconf.prolog_timeout({"SLURM_CONF": str(tmp_path / "fifo")})
     assert timeout is None and "not read" in str(problem) and "FIFO" in str(problem)
+
+
+def _verdict(folder: Path, node: str = "n1") -> str:
+    text = (folder / f"torchimages_{node}.prom").read_text()
+    return next(line for line in text.splitlines() if line.startswith("torchimages_prolog_verdict{"))
+
+
+def test_node_exporter_keeps_the_outcome_of_the_run_that_started_last(tmp_path):
+    """Two prologs of n1 at once: B began first and passes after A (begun later) drained n1 for a lost GPU. The
+    metrics keep A's fault (exit 1); B's pass, written last, hid the drain."""
+    fake = _cluster(tmp_path)
+    metrics = ["--metrics-dir", str(fake / "metrics")]
+    first = _prolog(fake, "n1", *metrics, WAIT_FOR=str(fake / "go"))     # B: its verify waits
+    time.sleep(1.2)                                                     # stamps a second apart at least
+    (fake / "fail").write_text("GPU_LOST")
+    second = _prolog(fake, "n1", *metrics)
+    _, aerr = second.communicate(timeout=120)
+    assert second.returncode == 1 and 'verdict="fault"' in _verdict(fake / "metrics"), aerr
+    (fake / "fail").unlink()
+    (fake / "go").touch()
+    out, berr = first.communicate(timeout=120)
+    assert first.returncode == 0 and "PASS" in out, berr
+    assert 'code="GPU_LOST"' in _verdict(fake / "metrics"), berr
+    assert "holds a run that started later" in berr and "Traceback" not in berr
+    assert sorted(p.name for p in (fake / "metrics").iterdir()) == ["torchimages_n1.prom"]
+
+
+def test_a_metrics_file_stamped_in_the_future_never_freezes_the_node_s_metrics(tmp_path):
+    """A file whose run is stamped past now + the clock-skew allowance (a clock that was ahead, set right since) is
+    no later run: the next outcome replaces it; one a moment later than this run's start is kept."""
+    pytest.importorskip("prometheus_client")
+    from verify.prolog import metrics
+    now = time.time()
+    metrics.write(str(tmp_path), "n1", None, {"verdict": "fault", "exit": 1, "time": now + 86400})
+    metrics.write(str(tmp_path), "n1", None, {"verdict": "pass", "exit": 0, "time": now})
+    assert 'verdict="pass"' in _verdict(tmp_path)
+    metrics.write(str(tmp_path), "n1", None, {"verdict": "fault", "exit": 1, "time": now + 2})
+    with pytest.raises(metrics.Superseded):
+        metrics.write(str(tmp_path), "n1", None, {"verdict": "pass", "exit": 0, "time": now + 1})
+    assert 'verdict="fault"' in _verdict(tmp_path)

@@ -266,7 +266,10 @@ def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any]
                                    "owner": v.owner if v else None, "exit": status,
                                    "duration_s": time.time() - started, "time": started, "xids": xids,
                                    "history": history.counts(history.read(cfg.state_dir, cfg.node).events)}
-        metrics.write(cfg.metrics_dir, cfg.node, report, outcome)
+        metrics.write(cfg.metrics_dir, cfg.node, report, outcome, cfg.clock_skew_s,
+                      os.path.join(cfg.state_dir, "history", f".{cfg.node}.metrics.lock"))
+    except metrics.Superseded as exc:     # a run that started after this one wrote its outcome: the newer stands
+        _say(f"metrics not written: {exc}")
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - never the node's fault, never a drain
         line = f"metrics not written to {cfg.metrics_dir}: {type(exc).__name__}: {str(exc)[:200]}"
         _say(line)
@@ -347,7 +350,7 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
                                    "time": started, "xids": {}}
         try:
             metrics.write(where, node, None, outcome)
-        except (OSError, ValueError, metrics.Unavailable) as exc:
+        except (OSError, ValueError, metrics.Unavailable, metrics.Superseded) as exc:
             _say(f"metrics not written to {where}: {exc}")
 
 
