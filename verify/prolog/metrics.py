@@ -137,7 +137,8 @@ def write(directory: str, node: str, report: dict[str, Any] | None, outcome: dic
             with contextlib.suppress(LockBusy, OSError):    # no lock to be had: the look alone
                 held.enter_context(locked(lock, LOCK_WAIT_S))
         if (later := _later_run(target, started, skew_s)) is not None:
-            raise Superseded(f"{target} holds a run that started later ({later:.0f}, this one {started:.0f}): kept")
+            raise Superseded(f"{target} holds the outcome of a run that started {later - started:.3f} s after this "
+                             "one: it is kept")
         # a temp file of a name nobody can guess (write_to_textfile's <path>.<pid>.<thread> would follow a link
         # planted there, as root), then a rename; node_exporter reads *.prom only, never the temp file
         replace(target, generate_latest(registry))
