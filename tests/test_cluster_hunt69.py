@@ -31,9 +31,10 @@ Found:
 - Class 2 / class 8, evidence silently lost under concurrency (medium). Prologs of one node (jobs starting together)
   end in any order: a run that began before another's drain and passed after it wrote its pass over the drain's
   outcome in node_exporter's file (torchimages_prolog_verdict{verdict="pass"}, exit 0 for a node drained a second
-  before): an alert on the verdict never fired. Fix: the file keeps the run that started last (its
-  torchimages_prolog_last_run_timestamp_seconds), under a lock in the state folder; a kept stamp past now + the
-  clock-skew allowance (a clock that was ahead) never freezes it (verify/prolog/metrics.py).
+  before): an alert on the verdict never fired. Fix (verify/prolog/metricsorder.py, under a lock in the state
+  folder): of runs that did not overlap the later stands; of runs that overlapped (one moment of the node) the graver
+  outcome stands, a fault over not assessed over a pass, whichever began or ended first; a kept stamp past now + the
+  clock-skew allowance (a clock that was ahead) never freezes the file.
 """
 from __future__ import annotations
 
@@ -310,7 +311,7 @@ def test_node_exporter_keeps_the_outcome_of_the_run_that_started_last(tmp_path):
     out, berr = first.communicate(timeout=120)
     assert first.returncode == 0 and "PASS" in out, berr
     assert 'code="GPU_LOST"' in _verdict(fake / "metrics"), berr
-    assert "holds the outcome of a run that started" in berr and "Traceback" not in berr
+    assert "holds the outcome (fault) of a run beside this one" in berr and "Traceback" not in berr
     assert sorted(p.name for p in (fake / "metrics").iterdir()) == ["torchimages_n1.prom"]
 
 
@@ -327,3 +328,19 @@ def test_a_metrics_file_stamped_in_the_future_never_freezes_the_node_s_metrics(t
     with pytest.raises(metrics.Superseded):
         metrics.write(str(tmp_path), "n1", None, {"verdict": "pass", "exit": 0, "time": now + 1})
     assert 'verdict="fault"' in _verdict(tmp_path)
+
+
+def test_of_runs_side_by_side_the_fault_stands_whichever_began_first(tmp_path):
+    """A pass of a run that began after the drain's run began and ended before it (one moment of the node) never
+    stands over the drain; a run that began after both had ended replaces either."""
+    pytest.importorskip("prometheus_client")
+    from verify.prolog import metrics
+    now = time.time() - 60
+    metrics.write(str(tmp_path), "n1", None, {"verdict": "pass", "exit": 0, "time": now + 1, "duration_s": 1})
+    metrics.write(str(tmp_path), "n1", None, {"verdict": "fault", "code": "GPU_LOST", "exit": 1, "time": now,
+                                              "duration_s": 5})
+    assert 'verdict="fault"' in _verdict(tmp_path)
+    with pytest.raises(metrics.Superseded):       # another pass beside it, begun later: the fault stands
+        metrics.write(str(tmp_path), "n1", None, {"verdict": "pass", "exit": 0, "time": now + 2, "duration_s": 4})
+    metrics.write(str(tmp_path), "n1", None, {"verdict": "pass", "exit": 0, "time": now + 10, "duration_s": 1})
+    assert 'verdict="pass"' in _verdict(tmp_path)

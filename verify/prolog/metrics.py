@@ -12,10 +12,10 @@ import argparse
 import contextlib
 import math
 import os
-import re
 import sys
-import time
 from typing import Any
+
+from .metricsorder import kept_instead
 
 
 class Unavailable(Exception):
@@ -95,21 +95,6 @@ class Superseded(Exception):
 
 
 LOCK_WAIT_S = 2.0
-_STARTED = re.compile(r'^torchimages_prolog_last_run_timestamp_seconds\{node="[^"]*"\} (\S+)$', re.M)
-
-
-def _later_run(target: str, started: float, skew_s: float) -> float | None:
-    """When the run whose outcome `target` holds started, where that is after `started` (and not past now + skew_s:
-    a clock that was ahead, since set right, never freezes the file); else None."""
-    from .statefile import read_tail
-    try:
-        found = _STARTED.search(read_tail(target, 1 << 20).text)
-        kept = float(found.group(1)) if found else None
-    except (OSError, ValueError):
-        return None
-    if kept is None or not math.isfinite(kept):
-        return None
-    return kept if started < kept <= time.time() + skew_s else None
 
 
 def write(directory: str, node: str, report: dict[str, Any] | None, outcome: dict[str, Any] | None = None,
@@ -130,15 +115,14 @@ def write(directory: str, node: str, report: dict[str, Any] | None, outcome: dic
         replace(target, generate_latest(registry))
         return target
     # prologs of one node end in any order: one that began before a drain and passed after it wrote its pass over
-    # the drain's outcome (node_exporter showed a drained node passing). The run that started last is kept, under the
-    # lock, so that two writers never reorder between the look and the rename
+    # the drain's outcome (node_exporter showed a drained node passing): which stands is metricsorder's rule, under
+    # the lock, so that two writers never reorder between the look and the rename
     with contextlib.ExitStack() as held:
         if lock:
             with contextlib.suppress(LockBusy, OSError):    # no lock to be had: the look alone
                 held.enter_context(locked(lock, LOCK_WAIT_S))
-        if (later := _later_run(target, started, skew_s)) is not None:
-            raise Superseded(f"{target} holds the outcome of a run that started {later - started:.3f} s after this "
-                             "one: it is kept")
+        if (kept := kept_instead(target, outcome or {}, skew_s)) is not None:
+            raise Superseded(f"{target} holds {kept}: it is kept")
         # a temp file of a name nobody can guess (write_to_textfile's <path>.<pid>.<thread> would follow a link
         # planted there, as root), then a rename; node_exporter reads *.prom only, never the temp file
         replace(target, generate_latest(registry))
