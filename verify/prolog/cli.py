@@ -37,7 +37,7 @@ from types import FrameType
 from typing import Any
 
 from ..shared.closedpipe import say
-from . import busy, context, history, kernlog, metrics, repair, settings, slurm, steplibs, xid
+from . import busy, context, history, kernlog, metrics, repair, settings, slurm, steplibs, stops, xid
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
@@ -445,13 +445,17 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     started = time.time()
     said = spelt_out(argv)          # as argparse reads it: an abbreviation (--reval) is its option
     prolog = _as_prolog(said, env)
-    previous = _handle_signals()
+    previous: dict[int, Any] = {}
     # the files and folders it makes (the history, the kernel-log state, the breaker's lock, the metrics) are the
     # operator's whatever umask it was given: a job's step has the job's (000 in a .bashrc made the history folder
     # 0777, where another user's job could put a history of its own making for this node)
     umask = os.umask(0o022)
     os.umask(umask | 0o022)
     try:
+        previous = _handle_signals()                # inside the try: a stop from here on is PROLOG_INTERRUPTED
+        if (early := stops.pending()) is not None:  # one before them (python -m verify.prolog records it: stops.py)
+            stops.PENDING.clear()
+            raise Interrupted(early)
         return _run(_parser().parse_args(argv), env, started)
     except UsageError as exc:
         if prolog:
