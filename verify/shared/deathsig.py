@@ -33,9 +33,10 @@ def with_parent() -> Callable[[], None] | None:
     if libc is None:
         return None
     parent = os.getpid()
+    prctl = libc.prctl            # resolved here, in the parent: the child does as little as it can before exec
 
-    def tie() -> None:            # in the child, after fork (and setsid): no allocation-heavy work here
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    def tie() -> None:            # in the child, after fork (and setsid)
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         if os.getppid() != parent:            # the parent died before the tie was made: no signal will come
             os.kill(os.getpid(), signal.SIGKILL)
     return tie
