@@ -109,7 +109,8 @@ def _cluster(tmp_path: Path, nodes: int = 4) -> Path:
 
 
 def _env(fake: Path, **extra: str) -> dict[str, str]:
-    return {"PATH": f"{fake / 'bin'}:/usr/bin:/bin", "FAKE_DIR": str(fake), **extra}
+    # TMPDIR: what a killed prolog leaves (its report folder) stays in the test's folder
+    return {"PATH": f"{fake / 'bin'}:/usr/bin:/bin", "FAKE_DIR": str(fake), "TMPDIR": str(fake), **extra}
 
 
 def _prolog(fake: Path, node: str = "n1", *args: str, **extra: str) -> subprocess.Popen[str]:
