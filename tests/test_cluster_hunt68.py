@@ -277,10 +277,10 @@ def test_nvsentinel_breaker_a_lock_another_user_holds_keeps_no_broken_node_in_se
     import sys
     import tempfile
 
-    from verify.prolog import drain
+    from verify.prolog import statefile
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("another user's lock needs root and setpriv")
-    monkeypatch.setattr(drain, "BREAKER_LOCK_WAIT_S", 1.0)
+    monkeypatch.setattr(statefile, "BREAKER_LOCK_WAIT_S", 1.0)
     base = Path(tempfile.mkdtemp(prefix="hunt68-"))
     try:
         base.chmod(0o755)

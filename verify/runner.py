@@ -24,6 +24,7 @@ from .child import EXIT_NO_SPACE
 from .environment import emulation, stretched
 from .options import Options
 from .result import FAIL, SKIP, CheckResult
+from .shared import deathsig
 
 TAIL_LINES = 30
 GRACE_S = 3.0            # after forwarding SIGTERM/SIGINT, how long the group gets before SIGKILL
@@ -157,7 +158,8 @@ def run_process(module: str, args: list[str], timeout: float, env: dict[str, str
         try:
             proc = subprocess.Popen([sys.executable, "-c", _BOOT, PACKAGE_ROOT, module, *args], stdout=out,
                                     stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                                    preexec_fn=deathsig.with_parent())     # SIGKILLed verify: its checks too
             rc: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             rc = None

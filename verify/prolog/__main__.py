@@ -1,6 +1,10 @@
 import os
 import sys
 
+from .stops import hold, ignore
+
+hold()              # first: a stop while the prolog loads is recorded and acted on, never Python's exit 143
+
 try:
     from ..shared.closedpipe import guarded
     from .cli import _as_prolog, main
@@ -16,4 +20,6 @@ except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - a brok
     sys.exit(0 if prolog else 3)
 
 # a stdout closed by its reader is no fault of the node: under Prolog= the run ends not assessed (exit 0), never 141
-sys.exit(guarded(main, 0 if _as_prolog(sys.argv[1:], dict(os.environ)) else 141))
+status = guarded(main, 0 if _as_prolog(sys.argv[1:], dict(os.environ)) else 141)
+ignore()            # main restored the handlers it found (ours): a stop now is after the verdict
+sys.exit(status)

@@ -37,7 +37,7 @@ from types import FrameType
 from typing import Any
 
 from ..shared.closedpipe import say
-from . import busy, context, history, kernlog, metrics, repair, settings, slurm, steplibs, xid
+from . import busy, context, history, kernlog, metrics, repair, settings, slurm, steplibs, stops, xid
 from .beside import SLOW_CODES, busy_figure, with_proven
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
@@ -48,12 +48,12 @@ from .config import _parser as _parser
 from .config import config as config
 from .config import expected_gpus as expected_gpus
 from .deadline import STOP_S, Overran, arm
-from .drain import BREAKER_LOCK_WAIT_S as BREAKER_LOCK_WAIT_S
 from .drain import DRAINED as DRAINED
 from .drain import _drain as _drain
 from .drain import _drain_facts as _drain_facts
 from .drain import act
 from .notes import _out, _report_gpus, _say
+from .statefile import BREAKER_LOCK_WAIT_S as BREAKER_LOCK_WAIT_S
 from .thisrun import not_this_run
 from .verdict import (
     EXIT_BREAKER,
@@ -272,7 +272,10 @@ def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any]
                                    "owner": v.owner if v else None, "exit": status,
                                    "duration_s": time.time() - started, "time": started, "xids": xids,
                                    "history": history.counts(history.read(cfg.state_dir, cfg.node).events)}
-        metrics.write(cfg.metrics_dir, cfg.node, report, outcome)
+        metrics.write(cfg.metrics_dir, cfg.node, report, outcome, cfg.clock_skew_s,
+                      os.path.join(cfg.state_dir, "history", f".{cfg.node}.metrics.lock"))
+    except metrics.Superseded as exc:     # a run that started after this one wrote its outcome: the newer stands
+        _say(f"metrics not written: {exc}")
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - never the node's fault, never a drain
         line = f"metrics not written to {cfg.metrics_dir}: {type(exc).__name__}: {str(exc)[:200]}"
         _say(line)
@@ -353,7 +356,7 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
                                    "time": started, "xids": {}}
         try:
             metrics.write(where, node, None, outcome)
-        except (OSError, ValueError, metrics.Unavailable) as exc:
+        except (OSError, ValueError, metrics.Unavailable, metrics.Superseded) as exc:
             _say(f"metrics not written to {where}: {exc}")
 
 
@@ -448,13 +451,17 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     started = time.time()
     said = spelt_out(argv)          # as argparse reads it: an abbreviation (--reval) is its option
     prolog = _as_prolog(said, env)
-    previous = _handle_signals()
+    previous: dict[int, Any] = {}
     # the files and folders it makes (the history, the kernel-log state, the breaker's lock, the metrics) are the
     # operator's whatever umask it was given: a job's step has the job's (000 in a .bashrc made the history folder
     # 0777, where another user's job could put a history of its own making for this node)
     umask = os.umask(0o022)
     os.umask(umask | 0o022)
     try:
+        previous = _handle_signals()                # inside the try: a stop from here on is PROLOG_INTERRUPTED
+        if (early := stops.pending()) is not None:  # one before them (python -m verify.prolog records it: stops.py)
+            stops.PENDING.clear()
+            raise Interrupted(early)
         return _run(_parser().parse_args(argv), env, started)
     except UsageError as exc:
         if prolog:

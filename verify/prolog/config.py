@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ..shared import clockskew
-from . import context, kernlog, settings, slurm
+from . import context, kernlog, settings, slurm, slurmconf
 from .deadline import Deadline
 from .verdict import decimal, finite_positive
 
@@ -377,6 +377,8 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg.deadline = Deadline((budget + grace) * (passes if args.revalidate else 1), clock)
     slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
     cfg.under_prolog = context.by_slurmd(env)        # Prolog= or Epilog=: slurmd drains on either's non-zero exit
+    if cfg.under_prolog:
+        _fit_timeout(cfg, env, clock)
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     cfg.job_env = job
@@ -387,3 +389,18 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
         cfg.notes.append("--metrics-dir is empty: no metrics are written (give node_exporter's textfile collector "
                          "folder, or drop the option)")
     return cfg
+
+
+def _fit_timeout(cfg: Config, env: dict[str, str], clock: Callable[[], float]) -> None:
+    """Under Prolog=, the cap fitted under slurm.conf's PrologEpilogTimeout (slurmconf.py), said: slurmd's kill at
+    that timeout drains the node on no evidence, past the breaker."""
+    timeout, problem = slurmconf.prolog_timeout(env)
+    if problem:
+        cfg.notes.append(problem)
+    if (cap := slurmconf.fitted(cfg.deadline.cap, timeout)) is not None:
+        cfg.notes.append(f"slurm.conf's PrologEpilogTimeout={timeout:g} is under the prolog's cap of "
+                         f"{cfg.deadline.cap:g} s (--budget + --grace) + {slurmconf.MARGIN_S:g} s: the run is capped "
+                         f"at {cap:g} s (a run that needs more is not assessed); raise PrologEpilogTimeout to "
+                         f"{cfg.deadline.cap + slurmconf.MARGIN_S:g} or more")
+        cfg.deadline = Deadline(cap, clock)
+

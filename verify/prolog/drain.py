@@ -17,7 +17,6 @@ from .notes import _close, _note, _report_gpus, _say
 from .repair import REBOOT_CODES
 from .verdict import EXIT_BREAKER, EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, FAULT, NOT_ASSESSED, PASS, Verdict
 
-BREAKER_LOCK_WAIT_S = 30.0
 DRAINED = -1                    # _claim's answer when the node was drained (the exit status is EXIT_FAULT)
 RACED = -2                      # _claim's answer when a claim was given back for racing ones: claim again
 CLAIM_TRIES = 3                 # claims at most, each after a random wait (racing prologs stop racing)
@@ -240,7 +239,7 @@ def _drain(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int
     try:
         os.makedirs(cfg.state_dir, exist_ok=True)       # the folder may be a link an operator made; its files not
         # at most half of what is left: the claim, its re-count and a give-back still fit in the cap after it
-        with statefile.locked(lock, cfg.deadline.bound(min(BREAKER_LOCK_WAIT_S, cfg.deadline.left() / 2))):
+        with statefile.locked(lock, cfg.deadline.bound(min(statefile.BREAKER_LOCK_WAIT_S, cfg.deadline.left() / 2))):
             status = _claims(cfg, v, report)
     except statefile.LockBusy as exc:
         # held past the wait: a prolog stuck in scontrol, or anyone who may open the file holding a read lock (a

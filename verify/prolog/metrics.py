@@ -9,10 +9,13 @@ side runs it: the host side never imports verify).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
 from typing import Any
+
+from .metricsorder import kept_instead
 
 
 class Unavailable(Exception):
@@ -87,19 +90,42 @@ def _counts(registry: Any, node: str, name: str, help_: str, label: str, values:
         gauge.labels(node, key).set(n)
 
 
-def write(directory: str, node: str, report: dict[str, Any] | None, outcome: dict[str, Any] | None = None) -> str:
-    """DIR/torchimages_<node>.prom, written atomically; its path. Unavailable or OSError on failure."""
+class Superseded(Exception):
+    """The node's file holds a run that started after this one (prologs of jobs starting together): it is kept."""
+
+
+LOCK_WAIT_S = 2.0
+
+
+def write(directory: str, node: str, report: dict[str, Any] | None, outcome: dict[str, Any] | None = None,
+          skew_s: float = 300.0, lock: str | None = None) -> str:
+    """DIR/torchimages_<node>.prom, written atomically; its path. Unavailable or OSError on failure; Superseded when
+    the file holds the outcome of a run that started after this one's (outcome["time"]). `lock`: a lock file that
+    writers of this node's file share (the prolog's, in its state folder: node_exporter's folder gets no other file)."""
     registry = registry_for(node, report, outcome)          # Unavailable when prometheus_client is missing
     from prometheus_client import generate_latest
 
-    from .statefile import replace
+    from .statefile import LockBusy, locked, replace
     if os.path.lexists(directory) and not os.path.isdir(directory):
         raise NotADirectoryError(f"{directory} is not a folder (node_exporter's textfile collector reads a folder)")
     os.makedirs(directory, exist_ok=True)
     target = os.path.join(directory, f"torchimages_{node}.prom")
-    # a temp file of a name nobody can guess (write_to_textfile's <path>.<pid>.<thread> would follow a link planted
-    # there, as root), then a rename; node_exporter reads *.prom only, never the temp file
-    replace(target, generate_latest(registry))
+    started = _number((outcome or {}).get("time"))
+    if started is None:
+        replace(target, generate_latest(registry))
+        return target
+    # prologs of one node end in any order: one that began before a drain and passed after it wrote its pass over
+    # the drain's outcome (node_exporter showed a drained node passing): which stands is metricsorder's rule, under
+    # the lock, so that two writers never reorder between the look and the rename
+    with contextlib.ExitStack() as held:
+        if lock:
+            with contextlib.suppress(LockBusy, OSError):    # no lock to be had: the look alone
+                held.enter_context(locked(lock, LOCK_WAIT_S))
+        if (kept := kept_instead(target, outcome or {}, skew_s)) is not None:
+            raise Superseded(f"{target} holds {kept}: it is kept")
+        # a temp file of a name nobody can guess (write_to_textfile's <path>.<pid>.<thread> would follow a link
+        # planted there, as root), then a rename; node_exporter reads *.prom only, never the temp file
+        replace(target, generate_latest(registry))
     return target
 
 

@@ -8,6 +8,8 @@ evidence has the kernel log read again (never with --no-kernel-log). Exit 5 with
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -15,11 +17,12 @@ from typing import Any
 
 from ..shared import gpuunits
 from ..shared.inforom import said as inforom_corrupted
-from . import history, kernlog, repair, slurm
+from . import history, kernlog, repair, slurm, statefile
 from .config import Config, Interrupted
 from .deadline import Deadline, Overran
 from .notes import _close, _note, _out, _report_gpus, _say, report_mig
 from .repair import repair_problem
+from .statefile import BREAKER_LOCK_WAIT_S
 from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed, one_line
 
 # drains whose revalidation needs no GPU count: the shm or nccl check's, or a hung preflight's, are proven gone by the
@@ -381,6 +384,29 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         _note(cfg, "resume-refused", verdict.code, verdict.summary)
         _close(cfg, f"{cfg.node} stays drained: {verdict.code or 'no verdict'}")
         return status, verdict, report, xids
+    lock = os.path.join(cfg.state_dir, "breaker.lock")
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(statefile.locked(lock, cfg.deadline.bound(BREAKER_LOCK_WAIT_S)))
+        except statefile.LockBusy as exc:
+            # a gate run of this node is draining it now (or a prolog of another node claims): its drain is unseen yet
+            line = f"the breaker's lock was not had ({exc.strerror}): a drain may be under way; revalidate again"
+            _note(cfg, "resume-refused", None, line)
+            _close(cfg, f"{cfg.node}: {line}; not resumed")
+            return EXIT_NOT_ASSESSED, verdict, report, xids
+        except OSError as exc:    # no lock on this file system, a link or FIFO in its place: as the drain does
+            _say(f"the breaker's lock {lock} cannot be taken ({statefile.problem(exc, lock)}): resuming without it")
+        return _resume(cfg, row, drains, verdict, report, xids)
+
+
+def _resume(cfg: Config, row: slurm.NodeRow, drains: set[str] | None, verdict: Verdict,
+            report: dict[str, Any] | None, xids: dict[str, int]) -> tuple[int, Verdict | None, dict[str, Any] | None,
+                                                                         dict[str, int]]:
+    """The last look and the resume, under the breaker's lock (the lock a gate run of this node takes to drain it):
+    a gate run that found a new fault while the preflight ran either recorded its drain before the last look (seen:
+    refused) or drains the node once it is resumed. Without the lock, a drain recorded between the last look and the
+    resume ("already drained by torchimages": Slurm's reason stays) was undone by it: a node with a fault found a
+    second ago was returned to service, its history ending in our resume."""
     if changed := _drained_anew(cfg, row, drains):
         _note(cfg, "resume-refused", None, changed)
         if changed.startswith("its state cannot be read"):     # the tool's trouble: not assessed, as above

@@ -26,6 +26,9 @@ from dataclasses import dataclass
 _FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
+# how long a drain or a resume waits for the breaker's lock (STATE/breaker.lock) before going on without it
+BREAKER_LOCK_WAIT_S = 30.0
+
 def count_or_none(value: object) -> bool:
     """A kept count read back from JSON: null, or an int (not a bool) of zero or more. The history and the
     kernel-log state read their fields by this, so a count of another type is a garbled line, never coerced."""

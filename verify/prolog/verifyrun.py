@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import strictjson
+from ..shared import deathsig
 from . import settings, statefile
 from .config import Interrupted
 from .deadline import STOP_S, Overran
@@ -210,8 +211,10 @@ def _run_verify(cmd: list[str], limit: float) -> tuple[int | None, str]:
     it runs past it, and when the prolog itself is stopped (Interrupted) while it runs."""
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
         try:
+            # its own session (stopped as a group), tied to the prolog's life: slurmd's SIGKILL of the prolog's
+            # group at PrologEpilogTimeout reaches no new session, and left verify running beside the next job's
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, cwd="/",
-                                    env=_verify_env(os.environ))
+                                    env=_verify_env(os.environ), preexec_fn=deathsig.with_parent())
         except OSError as exc:
             return 127, f"{cmd[0]}: {exc.strerror or exc}"
         try:
