@@ -23,6 +23,8 @@ _COMMAND = re.compile(r"^(?:[^\n]*?[$#>][ \t]*)?(?:sudo[ \t]+(?:-\S+[ \t]+)*)?(?
 _PHYS = {"linkup": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}
 
 
+_STATE = {"active": "ACTIVE"}       # mlxlink's `State` as the fabric facts' port state
+
 def _value(text: str, key: str) -> str | None:
     m = re.search(rf"^{re.escape(key)}\s*:[ \t]*(\S.*?)[ \t]*$", text, re.MULTILINE)
     return m.group(1) if m else None
@@ -46,7 +48,7 @@ def parse(text: str) -> dict[str, Any]:
     return {"adapters": [{
         "name": command.group(1), "driver": None, "hca_type": None, "pci_device": None,
         "ports": [{"port": int(port.group(1)) if port else None,
-                   "state": "ACTIVE" if state.lower() == "active" else "DOWN",
+                   "state": _STATE.get(state.lower(), "DOWN"),     # any other operational state: the port is not up
                    "phys_state": _PHYS.get(phys.lower()),
                    "rate_gbps": float(rate.group(1)) if rate else None,
                    "width": int(width.group(1)) if width else None,
