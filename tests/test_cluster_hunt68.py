@@ -257,6 +257,15 @@ def test_nvidia_xid_catalog_a_reboot_after_a_drain_stamped_in_the_future_is_seen
 LOST = json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host", summary="GPU 3 is lost"))).encode()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_reports():
+    """Reports made now: one made at import is refused as another run's once the suite has run past the clock skew
+    allowed (300 s) before this file's tests (a slow, loaded CI)."""
+    global FIRST, LOST
+    FIRST = json.dumps(_report(_gpu(), SHM_TIMEOUT, WRONG)).encode()
+    LOST = json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host", summary="GPU 3 is lost"))).encode()
+
+
 def test_the_prolog_s_lock_files_are_its_own(tmp_path, fake, monkeypatch):
     _verify_writes(monkeypatch, LOST)
     state = tmp_path / "state"
