@@ -34,7 +34,8 @@ _SAMPLE = re.compile(r"^\s*((?:DCGM_FI|DCGM_EXP)_\w+)\{([^{}]*)\}(?:\s+(\S+))?(?
 _LABEL = re.compile(r'(?<!\w)(\w+)\s*=\s*"([^"]*)"')
 _XID_LAST = "DCGM_FI_DEV_XID_ERRORS"
 _XID_COUNTED = ("DCGM_FI_DEV_XID_ERRORS_ACTIVE", "DCGM_EXP_XID_ERRORS_COUNT")
-_BLANK = 140737488355328.0          # DCGM's blank values (2^47 up): no figure (dcgm.py)
+_BLANK = 140737488355328.0
+MAX_INDEX, MAX_XID = 4095, 100_000      # the facts' bounds (verify/checks/gpu/figures_table.py)          # DCGM's blank values (2^47 up): no figure (dcgm.py)
 # the volatile correctable counter named, long or short, then a rate: `17,657/s`, `~17,700/s`, `5000 per second`
 _SBE_VOL = re.compile(r"(?<![\w])(?:DCGM_FI_DEV_)?ECC_SBE_VOL_TOTAL(?!\w)")
 # (`17.7k/s`, `1,200 errors per minute`)
@@ -71,6 +72,8 @@ def rate(text: str) -> dict[str, Any] | None:
         if named and not mentioned(line, named.start()):
             for m in _RATE.finditer(line, named.end()):
                 count = float(m.group(1).replace(",", "")) * _SCALE.get((m.group(2) or "").lower(), 1.0)
+                if not count < 2 ** 63:
+                    continue        # beyond any counter (and a float's range: `1e400` is infinity): no rate
                 rates.append((count / _SECONDS[m.group(3)[0].lower()], round(count), _SECONDS[m.group(3)[0].lower()]))
     return {"count": max(rates)[1], "seconds": max(rates)[2]} if rates else None
 
@@ -82,9 +85,16 @@ def detect(text: str) -> bool:
         name == _XID_LAST or name in _XID_COUNTED for name, _, _, _ in samples(text)) or rate(text) is not None
 
 
+def number(label: str | None, most: int) -> int | None:
+    """A label's whole number up to `most`, else None: ASCII digits only (`str.isdigit` takes `²`, which int() refuses)
+    and no figure beyond what the facts hold (a GPU index to 4095, an Xid to 100,000)."""
+    text = (label or "").strip()
+    return int(text) if text.isascii() and text.isdecimal() and len(text) <= 9 and int(text) <= most else None
+
+
 def _gpu(labels: dict[str, str]) -> dict[str, Any] | None:
     """The GPU a sample's labels name (None where they name none)."""
-    index = int(labels["gpu"]) if labels.get("gpu", "").isdigit() else None
+    index = number(labels.get("gpu"), MAX_INDEX)
     uuid = known(labels.get("UUID"))
     bus = known(labels.get("pci_bus_id"))
     if index is None and not (uuid or "").startswith("GPU-") and not bus:
@@ -103,13 +113,12 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def _xid(name: str, labels: dict[str, str], value: float | None) -> int | None:
     """The Xid a sample shows, 0 for DCGM's last-Xid field at none, None where it shows no Xid."""
     if name in _XID_COUNTED:
-        return int(labels["xid"]) if labels.get("xid", "").isdigit() and value else None
+        return number(labels.get("xid"), MAX_XID) if value else None
     if name != _XID_LAST:
         return None
     if value is not None:
-        return int(value) if value == int(value) else None
-    code = labels.get("err_code", "").strip()
-    return int(code) if code.isdigit() else None
+        return int(value) if value == int(value) and value <= MAX_XID else None
+    return number(labels.get("err_code"), MAX_XID)
 
 
 def read(facts: dict[str, Any], text: str) -> dict[str, Any]:

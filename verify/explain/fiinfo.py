@@ -13,9 +13,9 @@ import re
 from typing import Any
 
 _COMMAND = re.compile(r"^.*?\bfi_info\b([^\n|]*)", re.MULTILINE)
-_PROVIDER = re.compile(r"^\s*provider:\s*([\w;]+)\s*$\n\s*fabric:", re.MULTILINE)
+_PROVIDER = re.compile(r"^[ \t]*provider:[ \t]*([\w;]+)[ \t]*\n[ \t]*fabric:", re.MULTILINE)
 _LISTED = re.compile(r"^([a-z][\w;]*):\s*$\n\s+version:\s*\d", re.MULTILINE)          # fi_info -l
-_NODATA = re.compile(r"^\s*fi_getinfo:\s*-61\b[^\n]*", re.MULTILINE)
+_NODATA = re.compile(r"^[ \t]*fi_getinfo:\s*-61\b[^\n]*", re.MULTILINE)
 _ASKED = re.compile(r"(?:-p|--provider)[ =]?\s*([\w;]+)")
 _ENV = re.compile(r"FI_PROVIDER=[\"']?([\w;^,]+)")
 
@@ -37,10 +37,15 @@ def _segments(text: str) -> list[tuple[str | None, str]]:
     return [(_query(m.group(1), m.group(0)), text[m.end():cuts[n + 1]]) for n, m in enumerate(commands)]
 
 
+# a provider's name as libfabric spells them (`efa`, `ofi_rxd`, `tcp`): `\w` also takes any script's letters, and a
+# name past this is no provider (the facts hold only such names)
+_NAME = re.compile(r"[A-Za-z0-9_]{1,32}")
+
+
 def _providers(output: str, query: str | None) -> list[str] | None:
-    names = [n for m in _PROVIDER.finditer(output) for n in m.group(1).split(";") if n]
+    names = [n for m in _PROVIDER.finditer(output) for n in m.group(1).split(";") if _NAME.fullmatch(n)]
     if query == "list":         # `efa:` above `version:` is a listing only where `fi_info -l` was shown asking
-        names += [n for m in _LISTED.finditer(output) for n in m.group(1).split(";") if n]
+        names += [n for m in _LISTED.finditer(output) for n in m.group(1).split(";") if _NAME.fullmatch(n)]
     if names:
         return list(dict.fromkeys(names))
     return [] if _NODATA.search(output) else None

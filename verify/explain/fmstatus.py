@@ -22,8 +22,10 @@ from .said import said as printed_by_it
 
 UNIT = r"nvidia-fabricmanager(?:\.service)?"
 # a unit header of `systemctl status` (any unit: the block it opens runs to the next header)
-_HEADER = re.compile(r"^\s*(?:[●×○↻*]\s*)?([\w@.:-]+\.service)\s+-\s", re.MULTILINE)
-_ACTIVE = re.compile(r"^\s*Active:\s+([a-z]+)((?:\s+\([^)\n]*\))*)", re.MULTILINE)
+# blanks within the line only: `^\s*` runs over every blank line below each line start (quadratic on the journal's
+# view, which keeps its blank lines)
+_HEADER = re.compile(r"^[ \t]*(?:[●×○↻*][ \t]*)?([\w@.:-]+\.service)[ \t]+-[ \t]", re.MULTILINE)
+_ACTIVE = re.compile(r"^[ \t]*Active:[ \t]+([a-z]+)((?:[ \t]+\([^)\n]*\))*)", re.MULTILINE)
 _RESULT = re.compile(r"Result:\s*([\w-]+)")
 _NOT_FOUND = re.compile(rf"Unit {UNIT} (?:could not be found|not found)")
 _JOB_FAILED = re.compile(rf"Job for {UNIT} failed")

@@ -103,7 +103,7 @@ def _from_table(row: dict[str, str]) -> dict[str, Any]:
     return _fabric(state=_STATES[row["State"].lower()],
                    status=None if not status or status == _NOT_SUPPORTED else
                    "success" if status.lower() == "success" else status,
-                   clique_id=int(clique) if clique.isdigit() else None, cluster_uuid=cluster or None, health=health)
+                   clique_id=int(clique) if clique.isascii() and clique.isdecimal() and int(clique) < 1 << 32 else None, cluster_uuid=cluster or None, health=health)
 
 
 def parse(text: str) -> dict[str, Any]:

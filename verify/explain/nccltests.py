@@ -36,7 +36,13 @@ def detect(text: str) -> bool:
 
 
 def _value(token: str) -> float | None:
-    return None if token.upper() == "N/A" else float(token)
+    """A figure of the row; ValueError for one nccl-tests never prints (negative, or beyond a float: `1e400`)."""
+    if token.upper() == "N/A":
+        return None
+    value = float(token)
+    if not 0 <= value < float("inf"):
+        raise ValueError(token)
+    return value
 
 
 def _rows(text: str, columns: str) -> list[dict[str, Any]]:
@@ -47,7 +53,8 @@ def _rows(text: str, columns: str) -> list[dict[str, Any]]:
     rows = []
     for line in text.splitlines():
         tokens = _PREFIX.sub("", line).split()
-        if len(tokens) < 3 + 2 * per_side or not (tokens[0].isdecimal() and tokens[1].isdecimal()) \
+        # sizes and counts in ASCII digits a 64-bit count holds (int() refuses 4,300 digits; `²` is no digit of it)
+        if len(tokens) < 3 + 2 * per_side or not all(t.isascii() and t.isdecimal() and len(t) <= 19 for t in tokens[:2]) \
                 or not _TYPE.match(tokens[2]):
             continue
         rest, op = tokens[3:], None
@@ -154,6 +161,8 @@ def parse(text: str) -> dict[str, Any]:
         rows = [r for r in rows if r["out"][3] is not None and float(r["out"][3]).is_integer()
                 and r["in"][3] is not None and float(r["in"][3]).is_integer()]
     counted = "#wrong" in columns            # before #wrong the column was `error`: a deviation, not a count
+    if head and counted:                     # a wrong-element count is whole: a row with a fraction is none of its rows
+        rows = [r for r in rows if all(w is None or w.is_integer() for w in (r["out"][3], r["in"][3]))]
     if world is None and (launched := _launched(text)):
         world = launched                     # no device lines: the launch line's ranks (nodes unknown)
     if rows and not program and (implied := _implied_world(rows)) and implied > (world or 0):

@@ -17,14 +17,15 @@ from typing import Any
 from .verbslist import listed
 
 _NAME = r"(?:nvidia[-_]peermem|nv[-_]peer[-_]mem)"
-_LOADED = re.compile(rf"^\s*{_NAME}\s+\d+\s+\d+\b", re.MULTILINE)
+# blanks within the line only (`^\s*` would run over every blank line below each line start: quadratic)
+_LOADED = re.compile(rf"^[ \t]*{_NAME}[ \t]+\d+[ \t]+\d+\b", re.MULTILINE)
 # modprobe's and insmod's refusals, modprobe finding no such module for the running kernel, the kernel's symbol lines
 _REFUSED = re.compile(rf"could not insert (?:module )?'?(?:\S*/)?{_NAME}\b|\bModule {_NAME} not found in directory "
                       rf"|\b{_NAME}: (?:Unknown symbol|disagrees about version of symbol) \w+")
-_LSMOD = re.compile(r"^\s*Module\s+Size\s+Used by\s*$", re.MULTILINE)
+_LSMOD = re.compile(r"^[ \t]*Module[ \t]+Size[ \t]+Used by[ \t]*$", re.MULTILINE)
 # the running kernel's release, where modprobe resolved the module (`insmod /lib/modules/<release>/...`, `not found
 # in directory /lib/modules/<release>`)
-_INSMOD = re.compile(rf"^\s*insmod /lib/modules/([^/\s]+)/\S*{_NAME}\.ko|\bModule {_NAME} not found in "
+_INSMOD = re.compile(rf"^[ \t]*insmod /lib/modules/([^/\s]+)/\S*{_NAME}\.ko|\bModule {_NAME} not found in "
                      r"directory /lib/modules/([^/\s]+)", re.MULTILINE)
 
 

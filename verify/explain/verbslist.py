@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_HEADER = re.compile(r"^\s*device\s+node GUID\s*\n\s*-+\s+-+\s*\n((?:\s*\S+\s+[0-9a-fA-F]{16}\s*\n?)+)", re.MULTILINE)
+# a line's own blanks before it: `^\s*` ran over every blank line below each line start (quadratic: peermem.py reads
+# this in the journal's view, which keeps blank lines)
+_HEADER = re.compile(r"^[ \t]*device\s+node GUID\s*\n\s*-+\s+-+\s*\n((?:\s*\S+\s+[0-9a-fA-F]{16}\s*\n?)+)", re.MULTILINE)
 _NO_CONFIG = re.compile(r"libibverbs: Warning: couldn't open config directory '[^'\n]*libibverbs\.d'")
-_NO_DEVICES = re.compile(r"^\s*No IB devices found\s*$", re.MULTILINE)
+_NO_DEVICES = re.compile(r"^[ \t]*No IB devices found\s*$", re.MULTILINE)
 
 
 def listed(text: str) -> dict[str, Any]:

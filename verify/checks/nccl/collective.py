@@ -21,6 +21,9 @@ ALL_REDUCE = "all_reduce"
 WHOLE = frozenset({"all_reduce", "sendrecv", "broadcast", "reduce"})
 # size = count x bytes x nranks (the count is one rank's share)
 PER_RANK = frozenset({"all_gather", "reduce_scatter", "alltoall", "gather", "scatter"})
+# every nccl-tests program (src/*.cu, without `_perf`), the only values `collective` holds: hypercube and alltoallv
+# are named, their arithmetic not checked (unchecked below); any other word is no program's, refused at the door
+PROGRAMS = tuple(sorted(WHOLE | PER_RANK | {"alltoallv", "hypercube"}))
 
 # bytes per element of nccl-tests' types (its -d)
 TYPE_BYTES = {"int8": 1, "char": 1, "uint8": 1, "int32": 4, "int": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2,

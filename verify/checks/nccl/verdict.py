@@ -34,7 +34,7 @@ from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach
 from . import barefail, casualty, ofiinval, peeraccess, plugreg
 from .bandwidth import bandwidth_figures, nvls_not_used
-from .collective import inconsistent, label, other_collective, plausibility
+from .collective import PROGRAMS, inconsistent, label, other_collective, plausibility
 from .crash import crash_verdict
 from .efa import efa_verdict
 from .hang import is_timeout
@@ -117,7 +117,7 @@ FIGURES: tuple[tuple[str, Rule], ...] = (
     ("memlock_bytes", Either(BYTES, Kind(str, (UNLIMITED,)))), ("timeout_s", Figure("s", 0, 86400, lo_open=True)),
     ("init_s", Figure("s", 0, 1e7)), ("nccl_log.transports", Each(STR)), ("gloo_socket_ifname", STR), ("nccl_env", OBJECT),
     ("nccl_log", OBJECT), ("rank", Figure("", 0, 1 << 24, integer=True)), ("backend", Kind(str, ("nccl", "gloo"))),
-    ("collective", STR), ("distributed", BOOL), ("nccl_available", BOOL), ("infiniband", BOOL), ("efa", BOOL), ("nvswitch", BOOL),
+    ("collective", Kind(str, PROGRAMS)), ("distributed", BOOL), ("nccl_available", BOOL), ("infiniband", BOOL), ("efa", BOOL), ("nvswitch", BOOL),
     ("nccl_log.nvls", BOOL), ("nccl_log.network", STR), ("nccl_log.interface", STR), ("nccl_log.ib_error", STR),
     ("nccl_version", STR), ("device_name", STR), ("error", STR), ("mode", STR), ("verbs_loads", BOOL),
     ("adapters", LIST), ("adapters[]", OBJECT), ("adapters[].ports", LIST), ("adapters[].ports[]", OBJECT),
