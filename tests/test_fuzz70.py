@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import ROOT
+from tests.judging import explained
 from verify import explain as ex
 from verify import factschema, figures, judging
 from verify.checks import CHECKS
@@ -171,3 +172,15 @@ def test_a_facts_folder_with_a_collective_outside_the_list_is_one_line_never_a_t
     assert main(["--from-facts", str(tmp_path)]) == 1          # a check failed (FACTS_INVALID), never a pass
     out = " ".join(capsys.readouterr().out.split())
     assert "FACTS_INVALID" in out and "collective is 'foo', not one of" in out and "Traceback" not in out
+
+
+def test_a_pass_never_stands_over_a_part_verify_could_not_read():
+    """Two hosts' pastes in one file: the H100 node's table with GPU 0's uncorrectable ECC, then an RTX 5070's table
+    and -q. Read as one list, GPU index 0 is there twice (FACTS_INVALID), and the 5070's -q alone passed: the file
+    was a pass over a fault it showed. verify's own parser trouble now outranks a pass (never a fault)."""
+    corpus = ROOT / "tests" / "data" / "real-world"
+    text = "".join((corpus / slug / "raw.txt").read_text(encoding="utf-8") for slug in (
+        "h100x8-gpu-operator-allocatable-7-of-8-xid94-gpu0-volatile-uncorr-ecc-2-plugin-keeps-it-unhealthy",
+        "rtx5070-freebsd-575.64.03-table-and-q-p0-39c-29w-of-250w-no-clock-event-reason-active-cuda-version-n-a-linux-shim"))
+    r = explained(text)
+    assert r.status != "pass", r.summary

@@ -248,7 +248,8 @@ def explain(path: str, options: Any) -> Any:
 
 # A file may hold several kinds pasted together (`nvidia-smi -q` above `dmesg`, `ibstat` after a job's NCCL log):
 # each is read from the whole text and the worst verdict is the file's, so that no fault one of them shows is
-# withheld; on a tie the most specific kind's. verify's own parser trouble (FACTS_INVALID) never outranks a verdict.
+# withheld; on a tie the most specific kind's. verify's own parser trouble (FACTS_INVALID) never outranks a fault, and
+# no pass stands over it: what it could not read may hold one (two hosts' tables read as one list, fuzz70).
 _SEVERITY = {"fail": 2, "warn": 1}
 # a warning for evidence not read (a GPU listed with no health field) names no fault: on a tie, any kind's finding (a
 # program's out of memory beside a cut nvidia-smi table) is the file's verdict, the unread health said beside it
@@ -267,7 +268,7 @@ def explain_text(text: str, path: str, options: Any) -> Any:
                                  "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dcgmi nvlink -s, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
     listed = _listed_elsewhere(found, results, seen)
-    rank = [(-1 if r.code == "FACTS_INVALID" else 0 if n in listed else _SEVERITY.get(r.status, 0),
+    rank = [(0.5 if r.code == "FACTS_INVALID" else 0 if n in listed else _SEVERITY.get(r.status, 0),
              _unjudged_run(kind, r), int(r.code not in UNREAD and n not in listed), _cause(kind, found, r), -n)
             for n, (kind, r) in enumerate(zip(found, results, strict=True))]
     chosen = rank.index(max(rank))
