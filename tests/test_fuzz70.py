@@ -187,3 +187,42 @@ def test_a_pass_never_stands_over_a_part_verify_could_not_read():
         "rtx5070-freebsd-575.64.03-table-and-q-p0-39c-29w-of-250w-no-clock-event-reason-active-cuda-version-n-a-linux-shim"))
     r = explained(text)
     assert r.status != "pass", r.summary
+
+
+# Older parsers read absurd numbers into facts the contract refused (FACTS_INVALID, "verify bug"): each now reads a
+# figure only in the range verify/figures.py holds (figures.within), else leaves it null, never a traceback
+_SMI = ("==============NVSMI LOG==============\nGPU 00000000:07:00.0\n    Product Name : NVIDIA A100\n    PCI\n"
+        "        GPU Link Info\n            PCIe Generation\n                Current : {n}\n")
+_IB = "CA 'mlx5_0'\n\tCA type: MT4123\n\tPort {p}:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: {n}\n"
+
+
+@pytest.mark.parametrize("code", ["9" * 30, "100001", "9" * 5000])
+def test_an_xid_past_the_facts_range_is_no_event(code):
+    from verify.explain import kernel
+    for line in (f"[ 1.0] NVRM: Xid (PCI:0000:3b:00): {code}, pid=1, name=x", f"XidCriticalError: Xid={code} on Device=GPU-1",
+                 f"[ 1.0] nvidia-nvswitch3: SXid (PCI:0000:3b:00.0): {code}, Non-fatal"):
+        facts = kernel.parse(line + "\n")
+        assert not facts["xid_events"] and not facts["sxid_events"]
+        assert contract(_kind("kernel log (NVRM Xid)"), facts) == [], line
+    facts = kernel.parse(f"[ 1.0] NVRM: Xid (PCI:0000:3b:00): {code}, x\n[ 2.0] NVRM: Xid (PCI:0000:3b:00): 79, x\n")
+    assert [e["xid"] for e in facts["xid_events"]] == [79]
+
+
+@pytest.mark.parametrize(("port", "rate"), [("1", "9223372036854775807"), ("1", "9" * 400), ("1", "1.2.3 Gb/sec"),
+                                            ("99999", "100"), ("9" * 5000, "100")])
+def test_an_ib_rate_or_port_past_the_facts_range_is_unknown(port, rate):
+    from verify.explain import ib
+    facts = ib.parse(_IB.format(p=port, n=rate))
+    assert figures.problems(facts, CHECKS["fabric"].figures) == []
+    assert [p["state"] for a in facts["adapters"] for p in a["ports"]] == ["ACTIVE"]
+    assert ex.explain_text(_IB.format(p=port, n=rate), "x", Options()).code != "FACTS_INVALID"
+
+
+@pytest.mark.parametrize("value", ["16", "0", "-1", "9" * 30, "9" * 5000])
+def test_an_smi_figure_past_the_facts_range_is_unknown(value):
+    from verify.explain import smi
+    facts = smi.parse(_SMI.format(n=value))
+    assert facts["devices"] and "pcie_gen" not in facts["devices"][0]
+    assert figures.problems(facts, CHECKS["gpu"].figures) == []
+    assert smi.parse(_SMI.format(n="4"))["devices"][0]["pcie_gen"] == 4
+    assert ex.explain_text(_SMI.format(n=value), "x", Options()).code != "FACTS_INVALID"

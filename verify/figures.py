@@ -216,6 +216,13 @@ def problems(facts: Any, spec: Spec) -> list[str]:
 NULLABLE = (Figure, Kind, Each, Either, Unless)
 
 
+def within(spec: Spec, path: str, value: Any) -> Any:
+    """The value where the spec's one-value rules for `path` take it, else None: a parser reads a figure only in the
+    range the contract holds (unknown, never a number the judge would refuse as verify's own bug)."""
+    rules = [rule for p, rule in spec if p == path and isinstance(rule, NULLABLE)]
+    return None if value is None or any(rule.problem(value) for rule in rules) else value
+
+
 def without_implausible(facts: dict[str, Any], spec: Spec) -> tuple[dict[str, Any], list[str]]:
     """A copy of the facts with every implausible value a NULLABLE rule refuses set to null (unknown, FACTS.md's one
     meaning of null), and the paths it set. Judged again, the rest can still show a fault the evidence holds."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..checks.fabric.check import FIGURES
+from ..figures import within
 from ..shared import rdma
 from .notknown import known
 
@@ -45,8 +47,8 @@ def _word(value: str) -> str:
 # the lane's rate and, in brackets, enum ibv_port_speed (verbs.h), which names the generation where the Gb/s do not
 # (FDR10 and QDR both print 10.0). The port's rate is lanes x lane rate, named as sysfs names it (`100 Gb/sec (4X EDR)`).
 SPEED = {1: "SDR", 2: "DDR", 4: "QDR", 8: "FDR10", 16: "FDR", 32: "EDR", 64: "HDR", 128: "NDR", 256: "XDR"}
-_WIDTH = re.compile(r"^(\d+)X\b")
-_LANE = re.compile(r"^(\d+(?:\.\d+)?) Gbps(?: \((\d+)\))?")
+_WIDTH = re.compile(r"^(\d{1,4})X\b", re.ASCII)          # no width or enum of 4,300 digits, which int() refuses
+_LANE = re.compile(r"^(\d+(?:\.\d+)?) Gbps(?: \((\d{1,9})\))?", re.ASCII)
 
 
 def _devinfo_rate(fields: dict[str, str]) -> str | None:
@@ -64,9 +66,19 @@ def _port(fields: dict[str, str]) -> dict[str, Any]:
         float(rate), None, None) if rate and re.fullmatch(r"\d+(\.\d+)?", rate) else (None, None, None)
     state = fields.get("state")
     phys = fields.get("physical state") or fields.get("phys_state") or fields.get("phys state")
+    # a rate past the facts' range (`Rate: 9223372036854775807`) is unknown, never a figure the contract refuses
     return {"state": _word(state) if state else None, "phys_state": _word(phys) if phys else None,
-            "rate_gbps": gbps, "width": width, "speed": speed,
+            "rate_gbps": within(FIGURES, "adapters[].ports[].rate_gbps", gbps), "width": width, "speed": speed,
             "link_layer": fields.get("link layer") or fields.get("link_layer")}
+
+
+def _number(digits: str) -> int:
+    """A port's number as printed; -1 (no port's, left null) past 9 digits, which int() may refuse."""
+    return int(digits) if len(digits) <= 9 else -1
+
+
+def _plausible(port: int) -> int | None:
+    return within(FIGURES, "adapters[].ports[].port", port)
 
 
 def _blocks(text: str) -> list[tuple[str, int, dict[str, str]]]:
@@ -86,11 +98,11 @@ def _blocks(text: str) -> list[tuple[str, int, dict[str, str]]]:
         elif m := _IBSTATUS_CA.match(line):
             if ca and port is not None:
                 out.append((ca, port, fields))
-            ca, port, fields = m.group(1), int(m.group(2)), {}
+            ca, port, fields = m.group(1), _number(m.group(2)), {}
         elif m := re.match(r"^\s*(?:Port|port:)\s*(\d+):?\s*$", line):
             if ca and port is not None:
                 out.append((ca, port, fields))
-            port, fields = int(m.group(1)), dict(hca)
+            port, fields = _number(m.group(1)), dict(hca)
         elif (m := _FIELD.match(line)) and ca:
             key = m.group(1).strip().lower()
             # `N/A`/`Unknown` is no value (null), except a link layer's `Unknown`: EFA's sysfs word (FACTS.md)
@@ -109,9 +121,10 @@ def _rdma_links(text: str, adapters: dict[str, dict[str, Any]]) -> None:
     layers = {m.group(1): PROTOCOL.get(m.group(2).lower()) for m in _RDMA_DEV.finditer(text)}
     for m in _RDMA_LINK.finditer(text):
         a = adapters.setdefault(m.group(1), {"name": m.group(1), "driver": None, "hca_type": None, "ports": []})
-        port = next((p for p in a["ports"] if p["port"] == int(m.group(2))), None)
+        number = _plausible(_number(m.group(2)))      # a number no port has: a port of its own, never merged
+        port = next((p for p in a["ports"] if number is not None and p["port"] == number), None)
         if port is None:
-            port = {"port": int(m.group(2)), "state": None, "phys_state": None, "rate_gbps": None, "width": None,
+            port = {"port": number, "state": None, "phys_state": None, "rate_gbps": None, "width": None,
                     "speed": None, "link_layer": None}
             a["ports"].append(port)
         seen = {"state": _word(m.group(3)), "phys_state": _word(m.group(4)) if m.group(4) else None,
@@ -148,8 +161,9 @@ def parse(text: str) -> dict[str, Any]:
         a = adapters.setdefault(ca, {"name": ca, "driver": None, "hca_type": None, "ports": []})
         hca_type = fields.get("ca type") or (f"MT{fields['vendor_part_id']}" if fields.get("vendor_part_id") else None)
         a["hca_type"] = a["hca_type"] or hca_type
-        read = {"port": port, **_port(fields)}
-        kept = next((p for p in a["ports"] if p["port"] == port), None)   # `ibv_devinfo -d X -i N -v` after the list
+        read = {"port": _plausible(port), **_port(fields)}
+        # `ibv_devinfo -d X -i N -v` after the list; a port of no plausible number is never merged
+        kept = next((p for p in a["ports"] if read["port"] is not None and p["port"] == read["port"]), None)
         if kept is None:
             a["ports"].append(read)
         else:                       # one port listed twice is one port (counted twice, its rate was too)

@@ -14,6 +14,8 @@ import functools
 import re
 from typing import Any
 
+from ..checks.gpu.figures_table import FIGURES
+from ..figures import within
 from ..prolog import xid as xidlog
 from ..shared.xidcatalog import MODULE_REJECTED, module_rejected, rm_status
 from . import aer, cuda, xidrelay
@@ -104,9 +106,10 @@ def parse(text: str) -> dict[str, Any]:
                "time": _when(f.line)}
         if f.kind == "status":
             continue                    # the driver's status lines are driver_errors, read below
-        if f.kind == "sxid":
+        # a code past the facts' range (`Xid (...): 999...9`) is no event read: _unread() makes its list unknown
+        if f.kind == "sxid" and within(FIGURES, "sxid_events[].sxid", f.code) is not None:
             switches.append({"sxid": f.code, **row})
-        else:
+        elif f.kind != "sxid" and within(FIGURES, "xid_events[].xid", f.code) is not None:
             events.append({"xid": f.code, **row})
     # the log was read: its Xids, SXids and status lines are known ([] when none); the GPUs are not in a kernel log
     # a relay's lines quoted beside the kernel's (a device plugin's log under dmesg) are events too

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..checks.gpu.figures_table import FIGURES
 from ..checks.gpu.gpuhealth import THROTTLE_BITS
+from ..figures import within
 from . import inforom, smipower
 from .notknown import known
 from .smiquery import compute_mode, recovery
@@ -91,7 +93,7 @@ def _find(fields: dict[str, str], *tails: str) -> str | None:
 
 
 def _int(value: str | None) -> int | None:
-    m = re.match(r"^\s*(-?\d+)", value or "")
+    m = re.match(r"^\s*(-?\d{1,19})(?!\d)", value or "")     # no count has more digits (int() refuses 4,300)
     return int(m.group(1)) if m else None
 
 
@@ -186,6 +188,16 @@ def _unreachable(fields: dict[str, str]) -> dict[str, str]:
 
 
 def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
+    """One GPU's facts, each figure only in the range the facts hold (`Current : 16` under PCIe Generation is no
+    generation, 10^30 no ECC count): outside it, null (unknown), never a figure the contract refuses."""
+    dev = {k: within(FIGURES, "devices[]." + k, v) for k, v in _read(n, bus, fields).items()}
+    for part in ("row_remap", "fabric"):
+        if isinstance(dev.get(part), dict):
+            dev[part] = {k: within(FIGURES, f"devices[].{part}.{k}", v) for k, v in dev[part].items()}
+    return dev
+
+
+def _read(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
     mask, read = _reasons(fields)
     remap = {k: _int(_find(fields, f"remapped rows/{p}")) for k, p in (("correctable", "correctable error"),
                                                                        ("uncorrectable", "uncorrectable error"))}

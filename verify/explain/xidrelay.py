@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..checks.gpu.figures_table import FIGURES
+from ..figures import within
 from ..shared.xidcatalog import RELAY_CONDITION as _CONDITION
 from ..shared.xidcatalog import RELAY_DCGM as _DCGM
 from ..shared.xidcatalog import RELAY_EVENT as _EVENT
@@ -43,10 +45,15 @@ def detect(text: str) -> bool:
                  _GPUD.search(text) or _NHC.search(text)) and events(text)) or bool(gpud_events(text) or nvsentinel_events(text))
 
 
-def _row(xid: int, line: str, uuid: str | None = None, index: int | None = None, bus: str | None = None,
+def _code(digits: str) -> int | None:
+    """A relayed number, None past 9 digits (no Xid or GPU is near it; int() refuses 4,300 digits or more)."""
+    return int(digits) if len(digits) <= 9 else None
+
+
+def _row(xid: int | None, line: str, uuid: str | None = None, index: int | None = None, bus: str | None = None,
          source: str | None = "nvml") -> dict[str, Any]:
     when = _TIME.match(line)
-    return {"xid": xid, "index": index, "uuid": uuid if uuid and uuid.startswith("GPU-") else None,
+    return {"xid": within(FIGURES, "xid_events[].xid", xid), "index": within(FIGURES, "xid_events[].index", index), "uuid": uuid if uuid and uuid.startswith("GPU-") else None,
             "pci_bus_id": bus, "text": line.strip()[:300], "time": when.group(1) if when else None, "source": source}
 
 
@@ -57,16 +64,18 @@ def events(text: str) -> list[dict[str, Any]]:
     named = any(_PLUGIN.search(line) for line in lines)
     for line in lines:
         if m := _PLUGIN.search(line):
-            rows.append(_row(int(m.group(1)), line, uuid=m.group(2)))
+            rows.append(_row(_code(m.group(1)), line, uuid=m.group(2)))
         elif m := _DCGM.search(line):
-            rows.append(_row(int(m.group(1)), line, index=int(m.group(2))))
+            rows.append(_row(_code(m.group(1)), line, index=_code(m.group(2))))
         elif m := _GPUD.search(line):
             # gpud reads the kernel log and NVML alike: which one raised it is not said
-            rows.append(_row(int(m.group(1)), line, bus=m.group(2), source=None))
+            rows.append(_row(_code(m.group(1)), line, bus=m.group(2), source=None))
         elif m := _NHC.search(line):
             rows += [_row(int(x), line, source="kernel_log") for x in re.split(r"[ ,]+", m.group(1))]
         elif not named and (m := _EVENT.search(line)):
-            rows.append(_row(int(m.group(1)), line))
+            rows.append(_row(_code(m.group(1)), line))
+    # a code past the facts' range (`Xid=99999999999`) is no event read
+    rows = [r for r in rows if r["xid"] is not None]
     rows += _conditions(lines, {r["xid"] for r in rows})
     # GPUd's events output (`xid 119 detected by dmesg`, gpudevents.py), where no line above named its events
     return rows or gpud_events(text) or nvsentinel_events(text)

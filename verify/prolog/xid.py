@@ -22,10 +22,11 @@ from ..shared.xidcatalog import WATCH as WATCH
 REPEATS = 3
 # re.ASCII: the kernel prints ASCII digits; a line with '７９' or a stamp of '１００' is no line of its (\d takes them)
 
+# a code is at most 9 digits (no Xid is near it; int() refuses a text of 4,300 digits or more);
 # a line cut short (`NVRM: Xid (PCI:0000:3b:00): 79,` or without the comma) still names its code: the rest is optional;
 # on a MIG GPU the driver names the GPU instance (and compute instance) after the address: `(PCI:0000:01:00 GPU-I:05)`
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)(?:\s+GPU-C?I:\s*\d+)*\):\s*(\d+)\b(?:\s*,\s*(.*))?", re.ASCII)
-_SXID = re.compile(r"(nvidia-nvswitch\d*): SXid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d+)\b(?:\s*,\s*(.*))?", re.ASCII)
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)(?:\s+GPU-C?I:\s*\d+)*\):\s*(\d{1,9})\b(?:\s*,\s*(.*))?", re.ASCII)
+_SXID = re.compile(r"(nvidia-nvswitch\d*): SXid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d{1,9})\b(?:\s*,\s*(.*))?", re.ASCII)
 _FALLEN = re.compile(r"NVRM:.*fallen off the bus")
 _ADDRESS = re.compile(r"NVRM: .*?\b(?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\b")
 

@@ -21,7 +21,8 @@ from typing import Any
 from ..codes import Owner
 
 ROOT_ENV = "VERIFY_FABRIC_ROOT"
-_RATE = re.compile(r"^\s*([\d.]+)\s*Gb/sec(?:\s*\((\d+)X\s*([A-Za-z0-9]+)\))?")
+# a number float() takes (`1.2.3` is none), a width int() takes (not 4,300 digits)
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec(?:\s*\((\d{1,4})X\s*([A-Za-z0-9]+)\))?", re.ASCII)
 # Where libibverbs looks for its providers (rdma-core: IBVERBS_CONFIG_DIR and the provider directory).
 PROVIDER_DIRS = ("etc/libibverbs.d",)
 PROVIDER_LIB_GLOBS = ("usr/lib/*/libibverbs/lib*-rdmav*.so", "usr/lib64/libibverbs/lib*-rdmav*.so",
