@@ -34,8 +34,8 @@ _SAMPLE = re.compile(r"^\s*((?:DCGM_FI|DCGM_EXP)_\w+)\{([^{}]*)\}(?:\s+(\S+))?(?
 _LABEL = re.compile(r'(?<!\w)(\w+)\s*=\s*"([^"]*)"')
 _XID_LAST = "DCGM_FI_DEV_XID_ERRORS"
 _XID_COUNTED = ("DCGM_FI_DEV_XID_ERRORS_ACTIVE", "DCGM_EXP_XID_ERRORS_COUNT")
-_BLANK = 140737488355328.0
-MAX_INDEX, MAX_XID = 4095, 100_000      # the facts' bounds (verify/checks/gpu/figures_table.py)          # DCGM's blank values (2^47 up): no figure (dcgm.py)
+_BLANK = 140737488355328.0          # DCGM's blank values (2^47 up): no figure (dcgm.py)
+MAX_INDEX, MAX_XID = 4095, 100_000      # the facts' bounds (verify/checks/gpu/figures_table.py)
 # the volatile correctable counter named, long or short, then a rate: `17,657/s`, `~17,700/s`, `5000 per second`
 _SBE_VOL = re.compile(r"(?<![\w])(?:DCGM_FI_DEV_)?ECC_SBE_VOL_TOTAL(?!\w)")
 # (`17.7k/s`, `1,200 errors per minute`)
