@@ -1,11 +1,14 @@
-"""What the judge tests share: a result as (status, code, owner), the nccl judge's verdict on a few facts, and
-`verify explain` of a pasted text."""
+"""What the judge tests share: a result as (status, code, owner), the nccl and fabric judges on a few facts, a
+corpus entry replayed, and `verify explain` of a pasted text."""
 from __future__ import annotations
 
 from typing import Any
 
+from tests.helpers import ROOT
 from verify import explain as ex
+from verify import replay
 from verify.checks import CHECKS
+from verify.facts import FabricFacts
 from verify.judging import judge
 from verify.options import Options
 
@@ -34,3 +37,14 @@ def nccl_verdict(**facts: Any) -> tuple[str, str | None, str | None]:
 
 def explained(text: str, name: str = "job.log") -> Any:
     return ex.explain_text(text, name, Options())
+
+
+def fabric(**facts: Any) -> Any:
+    """The fabric judge's result on a record holding only these facts (every other field unknown)."""
+    return judge(CHECKS["fabric"], {**{k: None for k in FabricFacts.__annotations__}, **facts}, Options())
+
+
+def replayed(slug: str) -> dict[str, tuple[str, str | None, str | None]]:
+    """A corpus entry's facts judged again, as `verify --from-facts` does: (status, code, owner) per check."""
+    folder = replay.load(str(ROOT / "tests" / "data" / "real-world" / slug / "facts"), None, {})
+    return {r.name: verdict(replay.judge(r, folder.options)) for r in folder.records}

@@ -10,17 +10,12 @@ Real lines are quoted with their URLs (a slug names a corpus entry)."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from tests.helpers import ROOT
-from tests.judging import NOTHING_TO_JUDGE, explained, verdict, wanted
-from verify import replay
-from verify.checks import CHECKS
+from tests.judging import NOTHING_TO_JUDGE, explained, fabric, replayed, verdict, wanted
 from verify.checks.nccl.barefail import bare
-from verify.judging import judge
-from verify.options import Options
 
 pytestmark = pytest.mark.unit
 
@@ -40,16 +35,6 @@ P6_B200_LINES = """\
 """
 
 
-def fabric(**facts: Any) -> Any:
-    empty = {k: None for k in ("root", "adapters", "uverbs", "rdma_cm", "libraries", "providers", "verbs_devices",
-                               "verbs_error", "memlock", "memlock_error", "peermem", "gpu_module", "kernel",
-                               "net_plugins", "nccl_env", "ofi_providers", "ofi_query", "instance_type")}
-    return judge(CHECKS["fabric"], {**empty, **facts}, Options())
-
-
-def replayed(slug: str) -> dict[str, tuple]:
-    folder = replay.load(str(CORPUS / slug / "facts"), None, {})
-    return {r.name: verdict(replay.judge(r, folder.options)) for r in folder.records}
 
 
 # ------------------------------------------------------------- a container given none on a type that has them

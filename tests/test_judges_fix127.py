@@ -11,17 +11,11 @@
 Real lines are quoted with their slugs (each source.md gives its URL)."""
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tests.helpers import ROOT
-from tests.judging import explained, verdict
-from verify import replay
-from verify.checks import CHECKS
+from tests.judging import explained, fabric, replayed, verdict
 from verify.explain import kind_of, mlxlink, mmcvenv
-from verify.judging import judge
-from verify.options import Options
 from verify.shared import rdma
 
 pytestmark = pytest.mark.unit
@@ -38,16 +32,6 @@ CX4 = "cx4-hpe-840qsfp28-mlxlink-physical-linkup-rs-fec-100gbe-switch-port-oper-
 NO_PROVIDER = "libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0"
 
 
-def fabric(**facts: Any) -> Any:
-    empty = {k: None for k in ("root", "adapters", "uverbs", "rdma_cm", "libraries", "providers", "verbs_devices",
-                               "verbs_error", "memlock", "memlock_error", "peermem", "gpu_module", "kernel",
-                               "net_plugins", "nccl_env", "ofi_providers", "ofi_query", "instance_type")}
-    return judge(CHECKS["fabric"], {**empty, **facts}, Options())
-
-
-def replayed(slug: str) -> dict[str, tuple]:
-    folder = replay.load(str(CORPUS / slug / "facts"), None, {})
-    return {r.name: verdict(replay.judge(r, folder.options)) for r in folder.records}
 
 
 def raw(slug: str) -> str:
