@@ -101,7 +101,7 @@ def parse(text: str) -> dict[str, Any]:
                 continue
             labels = dict(_LABEL.findall(m.group(2)))
             dev = devices.setdefault(labels.get("gpu", "?"), {
-                "index": dcgmseries.number(labels.get("gpu"), dcgmseries.MAX_INDEX), "uuid": known(labels.get("UUID")),
+                "index": dcgmseries.number(labels.get("gpu"), "devices[].index"), "uuid": known(labels.get("UUID")),
                 "pci_bus_id": known(labels.get("pci_bus_id")), "name": known(labels.get("modelName"))})
             _set(dev, m.group(1), _number(m.group(3)))
             continue

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..checks.gpu.figures_table import FIGURES
+from ..figures import within
 from .notknown import known
 from .said import mentioned
 
@@ -34,8 +36,8 @@ _SAMPLE = re.compile(r"^\s*((?:DCGM_FI|DCGM_EXP)_\w+)\{([^{}]*)\}(?:\s+(\S+))?(?
 _LABEL = re.compile(r'(?<!\w)(\w+)\s*=\s*"([^"]*)"')
 _XID_LAST = "DCGM_FI_DEV_XID_ERRORS"
 _XID_COUNTED = ("DCGM_FI_DEV_XID_ERRORS_ACTIVE", "DCGM_EXP_XID_ERRORS_COUNT")
+_XID = "xid_events[].xid"               # the contract's path, and so its bounds, for an Xid
 _BLANK = 140737488355328.0          # DCGM's blank values (2^47 up): no figure (dcgm.py)
-MAX_INDEX, MAX_XID = 4095, 100_000      # the facts' bounds (verify/checks/gpu/figures_table.py)
 # the volatile correctable counter named, long or short, then a rate: `17,657/s`, `~17,700/s`, `5000 per second`
 _SBE_VOL = re.compile(r"(?<![\w])(?:DCGM_FI_DEV_)?ECC_SBE_VOL_TOTAL(?!\w)")
 # (`17.7k/s`, `1,200 errors per minute`)
@@ -85,16 +87,16 @@ def detect(text: str) -> bool:
         name == _XID_LAST or name in _XID_COUNTED for name, _, _, _ in samples(text)) or rate(text) is not None
 
 
-def number(label: str | None, most: int) -> int | None:
-    """A label's whole number up to `most`, else None: ASCII digits only (`str.isdigit` takes `²`, which int() refuses)
-    and no figure beyond what the facts hold (a GPU index to 4095, an Xid to 100,000)."""
+def number(label: str | None, path: str) -> int | None:
+    """A label's whole number where the facts contract takes it at `path` (a GPU index to 4095, an Xid to 100,000:
+    verify/checks/gpu/figures_table.py), else None: ASCII digits only (`str.isdigit` takes `²`, which int() refuses)."""
     text = (label or "").strip()
-    return int(text) if text.isascii() and text.isdecimal() and len(text) <= 9 and int(text) <= most else None
+    return within(FIGURES, path, int(text)) if text.isascii() and text.isdecimal() and len(text) <= 9 else None
 
 
 def _gpu(labels: dict[str, str]) -> dict[str, Any] | None:
     """The GPU a sample's labels name (None where they name none)."""
-    index = number(labels.get("gpu"), MAX_INDEX)
+    index = number(labels.get("gpu"), "devices[].index")
     uuid = known(labels.get("UUID"))
     bus = known(labels.get("pci_bus_id"))
     if index is None and not (uuid or "").startswith("GPU-") and not bus:
@@ -113,12 +115,12 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def _xid(name: str, labels: dict[str, str], value: float | None) -> int | None:
     """The Xid a sample shows, 0 for DCGM's last-Xid field at none, None where it shows no Xid."""
     if name in _XID_COUNTED:
-        return number(labels.get("xid"), MAX_XID) if value else None
+        return number(labels.get("xid"), _XID) if value else None
     if name != _XID_LAST:
         return None
     if value is not None:
-        return int(value) if value == int(value) and value <= MAX_XID else None
-    return number(labels.get("err_code"), MAX_XID)
+        return within(FIGURES, _XID, int(value)) if value == int(value) else None
+    return number(labels.get("err_code"), _XID)
 
 
 def read(facts: dict[str, Any], text: str) -> dict[str, Any]:
