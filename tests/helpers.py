@@ -102,6 +102,15 @@ def wait_for(path: Path, text: str, timeout: float) -> None:
     raise AssertionError(f"{text!r} not seen in {path.read_text()!r}")
 
 
+def alive(pid: int) -> bool:
+    """Whether the process runs: it exists and is not a zombie waiting for its parent."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it)."""
     with socket.socket() as sock:

@@ -163,6 +163,11 @@ def slurm_prefix(folder: Path, programs: dict[str, str]) -> dict[str, str]:
 SINFO_SH = """#!/bin/sh
 for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f")"; done
 """
+# sinfo as SINFO_SH answers, each call's argv kept in $FAKE_DIR/argv (the race tests read who asked what)
+SINFO_ARGV_SH = """#!/bin/sh
+printf '%s\\n' "sinfo $*" >> "$FAKE_DIR/argv"
+for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f")"; done
+"""
 SCONTROL_SH = """#!/bin/sh
 [ "$1 $2" = "show node" ] && { printf 'NodeName=%s NodeHostName=%s\\n' "$4" "$(uname -n)"; exit 0; }
 [ "$1" = update ] || exit 0

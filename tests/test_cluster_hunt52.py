@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from tests.helpers import alive
 from tests.prolog_fakes import (
     LOST_GPU_SH,
     PROLOG_ENV,
@@ -154,14 +155,6 @@ def test_the_verdict_line_of_a_report_with_a_20_mb_summary_is_bounded(tmp_path, 
 
 # ---- the earlier hunt's item: SIGTERM to the prolog leaves no child running, in its own session either
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.host
 @pytest.mark.parametrize("how", ["sigterm", "timeout"])
 def test_a_stopped_prolog_leaves_no_check_running_in_a_session_of_its_own(tmp_path, how):
@@ -194,11 +187,11 @@ def test_a_stopped_prolog_leaves_no_check_running_in_a_session_of_its_own(tmp_pa
         _, err = proc.communicate(timeout=120)
         assert "Traceback" not in err and proc.returncode in (3, 128 + signal.SIGTERM), err
         gone = time.monotonic() + 10
-        while _alive(check) and time.monotonic() < gone:
+        while alive(check) and time.monotonic() < gone:
             time.sleep(0.05)
-        assert not _alive(check), err
+        assert not alive(check), err
     finally:
-        if _alive(check):
+        if alive(check):
             os.kill(check, signal.SIGKILL)
 
 

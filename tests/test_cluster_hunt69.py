@@ -54,15 +54,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, alive
+from tests.prolog_fakes import SINFO_ARGV_SH
 from verify.prolog import history
 
 pytestmark = pytest.mark.host
 
-SINFO = """#!/bin/sh
-printf '%s\\n' "sinfo $*" >> "$FAKE_DIR/argv"
-for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f")"; done
-"""
 # scontrol as slurmctld answers it; a resume waits (at most 20 s) for $FAKE_DIR/go once $FAKE_DIR/hold exists
 SCONTROL = """#!/bin/sh
 printf '%s\\n' "scontrol $*" >> "$FAKE_DIR/argv"
@@ -100,7 +97,7 @@ fi
 def _cluster(tmp_path: Path, nodes: int = 4) -> Path:
     for sub in ("bin", "nodes"):
         (tmp_path / sub).mkdir()
-    for name, body in (("bin/sinfo", SINFO), ("bin/scontrol", SCONTROL), ("verify", VERIFY)):
+    for name, body in (("bin/sinfo", SINFO_ARGV_SH), ("bin/scontrol", SCONTROL), ("verify", VERIFY)):
         (tmp_path / name).write_text(body)
         (tmp_path / name).chmod(0o755)
     for i in range(1, nodes + 1):
@@ -189,19 +186,11 @@ def test_nvsentinel_return_to_service_waits_for_a_drain_under_way(tmp_path):
     assert [e["event"] for e in history.read(str(fake / "state"), "n1").events][-1] == "resume-refused"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def _gone(pid: int, limit: float = 10.0) -> bool:
     end = time.monotonic() + limit
-    while _alive(pid) and time.monotonic() < end:
+    while alive(pid) and time.monotonic() < end:
         time.sleep(0.05)
-    return not _alive(pid)
+    return not alive(pid)
 
 
 def test_slurm_prolog_semantics_a_sigkilled_prolog_takes_verify_with_it(tmp_path):
@@ -219,7 +208,7 @@ def test_slurm_prolog_semantics_a_sigkilled_prolog_takes_verify_with_it(tmp_path
         prolog.communicate(timeout=30)
         assert _gone(child), "verify outlived the SIGKILLed prolog"
     finally:
-        if _alive(child):
+        if alive(child):
             os.kill(child, signal.SIGKILL)
 
 
@@ -256,7 +245,7 @@ def test_a_sigkilled_verify_takes_its_hung_check_with_it(tmp_path):
         assert all(_gone(c) for c in checks), "a check outlived the SIGKILLed verify"
     finally:
         for c in checks:
-            if _alive(c):
+            if alive(c):
                 os.kill(c, signal.SIGKILL)
 
 

@@ -15,16 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, alive
+from tests.prolog_fakes import SINFO_ARGV_SH
 from verify.prolog import cli, history
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT, FAULT, Verdict
 
 pytestmark = pytest.mark.host
 
-SINFO = """#!/bin/sh
-printf '%s\\n' "sinfo $*" >> "$FAKE_DIR/argv"
-for f in "$FAKE_DIR"/nodes/*; do printf '%s|%s\\n' "$(basename "$f")" "$(cat "$f")"; done
-"""
 SCONTROL = """#!/bin/sh
 printf '%s\\n' "scontrol $*" >> "$FAKE_DIR/argv"
 [ "$1 $2" = "show node" ] && { printf 'NodeName=%s NodeHostName=%s\\n' "$4" "$(uname -n)"; exit 0; }
@@ -41,7 +38,7 @@ mv "$FAKE_DIR/nodes/.$node" "$FAKE_DIR/nodes/$node"
 def _fake_slurm(tmp_path: Path, nodes: int) -> Path:
     (tmp_path / "bin").mkdir()
     (tmp_path / "nodes").mkdir()
-    for name, body in (("sinfo", SINFO), ("scontrol", SCONTROL)):
+    for name, body in (("sinfo", SINFO_ARGV_SH), ("scontrol", SCONTROL)):
         (tmp_path / "bin" / name).write_text(body)
         (tmp_path / "bin" / name).chmod(0o755)
     for i in range(1, nodes + 1):
@@ -111,14 +108,6 @@ def test_racing_claims_all_given_back_claim_again_until_the_share_is_drained(tmp
         assert len(drained) == 1 and sorted(statuses) == [EXIT_FAULT, EXIT_BREAKER, EXIT_BREAKER], (statuses, states)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_sigterm_to_the_prolog_stops_verify_s_whole_process_group(tmp_path):
     """Slurm's prolog semantics: slurmd sends SIGTERM to a prolog past PrologEpilogTimeout; the prolog must stop
     its child and the child's own children (the process group), leave a trace, and exit."""
@@ -138,8 +127,8 @@ def test_sigterm_to_the_prolog_stops_verify_s_whole_process_group(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "PROLOG_INTERRUPTED" in err and "Traceback" not in err
     gone = time.monotonic() + 10
-    while _alive(child) and time.monotonic() < gone:
+    while alive(child) and time.monotonic() < gone:
         time.sleep(0.05)
-    assert not _alive(child)
+    assert not alive(child)
     assert [(e["event"], e["code"]) for e in history.read(str(tmp_path / "state"), "n1").events] == \
         [("not-assessed", "PROLOG_INTERRUPTED")]
