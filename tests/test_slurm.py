@@ -285,3 +285,28 @@ def test_the_join_timeout_read_at_submission_is_ascii_seconds_or_the_job_stops(c
                           env=env, capture_output=True, text=True, timeout=30, check=False)
     assert (proc.returncode == 0) == ok, proc.stderr
     assert (ok and proc.stdout.strip() in ("ok 300", f"ok {value}")) or "REFUSED: TORCHIMAGES_JOIN_TIMEOUT=" in proc.stderr
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("tmpdir", ["given", "missing"])
+def test_the_node_script_keeps_torchruns_temp_folders_to_the_step(tmp_path, cpu, tmpdir):
+    """torchrun makes a torchelastic_* folder per launch under the temp folder and never removes it (isolate runs
+    left one per pair on every node): the step gets a temp folder of its own, removed when it ends, even where the
+    TMPDIR it was handed (the host's, exported into a container) does not exist."""
+    bin_dir, tmp = tmp_path / "bin", tmp_path / "tmp"
+    bin_dir.mkdir()
+    tmp.mkdir()
+    _fake(bin_dir, "verify", '[ "$1" = --list ] && { echo "gpu x"; exit 0; }; exit 0')
+    _fake(bin_dir, "torchrun", f'd=$(mktemp -d "$TMPDIR/torchelastic_XXXX") && echo "$d" >> {tmp_path}/made')
+    given = str(tmp) if tmpdir == "given" else str(tmp_path / "gone")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TORCHIMAGES_REPORTS_IN": str(tmp_path),
+           "RDZV_ENDPOINT": "n1:20001", "RDZV_JOIN_TIMEOUT": "30", "SLURM_JOB_ID": "1", "SLURMD_NODENAME": "n1",
+           "TMPDIR": given}
+    proc = subprocess.run(["bash", "-c", node_script(Job(cpu, cpu.image, 2, 0, "docker"))], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    made = Path((tmp_path / "made").read_text().strip())
+    assert made.name.startswith("torchelastic_") and "torchimages-step." in made.parent.name
+    assert not made.parent.exists()                          # removed with the step
+    if tmpdir == "given":
+        assert made.parent.parent == tmp and list(tmp.iterdir()) == []

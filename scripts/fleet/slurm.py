@@ -124,6 +124,12 @@ def _node_prelude(job: Job) -> list[str]:
         # in the job's working folder is never imported in place of the image's
         'export PYTHONSAFEPATH=1',
         'out=$TORCHIMAGES_REPORTS_IN',
+        # torchrun leaves a torchelastic_* folder per launch in the temp folder and never removes it: the step's
+        # temp files go in a folder of its own, removed when the step ends (without one, the step still runs)
+        'if scratch=$(mktemp -d "${TMPDIR:-/tmp}/torchimages-step.XXXXXX" 2>/dev/null) || '
+        'scratch=$(mktemp -d /tmp/torchimages-step.XXXXXX 2>/dev/null); then',
+        '  export TMPDIR=$scratch; trap \'rm -rf "$scratch"\' EXIT',
+        'fi',
         'child=""',
         'forward() { [ -n "$child" ] && kill -s "$1" "$child" 2>/dev/null; }',
         "trap 'forward TERM' TERM; trap 'forward INT' INT",
