@@ -661,6 +661,14 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "oneflow-openibd-stopped-ibv-devinfo-enosys-ibstatus-no-devices-nccl-ib-no-device-found-two-ranks-socket-eno1":
         "translator: fabric fail FABRIC_NONE (host); NCCL's `NET/IB : No device found` and sockets with no collective: "
         "nothing to judge (skip); ENOSYS and `No devices` are what a node without RDMA prints too",
+    # Hundred-and-thirtieth batch (Kubernetes/Slurm GPU nodes; fix130, tests/test_judges_fix130.py): not in the text.
+    "b200-ci-runner-user-1009-slice-cgroup-device-filter-nvml-devicegetcount-0-no-devices-were-found-other-users-fine":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); NVML counting 0 devices (`No devices were found`) is not "
+        "recognised, and read it would be 'no GPU visible' as its facts (skip, no --expect-gpus): the slice's device "
+        "filter and other users seeing the GPUs are the thread's prose",
+    "slurm-gpu-node-job-without-gpu-allocation-nvidia-smi-couldnt-communicate-user-fixed-submission-script":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); nvidia-smi's `couldn't communicate` alone is no GPU visible, as "
+        "its facts (skip GPU_NOT_VISIBLE, host); the job that asked for no GPU is the poster's prose",
 }
 
 

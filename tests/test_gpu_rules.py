@@ -1126,6 +1126,15 @@ KNOWN_MISMATCHES = {
     "oneflow-openibd-stopped-ibv-devinfo-enosys-ibstatus-no-devices-nccl-ib-no-device-found-two-ranks-socket-eno1":
         "translator: fabric fail FABRIC_NONE (host); skip FABRIC_NONE: `adapters` [] and ENOSYS's `verbs_devices` [] "
         "are what a node without RDMA prints too; openibd stopped on an IB node is prose (`FabricFacts.rdma_service`)",
+    # Hundred-and-thirtieth batch (Kubernetes/Slurm GPU nodes; fix130, tests/test_judges_fix130.py): what the facts lack.
+    "b200-ci-runner-user-1009-slice-cgroup-device-filter-nvml-devicegetcount-0-no-devices-were-found-other-users-fine":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); skip GPU_NOT_VISIBLE (host): NVML initialised with `devices` [] "
+        "and nothing else is 'no GPU visible', a failure only where GPUs are expected (no --expect-gpus recorded); "
+        "that the node has B200s, the slice's device filter and other users seeing the GPUs have no field",
+    "slurm-gpu-node-job-without-gpu-allocation-nvidia-smi-couldnt-communicate-user-fixed-submission-script":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); skip GPU_NOT_VISIBLE (host): nvidia-smi's `couldn't communicate` "
+        "alone stays 'no GPU visible' (FACTS.md), as gce-vm-nvidia-smi-couldnt-communicate-...; the Slurm job that "
+        "asked for no GPU is the poster's prose (no `slurm_gres` field)",
 }
 
 

@@ -104,9 +104,11 @@ def _table(text: str) -> list[dict[str, Any]] | None:
 # THC's forms of torch before 1.0 (`THCudaCheck FAIL file=... line=36 error=59 : device-side assert triggered`,
 # `RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at ...`): decoded by the error's words,
 # never its number (CUDA renumbered its errors in 10.1: 39 and 59 were ECC and the device-side assert)
-# NVSHMEM's CUDA check prints `[<file>:<line>] cuda failed with <cudaGetErrorString>` (its CUDA_RUNTIME_CHECK)
+# NVSHMEM's CUDA check prints `[<file>:<line>] cuda failed with <cudaGetErrorString>` (its CUDA_RUNTIME_CHECK);
+# nccl-tests' CUDACHECK `<host>: Test CUDA failure common.cu:1045 'unknown error'` (pyxis#81: 999 at its first calls)
 _RUNTIME = re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUDA out of memory|THCudaCheck FAIL|"
-                      r"cuda runtime error \(\d+\)|(?<=\] )cuda failed with ", re.IGNORECASE)
+                      r"cuda runtime error \(\d+\)|(?<=\] )cuda failed with |\bTest CUDA failure [\w./-]+:\d+ '",
+                      re.IGNORECASE)
 
 
 # cudaGetErrorString's words alone as the whole line (Torch7's and many programs' `fprintf(stderr, "%s\n",

@@ -175,14 +175,31 @@ def _log(text: str) -> dict[str, Any]:
     return copy.deepcopy(_log_of(text))
 
 
+# where XLA's message starts (`NCCL operation ncclGroupEnd() failed: ...`), or a caller's line wrapped after `failed:`
+_XLA_OPENS = re.compile(r"NCCL operation \w+\(|failed:\s*$")
+
+
 def _xla(text: str) -> str | None:
-    """XLA's failed NCCL call with NCCL's last WARN, the line above joined where the message was wrapped after `failed:`."""
+    """XLA's failed NCCL call with NCCL's last WARN as one message. Its one line wrapped by a caller (`...failed:` on
+    the line above) or by a post (xpk#492: broken after `(run with ` and inside the quoted WARN, `'Error` / `while
+    creating shared memory segment ...` / `left on device (28)'.`) is joined back: up from the WARN's line to the
+    one that opens the message (three lines at most), down to the line that closes the WARN's quote (four at most)."""
     hit = printed(_XLA, text)
     if not hit:
         return None
     start = text.rfind("\n", 0, hit.start()) + 1
-    above = text[text.rfind("\n", 0, max(0, start - 1)) + 1:start].strip()
-    message = " ".join([above] * above.endswith("failed:") + [text[start:hit.end()].strip()])
+    above = text[:start].split("\n")[-4:-1]
+    opens = [n for n, line in enumerate(above) if _XLA_OPENS.search(line)]
+    head = [] if _XLA_OPENS.search(text[start:hit.start()]) or not opens else above[opens[-1]:]
+    tail: list[str] = []
+    if hit.group(0).count("'") % 2 and not hit.group(0).rstrip().endswith("'."):    # the quoted WARN goes on below
+        for line in text[hit.end() + 1:].split("\n")[:4]:
+            tail.append(line)
+            if "'" in line:
+                break
+        else:
+            tail = []
+    message = " ".join(line.strip() for line in [*head, text[start:hit.end()], *tail])
     return f"{'init' if _XLA_INIT.search(message) else 'all_reduce'}: {message[:400]}"
 
 

@@ -184,8 +184,10 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
                       r"\bCUDA (?:error|failure):? 214\b", re.IGNORECASE), ECC_UNCORRECTABLE),
     (None, re.compile(r"cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE|uncorrectable NVLink error|"
                       r"\bCUDA (?:error|failure):? 220\b", re.IGNORECASE), NVLINK_UNCORRECTABLE),
+    # (nccl-tests' CUDACHECK quotes cudaGetErrorString after its source line: `Test CUDA failure common.cu:1045
+    # 'unknown error'`, pyxis#81)
     (None, re.compile(r"cudaErrorUnknown\b|CUDA_ERROR_UNKNOWN\b|CUDA unknown error|CUDA error: unknown error|"
-                      r"Cuda failure (?:999 )?'unknown error|\bCUDA (?:error|failure):? 999\b|"
+                      r"Cuda failure (?:[\w./-]+:\d+ )?(?:999 )?'unknown error|\bCUDA (?:error|failure):? 999\b|"
                       # CUDA 10.0 and older numbered it 30: torch's `cuda runtime error (30) : unknown error`,
                       # THCudaCheck's `error=30 : unknown error`
                       r"\bcuda runtime error \((?:30|999)\) ?: unknown error|\bTHCudaCheck FAIL\b.*\berror=(?:30|999) : "
