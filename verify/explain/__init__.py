@@ -48,6 +48,7 @@ from . import (
     nvlinks,
     nvlsbind,
     nvml,
+    nvtop,
     pasted,
     peermem,
     perftest,
@@ -135,6 +136,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("a DataLoader out of /dev/shm", "train", loaderbus.detect, loaderbus.parse),
     Kind("torch's answers at a Python prompt", "gpu", torchrepl.detect, torchrepl.parse),
     Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),
+    Kind("nvtop's device lines", "gpu", nvtop.detect, nvtop.parse),
     Kind("a GPU rig report (club-3090's markdown)", "gpu", rigreport.detect, rigreport.parse),
     Kind("torch's collect_env report", "gpu", collectenv.detect, collectenv.parse),
     Kind("an OpenMMLab-style environment report (sglang's check_env)", "gpu", mmcvenv.detect, mmcvenv.parse),
@@ -269,7 +271,7 @@ def explain_text(text: str, path: str, options: Any) -> Any:
     results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
     listed = _listed_elsewhere(found, results, seen)
     rank = [(0.5 if r.code == "FACTS_INVALID" else 0 if n in listed else _SEVERITY.get(r.status, 0),
-             _unjudged_run(kind, r), int(r.code not in UNREAD and n not in listed), _cause(kind, found, r), -n)
+             _unjudged_run(kind, r), _read(r), int(r.code not in UNREAD and n not in listed), _cause(kind, found, r), -n)
             for n, (kind, r) in enumerate(zip(found, results, strict=True))]
     chosen = rank.index(max(rank))
     result = results[chosen]
@@ -293,6 +295,12 @@ def _listed_elsewhere(found: list[Kind], results: list[Any], seen: dict[bool, st
                           and inventory.covered(listed, facts[m]) for m in gpu):
             out.add(n)
     return out
+
+
+def _read(result: Any) -> int:
+    """0 for a kind that read nothing to judge (an `ibv_devinfo` cut before its ports): on a tie, a kind of the same
+    file that judged what it read (the container's verbs devices, batch 134) is the file's verdict."""
+    return int(not (result.status == "skip" and result.code == "FACTS_INCOMPLETE"))
 
 
 def _unjudged_run(kind: Kind, result: Any) -> int:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .verbslist import listed
+
 # `ls -l`'s character device: mode (an SELinux `.` or ACL `+` after it), links, owner, group, `major, minor`, date, name
 _CHAR = re.compile(r"^c[rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+\d+,\s*\d+\s+.*?\s(\S+)$")
 _PATH = re.compile(r"^/dev/infiniband/(\S+)$")
@@ -39,5 +41,7 @@ def detect(text: str) -> bool:
 
 def parse(text: str) -> dict[str, Any]:
     names = _names(text)
+    # an `ibv_devices` listing pasted beside it (verbslist.py) is what the process's verbs library opened: the same
+    # record a translation of the file writes (batch 134: a Talos pod's `ls -la /dev/infiniband/` then `ibv_devices`)
     return {"uverbs": sorted((n for n in names if _VERBS.fullmatch(n)), key=lambda n: int(n[6:])),
-            "rdma_cm": "rdma_cm" in names}
+            "rdma_cm": "rdma_cm" in names, **listed(text)}

@@ -12,7 +12,7 @@ from ..checks.nccl import casualty, efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
 from . import dupgpu, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
-from .ncclwarns import closing_run
+from .ncclwarns import closing_run, own_lines
 from .said import printed
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
@@ -140,6 +140,12 @@ def _failed_warn(text: str) -> str | None:
         return None
     last = warns[-1]
     after = [m for m in map(ncclog.message, text[last.end():].splitlines()) if m]
+    # where its own process printed failing returns after it and nothing else, another rank's start-up printed below
+    # them is no going on (batch 134)
+    line = text[text.rfind("\n", 0, last.start()) + 1:last.end()]
+    own = [m for m in map(ncclog.message, own_lines(text[last.end():], line).splitlines()) if m]
+    if own and all((r := _RETURN.match(t)) and r.group(1) != "0" for t in own):
+        after = own
     traces = [t for t in after if (m := _RETURN.match(t)) and m.group(1) != "0"]
     # a call NCCL made that failed (`Call to ibv_modify_qp failed with error ...`) where NCCL logged nothing after
     # it (the excerpt ends there, or the program's traceback follows): the failure, as the job met it

@@ -25,3 +25,18 @@ def closing_run(text: str, warns: list[re.Match[str]], returns: re.Pattern[str])
         if traces:
             first = warns[i]
     return (first, traces) if first is not None else None
+
+
+# NCCL's own prefix, `host:pid:tid [dev]`: which process printed a line
+_PROCESS = re.compile(r"(?<![\w.-])([\w.-]+:\d+):\d+ \[\d+\] ")
+
+
+def own_lines(after: str, warn: str) -> str:
+    """What the WARN's own process printed after it: the lines of other processes interleaved below it (another
+    rank's start-up after this rank's failure, batch 134) say nothing of whether this one went on. A WARN without
+    NCCL's prefix, or lines without one, are kept as they are."""
+    own = _PROCESS.search(warn)
+    if not own:
+        return after
+    return "\n".join(line for line in after.splitlines()
+                     if not (other := _PROCESS.search(line)) or other.group(1) == own.group(1))

@@ -37,6 +37,7 @@ from typing import Any
 
 from ...shared import rdma
 from ...shared.shmem import NCCL_SHM_FULL
+from . import plugload
 from .efa import EFA_ADMIN_REFUSED, EFA_PROVIDER_EMPTY
 from .launchcfg import MAX_SHARED_MEM
 
@@ -133,8 +134,8 @@ def _proof(messages: list[str], text: str = "") -> list[str]:
             NCCL_SHM_FULL, NVLS_CHANNELS, MAX_SHARED_MEM)
     seen: list[str] = []
     for m in messages:
-        if (any(k.search(m) for k in keys) or m.startswith(("NET/IB : No device found", "NET/Socket : Using"))) \
-                and m not in seen:
+        if (any(k.search(m) for k in keys) or m.startswith(("NET/IB : No device found", "NET/Socket : Using"))
+                or plugload.load_error(m)) and m not in seen:
             seen.append(m[:200])
     kernel = list(dict.fromkeys(m.group(0) for m in EFA_ADMIN_REFUSED.finditer(text)))[:2]
     # libfabric's own warning that its EFA provider found no device (no NCCL tag on it): kept with the kernel's
@@ -152,7 +153,8 @@ def parse(text: str) -> dict[str, Any]:
         next((m.group(1) for m in map(_BOOTSTRAP.search, messages) if m), None)
     verbs = _first(_VERBS_MISSING, messages)
     no_device = _first(re.compile(r"^NET/IB : No device found"), messages)
-    plugin_missing = _first(_PLUGIN_MISSING, messages)
+    # a plugin found and not loadable (plugload.py) is the line that says why there is none: it is kept first
+    plugin_missing = next((m for m in messages if plugload.load_error(m)), None) or _first(_PLUGIN_MISSING, messages)
     ofi_error = next((m for m in messages if m.startswith("NET/OFI") and _OFI_FAILED.search(m)), None)
     efa = rdma.EFA_GPU_MEMORY.search(text)      # libfabric's own line, beside NCCL's (no NCCL tag on it)
     ofi_error = ofi_error or (efa.group(0).strip()[:300] if efa else None)
