@@ -669,6 +669,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "slurm-gpu-node-job-without-gpu-allocation-nvidia-smi-couldnt-communicate-user-fixed-submission-script":
         "translator: gpu fail GPU_NOT_VISIBLE (job); nvidia-smi's `couldn't communicate` alone is no GPU visible, as "
         "its facts (skip GPU_NOT_VISIBLE, host); the job that asked for no GPU is the poster's prose",
+    # Hundred-and-thirty-fifth to -seventh batches (kernel logs, CUDA errors, multi-node; fix135,
+    # tests/test_judges_fix135.py): what the text cannot show.
+    "a800-node-jmsph-pro-kernel-journal-docker-veth-container-restart-no-xid":
+        "translator: gpu pass (its facts agree: [] lists, the fixture is the whole capture); eleven docker0/veth kernel "
+        "lines in which the NVIDIA driver never speaks say nothing of GPUs: not recognised, never read as 'no Xid' "
+        "(an excerpt picked for other lines, an OOM kill or an mlx5 probe, reads alike and is translated null)",
+    "pt-main-thread-segfault-in-libnccl-so-2-kernel-log-user-space-crash-no-xid":
+        "translator: gpu pass (its facts agree); verify explain reads the kernel's `segfault ... in libnccl.so.2` as "
+        "NCCL crashing, nccl fail CHECK_CRASHED (image): not the node either, a check the translation has no record "
+        "of (no field carries a process crash of the kernel log)",
 }
 
 
