@@ -1135,6 +1135,12 @@ KNOWN_MISMATCHES = {
         "translator: gpu fail GPU_NOT_VISIBLE (job); skip GPU_NOT_VISIBLE (host): nvidia-smi's `couldn't communicate` "
         "alone stays 'no GPU visible' (FACTS.md), as gce-vm-nvidia-smi-couldnt-communicate-...; the Slurm job that "
         "asked for no GPU is the poster's prose (no `slurm_gres` field)",
+    # Hundred-and-thirty-fifth to -seventh batches (kernel logs, CUDA errors, multi-node; fix135,
+    # tests/test_judges_fix135.py): what the facts lack.
+    "gcp-slurm-gcp-two-vms-nccl-2.7.8-net-ib-no-device-socket-eth0-multi-node-stuck-after-launch-mode-parallel":
+        "translator: nccl skip (nothing to judge); warn NCCL_NET_FALLBACK (job): `NET/IB : No device found` and "
+        "sockets across two nodes, the adapters unknown, says the fall-back and that without adapters sockets are "
+        "expected (fix115's rule); that a GCP VM of that era has no RDMA NIC is the poster's prose (no instance field)",
 }
 
 

@@ -29,7 +29,8 @@ CODES: dict[str, Code] = {
                             "Start with `docker run --gpus all` (Kubernetes: request nvidia.com/gpu); use a CUDA "
                             "image; the summary names which of these it is."),
     "DRIVER_TOO_OLD": Code("host", "The NVIDIA driver is older than this CUDA build needs (CUDA error 35, "
-                           "`unsatisfied condition: cuda>=`, or error 804 on a GPU without forward compatibility).",
+                           "`unsatisfied condition: cuda>=`, or error 804 on a GPU without forward compatibility; error 222, a "
+                           "build's PTX newer than the driver's JIT, is the image's).",
                            "Update the host driver, or pick an image built for an older CUDA."),
     "DRIVER_ERROR": Code("host", "The CUDA driver refused to initialise for another reason (802 fabric manager not "
                          "ready, 803/804 forward-compatibility misuse, other driver errors).",

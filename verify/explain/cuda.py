@@ -105,10 +105,12 @@ def _table(text: str) -> list[dict[str, Any]] | None:
 # `RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at ...`): decoded by the error's words,
 # never its number (CUDA renumbered its errors in 10.1: 39 and 59 were ECC and the device-side assert)
 # NVSHMEM's CUDA check prints `[<file>:<line>] cuda failed with <cudaGetErrorString>` (its CUDA_RUNTIME_CHECK);
-# nccl-tests' CUDACHECK `<host>: Test CUDA failure common.cu:1045 'unknown error'` (pyxis#81: 999 at its first calls)
+# nccl-tests' CUDACHECK `<host>: Test CUDA failure common.cu:1045 'unknown error'` (pyxis#81: 999 at its first calls);
+# FasterTransformer's and TurboMind's check_cuda_error `[FT][ERROR] CUDA runtime error: <cudaGetErrorString> <file>:<line>`
+# (lmdeploy's `[TM][ERROR] ...`, under a C++ `what():`)
 _RUNTIME = re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUDA out of memory|THCudaCheck FAIL|"
-                      r"cuda runtime error \(\d+\)|(?<=\] )cuda failed with |\bTest CUDA failure [\w./-]+:\d+ '",
-                      re.IGNORECASE)
+                      r"cuda runtime error \(\d+\)|(?<=\] )cuda failed with |\bTest CUDA failure [\w./-]+:\d+ '|"
+                      r"\bCUDA runtime error: ", re.IGNORECASE)
 
 
 # cudaGetErrorString's words alone as the whole line (Torch7's and many programs' `fprintf(stderr, "%s\n",

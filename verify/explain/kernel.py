@@ -4,7 +4,9 @@ read by the prolog's parser (verify/prolog/xid.py) into the gpu facts' `xid_even
 SXids, the NVSwitches' events, go to `sxid_events` and are judged by the same catalog. A CUDA refusal the same
 excerpt quotes (a test's `'CUDA-capable device(s) is/are busy or unavailable'` above the dmesg it sent) is kept as
 `cuda_init_error`, read as the CUDA kind reads it. A log that is only the kernel's records, the NVIDIA driver's among
-them and none reading as a failure, is a log read whole with no event: its lists are `[]`. A line that mentions a
+them and none reading as a failure, is a log read whole with no event: its lists are `[]` (nvidia-peermem's
+`detected invalid context` at a job's teardown is no failure); one where the NVIDIA driver never speaks says nothing
+of the GPUs (an excerpt picked for other lines reads alike) and is not read. A line that mentions a
 kernel message in prose (`See NVRM: Xid (...): 79 in the docs`, verify/explain/said.py) is no event; the prolog's
 reader of real kernel logs is not asked. The PCIe AER driver's lines (`pcieport ...: AER: ...`) are read into
 `pcie_aer_events` (verify/explain/aer.py); a log of those alone says nothing of Xids (their lists unknown)."""
@@ -41,8 +43,10 @@ def _logged(text: str) -> str:
 _RECORD = re.compile(r"^\s*(?:\w+\s*:\s*\w+\s*:\s*)?(?:\[ *\d+\.\d+\] |\[\w{3} \w{3} [ \d]\d [\d:]+ \d{4}\] |"
                      r"(\d+),\d+,\d+,[^;]*;|\w{3} +\d+ [\d:]+ \S+ kernel: |\d{4}-\d\d-\d\dT\S+ (?:\S+ kernel: )?)")
 _PROMPT = re.compile(r"^\s*(?:\S*[$#] |-- )")          # a prompt, or journalctl's `-- Boot ... --` markers
-# the NVIDIA driver's own modules speaking (NVRM, nvidia, nvidia-modeset/-uvm/-drm/-peermem, nvidia-nvswitchN)
-_DRIVER = re.compile(r"\b(?:NVRM|nvidia(?:-nvswitch\d*|-modeset|-uvm|-drm|-peermem|-nvlink)?)(?: [0-9a-fA-F]{4,8}:[\w:.]+)?: ")
+# the NVIDIA driver's own modules speaking (NVRM, nvidia, nvidia-modeset/-uvm/-drm/-peermem, nvidia-nvswitchN);
+# nvidia-peermem prints its function and line instead of a colon (`nvidia-peermem nv_get_p2p_free_callback:127 ...`)
+_DRIVER = re.compile(r"\b(?:NVRM|nvidia(?:-nvswitch\d*|-modeset|-uvm|-drm|-peermem|-nvlink)?)(?: [0-9a-fA-F]{4,8}:[\w:.]+)?: "
+                     r"|\bnvidia-peermem \w+:\d+ ")
 # what no clean log holds, whoever printed it: a failure's words (the driver's `RmInitAdapter failed`, `probe ... failed`,
 # PCIe AER, an MCE, a hung task), or a kmsg record at error priority or worse (0-3)
 _TROUBLE = re.compile(r"fail|error|fault|fallen|invalid|mismatch|warn|time(?:d ?)?out|hung|lost|unable|cannot|"
@@ -51,7 +55,12 @@ _TROUBLE = re.compile(r"fail|error|fault|fallen|invalid|mismatch|warn|time(?:d ?
 _BENIGN = re.compile(r"module verification failed: signature and/or required key missing - tainting kernel|"
                      r"(?:module license '[^']*'|loading out-of-tree module) taints kernel|"
                      r"module uses symbols from proprietary module \S+, inheriting taint|"
-                     r"Disabling lock debugging due to kernel taint")
+                     r"Disabling lock debugging due to kernel taint|"
+                     # nvidia-peermem's free callback finding the CUDA context already gone: a job's RDMA-registered
+                     # GPU memory freed at its exit before the verbs deregistration (its ERROR word names no fault of
+                     # the GPU or the HCA, and no Xid comes with it)
+                     r"nvidia-peermem nv_get_p2p_free_callback:\d+ ERROR detected invalid context, skipping further "
+                     r"processing")
 # the driver's RM speaks at load of itself and its GPUs; any other NVRM line is a state worth reading (a GPU without
 # its power cables, an adapter that did not initialise), so the log is not read as clean
 _NVRM_LOAD = re.compile(r"NVRM: (?:loading NVIDIA UNIX|GPU at PCI:|GPU Board Serial Number)")

@@ -11,7 +11,7 @@ from typing import Any
 from ..checks.nccl import casualty, efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import dupgpu, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
+from . import cuda, dupgpu, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
 from .ncclwarns import closing_run, own_lines
 from .said import printed
 
@@ -53,6 +53,10 @@ _XLA_INIT = re.compile(r"CommInit|CommSplit|communicator|[Bb]ootstrap")
 _CUDA_FAILURE = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|cu|c|cpp|h):\d+ (?:\(\w+\) )?)?NCCL WARN Cuda failure (?:\d+ )?'[^'\n]*(?:'|(?=\n)|\Z)")
 # the same message where torch quotes it under `Last error:` (without NCCL's tag)
 _CUDA_QUOTED = re.compile(r"Cuda failure (?:\d+ )?'[^'\n]*'")
+# torch's ProcessGroupNCCL teardown (`[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. ...`):
+# a collective failed, the process is taken down; read only where nothing else names the failure (it follows the
+# failure's own line), and judged as a bare class of error (verify/checks/nccl/barefail.py)
+_TEARDOWN = re.compile(r"Some NCCL operations have failed or timed out[^\n]*")
 
 
 # NCCL's trace of a failing call, `bootstrap.cc:270 -> 2` (file:line -> ncclResult_t), printed up the stack; 2.30.7
@@ -89,7 +93,7 @@ def detect(text: str) -> bool:
     NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
     log = _log(text)
     return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or printed(_XLA, text) or
-                printed(_SHM_SEGMENT, text) or
+                printed(_SHM_SEGMENT, text) or printed(_TEARDOWN, text) or
                 IB_ASYNC_ERROR.search(text) or _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or
                 printed(_GID_PROBE, text) or ncclretry.gave_up(text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
@@ -266,8 +270,17 @@ def _error(text: str) -> str | None:
     traces = list(dict.fromkeys(text[m.start(1):m.end()] for m in _TRACE.finditer(text)))
     # a trace elsewhere need not end the job: only a failed bootstrap is read, and not one closing at an abort
     if not any(_INIT.search(t) for t in traces) or teardown.at_teardown(text, _TRACE) or teardown.went_past(text, _TRACE):
-        return None
+        return _torn_down(text)
     return f"init: {'; '.join(traces[:4])}"
+
+
+def _torn_down(text: str) -> str | None:
+    """torch's teardown as the failure, where nothing else names one; a running program's CUDA error the text prints
+    (the watchdog's `terminated with exception: CUDA error: ...`) is kept beside it, as the cause it names."""
+    if not (torn := printed(_TEARDOWN, text)):
+        return None
+    cause = next(iter(cuda.runtime_errors(text)), None)
+    return f"all_reduce: {torn.group(0).strip()[:300]}" + (f" ({cause['text'][:200]})" if cause else "")
 
 
 # nccl-tests' device lines, src/util.cu (2.13+): `#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s`;

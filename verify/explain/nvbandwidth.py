@@ -2,7 +2,8 @@
 `CUDA Driver Version: 12080`, `Driver Version: 560.35.03`, one line per CUDA device it uses (`Device 0: NVIDIA H200
 (00000000:8f:00)`, multinode: `Process 0 (host): device 0: NVIDIA H200 (00000000:8f:00)`), and a failing CUDA driver
 call as its CU_ASSERT prints it: `[CUDA_ERROR_NOT_PERMITTED] operation not permitted in expression cuMemCreate(...)
-on host, rank = 0`. Into the gpu facts: `driver` (the driver's own version, read through NVML), `cuda_driver`,
+on host, rank = 0` (a runtime call's: `[cudaErrorUnsupportedPtxVersion] ... in expression cudaGetLastError() ...`).
+Into the gpu facts: `driver` (the driver's own version, read through NVML), `cuda_driver`,
 `cuda_init_error` "none" where devices are listed (CUDA enumerated them), and each error line as a CudaError, judged
 by the one catalog (one it does not decode is said, not judged). The devices are CUDA's, not NVML's: no health field
 is read, so the GPUs' health is not assessed."""
@@ -15,7 +16,9 @@ _HEADER = re.compile(r"^nvbandwidth Version: ", re.MULTILINE)
 _DRIVER = re.compile(r"^Driver Version: (\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 _CUDA_DRIVER = re.compile(r"^CUDA Driver Version: (\d+)\s*$", re.MULTILINE)
 _DEVICE = re.compile(r"^(?:Process \d+ \([^)\n]*\): )?[Dd]evice \d+: .+ \([0-9a-fA-F:.]+\)\s*$", re.MULTILINE)
-_ERROR = re.compile(r"^\[CUDA_ERROR_\w+\] [^\n]* in expression [^\n]*", re.MULTILINE)
+# CU_ASSERT's driver-API name, CUDA_ASSERT's runtime one (`[cudaErrorUnsupportedPtxVersion] the provided PTX was
+# compiled with an unsupported toolchain. in expression cudaGetLastError() in ...`, NVIDIA/nvbandwidth#61)
+_ERROR = re.compile(r"^\[(?:CUDA_ERROR_|cudaError)\w+\] [^\n]* in expression [^\n]*", re.MULTILINE)
 
 
 def detect(text: str) -> bool:

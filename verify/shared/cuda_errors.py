@@ -3,7 +3,8 @@
 The numbers are cudaError_t values (CUDA Runtime API, "Data types"): 35 cudaErrorInsufficientDriver,
 802 cudaErrorSystemNotReady, 803 cudaErrorSystemDriverMismatch, 804 cudaErrorCompatNotSupportedOnDevice; and the
 errors of a build without code for the GPU's architecture (209 cudaErrorNoKernelImageForDevice, 500
-cudaErrorSymbolNotFound, 98 cudaErrorInvalidDeviceFunction, 200 cudaErrorInvalidKernelImage), whoever calls CUDA:
+cudaErrorSymbolNotFound, 98 cudaErrorInvalidDeviceFunction, 200 cudaErrorInvalidKernelImage) or only with PTX newer than
+the driver (222 cudaErrorUnsupportedPtxVersion), whoever calls CUDA:
 torch's kernels, or NCCL's (`NCCL WARN Cuda failure 'named symbol not found'`: an NCCL built without the GPU's sm_).
 "unsatisfied condition: cuda>=" is the NVIDIA Container Toolkit refusing to start a container whose image
 sets NVIDIA_REQUIRE_CUDA above what the host driver supports.
@@ -50,6 +51,19 @@ ARCH_GAP = Decoded("ARCH_NOT_IN_BUILD", "image", "the build has no code for this
                    "Use an image whose torch and NCCL are built for this GPU's compute capability (a newer CUDA "
                    "build: cu128 or later for Blackwell), or rebuild the library with its sm_ (NCCL: NVCC_GENCODE).",
                    said="CUDA cannot run this build's kernels on this GPU")
+
+
+# 222 (cudaErrorUnsupportedPtxVersion, CUDA_ERROR_UNSUPPORTED_PTX_VERSION): the build carries PTX from a newer toolkit
+# than the driver's JIT knows, and no SASS this GPU runs (NVIDIA/nvbandwidth#61: built with CUDA 13.2 on driver 580,
+# CUDA 13.0). CUDA's minor-version compatibility covers the runtime, never PTX: the build must embed the GPU's SASS or
+# come from a toolkit the driver knows. No refusal: CUDA starts and enumerates, the first kernel fails; the driver is
+# older than the build needs, and the build is the image's to fix (a driver upgrade is the site's choice, no drain).
+PTX_TOOLCHAIN = Decoded("DRIVER_TOO_OLD", "image", "CUDA error 222 (the provided PTX was compiled with an unsupported "
+                        "toolchain): the build carries PTX from a newer CUDA toolkit than this driver's JIT compiler "
+                        "accepts, and no SASS for this GPU (minor-version compatibility covers the runtime, not PTX)",
+                        "Rebuild the program with this GPU's SASS (`-gencode arch=compute_XY,code=sm_XY`) or with a "
+                        "toolkit no newer than the driver's CUDA (`nvidia-smi`'s CUDA Version); or update the driver.",
+                        refusal=False, said="CUDA cannot JIT this build's PTX")
 
 
 # torch's start-up warning (torch/cuda/__init__.py `_check_capability`, 0.3.1 on): `Found GPU0 Tesla K80 which is of
@@ -177,6 +191,8 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
                       r"invalid device function|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_IMAGE|"
                       r"device kernel image is invalid", re.IGNORECASE), ARCH_GAP),
     (None, re.compile(r"PyTorch no longer supports this GPU because it is too old", re.IGNORECASE), TOO_OLD),
+    (222, re.compile(r"cudaErrorUnsupportedPtxVersion|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|"
+                     r"PTX was compiled with an unsupported toolchain", re.IGNORECASE), PTX_TOOLCHAIN),
     # by name and words only: `Error 2` is as often errno's ENOENT or ncclSystemError's number
     (None, re.compile(r"cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|OutOfMemoryError|\bout of memory\b|"
                       r"\bCUDA (?:error|failure):? 2\b", re.IGNORECASE), OUT_OF_MEMORY),

@@ -13,7 +13,7 @@ from typing import Any
 from ...facts import NvmlDevice
 from ...findings import Findings
 from ...result import FAIL, WARN, CheckResult
-from ...shared.cuda_errors import FORWARD_COMPAT, Decoded, decode, undecided
+from ...shared.cuda_errors import FORWARD_COMPAT, PTX_TOOLCHAIN, Decoded, decode, undecided
 from .refusals import busy
 
 
@@ -49,8 +49,10 @@ def _fails(decoded: Decoded) -> bool:
     """The GPU's fault (host), or the image's build refusing this GPU whatever the program does (a refusal): no run of
     that build can work here. The job's errors (out of memory, its kernels' faults) warn."""
     # 804's owner turns on the driver's facts (node.refusal), which this judge does not hold: it warns, as before
-    # a build without code for the GPU (no kernel image, torch's own `too old`) fails whether or not CUDA refused
-    return decoded.owner == "host" or (decoded.owner == "image" and (decoded.refusal or decoded.code == "ARCH_NOT_IN_BUILD")
+    # a build without code for the GPU (no kernel image, torch's own `too old`, PTX newer than the driver's JIT) fails
+    # whether or not CUDA refused
+    return decoded.owner == "host" or (decoded.owner == "image" and (decoded.refusal or decoded.code == "ARCH_NOT_IN_BUILD"
+                                                                     or decoded is PTX_TOOLCHAIN)
                                        and decoded is not FORWARD_COMPAT)
 
 

@@ -2,7 +2,10 @@
 
 `unhandled system error` / `ncclSystemError` and `remote process exited or there was a network error` /
 `ncclRemoteError` are the classes NCCL returns for any failed system, library or peer call; the call itself is in
-NCCL's `Last error:` or its WARN lines. An error that holds the class's words alone (torch's `NCCL error in:
+NCCL's `Last error:` or its WARN lines. torch's ProcessGroupNCCL teardown (`Some NCCL operations have failed or timed
+out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.`
+/ `To avoid data inconsistency, we are taking the entire process down.`) is such a class too: it says a collective
+failed, and the failure itself is on the lines before it (batch 137, nanoGPT's two nodes). An error that holds the class's words alone (torch's `NCCL error in:
 <file>:<line>, ...`, NCCL's own sentence, an empty `Last error:`, a message cut short) shows no cause: judged (fail),
 owned by the job (its owner reads the other ranks' logs), never a drain (FACTS.md: drain only on evidence that the host is at fault; every failure names an owner). Anything more (a call, an
 errno, a peer's address, a CUDA error) is a cause the other rules read, and keeps their owner. NCCL's internal error
@@ -21,10 +24,15 @@ _WORDS = re.compile(
     r"ncclSystemError: System call \(e\.g\. socket, malloc\) or external library call failed or device error\.|"
     r"ncclSystemError: System call \(socket, malloc, munmap, etc\) failed\.?|"
     r"ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely\.|"
-    r"Last error:\s*$|\bnccl\w*$")
+    r"Last error:\s*$|\bnccl\w*$|"
+    # torch's teardown, under its log prefix (`[E ProcessGroupNCCL.cpp:455]`, `[rank0]:[E1205 ...]`, `[PG 0 Rank 3]`)
+    r"\[rank\d+\]:|\[[^\]\n]*ProcessGroupNCCL\.cpp:\d+\]|\[(?:PG [^\]\n]*)?Rank \d+\]|"
+    r"Some NCCL operations have failed or timed out\.?|"
+    r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete "
+    r"data\.?|To avoid data inconsistency, we are taking the entire process down\.?")
 # what must have been said for the error to be one of these classes at all
 _CLASS = re.compile(r"unhandled system error|ncclSystemError|remote process exited|"
-                    r"ncclRemoteError")
+                    r"ncclRemoteError|Some NCCL operations have failed or timed out")
 
 
 def bare(error: str) -> bool:
