@@ -14,6 +14,7 @@ import jsonschema
 from ..durations import parse_time, shown
 from ..errors import UserError, one_line
 from ..fsutil import TooLarge, read_bounded
+from . import jsonrecord
 from .cluster import REPORT_END
 from .model import (
     CLOCK_SKEW_S,
@@ -109,7 +110,7 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
           valid: list[tuple[str, dict[str, Any]]], invalid: list[tuple[str, str]], ours: bool = False,
           skew_s: float = CLOCK_SKEW_S, isolate: bool = False) -> None:
     try:
-        doc = json.loads(text)
+        doc = jsonrecord.loads(text)
     except ValueError as exc:
         invalid.append((name, f"not JSON ({one_line(exc)[:120]})"))
         return

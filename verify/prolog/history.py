@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from .. import strictjson
 from . import statefile
 
 SCHEMA = 1
@@ -140,7 +141,7 @@ def _milestones(older: list[bytes], most: int, budget: int) -> list[bytes]:
         if not any(b'"' + e.encode() + b'"' in line for e in MILESTONES):
             continue
         try:
-            entry = json.loads(line)
+            entry = strictjson.loads(line.decode(errors="replace"), non_finite=True)
         except (ValueError, RecursionError):
             continue
         if not _valid(entry) or entry["event"] not in MILESTONES:
@@ -251,7 +252,7 @@ def _parse(text: str, node: str | None = None) -> tuple[list[dict[str, Any]], li
             continue
         seen.add(line)
         try:
-            entry = json.loads(line)
+            entry = strictjson.loads(line, non_finite=True)
         except (ValueError, RecursionError):
             entry = None
         if _valid(entry, node):

@@ -1,0 +1,154 @@
+"""Issue 36, a seventieth hunt through the public interfaces (`python -m verify.prolog`'s main, `make fleet-report`'s
+command, make isolate's runner, the state files).
+
+Found:
+- Class 1, a setting of ours is never the node's fault (high: a healthy node drained, past the breaker). Round 69
+  fitted the prolog's cap under slurm.conf's PrologEpilogTimeout (slurmd kills a Prolog= past it and drains the node,
+  "Prolog error", no reason of ours). slurm.conf was read as a state file of ours: a symlink refused. But
+  /etc/slurm/slurm.conf -> a shared copy (NFS, a config-management checkout) is the common layout, and there the
+  timeout went unread (one note) and the cap unfitted: `PrologEpilogTimeout=30` drained every node whose run needed a
+  confirmation, as before round 69. So did the value Slurm's own parser (parse_config.c) reads in double quotes
+  (`PrologEpilogTimeout="30"`), a number strtol reads (0x1e), and a timeout set in a file slurm.conf names on an
+  `Include` line (case-blind, relative to slurm.conf's folder, wildcards): an operator's split config. Fix
+  (verify/prolog/slurmconf.py): read as Slurm reads it; slurmd's own file is followed through a link, regular files
+  only (a FIFO or a device is refused in one line), at most 4 MiB of each from the head (where the global settings
+  are; a larger one is said), Include followed 8 levels and 64 files deep, a loop read once. `Prolog=` itself set
+  in an included file costs nothing: the prolog never reads it (slurmd runs what it names).
+- Class 6, facts that cannot be true (high where it bites: a broken node counted healthy). verify's json.dumps never
+  writes a key twice; the prolog reads its report with verify/strictjson.py (a key twice: REPORT_INVALID). The host
+  side read with json.loads, which keeps the last: a node's report whose shm check said `"status": "fail", "code":
+  "SHM_TOO_SMALL", "owner": "host"` and then `"status": "pass", "code": null` was a passing node in `make
+  fleet-report` ("fleet: PASSING", exit 0) and a pass of its pair in make isolate's runner, while the prolog refused
+  it. Fix: the host side reads a report, and a history line, by the same rule (scripts/fleet/jsonrecord.py, standard
+  library only: the host side never imports verify); the prolog's history and kernel-log state likewise (a line that
+  says two things is a garbled line, never the last of them).
+
+Each test names the practice it follows (Slurm's prolog semantics and slurm.conf grammar, NVSentinel's
+return-to-service and breaker rules, NVIDIA's Xid catalog).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, install_fake
+from verify.prolog import cli, slurmconf
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
+    return install_fake(monkeypatch)
+
+
+def _capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], conf: Path) -> str:
+    """A Prolog= run of n1 (slurmd's environment naming `conf`) that passes; what it said on stderr."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_CONF": str(conf)}) == 0
+    return capsys.readouterr().err
+
+
+# --- class 1: slurm.conf's PrologEpilogTimeout as slurmd reads it -------------------------------------------------------
+
+def test_slurm_prolog_semantics_a_symlinked_slurm_conf_still_fits_the_cap(tmp_path, fake, monkeypatch, capsys):
+    """/etc/slurm/slurm.conf -> a shared copy: slurmd reads it through the link, and kills a Prolog= past its
+    PrologEpilogTimeout (a drain, past the breaker). The prolog refused the link and ran to its own 90 s cap."""
+    shared = tmp_path / "shared.conf"
+    shared.write_text("ClusterName=c\nPrologEpilogTimeout=30\n")
+    (tmp_path / "slurm.conf").symlink_to(shared)
+    said = _capped(tmp_path, monkeypatch, capsys, tmp_path / "slurm.conf")
+    assert "PrologEpilogTimeout=30 is under the prolog's cap of 90 s" in said and "capped at 20 s" in said, said
+
+
+@pytest.mark.parametrize("line", ['PrologEpilogTimeout="30"', "PrologEpilogTimeout=0x1e", "PrologEpilogTimeout=036",
+                                  "PrologFlags=Alloc \\\n  PrologEpilogTimeout=30"])
+def test_slurm_conf_values_are_read_as_slurm_s_parser_reads_them(tmp_path, line):
+    """parse_config.c: a value in double quotes, a number as strtol(.., 0) reads it, a line continued by a backslash."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(f"ClusterName=c\n{line}\n")
+    assert slurmconf.prolog_timeout({"SLURM_CONF": str(conf)}) == (30.0, None)
+
+
+def test_slurm_prolog_semantics_a_timeout_in_an_included_file_fits_the_cap(tmp_path, fake, monkeypatch, capsys):
+    """`Include` (any case) names another file of slurm.conf, relative to slurm.conf's folder, wildcards expanded:
+    a timeout there is slurmd's all the same. Missed, the cap stayed 90 s under a timeout of 40."""
+    (tmp_path / "conf.d").mkdir()
+    (tmp_path / "conf.d" / "a.conf").write_text("PrologEpilogTimeout=300\n")
+    (tmp_path / "conf.d" / "b.conf").write_text("INCLUDE deeper.conf\n")     # from slurm.conf's folder, as Slurm reads it
+    (tmp_path / "deeper.conf").write_text("prologepilogtimeout=40\ninclude conf.d/b.conf\n")     # a loop: read once
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=c\nInclude conf.d/*.conf   # the site's part\n")
+    said = _capped(tmp_path, monkeypatch, capsys, conf)
+    assert "PrologEpilogTimeout=40 is under the prolog's cap of 90 s" in said and "capped at 30 s" in said, said
+
+
+def test_an_included_file_that_is_hostile_is_said_never_a_hang(tmp_path):
+    """A FIFO or a device named by Include (or by a link) is refused in one line; the rest of slurm.conf still
+    counts, and the smaller timeout holds."""
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(f"Include {tmp_path / 'fifo'}\nInclude zero\nPrologEpilogTimeout=50\nInclude missing.conf\n")
+    timeout, note = slurmconf.prolog_timeout({"SLURM_CONF": str(conf)})
+    assert timeout == 50.0
+    assert "a FIFO" in str(note) and "a character device" in str(note) and "missing.conf" in str(note), note
+
+
+def test_a_huge_slurm_conf_is_read_from_its_head_and_said(tmp_path, monkeypatch):
+    monkeypatch.setattr(slurmconf, "CAP", 1024)
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("PrologEpilogTimeout=45\n" + "NodeName=n1 CPUs=2\n" * 200)
+    timeout, note = slurmconf.prolog_timeout({"SLURM_CONF": str(conf)})
+    assert timeout == 45.0 and "only its first 1024 were read" in str(note)
+
+
+# --- class 6: a JSON object that names a key twice --------------------------------------------------------------------
+
+def _two_faced(report: dict[str, Any]) -> str:
+    """The report as text, its first check's failure followed by a pass under the same keys (a key given twice)."""
+    text = json.dumps(report)
+    first = report["checks"][0]
+    text = text.replace(f'"code": "{first["code"]}"', f'"code": "{first["code"]}", "status": "pass", "code": null', 1)
+    return text[:-1] + ', "status": "pass"}'
+
+
+def test_fleet_report_refuses_a_report_that_names_a_key_twice(tmp_path, monkeypatch):
+    """The prolog refuses the report (REPORT_INVALID: verify/strictjson.py); the fleet report took its last
+    `status` and counted a host fault as a passing node."""
+    from scripts.fleet.fleet import fleet
+    from verify import strictjson
+    shm = {"name": "shm", "status": "fail", "code": "SHM_TOO_SMALL", "owner": "host", "summary": "64 MiB",
+           "metrics": {}}
+    text = _two_faced(_report(shm))
+    with pytest.raises(ValueError, match="duplicate key"):
+        strictjson.loads(text, non_finite=True)
+    (tmp_path / "n1.json").write_text(text)
+    report = fleet(tmp_path)
+    assert not report.ok and not report.nodes
+    assert "duplicate key 'status'" in report.invalid[0][1], report.invalid
+
+
+def test_make_isolate_reads_a_pair_report_that_names_a_key_twice_as_none(tmp_path):
+    from scripts.fleet import isolate_run
+    nccl = {"name": "nccl", "status": "fail", "code": "NCCL_WRONG_RESULT", "owner": "host", "summary": "wrong",
+            "metrics": {}}
+    (tmp_path / "r.json").write_text(_two_faced(_report(nccl)))
+    assert isolate_run._read_report(tmp_path / "r.json") is None     # no result: the pair is not cleared
+
+
+def test_a_history_line_that_names_a_key_twice_is_garbled_on_both_sides(tmp_path):
+    """NVSentinel's return to service reads the drain history: a line `"event": "drain" ... "event": "pass"` says
+    two things, and was read as its last (a drain turned into a pass by a hand edit)."""
+    from scripts.fleet import history as fleet_history
+    from verify.prolog import history
+    state = tmp_path / "state"
+    history.record(str(state), "n1", "drain", "GPU_LOST", "x", extra={"gpus": 8, "check": "gpu"})
+    path = Path(history.path(str(state), "n1"))
+    path.write_text(path.read_text().rstrip("\n")[:-1] + ', "event": "pass"}\n')
+    assert history.read(str(state), "n1").bad_lines == [1]
+    assert fleet_history.parse("n1", str(path), path.read_text()).bad_lines == [1]
