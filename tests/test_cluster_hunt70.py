@@ -23,6 +23,15 @@ Found:
   library only: the host side never imports verify); the prolog's history and kernel-log state likewise (a line that
   says two things is a garbled line, never the last of them).
 
+- Class 3 / class 2, return to service under concurrency (medium: a wrong exit status; the known low, re-rated). Two
+  `make undrain NODE=n1` at once (a person and a script) each passed their preflight; the first resumed n1, and the
+  second, finding Slurm's drain gone at its last look, exited 5 ("REFUSED ... its drain changed") and recorded a
+  `resume-refused` after the resume: a script paging on a refusal paged for a node in service on a proof. Now a
+  revalidation whose own preflight passed, that finds the node not drained in Slurm and a resume in its history
+  that it did not see at its start (no drain after it), says "RESUMED n1 already" and exits 0, recording nothing; a
+  resume by hand (no history line) or a drain since still refuse (NVSentinel: a cordon lifted on proof, never
+  one someone else set).
+
 Each test names the practice it follows (Slurm's prolog semantics and slurm.conf grammar, NVSentinel's
 return-to-service and breaker rules, NVIDIA's Xid catalog).
 """
@@ -35,8 +44,8 @@ from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _verify_writes, install_fake
-from verify.prolog import cli, slurmconf
+from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _undrain, _verify_writes, drained, install_fake
+from verify.prolog import cli, history, slurmconf
 
 pytestmark = pytest.mark.unit
 
@@ -152,3 +161,36 @@ def test_a_history_line_that_names_a_key_twice_is_garbled_on_both_sides(tmp_path
     path.write_text(path.read_text().rstrip("\n")[:-1] + ', "event": "pass"}\n')
     assert history.read(str(state), "n1").bad_lines == [1]
     assert fleet_history.parse("n1", str(path), path.read_text()).bad_lines == [1]
+
+
+# --- class 3: two revalidations of one node at once ----------------------------------------------------------------------
+
+def _meanwhile(monkeypatch: pytest.MonkeyPatch, state: str, fake: Any, *, record: bool, drain_after: bool = False) -> None:
+    """verify passes; while it runs another `make undrain` of n1 resumes it (its history line kept, or a resume by
+    hand without one), and a gate run may drain it again after that."""
+    def run(cmd: list[str], limit: float) -> tuple[int, str]:
+        Path(cmd[cmd.index("--json") + 1]).write_text(json.dumps(_report(_gpu())))
+        fake.nodes["n1"] = ("idle", "none")
+        if record:
+            history.record(state, "n1", "resume", None, "1 check(s) passed")
+        if drain_after:
+            history.record(state, "n1", "drain", "GPU_LOST", "GPU 3 lost", extra={"gpus": 8, "check": "gpu"})
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+
+
+def test_nvsentinel_a_second_undrain_of_a_node_another_resumed_on_proof_exits_0(tmp_path, fake, monkeypatch, capsys):
+    state = drained(tmp_path, fake, "THROTTLED", "gpu")
+    _meanwhile(monkeypatch, state, fake, record=True)
+    assert cli.main(_undrain(state), {"SLURMD_NODENAME": "n1"}) == 0
+    assert "RESUMED n1 already: another revalidation resumed it" in capsys.readouterr().err
+    assert [e["event"] for e in history.read(state, "n1").events] == ["drain", "resume"]     # nothing recorded twice
+    assert fake.verbs().count("update nodename=n1 state=resume") == 0      # this one resumed nothing
+
+
+@pytest.mark.parametrize("how", ["by hand", "drained again since"])
+def test_nvsentinel_a_resume_not_on_record_or_a_drain_since_still_refuses(tmp_path, fake, monkeypatch, capsys, how):
+    state = drained(tmp_path, fake, "THROTTLED", "gpu")
+    _meanwhile(monkeypatch, state, fake, record=how != "by hand", drain_after=how != "by hand")
+    assert cli.main(_undrain(state), {"SLURMD_NODENAME": "n1"}) == 5
+    assert "its drain changed while the preflight ran" in capsys.readouterr().err
