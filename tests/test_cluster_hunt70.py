@@ -32,6 +32,13 @@ Found:
   resume by hand (no history line) or a drain since still refuse (NVSentinel: a cordon lifted on proof, never
   one someone else set).
 
+- Class 1 / class 8, a setting of ours is never the node's fault (high: a broken node kept in service). Under
+  Prolog= each note goes to syslog too. A path slurmd's environment gives that is no UTF-8 (SLURM_CONF=/etc/\\xff/...:
+  Python holds its bytes as surrogates) went into a note ("slurm.conf not read ...") unescaped, and syslog.syslog
+  raised UnicodeEncodeError, which _syslog did not catch: the run with a lost GPU ended PROLOG_CRASHED, exit 0, the
+  node in service. Now the syslog line is written with such bytes escaped, and an encoding error is caught there as
+  an unwritable syslog is (the run's verdict stands).
+
 Each test names the practice it follows (Slurm's prolog semantics and slurm.conf grammar, NVSentinel's
 return-to-service and breaker rules, NVIDIA's Xid catalog).
 """
@@ -48,6 +55,7 @@ from tests.prolog_fakes import PROLOG_ENV, _args, _gpu, _report, _undrain, _veri
 from verify.prolog import cli, history, slurmconf
 
 pytestmark = pytest.mark.unit
+REAL_SYSLOG = cli._syslog
 
 
 @pytest.fixture
@@ -194,3 +202,21 @@ def test_nvsentinel_a_resume_not_on_record_or_a_drain_since_still_refuses(tmp_pa
     _meanwhile(monkeypatch, state, fake, record=how != "by hand", drain_after=how != "by hand")
     assert cli.main(_undrain(state), {"SLURMD_NODENAME": "n1"}) == 5
     assert "its drain changed while the preflight ran" in capsys.readouterr().err
+
+
+# --- class 1 / 8: bytes that are no UTF-8 in slurmd's environment ---------------------------------------------------------
+
+def test_slurm_prolog_semantics_a_path_that_is_no_utf8_never_crashes_a_drain(tmp_path, fake, monkeypatch, capsys):
+    """SLURM_CONF=/tmp/<0xff>/slurm.conf (slurmd's environment, as os.environ holds it): its note went to syslog,
+    whose encoder refused the surrogate: PROLOG_CRASHED, exit 0, the lost GPU kept in service."""
+    import syslog
+    lines: list[str] = []
+    monkeypatch.setattr(cli, "_syslog", REAL_SYSLOG)
+    monkeypatch.setattr(syslog, "openlog", lambda *a: None)
+    monkeypatch.setattr(syslog, "syslog", lambda level, line: lines.append(line.encode("utf-8").decode()))  # strict, as C's
+    lost = _report(_gpu("fail", code="GPU_LOST", owner="host", summary="GPU 3 is lost"))
+    _verify_writes(monkeypatch, json.dumps(lost).encode())
+    conf = os.fsdecode(bytes(tmp_path) + b"/\xff/slurm.conf")
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_CONF": conf}) == 1
+    assert fake.nodes["n1"][0] == "drained" and "DRAINED n1" in capsys.readouterr().err
+    assert any("slurm.conf not read" in line and "\\udcff" in line for line in lines), lines

@@ -288,8 +288,10 @@ def _syslog(line: str) -> None:
     try:
         import syslog
         syslog.openlog("torchimages-prolog", 0, syslog.LOG_DAEMON)
-        syslog.syslog(syslog.LOG_ERR, line)
-    except (ImportError, OSError):
+        # a path or value from the environment that is no UTF-8 (SLURM_CONF=/etc/\xff...) is held as surrogates,
+        # which syslog cannot encode: the crash it raised made a drain's run PROLOG_CRASHED (a lost GPU in service)
+        syslog.syslog(syslog.LOG_ERR, line.encode("utf-8", "backslashreplace").decode("utf-8"))
+    except (ImportError, OSError, ValueError):
         pass
 
 
