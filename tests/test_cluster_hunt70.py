@@ -39,6 +39,15 @@ Found:
   node in service. Now the syslog line is written with such bytes escaped, and an encoding error is caught there as
   an unwritable syslog is (the run's verdict stands).
 
+- Class 8 / class 6, every input listed, evidence never lost in silence (high: a broken node passes the fleet).
+  make slurm's job writes one report per node (its local checks) beside the collective's (nccl.json from global rank
+  0, whose nccl check records the `nodes` it ran across). A node whose verify hung on a stuck GPU, was killed by the
+  step's timeout or never started wrote no report, and `make fleet-report` read the others alone: "fleet: PASSING: 3
+  node(s), every report valid and passing", exit 0, for a job of 4 nodes whose collective said 4. Now where the
+  folder holds per-node reports, a collective across more nodes than wrote one is "missing reports (not ok)",
+  counted in the last line and in fleet.json (`unreported`); make isolate's pair folders (one report a pair, by
+  design) are untouched.
+
 Each test names the practice it follows (Slurm's prolog semantics and slurm.conf grammar, NVSentinel's
 return-to-service and breaker rules, NVIDIA's Xid catalog).
 """
@@ -220,3 +229,48 @@ def test_slurm_prolog_semantics_a_path_that_is_no_utf8_never_crashes_a_drain(tmp
     assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_CONF": conf}) == 1
     assert fake.nodes["n1"][0] == "drained" and "DRAINED n1" in capsys.readouterr().err
     assert any("slurm.conf not read" in line and "\\udcff" in line for line in lines), lines
+
+
+# --- class 8 / 6: a node of the job that wrote no report -----------------------------------------------------------------
+
+def _local(host: str) -> dict[str, Any]:
+    import time
+
+    from tests.verify_handmade import make_report
+    doc = make_report()
+    doc["environment"]["hostname"] = host
+    doc["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return doc
+
+
+def _collective(writer: str, nodes: int) -> dict[str, Any]:
+    doc = _local(writer)
+    doc["checks"] = [{"name": "nccl", "status": "pass", "code": None, "owner": None, "summary": "all-reduce verified",
+                      "details": [], "remedy": None, "duration_s": 1.0,
+                      "data": {"backend": "nccl", "nodes": nodes, "world_size": 8 * nodes},
+                      "metrics": {"busbw_max": {"value": 40.0, "unit": "GB/s"}, "wrong": {"value": 0, "unit": "count"}}}]
+    return doc
+
+
+@pytest.mark.parametrize(("hosts", "missing"), [(("n1", "n2", "n3"), 1), (("n1", "n2", "n3", "n4"), 0),
+                                                (("n1", "N1.", "n2"), 2)])
+def test_a_node_of_the_collective_that_wrote_no_report_keeps_the_fleet_from_passing(tmp_path, hosts, missing):
+    """Slurm's job of 4 nodes, one of them hung: its report is missing, the collective's says 4 nodes. The fleet
+    passed on the 3 that wrote one. (N1. is n1: one host however it is spelt.)"""
+    from scripts.fleet.fleet import fleet, fleet_json, format_fleet
+    for i, host in enumerate(hosts):
+        (tmp_path / f"r{i}.json").write_text(json.dumps(_local(host)))
+    (tmp_path / "nccl.json").write_text(json.dumps(_collective("n1", 4)))
+    report = fleet(tmp_path)
+    assert report.ok is (missing == 0) and fleet_json(report)["unreported"] == missing
+    if missing:
+        assert f"{missing} node(s) of the collective across 4 with no report of their own" in report.why_not_ok
+        assert "missing reports (not ok)" in format_fleet(report)
+
+
+def test_make_isolate_s_pair_reports_are_no_missing_node(tmp_path):
+    """make isolate writes one report a pair (global rank 0's), and no per-node report: no node is missing there."""
+    from scripts.fleet.fleet import fleet
+    (tmp_path / "1-1.json").write_text(json.dumps(_collective("n1", 2)))
+    (tmp_path / "1-2.json").write_text(json.dumps(_collective("n3", 2)))
+    assert fleet(tmp_path).unreported == (0, 0)
