@@ -48,6 +48,13 @@ Found:
   counted in the last line and in fleet.json (`unreported`); make isolate's pair folders (one report a pair, by
   design) are untouched.
 
+- Class 9 / class 1, stale evidence and a setting dropped without a word (medium). make report and make gate read
+  MAX_AGE ("the oldest verification believed"); `make fleet-report DIR=... MAX_AGE=7d` ignored it in silence, and a
+  report of an earlier job left in a reused folder (TORCHIMAGES_REPORTS is the user's to fix) counted a node as
+  passing on evidence 40 days old. Now make fleet-report reads MAX_AGE: a report created longer ago is invalid
+  ("stale evidence, not of the node now"), the fleet does not pass; without MAX_AGE any age is believed, as for
+  make report.
+
 Each test names the practice it follows (Slurm's prolog semantics and slurm.conf grammar, NVSentinel's
 return-to-service and breaker rules, NVIDIA's Xid catalog).
 """
@@ -274,3 +281,22 @@ def test_make_isolate_s_pair_reports_are_no_missing_node(tmp_path):
     (tmp_path / "1-1.json").write_text(json.dumps(_collective("n1", 2)))
     (tmp_path / "1-2.json").write_text(json.dumps(_collective("n3", 2)))
     assert fleet(tmp_path).unreported == (0, 0)
+
+
+# --- class 9: stale evidence under MAX_AGE ------------------------------------------------------------------------------
+
+def test_make_fleet_report_reads_max_age_as_make_report_does(tmp_path):
+    """A report of 40 days ago beside one of now: under MAX_AGE=7d it is stale, never a passing node of this job."""
+    import time
+
+    from scripts.cli import main as scripts_main
+    from scripts.fleet.fleet import fleet
+    old = _local("n2")
+    old["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 40 * 86400))
+    (tmp_path / "n1.json").write_text(json.dumps(_local("n1")))
+    (tmp_path / "n2.json").write_text(json.dumps(old))
+    assert fleet(tmp_path).ok                                  # no MAX_AGE: any age is believed, as make report has it
+    report = fleet(tmp_path, max_age_s=7 * 86400)
+    assert not report.ok and [n.node for n in report.nodes] == ["n1"]
+    assert "older than MAX_AGE=7d: stale evidence" in report.invalid[0][1]
+    assert scripts_main(["fleet-report", "--dir", str(tmp_path), "--max-age", "7d"]) == 1
