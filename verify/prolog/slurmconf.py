@@ -20,6 +20,7 @@ node), but only a regular file is read, and at most CAP bytes of each from its h
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import re
 import stat
@@ -89,7 +90,8 @@ def _walk(path: str, home: str, depth: int, seen: list[str], found: list[float],
     for line in _lines(text):
         if m := _INCLUDE.match(line):
             target = os.path.join(home, m.group(1)) if not os.path.isabs(m.group(1)) else m.group(1)
-            names = sorted(glob.glob(target)) if glob.has_magic(target) else [target]
+            # iglob, at most MAX_FILES names: a pattern that walks the whole tree never holds the prolog's start
+            names = sorted(itertools.islice(glob.iglob(target), MAX_FILES + 1)) if glob.has_magic(target) else [target]
             for name in names:
                 if os.path.realpath(name) not in map(os.path.realpath, seen):
                     _walk(name, home, depth + 1, seen, found, notes)
