@@ -55,6 +55,11 @@ Found:
   ("stale evidence, not of the node now"), the fleet does not pass; without MAX_AGE any age is believed, as for
   make report.
 
+- Class 6, facts that cannot be true (medium: an impossible figure believed, on both sides). Round 50's rate rule
+  (no rate below 0 or past any machine, RATE_MOST) left out the one bit rate verify writes, the fabric check's
+  `link_gbps` (Gb/s, the sum of its ports' rates): a fabric pass at -3,200 Gb/s passed the prolog and counted in the
+  fleet. Now "Gb/s" is in both tables (its ceiling 8 x the GB/s one), refused as a report no verify writes.
+
 Each test names the practice it follows (Slurm's prolog semantics and slurm.conf grammar, NVSentinel's
 return-to-service and breaker rules, NVIDIA's Xid catalog).
 """
@@ -300,3 +305,16 @@ def test_make_fleet_report_reads_max_age_as_make_report_does(tmp_path):
     assert not report.ok and [n.node for n in report.nodes] == ["n1"]
     assert "older than MAX_AGE=7d: stale evidence" in report.invalid[0][1]
     assert scripts_main(["fleet-report", "--dir", str(tmp_path), "--max-age", "7d"]) == 1
+
+
+# --- class 6: a bit rate below 0 ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [-3200.0, 1e7])
+def test_a_fabric_link_rate_no_port_has_is_refused_on_both_sides(value):
+    from scripts.fleet import plausible
+    from verify.prolog import verdict
+    fabric = {"name": "fabric", "status": "pass", "summary": "8 ports",
+              "metrics": {"link_gbps": {"value": value, "unit": "Gb/s"}}}
+    report = _report(_gpu(), fabric)
+    assert verdict.decide(report, True).code == "REPORT_INVALID"
+    assert "link_gbps" in str(plausible.report_problem(report))
