@@ -60,6 +60,11 @@ Found:
   `link_gbps` (Gb/s, the sum of its ports' rates): a fabric pass at -3,200 Gb/s passed the prolog and counted in the
   fleet. Now "Gb/s" is in both tables (its ceiling 8 x the GB/s one), refused as a report no verify writes.
 
+- Class 1 (low, fixed): an option given twice (`--state-dir /a ... --state-dir /b`, a wrapper that appends its own)
+  runs on the last, as argparse keeps it; what is read without the parser (the trace of a bad setting, whether this
+  is Prolog=) took the first: the CONFIG_ERROR of a misspelt option went to /a's history, not the one the prolog
+  keeps. Now the last, and nothing after `--`.
+
 Each test names the practice it follows (Slurm's prolog semantics and slurm.conf grammar, NVSentinel's
 return-to-service and breaker rules, NVIDIA's Xid catalog).
 """
@@ -318,3 +323,13 @@ def test_a_fabric_link_rate_no_port_has_is_refused_on_both_sides(value):
     report = _report(_gpu(), fabric)
     assert verdict.decide(report, True).code == "REPORT_INVALID"
     assert "link_gbps" in str(plausible.report_problem(report))
+
+
+# --- class 1 (low): an option given twice ------------------------------------------------------------------------------
+
+def test_the_trace_of_a_bad_setting_goes_where_the_run_would_have_kept_it(tmp_path, fake, capsys):
+    first, last = tmp_path / "a", tmp_path / "b"
+    assert cli.main(["--state-dir", str(first), "--state-dir", str(last), "--bugdet", "30"], dict(PROLOG_ENV)) == 0
+    assert "CONFIG_ERROR" in capsys.readouterr().err
+    assert [e["code"] for e in history.read(str(last), "n1").events] == ["CONFIG_ERROR"]
+    assert not first.exists()
