@@ -65,11 +65,22 @@ Found:
   is Prolog=) took the first: the CONFIG_ERROR of a misspelt option went to /a's history, not the one the prolog
   keeps. Now the last, and nothing after `--`.
 
+- Class 8 / class 3, a history that grows without bound, read in part (high: a flapping node returned without
+  inspection). The history rotates past 1 MiB under its lock; on a file system that gives no lock at all (NFS
+  whose lock manager is down: ENOLCK, where round 54 made every writer append without it) no writer ever rotated,
+  and the file grew for good. Past READ_CAP (4 MiB: some 16,000 events, a week of short jobs on a busy node) a
+  reader takes its tail, and `make undrain` judged NVSentinel's flap rule on that tail: the resume before the last
+  drain cut off, a fault that came back within the window read as a first one, and the node was resumed (History.cut
+  was set and read by no one). Now a writer that can have no lock rotates all the same (a writer meanwhile checks
+  its line was kept, as with a busy lock), and a revalidation of a history read in part refuses in one line.
+
 Each test names the practice it follows (Slurm's prolog semantics and slurm.conf grammar, NVSentinel's
 return-to-service and breaker rules, NVIDIA's Xid catalog).
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -333,3 +344,38 @@ def test_the_trace_of_a_bad_setting_goes_where_the_run_would_have_kept_it(tmp_pa
     assert "CONFIG_ERROR" in capsys.readouterr().err
     assert [e["code"] for e in history.read(str(last), "n1").events] == ["CONFIG_ERROR"]
     assert not first.exists()
+
+
+# --- class 8 / 3: a history that never rotated, read in part ----------------------------------------------------------
+
+def test_a_history_on_a_file_system_without_locks_still_rotates(tmp_path, monkeypatch):
+    """NFS whose lock manager is down (ENOLCK): every writer appends without the lock, and none rotated."""
+    def lockf(fd: int, op: int, *rest: Any) -> None:
+        raise OSError(errno.ENOLCK, "no lock")
+    monkeypatch.setattr(fcntl, "lockf", lockf)
+    state = str(tmp_path / "state")
+    history.record(state, "n1", "resume", None, "repaired", extra={"gpus": 8})
+    for _ in range(300):
+        assert "appended without it" in str(history.record(state, "n1", "pass", None, "x" * 900, max_bytes=64 << 10,
+                                                           keep_lines=20))
+    assert os.path.getsize(history.path(state, "n1")) <= (64 << 10) + 2048        # it grew to 300 KiB
+    events = history.read(state, "n1").events
+    assert events[0]["event"] == "resume" and len(events) < 80      # the milestone kept ahead of the last lines
+
+
+def test_nvsentinel_flap_rule_a_history_read_in_part_returns_no_node(tmp_path, fake, monkeypatch, capsys):
+    """A resume two days ago, 4 MiB of passes since, a drain now: the flap rule read the tail and saw no resume."""
+    import time
+    state = drained(tmp_path, fake, "THROTTLED", "gpu")
+    path = Path(history.path(state, "n1"))
+    drain = path.read_text()
+    resumed = time.time() - 2 * 86400
+    history.record(state, "n1", "resume", None, "resumed", now=resumed)
+    lines = path.read_text().splitlines()[1:]
+    passes = [json.dumps({"schema": 1, "time": "2026-11-29T00:00:00Z", "epoch": resumed + 60 + i, "node": "n1",
+                          "event": "pass", "code": None, "detail": "y" * 300, "id": f"p{i}"}) for i in range(14000)]
+    path.write_text("\n".join([*lines, *passes]) + "\n" + drain)     # no rotation ran: no lock on its file system
+    assert history.read(state, "n1").cut
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(_undrain(state), {"SLURMD_NODENAME": "n1"}) == 5
+    assert "read in part" in capsys.readouterr().err and fake.nodes["n1"][0] == "drained"

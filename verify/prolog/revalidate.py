@@ -216,6 +216,12 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     if past.garbled:
         return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
                "look at the lines, remove them, and revalidate again"
+    if past.cut:
+        # only its last READ_CAP bytes were read: the resume before the last drain (NVSentinel's flap rule) may lie in
+        # what was not, and a fault that came back would read as a first one
+        return (f"{history.path(cfg.state_dir, cfg.node)} is larger than the {history.READ_CAP} bytes a reader takes "
+                "(it never rotated: no lock on its file system?): read in part, a fault that came back cannot be told "
+                "apart; keep its drains, resumes and inspections and its last lines, and revalidate again")
     if flap := _flapped(cfg, past.events):
         return flap
     drain = history.last_drain(past.events)
