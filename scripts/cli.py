@@ -95,7 +95,7 @@ COMMANDS: tuple[Command, ...] = (
             "(build/sqsh/<tag>.sqsh + .json sidecar with its sha256)", cmd_sqsh, ("IMAGE", "PLATFORM", "SQSH_COMP")),
     Command("fleet-report", "one table and DIR/fleet.json over every node's verify report under DIR: verdicts, "
             "codes, figures against their model's fleet median, nodes to drain, time to first step", cmd_fleet_report,
-            ("DIR", "STATE_DIR", "METRICS_DIR", "CLOCK_SKEW")),
+            ("DIR", "STATE_DIR", "METRICS_DIR", "CLOCK_SKEW", "MAX_AGE")),
     Command("lock", "write images/<tag>/requirements.lock (uv pip compile, hashes; IMAGE default: all)", cmd_lock,
             ("IMAGE", "WHEELS", "FORCE")),
     Command("stage-wheels", "fill build/wheels for IMAGE (locked local wheels + uv's wheel) for bake and CI",

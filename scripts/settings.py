@@ -404,7 +404,7 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "believed (default ~/.config/torchimages/signing-key.pub when present)", "trust", parse_user_paths),
     Knob("REQUIRE", "--require", "report/gate: what a trusted attestation must show, e.g. \"verdict=pass gpu=H100 "
          "driver>=570\"", "require", parse_text),
-    Knob("MAX_AGE", "--max-age", "report/gate: the oldest verification believed, e.g. 7d, 12h (s, m, h, d, w); older "
+    Knob("MAX_AGE", "--max-age", "report/gate/fleet-report: the oldest verification believed, e.g. 7d, 12h (s, m, h, d, w); older "
          "evidence is not believed (as REQUIRE's age<=7d)", "max_age", parse_age),
     Knob("CLOCK_SKEW", "--clock-skew", "report/gate/fleet-report/isolate: how far in the future a signed or recorded time "
          "may lie and still be believed (clocks differ), e.g. 5m (default 5m; s, m, h, d, w); later: not evidence",

@@ -257,7 +257,7 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
     if skew != settings.clock_skew:
         out(f"note: TORCHIMAGES_CLOCK_SKEW={settings.child_env['TORCHIMAGES_CLOCK_SKEW'].strip()!r} (the prolog's and "
             "make isolate's name for CLOCK_SKEW) is the clock tolerance applied: CLOCK_SKEW is not given")
-    report = fleet(settings.fleet_dir, skew_s=skew)
+    report = fleet(settings.fleet_dir, skew_s=skew, max_age_s=settings.max_age)
     if settings.state_dir is not None:
         from ..fleet.history import read_state
         report.histories = read_state(settings.state_dir, [n.node for n in report.nodes], skew_s=skew)

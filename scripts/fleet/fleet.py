@@ -42,12 +42,12 @@ __all__ = ["FLEET_JSON", "FLEET_KIND", "Figure", "Fleet", "Node", "drain_reason"
            "format_fleet", "is_fleet_report", "read_node", "read_reports", "walk", "write_fleet"]
 
 
-def fleet(folder: Path, skew_s: float = CLOCK_SKEW_S) -> Fleet:
+def fleet(folder: Path, skew_s: float = CLOCK_SKEW_S, max_age_s: float | None = None) -> Fleet:
     """Read and compare every report under `folder`; UserError (exit 2) when it holds none and nothing unreadable."""
     if not folder.is_dir():
         raise UserError(f"DIR={folder} is not a folder: give the folder the job wrote its verify reports into")
     unreadable: list[tuple[str, str]] = []
-    valid, invalid = read_reports(folder, unreadable, skew_s)
+    valid, invalid = read_reports(folder, unreadable, skew_s, max_age_s)
     if not valid and not invalid and not unreadable:
         raise UserError(f"no verify report under {folder}: give the folder the job wrote its reports into "
                         f"(`verify --json` files, or saved `kubectl logs`)")

@@ -8,7 +8,6 @@ inspection (the prolog wrote `inspect` after its last resume, or it was drained 
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -18,6 +17,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..fsutil import TooLarge, read_bounded
+from . import jsonrecord
 from .plausible import node_key
 
 SCHEMA = 1
@@ -110,7 +110,7 @@ def parse(node: str, file: str, text: str) -> NodeHistory:
             continue
         seen.add(line)
         try:
-            entry = json.loads(line)
+            entry = jsonrecord.loads(line)
         except (ValueError, RecursionError):
             entry = None
         if _valid(entry, node):     # another node's line in this node's file is garbled, as the prolog reads it

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import UserError, one_line
 from ..fsutil import atomic_write, read_bounded
+from . import jsonrecord
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
 from .isolate_facts import SKEW_DEFAULT_S, pair_problem, skew
 from .job_knobs import ISOLATE, given
@@ -152,7 +153,7 @@ def _read_report(path: Path) -> Any:
     the pair's failure as a missing report is, never a traceback or a wait that ends the isolation unanswered). The
     step's image wrote it: a FIFO there never blocks the runner, a link is never followed (read_bounded)."""
     try:
-        return json.loads(read_bounded(path, REPORT_CAP, "verify report").decode("utf-8"))
+        return jsonrecord.loads(read_bounded(path, REPORT_CAP, "verify report").decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
 

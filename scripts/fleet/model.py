@@ -87,6 +87,8 @@ class Node:
     checks: tuple[str, ...] = ()    # the check names the report holds
     expect_gpus: int = 0            # the GPUs verify was told the node has (--expect-gpus: the job's allocation)
     gpu_judged: bool = False        # its gpu check passed, warned or failed (not skipped, not absent)
+    group: int = 0                  # the most nodes a collective check of the report ran across (0: none did)
+    local: bool = False             # it holds a check of this node alone (make slurm's per-node report)
 
     @property
     def passing(self) -> bool:
@@ -139,6 +141,17 @@ class Fleet:
         return [name for key, name in expected.items() if key not in judged]
 
     @property
+    def unreported(self) -> tuple[int, int]:
+        """(nodes the collective ran across, nodes with a report of their own) where fewer nodes reported than the
+        collective counted, else (0, 0). make slurm's job writes one report per node beside the collective's: a node
+        whose verify hung (a GPU stuck) or never started writes none, and the fleet passed on the others' alone
+        (evidence lost in silence). Only where the folder holds per-node reports (make isolate's pairs write one report
+        a pair, by design)."""
+        across = max((n.group for n in self.nodes), default=0)
+        local = {node_key(n.node).split(".")[0] for n in self.nodes if n.local}
+        return (across, len(local)) if local and across > len(local) else (0, 0)
+
+    @property
     def ok(self) -> bool:
         return not self.why_not_ok          # one predicate: what the last line names is what fails the fleet
 
@@ -161,6 +174,7 @@ class Fleet:
                       and not h.error and not h.awaiting and h.drained is not None)
         unread = sum(1 for h in histories if h.error or h.bad_lines)
         unjudged = len(self.gpus_unjudged)
+        across, own = self.unreported
         parts = [f"{count} {what}" for count, what in (
             (failing, "node(s) not passing"), (len(self.invalid), "file(s) that are no valid verify report"),
             (len(self.unreadable), "file(s) or folder(s) not readable"),
@@ -168,7 +182,8 @@ class Fleet:
             (flagged, "node(s) flagged for hardware inspection"),
             (drained, "node(s) drained in their history, not back in service since"),
             (unread, "drain history file(s) not wholly read"),
-            (unjudged, "node(s) given GPUs (--expect-gpus) whose reports judged none")) if count]
+            (unjudged, "node(s) given GPUs (--expect-gpus) whose reports judged none"),
+            (across - own, f"node(s) of the collective across {across} with no report of their own")) if count]
         return ", ".join(parts)
 
 

@@ -130,6 +130,9 @@ def read_node(name: str, doc: dict[str, Any]) -> Node:
                 expect_gpus=_expected_gpus(doc),
                 gpu_judged=any(isinstance(c, dict) and c.get("name") == "gpu" and c.get("status") in ("pass", "warn", "fail")
                                for c in doc["checks"]))
+    groups = [collective.group_nodes(c) if isinstance(c, dict) else None for c in doc["checks"]]
+    node.group = max((g or 0 for g in groups), default=0)
+    node.local = any(g is None for g in groups)
     if not node.emulated:       # figures under CPU emulation measure the emulator: reported by verify, not compared
         node.figures = _figures(doc, model, per_device)
     for check in doc["checks"]:

@@ -72,6 +72,11 @@ def format_fleet(report: Fleet) -> str:
         lines.append("duplicate node names (not ok):")
         lines += [f"  {node}: {len(names)} reports of the same checks ({', '.join(map(one_line, names))}): two hosts with one name, "
                   f"or two runs in one folder" for node, names in report.duplicates.items()]
+    across, reported = report.unreported
+    if across:
+        lines.append(f"missing reports (not ok): the collective ran across {across} nodes, {reported} of them wrote a "
+                     f"report of their own: {across - reported} node(s) wrote none (its verify hung, was killed or "
+                     "never started; the job's log names it): not assessed, never a pass")
     if report.invalid:
         lines.append("invalid reports (not counted):")
         lines += [f"  {one_line(name)}: {why}" for name, why in report.invalid]
@@ -118,6 +123,7 @@ def fleet_json(report: Fleet) -> dict[str, Any]:
         "invalid": [{"report": name, "why": why} for name, why in report.invalid],
         "unreadable": [{"path": name, "why": why} for name, why in report.unreadable],
         "duplicates": [{"node": node, "reports": names} for node, names in report.duplicates.items()],
+        "unreported": report.unreported[0] - report.unreported[1],
         "notes": report.notes,
         "history": None if report.histories is None else history_json(report.histories),
         "inspect": None if report.histories is None else

@@ -102,7 +102,7 @@ PASS_NEEDS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
 # machine measures, and one such figure would move every median of the fleet report) and, a rate, never below 0: on
 # any status. verify/prolog/verdict.py RATE_MOST is the same table (tests/test_report_plausible.py)
 RATE_MOST = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
-             "images/s": 1e9, "tokens/s": 1e12}
+             "images/s": 1e9, "tokens/s": 1e12, "Gb/s": 8e5}     # Gb/s: the fabric check's link_gbps, bits
 
 
 def _rate_problem(name: str, metric: str, m: dict[str, Any], value: float) -> str | None:

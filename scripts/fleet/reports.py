@@ -14,6 +14,7 @@ import jsonschema
 from ..durations import parse_time, shown
 from ..errors import UserError, one_line
 from ..fsutil import TooLarge, read_bounded
+from . import jsonrecord
 from .cluster import REPORT_END
 from .model import (
     CLOCK_SKEW_S,
@@ -57,8 +58,8 @@ def _why_invalid(doc: Any, validators: dict[int, jsonschema.protocols.Validator]
     return f"does not validate against {SCHEMAS[version].name} at {where}: {error.message[:200]}"
 
 
-def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, skew_s: float = CLOCK_SKEW_S
-                 ) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
+def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, skew_s: float = CLOCK_SKEW_S,
+                 max_age_s: float | None = None) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
     """(name, report) for every valid report under `folder`, and (name, why) for every invalid one; what could not
     be read at all is added to `unreadable` (or counted invalid when none is given)."""
     validators = _validators()
@@ -86,10 +87,10 @@ def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, 
                     invalid.append((f"{name}#{n}", f"a report block with no {REPORT_END} line: cut while printed "
                                     "(the pod stopped, or the log was truncated); rerun verify on that node"))
                 else:
-                    _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s)
+                    _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s, max_age_s=max_age_s)
             continue
         _take(name, text, validators, valid, invalid, ours=path.name == FLEET_JSON, skew_s=skew_s,
-              isolate=path.name == ISOLATE_JSON)
+              isolate=path.name == ISOLATE_JSON, max_age_s=max_age_s)
     return valid, invalid
 
 
@@ -107,9 +108,9 @@ def is_isolate_answer(doc: Any) -> bool:
 
 def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Validator],
           valid: list[tuple[str, dict[str, Any]]], invalid: list[tuple[str, str]], ours: bool = False,
-          skew_s: float = CLOCK_SKEW_S, isolate: bool = False) -> None:
+          skew_s: float = CLOCK_SKEW_S, isolate: bool = False, max_age_s: float | None = None) -> None:
     try:
-        doc = json.loads(text)
+        doc = jsonrecord.loads(text)
     except ValueError as exc:
         invalid.append((name, f"not JSON ({one_line(exc)[:120]})"))
         return
@@ -121,7 +122,7 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
     if isolate and is_isolate_answer(doc):
         return                              # make isolate's answer beside its pairs' reports: not a node's
     why = _why_invalid(doc, validators) or _forged(doc) \
-        or _created_problem(doc, skew_s) or _not_a_node_now(doc)
+        or _created_problem(doc, skew_s, max_age_s=max_age_s) or _not_a_node_now(doc)
     if why:
         invalid.append((name, why))
     else:
@@ -136,7 +137,8 @@ def _forged(doc: dict[str, Any]) -> str | None:
     return f"{why}: a report no verify wrote; not assessed, no drain" if why else None
 
 
-def _created_problem(doc: dict[str, Any], skew_s: float, now: float | None = None) -> str | None:
+def _created_problem(doc: dict[str, Any], skew_s: float, now: float | None = None,
+                     max_age_s: float | None = None) -> str | None:
     """Why the report's `created` is no evidence of when it ran, or None: a time no calendar has (2026-02-30, hour
     24: the schema's pattern holds it, no clock writes it), or one more than `skew_s` seconds from now (a wrong clock,
     or a forged date; CLOCK_SKEW, the tolerance make report and make gate apply to signed times). Not assessed."""
@@ -149,6 +151,11 @@ def _created_problem(doc: dict[str, Any], skew_s: float, now: float | None = Non
     if ahead > skew_s:
         return (f"created {shown(ahead)} in the future ({one_line(str(raw))[:40]}), beyond the clock "
                 f"tolerance CLOCK_SKEW={shown(skew_s)}: not evidence; not assessed (check that node's clock)")
+    if max_age_s is not None and -ahead > max_age_s:
+        # MAX_AGE, as make report and make gate read it: a report of an earlier job left in a reused folder is no
+        # evidence of the node now (it was ignored by make fleet-report without a word)
+        return (f"created {shown(-ahead)} ago ({one_line(str(raw))[:40]}), older than MAX_AGE={shown(max_age_s)}: "
+                "stale evidence, not of the node now; not assessed (rerun verify on that node)")
     return None
 
 

@@ -288,19 +288,25 @@ def _syslog(line: str) -> None:
     try:
         import syslog
         syslog.openlog("torchimages-prolog", 0, syslog.LOG_DAEMON)
-        syslog.syslog(syslog.LOG_ERR, line)
-    except (ImportError, OSError):
+        # a path or value from the environment that is no UTF-8 (SLURM_CONF=/etc/\xff...) is held as surrogates,
+        # which syslog cannot encode: the crash it raised made a drain's run PROLOG_CRASHED (a lost GPU in service)
+        syslog.syslog(syslog.LOG_ERR, line.encode("utf-8", "backslashreplace").decode("utf-8"))
+    except (ImportError, OSError, ValueError):
         pass
 
 
 def _value(argv: list[str], option: str) -> str | None:
-    """An option's value read from a command line that did not parse (what the trace of a bad setting needs)."""
+    """An option's value read from a command line that did not parse (what the trace of a bad setting needs): its
+    last, as argparse keeps it (`--state-dir /a --state-dir /b` runs on /b: the trace went to /a's history)."""
+    found = None
     for i, arg in enumerate(argv):
+        if arg == "--":
+            break
         if arg == option and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith(option + "="):
-            return arg.split("=", 1)[1]
-    return None
+            found = argv[i + 1]
+        elif arg.startswith(option + "="):
+            found = arg.split("=", 1)[1]
+    return found
 
 
 def _as_prolog(argv: list[str], env: dict[str, str]) -> bool:

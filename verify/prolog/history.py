@@ -16,6 +16,7 @@ The fleet report reads these files (scripts/fleet/history.py: the same schema, e
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from .. import strictjson
 from . import statefile
 
 SCHEMA = 1
@@ -100,6 +102,12 @@ def _record(state_dir: str, node: str, target: str, lock: str, data: bytes, max_
                 raise
             # a link or a FIFO planted where the lock belongs: refused, never followed, and the event still kept
             _append_unlocked(state_dir, node, target, data)
+            # and rotated all the same: no lock is to be had on this file system (NFS without its lock manager), so
+            # waiting for one never rotates, and the history grew past what a reader takes (READ_CAP: the flap rule's
+            # resume cut off, a flapping node returned). A writer meanwhile checks its line was kept (_append_unlocked)
+            with contextlib.suppress(OSError):         # the line is kept: a rotation that fails waits for the next
+                if os.stat(target, follow_symlinks=False).st_size > max_bytes:
+                    _rotate(target, keep_lines, max_bytes)
             fix = "" if isinstance(exc, statefile.LockUnavailable) else "; remove it"
             return f"the history's lock {statefile.problem(exc, lock)}: the event was appended without it{fix}"
     except OSError as exc:
@@ -140,7 +148,7 @@ def _milestones(older: list[bytes], most: int, budget: int) -> list[bytes]:
         if not any(b'"' + e.encode() + b'"' in line for e in MILESTONES):
             continue
         try:
-            entry = json.loads(line)
+            entry = strictjson.loads(line.decode(errors="replace"), non_finite=True)
         except (ValueError, RecursionError):
             continue
         if not _valid(entry) or entry["event"] not in MILESTONES:
@@ -251,7 +259,7 @@ def _parse(text: str, node: str | None = None) -> tuple[list[dict[str, Any]], li
             continue
         seen.add(line)
         try:
-            entry = json.loads(line)
+            entry = strictjson.loads(line, non_finite=True)
         except (ValueError, RecursionError):
             entry = None
         if _valid(entry, node):

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .. import strictjson
 from ..shared import clockskew
 from . import statefile, xid
 
@@ -242,7 +243,7 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
     """The kept state, or a fresh one and why (none kept is not a problem; a garbled or refused file is)."""
     target = state_path(state_dir, node)
     try:
-        raw = json.loads(statefile.read_own(target, STATE_CAP).text)
+        raw = strictjson.loads(statefile.read_own(target, STATE_CAP).text, non_finite=True)
     except FileNotFoundError:
         return State(), None
     except OSError as exc:

@@ -216,6 +216,12 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     if past.garbled:
         return f"{past.garbled} of {history.path(cfg.state_dir, cfg.node)}: a garbled history is not a clean one; " \
                "look at the lines, remove them, and revalidate again"
+    if past.cut:
+        # only its last READ_CAP bytes were read: the resume before the last drain (NVSentinel's flap rule) may lie in
+        # what was not, and a fault that came back would read as a first one
+        return (f"{history.path(cfg.state_dir, cfg.node)} is larger than the {history.READ_CAP} bytes a reader takes "
+                "(it never rotated: no lock on its file system?): read in part, a fault that came back cannot be told "
+                "apart; keep its drains, resumes and inspections and its last lines, and revalidate again")
     if flap := _flapped(cfg, past.events):
         return flap
     drain = history.last_drain(past.events)
@@ -262,10 +268,32 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     return None
 
 
-def _drain_ids(cfg: Config) -> set[str] | None:
-    """The ids of the drains in the node's history now (None: it cannot be read)."""
+def _drain_ids(cfg: Config, event: str = "drain") -> set[str] | None:
+    """The ids of the drains (or another event's) in the node's history now (None: it cannot be read)."""
     past = history.read(cfg.state_dir, cfg.node)
-    return None if past.error else {str(e.get("id")) for e in past.events if e["event"] == "drain"}
+    return None if past.error else {str(e.get("id")) for e in past.events if e["event"] == event}
+
+
+def _resumed_meanwhile(cfg: Config, resumes: set[str] | None) -> str | None:
+    """Why the node is back in service by another revalidation's proof, or None. Two `make undrain` of one node at
+    once (a person and a script) each pass their preflight; the first resumes it, and the second found "its drain
+    changed" and exited 5, refused, for a node in service on a proof (a script that pages on a refusal paged). It is
+    so only where Slurm shows the node not drained and the history holds a resume this run did not see at its start,
+    with no drain after it."""
+    if resumes is None:
+        return None
+    rows, _ = slurm.rows(node=cfg.node)
+    now = next((r for r in rows or [] if r.name == cfg.node), None)
+    past = history.read(cfg.state_dir, cfg.node)
+    if now is None or now.drained or past.error:
+        return None
+    drained_at = max((i for i, e in enumerate(past.events) if e["event"] == "drain"), default=-1)
+    since = past.events[drained_at + 1:]           # a drain after the other's resume: this one is no longer in service
+    last = next((e for e in reversed(since) if e["event"] == "resume" and str(e.get("id")) not in resumes), None)
+    if last is None:
+        return None
+    return (f"another revalidation resumed it while this one's preflight ran ({last.get('time')}: "
+            f"{one_line(str(last.get('detail')))[:120]}), and this one's passes too")
 
 
 def _drained_anew(cfg: Config, before: slurm.NodeRow, drains: set[str] | None = None) -> str | None:
@@ -371,6 +399,7 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         _close(cfg, f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
         return EXIT_REFUSED, None, None, {}
     drains = _drain_ids(cfg)          # read before the proof: a drain recorded after this is one the proof never saw
+    resumes = _drain_ids(cfg, "resume")   # and a resume recorded after this is another revalidation's
     if problem := _proof(cfg, row, info):
         return _refused(cfg, problem, note=False)
     if (uptime := kernlog.host_clock(cfg.proc).uptime) is not None:
@@ -396,11 +425,11 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
             return EXIT_NOT_ASSESSED, verdict, report, xids
         except OSError as exc:    # no lock on this file system, a link or FIFO in its place: as the drain does
             _say(f"the breaker's lock {lock} cannot be taken ({statefile.problem(exc, lock)}): resuming without it")
-        return _resume(cfg, row, drains, verdict, report, xids)
+        return _resume(cfg, row, drains, verdict, report, xids, resumes)
 
 
 def _resume(cfg: Config, row: slurm.NodeRow, drains: set[str] | None, verdict: Verdict,
-            report: dict[str, Any] | None, xids: dict[str, int]) -> tuple[int, Verdict | None, dict[str, Any] | None,
+            report: dict[str, Any] | None, xids: dict[str, int], resumes: set[str] | None = None) -> tuple[int, Verdict | None, dict[str, Any] | None,
                                                                          dict[str, int]]:
     """The last look and the resume, under the breaker's lock (the lock a gate run of this node takes to drain it):
     a gate run that found a new fault while the preflight ran either recorded its drain before the last look (seen:
@@ -408,6 +437,9 @@ def _resume(cfg: Config, row: slurm.NodeRow, drains: set[str] | None, verdict: V
     resume ("already drained by torchimages": Slurm's reason stays) was undone by it: a node with a fault found a
     second ago was returned to service, its history ending in our resume."""
     if changed := _drained_anew(cfg, row, drains):
+        if other := _resumed_meanwhile(cfg, resumes):
+            _close(cfg, f"RESUMED {cfg.node} already: {other}")
+            return EXIT_PASS, verdict, report, xids
         _note(cfg, "resume-refused", None, changed)
         if changed.startswith("its state cannot be read"):     # the tool's trouble: not assessed, as above
             _close(cfg, f"{cfg.node}: {changed}; not resumed")

@@ -9,18 +9,31 @@ past the breaker. So under Prolog= the cap is fitted under the timeout slurm.con
 and the stop of what runs), and said: a run that then has too little time is not assessed (our setting), never
 Slurm's drain. Only slurmd's slurm.conf is read (SLURM_CONF where slurmd sets it, else Slurm's usual places): a job's
 step is not under that timeout.
+
+Read as Slurm's own parser reads it (src/common/parse_config.c), since a timeout slurmd sees and we miss drains the
+node all the same: keys case-blind, `#` a comment, a value in double quotes (`PrologEpilogTimeout="30"`), a number as
+strtol(.., 0) reads it, and `Include <file>` lines followed (case-blind; a relative path from slurm.conf's folder;
+wildcards expanded), a few levels deep. slurm.conf is slurmd's own file, not a state file of ours: a symlink is
+followed (/etc/slurm/slurm.conf -> a shared copy is the common layout; refused, the cap went unfitted on every such
+node), but only a regular file is read, and at most CAP bytes of each from its head (where the global settings are).
 """
 from __future__ import annotations
 
+import glob
+import itertools
 import os
 import re
+import stat
 
 from . import statefile
 
 MARGIN_S = 10.0                  # what the cap leaves under the timeout: STOP_S, Python's start, slurmd's own kill
 PLACES = ("/etc/slurm/slurm.conf", "/run/slurm/conf/slurm.conf", "/usr/local/etc/slurm.conf", "/etc/slurm-llnl/slurm.conf")
 CAP = 4 << 20
-_KEY = re.compile(r"(?:^|\s)PrologEpilogTimeout\s*=\s*(\S+)", re.IGNORECASE)
+MAX_DEPTH = 8                    # Include within Include: more is a loop
+MAX_FILES = 64
+_KEY = re.compile(r'(?:^|\s)PrologEpilogTimeout\s*=\s*("[^"]*"|\S+)', re.IGNORECASE)
+_INCLUDE = re.compile(r"^\s*include\s+(\S+)", re.IGNORECASE)
 
 
 def _conf(env: dict[str, str]) -> str | None:
@@ -30,22 +43,72 @@ def _conf(env: dict[str, str]) -> str | None:
     return next((p for p in PLACES if os.path.isfile(p)), None)
 
 
+def _read(path: str) -> tuple[str, int]:
+    """(the head of a regular file, a link followed: at most CAP bytes; its size); OSError (statefile.Refused for a FIFO, a
+    device or a folder: never a hang, never read whole)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise statefile.Refused(0, f"{path} is not a regular file ({statefile.kind(info.st_mode)}): not read")
+        data = os.read(fd, CAP)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace"), info.st_size
+
+
+def _seconds(value: str) -> float | None:
+    """A timeout as Slurm's parser reads it (strtol base 0: 0x1e and 036 are 30), or None (UNLIMITED, 0, a word)."""
+    text = value.strip('"').strip()
+    try:
+        number = int(text, 16) if re.fullmatch(r"0[xX][0-9a-fA-F]+", text) else \
+            int(text, 8) if re.fullmatch(r"0[0-7]+", text) else int(text) if re.fullmatch(r"[0-9]+", text) else 0
+    except ValueError:
+        return None
+    return float(number) if number > 0 else None
+
+
+def _lines(text: str) -> list[str]:
+    """slurm.conf's lines, a line ending in a backslash joined to the next, each without its comment."""
+    joined = re.sub(r"\\\n", "", text)
+    return [re.split(r"(?<!\\)#", line, maxsplit=1)[0] for line in joined.splitlines()]
+
+
+def _walk(path: str, home: str, depth: int, seen: list[str], found: list[float], notes: list[str]) -> None:
+    if len(seen) >= MAX_FILES or depth > MAX_DEPTH:
+        notes.append(f"slurm.conf's Include lines go deeper than {MAX_DEPTH} levels or past {MAX_FILES} files: "
+                     f"{path} not read for PrologEpilogTimeout")
+        return
+    seen.append(path)
+    try:
+        text, size = _read(path)
+    except OSError as exc:
+        notes.append(f"slurm.conf not read for PrologEpilogTimeout ({statefile.problem(exc, path)})")
+        return
+    if size > CAP:
+        notes.append(f"{path} holds {size} bytes: only its first {CAP} were read for PrologEpilogTimeout")
+    for line in _lines(text):
+        if m := _INCLUDE.match(line):
+            target = os.path.join(home, m.group(1)) if not os.path.isabs(m.group(1)) else m.group(1)
+            # iglob, at most MAX_FILES names: a pattern that walks the whole tree never holds the prolog's start
+            names = sorted(itertools.islice(glob.iglob(target), MAX_FILES + 1)) if glob.has_magic(target) else [target]
+            for name in names:
+                if os.path.realpath(name) not in map(os.path.realpath, seen):
+                    _walk(name, home, depth + 1, seen, found, notes)
+            continue
+        found.extend(s for v in _KEY.findall(line) if (s := _seconds(v)) is not None)
+
+
 def prolog_timeout(env: dict[str, str]) -> tuple[float | None, str | None]:
     """(PrologEpilogTimeout in seconds, or None where slurm.conf sets none or cannot be read; a note, or None). Of two
     settings the smaller: the cap must fit under whichever slurmd keeps."""
     path = _conf(env)
     if path is None:
         return None, None
-    try:
-        text = statefile.read_tail(path, CAP).text
-    except OSError as exc:
-        return None, f"slurm.conf not read for PrologEpilogTimeout ({statefile.problem(exc, path)})"
     found: list[float] = []
-    for line in text.splitlines():
-        for value in _KEY.findall(line.split("#", 1)[0]):
-            if value.isdigit() and int(value) > 0:
-                found.append(float(value))
-    return (min(found) if found else None), None
+    notes: list[str] = []
+    _walk(path, os.path.dirname(path), 0, [], found, notes)
+    return (min(found) if found else None), ("; ".join(notes) or None)
 
 
 def fitted(cap: float, timeout: float | None) -> float | None:

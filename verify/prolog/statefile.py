@@ -56,11 +56,11 @@ def _open(path: str, flags: int, mode: int = 0o644) -> int:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise Refused(errno.EINVAL, f"{path} is not a regular file ({_kind(info.st_mode)}): refused, not read")
+        raise Refused(errno.EINVAL, f"{path} is not a regular file ({kind(info.st_mode)}): refused, not read")
     return fd
 
 
-def _kind(mode: int) -> str:
+def kind(mode: int) -> str:
     for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
                        (stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket")):
         if test(mode):

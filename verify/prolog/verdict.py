@@ -200,7 +200,7 @@ NEVER_WRITTEN: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
 # the most a rate of each unit can be on one node, and never below 0, on any status (scripts/fleet/plausible.py
 # RATE_MOST, the same table: a passing report with a negative busbw passed here while the fleet report refused it)
 RATE_MOST = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
-             "images/s": 1e9, "tokens/s": 1e12}
+             "images/s": 1e9, "tokens/s": 1e12, "Gb/s": 8e5}     # Gb/s: the fabric check's link_gbps, bits
 
 
 def _rate_problem(name: str, key: str, m: dict[str, Any], value: float) -> str | None:
