@@ -1126,6 +1126,18 @@ KNOWN_MISMATCHES = {
     "oneflow-openibd-stopped-ibv-devinfo-enosys-ibstatus-no-devices-nccl-ib-no-device-found-two-ranks-socket-eno1":
         "translator: fabric fail FABRIC_NONE (host); skip FABRIC_NONE: `adapters` [] and ENOSYS's `verbs_devices` [] "
         "are what a node without RDMA prints too; openibd stopped on an IB node is prose (`FabricFacts.rdma_service`)",
+    # Hundred-and-twenty-eighth, -twenty-ninth and -thirty-first batches (fix131, tests/test_judges_fix131.py): no field.
+    "h100-nccl-2.27.7-ras-thread-segfault-address-0x48-in-libnccl-training-crash-nccl-ras-enable-0-bypass":
+        "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (host): `error` holds the signal line alone, and "
+        "the libnccl.so frames that make it NCCL's crash are in no field (`NcclFacts.crash`); read with them (explain) "
+        "it is CHECK_CRASHED (image), the code the corpus's other NCCL crashes expect",
+    "h100-2x8-nccl-2.25.1-alltoall-perf-mpi-mlx5-1-async-fatal-event-qp-invalid-request-local-wq-error-tcp-also-fails":
+        "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): a QP's fatal async event is the adapter "
+        "path's, as in the access-violation entries; that one node works and the same pair fails over TCP too (the "
+        "linked issue) is prose (`NcclFacts.runs`, `single_node_ok`)",
+    "v100-pcie-2x2-cx3-pro-roce-nccl-2.21.5-net-ib-rocep130s0-ports-1-2-no-gdrdma-ib-write-bw-4554-mbs-lab":
+        "translator: nccl pass; warn FABRIC_GDR_OFF (host): no /GDRDMA on the `via NET/IB` line; that a ConnectX-3 "
+        "Pro on the inbox mlx4 driver has no GPUDirect RDMA at all is the guide's prose (`Adapter.gdr_capable`)",
 }
 
 
