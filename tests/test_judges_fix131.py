@@ -111,3 +111,21 @@ def test_links_inactive_on_several_gpus_of_a_model_not_known_wired_are_not_confi
         return {"index": index, "name": name, "nvlink": [True] * 12 + [False] * 6, "lost": False, "nvml_errors": {}}
     assert _gpu([card(0, "NVIDIA Future GPU"), card(1, "NVIDIA Future GPU")]) == ("warn", "NVLINK_DOWN", "host")
     assert _gpu([card(0, "NVIDIA H100 NVL"), card(1, "NVIDIA H100 NVL")])[1] != "NVLINK_DOWN"
+
+
+def test_a_prefix_without_its_tid_names_the_process_and_one_without_its_host_names_none():
+    """`gpuserver1:15326 [0] NCCL INFO Using network IB` (MERGED slug) is gpuserver1's process 15326;
+    `::16674:17023 [0] NCCL INFO Using network IB` (`azure-nc-a100-v4-image-graph-file-dev-1-not-found`) has lost its
+    host, and its pid and tid are no `host:pid`."""
+    assert ncclog.parse("gpuserver1:15326 [0] NCCL INFO Using network IB\n")["rank_networks"] == {"gpuserver1:15326": "IB"}
+    assert ncclog.parse("::16674:17023 [0] NCCL INFO Using network IB\n")["rank_networks"] == {}
+    assert ncclog.parse("node-a:11:12 [3] NCCL INFO Using network IB\n")["rank_networks"] == {"node-a:11": "IB"}
+
+
+def test_the_device_list_of_nccl_2_23_on_and_of_hpc_x_s_sharp_plugin_is_read_as_before():
+    """2.23+ prints the physical devices only (` [%d]%s:%d/%s`, virtual ones on `Made virtual device` lines), and
+    HPC-X's plugin appends `/SHARP`: `NET/IB : Using [0]ibp0:1/IB/SHARP [1]ibp1:1/IB/SHARP [RO]; OOB ...`."""
+    sharp = "h:1:2 [0] NCCL INFO NET/IB : Using [0]ibp0:1/IB/SHARP [1]ibp1:1/IB/SHARP [RO]; OOB eth0:10.0.0.1<0>\n"
+    assert ncclog.parse(sharp)["hcas"] == ["ibp0:1/IB/SHARP", "ibp1:1/IB/SHARP"]
+    bare = "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:192.168.11.1<0>\n"      # no [RO]
+    assert ncclog.parse(bare)["hcas"] == ["mlx5_0:1/IB"] and ncclog.parse(bare)["interface"] == "mlx5_0:1/IB"

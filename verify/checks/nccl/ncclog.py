@@ -11,7 +11,10 @@ aws-ofi-nccl's (github.com/aws/aws-ofi-nccl), for the releases the images ship (
 - the IB device list, src/transport/net_ib.cc (2.30: net_ib/init.cc): `"NET/IB : No device found."` and
   `"NET/IB : Using%s %s; OOB %s:%s"` with one ` [%d]%s:%d/%s` (index, device, port, IB|RoCE) per device; up to
   2.23.4 (l.669) the Using line is printed only when devices were found, from 2.24.3 (l.672) always, so an empty
-  list (`NET/IB : Using [RO]; OOB ...`) is no device, not a parse failure.
+  list (`NET/IB : Using [RO]; OOB ...`) is no device, not a parse failure. From 2.19 (2.21.5 in the corpus, and
+  HPC-X's IBext plugin) a merged virtual device (NCCL_IB_MERGE_NICS) prints as ` [%d]={`, its members `[%d]
+  %s:%d/%s` joined by `, `, `}`; releases with the virtual-device API list the physical devices only and name the
+  virtual ones on `Made virtual device` lines; HPC-X's plugin appends `/SHARP` to a device.
 - per connection, src/transport/net.cc (2.18.6 l.186-228, 2.30.7 l.324-379): `"Channel %02d/%d : %d[%d] ->
   %d[%d] [send] via NET/%s/%d%s%s"`: the network's name, the device index, then `/GDRDMA` when GPUDirect RDMA is
   used for that connection (the only per-connection proof), `(PCI)` from 2.27, `/Shared`.
@@ -80,8 +83,9 @@ _TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/[^/\n]+?(?=/\d)|NET/\w+)")
 # `NCCL_IB_HCA set by environment to mlx5_0` (param.cc) and `NCCL_SOCKET_IFNAME set to enp1s0` (misc/socket.cc)
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 # NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (hostname:pid:tid [cudaDev]): which process a line is from.
-# A guide's hand-trimmed copy may drop the tid (`gpuserver1:15326 [0] NCCL INFO ...`): still that host's process.
-_RANK = re.compile(r"(?<![\w.-])([\w.-]+):(\d+)(?::\d+)? \[\d+\] NCCL (?:INFO|WARN) Using network (.+?)\s*$")
+# A guide's hand-trimmed copy may drop the tid (`gpuserver1:15326 [0] NCCL INFO ...`): still that host's process; a
+# prefix that lost its host instead (`::16674:17023 [0]`) names none (no `pid:tid` read as `host:pid`)
+_RANK = re.compile(r"(?<![\w.-])([\w.-]+):(\d+)(:\d+)? \[\d+\] NCCL (?:INFO|WARN) Using network (.+?)\s*$")
 MAX_PROOF = 8
 # aws-ofi-nccl's words for a failure (`... failed`, `Could not ...`, `Couldn't open AV`, `Unable to insert ...`)
 _OFI_FAILED = re.compile(r"[Ff]ail|[Cc]ould(?: not|n't)|\bUnable to\b")
@@ -187,8 +191,8 @@ def _rank_networks(text: str) -> dict[str, str]:
     found = {}
     for line in text.splitlines():
         hit = _RANK.search(_SUFFIX.sub("", line))
-        if hit:
-            found[f"{hit.group(1)}:{hit.group(2)}"] = hit.group(3)
+        if hit and (hit.group(3) or not hit.group(1).isdigit()):
+            found[f"{hit.group(1)}:{hit.group(2)}"] = hit.group(4)
     return found
 
 
