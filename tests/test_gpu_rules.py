@@ -1127,10 +1127,6 @@ KNOWN_MISMATCHES = {
         "translator: fabric fail FABRIC_NONE (host); skip FABRIC_NONE: `adapters` [] and ENOSYS's `verbs_devices` [] "
         "are what a node without RDMA prints too; openibd stopped on an IB node is prose (`FabricFacts.rdma_service`)",
     # Hundred-and-twenty-eighth, -twenty-ninth and -thirty-first batches (fix131, tests/test_judges_fix131.py): no field.
-    "h100-nccl-2.27.7-ras-thread-segfault-address-0x48-in-libnccl-training-crash-nccl-ras-enable-0-bypass":
-        "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (host): `error` holds the signal line alone, and "
-        "the libnccl.so frames that make it NCCL's crash are in no field (`NcclFacts.crash`); read with them (explain) "
-        "it is CHECK_CRASHED (image), the code the corpus's other NCCL crashes expect",
     "h100-2x8-nccl-2.25.1-alltoall-perf-mpi-mlx5-1-async-fatal-event-qp-invalid-request-local-wq-error-tcp-also-fails":
         "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): a QP's fatal async event is the adapter "
         "path's, as in the access-violation entries; that one node works and the same pair fails over TCP too (the "

@@ -8,6 +8,9 @@ NCCL's log reader getting wrong.
 - NCCL 2.19+'s merged virtual devices in `NET/IB : Using` (NCCL_IB_MERGE_NICS: ` [0]={[0] rocep130s0:1/RoCE, [1]
   rocep130s0:2/RoCE}`) are read as their member ports, beside unmerged ` [1]mlx5_2:1/IB`, and a `Using network`
   line whose prefix lost its tid (`host:pid [dev]`) is still that process's.
+- A segmentation fault whose signal line is kept alone (no frame shown, no cause named beside it) is the software the
+  image ships crashing, whichever library: NCCL_FAILED, the image's, never a drain; with NCCL's frames it stays
+  CHECK_CRASHED (crash.py).
 Real lines are quoted from corpus entries (by slug)."""
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import json
 import pytest
 
 from tests.helpers import ROOT
-from tests.judging import explained, replayed, verdict
+from tests.judging import explained, nccl_verdict, replayed, verdict
 from verify.checks import CHECKS
 from verify.checks.nccl import ncclog
 from verify.explain import ib
@@ -129,3 +132,25 @@ def test_the_device_list_of_nccl_2_23_on_and_of_hpc_x_s_sharp_plugin_is_read_as_
     assert ncclog.parse(sharp)["hcas"] == ["ibp0:1/IB/SHARP", "ibp1:1/IB/SHARP"]
     bare = "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:192.168.11.1<0>\n"      # no [RO]
     assert ncclog.parse(bare)["hcas"] == ["mlx5_0:1/IB"] and ncclog.parse(bare)["interface"] == "mlx5_0:1/IB"
+
+
+# ------------------------------------------------------------------ a segmentation fault with no frame shown
+RAS = "h100-nccl-2.27.7-ras-thread-segfault-address-0x48-in-libnccl-training-crash-nccl-ras-enable-0-bypass"
+
+
+def test_a_segmentation_fault_with_no_frame_shown_is_the_image_s_never_a_drain():
+    """`collective: [n125-011-039:288505:0:296459] Caught signal 11 (Segmentation fault: address not mapped to object
+    at address 0x48)` alone in `error` (RAS slug): the software crashed, whichever library; not the node."""
+    assert replayed(RAS)["nccl"] == _expected(RAS, "nccl") == ("fail", "NCCL_FAILED", "image")
+    for error in ("all_reduce: Segmentation fault (core dumped)", "init: SIGSEGV"):
+        assert nccl_verdict(backend="nccl", error=error) == ("fail", "NCCL_FAILED", "image")
+
+
+def test_a_segmentation_fault_with_frames_keeps_the_frames_rule():
+    """NCCL's frames: CHECK_CRASHED (image); the driver's (`libcuda.so`): not this rule's, never the image's by it."""
+    nccl = "all_reduce: Caught signal 11 (Segmentation fault) | 3 /opt/nccl/lib/libnccl.so(+0x120057) [0x7ff1c18c1057]"
+    assert nccl_verdict(backend="nccl", error=nccl) == ("fail", "CHECK_CRASHED", "image")
+    driver = "all_reduce: Caught signal 11 (Segmentation fault) | 3 /usr/lib/x86_64-linux-gnu/libcuda.so.1(+0x2a1f) [0x1]"
+    assert nccl_verdict(backend="nccl", error=driver)[2] != "image"
+    hung = "all_reduce: Watchdog caught collective operation timeout ... Segmentation fault (core dumped)"
+    assert nccl_verdict(backend="nccl", error=hung)[1] == "NCCL_TIMEOUT"
