@@ -683,6 +683,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu pass (its facts agree); verify explain reads the kernel's `segfault ... in libnccl.so.2` as "
         "NCCL crashing, nccl fail CHECK_CRASHED (image): not the node either, a check the translation has no record "
         "of (no field carries a process crash of the kernel log)",
+    # Hundred-and-twenty-eighth, -twenty-ninth and -thirty-first batches (fix131, tests/test_judges_fix131.py): not in the text.
+    "h100-nccl-2.27.7-ras-thread-segfault-address-0x48-in-libnccl-training-crash-nccl-ras-enable-0-bypass":
+        "translator: nccl fail NCCL_FAILED (image); fail CHECK_CRASHED (image): a segmentation fault whose frames are "
+        "libnccl.so's is NCCL's crash, under the code the corpus's other NCCL crashes expect; the owner agrees",
+    "h100-2x8-nccl-2.25.1-alltoall-perf-mpi-mlx5-1-async-fatal-event-qp-invalid-request-local-wq-error-tcp-also-fails":
+        "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): a QP's fatal async event is the adapter "
+        "path's; the TCP run that fails as well is the linked issue's prose, not in the excerpt",
+    "v100-pcie-2x2-cx3-pro-roce-nccl-2.21.5-net-ib-rocep130s0-ports-1-2-no-gdrdma-ib-write-bw-4554-mbs-lab":
+        "translator: nccl pass; warn FABRIC_GDR_OFF (host): no /GDRDMA on the `via NET/IB` line; the ConnectX-3 Pro's "
+        "driver without GPUDirect RDMA is the guide's prose, no line of the excerpt",
 }
 
 

@@ -1141,6 +1141,14 @@ KNOWN_MISMATCHES = {
         "translator: nccl skip (nothing to judge); warn NCCL_NET_FALLBACK (job): `NET/IB : No device found` and "
         "sockets across two nodes, the adapters unknown, says the fall-back and that without adapters sockets are "
         "expected (fix115's rule); that a GCP VM of that era has no RDMA NIC is the poster's prose (no instance field)",
+    # Hundred-and-twenty-eighth, -twenty-ninth and -thirty-first batches (fix131, tests/test_judges_fix131.py): no field.
+    "h100-2x8-nccl-2.25.1-alltoall-perf-mpi-mlx5-1-async-fatal-event-qp-invalid-request-local-wq-error-tcp-also-fails":
+        "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): a QP's fatal async event is the adapter "
+        "path's, as in the access-violation entries; that one node works and the same pair fails over TCP too (the "
+        "linked issue) is prose (`NcclFacts.runs`, `single_node_ok`)",
+    "v100-pcie-2x2-cx3-pro-roce-nccl-2.21.5-net-ib-rocep130s0-ports-1-2-no-gdrdma-ib-write-bw-4554-mbs-lab":
+        "translator: nccl pass; warn FABRIC_GDR_OFF (host): no /GDRDMA on the `via NET/IB` line; that a ConnectX-3 "
+        "Pro on the inbox mlx4 driver has no GPUDirect RDMA at all is the guide's prose (`Adapter.gdr_capable`)",
 }
 
 

@@ -139,6 +139,10 @@ HOST_BY_THE_EXCERPT = {
     "h100-2x8-tp16-nccl-2.21.5-mlx5-ib0-qp-local-access-violation-send-status-4-vendor-83-sporadic-fatal-in-ncclibtest":
         "a send's local protection error (status 4) beside the QP's access violation is the GPUDirect path's, as in "
         "the four vendor-81 entries; that it happens now and then in a job fine 99% of the time is the poster's prose",
+    # hundred-and-twenty-eighth batch (fix131, tests/test_judges_fix131.py)
+    "h100-2x8-nccl-2.25.1-alltoall-perf-mpi-mlx5-1-async-fatal-event-qp-invalid-request-local-wq-error-tcp-also-fails":
+        "a QP's fatal async event (`invalid request local work queue error`) is the adapter path's, as the access-"
+        "violation entries; that the same two nodes fail over TCP as well is the linked issue's prose",
 }
 
 

@@ -62,8 +62,11 @@ def _devinfo_rate(fields: dict[str, str]) -> str | None:
 
 def _port(fields: dict[str, str]) -> dict[str, Any]:
     rate = fields.get("rate") or _devinfo_rate(fields)
+    # ibstat names the generation where the figure is ambiguous (`Rate: 40 (FDR10)`, QDR also 40): the figure is the
+    # port's rate; width and speed stay null, as for ibstat's bare `Rate: 40` (FACTS.md)
+    bare = re.fullmatch(r"(\d+(?:\.\d+)?)(?: \([A-Z]+\d*\))?", rate or "")
     gbps, width, speed = rdma.rate(rate) if rate and "Gb" in rate else (
-        float(rate), None, None) if rate and re.fullmatch(r"\d+(\.\d+)?", rate) else (None, None, None)
+        float(bare.group(1)), None, None) if bare else (None, None, None)
     state = fields.get("state")
     phys = fields.get("physical state") or fields.get("phys_state") or fields.get("phys state")
     # a rate past the facts' range (`Rate: 9223372036854775807`) is unknown, never a figure the contract refuses

@@ -160,7 +160,7 @@ def links_undecided(dev: Mapping[str, Any], model_known: bool, peers_active: boo
     return False in states and True not in states and not model_known and not peers_active
 
 
-def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool = False) -> None:
+def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool = False, peers: int = 0) -> None:
     """Links down over every read; all links down only where the SKU or its peers have NVLink. On a bridged PCIe
     SKU (H100 PCIe: 12 of 18 links on its bridges) a fixed pattern of inactive links is the design: only a link
     that changes state between reads counts."""
@@ -179,9 +179,12 @@ def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool =
         all_down = all(len(d) == len(r) for d, r in zip(down_reads, reads, strict=False) if d)
         what = f"all {len(reads[0])} NVLink links inactive" if all_down else \
             f"NVLink link(s) {', '.join(map(str, links))} inactive of {len(reads[0])}"
-        status = _confirmed(len(bad), all_down and expected)   # a transient never takes every link
+        # a transient never takes every link, nor links of several GPUs at once (`peers`: linkpeers.py)
+        status = _confirmed(len(bad), (all_down and expected) or (peers >= 2 and not all_down))
         seen = f" in {len(bad)} of {len(reads)} read(s)"
-        why = "" if status == FAIL else ": one read, not confirmed by a re-read (links retrain after a reset)"
+        why = "" if len(bad) >= 2 or (all_down and expected) else \
+            f": one read, confirmed by links inactive on {peers - 1} other GPU(s) of the node" if status == FAIL else \
+            ": one read, not confirmed by a re-read (links retrain after a reset)"
         found.add(status, "NVLINK_DOWN", f"{where(dev)}: {what}{seen}{why}",
                   "Check `nvidia-smi nvlink -s`, the fabric manager (`systemctl status nvidia-fabricmanager`) and "
                   "the NVSwitch trays; reset the GPU if links stay down.", "host", i)

@@ -14,7 +14,7 @@ from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import gpumemory, gpuunits
 from ...shared.cuda_errors import decode
 from ...shared.gpumemory import where
-from . import aer, driverlog, fabricmanager, gpuarch, gpuhealth, gpuidentity, inforom, refusals, unanswering, undecoded
+from . import aer, driverlog, fabricmanager, gpuarch, gpuhealth, gpuidentity, inforom, linkpeers, refusals, unanswering, undecoded
 from .contradictions import impossible, no_gpu_contradicted
 from .kernelxid import xid_tells_the_kernel_fault
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
@@ -211,6 +211,7 @@ def _health(node: Node, found: Findings) -> None:
         if isinstance(p.get("nvlink_under_load"), list):
             load_links[dev.get("index")] = [p["nvlink_under_load"]]
     peers_have_links = gpuhealth.any_link_active(node.devices)
+    down = linkpeers.partly_down(node.devices, lambda d: bool((m := node.table.model(d.get("name"))) and m.nvlink))
     braked = [d for d in node.devices if gpuhealth.throttle_names(d.get("throttle_reasons")) & gpuhealth.THROTTLE_FAIL]
     for dev in node.devices:
         if gpuhealth.lost(dev, found) or unanswering.lost(dev, found):
@@ -227,7 +228,7 @@ def _health(node: Node, found: Findings) -> None:
                            model.constant("sm_clock_max_mhz") if model else None)
         samples = list(dev.get("samples") or []) + [{"nvlink": links} for links in load_links.get(i, [])]
         gpuhealth.nvlink({**dev, "samples": samples}, bool(model and model.nvlink) or peers_have_links, found,
-                         bridged=bool(model and not model.nvlink))
+                         bridged=bool(model and not model.nvlink), peers=len(down) if i in down else 0)
         gpuhealth.pcie(dev, [load_pcie[i]] if i in load_pcie else [], found, host_copy_low(node, dev),
                        (model.constant("pcie_gen"), model.constant("pcie_width")) if model else (None, None))
     kernel_log(node.facts, node.devices, found)

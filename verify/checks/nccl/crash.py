@@ -45,6 +45,15 @@ def nccl_crash(said: str) -> tuple[str, list[str]] | None:
     return (crash.group(0), frames) if frames else None
 
 
+def unplaced_crash(said: str) -> str | None:
+    """The segmentation fault as printed where the text names no frame at all (a catcher's signal line kept alone);
+    None where it names any, NCCL's or the driver's (those are judged by their frames)."""
+    crash = SEGV.search(said)
+    if not crash or DRIVER_FRAME.search(said) or NCCL_FRAME.search(said) or re.search(r"\.so\b|#\d+\s+0x", said):
+        return None
+    return crash.group(0)
+
+
 def crash_verdict(said: list[str], backend: str | None, result: CheckResult, hung: bool) -> CheckResult | None:
     """CHECK_CRASHED, the image's, where the failure is a segmentation fault in NCCL or its net plugin; not where the
     collective hung first (a crash while the job tears a hung communicator down says nothing of why it hung)."""
@@ -61,3 +70,17 @@ def crash_verdict(said: list[str], backend: str | None, result: CheckResult, hun
                           "(NCCL_NET_PLUGIN=none: NCCL's own IB transport); report the backtrace to its developers. A "
                           "setting that avoids the crashing path (NCCL_IB_GID_INDEX, NCCL_IB_HCA) is a workaround.",
                           "image")
+
+
+def unplaced_verdict(said: list[str], backend: str | None, result: CheckResult, hung: bool) -> CheckResult | None:
+    """A segmentation fault with no frame shown (its signal line kept alone) and no cause named beside it (judged
+    last): the software the image ships crashing all the same, whichever library it was in: NCCL_FAILED, the image's,
+    never a drain (a node's fault reaches the process as an error returned, not as a jump to a bad address)."""
+    signal = None if hung else unplaced_crash(" | ".join(said))
+    if not signal:
+        return None
+    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: the process crashed "
+                          f"({signal}) and no frame is shown: the software the image ships, not the node",
+                          "Read the crash's backtrace (the frames under the signal line, or `gdb` on its core) to see "
+                          "whose code it is: NCCL and its net plugin (a newer release, or a variable that avoids the "
+                          "path, as its release notes say), the framework, or the program.", "image")

@@ -11,7 +11,10 @@ aws-ofi-nccl's (github.com/aws/aws-ofi-nccl), for the releases the images ship (
 - the IB device list, src/transport/net_ib.cc (2.30: net_ib/init.cc): `"NET/IB : No device found."` and
   `"NET/IB : Using%s %s; OOB %s:%s"` with one ` [%d]%s:%d/%s` (index, device, port, IB|RoCE) per device; up to
   2.23.4 (l.669) the Using line is printed only when devices were found, from 2.24.3 (l.672) always, so an empty
-  list (`NET/IB : Using [RO]; OOB ...`) is no device, not a parse failure.
+  list (`NET/IB : Using [RO]; OOB ...`) is no device, not a parse failure. From 2.19 (2.21.5 in the corpus, and
+  HPC-X's IBext plugin) a merged virtual device (NCCL_IB_MERGE_NICS) prints as ` [%d]={`, its members `[%d]
+  %s:%d/%s` joined by `, `, `}`; releases with the virtual-device API list the physical devices only and name the
+  virtual ones on `Made virtual device` lines; HPC-X's plugin appends `/SHARP` to a device.
 - per connection, src/transport/net.cc (2.18.6 l.186-228, 2.30.7 l.324-379): `"Channel %02d/%d : %d[%d] ->
   %d[%d] [send] via NET/%s/%d%s%s"`: the network's name, the device index, then `/GDRDMA` when GPUDirect RDMA is
   used for that connection (the only per-connection proof), `(PCI)` from 2.27, `/Shared`.
@@ -53,8 +56,11 @@ _UNTAGGED = re.compile(r"(?:^|[\s:\]])((?:NET/\S+ ?: ?\S|NET/OFI |Using network 
 _SUFFIX = re.compile(r"(?<!\s)\s*\[repeated \d+x across cluster\]\s*$|\r$")
 _NETWORK = re.compile(r"^Using network (.+?)\s*$")
 _VERBS_MISSING = re.compile(r"^(?:Failed to open libibverbs\.so\S*|Count not open \S*libibverbs\S*)")
-_IB_USING = re.compile(r"^NET/IB ?: ?Using((?: \[\d+\]\S+)*)")
-_IB_DEVICE = re.compile(r"\[\d+\](\S+)")
+# 2.19+ merges a NIC's ports into one virtual device (NCCL_IB_MERGE_NICS, net_ib.cc): ` [0]={[0] rocep130s0:1/RoCE,
+# [1] rocep130s0:2/RoCE}` (the members' `[%d] %s:%d/%s`, a space after the index, `, ` between) beside unmerged
+# ` [1]mlx5_2:1/IB`; every member is a device NCCL uses
+_IB_USING = re.compile(r"^NET/IB ?: ?Using((?: \[\d+\](?:=\{[^}]*\}|\S+))*)")
+_IB_DEVICE = re.compile(r"\[\d+\] ?([^\s,{}=\[]+)")
 # HPC-X's IBext plugin (and NCCL's own from 2.19) merging ports: `NET/IB : Made virtual device [0] name=rocep1s0f1 ...`
 _IB_VIRTUAL = re.compile(r"^NET/IB ?: ?Made virtual device \[\d+\] name=(\S+)")
 _CHANNEL = re.compile(r"^Channel \d+/\d+ : .* via NET/(.+?)/(\d+)(?:\(\d+\))?((?:/GDRDMA)?)")
@@ -62,7 +68,7 @@ _PLUGIN_MISSING = re.compile(r"^NET/Plugin ?: ?(?:Plugin load \(|dlerror=.*No pl
                              r"Could not find:)")
 _PLUGIN_LOADED = re.compile(r"^NET/Plugin ?: ?Loaded net plugin (.+?) \(v\d+\)")
 _PROVIDER = re.compile(r"^NET/OFI Selected [Pp]rovider is ([^,\s]+)")
-_SOCKET_USING = re.compile(r"^NET/(?:Socket|IB) ?: ?Using \[0\]([^\s;]+)")
+_SOCKET_USING = re.compile(r"^NET/(?:Socket|IB) ?: ?Using \[0\](?:=\{\[\d+\] ?)?([^\s;,}]+)")   # a merged one: its first
 # the bootstrap's interface (`Bootstrap : Using ibp12s0:10.149.0.32<0>`), the interface when no NET line names one
 _BOOTSTRAP = re.compile(r"^Bootstrap ?: ?Using ([^\s;]+)")
 _HCA_GDR = re.compile(r"^NET/.+? : GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']+)'")
@@ -78,7 +84,9 @@ _TRANSPORT = re.compile(r"via (P2P/\w+|SHM|NET/[^/\n]+?(?=/\d)|NET/\w+)")
 # `NCCL_IB_HCA set by environment to mlx5_0` (param.cc) and `NCCL_SOCKET_IFNAME set to enp1s0` (misc/socket.cc)
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 # NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (hostname:pid:tid [cudaDev]): which process a line is from.
-_RANK = re.compile(r"(?<![\w.-])([\w.-]+):(\d+):\d+ \[\d+\] NCCL (?:INFO|WARN) Using network (.+?)\s*$")
+# A guide's hand-trimmed copy may drop the tid (`gpuserver1:15326 [0] NCCL INFO ...`): still that host's process; a
+# prefix that lost its host instead (`::16674:17023 [0]`) names none (no `pid:tid` read as `host:pid`)
+_RANK = re.compile(r"(?<![\w.-])([\w.-]+):(\d+)(:\d+)? \[\d+\] NCCL (?:INFO|WARN) Using network (.+?)\s*$")
 MAX_PROOF = 8
 # aws-ofi-nccl's words for a failure (`... failed`, `Could not ...`, `Couldn't open AV`, `Unable to insert ...`)
 _OFI_FAILED = re.compile(r"[Ff]ail|[Cc]ould(?: not|n't)|\bUnable to\b")
@@ -185,8 +193,8 @@ def _rank_networks(text: str) -> dict[str, str]:
     found = {}
     for line in text.splitlines():
         hit = _RANK.search(_SUFFIX.sub("", line))
-        if hit:
-            found[f"{hit.group(1)}:{hit.group(2)}"] = hit.group(3)
+        if hit and (hit.group(3) or not hit.group(1).isdigit()):
+            found[f"{hit.group(1)}:{hit.group(2)}"] = hit.group(4)
     return found
 
 

@@ -35,7 +35,7 @@ from ...shared.shmem import nccl_shm_attach
 from . import barefail, casualty, ofiinval, peeraccess, plugreg
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .collective import PROGRAMS, inconsistent, label, other_collective, plausibility
-from .crash import crash_verdict
+from .crash import crash_verdict, unplaced_verdict
 from .efa import efa_verdict
 from .hang import is_timeout
 from .internalerr import INTERNAL
@@ -399,6 +399,8 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
                               f"{cause.remedy} {remedy}" if cause else remedy, owner)
     if not cause and barefail.bare(error):
         owner = "job"               # the error's class alone shows no cause: the job's to read, never a drain
+    elif not cause and (crashed := unplaced_verdict(said, backend, result, False)):
+        return crashed              # a segmentation fault, no frame shown: the image's software, never a drain
     return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
                           f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
 
