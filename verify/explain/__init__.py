@@ -29,6 +29,7 @@ from . import (
     fmstatus,
     gpudfabric,
     gpudrma,
+    hosts,
     ib,
     ibdevnetdev,
     inventory,
@@ -257,7 +258,16 @@ UNREAD = frozenset({"HEALTH_NOT_ASSESSED"})
 
 
 def explain_text(text: str, path: str, options: Any) -> Any:
-    """What `explain` does once the file is read (a test feeds text directly)."""
+    """What `explain` does once the file is read (a test feeds text directly): a paste of several hosts' outputs
+    (explain/hosts.py) is judged host by host."""
+    parts = hosts.sections(text)
+    judged = [(host, _one(part, path, options)) for host, part in parts or ()]
+    judged = [(host, r) for host, r in judged if r.name != "explain"]        # a host's prompt with nothing read
+    whole = _one(text, path, options)
+    return hosts.per_host(judged, whole) if len(judged) >= 2 else whole
+
+
+def _one(text: str, path: str, options: Any) -> Any:
     from ..result import CheckResult
 
     seen = views(text)

@@ -6,6 +6,7 @@ launcher printed one is the shell's read. A launcher prints the limit where its 
 (`srun bash -c 'ulimit -l'`) or runs a script whose body the transcript shows (`$ cat x.sh`) to be `ulimit -l`."""
 from __future__ import annotations
 
+import itertools
 import re
 
 # a prompt (`$ `, `# `, `user@host:~$ `, `[user@host ~]$ `) and its command
@@ -30,8 +31,10 @@ def _commands(lines: list[str]) -> list[tuple[str, list[str], list[str]]]:
             if not after.strip() or (_PROMPT.match(after) and not _SHEBANG.match(after.strip())):
                 break
             out.append(after)
-        figures = [m.group(1) for m in map(_FIGURE.match, out) if m]
-        found.append((prompt.group(1), figures if len(figures) == len(out) else [], out))
+        # the figures right under the command: a transcript that runs on into the next tool's output with no prompt
+        # between (`ulimit -l; ibstat`, a paste that dropped the next prompt) keeps the limit it printed first
+        figures = [m.group(1) for m in itertools.takewhile(bool, map(_FIGURE.match, out)) if m]
+        found.append((prompt.group(1), figures, out))
     return found
 
 
