@@ -136,3 +136,35 @@ def test_a_central_syslog_of_two_hosts_names_the_host_of_the_fatal_xid():
     assert r.status == "fail" and r.owner == "host" and r.summary.startswith("gpu02: ")
     one_host = text.replace("gpu02.cluster", "gpu01")
     assert hosts.sections(one_host) is None and explained(one_host).status == "fail"
+
+
+EIGHT_RAILS = "h100-ibstat-eight-cx7-ndr-plus-bf3-bond-all-active"
+
+
+def _rail_down(listing: str) -> str:
+    """The entry's listing as another node of the rail prints it with mlx5_1 down and its last adapter gone."""
+    blocks = listing.split("CA '")
+    blocks[2] = blocks[2].replace("State: Active", "State: Down", 1).replace("Physical state: LinkUp",
+                                                                            "Physical state: Disabled", 1)
+    return "CA '".join(blocks[:-1]).rstrip() + "\n"
+
+
+@pytest.mark.parametrize("paste", [
+    "{a}\n{b}",                                                    # no host named: the listing printed again
+    "gpu01:~$ ibstat\n{a}\ngpu02:~$ ibstat\n{b}",                  # a PS1 of `\\h:\\w\\$`
+    "[root@login ~]# ssh gpu01 ibstat\n{a}\n[root@login ~]# ssh -t gpu02 sudo ibstat\n{b}",    # one login, two nodes
+])
+def test_another_node_s_listing_with_a_rail_down_and_one_gone_is_judged(paste):
+    healthy = raw(EIGHT_RAILS)
+    assert verdict(explained(healthy, "raw.txt")) == ("pass", None, None)
+    r = explained(paste.format(a=healthy, b=_rail_down(healthy)))
+    assert verdict(r) == ("fail", "FABRIC_PORT_DOWN", "host") and "mlx5_1" in r.summary
+
+
+def test_ssh_names_the_host_its_command_ran_on():
+    for line, host in (("$ ssh gpu02 ibstat", "gpu02"), ("[root@login ~]# ssh -p 2222 root@gpu02.local nvidia-smi -q",
+                                                         "gpu02"), ("user@login:~$ ssh -t gpu03 sudo ibstat", "gpu03"),
+                       ("$ ssh -tt -i key.pem ubuntu@10.0.0.5 nvidia-smi", "10.0.0.5")):
+        assert hosts._marker([line], 0) == host, line
+    for line in ("# ssh gpu02", "Port 1:", "GPU0:", "echo $ ssh", "        State: Active"):
+        assert hosts._marker([line], 0) is None, line

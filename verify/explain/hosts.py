@@ -24,6 +24,11 @@ _NAME = r"[A-Za-z0-9][\w-]*(?:\.[\w-]+)*"
 # `user@host:path$ `, `user@host path # `, `[user@host path]$ `, a virtualenv's `(venv) ` before it
 _PROMPT = re.compile(rf"^[ \t]*(?:\([^()\n]*\)[ \t]*)?\[?[\w.-]+@({_NAME})(?:[: \t][^\n$#%>\]]{{0,200}})?\]?[ \t]?[$#%>]"
                      r"(?:[ \t]|$)")
+# `gpu01:~$ ` (a PS1 of `\h:\w\$`: the host, a path from `~` or `/`), and `$ ssh gpu02 ibstat`: a command run on
+# the host it names
+_HOST_PATH = re.compile(rf"^[ \t]*({_NAME}):[~/][^\s$#%>]*[ \t]?[$#%>](?:[ \t]|$)")
+_SSH = re.compile(rf"^[^\n]{{0,200}}?[$#%>][ \t]+ssh[ \t]+(?:(?:-[bcDEeFIiJLlmOopQRSWw][ \t]*\S+|-[46AaCfGgKkMNnqsTtVvXxYy]+)[ \t]+)*"
+                  rf"(?:[\w.-]+@)?({_NAME})[ \t]+[^\s-]")
 _RULE = re.compile(r"^[ \t]*-{3,}[ \t]*$")
 _BOXED = re.compile(rf"^[ \t]*({_NAME}(?:\[[\d,\-]+\])?)(?:[ \t]+\(\d+\))?[ \t]*$")     # clush -b's `node[01-02] (2)`
 _ANSIBLE = re.compile(rf"^({_NAME}) \| (?:SUCCESS|CHANGED|FAILED!?|UNREACHABLE!?)\b")
@@ -50,7 +55,7 @@ def _short(name: str) -> str:
 def _marker(lines: list[str], n: int) -> str | None:
     """The host whose output line n starts, where it names one."""
     line = lines[n]
-    if m := _PROMPT.match(line) or _ANSIBLE.match(line):
+    if m := _SSH.match(line) or _PROMPT.match(line) or _HOST_PATH.match(line) or _ANSIBLE.match(line):
         return _short(m.group(1))
     if (m := _TAIL.match(line)) or ((m := _FRAMED.match(line)) and _DIGIT.search(m.group(1))):
         return m.group(1)
@@ -117,16 +122,18 @@ def _by_banner(lines: list[str]) -> list[tuple[str, str]] | None:
         if len(starts) >= 2:
             break
     else:
-        # the listing's first adapter line printed again, word for word, and the whole listing with it: the same
-        # adapters (`ibstat` then `ibstatus` of one host is one listing in two formats, read together; `ibv_devinfo`
-        # then `ibv_devinfo -d mlx4_1 -v` is one adapter read again, cx3-two-dual-port-hcas-...)
+        # the listing's first adapter line printed again, word for word (`ibstat` then `ibstatus` of one host is one
+        # listing in two formats, read together; `ibv_devinfo` then `ibv_devinfo -d mlx4_1 -v` is one adapter read
+        # again, cx3-two-dual-port-hcas-...)
         first = next((n for n, line in enumerate(bare) if _ADAPTER.match(line)), None)
         if first is None:
             return None
         starts = [first] + [n for n in range(first + 1, len(bare)) if bare[n] == bare[first]]
         listed = [{line for line in bare[a:b] if _ADAPTER.match(line)}
                   for a, b in zip(starts, starts[1:] + [len(bare)], strict=True)]
-        if len(starts) < 2 or any(names != listed[0] for names in listed):
+        # a run of one adapter beside a longer one is that adapter read again (`-d mlx4_1 -v`); a second host's
+        # listing lists two or more, or the same adapters as the first (one adapter each)
+        if len(starts) < 2 or not (all(len(names) >= 2 for names in listed) or all(n == listed[0] for n in listed)):
             return None
     cuts = []
     for start in starts:
