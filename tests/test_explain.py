@@ -41,11 +41,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "procfs-omni-path-hfi1-0-hpe-op101-no-hca-type-port-active-linkup-100-4x-edr-error-counters-zero":
         "translator: fabric pass (its facts agree); the excerpt is a procfs test fixture in ttar form (`Path:` / "
         "`Lines:` records of sysfs files), which verify explain does not read: not recognised",
-    # Ninety-sixth batch: what the text lacks.
-    "b200-x8-570.124.06-topo-m-gpu2-no-nvlink-to-any-peer-node-sys-while-the-other-seven-nv18-vllm-env":
-        "translator: gpu fail NVLINK_DOWN (host; its facts agree); the excerpt quotes `topo -m` without its header "
-        "line and without GPU7's row: which columns are GPUs and which NICs cannot be told: the `collect_env` "
-        "above it is read (eight B200s, no health field: warn HEALTH_NOT_ASSESSED), the matrix is not",
     # Eighty-eighth batch: a failure that shows no cause is the job's (every failure names an owner).
     "slurm-submitit-multi-node-nccl-2.18.1-barrier-internal-error-socket-recv-failed-while-polling-opid-cause-not-shown":
         "translator: fail NCCL_FAILED with no owner; verify fails it too, owned by the job (the report contract names an "

@@ -168,3 +168,31 @@ def test_ssh_names_the_host_its_command_ran_on():
         assert hosts._marker([line], 0) == host, line
     for line in ("# ssh gpu02", "Port 1:", "GPU0:", "echo $ ssh", "        State: Active"):
         assert hosts._marker([line], 0) is None, line
+
+
+B200_HEADERLESS = "b200-x8-570.124.06-topo-m-gpu2-no-nvlink-to-any-peer-node-sys-while-the-other-seven-nv18-vllm-env"
+DGX1 = "v100-sxm2-32gb-x8-nvlink-all-gather-4gib-out-of-bounds-2-failed-maintainer-fixed-in-master"
+
+
+def test_a_topo_matrix_quoted_without_its_header_is_read_from_its_x_diagonal_behind_switches():
+    """The vLLM report's matrix has no header line and no GPU7 row: rows GPU0..GPU6, each with its `X` in its own
+    column, are the GPUs' columns; GPU2 shows NODE/SYS to every peer while the others show NV18: its links are down."""
+    from verify.explain import topo
+    text = raw(B200_HEADERLESS)
+    assert "GPU2    NODE    NODE     X      NODE    SYS" in text and "CPU Affinity" not in text
+    devices = topo.parse(text)["devices"]
+    assert [sum(d["nvlink"]) for d in devices] == [18, 18, 0, 18, 18, 18, 18]
+    assert all(d.get("numa_node") is None for d in devices)            # the affinities are not named: unread
+    assert verdict(explained(text, "raw.txt")) == ("fail", "NVLINK_DOWN", "host")
+
+
+def test_a_headerless_direct_wired_matrix_says_nothing_of_nvlink():
+    """A DGX-1's cube mesh (NV1/NV2 to some peers, SYS to others): without the header the bonds to the columns after
+    the rows shown are unread, so no GPU's link count is known, and no link is called down."""
+    from verify.explain import topo
+    rows = [line for line in raw(DGX1).splitlines() if line.startswith("GPU")]
+    assert rows[0].split() == ["GPU0", "X", "NV1", "NV1", "NV2", "SYS", "SYS", "NV2", "SYS", "0-95"]
+    for shown in (rows[:4], rows):
+        devices = topo.parse("\n".join(shown))["devices"]
+        assert devices and all("nvlink" not in d for d in devices)
+        assert explained("\n".join(shown)).status != "fail"
