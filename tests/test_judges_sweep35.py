@@ -8,7 +8,10 @@ class, not the example (hidden items of the same classes hit the same gaps):
   (verify/explain/hosts.py);
 - a `ulimit -l` transcript that runs on into the next tool's output (`ulimit -l; ibstatus`, a paste that dropped the
   next prompt) lost its figure, so the 64 KiB limit went unjudged beside a healthy listing
-  (verify/explain/shellimit.py).
+  (verify/explain/shellimit.py), and two hosts' `ulimit -a` (no banner, no host) kept the first host's figure: the
+  lowest memlock line is read (verify/explain/ulimit.py);
+- a `topo -m` matrix quoted without its header line was not read (b200-x8-570.124.06-topo-m-gpu2-...): behind
+  NVSwitches its rows' `X` diagonal names the GPUs' columns (verify/explain/topo.py).
 The pastes are built from real lines of the corpus's entries (each source.md gives its URL), named by slug."""
 from __future__ import annotations
 
@@ -196,3 +199,18 @@ def test_a_headerless_direct_wired_matrix_says_nothing_of_nvlink():
         devices = topo.parse("\n".join(shown))["devices"]
         assert devices and all("nvlink" not in d for d in devices)
         assert explained("\n".join(shown)).status != "fail"
+
+
+ULIMIT_64 = "ulimit-memlock-64k-ibv-create-cq-fails"
+ULIMIT_UNLIMITED = "aws-parallelcluster-alinux-slurmd-init-d-limits-patch-ulimit-a-max-locked-memory-unlimited"
+
+
+def test_two_hosts_ulimit_a_in_one_paste_judge_the_lower_limit_whichever_comes_first():
+    """`ulimit -a` has no banner to cut at and names no host: every memlock line is read and the lowest is the
+    limit a fault shows (a node's 64 KiB beside another's unlimited); one listing shown twice gives one figure."""
+    low = raw(ULIMIT_64).replace("ulimit -a\n", "")
+    high = raw(ULIMIT_UNLIMITED).split("\n", 1)[1]          # without the ec2-user prompt: no host named
+    assert "max locked memory       (kbytes, -l) 64" in low and "(kbytes, -l) unlimited" in high
+    for text in (f"{high}\n{low}", f"{low}\n{high}"):
+        assert verdict(explained(text)) == ("fail", "FABRIC_MEMLOCK_LOW", "host")
+    assert verdict(explained(f"{high}\n{high}")) == ("pass", None, None)
