@@ -7,7 +7,8 @@ class, not the example (hidden items of the same classes hit the same gaps):
   printed again) and each host is judged on its own: a fault on either is the file's, a pass only where each passes
   (verify/explain/hosts.py);
 - a `ulimit -l` transcript that runs on into the next tool's output (`ulimit -l; ibstatus`, a paste that dropped the
-  next prompt) lost its figure, so the 64 KiB limit went unjudged beside a healthy listing
+  next prompt) lost its figure, so the 64 KiB limit went unjudged beside a healthy listing, and a conda or virtualenv
+  prompt (`(base) user@host:~$ ulimit -l`) was no prompt at all
   (verify/explain/shellimit.py), and two hosts' `ulimit -a` (no banner, no host) kept the first host's figure: the
   lowest memlock line is read (verify/explain/ulimit.py);
 - a `topo -m` matrix quoted without its header line was not read (b200-x8-570.124.06-topo-m-gpu2-...): behind
@@ -108,6 +109,9 @@ def test_a_host_whose_part_holds_nothing_read_leaves_the_other_s_verdict():
     "$ ulimit -l\n64\n{listing}\n",                      # the next prompt dropped by the paste
     "[user@gpu01 ~]$ ulimit -l; ibstatus\n64\n{listing}\n",
     "$ ulimit -l\n64\n$ ibstatus\n{listing}\n",          # read before sweep35 too
+    "(pytorch) root@gpu01:/workspace# ulimit -l\n64\n{listing}\n",      # a conda or virtualenv prompt
+    "(base) [user@gpu01 ~]$ ulimit -l\n64\n(base) [user@gpu01 ~]$ ibstatus\n{listing}\n",
+    "➜  ~ ulimit -l\n64\n{listing}\n",                 # oh-my-zsh
 ])
 def test_a_memlock_transcript_that_runs_on_into_the_next_tool_keeps_its_limit(transcript):
     """The snap-slurm entry's own transcript (`$ ulimit -l` with its figure under it) is read as it was."""
