@@ -218,3 +218,14 @@ def test_two_hosts_ulimit_a_in_one_paste_judge_the_lower_limit_whichever_comes_f
     for text in (f"{high}\n{low}", f"{low}\n{high}"):
         assert verdict(explained(text)) == ("fail", "FABRIC_MEMLOCK_LOW", "host")
     assert verdict(explained(f"{high}\n{high}")) == ("pass", None, None)
+
+
+def test_two_hosts_rdma_link_show_judge_the_port_down_on_either():
+    """iproute2's `rdma link show` as verify/explain/ib.py reads it (rdma/link.c's line): a port line names its
+    adapter and port before its state, so another node's listing starts over at the same `link mlx5_0/1`."""
+    healthy = ("link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0\n"
+               "link mlx5_1/1 state ACTIVE physical_state LINK_UP netdev ib1\n")
+    down = healthy.replace("mlx5_1/1 state ACTIVE physical_state LINK_UP", "mlx5_1/1 state DOWN physical_state DISABLED")
+    for text in (healthy + down, down + healthy):
+        assert verdict(explained(text)) == ("warn", "FABRIC_PORT_DOWN", "host")
+    assert verdict(explained(healthy + healthy)) == ("pass", None, None)

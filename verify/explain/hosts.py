@@ -41,8 +41,12 @@ _SYSLOG = re.compile(r"^(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [
                      r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) "
                      rf"({_NAME}) (?:kernel|[\w./@-]+\[\d+\]): ")
 # a tool's banner, once per run; an RDMA listing's adapter line
-_BANNERS = (re.compile(r"^\|? *NVIDIA-SMI \d+\.\d+"), re.compile(r"^=+NVSMI LOG=+$"))
-_ADAPTER = re.compile(r"^(?:CA '([^']+)'|Infiniband device '([^']+)' port \d+ status:|hca_id:\s*(\S+))")
+_BANNERS = (re.compile(r"^\|? *NVIDIA-SMI \d+\.\d+"), re.compile(r"^=+NVSMI LOG=+$"),
+            # `nvidia-smi --query-gpu=... --format=csv`'s header line
+            re.compile(r"^(?:index|name|uuid|pci\.bus_id|timestamp|driver_version)(?:, [\w.\[\] %/]+)+$"))
+# an adapter's (or, in `rdma link`, a port's) first line, up to what names it: a state that differs is the same port
+_ADAPTER = re.compile(r"^(?:CA '[^']+'|Infiniband device '[^']+' port \d+ status:|hca_id:\s*\S+|"
+                      r"(?:\d+/\d+: )?link \S+/\d+)")
 # what goes with a table's banner above it: its date line and its top border
 _ABOVE = re.compile(r"^(?:\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*|\+[-=+]+\+)$")
 
@@ -122,15 +126,15 @@ def _by_banner(lines: list[str]) -> list[tuple[str, str]] | None:
         if len(starts) >= 2:
             break
     else:
-        # the listing's first adapter line printed again, word for word (`ibstat` then `ibstatus` of one host is one
+        # the listing's first adapter named again, in the same words (`ibstat` then `ibstatus` of one host is one
         # listing in two formats, read together; `ibv_devinfo` then `ibv_devinfo -d mlx4_1 -v` is one adapter read
         # again, cx3-two-dual-port-hcas-...)
-        first = next((n for n, line in enumerate(bare) if _ADAPTER.match(line)), None)
+        names = [m.group(0) if (m := _ADAPTER.match(line)) else None for line in bare]
+        first = next((n for n, name in enumerate(names) if name), None)
         if first is None:
             return None
-        starts = [first] + [n for n in range(first + 1, len(bare)) if bare[n] == bare[first]]
-        listed = [{line for line in bare[a:b] if _ADAPTER.match(line)}
-                  for a, b in zip(starts, starts[1:] + [len(bare)], strict=True)]
+        starts = [first] + [n for n in range(first + 1, len(bare)) if names[n] == names[first]]
+        listed = [{name for name in names[a:b] if name} for a, b in zip(starts, starts[1:] + [len(bare)], strict=True)]
         # a run of one adapter beside a longer one is that adapter read again (`-d mlx4_1 -v`); a second host's
         # listing lists two or more, or the same adapters as the first (one adapter each)
         if len(starts) < 2 or not (all(len(names) >= 2 for names in listed) or all(n == listed[0] for n in listed)):
