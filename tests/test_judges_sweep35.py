@@ -229,3 +229,14 @@ def test_two_hosts_rdma_link_show_judge_the_port_down_on_either():
     for text in (healthy + down, down + healthy):
         assert verdict(explained(text)) == ("warn", "FABRIC_PORT_DOWN", "host")
     assert verdict(explained(healthy + healthy)) == ("pass", None, None)
+
+
+@pytest.mark.parametrize(("first", "second"), [("### gpu01", "### gpu02"), ("**gpu01**", "**gpu02**"),
+                                                ("Node 1:", "Node 2:"), ("host: gpu01", "host: gpu02")])
+def test_a_heading_or_label_naming_each_host_cuts_the_paste(first, second):
+    up, down = _ports()
+    r = explained(f"{first}\n{up}\n\n{second}\n{down}\n")
+    assert verdict(r) == ("fail", "FABRIC_PORT_DOWN", "host") and r.summary.startswith(second.strip("#*: ")
+                                                                                         .split()[-1] + ": ")
+    for line in ("## Output", "**Note**", "### Step 2", "# 1", "nodes: 4", "# nThread 1 nGpus 8"):
+        assert hosts._marker([line], 0) is None, line

@@ -6,7 +6,8 @@ starts and each host is judged on its own: a fault on either is the file's (veri
 Where a host's output starts, as pastes show it:
 - a shell prompt naming its host (`user@node01:~$ ibstat`, `[root@gpu02 ~]# nvidia-smi`);
 - a header naming it: clush's and dshbak's box (a name between two dashed rules), Ansible's `node01 | CHANGED | rc=0
-  >>`, `tail`'s `==> node01.log <==`, a rule-framed `=== node01 ===` (a name with a digit, not a heading's word);
+  >>`, `tail`'s `==> node01.log <==`, a rule-framed `=== node01 ===`, a markdown heading or bold line (`### node01`,
+  `**node01**`) or a label (`Node 1:`, `host: gpu02`): a name with a digit, not a heading's word;
 - pdsh's `node01: ` before each line (launchers.hosts strips it for the parsers: here the lines are grouped by it),
   and a central syslog's or journald's host field (`Oct 25 11:35:11 node01 kernel: `);
 - with no host named, a tool's banner printed again (`NVIDIA-SMI 550.90.07`, `==NVSMI LOG==`) or an RDMA listing
@@ -34,6 +35,9 @@ _BOXED = re.compile(rf"^[ \t]*({_NAME}(?:\[[\d,\-]+\])?)(?:[ \t]+\(\d+\))?[ \t]*
 _ANSIBLE = re.compile(rf"^({_NAME}) \| (?:SUCCESS|CHANGED|FAILED!?|UNREACHABLE!?)\b")
 _TAIL = re.compile(r"^==> (\S(?:.*\S)?) <==$")
 _FRAMED = re.compile(rf"^[ \t]*[=#*-]{{3,}}[ \t]*({_NAME})[ \t]*[=#*-]{{3,}}[ \t]*$")
+# a markdown heading or a bold line naming the host (`### gpu01`, `**node-a2**`), or a label (`Node 1:`, `host: gpu02`)
+_HEADING = re.compile(rf"^[ \t]*(?:#{{1,6}}[ \t]+|\*\*)(?=[\w.-]*[A-Za-z])({_NAME})(?:\*\*)?[ \t]*:?[ \t]*$")
+_LABEL = re.compile(rf"^[ \t]*(?:node|host|hostname|server)[ \t]*[:=]?[ \t]*({_NAME})[ \t]*:?[ \t]*$", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
 _PDSH = re.compile(rf"^({_NAME}):(?: |$)")
 # syslog's and journald's `<time> host kernel: ` / `host ident[pid]: ` (launchers.PREFIXES), its host taken
@@ -61,7 +65,8 @@ def _marker(lines: list[str], n: int) -> str | None:
     line = lines[n]
     if m := _SSH.match(line) or _PROMPT.match(line) or _HOST_PATH.match(line) or _ANSIBLE.match(line):
         return _short(m.group(1))
-    if (m := _TAIL.match(line)) or ((m := _FRAMED.match(line)) and _DIGIT.search(m.group(1))):
+    if (m := _TAIL.match(line)) or ((m := _FRAMED.match(line) or _HEADING.match(line) or _LABEL.match(line))
+                                     and _DIGIT.search(m.group(1))):
         return m.group(1)
     if 0 < n < len(lines) - 1 and _RULE.match(lines[n - 1]) and _RULE.match(lines[n + 1]) and (m := _BOXED.match(line)):
         return m.group(1)
