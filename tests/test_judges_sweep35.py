@@ -240,3 +240,41 @@ def test_a_heading_or_label_naming_each_host_cuts_the_paste(first, second):
                                                                                          .split()[-1] + ": ")
     for line in ("## Output", "**Note**", "### Step 2", "# 1", "nodes: 4", "# nThread 1 nGpus 8"):
         assert hosts._marker([line], 0) is None, line
+
+
+NODE_EXPORTER = "node-exporter-e2e-node-infiniband-metrics-i40iw0-iwarp-10g-and-mlx4-0-cx3-two-qdr-40-ports-all-active-linkup"
+PROCFS = "procfs-omni-path-hfi1-0-hpe-op101-no-hca-type-port-active-linkup-100-4x-edr-error-counters-zero"
+
+
+def test_node_exporter_infiniband_series_are_the_ports_sysfs_states_and_rates():
+    """Class: a monitoring format explain did not read. node_exporter's e2e scrape: ids as sysfs numbers them, the
+    rate in bytes per second (5e+09 is 40 Gb/s), hca_type from node_infiniband_info."""
+    from verify.explain import nodeib
+    text = raw(NODE_EXPORTER)
+    assert 'node_infiniband_rate_bytes_per_second{device="mlx4_0",port="1"} 5e+09' in text
+    adapters = {a["name"]: a for a in nodeib.parse(text)["adapters"]}
+    assert adapters["mlx4_0"]["hca_type"] == "MT4099"
+    assert [(p["port"], p["state"], p["phys_state"], p["rate_gbps"]) for p in adapters["mlx4_0"]["ports"]] == [
+        (1, "ACTIVE", "LinkUp", 40.0), (2, "ACTIVE", "LinkUp", 40.0)]
+    assert verdict(explained(text, "raw.txt")) == ("pass", None, None)
+    down = text.replace('node_infiniband_state_id{device="mlx4_0",port="2"} 4',
+                        'node_infiniband_state_id{device="mlx4_0",port="2"} 1').replace(
+        'node_infiniband_physical_state_id{device="mlx4_0",port="2"} 5',
+        'node_infiniband_physical_state_id{device="mlx4_0",port="2"} 3')
+    r = explained(down)
+    assert r.status in ("warn", "fail") and r.code == "FABRIC_PORT_DOWN" and r.owner == "host"
+    odd = text.replace('{device="i40iw0",port="1"} 4', '{device="i40iw0",port="1"} 9')     # no name the kernel gives
+    assert nodeib.parse(odd)["adapters"][0]["ports"][0]["state"] is None
+
+
+def test_a_ttar_or_head_dump_of_the_sysfs_files_is_the_sysfs_dump():
+    from verify.explain import sysfsib
+    text = raw(PROCFS)
+    assert "Path: fixtures/sys/class/infiniband/hfi1_0/ports/1/state\nLines: 1\n4: ACTIVE" in text
+    port = sysfsib.parse(text)["adapters"][0]["ports"][0]
+    assert (port["state"], port["phys_state"], port["rate_gbps"]) == ("ACTIVE", "LinkUp", 100.0)
+    assert verdict(explained(text, "raw.txt")) == ("pass", None, None)
+    head = ("==> /sys/class/infiniband/mlx5_0/ports/1/state <==\n4: ACTIVE\n\n"
+            "==> /sys/class/infiniband/mlx5_1/ports/1/state <==\n1: DOWN\n")
+    assert hosts.sections(head) is None                       # a node's files, one host
+    assert verdict(explained(head))[1:] == ("FABRIC_PORT_DOWN", "host")

@@ -33,7 +33,7 @@ _SSH = re.compile(rf"^[^\n]{{0,200}}?[$#%>][ \t]+ssh[ \t]+(?:(?:-[bcDEeFIiJLlmOo
 _RULE = re.compile(r"^[ \t]*-{3,}[ \t]*$")
 _BOXED = re.compile(rf"^[ \t]*({_NAME}(?:\[[\d,\-]+\])?)(?:[ \t]+\(\d+\))?[ \t]*$")     # clush -b's `node[01-02] (2)`
 _ANSIBLE = re.compile(rf"^({_NAME}) \| (?:SUCCESS|CHANGED|FAILED!?|UNREACHABLE!?)\b")
-_TAIL = re.compile(r"^==> (\S(?:.*\S)?) <==$")
+_TAIL = re.compile(r"^==> (?!/sys/|/proc/|/dev/)(\S(?:.*\S)?) <==$")        # a node's files are one host
 _FRAMED = re.compile(rf"^[ \t]*[=#*-]{{3,}}[ \t]*({_NAME})[ \t]*[=#*-]{{3,}}[ \t]*$")
 # a markdown heading or a bold line naming the host (`### gpu01`, `**node-a2**`), or a label (`Node 1:`, `host: gpu02`)
 _HEADING = re.compile(rf"^[ \t]*(?:#{{1,6}}[ \t]+|\*\*)(?=[\w.-]*[A-Za-z])({_NAME})(?:\*\*)?[ \t]*:?[ \t]*$")
