@@ -173,7 +173,7 @@ def test_ssh_names_the_host_its_command_ran_on():
                                                          "gpu02"), ("user@login:~$ ssh -t gpu03 sudo ibstat", "gpu03"),
                        ("$ ssh -tt -i key.pem ubuntu@10.0.0.5 nvidia-smi", "10.0.0.5")):
         assert hosts._marker([line], 0) == host, line
-    for line in ("# ssh gpu02", "Port 1:", "GPU0:", "echo $ ssh", "        State: Active"):
+    for line in ("# ssh gpu02", "Port 1:", "GPU0:", "echo $ ssh", "        State: Active", "https://x.org/#"):
         assert hosts._marker([line], 0) is None, line
 
 

@@ -27,7 +27,7 @@ _PROMPT = re.compile(rf"^[ \t]*(?:\([^()\n]*\)[ \t]*)?\[?[\w.-]+@({_NAME})(?:[: 
                      r"(?:[ \t]|$)")
 # `gpu01:~$ ` (a PS1 of `\h:\w\$`: the host, a path from `~` or `/`), and `$ ssh gpu02 ibstat`: a command run on
 # the host it names
-_HOST_PATH = re.compile(rf"^[ \t]*({_NAME}):[~/][^\s$#%>]*[ \t]?[$#%>](?:[ \t]|$)")
+_HOST_PATH = re.compile(rf"^[ \t]*(?!(?:https?|s?ftp|file):)({_NAME}):[~/][^\s$#%>]*[ \t]?[$#%>](?:[ \t]|$)")
 _SSH = re.compile(rf"^[^\n]{{0,200}}?[$#%>][ \t]+ssh[ \t]+(?:(?:-[bcDEeFIiJLlmOopQRSWw][ \t]*\S+|-[46AaCfGgKkMNnqsTtVvXxYy]+)[ \t]+)*"
                   rf"(?:[\w.-]+@)?({_NAME})[ \t]+[^\s-]")
 _RULE = re.compile(r"^[ \t]*-{3,}[ \t]*$")
