@@ -34,18 +34,6 @@ RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
 EXPLAIN_MISMATCHES: dict[str, str] = {
-    # Hundred-and-first batch: formats explain does not read (their facts agree).
-    "node-exporter-e2e-node-infiniband-metrics-i40iw0-iwarp-10g-and-mlx4-0-cx3-two-qdr-40-ports-all-active-linkup":
-        "translator: fabric pass (its facts agree); a Prometheus node_exporter scrape (`node_infiniband_*` series, rates "
-        "in bytes per second, no width or link layer) is no listing verify explain reads: not recognised",
-    "procfs-omni-path-hfi1-0-hpe-op101-no-hca-type-port-active-linkup-100-4x-edr-error-counters-zero":
-        "translator: fabric pass (its facts agree); the excerpt is a procfs test fixture in ttar form (`Path:` / "
-        "`Lines:` records of sysfs files), which verify explain does not read: not recognised",
-    # Ninety-sixth batch: what the text lacks.
-    "b200-x8-570.124.06-topo-m-gpu2-no-nvlink-to-any-peer-node-sys-while-the-other-seven-nv18-vllm-env":
-        "translator: gpu fail NVLINK_DOWN (host; its facts agree); the excerpt quotes `topo -m` without its header "
-        "line and without GPU7's row: which columns are GPUs and which NICs cannot be told: the `collect_env` "
-        "above it is read (eight B200s, no health field: warn HEALTH_NOT_ASSESSED), the matrix is not",
     # Eighty-eighth batch: a failure that shows no cause is the job's (every failure names an owner).
     "slurm-submitit-multi-node-nccl-2.18.1-barrier-internal-error-socket-recv-failed-while-polling-opid-cause-not-shown":
         "translator: fail NCCL_FAILED with no owner; verify fails it too, owned by the job (the report contract names an "

@@ -29,6 +29,7 @@ from . import (
     fmstatus,
     gpudfabric,
     gpudrma,
+    hosts,
     ib,
     ibdevnetdev,
     inventory,
@@ -43,6 +44,7 @@ from . import (
     ncclcrash,
     nccltests,
     nhc,
+    nodeib,
     noprovider,
     nvbandwidth,
     nvlinks,
@@ -106,6 +108,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("dcgmi discovery -l", "gpu", dcgmdiscovery.detect, dcgmdiscovery.parse),
     Kind("ibstat/ibstatus/ibv_devinfo", "fabric", ib.detect, ib.parse, unread=ib.unread, remedy=ib.REMEDY),
     Kind("/sys/class/infiniband dump", "fabric", sysfsib.detect, sysfsib.parse),
+    Kind("node_exporter's InfiniBand series (node_infiniband_*)", "fabric", nodeib.detect, nodeib.parse),
     Kind("ls -l /dev/infiniband, or a device plugin's AllocateResponse (a container's RDMA devices)", "fabric",
          devib.detect, devib.parse),
     Kind("libibverbs with no provider configured (ibv_devinfo)", "fabric", verbslist.detect, verbslist.parse),
@@ -259,7 +262,16 @@ UNREAD = frozenset({"HEALTH_NOT_ASSESSED"})
 
 
 def explain_text(text: str, path: str, options: Any) -> Any:
-    """What `explain` does once the file is read (a test feeds text directly)."""
+    """What `explain` does once the file is read (a test feeds text directly): a paste of several hosts' outputs
+    (explain/hosts.py) is judged host by host."""
+    parts = hosts.sections(text)
+    judged = [(host, _one(part, path, options)) for host, part in parts or ()]
+    judged = [(host, r) for host, r in judged if r.name != "explain"]        # a host's prompt with nothing read
+    whole = _one(text, path, options)
+    return hosts.per_host(judged, whole) if len(judged) >= 2 else whole
+
+
+def _one(text: str, path: str, options: Any) -> Any:
     from ..result import CheckResult
 
     seen = views(text)

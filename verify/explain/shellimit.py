@@ -6,10 +6,12 @@ launcher printed one is the shell's read. A launcher prints the limit where its 
 (`srun bash -c 'ulimit -l'`) or runs a script whose body the transcript shows (`$ cat x.sh`) to be `ulimit -l`."""
 from __future__ import annotations
 
+import itertools
 import re
 
-# a prompt (`$ `, `# `, `user@host:~$ `, `[user@host ~]$ `) and its command
-_PROMPT = re.compile(r"^\s*(?:\S*[$#%>]|\[[^\]]*\][$#])\s+(\S.*?)\s*$")
+# a prompt (`$ `, `# `, `user@host:~$ `, `[user@host ~]$ `, under a conda or virtualenv's `(base) `; oh-my-zsh's
+# `➜  ~ `) and its command
+_PROMPT = re.compile(r"^\s*(?:\([\w.@/:-]{1,80}\)\s*)?(?:\S*[$#%>]|\[[^\]]*\][$#]|➜\s+\S+)\s+(\S.*?)\s*$")
 _FIGURE = re.compile(r"^\s*(?:\d+:\s*)?(\d+|unlimited)\s*$")        # srun -l's `0: ` label before a task's figure
 _LAUNCHER = re.compile(r"^(?:srun|mpirun|mpiexec|prun|aprun|jsrun|pdsh|clush)\b")
 # `ulimit -l` (or `-Sl`, `-S -l`, `-lS`: the soft limit, the one RLIMIT_MEMLOCK enforces) printing the limit; `ulimit
@@ -30,8 +32,10 @@ def _commands(lines: list[str]) -> list[tuple[str, list[str], list[str]]]:
             if not after.strip() or (_PROMPT.match(after) and not _SHEBANG.match(after.strip())):
                 break
             out.append(after)
-        figures = [m.group(1) for m in map(_FIGURE.match, out) if m]
-        found.append((prompt.group(1), figures if len(figures) == len(out) else [], out))
+        # the figures right under the command: a transcript that runs on into the next tool's output with no prompt
+        # between (`ulimit -l; ibstat`, a paste that dropped the next prompt) keeps the limit it printed first
+        figures = [m.group(1) for m in itertools.takewhile(bool, map(_FIGURE.match, out)) if m]
+        found.append((prompt.group(1), figures, out))
     return found
 
 

@@ -23,7 +23,24 @@ def _header(lines: list[str]) -> tuple[int, list[str]] | None:
     for n, line in enumerate(lines):
         if _HEADER.match(line):
             return n, line.split("CPU Affinity")[0].split()
-    return None
+    return _headerless(lines)
+
+
+def _headerless(lines: list[str]) -> tuple[int, list[str]] | None:
+    """A matrix quoted without its header line (b200-x8-570.124.06-topo-m-gpu2-...): rows GPU0, GPU1, ... each with
+    its one `X` in its own column are the GPUs' columns, in order, as many as such rows; the columns after them (the
+    NICs, a cut row's GPU) and the affinities are not read (None: no header to name them)."""
+    found = [(n, m) for n, line in enumerate(lines) if (m := _ROW.match(line.strip()))]
+    count = 0
+    for _, m in found:
+        cells = m.group(2).split()
+        if int(m.group(1)) != count or len(cells) <= count or cells[count] != "X" or cells.count("X") != 1:
+            break
+        count += 1
+    return (found[0][0] - 1, [f"GPU{i}" for i in range(count)] + [_UNNAMED]) if count >= 2 else None
+
+
+_UNNAMED = "?"                  # a headerless matrix's last column: what follows the GPUs' is not read
 
 
 def detect(text: str) -> bool:
@@ -72,11 +89,13 @@ def parse(text: str) -> dict[str, Any]:
     for index in sorted(bonds):
         dev: dict[str, Any] = {"index": index}
         # a cut row's links are its bonds only behind switches; wired directly, its bonds to other cut rows are unread
-        if expected and (index in rows or switched):
+        # headerless, a GPU's bonds to the columns after the rows are unread: only behind switches (one bond is all
+        # of its links) is what the rows show a GPU's whole count
+        if expected and (index in rows or switched) and (switched or columns[-1] != _UNNAMED):
             dev["nvlink"] = [True] * up[index] + [False] * (expected - up[index])
         if switched:
             dev["nvswitch"] = True
-        rest = rows[index][1] if index in rows else []
+        rest = rows[index][1] if index in rows and columns[-1] != _UNNAMED else []
         numa = rest[1] if len(rest) > 1 else ""
         if numa.isdecimal() and numa.isascii():
             dev["numa_node"] = int(numa)

@@ -89,9 +89,18 @@ def _limit(text: str) -> dict[str, Any]:
         found_limit = {"memlock": shown} if shown is not None else _library(text)
         chained = setlimit.memlock(text)    # else the limit a command line set for the program it ran
         return found_limit if "memlock" in found_limit or chained is None else {"memlock": chained}
+    # every line that shows the limit (two hosts' `ulimit -a` in one paste, `ulimit -a` beside `ulimit -Ha`): the
+    # lowest, where the fault is if either shows one (one host's listing shown twice gives one figure; the hard
+    # limit is never below the soft one)
+    read = [_bytes(m) for p in _SHELLS for m in p.finditer(text)]
+    numbers = [v for v in read if isinstance(v, int)]
+    return {"memlock": min(numbers)} if numbers else {"memlock": "unlimited"} if "unlimited" in read else {}
+
+
+def _bytes(found: re.Match[str]) -> int | str | None:
     value = found.group("value")
     if value.lower() in _INFINITE:
-        return {"memlock": "unlimited"}
+        return "unlimited"
     named = found.groupdict()
     unit = 1 if (named.get("unit") or "").lower() == "bytes" or named.get("systemd") else 1024     # systemd's: bytes
-    return {"memlock": int(value) * unit} if value.isdecimal() else {}
+    return int(value) * unit if value.isdecimal() else None
