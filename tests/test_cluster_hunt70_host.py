@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT
-from tests.test_cluster_hunt69 import _cluster, _env, _prolog
+from tests.prolog_procs import cluster as _cluster
+from tests.prolog_procs import prolog_env as _env
+from tests.prolog_procs import start_prolog as _prolog
 from verify.prolog import history
 
 pytestmark = pytest.mark.host

@@ -6,7 +6,7 @@ The classes fixed:
 - FasterTransformer's and TurboMind's `CUDA runtime error: <cudaGetErrorString> <file>:<line>` is a running program's
   CUDA error, decoded by the one catalog;
 - CUDA error 222 (`the provided PTX was compiled with an unsupported toolchain`) is a build whose PTX is newer than
-  the driver's JIT: DRIVER_TOO_OLD, the image's (rebuild with the GPU's SASS), a failure and never a drain; nvbandwidth's
+  the driver's JIT: ARCH_NOT_IN_BUILD, the image's (rebuild with the GPU's SASS), a failure and never a drain; nvbandwidth's
   runtime-API assert (`[cudaErrorUnsupportedPtxVersion] ... in expression ...`) is read as its driver-API one is;
 - torch's ProcessGroupNCCL teardown (`Some NCCL operations have failed or timed out. ...`) with no cause beside it is
   a bare class of error: NCCL_FAILED, owned by the job, never a drain.
@@ -101,14 +101,14 @@ def test_fastertransformer_s_wording_of_the_same_check_is_read_too():
     "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "cuModuleLoadData returned 222"])
 def test_error_222_is_the_build_s_ptx_newer_than_the_driver(line):
     decoded = cuda_errors.decode(line)
-    assert decoded is cuda_errors.PTX_TOOLCHAIN and (decoded.code, decoded.owner) == ("DRIVER_TOO_OLD", "image")
+    assert decoded is cuda_errors.PTX_TOOLCHAIN and (decoded.code, decoded.owner) == ("ARCH_NOT_IN_BUILD", "image")
     assert not decoded.refusal              # CUDA initialised and enumerated: the first kernel failed
 
 
 def test_nvbandwidth_s_222_fails_the_image_on_both_roads_and_never_drains():
-    assert replayed(NVBW)["gpu"] == ("fail", "DRIVER_TOO_OLD", "image")
+    assert replayed(NVBW)["gpu"] == ("fail", "ARCH_NOT_IN_BUILD", "image")
     r = explained(raw(NVBW), "nvbandwidth.txt")
-    assert verdict(r) == ("fail", "DRIVER_TOO_OLD", "image"), r.summary
+    assert verdict(r) == ("fail", "ARCH_NOT_IN_BUILD", "image"), r.summary
 
 
 def test_nccl_failing_on_222_is_the_image_s():

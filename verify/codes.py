@@ -29,14 +29,14 @@ CODES: dict[str, Code] = {
                             "Start with `docker run --gpus all` (Kubernetes: request nvidia.com/gpu); use a CUDA "
                             "image; the summary names which of these it is."),
     "DRIVER_TOO_OLD": Code("host", "The NVIDIA driver is older than this CUDA build needs (CUDA error 35, "
-                           "`unsatisfied condition: cuda>=`, or error 804 on a GPU without forward compatibility; error 222, a "
-                           "build's PTX newer than the driver's JIT, is the image's).",
+                           "`unsatisfied condition: cuda>=`, or error 804 on a GPU without forward compatibility).",
                            "Update the host driver, or pick an image built for an older CUDA."),
     "DRIVER_ERROR": Code("host", "The CUDA driver refused to initialise for another reason (802 fabric manager not "
                          "ready, 803/804 forward-compatibility misuse, other driver errors).",
                          "Read the decoded cause: start nvidia-fabricmanager, or remove the cuda-compat libraries."),
     "ARCH_NOT_IN_BUILD": Code("image", "A GPU's compute capability is not in torch.cuda.get_arch_list() (no SASS, no "
-                              "usable PTX).", "Use a torch build that includes this sm_XY (another image tag)."),
+                              "usable PTX; CUDA error 222: its PTX newer than the driver can compile).",
+                              "Use a torch build that includes this sm_XY (another image tag)."),
     "DEVICE_COUNT_MISMATCH": Code("job", "torch sees a different number of GPUs than NVML.",
                                   "Check CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES and the device request."),
     "KERNEL_FAILED": Code("host", "A CUDA kernel failed or returned a wrong result on a device.",

@@ -57,8 +57,9 @@ ARCH_GAP = Decoded("ARCH_NOT_IN_BUILD", "image", "the build has no code for this
 # than the driver's JIT knows, and no SASS this GPU runs (NVIDIA/nvbandwidth#61: built with CUDA 13.2 on driver 580,
 # CUDA 13.0). CUDA's minor-version compatibility covers the runtime, never PTX: the build must embed the GPU's SASS or
 # come from a toolkit the driver knows. No refusal: CUDA starts and enumerates, the first kernel fails; the driver is
-# older than the build needs, and the build is the image's to fix (a driver upgrade is the site's choice, no drain).
-PTX_TOOLCHAIN = Decoded("DRIVER_TOO_OLD", "image", "CUDA error 222 (the provided PTX was compiled with an unsupported "
+# older than the build needs, and the build is the image's to fix (a driver upgrade is the site's choice, no drain):
+# no code of the build runs on this GPU, ARCH_NOT_IN_BUILD (DRIVER_TOO_OLD is the host's: one code, one owner).
+PTX_TOOLCHAIN = Decoded("ARCH_NOT_IN_BUILD", "image", "CUDA error 222 (the provided PTX was compiled with an unsupported "
                         "toolchain): the build carries PTX from a newer CUDA toolkit than this driver's JIT compiler "
                         "accepts, and no SASS for this GPU (minor-version compatibility covers the runtime, not PTX)",
                         "Rebuild the program with this GPU's SASS (`-gencode arch=compute_XY,code=sm_XY`) or with a "
