@@ -93,6 +93,8 @@ def test_the_miners_entries_explain_to_a_lost_gpu_each_gpu_by_the_programs_own_n
     "If you see GPUIsLost in the log, check the riser.",
     "NVML: can't get fan speed for GPU #0, error code 150",
     "GPU2: unable to get fan speed - GPU is lost",       # the words without NVML's code: a sentence's as much
+    "20211113 15:06:44 WARN: NVML: can't get fan speed for GPU #0, error code 3",     # NOT_SUPPORTED: no loss
+    "NVML error 15:06:44 while polling",                 # a time, not the code
 ])
 def test_the_words_in_prose_or_another_code_are_not_read(text):
     assert not nvmllost.detect(text)
@@ -125,3 +127,22 @@ def test_the_rules_kept_where_what_decides_is_outside_the_facts():
     assert replayed(NCAR) == {"gpu": ("fail", "DRIVER_ERROR", "host")}
     # a connect the stack aborted across nodes, on a routable address: the network between them
     assert replayed(SPARE) == {"nccl": ("fail", "NCCL_FAILED", "host")}
+
+
+def test_no_false_drain_a_miners_healthy_lines_are_not_read():
+    """TREX's raw.txt before the loss: both GPUs answering, T-Rex's own status block (no NVML error)."""
+    healthy = ("--------------20211113 15:06:12 --------------\n"
+               "Mining at eu1.ethermine.org:4444, diff: 4.29 G\n"
+               "GPU #0: Zotac RTX 3080 Ti - 86.57 MH/s, [LHR 73.0<>] [T:45/84C, P:284W, F:80%, E:305kH/W], 140/140 R:0%\n"
+               "GPU #1: Gigabyte RTX 3070 - 61.54 MH/s,              [T:46C, P:129W, F:70%, E:477kH/W], 108/108 R:0%\n"
+               "Uptime: 2 hours 4 mins 23 secs | Algo: ethash | T-Rex v0.24.6\n")
+    assert not nvmllost.detect(healthy)
+    assert explained(healthy).status != "fail"
+
+
+def test_the_older_ecc_errors_section_single_and_double_bit_is_read_alike():
+    text = ("ECC Errors\n    Volatile\n        Single Bit\n            Device Memory     : 0\n"
+            "            Total             : 0\n        Double Bit\n            Device Memory     : {n}\n"
+            "            Total             : {n}\n")
+    assert verdict(explained(text.format(n=0))) == ("pass", None, None)
+    assert verdict(explained(text.format(n=3))) == ("fail", "ECC_UNCORRECTABLE", "host")

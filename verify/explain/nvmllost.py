@@ -16,7 +16,7 @@ from typing import Any
 from .said import mentioned
 
 _LOST = re.compile(r"\bGPUIsLost\b|\bNVML_ERROR_GPU_IS_LOST\b|\bGPU is lost \(15\)|"
-                   r"\bNVML\b[^\n]*?\b(?:error|status|code|returned|return)(?: code)?[ :=]*15\b(?![.\d])", re.IGNORECASE)
+                   r"\bNVML\b[^\n]*?\b(?:error|status|code|returned|return)(?: code)?[ :=]*15\b(?![.\d]|:\d)", re.IGNORECASE)
 # the program's own number of the GPU, on the same line (`GPU #0`, `GPU2:`, `GPU 1`), never a UUID (`GPU-...`)
 _LABEL = re.compile(r"\bGPU ?#? ?(\d{1,2})\b")
 # what the program asked NVML, in its words, as the facts' field

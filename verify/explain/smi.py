@@ -44,7 +44,8 @@ _SECTIONS = re.compile(r"^\s*(?:Clocks (?:Event|Throttle) Reasons\s*\n\s*Idle|Fa
                        r"GPU Reset Status\s*\n\s*(?:Reset Required|Drain and Reset Recommended)|CliqueId|"
                        r"GPU Recovery Action|"
                        # the ECC Errors section alone (`-d ECC` cut to its counts): its scope under it, then its counts
-                       r"ECC Errors\s*\n\s*(?:Volatile|Aggregate)\b[^\n:]*\n\s*(?:SRAM|DRAM|Single Bit|Double Bit)\b[^\n:]*)"
+                       r"ECC Errors\s*\n\s*(?:Volatile|Aggregate)\b[^\n:]*\n\s*(?:(?:SRAM|DRAM) (?:Correctable|Uncorrectable)|"
+                       r"(?:Single|Double) Bit\s*\n\s*[A-Za-z][A-Za-z0-9 ]*?))"
                        r"\s*:", re.MULTILINE)
 # a guide's note after a line (`Volatile      # Errors counted since last GPU driver reload`, AWS re:Post's Xid
 # guide): nvidia-smi prints no `#`, so the note is the guide's and the line is read without it
