@@ -681,6 +681,14 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "v100-pcie-2x2-cx3-pro-roce-nccl-2.21.5-net-ib-rocep130s0-ports-1-2-no-gdrdma-ib-write-bw-4554-mbs-lab":
         "translator: nccl pass; warn FABRIC_GDR_OFF (host): no /GDRDMA on the `via NET/IB` line; the ConnectX-3 Pro's "
         "driver without GPUDirect RDMA is the guide's prose, no line of the excerpt",
+    # Hundred-and-thirty-eighth to hundred-and-fortieth batches (fix138, tests/test_judges_fix138.py): not in the text.
+    "ncar-casper-v100-sxm2-32gb-singularity-exec-without-nv-failed-to-initialize-nvml-driver-library-version-mismatch-nv-fixes-job":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); DRIVER_ERROR (host), as its facts: the mismatch beside a table "
+        "that reads the same driver is also a node before and after its reboot; that the first run lacked `--nv` is "
+        "a command line, not the tool's output",
+    "alcf-polaris-pbsnodes-l-node-offline-xid-74-gpus-need-reseat-admin-comment-second-node-connectx-5-firmware":
+        "translator: gpu fail XID_ERROR (host); `Xid 74 -- GPUs need reseat` is an operator's comment in a "
+        "scheduler's listing, a person's note, not a kernel or NVML line: not recognised (skip, never a pass)",
 }
 
 

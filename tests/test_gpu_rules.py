@@ -1149,6 +1149,15 @@ KNOWN_MISMATCHES = {
     "v100-pcie-2x2-cx3-pro-roce-nccl-2.21.5-net-ib-rocep130s0-ports-1-2-no-gdrdma-ib-write-bw-4554-mbs-lab":
         "translator: nccl pass; warn FABRIC_GDR_OFF (host): no /GDRDMA on the `via NET/IB` line; that a ConnectX-3 "
         "Pro on the inbox mlx4 driver has no GPUDirect RDMA at all is the guide's prose (`Adapter.gdr_capable`)",
+    # Hundred-and-thirty-eighth to hundred-and-fortieth batches (fix138, tests/test_judges_fix138.py): the rule kept.
+    "ncar-casper-v100-sxm2-32gb-singularity-exec-without-nv-failed-to-initialize-nvml-driver-library-version-mismatch-nv-fixes-job":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); DRIVER_ERROR (host): the driver/library mismatch beside a "
+        "driver version is what a node upgraded without a reboot records too (nvml-driver-library-mismatch-kmod-520-"
+        "...); the container run without `--nv` and the second run that works have no field",
+    "rtx4090-3x8-vllm-nccl-socketstartconnect-10.37.12.78-software-caused-connection-abort-spare-server-ifname-gitcode":
+        "translator: nccl fail NCCL_FAILED (job); host: a connect the stack aborted across nodes on a routable "
+        "address is the network between them (h100-2x8-sglang-...-software-caused-connection-abort, host); the "
+        "address the peer should have been reached at (the job's interface) is the post's prose, in no field",
 }
 
 

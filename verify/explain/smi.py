@@ -42,7 +42,14 @@ _HEADER = frozenset({"timestamp", "driver version", "kmd version", "cuda version
 # `grep -A 2 Fabric`, the Reset Status), or a line no other tool prints
 _SECTIONS = re.compile(r"^\s*(?:Clocks (?:Event|Throttle) Reasons\s*\n\s*Idle|Fabric\s*\n\s*State|"
                        r"GPU Reset Status\s*\n\s*(?:Reset Required|Drain and Reset Recommended)|CliqueId|"
-                       r"GPU Recovery Action)\s*:", re.MULTILINE)
+                       r"GPU Recovery Action|"
+                       # the ECC Errors section alone (`-d ECC` cut to its counts): its scope under it, then its counts
+                       r"ECC Errors\s*\n\s*(?:Volatile|Aggregate)\b[^\n:]*\n\s*(?:(?:SRAM|DRAM) (?:Correctable|Uncorrectable)|"
+                       r"(?:Single|Double) Bit\s*\n\s*[A-Za-z][A-Za-z0-9 ]*?))"
+                       r"\s*:", re.MULTILINE)
+# a guide's note after a line (`Volatile      # Errors counted since last GPU driver reload`, AWS re:Post's Xid
+# guide): nvidia-smi prints no `#`, so the note is the guide's and the line is read without it
+_NOTE = re.compile(r"\s{2,}#\s[^\n]*$")
 
 
 def detect(text: str) -> bool:
@@ -65,7 +72,7 @@ def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
             gpus.append((m.group(1), {}))
             stack = []
             continue
-        m = _LINE.match(raw.rstrip())
+        m = _LINE.match(_NOTE.sub("", raw.rstrip()))
         if not m:
             continue
         indent, key, value = len(m.group(1)), m.group(2).strip(), m.group(3)
