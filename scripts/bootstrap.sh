@@ -86,6 +86,16 @@ engine() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
   engine_up && return 0
+  # an engine killed uncleanly leaves its pid file, and dockerd then refuses to start: removed only when no
+  # dockerd runs under that pid
+  local pidfile=/var/run/docker.pid stale
+  if [ -f "$pidfile" ]; then
+    stale=$(head -c 32 "$pidfile" | tr -cd 0-9)
+    if [ -z "$stale" ] || [ "$(cat "/proc/$stale/comm" 2>/dev/null)" != dockerd ]; then
+      say "removing $pidfile left by an engine that no longer runs (pid ${stale:-none})"
+      rm -f "$pidfile"
+    fi
+  fi
   # No bridge and no iptables: a bare machine may have neither; builds use --network host, checks need no network.
   say "starting dockerd --bridge=none --iptables=false --ip-masq=false (log: /tmp/dockerd.log)"
   # setsid: its own session, so a signal to a test's process group (Ctrl-C, kill tests) never reaches the engine.
