@@ -7,7 +7,10 @@ by its own arithmetic (verify/checks/nccl/collective.py); a table that names non
 figures show it (busbw = algbw x 2(n-1)/n, a reduction to no root), and at two ranks a reduction to no root counting
 the whole message is an all-reduce's or a sendrecv's, whose figures agree there (`collective` null). Wrong elements
 and a `# Out of bounds values : N FAILED` footer are wrong data all the same (NCCL_WRONG_RESULT). Tables of
-nccl-tests before #wrong (an `error` column: the largest deviation, not a count) give no `sizes`."""
+nccl-tests before #wrong (an `error` column: the largest deviation, not a count) give no `sizes`. Rows pasted without
+the column line are read where their arithmetic shows them (batch 143: an excerpt that starts mid-table), the last
+row cut in its in-place half keeps its out-of-place figures, and rows of no reduction and no root are an all_gather's
+or an alltoall's, whose share of the message (size = count x bytes x n) gives the ranks a cut device list does not."""
 from __future__ import annotations
 
 import re
