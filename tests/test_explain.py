@@ -74,8 +74,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "self-built libfabric that makes it the image's is the thread's prose",
     "gh200-2x4-alps-slingshot-cxi-hook-disabled-allreduce-5.4-busbw-of-122-tcp-fallback-job": "no NCCL log and no Slingshot/cxi field: 6 GB/s on an unknown fabric is not judged "
         "against a rail; that the container's CXI hook was off is the page's prose",
-    "h20-2x8-16-gpus-allreduce-nvls-default-343-busbw-of-460-expected-nvlstree-fixes-not-host": "the excerpt is a table without its column line, device lines or launch line: its "
-        "world size (16) is the poster's prose, so the figures are not judged",
     "two-nodes-8-gpu-3-nic-send-via-net-ib-0-gdrdma-receive-via-net-ib-1-without-peermem-missing-one-node": "the facts count GDRDMA on 1 of 2 IB connections without saying which node's lack it "
         "(a GPU far from its NIC gives the same count by design); that one node lacks nvidia-peermem is the thread's prose",
     "a100-2x8-k8s-eight-ib-hcas-gdr-disabled-for-all-hcas-using-network-ib-despite-sharp-plugin": "`GPU Direct RDMA Disabled` is in the poster's description, no HCA named: the facts' "

@@ -8,7 +8,7 @@ import functools
 import re
 from typing import Any
 
-from ..checks.nccl import casualty, efa, ncclog, plugreg
+from ..checks.nccl import barefail, casualty, efa, ncclog, plugreg
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
 from . import cuda, dupgpu, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
@@ -227,6 +227,15 @@ def _shm_failed(text: str) -> str | None:
     return None
 
 
+def _warned_above(failed: re.Match[str], text: str) -> re.Match[str] | None:
+    """nccl-tests' bare class (`Test NCCL failure ... 'unhandled system error ...'`) whose cause NCCL's last WARN above it
+    names (`Failed to open libnvidia-ml.so.1`): the WARN is the failure's cause, as a translation quotes it (batch
+    143); None where the error says more than its class."""
+    if "Test NCCL failure" not in failed.group(0) or not barefail.bare(failed.group(0)):
+        return None     # nccl-tests' own line: torch's error keeps what the rules read of it alone
+    return next(reversed(list(_WARN.finditer(text, 0, failed.start()))), None)
+
+
 def _error(text: str) -> str | None:
     """The failure a rank logged: a watchdog timeout, an IB completion error, a WARN followed only by failing
     returns, torch's `NCCL error` (with NCCL's `Last error:`), or NCCL's own trace of a failing call (init phase when
@@ -256,7 +265,7 @@ def _error(text: str) -> str | None:
         cuda = warned_cuda or _CUDA_QUOTED.search(text)
         last = _LAST.search(text, failed.end()) or casualty.LAST.search(text, failed.end())
         # the WARN that names what failed, where torch's error does not (a peer's shared-memory segment)
-        named = cuda or NCCL_SHM_ATTACH.search(text)
+        named = cuda or NCCL_SHM_ATTACH.search(text) or (None if last else _warned_above(failed, text))
         return f"all_reduce: {failed.group(0).strip()[:300]}" + (f" Last error: {last.group(1).strip()[:200]}"
                                                                  if last else "") + \
             (f" ({named.group(0).strip()[:200]})" if named and named.group(0) not in failed.group(0) else "")

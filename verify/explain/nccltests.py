@@ -7,13 +7,16 @@ by its own arithmetic (verify/checks/nccl/collective.py); a table that names non
 figures show it (busbw = algbw x 2(n-1)/n, a reduction to no root), and at two ranks a reduction to no root counting
 the whole message is an all-reduce's or a sendrecv's, whose figures agree there (`collective` null). Wrong elements
 and a `# Out of bounds values : N FAILED` footer are wrong data all the same (NCCL_WRONG_RESULT). Tables of
-nccl-tests before #wrong (an `error` column: the largest deviation, not a count) give no `sizes`."""
+nccl-tests before #wrong (an `error` column: the largest deviation, not a count) give no `sizes`. Rows pasted without
+the column line are read where their arithmetic shows them (batch 143: an excerpt that starts mid-table), the last
+row cut in its in-place half keeps its out-of-place figures, and rows of no reduction and no root are an all_gather's
+or an alltoall's, whose share of the message (size = count x bytes x n) gives the ranks a cut device list does not."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from ..checks.nccl.collective import ALL_REDUCE, TYPE_BYTES
+from ..checks.nccl.collective import ALL_REDUCE, PER_RANK, TYPE_BYTES, known
 from . import nccl
 from .said import printed
 
@@ -30,9 +33,23 @@ _NUMBER = re.compile(r"^-?\d+(?:\.\d*)?(?:e[+-]?\d+)?$|^N/A$", re.IGNORECASE)
 _TYPE = re.compile(r"^(?:u?int\d+|half|float\d*|double|bfloat16|f8e\dm\d|fp8\w*|[a-z]\w*)$")
 
 
+# what nccl-tests prints around its table (src/util.cu): the footer's `# Out of bounds values : 0 OK` and `# Avg bus
+# bandwidth : 8.62`, 2.15+'s `# Collective test starting: <program>` / `concluded`
+_FOOTER = re.compile(r"(?:Out of bounds values|Avg bus bandwidth)\s*:|# Collective test (?:starting|concluded):")
+# a cheap look for a row before reading every line: size, count, a type nccl-tests names
+_ROWISH = re.compile(r"\b\d+\s+\d+\s+(?:u?int\d+|char|half|float\d*|double|bfloat16|f8e\dm\d)\s+\S+\s+[-\d]")
+
+
 def detect(text: str) -> bool:
-    """nccl-tests' table: its column line, or the footer beside the device lines (a table cut before its head)."""
-    return bool(_HEAD.search(text) or (nccl.DEVICE_LINE.search(text) and _OOB.search(text)))
+    """nccl-tests' table: its column line, or the footer beside the device lines (a table cut before its head), or
+    rows pasted without either (batch 143: an excerpt that starts mid-table): two rows that are nccl-tests' by their
+    own arithmetic, or one beside its footer."""
+    if _HEAD.search(text) or (nccl.DEVICE_LINE.search(text) and _OOB.search(text)):
+        return True
+    if not _ROWISH.search(text):
+        return False
+    rows = [r for r in _headless(_rows(text, _HEADLESS)) if _per_rank_world([r], least=1)]
+    return len(rows) >= 2 or bool(rows and _FOOTER.search(text))
 
 
 def _value(token: str) -> float | None:
@@ -51,7 +68,8 @@ def _rows(text: str, columns: str) -> list[dict[str, Any]]:
     per_side = 8 if "i_min" in columns else 4
     redop = " redop" in f" {columns}"
     rows = []
-    for line in text.splitlines():
+    lines = text.rstrip().splitlines()
+    for n, line in enumerate(lines):
         tokens = _PREFIX.sub("", line).split()
         # sizes and counts in ASCII digits a 64-bit count holds (int() refuses 4,300 digits; `²` is no digit of it)
         if len(tokens) < 3 + 2 * per_side or not all(t.isascii() and t.isdecimal() and len(t) <= 19 for t in tokens[:2]) \
@@ -65,20 +83,62 @@ def _rows(text: str, columns: str) -> list[dict[str, Any]]:
             if not _NUMBER.match(token):
                 break
             figures.append(token)
-        if len(figures) not in (2 * per_side, 2 * per_side + 1):
+        root, cut = None, False
+        if len(figures) in (2 * per_side, 2 * per_side + 1):
+            root = figures.pop(0) if len(figures) % 2 else None
+        elif n == len(lines) - 1 and per_side <= len(figures) - (rooted := int(" root" in f" {columns}")) < 2 * per_side:
+            # the excerpt broke off in the last row's in-place half: its out-of-place figures are whole (batch 143)
+            root, cut = figures.pop(0) if rooted else None, True
+            figures = figures[:per_side] + ["N/A"] * per_side
+        else:
             continue
-        root = figures.pop(0) if len(figures) % 2 else None
         try:
             out, inp = [_value(t) for t in figures[:per_side]], [_value(t) for t in figures[per_side:]]
         except ValueError:
             continue
         rows.append({"size": int(tokens[0]), "count": int(tokens[1]), "type": tokens[2], "redop": op,
-                     "root": root, "out": out, "in": inp})
+                     "root": root, "out": out, "in": inp, "cut": cut})
     return rows
 
 
 # the columns of a table whose column line the excerpt left out: an all-reduce's (2.13+: redop, root, #wrong)
 _HEADLESS = " count type redop root time algbw busbw #wrong time algbw busbw #wrong"
+
+
+def _whole(figure: float | None) -> bool:
+    return figure is not None and float(figure).is_integer()
+
+
+def _headless(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A table without its column line: only rows that count their out-of-place wrong elements (a whole number; the
+    in-place side counted too, or `N/A` where nccl-tests does not validate it: alltoall's, or the row cut there)."""
+    return [r for r in rows if _whole(r["out"][3]) and (r["in"][3] is None or _whole(r["in"][3]))]
+
+
+def _per_rank_world(rows: list[dict[str, Any]], least: int = 2) -> int | None:
+    """The ranks one rank's share implies (size = count x the type's bytes x n: all_gather, alltoall, reduce_scatter,
+    gather, scatter), the same whole n on every row; None where a row gives none (an unknown type, another n)."""
+    worlds = set()
+    for r in rows:
+        share = r["count"] * TYPE_BYTES.get(r["type"], 0)
+        if not share or r["size"] % share:
+            return None
+        worlds.add(r["size"] // share)
+    world = worlds.pop() if len(worlds) == 1 else 0
+    return world if least <= world <= 1 << 16 else None
+
+
+def _gathered(rows: list[dict[str, Any]], world: int | None) -> str | None:
+    """No program named: rows of no reduction and no root (redop `none`, root -1) whose size is n counts are an
+    all_gather's or an alltoall's (reduce_scatter reduces, gather and scatter have a root, broadcast counts the whole
+    message), and both have the same arithmetic (busbw = algbw x (n-1)/n). alltoall never validates its in-place run
+    (src/alltoall.cu: `reportErrors = in_place ? 0 : 1`, printed `N/A`) where all_gather does: that names it."""
+    n = _per_rank_world(rows)
+    if not rows or n is None or (world and world != n) or any(r["redop"] != "none" or r["root"] not in (None, "-1")
+                                                               for r in rows):
+        return None
+    whole = [r for r in rows if not r["cut"]]
+    return "alltoall" if whole and all(r["in"][3] is None for r in whole) else "all_gather"
 
 
 # the launch line above the table (`mpirun ... -np 2 ./all_reduce_perf -b 2M ... -g 1`): ranks x GPUs per rank
@@ -158,8 +218,7 @@ def parse(text: str) -> dict[str, Any]:
     columns = head.group(1) if head else _HEADLESS
     rows = _rows(text, columns)
     if not head:                             # a table pasted without its column line: only rows counting #wrong
-        rows = [r for r in rows if r["out"][3] is not None and float(r["out"][3]).is_integer()
-                and r["in"][3] is not None and float(r["in"][3]).is_integer()]
+        rows = _headless(rows)
     counted = "#wrong" in columns            # before #wrong the column was `error`: a deviation, not a count
     if head and counted:                     # a wrong-element count is whole: a row with a fraction is none of its rows
         rows = [r for r in rows if all(w is None or w.is_integer() for w in (r["out"][3], r["in"][3]))]
@@ -167,9 +226,13 @@ def parse(text: str) -> dict[str, Any]:
         world = launched                     # no device lines: the launch line's ranks (nodes unknown)
     if rows and not program and (implied := _implied_world(rows)) and implied > (world or 0):
         world, nodes = implied, None         # the device lines were trimmed: the figures say how many ranks
+    gathered = None if program or not counted else _gathered(rows, world or facts.get("world_size"))
+    if world is None and facts.get("world_size") is None and known(program or gathered) in PER_RANK \
+            and (shares := _per_rank_world(rows)):
+        world, nodes = shares, None          # no (whole) device list: one rank's share says how many ranks
     ranks = world or facts.get("world_size")
-    collective = program or (ALL_REDUCE if counted and _all_reduce(rows, ranks) else None)
-    judged = counted and (program is not None or collective == ALL_REDUCE or _two_rank_pair(rows, ranks))
+    collective = program or gathered or (ALL_REDUCE if counted and _all_reduce(rows, ranks) else None)
+    judged = counted and (collective is not None or _two_rank_pair(rows, ranks))
     sizes = _sizes(rows) if judged else None
     if sizes and not ranks:
         sizes = None                         # figures without ranks: no busbw is judged on an unknown world size
@@ -180,7 +243,8 @@ def parse(text: str) -> dict[str, Any]:
         said = f"{wrong_rows} wrong element(s)" if wrong_rows else "results out of bounds"
         facts["error"] = (f"all_reduce: {name} returned {said}" + (f" (# Out of bounds values : {oob.group(1)} FAILED)"
                                                                     if oob and oob.group(2) == "FAILED" else ""))
-    shown = collective or "an all-reduce or a sendrecv (two ranks)"
+    shown = ("all_gather or alltoall (the same figures)" if gathered == "all_gather" else
+             collective or "an all-reduce or a sendrecv (two ranks)")
     what = (f"{shown}: judged" if sizes else "its ranks not shown: not judged" if rows and judged else
             "no program named, not an all-reduce's: not judged" if rows else "no table rows")
     facts.update(sizes=sizes, collective=collective, mode=f"{name} table ({what})"[:200])

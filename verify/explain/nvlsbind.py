@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_BIND = re.compile(r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory(?: of size \d+)? ?:\s*"
+# (a paste may break the line before `of size`, indented: batch 143's re-reading of p5en-48xlarge-h200-...)
+_BIND = re.compile(r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory(?:\s+of size \d+)? ?:\s*"
                    r"CUDA error \d+(?: '[^'\n]*')?\.?")
 _HINT = re.compile(r"This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches\.")
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")

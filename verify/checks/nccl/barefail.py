@@ -9,7 +9,12 @@ failed, and the failure itself is on the lines before it (batch 137, nanoGPT's t
 <file>:<line>, ...`, NCCL's own sentence, an empty `Last error:`, a message cut short) shows no cause: judged (fail),
 owned by the job (its owner reads the other ranks' logs), never a drain (FACTS.md: drain only on evidence that the host is at fault; every failure names an owner). Anything more (a call, an
 errno, a peer's address, a CUDA error) is a cause the other rules read, and keeps their owner. NCCL's internal error
-keeps its own rule (its words name NCCL itself: the image's)."""
+keeps its own rule (its words name NCCL itself: the image's).
+
+`unhandled cuda error` / `ncclUnhandledCudaError` is such a class as well (batch 143, nccl-tests issue 322): NCCL says
+a CUDA call failed and names it on its `Cuda failure 'X'` WARN line; without that line nothing shows which call, nor a
+GPU at fault. nccl-tests words the same failure `<host>: Test NCCL failure common.cu:1204 '<class> (run with
+NCCL_DEBUG=INFO for details) / <last error>'`: its host, file and quotes are no cause either."""
 from __future__ import annotations
 
 import re
@@ -19,19 +24,21 @@ _WORDS = re.compile(
     r"^\s*(?!nccl\w*Error)\w+:\s(?=\S)|"                                        # the record's phase prefix (`init: `, `barrier: `)
     r"(?:torch\.distributed\.)?(?:DistBackendError|RuntimeError):|"
     r"NCCL error in: \S+:\d+,|NCCL [Ee]rror ?\d*:?|"
-    r"unhandled system error|remote process exited(?: or there was a network error)?|"
+    r"unhandled (?:system|cuda) error|ncclUnhandledCudaError|remote process exited(?: or there was a network error)?|"
     r"\(run with NCCL_DEBUG=INFO for details\)|,? ?NCCL version \d+(?:\.\d+)*\S*?(?=\s|$|nccl)|"
     r"ncclSystemError: System call \(e\.g\. socket, malloc\) or external library call failed or device error\.|"
     r"ncclSystemError: System call \(socket, malloc, munmap, etc\) failed\.?|"
     r"ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely\.|"
     r"Last error:\s*$|\bnccl\w*$|"
+    # nccl-tests' wording (src/common.h NCCLCHECK): `<host>: Test NCCL failure <file>:<line> '<class> / <last>'`
+    r"(?:[\w.-]+: )?Test NCCL failure \S+:\d+|\s/\s*(?='|$)|'|"
     # torch's teardown, under its log prefix (`[E ProcessGroupNCCL.cpp:455]`, `[rank0]:[E1205 ...]`, `[PG 0 Rank 3]`)
     r"\[rank\d+\]:|\[[^\]\n]*ProcessGroupNCCL\.cpp:\d+\]|\[(?:PG [^\]\n]*)?Rank \d+\]|"
     r"Some NCCL operations have failed or timed out\.?|"
     r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete "
     r"data\.?|To avoid data inconsistency, we are taking the entire process down\.?")
 # what must have been said for the error to be one of these classes at all
-_CLASS = re.compile(r"unhandled system error|ncclSystemError|remote process exited|"
+_CLASS = re.compile(r"unhandled (?:system|cuda) error|ncclSystemError|ncclUnhandledCudaError|remote process exited|"
                     r"ncclRemoteError|Some NCCL operations have failed or timed out")
 
 

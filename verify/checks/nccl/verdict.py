@@ -38,6 +38,7 @@ from .collective import PROGRAMS, inconsistent, label, other_collective, plausib
 from .crash import crash_verdict, unplaced_verdict
 from .efa import efa_verdict
 from .hang import is_timeout
+from .impliedworld import implied_world
 from .internalerr import INTERNAL, RING_DISAGREES, RING_REMEDY
 from .launchcfg import build_verdict, launch_verdict
 from .layers import layers_verdict
@@ -452,6 +453,9 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the collective's figures contradict each other: {contradicts}",
                               "Rerun the check; figures that do not add up are no measurement.")
     wrong = sum(r["wrong"] for r in rows)
+    if world is None and (world := implied_world(rows, collective, facts.get("nodes"))) is not None:
+        facts = {**facts, "world_size": world}
+        result.details.append(f"world size {world}: implied by busbw = algbw x 2(n-1)/n on every row (impliedworld.py)")
     result.details += _table(rows)
     result.metric("wrong", wrong, "elements")
     if world != 1:           # one rank moves nothing: its "algbw" is size over a kernel launch, no bandwidth
