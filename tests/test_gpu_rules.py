@@ -1158,6 +1158,15 @@ KNOWN_MISMATCHES = {
         "translator: nccl fail NCCL_FAILED (job); host: a connect the stack aborted across nodes on a routable "
         "address is the network between them (h100-2x8-sglang-...-software-caused-connection-abort, host); the "
         "address the peer should have been reached at (the job's interface) is the post's prose, in no field",
+    # Hundred-and-forty-fourth to hundred-and-forty-sixth batches (fix144): what schema 3 cannot carry.
+    "gtx-titan-x3-of-4-cbio-gpu-2-12-nvidia-smi-325.15-lost-a-gpu-torque-node":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); job: fewer GPUs than --expect-gpus is GPU_NOT_VISIBLE, the "
+        "job's (docs/codes.md; NVML in a container or a device cgroup lists only the job's share), and schema 3 has "
+        "no field saying nvidia-smi ran on the host outside any job (the probe's environment.container is no fact)",
+    "gb300-srt-slurm-hwinfo-before-snapshot-nvlink-e-gpu0-link0-replay-recovery-crc-zero-no-imex-channels-dir":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: a device with a name alone is also a "
+        "program's device line (h100-2node-allreduce-collapse, skip); that nvidia-smi read it, and per-link "
+        "cumulative NVLink counters, have no field",
 }
 
 

@@ -8,12 +8,18 @@
   of symbol ...` (Mellanox/nv_peer_memory#84, #8): not loaded, whatever the reason;
 - `modprobe -v`'s `insmod /lib/modules/<release>/...`: the running kernel's release (modprobe resolves modules under
   `uname -r`), the fabric facts' `kernel` (below 5.12 no dma-buf GPUDirect path exists: verify/checks/fabric/gdrready.py).
+- an admin's transcript (batch 146, fix144): `lsmod | grep <part of the name>` answered by the next prompt with no
+  module line (grep printed nothing: not in /proc/modules, not loaded); the running kernel's release from `uname -a`
+  (`Linux <host> <release> #1 SMP ...`) or `uname -r` printed under its command, or from `modinfo <name>`'s
+  `filename: /lib/modules/<release>/...` (modinfo resolves a bare name under `uname -r`, as modprobe does). Only a
+  command's output is read, never the prose around it.
 Where the text shows the module both loaded and refused, the later line stands."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from . import peermemshell as transcript
 from .verbslist import listed
 
 _NAME = r"(?:nvidia[-_]peermem|nv[-_]peer[-_]mem)"
@@ -30,7 +36,8 @@ _INSMOD = re.compile(rf"^[ \t]*insmod /lib/modules/([^/\s]+)/\S*{_NAME}\.ko|\bMo
 
 
 def detect(text: str) -> bool:
-    return bool(_LOADED.search(text) or _REFUSED.search(text))
+    return bool(_LOADED.search(text) or _REFUSED.search(text) or transcript.grep_unloaded(text) is not None
+                or transcript.sysfs_loaded(text))
 
 
 def parse(text: str) -> dict[str, Any]:
@@ -40,7 +47,11 @@ def parse(text: str) -> dict[str, Any]:
         last_refused = refused[-1].start() if refused else -1
         peermem: bool | None = last_loaded > last_refused
     else:
-        peermem = False if _LSMOD.search(text) else None
-    kernel = _INSMOD.search(text)
+        peermem = True if transcript.sysfs_loaded(text) else (
+            False if _LSMOD.search(text) or transcript.grep_unloaded(text) is not None else None)
+    insmod = _INSMOD.search(text)
+    kernel = (insmod.group(1) or insmod.group(2)) if insmod else transcript.running_kernel(text)
     # an `ibv_devices` listing pasted with it is read too (verbslist.py): the same record as its translation
-    return {"peermem": peermem, **({"kernel": kernel.group(1) or kernel.group(2)} if kernel else {}), **listed(text)}
+    flavour = transcript.gpu_module(text)
+    return {"peermem": peermem, **({"kernel": kernel} if kernel else {}),
+            **({"gpu_module": flavour} if flavour else {}), **listed(text)}
