@@ -1149,6 +1149,13 @@ KNOWN_MISMATCHES = {
     "v100-pcie-2x2-cx3-pro-roce-nccl-2.21.5-net-ib-rocep130s0-ports-1-2-no-gdrdma-ib-write-bw-4554-mbs-lab":
         "translator: nccl pass; warn FABRIC_GDR_OFF (host): no /GDRDMA on the `via NET/IB` line; that a ConnectX-3 "
         "Pro on the inbox mlx4 driver has no GPUDirect RDMA at all is the guide's prose (`Adapter.gdr_capable`)",
+    # Hundred-and-forty-first batch (fix141, tests/test_judges_fix141.py): FACTS.md's letter and docs/codes.md decide.
+    "a100-80gb-pcie-x2-mig-two-3g40gb-each-dcgmi-diag-r3-refused-mig-configuration-incompatible":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host "
+        "(docs/codes.md gives the code one owner: the node's GPUs whose health was not read). Only the owner differs",
+    "nvsentinel-preflight-dcgm-diag-level-2-two-gpus-six-of-six-tests-pass-healthy-node":
+        "translator: gpu pass; warn HEALTH_NOT_ASSESSED (host): two devices with no health field read warn (FACTS.md, "
+        "How unknown is judged); DCGM's level-2 summary (6 of 6 passed) has no field (a `dcgm_diag` record would carry it)",
 }
 
 
