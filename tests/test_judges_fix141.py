@@ -156,3 +156,31 @@ def test_a_driver_api_error_whose_name_is_on_the_next_line_is_one_message():
             "mfc: ERROR > syscheck failed with exit code 1.\n")
     assert verdict(explained(text)) == ("fail", "ECC_UNCORRECTABLE", "host")
     assert replayed(L40S) == {"gpu": ("fail", "ECC_UNCORRECTABLE", "host")}
+
+
+def test_shm_exhaustion_shown_beside_a_launchers_signal_is_shm_too_small_in_any_phase():
+    assert _train({"rank": 1, "node": "n", "phase": "died", "type": "ChildFailedError",
+                   "message": "Signal 7 (SIGBUS) received by PID 5621",
+                   "shm_error": "ERROR: Unexpected bus error encountered in worker. This might be caused by "
+                                "insufficient shared memory (shm)."}) == ("fail", "SHM_TOO_SMALL", "job")
+
+
+def test_a_cuda_ecc_error_in_the_tables_traceback_is_the_hosts():
+    text = _table("1 (pid: 9)", "RuntimeError: CUDA error: uncorrectable ECC error encountered")
+    assert verdict(explained(text)) == ("fail", "ECC_UNCORRECTABLE", "host")
+    facts = childfailed.parse(text)
+    assert _train(*facts["failures"]) == ("fail", "ECC_UNCORRECTABLE", "host")
+
+
+def test_a_host_torch_did_not_fill_is_no_node_name():
+    assert childfailed.parse(_table("-6 (pid: 9)", "Signal 6 (SIGABRT) received by PID 9", host="<N/A>"))[
+        "failures"][0]["node"] is None
+    # a SIGABRT with nothing beside it (torch's watchdog aborting, a failed assert) names no fault of the node
+    assert verdict(explained(_table("-6 (pid: 9)", "Signal 6 (SIGABRT) received by PID 9"))) == JOB_FAILED
+
+
+def test_a_launcher_above_torchrun_reporting_its_child_killed_is_the_jobs():
+    text = ("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py']' died with "
+            "<Signals.SIGKILL: 9>.\n")
+    assert childfailed.parse(text)["failures"][0]["type"] == "SIGKILL"
+    assert verdict(explained(text)) == JOB_FAILED

@@ -33,6 +33,9 @@ _FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(
 _AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of binary: [^\n]*")
 _RENDEZVOUS = re.compile(r"\b(Rendezvous(?:Connection|Timeout|Closed)Error|DistStoreError): ([^\n]*)")
 _CHILD = re.compile(r"\bChildFailedError\b[^\n]*")
+# a launcher above torchrun (accelerate, deepspeed's runner) reporting its child killed: `subprocess.CalledProcessError:
+# Command '[...]' died with <Signals.SIGKILL: 9>.`
+_DIED = re.compile(r"CalledProcessError: Command [^\n]* died with <Signals\.(SIG[A-Z]+): (\d+)>")
 
 
 def _entries(text: str) -> list[dict[str, str]]:
@@ -62,6 +65,7 @@ def _from_table(fields: dict[str, str]) -> dict[str, Any]:
     rank = re.match(r"(\d+)", fields.get("rank", ""))
     code = re.match(r"(-?\d+)", fields.get("exitcode", ""))
     host = fields.get("host", "").strip()
+    host = "" if host.upper() in ("<N/A>", "N/A") else host       # torch's word for a field it did not fill
     traceback = fields.get("traceback", "")
     said = [f"exitcode: {fields['exitcode']}"] if "exitcode" in fields else []
     if traceback and not traceback.startswith("To enable traceback"):
@@ -71,7 +75,7 @@ def _from_table(fields: dict[str, str]) -> dict[str, Any]:
 
 
 def detect(text: str) -> bool:
-    return bool(printed(_AGENT, text) or printed(_RENDEZVOUS, text) or printed(_CHILD, text))
+    return bool(printed(_AGENT, text) or printed(_RENDEZVOUS, text) or printed(_CHILD, text) or printed(_DIED, text))
 
 
 def parse(text: str) -> dict[str, Any]:
@@ -81,6 +85,8 @@ def parse(text: str) -> dict[str, Any]:
     if not failures and (store := printed(_RENDEZVOUS, text)):
         failures = [{"rank": None, "node": None, "phase": "init", "type": store.group(1),
                      "message": store.group(2).strip()[:400]}]
+    if not failures and (died := printed(_DIED, text)):
+        failures = [_failure(None, None, -int(died.group(2)), died.group(0)[-200:])]
     if not failures and (child := printed(_CHILD, text)):
         failures = [{"rank": None, "node": None, "phase": "died", "type": "ChildFailedError",
                      "message": child.group(0).strip()[:400]}]

@@ -202,8 +202,9 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     text = f"{where}, phase {first.get('phase')}: {first.get('type')}: {first.get('message')}"
     result.details += [f"rank {f.get('rank')} ({f.get('node') or '?'}) {f.get('phase')}: {f.get('type')}: "
                        f"{f.get('message')}"[:400] for f in failures]
-    # a worker the launcher reports killed by a signal is judged by the signal (launcher.py), not as the loader's
-    if first.get("phase") == "data" and (first.get("shm_error") or not launcher.killed(first)):
+    # /dev/shm's exhaustion shown (`shm_error`) is the container's whatever the phase; a worker the launcher reports
+    # killed by a signal is judged by the signal (launcher.py), not as the loader's
+    if first.get("shm_error") or (first.get("phase") == "data" and not launcher.killed(first)):
         if first.get("shm_error"):
             return result.verdict(FAIL, "SHM_TOO_SMALL", f"the training data path ran out of /dev/shm: {text}"[:600])
         return result.verdict(FAIL, "LOADER_FAILED", f"the training data path failed: {text}"[:600])
