@@ -34,6 +34,13 @@ RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
 EXPLAIN_MISMATCHES: dict[str, str] = {
+    # Hundred-and-forty-first batch (fix141, tests/test_judges_fix141.py): FACTS.md's letter and docs/codes.md decide.
+    "a100-80gb-pcie-x2-mig-two-3g40gb-each-dcgmi-diag-r3-refused-mig-configuration-incompatible":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify explain reads the `nvidia-smi -L` listing and "
+        "warns the same code, owned by the host (docs/codes.md: one code, one owner). Only the owner differs",
+    "nvsentinel-preflight-dcgm-diag-level-2-two-gpus-six-of-six-tests-pass-healthy-node":
+        "translator: gpu pass; not recognised (skip FACTS_INCOMPLETE): NVSentinel's JSON events of a DCGM run are no "
+        "reading of a GPU's health, and a diagnostic's summary has no field (FACTS.md: never counted correct)",
     # Eighty-eighth batch: a failure that shows no cause is the job's (every failure names an owner).
     "slurm-submitit-multi-node-nccl-2.18.1-barrier-internal-error-socket-recv-failed-while-polling-opid-cause-not-shown":
         "translator: fail NCCL_FAILED with no owner; verify fails it too, owned by the job (the report contract names an "

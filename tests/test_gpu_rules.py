@@ -545,6 +545,13 @@ def test_the_corpus_holds_at_least_20_machines_10_faulty_each_with_its_source():
 # Entries whose translated facts lack what decides them (tests/data/real-world/README.md, "Known mismatches"): strict,
 # so the day the facts or the judges can carry it, the test says the entry is no longer a mismatch.
 KNOWN_MISMATCHES = {
+    # Hundred-and-forty-first batch (fix141, tests/test_judges_fix141.py): FACTS.md's letter and docs/codes.md decide.
+    "a100-80gb-pcie-x2-mig-two-3g40gb-each-dcgmi-diag-r3-refused-mig-configuration-incompatible":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host "
+        "(docs/codes.md gives the code one owner: the node's GPUs whose health was not read). Only the owner differs",
+    "nvsentinel-preflight-dcgm-diag-level-2-two-gpus-six-of-six-tests-pass-healthy-node":
+        "translator: gpu pass; warn HEALTH_NOT_ASSESSED (host): two devices with no health field read warn (FACTS.md, "
+        "How unknown is judged); DCGM's level-2 summary (6 of 6 passed) has no field (a `dcgm_diag` record would carry it)",
     # Eighty-eighth batch: a failure that shows no cause is the job's (every failure names an owner).
     "slurm-submitit-multi-node-nccl-2.18.1-barrier-internal-error-socket-recv-failed-while-polling-opid-cause-not-shown":
         "translator: fail NCCL_FAILED with no owner; verify fails it too, owned by the job (the report contract names an "

@@ -60,7 +60,7 @@ CATALOG_OWNER: dict[str, str] = {
     "PCIE_DOWNGRADED": "host", "RETIREMENT_PENDING": "host", "ROW_REMAP_FAILED": "host", "SDC_MISMATCH": "host",
     "SHM_TOO_SMALL_FOR_LOADER": "job", "THROTTLED": "host", "TORCHVISION_CUDA_MISMATCH": "image",
     "TORCHVISION_IMPORT_FAILED": "image", "TORCHVISION_MISMATCH": "image", "TORCHVISION_OPS_MISSING": "image",
-    "TORCHVISION_OPS_WRONG": "image", "TORCH_IMPORT_FAILED": "image", "TRAIN_FAILED": "host",
+    "TORCHVISION_OPS_WRONG": "image", "TORCH_IMPORT_FAILED": "image",
     "TRAIN_LOSS_NOT_FALLING": "host", "TRAIN_LOSS_NOT_FINITE": "host", "TRAIN_REPLICA_MISMATCH": "host",
     "TRAIN_SLOW": "host", "TRANSFORMS_FAILED": "image", "TRANSFORMS_WRONG": "image"}
 FAILURES_ONLY = frozenset({

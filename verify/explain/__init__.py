@@ -14,6 +14,7 @@ from typing import Any
 
 from ..checks.gpu.gpuidentity import norm_bus
 from . import (
+    childfailed,
     collectenv,
     containerrt,
     cuda,
@@ -41,6 +42,7 @@ from . import (
     mmcvenv,
     mnnvl,
     nccl,
+    ncclbus,
     ncclcrash,
     nccltests,
     nhc,
@@ -128,6 +130,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse, prefixed=True),
     Kind("nccl-tests output", "nccl", nccltests.detect, nccltests.parse),    # its NCCL lines are read with it
     Kind("a segmentation fault in NCCL (its backtrace)", "nccl", ncclcrash.detect, ncclcrash.parse),
+    Kind("a bus error in NCCL (its backtrace)", "nccl", ncclbus.detect, ncclbus.parse),
     Kind("NCCL's NVLS multicast bind failure", "nccl", nvlsbind.detect, nvlsbind.parse),
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("NCCL's MNNVL fabric probe (NVML's fabric info per GPU)", "gpu", mnnvl.detect, mnnvl.parse, prefixed=True),
@@ -139,6 +142,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("nvbandwidth output", "gpu", nvbandwidth.detect, nvbandwidth.parse),
     Kind("torch's warning of a GPU not in its build", "gpu", torcharch.detect, torcharch.parse),
     Kind("a DataLoader out of /dev/shm", "train", loaderbus.detect, loaderbus.parse),
+    Kind("torch.distributed.elastic's failure summary (ChildFailedError, rendezvous)", "train", childfailed.detect,
+         childfailed.parse),
     Kind("torch's answers at a Python prompt", "gpu", torchrepl.detect, torchrepl.parse),
     Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),
     Kind("nvtop's device lines", "gpu", nvtop.detect, nvtop.parse),

@@ -67,10 +67,20 @@ def _mentioned(line: str) -> bool:
 
 
 # one text is scanned by the kernel log's parser, detect and parse: each line's CUDA words once (seconds on a large log)
+# a driver-API error whose name the program prints on the next, indented line (NVHPC's OpenACC runtime: `call to
+# cuCtxCreate returned error 214` / `  (CUDA_ERROR_ECC_UNCORRECTABLE): uncorrectable ECC error encountered`, batch
+# 142): one message, joined back so its number and its name are read together
+_CONTINUED = re.compile(r"(\berror -?\d+)[ \t]*\n[ \t]+(\((?:CUDA_ERROR_[A-Z_]+|cudaError\w+)\))")
+
+
+def _joined(text: str) -> str:
+    return _CONTINUED.sub(r"\1 \2", text)
+
+
 @functools.lru_cache(maxsize=2)
 def refusal(text: str) -> str | None:
     starting = printed_trace(text)
-    return next((line.strip()[:400] for line in text.splitlines() if _is_refusal(line, starting)
+    return next((line.strip()[:400] for line in _joined(text).splitlines() if _is_refusal(line, starting)
                  and not _mentioned(line)), None)
 
 
@@ -124,7 +134,7 @@ _BARE = re.compile(r"^\W*(?:uncorrectable ECC error encountered|uncorrectable NV
 @functools.lru_cache(maxsize=2)
 def _runtime_lines(text: str) -> tuple[str, ...]:
     rows: dict[str, None] = {}
-    for line in text.splitlines():
+    for line in _joined(text).splitlines():
         # a line that merely mentions the error (a README, a commit, a program's source) is no program's error
         # (its first few: a line holds one error, a hostile one thousands)
         printed_error = _BARE.match(line) or any(said(line, m.start())

@@ -32,7 +32,7 @@ from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach
-from . import barefail, casualty, ofiinval, peeraccess, plugreg
+from . import barefail, casualty, ofiinval, peeraccess, plugreg, shmbus
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .collective import PROGRAMS, inconsistent, label, other_collective, plausibility
 from .crash import crash_verdict, unplaced_verdict
@@ -337,7 +337,8 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return result.verdict(FAIL, code,
                               f"all-reduce over {backend or 'NCCL'} failed on a CUDA error: {error}; {cuda.cause}",
                               cuda.fix, cuda.owner)
-    if full := shm_full_verdict(facts, said, backend, result) or peeraccess.peer_access_verdict(said, backend, result):
+    if full := (shm_full_verdict(facts, said, backend, result) or shmbus.bus_error_verdict(facts, said, backend, result)
+                or peeraccess.peer_access_verdict(said, backend, result)):
         return full             # /dev/shm full (the job's), or NCCL's own peer access on GPUs without P2P (the image's)
     if gid := set_up_cause(facts, " | ".join(said)):
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}{gid[0]}",

@@ -21,7 +21,7 @@ from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import grouplayout
 from ...shared.cuda_errors import named_without_driver
-from . import trainer
+from . import launcher, trainer
 
 NAME = "train"
 
@@ -202,7 +202,9 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     text = f"{where}, phase {first.get('phase')}: {first.get('type')}: {first.get('message')}"
     result.details += [f"rank {f.get('rank')} ({f.get('node') or '?'}) {f.get('phase')}: {f.get('type')}: "
                        f"{f.get('message')}"[:400] for f in failures]
-    if first.get("phase") == "data":
+    # /dev/shm's exhaustion shown (`shm_error`) is the container's whatever the phase; a worker the launcher reports
+    # killed by a signal is judged by the signal (launcher.py), not as the loader's
+    if first.get("shm_error") or (first.get("phase") == "data" and not launcher.killed(first)):
         if first.get("shm_error"):
             return result.verdict(FAIL, "SHM_TOO_SMALL", f"the training data path ran out of /dev/shm: {text}"[:600])
         return result.verdict(FAIL, "LOADER_FAILED", f"the training data path failed: {text}"[:600])
@@ -215,6 +217,9 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     if cuda:
         return result.verdict(FAIL, cuda.code, f"the training run failed on a CUDA error: {text}"[:500] + f"; {cuda.cause}",
                               cuda.fix, cuda.owner)
+    if shown := launcher.launcher_failure(first):
+        return result.verdict(FAIL, "TRAIN_FAILED", f"the training run failed: {text}"[:500] + f"; {shown[0]}",
+                              shown[1], "job")
     return result.verdict(FAIL, "TRAIN_FAILED", f"the training run failed: {text}"[:600])
 
 
