@@ -1,0 +1,233 @@
+"""Issue 36, a seventy-first hunt through the public interfaces (`python -m verify.prolog`'s main, the state folder's
+`settings` file, slurmd's environment, the history and node_exporter's file).
+
+Found:
+- Class 1, a setting of ours is never the node's fault, never a silent ungating (medium: a node run ungated, a broken
+  node kept in service on every job). Two rules for one kind of slip: a misspelt TORCHIMAGES_* variable name in
+  slurmd's environment was said and the node stayed gated on the defaults, but a misspelt name on a line of the state
+  folder's `settings` file (a letter of TORCHIMAGES_BREAKER dropped), a line with no `=`, a knob given twice, a bad value there or in
+  the environment (`TORCHIMAGES_BREAKER=0.5x`, `TORCHIMAGES_CLOCK_SKEW=2y`, `TORCHIMAGES_HANG_RUNS=1`, a relative
+  TORCHIMAGES_METRICS_DIR), or a settings file too large or unreadable by the step's user, was CONFIG_ERROR: every
+  node running the prolog exited 0 ungated, and a lost GPU stayed in service on every job until someone read the
+  trace. Slurm's prolog semantics (a non-zero Prolog= exit drains) forbid the drain, not the gate. Fix: one rule
+  (verify/prolog/settings.read, config._knob): the bad line or value is not applied, that knob's default holds, the
+  node is gated; each is said in one line (stderr, syslog under Prolog=) and traced: every history event of the run
+  carries `setting_problems` and `settings`, and node_exporter's file torchimages_prolog_setting_problems{node}.
+  Options on the command line (`--bugdet`, `--breaker ten`) stay CONFIG_ERROR, said and traced as before; a relative
+  TORCHIMAGES_STATE_DIR too (the settings file is in it).
+
+Each test names the practice it follows (Slurm's prolog semantics; NVSentinel's breaker).
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, _verify_writes, install_fake
+from verify.prolog import cli, history, statefile
+
+pytestmark = pytest.mark.unit
+
+# a knob misspelt, built here so that the project's own names hold none (tests/test_prolog_evidence.py)
+BREAKR = "TORCHIMAGES_" + "BREAKR"
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
+    return install_fake(monkeypatch)
+
+
+def _lost() -> bytes:
+    return json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host", summary="GPU 3 is lost"))).encode()
+
+
+def _state(tmp_path: Path, body: bytes | None) -> Path:
+    state = tmp_path / "state"
+    state.mkdir(mode=0o755, exist_ok=True)
+    state.chmod(0o755)
+    if body is not None:
+        (state / "settings").write_bytes(body)
+        (state / "settings").chmod(0o644)
+    return state
+
+
+def _events(state: Path) -> list[dict[str, Any]]:
+    return history.read(str(state), "n1").events
+
+
+# one slip of each kind, in the settings file and in slurmd's environment: (file body, environment, what is said)
+SLIPS = [
+    (f"{BREAKR}=0.5\n".encode(), {}, "did you mean TORCHIMAGES_BREAKER"),
+    (b"TORCHIMAGES_BREAKER 0.5\n", {}, "is no setting"),
+    (b"TORCHIMAGES_BREAKER=0.5\nTORCHIMAGES_BREAKER=0.4\n", {}, "given twice"),
+    (b"TORCHIMAGES_BREAKER=0.5x\n", {}, "is not a share"),
+    (b"TORCHIMAGES_HANG_RUNS=1\n", {}, "2 or more"),
+    (b"TORCHIMAGES_CLOCK_SKEW=7 days\n", {}, "not a duration"),
+    (b"TORCHIMAGES_METRICS_DIR=prom\n", {}, "not an absolute path"),
+    (b"# a comment\n" * 6000, {}, "more than any settings file"),
+    (None, {BREAKR: "0.5"}, "did you mean TORCHIMAGES_BREAKER"),
+    (None, {"TORCHIMAGES_BREAKER": "0.5x"}, "is not a share"),
+    (None, {"TORCHIMAGES_BREAKER": "1e-400"}, "is not a share"),
+    (None, {"TORCHIMAGES_CLOCK_SKEW": "nan"}, "not a duration"),
+    (None, {"TORCHIMAGES_HANG_RUNS": "\u0663"}, "not a count"),
+    (None, {"TORCHIMAGES_METRICS_DIR": "relative/prom"}, "not an absolute path"),
+]
+
+
+@pytest.mark.parametrize(("body", "env", "said"), SLIPS)
+def test_slurm_prolog_semantics_a_bad_knob_keeps_the_node_gated_on_defaults_said_and_traced(tmp_path, fake,
+                                                                                           monkeypatch, capsys,
+                                                                                           body, env, said):
+    """Slurm's prolog semantics: a non-zero Prolog= exit drains, so a setting of ours never exits non-zero; but a
+    bad knob ran the node ungated (CONFIG_ERROR, exit 0) where a misspelt variable name kept it gated. One rule now:
+    the default holds, a lost GPU is drained (host evidence), and the slip is said once and traced in the history's
+    events and the metrics."""
+    state = _state(tmp_path, body)
+    prom = tmp_path / "prom"
+    metrics_slip = "not an absolute path" in said      # its own slip: no metrics folder (said), the rest holds
+    _verify_writes(monkeypatch, _lost())
+    status = cli.main(["--state-dir", str(state), "--no-kernel-log", *([] if metrics_slip else ["--metrics-dir", str(prom)])],
+                      {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8", **env})
+    err = capsys.readouterr().err.splitlines()
+    assert status == 1 and fake.nodes["n1"][0] == "drained", err                # gated: the host's evidence drains
+    assert not any("CONFIG_ERROR" in line or "ungated" in line for line in err), err
+    assert sum(said in line for line in err) == 1, err
+    events = _events(state)
+    assert [e["event"] for e in events] == ["fault", "drain"]
+    assert all(e.get("setting_problems") == 1 and said in e.get("settings", "") for e in events), events
+    if not metrics_slip:
+        assert 'torchimages_prolog_setting_problems{node="n1"} 1.0' in (prom / "torchimages_n1.prom").read_text()
+    assert not (tmp_path / "prom").exists() or not metrics_slip
+
+
+@pytest.mark.parametrize(("body", "env", "said"), SLIPS[:8])
+def test_slurm_step_semantics_a_bad_settings_line_gates_a_first_step_too(tmp_path, fake, monkeypatch, capsys,
+                                                                        body, env, said):
+    """The prolog as a job's first step reads the operator's settings file (never the job's environment): a bad line
+    there exited 2 (CONFIG_ERROR), the step ran ungated. Now the defaults gate it: a lost GPU drains (exit 1)."""
+    _state(tmp_path, body)
+    _verify_writes(monkeypatch, _lost())
+    assert cli.main(_args(tmp_path), STEP_ENV) == 1 and fake.nodes["n1"][0] == "drained"
+    assert said in capsys.readouterr().err
+
+
+def test_the_good_lines_of_a_settings_file_with_a_bad_one_still_hold(tmp_path, fake):
+    """Only the bad line is not applied: the operator's other knobs hold (a typo in one line never turns their
+    breaker, hang count or metrics folder back to the defaults)."""
+    state = _state(tmp_path, f"TORCHIMAGES_HANG_RUNS=5\n{BREAKR}=0.5\nTORCHIMAGES_BREAKER=0.3\n".encode())
+    cfg = cli.config(cli._parser().parse_args(["--state-dir", str(state), "--no-kernel-log"]), dict(PROLOG_ENV))
+    assert (cfg.hang_runs, cfg.breaker) == (5, 0.3) and len(cfg.setting_problems) == 1
+
+
+def test_nvsentinel_breaker_a_knob_given_twice_holds_neither_the_default_does(tmp_path, fake):
+    """NVSentinel's breaker is the operator's share: of two values, which one they meant is unknown, so neither is
+    taken (the larger would let a bad roll-out drain more of the partition): the default 10 % holds, said."""
+    state = _state(tmp_path, b"TORCHIMAGES_BREAKER=0.9\nTORCHIMAGES_BREAKER=0.2\nTORCHIMAGES_BREAKER=0.5\n")
+    cfg = cli.config(cli._parser().parse_args(["--state-dir", str(state), "--no-kernel-log"]), dict(PROLOG_ENV))
+    assert cfg.breaker == 0.10 and len(cfg.setting_problems) == 2
+
+
+def test_a_clean_run_writes_no_setting_trace(tmp_path, fake, monkeypatch):
+    """No slip, no trace: the history's events carry no setting fields and the metrics say 0."""
+    state = _state(tmp_path, b"TORCHIMAGES_BREAKER=0.2\n")
+    prom = tmp_path / "prom"
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(["--state-dir", str(state), "--no-kernel-log", "--metrics-dir", str(prom)], PROLOG_ENV) == 0
+    assert all("setting_problems" not in e for e in _events(state))
+    assert 'torchimages_prolog_setting_problems{node="n1"} 0.0' in (prom / "torchimages_n1.prom").read_text()
+
+
+def test_slurm_prolog_semantics_a_misspelt_option_is_still_config_error(tmp_path, fake, monkeypatch, capsys):
+    """An option on slurm.conf's Prolog= line is no knob: a misspelt one stops the run as before (CONFIG_ERROR,
+    exit 0, traced); the rule above is the knobs'."""
+    state = _state(tmp_path, None)
+    _verify_writes(monkeypatch, _lost())
+    assert cli.main(["--state-dir", str(state), "--no-kernel-log", "--bugdet", "30"], PROLOG_ENV) == 0
+    assert "CONFIG_ERROR" in capsys.readouterr().err and fake.nodes["n1"][0] == "idle"
+    assert [e["code"] for e in _events(state)] == ["CONFIG_ERROR"]
+
+
+def test_a_settings_file_the_step_s_user_cannot_read_is_said_and_the_defaults_gate(tmp_path, fake, monkeypatch,
+                                                                                  capsys):
+    """A settings file mode 0600 owned by root, read by a job's step (the job's user): it was CONFIG_ERROR (the step
+    ungated). Now said, the defaults gate. (Run as root the file is readable: the read itself is refused here.)"""
+    state = _state(tmp_path, b"TORCHIMAGES_BREAKER=0.2\n")
+
+    real = statefile.read_tail
+
+    def refused(path: str, cap: int) -> Any:
+        if os.path.basename(path) == "settings":
+            raise PermissionError(13, "Permission denied", path)
+        return real(path, cap)
+    monkeypatch.setattr(statefile, "read_tail", refused)
+    _verify_writes(monkeypatch, _lost())
+    assert cli.main(_args(tmp_path), STEP_ENV) == 1 and fake.nodes["n1"][0] == "drained"
+    assert "cannot be read" in capsys.readouterr().err
+    assert os.path.exists(state / "settings")
+
+
+# ---- class 5: a hung checker counted across runs; our own trouble between its hangs neither counts nor resets it
+
+def _past(state: Path, *events: tuple[str, float]) -> None:
+    """History events (code, seconds ago) as the prolog writes them: a hang's with this boot's id, the trace of our
+    own trouble (ungated) without one."""
+    from verify.prolog import kernlog
+    boot = kernlog.host_clock(kernlog.PROC).boot_id or None
+    for code, age in events:
+        extra = {"boot_id": boot} if code == "PREFLIGHT_TIMEOUT" else None
+        history.record(str(state), "n1", "not-assessed", code, "x", now=time.time() - age, extra=extra)
+
+
+@pytest.mark.parametrize("ours", ["PROLOG_INTERRUPTED", "PROLOG_CRASHED", "PREFLIGHT_INTERRUPTED", "CONFIG_ERROR",
+                                  "PROLOG_OVERRAN"])
+def test_nvsentinel_checker_rule_our_own_trouble_between_hangs_never_resets_the_count(tmp_path, fake, monkeypatch,
+                                                                                     capsys, ours):
+    """NVSentinel's checker rule: N runs of the checker in a row that stall are evidence. A run of ours that ended on
+    our own trouble (a user's scancel during the prolog, our crash, a setting, the backstop) ran no checker to its
+    end: it reset the count, so a GPU stalling every preflight on a node whose jobs were often cancelled while the
+    prolog hung (a 90 s start) stayed in service for good. Now it neither counts nor resets."""
+    state = _state(tmp_path, None)
+    _past(state, ("PREFLIGHT_TIMEOUT", 300.0), (ours, 200.0), ("PREFLIGHT_TIMEOUT", 100.0), (ours, 50.0))
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 1, capsys.readouterr().err
+    assert fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #")
+    assert "hung past its budget on 3 runs in a row" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("ours", ["PROLOG_INTERRUPTED", "PROLOG_CRASHED"])
+def test_nvsentinel_checker_rule_our_own_trouble_alone_is_never_a_hang(tmp_path, fake, monkeypatch, ours):
+    """Our own trouble never counts as a hang: two of them and one hang now are one run of three, no drain."""
+    state = _state(tmp_path, None)
+    _past(state, (ours, 200.0), (ours, 100.0))
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 3 and fake.nodes["n1"][0] == "idle"
+
+
+@pytest.mark.parametrize("other", ["REPORT_INVALID", "PREFLIGHT_NO_REPORT", "PREFLIGHT_BUSY", "BUDGET_TOO_SMALL"])
+def test_nvsentinel_checker_rule_a_run_whose_checker_ended_still_ends_the_streak(tmp_path, fake, monkeypatch, other):
+    """A run whose verify ended (a report refused, none written, a figure measured beside another prolog, a budget
+    too small to confirm) is a checker that did not hang: the streak ends there, as before."""
+    state = _state(tmp_path, None)
+    _past(state, ("PREFLIGHT_TIMEOUT", 300.0), ("PREFLIGHT_TIMEOUT", 200.0), (other, 100.0))
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 3 and fake.nodes["n1"][0] == "idle"
+
+
+# ---- class 6 (as both sides read a report): CUDA error 222 is DRIVER_TOO_OLD, the image's (fix135)
+
+def test_a_driver_too_old_verify_gives_the_image_is_believed_by_both_sides():
+    """verify gives DRIVER_TOO_OLD to the image for CUDA error 222 (a build's PTX newer than the driver's JIT:
+    verify/codes.py), since fix135. Both readers still held it to one owner, the host: the prolog refused that real
+    report (REPORT_INVALID, not assessed) and the fleet report listed it invalid (tests/test_cluster_hunt55.py's real
+    corpus failed on main). Now it is the image's fault: no drain, the job's node left in service."""
+    from scripts.fleet import plausible
+    from verify.prolog import verdict
+    report = _report(_gpu("fail", code="DRIVER_TOO_OLD", owner="image", summary="CUDA error 222"))
+    v = verdict.decide(report)
+    assert (v.kind, v.code, v.owner, v.drains) == (verdict.FAULT, "DRIVER_TOO_OLD", "image", False)
+    assert plausible.report_problem(report) is None
