@@ -13,8 +13,8 @@ Found:
   (verify/prolog/settings.read, config._knob): the bad line or value is not applied, that knob's default holds, the
   node is gated; each is said in one line (stderr, syslog under Prolog=) and traced: every history event of the run
   carries `setting_problems` and `settings`, and node_exporter's file torchimages_prolog_setting_problems{node}.
-  Options on the command line (`--bugdet`, `--breaker ten`) stay CONFIG_ERROR, said and traced as before; a relative
-  TORCHIMAGES_STATE_DIR too (the settings file is in it).
+  A relative TORCHIMAGES_STATE_DIR in slurmd's environment is a knob too: the default folder holds. Options on the
+  command line (`--bugdet`, `--breaker ten`, `--state-dir state`) stay CONFIG_ERROR, said and traced as before.
 
 Each test names the practice it follows (Slurm's prolog semantics; NVSentinel's breaker).
 """
@@ -249,3 +249,26 @@ def test_a_tiny_preflight_budget_never_starves_the_all_reduce_s_own_timeout(budg
     assert short.nccl_timeout_s == timeout_s
     short, _ = preflight_options(Options(), budget, ["gpu", "shm", "nccl"], 5.0)      # --timeout still caps it
     assert short.nccl_timeout_s == 4.0
+
+
+def test_slurm_prolog_semantics_a_relative_state_dir_knob_gates_on_the_default_folder(tmp_path, fake, monkeypatch,
+                                                                                      capsys):
+    """TORCHIMAGES_STATE_DIR=state in slurmd's environment (its working folder is no folder of anyone's) was
+    CONFIG_ERROR, the node ungated; a knob now, as the others: the default folder holds (its settings, history and
+    breaker lock), said and traced there, and nothing is written in the working folder. `--state-dir state` on the
+    Prolog= line is an option: CONFIG_ERROR as before."""
+    default = tmp_path / "default"
+    monkeypatch.setattr(cli, "DEFAULT_STATE_DIR", str(default))
+    monkeypatch.setattr("verify.prolog.config.DEFAULT_STATE_DIR", str(default))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    _verify_writes(monkeypatch, _lost())
+    assert cli.main(["--no-kernel-log"], {**PROLOG_ENV, "TORCHIMAGES_STATE_DIR": "state"}) == 1
+    assert fake.nodes["n1"][0] == "drained" and "not an absolute path" in capsys.readouterr().err
+    events = history.read(str(default), "n1").events
+    assert [e["event"] for e in events] == ["fault", "drain"] and events[-1]["setting_problems"] == 1
+    assert not list(work.iterdir())
+    fake.nodes["n1"] = ("idle", "none")
+    assert cli.main(["--no-kernel-log", "--state-dir", "state"], dict(PROLOG_ENV)) == 0
+    assert "CONFIG_ERROR" in capsys.readouterr().err and fake.nodes["n1"][0] == "idle"

@@ -324,9 +324,18 @@ def _knobs(args: argparse.Namespace, env: dict[str, str],
         blank.append(settings.blank_note("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR))     # empty is unset (below)
     state_dir = args.state_dir if args.state_dir is not None else \
         ((env.get("TORCHIMAGES_STATE_DIR", "").strip() or DEFAULT_STATE_DIR) if not job else DEFAULT_STATE_DIR)
-    state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None],
-                        not args.revalidate)
-    file, problems = settings.read(state_dir)
+    problems: list[str] = []
+    try:
+        state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None],
+                            not args.revalidate)
+    except UsageError as exc:
+        if args.state_dir is not None:
+            raise                     # an option is no knob: CONFIG_ERROR, as any bad option
+        # a knob (slurmd's environment): its default holds, said and traced there, as every knob's (_knob)
+        problems.append(f"{exc}: not applied, the default {DEFAULT_STATE_DIR} holds (its settings, history and lock)")
+        state_dir = DEFAULT_STATE_DIR
+    file, read_problems = settings.read(state_dir)
+    problems += read_problems
     given = {name: found for name in settings.KNOBS if (found := settings.pick(name, env, job, file, state_dir))}
     given, blank_notes = settings.unset_blanks(given, KNOB_DEFAULTS)
     # a misspelt knob in slurmd's (or a person's) environment is the operator's too; in a job's step, the job's
