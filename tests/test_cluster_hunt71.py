@@ -16,7 +16,34 @@ Found:
   A relative TORCHIMAGES_STATE_DIR in slurmd's environment is a knob too: the default folder holds. Options on the
   command line (`--bugdet`, `--breaker ten`, `--state-dir state`) stay CONFIG_ERROR, said and traced as before.
 
-Each test names the practice it follows (Slurm's prolog semantics; NVSentinel's breaker).
+- Class 5, a hung checker is evidence after a few runs (high: a GPU stalling every preflight kept in service). The
+  streak of hangs (--hang-runs, NVSentinel's checker rule) ended at any other not-assessed run, our own trouble
+  included: a user's scancel during the prolog (PROLOG_INTERRUPTED; a hung preflight delays the job's start 90 s,
+  which is when users cancel), a crash of ours, a CONFIG_ERROR run, the backstop. history [hang, interrupted, hang,
+  interrupted] + a hang now was "1 of 3", never PREFLIGHT_HUNG. Fix (verify/prolog/history.py STREAK_NEUTRAL): a run
+  of our own trouble ran no checker to its end: it neither counts nor ends a streak; a run whose verify ended (a
+  report refused or missing, a figure measured beside another prolog, a budget too small to confirm) still ends it.
+
+- Class 6 as both readers hold it (medium: a wrong code, a real report listed invalid). Since fix135 verify gives
+  DRIVER_TOO_OLD to the image for CUDA error 222 (PTX newer than the driver's JIT); the prolog (verdict.CATALOG_OWNED)
+  and the host side (plausible.CATALOG_OWNER) still held it to the host: that real report was REPORT_INVALID in the
+  prolog and invalid in make fleet-report (tests/test_cluster_hunt55.py and tests/test_report_owners.py failed on
+  main). Fix: DRIVER_TOO_OLD left out of both one-owner tables.
+
+- Issue 26's hunt rerun, "a tiny preflight budget blames the host" (medium: a wrong owner). `verify --preflight
+  --budget 0.001` on this 2-core host gave the all-reduce's init_process_group 0.8 ms: nccl FAIL NCCL_FAILED /
+  NCCL_TIMEOUT owned by the host for a setting, exit 1 (reproduced here at load 5). The check's limit had a floor in
+  `import torch` times; its own timeout did not. Fix (verify/cli.py preflight_options): never below the default
+  budget's share, bounded as before by the check's limit; the same run then passed (nccl 8.9 s).
+
+Looked at and held (no defect): MAX_AGE and TORCHIMAGES_CLOCK_SKEW forms (7d, 0, -1, 1e9, '7 days', 5M, nan, 53w) in
+the prolog and make fleet-report; reports from the future, 1970, an impossible date, no zone; make isolate's answer
+for a flaky node, every pair failing, every pair ours, two nodes, a slow majority; make slurm / k8s-verify knobs with
+spaces, quotes, `$()`, `;` (VERIFY_ARGS shell-quoted, IMAGE a tag of the matrix, RDMA_RESOURCE a resource name that
+is no GPU or Kubernetes' own); SIGTERM to `verify --preflight` at 2, 6 and 12 s (exit 143, an INTERRUPTED report that
+never reads pass, no process left).
+
+Each test names the practice it follows (Slurm's prolog semantics; NVSentinel's breaker and checker rules).
 """
 from __future__ import annotations
 
