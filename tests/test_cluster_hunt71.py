@@ -36,6 +36,12 @@ Found:
   `import torch` times; its own timeout did not. Fix (verify/cli.py preflight_options): never below the default
   budget's share, bounded as before by the check's limit; the same run then passed (nccl 8.9 s).
 
+- Class 9, the newest evidence wins (medium: evidence silently lost, a failing digest admitted). make report and
+  make gate order trusted attestations by their signed time, written to the second; two of the same second (two
+  nodes verifying one digest at once, a rerun) kept the registry's listing order, so a pass listed first decided
+  `verified: yes` over a failure signed with it. Fix (scripts/publish/report.py order): of one moment's, the one that
+  is no pass comes first (the graver stands, as the prolog's metricsorder keeps it).
+
 Looked at and held (no defect): MAX_AGE and TORCHIMAGES_CLOCK_SKEW forms (7d, 0, -1, 1e9, '7 days', 5M, nan, 53w) in
 the prolog and make fleet-report; reports from the future, 1970, an impossible date, no zone; make isolate's answer
 for a flaky node, every pair failing, every pair ours, two nodes, a slow majority; make slurm / k8s-verify knobs with
@@ -299,3 +305,36 @@ def test_slurm_prolog_semantics_a_relative_state_dir_knob_gates_on_the_default_f
     fake.nodes["n1"] = ("idle", "none")
     assert cli.main(["--no-kernel-log", "--state-dir", "state"], dict(PROLOG_ENV)) == 0
     assert "CONFIG_ERROR" in capsys.readouterr().err and fake.nodes["n1"][0] == "idle"
+
+
+# ---- class 9: the newest evidence wins; of one moment's, the graver
+
+@pytest.mark.parametrize("listed", [("pass", "fail"), ("fail", "pass")])
+def test_a_pass_signed_in_the_same_second_never_hides_a_failure(listed):
+    """make report / make gate: the newest trusted attestation decides. Signed times are written to the second; two
+    nodes verifying one digest at once (or a rerun) sign a pass and a failure in the same second, and the registry's
+    listing order decided: a pass listed first made the digest `verified: yes` and admitted it through make gate.
+    One moment's evidence: the graver stands, whatever the order (as the prolog's metrics keep the graver of two
+    overlapping runs, verify/prolog/metricsorder.py)."""
+    from datetime import datetime, timezone
+
+    from scripts.publish.report import Attestation, Summary, _decide, order, refuse_future
+    from scripts.publish.signing import Trusted
+
+    class Key:
+        keyid = "ab" * 32
+
+    def att(status: str, signed: str) -> Attestation:
+        return Attestation("sha256:" + "1" * 64, Trusted(Key(), "/keys/release.pub"), signed,
+                           {"checks": [], "created": signed}, status, None, {"node": "n1"})
+    s = Summary("r@sha256:" + "2" * 64, attestations=[att(status, "2026-11-25T11:00:00Z") for status in listed])
+    order(s)
+    refuse_future(s, 300.0, datetime(2026, 11, 25, 12, tzinfo=timezone.utc))
+    _decide(s, True)
+    assert not s.verified and s.chosen is not None and s.chosen.status == "fail", s.reason
+    # a pass signed later, even by a second, is newer evidence and decides
+    s = Summary("r@sha256:" + "2" * 64, attestations=[att("fail", "2026-11-25T11:00:00Z"),
+                                                       att("pass", "2026-11-25T11:00:01Z")])
+    order(s)
+    _decide(s, True)
+    assert s.verified
