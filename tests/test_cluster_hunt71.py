@@ -42,6 +42,13 @@ Found:
   `verified: yes` over a failure signed with it. Fix (scripts/publish/report.py order): of one moment's, the one that
   is no pass comes first (the graver stands, as the prolog's metricsorder keeps it).
 
+- Class 7, make isolate names no node on our own trouble (medium: a healthy node named at fault). A pair's step that
+  exited 0 (verify ran to its end on both nodes) with no report file where the runner reads (a reports folder not
+  shared with the runner on the node of global rank 0) struck both nodes as a failed pair: one node whose mount of
+  the folder was stale was named "failing" after two rounds. Now such a pair is not assessed (neither clears nor
+  strikes; the answer is never clean): scripts/fleet/isolate_run.py MISSING. A non-zero step without a report, or a
+  file there that is no report, still fails the pair.
+
 Looked at and held (no defect): MAX_AGE and TORCHIMAGES_CLOCK_SKEW forms (7d, 0, -1, 1e9, '7 days', 5M, nan, 53w) in
 the prolog and make fleet-report; reports from the future, 1970, an impossible date, no zone; make isolate's answer
 for a flaky node, every pair failing, every pair ours, two nodes, a slow majority; make slurm / k8s-verify knobs with
@@ -338,3 +345,28 @@ def test_a_pass_signed_in_the_same_second_never_hides_a_failure(listed):
     order(s)
     _decide(s, True)
     assert s.verified
+
+
+# ---- class 7: make isolate names no node on the plumbing's trouble
+
+def test_make_isolate_a_step_that_exited_0_with_no_report_is_no_node_s_strike():
+    """NVSentinel's isolation rule: a node is named only on evidence of its link. A pair's step that exited 0 (verify
+    ran to its end on both nodes) whose report file is not there (a reports folder not shared with the runner on
+    the node that ran global rank 0) struck both nodes: with one node's mount broken, every pair
+    that node led failed and it was named "failing". Now such a pair is not assessed (neither clears nor strikes, and
+    never a clean answer); a step that exited non-zero without a report, or a file that is no report, still fails
+    the pair."""
+    from scripts.fleet.isolate import Outcome, plan_done
+    from scripts.fleet.isolate_run import MISSING, exit_status, outcome
+    pair = ("n1", "n2")
+    assert outcome(pair, MISSING, 0, 3.0, 0).ours and not outcome(pair, MISSING, 1, 3.0, 0).ours
+    assert not outcome(pair, None, 0, 3.0, 0).ours           # a file that is no report (garbled, a FIFO): failed
+    nodes = [f"n{i}" for i in range(1, 9)]
+    results: list[tuple[int, Outcome]] = []
+    for rnd in range(1, 10):
+        d, pairs = plan_done(nodes, results)
+        if not pairs:
+            break
+        # n3's reports never land (its mount of the reports folder is stale): its pairs' steps exit 0, no report
+        results += [(rnd, outcome(p, MISSING, 0, 3.0, 0) if "n3" in p else Outcome(p, True, 10.0)) for p in pairs]
+    assert not d.named and exit_status(d) != 0 and "n3" in d.summary, d.summary
