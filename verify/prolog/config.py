@@ -1,7 +1,8 @@
 """torchimages-prolog's settings: its options, Slurm's environment and our knobs, read into one Config.
 
-A bad one is a UsageError (one line; under Slurm's Prolog= a CONFIG_ERROR, exit 0: a setting of ours is never the
-node's fault). The whole run's cap (--budget + --grace) starts here (verify/prolog/deadline.py).
+A bad option is a UsageError (one line; under Slurm's Prolog= a CONFIG_ERROR, exit 0: a setting of ours is never the
+node's fault); a bad TORCHIMAGES_* knob (the environment's or the settings file's) is said, traced and not applied: its
+default holds and the node stays gated (_knob, settings.read). The whole run's cap (--budget + --grace) starts here (verify/prolog/deadline.py).
 """
 from __future__ import annotations
 

@@ -109,9 +109,9 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
 
 
 def salvage(folder: str, name: str) -> str | None:
-    """One knob's value from folder/settings read leniently, for the trace of a run a bad setting stopped (cli.ungated):
-    a file with a typo on another line (read() refuses it whole) still names the operator's metrics folder, where
-    node_exporter must show the CONFIG_ERROR instead of the last run's pass. None: not the operator's file, not
+    """One knob's value from folder/settings read leniently, for the trace of a run a bad option stopped (cli.ungated:
+    CONFIG_ERROR, before the file was read as read() reads it): the file still names the operator's metrics folder,
+    where node_exporter must show the CONFIG_ERROR instead of the last run's pass. None: not the operator's file, not
     readable, or the knob not given exactly once."""
     if not operators(folder, FILE)[0]:
         return None
