@@ -23,6 +23,8 @@ Found:
   interrupted] + a hang now was "1 of 3", never PREFLIGHT_HUNG. Fix (verify/prolog/history.py STREAK_NEUTRAL): a run
   of our own trouble ran no checker to its end: it neither counts nor ends a streak; a run whose verify ended (a
   report refused or missing, a figure measured beside another prolog, a budget too small to confirm) still ends it.
+  Whatever its stamp, too: our trace keeps no /proc/uptime, and after a clock stepped back it read as "the future",
+  which ended the streak as evidence from the future does.
 
 - Class 6 as both readers hold it (medium: a wrong code, a real report listed invalid). Since fix135 verify gives
   DRIVER_TOO_OLD to the image for CUDA error 222 (PTX newer than the driver's JIT); the prolog (verdict.CATALOG_OWNED)
@@ -370,3 +372,15 @@ def test_make_isolate_a_step_that_exited_0_with_no_report_is_no_node_s_strike():
         # n3's reports never land (its mount of the reports folder is stale): its pairs' steps exit 0, no report
         results += [(rnd, outcome(p, MISSING, 0, 3.0, 0) if "n3" in p else Outcome(p, True, 10.0)) for p in pairs]
     assert not d.named and exit_status(d) != 0 and "n3" in d.summary, d.summary
+
+
+def test_nvsentinel_checker_rule_our_trace_stamped_ahead_never_ends_the_streak(tmp_path, fake, monkeypatch, capsys):
+    """The trace of our own trouble (cli.ungated) keeps no /proc/uptime; hangs do, and are placed by it. A clock
+    stepped back (NTP's first sync) left that trace "in the future", which ended the streak as evidence from the
+    future does. It says nothing of the checker: skipped whatever its stamp."""
+    state = _state(tmp_path, None)
+    _past(state, ("PREFLIGHT_TIMEOUT", 300.0), ("PREFLIGHT_TIMEOUT", 200.0))
+    history.record(str(state), "n1", "not-assessed", "PROLOG_INTERRUPTED", "stopped", now=time.time() + 86400)
+    _verify_writes(monkeypatch, None, rc=None)
+    assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 1, capsys.readouterr().err
+    assert fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #")

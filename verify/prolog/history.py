@@ -353,14 +353,15 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
     n = 0
     later, later_up = started, started_up      # the start of the run counted last (this one's)
     for e in reversed(events):
+        if e["event"] == "not-assessed" and e.get("code") in STREAK_NEUTRAL:
+            continue          # whatever its stamp (our trace keeps no uptime: a clock stepped back made it "the future")
         up = _uptime(e, "uptime") if uptime is not None and same_boot(e, boot_id) else None
         if up is not None and uptime is not None:
             if not uptime - window_s <= up <= uptime + OVERLAP_SLACK_S:
                 break
         elif now is not None and not now - window_s <= e["epoch"] <= now + skew_s:
             break
-        if e["event"] in ("drain-refused", "inspect", "resume-refused") or \
-                (e["event"] == "not-assessed" and e.get("code") in STREAK_NEUTRAL):
+        if e["event"] in ("drain-refused", "inspect", "resume-refused"):
             continue
         if e["event"] in ("not-assessed", "fault") and e.get("code") in codes and not _other_boot(e, boot_id, booted):
             if up is not None and later_up is not None:
