@@ -133,19 +133,22 @@ def test_slurm_prolog_semantics_the_settings_file_is_the_operator_s_in_a_step(tm
     (b"TORCHIMAGES_HANG_RUNS=1\n", "2 or more"), (b"TORCHIMAGES_CLOCK_SKEW=2y\n", "not a duration"),
     (b"TORCHIMAGES_METRICS_DIR=prom\n", "not an absolute path"),
 ])
-def test_slurm_prolog_semantics_a_bad_settings_file_is_config_error_never_a_drain(tmp_path, monkeypatch, capsys,
-                                                                                  body, said):
-    """A settings file that is no settings file is the operator's setting gone wrong: one line, CONFIG_ERROR (exit 0
-    under Prolog=, where non-zero drains; 2 as a step), never a traceback and never the node's fault."""
+def test_slurm_prolog_semantics_a_bad_settings_file_is_said_and_its_defaults_gate(tmp_path, monkeypatch, capsys,
+                                                                                 body, said):
+    """A settings file that is no settings file is the operator's setting gone wrong: one line each, never a traceback
+    and never the node's fault. Since round 71 (tests/test_cluster_hunt71.py) the bad line is not applied and the
+    defaults gate the node, as a misspelt TORCHIMAGES_* variable did (it was CONFIG_ERROR: the node ran ungated)."""
     fake = install_fake(monkeypatch)
     state = tmp_path / "state"
     state.mkdir()
     (state / "settings").write_bytes(body)
-    assert cli.main(_args(tmp_path), PROLOG_ENV) == 0
+    _verify_writes(monkeypatch, _lost())
+    assert cli.main(_args(tmp_path), PROLOG_ENV) == 1 and fake.nodes["n1"][0] == "drained"     # gated: the lost GPU
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "CONFIG_ERROR" in err[0] and said in err[0], err
-    assert not fake.calls
-    assert cli.main(_args(tmp_path), STEP_ENV) == 2
+    assert not any("CONFIG_ERROR" in line for line in err) and sum(said in line for line in err) == 1, err
+    assert history_events(tmp_path)[-1] == ("drain", "GPU_LOST")
+    fake.nodes["n1"] = ("idle", "none")
+    assert cli.main(_args(tmp_path), STEP_ENV) == 1 and fake.nodes["n1"][0] == "drained"
 
 
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "group-writable", "folder-world-writable"])

@@ -247,13 +247,21 @@ def _metrics_verdict(metrics: Path) -> str | None:
     ([], ["--bugdet", "30"], PROLOG_ENV),                                 # a misspelt option on the Prolog= line
     ([TYPO], [], {**PROLOG_ENV, "SLURM_SCRIPT_CONTEXT": "epilog_slurmd", "SLURM_JOB_ID": "7"}),
 ])
-def test_slurm_prolog_semantics_a_config_error_is_in_the_metrics_the_settings_file_names(tmp_path, fake, lines, argv,
-                                                                                          env):
+def test_slurm_prolog_semantics_a_config_error_is_in_the_metrics_the_settings_file_names(tmp_path, fake, monkeypatch,
+                                                                                          lines, argv, env):
+    """A bad setting is in node_exporter's file the settings file names. A misspelt option stops the run (CONFIG_ERROR);
+    a bad knob, in the file or the environment, is not applied and its default gates the node (round 71:
+    tests/test_cluster_hunt71.py), the run's verdict and torchimages_prolog_setting_problems in the metrics."""
     state, metrics = _settings(tmp_path, *lines)
+    _verify_runs(monkeypatch, [json.dumps(_report(_gpu())).encode()])
     status = cli.main(["--state-dir", str(state), "--no-kernel-log", *argv], env)
     assert status == 0          # under Prolog= (or Epilog=) a setting of ours never drains the node
     said = _metrics_verdict(metrics)
-    assert said is not None and 'code="CONFIG_ERROR"' in said and 'verdict="not-assessed"' in said, said
+    if argv:
+        assert said is not None and 'code="CONFIG_ERROR"' in said and 'verdict="not-assessed"' in said, said
+    else:
+        assert said is not None and 'verdict="pass"' in said, said
+        assert 'torchimages_prolog_setting_problems{node="n1"} 1.0' in (metrics / "torchimages_n1.prom").read_text()
 
 
 @pytest.mark.unit

@@ -67,7 +67,7 @@ def test_no_torchimages_variable_of_the_project_reads_as_a_misspelt_prolog_knob(
 
 
 @pytest.mark.parametrize("env,option", [
-    ({"TORCHIMAGES_STATE_DIR": "state"}, ()), ({"TORCHIMAGES_METRICS_DIR": "prom"}, ()),
+    # (TORCHIMAGES_STATE_DIR=state and TORCHIMAGES_METRICS_DIR=prom: knobs, their defaults hold: hunt71)
     ({}, ("--state-dir", "relative/state")), ({}, ("--metrics-dir", "\t")),
 ])
 def test_slurm_s_prolog_semantics_a_blank_or_relative_folder_is_config_error_and_writes_nothing_here(

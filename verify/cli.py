@@ -378,7 +378,11 @@ def preflight_options(options: Options, budget: float, names: list[str],
     each check's timeout its share of the budget left when it starts (never above --timeout)."""
     from dataclasses import replace
     shares = Shares(budget, {n: PREFLIGHT_SHARES.get(n, 0.2) for n in names}, cap_s=timeout, floors=PREFLIGHT_FLOORS)
-    nccl_s = budget * PREFLIGHT_SHARES["nccl"]
+    # the all-reduce's own timeout (init and each operation) is never below the default budget's: the check's limit
+    # has a floor in `import torch` times (Shares), within which spawn.py waits for its ranks; a tiny --budget gave
+    # init_process_group 0.8 ms (NCCL_FAILED, the host's, for a budget of 0.001) or the ranks 5 s to start on a busy
+    # host (NCCL_TIMEOUT, the host's): a healthy node blamed for a setting. A check is slow, never falsely failed.
+    nccl_s = max(budget, PREFLIGHT_BUDGET_S) * PREFLIGHT_SHARES["nccl"]
     short = replace(options, gpu_perf=False, gpu_canary=True, sdc_repeats=2, nccl_min_bytes=1 << 20,
                     nccl_max_bytes=min(options.nccl_max_bytes, 64 << 20),
                     nccl_timeout_s=min(options.nccl_timeout_s, (min(nccl_s, timeout) if timeout else nccl_s) * 0.8),

@@ -47,6 +47,9 @@ OURS = (UNJUDGED_CODES - {"INTERRUPTED"}) | {"CHECK_CRASHED"}
 LOW_CODES = frozenset({"BANDWIDTH_LOW", "FABRIC_BANDWIDTH_LOW"})
 
 
+MISSING = object()       # a pair's report file that is not there at all (outcome)
+
+
 def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: float, expect_gpus: int,
             began: float | None = None, skew_s: float = SKEW_DEFAULT_S) -> Outcome:
     """A pair's result from its report (None: none written) and its step's exit status (None: killed at the
@@ -56,7 +59,11 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
     if status is None:
         return Outcome(nodes, False, None, "timed out", took)
     if not isinstance(report, dict):
-        return Outcome(nodes, False, None, f"no report (step exit {status})", took)
+        # a step that exited 0 ran verify to its end on both nodes: no file there then is the plumbing's (a reports
+        # folder not shared, or not the one the runner reads), never a node's strike (our trouble names no node); a
+        # file that is no report (garbled, a FIFO) is the pair's failure as before
+        ours = status == 0 and report is MISSING
+        return Outcome(nodes, False, None, f"no report (step exit {status})", took, ours=ours)
     if forged := report_problem(report):
         return Outcome(nodes, False, None, f"a report no verify writes: {forged}"[:200], took)
     if report.get("interrupted"):       # a run cut off by a signal cleared nothing, whatever its checks say
@@ -143,7 +150,8 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
             _stop(proc)
         log.close()
         seconds = ended.get(name, time.monotonic()) - t0
-        report = _read_report(reports / f"{name}.json")
+        path = reports / f"{name}.json"
+        report = _read_report(path) if os.path.lexists(path) else MISSING
         results.append((number, outcome(pair, report, status, seconds, gpus, wall, skew_s)))
     return results
 

@@ -293,10 +293,13 @@ def _provenance_facts(art: str, doc: dict[str, Any]) -> dict[str, Any]:
 
 def order(summary: Summary) -> None:
     """Newest first, by the signed time, else by its report's `created` (a time the signer garbled is no reason to
-    rank it oldest: a failing attestation newer than a pass would be outranked by it); neither readable: oldest."""
-    def when(a: Attestation) -> float:
+    rank it oldest: a failing attestation newer than a pass would be outranked by it); neither readable: oldest.
+    Of attestations of one moment (the same signed time: times are written to the second, and two nodes verify at
+    once), the one that is no pass comes first: one moment's evidence, the graver stands (the registry's listing
+    order decided, and a pass hid a failure signed in the same second)."""
+    def when(a: Attestation) -> tuple[float, bool]:
         found = parse_time(a.attested) or parse_time(a.report.get("created"))
-        return found.timestamp() if found else float("-inf")
+        return (found.timestamp() if found else float("-inf")), not a.good
     summary.attestations.sort(key=when, reverse=True)
 
 

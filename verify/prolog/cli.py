@@ -271,7 +271,8 @@ def _metrics(cfg: Config, status: int, v: Verdict | None, report: dict[str, Any]
         outcome: dict[str, Any] = {"verdict": v.kind if v else "refused", "code": v.code if v else None,
                                    "owner": v.owner if v else None, "exit": status,
                                    "duration_s": time.time() - started, "time": started, "xids": xids,
-                                   "history": history.counts(history.read(cfg.state_dir, cfg.node).events)}
+                                   "history": history.counts(history.read(cfg.state_dir, cfg.node).events),
+                                   "setting_problems": len(cfg.setting_problems)}
         metrics.write(cfg.metrics_dir, cfg.node, report, outcome, cfg.clock_skew_s,
                       os.path.join(cfg.state_dir, "history", f".{cfg.node}.metrics.lock"))
     except metrics.Superseded as exc:     # a run that started after this one wrote its outcome: the newer stands

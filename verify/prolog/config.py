@@ -1,7 +1,8 @@
 """torchimages-prolog's settings: its options, Slurm's environment and our knobs, read into one Config.
 
-A bad one is a UsageError (one line; under Slurm's Prolog= a CONFIG_ERROR, exit 0: a setting of ours is never the
-node's fault). The whole run's cap (--budget + --grace) starts here (verify/prolog/deadline.py).
+A bad option is a UsageError (one line; under Slurm's Prolog= a CONFIG_ERROR, exit 0: a setting of ours is never the
+node's fault); a bad TORCHIMAGES_* knob (the environment's or the settings file's) is said, traced and not applied: its
+default holds and the node stays gated (_knob, settings.read). The whole run's cap (--budget + --grace) starts here (verify/prolog/deadline.py).
 """
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from ..shared import clockskew
 from . import context, kernlog, settings, slurm, slurmconf
 from .deadline import Deadline
 from .verdict import decimal, finite_positive
 
+T = TypeVar("T")
 DEFAULT_STATE_DIR = "/var/lib/torchimages"
 MAX_GPUS = 1024                 # more GPUs on one node than any Slurm node has: a setting gone wrong
 # what Slurm's gres/gpu plugin writes in SLURM_JOB_GPUS (and CUDA_VISIBLE_DEVICES) for a job on a GPU node that was given
@@ -67,6 +69,9 @@ class Config:
     python: str
     job: str | None = None
     notes: list[str] = field(default_factory=list)
+    # the operator's knobs gone wrong (environment or settings file): each said, its default applied, and traced in
+    # every history event and the metrics of the run (settings.read: one rule, the node stays gated)
+    setting_problems: list[str] = field(default_factory=list)
     hang_runs: int = DEFAULT_HANG_RUNS
     min_confirm_s: float = DEFAULT_MIN_CONFIRM_S
     return_passes: int = DEFAULT_RETURN_PASSES   # a revalidation of an intermittent fault: passes in a row it needs
@@ -310,24 +315,47 @@ def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, floa
         raise UsageError(str(exc)) from None
 
 
-def _knobs(args: argparse.Namespace, env: dict[str, str], job: bool) -> tuple[str, dict[str, tuple[str, str]], list[str]]:
-    """(the state folder, the knobs given by the operator with where each came from, notes). A job's step runs with
-    the job's environment (Slurm): its knobs come from the command line, the state folder's settings file or
+def _knobs(args: argparse.Namespace, env: dict[str, str],
+           job: bool) -> tuple[str, dict[str, tuple[str, str]], list[str], list[str]]:
+    """(the state folder, the knobs given by the operator with where each came from, notes, problems). A job's step
+    runs with the job's environment (Slurm): its knobs come from the command line, the state folder's settings file or
     (Prolog=, by hand) slurmd's or a person's environment, never a job's (settings.py)."""
     blank = []
     if args.state_dir is None and not job and "TORCHIMAGES_STATE_DIR" in env and not env["TORCHIMAGES_STATE_DIR"].strip():
         blank.append(settings.blank_note("TORCHIMAGES_STATE_DIR", DEFAULT_STATE_DIR))     # empty is unset (below)
     state_dir = args.state_dir if args.state_dir is not None else \
         ((env.get("TORCHIMAGES_STATE_DIR", "").strip() or DEFAULT_STATE_DIR) if not job else DEFAULT_STATE_DIR)
-    state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None],
-                        not args.revalidate)
+    problems: list[str] = []
     try:
-        file, notes = settings.read(state_dir)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        state_dir = _folder(state_dir, ("TORCHIMAGES_STATE_DIR", "--state-dir")[args.state_dir is not None],
+                            not args.revalidate)
+    except UsageError as exc:
+        if args.state_dir is not None:
+            raise                     # an option is no knob: CONFIG_ERROR, as any bad option
+        # a knob (slurmd's environment): its default holds, said and traced there, as every knob's (_knob)
+        problems.append(f"{exc}: not applied, the default {DEFAULT_STATE_DIR} holds (its settings, history and lock)")
+        state_dir = DEFAULT_STATE_DIR
+    file, read_problems = settings.read(state_dir)
+    problems += read_problems
     given = {name: found for name in settings.KNOBS if (found := settings.pick(name, env, job, file, state_dir))}
     given, blank_notes = settings.unset_blanks(given, KNOB_DEFAULTS)
-    return state_dir, given, notes + blank + blank_notes + (settings.ignored(env) if job else [])
+    # a misspelt knob in slurmd's (or a person's) environment is the operator's too; in a job's step, the job's
+    problems += [] if job else misspelt(env)
+    return state_dir, given, blank + blank_notes + (settings.ignored(env) + misspelt(env) if job else []), problems
+
+
+def _knob(knobs: dict[str, tuple[str, str]], name: str, parse: Callable[[str, str], T], default: T,
+          problems: list[str]) -> T:
+    """One knob of the environment or the settings file: its value, or, where it is no value of that knob, its
+    default, the problem said and traced (settings.read's rule: a setting of ours never drains, never ungates)."""
+    given = knobs.get(name)
+    if not given:
+        return default
+    try:
+        return parse(*given)
+    except (UsageError, ValueError) as exc:
+        problems.append(f"{exc}: {settings.DEFAULTS_HOLD} ({KNOB_DEFAULTS.get(name, default)})")
+        return default
 
 
 def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], float] = time.monotonic) -> Config:
@@ -337,14 +365,12 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
                          "on the job's nodes: nothing there is a node of the job to gate; set it as Prolog= (and Epilog=)")
     budget, factor, grace, lookback, flap, min_confirm = _numbers(args)
     job = settings.job_env(env, _mode(env, args.mode), args.revalidate)
-    state_dir, knobs, knob_notes = _knobs(args, env, job)
+    state_dir, knobs, knob_notes, problems = _knobs(args, env, job)
     gate = not args.revalidate
-    given = knobs.get("TORCHIMAGES_BREAKER")
     breaker = _share(args.breaker, "--breaker") if args.breaker is not None else \
-        _share(*given) if given else DEFAULT_BREAKER
-    given = knobs.get("TORCHIMAGES_HANG_RUNS")
+        _knob(knobs, "TORCHIMAGES_BREAKER", _share, DEFAULT_BREAKER, problems)
     hang = _count(args.hang_runs, "--hang-runs") if args.hang_runs is not None else \
-        _count(*given) if given else DEFAULT_HANG_RUNS
+        _knob(knobs, "TORCHIMAGES_HANG_RUNS", _count, DEFAULT_HANG_RUNS, problems)
     passes, passes_note = _return_passes(args, knobs)
     if args.node is not None and not args.node.strip():
         # `make undrain` without NODE=: never this host's node in its place (it names the node to resume)
@@ -361,18 +387,15 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     partition = args.partition or env.get("SLURM_JOB_PARTITION") or None
     if partition and slurm.node_problem(partition):
         raise UsageError(f"partition {partition!r} is not one partition name")
-    metrics_dir, source = (args.metrics_dir, "--metrics-dir") if args.metrics_dir is not None else \
-        knobs.get("TORCHIMAGES_METRICS_DIR", (None, ""))
     unset_metrics = args.metrics_dir == ""      # given, and empty: a setting of ours, said (no metrics is no default)
-    metrics_dir = _folder(metrics_dir, source, gate) if metrics_dir else None
+    metrics_dir = (_folder(args.metrics_dir, "--metrics-dir", gate) if args.metrics_dir else None) \
+        if args.metrics_dir is not None else \
+        _knob(knobs, "TORCHIMAGES_METRICS_DIR", lambda text, where: _folder(text, where, gate), None, problems)
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
                  factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), _python(args.python, env),
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm, return_passes=passes)
-    try:
-        given = knobs.get(clockskew.ENV)    # ours: a bad value is CONFIG_ERROR, never the node's fault
-        cfg.clock_skew_s = clockskew.allowance({clockskew.ENV: given[0]} if given else {})
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    cfg.clock_skew_s = _knob(knobs, clockskew.ENV, lambda text, _: clockskew.allowance({clockskew.ENV: text}),
+                             clockskew.DEFAULT_S, problems)
     # a revalidation may run its preflight return_passes times, each under the prolog's own cap (revalidate.py)
     cfg.deadline = Deadline((budget + grace) * (passes if args.revalidate else 1), clock)
     slurm.limit = lambda: cfg.deadline.bound(slurm.TIMEOUT_S)
@@ -382,7 +405,8 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     cfg.job_env = job
-    cfg.notes += knob_notes + passes_note + misspelt(env) + ([forged] if (forged := context.forged(env)) else [])
+    cfg.setting_problems = problems + passes_note
+    cfg.notes += knob_notes + cfg.setting_problems + ([forged] if (forged := context.forged(env)) else [])
     if unset_metrics:
         # an empty --metrics-dir (a slurm.conf line whose variable expanded to nothing) writes no metrics: said, so a
         # fleet whose node_exporter shows nothing of the prolog is not read as a fleet of silent passes

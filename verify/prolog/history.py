@@ -326,11 +326,20 @@ def failed_again_after_resume(events: list[dict[str, Any]], window_s: float = FL
             f"a fault that comes back within {window_s / 86400:.0f} d needs hardware inspection")
 
 
+# runs that say nothing of the node's checker, neither a hang nor a run that ended: our own trouble (a crash, a signal
+# to the prolog or to verify, a setting, the backstop; a budget too small to confirm still ends one). They neither count nor
+# end a hang streak (NVSentinel's checker rule counts the checker's runs): a user's scancel during every third
+# prolog of a node whose GPU stalls each preflight reset the count, and the node stayed in service for good.
+STREAK_NEUTRAL = frozenset({"PROLOG_CRASHED", "PROLOG_INTERRUPTED", "PREFLIGHT_INTERRUPTED", "CONFIG_ERROR",
+                            "PROLOG_OVERRAN", "KERNEL_LOG_UNREAD"})
+
+
 def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "", booted: float | None = None,
            now: float | None = None, window_s: float = FLAP_WINDOW_S, skew_s: float = 300.0,
            started: float | None = None, uptime: float | None = None, started_up: float | None = None) -> int:
     """How many of the last runs in a row ended with one of `codes` (not assessed, or the fault they became): a pass,
-    another cause, a drain or a resume ends the streak; a drain the breaker refused does not. So does a run of
+    another cause, a drain or a resume ends the streak; a drain the breaker refused does not, nor does a run of our
+    own trouble (STREAK_NEUTRAL), which is not counted either. So does a run of
     another boot (a reboot by hand re-probes the GPUs: no record of it is needed): its boot id when both are known,
     else its time before this boot's (`booted`, /proc/stat btime), as return to service tells a reboot (repair.py).
     Given `now`, so does a run stamped more than window_s before it (a hang months ago says nothing of the GPU now)
@@ -344,6 +353,8 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
     n = 0
     later, later_up = started, started_up      # the start of the run counted last (this one's)
     for e in reversed(events):
+        if e["event"] == "not-assessed" and e.get("code") in STREAK_NEUTRAL:
+            continue          # whatever its stamp (our trace keeps no uptime: a clock stepped back made it "the future")
         up = _uptime(e, "uptime") if uptime is not None and same_boot(e, boot_id) else None
         if up is not None and uptime is not None:
             if not uptime - window_s <= up <= uptime + OVERLAP_SLACK_S:

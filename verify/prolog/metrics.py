@@ -70,6 +70,10 @@ def registry_for(node: str, report: dict[str, Any] | None, outcome: dict[str, An
             node, str(outcome.get("verdict")), str(outcome.get("code") or ""), str(outcome.get("owner") or "")).set(1)
         Gauge("torchimages_prolog_exit_status", "The prolog's exit status", ["node"], registry=registry).labels(
             node).set(int(outcome.get("exit", -1)))
+        if (n := _number(outcome.get("setting_problems"))) is not None:
+            # the operator's knobs that were not applied (their defaults held): a fleet on defaults it was not set to
+            Gauge("torchimages_prolog_setting_problems", "Settings of the prolog's not applied (their defaults held)",
+                  ["node"], registry=registry).labels(node).set(n)
         for key, help_ in (("duration_s", "How long the prolog ran"), ("time", "When the prolog ran (epoch)")):
             if (v := _number(outcome.get(key))) is not None:
                 name = "torchimages_prolog_duration_seconds" if key == "duration_s" else "torchimages_prolog_last_run_timestamp_seconds"

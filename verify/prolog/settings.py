@@ -32,6 +32,7 @@ CAP = 64 * 1024                     # a settings file is a few lines: more is no
 KNOBS = ("TORCHIMAGES_BREAKER", "TORCHIMAGES_HANG_RUNS", "TORCHIMAGES_METRICS_DIR", "TORCHIMAGES_CLOCK_SKEW",
          "TORCHIMAGES_RETURN_PASSES")
 STATE_KNOB = "TORCHIMAGES_STATE_DIR"     # where this file is: never in it
+DEFAULTS_HOLD = "not applied, the defaults hold"     # a setting of ours gone wrong: said, traced, gated on defaults
 
 
 def job_env(env: Mapping[str, str], mode: str, revalidate: bool) -> bool:
@@ -52,17 +53,20 @@ def operators(folder: str, name: str) -> tuple[bool, str | None]:
     except FileNotFoundError:
         return False, None
     except OSError as exc:          # a folder the job's user may not search: the operator's settings, unapplied, said
-        return False, f"{path} cannot be read ({exc.strerror}): not applied, the defaults hold"
+        return False, f"{path} cannot be read ({exc.strerror}): {DEFAULTS_HOLD}"
     if not stat.S_ISREG(info.st_mode):
-        return False, f"{path} is no regular file (a link, FIFO or folder): not the operator's, ignored"
+        return False, f"{path} is no regular file (a link, FIFO or folder): not the operator's, ignored: {DEFAULTS_HOLD}"
     if (info.st_mode | where.st_mode) & (stat.S_IWGRP | stat.S_IWOTH):
         return False, (f"{path} or its folder is writable by group or others, so a job could have written it: not "
-                       "the operator's, ignored (chmod go-w both)")
+                       f"the operator's, ignored: {DEFAULTS_HOLD} (chmod go-w both)")
     return True, None
 
 
 def read(folder: str) -> tuple[dict[str, str], list[str]]:
-    """(the knobs of folder/settings, notes); ValueError, one line, for a file that is no settings file."""
+    """(the knobs of folder/settings, its problems: one line each). One rule for every setting of ours (config.py
+    reads the environment's knobs by it too): a bad line (no setting, a misspelt name, a knob given twice) or a file
+    that cannot be one is said and left out, and its knobs' defaults hold; the node stays gated. It was a
+    CONFIG_ERROR that ran the node ungated, where a misspelt TORCHIMAGES_* variable kept it gated on defaults."""
     path = os.path.join(folder, FILE)
     ok, why = operators(folder, FILE)
     if not ok:
@@ -73,13 +77,16 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
         return {}, []
     except OSError as exc:
         if exc.errno == errno.EACCES:
-            raise ValueError(f"{path} cannot be read ({exc.strerror}): the prolog's settings must be readable by "
-                             "whoever runs it (a job's step runs as the job's user: chmod 0644)") from None
-        raise ValueError(f"{path}: {statefile.problem(exc, path)}") from None
+            return {}, [f"{path} cannot be read ({exc.strerror}): the prolog's settings must be readable by whoever "
+                        f"runs it (a job's step runs as the job's user: chmod 0644); {DEFAULTS_HOLD}"]
+        return {}, [f"{path}: {statefile.problem(exc, path)}; {DEFAULTS_HOLD}"]
     if tail.size > CAP:
-        raise ValueError(f"{path} holds {tail.size} bytes, more than any settings file ({CAP} at most): not read")
+        return {}, [f"{path} holds {tail.size} bytes, more than any settings file ({CAP} at most): not read; "
+                    f"{DEFAULTS_HOLD}"]
     values: dict[str, str] = {}
-    for number, line in enumerate(tail.text.removeprefix("\ufeff").splitlines(), 1):    # an editor's byte-order mark
+    problems: list[str] = []
+    twice: set[str] = set()
+    for number, line in enumerate(tail.text.removeprefix("\ufeff").splitlines(), 1):   # an editor's byte-order mark
         text = line.strip()
         if not text or text.startswith("#"):
             continue
@@ -89,18 +96,22 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
         if not sep or name not in KNOBS:
             near = difflib.get_close_matches(name.upper(), KNOBS, n=1, cutoff=0.8)
             hint = f"did you mean {near[0]}? " if near else ""
-            raise ValueError(f"{path} line {number}: {text[:80]!r} is no setting ({hint}it holds NAME=value lines of "
-                             f"{', '.join(KNOBS)})")
-        if name in values:
-            raise ValueError(f"{path} line {number}: {name} given twice (which one holds?): keep one")
-        values[name] = value
-    return values, []
+            problems.append(f"{path} line {number}: {text[:80]!r} is no setting ({hint}it holds NAME=value lines of "
+                            f"{', '.join(KNOBS)}): the line is not applied, the defaults hold for it")
+        elif name in values or name in twice:
+            problems.append(f"{path} line {number}: {name} given twice (which one holds?): neither is applied, its "
+                            "default holds; keep one")
+            values.pop(name, None)
+            twice.add(name)
+        else:
+            values[name] = value
+    return values, problems
 
 
 def salvage(folder: str, name: str) -> str | None:
-    """One knob's value from folder/settings read leniently, for the trace of a run a bad setting stopped (cli.ungated):
-    a file with a typo on another line (read() refuses it whole) still names the operator's metrics folder, where
-    node_exporter must show the CONFIG_ERROR instead of the last run's pass. None: not the operator's file, not
+    """One knob's value from folder/settings read leniently, for the trace of a run a bad option stopped (cli.ungated:
+    CONFIG_ERROR, before the file was read as read() reads it): the file still names the operator's metrics folder,
+    where node_exporter must show the CONFIG_ERROR instead of the last run's pass. None: not the operator's file, not
     readable, or the knob not given exactly once."""
     if not operators(folder, FILE)[0]:
         return None
