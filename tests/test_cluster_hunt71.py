@@ -26,11 +26,12 @@ Found:
   Whatever its stamp, too: our trace keeps no /proc/uptime, and after a clock stepped back it read as "the future",
   which ended the streak as evidence from the future does.
 
-- Class 6 as both readers hold it (medium: a wrong code, a real report listed invalid). Since fix135 verify gives
+- Class 6 as both readers hold it (medium: a wrong code, a real report listed invalid). fix135 had verify give
   DRIVER_TOO_OLD to the image for CUDA error 222 (PTX newer than the driver's JIT); the prolog (verdict.CATALOG_OWNED)
-  and the host side (plausible.CATALOG_OWNER) still held it to the host: that real report was REPORT_INVALID in the
+  and the host side (plausible.CATALOG_OWNER) hold it to the host: that real report was REPORT_INVALID in the
   prolog and invalid in make fleet-report (tests/test_cluster_hunt55.py and tests/test_report_owners.py failed on
-  main). Fix: DRIVER_TOO_OLD left out of both one-owner tables.
+  main). Fix (the lead's, at the merge): one code, one owner. 222 is ARCH_NOT_IN_BUILD, the image's (no code of the
+  build runs on this GPU), which both readers believe; DRIVER_TOO_OLD stays the host's in both tables.
 
 - Issue 26's hunt rerun, "a tiny preflight budget blames the host" (medium: a wrong owner). `verify --preflight
   --budget 0.001` on this 2-core host gave the all-reduce's init_process_group 0.8 ms: nccl FAIL NCCL_FAILED /
@@ -260,19 +261,23 @@ def test_nvsentinel_checker_rule_a_run_whose_checker_ended_still_ends_the_streak
     assert cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV) == 3 and fake.nodes["n1"][0] == "idle"
 
 
-# ---- class 6 (as both sides read a report): CUDA error 222 is DRIVER_TOO_OLD, the image's (fix135)
+# ---- class 6 (as both sides read a report): CUDA error 222 is ARCH_NOT_IN_BUILD, the image's
 
-def test_a_driver_too_old_verify_gives_the_image_is_believed_by_both_sides():
-    """verify gives DRIVER_TOO_OLD to the image for CUDA error 222 (a build's PTX newer than the driver's JIT:
-    verify/codes.py), since fix135. Both readers still held it to one owner, the host: the prolog refused that real
-    report (REPORT_INVALID, not assessed) and the fleet report listed it invalid (tests/test_cluster_hunt55.py's real
-    corpus failed on main). Now it is the image's fault: no drain, the job's node left in service."""
+def test_cuda_error_222_verify_gives_the_image_is_believed_by_both_sides_and_one_code_keeps_one_owner():
+    """verify gives CUDA error 222 (a build's PTX newer than the driver's JIT) to the image as ARCH_NOT_IN_BUILD.
+    Both readers believe that report (no drain, the node left in service), and a DRIVER_TOO_OLD claimed by the image
+    is none verify writes: the code is the host's in both one-owner tables."""
     from scripts.fleet import plausible
     from verify.prolog import verdict
-    report = _report(_gpu("fail", code="DRIVER_TOO_OLD", owner="image", summary="CUDA error 222"))
+    from verify.shared import cuda_errors
+    decoded = cuda_errors.decode("CUDA error: the provided PTX was compiled with an unsupported toolchain.")
+    assert decoded is not None and (decoded.code, decoded.owner) == ("ARCH_NOT_IN_BUILD", "image")
+    report = _report(_gpu("fail", code="ARCH_NOT_IN_BUILD", owner="image", summary="CUDA error 222"))
     v = verdict.decide(report)
-    assert (v.kind, v.code, v.owner, v.drains) == (verdict.FAULT, "DRIVER_TOO_OLD", "image", False)
+    assert (v.kind, v.code, v.owner, v.drains) == (verdict.FAULT, "ARCH_NOT_IN_BUILD", "image", False)
     assert plausible.report_problem(report) is None
+    forged = _report(_gpu("fail", code="DRIVER_TOO_OLD", owner="image", summary="CUDA error 222"))
+    assert plausible.report_problem(forged) is not None and not verdict.decide(forged).drains
 
 
 # ---- issue 26's hunt, rerun: a tiny preflight budget blames the host

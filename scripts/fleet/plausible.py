@@ -48,7 +48,8 @@ VERIFY_CODES = frozenset({
 CATALOG_OWNER: dict[str, str] = {
     "ARCH_NOT_IN_BUILD": "image", "ARCH_PTX_JIT": "image", "ARROW_COPIED": "image", "ARROW_SLOW": "host",
     "CHECK_TIMEOUT": "host", "COMPUTE_LOW": "host", "CUDA_KERNEL_FAULT": "job", "DEVICE_COUNT_MISMATCH": "job",
-    "DISK_FULL": "host", "DISTRIBUTED_UNAVAILABLE": "image", "ECC_UNCORRECTABLE": "host",
+    "DISK_FULL": "host", "DISTRIBUTED_UNAVAILABLE": "image", "DRIVER_TOO_OLD": "host",
+    "ECC_UNCORRECTABLE": "host",
     "EMULATION_STALLED": "job",
     "FABRIC_ADAPTERS_MISSING": "host", "FABRIC_EFA_PLUGIN_MISSING": "image", "FABRIC_MIXED_ADAPTERS": "job", "FABRIC_NONE": "host",
     "FABRIC_NOT_PASSED": "job", "FABRIC_PORT_DOWN": "host", "FABRIC_RATE_DEGRADED": "host",
