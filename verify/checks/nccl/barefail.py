@@ -53,3 +53,11 @@ def bare(error: str) -> bool:
             break
         rest = stripped
     return not rest
+
+
+_CUDA_CLASS = re.compile(r"unhandled cuda error|ncclUnhandledCudaError")
+
+
+def cuda_class(error: str) -> bool:
+    """NCCL's class for a failed CUDA call: a job's program may cause one, this verify's own all-reduce does not."""
+    return bool(_CUDA_CLASS.search(error))

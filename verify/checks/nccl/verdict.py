@@ -403,8 +403,10 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
                               f"{cause.remedy} {remedy}" if cause else remedy, owner)
-    if not cause and barefail.bare(error):
-        owner = "job"               # the error's class alone shows no cause: the job's to read, never a drain
+    if not cause and barefail.bare(error) and not (own_mode(facts.get("mode")) and barefail.cuda_class(error)):
+        # the error's class alone shows no cause: the job's to read, never a drain. This verify's own all-reduce is
+        # no job's program: a CUDA call failing under it keeps the node's owner
+        owner = "job"
     elif not cause and (crashed := unplaced_verdict(said, backend, result, False)):
         return crashed              # a segmentation fault, no frame shown: the image's software, never a drain
     return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
