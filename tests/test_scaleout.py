@@ -184,7 +184,8 @@ def test_slurm_script_runs_the_same_torchrun_through_pyxis(SPECS):
 def test_nccl_check_spans_two_torchrun_launchers_as_two_nodes(tmp_path):
     """Two `torchrun --nnodes 2` launchers meet at a c10d rendezvous on 127.0.0.1 (gloo on this CPU machine)."""
     port = free_port()
-    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "PYTHONPATH": str(ROOT)}
+    # TMPDIR: torchrun's torchelastic_* folders (it never removes them) stay in the test's folder
+    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
     launchers = [subprocess.Popen(
         [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1",
          "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "two-nodes",
