@@ -34,6 +34,9 @@ RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
 EXPLAIN_MISMATCHES: dict[str, str] = {
+    # Hundred-and-forty-seventh batch (the lead's review): not in the text.
+    'fsdp-conda-aws-ofi-nccl-1.9.0-dlerror-libfabric-so-1-version-fabric-1.7-not-found-no-plugin-internal-implementation-image':
+        "translator: nccl fail NCCL_NET_FALLBACK (image); verify explain reads the plugin's load error (`plugin_missing`) and, with no network chosen and no EFA device shown, nothing to judge, as its facts; the node's EFA is only the library's path (/opt/amazon/efa)",
     # Hundred-and-forty-first batch (fix141, tests/test_judges_fix141.py): FACTS.md's letter and docs/codes.md decide.
     "a100-80gb-pcie-x2-mig-two-3g40gb-each-dcgmi-diag-r3-refused-mig-configuration-incompatible":
         "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify explain reads the `nvidia-smi -L` listing and "
