@@ -14,6 +14,12 @@ Found:
   Practice: Slurm's prolog semantics (slurmd's kill at the timeout drains). Fix (verify/prolog/slurmconf.setting): under
   Prolog= PrologTimeout decides where given, under Epilog= EpilogTimeout, else PrologEpilogTimeout, as slurmd
   decides; the note names the key that set the timeout. Docs: docs/prolog.md.
+- Class 1 again (high, as above): slurm.conf's `Include` takes Slurm's include modifier `%c` (slurm.conf(5) "INCLUDE
+  MODIFIERS": the ClusterName, lower case; parse_config.c). `Include /etc/slurm/%c/timeouts.conf` was read as a file
+  literally named `%c`: "not read", the PrologEpilogTimeout=30 in it missed, the cap unfitted, slurmd's kill drained
+  the node. Repro: slurm.conf `ClusterName=Prod` + `Include %c/t.conf`, prod/t.conf `PrologEpilogTimeout=30`: no
+  "capped" line. Fix (slurmconf._walk): %c is the ClusterName read so far, lower case; an Include naming %c before
+  any ClusterName (slurmd refuses it) is said, never read literally.
 """
 from __future__ import annotations
 
@@ -78,3 +84,20 @@ def test_which_key_slurmd_keeps_for_its_prolog(tmp_path, text, want):
     conf = tmp_path / "slurm.conf"
     conf.write_text(text)
     assert slurmconf.setting({"SLURM_CONF": str(conf), "SLURM_SCRIPT_CONTEXT": "prolog_slurmd"})[:2] == want
+
+
+def test_include_modifier_percent_c_is_the_cluster_name(tmp_path, fake, monkeypatch, capsys):
+    """`Include %c/timeouts.conf` with ClusterName=Prod reads prod/timeouts.conf, as slurmd does."""
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "prod" / "timeouts.conf").write_text("PrologEpilogTimeout=30\n")
+    said = _said(tmp_path, monkeypatch, capsys, "ClusterName=Prod\nInclude %c/timeouts.conf\n")
+    assert "PrologEpilogTimeout=30 is under the prolog's cap of 90 s" in said and "capped at 20 s" in said, said
+
+
+def test_include_modifier_before_any_cluster_name_is_said(tmp_path):
+    conf = tmp_path / "slurm.conf"
+    (tmp_path / "%c").mkdir()
+    (tmp_path / "%c" / "t.conf").write_text("PrologEpilogTimeout=30\n")     # never read literally
+    conf.write_text("Include %c/t.conf\nClusterName=prod\n")
+    timeout, note = slurmconf.prolog_timeout({"SLURM_CONF": str(conf)})
+    assert timeout is None and note is not None and "%c before any ClusterName" in note, note

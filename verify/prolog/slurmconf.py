@@ -32,6 +32,7 @@ import itertools
 import os
 import re
 import stat
+from typing import Any
 
 from . import statefile
 
@@ -43,6 +44,8 @@ MAX_FILES = 64
 KEYS = ("PrologTimeout", "EpilogTimeout", "PrologEpilogTimeout")     # slurmd's script's own key first (25.05+)
 _KEY = re.compile(r'(?:^|\s)(PrologEpilogTimeout|PrologTimeout|EpilogTimeout)\s*=\s*("[^"]*"|\S+)', re.IGNORECASE)
 _INCLUDE = re.compile(r"^\s*include\s+(\S+)", re.IGNORECASE)
+_CLUSTER = re.compile(r'(?:^|\s)ClusterName\s*=\s*("[^"]*"|\S+)', re.IGNORECASE)
+CLUSTER = "ClusterName"          # found's key for the cluster's name read so far: an Include's %c (parse_config.c)
 
 
 def _conf(env: dict[str, str]) -> str | None:
@@ -83,8 +86,7 @@ def _lines(text: str) -> list[str]:
     return [re.split(r"(?<!\\)#", line, maxsplit=1)[0] for line in joined.splitlines()]
 
 
-def _walk(path: str, home: str, depth: int, seen: list[str], found: dict[str, list[float | None]],
-          notes: list[str]) -> None:
+def _walk(path: str, home: str, depth: int, seen: list[str], found: dict[str, Any], notes: list[str]) -> None:
     if len(seen) >= MAX_FILES or depth > MAX_DEPTH:
         notes.append(f"slurm.conf's Include lines go deeper than {MAX_DEPTH} levels or past {MAX_FILES} files: "
                      f"{path} not read for its Prolog or Epilog timeout")
@@ -99,13 +101,24 @@ def _walk(path: str, home: str, depth: int, seen: list[str], found: dict[str, li
         notes.append(f"{path} holds {size} bytes: only its first {CAP} were read for its Prolog or Epilog timeout")
     for line in _lines(text):
         if m := _INCLUDE.match(line):
-            target = os.path.join(home, m.group(1)) if not os.path.isabs(m.group(1)) else m.group(1)
+            named = m.group(1)
+            if "%c" in named:
+                # Slurm's include modifier: the ClusterName read so far, lower case (`Include /etc/slurm/%c/t.conf`:
+                # read literally, the timeout in it went unread and the cap unfitted)
+                if not found.get(CLUSTER):
+                    notes.append(f"{path}: an Include names %c before any ClusterName (slurmd refuses it): "
+                                 f"{named} not read for its Prolog or Epilog timeout")
+                    continue
+                named = named.replace("%c", found[CLUSTER])
+            target = os.path.join(home, named) if not os.path.isabs(named) else named
             # iglob, at most MAX_FILES names: a pattern that walks the whole tree never holds the prolog's start
             names = sorted(itertools.islice(glob.iglob(target), MAX_FILES + 1)) if glob.has_magic(target) else [target]
             for name in names:
                 if os.path.realpath(name) not in map(os.path.realpath, seen):
                     _walk(name, home, depth + 1, seen, found, notes)
             continue
+        for value in _CLUSTER.findall(line):
+            found[CLUSTER] = value.strip('"').strip().lower()
         for key, value in _KEY.findall(line):
             found.setdefault(next(k for k in KEYS if k.lower() == key.lower()), []).append(_seconds(value))
 
@@ -126,7 +139,7 @@ def setting(env: dict[str, str]) -> tuple[float | None, str, str | None]:
     path = _conf(env)
     if path is None:
         return None, own, None
-    found: dict[str, list[float | None]] = {}
+    found: dict[str, Any] = {}         # each key's settings (seconds, None for UNLIMITED or a word), the ClusterName
     notes: list[str] = []
     _walk(path, os.path.dirname(path), 0, [], found, notes)
     key = own if own in found else "PrologEpilogTimeout"
