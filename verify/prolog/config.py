@@ -416,15 +416,16 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
 
 
 def _fit_timeout(cfg: Config, env: dict[str, str], clock: Callable[[], float]) -> None:
-    """Under Prolog=, the cap fitted under slurm.conf's PrologEpilogTimeout (slurmconf.py), said: slurmd's kill at
-    that timeout drains the node on no evidence, past the breaker."""
-    timeout, problem = slurmconf.prolog_timeout(env)
+    """Under Prolog=, the cap fitted under slurm.conf's PrologTimeout (Epilog=: EpilogTimeout), else
+    PrologEpilogTimeout (slurmconf.py), said: slurmd's kill at that timeout drains the node on no evidence, past the
+    breaker."""
+    timeout, key, problem = slurmconf.setting(env)
     if problem:
         cfg.notes.append(problem)
     if (cap := slurmconf.fitted(cfg.deadline.cap, timeout)) is not None:
-        cfg.notes.append(f"slurm.conf's PrologEpilogTimeout={timeout:g} is under the prolog's cap of "
+        cfg.notes.append(f"slurm.conf's {key}={timeout:g} is under the prolog's cap of "
                          f"{cfg.deadline.cap:g} s (--budget + --grace) + {slurmconf.MARGIN_S:g} s: the run is capped "
-                         f"at {cap:g} s (a run that needs more is not assessed); raise PrologEpilogTimeout to "
+                         f"at {cap:g} s (a run that needs more is not assessed); raise {key} to "
                          f"{cfg.deadline.cap + slurmconf.MARGIN_S:g} or more")
         cfg.deadline = Deadline(cap, clock)
 

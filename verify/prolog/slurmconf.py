@@ -1,4 +1,5 @@
-"""Slurm's PrologEpilogTimeout, read from slurm.conf, so that the prolog's cap fits under it.
+"""Slurm's Prolog/Epilog timeout (PrologTimeout, EpilogTimeout, PrologEpilogTimeout), read from slurm.conf, so that
+the prolog's cap fits under it.
 
 Slurm's prolog semantics: slurmd kills a Prolog= (or Epilog=) that runs past PrologEpilogTimeout and drains the node
 ("Prolog error"): a drain without our reason, which the breaker never counts and `make undrain` cannot return. The
@@ -9,6 +10,13 @@ past the breaker. So under Prolog= the cap is fitted under the timeout slurm.con
 and the stop of what runs), and said: a run that then has too little time is not assessed (our setting), never
 Slurm's drain. Only slurmd's slurm.conf is read (SLURM_CONF where slurmd sets it, else Slurm's usual places): a job's
 step is not under that timeout.
+
+Which key: Slurm 25.05 added PrologTimeout and EpilogTimeout (src/common/read_config.c): each, where set, is the
+timeout of its script and PrologEpilogTimeout only their default. A slurm.conf of 25.05 that set `PrologTimeout=60`
+(and no PrologEpilogTimeout) had slurmd kill and drain the node at 60 s while the prolog, reading only
+PrologEpilogTimeout, ran to its own 90 s cap; one that kept `PrologEpilogTimeout=30` for its epilogs beside
+`PrologTimeout=600` capped every prolog at 20 s (no run assessed). So under Prolog= PrologTimeout decides where
+given, under Epilog= EpilogTimeout, and PrologEpilogTimeout otherwise, as slurmd decides.
 
 Read as Slurm's own parser reads it (src/common/parse_config.c), since a timeout slurmd sees and we miss drains the
 node all the same: keys case-blind, `#` a comment, a value in double quotes (`PrologEpilogTimeout="30"`), a number as
@@ -24,6 +32,7 @@ import itertools
 import os
 import re
 import stat
+from typing import Any
 
 from . import statefile
 
@@ -32,8 +41,11 @@ PLACES = ("/etc/slurm/slurm.conf", "/run/slurm/conf/slurm.conf", "/usr/local/etc
 CAP = 4 << 20
 MAX_DEPTH = 8                    # Include within Include: more is a loop
 MAX_FILES = 64
-_KEY = re.compile(r'(?:^|\s)PrologEpilogTimeout\s*=\s*("[^"]*"|\S+)', re.IGNORECASE)
+KEYS = ("PrologTimeout", "EpilogTimeout", "PrologEpilogTimeout")     # slurmd's script's own key first (25.05+)
+_KEY = re.compile(r'(?:^|\s)(PrologEpilogTimeout|PrologTimeout|EpilogTimeout)\s*=\s*("[^"]*"|\S+)', re.IGNORECASE)
 _INCLUDE = re.compile(r"^\s*include\s+(\S+)", re.IGNORECASE)
+_CLUSTER = re.compile(r'(?:^|\s)ClusterName\s*=\s*("[^"]*"|\S+)', re.IGNORECASE)
+CLUSTER = "ClusterName"          # found's key for the cluster's name read so far: an Include's %c (parse_config.c)
 
 
 def _conf(env: dict[str, str]) -> str | None:
@@ -74,41 +86,65 @@ def _lines(text: str) -> list[str]:
     return [re.split(r"(?<!\\)#", line, maxsplit=1)[0] for line in joined.splitlines()]
 
 
-def _walk(path: str, home: str, depth: int, seen: list[str], found: list[float], notes: list[str]) -> None:
+def _walk(path: str, home: str, depth: int, seen: list[str], found: dict[str, Any], notes: list[str]) -> None:
     if len(seen) >= MAX_FILES or depth > MAX_DEPTH:
         notes.append(f"slurm.conf's Include lines go deeper than {MAX_DEPTH} levels or past {MAX_FILES} files: "
-                     f"{path} not read for PrologEpilogTimeout")
+                     f"{path} not read for its Prolog or Epilog timeout")
         return
     seen.append(path)
     try:
         text, size = _read(path)
     except OSError as exc:
-        notes.append(f"slurm.conf not read for PrologEpilogTimeout ({statefile.problem(exc, path)})")
+        notes.append(f"slurm.conf not read for its Prolog or Epilog timeout ({statefile.problem(exc, path)})")
         return
     if size > CAP:
-        notes.append(f"{path} holds {size} bytes: only its first {CAP} were read for PrologEpilogTimeout")
+        notes.append(f"{path} holds {size} bytes: only its first {CAP} were read for its Prolog or Epilog timeout")
     for line in _lines(text):
         if m := _INCLUDE.match(line):
-            target = os.path.join(home, m.group(1)) if not os.path.isabs(m.group(1)) else m.group(1)
+            named = m.group(1)
+            if "%c" in named:
+                # Slurm's include modifier: the ClusterName read so far, lower case (`Include /etc/slurm/%c/t.conf`:
+                # read literally, the timeout in it went unread and the cap unfitted)
+                if not found.get(CLUSTER):
+                    notes.append(f"{path}: an Include names %c before any ClusterName (slurmd refuses it): "
+                                 f"{named} not read for its Prolog or Epilog timeout")
+                    continue
+                named = named.replace("%c", found[CLUSTER])
+            target = os.path.join(home, named) if not os.path.isabs(named) else named
             # iglob, at most MAX_FILES names: a pattern that walks the whole tree never holds the prolog's start
             names = sorted(itertools.islice(glob.iglob(target), MAX_FILES + 1)) if glob.has_magic(target) else [target]
             for name in names:
                 if os.path.realpath(name) not in map(os.path.realpath, seen):
                     _walk(name, home, depth + 1, seen, found, notes)
             continue
-        found.extend(s for v in _KEY.findall(line) if (s := _seconds(v)) is not None)
+        for value in _CLUSTER.findall(line):
+            found[CLUSTER] = value.strip('"').strip().lower()
+        for key, value in _KEY.findall(line):
+            found.setdefault(next(k for k in KEYS if k.lower() == key.lower()), []).append(_seconds(value))
 
 
 def prolog_timeout(env: dict[str, str]) -> tuple[float | None, str | None]:
-    """(PrologEpilogTimeout in seconds, or None where slurm.conf sets none or cannot be read; a note, or None). Of two
-    settings the smaller: the cap must fit under whichever slurmd keeps."""
+    """(the timeout slurmd gives this script in seconds, or None where slurm.conf sets none or cannot be read; a
+    note, or None)."""
+    timeout, _, note = setting(env)
+    return timeout, note
+
+
+def setting(env: dict[str, str]) -> tuple[float | None, str, str | None]:
+    """(the timeout slurmd gives this script, the key that set it, a note). The script's own key (PrologTimeout,
+    under Epilog= EpilogTimeout: Slurm 25.05) where slurm.conf gives it, else PrologEpilogTimeout, as slurmd reads
+    them; of two settings of that key the smaller (the cap must fit under whichever slurmd keeps). A key given only
+    UNLIMITED (or 0) is no timeout, as for slurmd."""
+    own = "EpilogTimeout" if env.get("SLURM_SCRIPT_CONTEXT", "").startswith("epilog") else "PrologTimeout"
     path = _conf(env)
     if path is None:
-        return None, None
-    found: list[float] = []
+        return None, own, None
+    found: dict[str, Any] = {}         # each key's settings (seconds, None for UNLIMITED or a word), the ClusterName
     notes: list[str] = []
     _walk(path, os.path.dirname(path), 0, [], found, notes)
-    return (min(found) if found else None), ("; ".join(notes) or None)
+    key = own if own in found else "PrologEpilogTimeout"
+    numbers = [s for s in found.get(key, []) if s is not None]
+    return (min(numbers) if numbers else None), key, ("; ".join(notes) or None)
 
 
 def fitted(cap: float, timeout: float | None) -> float | None:
