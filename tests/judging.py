@@ -12,6 +12,13 @@ from verify.facts import FabricFacts
 from verify.judging import judge
 from verify.options import Options
 
+CORPUS = ROOT / "tests" / "data" / "real-world"
+
+
+def raw(slug: str) -> str:
+    """A corpus entry's raw excerpt, as a user would paste it into `verify explain`."""
+    return (CORPUS / slug / "raw.txt").read_text()
+
 
 def verdict(r: Any) -> tuple[str, str | None, str | None]:
     return r.status, r.code, r.owner
@@ -46,5 +53,5 @@ def fabric(**facts: Any) -> Any:
 
 def replayed(slug: str) -> dict[str, tuple[str, str | None, str | None]]:
     """A corpus entry's facts judged again, as `verify --from-facts` does: (status, code, owner) per check."""
-    folder = replay.load(str(ROOT / "tests" / "data" / "real-world" / slug / "facts"), None, {})
+    folder = replay.load(str(CORPUS / slug / "facts"), None, {})
     return {r.name: verdict(replay.judge(r, folder.options)) for r in folder.records}

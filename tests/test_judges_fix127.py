@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import ROOT
-from tests.judging import explained, fabric, replayed, verdict
+from tests.judging import explained, fabric, raw, replayed, verdict
 from verify.explain import kind_of, mlxlink, mmcvenv
 from verify.shared import rdma
 
 pytestmark = pytest.mark.unit
 
-CORPUS = ROOT / "tests" / "data" / "real-world"
 SOFT_ROCE = "soft-roce-rxe0-ibv-devices-cannot-load-librxe-rdmav2-so-no-userspace-driver-for-uverbs0-lib64-path-kernel-4.7"
 MOONCAKE_STORE = ("mooncake-store-service-two-ib-hcas-ibp12s0-ibp75s0-failed-to-register-memory-cannot-allocate-memory-"
                   "ulimit-l-doc-fix")
@@ -33,9 +31,6 @@ NO_PROVIDER = "libibverbs: Warning: no userspace device-specific driver found fo
 
 
 
-
-def raw(slug: str) -> str:
-    return (CORPUS / slug / "raw.txt").read_text()
 
 
 # ----------------------------------------------------- a verbs device no provider drives, the list empty

@@ -12,20 +12,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import ROOT
-from tests.judging import explained, replayed, verdict
+from tests.judging import explained, raw, replayed, verdict
 from verify.shared import cuda_errors
 
 pytestmark = pytest.mark.unit
 
-CORPUS = ROOT / "tests" / "data" / "real-world"
 P4D = "p4d-24xlarge-slurm-pyxis-nccl-tests-test-cuda-failure-unknown-error-999-fixed-by-host-modprobe-nvidia-uvm"
 XPK = "gke-a3-megagpu-8g-xpk-jobset-without-dev-shm-volume-maxtext-ncclgroupend-shm-segment-31850880-enospc"
 P4D_LINE = "compute-od-gpu-dy-p4d-24xlarge-1: Test CUDA failure common.cu:1045 'unknown error'"
 
-
-def raw(slug: str) -> str:
-    return (CORPUS / slug / "raw.txt").read_text()
 
 
 # ----------------------------------------------------- nccl-tests' CUDA failure: 999 by its quoted string

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import ROOT
-from tests.judging import explained, replayed, verdict
+from tests.judging import explained, raw, replayed, verdict
 from verify.checks import CHECKS
 from verify.checks.nccl import barefail
 from verify.explain import kernel
@@ -26,7 +25,6 @@ from verify.shared import cuda_errors
 
 pytestmark = pytest.mark.unit
 
-CORPUS = ROOT / "tests" / "data" / "real-world"
 K8S = "k8s-gpu-node-journal-calico-pod-churn-then-fourteen-nvidia-peermem-invalid-context-lines-no-xid"
 A800 = "a800-node-jmsph-pro-kernel-journal-docker-veth-container-restart-no-xid"
 LMDEPLOY = "h100-x8-lmdeploy-turbomind-own-debug-build-unified-attention-layer-cc-353-misaligned-address-nvcc-11.8"
@@ -38,9 +36,6 @@ PEERMEM = "nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid co
 CALICO = "IPv6: ADDRCONF(NETDEV_CHANGE): cali1d5c6a0536f: link becomes ready"
 XID = "NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0)"
 
-
-def raw(slug: str) -> str:
-    return (CORPUS / slug / "raw.txt").read_text()
 
 
 # ----------------------------------------------------- kernel logs with no Xid

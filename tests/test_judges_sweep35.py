@@ -19,21 +19,17 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import ROOT
-from tests.judging import explained, verdict
+from tests.judging import explained, raw, verdict
 from verify.explain import hosts
 
 pytestmark = pytest.mark.unit
 
-CORPUS = ROOT / "tests" / "data" / "real-world"
 IBSTATUS = "hdr-ibstatus-two-hcas-mlx5-0-active-200-mlx5-1-down-disabled-lid-0xffff"
 HEALTHY_TABLE = "h100-80gb-hbm3-x8-550-90-07-table-volatile-uncorr-ecc-zero-all-eight-idle"
 ECC_TABLE = "h100x8-gpu-operator-allocatable-7-of-8-xid94-gpu0-volatile-uncorr-ecc-2-plugin-keeps-it-unhealthy"
 DEVINFO_TWICE = "cx3-two-dual-port-hcas-port2-down-one-polling-ibv-devinfo"
 SNAP = "slurm-snap-srun-ulimit-l-16384-on-both-nodes-login-node-unlimited-slurmd-unit-without-limitmemlock"
 
-
-def raw(slug: str) -> str:
-    return (CORPUS / slug / "raw.txt").read_text()
 
 
 def _ports() -> tuple[str, str]:
