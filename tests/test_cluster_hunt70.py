@@ -241,6 +241,29 @@ def test_nvsentinel_a_resume_not_on_record_or_a_drain_since_still_refuses(tmp_pa
     assert "its drain changed while the preflight ran" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("ago, status", [(-1.0, 0), (600.0, 5), (-7200.0, 5)],
+                         ids=["resumed since this run began", "resumed before it", "a resume stamped in the future"])
+def test_nvsentinel_an_undrain_that_starts_after_the_other_resumed_exits_0_only_for_that(tmp_path, fake, monkeypatch,
+                                                                                        capsys, ago, status):
+    """The second `make undrain` of the pair may read Slurm only once the first has resumed n1 (its interpreter
+    slower to start): "n1 is not drained (idle)" exited 5, a refusal for a node in service on a proof (CI, 2026-11-30).
+    A resume in the history stamped since this run began is that; one before it (an idle node resumed long ago: a
+    user's undrain of the wrong node) or past the clock still refuses."""
+    state = drained(tmp_path, fake, "THROTTLED", "gpu")
+    fake.nodes["n1"] = ("idle", "none")
+    monkeypatch.setattr(cli.time, "time", lambda: 1_800_000_000.0)
+    history.record(state, "n1", "resume", None, "1 check(s) passed", now=1_800_000_000.0 - ago)
+    assert cli.main(_undrain(state), {"SLURMD_NODENAME": "n1"}) == status
+    err = capsys.readouterr().err
+    events = [e["event"] for e in history.read(state, "n1").events]
+    if status == 0:
+        assert "RESUMED n1 already: another revalidation resumed it since this one began" in err
+        assert events == ["drain", "resume"]
+    else:
+        assert "REFUSED n1 is not drained (idle)" in err and events[-1] == "resume-refused"
+    assert "update nodename=n1 state=resume" not in fake.verbs()
+
+
 # --- class 1 / 8: bytes that are no UTF-8 in slurmd's environment ---------------------------------------------------------
 
 def test_slurm_prolog_semantics_a_path_that_is_no_utf8_never_crashes_a_drain(tmp_path, fake, monkeypatch, capsys):

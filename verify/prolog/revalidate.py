@@ -9,6 +9,7 @@ evidence has the kernel log read again (never with --no-kernel-log). Exit 5 with
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from collections.abc import Callable
@@ -274,13 +275,14 @@ def _drain_ids(cfg: Config, event: str = "drain") -> set[str] | None:
     return None if past.error else {str(e.get("id")) for e in past.events if e["event"] == event}
 
 
-def _resumed_meanwhile(cfg: Config, resumes: set[str] | None) -> str | None:
+def _resumed_meanwhile(cfg: Config, resumes: set[str] | None, since: float | None = None) -> str | None:
     """Why the node is back in service by another revalidation's proof, or None. Two `make undrain` of one node at
     once (a person and a script) each pass their preflight; the first resumes it, and the second found "its drain
     changed" and exited 5, refused, for a node in service on a proof (a script that pages on a refusal paged). It is
-    so only where Slurm shows the node not drained and the history holds a resume this run did not see at its start,
-    with no drain after it."""
-    if resumes is None:
+    so only where Slurm shows the node not drained and the history holds a resume this run did not see at its start
+    (`resumes`: the ids it saw; or, before this run read any, one stamped since it began, `since`, and not in the
+    future), with no drain after it."""
+    if resumes is None and since is None:
         return None
     rows, _ = slurm.rows(node=cfg.node)
     now = next((r for r in rows or [] if r.name == cfg.node), None)
@@ -288,12 +290,36 @@ def _resumed_meanwhile(cfg: Config, resumes: set[str] | None) -> str | None:
     if now is None or now.drained or past.error:
         return None
     drained_at = max((i for i, e in enumerate(past.events) if e["event"] == "drain"), default=-1)
-    since = past.events[drained_at + 1:]           # a drain after the other's resume: this one is no longer in service
-    last = next((e for e in reversed(since) if e["event"] == "resume" and str(e.get("id")) not in resumes), None)
+    after = past.events[drained_at + 1:]           # a drain after the other's resume: this one is no longer in service
+
+    def unseen(event: dict[str, Any]) -> bool:
+        if resumes is not None:
+            return str(event.get("id")) not in resumes
+        epoch = event.get("epoch")
+        return (since is not None and isinstance(epoch, (int, float)) and not isinstance(epoch, bool)
+                and math.isfinite(epoch) and since <= epoch <= time.time() + cfg.clock_skew_s)
+    last = next((e for e in reversed(after) if e["event"] == "resume" and unseen(e)), None)
     if last is None:
         return None
-    return (f"another revalidation resumed it while this one's preflight ran ({last.get('time')}: "
-            f"{one_line(str(last.get('detail')))[:120]}), and this one's passes too")
+    when = "while this one's preflight ran" if resumes is not None else "since this one began"
+    tail = ", and this one's passes too" if resumes is not None else ": in service on its proof"
+    return (f"another revalidation resumed it {when} ({last.get('time')}: "
+            f"{one_line(str(last.get('detail')))[:120]}){tail}")
+
+
+def _resumed_since_start(cfg: Config) -> str | None:
+    """Why a node Slurm shows in service is so by another revalidation begun with this one, or None. The second of
+    two `make undrain` started at once may read Slurm only after the first resumed the node (its interpreter slower to
+    start): "not drained (idle)", exit 5, was a refusal for a node in service on a proof. The first resumes under the
+    breaker's lock and records its resume before letting it go: this waits for that lock, so a resume Slurm shows is
+    on record when the history is read (without a lock to be had, it is read as it is)."""
+    if cfg.started is None:
+        return None
+    with contextlib.ExitStack() as held:
+        with contextlib.suppress(OSError):
+            held.enter_context(statefile.locked(os.path.join(cfg.state_dir, "breaker.lock"),
+                                                cfg.deadline.bound(BREAKER_LOCK_WAIT_S)))
+        return _resumed_meanwhile(cfg, None, cfg.started)
 
 
 def _drained_anew(cfg: Config, before: slurm.NodeRow, drains: set[str] | None = None) -> str | None:
@@ -394,6 +420,9 @@ def revalidate(cfg: Config, assess: Assess) -> tuple[int, Verdict | None, dict[s
         _close(cfg, f"cannot read {cfg.node}'s state: {why or 'sinfo does not list it'}; nothing done")
         return EXIT_NOT_ASSESSED, None, None, {}
     if not row.ours:
+        if not row.drained and (other := _resumed_since_start(cfg)):
+            _close(cfg, f"RESUMED {cfg.node} already: {other}")
+            return EXIT_PASS, None, None, {}
         whose = f"drained with another reason ({row.reason_text!r})" if row.drained else f"not drained ({row.state})"
         _note(cfg, "resume-refused", None, f"{whose}: left alone")
         _close(cfg, f"REFUSED {cfg.node} is {whose}: torchimages resumes only the nodes it drained")
