@@ -711,6 +711,28 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "h800-driver-550.54.15-nvidia-peermem-loaded-no-memory-peers-sysfs-nvshmem-skips-ib-transport-deepep-image":
         "translator: fabric pass; the module loaded and /sys/module/nvidia_peermem/version are the poster's prose, "
         "no command's output: not recognised (skip, never a pass)",
+    # Hundred-and-fifty-third and -fourth batches (fix153, tests/test_judges_fix153.py): not in the text, or
+    # FACTS.md's letter as the facts road.
+    "bazzite-42.20250522-image-570.153.02-userspace-over-570.144-kmod-api-mismatch-gsp-firmware-absent-rminitadapter-0x61-0x56":
+        "translator: gpu fail DRIVER_ERROR (host); the RmInitAdapter line is read (NV_ERR_NOT_SUPPORTED) and fails "
+        "GPU_NOT_VISIBLE (host) as its translation does; the API-mismatch and firmware lines have no field",
+    "lxc-plex-container-userspace-570.148.08-on-vgpu-kvm-host-module-570.148.06-nvrm-api-mismatch-image":
+        "translator: gpu fail DRIVER_ERROR (image); an NVRM API mismatch has no field, and the same line read alone "
+        "is a half-upgraded host's (slurm-appliance-...): not recognised (skip), never a host fail",
+    "rocky-9.3-kernel-5.14.0-362-nvidia-fs-unknown-symbol-nvidia-p2p-gpl-only-from-proprietary-nvidia-module-gds-unavailable":
+        "translator: gpu warn DRIVER_ERROR (host); nvidia_fs's refused symbols have no field: not recognised (skip)",
+    "slurm-appliance-gpu-0-cuda-role-535.54.03-userspace-over-loaded-530.30.02-module-nvrm-api-mismatch-syslog-012-reboot-fixes":
+        "translator: gpu fail DRIVER_ERROR (host); an NVRM API mismatch has no field, and read alone it is also a "
+        "container's own user space (lxc-plex-...): not recognised (skip)",
+    "ubuntu-22.04-tesla-k40c-470.199.02-ofed-23.07-cx4-nv-peer-memory-dkms-1.2-modprobe-nv-peer-mem-invalid-argument-gdr-off":
+        "translator: fabric warn FABRIC_GDR_OFF (host); the refused nv_peer_mem insert is read (peermem false) with "
+        "no kernel or module flavour in the text: skip FACTS_INCOMPLETE, as its translation",
+    "lambda-gpu-instance-dstack-run-container-nvidia-smi-failed-to-initialize-nvml-unknown-error-after-host-systemctl-daemon-reload":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); NVML's refusal alone stays 'no GPU visible' (skip, host) as "
+        "its translation does; the daemon-reload is the post's prose",
+    "rtx3090-580.159.03-cuda-13.0-ik-llama-cu13-image-cuda-13.2-runtime-ggml-cuda-init-error-804-cpu-fallback-cu12-build-works":
+        "translator: gpu fail DRIVER_TOO_OLD (image); 804 fails DRIVER_TOO_OLD (host) as its translation does; the "
+        "image's CUDA runtime is not in the text",
 }
 
 

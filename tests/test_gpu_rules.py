@@ -1177,6 +1177,33 @@ KNOWN_MISMATCHES = {
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: a device with a name alone is also a "
         "program's device line (h100-2node-allreduce-collapse, skip); that nvidia-smi read it, and per-link "
         "cumulative NVLink counters, have no field",
+    # Hundred-and-fifty-third and -fourth batches (host kernel logs beyond Xid lines; containers that do not see the
+    # GPU; fix153, tests/test_judges_fix153.py): what decides it has no field of facts schema 3, or FACTS.md's letter.
+    "bazzite-42.20250522-image-570.153.02-userspace-over-570.144-kmod-api-mismatch-gsp-firmware-absent-rminitadapter-0x61-0x56":
+        "translator: gpu fail DRIVER_ERROR (host); GPU_NOT_VISIBLE (host), the owner agrees: FACTS.md gives an "
+        "RmInitAdapter line alone GPU_NOT_VISIBLE; the API mismatch and the absent GSP firmware that make it the "
+        "driver install have no field (driver_userspace, firmware_missing)",
+    "lxc-plex-container-userspace-570.148.08-on-vgpu-kvm-host-module-570.148.06-nvrm-api-mismatch-image":
+        "translator: gpu fail DRIVER_ERROR (image); pass on a clean NVRM log (xid_events and driver_errors []): the "
+        "`NVRM: API mismatch` line, the container's 570.148.08 user space and that the reader is a container have no "
+        "field (driver_userspace, DriverError api_mismatch)",
+    "rocky-9.3-kernel-5.14.0-362-nvidia-fs-unknown-symbol-nvidia-p2p-gpl-only-from-proprietary-nvidia-module-gds-unavailable":
+        "translator: gpu warn DRIVER_ERROR (host); skip FACTS_INCOMPLETE: every gpu field is null, nvidia_fs's "
+        "refused symbols and GPUDirect Storage's state have no field (modules, gds)",
+    "slurm-appliance-gpu-0-cuda-role-535.54.03-userspace-over-loaded-530.30.02-module-nvrm-api-mismatch-syslog-012-reboot-fixes":
+        "translator: gpu fail DRIVER_ERROR (host); skip FACTS_INCOMPLETE: a driver version alone; the `NVRM: API "
+        "mismatch` line and the 535.54.03 user space have no field (and read alone it is also a container's, lxc-plex-...)",
+    "ubuntu-22.04-tesla-k40c-470.199.02-ofed-23.07-cx4-nv-peer-memory-dkms-1.2-modprobe-nv-peer-mem-invalid-argument-gdr-off":
+        "translator: fabric warn FABRIC_GDR_OFF (host); skip FACTS_INCOMPLETE: FACTS.md's letter, peermem false with "
+        "kernel and gpu_module unknown decides nothing (the dma-buf road is open); a K40c's proprietary-only module is "
+        "knowledge, not the excerpt",
+    "lambda-gpu-instance-dstack-run-container-nvidia-smi-failed-to-initialize-nvml-unknown-error-after-host-systemctl-daemon-reload":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); NVML's Unknown Error at init alone stays 'no GPU visible' "
+        "(skip, host) as a100-pcie-40gb-pod-...-after-systemctl-daemon-reload's: the host's daemon-reload and the "
+        "container's lost device cgroup have no field",
+    "rtx3090-580.159.03-cuda-13.0-ik-llama-cu13-image-cuda-13.2-runtime-ggml-cuda-init-error-804-cpu-fallback-cu12-build-works":
+        "translator: gpu fail DRIVER_TOO_OLD (image); host, the code agrees: the same facts as rtx3090-driver-525-"
+        "cuda-12-1-image-error-804 (host); the image's CUDA 13.2 runtime and the cu12 build that runs have no field",
 }
 
 

@@ -192,8 +192,18 @@ RM_INIT_RESET = frozenset({"NV_ERR_INVALID_STATE", "NV_ERR_RESET_REQUIRED"})
 _RM_NAMED = re.compile(r"\[(NV_ERR_\w+)\](?:\s*\((0x[0-9A-Fa-f]+)\))?")
 _RM_NUMBER = re.compile(r"\bstatus=(0x[0-9A-Fa-f]+)")
 _RM_INIT = re.compile(r"RmInitAdapter failed! \((0x[0-9A-Fa-f]+):(0x[0-9A-Fa-f]+):\d+\)")
-# the statuses an initialisation failure names besides RM_STATUS's (nvstatuscodes.h)
-RM_INIT_NAMES = {**RM_BY_NUMBER, 0x40: "NV_ERR_INVALID_STATE", 0x65: "NV_ERR_TIMEOUT"}
+# the statuses an initialisation failure names besides RM_STATUS's, by the driver's nvstatuscodes.h: named as FACTS.md
+# records them ("the status's name, from the number where only the number is printed"), so `verify explain` and a
+# translation of one line agree (fix153: `(0x61:0x56:1770)` is NV_ERR_NOT_SUPPORTED, never "0x56")
+RM_INIT_NAMES = {**RM_BY_NUMBER, 0x05: "NV_ERR_CARD_NOT_PRESENT", 0x11: "NV_ERR_GPU_NOT_FULL_POWER",
+                 0x1A: "NV_ERR_INSUFFICIENT_RESOURCES", 0x1C: "NV_ERR_INSUFFICIENT_POWER",
+                 0x1F: "NV_ERR_INVALID_ARGUMENT", 0x25: "NV_ERR_INVALID_DATA", 0x26: "NV_ERR_INVALID_DEVICE",
+                 0x40: "NV_ERR_INVALID_STATE", 0x45: "NV_ERR_IRQ_NOT_FIRING", 0x47: "NV_ERR_MEMORY_TRAINING_FAILED",
+                 0x4B: "NV_ERR_MODULE_LOAD_FAILED", 0x51: "NV_ERR_NO_MEMORY", 0x55: "NV_ERR_NOT_READY",
+                 0x56: "NV_ERR_NOT_SUPPORTED", 0x59: "NV_ERR_OPERATING_SYSTEM", 0x61: "NV_ERR_REJECTED_VBIOS",
+                 0x65: "NV_ERR_TIMEOUT", 0x70: "NV_ERR_FLCN_ERROR", 0x71: "NV_ERR_FATAL_ERROR",
+                 0x72: "NV_ERR_MEMORY_ERROR", 0x73: "NV_ERR_INVALID_LICENSE", 0x79: "NV_ERR_RISCV_ERROR",
+                 0x7F: "NV_ERR_SECURE_BOOT_FAILED", 0xFFFF: "NV_ERR_GENERIC"}
 # `NVRM: The NVIDIA probe routine was not called for 3 device(s).` (the driver's nv.c, then "This can occur when a
 # driver such as: nouveau, rivafb, nvidiafb or rivatv was loaded and obtained ownership of the NVIDIA device(s)"):
 # NVIDIA GPUs are on the bus and another kernel driver holds them, so the nvidia driver binds none. It names no RM
