@@ -34,6 +34,18 @@ RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
 EXPLAIN_MISMATCHES: dict[str, str] = {
+    # Hundred-and-forty-ninth batch (fix149, tests/test_judges_fix149.py): one class translated both ways, prose.
+    "singularity-4x-a100-pcie-40gb-nccl-2.19.3-image-without-libibverbs-one-process-one-node-nothing-to-judge":
+        "translator: nccl skip FACTS_INCOMPLETE; verify explain passes, as its facts: one process for four GPUs whose "
+        "NCCL log shows only its network set-up, the class k8s-pod-lmdeploy-nccl-2.21.5-one-process-four-gpus-failed-to-open-libibverbs-socket-eth0-no-fabric-needed is translated to (pass)",
+    "vllm-0.5.0-docker-8x-a100-pcie-80gb-mp-one-host-no-libibverbs-socket-eth0-bridge-freeze-nothing-to-judge":
+        "translator: nccl skip FACTS_INCOMPLETE; verify explain warns NCCL_NET_FALLBACK (image): one node rests on "
+        "vLLM's `Defaulting to use mp` line, which the NCCL reader does not read (several pids on one host prove "
+        "nothing), so sockets beside a missing libibverbs on nodes unknown warn; with one node it passes, as its facts",
+    "slurm-docker-two-ib-nodes-nccl-ib-disable-0-net-ib-no-device-found-dev-infiniband-not-mapped-job":
+        "translator: nccl fail NCCL_NET_FALLBACK (job); the raw excerpt is two NCCL lines (`NET/IB : No device found.`, "
+        "`NCCL_IB_DISABLE set by environment to 0.`): the InfiniBand nodes and the container without /dev/infiniband "
+        "are the poster's prose and a comment's fix: nothing to judge",
     # Hundred-and-forty-seventh batch (the lead's review): not in the text.
     'fsdp-conda-aws-ofi-nccl-1.9.0-dlerror-libfabric-so-1-version-fabric-1.7-not-found-no-plugin-internal-implementation-image':
         "translator: nccl fail NCCL_NET_FALLBACK (image); verify explain reads the plugin's load error (`plugin_missing`) and, with no network chosen and no EFA device shown, nothing to judge, as its facts; the node's EFA is only the library's path (/opt/amazon/efa)",

@@ -52,12 +52,13 @@ def test_a_raw_log_of_sockets_on_loopback_is_explained_alike():
 
 
 def test_the_same_fall_back_on_a_routable_interface_is_still_said():
-    # across nodes; with no second node, no adapter and no error shown, sockets are a workstation's only network
-    # (batch 115's SRE reading, tests/test_judges_fix115.py)
-    r = judged({"nodes": 2, "nccl_log": _socket_log("eth0:10.1.2.3<0>", {})})
-    assert verdict(r) == ("warn", "NCCL_NET_FALLBACK", "job"), r.summary
-    r = judged({"nccl_log": _socket_log("eth0:10.1.2.3<0>", {})})
-    assert verdict(r) == ("skip", "FACTS_INCOMPLETE", None), r.summary
+    # across nodes with the fabric shown; with no adapter and no error shown, sockets are the only network of
+    # nodes without RDMA, one or two (batch 115's and 149's SRE reading, tests/test_judges_fix115.py, fix149.py)
+    r = judged({"nodes": 2, "infiniband": True, "nccl_log": _socket_log("eth0:10.1.2.3<0>", {})})
+    assert verdict(r) == ("fail", "NCCL_NET_FALLBACK", "job"), r.summary
+    for nodes in (None, 2):
+        r = judged({"nodes": nodes, "nccl_log": _socket_log("eth0:10.1.2.3<0>", {})})
+        assert verdict(r) == ("skip", "FACTS_INCOMPLETE", None), r.summary
 
 
 def test_the_job_s_own_switch_off_of_the_fabric_on_loopback_is_still_said():

@@ -215,7 +215,9 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
         # switch-off of the fabric is still said: FABRIC_NCCL_FORCED_SOCKET)
         return
     if kind is None:
-        if _within_one_node(facts, log) or _no_device_no_fabric(facts, log, owner):
+        # the job's own switch-off (NCCL_IB_DISABLE=1, NCCL_NET=Socket) is said whatever device NCCL found (a net
+        # plugin that ignores the variable printing `No device found`: batch 149), as on loopback
+        if _within_one_node(facts, log) or (not disabled and _no_device_no_fabric(facts, log, owner)):
             return
         if owner != "host":
             found.add(WARN, code, f"NCCL used {used}: {why}; whether this node has InfiniBand or EFA "
@@ -230,12 +232,12 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
 
 def _no_device_no_fabric(facts: NcclFacts, log: NcclLog, owner: str) -> bool:
     """NCCL's built-in IB transport found no device and nothing else shows this node has a fabric (no adapter, no
-    verbs network, no RDMA plugin, no variable naming HCAs) nor that the group spans nodes: on a workstation without
-    RDMA adapters sockets are NCCL's only network, no fall-back (batch 115: `NET/IB : No device found.` then
-    `Using network Socket`, and no error)."""
+    verbs network, no RDMA plugin, no variable naming HCAs): on nodes without RDMA adapters sockets are NCCL's only
+    network, no fall-back (batch 115: `NET/IB : No device found.` then `Using network Socket`, and no error). Two
+    nodes do not change it: Ethernet-only nodes meet over sockets as well (batch 149, two-node torchrun on eno3; the
+    two GCP VMs of batch 137); an error beside it still names the missing device as its cause."""
     return (owner == "job" and bool(log.get("ib_no_device")) and not log.get("plugin_loaded")
-            and not (facts.get("nodes") or 0) > 1 and not job_env(facts).get("NCCL_IB_HCA")
-            and not facts.get("error"))
+            and not job_env(facts).get("NCCL_IB_HCA") and not facts.get("error"))
 
 
 def _within_one_node(facts: NcclFacts, log: NcclLog) -> bool:
