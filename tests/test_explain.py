@@ -745,6 +745,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx3090-580.159.03-cuda-13.0-ik-llama-cu13-image-cuda-13.2-runtime-ggml-cuda-init-error-804-cpu-fallback-cu12-build-works":
         "translator: gpu fail DRIVER_TOO_OLD (image); 804 fails DRIVER_TOO_OLD (host) as its translation does; the "
         "image's CUDA runtime is not in the text",
+    # Hundred-and-fiftieth to hundred-and-fifty-second batches (fix150, tests/test_judges_fix150.py): the rule kept.
+    "a100-pcie-40gb-460.32.03-collect-env-torch-2.1.0-cu121-driver-too-old-found-11020-cuda-not-available-espnet-cluster":
+        "translator: gpu fail DRIVER_TOO_OLD (image); host, as on the facts road: a driver below the floor of the "
+        "build's CUDA is the host's; the torch release's other (cu118) build is knowledge of its build matrix",
+    "h100-x8-535.154.05-collect-env-torch-2.8-nightly-cu126-nccl-2.26.2-nvls-cc-254-cuda-failure-1-invalid-argument-on-12.2-driver":
+        "translator: nccl fail NCCL_FAILED (image); host, as on the facts road: NCCL's NVLS set-up failing with "
+        "'invalid argument' is also the fabric manager's state; NCCL 2.26.2 against R535 as the cause is the thread's",
 }
 
 

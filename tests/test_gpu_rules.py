@@ -1213,6 +1213,16 @@ KNOWN_MISMATCHES = {
     "rtx3090-580.159.03-cuda-13.0-ik-llama-cu13-image-cuda-13.2-runtime-ggml-cuda-init-error-804-cpu-fallback-cu12-build-works":
         "translator: gpu fail DRIVER_TOO_OLD (image); host, the code agrees: the same facts as rtx3090-driver-525-"
         "cuda-12-1-image-error-804 (host); the image's CUDA 13.2 runtime and the cu12 build that runs have no field",
+    # Hundred-and-fiftieth to hundred-and-fifty-second batches (fix150, tests/test_judges_fix150.py): the rule kept, or
+    # no field.
+    "a100-pcie-40gb-460.32.03-collect-env-torch-2.1.0-cu121-driver-too-old-found-11020-cuda-not-available-espnet-cluster":
+        "translator: gpu fail DRIVER_TOO_OLD (image); host: a driver below the floor of the build's CUDA is the "
+        "host's (one code, one owner, as the forty-sixth batch's error-35 entries); that the same torch release also "
+        "ships a cu118 build this driver runs is knowledge of torch's build matrix, in no field",
+    "h100-x8-535.154.05-collect-env-torch-2.8-nightly-cu126-nccl-2.26.2-nvls-cc-254-cuda-failure-1-invalid-argument-on-12.2-driver":
+        "translator: nccl fail NCCL_FAILED (image); host: a CUDA failure NCCL names at its NVLS set-up is also the "
+        "fabric manager's state (NVIDIA/nccl#976); that NCCL 2.26.2 against the R535 driver is the cause (fixed in "
+        "2.26.5) is the thread's words, and a failed NVLS set-up has no field (no `nvls_error`)",
 }
 
 

@@ -2,7 +2,8 @@
 `Key<spaces>: value` under `===` section banners): what torch and nvidia-smi answered about the GPUs, read into the
 gpu facts:
 - `PyTorch version: 2.3.0+cu121`: `torch`; `CUDA used to build PyTorch: 12.1`: `torch_cuda` (`None`, what
-  `torch.version.cuda` is in a CPU build: `"none"`);
+  `torch.version.cuda` is in a CPU build, or `Could not collect`, the same None where a GPU answered and no ROCm
+  build is named: `"none"`);
 - `Is CUDA available: True`: `cuda_available`;
 - `GPU models and configuration:` and the `GPU 0: NVIDIA H200` lines under it (or on it, for one GPU): nvidia-smi -L
   with the UUIDs stripped, the devices' index and name;
@@ -50,7 +51,10 @@ def _devices(text: str) -> list[dict[str, Any]] | None:
 
 def parse(text: str) -> dict[str, Any]:
     available = _value(text, "Is CUDA available")
-    built = re.search(r"^CUDA used to build PyTorch\s*:[ \t]*None[ \t]*$", text, re.MULTILINE)
+    # `None` where the machine has no CUDA at all; `Could not collect` is the same None (collect_env's replace_nones)
+    # where a driver or GPU answered, unless a ROCm build (torch.version.cuda is None there too) says so
+    built = re.search(r"^CUDA used to build PyTorch\s*:[ \t]*(?:None|Could not collect)[ \t]*$", text, re.MULTILINE)
+    built = built if built and _value(text, "ROCM used to build PyTorch") is None else None
     return {"torch": _value(text, "PyTorch version"),
             "torch_cuda": NONE if built else _value(text, "CUDA used to build PyTorch"),
             "cuda_available": {"True": True, "False": False}.get(available or ""),

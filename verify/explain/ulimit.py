@@ -16,7 +16,7 @@ from typing import Any
 
 from ..checks.nccl.regcap import EFA_MR_FULL
 from ..shared.rdma import PINNING_ENOMEM, pinning_failed
-from . import setlimit, shellimit
+from . import setlimit, shellimit, stracelimit
 from .said import printed
 
 # each shell's `ulimit -a` line for the memlock limit, its unit and value named
@@ -40,7 +40,7 @@ _DEVICE = re.compile(r"\b((?:mlx\d+|rocep\w+|irdma\w*|efa|bnxt_re|qedr|hfi1_|cxg
 
 def detect(text: str) -> bool:
     return bool(_shell(text) or printed(_UCX, text) or printed(_VERBS, text)
-                or _pinning(text)) or shellimit.memlock(text) is not None
+                or _pinning(text)) or shellimit.memlock(text) is not None or stracelimit.memlock(text) is not None
 
 
 def _shell(text: str) -> re.Match[str] | None:
@@ -86,7 +86,9 @@ def _limit(text: str) -> dict[str, Any]:
     found = _shell(text)
     if not found:
         shown = shellimit.memlock(text)     # a transcript's `ulimit -l` (a job step's, over the login shell's)
-        found_limit = {"memlock": shown} if shown is not None else _library(text)
+        traced = stracelimit.memlock(text)  # else the limit a system-call trace shows the process itself under
+        found_limit = ({"memlock": shown} if shown is not None else {"memlock": traced} if traced is not None
+                       else _library(text))
         chained = setlimit.memlock(text)    # else the limit a command line set for the program it ran
         return found_limit if "memlock" in found_limit or chained is None else {"memlock": chained}
     # every line that shows the limit (two hosts' `ulimit -a` in one paste, `ulimit -a` beside `ulimit -Ha`): the

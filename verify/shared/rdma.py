@@ -175,7 +175,14 @@ def net_plugins(base: str, env: dict[str, str]) -> list[str]:
 # too), libfabric's `fi_mr_reg failed, ret is:-12`, aws-ofi-nccl's `Unable to register memory ... RC: -12`, Mooncake's
 # transfer engine `Failed to register memory 0x...: Cannot allocate memory [12]` (its ibv_reg_mr; batch 127).
 # Another errno of the same call (EFAULT `Bad address`: no peer memory for a GPU buffer) is no memlock evidence.
-_PINNING = r"(?:ibv_reg_mr\w*|ibv_reg_dmabuf_mr|ibv_create_cq\w*|fi_mr_reg\w*|(?:[Uu]nable|[Ff]ailed) to register memory)"
+# A language binding's own name for the registration (async-rdma, Rust: `RawMemoryRegion::register_from_pd failed Os {
+# code: 12, kind: OutOfMemory, message: "Cannot allocate memory" }`, its ibv_reg_mr; batch 150) is the same call.
+_PINNING = (r"(?:ibv_reg_mr\w*|ibv_reg_dmabuf_mr|ibv_create_cq\w*|fi_mr_reg\w*|(?:[Uu]nable|[Ff]ailed) to register memory"
+            r"|\b\w*MemoryRegion::\w*register\w*|\bregister_from_pd\b)")
+# A binding that prints the call's arguments on their own lines before its errno (async-rdma's `ibv_reg_mr err,
+# arguments:` ... `, err info:Os { code: 12, kind: OutOfMemory ... }`): one record, continued lines indented or led by
+# a comma, its errno ENOMEM.
+_ARGS_BLOCK = r"\bibv_reg_\w*mr\w* err, arguments:(?:\n[ \t][^\n]*){0,12}\n,?\s*err info:\s*Os \{ code: 12\b"
 # libfabric's EFA provider aborting because it could not post its internal receive buffers with -12 (ENOMEM): those
 # buffers come from a packet pool it registers with the device as it grows it (prov/efa efa_rdm_ep_grow_rx_pools,
 # efa_errno.h INTERNAL_RX_BUF_POST), so the pool's pinning ran out. Its abort block (efa_base_ep_write_eq_error:
@@ -195,7 +202,7 @@ _STARTUP_REFUSED = r"\bDAPL startup: RLIMIT_MEMLOCK too small"
 # or ibv_create_qp: Cannot allocate memory(12)` is a queue pair's ENOMEM, no pinning call's)
 _OWN = r"(?:(?!\b(?:ibv|fi)_\w)[^\n])*?"
 PINNING_ENOMEM = re.compile(_PINNING + _OWN + r"(?:Cannot allocate memory|\bENOMEM\b|(?:ret is|RC):\s*-12\b)|"
-                            + _EFA_RX_BUFFERS + "|" + _KERNEL_PIN + "|" + _STARTUP_REFUSED)
+                            + _ARGS_BLOCK + "|" + _EFA_RX_BUFFERS + "|" + _KERNEL_PIN + "|" + _STARTUP_REFUSED)
 
 
 def pinning_failed(text: str | None) -> str | None:
@@ -206,8 +213,10 @@ def pinning_failed(text: str | None) -> str | None:
         return None
     start = text.rfind("\n", 0, found.start()) + 1
     end = text.find("\n", found.end())
-    # the lines it spans (EFA's abort block prints two) as one
-    return re.sub(r"\s*\n\s*", " ", text[start:end if end >= 0 else None].strip())[:300]
+    # the lines it spans (EFA's abort block prints two) as one; of a longer block (a call's arguments listed line by
+    # line) its first and last, the call and its errno, which must survive the cut to 300 characters
+    lines = [line.strip() for line in text[start:end if end >= 0 else None].splitlines() if line.strip()]
+    return " ".join(lines if len(lines) <= 2 else [lines[0], "...", lines[-1]])[:300]
 
 
 def memlock_owner(inside: bool) -> tuple[Owner, str]:

@@ -132,8 +132,14 @@ def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner, str | None]:
     """(cause, remedy, owner, code) when no GPU is usable, in the order a user should look; the code is a fault the
     facts prove whether GPUs were expected or not (None: no GPU visible, a failure only where GPUs are expected)."""
     if facts.get("torch_cuda") == NONE:
-        return ("this is a CPU build of torch (torch.version.cuda is None)",
-                ("Use a CUDA image of the matrix (e.g. a -cuda13.x- tag), or install a CUDA build of torch."), "image", None)
+        # beside GPUs the node's driver lists (nvidia-smi, NVML: no torch needed), the GPUs are there and the build
+        # can never use them: the image's fault whether GPUs were expected or not (batch 152's RTX 4080 source build)
+        listed = bool(facts.get("driver")) and any(isinstance(d, dict) and (d.get("name") or d.get("uuid"))
+                                                   for d in facts.get("devices") or [])
+        return ("this is a CPU build of torch (torch.version.cuda is None)" + (
+                    f", on a node whose driver {facts.get('driver')} lists its GPUs" if listed else ""),
+                ("Use a CUDA image of the matrix (e.g. a -cuda13.x- tag), or install a CUDA build of torch."), "image",
+                "GPU_NOT_VISIBLE" if listed else None)
     if shown := _runtime_refused(facts):
         return shown
     if facts.get("device_nodes") is False:
