@@ -114,6 +114,10 @@ def test_an_nccl_failure_line_alone_is_judged_never_nothing_to_judge(text):
 
 # Healthy hosts whose excerpt shows what is the host's fault in every other case, the cause being in prose only
 HOST_BY_THE_EXCERPT = {
+    "h100-x8-535.154.05-collect-env-torch-2.8-nightly-cu126-nccl-2.26.2-nvls-cc-254-cuda-failure-1-invalid-argument-on-12.2-driver":
+        "NVLS set-up refused as an invalid argument: NVIDIA's answer in nccl#976, #1338 and #1488 is the fabric "
+        "manager restarted without a GPU reset (the host's; a reboot cures it); that NCCL 2.26.5 cured this one is "
+        "the thread's prose (batch 152, fix150)",
     "gh200-2x1-slingshot-ofi-nccl-2.29.2-wrong-96-32-at-1mib-out-of-bounds-4-failed-self-built-libfabric": "wrong data "
         "across two nodes is the transport's by the excerpt; the self-built libfabric behind it is the thread's prose",
     "roce-bond-ibv-devinfo-v-gid-1-link-local-v2-modify-qp-timeout-gid-3-works": "ibv_modify_qp timing out with no "
