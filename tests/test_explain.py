@@ -752,6 +752,26 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "h100-x8-535.154.05-collect-env-torch-2.8-nightly-cu126-nccl-2.26.2-nvls-cc-254-cuda-failure-1-invalid-argument-on-12.2-driver":
         "translator: nccl fail NCCL_FAILED (image); host, as on the facts road: NCCL's NVLS set-up failing with "
         "'invalid argument' is also the fabric manager's state; NCCL 2.26.2 against R535 as the cause is the thread's",
+    # Hundred-and-fifty-sixth and -seventh batches (fix156, tests/test_judges_fix156.py): not in the text, or
+    # docs/codes.md's owner.
+    "gb200-nvl72-datacenter-power-event-hw-power-brake-0x80-two-gpus-per-node-36h-found-by-grep-brake-nvsentinel-silent":
+        "translator: gpu fail THROTTLED (host); the excerpt is the write-up's prose (the brake held 36 hours, found "
+        "with `nvidia-smi -q | grep -i brake`), no line of any tool's output: not recognised (skip, never a pass)",
+    "rtx-a6000-470.42.01-warmup-sw-power-cap-0x4-sm-1935-of-2100mhz-step1-1800mhz-35c-74w-nvidia-forum":
+        "translator: gpu pass; `nvidia-smi -q -d CLOCK` holds no health field (clocks only), the reads are the "
+        "poster's own warm-up program's lines and the 0x4 mask is prose: warn HEALTH_NOT_ASSESSED (host), never a pass",
+    "rtx3090-x2-pcie-x8-owner-power-cap-sweep-gpu0-290w-draw-289w-throttle-pwr-100-thermal-0-83c-club-3090":
+        "translator: gpu pass; the excerpt is a bench script's own `[result] cap=... throttle_pwr=100` lines (a "
+        "share of samples, no field holds it), no tool's output: not recognised (skip, never a pass)",
+    "a100-sxm4-80gb-x8-p2pbandwidthlatencytest-every-pair-can-access-peer-container-capture":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; p2pBandwidthLatencyTest's device and peer lines hold "
+        "no health field: not recognised, never a pass (as gtx1080ti-x4-p2pbandwidthlatencytest-...)",
+    "h100-nvl-x3-topo-nv12-pair-plus-lone-gpu2-sys-nvlink-s-gpu0-twelve-of-18-links-up-by-design":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify explain warns the same code, owned by the "
+        "host (docs/codes.md: one code, one owner); the lone GPU2 is no longer read as links down. Only the owner differs",
+    "rtx3090-two-nodes-could-not-enable-p2p-shm-direct-inside-node-net-ib-across-geforce-by-design":
+        "translator: nccl pass (GeForce: no GPUDirect RDMA by design, judged so through the facts); the GeForce name "
+        "is in the post's `nvidia-smi -L` listing, trimmed from raw.txt: IB without /GDRDMA on an unnamed GPU warns the host",
 }
 
 

@@ -1223,6 +1223,13 @@ KNOWN_MISMATCHES = {
         "translator: nccl fail NCCL_FAILED (image); host: a CUDA failure NCCL names at its NVLS set-up is also the "
         "fabric manager's state (NVIDIA/nccl#976); that NCCL 2.26.2 against the R535 driver is the cause (fixed in "
         "2.26.5) is the thread's words, and a failed NVLS set-up has no field (no `nvls_error`)",
+    # Hundred-and-fifty-sixth and -seventh batches (fix156, tests/test_judges_fix156.py): docs/codes.md decides.
+    "a100-sxm4-80gb-x8-p2pbandwidthlatencytest-every-pair-can-access-peer-container-capture":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host "
+        "(docs/codes.md gives the code one owner: the node's GPUs whose health was not read). Only the owner differs",
+    "h100-nvl-x3-topo-nv12-pair-plus-lone-gpu2-sys-nvlink-s-gpu0-twelve-of-18-links-up-by-design":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host "
+        "(docs/codes.md: one code, one owner); GPU0's 12 of 18 links pass as the NVL bridge set. Only the owner differs",
 }
 
 

@@ -17,7 +17,7 @@ _GPU = re.compile(r"<gpu(?:\s[^>]*)?>")
 _TAG = re.compile(r"<(/?)([A-Za-z_][\w.-]*)[^<>]*?(/?)>")
 
 
-def _unorphaned(text: str) -> str:
+def unorphaned(text: str) -> str:
     """The excerpt without the end tags of elements it cut the start of (`</fb_memory_usage>` above the section the
     poster meant): XML stops at the first end tag that closes nothing, and what follows would be lost."""
     kept, opened, at = [], [], 0
@@ -51,6 +51,6 @@ def _sectioned(text: str) -> str:
 
 def rooted(text: str) -> str:
     """The excerpt inside the report's root, and inside one `<gpu>` where it quotes none."""
-    text = _sectioned(_unorphaned(text))
+    text = _sectioned(unorphaned(text))
     body = text if _GPU.search(text) else f'<gpu id="">{text}</gpu>'
     return f"<nvidia_smi_log>{body}</nvidia_smi_log>"

@@ -16,7 +16,7 @@ from typing import Any, cast
 from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 
 from . import smi
-from .fragment import FRAGMENT, rooted
+from .fragment import FRAGMENT, rooted, unorphaned
 
 _ROOT = re.compile(r"<nvidia_smi_log\b")
 _DOCTYPE = re.compile(r"<!DOCTYPE[^\[>]*>")
@@ -75,8 +75,9 @@ def _elements(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]
 def parse(text: str) -> dict[str, Any]:
     if "<!ENTITY" in text:
         return {"torch": None, "devices": None}   # never expanded: nothing read
-    if not _ROOT.search(text):
-        text = rooted(text)
+    # a whole report a poster trimmed (`</pci>` left behind the elided PCI section: rtx4090-wsl-591.74-q-x-p0-...)
+    # loses its end tags that close nothing, as an excerpt without its root does: XML stops at the first
+    text = unorphaned(text) if _ROOT.search(text) else rooted(text)
     header: dict[str, str] = {}
     gpus: list[tuple[str, dict[str, str]]] = []
     starts = [m.start() for m in _ROOT.finditer(text)][:64]      # reports pasted one after another: each read

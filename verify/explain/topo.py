@@ -85,13 +85,18 @@ def parse(text: str) -> dict[str, Any]:
     switched = any(sum(n or 0 for n in b) > MAX_LINKS for b in bonds.values())
     up = {i: (max((n or 0 for n in b), default=0) if switched else sum(n or 0 for n in b)) for i, b in bonds.items()}
     expected = max(up.values(), default=0)
+    # bridge pairs (H100 NVL, A100 PCIe): no GPU bonds to more than one peer, so a GPU with no bond may simply have no
+    # bridge partner (three cards, one alone: h100-nvl-x3-topo-nv12-pair-plus-lone-gpu2-...): its links are unread,
+    # never down (a matrix with no NV cell says nothing of NVLink either)
+    paired = not switched and all(sum(1 for n in b if n) <= 1 for b in bonds.values())
     devices = []
     for index in sorted(bonds):
         dev: dict[str, Any] = {"index": index}
         # a cut row's links are its bonds only behind switches; wired directly, its bonds to other cut rows are unread
         # headerless, a GPU's bonds to the columns after the rows are unread: only behind switches (one bond is all
         # of its links) is what the rows show a GPU's whole count
-        if expected and (index in rows or switched) and (switched or columns[-1] != _UNNAMED):
+        if expected and (index in rows or switched) and (switched or columns[-1] != _UNNAMED) \
+                and not (paired and not up[index]):
             dev["nvlink"] = [True] * up[index] + [False] * (expected - up[index])
         if switched:
             dev["nvswitch"] = True
