@@ -46,6 +46,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: nccl fail NCCL_NET_FALLBACK (job); the raw excerpt is two NCCL lines (`NET/IB : No device found.`, "
         "`NCCL_IB_DISABLE set by environment to 0.`): the InfiniBand nodes and the container without /dev/infiniband "
         "are the poster's prose and a comment's fix: nothing to judge",
+    # Hundred-and-fifty-fifth and -eighth batches (fix155, tests/test_judges_fix155.py): facts schema 3 or FACTS.md's letter decides.
+    'h100-128-gpu-pytorch-2.8-nccl-2.27.3-ras-verbose-status-poll-crash-incomplete-missing-process-garbled-missing-ranks-fixed-2.29.2':
+        "translator: nccl fail NCCL_FAILED (image); verify explain reads rank 101's TCPStore loss (the job's, never a drain); that the RAS report beside it is garbled by a RAS client bug under VERBOSE STATUS polling only NVIDIA's answer says",
+    'vllm-ray-multinode-init-device-pynccl-unhandled-cuda-error-repeated-6x-fixed-by-removing-bad-instance-node':
+        "translator: nccl fail NCCL_FAILED (host); verify explain reads the error the workers printed (not the raise statement's template), the bare `unhandled cuda error`: the job's by FACTS.md; the bad node is named only in the poster's prose",
+    'h20-3e-node-ibstat-cx6dx-mt4125-both-ethernet-functions-down-disabled-rate-40-cx7-rails-cut-deepep-single-node-perf':
+        "translator: fabric warn FABRIC_PORT_DOWN (host); the excerpt holds only the two Disabled ConnectX-6 Dx Ethernet functions: every port shown down fails, as for the 3FS node's identical listing; the cut ConnectX-7 block is not in the text",
     # Hundred-and-forty-seventh batch (the lead's review): not in the text.
     'fsdp-conda-aws-ofi-nccl-1.9.0-dlerror-libfabric-so-1-version-fabric-1.7-not-found-no-plugin-internal-implementation-image':
         "translator: nccl fail NCCL_NET_FALLBACK (image); verify explain reads the plugin's load error (`plugin_missing`) and, with no network chosen and no EFA device shown, nothing to judge, as its facts; the node's EFA is only the library's path (/opt/amazon/efa)",

@@ -558,6 +558,15 @@ KNOWN_MISMATCHES = {
         "translator: nccl fail NCCL_NET_FALLBACK (job); verify fails FABRIC_NOT_PASSED (job): `infiniband` true beside "
         "`uverbs` [] is the container given no /dev/infiniband; that NCCL then used sockets is the poster's prose "
         "(the `Using network Socket` line is past the stored copy's cut; `nccl_log.network` needs it). Status and owner agree",
+    # Hundred-and-fifty-fifth and -eighth batches (fix155, tests/test_judges_fix155.py): facts schema 3 or FACTS.md's letter decides.
+    'h100-128-gpu-pytorch-2.8-nccl-2.27.3-ras-verbose-status-poll-crash-incomplete-missing-process-garbled-missing-ranks-fixed-2.29.2':
+        "translator: nccl fail NCCL_FAILED (image); the facts hold rank 101's TCPStore loss alone (the c10d store's server gone: the job's, never a drain); the garbled NCCL RAS report and the VERBOSE STATUS polling that crashed the job (a RAS client bug, fixed in 2.29.2) have no field in facts schema 3 (NcclFacts.ras, ras_queried)",
+    'rtx4090-two-nodes-nccl-tests-bootstrap-internal-error-peer-connection-closed-mixed-nccl-2.19-and-2.20-by-line-numbers':
+        "translator: nccl fail NCCL_FAILED (job); FACTS.md: NCCL's internal error without its ring check is the image's; the two hosts' different NCCL releases are read only from the trace's line numbers, which facts schema 3 cannot carry (NcclFacts.version_mismatch)",
+    'vllm-ray-multinode-init-device-pynccl-unhandled-cuda-error-repeated-6x-fixed-by-removing-bad-instance-node':
+        "translator: nccl fail NCCL_FAILED (host); FACTS.md: a bare `unhandled cuda error` with no `Cuda failure` naming the call is the job's (drain only on evidence); the bad instance node is named only by the poster's resolution (removing it), which facts schema 3 cannot carry (NcclFacts.rank_hosts)",
+    'h20-3e-node-ibstat-cx6dx-mt4125-both-ethernet-functions-down-disabled-rate-40-cx7-rails-cut-deepep-single-node-perf':
+        "translator: fabric warn FABRIC_PORT_DOWN (host); the facts show every port of the node down (both ConnectX-6 Dx Ethernet functions Disabled), which fails, as for cx6dx-mt4125-ibstat-two-roce-ports-down-disabled-rate-100-and-40-only-rdma-nic-3fs-node with the same facts; that the listing was cut before the node's ConnectX-7 rails has no field in facts schema 3 (a `truncated` flag)",
     # Hundred-and-forty-seventh batch (the lead's review): not in the text.
     'fsdp-conda-aws-ofi-nccl-1.9.0-dlerror-libfabric-so-1-version-fabric-1.7-not-found-no-plugin-internal-implementation-image':
         "translator: nccl fail NCCL_NET_FALLBACK (image); the record is one NCCL line: a net plugin found and not loaded (`plugin_missing`: dlopen's `version `FABRIC_1.7' not found`) with no network chosen and no EFA device read. A plugin that cannot load is harmless on a node NCCL reaches over IB; that this node has EFA rests on the library's path (/opt/amazon/efa) alone, which no field carries: nothing to judge",

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..checks.gpu.gpuidentity import norm_bus
 from . import (
+    amdsmi,
     childfailed,
     collectenv,
     containerrt,
@@ -125,6 +126,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("perftest's port check (ib_write_bw ...)", "fabric", perftest.detect, perftest.parse),
     Kind("ibdev2netdev -v (the RDMA ports' own states)", "fabric", ibdevnetdev.detect, ibdevnetdev.parse),
     Kind("mlxlink -d <dev> (a port's operational state)", "fabric", mlxlink.detect, mlxlink.parse),
+    Kind("amd-smi's NIC report (its RDMA devices' port states)", "fabric", amdsmi.detect, amdsmi.parse),
     Kind("kernel log (NVRM Xid)", "gpu", kernel.detect, kernel.parse, prefixed=True),
     Kind("NVIDIA Fabric Manager log (NVSwitch SXid errors)", "gpu", fmlog.detect, fmlog.parse, prefixed=True),
     Kind("Xid events relayed (device plugin, DCGM)", "gpu", xidrelay.detect, xidrelay.parse, prefixed=True),

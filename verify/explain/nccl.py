@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from ..checks.nccl import barefail, casualty, efa, ncclog, plugreg
+from ..checks.nccl.crash import CAUGHT
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
 from . import cuda, dupgpu, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
@@ -95,7 +96,7 @@ def detect(text: str) -> bool:
     return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or printed(_XLA, text) or
                 printed(_SHM_SEGMENT, text) or printed(_TEARDOWN, text) or
                 IB_ASYNC_ERROR.search(text) or _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or
-                printed(_GID_PROBE, text) or ncclretry.gave_up(text) or
+                printed(_GID_PROBE, text) or ncclretry.gave_up(text) or printed(casualty.STORE_LOST, text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
@@ -339,7 +340,7 @@ def _with_connects(log: dict[str, Any], text: str) -> dict[str, Any]:
 def parse(text: str) -> dict[str, Any]:
     version = _VERSION.search(text)
     # no failure logged: two ranks of one communicator placed on one GPU is NCCL's refusal at init (dupgpu.py)
-    error = _error(text) or dupgpu.duplicate(text)
+    error = _error(text) or dupgpu.duplicate(text) or _caught(text) or _store_lost(text)
     world, nodes = _sizes(text)
     # nccl-tests' `#  Rank N ... on <host> device D [bus] <GPU>` lines above the log: its ranks, nodes and GPU
     listed, on, gpu = ranks(text)
@@ -350,6 +351,26 @@ def parse(text: str) -> dict[str, Any]:
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
             "world_size": world or listed, "nodes": nodes, "nccl_log": _with_connects(_log(text), text),
             **({"device_name": gpu} if gpu else {}), **_listed(text), **_limit(text)}
+
+
+def _caught(text: str) -> str | None:
+    """Open MPI's handler catching a signal in a rank (`[host:pid] *** Process received signal ***`) where nothing
+    else names the failure: the crash, judged by verify/checks/nccl/crash.py."""
+    caught = printed(CAUGHT, text)
+    if not caught:
+        return None
+    start = text.rfind("\n", 0, caught.start()) + 1
+    return f"all_reduce: {text[start:caught.end()].strip()[:300]}"
+
+
+def _store_lost(text: str) -> str | None:
+    """torch's c10d store client losing its server (`... Did the remote server shutdown or crash?`) where nothing else
+    names the failure: the line whole, judged by verify/checks/nccl/casualty.py."""
+    lost = printed(casualty.STORE_LOST, text)
+    if not lost:
+        return None
+    start = text.rfind("\n", 0, lost.start()) + 1
+    return f"all_reduce: {text[start:lost.end()].strip()[:600]}"
 
 
 def _limit(text: str) -> dict[str, Any]:

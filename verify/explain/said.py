@@ -32,6 +32,10 @@ _CLAUSE = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\beg)[.!?;:](?=\s)")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 # a traceback quoting the program's own `raise` statement: the error's template, not the error (batch 115)
 _RAISE = re.compile(r"\s*raise\s")
+# the same statement under a log record's head the launcher prefixes do not take off (vLLM's `ERROR 08-27 05:12:18
+# worker_base.py:382]     raise RuntimeError(f"NCCL error: {error_str}")`, batch 155): the message is the string
+# literal a `raise` hands its exception
+_RAISED = re.compile(r"\braise\s+[\w.]+\(\s*[frbuFRBU]{0,2}[\"']$")
 
 
 def mentioned(line: str, start: int) -> bool:
@@ -42,7 +46,7 @@ def mentioned(line: str, start: int) -> bool:
     cut = len(line) - len(prefixes(line))
     if start < cut:
         return False
-    if _RAISE.match(line, cut):
+    if _RAISE.match(line, cut) or _RAISED.search(line, cut, start):
         return True     # a traceback's source line (`raise RuntimeError(f"NCCL error: {error_str}")`): the message's template
     if line.find("<!--", cut, start) >= 0:
         return True

@@ -24,6 +24,8 @@ _WORDS = re.compile(
     r"^\s*(?!nccl\w*Error)\w+:\s(?=\S)|"                                        # the record's phase prefix (`init: `, `barrier: `)
     r"(?:torch\.distributed\.)?(?:DistBackendError|RuntimeError):|"
     r"NCCL error in: \S+:\d+,|NCCL [Ee]rror ?\d*:?|"
+    # torch 2.4+'s wrapper names its own source line (`NCCL error: /pytorch/.../NCCLUtils.hpp:268, NCCL version`)
+    r"(?<=NCCL error: )\S+\.(?:hpp|cpp|h|cc|cu):\d+,|"
     r"unhandled (?:system|cuda) error|ncclUnhandledCudaError|remote process exited(?: or there was a network error)?|"
     r"\(run with NCCL_DEBUG=INFO for details\)|,? ?NCCL version \d+(?:\.\d+)*\S*?(?=\s|$|nccl)|"
     r"ncclSystemError: System call \(e\.g\. socket, malloc\) or external library call failed or device error\.|"

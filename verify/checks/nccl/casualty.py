@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from ...result import FAIL, CheckResult
+
 CASUALTY = re.compile(r"Socket recv failed while polling for opId|"
                       r"Error encountered progressing operation=\w+, res=\d+, closing connection")
 
@@ -44,3 +46,21 @@ def peer_casualty(error: str) -> str | None:
     if not hit or OTHER.search(error):
         return None
     return hit.group(0)
+
+
+# torch's c10d store client losing its server (TCPStore: `recvValueWithTimeout failed on SocketImpl(...): Failed to
+# recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?`, issue 35, batch 155):
+# the server lives in rank 0's process (or the launcher's); this rank only saw it go. Nothing names this node, a
+# fabric or a setting: the job's to read (the store host's own log says why it went), never a drain
+STORE_LOST = re.compile(r"Connection was likely closed\. Did the remote server shutdown or crash\?")
+
+
+def store_verdict(error: str, backend: str | None, result: CheckResult) -> CheckResult | None:
+    """FAIL NCCL_FAILED, the job's, where the error is this rank losing the c10d store and names nothing else."""
+    if not (lost := STORE_LOST.search(error)) or OTHER.search(error):
+        return None
+    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}; this rank lost "
+                          f"the c10d store's server ({lost.group(0)}): the process that held it (rank 0, or the "
+                          "launcher) went first, and its own log says why",
+                          "Read the log of the rank (or launcher) that hosted MASTER_ADDR:MASTER_PORT: its crash, OOM "
+                          "kill or exit is the cause; judge that node by its own log before draining anything.", "job")

@@ -29,6 +29,11 @@ DRIVER_FRAME = re.compile(r"\blibcuda\.so|\blibnvidia-\w+")
 # the crash said to be in NCCL in so many words, where no frame is printed (`SIGSEGV in NCCL MNNVL clique enrollment`,
 # NVIDIA/nccl#2186; `segfault inside libnccl.so.2`): the same place, named instead of shown
 SAID_IN_NCCL = re.compile(r"\s+(?:in|inside)\s+(?:the\s+)?(NCCL|libnccl[\w.+-]*)\b")
+# Open MPI's signal handler (opal's `[host:pid] *** Process received signal ***`), kept without the `Signal:` line
+# under it (issue 35, batch 155): it catches the program faults (SIGSEGV, SIGABRT, SIGFPE, SIGILL; SIGBUS too, read
+# first as /dev/shm where its name is shown), never a kill from outside (SIGKILL cannot be caught): the process's own
+# software crashed, whichever library it was in
+CAUGHT = re.compile(r"\*\*\* Process received signal \*\*\*")
 
 
 def nccl_crash(said: str) -> tuple[str, list[str]] | None:
@@ -46,9 +51,9 @@ def nccl_crash(said: str) -> tuple[str, list[str]] | None:
 
 
 def unplaced_crash(said: str) -> str | None:
-    """The segmentation fault as printed where the text names no frame at all (a catcher's signal line kept alone);
+    """The segmentation fault (or the signal Open MPI's handler caught) as printed where the text names no frame at all (a catcher's signal line kept alone);
     None where it names any, NCCL's or the driver's (those are judged by their frames)."""
-    crash = SEGV.search(said)
+    crash = SEGV.search(said) or CAUGHT.search(said)
     if not crash or DRIVER_FRAME.search(said) or NCCL_FRAME.search(said) or re.search(r"\.so\b|#\d+\s+0x", said):
         return None
     return crash.group(0)

@@ -385,6 +385,8 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}; this rank's proxy "
                               f"lost a peer ({lost}): the cause is in another rank's log",
                               casualty.REMEDY, "job")
+    if not cause and (store := casualty.store_verdict(error, backend, result)):
+        return store                # the c10d store's server gone: seen from this rank, the job's to read
     if not cause and (refused := ofiinval.einval_verdict(" | ".join(said), f"all-reduce over {backend} failed", is_timeout(error), result)):
         return refused          # the net plugin's call refused as invalid, nothing against the node: the job's
     # the internal error is what NCCL said last; a cause its log or the job's settings name comes first
