@@ -779,6 +779,17 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx3090-two-nodes-could-not-enable-p2p-shm-direct-inside-node-net-ib-across-geforce-by-design":
         "translator: nccl pass (GeForce: no GPUDirect RDMA by design, judged so through the facts); the GeForce name "
         "is in the post's `nvidia-smi -L` listing, trimmed from raw.txt: IB without /GDRDMA on an unnamed GPU warns the host",
+    # Hundred-and-sixtieth batch (the lead's review): prose, a vendor's summary, a header without rows
+    "b200-x8-single-machine-nccl-2.27.1-all-reduce-830-busbw-maxbw-721.8-nvlink-bw-constant-question":
+        "the excerpt is an issue form's prose ('Ours is 830+', 'maxBw 721.8'), no tool's line: not recognised, never a pass",
+    "h100-pcie-x2-nvlink-bridged-pair-nccl-tests-all-reduce-1g-2g-115-busbw-p2p-direct-pointer-half-the-bridged-rate":
+        "the excerpt's rows are cut mid-table; NCCL's lines read as one node over P2P/direct, no collective: bandwidth not assessed (pass); the bridged pair's rate is knowledge, in no field",
+    "h200-x8-azure-nd-h200-v5-benchmark-guide-nccl-2.20.5-driver-560.28.03-nvls-all-reduce-480-busbw-at-8g":
+        "a vendor's markdown summary table (size, GB/s) is no tool's output: not recognised, never a pass",
+    "h200-x8-slurm-srun-n1-nccl-2.20.3-all-reduce-64k-to-4g-peak-475-busbw-above-nvlink4-spec-question":
+        "nccl-tests' banner and device list without one row: nothing to judge (not recognised as a result), never a pass",
+    "h800-x8-one-node-nvls-all-reduce-215-busbw-above-200-gbs-unidirectional-cut-down-nvlink-question":
+        "the excerpt is the poster's prose and figures, no tool's line: not recognised, never a pass",
 }
 
 

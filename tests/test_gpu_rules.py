@@ -1239,6 +1239,17 @@ KNOWN_MISMATCHES = {
     "h100-nvl-x3-topo-nv12-pair-plus-lone-gpu2-sys-nvlink-s-gpu0-twelve-of-18-links-up-by-design":
         "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host "
         "(docs/codes.md: one code, one owner); GPU0's 12 of 18 links pass as the NVL bridge set. Only the owner differs",
+    # Hundred-and-sixtieth batch (single NVLink nodes' figures; the lead's review): figures in prose or a summary, no row
+    "b200-x8-single-machine-nccl-2.27.1-all-reduce-830-busbw-maxbw-721.8-nvlink-bw-constant-question":
+        "translator: nccl pass on '830+' busbw in the poster's prose; skip FACTS_INCOMPLETE: no table row is in the excerpt (a figure in prose has no field: peak_busbw), and a pass stands only on rows present",
+    "h100-pcie-x2-nvlink-bridged-pair-nccl-tests-all-reduce-1g-2g-115-busbw-p2p-direct-pointer-half-the-bridged-rate":
+        "translator: nccl warn BANDWIDTH_LOW (host) against a bridged H100 PCIe pair's rate; pass, bandwidth not assessed: no baseline for an H100 PCIe pair and the bridges' count and state have no field (devices[].nvlink without a device record)",
+    "h200-x8-azure-nd-h200-v5-benchmark-guide-nccl-2.20.5-driver-560.28.03-nvls-all-reduce-480-busbw-at-8g":
+        "translator: nccl pass at 480 GB/s and gpu warn HEALTH_NOT_ASSESSED; skip on both: a vendor's markdown table of busbw by rounded size (no count, time, algbw or wrong elements) has no field (busbw_summary), and a driver version alone is nothing to judge",
+    "h200-x8-slurm-srun-n1-nccl-2.20.3-all-reduce-64k-to-4g-peak-475-busbw-above-nvlink4-spec-question":
+        "translator: nccl pass on the poster's '475 GB/s' peak; skip FACTS_INCOMPLETE: the stored copy stops at the table's header, no row is in the excerpt (peak_busbw has no field)",
+    "h800-x8-one-node-nvls-all-reduce-215-busbw-above-200-gbs-unidirectional-cut-down-nvlink-question":
+        "translator: nccl pass on '215 GB/s' in prose; skip FACTS_INCOMPLETE: no row, and the H800's cut-down NVLink rate has no field (nvlink_gbps)",
 }
 
 
