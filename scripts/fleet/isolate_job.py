@@ -25,6 +25,7 @@ from .slurm import (
     _torchrun,
     join_lines,
     pyxis_image,
+    ranks_run,
 )
 
 RUN = 'eval "$TORCHIMAGES_NODE_SCRIPT"'
@@ -39,7 +40,7 @@ def pair_script(job: Job) -> str:
     as <TORCHIMAGES_GROUP>.json (the runner names the pair and its rendezvous in the step's environment)."""
     torchrun = (f'{_torchrun(job)} --nnodes=2 --nproc-per-node={job.procs} --rdzv-backend=c10d '
                 f'--rdzv-endpoint="$RDZV_ENDPOINT" --rdzv-id="$SLURM_JOB_ID-$TORCHIMAGES_GROUP" '
-                f'--rdzv-conf="$rdzv_conf" --local-addr="$node" -m verify --checks nccl --expect-gpus {job.gpus} '
+                f'--rdzv-conf="$rdzv_conf" --local-addr="$node" {ranks_run(job)} --checks nccl --expect-gpus {job.gpus} '
                 f'--json "$out/$TORCHIMAGES_GROUP.json"')
     return "\n".join([
         *_node_prelude(job),
