@@ -14,6 +14,17 @@ Found:
   isolated command) or, for LAUNCHER=none, the venv's Python through a `-c` boot that drops the working folder before
   any import; make isolate's pairs and make k8s-verify's pods likewise.
 
+- Class 7, make isolate clears a node only on its pair's own measurement (medium: a pair cleared on a report of
+  another launch). The step starts torchrun --nproc-per-node=max(GPUS, 1) on each node of the pair, so its group
+  has exactly 2 x that many ranks; the runner refused fewer ranks than nodes (round 66) but believed any other
+  count: a passing report with world_size 2 (one rank a node) on 8-GPU nodes, or 24, cleared both nodes, though 7
+  of each node's 8 GPUs never all-reduced (or the report was another group's). Repro:
+  `outcome(("n1","n2"), <nccl pass, nodes 2, world_size 2>, 0, 5.0, 8, now).ok` was True. Practice: NVSentinel's
+  isolation rule (a node is cleared by a measurement of its links with a known-good partner, in this step). Fix
+  (scripts/fleet/isolate_facts.py pair_problem per_node): another count is not this step's measurement: not
+  assessed (neither clears nor strikes; the answer is never clean). tests/test_cluster_hunt66.py's pair report now
+  carries the 16 ranks its 8-GPU step starts.
+
 Each test names the practice it follows.
 """
 from __future__ import annotations
@@ -24,12 +35,16 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from scripts.fleet.cluster import k8s_manifests
+from scripts.fleet.isolate import decide
 from scripts.fleet.isolate_job import pair_script
+from scripts.fleet.isolate_run import exit_status, outcome
 from scripts.fleet.slurm import Job, node_script
 from tests.helpers import ROOT
 
@@ -100,3 +115,32 @@ def test_python_isolated_start_every_launcher_starts_ranks_without_python_m(cpu,
         assert "--no-python" in text and ("--no-python verify " in text) == (launcher != "none")
     pods = "\n".join(str(d) for d in k8s_manifests(cpu, "r/x:t", 2, 0))
     assert " -m verify" not in pods and "--no-python verify --checks nccl" in pods
+
+
+# ---- class 7: a pair is cleared only by its own step's measurement
+
+def _pair(world: int, nodes: int = 2, at: float | None = None) -> dict[str, Any]:
+    check = {"name": "nccl", "status": "pass", "code": None, "owner": None, "summary": "ok", "details": [],
+             "remedy": None, "duration_s": 1.0, "data": {"backend": "nccl", "nodes": nodes, "world_size": world},
+             "metrics": {"busbw_max": {"value": 40.0, "unit": "GB/s"}, "wrong": {"value": 0, "unit": ""}}}
+    return {"schema_version": 3, "status": "pass", "checks": [check],
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at or time.time()))}
+
+
+@pytest.mark.parametrize(("gpus", "world", "ok"), [
+    (8, 16, True), (0, 2, True), (4, 8, True),          # the ranks the step started: --nproc-per-node x 2
+    (8, 2, False), (8, 4, False), (8, 24, False),       # 1 rank a node of 8 GPUs; another group's report
+    (0, 4, False), (4, 16, False),
+])
+def test_nvsentinel_isolation_a_pair_is_cleared_only_with_the_ranks_its_step_started(gpus, world, ok):
+    """make isolate's step starts max(GPUS, 1) ranks on each node of the pair: a passing report of another number
+    measured some other group (7 of each node's 8 GPUs never all-reduced): not assessed, never a pass that clears
+    both nodes, and never a strike against either."""
+    now = time.time()
+    got = outcome(("n1", "n2"), _pair(world, at=now), 0, 5.0, gpus, now)
+    assert got.ok is ok, got
+    if not ok:
+        assert got.ours and f"not the {max(gpus, 1) * 2} the step started" in got.why, got.why
+        decision = decide(["n1", "n2", "n3", "n4"], [(1, got), (1, outcome(("n3", "n4"), _pair(2 * max(gpus, 1), at=now),
+                                                                           0, 5.0, gpus, now))])
+        assert exit_status(decision) == 2 and not decision.named, decision.summary

@@ -97,7 +97,8 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         # (a rank that crashed after the all-reduce, a node's torchrun that never joined), whatever the report says
         return Outcome(nodes, False, None, f"the step exited {status} though its report passes: a node's part failed",
                        took)
-    if why := pair_problem(report, check, nodes, began, None if began is None else began + seconds, skew_s):
+    if why := pair_problem(report, check, nodes, began, None if began is None else began + seconds, skew_s,
+                           per_node=max(expect_gpus, 1)):
         return Outcome(nodes, False, None, one_line(why)[:200], took, ours=True)
     return Outcome(nodes, True, float(busbw), "", took)
 
