@@ -120,7 +120,7 @@ def test_python_isolated_start_every_launcher_starts_ranks_without_python_m(cpu,
 # ---- class 7: a pair is cleared only by its own step's measurement
 
 def _pair(world: int, nodes: int = 2, at: float | None = None) -> dict[str, Any]:
-    check = {"name": "nccl", "status": "pass", "code": None, "owner": None, "summary": "ok", "details": [],
+    check: dict[str, Any] = {"name": "nccl", "status": "pass", "code": None, "owner": None, "summary": "ok", "details": [],
              "remedy": None, "duration_s": 1.0, "data": {"backend": "nccl", "nodes": nodes, "world_size": world},
              "metrics": {"busbw_max": {"value": 40.0, "unit": "GB/s"}, "wrong": {"value": 0, "unit": ""}}}
     return {"schema_version": 3, "status": "pass", "checks": [check],
