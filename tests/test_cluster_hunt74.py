@@ -14,6 +14,13 @@ Found:
   isolated command) or, for LAUNCHER=none, the venv's Python through a `-c` boot that drops the working folder before
   any import; make isolate's pairs and make k8s-verify's pods likewise.
 
+- Class 10 again, in verify's shm check (medium: a planted module read as the node's /dev/shm). Its two allocation
+  attempts run `python -c <code>`, which puts the working folder first on Python 3.10 (PYTHONSAFEPATH is 3.11+): a
+  mmap.py or torch/ in the folder a job ran verify from (pyxis' /tmp, a user's folder under LAUNCHER=none, a pytorch
+  checkout) was imported instead, and its failure judged the node's /dev/shm. Repro: a folder holding mmap.py that
+  exits 1, PYTHONSAFEPATH unset, shm._attempt(_TOUCH, ...) returned its message. Fix (verify/checks/shm/check.py
+  _NO_WORKDIR): the attempt drops '' from sys.path before any import that is not built in.
+
 - Class 7, make isolate clears a node only on its pair's own measurement (medium: a pair cleared on a report of
   another launch). The step starts torchrun --nproc-per-node=max(GPUS, 1) on each node of the pair, so its group
   has exactly 2 x that many ranks; the runner refused fewer ranks than nodes (round 66) but believed any other
@@ -144,3 +151,17 @@ def test_nvsentinel_isolation_a_pair_is_cleared_only_with_the_ranks_its_step_sta
         decision = decide(["n1", "n2", "n3", "n4"], [(1, got), (1, outcome(("n3", "n4"), _pair(2 * max(gpus, 1), at=now),
                                                                            0, 5.0, gpus, now))])
         assert exit_status(decision) == 2 and not decision.named, decision.summary
+
+
+@pytest.mark.host
+def test_python_isolated_start_the_shm_attempt_never_imports_the_working_folder_s_modules(tmp_path, monkeypatch):
+    """verify's shm check allocates in a `python -c` of its own; from a job's folder holding mmap.py (or torch/),
+    with no PYTHONSAFEPATH (Python 3.10 ignores it), the attempt must use the real modules."""
+    from verify.checks.shm import check as shm
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "mmap.py").write_text("raise SystemExit('PLANTED mmap ran')\n")
+    monkeypatch.chdir(job)
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    ok, said = shm._attempt(shm._TOUCH, 1 << 16, str(tmp_path), timeout=60)
+    assert ok and "PLANTED" not in said and said == f"touched {1 << 16}", said
