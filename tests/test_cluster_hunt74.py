@@ -21,6 +21,16 @@ Found:
   exits 1, PYTHONSAFEPATH unset, shm._attempt(_TOUCH, ...) returned its message. Fix (verify/checks/shm/check.py
   _NO_WORKDIR): the attempt drops '' from sys.path before any import that is not built in.
 
+- Class 10 / class 1, make isolate's runner on the batch node's python3 (medium: a wrong exit status, a traceback).
+  The batch script ran `python3 -I` (TORCHIMAGES_HOST_PYTHON) with the runner, which needs 3.10 (scripts: bootstrap.sh);
+  RHEL/Rocky 8's python3 is 3.6 and Ubuntu 20.04's 3.8: a SyntaxError or TypeError traceback, exit 1, which the
+  job's own last line says is "1: node(s) named" (a script paging on it drains nothing by hand but reads a fault). A
+  missing python3 exited 127. Repro: the script's runner line with TORCHIMAGES_HOST_PYTHON=python3.8: exit 1,
+  "TypeError: 'type' object is not subscriptable". Practice: Slurm's batch semantics (the job's exit is its answer)
+  and the project's rule (our trouble names no node). Fix (scripts/fleet/isolate_job.py VERSION_PROBE): the Python is
+  asked first; too old or missing is one line naming the knob, exit 2 (undetermined); any crash of the runner is one
+  line, exit 2 (isolate_run.guarded).
+
 - Class 7, make isolate clears a node only on its pair's own measurement (medium: a pair cleared on a report of
   another launch). The step starts torchrun --nproc-per-node=max(GPUS, 1) on each node of the pair, so its group
   has exactly 2 x that many ranks; the runner refused fewer ranks than nodes (round 66) but believed any other
@@ -50,7 +60,7 @@ import pytest
 
 from scripts.fleet.cluster import k8s_manifests
 from scripts.fleet.isolate import decide
-from scripts.fleet.isolate_job import pair_script
+from scripts.fleet.isolate_job import isolate_script, pair_script
 from scripts.fleet.isolate_run import exit_status, outcome
 from scripts.fleet.slurm import Job, node_script
 from tests.helpers import ROOT
@@ -165,3 +175,50 @@ def test_python_isolated_start_the_shm_attempt_never_imports_the_working_folder_
     monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
     ok, said = shm._attempt(shm._TOUCH, 1 << 16, str(tmp_path), timeout=60)
     assert ok and "PLANTED" not in said and said == f"touched {1 << 16}", said
+
+
+# ---- class 10 / class 1: make isolate's runner on the batch node's python3
+
+def _runner_block(cpu: Any) -> str:
+    script = isolate_script(Job(cpu, "r/x:t", 4, 0, "pyxis", checkout=str(ROOT)))
+    lines = script.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("runner_python="))
+    end = next(i for i, ln in enumerate(lines) if i > start and ln == "fi")
+    return "\n".join(lines[start:end + 1]) + '\necho "status=$status"'
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("python", ["3.6.15", "3.8.18", "missing"])
+def test_slurm_batch_semantics_a_batch_node_python_too_old_for_the_runner_is_not_node_s_named(tmp_path, cpu,
+                                                                                                 python):
+    """The job's exit 1 says "node(s) named": RHEL 8's python3 (3.6) or Ubuntu 20.04's (3.8) crashed the runner with
+    a traceback, exit 1. Now one line, exit 2 (undetermined), saying which Python to give."""
+    path = f"/root/.pyenv/versions/{python}/bin/python" if python != "missing" else str(tmp_path / "python3")
+    if python != "missing" and not os.access(path, os.X_OK):
+        pytest.skip(f"no Python {python} here")
+    proc = subprocess.run(["bash", "-c", _runner_block(cpu)], env={"PATH": os.environ["PATH"], "HOME": "/tmp",
+                          "TORCHIMAGES_HOST_PYTHON": path}, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.stdout.strip() == "status=2", proc.stdout + proc.stderr
+    assert "cannot run the runner, which needs Python 3.10 or newer" in proc.stderr and "no node named" in proc.stderr
+    assert "Traceback" not in proc.stderr and (python[:3] in proc.stderr or python == "missing"), proc.stderr
+
+
+@pytest.mark.host
+def test_slurm_batch_semantics_a_python_that_can_runs_the_runner(tmp_path, cpu):
+    proc = subprocess.run(["bash", "-c", _runner_block(cpu)], env={"PATH": os.environ["PATH"], "HOME": "/tmp",
+                          "TORCHIMAGES_HOST_PYTHON": sys.executable}, capture_output=True, text=True, timeout=120,
+                          check=False)
+    # the runner itself ran (outside a job: its own one line about the batch script), never the version's refusal
+    assert "TORCHIMAGES_ISOLATE_STEP is not set" in proc.stderr and "3.10 or newer" not in proc.stderr, proc.stderr
+
+
+def test_nvsentinel_isolation_a_crash_of_the_runner_names_no_node(monkeypatch, capsys):
+    from scripts.fleet import isolate_run
+
+    def crash(argv: Any = None) -> int:
+        raise TypeError("'type' object is not subscriptable")
+    monkeypatch.setattr(isolate_run, "main", crash)
+    assert isolate_run.guarded([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("isolate: not assessed: the runner crashed (TypeError at ") and "no node named" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

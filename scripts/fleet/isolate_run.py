@@ -321,5 +321,20 @@ def main(argv: list[str] | None = None) -> int:
     return exit_status(decision) or (2 if unjudged else 0)
 
 
+def guarded(argv: list[str] | None = None) -> int:
+    """main, and a crash of ours (a traceback exits 1, which the job's exit says is "node(s) named") is one line and
+    exit 2: undetermined, no node named."""
+    try:
+        return main(argv)
+    except Exception as exc:  # noqa: BLE001 - any crash of the runner is ours, never a node's
+        where = exc.__traceback__
+        while where is not None and where.tb_next is not None:
+            where = where.tb_next
+        at = f" at {os.path.basename(where.tb_frame.f_code.co_filename)}:{where.tb_lineno}" if where else ""
+        print(f"isolate: not assessed: the runner crashed ({type(exc).__name__}{at}: {one_line(exc)[:200]}): the "
+              "tool's trouble, no node named", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded())
