@@ -31,6 +31,15 @@ Found:
   asked first; too old or missing is one line naming the knob, exit 2 (undetermined); any crash of the runner is one
   line, exit 2 (isolate_run.guarded).
 
+- Class 10, make slurm's VERIFY_ARGS (medium: evidence silently lost; a lost GPU let pass). VERIFY_ARGS is added
+  after the launcher's own options on each node's verify, and verify's parser keeps the last of an option given
+  twice: `VERIFY_ARGS="--expect-gpus 0"` on GPUS=8 nodes judged each node against no GPU count (a node that lost a GPU
+  passed its local checks), `--json x` / `--junit x` wrote each node's report where make fleet-report never reads,
+  `--list` ran no check (exit 0), `--from-facts` judged a record. Repro: `make slurm GPUS=8 VERIFY_ARGS="--expect-gpus
+  0"`: the script's local line ended `--expect-gpus 8 ... --expect-gpus 0`. Practice: a launcher's knob never
+  replaces what the launcher must give (GPUS is the GPU count). Fix (scripts/fleet/launch_guards.py
+  verify_args_problem): refused in one line, exit 2, no job written; other options pass through as before.
+
 - Class 7, make isolate clears a node only on its pair's own measurement (medium: a pair cleared on a report of
   another launch). The step starts torchrun --nproc-per-node=max(GPUS, 1) on each node of the pair, so its group
   has exactly 2 x that many ranks; the runner refused fewer ranks than nodes (round 66) but believed any other
@@ -222,3 +231,35 @@ def test_nvsentinel_isolation_a_crash_of_the_runner_names_no_node(monkeypatch, c
     err = capsys.readouterr().err
     assert err.startswith("isolate: not assessed: the runner crashed (TypeError at ") and "no node named" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# ---- class 10: VERIFY_ARGS never replaces what the launcher gives each node
+
+def _make(tmp_path: Path, target: str, **env: str) -> tuple[int, str]:
+    """`make <target>` as the Makefile runs it (python -m scripts, knobs in its environment), its job under tmp_path."""
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    proc = subprocess.run([sys.executable, "-m", "scripts", target], cwd=ROOT, capture_output=True, text=True,
+                          env={**base, "BUILD_DIR": str(tmp_path / "build"), "NODES": "2", "LOCAL_IMAGE": "1",
+                               "IMAGE": "2.13.0-cuda13.0-cudnn9-runtime-debian12", "GPUS": "8", **env},
+                          timeout=120, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("args", ["--expect-gpus 0", "--json /tmp/x.json", "--junit=/tmp/x.xml", "--list",
+                                  "--timeout 60 --from-facts /shared/facts"])
+def test_launcher_knobs_verify_args_never_replaces_the_launcher_s_own_options(tmp_path, args):
+    """verify's parser keeps the last of an option given twice: VERIFY_ARGS="--expect-gpus 0" on 8-GPU nodes let a
+    node that lost a GPU pass, "--json x" sent each node's report where make fleet-report never reads."""
+    status, said = _make(tmp_path, "slurm", VERIFY_ARGS=args)
+    name = args.split()[-2] if "from-facts" in args else args.split()[0].split("=")[0]
+    assert status == 2 and said.startswith("error: VERIFY_ARGS gives " + name) and "Traceback" not in said, said
+    assert not (tmp_path / "build" / "slurm").exists()
+
+
+@pytest.mark.host
+def test_launcher_knobs_verify_args_of_other_options_pass_through(tmp_path):
+    status, said = _make(tmp_path, "slurm", VERIFY_ARGS="--timeout 600 --nccl-max-size 64m")
+    assert status == 0, said
+    script = next((tmp_path / "build" / "slurm").glob("*.sbatch")).read_text()
+    assert '--junit "$out/node-$node.xml" --timeout 600 --nccl-max-size 64m' in script

@@ -26,7 +26,7 @@ from ..plan.platforms import slurm_arch_guard
 from ..plan.spec import ImageSpec
 from .cluster import job_name as job_name  # the one name of both writers
 from .job_knobs import JOIN, job_lines
-from .launch_guards import docker_path_guard
+from .launch_guards import docker_path_guard, verify_args_problem
 
 DEFAULT_LAUNCHER = "pyxis"
 JOIN_TIMEOUT_S = 300        # the rendezvous waits this long for every node (TORCHIMAGES_JOIN_TIMEOUT overrides)
@@ -430,6 +430,8 @@ def _step(job: Job) -> list[str]:
 
 def slurm_script(job: Job) -> str:
     """The sbatch script: header, the guard step on every node, then the verify step through the launcher."""
+    if problem := verify_args_problem(job.verify_args):
+        raise UserError(problem)
     node = node_script(job)
     if any(line.strip() == NODE_END for line in node.splitlines()):
         raise UserError(f"VERIFY_ARGS holds a line '{NODE_END}', which would end the script's node part early")
