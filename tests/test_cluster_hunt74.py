@@ -40,6 +40,14 @@ Found:
   replaces what the launcher must give (GPUS is the GPU count). Fix (scripts/fleet/launch_guards.py
   verify_args_problem): refused in one line, exit 2, no job written; other options pass through as before.
 
+- Class 1, a misspelt knob given to make or sbatch (medium: an operator's setting dropped without a word). The prolog
+  says a TORCH* variable close to one of its knobs (round 71); make slurm, make isolate, make k8s-verify, make
+  fleet-report and make isolate's runner read their own TORCHIMAGES_* knobs and said nothing of a near miss:
+  `TORCHIMAGES_JOIN_TIMOUT=600 make isolate` wrote a job that waited the default 300 s. Repro: that command's output
+  had no line naming it. Practice: a setting of ours is never silently ignored (the prolog's own near-miss rule).
+  Fix (scripts/fleet/job_knobs.py misspelt): one note line each, from make's launch targets and fleet-report, and
+  from the runner for sbatch's environment; every TORCHIMAGES_* name the repository uses is none.
+
 - Class 7, make isolate clears a node only on its pair's own measurement (medium: a pair cleared on a report of
   another launch). The step starts torchrun --nproc-per-node=max(GPUS, 1) on each node of the pair, so its group
   has exactly 2 x that many ranks; the runner refused fewer ranks than nodes (round 66) but believed any other
@@ -263,3 +271,42 @@ def test_launcher_knobs_verify_args_of_other_options_pass_through(tmp_path):
     assert status == 0, said
     script = next((tmp_path / "build" / "slurm").glob("*.sbatch")).read_text()
     assert '--junit "$out/node-$node.xml" --timeout 600 --nccl-max-size 64m' in script
+
+
+# ---- class 1: a misspelt knob given to make, or to sbatch, is said
+
+@pytest.mark.host
+@pytest.mark.parametrize(("target", "typo", "meant"), [
+    ("isolate", "TORCHIMAGES_JOIN_TIMOUT", "TORCHIMAGES_JOIN_TIMEOUT"),
+    ("isolate", "TORCHIMAGES_ISOLATE_TIMEOUTS", "TORCHIMAGES_ISOLATE_TIMEOUT"),
+    ("slurm", "torchimages_join_timeout", "TORCHIMAGES_JOIN_TIMEOUT"),
+    ("slurm", "TORCHIMAGE_CLOCK_SKEW", "TORCHIMAGES_CLOCK_SKEW"),
+])
+def test_a_setting_of_ours_a_misspelt_knob_given_to_make_is_said(tmp_path, target, typo, meant):
+    status, said = _make(tmp_path, target, **{typo: "600"})
+    assert status == 0 and f"note: {typo} is no setting of make's or its job's: did you mean {meant}?" in said, said
+
+
+def test_a_setting_of_ours_no_name_the_repository_uses_reads_as_misspelt():
+    """Every TORCHIMAGES_* name the launchers, jobs and prolog use is far from a knob or one itself (the docs' one
+    deliberate typos aside)."""
+    from scripts.fleet.job_knobs import misspelt
+    names = set()
+    for folder in ("scripts", "verify", "docs", "templates"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file() and path.suffix in (".py", ".md", ".j2", ".sh", "") and "__pycache__" not in path.parts:
+                names |= set(re.findall(r"TORCHIMAGES_[A-Z0-9_]*[A-Z0-9]", path.read_text(errors="replace")))
+    examples = ("TORCHIMAGES_" + "BRAKER ", "TORCHIMAGES_JOIN_TIMOUT ")     # the typos docs and comments show
+    flagged = [line for line in misspelt(dict.fromkeys(names, "x")) if not line.startswith(examples)]
+    assert names and not flagged, flagged
+
+
+def test_a_setting_of_ours_isolate_s_runner_says_a_misspelt_knob_sbatch_had(monkeypatch, capsys, tmp_path):
+    from scripts.fleet import isolate_run
+    monkeypatch.setenv("TORCHIMAGES_ISOLATE_TIMOUT", "60")
+    for name in ("TORCHIMAGES_ISOLATE_STEP", "TORCHIMAGES_REPORTS", "RDZV_PORT", "SLURM_JOB_NODELIST"):
+        monkeypatch.setenv(name, "x")
+    assert isolate_run.main([]) == 2           # its step is no argv: refused after the notes
+    out = capsys.readouterr().out
+    assert "isolate: note: TORCHIMAGES_ISOLATE_TIMOUT is no setting of make's or its job's: did you mean " \
+           "TORCHIMAGES_ISOLATE_TIMEOUT?" in out, out

@@ -45,6 +45,9 @@ LAUNCH_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
 
 
 def _unread(settings: Settings, target: str, reads: tuple[str, ...]) -> None:
+    from ..fleet.job_knobs import misspelt
+    for line in misspelt(settings.child_env):
+        out(f"note: {line}")
     for name, (unset, readers) in LAUNCH_KNOBS.items():
         value = settings.child_env.get(name, "")
         if name not in reads and value.strip() not in unset:
@@ -257,6 +260,9 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
     if skew != settings.clock_skew:
         out(f"note: TORCHIMAGES_CLOCK_SKEW={settings.child_env['TORCHIMAGES_CLOCK_SKEW'].strip()!r} (the prolog's and "
             "make isolate's name for CLOCK_SKEW) is the clock tolerance applied: CLOCK_SKEW is not given")
+    from ..fleet.job_knobs import misspelt
+    for line in misspelt(settings.child_env):
+        out(f"note: {line}")
     report = fleet(settings.fleet_dir, skew_s=skew, max_age_s=settings.max_age)
     if settings.state_dir is not None:
         from ..fleet.history import read_state

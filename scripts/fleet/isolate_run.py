@@ -27,7 +27,7 @@ from ..fsutil import atomic_write, read_bounded
 from . import jsonrecord
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
 from .isolate_facts import SKEW_DEFAULT_S, pair_problem, skew
-from .job_knobs import ISOLATE, given
+from .job_knobs import ISOLATE, given, misspelt
 from .job_knobs import number as _number
 from .model import ISOLATE_KIND
 from .plausible import BUSBW_MAX_GBPS, NODE_NAME, UNJUDGED_CODES, node_key, report_problem
@@ -286,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         else:             # empty is unset, said (the rule of every TORCHIMAGES_* knob: job_knobs)
             timeout, notes = given(os.environ, ISOLATE, f"{STEP_TIMEOUT_S:g} s")
             notes += given(os.environ, "TORCHIMAGES_CLOCK_SKEW", f"{SKEW_DEFAULT_S:g} s")[1]    # skew() below
+            notes += misspelt(os.environ)        # sbatch's own knob misspelt: said, as make says it
             for note in notes:
                 print(f"isolate: note: {note}", flush=True)
             timeout_s = _number(timeout, ISOLATE, 0, TIMEOUT_MAX_S) if timeout is not None else STEP_TIMEOUT_S
