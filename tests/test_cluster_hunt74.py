@@ -48,6 +48,10 @@ Found:
   Fix (scripts/fleet/job_knobs.py misspelt): one note line each, from make's launch targets and fleet-report, and
   from the runner for sbatch's environment; every TORCHIMAGES_* name the repository uses is none.
 
+- Class 10, a launcher's default said (low: a message). GPUS unset on a CUDA image asks each node for 1 GPU (Slurm's
+  --gres=gpu:1, the pod's nvidia.com/gpu: 1): a pass verified that GPU alone, and the report reads as the node's.
+  make slurm / isolate / k8s-verify now say so where they write the job (a note line), nothing when GPUS is given.
+
 - Class 7, make isolate clears a node only on its pair's own measurement (medium: a pair cleared on a report of
   another launch). The step starts torchrun --nproc-per-node=max(GPUS, 1) on each node of the pair, so its group
   has exactly 2 x that many ranks; the runner refused fewer ranks than nodes (round 66) but believed any other
@@ -310,3 +314,17 @@ def test_a_setting_of_ours_isolate_s_runner_says_a_misspelt_knob_sbatch_had(monk
     out = capsys.readouterr().out
     assert "isolate: note: TORCHIMAGES_ISOLATE_TIMOUT is no setting of make's or its job's: did you mean " \
            "TORCHIMAGES_ISOLATE_TIMEOUT?" in out, out
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("target", ["slurm", "isolate", "k8s-verify"])
+def test_launcher_defaults_one_gpu_a_node_is_said(tmp_path, target):
+    """GPUS unset on a CUDA image asks each node for 1 GPU: its pass verified that GPU alone (said); given, nothing."""
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    env = {**base, "BUILD_DIR": str(tmp_path / "build"), "NODES": "2", "LOCAL_IMAGE": "1",
+           "IMAGE": "2.13.0-cuda13.0-cudnn9-runtime-debian12"}
+    for gpus, said in ((None, True), ("8", False)):
+        proc = subprocess.run([sys.executable, "-m", "scripts", target], cwd=ROOT, capture_output=True, text=True,
+                              env={**env, **({"GPUS": gpus} if gpus else {})}, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert ("note: GPUS not given: each node is given and verified with 1 GPU" in proc.stdout) is said, proc.stdout

@@ -30,6 +30,11 @@ def _gpus_each(settings: Settings, specs: list[ImageSpec]) -> dict[str, int]:
     from ..fleet.cluster import default_gpus
     from ..render import load_rendered
     every = load_rendered(settings.images) if settings.gpus else []
+    if settings.gpus is None and any(spec.cuda for spec in specs):
+        # the default asks each node for one GPU: a job that passes verified that one, and the report of a node whose
+        # other GPUs were never touched reads as the whole node's; said where the job is written
+        out("note: GPUS not given: each node is given and verified with 1 GPU (a CUDA image's default), its other "
+            "GPUs never touched: GPUS=<GPUs per node> verifies every GPU of each node")
     return {spec.tag: default_gpus(spec, settings.gpus, every) for spec in specs}
 
 
