@@ -41,7 +41,7 @@ def _stamp(at: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
 
 
-def _pair_report(nodes: int | None = 2, world: int | None = 2, created: str | None = None) -> dict[str, Any]:
+def _pair_report(nodes: int | None = 2, world: int | None = 16, created: str | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {"backend": "nccl"}
     if nodes is not None:
         data["nodes"] = nodes

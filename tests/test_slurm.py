@@ -107,7 +107,8 @@ def test_every_launcher_renders_the_fixed_script(launcher, nodes, gpus, gpu):
         assert "node=$(hostname -s)" in lines        # SLURMD_NODENAME there is the batch host's
     if launcher == "none":
         assert "export TORCHIMAGES_PYTHON=${TORCHIMAGES_PYTHON:-/shared/venv/bin/python}" in lines
-        assert '"$TORCHIMAGES_PYTHON" -m torch.distributed.run' in text and '"$TORCHIMAGES_PYTHON" -m verify' in text
+        assert '"$TORCHIMAGES_PYTHON" -c ' in text and "' torch.distributed.run " in text and "' verify " in text
+        assert "-m verify" not in text and "-m torch" not in text       # no working folder first (hunt74)
 
 
 @pytest.mark.unit

@@ -30,6 +30,11 @@ def _gpus_each(settings: Settings, specs: list[ImageSpec]) -> dict[str, int]:
     from ..fleet.cluster import default_gpus
     from ..render import load_rendered
     every = load_rendered(settings.images) if settings.gpus else []
+    if settings.gpus is None and any(spec.cuda for spec in specs):
+        # the default asks each node for one GPU: a job that passes verified that one, and the report of a node whose
+        # other GPUs were never touched reads as the whole node's; said where the job is written
+        out("note: GPUS not given: each node is given and verified with 1 GPU (a CUDA image's default), its other "
+            "GPUs never touched: GPUS=<GPUs per node> verifies every GPU of each node")
     return {spec.tag: default_gpus(spec, settings.gpus, every) for spec in specs}
 
 
@@ -45,6 +50,9 @@ LAUNCH_KNOBS: dict[str, tuple[tuple[str, ...], str]] = {
 
 
 def _unread(settings: Settings, target: str, reads: tuple[str, ...]) -> None:
+    from ..fleet.job_knobs import misspelt
+    for line in misspelt(settings.child_env):
+        out(f"note: {line}")
     for name, (unset, readers) in LAUNCH_KNOBS.items():
         value = settings.child_env.get(name, "")
         if name not in reads and value.strip() not in unset:
@@ -257,6 +265,9 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
     if skew != settings.clock_skew:
         out(f"note: TORCHIMAGES_CLOCK_SKEW={settings.child_env['TORCHIMAGES_CLOCK_SKEW'].strip()!r} (the prolog's and "
             "make isolate's name for CLOCK_SKEW) is the clock tolerance applied: CLOCK_SKEW is not given")
+    from ..fleet.job_knobs import misspelt
+    for line in misspelt(settings.child_env):
+        out(f"note: {line}")
     report = fleet(settings.fleet_dir, skew_s=skew, max_age_s=settings.max_age)
     if settings.state_dir is not None:
         from ..fleet.history import read_state

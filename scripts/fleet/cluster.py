@@ -49,7 +49,9 @@ def torchrun_nccl(nodes: int, gpus: int, endpoint: str, rdzv_id: str) -> str:
     """The NCCL check across the whole group (c10d assigns the ranks); global rank 0 writes /reports/nccl.json."""
     parts = ["torchrun", f"--nnodes={nodes}", f"--nproc-per-node={gpus}", "--rdzv-backend=c10d",
              f"--rdzv-endpoint={endpoint}", f"--rdzv-id={rdzv_id}"]
-    return " ".join(parts) + f" -m verify --checks nccl --expect-gpus {gpus} --json /reports/nccl.json"
+    # each rank runs the image's verify command (`python3 -I`, its own package first), never `python -m verify` in
+    # the pod's working folder (PYTHONSAFEPATH, which keeps that folder off sys.path, is 3.11+; the jammy image's is 3.10)
+    return " ".join(parts) + f" --no-python verify --checks nccl --expect-gpus {gpus} --json /reports/nccl.json"
 
 
 def _print_reports() -> str:

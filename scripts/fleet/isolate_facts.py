@@ -49,8 +49,9 @@ def _slurm_node(report: dict[str, Any]) -> str | None:
 
 
 def pair_problem(report: dict[str, Any], check: dict[str, Any], pair: tuple[str, ...], began: float | None,
-                 ended: float | None, skew_s: float = SKEW_DEFAULT_S) -> str | None:
-    """Why this passing report measured no link of `pair` in this step (one line), or None."""
+                 ended: float | None, skew_s: float = SKEW_DEFAULT_S, per_node: int | None = None) -> str | None:
+    """Why this passing report measured no link of `pair` in this step (one line), or None. `per_node`: the ranks
+    the step started on each node (torchrun's --nproc-per-node: one per GPU, one on CPU nodes)."""
     data: dict[str, Any] = check["data"] if isinstance(check.get("data"), dict) else {}
     nodes, world = _count(data.get("nodes")), _count(data.get("world_size"))
     if nodes is not None and nodes != len(pair):
@@ -62,6 +63,11 @@ def pair_problem(report: dict[str, Any], check: dict[str, Any], pair: tuple[str,
                 "the step ran elsewhere, no link of the pair was measured")
     if world is not None and world < len(pair):
         return f"its nccl check ran {world} rank(s), fewer than the pair's {len(pair)} nodes: no link of the pair measured"
+    if world is not None and per_node and world != per_node * len(pair):
+        # the step starts --nproc-per-node ranks on each node, so its group has exactly that many: another number is
+        # another launch's report (8 GPUs a node, 2 ranks: 7 of each node's GPUs never all-reduced)
+        return (f"its nccl check ran {world} rank(s), not the {per_node * len(pair)} the step started ({per_node} on "
+                "each node of the pair): not this step's measurement")
     if "created" in report and began is not None and ended is not None:
         when = parse_time(report.get("created"))
         if when is None:

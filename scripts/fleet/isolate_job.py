@@ -25,6 +25,7 @@ from .slurm import (
     _torchrun,
     join_lines,
     pyxis_image,
+    ranks_run,
 )
 
 RUN = 'eval "$TORCHIMAGES_NODE_SCRIPT"'
@@ -39,7 +40,7 @@ def pair_script(job: Job) -> str:
     as <TORCHIMAGES_GROUP>.json (the runner names the pair and its rendezvous in the step's environment)."""
     torchrun = (f'{_torchrun(job)} --nnodes=2 --nproc-per-node={job.procs} --rdzv-backend=c10d '
                 f'--rdzv-endpoint="$RDZV_ENDPOINT" --rdzv-id="$SLURM_JOB_ID-$TORCHIMAGES_GROUP" '
-                f'--rdzv-conf="$rdzv_conf" --local-addr="$node" -m verify --checks nccl --expect-gpus {job.gpus} '
+                f'--rdzv-conf="$rdzv_conf" --local-addr="$node" {ranks_run(job)} --checks nccl --expect-gpus {job.gpus} '
                 f'--json "$out/$TORCHIMAGES_GROUP.json"')
     return "\n".join([
         *_node_prelude(job),
@@ -106,6 +107,10 @@ RUNNER_BOOT = ("import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
                "runpy.run_module('scripts.fleet.isolate_run', run_name='__main__', alter_sys=True)")
 
 
+# prints the Python's version, and fails below the runner's (scripts need 3.10: bootstrap.sh); Python 2 reads it too
+VERSION_PROBE = 'import sys; print("%d.%d" % sys.version_info[:2]); sys.exit(0 if sys.version_info >= (3, 10) else 3)'
+
+
 def isolate_script(job: Job) -> str:
     """The sbatch script of `make isolate` (see the module's docstring)."""
     inside = {"pyxis": "/reports", "docker": "/reports"}.get(job.launcher, "$TORCHIMAGES_REPORTS")
@@ -127,9 +132,18 @@ def isolate_script(job: Job) -> str:
                   "export TORCHIMAGES_DOCKER_STEP"]
     lines += [
         f"export TORCHIMAGES_ISOLATE_STEP={shlex.quote(json.dumps(step_base(job)))}",
-        f'"${{TORCHIMAGES_HOST_PYTHON:-{host_python}}}" -I -c {shlex.quote(RUNNER_BOOT)} {shlex.quote(job.checkout)} '
-        f"--gpus {job.gpus}",
-        "status=$?",
+        f'runner_python="${{TORCHIMAGES_HOST_PYTHON:-{host_python}}}"',
+        # the batch host's python3 may be older than the runner's (RHEL 8's is 3.6, Ubuntu 20.04's 3.8): its
+        # SyntaxError or TypeError exited 1, which this job's exit says is "node(s) named"; our trouble names none
+        f'if runner_version=$("$runner_python" -I -c {shlex.quote(VERSION_PROBE)} 2>/dev/null); then',
+        f'    "$runner_python" -I -c {shlex.quote(RUNNER_BOOT)} {shlex.quote(job.checkout)} --gpus {job.gpus}',
+        "    status=$?",
+        "else",
+        '    echo "isolate: not assessed: $runner_python (Python ${runner_version:-not found}) cannot run the runner, '
+        'which needs Python 3.10 or newer: submit again with TORCHIMAGES_HOST_PYTHON=<a python3 of 3.10+ on the '
+        'batch node>; no node named" >&2',
+        "    status=2",
+        "fi",
         'echo "isolate: job exit $status (0: no node at fault, 1: node(s) named, 2: undetermined)"',
         "exit $status", "",
     ]

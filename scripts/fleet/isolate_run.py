@@ -27,7 +27,7 @@ from ..fsutil import atomic_write, read_bounded
 from . import jsonrecord
 from .isolate import Decision, Outcome, first_round, max_rounds, plan_done
 from .isolate_facts import SKEW_DEFAULT_S, pair_problem, skew
-from .job_knobs import ISOLATE, given
+from .job_knobs import ISOLATE, given, misspelt
 from .job_knobs import number as _number
 from .model import ISOLATE_KIND
 from .plausible import BUSBW_MAX_GBPS, NODE_NAME, UNJUDGED_CODES, node_key, report_problem
@@ -97,7 +97,8 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         # (a rank that crashed after the all-reduce, a node's torchrun that never joined), whatever the report says
         return Outcome(nodes, False, None, f"the step exited {status} though its report passes: a node's part failed",
                        took)
-    if why := pair_problem(report, check, nodes, began, None if began is None else began + seconds, skew_s):
+    if why := pair_problem(report, check, nodes, began, None if began is None else began + seconds, skew_s,
+                           per_node=max(expect_gpus, 1)):
         return Outcome(nodes, False, None, one_line(why)[:200], took, ours=True)
     return Outcome(nodes, True, float(busbw), "", took)
 
@@ -285,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         else:             # empty is unset, said (the rule of every TORCHIMAGES_* knob: job_knobs)
             timeout, notes = given(os.environ, ISOLATE, f"{STEP_TIMEOUT_S:g} s")
             notes += given(os.environ, "TORCHIMAGES_CLOCK_SKEW", f"{SKEW_DEFAULT_S:g} s")[1]    # skew() below
+            notes += misspelt(os.environ)        # sbatch's own knob misspelt: said, as make says it
             for note in notes:
                 print(f"isolate: note: {note}", flush=True)
             timeout_s = _number(timeout, ISOLATE, 0, TIMEOUT_MAX_S) if timeout is not None else STEP_TIMEOUT_S
@@ -320,5 +322,20 @@ def main(argv: list[str] | None = None) -> int:
     return exit_status(decision) or (2 if unjudged else 0)
 
 
+def guarded(argv: list[str] | None = None) -> int:
+    """main, and a crash of ours (a traceback exits 1, which the job's exit says is "node(s) named") is one line and
+    exit 2: undetermined, no node named."""
+    try:
+        return main(argv)
+    except Exception as exc:  # noqa: BLE001 - any crash of the runner is ours, never a node's
+        where = exc.__traceback__
+        while where is not None and where.tb_next is not None:
+            where = where.tb_next
+        at = f" at {os.path.basename(where.tb_frame.f_code.co_filename)}:{where.tb_lineno}" if where else ""
+        print(f"isolate: not assessed: the runner crashed ({type(exc).__name__}{at}: {one_line(exc)[:200]}): the "
+              "tool's trouble, no node named", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded())

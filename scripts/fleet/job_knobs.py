@@ -74,3 +74,34 @@ def job_lines(name: str, var: str, value: str) -> list[str]:
     return [f'if [ -n "${{{name}+set}}" ] && [ -z "$(printf %s "${name}" | tr -d " \\t")" ]; then echo {said} >&2; '
             f"unset {name}; fi",
             f"export {var}=${{{name}:-{value}}}"]
+
+
+# Every TORCHIMAGES_* name the launch targets (make slurm, isolate, k8s-verify, fleet-report), their jobs and the
+# prolog read or set. One close to a knob a person gives and not itself one of these is a misspelt setting, said in
+# one line as the prolog says its own (verify/prolog/config.misspelt): `TORCHIMAGES_JOIN_TIMOUT=600 make isolate`
+# wrote a job that waited the default 300 s without a word.
+GIVEN_KNOBS = (JOIN, ISOLATE, "TORCHIMAGES_CLOCK_SKEW", "TORCHIMAGES_HOST_PYTHON", "TORCHIMAGES_REPORTS",
+               "TORCHIMAGES_IMAGE", "TORCHIMAGES_PYTHON", "TORCHIMAGES_BUNDLE", "TORCHIMAGES_BREAKER",
+               "TORCHIMAGES_HANG_RUNS", "TORCHIMAGES_STATE_DIR", "TORCHIMAGES_METRICS_DIR", "TORCHIMAGES_RETURN_PASSES")
+SET_BY_JOBS = ("TORCHIMAGES_REPORTS_IN", "TORCHIMAGES_NODE_SCRIPT", "TORCHIMAGES_NODE_SCRIPT_END", "TORCHIMAGES_NODE",
+               "TORCHIMAGES_LAUNCHER", "TORCHIMAGES_ISOLATE_STEP", "TORCHIMAGES_GROUP", "TORCHIMAGES_DOCKER_STEP",
+               "TORCHIMAGES_SQSH_SHA256", "TORCHIMAGES_T0", "TORCHIMAGES_PULL_S", "TORCHIMAGES_HOST_ARCH",
+               "TORCHIMAGES_DRIVER_MIN", "TORCHIMAGES_STEP_LD_LIBRARY_PATH", "TORCHIMAGES_DEBUG", "TORCHIMAGES_ARCH",
+               "TORCHIMAGES_RUN_DIR", "TORCHIMAGES_BUNDLE_IMAGE", "TORCHIMAGES_ACCESS", "TORCHIMAGES_SQSH_TEST_IMAGE",
+               "TORCHIMAGES_SLURM_TEST_IMAGE")
+
+
+def misspelt(env: Mapping[str, str]) -> list[str]:
+    """One line for each TORCH* variable that is no name of ours but close to a knob (another case, a letter dropped
+    or swapped, the prefix misspelt)."""
+    import difflib
+    known = set(GIVEN_KNOBS) | set(SET_BY_JOBS)
+    lines = []
+    for name in sorted(env):
+        if not name.upper().startswith("TORCH") or name in known:
+            continue
+        near = difflib.get_close_matches(name.upper().replace("-", "_"), GIVEN_KNOBS, n=1, cutoff=0.85)
+        if near:
+            lines.append(f"{name} is no setting of make's or its job's: did you mean {near[0]}? (ignored; its "
+                         "default holds)")
+    return lines

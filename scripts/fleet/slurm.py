@@ -26,7 +26,7 @@ from ..plan.platforms import slurm_arch_guard
 from ..plan.spec import ImageSpec
 from .cluster import job_name as job_name  # the one name of both writers
 from .job_knobs import JOIN, job_lines
-from .launch_guards import docker_path_guard
+from .launch_guards import docker_path_guard, verify_args_problem
 
 DEFAULT_LAUNCHER = "pyxis"
 JOIN_TIMEOUT_S = 300        # the rendezvous waits this long for every node (TORCHIMAGES_JOIN_TIMEOUT overrides)
@@ -100,12 +100,27 @@ class Job:
         return max(self.gpus, 1)
 
 
+# A module run with no working folder on sys.path on any Python: `-m` puts that folder first and PYTHONSAFEPATH, which
+# stops it, is 3.11+ (the jammy image's Python and a venv's on the hosts may be 3.10), so a verify/ or verify.py in
+# the job's folder ran in place of ours. `-c` puts '' first: it is dropped before any import not already loaded.
+SAFE_RUN = ('import sys; sys.path[:] = [p for p in sys.path if p not in ("", ".")]; import runpy; '
+            'runpy.run_module(sys.argv.pop(1), run_name="__main__", alter_sys=True)')
+
+
 def _verify(job: Job) -> str:
-    return '"$TORCHIMAGES_PYTHON" -m verify' if job.launcher == "none" else "verify"
+    """verify as a command: the image's (`python3 -I`, its own package first), or the venv's through SAFE_RUN."""
+    return f'"$TORCHIMAGES_PYTHON" -c {shlex.quote(SAFE_RUN)} verify' if job.launcher == "none" else "verify"
 
 
 def _torchrun(job: Job) -> str:
-    return '"$TORCHIMAGES_PYTHON" -m torch.distributed.run' if job.launcher == "none" else "torchrun"
+    return (f'"$TORCHIMAGES_PYTHON" -c {shlex.quote(SAFE_RUN)} torch.distributed.run' if job.launcher == "none"
+            else "torchrun")
+
+
+def ranks_run(job: Job) -> str:
+    """What torchrun starts on each rank: that same verify command (--no-python), never `-m verify`, which runs
+    `python -m verify` in the step's working folder."""
+    return f"--no-python {_verify(job)}"
 
 
 def _node_prelude(job: Job) -> list[str]:
@@ -120,8 +135,8 @@ def _node_prelude(job: Job) -> list[str]:
         *(['node=$(hostname -s)', 'export SLURMD_NODENAME=$node'] if job.launcher == "oci"
           else ['node=${SLURMD_NODENAME:-$(hostname -s)}']),
         'export TORCHIMAGES_NODE=$node',
-        # Python 3.11+ puts no working folder first on sys.path (torchrun's ranks inherit it): a verify.py or verify/
-        # in the job's working folder is never imported in place of the image's
+        # Python 3.11+ puts no working folder first on sys.path (what verify starts inherits it; before 3.11 its
+        # commands drop it themselves: SAFE_RUN, the image's `python3 -I`)
         'export PYTHONSAFEPATH=1',
         'out=$TORCHIMAGES_REPORTS_IN',
         # torchrun leaves a torchelastic_* folder per launch in the temp folder and never removes it: the step's
@@ -148,7 +163,7 @@ def _node_checks(job: Job, verify: str, extra: str) -> list[str]:
                 # networking share the engine host's name while their PIDs often coincide (one node seen twice)
                 f'--local-addr="$node" '
                 # train across the nodes too: its replicas must agree on every rank of every node
-                f'-m verify --checks nccl,train --expect-gpus {job.gpus} --json "$out/nccl.json"')
+                f'{ranks_run(job)} --checks nccl,train --expect-gpus {job.gpus} --json "$out/nccl.json"')
     return [
         # the first node hosts the rendezvous store: said outright, as torchrun's own guess compares the endpoint
         # with the host name, which a container may not share (docker --network host names it after the engine's host)
@@ -415,6 +430,8 @@ def _step(job: Job) -> list[str]:
 
 def slurm_script(job: Job) -> str:
     """The sbatch script: header, the guard step on every node, then the verify step through the launcher."""
+    if problem := verify_args_problem(job.verify_args):
+        raise UserError(problem)
     node = node_script(job)
     if any(line.strip() == NODE_END for line in node.splitlines()):
         raise UserError(f"VERIFY_ARGS holds a line '{NODE_END}', which would end the script's node part early")

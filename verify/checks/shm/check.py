@@ -26,6 +26,11 @@ REMEDY = ("Give the container more shared memory: `docker run --shm-size=2g ...`
 # Touch every page of a /dev/shm file of the required size, as a DataLoader worker's batch would.
 ATTEMPT_S = 60.0     # one allocation attempt, natively
 
+# `python -c` puts the working folder first on sys.path, and PYTHONSAFEPATH (which stops that) is 3.11+: on the jammy
+# image's 3.10 a torch/ or mmap.py in the job's folder was imported by the attempt in place of the real one (a planted
+# failure read as the node's /dev/shm). Dropped before any import that is not already loaded (sys is built in).
+_NO_WORKDIR = 'import sys; sys.path[:] = [p for p in sys.path if p not in ("", ".")]\n'
+
 _TOUCH = r"""
 import mmap, os, sys
 size, directory = int(sys.argv[1]), sys.argv[2]
@@ -51,8 +56,8 @@ print("shared", t.numel(), flush=True)
 
 def _attempt(code: str, size: int, folder: str, timeout: float) -> tuple[bool, str]:
     try:
-        proc = subprocess.run([sys.executable, "-c", code, str(size), folder], capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        proc = subprocess.run([sys.executable, "-c", _NO_WORKDIR + code, str(size), folder], capture_output=True,
+                              text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return False, f"timed out after {timeout:.0f} s"
     if proc.returncode == 0:
