@@ -1239,6 +1239,16 @@ KNOWN_MISMATCHES = {
     "h100-nvl-x3-topo-nv12-pair-plus-lone-gpu2-sys-nvlink-s-gpu0-twelve-of-18-links-up-by-design":
         "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host "
         "(docs/codes.md: one code, one owner); GPU0's 12 of 18 links pass as the NVL bridge set. Only the owner differs",
+    # Hundred-and-fifty-ninth and hundred-and-sixty-second batches (fix159, tests/test_judges_fix159.py): the rule
+    # kept, no field.
+    "aws-ec2-ray-cluster-docker-worker-nvidia-smi-failed-to-initialize-nvml-unknown-error-bare-instance-fine":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); NVML's Unknown Error at init alone stays 'no GPU visible' (skip, "
+        "host) as a100-pcie-40gb-pod-...-after-systemctl-daemon-reload's: that the bare instance's nvidia-smi works "
+        "is the poster's prose, in no field (GpuFacts.host_nvml_ok)",
+    "g5-2xlarge-a10g-k8s-pod-driver-470.182.03-ctransformers-cuda-error-35-driver-insufficient-for-runtime":
+        "translator: gpu fail DRIVER_TOO_OLD (image); host: a driver below the floor of the program's CUDA is the "
+        "host's (one code, one owner, as a100-pcie-40gb-460.32.03-...); the program's CUDA 12 build and the image's "
+        "missing compat package are in no field (GpuFacts.program_cuda, cuda_compat)",
 }
 
 
