@@ -78,6 +78,16 @@ def test_a_digest_of_kernel_log_xids_is_read_one_event_a_line():
     assert [e["xid"] for e in xiddigest.events(two)] == [31, 31]
 
 
+def test_a_kernel_record_without_its_nvrm_prefix_is_read_with_its_gpu():
+    # the same record cut at `NVRM: ` (a digest that kept the rest of the line), and a digest naming the address
+    [event] = xiddigest.events("08-04 06:43:55 Xid (PCI:0000:0a:00): 31, pid=1234, name=VLLM::EngineCor, Ch 00000002\n")
+    assert (event["xid"], event["pci_bus_id"], event["time"]) == (31, "0000:0a:00", "08-04 06:43:55")
+    [event] = xiddigest.events("Aug  4 06:43:55 Xid 79 (PCI:0000:3b:00) GPU has fallen off the bus\n")
+    assert event["xid"] == 79
+    assert verdict(explained("Aug  4 06:43:55 Xid 79 (PCI:0000:3b:00) GPU has fallen off the bus\n"))[::2] == \
+        ("fail", "host")
+
+
 @pytest.mark.parametrize("text", [
     "Xid 79 means the GPU has fallen off the bus; see the docs.\n",
     "Xid 31 is usually an application bug\n",
