@@ -790,6 +790,14 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "nccl-tests' banner and device list without one row: nothing to judge (not recognised as a result), never a pass",
     "h800-x8-one-node-nvls-all-reduce-215-busbw-above-200-gbs-unidirectional-cut-down-nvlink-question":
         "the excerpt is the poster's prose and figures, no tool's line: not recognised, never a pass",
+    # Hundred-and-fifty-ninth and hundred-and-sixty-second batches (fix159, tests/test_judges_fix159.py): the rule
+    # kept.
+    "aws-ec2-ray-cluster-docker-worker-nvidia-smi-failed-to-initialize-nvml-unknown-error-bare-instance-fine":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); NVML's refusal alone stays 'no GPU visible' (skip, host) as its "
+        "translation does; the bare instance's working nvidia-smi is the post's prose",
+    "g5-2xlarge-a10g-k8s-pod-driver-470.182.03-ctransformers-cuda-error-35-driver-insufficient-for-runtime":
+        "translator: gpu fail DRIVER_TOO_OLD (image); host, as on the facts road: error 35 under a 470 driver is the "
+        "host's code (one code, one owner); the program's CUDA 12 build is not in the text",
 }
 
 

@@ -1250,6 +1250,16 @@ KNOWN_MISMATCHES = {
         "translator: nccl pass on the poster's '475 GB/s' peak; skip FACTS_INCOMPLETE: the stored copy stops at the table's header, no row is in the excerpt (peak_busbw has no field)",
     "h800-x8-one-node-nvls-all-reduce-215-busbw-above-200-gbs-unidirectional-cut-down-nvlink-question":
         "translator: nccl pass on '215 GB/s' in prose; skip FACTS_INCOMPLETE: no row, and the H800's cut-down NVLink rate has no field (nvlink_gbps)",
+    # Hundred-and-fifty-ninth and hundred-and-sixty-second batches (fix159, tests/test_judges_fix159.py): the rule
+    # kept, no field.
+    "aws-ec2-ray-cluster-docker-worker-nvidia-smi-failed-to-initialize-nvml-unknown-error-bare-instance-fine":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); NVML's Unknown Error at init alone stays 'no GPU visible' (skip, "
+        "host) as a100-pcie-40gb-pod-...-after-systemctl-daemon-reload's: that the bare instance's nvidia-smi works "
+        "is the poster's prose, in no field (GpuFacts.host_nvml_ok)",
+    "g5-2xlarge-a10g-k8s-pod-driver-470.182.03-ctransformers-cuda-error-35-driver-insufficient-for-runtime":
+        "translator: gpu fail DRIVER_TOO_OLD (image); host: a driver below the floor of the program's CUDA is the "
+        "host's (one code, one owner, as a100-pcie-40gb-460.32.03-...); the program's CUDA 12 build and the image's "
+        "missing compat package are in no field (GpuFacts.program_cuda, cuda_compat)",
 }
 
 

@@ -16,10 +16,12 @@ from . import inforom
 from .said import said
 
 # (the container toolkit's `nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: ...`
-# too: its hook on the host found no driver library, the host's driver install: verify/checks/gpu/node.py)
+# too: its hook on the host found no driver library, the host's driver install; and its `detection error: driver error:
+# timed out`: the host's driver did not answer the hook, verify/checks/gpu/node.py)
 _REFUSED = re.compile(r"Failed to initialize NVML: [^\n]+|nvml error: [^\n]+|NVIDIA-SMI has failed because it "
                       r"couldn't communicate with the NVIDIA driver[^\n]*|nvidia-container-cli: initialization error: "
-                      r"load library failed: libnvidia-ml[^\n]*", re.IGNORECASE)
+                      r"load library failed: libnvidia-ml[^\n]*|nvidia-container-cli: [\w ]*error: driver (?:rpc )?"
+                      r"error: [^\n]*", re.IGNORECASE)
 _MODULE = re.compile(r"NVRM version: NVIDIA UNIX [\w-]+ Kernel Module\s+(\d+\.\d+(?:\.\d+)?)")
 # nvidia-smi's own `Driver Version` (the -q header, `Driver Version  : 450.80.02`; the table's `Driver Version:
 # 450.80.02`), pasted beside the refusal from the host: the node's driver answers

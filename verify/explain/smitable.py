@@ -18,14 +18,16 @@ from .notknown import known
 from .smiquery import compute_mode
 
 _BANNER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:KMD|Driver) Version:\s*(\S+)(?:\s+CUDA(?: UMD)? Version:\s*(\S+))?")
+# a row may be indented as a whole (a table quoted as an indented block under its `bash-5.2# nvidia-smi` prompt,
+# rtx-pro-4500-blackwell-bottlerocket-...): the indentation is the quote's, the row is the same
 # the third column is Persistence-M (On/Off) on Linux and the driver model (TCC/WDDM) on Windows, which has no
 # persistence mode: null there
-_ROW1 = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off|TCC|WDDM)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
+_ROW1 = re.compile(r"^\s*\|\s+(\d+)\s+(.+?)\s+(On|Off|TCC|WDDM)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
                    r"\s+\S+\s*\|\s*(\S+)\s*\|")
-_ROW2 = re.compile(r"^\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+(\S+)\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|"
+_ROW2 = re.compile(r"^\s*\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+(\S+)\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|"
                    r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|(?:\s*(\S+%|N/A|ERR!)\s+(Default|E\. Process|E\. Thread|Prohibited)\b)?")
 # the third row of a GPU (drivers 450 on): blank cells, then its MIG mode (`Disabled`, `N/A`, or `ERR!` unread)
-_ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(\S+)\s*\|\s*$")
+_ROW3 = re.compile(r"^\s*\|\s*\|\s*\|\s*(\S+)\s*\|\s*$")
 ERR = "ERR!"
 
 

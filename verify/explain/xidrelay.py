@@ -34,6 +34,7 @@ from ..shared.xidcatalog import RELAY_PLUGIN as _PLUGIN
 from .gpudevents import events as gpud_events
 from .nvsentinel import events as nvsentinel_events
 from .said import mentioned
+from .xiddigest import events as digest_events
 
 # a relay's time: the container runtime's RFC 3339 stamp (`kubectl logs --timestamps`), klog's `I0809 13:32:51.87`,
 # Go's log `2020/08/10 19:09:42`
@@ -42,7 +43,8 @@ _TIME = re.compile(r"^\s*(\d{4}-\d\d-\d\dT[\d:.]+Z?|\d{4}/\d\d/\d\d [\d:]+|[IWEF
 
 def detect(text: str) -> bool:
     return bool((_PLUGIN.search(text) or _DCGM.search(text) or _EVENT.search(text) or _CONDITION.search(text) or
-                 _GPUD.search(text) or _NHC.search(text)) and events(text)) or bool(gpud_events(text) or nvsentinel_events(text))
+                 _GPUD.search(text) or _NHC.search(text)) and events(text)) or bool(gpud_events(text) or nvsentinel_events(text)) \
+        or bool(digest_events(text))
 
 
 def _code(digits: str) -> int | None:
@@ -78,7 +80,8 @@ def events(text: str) -> list[dict[str, Any]]:
     rows = [r for r in rows if r["xid"] is not None]
     rows += _conditions(lines, {r["xid"] for r in rows})
     # GPUd's events output (`xid 119 detected by dmesg`, gpudevents.py), where no line above named its events
-    return rows or gpud_events(text) or nvsentinel_events(text)
+    # a poster's digest of kernel-log Xid records (xiddigest.py), where nothing above named an event
+    return rows or gpud_events(text) or nvsentinel_events(text) or digest_events(text)
 
 
 # describe's row: type, status, then the two times and the reason, columns apart by two blanks or more

@@ -96,6 +96,10 @@ _TOOLKIT_NO_DRIVER = re.compile(r"(?:nvidia-container-cli\b.*|^\s*(?:initializat
 # user-space, which ships that library (rocky-9.3-nvidia-container-cli-list-load-library-failed-...): the host's driver
 # install, as above; a process's own missing library (`NVML Shared Library Not Found`) is not this rule.
 _TOOLKIT_NO_LIBRARY = re.compile(r"nvidia-container-cli\b.*load library failed: libnvidia-ml\.so", re.IGNORECASE)
+# The same hook reaching a loaded driver that failed it (`nvidia-container-cli: detection error: driver error: timed out`,
+# `initialization error: driver rpc error: timed out`: libnvidia-container's own driver-query errors): the host's driver
+# or a GPU behind it does not answer (aws-a100-8gpu-k8s-node-gpu-operator-crashloop-...): no container is involved yet
+_TOOLKIT_DRIVER_FAILED = re.compile(r"nvidia-container-cli\b.*\bdriver (?:rpc )?error\b", re.IGNORECASE)
 _NO_RUNTIME_FIX = ("Start it under the NVIDIA runtime: `docker run --gpus all` (or `--runtime=nvidia`); on Kubernetes "
                    "give the pod the runtime that carries the NVIDIA hook (runtimeClassName nvidia, or the runtime the "
                    "node's containerd or CRI-O gives pods, not Docker's default-runtime) and request nvidia.com/gpu. "
@@ -120,6 +124,12 @@ def _runtime_refused(facts: GpuFacts) -> tuple[str, str, Owner, str | None] | No
                 "user-space is not installed (or not where the loader looks), so no container on it gets a GPU",
                 "Drain the node; install (or repair) the NVIDIA driver on the host, its libraries with it "
                 "(`ldconfig -p | grep libnvidia-ml`), until `nvidia-smi` answers.", "host", "DRIVER_ERROR")
+    if isinstance(error, str) and _TOOLKIT_DRIVER_FAILED.search(error):
+        return (f"the NVIDIA Container Toolkit's hook on the host got no answer from the NVIDIA driver ({error[:200]}): "
+                "the node's driver, or a GPU behind it, is hung or failing, so no container on it gets a GPU",
+                "Drain the node; on the host, `nvidia-smi` and the kernel log (`dmesg | grep -i -e NVRM -e Xid`): a GPU "
+                "that hangs the driver is replaced, a hung driver reloaded (reboot) until `nvidia-smi` answers.",
+                "host", "DRIVER_ERROR")
     answers = _driver_answers(facts)
     if answers and facts.get("nvml_library") is False and facts.get("device_nodes") is False:
         return ("no /dev/nvidia* device nodes and no libnvidia-ml.so in this process" + answers + ": it was started "
