@@ -83,6 +83,7 @@ import errno
 import fcntl
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -251,7 +252,7 @@ def test_nvsentinel_an_undrain_that_starts_after_the_other_resumed_exits_0_only_
     user's undrain of the wrong node) or past the clock still refuses."""
     state = drained(tmp_path, fake, "THROTTLED", "gpu")
     fake.nodes["n1"] = ("idle", "none")
-    monkeypatch.setattr(cli.time, "time", lambda: 1_800_000_000.0)
+    monkeypatch.setattr(time, "time", lambda: 1_800_000_000.0)
     history.record(state, "n1", "resume", None, "1 check(s) passed", now=1_800_000_000.0 - ago)
     assert cli.main(_undrain(state), {"SLURMD_NODENAME": "n1"}) == status
     err = capsys.readouterr().err

@@ -16,6 +16,7 @@ from typing import Any
 from ..codes import CODES, OWNERS
 from ..findings import RANK
 from .hidden import hidden_failure
+from .ranks import count_problem, ranks_problem
 
 # The prolog's exit statuses (docs/prolog-and-fleet.md "torchimages-prolog"): one for each outcome, so a script can tell them apart.
 EXIT_PASS = 0            # healthy (or, as Slurm's Prolog=, a fault that is the job's or the image's)
@@ -133,7 +134,7 @@ def _shape_problem(report: Any) -> str | None:
     # (and an interruption is never a pass, whatever its status says: decide() reads it as interrupted)
     if failed != (report["status"] == "fail") and not (report["status"] == "fail" and report.get("interrupted")):
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
-    return next((why for c in checks if (why := _impossible_pass(c))), None)
+    return next((why for c in checks if (why := _impossible_pass(c))), None) or ranks_problem(checks)
 
 
 def _code_problem(c: dict[str, Any], coded: bool = True) -> str | None:
@@ -223,7 +224,8 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return f"its {c['name']} check {c['status']}s with {str(key)[:40]} = {str(value)[:20]}: verify writes " \
                    "every figure as a finite number"
-        if isinstance(m, dict) and (why := _rate_problem(c["name"], str(key), m, value)):
+        if isinstance(m, dict) and (why := _rate_problem(c["name"], str(key), m, value)
+                                    or count_problem(c["name"], str(key), m, value)):
             return why
         fails, why = CANNOT_PASS.get((c["name"], str(key)), (None, ""))
         if passing and fails is not None and fails(value) and not across_nodes(c, str(key)):
