@@ -11,7 +11,8 @@ Found:
   prolog (exit 0) and the fleet report ("fleet: PASSING"). Practice: NCCL's one rank per device, verify's report
   schema (a count is a whole number, 0 or more). Fix: verify/prolog/ranks.py (count_problem, ranks_problem) on the
   prolog's side and scripts/fleet/ranks.py on the host side, one rule: REPORT_INVALID / invalid, never a pass and never
-  a drain.
+  a drain. A collective's pass across more nodes than it had ranks (verify's grouplayout: every node runs at least
+  one) is refused by the same rule.
 
 Each test names the practice it follows.
 """
@@ -81,6 +82,7 @@ IMPOSSIBLE = {
     "a world size written as a string": lambda d: _nccl(d)["data"].update(world_size="8"),
     "nodes written as a string": lambda d: _nccl(d)["data"].update(nodes="2"),
     "-3 wrong elements": lambda d: _nccl(d)["metrics"]["wrong"].update(value=-3),
+    "3 ranks across 4 nodes": lambda d: (_ranks(3)(d), _nccl(d)["data"].update(nodes=4)),
 }
 
 

@@ -34,6 +34,10 @@ def _whole(value: Any) -> int | None:
     return int(value)
 
 
+def _does(check: dict[str, Any]) -> str:
+    return "passes" if check.get("status") == "pass" else "warns"
+
+
 def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
     """Why a report's nccl check cannot be true beside its own gpu check, or None (see the module's docstring)."""
     nccl = next((c for c in checks if c.get("name") == "nccl"), None)
@@ -43,17 +47,21 @@ def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
     for key in ("nodes", "world_size"):
         if data.get(key) is not None and _whole(data[key]) is None:
             return f"its nccl check's data {key} = {str(data[key])[:20]!r} is no count verify writes (a whole number)"
-    if nccl is None or nccl.get("status") not in ("pass", "warn") or data.get("backend") != "nccl" \
-            or data.get("nodes") != 1:
+    if nccl is None or nccl.get("status") not in ("pass", "warn"):
         return None
     raw = nccl.get("metrics")
     metric = raw.get("world_size") if isinstance(raw, dict) else None
     world = _whole(data.get("world_size")) or _whole(metric.get("value") if isinstance(metric, dict) else None)
+    nodes = _whole(data.get("nodes"))
+    if world and nodes and nodes > world:      # verify's grouplayout: every node runs at least one rank
+        return f"its nccl check {_does(nccl)} on {world} rank(s) across {nodes} nodes: every node runs at least one"
+    if data.get("backend") != "nccl" or nodes != 1:
+        return None
     gpu = next((c for c in checks if c.get("name") == "gpu" and c.get("status") in ("pass", "warn")), None)
     raw = gpu.get("metrics") if gpu is not None else None
     counted = [n for k in ("nvml_devices", "torch_devices") if isinstance(raw, dict) and isinstance(raw.get(k), dict)
                and (n := _whole(raw[k].get("value")))]
     if world and counted and world > max(counted):
-        return (f"its nccl check {'passes' if nccl['status'] == 'pass' else 'warns'} on {world} ranks over NCCL on one node, where its gpu check counted "
+        return (f"its nccl check {_does(nccl)} on {world} ranks over NCCL on one node, where its gpu check counted "
                 f"{max(counted)} GPU(s): NCCL runs one rank per GPU")
     return None
