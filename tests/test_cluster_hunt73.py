@@ -14,6 +14,17 @@ Found:
   a drain. A collective's pass across more nodes than it had ranks (verify's grouplayout: every node runs at least
   one) is refused by the same rule.
 
+- Class 5, a hung checker is evidence after a few runs (high: a stuck GPU kept in service for good). As a job's first
+  step the preflight sees the job's GPUs alone (Slurm's device cgroup). On a node shared by jobs, a GPU that stalls
+  every preflight of the jobs given it (GPUs 0-3) and another job's passes on GPUs 4-7 between them: each pass ended
+  the streak, "1 of 3 runs in a row hung" for ever, the stuck GPU in service on every job given it. Repro: step runs
+  SLURM_JOB_GPUS=0-3 hanging and 4-7 passing, alternately: never PREFLIGHT_HUNG. Practice: NVSentinel's checker rule
+  (the checker's stalls are counted; a healthy sample of other GPUs says nothing of the one that stalls it). Fix
+  (verify/prolog/gpuset.py): each history event of a step keeps the GPU indices its preflight saw (`job_gpus`, from
+  SLURM_STEP_GPUS else SLURM_JOB_GPUS); a run that did not see every GPU this run saw neither counts nor ends the
+  streak (history.streak); a run under Prolog= sees every GPU and keeps no set. A pass that saw them still ends it, a
+  drain, a resume and a reboot still do.
+
 Each test names the practice it follows.
 """
 from __future__ import annotations
@@ -28,11 +39,12 @@ import pytest
 
 from scripts.fleet.fleet import fleet
 from scripts.fleet.plausible import report_problem
-from tests.prolog_fakes import STEP_ENV, _args, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import _nccl as nccl_check
 from tests.verify_handmade import gpu_facts, nccl_facts
 from verify.checks import gpu, nccl
 from verify.options import Options
-from verify.prolog import cli
+from verify.prolog import cli, history
 from verify.prolog.verdict import decide
 
 pytestmark = pytest.mark.unit
@@ -132,3 +144,61 @@ def test_the_two_rules_are_one_text():
     root = Path(__file__).resolve().parents[1]
     body = [p.read_text().split('"""', 2)[2] for p in (root / "verify/prolog/ranks.py", root / "scripts/fleet/ranks.py")]
     assert body[0] == body[1]
+
+
+# ---- class 5: a hang streak on a shared node, between other jobs' runs on other GPUs
+
+OK4 = json.dumps(_report(_gpu(devices=4), nccl_check())).encode()
+
+
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hang: bool, env: dict[str, str]) -> int:
+    _verify_writes(monkeypatch, None if hang else OK4, rc=None if hang else 0)
+    return cli.main(_args(tmp_path, "--budget", "30"), env)
+
+
+def _step(gpus: str) -> dict[str, str]:
+    return {**STEP_ENV, "SLURM_STEP_GPUS": gpus, "SLURM_GPUS_ON_NODE": "4"}
+
+
+def test_nvsentinel_checker_rule_another_job_s_pass_on_other_gpus_never_ends_a_hang_streak(tmp_path, fake,
+                                                                                         monkeypatch, capsys):
+    """A GPU stalling every preflight of the jobs given it, on a node shared with a job whose GPUs pass: the third
+    hang drains (PREFLIGHT_HUNG, behind the breaker), the passes between them on GPUs 4-7 notwithstanding."""
+    for n, (gpus, hang) in enumerate([("0-3", True), ("4-7", False), ("0-3", True), ("4-7", False), ("0,1,2,3", True)]):
+        status = _run(tmp_path, monkeypatch, hang, _step(gpus))
+        assert status == (1 if n == 4 else 3 if hang else 0), (n, capsys.readouterr())
+    assert fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #")
+    kept = [e.get("job_gpus") for e in history.read(str(tmp_path / "state"), "n1").events][:2]
+    assert kept == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+@pytest.mark.parametrize(("between", "env"), [
+    ("a pass that saw the same GPUs", _step("0-3")),
+    ("a pass that saw them among others", _step("0-7")),
+    ("a pass under Prolog=, which sees every GPU", {**PROLOG_ENV, "SLURM_JOB_GPUS": "4-7"}),
+    ("a pass of a step that says no GPUs", STEP_ENV),
+])
+def test_nvsentinel_checker_rule_a_pass_that_saw_the_stalled_gpus_still_ends_the_streak(tmp_path, fake, monkeypatch,
+                                                                                       between, env):
+    """A run that saw every GPU the hangs saw is evidence of them: its pass ends the streak as before."""
+    for hang, run_env in [(True, _step("0-3")), (True, _step("0-3")), (False, env), (True, _step("0-3"))]:
+        _run(tmp_path, monkeypatch, hang, run_env)
+    assert fake.nodes["n1"] == ("idle", "none")
+    assert history.read(str(tmp_path / "state"), "n1").events[-1]["code"] == "PREFLIGHT_TIMEOUT"
+
+
+def test_nvsentinel_checker_rule_under_prolog_a_step_s_pass_on_some_gpus_never_ends_it(tmp_path, fake, monkeypatch):
+    """Prolog= runs see every GPU of the host: a job's first step that passed on 4 of them between two of their hangs
+    says nothing of the other 4; the third hang drains."""
+    for hang, env in [(True, PROLOG_ENV), (False, _step("4-7")), (True, PROLOG_ENV), (True, PROLOG_ENV)]:
+        _run(tmp_path, monkeypatch, hang, env)
+    assert fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #")
+
+
+@pytest.mark.parametrize("kept", [[4, 5], "4-7", [True], [-1], [], None, [4.0]])
+def test_the_gpus_a_run_saw_are_read_as_the_prolog_writes_them(kept):
+    """A garbled `job_gpus` (a string, a bool, a negative, none) is every GPU: such a pass ends the streak."""
+    from verify.prolog import gpuset
+    event = {"event": "pass", "job_gpus": kept}
+    assert gpuset.covers(event, frozenset({0, 1})) is (kept != [4, 5])
+    assert gpuset.covers(event, None) is (kept != [4, 5])

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn, TypeVar
 
 from ..shared import clockskew
-from . import context, kernlog, settings, slurm, slurmconf
+from . import context, gpuset, kernlog, settings, slurm, slurmconf
 from .deadline import Deadline
 from .verdict import decimal, finite_positive
 
@@ -91,6 +91,7 @@ class Config:
     started_up: float | None = None         # the same in /proc/uptime (a wall clock stepped back moves not it)
     job_env: bool = False                   # a job's step: its environment is the job's, never the operator's (settings)
     claim_open: bool = False                # drained with our reason, neither re-counted and recorded nor given back yet
+    job_gpus: frozenset[int] | None = None  # a job's first step: the GPU indices its preflight sees (gpuset.py)
 
     @property
     def host_gpus(self) -> bool:
@@ -405,6 +406,7 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     cfg.job_env = job
+    cfg.job_gpus = gpuset.seen(env, cfg.mode == "step")
     cfg.setting_problems = problems + passes_note
     cfg.notes += knob_notes + cfg.setting_problems + ([forged] if (forged := context.forged(env)) else [])
     if unset_metrics:
