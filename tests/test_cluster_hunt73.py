@@ -202,3 +202,12 @@ def test_the_gpus_a_run_saw_are_read_as_the_prolog_writes_them(kept):
     event = {"event": "pass", "job_gpus": kept}
     assert gpuset.covers(event, frozenset({0, 1})) is (kept != [4, 5])
     assert gpuset.covers(event, None) is (kept != [4, 5])
+
+
+def test_nvsentinel_checker_rule_a_pass_on_the_gpus_of_earlier_hangs_still_ends_those(tmp_path, fake, monkeypatch):
+    """Two hangs on GPUs 0-3, then a pass on 0-3 (they finished), then a hang on 4-7: the pass ended the first two,
+    which are not in a row with the third (1 of 3, not PREFLIGHT_HUNG)."""
+    for hang, gpus in [(True, "0-3"), (True, "0-3"), (False, "0-3"), (True, "4-7")]:
+        _run(tmp_path, monkeypatch, hang, _step(gpus))
+    assert fake.nodes["n1"] == ("idle", "none")
+    assert "1 of 3 runs in a row hung" in history.read(str(tmp_path / "state"), "n1").events[-1]["detail"]

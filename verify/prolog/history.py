@@ -352,9 +352,11 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
     step of the wall clock moves) is placed by those instead: a clock stepped back (NTP's first sync, an operator's
     `date -s`) neither makes the runs before it "the future" nor overlaps them, so it never delays a hang drain.
     A run of this boot that saw only other GPUs than this one (`gpus`: a job's first step sees the job's alone;
-    gpuset.py) neither counts as an end nor ends it: it says nothing of the GPUs that hung here."""
+    gpuset.py) does not end it: it says nothing of the GPUs that hung here; it ends it at an earlier hang of only
+    GPUs such runs saw."""
     n = 0
     later, later_up = started, started_up      # the start of the run counted last (this one's)
+    cleared: set[int] = set()                  # the GPUs runs skipped below saw end: a hang of them ends the streak
     for e in reversed(events):
         if e["event"] == "not-assessed" and e.get("code") in STREAK_NEUTRAL:
             continue          # whatever its stamp (our trace keeps no uptime: a clock stepped back made it "the future")
@@ -367,6 +369,8 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
         if e["event"] in ("drain-refused", "inspect", "resume-refused"):
             continue
         if e["event"] in ("not-assessed", "fault") and e.get("code") in codes and not _other_boot(e, boot_id, booted):
+            if (hung := gpuset.kept(e)) is not None and hung <= cleared:
+                break         # a later run saw every GPU this hang saw, and ended: it is not in a row
             if up is not None and later_up is not None:
                 if up > later_up + OVERLAP_SLACK_S:
                     continue      # it ran while the later run did: one moment's evidence, counted once
@@ -381,6 +385,7 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
             continue
         if e["event"] in ("pass", "not-assessed", "fault") and not gpuset.covers(e, gpus) \
                 and not _other_boot(e, boot_id, booted):
+            cleared |= gpuset.kept(e) or set()
             continue          # a shared node's other job's run: it tested none (or not all) of the GPUs that hung
         break
     return n
