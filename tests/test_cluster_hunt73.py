@@ -5,7 +5,8 @@ Found:
 - Class 6, facts that cannot be true (high: a node passed, and counted healthy by the fleet report, on a report no
   verify writes). Round 50's rule bounded rates (RATE_MOST) and the gpu check's device counts; any other count was
   believed whatever it said. A preflight whose nccl check passes with `world_size` -8 ranks or 8.5 ranks, or whose
-  data says `world_size` "8" (a string) or `nodes` "2" (read as no number, a group's run passed as this node's), or
+  data says `world_size` "8" (a string) or `nodes` "2" or 2.0 (read as no count: a group's run passed as this node's,
+  and a collective's failure listed a drain of the node that wrote it), or
   an all-reduce over NCCL on one node claiming 16 ranks where its own gpu check counted 8 GPUs (NCCL runs one rank per
   GPU: "Duplicate GPU detected"; verify's own nccl judge refuses such facts as MEASUREMENT_INVALID), passed the
   prolog (exit 0) and the fleet report ("fleet: PASSING"). Practice: NCCL's one rank per device, verify's report
@@ -93,6 +94,7 @@ IMPOSSIBLE = {
     "8.5 ranks": _ranks(8.5),
     "a world size written as a string": lambda d: _nccl(d)["data"].update(world_size="8"),
     "nodes written as a string": lambda d: _nccl(d)["data"].update(nodes="2"),
+    "nodes written as a float": lambda d: _nccl(d)["data"].update(nodes=2.0),
     "-3 wrong elements": lambda d: _nccl(d)["metrics"]["wrong"].update(value=-3),
     "3 ranks across 4 nodes": lambda d: (_ranks(3)(d), _nccl(d)["data"].update(nodes=4)),
 }
@@ -120,10 +122,10 @@ def test_nccl_one_rank_per_gpu_a_report_no_verify_writes_passes_neither_the_prol
 @pytest.mark.parametrize("change", [None, "float counts", "no nodes said", "a CPU node over gloo"])
 def test_what_verify_writes_still_passes_both(tmp_path, fake, monkeypatch, change):
     """The rule refuses no report verify writes: its own, counts as floats (result.Metric holds floats; a
-    recorded world size 8.0), a nccl check of an older verify that records no `nodes`, and gloo's ranks on CPUs."""
+    world size of 8.0 ranks), a nccl check of an older verify that records no `nodes`, and gloo's ranks on CPUs."""
     report = _written()
     if change == "float counts":
-        _ranks(8.0)(report)
+        _nccl(report)["metrics"]["world_size"]["value"] = 8.0
     elif change == "no nodes said":
         del _nccl(report)["data"]["nodes"]
         _ranks(16)(report)

@@ -2,7 +2,7 @@
 on the host side (standard library only: the host side never imports verify; tests/test_report_plausible.py holds the
 two to one answer). A count (unit "count", "ranks", "elements") is whole and 0 or more, bytes 0 or more; an
 all-reduce over NCCL on one node has at most one rank per GPU its own gpu check counted; the nccl check's data
-`nodes` and `world_size` are whole numbers.
+`nodes` and `world_size` are integers.
 """
 from __future__ import annotations
 
@@ -41,8 +41,9 @@ def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
     if not isinstance(data, dict):
         return None
     for key in ("nodes", "world_size"):
-        if data.get(key) is not None and _whole(data[key]) is None:
-            return f"its nccl check's data {key} = {str(data[key])[:20]!r} is no count verify writes (a whole number)"
+        if data.get(key) is not None and (type(data[key]) is not int or data[key] < 0):
+            # verify's facts contract holds them ints (verify/figures.py RANKS, NODES): 2.0 nodes read as one node
+            return f"its nccl check's data {key} = {str(data[key])[:20]!r} is no count verify writes (an integer)"
     if nccl is None or nccl.get("status") not in ("pass", "warn"):
         return None
     raw = nccl.get("metrics")

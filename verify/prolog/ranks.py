@@ -5,8 +5,9 @@ as len() or a sum of whole numbers, and bytes as a size: never below 0, a count 
 rank per GPU (two ranks on one device are refused: "Duplicate GPU detected"), so an all-reduce over NCCL on one node
 with more ranks than the GPUs the report's own gpu check counted is no run of verify's: a pass that claims 16 ranks
 on an 8-GPU node is refused (verify's own nccl judge refuses such facts: MEASUREMENT_INVALID). Its data's `nodes`
-and `world_size` are whole numbers as verify writes them: the string "2" read as no number let a group's run pass as this
-node's. scripts/fleet/plausible.py holds the same rule on the host side (tests/test_report_plausible.py).
+and `world_size` are integers as verify writes them: the string "2" or the float 2.0 read as no count let a group's
+run pass as this node's, and a collective's failure list a drain of the node that wrote it.
+scripts/fleet/plausible.py holds the same rule on the host side (tests/test_report_plausible.py).
 """
 from __future__ import annotations
 
@@ -45,8 +46,9 @@ def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
     if not isinstance(data, dict):
         return None
     for key in ("nodes", "world_size"):
-        if data.get(key) is not None and _whole(data[key]) is None:
-            return f"its nccl check's data {key} = {str(data[key])[:20]!r} is no count verify writes (a whole number)"
+        if data.get(key) is not None and (type(data[key]) is not int or data[key] < 0):
+            # verify's facts contract holds them ints (verify/figures.py RANKS, NODES): 2.0 nodes read as one node
+            return f"its nccl check's data {key} = {str(data[key])[:20]!r} is no count verify writes (an integer)"
     if nccl is None or nccl.get("status") not in ("pass", "warn"):
         return None
     raw = nccl.get("metrics")
