@@ -26,6 +26,9 @@ Found:
   streak (history.streak); a run under Prolog= sees every GPU and keeps no set. A pass that saw them still ends it, a
   drain, a resume and a reboot still do.
 
+Low, fixed: MAX_AGE of 400 nines (scripts/durations.parse_duration) read as a float's infinity, every stale report
+believed; now "not a duration", as `1e999` was.
+
 Each test names the practice it follows.
 """
 from __future__ import annotations
@@ -213,3 +216,16 @@ def test_nvsentinel_checker_rule_a_pass_on_the_gpus_of_earlier_hangs_still_ends_
         _run(tmp_path, monkeypatch, hang, _step(gpus))
     assert fake.nodes["n1"] == ("idle", "none")
     assert "1 of 3 runs in a row hung" in history.read(str(tmp_path / "state"), "n1").events[-1]["detail"]
+
+
+# ---- class 9 (low, fixed): a duration knob that is a float's infinity
+
+@pytest.mark.parametrize("text", ["9" * 400 + "w", "9" * 310])
+def test_a_max_age_of_400_digits_is_no_duration_not_an_infinite_one(text):
+    """MAX_AGE (make report, make gate, make fleet-report) is the oldest evidence believed: 400 nines read as a
+    float's infinity believed every stale report (and `shown` of it overflowed). Now one line, as for `1e999`."""
+    from scripts.durations import parse_duration
+    from scripts.errors import UserError
+    with pytest.raises(UserError, match="is not a duration") as said:
+        parse_duration(text, "MAX_AGE")
+    assert len(str(said.value)) < 200
