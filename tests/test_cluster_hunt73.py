@@ -26,6 +26,14 @@ Found:
   streak (history.streak); a run under Prolog= sees every GPU and keeps no set. A pass that saw them still ends it, a
   drain, a resume and a reboot still do.
 
+- Class 6 across reports (medium: evidence counted twice, a node counted healthy on another's report). NVML's GPU
+  UUID is the board's own; make fleet-report counted n1 and n2 both passing where both reports listed the same eight
+  GPU UUIDs (a report copied or renamed to the node that wrote none, a hostname edited, or evidence from before an RMA
+  swap left in a reused folder): "fleet: PASSING: 2 node(s)". Repro: one verify report saved as n1.json and as n2.json
+  with the hostname edited. Practice: a GPU is on one node (NVML's UUID, as the gpu check's own duplicate rule within
+  one report). Fix (scripts/fleet/boards.py): both reports are invalid (which one is not its node's, no file tells),
+  the fleet does not pass; a node's several reports (a rerun, the collective's) are one node's.
+
 Low, fixed: MAX_AGE of 400 nines (scripts/durations.parse_duration) read as a float's infinity, every stale report
 believed; now "not a duration", as `1e999` was.
 
@@ -229,3 +237,38 @@ def test_a_max_age_of_400_digits_is_no_duration_not_an_infinite_one(text):
     with pytest.raises(UserError, match="is not a duration") as said:
         parse_duration(text, "MAX_AGE")
     assert len(str(said.value)) < 200
+
+
+# ---- class 6 across reports: one GPU in two nodes' reports
+
+def test_one_gpu_on_one_node_a_report_copied_to_another_node_is_no_evidence_of_either(tmp_path):
+    """A GPU's UUID is its board's: the same GPUs in n1's and n2's reports are one node's evidence counted twice (a copy
+    made for a node whose verify hung, a hostname edited). Both are invalid and the fleet does not pass; n3's own
+    report still counts, and n1's rerun beside its first report (the same GPUs, one node) is no copy."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    first = _written()
+    (folder / "n1.json").write_text(json.dumps(first))
+    (folder / "n1-rerun.json").write_text(json.dumps(first))
+    copied = json.loads(json.dumps(first))
+    copied["environment"].update(hostname="n2", scheduler={"kind": "slurm", "node": "n2"})
+    (folder / "n2.json").write_text(json.dumps(copied))
+    own = json.loads(json.dumps(first))
+    own["environment"].update(hostname="n3", scheduler={"kind": "slurm", "node": "n3"})
+    for d in next(c for c in own["checks"] if c["name"] == "gpu")["data"]["devices"]:
+        d["uuid"] = d["uuid"].replace("handmade", "n3board")
+    (folder / "n3.json").write_text(json.dumps(own))
+    found = fleet(folder)
+    why = dict(found.invalid)
+    assert not found.ok and set(why) == {"n1.json", "n1-rerun.json", "n2.json"}, why
+    assert "one board is on one node" in why["n2.json"] and "n1" in why["n2.json"]
+    assert [n.node for n in found.nodes] == ["n3"]
+
+
+def test_one_gpu_on_one_node_a_node_s_rerun_alone_is_no_copy(tmp_path):
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    for name in ("n1.json", "n1-rerun.json"):
+        (folder / name).write_text(json.dumps(_written()))
+    found = fleet(folder)
+    assert not found.invalid and [n.node for n in found.nodes] == ["n1", "n1"]

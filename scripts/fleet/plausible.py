@@ -213,8 +213,7 @@ def _check_problem(c: dict[str, Any], coded: bool = True) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return f"the {name} check's {_shown(metric)} = {_shown(value, 20)} is not a finite number: verify " \
                    "writes every figure as one"
-        if isinstance(m, dict) and (why := _rate_problem(name, str(metric), m, value)
-                                    or count_problem(name, str(metric), m, value)):
+        if isinstance(m, dict) and (why := _rate_problem(name, str(metric), m, value)):
             return why
         fails, why = CANNOT_PASS.get((str(c.get("name")), str(metric)), (None, ""))
         if state in ("pass", "warn") and fails is not None and fails(value) and not across_nodes(c, str(metric)):
@@ -225,6 +224,8 @@ def _check_problem(c: dict[str, Any], coded: bool = True) -> str | None:
         never, said = NEVER_WRITTEN.get((str(c.get("name")), str(metric)), (None, ""))
         if never is not None and never(value):
             return f"the {name} check's {_shown(metric)} = {value:g} is {said}: no figure verify writes"
+        if isinstance(m, dict) and (why := count_problem(name, str(metric), m, value)):
+            return why
     return (_devices_problem(c, metrics) if name == "gpu" and state in ("pass", "warn") else None) or \
         _hidden_failure(c)
 

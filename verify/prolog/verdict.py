@@ -224,8 +224,7 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return f"its {c['name']} check {c['status']}s with {str(key)[:40]} = {str(value)[:20]}: verify writes " \
                    "every figure as a finite number"
-        if isinstance(m, dict) and (why := _rate_problem(c["name"], str(key), m, value)
-                                    or count_problem(c["name"], str(key), m, value)):
+        if isinstance(m, dict) and (why := _rate_problem(c["name"], str(key), m, value)):
             return why
         fails, why = CANNOT_PASS.get((c["name"], str(key)), (None, ""))
         if passing and fails is not None and fails(value) and not across_nodes(c, str(key)):
@@ -236,6 +235,8 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
         never, said = NEVER_WRITTEN.get((c["name"], str(key)), (None, ""))
         if never is not None and never(value):
             return f"its {c['name']} check's {str(key)[:40]} = {value:g} is {said}: no figure verify writes"
+        if isinstance(m, dict) and (why := count_problem(c["name"], str(key), m, value)):
+            return why
     return (_devices_problem(c, metrics) if passing and c["name"] == "gpu" else None) or hidden_failure(c)
 
 
