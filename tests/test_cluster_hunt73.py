@@ -21,7 +21,7 @@ Found:
   the streak, "1 of 3 runs in a row hung" for ever, the stuck GPU in service on every job given it. Repro: step runs
   SLURM_JOB_GPUS=0-3 hanging and 4-7 passing, alternately: never PREFLIGHT_HUNG. Practice: NVSentinel's checker rule
   (the checker's stalls are counted; a healthy sample of other GPUs says nothing of the one that stalls it). Fix
-  (verify/prolog/gpuset.py): each history event of a step keeps the GPU indices its preflight saw (`job_gpus`, from
+  (verify/prolog/gpuset.py, config.seen_gpus): each history event of a step keeps the GPU indices its preflight saw (`job_gpus`, from
   SLURM_STEP_GPUS else SLURM_JOB_GPUS); a run that did not see every GPU this run saw neither counts nor ends the
   streak (history.streak); a run under Prolog= sees every GPU and keeps no set. A pass that saw them still ends it, a
   drain, a resume and a reboot still do.

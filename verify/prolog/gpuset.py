@@ -5,29 +5,13 @@ node shared by jobs (gres/gpu per job), the job on GPUs 0-3 whose preflight hung
 pass on GPUs 4-7, then a hang on 0-3 again... was "1 of 3" for ever: a pass that tested none of the stuck GPU ended
 the streak (NVSentinel's checker rule counts the checker's stalls; a healthy sample of other GPUs says nothing of
 the one that stalls it). Under Prolog= the preflight sees every GPU of the host: its runs keep no set (all).
+config.seen_gpus reads the set a step saw.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 FIELD = "job_gpus"      # the history field: the GPU indices a step's preflight saw (none kept: every GPU)
-
-
-def seen(env: Mapping[str, str], step: bool) -> frozenset[int] | None:
-    """The indices of the GPUs a job's first step sees (SLURM_STEP_GPUS, which slurmstepd sets on each node, else
-    SLURM_JOB_GPUS), or None: under Prolog=, none said, or a list that is none (then every GPU, as before)."""
-    # config builds its Config with this module: its parser is read once both are loaded
-    from .config import gpu_indices
-
-    if not step:
-        return None
-    for name in ("SLURM_STEP_GPUS", "SLURM_JOB_GPUS"):
-        text = env.get(name, "").strip()
-        if text:
-            found = gpu_indices(text)
-            return frozenset(found) if found else None
-    return None
 
 
 def kept(event: dict[str, Any]) -> frozenset[int] | None:
