@@ -9,6 +9,9 @@ from .errors import UserError
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([smhdw]?)$")
+# before this no verify report of schema 1 or 2, nor its attestation, was written: an earlier time (1970, a BIOS's 2000)
+# is a clock that was never set, no time of the evidence (the fleet report and make report/gate alike)
+EARLIEST_CREATED = "2025-01-01T00:00:00Z"
 
 
 def parse_duration(text: str, what: str) -> float:

@@ -34,6 +34,12 @@ Found:
   one report). Fix (scripts/fleet/boards.py): both reports are invalid (which one is not its node's, no file tells),
   the fleet does not pass; a node's several reports (a rerun, the collective's) are one node's.
 
+- Class 9, evidence from a clock never set (medium: an impossible time believed). make report and make gate believed a
+  pass signed in 1970 (or whose report was created in 2000): `verified: yes` without MAX_AGE, where make fleet-report
+  refuses such a report ("before any verify report: that node's clock was never set"). Repro: a lone attestation
+  signed 1970-01-01T00:00:05Z. Fix: scripts/publish/report.never_set, EARLIEST_CREATED one constant for both
+  (scripts/durations.py): not believed, the newest trusted attestation decides NO.
+
 Low, fixed: MAX_AGE of 400 nines (scripts/durations.parse_duration) read as a float's infinity, every stale report
 believed; now "not a duration", as `1e999` was.
 
@@ -272,3 +278,27 @@ def test_one_gpu_on_one_node_a_node_s_rerun_alone_is_no_copy(tmp_path):
         (folder / name).write_text(json.dumps(_written()))
     found = fleet(folder)
     assert not found.invalid and [n.node for n in found.nodes] == ["n1", "n1"]
+
+
+# ---- class 9: an attestation signed by a clock never set
+
+@pytest.mark.parametrize(("signed", "created"), [("1970-01-01T00:00:05Z", None), ("2000-01-01T00:00:00Z", None),
+                                                  ("2026-11-24T00:00:00Z", "1970-01-02T00:00:00Z")])
+def test_an_attestation_signed_before_any_verify_is_not_believed(signed, created):
+    """make report / make gate: a pass signed (or its report created) in 1970 or a BIOS's 2000, by a node whose clock
+    was never set (no RTC, no NTP yet), was `verified: yes` without MAX_AGE, while the fleet report refuses such a
+    report as no evidence of when it ran. The same rule now (scripts/durations.py EARLIEST_CREATED): not believed,
+    the newest trusted attestation decides NO."""
+    from scripts.publish.report import Attestation, Summary, _decide, order, refuse_future
+    from scripts.publish.signing import Trusted
+
+    class Key:
+        keyid = "ab" * 32
+
+    a = Attestation("sha256:" + "1" * 64, Trusted(Key(), "/keys/release.pub"), signed,
+                    {"checks": [], "created": created or signed}, "pass", None, {"node": "n1"})
+    s = Summary("r@sha256:" + "2" * 64, attestations=[a])
+    order(s)
+    refuse_future(s, 300.0)
+    _decide(s, True)
+    assert not s.verified and "clock was never set" in s.reason
