@@ -40,7 +40,8 @@ Found:
   signed 1970-01-01T00:00:05Z. Fix: scripts/publish/report.never_set, EARLIEST_CREATED one constant for both
   (scripts/durations.py): not believed, the newest trusted attestation decides NO.
 
-Low, fixed: MAX_AGE of 400 nines (scripts/durations.parse_duration) read as a float's infinity, every stale report
+Low, fixed: a gpu device's `row_remap` of 0 was read as none by the prolog and refused by the host side (one answer:
+refused, verify/prolog/hidden.py). MAX_AGE of 400 nines (scripts/durations.parse_duration) read as a float's infinity, every stale report
 believed; now "not a duration", as `1e999` was.
 
 Each test names the practice it follows.
@@ -114,6 +115,9 @@ IMPOSSIBLE = {
     "nodes written as a float": lambda d: _nccl(d)["data"].update(nodes=2.0),
     "-3 wrong elements": lambda d: _nccl(d)["metrics"]["wrong"].update(value=-3),
     "3 ranks across 4 nodes": lambda d: (_ranks(3)(d), _nccl(d)["data"].update(nodes=4)),
+    # (low) both readers one answer: a row_remap of 0 was read as none by the prolog, refused by the host side
+    "a row_remap written as 0": lambda d: next(c for c in d["checks"] if c["name"] == "gpu")["data"]["devices"][0]
+    .update(row_remap=0),
 }
 
 
