@@ -40,7 +40,8 @@ Found:
   signed 1970-01-01T00:00:05Z. Fix: scripts/publish/report.never_set, EARLIEST_CREATED one constant for both
   (scripts/durations.py): not believed, the newest trusted attestation decides NO.
 
-Low, fixed: a gpu device's `row_remap` of 0 was read as none by the prolog and refused by the host side (one answer:
+Low, fixed: a gpu warning counting nvml_devices 0 beside 8 devices listed passed the prolog, refused by the host side
+(verify/prolog/verdict._devices_problem compares any count now). A gpu device's `row_remap` of 0 was read as none by the prolog and refused by the host side (one answer:
 refused, verify/prolog/hidden.py). MAX_AGE of 400 nines (scripts/durations.parse_duration) read as a float's infinity, every stale report
 believed; now "not a duration", as `1e999` was.
 
@@ -118,6 +119,9 @@ IMPOSSIBLE = {
     # (low) both readers one answer: a row_remap of 0 was read as none by the prolog, refused by the host side
     "a row_remap written as 0": lambda d: next(c for c in d["checks"] if c["name"] == "gpu")["data"]["devices"][0]
     .update(row_remap=0),
+    # (low) a warning counting 0 NVML devices beside 8 listed: the prolog compared only counts of 1 or more
+    "a warning on 0 devices with 8 listed": lambda d: next(c for c in d["checks"] if c["name"] == "gpu").update(
+        status="warn", code="THROTTLED", owner="host", metrics={"nvml_devices": {"value": 0.0, "unit": "count"}}),
 }
 
 

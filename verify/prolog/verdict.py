@@ -307,9 +307,10 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     if not isinstance(devices, list):
         return None
     counted = metrics.get("nvml_devices")
-    counted = whole_count(counted.get("value")) if isinstance(counted, dict) else None
-    if counted is not None and len(devices) != counted:
-        return f"its gpu check {_does(c['status'])} with nvml_devices = {counted} and {len(devices)} NVML device(s) listed"
+    counted = counted.get("value") if isinstance(counted, dict) else None
+    # any number, 0 too (a warning may count none): verify counts len() of the list (plausible.py holds the same)
+    if isinstance(counted, (int, float)) and not isinstance(counted, bool) and len(devices) != counted:
+        return f"its gpu check {_does(c['status'])} with nvml_devices = {counted:g} and {len(devices)} NVML device(s) listed"
     uuids = [u for d in devices if isinstance(d, dict) and (u := board_uuid(d.get("uuid")))]
     if len(set(uuids)) != len(uuids):
         return f"its gpu check {_does(c['status'])} with one GPU (UUID) listed twice among its NVML devices"
