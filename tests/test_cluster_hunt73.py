@@ -26,6 +26,15 @@ Found:
   streak (history.streak); a run under Prolog= sees every GPU and keeps no set. A pass that saw them still ends it, a
   drain, a resume and a reboot still do.
 
+- Class 5 again, a mix of causes (high: a stuck GPU kept in service for good). A run whose preflight's check timed out
+  (CHECK_TIMEOUT: the checker stalled) and whose confirmation then crashed (SIGSEGV, a GPU in a bad state faulting
+  the rerun), exited without a report, or wrote one no verify writes, was PREFLIGHT_NO_REPORT / REPORT_INVALID: the
+  streak ended at each such run, "not assessed" for ever, while a confirmation that ran out of time (weaker, if
+  anything) counted. Repro: three runs, each a gpu CHECK_TIMEOUT report then a confirmation killed by SIGSEGV: never
+  PREFLIGHT_HUNG. Practice: NVSentinel's checker rule (the stall stands, unconfirmed and unrefuted: a run towards
+  --hang-runs, as a confirmation that skipped the check already was). Fix (verify/prolog/verdict.confirmation): such
+  a run is PREFLIGHT_TIMEOUT; a signal (PREFLIGHT_INTERRUPTED) stays our own trouble, neither counting nor ending it.
+
 - Class 6 across reports (medium: evidence counted twice, a node counted healthy on another's report). NVML's GPU
   UUID is the board's own; make fleet-report counted n1 and n2 both passing where both reports listed the same eight
   GPU UUIDs (a report copied or renamed to the node that wrote none, a hostname edited, or evidence from before an RMA
@@ -310,3 +319,46 @@ def test_an_attestation_signed_before_any_verify_is_not_believed(signed, created
     refuse_future(s, 300.0)
     _decide(s, True)
     assert not s.verified and "clock was never set" in s.reason
+
+
+
+# ---- class 5: a stall whose confirmation crashed is a stall
+
+TIMED_OUT = json.dumps(_report(_gpu("fail", code="CHECK_TIMEOUT", owner="host", summary="gpu timed out"))).encode()
+
+
+@pytest.mark.parametrize(("rerun", "said"), [((-11, None), "killed by SIGSEGV"), ((0, None), "exited 0"),
+                                             ((1, b"{}"), "no `created` time")])
+def test_nvsentinel_checker_rule_a_stall_whose_confirmation_crashed_counts_towards_hang_runs(
+        tmp_path, fake, monkeypatch, capsys, rerun, said):
+    """Three runs whose gpu check stalled (CHECK_TIMEOUT) and whose confirmation crashed, wrote no report or a report
+    no verify writes: the third drains as PREFLIGHT_HUNG (behind the breaker). It ended the streak at every run."""
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        out = Path(cmd[cmd.index("--json") + 1])
+        if "--checks" not in cmd:
+            out.write_bytes(TIMED_OUT)
+            return 1, ""
+        if rerun[1] is not None:
+            out.write_bytes(rerun[1])
+        return rerun[0], ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    for n in range(3):
+        status = cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV)
+        assert status == (1 if n == 2 else 3), capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "PREFLIGHT_HUNG" in out and said in out and fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #")
+
+
+def test_a_stall_whose_confirmation_was_interrupted_is_still_our_own_trouble(tmp_path, fake, monkeypatch):
+    """A signal during the confirmation (verify's INTERRUPTED report) is no verdict of the node's: neither a run
+    towards --hang-runs nor an end of one (PREFLIGHT_INTERRUPTED, history.STREAK_NEUTRAL)."""
+    cut = _report(_gpu("skip", code="INTERRUPTED", owner="job"))
+    cut.update(status="fail", interrupted="SIGTERM")
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        out = Path(cmd[cmd.index("--json") + 1])
+        out.write_bytes(TIMED_OUT if "--checks" not in cmd else json.dumps(cut).encode())
+        return 1, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV)
+    assert history.read(str(tmp_path / "state"), "n1").events[-1]["code"] == "PREFLIGHT_INTERRUPTED"
