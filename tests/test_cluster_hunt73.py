@@ -6,8 +6,7 @@ Found:
   verify writes). Round 50's rule bounded rates (RATE_MOST) and the gpu check's device counts; any other count was
   believed whatever it said. A preflight whose nccl check passes with `world_size` -8 ranks or 8.5 ranks, or whose
   data says `world_size` "8" (a string) or `nodes` "2" or 2.0 (read as no count: a group's run passed as this node's,
-  and a collective's failure listed a drain of the node that wrote it), or
-  an all-reduce over NCCL on one node claiming 16 ranks where its own gpu check counted 8 GPUs (NCCL runs one rank per
+  and a collective's failure listed a drain of the node that wrote it), or an all-reduce over NCCL on one node claiming 16 ranks where its own gpu check counted 8 GPUs (NCCL runs one rank per
   GPU: "Duplicate GPU detected"; verify's own nccl judge refuses such facts as MEASUREMENT_INVALID), passed the
   prolog (exit 0) and the fleet report ("fleet: PASSING"). Practice: NCCL's one rank per device, verify's report
   schema (a count is a whole number, 0 or more). Fix: verify/prolog/ranks.py (count_problem, ranks_problem) on the
@@ -21,8 +20,8 @@ Found:
   the streak, "1 of 3 runs in a row hung" for ever, the stuck GPU in service on every job given it. Repro: step runs
   SLURM_JOB_GPUS=0-3 hanging and 4-7 passing, alternately: never PREFLIGHT_HUNG. Practice: NVSentinel's checker rule
   (the checker's stalls are counted; a healthy sample of other GPUs says nothing of the one that stalls it). Fix
-  (verify/prolog/gpuset.py, config.seen_gpus): each history event of a step keeps the GPU indices its preflight saw (`job_gpus`, from
-  SLURM_STEP_GPUS else SLURM_JOB_GPUS); a run that did not see every GPU this run saw neither counts nor ends the
+  (verify/prolog/gpuset.py, config.seen_gpus): each history event of a step keeps the GPU indices its preflight saw
+  (`job_gpus`, from SLURM_STEP_GPUS else SLURM_JOB_GPUS); a run that did not see every GPU this run saw neither counts nor ends the
   streak (history.streak); a run under Prolog= sees every GPU and keeps no set. A pass that saw them still ends it, a
   drain, a resume and a reboot still do.
 
@@ -49,10 +48,24 @@ Found:
   signed 1970-01-01T00:00:05Z. Fix: scripts/publish/report.never_set, EARLIEST_CREATED one constant for both
   (scripts/durations.py): not believed, the newest trusted attestation decides NO.
 
-Low, fixed: a gpu warning counting nvml_devices 0 beside 8 devices listed passed the prolog, refused by the host side
-(verify/prolog/verdict._devices_problem compares any count now). A gpu device's `row_remap` of 0 was read as none by the prolog and refused by the host side (one answer:
-refused, verify/prolog/hidden.py). MAX_AGE of 400 nines (scripts/durations.parse_duration) read as a float's infinity, every stale report
-believed; now "not a duration", as `1e999` was.
+Low, fixed: a gpu warning counting nvml_devices 0 beside 8 devices listed passed the prolog, refused by the host
+side (verify/prolog/verdict._devices_problem compares any count now). A gpu device's `row_remap` of 0 was read as
+none by the prolog and refused by the host side (one answer: refused, verify/prolog/hidden.py). MAX_AGE of 400 nines
+(scripts/durations.parse_duration) read as a float's infinity, every stale report believed; now "not a duration", as
+`1e999` was.
+
+Low, left: `--flap-window` and `--lookback` refusals say "seconds" for what are days and hours (CONFIG_ERROR as
+before, only the word is wrong).
+
+Looked at and held (no defect): the hang streak behind the breaker (drain-refused neither ends nor resets it: 4, 5,
+6 runs, drained once the breaker allows) and make undrain of a PREFLIGHT_HUNG drain (3 passes in a row); a first
+run's own crash between hangs ends the streak (another cause: hunt71's rule); --budget/--grace/--lookback/
+--flap-window/--min-confirm/--confirm-factor at 1e999, inf, nan, -1, 0, '7d', '30s' (CONFIG_ERROR, exit 0);
+TORCHIMAGES_HANG_RUNS, _RETURN_PASSES, _CLOCK_SKEW, _BREAKER at '3.0', '0x3', '+3', a fullwidth 3, '3e0', '1_0',
+'inf', '-0', '7 d', '1e999' (said, default held); MAX_AGE '7 d', '-1h', '1e999', '0', 'inf', 'P7D'; report
+`created` naive, +00:00, +14:00, -12:00, fractional, lower-case, a space, a number, 2027-02-29, :60, 9999, 0001;
+a decide()/report_problem() fuzz of every field of a real report (pass, GPU_LOST, NCCL_WRONG_RESULT, a warning)
+with 16 hostile values: one answer after the fixes above.
 
 Each test names the practice it follows.
 """
