@@ -1,6 +1,7 @@
 """Ages and durations as people write them (`7d`, `12h`, `30m`, `90s`, `1w`) and as they read them back."""
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime, timezone
 
@@ -8,13 +9,17 @@ from .errors import UserError
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([smhdw]?)$")
+# before this no verify report of schema 1 or 2, nor its attestation, was written: an earlier time (1970, a BIOS's 2000)
+# is a clock that was never set, no time of the evidence (the fleet report and make report/gate alike)
+EARLIEST_CREATED = "2025-01-01T00:00:00Z"
 
 
 def parse_duration(text: str, what: str) -> float:
     """Seconds of `text` (a number with s, m, h, d or w; no unit: seconds); UserError naming `what` otherwise."""
     match = DURATION.match(text.strip().lower())
-    if not match or float(match.group(1)) <= 0:
-        raise UserError(f"{what}={text!r} is not a duration: a positive number with s, m, h, d or w (e.g. 7d, 12h)")
+    # 400 nines is a float's infinity: no age at all, never a bound (every stale report believed, `shown` overflowing)
+    if not match or not 0 < float(match.group(1)) * UNITS[match.group(2) or "s"] < math.inf:
+        raise UserError(f"{what}={text[:40]!r} is not a duration: a positive number with s, m, h, d or w (e.g. 7d, 12h)")
     return float(match.group(1)) * UNITS[match.group(2) or "s"]
 
 

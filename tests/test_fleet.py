@@ -49,6 +49,10 @@ def _as(report: dict[str, Any], host: str, phases: dict[str, float] | None = Non
     doc["environment"]["hostname"] = host
     doc["environment"]["phases"] = dict(phases or PHASES)
     doc["replay"] = None        # the replayed GPU report stands for a live one (a replay is no node: _not_a_node_now)
+    for c in doc["checks"]:     # each host's own boards: one GPU UUID in two nodes' reports is a copy (fleet/boards.py)
+        for d in (c.get("data") or {}).get("devices") or [] if c["name"] == "gpu" else []:
+            if isinstance(d, dict) and d.get("uuid"):
+                d["uuid"] = f"{d['uuid']}-{host}"
     return doc
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UserError, one_line
+from . import boards
 from .model import CLOCK_SKEW_S, FLEET_JSON, FLEET_KIND, Figure, Fleet, Node, drain_reason
 from .nodes import _compare, _slow_starts, read_node
 from .output import fleet_json, format_fleet, write_fleet
@@ -62,6 +63,9 @@ def fleet(folder: Path, skew_s: float = CLOCK_SKEW_S, max_age_s: float | None = 
     spelt: dict[str, str] = {}
     for n in nodes:               # N1 and n1 are one host (DNS): named as its first report spells it
         n.node = spelt.setdefault(node_key(n.node), n.node)
+    copied = boards.shared(nodes, dict(valid))      # one GPU in two nodes' reports: neither is evidence (boards.py)
+    invalid += list(copied.items())
+    nodes = [n for n in nodes if n.report not in copied]
     notes += [line for n in nodes for line in n.group_notes]
     emulated = [n.node for n in nodes if n.emulated]
     if emulated:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import ROOT
+from .. import ROOT, durations
 from ..errors import one_line
 from .history import NodeHistory
 from .plausible import node_key
@@ -24,9 +24,8 @@ MAX_BYTES = 64 << 20       # a verify report is a few hundred KiB at most
 MAX_DEPTH = 12             # folders below DIR (a job's reports sit one to four deep)
 MAX_ENTRIES = 50_000       # names walked under DIR in all (a job of 4,096 nodes writes a few per node)
 CLOCK_SKEW_S = 300.0       # a report created this far in the future is still believed (clocks differ); CLOCK_SKEW=
-# before this no verify of schema 1 or 2 was written: an earlier `created` (1970, a BIOS's 2000) is a node's clock that
-# was never set, and its report no evidence of when it ran
-EARLIEST_CREATED = "2025-01-01T00:00:00Z"
+# before this no verify of schema 1 or 2 was written: an earlier `created` is a clock never set (scripts/durations.py)
+EARLIEST_CREATED = durations.EARLIEST_CREATED
 SUFFIXES = (".json", ".log", ".txt")
 PHASES = ("pull", "container_start", "import_torch", "cuda_init", "process_group_init", "first_batch", "first_step")
 # A figure is a metric measured as a rate (higher is better); ratios, bytes and counts are not figures.

@@ -8,6 +8,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from .ranks import count_problem, ranks_problem
+
 # GB/s of bus bandwidth above any link (NVLink5: 900 GB/s per GPU): a figure past it is no measurement
 BUSBW_MAX_GBPS = 10_000.0
 # one host or Slurm node name (a DNS name of at most 253 characters): a hostlist (n[1-4], a,b), a newline, a space or
@@ -181,7 +183,7 @@ def report_problem(report: Any) -> str | None:
     failed = any(c["status"] == "fail" for c in checks)
     if failed != (state == "fail") and not (state == "fail" and report.get("interrupted")):
         return f"its status is {state}, which its checks contradict"
-    return None
+    return ranks_problem(checks)
 
 
 def _check_problem(c: dict[str, Any], coded: bool = True) -> str | None:
@@ -222,6 +224,8 @@ def _check_problem(c: dict[str, Any], coded: bool = True) -> str | None:
         never, said = NEVER_WRITTEN.get((str(c.get("name")), str(metric)), (None, ""))
         if never is not None and never(value):
             return f"the {name} check's {_shown(metric)} = {value:g} is {said}: no figure verify writes"
+        if isinstance(m, dict) and (why := count_problem(name, str(metric), m, value)):
+            return why
     return (_devices_problem(c, metrics) if name == "gpu" and state in ("pass", "warn") else None) or \
         _hidden_failure(c)
 

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..durations import parse_time, shown
+from ..durations import EARLIEST_CREATED, parse_time, shown
 from ..errors import UserError
 from .attest import (
     PREDICATE_PROVENANCE,
@@ -336,11 +336,26 @@ def future_problem(attestation: Attestation, skew_s: float, now: datetime | None
     return None
 
 
+def never_set(attestation: Attestation) -> str | None:
+    """Why an attestation's time is none (signed, or its report created, before any verify attestation could be:
+    EARLIEST_CREATED), or None. A lone pass signed in 1970 was `verified: yes` without MAX_AGE."""
+    earliest = parse_time(EARLIEST_CREATED)
+    for what, text in (("signed", attestation.attested), ("its report created", attestation.report.get("created"))):
+        when = parse_time(text)
+        if when is not None and earliest is not None and when < earliest:
+            return (f"{what} {clean(text, 40)}, before any verify attestation: the signer's clock was never set; "
+                    "not believed (set its clock, verify and attest again)")
+    return None
+
+
 def refuse_future(summary: Summary, skew_s: float = CLOCK_SKEW_S, now: datetime | None = None) -> None:
     """Every attestation dated beyond the clock tolerance is not believed; being the newest, it decides: NO."""
     for a in summary.attestations:
         if a.problem is None:
             a.problem = future_problem(a, skew_s, now)
+        if a.problem is None and (unset := never_set(a)):
+            # a clock never set (an RTC without NTP): no time of the evidence, as the fleet report holds a report's
+            a.problem = unset
         if a.problem is None and parse_time(a.attested) is None:
             # make attest signs an RFC 3339 time: without one the evidence has no time to be judged by (MAX_AGE,
             # the newest-wins rule), so it is not believed, and being the newest by its report it decides NO

@@ -215,7 +215,8 @@ def _hung(cfg: Config, v: Verdict, events: list[dict[str, Any]]) -> Verdict:
         return v
     clock = kernlog.host_clock(cfg.proc)          # hangs of another boot are no evidence against this one
     runs = history.streak(events, HANG_CODES, clock.boot_id, clock.booted, time.time(), cfg.flap_window_s,
-                          cfg.clock_skew_s, started=cfg.started, uptime=clock.uptime, started_up=cfg.started_up) + 1
+                          cfg.clock_skew_s, started=cfg.started, uptime=clock.uptime, started_up=cfg.started_up,
+                          gpus=cfg.job_gpus) + 1
     if runs < cfg.hang_runs:
         return Verdict(v.kind, v.code, v.owner, f"{v.summary}; {runs} of {cfg.hang_runs} runs in a row hung "
                        f"(--hang-runs: PREFLIGHT_HUNG drains at {cfg.hang_runs})", v.check)

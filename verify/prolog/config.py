@@ -91,6 +91,7 @@ class Config:
     started_up: float | None = None         # the same in /proc/uptime (a wall clock stepped back moves not it)
     job_env: bool = False                   # a job's step: its environment is the job's, never the operator's (settings)
     claim_open: bool = False                # drained with our reason, neither re-counted and recorded nor given back yet
+    job_gpus: frozenset[int] | None = None  # a job's first step: the GPU indices its preflight sees (gpuset.py)
 
     @property
     def host_gpus(self) -> bool:
@@ -202,6 +203,16 @@ def expected_gpus(env: dict[str, str]) -> int | None:
             raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices (0,1,2 or ranges 0-3,5)")
         counts.append(len(indices))      # an index named twice is one GPU
     return max(counts, default=0) or None
+
+
+def seen_gpus(env: dict[str, str], step: bool) -> frozenset[int] | None:
+    """The indices of the GPUs a job's first step sees (SLURM_STEP_GPUS, which slurmstepd sets on each node, else
+    SLURM_JOB_GPUS), kept in the history for the hang streak (gpuset.py); None under Prolog= (every GPU), where none
+    is said, or for a list that is none."""
+    for name in ("SLURM_STEP_GPUS", "SLURM_JOB_GPUS") if step else ():
+        if text := env.get(name, "").strip():
+            return frozenset(found) if (found := gpu_indices(text)) else None
+    return None
 
 
 def gpu_indices(text: str) -> set[int] | None:
@@ -405,6 +416,7 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     cfg.job_env = job
+    cfg.job_gpus = seen_gpus(env, cfg.mode == "step")
     cfg.setting_problems = problems + passes_note
     cfg.notes += knob_notes + cfg.setting_problems + ([forged] if (forged := context.forged(env)) else [])
     if unset_metrics:

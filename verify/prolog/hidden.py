@@ -39,6 +39,8 @@ def hidden_failure(c: dict[str, Any]) -> str | None:
             continue
         found = Findings()
         try:
+            if dev.get("row_remap") is not None and not isinstance(dev["row_remap"], dict):
+                raise TypeError("row_remap")      # 0 or [] read as "none": the host side refuses it (plausible.py)
             gpumemory.memory(dev, found)        # type: ignore[arg-type]  # a device as the report holds it
         except (TypeError, ValueError, AttributeError):
             return (f"its gpu check {does} with NVML device {_said(dev.get('index'), 8)} holding memory-error fields "

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .. import strictjson
-from . import statefile
+from . import gpuset, statefile
 
 SCHEMA = 1
 EVENTS = ("pass", "fault", "not-assessed", "drain", "drain-refused", "resume", "resume-refused", "inspect")
@@ -336,7 +336,8 @@ STREAK_NEUTRAL = frozenset({"PROLOG_CRASHED", "PROLOG_INTERRUPTED", "PREFLIGHT_I
 
 def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "", booted: float | None = None,
            now: float | None = None, window_s: float = FLAP_WINDOW_S, skew_s: float = 300.0,
-           started: float | None = None, uptime: float | None = None, started_up: float | None = None) -> int:
+           started: float | None = None, uptime: float | None = None, started_up: float | None = None,
+           gpus: frozenset[int] | None = None) -> int:
     """How many of the last runs in a row ended with one of `codes` (not assessed, or the fault they became): a pass,
     another cause, a drain or a resume ends the streak; a drain the breaker refused does not, nor does a run of our
     own trouble (STREAK_NEUTRAL), which is not counted either. So does a run of
@@ -349,9 +350,13 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
     a busy host, not a hung GPU) and is not counted again; a run's start is its `started`, else its stamp.
     A run of this boot (same boot id) that kept its /proc/uptime (`uptime`, `started_up`: CLOCK_BOOTTIME, which no
     step of the wall clock moves) is placed by those instead: a clock stepped back (NTP's first sync, an operator's
-    `date -s`) neither makes the runs before it "the future" nor overlaps them, so it never delays a hang drain."""
+    `date -s`) neither makes the runs before it "the future" nor overlaps them, so it never delays a hang drain.
+    A run of this boot that saw only other GPUs than this one (`gpus`: a job's first step sees the job's alone;
+    gpuset.py) does not end it: it says nothing of the GPUs that hung here; it ends it at an earlier hang of only
+    GPUs such runs saw."""
     n = 0
     later, later_up = started, started_up      # the start of the run counted last (this one's)
+    cleared: set[int] = set()                  # the GPUs runs skipped below saw end: a hang of them ends the streak
     for e in reversed(events):
         if e["event"] == "not-assessed" and e.get("code") in STREAK_NEUTRAL:
             continue          # whatever its stamp (our trace keeps no uptime: a clock stepped back made it "the future")
@@ -364,6 +369,8 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
         if e["event"] in ("drain-refused", "inspect", "resume-refused"):
             continue
         if e["event"] in ("not-assessed", "fault") and e.get("code") in codes and not _other_boot(e, boot_id, booted):
+            if (hung := gpuset.kept(e)) is not None and hung <= cleared:
+                break         # a later run saw every GPU this hang saw, and ended: it is not in a row
             if up is not None and later_up is not None:
                 if up > later_up + OVERLAP_SLACK_S:
                     continue      # it ran while the later run did: one moment's evidence, counted once
@@ -376,6 +383,10 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
             began_up = _uptime(e, "started_up")
             later_up = began_up if up is not None and began_up is not None and began_up <= up else up
             continue
+        if e["event"] in ("pass", "not-assessed", "fault") and not gpuset.covers(e, gpus) \
+                and not _other_boot(e, boot_id, booted):
+            cleared |= gpuset.kept(e) or set()
+            continue          # a shared node's other job's run: it tested none (or not all) of the GPUs that hung
         break
     return n
 

@@ -16,6 +16,7 @@ from typing import Any
 from ..codes import CODES, OWNERS
 from ..findings import RANK
 from .hidden import hidden_failure
+from .ranks import count_problem, ranks_problem
 
 # The prolog's exit statuses (docs/prolog-and-fleet.md "torchimages-prolog"): one for each outcome, so a script can tell them apart.
 EXIT_PASS = 0            # healthy (or, as Slurm's Prolog=, a fault that is the job's or the image's)
@@ -36,6 +37,7 @@ REASON_PREFIX = "torchimages:"
 # verify codes that say the measurement, not the node, went wrong
 UNJUDGED_CODES = frozenset({"MEASUREMENT_INVALID", "FACTS_INVALID", "FACTS_INCOMPLETE", "INTERRUPTED"})
 TIMEOUT_CODES = frozenset({"CHECK_TIMEOUT", "NCCL_TIMEOUT"})
+INTERRUPTED_CODES = frozenset({"PREFLIGHT_INTERRUPTED", "PROLOG_INTERRUPTED"})   # a signal: our trouble, no verdict
 # evidence that a hang is the hardware's: a lost GPU, an Xid (under its own code where the one Xid catalog names its
 # condition: an ECC error, a failed row remap), a reset the driver asks for
 HUNG_HARDWARE = frozenset({"GPU_LOST", "XID_ERROR", "GPU_RESET_REQUIRED", "ECC_UNCORRECTABLE", "ROW_REMAP_FAILED"})
@@ -133,7 +135,7 @@ def _shape_problem(report: Any) -> str | None:
     # (and an interruption is never a pass, whatever its status says: decide() reads it as interrupted)
     if failed != (report["status"] == "fail") and not (report["status"] == "fail" and report.get("interrupted")):
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
-    return next((why for c in checks if (why := _impossible_pass(c))), None)
+    return next((why for c in checks if (why := _impossible_pass(c))), None) or ranks_problem(checks)
 
 
 def _code_problem(c: dict[str, Any], coded: bool = True) -> str | None:
@@ -234,6 +236,8 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
         never, said = NEVER_WRITTEN.get((c["name"], str(key)), (None, ""))
         if never is not None and never(value):
             return f"its {c['name']} check's {str(key)[:40]} = {value:g} is {said}: no figure verify writes"
+        if isinstance(m, dict) and (why := count_problem(c["name"], str(key), m, value)):
+            return why
     return (_devices_problem(c, metrics) if passing and c["name"] == "gpu" else None) or hidden_failure(c)
 
 
@@ -304,9 +308,10 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     if not isinstance(devices, list):
         return None
     counted = metrics.get("nvml_devices")
-    counted = whole_count(counted.get("value")) if isinstance(counted, dict) else None
-    if counted is not None and len(devices) != counted:
-        return f"its gpu check {_does(c['status'])} with nvml_devices = {counted} and {len(devices)} NVML device(s) listed"
+    counted = counted.get("value") if isinstance(counted, dict) else None
+    # any number, 0 too (a warning may count none): verify counts len() of the list (plausible.py holds the same)
+    if isinstance(counted, (int, float)) and not isinstance(counted, bool) and len(devices) != counted:
+        return f"its gpu check {_does(c['status'])} with nvml_devices = {counted:g} and {len(devices)} NVML device(s) listed"
     uuids = [u for d in devices if isinstance(d, dict) and (u := board_uuid(d.get("uuid")))]
     if len(set(uuids)) != len(uuids):
         return f"its gpu check {_does(c['status'])} with one GPU (UUID) listed twice among its NVML devices"
@@ -422,8 +427,11 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
     ones; a timeout again is confirmed (the node's), a check that now ends was a busy host, not a broken one, and a
     confirmation that reached no verdict leaves the whole run not assessed."""
     if rerun_report is None or _shape_problem(rerun_report) or rerun_report.get("interrupted"):
-        return not_assessed(rerun.code or "CONFIRMATION_FAILED",
-                            f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
+        # the first run's stall stands, unconfirmed and unrefuted: a run towards --hang-runs (PREFLIGHT_TIMEOUT), as
+        # a confirmation that ran out of time is. A crash or no report there (a GPU that stalls its checker, then
+        # faults its rerun) ended the streak and left that GPU in service for good; a signal is our trouble still
+        code = rerun.code if rerun.code in INTERRUPTED_CODES else "PREFLIGHT_TIMEOUT"
+        return not_assessed(code, f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
     again = {c["name"] for c in rerun_report["checks"]}
     asked = timed_out(report)
     if missing := [n for n in asked if n not in again]:

@@ -1,0 +1,64 @@
+"""Counts a report's checks cannot hold, and an all-reduce its own gpu check contradicts: verify/prolog/ranks.py's rule
+on the host side (standard library only: the host side never imports verify; tests/test_report_plausible.py holds the
+two to one answer). A count (unit "count", "ranks", "elements") is whole and 0 or more, bytes 0 or more; an
+all-reduce over NCCL on one node has at most one rank per GPU its own gpu check counted; the nccl check's data
+`nodes` and `world_size` are integers.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+COUNT_UNITS = frozenset({"count", "ranks", "elements"})     # whole, 0 or more
+SIZE_UNITS = frozenset({"bytes"})                           # 0 or more
+
+
+def count_problem(name: str, key: str, m: dict[str, Any], value: float) -> str | None:
+    """Why a figure of a count or size unit is none verify writes (below 0; a count not whole), or None."""
+    unit = str(m.get("unit"))
+    if unit in COUNT_UNITS | SIZE_UNITS and value < 0:
+        return f"its {name} check's {key[:40]} = {value:g} {unit} is negative: no count or size is"
+    if unit in COUNT_UNITS and value != math.floor(value):
+        return f"its {name} check's {key[:40]} = {value:g} {unit} is no whole number: a count is"
+    return None
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value != int(value) or value < 0:
+        return None
+    return int(value)
+
+
+def _does(check: dict[str, Any]) -> str:
+    return "passes" if check.get("status") == "pass" else "warns"
+
+
+def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
+    """Why a report's nccl check cannot be true beside its own gpu check, or None (see the module's docstring)."""
+    nccl = next((c for c in checks if c.get("name") == "nccl"), None)
+    data = nccl.get("data") if nccl is not None else None
+    if not isinstance(data, dict):
+        return None
+    for key in ("nodes", "world_size"):
+        if data.get(key) is not None and (type(data[key]) is not int or data[key] < 0):
+            # verify's facts contract holds them ints (verify/figures.py RANKS, NODES): 2.0 nodes read as one node
+            return f"its nccl check's data {key} = {str(data[key])[:20]!r} is no count verify writes (an integer)"
+    if nccl is None or nccl.get("status") not in ("pass", "warn"):
+        return None
+    raw = nccl.get("metrics")
+    metric = raw.get("world_size") if isinstance(raw, dict) else None
+    world = _whole(data.get("world_size")) or _whole(metric.get("value") if isinstance(metric, dict) else None)
+    nodes = _whole(data.get("nodes"))
+    if world and nodes and nodes > world:      # verify's grouplayout: every node runs at least one rank
+        return f"its nccl check {_does(nccl)} on {world} rank(s) across {nodes} nodes: every node runs at least one"
+    if data.get("backend") != "nccl" or nodes != 1:
+        return None
+    gpu = next((c for c in checks if c.get("name") == "gpu" and c.get("status") in ("pass", "warn")), None)
+    raw = gpu.get("metrics") if gpu is not None else None
+    counted = [n for k in ("nvml_devices", "torch_devices") if isinstance(raw, dict) and isinstance(raw.get(k), dict)
+               and (n := _whole(raw[k].get("value")))]
+    if world and counted and world > max(counted):
+        return (f"its nccl check {_does(nccl)} on {world} ranks over NCCL on one node, where its gpu check counted "
+                f"{max(counted)} GPU(s): NCCL runs one rank per GPU")
+    return None
