@@ -117,3 +117,21 @@ def test_an_exit_code_alone_or_a_quote_in_prose_is_not_slurms_account():
     assert not slurmend.detect(prose)
     # pyxis's own errors under slurmstepd's head are not an end of the job's
     assert not slurmend.detect("slurmstepd: error: pyxis: couldn't start container\n")
+
+
+def test_a_step_slurm_could_not_kill_is_the_nodes():
+    # slurmstepd gives up on processes stuck in the kernel and slurmctld drains the node (Kill task failed)
+    text = ("slurmstepd: error: *** JOB 9325965 ON n3384 CANCELLED AT 2023-01-13T09:48:47 DUE TO TIME LIMIT ***\n"
+            "slurmstepd: error: *** JOB 9325965 STEPD TERMINATED ON n3384 AT 2023-01-13T09:58:47 DUE TO JOB NOT "
+            "ENDING WITH SIGNALS ***\n")
+    failures = slurmend.parse(text)["failures"]
+    assert (failures[0]["node"], failures[0]["type"]) == ("n3384", "STEPD TERMINATED")
+    assert verdict(explained(text)) == ("fail", "TRAIN_FAILED", "host")
+    # the time limit alone stays the job's
+    assert verdict(explained(text.splitlines()[0] + "\n")) == JOB
+
+
+def test_older_slurms_memory_limit_words_are_the_jobs():
+    text = "slurmstepd: error: Job 4711 exceeded memory limit (9437184 > 8388608), being killed\n"
+    assert slurmend.detect(text)
+    assert verdict(explained(text)) == JOB

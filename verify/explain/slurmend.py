@@ -7,13 +7,15 @@
         by the cgroup out-of-memory handler.
     srun: error: node107: task 0: Out Of Memory            (Terminated, Killed, Exited with exit code N)
     srun: error: Node failure on node12
+    slurmstepd: error: *** JOB 9325965 STEPD TERMINATED ON n3384 AT t DUE TO JOB NOT ENDING WITH SIGNALS ***
 
-Into the train facts' `failures` (FACTS.md, `TrainFailure`): one per task srun names (`rank` its task number, the
-rank under srun's launch; `node` srun's), or one with `rank` null where no task is named; `phase` `timeout` for a time
+Into the train facts' `failures` (FACTS.md, `TrainFailure`): one per task srun names (`rank` its task number, the rank
+under srun's launch; `node` srun's), or one with `rank` null where no task is named; `phase` `timeout` for a time
 limit, else `died`; `type` srun's word for the task's end (`Out Of Memory`, `Terminated`), else `CANCELLED`, `Out Of
-Memory` or `Node failure`; `message` slurmstepd's line that says why (the OOM kill, the banner), else srun's. A node
-the poster elided (`ON ...`) is null. Judged by the train check (verify/checks/train/slurmend.py): the job's, a node
-failure the host's. An exit code alone names no cause: it is read only beside one of the lines above."""
+Memory`, `Node failure` or `STEPD TERMINATED`; `message` slurmstepd's line that says why (the OOM kill, the banner),
+else srun's. A node the poster elided (`ON ...`) is null. Judged by the train check (verify/checks/train/slurmend.py):
+the job's; a node failure and a step slurmstepd could not kill, the host's. An exit code alone names no cause: it is
+read only beside one of the lines above."""
 from __future__ import annotations
 
 import re
@@ -23,7 +25,11 @@ from .said import printed
 
 _STEPD = r"slurmstepd(?:\[\d+\])?: error: "
 _BANNER = re.compile(_STEPD + r"(\*\*\* ?(?:JOB|STEP) \S+ (?:ON (\S+) )?CANCELLED AT \S+[^\n]*)")
-_OOM = re.compile(_STEPD + r"((?:Detected \d+ oom[-_]kill events?\(s\)|Exceeded (?:job|step) memory limit)[^\n]*)")
+_OOM = re.compile(_STEPD + r"((?:Detected \d+ oom[-_]kill events?\(s\)|Exceeded (?:job|step) memory limit|"
+                           r"(?:Job|Step) \S+ exceeded memory limit)[^\n]*)")
+# slurmstepd that could not end the step (verify/checks/train/slurmend.py: the node's)
+_STUCK = re.compile(_STEPD + r"(\*\*\* ?(?:JOB|STEP) \S+ STEPD TERMINATED ON (\S+) AT \S+ "
+                             r"DUE TO JOB NOT ENDING[^\n]*)")
 _TASK = re.compile(r"srun: error: ([^\s:]+): tasks? (\d+)[-,\d]*: (Out Of Memory|Terminated|Killed|"
                    r"Exited with exit code \d+)")
 _NODE = re.compile(r"srun: error: (Node failure on ([^\s:]+))")
@@ -50,15 +56,14 @@ def detect(text: str) -> bool:
     if "slurmstepd" not in text and "srun:" not in text:
         return False
     decisive = [m for m in _all(_TASK, text) if not m.group(3).startswith("Exited")]
-    return bool(decisive or printed(_BANNER, text) or printed(_OOM, text) or printed(_NODE, text)
-                or printed(_ABORTED, text))
+    return bool(decisive or any(printed(p, text) for p in (_BANNER, _OOM, _NODE, _STUCK, _ABORTED)))
 
 
 def parse(text: str) -> dict[str, Any]:
-    oom, node, banner, aborted = (printed(p, text) for p in (_OOM, _NODE, _BANNER, _ABORTED))
-    # the line that says why: the OOM kill, the node lost, the cancel's banner, srun's abort
-    cause = oom or node or banner or aborted
-    kind = "Out Of Memory" if oom else "Node failure" if node else "CANCELLED"
+    oom, node, stuck, banner, aborted = (printed(p, text) for p in (_OOM, _NODE, _STUCK, _BANNER, _ABORTED))
+    # the line that says why: the OOM kill, the node lost, the step not ending, the cancel's banner, srun's abort
+    cause = oom or node or stuck or banner or aborted
+    kind = "Out Of Memory" if oom else "Node failure" if node else "STEPD TERMINATED" if stuck else "CANCELLED"
     timeout = bool(cause is banner and banner and "DUE TO TIME LIMIT" in banner.group(1))
     phase = "timeout" if timeout else "died"
     message = cause.group(1).strip()[:400] if cause else None
@@ -70,7 +75,7 @@ def parse(text: str) -> dict[str, Any]:
         failures.append({"rank": rank, "node": _node(where), "phase": phase, "type": task.group(3),
                          "message": message or task.group(0)[len("srun: error: "):][:400]})
     if not failures:
-        where = node.group(2) if node else banner.group(2) if banner and cause is banner else None
+        where = next((m.group(2) for m in (node, stuck, banner) if m is not None and cause is m), None)
         failures.append({"rank": None, "node": _node(where), "phase": phase, "type": kind,
                          "message": message or kind})
     return {"failures": failures}

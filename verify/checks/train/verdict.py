@@ -209,7 +209,7 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     # Slurm's own account of the end (a time limit, a cancel, a cgroup OOM kill) before the loader's rule and the
     # CUDA catalog: its "Out Of Memory" is the job's host memory, never a GPU's (slurmend.py)
     if end := slurmend.ended(first):
-        return result.verdict(FAIL, "TRAIN_FAILED", f"Slurm ended the training run: {text}"[:500] + f"; {end.why}",
+        return result.verdict(FAIL, "TRAIN_FAILED", f"the training run was ended: {text}"[:500] + f"; {end.why}",
                               end.fix, end.owner)
     if first.get("phase") == "data" and not launcher.killed(first):
         return result.verdict(FAIL, "LOADER_FAILED", f"the training data path failed: {text}"[:600])
