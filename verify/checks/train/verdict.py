@@ -21,7 +21,7 @@ from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import grouplayout
 from ...shared.cuda_errors import named_without_driver
-from . import launcher, trainer
+from . import launcher, slurmend, trainer
 
 NAME = "train"
 
@@ -204,9 +204,14 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
                        f"{f.get('message')}"[:400] for f in failures]
     # /dev/shm's exhaustion shown (`shm_error`) is the container's whatever the phase; a worker the launcher reports
     # killed by a signal is judged by the signal (launcher.py), not as the loader's
-    if first.get("shm_error") or (first.get("phase") == "data" and not launcher.killed(first)):
-        if first.get("shm_error"):
-            return result.verdict(FAIL, "SHM_TOO_SMALL", f"the training data path ran out of /dev/shm: {text}"[:600])
+    if first.get("shm_error"):
+        return result.verdict(FAIL, "SHM_TOO_SMALL", f"the training data path ran out of /dev/shm: {text}"[:600])
+    # Slurm's own account of the end (a time limit, a cancel, a cgroup OOM kill) before the loader's rule and the
+    # CUDA catalog: its "Out Of Memory" is the job's host memory, never a GPU's (slurmend.py)
+    if end := slurmend.ended(first):
+        return result.verdict(FAIL, "TRAIN_FAILED", f"the training run was ended: {text}"[:500] + f"; {end.why}",
+                              end.fix, end.owner)
+    if first.get("phase") == "data" and not launcher.killed(first):
         return result.verdict(FAIL, "LOADER_FAILED", f"the training data path failed: {text}"[:600])
     if first.get("type") in OWN_BUGS:
         return result.verdict(FAIL, "CHECK_CRASHED", f"the train check itself broke: {text}"[:600],
