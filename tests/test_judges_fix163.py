@@ -6,14 +6,15 @@ classes their blind translations showed `verify explain` getting wrong.
   its last progress line: a clean burn passes, a client that counted errors is said and never passes;
 - the fabric manager's start precheck on an NVL5+ baseboard (`Kernel module "ib_umad" has not been loaded, fabric
   manager cannot be started`) and NVLSM's `umad_init` failure: the fabric manager down on a node with NVSwitches,
-  fail NVLINK_DOWN (host).
+  fail NVLINK_DOWN (host);
+- mpirun's report that a rank exited non-zero beside an NCCL log that names no failure: the failure, never a pass.
 Real lines are quoted from corpus entries (by slug)."""
 from __future__ import annotations
 
 import pytest
 
 from tests.judging import explained, raw, replayed, verdict
-from verify.explain import fmstatus, gpuburn, nvbandwidth
+from verify.explain import fmstatus, gpuburn, mpiexit, nvbandwidth
 
 pytestmark = pytest.mark.unit
 
@@ -88,3 +89,24 @@ def test_the_fabric_manager_refused_its_start_on_an_nvl5_node_is_nvlink_down(slu
 
 def test_a_module_message_without_the_fabric_managers_words_is_not_its_failure():
     assert not fmstatus.detect('modprobe: FATAL: Module ib_umad not found in directory /lib/modules/6.8.0')
+
+
+# ---------------------------------------------------------- mpirun's non-zero exit beside NCCL's log
+AZURE_NHC = "azure-nd-h100-v5-no-persistent-rdma-naming-an0-vf-as-mlx5-1-roce-among-eight-ib-aznhc-allreduce-exit-3-topo-xml-nic-busid"
+
+
+def test_mpiruns_non_zero_exit_beside_nccls_log_is_a_failure_never_a_pass():
+    text = raw(AZURE_NHC)
+    assert "mpirun detected that one or more processes exited with non-zero status" in text
+    assert mpiexit.exited(text) == ("graph/xml.h:85 NCCL WARN Attribute busid of node nic not found (mpirun: a rank "
+                                    "exited with code 3)")
+    status, code, _ = verdict(explained(text))
+    assert (status, code) == ("fail", "NCCL_FAILED")
+
+
+def test_mpiruns_block_without_a_non_zero_exit_is_no_failure():
+    block = ("mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+             "the job to be terminated. The first process to do so was:\n\n  Process name: [[1,1],0]\n"
+             "  Exit code:    0\n")
+    assert mpiexit.exited(block) is None
+    assert mpiexit.exited("Primary job  terminated normally") is None
