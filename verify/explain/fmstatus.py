@@ -51,6 +51,13 @@ _SYSTEMD = re.compile(r"systemd\[\d+\]:|\.service\b")
 # switches (with none it stops at NV_WARN_NOTHING_TO_DO), so these show the node's own switches
 _CONFIG_STAGE = re.compile(r"not all local fabric manager instances finished their configuration|unhandled config "
                            r"error type \d+|failed to configure all the available GPUs or NVSwitches", re.IGNORECASE)
+# the start script's precheck on an NVL5+ baseboard (`Detected NVL5+ system`, then `Kernel module "ib_umad" has not
+# been loaded, fabric manager cannot be started`) and NVLSM's failure to open the switches' MAD interface (`nvlsm:
+# ibwarn: [15] umad_init: can't read ABI version ...: is ib_umad module loaded?`, a Talos log shipper's relay): the
+# fabric manager cannot come up; NVLSM runs only where the fabric manager drives the node's own NVSwitches (batch 163)
+_PRECHECK = re.compile(r"Kernel module \"[\w-]+\" has not been loaded, fabric manager cannot be started[^\n]*"
+                       r"|\bnvlsm: [^\n]*\bumad_init: [^\n]*")
+_NVL5 = re.compile(r"Detected NVL5\+ system|\bnvlsm: ")
 _SXID = re.compile(r"detected NVSwitch (?:non-)?fatal error")
 NOTHING_TO_DO = "NV_WARN_NOTHING_TO_DO"
 _CONFIGURED = re.compile(r"Successfully configured all the available NVSwitches")
@@ -103,6 +110,8 @@ def _own_line(line: str) -> str | None:
 
 def _error(text: str) -> str | None:
     for line in text.splitlines():
+        if precheck := _PRECHECK.search(line):
+            return precheck.group(0).strip()
         said = _own_line(line)
         if said and (_FAILURE.search(said) or _LOG_ERROR.search(line)) and not _SXID.search(said):
             return said.strip()
@@ -111,12 +120,12 @@ def _error(text: str) -> str | None:
 
 def detect(text: str) -> bool:
     return any(f(text) for f in (_block, _NOT_FOUND.search, _JOB_FAILED.search, _CONFIGURED.search)) or (
-        NOTHING_TO_DO in text and "NVSwitch" in text) or any(p.search(text) for p, _ in _EVENTS) or bool(
+        NOTHING_TO_DO in text and "NVSwitch" in text) or bool(_PRECHECK.search(text)) or any(p.search(text) for p, _ in _EVENTS) or bool(
         _OWN_WORDS.search(text) and _error(text))
 
 
 def parse(text: str) -> dict[str, Any]:
     state, result = _state(text)
-    nvswitches = True if _SWITCHES.search(text) or _CONFIG_STAGE.search(text) else False if NOTHING_TO_DO in text else None
+    nvswitches = True if _SWITCHES.search(text) or _CONFIG_STAGE.search(text) or _NVL5.search(text) else False if NOTHING_TO_DO in text else None
     manager = {"state": state, "result": result, "error": _error(text), "nvswitches": nvswitches}
     return {"torch": None, "devices": None, "fabric_manager": manager}

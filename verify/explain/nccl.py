@@ -12,7 +12,7 @@ from ..checks.nccl import barefail, casualty, efa, ncclog, plugreg
 from ..checks.nccl.crash import CAUGHT
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import cuda, dupgpu, ib, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
+from . import cuda, dupgpu, ib, mpiexit, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
 from .ncclwarns import closing_run, own_lines
 from .said import printed
 
@@ -340,7 +340,7 @@ def _with_connects(log: dict[str, Any], text: str) -> dict[str, Any]:
 def parse(text: str) -> dict[str, Any]:
     version = _VERSION.search(text)
     # no failure logged: two ranks of one communicator placed on one GPU is NCCL's refusal at init (dupgpu.py)
-    error = _error(text) or dupgpu.duplicate(text) or _caught(text) or _store_lost(text)
+    error = _error(text) or dupgpu.duplicate(text) or _caught(text) or _store_lost(text) or mpiexit.exited(text)
     world, nodes = _sizes(text)
     # nccl-tests' `#  Rank N ... on <host> device D [bus] <GPU>` lines above the log: its ranks, nodes and GPU
     listed, on, gpu = ranks(text)
