@@ -803,6 +803,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: nccl fail NCCL_FAILED (host); image: mpirun's non-zero exit with NCCL's topology-file WARN "
         "(mpiexit.py) is a topology file NCCL loaded, the command's NCCL_TOPO_FILE not in the text; the host's "
         "naming rests on the author's later fix (rdma_naming has no field)",
+    # Hundred-and-seventy-second batch (the lead's review)
+    "h100-80gb-hbm3-x8-575.57.08-sglang-2p2d-hicache-512-concurrent-cuda-error-uncorrectable-ecc-gpu-blocked-until-node-restart":
+        "translator: gpu fail ECC_UNCORRECTABLE (host), as the facts road gives; the error is only in the poster's "
+        "sentence (a code span in prose is mentioned, never read as printed: verify/explain/said.py), the log lines "
+        "beside it show none: the GPUs' listing alone warns HEALTH_NOT_ASSESSED",
 }
 
 
