@@ -1,0 +1,101 @@
+"""Issue 36, a seventy-fifth hunt: the operator's day through the public interfaces (`python -m verify.prolog`'s main
+as Prolog= and as `make undrain NODE=...` runs it, the state folder's history), with tests/prolog_fakes.py's Slurm.
+
+A node drained for a real host fault (Xid 79, a lost GPU, ECC pending remap, /dev/shm), repaired by a GPU reset, a
+reboot or nothing, `make undrain` run once, twice, too early, with the kernel log still holding the old Xid, with the
+state folder on another path, and the next jobs' prologs after it.
+
+Found:
+- Class 3, return to service must prove the repair (high: a broken node resumed unproven). `make undrain` runs in
+  the operator's shell, and the prolog handed that shell's environment to the revalidation's verify. A
+  CUDA_VISIBLE_DEVICES left from debugging the faulted GPU (`export CUDA_VISIBLE_DEVICES=0-4,6,7`, the SRE's way to
+  keep working around GPU 5) hid that GPU from every check but NVML's count: verify's gpu check passes with torch on
+  the GPUs the variable names (a detail line, no failure), NVML still lists 8, so the Gres count held and the node
+  drained for GPU 5 was resumed on a preflight that never ran a kernel or an all-reduce on GPU 5. Likewise the
+  shell's NCCL_P2P_DISABLE=1 (left from debugging an NVLink fault: the all-reduce then never crosses NVLink) and
+  VERIFY_SHM_PATH (the shm check measures another folder than /dev/shm). Repro: n1 drained for GPU_LOST, rebooted,
+  `CUDA_VISIBLE_DEVICES=0-4,6,7 make undrain NODE=n1`: verify ran with it, n1 resumed. Practice: NVSentinel's
+  return to service reruns the failed check on the whole node, never on a sample of it. Fix
+  (verify/prolog/verifyrun.py drop_shell_settings): a revalidation's verify sees the node as Prolog= does: the
+  shell's GPU-narrowing variables (CUDA/NVIDIA/HIP/ROCR_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL) and verify's, NCCL's
+  and gloo's own settings (a job step's rule) are dropped, named in one note line. A gate run (Prolog=, a job's
+  first step) keeps Slurm's CUDA_VISIBLE_DEVICES: that is the allocation it gates.
+
+Looked at and held (no defect): Xid 79 drained, then a recorded GPU reset (same boot, the Xid line still in the
+kernel log) or a reboot: `make undrain` resumes after its passes, and the next prologs pass (the old Xid is not
+re-read); a new Xid 79 or 48 logged after the reset keeps the node drained; `make undrain` with the state folder on
+another path refuses in one line naming STATE_DIR (exit 5); NODE empty, ALL, a hostlist or an option: one line,
+exit 2.
+Left (low): a second `make undrain NODE=n1` after a resume on a proof says "REFUSED n1 is not drained (idle)", exit
+5, and records a `resume-refused` after the resume (a message and a status for a node that is in service on proof).
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import pytest
+
+from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, drained, install_fake
+from verify.prolog import cli, kernlog
+
+pytestmark = pytest.mark.unit
+
+SHM: dict[str, Any] = {"name": "shm", "status": "pass", "code": None, "owner": None, "summary": "ok", "metrics": {}}
+NARROWING = {"CUDA_VISIBLE_DEVICES": "0-4,6,7", "NCCL_P2P_DISABLE": "1", "VERIFY_SHM_PATH": "/tmp",
+             "ROCR_VISIBLE_DEVICES": "0"}
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
+    return install_fake(monkeypatch)
+
+
+def _rebooted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node rebooted a minute ago (after the drain), its kernel log empty since."""
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(
+        "boot-b", 60.0, time.time() - 60.0, time.time()))
+    monkeypatch.setattr(kernlog, "boot_time", lambda proc=kernlog.PROC: time.time() - 60.0)
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([], "journalctl"))
+
+
+def _verify_sees(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
+    """verify replaced: it writes a passing 8-GPU report; the environment each run would inherit is kept."""
+    seen: list[dict[str, str]] = []
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        seen.append(dict(os.environ))
+        with open(cmd[cmd.index("--json") + 1], "w") as out:
+            out.write(json.dumps(_report(_gpu(), SHM)))
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    return seen
+
+
+def test_nvsentinel_return_to_service_proves_every_gpu_not_the_shell_s_sample(tmp_path, fake, monkeypatch, capsys):
+    state = drained(tmp_path, fake, "GPU_LOST", "gpu")
+    _rebooted(monkeypatch)
+    for key, value in NARROWING.items():
+        monkeypatch.setenv(key, value)
+    seen = _verify_sees(monkeypatch)
+    status = cli.main(["--state-dir", state, "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1", **NARROWING})
+    said = capsys.readouterr().err
+    assert seen, said
+    for env in seen:         # every preflight of the revalidation saw the whole node
+        assert not set(NARROWING) & set(env), said
+    assert status == 0 and fake.nodes["n1"] == ("idle", "none"), said
+    assert "--revalidate proves the whole node: the shell's CUDA_VISIBLE_DEVICES, NCCL_P2P_DISABLE, " \
+           "ROCR_VISIBLE_DEVICES, VERIFY_SHM_PATH not given to its preflight" in said, said
+
+
+def test_slurm_prolog_semantics_a_gate_keeps_slurm_s_allocation(tmp_path, fake, monkeypatch, capsys):
+    """Under Prolog= CUDA_VISIBLE_DEVICES is Slurm's allocation for the job (the GPUs it gates): kept, nothing said."""
+    _rebooted(monkeypatch)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    seen = _verify_sees(monkeypatch)
+    env = {**PROLOG_ENV, "SLURM_JOB_GPUS": "0,1", "CUDA_VISIBLE_DEVICES": "0,1"}
+    assert cli.main(["--state-dir", str(tmp_path / "state")], env) == 0
+    assert seen and all(e.get("CUDA_VISIBLE_DEVICES") == "0,1" for e in seen)
+    assert "proves the whole node" not in capsys.readouterr().err
