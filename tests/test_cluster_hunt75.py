@@ -21,6 +21,18 @@ Found:
   and gloo's own settings (a job step's rule) are dropped, named in one note line. A gate run (Prolog=, a job's
   first step) keeps Slurm's CUDA_VISIBLE_DEVICES: that is the allocation it gates.
 
+- Class 3 / class 8, evidence lost between a drain and its undrain (high: a broken node resumed unproven). The
+  revalidation reads the drain's facts (which check found the fault) from the history, and where the history's last
+  drain is not the one Slurm's reason stamps it set them aside as unknown, then required only the checks of the
+  other drains listed there. With the state folder on another path (`make undrain STATE_DIR=` naming the folder the
+  gate wrote before it moved, holding an old /dev/shm drain of n1), a node Slurm shows drained for
+  NCCL_WRONG_RESULT was resumed on a preflight whose nccl check never ran (round 67's rule held only where the
+  record was found). Repro: Slurm reason `torchimages:NCCL_WRONG_RESULT`, --state-dir holding one SHM_TOO_SMALL
+  drain of a month ago, a passing report of gpu and shm only: RESUMED. Practice: NVSentinel's return to service
+  reruns the check that failed; not knowing which, every one. Fix (verify/prolog/revalidate.py _proof): where the
+  history holds no record of Slurm's drain, each preflight check (gpu, shm, nccl) must measure again, else
+  REPAIR_UNPROVEN (not assessed, exit 3, it stays drained); a full passing preflight returns it as before.
+
 Looked at and held (no defect): Xid 79 drained, then a recorded GPU reset (same boot, the Xid line still in the
 kernel log) or a reboot: `make undrain` resumes after its passes, and the next prologs pass (the old Xid is not
 re-read); a new Xid 79 or 48 logged after the reset keeps the node drained; `make undrain` with the state folder on
@@ -38,8 +50,8 @@ from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, drained, install_fake
-from verify.prolog import cli, kernlog
+from tests.prolog_fakes import PROLOG_ENV, _gpu, _nccl, _report, _verify_runs, drained, install_fake
+from verify.prolog import cli, history, kernlog, slurm
 
 pytestmark = pytest.mark.unit
 
@@ -99,3 +111,33 @@ def test_slurm_prolog_semantics_a_gate_keeps_slurm_s_allocation(tmp_path, fake, 
     assert cli.main(["--state-dir", str(tmp_path / "state")], env) == 0
     assert seen and all(e.get("CUDA_VISIBLE_DEVICES") == "0,1" for e in seen)
     assert "proves the whole node" not in capsys.readouterr().err
+
+
+# ---- class 3: a history that holds drains, none of them the one Slurm shows (the state folder on another path)
+
+@pytest.mark.parametrize("code", ["NCCL_WRONG_RESULT", "SHM_TOO_SMALL", "XID_HISTORY"])
+@pytest.mark.parametrize("measured", [False, True])
+def test_nvsentinel_return_to_service_reruns_every_check_when_the_drain_s_is_unknown(tmp_path, fake, monkeypatch,
+                                                                                    capsys, code, measured):
+    """Slurm shows n1 drained by torchimages an hour ago; the folder `make undrain STATE_DIR=` names holds only an
+    older drain of n1 (for /dev/shm, a month ago: the folder the gate wrote before it moved). Which check found this
+    drain's fault is unknown: a pass whose nccl check never ran resumed a node drained for an all-reduce that returned
+    wrong values. Now each preflight check must measure again; with all of them passing it returns as before."""
+    fake.info = {"Gres": "gpu:8"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", code, "x", time.time() - 3600))
+    old = str(tmp_path / "old")
+    history.record(old, "n1", "drain", "SHM_TOO_SMALL", "x", now=time.time() - 30 * 86400,
+                   extra={"gpus": 8, "check": "shm"})
+    _rebooted(monkeypatch)
+    checks = (_gpu(), SHM, _nccl()) if measured else (_gpu(), SHM)
+    runs = _verify_runs(monkeypatch, [json.dumps(_report(*checks)).encode()])
+    status = cli.main(["--state-dir", old, "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"})
+    said = capsys.readouterr().err
+    if measured:
+        assert status == 0 and fake.nodes["n1"] == ("idle", "none"), said
+        assert len(runs) == (1 if code == "SHM_TOO_SMALL" else 3), said      # an intermittent fault's passes in a row
+    else:
+        assert status == 3 and fake.nodes["n1"][0] == "drained", said
+        last = history.read(old, "n1").events[-1]
+        assert (last["event"], last["code"]) == ("resume-refused", "REPAIR_UNPROVEN"), said
+        assert "holds no nccl check" in last["detail"], last

@@ -36,6 +36,8 @@ NOT_A_CHECK = frozenset({"preflight", "kernel-log"})
 # a skip that measured all the same: the nccl check on a node without GPUs (verify's expect-gpus 0) all-reduced over
 # gloo and verified the values, only NCCL itself was not exercised (with GPUs expected it is a failure)
 MEASURED_SKIPS = frozenset({("skip", "NCCL_NOT_EXERCISED")})
+# verify --preflight's checks (verify/cli.py PREFLIGHT_CHECKS): each must measure again where the drain's is unknown
+PREFLIGHT_CHECKS = frozenset({"gpu", "shm", "nccl"})
 DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
 # xid.judge's codes: evidence only the kernel log gives (an Xid, an SXid, an NV_ERR status line)
 KERNLOG_CODES = frozenset({"XID_HISTORY", "XID_REPEATED"})
@@ -238,6 +240,11 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
                                                    claimed[0] if claimed else None) if c)
     cfg.drained_checks = frozenset(str(d["check"]) for d in (drain, *also) if d and isinstance(d.get("check"), str)
                                    and d["check"] not in NOT_A_CHECK)
+    if claimed and not any(isinstance(d.get("epoch"), (int, float)) and abs(d["epoch"] - claimed[1]) <= DRAIN_RECORD_S
+                           for d in (drain, *also) if d):
+        # the history holds drains, none of them Slurm's (a state folder the gate no longer writes, an older one):
+        # which check found this drain's fault is unknown, so each of the preflight's checks must measure again
+        cfg.drained_checks |= PREFLIGHT_CHECKS
     if cfg.kernel_log_cause and not cfg.kernel_log:
         # the evidence the drain stood on is read again, or the node is not proven: never resumed unseen
         return (f"drained for {cfg.kernel_log_cause} on kernel-log evidence (NVIDIA's Xid catalog): return to "
