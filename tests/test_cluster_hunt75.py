@@ -29,9 +29,21 @@ Found:
   NCCL_WRONG_RESULT was resumed on a preflight whose nccl check never ran (round 67's rule held only where the
   record was found). Repro: Slurm reason `torchimages:NCCL_WRONG_RESULT`, --state-dir holding one SHM_TOO_SMALL
   drain of a month ago, a passing report of gpu and shm only: RESUMED. Practice: NVSentinel's return to service
-  reruns the check that failed; not knowing which, every one. Fix (verify/prolog/revalidate.py _proof): where the
-  history holds no record of Slurm's drain, each preflight check (gpu, shm, nccl) must measure again, else
-  REPAIR_UNPROVEN (not assessed, exit 3, it stays drained); a full passing preflight returns it as before.
+  reruns the check that failed; not knowing which, every one. Fix (verify/prolog/rechecks.py, read by
+  revalidate._proof): where the history holds no record of Slurm's drain, each preflight check (gpu, shm, nccl) must
+  measure again, else REPAIR_UNPROVEN (not assessed, exit 3, it stays drained); a full passing preflight returns it
+  as before.
+
+- Class 3 / class 6, a memory-error repair proven by no memory fact (medium: a node with uncorrectable ECC errors
+  resumed on a report no verify writes). A node drained for ECC_UNCORRECTABLE, RETIREMENT_PENDING or
+  ROW_REMAP_FAILED returns when the preflight reads the GPUs' ECC again (the memory rule: ECC off or an InfoROM
+  corrupted refuses). verify's gpu check lists every NVML device with its ECC facts in `data.devices`; a
+  passing gpu check listing none (only its `nvml_devices` count) was read as "no device with ECC off": resumed.
+  Repro: n1 drained for ECC_UNCORRECTABLE, rebooted, a pass whose gpu check has no `data`: RESUMED. Practice:
+  NVIDIA's Xid catalog (48/63/64: retirement and row remap take effect at a reset, seen in the counts read again)
+  and NVSentinel's return to service (the failed check's facts read again). Fix (verify/prolog/revalidate.py
+  memory_unproven): no device listed is no proof, GPU_NOT_ASSESSED as that rule says (exit 3, stays drained).
+  tests/prolog_fakes.py's gpu check now lists its devices as verify does.
 
 Looked at and held (no defect): Xid 79 drained, then a recorded GPU reset (same boot, the Xid line still in the
 kernel log) or a reboot: `make undrain` resumes after its passes, and the next prologs pass (the old Xid is not
@@ -141,3 +153,24 @@ def test_nvsentinel_return_to_service_reruns_every_check_when_the_drain_s_is_unk
         last = history.read(old, "n1").events[-1]
         assert (last["event"], last["code"]) == ("resume-refused", "REPAIR_UNPROVEN"), said
         assert "holds no nccl check" in last["detail"], last
+
+
+# ---- class 3: a memory-error drain returns only on the GPUs' memory facts read again
+
+@pytest.mark.parametrize("code", ["ECC_UNCORRECTABLE", "RETIREMENT_PENDING", "ROW_REMAP_FAILED"])
+@pytest.mark.parametrize("listed", [False, True])
+def test_nvidia_xid_catalog_a_memory_repair_is_read_in_the_devices_ecc(tmp_path, fake, monkeypatch, capsys, code,
+                                                                       listed):
+    state = drained(tmp_path, fake, code, "gpu")
+    _rebooted(monkeypatch)
+    gpu = _gpu() if listed else {**_gpu(), "data": {}}       # verify's gpu check lists each device; a forged one none
+    _verify_runs(monkeypatch, [json.dumps(_report(gpu, SHM, _nccl())).encode()])
+    status = cli.main(["--state-dir", state, "--revalidate", "--node", "n1"], {"SLURMD_NODENAME": "n1"})
+    said = capsys.readouterr()
+    if listed:
+        assert status == 0 and fake.nodes["n1"] == ("idle", "none"), said
+    else:
+        assert status == 3 and fake.nodes["n1"][0] == "drained", said
+        last = history.read(state, "n1").events[-1]
+        assert (last["event"], last["code"]) == ("resume-refused", "GPU_NOT_ASSESSED"), said
+        assert "lists no GPU's ECC facts" in last["detail"], last
