@@ -74,7 +74,7 @@ from .verdict import (
 from .verifyrun import PACKAGE_ROOT as PACKAGE_ROOT
 from .verifyrun import _run_verify as _run_verify
 from .verifyrun import _verify_env as _verify_env
-from .verifyrun import drop_job_settings, drop_test_hooks, hooks_allowed, load_report, system_path
+from .verifyrun import drop_job_settings, drop_shell_settings, drop_test_hooks, hooks_allowed, load_report, system_path
 from .verifyrun import verify_command as verify_command
 
 KERNLOG_SHARE = 0.1             # of the cap, for each of journalctl and dmesg
@@ -375,6 +375,7 @@ def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:
     if not hooks_allowed("step" if cfg.job_env else cfg.mode, cfg.state_dir):
         drop_test_hooks(os.environ)     # a job's step: its VERIFY_TEST_* would hang or crash checks (a false drain)
     drop_job_settings(os.environ, cfg.job_env)      # nor its torchrun group, paths and floors judge the node
+    cfg.notes += drop_shell_settings(os.environ) if args.revalidate else []     # a return proves every GPU
     cfg.notes += steplibs.confine(os.environ, cfg.job_env)      # nor its libraries and slurm.conf (steplibs.py)
     if args.revalidate and cfg.under_prolog:
         raise UsageError("--revalidate in Slurm's Prolog= or Epilog= (slurm.conf): it is `make undrain NODE=<node>` on "

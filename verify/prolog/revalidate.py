@@ -22,6 +22,8 @@ from . import history, kernlog, repair, slurm, statefile
 from .config import Config, Interrupted
 from .deadline import Deadline, Overran
 from .notes import _close, _note, _out, _report_gpus, _say, report_mig
+from .rechecks import drained_checks
+from .rechecks import recorded as is_record
 from .repair import repair_problem
 from .statefile import BREAKER_LOCK_WAIT_S
 from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed, one_line
@@ -30,13 +32,9 @@ from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PAS
 # preflight passing again (on a CPU node too); any other (the gpu check's, the kernel log's Xids, a drain whose check
 # is not recorded) must see the GPUs the node should have
 NO_GPU_CHECKS = frozenset({"shm", "nccl", "preflight"})
-# a drain's `check` that names no check of verify's: a hung preflight (proven by passes in a row), the kernel log's
-# evidence (read again: KERNEL_LOG_UNREAD)
-NOT_A_CHECK = frozenset({"preflight", "kernel-log"})
 # a skip that measured all the same: the nccl check on a node without GPUs (verify's expect-gpus 0) all-reduced over
 # gloo and verified the values, only NCCL itself was not exercised (with GPUs expected it is a failure)
 MEASURED_SKIPS = frozenset({("skip", "NCCL_NOT_EXERCISED")})
-DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
 # xid.judge's codes: evidence only the kernel log gives (an Xid, an SXid, an NV_ERR status line)
 KERNLOG_CODES = frozenset({"XID_HISTORY", "XID_REPEATED"})
 STOPPED_S = 5.0                 # sinfo's time to tell whether a resume cut short by a stop took
@@ -141,6 +139,9 @@ def memory_unproven(report: dict[str, Any] | None, codes: frozenset[str]) -> str
     gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
     data: dict[str, Any] = gpu["data"] if isinstance(gpu, dict) and isinstance(gpu.get("data"), dict) else {}
     devices: list[Any] = data["devices"] if isinstance(data.get("devices"), list) else []
+    if not any(isinstance(dev, dict) for dev in devices):
+        return (f"drained for {', '.join(sorted(codes & MEMORY_CODES))}, and the passing gpu check lists no GPU's ECC "
+                "facts (verify lists each device): the memory errors are not read again, their repair not proven")
     for dev in devices:
         if not isinstance(dev, dict):
             continue
@@ -229,15 +230,13 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
     if missing := _no_record(cfg, past.events, drain):
         return missing
     claimed = slurm.parse_reason(row.reason_text, row.name)
-    if drain and claimed and not (isinstance(drain.get("epoch"), (int, float))
-                                  and abs(drain["epoch"] - claimed[1]) <= DRAIN_RECORD_S):
+    if drain and claimed and not is_record(drain, claimed[1]):
         drain = None              # the history's last drain is another one: this drain's facts are unknown
     also = history.current_drains(past.events)           # every fault it was drained for since last in service
     cfg.kernel_log_cause = kernel_log_cause(drain, claimed, also)
     cfg.drained_codes = frozenset(str(c) for c in (*(d.get("code") for d in (drain, *also) if d),
                                                    claimed[0] if claimed else None) if c)
-    cfg.drained_checks = frozenset(str(d["check"]) for d in (drain, *also) if d and isinstance(d.get("check"), str)
-                                   and d["check"] not in NOT_A_CHECK)
+    cfg.drained_checks = drained_checks((drain, *also), claimed)      # every check where the drain's is unknown
     if cfg.kernel_log_cause and not cfg.kernel_log:
         # the evidence the drain stood on is read again, or the node is not proven: never resumed unseen
         return (f"drained for {cfg.kernel_log_cause} on kernel-log evidence (NVIDIA's Xid catalog): return to "

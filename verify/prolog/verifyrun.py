@@ -139,6 +139,27 @@ def drop_job_settings(environ: Any, job: bool) -> None:
             del environ[key]
 
 
+# Return to service proves the whole node (NVSentinel's return to service reruns the failed check on the node, not on a
+# sample of it). `make undrain` runs in an operator's shell: its CUDA_VISIBLE_DEVICES, left from debugging the faulted
+# GPU ("0-4,6,7"), hid that GPU from every check but NVML's count, and its NCCL_P2P_DISABLE=1 or VERIFY_SHM_PATH had
+# the preflight measure another all-reduce or folder than the node's own (/etc/nccl.conf stays NCCL's): a broken node
+# resumed on a pass of what the shell left. A revalidation's verify sees the node as Prolog= does, each dropped name said.
+VISIBLE_VARS = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                "GPU_DEVICE_ORDINAL")
+
+
+def drop_shell_settings(environ: Any) -> list[str]:
+    """A revalidation's environment made the node's: the shell's GPU narrowing and verify's, NCCL's and gloo's own
+    settings out (drop_job_settings' job rule); one note naming them, or none."""
+    before = set(environ)
+    drop_job_settings(environ, True)
+    for key in VISIBLE_VARS:
+        environ.pop(key, None)
+    gone = sorted(before - set(environ) - set(GROUP_VARS))
+    return [f"--revalidate proves the whole node: the shell's {', '.join(gone[:8])}{' ...' if len(gone) > 8 else ''} "
+            "not given to its preflight (unset them to silence this)"] if gone else []
+
+
 # Slurm's prolog semantics: Prolog= runs with no search path ("for security reasons, these programs do not have a
 # search path set": SchedMD's Prolog and Epilog Guide), so sinfo, scontrol and journalctl were looked up in /bin:/usr/bin
 # alone (Python's fallback): a Slurm built from source (/usr/local/bin) or under /opt/slurm (AWS ParallelCluster) had

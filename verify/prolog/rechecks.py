@@ -1,0 +1,33 @@
+"""Which of verify's checks a revalidation's passing report must hold measured again (NVSentinel's return to service
+reruns the check that failed; tests/test_cluster_hunt67.py, tests/test_cluster_hunt75.py).
+
+Each drain since the node was last in service recorded the check whose fault it stood on (the history's `check`).
+Where none of the history's drains is the one Slurm's reason stamps (the history of a state folder the gate no longer
+writes: `make undrain STATE_DIR=` naming the old one), which check found this drain's fault is unknown: every check
+of the preflight must measure again (a node drained for an all-reduce that returned wrong values was resumed on a
+pass whose nccl check never ran). Pure.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+# a drain's `check` that names no check of verify's: a hung preflight (proven by passes in a row), the kernel log's
+# evidence (read again: KERNEL_LOG_UNREAD)
+NOT_A_CHECK = frozenset({"preflight", "kernel-log"})
+PREFLIGHT_CHECKS = frozenset({"gpu", "shm", "nccl"})     # verify/cli.py's PREFLIGHT_CHECKS
+DRAIN_RECORD_S = 300            # the history's drain line is written within this of the reason's stamp
+
+
+def recorded(drain: dict[str, Any], stamp: float) -> bool:
+    """The history's drain line is the record of the drain Slurm's reason stamped at `stamp`."""
+    epoch = drain.get("epoch")
+    return isinstance(epoch, (int, float)) and not isinstance(epoch, bool) and abs(epoch - stamp) <= DRAIN_RECORD_S
+
+
+def drained_checks(drains: Sequence[dict[str, Any] | None], claimed: tuple[str, int] | None) -> frozenset[str]:
+    """The checks `drains` stood on; every preflight check where Slurm's drain (`claimed`) is none of them."""
+    found = frozenset(str(d["check"]) for d in drains if d and isinstance(d.get("check"), str)
+                      and d["check"] not in NOT_A_CHECK)
+    known = not claimed or any(d and recorded(d, claimed[1]) for d in drains)
+    return found if known else found | PREFLIGHT_CHECKS
