@@ -116,3 +116,9 @@ def test_a_verbs_call_failed_with_no_errno_is_the_jobs_never_a_drain():
                               error="init: misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed with error "
                                     "Cannot allocate memory")
     assert with_errno[0] == "fail"
+
+
+def test_an_elision_after_every_link_of_the_model_cuts_nothing_of_that_gpu():
+    links = "".join(f" Link {i}: 53.125 GB/s\n" for i in range(18))
+    (dev,) = nvlinks.parse(f"GPU 0: NVIDIA GB200 (UUID: GPU-x)\n{links} ...\n")["devices"]
+    assert dev["nvlink"] == [True] * 18          # the poster left out the other GPUs, not GPU 0's links

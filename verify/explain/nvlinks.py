@@ -49,10 +49,11 @@ def parse(text: str) -> dict[str, Any]:
             links[int(m.group(1))] = m.group(2) is not None
     for dev in devices:
         shown, cut = dev.pop("_links"), dev.pop("_cut", False)
+        model = baselines.load().model(dev["name"]) if cut else None
+        count = (model.constant("nvlink_links") or 0) if model else 0
+        cut = cut and not (count and len(shown) >= count)     # every link of its model shown: what was elided is after
         if cut and all(shown.values()):
             continue                            # cut short with every shown link up: the field stays unknown
         if shown:
-            model = baselines.load().model(dev["name"]) if cut else None
-            count = max(max(shown) + 1, (model.constant("nvlink_links") or 0) if model else 0)
-            dev["nvlink"] = [shown.get(i) for i in range(count)]
+            dev["nvlink"] = [shown.get(i) for i in range(max(max(shown) + 1, count if cut else 0))]
     return {"torch": None, "devices": devices or None}
