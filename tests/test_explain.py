@@ -721,12 +721,9 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "gtx-titan-x3-of-4-cbio-gpu-2-12-nvidia-smi-325.15-lost-a-gpu-torque-node":
         "translator: gpu fail GPU_NOT_VISIBLE (host); the fourth GPU is the issue's title and the cluster's other "
         "thread, not the excerpt: three idle GPUs with no health field read warn HEALTH_NOT_ASSESSED",
-    "gb200-four-gpus-nvlink-s-gpu0-all-18-links-53.125gbs-topo-nv18-every-pair-reference-capture-for-nvml-mock":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); explain reads topo -m's NV18 to every peer as each GPU's 18 "
-        "links up (topo.py; the corpus's topo-only entries pass so), a health read of all four: pass, the rest named",
     "gb300-srt-slurm-hwinfo-before-snapshot-nvlink-e-gpu0-link0-replay-recovery-crc-zero-no-imex-channels-dir":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); `nvidia-smi nvlink -e` of one link's cumulative counters "
-        "has no field (nvlink_errors are a run's deltas) and its GPU has only a name: not recognised (skip)",
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); `nvidia-smi nvlink -e` of one link of an 18-link GPU: its "
+        "zeros say nothing of the other 17 (nvlinkerrs.py, fix166), so its GPU has only a name: nothing to judge (skip)",
     "h800-driver-550.54.15-nvidia-peermem-loaded-no-memory-peers-sysfs-nvshmem-skips-ib-transport-deepep-image":
         "translator: fabric pass; the module loaded and /sys/module/nvidia_peermem/version are the poster's prose, "
         "no command's output: not recognised (skip, never a pass)",

@@ -1265,6 +1265,11 @@ KNOWN_MISMATCHES = {
         "translator: nccl fail NCCL_FAILED (host); job: an RoCE VF among the IB rails with no NCCL_IB_HCA is the job's "
         "(issue 35 item 7) and the topology-file WARN is the job's error; the host's missing persistent RDMA naming "
         "rests on the author's later fix, and has no field (rdma_naming, nccl_log.topo_error)",
+    # Hundred-and-sixty-sixth to -eighth batches (fix166, tests/test_judges_fix166.py): no field for a monitor's gap.
+    "h100-hgx-dcgm-3.3.0-nvlink-flit-crc-field-409-data-crc-419-not-supported-blank-gpu7-tool-gap-not-node":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: a device known by its index alone is "
+        "no host tool's read of it (a program names devices so), and DCGM's 'not supported' value for field 409 has "
+        "no field (monitor_gaps); explain reads the host engine's line and warns",
 }
 
 

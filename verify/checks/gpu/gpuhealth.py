@@ -166,6 +166,8 @@ def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool =
     that changes state between reads counts."""
     i = dev.get("index")
     reads = [r for r in _reads(dev, "nvlink", []) if isinstance(r, list) and r]
+    # the error counters are judged whether or not the links' states were read (`nvidia-smi nvlink -e` alone)
+    nvlink_errors(dev, found)
     if not reads:
         return
     if bridged:
@@ -188,6 +190,11 @@ def nvlink(dev: dict[str, Any], expected: bool, found: Findings, bridged: bool =
         found.add(status, "NVLINK_DOWN", f"{where(dev)}: {what}{seen}{why}",
                   "Check `nvidia-smi nvlink -s`, the fabric manager (`systemctl status nvidia-fabricmanager`) and "
                   "the NVSwitch trays; reset the GPU if links stay down.", "host", i)
+
+
+def nvlink_errors(dev: Mapping[str, Any], found: Findings) -> None:
+    """The NVLink error counters: a recovery, over 100 replays or over 1000 CRC errors fail, any other growth warns."""
+    i = dev.get("index")
     errors: dict[str, Any] = dev["nvlink_errors"] if isinstance(dev.get("nvlink_errors"), dict) else {}
     grew = {k: v for k, v in errors.items() if isinstance(v, int) and v > 0}
     if grew:

@@ -53,6 +53,7 @@ from .regcap import capacity_verdict
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT
 from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed
+from .verbscall import verbs_call_without_errno
 
 SHM_LOW = 512 << 20          # below this NCCL's shared-memory transport is likely starved
 
@@ -405,10 +406,13 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
                               f"{cause.remedy} {remedy}" if cause else remedy, owner)
-    if not cause and barefail.bare(error) and not (own_mode(facts.get("mode")) and barefail.cuda_class(error)):
+    if not cause and (barefail.bare(error) or verbs_call_without_errno(error)) and not (
+            own_mode(facts.get("mode")) and barefail.cuda_class(error)):
         # the error's class alone shows no cause: the job's to read, never a drain. This verify's own all-reduce is
         # no job's program: a CUDA call failing under it keeps the node's owner
         owner = "job"
+        if call := verbs_call_without_errno(error):
+            shown = f"; NCCL names the verbs call ({call}) and no errno: no cause shown (the launch's ulimit -l first)"
     elif not cause and (crashed := unplaced_verdict(said, backend, result, False)):
         return crashed              # a segmentation fault, no frame shown: the image's software, never a drain
     return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
