@@ -34,6 +34,17 @@ RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
 EXPLAIN_MISMATCHES: dict[str, str] = {
+    # Hundred-and-seventy-third and -fourth batches (fix173, tests/test_judges_fix173.py).
+    "deepspeed-zero3-tp2-batch-inference-one-host-cosmo-nccl-commsplit-init-complete-then-hang-in-job-code":
+        "translator: nccl pass; verify explain: skip FACTS_INCOMPLETE, as its facts: NCCL's Init COMPLETE has no "
+        "field in schema 3 and a channel count alone is no proof the group formed",
+    "two-nodes-gpu1504-gpu1505-pdsh-host-prefixed-nccl-net-ib-1-channels-no-gdrdma-deepspeed-full-determinism-hang-job":
+        "translator: nccl pass; verify explain: warn FABRIC_GDR_OFF (host), as its facts: IB connections without "
+        "/GDRDMA are that warning's class across the corpus",
+    "k8s-vllm-openai-0.6.2-one-pod-four-ranks-kubectl-rfc3339-timestamps-nccl-ib-no-device-socket-eth0-healthy":
+        "translator: nccl pass with nodes 1 from vLLM starting its TP ranks in one pod; the excerpt shows 2 of the 4 "
+        "ranks (1 and 3) on that pod, so explain does not infer one node (a multi-pod group prints the same lines): "
+        "skip FACTS_INCOMPLETE",
     # Hundred-and-forty-ninth batch (fix149, tests/test_judges_fix149.py): one class translated both ways, prose.
     "singularity-4x-a100-pcie-40gb-nccl-2.19.3-image-without-libibverbs-one-process-one-node-nothing-to-judge":
         "translator: nccl skip FACTS_INCOMPLETE; verify explain passes, as its facts: one process for four GPUs whose "

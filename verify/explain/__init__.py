@@ -62,6 +62,7 @@ from . import (
     pasted,
     peermem,
     perftest,
+    raymem,
     rendezvous,
     rigreport,
     slurmend,
@@ -157,6 +158,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("torch.distributed.elastic's failure summary (ChildFailedError, rendezvous)", "train", childfailed.detect,
          childfailed.parse),
     Kind("Slurm's account of a job's or step's end (slurmstepd, srun)", "train", slurmend.detect, slurmend.parse),
+    Kind("Ray's memory monitor killing workers for host RAM", "train", raymem.detect, raymem.parse,
+         prefixed=True),      # as printed: a wrapped line keeps the space before its break
     Kind("torch's answers at a Python prompt", "gpu", torchrepl.detect, torchrepl.parse),
     Kind("nvidia-smi -L", "gpu", smilist.detect, smilist.parse),
     Kind("nvtop's device lines", "gpu", nvtop.detect, nvtop.parse),

@@ -47,6 +47,7 @@ from .logsaid import no_collective
 from .midrun import job_side
 from .mnnvl import mnnvl_verdict
 from .netinit import no_network_verdict
+from .nvlssetup import nvls_setup_verdict
 from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
 from .regcap import capacity_verdict
@@ -349,8 +350,9 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return none             # NCCL's invalid usage after no network started: not misuse of a GPU (netinit.py)
     if named := _adapter_or_misuse(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", error, result):
         return named
-    if attach := _shm_attach("\n".join(said), f"all-reduce over {backend or 'NCCL'} failed", result):
-        return attach
+    if attach := (_shm_attach("\n".join(said), f"all-reduce over {backend or 'NCCL'} failed", result)
+                  or nvls_setup_verdict(" | ".join(said), backend, error, result)):
+        return attach           # NVLS set-up's CUDA failure is the NVSwitch fabric's (nvlssetup.py): before job_side
     if side := job_side(" | ".join(said)):
         return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: {error}; {side[0]}",
                               side[1], "job")

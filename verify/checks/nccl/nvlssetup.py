@@ -1,0 +1,25 @@
+"""NCCL's NVLS set-up failing on a CUDA call (issue 35, batch 174): `transport/nvls.cc:246 NCCL WARN Cuda failure 3
+'initialization error'`, `nvls.cc:244 ... Cuda failure 1 'invalid argument'`, `nvls.cc:223 ... 999 'unknown error'`.
+NCCL reaches nvls.cc only on GPUs that report NVSwitch multicast, after the same process's own CUDA work succeeded
+(its device chosen, its buffers allocated, the communicator's bootstrap done); a multicast call failing there, by
+whatever name, is the NVSwitch fabric's state: NVIDIA answers it (NVIDIA/nccl#976, #1338, #1488) with the Fabric
+Manager restarted without a GPU reset, fixed by the FM/GPU reset sequence or a reboot. One rule for the class, before
+the job-side reading of `initialization error` (midrun.py), which holds for NCCL's other CUDA calls. Pure."""
+from __future__ import annotations
+
+import re
+
+from ...result import FAIL, CheckResult
+
+NVLS_CUDA = re.compile(r"transport/nvls\.cc:\d+ NCCL WARN Cuda failure (?:\d+ )?'[^']+'")
+
+
+def nvls_setup_verdict(said: str, backend: str | None, error: str, result: CheckResult) -> CheckResult | None:
+    """The host's failure where NCCL's NVLS set-up met a CUDA error, else None."""
+    if not (m := NVLS_CUDA.search(said)):
+        return None
+    return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: {error}; NCCL's NVLS "
+                          f"set-up (NVSwitch multicast) failed on a CUDA call ({m.group(0)}) after the process's own "
+                          "CUDA work succeeded: the NVSwitch fabric's state, not the job's", "Drain the node and reset "
+                          "its GPUs and Fabric Manager together (stop FM, `nvidia-smi -r`, start FM) or reboot it; "
+                          "NCCL_NVLS_ENABLE=0 only hides it.", "host")
