@@ -1265,6 +1265,15 @@ KNOWN_MISMATCHES = {
         "translator: nccl fail NCCL_FAILED (host); job: an RoCE VF among the IB rails with no NCCL_IB_HCA is the job's "
         "(issue 35 item 7) and the topology-file WARN is the job's error; the host's missing persistent RDMA naming "
         "rests on the author's later fix, and has no field (rdma_naming, nccl_log.topo_error)",
+    # Hundred-and-sixty-ninth and hundred-and-seventieth batches (fix169, tests/test_judges_fix169.py): no field, the
+    # rule kept.
+    "gce-debian-11-kernel-6.1.0-18-cloud-v100-on-bus-525.125.06-runfile-dkms-build-fails-nvidia-smi-couldnt-communicate":
+        "translator: gpu fail DRIVER_ERROR (host); nvidia-smi's `couldn't communicate` alone stays 'no GPU visible' "
+        "(skip, host), as gce-vm-nvidia-smi-couldnt-communicate-...-module-not-rebuilt-dkms; the runfile's failed "
+        "module build and the V100 on lspci's bus are in no field (driver_errors holds kernel-log lines only)",
+    "rtx-pro-6000-blackwell-max-q-590.44.01-q-x-v13-idle-p8-pcie-gen1-of-gen4-slot-ecc-disabled-remap-0-telegraf-fixture":
+        "translator: gpu pass; warn PCIE_DOWNGRADED (host): the slot's Max Gen4 below the GPU's Device Max Gen5 warns, "
+        "as h100-sxm-gen4-pcie-switch expects; a workstation's Gen4 platform chosen by its owner is in no field",
 }
 
 
