@@ -803,15 +803,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: nccl fail NCCL_FAILED (host); image: mpirun's non-zero exit with NCCL's topology-file WARN "
         "(mpiexit.py) is a topology file NCCL loaded, the command's NCCL_TOPO_FILE not in the text; the host's "
         "naming rests on the author's later fix (rdma_naming has no field)",
-    # Hundred-and-sixty-ninth and hundred-and-seventieth batches (fix169, tests/test_judges_fix169.py): the rule kept,
-    # not read.
+    # Hundred-and-sixty-ninth and hundred-and-seventieth batches (fix169, tests/test_judges_fix169.py): the rule kept.
     "gce-debian-11-kernel-6.1.0-18-cloud-v100-on-bus-525.125.06-runfile-dkms-build-fails-nvidia-smi-couldnt-communicate":
         "translator: gpu fail DRIVER_ERROR (host); nvidia-smi's `couldn't communicate` alone stays 'no GPU visible' "
         "(skip, host), as on the facts road; the runfile's failed module build is no kernel-log line",
-    "rtx-4060-ti-compose-cuda-visible-devices-all-hides-every-gpu-no-cuda-gpus-available-driver-555.58.02-host-smi-fine":
-        "translator: gpu fail GPU_NOT_VISIBLE (job), as the facts road gives since fix169; explain reads nothing "
-        "(skip): a compose file's `CUDA_VISIBLE_DEVICES: all`, a table row cut at its bus id and torch's bare "
-        "`No CUDA GPUs are available` are not read",
     "rtx-pro-6000-blackwell-max-q-590.44.01-q-x-v13-idle-p8-pcie-gen1-of-gen4-slot-ecc-disabled-remap-0-telegraf-fixture":
         "translator: gpu pass; warn PCIE_DOWNGRADED (host), as on the facts road since explain reads the XML's "
         "max_device_link_gen (fix169): the slot's Gen4 below the GPU's Gen5 warns, as h100-sxm-gen4-pcie-switch",

@@ -6,6 +6,7 @@ translations showed the judges or `verify explain` getting wrong.
   `pcie_gen_gpu_max`): `verify explain` reads them, so one excerpt gives one verdict on both roads;
 - a program that saw no GPU (torch's `No CUDA GPUs are available`) under a CUDA_VISIBLE_DEVICES that names none
   (`all`: NVIDIA_VISIBLE_DEVICES' word, not CUDA's) while NVML lists the GPUs: the job's setting, fail GPU_NOT_VISIBLE;
+  explain reads torch's line beside the text's one CUDA_VISIBLE_DEVICES and an nvidia-smi table (a row cut short);
 - nvidia-smi's lost handle as newer drivers print it, the index before the address (`for GPU0: 0000:09:00.0: Unknown
   Error`): that GPU is lost.
 Real lines are quoted from corpus entries (by slug)."""
@@ -17,7 +18,7 @@ import pytest
 
 from tests.judging import CORPUS, explained, raw, replayed, verdict
 from verify.checks import CHECKS
-from verify.explain import nvml, smi, smixml
+from verify.explain import cudahidden, nvml, smi, smixml
 from verify.judging import judge
 from verify.options import Options
 
@@ -59,7 +60,12 @@ def test_the_slot_below_the_gpu_still_warns_off_a_superchip_on_both_roads():
 # ---------------------------------------------------------- CUDA_VISIBLE_DEVICES naming no device: the job's
 def test_a_program_seeing_no_gpu_under_cuda_visible_devices_all_is_the_jobs():
     assert "CUDA_VISIBLE_DEVICES: all" in raw(COMPOSE) and "RuntimeError: No CUDA GPUs are available" in raw(COMPOSE)
-    assert replayed(COMPOSE)["gpu"] == ("fail", "GPU_NOT_VISIBLE", "job")
+    assert replayed(COMPOSE)["gpu"] == ("fail", "GPU_NOT_VISIBLE", "job") == verdict(explained(raw(COMPOSE)))
+    facts = cudahidden.parse(raw(COMPOSE))
+    assert facts["devices"] == [{"index": 0, "name": "NVIDIA GeForce RTX 4060 Ti", "persistence": False}]
+    assert facts["cuda_visible_devices"] == "all" and facts["driver"] == "555.58.02"
+    # the same excerpt under a setting that names a GPU is no such kind
+    assert not cudahidden.detect(raw(COMPOSE).replace("CUDA_VISIBLE_DEVICES: all", "CUDA_VISIBLE_DEVICES: 0"))
     facts = _facts(COMPOSE)
     # a value that names a GPU is not this: a GPU it names may have fallen off the bus
     facts["cuda_visible_devices"] = "0"
