@@ -816,6 +816,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu fail ECC_UNCORRECTABLE (host), as the facts road gives; the error is only in the poster's "
         "sentence (a code span in prose is mentioned, never read as printed: verify/explain/said.py), the log lines "
         "beside it show none: the GPUs' listing alone warns HEALTH_NOT_ASSESSED",
+    # Hundred-and-sixty-ninth and hundred-and-seventieth batches (fix169, tests/test_judges_fix169.py): the rule kept.
+    "gce-debian-11-kernel-6.1.0-18-cloud-v100-on-bus-525.125.06-runfile-dkms-build-fails-nvidia-smi-couldnt-communicate":
+        "translator: gpu fail DRIVER_ERROR (host); nvidia-smi's `couldn't communicate` alone stays 'no GPU visible' "
+        "(skip, host), as on the facts road; the runfile's failed module build is no kernel-log line",
+    "rtx-pro-6000-blackwell-max-q-590.44.01-q-x-v13-idle-p8-pcie-gen1-of-gen4-slot-ecc-disabled-remap-0-telegraf-fixture":
+        "translator: gpu pass; warn PCIE_DOWNGRADED (host), as on the facts road since explain reads the XML's "
+        "max_device_link_gen (fix169): the slot's Gen4 below the GPU's Gen5 warns, as h100-sxm-gen4-pcie-switch",
 }
 
 

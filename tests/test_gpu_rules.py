@@ -1279,6 +1279,15 @@ KNOWN_MISMATCHES = {
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: a device known by its index alone is "
         "no host tool's read of it (a program names devices so), and DCGM's 'not supported' value for field 409 has "
         "no field (monitor_gaps); explain reads the host engine's line and warns",
+    # Hundred-and-sixty-ninth and hundred-and-seventieth batches (fix169, tests/test_judges_fix169.py): no field, the
+    # rule kept.
+    "gce-debian-11-kernel-6.1.0-18-cloud-v100-on-bus-525.125.06-runfile-dkms-build-fails-nvidia-smi-couldnt-communicate":
+        "translator: gpu fail DRIVER_ERROR (host); nvidia-smi's `couldn't communicate` alone stays 'no GPU visible' "
+        "(skip, host), as gce-vm-nvidia-smi-couldnt-communicate-...-module-not-rebuilt-dkms; the runfile's failed "
+        "module build and the V100 on lspci's bus are in no field (driver_errors holds kernel-log lines only)",
+    "rtx-pro-6000-blackwell-max-q-590.44.01-q-x-v13-idle-p8-pcie-gen1-of-gen4-slot-ecc-disabled-remap-0-telegraf-fixture":
+        "translator: gpu pass; warn PCIE_DOWNGRADED (host): the slot's Max Gen4 below the GPU's Device Max Gen5 warns, "
+        "as h100-sxm-gen4-pcie-switch expects; a workstation's Gen4 platform chosen by its owner is in no field",
 }
 
 

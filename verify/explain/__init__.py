@@ -19,6 +19,7 @@ from . import (
     collectenv,
     containerrt,
     cuda,
+    cudahidden,
     dcgm,
     dcgmcache,
     dcgmdiag,
@@ -104,6 +105,8 @@ class Kind:
 KINDS: tuple[Kind, ...] = (
     Kind("nvidia-smi -q -x (XML)", "gpu", smixml.detect, smixml.parse),
     Kind("nvidia-smi -q", "gpu", smi.detect, smi.parse),
+    Kind("torch finding no GPU under a CUDA_VISIBLE_DEVICES that names none", "gpu", cudahidden.detect,
+         cudahidden.parse),
     Kind("nvidia-smi table", "gpu", smitable.detect, smitable.parse),
     Kind("nvidia-smi --query-gpu CSV", "gpu", smiquery.detect, smiquery.parse),
     Kind("DCGM field values", "gpu", dcgm.detect, dcgm.parse),

@@ -230,6 +230,9 @@ def _read(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
             "pcie_gen_max": _int(_find(fields, "pcie generation/max")),
             "pcie_width": _int(_find(fields, "link width/current")),
             "pcie_width_max": _int(_find(fields, "link width/max")),
+            # Device Max: the GPU's own (FACTS.md), so the explain road sees the slot below the GPU as the facts do
+            "pcie_gen_gpu_max": _int(_find(fields, "pcie generation/device max")),
+            "pcie_width_gpu_max": _int(_find(fields, "link width/device max")),
             "temperature_c": float(t) if (t := _int(temp)) is not None and "N/A" not in (temp or "") else None,
             "temperature_slowdown_c": float(s) if (s := _int(slow)) else None,
             "recovery_action": _recovery_action(fields), "ecc": _ecc_mode(fields),

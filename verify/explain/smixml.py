@@ -23,7 +23,7 @@ _DOCTYPE = re.compile(r"<!DOCTYPE[^\[>]*>")
 # the XML's names that the text layout words otherwise (nvidia-smi's own dtd against its -q text)
 _RENAME = {"uuid": "gpu uuid", "pci_bus_id": "bus id", "gpu_temp": "gpu current temp",
            "gpu_temp_slow_threshold": "gpu slowdown temp", "pcie_gen": "pcie generation",
-           "current_link_gen": "current", "max_link_gen": "max", "link_widths": "link width",
+           "current_link_gen": "current", "max_link_gen": "max", "max_device_link_gen": "device max", "link_widths": "link width",
            "current_link_width": "current", "max_link_width": "max", "remapped_row_corr": "correctable error",
            "remapped_row_unc": "uncorrectable error", "remapped_row_pending": "pending",
            "remapped_row_failure": "remapping failure occurred", "pending_blacklist": "pending page blacklist",

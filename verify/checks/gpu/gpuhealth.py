@@ -33,7 +33,7 @@ from ...shared.xidcatalog import (
     sxid_states,
 )
 from .gpuidentity import norm_bus, norm_uuid
-from .powercap import power_cap
+from .powercap import SUPERCHIPS, power_cap
 from .xidsuspect import suspect_gpus
 
 # nvmlClocksEventReasons bits (nvml.h)
@@ -209,7 +209,8 @@ def pcie(dev: NvmlDevice, load: Sequence[Mapping[str, Any]], found: Findings, co
          gpu_max: tuple[Any, Any] = (None, None)) -> None:
     """The link over every read, by the one transient rule: a width below the maximum in any read, a generation
     below it only under load (idle links slow down to save power). The maximum is the slot's (NVML's Max), else
-    the GPU's own (Device Max, `lspci` LnkCap), else the model's published one (`gpu_max`)."""
+    the GPU's own (Device Max, `lspci` LnkCap), else the model's published one (`gpu_max`). A slot below the GPU's own
+    maximum warns, except on a Grace superchip's GPU (its PCIe link is by design narrower than the GPU)."""
     i = dev.get("index")
     top_gen = dev.get("pcie_gen_gpu_max") or gpu_max[0]
     top_width = dev.get("pcie_width_gpu_max") or gpu_max[1]
@@ -231,6 +232,8 @@ def pcie(dev: NvmlDevice, load: Sequence[Mapping[str, Any]], found: Findings, co
                   f"Gen{gen_max or '?'} x{width_max or '?'}{seen}{why}",
                   "Reseat the GPU or its riser and check the BIOS PCIe settings (`nvidia-smi -q -d PCI`).", "host", i)
     slot_gen, slot_width = dev.get("pcie_gen_max"), dev.get("pcie_width_max")
+    if any(chip in str(dev.get("name") or "").upper() for chip in SUPERCHIPS):
+        return      # a Grace superchip's GPU talks to its CPU over NVLink-C2C: its PCIe link is a narrow side channel
     if top_gen and slot_gen and slot_gen < top_gen:
         found.add(WARN, "PCIE_DOWNGRADED", f"{where(dev)}: the slot runs at most Gen{slot_gen}, the GPU supports "
                   f"Gen{top_gen}", "Move the GPU to a slot (or riser) of its generation, or check the BIOS link "

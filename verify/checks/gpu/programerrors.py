@@ -7,18 +7,22 @@ unavailable) is the GPUs' compute mode or sharing (refusals.py); an error the ca
 judged. Each code is said once."""
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from ...facts import NvmlDevice
 from ...findings import Findings
 from ...result import FAIL, WARN, CheckResult
-from ...shared.cuda_errors import FORWARD_COMPAT, PTX_TOOLCHAIN, Decoded, decode, undecided
-from .refusals import busy
+from ...shared.cuda_errors import FORWARD_COMPAT, NO_DEVICE, PTX_TOOLCHAIN, Decoded, decode, undecided
+from .refusals import busy, hides_every_device
+
+# torch's words where CUDA enumerates no device (its lazy init; CUDA's own words are error 100's, NO_DEVICE)
+_NO_GPUS = re.compile(r"No CUDA GPUs are available", re.IGNORECASE)
 
 
 def judge_errors(errors: Sequence[Any], found: Findings, result: CheckResult,
-                 devices: Sequence[NvmlDevice] = ()) -> int:
+                 devices: Sequence[NvmlDevice] = (), visible: object = None) -> int:
     """Judge each decoded error; the number the catalog does not decode (said in the details)."""
     said: dict[str, int] = {}
     undecoded = 0
@@ -27,6 +31,8 @@ def judge_errors(errors: Sequence[Any], found: Findings, result: CheckResult,
         if not isinstance(text, str) or not text.strip():
             continue
         decoded = decode(text)
+        if _hidden(text, decoded, devices, visible, found):
+            continue
         if decoded is None and undecided(text):
             _refused(text, list(devices), found)
             continue
@@ -64,3 +70,18 @@ def _refused(text: str, devices: list[NvmlDevice], found: Findings) -> None:
         return
     found.add(FAIL, "GPU_NOT_VISIBLE", f"a program on this node was refused the GPU ({text.strip()[:200]}): {held[1]}",
               held[2], held[0])
+
+
+def _hidden(text: str, decoded: Decoded | None, devices: Sequence[NvmlDevice], visible: object,
+            found: Findings) -> bool:
+    """A program that saw no GPU (torch's `No CUDA GPUs are available`, CUDA's error 100) under a
+    CUDA_VISIBLE_DEVICES that can name none (`all`, empty, -1) while NVML lists the node's GPUs: the job's own
+    setting hid them (compose's `CUDA_VISIBLE_DEVICES: all`), judged as CUDA refusing at initialisation is."""
+    if not (devices and hides_every_device(visible) and (decoded is NO_DEVICE or _NO_GPUS.search(text))):
+        return False
+    if not found.on(None, "GPU_NOT_VISIBLE"):
+        found.add(FAIL, "GPU_NOT_VISIBLE", f"a program on this node saw no GPU ({text.strip()[:200]}): "
+                  f"CUDA_VISIBLE_DEVICES={visible!r} names no device, while NVML lists {len(devices)}",
+                  "Leave CUDA_VISIBLE_DEVICES to the launcher (docker's --gpus, Slurm's --gres), or set it to "
+                  "indices or GPU-<uuid>s of this node.", "job")
+    return True

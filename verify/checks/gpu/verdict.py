@@ -472,7 +472,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     good = _kernels(node, result, found, no_code)
     unjudged = judge_perf(node, result, found, options)
     _health(node, found)
-    judge_errors(facts.get("cuda_errors") or [], found, result, node.devices)
+    judge_errors(facts.get("cuda_errors") or [], found, result, node.devices, facts.get("cuda_visible_devices"))
     xid_tells_the_kernel_fault(found)
     gaps = _not_assessed(node, found)
     if unfigured := [k.get("index") for k in facts.get("kernels") or [] if not k.get("error") and k.get("max_abs_error") is None]:
