@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,10 @@ from verify.prolog import history
 pytestmark = pytest.mark.host
 
 # verify as --python runs it: a report of 8 GPUs and the shm check (failing while $FAKE_DIR/fail exists), once
-# $FAKE_DIR/go exists (both preflights run at once)
+# $FAKE_DIR/go exists (both preflights run at once); each run leaves $FAKE_DIR/started.<pid> as it starts
 VERIFY_SHM = """#!/bin/sh
 while [ $# -gt 0 ]; do [ "$1" = --json ] && out=$2; shift; done
+touch "$FAKE_DIR/started.$$"
 i=0
 while [ ! -f "$FAKE_DIR/go" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 if [ -f "$FAKE_DIR/fail" ]; then
@@ -56,7 +58,14 @@ def test_nvsentinel_two_undrains_at_once_resume_once_and_both_exit_0(tmp_path):
     assert gate.returncode == 1 and (fake / "nodes" / "n1").read_text().startswith("drained|torchimages:"), err
     (fake / "fail").unlink()
     (fake / "go").unlink()
+    for marker in fake.glob("started.*"):
+        marker.unlink()
     both = [_undrain(fake), _undrain(fake)]
+    # "at once": both in their preflight before either may resume (a loaded CI started the second interpreter after
+    # the first had resumed n1: that is a later undrain, ci40)
+    deadline = time.monotonic() + 120
+    while len(list(fake.glob("started.*"))) < 2 and time.monotonic() < deadline and all(p.poll() is None for p in both):
+        time.sleep(0.05)
     (fake / "go").touch()
     said = [p.communicate(timeout=180) for p in both]
     errs = "".join(e for _, e in said)

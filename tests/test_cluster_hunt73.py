@@ -197,11 +197,14 @@ def test_the_two_rules_are_one_text():
 
 # ---- class 5: a hang streak on a shared node, between other jobs' runs on other GPUs
 
-OK4 = json.dumps(_report(_gpu(devices=4), nccl_check())).encode()
+def _ok4() -> bytes:
+    """A passing report of 4 GPUs, stamped when its test runs (made at import, it was stale by the time the suite
+    reached it: ci40)."""
+    return json.dumps(_report(_gpu(devices=4), nccl_check())).encode()
 
 
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hang: bool, env: dict[str, str]) -> int:
-    _verify_writes(monkeypatch, None if hang else OK4, rc=None if hang else 0)
+    _verify_writes(monkeypatch, None if hang else _ok4(), rc=None if hang else 0)
     return cli.main(_args(tmp_path, "--budget", "30"), env)
 
 
@@ -337,7 +340,9 @@ def test_an_attestation_signed_before_any_verify_is_not_believed(signed, created
 
 # ---- class 5: a stall whose confirmation crashed is a stall
 
-TIMED_OUT = json.dumps(_report(_gpu("fail", code="CHECK_TIMEOUT", owner="host", summary="gpu timed out"))).encode()
+def _timed_out() -> bytes:
+    """A report whose gpu check timed out, stamped when its test runs (ci40)."""
+    return json.dumps(_report(_gpu("fail", code="CHECK_TIMEOUT", owner="host", summary="gpu timed out"))).encode()
 
 
 @pytest.mark.parametrize(("rerun", "said"), [((-11, None), "killed by SIGSEGV"), ((0, None), "exited 0"),
@@ -349,7 +354,7 @@ def test_nvsentinel_checker_rule_a_stall_whose_confirmation_crashed_counts_towar
     def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
         out = Path(cmd[cmd.index("--json") + 1])
         if "--checks" not in cmd:
-            out.write_bytes(TIMED_OUT)
+            out.write_bytes(_timed_out())
             return 1, ""
         if rerun[1] is not None:
             out.write_bytes(rerun[1])
@@ -370,7 +375,7 @@ def test_a_stall_whose_confirmation_was_interrupted_is_still_our_own_trouble(tmp
 
     def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
         out = Path(cmd[cmd.index("--json") + 1])
-        out.write_bytes(TIMED_OUT if "--checks" not in cmd else json.dumps(cut).encode())
+        out.write_bytes(_timed_out() if "--checks" not in cmd else json.dumps(cut).encode())
         return 1, ""
     monkeypatch.setattr(cli, "_run_verify", run)
     cli.main(_args(tmp_path, "--budget", "30"), STEP_ENV)

@@ -43,13 +43,13 @@ def _runs(monkeypatch: pytest.MonkeyPatch, *reports: dict[str, Any]) -> list[lis
 
 
 @pytest.mark.parametrize("rerun", [
-    _report({"name": "shm", "status": "pass", "summary": "ok"}),          # another check than the one asked
-    _report(_gpu("pass", 8)),
-])
+    lambda: _report({"name": "shm", "status": "pass", "summary": "ok"}),  # another check than the one asked
+    lambda: _report(_gpu("pass", 8)),
+])                                    # made when the test runs: a report made at import is stale by then (ci40)
 @pytest.mark.parametrize("env, status", [(PROLOG_ENV, EXIT_PASS), (STEP_ENV, EXIT_NOT_ASSESSED)])
 def test_nvsentinel_checker_rule_a_confirmation_without_the_check_confirms_nothing(tmp_path, fake, monkeypatch, rerun,
                                                                                    env, status):
-    seen = _runs(monkeypatch, _report(_gpu("pass", 8), TIMEOUT), rerun)
+    seen = _runs(monkeypatch, _report(_gpu("pass", 8), TIMEOUT), rerun())
     assert cli.main(_args(tmp_path, "--budget", "30"), env) == status
     assert seen[1][seen[1].index("--checks") + 1] == "nccl"              # it was asked to run nccl again
     assert "update nodename=n1 state=drain" not in fake.verbs()

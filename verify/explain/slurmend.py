@@ -63,7 +63,8 @@ def parse(text: str) -> dict[str, Any]:
     oom, node, stuck, banner, aborted = (printed(p, text) for p in (_OOM, _NODE, _STUCK, _BANNER, _ABORTED))
     # the line that says why: the OOM kill, the node lost, the step not ending, the cancel's banner, srun's abort
     cause = oom or node or stuck or banner or aborted
-    kind = "Out Of Memory" if oom else "Node failure" if node else "STEPD TERMINATED" if stuck else "CANCELLED"
+    kind = next(k for m, k in ((oom, "Out Of Memory"), (node, "Node failure"), (stuck, "STEPD TERMINATED"),
+                               (True, "CANCELLED")) if m)       # the failure's type as Slurm words it
     timeout = bool(cause is banner and banner and "DUE TO TIME LIMIT" in banner.group(1))
     phase = "timeout" if timeout else "died"
     message = cause.group(1).strip()[:400] if cause else None

@@ -38,6 +38,7 @@ REASON_PREFIX = "torchimages:"
 UNJUDGED_CODES = frozenset({"MEASUREMENT_INVALID", "FACTS_INVALID", "FACTS_INCOMPLETE", "INTERRUPTED"})
 TIMEOUT_CODES = frozenset({"CHECK_TIMEOUT", "NCCL_TIMEOUT"})
 INTERRUPTED_CODES = frozenset({"PREFLIGHT_INTERRUPTED", "PROLOG_INTERRUPTED"})   # a signal: our trouble, no verdict
+STALLED = "PREFLIGHT_TIMEOUT"      # a check that outran its budget: a run towards --hang-runs
 # evidence that a hang is the hardware's: a lost GPU, an Xid (under its own code where the one Xid catalog names its
 # condition: an ECC error, a failed row remap), a reset the driver asks for
 HUNG_HARDWARE = frozenset({"GPU_LOST", "XID_ERROR", "GPU_RESET_REQUIRED", "ECC_UNCORRECTABLE", "ROW_REMAP_FAILED"})
@@ -430,8 +431,8 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
         # the first run's stall stands, unconfirmed and unrefuted: a run towards --hang-runs (PREFLIGHT_TIMEOUT), as
         # a confirmation that ran out of time is. A crash or no report there (a GPU that stalls its checker, then
         # faults its rerun) ended the streak and left that GPU in service for good; a signal is our trouble still
-        code = rerun.code if rerun.code in INTERRUPTED_CODES else "PREFLIGHT_TIMEOUT"
-        return not_assessed(code, f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
+        stalled = rerun.code if rerun.code in INTERRUPTED_CODES else STALLED
+        return not_assessed(stalled, f"a check timed out and its confirmation run reached no verdict: {rerun.summary}")
     again = {c["name"] for c in rerun_report["checks"]}
     asked = timed_out(report)
     if missing := [n for n in asked if n not in again]:
