@@ -164,3 +164,32 @@ def test_no_line_is_lost_when_threads_append_while_one_rotates(tmp_path):
         t.join(120)
     wanted = {"first"} | {f"t{n}-{i}" for n in range(WRITERS) for i in range(LINES)}
     assert not errors and sorted(e["detail"] for e in history.read(state, "n1").events) == sorted(wanted)
+
+
+@pytest.mark.unit
+def test_a_line_seen_half_written_when_rotation_reads_the_size_is_not_garbled(tmp_path, monkeypatch):
+    """A write past a page boundary grows the file page by page: the rotation may read its size mid-line. That half
+    line was kept as the new file's last, a lockless writer then appended its own line to the new file, and the
+    carried-over rest joined them: two lines garbled, both lost (CI41 lost one). The new file ends at a whole line;
+    the rest is carried over whole."""
+    state = str(tmp_path)
+    target = history.path(state, "n1")
+    history.record(state, "n1", "drain", "GPU_LOST", "old")
+    half = history._entry("n1", "pass", None, "half-written", 2000.0, None)
+    other = history._entry("n1", "pass", None, "lockless", 2001.0, None)
+    writing = os.open(target, os.O_WRONLY | os.O_APPEND)
+    os.write(writing, half[:40])              # the rotation reads the size here
+    real_replace = statefile.replace
+
+    def replace(path: str, data: bytes, mode: int = 0o644) -> None:
+        real_replace(path, data, mode)
+        statefile.append(target, other)       # a writer without the lock, into the new file
+        os.write(writing, half[40:])          # the first write ends, in the old file
+        os.close(writing)
+
+    monkeypatch.setattr(statefile, "replace", replace)
+    with statefile.locked(history._lock_path(state, "n1"), 5.0):
+        history._rotate(target, 100, 1 << 20)
+    read = history.read(state, "n1")
+    assert not read.bad_lines
+    assert sorted(e["detail"] for e in read.events) == ["half-written", "lockless", "old"]

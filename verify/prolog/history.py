@@ -168,9 +168,15 @@ def _rotate(target: str, keep_lines: int, max_bytes: int) -> None:
     itself checks the rest)."""
     fd = statefile.open_read(target)
     try:
-        end = os.fstat(fd).st_size
-        start = max(0, end - READ_CAP)
-        data = os.pread(fd, end - start, start)
+        size = os.fstat(fd).st_size
+        start = max(0, size - READ_CAP)
+        data = os.pread(fd, size - start, start)
+        # a size read while a line is being written may cut it (a write past a page boundary grows the file page by
+        # page): the new file ends at the last whole line and the rest is carried over as written late. Kept with
+        # its first part, a lockless writer's line appended to the new file meanwhile joined the two halves: two
+        # lines garbled, both lost (a CI run lost one)
+        data = data[:data.rfind(b"\n") + 1]
+        end = start + len(data)
         if start:
             data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
         lines = data.splitlines(keepends=True)
