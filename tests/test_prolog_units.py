@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from verify.budget import Shares
-from verify.prolog import cli, history, kernlog, slurm, xid
+from verify.prolog import cli, config, history, kernlog, slurm, xid
 from verify.prolog.verdict import FAULT, NOT_ASSESSED, PASS, Verdict, confirmation, decide, finite_positive, timed_out
 
 pytestmark = pytest.mark.unit
@@ -158,6 +159,14 @@ def test_the_drain_reason_is_one_printable_line_within_slurm_s_limit():
 def test_seconds_must_be_finite_positive_and_bounded(text):
     with pytest.raises(ValueError):
         finite_positive(text, "--budget", 3600)
+
+
+@pytest.mark.parametrize("option,value,unit", [("--lookback", "0", "hours"), ("--flap-window", "-3", "days"),
+                                               ("--budget", "x", "seconds")])
+def test_a_bad_duration_is_refused_in_the_unit_its_option_takes(option, value, unit):
+    """--lookback is hours and --flap-window days: a refusal that said "seconds" sent the operator to the wrong fix."""
+    with pytest.raises(cli.UsageError, match=f"{option} '{re.escape(value)}' .*number of {unit} "):
+        config._numbers(_args(option, value))
 
 
 def _args(*argv: str) -> argparse.Namespace:

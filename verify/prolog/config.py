@@ -312,15 +312,15 @@ def _return_passes(args: argparse.Namespace, knobs: dict[str, tuple[str, str]]) 
 def _numbers(args: argparse.Namespace) -> tuple[float, float, float, float, float, float]:
     try:
         budget = finite_positive(args.budget, "--budget", 3600)
-        factor = finite_positive(args.confirm_factor, "--confirm-factor", 100)
+        factor = finite_positive(args.confirm_factor, "--confirm-factor", 100, "")
         if factor < 1:
             # a confirmation proves a hang only with more time than the first run gave: below 1 none ever runs
             raise ValueError(f"--confirm-factor {args.confirm_factor!r} must be 1 or more: a confirmation with less "
                              "time than the budget proves no hang")
         return (budget, factor,
                 finite_positive(str(max(budget, MIN_GRACE_S)) if args.grace is None else args.grace, "--grace", 3600),
-                finite_positive(args.lookback, "--lookback", 24 * 365) * 3600,
-                finite_positive(args.flap_window, "--flap-window", 3650) * 86400,
+                finite_positive(args.lookback, "--lookback", 24 * 365, "hours") * 3600,
+                finite_positive(args.flap_window, "--flap-window", 3650, "days") * 86400,
                 finite_positive(args.min_confirm, "--min-confirm", 3600))
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -472,12 +472,13 @@ def decimal(text: str) -> float | None:
     return None if value == 0 and any(c in "123456789" for c in mantissa) else value
 
 
-def finite_positive(text: str, what: str, most: float) -> float:
-    """A number of seconds from the command line; ValueError with the reason (nan, inf, 0, negative, too large,
+def finite_positive(text: str, what: str, most: float, unit: str = "seconds") -> float:
+    """A number (of `unit`) from the command line; ValueError with the reason (nan, inf, 0, negative, too large,
     another script's digits)."""
     value = decimal(text)
+    of = f" of {unit}" if unit else ""
     if value is None:
-        raise ValueError(f"{what} {text!r} is not a finite number of seconds (ASCII digits: 30, 2.5)")
+        raise ValueError(f"{what} {text!r} is not a finite number{of} (ASCII digits: 30, 2.5)")
     if not math.isfinite(value) or value <= 0 or value > most:
-        raise ValueError(f"{what} {text!r} must be a finite number of seconds above 0 and at most {most:.0f}")
+        raise ValueError(f"{what} {text!r} must be a finite number{of} above 0 and at most {most:.0f}")
     return value
