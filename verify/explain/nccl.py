@@ -237,6 +237,16 @@ def _warned_above(failed: re.Match[str], text: str) -> re.Match[str] | None:
     return next(reversed(list(_WARN.finditer(text, 0, failed.start()))), None)
 
 
+def _plugin_register(text: str) -> str | None:
+    """A net plugin refusing a registration (aws-ofi-nccl, TCPXO), or its own registration failing (TCPX's
+    `gpu_tx_reg_mr failed -5`, in its Connect: init): plugreg.py."""
+    if refused := _OFI_REGISTER.search(text):
+        return f"all_reduce: {refused.group(0).strip()[:300]}"
+    if failing := plugreg.warned_failure(text):
+        return f"{'init' if 'operation=Connect' in text else 'all_reduce'}: {failing}"
+    return None
+
+
 def _error(text: str) -> str | None:
     """The failure a rank logged: a watchdog timeout, an IB completion error, a WARN followed only by failing
     returns, torch's `NCCL error` (with NCCL's `Last error:`), or NCCL's own trace of a failing call (init phase when
@@ -245,8 +255,8 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {timeout.strip()[:300]}"
     if completion := _COMPLETION.search(text):
         return f"all_reduce: {completion.group(0).strip()[:300]}"
-    if refused := _OFI_REGISTER.search(text):
-        return f"all_reduce: {refused.group(0).strip()[:300]}"
+    if refused := _plugin_register(text):
+        return refused
     if called := next((m for m in efa.OFI_FAILED_CALL.finditer(text) if efa.failed_call(m.group(0))), None):
         # a call of aws-ofi-nccl that returned an error code (its initialisation giving up is no failure: NCCL goes
         # on without the plugin)

@@ -8,6 +8,7 @@ from ...result import SKIP, CheckResult
 from .efa import OFI_INIT_GAVE_UP
 from .loopback import on_loopback
 from .nogdr import no_gdr_by_design
+from .plugfabric import plugin_fabric
 from .transport import gdr_summary, rdma_shown
 
 
@@ -42,7 +43,8 @@ def log_said(facts: NcclFacts) -> str | None:
     """What NCCL's log alone shows when it proves the fabric in use, or ranks joined inside one node only; None when
     it proves nothing (sockets on a node whose adapters are unknown, or no network line at all)."""
     log: NcclLog = facts.get("nccl_log") or {}
-    kind = rdma_shown(facts, log)
+    # a net plugin's own network (GPUDirect-TCPX, TCPXO) is the platform's GPU fabric too (plugfabric.py)
+    kind = rdma_shown(facts, log) or plugin_fabric(log)
     # aws-ofi-nccl's `Selected Provider is efa`: the plugin NCCL's network runs through chose EFA's own provider
     efa = log.get("ofi_provider") == "efa"
     if not (log.get("networks") or gdr_summary(log)[0] or log.get("hcas") or efa) or kind is None:

@@ -239,6 +239,10 @@ def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) 
                               "Run NCCL and the net plugin (aws-ofi-nccl with its libfabric, a cloud's TCPX/TCPXO "
                               "plugin) of the releases qualified together (the provider's installer, or the image's own "
                               "build of all of them); a pip-installed torch brings its own NCCL.", "image")
+    if failing := plugreg.registration_failed(said):        # the plugin's build, not the node (plugreg.py)
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: the net plugin's own memory registration failed "
+                              f"({failing}): the image's plugin build does not fit the node's driver or NCCL, not the "
+                              "adapter", plugreg.REMEDY, "image")
     if event := rdma.IB_ASYNC_ERROR.search(said):
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: an RDMA adapter reported an error under the job "
                               f"({event.group(0).strip()})", "Drain the node and check its adapters and links: "
