@@ -1,5 +1,5 @@
-"""A GPU inventory (`dcgmi discovery -l`, `nvidia-smi -L`: names, bus ids, UUIDs and no health field) pasted beside
-another tool's health read of the same GPUs (`dcgmi nvlink -s` under `dcgmi discovery -l`, as DCGM's own notes show
+"""A GPU inventory (`dcgmi discovery -l`, `nvidia-smi -L`, `nvidia-smi topo -m`: names, bus ids, UUIDs, NUMA nodes
+and no health field) pasted beside another tool's health read of the same GPUs (`dcgmi nvlink -s` under `dcgmi discovery -l`, as DCGM's own notes show
 them: h800-x8-dcgm-3.1.8-dcgmi-discovery-eight-gpus-0-nvswitches-found-...). Each kind is judged on its own, and the
 inventory's "no health field read" (HEALTH_NOT_ASSESSED) is not true of the file: the other tool read every GPU it
 lists. That warning then ranks as no finding, so the read that judged the GPUs decides; an inventory alone, or one
@@ -10,7 +10,9 @@ from typing import Any
 
 from ..checks.gpu.gpuidentity import norm_bus
 
-IDENTITY = frozenset({"index", "name", "uuid", "pci_bus_id"})
+# where a GPU sits is no health read either: `nvidia-smi topo -m`'s NUMA Affinity column (`numa_node`) lists the GPUs
+# as an inventory does (aws-g7e-2x-rtx-pro-6000-...: topo beside the query CSV that read both GPUs' health)
+IDENTITY = frozenset({"index", "name", "uuid", "pci_bus_id", "numa_node"})
 # the gpu facts' fields an inventory fills without reading any health (the driver it ran on, NVML answering; torch's
 # build and its answer that CUDA is there, as an environment report gives them beside its GPU names: batch 127)
 _PLAIN = frozenset({"devices", "torch", "nvml_error", "driver", "cuda_driver", "torch_cuda", "cuda_available"})

@@ -8,7 +8,7 @@ import functools
 import re
 from typing import Any
 
-from ..checks.nccl import barefail, casualty, efa, ncclog, plugreg
+from ..checks.nccl import barefail, casualty, efa, ncclog, plugreg, watchdog
 from ..checks.nccl.crash import CAUGHT
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
@@ -31,8 +31,10 @@ _TIMEOUT_OF = re.compile(r"NCCL|collective")
 # (2.3+: its heartbeat monitor, `[PG 5 Rank 0] Heartbeat monitor timed out! Process will be terminated after dumping
 # debug info`: the watchdog itself stopped; its other wording, `ProcessGroupNCCL's watchdog got stuck for 480 seconds
 # without making progress in monitoring enqueued collectives`, then `Terminating the process`: a hang all the same)
+# torch 2.3+'s failure line and its monitor's dump on a timeout (verify/checks/nccl/watchdog.py) are the watchdog too
 _WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(|Heartbeat monitor timed out!|"
-                       r"ProcessGroupNCCL's watchdog got stuck for \d+ seconds")
+                       r"ProcessGroupNCCL's watchdog got stuck for \d+ seconds|" + watchdog.FAILURE.pattern + "|"
+                       r"Received a dump signal due to a collective timeout from ")
 # what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one):
 # torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure` (and `Test CUDA
 # failure common.cu:389 'an illegal memory access was encountered'), ncclResult_t
@@ -290,8 +292,17 @@ def _error(text: str) -> str | None:
     traces = list(dict.fromkeys(text[m.start(1):m.end()] for m in _TRACE.finditer(text)))
     # a trace elsewhere need not end the job: only a failed bootstrap is read, and not one closing at an abort
     if not any(_INIT.search(t) for t in traces) or teardown.at_teardown(text, _TRACE) or teardown.went_past(text, _TRACE):
-        return _torn_down(text)
+        return _torn_down(text) or _watchdog_failed(text)
     return f"init: {'; '.join(traces[:4])}"
+
+
+def _watchdog_failed(text: str) -> str | None:
+    """torch's watchdog failure line (`failure detected by watchdog at work sequence id: 716 PG status: ...`) where
+    nothing else names the failure: the line whole, judged by verify/checks/nccl/watchdog.py."""
+    if not (failed := printed(watchdog.FAILURE, text)):
+        return None
+    start, end = text.rfind("\n", 0, failed.start()) + 1, text.find("\n", failed.end())
+    return f"all_reduce: {text[start:end if end >= 0 else len(text)].strip()[:300]}"
 
 
 def _torn_down(text: str) -> str | None:

@@ -32,7 +32,7 @@ from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach
-from . import barefail, casualty, ofiinval, peeraccess, plugreg, shmbus
+from . import barefail, casualty, ofiinval, peeraccess, plugreg, shmbus, watchdog
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .collective import PROGRAMS, inconsistent, label, other_collective, plausibility
 from .crash import crash_verdict, unplaced_verdict
@@ -197,11 +197,6 @@ def _said(facts: NcclFacts, error: str) -> list[str]:
 COMPLETION = re.compile(rdma.IB_COMPLETION)
 COMPLETION_FLUSHED = 5
 # a net plugin's registration refused as invalid (aws-ofi-nccl's RC: -22, TCPXO's INVALID_ARGUMENT): plugreg.py
-# torch's ProcessGroupNCCL watchdog: `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, ...)`
-# (2.3+: its heartbeat monitor, `Heartbeat monitor timed out! Process will be terminated after dumping debug info`,
-# fires when the watchdog itself stopped: a rank stuck in a collective or in the program's own code)
-WATCHDOG = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|"
-                      r"ProcessGroupNCCL's watchdog got stuck")
 # the `mode` this verify's own probes record (FACTS.md): its local ranks as grouplayout reads them (one rule), its
 # torchrun group, and FACTS.md's bare words for them (`local processes`, `torchrun`); any other is how a job formed
 # its group, its log a job's
@@ -400,9 +395,10 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
     if not cause and (internal := _internal(facts, " | ".join(said), f"all-reduce over {backend} failed", error, result)):
         return internal
     owner = cause.owner if cause else None
-    if owner is None and not own_mode(facts.get("mode")) and WATCHDOG.search(error):
-        # torch's watchdog in a job's own log (this verify's runs record how their group formed): a collective some
-        # rank never joined, and nothing recorded shows the node at fault; a node is drained only on evidence
+    if owner is None and not own_mode(facts.get("mode")) and watchdog.hung(error):
+        # torch's watchdog in a job's own log, in any of its wordings (watchdog.py; this verify's runs record how their
+        # group formed): a collective some rank never joined, and nothing recorded shows the node at fault; a node is
+        # drained only on evidence
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"a collective over {backend} in the job hung: {error}; nothing "
                               "recorded shows the node at fault", "Find the rank that never joined it (torch's flight "
                               "recorder: TORCH_NCCL_TRACE_BUFFER_SIZE; TORCH_NCCL_DESYNC_DEBUG=1) and read its own log; a "
@@ -412,10 +408,11 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
                               f"{cause.remedy} {remedy}" if cause else remedy, owner)
-    if not cause and (barefail.bare(error) or verbs_call_without_errno(error)) and not (
+    if not cause and (barefail.bare(error) or verbs_call_without_errno(error) or watchdog.only_watchdog(error)) and not (
             own_mode(facts.get("mode")) and barefail.cuda_class(error)):
-        # the error's class alone shows no cause: the job's to read, never a drain. This verify's own all-reduce is
-        # no job's program: a CUDA call failing under it keeps the node's owner
+        # the error's class alone shows no cause (torch's watchdog failure line alone is one: watchdog.py): the job's
+        # to read, never a drain. This verify's own all-reduce is no job's program: a CUDA call failing under it keeps
+        # the node's owner
         owner = "job"
         if call := verbs_call_without_errno(error):
             shown = f"; NCCL names the verbs call ({call}) and no errno: no cause shown (the launch's ulimit -l first)"
