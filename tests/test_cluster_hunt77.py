@@ -12,9 +12,25 @@ Found:
   evidence; a flapping check is a fault to investigate, not health). Fix (scripts/fleet/isolate.py _settled): a node
   the answer calls intermittent is no reference; named and intermittent are settled together until neither changes.
   Now "intermittent, undetermined: n2, n4 ...; undetermined: n1, n3, n5", exit 2: nothing named on that record.
+- Class 7, a run killed half-way (medium: a stale "no node at fault" read as this run's answer; steps left running).
+  The runner wrote isolate.json only at its end and never removed the one an earlier run left; on SIGTERM (scancel,
+  the job's time limit) it died at once (Python's default), leaving every pair's srun running and the folder's old
+  answer in place. Repro: a clean run into TORCHIMAGES_REPORTS=/shared/iso, then a run there whose round 2 hangs,
+  SIGTERM to the runner: isolate.json still says "no node at fault", its sruns still run. Practice: Slurm's batch
+  semantics (SIGTERM then SIGKILL after KillWait; a job's steps end with it) and the house rule (an answer is
+  evidence of this run or of none). Fix (scripts/fleet/isolate_run.py): the old answer is removed before the first
+  pair; SIGTERM, SIGINT and SIGHUP stop the rounds: the steps still running are stopped (SIGTERM, killed after 5 s),
+  and the answer is written as "undetermined: interrupted by SIGTERM after N finished round(s) ... not final", exit
+  2 (1 where the finished rounds already named a node), `interrupted` in isolate.json.
 """
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -61,3 +77,39 @@ def test_nvsentinel_isolation_the_runner_names_no_healthy_node_beside_two_flaky_
     rc, lines = _isolate(tmp_path, [f"n{i}" for i in range(1, 6)], {"bad": ["n1", "n5"], "flaky": ["n2", "n4"]})
     last = lines[-1]
     assert rc == 2 and "at fault" not in last and "n3" in last and "intermittent" in last, lines
+
+
+@pytest.mark.host
+def test_slurm_batch_semantics_a_runner_stopped_half_way_leaves_no_clean_answer_and_no_step(tmp_path: Path) -> None:
+    from scripts.fleet.isolate_job import RUNNER_BOOT
+    from tests.helpers import ROOT
+    from tests.isolate_fakes import _isolate
+    rc, _ = _isolate(tmp_path, ["n1", "n2", "n3", "n4"], {})
+    assert rc == 0 and "no node at fault" in json.loads((tmp_path / "isolate.json").read_text())["summary"]
+    # the same folder again: n1+n2 pass in round 1, n3 waits, and round 2's n3+n1 hangs until the runner is stopped
+    real = tmp_path / "bin" / "srun"
+    real.rename(tmp_path / "bin" / "srun-real")
+    real.write_text(f'#!/bin/sh\ncase "$*" in *n3*) echo $$ >> {tmp_path}/hung; exec sleep 120;; esac\n'
+                    f'exec {tmp_path}/bin/srun-real "$@"\n')
+    real.chmod(0o755)
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "ISO_SCEN": str(tmp_path / "scen.json"),
+           "ISO_HOSTS": "n1\nn2\nn3", "TORCHIMAGES_ISOLATE_STEP": json.dumps(["srun", "--", "bash", "-c", "x"]),
+           "TORCHIMAGES_REPORTS": str(tmp_path), "RDZV_PORT": "20000", "SLURM_JOB_NODELIST": "n[1-3]",
+           "TORCHIMAGES_ISOLATE_TIMEOUT": "100"}
+    proc = subprocess.Popen([sys.executable, "-I", "-c", RUNNER_BOOT, str(ROOT)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    hung = tmp_path / "hung"
+    end = time.monotonic() + 60
+    while not hung.exists() and time.monotonic() < end:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("isolate: undetermined: interrupted by SIGTERM after 1 finished round(s)"), out
+    answer = json.loads((tmp_path / "isolate.json").read_text())
+    assert answer["interrupted"] == "SIGTERM" and "no node at fault" not in answer["summary"].split("(")[0]
+    assert "Traceback" not in out
+    pid = int(hung.read_text().split()[0])
+    with pytest.raises(ProcessLookupError):     # the hung step was stopped with the runner, not left behind
+        os.kill(pid, 0)

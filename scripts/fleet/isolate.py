@@ -86,6 +86,7 @@ class Decision:
     findings: list[Finding]
     done: bool                      # no node left in doubt
     best: float | None = None       # the fastest passing pair's figure
+    interrupted: str | None = None  # the signal that stopped the runner before the rounds ended (not final)
 
     @property
     def spread(self) -> str | None:
@@ -130,6 +131,20 @@ class Decision:
 
     @property
     def summary(self) -> str:
+        """The answer; a run stopped by a signal (scancel, the job's time limit) is never final, never clean."""
+        text = self._answer
+        if self.interrupted is None:
+            return text
+        stopped = (f"interrupted by {self.interrupted} after {self.rounds} finished round(s), before the rounds "
+                   "ended: not final")
+        if self.named:
+            return f"{text}; {stopped}"
+        if not self.tried:
+            return f"undetermined: {stopped}, before any pair's step ended: no node judged"
+        return f"undetermined: {stopped}, no node cleared by it (the finished rounds: {text})"
+
+    @property
+    def _answer(self) -> str:
         named = ", ".join(f"{f.node} ({f.verdict})" for f in self.named)
         if self.intermittent:
             flaky = (f"intermittent, undetermined: {', '.join(self.intermittent)} (each failed in a pair and passed in "

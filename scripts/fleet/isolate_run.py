@@ -11,6 +11,7 @@ node named; a failed pair on record is never exit 0).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -123,6 +124,28 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=10)
 
 
+class Interrupted(Exception):
+    """A signal told the runner to stop before the rounds ended (its name in args[0])."""
+
+
+def _interrupt(signum: int, _frame: Any) -> None:
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def _stop_all(procs: list[subprocess.Popen[bytes]], grace_s: float = 5.0) -> None:
+    """Each step still running told to stop at once, killed after `grace_s` (inside Slurm's KillWait)."""
+    running = [p for p in procs if p.poll() is None]
+    for proc in running:
+        proc.send_signal(signal.SIGTERM)
+    end = time.monotonic() + grace_s
+    for proc in running:
+        try:
+            proc.wait(timeout=max(0.1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
 def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], reports: Path, port: int, gpus: int,
               timeout_s: float, skew_s: float = SKEW_DEFAULT_S) -> list[tuple[int, Outcome]]:
     """Every pair of the round at once (disjoint nodes), each within `timeout_s`; their outcomes."""
@@ -139,11 +162,19 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
         started.append((name, pair, proc, log, time.monotonic(), time.time()))
     ended: dict[str, float] = {}
     deadline = time.monotonic() + timeout_s
-    while len(ended) < len(started) and time.monotonic() < deadline:     # each step's own end time
-        for name, _, proc, _, _, _ in started:
-            if name not in ended and proc.poll() is not None:
-                ended[name] = time.monotonic()
-        time.sleep(0.2)
+    try:
+        while len(ended) < len(started) and time.monotonic() < deadline:     # each step's own end time
+            for name, _, proc, _, _, _ in started:
+                if name not in ended and proc.poll() is not None:
+                    ended[name] = time.monotonic()
+            time.sleep(0.2)
+    except Interrupted:
+        # the runner was told to stop (scancel, the job's time limit: KillWait is 30 s): every step still running
+        # is stopped with it, never left behind holding its nodes; the round is not judged
+        _stop_all([proc for _, _, proc, _, _, _ in started])
+        for _, _, _, log, _, _ in started:
+            log.close()
+        raise
     results = []
     for name, pair, proc, log, t0, wall in started:
         status: int | None = proc.poll()
@@ -180,13 +211,17 @@ def isolate(nodes: list[str], base: list[str], reports: Path, port: int, gpus: i
     results: list[tuple[int, Outcome]] = []
     decision, pairs = plan_done(nodes, results)
     number = 0
-    while pairs:
-        number += 1
-        echo(f"isolate: round {number} of at most {max_rounds(len(nodes))}: "
-             + ", ".join("+".join(p) for p in pairs))
-        results += run_round(number, pairs, base, reports, port_for(port, number * len(nodes)), gpus, timeout_s,
-                             skew_s)
-        decision, pairs = plan_done(nodes, results)
+    try:
+        while pairs:
+            number += 1
+            echo(f"isolate: round {number} of at most {max_rounds(len(nodes))}: "
+                 + ", ".join("+".join(p) for p in pairs))
+            results += run_round(number, pairs, base, reports, port_for(port, number * len(nodes)), gpus, timeout_s,
+                                 skew_s)
+            decision, pairs = plan_done(nodes, results)
+    except Interrupted as exc:
+        # the finished rounds' evidence stands (a node named on it is named), but nothing is cleared: not final
+        return dataclasses.replace(plan_done(nodes, results)[0], interrupted=str(exc.args[0]))
     return decision
 
 
@@ -205,7 +240,7 @@ def format_decision(d: Decision) -> str:
 def decision_json(d: Decision) -> dict[str, Any]:
     return {"kind": KIND, "version": 1, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "summary": d.summary, "rounds": d.rounds, "max_rounds": max_rounds(len(d.nodes)),
-            "median_busbw_GBps": d.median, "spread": d.spread,
+            "median_busbw_GBps": d.median, "spread": d.spread, "interrupted": d.interrupted,
             "named": [{"node": f.node, "verdict": f.verdict, "evidence": f.evidence} for f in d.named],
             "undetermined": d.undetermined, "intermittent": d.intermittent,
             "nodes": [asdict(f) for f in d.findings],
@@ -219,7 +254,7 @@ def exit_status(d: Decision) -> int:
     on record that no named node explains); 0 only when every pair passed or its failure is a named node's."""
     if d.named:
         return 1
-    return 2 if d.undetermined or d.spread or d.failed_pairs or d.unjudged_pairs else 0
+    return 2 if d.undetermined or d.spread or d.failed_pairs or d.unjudged_pairs or d.interrupted else 0
 
 
 def _hostnames(nodelist: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -296,6 +331,11 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError(f"TORCHIMAGES_REPORTS={reports} is not a folder: the batch script makes it; run this from "
                             "the script make isolate writes")
         port = int(_number(os.environ["RDZV_PORT"], "RDZV_PORT", PORTS[0], PORTS[1] - 1, whole=True))
+        # an answer an earlier run left in a reused folder is not this run's: gone before the first pair, so a run
+        # killed before its own answer leaves none, never the last run's "no node at fault"
+        (reports / "isolate.json").unlink(missing_ok=True)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, _interrupt)
         nodes, refused = _hostnames(os.environ["SLURM_JOB_NODELIST"])
         for entry, why in refused:
             print(_refused_line(entry, why), flush=True)
