@@ -22,6 +22,15 @@ Found:
   pair; SIGTERM, SIGINT and SIGHUP stop the rounds: the steps still running are stopped (SIGTERM, killed after 5 s),
   and the answer is written as "undetermined: interrupted by SIGTERM after N finished round(s) ... not final", exit
   2 (1 where the finished rounds already named a node), `interrupted` in isolate.json.
+- Class 8, impossible facts in a file the prolog reads (medium: a node's outcomes never recorded again). The prolog
+  keeps node_exporter's torchimages_<node>.prom over a run's outcome when the file holds a run beside it with a graver
+  verdict (hunt69's rule: runs that overlapped measured the node at once). A file whose run started an hour ago and
+  lasted `1e9` s (garbled, or planted in the textfile folder) overlapped every run to come: its `fault` stood over
+  each pass for good ("metrics not written: ... is kept"), node_exporter showing a repaired node faulty. Repro:
+  torchimages_n1.prom with last_run_timestamp now-3600, duration 1e9, verdict fault; a passing Prolog= run with
+  --metrics-dir: the file still says fault. Practice: evidence from the future is none (issue 36 class 9; a file is
+  written when its run ends). Fix (verify/prolog/metricsorder.py): a kept run ending past now + the clock skew is no
+  run kept; the new outcome is written.
 """
 from __future__ import annotations
 
@@ -37,6 +46,8 @@ import pytest
 
 from scripts.fleet.isolate import Outcome, decide
 from scripts.fleet.isolate_run import exit_status
+from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, install_fake
+from verify.prolog import cli
 
 pytestmark = pytest.mark.unit
 
@@ -113,3 +124,32 @@ def test_slurm_batch_semantics_a_runner_stopped_half_way_leaves_no_clean_answer_
     pid = int(hung.read_text().split()[0])
     with pytest.raises(ProcessLookupError):     # the hung step was stopped with the runner, not left behind
         os.kill(pid, 0)
+
+
+@pytest.mark.parametrize("kept", ["fault", "not-assessed"])
+def test_a_kept_run_that_ends_in_the_future_never_freezes_node_exporter_s_file(tmp_path, monkeypatch, capsys, kept):
+    pytest.importorskip("prometheus_client")
+    install_fake(monkeypatch)
+    prom = tmp_path / "prom"
+    prom.mkdir()
+    target = prom / "torchimages_n1.prom"
+    target.write_text(f'torchimages_prolog_last_run_timestamp_seconds{{node="n1"}} {time.time() - 3600:.3f}\n'
+                      'torchimages_prolog_duration_seconds{node="n1"} 1e9\n'
+                      f'torchimages_prolog_verdict{{node="n1",verdict="{kept}"}} 1\n')
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    status = cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--metrics-dir", str(prom)],
+                      PROLOG_ENV)
+    said = capsys.readouterr().err
+    assert status == 0 and "is kept" not in said, said
+    assert 'verdict="pass"' in target.read_text() and "1e9" not in target.read_text()
+
+
+def test_a_run_beside_a_real_drain_still_keeps_the_drain(tmp_path):
+    # the rule's other side (hunt69): a fault of a run that overlapped this one, ended before now, still stands
+    pytest.importorskip("prometheus_client")
+    from verify.prolog import metrics
+    now = time.time() - 60
+    metrics.write(str(tmp_path), "n1", None, {"verdict": "fault", "code": "GPU_LOST", "exit": 1, "time": now,
+                                              "duration_s": 30})
+    with pytest.raises(metrics.Superseded):
+        metrics.write(str(tmp_path), "n1", None, {"verdict": "pass", "exit": 0, "time": now + 1, "duration_s": 40})
