@@ -21,7 +21,9 @@ Found:
   evidence of this run or of none). Fix (scripts/fleet/isolate_run.py): the old answer is removed before the first
   pair; SIGTERM, SIGINT and SIGHUP stop the rounds: the steps still running are stopped (SIGTERM, killed after 5 s),
   and the answer is written as "undetermined: interrupted by SIGTERM after N finished round(s) ... not final", exit
-  2 (1 where the finished rounds already named a node), `interrupted` in isolate.json.
+  2 (1 where the finished rounds already named a node), `interrupted` in isolate.json. With it (low): the steps
+  past a round's timeout are stopped together, not one 30 s wait after another (a round of hung pairs ran out the
+  job's own time limit, which then killed the runner unanswered).
 - Class 8, impossible facts in a file the prolog reads (medium: a node's outcomes never recorded again). The prolog
   keeps node_exporter's torchimages_<node>.prom over a run's outcome when the file holds a run beside it with a graver
   verdict (hunt69's rule: runs that overlapped measured the node at once). A file whose run started an hour ago and
@@ -153,3 +155,24 @@ def test_a_run_beside_a_real_drain_still_keeps_the_drain(tmp_path):
                                               "duration_s": 30})
     with pytest.raises(metrics.Superseded):
         metrics.write(str(tmp_path), "n1", None, {"verdict": "pass", "exit": 0, "time": now + 1, "duration_s": 40})
+
+
+@pytest.mark.host
+def test_a_round_of_hung_pairs_is_stopped_together_and_each_timed_out(tmp_path: Path) -> None:
+    """The steps past the timeout are stopped together (once each waited 30 s in turn for a srun that ignored the
+    SIGTERM): each pair fails "timed out", no step is left running."""
+    from tests.isolate_fakes import _isolate
+    (tmp_path / "hang").mkdir()
+    hung = tmp_path / "hung"
+    srun = tmp_path / "hang" / "srun"
+    srun.write_text(f"#!/bin/sh\necho $$ >> {hung}\nexec sleep 120\n")
+    srun.chmod(0o755)
+    began = time.monotonic()
+    rc, lines = _isolate(tmp_path, ["n1", "n2", "n3", "n4"], {}, env={"TORCHIMAGES_ISOLATE_TIMEOUT": "1",
+                                                                   "PATH": f"{tmp_path / 'hang'}:{tmp_path / 'bin'}:/usr/bin:/bin"})
+    assert time.monotonic() - began < 60
+    assert rc == 2 and "no pair passed" in lines[-1], lines
+    assert sum("timed out" in line for line in lines) >= 4, lines
+    for pid in map(int, hung.read_text().split()):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

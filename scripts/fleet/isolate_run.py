@@ -114,16 +114,6 @@ def step_argv(base: list[str], pair: tuple[str, ...], gpus: int) -> list[str]:
             *([f"--gres=gpu:{gpus}"] if gpus else []), *options, *base[split + 1:]]
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """srun ends its step on SIGTERM (the tasks get it, then SIGKILL after KillWait); a srun that hangs is killed."""
-    try:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
-
-
 class Interrupted(Exception):
     """A signal told the runner to stop before the rounds ended (its name in args[0])."""
 
@@ -133,7 +123,8 @@ def _interrupt(signum: int, _frame: Any) -> None:
 
 
 def _stop_all(procs: list[subprocess.Popen[bytes]], grace_s: float = 5.0) -> None:
-    """Each step still running told to stop at once, killed after `grace_s` (inside Slurm's KillWait)."""
+    """Each step still running told to stop at once (srun ends its step on SIGTERM: the tasks get it, then SIGKILL
+    after KillWait), killed after `grace_s` (a srun that hangs)."""
     running = [p for p in procs if p.poll() is None]
     for proc in running:
         proc.send_signal(signal.SIGTERM)
@@ -149,38 +140,44 @@ def _stop_all(procs: list[subprocess.Popen[bytes]], grace_s: float = 5.0) -> Non
 def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], reports: Path, port: int, gpus: int,
               timeout_s: float, skew_s: float = SKEW_DEFAULT_S) -> list[tuple[int, Outcome]]:
     """Every pair of the round at once (disjoint nodes), each within `timeout_s`; their outcomes."""
-    started = []
-    for index, pair in enumerate(pairs):
-        name = f"round{number}-pair{index + 1}"
-        (reports / f"{name}.json").unlink(missing_ok=True)
-        env = {**os.environ, "TORCHIMAGES_GROUP": name, "RDZV_ENDPOINT": f"{pair[0]}:{port_for(port, index)}"}
-        # a link left where the log goes (by an earlier step's image) is removed, never followed: a new file only
-        (reports / f"{name}.log").unlink(missing_ok=True)
-        log = os.fdopen(os.open(reports / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644),
-                        "wb")             # closed after the step, below
-        proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
-        started.append((name, pair, proc, log, time.monotonic(), time.time()))
+    started: list[tuple[str, tuple[str, str], subprocess.Popen[bytes], Any, float, float]] = []
     ended: dict[str, float] = {}
-    deadline = time.monotonic() + timeout_s
     try:
+        for index, pair in enumerate(pairs):
+            name = f"round{number}-pair{index + 1}"
+            (reports / f"{name}.json").unlink(missing_ok=True)
+            env = {**os.environ, "TORCHIMAGES_GROUP": name, "RDZV_ENDPOINT": f"{pair[0]}:{port_for(port, index)}"}
+            # a link left where the log goes (by an earlier step's image) is removed, never followed: a new file only
+            (reports / f"{name}.log").unlink(missing_ok=True)
+            log = os.fdopen(os.open(reports / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                                    0o644), "wb")             # closed after the step, below
+            try:
+                proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
+            except BaseException:
+                log.close()
+                raise
+            started.append((name, pair, proc, log, time.monotonic(), time.time()))
+        deadline = time.monotonic() + timeout_s
         while len(ended) < len(started) and time.monotonic() < deadline:     # each step's own end time
             for name, _, proc, _, _, _ in started:
                 if name not in ended and proc.poll() is not None:
                     ended[name] = time.monotonic()
             time.sleep(0.2)
+        statuses = [proc.poll() for _, _, proc, _, _, _ in started]
+        # the steps past the timeout stopped together (srun ends its step on SIGTERM), not one after another: a round
+        # of hung pairs waited 30 s each and ran out the job's own time limit
+        _stop_all([proc for (_, _, proc, _, _, _), status in zip(started, statuses, strict=True) if status is None],
+                  grace_s=30.0)
     except Interrupted:
         # the runner was told to stop (scancel, the job's time limit: KillWait is 30 s): every step still running
         # is stopped with it, never left behind holding its nodes; the round is not judged
         _stop_all([proc for _, _, proc, _, _, _ in started])
+        raise
+    finally:
         for _, _, _, log, _, _ in started:
             log.close()
-        raise
     results = []
-    for name, pair, proc, log, t0, wall in started:
-        status: int | None = proc.poll()
-        if status is None:
-            _stop(proc)
-        log.close()
+    for (name, pair, _, _, t0, wall), status in zip(started, statuses, strict=True):
         seconds = ended.get(name, time.monotonic()) - t0
         path = reports / f"{name}.json"
         report = _read_report(path) if os.path.lexists(path) else MISSING
