@@ -176,3 +176,26 @@ def test_a_round_of_hung_pairs_is_stopped_together_and_each_timed_out(tmp_path: 
     for pid in map(int, hung.read_text().split()):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+@pytest.mark.host
+def test_slurm_batch_semantics_a_runner_stopped_before_any_round_names_no_node(tmp_path: Path) -> None:
+    """Stopped while it asks Slurm for the allocation's nodes (scontrol hangs): one line, exit 2 (undetermined),
+    never a traceback's exit 1 ("node(s) named"), and no answer file."""
+    from scripts.fleet.isolate_job import RUNNER_BOOT
+    from tests.helpers import ROOT
+    (tmp_path / "bin").mkdir()
+    asked = tmp_path / "asked"
+    (tmp_path / "bin" / "scontrol").write_text(f"#!/bin/sh\ntouch {asked}\nexec sleep 120\n")
+    (tmp_path / "bin" / "scontrol").chmod(0o755)
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "TORCHIMAGES_ISOLATE_STEP": json.dumps(["srun", "--", "x"]),
+           "TORCHIMAGES_REPORTS": str(tmp_path), "RDZV_PORT": "20000", "SLURM_JOB_NODELIST": "n[1-3]"}
+    proc = subprocess.Popen([sys.executable, "-I", "-c", RUNNER_BOOT, str(ROOT)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    end = time.monotonic() + 60
+    while not asked.exists() and time.monotonic() < end:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "interrupted by SIGINT" in out and "Traceback" not in out, out
+    assert not (tmp_path / "isolate.json").exists()

@@ -118,7 +118,13 @@ class Interrupted(Exception):
     """A signal told the runner to stop before the rounds ended (its name in args[0])."""
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 def _interrupt(signum: int, _frame: Any) -> None:
+    # once: a second signal (scancel twice, Ctrl-C held) never cuts short the stop of the steps or the answer
+    for each in STOP_SIGNALS:
+        signal.signal(each, signal.SIG_IGN)
     raise Interrupted(signal.Signals(signum).name)
 
 
@@ -303,6 +309,16 @@ def _step(text: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The runner (_main), and the signal handlers it installs given back when it returns (a caller in-process)."""
+    previous = {each: signal.getsignal(each) for each in STOP_SIGNALS}
+    try:
+        return _main(argv)
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
+
+
+def _main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="isolate_run", description=__doc__)
     p.add_argument("--gpus", default="0")
     p.add_argument("--timeout", default=None, help=f"seconds a pair's step may take (default "
@@ -331,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         # an answer an earlier run left in a reused folder is not this run's: gone before the first pair, so a run
         # killed before its own answer leaves none, never the last run's "no node at fault"
         (reports / "isolate.json").unlink(missing_ok=True)
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for signum in STOP_SIGNALS:
             signal.signal(signum, _interrupt)
         nodes, refused = _hostnames(os.environ["SLURM_JOB_NODELIST"])
         for entry, why in refused:
@@ -345,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
                   "not_assessed": [{"entry": entry, "why": why} for entry, why in refused]}
         atomic_write(reports / "isolate.json", json.dumps(answer, indent=1) + "\n")
         print(f"isolate: wrote {reports / 'isolate.json'}")
+    except Interrupted as exc:      # stopped outside the rounds (reading the node list, writing the answer)
+        print(f"isolate: undetermined: interrupted by {exc.args[0]} before an answer was written: no node named",
+              file=sys.stderr)
+        return 2
     except KeyError as exc:
         print(f"isolate: {exc.args[0]} is not set: run this from the batch script make isolate writes", file=sys.stderr)
         return 2
