@@ -33,6 +33,7 @@ fault" (exit 2). Only a failure a named partner explains is cleared.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
@@ -46,6 +47,9 @@ PASS, SLOW, FAIL = "pass", "slow", "fail"
 # of either node, so it neither clears nor strikes one, and is never a clean answer
 UNJUDGED = "not-assessed"
 CONFIRM = 2             # a node is named after slow or failing pairs with this many different known-good partners
+# a step stopped at its timeout proves a hang only when the timeout is at least this many times the slowest step that
+# ended on its own (the prolog's confirmation rule: a hang is proven only with room to spare)
+HANG_MARGIN = 2.0
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Outcome:
     why: str = ""                   # what went wrong when not ok (one line)
     seconds: float | None = None    # the step's wall time
     ours: bool = False              # not ok for the tool's or the image's trouble, not a node's: UNJUDGED
+    hung: bool = field(default=False, compare=False)   # stopped at the step timeout (seconds: about that timeout)
 
 
 @dataclass(frozen=True)
@@ -213,8 +218,26 @@ def first_round(nodes: Sequence[str]) -> list[tuple[str, str]]:
     return [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]
 
 
+def _tight(results: Sequence[tuple[int, Outcome]]) -> Outcome | None:
+    """The slowest step that ended on its own, where a step stopped at the timeout had less than HANG_MARGIN x its
+    time: that timeout (TORCHIMAGES_ISOLATE_TIMEOUT, our setting) cut short steps that were still all-reducing as
+    slowly as a healthy pair, which is no hang of a node (an image pulled on first use, a slow rendezvous)."""
+    ended = [o for _, o in results if not o.hung and o.seconds is not None]
+    slowest = max(ended, key=lambda o: o.seconds or 0.0, default=None)
+    return slowest if slowest is not None and any(
+        o.hung and o.seconds is not None and o.seconds < HANG_MARGIN * (slowest.seconds or 0.0)
+        for _, o in results) else None
+
+
 def judge(results: Sequence[tuple[int, Outcome]]) -> tuple[list[Tried], float | None]:
     """Every pair's verdict against the median figure of all the passing pairs so far."""
+    if (slowest := _tight(results)) is not None:
+        results = [(n, o if not (o.hung and o.seconds is not None and o.seconds < HANG_MARGIN * (slowest.seconds or 0))
+                    else dataclasses.replace(o, ours=True, why=(
+                        f"stopped at the step timeout after {o.seconds:.0f} s, while {'+'.join(slowest.nodes)} took "
+                        f"{slowest.seconds:.0f} s to end on its own: less than {HANG_MARGIN:g}x that proves no hang; "
+                        "raise TORCHIMAGES_ISOLATE_TIMEOUT")))
+                   for n, o in results]
     figures = [o.busbw for _, o in results if o.ok and o.busbw is not None]
     median = statistics.median_high(figures) if figures else None
     tried = []

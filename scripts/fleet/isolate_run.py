@@ -58,7 +58,7 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
     step (isolate_facts; `began`: the step's start, epoch seconds)."""
     took = round(seconds, 1)
     if status is None:
-        return Outcome(nodes, False, None, "timed out", took)
+        return Outcome(nodes, False, None, "timed out", took, hung=True)
     if not isinstance(report, dict):
         # a step that exited 0 ran verify to its end on both nodes: no file there then is the plumbing's (a reports
         # folder not shared, or not the one the runner reads), never a node's strike (our trouble names no node); a
