@@ -42,6 +42,20 @@ Found:
   --metrics-dir: the file still says fault. Practice: evidence from the future is none (issue 36 class 9; a file is
   written when its run ends). Fix (verify/prolog/metricsorder.py): a kept run ending past now + the clock skew is no
   run kept; the new outcome is written.
+
+Probed, held (no defect): the prolog's state folder with history/<node>.jsonl, history, kernlog/<node>.json,
+kernlog, breaker.lock, settings and the lock files each a folder, a FIFO, a link, 5 KB of random bytes or a sparse
+1 TiB file, under a pass and a lost GPU (80 Prolog= runs: each said or harmless, the lost GPU drained, no hang and no
+traceback); two Prolog= runs of one node failing at once (one scontrol drain, both drains recorded, make undrain
+then refused for GPU_LOST without a reset, resumed for PCIE_DOWNGRADED); the kernel-log cursor across a ring wrap,
+identical lines at one stamp and journalctl/dmesg alternation (kernlog.consumed); the fleet folder with an empty,
+BOM-prefixed, UTF-16, NaN, duplicate-key or two-document report and a cut report block (each listed invalid).
+
+Left (low, said here): a .log/.txt under DIR with no report block at all (a pod that crashed before printing its
+report) adds nothing and is not listed (make isolate's pair logs are such files, so listing them would fail every
+isolate folder); a report named `*.JSON` is not read; a fleet METRICS_DIR keeps the file of a node absent from this
+report (node_exporter shows its last fleet verdict; the folder may be shared by several fleets, so it is not
+removed); a pair report no verify writes after a step that exited 0 still fails the pair (hunt71 kept that rule).
 """
 from __future__ import annotations
 
