@@ -14,7 +14,7 @@ The planner and the judge of `make isolate` (the runner, isolate_run.py, launche
   CONFIRM (2) different known-good partners (one slow pair on a busy host is noise as often as not). A partner is
   known-good for a node when it passed and every failed pair of its own holds that node, a named node or a node
   that never passed: a second flaky node (it passed once too) is no reference, or two flaky nodes would name each
-  other and every healthy node they met. A node that passed a pair itself is never named on failed pairs: it is not
+  other and every healthy node they met; nor is a node the answer ends calling intermittent. A node that passed a pair itself is never named on failed pairs: it is not
   broken every time, and two flaky partners failing only beside it read the same (it ends intermittent). Two flaky
   nodes whose failures fall on the pairs of a third that never passed can still point at it within the rounds: the
   evidence is the same as that node failing, and only repeating those pairs would tell;
@@ -33,6 +33,7 @@ fault" (exit 2). Only a failure a named partner explains is cleared.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
@@ -46,6 +47,9 @@ PASS, SLOW, FAIL = "pass", "slow", "fail"
 # of either node, so it neither clears nor strikes one, and is never a clean answer
 UNJUDGED = "not-assessed"
 CONFIRM = 2             # a node is named after slow or failing pairs with this many different known-good partners
+# a step stopped at its timeout proves a hang only when the timeout is at least this many times the slowest step that
+# ended on its own (the prolog's confirmation rule: a hang is proven only with room to spare)
+HANG_MARGIN = 2.0
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Outcome:
     why: str = ""                   # what went wrong when not ok (one line)
     seconds: float | None = None    # the step's wall time
     ours: bool = False              # not ok for the tool's or the image's trouble, not a node's: UNJUDGED
+    hung: bool = field(default=False, compare=False)   # stopped at the step timeout (seconds: about that timeout)
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,7 @@ class Decision:
     findings: list[Finding]
     done: bool                      # no node left in doubt
     best: float | None = None       # the fastest passing pair's figure
+    interrupted: str | None = None  # the signal that stopped the runner before the rounds ended (not final)
 
     @property
     def spread(self) -> str | None:
@@ -130,6 +136,20 @@ class Decision:
 
     @property
     def summary(self) -> str:
+        """The answer; a run stopped by a signal (scancel, the job's time limit) is never final, never clean."""
+        text = self._answer
+        if self.interrupted is None:
+            return text
+        stopped = (f"interrupted by {self.interrupted} after {self.rounds} finished round(s), before the rounds "
+                   "ended: not final")
+        if self.named:
+            return f"{text}; {stopped}"
+        if not self.tried:
+            return f"undetermined: {stopped}, before any pair's step ended: no node judged"
+        return f"undetermined: {stopped}, no node cleared by it (the finished rounds: {text})"
+
+    @property
+    def _answer(self) -> str:
         named = ", ".join(f"{f.node} ({f.verdict})" for f in self.named)
         if self.intermittent:
             flaky = (f"intermittent, undetermined: {', '.join(self.intermittent)} (each failed in a pair and passed in "
@@ -198,8 +218,26 @@ def first_round(nodes: Sequence[str]) -> list[tuple[str, str]]:
     return [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]
 
 
+def _tight(results: Sequence[tuple[int, Outcome]]) -> Outcome | None:
+    """The slowest step that ended on its own, where a step stopped at the timeout had less than HANG_MARGIN x its
+    time: that timeout (TORCHIMAGES_ISOLATE_TIMEOUT, our setting) cut short steps that were still all-reducing as
+    slowly as a healthy pair, which is no hang of a node (an image pulled on first use, a slow rendezvous)."""
+    ended = [o for _, o in results if not o.hung and o.seconds is not None]
+    slowest = max(ended, key=lambda o: o.seconds or 0.0, default=None)
+    return slowest if slowest is not None and any(
+        o.hung and o.seconds is not None and o.seconds < HANG_MARGIN * (slowest.seconds or 0.0)
+        for _, o in results) else None
+
+
 def judge(results: Sequence[tuple[int, Outcome]]) -> tuple[list[Tried], float | None]:
     """Every pair's verdict against the median figure of all the passing pairs so far."""
+    if (slowest := _tight(results)) is not None:
+        results = [(n, o if not (o.hung and o.seconds is not None and o.seconds < HANG_MARGIN * (slowest.seconds or 0))
+                    else dataclasses.replace(o, ours=True, why=(
+                        f"stopped at the step timeout after {o.seconds:.0f} s, while {'+'.join(slowest.nodes)} took "
+                        f"{slowest.seconds:.0f} s to end on its own: less than {HANG_MARGIN:g}x that proves no hang; "
+                        "raise TORCHIMAGES_ISOLATE_TIMEOUT")))
+                   for n, o in results]
     figures = [o.busbw for _, o in results if o.ok and o.busbw is not None]
     median = statistics.median_high(figures) if figures else None
     tried = []
@@ -217,17 +255,19 @@ def _cleared(tried: Sequence[Tried]) -> set[str]:
     return {n for t in tried if t.verdict == PASS for n in t.outcome.nodes}
 
 
-def _clean_for(partner: str, node: str, tried: Sequence[Tried], cleared: set[str], blamed: set[str]) -> bool:
+def _clean_for(partner: str, node: str, tried: Sequence[Tried], cleared: set[str], blamed: set[str],
+               unsure: frozenset[str] = frozenset()) -> bool:
     """Whether `partner` is a known-good reference against `node`: it passed in a pair, and each failing pair it was
     in holds `node`, a node already named, or a node that never passed (a slow pair is noise as often as not). A
     partner with a failure nothing else explains (a second flaky node, which passed once too) proves nothing of
     `node`: two flaky nodes would otherwise name each other and every healthy node they met."""
-    return partner in cleared and all(t.verdict != FAIL or node in t.outcome.nodes
+    return partner in cleared and partner not in unsure and all(t.verdict != FAIL or node in t.outcome.nodes
                                       or any(b != partner and (b in blamed or b not in cleared) for b in t.outcome.nodes)
                                       for t in tried if partner in t.outcome.nodes)
 
 
-def _strikes(tried: Sequence[Tried], cleared: set[str], blamed: set[str]) -> dict[str, list[Tried]]:
+def _strikes(tried: Sequence[Tried], cleared: set[str], blamed: set[str],
+             unsure: frozenset[str] = frozenset()) -> dict[str, list[Tried]]:
     """node → the slow or failing pairs in which every other member is a known-good reference for it (the node is
     the odd one out). A node's own pass does not spare it: a flaky node passes one pair and fails the next."""
     found: dict[str, list[Tried]] = {}
@@ -235,19 +275,19 @@ def _strikes(tried: Sequence[Tried], cleared: set[str], blamed: set[str]) -> dic
         if t.verdict in (PASS, UNJUDGED):         # the tool's trouble strikes no node
             continue
         for n in t.outcome.nodes:
-            if all(_clean_for(m, n, tried, cleared, blamed) for m in t.outcome.nodes if m != n):
+            if all(_clean_for(m, n, tried, cleared, blamed, unsure) for m in t.outcome.nodes if m != n):
                 found.setdefault(n, []).append(t)
     return found
 
 
-def _blamed(tried: Sequence[Tried], cleared: set[str]) -> dict[str, list[Tried]]:
+def _blamed(tried: Sequence[Tried], cleared: set[str], unsure: frozenset[str] = frozenset()) -> dict[str, list[Tried]]:
     """The nodes named: a strike against CONFIRM different known-good partners (one slow or timed-out pair on a busy
     host is noise as often as not; the same node twice, with two known-good partners, is not). A named node explains
     its partners' failures with it, which may make them references for another: repeated until nothing changes
     (it only grows, so it ends)."""
     blamed: dict[str, list[Tried]] = {}
     while True:
-        found = {n: ts for n, ts in _strikes(tried, cleared, set(blamed)).items()
+        found = {n: ts for n, ts in _strikes(tried, cleared, set(blamed), unsure).items()
                  if len({m for t in ts for m in t.outcome.nodes if m != n}) >= CONFIRM
                  and not (n in cleared and any(t.verdict == FAIL for t in ts))}
         if found.keys() == blamed.keys():
@@ -268,12 +308,27 @@ def _unexplained(tried: Sequence[Tried], cleared: set[str], blamed: dict[str, li
     return found
 
 
+def _settled(tried: Sequence[Tried], cleared: set[str]) -> tuple[dict[str, list[Tried]], set[str]]:
+    """The nodes named and the intermittent ones, consistent with each other: a node the answer calls intermittent
+    (a failure on record no named node explains) is no known-good reference for naming another. _clean_for excuses a
+    partner's failures beside a node that never passed, _unexplained does not: two flaky nodes (each passed once, each
+    failed beside a never-passed node) were the two "known-good" partners that named a healthy third, while the same
+    answer listed them as intermittent. Fewer references name fewer nodes, which explains fewer failures: repeated
+    until the intermittent set stops growing (it only grows, so it ends)."""
+    unsure: frozenset[str] = frozenset()
+    while True:
+        blamed = _blamed(tried, cleared, unsure)
+        flaky = _unexplained(tried, cleared, blamed)
+        if flaky <= unsure:
+            return blamed, flaky
+        unsure |= flaky
+
+
 def next_round(nodes: Sequence[str], tried: Sequence[Tried]) -> list[tuple[str, str]]:
     """The next round's pairs: each node in doubt (never cleared, or intermittent) with a node of clean record it has
     not met (one each), the rest in doubt in pairs not tried before."""
     cleared = _cleared(tried)
-    blamed = _blamed(tried, cleared)
-    flaky = _unexplained(tried, cleared, blamed)
+    blamed, flaky = _settled(tried, cleared)
     doubt = [n for n in nodes if (n not in cleared or n in flaky) and n not in blamed]
     seen = {frozenset(t.outcome.nodes) for t in tried}
     free = [n for n in nodes if n in cleared and n not in flaky and n not in blamed]
@@ -298,8 +353,7 @@ def decide(nodes: Sequence[str], results: Sequence[tuple[int, Outcome]]) -> Deci
     """Who is at fault after the rounds run so far; `done` when no node is left in doubt."""
     tried, median = judge(results)
     cleared = _cleared(tried)
-    blamed = _blamed(tried, cleared)
-    flaky = _unexplained(tried, cleared, blamed)
+    blamed, flaky = _settled(tried, cleared)
     findings = []
     for n in nodes:
         mine = [t for t in tried if n in t.outcome.nodes]

@@ -11,6 +11,7 @@ node named; a failed pair on record is never exit 0).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -57,7 +58,7 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
     step (isolate_facts; `began`: the step's start, epoch seconds)."""
     took = round(seconds, 1)
     if status is None:
-        return Outcome(nodes, False, None, "timed out", took)
+        return Outcome(nodes, False, None, "timed out", took, hung=True)
     if not isinstance(report, dict):
         # a step that exited 0 ran verify to its end on both nodes: no file there then is the plumbing's (a reports
         # folder not shared, or not the one the runner reads), never a node's strike (our trouble names no node); a
@@ -113,43 +114,76 @@ def step_argv(base: list[str], pair: tuple[str, ...], gpus: int) -> list[str]:
             *([f"--gres=gpu:{gpus}"] if gpus else []), *options, *base[split + 1:]]
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """srun ends its step on SIGTERM (the tasks get it, then SIGKILL after KillWait); a srun that hangs is killed."""
-    try:
+class Interrupted(Exception):
+    """A signal told the runner to stop before the rounds ended (its name in args[0])."""
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def _interrupt(signum: int, _frame: Any) -> None:
+    # once: a second signal (scancel twice, Ctrl-C held) never cuts short the stop of the steps or the answer
+    for each in STOP_SIGNALS:
+        signal.signal(each, signal.SIG_IGN)
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def _stop_all(procs: list[subprocess.Popen[bytes]], grace_s: float = 5.0) -> None:
+    """Each step still running told to stop at once (srun ends its step on SIGTERM: the tasks get it, then SIGKILL
+    after KillWait), killed after `grace_s` (a srun that hangs)."""
+    running = [p for p in procs if p.poll() is None]
+    for proc in running:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
+    end = time.monotonic() + grace_s
+    for proc in running:
+        try:
+            proc.wait(timeout=max(0.1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], reports: Path, port: int, gpus: int,
               timeout_s: float, skew_s: float = SKEW_DEFAULT_S) -> list[tuple[int, Outcome]]:
     """Every pair of the round at once (disjoint nodes), each within `timeout_s`; their outcomes."""
-    started = []
-    for index, pair in enumerate(pairs):
-        name = f"round{number}-pair{index + 1}"
-        (reports / f"{name}.json").unlink(missing_ok=True)
-        env = {**os.environ, "TORCHIMAGES_GROUP": name, "RDZV_ENDPOINT": f"{pair[0]}:{port_for(port, index)}"}
-        # a link left where the log goes (by an earlier step's image) is removed, never followed: a new file only
-        (reports / f"{name}.log").unlink(missing_ok=True)
-        log = os.fdopen(os.open(reports / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644),
-                        "wb")             # closed after the step, below
-        proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
-        started.append((name, pair, proc, log, time.monotonic(), time.time()))
+    started: list[tuple[str, tuple[str, str], subprocess.Popen[bytes], Any, float, float]] = []
     ended: dict[str, float] = {}
-    deadline = time.monotonic() + timeout_s
-    while len(ended) < len(started) and time.monotonic() < deadline:     # each step's own end time
-        for name, _, proc, _, _, _ in started:
-            if name not in ended and proc.poll() is not None:
-                ended[name] = time.monotonic()
-        time.sleep(0.2)
+    try:
+        for index, pair in enumerate(pairs):
+            name = f"round{number}-pair{index + 1}"
+            (reports / f"{name}.json").unlink(missing_ok=True)
+            env = {**os.environ, "TORCHIMAGES_GROUP": name, "RDZV_ENDPOINT": f"{pair[0]}:{port_for(port, index)}"}
+            # a link left where the log goes (by an earlier step's image) is removed, never followed: a new file only
+            (reports / f"{name}.log").unlink(missing_ok=True)
+            log = os.fdopen(os.open(reports / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                                    0o644), "wb")             # closed after the step, below
+            try:
+                proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
+            except BaseException:
+                log.close()
+                raise
+            started.append((name, pair, proc, log, time.monotonic(), time.time()))
+        deadline = time.monotonic() + timeout_s
+        while len(ended) < len(started) and time.monotonic() < deadline:     # each step's own end time
+            for name, _, proc, _, _, _ in started:
+                if name not in ended and proc.poll() is not None:
+                    ended[name] = time.monotonic()
+            time.sleep(0.2)
+        statuses = [proc.poll() for _, _, proc, _, _, _ in started]
+        # the steps past the timeout stopped together (srun ends its step on SIGTERM), not one after another: a round
+        # of hung pairs waited 30 s each and ran out the job's own time limit
+        _stop_all([proc for (_, _, proc, _, _, _), status in zip(started, statuses, strict=True) if status is None],
+                  grace_s=30.0)
+    except Interrupted:
+        # the runner was told to stop (scancel, the job's time limit: KillWait is 30 s): every step still running
+        # is stopped with it, never left behind holding its nodes; the round is not judged
+        _stop_all([proc for _, _, proc, _, _, _ in started])
+        raise
+    finally:
+        for _, _, _, log, _, _ in started:
+            log.close()
     results = []
-    for name, pair, proc, log, t0, wall in started:
-        status: int | None = proc.poll()
-        if status is None:
-            _stop(proc)
-        log.close()
+    for (name, pair, _, _, t0, wall), status in zip(started, statuses, strict=True):
         seconds = ended.get(name, time.monotonic()) - t0
         path = reports / f"{name}.json"
         report = _read_report(path) if os.path.lexists(path) else MISSING
@@ -180,13 +214,17 @@ def isolate(nodes: list[str], base: list[str], reports: Path, port: int, gpus: i
     results: list[tuple[int, Outcome]] = []
     decision, pairs = plan_done(nodes, results)
     number = 0
-    while pairs:
-        number += 1
-        echo(f"isolate: round {number} of at most {max_rounds(len(nodes))}: "
-             + ", ".join("+".join(p) for p in pairs))
-        results += run_round(number, pairs, base, reports, port_for(port, number * len(nodes)), gpus, timeout_s,
-                             skew_s)
-        decision, pairs = plan_done(nodes, results)
+    try:
+        while pairs:
+            number += 1
+            echo(f"isolate: round {number} of at most {max_rounds(len(nodes))}: "
+                 + ", ".join("+".join(p) for p in pairs))
+            results += run_round(number, pairs, base, reports, port_for(port, number * len(nodes)), gpus, timeout_s,
+                                 skew_s)
+            decision, pairs = plan_done(nodes, results)
+    except Interrupted as exc:
+        # the finished rounds' evidence stands (a node named on it is named), but nothing is cleared: not final
+        return dataclasses.replace(plan_done(nodes, results)[0], interrupted=str(exc.args[0]))
     return decision
 
 
@@ -205,7 +243,7 @@ def format_decision(d: Decision) -> str:
 def decision_json(d: Decision) -> dict[str, Any]:
     return {"kind": KIND, "version": 1, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "summary": d.summary, "rounds": d.rounds, "max_rounds": max_rounds(len(d.nodes)),
-            "median_busbw_GBps": d.median, "spread": d.spread,
+            "median_busbw_GBps": d.median, "spread": d.spread, "interrupted": d.interrupted,
             "named": [{"node": f.node, "verdict": f.verdict, "evidence": f.evidence} for f in d.named],
             "undetermined": d.undetermined, "intermittent": d.intermittent,
             "nodes": [asdict(f) for f in d.findings],
@@ -219,7 +257,7 @@ def exit_status(d: Decision) -> int:
     on record that no named node explains); 0 only when every pair passed or its failure is a named node's."""
     if d.named:
         return 1
-    return 2 if d.undetermined or d.spread or d.failed_pairs or d.unjudged_pairs else 0
+    return 2 if d.undetermined or d.spread or d.failed_pairs or d.unjudged_pairs or d.interrupted else 0
 
 
 def _hostnames(nodelist: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -271,6 +309,16 @@ def _step(text: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The runner (_main), and the signal handlers it installs given back when it returns (a caller in-process)."""
+    previous = {each: signal.getsignal(each) for each in STOP_SIGNALS}
+    try:
+        return _main(argv)
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
+
+
+def _main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="isolate_run", description=__doc__)
     p.add_argument("--gpus", default="0")
     p.add_argument("--timeout", default=None, help=f"seconds a pair's step may take (default "
@@ -296,6 +344,11 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError(f"TORCHIMAGES_REPORTS={reports} is not a folder: the batch script makes it; run this from "
                             "the script make isolate writes")
         port = int(_number(os.environ["RDZV_PORT"], "RDZV_PORT", PORTS[0], PORTS[1] - 1, whole=True))
+        # an answer an earlier run left in a reused folder is not this run's: gone before the first pair, so a run
+        # killed before its own answer leaves none, never the last run's "no node at fault"
+        (reports / "isolate.json").unlink(missing_ok=True)
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, _interrupt)
         nodes, refused = _hostnames(os.environ["SLURM_JOB_NODELIST"])
         for entry, why in refused:
             print(_refused_line(entry, why), flush=True)
@@ -308,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
                   "not_assessed": [{"entry": entry, "why": why} for entry, why in refused]}
         atomic_write(reports / "isolate.json", json.dumps(answer, indent=1) + "\n")
         print(f"isolate: wrote {reports / 'isolate.json'}")
+    except Interrupted as exc:      # stopped outside the rounds (reading the node list, writing the answer)
+        print(f"isolate: undetermined: interrupted by {exc.args[0]} before an answer was written: no node named",
+              file=sys.stderr)
+        return 2
     except KeyError as exc:
         print(f"isolate: {exc.args[0]} is not set: run this from the batch script make isolate writes", file=sys.stderr)
         return 2

@@ -5,7 +5,8 @@ run begun before another run's drain, ending after it, hid that drain (verdict p
 started-last-wins would hide a drain whose run began first. So: runs that did not overlap keep the later one; runs
 that overlapped measured the node at the same time, and the graver outcome stands (a fault over not assessed over a
 pass: a concurrent pass never cancels evidence of a fault), the later start breaking a tie. A kept run stamped past
-now + the clock-skew allowance (a clock that was ahead, set right since) is no later run: it never freezes the file.
+now + the clock-skew allowance (a clock that was ahead, set right since), or ending past it, is no run kept: it never
+freezes the file.
 """
 from __future__ import annotations
 
@@ -43,6 +44,11 @@ def kept_instead(target: str, outcome: dict[str, Any], skew_s: float, now: float
     now = time.time() if now is None else now
     mine = outcome.get("time")
     if started is None or not isinstance(mine, (int, float)) or started > now + skew_s:
+        return None
+    if started + duration > now + skew_s:
+        # a run ends before its file is written: one whose start + duration lies past now (a garbled or planted file,
+        # `duration 1e9`) ended at no time a clock has reached, and overlapped every run to come, so its fault stood
+        # over each of them for good (node_exporter showed a repaired node faulty, no pass ever written)
         return None
     mine_end = mine + float(outcome.get("duration_s") or 0.0)
     later = started > mine
