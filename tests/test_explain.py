@@ -34,6 +34,16 @@ RAW = sorted(p for p in CORPUS.glob("*/raw.txt"))
 # Raw excerpts whose text does hold what decides them but which `verify explain` judges otherwise (issue 35 item 8,
 # second batch, translated without reading the judges): strict, so each fix says the entry is no longer a mismatch.
 EXPLAIN_MISMATCHES: dict[str, str] = {
+    # Batches 185 and 186 (fix185, tests/test_judges_fix185.py).
+    "rtx4090-x3-550.54.15-p2p-open-module-bidirectional-p2p-41-gbs-gen4-x16-near-link-rate-healthy":
+        "translator: gpu warn HEALTH_NOT_ASSESSED; not recognised: p2pBandwidthLatencyTest's bandwidth matrices alone "
+        "have no reader, and schema 3 has no field for their figures",
+    "rtx4090-x2-fedora-p2pbandwidthlatencytest-6.34-gbs-unidirectional-pcie-path-far-below-gen4-x16":
+        "translator: gpu warn PCIE_DOWNGRADED; not recognised: p2pBandwidthLatencyTest's output has no reader, and its "
+        "6.34 GB/s figure has no field in schema 3 (its device lines alone would say not assessed, not the slow link)",
+    "rtx3090-315w-cap-sw-power-cap-binds-in-every-busy-sample-314w-no-thermal-owner-cap-healthy":
+        "translator: gpu pass; not recognised: a forum post's markdown summary of its own samples (median power, "
+        "sw_power_cap in N of M samples) is no tool's output a reader takes",
     # Hundred-and-eightieth batch (fix180, tests/test_judges_fix180.py).
     "gcp-a3-high-gke-single-gvnic-pool-nccl-2.22.3-ib-no-device-socket-eth0-16-rank-ring-no-tcpx-by-design":
         "translator: nccl skip FACTS_INCOMPLETE; verify explain passes, as its facts: only P2P/CUMEM connections are "

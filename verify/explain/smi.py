@@ -43,6 +43,8 @@ _HEADER = frozenset({"timestamp", "driver version", "kmd version", "cuda version
 _SECTIONS = re.compile(r"^\s*(?:Clocks (?:Event|Throttle) Reasons\s*\n\s*Idle|Fabric\s*\n\s*State|"
                        r"GPU Reset Status\s*\n\s*(?:Reset Required|Drain and Reset Recommended)|CliqueId|"
                        r"GPU Recovery Action|"
+                       # the Clocks section beside its Max Clocks (`-d CLOCK` cut to them): NVML's clocks, no health
+                       r"Max Clocks\s*\n\s*Graphics|"
                        # the ECC Errors section alone (`-d ECC` cut to its counts): its scope under it, then its counts
                        r"ECC Errors\s*\n\s*(?:Volatile|Aggregate)\b[^\n:]*\n\s*(?:(?:SRAM|DRAM) (?:Correctable|Uncorrectable)|"
                        r"(?:Single|Double) Bit\s*\n\s*[A-Za-z][A-Za-z0-9 ]*?))"
@@ -226,6 +228,7 @@ def _read(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
             "retired_pages_pending": _yes(_find(fields, "pending page blacklist", "retired pages/pending")),
             "row_remap": remap if any(v is not None for v in remap.values()) else None,
             "throttle_reasons": mask, "throttle_reasons_read": read,
+            "sm_clock_mhz": _int(_find(fields, "clocks/sm")), "sm_clock_max_mhz": _int(_find(fields, "max clocks/sm")),
             "pcie_gen": _int(_find(fields, "pcie generation/current")),
             "pcie_gen_max": _int(_find(fields, "pcie generation/max")),
             "pcie_width": _int(_find(fields, "link width/current")),

@@ -349,6 +349,8 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     if any(d.get("uuid") or d.get("pci_bus_id") or d.get("numa_node") is not None for d in devices):
         # a host tool read the device itself (nvidia-smi -L, a -q header, topo's NUMA affinity, lspci): there, not read
         return True
+    if any(d.get(k) is not None for d in devices for k in ("sm_clock_mhz", "sm_clock_max_mhz", "power_w")):
+        return True                     # NVML read its clocks or draw (nvidia-smi -q's Clocks): there, health not read
     if facts.get("driver") and any(d.get("name") for d in devices):
         # named beside the driver version the same host tool read through NVML (dcgmi diag's Metadata): there, not read
         return True

@@ -21,7 +21,7 @@ from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import grouplayout
 from ...shared.cuda_errors import named_without_driver
-from . import launcher, slurmend, trainer
+from . import imagefault, launcher, slurmend, trainer
 
 NAME = "train"
 
@@ -213,6 +213,11 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
                               end.fix, end.owner)
     if first.get("phase") == "data" and not launcher.killed(first):
         return result.verdict(FAIL, "LOADER_FAILED", f"the training data path failed: {text}"[:600])
+    # a library or native operator the image's packages should hold (imagefault.py): the image's, before the own-bug
+    # rule (an ImportError of the dynamic linker is the package set's, not verify's)
+    if cause := imagefault.image_fault(first):
+        return result.verdict(FAIL, "TRAIN_FAILED", f"the training run failed: {text}"[:500] + f"; {cause}",
+                              imagefault.REMEDY, "image")
     if first.get("type") in OWN_BUGS:
         return result.verdict(FAIL, "CHECK_CRASHED", f"the train check itself broke: {text}"[:600],
                               "This is verify's own bug, not the node's: report it with the details above.")

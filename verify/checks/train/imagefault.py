@@ -1,0 +1,47 @@
+"""A training process that died at import or start on its own package set (issue 35, batch 185): the image's.
+
+Words that name a library or a native operator the environment should hold, and that no GPU, driver or node can cause:
+- the dynamic linker refusing a library: `libcudnn_ops_infer.so.8: cannot open shared object file`, ctranslate2's
+  `Could not load library libX.so`, `libtorch_cuda.so: undefined symbol: ncclMemFree` (two NCCL wheels, the older
+  one first), `version `GLIBCXX_3.4.30' not found (required by ...so)`;
+- torchvision's C++ ops missing from this torch (a wheel built for another torch): `operator torchvision::nms does
+  not exist`, `Couldn't load custom C++ ops`.
+The driver's own libraries (libcuda, libnvidia-ml) are the host's (the container toolkit mounts them) and are not
+read here; a CUDA error the catalog names is judged before this (verify/checks/train/verdict.py)."""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_LIB = r"lib[\w.+-]*\.so[\w.]*"
+_IMAGE = re.compile(
+    rf"(?P<lib>{_LIB}): cannot open shared object file"
+    rf"|Could not load (?:library|dynamic library) '?(?P<lib2>{_LIB})"
+    rf"|(?P<lib3>{_LIB}): undefined symbol: (?P<sym>\w+)"
+    rf"|version `[\w.]+' not found \(required by [^)]*?(?P<lib4>{_LIB})\)"
+    r"|operator (?P<op>torchvision::\w+) does not exist"
+    r"|Couldn't load custom C\+\+ ops")
+# the driver's user-space libraries come from the host (nvidia-container-toolkit), never from the image's wheels
+_DRIVER_LIBS = re.compile(r"^lib(?:cuda|nvidia-\w+|nvcuvid|nvoptix)\.so")
+
+
+def image_fault(failure: Mapping[str, Any]) -> str | None:
+    """Why a failure is the image's package set, or None where its words name no library or operator of the image."""
+    found = _IMAGE.search(f"{failure.get('type')}: {failure.get('message')}")
+    if not found:
+        return None
+    lib = found.group("lib") or found.group("lib2") or found.group("lib3") or found.group("lib4")
+    if lib and _DRIVER_LIBS.match(lib.rsplit("/", 1)[-1]):
+        return None
+    if found.group("sym"):
+        return (f"{lib} needs {found.group('sym')}, which the library the loader found first lacks: two versions of a "
+                "library in the environment (pip wheels, the image's own), the image's package set")
+    if lib:
+        return f"{lib} could not be loaded: a library the image's packages need is missing or of another version"
+    return ("torchvision's C++ operators are not in this torch: a torchvision built for another torch version "
+            "(TORCHVISION_MISMATCH's cause), the image's package set")
+
+
+REMEDY = ("Fix the image's package set, not the node: install the versions built for each other (torch with its "
+          "torchvision, one NCCL wheel, the cuDNN/cuBLAS wheels the framework was built for) and rebuild the image.")

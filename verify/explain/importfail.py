@@ -1,0 +1,55 @@
+"""A program that died at import or start on its own package set, as Python or the dynamic linker prints it (issue 35,
+batch 185):
+
+    ImportError: .../torch/lib/libtorch_cuda.so: undefined symbol: ncclMemFree
+    RuntimeError: operator torchvision::nms does not exist
+    Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: ...
+
+Into the train facts' one failure (phase `init`, no rank or node shown): the judge's TRAIN_FAILED, owner image
+(verify/checks/train/imagefault.py reads the same words). The driver's own libraries (libcuda, libnvidia-ml) are
+not this kind (the host's, read by the NVML and CUDA kinds); a line that quotes the words in prose
+(verify/explain/said.py) is none."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..checks.train.imagefault import image_fault
+from .said import printed
+
+_WORDS = re.compile(r"cannot open shared object file|Could not load (?:dynamic )?library|: undefined symbol: "
+                    r"|version `[\w.]+' not found \(required by |operator torchvision::\w+ does not exist"
+                    r"|Couldn't load custom C\+\+ ops")
+_TYPE = re.compile(r"(\w+(?:Error|Exception))\s*: ")
+# what a program dies of starts its line: Python's exception (`ImportError: `, `OSError: `), or a C++ library's
+# fatal `Could not load library` (CTranslate2, TensorFlow) before the abort
+_DIED = re.compile(r"(?:\w+(?:Error|Exception)\s*: |Could not load (?:dynamic )?library )")
+_WARNING = re.compile(r"\w*Warning\b|\bW\d{4} |\bwarn(?:ing)?:", re.IGNORECASE)
+
+
+def _failure(text: str) -> dict[str, Any] | None:
+    for line in (raw.strip() for raw in text.splitlines()):
+        if failure := _died_of(line):
+            return failure
+    return None
+
+
+def _died_of(line: str) -> dict[str, Any] | None:
+    found = printed(_WORDS, line)
+    if not found or not _DIED.match(line) or _WARNING.search(line[:found.start()]):
+        # a line that is not what the program died of: NCCL's INFO on its optional plugin or verbs provider
+        # (`Plugin load returned 2 : libnccl-net.so: cannot open ...`), libibverbs' warning, torch's cuDNN fallback
+        return None
+    named = _TYPE.match(line)
+    kind, message = (named.group(1), line[named.end():]) if named else ("Error", line)
+    failure = {"rank": None, "node": None, "phase": "init", "type": kind, "message": message[:400]}
+    return failure if image_fault(failure) else None
+
+
+def detect(text: str) -> bool:
+    return bool(_WORDS.search(text)) and _failure(text) is not None
+
+
+def parse(text: str) -> dict[str, Any]:
+    failure = _failure(text)
+    return {"failures": [failure] if failure else []}
