@@ -44,6 +44,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx3090-315w-cap-sw-power-cap-binds-in-every-busy-sample-314w-no-thermal-owner-cap-healthy":
         "translator: gpu pass; not recognised: a forum post's markdown summary of its own samples (median power, "
         "sw_power_cap in N of M samples) is no tool's output a reader takes",
+    # Hundred-and-eighty-eighth and -ninth batches (fix188, tests/test_judges_fix188.py): as their facts.
+    "oracle-rac-node-two-dual-port-cx3-mt4099-port1-active-fdr-56-each-port2-down-polling-uncabled-healthy":
+        "translator: fabric pass (uncabled spares); verify explain: warn FABRIC_PORT_DOWN (host), as its facts: a "
+        "port Down/Polling beside an active twin warns, a spare and a pulled cable read alike in `ibstat`",
+    "b200-hyperpod-eks-pod-dev-infiniband-hostpath-exposes-two-mlx5-beside-eight-efa-fi-info-p-efa-61-plugin-only-pod-on-same-node-lists-24-job":
+        "translator: fabric fail FABRIC_NOT_PASSED (job); verify explain: skip FACTS_INCOMPLETE: the excerpt is the "
+        "poster's markdown table (no fi_info output, no device names), the control run prose",
     # Hundred-and-eightieth batch (fix180, tests/test_judges_fix180.py).
     "gcp-a3-high-gke-single-gvnic-pool-nccl-2.22.3-ib-no-device-socket-eth0-16-rank-ring-no-tcpx-by-design":
         "translator: nccl skip FACTS_INCOMPLETE; verify explain passes, as its facts: only P2P/CUMEM connections are "

@@ -553,6 +553,16 @@ KNOWN_MISMATCHES = {
     "rtx4090-x2-fedora-p2pbandwidthlatencytest-6.34-gbs-unidirectional-pcie-path-far-below-gen4-x16":
         "translator: gpu warn PCIE_DOWNGRADED; verify warns HEALTH_NOT_ASSESSED: the 6.34 GB/s host-staged copy that "
         "shows a narrow PCIe path is p2pBandwidthLatencyTest's matrix, which schema 3 has no field for (no link read)",
+    # Hundred-and-eighty-eighth and -ninth batches (fix188, tests/test_judges_fix188.py): schema 3 cannot carry it.
+    "oracle-rac-node-two-dual-port-cx3-mt4099-port1-active-fdr-56-each-port2-down-polling-uncabled-healthy":
+        "translator: fabric pass (port 2 of each card an uncabled spare); verify: warn FABRIC_PORT_DOWN (host), the "
+        "corpus's rule for a port Down/Polling beside an active twin (cx3-two-dual-port-hcas-port2-down-one-polling-"
+        "ibv-devinfo, connectx-ddr-mt25418-...): a spare and a pulled cable read alike, and which ports are meant to "
+        "be cabled has no field in schema 3 (`Port.expected`, `options.expect_rails`)",
+    "b200-hyperpod-eks-pod-dev-infiniband-hostpath-exposes-two-mlx5-beside-eight-efa-fi-info-p-efa-61-plugin-only-pod-on-same-node-lists-24-job":
+        "translator: fabric fail FABRIC_NOT_PASSED (job); verify: skip FACTS_INCOMPLETE: the pod's uverbs devices "
+        "are told by count (8 EFA + 2 mlx5), not by name, so `uverbs` is null; their source (a hostPath vs the "
+        "device plugin) and the control run that clears node and image have no field in schema 3",
     # Hundred-and-eightieth batch (fix180, tests/test_judges_fix180.py).
     "gcp-a3-high-gke-single-gvnic-pool-nccl-2.22.3-ib-no-device-socket-eth0-16-rank-ring-no-tcpx-by-design":
         "translator: nccl skip FACTS_INCOMPLETE; verify passes: ranks joined within one node (P2P/CUMEM only, `nodes` "

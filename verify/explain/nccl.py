@@ -10,6 +10,7 @@ from typing import Any
 
 from ..checks.nccl import barefail, casualty, efa, ncclog, plugreg, watchdog
 from ..checks.nccl.crash import CAUGHT
+from ..checks.nccl.shmperm import SHM_REFUSED
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
 from . import cuda, dupgpu, ib, mpiexit, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
@@ -218,6 +219,11 @@ def _xla(text: str) -> str | None:
 
 def _shm_failed(text: str) -> str | None:
     """The communicator failing over /dev/shm, in NCCL's words."""
+    if refused := printed(SHM_REFUSED, text):
+        # /dev/shm refused NCCL's segment with EACCES (`Call to shm_open failed : Permission denied`): that errno,
+        # not the bare `Error while creating shared memory segment` after it, decides whose (checks/nccl/shmperm.py)
+        line = text[text.rfind("\n", 0, refused.start()) + 1:refused.end()]
+        return f"init: {line.strip()[:300]}"
     if full := printed(NCCL_SHM_FULL, text):
         # NCCL could not size a shared-memory segment in /dev/shm (`Call to posix_fallocate failed: No space left on
         # device`, then `Error while creating shared memory segment ... (size 9637888)`): the communicator fails there

@@ -17,6 +17,8 @@ from ...result import FAIL, CheckResult
 PEER_ACCESS = re.compile(r"Cuda failure (?:217\b(?: '[^'|\n]*')?|'peer access is not supported between these two devices')"
                          r"|peer access is not supported between these two devices")
 
+IPC_HANDLE = re.compile(r"failed to open CUDA IPC handle|transport/p2p\.cc", re.IGNORECASE)
+
 REMEDY = ("Set NCCL_CUMEM_HOST_ENABLE=0 in the image (NCCL's SHM transport then uses /dev/shm, not cuMem host memory "
           "shared between GPUs), or ship an NCCL release with the fix; NCCL_DEBUG=INFO names the transport.")
 
@@ -25,7 +27,9 @@ def peer_access_verdict(said: list[str], backend: object, result: CheckResult) -
     """The image's failure where NCCL met CUDA's 217 on a GPU pair without peer access."""
     text = " | ".join(said)
     hit = PEER_ACCESS.search(text)
-    if hit is None or "NCCL" not in text:
+    # NCCL's name, or its P2P transport's own words (transport/p2p.cc: `failed to open CUDA IPC handle : 217`, batch
+    # 189, quoted without the tag): torch's own peer copy under an NCCL group is not NCCL's
+    if hit is None or not ("NCCL" in text or IPC_HANDLE.search(text)):
         return None
     return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: NCCL asked for peer access "
                           f"these GPUs cannot give ({hit.group(0).strip()[:160]}; CUDA error 217): GPUs without P2P "
