@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from .deviceshape import shape_problem
 from .ranks import count_problem, ranks_problem
 
 # GB/s of bus bandwidth above any link (NVLink5: 900 GB/s per GPU): a figure past it is no measurement
@@ -264,6 +265,8 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     devices = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(devices, list):
         return None
+    if shape := shape_problem(devices):       # no device verify lists: none of its facts below can be read
+        return f"the gpu check {_does(c['status'])} with {shape}"
     counted = metrics.get("nvml_devices")
     counted = counted.get("value") if isinstance(counted, dict) else None
     if isinstance(counted, (int, float)) and not isinstance(counted, bool) and len(devices) != counted:

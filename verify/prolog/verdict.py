@@ -15,6 +15,7 @@ from typing import Any
 
 from ..codes import CODES, OWNERS
 from ..findings import RANK
+from .deviceshape import shape_problem
 from .hidden import hidden_failure
 from .ranks import count_problem, ranks_problem
 
@@ -308,6 +309,8 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     devices = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(devices, list):
         return None
+    if shape := shape_problem(devices):       # no device verify lists: none of its facts below can be read
+        return f"its gpu check {_does(c['status'])} with {shape}"
     counted = metrics.get("nvml_devices")
     counted = counted.get("value") if isinstance(counted, dict) else None
     # any number, 0 too (a warning may count none): verify counts len() of the list (plausible.py holds the same)
