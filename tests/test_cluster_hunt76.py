@@ -13,6 +13,19 @@ Found:
   0..count-1) and verify's facts contract; the project's first rule (no pass on facts that cannot be true). Fix:
   verify/prolog/deviceshape.py and scripts/fleet/deviceshape.py (one text: the host side never imports verify),
   read first by both `_devices_problem`s: REPORT_INVALID / invalid, never a pass, never a drain.
+- Class 6 again, a report missing a check the run always writes (high: a node passed whose all-reduce was never
+  judged). verify --preflight writes a result for each of its checks (gpu, shm, nccl), even one a signal cut or never
+  started (verify/runner.py run_all: INTERRUPTED, not run). The prolog asked for all three and required only the gpu
+  check (GPU_NOT_ASSESSED where Slurm gave GPUs): a passing report holding the gpu check alone passed a node Slurm
+  gave 8 GPUs (exit 0, a `pass` in the history), whatever its NVLink or NCCL would have said. Repro: a report of
+  the gpu check alone, passing, under Prolog= with SLURM_GPUS_ON_NODE=8: "prolog: PASS 1 check(s) passed". Practice:
+  Slurm's prolog semantics (the gate is the preflight it ran, not part of it) and the project's first rule. Fix
+  (verify/prolog/rechecks.unreported, read by cli.preflight on a whole run's pass): REPORT_INVALID, not assessed
+  (exit 0 under Prolog=, 3 as a first step), never a drain; a fault the report shows is still judged whatever else is
+  missing, and a confirmation's report (one check asked) keeps its own rule. The tests' report maker
+  (tests/prolog_fakes._report) now writes a whole preflight as verify does (shm and nccl passes beside a judged gpu
+  check, whole=False for a confirmation's), and the tests that built a revalidation's pass with no nccl or shm check
+  now expect REPORT_INVALID (still exit 3, still drained).
 
 Looked at and held (no defect): every prolog option given as slurm.conf's Prolog= line would mistype it (`30s`,
 `5m`, empty, -1, nan, inf, 1e999, Arabic-Indic and full-width digits, a trailing newline, `30 # comment`, 0x1e,
@@ -36,7 +49,7 @@ from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _verify_writes, inst
 from tests.verify_handmade import gpu_facts, nccl_facts
 from verify.checks import gpu, nccl
 from verify.options import Options
-from verify.prolog import cli
+from verify.prolog import cli, history
 from verify.prolog import deviceshape as prolog_shape
 from verify.prolog.verdict import decide
 
@@ -145,3 +158,45 @@ def test_the_two_device_rules_are_one_text():
                                                          root / "scripts/fleet/deviceshape.py")]
     assert body[0] == body[1]
     assert prolog_shape.shape_problem(["x"]) == host_shape.shape_problem(["x"]) is not None
+
+
+# ---- class 6: a pass that lacks a check verify --preflight always writes
+
+SHM: dict[str, Any] = {"name": "shm", "status": "pass", "summary": "/dev/shm ok", "details": [], "metrics": {},
+                       "remedy": None, "code": None, "owner": None, "duration_s": 0.0, "output": None, "data": {}}
+
+
+def _checks(report: dict[str, Any], *names: str) -> dict[str, Any]:
+    by = {c["name"]: c for c in [*report["checks"], SHM]}
+    return {**report, "checks": [by[n] for n in names]}
+
+
+@pytest.mark.parametrize("names", [("gpu",), ("gpu", "shm"), ("gpu", "nccl")])
+def test_verify_preflight_a_pass_lacking_a_check_it_always_writes_is_no_pass(tmp_path, fake, monkeypatch, capsys,
+                                                                             names):
+    """verify --preflight writes a result for each of its checks (gpu, shm, nccl), even one a signal cut or never
+    started (verify/runner.py run_all). A passing report of the gpu check alone passed a node Slurm gave 8 GPUs whose
+    all-reduce was never judged (exit 0, counted a pass in the history). Now REPORT_INVALID: under Prolog= exit 0 and
+    nothing drained (the tool's trouble, Slurm's prolog semantics), as a first step exit 3."""
+    report = _checks(_written(), *names)
+    _verify_writes(monkeypatch, json.dumps(report).encode())
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 0
+    assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 3
+    out = capsys.readouterr().out
+    assert "REPORT_INVALID" in out and "no result of its" in out and fake.nodes["n1"] == ("idle", "none"), out
+    assert [e["event"] for e in history.read(str(tmp_path / "state"), "n1").events] == ["not-assessed"] * 2
+
+
+def test_verify_preflight_a_whole_report_passes_and_a_fault_is_judged_whatever_else_is_missing(tmp_path, fake,
+                                                                                               monkeypatch):
+    """The rule refuses no whole preflight (gpu, shm, nccl: a pass), and a fault the report shows is judged whatever
+    else is missing (the project's first rule): a lost GPU alone drains (the host's evidence)."""
+    _verify_writes(monkeypatch, json.dumps(_checks(_written(), "gpu", "shm", "nccl")).encode())
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 0
+    assert fake.nodes["n1"] == ("idle", "none")
+    lost = _checks(_written(), "gpu")
+    lost["checks"][0].update(status="fail", code="GPU_LOST", owner="host", summary="GPU 6 is lost")
+    lost["status"] = "fail"
+    _verify_writes(monkeypatch, json.dumps(lost).encode())
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 1
+    assert fake.nodes["n1"][0] == "drained"

@@ -31,3 +31,18 @@ def drained_checks(drains: Sequence[dict[str, Any] | None], claimed: tuple[str, 
                       and d["check"] not in NOT_A_CHECK)
     known = not claimed or any(d and recorded(d, claimed[1]) for d in drains)
     return found if known else found | PREFLIGHT_CHECKS
+
+
+def unreported(report: dict[str, Any]) -> str | None:
+    """Why a passing report that judged the GPUs is no report of a whole verify --preflight (PREFLIGHT_CHECKS), or
+    None. verify writes a result for each check it is asked, even one a signal cut or never started
+    (verify/runner.py run_all: INTERRUPTED, not run): a pass holding only the gpu check passed a node whose all-reduce
+    over those GPUs was never judged (tests/test_cluster_hunt76.py). A confirmation's report (one check asked) has its
+    own rule (verdict.confirmation); a report that judged no GPU has decide's (GPU_NOT_ASSESSED where Slurm gave some)."""
+    checks = [c for c in report.get("checks") or [] if isinstance(c, dict)]
+    if not any(c.get("name") == "gpu" and c.get("status") in ("pass", "warn") for c in checks):
+        return None
+    if missing := sorted(PREFLIGHT_CHECKS - {c.get("name") for c in checks}):
+        return f"verify --preflight passes with no result of its {', '.join(missing)} check(s), which it writes for " \
+               "every check asked: not its report of this run"
+    return None
