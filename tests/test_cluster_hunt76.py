@@ -26,6 +26,12 @@ Found:
   (tests/prolog_fakes._report) now writes a whole preflight as verify does (shm and nccl passes beside a judged gpu
   check, whole=False for a confirmation's), and the tests that built a revalidation's pass with no nccl or shm check
   now expect REPORT_INVALID (still exit 3, still drained).
+- Class 6, GPUs Slurm gave versus an all-reduce that saw none (medium: a node passed whose all-reduce never touched
+  its GPUs). Asked --expect-gpus N (the prolog asks it wherever Slurm gave GPUs), verify fails an all-reduce that saw
+  no GPU (NCCL_NOT_EXERCISED, verify/checks/nccl/verdict.py: a fail when GPUs are expected, a skip only when none
+  are). A pass whose nccl check skipped it so, beside a gpu check that judged 8 GPUs, passed. Repro: that report as a
+  first step with SLURM_GPUS_ON_NODE=8: exit 0, a `pass`. Fix (rechecks.unreported, given whether GPUs were
+  expected): REPORT_INVALID, not assessed; with no GPU expected the skip is verify's own and passes.
 
 Looked at and held (no defect): every prolog option given as slurm.conf's Prolog= line would mistype it (`30s`,
 `5m`, empty, -1, nan, inf, 1e999, Arabic-Indic and full-width digits, a trailing newline, `30 # comment`, 0x1e,
@@ -200,3 +206,19 @@ def test_verify_preflight_a_whole_report_passes_and_a_fault_is_judged_whatever_e
     _verify_writes(monkeypatch, json.dumps(lost).encode())
     assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 1
     assert fake.nodes["n1"][0] == "drained"
+
+
+def test_verify_preflight_asked_for_gpus_never_skips_an_all_reduce_that_saw_none(tmp_path, fake, monkeypatch, capsys):
+    """Asked --expect-gpus (Slurm gave the node GPUs), verify fails an all-reduce that saw no GPU (NCCL_NOT_EXERCISED,
+    verify/checks/nccl/verdict.py) and skips it only when no GPU was expected. A pass whose nccl check skipped it
+    beside a gpu check that judged 8 GPUs passed a node whose all-reduce never touched them; now REPORT_INVALID as a
+    first step (exit 3; under Prolog= exit 0, not assessed); asked for no GPU, the skip is verify's and passes."""
+    report = _checks(_written(), "gpu", "shm", "nccl")
+    report["checks"][2].update(status="skip", code="NCCL_NOT_EXERCISED", owner="job",
+                               summary="no GPU visible: NCCL not exercised; all-reduce verified over gloo, world size 2")
+    _verify_writes(monkeypatch, json.dumps(report).encode())
+    assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 3
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 0
+    assert capsys.readouterr().out.count("NCCL_NOT_EXERCISED") == 2 and fake.nodes["n1"] == ("idle", "none")
+    assert cli.main(_args(tmp_path), STEP_ENV) == 0
+    assert [e["event"] for e in history.read(str(tmp_path / "state"), "n1").events] == ["not-assessed"] * 2 + ["pass"]

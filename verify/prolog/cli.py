@@ -125,7 +125,7 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
                                 + (f": {last}" if last else "")), None
     # a report that did not judge the GPUs Slurm allocated, or a check it was asked, is no pass (its fault is judged)
     verdict = decide(report, cfg.host_gpus, gpus_allocated=bool(cfg.expected_gpus))
-    if verdict.kind == PASS and not check and (missing := rechecks.unreported(report)):
+    if verdict.kind == PASS and not check and (missing := rechecks.unreported(report, bool(cfg.expected_gpus))):
         return not_assessed("REPORT_INVALID", missing), report
     seen = _report_gpus(report) if verdict.kind == PASS and cfg.expected_gpus else None
     if verdict.kind == PASS and cfg.expected_gpus and (seen is None or seen < cfg.expected_gpus):
