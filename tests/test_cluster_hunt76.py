@@ -32,6 +32,12 @@ Found:
   are). A pass whose nccl check skipped it so, beside a gpu check that judged 8 GPUs, passed. Repro: that report as a
   first step with SLURM_GPUS_ON_NODE=8: exit 0, a `pass`. Fix (rechecks.unreported, given whether GPUs were
   expected): REPORT_INVALID, not assessed; with no GPU expected the skip is verify's own and passes.
+- Class 6, a container of another type (medium: figures hidden, a pass). verify writes each check's `metrics` and
+  `data` as objects and the gpu check's `data.devices` as a list (verify/result.py). Both readers took a list in
+  their place for "none": an nccl pass with `metrics` [{"wrong": 3}] had no wrong-element count to refuse, a gpu pass
+  whose `devices` was an object had no device to read; both passed the prolog and the fleet report (and make
+  isolate's pairs, which read the same rule). Fix (deviceshape.container_problem, both sides, one text):
+  REPORT_INVALID / invalid. The real-world corpus (tests/test_cluster_hunt55.py) is still accepted whole.
 
 Looked at and held (no defect): every prolog option given as slurm.conf's Prolog= line would mistype it (`30s`,
 `5m`, empty, -1, nan, inf, 1e999, Arabic-Indic and full-width digits, a trailing newline, `30 # comment`, 0x1e,
@@ -222,3 +228,30 @@ def test_verify_preflight_asked_for_gpus_never_skips_an_all_reduce_that_saw_none
     assert capsys.readouterr().out.count("NCCL_NOT_EXERCISED") == 2 and fake.nodes["n1"] == ("idle", "none")
     assert cli.main(_args(tmp_path), STEP_ENV) == 0
     assert [e["event"] for e in history.read(str(tmp_path / "state"), "n1").events] == ["not-assessed"] * 2 + ["pass"]
+
+
+# ---- class 6: a list where verify writes an object
+
+CONTAINERS = {
+    "nccl metrics as a list": lambda d: d["checks"][2].update(metrics=[{"wrong": 3}]),
+    "gpu data as a list": lambda d: d["checks"][0].update(data=[]),
+    "gpu devices as an object": lambda d: d["checks"][0]["data"].update(devices={"0": {"index": 0}}),
+    "shm metrics as a string": lambda d: d["checks"][1].update(metrics="2 GiB"),
+}
+
+
+@pytest.mark.parametrize("change", list(CONTAINERS))
+def test_a_container_of_another_type_hides_no_figure_from_either_reader(tmp_path, fake, monkeypatch, capsys, change):
+    """verify writes each check's metrics and data as objects and the gpu check's devices as a list
+    (verify/result.py). A list in their place was read as empty: an all-reduce's wrong-element count or the GPUs'
+    facts unseen, and the report passed the prolog and the fleet. Now REPORT_INVALID / invalid on both sides."""
+    report = _checks(_written(), "gpu", "shm", "nccl")
+    CONTAINERS[change](report)
+    assert decide(report).code == "REPORT_INVALID" and report_problem(report)
+    _verify_writes(monkeypatch, json.dumps(report).encode())
+    assert cli.main(_args(tmp_path), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 0
+    assert "REPORT_INVALID" in capsys.readouterr().out and fake.nodes["n1"] == ("idle", "none")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "n1.json").write_text(json.dumps(report))
+    assert not fleet(folder).ok

@@ -37,3 +37,15 @@ def shape_problem(devices: list[Any]) -> str | None:
                                       or any(x is not None and type(x) is not bool for x in value)):
                 return f"NVML device {index} listed with {key} {str(value)[:20]!r}, no list of booleans as verify writes"
     return None
+
+
+def container_problem(check: dict[str, Any]) -> str | None:
+    """Why a check's `metrics` or `data`, or its data's `devices`, is not the container verify writes (an object, an
+    object, a list: verify/result.py CheckResult, the gpu check's data), or None; absent or null is none of this."""
+    for key, kind in (("metrics", dict), ("data", dict)):
+        if check.get(key) is not None and not isinstance(check[key], kind):
+            return f"{key} written as {type(check[key]).__name__}, not the object verify writes"
+    devices = check["data"].get("devices") if isinstance(check.get("data"), dict) else None
+    if devices is not None and not isinstance(devices, list):
+        return f"data.devices written as {type(devices).__name__}, not the list verify writes"
+    return None
