@@ -39,7 +39,8 @@ if [ -f "$FAKE_DIR/fail" ]; then
 "$(cat "$FAKE_DIR/fail")" > "$out"
 else
   printf '{"status": "pass", "created": "%s", "checks": [{"name": "gpu", "status": "pass", "summary": "8 GPUs", \
-"metrics": {"nvml_devices": {"value": 8.0, "unit": "count"}}}]}' "$now" > "$out"
+"metrics": {"nvml_devices": {"value": 8.0, "unit": "count"}}}, {"name": "shm", "status": "pass", "summary": "2 GiB", \
+"metrics": {}}, {"name": "nccl", "status": "pass", "summary": "all-reduce verified", "metrics": {}}]}' "$now" > "$out"
 fi
 """
 

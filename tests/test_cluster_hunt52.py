@@ -263,7 +263,7 @@ def test_a_report_with_a_list_where_a_word_belongs_is_report_invalid_not_a_crash
             report["status"] = first["report_status"]
         bodies = [json.dumps(report).encode()]
     else:
-        bodies = [json.dumps(_report(timeout)).encode(), json.dumps(_report(_gpu(), again)).encode()]
+        bodies = [json.dumps(_report(timeout)).encode(), json.dumps(_report(_gpu(), again, whole=False)).encode()]
 
     def run(cmd, limit):
         from pathlib import Path
@@ -281,8 +281,10 @@ def _close_all(fds: tuple[int, ...]) -> None:
         os.close(fd)
 
 
+# a whole preflight's pass: a result for each of its checks, as verify writes it (tests/test_cluster_hunt76.py)
 PASS_SH = LOST_GPU_SH.replace('"fail"', '"pass"').replace(', "code": "GPU_LOST", "owner": "host"', "").replace(
-    "GPU 3 is lost", "8 GPUs")
+    "GPU 3 is lost", "8 GPUs").replace('}}}]}', '}}}, {"name": "shm", "status": "pass", "summary": "2 GiB", "metrics": {}}, '
+                                       '{"name": "nccl", "status": "pass", "summary": "ok", "metrics": {}}]}')
 
 
 @pytest.mark.host

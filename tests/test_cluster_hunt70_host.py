@@ -37,7 +37,8 @@ if [ -f "$FAKE_DIR/fail" ]; then
 else
   printf '{"status": "pass", "created": "%s", "checks": [{"name": "gpu", "status": "pass", "summary": "8 GPUs", \
 "metrics": {"nvml_devices": {"value": 8.0, "unit": "count"}}}, {"name": "shm", "status": "pass", "summary": "2 GiB", \
-"metrics": {}}]}' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out"
+"metrics": {}}, {"name": "nccl", "status": "pass", "summary": "all-reduce verified", "metrics": {}}]}' \
+"$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out"
 fi
 """
 

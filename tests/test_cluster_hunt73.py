@@ -108,7 +108,12 @@ def _written() -> dict[str, Any]:
     return {"schema_version": 2, "tool": {"name": "verify", "version": "2"}, "status": "pass",
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "environment": {"hostname": "n1", "scheduler": {"kind": "slurm", "node": "n1"}}, "options": {},
-            "checks": [g, n]}
+            "checks": [g, SHM, n]}
+
+
+# verify --preflight's third check, a pass (a whole preflight holds each: tests/test_cluster_hunt76.py)
+SHM: dict[str, Any] = {"name": "shm", "status": "pass", "summary": "/dev/shm ok", "details": [], "metrics": {},
+                       "remedy": None, "code": None, "owner": None, "duration_s": 0.0, "output": None, "data": {}}
 
 
 def _nccl(d: dict[str, Any]) -> dict[str, Any]:

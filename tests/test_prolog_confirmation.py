@@ -44,7 +44,7 @@ def _runs(monkeypatch: pytest.MonkeyPatch, *reports: dict[str, Any]) -> list[lis
 
 @pytest.mark.parametrize("rerun", [
     lambda: _report({"name": "shm", "status": "pass", "summary": "ok"}),  # another check than the one asked
-    lambda: _report(_gpu("pass", 8)),
+    lambda: _report(_gpu("pass", 8), whole=False),
 ])                                    # made when the test runs: a report made at import is stale by then (ci40)
 @pytest.mark.parametrize("env, status", [(PROLOG_ENV, EXIT_PASS), (STEP_ENV, EXIT_NOT_ASSESSED)])
 def test_nvsentinel_checker_rule_a_confirmation_without_the_check_confirms_nothing(tmp_path, fake, monkeypatch, rerun,
@@ -67,7 +67,7 @@ def test_nvsentinel_checker_rule_a_confirmed_timeout_still_drains(tmp_path, fake
 def test_the_confirmation_names_the_check_its_report_left_out():
     first = _report(_gpu("pass", 8), TIMEOUT)
     v = confirmation(first, Verdict(FAULT, "CHECK_TIMEOUT", "host", "t", "nccl", confirmed=False),
-                     _report(_gpu("pass", 8)), 120.0)
+                     _report(_gpu("pass", 8), whole=False), 120.0)
     assert v.kind == "not-assessed" and v.code == "REPORT_INVALID" and "nccl" in v.summary and not v.drains
 
 

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from .deviceshape import container_problem, shape_problem
 from .ranks import count_problem, ranks_problem
 
 # GB/s of bus bandwidth above any link (NVLink5: 900 GB/s per GPU): a figure past it is no measurement
@@ -171,6 +172,8 @@ def report_problem(report: Any) -> str | None:
     for c in checks:
         if why := _check_problem(c, coded):
             return why
+        if shape := container_problem(c):        # a list where verify writes an object hid every figure in it
+            return f"the {_shown(c.get('name'))} check is {_shown(c.get('status'))} with {shape}"
     names = Counter(str(c.get("name")) for c in checks)   # counted once each (a list of 100,000 was quadratic)
     if twice := next((n for n, k in names.items() if k > 1), None):     # a pass beside a failure: which is true?
         return f"it holds the {_shown(twice)} check {names[twice]} times: verify writes one result per check"
@@ -264,6 +267,8 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     devices = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(devices, list):
         return None
+    if shape := shape_problem(devices):       # no device verify lists: none of its facts below can be read
+        return f"the gpu check {_does(c['status'])} with {shape}"
     counted = metrics.get("nvml_devices")
     counted = counted.get("value") if isinstance(counted, dict) else None
     if isinstance(counted, (int, float)) and not isinstance(counted, bool) and len(devices) != counted:

@@ -37,7 +37,7 @@ from types import FrameType
 from typing import Any
 
 from ..shared.closedpipe import say
-from . import busy, context, history, kernlog, metrics, repair, settings, slurm, steplibs, stops, xid
+from . import busy, context, history, kernlog, metrics, rechecks, repair, settings, slurm, steplibs, stops, xid
 from .beside import SLOW_CODES, busy_figure, with_proven
 from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
@@ -123,13 +123,14 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
             how = f"was killed by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals() else f"exited {rc}"
             return not_assessed("PREFLIGHT_NO_REPORT", f"verify --preflight {how} and wrote no report"
                                 + (f": {last}" if last else "")), None
-    # under Prolog= and as a first step alike, a report that did not judge the GPUs Slurm allocated is no pass
+    # a report that did not judge the GPUs Slurm allocated, or a check it was asked, is no pass (its fault is judged)
     verdict = decide(report, cfg.host_gpus, gpus_allocated=bool(cfg.expected_gpus))
+    if verdict.kind == PASS and not check and (missing := rechecks.unreported(report, bool(cfg.expected_gpus))):
+        return not_assessed("REPORT_INVALID", missing), report
     seen = _report_gpus(report) if verdict.kind == PASS and cfg.expected_gpus else None
     if verdict.kind == PASS and cfg.expected_gpus and (seen is None or seen < cfg.expected_gpus):
-        # a pass asked --expect-gpus N whose gpu check lists fewer NVML devices, or no count, contradicts itself
         return not_assessed("GPU_COUNT_UNPROVEN", f"the report passes, but its gpu check lists {seen or 'no'} NVML "
-                            f"device(s) where Slurm allocated {cfg.expected_gpus}", "gpu"), report
+                            f"device(s) where Slurm allocated {cfg.expected_gpus}", "gpu"), report   # contradicts itself
     return verdict, report
 
 

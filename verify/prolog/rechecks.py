@@ -31,3 +31,24 @@ def drained_checks(drains: Sequence[dict[str, Any] | None], claimed: tuple[str, 
                       and d["check"] not in NOT_A_CHECK)
     known = not claimed or any(d and recorded(d, claimed[1]) for d in drains)
     return found if known else found | PREFLIGHT_CHECKS
+
+
+def unreported(report: dict[str, Any], expected: bool = False) -> str | None:
+    """Why a passing report that judged the GPUs is no report of a whole verify --preflight (PREFLIGHT_CHECKS), or
+    None. verify writes a result for each check it is asked, even one a signal cut or never started
+    (verify/runner.py run_all: INTERRUPTED, not run): a pass holding only the gpu check passed a node whose all-reduce
+    over those GPUs was never judged (tests/test_cluster_hunt76.py). Asked --expect-gpus (`expected`: Slurm gave
+    GPUs), verify fails an all-reduce that saw no GPU (NCCL_NOT_EXERCISED, verify/checks/nccl/verdict.py), never skips
+    it. A confirmation's report (one check asked) has its own rule (verdict.confirmation); a report that judged no GPU
+    has decide's (GPU_NOT_ASSESSED where Slurm gave some)."""
+    checks = [c for c in report.get("checks") or [] if isinstance(c, dict)]
+    if not any(c.get("name") == "gpu" and c.get("status") in ("pass", "warn") for c in checks):
+        return None
+    if missing := sorted(PREFLIGHT_CHECKS - {c.get("name") for c in checks}):
+        return f"verify --preflight passes with no result of its {', '.join(missing)} check(s), which it writes for " \
+               "every check asked: not its report of this run"
+    if expected and any(c.get("name") == "nccl" and c.get("status") == "skip" and c.get("code") == "NCCL_NOT_EXERCISED"
+                        for c in checks):
+        return "verify --preflight passes with its nccl check skipped for want of a GPU (NCCL_NOT_EXERCISED) beside " \
+               "a gpu check that judged them, where asked --expect-gpus it fails that: not its report of this run"
+    return None

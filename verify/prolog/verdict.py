@@ -15,6 +15,7 @@ from typing import Any
 
 from ..codes import CODES, OWNERS
 from ..findings import RANK
+from .deviceshape import container_problem, shape_problem
 from .hidden import hidden_failure
 from .ranks import count_problem, ranks_problem
 
@@ -221,6 +222,8 @@ def _impossible_pass(c: dict[str, Any]) -> str | None:
     count. Refused as a report no verify writes, never a pass and never a drain."""
     metrics: dict[str, Any] = c["metrics"] if isinstance(c.get("metrics"), dict) else {}
     passing = c["status"] in ("pass", "warn")
+    if shape := container_problem(c):        # a list where verify writes an object hid every figure in it
+        return f"its {c['name']} check ({c['status']}) with {shape}"
     for key, m in metrics.items():
         value = m.get("value") if isinstance(m, dict) else None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -308,6 +311,8 @@ def _devices_problem(c: dict[str, Any], metrics: dict[str, Any]) -> str | None:
     devices = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(devices, list):
         return None
+    if shape := shape_problem(devices):       # no device verify lists: none of its facts below can be read
+        return f"its gpu check {_does(c['status'])} with {shape}"
     counted = metrics.get("nvml_devices")
     counted = counted.get("value") if isinstance(counted, dict) else None
     # any number, 0 too (a warning may count none): verify counts len() of the list (plausible.py holds the same)
