@@ -844,6 +844,22 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx-pro-6000-blackwell-max-q-590.44.01-q-x-v13-idle-p8-pcie-gen1-of-gen4-slot-ecc-disabled-remap-0-telegraf-fixture":
         "translator: gpu pass; warn PCIE_DOWNGRADED (host), as on the facts road since explain reads the XML's "
         "max_device_link_gen (fix169): the slot's Gen4 below the GPU's Gen5 warns, as h100-sxm-gen4-pcie-switch",
+    # Hundred-and-eighty-first, -third and -fourth batches (fix181, tests/test_judges_fix181.py): the rule kept.
+    "wsl2-docker-two-rtx4090-vllm-nccl-2.18.1-failed-to-open-libibverbs-socket-eth0-one-line-paste-nothing-to-judge":
+        "translator: nccl skip FACTS_INCOMPLETE; with NCCL's joined lines read (fix181) no libibverbs beside sockets "
+        "warns NCCL_NET_FALLBACK (image), as its facts",
+    "radeon-r9700-vllm-ray-container-rccl-failed-to-open-libibverbs-socket-enp165s0f1np1-two-ranks-no-rdma-adapter-shown":
+        "translator: nccl skip FACTS_INCOMPLETE; no libibverbs with the node's fabric not shown warns "
+        "NCCL_NET_FALLBACK (image), as its facts",
+    "fabricmanager-530-driver-interface-530.30.02-vs-loaded-530.41.03-mismatch-refuses-to-start-nvswitches-not-shown":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); the fabric manager's failure line with no switch shown "
+        "is said, not judged (skip), as its facts",
+    "hgx-b200-talos-1.12-beta-fabricmanager-580.95.05-wrapper-picks-lpf-mlx5-10-of-four-for-nvlsm-node-does-not-work":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); the wrapper's `found NVSwitch LPF` lines read as the "
+        "node's NVSwitches (fix181), no state, error or device: skip, as its facts",
+    "rtx5090-open-610.57.04-deadlock-proton-single-xid109-ctx-switch-timeout-mainthrd-desktop-responsive-job":
+        "translator: gpu warn XID_ERROR (job); NVIDIA's Xid catalog gives Xid 109 RESET_GPU: once, warn XID_ERROR "
+        "(host), as its facts",
 }
 
 

@@ -1311,6 +1311,23 @@ KNOWN_MISMATCHES = {
     "rtx-pro-6000-blackwell-max-q-590.44.01-q-x-v13-idle-p8-pcie-gen1-of-gen4-slot-ecc-disabled-remap-0-telegraf-fixture":
         "translator: gpu pass; warn PCIE_DOWNGRADED (host): the slot's Max Gen4 below the GPU's Device Max Gen5 warns, "
         "as h100-sxm-gen4-pcie-switch expects; a workstation's Gen4 platform chosen by its owner is in no field",
+    # Hundred-and-eighty-first, -third and -fourth batches (fix181, tests/test_judges_fix181.py): the rule kept.
+    "wsl2-docker-two-rtx4090-vllm-nccl-2.18.1-failed-to-open-libibverbs-socket-eth0-one-line-paste-nothing-to-judge":
+        "translator: nccl skip FACTS_INCOMPLETE; with NCCL's lines read each where it starts (fix181) the socket "
+        "fall-back for want of libibverbs warns NCCL_NET_FALLBACK (image), the node's fabric not shown and `nodes` "
+        "null, as openshift-vllm-four-ranks-...; one workstation is the poster's prose",
+    "radeon-r9700-vllm-ray-container-rccl-failed-to-open-libibverbs-socket-enp165s0f1np1-two-ranks-no-rdma-adapter-shown":
+        "translator: nccl skip FACTS_INCOMPLETE; the socket fall-back for want of libibverbs warns NCCL_NET_FALLBACK "
+        "(image) where the node's fabric is not shown, as openshift-vllm-four-ranks-... (tests/test_judges_fix44.py)",
+    "fabricmanager-530-driver-interface-530.30.02-vs-loaded-530.41.03-mismatch-refuses-to-start-nvswitches-not-shown":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); a fabric manager's failure line with no NVSwitch and no "
+        "device shown is said, not judged: skip FACTS_INCOMPLETE (tests/test_judges_schema3x.py, akash-network#632)",
+    "hgx-b200-talos-1.12-beta-fabricmanager-580.95.05-wrapper-picks-lpf-mlx5-10-of-four-for-nvlsm-node-does-not-work":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); a fabric manager on an NVSwitch node with no state, error or "
+        "device read is nothing to judge (tests/test_judges_schema3x.py); the wrapper's GUID choice has no field",
+    "rtx5090-open-610.57.04-deadlock-proton-single-xid109-ctx-switch-timeout-mainthrd-desktop-responsive-job":
+        "translator: gpu warn XID_ERROR (job); NVIDIA's Xid catalog gives Xid 109 RESET_GPU: once, warn XID_ERROR "
+        "(host), as rtx2060-530.41.03-proton-game-re8-exe-xid109-...; the desktop staying responsive is in no field",
 }
 
 

@@ -63,7 +63,10 @@ NOTHING_TO_DO = "NV_WARN_NOTHING_TO_DO"
 _CONFIGURED = re.compile(r"Successfully configured all the available NVSwitches")
 # the node's own NVSwitches shown beside the service in the same paste: the fabric manager configuring or reporting
 # them, their kernel driver's lines (`nvidia-nvswitch3: SXid ...`), lspci's NVSwitch bridges
-_SWITCHES = re.compile(r"Successfully configured all the available NVSwitches|detected NVSwitch (?:non-)?fatal error"
+# (Talos's fabric manager wrapper listing the switches' LPF management ports, `found NVSwitch LPF: device=mlx5_10`:
+# an NVL5+ baseboard's own switches, batch 184)
+_LPF = re.compile(r"nvidia-fabricmanager-wrapper: found NVSwitch LPF\b")
+_SWITCHES = re.compile(r"nvidia-fabricmanager-wrapper: found NVSwitch LPF\b|Successfully configured all the available NVSwitches|detected NVSwitch (?:non-)?fatal error"
                        r"|\bnvidia-nvswitch\d+: |^[0-9a-fA-F:.]+ [\w -]+: NVIDIA Corporation [^\n]*NVSwitch", re.MULTILINE)
 
 
@@ -120,7 +123,7 @@ def _error(text: str) -> str | None:
 
 def detect(text: str) -> bool:
     return any(f(text) for f in (_block, _NOT_FOUND.search, _JOB_FAILED.search, _CONFIGURED.search)) or (
-        NOTHING_TO_DO in text and "NVSwitch" in text) or bool(_PRECHECK.search(text)) or any(p.search(text) for p, _ in _EVENTS) or bool(
+        NOTHING_TO_DO in text and "NVSwitch" in text) or bool(_PRECHECK.search(text) or _LPF.search(text)) or any(p.search(text) for p, _ in _EVENTS) or bool(
         _OWN_WORDS.search(text) and _error(text))
 
 

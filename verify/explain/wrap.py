@@ -44,7 +44,17 @@ def _goes_on(record: str, row: str, line: str, starts: set[tuple[int, str]]) -> 
     short one start (`    Serial Number : ...` after a `Pending : N/A` that is W long by chance)."""
     return not _TABLE.match(prefixes(record).rstrip()) and prefixes(line) == line and _shape(record) != _shape(line) and \
         not _same_columns(record, line) and not _padded(row, line) and not _same_mark(record, line) and \
+        not _labels_a_row(record, line) and \
         (_inside(row, line) or _start(line) not in starts)
+
+
+def _labels_a_row(record: str, line: str) -> bool:
+    """A matrix's header and its first row (`nvidia-smi topo -m`: `        GPU0    GPU1 ... GPU NUMA ID` then `GPU0
+    X  NV18 ...`, batch 181's b200-x8-570.124.06-torch-2.7.1-...): the line opens with a name the record holds as a
+    column of its own, which a cut's rest (the end of a word, of a sentence) is not."""
+    first = line.split(maxsplit=1)[0] if line.strip() else ""
+    return len(first) >= 3 and not line[:1].isspace() and re.search(r"\d", first) is not None \
+        and first in record.split()
 
 
 def _padded(row: str, line: str) -> bool:

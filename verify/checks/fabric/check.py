@@ -21,6 +21,7 @@ from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import rdma
 from .gdrready import GDR_REMEDY, gdr, plumbing_alone
 from .instancetype import judge as instance_type
+from .nodevnode import judge as no_verbs_node
 from .noprovider import judged_alone, no_provider
 from .notgiven import judge as not_given
 from .offport import ethernet_off_beside_ib
@@ -459,7 +460,7 @@ def judge(facts: FabricFacts, options: Options) -> CheckResult:
         judged_alone(facts, found)  # libibverbs named a kernel verbs device no provider drives: the image's (batch 127)
         return found.apply(result, "") if found.items else result.verdict(
             SKIP, "FABRIC_NONE", "no RDMA device on this node or in this container: fabric not assessed")
-    for rule in (_container, _userspace, _efa):
+    for rule in (_container, _userspace, _efa, no_verbs_node):
         rule(facts, adapters, found)
     _port_states(adapters, found)
     _nccl_env(facts, adapters, found)

@@ -99,8 +99,41 @@ def message(line: str) -> str | None:
     return found.group(1).strip() if found else None
 
 
+# NCCL's prefix (`host:pid:tid [dev] NCCL INFO`, a WARN's `file.cc:123` before its tag) where a paste ran several
+# lines together on one (batch 181, wsl2-docker-two-rtx4090-...-one-line-paste-...): each message is read from where
+# it starts, never as the tail of the one before it
+_NEXT = re.compile(r"(?<=\s)(?:[\w.-]+:\d+(?::\d+)? )?\[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN) ")
+# a device of NCCL's IB list as it prints one (`%s:%d/%s`, net_ib.cc): `mlx5_0:1/IB`, `rocep130s0:2/RoCE`
+_WHOLE_DEVICE = re.compile(r"^[^\s:]+:\d+/\w")
+
+
+def lines(text: str) -> list[str]:
+    """The text's lines, a line holding several NCCL messages cut before each, and a `NET/IB : Using` list a terminal
+    cut inside a device's name (`... [7]m` then `lx5_27:1/IB [RO]; OOB eth0:...` with no prefix, batch 181's
+    vllm-k8s-head-pod-eight-ranks-...) joined back with its rest."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if out and _cut_list(out[-1]) and not message(line) and line[:1].strip():
+            out[-1] += line
+            continue
+        first = _NEXT.search(line)
+        starts = [m.start() for m in _NEXT.finditer(line) if first and m.start() > first.start()]
+        out += [line[a:b].rstrip() for a, b in zip([0, *starts], [*starts, len(line)], strict=True)]
+    return out
+
+
+def _cut_list(line: str) -> bool:
+    """An IB device list whose last device is cut short (no `:port/link`) at the line's end."""
+    found = message(line)
+    listed = _IB_USING.search(found or "")
+    if listed is None or found != listed.group(0):
+        return False
+    devices = _IB_DEVICE.findall(listed.group(1))
+    return bool(devices) and not _WHOLE_DEVICE.match(devices[-1])
+
+
 def _messages(text: str) -> list[str]:
-    return [m for m in map(message, text.splitlines()) if m]
+    return [m for m in map(message, lines(text)) if m]
 
 
 def _first(pattern: re.Pattern[str], messages: list[str]) -> str | None:
@@ -126,7 +159,9 @@ def _hcas(messages: list[str]) -> list[str] | None:
         found = _IB_USING.search(m)
         virtual = _IB_VIRTUAL.search(m)
         if found:
-            devices = sorted(set(devices or []) | set(_IB_DEVICE.findall(found.group(1))))
+            # a device cut short (the list's end lost) is no device: never a name made up of its first letters
+            devices = sorted(set(devices or []) | {d for d in _IB_DEVICE.findall(found.group(1))
+                                                   if _WHOLE_DEVICE.match(d)})
         elif virtual:
             devices = sorted(set(devices or []) | {virtual.group(1)})
         elif m.startswith("NET/IB : No device found"):
@@ -191,7 +226,7 @@ def _nvls(messages: list[str]) -> bool | None:
 def _rank_networks(text: str) -> dict[str, str]:
     """Per process (`host:pid` of NCCL's prefix), the network its `Using network` line names."""
     found = {}
-    for line in text.splitlines():
+    for line in lines(text):
         hit = _RANK.search(_SUFFIX.sub("", line))
         if hit and (hit.group(3) or not hit.group(1).isdigit()):
             found[f"{hit.group(1)}:{hit.group(2)}"] = hit.group(4)
