@@ -54,3 +54,9 @@ def test_libfabric_over_ip_or_efa_is_not_read_as_another_rdma_fabric(provider):
     assert ofi_rdma(provider) is None
     if provider != "efa":       # sockets under a Libfabric name between nodes: still a fall-back, never a pass
         assert nccl_verdict(world_size=8, nodes=2, nccl_log=_ofi(provider))[0] != "pass"
+
+
+def test_a_slingshot_container_without_dev_infiniband_is_not_called_cut_off_from_its_fabric():
+    # cxi NICs are /dev/cxi*, not verbs devices: `uverbs` [] beside provider cxi proves no missing device
+    assert nccl_verdict(world_size=8, nodes=2, uverbs=[], nccl_log=_ofi("cxi")) == ("pass", None, None)
+    assert nccl_verdict(world_size=8, nodes=2, uverbs=[], nccl_log=_ofi("verbs;ofi_rxm"))[0] != "pass"

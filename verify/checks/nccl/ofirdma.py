@@ -28,3 +28,13 @@ def ofi_rdma(provider: Any) -> str | None:
         return None
     core = next((n for n in names if n in _RDMA), None)
     return f"{_RDMA[core]} (libfabric {core})" if core else None
+
+
+# providers whose NICs are not verbs devices (fi_cxi(7): /dev/cxi*; opx and psm2: /dev/hfi1_*): a container without
+# /dev/infiniband still reaches them
+_NOT_UVERBS = frozenset({"cxi", "opx", "psm2"})
+
+
+def beyond_uverbs(provider: Any) -> bool:
+    """Whether the RDMA fabric this provider drives is reached through devices other than /dev/infiniband."""
+    return ofi_rdma(provider) is not None and any(n in _NOT_UVERBS for n in _names(provider))

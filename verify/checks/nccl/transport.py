@@ -12,7 +12,7 @@ from ...result import FAIL, WARN
 from ...shared import rdma
 from .loopback import on_loopback
 from .nogdr import no_gdr_by_design
-from .ofirdma import ofi_rdma
+from .ofirdma import beyond_uverbs, ofi_rdma
 
 
 def job_env(facts: NcclFacts) -> dict[str, str]:
@@ -272,8 +272,8 @@ def not_passed(facts: NcclFacts, found: Findings) -> None:
     if facts.get("uverbs") != [] or any(f.code in ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET") for f in found.items):
         return
     kind = rdma_shown(facts, facts.get("nccl_log") or {}) or ("RDMA" if facts.get("adapters") else None)
-    if kind is None:
-        return
+    if kind is None or (beyond_uverbs((facts.get("nccl_log") or {}).get("ofi_provider")) and not facts.get("adapters")):
+        return      # Slingshot's cxi (Omni-Path's opx) NICs are no /dev/infiniband device: none missing proves nothing
     one_node = facts.get("nodes") == 1 or on_loopback(facts, facts.get("nccl_log") or {})
     found.add(WARN if one_node else FAIL, "FABRIC_NOT_PASSED", f"the node has {kind} but the container "
               "was given no /dev/infiniband/uverbs*: NCCL cannot use the fabric" + _quoted(facts.get("nccl_log") or {}),
