@@ -51,6 +51,23 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "b200-hyperpod-eks-pod-dev-infiniband-hostpath-exposes-two-mlx5-beside-eight-efa-fi-info-p-efa-61-plugin-only-pod-on-same-node-lists-24-job":
         "translator: fabric fail FABRIC_NOT_PASSED (job); verify explain: skip FACTS_INCOMPLETE: the excerpt is the "
         "poster's markdown table (no fi_info output, no device names), the control run prose",
+    # Hundred-and-ninetieth and -ninety-first batches (fix190, tests/test_judges_fix190.py).
+    "perlmutter-a100-2x4-host-nccl-2.29.2-aws-ofi-nccl-1.19.0-libfabric-2.1-cxi-dma-buf-on-recv-completion-no-space-image":
+        "translator: nccl fail NCCL_FAILED (image); verify explain: skip FACTS_INCOMPLETE: aws-ofi-nccl's completion "
+        "error printed without its `NCCL WARN` prefix is read by no reader, and the image owner rests on a second run"
+        " (OFI_NCCL_DISABLE_DMABUF=1) the excerpt does not hold",
+    "perlmutter-podman-hpc-8x4-a100-nccl-2.29.2-cxi-default-container-profile-fi-cxi-device-name-per-rank-allreduce-4g-23.8-busbw-job":
+        "translator: nccl warn BANDWIDTH_LOW (job); verify explain: skip FACTS_INCOMPLETE: the excerpt holds no NCCL "
+        "line and no rank count; the cause (the profile's FI_CXI_* pinning) is the report's prose",
+    "gcp-a2-highgpu-1g-a100-ubuntu-20.04-after-stop-start-nvidia-smi-couldnt-communicate-driver-not-built-for-updated-kernel":
+        "translator: gpu fail DRIVER_ERROR (host); verify explain: skip GPU_NOT_VISIBLE: the excerpt is nvidia-smi's "
+        "`couldn't communicate` alone, which FACTS.md keeps \"no GPU visible\"; the kernel update is the issue's prose",
+    "gcp-n1-standard-8-tesla-v100-sxm2-16gb-cml-runner-vm-nvidia-smi-dmon-couldnt-communicate-lspci-lists-gv100gl":
+        "translator: gpu fail DRIVER_ERROR (host); verify explain: skip GPU_NOT_VISIBLE: FACTS.md keeps nvidia-smi's "
+        "`couldn't communicate` \"no GPU visible\"; plain `lspci` (no -vv link lines) is read by no gpu reader",
+    "gcp-a2-slurm-cluster-toolkit-srun-partition-without-gpus-nvidia-smi-no-devices-were-found-torch-cuda-false":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); verify explain: skip GPU_NOT_VISIBLE (host): `No devices were "
+        "found` names no owner; that the srun step asked for no GPU is the poster's prose, not a line of the excerpt",
     # Hundred-and-eightieth batch (fix180, tests/test_judges_fix180.py).
     "gcp-a3-high-gke-single-gvnic-pool-nccl-2.22.3-ib-no-device-socket-eth0-16-rank-ring-no-tcpx-by-design":
         "translator: nccl skip FACTS_INCOMPLETE; verify explain passes, as its facts: only P2P/CUMEM connections are "
@@ -79,15 +96,23 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "`NCCL_IB_DISABLE set by environment to 0.`): the InfiniBand nodes and the container without /dev/infiniband "
         "are the poster's prose and a comment's fix: nothing to judge",
     # Hundred-and-fifty-fifth and -eighth batches (fix155, tests/test_judges_fix155.py): facts schema 3 or FACTS.md's letter decides.
-    'h100-128-gpu-pytorch-2.8-nccl-2.27.3-ras-verbose-status-poll-crash-incomplete-missing-process-garbled-missing-ranks-fixed-2.29.2':
-        "translator: nccl fail NCCL_FAILED (image); verify explain reads rank 101's TCPStore loss (the job's, never a drain); that the RAS report beside it is garbled by a RAS client bug under VERBOSE STATUS polling only NVIDIA's answer says",
-    'vllm-ray-multinode-init-device-pynccl-unhandled-cuda-error-repeated-6x-fixed-by-removing-bad-instance-node':
-        "translator: nccl fail NCCL_FAILED (host); verify explain reads the error the workers printed (not the raise statement's template), the bare `unhandled cuda error`: the job's by FACTS.md; the bad node is named only in the poster's prose",
-    'h20-3e-node-ibstat-cx6dx-mt4125-both-ethernet-functions-down-disabled-rate-40-cx7-rails-cut-deepep-single-node-perf':
-        "translator: fabric warn FABRIC_PORT_DOWN (host); the excerpt holds only the two Disabled ConnectX-6 Dx Ethernet functions: every port shown down fails, as for the 3FS node's identical listing; the cut ConnectX-7 block is not in the text",
+    "h100-128-gpu-pytorch-2.8-nccl-2.27.3-ras-verbose-status-poll-crash-incomplete-missing-process-garbled-missing-ranks-fixed-2.29.2":
+        "translator: nccl fail NCCL_FAILED (image); verify explain reads rank 101's TCPStore loss (the job's, never a"
+        " drain); that the RAS report beside it is garbled by a RAS client bug under VERBOSE STATUS polling only "
+        "NVIDIA's answer says",
+    "vllm-ray-multinode-init-device-pynccl-unhandled-cuda-error-repeated-6x-fixed-by-removing-bad-instance-node":
+        "translator: nccl fail NCCL_FAILED (host); verify explain reads the error the workers printed (not the raise "
+        "statement's template), the bare `unhandled cuda error`: the job's by FACTS.md; the bad node is named only in"
+        " the poster's prose",
+    "h20-3e-node-ibstat-cx6dx-mt4125-both-ethernet-functions-down-disabled-rate-40-cx7-rails-cut-deepep-single-node-perf":
+        "translator: fabric warn FABRIC_PORT_DOWN (host); the excerpt holds only the two Disabled ConnectX-6 Dx "
+        "Ethernet functions: every port shown down fails, as for the 3FS node's identical listing; the cut ConnectX-7"
+        " block is not in the text",
     # Hundred-and-forty-seventh batch (the lead's review): not in the text.
-    'fsdp-conda-aws-ofi-nccl-1.9.0-dlerror-libfabric-so-1-version-fabric-1.7-not-found-no-plugin-internal-implementation-image':
-        "translator: nccl fail NCCL_NET_FALLBACK (image); verify explain reads the plugin's load error (`plugin_missing`) and, with no network chosen and no EFA device shown, nothing to judge, as its facts; the node's EFA is only the library's path (/opt/amazon/efa)",
+    "fsdp-conda-aws-ofi-nccl-1.9.0-dlerror-libfabric-so-1-version-fabric-1.7-not-found-no-plugin-internal-implementation-image":
+        "translator: nccl fail NCCL_NET_FALLBACK (image); verify explain reads the plugin's load error "
+        "(`plugin_missing`) and, with no network chosen and no EFA device shown, nothing to judge, as its facts; the "
+        "node's EFA is only the library's path (/opt/amazon/efa)",
     # Hundred-and-forty-first batch (fix141, tests/test_judges_fix141.py): FACTS.md's letter and docs/codes.md decide.
     "a100-80gb-pcie-x2-mig-two-3g40gb-each-dcgmi-diag-r3-refused-mig-configuration-incompatible":
         "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify explain reads the `nvidia-smi -L` listing and "
@@ -498,14 +523,17 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
         "fill no field of facts schema 3: not read",
     # Eighty-seventh and eighty-eighth batches (tests/test_judges_fix87.py): the rule kept, or what decides it outside the excerpt.
-    'cori-gpu-v100-ibstat-four-dual-port-cx5-mt4119-edr-100-rails-beside-56-second-ports-on-other-subnets-and-eth-pytorch-mpi-job':
-        'as its facts: FABRIC_RATE_DEGRADED (host) by the own-model comparison; the subnets are in no field',
-    'h100-2x8-kubeflow-pytorchjob-roce-sriov-vf-net1-hpcx-ibext-nccl-2.18.1-unhandled-system-error-no-warn-in-excerpt':
-        "the torch error is in the issue's title, not in the excerpt: its INFO lines prove IBext in use and show no fault (pass by FACTS.md's letter)",
-    'narval-4gpu-deepspeed-zero3-reward-model-nccl-p2p-setup-cuda-calloc-oom-on-rank-3-peers-see-connection-closed':
-        "as its facts: GPU_OUT_OF_MEMORY (job), the `Cuda failure 'out of memory'` WARN read beside `Failed to CUDA calloc`",
-    'wenet-4-machines-x4-gpus-image-without-libibverbs-nccl-bootstrap-eth0-watchdog-timeout-same-machines-x2-gpus-work':
-        "the watchdog timeout is the issue's title, not in the excerpt: NCCL's INFO lines alone show no network choice",
+    "cori-gpu-v100-ibstat-four-dual-port-cx5-mt4119-edr-100-rails-beside-56-second-ports-on-other-subnets-and-eth-pytorch-mpi-job":
+        "as its facts: FABRIC_RATE_DEGRADED (host) by the own-model comparison; the subnets are in no field",
+    "h100-2x8-kubeflow-pytorchjob-roce-sriov-vf-net1-hpcx-ibext-nccl-2.18.1-unhandled-system-error-no-warn-in-excerpt":
+        "the torch error is in the issue's title, not in the excerpt: its INFO lines prove IBext in use and show no "
+        "fault (pass by FACTS.md's letter)",
+    "narval-4gpu-deepspeed-zero3-reward-model-nccl-p2p-setup-cuda-calloc-oom-on-rank-3-peers-see-connection-closed":
+        "as its facts: GPU_OUT_OF_MEMORY (job), the `Cuda failure 'out of memory'` WARN read beside `Failed to CUDA "
+        "calloc`",
+    "wenet-4-machines-x4-gpus-image-without-libibverbs-nccl-bootstrap-eth0-watchdog-timeout-same-machines-x2-gpus-work":
+        "the watchdog timeout is the issue's title, not in the excerpt: NCCL's INFO lines alone show no network "
+        "choice",
     # Eighty-ninth and ninetieth batches (GPU health tools; one-node NCCL), after fix89's review
     "a100-sxm4-80gb-x2-hpcx-container-nccl-2.21.5-all-reduce-perf-g-2-blocks-after-init-poster-points-to-pci-acs":
         "translator: nccl fail NCCL_TIMEOUT (host); the excerpt ends after NCCL's init lines with no error: the hang "

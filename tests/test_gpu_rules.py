@@ -563,6 +563,26 @@ KNOWN_MISMATCHES = {
         "translator: fabric fail FABRIC_NOT_PASSED (job); verify: skip FACTS_INCOMPLETE: the pod's uverbs devices "
         "are told by count (8 EFA + 2 mlx5), not by name, so `uverbs` is null; their source (a hostPath vs the "
         "device plugin) and the control run that clears node and image have no field in schema 3",
+    # Hundred-and-ninetieth and -ninety-first batches (fix190, tests/test_judges_fix190.py).
+    "perlmutter-a100-2x4-host-nccl-2.29.2-aws-ofi-nccl-1.19.0-libfabric-2.1-cxi-dma-buf-on-recv-completion-no-space-image":
+        "translator: nccl fail NCCL_FAILED (image); verify: fail NCCL_FAILED (job): the owner rests on the same "
+        "stack's second run passing with OFI_NCCL_DISABLE_DMABUF=1 and on aws-ofi-nccl's DMA-BUF state, neither of "
+        "which schema 3 carries (no `ofi_dmabuf`, no link between runs)",
+    "perlmutter-podman-hpc-8x4-a100-nccl-2.29.2-cxi-default-container-profile-fi-cxi-device-name-per-rank-allreduce-4g-23.8-busbw-job":
+        "translator: nccl warn BANDWIDTH_LOW (job); verify passes: 23.8 GB/s over a fabric the record does not name "
+        "(`nccl_log` null) is judged low only against the host profile's 68.9 GB/s on the same nodes and by "
+        "libfabric's FI_CXI_* variables, neither of which schema 3 carries",
+    "gcp-a2-highgpu-1g-a100-ubuntu-20.04-after-stop-start-nvidia-smi-couldnt-communicate-driver-not-built-for-updated-kernel":
+        "translator: gpu fail DRIVER_ERROR (host); verify: skip GPU_NOT_VISIBLE: FACTS.md's letter keeps nvidia-smi's"
+        " `couldn't communicate` alone \"no GPU visible\"; the kernel the module was built for has no field in schema 3",
+    "gcp-n1-standard-8-tesla-v100-sxm2-16gb-cml-runner-vm-nvidia-smi-dmon-couldnt-communicate-lspci-lists-gv100gl":
+        "translator: gpu fail DRIVER_ERROR (host); verify: skip GPU_NOT_VISIBLE: FACTS.md's letter keeps nvidia-smi's"
+        " `couldn't communicate` \"no GPU visible\"; lspci's GV100GL on the bus has no gpu field in schema 3 "
+        "(`HostFacts.pci_devices`)",
+    "gcp-a2-slurm-cluster-toolkit-srun-partition-without-gpus-nvidia-smi-no-devices-were-found-torch-cuda-false":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); verify: warn GPU_NOT_VISIBLE (host): the srun step that asked "
+        "for no GPU (no --gpus/--gres) that makes zero devices the job's has no field in schema 3 "
+        "(`JobFacts.gres_requested`)",
     # Hundred-and-eightieth batch (fix180, tests/test_judges_fix180.py).
     "gcp-a3-high-gke-single-gvnic-pool-nccl-2.22.3-ib-no-device-socket-eth0-16-rank-ring-no-tcpx-by-design":
         "translator: nccl skip FACTS_INCOMPLETE; verify passes: ranks joined within one node (P2P/CUMEM only, `nodes` "
@@ -591,17 +611,31 @@ KNOWN_MISMATCHES = {
         "`uverbs` [] is the container given no /dev/infiniband; that NCCL then used sockets is the poster's prose "
         "(the `Using network Socket` line is past the stored copy's cut; `nccl_log.network` needs it). Status and owner agree",
     # Hundred-and-fifty-fifth and -eighth batches (fix155, tests/test_judges_fix155.py): facts schema 3 or FACTS.md's letter decides.
-    'h100-128-gpu-pytorch-2.8-nccl-2.27.3-ras-verbose-status-poll-crash-incomplete-missing-process-garbled-missing-ranks-fixed-2.29.2':
-        "translator: nccl fail NCCL_FAILED (image); the facts hold rank 101's TCPStore loss alone (the c10d store's server gone: the job's, never a drain); the garbled NCCL RAS report and the VERBOSE STATUS polling that crashed the job (a RAS client bug, fixed in 2.29.2) have no field in facts schema 3 (NcclFacts.ras, ras_queried)",
-    'rtx4090-two-nodes-nccl-tests-bootstrap-internal-error-peer-connection-closed-mixed-nccl-2.19-and-2.20-by-line-numbers':
-        "translator: nccl fail NCCL_FAILED (job); FACTS.md: NCCL's internal error without its ring check is the image's; the two hosts' different NCCL releases are read only from the trace's line numbers, which facts schema 3 cannot carry (NcclFacts.version_mismatch)",
-    'vllm-ray-multinode-init-device-pynccl-unhandled-cuda-error-repeated-6x-fixed-by-removing-bad-instance-node':
-        "translator: nccl fail NCCL_FAILED (host); FACTS.md: a bare `unhandled cuda error` with no `Cuda failure` naming the call is the job's (drain only on evidence); the bad instance node is named only by the poster's resolution (removing it), which facts schema 3 cannot carry (NcclFacts.rank_hosts)",
-    'h20-3e-node-ibstat-cx6dx-mt4125-both-ethernet-functions-down-disabled-rate-40-cx7-rails-cut-deepep-single-node-perf':
-        "translator: fabric warn FABRIC_PORT_DOWN (host); the facts show every port of the node down (both ConnectX-6 Dx Ethernet functions Disabled), which fails, as for cx6dx-mt4125-ibstat-two-roce-ports-down-disabled-rate-100-and-40-only-rdma-nic-3fs-node with the same facts; that the listing was cut before the node's ConnectX-7 rails has no field in facts schema 3 (a `truncated` flag)",
+    "h100-128-gpu-pytorch-2.8-nccl-2.27.3-ras-verbose-status-poll-crash-incomplete-missing-process-garbled-missing-ranks-fixed-2.29.2":
+        "translator: nccl fail NCCL_FAILED (image); the facts hold rank 101's TCPStore loss alone (the c10d store's "
+        "server gone: the job's, never a drain); the garbled NCCL RAS report and the VERBOSE STATUS polling that "
+        "crashed the job (a RAS client bug, fixed in 2.29.2) have no field in facts schema 3 (NcclFacts.ras, "
+        "ras_queried)",
+    "rtx4090-two-nodes-nccl-tests-bootstrap-internal-error-peer-connection-closed-mixed-nccl-2.19-and-2.20-by-line-numbers":
+        "translator: nccl fail NCCL_FAILED (job); FACTS.md: NCCL's internal error without its ring check is the "
+        "image's; the two hosts' different NCCL releases are read only from the trace's line numbers, which facts "
+        "schema 3 cannot carry (NcclFacts.version_mismatch)",
+    "vllm-ray-multinode-init-device-pynccl-unhandled-cuda-error-repeated-6x-fixed-by-removing-bad-instance-node":
+        "translator: nccl fail NCCL_FAILED (host); FACTS.md: a bare `unhandled cuda error` with no `Cuda failure` "
+        "naming the call is the job's (drain only on evidence); the bad instance node is named only by the poster's "
+        "resolution (removing it), which facts schema 3 cannot carry (NcclFacts.rank_hosts)",
+    "h20-3e-node-ibstat-cx6dx-mt4125-both-ethernet-functions-down-disabled-rate-40-cx7-rails-cut-deepep-single-node-perf":
+        "translator: fabric warn FABRIC_PORT_DOWN (host); the facts show every port of the node down (both ConnectX-6"
+        " Dx Ethernet functions Disabled), which fails, as for "
+        "cx6dx-mt4125-ibstat-two-roce-ports-down-disabled-rate-100-and-40-only-rdma-nic-3fs-node with the same facts;"
+        " that the listing was cut before the node's ConnectX-7 rails has no field in facts schema 3 (a `truncated` "
+        "flag)",
     # Hundred-and-forty-seventh batch (the lead's review): not in the text.
-    'fsdp-conda-aws-ofi-nccl-1.9.0-dlerror-libfabric-so-1-version-fabric-1.7-not-found-no-plugin-internal-implementation-image':
-        "translator: nccl fail NCCL_NET_FALLBACK (image); the record is one NCCL line: a net plugin found and not loaded (`plugin_missing`: dlopen's `version `FABRIC_1.7' not found`) with no network chosen and no EFA device read. A plugin that cannot load is harmless on a node NCCL reaches over IB; that this node has EFA rests on the library's path (/opt/amazon/efa) alone, which no field carries: nothing to judge",
+    "fsdp-conda-aws-ofi-nccl-1.9.0-dlerror-libfabric-so-1-version-fabric-1.7-not-found-no-plugin-internal-implementation-image":
+        "translator: nccl fail NCCL_NET_FALLBACK (image); the record is one NCCL line: a net plugin found and not "
+        "loaded (`plugin_missing`: dlopen's `version `FABRIC_1.7' not found`) with no network chosen and no EFA "
+        "device read. A plugin that cannot load is harmless on a node NCCL reaches over IB; that this node has EFA "
+        "rests on the library's path (/opt/amazon/efa) alone, which no field carries: nothing to judge",
     # Hundred-and-forty-first batch (fix141, tests/test_judges_fix141.py): FACTS.md's letter and docs/codes.md decide.
     "a100-80gb-pcie-x2-mig-two-3g40gb-each-dcgmi-diag-r3-refused-mig-configuration-incompatible":
         "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host "
@@ -1002,12 +1036,15 @@ KNOWN_MISMATCHES = {
     "nvswitch-node-fabricmanager-restarted-one-gpu-handle-unknown-every-6-gpu-multicast-team-refused-status-57-nccl-2.18-2.19-hang-reboot-fixed": "the fabric manager's refused multicast teams (status 57, a GPU handle it cannot find) "
         "fill no field of facts schema 3: every gpu fact is null, nothing to judge",
     # Eighty-seventh and eighty-eighth batches (tests/test_judges_fix87.py): the rule kept, or what decides it outside the excerpt.
-    'cori-gpu-v100-ibstat-four-dual-port-cx5-mt4119-edr-100-rails-beside-56-second-ports-on-other-subnets-and-eth-pytorch-mpi-job':
-        "FABRIC_RATE_DEGRADED (host): ports at 56 beside MT4119 ports at 100 on the node, the rule's own-model comparison; that they are second ports on another subnet is in no field",
-    'narval-4gpu-deepspeed-zero3-reward-model-nccl-p2p-setup-cuda-calloc-oom-on-rank-3-peers-see-connection-closed':
-        'GPU_OUT_OF_MEMORY (job): NCCL failing on CUDA out of memory is said under its own code, as nccl-2.18.1-all-gather-object-...-out-of-memory expects; translated NCCL_FAILED, the owner agrees',
-    'wenet-4-machines-x4-gpus-image-without-libibverbs-nccl-bootstrap-eth0-watchdog-timeout-same-machines-x2-gpus-work':
-        "NCCL_TIMEOUT owner job: torch's watchdog in a job's log, nothing showing the node (the watchdog rule, no drain); translated owner null",
+    "cori-gpu-v100-ibstat-four-dual-port-cx5-mt4119-edr-100-rails-beside-56-second-ports-on-other-subnets-and-eth-pytorch-mpi-job":
+        "FABRIC_RATE_DEGRADED (host): ports at 56 beside MT4119 ports at 100 on the node, the rule's own-model "
+        "comparison; that they are second ports on another subnet is in no field",
+    "narval-4gpu-deepspeed-zero3-reward-model-nccl-p2p-setup-cuda-calloc-oom-on-rank-3-peers-see-connection-closed":
+        "GPU_OUT_OF_MEMORY (job): NCCL failing on CUDA out of memory is said under its own code, as "
+        "nccl-2.18.1-all-gather-object-...-out-of-memory expects; translated NCCL_FAILED, the owner agrees",
+    "wenet-4-machines-x4-gpus-image-without-libibverbs-nccl-bootstrap-eth0-watchdog-timeout-same-machines-x2-gpus-work":
+        "NCCL_TIMEOUT owner job: torch's watchdog in a job's log, nothing showing the node (the watchdog rule, no "
+        "drain); translated owner null",
     # Ninety-first batch (GPUDirect RDMA plumbing, memlock; tests/test_judges_fix91.py): FACTS.md's letter, or no field.
     "gb10-dgx-spark-roce-200g-nccl-dmabuf-enabled-rdma-plugin-gdr-disabled-p2c-nvidia-peermem-n-a-by-design": "fabric "
         "`peermem` false alone: dma-buf undecided (`gpu_module`, `kernel` unknown), no pass and no fault; that GB10's GPU "

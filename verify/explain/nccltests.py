@@ -226,6 +226,9 @@ def parse(text: str) -> dict[str, Any]:
         world = launched                     # no device lines: the launch line's ranks (nodes unknown)
     if rows and not program and (implied := _implied_world(rows)) and implied > (world or 0):
         world, nodes = implied, None         # the device lines were trimmed: the figures say how many ranks
+    elif rows and program == "all_reduce" and world is None and facts.get("world_size") is None \
+            and (implied := _implied_world(rows)):
+        world, nodes = implied, None         # all_reduce_perf's rows alone (batch 191): its busbw/algbw says n
     gathered = None if program or not counted else _gathered(rows, world or facts.get("world_size"))
     if world is None and facts.get("world_size") is None and known(program or gathered) in PER_RANK \
             and (shares := _per_rank_world(rows)):

@@ -12,6 +12,7 @@ from ...result import FAIL, WARN
 from ...shared import rdma
 from .loopback import on_loopback
 from .nogdr import no_gdr_by_design
+from .ofirdma import beyond_uverbs, ofi_rdma
 
 
 def job_env(facts: NcclFacts) -> dict[str, str]:
@@ -60,7 +61,9 @@ def _fallback_cause(facts: NcclFacts, log: NcclLog) -> tuple[Owner, str]:
     if hca and names and not rdma.hca_matches(str(hca), names):
         return "job", f"NCCL_IB_HCA={hca} matches none of the adapters ({', '.join(names)})"
     # on EFA the plugin comes first, verbs after; aws-ofi-nccl's own provider line shows the node is meant for EFA
-    efa = _efa_cause(facts, log) if facts.get("efa") or log.get("ofi_provider") or efa_without_gpu_memory(log) else None
+    # (a provider of another RDMA fabric, cxi or verbs, is no sign of EFA: ofirdma.py)
+    efa = _efa_cause(facts, log) if facts.get("efa") or (log.get("ofi_provider") and not ofi_rdma(log.get("ofi_provider"))) \
+        or efa_without_gpu_memory(log) else None
     if efa:
         return efa
     if log.get("verbs_missing") or facts.get("verbs_loads") is False:
@@ -104,7 +107,9 @@ def _fell_back(log: NcclLog) -> str | None:
     # the provider is the network's only where aws-ofi-nccl carries the traffic: a plugin that failed its init
     # (NCCL then runs its own IB transport: `Using network IB`) moved nothing over it
     nets = _networks(log)
-    if log.get("ofi_provider") not in (None, "efa") and not (nets and all(_verbs_net(n) for n in nets)):
+    # a provider of another RDMA fabric (cxi: Slingshot; verbs; psm3) is that fabric in use, not sockets (ofirdma.py)
+    if log.get("ofi_provider") not in (None, "efa") and not ofi_rdma(log.get("ofi_provider")) \
+            and not (nets and all(_verbs_net(n) for n in nets)):
         return f"{log.get('network') or 'Libfabric'} over provider {log['ofi_provider']} (TCP)"
     return None
 
@@ -181,7 +186,7 @@ def rdma_shown(facts: NcclFacts, log: NcclLog) -> str | None:
         return "InfiniBand/RoCE"
     if IPOIB.match(str(log.get("interface") or "")):
         return IPOIB_SHOWN
-    return None
+    return ofi_rdma(log.get("ofi_provider"))
 
 
 FALLBACK_REMEDY = ("Check the HCAs (`ibstat`), that the container gets /dev/infiniband and libibverbs (the aws-ofi-nccl "
@@ -267,8 +272,8 @@ def not_passed(facts: NcclFacts, found: Findings) -> None:
     if facts.get("uverbs") != [] or any(f.code in ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET") for f in found.items):
         return
     kind = rdma_shown(facts, facts.get("nccl_log") or {}) or ("RDMA" if facts.get("adapters") else None)
-    if kind is None:
-        return
+    if kind is None or (beyond_uverbs((facts.get("nccl_log") or {}).get("ofi_provider")) and not facts.get("adapters")):
+        return      # Slingshot's cxi (Omni-Path's opx) NICs are no /dev/infiniband device: none missing proves nothing
     one_node = facts.get("nodes") == 1 or on_loopback(facts, facts.get("nccl_log") or {})
     found.add(WARN if one_node else FAIL, "FABRIC_NOT_PASSED", f"the node has {kind} but the container "
               "was given no /dev/infiniband/uverbs*: NCCL cannot use the fabric" + _quoted(facts.get("nccl_log") or {}),
