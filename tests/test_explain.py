@@ -888,6 +888,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx5090-open-610.57.04-deadlock-proton-single-xid109-ctx-switch-timeout-mainthrd-desktop-responsive-job":
         "translator: gpu warn XID_ERROR (job); NVIDIA's Xid catalog gives Xid 109 RESET_GPU: once, warn XID_ERROR "
         "(host), as its facts",
+    # Hundred-and-ninety-second batch (fix192, tests/test_judges_fix192.py): the rule kept.
+    "b200-x8-vllm-0.9.1-deepseek-r1-engine-init-nccl-2.26.2-unhandled-cuda-error-cuda-failure-2-out-of-memory-rank-3-job":
+        "translator: nccl fail NCCL_FAILED (job); torch's `Last error:` `Cuda failure 2 'out of memory'` is said "
+        "under its own code, GPU_OUT_OF_MEMORY (job), as its facts",
 }
 
 

@@ -1365,6 +1365,10 @@ KNOWN_MISMATCHES = {
     "rtx5090-open-610.57.04-deadlock-proton-single-xid109-ctx-switch-timeout-mainthrd-desktop-responsive-job":
         "translator: gpu warn XID_ERROR (job); NVIDIA's Xid catalog gives Xid 109 RESET_GPU: once, warn XID_ERROR "
         "(host), as rtx2060-530.41.03-proton-game-re8-exe-xid109-...; the desktop staying responsive is in no field",
+    # Hundred-and-ninety-second batch (fix192, tests/test_judges_fix192.py): the rule kept.
+    "b200-x8-vllm-0.9.1-deepseek-r1-engine-init-nccl-2.26.2-unhandled-cuda-error-cuda-failure-2-out-of-memory-rank-3-job":
+        "nccl GPU_OUT_OF_MEMORY (job): NCCL failing on CUDA out of memory is said under its own code, as "
+        "trtllm-8xv100-nccl-enqueue-cuda-failure-out-of-memory expects; translated NCCL_FAILED, the owner agrees",
 }
 
 

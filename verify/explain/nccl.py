@@ -13,7 +13,7 @@ from ..checks.nccl.crash import CAUGHT
 from ..checks.nccl.shmperm import SHM_REFUSED
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import cuda, dupgpu, ib, mpiexit, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
+from . import cuda, customar, dupgpu, ib, mpiexit, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
 from .ncclwarns import closing_run, own_lines
 from .said import printed
 
@@ -96,7 +96,7 @@ def detect(text: str) -> bool:
     """An NCCL log that shows something decisive (tried before a CUDA refusal, which an NCCL log may quote): a failure
     NCCL or torch reports (a `Cuda failure` WARN, `NCCL Error 1`, an ncclResult_t name) is one on its own."""
     log = _log(text)
-    return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or printed(_XLA, text) or
+    return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or printed(_XLA, text) or customar.failed(text) or
                 printed(_SHM_SEGMENT, text) or printed(_TEARDOWN, text) or
                 IB_ASYNC_ERROR.search(text) or _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or
                 printed(_GID_PROBE, text) or ncclretry.gave_up(text) or printed(casualty.STORE_LOST, text) or
@@ -367,7 +367,8 @@ def _with_connects(log: dict[str, Any], text: str) -> dict[str, Any]:
 def parse(text: str) -> dict[str, Any]:
     version = _VERSION.search(text)
     # no failure logged: two ranks of one communicator placed on one GPU is NCCL's refusal at init (dupgpu.py)
-    error = _error(text) or dupgpu.duplicate(text) or _caught(text) or _store_lost(text) or mpiexit.exited(text)
+    # an engine's own custom all-reduce refused peer access: the failure, whatever NCCL logged beside it (customar.py)
+    error = customar.failed(text) or _error(text) or dupgpu.duplicate(text) or _caught(text) or _store_lost(text) or mpiexit.exited(text)
     world, nodes = _sizes(text)
     # nccl-tests' `#  Rank N ... on <host> device D [bus] <GPU>` lines above the log: its ranks, nodes and GPU
     listed, on, gpu = ranks(text)

@@ -32,7 +32,7 @@ from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach
-from . import barefail, casualty, ofiinval, peeraccess, plugreg, shmbus, shmperm, watchdog
+from . import barefail, casualty, customar, ofiinval, peeraccess, plugreg, shmbus, shmperm, watchdog
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .collective import PROGRAMS, inconsistent, label, other_collective, plausibility
 from .crash import crash_verdict, unplaced_verdict
@@ -340,9 +340,10 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               cuda.fix, cuda.owner)
     if full := (shmperm.shm_refused_verdict(said, backend, result) or shm_full_verdict(facts, said, backend, result)
                 or shmbus.bus_error_verdict(facts, said, backend, result)
+                or customar.custom_allreduce_verdict(said, backend, result)
                 or peeraccess.peer_access_verdict(said, backend, result)):
         return full             # /dev/shm's mode (the host's), full (the job's), or NCCL's own peer access on GPUs
-        # without P2P (the image's)
+        # without P2P (the image's), after an engine's own custom all-reduce on them (customar.py)
     if gid := set_up_cause(facts, " | ".join(said)):
         return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}{gid[0]}",
                               gid[1], gid[2])
