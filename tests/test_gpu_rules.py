@@ -565,7 +565,8 @@ KNOWN_MISMATCHES = {
         "device plugin) and the control run that clears node and image have no field in schema 3",
     # Hundred-and-ninetieth and -ninety-first batches (fix190, tests/test_judges_fix190.py).
     "perlmutter-a100-2x4-host-nccl-2.29.2-aws-ofi-nccl-1.19.0-libfabric-2.1-cxi-dma-buf-on-recv-completion-no-space-image":
-        "translator: nccl fail NCCL_FAILED (image); verify: fail NCCL_FAILED (job): the owner rests on the same "
+        "translator: nccl fail NCCL_FAILED (image); verify: fail NCCL_FAILED (host, the catalog's owner of a "
+        "completion error no rule reads): the owner rests on the same "
         "stack's second run passing with OFI_NCCL_DISABLE_DMABUF=1 and on aws-ofi-nccl's DMA-BUF state, neither of "
         "which schema 3 carries (no `ofi_dmabuf`, no link between runs)",
     "perlmutter-podman-hpc-8x4-a100-nccl-2.29.2-cxi-default-container-profile-fi-cxi-device-name-per-rank-allreduce-4g-23.8-busbw-job":
