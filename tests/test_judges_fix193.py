@@ -2,7 +2,9 @@
 - torch's monitored barrier naming the ranks that never arrived (`Ranks 4, 5, 6, 7 failed to pass monitoredBarrier
   in 2000000 ms`, from `monitored_barrier()` or the TORCH_DISTRIBUTED_DEBUG=DETAIL wrapper) with no cause shown is a
   timeout like torch's watchdog's: NCCL_TIMEOUT, owner job, never a drain (verify/checks/nccl/barrier.py); `verify
-  explain` reads the line as the rank's error;
+  explain` reads the line as the rank's error; its other failure, a rank that reached the barrier and lost its
+  send/recv with rank 0 (`... successfully reached monitoredBarrier, but received errors while waiting for send/recv
+  from rank 0`), is a peer gone: NCCL_FAILED, the job's (verify/checks/nccl/casualty.py);
 - DCGM output where the tool, not the GPU, is at fault: NVSentinel's gpu-health-monitor event as kubectl shows it
   (`ErrorCode:DCGM_FR_... GPU:0 PCI:... GPU_UUID:GPU-... <DCGM's message>`) names a GPU the monitor read; its message
   fills a field only where DCGM's words say one (dcgmi health's reader), so an injected power-violation value, like a
@@ -47,6 +49,14 @@ def test_a_cause_shown_beside_the_barrier_still_decides():
     text = ("RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
             "RuntimeError: [Rank 0]: Ranks 1 failed to pass monitoredBarrier in 30000 ms\n")
     assert verdict(explained(text)) == ("fail", "ECC_UNCORRECTABLE", "host")
+
+
+def test_a_rank_that_reached_the_barrier_and_lost_its_peer_is_the_jobs_never_a_drain():
+    # torch's ProcessGroupGloo wording as a job printed it (a public training log; the peer, rank 0, crashed first)
+    line = ("[rank1]:[E325 17:13:23.163175227 ProcessGroupGloo.cpp:145] Rank 1 successfully reached monitoredBarrier, "
+            "but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.")
+    assert nccl_verdict(error=f"barrier: {line}") == ("fail", "NCCL_FAILED", "job")
+    assert verdict(explained(f"{line}\n")) == ("fail", "NCCL_FAILED", "job")
 
 
 POWER = "nvsentinel-gpupowerwatch-dcgm-fr-clock-throttle-power-injected-field-240-gpu0-no-real-fault"
