@@ -892,6 +892,22 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "b200-x8-vllm-0.9.1-deepseek-r1-engine-init-nccl-2.26.2-unhandled-cuda-error-cuda-failure-2-out-of-memory-rank-3-job":
         "translator: nccl fail NCCL_FAILED (job); torch's `Last error:` `Cuda failure 2 'out of memory'` is said "
         "under its own code, GPU_OUT_OF_MEMORY (job), as its facts",
+    # Batches 193 to 195 (fix193, tests/test_judges_fix193.py).
+    "a100-40g-dgx-gpu0-ubergemm-6698-gflops-vs-19200-on-peers-dcgm-diag-xlong-passes":
+        "translator: gpu fail COMPUTE_LOW (host); not recognised: ubergemm's FP32 GFLOPS lines have no reader, and "
+        "schema 3 has no field for an FP32 GEMM figure (perf holds a BF16 matmul only)",
+    "gb200-tray-dcgm-4.4.1-dcgmi-dmon-ecc-sbe-and-nvlink-count-fields-all-na-gpu0-gpu1-tool-gap-not-node":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: `dcgmi dmon` rows all N/A would give devices "
+        "known by their index alone, nothing to judge, as its facts",
+    "gb200-tray-4-ranks-nccl-2.30.7-mnnvl-1-clique-2786-p2p-mnnvl-nccl-ep-low-latency-two-handles-alias-dispatch-timeout-719-job":
+        "translator: nccl fail NCCL_FAILED (job); NCCL's `Cuda failure 'unspecified launch failure'` is said under its "
+        "own code, CUDA_KERNEL_FAULT (job), as its facts",
+    "gh200-dra-25.3-compute-domain-one-node-imex-domain-up-fabric-handle-import-cuda-error-invalid-device-101-job":
+        "translator: gpu warn GPU_NOT_VISIBLE (job); not recognised: cuda-python's `CUDA error code=101(b'...')` under "
+        "kubectl's pod prefix has no reader; its facts give DEVICE_COUNT_MISMATCH (job) by the one CUDA catalog",
+    "gb200-gb300-dra-25.12-cumemimportfromshareablehandle-invalid-resource-handle-imex-ctl-n-hangs-reboot-mitigates-node":
+        "translator: gpu fail NVLINK_DOWN (host); `invalid resource handle` is not decoded by the catalog and the hung "
+        "nvidia-imex-ctl and the reboot that decide the owner have no field in schema 3: nothing judged",
 }
 
 

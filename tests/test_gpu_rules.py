@@ -1370,6 +1370,23 @@ KNOWN_MISMATCHES = {
     "b200-x8-vllm-0.9.1-deepseek-r1-engine-init-nccl-2.26.2-unhandled-cuda-error-cuda-failure-2-out-of-memory-rank-3-job":
         "nccl GPU_OUT_OF_MEMORY (job): NCCL failing on CUDA out of memory is said under its own code, as "
         "trtllm-8xv100-nccl-enqueue-cuda-failure-out-of-memory expects; translated NCCL_FAILED, the owner agrees",
+    # Batches 193 to 195 (fix193, tests/test_judges_fix193.py).
+    "a100-40g-dgx-gpu0-ubergemm-6698-gflops-vs-19200-on-peers-dcgm-diag-xlong-passes":
+        "translator: gpu fail COMPUTE_LOW (host); verify skips FACTS_INCOMPLETE: ubergemm's FP32 GFLOPS per GPU has "
+        "no field in schema 3 (perf holds a BF16 matmul only), so GPU 0's 6.7 TFLOPS against its peers' 19.2 is unread",
+    "gb200-tray-dcgm-4.4.1-dcgmi-dmon-ecc-sbe-and-nvlink-count-fields-all-na-gpu0-gpu1-tool-gap-not-node":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); verify skips FACTS_INCOMPLETE: two devices known by their "
+        "index alone (as the rtx4090-x3 entry), and DCGM's blank fields have no field of their own (an unread map)",
+    "gb200-tray-4-ranks-nccl-2.30.7-mnnvl-1-clique-2786-p2p-mnnvl-nccl-ep-low-latency-two-handles-alias-dispatch-timeout-719-job":
+        "translator: nccl fail NCCL_FAILED (job); NCCL's `Cuda failure 'unspecified launch failure'` is said under its "
+        "own code, CUDA_KERNEL_FAULT (job), as fix192 kept for NCCL's out of memory; the owner agrees",
+    "gh200-dra-25.3-compute-domain-one-node-imex-domain-up-fabric-handle-import-cuda-error-invalid-device-101-job":
+        "translator: gpu warn GPU_NOT_VISIBLE (job); the one CUDA catalog (FACTS.md) decodes 101 as "
+        "DEVICE_COUNT_MISMATCH (job, warn): status and owner agree; the failing import call has no field",
+    "gb200-gb300-dra-25.12-cumemimportfromshareablehandle-invalid-resource-handle-imex-ctl-n-hangs-reboot-mitigates-node":
+        "translator: gpu fail NVLINK_DOWN (host); the facts hold only `invalid resource handle`, which the catalog "
+        "does not decode (a job's placement across NVLink domains meets it too): the hung nvidia-imex-ctl and the "
+        "reboot that decide the owner have no field in schema 3",
 }
 
 

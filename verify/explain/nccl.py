@@ -8,7 +8,7 @@ import functools
 import re
 from typing import Any
 
-from ..checks.nccl import barefail, casualty, efa, ncclog, plugreg, watchdog
+from ..checks.nccl import barefail, barrier, casualty, efa, ncclog, plugreg, watchdog
 from ..checks.nccl.crash import CAUGHT
 from ..checks.nccl.shmperm import SHM_REFUSED
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
@@ -99,7 +99,7 @@ def detect(text: str) -> bool:
     return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or printed(_XLA, text) or customar.failed(text) or
                 printed(_SHM_SEGMENT, text) or printed(_TEARDOWN, text) or
                 IB_ASYNC_ERROR.search(text) or _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or
-                printed(_GID_PROBE, text) or ncclretry.gave_up(text) or printed(casualty.STORE_LOST, text) or
+                printed(_GID_PROBE, text) or ncclretry.gave_up(text) or printed(barrier.FAILED, text) or printed(casualty.STORE_LOST, text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
@@ -298,7 +298,8 @@ def _error(text: str) -> str | None:
     traces = list(dict.fromkeys(text[m.start(1):m.end()] for m in _TRACE.finditer(text)))
     # a trace elsewhere need not end the job: only a failed bootstrap is read, and not one closing at an abort
     if not any(_INIT.search(t) for t in traces) or teardown.at_teardown(text, _TRACE) or teardown.went_past(text, _TRACE):
-        return _torn_down(text) or _watchdog_failed(text)
+        # torch's monitored barrier naming ranks that never arrived (a timeout) or a peer it lost, where nothing above names a cause
+        return _torn_down(text) or _watchdog_failed(text) or barrier.missed_line(text)
     return f"init: {'; '.join(traces[:4])}"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ...result import FAIL, CheckResult
+from .barrier import PEER_FAILED
 
 CASUALTY = re.compile(r"Socket recv failed while polling for opId|"
                       r"Error encountered progressing operation=\w+, res=\d+, closing connection")
@@ -40,7 +41,9 @@ REMEDY = ("Rerun with NCCL_DEBUG=WARN on every rank: the rank that failed first 
 def peer_casualty(error: str) -> str | None:
     """The proxy's line under torch's `Last error:` that shows this rank lost a peer during setup, where the error
     itself names nothing else (no WARN of its own, no CUDA failure): NCCL's log lines alone are no such proof."""
-    if (gone := EFA_UNRESPONSIVE.search(error) or EFA_PEER_QP_GONE.search(error)) and not _CUDA.search(error):
+    # torch's monitored barrier whose send/recv with a peer failed names that rank, no cause of its own (barrier.py)
+    gone = EFA_UNRESPONSIVE.search(error) or EFA_PEER_QP_GONE.search(error) or PEER_FAILED.search(error)
+    if gone and not _CUDA.search(error):
         return gone.group(0)
     hit = CASUALTY.search(error)
     if not hit or OTHER.search(error):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from . import barrier
+
 # the watchdog's words for a collective that timed out: a hang, whatever else the error says
 TIMED_OUT = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|"
                        r"ProcessGroupNCCL's watchdog got stuck|Received a dump signal due to a collective timeout")
@@ -49,5 +51,6 @@ def only_watchdog(error: str) -> bool:
 
 
 def hung(error: str) -> bool:
-    """torch's watchdog says a collective timed out: its own timeout, or its monitor's."""
-    return bool(TIMED_OUT.search(error))
+    """torch's watchdog says a collective timed out: its own timeout, or its monitor's; torch's monitored barrier
+    naming the ranks that never arrived is the same timeout (barrier.py)."""
+    return bool(TIMED_OUT.search(error)) or barrier.missed(error)
