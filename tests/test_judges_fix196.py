@@ -5,13 +5,15 @@ fixed for the class:
   own NV_ERR_RESET_REQUIRED (verify/checks/gpu/resetrequired.py);
 - IBM Autopilot's PCIe bandwidth check, as its daemon's log prints it, is read by `verify explain` as the GPUs and
   their host-to-device rates: a checker's figure, the GPUs' health not assessed, never a pass
-  (verify/explain/autopilot.py).
+  (verify/explain/autopilot.py);
+- `verify explain` reads nvidia-smi -q's `[GPU requires reset]` in a health field as that NVML error (verify/explain/smi.py).
 The rest of these batches are strict expected failures (tests/data/real-world/README.md, "Known mismatches").
 Real lines from the entries named by slug (each source.md gives its URL)."""
 from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
@@ -72,3 +74,16 @@ def test_autopilots_pciebw_lines_of_another_node_and_model_are_the_same_class():
             "I0501 08:00:30.000004       9 healthchecks.go:226] Observation: node-a 0 24.1\n"
             "I0501 08:00:30.000005       9 healthchecks.go:226] Observation: node-a 1 24.3\n")
     assert verdict(explained(text))[0] != "pass"
+
+
+def test_nvidia_smi_q_printing_gpu_requires_reset_is_read_by_explain_as_the_same_class():
+    # nvidia-smi prints NVML_ERROR_RESET_REQUIRED as `[GPU requires reset]` in a field (the acer entry's CLI output);
+    # a real `nvidia-smi -q` (a10-idle-p8-pcie-gen1-of-gen4-healthy) with its temperature and power so answered
+    healthy = raw("a10-idle-p8-pcie-gen1-of-gen4-healthy")
+    assert verdict(explained(healthy))[0] == "pass"
+    text = re.sub(r"(GPU Current Temp\s*: ).*", r"\1[GPU requires reset]", healthy)
+    text = re.sub(r"(Power Draw\s*: ).*", r"\1[GPU requires reset]", text)
+    assert verdict(explained(text)) == ("fail", "GPU_RESET_REQUIRED", "host")
+    # an `Unknown Error` in the same fields stays a GPU lost, not a reset asked for
+    lost = re.sub(r"(GPU Current Temp\s*: ).*", r"\1Unknown Error", healthy)
+    assert verdict(explained(lost))[1] != "GPU_RESET_REQUIRED"
