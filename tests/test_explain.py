@@ -908,6 +908,36 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "gb200-gb300-dra-25.12-cumemimportfromshareablehandle-invalid-resource-handle-imex-ctl-n-hangs-reboot-mitigates-node":
         "translator: gpu fail NVLINK_DOWN (host); `invalid resource handle` is not decoded by the catalog and the hung "
         "nvidia-imex-ctl and the reboot that decide the owner have no field in schema 3: nothing judged",
+    # Hundred-and-ninety-sixth to -eighth batches (fix196, tests/test_judges_fix196.py): health checkers, GPU reset,
+    # container runtimes.
+    "a100-80gb-pcie-x4-20b5-dcgm-3.3.5-550.54.15-diag-r3-integration-pcie-fails-autopilot-labels-node-healthy-checker-bug":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); dcgmi diag's table cut inside its Deployment rows (driver, "
+        "NVML library passed, no device, no Integration row): skip FACTS_INCOMPLETE, as its facts; never a pass",
+    "a100-sxm4-40gb-vm-00-04-0-mig-manager-mode-change-pending-resetting-gpu-is-not-supported-reboot-to-apply":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; the MIG manager's debug log is not recognised "
+        "(skip); its facts warn the same code owned by the host (docs/codes.md: one code, one owner)",
+    "acer-predator-pt315-53-laptop-nvml-temperature-nvml-error-reset-required-cli-gpu-requires-reset":
+        "translator: gpu fail GPU_RESET_REQUIRED (host), as its facts now give; the excerpt is a person's markdown "
+        "table quoting `NVML_ERROR_RESET_REQUIRED` and `[GPU requires reset]` in prose, naming no device: not "
+        "recognised (skip, never a pass)",
+    "ec2-podman-docker-emulation-gpus-all-unresolvable-cdi-devices-nvidia-com-gpu-all-no-cdi-spec-on-node-faster-liveportrait":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); podman's `unresolvable CDI devices nvidia.com/gpu=all` has no "
+        "field (a `container_runtime` record): skip FACTS_INCOMPLETE, as its facts",
+    "h100-80gb-hbm3-gpud-accelerator-subcommand-type-nvidia-product-detected-driver-535.161.08-no-health-read":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); gpud's accelerator lines and a driver version with no "
+        "device: skip FACTS_INCOMPLETE, as its facts",
+    "podman-gpus-all-flag-injects-nothing-crun-nvidia-smi-not-found-in-path-device-nvidia-com-gpu-all-works-job-flags":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); crun's `executable file nvidia-smi not found in $PATH` alone "
+        "names no GPU request (the missing device files are the poster's prose): not recognised (skip)",
+    "rapids-devcontainer-cuda-12.5-image-unsatisfied-condition-cuda-12.5-on-driver-535-lts-while-nvidia-cuda-12.5.0-base-runs-image":
+        "translator: gpu fail GPU_NOT_VISIBLE (image); `unsatisfied condition: cuda>=12.5` is DRIVER_TOO_OLD (host) "
+        "by the one CUDA catalog, as its facts; the base image that runs is knowledge in no field",
+    "rtx-a5000-laptop-575.51.03-open-module-gpu-requires-reset-in-most-fields-nvidia-smi-r-not-supported":
+        "translator: gpu fail GPU_RESET_REQUIRED (host); the `nvidia-smi -L` line is read, 'GPU requires reset in "
+        "most fields' is the poster's prose naming no field: warn HEALTH_NOT_ASSESSED (host), as its facts",
+    "ubuntu-22.04-rtx-2060-535.129.03-podman-4.4.1-ctk-1.14.3-cdi-list-finds-gpu-all-podman-unresolvable-cdi-devices-host-setup":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); podman's CDI refusal beside nvidia-ctk's `cdi list` has no "
+        "field and the pasted lines are not recognised as one tool's output: skip FACTS_INCOMPLETE, never a pass",
 }
 
 

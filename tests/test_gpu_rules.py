@@ -1387,6 +1387,37 @@ KNOWN_MISMATCHES = {
         "translator: gpu fail NVLINK_DOWN (host); the facts hold only `invalid resource handle`, which the catalog "
         "does not decode (a job's placement across NVLink domains meets it too): the hung nvidia-imex-ctl and the "
         "reboot that decide the owner have no field in schema 3",
+    # Hundred-and-ninety-sixth to -eighth batches (fix196, tests/test_judges_fix196.py): health checkers, GPU reset,
+    # container runtimes; the letter of FACTS.md or no field.
+    "a100-80gb-pcie-x4-20b5-dcgm-3.3.5-550.54.15-diag-r3-integration-pcie-fails-autopilot-labels-node-healthy-checker-bug":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: a driver read with no device listed "
+        "is nothing to judge (as h200-x8-azure-nd-h200-v5-...), and dcgmi diag's PCIe row and Autopilot's label have "
+        "no field (a `dcgm_diag`/`health_checker` record); never a pass either way",
+    "a100-sxm4-40gb-vm-00-04-0-mig-manager-mode-change-pending-resetting-gpu-is-not-supported-reboot-to-apply":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host "
+        "(docs/codes.md: one code, one owner), the pending MIG mode said. Only the owner differs",
+    "ec2-podman-docker-emulation-gpus-all-unresolvable-cdi-devices-nvidia-com-gpu-all-no-cdi-spec-on-node-faster-liveportrait":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); every field null: podman's `unresolvable CDI devices "
+        "nvidia.com/gpu=all` (no CDI spec on the node) has no field (a `container_runtime` record): skip, never a pass",
+    "h100-80gb-hbm3-gpud-accelerator-subcommand-type-nvidia-product-detected-driver-535.161.08-no-health-read":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: a driver version with no device "
+        "listed is nothing to judge (as h200-x8-azure-nd-h200-v5-...); gpud's product line names no device field",
+    "podman-gpus-all-flag-injects-nothing-crun-nvidia-smi-not-found-in-path-device-nvidia-com-gpu-all-works-job-flags":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); FACTS.md: `device_nodes` false with no `driver` fails only "
+        "where GPUs are expected: skip GPU_NOT_VISIBLE (job), same code and owner; the job's flag (`--gpus all` vs "
+        "`--device nvidia.com/gpu=all`) and the working run have no field",
+    "rapids-devcontainer-cuda-12.5-image-unsatisfied-condition-cuda-12.5-on-driver-535-lts-while-nvidia-cuda-12.5.0-base-runs-image":
+        "translator: gpu fail GPU_NOT_VISIBLE (image); `unsatisfied condition: cuda>=12.5` is DRIVER_TOO_OLD (host) by "
+        "the one CUDA catalog, as three earlier entries expect (ubuntu-24.04-...-tabbyapi-...); that NVIDIA's base "
+        "image of the same CUDA admits the 535 branch (NVIDIA_REQUIRE_CUDA's brand alternatives) has no field",
+    "rtx-a5000-laptop-575.51.03-open-module-gpu-requires-reset-in-most-fields-nvidia-smi-r-not-supported":
+        "translator: gpu fail GPU_RESET_REQUIRED (host); `nvml_errors` null: 'GPU requires reset in most fields' "
+        "names no field (a device-level `nvml_status` would carry it), so the device's health is not assessed (warn "
+        "HEALTH_NOT_ASSESSED, host); a keyed ResetRequired fails as the acer entry does",
+    "ubuntu-22.04-rtx-2060-535.129.03-podman-4.4.1-ctk-1.14.3-cdi-list-finds-gpu-all-podman-unresolvable-cdi-devices-host-setup":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); podman's `unresolvable CDI devices nvidia.com/gpu=all` beside "
+        "nvidia-ctk's `cdi list` finding it has no field (a `container_runtime` record): the listed RTX 2060 with no "
+        "health field warns HEALTH_NOT_ASSESSED (host)",
 }
 
 

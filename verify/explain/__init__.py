@@ -15,6 +15,7 @@ from typing import Any
 from ..checks.gpu.gpuidentity import norm_bus
 from . import (
     amdsmi,
+    autopilot,
     childfailed,
     collectenv,
     containerrt,
@@ -160,6 +161,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
     Kind("CUDA error of a running program", "gpu", cuda.detect_runtime, cuda.parse_runtime),
     Kind("nvbandwidth output", "gpu", nvbandwidth.detect, nvbandwidth.parse),
+    Kind("IBM Autopilot's PCIe bandwidth check (its daemon's log)", "gpu", autopilot.detect, autopilot.parse),
     Kind("gpu_burn's run", "gpu", gpuburn.detect, gpuburn.parse, unread=gpuburn.unread),
     Kind("torch's warning of a GPU not in its build", "gpu", torcharch.detect, torcharch.parse),
     Kind("a DataLoader out of /dev/shm", "train", loaderbus.detect, loaderbus.parse),

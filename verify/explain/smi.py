@@ -199,6 +199,13 @@ def _unreachable(fields: dict[str, str]) -> dict[str, str]:
             if (_find_raw(fields, path) or "").strip().lower() == "unknown error"}
 
 
+def _reset_asked(fields: dict[str, str]) -> dict[str, str]:
+    """The health queries NVML answered NVML_ERROR_RESET_REQUIRED (`[GPU requires reset]`): a GPU the driver serves no
+    more until it is reset, judged by verify/checks/gpu/resetrequired.py (batch 197)."""
+    return {fact: "GPU requires reset" for fact, path in _HEALTH_QUERIES
+            if (_find_raw(fields, path) or "").strip().strip("[]").lower() == "gpu requires reset"}
+
+
 def _device(n: int, bus: str, fields: dict[str, str]) -> dict[str, Any]:
     """One GPU's facts, each figure only in the range the facts hold (`Current : 16` under PCIe Generation is no
     generation, 10^30 no ECC count): outside it, null (unknown), never a figure the contract refuses."""
@@ -257,6 +264,8 @@ def from_tree(header: dict[str, str], gpus: list[tuple[str, dict[str, str]]]) ->
     for dev, (_, fields) in zip(devices, gpus, strict=True):
         if errors := _unreachable(fields):
             dev.update(lost=True, nvml_errors=errors)
+        if errors := _reset_asked(fields):
+            dev["nvml_errors"] = {**(dev.get("nvml_errors") or {}), **errors}
     # a block that shows no nvidia-smi field is no GPU (another tool's indented lines pasted above the report)
     return {"torch": None, "driver": known(header.get("kmd version") or header.get("driver version")),
             "cuda_driver": known(header.get("cuda umd version") or header.get("cuda version")),

@@ -22,6 +22,8 @@ from .perf import host_copy_low, judge_perf, judge_sdc
 from .present import program_saw_a_gpu, without_the_run
 from .programerrors import judge_errors
 from .refusals import busy, hides_every_device, torch_misses_cuda
+from .resetrequired import required as reset_required
+from .resetrequired import said as reset_said
 
 RECORD = "Record the check on the machine (`python -m verify --save-facts DIR`)."
 KERNEL_TOLERANCE = 1e-1       # a 256^2 fp32 matmul (TF32 allowed) against float64: real errors are ~1e-5..1e-2
@@ -214,7 +216,7 @@ def _health(node: Node, found: Findings) -> None:
     down = linkpeers.partly_down(node.devices, lambda d: bool((m := node.table.model(d.get("name"))) and m.nvlink))
     braked = [d for d in node.devices if gpuhealth.throttle_names(d.get("throttle_reasons")) & gpuhealth.THROTTLE_FAIL]
     for dev in node.devices:
-        if gpuhealth.lost(dev, found) or unanswering.lost(dev, found):
+        if reset_required(dev, found, where(dev)) or gpuhealth.lost(dev, found) or unanswering.lost(dev, found):
             continue
         gpumemory.memory(dev, found)
         gpuhealth.cooling_unread(dev, found)
@@ -336,7 +338,8 @@ HEALTH_FIELDS = ("lost", "ecc_volatile_uncorrectable", "ecc_aggregate_uncorrecta
 
 def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     """Whether the facts hold anything a rule reads; a judge that reads nothing must not say pass."""
-    if any(dev.get(k) not in (None, []) for dev in devices for k in HEALTH_FIELDS) or any(map(inforom.said, devices)):
+    if any(dev.get(k) not in (None, []) for dev in devices for k in HEALTH_FIELDS) or any(map(inforom.said, devices)) \
+            or any(map(reset_said, devices)):
         return True
     if facts.get("cuda_init_error") not in (None, NONE) or torch_misses_cuda(facts):
         return True                     # CUDA's refusal (or torch's count missing its GPUs) is a fault shown
