@@ -355,6 +355,8 @@ def test_the_probe_without_any_rdma_is_a_skip(tmp_path, monkeypatch):
 @pytest.mark.parametrize("text, parsed", [
     ("400 Gb/sec (4X NDR)", (400.0, 4, "NDR")), ("100 Gb/sec (4X EDR)", (100.0, 4, "EDR")),
     ("2.5 Gb/sec (1X SDR)", (2.5, 1, "SDR")), ("200 Gb/sec", (200.0, None, None)), ("junk", (None, None, None)),
+    # SDR as the kernel prints it, no speed named (an InfiniHost III's port, batch 188's hpv00 entry)
+    ("10 Gb/sec (4X)", (10.0, 4, None)),
 ])
 def test_sysfs_rate_strings(text, parsed):
     assert rdma.rate(text) == parsed

@@ -22,7 +22,8 @@ from ..codes import Owner
 
 ROOT_ENV = "VERIFY_FABRIC_ROOT"
 # a number float() takes (`1.2.3` is none), a width int() takes (not 4,300 digits)
-_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec(?:\s*\((\d{1,4})X\s*([A-Za-z0-9]+)\))?", re.ASCII)
+# the kernel names no speed for SDR (`10 Gb/sec (4X)`: drivers/infiniband/core/sysfs.c rate_show)
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec(?:\s*\((\d{1,4})X\s*([A-Za-z0-9]+)?\))?", re.ASCII)
 # Where libibverbs looks for its providers (rdma-core: IBVERBS_CONFIG_DIR and the provider directory).
 PROVIDER_DIRS = ("etc/libibverbs.d",)
 PROVIDER_LIB_GLOBS = ("usr/lib/*/libibverbs/lib*-rdmav*.so", "usr/lib64/libibverbs/lib*-rdmav*.so",
@@ -56,7 +57,8 @@ def _named(text: str | None) -> str | None:
 
 
 def rate(text: str | None) -> tuple[float | None, int | None, str | None]:
-    """`400 Gb/sec (4X NDR)` -> (400.0, 4, "NDR"); an ibstat `Rate: 400` copied as `400 Gb/sec` -> (400.0, None, None)."""
+    """`400 Gb/sec (4X NDR)` -> (400.0, 4, "NDR"); SDR's `10 Gb/sec (4X)` -> (10.0, 4, None); an ibstat `Rate: 400`
+    copied as `400 Gb/sec` -> (400.0, None, None)."""
     found = _RATE.match(text or "")
     if not found:
         return None, None, None
