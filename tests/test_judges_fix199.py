@@ -1,9 +1,9 @@
 """Issue 35, batches 199 (NVSwitch/NVLink), 200 (GPU memory faults), 201 (IB tools), 202 (RoCE), 203 (EFA) and 204
 (cooling and power) (fix199), fixed for the class:
-- a GPU whose `lost` rests on an `Unknown Error` in fields that are no live read (nvidia-smi's
-  `power.default_limit [Unknown Error]`) while the same read answered its temperature and power draw still answers
-  NVML: not lost, no drain (verify/checks/gpu/stillanswers.py); an `Unknown Error` on the handle or a live read, or
-  NVML's GPU_IS_LOST, stays GPU_LOST.
+- a GPU whose `lost` rests on an `Unknown Error` in settings or limits only, no live read and no health field
+  (nvidia-smi's `power.default_limit [Unknown Error]`), while the same read answered its temperature and power draw,
+  still answers NVML: not lost, no drain (verify/checks/gpu/stillanswers.py); an `Unknown Error` on the handle, a
+  live read or a health field, or NVML's GPU_IS_LOST, stays GPU_LOST.
 The rest of these batches are strict expected failures (tests/data/real-world/README.md, "Known mismatches").
 Real lines from the entries named by slug (each source.md gives its URL)."""
 from __future__ import annotations
@@ -50,4 +50,11 @@ def test_one_static_fields_unknown_error_beside_live_readings_is_not_a_lost_gpu(
 def test_a_lost_gpu_stays_lost_where_a_live_read_or_nvml_itself_says_so(change):
     facts = copy.deepcopy(_miner())
     change(facts["devices"][0])
+    assert _gpu(facts) == ("fail", "GPU_LOST", "host")
+
+
+def test_an_unknown_error_on_a_health_field_beside_live_readings_keeps_the_gpu_lost():
+    """Only settings and limits are let go: an error on row remapping or ECC may hide the fault itself."""
+    facts = copy.deepcopy(_miner())
+    facts["devices"][0]["nvml_errors"] = {"row_remap": "Unknown Error"}
     assert _gpu(facts) == ("fail", "GPU_LOST", "host")
