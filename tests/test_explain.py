@@ -938,6 +938,38 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "ubuntu-22.04-rtx-2060-535.129.03-podman-4.4.1-ctk-1.14.3-cdi-list-finds-gpu-all-podman-unresolvable-cdi-devices-host-setup":
         "translator: gpu fail GPU_NOT_VISIBLE (host); podman's CDI refusal beside nvidia-ctk's `cdi list` has no "
         "field and the pasted lines are not recognised as one tool's output: skip FACTS_INCOMPLETE, never a pass",
+    # Batches 199 to 204 (fix199, tests/test_judges_fix199.py): what schema 3 cannot carry or FACTS.md decides.
+    "gb300-node-four-connectx-8-ib-ports-active-800-4x-xdr-plus-roce-400-4x-ndr-after-mlx5-ib-installed-torchtitan-baseline":
+        "translator: fabric pass; verify explain: skip FACTS_INCOMPLETE: the author's own summary (netdev "
+        "name, state, rate, an arrow note) is no tool's output a reader takes; never a pass from a hand-made "
+        "table",
+    "h100-class-gh100-node-pool0-0082-knvlinkdiscoverpostrxdetlinks-getting-peer0-postrxdetlinkmask-failed-gpud-pr-1271":
+        "translator: gpu fail NVLINK_DOWN (host); verify explain: skip FACTS_INCOMPLETE: the NVRM NVLink "
+        "discovery line has no field in schema 3 for a reader to fill",
+    "h100-openshift-uccl-rdma-init-gid-index-0-roce-version-read-einval-check-failed-indexes-2-3-usable-image":
+        "translator: fabric skip FACTS_INCOMPLETE; verify explain: nccl fail NCCL_FAILED (image): UCCL's glog "
+        "lines carry NCCL's own `NET/IB: read failed in ncclIbRoceGetVersionNum` as the failure, owned by the "
+        "image as the SRE owns it",
+    "ndr-node-ibstatus-grep-nine-linkup-ports-one-at-200-2x-ndr-beside-eight-at-400-4x-ndr-device-names-not-shown-nccl-precheck":
+        "translator: fabric warn FABRIC_RATE_DEGRADED (host); verify explain: skip FACTS_INCOMPLETE: the grep "
+        "left no device name (`Adapter.name` is required) and no adapter model to hold the 2X port's rate "
+        "against",
+    "p4d-16-nodes-pcluster-efa-selected-using-network-aws-libfabric-bootstrap-ens32-then-init-hangs-cause-not-shown-job":
+        "translator: nccl fail NCCL_TIMEOUT (job); verify explain: pass: the hang is prose, no line prints it",
+    "p4d-24xlarge-nvidia-docker-mlperf-bert-ofi-could-not-find-any-optimal-provider-fi-info-no-efa-in-container-efa-in-vm-job":
+        "translator: nccl fail FABRIC_NOT_PASSED (job); verify explain: skip FACTS_INCOMPLETE: no line shows "
+        "the node has EFA or the container lacks /dev/infiniband (the installer's `An EFA device has been "
+        "detected` has no reader)",
+    "p6-b300-2x8-eks-mpijob-16-efa-per-pod-nccl-2.31.2-aws-ofi-nccl-1.21.1-using-network-libfabric-allreduce-to-8m-zero-oob-smoke-healthy":
+        "translator: nccl pass; verify explain: skip FACTS_INCOMPLETE: `Using network Libfabric` with no "
+        "provider line may run over TCP; the EFA devices the pods were given are the prose's, so the text "
+        "proves no fabric",
+    "rtx2080super-x2-open-kernel-module-610.43.02-gpu0-fan-err-power-usage-cap-na-proprietary-driver-fine":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); verify explain: skip FACTS_INCOMPLETE: the excerpt "
+        "is the poster's prose (ERR! and N/A told in words), no tool's output; never a pass",
+    "rtx4070-laptop-windows-11-p8-210-of-3105-mhz-under-90-100pct-load-sw-power-cap-and-sw-thermal-active-59h-oem-power-mode":
+        "translator: gpu fail THROTTLED (host); verify explain: skip FACTS_INCOMPLETE: a hand-made two-column "
+        "table with ranges (`6–9 W`, `90–100 %`) is no nvidia-smi output a reader takes; never a pass",
 }
 
 

@@ -1418,6 +1418,27 @@ KNOWN_MISMATCHES = {
         "translator: gpu fail GPU_NOT_VISIBLE (host); podman's `unresolvable CDI devices nvidia.com/gpu=all` beside "
         "nvidia-ctk's `cdi list` finding it has no field (a `container_runtime` record): the listed RTX 2060 with no "
         "health field warns HEALTH_NOT_ASSESSED (host)",
+    # Batches 199 to 204 (fix199, tests/test_judges_fix199.py): what schema 3 cannot carry or FACTS.md decides.
+    "h100-class-gh100-node-pool0-0082-knvlinkdiscoverpostrxdetlinks-getting-peer0-postrxdetlinkmask-failed-gpud-pr-1271":
+        "translator: gpu fail NVLINK_DOWN (host); the driver's NVLink discovery failure "
+        "(knvlinkDiscoverPostRxDetLinks_*, no Xid, no NV_ERR_*) has no field in schema 3 (a `nvlink_events` "
+        "list would carry it): an all-null record, skip",
+    "ndr-node-ibstatus-grep-nine-linkup-ports-one-at-200-2x-ndr-beside-eight-at-400-4x-ndr-device-names-not-shown-nccl-precheck":
+        "translator: fabric warn FABRIC_RATE_DEGRADED (host); FACTS.md's `Adapter.name` is required and the "
+        "grep removed every device name, so no port can be written: skip FACTS_INCOMPLETE, never a pass",
+    "p4d-16-nodes-pcluster-efa-selected-using-network-aws-libfabric-bootstrap-ens32-then-init-hangs-cause-not-shown-job":
+        "translator: nccl fail NCCL_TIMEOUT (job); the hang is the poster's prose, printed by no line "
+        "(`error` null by the letter; an `init: hang` error or `hung` flag would carry it): the log alone "
+        "shows a sound EFA choice, pass",
+    "p4d-24xlarge-nvidia-docker-mlperf-bert-ofi-could-not-find-any-optimal-provider-fi-info-no-efa-in-container-efa-in-vm-job":
+        "translator: nccl fail FABRIC_NOT_PASSED (job); `uverbs` null (the container's /dev/infiniband is not "
+        "listed) and the job owner rests on the poster's EFA working in the VM (no field): `Couldn't find any "
+        "optimal provider` alone is the plugin's init giving up (image, job or host alike): skip "
+        "FACTS_INCOMPLETE, never a pass",
+    "rtx4070-laptop-windows-11-p8-210-of-3105-mhz-under-90-100pct-load-sw-power-cap-and-sw-thermal-active-59h-oem-power-mode":
+        "translator: gpu fail THROTTLED (host); only the throttle bits (SwPowerCap, SwThermal) have fields: "
+        "the graphics clock 210 of 3105 MHz, P8 under 90-100 % load and the ~59 h duration do not, so the "
+        "bits alone warn THROTTLED (host)",
 }
 
 
