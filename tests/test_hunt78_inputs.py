@@ -20,6 +20,8 @@ Defects found, each with its class, rating and fix:
 7. imagefault.py `_LIB`: `lib[\w.+-]*\.so` tried from every `lib` of a run of them, in a train facts file's failure
    message (no length cap on that road): 120 KB took 25 s. Quadratic time, medium. Fix: a name starts where no name
    character is before it; the `(required by ...)` path bounded to PATH_MAX.
+8. explain/__init__.py `once`: each GPU compared with every GPU kept before it (a paste of 20,000 `nvidia-smi -L`
+   lines beside a CSV took 34 s of CPU). Quadratic time, medium. Fix: each name's first entry indexed.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import pytest
 
 from verify.checks.nccl import ncclog, plugreg
 from verify.checks.train.imagefault import image_fault
-from verify.explain import dupgpu, gpudfabric, importfail, xidrelay
+from verify.explain import dupgpu, gpudfabric, importfail, once, xidrelay
 
 pytestmark = pytest.mark.unit
 
@@ -109,3 +111,21 @@ def test_a_run_of_lib_in_a_failure_is_read_in_linear_time(message):
 def test_the_image_libraries_are_still_named(message, lib):
     assert (image_fault({"type": "ImportError", "message": message}) or "").startswith(lib)
     assert image_fault({"type": "OSError", "message": "/usr/lib64/libcuda.so.1: cannot open shared object file"}) is None
+
+
+def test_each_gpu_once_in_linear_time():
+    facts = {"devices": [{"index": i, "uuid": f"GPU-{i}"} for i in range(20_000)]}
+    assert _fast(once, facts) == [] and len(facts["devices"]) == 20_000
+
+
+def test_a_gpu_listed_again_is_still_merged_into_its_first_reading():
+    facts = {"devices": [{"index": 0, "uuid": "GPU-a"}, {"index": 1, "uuid": "GPU-b", "pci_bus_id": "00000000:1B:00.0"},
+                         {"index": 9, "pci_bus_id": "0000:1b:00.0", "temperature": 40},
+                         {"uuid": "GPU-A", "temperature": 50}]}
+    assert once(facts) == ["GPU at 1b:00.0", "GPU gpu-a"]
+    assert [(d["index"], d.get("temperature")) for d in facts["devices"]] == [(0, 50), (9, 40)]
+    # a name an earlier entry gained by a merge is found there first, as a scan of the kept entries in order finds it
+    facts = {"devices": [{"uuid": "GPU-c", "pci_bus_id": "0000:1c:00.0", "t": 7}, {"uuid": "GPU-b", "t": 0},
+                         {"uuid": "GPU-b", "pci_bus_id": "0000:1c:00.0", "t": 6}, {"uuid": "GPU-b", "t": 1}]}
+    once(facts)
+    assert [d["t"] for d in facts["devices"]] == [1, 0]
