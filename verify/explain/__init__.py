@@ -394,9 +394,13 @@ def once(facts: dict[str, Any]) -> list[str]:
         return []
     kept: list[tuple[set[str], dict[str, Any]]] = []
     repeated: list[str] = []
+    first: dict[str, int] = {}        # each name's first kept entry: a scan of every kept one per GPU was quadratic
     for dev in devices:
         names = _names(dev) if isinstance(dev, dict) else set()
-        same = next((n for n, (seen, _) in enumerate(kept) if names & seen), None)
+        same = min((first[n] for n in names if n in first), default=None)
+        at = len(kept) if same is None else same
+        for n in names:
+            first[n] = min(first.get(n, at), at)
         if same is None:
             kept.append((names, dev))
             continue

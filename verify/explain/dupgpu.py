@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 
-_START = re.compile(r"(?<![\w.-])([\w.-]+):(\d+):\d+ \[\d+\] NCCL INFO [^\n]*?\bcomm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks \d+ "
+# the words between NCCL's prefix and `comm 0x` are a function's name at most (`ncclCommInitRankConfig`): bounded, as
+# an unbounded lazy run re-reads the rest of a line from every prefix on it (a paste of joined lines: quadratic)
+_START = re.compile(r"(?<![\w.-])([\w.-]+):(\d+):\d+ \[\d+\] NCCL INFO [^\n]{0,200}?\bcomm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks \d+ "
                     r"cudaDev \d+(?: nvmlDev \d+)? busId ([0-9a-fA-F]+) commId (0x[0-9a-fA-F]+) - Init (START|COMPLETE)")
 
 

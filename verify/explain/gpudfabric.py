@@ -27,7 +27,7 @@ _ENTRY = re.compile(r"\bGPU (GPU-[0-9a-fA-F-]{36}): ([^;\"\n]+?)(?=; |\"|\s*$)",
 _HEALTH_ISSUES = {"bandwidth degraded": "degraded_bandwidth", "route recovery in progress": "route_recovery",
                   "route unhealthy": "route_unhealthy", "access timeout recovery in progress": "access_timeout_recovery"}
 _PRODUCT = re.compile(r"\b(NVIDIA-[\w-]+?) (?:with unhealthy fabric state|checked fabric state)\b")
-_ROW = re.compile(r"^\|\s*([A-Za-z ]+?)\s*\|\s*(.*?)\s*\|\s*$")
+_LABEL = re.compile(r"[A-Za-z ]+")
 _NOT_SUPPORTED = "Not Supported"
 
 
@@ -79,15 +79,25 @@ def _tables(text: str) -> list[dict[str, str]]:
     """GPUd's per-GPU tables: the rows under each `| GPU UUID | GPU-... |`, by their label."""
     tables: list[dict[str, str]] = []
     for line in text.splitlines():
-        m = _ROW.match(line.strip())
-        if not m:
+        if not (row := _row(line)):
             continue
-        label, value = m.group(1), m.group(2)
+        label, value = row
         if label == "GPU UUID" and value.startswith("GPU-"):
             tables.append({})
         if tables:
             tables[-1][label] = value
     return [t for t in tables if t.get("State", "").lower() in _STATES]
+
+
+def _row(line: str) -> tuple[str, str] | None:
+    """`| Label | value |` as (label, value); split by hand, as a regex of blanks beside a label that may hold blanks
+    backtracks cubically on a long run of them (`|` + 10,000 blanks + `|` hung explain)."""
+    s = line.strip()
+    if len(s) < 3 or s[0] != "|" or s[-1] != "|":
+        return None
+    label, sep, value = s[1:-1].partition("|")
+    label = label.strip()
+    return (label, value.strip()) if sep and _LABEL.fullmatch(label) else None
 
 
 def _from_table(row: dict[str, str]) -> dict[str, Any]:

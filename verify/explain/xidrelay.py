@@ -73,7 +73,9 @@ def events(text: str) -> list[dict[str, Any]]:
             # gpud reads the kernel log and NVML alike: which one raised it is not said
             rows.append(_row(_code(m.group(1)), line, bus=m.group(2), source=None))
         elif m := _NHC.search(line):
-            rows += [_row(int(x), line, source="kernel_log") for x in re.split(r"[ ,]+", m.group(1))]
+            # each row keeps the line's first 300 characters: cut once, not once per Xid of a long list (quadratic)
+            short = line.strip()[:300]
+            rows += [_row(int(x), short, source="kernel_log") for x in re.split(r"[ ,]+", m.group(1))]
         elif not named and (m := _EVENT.search(line)):
             rows.append(_row(_code(m.group(1)), line))
     # a code past the facts' range (`Xid=99999999999`) is no event read

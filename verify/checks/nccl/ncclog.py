@@ -107,15 +107,24 @@ _NEXT = re.compile(r"(?<=\s)(?:[\w.-]+:\d+(?::\d+)? )?\[\d+\] (?:\S+:\d+ )?NCCL 
 _WHOLE_DEVICE = re.compile(r"^[^\s:]+:\d+/\w")
 
 
+_WRAPS, _WRAP_WIDTH = 4, 4096
+
+
 def lines(text: str) -> list[str]:
     """The text's lines, a line holding several NCCL messages cut before each, and a `NET/IB : Using` list a terminal
     cut inside a device's name (`... [7]m` then `lx5_27:1/IB [RO]; OOB eth0:...` with no prefix, batch 181's
     vllm-k8s-head-pod-eight-ranks-...) joined back with its rest."""
     out: list[str] = []
+    joins = 0
     for line in text.splitlines():
-        if out and _cut_list(out[-1]) and not message(line) and line[:1].strip():
+        # a terminal's wraps of one list, a few at most: never every line after a cut one (each kept the list cut, was
+        # joined to it and read it again: quadratic, and the log's own lines after it swallowed)
+        if out and joins < _WRAPS and len(line) <= _WRAP_WIDTH and line[:1].strip() and not message(line) \
+                and _cut_list(out[-1]):
             out[-1] += line
+            joins += 1
             continue
+        joins = 0
         first = _NEXT.search(line)
         starts = [m.start() for m in _NEXT.finditer(line) if first and m.start() > first.start()]
         out += [line[a:b].rstrip() for a, b in zip([0, *starts], [*starts, len(line)], strict=True)]

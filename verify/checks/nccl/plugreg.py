@@ -41,7 +41,8 @@ REMEDY = ("Pin the net plugin (a cloud's TCPX/TCPXO plugin image, aws-ofi-nccl) 
           "driver and the image's NCCL (not a floating `:latest`), and rerun; the provider's release notes name it.")
 
 
-_WARN_LINE = re.compile(r"[^\n]*NCCL WARN [^\n]*")
+# anchored at a line's start: an unanchored `[^\n]*` is tried from every character of a long line (quadratic)
+_WARN_LINE = re.compile(r"^.*NCCL WARN .*", re.MULTILINE)
 
 
 def warned_failure(text: str) -> str | None:

@@ -14,12 +14,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-_LIB = r"lib[\w.+-]*\.so[\w.]*"
+# a library's name where it starts (after a path's `/`, a quote, a blank): tried from every `lib` of a long run of them
+# (`liblib...`, a facts file's hostile message) the search was quadratic
+_LIB = r"(?<![\w.+-])lib[\w.+-]*\.so[\w.]*"
 _IMAGE = re.compile(
     rf"(?P<lib>{_LIB}): cannot open shared object file"
     rf"|Could not load (?:library|dynamic library) '?(?P<lib2>{_LIB})"
     rf"|(?P<lib3>{_LIB}): undefined symbol: (?P<sym>\w+)"
-    rf"|version `[\w.]+' not found \(required by [^)]*?(?P<lib4>{_LIB})\)"
+    rf"|version `[\w.]+' not found \(required by [^)]{{0,4096}}?(?P<lib4>{_LIB})\)"
     r"|operator (?P<op>torchvision::\w+) does not exist"
     r"|Couldn't load custom C\+\+ ops")
 # the driver's user-space libraries come from the host (nvidia-container-toolkit), never from the image's wheels
