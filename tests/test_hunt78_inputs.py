@@ -22,6 +22,12 @@ Defects found, each with its class, rating and fix:
    character is before it; the `(required by ...)` path bounded to PATH_MAX.
 8. explain/__init__.py `once`: each GPU compared with every GPU kept before it (a paste of 20,000 `nvidia-smi -L`
    lines beside a CSV took 34 s of CPU). Quadratic time, medium. Fix: each name's first entry indexed.
+9. nccltests.py `_rows` (found by the hunt, fixed by the lead): a row whose figures cannot be read (`nan`, `inf`, a
+   negative, one cut short before the last line) was dropped and the rest of the table passed, its wrong elements
+   never read. False pass, high where nccl-tests prints one. Fix: the table is not judged and names the line.
+
+Left (low): a 10 MB log takes 30-35 s (linear now; about 100 whole-text scans, led by shared/cuda_errors.py), and a
+pasted GPU index of 4096 or more says FACTS_INVALID ("a verify bug") instead of "could not read".
 """
 from __future__ import annotations
 
@@ -130,3 +136,19 @@ def test_a_gpu_listed_again_is_still_merged_into_its_first_reading():
                          {"uuid": "GPU-b", "pci_bus_id": "0000:1c:00.0", "t": 6}, {"uuid": "GPU-b", "t": 1}]}
     once(facts)
     assert [d["t"] for d in facts["devices"]] == [1, 0]
+
+
+def test_a_nccl_tests_row_whose_figures_cannot_be_read_leaves_the_table_unjudged_never_a_pass():
+    """hunt78, left low and fixed by the lead: a row whose busbw reads `nan` (or inf, a negative, cut short before the
+    last line) was dropped and the rest of the table passed: its wrong elements were never read. No false pass: the
+    table is not judged, and says which line it could not read."""
+    from verify.explain import nccltests
+    head = ("#  Rank  0 Group  0 Pid  1 on node1 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+            "#  Rank  1 Group  0 Pid  2 on node1 device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+            "     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    20.00   52.43   52.43      0\n")
+    bad = "     4194304       1048576     float     sum      -1    nan     nan     nan      5    40.00   104.8   104.8      0\n"
+    last = "   134217728      33554432     float     sum      -1    600.0   223.7   223.7      0    600.0   223.7   223.7      0\n"
+    assert nccltests.parse(head + last)["sizes"]            # the whole table is judged
+    facts = nccltests.parse(head + bad + last)
+    assert facts["sizes"] is None and "line(s) 5 unreadable" in facts["mode"]

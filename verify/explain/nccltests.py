@@ -62,9 +62,11 @@ def _value(token: str) -> float | None:
     return value
 
 
-def _rows(text: str, columns: str) -> list[dict[str, Any]]:
+def _rows(text: str, columns: str, unread: list[int] | None = None) -> list[dict[str, Any]]:
     """The table's rows: size, count, type, [redop], [root], then per side time, algbw, busbw, #wrong (and the
-    per-iteration i_min, i_max, i_p99, i_cv% of -R), a timestamp after them ignored."""
+    per-iteration i_min, i_max, i_p99, i_cv% of -R), a timestamp after them ignored. A line that opens as a row (size,
+    count, type) but whose figures cannot be read (`nan`, `inf`, a negative, one cut short before the last line) is
+    named in `unread`: its wrong elements are unknown."""
     per_side = 8 if "i_min" in columns else 4
     redop = " redop" in f" {columns}"
     rows = []
@@ -91,10 +93,14 @@ def _rows(text: str, columns: str) -> list[dict[str, Any]]:
             root, cut = figures.pop(0) if rooted else None, True
             figures = figures[:per_side] + ["N/A"] * per_side
         else:
+            if unread is not None:
+                unread.append(n + 1)
             continue
         try:
             out, inp = [_value(t) for t in figures[:per_side]], [_value(t) for t in figures[per_side:]]
         except ValueError:
+            if unread is not None:
+                unread.append(n + 1)
             continue
         rows.append({"size": int(tokens[0]), "count": int(tokens[1]), "type": tokens[2], "redop": op,
                      "root": root, "out": out, "in": inp, "cut": cut})
@@ -216,7 +222,8 @@ def parse(text: str) -> dict[str, Any]:
     program = programs.pop() if len(programs) == 1 else None
     head = _HEAD.search(text)
     columns = head.group(1) if head else _HEADLESS
-    rows = _rows(text, columns)
+    unread: list[int] = []
+    rows = _rows(text, columns, unread)
     if not head:                             # a table pasted without its column line: only rows counting #wrong
         rows = _headless(rows)
     counted = "#wrong" in columns            # before #wrong the column was `error`: a deviation, not a count
@@ -239,6 +246,9 @@ def parse(text: str) -> dict[str, Any]:
     sizes = _sizes(rows) if judged else None
     if sizes and not ranks:
         sizes = None                         # figures without ranks: no busbw is judged on an unknown world size
+    if sizes and unread and head:
+        # a row whose figures cannot be read hides its wrong elements: the rest of the table is no pass
+        sizes = None
     oob = _OOB.search(text)
     wrong_rows = sum(int((r["out"][3] or 0) + (r["in"][3] or 0)) for r in rows) if counted else 0
     name = f"{program}_perf" if program else "nccl-tests"
@@ -248,7 +258,9 @@ def parse(text: str) -> dict[str, Any]:
                                                                     if oob and oob.group(2) == "FAILED" else ""))
     shown = ("all_gather or alltoall (the same figures)" if gathered == "all_gather" else
              collective or "an all-reduce or a sendrecv (two ranks)")
-    what = (f"{shown}: judged" if sizes else "its ranks not shown: not judged" if rows and judged else
+    what = (f"{shown}: judged" if sizes else
+            f"row(s) at line(s) {', '.join(map(str, unread[:5]))} unreadable: not judged" if unread and head and rows
+            and judged and ranks else "its ranks not shown: not judged" if rows and judged else
             "no program named, not an all-reduce's: not judged" if rows else "no table rows")
     facts.update(sizes=sizes, collective=collective, mode=f"{name} table ({what})"[:200])
     if world is not None:
