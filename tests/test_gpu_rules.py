@@ -1419,6 +1419,10 @@ KNOWN_MISMATCHES = {
         "nvidia-ctk's `cdi list` finding it has no field (a `container_runtime` record): the listed RTX 2060 with no "
         "health field warns HEALTH_NOT_ASSESSED (host)",
     # Batches 199 to 204 (fix199, tests/test_judges_fix199.py): what schema 3 cannot carry or FACTS.md decides.
+    "rtx2080ti-442.19-windows-csv-mining-100pct-56c-fan-56-228w-of-210w-cap-power-default-limit-unknown-error":
+        "translator: gpu pass; verify: fail GPU_LOST (host): FACTS.md lists the GPU lost on an `Unknown Error` on any "
+        "query, here power.default_limit alone beside live readings; a pass beside a GPU listed lost is a report the "
+        "prolog's one rule refuses (tests/test_judges_fix199.py)",
     "h100-class-gh100-node-pool0-0082-knvlinkdiscoverpostrxdetlinks-getting-peer0-postrxdetlinkmask-failed-gpud-pr-1271":
         "translator: gpu fail NVLINK_DOWN (host); the driver's NVLink discovery failure "
         "(knvlinkDiscoverPostRxDetLinks_*, no Xid, no NV_ERR_*) has no field in schema 3 (a `nvlink_events` "

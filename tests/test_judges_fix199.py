@@ -1,10 +1,10 @@
 """Issue 35, batches 199 (NVSwitch/NVLink), 200 (GPU memory faults), 201 (IB tools), 202 (RoCE), 203 (EFA) and 204
-(cooling and power) (fix199), fixed for the class:
-- a GPU whose `lost` rests on an `Unknown Error` in settings or limits only, no live read and no health field
-  (nvidia-smi's `power.default_limit [Unknown Error]`), while the same read answered its temperature and power draw,
-  still answers NVML: not lost, no drain (verify/checks/gpu/stillanswers.py); an `Unknown Error` on the handle, a
-  live read or a health field, or NVML's GPU_IS_LOST, stays GPU_LOST.
-The rest of these batches are strict expected failures (tests/data/real-world/README.md, "Known mismatches").
+(cooling and power) (fix199). A GPU listed `lost` (FACTS.md: `Unknown Error` on the handle or any query) fails
+GPU_LOST, whatever else it answered: the prolog's one rule refuses a pass beside a GPU listed lost as no report verify
+writes (verify/prolog/verdict.py, scripts/fleet/plausible.py), so a judge that let one query's error go (fix199's
+first rule, withdrawn by the lead: CI's hunt55 replay caught the pass the prolog refused) would turn the node's own
+report into "not assessed". The miner's entry, an `Unknown Error` on `power.default_limit` only beside live readings,
+is a strict expected failure; so are the rest of these batches (tests/data/real-world/README.md, "Known mismatches").
 Real lines from the entries named by slug (each source.md gives its URL)."""
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ def _gpu(facts: dict[str, Any]) -> tuple[str, str | None, str | None]:
     return verdict(judge(CHECKS["gpu"], facts, Options()))
 
 
-def test_one_static_fields_unknown_error_beside_live_readings_is_not_a_lost_gpu():
+def test_a_gpu_listed_lost_fails_even_where_it_answered_its_live_reads():
     facts = _miner()
     assert facts["devices"][0]["lost"] is True       # FACTS.md's letter: `Unknown Error` on a query
-    assert _gpu(facts) == ("pass", None, None)
+    assert _gpu(facts) == ("fail", "GPU_LOST", "host")
 
 
 @pytest.mark.parametrize("change", [

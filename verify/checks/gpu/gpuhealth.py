@@ -32,7 +32,6 @@ from ...shared.xidcatalog import (
     sxid_action,
     sxid_states,
 )
-from . import stillanswers
 from .gpuidentity import norm_bus, norm_uuid
 from .powercap import SUPERCHIPS, power_cap
 from .xidsuspect import suspect_gpus
@@ -51,7 +50,7 @@ def throttle_names(mask: Any) -> set[str]:
 
 
 def lost(dev: NvmlDevice, found: Findings) -> bool:
-    if not dev.get("lost") or stillanswers.answers(dev):    # one query's Unknown Error beside live readings
+    if not dev.get("lost"):
         return False
     errors = dev.get("nvml_errors") or {}
     why = ", ".join(f"{k}: {v}" for k, v in sorted(errors.items())) or "GPU_IS_LOST"
