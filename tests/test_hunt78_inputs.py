@@ -152,3 +152,21 @@ def test_a_nccl_tests_row_whose_figures_cannot_be_read_leaves_the_table_unjudged
     assert nccltests.parse(head + last)["sizes"]            # the whole table is judged
     facts = nccltests.parse(head + bad + last)
     assert facts["sizes"] is None and "line(s) 5 unreadable" in facts["mode"]
+
+
+@pytest.mark.parametrize("text", [
+    "GPU " + "9" * 5000 + ": NVIDIA H100 80GB HBM3 (UUID: GPU-" + "9" * 3000 + ")\n",     # CI42's fuzz70 example
+    "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-" + "1" * 40 + ")\n Link 0: Replay Errors: " + "7" * 5000 + "\n",
+    "NVRM: Xid (PCI:0000:3b:00): " + "7" * 5000 + ", pid=1, Ch 00000001\n",
+])
+def test_a_run_of_thousands_of_digits_is_read_as_nothing_never_a_traceback(text):
+    """fuzz70 in CI42: a 5,000-digit GPU index reached nvlinkerrs' int() and raised past Python's 4,300-digit limit.
+    explain cuts any run of 256 digits or more before a reader sees it: no tool prints one."""
+    r = once_explained(text)
+    assert r.status != "pass"
+
+
+def once_explained(text: str) -> Any:
+    from verify.explain import explain_text
+    from verify.options import Options
+    return explain_text(text, "digits.txt", Options())
