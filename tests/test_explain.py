@@ -970,6 +970,19 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx4070-laptop-windows-11-p8-210-of-3105-mhz-under-90-100pct-load-sw-power-cap-and-sw-thermal-active-59h-oem-power-mode":
         "translator: gpu fail THROTTLED (host); verify explain: skip FACTS_INCOMPLETE: a hand-made two-column "
         "table with ranges (`6–9 W`, `90–100 %`) is no nvidia-smi output a reader takes; never a pass",
+    # Batches 205 to 207 (fix205, tests/test_judges_fix205.py): what schema 3 cannot carry or FACTS.md decides.
+    "aws-dlami-a100-h100-h200-b200-instances-nvidia-fabricmanager-not-installed-cuda-init-802-system-error-ami":
+        "translator: gpu fail NVLINK_DOWN (host); verify explain: skip FACTS_INCOMPLETE: the excerpt is a "
+        "release note's sentence (fabric manager not installed, CUDA 802), no tool's output; never a pass",
+    "b200-x8-fabric-manager-580.82.07-transient-7s-multicast-team-stall-cumulticastbindmem-802-on-three-ranks-next-attempts-clean-retry-in-library":
+        "translator: nccl fail NCCL_FAILED (image); verify explain: gpu fail DRIVER_ERROR (host): 802 on the "
+        "multicast bind is the fabric manager not ready; the FM's ~7 s stall, its later success and the clean "
+        "retries are the authors' RCA prose",
+    "h100-80gb-hbm3-x8-one-pod-nccl-tests-mpirun-np-8-nccl-algo-ring-forced-nvls-off-by-job-below-torch-allreduce-question":
+        "translator: nccl pass; verify explain: gpu pass from `topo -m` alone: the nccl-tests header has no row "
+        "and no outcome, so no nccl record can pass",
+    "nvlink4-x8-all-reduce-perf-g-8-nccl-nvls-enable-1-algo-nvls-busbw-about-480-above-450-line-rate-busbw-formula-question":
+        "translator: nccl pass; verify explain: skip FACTS_INCOMPLETE: a command line alone, the busbw is prose",
 }
 
 

@@ -1443,6 +1443,17 @@ KNOWN_MISMATCHES = {
         "translator: gpu fail THROTTLED (host); only the throttle bits (SwPowerCap, SwThermal) have fields: "
         "the graphics clock 210 of 3105 MHz, P8 under 90-100 % load and the ~59 h duration do not, so the "
         "bits alone warn THROTTLED (host)",
+    # Batches 205 to 207 (fix205, tests/test_judges_fix205.py): what schema 3 cannot carry or FACTS.md decides.
+    "b200-x8-fabric-manager-580.82.07-transient-7s-multicast-team-stall-cumulticastbindmem-802-on-three-ranks-next-attempts-clean-retry-in-library":
+        "translator: nccl fail NCCL_FAILED (image); verify: fail NCCL_FAILED (host): cuMulticastBindMem's 802 on an "
+        "NVSwitch node is the fabric manager not ready; that it was one ~7 s stall the FM then completed, and that "
+        "the next attempts ran clean, has no field (`fabric_manager.events`, `retries`)",
+    "h100-80gb-hbm3-x8-one-pod-nccl-tests-mpirun-np-8-nccl-algo-ring-forced-nvls-off-by-job-below-torch-allreduce-question":
+        "translator: nccl pass; no row and no outcome is in the copy (NCCL_ALGO=Ring forced, the comparison in "
+        "prose): nothing ran that a pass could rest on, skip FACTS_INCOMPLETE, never a pass",
+    "nvlink4-x8-all-reduce-perf-g-8-nccl-nvls-enable-1-algo-nvls-busbw-about-480-above-450-line-rate-busbw-formula-question":
+        "translator: nccl pass; the ~480 GB/s busbw is the poster's prose (no row: a `summary` would carry it): "
+        "nothing measured to pass, skip FACTS_INCOMPLETE",
 }
 
 

@@ -147,6 +147,10 @@ HOST_BY_THE_EXCERPT = {
     "h100-2x8-nccl-2.25.1-alltoall-perf-mpi-mlx5-1-async-fatal-event-qp-invalid-request-local-wq-error-tcp-also-fails":
         "a QP's fatal async event (`invalid request local work queue error`) is the adapter path's, as the access-"
         "violation entries; that the same two nodes fail over TCP as well is the linked issue's prose",
+    # two-hundred-and-fifth batch (fix205, tests/test_judges_fix205.py)
+    "b200-x8-fabric-manager-580.82.07-transient-7s-multicast-team-stall-cumulticastbindmem-802-on-three-ranks-next-"
+    "attempts-clean-retry-in-library": "cuMulticastBindMem's 802 is the fabric manager not ready, the host's by the "
+        "excerpt; that it was one ~7 s stall the fabric manager completed and the retries ran clean is the authors' prose",
 }
 
 

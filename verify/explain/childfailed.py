@@ -36,6 +36,10 @@ _CHILD = re.compile(r"\bChildFailedError\b[^\n]*")
 # a launcher above torchrun (accelerate, deepspeed's runner) reporting its child killed: `subprocess.CalledProcessError:
 # Command '[...]' died with <Signals.SIGKILL: 9>.`
 _DIED = re.compile(r"CalledProcessError: Command [^\n]* died with <Signals\.(SIG[A-Z]+): (\d+)>")
+# the table's own rows pasted without its `Root Cause` header or `[N]:` mark (issue 35, batch 206): torch's `rank : 0
+# (local_rank: 0)` and `exitcode : -11 (pid: N)` rows together name one failed worker
+_BARE_RANK = re.compile(r"^\s*rank\s*:\s*\d+ \(local_rank: \d+\)\s*$", re.MULTILINE)
+_BARE_EXIT = re.compile(r"^\s*exitcode\s*:\s*-?\d+ \(pid: \d+\)\s*$", re.MULTILINE)
 
 
 def _entries(text: str) -> list[dict[str, str]]:
@@ -74,12 +78,27 @@ def _from_table(fields: dict[str, str]) -> dict[str, Any]:
                     "; ".join(said) or "ChildFailedError")
 
 
+def _bare(text: str) -> bool:
+    return bool(printed(_BARE_RANK, text) and printed(_BARE_EXIT, text))
+
+
+def _bare_fields(text: str) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if m := _FIELD.match(line):
+            fields.setdefault(m.group(1), m.group(2))
+    return fields
+
+
 def detect(text: str) -> bool:
-    return bool(printed(_AGENT, text) or printed(_RENDEZVOUS, text) or printed(_CHILD, text) or printed(_DIED, text))
+    return bool(printed(_AGENT, text) or printed(_RENDEZVOUS, text) or printed(_CHILD, text) or printed(_DIED, text)
+                or _bare(text))
 
 
 def parse(text: str) -> dict[str, Any]:
     failures = [_from_table(f) for f in _entries(text)] if _TABLE.search(text) else []
+    if not failures and not _TABLE.search(text) and _bare(text):
+        failures = [_from_table(_bare_fields(text))]
     if not failures and (agent := printed(_AGENT, text)):
         failures = [_failure(None, None, int(agent.group(1)), agent.group(0))]
     if not failures and (store := printed(_RENDEZVOUS, text)):

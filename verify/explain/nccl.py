@@ -35,7 +35,9 @@ _TIMEOUT_OF = re.compile(r"NCCL|collective")
 # torch 2.3+'s failure line and its monitor's dump on a timeout (verify/checks/nccl/watchdog.py) are the watchdog too
 _WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(|Heartbeat monitor timed out!|"
                        r"ProcessGroupNCCL's watchdog got stuck for \d+ seconds|" + watchdog.FAILURE.pattern + "|"
-                       r"Received a dump signal due to a collective timeout from ")
+                       r"Received a dump signal due to a collective timeout from |"
+                       # torch's abort of the communicator quoting the watchdog (issue 35, batch 206)
+                       r"NCCL communicator was aborted on rank \d+\. Original reason for failure was: Watchdog caught")
 # what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one):
 # torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure` (and `Test CUDA
 # failure common.cu:389 'an illegal memory access was encountered'), ncclResult_t

@@ -26,6 +26,9 @@ _ROW1 = re.compile(r"^\s*\|\s+(\d+)\s+(.+?)\s+(On|Off|TCC|WDDM)\s*\|\s*([0-9A-Fa
                    r"\s+\S+\s*\|\s*(\S+)\s*\|")
 _ROW2 = re.compile(r"^\s*\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+(\S+)\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|"
                    r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|(?:\s*(\S+%|N/A|ERR!)\s+(Default|E\. Process|E\. Thread|Prohibited)\b)?")
+# the same row cut short by the paste after its power cell (issue 35, batch 207: `| 30%  25C  P8  1W / 125W |  1MiB /`,
+# fewer than its four bars): the cells printed before the cut are read, the memory cell is not
+_ROW2_CUT = re.compile(r"^\s*\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+(\S+)\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|")
 # the third row of a GPU (drivers 450 on): blank cells, then its MIG mode (`Disabled`, `N/A`, or `ERR!` unread)
 _ROW3 = re.compile(r"^\s*\|\s*\|\s*\|\s*(\S+)\s*\|\s*$")
 ERR = "ERR!"
@@ -68,6 +71,15 @@ def parse(text: str) -> dict[str, Any]:
                                memory_bytes=int(m.group(7)) << 20,
                                nvml_errors={**devices[-1].get("nvml_errors", {}), **errors},
                                compute_mode=compute_mode(m.group(9) or ""))
+        elif ((m := _ROW2_CUT.match(line)) and line.count("|") < 4 and devices
+              and "temperature_c" not in devices[-1]):
+            temp, power, cap = _int(m.group(2)), _int(m.group(4)), _int(m.group(5))
+            devices[-1].update(temperature_c=float(temp) if temp is not None else None,
+                               power_w=float(power) if power is not None else None,
+                               power_limit_w=float(cap) if cap is not None else None,
+                               nvml_errors={**devices[-1].get("nvml_errors", {}),
+                                            **{k: ERR for k, v in (("temperature_c", m.group(2)), ("power_w", m.group(4)),
+                                                                   ("power_limit_w", m.group(5))) if v == ERR}})
         elif (m := _ROW3.match(line)) and devices and "memory_bytes" in devices[-1] and m.group(1) == ERR:
             devices[-1]["nvml_errors"] = {**devices[-1].get("nvml_errors", {}), "mig": ERR}
     inforom.mark(text, devices)           # nvidia-smi's warning under its table

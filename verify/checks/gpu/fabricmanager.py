@@ -4,8 +4,11 @@ it dead no GPU (re)joins the fabric after a reset, CUDA refuses each with error 
 are gone (NVIDIA's Fabric Manager user guide; NVIDIA/NVSentinel#883: a service failed for weeks, unnoticed). It fails
 in the same words where it has nothing to manage (a PCIe or NVLink-bridge node it was installed on by mistake,
 NVIDIA/gpu-operator#610: `NV_WARN_NOTHING_TO_DO`), and a Grace compute tray's switches are in the NVLink switch trays:
-so it is judged only where the node is shown to have NVSwitches of its own, never from the service's state alone."""
+so it is judged only where the node is shown to have NVSwitches of its own, never from the service's state alone;
+CUDA's own 802 beside it (batch 205) shows the GPUs wait on a fabric, which no PCIe or bridge GPU does."""
 from __future__ import annotations
+
+import re
 
 from ...facts import FabricManager, GpuFacts, NvmlDevice
 from ...findings import Findings
@@ -43,9 +46,23 @@ def switches(fm: FabricManager, devices: list[NvmlDevice]) -> bool | None:
     return True if True in local else None
 
 
+# CUDA's 802 (`system not yet initialized`, cudaErrorSystemNotReady): the driver waiting on the GPUs' NVLink fabric
+# registration, which only a fabric-attached GPU does (issue 35, batch 205): beside a fabric manager that is down, the
+# GPUs' own word that they need it
+_FABRIC_WAIT = re.compile(r"\b802\b|system not (?:yet )?initiali[sz]ed|SystemNotReady", re.IGNORECASE)
+
+
+def _waits_on_fabric(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
+    superchip = any(s in str(d.get("name") or "").upper() for d in devices for s in SUPERCHIPS)
+    return not superchip and bool(_FABRIC_WAIT.search(str(facts.get("cuda_init_error") or "")))
+
+
 def shows_fault(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
     fm = service(facts)
-    return bool(fm and down(fm) and switches(fm, devices))
+    if not (fm and down(fm)):
+        return False
+    local = switches(fm, devices)
+    return bool(local) or (local is None and _waits_on_fabric(facts, devices))
 
 
 def _said(fm: FabricManager) -> str:
@@ -63,7 +80,9 @@ def judge(facts: GpuFacts, devices: list[NvmlDevice], found: Findings) -> None:
                   "programs the switches, no GPU (re)joins the NVLink fabric (CUDA refuses it with 802 after a reset)",
                   "Drain the node; find why the fabric manager stopped (`journalctl -u nvidia-fabricmanager`, "
                   "/var/log/fabricmanager.log), start it at the driver's exact version with the GPU reset sequence "
-                  "its guide gives, and check every GPU's fabric state Completed/Success. " + FABRIC_REMEDY, "host")
+                  "its guide gives, and check every GPU's fabric state Completed/Success. " + FABRIC_REMEDY, "host",
+                  # the cause of CUDA's 802 beside it: named before the driver's refusal it explains
+                  rank=4 if _FABRIC_WAIT.search(str(facts.get("cuda_init_error") or "")) else None)
 
 
 def said(facts: GpuFacts, devices: list[NvmlDevice]) -> list[str]:

@@ -23,3 +23,22 @@ def nvls_setup_verdict(said: str, backend: str | None, error: str, result: Check
                           "CUDA work succeeded: the NVSwitch fabric's state, not the job's", "Drain the node and reset "
                           "its GPUs and Fabric Manager together (stop FM, `nvidia-smi -r`, start FM) or reboot it; "
                           "NCCL_NVLS_ENABLE=0 only hides it.", "host")
+
+
+# NVLS's multicast bind or create returning CUDA error 2 (issue 35, batch 205): `Failed to bind NVLink SHARP (NVLS)
+# Multicast memory of size 2097152 : CUDA error 2 'out of memory'` is the NVSwitches' multicast objects (128 slots) spent
+# by the library's own communicators (NVIDIA/nccl#2077: 2.29.7 makes a group per sub-communicator and aborts where 2.28
+# fell back), not the GPU's memory and not a fault of the fabric: NCCL's hint at the Fabric Manager is generic
+NVLS_SLOTS = re.compile(r"(?:NVLS|NVLink SHARP|[Mm]ulticast)[^|\n]{0,200}?(?:CUDA error|Cuda failure|error) 2 "
+                        r"'out of memory'|cuMulticast(?:BindMem|BindAddr|Create)\(\)[^|\n]{0,40}?(?:CUDA )?error 2\b")
+
+
+def nvls_slots_verdict(said: str, backend: str | None, error: str, result: CheckResult) -> CheckResult | None:
+    """The image's failure where NVLS's multicast set-up ran out of the switches' multicast objects, else None."""
+    if not (m := NVLS_SLOTS.search(said)):
+        return None
+    return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: {error}; NCCL's NVLS "
+                          f"multicast set-up ran out of multicast objects ({m.group(0)[-120:]}): the NVSwitches' "
+                          "multicast slots spent by the library's communicators, not the GPU's memory nor a fabric "
+                          "fault", "Pin an NCCL release that falls back when NVLS resources run out, or set "
+                          "NCCL_NVLS_ENABLE=0 (or create fewer communicators); no drain.", "image")

@@ -47,7 +47,7 @@ from .logsaid import no_collective
 from .midrun import job_side
 from .mnnvl import mnnvl_verdict
 from .netinit import no_network_verdict
-from .nvlssetup import nvls_setup_verdict
+from .nvlssetup import nvls_setup_verdict, nvls_slots_verdict
 from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
 from .regcap import capacity_verdict
@@ -327,8 +327,10 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     said = _said(facts, error)
     if first := _decided_first(facts, error, said, result):
         return first
-    if refused := mnnvl_verdict(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", result):
-        return refused          # before the CUDA catalog: error 800 there is whoever's, here the job's (mnnvl.py)
+    if refused := (mnnvl_verdict(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", result)
+                   or nvls_slots_verdict(" | ".join(said), backend, error, result)):
+        return refused          # before the CUDA catalog: error 800 there is whoever's, here the job's (mnnvl.py);
+        # NVLS's out of memory is the switches' multicast slots, not the GPU's (nvlssetup.py)
     # the CUDA error NCCL's failure names (`Cuda failure 'named symbol not found'`, in the error or a line of its
     # log), by the one catalog the gpu check reads, by name or words only: its owner owns the failure
     cuda = named_without_driver(" | ".join(said))

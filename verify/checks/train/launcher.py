@@ -9,7 +9,8 @@ client socket timing out). None of these is a GPU's word:
 - SIGKILL is the kernel's OOM killer or the launcher/scheduler stopping the process: the job's memory or its limits;
 - a rendezvous or c10d store that cannot be reached is the launch's address, port or firewall;
 - a summary with no cause shown (an exit code alone, the launcher's own exception) names no fault of the node.
-All are the job's, never a drain; a CUDA error the message names is judged by the catalog before this
+All are the job's, never a drain (a SIGSEGV or SIGILL with no CUDA error is native code of the image crashing:
+the image's, batch 206); a CUDA error the message names is judged by the catalog before this
 (verify/checks/train/verdict.py)."""
 from __future__ import annotations
 
@@ -49,6 +50,19 @@ def signal_of(failure: Mapping[str, Any]) -> str | None:
         if name:
             return name
     return None
+
+
+def native_crash(failure: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(why, remedy) where the worker died of SIGSEGV or SIGILL with no CUDA error shown (issue 35, batch 206): the CPU
+    process crashed in native code (an extension, a library, the interpreter), which a failing GPU or HBM never causes
+    (those show as a CUDA error, an Xid, a lost device): the image's software stack, not the job's settings; None
+    otherwise."""
+    if signal_of(failure) not in ("SIGSEGV", "SIGILL"):
+        return None
+    return ("the worker crashed in native code (SIGSEGV/SIGILL: an extension, a library or the interpreter built into "
+            "the image); no CUDA error, Xid or lost device names the GPU",
+            "Rerun the failed rank with `PYTHONFAULTHANDLER=1` or a core dump to name the library; rebuild or pin "
+            "the extension for this GPU's architecture. No drain.")
 
 
 def launcher_failure(failure: Mapping[str, Any]) -> tuple[str, str] | None:

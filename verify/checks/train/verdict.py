@@ -227,6 +227,10 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     if cuda:
         return result.verdict(FAIL, cuda.code, f"the training run failed on a CUDA error: {text}"[:500] + f"; {cuda.cause}",
                               cuda.fix, cuda.owner)
+    # a segfault in native code is the image's software stack, never a drain (launcher.py)
+    if crash := launcher.native_crash(first):
+        return result.verdict(FAIL, "TRAIN_FAILED", f"the training run failed: {text}"[:500] + f"; {crash[0]}",
+                              crash[1], "image")
     if shown := launcher.launcher_failure(first):
         return result.verdict(FAIL, "TRAIN_FAILED", f"the training run failed: {text}"[:500] + f"; {shown[0]}",
                               shown[1], "job")
