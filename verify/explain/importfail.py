@@ -14,12 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..checks.train.imagefault import image_fault
+from ..checks.train.imagefault import WORDS, image_fault
 from .said import printed
 
-_WORDS = re.compile(r"cannot open shared object file|Could not load (?:dynamic )?library|: undefined symbol: "
-                    r"|version `[\w.]+' not found \(required by |operator torchvision::\w+ does not exist"
-                    r"|Couldn't load custom C\+\+ ops")
 _TYPE = re.compile(r"(\w+(?:Error|Exception))\s*: ")
 # what a program dies of starts its line: Python's exception (`ImportError: `, `OSError: `), or a C++ library's
 # fatal `Could not load library` (CTranslate2, TensorFlow) before the abort
@@ -36,7 +33,7 @@ def _failure(text: str) -> dict[str, Any] | None:
 
 
 def _died_of(line: str) -> dict[str, Any] | None:
-    found = printed(_WORDS, line)
+    found = printed(WORDS, line)
     if not found or not _DIED.match(line) or _WARNING.search(line[:found.start()]):
         # a line that is not what the program died of: NCCL's INFO on its optional plugin or verbs provider
         # (`Plugin load returned 2 : libnccl-net.so: cannot open ...`), libibverbs' warning, torch's cuDNN fallback
@@ -48,7 +45,7 @@ def _died_of(line: str) -> dict[str, Any] | None:
 
 
 def detect(text: str) -> bool:
-    return bool(_WORDS.search(text)) and _failure(text) is not None
+    return bool(WORDS.search(text)) and _failure(text) is not None
 
 
 def parse(text: str) -> dict[str, Any]:

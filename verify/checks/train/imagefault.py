@@ -17,7 +17,8 @@ from typing import Any
 # a library's name where it starts (after a path's `/`, a quote, a blank): tried from every `lib` of a long run of them
 # (`liblib...`, a facts file's hostile message) the search was quadratic
 _LIB = r"(?<![\w.+-])lib[\w.+-]*\.so[\w.]*"
-_IMAGE = re.compile(
+# the words, one table for both roads (verify/explain/importfail.py finds the line with it)
+WORDS = re.compile(
     rf"(?P<lib>{_LIB}): cannot open shared object file"
     rf"|Could not load (?:library|dynamic library) '?(?P<lib2>{_LIB})"
     rf"|(?P<lib3>{_LIB}): undefined symbol: (?P<sym>\w+)"
@@ -30,7 +31,7 @@ _DRIVER_LIBS = re.compile(r"^lib(?:cuda|nvidia-\w+|nvcuvid|nvoptix)\.so")
 
 def image_fault(failure: Mapping[str, Any]) -> str | None:
     """Why a failure is the image's package set, or None where its words name no library or operator of the image."""
-    found = _IMAGE.search(f"{failure.get('type')}: {failure.get('message')}")
+    found = WORDS.search(f"{failure.get('type')}: {failure.get('message')}")
     if not found:
         return None
     lib = found.group("lib") or found.group("lib2") or found.group("lib3") or found.group("lib4")
