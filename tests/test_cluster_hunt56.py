@@ -155,7 +155,7 @@ def test_nvidia_xid_catalog_a_memory_error_s_repair_is_seen_in_ecc_counts_that_a
     args = _drained(tmp_path, fake, code)
     devices = [_device(i, **device) for i in range(8)]
     _verify_reports(monkeypatch, _report(_gpu("warn" if not resumed else "pass", code="ECC_UNCORRECTABLE" if not resumed
-                                              else None, owner="host", data={"devices": devices})))
+                                              else None, owner=None if resumed else "host", data={"devices": devices})))
     status = cli.main(args, {})
     said = capsys.readouterr()
     assert (status, fake.nodes["n1"][0]) == ((0, "idle") if resumed else (3, "drained")), (status, said)

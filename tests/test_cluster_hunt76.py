@@ -39,6 +39,11 @@ Found:
   isolate's pairs, which read the same rule). Fix (deviceshape.container_problem, both sides, one text):
   REPORT_INVALID / invalid. The real-world corpus (tests/test_cluster_hunt55.py) is still accepted whole.
 
+Later (lows of the hunt's report, fixed): a device list naming one NVML index twice (one GPU counted twice hides
+another: NVML numbers each device it counts once), and a passing check that names an owner (verify names an owner
+only for what it did not pass, verify/result.py), are REPORT_INVALID / invalid on both sides. A list that does not
+start at 0 is still read: a replayed excerpt (`--from-facts`) shows only the GPUs it was pasted with.
+
 Looked at and held (no defect): every prolog option given as slurm.conf's Prolog= line would mistype it (`30s`,
 `5m`, empty, -1, nan, inf, 1e999, Arabic-Indic and full-width digits, a trailing newline, `30 # comment`, 0x1e,
 1_0, 1e-400) exits 0 under Prolog= and leaves a CONFIG_ERROR in the history or the default one; a report whose gpu
@@ -110,6 +115,7 @@ NO_DEVICE = {
     "a UUID written as a number": _set(0, uuid=7),
     "ECC written as a string": _set(4, ecc="on"),
     "ECC a list of strings": _set(4, ecc=["yes", "yes"]),
+    "one index listed twice": _set(7, index=0),
 }
 
 
@@ -237,6 +243,7 @@ CONTAINERS = {
     "gpu data as a list": lambda d: d["checks"][0].update(data=[]),
     "gpu devices as an object": lambda d: d["checks"][0]["data"].update(devices={"0": {"index": 0}}),
     "shm metrics as a string": lambda d: d["checks"][1].update(metrics="2 GiB"),
+    "a passing gpu check owned by the host": lambda d: d["checks"][0].update(owner="host"),
 }
 
 

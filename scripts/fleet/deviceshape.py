@@ -37,6 +37,19 @@ def shape_problem(devices: list[Any]) -> str | None:
             if value is not None and (not isinstance(value, list)
                                       or any(x is not None and type(x) is not bool for x in value)):
                 return f"NVML device {index} listed with {key} {str(value)[:20]!r}, no list of booleans as verify writes"
+    return _index_problem(devices)
+
+
+def _index_problem(devices: list[dict[str, Any]]) -> str | None:
+    """NVML numbers each device it counts once, and verify lists each once: an index listed twice is no list verify
+    wrote (one GPU counted twice hides another). A list that does not start at 0 can be: a replayed excerpt
+    (`--from-facts`) shows only the GPUs it was pasted with."""
+    seen: set[int] = set()
+    for dev in devices:
+        if (index := dev.get("index")) in seen:
+            return f"NVML device index {index} listed twice: NVML numbers each device it counts once"
+        if index is not None:
+            seen.add(index)
     return None
 
 

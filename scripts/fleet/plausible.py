@@ -189,6 +189,19 @@ def report_problem(report: Any) -> str | None:
     return ranks_problem(checks)
 
 
+def _coded_problem(c: dict[str, Any], coded: bool) -> str | None:
+    """verify codes, and names an owner for, only what did not pass, and codes every such result (schema 2)."""
+    name, state, code = _shown(c.get("name")), c.get("status"), c.get("code")
+    if state == "pass" and code is not None:
+        return f"the {name} check passes with code {_shown(code)}: verify codes only what it did not pass"
+    if state == "pass" and c.get("owner") is not None:         # an owner is whose fault it is: a pass has none
+        return f"the {name} check passes with owner {_shown(repr(c['owner']), 20)}: verify names an owner only for " \
+               "what it did not pass"
+    if state != "pass" and code is None and coded:
+        return f"the {name} check is {state} without a code: verify codes every result it did not pass"
+    return None
+
+
 def _check_problem(c: dict[str, Any], coded: bool = True) -> str | None:
     """Why one check is none verify writes, or None. `coded`: report schema 2, whose every result that did not pass
     carries a code; schema 1 (verify 1.x, still read) has no code or owner at all, and its failure is a failure."""
@@ -199,10 +212,8 @@ def _check_problem(c: dict[str, Any], coded: bool = True) -> str | None:
         return f"the {name} check's status {_shown(repr(state))} is none of verify's"
     if code is not None and not (isinstance(code, str) and code in VERIFY_CODES):
         return f"the {name} check carries code {_shown(repr(code), 60)}, which is no code of verify's (verify/codes.py)"
-    if state == "pass" and code is not None:
-        return f"the {name} check passes with code {_shown(code)}: verify codes only what it did not pass"
-    if state != "pass" and code is None and coded:
-        return f"the {name} check is {state} without a code: verify codes every result it did not pass"
+    if why := _coded_problem(c, coded):
+        return why
     owner = c.get("owner")
     if code in CATALOG_OWNER and owner is not None and owner != CATALOG_OWNER[code]:
         return f"the {name} check gives {code} to {_shown(repr(owner), 20)}: verify gives it only to its catalog's " \

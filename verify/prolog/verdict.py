@@ -150,6 +150,9 @@ def _code_problem(c: dict[str, Any], coded: bool = True) -> str | None:
     if c["status"] == "pass" and code is not None:
         return f"its {c['name']} check passes with code {one_line(str(code))[:40]}: verify codes only what it did " \
                "not pass"
+    if c["status"] == "pass" and c.get("owner") is not None:     # an owner is whose fault it is: a pass has none
+        return f"its {c['name']} check passes with owner {one_line(str(c['owner']))[:20]}: verify names an owner " \
+               "only for what it did not pass"
     if code is not None and not (isinstance(code, str) and code in CODES):
         return f"its {c['name']} check carries code {one_line(repr(code))[:60]}, which is no code of verify's " \
                "(verify/codes.py)"
