@@ -58,7 +58,9 @@ def parse(text: str) -> dict[str, Any]:
                       if value == ERR}
             devices.append({"index": int(m.group(1)), "name": None if name.endswith("...") or name == ERR else name,
                             "persistence": {"On": True, "Off": False}.get(m.group(3)), "pci_bus_id": m.group(4),
-                            "ecc_volatile_uncorrectable": _int(m.group(5)), "nvml_errors": errors})
+                            "ecc_volatile_uncorrectable": _int(m.group(5)), "nvml_errors": errors,
+                            # the cell says `Off` where ECC mode is disabled (N/A where the GPU has none)
+                            **({"ecc": [False, None]} if m.group(5) == "Off" else {})})
         elif (m := _ROW2.match(line)) and devices and "temperature_c" not in devices[-1]:
             temp, power, cap = _int(m.group(2)), _int(m.group(4)), _int(m.group(5))
             errors = {key: ERR for key, value in (("fan_speed", m.group(1)), ("temperature_c", m.group(2)),
