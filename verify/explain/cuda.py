@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ..shared import cuda_errors
@@ -77,11 +78,26 @@ def _joined(text: str) -> str:
     return _CONTINUED.sub(r"\1 \2", text)
 
 
+def _touched(text: str, patterns: tuple[re.Pattern[str], ...]) -> Iterator[str]:
+    """The lines (as splitlines gives them, in order) that a match of one of `patterns` touches: a few scans of the
+    whole text instead of each pattern on each line (a 10 MB training log is 100,000s of lines none of them names)."""
+    spans = sorted((m.start(), max(m.end(), m.start() + 1)) for p in patterns for m in p.finditer(text))
+    pos = k = 0
+    for raw in text.splitlines(keepends=True):
+        end = pos + len(raw)
+        while k < len(spans) and spans[k][1] <= pos:
+            k += 1
+        if k < len(spans) and spans[k][0] < end:      # a match starts before this line ends and ends inside or after
+            yield raw.splitlines()[0]
+        pos = end
+
+
 @functools.lru_cache(maxsize=2)
 def refusal(text: str) -> str | None:
     starting = printed_trace(text)
-    return next((line.strip()[:400] for line in _joined(text).splitlines() if _is_refusal(line, starting)
-                 and not _mentioned(line)), None)
+    # _is_refusal holds only on a line one of these matches (named() needs the catalog's words)
+    lines = _touched(_joined(text), (cuda_errors.ANY_WORDS, _REFUSAL, _CUDA, _FIRST_CALL_BARE))
+    return next((line.strip()[:400] for line in lines if _is_refusal(line, starting) and not _mentioned(line)), None)
 
 
 def printed_trace(text: str) -> bool:

@@ -229,6 +229,7 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
 _NUMBER = r"\b(?:error|code|returned|result|init failure|cu[A-Z]\w* err)[ =:]*\(?{}\b"
 # every rule's words at once: a line that names none is passed over in one search (a log of millions of lines)
 _ANY_WORDS = re.compile("|".join(f"(?:{words.pattern})" for _, words, _ in _RULES), re.IGNORECASE)
+ANY_WORDS = _ANY_WORDS            # named() finds nothing on a line this does not match (explain's scan of long logs)
 _ANY_NUMBER = re.compile(_NUMBER.format(r"(\d+)"), re.IGNORECASE)
 # where a line's CUDA message is: any rule's words or an error's number (explain's test of a mention reads before it)
 MESSAGE = re.compile(_ANY_WORDS.pattern + "|" + _NUMBER.format(r"\d+"), re.IGNORECASE)
