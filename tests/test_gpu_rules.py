@@ -1269,18 +1269,18 @@ KNOWN_MISMATCHES = {
     # GPU; fix153, tests/test_judges_fix153.py): what decides it has no field of facts schema 3, or FACTS.md's letter.
     "bazzite-42.20250522-image-570.153.02-userspace-over-570.144-kmod-api-mismatch-gsp-firmware-absent-rminitadapter-0x61-0x56":
         "translator: gpu fail DRIVER_ERROR (host); GPU_NOT_VISIBLE (host), the owner agrees: FACTS.md gives an "
-        "RmInitAdapter line alone GPU_NOT_VISIBLE; the API mismatch and the absent GSP firmware that make it the "
-        "driver install have no field (driver_userspace, firmware_missing)",
+        "RmInitAdapter line alone GPU_NOT_VISIBLE; its translation predates DriverError api_mismatch (fix209; "
+        "explain reads it), and the absent GSP firmware has no field (firmware_missing)",
     "lxc-plex-container-userspace-570.148.08-on-vgpu-kvm-host-module-570.148.06-nvrm-api-mismatch-image":
-        "translator: gpu fail DRIVER_ERROR (image); pass on a clean NVRM log (xid_events and driver_errors []): the "
-        "`NVRM: API mismatch` line, the container's 570.148.08 user space and that the reader is a container have no "
-        "field (driver_userspace, DriverError api_mismatch)",
+        "translator: gpu fail DRIVER_ERROR (image); pass on a clean NVRM log (xid_events and driver_errors []): its "
+        "translation predates DriverError api_mismatch (fix209), which would fail the host; the container's 570.148.08 "
+        "user space and that the reader is a container have no field (driver_userspace)",
     "rocky-9.3-kernel-5.14.0-362-nvidia-fs-unknown-symbol-nvidia-p2p-gpl-only-from-proprietary-nvidia-module-gds-unavailable":
         "translator: gpu warn DRIVER_ERROR (host); skip FACTS_INCOMPLETE: every gpu field is null, nvidia_fs's "
         "refused symbols and GPUDirect Storage's state have no field (modules, gds)",
     "slurm-appliance-gpu-0-cuda-role-535.54.03-userspace-over-loaded-530.30.02-module-nvrm-api-mismatch-syslog-012-reboot-fixes":
-        "translator: gpu fail DRIVER_ERROR (host); skip FACTS_INCOMPLETE: a driver version alone; the `NVRM: API "
-        "mismatch` line and the 535.54.03 user space have no field (and read alone it is also a container's, lxc-plex-...)",
+        "translator: gpu fail DRIVER_ERROR (host); skip FACTS_INCOMPLETE: a driver version alone; its translation "
+        "predates DriverError api_mismatch (fix209; explain reads the `NVRM: API mismatch` line and agrees)",
     "ubuntu-22.04-tesla-k40c-470.199.02-ofed-23.07-cx4-nv-peer-memory-dkms-1.2-modprobe-nv-peer-mem-invalid-argument-gdr-off":
         "translator: fabric warn FABRIC_GDR_OFF (host); skip FACTS_INCOMPLETE: FACTS.md's letter, peermem false with "
         "kernel and gpu_module unknown decides nothing (the dma-buf road is open); a K40c's proprietary-only module is "
@@ -1454,6 +1454,19 @@ KNOWN_MISMATCHES = {
     "nvlink4-x8-all-reduce-perf-g-8-nccl-nvls-enable-1-algo-nvls-busbw-about-480-above-450-line-rate-busbw-formula-question":
         "translator: nccl pass; the ~480 GB/s busbw is the poster's prose (no row: a `summary` would carry it): "
         "nothing measured to pass, skip FACTS_INCOMPLETE",
+    # Batches 209 to 212 (fix209, tests/test_judges_fix209.py): what schema 3 cannot carry or FACTS.md decides.
+    "vsphere-esxi-8-vgpu-k8s-node-gpu-operator-22.9.2-vcs-license-status-unlicensed-restricted-dls-not-leased":
+        "translator: gpu fail THROTTLED (host); skip FACTS_INCOMPLETE: a vGPU's licence status (`Unlicensed "
+        "(Restricted)`) has no field (devices[].license, the translator says so), so its one device is all null",
+    "esxi-8.0.3-vgpu-manager-host-two-tesla-v100-sxm2-16gb-535.183.04-smi-p0-55c-62c-ecc-off-no-vgpu-offered-config":
+        "translator: gpu pass; warn ECC_UNCORRECTABLE (host): ECC mode off (ecc [false, null]) on a data-centre "
+        "V100 warns by the rule kept for it (an H800 with ECC off expects that warning)",
+    "a100-80gb-pcie-535.183.01-gpustat-10151-of-81920mb-100pct-null-process-after-oom-kill-no-such-process-orphaned-context":
+        "translator: gpu fail GPU_RESET_REQUIRED (host); pass: the 10151 MB held, 100 % utilisation and a listed "
+        "PID the kernel does not know (an orphaned context) have no field (memory_used_bytes, processes)",
+    "rtx3090-x2-590.48.01-vllm-tp2-qwen3.6-27b-int4-max-model-len-262144-kv-10.85-gib-oom-on-88k-prompt-gpu0-23949mib-p8-job":
+        "translator: gpu warn GPU_OUT_OF_MEMORY (job); pass: the OOM is in the title only (no CudaError line), "
+        "and vLLM's memory plan and the 23949 MiB it holds have no field",
 }
 
 

@@ -233,6 +233,27 @@ _MODULE_REJECTED = re.compile(r"could not insert (?:'(nvidia[\w-]*)'|module \S*?
                               r"rejected by service|Required key not available)")
 
 
+# nv.c's version check of a client's ioctl: `NVRM: API mismatch: the client has the version 535.183.01, but` / `NVRM:
+# this kernel module has the version 535.161.07.  Please ...` (the client may be named: `the client 'kwin_wayland' (pid
+# 1005)`): the driver's user space and its loaded module are two releases (an upgrade without a reboot, a DKMS module
+# not rebuilt), so every client of that user space is refused. Recorded as the status API_MISMATCH (FACTS.md).
+API_MISMATCH = "api_mismatch"
+_API_MISMATCH = re.compile(r"NVRM: API mismatch: the client\b")
+_API_VERSIONS = re.compile(r"has the version (\d+(?:\.\d+)+), but[\s\S]{0,60}?this kernel module has\W+"
+                           r"(?:NVRM:\s*)?the version (\d+(?:\.\d+)*\d)")
+
+
+def api_mismatch(line: str) -> bool:
+    """Whether a line is the driver's `NVRM: API mismatch: the client ...` (its user space and module disagree)."""
+    return bool(_API_MISMATCH.search(line))
+
+
+def api_versions(text: str) -> tuple[str, str] | None:
+    """(client's version, module's version) where the mismatch's text carries both; None otherwise."""
+    m = _API_VERSIONS.search(text)
+    return (m.group(1), m.group(2)) if m else None
+
+
 def module_rejected(line: str) -> str | None:
     """The NVIDIA module the kernel refused for its signature, from modprobe's line; None where the line is not it."""
     m = _MODULE_REJECTED.search(line)
@@ -261,7 +282,7 @@ def rm_status(line: str) -> tuple[str, int | None] | None:
     """(status name, number) an NVRM line names: `[NV_ERR_X] (0x..)` in any line, `RmInitAdapter failed! (step:status:
     line)`'s status, or `status=0x..` where the number is one RM_STATUS lists; the probe another driver kept from
     the GPUs as PROBE_NOT_CALLED, a probe that failed as PROBE_FAILED, a GPU only a legacy branch supports as
-    LEGACY_GPU; None otherwise."""
+    LEGACY_GPU, a client of another release than the module as API_MISMATCH; None otherwise."""
     if "NVRM" not in line:
         return None
     if probe_not_called(line) is not None:
@@ -270,6 +291,8 @@ def rm_status(line: str) -> tuple[str, int | None] | None:
         return PROBE_FAILED, None
     if legacy_gpu(line) is not None:
         return LEGACY_GPU, None
+    if api_mismatch(line):
+        return API_MISMATCH, None
     named = _RM_NAMED.search(line)
     if named:
         return named.group(1), int(named.group(2), 16) if named.group(2) else None

@@ -9,6 +9,7 @@ from ...facts import DriverError
 from ...findings import Findings
 from ...result import FAIL
 from ...shared.xidcatalog import (
+    API_MISMATCH,
     LEGACY_GPU,
     MODULE_REJECTED,
     PROBE_FAILED,
@@ -16,6 +17,8 @@ from ...shared.xidcatalog import (
     RM_INIT_FAILED,
     RM_INIT_RESET,
     RM_STATUS,
+    api_mismatch,
+    api_versions,
     legacy_gpu,
     module_rejected,
     probe_failed,
@@ -34,6 +37,7 @@ def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
     rejected: list[DriverError] = []
     refused: list[DriverError] = []
     legacy: list[DriverError] = []
+    mismatch: list[DriverError] = []
     for e in (e for e in events if isinstance(e, dict)):
         if e.get("status") == MODULE_REJECTED or module_rejected(str(e.get("text") or "")):
             rejected.append(e)
@@ -45,8 +49,11 @@ def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
             refused.append(e)
         elif e.get("status") == LEGACY_GPU or legacy_gpu(str(e.get("text") or "")) is not None:
             legacy.append(e)
+        elif e.get("status") == API_MISMATCH or api_mismatch(str(e.get("text") or "")):
+            mismatch.append(e)
         elif str(e.get("status")) in RM_STATUS:
             seen[str(e["status"])] = seen.get(str(e["status"]), 0) + 1
+    _api_mismatch(mismatch, found)      # the install's inconsistency, before the init failure it may lead to
     _init_failures(init, found)
     _unbound(unbound, found)
     _legacy(legacy, found)              # the cause, before the probe's failure it leads to
@@ -142,3 +149,19 @@ def _rejected(events: list[DriverError], found: Findings) -> None:
               "Drain the node; enrol the key the module is signed with (`mokutil --import`, then confirm at the next "
               "boot), or sign the module with an enrolled key (DKMS's MOK), or disable Secure Boot's enforcement; "
               "`nvidia-smi` must list the GPUs before the node takes work again.", "host")
+
+
+def _api_mismatch(events: list[DriverError], found: Findings) -> None:
+    """`NVRM: API mismatch: the client has the version X, but this kernel module has the version Y`: the driver's user
+    space and its loaded module are two releases (an upgrade without a reboot, a DKMS module not rebuilt for the running
+    kernel), so the kernel refuses every client of that user space: the host's driver install, judged even where NVML
+    lists no GPU (NVML is one of the refused clients). Once, however often the clients retried."""
+    if not events:
+        return
+    versions = next((v for e in events if (v := api_versions(str(e.get("text") or "")))), None)
+    which = f" (user space {versions[0]} over module {versions[1]})" if versions else ""
+    found.add(FAIL, "DRIVER_ERROR", f"the kernel refuses the NVIDIA driver's user space{which}: it is another release "
+              "than the loaded module (`NVRM: API mismatch`), so no NVIDIA client (NVML, CUDA, nvidia-persistenced) "
+              "reaches the GPUs", "Drain the node; rebuild the module for the running kernel (`dkms autoinstall`) or "
+              "reinstall one driver release whole, then reload the module or reboot; `nvidia-smi` must list the GPUs "
+              "before the node takes work again.", "host")
