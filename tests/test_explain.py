@@ -983,6 +983,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "and no outcome, so no nccl record can pass",
     "nvlink4-x8-all-reduce-perf-g-8-nccl-nvls-enable-1-algo-nvls-busbw-about-480-above-450-line-rate-busbw-formula-question":
         "translator: nccl pass; verify explain: skip FACTS_INCOMPLETE: a command line alone, the busbw is prose",
+    # Batch 208 (fix208, tests/test_judges_fix208.py): what FACTS.md's letter decides.
+    "host-2-roce-mlx5-0-nccl-2.18.3-nccl-ib-hca-mlx5-0-and-socket-ifname-enp179s0f0-named-by-job-network-ib-one-rank-init-start-healthy":
+        "translator: nccl pass; verify explain: skip NCCL_SINGLE_RANK (job), as its facts: `nranks 1` and the "
+        "excerpt ends at `Init START` (no collective, no outcome): never a pass",
 }
 
 

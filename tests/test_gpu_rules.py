@@ -1454,6 +1454,10 @@ KNOWN_MISMATCHES = {
     "nvlink4-x8-all-reduce-perf-g-8-nccl-nvls-enable-1-algo-nvls-busbw-about-480-above-450-line-rate-busbw-formula-question":
         "translator: nccl pass; the ~480 GB/s busbw is the poster's prose (no row: a `summary` would carry it): "
         "nothing measured to pass, skip FACTS_INCOMPLETE",
+    # Batch 208 (fix208, tests/test_judges_fix208.py): what FACTS.md's letter decides.
+    "host-2-roce-mlx5-0-nccl-2.18.3-nccl-ib-hca-mlx5-0-and-socket-ifname-enp179s0f0-named-by-job-network-ib-one-rank-init-start-healthy":
+        "translator: nccl pass; FACTS.md gives world_size 1 NCCL_SINGLE_RANK (skip, the job's one-rank run, as the "
+        "corpus's other one-rank entries): the excerpt ends at `Init START`, no collective and no outcome, so no pass",
 }
 
 
