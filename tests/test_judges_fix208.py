@@ -103,3 +103,14 @@ def test_a_bind_refused_on_the_jobs_comm_id_stays_the_jobs_on_both_roads():
 def test_a_bind_refused_elsewhere_is_the_jobs_address(facts):
     error = "init: misc/socket.cc:379 NCCL WARN Call to bind failed : Cannot assign requested address"
     assert nccl_verdict(**{"error": error, **facts}) == ("fail", "NCCL_FAILED", "job")
+
+
+def test_a_connect_to_the_bridge_outranks_the_fall_back_beside_it():
+    """Not only a peer gone: a connect to the bridge's address that timed out is the job's list, not the image's verbs."""
+    log = _log("Failed to open libibverbs.so[.1]", SOCKETS, "Using network Socket", interface="eth0:172.31.12.104<0>",
+               network="Socket", networks=["Socket"], verbs_missing="Failed to open libibverbs.so[.1]")
+    error = "init: socketStartConnect: Connect to 172.18.0.1<41234> failed : Connection timed out"
+    assert nccl_verdict(error=error, nccl_log=log, verbs_loads=False) == ("fail", "NCCL_FAILED", "job")
+    # the same connect to a routable peer keeps the fall-back's owner
+    routable = error.replace("172.18.0.1", "10.0.0.7")
+    assert nccl_verdict(error=routable, nccl_log=log, verbs_loads=False)[2] == "image"

@@ -49,7 +49,7 @@ from .midrun import job_side
 from .mnnvl import mnnvl_verdict
 from .netinit import no_network_verdict
 from .nvlssetup import nvls_setup_verdict, nvls_slots_verdict
-from .peergone import peer_gone_verdict
+from .peergone import bridge_peer, peer_gone_verdict
 from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
 from .regcap import capacity_verdict
@@ -365,7 +365,8 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               "job sets no NCCL_IB_HCA: NCCL pairs devices that do not reach each other",
                               f"Set NCCL_IB_HCA to the rails (`NCCL_IB_HCA={','.join(rails)}`). "
                               + timeout_advice(facts), "job")
-    setting = setting_cause(facts, error, error_phase(error)) if not cause else None
+    # a socket to this host's own bridge outranks a fall-back beside it: the job's interface list (peergone.py)
+    setting = setting_cause(facts, error, error_phase(error)) if not cause or bridge_peer(facts, error) else None
     if setting:
         why, remedy, whose = setting
         return result.verdict(FAIL, "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED",
