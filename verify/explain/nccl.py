@@ -13,7 +13,7 @@ from ..checks.nccl.crash import CAUGHT
 from ..checks.nccl.shmperm import SHM_REFUSED
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
-from . import cuda, customar, dupgpu, ib, mpiexit, ncclalloc, ncclretry, oneproc, setlimit, teardown, torcharch
+from . import cuda, customar, dupgpu, ib, mpiexit, ncclalloc, ncclretry, oneproc, proxysock, setlimit, teardown, torcharch
 from .ncclwarns import closing_run, own_lines
 from .said import printed
 
@@ -355,7 +355,9 @@ def _listed(text: str) -> dict[str, Any]:
 
 # NCCL's socket connect failing (src/misc/socket.cc: `socketPollConnect: Connect to %s returned ...`, `connect returned
 # %s, retrying`), quoted with or without NCCL's tag: kept as proof, for the address it dialled (verify/checks/nccl/connect.py)
-_CONNECT_FAILED = re.compile(r"\bsocket\w*Connect: [^\n]*?returned [^\n]*")
+_CONNECT_FAILED = re.compile(r"\bsocket\w*Connect: [^\n]*?returned [^\n]*|"
+                             # NCCL_COMM_ID's subnet search (src/misc/socket.cc): the job's address in play (bindaddr.py)
+                             r"No interface found in the same subnet as remote address [^\n]*")
 
 
 def _with_connects(log: dict[str, Any], text: str) -> dict[str, Any]:
@@ -372,6 +374,7 @@ def parse(text: str) -> dict[str, Any]:
     # no failure logged: two ranks of one communicator placed on one GPU is NCCL's refusal at init (dupgpu.py)
     # an engine's own custom all-reduce refused peer access: the failure, whatever NCCL logged beside it (customar.py)
     error = customar.failed(text) or _error(text) or dupgpu.duplicate(text) or _caught(text) or _store_lost(text) or mpiexit.exited(text)
+    error = proxysock.with_socket_cause(error, text)     # the proxy's casualty beside the socket's errno
     world, nodes = _sizes(text)
     # nccl-tests' `#  Rank N ... on <host> device D [bus] <GPU>` lines above the log: its ranks, nodes and GPU
     listed, on, gpu = ranks(text)

@@ -17,7 +17,7 @@ from ...findings import Finding, Findings
 from ...result import CheckResult
 
 PEER_ENDED = re.compile(r"Software caused connection abort|Connection reset by peer|Connection refused|"
-                        r"Connection closed by remote peer|Socket recv failed while polling|"
+                        r"Connection closed by remote peer|Socket recv failed while polling|Broken pipe|\bEPIPE\b|"
                         r"\bE(?:CONNABORTED|CONNRESET|CONNREFUSED)\b", re.IGNORECASE)
 
 

@@ -36,6 +36,7 @@ import re
 from ...codes import Owner
 from ...facts import NcclFacts
 from .connect import connect_cause, link_local_peer
+from .peergone import bridge_peer
 from .refused import refused_cause
 from .spawn import INIT
 from .transport import job_env
@@ -125,8 +126,8 @@ def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str,
         return found
     if phase == INIT and (connected := connect_cause(facts, error)):
         return connected
-    if peer := link_local_peer(facts, error):
-        return peer
+    if peer := link_local_peer(facts, error) or bridge_peer(facts, error):
+        return peer                 # a link-local or host-only bridge address offered to the peers: the job's
     if refused := refused_cause(error):
         return refused              # a peer host answered that nothing listens there: the job's, not the network's
     if phase == INIT and not ifname and BOOTSTRAP.search(error):

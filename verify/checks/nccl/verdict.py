@@ -34,6 +34,7 @@ from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach
 from . import barefail, casualty, customar, ofiinval, peeraccess, plugreg, shmbus, shmperm, watchdog
 from .bandwidth import bandwidth_figures, nvls_not_used
+from .bindaddr import unassigned_verdict
 from .collective import PROGRAMS, inconsistent, label, other_collective, plausibility
 from .crash import crash_verdict, unplaced_verdict
 from .efa import efa_verdict
@@ -48,6 +49,7 @@ from .midrun import job_side
 from .mnnvl import mnnvl_verdict
 from .netinit import no_network_verdict
 from .nvlssetup import nvls_setup_verdict, nvls_slots_verdict
+from .peergone import bridge_peer, peer_gone_verdict
 from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
 from .regcap import capacity_verdict
@@ -172,13 +174,6 @@ MISUSE = re.compile(r"ncclInvalidUsage|ncclInvalidArgument|Duplicate GPU detecte
 # ranks`; net_ib.cc: `Message truncated : received N bytes instead of M`): the ranks called different collectives or
 # sizes, or set NCCL_* differently: the program's, never the link's
 TRUNCATED = re.compile(r"message truncated ?: ?receiv(?:ing|ed) \d+ bytes instead of \d+", re.IGNORECASE)
-# a bind to an address that is none of this host's (EADDRNOTAVAIL: `Call to bind failed : Cannot assign requested
-# address`; torch's store: `(errno: 99 - Cannot assign requested address)`): the address the job gave (NCCL_COMM_ID,
-# MASTER_ADDR seen from inside a container's own network) is not where the rank runs; never the node's
-UNASSIGNED = re.compile(r"(?:bind failed ?: ?|errno: 99 - )Cannot assign requested address|\bEADDRNOTAVAIL\b",
-                        re.IGNORECASE)
-
-
 # ncclInternalError (internalerr.py): NCCL's (or its net plugin's) own bug, or the job's use of a feature NCCL ships
 # switched off
 # NCCL features off by default that a job switches on (NCCL's environment variables): GPU-initiated networking, CollNet
@@ -208,7 +203,8 @@ def own_mode(mode: Any) -> bool:
     return bool(grouplayout.LOCAL_MODE.match(text) or _OWN_GROUP.match(text))
 
 
-def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
+def _adapter_or_misuse(facts: NcclFacts, said: str, failed: str, error: str,
+                       result: CheckResult) -> CheckResult | None:
     """An adapter's verbs error event under the job (the host's), or NCCL refusing the program's use of it (the job's)."""
     completions = list(COMPLETION.finditer(said))
     completion = next((m for m in completions if int(m.group(1)) != COMPLETION_FLUSHED), None)
@@ -248,13 +244,8 @@ def _adapter_or_misuse(said: str, failed: str, error: str, result: CheckResult) 
                               "job's", "Make every rank issue the same collectives with the same sizes and dtypes in the "
                               "same order (check uneven batches and pipeline stages' shapes), and set NCCL_PROTO / "
                               "NCCL_ALGO alike on every rank.", "job")
-    if UNASSIGNED.search(said):
-        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: NCCL could not bind to an address that is not this "
-                              "host's (Cannot assign requested address): the address the job gave for the rendezvous "
-                              "(NCCL_COMM_ID, MASTER_ADDR) is not where this rank runs", "Give NCCL_COMM_ID / "
-                              "MASTER_ADDR an address of rank 0's own interface as the ranks see it (inside a "
-                              "container: its own network, or `--network host`), and NCCL_SOCKET_IFNAME the interface "
-                              "they share.", "job")
+    if bound := unassigned_verdict(facts, said, failed, result):
+        return bound            # EADDRNOTAVAIL: the job's address, or the host's own interface (bindaddr.py)
     if misuse := MISUSE.search(said):
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; NCCL refused how the program used it "
                               f"({misuse.group(0).strip()}): the job's", "Give each rank its own GPU (set the device "
@@ -352,7 +343,7 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     if none := no_network_verdict(facts, " | ".join(said), f"all-reduce over {backend or 'NCCL'} failed: {error}",
                                    found, result):
         return none             # NCCL's invalid usage after no network started: not misuse of a GPU (netinit.py)
-    if named := _adapter_or_misuse(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", error, result):
+    if named := _adapter_or_misuse(facts, " | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", error, result):
         return named
     if attach := (_shm_attach("\n".join(said), f"all-reduce over {backend or 'NCCL'} failed", result)
                   or nvls_setup_verdict(" | ".join(said), backend, error, result)):
@@ -374,7 +365,8 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
                               "job sets no NCCL_IB_HCA: NCCL pairs devices that do not reach each other",
                               f"Set NCCL_IB_HCA to the rails (`NCCL_IB_HCA={','.join(rails)}`). "
                               + timeout_advice(facts), "job")
-    setting = setting_cause(facts, error, error_phase(error)) if not cause else None
+    # a socket to this host's own bridge outranks a fall-back beside it: the job's interface list (peergone.py)
+    setting = setting_cause(facts, error, error_phase(error)) if not cause or bridge_peer(facts, error) else None
     if setting:
         why, remedy, whose = setting
         return result.verdict(FAIL, "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED",
@@ -394,6 +386,8 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
                               casualty.REMEDY, "job")
     if not cause and (store := casualty.store_verdict(error, backend, result)):
         return store                # the c10d store's server gone: seen from this rank, the job's to read
+    if not cause and not is_timeout(error) and (gone := peer_gone_verdict(error, backend, result)):
+        return gone                 # a socket the peer ended, no cause of this node's: the job's (peergone.py)
     if not cause and (refused := ofiinval.einval_verdict(" | ".join(said), f"all-reduce over {backend} failed", is_timeout(error), result)):
         return refused          # the net plugin's call refused as invalid, nothing against the node: the job's
     # the internal error is what NCCL said last; a cause its log or the job's settings name comes first
