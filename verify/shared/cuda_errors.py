@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..codes import Owner
+from .fastre import guarded
 
 
 @dataclass(frozen=True)
@@ -228,11 +229,13 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
 # err: 802`, `cuda driver library init failure: 802`); a bare `err` is not one (NCCL's `vendor err 129` is the NIC's)
 _NUMBER = r"\b(?:error|code|returned|result|init failure|cu[A-Z]\w* err)[ =:]*\(?{}\b"
 # every rule's words at once: a line that names none is passed over in one search (a log of millions of lines)
-_ANY_WORDS = re.compile("|".join(f"(?:{words.pattern})" for _, words, _ in _RULES), re.IGNORECASE)
+# searched over whole logs (explain): guarded by the characters its phrases start with (fastre.py: 3-4x faster)
+_WORDS = "|".join(f"(?:{words.pattern})" for _, words, _ in _RULES)
+_ANY_WORDS = guarded(re.compile(_WORDS, re.IGNORECASE))
 ANY_WORDS = _ANY_WORDS            # named() finds nothing on a line this does not match (explain's scan of long logs)
 _ANY_NUMBER = re.compile(_NUMBER.format(r"(\d+)"), re.IGNORECASE)
 # where a line's CUDA message is: any rule's words or an error's number (explain's test of a mention reads before it)
-MESSAGE = re.compile(_ANY_WORDS.pattern + "|" + _NUMBER.format(r"\d+"), re.IGNORECASE)
+MESSAGE = guarded(re.compile(_WORDS + "|" + _NUMBER.format(r"\d+"), re.IGNORECASE))
 
 
 def decode(text: str | None) -> Decoded | None:
