@@ -982,6 +982,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "host-2-roce-mlx5-0-nccl-2.18.3-nccl-ib-hca-mlx5-0-and-socket-ifname-enp179s0f0-named-by-job-network-ib-one-rank-init-start-healthy":
         "translator: nccl pass; verify explain: skip NCCL_SINGLE_RANK (job), as its facts: `nranks 1` and the "
         "excerpt ends at `Init START` (no collective, no outcome): never a pass",
+    # Batches 216 and 218 (the lead's review, tests/test_judges_batch216.py): what a paste alone cannot show.
+    "jetson-agx-thor-jp7.2-595.78-nvidia-smi-gpu-0-nvidia-thor-jtop-not-detected-tool-gap-not-node":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: `GPU 0: NVIDIA Thor` without nvidia-smi -L's "
+        "UUID is any program's line (gpu_burn prints `GPU 0: OK`): read as a GPU listing it would be a guess",
+    "l40s-windows-server-2025-data-center-mode-wsl2-2.6.3-nvidia-smi-failed-to-initialize-nvml-gpu-access-blocked-by-the-operating-system":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); skip GPU_NOT_VISIBLE: the paste does not say a GPU was "
+        "expected (the facts' options.expect_gpus 1 comes from the poster's prose), so NVML's refusal is not a fail",
 }
 
 

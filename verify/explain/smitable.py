@@ -25,7 +25,8 @@ _BANNER = re.compile(r"NVIDIA-SMI\s+\S+\s+(?:KMD|Driver) Version:\s*(\S+)(?:\s+C
 _ROW1 = re.compile(r"^\s*\|\s+(\d+)\s+(.+?)\s+(On|Off|TCC|WDDM)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])"
                    r"\s+\S+\s*\|\s*(\S+)\s*\|")
 _ROW2 = re.compile(r"^\s*\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+(\S+)\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|"
-                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|(?:\s*(\S+%|N/A|ERR!)\s+(Default|E\. Process|E\. Thread|Prohibited)\b)?")
+                   r"\s*(?:(\d+)MiB\s*/\s*(\d+)MiB|Not Supported)\s*\|(?:\s*(\S+%|N/A|ERR!)\s+(Default|E\. Process|E\. Thread|Prohibited)\b)?")
+# (unified-memory GB10 and Thor print `Not Supported` in the memory cell: the row's other cells are read, no memory)
 # the same row cut short by the paste after its power cell (issue 35, batch 207: `| 30%  25C  P8  1W / 125W |  1MiB /`,
 # fewer than its four bars): the cells printed before the cut are read, the memory cell is not
 _ROW2_CUT = re.compile(r"^\s*\|\s*(\S+)\s+(\d+|N/A|ERR!)C?\s+(\S+)\s+(\d+|N/A|ERR!)W?\s*/\s*(\d+|N/A|ERR!)W?\s*\|")
@@ -70,7 +71,7 @@ def parse(text: str) -> dict[str, Any]:
             devices[-1].update(temperature_c=float(temp) if temp is not None else None,
                                power_w=float(power) if power is not None else None,
                                power_limit_w=float(cap) if cap is not None else None,
-                               memory_bytes=int(m.group(7)) << 20,
+                               memory_bytes=int(m.group(7)) << 20 if m.group(7) else None,
                                nvml_errors={**devices[-1].get("nvml_errors", {}), **errors},
                                compute_mode=compute_mode(m.group(9) or ""))
         elif ((m := _ROW2_CUT.match(line)) and line.count("|") < 4 and devices

@@ -45,6 +45,10 @@ NO_INTERFACE = re.compile(r"no socket interface found|No usable listening interf
                           r"found|is neither AF_INET", re.IGNORECASE)
 # a socket that could not bind its port because another process holds it (errno 98): torch's and NCCL's wordings
 ADDRESS_IN_USE = re.compile(r"Address already in use|\bEADDRINUSE\b|errno:? 98\b", re.IGNORECASE)
+# torch's rendezvous store asked for its libuv backend (torch 2.4 made it the default) by a torch built without it
+# (torch/csrc/distributed/c10d/TCPStore.cpp: "use_libuv was requested but PyTorch was build without libuv support";
+# the Windows wheels, pytorch/pytorch#139990): the torch build the image ships, never the node
+NO_LIBUV = re.compile(r"use_libuv was requested but PyTorch was buil[dt] without libuv")
 GRAPH_XML = re.compile(r"XML Import Channel|ncclTopoGetXmlGraphFromFile|GraphFromXml")
 TOPO_XML = re.compile(r"graph/xml\.(?:cc|h)\b|XML (?:Parse|Mismatch)|XML Topology has wrong version|"
                       r"Attribute \S+ of node \S+ not found")
@@ -121,6 +125,11 @@ def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str,
                 "second job on the same node, holds the port the launch names", "Give each job on a node its own "
                 "port (MASTER_PORT, torchrun --master-port or --rdzv-endpoint host:0 for a free one), or end the "
                 "process that still holds it (`ss -ltnp`).", "job")
+    if NO_LIBUV.search(said):
+        return ("; torch's rendezvous store was asked for its libuv backend (torch 2.4's default), and this torch "
+                "was built without libuv (pytorch/pytorch#139990: the Windows wheels)", "Set USE_LIBUV=0 in the "
+                "job's environment (or `?use_libuv=0` in the rendezvous endpoint), or install a torch built with "
+                "libuv in the image.", "image")
     found = _software_device(facts, said) or _file(facts, said)
     if found:
         return found
