@@ -978,6 +978,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx3090-x2-590.48.01-vllm-tp2-qwen3.6-27b-int4-max-model-len-262144-kv-10.85-gib-oom-on-88k-prompt-gpu0-23949mib-p8-job":
         "translator: gpu warn GPU_OUT_OF_MEMORY (job); verify explain: pass: the OOM is in the title only, no "
         "printed CUDA error, and vLLM's memory plan has no field",
+    # Batches 213 and 214 (fix213, tests/test_judges_fix213.py): what the text cannot show.
+    "leonardo-lrdn0024-nccl-2.27.3-nemo-25.09-could-not-find-path-for-pattern-1-bw-0.1-sys-sys-graph-search-regression-since-2.25.1":
+        "translator: nccl fail BANDWIDTH_LOW (image); verify explain: skip FACTS_INCOMPLETE: two graph-search lines "
+        "are no collective; the regression is the posters' release comparison and a maintainer's reply",
+    "h100-sxm-runpod-1x-query-gpu-noheader-1980-of-1980-mhz-gen5-x16-idle-pod-benchmark-healthy":
+        "translator: gpu pass; verify explain: not recognised (skip): `--format=csv,noheader` rows with no "
+        "`--query-gpu=` command in the text have no known columns, and none are guessed",
     # Batch 208 (fix208, tests/test_judges_fix208.py): what FACTS.md's letter decides.
     "host-2-roce-mlx5-0-nccl-2.18.3-nccl-ib-hca-mlx5-0-and-socket-ifname-enp179s0f0-named-by-job-network-ib-one-rank-init-start-healthy":
         "translator: nccl pass; verify explain: skip NCCL_SINGLE_RANK (job), as its facts: `nranks 1` and the "

@@ -1457,6 +1457,10 @@ KNOWN_MISMATCHES = {
     "rtx3090-x2-590.48.01-vllm-tp2-qwen3.6-27b-int4-max-model-len-262144-kv-10.85-gib-oom-on-88k-prompt-gpu0-23949mib-p8-job":
         "translator: gpu warn GPU_OUT_OF_MEMORY (job); pass: the OOM is in the title only (no CudaError line), "
         "and vLLM's memory plan and the 23949 MiB it holds have no field",
+    # Batches 213 and 214 (fix213, tests/test_judges_fix213.py): what the text cannot show.
+    "leonardo-lrdn0024-nccl-2.27.3-nemo-25.09-could-not-find-path-for-pattern-1-bw-0.1-sys-sys-graph-search-regression-since-2.25.1":
+        "translator: nccl fail BANDWIDTH_LOW (image); skip FACTS_INCOMPLETE: the graph search's fallback (pattern 1, "
+        "bw 0.1, SYS/SYS) is no collective; the regression rests on the posters' 2.21.5 comparison and a maintainer",
     # Batch 208 (fix208, tests/test_judges_fix208.py): what FACTS.md's letter decides.
     "host-2-roce-mlx5-0-nccl-2.18.3-nccl-ib-hca-mlx5-0-and-socket-ifname-enp179s0f0-named-by-job-network-ib-one-rank-init-start-healthy":
         "translator: nccl pass; FACTS.md gives world_size 1 NCCL_SINGLE_RANK (skip, the job's one-rank run, as the "

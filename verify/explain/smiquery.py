@@ -155,10 +155,24 @@ def _device(fields: list[str], cells: list[str]) -> dict[str, Any]:
     return dev
 
 
+# the columns that name a GPU: a table with none of them names no GPU of its own
+_IDENTITY = {"index", "uuid", "pci.bus_id"}
+
+
 def parse(text: str) -> dict[str, Any]:
-    devices: list[dict[str, Any]] = []
+    """A script's successive queries of one host (`--query-gpu=name,pci.bus_id,uuid`, then `--query-gpu=memory.total,
+    pcie.link.gen.current`, each `noheader`, runpod-gpu-benchmark's pod-test.sh): nvidia-smi lists the GPUs in one
+    order every time, so a table naming no GPU (no index, UUID or bus id) with as many rows as the table before it
+    holds the same GPUs' further readings, row by row, the later reading standing. Any other table is its own GPUs."""
+    groups: list[list[dict[str, Any]]] = []
     for fields, rows in _tables(text):
-        devices += [_device(fields, cells) for cells in rows]
+        read = [_device(fields, cells) for cells in rows]
+        if groups and not _IDENTITY & set(fields) and len(groups[-1]) == len(read):
+            for dev, more in zip(groups[-1], read, strict=True):
+                dev.update(more)
+        else:
+            groups.append(read)
+    devices = [dev for group in groups for dev in group]
     driver = next((d.pop("driver") for d in devices if "driver" in d), None)
     for d in devices:
         d.pop("driver", None)
