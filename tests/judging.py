@@ -1,12 +1,12 @@
 """What the judge tests share: a result as (status, code, owner), the nccl and fabric judges on a few facts, a
-corpus entry replayed, and `verify explain` of a pasted text."""
+corpus entry replayed, `verify explain` of a pasted text, and what the facts contract refuses in a parser's facts."""
 from __future__ import annotations
 
 from typing import Any
 
 from tests.helpers import ROOT
 from verify import explain as ex
-from verify import replay
+from verify import factschema, figures, replay
 from verify.checks import CHECKS
 from verify.facts import FabricFacts
 from verify.judging import judge
@@ -55,3 +55,15 @@ def replayed(slug: str) -> dict[str, tuple[str, str | None, str | None]]:
     """A corpus entry's facts judged again, as `verify --from-facts` does: (status, code, owner) per check."""
     folder = replay.load(str(CORPUS / slug / "facts"), None, {})
     return {r.name: verdict(replay.judge(r, folder.options)) for r in folder.records}
+
+
+def contract(kind: ex.Kind, facts: dict[str, Any]) -> list[str]:
+    """What the facts contract (verify/factschema.py and the check's figures) refuses in a parser's facts, beyond a
+    printed figure that is implausible on its own (`DCGM_FI_DEV_GPU_TEMP{...} 4096`): that one is the tool's, and the
+    judge makes it unknown and never a pass (verify/judging.py); a shape, a key or a contradiction is the parser's."""
+    check = CHECKS[kind.check]
+    if kind.check == "gpu":
+        ex.once(facts)          # explain reads a GPU repeated in one paste once before judging
+    rest, _ = figures.without_implausible(facts, check.figures)
+    return (factschema.unknown_keys(facts, check.facts_type) if check.facts_type else []) + figures.problems(
+        rest, check.figures)

@@ -996,6 +996,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "l40s-windows-server-2025-data-center-mode-wsl2-2.6.3-nvidia-smi-failed-to-initialize-nvml-gpu-access-blocked-by-the-operating-system":
         "translator: gpu fail GPU_NOT_VISIBLE (host); skip GPU_NOT_VISIBLE: the paste does not say a GPU was "
         "expected (the facts' options.expect_gpus 1 comes from the poster's prose), so NVML's refusal is not a fail",
+    # Batch 217 (the lead's review): what schema 3 cannot carry.
+    "p4d-24xlarge-eks-karpenter-card-0-ena-only-ofi-efa-found-3-nics-of-4-libfabric-v11-rail-missing":
+        "translator: fabric warn FABRIC_ADAPTERS_MISSING (host); nccl pass only: aws-ofi-nccl's `found 3 nics` "
+        "on a 4-EFA instance type is no field (nccl_log.ofi_nics), so no fabric record comes of the paste",
 }
 
 

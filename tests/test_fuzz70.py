@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import ROOT
-from tests.judging import explained
+from tests.judging import contract, explained
 from verify import explain as ex
-from verify import factschema, figures, judging
+from verify import figures, judging
 from verify.checks import CHECKS
 from verify.explain import dcgm, fiinfo, fmstatus, nccltests, peermem
 from verify.options import Options
@@ -54,18 +54,6 @@ TEXT = st.lists(LINE, min_size=1, max_size=30).map(lambda lines: "\r\n".join(lin
 
 def _kind(name: str) -> ex.Kind:
     return next(k for k in ex.KINDS if k.name == name)
-
-
-def contract(kind: ex.Kind, facts: dict[str, Any]) -> list[str]:
-    """What the facts contract (verify/factschema.py and the check's figures) refuses in a parser's facts, beyond a
-    printed figure that is implausible on its own (`DCGM_FI_DEV_GPU_TEMP{...} 4096`): that one is the tool's, and the
-    judge makes it unknown and never a pass (verify/judging.py); a shape, a key or a contradiction is the parser's."""
-    check = CHECKS[kind.check]
-    if kind.check == "gpu":
-        ex.once(facts)          # explain reads a GPU repeated in one paste once before judging
-    rest, _ = figures.without_implausible(facts, check.figures)
-    return (factschema.unknown_keys(facts, check.facts_type) if check.facts_type else []) + figures.problems(
-        rest, check.figures)
 
 
 @settings(max_examples=60, deadline=2000)

@@ -1465,6 +1465,10 @@ KNOWN_MISMATCHES = {
     "host-2-roce-mlx5-0-nccl-2.18.3-nccl-ib-hca-mlx5-0-and-socket-ifname-enp179s0f0-named-by-job-network-ib-one-rank-init-start-healthy":
         "translator: nccl pass; FACTS.md gives world_size 1 NCCL_SINGLE_RANK (skip, the job's one-rank run, as the "
         "corpus's other one-rank entries): the excerpt ends at `Init START`, no collective and no outcome, so no pass",
+    # Batch 217 (the lead's review): what schema 3 cannot carry.
+    "p4d-24xlarge-eks-karpenter-card-0-ena-only-ofi-efa-found-3-nics-of-4-libfabric-v11-rail-missing":
+        "translator: fabric warn FABRIC_ADAPTERS_MISSING (host); skip FACTS_INCOMPLETE: aws-ofi-nccl's `found 3 nics` "
+        "and the device plugin's EFA count have no field (nccl_log.ofi_nics, fabric.efa_allocatable), adapters null",
 }
 
 

@@ -18,8 +18,7 @@ import time
 
 import pytest
 
-from tests.judging import explained, verdict
-from tests.test_fuzz70 import contract
+from tests.judging import contract, explained, verdict
 from verify import explain as ex
 from verify.explain import nccltopo, smiquery
 

@@ -10,16 +10,16 @@ pattern is returned as it is: the guard only ever saves time.
 """
 from __future__ import annotations
 
-import importlib
 import re
+import sys
 from typing import Any
 
-try:                                # re's own parser: private, so looked up by name (sre_* before 3.11)
-    _c = importlib.import_module("re._constants")
-    _p = importlib.import_module("re._parser")
-except ImportError:
-    _c = importlib.import_module("sre_constants")
-    _p = importlib.import_module("sre_parse")
+if sys.version_info >= (3, 11):        # re's own parser (private: sre_* before 3.11)
+    from re import _constants as _c  # type: ignore[attr-defined]
+    from re import _parser as _p  # type: ignore[attr-defined]
+else:
+    import sre_constants as _c
+    import sre_parse as _p
 
 _REPEATS = (_c.MAX_REPEAT, _c.MIN_REPEAT)
 
@@ -64,7 +64,7 @@ def guarded(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """`pattern` behind a lookahead of the characters its matches can start with (the same matches, found faster
     over long text), or `pattern` itself where those characters cannot be worked out."""
     try:
-        first = _firsts(list(_p.parse(pattern.pattern, pattern.flags)))
+        first = _firsts(_p.parse(pattern.pattern, pattern.flags).data)
     except Exception:  # noqa: BLE001 - a parser of another shape: no guard, never a wrong pattern
         return pattern
     if not first:

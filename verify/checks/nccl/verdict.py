@@ -320,8 +320,7 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return first
     if refused := (mnnvl_verdict(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", result)
                    or nvls_slots_verdict(" | ".join(said), backend, error, result)):
-        return refused          # before the CUDA catalog: error 800 there is whoever's, here the job's (mnnvl.py);
-        # NVLS's out of memory is the switches' multicast slots, not the GPU's (nvlssetup.py)
+        return refused          # before the CUDA catalog: 800 the job's (mnnvl.py), NVLS OOM the switches' (nvlssetup.py)
     # the CUDA error NCCL's failure names (`Cuda failure 'named symbol not found'`, in the error or a line of its
     # log), by the one catalog the gpu check reads, by name or words only: its owner owns the failure
     cuda = named_without_driver(" | ".join(said))
