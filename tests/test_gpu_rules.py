@@ -1118,6 +1118,9 @@ KNOWN_MISMATCHES = {
         "fail FABRIC_PORT_DOWN (host): every port the listing shows is down; the translator warns because the "
         "poster quoted one adapter of the node (mlx5_8), which no field carries (`adapters_partial`), as the "
         "ibstatus-four-ib-hcas-... entry",
+    "openshift-vllm-four-ranks-one-host-nccl-failed-to-open-libibverbs-socket-ens5-no-fabric-needed":
+        "warn NCCL_NET_FALLBACK (image): four pids on one host prove no single node (FACTS.md: `nodes` null), "
+        "so the socket fall-back for want of libibverbs warns the image, as the rtx-a6000-workstation-... entry",
     # Hundred-and-sixth batch (AWS EFA and Libfabric; fix106, tests/test_judges_fix106.py): no field holds it, or
     # FACTS.md's letter decides otherwise.
     "aws-efa-cluster-srun-pytorch-bundled-nccl-dlerror-libnccl-net-so-no-plugin-internal-implementation-allreduce-watchdog-600s":
@@ -1347,6 +1350,13 @@ KNOWN_MISMATCHES = {
         "translator: gpu pass; warn PCIE_DOWNGRADED (host): the slot's Max Gen4 below the GPU's Device Max Gen5 warns, "
         "as h100-sxm-gen4-pcie-switch expects; a workstation's Gen4 platform chosen by its owner is in no field",
     # Hundred-and-eighty-first, -third and -fourth batches (fix181, tests/test_judges_fix181.py): the rule kept.
+    "wsl2-docker-two-rtx4090-vllm-nccl-2.18.1-failed-to-open-libibverbs-socket-eth0-one-line-paste-nothing-to-judge":
+        "translator: nccl skip FACTS_INCOMPLETE; with NCCL's lines read each where it starts (fix181) the socket "
+        "fall-back for want of libibverbs warns NCCL_NET_FALLBACK (image), the node's fabric not shown and `nodes` "
+        "null, as openshift-vllm-four-ranks-...; one workstation is the poster's prose",
+    "radeon-r9700-vllm-ray-container-rccl-failed-to-open-libibverbs-socket-enp165s0f1np1-two-ranks-no-rdma-adapter-shown":
+        "translator: nccl skip FACTS_INCOMPLETE; the socket fall-back for want of libibverbs warns NCCL_NET_FALLBACK "
+        "(image) where the node's fabric is not shown, as openshift-vllm-four-ranks-... (tests/test_judges_fix44.py)",
     "fabricmanager-530-driver-interface-530.30.02-vs-loaded-530.41.03-mismatch-refuses-to-start-nvswitches-not-shown":
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); a fabric manager's failure line with no NVSwitch and no "
         "device shown is said, not judged: skip FACTS_INCOMPLETE (tests/test_judges_schema3x.py, akash-network#632)",

@@ -241,11 +241,7 @@ def _no_device_no_fabric(facts: NcclFacts, log: NcclLog, owner: str) -> bool:
     network, no fall-back (batch 115: `NET/IB : No device found.` then `Using network Socket`, and no error). Two
     nodes do not change it: Ethernet-only nodes meet over sockets as well (batch 149, two-node torchrun on eno3; the
     two GCP VMs of batch 137); an error beside it still names the missing device as its cause."""
-    # libibverbs not in the image is the same on such nodes: there is nothing for it to drive (batches 44-181: six
-    # blind translations of one-host and Ethernet logs, none an image fault), unless the container has RDMA devices
-    no_verbs = owner == "image" and bool(log.get("verbs_missing")) and not facts.get("uverbs") \
-        and not facts.get("adapters")
-    return (((owner == "job" and bool(log.get("ib_no_device"))) or no_verbs) and not log.get("plugin_loaded")
+    return (owner == "job" and bool(log.get("ib_no_device")) and not log.get("plugin_loaded")
             and not job_env(facts).get("NCCL_IB_HCA") and not facts.get("error"))
 
 
