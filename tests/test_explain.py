@@ -1013,6 +1013,19 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p4d-24xlarge-eks-karpenter-card-0-ena-only-ofi-efa-found-3-nics-of-4-libfabric-v11-rail-missing":
         "translator: fabric warn FABRIC_ADAPTERS_MISSING (host); nccl pass only: aws-ofi-nccl's `found 3 nics` "
         "on a 4-EFA instance type is no field (nccl_log.ofi_nics), so no fabric record comes of the paste",
+    # Batches 219 and 220 (the lead's review, tests/test_judges_batch219.py): what schema 3 or a paste cannot show.
+    "gentoo-rtx-3080-ga102-10de-2206-at-01-00-0-open-kernel-module-555.58-hyprctl-systeminfo-gpu-information-healthy":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: hyprctl's systeminfo (an lspci line "
+        "and the module's version) is no GPU tool's report; a one-line lspci is read by no parser",
+    "ubuntu-24.04-nvidia-driver-565-open-proc-driver-nvidia-version-565.57.01-open-kernel-module-nixgl-regex-tool-bug-healthy":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: /proc/driver/nvidia/version names "
+        "the module, no GPU: nothing to judge, as on the facts road",
+    "rtx-5090-lnksta-5gts-gen2-x16-of-gen5-sysfs-agrees-beside-rtx-pro-6000-at-gen5-identical-root-port-wrx90-slot":
+        "translator: gpu fail PCIE_DOWNGRADED (host); pass: the author's own markdown table and commented "
+        "lspci/sysfs lines, one idle read (the facts road's reason)",
+    "connectx-5-mt4119-roce-rocep3s0-active-100-in-x8-electrical-slot-lnksta-x8-of-x16-ib-write-bw-55.9-gbps-pcie-bound":
+        "translator: fabric pass; not recognised: the author's markdown tables and `#`-commented ibstat lines are "
+        "no tool's printed output",
 }
 
 
