@@ -1026,6 +1026,22 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "connectx-5-mt4119-roce-rocep3s0-active-100-in-x8-electrical-slot-lnksta-x8-of-x16-ib-write-bw-55.9-gbps-pcie-bound":
         "translator: fabric pass; not recognised: the author's markdown tables and `#`-commented ibstat lines are "
         "no tool's printed output",
+    # Batch 224 (the lead's review): prose is no figure and no printed failure.
+    "a100-80gb-pcie-amd-epyc-iommu-disabled-in-bios-nccl-tests-all-reduce-without-p2p-disable-8-to-21-gbs-p2pbandwidthlatencytest":
+        "translator: nccl pass; skip FACTS_INCOMPLETE: a run said in prose to pass (no row, no figure, no outcome "
+        "line in the excerpt) is nothing a pass can rest on (no pass without figures)",
+    "h100-80gb-hbm3-x4-kolyoz1-acs-disabled-nccl-tests-all-reduce-512m-8g-runs-without-net-gdr-level-0-single-node":
+        "translator: nccl pass; skip FACTS_INCOMPLETE: a run said in prose to pass (no row, no figure, no outcome "
+        "line in the excerpt) is nothing a pass can rest on (no pass without figures)",
+    "two-gpu-workstation-amd-vi-io-page-fault-kmcuda-hang-nccl-tests-all-reduce-and-others-pass-app-not-host":
+        "translator: nccl pass; skip FACTS_INCOMPLETE: a run said in prose to pass (no row, no figure, no outcome "
+        "line in the excerpt) is nothing a pass can rest on (no pass without figures)",
+    "ngc-pytorch-19.10-nccl-2.5.6-nccl-tests-crash-with-nv-peer-memory-acs-on-plx-switches-setpci-f2a-fix":
+        "translator: nccl fail NCCL_FAILED (host); not recognised: the crash is in the poster's words (the output "
+        "was not kept) and ACSCtl's flags have no field (pcie_acs): prose is not read as a failure",
+    "rtx3090-x2-vfio-proxmox-vm-x-nv-gpudirect-clique-peer-window-private-mirror-nccl-p2p-hangs-610.57.04":
+        "translator: nccl fail NCCL_TIMEOUT (host); not recognised: a write-up of the poster's experiments (prose, "
+        "bullets), no tool's printed failure line",
 }
 
 

@@ -1487,6 +1487,16 @@ KNOWN_MISMATCHES = {
         "translator: gpu fail PCIE_DOWNGRADED (host); pass: one idle read of Gen2 of Gen5 on a GeForce (which "
         "downshifts at idle) is no downgrade by FACTS.md's one rule; the re-read after a reboot and the twin card's "
         "Gen5 under an identical root port are prose and comments, no `samples` phase",
+    # Batch 224 (the lead's review): prose is no figure and no printed failure.
+    "a100-80gb-pcie-amd-epyc-iommu-disabled-in-bios-nccl-tests-all-reduce-without-p2p-disable-8-to-21-gbs-p2pbandwidthlatencytest":
+        "translator: nccl pass; skip FACTS_INCOMPLETE: a run said in prose to pass (no row, no figure, no outcome "
+        "line in the excerpt) is nothing a pass can rest on (no pass without figures)",
+    "h100-80gb-hbm3-x4-kolyoz1-acs-disabled-nccl-tests-all-reduce-512m-8g-runs-without-net-gdr-level-0-single-node":
+        "translator: nccl pass; skip FACTS_INCOMPLETE: a run said in prose to pass (no row, no figure, no outcome "
+        "line in the excerpt) is nothing a pass can rest on (no pass without figures)",
+    "two-gpu-workstation-amd-vi-io-page-fault-kmcuda-hang-nccl-tests-all-reduce-and-others-pass-app-not-host":
+        "translator: nccl pass; skip FACTS_INCOMPLETE: a run said in prose to pass (no row, no figure, no outcome "
+        "line in the excerpt) is nothing a pass can rest on (no pass without figures)",
 }
 
 
