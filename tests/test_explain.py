@@ -1042,6 +1042,22 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx3090-x2-vfio-proxmox-vm-x-nv-gpudirect-clique-peer-window-private-mirror-nccl-p2p-hangs-610.57.04":
         "translator: nccl fail NCCL_TIMEOUT (host); not recognised: a write-up of the poster's experiments (prose, "
         "bullets), no tool's printed failure line",
+    # Batch 223 (the lead's review): numerics told by controls and prose.
+    "gb200-llama3-70b-nvfp4-128-gpu-nan-inf-grad-norm-main-stack-only-64-256-gpu-and-r0.5.0-clean-image":
+        "translator: train fail TRAIN_LOSS_NOT_FINITE (image); not recognised: the NaN/Inf grad-norm line and "
+        "the control runs (other scales, the older stack) decide the owner, and no parser reads them",
+    "h100-80gb-hbm3-max-nightly-26.6-bf16-ops-matmul-rows-8-and-up-garbage-driver-570.172.08-library-not-gpu":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: a library's output table, no GPU tool's "
+        "report",
+    "megatron-lm-ci-gpt3-moe-ep8-1node-te-2.16-update-rank3-device3-nan-local-grad-norm-reproducible-on-rerun-image":
+        "translator: train fail TRAIN_LOSS_NOT_FINITE (image); not recognised: Megatron's rerun-state-machine lines "
+        "are read by no parser (the owner rests on the PR's TE bump, prose)",
+    "pai-megatron-llama3-70b-4-nodes-tp4-pp8-bf16-rank11-device3-assertionerror-nan-local-grad-norm-data-suspected-job":
+        "translator: train fail TRAIN_FAILED (job); not recognised: Megatron's `found NaN in local grad norm` "
+        "assertion is read by no parser (the owner, data or numerics, is the maintainer's prose)",
+    "tf-2.10-and-2.19-mirroredstrategy-two-gpus-nan-loss-only-on-certain-gpu-pairs-random-data-dense-model-host-p2p-path":
+        "translator: train fail TRAIN_LOSS_NOT_FINITE (host); not recognised: the script and the poster's "
+        "account, no loss printed in the stored copy",
 }
 
 

@@ -1497,6 +1497,22 @@ KNOWN_MISMATCHES = {
     "two-gpu-workstation-amd-vi-io-page-fault-kmcuda-hang-nccl-tests-all-reduce-and-others-pass-app-not-host":
         "translator: nccl pass; skip FACTS_INCOMPLETE: a run said in prose to pass (no row, no figure, no outcome "
         "line in the excerpt) is nothing a pass can rest on (no pass without figures)",
+    # Batch 223 (the lead's review): numerics told by controls and prose.
+    "gb200-llama3-70b-nvfp4-128-gpu-nan-inf-grad-norm-main-stack-only-64-256-gpu-and-r0.5.0-clean-image":
+        "translator: train fail TRAIN_LOSS_NOT_FINITE (image); FACTS_INVALID: world_size 128 with no rank and no "
+        "failure recorded cannot be true of a run; the grad-norm NaN and the control runs at other scales have no field",
+    "h100-80gb-hbm3-max-nightly-26.6-bf16-ops-matmul-rows-8-and-up-garbage-driver-570.172.08-library-not-gpu":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); pass: no device listed, only a library's wrong matmul "
+        "in prose (a gpu `library_results` list would carry it): nothing unread is called healthy, the Xids not assessed",
+    "megatron-lm-ci-gpt3-moe-ep8-1node-te-2.16-update-rank3-device3-nan-local-grad-norm-reproducible-on-rerun-image":
+        "translator: train fail TRAIN_LOSS_NOT_FINITE (image); skip: no step and no loss recorded (a NaN in the "
+        "grad norm and Megatron's rerun result have no field: `grad_norm`, `rerun`)",
+    "pai-megatron-llama3-70b-4-nodes-tp4-pp8-bf16-rank11-device3-assertionerror-nan-local-grad-norm-data-suspected-job":
+        "translator: train fail TRAIN_FAILED (job); fail CHECK_CRASHED (image): train facts are verify's own run, "
+        "where an AssertionError is the check's own; a user's Megatron NaN check translated into them reads so",
+    "tf-2.10-and-2.19-mirroredstrategy-two-gpus-nan-loss-only-on-certain-gpu-pairs-random-data-dense-model-host-p2p-path":
+        "translator: train fail TRAIN_LOSS_NOT_FINITE (host); skip: the stored copy ends before any loss is "
+        "printed, and results per GPU pair have no field",
 }
 
 
