@@ -28,6 +28,11 @@ Defects found, by class (rating, fix):
    `dmesg | grep NVRM` with a container client's API mismatch failed the host (high, false drain). Fix:
    explain/apimismatch.py sets the kernel log's mismatch entries aside where another gpu kind of the paste lists GPUs
    that answer, and warns with them instead.
+7. A log longer than 1 MB (a long run's lines before the failure) turned the verdict of the same failure: the proxy's
+   casualty was read with the socket WARNs of the text's first MB only (proxysock), and NCCL_COMM_ID's subnet search
+   in the first MB only (explain/nccl.py's connects): batch 208's `closed by remote peer` entry padded went from the
+   job's to the host's (a false drain, high), the bridge entry to the image's, the NCCL_COMM_ID bind to the host's.
+   Fix: proxysock reads the text's last MB (where the failure is), the connects its first and last MB.
 """
 from __future__ import annotations
 
@@ -37,7 +42,8 @@ import pytest
 
 from tests.judging import explained, nccl_verdict, verdict
 from verify.checks import gpu
-from verify.explain import cuda
+from verify.explain import cuda, proxysock
+from verify.explain import nccl as explain_nccl
 from verify.options import Options
 from verify.shared import cuda_errors
 from verify.shared.xidcatalog import API_MISMATCH, rm_status
@@ -170,3 +176,22 @@ def test_an_api_mismatch_pasted_beside_nvidia_smi_answering_warns_and_drains_not
 def test_an_api_mismatch_beside_nvidia_smi_that_cannot_reach_the_gpus_still_fails():
     smi = "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\n$ dmesg\n"
     assert verdict(explained(smi + MISMATCH)) == ("fail", "DRIVER_ERROR", "host")
+
+
+_PAD = "node1:100:100 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n" * 16000      # ~1.1 MB
+
+
+def test_the_socket_cause_of_a_proxy_casualty_is_read_at_the_end_of_a_long_log():
+    tail = ("node1:100:200 [0] misc/socket.cc:49 NCCL WARN Net : Connection closed by remote peer 10.0.0.2<37877>\n"
+            "node1:100:200 [0] proxy.cc:1 NCCL WARN Proxy Call to rank 14 failed (Connect)\n")
+    error = "Proxy Call to rank 14 failed (Connect)"
+    assert len(_PAD) > 1 << 20
+    assert "closed by remote peer" in (proxysock.with_socket_cause(error, _PAD + tail) or "")
+
+
+def test_nccl_comm_ids_subnet_search_is_read_after_a_long_run():
+    init = ("h:1:1 [0] include/socket.h:197 NCCL WARN Net : No interface found in the same subnet as remote address "
+            "192.168.0.91<27030>\nh:1:1 [0] include/socket.h:333 NCCL WARN Call to bind failed : Cannot assign "
+            "requested address\n")
+    log = explain_nccl._with_connects({"proof": []}, _PAD + init)
+    assert any("same subnet" in p for p in log["proof"])

@@ -362,7 +362,10 @@ _CONNECT_FAILED = re.compile(r"\bsocket\w*Connect: [^\n]*?returned [^\n]*|"
 
 def _with_connects(log: dict[str, Any], text: str) -> dict[str, Any]:
     """NCCL's log with its socket connects that failed among the proof (the first two), where the log has lines."""
-    connects = list(dict.fromkeys(m.group(0).strip()[:200] for m in _CONNECT_FAILED.finditer(text, 0, 1 << 20)))[:2]
+    # the log's first and last MB: its start-up and its failure, whatever lies between (a long run's lines)
+    windows = ((0, 1 << 20), (max(1 << 20, len(text) - (1 << 20)), len(text)))
+    connects = list(dict.fromkeys(m.group(0).strip()[:200] for start, end in windows
+                                  for m in _CONNECT_FAILED.finditer(text, start, end)))[:2]
     proof = [p for p in log.get("proof") or [] if p not in connects]
     if log and connects:
         log["proof"] = proof[:ncclog.MAX_PROOF - len(connects)] + connects
