@@ -8,7 +8,6 @@ verify/shared/cuda_errors.py) and `devices`. A line that mentions a refusal in p
 with Error 802: ...`, a code span in a sentence: verify/explain/said.py) is none."""
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import re
@@ -55,10 +54,8 @@ _INIT_TRACE = re.compile(r"\btorch\._C\._cuda_init\(\)|, in _lazy_init\b")
 _FIRST_CALL_BARE = re.compile(r"\b(?:cudaGetDeviceCount|cuInit)\b[^\n]{0,80}?\binitiali[sz]ation error\b", re.IGNORECASE)
 
 
-def _is_refusal(line: str, starting: bool = False, worded: bool = True) -> bool:
-    """`worded` False: the catalog's words are known absent from the line (no name to find, only a number)."""
-    decoded = (named(line) if worded else None) or ((_REFUSAL.search(line) or _CUDA.search(line))
-                                                    and decode(line, worded))
+def _is_refusal(line: str, starting: bool = False) -> bool:
+    decoded = named(line) or ((_REFUSAL.search(line) or _CUDA.search(line)) and decode(line))
     if decoded:
         return decoded.refusal or bool(_INIT.search(line)) or (starting and bool(_REFUSAL.search(line)))
     return bool((_REFUSAL.search(line) or _CUDA.search(line)) and undecided(line)) or bool(_FIRST_CALL_BARE.search(line))
@@ -81,21 +78,18 @@ def _joined(text: str) -> str:
     return _CONTINUED.sub(r"\1 \2", text)
 
 
-def _touched(text: str, patterns: tuple[re.Pattern[str], ...]) -> Iterator[tuple[str, bool]]:
-    """The lines (as splitlines gives them, in order) that a match of one of `patterns` touches, each with whether a
-    match of the first touches it: a few scans of the whole text instead of each pattern on each line (a 10 MB
-    training log is 100,000s of lines none of them names). A line no match of the first touches holds none of its own
-    (a match inside it would have been found, or the one found over it touches it)."""
-    raws = text.splitlines(keepends=True)
-    starts = list(itertools.accumulate((len(r) for r in raws[:-1]), initial=0))
-    lines: list[set[int]] = [set() for _ in patterns]
-    for n, p in enumerate(patterns):
-        for m in p.finditer(text):
-            first = bisect.bisect_right(starts, m.start()) - 1
-            lines[n].update(range(first, max(first, bisect.bisect_right(starts, m.end() - 1) - 1) + 1))
-    touched = set().union(*lines)
-    return ((raws[i].splitlines()[0] if raws[i].splitlines() else "", i in lines[0]) for i in sorted(touched)
-            if i < len(raws))
+def _touched(text: str, patterns: tuple[re.Pattern[str], ...]) -> Iterator[str]:
+    """The lines (as splitlines gives them, in order) that a match of one of `patterns` touches: a few scans of the
+    whole text instead of each pattern on each line (a 10 MB training log is 100,000s of lines none of them names)."""
+    spans = sorted((m.start(), max(m.end(), m.start() + 1)) for p in patterns for m in p.finditer(text))
+    pos = k = 0
+    for raw in text.splitlines(keepends=True):
+        end = pos + len(raw)
+        while k < len(spans) and spans[k][1] <= pos:
+            k += 1
+        if k < len(spans) and spans[k][0] < end:      # a match starts before this line ends and ends inside or after
+            yield raw.splitlines()[0]
+        pos = end
 
 
 @functools.lru_cache(maxsize=2)
@@ -103,8 +97,7 @@ def refusal(text: str) -> str | None:
     starting = printed_trace(text)
     # _is_refusal holds only on a line one of these matches (named() needs the catalog's words)
     lines = _touched(_joined(text), (cuda_errors.ANY_WORDS, _REFUSAL, _CUDA, _FIRST_CALL_BARE))
-    return next((line.strip()[:400] for line, worded in lines if _is_refusal(line, starting, worded)
-                 and not _mentioned(line)), None)
+    return next((line.strip()[:400] for line in lines if _is_refusal(line, starting) and not _mentioned(line)), None)
 
 
 def printed_trace(text: str) -> bool:

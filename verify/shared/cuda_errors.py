@@ -235,13 +235,12 @@ _ANY_NUMBER = re.compile(_NUMBER.format(r"(\d+)"), re.IGNORECASE)
 MESSAGE = re.compile(_ANY_WORDS.pattern + "|" + _NUMBER.format(r"\d+"), re.IGNORECASE)
 
 
-def decode(text: str | None, worded: bool = True) -> Decoded | None:
-    """The known cause of a CUDA driver error message (by name, string or number), or None. `worded` False: the
-    caller knows no rule's words are in the text (explain's whole-text scan), so only its numbers are read."""
+def decode(text: str | None) -> Decoded | None:
+    """The known cause of a CUDA driver error message (by name, string or number), or None."""
     if not text:
         return None
     # the words and the numbers of every rule found in one pass each (a rule at a time was seconds on a long line)
-    worded = worded and bool(_ANY_WORDS.search(text))
+    worded = bool(_ANY_WORDS.search(text))
     numbers = {m.group(1) for m in _ANY_NUMBER.finditer(text)}
     for number, words, decoded in _RULES:
         if (worded and words.search(text)) or (number is not None and str(number) in numbers):
