@@ -6,7 +6,8 @@ api_mismatch, smitable's ECC `Off`, cuda's `_touched`, the device list's repeate
 Defects found, by class (rating, fix):
 1. A quote of the kernel's `NVRM: API mismatch: the client ...` line in prose (a forum post, a chat pasted into a
    job's log) was read as the driver's record: DRIVER_ERROR, owner host, a false drain (high). Fix:
-   xidcatalog._API_MISMATCH takes `NVRM:` only at a record's start (the line's, or after a reader's stamp or tag).
+   xidcatalog._API_MISMATCH takes `NVRM:` only at a record's start (the line's, or after a reader's stamp or tag,
+   pdsh's `host: ` included).
 2. An API mismatch in the kernel log while NVML lists GPUs that answer (a container that bundles its own driver
    libraries is the refused client; or lines from before the module was reloaded) failed the host's driver install, a
    false drain (high). Fix: driverlog._api_mismatch warns (no drain) where NVML, a client of this host's user space,
@@ -62,6 +63,7 @@ def test_a_quoted_api_mismatch_is_no_driver_record(line):
     "Jun 30 11:07:05 gpu-0 kernel: NVRM: API mismatch: the client has the version 535.54.03, but",
     "6,1234,330628039,-;NVRM: API mismatch: the client has the version 535.54.03, but",
     "kern  :err   : [  9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)",
+    "gpu-07: NVRM: API mismatch: the client has the version 550.54.15, but",       # pdsh over dmesg --notime
 ])
 def test_the_kernels_own_api_mismatch_record_is_still_read(line):
     assert rm_status(line) == (API_MISMATCH, None)
