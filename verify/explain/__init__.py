@@ -15,6 +15,7 @@ from typing import Any
 from ..checks.gpu.gpuidentity import norm_bus
 from . import (
     amdsmi,
+    apimismatch,
     autopilot,
     childfailed,
     collectenv,
@@ -332,7 +333,9 @@ def _one(text: str, path: str, options: Any) -> Any:
         result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(dict.fromkeys(k.name for k in KINDS))})")
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dcgmi nvlink -s, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
-    results = [_judged(kind, seen[kind.prefixed], path, options) for kind in found]
+    # an API mismatch beside nvidia-smi answering is another client's, no host fault (apimismatch.py)
+    answered = apimismatch.nvml_answered([(k.check, k.parse, seen[k.prefixed]) for k in found], kernel.parse, text)
+    results = [_judged(kind, seen[kind.prefixed], path, options, answered) for kind in found]
     listed = _listed_elsewhere(found, results, seen)
     rank = [(0.5 if r.code == "FACTS_INVALID" else 0 if n in listed else _SEVERITY.get(r.status, 0),
              _unjudged_run(kind, r), _read(r), int(r.code not in UNREAD and n not in listed), _cause(kind, found, r), -n)
@@ -422,13 +425,16 @@ def once(facts: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(repeated))
 
 
-def _judged(kind: Kind, text: str, path: str, options: Any) -> Any:
+def _judged(kind: Kind, text: str, path: str, options: Any, answered: bool = False) -> Any:
     from ..checks import CHECKS
     from ..judging import judge
 
     facts = kind.parse(text)
+    facts, mismatch = apimismatch.set_aside(facts) if answered and kind.parse is kernel.parse else (facts, [])
     repeated = once(facts) if kind.check == "gpu" else []
     result = judge(CHECKS[kind.check], facts, options, source=path)
+    if mismatch:
+        apimismatch.said(result, mismatch)
     result.details += [f"{gpu} is in {path} more than once: its last reading is judged, the earlier ones fill only "
                        "what it did not read" for gpu in repeated]
     unread = kind.unread(text) if kind.unread else []

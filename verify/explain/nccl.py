@@ -362,10 +362,26 @@ _CONNECT_FAILED = re.compile(r"\bsocket\w*Connect: [^\n]*?returned [^\n]*|"
 
 def _with_connects(log: dict[str, Any], text: str) -> dict[str, Any]:
     """NCCL's log with its socket connects that failed among the proof (the first two), where the log has lines."""
-    connects = list(dict.fromkeys(m.group(0).strip()[:200] for m in _CONNECT_FAILED.finditer(text, 0, 1 << 20)))[:2]
+    # the log's first and last MB: its start-up and its failure, whatever lies between (a long run's lines)
+    windows = ((0, 1 << 20), (max(1 << 20, len(text) - (1 << 20)), len(text)))
+    connects = list(dict.fromkeys(m.group(0).strip()[:200] for start, end in windows
+                                  for m in _CONNECT_FAILED.finditer(text, start, end)))[:2]
     proof = [p for p in log.get("proof") or [] if p not in connects]
     if log and connects:
         log["proof"] = proof[:ncclog.MAX_PROOF - len(connects)] + connects
+    return log
+
+
+# the job's NCCL_COMM_ID as its launch printed it (`export NCCL_COMM_ID=10.0.0.5:29500`, an `env` dump, `-x` / `-e`):
+# NCCL logs its own `NCCL_COMM_ID set by environment` only under NCCL_DEBUG_SUBSYS=ENV, and a bind refused on that
+# address is the job's, never the host's (verify/checks/nccl/bindaddr.py)
+_COMM_ID_SET = re.compile(r"(?<![\w-])NCCL_COMM_ID=['\"]?([^\s'\"]+)")
+
+
+def _with_comm_id(log: dict[str, Any], text: str) -> dict[str, Any]:
+    """NCCL's log with the job's NCCL_COMM_ID among its env where the launch printed it and NCCL did not."""
+    if log and "NCCL_COMM_ID" not in (log.get("env") or {}) and (m := _COMM_ID_SET.search(text, 0, 1 << 20)):
+        log["env"] = {**(log.get("env") or {}), "NCCL_COMM_ID": m.group(1)[:100]}
     return log
 
 
@@ -383,7 +399,7 @@ def parse(text: str) -> dict[str, Any]:
     if nodes is None and oneproc.one_node(text):
         nodes = 1                       # one process, several GPUs: one node (oneproc.py)
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
-            "world_size": world or listed, "nodes": nodes, "nccl_log": _with_connects(_log(text), text),
+            "world_size": world or listed, "nodes": nodes, "nccl_log": _with_comm_id(_with_connects(_log(text), text), text),
             **({"device_name": gpu} if gpu else {}), **_listed(text), **_limit(text)}
 
 

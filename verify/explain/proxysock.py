@@ -11,6 +11,7 @@ import re
 from ..checks.nccl.peergone import PEER_GONE
 
 _PROXY = re.compile(r"Proxy Call to rank \d+ failed|\[Proxy Service \d+\] Failed to execute operation")
+_TAIL = 1 << 20
 _SOCKET_WARN = re.compile(r"(?:misc/)?socket\.cc:\d+ (?:\(\w+\) )?NCCL WARN ([^\n]*)")
 
 
@@ -18,6 +19,8 @@ def with_socket_cause(error: str | None, text: str) -> str | None:
     """The error with the socket WARNs (up to two) that name a peer gone, where the error is the proxy's casualty."""
     if not error or not _PROXY.search(error) or PEER_GONE.search(error):
         return error
-    lines = list(dict.fromkeys(m.group(1).strip()[:200] for m in _SOCKET_WARN.finditer(text, 0, 1 << 20)
+    # the socket's WARNs come just before the proxy's, at the failure: read in the text's last MB (a long log's first
+    # MB is its start-up, and the verdict of the same failure would turn on the log's length)
+    lines = list(dict.fromkeys(m.group(1).strip()[:200] for m in _SOCKET_WARN.finditer(text, max(0, len(text) - _TAIL))
                                if PEER_GONE.search(m.group(1))))[:2]
     return f"{error} ({'; '.join(lines)})" if lines else error

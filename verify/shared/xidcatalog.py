@@ -238,7 +238,10 @@ _MODULE_REJECTED = re.compile(r"could not insert (?:'(nvidia[\w-]*)'|module \S*?
 # 1005)`): the driver's user space and its loaded module are two releases (an upgrade without a reboot, a DKMS module
 # not rebuilt), so every client of that user space is refused. Recorded as the status API_MISMATCH (FACTS.md).
 API_MISMATCH = "api_mismatch"
-_API_MISMATCH = re.compile(r"NVRM: API mismatch: the client\b")
+# the kernel's record only: `NVRM:` at the start of the line or after a reader's stamp or tag (`[  9.42] `, `kernel: `,
+# /dev/kmsg's `6,123,456,-;`, syslog's `<4>`, pdsh's `gpu-07: `); a quote of it in prose (`wrote: "NVRM: API mismatch ...`) is no
+# record, and would fail a healthy host's driver install
+_API_MISMATCH = re.compile(r"(?:^|^\s*[\w.-]+:|\]|\bkernel:|^\d+,\d+,\d+,[^;]*;|<\d>)\s*NVRM: API mismatch: the client\b")
 _API_VERSIONS = re.compile(r"has the version (\d+(?:\.\d+)+), but[\s\S]{0,60}?this kernel module has\W+"
                            r"(?:NVRM:\s*)?the version (\d+(?:\.\d+)*\d)")
 

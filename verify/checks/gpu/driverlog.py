@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from ...facts import DriverError
 from ...findings import Findings
-from ...result import FAIL
+from ...result import FAIL, WARN
 from ...shared.xidcatalog import (
     API_MISMATCH,
     LEGACY_GPU,
@@ -26,11 +26,12 @@ from ...shared.xidcatalog import (
 )
 
 
-def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
+def driver_errors(events: Sequence[DriverError], found: Findings, nvml_answers: bool = False) -> None:
     """The driver's status lines (verify/shared/xidcatalog.py's RM_STATUS): a status that describes the GPU's state
     fails it under that state's code (NV_ERR_RESET_REQUIRED: a reset), once per status; a GPU the driver could not
     initialise fails the host whatever the status, as do GPUs another kernel driver keeps from it; the rest are not
-    judged."""
+    judged. `nvml_answers`: NVML, a client of this host's user space, listed GPUs that answer (an API mismatch is
+    then another client's)."""
     seen: dict[str, int] = {}
     init: list[DriverError] = []
     unbound: list[DriverError] = []
@@ -53,7 +54,7 @@ def driver_errors(events: Sequence[DriverError], found: Findings) -> None:
             mismatch.append(e)
         elif str(e.get("status")) in RM_STATUS:
             seen[str(e["status"])] = seen.get(str(e["status"]), 0) + 1
-    _api_mismatch(mismatch, found)      # the install's inconsistency, before the init failure it may lead to
+    _api_mismatch(mismatch, found, nvml_answers)      # the install's inconsistency, before the init failure
     _init_failures(init, found)
     _unbound(unbound, found)
     _legacy(legacy, found)              # the cause, before the probe's failure it leads to
@@ -151,7 +152,7 @@ def _rejected(events: list[DriverError], found: Findings) -> None:
               "`nvidia-smi` must list the GPUs before the node takes work again.", "host")
 
 
-def _api_mismatch(events: list[DriverError], found: Findings) -> None:
+def _api_mismatch(events: list[DriverError], found: Findings, nvml_answers: bool) -> None:
     """`NVRM: API mismatch: the client has the version X, but this kernel module has the version Y`: the driver's user
     space and its loaded module are two releases (an upgrade without a reboot, a DKMS module not rebuilt for the running
     kernel), so the kernel refuses every client of that user space: the host's driver install, judged even where NVML
@@ -160,6 +161,16 @@ def _api_mismatch(events: list[DriverError], found: Findings) -> None:
         return
     versions = next((v for e in events if (v := api_versions(str(e.get("text") or "")))), None)
     which = f" (user space {versions[0]} over module {versions[1]})" if versions else ""
+    if nvml_answers:
+        # NVML is a client of this host's user space, and the kernel let it through: the refused client brought its
+        # own driver libraries (a container image that bundles them), or its lines predate a module reload
+        found.add(WARN, "DRIVER_ERROR", f"the kernel refused a client of another NVIDIA driver release{which} "
+                  "(`NVRM: API mismatch`), while NVML reaches the GPUs through this host's: the refused client brought "
+                  "its own driver libraries (a container image that bundles libcuda / libnvidia-ml), or the lines "
+                  "predate a reload of the module", "Find the client the line names (`the client '<name>' (pid N)`): "
+                  "an image must take the host's driver libraries from the container runtime, never bundle its own.",
+                  "host")
+        return
     found.add(FAIL, "DRIVER_ERROR", f"the kernel refuses the NVIDIA driver's user space{which}: it is another release "
               "than the loaded module (`NVRM: API mismatch`), so no NVIDIA client (NVML, CUDA, nvidia-persistenced) "
               "reaches the GPUs", "Drain the node; rebuild the module for the running kernel (`dkms autoinstall`) or "

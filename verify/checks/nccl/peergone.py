@@ -25,8 +25,12 @@ from ...result import FAIL, CheckResult
 # corpus holds such a node (nccl-2.21.5-remote-error-connection-reset-nodes-with-ib-issues: the host's)
 PEER_GONE = re.compile(r"Connection closed by remote peer|Broken pipe|\bEPIPE\b", re.IGNORECASE)
 # what would be a cause of this node's own, read by other rules first; present, this rule says nothing
+# (a verbs completion's status in words or by name, `transport retry counter exceeded` / IBV_WC_RETRY_EXC_ERR, an
+# adapter's async event, an Xid, CUDA's unhandled error: each a cause of this node's side, never a bare peer gone)
 _OWN_CAUSE = re.compile(r"Cuda failure|CUDA error|ibv_\w+ failed|work completion|status=\d+|"
-                        r"No route to host|Software caused connection abort|Network is unreachable", re.IGNORECASE)
+                        r"No route to host|Software caused connection abort|Network is unreachable|"
+                        r"\bIBV_WC_\w+|retry counter exceeded|Got completion|async (?:fatal )?event|\bXid\b|"
+                        r"unhandled cuda error|ncclUnhandledCudaError", re.IGNORECASE)
 # interfaces of this host alone: Docker's user bridges and veths, libvirt's, CNI's and podman's bridges
 _HOST_ONLY = re.compile(r"^(?:br-[0-9a-f]+|veth\w*|docker\d*|virbr\d*|cni\d*|podman\d*|cali\w+|flannel\.\d+)$")
 _LISTED = re.compile(r"\[\d+\]([\w.-]+):([0-9a-fA-F.:]+)(?:%[\w.-]+)?<")
