@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ...facts import DriverError
 from ...findings import Findings
@@ -176,3 +177,9 @@ def _api_mismatch(events: list[DriverError], found: Findings, nvml_answers: bool
               "reaches the GPUs", "Drain the node; rebuild the module for the running kernel (`dkms autoinstall`) or "
               "reinstall one driver release whole, then reload the module or reboot; `nvidia-smi` must list the GPUs "
               "before the node takes work again.", "host")
+
+
+def answering(devices: list[Any]) -> bool:
+    """NVML lists GPUs that answer: this host's driver user space reaches the module (an API mismatch is another's,
+    a container's own libraries)."""
+    return any(isinstance(d, dict) and not d.get("lost") for d in devices)

@@ -241,9 +241,7 @@ def kernel_log(facts: GpuFacts, devices: list[NvmlDevice], found: Findings) -> N
     them), NVSwitch SXids and the driver's status lines."""
     gpuhealth.xids([e for e in facts.get("xid_events") or [] if isinstance(e, dict)], devices, found)
     gpuhealth.sxids(facts.get("sxid_events") or [], found)
-    # NVML listing GPUs that answer: this host's driver user space reaches the module (an API mismatch is another's)
-    driverlog.driver_errors(facts.get("driver_errors") or [], found,
-                            any(isinstance(d, dict) and not d.get("lost") for d in devices))
+    driverlog.driver_errors(facts.get("driver_errors") or [], found, driverlog.answering(devices))
     aer.judge(facts.get("pcie_aer_events") or [], found)
     fabricmanager.judge(facts, devices, found)         # a node-wide service, as the switches' SXids
 
