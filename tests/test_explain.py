@@ -1058,6 +1058,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "tf-2.10-and-2.19-mirroredstrategy-two-gpus-nan-loss-only-on-certain-gpu-pairs-random-data-dense-model-host-p2p-path":
         "translator: train fail TRAIN_LOSS_NOT_FINITE (host); not recognised: the script and the poster's "
         "account, no loss printed in the stored copy",
+    # Batch 227 (the lead's review): figures told in prose.
+    "dgx-spark-gb10-cx7-200g-ethernet-gen5-x4-negotiated-tcp-and-ib-write-bw-capped-13-gbps-clean-counters-fw-28.45.4028":
+        "translator: fabric fail FABRIC_BANDWIDTH_LOW (host); not recognised: the PR's prose summary of "
+        "iperf and ib_write_bw figures, no tool's printed table",
 }
 
 
