@@ -1517,6 +1517,21 @@ KNOWN_MISMATCHES = {
     "dgx-spark-gb10-cx7-200g-ethernet-gen5-x4-negotiated-tcp-and-ib-write-bw-capped-13-gbps-clean-counters-fw-28.45.4028":
         "translator: fabric fail FABRIC_BANDWIDTH_LOW (host); skip FACTS_INCOMPLETE: every fabric field is null "
         "(the measured 13 Gb/s is prose; a `fabric.perftest` list and the NIC's own PCIe link would carry it)",
+    # Batch 228 (the lead's review, tests/test_judges_batch228.py).
+    "aws-ci-runner-torch-nightly-nccl-init-cc-416-cudamempoolcreate-operation-not-supported-two-ranks-image":
+        "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (host): CUDA's `operation not supported` "
+        "at NCCL's init is the node's by the excerpt (a vGPU without unified memory answers it so, "
+        "h100-vmware-vgpu-x2-...); the nightly's new cudaMemPoolCreate call is the maintainer's prose",
+    "k8s-two-pods-one-gpu-each-nccl-2.26.2-socket-p2p-cumem-import-shareable-handle-cuda-101-pods-isolated-job":
+        "translator: nccl fail NCCL_FAILED (job); the failing cuMem import between pods is in the issue's title "
+        "(no WARN line names it in the excerpt): the log's own cause, a socket fall-back for want of libibverbs, is "
+        "judged the image's",
+    "k8s-two-pods-one-node-nccl-tests-p2p-cumem-across-pods-channels-connected-no-error-nothing-to-judge":
+        "translator: nccl skip FACTS_INCOMPLETE; pass: every rank connected within one node over P2P/CUMEM and no "
+        "error is printed: NCCL's log of a working intra-node transport passes, bandwidth not assessed",
+    "slurm-a100-srun-gpus-per-task-1-nccl-2.28.9-p2p-cc-275-cuda-101-invalid-device-ordinal-task-cgroup-job":
+        "translator: nccl fail NCCL_FAILED (job); fail DEVICE_COUNT_MISMATCH (job): CUDA 101 on NCCL's P2P set-up "
+        "is a GPU this task cannot see, the one code for that (the owner agrees)",
 }
 
 

@@ -151,6 +151,10 @@ HOST_BY_THE_EXCERPT = {
     "b200-x8-fabric-manager-580.82.07-transient-7s-multicast-team-stall-cumulticastbindmem-802-on-three-ranks-next-"
     "attempts-clean-retry-in-library": "cuMulticastBindMem's 802 is the fabric manager not ready, the host's by the "
         "excerpt; that it was one ~7 s stall the fabric manager completed and the retries ran clean is the authors' prose",
+    # two-hundred-and-twenty-eighth batch (the lead's review)
+    "aws-ci-runner-torch-nightly-nccl-init-cc-416-cudamempoolcreate-operation-not-supported-two-ranks-image": "CUDA's "
+        "`operation not supported` at NCCL's init is the node's (a vGPU without unified memory answers it so: "
+        "h100-vmware-vgpu-x2-...); that the nightly's NCCL now calls cudaMemPoolCreate is the maintainer's prose",
 }
 
 

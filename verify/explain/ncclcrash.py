@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..checks.nccl.crash import SEGV, nccl_crash
+from ..checks.nccl.crash import SEGV, driver_crash, nccl_crash
 from . import nccl
 from .said import printed
 
@@ -30,7 +30,7 @@ def _backtrace(text: str) -> str | None:
 
 def detect(text: str) -> bool:
     shown = _backtrace(text)
-    return bool(shown and nccl_crash(shown))
+    return bool(shown and (nccl_crash(shown) or driver_crash(shown)))
 
 
 def parse(text: str) -> dict[str, Any]:
@@ -42,5 +42,9 @@ def parse(text: str) -> dict[str, Any]:
     frames = (nccl_crash(shown) or ("", []))[1]
     phase = "init" if any(_INIT_FRAME.search(f) for f in frames) else "all_reduce"
     said = f"{crash[:200]}; frames in NCCL: {', '.join(frames[:6])}"
+    if (driver := driver_crash(shown)) and not frames:
+        said = f"{crash[:200]}; in the driver: {driver}"
+    elif driver:
+        said = f"{said}\n{shown}"          # the frames as printed: the driver's innermost one decides (crash.py)
     facts["error"] = f"{facts['error']} | {said}" if facts.get("error") else f"{phase}: {said}"
     return facts

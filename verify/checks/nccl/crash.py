@@ -22,10 +22,15 @@ import re
 
 from ...result import FAIL, CheckResult
 
-SEGV = re.compile(r"Caught signal 11\b|Segmentation fault|\bsegfault|\bSIGSEGV\b|#0\s+0x0+ in \?\? \(\)")
+SEGV = re.compile(r"Caught signal 11\b|Segmentation fault|\b[Ss]egfault|\bSIGSEGV\b|#0\s+0x0+ in \?\? \(\)")
 # case-sensitive: NCCL's identifiers, never the word NCCL in a sentence or an NCCL_* variable
 NCCL_FRAME = re.compile(r"\b(?:p?nccl[A-Z]\w*|nccl_[a-z]\w*|libnccl[\w.+-]*)")
 DRIVER_FRAME = re.compile(r"\blibcuda\.so|\blibnvidia-\w+")
+# the innermost frame under the crash's line in a CUDA driver API function (`File "<unknown>", line 0, in
+# cuMemCreate`, `#0 ... in cuMemCreate ()`) or in libcuda: the driver itself crashed, whoever called it (batch 228:
+# NCCL's cuMem probe hitting a driver bug NVIDIA fixed in its r595 drivers, NVIDIA/nccl#2106)
+_DRIVER_TOP = re.compile(r"\bin (cu[A-Z]\w*)\b|\b(libcuda\.so[\w.]*)")
+_FRAME_LINE = re.compile(r"^\s*(?:File \"|#\d+\s|\d+\s+0x)")
 # the crash said to be in NCCL in so many words, where no frame is printed (`SIGSEGV in NCCL MNNVL clique enrollment`,
 # NVIDIA/nccl#2186; `segfault inside libnccl.so.2`): the same place, named instead of shown
 SAID_IN_NCCL = re.compile(r"\s+(?:in|inside)\s+(?:the\s+)?(NCCL|libnccl[\w.+-]*)\b")
@@ -62,6 +67,8 @@ def unplaced_crash(said: str) -> str | None:
 def crash_verdict(said: list[str], backend: str | None, result: CheckResult, hung: bool) -> CheckResult | None:
     """CHECK_CRASHED, the image's, where the failure is a segmentation fault in NCCL or its net plugin; not where the
     collective hung first (a crash while the job tears a hung communicator down says nothing of why it hung)."""
+    if driven := driver_crash_verdict(said, backend, result, hung):
+        return driven               # the driver's own frame innermost: the node's driver, whoever called it
     found = None if hung else nccl_crash(" | ".join(said))
     if not found:
         return None
@@ -89,3 +96,27 @@ def unplaced_verdict(said: list[str], backend: str | None, result: CheckResult, 
                           "Read the crash's backtrace (the frames under the signal line, or `gdb` on its core) to see "
                           "whose code it is: NCCL and its net plugin (a newer release, or a variable that avoids the "
                           "path, as its release notes say), the framework, or the program.", "image")
+
+
+def driver_crash(said: str) -> str | None:
+    """The driver function (or libcuda) the crash happened in, where the first frame printed under a segmentation
+    fault is the driver's (a signal handler's own frame, libc's sigaction, skipped); None otherwise."""
+    crash = SEGV.search(said)
+    if not crash:
+        return None
+    frames = [f for f in re.split(r"\n| \| ", said[crash.end():]) if _FRAME_LINE.match(f)][:3]
+    frames = [f for f in frames if "sigaction" not in f and "signal" not in f.lower()][:1]
+    top = _DRIVER_TOP.search(frames[0]) if frames else None
+    return (top.group(1) or top.group(2)) if top else None
+
+
+def driver_crash_verdict(said: list[str], backend: str | None, result: CheckResult, hung: bool) -> CheckResult | None:
+    """A segmentation fault whose innermost frame is the CUDA driver's: the host's driver, not NCCL or the image."""
+    where = None if hung else driver_crash("\n".join(said))
+    if not where:
+        return None
+    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: the process crashed "
+                          f"inside the CUDA driver ({where}), whoever called it: the node's driver",
+                          "Update the host's NVIDIA driver to a release that fixes the crash (its release notes); "
+                          "until then a setting that avoids the call (NCCL_CUMEM_ENABLE=0 for cuMem) is a workaround.",
+                          "host")

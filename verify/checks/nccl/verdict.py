@@ -346,7 +346,7 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return named
     if attach := (_shm_attach("\n".join(said), f"all-reduce over {backend or 'NCCL'} failed", result)
                   or nvls_setup_verdict(" | ".join(said), backend, error, result)):
-        return attach           # NVLS set-up's CUDA failure is the NVSwitch fabric's (nvlssetup.py): before job_side
+        return attach           # NVLS set-up's CUDA failure is the NVSwitch fabric's (nvlssetup.py), before job_side
     if side := job_side(" | ".join(said)):
         return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: {error}; {side[0]}",
                               side[1], "job")
