@@ -1077,6 +1077,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "slurm-a100-srun-gpus-per-task-1-nccl-2.28.9-p2p-cc-275-cuda-101-invalid-device-ordinal-task-cgroup-job":
         "translator: nccl fail NCCL_FAILED (job); fail DEVICE_COUNT_MISMATCH (job): CUDA 101 on NCCL's P2P set-up "
         "is a GPU this task cannot see, the one code for that (the owner agrees)",
+    # Batch 229 (the lead's review, tests/test_judges_batch229.py).
+    "a100-pcie-x4-535.129.03-q-d-clock-flattened-paste-sm-1410-applications-clocks-1410-equal-default-llama-cpp-multi-gpu-slowness":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip: GitHub's quote flattened the -q section onto one "
+        "line, which no parser reads by a guess",
+    "a40-x8-q-power-and-clocks-block-30w-of-300w-default-sm-1095-of-1740-applications-clocks-at-max-nvidia-docker-cgroup-thread":
+        "translator: gpu pass; warn HEALTH_NOT_ASSESSED (host): the power lines are pasted without their `Power "
+        "Readings` header, which the -q reader needs to place them; the clocks alone assess nothing",
+    "four-300w-class-gpus-h2ogpt-faq-nvidia-smi-pl-250-from-300w-owner-cap-all-done":
+        "translator: gpu pass; not recognised: `nvidia-smi -pl 250`'s confirmations (`Power limit for GPU ... was "
+        "set to 250.00 W from 300.00 W`) are no reading of the GPUs",
 }
 
 

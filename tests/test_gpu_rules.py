@@ -1532,6 +1532,10 @@ KNOWN_MISMATCHES = {
     "slurm-a100-srun-gpus-per-task-1-nccl-2.28.9-p2p-cc-275-cuda-101-invalid-device-ordinal-task-cgroup-job":
         "translator: nccl fail NCCL_FAILED (job); fail DEVICE_COUNT_MISMATCH (job): CUDA 101 on NCCL's P2P set-up "
         "is a GPU this task cannot see, the one code for that (the owner agrees)",
+    # Batch 229 (the lead's review, tests/test_judges_batch229.py).
+    "four-300w-class-gpus-h2ogpt-faq-nvidia-smi-pl-250-from-300w-owner-cap-all-done":
+        "translator: gpu pass; warn HEALTH_NOT_ASSESSED (host): four GPUs whose only facts are the owner's `-pl 250` "
+        "confirmations (no health field: a cap set is no reading) are not assessed, never healthy",
 }
 
 
