@@ -1,0 +1,115 @@
+"""Issue 36, an eightieth hunt through the public interfaces (`python -m verify.prolog`'s main under Prolog= and as
+`make undrain NODE=...` runs it, the state folder's history), classes 3, 5, 9 and 10.
+
+Found:
+- Class 3, return to service must prove the repair (high: a broken node returned unproven). A check that times out,
+  then times out again in its confirmation run alone with more time, is a confirmed hang of the host's: the prolog
+  drains under CHECK_TIMEOUT (or NCCL_TIMEOUT for the all-reduce), the same stuck GPU stalling its checker that
+  PREFLIGHT_HUNG drains for across runs. `make undrain` returned a PREFLIGHT_HUNG drain only after --return-passes
+  passing preflights in a row (a degrading GPU stalls its checker on most runs, not all: one run that finished is
+  one draw), but a CHECK_TIMEOUT or NCCL_TIMEOUT drain on the first pass. Repro: a Prolog= run whose gpu check
+  times out twice drains n1 for CHECK_TIMEOUT; `make undrain NODE=n1` whose first preflight passes: RESUMED, though
+  the next one stalls again. Practice: NVSentinel's return to service (a node is returned once its check stays
+  healthy, not on one healthy sample). Fix (verify/prolog/revalidate.INTERMITTENT_CODES): the confirmed timeouts
+  (verdict.TIMEOUT_CODES) need --return-passes passes in a row as PREFLIGHT_HUNG does; docs/prolog.md says so.
+
+Looked at and held (no defect), through the same interfaces: every host-owned code of verify/codes.py, PREFLIGHT_HUNG
+and the kernel-log codes drained and `make undrain` run in the same boot with a passing preflight: the codes NVIDIA's
+catalog repairs by a reset or a reboot (repair.REBOOT_CODES) stay drained, the memory-error ones too, a kernel-log
+drain refuses --no-kernel-log; each TORCHIMAGES_* knob of the prolog given `5 m`, `0x10`, `1e3`, `-5`, `nan`,
+`300ms`, `5mins`, `1y`, a tab or a relative path: said in one line, the default holds, the node gated (exit 0 on a
+pass, the history written); Slurm's Gres forms (typed, several types, sockets, MIG, shard and mps beside it).
+
+Low, left: TORCHIMAGES_CLOCK_SKEW=0 is taken by the prolog (verify/shared/clockskew.py: 0 to a year) and refused by
+make isolate and make fleet-report (scripts/durations.parse_duration: above 0); TORCHIMAGES_CLOCK_SKEW=300000 (meant
+as milliseconds?) is 83 hours, within the year both allow, said nowhere.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verify.prolog import cli, revalidate
+from verify.prolog.verdict import TIMEOUT_CODES
+
+from .prolog_fakes import PROLOG_ENV, _args, _gpu, _nccl, _report, _undrain, drained, history_events, install_fake
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
+    return install_fake(monkeypatch)
+
+
+def _passing() -> bytes:
+    return json.dumps(_report(_gpu())).encode()
+
+
+def _stalled(check: str) -> bytes:
+    """A preflight whose `check` timed out (owned by the host, as verify writes a check's timeout)."""
+    if check == "gpu":
+        return json.dumps(_report(_gpu("fail", code="CHECK_TIMEOUT", owner="host", summary="gpu timed out"))).encode()
+    nccl = {**_nccl(), "status": "fail", "code": "NCCL_TIMEOUT", "owner": "host", "summary": "all-reduce timed out"}
+    return json.dumps(_report(_gpu(), nccl)).encode()
+
+
+def _verify(monkeypatch: pytest.MonkeyPatch, plan: list[str], check: str = "gpu") -> list[list[str]]:
+    """verify replaced: each whole preflight writes the next of `plan` ("pass" or "stall"); a confirmation run
+    (--checks) of a stalled check stalls again. The commands run are returned."""
+    runs: list[list[str]] = []
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        runs.append(cmd)
+        out = Path(cmd[cmd.index("--json") + 1])
+        if "--checks" in cmd:
+            stalled = json.loads(_stalled(check))
+            stalled["checks"] = [c for c in stalled["checks"] if c["name"] == check]
+            out.write_bytes(json.dumps(stalled).encode())
+            return 1, ""
+        whole = [c for c in runs if "--checks" not in c]
+        body = plan[min(len(whole), len(plan)) - 1]
+        out.write_bytes(_passing() if body == "pass" else _stalled(check))
+        return (0 if body == "pass" else 1), ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    return runs
+
+
+@pytest.mark.parametrize(("check", "code"), [("gpu", "CHECK_TIMEOUT"), ("nccl", "NCCL_TIMEOUT")])
+def test_nvsentinel_return_to_service_a_confirmed_stall_needs_passes_in_a_row(tmp_path, fake, monkeypatch, capsys,
+                                                                             check, code):
+    """The prolog drains n1 for a check that timed out twice (its confirmation too); make undrain's first preflight
+    passes and its second stalls again: n1 stays drained (it was resumed on the first pass)."""
+    fake.info = {"Gres": "gpu:8"}
+    _verify(monkeypatch, ["stall"], check)
+    status = cli.main(_args(tmp_path, "--budget", "30"), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"})
+    out = capsys.readouterr()
+    assert fake.nodes["n1"][0] == "drained" and fake.nodes["n1"][1].startswith(f"torchimages:{code} #"), out
+    runs = _verify(monkeypatch, ["pass", "stall"], check)
+    status = cli.main(_undrain(str(tmp_path / "state"), "--budget", "30"), {})
+    out = capsys.readouterr()
+    assert fake.nodes["n1"][0] == "drained", out
+    assert status != 0 and "RESUMED" not in out.out + out.err
+    assert "preflight 1 of 3 passes" in out.out + out.err
+    assert len([c for c in runs if "--checks" not in c]) == 2
+    assert ("resume", None) not in history_events(tmp_path)
+
+
+@pytest.mark.parametrize("code", sorted(TIMEOUT_CODES))
+def test_nvsentinel_return_to_service_a_confirmed_stall_returns_after_passes_in_a_row(tmp_path, fake, monkeypatch,
+                                                                                      capsys, code):
+    """The same drain returns once --return-passes preflights in a row pass (default 3), as PREFLIGHT_HUNG's."""
+    state = drained(tmp_path, fake, code, "gpu" if code == "CHECK_TIMEOUT" else "nccl")
+    runs = _verify(monkeypatch, ["pass"])
+    status = cli.main(_undrain(state), {})
+    out = capsys.readouterr().out
+    assert status == 0 and fake.nodes["n1"][0] == "idle" and "3 passes in a row" in out, out
+    assert len(runs) == 3
+
+
+def test_every_confirmed_timeout_is_a_fault_that_comes_and_goes():
+    """One rule for the stall drained across runs (PREFLIGHT_HUNG) and within one (the confirmed timeouts)."""
+    assert TIMEOUT_CODES | {"PREFLIGHT_HUNG"} <= revalidate.INTERMITTENT_CODES
