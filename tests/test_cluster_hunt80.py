@@ -12,6 +12,15 @@ Found:
   the next one stalls again. Practice: NVSentinel's return to service (a node is returned once its check stays
   healthy, not on one healthy sample). Fix (verify/prolog/revalidate.INTERMITTENT_CODES): the confirmed timeouts
   (verdict.TIMEOUT_CODES) need --return-passes passes in a row as PREFLIGHT_HUNG does; docs/prolog.md says so.
+- Class 3 / class 5, the stall itself counted as its repair (high: a broken node returned unproven). At the gate a
+  check that times out and then ends alone with more time is "a busy host, not a broken one": a pass. `make undrain`
+  took the same pass as proof for a node drained for that very stall: PREFLIGHT_HUNG, CHECK_TIMEOUT or NCCL_TIMEOUT
+  came back on three preflights whose gpu check stalled past its budget each time. Repro: n1 drained for
+  PREFLIGHT_HUNG; `make undrain NODE=n1` whose every preflight's gpu check times out and then passes alone: RESUMED.
+  Practice: NVSentinel's checker rule and return to service (the check that failed must stay healthy; a checker
+  that stalled again is the fault seen again, not gone). Fix (verdict.Verdict.stalled, set by confirmation's pass;
+  revalidate._proven): for a stall drain such a pass is PREFLIGHT_TIMEOUT, not assessed (exit 3, still drained);
+  the gate's rule is unchanged.
 
 Looked at and held (no defect), through the same interfaces: every host-owned code of verify/codes.py, PREFLIGHT_HUNG
 and the kernel-log codes drained and `make undrain` run in the same boot with a passing preflight: the codes NVIDIA's
@@ -35,7 +44,7 @@ import pytest
 from verify.prolog import cli, revalidate
 from verify.prolog.verdict import TIMEOUT_CODES
 
-from .prolog_fakes import PROLOG_ENV, _args, _gpu, _nccl, _report, _undrain, drained, history_events, install_fake
+from .prolog_fakes import PROLOG_ENV, _args, _gpu, _nccl, _report, _shm, _undrain, drained, history_events, install_fake
 
 pytestmark = pytest.mark.unit
 
@@ -52,7 +61,8 @@ def _passing() -> bytes:
 def _stalled(check: str) -> bytes:
     """A preflight whose `check` timed out (owned by the host, as verify writes a check's timeout)."""
     if check == "gpu":
-        return json.dumps(_report(_gpu("fail", code="CHECK_TIMEOUT", owner="host", summary="gpu timed out"))).encode()
+        return json.dumps(_report(_gpu("fail", code="CHECK_TIMEOUT", owner="host", summary="gpu timed out"), _shm(),
+                                  _nccl())).encode()
     nccl = {**_nccl(), "status": "fail", "code": "NCCL_TIMEOUT", "owner": "host", "summary": "all-reduce timed out"}
     return json.dumps(_report(_gpu(), nccl)).encode()
 
@@ -113,3 +123,38 @@ def test_nvsentinel_return_to_service_a_confirmed_stall_returns_after_passes_in_
 def test_every_confirmed_timeout_is_a_fault_that_comes_and_goes():
     """One rule for the stall drained across runs (PREFLIGHT_HUNG) and within one (the confirmed timeouts)."""
     assert TIMEOUT_CODES | {"PREFLIGHT_HUNG"} <= revalidate.INTERMITTENT_CODES
+
+
+def _stall_then_end(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """verify replaced: every whole preflight's gpu check times out; its confirmation (--checks gpu) ends and passes."""
+    runs: list[list[str]] = []
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        runs.append(cmd)
+        out = Path(cmd[cmd.index("--json") + 1])
+        out.write_bytes(json.dumps(_report(_gpu(), whole=False)).encode() if "--checks" in cmd else _stalled("gpu"))
+        return (0 if "--checks" in cmd else 1), ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    return runs
+
+
+@pytest.mark.parametrize("code", ["PREFLIGHT_HUNG", "CHECK_TIMEOUT", "NCCL_TIMEOUT"])
+def test_nvsentinel_return_to_service_a_stall_again_is_no_proof_the_stall_is_gone(tmp_path, fake, monkeypatch, capsys,
+                                                                                  code):
+    """Drained for a checker that stalls: make undrain's preflights whose gpu check times out, then ends alone with
+    more time (at the gate: a busy host, a pass) do not return it; it was resumed on three such passes."""
+    state = drained(tmp_path, fake, code, "preflight" if code == "PREFLIGHT_HUNG" else "gpu")
+    runs = _stall_then_end(monkeypatch)
+    status = cli.main(_undrain(state, "--budget", "30"), {})
+    out = capsys.readouterr()
+    assert status == 3 and fake.nodes["n1"][0] == "drained", out
+    assert "stalled again" in out.out + out.err and "RESUMED" not in out.out + out.err
+    assert len(runs) == 2 and ("resume", None) not in history_events(tmp_path)
+
+
+def test_at_the_gate_a_stall_that_ends_alone_is_still_a_busy_host(tmp_path, fake, monkeypatch, capsys):
+    """The rule is return to service's: under Prolog= the same run passes, as before (a busy host, not a broken one)."""
+    _stall_then_end(monkeypatch)
+    status = cli.main(_args(tmp_path, "--budget", "30"), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"})
+    out = capsys.readouterr().out
+    assert status == 0 and "a busy host, not a broken one" in out and fake.nodes["n1"][0] == "idle", out

@@ -50,6 +50,7 @@ MEMORY_CODES = frozenset({"ECC_UNCORRECTABLE", "ROW_REMAP_FAILED", "RETIREMENT_P
 # confirmed within one run (TIMEOUT_CODES: a check that timed out again alone with more time), which one pass returned
 INTERMITTENT_CODES = frozenset({"SDC_MISMATCH", "KERNEL_FAILED", "NCCL_WRONG_RESULT", "NVLINK_ERRORS",
                                 "PREFLIGHT_HUNG"}) | KERNLOG_CODES | TIMEOUT_CODES
+STALL_CODES = TIMEOUT_CODES | {"PREFLIGHT_HUNG"}     # drains for a checker that stalls
 
 
 def kernel_log_cause(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
@@ -364,6 +365,10 @@ def _proven(cfg: Config, verdict: Verdict, report: dict[str, Any] | None, info: 
     mig_gres = gpuunits.mig_typed((info or {}).get("Gres", ""))
     if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus, mig_gres)):
         verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
+    if verdict.kind == PASS and verdict.stalled and (stall := cfg.drained_codes & STALL_CODES):
+        # drained for a checker that stalls: a check that stalled again proves it is not gone (a busy host, at the gate)
+        verdict = not_assessed("PREFLIGHT_TIMEOUT", f"drained for {', '.join(sorted(stall))}, and this preflight's "
+                               f"check stalled again, ending only alone with more time ({verdict.summary})", "preflight")
     if verdict.kind == PASS and (problem := check_unjudged(report, cfg.drained_checks)):
         verdict = not_assessed("REPAIR_UNPROVEN", problem, sorted(cfg.drained_checks)[0])
     if verdict.kind == PASS and (problem := memory_unproven(report, cfg.drained_codes)):
