@@ -21,6 +21,12 @@ Found:
   that stalled again is the fault seen again, not gone). Fix (verdict.Verdict.stalled, set by confirmation's pass;
   revalidate._proven): for a stall drain such a pass is PREFLIGHT_TIMEOUT, not assessed (exit 3, still drained);
   the gate's rule is unchanged.
+- Class 3, the same rule for a hardware slowdown (medium: a node returned on one sample). A drain for THROTTLED
+  (HW slowdown, HW thermal slowdown or power brake confirmed under load, or HBM past its limit: a failing fan, a
+  PSU, the room) returned on one passing preflight, which may be one cool moment. Repro: n1 drained for THROTTLED,
+  `make undrain NODE=n1` whose first preflight passes and second fails THROTTLED: RESUMED after the first. Practice:
+  NVSentinel's return to service (healthy over time, not one sample), as for NVLINK_ERRORS. Fix:
+  revalidate.INTERMITTENT_CODES holds THROTTLED; docs/prolog.md.
 
 Looked at and held (no defect), through the same interfaces: every host-owned code of verify/codes.py, PREFLIGHT_HUNG
 and the kernel-log codes drained and `make undrain` run in the same boot with a passing preflight: the codes NVIDIA's
@@ -158,3 +164,22 @@ def test_at_the_gate_a_stall_that_ends_alone_is_still_a_busy_host(tmp_path, fake
     status = cli.main(_args(tmp_path, "--budget", "30"), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"})
     out = capsys.readouterr().out
     assert status == 0 and "a busy host, not a broken one" in out and fake.nodes["n1"][0] == "idle", out
+
+
+def test_nvsentinel_return_to_service_a_hardware_slowdown_needs_passes_in_a_row(tmp_path, fake, monkeypatch, capsys):
+    """Drained for THROTTLED: a first passing preflight, then a throttled one: n1 stays drained."""
+    state = drained(tmp_path, fake, "THROTTLED", "gpu")
+    hot = _gpu("fail", code="THROTTLED", owner="host", summary="GPU 3: clocks throttled by HwSlowdown in 3 of 3 reads")
+    bodies = [_passing(), json.dumps(_report(hot, _shm(), _nccl())).encode()]
+    runs: list[float] = []
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        runs.append(limit)
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(bodies[min(len(runs), 2) - 1])
+        return (0 if len(runs) == 1 else 1), ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    status = cli.main(_undrain(state), {})
+    out = capsys.readouterr()
+    assert fake.nodes["n1"][0] == "drained" and "RESUMED" not in out.out + out.err, out
+    assert status == 1 and len(runs) == 2 and "after 1 passing run(s) of the 3 in a row" in out.out + out.err
+    assert "THROTTLED" in revalidate.INTERMITTENT_CODES

@@ -47,9 +47,10 @@ MEMORY_CODES = frozenset({"ECC_UNCORRECTABLE", "ROW_REMAP_FAILED", "RETIREMENT_P
 # node returns only after cfg.return_passes in a row (--return-passes), NVSentinel's rule that a node is returned
 # once its check stays healthy, not on one healthy sample. A hung preflight (PREFLIGHT_HUNG) is one too: a degrading
 # GPU stalls its checker on most runs, not all, so one run that finished proved nothing; and so is the same stall
-# confirmed within one run (TIMEOUT_CODES: a check that timed out again alone with more time), which one pass returned
+# confirmed within one run (TIMEOUT_CODES: a check that timed out again alone with more time), which one pass returned;
+# and a hardware slowdown (THROTTLED: thermal, power brake), which comes with the load and the room's temperature
 INTERMITTENT_CODES = frozenset({"SDC_MISMATCH", "KERNEL_FAILED", "NCCL_WRONG_RESULT", "NVLINK_ERRORS",
-                                "PREFLIGHT_HUNG"}) | KERNLOG_CODES | TIMEOUT_CODES
+                                "PREFLIGHT_HUNG", "THROTTLED"}) | KERNLOG_CODES | TIMEOUT_CODES
 STALL_CODES = TIMEOUT_CODES | {"PREFLIGHT_HUNG"}     # drains for a checker that stalls
 
 
