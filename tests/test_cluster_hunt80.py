@@ -27,6 +27,14 @@ Found:
   `make undrain NODE=n1` whose first preflight passes and second fails THROTTLED: RESUMED after the first. Practice:
   NVSentinel's return to service (healthy over time, not one sample), as for NVLINK_ERRORS. Fix:
   revalidate.INTERMITTENT_CODES holds THROTTLED; docs/prolog.md.
+- Class 5, a run that hangs then passes (high: a stuck GPU kept in service for good). A run whose gpu check timed
+  out and then ended alone in its confirmation is a pass at the gate ("a busy host, not a broken one"), and a pass
+  ended the --hang-runs streak: runs alternating between verify hanging whole (PREFLIGHT_TIMEOUT) and such a stalled
+  pass were "1 of 3 runs in a row hung" for ever, though every run stalled its checker past the budget. Repro: five
+  Prolog= runs hang, stall-then-end, hang, stall-then-end, hang: never PREFLIGHT_HUNG. Practice: NVSentinel's
+  checker rule (stalls are counted; a stall that ended late is no healthy sample). Fix (drain.act records such a
+  pass `stalled`; history.streak): it neither counts nor ends the streak, as our own trouble does not; a plain pass
+  still ends it, and the stalled run is still a pass (the node stays in service, exit 0).
 
 Looked at and held (no defect), through the same interfaces: every host-owned code of verify/codes.py, PREFLIGHT_HUNG
 and the kernel-log codes drained and `make undrain` run in the same boot with a passing preflight: the codes NVIDIA's
@@ -183,3 +191,51 @@ def test_nvsentinel_return_to_service_a_hardware_slowdown_needs_passes_in_a_row(
     assert fake.nodes["n1"][0] == "drained" and "RESUMED" not in out.out + out.err, out
     assert status == 1 and len(runs) == 2 and "after 1 passing run(s) of the 3 in a row" in out.out + out.err
     assert "THROTTLED" in revalidate.INTERMITTENT_CODES
+
+
+def test_nvsentinel_checker_rule_a_stall_that_ended_alone_between_hangs_never_resets_the_count(tmp_path, fake,
+                                                                                              monkeypatch, capsys):
+    """Runs under Prolog=: verify hangs whole, then a run whose gpu check stalls and ends alone (a pass: a busy
+    host), then a hang, such a pass, a hang: the fifth run drains PREFLIGHT_HUNG, 3 hangs in a row. The stalled
+    pass ended the streak at every second run, so a GPU stalling every preflight stayed in service for good."""
+    plan = ["hang", "stall", "hang", "stall", "hang"]
+    whole: list[str] = []
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        out = Path(cmd[cmd.index("--json") + 1])
+        if "--checks" in cmd:
+            out.write_bytes(json.dumps(_report(_gpu(), whole=False)).encode())
+            return 0, ""
+        whole.append(plan[len(whole)])
+        if whole[-1] == "hang":
+            return None, ""
+        out.write_bytes(_stalled("gpu"))
+        return 1, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    env = {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}
+    for _ in range(4):
+        cli.main(_args(tmp_path, "--budget", "30"), env)
+        assert fake.nodes["n1"][0] == "idle", capsys.readouterr()
+    assert [e for e, _ in history_events(tmp_path)] == ["not-assessed", "pass"] * 2
+    cli.main(_args(tmp_path, "--budget", "30"), env)
+    out = capsys.readouterr().out
+    assert fake.nodes["n1"][1].startswith("torchimages:PREFLIGHT_HUNG #"), out
+    assert "hung past its budget on 3 runs in a row" in out
+
+
+def test_a_plain_pass_still_ends_the_hang_streak(tmp_path, fake, monkeypatch, capsys):
+    """A pass that never stalled ends the streak as before: hang, pass, hang, pass, hang is 1 of 3."""
+    plan = ["hang", "pass", "hang", "pass", "hang"]
+    whole: list[str] = []
+
+    def run(cmd: list[str], limit: float) -> tuple[int | None, str]:
+        whole.append(plan[len(whole)])
+        if whole[-1] == "hang":
+            return None, ""
+        Path(cmd[cmd.index("--json") + 1]).write_bytes(_passing())
+        return 0, ""
+    monkeypatch.setattr(cli, "_run_verify", run)
+    for _ in range(5):
+        cli.main(_args(tmp_path, "--budget", "30"), {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"})
+    out = capsys.readouterr().out
+    assert fake.nodes["n1"][0] == "idle" and "1 of 3 runs in a row hung" in out, out
