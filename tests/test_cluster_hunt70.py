@@ -225,7 +225,7 @@ def _meanwhile(monkeypatch: pytest.MonkeyPatch, state: str, fake: Any, *, record
 
 
 def test_nvsentinel_a_second_undrain_of_a_node_another_resumed_on_proof_exits_0(tmp_path, fake, monkeypatch, capsys):
-    state = drained(tmp_path, fake, "THROTTLED", "gpu")
+    state = drained(tmp_path, fake, "PCIE_DOWNGRADED", "gpu")
     _meanwhile(monkeypatch, state, fake, record=True)
     assert cli.main(_undrain(state), {"SLURMD_NODENAME": "n1"}) == 0
     assert "RESUMED n1 already: another revalidation resumed it" in capsys.readouterr().err
@@ -235,7 +235,7 @@ def test_nvsentinel_a_second_undrain_of_a_node_another_resumed_on_proof_exits_0(
 
 @pytest.mark.parametrize("how", ["by hand", "drained again since"])
 def test_nvsentinel_a_resume_not_on_record_or_a_drain_since_still_refuses(tmp_path, fake, monkeypatch, capsys, how):
-    state = drained(tmp_path, fake, "THROTTLED", "gpu")
+    state = drained(tmp_path, fake, "PCIE_DOWNGRADED", "gpu")
     _meanwhile(monkeypatch, state, fake, record=how != "by hand", drain_after=how != "by hand")
     assert cli.main(_undrain(state), {"SLURMD_NODENAME": "n1"}) == 5
     assert "its drain changed while the preflight ran" in capsys.readouterr().err
@@ -249,7 +249,7 @@ def test_nvsentinel_an_undrain_that_starts_after_the_other_resumed_exits_0_only_
     slower to start): "n1 is not drained (idle)" exited 5, a refusal for a node in service on a proof (CI, 2026-11-30).
     A resume in the history stamped since this run began is that; one before it (an idle node resumed long ago: a
     user's undrain of the wrong node) or past the clock still refuses."""
-    state = drained(tmp_path, fake, "THROTTLED", "gpu")
+    state = drained(tmp_path, fake, "PCIE_DOWNGRADED", "gpu")
     fake.nodes["n1"] = ("idle", "none")
     monkeypatch.setattr("time.time", lambda: 1_800_000_000.0)
     history.record(state, "n1", "resume", None, "1 check(s) passed", now=1_800_000_000.0 - ago)
@@ -389,7 +389,7 @@ def test_a_history_on_a_file_system_without_locks_still_rotates(tmp_path, monkey
 def test_nvsentinel_flap_rule_a_history_read_in_part_returns_no_node(tmp_path, fake, monkeypatch, capsys):
     """A resume two days ago, 4 MiB of passes since, a drain now: the flap rule read the tail and saw no resume."""
     import time
-    state = drained(tmp_path, fake, "THROTTLED", "gpu")
+    state = drained(tmp_path, fake, "PCIE_DOWNGRADED", "gpu")
     path = Path(history.path(state, "n1"))
     drain = path.read_text()
     resumed = time.time() - 2 * 86400

@@ -306,7 +306,8 @@ def act(cfg: Config, v: Verdict, report: dict[str, Any] | None = None) -> int:
     # before the outcome's own line: a resume by hand is recorded where it happened, before this run's pass or fault
     service = _service_after_drain(cfg) if v.kind == PASS or (v.kind == FAULT and v.owner == "host") else None
     if v.kind == PASS:
-        _note(cfg, "pass", None, v.summary, service)
+        # a pass whose check stalled past its budget and ended only alone (a busy host) is marked: history.streak
+        _note(cfg, "pass", None, v.summary, {**(service or {}), **({"stalled": True} if v.stalled else {})})
         return EXIT_PASS
     if v.kind == NOT_ASSESSED:
         _note(cfg, "not-assessed", v.code, v.summary)

@@ -364,8 +364,11 @@ def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "
     later, later_up = started, started_up      # the start of the run counted last (this one's)
     cleared: set[int] = set()                  # the GPUs runs skipped below saw end: a hang of them ends the streak
     for e in reversed(events):
-        if e["event"] == "not-assessed" and e.get("code") in STREAK_NEUTRAL:
-            continue          # whatever its stamp (our trace keeps no uptime: a clock stepped back made it "the future")
+        if (e["event"] == "not-assessed" and e.get("code") in STREAK_NEUTRAL) or \
+                (e["event"] == "pass" and e.get("stalled") is True):
+            # whatever its stamp (our trace keeps no uptime: a clock stepped back made it "the future"); a pass whose
+            # check stalled past its budget, ending only alone, confirmed no hang and showed no health either
+            continue
         up = _uptime(e, "uptime") if uptime is not None and same_boot(e, boot_id) else None
         if up is not None and uptime is not None:
             if not uptime - window_s <= up <= uptime + OVERLAP_SLACK_S:

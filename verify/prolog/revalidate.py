@@ -26,7 +26,7 @@ from .rechecks import drained_checks
 from .rechecks import recorded as is_record
 from .repair import repair_problem
 from .statefile import BREAKER_LOCK_WAIT_S
-from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, Verdict, not_assessed, one_line
+from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, TIMEOUT_CODES, Verdict, not_assessed, one_line
 
 # drains whose revalidation needs no GPU count: the shm or nccl check's, or a hung preflight's, are proven gone by the
 # preflight passing again (on a CPU node too); any other (the gpu check's, the kernel log's Xids, a drain whose check
@@ -46,9 +46,12 @@ MEMORY_CODES = frozenset({"ECC_UNCORRECTABLE", "ROW_REMAP_FAILED", "RETIREMENT_P
 # log showed (Xid 48's double-bit error filed as XID_HISTORY). One passing preflight is one draw, no repair proven: the
 # node returns only after cfg.return_passes in a row (--return-passes), NVSentinel's rule that a node is returned
 # once its check stays healthy, not on one healthy sample. A hung preflight (PREFLIGHT_HUNG) is one too: a degrading
-# GPU stalls its checker on most runs, not all, so one run that finished proved nothing
+# GPU stalls its checker on most runs, not all, so one run that finished proved nothing; and so is the same stall
+# confirmed within one run (TIMEOUT_CODES: a check that timed out again alone with more time), which one pass returned;
+# and a hardware slowdown (THROTTLED: thermal, power brake), which comes with the load and the room's temperature
 INTERMITTENT_CODES = frozenset({"SDC_MISMATCH", "KERNEL_FAILED", "NCCL_WRONG_RESULT", "NVLINK_ERRORS",
-                                "PREFLIGHT_HUNG"}) | KERNLOG_CODES
+                                "PREFLIGHT_HUNG", "THROTTLED"}) | KERNLOG_CODES | TIMEOUT_CODES
+STALL_CODES = TIMEOUT_CODES | {"PREFLIGHT_HUNG"}     # drains for a checker that stalls
 
 
 def kernel_log_cause(drain: dict[str, Any] | None, claimed: tuple[str, int] | None,
@@ -363,6 +366,10 @@ def _proven(cfg: Config, verdict: Verdict, report: dict[str, Any] | None, info: 
     mig_gres = gpuunits.mig_typed((info or {}).get("Gres", ""))
     if verdict.kind == PASS and (problem := gpu_problem(report, cfg.expected_gpus, mig_gres)):
         verdict = not_assessed("GPU_COUNT_UNPROVEN", problem, "gpu")
+    if verdict.kind == PASS and verdict.stalled and (stall := cfg.drained_codes & STALL_CODES):
+        # drained for a checker that stalls: a check that stalled again proves it is not gone (a busy host, at the gate)
+        verdict = not_assessed("PREFLIGHT_TIMEOUT", f"drained for {', '.join(sorted(stall))}, and this preflight's "
+                               f"check stalled again, ending only alone with more time ({verdict.summary})", "preflight")
     if verdict.kind == PASS and (problem := check_unjudged(report, cfg.drained_checks)):
         verdict = not_assessed("REPAIR_UNPROVEN", problem, sorted(cfg.drained_checks)[0])
     if verdict.kind == PASS and (problem := memory_unproven(report, cfg.drained_codes)):

@@ -83,6 +83,7 @@ class Verdict:
     summary: str = ""
     check: str | None = None     # the check it came from, where one did
     confirmed: bool = True       # False: a host-owned timeout not yet confirmed by a second run
+    stalled: bool = False        # a pass whose timed-out checks ended only alone, with more time (a confirmation)
 
     @property
     def drains(self) -> bool:
@@ -461,7 +462,7 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
                             "confirmed nor refuted")
     if v.kind == PASS:
         return Verdict(PASS, summary=f"{v.summary}; {', '.join(asked)} timed out once, then ended alone within "
-                                     f"{limit_s:.0f} s: a busy host, not a broken one")
+                                     f"{limit_s:.0f} s: a busy host, not a broken one", stalled=True)
     return v
 
 
