@@ -36,6 +36,7 @@ FLAP_WINDOW_S = 7 * 86400.0
 MAX_BYTES = 1 << 20             # past this the file is rotated (about 4,000 events: years of a node's life)
 KEEP_LINES = 2000               # what rotation keeps
 READ_CAP = 4 << 20              # the most a reader takes, from the tail (a larger file is cut, and says so)
+UNLOCKED_TRIES = 20             # a lockless writer's appends, each checked: a line is lost only to that many rotations
 LOCK_WAIT_S = 5.0
 # fcntl's record locks belong to the process: two threads of one process both "hold" one, and closing either's fd
 # releases both; appends and rotation of one process are serialised by this lock first
@@ -118,10 +119,20 @@ def _record(state_dir: str, node: str, target: str, lock: str, data: bytes, max_
 def _append_unlocked(state_dir: str, node: str, target: str, data: bytes) -> None:
     """Append without the lock (its holder is slow), then make sure a rotation running meanwhile kept the line: one
     that renamed a new file over the one written to, after it carried over what it found there (_rotate), lost it;
-    then it is appended again. Looked at under the lock once the rotation is done (else as it stands): each line is
-    unique (its `id`), so it is never written twice where it was kept, and a reader takes a repeat once (parse)."""
-    wrote = statefile.append_to(target, data)
+    then it is appended again, and checked again (the next rotation may replace that file too: a plain second append
+    lost a line in CI45). Each line is unique (its `id`), so a repeat where it was kept is read once (parse)."""
+    for _ in range(UNLOCKED_TRIES):
+        held = statefile.append_to(target, data)   # held open while checked: its inode number is not reused meanwhile
+        try:
+            if _settled(state_dir, node, target, data, os.fstat(held)):
+                return
+        finally:
+            os.close(held)
 
+
+def _settled(state_dir: str, node: str, target: str, data: bytes, wrote: os.stat_result) -> bool:
+    """Whether the line written to `wrote` is kept: looked at under the lock once the rotation is done (appended
+    again there if not, where no rotation can replace the file), else as it stands (False: to be written again)."""
     def kept() -> bool:
         try:
             now = os.stat(target, follow_symlinks=False)
@@ -134,9 +145,9 @@ def _append_unlocked(state_dir: str, node: str, target: str, data: bytes) -> Non
         with statefile.locked(_lock_path(state_dir, node), LOCK_WAIT_S):
             if not kept():
                 statefile.append(target, data)
+            return True
     except (statefile.LockBusy, statefile.Refused):      # the lock busy, or no lock to be had (refused): as it stands
-        if not kept():
-            statefile.append(target, data)
+        return kept()
 
 
 def _milestones(older: list[bytes], most: int, budget: int) -> list[bytes]:

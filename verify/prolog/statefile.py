@@ -113,16 +113,19 @@ def append(path: str, data: bytes) -> int:
         os.close(fd)
 
 
-def append_to(path: str, data: bytes) -> os.stat_result:
-    """As append(): `data` with one write(); the fstat of the file it went into (a rotation may replace the path)."""
+def append_to(path: str, data: bytes) -> int:
+    """As append(): `data` with one write(); the fd of the file it went into, still open (the caller closes it): a
+    rotation may replace the path, and only while the file is held can its inode number not be given to another (a
+    new file at the path with the old one's number looked like the file written to, and the line was lost)."""
     fd = _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         written = os.write(fd, data)
         if written != len(data):
             raise OSError(errno.EIO, f"short write to {path}")
-        return os.fstat(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
 def open_read(path: str) -> int:
