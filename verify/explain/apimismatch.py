@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..checks.gpu.driverlog import answering
 from ..result import WARN
 from ..shared.xidcatalog import API_MISMATCH
 
@@ -19,8 +20,7 @@ def nvml_answered(kinds: Sequence[tuple[str, Parse, str]], kernel_parse: Parse, 
     mismatch at all (each kind given as (check, parse, its view of the text))."""
     if "API mismatch" not in text:
         return False
-    return any(check == "gpu" and parse is not kernel_parse
-               and any(isinstance(d, dict) and not d.get("lost") for d in parse(view).get("devices") or [])
+    return any(check == "gpu" and parse is not kernel_parse and answering(parse(view).get("devices") or [])
                for check, parse, view in kinds)
 
 
