@@ -52,6 +52,7 @@ from .nvlssetup import nvls_setup_verdict, nvls_slots_verdict
 from .peergone import bridge_peer, peer_gone_verdict
 from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
+from .rasreport import ras_verdict, window_space_verdict
 from .regcap import capacity_verdict
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT
@@ -387,6 +388,9 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         return store                # the c10d store's server gone: seen from this rank, the job's to read
     if not cause and not is_timeout(error) and (gone := peer_gone_verdict(error, backend, result)):
         return gone                 # a socket the peer ended, no cause of this node's: the job's (peergone.py)
+    if not cause and (ras := ras_verdict(error, backend, is_timeout(error), result)
+                      or window_space_verdict(" | ".join(said), backend, result)):
+        return ras                  # NCCL's RAS naming processes lost (the job's), its window space full (rasreport.py)
     if not cause and (refused := ofiinval.einval_verdict(" | ".join(said), f"all-reduce over {backend} failed", is_timeout(error), result)):
         return refused          # the net plugin's call refused as invalid, nothing against the node: the job's
     # the internal error is what NCCL said last; a cause its log or the job's settings name comes first

@@ -1,0 +1,134 @@
+"""Batch 230 (issue 35): the lead's review.
+
+- NCCL's RAS reports (`ncclras`: text, JSON, monitor events) were not recognised by `verify explain`, and their
+  translations (a process `considered dead`, `PEER_DEAD`) failed the host by the default of an unnamed NCCL error: a
+  false drain. RAS names processes lost or behind from the others' view, no cause: now the job's
+  (verify/checks/nccl/rasreport.py), read by verify/explain/ncclras.py.
+- NCCL 2.30's symmetric-memory window space running out (`ncclSpaceAlloc ... No suitable space found to accommodate
+  size=... within limit=...`) failed the host the same way; it is NCCL's own address bookkeeping: the image's.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.judging import contract, explained, nccl_verdict, verdict
+from verify import explain as ex
+from verify.explain import ncclras
+
+pytestmark = pytest.mark.unit
+
+# ncclras -v, NCCL 2.30.7's example (docs/examples/08_ras/01_fault_detection), trimmed to its last report
+DEAD = """NCCL version 2.30.7 compiled with CUDA 12.8
+CUDA runtime version 12080, driver version 13000
+
+Communicators... (0.002s)
+=============
+
+Group     Comms      Nodes     Ranks     Ranks     Ranks   Status  Errors
+    #  in group   per comm  per node  per comm  in group
+    0         1          2       3-4         8         7  RUNNING  INCOMPLETE
+
+Errors
+======
+
+INCOMPLETE
+  Missing communicator data from 1 job process
+  Process 3748990 on node node1 managing GPU 3
+
+DEAD
+  1 job process is considered dead (unreachable via the RAS network)
+  Process 3748990 on node node1 managing GPU 3
+
+Warnings
+========
+"""
+HEALTHY = """NCCL version 2.30.7 compiled with CUDA 12.8
+
+Communicators... (0.002s)
+=============
+
+Group     Comms      Nodes     Ranks     Ranks     Ranks   Status  Errors
+    #  in group   per comm  per node  per comm  in group
+    0         1          2         4         8         8  RUNNING      OK
+
+Errors
+======
+
+
+Warnings
+========
+
+TIMEOUT
+  Encountered 2 communication timeouts while gathering communicator data
+
+"""
+JSON = {"nccl_version": "2.29.1", "communicators": [{
+    "size": 2, "ranks": [{"rank": 0, "host": "172.16.64.245", "pid": 1524344, "cuda_dev": 0,
+                          "status": {"init_state": 0, "async_error": 0}}],
+    "missing_ranks": [{"rank": 1, "host": "172.16.64.245", "pid": 1524345, "cuda_dev": 1,
+                       "status": {"unresponsive": True, "considered_dead": False}}]}]}
+MONITOR = " [2025-12-19 13:07:07] PEER_DEAD: Process 1524345 on node 172.16.64.245 managing GPU 1\n"
+KIND = next(k for k in ex.KINDS if k.parse is ncclras.parse)
+
+
+def test_a_dead_process_in_ras_text_report_is_the_jobs():
+    facts = ncclras.parse(DEAD)
+    assert (facts["world_size"], facts["nodes"], facts["nccl_version"]) == (8, 2, "2.30.7")
+    assert "considered dead" in facts["error"] and facts["error"].startswith("all_reduce: ")
+    assert contract(KIND, facts) == []
+    assert verdict(explained(DEAD)) == ("fail", "NCCL_FAILED", "job")
+
+
+def test_ras_json_and_its_monitor_event_are_the_jobs():
+    text = json.dumps(JSON, indent=2) + "\nRAS Monitor Mode - watching for peer changes (Ctrl+C to exit)...\n" + MONITOR
+    facts = ncclras.parse(text)
+    assert (facts["world_size"], facts["nodes"], facts["nccl_version"]) == (2, 1, "2.29.1")
+    assert "unresponsive" in facts["error"] and "PEER_DEAD" in facts["error"]
+    assert verdict(explained(text)) == ("fail", "NCCL_FAILED", "job")
+    assert verdict(explained(MONITOR)) == ("fail", "NCCL_FAILED", "job")
+
+
+def test_a_rank_error_in_ras_json_is_read_in_ras_words():
+    report = {"communicators": [{"size": 2, "ranks": [
+        {"rank": 0, "host": "a", "pid": 1, "status": {"init_state": 0, "async_error": 6}},
+        {"rank": 1, "host": "b", "pid": 2, "status": {"init_state": 0, "async_error": 0}}]}]}
+    facts = ncclras.parse(json.dumps(report))
+    assert facts["nodes"] == 2 and "Rank 0 reported Remote process error" in facts["error"]
+    assert verdict(explained(json.dumps(report))) == ("fail", "NCCL_FAILED", "job")
+
+
+def test_every_communicator_running_is_no_error_and_no_pass():
+    facts = ncclras.parse(HEALTHY)
+    assert facts["error"] is None           # RAS's own TIMEOUT warning is its collection's trouble
+    assert explained(HEALTHY).status != "pass"
+
+
+def test_a_cause_of_a_nodes_own_beside_ras_decides():
+    error = "all_reduce: DEAD 1 job process is considered dead | NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with status=12"
+    assert nccl_verdict(error=error, world_size=8) != ("fail", "NCCL_FAILED", "job")
+
+
+def test_ras_words_in_a_hang_are_the_jobs_timeout():
+    error = ("all_reduce: Watchdog caught collective operation timeout | MISMATCH Communicator ranks have different "
+             "AllReduce operation counts 7 ranks have launched up to operation 12 Rank 3 has not launched any operations")
+    assert nccl_verdict(error=error, world_size=8)[1:] == ("NCCL_TIMEOUT", "job")
+
+
+def test_symmetric_window_space_exhausted_is_the_images():
+    error = ("all_reduce: [0] nccl/src/allocator.cc:229 (ncclSpaceAlloc) NCCL WARN Allocation failed. No suitable space "
+             "found to accommodate size=0x2171600000 within limit=0x2d00000000")
+    assert nccl_verdict(error=error) == ("fail", "NCCL_FAILED", "image")
+
+
+@pytest.mark.parametrize("text", [
+    "{" * 100_000 + '"communicators"',
+    '{"communicators": 5}\n',
+    '{"communicators": [{"size": "8", "ranks": "x", "missing_ranks": [1, {"status": 3}]}]}\n',
+    "Errors\n======\n" + "  indented before any header\n" * 3,
+])
+def test_hostile_ras_input_is_read_without_a_traceback(text):
+    facts = ncclras.parse(text)
+    assert facts["backend"] == "nccl"
+    explained(text)

@@ -1,0 +1,122 @@
+"""NCCL's RAS reports (2.24+; issue 35, batch 230), as `ncclras` prints them (src/ras/client_support.cc): its text
+report (`Job summary`, the `Communicators...` table, its `Errors` and `Warnings` sections), its JSON (`ncclras -f
+json`: each communicator's ranks and `missing_ranks`), and its monitor mode's events (`[time] PEER_DEAD: Process N on
+node H managing GPU G`). Read into the nccl facts as a translation records them: the communicator's size and nodes,
+NCCL's version, and the error RAS reports, its own words (verify/checks/nccl/rasreport.py judges them).
+
+RAS's `TIMEOUT` warning is its own collection's trouble (`Encountered N communication timeouts while gathering
+communicator data`): no evidence about the job or a node, not read as an error. A report whose communicators all run
+with no error is read with no error: nothing to judge, never a pass (no collective was measured). Pure."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_VERSION = re.compile(r"^NCCL version (\d+\.\d+\.\d+)", re.MULTILINE)
+_TABLE_HEAD = re.compile(r"^Group\s+Comms\s+Nodes\s+Ranks\s+Ranks\s+Ranks\s+Status\s+Errors[ \t]*$", re.MULTILINE)
+# a communicator group's row: #, comms in group, nodes per comm, ranks per node (`3-4`), ranks per comm, ranks in group,
+# status, errors
+_ROW = re.compile(r"^\s*\d+\s+\d+\s+(\d+)\s+[\d-]+\s+(\d+)\s+\d+\s+([A-Z]+)\s+([A-Z]+)[ \t]*$", re.MULTILINE)
+_MONITOR = re.compile(r"^[^\n]*\bPEER_(?:TIMEOUT_DEAD|DEAD|UNRESPONSIVE): [^\n]*", re.MULTILINE)
+# where a report's section ends: the next report's parts
+_SECTION_END = re.compile(r"^(?:Communicators\.\.\.|Job summary|NCCL version|Errors|Warnings|RAS Monitor Mode)")
+_OWN_TROUBLE = "TIMEOUT"
+# ncclResult_t as RAS's JSON gives a rank's init_state / async_error, in the words its text report uses
+_RESULT = {1: "Unhandled CUDA error", 2: "System error", 3: "Internal error", 4: "Invalid argument",
+           5: "Invalid usage", 6: "Remote process error"}
+MOST_LINES = 40
+
+
+def detect(text: str) -> bool:
+    return bool(_TABLE_HEAD.search(text) or _MONITOR.search(text) or _json(text) is not None)
+
+
+def _blocks(text: str) -> list[str]:
+    """The text report's error and warning blocks (a header line and its indented lines, joined), RAS's own TIMEOUT
+    left out: one pass over the lines."""
+    blocks: list[list[str]] = []
+    inside = False
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if line in ("Errors", "Warnings") and n + 1 < len(lines) and re.fullmatch(r"=+\s*", lines[n + 1]):
+            inside, blocks = True, blocks + [[]]
+        elif _SECTION_END.match(line) or not inside:
+            inside = False
+        elif line.strip() and not line.startswith("="):
+            if not line[0].isspace():
+                blocks.append([line.strip()])
+            elif blocks[-1]:
+                blocks[-1].append(line.strip())
+    return [" ".join(b) for b in blocks if b and not b[0].startswith(_OWN_TROUBLE)]
+
+
+def _json(text: str) -> dict[str, Any] | None:
+    """ncclras's JSON report in the text: the first object holding `communicators`."""
+    if '"communicators"' not in text:
+        return None
+    decoder = json.JSONDecoder()
+    for start in (m.start() for m in re.finditer(r"^\{", text, re.MULTILINE)):
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue            # not JSON, or nested deeper than any report RAS writes
+        if isinstance(value, dict) and isinstance(value.get("communicators"), list):
+            return value
+    return None
+
+
+def _status(rank: dict[str, Any]) -> dict[str, Any]:
+    status = rank.get("status")
+    return status if isinstance(status, dict) else {}
+
+
+def _from_json(report: dict[str, Any]) -> tuple[list[str], int | None, int | None, str | None]:
+    """(error lines, the largest communicator's size, its nodes where every rank's host is given, the version)."""
+    lines, size, nodes = [], None, None
+    for comm in report["communicators"]:
+        if not isinstance(comm, dict):
+            continue
+        ranks = [r for r in comm.get("ranks") or [] if isinstance(r, dict)]
+        missing = [r for r in comm.get("missing_ranks") or [] if isinstance(r, dict)]
+        for rank in missing:
+            status = _status(rank)
+            said = [w for w, key in (("considered dead", "considered_dead"), ("unresponsive", "unresponsive"))
+                    if status.get(key) is True] or ["missing"]
+            lines.append(f"Rank {rank.get('rank')} (process {rank.get('pid')} on node {rank.get('host')}, GPU "
+                         f"{rank.get('cuda_dev')}): {', '.join(said)}")
+        for rank in ranks:
+            status = _status(rank)
+            for key in ("init_state", "async_error"):
+                code = status.get(key)
+                if type(code) is int and code in _RESULT:       # a bool is no ncclResult_t
+                    lines.append(f"Rank {rank.get('rank')} reported {_RESULT[code]} -- process {rank.get('pid')} "
+                                 f"on node {rank.get('host')}")
+        if isinstance(comm.get("size"), int) and comm["size"] > (size or 0):
+            size = comm["size"]
+            hosts = [r.get("host") for r in ranks + missing]
+            whole = len(hosts) == comm["size"] and all(isinstance(h, str) and h for h in hosts)
+            nodes = len(set(hosts)) if whole else None
+    version = report.get("nccl_version")
+    return lines, size, nodes, version if isinstance(version, str) else None
+
+
+def parse(text: str) -> dict[str, Any]:
+    rows = [(int(m.group(1)), int(m.group(2)), m.group(3)) for m in _ROW.finditer(text)]
+    lines = _blocks(text)
+    size = max((r[1] for r in rows), default=None)
+    nodes = max((r[0] for r in rows if r[1] == size), default=None)
+    version = _VERSION.search(text)
+    report = _json(text)
+    found_version = version.group(1) if version else None
+    if report is not None:
+        json_lines, json_size, json_nodes, json_version = _from_json(report)
+        lines += json_lines
+        if json_size is not None and json_size > (size or 0):
+            size, nodes = json_size, json_nodes
+        found_version = found_version or json_version
+    lines += [" ".join(m.group(0).split()) for m in _MONITOR.finditer(text)]
+    lines = list(dict.fromkeys(lines))[:MOST_LINES]
+    phase = "init" if any(r[2] == "INIT" for r in rows) else "all_reduce"
+    return {"backend": "nccl", "nccl_version": found_version, "world_size": size, "nodes": nodes, "sizes": None,
+            "error": f"{phase}: {' | '.join(lines)}" if lines else None}
