@@ -1087,6 +1087,22 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "four-300w-class-gpus-h2ogpt-faq-nvidia-smi-pl-250-from-300w-owner-cap-all-done":
         "translator: gpu pass; not recognised: `nvidia-smi -pl 250`'s confirmations (`Power limit for GPU ... was "
         "set to 250.00 W from 300.00 W`) are no reading of the GPUs",
+    # Batches 230 to 234 (the lead's review, tests/test_judges_batch230.py).
+    "infinihost-iii-ex-host-port-lid-0xe2-at-2.5gbps-ibdiagnet-ipoib-can-not-join-10gbps-group-ibcheckerrors-voltaire-switch-symbol-errors":
+        "translator: fabric fail FABRIC_RATE_DEGRADED (host); not recognised: ibdiagnet's IPoIB check names its port "
+        "by LID and GUID, no device, as the facts road (all null)",
+    "mlx4-ddr-compute-01-01-ibstatus-port1-down-portconfigurationtraining-port2-active-20-on-other-subnet-sm-lid-0x15-openmpi-no-active-ports":
+        "translator: fabric fail FABRIC_PORT_DOWN (host); warn FABRIC_PORT_DOWN (host): one port of two down warns; "
+        "the other port's subnet (its SM LID) has no field",
+    "vkd3d-proton-remnant-ii-xid31-host0-hubclient-esc-gamethread-five-mmu-faults-three-days-one-gpu-game-layer-job":
+        "translator: gpu warn XID_ERROR (job); warn XID_ERROR (host): five processes faulting at different addresses "
+        "on one GPU stay suspect, as on the facts road",
+    "rtx6000-ada-570.207-580.105.08-xid120-gsp-task-exception-xorg-display-path-four-times-follows-x-across-two-cards":
+        "translator: gpu fail XID_ERROR (host); not recognised: the poster's markdown table summarising each Xid 120 "
+        "(no kernel line as printed)",
+    "p5-48xlarge-2x8-hyperpod-eks-aws-ofi-nccl-mr-cache-deadlock-bug-injected-fi-enomem-could-not-register-memory-rail-0-hang-image":
+        "translator: nccl fail NCCL_FAILED (image); skip FACTS_INCOMPLETE: the author's condensed block holds no "
+        "failure line of NCCL's or torch's (the hang is prose)",
 }
 
 

@@ -1536,6 +1536,22 @@ KNOWN_MISMATCHES = {
     "four-300w-class-gpus-h2ogpt-faq-nvidia-smi-pl-250-from-300w-owner-cap-all-done":
         "translator: gpu pass; warn HEALTH_NOT_ASSESSED (host): four GPUs whose only facts are the owner's `-pl 250` "
         "confirmations (no health field: a cap set is no reading) are not assessed, never healthy",
+    # Batches 230 to 234 (the lead's review, tests/test_judges_batch230.py).
+    "infinihost-iii-ex-host-port-lid-0xe2-at-2.5gbps-ibdiagnet-ipoib-can-not-join-10gbps-group-ibcheckerrors-voltaire-switch-symbol-errors":
+        "translator: fabric fail FABRIC_RATE_DEGRADED (host); skip FACTS_INCOMPLETE: ibdiagnet names the slow port by "
+        "LID and GUID only (`localhost/P1 lid=0x00e2`), and an adapter needs its device name: every fabric field is "
+        "null",
+    "mlx4-ddr-compute-01-01-ibstatus-port1-down-portconfigurationtraining-port2-active-20-on-other-subnet-sm-lid-0x15-openmpi-no-active-ports":
+        "translator: fabric fail FABRIC_PORT_DOWN (host); warn FABRIC_PORT_DOWN (host): one port of two down warns; "
+        "that the other, ACTIVE port sits on another subnet (SM LID 0x15) has no field (Port.sm_lid)",
+    "vkd3d-proton-remnant-ii-xid31-host0-hubclient-esc-gamethread-five-mmu-faults-three-days-one-gpu-game-layer-job":
+        "translator: gpu warn XID_ERROR (job); warn XID_ERROR (host): five processes faulted on one GPU at different "
+        "addresses, and one program faulting at different places stays suspect (tests/test_xid_one_program.py); the "
+        "game layer's fix is the thread's prose",
+    "p5-48xlarge-2x8-hyperpod-eks-aws-ofi-nccl-mr-cache-deadlock-bug-injected-fi-enomem-could-not-register-memory-rail-0-hang-image":
+        "translator: nccl fail NCCL_FAILED (image); fail NCCL_TIMEOUT (host): aws-ofi-nccl's `Could not register "
+        "memory on rail 0` and a hang name no owner by the log; that the error was injected into the image's "
+        "libfabric and the plugin deadlocks on it is the page's prose",
 }
 
 

@@ -1,4 +1,4 @@
-"""Batch 230 (issue 35): the lead's review.
+"""Batches 230 to 234 (issue 35): the lead's review.
 
 - NCCL's RAS reports (`ncclras`: text, JSON, monitor events) were not recognised by `verify explain`, and their
   translations (a process `considered dead`, `PEER_DEAD`) failed the host by the default of an unnamed NCCL error: a
@@ -6,6 +6,12 @@
   (verify/checks/nccl/rasreport.py), read by verify/explain/ncclras.py.
 - NCCL 2.30's symmetric-memory window space running out (`ncclSpaceAlloc ... No suitable space found to accommodate
   size=... within limit=...`) failed the host the same way; it is NCCL's own address bookkeeping: the image's.
+- Batch 234: GCP's config-checker shim refusing the job's NCCL_MIN_NCHANNELS (`NCCL/NET (shim) mismatch enforced:
+  NCCL_MIN_NCHANNELS=8 (expected 4)`) failed the host; it is the job's setting against the node's policy
+  (verify/checks/nccl/settings.py). `verify explain` did not read it as a failure at all: the shim's own failing
+  returns carry its tag and a build path with a `-`, and the env plugin's closing line followed them.
+- Batch 232: a `<temperature>` block of `nvidia-smi -q -x` pasted alone was not recognised; it is read as a fragment
+  where its first child is the dtd's `<gpu_temp>`.
 """
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ import pytest
 
 from tests.judging import contract, explained, nccl_verdict, verdict
 from verify import explain as ex
-from verify.explain import ncclras
+from verify.explain import ncclras, smixml
 
 pytestmark = pytest.mark.unit
 
@@ -132,3 +138,53 @@ def test_hostile_ras_input_is_read_without_a_traceback(text):
     facts = ncclras.parse(text)
     assert facts["backend"] == "nccl"
     explained(text)
+
+
+SHIM = """tcpxo-wb-0:890:890 [0] NCCL INFO NCCL version 2.28.7+cuda13.2
+tcpxo-wb-0:890:890 [0] NCCL INFO NET/Plugin: Loaded net plugin config_checker_shim (v7)
+tcpxo-wb-0:890:890 [0] NCCL INFO NCCL/NET (shim) activated shim layers, 'Guest Config Checker'
+
+[2026-08-02 13:25:57] tcpxo-wb-0:890:890 [0] /build/nccl-shim/src/guest_config_checker.cc:101 NCCL WARN NCCL/NET (shim) mismatch enforced: NCCL_MIN_NCHANNELS=8 (expected 4)
+tcpxo-wb-0:890:890 [0] NCCL INFO NCCL/NET (shim) /build/nccl-shim/src/guest_config_checker.cc:132 -> 4
+tcpxo-wb-0:890:890 [0] NCCL INFO NCCL/NET (shim) /build/nccl-shim/src/guest_config_checker.cc:168 -> 4
+tcpxo-wb-0:890:890 [0] NCCL INFO ENV/Plugin: Closing env plugin ncclEnvDefault
+"""
+
+
+def test_a_setting_the_nodes_policy_refuses_is_the_jobs_on_both_roads():
+    assert nccl_verdict(error="init: NCCL/NET (shim) mismatch enforced: NCCL_MIN_NCHANNELS=8 (expected 4)") == (
+        "fail", "NCCL_FAILED", "job")
+    r = explained(SHIM)
+    assert verdict(r) == ("fail", "NCCL_FAILED", "job"), r.summary
+    assert "NCCL_MIN_NCHANNELS" in r.remedy
+
+
+def test_the_shim_warn_followed_by_ncclS_going_on_is_no_failure():
+    going_on = SHIM.replace("ENV/Plugin: Closing env plugin ncclEnvDefault", "NET/Plugin: Using internal network plugin.")
+    going_on += "tcpxo-wb-0:890:890 [0] NCCL INFO Using network Socket\n"
+    assert explained(going_on).status != "fail"
+
+
+TEMPERATURE = """<temperature>
+    <gpu_temp>37 C</gpu_temp>
+    <gpu_temp_tlimit>56 C</gpu_temp_tlimit>
+    <memory_temp>N/A</memory_temp>
+</temperature>
+"""
+
+
+def test_an_nvidia_smi_temperature_block_alone_is_read():
+    assert smixml.detect(TEMPERATURE)
+    devices = smixml.parse(TEMPERATURE)["devices"]
+    assert devices and devices[0]["temperature_c"] == 37.0
+    assert not smixml.detect("<temperature>\n  <value>37</value>\n</temperature>\n")   # another tool's XML
+
+
+def test_a_running_jobs_ranks_one_operation_apart_are_no_failure():
+    # ras-4-nodes-32-ranks-nccl-2.26.2-running-mismatch-allgather-640-vs-641-two-ranks-ahead-no-error-snapshot
+    text = HEALTHY.replace("RUNNING      OK", "RUNNING  MISMATCH") + (
+        "#0-0 (fa93daea854b060b) MISMATCH\n  Communicator ranks have different AllGather operation counts\n"
+        "  30 ranks have launched up to operation 640\n  2 ranks have launched up to operation 641\n"
+        "  Rank 12 -- GPU 4 managed by process 323032 on node 10.137.190.124\n")
+    assert ncclras.parse(text)["error"] is None
+    assert explained(text).status != "fail"

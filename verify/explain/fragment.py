@@ -11,8 +11,9 @@ _SECTIONS = ("clocks_event_reasons", "clocks_throttle_reasons", "clocks_event_re
              "retired_pages", "ecc_errors", "ecc_mode", "pci_gpu_link_info", "fb_memory_usage", "bar1_memory_usage",
              "gpu_power_readings", "power_readings", "gpu_reset_status", "gpu_recovery_action", "max_clocks",
              "applications_clocks", "default_applications_clocks", "supported_clocks")
-FRAGMENT = re.compile(r"^\s*<(?:" + "|".join(_SECTIONS) + r"|clocks_(?:event|throttle)_reason_\w+)>",
-                      re.MULTILINE)
+# (`<temperature>` is any tool's word: nvidia-smi's only where its first child is the dtd's `<gpu_temp>`, batch 232)
+FRAGMENT = re.compile(r"^\s*<(?:(?:" + "|".join(_SECTIONS) + r"|clocks_(?:event|throttle)_reason_\w+)>|"
+                      r"temperature>\s*<gpu_temp>)", re.MULTILINE)
 _GPU = re.compile(r"<gpu(?:\s[^>]*)?>")
 _TAG = re.compile(r"<(/?)([A-Za-z_][\w.-]*)[^<>]*?(/?)>")
 

@@ -136,7 +136,10 @@ _WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|cu|c|cpp|h):\d+ (?:\(\w+\) )?)?N
 # failed: Invalid argument`)
 _CALL_FAILED = re.compile(r"NCCL WARN (?:NET/\w+ ?: ?)?Call to \w+ failed|NCCL WARN NET/OFI [^\n]*\bfailed: ")
 # one trace line as NCCL's message (`group.cc:64 -> 3 [Async thread]`)
-_RETURN = re.compile(r"[\w/]+\.(?:cc|cu|c|cpp|h):\d+ (?:\(\w+\) )?-> (\d+)\b")
+# (a net plugin's own trace carries its tag and a build path, `NCCL/NET (shim) /build/nccl-shim/src/x.cc:132 -> 4`)
+_RETURN = re.compile(r"(?:NCCL/NET \(\w+\) |NET/\w+ ?:? ?)?[\w/.-]+\.(?:cc|cu|c|cpp|h):\d+ (?:\(\w+\) )?-> (\d+)\b")
+# what NCCL prints while the process ends after a failure: no going on
+_CLOSING = re.compile(r"ENV/Plugin: Closing env plugin\b")
 # where a failing return is still forming the communicator: the bootstrap, init, and the topology and graph search
 # NCCL before 2.9 named its sources .cu (init.cu, misc/ibvwrap.cu, transport/net_ib.cu)
 _INIT_FILES = re.compile(r"bootstrap|init\.cc|init\.cu|socket\.cc|socket\.cu|graph/")
@@ -149,11 +152,11 @@ def _failed_warn(text: str) -> str | None:
     if not warns:
         return None
     last = warns[-1]
-    after = [m for m in map(ncclog.message, text[last.end():].splitlines()) if m]
+    after = [m for m in map(ncclog.message, text[last.end():].splitlines()) if m and not _CLOSING.match(m)]
     # where its own process printed failing returns after it and nothing else, another rank's start-up printed below
     # them is no going on (batch 134)
     line = text[text.rfind("\n", 0, last.start()) + 1:last.end()]
-    own = [m for m in map(ncclog.message, own_lines(text[last.end():], line).splitlines()) if m]
+    own = [m for m in map(ncclog.message, own_lines(text[last.end():], line).splitlines()) if m and not _CLOSING.match(m)]
     if own and all((r := _RETURN.match(t)) and r.group(1) != "0" for t in own):
         after = own
     traces = [t for t in after if (m := _RETURN.match(t)) and m.group(1) != "0"]

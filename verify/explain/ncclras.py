@@ -5,7 +5,8 @@ node H managing GPU G`). Read into the nccl facts as a translation records them:
 NCCL's version, and the error RAS reports, its own words (verify/checks/nccl/rasreport.py judges them).
 
 RAS's `TIMEOUT` warning is its own collection's trouble (`Encountered N communication timeouts while gathering
-communicator data`): no evidence about the job or a node, not read as an error. A report whose communicators all run
+communicator data`): no evidence about the job or a node, not read as an error; nor is a `MISMATCH` warning (ranks
+at different operation counts: a snapshot of a running job catches them in flight). A report whose communicators all run
 with no error is read with no error: nothing to judge, never a pass (no collective was measured). Pure."""
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ _MONITOR = re.compile(r"^[^\n]*\bPEER_(?:TIMEOUT_DEAD|DEAD|UNRESPONSIVE): [^\n]*
 # where a report's section ends: the next report's parts
 _SECTION_END = re.compile(r"^(?:Communicators\.\.\.|Job summary|NCCL version|Errors|Warnings|RAS Monitor Mode)")
 _OWN_TROUBLE = "TIMEOUT"
+# a warning that ranks are at different operation counts or states: a running job's snapshot catches ranks one
+# operation apart (batch 158's 640 against 641), no failure on its own; a hang's own log says the hang
+_IN_FLIGHT = re.compile(r"\bMISMATCH$")
 # ncclResult_t as RAS's JSON gives a rank's init_state / async_error, in the words its text report uses
 _RESULT = {1: "Unhandled CUDA error", 2: "System error", 3: "Internal error", 4: "Invalid argument",
            5: "Invalid usage", 6: "Remote process error"}
@@ -48,7 +52,7 @@ def _blocks(text: str) -> list[str]:
                 blocks.append([line.strip()])
             elif blocks[-1]:
                 blocks[-1].append(line.strip())
-    return [" ".join(b) for b in blocks if b and not b[0].startswith(_OWN_TROUBLE)]
+    return [" ".join(b) for b in blocks if b and not b[0].startswith(_OWN_TROUBLE) and not _IN_FLIGHT.search(b[0])]
 
 
 def _json(text: str) -> dict[str, Any] | None:

@@ -24,6 +24,10 @@ The signatures are NCCL's own messages (github.com/NVIDIA/nccl, 2.18 to 2.30):
   socket has failed to bind to [::]:29500 (errno: 98 - Address already in use)`, its libuv store `code: -98, name:
   EADDRINUSE`; NCCL: `Call to bind failed : Address already in use`): another process on this host holds the port
   the launch names (a second job's MASTER_PORT, torchrun's default 29500): the launch's to change.
+- a setting the node's policy refuses: a net plugin's configuration check (GCP's `config_checker_shim`, its 'Guest
+  Config Checker' layer in front of TCPX/TCPXO) compares the job's NCCL_* variables with the values the node's image
+  enforces, `NCCL/NET (shim) mismatch enforced: NCCL_MIN_NCHANNELS=8 (expected 4)`, and fails the plugin's init
+  (ncclInvalidArgument): the job's variable against the platform's tuning, the node not broken.
 - a software RDMA device: src/transport/net_ib.cc `Could not find real path of rxe0 (/sys/class/infiniband/rxe0/device)`:
   the device has no PCI function behind it (the kernel's Soft-RoCE rxe, soft-iWARP siw), so NCCL can neither place it
   in the topology nor register GPU memory with it. Where the job's NCCL_IB_HCA names that device, what follows is the
@@ -57,6 +61,7 @@ TOPO_XML = re.compile(r"graph/xml\.(?:cc|h)\b|XML (?:Parse|Mismatch)|XML Topolog
 # reset by peer`): in init, the ranks' own exchange; a connect that failed (`socketStartConnect: Connect to ...`) may be
 # the network transport's and is judged by connect.py
 BOOTSTRAP = re.compile(r"bootstrap|socket\.cc|\bsocket(?:ProgressOpt|Progress|Wait): Call to (?:send|recv)", re.IGNORECASE)
+ENFORCED = re.compile(r"mismatch enforced: (NCCL_\w+)=(\S*) \(expected ([^)\n]*)\)")
 NO_REAL_PATH = re.compile(r"Could not find real path of (\S+)")
 FILES = ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")
 HYPERVISOR_TOPOLOGY = "/var/run/nvidia-topologyd/virtualTopology.xml"
@@ -130,6 +135,12 @@ def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str,
                 "was built without libuv (pytorch/pytorch#139990: the Windows wheels)", "Set USE_LIBUV=0 in the "
                 "job's environment (or `?use_libuv=0` in the rendezvous endpoint), or install a torch built with "
                 "libuv in the image.", "image")
+    if enforced := ENFORCED.search(said):
+        name, value, expected = enforced.groups()
+        return (f"; the node's NCCL policy (its net plugin's configuration check) refuses the job's {name}={value}: "
+                f"it enforces {expected}", f"Set {name} to the value the node enforces ({expected}) or leave it "
+                "unset: the platform's image carries its tuned NCCL settings (GCP's A3 nodes: "
+                "/usr/local/nvidia/lib64/nccl-env-profile.sh). No node is at fault.", "job")
     found = _software_device(facts, said) or _file(facts, said)
     if found:
         return found
