@@ -42,7 +42,7 @@ KEY_TYPE ?=## keygen: ecdsa (P-256, default) or ed25519
 HOST_DRIVER ?=## gate: this host's NVIDIA driver (default: nvidia-smi)
 REPORT_TIMEOUT ?=## report, gate: seconds for all registry reads together (default 120)
 MAX_AGE ?=## report, gate, fleet-report: the oldest verification believed, e.g. 7d or 12h (as REQUIRE's age<=7d)
-CLOCK_SKEW ?=## report, gate, fleet-report, isolate: how far in the future a signed or recorded time may lie and be believed (default 5m)
+CLOCK_SKEW ?=## report, gate, fleet-report, isolate: how far in the future a signed or recorded time may lie and be believed (default 5m; 0 to 1d)
 DIR ?=## fleet-report: the folder a job wrote its verify reports into (searched recursively)
 STATE_DIR ?=## fleet-report, undrain: the prolog's --state-dir; its per-node drain history is read (default: fleet-report none, undrain /var/lib/torchimages)
 METRICS_DIR ?=## fleet-report: write Prometheus text-file metrics per node into this folder (default: not written)

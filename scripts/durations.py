@@ -23,6 +23,31 @@ def parse_duration(text: str, what: str) -> float:
     return float(match.group(1)) * UNITS[match.group(2) or "s"]
 
 
+# A clock tolerance (CLOCK_SKEW, TORCHIMAGES_CLOCK_SKEW): how far ahead a recorded or signed time may lie and be
+# believed. One grammar and one range with the prolog's (verify/shared/clockskew.py; the host side never imports verify:
+# tests/test_cluster_lows82.py holds the two to one answer). 0 is a tolerance (clocks kept to the second): a smaller one
+# only believes less. Above a day no clocks differ, a unit was lost (300000 meant as ms read as 83 h): refused.
+SKEW_GRAMMAR = re.compile(r"^([0-9]{1,12}(?:\.[0-9]{1,9})?)([smhdw]?)$")
+SKEW_MAX_S = 86400.0
+
+
+def parse_skew(text: str, name: str) -> float:
+    """Seconds of a clock tolerance (a number with s, m, h, d or w; no unit: seconds), 0 to SKEW_MAX_S; UserError,
+    one line naming `name`, the value, the unit it was read in and the range, otherwise."""
+    text = text.strip()
+    match = SKEW_GRAMMAR.match(text.lower())
+    if not match:
+        raise UserError(f"{name}={text[:40]!r} is not a duration: a number of seconds, or with s, m, h, d or w "
+                        "(e.g. 5m), from 0 to 1d")
+    value = float(match.group(1)) * UNITS[match.group(2) or "s"]
+    if value > SKEW_MAX_S:
+        unit = {"": "seconds (no unit given)", "s": "seconds", "m": "minutes", "h": "hours", "d": "days",
+                "w": "weeks"}[match.group(2)]
+        raise UserError(f"{name}={text[:40]!r} is {value / 3600:.4g} h, read in {unit}: a clock tolerance is "
+                        "0 to 1d (86400 s); give e.g. 5m")
+    return value
+
+
 def shown(seconds: float) -> str:
     """An age as a person reads it: 9d 3h, 5h 12m, 42m, 17s."""
     seconds = max(0, int(seconds))

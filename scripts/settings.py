@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ROOT
-from .durations import parse_duration
+from .durations import parse_duration, parse_skew
 from .errors import UserError
 from .plan.platforms import PLATFORM_NAME, normalize_platform
 
@@ -121,19 +121,6 @@ def parse_seconds(text: str, name: str) -> float:
 
 def parse_age(text: str, name: str) -> float:
     return parse_duration(text, name)
-
-
-# the most a clock tolerance may be (verify/shared/clockskew.py MAX_S, the prolog's TORCHIMAGES_CLOCK_SKEW ceiling):
-# CLOCK_SKEW=100000000000w believed a report or a signature stamped in the year 3000, which no tolerance of clocks is
-SKEW_MAX_S = 365 * 86400.0
-
-
-def parse_skew(text: str, name: str) -> float:
-    value = parse_duration(text, name)
-    if value > SKEW_MAX_S:
-        raise UserError(f"{name}={text!r} is more than a year: a tolerance for clocks that differ, not for a time no "
-                        "clock shows; give minutes (e.g. 5m), at most 365d")
-    return value
 
 
 def parse_count(text: str, name: str, maximum: int | None = None) -> int:
@@ -407,8 +394,8 @@ KNOB_ROWS: tuple[Knob, ...] = (
     Knob("MAX_AGE", "--max-age", "report/gate/fleet-report: the oldest verification believed, e.g. 7d, 12h (s, m, h, d, w); older "
          "evidence is not believed (as REQUIRE's age<=7d)", "max_age", parse_age),
     Knob("CLOCK_SKEW", "--clock-skew", "report/gate/fleet-report/isolate: how far in the future a signed or recorded time "
-         "may lie and still be believed (clocks differ), e.g. 5m (default 5m; s, m, h, d, w); later: not evidence",
-         "clock_skew", parse_skew),
+         "may lie and still be believed (clocks differ), e.g. 5m (default 5m; s, m, h, d, w; 0 to 1d); later: not evidence",
+         "clock_skew", parse_skew),      # durations.parse_skew: one parser of CLOCK_SKEW and TORCHIMAGES_CLOCK_SKEW
     Knob("KEY_DIR", "--key-dir", "keygen: the folder the key pair is written to, outside the repository "
          "(default ~/.config/torchimages)", "key_dir", parse_user_path),
     Knob("KEY_TYPE", "--key-type", "keygen: ecdsa (P-256, default) or ed25519", "key_type", parse_key_type),

@@ -129,9 +129,10 @@ def test_nvsentinel_flap_rule_a_drain_within_the_clock_skew_is_timed_as_stamped(
 
 
 def test_nvsentinel_flap_rule_the_clock_skew_knob_is_the_tolerance(tmp_path, fake, monkeypatch):
-    """TORCHIMAGES_CLOCK_SKEW is the tolerance: at 31 d the drain stamped 30 d ahead is believed, past the window."""
-    state = _flapped(tmp_path, fake, monkeypatch, time.time() + 30 * 86400)
-    assert cli.main(_undrain(state), {**UNDRAIN_ENV, "TORCHIMAGES_CLOCK_SKEW": "31d"}) == 0
+    """TORCHIMAGES_CLOCK_SKEW is the tolerance: at 3 h the drain stamped 2 h ahead is believed, past a window of 0.01 d
+    (the knob stops at a day since tests/test_cluster_lows82.py; this was 31 d and a drain 30 d ahead)."""
+    state = _flapped(tmp_path, fake, monkeypatch, time.time() + 2 * 3600)
+    assert cli.main([*_undrain(state), "--flap-window", "0.01"], {**UNDRAIN_ENV, "TORCHIMAGES_CLOCK_SKEW": "3h"}) == 0
 
 
 def test_fleet_report_flags_a_flap_whose_drain_is_stamped_in_the_future():

@@ -189,7 +189,7 @@ def _skew_given(settings: Settings, args: argparse.Namespace) -> float | None:
     name), else the TORCHIMAGES_CLOCK_SKEW make was run with (the runner's own name, read again when the job runs);
     None: neither given, the runner's default. One setting under two names: given to make isolate under either, it
     is applied, never dropped (the job read only the environment sbatch had)."""
-    if getattr(args, "CLOCK_SKEW", None) is not None or settings.child_env.get("CLOCK_SKEW", "").strip():
+    if _make_skew(settings, args):
         return settings.clock_skew
     if settings.child_env.get("TORCHIMAGES_CLOCK_SKEW", "").strip():
         from ..fleet.isolate_facts import skew
@@ -198,6 +198,11 @@ def _skew_given(settings: Settings, args: argparse.Namespace) -> float | None:
         from ..fleet.job_knobs import blank_note
         out(f"note: {blank_note('TORCHIMAGES_CLOCK_SKEW', 'CLOCK_SKEW, else 5m')}")
     return None
+
+
+def _make_skew(settings: Settings, args: argparse.Namespace) -> bool:
+    """CLOCK_SKEW, make's own name for the clock tolerance, was given (it wins over TORCHIMAGES_CLOCK_SKEW)."""
+    return getattr(args, "CLOCK_SKEW", None) is not None or bool(settings.child_env.get("CLOCK_SKEW", "").strip())
 
 
 def _needs(job: Job) -> None:
@@ -257,12 +262,11 @@ def cmd_fleet_report(settings: Settings, args: argparse.Namespace) -> int:
     from ..fleet.fleet import fleet, format_fleet, write_fleet
     if settings.fleet_dir is None:
         raise UserError("no folder given: make fleet-report DIR=<the folder the job wrote its verify reports into>")
-    try:
-        skew = _skew_given(settings, args) or settings.clock_skew     # CLOCK_SKEW, else the prolog's name for it
-    except UserError as exc:        # the prolog's knob, in a grammar of its own (0 is its): said, CLOCK_SKEW's default
-        out(f"note: {exc.shown()}: not applied; the clock tolerance is CLOCK_SKEW's ({settings.clock_skew:g} s)")
-        skew = settings.clock_skew
-    if skew != settings.clock_skew:
+    # CLOCK_SKEW, else the prolog's name for it: one parser (durations.parse_skew), so a value one refuses, the other
+    # does too (one line, exit 2), and 0 is a tolerance (never `or`: 0 is not "not given")
+    given = _skew_given(settings, args)
+    skew = settings.clock_skew if given is None else given
+    if given is not None and not _make_skew(settings, args):
         out(f"note: TORCHIMAGES_CLOCK_SKEW={settings.child_env['TORCHIMAGES_CLOCK_SKEW'].strip()!r} (the prolog's and "
             "make isolate's name for CLOCK_SKEW) is the clock tolerance applied: CLOCK_SKEW is not given")
     from ..fleet.job_knobs import misspelt

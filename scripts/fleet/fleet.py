@@ -48,9 +48,12 @@ def fleet(folder: Path, skew_s: float = CLOCK_SKEW_S, max_age_s: float | None = 
     if not folder.is_dir():
         raise UserError(f"DIR={folder} is not a folder: give the folder the job wrote its verify reports into")
     unreadable: list[tuple[str, str]] = []
-    valid, invalid = read_reports(folder, unreadable, skew_s, max_age_s)
-    if not valid and not invalid and not unreadable:
-        raise UserError(f"no verify report under {folder}: give the folder the job wrote its reports into "
+    logs_only: list[str] = []
+    valid, invalid = read_reports(folder, unreadable, skew_s, max_age_s, logs_only)
+    if not valid and not unreadable and len(invalid) == len(logs_only):
+        # nothing that is or may be a report: the wrong folder, said as such (its logs named, none left out)
+        logs = f" ({len(logs_only)} log(s) without one: {', '.join(logs_only[:5])})" if logs_only else ""
+        raise UserError(f"no verify report under {folder}{logs}: give the folder the job wrote its reports into "
                         f"(`verify --json` files, or saved `kubectl logs`)")
     notes: list[str] = []
     nodes = []

@@ -13,25 +13,18 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..durations import parse_duration, parse_time, shown
-from ..errors import UserError
+from ..durations import parse_skew, parse_time, shown
 from .plausible import node_key
 
 SKEW_ENV = "TORCHIMAGES_CLOCK_SKEW"
 SKEW_DEFAULT_S = 300.0
-SKEW_MAX_S = 365 * 86400.0      # scripts/settings.py SKEW_MAX_S: a tolerance for clocks, not for any time at all
 
 
 def skew(env: dict[str, str] | os._Environ[str] | None = None) -> float:
-    """TORCHIMAGES_CLOCK_SKEW (5m, 300, 1h; unset or empty: 5 minutes); UserError, one line, for anything else."""
+    """TORCHIMAGES_CLOCK_SKEW (5m, 300, 1h, 0; unset or empty: 5 minutes); UserError, one line, for anything else
+    (durations.parse_skew: the one parser of the knob, CLOCK_SKEW's and the prolog's grammar and range)."""
     text = (os.environ if env is None else env).get(SKEW_ENV, "").strip()
-    if not text:
-        return SKEW_DEFAULT_S
-    value = parse_duration(text, SKEW_ENV)
-    if not 0 <= value <= SKEW_MAX_S:
-        raise UserError(f"{SKEW_ENV}={text!r} is more than a year: a tolerance for clocks that differ; give minutes "
-                        "(e.g. 5m), at most 365d")
-    return value
+    return parse_skew(text, SKEW_ENV) if text else SKEW_DEFAULT_S
 
 
 def _count(value: Any) -> int | None:

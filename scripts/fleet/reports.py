@@ -15,7 +15,7 @@ from ..durations import parse_time, shown
 from ..errors import UserError, one_line
 from ..fsutil import TooLarge, read_bounded
 from . import jsonrecord
-from .cluster import REPORT_END
+from .cluster import REPORT_BEGIN, REPORT_END
 from .model import (
     CLOCK_SKEW_S,
     EARLIEST_CREATED,
@@ -59,13 +59,16 @@ def _why_invalid(doc: Any, validators: dict[int, jsonschema.protocols.Validator]
 
 
 def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, skew_s: float = CLOCK_SKEW_S,
-                 max_age_s: float | None = None) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
+                 max_age_s: float | None = None, no_report: list[str] | None = None,
+                 ) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]:
     """(name, report) for every valid report under `folder`, and (name, why) for every invalid one; what could not
-    be read at all is added to `unreadable` (or counted invalid when none is given)."""
+    be read at all is added to `unreadable` (or counted invalid when none is given); the logs with no report block
+    in them, listed invalid, are named in `no_report` too."""
     validators = _validators()
     valid: list[tuple[str, dict[str, Any]]] = []
     invalid: list[tuple[str, str]] = []
     paths, cannot = walk(folder)
+    read_too = set(paths)
     lost = invalid if unreadable is None else unreadable
     lost += cannot
     for path in paths:
@@ -82,7 +85,15 @@ def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, 
             lost.append((name, f"cannot read it ({exc.strerror or exc})"))
             continue
         if path.suffix != ".json":          # a saved log: only the report blocks in it count
-            for n, block in enumerate(_blocks(text), 1):
+            blocks = list(_blocks(text))
+            if not blocks and path.with_suffix(".json") not in read_too:
+                # a pod that died before printing its report, or a step whose report was never written: an input not
+                # read is listed, never skipped (isolate's pair log beside its own .json is that report's output)
+                invalid.append((name, f"no verify report in it (no {REPORT_BEGIN} line): the pod or step stopped "
+                                "before printing one, or this is no verify log; not assessed (rerun verify there)"))
+                if no_report is not None:
+                    no_report.append(name)
+            for n, block in enumerate(blocks, 1):
                 if block is None:
                     invalid.append((f"{name}#{n}", f"a report block with no {REPORT_END} line: cut while printed "
                                     "(the pod stopped, or the log was truncated); rerun verify on that node"))

@@ -27,6 +27,7 @@ from ..plan.spec import ImageSpec
 from .cluster import job_name as job_name  # the one name of both writers
 from .job_knobs import JOIN, job_lines
 from .launch_guards import docker_path_guard, verify_args_problem
+from .stepscratch import SCRATCH_LINES
 
 DEFAULT_LAUNCHER = "pyxis"
 JOIN_TIMEOUT_S = 300        # the rendezvous waits this long for every node (TORCHIMAGES_JOIN_TIMEOUT overrides)
@@ -139,12 +140,9 @@ def _node_prelude(job: Job) -> list[str]:
         # commands drop it themselves: SAFE_RUN, the image's `python3 -I`)
         'export PYTHONSAFEPATH=1',
         'out=$TORCHIMAGES_REPORTS_IN',
-        # torchrun leaves a torchelastic_* folder per launch in the temp folder and never removes it: the step's
-        # temp files go in a folder of its own, removed when the step ends (without one, the step still runs)
-        'if scratch=$(mktemp -d "${TMPDIR:-/tmp}/torchimages-step.XXXXXX" 2>/dev/null) || '
-        'scratch=$(mktemp -d /tmp/torchimages-step.XXXXXX 2>/dev/null); then',
-        '  export TMPDIR=$scratch; trap \'rm -rf "$scratch"\' EXIT',
-        'fi',
+        # the step's temp files go in a folder of its own, removed when the step ends, and the ones steps killed by
+        # SIGKILL left are removed at the next start (stepscratch.py; without one, the step still runs)
+        *SCRATCH_LINES,
         'child=""',
         'forward() { [ -n "$child" ] && kill -s "$1" "$child" 2>/dev/null; }',
         "trap 'forward TERM' TERM; trap 'forward INT' INT",
