@@ -188,3 +188,12 @@ def test_a_running_jobs_ranks_one_operation_apart_are_no_failure():
         "  Rank 12 -- GPU 4 managed by process 323032 on node 10.137.190.124\n")
     assert ncclras.parse(text)["error"] is None
     assert explained(text).status != "fail"
+
+
+@pytest.mark.parametrize("said, owner", [
+    ("2 ranks reported Unhandled CUDA error Rank 3 -- GPU 3 managed by process 41 on node n2", "job"),
+    ("Rank 5 reported Invalid usage -- GPU 5 managed by process 44 on node n2", "job"),
+])
+def test_ras_rank_errors_by_class_alone_are_the_jobs(said, owner):
+    error = f"all_reduce: #0-0 (1bdb83b038775869) ERROR Asynchronous errors on 2 ranks {said}"
+    assert nccl_verdict(error=error, world_size=8) == ("fail", "NCCL_FAILED", owner)

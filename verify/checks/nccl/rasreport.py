@@ -4,7 +4,8 @@ NCCL's own window space running out. Pure.
 - RAS keeps a TCP mesh of one thread per NCCL process and reports, from any process's view, the ones it can no longer
   reach (src/ras/client_support.cc): `DEAD` / `N job process(es) considered dead (unreachable via the RAS network)`,
   `INCOMPLETE` / `Missing communicator data from N job process(es)` or `rank(s)`, a rank's error as NCCL's class alone
-  (`Rank 3 reported Remote process error`), ranks at different operation counts (`MISMATCH`), and in its monitor mode
+  (`Rank 3 reported Remote process error`, `2 ranks reported Unhandled CUDA error`; its `Internal error` is NCCL's own,
+  judged by internalerr.py), ranks at different operation counts (`MISMATCH`), and in its monitor mode
   `PEER_DEAD`, `PEER_TIMEOUT_DEAD`, `PEER_UNRESPONSIVE` (src/ras/peers.cc, rasnet.cc). Each is a peer process gone or
   behind, seen from elsewhere: the same evidence as a socket its peer closed (peergone.py). A process dies of its own
   program as often as of its node (torchrun takes down every local worker when one fails), and RAS names no cause:
@@ -27,7 +28,8 @@ RAS_LOST = re.compile(r"job process(?:es)? (?:is|are) considered dead|\bPEER_(?:
                       r"\d+ ranks? (?:has|have) not launched any operations|"
                       r"\branks? (?:has|have) launched up to operation \d+|"
                       r"Communicator ranks have different (?:status|\w+ operation counts)|"
-                      r"\bRank \d+ reported (?:Remote process error|System error|Unhandled CUDA error)\b|"
+                      r"\b(?:Rank \d+|\d+ ranks) reported (?:Remote process error|System error|Unhandled CUDA error|"
+                      r"Invalid usage|Invalid argument)\b|"
                       r"\bRank \d+ \(process \d+[^)\n]*\): (?:unresponsive|considered dead)")
 _OWN_CAUSE = re.compile(r"Cuda failure|CUDA error \d|ibv_\w+ failed|\bIBV_WC_\w+|retry counter exceeded|"
                         r"Got completion|async (?:fatal )?event|\bXid\b", re.IGNORECASE)
