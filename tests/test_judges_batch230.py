@@ -97,7 +97,7 @@ def test_ras_json_and_its_monitor_event_are_the_jobs():
 
 
 def test_a_rank_error_in_ras_json_is_read_in_ras_words():
-    report = {"communicators": [{"size": 2, "ranks": [
+    report = {"nccl_version": "2.27.3", "communicators": [{"size": 2, "ranks": [
         {"rank": 0, "host": "a", "pid": 1, "status": {"init_state": 0, "async_error": 6}},
         {"rank": 1, "host": "b", "pid": 2, "status": {"init_state": 0, "async_error": 0}}]}]}
     facts = ncclras.parse(json.dumps(report))
@@ -129,9 +129,10 @@ def test_symmetric_window_space_exhausted_is_the_images():
 
 
 @pytest.mark.parametrize("text", [
-    "{" * 100_000 + '"communicators"',
-    '{"communicators": 5}\n',
-    '{"communicators": [{"size": "8", "ranks": "x", "missing_ranks": [1, {"status": 3}]}]}\n',
+    '{"nccl_version": ' + "[" * 100_000 + '"communicators"',
+    '{"nccl_version": "2.29.1", "communicators": 5}\n',
+    '{"nccl_version": "2.29.1", "communicators": [{"size": "8", "ranks": "x", "missing_ranks": [1, {"status": 3}]}]}\n',
+    '{"nccl_version": "x", "communicators": [],\n' * 3_000,
     "Errors\n======\n" + "  indented before any header\n" * 3,
 ])
 def test_hostile_ras_input_is_read_without_a_traceback(text):

@@ -55,12 +55,18 @@ def _blocks(text: str) -> list[str]:
     return [" ".join(b) for b in blocks if b and not b[0].startswith(_OWN_TROUBLE) and not _IN_FLIGHT.search(b[0])]
 
 
+# where ncclras's JSON starts: its header's first key (src/ras/client_support.cc jsonWriteHeader), at most a few tried
+# (a JSON decode error counts the lines before it, so each failed try costs the whole text)
+_JSON_START = re.compile(r'^\{\s*"nccl_version"', re.MULTILINE)
+MOST_TRIES = 8
+
+
 def _json(text: str) -> dict[str, Any] | None:
     """ncclras's JSON report in the text: the first object holding `communicators`."""
     if '"communicators"' not in text:
         return None
     decoder = json.JSONDecoder()
-    for start in (m.start() for m in re.finditer(r"^\{", text, re.MULTILINE)):
+    for start in [m.start() for m in _JSON_START.finditer(text)][:MOST_TRIES]:
         try:
             value, _ = decoder.raw_decode(text, start)
         except (ValueError, RecursionError):
