@@ -198,3 +198,12 @@ def test_a_running_jobs_ranks_one_operation_apart_are_no_failure():
 def test_ras_rank_errors_by_class_alone_are_the_jobs(said, owner):
     error = f"all_reduce: #0-0 (1bdb83b038775869) ERROR Asynchronous errors on 2 ranks {said}"
     assert nccl_verdict(error=error, world_size=8) == ("fail", "NCCL_FAILED", owner)
+
+
+def test_the_toolkit_hook_under_its_real_binary_name_is_read():
+    # gtx-1660-ti-gpu-operator-1.4.0-driver-ctr-460.32.03-installed-cuda-vector-add-hook-nvidia-container-cli-...
+    text = ('Error: failed to start container "cuda-vector-add": Error response from daemon: OCI runtime create failed: '
+            "container_linux.go:370: starting container process caused: process_linux.go:459: container init caused: "
+            "Running hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli.real: "
+            "initialization error: driver error: failed to process request: unknown\n")
+    assert verdict(explained(text)) == ("fail", "DRIVER_ERROR", "host")
