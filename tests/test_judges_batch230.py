@@ -207,3 +207,24 @@ def test_the_toolkit_hook_under_its_real_binary_name_is_read():
             "Running hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli.real: "
             "initialization error: driver error: failed to process request: unknown\n")
     assert verdict(explained(text)) == ("fail", "DRIVER_ERROR", "host")
+
+
+@pytest.mark.parametrize("launch, limit", [
+    ("docker run \\\n-e DMLC_ROLE=scheduler \\\n--cap-add IPC_LOCK \\\n--ulimit memlock=-1 \\\n-it --rm byteps/pytorch bpslaunch\n",
+     "unlimited"),
+    ("$ sudo docker run --gpus all --ulimit memlock=-1:-1 --ulimit stack=67108864 nvcr.io/nvidia/pytorch:24.05-py3\n",
+     "unlimited"),
+    ("podman run --ulimit memlock=65536:65536 img ./train\n", 65536),
+    ("# in the docs: pass --ulimit memlock=-1 to docker\n", None),            # no engine's run: prose
+])
+def test_a_container_engines_run_sets_the_memlock_its_processes_run_under(launch, limit):
+    from verify.explain import setlimit
+    assert setlimit.memlock(launch) == limit
+
+
+def test_unlimited_memlock_set_by_docker_run_is_not_the_registration_failures_cause():
+    # byteps-four-hosts-docker-ulimit-memlock-unlimited-ipc-lock-ps-lite-ibv-reg-mr-enomem-rx-depth-job
+    text = ("Check failed: mr ibv_reg_mr failed: Cannot allocate memory\ndocker run \\\n-e DMLC_ENABLE_RDMA=ibverbs \\\n"
+            "--device /dev/infiniband/uverbs0 \\\n--cap-add IPC_LOCK \\\n--ulimit memlock=-1 \\\n"
+            "-it --rm --net=host byteps/pytorch:latest \\\nbpslaunch\n")
+    assert verdict(explained(text)) != ("fail", "FABRIC_MEMLOCK_LOW", "host")
