@@ -1103,6 +1103,31 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p5-48xlarge-2x8-hyperpod-eks-aws-ofi-nccl-mr-cache-deadlock-bug-injected-fi-enomem-could-not-register-memory-rail-0-hang-image":
         "translator: nccl fail NCCL_FAILED (image); skip FACTS_INCOMPLETE: the author's condensed block holds no "
         "failure line of NCCL's or torch's (the hang is prose)",
+    # Batches 235 to 238 (the lead's review, tests/test_judges_batch230.py).
+    "gvisor-nvproxy-aws-00-1e-q-display-ecc-mode-gpu-access-blocked-by-operating-system-counts-na-sandbox-missing-ioctls":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host, as on "
+        "the facts road",
+    "tesla-t4-gvisor-nvproxy-k8s-containerd-525.60.13-q-header-accounting-mode-gpu-access-blocked-by-operating-system-sandbox":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host, as on "
+        "the facts road",
+    "rtx-4090-x4-ubuntu-24-modded-nanogpt-docker-gpus-all-then-bare-venv-torchrun-nproc-per-node-8-set-device-invalid-device-ordinal-job":
+        "translator: train fail TRAIN_FAILED (job); gpu warn DEVICE_COUNT_MISMATCH (job): a traceback's CUDA error is "
+        "read by the gpu check's reader; no train record comes of a traceback alone",
+    "rtx-pro-6000-blackwell-dc-openshift-4.18-gpu-operator-25.3.4-driver-580.82.07-kernel-module-type-proprietary-nvidia-smi-no-devices-were-found":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); not recognised: nvidia-smi's `No devices were found` alone, "
+        "with the operator's ClusterPolicy lines, is read by no parser (that the node has a GPU is the poster's "
+        "prose)",
+    "lammps-gpu46-openmpi-4.1.6-ucx-1.16-invalid-active-speed-128-on-ndr-400-mlx5-0-no-ucp-worker-image-ucx-too-old":
+        "translator: fabric pass; not recognised: UCX's and Open MPI's own error lines are read by no parser, and no "
+        "pass rests on them",
+    "gb200-two-nccl-tests-jobs-on-one-nvlink-clique-dra-compute-domains-cuda-failure-unspecified-launch-failure-alone-runs-job":
+        "translator: nccl fail NCCL_FAILED (job); fail CUDA_KERNEL_FAULT (job), as on the facts road",
+    "nccl-ibext-v10-gdrdma-worker-9-stray-http-get-on-proxy-listen-port-wrong-magic-proxy-service-hangs-fixed-in-2.30u1-image":
+        "translator: nccl fail NCCL_TIMEOUT (image); fail NCCL_FAILED (image): the excerpt shows the stray connection "
+        "refused, no hang (the hang is the issue's prose)",
+    "two-ranks-two-ib-rails-16-channels-net-ib-0-and-1-silent-hang-no-warn-eu-stack-nccllocalopappend-proxy-op-pool-deadlock-image":
+        "translator: nccl fail NCCL_TIMEOUT (image); warn FABRIC_GDR_OFF (host): the log's set-up is read (no "
+        "GPUDirect on its IB connections) and the hang is in the poster's words and stacks, read by no parser",
 }
 
 

@@ -228,3 +228,22 @@ def test_unlimited_memlock_set_by_docker_run_is_not_the_registration_failures_ca
             "--device /dev/infiniband/uverbs0 \\\n--cap-add IPC_LOCK \\\n--ulimit memlock=-1 \\\n"
             "-it --rm --net=host byteps/pytorch:latest \\\nbpslaunch\n")
     assert verdict(explained(text)) != ("fail", "FABRIC_MEMLOCK_LOW", "host")
+
+
+STRAY = ("[0] misc/socket.cc:484 NCCL WARN socketFinalizeAccept: wrong magic 74656d2f20544547 != 7970663b906d70b9")
+
+
+def test_an_http_request_on_ncclS_listen_socket_is_the_images_nccl():
+    # nccl-ibext-v10-gdrdma-worker-9-stray-http-get-on-proxy-listen-port-wrong-magic-proxy-service-hangs-...
+    from verify.checks.nccl.straypeer import stray_text
+    assert stray_text(STRAY) == "GET /met"
+    assert nccl_verdict(error=f"collective: hang: after '{STRAY}'", world_size=96) == ("fail", "NCCL_TIMEOUT", "image")
+    assert verdict(explained(f"worker-9 >> :166:1226 {STRAY}\n"))[2] == "image"
+
+
+@pytest.mark.parametrize("error", [
+    "init: socketFinalizeAccept: wrong magic 8a7b6c5d4e3f2a1b != 7970663b906d70b9",       # no text: another rank's
+    f"collective: {STRAY} | NET/IB : Got completion from peer 10.0.0.2 with status=12",  # the node's own cause
+])
+def test_other_wrong_magics_are_not_a_stray_programs(error):
+    assert nccl_verdict(error=error, world_size=8)[2] != "image"

@@ -155,6 +155,9 @@ HOST_BY_THE_EXCERPT = {
     "aws-ci-runner-torch-nightly-nccl-init-cc-416-cudamempoolcreate-operation-not-supported-two-ranks-image": "CUDA's "
         "`operation not supported` at NCCL's init is the node's (a vGPU without unified memory answers it so: "
         "h100-vmware-vgpu-x2-...); that the nightly's NCCL now calls cudaMemPoolCreate is the maintainer's prose",
+    "two-ranks-two-ib-rails-16-channels-net-ib-0-and-1-silent-hang-no-warn-eu-stack-nccllocalopappend-proxy-op-pool-deadlock-image":
+        "a hang with no error is the default's (host) on the facts road, and the excerpt's IB connections without "
+        "GPUDirect warn (no drain); the stacks inside NCCL's own code that make it the image's have no field (batch 238)",
 }
 
 

@@ -62,6 +62,11 @@ def bridge_peer(facts: NcclFacts, error: str) -> tuple[str, str, Owner] | None:
             "`NCCL_SOCKET_IFNAME=eth0`, or `^docker,lo,br-,veth`); no node is at fault.", "job")
 
 
+def own_cause(said: str) -> bool:
+    """Whether the text names a cause of this node's own (read by the rules that judge it)."""
+    return bool(_OWN_CAUSE.search(said))
+
+
 def peer_gone_verdict(error: str, backend: str | None, result: CheckResult) -> CheckResult | None:
     """FAIL NCCL_FAILED, the job's, where the failure is a socket its peer ended and names no cause of this node."""
     gone = PEER_GONE.search(error)

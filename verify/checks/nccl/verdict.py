@@ -56,6 +56,7 @@ from .rasreport import ras_verdict, window_space_verdict
 from .regcap import capacity_verdict
 from .settings import setting_cause
 from .spawn import ALL_REDUCE, INIT
+from .straypeer import stray_verdict
 from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed
 from .verbscall import verbs_call_without_errno
 
@@ -310,7 +311,8 @@ def _decided_first(facts: NcclFacts, error: str, said: list[str], result: CheckR
     failed = f"all-reduce over {backend or 'NCCL'} failed: {error}"
     return launch_verdict(" | ".join(said), failed, result) or capacity_verdict(
         facts, " | ".join(said), failed, is_timeout(error), result) or efa_verdict(facts, " | ".join(said), failed,
-                                                                                   is_timeout(error), result)
+                                                                                   is_timeout(error), result) or (
+        stray_verdict(" | ".join(said), failed, is_timeout(error), result))
 
 
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
