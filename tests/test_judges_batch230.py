@@ -247,3 +247,11 @@ def test_an_http_request_on_ncclS_listen_socket_is_the_images_nccl():
 ])
 def test_other_wrong_magics_are_not_a_stray_programs(error):
     assert nccl_verdict(error=error, world_size=8)[2] != "image"
+
+
+def test_the_readers_benchmark_prints_each_reader_at_n_and_4n(capsys):
+    from verify.explain import bench
+    assert bench.main(20) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert len(rows) == 1 + len(bench.CASES) and all(r.split()[-1].replace(".", "").isdigit() or r.endswith("inf")
+                                                     for r in rows[1:])

@@ -1,0 +1,58 @@
+"""How the readers of hostile text grow with their input: `python -m verify.explain.bench`. Each reader that once took
+super-linear time on a crafted input (hunt78, fuzz70, batch 230's RAS JSON) runs on that input at n and at 4n, side by
+side in one run; the ratio is the figure (linear about 4, quadratic about 16). Printed, never asserted: the tests hold
+what the readers return on those inputs, this holds how long they take."""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..checks.nccl import ncclog, plugreg
+from ..checks.train.imagefault import image_fault
+from . import dupgpu, fiinfo, fmstatus, gpudfabric, importfail, ncclras, once, peermem, xidrelay
+
+_PREFIX = "h:1:1 [0] NCCL INFO "
+RUNS = 3
+
+# (name, the reader, the input at size n)
+CASES: tuple[tuple[str, Callable[[Any], Any], Callable[[int], Any]], ...] = (
+    ("dupgpu: joined NCCL lines", dupgpu.duplicate, lambda n: (_PREFIX + "Bootstrap : Using eth0 ") * n + "\n"),
+    ("plugreg: a long line beside a plugin", plugreg.warned_failure,
+     lambda n: _PREFIX + "NET/Foo " + "Invalid argument " * (4 * n) + "\n"),
+    ("gpudfabric: a pipe row of blanks", gpudfabric.detect, lambda n: "|" + " " * (4 * n) + "|\n"),
+    ("xidrelay: a long Xid list", xidrelay.events, lambda n: "Found XID errors: " + "79 " * (2 * n) + "\n"),
+    ("ncclog: a cut HCA list", ncclog.lines, lambda n: _PREFIX + "NET/IB : Using [0]mlx5_0:1/IB [1]ml\n" + "x\n" * (4 * n)),
+    ("importfail: a long word", importfail.detect, lambda n: "ImportError: " + "a" * (8 * n) + ": undefined symbol: x\n"),
+    ("imagefault: a run of lib", lambda m: image_fault({"type": "ImportError", "message": m}),
+     lambda n: "lib" * (8 * n) + ": undefined symbol: x"),
+    ("once: each GPU once", once, lambda n: {"devices": [{"index": i, "uuid": f"GPU-{i}"} for i in range(4 * n)]}),
+    ("blank lines (fmstatus, peermem, fi_info)",
+     lambda t: (fmstatus.detect(t), peermem.detect(t), fiinfo.parse(t), peermem.parse(t)), lambda n: "\n" * (8 * n) + "x\n"),
+    ("ncclras: JSON-like lines", ncclras.detect,
+     lambda n: ('{"nccl_version": "x", ' + '"communicators": [1],' * 10 + "}\n") * n),
+)
+
+
+def _seconds(fn: Callable[[Any], Any], make: Callable[[int], Any], n: int) -> float:
+    times = []
+    for _ in range(RUNS):
+        data = make(n)                  # afresh: `once` edits its facts
+        start = time.perf_counter()
+        fn(data)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(n: int = 5_000) -> int:
+    print(f"{'reader':44} {'n s':>9} {'4n s':>9} {'ratio':>6}")
+    for name, fn, make in CASES:
+        small, large = _seconds(fn, make, n), _seconds(fn, make, 4 * n)
+        print(f"{name:44} {small:9.4f} {large:9.4f} {large / small if small else float('inf'):6.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 5_000))
