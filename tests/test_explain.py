@@ -1128,6 +1128,26 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "two-ranks-two-ib-rails-16-channels-net-ib-0-and-1-silent-hang-no-warn-eu-stack-nccllocalopappend-proxy-op-pool-deadlock-image":
         "translator: nccl fail NCCL_TIMEOUT (image); warn FABRIC_GDR_OFF (host): the log's set-up is read (no "
         "GPUDirect on its IB connections) and the hang is in the poster's words and stacks, read by no parser",
+    # Batches 239 to 243 (the lead's review, tests/test_judges_batch230.py).
+    "a10g-x4-sagemaker-g5-12xlarge-570.195.03-dcgm-3.3.9-diag-r3-targeted-power-fail-gpu1-224.1w-under-224.2w-floor-gpus-1-3-stall-near-225w":
+        "translator: gpu warn THROTTLED (host); fail KERNEL_FAILED (host): dcgmi diag's Targeted Power Fail is read "
+        "as a diagnostic's failure on GPU 1; the owner agrees",
+    "arjuna-c004-gpu-node-sbatch-slurmstepd-execve-tmp-slurmd-job00089-slurm-script-no-such-file-admin-reproduced-reboot-host":
+        "translator: train fail TRAIN_FAILED (host); not recognised: slurmstepd's `execve(): ... slurm_script: No "
+        "such file or directory` alone; that the admin reproduced it and a reboot cured the node is the thread's "
+        "prose",
+    "h100-x8-nvbandwidth-h2d-sm-35-gbs-d2h-sm-52.8-gbs-every-gpu-sm-copy-asymmetry-not-the-link":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; not recognised: nvbandwidth's SM-copy matrices "
+        "without its header lines",
+    "hgx-a100-sxm-80gb-x8-cuda-11.5-samples-p2pbandwidthlatencytest-every-peer-accessible-nvswitch-peak-question":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; not recognised: p2pBandwidthLatencyTest's peer- "
+        "access lines are read by no parser",
+    "hgx-b300-sxm6-ac-dell-xe9780-610.57.04-seven-of-eight-gpus-bus-00000000-b5-missing-fabricmanager-nvlsm-active-nv18-all-up":
+        "translator: gpu fail DEVICE_COUNT_MISMATCH (host); warn HEALTH_NOT_ASSESSED (host): seven GPUs listed with "
+        "no health field; that the board holds eight is Dell's spec, no line of the paste",
+    "rtx-5090-570.153.02-dcgm-4.2.3-diag-r4-pulse-test-incompatible-cuda-compute-capability-12-tool-gap-not-gpu":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: nvvs's debug log of one plugin's refusal is "
+        "no dcgmi diag table",
 }
 
 

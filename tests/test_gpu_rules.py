@@ -1574,6 +1574,23 @@ KNOWN_MISMATCHES = {
     "two-ranks-two-ib-rails-16-channels-net-ib-0-and-1-silent-hang-no-warn-eu-stack-nccllocalopappend-proxy-op-pool-deadlock-image":
         "translator: nccl fail NCCL_TIMEOUT (image); fail NCCL_TIMEOUT (host): a hang with no error is the default's; "
         "the stacks inside NCCL's host code (eu-stack) have no field (NcclFacts.stacks)",
+    # Batches 239 to 243 (the lead's review, tests/test_judges_batch230.py).
+    "a10g-x4-sagemaker-g5-12xlarge-570.195.03-dcgm-3.3.9-diag-r3-targeted-power-fail-gpu1-224.1w-under-224.2w-floor-gpus-1-3-stall-near-225w":
+        "translator: gpu warn THROTTLED (host); pass: DCGM's targeted-power figures (224.1 W under a 224.2 W floor) "
+        "have no field (Perf.power_under_load_w), and the diagnostic's Fail is recorded nowhere in the facts",
+    "h100-x8-nvbandwidth-h2d-sm-35-gbs-d2h-sm-52.8-gbs-every-gpu-sm-copy-asymmetry-not-the-link":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; skip FACTS_INCOMPLETE: the facts hold no device "
+        "(only SM-copy figures, which have no field), so nothing is judged",
+    "hgx-a100-sxm-80gb-x8-cuda-11.5-samples-p2pbandwidthlatencytest-every-peer-accessible-nvswitch-peak-question":
+        "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host as the "
+        "catalog names it",
+    "hgx-b300-sxm6-ac-dell-xe9780-610.57.04-seven-of-eight-gpus-bus-00000000-b5-missing-fabricmanager-nvlsm-active-nv18-all-up":
+        "translator: gpu fail DEVICE_COUNT_MISMATCH (host); fail GPU_NOT_VISIBLE (job): fewer usable GPUs than "
+        "--expect-gpus is read as the job's device request (a container given fewer), verify/checks/gpu/verdict.py; "
+        "that the baseboard holds eight is Dell's spec, not the output",
+    "p5-48xlarge-h100-x8-rhel9-570.133.20-fabric-state-in-progress-status-na-devicequery-802-before-fabricmanager-installed":
+        "translator: gpu fail NVLINK_DOWN (host); fail DRIVER_ERROR (host) with NVLINK_DOWN beside: CUDA's 802 ranks "
+        "first, as hgx-b200-eks-fabric-in-progress-all-eight-cuda-802-ib-modules-missing expects; the owner agrees",
 }
 
 

@@ -255,3 +255,26 @@ def test_the_readers_benchmark_prints_each_reader_at_n_and_4n(capsys):
     rows = capsys.readouterr().out.splitlines()
     assert len(rows) == 1 + len(bench.CASES) and all(r.split()[-1].replace(".", "").isdigit() or r.endswith("inf")
                                                      for r in rows[1:])
+
+
+def test_round_three_readers():
+    # perlmutter-gpu-shifter-...-oom-kill-...: Slurm 23's `oom_kill event in StepId` (no `(s)`)
+    oom = ("qdo-srun.py: srun#64: slurmstepd: error: Detected 1 oom_kill event in StepId=43622791.67. Some of the step "
+           "tasks have been OOM Killed.\n")
+    assert verdict(explained(oom)) == ("fail", "TRAIN_FAILED", "job")
+    # pai-megatron-qwen3-...-killed-by-signal-killed-...: a worker SIGKILLed, no /dev/shm words
+    killed = "[rank0]: RuntimeError: DataLoader worker (pid 9382) is killed by signal: Killed. \n"
+    assert verdict(explained(killed)) == ("fail", "LOADER_FAILED", "job")
+    # gpud-accelerator-nvidia-error-xid-state-unhealthy-xid48-...: GPUd's component state names `GPU PCI:`
+    gpud = ('"reason":"XID 48 (Double Bit ECC Error) detected on GPU PCI:0000:6b:00 UUID:GPU-c44c6e5f-72cf-8200-97c2-'
+            'f9b9ebcf2dbb",\n')
+    assert verdict(explained(gpud)) == ("fail", "ECC_UNCORRECTABLE", "host")
+    # dmlcloud-...-nvml-device-handle-nvmlerror-unknown-...: pynvml's handle call answered Unknown Error
+    lost = ('  File "/x/torch/cuda/__init__.py", line 1073, in _get_pynvml_handler\n'
+            "    handle = pynvml.nvmlDeviceGetHandleByIndex(device)\n"
+            '  File "/x/pynvml.py", line 1042, in _nvmlCheckReturn\n    raise NVMLError(ret)\n'
+            "pynvml.NVMLError_Unknown: Unknown Error\n")
+    assert verdict(explained(lost)) == ("fail", "GPU_LOST", "host")
+    # the same error from a call that is no handle's (a field query) names no lost GPU
+    assert verdict(explained(lost.replace("nvmlDeviceGetHandleByIndex", "nvmlDeviceGetPowerUsage"))) != (
+        "fail", "GPU_LOST", "host")

@@ -171,7 +171,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("IBM Autopilot's PCIe bandwidth check (its daemon's log)", "gpu", autopilot.detect, autopilot.parse),
     Kind("gpu_burn's run", "gpu", gpuburn.detect, gpuburn.parse, unread=gpuburn.unread),
     Kind("torch's warning of a GPU not in its build", "gpu", torcharch.detect, torcharch.parse),
-    Kind("a DataLoader out of /dev/shm", "train", loaderbus.detect, loaderbus.parse),
+    Kind("a DataLoader worker killed (out of /dev/shm, or by a signal)", "train", loaderbus.detect, loaderbus.parse),
     Kind("torch.distributed.elastic's failure summary (ChildFailedError, rendezvous)", "train", childfailed.detect,
          childfailed.parse),
     Kind("Slurm's account of a job's or step's end (slurmstepd, srun)", "train", slurmend.detect, slurmend.parse),

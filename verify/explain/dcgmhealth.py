@@ -5,7 +5,9 @@ Each incident's text is DCGM's own message (dcgmlib/dcgm_errors.h); those below 
 read into the GPU's facts (a corrupt InfoROM as NVML's error on it), the rest (PCIe replays, thermal or power
 violations) name no field: such a GPU is judged on what was read, and a GPU with nothing read is not assessed, never
 healthy. DCGM's own health word is
-not read: the judges decide. Xid incidents (`Detected XID 79 for GPU 0`) are read by the relay parser (xidrelay)."""
+not read: the judges decide. Xid incidents (`Detected XID 79 for GPU 0`) are read by the relay parser (xidrelay).
+DCGM 3.0's layout (its user guide's example, batch 239: `| Group 1 | Overall Health: Warning |`, `| GPU ID: 0 |
+Warning |`, `| | PCIe system: Warning - Detected more than 8 PCIe |` wrapped on) is read as the later one."""
 from __future__ import annotations
 
 import re
@@ -14,7 +16,9 @@ from typing import Any
 from ..shared.xidcatalog import RELAY_DCGM
 from . import inforom
 
-_HEADER = re.compile(r"Overall Health\s*\|\s*(Healthy|Warning|Failure)")
+_HEADER = re.compile(r"Overall Health\s*[|:]\s*(Healthy|Warning|Failure)")
+_OLD_ENTITY = re.compile(r"^GPU ID:\s*(\d+)$")
+_OLD_SYSTEM = re.compile(r"^(\w[\w ]* system):\s*(Healthy|Warning|Failure)\s*-\s*(.*)$")
 _ENTITY = re.compile(r"^->\s*(\d+)$")
 # DCGM_FR_NVLINK_DOWN, DCGM_FR_GPU_EXPECTED_NVLINKS_UP
 _LINK_DOWN = re.compile(r"GPU (\d+)'s NvLink link (\d+) is currently down")
@@ -44,8 +48,26 @@ def _cells(line: str) -> tuple[str, str]:
     return (parts[0], parts[1]) if len(parts) >= 2 else ("", "")
 
 
+def _later_layout(text: str) -> str:
+    """DCGM 3.0's rows in the later layout's words: its entity `GPU ID: N` an entity of the `GPU` group, its
+    `X system: Warning - message` a watched system and its first message row."""
+    if "GPU ID:" not in text:
+        return text
+    out = []
+    for line in text.splitlines():
+        left, right = _cells(line)
+        if m := _OLD_ENTITY.match(left):
+            out += ["| GPU | |", f"| -> {m.group(1)} | {right} |"]
+        elif m := _OLD_SYSTEM.match(right):
+            out += [f"| -> {m.group(1)} | {m.group(2)} |", f"| | {m.group(3)} |"]
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def incidents(text: str) -> dict[int, dict[str, str]]:
     """Per GPU index, per watched system, the text of its incidents, the wrapped rows joined again."""
+    text = _later_layout(text)
     said: dict[int, dict[str, list[str]]] = {}
     gpu: int | None = None
     system = "?"

@@ -24,6 +24,9 @@ from .said import printed
 _LOADER = re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: ?Bus ?error"
                      r"|Unexpected bus error encountered in worker\b[^\n]*shared memory"
                      r"|unable to allocate shared memory\(shm\)|unable to write to file </torch_")
+# a worker killed by another signal (`is killed by signal: Killed.`: SIGKILL, the OOM killer reclaiming host RAM;
+# `Segmentation fault`, `Aborted`): a failure of the data phase with no /dev/shm exhaustion shown (batch 241)
+_KILLED = re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: ?(?!Bus ?error)\w[^\n]*")
 _TYPE = re.compile(r"(\w+(?:Error|Exception)): [^\n]*$")
 _REFLOW = 3                 # lines a reflowed message spans at most (torch's parent line: about 190 characters)
 
@@ -56,11 +59,20 @@ def _lines(text: str) -> list[str]:
 
 
 def detect(text: str) -> bool:
-    return ("DataLoader" in text or "shared memory" in text) and printed(_LOADER, _unwrapped(text)) is not None
+    if not ("DataLoader" in text or "shared memory" in text):
+        return False
+    return printed(_LOADER, _unwrapped(text)) is not None or printed(_KILLED, text) is not None
 
 
 def parse(text: str) -> dict[str, Any]:
     lines = _lines(text)
+    if not lines:
+        killed = printed(_KILLED, text)
+        assert killed is not None       # detect() chose this parser
+        line = text[text.rfind("\n", 0, killed.start()) + 1:killed.end()]
+        named = _TYPE.search(line)
+        return {"failures": [{"rank": 0, "node": "", "phase": "data", "type": named.group(1) if named else "RuntimeError",
+                              "message": killed.group(0).strip()[:400]}]}
     # the parent's line (what the job raised) where printed, else the worker's own
     raised = next((line for line in lines if "is killed by signal" in line or _TYPE.search(line)), lines[0])
     named = _TYPE.search(raised)

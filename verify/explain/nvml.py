@@ -64,6 +64,22 @@ _LOST_UUID = re.compile(r"\b(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\b[^\n]*?(?:ERR
 _LOST_INDEX = re.compile(r"(?:\bnvml\.Device |device handle for index '?)(\d{1,3})'?: (?:nvml: )?GPU is lost")
 
 
+# pynvml's (nvidia-ml-py's) exception for a handle it could not get, as a Python traceback prints it: the call
+# (`nvmlDeviceGetHandleByIndex(device)`, torch's own `_get_pynvml_handler` among its callers) in the frames above the
+# exception's line (`pynvml.NVMLError_Unknown: Unknown Error`, `NVMLError_GpuIsLost: GPU is lost`): NVML initialised
+# and that GPU did not answer, as nvidia-smi's `Unable to determine the device handle` says; its index is the
+# program's variable, not printed
+_BINDING_LOST = re.compile(r"\bNVMLError_(GpuIsLost|Unknown): [^\n]*")
+_HANDLE_CALL = re.compile(r"\bnvmlDeviceGetHandleBy(?:Index|UUID|PciBusId)\w*\(")
+_TRACE_SPAN = 3000
+
+
+def _binding_lost(text: str) -> list[str]:
+    """pynvml's error names, one per exception its handle call raised."""
+    return [m.group(1) for m in _BINDING_LOST.finditer(text)
+            if _HANDLE_CALL.search(text, max(0, m.start() - _TRACE_SPAN), m.start())]
+
+
 def _bus(bus: str) -> str:
     domain, rest = bus.split(":", 1)
     return f"{int(domain, 16):08X}:{rest.upper()}"
@@ -77,7 +93,7 @@ def _bus_or_none(printed: str) -> str | None:
 
 def detect(text: str) -> bool:
     return _refused(text) is not None or any(p.search(text) for p in (_HANDLE, _LOST_UUID, _LOST_INDEX)) \
-        or inforom.named(text) != []
+        or inforom.named(text) != [] or ("NVMLError_" in text and _binding_lost(text) != [])
 
 
 def error_of(text: str) -> str | None:
@@ -98,6 +114,8 @@ def parse(text: str) -> dict[str, Any]:
              for uuid in dict.fromkeys(m.group(1) for m in _LOST_UUID.finditer(text))]
     lost += [{"index": index, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST"}}
              for index in dict.fromkeys(int(m.group(1)) for m in _LOST_INDEX.finditer(text))]
+    lost += [{"index": None, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST" if name == "GpuIsLost" else
+                                                            "Unknown Error"}} for name in _binding_lost(text)[:1]]
     # nvidia-smi's InfoROM warning on its own (its table cut away): the GPU it names, by bus id
     lost += [{"index": None, "pci_bus_id": _bus(bus), "nvml_errors": {"inforom": inforom.CORRUPTED}}
              for bus in inforom.named(text) if _bus(bus) not in {d.get("pci_bus_id") for d in lost}]

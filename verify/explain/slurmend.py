@@ -25,7 +25,7 @@ from .said import printed
 
 _STEPD = r"slurmstepd(?:\[\d+\])?: error: "
 _BANNER = re.compile(_STEPD + r"(\*\*\* ?(?:JOB|STEP) \S+ (?:ON (\S+) )?CANCELLED AT \S+[^\n]*)")
-_OOM = re.compile(_STEPD + r"((?:Detected \d+ oom[-_]kill events?\(s\)|Exceeded (?:job|step) memory limit|"
+_OOM = re.compile(_STEPD + r"((?:Detected \d+ oom[-_]kill events?(?:\(s\))?|Exceeded (?:job|step) memory limit|"
                            r"(?:Job|Step) \S+ exceeded memory limit)[^\n]*)")
 # slurmstepd that could not end the step (verify/checks/train/slurmend.py: the node's)
 _STUCK = re.compile(_STEPD + r"(\*\*\* ?(?:JOB|STEP) \S+ STEPD TERMINATED ON (\S+) AT \S+ "

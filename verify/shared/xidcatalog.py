@@ -318,7 +318,7 @@ RELAY_DCGM = re.compile(r"Detected XID (\d+) for GPU (\d+)", re.IGNORECASE)    #
 RELAY_CONDITION = re.compile(r"\bXidCriticalError\b(?!:)")
 # leptonai gpud's Xid component (`XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00`), and LBNL NHC's
 # check_xid_errors (`Found XID errors: 63`, the Xids it counted in the kernel log, no GPU named)
-RELAY_GPUD = re.compile(r"\bXID (\d{1,3}) ?\([^)\n]{0,120}\) detected on PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})")
+RELAY_GPUD = re.compile(r"\bXID (\d{1,3}) ?\([^)\n]{0,120}\) detected on (?:GPU )?PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})")
 RELAY_NHC = re.compile(r"\bFound XID errors?: ?(\d{1,3}(?:[ ,]+\d{1,3})*)")
 
 
