@@ -234,7 +234,8 @@ def _typed(raw: Any) -> bool:
     return isinstance(raw, dict) and isinstance(raw.get("boot_id"), str) and _number(raw.get("mono")) \
         and _strings(raw.get("at_mono")) and _strings(raw.get("unstamped")) and isinstance(raw.get("held"), list) \
         and all(isinstance(e, dict) and isinstance(e.get("line"), str) and _number(e.get("mono"))
-                and math.isfinite(e["mono"]) for e in raw["held"]) \
+                and math.isfinite(e["mono"]) and (e.get("read") is None or (_number(e["read"]) and math.isfinite(e["read"])))
+                for e in raw["held"]) \
         and statefile.count_or_none(raw.get("at_count")) \
         and statefile.count_or_none(raw.get("unstamped_count"))
 
@@ -256,7 +257,8 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
         # held evidence drains a node on no line of this read: only where no job could have written it (a shared
         # state folder others write held a believable forged Xid 79, and a healthy node was drained)
         return State(), f"kernel-log state {why}: its held Xids are not believed; read again from the lookback"
-    held = [{"line": e["line"], "mono": float(e["mono"])} for e in raw["held"]]
+    held = [{"line": e["line"], "mono": float(e["mono"]), **({"read": float(e["read"])} if e.get("read") is not None
+                                                           else {})} for e in raw["held"]]
     return State(raw["boot_id"], float(raw["mono"]), raw["at_mono"], raw["unstamped"], held,
                  -1 if raw.get("at_count") is None else raw["at_count"],
                  -1 if raw.get("unstamped_count") is None else raw["unstamped_count"]), None
@@ -340,13 +342,27 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
     # the lookback ages out watched events ("3 on one device" within it); a drain-worthy one is kept until acted on,
     # however long no prolog ran (a node idle over a weekend, or held by a two-day job: the Xid 48 the breaker kept
     # from draining on Friday was gone on Monday, the node back in service on a preflight that cannot see it)
-    held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor or _drains(e)]
+    held = [e for e in state.held if _drains(e) or not _aged(e, floor, clock, lookback_s)]
     # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
     # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback
-    held = _trim(held + [{"line": _short(f.line), "mono": mono(f.line) if mono(f.line) is not None else -1.0}
+    # a line without the kernel's stamp keeps when it was first read, which ages it as the stamp ages the others
+    held = _trim(held + [{"line": _short(f.line), "mono": stamp} if (stamp := mono(f.line)) is not None else
+                         {"line": _short(f.line), "mono": -1.0, **({"read": clock.now} if clock.now else {})}
                          for f in found])
     return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held, at_count, unstamped_count), \
         xid.parse([e["line"] for e in held])
+
+
+def _aged(event: dict[str, Any], floor: float | None, clock: Clock, lookback_s: float) -> bool:
+    """A held watched event older than the lookback (NVIDIA's "3 on one device" counts within it): by its kernel stamp
+    against the uptime, else by its line's wall stamp or when it was first read (`read`) against now. Those without a
+    kernel stamp never aged: three contained ECC errors (Xid 94) a week apart in a log stamped in wall time, or
+    unstamped, drained a node as XID_REPEATED."""
+    if event["mono"] >= 0:
+        return floor is not None and event["mono"] < floor
+    seen = wall(event["line"])
+    seen = seen if seen is not None else event.get("read")
+    return seen is not None and clock.now is not None and seen < clock.now - lookback_s
 
 
 def _drains(event: dict[str, Any]) -> bool:
