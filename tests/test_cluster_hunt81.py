@@ -11,17 +11,32 @@ Found:
   (PCI:0000:3b:00): 94, ...` line: DRAINED n1. Practice: NVIDIA's Xid catalog ("3 on one device within the lookback",
   xid.REPEATS). Fix (verify/prolog/kernlog._aged): such an event ages by its line's wall stamp, else by when it was
   first read (`read`, kept with it); a drain-worthy one is kept until acted on, as before.
+- Class 6, facts that cannot be true, in the train record kind (high: a broken node counted healthy). Both readers
+  (the prolog's report rule and make fleet-report's, scripts/fleet/plausible.py) held the gpu and nccl checks' facts
+  and none of the train check's: a collective's report (make slurm's nccl.json, `--checks nccl,train`) whose train
+  check passed with its replicas' last steps disagreeing (verify's TRAIN_REPLICA_MISMATCH: silent data corruption on
+  a node), a loss that rose 7.1 -> 7.5 (TRAIN_LOSS_NOT_FALLING), 2 replicas in a world of 1, 3 nodes where every
+  replica named one, an MFU of 15.4 (a percent: a unit off by 100), a negative loss or first step, world_size "1" or
+  3 steps was "fleet: PASSING". Repro: the h100 train report of tests/data with replicas [rank 0 checksum a, rank 1
+  checksum b] and world_size 2: make fleet-report exit 0. Practice: verify's own train judge (what it fails is no
+  pass) and the project's first rule. Fix: verify/prolog/trainfacts.py and scripts/fleet/trainfacts.py (one text),
+  read after the ranks rule by both: REPORT_INVALID / invalid, never a pass, never a drain. Every report of the
+  real-world corpus is still accepted (tests/test_cluster_hunt55.py).
 
 Each test names the practice it follows.
 """
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 import pytest
 
-from verify.prolog import cli, kernlog
+from scripts.fleet.fleet import fleet
+from scripts.fleet.plausible import report_problem
+from tests.helpers import ROOT
+from verify.prolog import cli, kernlog, verdict
 
 from .prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, history_events, install_fake
 
@@ -71,3 +86,65 @@ def test_nvidia_xid_catalog_a_watched_xid_repeats_only_within_the_lookback(tmp_p
     state = tmp_path / "again" / "state"
     events = runs(3600.0)
     assert fake.nodes["n1"][0] == "drained" and "XID_REPEATED" in fake.nodes["n1"][1], capsys.readouterr()
+
+
+TRAIN_REPORT = ROOT / "tests" / "data" / "gpu" / "h100-80gb-hbm3-2026-11-25-train" / "report.json"
+
+
+def _train_pass(change: Any) -> dict[str, Any]:
+    report = json.loads(TRAIN_REPORT.read_text())
+    report["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    change(next(c for c in report["checks"] if c["name"] == "train"))
+    return report
+
+
+def _second_rank(t: dict[str, Any], checksum: str = "6d26fb7a61dc19a3") -> None:
+    t["data"].update(world_size=2, replicas=[t["data"]["replicas"][0],
+                                             {**t["data"]["replicas"][0], "rank": 1, "checksum": checksum}])
+
+
+TRAIN_FORGERIES = {
+    "replicas disagree": lambda t: _second_rank(t, "ffffffffffffffff"),
+    "loss did not fall": lambda t: t["metrics"]["loss_last"].update(value=7.5),
+    "negative loss": lambda t: t["metrics"]["loss_last"].update(value=-0.5),
+    "mfu as a percent": lambda t: t["metrics"]["mfu"].update(value=15.39),
+    "negative mfu": lambda t: t["metrics"]["mfu"].update(value=-0.1),
+    "negative first step": lambda t: t["metrics"]["first_step_s"].update(value=-5.0),
+    "two replicas in a world of one": lambda t: t["data"].update(replicas=[t["data"]["replicas"][0],
+                                                                           {**t["data"]["replicas"][0], "rank": 1}]),
+    "a world of two, one replica": lambda t: t["data"].update(world_size=2),
+    "one rank twice": lambda t: t["data"].update(world_size=2, replicas=[t["data"]["replicas"][0]] * 2),
+    "three nodes, every replica on one": lambda t: t["data"].update(nodes=["vm", "b", "c"]),
+    "world_size a string": lambda t: t["data"].update(world_size="1"),
+    "three steps": lambda t: t["data"].update(steps=3),
+}
+
+
+@pytest.mark.parametrize("what", sorted(TRAIN_FORGERIES))
+def test_verify_train_judge_a_pass_its_own_facts_contradict_is_refused_by_both_readers(tmp_path, what):
+    """A train pass whose figures or data verify's train judge fails (or no run has): invalid in make fleet-report
+    (the fleet does not pass) and REPORT_INVALID in the prolog (not assessed: never a pass, never a drain)."""
+    report = _train_pass(TRAIN_FORGERIES[what])
+    assert report_problem(report)
+    judged = verdict.decide(report)
+    assert (judged.kind, judged.code) == (verdict.NOT_ASSESSED, "REPORT_INVALID"), judged
+    (tmp_path / "vm.json").write_text(json.dumps(report))
+    found = fleet(tmp_path)
+    assert not found.ok and found.invalid, found.invalid
+
+
+def test_verify_train_judge_its_real_passes_are_believed(tmp_path):
+    """The same report as verify wrote it, and one of two agreeing ranks: believed by both readers."""
+    for n, change in enumerate((lambda t: None, _second_rank)):
+        report = _train_pass(change)
+        assert report_problem(report) is None and verdict.decide(report).kind == verdict.PASS
+        (tmp_path / f"r{n}").mkdir()
+        (tmp_path / f"r{n}" / "vm.json").write_text(json.dumps(report))
+        assert fleet(tmp_path / f"r{n}").ok
+
+
+def test_the_train_rule_is_one_text_on_both_sides():
+    """The host side never imports verify (tests/test_layout.py): the rule is held twice, alike."""
+    body = [(ROOT / p).read_text().split('"""', 2)[2] for p in ("verify/prolog/trainfacts.py",
+                                                           "scripts/fleet/trainfacts.py")]
+    assert body[0] == body[1]
