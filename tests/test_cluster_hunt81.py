@@ -22,6 +22,13 @@ Found:
   pass) and the project's first rule. Fix: verify/prolog/trainfacts.py and scripts/fleet/trainfacts.py (one text),
   read after the ranks rule by both: REPORT_INVALID / invalid, never a pass, never a drain. Every report of the
   real-world corpus is still accepted (tests/test_cluster_hunt55.py).
+- Class 1, a setting of ours is never silent (medium: a node run ungated with no trace). Every misspelt option in
+  slurm.conf's Prolog= line is CONFIG_ERROR: exit 0, said, and traced in the history and the metrics. `--help` or
+  `-h` there (an operator's test line left in place) made argparse print the options into slurmd's log and exit 0
+  before any of it: every job of the partition ran ungated, and neither the history nor node_exporter showed it.
+  Repro: `Prolog=torchimages-prolog -h` with a lost GPU: exit 0, no history line. Practice: Slurm's prolog semantics
+  (exit 0 starts the job; the gate's absence must be seen). Fix (verify/prolog/config.parse): under Prolog= it is
+  CONFIG_ERROR as any other bad option is; run by hand, `--help` prints the options and exits 0 as before.
 
 Each test names the practice it follows.
 """
@@ -148,3 +155,23 @@ def test_the_train_rule_is_one_text_on_both_sides():
     body = [(ROOT / p).read_text().split('"""', 2)[2] for p in ("verify/prolog/trainfacts.py",
                                                            "scripts/fleet/trainfacts.py")]
     assert body[0] == body[1]
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h", "--he"])
+def test_slurm_prolog_semantics_help_in_the_prolog_line_is_traced_never_a_silent_ungating(tmp_path, fake, monkeypatch,
+                                                                                         capsys, flag):
+    """Prolog= with --help: exit 0 (a non-zero exit drains), nothing gated, and a CONFIG_ERROR in the history and
+    the metrics; by hand, argparse's help as before."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu("fail", code="GPU_LOST", owner="host",
+                                                        summary="GPU 3 lost"))).encode())
+    metrics = tmp_path / "metrics"
+    status = cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log", "--metrics-dir", str(metrics), flag],
+                      dict(PROLOG_ENV))
+    err = capsys.readouterr().err
+    assert status == 0 and fake.nodes["n1"][0] == "idle"
+    assert history_events(tmp_path) == [("not-assessed", "CONFIG_ERROR")], err
+    assert "--help" in err and "Prolog=" in err
+    assert 'code="CONFIG_ERROR"' in (metrics / "torchimages_n1.prom").read_text()
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([flag], {})
+    assert stopped.value.code == 0 and "usage:" in capsys.readouterr().out

@@ -43,7 +43,7 @@ from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
 from .config import UsageError as UsageError
-from .config import _mode, spelt_out
+from .config import _mode, parse, spelt_out
 from .config import _parser as _parser
 from .config import config as config
 from .config import expected_gpus as expected_gpus
@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
         if (early := stops.pending()) is not None:  # one before them (python -m verify.prolog records it: stops.py)
             stops.PENDING.clear()
             raise Interrupted(early)
-        return _run(_parser().parse_args(argv), env, started)
+        return _run(parse(argv, context.by_slurmd(env)), env, started)
     except UsageError as exc:
         if prolog:
             ungated(said, env, "CONFIG_ERROR", str(exc), started)
