@@ -11,6 +11,13 @@ Found:
   (PCI:0000:3b:00): 94, ...` line: DRAINED n1. Practice: NVIDIA's Xid catalog ("3 on one device within the lookback",
   xid.REPEATS). Fix (verify/prolog/kernlog._aged): such an event ages by its line's wall stamp, else by when it was
   first read (`read`, kept with it); a drain-worthy one is kept until acted on, as before.
+- Class 4 again, evidence kept until acted on (high: a broken node kept in service). After a kept cursor every unread
+  line with the kernel's stamp is evidence however old (a node idle over a weekend); a line stamped in wall time was
+  still cut at --lookback on every read: an Xid 79 (or 48, 95 ...) logged just after one prolog, on a node idle two
+  days, was dropped unread by the next. Repro: a Prolog= run reading one wall-stamped line, then one two days later
+  whose log adds `<iso> n1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, ...` stamped two days ago: PASS, no drain.
+  Practice: NVIDIA's Xid catalog (79: drain, reset or reboot) and issue 36's rule (kept until acted on). Fix
+  (kernlog._stale): the lookback bounds a boot's first read only; a line from before this boot is still none.
 - Class 6, facts that cannot be true, in the train record kind (high: a broken node counted healthy). Both readers
   (the prolog's report rule and make fleet-report's, scripts/fleet/plausible.py) held the gpu and nccl checks' facts
   and none of the train check's: a collective's report (make slurm's nccl.json, `--checks nccl,train`) whose train
@@ -175,3 +182,24 @@ def test_slurm_prolog_semantics_help_in_the_prolog_line_is_traced_never_a_silent
     with pytest.raises(SystemExit) as stopped:
         cli.main([flag], {})
     assert stopped.value.code == 0 and "usage:" in capsys.readouterr().out
+
+
+def test_nvidia_xid_catalog_an_xid_logged_while_the_node_sat_idle_is_read_whatever_its_stamp(tmp_path, fake,
+                                                                                           monkeypatch, capsys):
+    """A Prolog= run reads the kernel log (wall-stamped lines); an Xid 79 is logged a minute later; the next job comes
+    two days later (lookback 24 h): the Xid is unread evidence, and the node is drained."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    t0, up = time.time() - 2 * 86400, 1e6
+    lines = [f"{_iso(t0 - 100)} n1 kernel: usb 1-1: new high-speed USB device"]
+
+    def run(now: float, uptime: float) -> None:
+        monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(
+            "boot-a", uptime, now - uptime, now))
+        monkeypatch.setattr(kernlog, "read", lambda timeout, seen=list(lines): kernlog.KernelLog(seen, "journalctl"))
+        cli.main(["--state-dir", str(tmp_path / "state"), "--lookback", "24"], dict(PROLOG_ENV))
+
+    run(t0, up)
+    assert fake.nodes["n1"][0] == "idle", capsys.readouterr()
+    lines.append(f"{_iso(t0 + 60)} n1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.")
+    run(t0 + 2 * 86400, up + 2 * 86400)
+    assert fake.nodes["n1"][0] == "drained" and "XID_HISTORY" in fake.nodes["n1"][1], capsys.readouterr()

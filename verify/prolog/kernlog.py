@@ -182,12 +182,15 @@ def believable(held: list[dict[str, Any]], clock: Clock, skew_s: float = clocksk
     return [e for e in held if ok(e)]
 
 
-def _stale(line: str, clock: Clock, lookback_s: float) -> bool:
-    """A line stamped in wall time from before this boot or the lookback (a tool that ignored -b / the format)."""
+def _stale(line: str, clock: Clock, lookback_s: float | None) -> bool:
+    """A line stamped in wall time from before this boot (a tool that ignored -b / the format) or, on a first read of
+    the boot (`lookback_s` given), before the lookback. After a kept cursor an unread line is evidence however old, as
+    a line with the kernel's stamp is: a node idle two days skipped the Xid 79 logged in a wall-stamped log meanwhile."""
     t = wall(line)
     if t is None:
         return False
-    return (clock.booted is not None and t < clock.booted) or (clock.now is not None and t < clock.now - lookback_s)
+    return (clock.booted is not None and t < clock.booted) or \
+        (lookback_s is not None and clock.now is not None and t < clock.now - lookback_s)
 
 
 def state_path(state_dir: str, node: str) -> str:
@@ -307,6 +310,8 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
     skip_at = consumed([x for x, t in stamped if t is not None and t == state.mono], at_count, state.at_mono) \
         if state.mono >= 0 else 0
     skip_un = consumed([x for x, t in stamped if t is None], unstamped_count, state.unstamped)
+    # a first read of this boot (no line of it read before) goes back --lookback at most; after it, every unread line
+    first = lookback_s if state.mono < 0 and state.unstamped_count == 0 else None
     new: list[str] = []
     last, at_last, unstamped = state.mono, list(state.at_mono), list(state.unstamped)
     seen_at = seen_un = 0
@@ -316,7 +321,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             if seen_un > skip_un:
                 unstamped.append(_digest(line))
                 unstamped_count += 1
-                if not _stale(line, clock, lookback_s) and not future(line, clock, skew_s):
+                if not _stale(line, clock, first) and not future(line, clock, skew_s):
                     new.append(line)
             continue
         if t == state.mono:
@@ -337,8 +342,8 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             at_count += 1
         new.append(line)
     # a watched Xid older than the lookback counts towards no repeat ("3 on one device within the lookback")
-    found = [f for f in xid.parse(new) if f.action == xid.DRAIN or (f.action == xid.WATCH and (
-        floor is None or (stamp := mono(f.line)) is None or stamp >= floor))]
+    found = [f for f in xid.parse(new) if f.action == xid.DRAIN or (f.action == xid.WATCH and not _aged(
+        {"line": f.line, "mono": -1.0 if (stamp := mono(f.line)) is None else stamp}, floor, clock, lookback_s))]
     # the lookback ages out watched events ("3 on one device" within it); a drain-worthy one is kept until acted on,
     # however long no prolog ran (a node idle over a weekend, or held by a two-day job: the Xid 48 the breaker kept
     # from draining on Friday was gone on Monday, the node back in service on a preflight that cannot see it)
