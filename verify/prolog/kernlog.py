@@ -341,21 +341,26 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             at_last.append(_digest(line))
             at_count += 1
         new.append(line)
-    # a watched Xid older than the lookback counts towards no repeat ("3 on one device within the lookback")
-    found = [f for f in xid.parse(new) if f.action == xid.DRAIN or (f.action == xid.WATCH and not _aged(
-        {"line": f.line, "mono": -1.0 if (stamp := mono(f.line)) is None else stamp}, floor, clock, lookback_s))]
-    # the lookback ages out watched events ("3 on one device" within it); a drain-worthy one is kept until acted on,
-    # however long no prolog ran (a node idle over a weekend, or held by a two-day job: the Xid 48 the breaker kept
-    # from draining on Friday was gone on Monday, the node back in service on a preflight that cannot see it)
-    held = [e for e in state.held if _drains(e) or not _aged(e, floor, clock, lookback_s)]
-    # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
-    # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback
-    # a line without the kernel's stamp keeps when it was first read, which ages it as the stamp ages the others
-    held = _trim(held + [{"line": _short(f.line), "mono": stamp} if (stamp := mono(f.line)) is not None else
-                         {"line": _short(f.line), "mono": -1.0, **({"read": clock.now} if clock.now else {})}
-                         for f in found])
+    held = _held(state.held, new, floor, clock, lookback_s)
     return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held, at_count, unstamped_count), \
         xid.parse([e["line"] for e in held])
+
+
+def _held(before: list[dict[str, Any]], new: list[str], floor: float | None, clock: Clock,
+          lookback_s: float) -> list[dict[str, Any]]:
+    """The events held after a read: those held before and the new lines' findings, less the watched ones older than
+    the lookback ("3 on one device within the lookback"). A drain-worthy one is kept until acted on, however long no
+    prolog ran (a node idle over a weekend, or held by a two-day job: the Xid 48 the breaker kept from draining on
+    Friday was gone on Monday, the node back in service on a preflight that cannot see it)."""
+    found = [f for f in xid.parse(new) if f.action == xid.DRAIN or (f.action == xid.WATCH and not _aged(
+        {"line": f.line, "mono": -1.0 if (stamp := mono(f.line)) is None else stamp}, floor, clock, lookback_s))]
+    held = [e for e in before if _drains(e) or not _aged(e, floor, clock, lookback_s)]
+    # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
+    # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback;
+    # a line without the kernel's stamp keeps when it was first read, which ages it as the stamp ages the others
+    return _trim(held + [{"line": _short(f.line), "mono": stamp} if (stamp := mono(f.line)) is not None else
+                         {"line": _short(f.line), "mono": -1.0, **({"read": clock.now} if clock.now else {})}
+                         for f in found])
 
 
 def _aged(event: dict[str, Any], floor: float | None, clock: Clock, lookback_s: float) -> bool:

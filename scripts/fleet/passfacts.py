@@ -1,13 +1,15 @@
-"""A passing train check whose own figures or data say it cannot pass (tests/test_cluster_hunt81.py).
+"""A passing train or shm check whose own figures or data say it cannot pass (tests/test_cluster_hunt81.py).
 
 verify's train check (verify/checks/train/verdict.py) fails a loss that did not fall to 0.7x its first step's over
 more than 3 steps (TRAIN_LOSS_NOT_FALLING) and replicas whose loss or checksum differ at any step
 (TRAIN_REPLICA_MISMATCH); it lists each rank's last step in `data.replicas` (one a rank of `world_size`, on the
 `nodes` it names) and its MFU as a share of the GPU's dense peak. A pass that says otherwise (replicas disagreeing, a
 loss that rose, 15.4 "x" of the peak: a percent, 2 replicas of a world of 1, a negative cross-entropy) is no report
-verify writes: refused, never a pass and never a drain.
-scripts/fleet/trainfacts.py holds the same rule on the host side (the host side never imports verify;
-tests/test_cluster_hunt81.py keeps the two alike).
+verify writes. Nor is an shm pass whose /dev/shm (`size`, a tmpfs's hard limit) is smaller than the `required` bytes
+it allocated and touched, or that has more `free` than its size (statvfs gives neither): it hid SHM_TOO_SMALL, the
+host's. Each refused, never a pass and never a drain.
+verify/prolog/passfacts.py holds the same rule on the prolog's side (the host side never imports verify:
+tests/test_layout.py; tests/test_cluster_hunt81.py keeps the two alike).
 """
 from __future__ import annotations
 
@@ -30,7 +32,25 @@ def _count(value: Any) -> TypeGuard[int]:
     return type(value) is int and value >= 0
 
 
-def train_problem(checks: list[dict[str, Any]]) -> str | None:
+def pass_problem(checks: list[dict[str, Any]]) -> str | None:
+    """Why a report's passing (or warning) train or shm check cannot be true by its own facts, or None."""
+    return _train_problem(checks) or _shm_problem(checks)
+
+
+def _shm_problem(checks: list[dict[str, Any]]) -> str | None:
+    shm = next((c for c in checks if c.get("name") == "shm" and c.get("status") in ("pass", "warn")), None)
+    if shm is None:
+        return None
+    size, free, need = (_figure(shm, k) for k in ("size", "free", "required"))
+    if size is not None and need is not None and size < need:
+        return (f"its shm check passes on a /dev/shm of {size:.0f} bytes, smaller than the {need:.0f} it allocated and "
+                "touched: verify fails that (SHM_TOO_SMALL)")
+    if size is not None and free is not None and free > size:
+        return f"its shm check passes with {free:.0f} bytes free of a /dev/shm of {size:.0f}: no file system has"
+    return None
+
+
+def _train_problem(checks: list[dict[str, Any]]) -> str | None:
     """Why a report's passing (or warning) train check cannot be true by its own figures and data, or None."""
     train = next((c for c in checks if c.get("name") == "train" and c.get("status") in ("pass", "warn")), None)
     if train is None:
