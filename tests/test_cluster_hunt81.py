@@ -26,9 +26,15 @@ Found:
   replica named one, an MFU of 15.4 (a percent: a unit off by 100), a negative loss or first step, world_size "1" or
   3 steps was "fleet: PASSING". Repro: the h100 train report of tests/data with replicas [rank 0 checksum a, rank 1
   checksum b] and world_size 2: make fleet-report exit 0. Practice: verify's own train judge (what it fails is no
-  pass) and the project's first rule. Fix: verify/prolog/trainfacts.py and scripts/fleet/trainfacts.py (one text),
+  pass) and the project's first rule. Fix: verify/prolog/passfacts.py and scripts/fleet/passfacts.py (one text),
   read after the ranks rule by both: REPORT_INVALID / invalid, never a pass, never a drain. Every report of the
   real-world corpus is still accepted (tests/test_cluster_hunt55.py).
+- Class 6, the host record kind (high: a node with a /dev/shm too small passed the prolog). verify's shm check
+  allocates and touches `required` bytes in /dev/shm, whose `size` (a tmpfs's hard limit) bounds it: a pass with size
+  64 MiB and required 1 GiB, or with more free than size, is no report verify writes, and it hid SHM_TOO_SMALL (the
+  host's, a drain). Both readers passed it (prolog exit 0, "fleet: PASSING"). Repro: a preflight report whose shm
+  check passes with size 67108864, free 67108864, required 1073741824 bytes: prolog PASS. Fix: the same modules
+  (passfacts._shm_problem): REPORT_INVALID / invalid.
 - Class 1, a setting of ours is never silent (medium: a node run ungated with no trace). Every misspelt option in
   slurm.conf's Prolog= line is CONFIG_ERROR: exit 0, said, and traced in the history and the metrics. `--help` or
   `-h` there (an operator's test line left in place) made argparse print the options into slurmd's log and exit 0
@@ -52,7 +58,7 @@ from scripts.fleet.plausible import report_problem
 from tests.helpers import ROOT
 from verify.prolog import cli, kernlog, verdict
 
-from .prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, history_events, install_fake
+from .prolog_fakes import PROLOG_ENV, _gpu, _report, _shm, _verify_writes, history_events, install_fake
 
 pytestmark = pytest.mark.unit
 
@@ -159,8 +165,8 @@ def test_verify_train_judge_its_real_passes_are_believed(tmp_path):
 
 def test_the_train_rule_is_one_text_on_both_sides():
     """The host side never imports verify (tests/test_layout.py): the rule is held twice, alike."""
-    body = [(ROOT / p).read_text().split('"""', 2)[2] for p in ("verify/prolog/trainfacts.py",
-                                                           "scripts/fleet/trainfacts.py")]
+    body = [(ROOT / p).read_text().split('"""', 2)[2] for p in ("verify/prolog/passfacts.py",
+                                                           "scripts/fleet/passfacts.py")]
     assert body[0] == body[1]
 
 
@@ -203,3 +209,31 @@ def test_nvidia_xid_catalog_an_xid_logged_while_the_node_sat_idle_is_read_whatev
     lines.append(f"{_iso(t0 + 60)} n1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.")
     run(t0 + 2 * 86400, up + 2 * 86400)
     assert fake.nodes["n1"][0] == "drained" and "XID_HISTORY" in fake.nodes["n1"][1], capsys.readouterr()
+
+
+G = 1 << 30
+
+
+@pytest.mark.parametrize(("size", "free", "required", "believed"), [
+    (64 << 20, 64 << 20, G, False),        # a tmpfs of 64 MiB held 1 GiB: SHM_TOO_SMALL hidden
+    (G, 8 * G, G, False),                  # more free than the file system's size
+    (8 * G, 1 << 20, G, True),             # little free before the attempt: others may have freed it meanwhile
+    (8 * G, 8 * G, G, True)])
+def test_verify_shm_check_a_pass_its_own_sizes_contradict_is_refused_by_both_readers(tmp_path, fake, monkeypatch,
+                                                                                   capsys, size, free, required,
+                                                                                   believed):
+    """A preflight whose shm check passes on sizes verify's allocation could not have: not assessed in the prolog
+    (REPORT_INVALID, no pass) and invalid in make fleet-report; a possible one passes both."""
+    shm = {**_shm(), "metrics": {k: {"value": float(v), "unit": "bytes"}
+                                 for k, v in (("size", size), ("free", free), ("required", required))}}
+    report = _report(_gpu(), shm)
+    _verify_writes(monkeypatch, json.dumps(report).encode())
+    env = {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], env) == 0
+    assert history_events(tmp_path) == ([("pass", None)] if believed else [("not-assessed", "REPORT_INVALID")]), \
+        capsys.readouterr()
+    real = json.loads(TRAIN_REPORT.read_text())         # as verify writes it, for the fleet report's schema
+    real["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    next(c for c in real["checks"] if c["name"] == "shm")["metrics"] = shm["metrics"]
+    (tmp_path / "vm.json").write_text(json.dumps(real))
+    assert fleet(tmp_path).ok is believed

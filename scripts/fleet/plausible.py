@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .deviceshape import container_problem, shape_problem
+from .passfacts import pass_problem
 from .ranks import count_problem, ranks_problem
-from .trainfacts import train_problem
 
 # GB/s of bus bandwidth above any link (NVLink5: 900 GB/s per GPU): a figure past it is no measurement
 BUSBW_MAX_GBPS = 10_000.0
@@ -187,7 +187,7 @@ def report_problem(report: Any) -> str | None:
     failed = any(c["status"] == "fail" for c in checks)
     if failed != (state == "fail") and not (state == "fail" and report.get("interrupted")):
         return f"its status is {state}, which its checks contradict"
-    return ranks_problem(checks) or train_problem(checks)
+    return ranks_problem(checks) or pass_problem(checks)
 
 
 def _coded_problem(c: dict[str, Any], coded: bool) -> str | None:
