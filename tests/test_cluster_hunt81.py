@@ -35,6 +35,13 @@ Found:
   host's, a drain). Both readers passed it (prolog exit 0, "fleet: PASSING"). Repro: a preflight report whose shm
   check passes with size 67108864, free 67108864, required 1073741824 bytes: prolog PASS. Fix: the same modules
   (passfacts._shm_problem): REPORT_INVALID / invalid.
+- Class 6, counts that disagree (medium: a pass where verify fails; a return to service on GPUs never exercised).
+  Asked --expect-gpus 8, verify's gpu check fails when torch sees fewer (GPU_NOT_VISIBLE); the prolog counted NVML's
+  devices alone: a pass counting torch_devices 4 beside nvml_devices 8 passed a node Slurm gave 8 (exit 0, `pass`),
+  and `make undrain` resumed a GPU_LOST drain on it, 4 GPUs never running a kernel. Repro: that report as Prolog=
+  with SLURM_GPUS_ON_NODE=8: PASS. Practice: verify's own judge and NVSentinel's return to service (every GPU the node
+  should have, proven). Fix (verify/prolog/notes.proven_gpus, read by the gate and the revalidation): torch's count
+  where it is smaller, on a node in no MIG mode: GPU_COUNT_UNPROVEN (not assessed; stays drained).
 - Class 1, a setting of ours is never silent (medium: a node run ungated with no trace). Every misspelt option in
   slurm.conf's Prolog= line is CONFIG_ERROR: exit 0, said, and traced in the history and the metrics. `--help` or
   `-h` there (an operator's test line left in place) made argparse print the options into slurmd's log and exit 0
@@ -58,7 +65,17 @@ from scripts.fleet.plausible import report_problem
 from tests.helpers import ROOT
 from verify.prolog import cli, kernlog, verdict
 
-from .prolog_fakes import PROLOG_ENV, _gpu, _report, _shm, _verify_writes, history_events, install_fake
+from .prolog_fakes import (
+    PROLOG_ENV,
+    _gpu,
+    _report,
+    _shm,
+    _undrain,
+    _verify_writes,
+    drained,
+    history_events,
+    install_fake,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -237,3 +254,28 @@ def test_verify_shm_check_a_pass_its_own_sizes_contradict_is_refused_by_both_rea
     next(c for c in real["checks"] if c["name"] == "shm")["metrics"] = shm["metrics"]
     (tmp_path / "vm.json").write_text(json.dumps(real))
     assert fleet(tmp_path).ok is believed
+
+
+def _torch_sees(n: int) -> bytes:
+    gpu = _gpu()
+    gpu["metrics"]["torch_devices"] = {"value": float(n), "unit": "count"}
+    return json.dumps(_report(gpu)).encode()
+
+
+def test_verify_gpu_judge_a_pass_where_torch_saw_fewer_gpus_than_slurm_gave_proves_none(tmp_path, fake, monkeypatch,
+                                                                                     capsys):
+    """torch_devices 4 beside NVML's 8 on a node Slurm gave 8: not assessed at the gate (never a pass), and no return
+    to service for a node drained for a lost GPU; torch's 8 passes and returns it."""
+    _verify_writes(monkeypatch, _torch_sees(4))
+    env = {**PROLOG_ENV, "SLURM_GPUS_ON_NODE": "8"}
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], env) == 0
+    assert history_events(tmp_path) == [("not-assessed", "GPU_COUNT_UNPROVEN")], capsys.readouterr()
+    state = drained(tmp_path / "d", fake, "GPU_LOST", "gpu")
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(     # rebooted since
+        "boot-b", 60.0, time.time() - 60.0, time.time()))
+    monkeypatch.setattr(kernlog, "boot_time", lambda proc=kernlog.PROC: time.time() - 60.0)
+    assert cli.main(_undrain(state, "--return-passes", "1"), {}) != 0
+    assert fake.nodes["n1"][0] == "drained", capsys.readouterr()
+    _verify_writes(monkeypatch, _torch_sees(8))
+    assert cli.main(_undrain(state, "--return-passes", "1"), {}) == 0
+    assert fake.nodes["n1"][0] == "idle", capsys.readouterr()
