@@ -41,7 +41,9 @@ Found:
   and `make undrain` resumed a GPU_LOST drain on it, 4 GPUs never running a kernel. Repro: that report as Prolog=
   with SLURM_GPUS_ON_NODE=8: PASS. Practice: verify's own judge and NVSentinel's return to service (every GPU the node
   should have, proven). Fix (verify/prolog/notes.proven_gpus, read by the gate and the revalidation): torch's count
-  where it is smaller, on a node in no MIG mode: GPU_COUNT_UNPROVEN (not assessed; stays drained).
+  where it is smaller, on a node in no MIG mode: GPU_COUNT_UNPROVEN (not assessed; stays drained). make fleet-report
+  likewise (scripts/fleet/plausible._expected_problem): a gpu pass with fewer usable GPUs than the report's own
+  options.expect_gpus is invalid (a real report of one H100 with expect_gpus 2 passed the fleet).
 - Class 1, a setting of ours is never silent (medium: a node run ungated with no trace). Every misspelt option in
   slurm.conf's Prolog= line is CONFIG_ERROR: exit 0, said, and traced in the history and the metrics. `--help` or
   `-h` there (an operator's test line left in place) made argparse print the options into slurmd's log and exit 0
@@ -279,3 +281,15 @@ def test_verify_gpu_judge_a_pass_where_torch_saw_fewer_gpus_than_slurm_gave_prov
     _verify_writes(monkeypatch, _torch_sees(8))
     assert cli.main(_undrain(state, "--return-passes", "1"), {}) == 0
     assert fake.nodes["n1"][0] == "idle", capsys.readouterr()
+
+
+@pytest.mark.parametrize(("expect", "torch", "believed"), [(2, 1, False), (1, 0, False), (1, 1, True)])
+def test_verify_gpu_judge_the_fleet_refuses_a_pass_on_fewer_gpus_than_verify_was_told(tmp_path, expect, torch,
+                                                                                    believed):
+    """The report's options say --expect-gpus N: a gpu pass whose torch saw fewer is no report verify writes."""
+    report = json.loads(TRAIN_REPORT.read_text())
+    report["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    report["options"]["expect_gpus"] = expect
+    next(c for c in report["checks"] if c["name"] == "gpu")["metrics"]["torch_devices"]["value"] = float(torch)
+    (tmp_path / "vm.json").write_text(json.dumps(report))
+    assert (report_problem(report) is None) is believed and fleet(tmp_path).ok is believed
