@@ -10,7 +10,8 @@ Found:
   XID_REPEATED. Repro: three Prolog= runs, two days apart, each reading one more `<iso> n1 kernel: NVRM: Xid
   (PCI:0000:3b:00): 94, ...` line: DRAINED n1. Practice: NVIDIA's Xid catalog ("3 on one device within the lookback",
   xid.REPEATS). Fix (verify/prolog/kernlog._aged): such an event ages by its line's wall stamp, else by when it was
-  first read (`read`, kept with it); a drain-worthy one is kept until acted on, as before.
+  first read (`read`, kept with it; a first read stamped in the future by a clock that ran ahead tells no age:
+  aged); a drain-worthy one is kept until acted on, as before.
 - Class 4 again, evidence kept until acted on (high: a broken node kept in service). After a kept cursor every unread
   line with the kernel's stamp is evidence however old (a node idle over a weekend); a line stamped in wall time was
   still cut at --lookback on every read: an Xid 79 (or 48, 95 ...) logged just after one prolog, on a node idle two
@@ -66,6 +67,7 @@ from scripts.fleet.fleet import fleet
 from scripts.fleet.plausible import report_problem
 from tests.helpers import ROOT
 from verify.prolog import cli, kernlog, verdict
+from verify.prolog.xid import judge as xid_judge
 
 from .prolog_fakes import (
     PROLOG_ENV,
@@ -293,3 +295,19 @@ def test_verify_gpu_judge_the_fleet_refuses_a_pass_on_fewer_gpus_than_verify_was
     next(c for c in report["checks"] if c["name"] == "gpu")["metrics"]["torch_devices"]["value"] = float(torch)
     (tmp_path / "vm.json").write_text(json.dumps(report))
     assert (report_problem(report) is None) is believed and fleet(tmp_path).ok is believed
+
+
+def test_nvidia_xid_catalog_a_watched_xid_first_read_by_a_clock_ahead_is_not_held_for_good():
+    """Two unstamped Xid 94 read while the clock ran a year ahead, then a third once it is set right: no repeat
+    within the lookback is proven, so no drain; an Xid 79 read then is still held until acted on."""
+    now = time.time()
+    ahead = kernlog.Clock("boot-a", 1e6, now - 1e6, now + 365 * 86400)
+    right = kernlog.Clock("boot-a", 1e6 + 60, now - 1e6, now + 60)
+    lines = [f"NVRM: Xid (PCI:0000:3b:00): 94, pid={n}, Contained ECC error." for n in range(3)]
+    state, _ = kernlog.advance(kernlog.State("boot-a"), lines[:2], ahead, 24 * 3600)
+    state, held = kernlog.advance(state, lines, right, 24 * 3600)
+    assert xid_judge(held) is None
+    state, _ = kernlog.advance(kernlog.State("boot-a"), ["NVRM: Xid (PCI:0000:3b:00): 79, pid=1, fallen off the bus."],
+                               ahead, 24 * 3600)
+    state, held = kernlog.advance(state, [], right, 24 * 3600)
+    assert (xid_judge(held) or ("",))[0] == "XID_HISTORY"

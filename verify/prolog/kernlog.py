@@ -367,11 +367,14 @@ def _aged(event: dict[str, Any], floor: float | None, clock: Clock, lookback_s: 
     """A held watched event older than the lookback (NVIDIA's "3 on one device" counts within it): by its kernel stamp
     against the uptime, else by its line's wall stamp or when it was first read (`read`) against now. Those without a
     kernel stamp never aged: three contained ECC errors (Xid 94) a week apart in a log stamped in wall time, or
-    unstamped, drained a node as XID_REPEATED."""
+    unstamped, drained a node as XID_REPEATED. A first read stamped in the future (a clock that ran ahead, set right
+    since) tells no age: aged, as a watched event is no evidence alone."""
     if event["mono"] >= 0:
         return floor is not None and event["mono"] < floor
     seen = wall(event["line"])
-    seen = seen if seen is not None else event.get("read")
+    if seen is None and (seen := event.get("read")) is not None and clock.now is not None \
+            and seen > clock.now + clockskew.DEFAULT_S:
+        return True
     return seen is not None and clock.now is not None and seen < clock.now - lookback_s
 
 
