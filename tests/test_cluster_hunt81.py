@@ -36,6 +36,10 @@ Found:
   host's, a drain). Both readers passed it (prolog exit 0, "fleet: PASSING"). Repro: a preflight report whose shm
   check passes with size 67108864, free 67108864, required 1073741824 bytes: prolog PASS. Fix: the same modules
   (passfacts._shm_problem): REPORT_INVALID / invalid.
+- Class 6, the nccl record kind, units and counts that disagree (medium: a slow link read fast). nccl-tests'
+  arithmetic (verify/checks/nccl/collective.py) makes busbw = algbw x the collective's factor (0.5x to 2x): a pass
+  whose busbw_max is ten times its algbw_max (a slow all-reduce read ten times faster, past BANDWIDTH_LOW), or whose
+  world_size figure says 16 and its data 8, was believed by both readers. Fix: passfacts._nccl_problem.
 - Class 6, counts that disagree (medium: a pass where verify fails; a return to service on GPUs never exercised).
   Asked --expect-gpus 8, verify's gpu check fails when torch sees fewer (GPU_NOT_VISIBLE); the prolog counted NVML's
   devices alone: a pass counting torch_devices 4 beside nvml_devices 8 passed a node Slurm gave 8 (exit 0, `pass`),
@@ -80,6 +84,7 @@ from .prolog_fakes import (
     history_events,
     install_fake,
 )
+from .prolog_fakes import _nccl as nccl_check
 
 pytestmark = pytest.mark.unit
 
@@ -311,3 +316,19 @@ def test_nvidia_xid_catalog_a_watched_xid_first_read_by_a_clock_ahead_is_not_hel
                                ahead, 24 * 3600)
     state, held = kernlog.advance(state, [], right, 24 * 3600)
     assert (xid_judge(held) or ("",))[0] == "XID_HISTORY"
+
+
+@pytest.mark.parametrize(("change", "believed"), [
+    ({"busbw_max": 1000.0, "algbw_max": 100.0}, False),     # ten times the factor: a slow link read fast
+    ({"busbw_max": 10.0, "algbw_max": 100.0}, False),
+    ({"busbw_max": 175.0, "algbw_max": 100.0}, True),       # 2(n-1)/n on 8 ranks
+    ({"world_size": 16.0}, False),                          # the data says 8
+    ({"world_size": 8.0}, True)])
+def test_nccl_tests_arithmetic_an_all_reduce_whose_figures_disagree_is_refused(change, believed):
+    """An nccl pass whose bus and algorithm bandwidths, or whose two world sizes, no run gives: refused by both."""
+    nccl = nccl_check()
+    for key, value in change.items():
+        nccl["metrics"][key] = {"value": value, "unit": "ranks" if key == "world_size" else "GB/s"}
+    report = _report(_gpu(), nccl)
+    assert (report_problem(report) is None) is believed
+    assert (verdict.decide(report).kind == verdict.PASS) is believed

@@ -1,4 +1,4 @@
-"""A passing train or shm check whose own figures or data say it cannot pass (tests/test_cluster_hunt81.py).
+"""A passing train, shm or nccl check whose own figures or data say it cannot pass (tests/test_cluster_hunt81.py).
 
 verify's train check (verify/checks/train/verdict.py) fails a loss that did not fall to 0.7x its first step's over
 more than 3 steps (TRAIN_LOSS_NOT_FALLING) and replicas whose loss or checksum differ at any step
@@ -7,7 +7,10 @@ more than 3 steps (TRAIN_LOSS_NOT_FALLING) and replicas whose loss or checksum d
 loss that rose, 15.4 "x" of the peak: a percent, 2 replicas of a world of 1, a negative cross-entropy) is no report
 verify writes. Nor is an shm pass whose /dev/shm (`size`, a tmpfs's hard limit) is smaller than the `required` bytes
 it allocated and touched, or that has more `free` than its size (statvfs gives neither): it hid SHM_TOO_SMALL, the
-host's. Each refused, never a pass and never a drain.
+host's. Nor is an nccl pass whose bus bandwidth is not its algorithm bandwidth times the collective's factor (nccl-tests'
+arithmetic: 2(n-1)/n for all-reduce, (n-1)/n or 1 for the others, so 0.5x to 2x; a busbw ten times it is a slow link
+read fast), or whose `world_size` figure and data disagree (verify writes both from one count). Each refused, never
+a pass and never a drain.
 scripts/fleet/passfacts.py holds the same rule on the host side (the host side never imports verify;
 tests/test_cluster_hunt81.py keeps the two alike).
 """
@@ -34,7 +37,28 @@ def _count(value: Any) -> TypeGuard[int]:
 
 def pass_problem(checks: list[dict[str, Any]]) -> str | None:
     """Why a report's passing (or warning) train or shm check cannot be true by its own facts, or None."""
-    return _train_problem(checks) or _shm_problem(checks)
+    return _train_problem(checks) or _shm_problem(checks) or _nccl_problem(checks)
+
+
+BUS_FACTOR = (0.5, 2.0)         # busbw / algbw of any collective on 2 ranks or more (verify/checks/nccl/collective.py)
+
+
+def _nccl_problem(checks: list[dict[str, Any]]) -> str | None:
+    nccl = next((c for c in checks if c.get("name") == "nccl" and c.get("status") in ("pass", "warn")), None)
+    if nccl is None:
+        return None
+    does = "passes" if nccl.get("status") == "pass" else "warns"
+    raw = nccl.get("data")
+    counted, said = _figure(nccl, "world_size"), raw.get("world_size") if isinstance(raw, dict) else None
+    if counted is not None and _count(said) and counted != said:
+        return f"its nccl check {does} with world_size {counted:g} in its figures and {said} in its data: one count"
+    bus, alg = _figure(nccl, "busbw_max"), _figure(nccl, "algbw_max")
+    low, high = BUS_FACTOR
+    if bus is not None and alg is not None and alg > 0 and bus > 0 and \
+            not low * alg - 2 * SLACK * 1e3 <= bus <= high * alg + 2 * SLACK * 1e3:
+        return (f"its nccl check {does} with busbw {bus:g} GB/s over an algbw of {alg:g}: no collective's factor "
+                f"({low:g}x to {high:g}x) gives that")
+    return None
 
 
 def _shm_problem(checks: list[dict[str, Any]]) -> str | None:
