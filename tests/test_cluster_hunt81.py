@@ -18,7 +18,9 @@ Found:
   days, was dropped unread by the next. Repro: a Prolog= run reading one wall-stamped line, then one two days later
   whose log adds `<iso> n1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, ...` stamped two days ago: PASS, no drain.
   Practice: NVIDIA's Xid catalog (79: drain, reset or reboot) and issue 36's rule (kept until acted on). Fix
-  (kernlog._stale): the lookback bounds a boot's first read only; a line from before this boot is still none.
+  (kernlog._stale): the lookback bounds a boot's first read only; a line from before this boot is still none, and
+  one stamped at or before the kernel-stamped cursor was read already (a reader that switched from the kernel's
+  stamps to wall stamps re-read the Xid 79 a drain had spent, and drained the node resumed since).
 - Class 6, facts that cannot be true, in the train record kind (high: a broken node counted healthy). Both readers
   (the prolog's report rule and make fleet-report's, scripts/fleet/plausible.py) held the gpu and nccl checks' facts
   and none of the train check's: a collective's report (make slurm's nccl.json, `--checks nccl,train`) whose train
@@ -332,3 +334,24 @@ def test_nccl_tests_arithmetic_an_all_reduce_whose_figures_disagree_is_refused(c
     report = _report(_gpu(), nccl)
     assert (report_problem(report) is None) is believed
     assert (verdict.decide(report).kind == verdict.PASS) is believed
+
+
+def test_nvidia_xid_catalog_an_xid_read_once_is_not_read_again_when_the_log_changes_its_stamps(tmp_path, fake,
+                                                                                           monkeypatch, capsys):
+    """An Xid 79 read with the kernel's stamp drains n1; it is repaired and resumed; the next run's log carries the
+    same line stamped in wall time (a reader that switched formats): not read again, no drain."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    now, up = time.time(), 1e6
+    text = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+
+    def run(lines: list[str], at: float) -> None:
+        monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(
+            "boot-a", up + at - now, now - up, at))
+        monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(lines, "journalctl"))
+        cli.main(["--state-dir", str(tmp_path / "state"), "--lookback", "24"], dict(PROLOG_ENV))
+
+    run([f"[{up - 100:.6f}] n1 kernel: {text}"], now)
+    assert fake.nodes["n1"][0] == "drained", capsys.readouterr()
+    fake.nodes["n1"] = ("idle", "none")          # repaired and resumed by hand
+    run([f"{_iso(now - 100)} n1 kernel: {text}"], now + 2 * 86400)
+    assert fake.nodes["n1"][0] == "idle", capsys.readouterr()

@@ -182,13 +182,17 @@ def believable(held: list[dict[str, Any]], clock: Clock, skew_s: float = clocksk
     return [e for e in held if ok(e)]
 
 
-def _stale(line: str, clock: Clock, lookback_s: float | None) -> bool:
+def _stale(line: str, clock: Clock, lookback_s: float | None, cursor: float = -1.0) -> bool:
     """A line stamped in wall time from before this boot (a tool that ignored -b / the format) or, on a first read of
     the boot (`lookback_s` given), before the lookback. After a kept cursor an unread line is evidence however old, as
-    a line with the kernel's stamp is: a node idle two days skipped the Xid 79 logged in a wall-stamped log meanwhile."""
+    a line with the kernel's stamp is: a node idle two days skipped the Xid 79 logged in a wall-stamped log meanwhile.
+    But not one stamped at or before the kernel-stamped `cursor` (boot time + it; wall stamps are whole seconds): it
+    was read in the kernel's format already (a reader that switched formats re-read an Xid a drain had spent)."""
     t = wall(line)
     if t is None:
         return False
+    if cursor >= 0 and clock.booted is not None and t <= clock.booted + cursor + 1:
+        return True
     return (clock.booted is not None and t < clock.booted) or \
         (lookback_s is not None and clock.now is not None and t < clock.now - lookback_s)
 
@@ -321,7 +325,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             if seen_un > skip_un:
                 unstamped.append(_digest(line))
                 unstamped_count += 1
-                if not _stale(line, clock, first) and not future(line, clock, skew_s):
+                if not _stale(line, clock, first, state.mono) and not future(line, clock, skew_s):
                     new.append(line)
             continue
         if t == state.mono:
