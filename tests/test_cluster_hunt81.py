@@ -20,7 +20,9 @@ Found:
   Practice: NVIDIA's Xid catalog (79: drain, reset or reboot) and issue 36's rule (kept until acted on). Fix
   (kernlog._stale): the lookback bounds a boot's first read only; a line from before this boot is still none, and
   one stamped at or before the kernel-stamped cursor was read already (a reader that switched from the kernel's
-  stamps to wall stamps re-read the Xid 79 a drain had spent, and drained the node resumed since).
+  stamps to wall stamps re-read the Xid 79 a drain had spent, and drained the node resumed since). The other way too
+  (kernlog.State.wall, a cursor in wall time): a reader that gave wall stamps, then the kernel's, re-read every line
+  of the lookback (an Xid 79 spent by its drain drained the resumed node again).
 - Class 6, facts that cannot be true, in the train record kind (high: a broken node counted healthy). Both readers
   (the prolog's report rule and make fleet-report's, scripts/fleet/plausible.py) held the gpu and nccl checks' facts
   and none of the train check's: a collective's report (make slurm's nccl.json, `--checks nccl,train`) whose train
@@ -64,6 +66,7 @@ Each test names the practice it follows.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from typing import Any
 
@@ -350,8 +353,11 @@ def test_nvidia_xid_catalog_an_xid_read_once_is_not_read_again_when_the_log_chan
         monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(lines, "journalctl"))
         cli.main(["--state-dir", str(tmp_path / "state"), "--lookback", "24"], dict(PROLOG_ENV))
 
-    run([f"[{up - 100:.6f}] n1 kernel: {text}"], now)
-    assert fake.nodes["n1"][0] == "drained", capsys.readouterr()
-    fake.nodes["n1"] = ("idle", "none")          # repaired and resumed by hand
-    run([f"{_iso(now - 100)} n1 kernel: {text}"], now + 2 * 86400)
-    assert fake.nodes["n1"][0] == "idle", capsys.readouterr()
+    kernel, walled = f"[{up - 100:.6f}] n1 kernel: {text}", f"{_iso(now - 100)} n1 kernel: {text}"
+    for first, then in ((kernel, walled), (walled, kernel)):
+        run([first], now)
+        assert fake.nodes["n1"][0] == "drained", capsys.readouterr()
+        fake.nodes["n1"] = ("idle", "none")          # repaired and resumed by hand
+        run([then], now + 3600)
+        assert fake.nodes["n1"][0] == "idle", capsys.readouterr()
+        shutil.rmtree(tmp_path / "state")

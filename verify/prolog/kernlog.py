@@ -210,6 +210,7 @@ class State:
     held: list[dict[str, Any]] = field(default_factory=list)   # {"line", "mono"}: events not yet acted on
     at_count: int = -1                  # lines read at that stamp (-1: len(at_mono), as a state kept before it)
     unstamped_count: int = -1           # lines without a stamp read (-1: len(unstamped))
+    wall: float = -1.0                  # the latest wall stamp of those lines (-1: none): a cursor in wall time
 
     def __post_init__(self) -> None:
         self.at_count = len(self.at_mono) if self.at_count < 0 else self.at_count
@@ -244,7 +245,8 @@ def _typed(raw: Any) -> bool:
                 and math.isfinite(e["mono"]) and (e.get("read") is None or (_number(e["read"]) and math.isfinite(e["read"])))
                 for e in raw["held"]) \
         and statefile.count_or_none(raw.get("at_count")) \
-        and statefile.count_or_none(raw.get("unstamped_count"))
+        and statefile.count_or_none(raw.get("unstamped_count")) \
+        and (raw.get("wall") is None or (_number(raw["wall"]) and math.isfinite(raw["wall"])))
 
 
 def load(state_dir: str, node: str) -> tuple[State, str | None]:
@@ -268,14 +270,15 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
                                                            else {})} for e in raw["held"]]
     return State(raw["boot_id"], float(raw["mono"]), raw["at_mono"], raw["unstamped"], held,
                  -1 if raw.get("at_count") is None else raw["at_count"],
-                 -1 if raw.get("unstamped_count") is None else raw["unstamped_count"]), None
+                 -1 if raw.get("unstamped_count") is None else raw["unstamped_count"],
+                 -1.0 if raw.get("wall") is None else float(raw["wall"])), None
 
 
 def save(state_dir: str, node: str, state: State) -> str | None:
     target = state_path(state_dir, node)
     data = {"schema": 1, "boot_id": state.boot_id, "mono": state.mono, "at_mono": state.at_mono[-HELD_MAX:],
             "at_count": state.at_count, "unstamped": state.unstamped[-HELD_MAX:],
-            "unstamped_count": state.unstamped_count, "held": _trim(state.held)}
+            "unstamped_count": state.unstamped_count, "wall": state.wall, "held": _trim(state.held)}
     try:
         statefile.folder(os.path.dirname(target))
         statefile.replace(target, (json.dumps(data) + "\n").encode())
@@ -317,7 +320,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
     # a first read of this boot (no line of it read before) goes back --lookback at most; after it, every unread line
     first = lookback_s if state.mono < 0 and state.unstamped_count == 0 else None
     new: list[str] = []
-    last, at_last, unstamped = state.mono, list(state.at_mono), list(state.unstamped)
+    last, at_last, unstamped, wall_last = state.mono, list(state.at_mono), list(state.unstamped), state.wall
     seen_at = seen_un = 0
     for line, t in stamped:
         if t is None:
@@ -325,6 +328,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             if seen_un > skip_un:
                 unstamped.append(_digest(line))
                 unstamped_count += 1
+                wall_last = max(wall_last, wall(line) or -1.0)
                 if not _stale(line, clock, first, state.mono) and not future(line, clock, skew_s):
                     new.append(line)
             continue
@@ -337,7 +341,9 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
         # by microseconds; an Xid 79 stamped 100 us before the line printed above it was dropped, never read
         # a first read of this boot (no cursor) goes back --lookback at most; after a kept cursor every line is unread
         # evidence however old (a node idle, or held by one job, for two days: the Xid logged meanwhile was skipped)
-        if t < state.mono or (state.mono < 0 and floor is not None and t < floor) or ahead(t, clock):
+        # a cursor kept in wall time (a reader that gave wall stamps before) was this line's read, in the other format
+        if t < state.mono or (max(state.mono, state.wall) < 0 and floor is not None and t < floor) or ahead(t, clock) or \
+                (state.mono < 0 and state.wall >= 0 and clock.booted is not None and clock.booted + t <= state.wall + 1):
             continue
         if t > last:
             last, at_last, at_count = t, [], 0
@@ -346,8 +352,8 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             at_count += 1
         new.append(line)
     held = _held(state.held, new, floor, clock, lookback_s)
-    return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held, at_count, unstamped_count), \
-        xid.parse([e["line"] for e in held])
+    return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held, at_count, unstamped_count,
+                 wall_last), xid.parse([e["line"] for e in held])
 
 
 def _held(before: list[dict[str, Any]], new: list[str], floor: float | None, clock: Clock,
