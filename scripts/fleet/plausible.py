@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .deviceshape import container_problem, shape_problem
+from .passfacts import pass_problem
 from .ranks import count_problem, ranks_problem
 
 # GB/s of bus bandwidth above any link (NVLink5: 900 GB/s per GPU): a figure past it is no measurement
@@ -186,7 +187,29 @@ def report_problem(report: Any) -> str | None:
     failed = any(c["status"] == "fail" for c in checks)
     if failed != (state == "fail") and not (state == "fail" and report.get("interrupted")):
         return f"its status is {state}, which its checks contradict"
-    return ranks_problem(checks)
+    return ranks_problem(checks) or pass_problem(checks) or _expected_problem(report, checks)
+
+
+def _expected_problem(report: dict[str, Any], checks: list[dict[str, Any]]) -> str | None:
+    """Why a gpu pass cannot be true beside the GPUs verify was told to expect (its options' expect_gpus), or None:
+    verify's gpu check fails when fewer are usable (torch's count, else NVML's), on a node in no MIG mode
+    (GPU_NOT_VISIBLE). The prolog holds the same against Slurm's count (verify/prolog/notes.proven_gpus)."""
+    options = report.get("options")
+    expect = options.get("expect_gpus") if isinstance(options, dict) else None
+    gpu = next((c for c in checks if c.get("name") == "gpu" and c.get("status") in ("pass", "warn")), None)
+    if type(expect) is not int or expect <= 0 or gpu is None or not isinstance(gpu.get("metrics"), dict):
+        return None
+    data = gpu.get("data")
+    devices = data.get("devices") if isinstance(data, dict) else None
+    if not isinstance(devices, list) or any(isinstance(d, dict) and isinstance(d.get("mig"), list) and d["mig"]
+                                            and d["mig"][0] is True for d in devices):
+        return None             # a GPU in MIG mode is counted by its MIG devices, which torch may not all see
+    counted = [m.get("value") for k in ("torch_devices", "nvml_devices") if isinstance(m := gpu["metrics"].get(k), dict)]
+    usable = counted[0] if counted else None
+    if isinstance(usable, (int, float)) and not isinstance(usable, bool) and usable < expect:
+        return (f"the gpu check {_does(gpu['status'])} with {usable:g} usable GPU(s) where verify was told to expect "
+                f"{expect}: verify fails that (GPU_NOT_VISIBLE)")
+    return None
 
 
 def _coded_problem(c: dict[str, Any], coded: bool) -> str | None:

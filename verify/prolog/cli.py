@@ -43,7 +43,7 @@ from .config import DEFAULT_STATE_DIR as DEFAULT_STATE_DIR
 from .config import Config as Config
 from .config import Interrupted as Interrupted
 from .config import UsageError as UsageError
-from .config import _mode, spelt_out
+from .config import _mode, parse, spelt_out
 from .config import _parser as _parser
 from .config import config as config
 from .config import expected_gpus as expected_gpus
@@ -52,7 +52,7 @@ from .drain import DRAINED as DRAINED
 from .drain import _drain as _drain
 from .drain import _drain_facts as _drain_facts
 from .drain import act
-from .notes import _out, _report_gpus, _say
+from .notes import _out, _say, proven_gpus
 from .statefile import BREAKER_LOCK_WAIT_S as BREAKER_LOCK_WAIT_S
 from .thisrun import not_this_run
 from .verdict import (
@@ -127,10 +127,10 @@ def preflight(cfg: Config, budget: float, check: str | None = None) -> tuple[Ver
     verdict = decide(report, cfg.host_gpus, gpus_allocated=bool(cfg.expected_gpus))
     if verdict.kind == PASS and not check and (missing := rechecks.unreported(report, bool(cfg.expected_gpus))):
         return not_assessed("REPORT_INVALID", missing), report
-    seen = _report_gpus(report) if verdict.kind == PASS and cfg.expected_gpus else None
+    seen = proven_gpus(report) if verdict.kind == PASS and cfg.expected_gpus else None
     if verdict.kind == PASS and cfg.expected_gpus and (seen is None or seen < cfg.expected_gpus):
-        return not_assessed("GPU_COUNT_UNPROVEN", f"the report passes, but its gpu check lists {seen or 'no'} NVML "
-                            f"device(s) where Slurm allocated {cfg.expected_gpus}", "gpu"), report   # contradicts itself
+        return not_assessed("GPU_COUNT_UNPROVEN", f"the report passes, but its gpu check proves {seen or 'no'} GPU(s) "
+                            f"(NVML's, or torch's where fewer) where Slurm allocated {cfg.expected_gpus}", "gpu"), report
     return verdict, report
 
 
@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
         if (early := stops.pending()) is not None:  # one before them (python -m verify.prolog records it: stops.py)
             stops.PENDING.clear()
             raise Interrupted(early)
-        return _run(_parser().parse_args(argv), env, started)
+        return _run(parse(argv, context.by_slurmd(env)), env, started)
     except UsageError as exc:
         if prolog:
             ungated(said, env, "CONFIG_ERROR", str(exc), started)

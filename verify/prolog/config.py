@@ -160,6 +160,18 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def parse(argv: list[str], by_slurmd: bool) -> argparse.Namespace:
+    """The options. Run by slurmd (Prolog=, Epilog=), `--help` (or -h) is the setting it is: argparse printed the
+    options into slurmd's log and exited 0, and every job ran ungated with no trace in the history or the metrics."""
+    try:
+        return _parser().parse_args(argv)
+    except SystemExit as exc:
+        if by_slurmd and exc.code in (0, None):
+            raise UsageError("--help (or -h) in Slurm's Prolog= line: the options were listed and no preflight ran; "
+                             "remove it there") from None
+        raise
+
+
 def spelt_out(argv: list[str]) -> list[str]:
     """argv with each abbreviated long option written whole, as argparse matches it (a unique prefix: `--reval` is
     --revalidate, `--state=/x` is --state-dir=/x). What is read before or without the parser (_as_prolog, the trace)

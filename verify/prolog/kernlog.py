@@ -182,12 +182,19 @@ def believable(held: list[dict[str, Any]], clock: Clock, skew_s: float = clocksk
     return [e for e in held if ok(e)]
 
 
-def _stale(line: str, clock: Clock, lookback_s: float) -> bool:
-    """A line stamped in wall time from before this boot or the lookback (a tool that ignored -b / the format)."""
+def _stale(line: str, clock: Clock, lookback_s: float | None, cursor: float = -1.0) -> bool:
+    """A line stamped in wall time from before this boot (a tool that ignored -b / the format) or, on a first read of
+    the boot (`lookback_s` given), before the lookback. After a kept cursor an unread line is evidence however old, as
+    a line with the kernel's stamp is: a node idle two days skipped the Xid 79 logged in a wall-stamped log meanwhile.
+    But not one stamped at or before the kernel-stamped `cursor` (boot time + it; wall stamps are whole seconds): it
+    was read in the kernel's format already (a reader that switched formats re-read an Xid a drain had spent)."""
     t = wall(line)
     if t is None:
         return False
-    return (clock.booted is not None and t < clock.booted) or (clock.now is not None and t < clock.now - lookback_s)
+    if cursor >= 0 and clock.booted is not None and t <= clock.booted + cursor + 1:
+        return True
+    return (clock.booted is not None and t < clock.booted) or \
+        (lookback_s is not None and clock.now is not None and t < clock.now - lookback_s)
 
 
 def state_path(state_dir: str, node: str) -> str:
@@ -203,6 +210,7 @@ class State:
     held: list[dict[str, Any]] = field(default_factory=list)   # {"line", "mono"}: events not yet acted on
     at_count: int = -1                  # lines read at that stamp (-1: len(at_mono), as a state kept before it)
     unstamped_count: int = -1           # lines without a stamp read (-1: len(unstamped))
+    wall: float = -1.0                  # the latest wall stamp of those lines (-1: none): a cursor in wall time
 
     def __post_init__(self) -> None:
         self.at_count = len(self.at_mono) if self.at_count < 0 else self.at_count
@@ -234,9 +242,11 @@ def _typed(raw: Any) -> bool:
     return isinstance(raw, dict) and isinstance(raw.get("boot_id"), str) and _number(raw.get("mono")) \
         and _strings(raw.get("at_mono")) and _strings(raw.get("unstamped")) and isinstance(raw.get("held"), list) \
         and all(isinstance(e, dict) and isinstance(e.get("line"), str) and _number(e.get("mono"))
-                and math.isfinite(e["mono"]) for e in raw["held"]) \
+                and math.isfinite(e["mono"]) and (e.get("read") is None or (_number(e["read"]) and math.isfinite(e["read"])))
+                for e in raw["held"]) \
         and statefile.count_or_none(raw.get("at_count")) \
-        and statefile.count_or_none(raw.get("unstamped_count"))
+        and statefile.count_or_none(raw.get("unstamped_count")) \
+        and (raw.get("wall") is None or (_number(raw["wall"]) and math.isfinite(raw["wall"])))
 
 
 def load(state_dir: str, node: str) -> tuple[State, str | None]:
@@ -256,17 +266,19 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
         # held evidence drains a node on no line of this read: only where no job could have written it (a shared
         # state folder others write held a believable forged Xid 79, and a healthy node was drained)
         return State(), f"kernel-log state {why}: its held Xids are not believed; read again from the lookback"
-    held = [{"line": e["line"], "mono": float(e["mono"])} for e in raw["held"]]
+    held = [{"line": e["line"], "mono": float(e["mono"]), **({"read": float(e["read"])} if e.get("read") is not None
+                                                           else {})} for e in raw["held"]]
     return State(raw["boot_id"], float(raw["mono"]), raw["at_mono"], raw["unstamped"], held,
                  -1 if raw.get("at_count") is None else raw["at_count"],
-                 -1 if raw.get("unstamped_count") is None else raw["unstamped_count"]), None
+                 -1 if raw.get("unstamped_count") is None else raw["unstamped_count"],
+                 -1.0 if raw.get("wall") is None else float(raw["wall"])), None
 
 
 def save(state_dir: str, node: str, state: State) -> str | None:
     target = state_path(state_dir, node)
     data = {"schema": 1, "boot_id": state.boot_id, "mono": state.mono, "at_mono": state.at_mono[-HELD_MAX:],
             "at_count": state.at_count, "unstamped": state.unstamped[-HELD_MAX:],
-            "unstamped_count": state.unstamped_count, "held": _trim(state.held)}
+            "unstamped_count": state.unstamped_count, "wall": state.wall, "held": _trim(state.held)}
     try:
         statefile.folder(os.path.dirname(target))
         statefile.replace(target, (json.dumps(data) + "\n").encode())
@@ -305,8 +317,10 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
     skip_at = consumed([x for x, t in stamped if t is not None and t == state.mono], at_count, state.at_mono) \
         if state.mono >= 0 else 0
     skip_un = consumed([x for x, t in stamped if t is None], unstamped_count, state.unstamped)
+    # a first read of this boot (no line of it read before) goes back --lookback at most; after it, every unread line
+    first = lookback_s if state.mono < 0 and state.unstamped_count == 0 else None
     new: list[str] = []
-    last, at_last, unstamped = state.mono, list(state.at_mono), list(state.unstamped)
+    last, at_last, unstamped, wall_last = state.mono, list(state.at_mono), list(state.unstamped), state.wall
     seen_at = seen_un = 0
     for line, t in stamped:
         if t is None:
@@ -314,7 +328,8 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             if seen_un > skip_un:
                 unstamped.append(_digest(line))
                 unstamped_count += 1
-                if not _stale(line, clock, lookback_s) and not future(line, clock, skew_s):
+                wall_last = max(wall_last, wall(line) or -1.0)
+                if not _stale(line, clock, first, state.mono) and not future(line, clock, skew_s):
                     new.append(line)
             continue
         if t == state.mono:
@@ -326,7 +341,9 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
         # by microseconds; an Xid 79 stamped 100 us before the line printed above it was dropped, never read
         # a first read of this boot (no cursor) goes back --lookback at most; after a kept cursor every line is unread
         # evidence however old (a node idle, or held by one job, for two days: the Xid logged meanwhile was skipped)
-        if t < state.mono or (state.mono < 0 and floor is not None and t < floor) or ahead(t, clock):
+        # a cursor kept in wall time (a reader that gave wall stamps before) was this line's read, in the other format
+        if t < state.mono or (max(state.mono, state.wall) < 0 and floor is not None and t < floor) or ahead(t, clock) or \
+                (state.mono < 0 and state.wall >= 0 and clock.booted is not None and clock.booted + t <= state.wall + 1):
             continue
         if t > last:
             last, at_last, at_count = t, [], 0
@@ -334,19 +351,41 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             at_last.append(_digest(line))
             at_count += 1
         new.append(line)
-    # a watched Xid older than the lookback counts towards no repeat ("3 on one device within the lookback")
-    found = [f for f in xid.parse(new) if f.action == xid.DRAIN or (f.action == xid.WATCH and (
-        floor is None or (stamp := mono(f.line)) is None or stamp >= floor))]
-    # the lookback ages out watched events ("3 on one device" within it); a drain-worthy one is kept until acted on,
-    # however long no prolog ran (a node idle over a weekend, or held by a two-day job: the Xid 48 the breaker kept
-    # from draining on Friday was gone on Monday, the node back in service on a preflight that cannot see it)
-    held = [e for e in state.held if floor is None or e["mono"] < 0 or e["mono"] >= floor or _drains(e)]
+    held = _held(state.held, new, floor, clock, lookback_s)
+    return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held, at_count, unstamped_count,
+                 wall_last), xid.parse([e["line"] for e in held])
+
+
+def _held(before: list[dict[str, Any]], new: list[str], floor: float | None, clock: Clock,
+          lookback_s: float) -> list[dict[str, Any]]:
+    """The events held after a read: those held before and the new lines' findings, less the watched ones older than
+    the lookback ("3 on one device within the lookback"). A drain-worthy one is kept until acted on, however long no
+    prolog ran (a node idle over a weekend, or held by a two-day job: the Xid 48 the breaker kept from draining on
+    Friday was gone on Monday, the node back in service on a preflight that cannot see it)."""
+    found = [f for f in xid.parse(new) if f.action == xid.DRAIN or (f.action == xid.WATCH and not _aged(
+        {"line": f.line, "mono": -1.0 if (stamp := mono(f.line)) is None else stamp}, floor, clock, lookback_s))]
+    held = [e for e in before if _drains(e) or not _aged(e, floor, clock, lookback_s)]
     # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
-    # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback
-    held = _trim(held + [{"line": _short(f.line), "mono": mono(f.line) if mono(f.line) is not None else -1.0}
+    # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback;
+    # a line without the kernel's stamp keeps when it was first read, which ages it as the stamp ages the others
+    return _trim(held + [{"line": _short(f.line), "mono": stamp} if (stamp := mono(f.line)) is not None else
+                         {"line": _short(f.line), "mono": -1.0, **({"read": clock.now} if clock.now else {})}
                          for f in found])
-    return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held, at_count, unstamped_count), \
-        xid.parse([e["line"] for e in held])
+
+
+def _aged(event: dict[str, Any], floor: float | None, clock: Clock, lookback_s: float) -> bool:
+    """A held watched event older than the lookback (NVIDIA's "3 on one device" counts within it): by its kernel stamp
+    against the uptime, else by its line's wall stamp or when it was first read (`read`) against now. Those without a
+    kernel stamp never aged: three contained ECC errors (Xid 94) a week apart in a log stamped in wall time, or
+    unstamped, drained a node as XID_REPEATED. A first read stamped in the future (a clock that ran ahead, set right
+    since) tells no age: aged, as a watched event is no evidence alone."""
+    if event["mono"] >= 0:
+        return floor is not None and event["mono"] < floor
+    seen = wall(event["line"])
+    if seen is None and (seen := event.get("read")) is not None and clock.now is not None \
+            and seen > clock.now + clockskew.DEFAULT_S:
+        return True
+    return seen is not None and clock.now is not None and seen < clock.now - lookback_s
 
 
 def _drains(event: dict[str, Any]) -> bool:

@@ -74,6 +74,22 @@ def _report_gpus(report: dict[str, Any] | None) -> int | None:
     return None
 
 
+def proven_gpus(report: dict[str, Any] | None) -> int | None:
+    """The GPUs the report proves usable: _report_gpus, or torch's count where it is smaller on a node in no MIG mode.
+    Asked --expect-gpus N, verify's gpu check fails when torch sees fewer than N (GPU_NOT_VISIBLE): a pass counting
+    torch_devices 4 beside NVML's 8, where Slurm gave 8, is no report verify writes, and 4 GPUs never ran a kernel.
+    (A MIG GPU may show torch one device of it: there NVML's MIG devices are the count.)"""
+    seen = _report_gpus(report)
+    if seen is None or report_mig(report):
+        return seen
+    for c in (report or {}).get("checks") or []:
+        if isinstance(c, dict) and c.get("name") == "gpu" and isinstance(c.get("metrics"), dict) and \
+                isinstance(c["metrics"].get("torch_devices"), dict):
+            torch = whole_count(c["metrics"]["torch_devices"].get("value"))
+            return seen if torch is None else min(seen, torch)
+    return seen
+
+
 def report_mig(report: dict[str, Any] | None) -> bool:
     """The report's gpu check lists a GPU in MIG mode."""
     for c in (report or {}).get("checks") or []:

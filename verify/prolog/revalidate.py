@@ -21,7 +21,7 @@ from ..shared.inforom import said as inforom_corrupted
 from . import history, kernlog, repair, slurm, statefile
 from .config import Config, Interrupted
 from .deadline import Deadline, Overran
-from .notes import _close, _note, _out, _report_gpus, _say, report_mig
+from .notes import _close, _note, _out, _say, proven_gpus, report_mig
 from .rechecks import drained_checks
 from .rechecks import recorded as is_record
 from .repair import repair_problem
@@ -105,7 +105,7 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None, mig_gres: b
     gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
     if gpu is None or gpu.get("status") not in ("pass", "warn"):
         return f"the gpu check {'did not run' if gpu is None else gpu.get('status')}: the node should have {expected} GPU(s)"
-    seen, mig = _report_gpus(report), report_mig(report)
+    seen, mig = proven_gpus(report), report_mig(report)
     if seen is None and mig:
         return (f"a GPU is in MIG mode and the report's MIG devices cannot be counted: the {expected} GPU(s) the node "
                 "should have are not proven")
@@ -114,8 +114,8 @@ def gpu_problem(report: dict[str, Any] | None, expected: int | None, mig_gres: b
         return (f"Slurm's Gres counts {expected} MIG device(s), and the report lists {seen or 0} GPU(s) with no MIG "
                 "device: the MIG devices are not proven (verify's gpu check reads them from NVML)")
     if seen is None or seen < expected:
-        return (f"NVML sees {seen or 0} GPU(s){' and MIG device(s)' if mig else ''}; the node should "
-                f"have {expected} (the larger of Slurm's Gres and the drain's count)")
+        return (f"the report proves {seen or 0} GPU(s){' and MIG device(s)' if mig else ''} (NVML's, or torch's where "
+                f"fewer); the node should have {expected} (the larger of Slurm's Gres and the drain's count)")
     return None
 
 

@@ -17,6 +17,7 @@ from ..codes import CODES, OWNERS
 from ..findings import RANK
 from .deviceshape import container_problem, shape_problem
 from .hidden import hidden_failure
+from .passfacts import pass_problem
 from .ranks import count_problem, ranks_problem
 
 # The prolog's exit statuses (docs/prolog-and-fleet.md "torchimages-prolog"): one for each outcome, so a script can tell them apart.
@@ -138,7 +139,8 @@ def _shape_problem(report: Any) -> str | None:
     # (and an interruption is never a pass, whatever its status says: decide() reads it as interrupted)
     if failed != (report["status"] == "fail") and not (report["status"] == "fail" and report.get("interrupted")):
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
-    return next((why for c in checks if (why := _impossible_pass(c))), None) or ranks_problem(checks)
+    return next((why for c in checks if (why := _impossible_pass(c))), None) or ranks_problem(checks) \
+        or pass_problem(checks)
 
 
 def _code_problem(c: dict[str, Any], coded: bool = True) -> str | None:

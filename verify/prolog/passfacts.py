@@ -1,0 +1,115 @@
+"""A passing train, shm or nccl check whose own figures or data say it cannot pass (tests/test_cluster_hunt81.py).
+
+verify's train check (verify/checks/train/verdict.py) fails a loss that did not fall to 0.7x its first step's over
+more than 3 steps (TRAIN_LOSS_NOT_FALLING) and replicas whose loss or checksum differ at any step
+(TRAIN_REPLICA_MISMATCH); it lists each rank's last step in `data.replicas` (one a rank of `world_size`, on the
+`nodes` it names) and its MFU as a share of the GPU's dense peak. A pass that says otherwise (replicas disagreeing, a
+loss that rose, 15.4 "x" of the peak: a percent, 2 replicas of a world of 1, a negative cross-entropy) is no report
+verify writes. Nor is an shm pass whose /dev/shm (`size`, a tmpfs's hard limit) is smaller than the `required` bytes
+it allocated and touched, or that has more `free` than its size (statvfs gives neither): it hid SHM_TOO_SMALL, the
+host's. Nor is an nccl pass whose bus bandwidth is not its algorithm bandwidth times the collective's factor (nccl-tests'
+arithmetic: 2(n-1)/n for all-reduce, (n-1)/n or 1 for the others, so 0.5x to 2x; a busbw ten times it is a slow link
+read fast), or whose `world_size` figure and data disagree (verify writes both from one count). Each refused, never
+a pass and never a drain.
+scripts/fleet/passfacts.py holds the same rule on the host side (the host side never imports verify;
+tests/test_cluster_hunt81.py keeps the two alike).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, TypeGuard
+
+FALL_TO = 0.7           # verify/checks/train/verdict.py: the last steps' mean loss at most this x the first step's
+LAST = 3                # the last steps that mean is over: a run of LAST steps or fewer fails
+SLACK = 1e-6            # verify writes a figure rounded to 6 decimals
+
+
+def _figure(check: dict[str, Any], name: str) -> float | None:
+    raw = check.get("metrics")
+    m = raw.get(name) if isinstance(raw, dict) else None
+    v = m.get("value") if isinstance(m, dict) else None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def _count(value: Any) -> TypeGuard[int]:
+    return type(value) is int and value >= 0
+
+
+def pass_problem(checks: list[dict[str, Any]]) -> str | None:
+    """Why a report's passing (or warning) train or shm check cannot be true by its own facts, or None."""
+    return _train_problem(checks) or _shm_problem(checks) or _nccl_problem(checks)
+
+
+BUS_FACTOR = (0.5, 2.0)         # busbw / algbw of any collective on 2 ranks or more (verify/checks/nccl/collective.py)
+
+
+def _nccl_problem(checks: list[dict[str, Any]]) -> str | None:
+    nccl = next((c for c in checks if c.get("name") == "nccl" and c.get("status") in ("pass", "warn")), None)
+    if nccl is None:
+        return None
+    does = "passes" if nccl.get("status") == "pass" else "warns"
+    raw = nccl.get("data")
+    counted, said = _figure(nccl, "world_size"), raw.get("world_size") if isinstance(raw, dict) else None
+    if counted is not None and _count(said) and counted != said:
+        return f"its nccl check {does} with world_size {counted:g} in its figures and {said} in its data: one count"
+    bus, alg = _figure(nccl, "busbw_max"), _figure(nccl, "algbw_max")
+    low, high = BUS_FACTOR
+    if bus is not None and alg is not None and alg > 0 and bus > 0 and \
+            not low * alg - 2 * SLACK * 1e3 <= bus <= high * alg + 2 * SLACK * 1e3:
+        return (f"its nccl check {does} with busbw {bus:g} GB/s over an algbw of {alg:g}: no collective's factor "
+                f"({low:g}x to {high:g}x) gives that")
+    return None
+
+
+def _shm_problem(checks: list[dict[str, Any]]) -> str | None:
+    shm = next((c for c in checks if c.get("name") == "shm" and c.get("status") in ("pass", "warn")), None)
+    if shm is None:
+        return None
+    size, free, need = (_figure(shm, k) for k in ("size", "free", "required"))
+    if size is not None and need is not None and size < need:
+        return (f"its shm check passes on a /dev/shm of {size:.0f} bytes, smaller than the {need:.0f} it allocated and "
+                "touched: verify fails that (SHM_TOO_SMALL)")
+    if size is not None and free is not None and free > size:
+        return f"its shm check passes with {free:.0f} bytes free of a /dev/shm of {size:.0f}: no file system has"
+    return None
+
+
+def _train_problem(checks: list[dict[str, Any]]) -> str | None:
+    """Why a report's passing (or warning) train check cannot be true by its own figures and data, or None."""
+    train = next((c for c in checks if c.get("name") == "train" and c.get("status") in ("pass", "warn")), None)
+    if train is None:
+        return None
+    does = "passes" if train.get("status") == "pass" else "warns"
+    first, last = _figure(train, "loss_first"), _figure(train, "loss_last")
+    if any(v is not None and v < 0 for v in (first, last)):
+        return f"its train check {does} with a negative loss: a cross-entropy is 0 or more"
+    if first is not None and last is not None and last > FALL_TO * first * (1 + SLACK) + SLACK:
+        return (f"its train check {does} with the loss {first:g} -> {last:g}: verify fails a loss that did not fall to "
+                f"{FALL_TO:g}x the first (TRAIN_LOSS_NOT_FALLING)")
+    if (took := _figure(train, "first_step_s")) is not None and took < 0:
+        return f"its train check {does} with first_step_s {took:g}: no time is negative"
+    if (mfu := _figure(train, "mfu")) is not None and not 0 <= mfu <= 1:
+        return f"its train check {does} with mfu {mfu:g}: a share of the GPU's peak is 0 to 1"
+    data = train.get("data")
+    if not isinstance(data, dict):
+        return None
+    world, steps, nodes, replicas = (data.get(k) for k in ("world_size", "steps", "nodes", "replicas"))
+    for key, value in (("world_size", world), ("steps", steps)):
+        if value is not None and not _count(value):
+            return f"its train check's data {key} = {str(value)[:20]!r} is no count verify writes (an integer)"
+    if _count(steps) and steps <= LAST:
+        return f"its train check {does} on {steps} step(s): verify fails a run of {LAST} or fewer"
+    if not isinstance(replicas, list) or not all(isinstance(r, dict) for r in replicas):
+        return None if replicas is None else "its train check's data replicas is no list of ranks"
+    # verify lists every rank's last step; a pass is every replica agreeing (TRAIN_REPLICA_MISMATCH otherwise)
+    ranks = [r.get("rank") for r in replicas]
+    if not all(_count(r) for r in ranks) or len(set(ranks)) != len(ranks):
+        return f"its train check {does} with replicas whose ranks are no distinct ranks ({str(ranks)[:60]})"
+    if _count(world) and len(replicas) != world:
+        return f"its train check {does} with world_size {world} and {len(replicas)} replica(s) listed: one a rank"
+    if len({(str(r.get("loss")), str(r.get("checksum"))) for r in replicas}) > 1:
+        return (f"its train check {does} while its replicas' last steps disagree (loss or checksum): verify fails "
+                "replicas that differ (TRAIN_REPLICA_MISMATCH)")
+    if isinstance(nodes, list) and replicas and {str(r.get("node")) for r in replicas} != {str(n) for n in nodes}:
+        return f"its train check {does} across nodes {str(nodes)[:60]} that are not its replicas' nodes"
+    return None
