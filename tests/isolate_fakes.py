@@ -13,7 +13,7 @@ from scripts.fleet.isolate_job import RUNNER_BOOT
 from tests.helpers import ROOT
 
 SRUN = r'''#!/usr/bin/env python3
-import fcntl, json, os, sys
+import fcntl, json, os, sys, time
 nodes = next(a for a in sys.argv if a.startswith("--nodelist=")).split("=", 1)[1].split(",")
 scen = json.load(open(os.environ["ISO_SCEN"]))
 with open(os.environ["ISO_SCEN"] + ".count", "a+") as fh:
@@ -30,8 +30,10 @@ if "raw" in scen:
 else:
     check = {"name": "nccl", "status": "fail" if fail else "pass", "code": "NCCL_WRONG_RESULT" if fail else None,
              "summary": "x", "metrics": {"busbw_max": {"value": None if fail else scen.get("busbw", 10.0)},
-                                         "wrong": {"value": 3 if fail else 0}}}
-    json.dump({"status": check["status"], "checks": [check]}, open(out, "w"))
+                                         "wrong": {"value": 3 if fail else 0}},
+             "data": {"nodes": len(nodes), "world_size": len(nodes) * scen.get("per_node", 1)}}
+    created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    json.dump({"status": check["status"], "created": created, "checks": [check]}, open(out, "w"))
 sys.exit(1 if fail else 0)
 '''
 SCONTROL = '#!/bin/sh\nprintf \'%s\\n\' "$ISO_HOSTS"\n'

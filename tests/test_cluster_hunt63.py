@@ -212,8 +212,8 @@ def _pair_report(failed: str | None = None, owner: str | None = None) -> dict[st
     """A pair's report as verify writes it: a passing all-reduce, or its nccl check failed with `failed`."""
     check = {"name": "nccl", "status": "fail" if failed else "pass", "summary": "x", "code": failed, "owner": owner,
              "metrics": {"busbw_max": {"value": 100.0, "unit": "GB/s"}, "wrong": {"value": 0, "unit": "count"}},
-             "data": {"nodes": 2}}
-    return {"schema_version": 2, "status": check["status"], "checks": [check]}
+             "data": {"nodes": 2, "world_size": 16}}
+    return {"schema_version": 2, "status": check["status"], "created": "2026-12-01T00:00:00Z", "checks": [check]}
 
 
 def _isolated(failed: str, owner: str) -> tuple[int, str]:

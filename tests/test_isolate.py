@@ -115,8 +115,10 @@ def test_a_node_named_twice_or_a_single_node_is_refused():
 
 def _report(status="skip", code="NCCL_NOT_EXERCISED", busbw=2.5, wrong=0):
     metrics = {} if busbw is None else {"busbw_max": {"value": busbw, "unit": "GB/s"}}
-    return {"status": status, "checks": [{"name": "nccl", "status": status, "code": code, "summary": "s",
-                        "metrics": {**metrics, "wrong": {"value": wrong, "unit": "elements"}}}]}
+    return {"status": status, "created": "2026-12-01T00:00:00Z",
+            "checks": [{"name": "nccl", "status": status, "code": code, "summary": "s",
+                        "metrics": {**metrics, "wrong": {"value": wrong, "unit": "elements"}},
+                        "data": {"nodes": 2, "world_size": 2}}]}
 
 
 def test_a_pair_outcome_needs_a_right_result_and_a_finite_figure():
@@ -130,6 +132,13 @@ def test_a_pair_outcome_needs_a_right_result_and_a_finite_figure():
     assert outcome(pair, None, 1, 3.0, 0).why == "no report (step exit 1)"
     assert outcome(pair, _report(), None, 90.0, 0) == Outcome(pair, False, None, "timed out", 90.0)
     assert not outcome(pair, {"checks": []}, 0, 1.0, 0).ok and not outcome(pair, "x", 0, 1.0, 0).ok
+    # a pass that does not say across how many nodes and ranks it ran, or when, clears no pair (hunt81)
+    for unsaid in ("nodes", "world_size", "created"):
+        report = _report()
+        report.pop(unsaid, None)
+        report["checks"][0]["data"].pop(unsaid, None)
+        left = outcome(pair, report, 0, 3.0, 0)
+        assert not left.ok and f"does not say {unsaid}" in left.why, left
 
 
 def test_the_step_names_its_pair_and_expands_the_launcher_options(monkeypatch):

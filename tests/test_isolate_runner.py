@@ -88,8 +88,10 @@ def test_a_knob_that_is_wrong_is_one_line_before_any_step(tmp_path, env, args, s
 def test_a_bus_bandwidth_no_link_reaches_is_no_result():
     """One forged 1e300 GB/s pair would be every median's reference and call each healthy pair slow."""
     def report(busbw: float) -> dict[str, Any]:
-        return {"status": "pass", "checks": [{"name": "nccl", "status": "pass", "metrics": {"busbw_max": {"value": busbw},
-                                                                          "wrong": {"value": 0}}}]}
+        return {"status": "pass", "created": "2026-12-01T00:00:00Z",
+                "checks": [{"name": "nccl", "status": "pass", "metrics": {"busbw_max": {"value": busbw},
+                                                                         "wrong": {"value": 0}},
+                            "data": {"nodes": 2, "world_size": 16}}]}
     assert outcome(("a", "b"), report(BUSBW_MAX_GBPS), 0, 1.0, 8).ok
     forged = outcome(("a", "b"), report(1e300), 0, 1.0, 8)
     assert not forged.ok and "busbw_max 1e+300: above any link" in forged.why, forged
@@ -113,9 +115,10 @@ def test_an_empty_timeout_knob_is_its_default(tmp_path):
 
 def _pair_report(**change: Any) -> dict[str, Any]:
     check = {"name": "nccl", "status": "pass", "code": None, "summary": "x",
-             "metrics": {"busbw_max": {"value": 10.0}, "wrong": {"value": 0}}}
+             "metrics": {"busbw_max": {"value": 10.0}, "wrong": {"value": 0}}, "data": {"nodes": 2, "world_size": 16}}
     check.update({k: v for k, v in change.items() if k in ("status", "code")})
-    return {"status": change.get("report_status", check["status"]), "checks": [check]}
+    return {"status": change.get("report_status", check["status"]), "created": "2026-12-01T00:00:00Z",
+            "checks": [check]}
 
 
 @pytest.mark.unit

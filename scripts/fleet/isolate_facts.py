@@ -47,6 +47,13 @@ def pair_problem(report: dict[str, Any], check: dict[str, Any], pair: tuple[str,
     the step started on each node (torchrun's --nproc-per-node: one per GPU, one on CPU nodes)."""
     data: dict[str, Any] = check["data"] if isinstance(check.get("data"), dict) else {}
     nodes, world = _count(data.get("nodes")), _count(data.get("world_size"))
+    # verify's nccl check writes both and its report its `created` (verify/report.py): a pass that does not say
+    # across how many nodes and ranks it ran, or when, shows no link of this pair measured in this step (hunt81)
+    unsaid = [name for name, value in (("nodes", nodes), ("world_size", world)) if value is None]
+    unsaid += [] if "created" in report else ["created"]
+    if unsaid:
+        return (f"its passing report does not say {', '.join(unsaid)}: no link of the pair is shown measured in this "
+                "step (a report verify writes says all three)")
     if nodes is not None and nodes != len(pair):
         return (f"its nccl check ran across {nodes} node(s), not the pair's {len(pair)}: no link of the pair was "
                 "measured (the launcher's --nnodes?)")
