@@ -66,8 +66,10 @@ def test_slurm_step_semantics_the_docker_launcher_spells_out_slurms_gpu_ranges(t
 def _pair_report(status: str, code: str | None, busbw: float = 40.0) -> dict[str, Any]:
     check: dict[str, Any] = {"name": "nccl", "status": status, "code": code, "owner": "host" if code else None,
              "summary": "peak busbw low" if code else "ok", "details": [], "remedy": None, "duration_s": 1.0,
-             "metrics": {"busbw_max": {"value": busbw, "unit": "GB/s"}, "wrong": {"value": 0, "unit": ""}}}
-    return {"schema_version": 2, "status": "warn" if status == "warn" else status, "checks": [check]}
+             "metrics": {"busbw_max": {"value": busbw, "unit": "GB/s"}, "wrong": {"value": 0, "unit": ""}},
+             "data": {"nodes": 2, "world_size": 16}}
+    return {"schema_version": 2, "status": "warn" if status == "warn" else status, "created": "2026-12-01T00:00:00Z",
+            "checks": [check]}
 
 
 @pytest.mark.parametrize("code", ["BANDWIDTH_LOW", "FABRIC_BANDWIDTH_LOW"])

@@ -101,8 +101,11 @@ def test_a_report_stamped_within_the_step_and_the_clock_tolerance_still_clears_t
     for at in (now, now + 4.0, now + 200.0, now - 1.0):      # created is whole seconds; clocks differ by minutes
         assert outcome(("n1", "n2"), _pair_report(created=_stamp(at)), 0, 5.0, 8, now).ok
     assert _judged(_pair_report(created=_stamp(now)), now)[0] == 0
-    # a verify of before `nodes` (no data.nodes): judged on its figures as before
-    assert outcome(("n1", "n2"), _pair_report(None, None, _stamp(now)), 0, 5.0, 8, now).ok
+    # a verify of before `nodes` (no data.nodes): judged on its figures as before; one that does not say its world
+    # size or when it ran clears no pair (hunt81)
+    assert outcome(("n1", "n2"), _pair_report(None, 16, _stamp(now)), 0, 5.0, 8, now).ok
+    assert not outcome(("n1", "n2"), _pair_report(None, None, _stamp(now)), 0, 5.0, 8, now).ok
+    assert not outcome(("n1", "n2"), _pair_report(), 0, 5.0, 8, now).ok
 
 
 @pytest.mark.parametrize("value", ["-5", "nan", "5 min", "400d", "1e9", "2d"])   # 0 is one: tests/test_cluster_lows82.py

@@ -133,7 +133,7 @@ def test_a_pair_outcome_needs_a_right_result_and_a_finite_figure():
     assert outcome(pair, _report(), None, 90.0, 0) == Outcome(pair, False, None, "timed out", 90.0)
     assert not outcome(pair, {"checks": []}, 0, 1.0, 0).ok and not outcome(pair, "x", 0, 1.0, 0).ok
     # a pass that does not say across how many nodes and ranks it ran, or when, clears no pair (hunt81)
-    for unsaid in ("nodes", "world_size", "created"):
+    for unsaid in ("world_size", "created"):
         report = _report()
         report.pop(unsaid, None)
         report["checks"][0]["data"].pop(unsaid, None)

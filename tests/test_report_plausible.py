@@ -309,7 +309,7 @@ def test_an_all_reduce_across_nodes_above_3x_the_inter_node_floor_is_verify_s_ow
     across = judging.judge(CHECKS["nccl"], variant(nccl_facts(world=16, peak=370.0), nodes=2), Options())
     check = json.loads(json.dumps(across.to_dict(), default=vars))
     assert check["status"] == "pass" and check["metrics"]["busbw_ratio"]["value"] > 3 and check["data"]["nodes"] == 2
-    report = {"schema_version": 2, "status": "pass", "checks": [check]}
+    report = {"schema_version": 2, "status": "pass", "created": "2026-12-01T00:00:00Z", "checks": [check]}
     assert report_problem(report) is None and decide(report).kind == "pass"
     pair = isolate_run.outcome(("a", "b"), report, 0, 1.0, 8)
     assert pair.ok, pair.why
