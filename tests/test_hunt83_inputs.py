@@ -20,7 +20,11 @@ Each defect, its class, rating and fix:
 6. ncclras._blocks built a new list per `Errors` header (`blocks + [[]]`): quadratic (80,000 headers: 5.6 s). Medium.
    Appended in place.
 7. fragment.FRAGMENT (`^\\s*<...`) the same quadratic run over blank lines (50,000: 4.8 s). Medium. `[^\\S\\n]*`.
-8. ncclras JSON's communicator `size` taken where it is a bool (world_size True) or beyond any job (10**30): a field
+8. (found after fix 2) reports printed one after another (`watch ncclras`, a paste of two runs) put the next run's
+   `$ ncclras -v` prompt into the last Warnings block: with fix 2 no longer all RAS's words, the report fell to the
+   unnamed NCCL error's default, the host's. False drain, high. ncclras._blocks ends a section at a line that is no
+   RAS heading.
+9. ncclras JSON's communicator `size` taken where it is a bool (world_size True) or beyond any job (10**30): a field
    invented from a value RAS never writes. Medium. An int (not bool), 1 to 2**22.
 """
 from __future__ import annotations
@@ -94,6 +98,13 @@ def test_a_table_row_is_never_read_across_lines():
         "world_size"] is None
     assert ncclras.parse(head + "    0         1          2       3-4         8         7  RUNNING  OK\n")[
         "world_size"] == 8
+
+
+def test_reports_printed_one_after_another_stay_the_jobs():
+    from tests.test_judges_batch230 import DEAD
+    text = "$ ncclras -v\n" + DEAD + "$ ncclras -v\n" + DEAD
+    assert verdict(explained(text)) == ("fail", "NCCL_FAILED", "job")
+    assert "ncclras -v" not in ncclras.parse(text)["error"]
 
 
 @pytest.mark.parametrize("size", [True, 10**30, -3, "8", 1.5])

@@ -29,6 +29,8 @@ _ROW = re.compile(r"^[^\S\n]*\d+[^\S\n]+\d+[^\S\n]+(\d+)[^\S\n]+[\d-]+[^\S\n]+(\
 _MONITOR = re.compile(r"^[^\n]*\bPEER_(?:TIMEOUT_DEAD|DEAD|UNRESPONSIVE): Process \d+ [^\n]*", re.MULTILINE)
 # where a report's section ends: the next report's parts
 _SECTION_END = re.compile(r"^(?:Communicators\.\.\.|Job summary|NCCL version|Errors|Warnings|RAS Monitor Mode)")
+# an error or warning block's heading: its kind, for one communicator after its ids (`#0-0 (1bdb83b038775869) DEAD`)
+_BLOCK_HEAD = re.compile(r"(?:#\d+-\d+ \(\w+\) )?[A-Z][A-Z_]+")
 _OWN_TROUBLE = "TIMEOUT"
 # a warning that ranks are at different operation counts or states: a running job's snapshot catches ranks one
 # operation apart (batch 158's 640 against 641), no failure on its own; a hang's own log says the hang
@@ -62,6 +64,9 @@ def _blocks(text: str) -> list[str]:
             inside = False
         elif line.strip() and not line.startswith("="):
             if not line[0].isspace():
+                if not _BLOCK_HEAD.fullmatch(line.rstrip()):
+                    inside = False      # no RAS heading: the section ended (a prompt, the next command's output)
+                    continue
                 blocks.append([line.strip()])
             elif blocks[-1]:
                 blocks[-1].append(line.strip())
