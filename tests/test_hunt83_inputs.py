@@ -26,6 +26,9 @@ Each defect, its class, rating and fix:
    RAS heading.
 9. ncclras JSON's communicator `size` taken where it is a bool (world_size True) or beyond any job (10**30): a field
    invented from a value RAS never writes. Medium. An int (not bool), 1 to 2**22.
+10. A lazy value before trailing space (`(.+?)\\s*$`: the shell prompt reader behind explain's ulimit kind, ib's and
+   torchrun's fields, NCCL's `Using network`, nccl-tests' device lines, ...) retried a run of spaces from each of its
+   characters: quadratic (40,000 spaces: 5 s; a 1 MB line: about an hour, a hang). Medium. `(.*\\S)\\s*$` in each.
 """
 from __future__ import annotations
 
@@ -113,3 +116,30 @@ def test_a_json_size_ras_never_writes_is_not_read(size):
         {"rank": 1, "host": "b", "pid": 2, "status": {"considered_dead": True}}]}]}
     facts = ncclras.parse(json.dumps(report))
     assert facts["world_size"] is None and "considered dead" in facts["error"]
+
+
+SPACES = " " * 30_000
+
+
+@pytest.mark.parametrize(("pattern", "line"), [
+    ("verify.explain.shellimit:_PROMPT", "user@h:~$ ls" + SPACES + "x"),
+    ("verify.explain.ib:_FIELD", "Port: 1" + SPACES + "x"),
+    ("verify.explain.childfailed:_FIELD", "  host : a" + SPACES + "x"),
+    ("verify.checks.nccl.ncclog:_RANK", "h:1:2 [0] NCCL INFO Using network IB" + SPACES + "x"),
+    ("verify.explain.collectenv:_GPU", "GPU 0: A100" + SPACES + "x"),
+    ("verify.explain.mmcvenv:_GPUS", "GPU 0: A100" + SPACES + "x"),
+    ("verify.explain.autopilot:_MODEL", "] GPU_MODEL: A100" + SPACES + "x"),
+    ("verify.explain.gpuburn:_ERROR", "Couldn't init a GPU test: e" + SPACES + "x"),
+    ("verify.explain.nccl:DEVICE_LINE", "#  Rank  0 Group  0 Pid  1 on h device  0 [0x07] A100" + SPACES + "x"),
+    ("verify.explain.nccl:DEVICE_LINE", "\n" * 30_000 + "x"),
+])
+def test_a_field_before_a_long_run_of_spaces_is_read_in_linear_time(pattern, line):
+    """10. `(.+?)\\s*$` (a lazy value before trailing space) retried the space run from each of its characters:
+    quadratic (40,000 spaces: 5 s; a 1 MB line: an hour). Medium. `(.*\\S)\\s*$`, the same value in one pass."""
+    import importlib
+    module, name = pattern.split(":")
+    regex = getattr(importlib.import_module(module), name)
+    start = time.perf_counter()
+    found = regex.search(line)
+    assert time.perf_counter() - start < 0.2
+    assert found is None or found.groups()[-1].endswith("x")

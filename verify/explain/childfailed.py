@@ -29,7 +29,7 @@ from .said import printed
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 _TABLE = re.compile(r"^\s*Root Cause \(first observed failure\):|^\s*Failures:\s*$", re.MULTILINE)
 _ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$", re.MULTILINE)
-_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
+_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*((?:.*\S)?)\s*$")
 _AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of binary: [^\n]*")
 _RENDEZVOUS = re.compile(r"\b(Rendezvous(?:Connection|Timeout|Closed)Error|DistStoreError): ([^\n]*)")
 _CHILD = re.compile(r"\bChildFailedError\b[^\n]*")

@@ -17,7 +17,7 @@ _IBSTATUS_CA = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:", re
 _DEVINFO_CA = re.compile(r"^hca_id:\s*(\S+)", re.MULTILINE)
 # the three tools print `name: value`, the name against its colon; nvidia-smi's `State      : Completed` pasted
 # below the listing pads it, and is not the port's
-_FIELD = re.compile(r"^\s*([A-Za-z_](?:[A-Za-z_ ]*[A-Za-z_])?):\s*(.*?)\s*$")
+_FIELD = re.compile(r"^\s*([A-Za-z_](?:[A-Za-z_ ]*[A-Za-z_])?):\s*((?:.*\S)?)\s*$")
 STATE = {"active": "ACTIVE", "down": "DOWN", "initializing": "INIT", "init": "INIT", "armed": "ARMED"}
 PHYS = {"linkup": "LinkUp", "link_up": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}
 

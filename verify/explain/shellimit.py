@@ -11,7 +11,7 @@ import re
 
 # a prompt (`$ `, `# `, `user@host:~$ `, `[user@host ~]$ `, under a conda or virtualenv's `(base) `; oh-my-zsh's
 # `➜  ~ `) and its command
-_PROMPT = re.compile(r"^\s*(?:\([\w.@/:-]{1,80}\)\s*)?(?:\S*[$#%>]|\[[^\]]*\][$#]|➜\s+\S+)\s+(\S.*?)\s*$")
+_PROMPT = re.compile(r"^\s*(?:\([\w.@/:-]{1,80}\)\s*)?(?:\S*[$#%>]|\[[^\]]*\][$#]|➜\s+\S+)\s+(\S(?:.*\S)?)\s*$")
 _FIGURE = re.compile(r"^\s*(?:\d+:\s*)?(\d+|unlimited)\s*$")        # srun -l's `0: ` label before a task's figure
 _LAUNCHER = re.compile(r"^(?:srun|mpirun|mpiexec|prun|aprun|jsrun|pdsh|clush)\b")
 # `ulimit -l` (or `-Sl`, `-S -l`, `-lS`: the soft limit, the one RLIMIT_MEMLOCK enforces) printing the limit; `ulimit
