@@ -29,6 +29,9 @@ Each defect, its class, rating and fix:
 10. A lazy value before trailing space (`(.+?)\\s*$`: the shell prompt reader behind explain's ulimit kind, ib's and
    torchrun's fields, NCCL's `Using network`, nccl-tests' device lines, ...) retried a run of spaces from each of its
    characters: quadratic (40,000 spaces: 5 s; a 1 MB line: about an hour, a hang). Medium. `(.*\\S)\\s*$` in each.
+11. `^\\s*` under re.MULTILINE (childfailed, ib, nvmljl, dcgmdiscovery, gpuburn, perftest, cudahidden, cuda, nvtop, smi,
+   shared/rdma) ran over every blank line below each line start: quadratic (20,000 blank lines: 0.5 to 2.8 s each).
+   Medium. `^[^\\S\\n]*`, the line's own indent.
 """
 from __future__ import annotations
 
@@ -143,3 +146,19 @@ def test_a_field_before_a_long_run_of_spaces_is_read_in_linear_time(pattern, lin
     found = regex.search(line)
     assert time.perf_counter() - start < 0.2
     assert found is None or found.groups()[-1].endswith("x")
+
+
+@pytest.mark.parametrize("pattern", [
+    "verify.explain.childfailed:_TABLE", "verify.explain.childfailed:_ENTRY", "verify.explain.ib:_RDMA_DEV",
+    "verify.explain.ib:_NO_DEVICES", "verify.explain.ib:_CUT", "verify.explain.nvmljl:_TUPLE",
+    "verify.explain.dcgmdiscovery:_FOUND", "verify.explain.gpuburn:_END", "verify.explain.perftest:_IBDEV2NETDEV",
+    "verify.explain.cudahidden:_CUT_ROW", "verify.explain.cuda:_SMI_L", "verify.explain.nvtop:_DEVICE"])
+def test_a_line_start_indent_never_runs_over_blank_lines(pattern):
+    """11. `^\\s*` under re.MULTILINE ran from every line start over all the blank lines below it: quadratic (20,000
+    blank lines: 0.5 to 2.8 s per reader). Medium. `^[^\\S\\n]*`, the line's own indent."""
+    import importlib
+    module, name = pattern.split(":")
+    regex = getattr(importlib.import_module(module), name)
+    start = time.perf_counter()
+    regex.search("\n \n" * 30_000 + "x")
+    assert time.perf_counter() - start < 0.2
