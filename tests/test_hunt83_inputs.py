@@ -32,6 +32,8 @@ Each defect, its class, rating and fix:
 11. `^\\s*` under re.MULTILINE (childfailed, ib, nvmljl, dcgmdiscovery, gpuburn, perftest, cudahidden, cuda, nvtop, smi,
    shared/rdma) ran over every blank line below each line start: quadratic (20,000 blank lines: 0.5 to 2.8 s each).
    Medium. `^[^\\S\\n]*`, the line's own indent.
+12. shellimit._commands copied the rest of the lines per prompt line: quadratic in prompts (10 MB of repeated `$ ncclras
+   -v` reports: 20 s in the ulimit kind's detect). Medium. Read by index.
 """
 from __future__ import annotations
 
@@ -162,3 +164,10 @@ def test_a_line_start_indent_never_runs_over_blank_lines(pattern):
     start = time.perf_counter()
     regex.search("\n \n" * 30_000 + "x")
     assert time.perf_counter() - start < 0.2
+
+
+def test_many_prompts_are_read_in_linear_time():
+    """12. shellimit._commands sliced the rest of the text per prompt line: quadratic in prompts (10 MB of repeated
+    `$ ncclras -v` reports: 20 s in the ulimit kind's detect alone). Medium. Read by index."""
+    from verify.explain import shellimit
+    _fast(shellimit.memlock, "$ ncclras -v\n" * 40_000)

@@ -28,7 +28,8 @@ def _commands(lines: list[str]) -> list[tuple[str, list[str], list[str]]]:
         if not prompt or _SHEBANG.match(line.strip()):
             continue
         out = []
-        for after in lines[n + 1:]:
+        for m in range(n + 1, len(lines)):       # by index: a slice of the rest per prompt is quadratic in prompts
+            after = lines[m]
             if not after.strip() or (_PROMPT.match(after) and not _SHEBANG.match(after.strip())):
                 break
             out.append(after)
