@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 _PCIEBW = re.compile(r"\] (?:Running health check: pciebw|GPU PCIe BW test completed:)")
-_MODEL = re.compile(r"\] GPU_MODEL: (\S.*?)\s*$", re.MULTILINE)
+_MODEL = re.compile(r"\] GPU_MODEL: (\S(?:.*\S)?)\s*$", re.MULTILINE)
 _OBSERVATION = re.compile(r"\] Observation: \S+ (\d+) (\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 
 

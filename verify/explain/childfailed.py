@@ -27,9 +27,9 @@ from typing import Any
 from .said import printed
 
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
-_TABLE = re.compile(r"^\s*Root Cause \(first observed failure\):|^\s*Failures:\s*$", re.MULTILINE)
-_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$", re.MULTILINE)
-_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*(.*?)\s*$")
+_TABLE = re.compile(r"^[^\S\n]*Root Cause \(first observed failure\):|^[^\S\n]*Failures:\s*$", re.MULTILINE)
+_ENTRY = re.compile(r"^[^\S\n]*\[(\d+)\]:\s*$", re.MULTILINE)
+_FIELD = re.compile(r"^\s*(time|host|rank|exitcode|error_file|traceback)\s*:\s*((?:.*\S)?)\s*$")
 _AGENT = re.compile(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of binary: [^\n]*")
 _RENDEZVOUS = re.compile(r"\b(Rendezvous(?:Connection|Timeout|Closed)Error|DistStoreError): ([^\n]*)")
 _CHILD = re.compile(r"\bChildFailedError\b[^\n]*")
@@ -38,8 +38,8 @@ _CHILD = re.compile(r"\bChildFailedError\b[^\n]*")
 _DIED = re.compile(r"CalledProcessError: Command [^\n]* died with <Signals\.(SIG[A-Z]+): (\d+)>")
 # the table's own rows pasted without its `Root Cause` header or `[N]:` mark (issue 35, batch 206): torch's `rank : 0
 # (local_rank: 0)` and `exitcode : -11 (pid: N)` rows together name one failed worker
-_BARE_RANK = re.compile(r"^\s*rank\s*:\s*\d+ \(local_rank: \d+\)\s*$", re.MULTILINE)
-_BARE_EXIT = re.compile(r"^\s*exitcode\s*:\s*-?\d+ \(pid: \d+\)\s*$", re.MULTILINE)
+_BARE_RANK = re.compile(r"^[^\S\n]*rank\s*:\s*\d+ \(local_rank: \d+\)\s*$", re.MULTILINE)
+_BARE_EXIT = re.compile(r"^[^\S\n]*exitcode\s*:\s*-?\d+ \(pid: \d+\)\s*$", re.MULTILINE)
 
 
 def _entries(text: str) -> list[dict[str, str]]:

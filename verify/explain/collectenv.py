@@ -19,7 +19,7 @@ from typing import Any
 from ..facts import NONE
 
 _NO_ANSWER = frozenset({"", "could not collect", "n/a", "none", "no cuda"})
-_GPU = re.compile(r"^GPU (\d+): (.+?)\s*$")
+_GPU = re.compile(r"^GPU (\d+): (.*\S)\s*$")
 
 
 def _value(text: str, key: str) -> str | None:

@@ -26,7 +26,7 @@ _REFUSAL = re.compile(r"cudaGetDeviceCount|CUDA initialization|cuInit|init CUDA|
                       # gpu_burn's `Error (gpu_burn-drv.cpp:298): <message>`, nccl-tests' `Test CUDA failure common.cu:941`
                       r"\bError \([\w.-]+:\d+\): |CUDA failure [\w.-]+:\d+",
                       re.IGNORECASE)
-_SMI_L = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)", re.MULTILINE)
+_SMI_L = re.compile(r"^[^\S\n]*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)", re.MULTILINE)
 
 
 _CUDA = re.compile(r"\bcuda", re.IGNORECASE)

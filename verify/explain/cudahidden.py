@@ -21,7 +21,7 @@ _VISIBLE = re.compile(r"^[\s>-]*(?:export\s+|-e\s+)?CUDA_VISIBLE_DEVICES\s*[:=]\
                       re.MULTILINE)
 # a table row cut after its first cell (`|   0  NVIDIA GeForce RTX 4060 Ti     Off |   00000000:`): index, name and
 # persistence are printed whole; the bus id and the rest are not read
-_CUT_ROW = re.compile(r"^\s*\|\s+(\d+)\s+(.+?)\s+(On|Off)\s*\|", re.MULTILINE)
+_CUT_ROW = re.compile(r"^[^\S\n]*\|\s+(\d+)\s+(.+?)\s+(On|Off)\s*\|", re.MULTILINE)
 
 
 def _visible(text: str) -> str | None:

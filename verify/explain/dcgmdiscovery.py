@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_FOUND = re.compile(r"^\s*\d+ GPUs? found\.?\s*$", re.MULTILINE)
+_FOUND = re.compile(r"^[^\S\n]*\d+ GPUs? found\.?\s*$", re.MULTILINE)
 _HEADER = re.compile(r"^\|\s*(GPU|Switch|NvSwitch|CPU|Link)\s+ID\s*\|", re.IGNORECASE)
 _ROW = re.compile(r"^\|\s*(\d+)?\s*\|\s*([^:|]+?)\s*:\s*(.*?)\s*\|\s*$")
 _BLANK = re.compile(r"^(<<<NULL>>>|N/A|)$")

@@ -12,7 +12,8 @@ _SECTIONS = ("clocks_event_reasons", "clocks_throttle_reasons", "clocks_event_re
              "gpu_power_readings", "power_readings", "gpu_reset_status", "gpu_recovery_action", "max_clocks",
              "applications_clocks", "default_applications_clocks", "supported_clocks")
 # (`<temperature>` is any tool's word: nvidia-smi's only where its first child is the dtd's `<gpu_temp>`, batch 232)
-FRAGMENT = re.compile(r"^\s*<(?:(?:" + "|".join(_SECTIONS) + r"|clocks_(?:event|throttle)_reason_\w+)>|"
+# (`[^\S\n]*`, the line's own indent: a `\s*` from each line start over a file of blank lines is quadratic)
+FRAGMENT = re.compile(r"^[^\S\n]*<(?:(?:" + "|".join(_SECTIONS) + r"|clocks_(?:event|throttle)_reason_\w+)>|"
                       r"temperature>\s*<gpu_temp>)", re.MULTILINE)
 _GPU = re.compile(r"<gpu(?:\s[^>]*)?>")
 _TAG = re.compile(r"<(/?)([A-Za-z_][\w.-]*)[^<>]*?(/?)>")

@@ -20,10 +20,10 @@ from . import smilist
 _RUN = re.compile(r"^(?:Burning for \d+ seconds\.|Initialized device \d+ with |\d+(?:\.\d+)?%\s+proc'd: )",
                   re.MULTILINE)
 _INIT = re.compile(r"^Initialized device (\d+) with ")
-_ERROR = re.compile(r"^Couldn't init a GPU test: (.+?)\s*$")
-_PROGRESS = re.compile(r"proc'd: (.+?)\s+errors: (.+?)\s+temps: (.+?)\s*$")
+_ERROR = re.compile(r"^Couldn't init a GPU test: (.*\S)\s*$")
+_PROGRESS = re.compile(r"proc'd: (.+?)\s+errors: (.+?)\s+temps: (.*\S)\s*$")
 _CLIENT = re.compile(r"^(-?\d+) \([\d.]+ Gflop/s\)$")
-_END = re.compile(r"^\s*GPU (\d+): (OK|FAULTY)\s*$", re.MULTILINE)
+_END = re.compile(r"^[^\S\n]*GPU (\d+): (OK|FAULTY)\s*$", re.MULTILINE)
 
 
 def detect(text: str) -> bool:

@@ -17,7 +17,7 @@ _IBSTATUS_CA = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:", re
 _DEVINFO_CA = re.compile(r"^hca_id:\s*(\S+)", re.MULTILINE)
 # the three tools print `name: value`, the name against its colon; nvidia-smi's `State      : Completed` pasted
 # below the listing pads it, and is not the port's
-_FIELD = re.compile(r"^\s*([A-Za-z_](?:[A-Za-z_ ]*[A-Za-z_])?):\s*(.*?)\s*$")
+_FIELD = re.compile(r"^\s*([A-Za-z_](?:[A-Za-z_ ]*[A-Za-z_])?):\s*((?:.*\S)?)\s*$")
 STATE = {"active": "ACTIVE", "down": "DOWN", "initializing": "INIT", "init": "INIT", "armed": "ARMED"}
 PHYS = {"linkup": "LinkUp", "link_up": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}
 
@@ -28,7 +28,7 @@ PHYS = {"linkup": "LinkUp", "link_up": "LinkUp", "polling": "Polling", "disabled
 # 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING`)
 _RDMA_LINK = re.compile(r"^\s*(?:\d+/\d+: )?link (\S+?)/(\d+)(?: subnet_prefix \S+| lid \d+| sm_lid \d+| lmc \d+)* "
                         r"state (\w+)(?: physical_state (\w+))?", re.MULTILINE)
-_RDMA_DEV = re.compile(r"^\s*\d+: (\S+?): node_type \w+.*?\bprotocol (\w+)", re.MULTILINE)
+_RDMA_DEV = re.compile(r"^[^\S\n]*\d+: (\S+?): node_type \w+.*?\bprotocol (\w+)", re.MULTILINE)
 PROTOCOL = {"roce": "Ethernet", "ib": "InfiniBand", "iw": "Ethernet"}
 
 
@@ -139,11 +139,11 @@ def _rdma_links(text: str, adapters: dict[str, dict[str, Any]]) -> None:
 # (supports 1 to 1) for device /sys/class/infiniband/bnxt_re2`: the image's provider is there and built for another
 # ABI; ibv_devinfo's `No IB devices found` (perftest's `Did not detect devices`): ibv_get_device_list() listed none
 _ABI = re.compile(r"libibverbs: Warning: Driver (\w+) does not support the kernel ABI of \d+ \(supports \d+ to \d+\)[^\n]*")
-_NO_DEVICES = re.compile(r"^\s*(?:No IB devices found|Did not detect devices)\s*$", re.MULTILINE)
+_NO_DEVICES = re.compile(r"^[^\S\n]*(?:No IB devices found|Did not detect devices)\s*$", re.MULTILINE)
 # ibstatus (infiniband-diags) with no device named globs /sys/class/infiniband/*: where the glob matches nothing it
 # says so and stops; the folder holds no adapter (FACTS.md: `adapters` []). A device it was asked for by name and
 # did not find says nothing of the others, so only the glob's `*` is read.
-_NO_SYSFS = re.compile(r"^\s*Fatal error:\s+device '\*': sys files not found", re.MULTILINE)
+_NO_SYSFS = re.compile(r"^[^\S\n]*Fatal error:\s+device '\*': sys files not found", re.MULTILINE)
 
 
 def _verbs(text: str) -> dict[str, Any]:
@@ -189,7 +189,7 @@ def parse(text: str) -> dict[str, Any]:
 # judged all the same (ibstat-partial-listing-mlx5-7-...-ibpanic-...). Either alone is not this: a whole listing then
 # the abort on a device that vanished (a100-azure-ibstat-eight-mt4124-...-ibpanic-...) and a poster's `...` before
 # a complete ibstat (nvlink-8gpu-cx7-mt4129-ibstat-mlx5-5-...) pass.
-_CUT = re.compile(r"^\s*ibpanic: ", re.MULTILINE)
+_CUT = re.compile(r"^[^\S\n]*ibpanic: ", re.MULTILINE)
 _ELIDED = re.compile(r"^[ \t]*(?:\.\.\.|\u2026)[ \t]*\n(?:[ \t]*\n)*(?:CA '|Infiniband device ')", re.MULTILINE)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from ..facts import NONE
 
 _BOOL = {"True": True, "False": False}
-_GPUS = re.compile(r"^GPU ((?:\d+,)*\d+): (.+?)\s*$", re.MULTILINE)
+_GPUS = re.compile(r"^GPU ((?:\d+,)*\d+): (.*\S)\s*$", re.MULTILINE)
 
 
 def _value(text: str, key: str) -> str | None:

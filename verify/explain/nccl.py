@@ -330,8 +330,8 @@ def _torn_down(text: str) -> str | None:
 # before Group was added (2.0-2.10): `#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s`; srun/mpirun may put a prefix
 # before the `#`. A page's Markdown eats the `#` of a line pasted outside a code block (a heading): the line then starts
 # with `Rank`. Read by nccltests.py for its table and here for an NCCL log printed below them.
-DEVICE_LINE = re.compile(r"(?:#\s+|^\s*)Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]"
-                         r"\s+(.+?)\s*$", re.MULTILINE)
+DEVICE_LINE = re.compile(r"(?:#[^\S\n]+|^[^\S\n]*)Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]"
+                         r"\s+(.*\S)\s*$", re.MULTILINE)
 
 
 def ranks(text: str) -> tuple[int | None, int | None, str | None]:

@@ -14,14 +14,23 @@ import json
 import re
 from typing import Any
 
+from ..checks.nccl.rasreport import OWN_CAUSE
+
 _VERSION = re.compile(r"^NCCL version (\d+\.\d+\.\d+)", re.MULTILINE)
-_TABLE_HEAD = re.compile(r"^Group\s+Comms\s+Nodes\s+Ranks\s+Ranks\s+Ranks\s+Status\s+Errors[ \t]*$", re.MULTILINE)
+# (`[^\S\n]`, a space within the line: a `\s` run from each line start over a file of blank lines is quadratic, and a
+# row is never read across a cut line's end)
+_TABLE_HEAD = re.compile(r"^Group[^\S\n]+Comms[^\S\n]+Nodes[^\S\n]+Ranks[^\S\n]+Ranks[^\S\n]+Ranks[^\S\n]+Status[^\S\n]+"
+                         r"Errors[ \t]*$", re.MULTILINE)
 # a communicator group's row: #, comms in group, nodes per comm, ranks per node (`3-4`), ranks per comm, ranks in group,
 # status, errors
-_ROW = re.compile(r"^\s*\d+\s+\d+\s+(\d+)\s+[\d-]+\s+(\d+)\s+\d+\s+([A-Z]+)\s+([A-Z]+)[ \t]*$", re.MULTILINE)
-_MONITOR = re.compile(r"^[^\n]*\bPEER_(?:TIMEOUT_DEAD|DEAD|UNRESPONSIVE): [^\n]*", re.MULTILINE)
+_ROW = re.compile(r"^[^\S\n]*\d+[^\S\n]+\d+[^\S\n]+(\d+)[^\S\n]+[\d-]+[^\S\n]+(\d+)[^\S\n]+\d+[^\S\n]+([A-Z]+)[^\S\n]+([A-Z]+)"
+                  r"[ \t]*$", re.MULTILINE)
+# the monitor's event names the process (`PEER_DEAD: Process 1524345 on node ...`): the bare word in prose is no event
+_MONITOR = re.compile(r"^[^\n]*\bPEER_(?:TIMEOUT_DEAD|DEAD|UNRESPONSIVE): Process \d+ [^\n]*", re.MULTILINE)
 # where a report's section ends: the next report's parts
 _SECTION_END = re.compile(r"^(?:Communicators\.\.\.|Job summary|NCCL version|Errors|Warnings|RAS Monitor Mode)")
+# an error or warning block's heading: its kind, for one communicator after its ids (`#0-0 (1bdb83b038775869) DEAD`)
+_BLOCK_HEAD = re.compile(r"(?:#\d+-\d+ \(\w+\) )?[A-Z][A-Z_]+")
 _OWN_TROUBLE = "TIMEOUT"
 # a warning that ranks are at different operation counts or states: a running job's snapshot catches ranks one
 # operation apart (batch 158's 640 against 641), no failure on its own; a hang's own log says the hang
@@ -30,6 +39,11 @@ _IN_FLIGHT = re.compile(r"\bMISMATCH$")
 _RESULT = {1: "Unhandled CUDA error", 2: "System error", 3: "Internal error", 4: "Invalid argument",
            5: "Invalid usage", 6: "Remote process error"}
 MOST_LINES = 40
+# NCCL's warnings in the same text (the job's log the report or a monitor event was pasted into): one naming a cause of a
+# node's own (a CUDA failure, a completion error) is read beside RAS's words, so the rule that names no cause gives way
+# to it; left out, the log's own reading of it would lose the tie to this kind's, listed first (a withheld fault)
+_WARN_LINE = re.compile(r"^[^\n]*NCCL WARN [^\n]*", re.MULTILINE)
+MOST_CAUSES, LINE_CHARS = 3, 400
 
 
 def detect(text: str) -> bool:
@@ -44,11 +58,15 @@ def _blocks(text: str) -> list[str]:
     lines = text.splitlines()
     for n, line in enumerate(lines):
         if line in ("Errors", "Warnings") and n + 1 < len(lines) and re.fullmatch(r"=+\s*", lines[n + 1]):
-            inside, blocks = True, blocks + [[]]
+            inside = True
+            blocks.append([])      # in place: a new list per header is quadratic
         elif _SECTION_END.match(line) or not inside:
             inside = False
         elif line.strip() and not line.startswith("="):
             if not line[0].isspace():
+                if not _BLOCK_HEAD.fullmatch(line.rstrip()):
+                    inside = False      # no RAS heading: the section ended (a prompt, the next command's output)
+                    continue
                 blocks.append([line.strip()])
             elif blocks[-1]:
                 blocks[-1].append(line.strip())
@@ -59,6 +77,7 @@ def _blocks(text: str) -> list[str]:
 # (a JSON decode error counts the lines before it, so each failed try costs the whole text)
 _JSON_START = re.compile(r'^\{\s*"nccl_version"', re.MULTILINE)
 MOST_TRIES = 8
+MOST_RANKS = 1 << 22
 
 
 def _json(text: str) -> dict[str, Any] | None:
@@ -102,7 +121,8 @@ def _from_json(report: dict[str, Any]) -> tuple[list[str], int | None, int | Non
                 if type(code) is int and code in _RESULT:       # a bool is no ncclResult_t
                     lines.append(f"Rank {rank.get('rank')} reported {_RESULT[code]} -- process {rank.get('pid')} "
                                  f"on node {rank.get('host')}")
-        if isinstance(comm.get("size"), int) and comm["size"] > (size or 0):
+        # a size RAS could write: an int (a bool is none), no more ranks than any job runs
+        if type(comm.get("size")) is int and (size or 0) < comm["size"] <= MOST_RANKS:
             size = comm["size"]
             hosts = [r.get("host") for r in ranks + missing]
             whole = len(hosts) == comm["size"] and all(isinstance(h, str) and h for h in hosts)
@@ -127,6 +147,9 @@ def parse(text: str) -> dict[str, Any]:
         found_version = found_version or json_version
     lines += [" ".join(m.group(0).split()) for m in _MONITOR.finditer(text)]
     lines = list(dict.fromkeys(lines))[:MOST_LINES]
+    if lines:
+        causes = (" ".join(m.group(0)[:LINE_CHARS].split()) for m in _WARN_LINE.finditer(text))
+        lines += [c for c in causes if OWN_CAUSE.search(c)][:MOST_CAUSES]
     phase = "init" if any(r[2] == "INIT" for r in rows) else "all_reduce"
     return {"backend": "nccl", "nccl_version": found_version, "world_size": size, "nodes": nodes, "sizes": None,
             "error": f"{phase}: {' | '.join(lines)}" if lines else None}

@@ -14,7 +14,7 @@ from typing import Any
 # NVML's nvmlClocksEventReason bits by the names the Julia bindings give them
 _BITS = {"idle": 0x1, "application_setting": 0x2, "sw_power_cap": 0x4, "hw_slow": 0x8, "sync_boost": 0x10,
          "sw_thermal": 0x20, "hw_thermal": 0x40, "hw_power_brake": 0x80, "display_setting": 0x100}
-_TUPLE = re.compile(r"^\s*\(((?:\s*\w+ = (?:true|false),?)+)\s*\)\s*$", re.MULTILINE)
+_TUPLE = re.compile(r"^[^\S\n]*\(((?:\s*\w+ = (?:true|false),?)+)\s*\)\s*$", re.MULTILINE)
 _PAIR = re.compile(r"(\w+) = (true|false)")
 
 

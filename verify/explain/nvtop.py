@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 # the index, the name in brackets, then (past a paste's `_**` emphasis) the link: `PCIe GEN %u@%2ux`
-_DEVICE = re.compile(r"^\s*(?:Device|GPU) (\d{1,3}) \[([^\]\n]+)\][ \t_*]*PCIe GEN (\d{1,2})@ ?(\d{1,2})x", re.MULTILINE)
+_DEVICE = re.compile(r"^[^\S\n]*(?:Device|GPU) (\d{1,3}) \[([^\]\n]+)\][ \t_*]*PCIe GEN (\d{1,2})@ ?(\d{1,2})x", re.MULTILINE)
 
 
 def detect(text: str) -> bool:

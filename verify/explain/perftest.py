@@ -16,7 +16,7 @@ _CHECK = re.compile(r"^(?:\S*[#$]\s)?\s*Port number (\d+) state is (Nop|Down|Ini
 _COMMAND = re.compile(r"\b(?:ib|raw_ethernet)_(?:write|read|send|atomic)_(?:bw|lat)\b([^\n]*)")
 _DEVICE = re.compile(r"(?:\s-d\s*|\s--ib-dev[=\s])(\S+)")
 # `ibdev2netdev`: `mlx5_18 port 1 ==> net1 (Down)`
-_IBDEV2NETDEV = re.compile(r"^\s*(\S+) port \d+ ==> \S+ \((?:Up|Down)\)\s*$", re.MULTILINE)
+_IBDEV2NETDEV = re.compile(r"^[^\S\n]*(\S+) port \d+ ==> \S+ \((?:Up|Down)\)\s*$", re.MULTILINE)
 
 
 def _adapter(text: str) -> str | None:

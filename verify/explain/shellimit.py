@@ -11,7 +11,7 @@ import re
 
 # a prompt (`$ `, `# `, `user@host:~$ `, `[user@host ~]$ `, under a conda or virtualenv's `(base) `; oh-my-zsh's
 # `➜  ~ `) and its command
-_PROMPT = re.compile(r"^\s*(?:\([\w.@/:-]{1,80}\)\s*)?(?:\S*[$#%>]|\[[^\]]*\][$#]|➜\s+\S+)\s+(\S.*?)\s*$")
+_PROMPT = re.compile(r"^\s*(?:\([\w.@/:-]{1,80}\)\s*)?(?:\S*[$#%>]|\[[^\]]*\][$#]|➜\s+\S+)\s+(\S(?:.*\S)?)\s*$")
 _FIGURE = re.compile(r"^\s*(?:\d+:\s*)?(\d+|unlimited)\s*$")        # srun -l's `0: ` label before a task's figure
 _LAUNCHER = re.compile(r"^(?:srun|mpirun|mpiexec|prun|aprun|jsrun|pdsh|clush)\b")
 # `ulimit -l` (or `-Sl`, `-S -l`, `-lS`: the soft limit, the one RLIMIT_MEMLOCK enforces) printing the limit; `ulimit
@@ -28,7 +28,8 @@ def _commands(lines: list[str]) -> list[tuple[str, list[str], list[str]]]:
         if not prompt or _SHEBANG.match(line.strip()):
             continue
         out = []
-        for after in lines[n + 1:]:
+        for m in range(n + 1, len(lines)):       # by index: a slice of the rest per prompt is quadratic in prompts
+            after = lines[m]
             if not after.strip() or (_PROMPT.match(after) and not _SHEBANG.match(after.strip())):
                 break
             out.append(after)

@@ -55,7 +55,7 @@ _NOTE = re.compile(r"\s{2,}#\s[^\n]*$")
 
 
 def detect(text: str) -> bool:
-    hits = sum(1 for m in _MARKS if re.search(rf"^\s*{re.escape(m)}\b", text, re.MULTILINE))
+    hits = sum(1 for m in _MARKS if re.search(rf"^[^\S\n]*{re.escape(m)}\b", text, re.MULTILINE))
     return "NVSMI LOG" in text or hits >= 2 or bool(_SECTIONS.search(text))
 
 

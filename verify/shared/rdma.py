@@ -149,7 +149,7 @@ def providers(base: str) -> list[str]:
     for directory in PROVIDER_DIRS:
         for path in glob.glob(os.path.join(_at(base, directory), "*.driver")):
             text = _read(path) or ""
-            names |= set(re.findall(r"^\s*driver\s+(\S+)", text, re.MULTILINE))
+            names |= set(re.findall(r"^[^\S\n]*driver\s+(\S+)", text, re.MULTILINE))
     for pattern in PROVIDER_LIB_GLOBS:
         for path in glob.glob(_at(base, pattern)):
             found = re.match(r"lib(.+?)-rdmav\d+\.so$", os.path.basename(path))

@@ -54,7 +54,7 @@ _UNTAGGED = re.compile(r"(?:^|[\s:\]])((?:NET/\S+ ?: ?\S|NET/OFI |Using network 
                        r"Count not open \S*libibverbs|NCCL_\w+ set (?:by environment )?to ).*)$")
 # Launchers' suffixes: Ray's de-duplication (`[repeated 7x across cluster]`), trailing carriage returns.
 _SUFFIX = re.compile(r"(?<!\s)\s*\[repeated \d+x across cluster\]\s*$|\r$")
-_NETWORK = re.compile(r"^Using network (.+?)\s*$")
+_NETWORK = re.compile(r"^Using network (.*\S)\s*$")
 _VERBS_MISSING = re.compile(r"^(?:Failed to open libibverbs\.so\S*|Count not open \S*libibverbs\S*)")
 # 2.19+ merges a NIC's ports into one virtual device (NCCL_IB_MERGE_NICS, net_ib.cc): ` [0]={[0] rocep130s0:1/RoCE,
 # [1] rocep130s0:2/RoCE}` (the members' `[%d] %s:%d/%s`, a space after the index, `, ` between) beside unmerged
@@ -86,7 +86,7 @@ _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 # NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (hostname:pid:tid [cudaDev]): which process a line is from.
 # A guide's hand-trimmed copy may drop the tid (`gpuserver1:15326 [0] NCCL INFO ...`): still that host's process; a
 # prefix that lost its host instead (`::16674:17023 [0]`) names none (no `pid:tid` read as `host:pid`)
-_RANK = re.compile(r"(?<![\w.-])([\w.-]+):(\d+)(:\d+)? \[\d+\] NCCL (?:INFO|WARN) Using network (.+?)\s*$")
+_RANK = re.compile(r"(?<![\w.-])([\w.-]+):(\d+)(:\d+)? \[\d+\] NCCL (?:INFO|WARN) Using network (.*\S)\s*$")
 MAX_PROOF = 8
 # aws-ofi-nccl's words for a failure (`... failed`, `Could not ...`, `Couldn't open AV`, `Unable to insert ...`)
 _OFI_FAILED = re.compile(r"[Ff]ail|[Cc]ould(?: not|n't)|\bUnable to\b")

@@ -31,9 +31,23 @@ RAS_LOST = re.compile(r"job process(?:es)? (?:is|are) considered dead|\bPEER_(?:
                       r"\b(?:Rank \d+|\d+ ranks) reported (?:Remote process error|System error|Unhandled CUDA error|"
                       r"Invalid usage|Invalid argument)\b|"
                       r"\bRank \d+ \(process \d+[^)\n]*\): (?:unresponsive|considered dead)")
-_OWN_CAUSE = re.compile(r"Cuda failure|CUDA error \d|ibv_\w+ failed|\bIBV_WC_\w+|retry counter exceeded|"
+OWN_CAUSE = re.compile(r"Cuda failure|CUDA error \d|ibv_\w+ failed|\bIBV_WC_\w+|retry counter exceeded|"
                         r"Got completion|async (?:fatal )?event|\bXid\b", re.IGNORECASE)
 WINDOW_SPACE = re.compile(r"No suitable space found to accommodate size=(0x[0-9a-fA-F]+) within limit=(0x[0-9a-fA-F]+)")
+
+# a part of the error that is RAS's own (its sections' heads, a rank's error class, a monitor event)
+_RAS_PART = re.compile(r"(?:\[[^\]\n]*\] )?(?:(?:DEAD|INCOMPLETE|MISMATCH|ERROR|TIMEOUT)\b|#\d+-\d+ \(\w+\) |Rank \d+ |"
+                       r"\d+ ranks? |PEER_[A-Z_]+: Process \d+ )")
+_PHASE = re.compile(r"^[a-z_]+: ")       # the collective or phase an error names first
+WATCHDOG = re.compile(r"timeout|timed out|watchdog", re.IGNORECASE)
+
+
+def _only_ras(error: str, timeout: bool) -> bool:
+    """Whether every part of the error is RAS's words (or, on a hang, the hang's own line): a failure said beside
+    them (a device missing, a completion error, an NVLink error) is judged by its own rule, never hidden by RAS's."""
+    parts = [p.strip() for p in _PHASE.sub("", error, count=1).split(" | ") if p.strip()]
+    return all(RAS_LOST.search(p) or _RAS_PART.match(p) or (timeout and WATCHDOG.search(p)) for p in parts)
+
 
 RAS_REMEDY = ("Read the log of each process RAS names (its node, PID and GPU are in the report): its exit, crash, OOM "
               "kill or stall is the cause. Where every process of one node is named, check that node is up "
@@ -44,7 +58,7 @@ def ras_verdict(error: str, backend: str | None, timeout: bool, result: CheckRes
     """FAIL (NCCL_TIMEOUT on a hang), the job's, where NCCL's RAS names processes lost or behind and the error names no
     cause of a node's own."""
     lost = RAS_LOST.search(error)
-    if lost is None or _OWN_CAUSE.search(error):
+    if lost is None or OWN_CAUSE.search(error) or not _only_ras(error, timeout):
         return None
     return result.verdict(FAIL, "NCCL_TIMEOUT" if timeout else "NCCL_FAILED",
                           f"a collective over {backend or 'NCCL'} {'hung' if timeout else 'failed'}: {error}; NCCL's RAS "

@@ -62,6 +62,9 @@ TOPO_XML = re.compile(r"graph/xml\.(?:cc|h)\b|XML (?:Parse|Mismatch)|XML Topolog
 # the network transport's and is judged by connect.py
 BOOTSTRAP = re.compile(r"bootstrap|socket\.cc|\bsocket(?:ProgressOpt|Progress|Wait): Call to (?:send|recv)", re.IGNORECASE)
 ENFORCED = re.compile(r"mismatch enforced: (NCCL_\w+)=(\S*) \(expected ([^)\n]*)\)")
+# the parts of an error beside the refusal that still leave it the refusal: NCCL's failing returns after it
+_PHASE = re.compile(r"^[a-z_]+: ")       # the collective or phase an error names first
+_FAILING_RETURN = re.compile(r"-> [1-9]\d*(?: \[[^\]\n]*\])?$")
 NO_REAL_PATH = re.compile(r"Could not find real path of (\S+)")
 FILES = ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")
 HYPERVISOR_TOPOLOGY = "/var/run/nvidia-topologyd/virtualTopology.xml"
@@ -112,6 +115,16 @@ def _software_device(facts: NcclFacts, said: str) -> tuple[str, str, Owner] | No
             "run on the nodes' real RDMA adapters (`ibv_devices`, `rdma link` list them).", "job")
 
 
+def _refusal(error: str) -> re.Match[str] | None:
+    """The net plugin's policy refusal where it is all the error says (its line and its failing returns): a failure
+    said beside it (a completion error, a device missing, a hang) is another's, never the job's setting's."""
+    parts = [p.strip() for p in re.split(r" \| |; ", _PHASE.sub("", error, count=1)) if p.strip()]
+    refusals = [m for p in parts if (m := ENFORCED.search(p))]
+    if refusals and all(ENFORCED.search(p) or _FAILING_RETURN.search(p) for p in parts):
+        return refusals[0]
+    return None
+
+
 def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str, str, Owner] | None:
     """(why, remedy, owner) of a failure NCCL's log pins on one of its settings, or None."""
     said = _said(facts, error)
@@ -135,7 +148,7 @@ def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str,
                 "was built without libuv (pytorch/pytorch#139990: the Windows wheels)", "Set USE_LIBUV=0 in the "
                 "job's environment (or `?use_libuv=0` in the rendezvous endpoint), or install a torch built with "
                 "libuv in the image.", "image")
-    if enforced := ENFORCED.search(said):
+    if enforced := _refusal(error):
         name, value, expected = enforced.groups()
         return (f"; the node's NCCL policy (its net plugin's configuration check) refuses the job's {name}={value}: "
                 f"it enforces {expected}", f"Set {name} to the value the node enforces ({expected}) or leave it "
