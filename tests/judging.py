@@ -67,3 +67,31 @@ def contract(kind: ex.Kind, facts: dict[str, Any]) -> list[str]:
     rest, _ = figures.without_implausible(facts, check.figures)
     return (factschema.unknown_keys(facts, check.facts_type) if check.facts_type else []) + figures.problems(
         rest, check.figures)
+
+
+# ncclras -v, NCCL 2.30.7's example (docs/examples/08_ras/01_fault_detection), trimmed to its last report: one
+# process dead (tests/test_judges_batch230.py, tests/test_hunt83_inputs.py)
+RAS_DEAD = """NCCL version 2.30.7 compiled with CUDA 12.8
+CUDA runtime version 12080, driver version 13000
+
+Communicators... (0.002s)
+=============
+
+Group     Comms      Nodes     Ranks     Ranks     Ranks   Status  Errors
+    #  in group   per comm  per node  per comm  in group
+    0         1          2       3-4         8         7  RUNNING  INCOMPLETE
+
+Errors
+======
+
+INCOMPLETE
+  Missing communicator data from 1 job process
+  Process 3748990 on node node1 managing GPU 3
+
+DEAD
+  1 job process is considered dead (unreachable via the RAS network)
+  Process 3748990 on node node1 managing GPU 3
+
+Warnings
+========
+"""

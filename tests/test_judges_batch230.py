@@ -19,6 +19,7 @@ import json
 
 import pytest
 
+from tests.judging import RAS_DEAD as DEAD
 from tests.judging import contract, explained, nccl_verdict, verdict
 from verify import explain as ex
 from verify.explain import ncclras, smixml
@@ -26,30 +27,6 @@ from verify.explain import ncclras, smixml
 pytestmark = pytest.mark.unit
 
 # ncclras -v, NCCL 2.30.7's example (docs/examples/08_ras/01_fault_detection), trimmed to its last report
-DEAD = """NCCL version 2.30.7 compiled with CUDA 12.8
-CUDA runtime version 12080, driver version 13000
-
-Communicators... (0.002s)
-=============
-
-Group     Comms      Nodes     Ranks     Ranks     Ranks   Status  Errors
-    #  in group   per comm  per node  per comm  in group
-    0         1          2       3-4         8         7  RUNNING  INCOMPLETE
-
-Errors
-======
-
-INCOMPLETE
-  Missing communicator data from 1 job process
-  Process 3748990 on node node1 managing GPU 3
-
-DEAD
-  1 job process is considered dead (unreachable via the RAS network)
-  Process 3748990 on node node1 managing GPU 3
-
-Warnings
-========
-"""
 HEALTHY = """NCCL version 2.30.7 compiled with CUDA 12.8
 
 Communicators... (0.002s)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..checks.nccl import ncclog, plugreg
 from ..checks.train.imagefault import image_fault
-from . import dupgpu, fiinfo, fmstatus, gpudfabric, importfail, ncclras, once, peermem, xidrelay
+from . import dupgpu, fiinfo, fmstatus, fragment, gpudfabric, importfail, ncclras, once, peermem, shellimit, xidrelay
 
 _PREFIX = "h:1:1 [0] NCCL INFO "
 RUNS = 3
@@ -33,6 +33,12 @@ CASES: tuple[tuple[str, Callable[[Any], Any], Callable[[int], Any]], ...] = (
      lambda t: (fmstatus.detect(t), peermem.detect(t), fiinfo.parse(t), peermem.parse(t)), lambda n: "\n" * (8 * n) + "x\n"),
     ("ncclras: JSON-like lines", ncclras.detect,
      lambda n: ('{"nccl_version": "x", ' + '"communicators": [1],' * 10 + "}\n") * n),
+    # hunt83: blank lines and repeated headers in the RAS and -q -x fragment readers, prompts, a long space run
+    ("ncclras: blank lines", ncclras.parse, lambda n: "\n" * (40 * n) + "x"),
+    ("ncclras: repeated Errors headers", ncclras.parse, lambda n: "Errors\n======\n" * (8 * n)),
+    ("fragment: blank lines", fragment.FRAGMENT.search, lambda n: "\n" * (40 * n) + "x"),
+    ("shellimit: many prompts", shellimit.memlock, lambda n: "$ ncclras -v\n" * (4 * n)),
+    ("shellimit: a prompt before a long space run", shellimit.memlock, lambda n: "user@h:~$ ls" + " " * (4 * n) + "x\n"),
 )
 
 
