@@ -255,3 +255,32 @@ def test_round_three_readers():
     # the same error from a call that is no handle's (a field query) names no lost GPU
     assert verdict(explained(lost.replace("nvmlDeviceGetHandleByIndex", "nvmlDeviceGetPowerUsage"))) != (
         "fail", "GPU_LOST", "host")
+
+
+DKMS = ("Building module:\ncleaning build area...\nunset ARCH; env NV_VERBOSE=1 'make' -j16 NV_EXCLUDE_BUILD_MODULES='' "
+        "KERNEL_UNAME=5.13.18-21.09.16.amdgpu.ubuntu modules.....(bad exit status: 2)\n"
+        "Error! Bad return status for module build on kernel: 5.13.18-21.09.16.amdgpu.ubuntu (x86_64)\n")
+
+
+def test_dkms_failing_to_build_the_nvidia_module_is_the_hosts_driver_install():
+    # ubuntu-custom-amdgpu-kernel-5.13.18-dkms-nvidia-470.86-bad-exit-status-2-nvidia-smi-couldnt-communicate-...
+    smi = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+           "NVIDIA driver is installed and running.\n\n")
+    assert verdict(explained(smi + DKMS)) == ("fail", "DRIVER_ERROR", "host")
+    # another package's module (no NVIDIA make line) is not the NVIDIA driver's
+    other = DKMS.replace("NV_EXCLUDE_BUILD_MODULES='' ", "").replace("NV_VERBOSE=1 ", "")
+    assert verdict(explained(smi + other)) != ("fail", "DRIVER_ERROR", "host")
+
+
+def test_a_failed_build_for_another_kernel_beside_gpus_that_answer_warns():
+    from verify.checks import CHECKS
+    from verify.judging import judge
+    from verify.options import Options
+    event = {"status": "module_build_failed", "code": None, "source": "kernel_log", "time": None,
+             "text": "Error! Bad return status for module build on kernel: 6.8.0-51-generic (x86_64)"}
+    answering = [{"index": 0, "uuid": "GPU-1", "lost": False, "temperature_c": 40.0}]
+    r = judge(CHECKS["gpu"], {"torch": None, "devices": answering, "driver_errors": [event]}, Options())
+    assert (r.status, r.code, r.owner) != ("fail", "DRIVER_ERROR", "host")
+    assert any("6.8.0-51-generic" in d for d in [r.summary, *r.details]), r.summary
+    r = judge(CHECKS["gpu"], {"torch": None, "driver_errors": [event]}, Options())
+    assert verdict(r) == ("fail", "DRIVER_ERROR", "host")

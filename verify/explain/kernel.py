@@ -19,7 +19,7 @@ from typing import Any
 from ..checks.gpu.figures_table import FIGURES
 from ..figures import within
 from ..prolog import xid as xidlog
-from ..shared.xidcatalog import MODULE_REJECTED, module_rejected, rm_status
+from ..shared.xidcatalog import MODULE_BUILD_FAILED, MODULE_REJECTED, NVIDIA_DKMS, module_build_failed, module_rejected, rm_status
 from . import aer, cuda, xidrelay
 from .said import printed_lines
 
@@ -83,7 +83,12 @@ def _clean(text: str) -> bool:
 
 def _driver_said(text: str) -> bool:
     return bool(_NVRM.search(text)) or any(rm_status(line) or module_rejected(line) for line in text.splitlines()) \
-        or _clean(text)
+        or _clean(text) or _nvidia_build_failed(text)
+
+
+def _nvidia_build_failed(text: str) -> bool:
+    """DKMS's failed build of a module, where the text shows the module is NVIDIA's."""
+    return "Bad return status for module build" in text and bool(NVIDIA_DKMS.search(text))
 
 
 def detect(text: str) -> bool:
@@ -98,8 +103,10 @@ def _when(line: str) -> str | None:
 
 def _driver_errors(text: str) -> list[dict[str, Any]]:
     rows = []
+    nvidia_build = _nvidia_build_failed(text)
     for line in text.splitlines():
-        status = rm_status(line) or ((MODULE_REJECTED, None) if module_rejected(line) else None)
+        status = rm_status(line) or ((MODULE_REJECTED, None) if module_rejected(line) else None) or (
+            (MODULE_BUILD_FAILED, None) if nvidia_build and module_build_failed(line) else None)
         if status:
             rows.append({"status": status[0], "code": status[1], "text": line.strip()[:300], "time": _when(line),
                          "source": "kernel_log"})

@@ -233,6 +233,22 @@ _MODULE_REJECTED = re.compile(r"could not insert (?:'(nvidia[\w-]*)'|module \S*?
                               r"rejected by service|Required key not available)")
 
 
+# DKMS failing to build the NVIDIA module for a kernel (`Building module:` ... `(bad exit status: 2)` then `Error! Bad
+# return status for module build on kernel: 5.13.18-... (x86_64)`), where the text shows the package is NVIDIA's (its
+# make line's NV_EXCLUDE_BUILD_MODULES, `DKMS make.log for nvidia-470.86`, `nvidia/470.86`): that kernel has no NVIDIA
+# module, and a node booted into it no driver. Not an NVRM line: recorded as the status MODULE_BUILD_FAILED (FACTS.md).
+MODULE_BUILD_FAILED = "module_build_failed"
+_MODULE_BUILD_FAILED = re.compile(r"Error! Bad return status for module build on kernel: (\S+)")
+NVIDIA_DKMS = re.compile(r"NV_EXCLUDE_BUILD_MODULES|DKMS make\.log for nvidia|\bnvidia(?:-dkms)?[/-]\d{3}\.\d+|"
+                         r"\bdkms\b[^\n]*\bnvidia\b", re.IGNORECASE)
+
+
+def module_build_failed(line: str) -> str | None:
+    """The kernel DKMS could not build a module for, from its line; None where the line is not it."""
+    m = _MODULE_BUILD_FAILED.search(line)
+    return m.group(1) if m else None
+
+
 # nv.c's version check of a client's ioctl: `NVRM: API mismatch: the client has the version 535.183.01, but` / `NVRM:
 # this kernel module has the version 535.161.07.  Please ...` (the client may be named: `the client 'kwin_wayland' (pid
 # 1005)`): the driver's user space and its loaded module are two releases (an upgrade without a reboot, a DKMS module

@@ -12,6 +12,7 @@ from ...result import FAIL, WARN
 from ...shared.xidcatalog import (
     API_MISMATCH,
     LEGACY_GPU,
+    MODULE_BUILD_FAILED,
     MODULE_REJECTED,
     PROBE_FAILED,
     PROBE_NOT_CALLED,
@@ -21,6 +22,7 @@ from ...shared.xidcatalog import (
     api_mismatch,
     api_versions,
     legacy_gpu,
+    module_build_failed,
     module_rejected,
     probe_failed,
     probe_not_called,
@@ -40,9 +42,12 @@ def driver_errors(events: Sequence[DriverError], found: Findings, nvml_answers: 
     refused: list[DriverError] = []
     legacy: list[DriverError] = []
     mismatch: list[DriverError] = []
+    unbuilt: list[DriverError] = []
     for e in (e for e in events if isinstance(e, dict)):
         if e.get("status") == MODULE_REJECTED or module_rejected(str(e.get("text") or "")):
             rejected.append(e)
+        elif e.get("status") == MODULE_BUILD_FAILED:
+            unbuilt.append(e)
         elif RM_INIT_FAILED.search(str(e.get("text") or "")):
             init.append(e)
         elif e.get("status") == PROBE_NOT_CALLED or probe_not_called(str(e.get("text") or "")) is not None:
@@ -61,6 +66,7 @@ def driver_errors(events: Sequence[DriverError], found: Findings, nvml_answers: 
     _legacy(legacy, found)              # the cause, before the probe's failure it leads to
     _probe_failed(refused, found)
     _rejected(rejected, found)
+    _unbuilt(unbuilt, found, nvml_answers)
     for status, n in seen.items():
         number, code, what = RM_STATUS[status]
         found.add(FAIL, code, f"the driver logged {status} ({number:#x}){f' {n} times' if n > 1 else ''}: {what}",
@@ -151,6 +157,25 @@ def _rejected(events: list[DriverError], found: Findings) -> None:
               "Drain the node; enrol the key the module is signed with (`mokutil --import`, then confirm at the next "
               "boot), or sign the module with an enrolled key (DKMS's MOK), or disable Secure Boot's enforcement; "
               "`nvidia-smi` must list the GPUs before the node takes work again.", "host")
+
+
+def _unbuilt(events: list[DriverError], found: Findings, nvml_answers: bool) -> None:
+    """DKMS could not build the NVIDIA module for a kernel: booted into it the node has no driver (the host's install
+    after a kernel update). Where NVML answers, the running kernel has its module: the failed build is another
+    kernel's, the node's next boot into it loses the driver (a warning, no drain)."""
+    if not events:
+        return
+    kernel = next((k for e in events if (k := module_build_failed(str(e.get("text") or "")))), "a kernel")
+    remedy = ("Install the headers of that kernel and rebuild (`dkms autoinstall -k <kernel>`, or the distribution's "
+              "precompiled nvidia module for it), or boot the kernel the driver supports; `nvidia-smi` must list the "
+              "GPUs before the node takes work.")
+    if nvml_answers:
+        found.add(WARN, "DRIVER_ERROR", f"DKMS could not build the NVIDIA module for kernel {kernel}; NVML answers on "
+                  "the running one: booted into that kernel the node will have no driver", remedy, "host")
+    else:
+        found.add(FAIL, "DRIVER_ERROR", f"DKMS could not build the NVIDIA module for kernel {kernel} (`Bad return "
+                  "status for module build`), and no GPU is shown answering: booted into that kernel the node has no NVIDIA driver",
+                  "Drain the node. " + remedy, "host")
 
 
 def _api_mismatch(events: list[DriverError], found: Findings, nvml_answers: bool) -> None:
