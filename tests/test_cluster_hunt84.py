@@ -1,0 +1,112 @@
+"""Issue 36, an eighty-fourth hunt through the public interfaces (`python -m verify.prolog`'s main under Prolog=, the
+state folder's files), classes 2 and 8.
+
+Found:
+- Classes 2 and 8, the run lock is a file others may open (high: a slow node kept in service, a hang excused). Each
+  prolog holds a shared lock on STATE/history/.<node>.running while it assesses, and a slow figure (BANDWIDTH_LOW) or
+  a confirmed timeout is excused as a busy host when it cannot take that lock exclusive for a moment ("another prolog
+  of this node is running now"). An earlier version made the file 0644 (statefile.open_rw's default then); a node
+  upgraded keeps it, and a job's user (nobody) may open it and hold a read lock: every prolog of the node then saw
+  "another prolog" beside it, and the node measured slow alone was never drained (PREFLIGHT_BUSY, exit 0), a hung
+  one's confirmed timeout excused as a busy host. hunt68 made the breaker's and the history's lock files 0600 when next
+  locked (statefile.locked); the run lock was opened by another path that kept the old mode. Repro: `.n1.running`
+  0644, `setpriv --reuid=65534 python -c 'lockf(open(f), LOCK_SH); sleep'`, a preflight with BANDWIDTH_LOW measured
+  alone: exit 0, PREFLIGHT_BUSY. Practice: NVSentinel's checker rule (a stall or slow figure is believed when it
+  recurs alone: only another preflight is "beside" it, never a job's user). Fix (verify/prolog/statefile.open_rw): a
+  lock file of ours made 0644 before is made 0600 when opened, as statefile.locked does; a holder's fd opened before
+  stays until it lets go (that run then sees it as busy once, as for any other run beside it).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, install_fake
+from verify.prolog import cli, statefile
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
+    return install_fake(monkeypatch)
+
+
+SLOW = {"name": "nccl", "status": "fail", "code": "BANDWIDTH_LOW", "owner": "host", "summary": "peak busbw 40 GB/s",
+        "metrics": {"busbw_max": {"value": 40.0, "unit": "GB/s"}}}
+
+
+def test_the_run_lock_made_0644_before_is_made_the_prolog_s_own(tmp_path, fake, monkeypatch):
+    state = tmp_path / "state"
+    (state / "history").mkdir(parents=True)
+    running = state / "history" / ".n1.running"
+    running.write_text("")
+    running.chmod(0o644)                        # as an earlier version made it
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu(), SLOW)).encode())
+    assert cli.main(["--state-dir", str(state), "--no-kernel-log"], PROLOG_ENV) == 1
+    assert fake.nodes["n1"][1].startswith("torchimages:BANDWIDTH_LOW")
+    assert running.stat().st_mode & 0o777 == 0o600
+
+
+def test_open_rw_makes_a_lock_file_of_ours_0600_and_leaves_another_s(tmp_path):
+    mine = tmp_path / "mine"
+    mine.write_text("")
+    mine.chmod(0o644)
+    os.close(statefile.open_rw(str(mine)))
+    assert mine.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.host
+def test_nvsentinel_checker_rule_a_job_user_s_read_lock_on_the_run_lock_excuses_no_slow_node(fake, monkeypatch):
+    """A job's user (nobody) holds a read lock on `.n1.running` an earlier version made 0644: a slow figure measured
+    with no other prolog of the node running is the node's (BANDWIDTH_LOW drains), never PREFLIGHT_BUSY."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("another user's lock needs root and setpriv")
+    base = Path(tempfile.mkdtemp(prefix="hunt84-"))
+    try:
+        base.chmod(0o755)
+        state = base / "state"
+        (state / "history").mkdir(parents=True, mode=0o755)
+        state.chmod(0o755)
+        (state / "history").chmod(0o755)
+        running = state / "history" / ".n1.running"
+        running.write_text("")
+        running.chmod(0o644)
+        # the job's user opened it before this version's prolog ran once: that fd stays, so the first run sees it (as
+        # any run beside); the file is then the prolog's alone, and the job's next hold is no evidence of another run
+        first = _hold(running)
+        try:
+            _verify_writes(monkeypatch, json.dumps(_report(_gpu(), SLOW)).encode())
+            cli.main(["--state-dir", str(state), "--no-kernel-log"], PROLOG_ENV)
+        finally:
+            first.kill()
+            first.wait(timeout=10)
+        fake.nodes["n1"] = ("idle", "none")
+        later = _hold(running)
+        try:
+            assert cli.main(["--state-dir", str(state), "--no-kernel-log"], PROLOG_ENV) == 1
+        finally:
+            later.kill()
+            later.wait(timeout=10)
+        assert fake.nodes["n1"][1].startswith("torchimages:BANDWIDTH_LOW")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _hold(path: Path) -> subprocess.Popen[str]:
+    """nobody opening `path` and holding a read lock on it (it may not be able to open it: then it holds nothing)."""
+    proc = subprocess.Popen(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+         "import fcntl, sys, time; f = open(sys.argv[1]); fcntl.lockf(f, fcntl.LOCK_SH); print('held', flush=True);"
+         " time.sleep(60)", str(path)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    proc.stdout.readline()          # 'held', or '' where it could not open the file
+    return proc
