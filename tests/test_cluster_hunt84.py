@@ -15,6 +15,16 @@ Found:
   recurs alone: only another preflight is "beside" it, never a job's user). Fix (verify/prolog/statefile.open_rw): a
   lock file of ours made 0644 before is made 0600 when opened, as statefile.locked does; a holder's fd opened before
   stays until it lets go (that run then sees it as busy once, as for any other run beside it).
+- Class 6, facts that cannot be true, held against what verify really writes (high: a healthy node kept drained, a
+  report withheld). hunt81's shm rule (passfacts._shm_problem: a pass on a /dev/shm smaller than the bytes it touched
+  is no report verify writes) read statfs's size as a limit always. A tmpfs mounted with size=0 (tmpfs(5): no limit)
+  has no block count: statfs gives 0 blocks and 0 free (mm/shmem.c shmem_statfs), and verify's shm check touches
+  its 1 GiB there and passes. Both readers refused that real report (REPORT_INVALID / "invalid"): `make undrain` of a
+  repaired node whose /dev/shm is such a tmpfs kept it drained, make fleet-report listed it invalid (the fleet not
+  passing), and a host fault in the same report's other checks was not judged. Repro: the h100 facts of tests/data
+  with shm size 0 and free 0, judged by `python -m verify --from-facts`: prolog REPORT_INVALID. Practice: verify's
+  own shm judge (what it passes is a pass) and the project's rule that the shared rule refuses no report verify
+  writes (tests/test_cluster_hunt55.py). Fix (both passfacts twins): a size of 0 is no limit, neither rule applies.
 """
 from __future__ import annotations
 
@@ -29,7 +39,7 @@ from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, history_events, install_fake
 from verify.prolog import cli, statefile
 
 pytestmark = pytest.mark.unit
@@ -110,3 +120,54 @@ def _hold(path: Path) -> subprocess.Popen[str]:
     assert proc.stdout is not None
     proc.stdout.readline()          # 'held', or '' where it could not open the file
     return proc
+
+
+# ---- class 6: an unlimited tmpfs (size=0) is verify's pass, not an impossible one
+
+H100 = Path(__file__).resolve().parent / "data" / "gpu" / "h100-80gb-hbm3-2026-11-25" / "facts"
+
+
+def _unlimited_shm_report(tmp_path: Path) -> dict[str, Any]:
+    from tests.test_cluster_hunt55 import _report as replayed
+    facts = tmp_path / "facts"
+    shutil.copytree(H100, facts)
+    shm = json.loads((facts / "shm.json").read_text())
+    shm["facts"].update(size=0, free=0)            # statfs of a tmpfs mounted size=0: no blocks, none free
+    shm.pop("result", None)
+    (facts / "shm.json").write_text(json.dumps(shm))
+    return replayed(facts)
+
+
+def test_verify_shm_judge_an_unlimited_tmpfs_pass_is_believed_by_both_readers(tmp_path):
+    from scripts.fleet import plausible
+    from scripts.fleet.passfacts import pass_problem as host_rule
+    from verify.prolog import verdict
+    from verify.prolog.passfacts import pass_problem
+    report = _unlimited_shm_report(tmp_path)
+    shm = next(c for c in report["checks"] if c["name"] == "shm")
+    assert shm["status"] == "pass" and shm["metrics"]["size"]["value"] == 0       # verify's own judgement
+    assert pass_problem(report["checks"]) is None and host_rule(report["checks"]) is None
+    assert plausible.report_problem(report) is None
+    assert verdict.decide(report).kind == verdict.PASS
+    from scripts.fleet.reports import read_reports
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "n1.json").write_text(json.dumps(report))
+    valid, invalid = read_reports(tmp_path / "reports")        # make fleet-report's reading
+    assert len(valid) == 1 and not invalid, invalid
+
+
+def test_the_gate_passes_a_node_whose_dev_shm_is_an_unlimited_tmpfs(tmp_path, fake, monkeypatch):
+    report = _unlimited_shm_report(tmp_path)
+    report["created"] = _report(_gpu())["created"]          # written by this run
+    _verify_writes(monkeypatch, json.dumps(report).encode())
+    assert cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], PROLOG_ENV) == 0
+    assert history_events(tmp_path)[-1] == ("pass", None)
+
+
+@pytest.mark.parametrize(("size", "free", "need"), [(64 << 20, 64 << 20, 1 << 30), (1 << 30, 2 << 30, 1 << 20)])
+def test_an_shm_pass_that_cannot_be_true_is_still_refused(size, free, need):
+    from scripts.fleet.passfacts import pass_problem as host_rule
+    from verify.prolog.passfacts import pass_problem
+    shm = {"name": "shm", "status": "pass", "metrics": {k: {"value": float(v), "unit": "bytes"} for k, v in
+                                                        (("size", size), ("free", free), ("required", need))}}
+    assert pass_problem([shm]) and host_rule([shm])
