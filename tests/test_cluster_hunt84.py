@@ -25,6 +25,17 @@ Found:
   with shm size 0 and free 0, judged by `python -m verify --from-facts`: prolog REPORT_INVALID. Practice: verify's
   own shm judge (what it passes is a pass) and the project's rule that the shared rule refuses no report verify
   writes (tests/test_cluster_hunt55.py). Fix (both passfacts twins): a size of 0 is no limit, neither rule applies.
+- Class 9, time: a stamp from the future moved a cursor (high: a broken node's Xid never read). hunt81's cursor in
+  wall time (kernlog.State.wall: the latest wall stamp read, so that a reader switching to the kernel's stamps reads
+  no line twice) took every wall-stamped line's stamp, one stamped past now too: a line logged while the clock ran
+  ahead (an RTC a day fast before NTP stepped it back) is no evidence (kernlog.future), yet it set the cursor a day
+  ahead, and when the next read gave the kernel's stamps (journalctl timed out: dmesg), every line of the boot up to
+  that day, an Xid 79 logged since among them, was skipped as "read in the other format". Repro: a read of
+  `<now+1d> n1 kernel: ...` (wall stamps), then a read of `[uptime-10] NVRM: Xid ... 79` (kernel stamps): nothing
+  held, PASS. Practice: NVIDIA's Xid catalog (79: drain) and the cursor's own rule (kernlog.ahead: a line from the
+  future never moves the cursor). Fix (kernlog.advance): only a line that is not from the future moves the wall
+  cursor, as for the kernel's stamps; and a wall cursor kept past now (read while the clock ran fast, stepped back
+  since) is none: read again from the lookback, as a kernel-stamped cursor past the uptime is (kernlog.impossible).
 """
 from __future__ import annotations
 
@@ -34,13 +45,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, history_events, install_fake
-from verify.prolog import cli, statefile
+from verify.prolog import cli, kernlog, statefile
 
 pytestmark = pytest.mark.unit
 
@@ -171,3 +183,56 @@ def test_an_shm_pass_that_cannot_be_true_is_still_refused(size, free, need):
     shm = {"name": "shm", "status": "pass", "metrics": {k: {"value": float(v), "unit": "bytes"} for k, v in
                                                         (("size", size), ("free", free), ("required", need))}}
     assert pass_problem([shm]) and host_rule([shm])
+
+
+# ---- class 9: a wall stamp from the future moves no cursor
+
+XID79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(t))
+
+
+def test_nvidia_xid_catalog_a_future_wall_stamp_hides_no_xid_read_with_the_kernel_s_stamps():
+    now, up = 2_000_000_000.0, 50_000.0
+    clock = kernlog.Clock("boot-a", up, now - up, now)
+    ahead = [f"{_iso(now - 600)} n1 kernel: nvidia: loading", f"{_iso(now + 86400)} n1 kernel: a line of a clock a day fast"]
+    state, held = kernlog.advance(kernlog.State("boot-a"), ahead, clock, 86400.0)
+    assert held == [] and state.wall <= now
+    later = kernlog.Clock("boot-a", up + 60, now - up, now + 60)
+    _, held = kernlog.advance(state, [f"[{up + 30:.6f}] {XID79}"], later, 86400.0)
+    assert [f.code for f in held] == [79]
+    # a line read in wall time is still not read again with the kernel's stamp
+    _, again = kernlog.advance(state, [f"[{up - 600:.6f}] n1 kernel: nvidia: loading"], later, 86400.0)
+    assert again == []
+
+
+def test_the_gate_drains_on_an_xid_read_after_a_future_wall_stamp(tmp_path, fake, monkeypatch, capsys):
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    now, up = time.time(), 1e6
+
+    def run(lines: list[str], at: float) -> int:
+        monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(
+            "boot-a", up + at - now, now - up, at))
+        monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(lines, "journalctl"))
+        return cli.main(["--state-dir", str(tmp_path / "state"), "--lookback", "24"], dict(PROLOG_ENV))
+
+    assert run([f"{_iso(now - 60)} n1 kernel: nvidia: loading", f"{_iso(now + 86400)} n1 kernel: clock a day fast"],
+               now) == 0
+    assert run([f"[{up + 30:.6f}] n1 kernel: {XID79}"], now + 60) == 1, capsys.readouterr()
+    assert fake.nodes["n1"][1].startswith("torchimages:XID")
+
+
+def test_nvidia_xid_catalog_a_wall_cursor_kept_past_now_hides_no_xid():
+    """Read while the clock ran a day fast (its lines and now alike), then the clock stepped back: the kept cursor is
+    a day ahead of now."""
+    now, up = 2_000_000_000.0, 50_000.0
+    kept = kernlog.State("boot-a", unstamped=["x"], unstamped_count=1, wall=now + 86400)
+    clock = kernlog.Clock("boot-a", up, now - up, now)
+    _, held = kernlog.advance(kept, [f"[{up - 30:.6f}] {XID79}"], clock, 86400.0)
+    assert [f.code for f in held] == [79]
+    # within the clock skew allowed it is still a cursor: a line it covers is not read again
+    kept = kernlog.State("boot-a", unstamped=["x"], unstamped_count=1, wall=now + 60)
+    _, held = kernlog.advance(kept, [f"[{up - 30:.6f}] {XID79}"], clock, 86400.0)
+    assert held == []
