@@ -46,7 +46,8 @@ monotonic); the nccl rule's 0.5x-2x against every collective's factor at 2 ranks
 Prolog= (CONFIG_ERROR, traced); TORCHIMAGES_CLOCK_SKEW, _BREAKER, _HANG_RUNS, _RETURN_PASSES mistyped (said, the
 default held); an integer of 400 digits in a report (every loader refuses it before the rules read it); concurrent
 prologs of one node against the kernel-log state (cursor and held events are saved together, so a lost update only
-re-reads lines after the older cursor, never loses one); a prolog SIGKILLed (fcntl locks die with it; verify dies
+re-reads lines after the older cursor, never loses one; four real Prolog= processes at once on an Xid 79: one drain,
+and the Xid acted on once); a prolog SIGKILLed (fcntl locks die with it; verify dies
 with it: PR_SET_PDEATHSIG).
 
 Left (said here):
@@ -258,3 +259,59 @@ def test_nvidia_xid_catalog_a_wall_cursor_kept_past_now_hides_no_xid():
     kept = kernlog.State("boot-a", unstamped=["x"], unstamped_count=1, wall=now + 60)
     _, held = kernlog.advance(kept, [f"[{up - 30:.6f}] {XID79}"], clock, 86400.0)
     assert held == []
+
+
+# ---- class 2 with real processes: prologs of one node at once, an Xid 79 in the kernel log
+
+RACE_SCONTROL = """#!/bin/sh
+printf '%s\\n' "scontrol $*" >> "$FAKE_DIR/argv"
+[ "$1 $2" = "show node" ] && { printf 'NodeName=%s NodeHostName=%s State=%s Reason=%s\\n' "$4" "$(uname -n)" \
+  "$(cut -d'|' -f1 "$FAKE_DIR/nodes/$4" | tr a-z A-Z)" "$(cut -d'|' -f2 "$FAKE_DIR/nodes/$4")"; exit 0; }
+[ "$1" = update ] || exit 0
+node=${2#nodename=}
+case "$3" in
+  state=drain) printf 'drained|%s' "${4#reason=}" > "$FAKE_DIR/nodes/.$node" ;;
+  state=resume) printf 'idle|none' > "$FAKE_DIR/nodes/.$node" ;;
+esac
+mv "$FAKE_DIR/nodes/.$node" "$FAKE_DIR/nodes/$node"
+"""
+
+
+@pytest.mark.host
+def test_nvidia_xid_catalog_prologs_of_one_node_at_once_act_on_an_xid_once(tmp_path):
+    """Four jobs start together on n1 (four Prolog= processes at once) while its kernel log holds an Xid 79: n1 is
+    drained (one claim; the others see it drained by torchimages), and once resumed by hand the same log drains it
+    no more: the Xid was acted on, whichever process saved the kernel-log state last."""
+    from tests.prolog_fakes import SINFO_ARGV_SH
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "nodes").mkdir()
+    for name, body in (("sinfo", SINFO_ARGV_SH), ("scontrol", RACE_SCONTROL)):
+        (tmp_path / "bin" / name).write_text(body)
+        (tmp_path / "bin" / name).chmod(0o755)
+    for i in range(1, 6):
+        (tmp_path / "nodes" / f"n{i}").write_text("idle|none")
+    with open("/proc/uptime", encoding="ascii") as fh:
+        up = float(fh.read().split()[0])
+    (tmp_path / "bin" / "journalctl").write_text(
+        "#!/bin/sh\ncase \" $* \" in *' -k '*) ;; *) exit 0 ;; esac\nsleep 0.$$\n"
+        f"printf '%s\\n' '[{up - 5:.6f}] n1 kernel: {XID79}'\n")
+    (tmp_path / "bin" / "journalctl").chmod(0o755)
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\nexit 1\n")          # verify writes nothing: the kernel log alone decides
+    python.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "FAKE_DIR": str(tmp_path),
+           "SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURMD_NODENAME": "n1", "SLURM_JOB_PARTITION": "gpu"}
+    argv = [sys.executable, "-m", "verify.prolog", "--python", str(python), "--state-dir", str(tmp_path / "state"),
+            "--breaker", "0.5", "--budget", "5"]
+    procs = [subprocess.Popen(argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    said = [p.communicate(timeout=120) for p in procs]
+    assert all("Traceback" not in err for _, err in said), said
+    assert (tmp_path / "nodes" / "n1").read_text().startswith("drained|torchimages:XID"), said
+    assert [p.returncode for p in procs].count(1) >= 1, said
+    calls = (tmp_path / "argv").read_text().splitlines()
+    assert sum("state=drain" in c for c in calls) == 1, calls
+    (tmp_path / "nodes" / "n1").write_text("idle|none")        # repaired and resumed by hand
+    again = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and (tmp_path / "nodes" / "n1").read_text() == "idle|none", again.stderr
