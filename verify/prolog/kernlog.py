@@ -311,6 +311,10 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
         state = State(clock.boot_id)          # another boot: what the last one held is not this one's evidence
     elif impossible(state, clock):
         state = State(clock.boot_id, held=state.held)   # a cursor no read of this boot could leave: read it again
+    if state.wall >= 0 and clock.now is not None and state.wall > clock.now + skew_s:
+        # a wall cursor past now (kept while the clock ran fast, stepped back since) would hide every line up to it:
+        # read again from the lookback, as for a kernel-stamped cursor past the uptime
+        state = dataclasses.replace(state, wall=-1.0)
     floor = clock.uptime - lookback_s if clock.uptime is not None else None
     stamped = [(line, mono(line)) for line in lines]
     at_count, unstamped_count = state.at_count, state.unstamped_count
@@ -328,9 +332,12 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             if seen_un > skip_un:
                 unstamped.append(_digest(line))
                 unstamped_count += 1
-                wall_last = max(wall_last, wall(line) or -1.0)
-                if not _stale(line, clock, first, state.mono) and not future(line, clock, skew_s):
-                    new.append(line)
+                if not future(line, clock, skew_s):
+                    # a line from the future moves no cursor (`ahead`): one stamped while the clock ran a day fast
+                    # hid, from a reader giving the kernel's stamps next, every line of that day (an Xid 79 too)
+                    wall_last = max(wall_last, wall(line) or -1.0)
+                    if not _stale(line, clock, first, state.mono):
+                        new.append(line)
             continue
         if t == state.mono:
             seen_at += 1

@@ -135,8 +135,14 @@ def open_read(path: str) -> int:
 
 def open_rw(path: str, mode: int = 0o600) -> int:
     """An fd to read and write a regular file, created `mode` (a lock file: 0600, so that no other user can hold a
-    read lock on it): Refused, or OSError."""
-    return _open(path, os.O_RDWR | os.O_CREAT, mode)
+    read lock on it): Refused, or OSError. One of ours an earlier version made 0644 is made `mode` here, as `locked`
+    does: a job's user holding a read lock on the run lock had every prolog of the node see another beside it."""
+    fd = _open(path, os.O_RDWR | os.O_CREAT, mode)
+    info = os.fstat(fd)
+    if info.st_uid == os.geteuid() and info.st_mode & 0o777 & ~mode:
+        with contextlib.suppress(OSError):      # a file system that refuses it: the fd is still had
+            os.fchmod(fd, mode)
+    return fd
 
 
 def replace(path: str, data: bytes, mode: int = 0o644) -> None:
