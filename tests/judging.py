@@ -2,6 +2,8 @@
 corpus entry replayed, `verify explain` of a pasted text, and what the facts contract refuses in a parser's facts."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from tests.helpers import ROOT
@@ -95,3 +97,13 @@ DEAD
 Warnings
 ========
 """
+
+
+def replayed_report(facts: Path) -> dict[str, Any]:
+    """The report verify writes from a facts folder (its replay), as on disk: the replay marker dropped, so that the
+    rule reading it, not the replay's refusal, is under test (tests/test_cluster_hunt55.py, hunt84)."""
+    from verify.report import build_report
+    folder = replay.load(str(facts), None, {})
+    results = [replay.judge(r, folder.options) for r in folder.records]
+    results += [replay.unknown_result(n) for n in folder.unknown]
+    return json.loads(json.dumps(build_report(results, {}, {}, None), default=vars))

@@ -15,23 +15,14 @@ from typing import Any
 import pytest
 
 from scripts.fleet import plausible
-from verify import replay
+from tests.judging import replayed_report
 from verify.prolog import verdict
-from verify.report import build_report
 
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "real-world"
 KMSG_ONLY = CORPUS / "nvswitch-node-dev-kmsg-nvswitch-open-calico-ipv6-perf-lines-no-xid-gpud-fixture" / "facts"
-
-
-def _report(facts: Path) -> dict[str, Any]:
-    folder = replay.load(str(facts), None, {})
-    results = [replay.judge(r, folder.options) for r in folder.records]
-    results += [replay.unknown_result(n) for n in folder.unknown]
-    # as verify writes it to disk (json), the replay marker dropped: the rule, not the replay refusal, is under test
-    return json.loads(json.dumps(build_report(results, {}, {}, None), default=vars))
 
 
 def test_every_report_verify_writes_from_the_real_world_corpus_is_accepted_by_the_one_rule(tmp_path):
@@ -41,7 +32,7 @@ def test_every_report_verify_writes_from_the_real_world_corpus_is_accepted_by_th
     from scripts.fleet.reports import read_reports
     seen, refused = 0, []
     for facts in sorted(CORPUS.glob("*/facts")) + sorted(CORPUS.glob("*/facts-schema2")):
-        report = _report(facts)
+        report = replayed_report(facts)
         (tmp_path / f"n{seen}.json").write_text(json.dumps(report), encoding="utf-8")
         seen += 1
         prolog = verdict.decide(report)
@@ -57,7 +48,7 @@ def test_a_gpu_pass_that_read_no_nvml_device_is_verify_s_no_pass_where_slurm_gav
     devices, "the devices themselves not assessed". Both rules refused that report, and the wrong all-reduce beside
     it with it. Now: accepted; where Slurm allocated GPUs it is GPU_NOT_ASSESSED (no pass, no drain: the tool could
     not see, docs/cluster-safety.md); a host fault beside it drains."""
-    report = _report(KMSG_ONLY)
+    report = replayed_report(KMSG_ONLY)
     gpu = report["checks"][0]
     assert (gpu["status"], gpu["metrics"]["nvml_devices"]["value"]) == ("pass", 0.0)
     assert plausible.report_problem(report) is None
@@ -78,7 +69,7 @@ def test_a_gpu_pass_that_read_no_nvml_device_is_verify_s_no_pass_where_slurm_gav
     lambda g: g.update(data={}),                     # verify lists its (empty) NVML devices beside the count
 ])
 def test_a_gpu_pass_on_no_device_that_verify_never_writes_stays_refused(change):
-    report = _report(KMSG_ONLY)
+    report = replayed_report(KMSG_ONLY)
     change(report["checks"][0])
     assert plausible.report_problem(report) is not None
     assert verdict.decide(report, True).code == "REPORT_INVALID"

@@ -163,7 +163,7 @@ H100 = Path(__file__).resolve().parent / "data" / "gpu" / "h100-80gb-hbm3-2026-1
 
 
 def _unlimited_shm_report(tmp_path: Path) -> dict[str, Any]:
-    from tests.test_cluster_hunt55 import _report as replayed
+    from tests.judging import replayed_report as replayed
     facts = tmp_path / "facts"
     shutil.copytree(H100, facts)
     shm = json.loads((facts / "shm.json").read_text())
