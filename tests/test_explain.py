@@ -1158,6 +1158,31 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p4d-2x8-a100-sxm4-40gb-nccl-2.7.8-ofi-1.1.2-efa-device-rdma-allreduce-32m-to-46m-32-to-34-busbw-healthy":
         "translator: nccl pass; skip FACTS_INCOMPLETE: nccl-tests of 2020 print a max-error column, not `#wrong`, and "
         "its rows are not read as a count of wrong elements",
+    # Batches 248 to 251 (the lead's review, tests/test_judges_batch230.py).
+    "gb200-llama3.1-405b-megatron-bridge-rank112-nccl-2.28.3-unhandled-cuda-error-cuda-failure-2-out-of-memory-recipe-fixed-in-26.02":
+        "translator: nccl fail NCCL_FAILED (job); fail GPU_OUT_OF_MEMORY (job), as on the facts road",
+    "gh200-120gb-4x4-olivia-slingshot-nccl-2.29.2-int8-allreduce-wrong-2m-to-64m-without-hpe-cxi-env-ll128-gdr-corruption-job-config":
+        "translator: nccl fail NCCL_WRONG_RESULT (job); the same code owned by the host, as on the facts road",
+    "mlperf-storage-unet3d-multi-node-ubuntu-24.04-logind-removeipc-yes-reaps-dev-shm-torch-segments-could-not-unlink-enoent-host":
+        "translator: train fail LOADER_FAILED (host); not recognised: torch's `could not unlink the shared memory "
+        "file` is read by no parser",
+    "surface-book-2-dgpu-dmon-on-battery-pclk-1404-to-139mhz-mclk-405-at-100pct-sm-58-61c-3-7w-platform-power-throttle":
+        "translator: gpu fail THROTTLED (host); pass: dmon's highest reading per GPU is kept, not the clocks' fall "
+        "under load, as on the facts road",
+    "v100-x2-ai-server-pr15-dmon-load-capture-hbm-78c-7c-under-85c-throttle-175w-97pct-sm-side-fan-healthy":
+        "translator: gpu pass; not recognised: the author's markdown plateau table is no dmon output",
+    "g6f-xlarge-bottlerocket-grid-vgpu-rtx-vws-licensed-expiry-na-nvidia-gridd-started-devicequery-1-device-after-24h-healthy":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: nvidia-gridd's journal and deviceQuery's "
+        "count are read by no parser",
+    "k8s-vgpu-worker-525.105.17-nvidia-gridd-failed-to-update-local-trusted-store-register-client-2-failed-to-acquire-license-dls":
+        "translator: gpu fail THROTTLED (host); not recognised: nvidia-gridd's licence lines are read by no parser "
+        "(no field holds a licence)",
+    "gb10-arm64-nccl-topo-dump-c2c-8-links-43125-gpu-pcie-2.5gts-x16-numaid-minus-1-wifi-and-tailscale-nics-allreduce-corruption-is-nccl-unified-memory-bug":
+        "translator: nccl skip FACTS_INCOMPLETE; gpu warn HEALTH_NOT_ASSESSED (host): NCCL's topology XML is read as "
+        "a GPU listing with no health field, warned as not assessed (no drain)",
+    "gb200-10-and-12-node-nccl-tests-nccl-2.21.5-free-corrupted-unsorted-chunks-sigabrt-8-nodes-fine-2.25.1-fixes":
+        "translator: nccl fail NCCL_FAILED (image); not recognised: Open MPI's signal report with glibc's abort names "
+        "no NCCL frame or line (that it was nccl-tests is the issue's prose)",
 }
 
 

@@ -284,3 +284,13 @@ def test_a_failed_build_for_another_kernel_beside_gpus_that_answer_warns():
     assert any("6.8.0-51-generic" in d for d in [r.summary, *r.details]), r.summary
     r = judge(CHECKS["gpu"], {"torch": None, "driver_errors": [event]}, Options())
     assert verdict(r) == ("fail", "DRIVER_ERROR", "host")
+
+
+def test_a_python_extension_modules_undefined_symbol_is_the_images_package_set():
+    # m1-docker-debian-anaconda-aarch64-h5py-3.3.0-defs-so-undefined-symbol-h5sencode-pip-source-build-...
+    from verify.checks.train.imagefault import image_fault
+    message = ("/opt/conda/lib/python3.8/site-packages/h5py/defs.cpython-38-aarch64-linux-gnu.so: undefined symbol: "
+               "H5Sencode")
+    assert (image_fault({"type": "ImportError", "message": message}) or "").startswith("defs.cpython-38")
+    assert verdict(explained(f"ImportError: {message}\n")) == ("fail", "TRAIN_FAILED", "image")
+    assert image_fault({"type": "ImportError", "message": "No module named 'h5py.defs'"}) is None

@@ -158,6 +158,9 @@ HOST_BY_THE_EXCERPT = {
     "two-ranks-two-ib-rails-16-channels-net-ib-0-and-1-silent-hang-no-warn-eu-stack-nccllocalopappend-proxy-op-pool-deadlock-image":
         "a hang with no error is the default's (host) on the facts road, and the excerpt's IB connections without "
         "GPUDirect warn (no drain); the stacks inside NCCL's own code that make it the image's have no field (batch 238)",
+    "gh200-120gb-4x4-olivia-slingshot-nccl-2.29.2-int8-allreduce-wrong-2m-to-64m-without-hpe-cxi-env-ll128-gdr-corruption-job-config":
+        "wrong data across nodes is the transport's by the excerpt; the site's missing Slingshot settings (FI_CXI_*) "
+        "that make it the job's are the page's prose (batch 248)",
 }
 
 

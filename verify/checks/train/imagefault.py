@@ -16,7 +16,9 @@ from typing import Any
 
 # a library's name where it starts (after a path's `/`, a quote, a blank): tried from every `lib` of a long run of them
 # (`liblib...`, a facts file's hostile message) the search was quadratic
-_LIB = r"(?<![\w.+-])lib[\w.+-]*\.so[\w.]*"
+# (or a Python extension module of a package, `h5py/defs.cpython-38-aarch64-linux-gnu.so: undefined symbol: H5Sencode`:
+# the package built against another version of the library the image loads first, batch 251)
+_LIB = r"(?<![\w.+-])(?:lib[\w.+-]*|[\w+-]+\.(?:cpython-\d+[\w-]*|abi3))\.so[\w.]*"
 # the words, one table for both roads (verify/explain/importfail.py finds the line with it)
 WORDS = re.compile(
     rf"(?P<lib>{_LIB}): cannot open shared object file"
