@@ -44,7 +44,7 @@ pytestmark = pytest.mark.unit
 _PREFIX = "host1:1234:1234 [0] NCCL INFO "
 
 
-def _fast(fn, text: Any, limit: float = 0.5):
+def _fast(fn, text: Any):
     """The reader's answer on an input that once took it super-linear time. How long it takes is measured side by
     side at n and 4n by `python -m verify.explain.bench`, never asserted here (a loaded machine is no regression)."""
     return fn(text)
@@ -81,7 +81,7 @@ def test_gpud_table_rows_are_still_read():
 
 
 def test_a_long_nhc_xid_list_is_read_in_linear_time():
-    rows = _fast(xidrelay.events, "Found XID errors: " + "79 " * 10_000 + "\n", limit=0.8)
+    rows = _fast(xidrelay.events, "Found XID errors: " + "79 " * 10_000 + "\n")
     assert len(rows) == 10_000 and {r["xid"] for r in rows} == {79} and 290 < len(rows[0]["text"]) <= 300
 
 

@@ -88,7 +88,7 @@ def test_ras_words_in_prose_are_no_report(text):
     assert explained(text).status != "fail"
 
 
-def _fast(fn, arg, most_s=0.5):
+def _fast(fn, arg):
     """The reader on an input that once took it quadratic time; how long: `python -m verify.explain.bench`."""
     return fn(arg)
 
@@ -157,7 +157,8 @@ def test_a_line_start_indent_never_runs_over_blank_lines(pattern):
     import importlib
     module, name = pattern.split(":")
     regex = getattr(importlib.import_module(module), name)
-    assert regex.search("\n \n" * 30_000 + "x") is None or "\n \n" not in regex.search("\n \n" * 30_000 + "x").group(0)
+    found = regex.search("\n \n" * 30_000 + "x")
+    assert found is None or "\n \n" not in found.group(0)
 
 
 def test_many_prompts_are_read_in_linear_time():

@@ -10,6 +10,7 @@ at different operation counts: a snapshot of a running job catches them in fligh
 with no error is read with no error: nothing to judge, never a pass (no collective was measured). Pure."""
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -80,8 +81,10 @@ MOST_TRIES = 8
 MOST_RANKS = 1 << 22
 
 
+@functools.lru_cache(maxsize=2)
 def _json(text: str) -> dict[str, Any] | None:
-    """ncclras's JSON report in the text: the first object holding `communicators`."""
+    """ncclras's JSON report in the text: the first object holding `communicators` (decoded once for detect() and
+    parse() of one text; read, never changed)."""
     if '"communicators"' not in text:
         return None
     decoder = json.JSONDecoder()

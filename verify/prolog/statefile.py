@@ -135,10 +135,15 @@ def open_read(path: str) -> int:
 
 def open_rw(path: str, mode: int = 0o600) -> int:
     """An fd to read and write a regular file, created `mode` (a lock file: 0600, so that no other user can hold a
-    read lock on it): Refused, or OSError. One of ours an earlier version made 0644 is made `mode` here, as `locked`
-    does: a job's user holding a read lock on the run lock had every prolog of the node see another beside it."""
+    read lock on it): Refused, or OSError. One of ours an earlier version made 0644 is made `mode` here (the run lock's
+    and `locked`'s: a job's user holding a read lock on the run lock had every prolog of the node see another beside
+    it, on the breaker's lock kept every drain from its breaker)."""
     fd = _open(path, os.O_RDWR | os.O_CREAT, mode)
-    info = os.fstat(fd)
+    try:
+        info = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
     if info.st_uid == os.geteuid() and info.st_mode & 0o777 & ~mode:
         with contextlib.suppress(OSError):      # a file system that refuses it: the fd is still had
             os.fchmod(fd, mode)
@@ -213,12 +218,8 @@ def locked(path: str, wait_s: float, clock: Callable[[], float] = time.monotonic
     file is 0600: a read lock is anyone's who may open the file, and a job's user holding one on a lock file made
     0644 kept every drain of the node from its breaker (LockBusy) while the GPU stayed lost; one made so before is
     made 0600 here (a holder's fd opened before stays: the breaker counts without the lock then, drain.py)."""
-    fd = _open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_rw(path)               # 0600, and one of ours made 0644 before made 0600
     try:
-        info = os.fstat(fd)
-        if info.st_uid == os.geteuid() and info.st_mode & 0o077:
-            with contextlib.suppress(OSError):      # a file system that refuses it: the lock is still taken
-                os.fchmod(fd, 0o600)
         deadline = clock() + wait_s
         while True:
             try:

@@ -174,8 +174,8 @@ def _unbuilt(events: list[DriverError], found: Findings, nvml_answers: bool) -> 
                   "the running one: booted into that kernel the node will have no driver", remedy, "host")
     else:
         found.add(FAIL, "DRIVER_ERROR", f"DKMS could not build the NVIDIA module for kernel {kernel} (`Bad return "
-                  "status for module build`), and no GPU is shown answering: booted into that kernel the node has no NVIDIA driver",
-                  "Drain the node. " + remedy, "host")
+                  "status for module build`), and no GPU is shown answering: booted into that kernel the node has no "
+                  "NVIDIA driver", "Drain the node. " + remedy, "host")
 
 
 def _api_mismatch(events: list[DriverError], found: Findings, nvml_answers: bool) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from ...result import FAIL, CheckResult
+from .spawn import LEADING_PHASE
 
 # RAS's words for a process it lost or that fell behind (its report's sections and its monitor's events)
 RAS_LOST = re.compile(r"job process(?:es)? (?:is|are) considered dead|\bPEER_(?:TIMEOUT_)?DEAD\b|\bPEER_UNRESPONSIVE\b|"
@@ -38,14 +39,13 @@ WINDOW_SPACE = re.compile(r"No suitable space found to accommodate size=(0x[0-9a
 # a part of the error that is RAS's own (its sections' heads, a rank's error class, a monitor event)
 _RAS_PART = re.compile(r"(?:\[[^\]\n]*\] )?(?:(?:DEAD|INCOMPLETE|MISMATCH|ERROR|TIMEOUT)\b|#\d+-\d+ \(\w+\) |Rank \d+ |"
                        r"\d+ ranks? |PEER_[A-Z_]+: Process \d+ )")
-_PHASE = re.compile(r"^[a-z_]+: ")       # the collective or phase an error names first
 WATCHDOG = re.compile(r"timeout|timed out|watchdog", re.IGNORECASE)
 
 
 def _only_ras(error: str, timeout: bool) -> bool:
     """Whether every part of the error is RAS's words (or, on a hang, the hang's own line): a failure said beside
     them (a device missing, a completion error, an NVLink error) is judged by its own rule, never hidden by RAS's."""
-    parts = [p.strip() for p in _PHASE.sub("", error, count=1).split(" | ") if p.strip()]
+    parts = [p.strip() for p in LEADING_PHASE.sub("", error, count=1).split(" | ") if p.strip()]
     return all(RAS_LOST.search(p) or _RAS_PART.match(p) or (timeout and WATCHDOG.search(p)) for p in parts)
 
 

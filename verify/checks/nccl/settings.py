@@ -42,7 +42,7 @@ from ...facts import NcclFacts
 from .connect import connect_cause, link_local_peer
 from .peergone import bridge_peer
 from .refused import refused_cause
-from .spawn import INIT
+from .spawn import INIT, LEADING_PHASE
 from .transport import job_env
 
 NO_INTERFACE = re.compile(r"no socket interface found|No usable listening interface found|NET/Socket : no interface "
@@ -63,7 +63,6 @@ TOPO_XML = re.compile(r"graph/xml\.(?:cc|h)\b|XML (?:Parse|Mismatch)|XML Topolog
 BOOTSTRAP = re.compile(r"bootstrap|socket\.cc|\bsocket(?:ProgressOpt|Progress|Wait): Call to (?:send|recv)", re.IGNORECASE)
 ENFORCED = re.compile(r"mismatch enforced: (NCCL_\w+)=(\S*) \(expected ([^)\n]*)\)")
 # the parts of an error beside the refusal that still leave it the refusal: NCCL's failing returns after it
-_PHASE = re.compile(r"^[a-z_]+: ")       # the collective or phase an error names first
 _FAILING_RETURN = re.compile(r"-> [1-9]\d*(?: \[[^\]\n]*\])?$")
 NO_REAL_PATH = re.compile(r"Could not find real path of (\S+)")
 FILES = ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE")
@@ -118,7 +117,7 @@ def _software_device(facts: NcclFacts, said: str) -> tuple[str, str, Owner] | No
 def _refusal(error: str) -> re.Match[str] | None:
     """The net plugin's policy refusal where it is all the error says (its line and its failing returns): a failure
     said beside it (a completion error, a device missing, a hang) is another's, never the job's setting's."""
-    parts = [p.strip() for p in re.split(r" \| |; ", _PHASE.sub("", error, count=1)) if p.strip()]
+    parts = [p.strip() for p in re.split(r" \| |; ", LEADING_PHASE.sub("", error, count=1)) if p.strip()]
     refusals = [m for p in parts if (m := ENFORCED.search(p))]
     if refusals and all(ENFORCED.search(p) or _FAILING_RETURN.search(p) for p in parts):
         return refusals[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import re
 import socket
 import time
 from typing import Any
@@ -12,6 +13,8 @@ from ...shared.distgroup import init_group
 
 # The facts' `error` is "<phase>: <exception>" (FACTS.md): the phase is a field of that format, read by error_phase.
 INIT, ALL_REDUCE = "init", "all_reduce"
+# the collective or phase a recorded error names first (`init: `, `all_reduce: `, a translation's `collective: `)
+LEADING_PHASE = re.compile(r"^[a-z_]+: ")
 
 
 def message_sizes(lo: int, hi: int) -> list[int]:

@@ -308,11 +308,9 @@ def _decided_first(facts: NcclFacts, error: str, said: list[str], result: CheckR
         # same evidence as wrong elements in the sweep
         return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"a collective over {backend or 'NCCL'} returned wrong data: "
                               f"{error}", WRONG_ADVICE)
-    failed = f"all-reduce over {backend or 'NCCL'} failed: {error}"
-    return launch_verdict(" | ".join(said), failed, result) or capacity_verdict(
-        facts, " | ".join(said), failed, is_timeout(error), result) or efa_verdict(facts, " | ".join(said), failed,
-                                                                                   is_timeout(error), result) or (
-        stray_verdict(" | ".join(said), failed, is_timeout(error), result))
+    failed, text, hung = f"all-reduce over {backend or 'NCCL'} failed: {error}", " | ".join(said), is_timeout(error)
+    return launch_verdict(text, failed, result) or capacity_verdict(facts, text, failed, hung, result) or \
+        efa_verdict(facts, text, failed, hung, result) or stray_verdict(text, failed, hung, result)
 
 
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
