@@ -294,3 +294,14 @@ def test_a_python_extension_modules_undefined_symbol_is_the_images_package_set()
     assert (image_fault({"type": "ImportError", "message": message}) or "").startswith("defs.cpython-38")
     assert verdict(explained(f"ImportError: {message}\n")) == ("fail", "TRAIN_FAILED", "image")
     assert image_fault({"type": "ImportError", "message": "No module named 'h5py.defs'"}) is None
+
+
+def test_bad_input_against_the_new_readers_invents_nothing():
+    """The review's bad inputs: a DKMS line cut before its kernel is no record (and no kernel log to pass), and RAS
+    JSON whose ranks RAS could not have written (rank -1, none) names no lost process."""
+    cut = "Error! Bad return status for module build on kernel: \nNV_EXCLUDE_BUILD_MODULES\n"
+    assert explained(cut).status != "pass"
+    forged = ('{"nccl_version": "2.29.1", "communicators": [{"size": 8, "ranks": [{"rank": true, "status": '
+              '{"async_error": 6}}], "missing_ranks": [{"rank": -1, "status": {"considered_dead": true}}, '
+              '{"status": {"unresponsive": true}}]}]}\n')
+    assert ncclras.parse(forged)["error"] is None and explained(forged).status != "fail"

@@ -88,7 +88,8 @@ def _driver_said(text: str) -> bool:
 
 def _nvidia_build_failed(text: str) -> bool:
     """DKMS's failed build of a module, where the text shows the module is NVIDIA's."""
-    return "Bad return status for module build" in text and bool(NVIDIA_DKMS.search(text))
+    return "Bad return status for module build" in text and module_build_failed(text) is not None \
+        and bool(NVIDIA_DKMS.search(text))     # the line as DKMS prints it, naming its kernel: what parse() records
 
 
 def detect(text: str) -> bool:

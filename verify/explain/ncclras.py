@@ -98,6 +98,10 @@ def _json(text: str) -> dict[str, Any] | None:
     return None
 
 
+def _named(rank: Any) -> bool:
+    return isinstance(rank, dict) and type(rank.get("rank")) is int and 0 <= rank["rank"] < MOST_RANKS
+
+
 def _status(rank: dict[str, Any]) -> dict[str, Any]:
     status = rank.get("status")
     return status if isinstance(status, dict) else {}
@@ -109,8 +113,9 @@ def _from_json(report: dict[str, Any]) -> tuple[list[str], int | None, int | Non
     for comm in report["communicators"]:
         if not isinstance(comm, dict):
             continue
-        ranks = [r for r in comm.get("ranks") or [] if isinstance(r, dict)]
-        missing = [r for r in comm.get("missing_ranks") or [] if isinstance(r, dict)]
+        # a rank RAS could name: an object with a rank number (not a bool, never negative); another is no report's
+        ranks = [r for r in comm.get("ranks") or [] if _named(r)]
+        missing = [r for r in comm.get("missing_ranks") or [] if _named(r)]
         for rank in missing:
             status = _status(rank)
             said = [w for w, key in (("considered dead", "considered_dead"), ("unresponsive", "unresponsive"))
