@@ -1183,6 +1183,24 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "gb200-10-and-12-node-nccl-tests-nccl-2.21.5-free-corrupted-unsorted-chunks-sigabrt-8-nodes-fine-2.25.1-fixes":
         "translator: nccl fail NCCL_FAILED (image); not recognised: Open MPI's signal report with glibc's abort names "
         "no NCCL frame or line (that it was nccl-tests is the issue's prose)",
+    "cx4-lx-25gbe-nfs-rdma-client-t3640-ibstatus-mlx5-0-roce-active-10-1x-qdr-beside-mlx5-1-at-25-1x-edr-host":
+        "translator: fabric warn FABRIC_RATE_DEGRADED (host); pass: ibstatus names no adapter model, so no degraded-"
+        "rate verdict (issue 35, item 7); the one card is read from consecutive GIDs",
+    "cx4-lx-25gbe-nfs-rdma-server-ft2000-ibstatus-mlx5-0-roce-active-25-1x-edr-unused-mlx5-1-down-disabled-ib-send-bw-23.15-gbps-healthy":
+        "translator: fabric pass (the second port unused); warn FABRIC_PORT_DOWN (host): a port Down/Disabled beside an"
+        " active one warns (a spare and a pulled cable read alike)",
+    "rtx-a5000-x2-vllm-nightly-turboquant-k8v4-prefix-cache-burst-indexkernel-out-of-bounds-assert-xid43-both-gpus-job":
+        "translator: gpu warn CUDA_KERNEL_FAULT (job); warn XID_ERROR (job): the application Xid names the verdict "
+        "beside the kernel fault (kernelxid.py); the owner agrees",
+    "single-gpu-575.51.03-ik-llama.cpp-deepseek-v3-partial-offload-llama-server-xid31-fault-pde-virt-read-illegal-memory-access-job":
+        "translator: gpu warn CUDA_KERNEL_FAULT (job); warn XID_ERROR (job): the application Xid names the verdict "
+        "beside the kernel fault (kernelxid.py); the owner agrees",
+    "sxm-node-localai-compose-three-working-gpu-uuids-driver-rpc-timed-out-one-card-rminitadapter-0x25-0x65-minor-1-host":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); fail DRIVER_ERROR (host): the RmInitAdapter line is quoted in the"
+        " poster's sentence, which explain reads as prose (said.py), so the hook's timeout decides; the owner agrees",
+    "gtx-1650-460.80-homepod-2.0-pro-container-torch-error-804-toolkit-1.4.0-injects-cuda-compat-on-geforce-host":
+        "translator: gpu fail DRIVER_ERROR (host); fail DRIVER_TOO_OLD (host): 804 on a GPU without forward "
+        "compatibility (docs/codes.md); the owner agrees",
 }
 
 

@@ -1627,6 +1627,29 @@ KNOWN_MISMATCHES = {
     "k8s-vgpu-worker-525.105.17-nvidia-gridd-failed-to-update-local-trusted-store-register-client-2-failed-to-acquire-license-dls":
         "translator: gpu fail THROTTLED (host); skip FACTS_INCOMPLETE: nvidia-gridd's licence failure has no field (a "
         "gridd record), and no device is recorded",
+    "cx4-lx-25gbe-nfs-rdma-client-t3640-ibstatus-mlx5-0-roce-active-10-1x-qdr-beside-mlx5-1-at-25-1x-edr-host":
+        "translator: fabric warn FABRIC_RATE_DEGRADED (host); pass: ibstatus names no adapter model (hca_type), and a "
+        "rate is held only against its own model's (issue 35, item 7); that the two ports are one card is read from "
+        "consecutive GIDs, which no field carries",
+    "cx4-lx-25gbe-nfs-rdma-server-ft2000-ibstatus-mlx5-0-roce-active-25-1x-edr-unused-mlx5-1-down-disabled-ib-send-bw-23.15-gbps-healthy":
+        "translator: fabric pass (the second port unused); warn FABRIC_PORT_DOWN (host): a port Down/Disabled beside an"
+        " active one warns, as oracle-rac-node-two-dual-port-cx3-... (a spare and a pulled cable read alike); no field "
+        "says a port is unused by design",
+    "rtx-a5000-x2-vllm-nightly-turboquant-k8v4-prefix-cache-burst-indexkernel-out-of-bounds-assert-xid43-both-gpus-job":
+        "translator: gpu warn CUDA_KERNEL_FAULT (job); warn XID_ERROR (job): the application Xid beside a program's "
+        "kernel fault names the verdict (verify/checks/gpu/kernelxid.py, as relion-3.0-beta-... expects); the owner "
+        "agrees",
+    "single-gpu-575.51.03-ik-llama.cpp-deepseek-v3-partial-offload-llama-server-xid31-fault-pde-virt-read-illegal-memory-access-job":
+        "translator: gpu warn CUDA_KERNEL_FAULT (job); warn XID_ERROR (job): the application Xid beside a program's "
+        "kernel fault names the verdict (verify/checks/gpu/kernelxid.py); the owner agrees",
+    "docker-gpus-2-on-one-gpu-ubuntu-16.04-docker-19.03.9-nvidia-container-cli-device-error-1-unknown-device-job":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); skip FACTS_INCOMPLETE: the toolkit's `device error: 1: unknown "
+        "device` had no field on the day (FACTS.md now files it under nvml_error, the job's; explain reads it), and one"
+        " device known by its index alone is nothing to judge",
+    "gtx-1650-460.80-homepod-2.0-pro-container-torch-error-804-toolkit-1.4.0-injects-cuda-compat-on-geforce-host":
+        "translator: gpu fail DRIVER_ERROR (host); fail DRIVER_TOO_OLD (host): CUDA 804 on a GPU without forward "
+        "compatibility is the driver too old for the image's CUDA (docs/codes.md); that the image's CUDA runs natively "
+        "on 460 (compat injected needlessly) is the thread's, torch's CUDA is not shown; the owner agrees",
 }
 
 

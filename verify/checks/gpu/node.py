@@ -100,6 +100,18 @@ _TOOLKIT_NO_LIBRARY = re.compile(r"nvidia-container-cli\b.*load library failed: 
 # `initialization error: driver rpc error: timed out`: libnvidia-container's own driver-query errors): the host's driver
 # or a GPU behind it does not answer (aws-a100-8gpu-k8s-node-gpu-operator-crashloop-...): no container is involved yet
 _TOOLKIT_DRIVER_FAILED = re.compile(r"nvidia-container-cli\b.*\bdriver (?:rpc )?error\b", re.IGNORECASE)
+# The same hook refusing a device the container asked for that this node does not have (`nvidia-container-cli: device
+# error: 1: unknown device`: `--gpus 2` or `device=1` on a one-GPU node; `GPU-<uuid>: unknown device`: a UUID pinned in
+# the job or the image's NVIDIA_VISIBLE_DEVICES; `unknown device id: no-gpu-has-10MiB-to-run`: a GPU-sharing
+# scheduler's answer): the request is the job's, no container started, and nothing shows the node's GPUs at fault
+_TOOLKIT_UNKNOWN_DEVICE = re.compile(r"nvidia-container-cli\b.*\bdevice error: .*unknown device", re.IGNORECASE)
+
+
+def toolkit_symptom(facts: GpuFacts) -> bool:
+    """Whether NVML's error is the toolkit's hook getting no answer from the driver: a symptom, whose cause (a GPU the
+    driver could not initialise, an Xid) the kernel log may name."""
+    error = facts.get("nvml_error")
+    return isinstance(error, str) and _TOOLKIT_DRIVER_FAILED.search(error) is not None
 _NO_RUNTIME_FIX = ("Start it under the NVIDIA runtime: `docker run --gpus all` (or `--runtime=nvidia`); on Kubernetes "
                    "give the pod the runtime that carries the NVIDIA hook (runtimeClassName nvidia, or the runtime the "
                    "node's containerd or CRI-O gives pods, not Docker's default-runtime) and request nvidia.com/gpu. "
@@ -124,6 +136,13 @@ def _runtime_refused(facts: GpuFacts) -> tuple[str, str, Owner, str | None] | No
                 "user-space is not installed (or not where the loader looks), so no container on it gets a GPU",
                 "Drain the node; install (or repair) the NVIDIA driver on the host, its libraries with it "
                 "(`ldconfig -p | grep libnvidia-ml`), until `nvidia-smi` answers.", "host", "DRIVER_ERROR")
+    if isinstance(error, str) and _TOOLKIT_UNKNOWN_DEVICE.search(error):
+        return (f"the NVIDIA Container Toolkit refused the GPU the container asked for ({error[:200]}): the request "
+                "names a GPU this node does not have, so the container never started",
+                "Request GPUs this node has: `--gpus N` no more than `nvidia-smi -L` lists, `device=` an index or UUID "
+                "of this node (a UUID baked into the image's NVIDIA_VISIBLE_DEVICES belongs to another machine); on "
+                "Kubernetes let the device plugin assign them. If the UUID is one this node's plugin handed out, the "
+                "GPU is gone: `nvidia-smi -L` on the host.", "job", "GPU_NOT_VISIBLE")
     if isinstance(error, str) and _TOOLKIT_DRIVER_FAILED.search(error):
         return (f"the NVIDIA Container Toolkit's hook on the host got no answer from the NVIDIA driver ({error[:200]}): "
                 "the node's driver, or a GPU behind it, is hung or failing, so no container on it gets a GPU",

@@ -17,7 +17,7 @@ from ...shared.gpumemory import where
 from . import aer, driverlog, fabricmanager, gpuarch, gpuhealth, gpuidentity, inforom, linkpeers, refusals, unanswering, undecoded
 from .contradictions import impossible, no_gpu_contradicted
 from .kernelxid import xid_tells_the_kernel_fault
-from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, version_tuple, why_no_gpu
+from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, toolkit_symptom, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
 from .present import program_saw_a_gpu, without_the_run
 from .programerrors import judge_errors
@@ -366,8 +366,10 @@ def _no_gpu(facts: GpuFacts, result: CheckResult, options: Options) -> CheckResu
     """No GPU usable: why (a CPU build, no device nodes, NVML's refusal), a failure where GPUs are expected or where
     the facts prove a fault."""
     cause, remedy, owner, shown = why_no_gpu(facts)    # shown: a fault the facts prove, GPUs expected or not
-    if not shown and facts.get("torch_cuda") != NONE and (kernel := _kernel_log_faults(facts)).items:
-        # the kernel log shows why no GPU is listed (the driver could not initialise one, an Xid): that fault
+    if (not shown or toolkit_symptom(facts)) and facts.get("torch_cuda") != NONE and \
+            (kernel := _kernel_log_faults(facts)).items:
+        # the kernel log shows why no GPU is listed (the driver could not initialise one, an Xid): that fault, also
+        # beside the toolkit's hook timing out on the driver (batch 257: RmInitAdapter failed on one SXM card)
         return kernel.apply(result, f"no GPU visible: {cause}")
     if facts.get("nvml_error") not in (None, NONE):
         result.details.append(f"NVML: {facts['nvml_error']}")

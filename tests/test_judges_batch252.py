@@ -1,0 +1,83 @@
+"""Batches 252 to 261 (issue 35): the lead's review.
+
+- Batch 257: the NVIDIA Container Toolkit refusing a device the container asked for (`nvidia-container-cli: device
+  error: 1: unknown device`, `docker run --gpus 2` on a one-GPU node) was not recognised by `verify explain`. It is the
+  job's request naming a GPU the node does not have: fail GPU_NOT_VISIBLE, owner job, never a drain
+  (verify/checks/gpu/node.py, verify/explain/nvml.py, FACTS.md).
+- Batch 257: the toolkit's hook timing out on the driver (`driver rpc error: timed out`) decided before the kernel's
+  cause beside it (`RmInitAdapter failed! (0x25:0x65:1545)`: one SXM card the driver could not initialise). The hook's
+  timeout is the symptom; the kernel log names the GPU: GPU_NOT_VISIBLE (host), as FACTS.md files RmInitAdapter.
+- Batch 256: the kernel's "fallen off the bus" message without an Xid had no translation in FACTS.md (explain read it
+  as Xid 79 already); FACTS.md now says so, and the entry's facts hold it.
+Real lines from the entries named by slug (each source.md gives its URL).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.judging import CORPUS, explained, raw, replayed, verdict
+from verify.checks import CHECKS
+from verify.judging import judge
+from verify.options import Options
+
+pytestmark = pytest.mark.unit
+
+UNKNOWN = "docker-gpus-2-on-one-gpu-ubuntu-16.04-docker-19.03.9-nvidia-container-cli-device-error-1-unknown-device-job"
+RMINIT = ("sxm-node-localai-compose-three-working-gpu-uuids-driver-rpc-timed-out-one-card-rminitadapter-0x25-0x65-"
+          "minor-1-host")
+RPC_ALONE = ("docker-gpus-all-cuda-11.0.3-base-driver-rpc-error-timed-out-gpus-not-in-persistence-mode-works-with-pm-1-"
+             "host")
+FALLEN = ("hgx-h100-x8-525.125.06-syslog-nvswitch-probed-gpu-5d-00-fallen-off-bus-probe-failed-one-device-gsp-"
+          "firmware-missing-host")
+
+
+def _gpu(facts: dict[str, Any], **options: Any) -> tuple[str, str | None, str | None]:
+    return verdict(judge(CHECKS["gpu"], facts, Options(**options)))
+
+
+def test_the_toolkits_unknown_device_in_dockers_quoting_is_the_jobs_request():
+    r = explained(raw(UNKNOWN), "docker.log")
+    assert (r.name, *verdict(r)) == ("gpu", "fail", "GPU_NOT_VISIBLE", "job")
+    assert "(nvidia-container-cli: device error: 1: unknown device)" in r.summary    # cut before docker's `\\n`
+
+
+# The same wording as other tools print it (public troubleshooting pages quote these lines: a UUID, a GPU-sharing
+# scheduler's answer, the NIM build's index): hand-made lines of that wording, not one source's output
+@pytest.mark.parametrize("line", [
+    "nvidia-container-cli: device error: GPU-0c3a6e1f-2b4d-4e5f-8a9b-1c2d3e4f5a6b: unknown device",
+    "stderr: nvidia-container-cli: device error: unknown device id: no-gpu-has-10MiB-to-run",
+    "nvidia-container-cli: device error: 3: unknown device: unknown",
+    "nvidia-container-cli.real: device error: 1: unknown device",
+])
+def test_every_spelling_of_the_toolkits_unknown_device_is_the_jobs_handmade(line):
+    assert _gpu({"nvml_error": line, "devices": None}) == ("fail", "GPU_NOT_VISIBLE", "job")
+    assert verdict(explained(line + "\n", "err.txt")) == ("fail", "GPU_NOT_VISIBLE", "job")
+
+
+def test_an_unknown_device_is_judged_without_expect_gpus_and_never_drains():
+    facts = {"nvml_error": "nvidia-container-cli: device error: 1: unknown device", "devices": None}
+    for expect in (0, 8):
+        assert _gpu(facts, expect_gpus=expect) == ("fail", "GPU_NOT_VISIBLE", "job")
+
+
+def test_a_device_error_that_is_not_an_unknown_device_is_not_this_rule():
+    # a sentence about the wording, and another of the hook's errors, stay what they were
+    assert _gpu({"nvml_error": "nvidia-container-cli: device error: false: invalid device", "devices": None})[2] != "job"
+
+
+def test_the_hooks_driver_timeout_yields_to_the_kernels_cause_beside_it():
+    assert replayed(RMINIT) == {"gpu": ("fail", "GPU_NOT_VISIBLE", "host")}
+    facts = json.loads((CORPUS / RMINIT / "facts" / "gpu.json").read_text())["facts"]
+    facts["driver_errors"] = None           # the hook's timeout alone stays the driver's
+    assert _gpu(facts) == ("fail", "DRIVER_ERROR", "host")
+    assert replayed(RPC_ALONE) == {"gpu": ("fail", "DRIVER_ERROR", "host")}
+
+
+def test_a_gpu_fallen_off_the_bus_without_an_xid_is_lost_on_both_roads():
+    events = json.loads((CORPUS / FALLEN / "facts" / "gpu.json").read_text())["facts"]["xid_events"]
+    assert [(e["xid"], e["pci_bus_id"]) for e in events] == [(79, "0000:5d:00.0")]
+    assert replayed(FALLEN) == {"gpu": ("fail", "GPU_LOST", "host")}
+    assert verdict(explained(raw(FALLEN), "syslog")) == ("fail", "GPU_LOST", "host")
