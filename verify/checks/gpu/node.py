@@ -109,7 +109,8 @@ _TOOLKIT_UNKNOWN_DEVICE = re.compile(r"nvidia-container-cli\b.*\bdevice error: .
 
 def toolkit_symptom(facts: GpuFacts) -> bool:
     """Whether NVML's error is the toolkit's hook getting no answer from the driver: a symptom, whose cause (a GPU the
-    driver could not initialise, an Xid) the kernel log may name."""
+    driver could not initialise, an Xid) the kernel log may name and then decides (batch 257: RmInitAdapter failed on
+    one SXM card, and the hook timed out on the driver)."""
     error = facts.get("nvml_error")
     return isinstance(error, str) and _TOOLKIT_DRIVER_FAILED.search(error) is not None
 _NO_RUNTIME_FIX = ("Start it under the NVIDIA runtime: `docker run --gpus all` (or `--runtime=nvidia`); on Kubernetes "

@@ -366,10 +366,8 @@ def _no_gpu(facts: GpuFacts, result: CheckResult, options: Options) -> CheckResu
     """No GPU usable: why (a CPU build, no device nodes, NVML's refusal), a failure where GPUs are expected or where
     the facts prove a fault."""
     cause, remedy, owner, shown = why_no_gpu(facts)    # shown: a fault the facts prove, GPUs expected or not
-    if (not shown or toolkit_symptom(facts)) and facts.get("torch_cuda") != NONE and \
-            (kernel := _kernel_log_faults(facts)).items:
-        # the kernel log shows why no GPU is listed (the driver could not initialise one, an Xid): that fault, also
-        # beside the toolkit's hook timing out on the driver (batch 257: RmInitAdapter failed on one SXM card)
+    if (not shown or toolkit_symptom(facts)) and facts.get("torch_cuda") != NONE and (kernel := _kernel_log_faults(facts)).items:
+        # the kernel log shows why no GPU is listed (the driver could not initialise one, an Xid): that fault
         return kernel.apply(result, f"no GPU visible: {cause}")
     if facts.get("nvml_error") not in (None, NONE):
         result.details.append(f"NVML: {facts['nvml_error']}")
