@@ -180,7 +180,7 @@ def test_the_gate_drains_on_a_future_wall_stamped_xid_once_the_clock_reaches_it(
         return cli.main(["--state-dir", str(tmp_path / "state"), "--lookback", "48"], dict(PROLOG_ENV))
 
     assert run(now) == 0
-    assert "read once the clock reaches it" in capsys.readouterr().err
+    assert "not evidence until the clock reaches it" in capsys.readouterr().err
     assert run(now + 86400 + 60) == 1, capsys.readouterr()
     assert fake.nodes["n1"][0] == "drained" and "XID_HISTORY" in fake.nodes["n1"][1]
 
