@@ -211,6 +211,7 @@ class State:
     at_count: int = -1                  # lines read at that stamp (-1: len(at_mono), as a state kept before it)
     unstamped_count: int = -1           # lines without a stamp read (-1: len(unstamped))
     wall: float = -1.0                  # the latest wall stamp of those lines (-1: none): a cursor in wall time
+    deferred: list[str] = field(default_factory=list)   # the driver's wall-stamped lines read while from the future
 
     def __post_init__(self) -> None:
         self.at_count = len(self.at_mono) if self.at_count < 0 else self.at_count
@@ -246,7 +247,8 @@ def _typed(raw: Any) -> bool:
                 for e in raw["held"]) \
         and statefile.count_or_none(raw.get("at_count")) \
         and statefile.count_or_none(raw.get("unstamped_count")) \
-        and (raw.get("wall") is None or (_number(raw["wall"]) and math.isfinite(raw["wall"])))
+        and (raw.get("wall") is None or (_number(raw["wall"]) and math.isfinite(raw["wall"]))) \
+        and (raw.get("deferred") is None or _strings(raw["deferred"]))
 
 
 def load(state_dir: str, node: str) -> tuple[State, str | None]:
@@ -271,14 +273,15 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
     return State(raw["boot_id"], float(raw["mono"]), raw["at_mono"], raw["unstamped"], held,
                  -1 if raw.get("at_count") is None else raw["at_count"],
                  -1 if raw.get("unstamped_count") is None else raw["unstamped_count"],
-                 -1.0 if raw.get("wall") is None else float(raw["wall"])), None
+                 -1.0 if raw.get("wall") is None else float(raw["wall"]), _deferred(raw.get("deferred") or [])), None
 
 
 def save(state_dir: str, node: str, state: State) -> str | None:
     target = state_path(state_dir, node)
     data = {"schema": 1, "boot_id": state.boot_id, "mono": state.mono, "at_mono": state.at_mono[-HELD_MAX:],
             "at_count": state.at_count, "unstamped": state.unstamped[-HELD_MAX:],
-            "unstamped_count": state.unstamped_count, "wall": state.wall, "held": _trim(state.held)}
+            "unstamped_count": state.unstamped_count, "wall": state.wall, "held": _trim(state.held),
+            "deferred": _deferred(state.deferred)}
     try:
         statefile.folder(os.path.dirname(target))
         statefile.replace(target, (json.dumps(data) + "\n").encode())
@@ -306,24 +309,17 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
     """The state after reading `lines`, and the findings held now (earlier ones still held, then the new ones).
     Pure: a new boot drops what the last boot held; watched events older than the lookback, or any no read of this
     boot could have kept (`believable`), drop out; a line from the future (`future`) is no evidence."""
-    state = dataclasses.replace(state, held=believable(state.held, clock, skew_s))
-    if boot_key(clock.boot_id) != boot_key(state.boot_id):
-        state = State(clock.boot_id)          # another boot: what the last one held is not this one's evidence
-    elif impossible(state, clock):
-        state = State(clock.boot_id, held=state.held)   # a cursor no read of this boot could leave: read it again
-    if state.wall >= 0 and clock.now is not None and state.wall > clock.now + skew_s:
-        # a wall cursor past now (kept while the clock ran fast, stepped back since) would hide every line up to it:
-        # read again from the lookback, as for a kernel-stamped cursor past the uptime
-        state = dataclasses.replace(state, wall=-1.0)
+    state = _kept(state, clock, skew_s)
     floor = clock.uptime - lookback_s if clock.uptime is not None else None
     stamped = [(line, mono(line)) for line in lines]
+    state, resolved = _in_kernel_format(state, stamped)
     at_count, unstamped_count = state.at_count, state.unstamped_count
     skip_at = consumed([x for x, t in stamped if t is not None and t == state.mono], at_count, state.at_mono) \
         if state.mono >= 0 else 0
     skip_un = consumed([x for x, t in stamped if t is None], unstamped_count, state.unstamped)
     # a first read of this boot (no line of it read before) goes back --lookback at most; after it, every unread line
     first = lookback_s if state.mono < 0 and state.unstamped_count == 0 else None
-    new: list[str] = []
+    new, deferred = _due(state, clock, skew_s)      # the lines deferred before whose time has come, the others
     last, at_last, unstamped, wall_last = state.mono, list(state.at_mono), list(state.unstamped), state.wall
     seen_at = seen_un = 0
     for line, t in stamped:
@@ -338,6 +334,8 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
                     wall_last = max(wall_last, wall(line) or -1.0)
                     if not _stale(line, clock, first, state.mono):
                         new.append(line)
+                elif _DRIVER.search(line):
+                    deferred.append(_short(line))       # read once its time is no longer in the future (`_due`)
             continue
         if t == state.mono:
             seen_at += 1
@@ -349,8 +347,10 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
         # a first read of this boot (no cursor) goes back --lookback at most; after a kept cursor every line is unread
         # evidence however old (a node idle, or held by one job, for two days: the Xid logged meanwhile was skipped)
         # a cursor kept in wall time (a reader that gave wall stamps before) was this line's read, in the other format
-        if t < state.mono or (max(state.mono, state.wall) < 0 and floor is not None and t < floor) or ahead(t, clock) or \
-                (state.mono < 0 and state.wall >= 0 and clock.booted is not None and clock.booted + t <= state.wall + 1):
+        # (not a line deferred there: `_in_kernel_format`)
+        if t < state.mono or ahead(t, clock) or (_message(line) not in resolved and (
+                (max(state.mono, state.wall) < 0 and floor is not None and t < floor) or
+                (state.mono < 0 and state.wall >= 0 and clock.booted is not None and clock.booted + t <= state.wall + 1))):
             continue
         if t > last:
             last, at_last, at_count = t, [], 0
@@ -360,7 +360,53 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
         new.append(line)
     held = _held(state.held, new, floor, clock, lookback_s)
     return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held, at_count, unstamped_count,
-                 wall_last), xid.parse([e["line"] for e in held])
+                 wall_last, _deferred(deferred)), xid.parse([e["line"] for e in held])
+
+
+def _kept(state: State, clock: Clock, skew_s: float) -> State:
+    """The kept state as this read may use it: held events no read of this boot could keep dropped, nothing of another
+    boot, and no cursor past the uptime or now."""
+    state = dataclasses.replace(state, held=believable(state.held, clock, skew_s))
+    if boot_key(clock.boot_id) != boot_key(state.boot_id):
+        return State(clock.boot_id)           # another boot: what the last one held is not this one's evidence
+    if impossible(state, clock):
+        state = State(clock.boot_id, held=state.held)   # a cursor no read of this boot could leave: read it again
+    if state.wall >= 0 and clock.now is not None and state.wall > clock.now + skew_s:
+        # a wall cursor past now (kept while the clock ran fast, stepped back since) would hide every line up to it:
+        # read again from the lookback, as for a kernel-stamped cursor past the uptime
+        state = dataclasses.replace(state, wall=-1.0)
+    return state
+
+
+_DRIVER = re.compile(r"NVRM|nvidia-nvswitch")     # the lines xid.parse reads (as _Rescue keeps): the ones deferred
+_PREFIX = re.compile(r"^(?:\[\s*\d+(?:\.\d+)?\]|\d{4}-\d\d-\d\dT\S+)\s+(?:\S+ kernel: )?", re.ASCII)
+
+
+def _due(state: State, clock: Clock, skew_s: float) -> tuple[list[str], list[str]]:
+    """The deferred lines whose time has come (not from the future, nor from before this boot), and those still to
+    wait. A wall-stamped line from the future is no evidence yet, but its place in the log is read: kept aside, it is
+    read once the clock has caught up with it (an Xid 79 journald stamped while the clock ran fast was lost for good)."""
+    due = [line for line in state.deferred if not future(line, clock, skew_s)]
+    return [x for x in due if not _stale(x, clock, None)], [x for x in state.deferred if future(x, clock, skew_s)]
+
+
+def _message(line: str) -> str:
+    """A line's words without its stamp (the kernel's or the wall clock's) and journalctl's `<host> kernel: `."""
+    return _PREFIX.sub("", line.strip(), count=1)
+
+
+def _in_kernel_format(state: State, stamped: list[tuple[str, float | None]]) -> tuple[State, set[str]]:
+    """The state less the deferred lines this read gives with the kernel's stamp, and their words: the kernel's stamp
+    (which no clock step moves) then says whether the record was read (before the cursor) or is read now (never
+    skipped as read in wall time: it waited). One record read in both formats is one event, never two."""
+    waiting = {_message(line) for line in state.deferred}
+    resolved = {m for line, t in stamped if t is not None and (m := _message(line)) in waiting}
+    return dataclasses.replace(state, deferred=[x for x in state.deferred if _message(x) not in resolved]), resolved
+
+
+def _deferred(lines: list[str]) -> list[str]:
+    """At most HELD_MAX deferred lines, the drain-worthy ones first (as `_trim`), each about LINE_MAX long."""
+    return [e["line"] for e in _trim([{"line": _short(line), "mono": -1.0} for line in lines])]
 
 
 def _held(before: list[dict[str, Any]], new: list[str], floor: float | None, clock: Clock,

@@ -50,6 +50,16 @@ def node_problem(name: str) -> str | None:
             f"n[1-64] or a,b would make scontrol act on many nodes")
 
 
+# sinfo's NODE STATE CODES (man sinfo; src/common/slurm_protocol_defs.c node_state_string): `~` powered off, `%`
+# being powered down, `!` to be powered down (taken from scheduling); a state that is the power flag alone
+# (`POWERED_DOWN`, `POWER_DOWN`, older Slurm's powered-off state, `POWERING_DOWN`, a `CLOUD` node not started); with
+# --Format=StateComplete the flags follow the base state (`idle+cloud+powered_down`). `#` (powering up) is a node on
+# its way into service: this very node, its prolog running, may still be listed so.
+POWER_SUFFIXES = ("~", "%", "!")
+POWER_STATES = frozenset({"powered_down", "power_down", "powering_down", "cloud"})
+POWER_FLAGS = frozenset({"powered_down", "power_down", "powering_down"})
+
+
 @dataclass(frozen=True)
 class NodeRow:
     name: str
@@ -63,6 +73,13 @@ class NodeRow:
     @property
     def ours(self) -> bool:
         return self.drained and parse_reason(self.reason_text, self.name) is not None
+
+    @property
+    def powered_off(self) -> bool:
+        """Off, or on its way off, by Slurm's power saving: no node in service (`POWERED_OFF` below)."""
+        state = self.state.strip().lower()
+        return state.endswith(POWER_SUFFIXES) or state in POWER_STATES or \
+            bool(set(state.rstrip("*~%!#$@^-").split("+")[1:]) & POWER_FLAGS)
 
     @property
     def claimed(self) -> int:
@@ -114,7 +131,8 @@ def sinfo_argv(partition: str | None = None, node: str | None = None) -> list[st
 class Breaker:
     allowed: int          # how many nodes torchimages may hold drained in the partition
     drained_ours: int     # how many it holds now (this node not counted)
-    total: int
+    total: int            # the nodes counted: those in service or ours, not one powered off
+    powered_off: int = 0  # the partition's nodes powered off (by power saving) and not ours: not counted
 
     @property
     def open(self) -> bool:
@@ -122,16 +140,20 @@ class Breaker:
 
     def line(self, share: float, partition: str | None) -> str:
         where = f"partition {partition}" if partition else "the cluster"
-        return (f"{self.drained_ours} of {self.total} node(s) of {where} already drained by torchimages; "
+        off = f" ({self.powered_off} more powered off, not counted)" if self.powered_off else ""
+        return (f"{self.drained_ours} of {self.total} node(s) of {where}{off} already drained by torchimages; "
                 f"the breaker allows {self.allowed} ({share:.0%})")
 
 
 def breaker(rows: list[NodeRow], node: str, share: float) -> Breaker:
-    """At most floor(share x nodes) drained by torchimages at once (at least 1 when share > 0, none when 0)."""
-    total = len(rows)
-    allowed = 0 if share <= 0 else max(1, math.floor(share * total + 1e-9))
-    ours = sum(1 for r in rows if r.ours and r.name != node)
-    return Breaker(allowed, ours, total)
+    """At most floor(share x nodes) drained by torchimages at once (at least 1 when share > 0, none when 0), counted
+    on the nodes that could be in service: a node powered off by Slurm's power saving is no capacity (a partition of
+    ten, eight powered off, let the last node up be drained beside one of ours), unless it is ours (drained by us,
+    then powered off: still ours to hold against the share) or this node (its prolog runs)."""
+    counted = [r for r in rows if r.ours or r.name == node or not r.powered_off]
+    allowed = 0 if share <= 0 else max(1, math.floor(share * len(counted) + 1e-9))
+    ours = sum(1 for r in counted if r.ours and r.name != node)
+    return Breaker(allowed, ours, len(counted), len(rows) - len(counted))
 
 
 def over(rows: list[NodeRow], node: str, share: float) -> bool:

@@ -27,7 +27,8 @@ The signatures are NCCL's own messages (github.com/NVIDIA/nccl, 2.18 to 2.30):
 - a setting the node's policy refuses: a net plugin's configuration check (GCP's `config_checker_shim`, its 'Guest
   Config Checker' layer in front of TCPX/TCPXO) compares the job's NCCL_* variables with the values the node's image
   enforces, `NCCL/NET (shim) mismatch enforced: NCCL_MIN_NCHANNELS=8 (expected 4)`, and fails the plugin's init
-  (ncclInvalidArgument): the job's variable against the platform's tuning, the node not broken.
+  (ncclInvalidArgument): the job's variable against the platform's tuning, the node not broken. A line whose value
+  equals the one expected refuses nothing: no setting to change, no cause shown (the job's to read, never a drain).
 - a software RDMA device: src/transport/net_ib.cc `Could not find real path of rxe0 (/sys/class/infiniband/rxe0/device)`:
   the device has no PCI function behind it (the kernel's Soft-RoCE rxe, soft-iWARP siw), so NCCL can neither place it
   in the topology nor register GPU memory with it. Where the job's NCCL_IB_HCA names that device, what follows is the
@@ -114,14 +115,19 @@ def _software_device(facts: NcclFacts, said: str) -> tuple[str, str, Owner] | No
             "run on the nodes' real RDMA adapters (`ibv_devices`, `rdma link` list them).", "job")
 
 
-def _refusal(error: str) -> re.Match[str] | None:
-    """The net plugin's policy refusal where it is all the error says (its line and its failing returns): a failure
-    said beside it (a completion error, a device missing, a hang) is another's, never the job's setting's."""
+def _policy_lines(error: str) -> list[re.Match[str]]:
+    """The net plugin's policy lines where they are all the error says (they and their failing returns): a failure
+    said beside them (a completion error, a device missing, a hang) is another's, never the job's setting's."""
     parts = [p.strip() for p in re.split(r" \| |; ", LEADING_PHASE.sub("", error, count=1)) if p.strip()]
     refusals = [m for p in parts if (m := ENFORCED.search(p))]
     if refusals and all(ENFORCED.search(p) or _FAILING_RETURN.search(p) for p in parts):
-        return refusals[0]
-    return None
+        return refusals
+    return []
+
+
+def _differs(line: re.Match[str]) -> bool:
+    """A refusal names a value other than the one expected: a line naming the expected value itself refuses nothing."""
+    return line.group(2).strip().strip("'\"") != line.group(3).strip().strip("'\"")
 
 
 def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str, str, Owner] | None:
@@ -147,12 +153,21 @@ def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str,
                 "was built without libuv (pytorch/pytorch#139990: the Windows wheels)", "Set USE_LIBUV=0 in the "
                 "job's environment (or `?use_libuv=0` in the rendezvous endpoint), or install a torch built with "
                 "libuv in the image.", "image")
-    if enforced := _refusal(error):
+    policy = _policy_lines(error)
+    if enforced := next((line for line in policy if _differs(line)), None):
         name, value, expected = enforced.groups()
         return (f"; the node's NCCL policy (its net plugin's configuration check) refuses the job's {name}={value}: "
                 f"it enforces {expected}", f"Set {name} to the value the node enforces ({expected}) or leave it "
                 "unset: the platform's image carries its tuned NCCL settings (GCP's A3 nodes: "
                 "/usr/local/nvidia/lib64/nccl-env-profile.sh). No node is at fault.", "job")
+    if policy:
+        # every line names the value expected: no refusal, no setting to change, and nothing else said names a cause
+        # (a bare failure, barefail.py: the job's to read, never a drain)
+        name, value, _ = policy[0].groups()
+        return (f"; the net plugin's configuration check prints {name}={value}, the value it expects: no refusal, "
+                "and nothing else said shows a cause", "Nothing in the job's NCCL settings to change: read the net "
+                "plugin's and the other ranks' logs (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET) for the cause.",
+                "job")
     found = _software_device(facts, said) or _file(facts, said)
     if found:
         return found
