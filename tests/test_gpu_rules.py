@@ -1650,6 +1650,20 @@ KNOWN_MISMATCHES = {
         "translator: gpu fail DRIVER_ERROR (host); fail DRIVER_TOO_OLD (host): CUDA 804 on a GPU without forward "
         "compatibility is the driver too old for the image's CUDA (docs/codes.md); that the image's CUDA runs natively "
         "on 460 (compat injected needlessly) is the thread's, torch's CUDA is not shown; the owner agrees",
+    "azure-distributed-nhc-sbatch-health-log-check-gpu-ecc-gpu3-sram-uncorrectable-volatile-0-aggregate-1-host":
+        "translator: gpu fail ECC_UNCORRECTABLE (host); pass: the facts hold the volatile SRAM count 0 alone; the "
+        "lifetime SRAM count 1 that Azure's check fails on has no field "
+        "(`NvmlDevice.ecc_sram_aggregate_uncorrectable`), and a lifetime count alone warns where it is read",
+    "azure-distributed-nhc-debug-log-mynode-411-h2d-d2h-55-gbs-eight-gpus-ib-pairs-391-gbps-nccl-477.9-busbw-no-fault":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host), fabric pass; skip FACTS_INCOMPLETE on each: devices known by "
+        "index with only host-copy figures, and ports with every field null, are nothing to judge (the measured IB and "
+        "NCCL figures have no field)",
+    "h100-nd96isr-v5-aznhc-full-run-after-persistent-rdma-naming-gpu-count-8-ecc-passed-nccl-480.3-eight-ib-393-gbps-healthy":
+        "translator: gpu pass, fabric pass; fabric skip FACTS_INCOMPLETE: eight ports with every field null (aznhc's "
+        "ib_write_bw pass names the device, not its port state or rate) are nothing to judge, never a pass",
+    "connectx-6-mt4123-ocp3-200g-on-ocp-to-pcie4-adapter-z690-lnksta-8gts-of-16gts-x16-mlxlink-gen3-of-gen4-host":
+        "translator: fabric warn PCIE_DOWNGRADED (host); skip FACTS_INCOMPLETE: an RDMA adapter's PCIe link has no "
+        "field in schema 3 (`Adapter.pcie_gen`), and the verbs device is not named",
 }
 
 

@@ -81,3 +81,54 @@ def test_a_gpu_fallen_off_the_bus_without_an_xid_is_lost_on_both_roads():
     assert [(e["xid"], e["pci_bus_id"]) for e in events] == [(79, "0000:5d:00.0")]
     assert replayed(FALLEN) == {"gpu": ("fail", "GPU_LOST", "host")}
     assert verdict(explained(raw(FALLEN), "syslog")) == ("fail", "GPU_LOST", "host")
+
+
+# ---------------------------------------------------------------- batches 259 to 261
+MAHTI = ("mahti-g1301-sbatch-module-pytorch-2.1-singularity-srun-torchrun-execve-no-such-file-command-missing-from-"
+         "module-image")
+NIC = "connectx-6-mt4123-ocp3-200g-on-ocp-to-pcie4-adapter-z690-lnksta-8gts-of-16gts-x16-mlxlink-gen3-of-gen4-host"
+CARD = "rtx-2060-x2-folding-at-home-rig-lspci-both-gpus-8gts-x8-of-8gts-x16-half-lanes-root-port-not-shown-host"
+SMI_A = "gtx-1070-class-10de-1b81-nvidia-smi-a-pci-section-idle-gen1-of-gen3-x16-of-x16-zenn-healthy"
+
+
+def _train(message: str) -> tuple[str, str | None, str | None]:
+    failure = {"rank": 0, "node": "n1", "phase": "init", "type": "Exited with exit code 2", "message": message}
+    return verdict(judge(CHECKS["train"], {"failures": [failure]}, Options()))
+
+
+def test_a_program_the_job_starts_missing_from_path_is_the_images_on_both_roads():
+    assert replayed(MAHTI) == {"train": ("fail", "TRAIN_FAILED", "image")}
+    r = explained(raw(MAHTI), "slurm-3022331.out")
+    assert (r.name, *verdict(r)) == ("train", "fail", "TRAIN_FAILED", "image")
+
+
+# the launchers' other wordings of the same refusal (bash, an OCI runtime): hand-made lines of that wording
+@pytest.mark.parametrize("line", [
+    "/var/spool/slurmd/job4242/slurm_script: line 12: torchrun: command not found",
+    "bash: deepspeed: command not found",
+    'docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: '
+    'unable to start container process: exec: "torchrun": executable file not found in $PATH: unknown.',
+])
+def test_every_launchers_not_found_is_the_images_handmade(line):
+    assert _train(line) == ("fail", "TRAIN_FAILED", "image")
+    assert verdict(explained(line + "\n", "job.err")) == ("fail", "TRAIN_FAILED", "image")
+
+
+@pytest.mark.parametrize("line", [
+    "bash: nvidia-smi: command not found",                        # the driver's tool: mounted by the toolkit
+    "srun: command not found",                                    # the scheduler's client on the node
+    "slurmstepd: error: execve(): /home/u/train.sh: No such file or directory",   # a path the job names
+])
+def test_a_missing_program_that_is_not_the_images_is_not_filed_to_it_handmade(line):
+    assert _train(line)[2] != "image"
+
+
+def test_a_nics_link_lines_beside_its_kernel_driver_are_no_gpu():
+    # `lspci -s 01:00.0 | grep Width` of a ConnectX-6 whose mlx5_core lines name 0000:01:00.0: read as a GPU, it passed
+    r = explained(raw(NIC), "nic.txt")
+    assert r.name != "gpu" and r.status != "pass"
+
+
+def test_a_scripts_label_before_lspcis_header_and_a_cut_nvidia_smi_a_are_read():
+    assert verdict(explained(raw(CARD), "probe.txt")) == ("warn", "PCIE_DOWNGRADED", "host")
+    assert verdict(explained(raw(SMI_A), "smi.txt")) == ("pass", None, None)

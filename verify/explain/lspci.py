@@ -14,7 +14,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_HEAD = re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7]) ([^:]+): (.*)$")
+# (a script's label before lspci's header, `Card: 01:00.0 VGA compatible controller: ...`, batch 261, is read past)
+_HEAD = re.compile(r"^(?:[A-Za-z][\w ]{0,20}:\s+)?(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7]) "
+                   r"([^:]+): (.*)$")
+# a kernel line's driver and device, at the line's start or after its timestamp (`[ 1.4] mlx5_core 0000:01:00.0: ...`)
+_DRIVER = re.compile(r"^(?:\[[\d. ]+\]\s*)?([a-z][a-z0-9_]*) (?:[0-9a-fA-F]{4,8}:)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b",
+                     re.MULTILINE)
 _GPU_CLASS = ("3D controller", "VGA compatible controller", "Display controller")
 _LINK = re.compile(r"^\s*(LnkCap|LnkSta):.*?Speed ([\d.]+)GT/s[^,]*, Width x(\d+)")
 _NUMA = re.compile(r"^\s*NUMA node: (\d+)")
@@ -58,11 +63,14 @@ def _links(lines: list[str]) -> dict[str, tuple[int, int]]:
             if (m := _LINK.match(line)) and m.group(2) in GEN}
 
 
-def _unnamed(blocks: list[Block]) -> list[Block]:
+def _unnamed(blocks: list[Block], text: str) -> list[Block]:
     """The one device whose link lines are quoted without lspci's header, where no header names any device; ports
-    facing down (unmarked below their maximum, where the text shows pciutils' mark) left out."""
+    facing down (unmarked below their maximum, where the text shows pciutils' mark) and a device the kernel log gives
+    to a driver not NVIDIA's (a NIC's `lspci -s 01:00.0` beside `mlx5_core 0000:01:00.0: ...`, batch 261) left out."""
     if any(kind for _, kind, _ in blocks):
         return []
+    others = {m.group(2).lower() for m in _DRIVER.finditer(text) if m.group(1) != "nvidia"}
+    blocks = [b for b in blocks if not (b[0] and b[0][-7:].lower() in others)]
     linked = [b for b in blocks if len(_links(b[2])) == 2]
     marked = any(_MARK.match(line) for _, _, lines in linked for line in lines)
     devices = [b for b in linked if not (marked and not any(_MARK.match(x) for x in b[2])
@@ -73,14 +81,14 @@ def _unnamed(blocks: list[Block]) -> list[Block]:
 def detect(text: str) -> bool:
     blocks = _blocks(text)
     return any(_nvidia_gpu(kind) and any(_LINK.match(line) for line in lines) for _, kind, lines in blocks) or bool(
-        _unnamed(blocks))
+        _unnamed(blocks, text))
 
 
 def parse(text: str) -> dict[str, Any]:
     blocks = _blocks(text)
     switches = any(kind.startswith("Bridge:") and "NVIDIA" in kind for _, kind, _ in blocks)
     devices = []
-    for bus, _, lines in [b for b in blocks if _nvidia_gpu(b[1])] or _unnamed(blocks):
+    for bus, _, lines in [b for b in blocks if _nvidia_gpu(b[1])] or _unnamed(blocks, text):
         dev: dict[str, Any] = {"index": None, "pci_bus_id": bus}
         for line in lines:
             if (m := _LINK.match(line)) and m.group(2) in GEN:

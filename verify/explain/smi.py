@@ -26,7 +26,9 @@ _MARKS = ("NVSMI LOG", "Product Name", "Clocks Event Reasons", "Clocks Throttle 
           "Default Applications Clocks",
           # the block's identity and PCI lines under its `GPU <bus id>` header, a block pasted without that header
           # (NVIDIA/nvidia-docker#1146, batch 133)
-          "Minor Number", "MultiGPU Board", "GPU Link Info")
+          "Minor Number", "MultiGPU Board", "GPU Link Info",
+          # the report's own header line (`Attached GPUs : 1`), kept above a section cut out of `nvidia-smi -a` (batch 261)
+          "Attached GPUs")
 # Clocks Event/Throttle Reasons' lines -> nvml.h's bit (gpuhealth.THROTTLE_BITS), by nvidia-smi's words
 REASONS = {"idle": 0x1, "applications clocks setting": 0x2, "sw power cap": 0x4, "hw slowdown": 0x8, "sync boost": 0x10,
            "sw thermal slowdown": 0x20, "hw thermal slowdown": 0x40, "hw power brake slowdown": 0x80,

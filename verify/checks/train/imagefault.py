@@ -1,11 +1,13 @@
 """A training process that died at import or start on its own package set (issue 35, batch 185): the image's.
 
-Words that name a library or a native operator the environment should hold, and that no GPU, driver or node can cause:
+Words that name a library, a native operator or a program the environment should hold, and that no GPU, driver or
+node can cause:
 - the dynamic linker refusing a library: `libcudnn_ops_infer.so.8: cannot open shared object file`, ctranslate2's
   `Could not load library libX.so`, `libtorch_cuda.so: undefined symbol: ncclMemFree` (two NCCL wheels, the older
   one first), `version `GLIBCXX_3.4.30' not found (required by ...so)`;
 - torchvision's C++ ops missing from this torch (a wheel built for another torch): `operator torchvision::nms does
-  not exist`, `Couldn't load custom C++ ops`.
+  not exist`, `Couldn't load custom C++ ops`;
+- the program the job starts not on PATH (`execve(): torchrun: No such file or directory`, `command not found`).
 The driver's own libraries (libcuda, libnvidia-ml) are the host's (the container toolkit mounts them) and are not
 read here; a CUDA error the catalog names is judged before this (verify/checks/train/verdict.py)."""
 from __future__ import annotations
@@ -26,9 +28,18 @@ WORDS = re.compile(
     rf"|(?P<lib3>{_LIB}): undefined symbol: (?P<sym>\w+)"
     rf"|version `[\w.]+' not found \(required by [^)]{{0,4096}}?(?P<lib4>{_LIB})\)"
     r"|operator (?P<op>torchvision::\w+) does not exist"
-    r"|Couldn't load custom C\+\+ ops")
+    r"|Couldn't load custom C\+\+ ops"
+    # the program the job starts, looked up on PATH and not there (no `/`: a path the job names is the job's own):
+    # Slurm's `slurmstepd: error: execve(): torchrun: No such file or directory`, a shell's `torchrun: command not
+    # found`, an OCI runtime's `exec: "torchrun": executable file not found in $PATH` (batch 259)
+    r"|execve\(\): (?P<cmd>[\w.+-]+): No such file or directory"
+    r"|(?<![\w/.-])(?P<cmd2>[\w.+-]+): command not found"
+    r"|exec: \"(?P<cmd3>[\w.+-]+)\": executable file not found in \$PATH")
 # the driver's user-space libraries come from the host (nvidia-container-toolkit), never from the image's wheels
 _DRIVER_LIBS = re.compile(r"^lib(?:cuda|nvidia-\w+|nvcuvid|nvoptix)\.so")
+# the driver's tools (the toolkit mounts nvidia-smi), the scheduler's and the container runtime's are the node's
+_HOST_PROGRAMS = re.compile(r"^(?:nvidia-[\w.-]+|dcgmi|s(?:run|batch|alloc|control|queue|info)|docker|podman|enroot|"
+                            r"singularity|apptainer)$")
 
 
 def image_fault(failure: Mapping[str, Any]) -> str | None:
@@ -36,6 +47,11 @@ def image_fault(failure: Mapping[str, Any]) -> str | None:
     found = WORDS.search(f"{failure.get('type')}: {failure.get('message')}")
     if not found:
         return None
+    if cmd := found.group("cmd") or found.group("cmd2") or found.group("cmd3"):
+        if _HOST_PROGRAMS.match(cmd):
+            return None
+        return (f"{cmd}, the program the job starts, is not installed where it runs (not on PATH): the image's (or "
+                "the environment module's) package set")
     lib = found.group("lib") or found.group("lib2") or found.group("lib3") or found.group("lib4")
     if lib and _DRIVER_LIBS.match(lib.rsplit("/", 1)[-1]):
         return None
