@@ -20,12 +20,12 @@ from .said import said
 # timed out`: the host's driver did not answer the hook, verify/checks/gpu/node.py)
 # (the toolkit's packages install the binary as `nvidia-container-cli.real` behind a wrapper: it names itself so; its
 # `device error: 1: unknown device`, a GPU the container asked for that the node lacks, is the job's request, read up
-# to the `\\n` docker's quoting puts after it)
+# to the `\\n` docker's quoting puts after it; bounded: a hostile line of repeated prefixes stays linear)
 _CLI = r"nvidia-container-cli(?:\.real)?: "
 _REFUSED = re.compile(r"Failed to initialize NVML: [^\n]+|nvml error: [^\n]+|NVIDIA-SMI has failed because it "
                       r"couldn't communicate with the NVIDIA driver[^\n]*|" + _CLI + r"initialization error: "
                       r"load library failed: libnvidia-ml[^\n]*|" + _CLI + r"[\w ]*error: driver (?:rpc )?"
-                      r"error: [^\n]*|" + _CLI + r"device error: [^\n]*?unknown device[^\n]*?(?=\\+n|\n|$)",
+                      r"error: [^\n]*|" + _CLI + r"device error: [^\n\\]{0,200}?unknown device[^\n\\]{0,200}",
                       re.IGNORECASE)
 _MODULE = re.compile(r"NVRM version: NVIDIA UNIX [\w-]+ Kernel Module\s+(\d+\.\d+(?:\.\d+)?)")
 # nvidia-smi's own `Driver Version` (the -q header, `Driver Version  : 450.80.02`; the table's `Driver Version:
