@@ -1214,6 +1214,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: fabric warn PCIE_DOWNGRADED (host); not recognised: the NIC's lspci link lines beside its "
         "mlx5_core lines are no GPU's (batch 261 made them so: they passed as a GPU), and mlxlink's PCIe page has no "
         "reader",
+    "roce-v2-nccl-ib-timeout-1-retry-cnt-0-beside-ib-write-bw-flow-got-completion-error-12-opcode-0-vendor-err-129-job":
+        "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): the excerpt is NCCL's completion-error line "
+        "alone; the job's NCCL_IB_TIMEOUT=1 and NCCL_IB_RETRY_CNT=0 that make it the job's (batch 264's rule) are the "
+        "poster's prose, not in the text",
+    "b300-x8-vllm-nccl-2.29.7-symm-mem-ncclcommwindowregister-during-cuda-graph-capture-unhandled-cuda-error-image":
+        "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (job): a bare `unhandled cuda error` is the job's;"
+        " the framework bug is the thread's",
+    "torch-symm-mem-nccl-2.29.2-nccldevcommcreate-invalid-usage-memset-requirements-not-initializer-image":
+        "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (job): NCCL's `invalid usage` is its caller's; "
+        "that the caller is torch's own code is the thread's",
 }
 
 

@@ -1664,6 +1664,13 @@ KNOWN_MISMATCHES = {
     "connectx-6-mt4123-ocp3-200g-on-ocp-to-pcie4-adapter-z690-lnksta-8gts-of-16gts-x16-mlxlink-gen3-of-gen4-host":
         "translator: fabric warn PCIE_DOWNGRADED (host); skip FACTS_INCOMPLETE: an RDMA adapter's PCIe link has no "
         "field in schema 3 (`Adapter.pcie_gen`), and the verbs device is not named",
+    "b300-x8-vllm-nccl-2.29.7-symm-mem-ncclcommwindowregister-during-cuda-graph-capture-unhandled-cuda-error-image":
+        "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (job): a bare `unhandled cuda error` with no `Cuda"
+        " failure` naming the call is the job's (FACTS.md); that vLLM registers a window during graph capture (a "
+        "framework bug) is the thread's diagnosis; never a drain either way",
+    "torch-symm-mem-nccl-2.29.2-nccldevcommcreate-invalid-usage-memset-requirements-not-initializer-image":
+        "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (job): NCCL's `invalid usage` is its caller's use "
+        "of the API, the program's; that the caller is torch's own symmetric-memory code (the image's) is the thread's",
 }
 
 

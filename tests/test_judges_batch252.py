@@ -132,3 +132,29 @@ def test_a_nics_link_lines_beside_its_kernel_driver_are_no_gpu():
 def test_a_scripts_label_before_lspcis_header_and_a_cut_nvidia_smi_a_are_read():
     assert verdict(explained(raw(CARD), "probe.txt")) == ("warn", "PCIE_DOWNGRADED", "host")
     assert verdict(explained(raw(SMI_A), "smi.txt")) == ("pass", None, None)
+
+
+# ---------------------------------------------------------------- batch 264
+RETRY = "roce-v2-nccl-ib-timeout-1-retry-cnt-0-beside-ib-write-bw-flow-got-completion-error-12-opcode-0-vendor-err-129-job"
+_WC12 = "NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129"
+
+
+def _completion(status: int, env: dict[str, str] | None) -> tuple[str, str | None, str | None]:
+    error = _WC12.replace("error 12", f"error {status}")
+    return verdict(judge(CHECKS["nccl"], {"backend": "nccl", "sizes": None, "error": error, "nccl_env": env,
+                                          "nccl_log": {"proof": [f"NCCL WARN {error}"], "ib_error": error}}, Options()))
+
+
+def test_retries_run_out_under_the_jobs_own_cut_budget_is_the_jobs():
+    assert replayed(RETRY) == {"nccl": ("fail", "NCCL_FAILED", "job")}
+    assert _completion(13, {"NCCL_IB_RETRY_CNT": "2"}) == ("fail", "NCCL_FAILED", "job")
+
+
+@pytest.mark.parametrize("status,env", [
+    (12, None),                                              # NCCL's defaults: the link's
+    (12, {"NCCL_IB_TIMEOUT": "22", "NCCL_IB_RETRY_CNT": "7"}),  # a budget raised, not cut
+    (12, {"NCCL_IB_TIMEOUT": "fourteen"}),                   # a value NCCL would not read as a number
+    (4, {"NCCL_IB_TIMEOUT": "1"}),                           # local protection: GPUDirect on the PCIe path, not retries
+], ids=["defaults", "raised", "not-a-number", "status-4"])
+def test_a_completion_error_stays_the_links_where_the_job_cut_no_retry_budget(status, env):
+    assert _completion(status, env) == ("fail", "NCCL_FAILED", "host")

@@ -54,7 +54,7 @@ from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
 from .rasreport import ras_verdict, window_space_verdict
 from .regcap import capacity_verdict
-from .settings import setting_cause
+from .settings import retry_budget_cut, setting_cause
 from .spawn import ALL_REDUCE, INIT
 from .straypeer import stray_verdict
 from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed
@@ -219,6 +219,9 @@ def _adapter_or_misuse(facts: NcclFacts, said: str, failed: str, error: str,
                               "ACS/IOMMU on the PCIe path, nvidia-peermem; rerun with NCCL_NET_GDR_LEVEL=LOC to tell a "
                               "GPUDirect fault from the link's; NCCL_DEBUG=INFO on every rank shows the first error.",
                               "host")
+    if completion and (cut := retry_budget_cut(facts, int(completion.group(1)))):
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: an InfiniBand/RoCE work completion failed with status "
+                              f"{completion.group(1)}{cut[0]}", cut[1], cut[2])
     if completion:
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: an InfiniBand/RoCE work completion failed with status "
                               f"{completion.group(1)} (the peer or the link did not complete it)", "Check the link "
