@@ -28,8 +28,9 @@ Found:
   CHECK_CRASHED (owner image), and the job's torch was imported by each check. Practice: Python's isolated mode
   (`-I`: no PYTHON* variable, no user site) and the prolog's own rule (docs/prolog.md "Its own verify": PYTHONPATH
   the package root alone, PYTHONSAFEPATH and PYTHONNOUSERSITE, no other PYTHON* of the job's). Fix (the node
-  prelude): every PYTHON* variable of the job is unset before verify runs, PYTHONNOUSERSITE=1, and for the host venv
-  (launcher none) PYTHONPATH is the checkout alone.
+  prelude): every PYTHON* variable of the job is unset before verify runs (PYTHONWARNINGS=error, PYTHONSTARTUP,
+  PYTHONUSERBASE too), PYTHONNOUSERSITE=1, PYTHONUNBUFFERED=1 (the images' own), and for the host venv (launcher
+  none) PYTHONPATH is the checkout alone.
 
 Looked at and held (no defect), through the same interfaces: passfacts' impossible-pass rules (both twins) over every
 report under tests/data (1,612, the h100 facts and their train record among them: none refused), and against verify's
@@ -128,7 +129,7 @@ def _job_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "TORCHIMAGES_REPORTS_IN": str(tmp_path / "reports"),
             "SLURM_JOB_ID": "1", "SLURMD_NODENAME": "n1", "MARK": str(tmp_path / "mark"),
             "PYTHONPATH": str(tmp_path / "mods"), "PYTHONSTARTUP": str(tmp_path / "mods" / "torch" / "__init__.py"),
-            "PYTHONUSERBASE": str(tmp_path / "mods"), **extra}
+            "PYTHONUSERBASE": str(tmp_path / "mods"), "PYTHONWARNINGS": "error", **extra}
 
 
 @pytest.mark.host
@@ -150,12 +151,14 @@ def test_the_jobs_pythonpath_never_reaches_the_checks_of_the_host_venvs_verify(t
 @pytest.mark.host
 def test_the_image_launchers_node_script_hands_verify_none_of_the_jobs_python_settings(tmp_path, test_specs):
     """The same rule for the image's verify (pyxis; its bin/verify puts its root ahead of what PYTHONPATH it is
-    given, and its checks read the rest): the node script hands it no PYTHON* variable of the job's, and
-    PYTHONSAFEPATH and PYTHONNOUSERSITE (a home mounted into the container holds the user's ~/.local)."""
+    given, and its checks read the rest): the node script hands it no PYTHON* variable of the job's
+    (PYTHONWARNINGS=error would crash a check on a warning), and PYTHONSAFEPATH and PYTHONNOUSERSITE (a home mounted
+    into the container holds the user's ~/.local); PYTHONUNBUFFERED, the images' own, stays."""
     _fake(tmp_path / "bin", "verify", f'env | grep "^PYTHON" | sort > "{tmp_path}/seen"; exit 0')
     env = _job_env(tmp_path)
     env["PATH"] = f"{tmp_path / 'bin'}:{env['PATH']}"
     proc = subprocess.run(["bash", "-c", node_script(_job(test_specs, "pyxis"))], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (tmp_path / "seen").read_text().split() == ["PYTHONNOUSERSITE=1", "PYTHONSAFEPATH=1"]
+    assert (tmp_path / "seen").read_text().split() == ["PYTHONNOUSERSITE=1", "PYTHONSAFEPATH=1",
+                                                        "PYTHONUNBUFFERED=1"]
