@@ -31,6 +31,20 @@ Found:
   prelude): every PYTHON* variable of the job is unset before verify runs (PYTHONWARNINGS=error, PYTHONSTARTUP,
   PYTHONUSERBASE too), PYTHONNOUSERSITE=1, PYTHONUNBUFFERED=1 (the images' own), and for the host venv (launcher
   none) PYTHONPATH is the checkout alone.
+- Class 6 / GPU_COUNT_UNPROVEN at the gate, a step's count read from the batch host (medium: a healthy node's job
+  failed its first step, a wrong code). As a job's first step the prolog counted the GPUs Slurm allocated as the
+  larger of SLURM_GPUS_ON_NODE and SLURM_JOB_GPUS. In a step, SLURM_JOB_GPUS is the batch script's, handed on by srun:
+  the batch host's list, not this node's, while slurmstepd says the step's own on this node (SLURM_STEP_GPUS and
+  SLURM_GPUS_ON_NODE, "the GPUs available to the step on this node", srun(1)). A job of `--gpus=6` on two nodes (four
+  on the batch host, two on the other), or one whose first step asks fewer GPUs than the job, had verify asked
+  `--expect-gpus 4` on a node whose step holds two: GPU_COUNT_UNPROVEN (exit 3) on a pass of both GPUs, or verify's
+  own GPU_NOT_VISIBLE (exit 1, "the job's"). Repro: `verify.prolog` as a step with SLURM_STEP_GPUS=4,5,
+  SLURM_GPUS_ON_NODE=2, SLURM_JOB_GPUS=0-3 and a report passing 2 NVML devices: NOT ASSESSED GPU_COUNT_UNPROVEN,
+  verify given --expect-gpus 4. Practice: Slurm's environment (SLURM_JOB_GPUS "only set in batch and interactive
+  jobs", SLURM_STEP_GPUS per step and node) and NVSentinel's rule that a check proves what it could see. Fix
+  (verify/prolog/config.expected_gpus): in a step the ids are SLURM_STEP_GPUS where slurmstepd said the step's; under
+  Prolog= and in a batch script SLURM_JOB_GPUS as before (slurmd sets it per node there). A GPU of the step's that
+  is gone is still no pass (held below).
 
 Looked at and held (no defect), through the same interfaces: passfacts' impossible-pass rules (both twins) over every
 report under tests/data (1,612, the h100 facts and their train record among them: none refused), and against verify's
@@ -57,16 +71,20 @@ Each test names the practice it follows.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from scripts.fleet.slurm import Job, node_script, slurm_script
 from scripts.fleet.stepscratch import SCRATCH_LINES
 from tests.helpers import ROOT
+from tests.prolog_fakes import STEP_ENV, _gpu, _report, _verify_writes, history_events, install_fake
+from verify.prolog import cli
 
 
 def _fake(folder: Path, name: str, body: str) -> None:
@@ -162,3 +180,49 @@ def test_the_image_launchers_node_script_hands_verify_none_of_the_jobs_python_se
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "seen").read_text().split() == ["PYTHONNOUSERSITE=1", "PYTHONSAFEPATH=1",
                                                         "PYTHONUNBUFFERED=1"]
+
+
+# ---- a step's GPUs are the step's on this node (SLURM_STEP_GPUS), not the batch host's (SLURM_JOB_GPUS)
+
+# node 2 of a job of --gpus=6 on two nodes: the batch host holds 0-3, this node's step holds 4 and 5
+SECOND_NODE = {**STEP_ENV, "SLURM_JOB_GPUS": "0-3", "SLURM_GPUS_ON_NODE": "2", "SLURM_STEP_GPUS": "4,5",
+               "CUDA_VISIBLE_DEVICES": "0,1"}
+
+
+def _step_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, devices: int) -> tuple[int, list[Any], str]:
+    for name, value in SECOND_NODE.items():
+        monkeypatch.setenv(name, value)
+    install_fake(monkeypatch)
+    seen: list[Any] = []
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu(devices=devices))).encode(), seen)
+    rc = cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"])
+    cmd = seen[0][0]
+    return rc, cmd[cmd.index("--expect-gpus") + 1:cmd.index("--expect-gpus") + 2], str(history_events(tmp_path))
+
+
+@pytest.mark.unit
+def test_a_first_step_proves_the_gpus_its_node_gave_the_step_not_the_batch_hosts(tmp_path, monkeypatch):
+    """Slurm's environment: in a step SLURM_JOB_GPUS is the batch script's (the batch host's list, srun hands it on)
+    and slurmstepd says the step's GPUs on this node (SLURM_STEP_GPUS, SLURM_GPUS_ON_NODE): a pass of both GPUs the
+    step holds on node 2 is a pass, verify asked for 2 (it was asked for 4: GPU_COUNT_UNPROVEN on a healthy node)."""
+    rc, asked, events = _step_run(tmp_path, monkeypatch, devices=2)
+    assert (rc, asked) == (0, ["2"]), events
+    assert "'pass'" in events
+
+
+@pytest.mark.unit
+def test_a_first_step_missing_one_of_its_own_gpus_is_still_no_pass(tmp_path, monkeypatch):
+    """NVSentinel's rule, no false pass: the step's own count still binds; one GPU of the two seen is not proven."""
+    rc, asked, events = _step_run(tmp_path, monkeypatch, devices=1)
+    assert asked == ["2"] and rc != 0 and "'pass'" not in events
+
+
+@pytest.mark.unit
+def test_under_prolog_and_in_a_batch_script_the_jobs_gpu_list_still_counts(monkeypatch):
+    """Slurm's prolog semantics: slurmd sets SLURM_JOB_GPUS for this node under Prolog= (and a batch script runs on
+    the batch host, whose list it is): there it still counts, the larger of Slurm's two words."""
+    from verify.prolog import config
+    assert config.expected_gpus({"SLURM_JOB_GPUS": "0-7", "SLURM_GPUS_ON_NODE": "2"}) == 8
+    assert config.expected_gpus({"SLURM_JOB_GPUS": "0-7", "SLURM_STEP_GPUS": "4,5", "SLURM_GPUS_ON_NODE": "2"},
+                                step=True) == 2
+    assert config.expected_gpus({"SLURM_JOB_GPUS": "0-7"}, step=True) == 8      # a step that says nothing of its own
