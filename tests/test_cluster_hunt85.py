@@ -45,6 +45,20 @@ Found:
   (verify/prolog/config.expected_gpus): in a step the ids are SLURM_STEP_GPUS where slurmstepd said the step's; under
   Prolog= and in a batch script SLURM_JOB_GPUS as before (slurmd sets it per node there). A GPU of the step's that
   is gone is still no pass (held below).
+- Class 7, `make isolate` cleared a node it saw return wrong values (high: a broken node passed). A failed pair is
+  cleared when a named member explains it (scripts/fleet/isolate._unexplained), whatever either failure was. With a
+  slow node and a flaky one (wrong values every other all-reduce) in one fleet, round 1 paired them: a wrong
+  all-reduce; round 2 the flaky one passed with a healthy node and the slow one was slow with another. The slow node
+  was named "failing" on that slow pair and the very pair with the flaky node (two different partners), and the
+  flaky node's wrong values were "explained" by it: `n1 ok ... every other node passed against a known-good
+  partner`, the GPU that returned wrong values kept in service. 88 of the 4- to 8-node orderings of one flaky and
+  one slow node ended so. Repro: make isolate's runner (tests/isolate_fakes.py, srun's argv recorded) on n1-n4, n1
+  flaky with NCCL_WRONG_RESULT as verify writes it, n2 slow: exit 1, n1 "ok". Practice: NVSentinel's isolation
+  rule (a node is cleared only by evidence of the same fault; a slow link returns no wrong element, NCCL's wrong
+  values point at a GPU or its memory) and issue 36's class 7 (never clear a node seen failing). Fix
+  (isolate._explains; isolate_run.outcome marks a pair's wrong values, `Outcome.wrong`): wrong values are explained
+  only by a node named on wrong values with CONFIRM different partners; any other failure as before. One broken
+  node in a healthy fleet is named exactly as before (2 to 10 nodes, every position).
 
 Looked at and held (no defect), through the same interfaces: passfacts' impossible-pass rules (both twins) over every
 report under tests/data (1,612, the h100 facts and their train record among them: none refused), and against verify's
@@ -83,6 +97,7 @@ import pytest
 from scripts.fleet.slurm import Job, node_script, slurm_script
 from scripts.fleet.stepscratch import SCRATCH_LINES
 from tests.helpers import ROOT
+from tests.isolate_fakes import _isolate
 from tests.prolog_fakes import STEP_ENV, _gpu, _report, _verify_writes, history_events, install_fake
 from verify.prolog import cli
 
@@ -226,3 +241,23 @@ def test_under_prolog_and_in_a_batch_script_the_jobs_gpu_list_still_counts(monke
     assert config.expected_gpus({"SLURM_JOB_GPUS": "0-7", "SLURM_STEP_GPUS": "4,5", "SLURM_GPUS_ON_NODE": "2"},
                                 step=True) == 2
     assert config.expected_gpus({"SLURM_JOB_GPUS": "0-7"}, step=True) == 8      # a step that says nothing of its own
+
+
+# ---- make isolate: wrong values are cleared only by a node named on wrong values
+
+@pytest.mark.host
+def test_nvsentinel_isolation_a_slow_node_never_explains_a_partners_wrong_values(tmp_path):
+    """NVSentinel's isolation rule and issue 36's class 7: n1 returns wrong values every other all-reduce, n2 is slow.
+    n2 named on one slow pair and the pair it shared with n1 cleared n1 ("ok", exit 1): now n1 is never ok."""
+    rc, lines = _isolate(tmp_path, ["n1", "n2", "n3", "n4"], {"flaky": ["n1"], "slow": ["n2"], "as_verify": True})
+    verdicts = {ln.split()[0]: ln.split()[1] for ln in lines if ln.startswith("  n")}
+    assert verdicts["n1"] in ("INTERMITTENT", "FAILING"), lines
+    assert rc != 0 and "every other node passed" not in "\n".join(lines)
+
+
+@pytest.mark.host
+def test_nvsentinel_isolation_one_node_returning_wrong_values_is_still_named_alone(tmp_path):
+    """The same rule holds one broken node's answer as before: named failing, every other node ok (exit 1)."""
+    rc, lines = _isolate(tmp_path, ["n1", "n2", "n3", "n4", "n5"], {"bad": ["n2"], "as_verify": True})
+    verdicts = {ln.split()[0]: ln.split()[1] for ln in lines if ln.startswith("  n")}
+    assert rc == 1 and verdicts == {"n1": "ok", "n2": "FAILING", "n3": "ok", "n4": "ok", "n5": "ok"}, lines
