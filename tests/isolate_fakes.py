@@ -1,6 +1,8 @@
 """`make isolate`'s runner run through its own entry as the batch script starts it (`python3 -I`, the checkout put
 first by hand: isolate_job.RUNNER_BOOT; from a folder holding a `scripts/` package of its own, as a project's is) with srun and scontrol as stand-ins on PATH: Python scripts that record their argv and write the pair's
-report as verify would (tests/test_isolate_runner.py, tests/test_cluster_hunt.py, tests/test_cluster_leftovers.py)."""
+report as verify would (tests/test_isolate_runner.py, tests/test_cluster_hunt.py, tests/test_cluster_leftovers.py).
+The scenario: `bad`, `flaky` (fails every other step), `slow` (busbw 2 GB/s) nodes, `pairbad` pairs; `as_verify`: a
+failure written with its figure and owner as verify writes one (else with no figure: a report no verify writes)."""
 from __future__ import annotations
 
 import json
@@ -29,9 +31,13 @@ if "raw" in scen:
     open(out, "w").write(scen["raw"])
 else:
     check = {"name": "nccl", "status": "fail" if fail else "pass", "code": "NCCL_WRONG_RESULT" if fail else None,
-             "summary": "x", "metrics": {"busbw_max": {"value": None if fail else scen.get("busbw", 10.0)},
+             "summary": "x", "metrics": {"busbw_max": {"value": (10.0 if scen.get("as_verify") else None) if fail
+                                                       else 2.0 if any(n in scen.get("slow", []) for n in nodes)
+                                                       else scen.get("busbw", 10.0)},
                                          "wrong": {"value": 3 if fail else 0}},
              "data": {"nodes": len(nodes), "world_size": len(nodes) * scen.get("per_node", 1)}}
+    if fail and scen.get("as_verify"):      # a wrong all-reduce as verify writes it: its figure, its owner
+        check["owner"] = "host"
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     json.dump({"status": check["status"], "created": created, "checks": [check]}, open(out, "w"))
 sys.exit(1 if fail else 0)

@@ -63,6 +63,7 @@ class Outcome:
     seconds: float | None = None    # the step's wall time
     ours: bool = False              # not ok for the tool's or the image's trouble, not a node's: UNJUDGED
     hung: bool = field(default=False, compare=False)   # stopped at the step timeout (seconds: about that timeout)
+    wrong: bool = field(default=False, compare=False)  # its all-reduce returned wrong values (NCCL_WRONG_RESULT)
 
 
 @dataclass(frozen=True)
@@ -303,9 +304,22 @@ def _unexplained(tried: Sequence[Tried], cleared: set[str], blamed: dict[str, li
         if t.verdict != FAIL:
             continue
         for n in t.outcome.nodes:
-            if n in cleared and n not in blamed and not any(m in blamed for m in t.outcome.nodes if m != n):
+            if n in cleared and n not in blamed and not any(_explains(m, n, t, blamed) for m in t.outcome.nodes
+                                                            if m != n):
                 found.add(n)
     return found
+
+
+def _explains(member: str, node: str, t: Tried, blamed: dict[str, list[Tried]]) -> bool:
+    """Whether the named `member` explains `node`'s failed pair `t`. Any failure but wrong values (a timeout, no
+    figure, a crash: a slow or broken node causes those); wrong values only a node named on wrong values, with
+    CONFIRM different partners (a slow node computes no wrong element: named on one slow pair and the very pair with
+    `node`, it cleared `node`, whose GPU returned the wrong values, as "ok", hunt85)."""
+    if member not in blamed:
+        return False
+    if not t.outcome.wrong:
+        return True
+    return len({m for s in blamed[member] if s.outcome.wrong for m in s.outcome.nodes if m != member}) >= CONFIRM
 
 
 def _settled(tried: Sequence[Tried], cleared: set[str]) -> tuple[dict[str, list[Tried]], set[str]]:

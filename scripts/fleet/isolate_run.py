@@ -82,7 +82,7 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         # pair is not assessed, never a node's strike (the house rule: our trouble never names a node)
         ours = code in OURS or check.get("owner") == "image"
         return Outcome(nodes, False, None, one_line(f"{code or state}: {check.get('summary') or ''}")[:200], took,
-                       ours=ours)
+                       ours=ours, wrong=code == "NCCL_WRONG_RESULT")
     if state == "warn" and code in LOW_CODES:
         # the check held the pair's figure against the GPU's or the fabric's baseline and found it low: a slow pair
         # is evidence (a node slow every other all-reduce), never a pass that clears both nodes
@@ -92,7 +92,7 @@ def outcome(nodes: tuple[str, ...], report: Any, status: int | None, seconds: fl
         # a figure no link reaches would be every median's reference and call each healthy pair slow
         return Outcome(nodes, False, None, f"no valid bus bandwidth ({str(busbw)[:24]}; 0 to {BUSBW_MAX_GBPS:g} GB/s)", took)
     if wrong != 0:
-        return Outcome(nodes, False, None, f"{wrong!r} wrong element(s)", took)
+        return Outcome(nodes, False, None, f"{wrong!r} wrong element(s)", took, wrong=True)
     if status != 0:
         # verify exits 0 on a pass or a warning on each node: a step that exited otherwise failed on one of the two
         # (a rank that crashed after the all-reduce, a node's torchrun that never joined), whatever the report says

@@ -139,6 +139,13 @@ def _node_prelude(job: Job) -> list[str]:
         # Python 3.11+ puts no working folder first on sys.path (what verify starts inherits it; before 3.11 its
         # commands drop it themselves: SAFE_RUN, the image's `python3 -I`)
         'export PYTHONSAFEPATH=1',
+        # and none of the job's Python settings: srun --export=ALL hands every node the submitting shell's, and a
+        # `module load` of another torch on PYTHONPATH was imported by every check (CHECK_CRASHED owned by the image,
+        # SHM_TOO_SMALL on a 23 GiB /dev/shm); the prolog's verify runs the same way (verify/prolog/verifyrun.py).
+        # The images' own PYTHONUNBUFFERED stays (output as it comes); their PYTHONPATH is bin/verify's own root
+        'for var in $(compgen -e); do case $var in PYTHON*) [ "$var" = PYTHONSAFEPATH ] || unset "$var" ;; esac; done',
+        'export PYTHONNOUSERSITE=1 PYTHONUNBUFFERED=1',
+        *([f"export PYTHONPATH={shlex.quote(job.checkout)}"] if job.launcher == "none" else []),
         'out=$TORCHIMAGES_REPORTS_IN',
         # the step's temp files go in a folder of its own, removed when the step ends, and the ones steps killed by
         # SIGKILL left are removed at the next start (stepscratch.py; without one, the step still runs)

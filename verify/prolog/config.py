@@ -195,24 +195,28 @@ def _mode(env: dict[str, str], forced: str) -> str:
     return "prolog" if context.by_slurmd(env) or not env.get("SLURM_STEP_ID", "").strip() else "step"
 
 
-def expected_gpus(env: dict[str, str]) -> int | None:
+def expected_gpus(env: dict[str, str], step: bool = False) -> int | None:
     """The GPUs Slurm allocated on this node: SLURM_GPUS_ON_NODE and the distinct ids in SLURM_JOB_GPUS, the larger
     where both are set (None: none said, or SLURM_JOB_GPUS=NoDevFiles: none given). Two of Slurm's own words that
     disagree (a count of 0 beside the ids 0,1) prove the larger: the smaller let a report that never judged the GPUs
-    pass."""
+    pass. In a job's step (`step`) the ids are SLURM_STEP_GPUS where slurmstepd said the step's (it or
+    SLURM_GPUS_ON_NODE, "the GPUs available to the step on this node"): the SLURM_JOB_GPUS a step has is the batch
+    script's, handed on by srun, the batch host's list and not this node's (hunt85: a job of --gpus=6 on two nodes
+    gave node 2 two GPUs and the batch host's list of four, and a healthy node's first step was GPU_COUNT_UNPROVEN)."""
     counts = []
     count = env.get("SLURM_GPUS_ON_NODE", "").strip()
     if count:
         if not _digits(count) or int(count) > MAX_GPUS:
             raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs (0 to {MAX_GPUS})")
         counts.append(int(count))
-    ids = env.get("SLURM_JOB_GPUS", "").strip()
+    name = "SLURM_STEP_GPUS" if step and (env.get("SLURM_STEP_GPUS", "").strip() or count) else "SLURM_JOB_GPUS"
+    ids = env.get(name, "").strip()
     if ids == NO_DEV_FILES:       # Slurm's own word for "no GPU device of this node given to the job": no count
         ids = ""
     if ids:
         indices = gpu_indices(ids)
         if indices is None:
-            raise UsageError(f"SLURM_JOB_GPUS={ids!r} is not a list of GPU indices (0,1,2 or ranges 0-3,5)")
+            raise UsageError(f"{name}={ids!r} is not a list of GPU indices (0,1,2 or ranges 0-3,5)")
         counts.append(len(indices))      # an index named twice is one GPU
     return max(counts, default=0) or None
 
@@ -415,7 +419,8 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
         if args.metrics_dir is not None else \
         _knob(knobs, "TORCHIMAGES_METRICS_DIR", lambda text, where: _folder(text, where, gate), None, problems)
     cfg = Config(budget, _mode(env, args.mode), node, partition, breaker, state_dir, metrics_dir, args.dry_run,
-                 factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env), _python(args.python, env),
+                 factor, grace, lookback, not args.no_kernel_log, flap, expected_gpus(env, _mode(env, args.mode) == "step"),
+                 _python(args.python, env),
                  env.get("SLURM_JOB_ID"), hang_runs=hang, min_confirm_s=min_confirm, return_passes=passes)
     cfg.clock_skew_s = _knob(knobs, clockskew.ENV, lambda text, _: clockskew.allowance({clockskew.ENV: text}),
                              clockskew.DEFAULT_S, problems)
