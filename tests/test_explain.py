@@ -1224,6 +1224,15 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "torch-symm-mem-nccl-2.29.2-nccldevcommcreate-invalid-usage-memset-requirements-not-initializer-image":
         "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (job): NCCL's `invalid usage` is its caller's; "
         "that the caller is torch's own code is the thread's",
+    "archwiki-ibdiagnet-1.5.7-lw-4x-ls-5-two-ca-direct-link-every-stage-clean-ipoib-group-rate-10-below-members-20-warning-healthy":
+        "translator: fabric pass; not recognised: ibdiagnet's summary has no reader",
+    "bladecenter-faui36a-hca-1-iblinkinfo-port-1-4x-5.0-gbps-ddr-while-faui36b-c-link-4x-10.0-qdr-on-one-voltaire-hssm-port-2-sdr-topspin-host":
+        "translator: fabric warn FABRIC_RATE_DEGRADED (host); not recognised: iblinkinfo had no reader on the day",
+    "cpmd-sge-cluster-node-0-2-ibv-event-port-err-peer-retry-exceeded-from-node-0-22-mthca0-ibcheckerrors-0-bad-nodes-infiniscale-iii-port-7-relay-errors-host":
+        "translator: fabric fail FABRIC_PORT_DOWN (host); not recognised: Open MPI's verbs event and ibcheckerrors have"
+        " no reader",
+    "legoos-wuklab00-mlx4-0-iblinkinfo-port-1-active-4x-10.0-gbps-qdr-lid-8-on-mellanox-is5035-like-wuklab01-02-readme-snippet-healthy":
+        "translator: fabric pass; not recognised: iblinkinfo had no reader on the day",
 }
 
 

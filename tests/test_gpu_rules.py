@@ -1671,6 +1671,15 @@ KNOWN_MISMATCHES = {
     "torch-symm-mem-nccl-2.29.2-nccldevcommcreate-invalid-usage-memset-requirements-not-initializer-image":
         "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (job): NCCL's `invalid usage` is its caller's use "
         "of the API, the program's; that the caller is torch's own symmetric-memory code (the image's) is the thread's",
+    "archwiki-ibdiagnet-1.5.7-lw-4x-ls-5-two-ca-direct-link-every-stage-clean-ipoib-group-rate-10-below-members-20-warning-healthy":
+        "translator: fabric pass; skip FACTS_INCOMPLETE: ibdiagnet names no adapter by its sysfs name (Adapter.name is "
+        "required), so no port is recorded; a clean run of every stage has no field (a fabric tool's summary)",
+    "bladecenter-faui36a-hca-1-iblinkinfo-port-1-4x-5.0-gbps-ddr-while-faui36b-c-link-4x-10.0-qdr-on-one-voltaire-hssm-port-2-sdr-topspin-host":
+        "translator: fabric warn FABRIC_RATE_DEGRADED (host); skip FACTS_INCOMPLETE: iblinkinfo names the CA by its "
+        "node description (`faui36a HCA-1`), no sysfs name, so no adapter is recorded (Adapter.name is required)",
+    "cpmd-sge-cluster-node-0-2-ibv-event-port-err-peer-retry-exceeded-from-node-0-22-mthca0-ibcheckerrors-0-bad-nodes-infiniscale-iii-port-7-relay-errors-host":
+        "translator: fabric fail FABRIC_PORT_DOWN (host); skip FACTS_INCOMPLETE: Open MPI's IBV_EVENT_PORT_ERR and "
+        "ibcheckerrors' switch-port relay errors name no adapter port state (a verbs async event has no fabric field)",
 }
 
 
