@@ -1233,6 +1233,23 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         " no reader",
     "legoos-wuklab00-mlx4-0-iblinkinfo-port-1-active-4x-10.0-gbps-qdr-lid-8-on-mellanox-is5035-like-wuklab01-02-readme-snippet-healthy":
         "translator: fabric pass; not recognised: iblinkinfo had no reader on the day",
+    "h100-x8-topo-m-nv18-every-pair-flux-sm90-build-exception-not-supported-device-h100-80gb-hbm3-image":
+        "translator: gpu pass; not recognised: a `topo -m` matrix cut above its header (the stored copy starts at "
+        "GPU5's row) is read by no reader, and flux's own device-name refusal has no field",
+    "a100-mig-1g.5gb-deepops-slurmd-nvml-autodetect-mig-instances-ignored-no-gres-type-match-config-healthy":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: slurmd's NVML autodetect lines list a "
+        "device with no name, driver or health field, nothing to judge; the translation holds the driver beside it",
+    "slurm-gpu-node-boot-slurmd-waiting-for-gres-conf-file-dev-nvidia0-cant-stat-fatal-nvidia-device-nodes-not-yet-created-host":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); not recognised: slurmd's `can't stat gres.conf file "
+        "/dev//nvidia0` has no reader",
+    "gke-1.16.11-dcgm-exporter-2.0.0-rc.12-pod-failed-to-initialize-nvml-no-gke-driver-hostpath-one-allocatable-gpu-job":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); not recognised: dcgm-exporter's `Error starting nv-hostengine` log"
+        " has no reader",
+    "azure-distributed-nhc-mynode-084-cuda-bandwidth-device-1-7-gbs-host-device-copy-host":
+        "translator: gpu fail BANDWIDTH_LOW (host); not recognised: distributed NHC's CUDA bandwidth line has no reader",
+    "oci-bm-gpu-b4-8-passive-healthcheck-all-passed-8-gpus-12-nvlinks-25-gbs-healthy":
+        "translator: gpu pass; not recognised: OCI HPC Stack's healthcheck report has no reader (a health checker's "
+        "per-test passes have no field)",
 }
 
 
