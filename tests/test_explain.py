@@ -1204,9 +1204,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "azure-distributed-nhc-sbatch-health-log-check-gpu-ecc-gpu3-sram-uncorrectable-volatile-0-aggregate-1-host":
         "translator: gpu fail ECC_UNCORRECTABLE (host); not recognised: azurehpc-health-checks' `Health check failed: "
         "check_gpu_ecc: ...` line has no reader (a health checker's finding has no field in schema 3)",
-    "azure-distributed-nhc-debug-log-mynode-411-h2d-d2h-55-gbs-eight-gpus-ib-pairs-391-gbps-nccl-477.9-busbw-no-fault":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: distributed NHC's debug lines (`Device 0 "
-        "Device to Host reported bandwidth is 55 GB/s`, `Measured IB BW`) have no reader",
     "h100-nd96isr-v5-aznhc-full-run-after-persistent-rdma-naming-gpu-count-8-ecc-passed-nccl-480.3-eight-ib-393-gbps-healthy":
         "translator: gpu pass; not recognised: aznhc's `SUCCESS: nhc: Health check passed: ...` lines have no reader, "
         "and a health checker's pass has no field in schema 3",
