@@ -30,10 +30,11 @@ _HOST = re.compile(r"^([A-Za-z0-9][\w.-]{0,253}) \| ")
 _FAILED = re.compile(r"Health check failed:\s+(\S.*)")
 _PASSED = re.compile(r"Health check passed:\s+(\S.*)")
 _NEARING = re.compile(r"Nearing a failure threshold:\s+(\S.*)")
-_NAMED = re.compile(r"^(?:ERROR:\s+)?(check_\w+|collect_\w+|run_ib_bw_gdr|ib_write):\s*(.*)$")
-_RETURNED = re.compile(r"\bCheck (check_\w+) returned (\d+)\b")     # LBNL nhc: a check that ended without `die`
+_NAMED = re.compile(r"^(?:ERROR:\s+)?(check_\w{1,64}|collect_\w{1,64}|run_ib_bw_gdr|ib_write):\s*(.*)$")
+_RETURNED = re.compile(r"\bCheck (check_\w{1,64}) returned (\d+)\b")     # LBNL nhc: a check that ended without `die`
 _NHCNA = re.compile(r"\bfau\w{0,3}code:\s*NHCNA\b", re.IGNORECASE)   # azure_hw_topology_check.nhc spells FauleCode
-_CODE = re.compile(r"[.\s]*\bFau\w{0,3}Code:\s*\w+\s*$", re.IGNORECASE)
+_CODE = re.compile(r"\bFau\w{0,3}Code:\s*\w+\s*$", re.IGNORECASE)
+_LOGGED = re.compile(r"\b(check_\w{1,64}):\s+(\S.*)$")     # a check's `log` line: read only where it says it did not run
 
 GPU_CHECKS = frozenset({
     "check_gpu_count", "check_gpu_xid", "check_gpu_ecc", "check_ecc", "check_SDBE_ecc", "collect_ecc_data",
@@ -74,7 +75,7 @@ _THROTTLED = re.compile(r"\bWarning: GPU (\d+) throttled, reason=0x([0-9a-fA-F]{
 # debug lines (distributed NHC's NHC-DEBUG dump; `dbg` in the checks): measured figures, no field holds them
 _MEASURED = {
     "gpu": re.compile(r"\bDevice \d+ (?:Host to Device|Device to Host) reported bandwidth is \S+ GB/s|"
-                      r"\b(?:HTD|DTH|P2P|H2D|D2H)\w*_GPU_\d+(?:_\d+)?: \S+ GB/s"),
+                      r"\b(?:H2D|D2H|P2P)_GPU_\d+(?:_\d+)?: \S+ GB/s"),
     "nccl": re.compile(r"\bMeasured Avg [NR]CCL allreduce bus BW \S+ GB/s[^\n]{0,60}|"
                        r"\bNCCL allreduce IB loopback bandwidth \S+ GB/s|\b[nr]ccl_all_red(?:_lb)?: \S+ +GB/s"),
     "fabric": re.compile(r"\bIB devices=[^\n]{1,200}?Measured IB BW \S+ Gbps|\bib_write_lb_\S+: \S+ Gbps"),
@@ -106,12 +107,16 @@ def _message(line: str) -> tuple[str, str, str] | None:
             return how, named.group(1), named.group(2).strip()
         if m and how == "failed" and m.group(1).startswith("Bandwidth is low on device"):
             return how, "check_cuda_bw", m.group(1).strip()      # before 2024 (distributed_nhc/README.md)
+    if (m := _LOGGED.search(line)) and _SETUP.search(m.group(2)):     # `Skipping GPU Xid error test.`, ...
+        return "logged", m.group(1), m.group(2).strip()
     if "check_SDBE_ecc: Retirement Table Full" in line:          # `die 1 "ERROR: $IFS$error_msg"`: a line of its own
         return "failed", "check_SDBE_ecc", line[line.index("Retirement Table Full"):].strip()
     return None
 
 
 def _is_trouble(how: str, name: str, message: str) -> bool:
+    if how == "logged":
+        return True
     if how == "returned":
         return message in ("126", "127")          # the shell's "cannot execute" / "command not found"
     if name == "check_all_reduce_dependencies":
@@ -127,6 +132,8 @@ def _read(text: str, group: str) -> tuple[list[tuple[str | None, str, str]], lis
     """The group's messages a field may hold (host, check, message), what is said (a finding no field holds), and
     the tool's own trouble."""
     facts, said, trouble = [], [], []
+    verdicts: list[tuple[str | None, str, str]] = []
+    skipped: set[tuple[str | None, str]] = set()
     for host, line in _lines(text):
         if group == "gpu" and (m := _RUN_TROUBLE.search(line if host is None else f"| {line}")):
             trouble.append(_said(host, m.group(0)))
@@ -146,11 +153,15 @@ def _read(text: str, group: str) -> tuple[list[tuple[str | None, str, str]], lis
         how, name, message = found
         if _is_trouble(how, name, message):
             trouble.append(_said(host, f"{name}: {message}" if how != "returned" else line.strip()))
+            skipped.add((host, name))
         elif how == "failed":
-            facts.append((host, name, _CODE.sub("", message)))
+            facts.append((host, name, _CODE.sub("", message).rstrip(" .")))
         else:
             word = {"passed": "passed", "nearing": "warned near its threshold", "returned": "returned"}[how]
-            said.append(_said(host, f"{name} {word}: {message}"))
+            verdicts.append((host, name, _said(host, f"{name} {word}: {message}")))
+    # a check that logged it skipped its work (azure_gpu_xid.nhc: no kernel log; azure_ib_link_flapping.nhc: a log
+    # file missing) proves nothing by a pass of the same host: its trouble is said, never that pass
+    said += [text for host, name, text in verdicts if (host, name) not in skipped]
     return facts, said, trouble
 
 
