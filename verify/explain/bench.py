@@ -12,7 +12,7 @@ from typing import Any
 
 from ..checks.nccl import ncclog, plugreg
 from ..checks.train.imagefault import image_fault
-from . import dupgpu, fiinfo, fmstatus, fragment, gpudfabric, importfail, ncclras, once, peermem, shellimit, xidrelay
+from . import aznhc, dupgpu, fiinfo, fmstatus, fragment, gpudfabric, importfail, ncclras, once, peermem, shellimit, xidrelay
 
 _PREFIX = "h:1:1 [0] NCCL INFO "
 RUNS = 3
@@ -39,6 +39,9 @@ CASES: tuple[tuple[str, Callable[[Any], Any], Callable[[int], Any]], ...] = (
     ("fragment: blank lines", fragment.FRAGMENT.search, lambda n: "\n" * (40 * n) + "x"),
     ("shellimit: many prompts", shellimit.memlock, lambda n: "$ ncclras -v\n" * (4 * n)),
     ("shellimit: a prompt before a long space run", shellimit.memlock, lambda n: "user@h:~$ ls" + " " * (4 * n) + "x\n"),
+    # Azure NHC's lines: check names and fault codes repeated on a line, many hosts' lines
+    ("aznhc: repeated check names and codes", lambda t: (aznhc.unread_gpu(t), aznhc.trouble_fabric(t)),
+     lambda n: ("h-1 | ERROR: nhc: Health check failed: " + "check_x " * 40 + "FaultCode: " * 40 + "\n") * n),
 )
 
 
