@@ -1244,7 +1244,9 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu fail GPU_NOT_VISIBLE (job); not recognised: dcgm-exporter's `Error starting nv-hostengine` log"
         " has no reader",
     "azure-distributed-nhc-mynode-084-cuda-bandwidth-device-1-7-gbs-host-device-copy-host":
-        "translator: gpu fail BANDWIDTH_LOW (host); not recognised: distributed NHC's CUDA bandwidth line has no reader",
+        "translator: gpu fail BANDWIDTH_LOW (host); warn HEALTH_NOT_ASSESSED (host): aznhc's `Bandwidth is low on "
+        "device 1. Reported bandwidth is 7 GB/s` is the lower of two copies, no direction: no field holds it, so it is "
+        "said, never a pass",
     "oci-bm-gpu-b4-8-passive-healthcheck-all-passed-8-gpus-12-nvlinks-25-gbs-healthy":
         "translator: gpu pass; not recognised: OCI HPC Stack's healthcheck report has no reader (a health checker's "
         "per-test passes have no field)",
