@@ -20,14 +20,22 @@ from .said import printed
 _TYPE = re.compile(r"(\w+(?:Error|Exception))\s*: ")
 # what a program dies of starts its line: Python's exception (`ImportError: `, `OSError: `), or a C++ library's
 # fatal `Could not load library` (CTranslate2, TensorFlow) before the abort; a launcher that could not start the
-# program (slurmstepd's `error: execve()`, a shell's or an OCI runtime's line naming it not found)
+# program (slurmstepd's `error: execve()`, a shell's or an OCI runtime's line naming it not found: bash's, zsh's,
+# dash's `/bin/sh: 1: torchrun: not found`, runc's `exec: "..."`, crun's `executable file `...``)
 _DIED = re.compile(r"(?:\w+(?:Error|Exception)\s*: |Could not load (?:dynamic )?library |slurmstepd[\w.-]*: error: execve|"
-                   r"(?:[\w/.-]+: )?(?:line \d+: )?[\w.+-]+: command not found|.{0,400}?\bexec: \")")
+                   r"(?:[\w/.-]+: )?(?:line \d+: )?[\w.+-]+: command not found|(?:[\w/.-]+: )?\d+: [\w.+-]+: not found|"
+                   r".{0,400}?\b(?:exec: \"|executable file [`']))")
+# the environment modules' own command not found (`slurm_script: line 4: ml: command not found`, envmodules/modules#339;
+# Snakemake's `/usr/bin/bash: line 1: module: command not found`, snakemake/snakemake#2802): the job's shell never set
+# up the module system, so a program the module would put on PATH is missing for that reason, not the image's
+_NO_MODULES = re.compile(r"(?<![\w/.+-])(?:module|ml): command not found|execve\(\): (?:module|ml): No such file")
 # `\b` first: a bare `\w*Warning` is tried from every letter of a long word (quadratic, 20,000 letters took 3 s)
 _WARNING = re.compile(r"\b\w*Warning\b|\bW\d{4} |\bwarn(?:ing)?:", re.IGNORECASE)
 
 
 def _failure(text: str) -> dict[str, Any] | None:
+    if printed(_NO_MODULES, text):
+        return None
     for line in (raw.strip() for raw in text.splitlines()):
         if failure := _died_of(line):
             return failure

@@ -17,9 +17,13 @@ from typing import Any
 # (a script's label before lspci's header, `Card: 01:00.0 VGA compatible controller: ...`, batch 261, is read past)
 _HEAD = re.compile(r"^(?:[A-Za-z][\w ]{0,20}:\s+)?(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7]) "
                    r"([^:]+): (.*)$")
-# a kernel line's driver and device, at the line's start or after its timestamp (`[ 1.4] mlx5_core 0000:01:00.0: ...`)
-_DRIVER = re.compile(r"^(?:\[[\d. ]+\]\s*)?([a-z][a-z0-9_]*) (?:[0-9a-fA-F]{4,8}:)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b",
-                     re.MULTILINE)
+# a kernel line's driver and device, at the line's start or after its timestamp (`[ 1.4] mlx5_core 0000:01:00.0: ...`),
+# and the vendor the PCI core's enumeration line names (`pci 0000:01:00.0: [10de:2204] type 00 class 0x030000`)
+_DRIVER = re.compile(r"^(?:\[[\d. ]+\]\s*)?([a-z][a-z0-9_]*) (?:[0-9a-fA-F]{4,8}:)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b"
+                     r"(?:: \[([0-9a-fA-F]{4}):)?", re.MULTILINE)
+# names a GPU's own lines carry: NVIDIA's driver, nouveau (the GPU all the same), and the PCI core (`pci`), which
+# prints every device it enumerates and gives it to no driver: only the vendor it names tells another's (hunt86)
+_GPU_SIDE = ("nvidia", "nouveau", "pci")
 _GPU_CLASS = ("3D controller", "VGA compatible controller", "Display controller")
 _LINK = re.compile(r"^\s*(LnkCap|LnkSta):.*?Speed ([\d.]+)GT/s[^,]*, Width x(\d+)")
 _NUMA = re.compile(r"^\s*NUMA node: (\d+)")
@@ -69,7 +73,8 @@ def _unnamed(blocks: list[Block], text: str) -> list[Block]:
     to a driver not NVIDIA's (a NIC's `lspci -s 01:00.0` beside `mlx5_core 0000:01:00.0: ...`, batch 261) left out."""
     if any(kind for _, kind, _ in blocks):
         return []
-    others = {m.group(2).lower() for m in _DRIVER.finditer(text) if m.group(1) != "nvidia"}
+    others = {m.group(2).lower() for m in _DRIVER.finditer(text)
+              if m.group(1) not in _GPU_SIDE or (m.group(3) or "10de").lower() != "10de"}
     blocks = [b for b in blocks if not (b[0] and b[0][-7:].lower() in others)]
     linked = [b for b in blocks if len(_links(b[2])) == 2]
     marked = any(_MARK.match(line) for _, _, lines in linked for line in lines)

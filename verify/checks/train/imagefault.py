@@ -31,15 +31,25 @@ WORDS = re.compile(
     r"|Couldn't load custom C\+\+ ops"
     # the program the job starts, looked up on PATH and not there (no `/`: a path the job names is the job's own):
     # Slurm's `slurmstepd: error: execve(): torchrun: No such file or directory`, a shell's `torchrun: command not
-    # found`, an OCI runtime's `exec: "torchrun": executable file not found in $PATH` (batch 259)
+    # found`, an OCI runtime's `exec: "torchrun": executable file not found in $PATH` (batch 259); zsh's `zsh: command
+    # not found: torchrun` (before bash's form, which would name zsh), dash's `/bin/sh: 1: torchrun: not found`
+    # (LlamaFactory#5216), crun's `executable file `torchrun` not found in $PATH` (containers/crun#1688). The name's
+    # class in the look-behind too: a start after a `+` was retried along a run of them (base64: quadratic, hunt86)
     r"|execve\(\): (?P<cmd>[\w.+-]+): No such file or directory"
-    r"|(?<![\w/.-])(?P<cmd2>[\w.+-]+): command not found"
-    r"|exec: \"(?P<cmd3>[\w.+-]+)\": executable file not found in \$PATH")
+    r"|\bzsh: command not found: (?P<cmd4>[\w.+-]+)"
+    r"|(?<![\w/.+-])(?P<cmd2>[\w.+-]+): command not found"
+    r"|: \d+: (?P<cmd5>[\w.+-]+): not found\b"
+    r"|exec: \"(?P<cmd3>[\w.+-]+)\": executable file not found in \$PATH"
+    r"|executable file [`'](?P<cmd6>[\w.+-]+)[`'] not found in \$PATH")
 # the driver's user-space libraries come from the host (nvidia-container-toolkit), never from the image's wheels
 _DRIVER_LIBS = re.compile(r"^lib(?:cuda|nvidia-\w+|nvcuvid|nvoptix)\.so")
-# the driver's tools (the toolkit mounts nvidia-smi), the scheduler's and the container runtime's are the node's
-_HOST_PROGRAMS = re.compile(r"^(?:nvidia-[\w.-]+|dcgmi|s(?:run|batch|alloc|control|queue|info)|docker|podman|enroot|"
-                            r"singularity|apptainer)$")
+# the programs a PyTorch image's packages put on PATH to start a job: the interpreter and its launchers (torch's
+# torchrun, DeepSpeed's, Accelerate's, Horovod's, Lightning's, Composer's, ColossalAI's, Ray's). Any other program not
+# found is not this rule's (hunt86): a probe's tool (`numactl`, `ibstat`, `lspci`, `nvidia-smi`), the environment
+# modules' `module`/`ml` (the job's shell or the node's Lmod), the scheduler's: the text does not show it the image's
+_IMAGE_PROGRAMS = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|torchrun|deepspeed|accelerate|horovodrun|lightning|"
+                             r"composer|colossalai|ray)$")
+_PROGRAM_GROUPS = ("cmd", "cmd2", "cmd3", "cmd4", "cmd5", "cmd6")
 
 
 def image_fault(failure: Mapping[str, Any]) -> str | None:
@@ -47,8 +57,8 @@ def image_fault(failure: Mapping[str, Any]) -> str | None:
     found = WORDS.search(f"{failure.get('type')}: {failure.get('message')}")
     if not found:
         return None
-    if cmd := found.group("cmd") or found.group("cmd2") or found.group("cmd3"):
-        if _HOST_PROGRAMS.match(cmd):
+    if cmd := next((found.group(g) for g in _PROGRAM_GROUPS if found.group(g)), None):
+        if not _IMAGE_PROGRAMS.match(cmd):
             return None
         return (f"{cmd}, the program the job starts, is not installed where it runs (not on PATH): the image's (or "
                 "the environment module's) package set")
