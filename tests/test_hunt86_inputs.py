@@ -28,6 +28,10 @@ Each finding, its rating, repro and fix:
 7. (medium, the log lost) `verify explain job.log --json job.log` replaced the log with its own report (exit 1, the
    evidence gone); `--json ""` wrote nothing and said nothing; `--json r --junit r` wrote one report over the other.
    cli._report_clash: one line, exit 2, nothing written.
+8. (high, false pass) Two link lines naming no device (`lspci -vv | grep Lnk`, pasted alone) beside an RDMA adapter's
+   kernel lines (`mlx5_core 0000:41:00.0: ...`) or ibstat's `CA 'mlx5_0'` passed as a healthy GPU: the lines may be
+   the NIC's (batch 261's class, where `-s` named no bus). lspci._unnamed reads them only where the text shows no
+   other device they could be.
 Low, left: `Attached GPUs` beside dmidecode's `Product Name` reads as an empty nvidia-smi -q (skip, nothing judged);
 a localised shell's `torchrun：未找到命令` is not read; `pip`/`conda`/`nvcc` not found are not read (not the program
 the job starts).
@@ -173,3 +177,19 @@ def test_a_report_over_an_input_or_the_other_report_is_refused_before_anything_i
         assert log.read_text() == "bash: torchrun: command not found\n"
         assert not (tmp_path / "r").exists()
     assert cli.main(["explain", str(log), "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml")]) == 1
+
+
+# 8 ------------------------------------------------------------------------------------------------------------------
+BARE = ("\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported\n"
+        "\t\tLnkSta:\tSpeed 16GT/s (ok), Width x16 (ok)\n")
+
+
+# hand-made: an RDMA adapter's kernel line and ibstat's listing in their tools' formats, two link lines naming no device
+@pytest.mark.parametrize("other", [
+    "[    5.100] mlx5_core 0000:41:00.0: firmware version: 20.31.1014\n",
+    "CA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 200\n",
+])
+def test_link_lines_naming_no_device_beside_another_device_pass_no_gpu(other):
+    assert verdict(explained(BARE)) == ("pass", None, None)          # alone, or beside NVIDIA's lines: the GPU's
+    assert explained(other + BARE).name != "gpu"
+    assert explained("[    5.100] nvidia 0000:41:00.0: enabling device (0000 -> 0003)\n" + BARE).name == "gpu"
