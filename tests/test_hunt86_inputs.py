@@ -32,6 +32,11 @@ Each finding, its rating, repro and fix:
    kernel lines (`mlx5_core 0000:41:00.0: ...`) or ibstat's `CA 'mlx5_0'` passed as a healthy GPU: the lines may be
    the NIC's (batch 261's class, where `-s` named no bus). lspci._unnamed reads them only where the text shows no
    other device they could be.
+9. (medium, the node's files replaced) A report path that is a stream, `--json /dev/stdout` (a link to
+   /proc/self/fd/1), `--json /dev/null`, a FIFO a reader waits on, passed report.check_writable (its folder writable)
+   and write_atomic renamed a regular file over it: the link or pipe replaced, the stream never written; as root,
+   /dev/null or /dev/stdout replaced for every later program on the node (verify run shares the check). Refused in
+   check_writable: one line, exit 2.
 Low, left: `Attached GPUs` beside dmidecode's `Product Name` reads as an empty nvidia-smi -q (skip, nothing judged);
 a localised shell's `torchrun：未找到命令` is not read; `pip`/`conda`/`nvcc` not found are not read (not the program
 the job starts).
@@ -193,3 +198,21 @@ def test_link_lines_naming_no_device_beside_another_device_pass_no_gpu(other):
     assert verdict(explained(BARE)) == ("pass", None, None)          # alone, or beside NVIDIA's lines: the GPU's
     assert explained(other + BARE).name != "gpu"
     assert explained("[    5.100] nvidia 0000:41:00.0: enabling device (0000 -> 0003)\n" + BARE).name == "gpu"
+
+
+# 9 ------------------------------------------------------------------------------------------------------------------
+def test_a_report_path_that_is_a_stream_is_refused_never_replaced(tmp_path, capsys):
+    import os
+
+    log = tmp_path / "job.log"
+    log.write_text("bash: torchrun: command not found\n")
+    stdout = tmp_path / "stdout"
+    stdout.symlink_to("/dev/null")    # a link to a device, as /dev/stdout is one to the terminal; /dev is not touched
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for flag, target in (("--json", stdout), ("--junit", pipe)):
+        assert cli.main(["explain", str(log), flag, str(target)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "device or pipe" in err
+    assert stdout.is_symlink() and os.readlink(stdout) == "/dev/null"
+    assert pipe.is_fifo()
