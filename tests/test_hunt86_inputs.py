@@ -37,6 +37,10 @@ Each finding, its rating, repro and fix:
    and write_atomic renamed a regular file over it: the link or pipe replaced, the stream never written; as root,
    /dev/null or /dev/stdout replaced for every later program on the node (verify run shares the check). Refused in
    check_writable: one line, exit 2.
+10. (medium, a fail from prose) A how-to page's title quoting the shell's words, `Fix: torchrun: command not found`,
+   `torchrun: command not found error fix`, failed TRAIN_FAILED (image): the shell form took any word as the shell's
+   name and any text after. importfail._DIED: led by a shell's or a script's name, ending the line, as the shells
+   print it.
 Low, left: `Attached GPUs` beside dmidecode's `Product Name` reads as an empty nvidia-smi -q (skip, nothing judged);
 a localised shell's `torchrun：未找到命令` is not read; `pip`/`conda`/`nvcc` not found are not read (not the program
 the job starts).
@@ -216,3 +220,17 @@ def test_a_report_path_that_is_a_stream_is_refused_never_replaced(tmp_path, caps
         assert len(err.strip().splitlines()) == 1 and "device or pipe" in err
     assert stdout.is_symlink() and os.readlink(stdout) == "/dev/null"
     assert pipe.is_fifo()
+
+
+# 10 -----------------------------------------------------------------------------------------------------------------
+# hand-made: a how-to page's titles quoting the words, and the shells' own lines (bash at a login, a script, dash)
+@pytest.mark.parametrize("title", ["Fix: torchrun: command not found", "torchrun: command not found error fix",
+                                   "Solved - bash: torchrun: command not found in conda"])
+def test_a_page_title_quoting_a_shells_words_is_no_failure(title):
+    assert explained(title + "\n").status != "fail"
+
+
+@pytest.mark.parametrize("line", ["-bash: torchrun: command not found", "./run.sh: 3: torchrun: not found",
+                                  "scripts/train.sh: line 5: deepspeed: command not found"])
+def test_the_shells_own_lines_are_read(line):
+    assert verdict(explained(line + "\n")) == ("fail", "TRAIN_FAILED", "image")
