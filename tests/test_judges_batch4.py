@@ -114,6 +114,9 @@ def test_an_nccl_failure_line_alone_is_judged_never_nothing_to_judge(text):
 
 # Healthy hosts whose excerpt shows what is the host's fault in every other case, the cause being in prose only
 HOST_BY_THE_EXCERPT = {
+    "roce-v2-nccl-ib-timeout-1-retry-cnt-0-beside-ib-write-bw-flow-got-completion-error-12-opcode-0-vendor-err-129-job":
+        "the excerpt is NCCL's completion-error line alone (the link's by the excerpt); the job's NCCL_IB_TIMEOUT=1 and "
+        "NCCL_IB_RETRY_CNT=0 that make it the job's are in its facts (batch 264's rule), not in the text",
     "h100-x8-535.154.05-collect-env-torch-2.8-nightly-cu126-nccl-2.26.2-nvls-cc-254-cuda-failure-1-invalid-argument-on-12.2-driver":
         "NVLS set-up refused as an invalid argument: NVIDIA's answer in nccl#976, #1338 and #1488 is the fabric "
         "manager restarted without a GPU reset (the host's; a reboot cures it); that NCCL 2.26.5 cured this one is "

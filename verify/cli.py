@@ -302,8 +302,8 @@ def _explain(argv: list[str]) -> int:
         raise UsageError(f"explain: {exc} (usage: verify explain FILE... [--json PATH] [--junit PATH] "
                          "[--expect-gpus N])") from None
     for flag, path in (("--json", args.json), ("--junit", args.junit)):
-        problem = check_writable(path) if path else None
-        if problem:
+        problem = _report_clash(path, args.files, args.json if flag == "--junit" else None) if path is not None else None
+        if problem := problem or (check_writable(path) if path else None):
             raise UsageError(f"{flag} {path}: {problem}")
     options = Options(expect_gpus=args.expect_gpus)
     try:
@@ -314,6 +314,22 @@ def _explain(argv: list[str]) -> int:
                                                  "facts_schema": replay.FACTS_SCHEMA, "recorded_by": "verify explain"},
                    None)
     return 1 if any(r.status == FAIL for r in results) else 0
+
+
+def _report_clash(path: str, inputs: list[str], other: str | None) -> str | None:
+    """Why explain's report may not go to `path`: empty (an unset variable: no report written, and nothing said), one
+    of the files it reads (the log replaced by its own report, hunt86), or --json's path (one report over the other)."""
+    if not path.strip():
+        return "is empty: give a path (an unset shell variable?)"
+    for name in inputs + ([other] if other else []):
+        try:
+            same = os.path.abspath(name) == os.path.abspath(path) or os.path.samefile(name, path)
+        except OSError:         # either is not there yet: not the same file
+            continue
+        if same:
+            return (f"is {name}, a file explain reads: the report would replace it" if name in inputs else
+                    "is --json's path too: give each report its own")
+    return None
 
 
 def _bench(argv: list[str]) -> int:

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import textwrap
 import xml.etree.ElementTree as ET
@@ -46,6 +47,14 @@ def check_writable(path: str) -> str | None:
     """Why a report cannot be written to `path` (None when it can): checked before the first check runs."""
     if os.path.isdir(path):
         return "is a directory"
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = stat.S_IFREG         # not there yet (or a link to nowhere): a new file
+    if not stat.S_ISREG(mode):
+        # `/dev/stdout`, a FIFO: the report is written to a temporary file renamed over the path, which would replace
+        # the link or pipe itself (as root, /dev/stdout for every later program) and never reach the stream (hunt86)
+        return "is a device or pipe, not a file: give a file path (the report is a file, written whole then renamed)"
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         return f"folder {parent} does not exist"

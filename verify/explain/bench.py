@@ -28,6 +28,8 @@ CASES: tuple[tuple[str, Callable[[Any], Any], Callable[[int], Any]], ...] = (
     ("importfail: a long word", importfail.detect, lambda n: "ImportError: " + "a" * (8 * n) + ": undefined symbol: x\n"),
     ("imagefault: a run of lib", lambda m: image_fault({"type": "ImportError", "message": m}),
      lambda n: "lib" * (8 * n) + ": undefined symbol: x"),
+    # hunt86: a program's name tried again after each `+` of a run (a base64 blob's line)
+    ("importfail: a run of `a+` (base64)", importfail.detect, lambda n: "a+" * (4 * n) + "\n"),
     ("once: each GPU once", once, lambda n: {"devices": [{"index": i, "uuid": f"GPU-{i}"} for i in range(4 * n)]}),
     ("blank lines (fmstatus, peermem, fi_info)",
      lambda t: (fmstatus.detect(t), peermem.detect(t), fiinfo.parse(t), peermem.parse(t)), lambda n: "\n" * (8 * n) + "x\n"),

@@ -20,14 +20,26 @@ from .said import printed
 _TYPE = re.compile(r"(\w+(?:Error|Exception))\s*: ")
 # what a program dies of starts its line: Python's exception (`ImportError: `, `OSError: `), or a C++ library's
 # fatal `Could not load library` (CTranslate2, TensorFlow) before the abort; a launcher that could not start the
-# program (slurmstepd's `error: execve()` or pyxis's enroot-switchroot, a shell's or an OCI runtime's line naming it not found)
+# program (slurmstepd's `error: execve()` or pyxis's enroot-switchroot, an OCI runtime's line naming it not found: runc's `exec: "..."`, crun's
+# `executable file `...``); a shell's, led by the shell's or the script's name and ending the line, as bash (`-bash`
+# at a login), zsh and dash print it: a page's `Fix: torchrun: command not found` or `... command not found error
+# fix` is a title quoting it (hunt86)
+_SHELL = r"(?:-?(?:[\w.-]*/)*(?:ba|z|da|k)?sh|/[\w/.-]+|[\w/.-]+\.sh)"
 _DIED = re.compile(r"(?:\w+(?:Error|Exception)\s*: |Could not load (?:dynamic )?library |slurmstepd[\w.-]*: error: (?:execve|pyxis:\s+enroot-switchroot)|"
-                   r"(?:[\w/.-]+: )?(?:line \d+: )?[\w.+-]+: command not found|.{0,400}?\bexec: \")")
+                   rf"{_SHELL}: (?:line \d+: )?[\w.+-]+: command not found\s*$|zsh: command not found: [\w.+-]+\s*$|"
+                   rf"{_SHELL}: \d+: [\w.+-]+: not found\s*$|"
+                   r".{0,400}?\b(?:exec: \"|executable file [`']))")
+# the environment modules' own command not found (`slurm_script: line 4: ml: command not found`, envmodules/modules#339;
+# Snakemake's `/usr/bin/bash: line 1: module: command not found`, snakemake/snakemake#2802): the job's shell never set
+# up the module system, so a program the module would put on PATH is missing for that reason, not the image's
+_NO_MODULES = re.compile(r"(?<![\w/.+-])(?:module|ml): command not found|execve\(\): (?:module|ml): No such file")
 # `\b` first: a bare `\w*Warning` is tried from every letter of a long word (quadratic, 20,000 letters took 3 s)
 _WARNING = re.compile(r"\b\w*Warning\b|\bW\d{4} |\bwarn(?:ing)?:", re.IGNORECASE)
 
 
 def _failure(text: str) -> dict[str, Any] | None:
+    if printed(_NO_MODULES, text):
+        return None
     for line in (raw.strip() for raw in text.splitlines()):
         if failure := _died_of(line):
             return failure

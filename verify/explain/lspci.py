@@ -17,9 +17,15 @@ from typing import Any
 # (a script's label before lspci's header, `Card: 01:00.0 VGA compatible controller: ...`, batch 261, is read past)
 _HEAD = re.compile(r"^(?:[A-Za-z][\w ]{0,20}:\s+)?(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7]) "
                    r"([^:]+): (.*)$")
-# a kernel line's driver and device, at the line's start or after its timestamp (`[ 1.4] mlx5_core 0000:01:00.0: ...`)
-_DRIVER = re.compile(r"^(?:\[[\d. ]+\]\s*)?([a-z][a-z0-9_]*) (?:[0-9a-fA-F]{4,8}:)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b",
-                     re.MULTILINE)
+# a kernel line's driver and device, at the line's start or after its timestamp (`[ 1.4] mlx5_core 0000:01:00.0: ...`),
+# and the vendor the PCI core's enumeration line names (`pci 0000:01:00.0: [10de:2204] type 00 class 0x030000`)
+_DRIVER = re.compile(r"^(?:\[[\d. ]+\]\s*)?([a-z][a-z0-9_]*) (?:[0-9a-fA-F]{4,8}:)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b"
+                     r"(?:: \[([0-9a-fA-F]{4}):)?", re.MULTILINE)
+# names a GPU's own lines carry: NVIDIA's driver, nouveau (the GPU all the same), and the PCI core (`pci`), which
+# prints every device it enumerates and gives it to no driver: only the vendor it names tells another's (hunt86)
+_GPU_SIDE = ("nvidia", "nouveau", "pci")
+# an RDMA adapter listed (ibstat's `CA 'mlx5_0'`, ibv_devinfo's `hca_id:`): link lines that name no device may be its
+_ADAPTER = re.compile(r"^[^\S\n]*(?:CA '|hca_id:)", re.MULTILINE)
 _GPU_CLASS = ("3D controller", "VGA compatible controller", "Display controller")
 _LINK = re.compile(r"^\s*(LnkCap|LnkSta):.*?Speed ([\d.]+)GT/s[^,]*, Width x(\d+)")
 _NUMA = re.compile(r"^\s*NUMA node: (\d+)")
@@ -66,11 +72,16 @@ def _links(lines: list[str]) -> dict[str, tuple[int, int]]:
 def _unnamed(blocks: list[Block], text: str) -> list[Block]:
     """The one device whose link lines are quoted without lspci's header, where no header names any device; ports
     facing down (unmarked below their maximum, where the text shows pciutils' mark) and a device the kernel log gives
-    to a driver not NVIDIA's (a NIC's `lspci -s 01:00.0` beside `mlx5_core 0000:01:00.0: ...`, batch 261) left out."""
+    to a driver not NVIDIA's (a NIC's `lspci -s 01:00.0` beside `mlx5_core 0000:01:00.0: ...`, batch 261) left out;
+    lines naming no device at all are read only where the text shows no other device (a driver's kernel lines, an
+    RDMA adapter's listing) they could be."""
     if any(kind for _, kind, _ in blocks):
         return []
-    others = {m.group(2).lower() for m in _DRIVER.finditer(text) if m.group(1) != "nvidia"}
+    others = {m.group(2).lower() for m in _DRIVER.finditer(text)
+              if m.group(1) not in _GPU_SIDE or (m.group(3) or "10de").lower() != "10de"}
     blocks = [b for b in blocks if not (b[0] and b[0][-7:].lower() in others)]
+    if others or _ADAPTER.search(text):
+        blocks = [b for b in blocks if b[0]]    # lines naming no device beside another's: whose is not shown (hunt86)
     linked = [b for b in blocks if len(_links(b[2])) == 2]
     marked = any(_MARK.match(line) for _, _, lines in linked for line in lines)
     devices = [b for b in linked if not (marked and not any(_MARK.match(x) for x in b[2])

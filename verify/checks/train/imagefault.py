@@ -31,17 +31,28 @@ WORDS = re.compile(
     r"|Couldn't load custom C\+\+ ops"
     # the program the job starts, looked up on PATH and not there (no `/`: a path the job names is the job's own):
     # Slurm's `slurmstepd: error: execve(): torchrun: No such file or directory`, a shell's `torchrun: command not
-    # found`, an OCI runtime's `exec: "torchrun": executable file not found in $PATH` (batch 259)
+    # found`, an OCI runtime's `exec: "torchrun": executable file not found in $PATH` (batch 259); zsh's `zsh: command
+    # not found: torchrun` (before bash's form, which would name zsh), dash's `/bin/sh: 1: torchrun: not found`
+    # (LlamaFactory#5216), crun's `executable file `torchrun` not found in $PATH` (containers/crun#1688). The name's
+    # class in the look-behind too: a start after a `+` was retried along a run of them (base64: quadratic, hunt86)
     r"|execve\(\): (?P<cmd>[\w.+-]+): No such file or directory"
-    r"|(?<![\w/.-])(?P<cmd2>[\w.+-]+): command not found"
+    r"|\bzsh: command not found: (?P<cmd4>[\w.+-]+)"
+    r"|(?<![\w/.+-])(?P<cmd2>[\w.+-]+): command not found"
+    r"|: \d+: (?P<cmd5>[\w.+-]+): not found\b"
     r"|exec: \"(?P<cmd3>[\w.+-]+)\": executable file not found in \$PATH"
-    # enroot (under pyxis) starting the container: the program is looked up in the image's own tree (batch 267)
-    r"|enroot-switchroot: failed to execute: (?P<cmd4>(?:/(?:usr/(?:local/)?|opt/(?:[\w.+-]+/){0,3})?s?bin/)?[\w.+-]+): No such file or directory")
+    r"|executable file [`'](?P<cmd6>[\w.+-]+)[`'] not found in \$PATH"
+    # enroot (under pyxis) starting the container: any program it looks up in the image's own tree (batch 267)
+    r"|enroot-switchroot: failed to execute: (?P<enroot>(?:/(?:usr/(?:local/)?|opt/(?:[\w.+-]+/){0,3})?s?bin/)?[\w.+-]+): "
+    r"No such file or directory")
 # the driver's user-space libraries come from the host (nvidia-container-toolkit), never from the image's wheels
 _DRIVER_LIBS = re.compile(r"^lib(?:cuda|nvidia-\w+|nvcuvid|nvoptix)\.so")
-# the driver's tools (the toolkit mounts nvidia-smi), the scheduler's and the container runtime's are the node's
-_HOST_PROGRAMS = re.compile(r"^(?:nvidia-[\w.-]+|dcgmi|s(?:run|batch|alloc|control|queue|info)|docker|podman|enroot|"
-                            r"singularity|apptainer)$")
+# the programs a PyTorch image's packages put on PATH to start a job: the interpreter and its launchers (torch's
+# torchrun, DeepSpeed's, Accelerate's, Horovod's, Lightning's, Composer's, ColossalAI's, Ray's). Any other program not
+# found is not this rule's (hunt86): a probe's tool (`numactl`, `ibstat`, `lspci`, `nvidia-smi`), the environment
+# modules' `module`/`ml` (the job's shell or the node's Lmod), the scheduler's: the text does not show it the image's
+_IMAGE_PROGRAMS = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|torchrun|deepspeed|accelerate|horovodrun|lightning|"
+                             r"composer|colossalai|ray)$")
+_PROGRAM_GROUPS = ("cmd", "cmd2", "cmd3", "cmd4", "cmd5", "cmd6")
 
 
 def image_fault(failure: Mapping[str, Any]) -> str | None:
@@ -49,11 +60,11 @@ def image_fault(failure: Mapping[str, Any]) -> str | None:
     found = WORDS.search(f"{failure.get('type')}: {failure.get('message')}")
     if not found:
         return None
-    if found.group("cmd4"):
-        return (f"{found.group('cmd4')}, the program the container starts (its entrypoint or the command), is not in "
+    if found.group("enroot"):
+        return (f"{found.group('enroot')}, the program the container starts (its entrypoint or the command), is not in "
                 "the image enroot unpacked: the image's")
-    if cmd := found.group("cmd") or found.group("cmd2") or found.group("cmd3"):
-        if _HOST_PROGRAMS.match(cmd):
+    if cmd := next((found.group(g) for g in _PROGRAM_GROUPS if found.group(g)), None):
+        if not _IMAGE_PROGRAMS.match(cmd):
             return None
         return (f"{cmd}, the program the job starts, is not installed where it runs (not on PATH): the image's (or "
                 "the environment module's) package set")
