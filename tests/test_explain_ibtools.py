@@ -15,6 +15,14 @@ from verify.explain import ibcounters, ibdiagnet, iblinkinfo
 
 pytestmark = pytest.mark.unit
 
+# The corpus's excerpts (tests/data/real-world/<slug>/raw.txt), each from:
+# LEGOOS https://github.com/WukLab/LegoOS/blob/6584a0d326208774b9783dd4840661fa830929d2/README.md
+# BLADE https://github.com/open-mpi/ompi-www/blob/master/community/lists/users/2010/07/13551.php
+# CEPH https://lore.kernel.org/linux-rdma/CAMCTd2ncDaqfgSOov67rAX6-YekFwe_eME-t62ERHiFAEPZ7EA@mail.gmail.com/
+# CPMD https://github.com/open-mpi/ompi-www/blob/master/community/lists/users/2009/12/11447.php
+# ARCH https://wiki.archlinux.org/title/InfiniBand
+# INFINIHOST https://github.com/open-mpi/ompi-www/blob/master/community/lists/users/2009/03/8333.php
+# cx4 (MGT below) https://github.com/824380210/Linpack/blob/2b96aeede5bebef8f8b1f062f5cde1d478b78134/Mellanox_19A.md
 LEGOOS = "legoos-wuklab00-mlx4-0-iblinkinfo-port-1-active-4x-10.0-gbps-qdr-lid-8-on-mellanox-is5035-like-wuklab01-02-readme-snippet-healthy"
 BLADE = ("bladecenter-faui36a-hca-1-iblinkinfo-port-1-4x-5.0-gbps-ddr-while-faui36b-c-link-4x-10.0-qdr-on-one-voltaire-"
          "hssm-port-2-sdr-topspin-host")
