@@ -206,7 +206,8 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "h100-hgx-2x8-doca-host-ring-44-busbw-gdrdma-on-all-eight-ndr-rails": "translator: nccl fail FABRIC_BANDWIDTH_LOW "
         "(host, the rails' NDR rate from the prose); verify: pass (no rail rate in the excerpt)",
     "nc-h100-v5-nvlink-six-of-18-links-inactive-by-design-nhc-false-alarm": "translator: gpu pass (the SKU wires 12 of "
-        "18 links, said in prose); verify: warn NVLINK_DOWN (host), the model not in the excerpt",
+        "18 links, said in prose); verify explain: Azure NHC's check_gpu_bw and check_nvlink_status failures are "
+        "said, no field holds them (aznhc.py): warn HEALTH_NOT_ASSESSED (host), the model not in the excerpt",
     "p5-nccl-2.28.9-gin-over-aws-ofi-efa-rail-count-mismatch-internal-error": "translator: nccl fail NCCL_FAILED (job: "
         "NCCL_GIN_ENABLE=1 in the poster's command, not the excerpt); verify explain: the image's NCCL (its internal "
         "error with no feature switched on in the text)",
@@ -568,7 +569,7 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "verdict (warn HEALTH_NOT_ASSESSED): no field holds it, and up-at-a-lower-rate is not told from down",
     "azure-distributed-nhc-sbatch-health-log-nccl-allreduce-ib-loopback-busbw-20.7-of-40-expected-one-node":
         "translator: nccl fail BANDWIDTH_LOW (host); NHC's check_nccl_allreduce_ib_loopback line has no size, "
-        "count or time to judge: not recognised, as its facts",
+        "count or time to judge: said beside the verdict (aznhc.py), warn HEALTH_NOT_ASSESSED (host)",
     "crater-k8s-containerd-pod-rdma-shared-device-ib-read-bw-q30-couldnt-allocate-mr-ulimit-l-64kb-base-runtime-spec":
         "translator: fabric fail FABRIC_MEMLOCK_LOW (host); the excerpt prints `Couldn't allocate MR` with no "
         "errno and no `ulimit` output (64 KB is the poster's prose): not recognised",
@@ -1202,14 +1203,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu fail DRIVER_ERROR (host); fail DRIVER_TOO_OLD (host): 804 on a GPU without forward "
         "compatibility (docs/codes.md); the owner agrees",
     "azure-distributed-nhc-sbatch-health-log-check-gpu-ecc-gpu3-sram-uncorrectable-volatile-0-aggregate-1-host":
-        "translator: gpu fail ECC_UNCORRECTABLE (host); not recognised: azurehpc-health-checks' `Health check failed: "
-        "check_gpu_ecc: ...` line has no reader (a health checker's finding has no field in schema 3)",
-    "azure-distributed-nhc-debug-log-mynode-411-h2d-d2h-55-gbs-eight-gpus-ib-pairs-391-gbps-nccl-477.9-busbw-no-fault":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: distributed NHC's debug lines (`Device 0 "
-        "Device to Host reported bandwidth is 55 GB/s`, `Measured IB BW`) have no reader",
+        "translator: gpu fail ECC_UNCORRECTABLE (host); verify explain (aznhc.py): the volatile SRAM count 0 is read, "
+        "the aggregate 1 has no field in schema 3 and is said: warn HEALTH_NOT_ASSESSED (host)",
     "h100-nd96isr-v5-aznhc-full-run-after-persistent-rdma-naming-gpu-count-8-ecc-passed-nccl-480.3-eight-ib-393-gbps-healthy":
-        "translator: gpu pass; not recognised: aznhc's `SUCCESS: nhc: Health check passed: ...` lines have no reader, "
-        "and a health checker's pass has no field in schema 3",
+        "translator: gpu pass; verify explain (aznhc.py): a health checker's pass has no field in schema 3 and "
+        "proves only what it checked: said, warn HEALTH_NOT_ASSESSED (host), never a pass",
     "connectx-6-mt4123-ocp3-200g-on-ocp-to-pcie4-adapter-z690-lnksta-8gts-of-16gts-x16-mlxlink-gen3-of-gen4-host":
         "translator: fabric warn PCIE_DOWNGRADED (host); not recognised: the NIC's lspci link lines beside its "
         "mlx5_core lines are no GPU's (batch 261 made them so: they passed as a GPU), and mlxlink's PCIe page has no "
@@ -1233,6 +1231,25 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "cpmd-sge-cluster-node-0-2-ibv-event-port-err-peer-retry-exceeded-from-node-0-22-mthca0-ibcheckerrors-0-bad-nodes-infiniscale-iii-port-7-relay-errors-host":
         "translator: fabric fail FABRIC_PORT_DOWN (host); skip FACTS_INCOMPLETE: ibcheckerrors' relay errors are a "
         "switch's, naming no host, and Open MPI's verbs event has no reader, as its facts",
+    "h100-x8-topo-m-nv18-every-pair-flux-sm90-build-exception-not-supported-device-h100-80gb-hbm3-image":
+        "translator: gpu pass; not recognised: a `topo -m` matrix cut above its header (the stored copy starts at "
+        "GPU5's row) is read by no reader, and flux's own device-name refusal has no field",
+    "a100-mig-1g.5gb-deepops-slurmd-nvml-autodetect-mig-instances-ignored-no-gres-type-match-config-healthy":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: slurmd's NVML autodetect lines list a "
+        "device with no name, driver or health field, nothing to judge; the translation holds the driver beside it",
+    "slurm-gpu-node-boot-slurmd-waiting-for-gres-conf-file-dev-nvidia0-cant-stat-fatal-nvidia-device-nodes-not-yet-created-host":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); not recognised: slurmd's `can't stat gres.conf file "
+        "/dev//nvidia0` has no reader",
+    "gke-1.16.11-dcgm-exporter-2.0.0-rc.12-pod-failed-to-initialize-nvml-no-gke-driver-hostpath-one-allocatable-gpu-job":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); not recognised: dcgm-exporter's `Error starting nv-hostengine` log"
+        " has no reader",
+    "azure-distributed-nhc-mynode-084-cuda-bandwidth-device-1-7-gbs-host-device-copy-host":
+        "translator: gpu fail BANDWIDTH_LOW (host); warn HEALTH_NOT_ASSESSED (host): aznhc's `Bandwidth is low on "
+        "device 1. Reported bandwidth is 7 GB/s` is the lower of two copies, no direction: no field holds it, so it is "
+        "said, never a pass",
+    "oci-bm-gpu-b4-8-passive-healthcheck-all-passed-8-gpus-12-nvlinks-25-gbs-healthy":
+        "translator: gpu pass; not recognised: OCI HPC Stack's healthcheck report has no reader (a health checker's "
+        "per-test passes have no field)",
 }
 
 

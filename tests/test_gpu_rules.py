@@ -1680,6 +1680,16 @@ KNOWN_MISMATCHES = {
     "cpmd-sge-cluster-node-0-2-ibv-event-port-err-peer-retry-exceeded-from-node-0-22-mthca0-ibcheckerrors-0-bad-nodes-infiniscale-iii-port-7-relay-errors-host":
         "translator: fabric fail FABRIC_PORT_DOWN (host); skip FACTS_INCOMPLETE: Open MPI's IBV_EVENT_PORT_ERR and "
         "ibcheckerrors' switch-port relay errors name no adapter port state (a verbs async event has no fabric field)",
+    "slurm-gpu-node-boot-slurmd-waiting-for-gres-conf-file-dev-nvidia0-cant-stat-fatal-nvidia-device-nodes-not-yet-created-host":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); skip GPU_NOT_VISIBLE (job): `device_nodes` false is read as a "
+        "container started without GPUs; that the reader was the host's slurmd (the node's own /dev) has no field",
+    "gke-1.16.11-dcgm-exporter-2.0.0-rc.12-pod-failed-to-initialize-nvml-no-gke-driver-hostpath-one-allocatable-gpu-job":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); skip GPU_NOT_VISIBLE (host): NVML's refusal alone is no GPU "
+        "visible, a failure only where GPUs are expected; that the exporter pod mounts no driver folder (its spec) has "
+        "no field",
+    "azure-distributed-nhc-mynode-084-cuda-bandwidth-device-1-7-gbs-host-device-copy-host":
+        "translator: gpu fail BANDWIDTH_LOW (host); skip FACTS_INCOMPLETE: a host-device copy of unknown direction has "
+        "no field (`Perf.host_copy_min_GBps`), so no figure is recorded",
 }
 
 

@@ -158,3 +158,31 @@ def test_retries_run_out_under_the_jobs_own_cut_budget_is_the_jobs():
 ], ids=["defaults", "raised", "not-a-number", "status-4"])
 def test_a_completion_error_stays_the_links_where_the_job_cut_no_retry_budget(status, env):
     assert _completion(status, env) == ("fail", "NCCL_FAILED", "host")
+
+
+# ---------------------------------------------------------------- batch 267 (Slurm's own lines)
+PYXIS = "azure-hpc-pg0-two-vm-srun-pyxis-enroot-switchroot-failed-to-execute-bin-bash-no-such-file-both-tasks-image"
+SLURM_LOST = "titan-rtx-slurm-multi-gpu-job-slurmstepd-nvml-failed-to-get-usage-15-gpu-is-lost-host"
+PROLOG = "ubuntu-slurm-gpu-node-hpc-srun-task-launch-job-prolog-failed-sinfo-r-prolog-error-drain-prolog-d-missing-host"
+
+
+def test_enroot_finding_no_program_in_the_image_is_the_images_on_both_roads():
+    assert replayed(PYXIS) == {"train": ("fail", "TRAIN_FAILED", "image")}
+    assert verdict(explained(raw(PYXIS), "slurm.out")) == ("fail", "TRAIN_FAILED", "image")
+    # a path of the job's own (a mounted script) is not the image's
+    assert _train("enroot-switchroot: failed to execute: /home/u/run.sh: No such file or directory")[2] != "image"
+
+
+def test_slurms_nvml_plugin_saying_a_gpu_is_lost_is_the_hosts():
+    assert verdict(explained(raw(SLURM_LOST), "slurm.err")) == ("fail", "GPU_LOST", "host")
+    # another NVML error number is not "GPU is lost" (15 is NVML_ERROR_GPU_IS_LOST)
+    assert verdict(explained("slurmstepd: error: NVML: Failed to get usage(3): Not Supported\n", "e")) != (
+        "fail", "GPU_LOST", "host")
+
+
+def test_a_launch_the_nodes_prolog_failed_is_the_nodes_not_a_cancel():
+    assert replayed(PROLOG) == {"train": ("fail", "TRAIN_FAILED", "host")}
+    assert verdict(explained(raw(PROLOG), "srun.err")) == ("fail", "TRAIN_FAILED", "host")
+    # srun's abort alone stays a cancel (the job's)
+    aborted = "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+    assert verdict(explained(aborted, "srun.err"))[2] == "job"

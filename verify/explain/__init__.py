@@ -17,6 +17,7 @@ from . import (
     amdsmi,
     apimismatch,
     autopilot,
+    aznhc,
     childfailed,
     collectenv,
     containerrt,
@@ -108,16 +109,15 @@ class Kind:
     prefixed: bool = False
     # what the text says that no field of the facts holds (a DCGM incident of the InfoROM): said beside the verdict
     unread: Callable[[str], list[str]] | None = None
-    # what to do about what `unread` says: the GPU's tools by default
     # what the text says that no field holds and that names no fault of the host's (a switch port's errors): said
     # beside the verdict, never raising it
     said: Callable[[str], list[str]] | None = None
+    # what to do about what `unread` says: the GPU's tools by default
     remedy: str = ("Read the GPU on the host (`nvidia-smi -q`, `dcgmi diag -r 2`) and act on the tool's own remedy "
                    "for what it reports.")
-
-
-IB_REMEDY = ("Read the host's ports on the host (`ibstat`, `mlxlink -d <dev>`, `perfquery -x`), reseat or replace the "
-             "cable of a port with link errors or a slow link, and check its switch port, before the node takes jobs.")
+    # what the tool that printed it says of its own run (a check not installed, a SKU it has no thresholds for): said
+    # beside the verdict; where nothing else is read, not assessed with no owner (the tool's trouble is no node's)
+    trouble: Callable[[str], list[str]] | None = None
 
 
 # Most specific first: an nvidia-smi -q report may quote a kernel line, an NCCL log may quote ulimit.
@@ -156,11 +156,17 @@ KINDS: tuple[Kind, ...] = (
          remedy="Read the node's ports (`ibstat`, or NHC with `-d`) and bring them up at the rate the site's check "
                 "asks for (cabling, switch port, subnet manager, the HCA's driver) before the node takes jobs."),
     Kind("iblinkinfo (the fabric's links)", "fabric", iblinkinfo.detect, iblinkinfo.parse, unread=iblinkinfo.unread,
-         said=iblinkinfo.said, remedy=IB_REMEDY),
+         said=iblinkinfo.said, remedy=iblinkinfo.REMEDY),
     Kind("ibqueryerrors / ibcheckerrors (the fabric's error counters)", "fabric", ibcounters.detect, ibcounters.parse,
-         unread=ibcounters.unread, said=ibcounters.said, remedy=IB_REMEDY),
+         unread=ibcounters.unread, said=ibcounters.said, remedy=iblinkinfo.REMEDY),
     Kind("ibdiagnet (the fabric's diagnostic report)", "fabric", ibdiagnet.detect, ibdiagnet.parse,
-         unread=ibdiagnet.unread, said=ibdiagnet.said, remedy=IB_REMEDY),
+         unread=ibdiagnet.unread, said=ibdiagnet.said, remedy=iblinkinfo.REMEDY),
+    Kind("Azure NHC's GPU checks (azurehpc-health-checks)", "gpu", aznhc.detect_gpu, aznhc.parse_gpu, prefixed=True,
+         unread=aznhc.unread_gpu, trouble=aznhc.trouble_gpu, remedy=aznhc.REMEDY_GPU),
+    Kind("Azure NHC's NCCL all-reduce checks (azurehpc-health-checks)", "nccl", aznhc.detect_nccl, aznhc.parse_nccl,
+         prefixed=True, unread=aznhc.unread_nccl, trouble=aznhc.trouble_nccl, remedy=aznhc.REMEDY_NCCL),
+    Kind("Azure NHC's InfiniBand checks (azurehpc-health-checks)", "fabric", aznhc.detect_fabric, aznhc.parse_fabric,
+         prefixed=True, unread=aznhc.unread_fabric, trouble=aznhc.trouble_fabric, remedy=aznhc.REMEDY_FABRIC),
     Kind("ulimit -a / a verbs memlock message", "fabric", ulimit.detect, ulimit.parse),
     Kind("the peer-memory module (lsmod, modprobe, its kernel lines)", "fabric", peermem.detect, peermem.parse,
          prefixed=True),
@@ -466,6 +472,7 @@ def _judged(kind: Kind, text: str, path: str, options: Any, answered: bool = Fal
         what = "; ".join(unread)
         result.verdict("warn", "HEALTH_NOT_ASSESSED", f"{kind.name} reports what no field of the facts holds, so "
                        f"it is not assessed, not healthy: {what[:300]}", kind.remedy, "host")
+    _trouble(kind, text, path, result)
     if result.code == "FACTS_INVALID":
         # the facts are verify's own parser's, not a record someone wrote: their fault is verify's, never the job's
         # (nor the host's: the tool's trouble is no node's fault), so the verdict names no owner
@@ -474,3 +481,14 @@ def _judged(kind: Kind, text: str, path: str, options: Any, answered: bool = Fal
         result.remedy = "Report it to verify's maintainers with the file; judge the node from the raw text meanwhile."
         result.owner = None
     return result
+
+
+def _trouble(kind: Kind, text: str, path: str, result: Any) -> None:
+    """The tool's own trouble said beside the verdict; a skip for want of evidence says it as its cause, no owner."""
+    trouble = kind.trouble(text) if kind.trouble else []
+    result.details += [f"said in {path}: the tool's own trouble, not the node's: {said}" for said in trouble]
+    if trouble and result.status == "skip" and result.code == "FACTS_INCOMPLETE":
+        result.not_judged(f"{kind.name}: the health check did not do its work, so nothing of the node is assessed "
+                          f"(the tool's own trouble, never the node's): {'; '.join(trouble)[:300]}",
+                          "Fix the health check's install or configuration (its dependencies, its conf file for "
+                          "this VM size) and run it again; the node stays in service meanwhile.")

@@ -13,6 +13,7 @@ from typing import Any
 from ..checks.nccl import ncclog, plugreg
 from ..checks.train.imagefault import image_fault
 from . import (
+    aznhc,
     dupgpu,
     fiinfo,
     fmstatus,
@@ -62,6 +63,9 @@ CASES: tuple[tuple[str, Callable[[Any], Any], Callable[[int], Any]], ...] = (
     ("ibcounters: many counter lines", lambda t: (ibcounters.parse(t), ibcounters.said(t)),
      lambda n: 'Errors for "n1 HCA-1"\n' + "   GUID 0x1 port 1: [SymbolErrorCounter == 1]\n" * (n // 4)),
     ("ibdiagnet: banners", lambda t: (ibdiagnet.detect(t), ibdiagnet.said(t)), lambda n: "-I-" + "-" * 60 + "\n" * n),
+    # Azure NHC's lines: check names and fault codes repeated on a line, many hosts' lines
+    ("aznhc: repeated check names and codes", lambda t: (aznhc.unread_gpu(t), aznhc.trouble_fabric(t)),
+     lambda n: ("h-1 | ERROR: nhc: Health check failed: " + "check_x " * 40 + "FaultCode: " * 40 + "\n") * n),
 )
 
 

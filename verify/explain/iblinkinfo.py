@@ -24,6 +24,9 @@ SYSFS_LANE = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.0, "FDR": 14.0, "
 STATE = {"Active": "ACTIVE", "Down": "DOWN", "Initialize": "INIT", "Armed": "ARMED"}
 PHYS = ("Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "PhyTest")
 WIDTHS = (1, 2, 4, 8, 12)
+# what to do about a port the fabric's tools show slow, down or with link errors (iblinkinfo, ibcounters, ibdiagnet)
+REMEDY = ("Read the host's ports on the host (`ibstat`, `mlxlink -d <dev>`, `perfquery -x`), reseat or replace the "
+          "cable of a port with link errors or a slow link, and check its switch port, before the node takes jobs.")
 
 _HEADER = re.compile(r"^\s*(CA|Switch|Router):? (?:(0x[0-9a-fA-F]+) )?(.*):\s*$")
 _LINK = re.compile(r"==\((?P<link>.{0,80}?)\)(?: \(HOQ:\d+ VL_Stall:\d+\))?==>(?P<peer>.*)$")

@@ -20,8 +20,8 @@ from .said import printed
 _TYPE = re.compile(r"(\w+(?:Error|Exception))\s*: ")
 # what a program dies of starts its line: Python's exception (`ImportError: `, `OSError: `), or a C++ library's
 # fatal `Could not load library` (CTranslate2, TensorFlow) before the abort; a launcher that could not start the
-# program (slurmstepd's `error: execve()`, a shell's or an OCI runtime's line naming it not found)
-_DIED = re.compile(r"(?:\w+(?:Error|Exception)\s*: |Could not load (?:dynamic )?library |slurmstepd[\w.-]*: error: execve|"
+# program (slurmstepd's `error: execve()` or pyxis's enroot-switchroot, a shell's or an OCI runtime's line naming it not found)
+_DIED = re.compile(r"(?:\w+(?:Error|Exception)\s*: |Could not load (?:dynamic )?library |slurmstepd[\w.-]*: error: (?:execve|pyxis:\s+enroot-switchroot)|"
                    r"(?:[\w/.-]+: )?(?:line \d+: )?[\w.+-]+: command not found|.{0,400}?\bexec: \")")
 # `\b` first: a bare `\w*Warning` is tried from every letter of a long word (quadratic, 20,000 letters took 3 s)
 _WARNING = re.compile(r"\b\w*Warning\b|\bW\d{4} |\bwarn(?:ing)?:", re.IGNORECASE)

@@ -67,6 +67,11 @@ _LOST_UUID = re.compile(r"\b(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\b[^\n]*?(?:ERR
 _LOST_INDEX = re.compile(r"(?:\bnvml\.Device |device handle for index '?)(\d{1,3})'?: (?:nvml: )?GPU is lost")
 
 
+# Slurm's NVML GPU plugin (gpu_nvml.c) when a query of a job's GPU fails (`slurmstepd: error: NVML: Failed to get
+# usage(15): GPU is lost`: 15 is NVML_ERROR_GPU_IS_LOST): one GPU of the job's is lost, which one not printed (batch 267)
+_SLURM_LOST = re.compile(r"\bNVML: Failed to get [\w ]{1,40}\(15\): GPU is lost")
+
+
 # pynvml's (nvidia-ml-py's) exception for a handle it could not get, as a Python traceback prints it: the call
 # (`nvmlDeviceGetHandleByIndex(device)`, torch's own `_get_pynvml_handler` among its callers) in the frames above the
 # exception's line (`pynvml.NVMLError_Unknown: Unknown Error`, `NVMLError_GpuIsLost: GPU is lost`): NVML initialised
@@ -95,7 +100,7 @@ def _bus_or_none(printed: str) -> str | None:
 
 
 def detect(text: str) -> bool:
-    return _refused(text) is not None or any(p.search(text) for p in (_HANDLE, _LOST_UUID, _LOST_INDEX)) \
+    return _refused(text) is not None or any(p.search(text) for p in (_HANDLE, _LOST_UUID, _LOST_INDEX, _SLURM_LOST)) \
         or inforom.named(text) != [] or ("NVMLError_" in text and _binding_lost(text) != [])
 
 
@@ -119,6 +124,8 @@ def parse(text: str) -> dict[str, Any]:
              for index in dict.fromkeys(int(m.group(1)) for m in _LOST_INDEX.finditer(text))]
     lost += [{"index": None, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST" if name == "GpuIsLost" else
                                                             "Unknown Error"}} for name in _binding_lost(text)[:1]]
+    if not lost and _SLURM_LOST.search(text):
+        lost.append({"index": None, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST"}})
     # nvidia-smi's InfoROM warning on its own (its table cut away): the GPU it names, by bus id
     lost += [{"index": None, "pci_bus_id": _bus(bus), "nvml_errors": {"inforom": inforom.CORRUPTED}}
              for bus in inforom.named(text) if _bus(bus) not in {d.get("pci_bus_id") for d in lost}]

@@ -14,7 +14,8 @@ under srun's launch; `node` srun's), or one with `rank` null where no task is na
 limit, else `died`; `type` srun's word for the task's end (`Out Of Memory`, `Terminated`), else `CANCELLED`, `Out Of
 Memory`, `Node failure` or `STEPD TERMINATED`; `message` slurmstepd's line that says why (the OOM kill, the banner),
 else srun's. A node the poster elided (`ON ...`) is null. Judged by the train check (verify/checks/train/slurmend.py):
-the job's; a node failure and a step slurmstepd could not kill, the host's. An exit code alone names no cause: it is
+the job's; a node failure, a step slurmstepd could not kill and a launch the node's prolog failed (`srun: error: Task
+launch for 23.0 failed on node hpc: Job prolog failed`), the host's. An exit code alone names no cause: it is
 read only beside one of the lines above."""
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ _STUCK = re.compile(_STEPD + r"(\*\*\* ?(?:JOB|STEP) \S+ STEPD TERMINATED ON (\S
 _TASK = re.compile(r"srun: error: ([^\s:]+): tasks? (\d+)[-,\d]*: (Out Of Memory|Terminated|Killed|"
                    r"Exited with exit code \d+)")
 _NODE = re.compile(r"srun: error: (Node failure on ([^\s:]+))")
+# srun told that the node's prolog failed the launch (slurmd runs Prolog= before the job's first step; on its failure
+# slurmctld drains the node `Prolog error`): the node's own set-up (verify/checks/train/slurmend.py), batch 267
+_PROLOG = re.compile(r"srun: error: ((?:Task launch for \S+ failed on node ([^\s:]+)|Application launch failed): Job "
+                     r"prolog failed)")
 _MOST = 64
 _ABORTED = re.compile(r"srun: (Job step aborted: Waiting up to \d+ seconds for job step to finish\.?)")
 
@@ -56,15 +61,17 @@ def detect(text: str) -> bool:
     if "slurmstepd" not in text and "srun:" not in text:
         return False
     decisive = [m for m in _all(_TASK, text) if not m.group(3).startswith("Exited")]
-    return bool(decisive or any(printed(p, text) for p in (_BANNER, _OOM, _NODE, _STUCK, _ABORTED)))
+    return bool(decisive or any(printed(p, text) for p in (_BANNER, _OOM, _NODE, _STUCK, _PROLOG, _ABORTED)))
 
 
 def parse(text: str) -> dict[str, Any]:
-    oom, node, stuck, banner, aborted = (printed(p, text) for p in (_OOM, _NODE, _STUCK, _BANNER, _ABORTED))
-    # the line that says why: the OOM kill, the node lost, the step not ending, the cancel's banner, srun's abort
-    cause = oom or node or stuck or banner or aborted
+    oom, node, stuck, prolog, banner, aborted = (printed(p, text) for p in (_OOM, _NODE, _STUCK, _PROLOG, _BANNER,
+                                                                            _ABORTED))
+    # the line that says why: the OOM kill, the node lost, the step not ending, the node's prolog, the cancel's
+    # banner, srun's abort
+    cause = oom or node or stuck or prolog or banner or aborted
     kind = next(k for m, k in ((oom, "Out Of Memory"), (node, "Node failure"), (stuck, "STEPD TERMINATED"),
-                               (True, "CANCELLED")) if m)       # the failure's type as Slurm words it
+                               (prolog, "Job prolog failed"), (True, "CANCELLED")) if m)   # as Slurm words it
     timeout = bool(cause is banner and banner and "DUE TO TIME LIMIT" in banner.group(1))
     phase = "timeout" if timeout else "died"
     message = cause.group(1).strip()[:400] if cause else None
@@ -76,7 +83,7 @@ def parse(text: str) -> dict[str, Any]:
         failures.append({"rank": rank, "node": _node(where), "phase": phase, "type": task.group(3),
                          "message": message or task.group(0)[len("srun: error: "):][:400]})
     if not failures:
-        where = next((m.group(2) for m in (node, stuck, banner) if m is not None and cause is m), None)
+        where = next((m.group(2) for m in (node, stuck, prolog, banner) if m is not None and cause is m), None)
         failures.append({"rank": None, "node": _node(where), "phase": phase, "type": kind,
                          "message": message or kind})
     return {"failures": failures}

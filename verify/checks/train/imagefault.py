@@ -34,7 +34,9 @@ WORDS = re.compile(
     # found`, an OCI runtime's `exec: "torchrun": executable file not found in $PATH` (batch 259)
     r"|execve\(\): (?P<cmd>[\w.+-]+): No such file or directory"
     r"|(?<![\w/.-])(?P<cmd2>[\w.+-]+): command not found"
-    r"|exec: \"(?P<cmd3>[\w.+-]+)\": executable file not found in \$PATH")
+    r"|exec: \"(?P<cmd3>[\w.+-]+)\": executable file not found in \$PATH"
+    # enroot (under pyxis) starting the container: the program is looked up in the image's own tree (batch 267)
+    r"|enroot-switchroot: failed to execute: (?P<cmd4>(?:/(?:usr/(?:local/)?|opt/(?:[\w.+-]+/){0,3})?s?bin/)?[\w.+-]+): No such file or directory")
 # the driver's user-space libraries come from the host (nvidia-container-toolkit), never from the image's wheels
 _DRIVER_LIBS = re.compile(r"^lib(?:cuda|nvidia-\w+|nvcuvid|nvoptix)\.so")
 # the driver's tools (the toolkit mounts nvidia-smi), the scheduler's and the container runtime's are the node's
@@ -47,6 +49,9 @@ def image_fault(failure: Mapping[str, Any]) -> str | None:
     found = WORDS.search(f"{failure.get('type')}: {failure.get('message')}")
     if not found:
         return None
+    if found.group("cmd4"):
+        return (f"{found.group('cmd4')}, the program the container starts (its entrypoint or the command), is not in "
+                "the image enroot unpacked: the image's")
     if cmd := found.group("cmd") or found.group("cmd2") or found.group("cmd3"):
         if _HOST_PROGRAMS.match(cmd):
             return None

@@ -14,7 +14,8 @@ never a GPU's, so this is read before the CUDA catalog (whose "out of memory" is
 loader's rule (a step cancelled while its data phase ran is the job's end, not the loader's failure); none drains a
 node. `Node failure` is slurmctld's word that it lost the node (state NODE_FAIL), and a step slurmstepd could not end
 with signals (`STEPD TERMINATED ... DUE TO JOB NOT ENDING WITH SIGNALS`, drained "Kill task failed") a process stuck in
-the node's kernel: evidence about the host."""
+the node's kernel, and a launch the node's prolog failed (`Job prolog failed`, drained "Prolog error"): evidence about
+the host."""
 from __future__ import annotations
 
 import re
@@ -32,6 +33,9 @@ CGROUP_OOM = re.compile(r"\boom[-_]kill events?\(s\)|\bcgroup out-of-memory hand
 # slurmstepd that could not kill the step's processes (`*** JOB N STEPD TERMINATED ON node AT t DUE TO JOB NOT ENDING
 # WITH SIGNALS ***`; slurmctld drains the node "Kill task failed"): a process stuck in the kernel, the node's
 UNKILLABLE = re.compile(r"\bDUE TO JOB NOT ENDING WITH SIGNALS\b|\bKill task failed\b")
+# the node's prolog failing the job's launch (`Task launch for 23.0 failed on node hpc: Job prolog failed`; slurmctld
+# drains the node `Prolog error`): a prolog decides about its node, so its failure is the node's set-up or state
+PROLOG_FAILED = re.compile(r"\bJob prolog failed\b")
 NODE_FAIL = re.compile(r"\bNode failure on\b|\bDUE TO NODE FAILURE\b|\bNODE_FAIL\b")
 # srun's word for a task's end (`task 0: Out Of Memory`), or the state sacct gives the job, as a failure's type
 _TASK_END = re.compile(r"Out Of Memory|OUT_OF_MEMORY|Terminated|Killed|CANCELLED|TIMEOUT|PREEMPTED")
@@ -59,6 +63,10 @@ _STUCK = Ended("slurmstepd could not end the step's processes with signals (a pr
                "or a file system not answering) and Slurm drains the node (Kill task failed): the node's",
                "Find the unkillable process on the node (`ps -eo pid,stat,wchan:32,cmd | grep ' D'`, dmesg) and "
                "reboot it before it takes jobs.", "host")
+_PROLOG = Ended("the node's prolog failed the job's launch, and Slurm drains the node (`Prolog error`): the node's own "
+                "set-up (its prolog script, or the state the prolog checks), not the job's",
+                "Read the node's slurmd.log and the prolog's own output for why it failed; fix the script or the node, "
+                "then resume it (`scontrol update nodename=NODE state=resume`).", "host")
 _NODE = Ended("slurmctld lost the node during the job (Node failure, state NODE_FAIL): its slurmd stopped answering, "
               "the node's trouble (power, kernel, network to the controller), not the job's",
               "Read slurmctld's log and the node's (dmesg, slurmd.log) for why it stopped answering; drain it until "
@@ -74,6 +82,8 @@ def ended(failure: Mapping[str, Any]) -> Ended | None:
         return _NODE
     if UNKILLABLE.search(text):
         return _STUCK
+    if PROLOG_FAILED.search(text):
+        return _PROLOG
     if CGROUP_OOM.search(text) or (re.fullmatch(r"Out Of Memory|OUT_OF_MEMORY", kind) and "CUDA" not in text):
         return _OOM
     banner = CANCELLED.search(text)
