@@ -157,6 +157,8 @@ def test_the_host_is_the_first_that_shows_a_fault():
             "CA: gpu02 mlx5_0:\n" + ca_line(2, 13, 1, "4X", "53.125 Gbps", "Armed", "LinkUp", 1, 8, "sw") + "\n")
     assert iblinkinfo.parse(text)["adapters"][0]["ports"][0]["state"] == "ARMED"
     assert judged(text) == ("fail", "FABRIC_PORT_DOWN", "host")
+    assert 'the host judged is gpu02 (the first whose CA shows a fault, else the first), its CA(s) "gpu02 mlx5_0"' \
+        in said(text)
 
 
 def test_grepped_port_lines_with_no_header_are_not_read():

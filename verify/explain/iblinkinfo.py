@@ -172,7 +172,10 @@ def said(text: str) -> list[str]:
     faults, and the switches' ports (which name no host)."""
     cas, switches = read(text)
     host = _host(cas)
-    out = [f'iblinkinfo: "{c.desc}" names no device (`<host> mlx5_0`), so its port(s) are not recorded: '
+    judged = [c.desc for c in cas if c.host == host and c.name is not None]
+    out = [f"iblinkinfo: the host judged is {host} (the first whose CA shows a fault, else the first), its CA(s) "
+           + ", ".join(f'"{d}"' for d in dict.fromkeys(judged))] if judged else []
+    out += [f'iblinkinfo: "{c.desc}" names no device (`<host> mlx5_0`), so its port(s) are not recorded: '
            + "; ".join(p.line for p in c.ports[:2]) for c in cas if c.host == host and c.name is None
            and not faulty(c)]
     others = [c for c in cas if c.host != host and faulty(c)]
