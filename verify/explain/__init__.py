@@ -40,7 +40,10 @@ from . import (
     gpudrma,
     hosts,
     ib,
+    ibcounters,
     ibdevnetdev,
+    ibdiagnet,
+    iblinkinfo,
     importfail,
     inventory,
     kernel,
@@ -106,6 +109,9 @@ class Kind:
     prefixed: bool = False
     # what the text says that no field of the facts holds (a DCGM incident of the InfoROM): said beside the verdict
     unread: Callable[[str], list[str]] | None = None
+    # what the text says that no field holds and that names no fault of the host's (a switch port's errors): said
+    # beside the verdict, never raising it
+    said: Callable[[str], list[str]] | None = None
     # what to do about what `unread` says: the GPU's tools by default
     remedy: str = ("Read the GPU on the host (`nvidia-smi -q`, `dcgmi diag -r 2`) and act on the tool's own remedy "
                    "for what it reports.")
@@ -149,6 +155,12 @@ KINDS: tuple[Kind, ...] = (
     Kind("NHC check_hw_ib", "fabric", nhc.detect, nhc.parse, unread=nhc.unread,
          remedy="Read the node's ports (`ibstat`, or NHC with `-d`) and bring them up at the rate the site's check "
                 "asks for (cabling, switch port, subnet manager, the HCA's driver) before the node takes jobs."),
+    Kind("iblinkinfo (the fabric's links)", "fabric", iblinkinfo.detect, iblinkinfo.parse, unread=iblinkinfo.unread,
+         said=iblinkinfo.said, remedy=iblinkinfo.REMEDY),
+    Kind("ibqueryerrors / ibcheckerrors (the fabric's error counters)", "fabric", ibcounters.detect, ibcounters.parse,
+         unread=ibcounters.unread, said=ibcounters.said, remedy=iblinkinfo.REMEDY),
+    Kind("ibdiagnet (the fabric's diagnostic report)", "fabric", ibdiagnet.detect, ibdiagnet.parse,
+         unread=ibdiagnet.unread, said=ibdiagnet.said, remedy=iblinkinfo.REMEDY),
     Kind("Azure NHC's GPU checks (azurehpc-health-checks)", "gpu", aznhc.detect_gpu, aznhc.parse_gpu, prefixed=True,
          unread=aznhc.unread_gpu, trouble=aznhc.trouble_gpu, remedy=aznhc.REMEDY_GPU),
     Kind("Azure NHC's NCCL all-reduce checks (azurehpc-health-checks)", "nccl", aznhc.detect_nccl, aznhc.parse_nccl,
@@ -453,6 +465,8 @@ def _judged(kind: Kind, text: str, path: str, options: Any, answered: bool = Fal
                        "what it did not read" for gpu in repeated]
     unread = kind.unread(text) if kind.unread else []
     result.details += [f"said in {path} but in no field of the facts, so not judged: {said}" for said in unread]
+    result.details += [f"said in {path}, no field of the facts, no fault of this host: {said}"
+                       for said in (kind.said(text) if kind.said else [])]
     if unread and result.status in ("pass", "skip") and result.code != "FACTS_INVALID":
         # the tool that printed it saw a fault verify cannot read: no pass, and no "nothing to judge" over it
         what = "; ".join(unread)

@@ -12,7 +12,23 @@ from typing import Any
 
 from ..checks.nccl import ncclog, plugreg
 from ..checks.train.imagefault import image_fault
-from . import aznhc, dupgpu, fiinfo, fmstatus, fragment, gpudfabric, importfail, ncclras, once, peermem, shellimit, xidrelay
+from . import (
+    aznhc,
+    dupgpu,
+    fiinfo,
+    fmstatus,
+    fragment,
+    gpudfabric,
+    ibcounters,
+    ibdiagnet,
+    iblinkinfo,
+    importfail,
+    ncclras,
+    once,
+    peermem,
+    shellimit,
+    xidrelay,
+)
 
 _PREFIX = "h:1:1 [0] NCCL INFO "
 RUNS = 3
@@ -41,6 +57,14 @@ CASES: tuple[tuple[str, Callable[[Any], Any], Callable[[int], Any]], ...] = (
     ("fragment: blank lines", fragment.FRAGMENT.search, lambda n: "\n" * (40 * n) + "x"),
     ("shellimit: many prompts", shellimit.memlock, lambda n: "$ ncclras -v\n" * (4 * n)),
     ("shellimit: a prompt before a long space run", shellimit.memlock, lambda n: "user@h:~$ ls" + " " * (4 * n) + "x\n"),
+    # issue 35: the fabric-wide tools, a whole fabric's listing of CAs and counters, and lines of one long link string
+    ("iblinkinfo: many CA blocks", lambda t: (iblinkinfo.parse(t), iblinkinfo.unread(t), iblinkinfo.said(t)),
+     lambda n: "".join(f"CA: n{i} mlx5_0:\n      0x{i:016x} {i % 60000:6d}    1[  ] ==( 4X 53.125 Gbps Active/  LinkUp)"
+                       f"==>  1 {i % 40:4d}[  ] \"sw\" ( )\n" for i in range(n // 4))),
+    ("iblinkinfo: lines of brackets", iblinkinfo.detect, lambda n: "CA: x:\n" + "==(" * 100 + "\n" * n),
+    ("ibcounters: many counter lines", lambda t: (ibcounters.parse(t), ibcounters.said(t)),
+     lambda n: 'Errors for "n1 HCA-1"\n' + "   GUID 0x1 port 1: [SymbolErrorCounter == 1]\n" * (n // 4)),
+    ("ibdiagnet: banners", lambda t: (ibdiagnet.detect(t), ibdiagnet.said(t)), lambda n: "-I-" + "-" * 60 + "\n" * n),
     # Azure NHC's lines: check names and fault codes repeated on a line, many hosts' lines
     ("aznhc: repeated check names and codes", lambda t: (aznhc.unread_gpu(t), aznhc.trouble_fabric(t)),
      lambda n: ("h-1 | ERROR: nhc: Health check failed: " + "check_x " * 40 + "FaultCode: " * 40 + "\n") * n),
