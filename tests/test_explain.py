@@ -1250,6 +1250,12 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "oci-bm-gpu-b4-8-passive-healthcheck-all-passed-8-gpus-12-nvlinks-25-gbs-healthy":
         "translator: gpu pass; not recognised: OCI HPC Stack's healthcheck report has no reader (a health checker's "
         "per-test passes have no field)",
+    "rtx6000-ada-x2-hp-z8-fury-vllm-tp2-driver-535.216.01-nccl-shm-direct-generation-stalls-at-0-of-16-acs-and-iommu-on-host":
+        "translator: nccl fail NCCL_TIMEOUT (host); pass: the excerpt is NCCL's set-up lines (SHM/direct between the "
+        "two GPUs) with no error; the stall and the ACS/IOMMU fix are the poster's words, so the text shows a working "
+        "set-up",
+    "h800-x8-hw14-nccl-tests-g8-in-container-p2p-direct-pointer-nvls-comm-8-heads-buffers-set-up-two-node-mpirun-ran-per-node-healthy":
+        "translator: nccl skip (nothing measured); pass: a set-up logged whole with no error is judged on what it shows",
 }
 
 
