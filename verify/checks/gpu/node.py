@@ -113,8 +113,7 @@ def toolkit_symptom(facts: GpuFacts) -> bool:
     (batch 257: RmInitAdapter failed on one SXM card, and the hook timed out on the driver; hunt86: `device error: 3:
     unknown device` beside GPU 3's Xid 79, the GPU gone from the bus, not the job's request)."""
     error = facts.get("nvml_error")
-    return isinstance(error, str) and (_TOOLKIT_DRIVER_FAILED.search(error) or _TOOLKIT_UNKNOWN_DEVICE.search(error)) \
-        is not None
+    return isinstance(error, str) and bool(_TOOLKIT_DRIVER_FAILED.search(error) or _TOOLKIT_UNKNOWN_DEVICE.search(error))
 _NO_RUNTIME_FIX = ("Start it under the NVIDIA runtime: `docker run --gpus all` (or `--runtime=nvidia`); on Kubernetes "
                    "give the pod the runtime that carries the NVIDIA hook (runtimeClassName nvidia, or the runtime the "
                    "node's containerd or CRI-O gives pods, not Docker's default-runtime) and request nvidia.com/gpu. "
