@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, install_fake
-from verify.prolog import cli
+from verify.prolog import cli, kernlog
 
 pytestmark = pytest.mark.unit
 
@@ -89,3 +90,44 @@ def test_a_run_lock_of_ours_held_by_another_prolog_still_excuses_a_busy_host(tmp
         holder.kill()
         holder.wait(timeout=10)
     assert fake.nodes["n1"][0] == "idle"
+
+
+# ---- low 2: a wall cursor read while the clock ran fast (within the skew allowance) skipped later kernel lines
+
+XID79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(epoch))
+
+
+@pytest.mark.parametrize("fast_s", [0, 60, 240])
+def test_xid_catalog_a_kernel_stamped_xid_after_a_wall_read_with_a_fast_clock_is_read_once(tmp_path, fast_s):
+    """Run 1 reads a wall-stamped log while the clock runs `fast_s` ahead (under the 300 s allowance: no line is from
+    the future); the clock is then set right; an Xid 79 is logged 30 s after that read; run 2 reads the kernel's
+    stamps (journalctl timed out: dmesg). The Xid is read (held, drain-worthy); the line read by run 1 is not read
+    again."""
+    real_boot, up1 = 1_800_000_000.0, 5000.0
+    earlier = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+    now1 = real_boot + up1 + fast_s                  # the wall clock at run 1, `fast_s` ahead
+    run1 = [f"{_iso(real_boot + up1 - 100 + fast_s)} n1 kernel: {earlier}",
+            f"{_iso(real_boot + up1 - 50 + fast_s)} n1 kernel: nvidia-modeset: benign"]
+    clock1 = kernlog.Clock("boot", up1, now1 - up1, now1)
+    state, _ = kernlog.advance(kernlog.State("boot"), run1, clock1, 86400.0)
+    assert kernlog.save(str(tmp_path), "n1", kernlog.settle(state)) is None     # the drain on it was done
+    state, why = kernlog.load(str(tmp_path), "n1")
+    assert why is None
+    up2 = up1 + 60
+    clock2 = kernlog.Clock("boot", up2, real_boot, real_boot + up2)               # set right since
+    run2 = [f"[{up1 - 100:.6f}] {earlier}", f"[{up1 - 50:.6f}] nvidia-modeset: benign", f"[{up1 + 30:.6f}] {XID79}"]
+    after, held = kernlog.advance(state, run2, clock2, 86400.0)
+    assert [f.line for f in held] == [run2[2]], held
+    assert [e["line"] for e in after.held] == [run2[2]]
+
+
+def test_a_state_kept_before_the_wall_read_s_uptime_reads_as_before(tmp_path):
+    kept = {"schema": 1, "boot_id": "b", "mono": -1.0, "at_mono": [], "unstamped": [], "held": [], "wall": 5.0}
+    (tmp_path / "kernlog").mkdir(mode=0o700)
+    (tmp_path / "kernlog" / "n1.json").write_text(json.dumps(kept))
+    state, why = kernlog.load(str(tmp_path), "n1")
+    assert why is None and state.wall_up == -1.0 and state.wall == 5.0
