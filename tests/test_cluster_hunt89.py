@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import shutil
+import signal
+import string
 import subprocess
-import time
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from scripts.fleet.stepscratch import SCRATCH_LINES
 from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, install_fake
 from verify.prolog import cli, kernlog
 
@@ -131,3 +136,38 @@ def test_a_state_kept_before_the_wall_read_s_uptime_reads_as_before(tmp_path):
     (tmp_path / "kernlog" / "n1.json").write_text(json.dumps(kept))
     state, why = kernlog.load(str(tmp_path), "n1")
     assert why is None and state.wall_up == -1.0 and state.wall == 5.0
+
+
+# ---- low 3: the folders SIGKILL left under the old name (no host) were never removed
+
+@pytest.mark.host
+def test_an_old_name_step_folder_left_in_tmp_is_removed_and_one_in_a_shared_tmpdir_is_kept(tmp_path):
+    """flock(2): a lock is the kernel's that took it. /tmp is the node's own, so an old-name folder there whose lock
+    is free and over a minute old is one SIGKILL left on this node (removed); in a TMPDIR elsewhere (perhaps shared
+    by the nodes) an old name tells no host (kept). A live one in /tmp keeps its folder."""
+    tag = "".join(random.choice(string.ascii_letters) for _ in range(5))
+    left, live = Path(f"/tmp/torchimages-step.{tag}L"), Path(f"/tmp/torchimages-step.{tag}R")
+    shared = tmp_path / "shared" / f"torchimages-step.{tag}S"
+    holder = None
+    try:
+        for folder in (left, live, shared):
+            folder.mkdir(parents=True, mode=0o700)
+            (folder / ".lock").write_text("")
+            os.utime(folder / ".lock", (1, 1))
+        holder = subprocess.Popen(["flock", "-s", str(live / ".lock"), "sleep", "60"], start_new_session=True)
+        deadline = time.monotonic() + 10
+        while subprocess.run(["flock", "-n", str(live / ".lock"), "true"]).returncode == 0:
+            assert time.monotonic() < deadline, "the live step's lock was never taken"
+            time.sleep(0.05)
+        script = "\n".join(["set -uo pipefail", *SCRATCH_LINES, 'echo "$TMPDIR"'])
+        out = subprocess.run(["bash", "-c", script], env={"PATH": os.environ["PATH"], "TMPDIR": str(shared.parent)},
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert not left.exists(), "a folder SIGKILL left in /tmp under the old name stayed"
+        assert live.is_dir() and shared.is_dir()
+    finally:
+        if holder is not None:
+            os.killpg(holder.pid, signal.SIGKILL)
+            holder.wait(timeout=10)
+        for folder in (left, live):
+            shutil.rmtree(folder, ignore_errors=True)
