@@ -1,6 +1,58 @@
 """Issue 36, an eighty-ninth hunt through the public interfaces, on what hunt85 and lows85 changed, and hunt85's lows.
 
-DOCSTRING_PLACEHOLDER
+Read first: tests/test_cluster_hunt85.py and tests/test_cluster_lows85.py (what the last session changed).
+
+Found (hunt85's three lows, each decided real and fixed for its class; no high or medium found in the new changes):
+- Low, class 8/2 (the run lock believed whoever held it). A slow figure (BANDWIDTH_LOW) or a confirmed timeout is
+  excused as a busy host when the prolog cannot take STATE/history/.<node>.running exclusive for a moment. In a
+  state folder group- or other-writable a job makes its own file in our file's place (or one owned by another user
+  is found there) and holds a read lock on it: every slow node was PREFLIGHT_BUSY (exit 0, kept in service). Repro:
+  `.n1.running` owned by uid 65534, or its folder 0777/0775, a read lock held by another process, a preflight
+  measuring BANDWIDTH_LOW alone: exit 0. Practice: NVSentinel's checker rule (a slow figure or stall is believed when
+  it recurs alone; only another preflight is "beside" it) and the state folder's own rule (statefile.not_ours: a
+  file a job could have written is no operator's word). Fix (verify/prolog/busy.running): such a lock file (the
+  fd's owner, then the path and its folder) is not used; the trace says "the run lock ...: its locks are not
+  believed"; other prologs are seen by the history alone (which refuses the same folder). Ours, 0600 in a 0755
+  folder, held by another prolog, still excuses (control).
+- Low, class 9 (time). The wall cursor (kernlog.State.wall) of a reader that gave wall stamps, then the kernel's:
+  a clock fast by less than TORCHIMAGES_CLOCK_SKEW at the wall read (not "from the future"), set right since, put
+  the kernel-stamped lines logged in those seconds after the read at or before the cursor (boot time + stamp):
+  skipped as read, an Xid 79 among them never read. Repro: kernlog.advance over a wall-stamped read with the clock
+  240 s fast, saved and loaded, then a kernel-stamped read holding `[up1+30] ... Xid ... 79`: nothing held. Practice:
+  NVIDIA's Xid catalog (79: drain) and the cursor's rule (no line skipped for good nor read twice; the kernel's
+  stamp, which no clock step moves, decides). Fix (kernlog): a read in wall time keeps the uptime after it
+  (`wall_up`); a kernel-stamped line is skipped as read there only when its stamp is at most that too (a state kept
+  before it reads as before).
+- Low, class 8 (leftovers). Old-name step folders `torchimages-step.XXXXXX` (before hunt85's rename) that SIGKILL
+  left were never removed. /tmp is the node's own (never shared by nodes; Slurm's job_container/tmpfs makes it the
+  job's), so its flock(2) locks are this kernel's: an old-name folder there is removed by the same rules (ours, no
+  link, a free `.lock` over a minute old); in a TMPDIR elsewhere (perhaps shared, node-local locks) it is kept.
+  Repro: an old-name folder in /tmp with a free lock two minutes old survives a step's start. Practice: flock(2) (a
+  lock proves "not in use" to the kernel that could see it held).
+
+Attacked and held (no defect), through the same interfaces:
+- lows85's deferred lines: a state of 150,000 deferred entries (800 KB, under the 1 MiB cap) loads in 0.3 s and is
+  cut to 500, the drain-worthy first; a deferred Xid never caught up (stamped 2099) stays no evidence and holds one
+  slot until the boot ends; a reboot drops them (another boot's Xid is no evidence); a line still in the log and
+  still future is not deferred twice (positions); two identical lines are two; one due and read, then given by a
+  kernel-stamped reader, is read once (`_in_kernel_format`); a drain owed from a due line the breaker held stays
+  held (drain-worthy, kept past the lookback).
+- lows85's breaker: mixed case (`IDLE~`, `Drained~`), `#` counted, a drained node of ours powered off counted,
+  sinfo's single-suffix state strings; a row with missing columns is not a row (parse_sinfo).
+- hunt85's isolate rule: one flaky node with wrong values beside one partner only ends intermittent (exit 2),
+  never ok; over 3 to 10 nodes, every placement of two faulty nodes (flaky+flaky, broken+flaky, broken+slow,
+  flaky+slow, broken+broken), a node that returned wrong values is "ok" only where a node named on wrong values with
+  two partners explains its one failure (the evidence a broken node leaves; only repeating the pair would tell, as
+  the module says).
+- hunt85's SLURM_STEP_GPUS: `0,1` (2), `0-3` (4), `4,5` beside SLURM_GPUS_ON_NODE=2 (2), an empty value beside a
+  count (the count), a word or MIG UUID (one CONFIG_ERROR line: Slurm writes indices there).
+
+Left (said here):
+- Low: config.seen_gpus (the hang streak's GPU set) still reads SLURM_JOB_GPUS in a step where SLURM_STEP_GPUS is
+  unset and SLURM_GPUS_ON_NODE is set (the batch host's list, as expected_gpus no longer does); recording none
+  instead would claim every GPU, so the fix needs a "set unknown" the history can keep.
+- Low: the reverse switch (kernel stamps, then wall stamps) with a clock fast at the wall read can re-read a line
+  (a double read, never a skip).
 """
 from __future__ import annotations
 
