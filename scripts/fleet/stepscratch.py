@@ -11,8 +11,10 @@ folder), and only this host's: the folder is named `torchimages-step.<host>.XXXX
 kernel's that took it, and a TMPDIR shared by the nodes (`$HOME/tmp`) on a file system whose locks are node-local
 (NFS `nolock` or `local_lock=flock`, Lustre `localflock`, BeeGFS by default) shows another node's live step's lock as
 free: a step started there removed the folder of a step running here (hunt85). A folder of the old name
-(`torchimages-step.XXXXXX`) tells no host: left alone. Where flock(1) is missing the step runs as before, cleaning
-nothing.
+(`torchimages-step.XXXXXX`) tells no host: in /tmp, the node's own (never a shared file system: Slurm's
+job_container/tmpfs makes it the job's), its lock was taken by this kernel, and it is removed by the same rules
+(hunt89: the ones SIGKILL left before the rename stayed for good); in a TMPDIR elsewhere it is left alone. Where
+flock(1) is missing the step runs as before, cleaning nothing.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ SCRATCH_LINES = [
     "scratch_host=$(uname -n 2>/dev/null | tr -c 'A-Za-z0-9.\\n-' _); scratch_host=${scratch_host:-unnamed}",
     'if command -v flock >/dev/null 2>&1; then',
     '  for left in "${TMPDIR:-/tmp}/torchimages-step.$scratch_host".?????? '
-    '"/tmp/torchimages-step.$scratch_host".??????; do',
+    '"/tmp/torchimages-step.$scratch_host".?????? /tmp/torchimages-step.??????; do',
     '    [ -d "$left" ] && [ ! -L "$left" ] && [ -O "$left" ] && [ -f "$left/.lock" ] && [ ! -L "$left/.lock" ] '
     '|| continue',
     f'    [ -n "$(find "$left/.lock" -maxdepth 0 -mmin +{STALE_MIN} 2>/dev/null)" ] || continue',

@@ -8,7 +8,9 @@ assesses (a shared lock conflicts with no other run's), and a confirmed timeout 
 at the end (an exclusive lock it cannot have) or ended while this one ran (an outcome in the history stamped after
 this run began): then the timeout is not the node's (PREFLIGHT_TIMEOUT, not assessed; the hang streak counts runs at
 once as one). Named per node, so a state folder shared by nodes sees only this node's runs. A lock that cannot be
-had is no evidence of others: the confirmation stands as it is.
+had is no evidence of others: the confirmation stands as it is. Nor is one a job could hold: a lock file owned by
+another user, or in a folder group or others may write (a job makes its own file in our file's place and holds a read
+lock on it): its locks are not believed and the trace says so (hunt89).
 """
 from __future__ import annotations
 
@@ -69,6 +71,21 @@ class Running:
         return self.started is not None and self.started + SLACK_S < event["epoch"] <= time.time() + SLACK_S
 
 
+class _NotOurs(OSError):
+    """The run lock's file is one a job could have made or may hold."""
+
+
+def _not_ours(fd: int, path: str) -> str | None:
+    """Why the run lock's file could be another user's, or None: a file owned by another user, or in a folder
+    group or others may write (one made there in our file's place), takes the job's read lock, and every slow figure
+    or confirmed hang was excused as "another prolog of this node is running now" (hunt89). The fd's own owner, not
+    the path's: the file may be swapped between the open and the look."""
+    uid = os.fstat(fd).st_uid
+    if uid not in (0, os.geteuid()):
+        return f"{path} belongs to another user (uid {uid}): a job could hold it"
+    return statefile.not_ours(path)
+
+
 @contextlib.contextmanager
 def running(state_dir: str, node: str, started: float | None,
             clock: tuple[str, float] | None = None) -> Iterator[Running]:
@@ -78,6 +95,8 @@ def running(state_dir: str, node: str, started: float | None,
     try:
         statefile.folder(os.path.join(state_dir, "history"))
         fd = statefile.open_rw(lock_path(state_dir, node))
+        if why := _not_ours(fd, lock_path(state_dir, node)):
+            raise _NotOurs(errno.EPERM, why)
         for _ in range(TRIES):            # held exclusive only for the moment another run looks (Running.others)
             try:
                 fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -92,7 +111,10 @@ def running(state_dir: str, node: str, started: float | None,
         if fd is not None:
             os.close(fd)
         fd = None
-        if not isinstance(exc, statefile.LockUnavailable) and exc.errno != errno.EAGAIN:
+        if isinstance(exc, _NotOurs):
+            problem = (f"the run lock {exc.strerror}: its locks are not believed (no slow figure or timeout is "
+                       "excused on them); other prologs of this node are seen by the history alone")
+        elif not isinstance(exc, statefile.LockUnavailable) and exc.errno != errno.EAGAIN:
             problem = (f"the run lock {statefile.problem(exc, lock_path(state_dir, node))}: other prologs of this "
                        "node are seen by the history alone")
     try:

@@ -5,8 +5,7 @@ both stamp each line with seconds since boot (`[ 1234.567890] ...`), which a wal
 neither can be read (no permission: kernel.dmesg_restrict) the result says so: the kernel log is then unknown, not
 clean. The state (STATE/kernlog/<node>.json, rewritten whole: temp file, then rename; read as a hostile file):
 - a cursor: the boot id (/proc/sys/kernel/random/boot_id) and the last stamp read, so each line is read once even
-  when the clock is stepped back, and a new boot starts afresh (an Xid logged before the repair reboot is not
-  evidence against the repaired node);
+  when the clock is stepped back, and a new boot starts afresh (an Xid of before the repair reboot is no evidence);
 - the events still held: drain-worthy ones not yet acted on (the breaker held the drain: they stay for the next
   run) and watched ones within the lookback (NVIDIA's "3 on one device" counts across runs). A drain done on them
   settles them (`settle`).
@@ -94,9 +93,8 @@ def dmesg_argv() -> list[str]:
 
 
 class _Rescue:
-    """The driver's lines (NVRM, nvidia-nvswitch: every line xid.parse reads) of the output dropped past OUTPUT_CAP,
-    the newest RESCUE_CAP bytes of them: a flood of other kernel lines after an Xid 79 (a job's faults logging
-    megabytes before the next prolog) pushed the Xid out of the newest 32 MiB, and it was never read."""
+    """The driver's lines (NVRM, nvidia-nvswitch) of the output dropped past OUTPUT_CAP, its newest RESCUE_CAP
+    bytes: a flood of other kernel lines after an Xid 79 pushed it out of the newest 32 MiB, never read."""
 
     def __init__(self) -> None:
         self.carry = b""                 # the start of the line the kept output begins inside
@@ -134,10 +132,9 @@ def _run(argv: list[str], timeout: float = TIMEOUT_S) -> tuple[list[str] | None,
 
 
 def read(timeout: float = TIMEOUT_S) -> KernelLog:
-    """The current boot's kernel log; each command waited for at most `timeout` (the prolog's cap bounds it). A
-    running kernel's log is never empty (its boot messages), so no line from either is no read: a job's step runs as
-    the job's user (Slurm), for whom `journalctl -k -q` exits 0 with nothing (not in the adm or systemd-journal
-    group) and dmesg is refused (kernel.dmesg_restrict): that was read as a clean log."""
+    """The current boot's kernel log; each command waited for at most `timeout`. A running kernel's log is never empty,
+    so no line from either is no read (a job's user gets nothing from `journalctl -k -q`, and dmesg is refused under
+    kernel.dmesg_restrict: that was read as a clean log)."""
     lines, source = _run(journalctl_argv(), timeout)
     if lines:
         return KernelLog(lines, source)
@@ -166,8 +163,7 @@ def wall(line: str) -> float | None:
 
 
 def future(line: str, clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> bool:
-    """A line stamped past this boot's uptime, or in wall time more than skew_s (TORCHIMAGES_CLOCK_SKEW) past now: no
-    kernel wrote it yet, so it is no evidence."""
+    """A line stamped past this boot's uptime, or in wall time over skew_s past now: no evidence (none wrote it yet)."""
     t = wall(line)
     return ahead(mono(line), clock) or (t is not None and clock.now is not None and t > clock.now + skew_s)
 
@@ -183,11 +179,9 @@ def believable(held: list[dict[str, Any]], clock: Clock, skew_s: float = clocksk
 
 
 def _stale(line: str, clock: Clock, lookback_s: float | None, cursor: float = -1.0) -> bool:
-    """A line stamped in wall time from before this boot (a tool that ignored -b / the format) or, on a first read of
-    the boot (`lookback_s` given), before the lookback. After a kept cursor an unread line is evidence however old, as
-    a line with the kernel's stamp is: a node idle two days skipped the Xid 79 logged in a wall-stamped log meanwhile.
-    But not one stamped at or before the kernel-stamped `cursor` (boot time + it; wall stamps are whole seconds): it
-    was read in the kernel's format already (a reader that switched formats re-read an Xid a drain had spent)."""
+    """A line stamped in wall time from before this boot or, on a first read of the boot (`lookback_s` given), before
+    the lookback (after a kept cursor an unread line is evidence however old), or at or before the kernel-stamped
+    `cursor` (boot time + it; wall stamps are whole seconds): read in the kernel's format already."""
     t = wall(line)
     if t is None:
         return False
@@ -212,6 +206,7 @@ class State:
     unstamped_count: int = -1           # lines without a stamp read (-1: len(unstamped))
     wall: float = -1.0                  # the latest wall stamp of those lines (-1: none): a cursor in wall time
     deferred: list[str] = field(default_factory=list)   # the driver's wall-stamped lines read while from the future
+    wall_up: float = -1.0               # the uptime after the last read in wall time (-1: none, or a state before it)
 
     def __post_init__(self) -> None:
         self.at_count = len(self.at_mono) if self.at_count < 0 else self.at_count
@@ -248,7 +243,8 @@ def _typed(raw: Any) -> bool:
         and statefile.count_or_none(raw.get("at_count")) \
         and statefile.count_or_none(raw.get("unstamped_count")) \
         and (raw.get("wall") is None or (_number(raw["wall"]) and math.isfinite(raw["wall"]))) \
-        and (raw.get("deferred") is None or _strings(raw["deferred"]))
+        and (raw.get("deferred") is None or _strings(raw["deferred"])) \
+        and (raw.get("wall_up") is None or (_number(raw["wall_up"]) and math.isfinite(raw["wall_up"])))
 
 
 def load(state_dir: str, node: str) -> tuple[State, str | None]:
@@ -273,7 +269,8 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
     return State(raw["boot_id"], float(raw["mono"]), raw["at_mono"], raw["unstamped"], held,
                  -1 if raw.get("at_count") is None else raw["at_count"],
                  -1 if raw.get("unstamped_count") is None else raw["unstamped_count"],
-                 -1.0 if raw.get("wall") is None else float(raw["wall"]), _deferred(raw.get("deferred") or [])), None
+                 -1.0 if raw.get("wall") is None else float(raw["wall"]), _deferred(raw.get("deferred") or []),
+                 -1.0 if raw.get("wall_up") is None else float(raw["wall_up"])), None
 
 
 def save(state_dir: str, node: str, state: State) -> str | None:
@@ -281,7 +278,7 @@ def save(state_dir: str, node: str, state: State) -> str | None:
     data = {"schema": 1, "boot_id": state.boot_id, "mono": state.mono, "at_mono": state.at_mono[-HELD_MAX:],
             "at_count": state.at_count, "unstamped": state.unstamped[-HELD_MAX:],
             "unstamped_count": state.unstamped_count, "wall": state.wall, "held": _trim(state.held),
-            "deferred": _deferred(state.deferred)}
+            "deferred": _deferred(state.deferred), "wall_up": state.wall_up}
     try:
         statefile.folder(os.path.dirname(target))
         statefile.replace(target, (json.dumps(data) + "\n").encode())
@@ -292,10 +289,9 @@ def save(state_dir: str, node: str, state: State) -> str | None:
 
 def consumed(group: list[str], count: int, tail: list[str]) -> int:
     """How many of `group` (this read's lines at the cursor's stamp, or its unstamped lines, in order) were read
-    before: `count` of them were, the last of them had the digests `tail`. Every one of them when the log still
-    holds them all (the tail ends at position `count`); fewer when its start is gone (dmesg's ring buffer wrapped,
-    the output cut to its newest bytes): the most, at most `count`, whose digests end in the tail's. Positions, not
-    a set of digests: a burst past the digests kept, or two identical lines, is each read once."""
+    before: `count` were, the last of them with the digests `tail`; fewer when the log's start is gone (ring buffer
+    wrapped, output cut): the most, at most `count`, whose digests end in the tail's. Positions, not a set of
+    digests: a burst past the digests kept, or two identical lines, is each read once."""
     digests = [_digest(line) for line in group]
     for p in range(min(count, len(digests)), 0, -1):
         k = min(p, len(tail))
@@ -341,16 +337,13 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             seen_at += 1
             if seen_at <= skip_at:
                 continue
-        # before the cursor kept: read by an earlier run. Not before the lines ahead of it in this read: the kernel
-        # stamps a line with the clock of the CPU that logged it (local_clock), and two CPUs' lines come out of order
-        # by microseconds; an Xid 79 stamped 100 us before the line printed above it was dropped, never read
-        # a first read of this boot (no cursor) goes back --lookback at most; after a kept cursor every line is unread
-        # evidence however old (a node idle, or held by one job, for two days: the Xid logged meanwhile was skipped)
-        # a cursor kept in wall time (a reader that gave wall stamps before) was this line's read, in the other format
+        # before the cursor kept: read by an earlier run (not before the lines above it: two CPUs' local_clock stamps
+        # come out of order by microseconds). A first read of this boot goes back --lookback at most; after a kept
+        # cursor every line is unread evidence however old. A cursor kept in wall time read it in the other format
         # (not a line deferred there: `_in_kernel_format`)
         if t < state.mono or ahead(t, clock) or (_message(line) not in resolved and (
                 (max(state.mono, state.wall) < 0 and floor is not None and t < floor) or
-                (state.mono < 0 and state.wall >= 0 and clock.booted is not None and clock.booted + t <= state.wall + 1))):
+                _read_in_wall_time(state, t, clock))):
             continue
         if t > last:
             last, at_last, at_count = t, [], 0
@@ -359,8 +352,18 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             at_count += 1
         new.append(line)
     held = _held(state.held, new, floor, clock, lookback_s)
+    wall_up = clock.uptime if clock.uptime is not None and lines and all(t is None for _, t in stamped) \
+        else state.wall_up
     return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held, at_count, unstamped_count,
-                 wall_last, _deferred(deferred)), xid.parse([e["line"] for e in held])
+                 wall_last, _deferred(deferred), wall_up), xid.parse([e["line"] for e in held])
+
+
+def _read_in_wall_time(state: State, t: float, clock: Clock) -> bool:
+    """A kernel-stamped line (stamp `t`) read before in wall time: at or before the wall cursor by boot time + stamp,
+    and logged before that read (`t` at most the uptime after it: a clock fast by less than the skew allowance then,
+    stepped back since, put the unread lines of those seconds at or before the cursor: an Xid 79 never read, hunt89)."""
+    return state.mono < 0 and state.wall >= 0 and clock.booted is not None and clock.booted + t <= state.wall + 1 \
+        and (state.wall_up < 0 or t <= state.wall_up)
 
 
 def _kept(state: State, clock: Clock, skew_s: float) -> State:
@@ -428,10 +431,8 @@ def _held(before: list[dict[str, Any]], new: list[str], floor: float | None, clo
 
 def _aged(event: dict[str, Any], floor: float | None, clock: Clock, lookback_s: float) -> bool:
     """A held watched event older than the lookback (NVIDIA's "3 on one device" counts within it): by its kernel stamp
-    against the uptime, else by its line's wall stamp or when it was first read (`read`) against now. Those without a
-    kernel stamp never aged: three contained ECC errors (Xid 94) a week apart in a log stamped in wall time, or
-    unstamped, drained a node as XID_REPEATED. A first read stamped in the future (a clock that ran ahead, set right
-    since) tells no age: aged, as a watched event is no evidence alone."""
+    against the uptime, else by its line's wall stamp or when it was first read (`read`) against now (three Xid 94 a
+    week apart in a wall-stamped log were XID_REPEATED). A first read stamped in the future tells no age: aged."""
     if event["mono"] >= 0:
         return floor is not None and event["mono"] < floor
     seen = wall(event["line"])
