@@ -209,7 +209,8 @@ def expected_gpus(env: dict[str, str], step: bool = False) -> int | None:
         if not _digits(count) or int(count) > MAX_GPUS:
             raise UsageError(f"SLURM_GPUS_ON_NODE={count!r} is not a count of GPUs (0 to {MAX_GPUS})")
         counts.append(int(count))
-    name = "SLURM_STEP_GPUS" if step and (env.get("SLURM_STEP_GPUS", "").strip() or count) else "SLURM_JOB_GPUS"
+    stepwise = step and bool(env.get("SLURM_STEP_GPUS", "").strip() or count)
+    name = ("SLURM_JOB_GPUS", "SLURM_STEP_GPUS")[stepwise]
     ids = env.get(name, "").strip()
     if ids == NO_DEV_FILES:       # Slurm's own word for "no GPU device of this node given to the job": no count
         ids = ""
