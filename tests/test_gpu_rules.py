@@ -1694,6 +1694,10 @@ KNOWN_MISMATCHES = {
         "translator: nccl skip (nothing measured); pass: a set-up NCCL logged whole (P2P/direct pointer, NVLS with 8 "
         "heads) and no error is judged on what it shows, as k8s-pod-lmdeploy-nccl-2.21.5-one-process-four-gpus-... is "
         "translated (pass)",
+    "dgx-spark-gb10-pair-580.173.02-vllm-dsv4-flash-131k-prefill-rm-nv-err-no-memory-0x51-head-hard-resets-gpu-mem-util-0.80-job":
+        "translator: gpu warn GPU_OUT_OF_MEMORY (job); warn HEALTH_NOT_ASSESSED (host): the driver's NV_ERR_NO_MEMORY "
+        "answers one caller's request and is not judged (FACTS.md, DriverError); that the job's context and memory "
+        "share exhausted GB10's unified memory is the thread's",
 }
 
 
