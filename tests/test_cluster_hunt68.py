@@ -91,6 +91,7 @@ import pytest
 
 from tests.prolog_fakes import (
     PROLOG_ENV,
+    SLOW,
     XID79,
     _args,
     _gpu,
@@ -318,8 +319,6 @@ def test_nvsentinel_breaker_a_lock_another_user_holds_keeps_no_broken_node_in_se
 
 # ---- class 2: a slow figure measured beside another prolog of this node is the busy host's
 
-SLOW = {"name": "nccl", "status": "fail", "code": "BANDWIDTH_LOW", "owner": "host", "summary": "peak busbw 40 GB/s",
-        "metrics": {"busbw_max": {"value": 40.0, "unit": "GB/s"}}}
 SMALL_SHM = {"name": "shm", "status": "fail", "code": "SHM_TOO_SMALL", "owner": "host", "summary": "/dev/shm 64 MiB",
              "metrics": {}}
 

@@ -74,7 +74,7 @@ from typing import Any
 
 import pytest
 
-from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, history_events, install_fake
+from tests.prolog_fakes import PROLOG_ENV, SLOW, _gpu, _report, _verify_writes, history_events, install_fake
 from verify.prolog import cli, kernlog, statefile
 
 pytestmark = pytest.mark.unit
@@ -85,8 +85,6 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
     return install_fake(monkeypatch)
 
 
-SLOW = {"name": "nccl", "status": "fail", "code": "BANDWIDTH_LOW", "owner": "host", "summary": "peak busbw 40 GB/s",
-        "metrics": {"busbw_max": {"value": 40.0, "unit": "GB/s"}}}
 
 
 def test_the_run_lock_made_0644_before_is_made_the_prolog_s_own(tmp_path, fake, monkeypatch):

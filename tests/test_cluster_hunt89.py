@@ -71,7 +71,7 @@ from typing import Any
 import pytest
 
 from scripts.fleet.stepscratch import SCRATCH_LINES
-from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, SLOW, _gpu, _report, _verify_writes, install_fake
 from verify.prolog import cli, kernlog
 
 pytestmark = pytest.mark.unit
@@ -82,8 +82,6 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
     return install_fake(monkeypatch)
 
 
-SLOW = {"name": "nccl", "status": "fail", "code": "BANDWIDTH_LOW", "owner": "host", "summary": "peak busbw 40 GB/s",
-        "metrics": {"busbw_max": {"value": 40.0, "unit": "GB/s"}}}
 
 
 # ---- low 1: the run lock in a state folder others may write, or a lock file of another user's
