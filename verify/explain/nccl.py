@@ -41,9 +41,10 @@ _WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\
 # what torch raises or NCCL returns when a collective fails (a WARN line alone is no failure: the verbs message is one):
 # torch's `NCCL error in: ...` and `NCCL Error 1: unhandled cuda error`, nccl-tests' `Test NCCL failure` (and `Test CUDA
 # failure common.cu:389 'an illegal memory access was encountered'), ncclResult_t
+# (a `NCCL error in: file:line,` whose line ends at its comma was wrapped: its reason is the next line's start, batch 271)
 # torch's check of the ranks' collectives (TORCH_DISTRIBUTED_DEBUG=DETAIL: `Detected mismatch between collectives on
 # ranks. Rank 1 is running collective: CollectiveFingerPrint(...)`) fails the collective before NCCL runs it
-_ERROR = re.compile(r"NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test (?:NCCL|CUDA) failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
+_ERROR = re.compile(r"NCCL error in: [^\n]*,[ \t]*\n[^\n]*|NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test (?:NCCL|CUDA) failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
                     r"ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError)[^\n]*|"
                     r"Detected mismatch between collectives on ranks[^\n]*")
 # XLA's (JAX's) report of an NCCL call that failed: `NCCL operation ncclCommInitRank(...) failed: unhandled system error.
@@ -290,7 +291,7 @@ def _error(text: str) -> str | None:
         last = _LAST.search(text, failed.end()) or casualty.LAST.search(text, failed.end())
         # the WARN that names what failed, where torch's error does not (a peer's shared-memory segment)
         named = cuda or NCCL_SHM_ATTACH.search(text) or (None if last else _warned_above(failed, text))
-        return f"all_reduce: {failed.group(0).strip()[:300]}" + (f" Last error: {last.group(1).strip()[:200]}"
+        return f"all_reduce: {failed.group(0).strip().replace(chr(10), ' ')[:300]}" + (f" Last error: {last.group(1).strip()[:200]}"
                                                                  if last else "") + \
             (f" ({named.group(0).strip()[:200]})" if named and named.group(0) not in failed.group(0) else "")
     if warned_cuda:

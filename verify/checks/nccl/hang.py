@@ -3,7 +3,8 @@ timeout and nothing else:
 - torch's watchdog: `Watchdog caught collective operation timeout: WorkNCCL(..., Timeout(ms)=600000) ran for 600087
   milliseconds before timing out`, its heartbeat monitor (`Heartbeat monitor timed out!`), `watchdog got stuck`;
 - a wait that ran out: `timed out after 1800s`, c10d's `TimeoutError` / `DistStoreError: Timed out after ...`, NCCL's
-  and a translator's `timeout`, `timed out`, a hang said `hung`, `hangs`, `stuck`.
+  and a translator's `timeout`, `timed out`, a hang said `hung`, `hangs`, `stuck`; torch's Flight Recorder's `Not all ranks joining collective`
+  (flightrec.py).
 Words that say "failed, or timed out" name no timeout: torch's teardown (`Some NCCL operations have failed or timed
 out`), its `Exception (either an error or timeout) detected by watchdog`, a watchdog thread that ended on an exception
 (`NCCL watchdog thread terminated with exception: CUDA error: ...`: the error it caught), ETIMEDOUT's errno text of a
@@ -18,7 +19,7 @@ _EITHER = re.compile(r"failed or timed out|(?:either )?an? error or (?:a )?timeo
                      r"exception|(?:\b110 )?Connection timed out|\bTimeout\(ms\)=\d+", re.IGNORECASE)
 _HANG = re.compile(r"Watchdog caught collective operation timeout|before timing out|Heartbeat monitor timed out|"
                    r"watchdog got stuck|\btimed? ?out\b|\btimeout(?:s|error|exception)?\b|\bhung\b|\bhangs?\b|"
-                   r"\bhanging\b|\bstuck\b", re.IGNORECASE)
+                   r"\bhanging\b|\bstuck\b|Not all ranks joining collective", re.IGNORECASE)
 
 
 def is_timeout(error: str) -> bool:

@@ -32,7 +32,7 @@ from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach
-from . import barefail, casualty, customar, ofiinval, peeraccess, plugreg, shmbus, shmperm, watchdog
+from . import barefail, casualty, customar, flightrec, ofiinval, peeraccess, plugreg, shmbus, shmperm, watchdog
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .bindaddr import unassigned_verdict
 from .collective import PROGRAMS, inconsistent, label, other_collective, plausibility
@@ -46,6 +46,7 @@ from .layers import layers_verdict
 from .localcause import memlock_verdict, shm_full_verdict
 from .logsaid import no_collective
 from .midrun import job_side
+from .misuse import misuse_verdict
 from .mnnvl import mnnvl_verdict
 from .netinit import no_network_verdict
 from .nvlssetup import nvls_setup_verdict, nvls_slots_verdict
@@ -165,12 +166,6 @@ def _describe(facts: NcclFacts, result: CheckResult) -> None:
 CAUSES = ("NCCL_NET_FALLBACK", "FABRIC_NCCL_FORCED_SOCKET", "FABRIC_NOT_PASSED")
 
 
-# ncclInvalidUsage / ncclInvalidArgument (nccl.h), as NCCL, torch and nccl-tests name them: the program's use of NCCL
-# (two ranks on one GPU: `Duplicate GPU detected`), never the node's
-MISUSE = re.compile(r"ncclInvalidUsage|ncclInvalidArgument|Duplicate GPU detected[^|]*|\binvalid (?:usage|argument) "
-                    r"\(run with NCCL_DEBUG")
-
-
 # a receive larger than the peer's matching send (net_socket.cc: `message truncated : receiving 4 bytes instead of 2.
 # ... there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between
 # ranks`; net_ib.cc: `Message truncated : received N bytes instead of M`): the ranks called different collectives or
@@ -251,13 +246,7 @@ def _adapter_or_misuse(facts: NcclFacts, said: str, failed: str, error: str,
                               "NCCL_ALGO alike on every rank.", "job")
     if bound := unassigned_verdict(facts, said, failed, result):
         return bound            # EADDRNOTAVAIL: the job's address, or the host's own interface (bindaddr.py)
-    if misuse := MISUSE.search(said):
-        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; NCCL refused how the program used it "
-                              f"({misuse.group(0).strip()}): the job's", "Give each rank its own GPU (set the device "
-                              "from LOCAL_RANK before init_process_group; check CUDA_VISIBLE_DEVICES and the "
-                              "launcher's GPU binding) and pass NCCL valid arguments; NCCL_DEBUG=WARN names the call.",
-                              "job")
-    return None
+    return misuse_verdict(said, error, failed, result)     # NCCL refused how it was called: the job's (misuse.py)
 
 
 def _shm_attach(said: str, failed: str, result: CheckResult) -> CheckResult | None:
@@ -391,9 +380,9 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         return store                # the c10d store's server gone: seen from this rank, the job's to read
     if not cause and not is_timeout(error) and (gone := peer_gone_verdict(error, backend, result)):
         return gone                 # a socket the peer ended, no cause of this node's: the job's (peergone.py)
-    if not cause and (ras := ras_verdict(error, backend, is_timeout(error), result)
-                      or window_space_verdict(" | ".join(said), backend, result)):
-        return ras                  # NCCL's RAS naming processes lost (the job's), its window space full (rasreport.py)
+    if not cause and (ras := ras_verdict(error, backend, is_timeout(error), result) or flightrec.desync_verdict(
+            error, backend, result) or window_space_verdict(" | ".join(said), backend, result)):
+        return ras                  # RAS naming processes lost, a desync (the job's), its window space full (rasreport.py)
     if not cause and (refused := ofiinval.einval_verdict(" | ".join(said), f"all-reduce over {backend} failed", is_timeout(error), result)):
         return refused          # the net plugin's call refused as invalid, nothing against the node: the job's
     # the internal error is what NCCL said last; a cause its log or the job's settings name comes first

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from . import barrier
+from . import barrier, flightrec
 
 # the watchdog's words for a collective that timed out: a hang, whatever else the error says
 TIMED_OUT = re.compile(r"Watchdog caught collective operation timeout|Heartbeat monitor timed out|"
@@ -52,5 +52,6 @@ def only_watchdog(error: str) -> bool:
 
 def hung(error: str) -> bool:
     """torch's watchdog says a collective timed out: its own timeout, or its monitor's; torch's monitored barrier
-    naming the ranks that never arrived is the same timeout (barrier.py)."""
-    return bool(TIMED_OUT.search(error)) or barrier.missed(error)
+    naming the ranks that never arrived is the same timeout (barrier.py), and so is the Flight Recorder naming ranks that
+    never joined a collective (flightrec.py)."""
+    return bool(TIMED_OUT.search(error)) or barrier.missed(error) or flightrec.missing(error)

@@ -1,0 +1,99 @@
+"""Batch 271 (issue 35): the lead's review.
+
+- torch's Flight Recorder analysis (`torchfrtrace`, `python -m torch.distributed.flight_recorder.fr_trace`) was filed
+  as NCCL_FAILED, owner **host** (a healthy node drained) on the facts road and not recognised by `verify explain`.
+  Its `Not all ranks joining collective` (three wordings across torch 2.5 to 2.10) is a rank that never issued the
+  collective the others wait in: the job's hang (NCCL_TIMEOUT, job), as the watchdog's timeout; its `Collective
+  sequence number: N has errors` with a type, size or dtype mismatch is the job's desync (NCCL_FAILED, job).
+  verify/checks/nccl/flightrec.py, verify/explain/frtrace.py.
+- torch's `NCCL error in: <file>:<line>,` wrapped at its comma lost its reason on the explain road (`invalid argument`
+  on the next line), and NCCL's refusal fell to the host; the reason is now read across the wrap.
+- NCCL refusing torch's own symmetric-memory call (`.../c10d/symm_mem/...: invalid usage` / `invalid argument`): the
+  arguments were torch's, not the program's: the image's (batches 249 and 271, both translators); the same refusal from
+  ProcessGroupNCCL (the program's tensors) stays the job's. verify/checks/nccl/misuse.py.
+Real lines from the entries named by slug (each source.md gives its URL); hand-made lines say so.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.judging import explained, raw, replayed, verdict
+from verify.checks import CHECKS
+from verify.judging import judge
+from verify.options import Options
+
+pytestmark = pytest.mark.unit
+
+FR = "torchcomms-fr-trace-cli-2-ranks-gloo-cpu-torchrun-rank-1-sleeps-all-reduce-seq-4-not-all-ranks-joining-missing-rank-1-job"
+SYMM = ("h100-x8-ngc-26.04-torch-2.12-nccl-2.29.7-symm-mem-nccl-backend-rendezvous-as-first-op-failed-to-window-"
+        "register-invalid-argument-image")
+DEVCOMM = "torch-symm-mem-nccl-2.29.2-nccldevcommcreate-invalid-usage-memset-requirements-not-initializer-image"
+
+
+def _nccl(error: str, **facts: Any) -> tuple[str, str | None, str | None]:
+    record = {"backend": "nccl", "world_size": 2, "nodes": 1, "sizes": None, "error": error, **facts}
+    return verdict(judge(CHECKS["nccl"], record, Options()))
+
+
+def test_the_flight_recorders_missing_rank_is_the_jobs_hang_on_both_roads():
+    assert replayed(FR) == {"nccl": ("fail", "NCCL_TIMEOUT", "job")}
+    r = explained(raw(FR), "fr.txt")
+    assert (r.name, *verdict(r)) == ("nccl", "fail", "NCCL_TIMEOUT", "job")
+    assert "missing ranks: {1}" in r.summary
+
+
+# the analyser's other wordings of the same finding (torch 2.5-2.7's tutorial output, its first print): hand-made in
+# the analyser's own format strings (torch/distributed/flight_recorder/components/utils.py)
+@pytest.mark.parametrize("text", [
+    "Not all ranks joining collective 5 at entry 4\ngroup info: 0:default_pg\ncollective: nccl:all_reduce\n"
+    "missing ranks: {1}\ninput sizes: [[3, 4]]\noutput sizes: [[3, 4]]\nexpected ranks: 2\ncollective state: scheduled\n",
+    "Not all ranks joining collective for group 0:default_pg collective nccl:all_reduce  Missing ranks are {1, 3}\n",
+    "$ torchfrtrace --prefix trace_ /tmp/\nNot all ranks joining collective, sequence number: 12\n"
+    "group info: 1:tp_group\ncollective: nccl:_allgather_base\nmissing ranks: {6}\nworld size: 8\n",
+])
+def test_every_wording_of_a_missing_rank_is_the_jobs_hang_handmade(text):
+    r = explained(text, "fr.txt")
+    assert (r.name, *verdict(r)) == ("nccl", "fail", "NCCL_TIMEOUT", "job")
+
+
+@pytest.mark.parametrize("kind", ["COLLECTIVE_TYPE_MISMATCH", "SIZE_OR_SYNTAX_MISMATCH", "COLLECTIVE_DTYPE_MISMATCH"])
+def test_a_desync_the_flight_recorder_names_is_the_jobs_handmade(kind):
+    text = (f"Collective sequence number: 7 has errors\ngroup info: 0:default_pg\ncollective: nccl:all_reduce\n"
+            f"Culprit rank 1; Error type: {kind}, expected all_reduce, got broadcast\n")
+    r = explained(text, "fr.txt")
+    assert (r.name, *verdict(r)) == ("nccl", "fail", "NCCL_FAILED", "job")
+    assert _nccl(f"all_reduce: {' '.join(text.split())}") == ("fail", "NCCL_FAILED", "job")
+
+
+def test_a_finding_free_analysis_is_nothing_to_judge_handmade():
+    text = "No errors found for this collective entry, There could be some other reasons why we see collective timeout.\n"
+    r = explained(text, "fr.txt")
+    assert r.status == "skip" and r.owner is None
+
+
+def test_a_missing_rank_beside_a_cause_of_the_nodes_keeps_the_cause_handmade():
+    # the flight recorder says who never joined, not why: a completion error the rank's log shows stays the link's
+    error = ("all_reduce: Not all ranks joining collective, sequence number: 4 missing ranks: {1} | NCCL WARN NET/IB : "
+             "Got completion from peer 10.0.0.2<47324> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid "
+             "::ffff:10.0.0.1 remoteGidsfe80::1 hca mlx5_0")
+    status, code, owner = _nccl(error)
+    assert (status, owner) == ("fail", "host"), (code, owner)
+
+
+def test_a_wrapped_nccl_error_keeps_its_reason_on_the_explain_road():
+    r = explained(raw(SYMM), "job.log")
+    assert "invalid argument" in r.summary and r.owner != "host"
+
+
+def test_ncclS_refusal_of_torchs_symmetric_memory_is_the_images():
+    assert replayed(DEVCOMM) == {"nccl": ("fail", "NCCL_FAILED", "image")}
+    assert replayed(SYMM) == {"nccl": ("fail", "NCCL_FAILED", "image")}
+    assert verdict(explained(raw(SYMM), "job.log")) == ("fail", "NCCL_FAILED", "image")
+
+
+def test_the_same_refusal_from_the_programs_own_collective_stays_the_jobs_handmade():
+    error = ("all_reduce: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+             "ProcessGroupNCCL.cpp:3356, invalid argument (run with NCCL_DEBUG=WARN for details), NCCL version 2.29.7")
+    assert _nccl(error) == ("fail", "NCCL_FAILED", "job")
