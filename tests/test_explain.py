@@ -1219,9 +1219,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "b300-x8-vllm-nccl-2.29.7-symm-mem-ncclcommwindowregister-during-cuda-graph-capture-unhandled-cuda-error-image":
         "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (job): a bare `unhandled cuda error` is the job's;"
         " the framework bug is the thread's",
-    "torch-symm-mem-nccl-2.29.2-nccldevcommcreate-invalid-usage-memset-requirements-not-initializer-image":
-        "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (job): NCCL's `invalid usage` is its caller's; "
-        "that the caller is torch's own code is the thread's",
     "archwiki-ibdiagnet-1.5.7-lw-4x-ls-5-two-ca-direct-link-every-stage-clean-ipoib-group-rate-10-below-members-20-warning-healthy":
         "translator: fabric pass; skip FACTS_INCOMPLETE: ibdiagnet names its local port by number, no device, and a "
         "clean report of every stage is a fabric's summary, never a pass (FACTS.md), as its facts",
@@ -1259,6 +1256,9 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "dgx-spark-gb10-pair-580.173.02-vllm-dsv4-flash-131k-prefill-rm-nv-err-no-memory-0x51-head-hard-resets-gpu-mem-util-0.80-job":
         "translator: gpu warn GPU_OUT_OF_MEMORY (job); warn HEALTH_NOT_ASSESSED (host): NV_ERR_NO_MEMORY is one "
         "caller's answer, not judged; the job's sizing is the thread's",
+    "rtx-a5000-x4-amd-iommu-on-torch-2.8-nccl-2.27.3-ddp-first-collective-heartbeat-watchdog-stuck-480s-pcie-p2p-broken-nccl-p2p-disable-fixes-host":
+        "translator: nccl fail NCCL_TIMEOUT (host); fail NCCL_TIMEOUT (job): the watchdog's stall alone names no cause;"
+        " the IOMMU and NCCL_P2P_DISABLE=1 are the poster's follow-up",
 }
 
 

@@ -1668,9 +1668,6 @@ KNOWN_MISMATCHES = {
         "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (job): a bare `unhandled cuda error` with no `Cuda"
         " failure` naming the call is the job's (FACTS.md); that vLLM registers a window during graph capture (a "
         "framework bug) is the thread's diagnosis; never a drain either way",
-    "torch-symm-mem-nccl-2.29.2-nccldevcommcreate-invalid-usage-memset-requirements-not-initializer-image":
-        "translator: nccl fail NCCL_FAILED (image); fail NCCL_FAILED (job): NCCL's `invalid usage` is its caller's use "
-        "of the API, the program's; that the caller is torch's own symmetric-memory code (the image's) is the thread's",
     "archwiki-ibdiagnet-1.5.7-lw-4x-ls-5-two-ca-direct-link-every-stage-clean-ipoib-group-rate-10-below-members-20-warning-healthy":
         "translator: fabric pass; skip FACTS_INCOMPLETE: ibdiagnet names no adapter by its sysfs name (Adapter.name is "
         "required), so no port is recorded; a clean run of every stage has no field (a fabric tool's summary)",
@@ -1698,6 +1695,14 @@ KNOWN_MISMATCHES = {
         "translator: gpu warn GPU_OUT_OF_MEMORY (job); warn HEALTH_NOT_ASSESSED (host): the driver's NV_ERR_NO_MEMORY "
         "answers one caller's request and is not judged (FACTS.md, DriverError); that the job's context and memory "
         "share exhausted GB10's unified memory is the thread's",
+    "rtx-a5000-x4-amd-iommu-on-torch-2.8-nccl-2.27.3-ddp-first-collective-heartbeat-watchdog-stuck-480s-pcie-p2p-broken-nccl-p2p-disable-fixes-host":
+        "translator: nccl fail NCCL_TIMEOUT (host); fail NCCL_TIMEOUT (job): the excerpt is torch's heartbeat monitor "
+        "alone (`watchdog got stuck for 480 seconds`), no cause shown; the AMD IOMMU breaking P2P is the poster's "
+        "follow-up (an assistant's summary), not a line of the log: no drain on it",
+    "gcp-a3-mega-gke-tcpxo-2x8-cluster-toolkit-all-gather-256b-to-8g-188.7-busbw-zero-wrong-healthy":
+        "translator: nccl pass; skip FACTS_INCOMPLETE: the translation leaves `world_size` null (no rank list printed) "
+        "and a figure over unknown ranks is no pass; `verify explain` reads the 16 ranks from all_gather's shares (size"
+        " = count x 4 x n) and passes",
 }
 
 

@@ -1,4 +1,4 @@
-"""Batch 271 (issue 35): the lead's review.
+"""Batches 271 and 272 (issue 35): the lead's review.
 
 - torch's Flight Recorder analysis (`torchfrtrace`, `python -m torch.distributed.flight_recorder.fr_trace`) was filed
   as NCCL_FAILED, owner **host** (a healthy node drained) on the facts road and not recognised by `verify explain`.
@@ -11,6 +11,9 @@
 - NCCL refusing torch's own symmetric-memory call (`.../c10d/symm_mem/...: invalid usage` / `invalid argument`): the
   arguments were torch's, not the program's: the image's (batches 249 and 271, both translators); the same refusal from
   ProcessGroupNCCL (the program's tensors) stays the job's. verify/checks/nccl/misuse.py.
+- Batch 272: nccl-tests tables `verify explain` did not judge: a page's markdown that took each line's `#` for a
+  heading mark prints the column line `size count type ... wrong` (it was read as a table before `#wrong`: no counts),
+  and all_gather_perf's 0-byte rows (`-b 0`) hid the ranks its shares give (verify/explain/nccltests.py).
 Real lines from the entries named by slug (each source.md gives its URL); hand-made lines say so.
 """
 from __future__ import annotations
@@ -97,3 +100,29 @@ def test_the_same_refusal_from_the_programs_own_collective_stays_the_jobs_handma
     error = ("all_reduce: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
              "ProcessGroupNCCL.cpp:3356, invalid argument (run with NCCL_DEBUG=WARN for details), NCCL version 2.29.7")
     assert _nccl(error) == ("fail", "NCCL_FAILED", "job")
+
+
+A4 = "gcp-a4-b200-2x8-roce-dstack-nccl-tests-all-reduce-8m-to-8g-683-busbw-zero-wrong-healthy"
+A3 = "gcp-a3-mega-gke-tcpxo-2x8-cluster-toolkit-all-gather-256b-to-8g-188.7-busbw-zero-wrong-healthy"
+
+
+def test_a_table_whose_hash_marks_markdown_took_is_judged():
+    r = explained(raw(A4), "a4.txt")
+    assert (r.name, *verdict(r)) == ("nccl", "pass", None, None)
+    assert "world size 16" in " ".join(r.details)
+
+
+def test_wrong_elements_under_a_markdown_stripped_column_line_fail():
+    # the same real table with one row's out-of-place count changed to 3: the count is read, and it fails
+    rows = raw(A4).splitlines()
+    at = next(n for n, line in enumerate(rows) if line.strip().startswith("268435456"))
+    cells = rows[at].split()
+    cells[8] = "3"
+    rows[at] = "  " + "  ".join(cells)
+    assert verdict(explained("\n".join(rows) + "\n", "a4.txt")) == ("fail", "NCCL_WRONG_RESULT", "host")
+
+
+def test_zero_byte_rows_do_not_hide_the_ranks_an_all_gathers_shares_give():
+    r = explained(raw(A3), "a3.txt")
+    assert (r.name, *verdict(r)) == ("nccl", "pass", None, None)
+    assert "world size 16" in " ".join(r.details)

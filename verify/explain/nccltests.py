@@ -126,6 +126,8 @@ def _per_rank_world(rows: list[dict[str, Any]], least: int = 2) -> int | None:
     gather, scatter), the same whole n on every row; None where a row gives none (an unknown type, another n)."""
     worlds = set()
     for r in rows:
+        if r["size"] == 0 and r["count"] == 0:
+            continue                         # a 0-byte row (all_gather_perf -b 0) moves nothing and says no n
         share = r["count"] * TYPE_BYTES.get(r["type"], 0)
         if not share or r["size"] % share:
             return None
@@ -226,7 +228,9 @@ def parse(text: str) -> dict[str, Any]:
     rows = _rows(text, columns, unread)
     if not head:                             # a table pasted without its column line: only rows counting #wrong
         rows = _headless(rows)
-    counted = "#wrong" in columns            # before #wrong the column was `error`: a deviation, not a count
+    # before #wrong the column was `error`: a deviation, not a count; a page's markdown that took each line's `#` for a
+    # heading mark printed it `wrong` (batch 272)
+    counted = bool(re.search(r"(?:#|\s)wrong\b", columns))
     if head and counted:                     # a wrong-element count is whole: a row with a fraction is none of its rows
         rows = [r for r in rows if all(w is None or w.is_integer() for w in (r["out"][3], r["in"][3]))]
     if world is None and (launched := _launched(text)):
