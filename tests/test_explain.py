@@ -1259,6 +1259,18 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx-a5000-x4-amd-iommu-on-torch-2.8-nccl-2.27.3-ddp-first-collective-heartbeat-watchdog-stuck-480s-pcie-p2p-broken-nccl-p2p-disable-fixes-host":
         "translator: nccl fail NCCL_TIMEOUT (host); fail NCCL_TIMEOUT (job): the watchdog's stall alone names no cause;"
         " the IOMMU and NCCL_P2P_DISABLE=1 are the poster's follow-up",
+    "a100-sxm4-80gb-575.57.08-four-allowed-after-nvreg-excludedgpus-ecc-0-remap-none-cuda-nccl-2.29.3-smoke-pass-healthy":
+        "translator: gpu pass; `verify explain` does not recognise the excerpt: a project's own JSON gate report (its "
+        "own keys: observed_state, enumeration, affected_visible_device), no tool's output a reader knows; unknown text"
+        " is said, never guessed, and the facts road agrees",
+    "a100-sxm4-80gb-x4-allowed-gpu3-a4-00-0-ecc-na-phantom-compute-app-xid120-119-154-gpu-reset-required-host":
+        "translator: gpu fail GPU_RESET_REQUIRED (host); `verify explain` does not recognise the excerpt: a project's "
+        "own JSON gate report (its own keys: observed_state, enumeration, affected_visible_device), no tool's output a "
+        "reader knows; unknown text is said, never guessed, and the facts road agrees",
+    "a100-sxm4-80gb-x8-575.57.08-nvml-7-of-8-rminitadapter-0x62-0x40-1941-visible-gpu0-24-uncorrectable-ecc-remap-pending-xid95-fbhub-reset-host":
+        "translator: gpu fail ECC_UNCORRECTABLE (host); `verify explain` does not recognise the excerpt: a project's "
+        "own JSON gate report (its own keys: observed_state, enumeration, affected_visible_device), no tool's output a "
+        "reader knows; unknown text is said, never guessed, and the facts road agrees",
 }
 
 

@@ -1,4 +1,4 @@
-"""Batches 271 and 272 (issue 35): the lead's review.
+"""Batches 271 to 273 (issue 35): the lead's review.
 
 - torch's Flight Recorder analysis (`torchfrtrace`, `python -m torch.distributed.flight_recorder.fr_trace`) was filed
   as NCCL_FAILED, owner **host** (a healthy node drained) on the facts road and not recognised by `verify explain`.
@@ -14,6 +14,10 @@
 - Batch 272: nccl-tests tables `verify explain` did not judge: a page's markdown that took each line's `#` for a
   heading mark prints the column line `size count type ... wrong` (it was read as a table before `#wrong`: no counts),
   and all_gather_perf's 0-byte rows (`-b 0`) hid the ranks its shares give (verify/explain/nccltests.py).
+- Batch 273: `dcgmi health`'s power violation (`Detected clocks event due to power violation in GPU 0. ... This GPU can
+  still perform workload.`, DCGM_FR_CLOCKS_EVENT_POWER) left the GPU unassessed (warn, host) beside readings that pass:
+  it is the power cap lowering the clocks under load, said beside the verdict, never a fault; a thermal violation stays
+  unread (verify/explain/dcgmhealth.py).
 Real lines from the entries named by slug (each source.md gives its URL); hand-made lines say so.
 """
 from __future__ import annotations
@@ -24,6 +28,7 @@ import pytest
 
 from tests.judging import explained, raw, replayed, verdict
 from verify.checks import CHECKS
+from verify.explain import dcgmhealth
 from verify.judging import judge
 from verify.options import Options
 
@@ -126,3 +131,34 @@ def test_zero_byte_rows_do_not_hide_the_ranks_an_all_gathers_shares_give():
     r = explained(raw(A3), "a3.txt")
     assert (r.name, *verdict(r)) == ("nccl", "pass", None, None)
     assert "world size 16" in " ".join(r.details)
+
+
+L4 = ("l4-gcp-g2-dcgm-4.6.1-health-c-power-system-warning-clocks-event-power-violation-71-of-72w-100pct-util-83c-"
+      "training-healthy")
+
+
+def test_dcgms_power_violation_is_the_power_cap_said_beside_a_pass():
+    r = explained(raw(L4), "l4.txt")
+    assert (r.name, *verdict(r)) == ("gpu", "pass", None, None)
+    assert any("dcgmi health" in d for d in r.details)
+    assert [line for line in dcgmhealth.said(raw(L4)) if "power violation" in line and "no fault" in line]
+    assert not dcgmhealth.unread(raw(L4))
+
+
+def _health_box() -> str:
+    text = raw(L4)
+    return text[text.index("$ dcgmi health -c"):text.index("$ nvidia-smi --query-gpu")]
+
+
+def test_a_power_violation_alone_is_no_pass():
+    # the health report alone reads nothing of the GPU: a power cap at work is no evidence of health either
+    r = explained(_health_box(), "health.txt")
+    assert r.status != "pass"
+
+
+def test_a_thermal_violation_stays_unassessed_handmade():
+    # DCGM_FR_CLOCKS_EVENT_THERMAL's message in the same box (dcgm_errors.h's wording), hand-made
+    box = _health_box().replace("-> Power system     ", "-> Thermal system   ").replace(
+        "Detected clocks event due to power violation in GPU 0. ", "Detected clocks event due to thermal violation in GPU 0.")
+    r = explained(box + raw(L4)[raw(L4).index("$ nvidia-smi --query-gpu"):], "health.txt")
+    assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host")

@@ -139,7 +139,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("nvidia-smi nvlink -s", "gpu", nvlinks.detect, nvlinks.parse),
     Kind("nvidia-smi nvlink -e (error counters)", "gpu", nvlinkerrs.detect, nvlinkerrs.parse),
     Kind("dcgmi nvlink --link-status", "gpu", dcgmlinks.detect, dcgmlinks.parse),
-    Kind("dcgmi health", "gpu", dcgmhealth.detect, dcgmhealth.parse, unread=dcgmhealth.unread),
+    Kind("dcgmi health", "gpu", dcgmhealth.detect, dcgmhealth.parse, unread=dcgmhealth.unread, said=dcgmhealth.said),
     Kind("NVSentinel's GPU health event (DCGM's health watch, kubectl)", "gpu", nvsevent.detect, nvsevent.parse,
          unread=nvsevent.unread),
     Kind("dcgmi diag", "gpu", dcgmdiag.detect, dcgmdiag.parse, unread=dcgmdiag.unread),

@@ -2,10 +2,9 @@
 `Overall Health`, then per entity (`GPU`, `-> 0`) and per watched system (`-> NVLINK system`, `-> Memory system`) its
 health word and its incidents, each message wrapped over the following rows (54 characters) and joined with `, `.
 Each incident's text is DCGM's own message (dcgmlib/dcgm_errors.h); those below say a fact of the schema and are
-read into the GPU's facts (a corrupt InfoROM as NVML's error on it), the rest (PCIe replays, thermal or power
-violations) name no field: such a GPU is judged on what was read, and a GPU with nothing read is not assessed, never
-healthy. DCGM's own health word is
-not read: the judges decide. Xid incidents (`Detected XID 79 for GPU 0`) are read by the relay parser (xidrelay).
+read into the GPU's facts (a corrupt InfoROM as NVML's error on it), the rest (PCIe replays, thermal violations)
+name no field (a power violation is the power cap at work: said, no fault): such a GPU is judged on what was read,
+and a GPU with nothing read is not assessed, never healthy. DCGM's own health word is not read: the judges decide. Xid incidents (`Detected XID 79 for GPU 0`) are read by the relay parser (xidrelay).
 DCGM 3.0's layout (its user guide's example, batch 239: `| Group 1 | Overall Health: Warning |`, `| GPU ID: 0 |
 Warning |`, `| | PCIe system: Warning - Detected more than 8 PCIe |` wrapped on) is read as the later one."""
 from __future__ import annotations
@@ -124,10 +123,26 @@ READ = (_LINK_DOWN, _LINKS_UP, _DBE, _SBE, _PENDING_PAGES, _REMAP_FAILED, _REMAP
         RELAY_DCGM)
 
 
-def unread(text: str) -> list[str]:
-    """Each GPU's incidents that no pattern above reads (PCIe replays, thermal or power violations)."""
+# DCGM_FR_CLOCKS_EVENT_POWER (DCGM_FR_CLOCK_THROTTLE_POWER before 3.3): the power cap lowering the clocks, the cap doing
+# its job under load ("This GPU can still perform workload"; batch 273): said beside the verdict, never a fault and
+# never what leaves the GPU unassessed. Thermal and other violations stay unread.
+_POWER_CAP = re.compile(r"Detected clocks? (?:event|throttling) due to power violation")
+
+
+def _incidents(text: str, power: bool) -> list[str]:
     return [f"GPU {index}, {system}: {said}" for index, systems in sorted(incidents(text).items())
-            for system, said in systems.items() if not any(p.search(said) for p in READ)]
+            for system, said in systems.items() if not any(p.search(said) for p in READ)
+            and bool(_POWER_CAP.search(said)) == power]
+
+
+def unread(text: str) -> list[str]:
+    """Each GPU's incidents that no pattern above reads (PCIe replays, thermal violations)."""
+    return _incidents(text, power=False)
+
+
+def said(text: str) -> list[str]:
+    """The power cap's clock events, which name no fault."""
+    return [f"{line} (the power cap lowering the clocks under load: no fault)" for line in _incidents(text, power=True)]
 
 
 def parse(text: str) -> dict[str, Any]:
