@@ -13,7 +13,6 @@ clean. The state (STATE/kernlog/<node>.json, rewritten whole: temp file, then re
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -22,12 +21,13 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from .. import strictjson
 from ..shared import clockskew
-from . import statefile, xid
+from . import kernformat, statefile, xid
+from .kernformat import MONO as _MONO
+from .kernformat import message as _message
 
 TIMEOUT_S = 20.0
 STATE_CAP = 1 << 20
@@ -35,9 +35,9 @@ HELD_MAX = 500                   # events held at most (the newest kept)
 LINE_MAX = 1024                  # characters of a held line (printk's own limit on a record is about this)
 OUTPUT_CAP = 32 << 20            # bytes of kernel log taken at most (its newest)
 RESCUE_CAP = 4 << 20             # bytes of the driver's lines kept from what was dropped before them
-_MONO = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]", re.ASCII)     # ASCII: as the kernel stamps (xid._XID)
-_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d|Z)?", re.ASCII)
 PROC = "/proc"
+# the stamp formats (kernformat.py), named here as before the split
+consumed, mono, wall, _digest = kernformat.consumed, kernformat.mono, kernformat.wall, kernformat.digest
 
 
 @dataclass(frozen=True)
@@ -145,23 +145,6 @@ def read(timeout: float = TIMEOUT_S) -> KernelLog:
                      "or under kernel.dmesg_restrict, sees none)")
 
 
-def mono(line: str) -> float | None:
-    """Seconds since boot of a `[ 1234.567890] ...` line; None when it has no such stamp."""
-    m = _MONO.match(line)
-    return float(m.group(1)) if m else None
-
-
-def wall(line: str) -> float | None:
-    """Epoch seconds of a line stamped in wall time (`dmesg --time-format iso`, `journalctl -o short-iso`)."""
-    m = _ISO.match(line)
-    if not m:
-        return None
-    try:
-        return datetime.fromisoformat(m.group(1) + (m.group(2) or "+00:00").replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def future(line: str, clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> bool:
     """A line stamped past this boot's uptime, or in wall time over skew_s past now: no evidence (none wrote it yet)."""
     t = wall(line)
@@ -211,17 +194,6 @@ class State:
     def __post_init__(self) -> None:
         self.at_count = len(self.at_mono) if self.at_count < 0 else self.at_count
         self.unstamped_count = len(self.unstamped) if self.unstamped_count < 0 else self.unstamped_count
-
-
-# journalctl -o short-monotonic puts the host and `kernel:` between the stamp and the message, dmesg does not
-_JOURNAL_HOST = re.compile(r"^(\[\s*\d+(?:\.\d+)?\]\s)\S+ kernel: ")
-
-
-def _digest(line: str) -> str:
-    """The digest of a line's stamp and message: one event read by journalctl on one run and by dmesg on the next
-    (journalctl timed out) is one line, never read twice."""
-    text = _JOURNAL_HOST.sub(r"\1", line.strip())
-    return hashlib.sha256(text.encode(errors="replace")).hexdigest()[:16]
 
 
 def _strings(value: Any) -> bool:
@@ -285,19 +257,6 @@ def save(state_dir: str, node: str, state: State) -> str | None:
     except OSError as exc:
         return f"cannot keep the kernel log's state in {target}: {statefile.problem(exc, target)}"
     return None
-
-
-def consumed(group: list[str], count: int, tail: list[str]) -> int:
-    """How many of `group` (this read's lines at the cursor's stamp, or its unstamped lines, in order) were read
-    before: `count` were, the last of them with the digests `tail`; fewer when the log's start is gone (ring buffer
-    wrapped, output cut): the most, at most `count`, whose digests end in the tail's. Positions, not a set of
-    digests: a burst past the digests kept, or two identical lines, is each read once."""
-    digests = [_digest(line) for line in group]
-    for p in range(min(count, len(digests)), 0, -1):
-        k = min(p, len(tail))
-        if digests[p - k:p] == tail[len(tail) - k:]:
-            return p
-    return 0
 
 
 def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
@@ -382,7 +341,6 @@ def _kept(state: State, clock: Clock, skew_s: float) -> State:
 
 
 _DRIVER = re.compile(r"NVRM|nvidia-nvswitch")     # the lines xid.parse reads (as _Rescue keeps): the ones deferred
-_PREFIX = re.compile(r"^(?:\[\s*\d+(?:\.\d+)?\]|\d{4}-\d\d-\d\dT\S+)\s+(?:\S+ kernel: )?", re.ASCII)
 
 
 def _due(state: State, clock: Clock, skew_s: float) -> tuple[list[str], list[str]]:
@@ -391,11 +349,6 @@ def _due(state: State, clock: Clock, skew_s: float) -> tuple[list[str], list[str
     read once the clock has caught up with it (an Xid 79 journald stamped while the clock ran fast was lost for good)."""
     due = [line for line in state.deferred if not future(line, clock, skew_s)]
     return [x for x in due if not _stale(x, clock, None)], [x for x in state.deferred if future(x, clock, skew_s)]
-
-
-def _message(line: str) -> str:
-    """A line's words without its stamp (the kernel's or the wall clock's) and journalctl's `<host> kernel: `."""
-    return _PREFIX.sub("", line.strip(), count=1)
 
 
 def _in_kernel_format(state: State, stamped: list[tuple[str, float | None]]) -> tuple[State, set[str]]:
