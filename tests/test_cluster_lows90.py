@@ -170,3 +170,129 @@ def test_an_unknown_hang_is_ended_by_no_pass_of_some_gpus_only(tmp_path):
     assert runs == 1
     every = {**other, "job_gpus": None}
     assert history.streak([hang, every], frozenset({"PREFLIGHT_TIMEOUT"}), "b", now=now, gpus=frozenset({0})) == 0
+
+
+# ---- 2: the kernel-log cursor across a switch from the kernel's stamps to the wall clock's
+
+XID94 = "NVRM: Xid (PCI:0000:9b:00): 94, pid={pid}, Contained ECC error"
+XID79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=9, GPU has fallen off the bus."
+BOOT, UP1 = 1_800_000_000.0, 5000.0
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(epoch))
+
+
+def _kernel_read(tmp_path: Path, messages: list[tuple[float, str]]) -> Any:
+    """Run 1 reads the kernel's stamps (the clock right); its state saved and loaded as the next run finds it."""
+    from verify.prolog import kernlog
+    lines = [f"[{up:.6f}] {text}" for up, text in messages]
+    state, _ = kernlog.advance(kernlog.State("boot"), lines, kernlog.Clock("boot", UP1, BOOT, BOOT + UP1), 86400.0)
+    assert kernlog.save(str(tmp_path), "n1", state) is None
+    state, why = kernlog.load(str(tmp_path), "n1")
+    assert why is None
+    return state
+
+
+def _wall_read(state: Any, messages: list[tuple[float, str]], off_s: float, up2: float = UP1 + 60) -> Any:
+    """Run 2 reads wall stamps (a site's reader): each line stamped by the clock when logged, `off_s` off then,
+    right now."""
+    from verify.prolog import kernlog
+    lines = [f"{_iso(BOOT + up + off_s)} n1 kernel: {text}" for up, text in messages]
+    return kernlog.advance(state, lines, kernlog.Clock("boot", up2, BOOT, BOOT + up2), 86400.0)
+
+
+@pytest.mark.parametrize("off_s", [0, 1, 2, 60, 240, -1, -60, -240])
+def test_nvidia_xid_catalog_a_switch_to_wall_stamps_reads_each_xid_exactly_once(tmp_path, off_s):
+    """NVIDIA's Xid catalog counts "3 of Xid 94 on one device within the lookback": each logged Xid counted once.
+    Two Xid 94 read with the kernel's stamps, then a wall-stamped read whose stamps were off by `off_s` when logged
+    (fast: stepped back since; slow: NTP's first sync since): the two are not counted again (no XID_REPEATED on two
+    events), and an Xid 79 logged 2 s after the kernel read is read (never skipped as read)."""
+    from verify.prolog import xid
+    old = [(UP1 - 100, XID94.format(pid=1)), (UP1 - 50, XID94.format(pid=2)), (UP1 - 1, "usb 1-1: new device")]
+    state = _kernel_read(tmp_path, old)
+    after, held = _wall_read(state, [*old, (UP1 + 1, XID79)], off_s)
+    assert sorted(f.code for f in held) == [79, 94, 94], held
+    assert [e["line"].endswith(XID79) for e in after.held].count(True) == 1
+    _, again = _wall_read(after, [*old, (UP1 + 1, XID79)], off_s, UP1 + 120)
+    assert sorted(f.code for f in again) == [79, 94, 94]              # the next wall read: nothing read twice
+    judged = xid.judge(held)
+    assert judged is not None and judged[0] != "XID_REPEATED"
+
+
+def test_nvidia_xid_catalog_a_third_xid_94_after_the_switch_still_counts(tmp_path):
+    """The third Xid 94 on the device, logged after the kernel read and read in wall time: XID_REPEATED (3 logged)."""
+    from verify.prolog import xid
+    old = [(UP1 - 100, XID94.format(pid=1)), (UP1 - 50, XID94.format(pid=2))]
+    _, held = _wall_read(_kernel_read(tmp_path, old), [*old, (UP1 + 10, XID94.format(pid=3))], 240)
+    judged = xid.judge(held)
+    assert len(held) == 3 and judged is not None and judged[0] == "XID_REPEATED"
+
+
+def test_a_flood_of_one_line_places_the_switch_at_the_kernel_read_s_own_count(tmp_path):
+    """A flood of one line (more than the words kept) then an Xid: the words end in many places; the one at the
+    kernel read's own count is where it ended, so the flood's new lines and the Xid after it are read once."""
+    flood = [(UP1 - 300 + i, "eth0: link down") for i in range(100)]
+    state = _kernel_read(tmp_path, [(UP1 - 400, XID94.format(pid=1)), *flood])
+    more = [(UP1 + 1 + i * 0.1, "eth0: link down") for i in range(30)]
+    _, held = _wall_read(state, [(UP1 - 400, XID94.format(pid=1)), *flood, *more, (UP1 + 9, XID79)], 240)
+    assert sorted(f.code for f in held) == [79, 94]
+
+
+def test_where_the_kernel_read_s_last_lines_are_gone_the_stamps_decide_as_before(tmp_path):
+    """The log's start gone past the kernel read's last lines (rotated): its words end nowhere; the stamps decide
+    (boot time + cursor), the clock right: the old Xid not read again, the new one read."""
+    old = [(UP1 - 100, XID94.format(pid=1))]
+    state = _kernel_read(tmp_path, old)
+    _, held = _wall_read(state, [(UP1 + 30, XID79)], 0)
+    assert sorted(f.code for f in held) == [79, 94]
+
+
+@pytest.mark.parametrize("off_s", [0, 60])
+def test_switching_back_and_forth_reads_every_line_once(tmp_path, off_s):
+    """Kernel stamps, wall stamps, kernel stamps, wall stamps (a reader timing out now and then), the clock right or
+    `off_s` fast while the lines were logged: each Xid 94 held once (a kernel-stamped read after a wall-stamped one
+    read its lines again, the clock right too: the kernel's cursor was the read before the wall one)."""
+    from verify.prolog import kernlog
+    logged = [(UP1 - 100 + 40 * i, XID94.format(pid=i)) for i in range(6)]
+    state = kernlog.State("boot")
+    for n, up in enumerate((UP1 - 70, UP1 - 30, UP1 + 10, UP1 + 50, UP1 + 90)):
+        shown = [x for x in logged if x[0] <= up]
+        if n % 2 == 0:
+            lines = [f"[{u:.6f}] {text}" for u, text in shown]
+            state, held = kernlog.advance(state, lines, kernlog.Clock("boot", up, BOOT, BOOT + up), 10 ** 6)
+        else:
+            state, held = _wall_read(state, shown, off_s, up)
+        assert len(held) == len(shown), (n, held)
+
+
+def test_a_state_kept_before_the_tail_reads_as_before(tmp_path):
+    from verify.prolog import kernlog
+    kept = {"schema": 1, "boot_id": "b", "mono": 10.0, "at_mono": [], "unstamped": [], "held": []}
+    (tmp_path / "kernlog").mkdir(mode=0o700)
+    (tmp_path / "kernlog" / "n1.json").write_text(json.dumps(kept))
+    state, why = kernlog.load(str(tmp_path), "n1")
+    assert why is None and state.tail == [] and state.mono == 10.0
+
+
+@pytest.mark.parametrize("off_s", [0, 120])
+def test_the_gate_drains_on_no_xid_94_counted_twice_across_a_switch(tmp_path, fake, monkeypatch, off_s):
+    """NVIDIA's Xid catalog through the prolog: two Xid 94 on one device read with the kernel's stamps (watched, no
+    drain), then the same log in wall time, stamped while the clock ran `off_s` fast (set right since): still two,
+    no XID_REPEATED drain; a third logged since is read there, and drains."""
+    from verify.prolog import kernlog
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    now, up = time.time(), 1e6
+    logged = [(up - 100, XID94.format(pid=1)), (up - 50, XID94.format(pid=2))]
+
+    def run(lines: list[str], at: float) -> int:
+        monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(
+            "boot-a", up + at - now, now - up, at))
+        monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(lines, "journalctl"))
+        return cli.main(["--state-dir", str(tmp_path / "state"), "--lookback", "24"], dict(PROLOG_ENV))
+
+    assert run([f"[{u:.6f}] n1 kernel: {text}" for u, text in logged], now) == 0
+    walled = [f"{_iso(now - up + u + off_s)} n1 kernel: {text}" for u, text in logged]
+    assert run(walled, now + 60) == 0 and fake.nodes["n1"] == ("idle", "none")
+    assert run([*walled, f"{_iso(now + 90)} n1 kernel: {XID94.format(pid=3)}"], now + 120) == 1
+    assert "XID_REPEATED" in fake.nodes["n1"][1]
