@@ -20,9 +20,11 @@
    the clock's now: a clock stepped back since (fast when the Xid was logged) read the lines before the cursor
    again (an Xid 94 read twice counts twice toward NVIDIA's "3 on one device"), and one stepped forward since (slow
    at boot, NTP's first sync) or the second's slack skipped lines logged after the kernel read (an Xid 79 never
-   read). Fix (verify/prolog/kernformat.py): a kernel-stamped read keeps the words of its last lines (`tail`, no
-   stamp) and their place; the wall-stamped read takes its lines up to where those words end as read, whatever
-   either clock says; the stamps decide only where the words are not found (the log's start gone).
+   read). The way back too: a kernel-stamped read after a wall-stamped one compared its lines with the older kernel
+   cursor, and read the wall read's lines again, the clock right as well. Fix (verify/prolog/kernformat.py): each
+   read keeps the words of its last lines (`tail`, no stamp), their place and its format; a read in the other
+   format takes its lines up to where those words end as read, whatever either clock says; the stamps decide only
+   where the words are not found (the log's start gone).
 """
 from __future__ import annotations
 
