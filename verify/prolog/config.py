@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn, TypeVar
 
 from ..shared import clockskew
-from . import context, kernlog, settings, slurm, slurmconf
+from . import context, gpuset, kernlog, settings, slurm, slurmconf
 from .deadline import Deadline
 from .verdict import decimal, finite_positive
 
@@ -91,7 +91,7 @@ class Config:
     started_up: float | None = None         # the same in /proc/uptime (a wall clock stepped back moves not it)
     job_env: bool = False                   # a job's step: its environment is the job's, never the operator's (settings)
     claim_open: bool = False                # drained with our reason, neither re-counted and recorded nor given back yet
-    job_gpus: frozenset[int] | None = None  # a job's first step: the GPU indices its preflight sees (gpuset.py)
+    job_gpus: gpuset.Seen = None           # the GPUs its preflight sees, by their ids on the node (gpuset.py)
 
     @property
     def host_gpus(self) -> bool:
@@ -222,14 +222,25 @@ def expected_gpus(env: dict[str, str], step: bool = False) -> int | None:
     return max(counts, default=0) or None
 
 
-def seen_gpus(env: dict[str, str], step: bool) -> frozenset[int] | None:
-    """The indices of the GPUs a job's first step sees (SLURM_STEP_GPUS, which slurmstepd sets on each node, else
-    SLURM_JOB_GPUS), kept in the history for the hang streak (gpuset.py); None under Prolog= (every GPU), where none
-    is said, or for a list that is none."""
-    for name in ("SLURM_STEP_GPUS", "SLURM_JOB_GPUS") if step else ():
-        if text := env.get(name, "").strip():
-            return frozenset(found) if (found := gpu_indices(text)) else None
-    return None
+def seen_gpus(env: dict[str, str], step: bool) -> gpuset.Seen:
+    """The GPUs the preflight sees, by their ids on the node, kept in the history for the hang streak (gpuset.py).
+    Slurm's prolog environment: Prolog= runs outside the job's cgroup, its CUDA_VISIBLE_DEVICES naming the job's GPUs
+    (SLURM_JOB_GPUS, by their ids on the node; unset, CUDA sees every GPU: None). A batch script's CUDA_VISIBLE_DEVICES
+    may count from 0 in the job's device cgroup: SLURM_JOB_GPUS first. A job's step: SLURM_STEP_GPUS, which slurmstepd
+    sets on each node; without it the step's CUDA_VISIBLE_DEVICES counts from 0 in its cgroup and its SLURM_JOB_GPUS
+    is the batch host's (hunt85): a step given GPUs saw ones unknown (UNKNOWN), one given none (no GPU variable) the
+    node's (None). --revalidate drops the shell's narrowing (config): it sees every GPU."""
+    def ids(name: str) -> frozenset[int] | None:
+        found = gpu_indices(text) if (text := env.get(name, "").strip()) else None
+        return frozenset(found) if found else None
+    if step:
+        given = any(env.get(n, "").strip() for n in ("SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "SLURM_GPUS_ON_NODE",
+                                                      "CUDA_VISIBLE_DEVICES"))
+        return ids("SLURM_STEP_GPUS") or (gpuset.UNKNOWN if given else None)
+    if "CUDA_VISIBLE_DEVICES" not in env:
+        return None
+    # Slurm's ids of the GPUs it names, else its own ids (by hand: no Slurm), else some GPUs (UUIDs, NoDevFiles)
+    return ids("SLURM_JOB_GPUS") or ids("CUDA_VISIBLE_DEVICES") or gpuset.UNKNOWN
 
 
 def gpu_indices(text: str) -> set[int] | None:
@@ -434,7 +445,7 @@ def config(args: argparse.Namespace, env: dict[str, str], clock: Callable[[], fl
     cfg.host = socket.gethostname()
     cfg.slurmd_name = env.get("SLURMD_NODENAME") or None
     cfg.job_env = job
-    cfg.job_gpus = seen_gpus(env, cfg.mode == "step")
+    cfg.job_gpus = None if args.revalidate else seen_gpus(env, cfg.mode == "step")
     cfg.setting_problems = problems + passes_note
     cfg.notes += knob_notes + cfg.setting_problems + ([forged] if (forged := context.forged(env)) else [])
     if unset_metrics:

@@ -354,7 +354,7 @@ STREAK_NEUTRAL = frozenset({"PROLOG_CRASHED", "PROLOG_INTERRUPTED", "PREFLIGHT_I
 def streak(events: list[dict[str, Any]], codes: frozenset[str], boot_id: str = "", booted: float | None = None,
            now: float | None = None, window_s: float = FLAP_WINDOW_S, skew_s: float = 300.0,
            started: float | None = None, uptime: float | None = None, started_up: float | None = None,
-           gpus: frozenset[int] | None = None) -> int:
+           gpus: gpuset.Seen = None) -> int:
     """How many of the last runs in a row ended with one of `codes` (not assessed, or the fault they became): a pass,
     another cause, a drain or a resume ends the streak; a drain the breaker refused does not, nor does a run of our
     own trouble (STREAK_NEUTRAL), which is not counted either. So does a run of

@@ -6,6 +6,8 @@ neither can be read (no permission: kernel.dmesg_restrict) the result says so: t
 clean. The state (STATE/kernlog/<node>.json, rewritten whole: temp file, then rename; read as a hostile file):
 - a cursor: the boot id (/proc/sys/kernel/random/boot_id) and the last stamp read, so each line is read once even
   when the clock is stepped back, and a new boot starts afresh (an Xid of before the repair reboot is no evidence);
+  across a reader's switch between the kernel's stamps and the wall clock's, the words of the last read's last lines
+  say where it ended (kernformat.py: NVIDIA's "3 on one device" counts each Xid once, and none is skipped);
 - the events still held: drain-worthy ones not yet acted on (the breaker held the drain: they stay for the next
   run) and watched ones within the lookback (NVIDIA's "3 on one device" counts across runs). A drain done on them
   settles them (`settle`).
@@ -13,7 +15,6 @@ clean. The state (STATE/kernlog/<node>.json, rewritten whole: temp file, then re
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -22,12 +23,13 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from .. import strictjson
 from ..shared import clockskew
-from . import statefile, xid
+from . import kernformat, statefile, xid
+from .kernformat import MONO as _MONO
+from .kernformat import message as _message
 
 TIMEOUT_S = 20.0
 STATE_CAP = 1 << 20
@@ -35,9 +37,9 @@ HELD_MAX = 500                   # events held at most (the newest kept)
 LINE_MAX = 1024                  # characters of a held line (printk's own limit on a record is about this)
 OUTPUT_CAP = 32 << 20            # bytes of kernel log taken at most (its newest)
 RESCUE_CAP = 4 << 20             # bytes of the driver's lines kept from what was dropped before them
-_MONO = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]", re.ASCII)     # ASCII: as the kernel stamps (xid._XID)
-_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[,.]\d+)?([+-]\d\d:?\d\d|Z)?", re.ASCII)
 PROC = "/proc"
+# the stamp formats (kernformat.py), named here as before the split
+consumed, mono, wall, _digest = kernformat.consumed, kernformat.mono, kernformat.wall, kernformat.digest
 
 
 @dataclass(frozen=True)
@@ -145,23 +147,6 @@ def read(timeout: float = TIMEOUT_S) -> KernelLog:
                      "or under kernel.dmesg_restrict, sees none)")
 
 
-def mono(line: str) -> float | None:
-    """Seconds since boot of a `[ 1234.567890] ...` line; None when it has no such stamp."""
-    m = _MONO.match(line)
-    return float(m.group(1)) if m else None
-
-
-def wall(line: str) -> float | None:
-    """Epoch seconds of a line stamped in wall time (`dmesg --time-format iso`, `journalctl -o short-iso`)."""
-    m = _ISO.match(line)
-    if not m:
-        return None
-    try:
-        return datetime.fromisoformat(m.group(1) + (m.group(2) or "+00:00").replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def future(line: str, clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> bool:
     """A line stamped past this boot's uptime, or in wall time over skew_s past now: no evidence (none wrote it yet)."""
     t = wall(line)
@@ -207,21 +192,13 @@ class State:
     wall: float = -1.0                  # the latest wall stamp of those lines (-1: none): a cursor in wall time
     deferred: list[str] = field(default_factory=list)   # the driver's wall-stamped lines read while from the future
     wall_up: float = -1.0               # the uptime after the last read in wall time (-1: none, or a state before it)
+    tail: list[str] = field(default_factory=list)   # the words of a kernel-stamped read's last lines (kernformat)
+    tail_at: int = 0                    # the lines that read gave, up to them: their place in its log
+    tail_wall: bool = False             # that read was in wall time (its words place a kernel-stamped read's start)
 
     def __post_init__(self) -> None:
         self.at_count = len(self.at_mono) if self.at_count < 0 else self.at_count
         self.unstamped_count = len(self.unstamped) if self.unstamped_count < 0 else self.unstamped_count
-
-
-# journalctl -o short-monotonic puts the host and `kernel:` between the stamp and the message, dmesg does not
-_JOURNAL_HOST = re.compile(r"^(\[\s*\d+(?:\.\d+)?\]\s)\S+ kernel: ")
-
-
-def _digest(line: str) -> str:
-    """The digest of a line's stamp and message: one event read by journalctl on one run and by dmesg on the next
-    (journalctl timed out) is one line, never read twice."""
-    text = _JOURNAL_HOST.sub(r"\1", line.strip())
-    return hashlib.sha256(text.encode(errors="replace")).hexdigest()[:16]
 
 
 def _strings(value: Any) -> bool:
@@ -244,7 +221,9 @@ def _typed(raw: Any) -> bool:
         and statefile.count_or_none(raw.get("unstamped_count")) \
         and (raw.get("wall") is None or (_number(raw["wall"]) and math.isfinite(raw["wall"]))) \
         and (raw.get("deferred") is None or _strings(raw["deferred"])) \
-        and (raw.get("wall_up") is None or (_number(raw["wall_up"]) and math.isfinite(raw["wall_up"])))
+        and (raw.get("wall_up") is None or (_number(raw["wall_up"]) and math.isfinite(raw["wall_up"]))) \
+        and (raw.get("tail") is None or _strings(raw["tail"])) and statefile.count_or_none(raw.get("tail_at")) \
+        and isinstance(raw.get("tail_wall", False), bool)
 
 
 def load(state_dir: str, node: str) -> tuple[State, str | None]:
@@ -270,7 +249,9 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
                  -1 if raw.get("at_count") is None else raw["at_count"],
                  -1 if raw.get("unstamped_count") is None else raw["unstamped_count"],
                  -1.0 if raw.get("wall") is None else float(raw["wall"]), _deferred(raw.get("deferred") or []),
-                 -1.0 if raw.get("wall_up") is None else float(raw["wall_up"])), None
+                 -1.0 if raw.get("wall_up") is None else float(raw["wall_up"]),
+                 (raw.get("tail") or [])[-kernformat.TAIL_MAX:], raw.get("tail_at") or 0,
+                 raw.get("tail_wall", False)), None
 
 
 def save(state_dir: str, node: str, state: State) -> str | None:
@@ -278,26 +259,14 @@ def save(state_dir: str, node: str, state: State) -> str | None:
     data = {"schema": 1, "boot_id": state.boot_id, "mono": state.mono, "at_mono": state.at_mono[-HELD_MAX:],
             "at_count": state.at_count, "unstamped": state.unstamped[-HELD_MAX:],
             "unstamped_count": state.unstamped_count, "wall": state.wall, "held": _trim(state.held),
-            "deferred": _deferred(state.deferred), "wall_up": state.wall_up}
+            "deferred": _deferred(state.deferred), "wall_up": state.wall_up, "tail": state.tail,
+            "tail_at": state.tail_at, "tail_wall": state.tail_wall}
     try:
         statefile.folder(os.path.dirname(target))
         statefile.replace(target, (json.dumps(data) + "\n").encode())
     except OSError as exc:
         return f"cannot keep the kernel log's state in {target}: {statefile.problem(exc, target)}"
     return None
-
-
-def consumed(group: list[str], count: int, tail: list[str]) -> int:
-    """How many of `group` (this read's lines at the cursor's stamp, or its unstamped lines, in order) were read
-    before: `count` were, the last of them with the digests `tail`; fewer when the log's start is gone (ring buffer
-    wrapped, output cut): the most, at most `count`, whose digests end in the tail's. Positions, not a set of
-    digests: a burst past the digests kept, or two identical lines, is each read once."""
-    digests = [_digest(line) for line in group]
-    for p in range(min(count, len(digests)), 0, -1):
-        k = min(p, len(tail))
-        if digests[p - k:p] == tail[len(tail) - k:]:
-            return p
-    return 0
 
 
 def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
@@ -315,20 +284,26 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
     skip_un = consumed([x for x, t in stamped if t is None], unstamped_count, state.unstamped)
     # a first read of this boot (no line of it read before) goes back --lookback at most; after it, every unread line
     first = lookback_s if state.mono < 0 and state.unstamped_count == 0 else None
+    before, found = _other_format(state, stamped)
+    before = {i for i in before if _message(stamped[i][0]) not in resolved}     # a deferred line waited: unread
+    # boot time + the kernel's cursor against a wall stamp only where the words could not place the switch
+    cursor = state.mono if not state.tail or (not state.tail_wall and not found) else -1.0
     new, deferred = _due(state, clock, skew_s)      # the lines deferred before whose time has come, the others
     last, at_last, unstamped, wall_last = state.mono, list(state.at_mono), list(state.unstamped), state.wall
     seen_at = seen_un = 0
-    for line, t in stamped:
+    for i, (line, t) in enumerate(stamped):
         if t is None:
             seen_un += 1
             if seen_un > skip_un:
                 unstamped.append(_digest(line))
                 unstamped_count += 1
+                if i in before:
+                    continue                            # read with the kernel's stamps, whatever either clock says
                 if not future(line, clock, skew_s):
                     # a line from the future moves no cursor (`ahead`): one stamped while the clock ran a day fast
                     # hid, from a reader giving the kernel's stamps next, every line of that day (an Xid 79 too)
                     wall_last = max(wall_last, wall(line) or -1.0)
-                    if not _stale(line, clock, first, state.mono):
+                    if not _stale(line, clock, first, cursor):
                         new.append(line)
                 elif _DRIVER.search(line):
                     deferred.append(_short(line))       # read once its time is no longer in the future (`_due`)
@@ -337,25 +312,43 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             seen_at += 1
             if seen_at <= skip_at:
                 continue
-        # before the cursor kept: read by an earlier run (not before the lines above it: two CPUs' local_clock stamps
-        # come out of order by microseconds). A first read of this boot goes back --lookback at most; after a kept
-        # cursor every line is unread evidence however old. A cursor kept in wall time read it in the other format
-        # (not a line deferred there: `_in_kernel_format`)
-        if t < state.mono or ahead(t, clock) or (_message(line) not in resolved and (
-                (max(state.mono, state.wall) < 0 and floor is not None and t < floor) or
-                _read_in_wall_time(state, t, clock))):
+        if t < state.mono or ahead(t, clock) or (i not in before and _passed(state, line, t, clock, floor, resolved)):
             continue
         if t > last:
             last, at_last, at_count = t, [], 0
         if t == last:
             at_last.append(_digest(line))
             at_count += 1
-        new.append(line)
+        if i not in before:                             # read in wall time: the cursor passes it, unread again
+            new.append(line)
     held = _held(state.held, new, floor, clock, lookback_s)
-    wall_up = clock.uptime if clock.uptime is not None and lines and all(t is None for _, t in stamped) \
-        else state.wall_up
+    walled = all(t is None for _, t in stamped)
+    own = [x for x, t in stamped if (t is None) == walled]      # where this read ended, for one in the other format
+    ended = (kernformat.tail(own), len(own), walled) if lines else (state.tail, state.tail_at, state.tail_wall)
+    wall_up = clock.uptime if clock.uptime is not None and lines and walled else state.wall_up
     return State(state.boot_id, last, at_last[-HELD_MAX:], unstamped[-HELD_MAX:], held, at_count, unstamped_count,
-                 wall_last, _deferred(deferred), wall_up), xid.parse([e["line"] for e in held])
+                 wall_last, _deferred(deferred), wall_up, *ended), xid.parse([e["line"] for e in held])
+
+
+def _other_format(state: State, stamped: list[tuple[str, float | None]]) -> tuple[set[int], bool]:
+    """The indices of this read's lines the last read gave in the other format (the kernel's stamps, the wall
+    clock's): its lines in this read's format up to where the words of the last read's last lines end
+    (kernformat.read_before), and whether they were found. None after a read in this format or a state before them."""
+    walled = all(t is None for _, t in stamped)
+    if not state.tail or state.tail_wall == walled:
+        return set(), False
+    mine = [i for i, (_, t) in enumerate(stamped) if (t is None) == walled]
+    known = kernformat.read_before([stamped[i][0] for i in mine], state.tail, state.tail_at)
+    return set(mine[:known or 0]), known is not None
+
+
+def _passed(state: State, line: str, t: float, clock: Clock, floor: float | None, resolved: set[str]) -> bool:
+    """A kernel-stamped line at or after the cursor read before: a first read of this boot goes back --lookback at
+    most (after a kept cursor every line is unread evidence however old); a cursor kept in wall time read it in the
+    other format (not a line deferred there: `_in_kernel_format`). Before the cursor (not before the lines above it:
+    two CPUs' local_clock stamps come out of order by microseconds), it was read by an earlier run (the caller)."""
+    return _message(line) not in resolved and (
+        (max(state.mono, state.wall) < 0 and floor is not None and t < floor) or _read_in_wall_time(state, t, clock))
 
 
 def _read_in_wall_time(state: State, t: float, clock: Clock) -> bool:
@@ -382,7 +375,6 @@ def _kept(state: State, clock: Clock, skew_s: float) -> State:
 
 
 _DRIVER = re.compile(r"NVRM|nvidia-nvswitch")     # the lines xid.parse reads (as _Rescue keeps): the ones deferred
-_PREFIX = re.compile(r"^(?:\[\s*\d+(?:\.\d+)?\]|\d{4}-\d\d-\d\dT\S+)\s+(?:\S+ kernel: )?", re.ASCII)
 
 
 def _due(state: State, clock: Clock, skew_s: float) -> tuple[list[str], list[str]]:
@@ -391,11 +383,6 @@ def _due(state: State, clock: Clock, skew_s: float) -> tuple[list[str], list[str
     read once the clock has caught up with it (an Xid 79 journald stamped while the clock ran fast was lost for good)."""
     due = [line for line in state.deferred if not future(line, clock, skew_s)]
     return [x for x in due if not _stale(x, clock, None)], [x for x in state.deferred if future(x, clock, skew_s)]
-
-
-def _message(line: str) -> str:
-    """A line's words without its stamp (the kernel's or the wall clock's) and journalctl's `<host> kernel: `."""
-    return _PREFIX.sub("", line.strip(), count=1)
 
 
 def _in_kernel_format(state: State, stamped: list[tuple[str, float | None]]) -> tuple[State, set[str]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..shared import gpuunits
 from ..shared.closedpipe import say, to_devnull
-from . import history, kernlog
+from . import gpuset, history, kernlog
 from .config import Config
 from .verdict import whole_count
 
@@ -42,8 +42,8 @@ def _note(cfg: Config, event: str, code: str | None, detail: str, extra: dict[st
     clock = kernlog.host_clock(cfg.proc)      # uptime: where a run stands in its boot whatever the wall clock says
     extra = {"boot_id": clock.boot_id or None, "uptime": _up(clock.uptime), "started_up": _up(cfg.started_up),
              "started": round(cfg.started, 3) if cfg.started is not None else None, **(extra or {})}
-    if cfg.job_gpus:              # a job's first step saw these GPUs alone (a hang streak: gpuset.py)
-        extra.setdefault("job_gpus", sorted(cfg.job_gpus))
+    if cfg.job_gpus:              # the run saw these GPUs alone, or unknown ones (a hang streak: gpuset.py)
+        extra.setdefault(gpuset.FIELD, gpuset.field(cfg.job_gpus))
     if cfg.setting_problems:      # a setting of ours gone wrong, its default applied: traced on every event of the run
         extra.update(setting_problems=len(cfg.setting_problems), settings="; ".join(cfg.setting_problems))
     if problem := history.record(cfg.state_dir, cfg.node, event, code, detail, now=now, extra=extra):
