@@ -1271,6 +1271,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu fail ECC_UNCORRECTABLE (host); `verify explain` does not recognise the excerpt: a project's "
         "own JSON gate report (its own keys: observed_state, enumeration, affected_visible_device), no tool's output a "
         "reader knows; unknown text is said, never guessed, and the facts road agrees",
+    "h100-80gb-hbm3-mig-2g.20gb-580.105.08-torch-2.11-cu130-vllm-0.20.1-cuda-visible-devices-mig-uuid-valueerror-int-device-id-image":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); the excerpt is vLLM's `ValueError: invalid literal for int()`"
+        " alone, no tool's output: not recognised, nothing to judge; the GPU and its MIG slice are from `nvidia-smi -L`"
+        " lines the translation took from the poster's shell comments",
 }
 
 

@@ -1,4 +1,4 @@
-"""Batches 271 to 273 (issue 35): the lead's review.
+"""Batches 271 to 276 (issue 35): the lead's review.
 
 - torch's Flight Recorder analysis (`torchfrtrace`, `python -m torch.distributed.flight_recorder.fr_trace`) was filed
   as NCCL_FAILED, owner **host** (a healthy node drained) on the facts road and not recognised by `verify explain`.
@@ -18,6 +18,9 @@
   still perform workload.`, DCGM_FR_CLOCKS_EVENT_POWER) left the GPU unassessed (warn, host) beside readings that pass:
   it is the power cap lowering the clocks under load, said beside the verdict, never a fault; a thermal violation stays
   unread (verify/explain/dcgmhealth.py).
+- Batch 276: a CUDA error's number after `#` (`cudaRuntimeGetVersion() failed with error #35`, printf's `error #%d`)
+  was not decoded (GPU_NOT_VISIBLE on the facts road, a pass on the explain road); Windows' nvidia-smi's `Unable to
+  detect the device handle for GPU0000:B1:00.0: Unknown Error` (a Hyper-V GPU-PV guest) was not recognised.
 Real lines from the entries named by slug (each source.md gives its URL); hand-made lines say so.
 """
 from __future__ import annotations
@@ -31,6 +34,7 @@ from verify.checks import CHECKS
 from verify.explain import dcgmhealth
 from verify.judging import judge
 from verify.options import Options
+from verify.shared import cuda_errors
 
 pytestmark = pytest.mark.unit
 
@@ -162,3 +166,21 @@ def test_a_thermal_violation_stays_unassessed_handmade():
         "Detected clocks event due to power violation in GPU 0. ", "Detected clocks event due to thermal violation in GPU 0.")
     r = explained(box + raw(L4)[raw(L4).index("$ nvidia-smi --query-gpu"):], "health.txt")
     assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host")
+
+
+K520 = "grid-k520-ec2-361.42-nvidia-docker-digits-4.0-cudaruntimegetversion-error-35-cuda-8-build-on-cuda-7.5-driver-host"
+HYPERV = ("a10-hyper-v-gpu-pv-windows-guest-nvidia-smi-unable-to-detect-device-handle-b1-00-0-unknown-error-nvdebugdump-"
+          "gpu-0x1-fails-host")
+
+
+def test_a_cuda_errors_number_after_a_hash_is_decoded():
+    assert replayed(K520) == {"gpu": ("fail", "DRIVER_TOO_OLD", "host")}
+    assert verdict(explained(raw(K520), "digits.log")) == ("fail", "DRIVER_TOO_OLD", "host")
+    assert cuda_errors.decode("cudaGetDeviceCount failed with error #35").code == "DRIVER_TOO_OLD"
+    assert cuda_errors.decode("fixed in issue #35 and PR #802") is None       # a number needs the words that carry one
+
+
+def test_windows_nvidia_smis_lost_handle_is_a_lost_gpu():
+    assert replayed(HYPERV) == {"gpu": ("fail", "GPU_LOST", "host")}
+    r = explained(raw(HYPERV), "smi.txt")
+    assert (r.name, *verdict(r)) == ("gpu", "fail", "GPU_LOST", "host")

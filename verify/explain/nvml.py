@@ -51,8 +51,9 @@ def _refused(text: str) -> re.Match[str] | None:
 # `nvidia-smi -L` prints `for gpu 0000:18:00.0` in lower case, among the GPUs that answer): that GPU
 # is lost (FACTS.md `lost`), whatever its address reads: one a poster shortened or masked (`GPU 000:BA:80.0`, `GPU
 # ******`) is still a GPU lost, recorded without an address (never a guessed one); newer drivers put the GPU's index
-# before its address (`for GPU0: 0000:09:00.0: Unknown Error`)
-_HANDLE = re.compile(r"Unable to determine the device handle for GPU ?(?:\d{1,3}: )?([^\s:]*(?::[^\s:]+)*?)"
+# before its address (`for GPU0: 0000:09:00.0: Unknown Error`); Windows' nvidia-smi (a Hyper-V GPU-PV guest, batch
+# 276) says `Unable to detect the device handle for GPU0000:B1:00.0: Unknown Error`
+_HANDLE = re.compile(r"Unable to (?:determine|detect) the device handle for GPU ?(?:\d{1,3}: )?([^\s:]*(?::[^\s:]+)*?)"
                      r": (GPU is lost|Unknown Error)", re.IGNORECASE)
 _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[01][0-9A-Fa-f]\.[0-7]")
 

@@ -227,7 +227,7 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
 ]
 # a number after the words that carry one: `error 802`, `returned 802`, and a driver call's wrapper (ollama's `cuInit
 # err: 802`, `cuda driver library init failure: 802`); a bare `err` is not one (NCCL's `vendor err 129` is the NIC's)
-_NUMBER = r"\b(?:error|code|returned|result|init failure|cu[A-Z]\w* err)[ =:]*\(?{}\b"
+_NUMBER = r"\b(?:error|code|returned|result|init failure|cu[A-Z]\w* err)[ =:#]*\(?{}\b"
 # every rule's words at once: a line that names none is passed over in one search (a log of millions of lines)
 # searched over whole logs (explain): guarded by the characters its phrases start with (fastre.py: 3-4x faster)
 _WORDS = "|".join(f"(?:{words.pattern})" for _, words, _ in _RULES)
