@@ -1,0 +1,38 @@
+"""Hunt 91: false drains and bad input against `verify explain`'s newest readers (Azure NHC, iblinkinfo, ibqueryerrors /
+ibcheckerrors, ibdiagnet) and rules (issue 35, batches 252 to 267).
+
+Each finding, its rating, repro and fix:
+
+1. (medium, a link's fault filed to the job) An IB completion 13 (RNR retry counter exceeded) under a job's
+   NCCL_IB_RETRY_CNT or NCCL_IB_TIMEOUT below NCCL's defaults was NCCL_FAILED owner job. NCCL sets every QP's
+   rnr_retry to 7, infinite (net_ib ncclIbRtsQp), whatever those variables: they bound transport retries (12), never
+   RNR ones, so the job's setting cannot have run a 13 out. And NCCL_IB_TIMEOUT=0 is the IB spec's infinite ACK timeout
+   (the timer off): a budget raised, not cut, yet it read as a cut one. checks/nccl/settings.retry_budget_cut: 12 only,
+   and 0 is no cut.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.judging import nccl_verdict
+
+pytestmark = pytest.mark.unit
+
+_WC = "NET/IB : Got completion with error {status}, opcode 0, len 0, vendor err 129"
+
+
+def _completion(status: int, env: dict[str, str]) -> tuple[str, str | None, str | None]:
+    error = _WC.format(status=status)
+    return nccl_verdict(error=error, nccl_env=env, nccl_log={"proof": [f"NCCL WARN {error}"], "ib_error": error})
+
+
+@pytest.mark.parametrize("env", [{"NCCL_IB_RETRY_CNT": "2"}, {"NCCL_IB_TIMEOUT": "5"},
+                                 {"NCCL_IB_TIMEOUT": "1", "NCCL_IB_RETRY_CNT": "0"}])
+def test_an_rnr_retry_exceeded_is_never_the_jobs_cut_transport_budget(env):
+    assert _completion(13, env) == ("fail", "NCCL_FAILED", "host")
+    assert _completion(12, env) == ("fail", "NCCL_FAILED", "job")        # the transport retries those bound
+
+
+def test_an_ib_timeout_of_zero_is_the_timer_off_not_a_budget_cut():
+    assert _completion(12, {"NCCL_IB_TIMEOUT": "0"}) == ("fail", "NCCL_FAILED", "host")
+    assert _completion(12, {"NCCL_IB_TIMEOUT": "0", "NCCL_IB_RETRY_CNT": "3"}) == ("fail", "NCCL_FAILED", "job")
