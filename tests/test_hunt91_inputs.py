@@ -9,12 +9,18 @@ Each finding, its rating, repro and fix:
    RNR ones, so the job's setting cannot have run a 13 out. And NCCL_IB_TIMEOUT=0 is the IB spec's infinite ACK timeout
    (the timer off): a budget raised, not cut, yet it read as a cut one. checks/nccl/settings.retry_budget_cut: 12 only,
    and 0 is no cut.
+2. (high, a lost GPU withheld as "a verify bug") One paste of two programs, a container's start refused by the toolkit
+   (`nvidia-container-cli: device error: 1: unknown device`, `driver rpc error: timed out`, `nvml error: driver not
+   loaded`) and nvidia-smi on the host (`Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost`):
+   FACTS_INVALID, no owner, "verify's parser ... a verify bug", the lost GPU never judged. The judge's contradiction
+   (NVML did not initialise, yet a device was read through it) counted the lost GPU's bus id, which is the error's own
+   words, as a reading. checks/gpu/contradictions.impossible: a lost device is no reading; GPU_LOST, host.
 """
 from __future__ import annotations
 
 import pytest
 
-from tests.judging import nccl_verdict
+from tests.judging import explained, nccl_verdict, verdict
 
 pytestmark = pytest.mark.unit
 
@@ -36,3 +42,18 @@ def test_an_rnr_retry_exceeded_is_never_the_jobs_cut_transport_budget(env):
 def test_an_ib_timeout_of_zero_is_the_timer_off_not_a_budget_cut():
     assert _completion(12, {"NCCL_IB_TIMEOUT": "0"}) == ("fail", "NCCL_FAILED", "host")
     assert _completion(12, {"NCCL_IB_TIMEOUT": "0", "NCCL_IB_RETRY_CNT": "3"}) == ("fail", "NCCL_FAILED", "job")
+
+
+_SMI_LOST = "Unable to determine the device handle for GPU 0000:3B:00.0: {}\n"
+
+
+@pytest.mark.parametrize("refusal", [
+    "nvidia-container-cli: device error: 1: unknown device",
+    "nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.",
+    "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.",
+])
+@pytest.mark.parametrize("answer", ["GPU is lost.  Reboot the system to recover this GPU", "Unknown Error"])
+def test_a_toolkits_refusal_beside_nvidia_smis_lost_gpu_is_the_lost_gpu(refusal, answer):
+    r = explained(f"$ docker run --rm --gpus all img nvidia-smi\n{refusal}\n$ nvidia-smi\n{_SMI_LOST.format(answer)}")
+    assert verdict(r) == ("fail", "GPU_LOST", "host")
+    assert "3B:00.0" in r.summary
