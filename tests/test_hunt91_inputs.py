@@ -15,6 +15,12 @@ Each finding, its rating, repro and fix:
    FACTS_INVALID, no owner, "verify's parser ... a verify bug", the lost GPU never judged. The judge's contradiction
    (NVML did not initialise, yet a device was read through it) counted the lost GPU's bus id, which is the error's own
    words, as a reading. checks/gpu/contradictions.impossible: a lost device is no reading; GPU_LOST, host.
+3. (medium, the checker's failure filed to the node) Azure NHC's bandwidth checks compare their figure as a string
+   (azure_nccl_allreduce.nhc: `[[ $avg_bus_bw < $EXP ]]`), so a test program that did not launch or crashed (mpirun
+   unable to launch, an HPC-X not sourced) dies `NCCL allreduce, BUS BW (expected >=460.0 GB/s, but measured  GB/s)`:
+   read as the node's unmeasured bandwidth, HEALTH_NOT_ASSESSED owner host. explain/aznhc._NO_FIGURE: a failure with
+   no figure where the measurement goes is the check's own trouble (not assessed, no owner); a figure, 0 included,
+   stays the node's.
 """
 from __future__ import annotations
 
@@ -57,3 +63,26 @@ def test_a_toolkits_refusal_beside_nvidia_smis_lost_gpu_is_the_lost_gpu(refusal,
     r = explained(f"$ docker run --rm --gpus all img nvidia-smi\n{refusal}\n$ nvidia-smi\n{_SMI_LOST.format(answer)}")
     assert verdict(r) == ("fail", "GPU_LOST", "host")
     assert "3B:00.0" in r.summary
+
+
+_NHC = "ERROR:  nhc:  Health check failed:  "
+
+
+@pytest.mark.parametrize("line", [
+    _NHC + "check_nccl_allreduce: NCCL allreduce, BUS BW (expected >=460.0 GB/s, but measured  GB/s)",
+    "node7 | ERROR: nhc: Health check failed: check_nccl_allreduce_ib_loopback: NCCL allreduce IB loopback, BUS BW "
+    "(expected > 40.0 GB/s, but measured  GB/s",
+    _NHC + "check_ib_bw_gdr: IB write bandwidth test IB_WRITE_BW, IB=mlx5_ib0, IB BW (expected > 380 Gbps, but "
+    "measured  Gbps)",
+    "node7 | ERROR: nhc: Health check failed: Bandwidth is low on device 1. Reported bandwidth is  GB/s.",
+])
+def test_a_bandwidth_check_that_measured_nothing_is_its_own_trouble(line):
+    r = explained(line + "\n", "health.log")
+    assert (r.status, r.owner) == ("skip", None)
+    assert "the tool's own trouble" in r.summary
+
+
+def test_a_bandwidth_check_with_a_figure_stays_the_nodes():
+    line = _NHC + "check_nccl_allreduce: NCCL allreduce, BUS BW (expected >=460.0 GB/s, but measured {} GB/s)\n"
+    for figure in ("15.2", "0"):
+        assert verdict(explained(line.format(figure), "health.log"))[2] == "host"
