@@ -21,6 +21,13 @@ Each finding, its rating, repro and fix:
    read as the node's unmeasured bandwidth, HEALTH_NOT_ASSESSED owner host. explain/aznhc._NO_FIGURE: a failure with
    no figure where the measurement goes is the check's own trouble (not assessed, no owner); a figure, 0 included,
    stays the node's.
+4. (medium, false warn host / a CA's fault withheld) ibcheckerrors' `# Checked Switch|Ca: nodeguid ... with failure`
+   line set the kind of every node whose `Error check` lines came since the last such line, not only the node it
+   closes: in a paste where one node's own `# Checked` line is missing (cut, or a release that prints none for it),
+   a switch's LinkDowned before a CA's `# Checked Ca:` was read as the host's own cable (HEALTH_NOT_ASSESSED, owner
+   host, the switch named as the host), and a CA's SymbolErrors before a switch's `# Checked Switch:` as a switch's
+   (nothing to judge). explain/ibcounters._ibcheck: the line closes the last node checked; the others keep no kind and
+   their description's form decides.
 """
 from __future__ import annotations
 
@@ -86,3 +93,16 @@ def test_a_bandwidth_check_with_a_figure_stays_the_nodes():
     line = _NHC + "check_nccl_allreduce: NCCL allreduce, BUS BW (expected >=460.0 GB/s, but measured {} GB/s)\n"
     for figure in ("15.2", "0"):
         assert verdict(explained(line.format(figure), "health.log"))[2] == "host"
+
+
+_SWITCH = "#warn: counter LinkDowned = 255 \t(threshold 10) lid 1 port 14\nError check on lid 1 (MF0;sw:SB7700/U1) port 14:  FAILED \n"
+_CA = "#warn: counter {} = 36905 \t(threshold 10) lid 8 port 1\nError check on lid 8 (n01 mlx5_0) port 1:  FAILED \n"
+
+
+def test_ibcheckerrors_checked_line_closes_only_the_last_node():
+    closed_ca = _SWITCH + _CA.format("PortXmitWait") + "# Checked Ca: nodeguid 0x0002c902004871c8 with failure\n"
+    r = explained(closed_ca, "ibcheckerrors.txt")
+    assert r.owner is None and r.status != "pass"            # the switch's link-downs name no host
+    closed_switch = _CA.format("SymbolErrors") + _SWITCH + "# Checked Switch: nodeguid 0x0002c9 with failure\n"
+    r = explained(closed_switch, "ibcheckerrors.txt")
+    assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host") and "n01 mlx5_0" in r.summary

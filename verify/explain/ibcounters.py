@@ -74,8 +74,9 @@ def _ibcheck(line: str, nodes: list[Node], warned: list[tuple[str, int]], pendin
         node.ports.append((m.group(3) or "?", list(warned), None))
         warned.clear()
     elif (m := _CHECKED.match(line)) and pending:
-        for node in pending:
-            node.ca = m.group(1) == "Ca"
+        # the line closes one node, the last checked: a node before it whose own `# Checked` line is not in the paste
+        # keeps no kind (its description's form decides), never this one's (a CA's errors called a switch's)
+        pending[-1].ca = m.group(1) == "Ca"
         pending.clear()
 
 
