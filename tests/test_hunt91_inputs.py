@@ -18,9 +18,10 @@ Each finding, its rating, repro and fix:
 3. (medium, the checker's failure filed to the node) Azure NHC's bandwidth checks compare their figure as a string
    (azure_nccl_allreduce.nhc: `[[ $avg_bus_bw < $EXP ]]`), so a test program that did not launch or crashed (mpirun
    unable to launch, an HPC-X not sourced) dies `NCCL allreduce, BUS BW (expected >=460.0 GB/s, but measured  GB/s)`:
-   read as the node's unmeasured bandwidth, HEALTH_NOT_ASSESSED owner host. explain/aznhc._NO_FIGURE: a failure with
-   no figure where the measurement goes is the check's own trouble (not assessed, no owner); a figure, 0 included,
-   stays the node's.
+   read as the node's unmeasured bandwidth, HEALTH_NOT_ASSESSED owner host; since 2024 `bc` answers nothing for the
+   empty figure and the check passes it (`test passed,  GB/s`), alike. explain/aznhc._NO_FIGURE: a verdict with no
+   figure where the measurement goes is the check's own trouble (not assessed, no owner); a figure, 0 included, stays
+   the node's.
 4. (medium, false warn host / a CA's fault withheld) ibcheckerrors' `# Checked Switch|Ca: nodeguid ... with failure`
    line set the kind of every node whose `Error check` lines came since the last such line, not only the node it
    closes: in a paste where one node's own `# Checked` line is missing (cut, or a release that prints none for it),
@@ -82,6 +83,10 @@ _NHC = "ERROR:  nhc:  Health check failed:  "
     _NHC + "check_ib_bw_gdr: IB write bandwidth test IB_WRITE_BW, IB=mlx5_ib0, IB BW (expected > 380 Gbps, but "
     "measured  Gbps)",
     "node7 | ERROR: nhc: Health check failed: Bandwidth is low on device 1. Reported bandwidth is  GB/s.",
+    # since 2024 `bc` answers nothing for an empty figure, and the check passes it
+    "SUCCESS:  nhc:  Health check passed:  check_nccl_allreduce: NCCL all reduce bandwidth test passed,  GB/s",
+    "SUCCESS:  nhc:  Health check passed:  check_ib_bw_gdr: IB write bandwidth test IB_WRITE_BW passed for "
+    "IB=mlx5_ib0, IB BW= Gbps",
 ])
 def test_a_bandwidth_check_that_measured_nothing_is_its_own_trouble(line):
     r = explained(line + "\n", "health.log")

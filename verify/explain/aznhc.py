@@ -54,10 +54,11 @@ _SETUP = re.compile(r"\b(?:is not set|not set!|not found\.|does not exist|Missin
                     r"No expected value provided|not (?:currently )?(?:supported|implemented)|failed to parse results|"
                     r"Port argument was not specified|Skipping GPU Xid error test|test skipped|not found, skipping|"
                     r"test failed to run)", re.IGNORECASE)
-# a bandwidth check's `die` with no figure where its measurement goes (azure_nccl_allreduce.nhc: `[[ $avg_bus_bw < $EXP
-# ]]` compares strings, so an empty figure, the test program not launched or crashed, dies `but measured  GB/s`): the
-# check measured nothing, its own trouble, never a slow node
-_NO_FIGURE = re.compile(r"(?:\bmeasured|\bis|[=:])[ \t]*(?:GB/s|Gbps|GB/sec)\b", re.IGNORECASE)
+# a bandwidth check's verdict with no figure where its measurement goes: the check measured nothing (the test program
+# not launched, or its table not printed), its own trouble, never a slow node nor a pass. Releases before 2024 compare
+# as strings (`[[ $avg_bus_bw < $EXP ]]`: an empty figure dies `but measured  GB/s`); since, `bc` answers nothing for an
+# empty figure and the check passes it (azure_nccl_allreduce.nhc: `test passed,  GB/s`; `IB BW= Gbps`)
+_NO_FIGURE = re.compile(r"(?:\bmeasured|\bis|[=:,])[ \t]*(?:GB/s|Gbps|GB/sec)\b", re.IGNORECASE)
 # run-health-checks.sh and distributed NHC: the run itself did not happen
 _RUN_TROUBLE = re.compile(r"The vm SKU '[^'\n]{1,100}' is currently not supported by Azure health checks\.|"
                           r"The conf file \S{1,400} does not exist\.|(?<=\| )ERROR: No results reported\b|"
