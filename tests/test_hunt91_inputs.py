@@ -29,6 +29,12 @@ Each finding, its rating, repro and fix:
    host, the switch named as the host), and a CA's SymbolErrors before a switch's `# Checked Switch:` as a switch's
    (nothing to judge). explain/ibcounters._ibcheck: the line closes the last node checked; the others keep no kind and
    their description's form decides.
+5. (high, false drain) iblinkinfo and ibqueryerrors list the whole fabric; the folder's host was the first CA that
+   shows a fault. `[root@n01 ~]# iblinkinfo` on a healthy n01 whose listing shows n05's port Down/Polling: fail
+   FABRIC_PORT_DOWN owner host, its line `mlx5_0:1 DOWN/Polling` naming no host: n01, which ran it, drained for n05's
+   cable (ibqueryerrors alike: n05's SymbolErrors a warn on n01). explain/iblinkinfo.local (hosts.ran_on): where the
+   paste's shell prompts (or `ssh host cmd`) name one host and it is listed, that host is judged; the other's fault is
+   said, judged in its own folder. No prompt, or one naming an unlisted host: as before.
 """
 from __future__ import annotations
 
@@ -111,3 +117,34 @@ def test_ibcheckerrors_checked_line_closes_only_the_last_node():
     closed_switch = _CA.format("SymbolErrors") + _SWITCH + "# Checked Switch: nodeguid 0x0002c9 with failure\n"
     r = explained(closed_switch, "ibcheckerrors.txt")
     assert verdict(r) == ("warn", "HEALTH_NOT_ASSESSED", "host") and "n01 mlx5_0" in r.summary
+
+
+_FABRIC = """CA: n05 mlx5_0:
+      0xe41d2d0300309261      0    1[  ] ==(              Down/ Polling)==>             [  ] "" ( )
+CA: n01 mlx5_0:
+      0xe41d2d0300309251      8    1[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>      22    1[  ] "MF0;sw:U1" ( )
+"""
+_COUNTERS = """Errors for "n05 mlx5_0"
+   GUID 0xe41d2d0300309261 port 1: [SymbolErrorCounter == 100]
+Errors for "n01 mlx5_0"
+   GUID 0xe41d2d0300309251 port 1: [PortXmitWait == 100]
+"""
+
+
+@pytest.mark.parametrize("prompt", ["[root@n01 ~]# iblinkinfo", "root@n01.cluster.local:~# iblinkinfo",
+                                    "n01:~$ iblinkinfo", "$ ssh n01 iblinkinfo"])
+def test_a_fabric_listing_run_on_a_healthy_host_never_drains_it_for_anothers_port(prompt):
+    r = explained(f"{prompt}\n{_FABRIC}", "iblinkinfo.txt")
+    assert verdict(r) == ("pass", None, None)
+    assert any("n05 mlx5_0" in d and "own folder" in d for d in r.details)
+
+
+def test_a_fabric_listing_judges_the_prompts_host_or_else_the_first_with_a_fault():
+    for text in ("[root@n05 ~]# iblinkinfo\n" + _FABRIC, _FABRIC, "[root@mgmt1 ~]# iblinkinfo\n" + _FABRIC):
+        assert verdict(explained(text, "iblinkinfo.txt")) == ("fail", "FABRIC_PORT_DOWN", "host")
+
+
+def test_the_fabrics_counters_run_on_a_healthy_host_never_warn_it_for_anothers_link():
+    assert explained("[root@n01 ~]# ibqueryerrors\n" + _COUNTERS, "q.txt").owner is None
+    assert verdict(explained("[root@n05 ~]# ibqueryerrors\n" + _COUNTERS, "q.txt")) == (
+        "warn", "HEALTH_NOT_ASSESSED", "host")
