@@ -34,7 +34,8 @@ Each finding, its rating, repro and fix:
    FABRIC_PORT_DOWN owner host, its line `mlx5_0:1 DOWN/Polling` naming no host: n01, which ran it, drained for n05's
    cable (ibqueryerrors alike: n05's SymbolErrors a warn on n01). explain/iblinkinfo.local (hosts.ran_on): where the
    paste's shell prompts (or `ssh host cmd`) name one host and it is listed, that host is judged; the other's fault is
-   said, judged in its own folder. No prompt, or one naming an unlisted host: as before.
+   said, judged in its own folder. No prompt, or one naming an unlisted host: as before. ibdiagnet alike: its `-W-
+   Port n05/P1 ... can not join due to rate` under `[root@n01 ~]# ibdiagnet` is n05's link, said, never n01's warn.
 """
 from __future__ import annotations
 
@@ -148,3 +149,16 @@ def test_the_fabrics_counters_run_on_a_healthy_host_never_warn_it_for_anothers_l
     assert explained("[root@n01 ~]# ibqueryerrors\n" + _COUNTERS, "q.txt").owner is None
     assert verdict(explained("[root@n05 ~]# ibqueryerrors\n" + _COUNTERS, "q.txt")) == (
         "warn", "HEALTH_NOT_ASSESSED", "host")
+
+
+_DIAG = """-I- Using port 1 as the local port
+-W- Port n05/P1 lid=0x00e2 guid=0x001e0bffff4ced75 dev=25218 can not join
+    due to rate:2.5Gbps < group:10Gbps
+"""
+
+
+def test_ibdiagnets_slow_port_of_another_host_is_said_not_the_prompts_hosts():
+    r = explained("[root@n01 ~]# ibdiagnet\n" + _DIAG, "ibdiagnet.txt")
+    assert r.owner is None and any("n05/P1" in d and "own folder" in d for d in r.details)
+    for text in (_DIAG, "[root@n05 ~]# ibdiagnet\n" + _DIAG):
+        assert verdict(explained(text, "ibdiagnet.txt")) == ("warn", "HEALTH_NOT_ASSESSED", "host")
