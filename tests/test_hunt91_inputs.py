@@ -154,6 +154,9 @@ def test_the_fabrics_counters_run_on_a_healthy_host_never_warn_it_for_anothers_l
 _DIAG = """-I- Using port 1 as the local port
 -W- Port n05/P1 lid=0x00e2 guid=0x001e0bffff4ced75 dev=25218 can not join
     due to rate:2.5Gbps < group:10Gbps
+-I- Stages Status Report:
+    STAGE                                    Errors Warnings
+    IPoIB Subnets Check                      0      1
 """
 
 
