@@ -36,12 +36,23 @@ Each finding, its rating, repro and fix:
    paste's shell prompts (or `ssh host cmd`) name one host and it is listed, that host is judged; the other's fault is
    said, judged in its own folder. No prompt, or one naming an unlisted host: as before. ibdiagnet alike: its `-W-
    Port n05/P1 ... can not join due to rate` under `[root@n01 ~]# ibdiagnet` is n05's link, said, never n01's warn.
+6. (medium, a traceback in the judge; facts out of contract) Azure NHC's `GPU id N`, `Warning: GPU N throttled` and
+   its ECC counts were read with unbounded digits: `Warning: GPU 99999999999999999999 throttled, reason=0x8` gave
+   index 1e20 (FACTS_INVALID, "a verify bug"), 400 digits an integer the judge's figure check could not compare
+   (figures.Figure.problem: math.isfinite raised OverflowError, a traceback in `judge`, which explain swallowed as
+   "not recognised"). figures: an integer past a float's range is a problem named in one line (never a raise);
+   aznhc: an index of at most 3 digits, a count of at most 18 (else the line is said, not read).
 """
 from __future__ import annotations
 
 import pytest
 
-from tests.judging import explained, nccl_verdict, verdict
+from tests.judging import contract, explained, nccl_verdict, verdict
+from verify import explain as ex
+from verify.checks import CHECKS
+from verify.explain import aznhc
+from verify.judging import judge
+from verify.options import Options
 
 pytestmark = pytest.mark.unit
 
@@ -165,3 +176,23 @@ def test_ibdiagnets_slow_port_of_another_host_is_said_not_the_prompts_hosts():
     assert r.owner is None and any("n05/P1" in d and "own folder" in d for d in r.details)
     for text in (_DIAG, "[root@n05 ~]# ibdiagnet\n" + _DIAG):
         assert verdict(explained(text, "ibdiagnet.txt")) == ("warn", "HEALTH_NOT_ASSESSED", "host")
+
+
+@pytest.mark.parametrize("line", [
+    "Warning: GPU 99999999999999999999 throttled, reason=0x8",
+    "Warning: GPU " + "9" * 400 + " throttled, reason=0x8",
+    _NHC + "check_gpu_ecc: GPU id " + "9" * 400 + ": Row remap pending",
+    _NHC + "check_gpu_ecc: GPU id 3: SRAM Uncorrectable ECC error count detected, (" + "9" * 400 + ",1)",
+    _NHC + "check_gpu_ecc: GPU id 3: High DRAM Uncorrectable/correctable ECC error count detected, (" + "9" * 30
+    + ",1,2,3)",
+])
+def test_azure_nhcs_runaway_digits_are_no_reading(line):
+    kind = next(k for k in ex.KINDS if k.parse is aznhc.parse_gpu)
+    assert contract(kind, aznhc.parse_gpu(line + "\n")) == []
+    r = explained(line + "\n", "health.log")
+    assert r.code != "FACTS_INVALID" and r.status != "pass"
+
+
+def test_an_integer_past_a_floats_range_is_a_problem_never_a_raise():
+    r = judge(CHECKS["gpu"], {"devices": [{"index": 0, "temperature_c": 10 ** 400}], "nvml_error": "none"}, Options())
+    assert r.status != "pass" and "401 digits" in r.summary
