@@ -147,7 +147,7 @@ def _completion(status: int, env: dict[str, str] | None) -> tuple[str, str | Non
 
 def test_retries_run_out_under_the_jobs_own_cut_budget_is_the_jobs():
     assert replayed(RETRY) == {"nccl": ("fail", "NCCL_FAILED", "job")}
-    assert _completion(13, {"NCCL_IB_RETRY_CNT": "2"}) == ("fail", "NCCL_FAILED", "job")
+    assert _completion(12, {"NCCL_IB_RETRY_CNT": "2"}) == ("fail", "NCCL_FAILED", "job")
 
 
 @pytest.mark.parametrize("status,env", [

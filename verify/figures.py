@@ -28,6 +28,10 @@ class Figure:
     def problem(self, value: Any) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"is {type(value).__name__} {_show(value)}, not a number"
+        if isinstance(value, int) and value.bit_length() > 1023:
+            # beyond a float's range (math.isfinite and `:g` raise on it): a reader's runaway digits, no measurement
+            return f"is an integer of {len(str(abs(value))) if value.bit_length() < 14000 else 'thousands of'} digits, " \
+                "beyond any measurement"
         if not math.isfinite(value):
             return f"is {value}, not a finite number"
         if self.integer and not isinstance(value, int):

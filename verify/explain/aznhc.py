@@ -54,6 +54,11 @@ _SETUP = re.compile(r"\b(?:is not set|not set!|not found\.|does not exist|Missin
                     r"No expected value provided|not (?:currently )?(?:supported|implemented)|failed to parse results|"
                     r"Port argument was not specified|Skipping GPU Xid error test|test skipped|not found, skipping|"
                     r"test failed to run)", re.IGNORECASE)
+# a bandwidth check's verdict with no figure where its measurement goes: the check measured nothing (the test program
+# not launched, or its table not printed), its own trouble, never a slow node nor a pass. Releases before 2024 compare
+# as strings (`[[ $avg_bus_bw < $EXP ]]`: an empty figure dies `but measured  GB/s`); since, `bc` answers nothing for an
+# empty figure and the check passes it (azure_nccl_allreduce.nhc: `test passed,  GB/s`; `IB BW= Gbps`)
+_NO_FIGURE = re.compile(r"(?:\bmeasured|\bis|[=:,])[ \t]*(?:GB/s|Gbps|GB/sec)\b", re.IGNORECASE)
 # run-health-checks.sh and distributed NHC: the run itself did not happen
 _RUN_TROUBLE = re.compile(r"The vm SKU '[^'\n]{1,100}' is currently not supported by Azure health checks\.|"
                           r"The conf file \S{1,400} does not exist\.|(?<=\| )ERROR: No results reported\b|"
@@ -62,16 +67,17 @@ _RUN_TROUBLE = re.compile(r"The vm SKU '[^'\n]{1,100}' is currently not supporte
 # --- what a message proves (customTests/azure_gpu_ecc.nhc, check_ecc): `GPU id $i` is the line's place in
 # `nvidia-smi --query-remapped-rows` output, checked to hold as many lines as `--query-gpu`'s: NVML index order.
 # `die` fires only on a count `-gt 0` as bash reads it (a `[N/A]` reads as no number and never fires).
-_REMAP_PENDING = re.compile(r"^GPU id (\d+): Row remap pending\b")
-_REMAP_FAILED = re.compile(r"^GPU id (\d+): Row remap error\b")
+_REMAP_PENDING = re.compile(r"^GPU id (\d{1,3}): Row remap pending\b")
+_REMAP_FAILED = re.compile(r"^GPU id (\d{1,3}): Row remap error\b")
 # (volatile, aggregate) of `ecc.errors.uncorrected.{volatile,aggregate}.sram`: the volatile one is FACTS' field
-_SRAM_UNCORR = re.compile(r"^GPU id (\d+): SRAM Uncorrectable ECC error count detected, \((\d+),(\d+)\)")
+_SRAM_UNCORR = re.compile(r"^GPU id (\d{1,3}): SRAM Uncorrectable ECC error count detected, \((\d{1,18}),(\d{1,18})\)")
 # (uncorrected volatile, uncorrected aggregate, corrected volatile, corrected aggregate) of DRAM
-_DRAM = re.compile(r"^GPU id (\d+): High DRAM Uncorrectable/correctable ECC error count detected, \((\d+),")
+_DRAM = re.compile(r"^GPU id (\d{1,3}): High DRAM Uncorrectable/correctable ECC error count detected, \((\d{1,18}),")
 # azure_gpu_xid.nhc: `die 1 "$FUNCNAME: $GPU_XID_TEST: $xid_found_line"`, the kernel log's own line quoted
 _XID = re.compile(r"^GPU Xid errors detected: (.*)$")
 # azure_gpu_clock_throttling.nhc logs `clocks_event_reasons.active` (NVML's whole mask) for a GPU it calls throttled
-_THROTTLED = re.compile(r"\bWarning: GPU (\d+) throttled, reason=0x([0-9a-fA-F]{1,16})\b")
+_THROTTLED = re.compile(r"\bWarning: GPU (\d{1,3}) throttled, reason=0x([0-9a-fA-F]{1,16})\b")
+# (a GPU's index and a count as the checks print them: digits past any GPU or count are no reading, and said)
 # debug lines (distributed NHC's NHC-DEBUG dump; `dbg` in the checks): measured figures, no field holds them
 _MEASURED = {
     "gpu": re.compile(r"\bDevice \d+ (?:Host to Device|Device to Host) reported bandwidth is \S+ GB/s|"
@@ -121,7 +127,7 @@ def _is_trouble(how: str, name: str, message: str) -> bool:
         return message in ("126", "127")          # the shell's "cannot execute" / "command not found"
     if name == "check_all_reduce_dependencies":
         return True
-    return bool(_NHCNA.search(message) or _SETUP.search(message))
+    return bool(_NHCNA.search(message) or _SETUP.search(message) or _NO_FIGURE.search(message))
 
 
 def _said(host: str | None, what: str) -> str:

@@ -60,6 +60,12 @@ def _short(name: str) -> str:
     return name.split(".")[0].lower() if not re.fullmatch(r"[\d.]+", name) else name
 
 
+def ran_on(text: str) -> set[str]:
+    """The hosts the paste's shell prompts (and `ssh host cmd`) name: where its commands ran, as one name each."""
+    return {_short(m.group(1)) for line in text.splitlines()
+            if len(line) < 400 and (m := _SSH.match(line) or _PROMPT.match(line) or _HOST_PATH.match(line))}
+
+
 def _marker(lines: list[str], n: int) -> str | None:
     """The host whose output line n starts, where it names one."""
     line = lines[n]

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .iblinkinfo import link, named
+from .iblinkinfo import link, local, named
 
 # the counters that count a link's own damage (IBTA PortCounters; ibcheckerrs' short names beside perfquery's)
 LINK_ERRORS = frozenset({
@@ -74,8 +74,9 @@ def _ibcheck(line: str, nodes: list[Node], warned: list[tuple[str, int]], pendin
         node.ports.append((m.group(3) or "?", list(warned), None))
         warned.clear()
     elif (m := _CHECKED.match(line)) and pending:
-        for node in pending:
-            node.ca = m.group(1) == "Ca"
+        # the line closes one node, the last checked: a node before it whose own `# Checked` line is not in the paste
+        # keeps no kind (its description's form decides), never this one's (a CA's errors called a switch's)
+        pending[-1].ca = m.group(1) == "Ca"
         pending.clear()
 
 
@@ -116,16 +117,16 @@ def _faulty(node: Node) -> bool:
                             for _, c, p in node.ports)
 
 
-def _host(nodes: list[Node]) -> str | None:
+def _host(nodes: list[Node], text: str) -> str | None:
     cas = [n for n in nodes if n.own]
     chosen = next((n for n in cas if _faulty(n)), cas[0] if cas else None)
-    return named(chosen.desc)[0] if chosen else None
+    return local([named(n.desc)[0] for n in cas], text) or (named(chosen.desc)[0] if chosen else None)
 
 
 def parse(text: str) -> dict[str, Any]:
     """The ports `-r` printed for the host's CAs that name their device; else the adapters are unknown (null)."""
     nodes, _ = read(text)
-    host = _host(nodes)
+    host = _host(nodes, text)
     adapters: dict[str, dict[str, Any]] = {}
     for node in nodes:
         where, name = named(node.desc)
@@ -143,7 +144,7 @@ def parse(text: str) -> dict[str, Any]:
 def unread(text: str) -> list[str]:
     """The host's CA ports whose link-error counters are over the tool's threshold: its cable or HCA, in no field."""
     nodes, _ = read(text)
-    host = _host(nodes)
+    host = _host(nodes, text)
     out = []
     for node in nodes:
         if node.own and named(node.desc)[0] == host:
@@ -155,7 +156,7 @@ def unread(text: str) -> list[str]:
 def said(text: str) -> list[str]:
     """What names no host's fault, or another host's: switch ports, congestion counters, the summary."""
     nodes, summary = read(text)
-    host = _host(nodes)
+    host = _host(nodes, text)
     out = []
     for node in nodes:
         # the ports with most of a link's own errors first (a switch's `port ALL` sums them: last)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .hosts import ran_on
+
 _BANNER = re.compile(r"^-I-{20,}\s*$")
 _TITLE = re.compile(r"^-I- [A-Z][^\n]{0,120}$")
 _MARK = re.compile(r"^\s*(?:Loading IBDIAGNET from:|-I- Stages Status Report:|-I- Stage\s+Warnings\s+Errors\b)")
@@ -42,14 +44,25 @@ def _joined(text: str) -> str:
     return re.sub(r"\n[ \t]+(?=due to rate:)", " ", text)
 
 
-def unread(text: str) -> list[str]:
-    """The CA ports ibdiagnet says run below their IPoIB group's rate: a link of the host it names, trained slow."""
+def _slow(text: str) -> list[tuple[bool, str]]:
+    """(another host's, what is said) for each CA port ibdiagnet says runs below its IPoIB group's rate. ibdiagnet
+    sees the whole fabric: a port whose node is not the host the paste's one shell prompt names (`[root@n01 ~]#
+    ibdiagnet`) is another host's, judged in its own folder (iblinkinfo.local, hunt 91)."""
+    ran = ran_on(text)
     out = []
     for line in _joined(text).splitlines():
         if len(line) < 400 and (m := _CANNOT_JOIN.match(line)) and m.group(4):
-            out.append(f"ibdiagnet: port {m.group(1)} (lid {m.group(2)}, guid {m.group(3)}) runs at {m.group(4)}, below "
-                       f"its IPoIB group's {m.group(5)}, and cannot join it (a link trained below the fabric's rate)")
-    return out[:8]
+            node = m.group(1).rsplit("/", 1)[0].split(".")[0].lower()
+            other = len(ran) == 1 and node not in ran and node != "localhost"
+            out.append((other, f"ibdiagnet: port {m.group(1)} (lid {m.group(2)}, guid {m.group(3)}) runs at "
+                               f"{m.group(4)}, below its IPoIB group's {m.group(5)}, and cannot join it (a link trained "
+                               "below the fabric's rate)"))
+    return out
+
+
+def unread(text: str) -> list[str]:
+    """The CA ports ibdiagnet says run below their IPoIB group's rate: a link of the host it names, trained slow."""
+    return [said for other, said in _slow(text) if not other][:8]
 
 
 def _stages(lines: list[str]) -> list[str]:
@@ -77,6 +90,7 @@ def said(text: str) -> list[str]:
     found = [line.strip() for line in lines if _FINDING.match(line) and not line.startswith("-W- Topology file")
              and not _CANNOT_JOIN.match(line)]
     out += [f"ibdiagnet: {f}" for f in found[:6]]
+    out += [f"another host's, judged only in its own folder: {said}" for other, said in _slow(text) if other][:4]
     if any("Stages Status Report" in line or re.match(r"^\s*-I- Stage\s+Warnings", line) for line in lines) \
             and not stages:
         out.append("ibdiagnet's every stage reports 0 errors: a fabric's summary, which names no port of this host, "

@@ -4,7 +4,8 @@ script before it printed `Switch 0x<guid> <description>:`), one line per port: a
 ==( 4X 25.78125 Gbps Active/  LinkUp)==> <peer lid> <peer port>[ ] "<peer description>" ( <Could be ...>)`, a switch's
 the same without the GUID; a port that is down prints no width or speed (`(              Down/ Polling)`).
 Read by FACTS.md's "Translating iblinkinfo": a CA's lines are its host's ports; a switch's are no host's (said, never
-judged). The folder's host is the first whose CA shows a fault, else the first (FACTS.md, one host per folder). A CA
+judged). The folder's host is the listed one the paste's one shell prompt names (`[root@n01 ~]# iblinkinfo`: where
+the fabric-wide command ran), else the first whose CA shows a fault, else the first (FACTS.md, one host per folder). A CA
 is an adapter only where its node description names its device by the letter (rdma-ndd's `<host> mlx5_0`); OFED's
 default `<host> HCA-1` names none: its ports are said, never recorded under a guessed name, never a pass."""
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from .hosts import ran_on
 
 # libibmad dump.c: mad_dump_linkwidth, mad_dump_portstate, mad_dump_physportstate; the lane speeds of
 # mad_dump_linkspeed, ibnd_dump_agg_linkspeedext and `10.0 Gbps (FDR10)` (iblinkinfo.c)
@@ -131,15 +134,22 @@ def faulty(ca: Ca) -> bool:
     return any(p.could or p.port["state"] != "ACTIVE" or p.port["phys_state"] != "LinkUp" for p in ca.ports)
 
 
-def _host(cas: list[Ca]) -> str | None:
+def local(hosts: list[str], text: str) -> str | None:
+    """The listed host the paste's one shell prompt names (`[root@n01 ~]# iblinkinfo`): the host that ran the
+    fabric-wide command, whose folder this is, however the others' ports read."""
+    ran = ran_on(text)
+    return next((h for h in hosts if h.split(".")[0].lower() in ran), None) if len(ran) == 1 else None
+
+
+def _host(cas: list[Ca], text: str) -> str | None:
     hosts = [c.host for c in cas if c.ports]
-    return next((c.host for c in cas if c.ports and faulty(c)), hosts[0] if hosts else None)
+    return local(hosts, text) or next((c.host for c in cas if c.ports and faulty(c)), hosts[0] if hosts else None)
 
 
 def parse(text: str) -> dict[str, Any]:
     """The host's adapters its CAs name; none named (or only switches read): the adapters are unknown (null)."""
     cas, _ = read(text)
-    host = _host(cas)
+    host = _host(cas, text)
     adapters: dict[str, dict[str, Any]] = {}
     for ca in cas:
         if ca.host != host or ca.name is None:
@@ -154,7 +164,7 @@ def unread(text: str) -> list[str]:
     """The host's ports no field holds that show a fault: a CA whose description names no device, and iblinkinfo's
     own `Could be ...` (the link trained below what both ends support, which no field of a port holds)."""
     cas, _ = read(text)
-    host = _host(cas)
+    host = _host(cas, text)
     out = []
     for ca in cas:
         if ca.host != host:
@@ -171,9 +181,11 @@ def said(text: str) -> list[str]:
     """What is read and judged nowhere: the host's ports under a description that names no device, the other hosts'
     faults, and the switches' ports (which name no host)."""
     cas, switches = read(text)
-    host = _host(cas)
+    host = _host(cas, text)
     judged = [c.desc for c in cas if c.host == host and c.name is not None]
-    out = [f"iblinkinfo: the host judged is {host} (the first whose CA shows a fault, else the first), its CA(s) "
+    why = "the paste's prompt ran the command there" if host and host == local([host], text) else \
+        "the first whose CA shows a fault, else the first"
+    out = [f"iblinkinfo: the host judged is {host} ({why}), its CA(s) "
            + ", ".join(f'"{d}"' for d in dict.fromkeys(judged))] if judged else []
     out += [f'iblinkinfo: "{c.desc}" names no device (`<host> mlx5_0`), so its port(s) are not recorded: '
            + "; ".join(p.line for p in c.ports[:2]) for c in cas if c.host == host and c.name is None

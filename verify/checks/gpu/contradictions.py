@@ -89,7 +89,11 @@ def impossible(node: Node) -> list[str]:
     why = _indices_exist(node) + _identity_contradictions(node) + _power_beyond_limit(node.devices) \
         + _link_beyond_max(node.devices) + _nameless(node.devices)
     error = node.facts.get("nvml_error")
-    read = [d for d in node.devices if d.get("uuid") or d.get("pci_bus_id") or d.get("name")]
+    # a lost GPU's bus id or UUID is the words of the error that lost it (nvidia-smi's `Unable to determine the device
+    # handle for GPU 0000:3B:00.0: GPU is lost`), no reading through NVML: beside another program's refusal in the same
+    # paste (the toolkit's `unknown device`), no contradiction (hunt 91)
+    read = [d for d in node.devices
+            if (d.get("uuid") or d.get("pci_bus_id") or d.get("name")) and d.get("lost") is not True]
     if error not in (None, NONE) and read:
         why.append(f"nvml_error says NVML did not initialise ({str(error)[:60]}), yet devices[] holds {len(read)} "
                    "device(s) read through it")
@@ -101,7 +105,11 @@ def no_gpu_contradicted(node: Node) -> list[str]:
     or NVML that initialised and lists no GPU, beside GPUs torch sees, kernels that ran on one, or devices read
     through NVML. Judged before the cause is named: such a record says nothing about which of the two is true."""
     facts, count = node.facts, node.torch_count
-    read = [d for d in node.devices if d.get("uuid") or d.get("pci_bus_id") or d.get("name")]
+    # a lost GPU's bus id or UUID is the words of the error that lost it (nvidia-smi's `Unable to determine the device
+    # handle for GPU 0000:3B:00.0: GPU is lost`), no reading through NVML: beside another program's refusal in the same
+    # paste (the toolkit's `unknown device`), no contradiction (hunt 91)
+    read = [d for d in node.devices
+            if (d.get("uuid") or d.get("pci_bus_id") or d.get("name")) and d.get("lost") is not True]
     ran = [k for k in facts.get("kernels") or [] if isinstance(k, dict) and k.get("max_abs_error") is not None]
     gpus = (f"torch sees {count} device(s)" if count else f"{len(ran)} kernel(s) ran on a GPU" if ran else
             "torch says CUDA is available" if facts.get("cuda_available") is True else "")

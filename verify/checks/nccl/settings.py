@@ -188,18 +188,22 @@ def setting_cause(facts: NcclFacts, error: str, phase: str | None) -> tuple[str,
 
 # NCCL's retry budget for an InfiniBand/RoCE send (NCCL's environment variables): NCCL_IB_TIMEOUT is 4.096 us x
 # 2^value per try (every release's default 14 or more: 14 before 2.14, then 18, 20 from 2.23) and NCCL_IB_RETRY_CNT the
-# tries (default 7). A work completion that ran out of retries (12: transport retry counter exceeded, 13: RNR retry
-# counter exceeded) under a budget the job cut below every release's default is the job's setting, not evidence
-# against the link (batch 264: NCCL_IB_TIMEOUT=1 and NCCL_IB_RETRY_CNT=0 beside an ib_write_bw flow).
+# tries (default 7). A work completion that ran out of those retries (12: transport retry counter exceeded) under a
+# budget the job cut below every release's default is the job's setting, not evidence against the link (batch 264:
+# NCCL_IB_TIMEOUT=1 and NCCL_IB_RETRY_CNT=0 beside an ib_write_bw flow). Not 13 (RNR retry counter exceeded): NCCL sets
+# the QP's rnr_retry to 7, infinite, whatever the job's variables (ncclIbRtsQp), so neither variable bounds those
+# retries (hunt 91). Not NCCL_IB_TIMEOUT=0: the IB spec's 0 disables the ACK timer (infinite), a budget raised, not cut.
 _RETRY_FLOORS = {"NCCL_IB_TIMEOUT": 14, "NCCL_IB_RETRY_CNT": 7}
-_RETRIES_EXCEEDED = (12, 13)
+_RETRIES_EXCEEDED = (12,)
+_UNBOUNDED = {"NCCL_IB_TIMEOUT": 0}
 
 
 def retry_budget_cut(facts: NcclFacts, status: int) -> tuple[str, str, Owner] | None:
     """(the cause's words, the remedy, owner job) where retries ran out under the job's own cut budget; else None."""
     env = job_env(facts)
     cut = [f"{name}={env[name]}" for name, floor in _RETRY_FLOORS.items()
-           if re.fullmatch(r"\d{1,3}", str(env.get(name, "")).strip()) and int(env[name]) < floor]
+           if re.fullmatch(r"\d{1,3}", str(env.get(name, "")).strip())
+           and int(env[name]) < floor and int(env[name]) != _UNBOUNDED.get(name)]
     if status not in _RETRIES_EXCEEDED or not cut:
         return None
     return (f" (its retries ran out) under the job's own {', '.join(cut)}, below NCCL's defaults (NCCL_IB_TIMEOUT 14 "
