@@ -1275,6 +1275,18 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); the excerpt is vLLM's `ValueError: invalid literal for int()`"
         " alone, no tool's output: not recognised, nothing to judge; the GPU and its MIG slice are from `nvidia-smi -L`"
         " lines the translation took from the poster's shell comments",
+    "k8s-pods-nccl-socketstartconnect-10.45.234.83-software-caused-connection-abort-nine-runs-in-ten-nc-and-ping-fine-no-cause-job":
+        "translator: nccl fail NCCL_FAILED (job); the excerpt is NCCL's socket line alone, no `NCCL WARN`, no torch "
+        "error and no NCCL INFO lines: not recognised, nothing to judge",
+    "transformer-ddp-across-nodes-nccl-2.18.6-unhandled-system-error-socketstartconnect-192.168.19.14-no-route-to-host-fixed-by-socket-ifname-em4-job":
+        "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): `No route to host` to a peer's routable "
+        "address is the way between the nodes; the interface fix is the poster's prose",
+    "uq-bunya-slurm-deepspeed-c10d-store-bun003-resolves-to-admin-network-errno-113-no-route-fixed-by-fqdn-master-addr-job":
+        "translator: nccl fail NCCL_FAILED (job); a remote store's client failing (not a loopback address) names no "
+        "cause on its own and is not read (rendezvous.py): nothing to judge",
+    "v100-32gb-ddp-nccl-2.21.5-ncclremoteerror-socketprogressopt-recv-connection-reset-by-peer-other-nodes-ib-trouble-this-node-not-named-job":
+        "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): an ECONNRESET is not a peer gone by itself "
+        "(peergone.py); the nodes at fault are the poster's prose",
 }
 
 

@@ -1703,6 +1703,24 @@ KNOWN_MISMATCHES = {
         "translator: nccl pass; skip FACTS_INCOMPLETE: the translation leaves `world_size` null (no rank list printed) "
         "and a figure over unknown ranks is no pass; `verify explain` reads the 16 ranks from all_gather's shares (size"
         " = count x 4 x n) and passes",
+    "k8s-pods-nccl-socketstartconnect-10.45.234.83-software-caused-connection-abort-nine-runs-in-ten-nc-and-ping-fine-no-cause-job":
+        "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): a connect to a peer's routable address "
+        "aborted by the network stack (ECONNABORTED) is the way between the nodes (connect.py: a firewall's reject, a "
+        "network policy), as four other entries are translated; that it fails one run in ten and nc and ping pass is "
+        "the poster's prose",
+    "transformer-ddp-across-nodes-nccl-2.18.6-unhandled-system-error-socketstartconnect-192.168.19.14-no-route-to-host-fixed-by-socket-ifname-em4-job":
+        "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): `No route to host` (EHOSTUNREACH) to a "
+        "peer's routable address is the network between the nodes (connect.py; the sglang and llamafactory entries are "
+        "translated so); that NCCL_SOCKET_IFNAME=em4 fixed it is the poster's later comment, no line names the "
+        "interface NCCL chose",
+    "uq-bunya-slurm-deepspeed-c10d-store-bun003-resolves-to-admin-network-errno-113-no-route-fixed-by-fqdn-master-addr-job":
+        "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): the store's client answered `No route to "
+        "host` (errno 113) by a routable name: the way between the nodes, as NCCL's own EHOSTUNREACH; that `bun003` "
+        "resolves to the admin network and a full name fixed it is the poster's prose",
+    "v100-32gb-ddp-nccl-2.21.5-ncclremoteerror-socketprogressopt-recv-connection-reset-by-peer-other-nodes-ib-trouble-this-node-not-named-job":
+        "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): a reset (ECONNRESET) is not read as a peer "
+        "gone (peergone.py: a path that drops resets as well; nccl-2.21.5-remote-error-connection-reset-nodes-with-ib-"
+        "issues, the same report, is translated host); that other nodes had the IB trouble is the poster's later prose",
 }
 
 

@@ -21,6 +21,10 @@
 - Batch 276: a CUDA error's number after `#` (`cudaRuntimeGetVersion() failed with error #35`, printf's `error #%d`)
   was not decoded (GPU_NOT_VISIBLE on the facts road, a pass on the explain road); Windows' nvidia-smi's `Unable to
   detect the device handle for GPU0000:B1:00.0: Unknown Error` (a Hyper-V GPU-PV guest) was not recognised.
+- Batch 275: a socket connect that dialled a loopback address (`socketStartConnect: Connect to 127.0.0.1<45069>
+  failed : Software caused connection abort`, srun task 10 of a multi-node job) was the way between the nodes (host): a
+  peer offered its `lo`, the job's NCCL_SOCKET_IFNAME (verify/checks/nccl/connect.py); a one-line paste's `Last error:`
+  on the same line as torch's error was not read by explain.
 Real lines from the entries named by slug (each source.md gives its URL); hand-made lines say so.
 """
 from __future__ import annotations
@@ -184,3 +188,23 @@ def test_windows_nvidia_smis_lost_handle_is_a_lost_gpu():
     assert replayed(HYPERV) == {"gpu": ("fail", "GPU_LOST", "host")}
     r = explained(raw(HYPERV), "smi.txt")
     assert (r.name, *verdict(r)) == ("gpu", "fail", "GPU_LOST", "host")
+
+
+LOOPBACK = ("aws-srun-task-10-torch-nccl-2.18.5-first-broadcast-unhandled-system-error-socketstartconnect-127.0.0.1-abort-"
+            "socket-ifname-enp-fix-job")
+_ABORT = "Last error: socketStartConnect: Connect to {}<45069> failed : Software caused connection abort"
+_TORCH = ("init: NCCL error in: ProcessGroupNCCL.cpp:1331, unhandled system error (run with NCCL_DEBUG=INFO for "
+          "details), NCCL version 2.18.5 ncclSystemError: System call (e.g. socket, malloc) or external library call "
+          "failed or device error. ")
+
+
+def test_a_connect_dialling_loopback_across_nodes_is_the_jobs_on_both_roads():
+    assert replayed(LOOPBACK) == {"nccl": ("fail", "NCCL_FAILED", "job")}
+    r = explained(raw(LOOPBACK), "srun.log")              # one line: the paste joined torch's lines
+    assert verdict(r) == ("fail", "NCCL_FAILED", "job") and "127.0.0.1" in r.summary
+
+
+def test_loopback_on_one_node_and_a_routable_abort_stay_the_hosts_handmade():
+    assert _nccl(_TORCH + _ABORT.format("127.0.0.1"), nodes=1) == ("fail", "NCCL_FAILED", "host")
+    assert _nccl(_TORCH + _ABORT.format("10.0.0.2"), nodes=2) == ("fail", "NCCL_FAILED", "host")
+    assert _nccl(_TORCH + _ABORT.format("127.0.1.1"), nodes=None) == ("fail", "NCCL_FAILED", "job")

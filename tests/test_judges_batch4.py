@@ -114,6 +114,18 @@ def test_an_nccl_failure_line_alone_is_judged_never_nothing_to_judge(text):
 
 # Healthy hosts whose excerpt shows what is the host's fault in every other case, the cause being in prose only
 HOST_BY_THE_EXCERPT = {
+    "transformer-ddp-across-nodes-nccl-2.18.6-unhandled-system-error-socketstartconnect-192.168.19.14-no-route-to-host-fixed-by-socket-ifname-em4-job":
+        "`No route to host` to a peer's routable address is the way between the nodes by the excerpt (connect.py, as "
+        "the sglang and llamafactory entries); the NCCL_SOCKET_IFNAME=em4 fix is the poster's later comment (batch 275)",
+    "v100-32gb-ddp-nccl-2.21.5-ncclremoteerror-socketprogressopt-recv-connection-reset-by-peer-other-nodes-ib-trouble-this-node-not-named-job":
+        "an ECONNRESET on NCCL's socket is a path that drops by the excerpt (peergone.py; the same report's other "
+        "excerpt is translated host); the IB trouble of other nodes is the poster's prose (batch 275)",
+    "k8s-pods-nccl-socketstartconnect-10.45.234.83-software-caused-connection-abort-nine-runs-in-ten-nc-and-ping-fine-no-cause-job":
+        "a connect to a routable address the stack aborted is the way between the nodes by the excerpt (connect.py); "
+        "that nine runs in ten pass is the poster's prose (batch 275)",
+    "uq-bunya-slurm-deepspeed-c10d-store-bun003-resolves-to-admin-network-errno-113-no-route-fixed-by-fqdn-master-addr-job":
+        "the store's client answered `No route to host` by a routable name (the way between the nodes by the "
+        "excerpt); the admin-network resolution is the poster's prose (batch 275)",
     "roce-v2-nccl-ib-timeout-1-retry-cnt-0-beside-ib-write-bw-flow-got-completion-error-12-opcode-0-vendor-err-129-job":
         "the excerpt is NCCL's completion-error line alone (the link's by the excerpt); the job's NCCL_IB_TIMEOUT=1 and "
         "NCCL_IB_RETRY_CNT=0 that make it the job's are in its facts (batch 264's rule), not in the text",

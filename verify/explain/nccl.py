@@ -44,7 +44,7 @@ _WATCHDOG = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\
 # (a `NCCL error in: file:line,` whose line ends at its comma was wrapped: its reason is the next line's start, batch 271)
 # torch's check of the ranks' collectives (TORCH_DISTRIBUTED_DEBUG=DETAIL: `Detected mismatch between collectives on
 # ranks. Rank 1 is running collective: CollectiveFingerPrint(...)`) fails the collective before NCCL runs it
-_ERROR = re.compile(r"NCCL error in: [^\n]*,[ \t]*\n[^\n]*|NCCL error[^\n]*|NCCL Error \d+[^\n]*|Test (?:NCCL|CUDA) failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
+_ERROR = re.compile(r"NCCL error in: [^\n]*,[ \t]*\n[^\n]*|NCCL error(?:(?!Last error:)[^\n])*|NCCL Error \d+[^\n]*|Test (?:NCCL|CUDA) failure[^\n]*|(?:ncclSystemError|ncclInternalError|"
                     r"ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError)[^\n]*|"
                     r"Detected mismatch between collectives on ranks[^\n]*")
 # XLA's (JAX's) report of an NCCL call that failed: `NCCL operation ncclCommInitRank(...) failed: unhandled system error.
@@ -127,9 +127,10 @@ def _sizes(text: str) -> tuple[int | None, int | None]:
     return max(r for r, _ in comms), max(nodes) if nodes else None
 
 
-# torch's and NCCL's `Last error:` line, followed by NCCL's own last WARN message on the next line (under any prefix;
+# torch's and NCCL's `Last error:` line, followed by NCCL's own last WARN message on the next line (or on the same line
+# where a paste joined the lines, batch 275; under any prefix;
 # aws-ofi-nccl's `NET/OFI ...` whole; NCCL's spaced `Bootstrap : no socket interface found`, `NET/IB : ...`)
-_LAST = re.compile(r"Last error:[ \t]*\n[^\n]*?((?:NET/OFI |NET/\w+ ?:|[A-Za-z_]\w* ?:)[^\n]+)")
+_LAST = re.compile(r"Last error:(?:[ \t]*\n[^\n]*?|[ \t]+(?:\d{1,5}: )?)((?:NET/OFI |NET/\w+ ?:|[A-Za-z_]\w* ?:)[^\n]+)")
 # a WARN line as NCCL prints it (`graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.`)
 _WARN = re.compile(r"(?:(?<![\w/])[\w/]+\.(?:cc|cu|c|cpp|h):\d+ (?:\(\w+\) )?)?NCCL WARN [^\n]*")
 # NCCL's wrapper of a library call that failed (misc/ibvwrap.cc, socket.cc, cudawrap.cc): `Call to X failed`; and

@@ -23,7 +23,10 @@ span. Pure: facts in, (why, remedy, owner) out, or None where nothing here decid
   - across nodes, `No route to host` (EHOSTUNREACH, 113) on any other interface, or none logged: the peer's address
     is refused on the way (a firewall rejecting NCCL's ports with icmp-host-prohibited, a missing route): the nodes'
     network, the host's; so is a connect the stack aborted (`Software caused connection abort`, ECONNABORTED), the
-    phase or the file that printed it (`misc/socket.cc`) aside.
+    phase or the file that printed it (`misc/socket.cc`) aside;
+  - ranks not known to share one node, a connect that dialled a loopback address (`Connect to 127.0.0.1<45069>
+    failed`, batch 275): a peer offered its `lo` (NCCL_SOCKET_IFNAME, or a hostname resolving to 127.0.x.x), the
+    job's, never the way between the nodes.
 """
 from __future__ import annotations
 
@@ -52,6 +55,8 @@ _LOCAL_IF = re.compile(r"^(?:lo|docker\d*|virbr\d*|br-[0-9a-f]+|cni\d*|podman\d*
 # a socket connect that failed, as NCCL's socket.cc prints it (with the address dialled, 2.19+), and the interface lists
 # NCCL's socket transport or bootstrap offered
 _CONNECT_FAILED = re.compile(r"\bsocket\w*Connect\b[^|\n]*|\bconnect(?: to \S+)? returned[^|\n]*", re.IGNORECASE)
+# the address a failed connect dialled, where it is loopback (socket.cc prints `<addr><port>`)
+_DIALLED_LOOPBACK = re.compile(r"(?<![\d.])127\.\d{1,3}\.\d{1,3}\.\d{1,3}<\d+>|\[?::1\]?<\d+>")
 _SOCKET_LIST = re.compile(r"(?:NET/Socket|Bootstrap) ?: ?Using [^|\n]*")
 
 
@@ -91,10 +96,11 @@ def connect_cause(facts: NcclFacts, error: str) -> tuple[str, str, Owner] | None
         return (f"; NCCL's bootstrap ran over an interface of this host alone ({interface}: loopback or a bridge to its "
                 "own containers), which no peer node is behind", "Set NCCL_SOCKET_IFNAME in the job to the interface "
                 "the nodes share (inside a container: `--network host`, or the pod's routable interface).", "job")
-    if facts.get("nodes") != 1 and not _LINK_LOCAL.search(said) and (aborted := _ABORTED.search(said)):
+    if facts.get("nodes") != 1 and not _LINK_LOCAL.search(said) and not _loopback_dialled(said) and (
+            aborted := _ABORTED.search(said)):
         # the stack aborted the connect to a peer's routable address (ECONNABORTED), as a firewall's reject does:
         # the nodes' network, whatever NCCL's network was (a fall-back to sockets aborts no connect); a link-local
-        # address dialled or offered is the job's (link_local_peer)
+        # or loopback address dialled or offered is the job's (link_local_peer)
         return (f"; the connect to a peer node was aborted by the network stack ({aborted.group(0)}) on a routable "
                 "interface: the network between the nodes refuses NCCL's ports (a firewall, a security group or a "
                 "network policy)", "Open the nodes' firewalls to each other (NCCL's bootstrap and proxies use "
@@ -109,11 +115,22 @@ def connect_cause(facts: NcclFacts, error: str) -> tuple[str, str, Owner] | None
     return None
 
 
+def _loopback_dialled(said: str) -> str | None:
+    """A socket connect that failed dialling a loopback address (`Connect to 127.0.0.1<45069> failed`, `[::1]<...>`)."""
+    return next((m.group(0) for m in _CONNECT_FAILED.finditer(said) if _DIALLED_LOOPBACK.search(m.group(0))), None)
+
+
 def link_local_peer(facts: NcclFacts, error: str) -> tuple[str, str, Owner] | None:
-    """(why, remedy, owner) where a socket connect that failed went to, or beside, a link-local interface; else None."""
+    """(why, remedy, owner) where a socket connect that failed went to, or beside, a link-local interface, or went to
+    a loopback address; else None."""
     if facts.get("nodes") == 1:
         return None
     said = _said(facts, error)
+    if dialled := _loopback_dialled(said):
+        return (f"; a peer's socket was dialled at a loopback address ({dialled.strip()[:160]}): a rank of another "
+                "node offered its `lo`, which reaches only itself", "Set NCCL_SOCKET_IFNAME in the job to the interface "
+                "the nodes reach each other on (`ip -br addr`); check the peer's hostname does not resolve to "
+                "127.0.x.x (/etc/hosts) where it is used as MASTER_ADDR.", "job")
     failed = [m.group(0) for m in _CONNECT_FAILED.finditer(said)]
     listed = [m.group(0) for m in _SOCKET_LIST.finditer(said)]
     shown = next((line for line in failed if _LINK_LOCAL.search(line)), None) or \
