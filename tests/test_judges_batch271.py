@@ -180,7 +180,8 @@ HYPERV = ("a10-hyper-v-gpu-pv-windows-guest-nvidia-smi-unable-to-detect-device-h
 def test_a_cuda_errors_number_after_a_hash_is_decoded():
     assert replayed(K520) == {"gpu": ("fail", "DRIVER_TOO_OLD", "host")}
     assert verdict(explained(raw(K520), "digits.log")) == ("fail", "DRIVER_TOO_OLD", "host")
-    assert cuda_errors.decode("cudaGetDeviceCount failed with error #35").code == "DRIVER_TOO_OLD"
+    decoded = cuda_errors.decode("cudaGetDeviceCount failed with error #35")
+    assert decoded is not None and decoded.code == "DRIVER_TOO_OLD"
     assert cuda_errors.decode("fixed in issue #35 and PR #802") is None       # a number needs the words that carry one
 
 
