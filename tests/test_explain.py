@@ -875,9 +875,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "radeon-r9700-vllm-ray-container-rccl-failed-to-open-libibverbs-socket-enp165s0f1np1-two-ranks-no-rdma-adapter-shown":
         "translator: nccl skip FACTS_INCOMPLETE; no libibverbs with the node's fabric not shown warns "
         "NCCL_NET_FALLBACK (image), as its facts",
-    "fabricmanager-530-driver-interface-530.30.02-vs-loaded-530.41.03-mismatch-refuses-to-start-nvswitches-not-shown":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); the fabric manager's failure line with no switch shown "
-        "is said, not judged (skip), as its facts",
     "hgx-b200-talos-1.12-beta-fabricmanager-580.95.05-wrapper-picks-lpf-mlx5-10-of-four-for-nvlsm-node-does-not-work":
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); the wrapper's `found NVSwitch LPF` lines read as the "
         "node's NVSwitches (fix181), no state, error or device: skip, as its facts",
@@ -906,9 +903,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "nvidia-imex-ctl and the reboot that decide the owner have no field in schema 3: nothing judged",
     # Hundred-and-ninety-sixth to -eighth batches (fix196, tests/test_judges_fix196.py): health checkers, GPU reset,
     # container runtimes.
-    "a100-80gb-pcie-x4-20b5-dcgm-3.3.5-550.54.15-diag-r3-integration-pcie-fails-autopilot-labels-node-healthy-checker-bug":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); dcgmi diag's table cut inside its Deployment rows (driver, "
-        "NVML library passed, no device, no Integration row): skip FACTS_INCOMPLETE, as its facts; never a pass",
     "a100-sxm4-40gb-vm-00-04-0-mig-manager-mode-change-pending-resetting-gpu-is-not-supported-reboot-to-apply":
         "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; the MIG manager's debug log is not recognised "
         "(skip); its facts warn the same code owned by the host (docs/codes.md: one code, one owner)",
@@ -1015,12 +1009,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: fabric warn FABRIC_ADAPTERS_MISSING (host); nccl pass only: aws-ofi-nccl's `found 3 nics` "
         "on a 4-EFA instance type is no field (nccl_log.ofi_nics), so no fabric record comes of the paste",
     # Batches 219 and 220 (the lead's review, tests/test_judges_batch219.py): what schema 3 or a paste cannot show.
-    "gentoo-rtx-3080-ga102-10de-2206-at-01-00-0-open-kernel-module-555.58-hyprctl-systeminfo-gpu-information-healthy":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: hyprctl's systeminfo (an lspci line "
-        "and the module's version) is no GPU tool's report; a one-line lspci is read by no parser",
-    "ubuntu-24.04-nvidia-driver-565-open-proc-driver-nvidia-version-565.57.01-open-kernel-module-nixgl-regex-tool-bug-healthy":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: /proc/driver/nvidia/version names "
-        "the module, no GPU: nothing to judge, as on the facts road",
     "rtx-5090-lnksta-5gts-gen2-x16-of-gen5-sysfs-agrees-beside-rtx-pro-6000-at-gen5-identical-root-port-wrx90-slot":
         "translator: gpu fail PCIE_DOWNGRADED (host); pass: the author's own markdown table and commented "
         "lspci/sysfs lines, one idle read (the facts road's reason)",

@@ -546,10 +546,6 @@ def test_the_corpus_holds_at_least_20_machines_10_faulty_each_with_its_source():
 # so the day the facts or the judges can carry it, the test says the entry is no longer a mismatch.
 KNOWN_MISMATCHES = {
     # Batches 185 and 186 (fix185, tests/test_judges_fix185.py).
-    "rtx4090-x3-550.54.15-p2p-open-module-bidirectional-p2p-41-gbs-gen4-x16-near-link-rate-healthy":
-        "translator: gpu warn HEALTH_NOT_ASSESSED; verify skips FACTS_INCOMPLETE: three devices known by their index "
-        "alone beside a driver version, no name, bus id or health field: the p2pBandwidthLatencyTest figures that "
-        "show the GPUs ran have no field in schema 3",
     "rtx4090-x2-fedora-p2pbandwidthlatencytest-6.34-gbs-unidirectional-pcie-path-far-below-gen4-x16":
         "translator: gpu warn PCIE_DOWNGRADED; verify warns HEALTH_NOT_ASSESSED: the 6.34 GB/s host-staged copy that "
         "shows a narrow PCIe path is p2pBandwidthLatencyTest's matrix, which schema 3 has no field for (no link read)",
@@ -1357,12 +1353,6 @@ KNOWN_MISMATCHES = {
     "radeon-r9700-vllm-ray-container-rccl-failed-to-open-libibverbs-socket-enp165s0f1np1-two-ranks-no-rdma-adapter-shown":
         "translator: nccl skip FACTS_INCOMPLETE; the socket fall-back for want of libibverbs warns NCCL_NET_FALLBACK "
         "(image) where the node's fabric is not shown, as openshift-vllm-four-ranks-... (tests/test_judges_fix44.py)",
-    "fabricmanager-530-driver-interface-530.30.02-vs-loaded-530.41.03-mismatch-refuses-to-start-nvswitches-not-shown":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); a fabric manager's failure line with no NVSwitch and no "
-        "device shown is said, not judged: skip FACTS_INCOMPLETE (tests/test_judges_schema3x.py, akash-network#632)",
-    "hgx-b200-talos-1.12-beta-fabricmanager-580.95.05-wrapper-picks-lpf-mlx5-10-of-four-for-nvlsm-node-does-not-work":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); a fabric manager on an NVSwitch node with no state, error or "
-        "device read is nothing to judge (tests/test_judges_schema3x.py); the wrapper's GUID choice has no field",
     "rtx5090-open-610.57.04-deadlock-proton-single-xid109-ctx-switch-timeout-mainthrd-desktop-responsive-job":
         "translator: gpu warn XID_ERROR (job); NVIDIA's Xid catalog gives Xid 109 RESET_GPU: once, warn XID_ERROR "
         "(host), as rtx2060-530.41.03-proton-game-re8-exe-xid109-...; the desktop staying responsive is in no field",
@@ -1389,19 +1379,12 @@ KNOWN_MISMATCHES = {
         "reboot that decide the owner have no field in schema 3",
     # Hundred-and-ninety-sixth to -eighth batches (fix196, tests/test_judges_fix196.py): health checkers, GPU reset,
     # container runtimes; the letter of FACTS.md or no field.
-    "a100-80gb-pcie-x4-20b5-dcgm-3.3.5-550.54.15-diag-r3-integration-pcie-fails-autopilot-labels-node-healthy-checker-bug":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: a driver read with no device listed "
-        "is nothing to judge (as h200-x8-azure-nd-h200-v5-...), and dcgmi diag's PCIe row and Autopilot's label have "
-        "no field (a `dcgm_diag`/`health_checker` record); never a pass either way",
     "a100-sxm4-40gb-vm-00-04-0-mig-manager-mode-change-pending-resetting-gpu-is-not-supported-reboot-to-apply":
         "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host "
         "(docs/codes.md: one code, one owner), the pending MIG mode said. Only the owner differs",
     "ec2-podman-docker-emulation-gpus-all-unresolvable-cdi-devices-nvidia-com-gpu-all-no-cdi-spec-on-node-faster-liveportrait":
         "translator: gpu fail GPU_NOT_VISIBLE (host); every field null: podman's `unresolvable CDI devices "
         "nvidia.com/gpu=all` (no CDI spec on the node) has no field (a `container_runtime` record): skip, never a pass",
-    "h100-80gb-hbm3-gpud-accelerator-subcommand-type-nvidia-product-detected-driver-535.161.08-no-health-read":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: a driver version with no device "
-        "listed is nothing to judge (as h200-x8-azure-nd-h200-v5-...); gpud's product line names no device field",
     "podman-gpus-all-flag-injects-nothing-crun-nvidia-smi-not-found-in-path-device-nvidia-com-gpu-all-works-job-flags":
         "translator: gpu fail GPU_NOT_VISIBLE (job); FACTS.md: `device_nodes` false with no `driver` fails only "
         "where GPUs are expected: skip GPU_NOT_VISIBLE (job), same code and owner; the job's flag (`--gpus all` vs "
@@ -1480,9 +1463,6 @@ KNOWN_MISMATCHES = {
         "translator: fabric warn FABRIC_ADAPTERS_MISSING (host); skip FACTS_INCOMPLETE: aws-ofi-nccl's `found 3 nics` "
         "and the device plugin's EFA count have no field (nccl_log.ofi_nics, fabric.efa_allocatable), adapters null",
     # Batches 219 and 220 (the lead's review, tests/test_judges_batch219.py): what schema 3 or a paste cannot show.
-    "ubuntu-24.04-nvidia-driver-565-open-proc-driver-nvidia-version-565.57.01-open-kernel-module-nixgl-regex-tool-bug-healthy":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: the loaded module's version "
-        "alone lists no GPU (devices null by the letter), and a driver with no device is nothing to judge",
     "rtx-5090-lnksta-5gts-gen2-x16-of-gen5-sysfs-agrees-beside-rtx-pro-6000-at-gen5-identical-root-port-wrx90-slot":
         "translator: gpu fail PCIE_DOWNGRADED (host); pass: one idle read of Gen2 of Gen5 on a GeForce (which "
         "downshifts at idle) is no downgrade by FACTS.md's one rule; the re-read after a reboot and the twin card's "
@@ -1501,9 +1481,6 @@ KNOWN_MISMATCHES = {
     "gb200-llama3-70b-nvfp4-128-gpu-nan-inf-grad-norm-main-stack-only-64-256-gpu-and-r0.5.0-clean-image":
         "translator: train fail TRAIN_LOSS_NOT_FINITE (image); FACTS_INVALID: world_size 128 with no rank and no "
         "failure recorded cannot be true of a run; the grad-norm NaN and the control runs at other scales have no field",
-    "h100-80gb-hbm3-max-nightly-26.6-bf16-ops-matmul-rows-8-and-up-garbage-driver-570.172.08-library-not-gpu":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); pass: no device listed, only a library's wrong matmul "
-        "in prose (a gpu `library_results` list would carry it): nothing unread is called healthy, the Xids not assessed",
     "megatron-lm-ci-gpt3-moe-ep8-1node-te-2.16-update-rank3-device3-nan-local-grad-norm-reproducible-on-rerun-image":
         "translator: train fail TRAIN_LOSS_NOT_FINITE (image); skip: no step and no loss recorded (a NaN in the "
         "grad norm and Megatron's rerun result have no field: `grad_norm`, `rerun`)",

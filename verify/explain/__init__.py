@@ -32,6 +32,7 @@ from . import (
     devib,
     dmon,
     drafabric,
+    driverversion,
     fiinfo,
     fmlog,
     fmstatus,
@@ -187,6 +188,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("NCCL INFO log", "nccl", nccl.detect, nccl.parse),
     Kind("NCCL's MNNVL fabric probe (NVML's fabric info per GPU)", "gpu", mnnvl.detect, mnnvl.parse, prefixed=True),
     Kind("NVML initialisation or handle error", "gpu", nvml.detect, nvml.parse),
+    Kind("the NVIDIA kernel module's version (/proc/driver/nvidia/version)", "gpu", driverversion.detect,
+         driverversion.parse),
     Kind("a program's NVML query answered GPU is lost", "gpu", nvmllost.detect, nvmllost.parse),
     Kind("a container engine's GPU request refused (no NVIDIA runtime)", "gpu", containerrt.detect, containerrt.parse),
     Kind("CUDA initialisation error", "gpu", cuda.detect, cuda.parse),
@@ -386,8 +389,9 @@ def _listed_elsewhere(found: list[Kind], results: list[Any], seen: dict[bool, st
     out = set()
     for n in gpu:
         listed = inventory.inventory(facts[n]) if results[n].code == "HEALTH_NOT_ASSESSED" else None
-        if listed and any(m != n and results[m].status in ("pass", "warn", "fail") and results[m].code not in UNREAD
-                          and inventory.covered(listed, facts[m]) for m in gpu):
+        plain = results[n].code == "HEALTH_NOT_ASSESSED" and inventory.driver_only(facts[n])
+        if (listed or plain) and any(m != n and results[m].status in ("pass", "warn", "fail") and results[m].code not in
+                                     UNREAD and inventory.covered(listed or None, facts[m]) for m in gpu):
             out.add(n)
     return out
 

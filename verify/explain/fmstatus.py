@@ -97,6 +97,11 @@ def _state(text: str) -> tuple[str | None, str | None]:
     return state, last.group(1) if last.lastindex else None
 
 
+# its refusal names the driver the kernel runs (`... driver interface version 530.30.02 don't match with driver
+# version 530.41.03`): a read of the node's driver, as nvidia-smi's header is
+_LOADED_DRIVER = re.compile(r"don'?t match with driver version (\d+\.\d+(?:\.\d+)?)\b")
+
+
 def _own_line(line: str) -> str | None:
     """What the fabric manager itself printed on the line: after the journal's prefix, or its bare log's words."""
     if said := _FM_LINE.search(line):
@@ -131,4 +136,5 @@ def parse(text: str) -> dict[str, Any]:
     state, result = _state(text)
     nvswitches = True if _SWITCHES.search(text) or _CONFIG_STAGE.search(text) or _NVL5.search(text) else False if NOTHING_TO_DO in text else None
     manager = {"state": state, "result": result, "error": _error(text), "nvswitches": nvswitches}
-    return {"torch": None, "devices": None, "fabric_manager": manager}
+    loaded = _LOADED_DRIVER.search(manager["error"] or "")
+    return {"torch": None, "devices": None, "fabric_manager": manager, "driver": loaded.group(1) if loaded else None}

@@ -40,10 +40,19 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.get("index") is not None and a.get("index") == b.get("index")
 
 
-def covered(listed: list[dict[str, Any]], facts: dict[str, Any]) -> bool:
-    """Whether another kind's facts read a health field of every GPU the inventory lists."""
+def covered(listed: list[dict[str, Any]] | None, facts: dict[str, Any]) -> bool:
+    """Whether another kind's facts read a health field of every GPU the inventory lists (listed None: a record that
+    lists no GPU, `driver_only`: of at least one)."""
     devices = facts.get("devices")
     if not isinstance(devices, list):
         return False
     read = [d for d in devices if isinstance(d, dict) and any(v is not None for k, v in d.items() if k not in IDENTITY)]
-    return all(any(_same(gpu, d) for d in read) for gpu in listed)
+    return bool(read) if listed is None else all(any(_same(gpu, d) for d in read) for gpu in listed)
+
+
+def driver_only(facts: dict[str, Any]) -> bool:
+    """Facts that list no GPU and read only what an inventory reads (a table cut by a terminal's wrap keeps its
+    header's driver version and loses its rows): the GPUs are there and any health read of them answers it."""
+    return facts.get("devices") is None and any(v is not None for v in facts.values()) and all(
+        v is None for k, v in facts.items() if k not in _PLAIN)
+

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import inforom
+from . import driverversion, inforom
 from .said import said
 
 # (the container toolkit's `nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: ...`
@@ -27,7 +27,7 @@ _REFUSED = re.compile(r"Failed to initialize NVML: [^\n]+|nvml error: [^\n]+|NVI
                       r"load library failed: libnvidia-ml[^\n]*|" + _CLI + r"[\w ]*error: driver (?:rpc )?"
                       r"error: [^\n]*|" + _CLI + r"device error: [^\n\\]{0,200}?unknown device[^\n\\]{0,200}",
                       re.IGNORECASE)
-_MODULE = re.compile(r"NVRM version: NVIDIA UNIX [\w-]+ Kernel Module\s+(\d+\.\d+(?:\.\d+)?)")
+_MODULE = driverversion.VERSION
 # nvidia-smi's own `Driver Version` (the -q header, `Driver Version  : 450.80.02`; the table's `Driver Version:
 # 450.80.02`), pasted beside the refusal from the host: the node's driver answers
 _SMI_DRIVER = re.compile(r"\bDriver Version\s*:\s*(\d+\.\d+(?:\.\d+)?)")

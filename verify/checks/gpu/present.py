@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ...facts import NONE, GpuFacts
+from . import aer, fabricmanager
+from .refusals import torch_misses_cuda
 
 # what a program that ran on the GPU records of it: CUDA's init, torch's availability and count, its (absent) errors
 RAN = ("cuda_init_error", "cuda_available", "torch_devices", "cuda_errors")
@@ -37,3 +39,27 @@ def without_the_run(facts: GpuFacts) -> GpuFacts:
                     cuda_errors=None if facts.get("cuda_errors") == [] else facts.get("cuda_errors"),
                     torch_devices=None if (facts.get("torch_devices") or 0) > 0 else facts.get("torch_devices"))
     return cast("GpuFacts", rest)
+
+
+def no_gpu_shown(facts: GpuFacts) -> bool:
+    """The record itself shows that no GPU is usable (a CPU build, no device nodes, no NVML, NVML's refusal)."""
+    return (facts.get("torch_cuda") == NONE or facts.get("device_nodes") is False or facts.get("nvml_library") is False
+            or facts.get("nvml_error") not in (None, NONE))
+
+
+def driver_read(facts: GpuFacts) -> str | None:
+    """The words for a driver version the node's own tools read (NVML, nvidia-smi, /proc/driver/nvidia/version): the
+    NVIDIA kernel module loaded, which it does only with a GPU it supports, so the node's GPUs are there (None: no
+    driver read)."""
+    driver = facts.get("driver")
+    return f"the node's driver {driver} answered" if isinstance(driver, str) and driver not in ("", NONE) else None
+
+
+def bears_on_a_fault(facts: GpuFacts) -> bool:
+    """Whether any field a rule of the partial judgement reads is recorded (a driver read among them: beside it the
+    GPUs' unread health warns, FACTS.md "How unknown is judged")."""
+    return driver_read(facts) is not None or any(facts.get(k) not in (None, NONE) for k in ("xid_events", "sxid_events", "driver_errors", "cuda_init_error",
+                                                         "kernels", "cuda_errors")) or bool(
+        facts.get("cuda_available") is not None or (facts.get("capabilities") and facts.get("arch_list") is not None)
+        or (facts.get("driver") and facts.get("torch_cuda")) or torch_misses_cuda(facts)
+        or aer.judgeable(facts.get("pcie_aer_events")) or fabricmanager.shows_fault(facts, []))

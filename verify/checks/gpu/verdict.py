@@ -19,7 +19,7 @@ from .contradictions import impossible, no_gpu_contradicted
 from .kernelxid import xid_tells_the_kernel_fault
 from .node import DRIVER_MIN_ENV, Node, driver_floor, refusal, toolkit_symptom, version_tuple, why_no_gpu
 from .perf import host_copy_low, judge_perf, judge_sdc
-from .present import program_saw_a_gpu, without_the_run
+from .present import bears_on_a_fault, driver_read, no_gpu_shown, program_saw_a_gpu, without_the_run
 from .programerrors import judge_errors
 from .refusals import busy, hides_every_device, torch_misses_cuda
 from .resetrequired import required as reset_required
@@ -104,6 +104,8 @@ def _visibility(node: Node, result: CheckResult, found: Findings, options: Optio
                       "NVIDIA_VISIBLE_DEVICES and the device request.", "job")
         elif count != len(node.devices):
             result.details.append(f"torch sees {count} of {len(node.devices)} device(s): CUDA_VISIBLE_DEVICES={visible}")
+    if count is None and facts.get("devices") is None:
+        return                          # neither torch's count nor NVML's list recorded: nothing to count
     usable = count if count is not None else sum(1 for d in node.devices if not d.get("lost"))
     if options.expect_gpus and gpuunits.any_mig(node.devices):
         # Slurm's count on a MIG node is of MIG devices, and a CUDA process may enumerate only one of them (NVIDIA's
@@ -354,8 +356,9 @@ def _judgeable(facts: GpuFacts, devices: list[NvmlDevice]) -> bool:
         return True
     if any(d.get(k) is not None for d in devices for k in ("sm_clock_mhz", "sm_clock_max_mhz", "power_w")):
         return True                     # NVML read its clocks or draw (nvidia-smi -q's Clocks): there, health not read
-    if facts.get("driver") and any(d.get("name") for d in devices):
-        # named beside the driver version the same host tool read through NVML (dcgmi diag's Metadata): there, not read
+    if driver_read(facts):
+        # the node's driver answered (dcgmi diag's Metadata, nvidia-smi's header): its GPUs are there, their health
+        # not read, whether the devices are named, numbered or not listed (FACTS.md "How unknown is judged")
         return True
     return any(facts.get(k) is not None for k in ("kernels", "perf", "sdc", "xid_events", "sxid_events",
                                                   "driver_errors", "cuda_available", "cuda_errors")) or bool(
@@ -385,32 +388,17 @@ def _kernel_log_faults(facts: GpuFacts) -> Findings:
     return found
 
 
-def _no_gpu_shown(facts: GpuFacts) -> bool:
-    """The record itself shows that no GPU is usable (a CPU build, no device nodes, no NVML, NVML's refusal)."""
-    return (facts.get("torch_cuda") == NONE or facts.get("device_nodes") is False or facts.get("nvml_library") is False
-            or facts.get("nvml_error") not in (None, NONE))
-
-
-def _bears_on_a_fault(facts: GpuFacts) -> bool:
-    """Whether any field a rule of the partial judgement reads is recorded."""
-    return any(facts.get(k) not in (None, NONE) for k in ("xid_events", "sxid_events", "driver_errors", "cuda_init_error",
-                                                         "kernels", "cuda_errors")) or bool(
-        facts.get("cuda_available") is not None or (facts.get("capabilities") and facts.get("arch_list") is not None)
-        or (facts.get("driver") and facts.get("torch_cuda")) or torch_misses_cuda(facts)
-        or aer.judgeable(facts.get("pcie_aer_events")) or fabricmanager.shows_fault(facts, []))
-
-
 def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     """NVML's devices were not recorded: judge what the record does show (Xids, CUDA's refusal to initialise, the
     driver against the build, the build against the GPUs, the kernels); the devices' health is said not assessed."""
     facts = node.facts
-    if (seen := program_saw_a_gpu(facts)) and not torch_misses_cuda(facts) and not _bears_on_a_fault(without_the_run(facts)):
+    if (seen := program_saw_a_gpu(facts)) and not torch_misses_cuda(facts) and not bears_on_a_fault(without_the_run(facts)):
         # a program ran on the GPU, no device and no health read (one rule for CUDA's init and torch's count)
         return result.not_judged(f"{seen}, and no NVML device, health field or fault recorded beside it: a program's "
                                  "run is no health read, nothing to judge", RECORD)
-    if not _bears_on_a_fault(facts):
+    if not bears_on_a_fault(facts):
         return result.not_judged("no device, Xid, CUDA or torch fact recorded: nothing to judge", RECORD)
-    if not facts.get("cuda_errors") and not _bears_on_a_fault({**facts, "cuda_errors": None}):
+    if not facts.get("cuda_errors") and not bears_on_a_fault({**facts, "cuda_errors": None}):
         # a program's output read with no CUDA error in it says nothing of any GPU: never a pass on that alone
         return result.not_judged("a program's output with no CUDA error, and no GPU fact beside it: nothing to "
                                  "judge", RECORD)
@@ -421,7 +409,7 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
     kernel_log(facts, [], found)
     events = [e for e in facts.get("xid_events") or [] if isinstance(e, dict)]
     # an undecoded error is said, not judged; beside a driver's read and CUDA's start the unread health warns
-    if judge_errors(facts.get("cuda_errors") or [], found, result, node.devices) and not found.items and not _bears_on_a_fault(
+    if judge_errors(facts.get("cuda_errors") or [], found, result, node.devices) and not found.items and not bears_on_a_fault(
             {**facts, "cuda_errors": None}) and not (facts.get("driver") and program_saw_a_gpu(facts)):
         return result.not_judged("a program's CUDA error(s) the catalog does not decode, and nothing else: not "
                                  "judged", "Read the node's kernel log (Xids) and `nvidia-smi -q` beside the error.")
@@ -434,8 +422,9 @@ def _partial(node: Node, result: CheckResult, options: Options) -> CheckResult:
         said.append(f"{len(facts['sxid_events'] or [])} NVSwitch SXid line(s)")
     if good:
         said.append(f"kernels correct on {good}")
-    if (seen := program_saw_a_gpu(facts)) and not found.items:
-        # a program's run shows a GPU there (CUDA's init, torch's count: one rule) and reads none of its health
+    if (seen := program_saw_a_gpu(facts) or driver_read(facts)) and not found.items:
+        # a program's run (CUDA's init, torch's count: one rule) or the node's driver shows GPUs there, and nothing
+        # reads their health: never a pass (translators of the corpus, 12 of 12 such records)
         found.add(WARN, "HEALTH_NOT_ASSESSED", f"{seen} but no NVML device was recorded: the GPUs' health (ECC, remap, "
                   "clocks, temperature, PCIe, NVLink) is not assessed, not healthy",
                   "Read the GPUs' health where NVML answers (`nvidia-smi -q` on the host); on a replay, translate "
@@ -453,7 +442,7 @@ def judge(facts: GpuFacts, options: Options) -> CheckResult:
     result.details += fabricmanager.said(facts, node.devices)
     result.metric("nvml_devices", len(node.devices), "count")
 
-    if facts.get("devices") is None and not _no_gpu_shown(facts):
+    if facts.get("devices") is None and not no_gpu_shown(facts):
         return _partial(node, result, options)
     if contradicted := no_gpu_contradicted(node):
         return result.verdict(FAIL, "MEASUREMENT_INVALID", "the facts contradict each other: " + "; ".join(contradicted),
