@@ -913,9 +913,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "ec2-podman-docker-emulation-gpus-all-unresolvable-cdi-devices-nvidia-com-gpu-all-no-cdi-spec-on-node-faster-liveportrait":
         "translator: gpu fail GPU_NOT_VISIBLE (host); podman's `unresolvable CDI devices nvidia.com/gpu=all` has no "
         "field (a `container_runtime` record): skip FACTS_INCOMPLETE, as its facts",
-    "h100-80gb-hbm3-gpud-accelerator-subcommand-type-nvidia-product-detected-driver-535.161.08-no-health-read":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); gpud's accelerator lines and a driver version with no "
-        "device: skip FACTS_INCOMPLETE, as its facts",
     "podman-gpus-all-flag-injects-nothing-crun-nvidia-smi-not-found-in-path-device-nvidia-com-gpu-all-works-job-flags":
         "translator: gpu fail GPU_NOT_VISIBLE (job); crun's `executable file nvidia-smi not found in $PATH` alone "
         "names no GPU request (the missing device files are the poster's prose): not recognised (skip)",

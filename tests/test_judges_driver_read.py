@@ -85,11 +85,13 @@ def test_a_terminal_wrap_that_loses_a_table_s_rows_yields_to_the_q_report_beside
 
 
 @pytest.mark.parametrize("slug", [
+    "h100-80gb-hbm3-gpud-accelerator-subcommand-type-nvidia-product-detected-driver-535.161.08-no-health-read",
     "ubuntu-24.04-nvidia-driver-565-open-proc-driver-nvidia-version-565.57.01-open-kernel-module-nixgl-regex-tool-bug-healthy",
     "gentoo-rtx-3080-ga102-10de-2206-at-01-00-0-open-kernel-module-555.58-hyprctl-systeminfo-gpu-information-healthy",
 ])
 def test_proc_driver_nvidia_version_is_read_as_the_loaded_driver(slug):
-    """`/proc/driver/nvidia/version`'s line, open module or proprietary (explain/driverversion.py)."""
+    """`/proc/driver/nvidia/version`'s line, open module or proprietary (explain/driverversion.py), and nvidia-smi's
+    table banner with no row below it (explain/smitable.py): the driver answered."""
     assert verdict(explained(raw(slug))) == UNREAD
 
 

@@ -135,6 +135,7 @@ def detect(text: str) -> bool:
 def parse(text: str) -> dict[str, Any]:
     state, result = _state(text)
     nvswitches = True if _SWITCHES.search(text) or _CONFIG_STAGE.search(text) or _NVL5.search(text) else False if NOTHING_TO_DO in text else None
-    manager = {"state": state, "result": result, "error": _error(text), "nvswitches": nvswitches}
-    loaded = _LOADED_DRIVER.search(manager["error"] or "")
+    error = _error(text)
+    manager = {"state": state, "result": result, "error": error, "nvswitches": nvswitches}
+    loaded = _LOADED_DRIVER.search(error or "")
     return {"torch": None, "devices": None, "fabric_manager": manager, "driver": loaded.group(1) if loaded else None}

@@ -42,7 +42,8 @@ def _rows(text: str) -> bool:
 
 
 def detect(text: str) -> bool:
-    return (bool(_BANNER.search(text)) and "Bus-Id" in text) or _rows(text)
+    # the banner alone (a table cut below it, GPUd's `gpud accelerator` paste) is nvidia-smi reading the driver
+    return bool(_BANNER.search(text)) or _rows(text)
 
 
 def _int(value: str) -> int | None:
