@@ -10,7 +10,7 @@ from typing import Any
 
 # the version after either flavour's name (an aarch64 or ppc64le build names its architecture the same way)
 VERSION = re.compile(r"NVRM version: NVIDIA UNIX (?:Open Kernel Module for [\w-]+|[\w-]+ Kernel Module)\s+"
-                     r"(\d+\.\d+(?:\.\d+)?)(?![\d.])")
+                     r"(\d{2,4}\.\d{1,3}(?:\.\d{1,3})?)(?![\d.])")
 
 
 def detect(text: str) -> bool:
