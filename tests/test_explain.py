@@ -1272,6 +1272,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "v100-32gb-ddp-nccl-2.21.5-ncclremoteerror-socketprogressopt-recv-connection-reset-by-peer-other-nodes-ib-trouble-this-node-not-named-job":
         "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): an ECONNRESET is not a peer gone by itself "
         "(peergone.py); the nodes at fault are the poster's prose",
+    # Batch 278: the rule kept.
+    "omni-path-hfi1-0-port-1-nhc-check-hw-ib-no-ib-port-active-linkup-100-state-init-not-printed-host":
+        "translator: fabric fail FABRIC_PORT_DOWN (host); verify explain: NHC's check_hw_ib failure does not tell a "
+        "port down from one up at another rate: said beside the verdict, warn HEALTH_NOT_ASSESSED (host), as the "
+        "other NHC check_hw_ib entries",
 }
 
 

@@ -1698,6 +1698,11 @@ KNOWN_MISMATCHES = {
         "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): a reset (ECONNRESET) is not read as a peer "
         "gone (peergone.py: a path that drops resets as well; nccl-2.21.5-remote-error-connection-reset-nodes-with-ib-"
         "issues, the same report, is translated host); that other nodes had the IB trouble is the poster's later prose",
+    # Batch 278 (tests/data/real-world/README.md): what decides it has no field.
+    "omni-path-hfi1-0-port-1-nhc-check-hw-ib-no-ib-port-active-linkup-100-state-init-not-printed-host":
+        "translator: fabric fail FABRIC_PORT_DOWN (host); skip FACTS_INCOMPLETE: NHC's check_hw_ib finding names "
+        "hfi1_0:1 but no fabric field holds a checker's finding, as the other NHC check_hw_ib entries (nhc-check-hw-"
+        "ib-...-resv)",
 }
 
 
