@@ -229,9 +229,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "fabric fail FABRIC_NONE (host, the HCA's firmware, the thread's fix); verify explain: ibstatus finds no device "
         "and the kernel lines show the adapter on PCI with its IB driver: warn HEALTH_NOT_ASSESSED (host), no field "
         "holds an adapter on PCI",
-    "nhc-check-hw-ib-no-ib-port-active-linkup-100-new-node-fabric-cables-not-in-place-resv": "translator: fabric "
-        "fail FABRIC_PORT_DOWN (host, cables missing per the prose); verify explain: NHC's failure names no port and "
-        "does not tell a port down from one at another rate: warn HEALTH_NOT_ASSESSED (host)",
     # Twentieth batch: what decides it is outside the excerpt, or the rule kept.
     "a100-vm-2-node-2x-hdr-ring-busbw-27-of-50-acs-left-enabled-48-after": "translator: nccl fail FABRIC_BANDWIDTH_LOW "
         "(host, a busbw quoted in prose); verify explain: no figure in the excerpt, nothing to judge",
@@ -564,9 +561,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: fabric fail FABRIC_USERSPACE_MISSING (image); explain reads `providers` [] and `verbs_devices` [] "
         "as its facts: no adapter shown, skip FABRIC_NONE",
     # Ninety-seventh to ninety-ninth batches (Kubernetes RDMA pods; Slurm and NHC; workstation GPUs; tests/test_judges_fix97.py).
-    "azure-distributed-nhc-sbatch-health-log-check-hw-ib-no-port-mlx5-ib7-1-active-linkup-400-one-rail-of-eight":
-        "translator: fabric fail FABRIC_PORT_DOWN (host); verify explain says NHC's finding beside the "
-        "verdict (warn HEALTH_NOT_ASSESSED): no field holds it, and up-at-a-lower-rate is not told from down",
     "azure-distributed-nhc-sbatch-health-log-nccl-allreduce-ib-loopback-busbw-20.7-of-40-expected-one-node":
         "translator: nccl fail BANDWIDTH_LOW (host); NHC's check_nccl_allreduce_ib_loopback line has no size, "
         "count or time to judge: said beside the verdict (aznhc.py), warn HEALTH_NOT_ASSESSED (host)",
@@ -1272,11 +1266,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "v100-32gb-ddp-nccl-2.21.5-ncclremoteerror-socketprogressopt-recv-connection-reset-by-peer-other-nodes-ib-trouble-this-node-not-named-job":
         "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): an ECONNRESET is not a peer gone by itself "
         "(peergone.py); the nodes at fault are the poster's prose",
-    # Batch 278: the rule kept.
-    "omni-path-hfi1-0-port-1-nhc-check-hw-ib-no-ib-port-active-linkup-100-state-init-not-printed-host":
-        "translator: fabric fail FABRIC_PORT_DOWN (host); verify explain: NHC's check_hw_ib failure does not tell a "
-        "port down from one up at another rate: said beside the verdict, warn HEALTH_NOT_ASSESSED (host), as the "
-        "other NHC check_hw_ib entries",
     # Batch 277: the rule kept.
     "dell-r760-l40s-eks-anywhere-kubeflow-pytorchjob-2x2-etcd-rdzv-nccl-2.21.5-no-libibverbs-socket-eth0-fsdp-epoch-completes-healthy":
         "translator: nccl skip FACTS_INCOMPLETE; verify explain: warn NCCL_NET_FALLBACK (image), as its facts: no "

@@ -4,8 +4,10 @@ called for, by class (the batch's entries themselves replay in tests/test_gpu_ru
 - LBNL NHC's `check_hw_ib` run with `-d` lists every port it reads under /sys/class/infiniband (`Found ACTIVE (LinkUp)
   IB Port mlx5_0:1 (200 Gb/sec)`, lbnl_hw.nhc of https://github.com/mej/nhc): `verify explain` reads those lines as the
   node's listing, judged as an `ibstatus` would be, whatever else the debug run printed.
-- NHC's own failure (`check_hw_ib:  No IB port is ACTIVE (LinkUp 100 Gb/sec).`) names no port and does not tell a
-  port down from one at another rate: said, never a pass and never "nothing to judge" (warn, not assessed, host).
+- NHC's own failure (`check_hw_ib:  No IB port is ACTIVE (LinkUp 100 Gb/sec).`) does not tell a port down from one at
+  another rate, but either fails the site's own check of the node's fabric: the host's port (batch 278 and three
+  earlier translators; tests/test_explain_nhc.py). The OFED version mismatch it reports is said, never a pass and never
+  "nothing to judge" (warn, not assessed, host).
 - `ibstatus` with no device named, whose glob of /sys/class/infiniband/* matched nothing (`Fatal error:  device '*':
   sys files not found`), is FACTS.md's empty listing (`adapters` []): no RDMA device. Beside kernel lines that show an
   InfiniBand adapter on PCI with its IB driver loaded, it is a fault no field holds: not assessed, never "no fabric".
@@ -65,16 +67,18 @@ def test_a_port_listed_twice_keeps_its_last_reading():
     assert _verdict(text) == ("pass", None, None)
 
 
-@pytest.mark.parametrize("line", [
-    "ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port is ACTIVE (LinkUp 200 Gb/sec).",
-    "ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port mlx5_0:1 is ACTIVE (LinkUp).",
-    "20240101 10:00:00 /usr/libexec/nhc/node-mark-offline n01 check_hw_ib:  Version mismatch between kernel OFED "
-    "drivers and userspace OFED libraries.",
+@pytest.mark.parametrize(("line", "want"), [
+    ("ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port is ACTIVE (LinkUp 200 Gb/sec).",
+     ("fail", "FABRIC_PORT_DOWN", "host")),
+    ("ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port mlx5_0:1 is ACTIVE (LinkUp).",
+     ("fail", "FABRIC_PORT_DOWN", "host")),
+    ("20240101 10:00:00 /usr/libexec/nhc/node-mark-offline n01 check_hw_ib:  Version mismatch between kernel OFED "
+    "drivers and userspace OFED libraries.", ("warn", "HEALTH_NOT_ASSESSED", "host")),
 ])
-def test_nhcs_own_failure_is_said_never_nothing_to_judge(line):
+def test_nhcs_own_failure_is_judged_never_nothing_to_judge(line, want):
     assert nhc.parse(line)["adapters"] is None        # no port named: the listing is unknown, not empty
     r = ex.explain_text(line + "\n", "nhc.log", Options())
-    assert (r.status, r.code, r.owner) == ("warn", "HEALTH_NOT_ASSESSED", "host")
+    assert (r.status, r.code, r.owner) == want
     assert "check_hw_ib" in r.summary and "ibstat" in r.remedy and "nvidia-smi" not in r.remedy
 
 

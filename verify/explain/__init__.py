@@ -89,6 +89,7 @@ from . import (
     smitable,
     smixml,
     sysfsib,
+    toolword,
     topo,
     torcharch,
     torchrepl,
@@ -120,6 +121,8 @@ class Kind:
     # what the tool that printed it says of its own run (a check not installed, a SKU it has no thresholds for): said
     # beside the verdict; where nothing else is read, not assessed with no owner (the tool's trouble is no node's)
     trouble: Callable[[str], list[str]] | None = None
+    # a fault the tool itself found and names, no field holding it (NHC's port check): it sets the verdict
+    shown: Callable[[str, Any], None] | None = None
 
 
 # Most specific first: an nvidia-smi -q report may quote a kernel line, an NCCL log may quote ulimit.
@@ -154,9 +157,8 @@ KINDS: tuple[Kind, ...] = (
          devib.detect, devib.parse),
     Kind("libibverbs with no provider configured (ibv_devinfo)", "fabric", verbslist.detect, verbslist.parse),
     Kind("libibverbs finding no provider for a verbs device", "fabric", noprovider.detect, noprovider.parse),
-    Kind("NHC check_hw_ib", "fabric", nhc.detect, nhc.parse, unread=nhc.unread,
-         remedy="Read the node's ports (`ibstat`, or NHC with `-d`) and bring them up at the rate the site's check "
-                "asks for (cabling, switch port, subnet manager, the HCA's driver) before the node takes jobs."),
+    Kind("NHC check_hw_ib", "fabric", nhc.detect, nhc.parse, prefixed=True, unread=nhc.unread, trouble=nhc.trouble,
+         shown=nhc.shown, remedy=nhc.REMEDY),
     Kind("iblinkinfo (the fabric's links)", "fabric", iblinkinfo.detect, iblinkinfo.parse, unread=iblinkinfo.unread,
          said=iblinkinfo.said, remedy=iblinkinfo.REMEDY),
     Kind("ibqueryerrors / ibcheckerrors (the fabric's error counters)", "fabric", ibcounters.detect, ibcounters.parse,
@@ -478,7 +480,7 @@ def _judged(kind: Kind, text: str, path: str, options: Any, answered: bool = Fal
         what = "; ".join(unread)
         result.verdict("warn", "HEALTH_NOT_ASSESSED", f"{kind.name} reports what no field of the facts holds, so "
                        f"it is not assessed, not healthy: {what[:300]}", kind.remedy, "host")
-    _trouble(kind, text, path, result)
+    toolword.apply(kind.name, kind.shown, kind.trouble, text, path, result)
     if result.code == "FACTS_INVALID":
         # the facts are verify's own parser's, not a record someone wrote: their fault is verify's, never the job's
         # (nor the host's: the tool's trouble is no node's fault), so the verdict names no owner
@@ -487,14 +489,3 @@ def _judged(kind: Kind, text: str, path: str, options: Any, answered: bool = Fal
         result.remedy = "Report it to verify's maintainers with the file; judge the node from the raw text meanwhile."
         result.owner = None
     return result
-
-
-def _trouble(kind: Kind, text: str, path: str, result: Any) -> None:
-    """The tool's own trouble said beside the verdict; a skip for want of evidence says it as its cause, no owner."""
-    trouble = kind.trouble(text) if kind.trouble else []
-    result.details += [f"said in {path}: the tool's own trouble, not the node's: {said}" for said in trouble]
-    if trouble and result.status == "skip" and result.code == "FACTS_INCOMPLETE":
-        result.not_judged(f"{kind.name}: the health check did not do its work, so nothing of the node is assessed "
-                          f"(the tool's own trouble, never the node's): {'; '.join(trouble)[:300]}",
-                          "Fix the health check's install or configuration (its dependencies, its conf file for "
-                          "this VM size) and run it again; the node stays in service meanwhile.")

@@ -4,14 +4,24 @@ Run with `-d`, NHC says one line per port it reads under /sys/class/infiniband/*
 first word of `rate`; a site's patched check may add ` with PCI-e link ...`). Those lines are the node's listing, read
 into the fabric facts' `adapters` as an `ibstatus` would be: no width, speed, link layer, model or driver.
 The check's own failure (`check_hw_ib:  No IB port is ACTIVE (LinkUp 100 Gb/sec).`, or the OFED version mismatch it
-reports when the user MAD driver is missing) names no port, and no field holds a health checker's finding: it is
-said beside the verdict, so that it is never a pass nor "nothing to judge" (`unread`)."""
+reports when the user MAD driver is missing) has no field of the facts. That no port is ACTIVE at the rate the site's
+check asks for is the site's own health check failing the node's fabric: a port down, or up at another rate, both the
+host's (FABRIC_PORT_DOWN, `shown`), unless a finding listed stands on its own (a port read at a lower rate). NHC run
+with another machine's configuration (more RAM than its maximum: a node grows no memory) proves nothing of this node:
+its port finding is the tool's own trouble, never a drain. The OFED version mismatch is said (`unread`)."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
 _FOUND = re.compile(r"\bFound (\w+) \((\w+)\) IB Port ([\w.-]+):(\d+) \((\d+(?:\.\d+)?) Gb/sec\)")
+_NO_PORT = re.compile(r"\bcheck_hw_ib:\s+No IB port(?: (\S+))? is ACTIVE \((\w+)(?: (\d+(?:\.\d+)?) Gb/sec)?\)")
+# LBNL's check_hw_physmem: a node's RAM above the conf's maximum is the conf written for a bigger machine's peer
+_FOREIGN_CONF = re.compile(r"\bcheck_hw_physmem:\s+Actual RAM size \(\d+ kB\) greater than maximum allowed \(\d+ kB\)")
+_HOST = re.compile(r"^([A-Za-z0-9][\w.-]{0,253}) \| ")     # distributed NHC's `{hostname} | {result}` (aznhc.py)
+REMEDY = ("Read the node's ports (`ibstat`, or NHC with `-d`): a port Down or Polling wants its cable, transceiver and "
+          "switch port checked, one Active at another rate its link retrained; if this node's rate is right, fix the "
+          "site's NHC conf. Keep the node out of multi-node jobs until NHC passes.")
 _FAILED = re.compile(r"\bcheck_hw_ib:\s+(No IB port(?: \S+)? is \w+ \(\w+(?: \d+(?:\.\d+)? Gb/sec)?\)\.?|"
                      r"Version mismatch between kernel OFED drivers and userspace OFED libraries\.?)")
 
@@ -42,6 +52,52 @@ def parse(text: str) -> dict[str, Any]:
     return {"adapters": list(adapters.values())}
 
 
+def _this_host(text: str) -> str:
+    """The lines of the host the file is about: distributed NHC's health.log names many (`host | result`), and the
+    first whose line is a failure is the one judged (aznhc.py, FACTS.md: a folder holds one host)."""
+    lines = [(m.group(1), line[m.end():]) if (m := _HOST.match(line)) else (None, line) for line in text.splitlines()]
+    failing = [host for host, line in lines if host and "ERROR" in line][:1]
+    return "\n".join(line for host, line in lines if host is None or [host] == failing)
+
+
 def unread(text: str) -> list[str]:
-    """NHC's finding that no port meets the site's check: a fault the listing may not show (its lines cut, or none)."""
-    return list(dict.fromkeys(f"NHC check_hw_ib: {m.group(1)}" for m in _FAILED.finditer(text)))
+    """NHC's findings no field holds (the OFED version mismatch, another host's port), said beside the verdict; this
+    host's port finding is `shown`."""
+    if _FOREIGN_CONF.search(text):
+        return []
+    own = {m.group(0) for m in _NO_PORT.finditer(_this_host(text))}
+    return list(dict.fromkeys(f"NHC check_hw_ib: {m.group(1)}" for m in _FAILED.finditer(text)
+                              if not ((p := _NO_PORT.match(m.group(0))) and p.group(0) in own)))
+
+
+def trouble(text: str) -> list[str]:
+    """NHC run with another machine's conf: its findings are the tool's trouble, not this node's."""
+    return [f"NHC's configuration is another machine's ({m.group(0)}): its check_hw_ib finding is not judged"
+            for m in _FOREIGN_CONF.finditer(text)][:1]
+
+
+def shown(text: str, result: Any) -> None:
+    """NHC failing the node because no port is ACTIVE at the site's rate: the host's fabric, a fail, where the facts
+    read judged no fault of their own. A port NHC listed ACTIVE (`-d`) tells which: below the rate asked for, the
+    link trained down (FABRIC_RATE_DEGRADED); above it, the conf is another machine's, and nothing is judged of it."""
+    own = _this_host(text)
+    m = _NO_PORT.search(own)
+    if not m or _FOREIGN_CONF.search(text) or (result.status in ("fail", "warn")
+                                                and result.code != "HEALTH_NOT_ASSESSED"):
+        return
+    port, asked = m.group(1) or "of the node", float(m.group(3)) if m.group(3) else None
+    up = [p for (name, number), p in _ports(own).items() if p["state"] == "ACTIVE"
+          and (m.group(1) is None or m.group(1) == f"{name}:{number}")]
+    rates = sorted(p["rate_gbps"] for p in up)
+    if asked is not None and rates and rates[-1] > asked:
+        result.details.append(f"NHC's check_hw_ib asks for {asked:g} Gb/sec of port {port}, listed ACTIVE at "
+                              f"{rates[-1]:g}: its conf is another machine's, so its finding is not judged")
+        return
+    if asked is not None and rates:
+        result.verdict("warn", "FABRIC_RATE_DEGRADED", f"NHC's check_hw_ib fails the node: port {port} is ACTIVE at "
+                       f"{rates[-1]:g} Gb/sec where the site's check asks for {asked:g}", REMEDY, "host")
+        return
+    rate = f" at {m.group(3)} Gb/sec" if m.group(3) else ""
+    result.verdict("fail", "FABRIC_PORT_DOWN", f"NHC's check_hw_ib fails the node: no IB port {port} is ACTIVE "
+                   f"({m.group(2)}{rate}), the rate the site's check asks for: the port is down, or up at another "
+                   "rate", REMEDY, "host")
