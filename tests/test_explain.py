@@ -1275,6 +1275,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu fail DRIVER_ERROR (host); verify explain: warn HEALTH_NOT_ASSESSED (host): torch's warning "
         "of cudaErrorInitializationError is also a forked process's (the job's), left undecoded; the nvidia-smi table"
         " beside it reads no health",
+    # Batch 280: what decides it has no field.
+    "p5-8-nodes-64-h100-nccl-2.19.3-nvlstree-chunksize-regression-all-reduce-4g-104-busbw-280-after-fix-wrong-not-checked-image":
+        "translator: nccl fail BANDWIDTH_LOW (image); verify explain: the row's #wrong is N/A (-c 0), which no "
+        "SizeRow holds: no collective recorded, nothing to judge; the NCCL build at fault is the thread's prose",
 }
 
 
