@@ -65,7 +65,9 @@ RESOLVED: dict[tuple[str, str, str], Callable[[], set[str]]] = {
     # why_no_gpu's code is a fault the facts prove (node.py: DRIVER_ERROR), else none
     (GPU + "verdict.py", "shown or 'GPU_NOT_VISIBLE'", "status"): lambda: {"DRIVER_ERROR", "GPU_NOT_VISIBLE"},
     ("verify/checks/nccl/verdict.py", "code", "FAIL"): lambda: _decoded() | {"NCCL_TIMEOUT", "NCCL_FAILED"},
-    ("verify/checks/train/verdict.py", "cuda.code", "FAIL"): _decoded,
+    # a CUDA error that is the gpu check's finding fails the run under its own code (mendf), any other its own
+    ("verify/checks/train/verdict.py", "'TRAIN_FAILED' if cuda.gpu_finding else cuda.code", "FAIL"):
+        lambda: _decoded() | {"TRAIN_FAILED"},
 }
 
 VISION = "verify/checks/vision/check.py"

@@ -498,9 +498,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "h100-2x8-roce-8x400g-nccl-2.31.2-allreduce-216-busbw-acs-redirect-iommu-translated-456-after-fix": "translator: nccl fail "
         "BANDWIDTH_LOW (host); the excerpt is the issue's summary tables of busbw, no nccl-tests row: not "
         "recognised (its facts: nothing to judge)",
-    "h800-2x8-nccl-2.28.7-alltoall-device-api-nvl-kernel-across-two-nodes-illegal-memory-access": "translator: nccl fail "
-        "NCCL_FAILED (job); verify explain reads nccl-tests' `Test CUDA failure ... illegal memory access` as its "
-        "facts do: CUDA_KERNEL_FAULT, owner job (the owner agrees)",
     "v100-sxm2-32gb-x8-nvlink-all-gather-4gib-out-of-bounds-2-failed-maintainer-fixed-in-master": "translator: nccl fail "
         "NCCL_WRONG_RESULT (image, the maintainer's fix: prose); verify explain: out-of-bounds values are wrong data, "
         "the host's, as its facts",
@@ -886,9 +883,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "gb200-tray-dcgm-4.4.1-dcgmi-dmon-ecc-sbe-and-nvlink-count-fields-all-na-gpu0-gpu1-tool-gap-not-node":
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); not recognised: `dcgmi dmon` rows all N/A would give devices "
         "known by their index alone, nothing to judge, as its facts",
-    "gb200-tray-4-ranks-nccl-2.30.7-mnnvl-1-clique-2786-p2p-mnnvl-nccl-ep-low-latency-two-handles-alias-dispatch-timeout-719-job":
-        "translator: nccl fail NCCL_FAILED (job); NCCL's `Cuda failure 'unspecified launch failure'` is said under its "
-        "own code, CUDA_KERNEL_FAULT (job), as its facts",
     "gh200-dra-25.3-compute-domain-one-node-imex-domain-up-fabric-handle-import-cuda-error-invalid-device-101-job":
         "translator: gpu warn GPU_NOT_VISIBLE (job); not recognised: cuda-python's `CUDA error code=101(b'...')` under "
         "kubectl's pod prefix has no reader; its facts give DEVICE_COUNT_MISMATCH (job) by the one CUDA catalog",
@@ -1054,9 +1048,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "k8s-two-pods-one-node-nccl-tests-p2p-cumem-across-pods-channels-connected-no-error-nothing-to-judge":
         "translator: nccl skip FACTS_INCOMPLETE; pass: every rank connected within one node over P2P/CUMEM and no "
         "error is printed: NCCL's log of a working intra-node transport passes, bandwidth not assessed",
-    "slurm-a100-srun-gpus-per-task-1-nccl-2.28.9-p2p-cc-275-cuda-101-invalid-device-ordinal-task-cgroup-job":
-        "translator: nccl fail NCCL_FAILED (job); fail DEVICE_COUNT_MISMATCH (job): CUDA 101 on NCCL's P2P set-up "
-        "is a GPU this task cannot see, the one code for that (the owner agrees)",
     # Batch 229 (the lead's review, tests/test_judges_batch229.py).
     "a100-pcie-x4-535.129.03-q-d-clock-flattened-paste-sm-1410-applications-clocks-1410-equal-default-llama-cpp-multi-gpu-slowness":
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip: GitHub's quote flattened the -q section onto one "
@@ -1100,8 +1091,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "lammps-gpu46-openmpi-4.1.6-ucx-1.16-invalid-active-speed-128-on-ndr-400-mlx5-0-no-ucp-worker-image-ucx-too-old":
         "translator: fabric pass; not recognised: UCX's and Open MPI's own error lines are read by no parser, and no "
         "pass rests on them",
-    "gb200-two-nccl-tests-jobs-on-one-nvlink-clique-dra-compute-domains-cuda-failure-unspecified-launch-failure-alone-runs-job":
-        "translator: nccl fail NCCL_FAILED (job); fail CUDA_KERNEL_FAULT (job), as on the facts road",
     "nccl-ibext-v10-gdrdma-worker-9-stray-http-get-on-proxy-listen-port-wrong-magic-proxy-service-hangs-fixed-in-2.30u1-image":
         "translator: nccl fail NCCL_TIMEOUT (image); fail NCCL_FAILED (image): the excerpt shows the stray connection "
         "refused, no hang (the hang is the issue's prose)",

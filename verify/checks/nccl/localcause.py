@@ -31,5 +31,7 @@ def memlock_verdict(facts: NcclFacts, said: list[str], backend: object, result: 
     if not pinned or facts.get("memlock_bytes") == UNLIMITED:
         return None
     whose, fix = rdma.memlock_owner(facts.get("uverbs") is not None or facts.get("verbs_loads") is not None)
-    return result.verdict(FAIL, "FABRIC_MEMLOCK_LOW", f"all-reduce over {backend or 'NCCL'} failed: RDMA memory "
-                          f"registration ran out of locked memory ({pinned}): the memlock limit is too low", fix, whose)
+    # the limit is the fabric check's finding (FABRIC_MEMLOCK_LOW): the collective failed on it, said under its own
+    # code with the limit's owner and remedy
+    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: RDMA memory registration ran out "
+                          f"of locked memory ({pinned}): the memlock limit is too low (FABRIC_MEMLOCK_LOW)", fix, whose)

@@ -305,6 +305,14 @@ def _decided_first(facts: NcclFacts, error: str, said: list[str], result: CheckR
         efa_verdict(facts, text, failed, hung, result) or stray_verdict(text, failed, hung, result)
 
 
+def _cuda_failed(gpu_finding: bool, error: str) -> str:
+    """The collective's own code for a CUDA error it failed on (owned by the error's owner): one the gpu check names
+    (a kernel's fault, an ECC or NVLink error, a GPU index the process lacks: cuda_errors.py's gpu_finding) is a
+    failure whatever timed out beside it (an NCCL EP timeout that trapped the kernel); any other, a hang where the
+    error says so."""
+    return "NCCL_TIMEOUT" if is_timeout(error) and not gpu_finding else "NCCL_FAILED"
+
+
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
     """A collective that failed or hung: where NCCL's log shows why it left the fabric, that cause owns it."""
     backend = facts.get("backend")
@@ -318,8 +326,8 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     # log), by the one catalog the gpu check reads, by name or words only: its owner owns the failure
     cuda = named_without_driver(" | ".join(said))
     if cuda:
-        # out of memory or a kernel's fault is the job's whatever call met it: said under its own code
-        code = cuda.code if cuda.names_failure else "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED"
+        # out of memory under its own code; the gpu check's findings fail the collective (_cuda_failed), their owner's
+        code = cuda.code if cuda.names_failure else _cuda_failed(cuda.gpu_finding, error)
         return result.verdict(FAIL, code,
                               f"all-reduce over {backend or 'NCCL'} failed on a CUDA error: {error}; {cuda.cause}",
                               cuda.fix, cuda.owner)

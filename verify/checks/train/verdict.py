@@ -221,11 +221,13 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     if first.get("type") in OWN_BUGS:
         return result.verdict(FAIL, "CHECK_CRASHED", f"the train check itself broke: {text}"[:600],
                               "This is verify's own bug, not the node's: report it with the details above.")
-    # a CUDA error the one catalog names (out of memory, a kernel's fault, a build without the GPU's code, 802) has
-    # the catalog's code and owner, as in the gpu and nccl checks: a job's out of memory drains no node
+    # a CUDA error the one catalog names (out of memory, a build without the GPU's code, 802) has the catalog's code
+    # and owner, as in the gpu and nccl checks: a job's out of memory drains no node; one that is the gpu check's
+    # finding (a kernel's fault, the GPU's ECC error, a GPU index the process lacks) fails the run (TRAIN_FAILED)
+    # with the cause's owner
     cuda = named_without_driver(f"{first.get('type')}: {first.get('message')}")
     if cuda:
-        return result.verdict(FAIL, cuda.code, f"the training run failed on a CUDA error: {text}"[:500] + f"; {cuda.cause}",
+        return result.verdict(FAIL, "TRAIN_FAILED" if cuda.gpu_finding else cuda.code, f"the training run failed on a CUDA error: {text}"[:500] + f"; {cuda.cause}",
                               cuda.fix, cuda.owner)
     # a segfault in native code is the image's software stack, never a drain (launcher.py)
     if crash := launcher.native_crash(first):
