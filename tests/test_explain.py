@@ -1268,6 +1268,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p5-8-nodes-64-h100-nccl-2.19.3-nvlstree-chunksize-regression-all-reduce-4g-104-busbw-280-after-fix-wrong-not-checked-image":
         "translator: nccl fail BANDWIDTH_LOW (image); verify explain: the row's #wrong is N/A (-c 0), which no "
         "SizeRow holds: no collective recorded, nothing to judge; the NCCL build at fault is the thread's prose",
+    # Batch 282: what decides it has no field, or the rule kept.
+    "indiana-cn17-openib-ofed-1.5.4.1-mlx4-registerable-memory-32768-of-48298-mib-ulimit-l-unlimited-log-num-mtt-host":
+        "translator: fabric warn FABRIC_MEMLOCK_LOW (host); verify explain: pass on ulimit -a's unlimited memlock; "
+        "Open MPI's registerable-memory warning has no reader and no field",
+    "rocks-sge-node-0-4-mthca0-libibverbs-rlimit-memlock-32768-bytes-under-sge-execd-openib-device-init-error-job":
+        "translator: fabric fail FABRIC_MEMLOCK_LOW (job); verify explain: fail FABRIC_MEMLOCK_LOW (host), as its "
+        "facts: a limit read outside a container is the site's",
+    "lmco-c1n01-openmpi-1.4.3-960-ranks-openib-qp-create-enomem-per-peer-queues-fixed-by-shared-receive-queues-job":
+        "translator: fabric fail FABRIC_MEMLOCK_LOW (job); verify explain: not recognised: Open MPI's openib BTL "
+        "'error creating qp errno says Cannot allocate memory' has no reader",
 }
 
 

@@ -1692,6 +1692,18 @@ KNOWN_MISMATCHES = {
         "translator: nccl fail BANDWIDTH_LOW (image); skip FACTS_INCOMPLETE: the one row prints #wrong N/A (nccl-"
         "tests -c 0: no validation) and a SizeRow requires its wrong count, so no figure is recorded; that another "
         "NCCL build runs the same nodes at 280 GB/s is the thread's prose",
+    # Batch 282 (tests/data/real-world/README.md): what decides it has no field, or the rule kept.
+    "indiana-cn17-openib-ofed-1.5.4.1-mlx4-registerable-memory-32768-of-48298-mib-ulimit-l-unlimited-log-num-mtt-host":
+        "translator: fabric warn FABRIC_MEMLOCK_LOW (host); pass: memlock is unlimited, and Open MPI's registerable-"
+        "memory figure (32768 of 48298 MiB, the mlx4 driver's log_num_mtt) has no field",
+    "rocks-sge-node-0-4-mthca0-libibverbs-rlimit-memlock-32768-bytes-under-sge-execd-openib-device-init-error-job":
+        "translator: fabric fail FABRIC_MEMLOCK_LOW (job); fail FABRIC_MEMLOCK_LOW (host): a limit read outside a "
+        "container is the site's (limits.conf, the scheduler daemon's own limit: Grid Engine's execd as slurmd's "
+        "LimitMEMLOCK); translators split on the owner of a scheduler-given limit",
+    "lmco-c1n01-openmpi-1.4.3-960-ranks-openib-qp-create-enomem-per-peer-queues-fixed-by-shared-receive-queues-job":
+        "translator: fabric fail FABRIC_MEMLOCK_LOW (job); skip FACTS_INCOMPLETE: a queue pair refused with ENOMEM at"
+        " 960 ranks, fixed by the job's shared receive queues, is recorded without a limit read; that the job's per-"
+        "peer queues caused it is the thread's prose",
 }
 
 
