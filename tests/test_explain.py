@@ -87,10 +87,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "singularity-4x-a100-pcie-40gb-nccl-2.19.3-image-without-libibverbs-one-process-one-node-nothing-to-judge":
         "translator: nccl skip FACTS_INCOMPLETE; verify explain passes, as its facts: one process for four GPUs whose "
         "NCCL log shows only its network set-up, the class k8s-pod-lmdeploy-nccl-2.21.5-one-process-four-gpus-failed-to-open-libibverbs-socket-eth0-no-fabric-needed is translated to (pass)",
-    "vllm-0.5.0-docker-8x-a100-pcie-80gb-mp-one-host-no-libibverbs-socket-eth0-bridge-freeze-nothing-to-judge":
-        "translator: nccl skip FACTS_INCOMPLETE; verify explain warns NCCL_NET_FALLBACK (image): one node rests on "
-        "vLLM's `Defaulting to use mp` line, which the NCCL reader does not read (several pids on one host prove "
-        "nothing), so sockets beside a missing libibverbs on nodes unknown warn; with one node it passes, as its facts",
     "slurm-docker-two-ib-nodes-nccl-ib-disable-0-net-ib-no-device-found-dev-infiniband-not-mapped-job":
         "translator: nccl fail NCCL_NET_FALLBACK (job); the raw excerpt is two NCCL lines (`NET/IB : No device found.`, "
         "`NCCL_IB_DISABLE set by environment to 0.`): the InfiniBand nodes and the container without /dev/infiniband "
@@ -599,9 +595,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "gpud-ibstat-cx6dx-mt4125-mlx5-8-fw-22.39.1002-port-down-disabled-physical-state-fallback-example":
         "translator: fabric warn FABRIC_PORT_DOWN (host); every port the listing shows is down: fail, as its "
         "facts (that the poster quoted one adapter of the node has no field)",
-    "openshift-vllm-four-ranks-one-host-nccl-failed-to-open-libibverbs-socket-ens5-no-fabric-needed":
-        "translator: nccl skip (one host); four pids on one host prove no single node: the socket fall-back "
-        "warns the image, as its facts",
     # Hundred-and-sixth batch (AWS EFA and Libfabric; fix106, tests/test_judges_fix106.py): what the text holds
     # has no field of facts schema 3, as their facts.
     "aws-efa-cluster-srun-pytorch-bundled-nccl-dlerror-libnccl-net-so-no-plugin-internal-implementation-allreduce-watchdog-600s":
@@ -860,12 +853,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu pass; warn PCIE_DOWNGRADED (host), as on the facts road since explain reads the XML's "
         "max_device_link_gen (fix169): the slot's Gen4 below the GPU's Gen5 warns, as h100-sxm-gen4-pcie-switch",
     # Hundred-and-eighty-first, -third and -fourth batches (fix181, tests/test_judges_fix181.py): the rule kept.
-    "wsl2-docker-two-rtx4090-vllm-nccl-2.18.1-failed-to-open-libibverbs-socket-eth0-one-line-paste-nothing-to-judge":
-        "translator: nccl skip FACTS_INCOMPLETE; with NCCL's joined lines read (fix181) no libibverbs beside sockets "
-        "warns NCCL_NET_FALLBACK (image), as its facts",
-    "radeon-r9700-vllm-ray-container-rccl-failed-to-open-libibverbs-socket-enp165s0f1np1-two-ranks-no-rdma-adapter-shown":
-        "translator: nccl skip FACTS_INCOMPLETE; no libibverbs with the node's fabric not shown warns "
-        "NCCL_NET_FALLBACK (image), as its facts",
     "hgx-b200-talos-1.12-beta-fabricmanager-580.95.05-wrapper-picks-lpf-mlx5-10-of-four-for-nvlsm-node-does-not-work":
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); the wrapper's `found NVSwitch LPF` lines read as the "
         "node's NVSwitches (fix181), no state, error or device: skip, as its facts",
@@ -1255,10 +1242,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "v100-32gb-ddp-nccl-2.21.5-ncclremoteerror-socketprogressopt-recv-connection-reset-by-peer-other-nodes-ib-trouble-this-node-not-named-job":
         "translator: nccl fail NCCL_FAILED (job); fail NCCL_FAILED (host): an ECONNRESET is not a peer gone by itself "
         "(peergone.py); the nodes at fault are the poster's prose",
-    # Batch 277: the rule kept.
-    "dell-r760-l40s-eks-anywhere-kubeflow-pytorchjob-2x2-etcd-rdzv-nccl-2.21.5-no-libibverbs-socket-eth0-fsdp-epoch-completes-healthy":
-        "translator: nccl skip FACTS_INCOMPLETE; verify explain: warn NCCL_NET_FALLBACK (image), as its facts: no "
-        "libibverbs beside sockets is read as a fall-back with no adapter shown",
     # Batch 279: the rule kept.
     "nvidia-cuda-11.7.0-devel-container-torch-1.13.1-cu117-device-count-1-cuda-driver-initialization-failed-525.105.17-host":
         "translator: gpu fail DRIVER_ERROR (host); verify explain: warn HEALTH_NOT_ASSESSED (host): torch's warning "

@@ -1105,9 +1105,6 @@ KNOWN_MISMATCHES = {
         "fail FABRIC_PORT_DOWN (host): every port the listing shows is down; the translator warns because the "
         "poster quoted one adapter of the node (mlx5_8), which no field carries (`adapters_partial`), as the "
         "ibstatus-four-ib-hcas-... entry",
-    "openshift-vllm-four-ranks-one-host-nccl-failed-to-open-libibverbs-socket-ens5-no-fabric-needed":
-        "warn NCCL_NET_FALLBACK (image): four pids on one host prove no single node (FACTS.md: `nodes` null), "
-        "so the socket fall-back for want of libibverbs warns the image, as the rtx-a6000-workstation-... entry",
     # Hundred-and-sixth batch (AWS EFA and Libfabric; fix106, tests/test_judges_fix106.py): no field holds it, or
     # FACTS.md's letter decides otherwise.
     "aws-efa-cluster-srun-pytorch-bundled-nccl-dlerror-libnccl-net-so-no-plugin-internal-implementation-allreduce-watchdog-600s":
@@ -1334,13 +1331,6 @@ KNOWN_MISMATCHES = {
         "translator: gpu pass; warn PCIE_DOWNGRADED (host): the slot's Max Gen4 below the GPU's Device Max Gen5 warns, "
         "as h100-sxm-gen4-pcie-switch expects; a workstation's Gen4 platform chosen by its owner is in no field",
     # Hundred-and-eighty-first, -third and -fourth batches (fix181, tests/test_judges_fix181.py): the rule kept.
-    "wsl2-docker-two-rtx4090-vllm-nccl-2.18.1-failed-to-open-libibverbs-socket-eth0-one-line-paste-nothing-to-judge":
-        "translator: nccl skip FACTS_INCOMPLETE; with NCCL's lines read each where it starts (fix181) the socket "
-        "fall-back for want of libibverbs warns NCCL_NET_FALLBACK (image), the node's fabric not shown and `nodes` "
-        "null, as openshift-vllm-four-ranks-...; one workstation is the poster's prose",
-    "radeon-r9700-vllm-ray-container-rccl-failed-to-open-libibverbs-socket-enp165s0f1np1-two-ranks-no-rdma-adapter-shown":
-        "translator: nccl skip FACTS_INCOMPLETE; the socket fall-back for want of libibverbs warns NCCL_NET_FALLBACK "
-        "(image) where the node's fabric is not shown, as openshift-vllm-four-ranks-... (tests/test_judges_fix44.py)",
     "rtx5090-open-610.57.04-deadlock-proton-single-xid109-ctx-switch-timeout-mainthrd-desktop-responsive-job":
         "translator: gpu warn XID_ERROR (job); NVIDIA's Xid catalog gives Xid 109 RESET_GPU: once, warn XID_ERROR "
         "(host), as rtx2060-530.41.03-proton-game-re8-exe-xid109-...; the desktop staying responsive is in no field",
@@ -1676,11 +1666,6 @@ KNOWN_MISMATCHES = {
         "translator: fabric fail FABRIC_PORT_DOWN (host); skip FACTS_INCOMPLETE: NHC's check_hw_ib finding names "
         "hfi1_0:1 but no fabric field holds a checker's finding, as the other NHC check_hw_ib entries (nhc-check-hw-"
         "ib-...-resv)",
-    # Batch 277 (tests/data/real-world/README.md): the rule kept.
-    "dell-r760-l40s-eks-anywhere-kubeflow-pytorchjob-2x2-etcd-rdzv-nccl-2.21.5-no-libibverbs-socket-eth0-fsdp-epoch-completes-healthy":
-        "translator: nccl skip FACTS_INCOMPLETE; verify: warn NCCL_NET_FALLBACK (image): libibverbs not loadable "
-        "beside sockets across nodes is read as a fall-back though no RDMA adapter is shown (the adapters, infiniband"
-        " and efa are unknown)",
     # Batch 279 (tests/data/real-world/README.md): the rule kept.
     "nvidia-cuda-11.7.0-devel-container-torch-1.13.1-cu117-device-count-1-cuda-driver-initialization-failed-525.105.17-host":
         "translator: gpu fail DRIVER_ERROR (host); verify: warn GPU_NOT_VISIBLE (host): torch's 'CUDA driver "

@@ -9,7 +9,8 @@
   of the same file records them: NCCL's fall-back to sockets is judged against the adapters the file shows;
 - NCCL's log showing libibverbs not loadable and its socket transport brought up (`NET/Socket : Using [0]...`), no net
   plugin carrying the traffic: NCCL's network is the socket transport even where no `Using network` line is quoted,
-  the image's (no libibverbs), failed where InfiniBand is shown (an IPoIB interface), warned where it is not."""
+  the image's (no libibverbs), failed where InfiniBand is shown (an IPoIB interface); where no fabric is shown,
+  no fall-back (batch 277's review)."""
 from __future__ import annotations
 
 import pytest
@@ -112,9 +113,11 @@ def test_no_libibverbs_and_the_socket_transport_on_ipoib_fail_the_image():
     assert "libibverbs" in r.summary and "NET/Socket" in r.summary
 
 
-def test_no_libibverbs_on_a_node_whose_fabric_is_not_shown_warns_the_image():
+def test_no_libibverbs_on_a_node_whose_fabric_is_not_shown_is_no_fall_back():
+    # batch 277's review: on nodes without RDMA adapters an image without libibverbs loses nothing (7 of 8
+    # translators; tests/test_judges_batch277.py): nothing shows a fabric, so no fall-back is judged
     r = explained(NO_VERBS.format(iface="eth0"))
-    assert verdict(r) == ("warn", "NCCL_NET_FALLBACK", "image"), r.summary
+    assert r.code != "NCCL_NET_FALLBACK" and r.status in ("pass", "skip"), r.summary
 
 
 def test_the_socket_transport_s_line_without_libibverbs_missing_is_no_choice():

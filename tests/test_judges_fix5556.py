@@ -95,8 +95,16 @@ def test_one_nodes_socket_setup_for_want_of_verbs_does_not_warn_the_image():
     {"nodes": None},                                                                    # nodes unknown
 ], ids=["two-nodes", "socket-connections-logged", "nodes-unknown"])
 def test_sockets_for_want_of_verbs_where_the_network_carries_traffic_still_warn_the_image(change):
-    r = nccl.judge({**GROUP, "nccl_log": LOG, **change}, Options())
+    # an InfiniBand node (batch 277's review: with no fabric shown, sockets are no fall-back at all)
+    r = nccl.judge({**GROUP, "infiniband": True, "nccl_log": LOG, **change}, Options())
     assert (r.code, r.owner) == ("NCCL_NET_FALLBACK", "image"), (verdict(r), r.summary)
+
+
+@pytest.mark.parametrize("change", [{"nodes": 2, "world_size": 4}, {"nodes": None}], ids=["two-nodes", "nodes-unknown"])
+def test_sockets_for_want_of_verbs_with_no_fabric_shown_are_no_fall_back(change):
+    # batch 277's review (tests/test_judges_batch277.py): nothing shows an adapter, so nothing fell back
+    r = nccl.judge({**GROUP, "nccl_log": LOG, **change}, Options())
+    assert r.code != "NCCL_NET_FALLBACK", (verdict(r), r.summary)
 
 
 # ------------------------------------------------------------------ a DataLoader out of /dev/shm, as a job prints it

@@ -2,7 +2,8 @@
 start and stripped one after another while any matches (stacked: Ray's `(EngineCore pid=..) (RayWorkerWrapper pid=..,
 ip=..)`, `srun -l` under kubectl's stamp): `srun -l`/`--label` (`0: `, ` 3: `), Open MPI's `[1,0]<stdout>:`,
 torchrun's `[rank3]:` and `[default0]:`, Ray's `(RayWorker pid=123, ip=10.0.0.1) `, docker compose's `trainer-1  | `,
-`kubectl logs --timestamps`' RFC 3339 stamp, Go's `log` package's `2020/10/14 18:04:53 ` (the device plugin's, the
+`kubectl logs --timestamps`' RFC 3339 stamp, the CRI log files under /var/log/pods (containerd's and CRI-O's
+`<RFC 3339> stderr F `), Go's `log` package's `2020/10/14 18:04:53 ` (the device plugin's, the
 container toolkit's), journald's and syslog's `<time> host ident[pid]: `, dmesg's `[ 1234.567890] ` and `dmesg -T`'s
 `[Wed May  1 12:00:00 2024] `; and pdsh's or clush's `node001: ` where it starts most lines."""
 from __future__ import annotations
@@ -21,6 +22,7 @@ PREFIXES: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     r"^\((?:[\w.-]+ )?pid=\d+(?:, ip=[\d.:a-fA-F]+)?\) ",          # Ray
     r"^[\w.-]+-\d+ +\| ",                                       # docker compose `service-1  | `
     rf"^{_MONTH} [ \d]\d \d\d:\d\d:\d\d (?:[\w.-]+ [^\s:]+: )?",   # syslog (RFC 3164), journalctl's default
+    rf"^{_ISO} (?:stdout|stderr) [FP] ",                       # CRI log files (kubelet's /var/log/pods/...)
     rf"^{_ISO} (?:{_IDENT})?",                                  # kubectl --timestamps, journald short-iso
     r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})? ",           # Go's log package (device plugin, toolkit)
     r"^\[ *\d+\.\d+\] ",                                        # dmesg

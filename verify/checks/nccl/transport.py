@@ -222,7 +222,8 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
     if kind is None:
         # the job's own switch-off (NCCL_IB_DISABLE=1, NCCL_NET=Socket) is said whatever device NCCL found (a net
         # plugin that ignores the variable printing `No device found`: batch 149), as on loopback
-        if _within_one_node(facts, log) or (not disabled and _no_device_no_fabric(facts, log, owner)):
+        if _within_one_node(facts, log) or (not disabled and (_no_device_no_fabric(facts, log, owner)
+                                                              or _no_verbs_no_fabric(facts, log, owner))):
             return
         if owner != "host":
             found.add(WARN, code, f"NCCL used {used}: {why}; whether this node has InfiniBand or EFA "
@@ -243,6 +244,17 @@ def _no_device_no_fabric(facts: NcclFacts, log: NcclLog, owner: str) -> bool:
     two GCP VMs of batch 137); an error beside it still names the missing device as its cause."""
     return (owner == "job" and bool(log.get("ib_no_device")) and not log.get("plugin_loaded")
             and not job_env(facts).get("NCCL_IB_HCA") and not facts.get("error"))
+
+
+def _no_verbs_no_fabric(facts: NcclFacts, log: NcclLog, owner: str) -> bool:
+    """libibverbs not loadable (`Failed to open libibverbs.so`) with nothing showing this node has a fabric (no
+    adapter, no verbs network, no RDMA plugin, no variable naming HCAs, no error): on nodes without RDMA adapters an
+    image without libibverbs loses nothing, and sockets are NCCL's only network (7 of 8 translators, batches 115 to
+    277: a workstation, pods of one host, Ethernet-only nodes); an adapter shown makes it the image's fall-back."""
+    return (owner == "image" and bool(log.get("verbs_missing") or facts.get("verbs_loads") is False)
+            and not (log.get("plugin_loaded") or log.get("ofi_provider") or log.get("hcas"))
+            and not job_env(facts).get("NCCL_IB_HCA") and facts.get("error") in (None, "", "none")
+            and not facts.get("adapters"))
 
 
 def _within_one_node(facts: NcclFacts, log: NcclLog) -> bool:
