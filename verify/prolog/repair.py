@@ -240,3 +240,39 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
             f"(over {skew_s:g} s of clock skew, {clockskew.ENV}: it may predate the drain)" if ahead else "no GPU reset recorded since"
     return (f"drained for {code}, whose repair is a GPU reset or a reboot (NVIDIA's Xid catalog): {reboot}, "
             f"{reset}; {HOW}")
+
+
+def reset_gpus(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: Clock, seen: list[Reset] | None,
+               also: Sequence[dict[str, Any]] = (), skew_s: float = clockskew.DEFAULT_S) -> frozenset[str]:
+    """The GPUs (UUIDs, lower case) whose successful reset since the drains repair_problem took for the repair, picked
+    as it picks them: by the journal's monotonic stamps against this boot's drains where all have one, else by wall
+    time within skew_s."""
+    records = [d for d in (drain, *also) if d]
+    uptime = uptime_after(records, boot_key(clock.boot_id))
+    if not seen:
+        return frozenset()
+    if uptime is not None and all(r.mono is not None for r in seen):
+        picked = [r for r in seen if (r.mono or 0.0) > uptime and (clock.uptime is None or (r.mono or 0.0) <= clock.uptime + 1)]
+    else:
+        when = latest_drain(records, claimed)
+        picked = [r for r in seen if when is not None and float(when) < r.time
+                  and (clock.now is None or r.time <= clock.now + skew_s)]
+    return frozenset(r.uuid for r in picked if r.success)
+
+
+def foreign_reset(gpus: frozenset[str], report: dict[str, Any] | None) -> str | None:
+    """Why the GPU reset taken for the repair repaired none of this node's GPUs, or None. A reset record names a UUID,
+    and NVML's UUID is the board's own: a record naming no GPU the passing report lists (a logger line copied from
+    another node, a UUID mistyped) is no reset of this node, and the drain it stood for is unrepaired (hunt95). A
+    report listing no UUID cannot tell: the reset counts as before (any GPU's: the limit in docs/prolog.md)."""
+    checks = (report or {}).get("checks") if isinstance(report, dict) else None
+    gpu = next((c for c in checks or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
+    data = gpu.get("data") if isinstance(gpu, dict) else None
+    devices = data.get("devices") if isinstance(data, dict) else None
+    listed = {d["uuid"].strip().lower() for d in devices or [] if isinstance(d, dict) and isinstance(d.get("uuid"), str)}
+    if not gpus or not listed or gpus & listed:
+        return None
+    return (f"the GPU reset recorded since the drain ({', '.join(sorted(gpus))[:160]}) names none of the {len(listed)} "
+            "GPU(s) this node's preflight lists: a reset of another board repairs nothing here; reset this node's GPU "
+            f"and record it, or reboot ({HOW})")
+
