@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from tests.prolog_fakes import _gpu, _nccl, _report, _shm, _verify_writes, drained, install_fake
-from verify.prolog import cli, kernlog, repair
+from verify.prolog import cli, history, kernlog, repair, slurm
 
 pytestmark = pytest.mark.unit
 
@@ -94,3 +94,56 @@ def test_nvsentinel_return_to_service_the_reset_gpus_are_picked_as_the_repair_ru
     assert repair.reset_gpus(drain, None, clock, seen) == frozenset({"gpu-new"})
     assert repair.foreign_reset(frozenset({"gpu-new"}), {"checks": [{"name": "gpu", "data": {"devices": [
         {"uuid": "GPU-NEW"}]}}]}) is None
+
+
+# ---- the reset of the GPU the drain named, not of another of the node's GPUs
+
+def _drained_naming(tmp_path: Path, fake: Any, code: str, faulted: list[str]) -> str:
+    """n1 drained an hour ago for `code`, its history line naming the faulted GPU(s) as the gate now keeps them."""
+    t0 = time.time() - 3600
+    fake.info = {"Gres": "gpu:8"}
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", code, "x", t0))
+    state = str(tmp_path / "state")
+    history.record(state, "n1", "drain", code, "x", now=t0, extra={"gpus": 8, "check": "gpu", "faulted": faulted})
+    return state
+
+
+def _node_passes_on_bus(monkeypatch: pytest.MonkeyPatch) -> None:
+    devices = [{"index": i, "ecc": [True, True], "uuid": UUIDS[i], "pci_bus_id": f"00000000:{0x10 + i:02X}:00.0"}
+               for i in range(8)]
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu(data={"devices": devices}), _shm(), _nccl())).encode())
+
+
+@pytest.mark.parametrize("faulted", [[UUIDS[3].lower()], ["0000:13:00"]], ids=["lost-uuid", "xid-pci"])
+def test_nvidia_xid_catalog_the_reset_must_be_of_the_gpu_the_drain_named(tmp_path, fake, monkeypatch, capsys, faulted):
+    """NVIDIA's Xid catalog asks to reset the GPU the Xid names (NVSentinel resets that one, by its UUID): a reset of
+    another GPU of the node (GPU 0) beside a lost GPU 3, or an Xid 79 on GPU 3's bus, is no repair (REPAIR_UNPROVEN,
+    exit 3); GPU 3's own reset returns it."""
+    state = _drained_naming(tmp_path, fake, "GPU_LOST", faulted)
+    _node_passes_on_bus(monkeypatch)
+    _resets(monkeypatch, (UUIDS[0], True))
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 3 and fake.nodes["n1"][0] == "drained"
+    assert "no successful reset recorded" in capsys.readouterr().out
+    _resets(monkeypatch, (UUIDS[0], True), (UUIDS[3], True))
+    assert cli.main(_undrain(state), UNDRAIN_ENV) == 0 and fake.nodes["n1"] == ("idle", "none")
+
+
+def test_nvidia_xid_catalog_a_faulted_gpu_the_report_cannot_place_asks_for_any_reset(tmp_path, fake, monkeypatch):
+    """An Xid's bus the passing report lists no UUID for cannot be told from another GPU: any GPU's reset counts
+    (the documented limit), and a drain line with no `faulted` (an older prolog's) is read as before."""
+    state = _drained_naming(tmp_path, fake, "XID_HISTORY", ["0000:99:00"])
+    _node_passes_on_bus(monkeypatch)
+    _resets(monkeypatch, (UUIDS[0], True))
+    args = ["--state-dir", state, "--revalidate", "--node", "n1", "--return-passes", "1"]
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog([], "journalctl"))
+    assert cli.main(args, UNDRAIN_ENV) == 0 and fake.nodes["n1"] == ("idle", "none")
+
+
+def test_nvidia_xid_catalog_the_gate_keeps_the_faulted_gpus_with_its_drain():
+    """What the drain keeps: each drain-worthy or watched Xid's bus however spelt, each GPU the report calls lost."""
+    lines = ["[ 5.0] NVRM: Xid (PCI:0000:3B:00): 79, pid=1, GPU has fallen off the bus.",
+             "[ 6.0] NVRM: Xid (PCI:0000:3c:00): 13, pid=1, Graphics Exception"]
+    report = {"checks": [{"name": "gpu", "data": {"devices": [{"uuid": "GPU-ABC", "lost": True}, {"uuid": "GPU-DEF"},
+                                                              {"pci_bus_id": "00000000:5E:00.0", "lost": True}]}}]}
+    assert repair.faulted_gpus(report, lines) == ["0000:3b:00", "0000:5e:00", "gpu-abc"]
+    assert repair.faulted_gpus(None, []) is None

@@ -248,7 +248,7 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         if problem := repair_problem(drain, claimed, clock, booted, resets, also, cfg.clock_skew_s):
             return problem
         _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
-        cfg.reset_gpus = repair.reset_gpus(drain, claimed, clock, resets[0], also, cfg.clock_skew_s)
+        cfg.reset_gpus, cfg.faulted_gpus = repair.repair_gpus(drain, claimed, clock, resets[0], also, cfg.clock_skew_s)
     gres = slurm.gres_gpus((info or {}).get("Gres", ""))
     recorded = (drain or {}).get("gpus")
     recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
@@ -373,7 +373,7 @@ def _proven(cfg: Config, verdict: Verdict, report: dict[str, Any] | None, info: 
         verdict = not_assessed("REPAIR_UNPROVEN", problem, sorted(cfg.drained_checks)[0])
     if verdict.kind == PASS and (problem := memory_unproven(report, cfg.drained_codes)):
         verdict = not_assessed("GPU_NOT_ASSESSED", problem, "gpu")
-    if verdict.kind == PASS and (problem := repair.foreign_reset(cfg.reset_gpus, report)):
+    if verdict.kind == PASS and (problem := repair.foreign_reset(cfg.reset_gpus, report, cfg.faulted_gpus)):
         verdict = not_assessed("REPAIR_UNPROVEN", problem, "gpu")
     if verdict.kind == PASS and cfg.kernel_log_cause and not cfg.kernel_log_read:
         verdict = not_assessed("KERNEL_LOG_UNREAD", f"drained for {cfg.kernel_log_cause} on kernel-log evidence, and "
