@@ -140,10 +140,15 @@ def test_nvidia_xid_catalog_a_faulted_gpu_the_report_cannot_place_asks_for_any_r
 
 
 def test_nvidia_xid_catalog_the_gate_keeps_the_faulted_gpus_with_its_drain():
-    """What the drain keeps: each drain-worthy or watched Xid's bus however spelt, each GPU the report calls lost."""
+    """What the drain keeps: each drain-worthy Xid's bus however spelt, a watched Xid's only where it repeated, each
+    GPU the report calls lost; an application's Xid (13) names no faulted GPU."""
     lines = ["[ 5.0] NVRM: Xid (PCI:0000:3B:00): 79, pid=1, GPU has fallen off the bus.",
-             "[ 6.0] NVRM: Xid (PCI:0000:3c:00): 13, pid=1, Graphics Exception"]
+             "[ 6.0] NVRM: Xid (PCI:0000:3c:00): 13, pid=1, Graphics Exception",
+             "[ 7.0] NVRM: Xid (PCI:0000:3d:00): 94, pid=1, Contained ECC error."]
     report = {"checks": [{"name": "gpu", "data": {"devices": [{"uuid": "GPU-ABC", "lost": True}, {"uuid": "GPU-DEF"},
                                                               {"pci_bus_id": "00000000:5E:00.0", "lost": True}]}}]}
     assert repair.faulted_gpus(report, lines) == ["0000:3b:00", "0000:5e:00", "gpu-abc"]
     assert repair.faulted_gpus(None, []) is None
+    thrice = [f"[ {t}.0] NVRM: Xid (PCI:{a}): 94, pid=1, Contained ECC error." for t, a in
+              ((5, "0000:3d:00"), (6, "0000:3D:00"), (7, "0000:3d:00.0"))]
+    assert repair.faulted_gpus(None, thrice) == ["0000:3d:00"]

@@ -273,10 +273,10 @@ def _uuid(device: dict[str, Any]) -> str | None:
 
 
 def faulted_gpus(report: dict[str, Any] | None, lines: list[str]) -> list[str] | None:
-    """The GPUs a drain stood on, kept with it: each Xid's PCI address (xid.device_key) and each device the report calls
-    lost (its UUID, else its bus id), at most 16. Return to service asks for the reset of these, not of any GPU."""
-    found = {xid.device_key(f.device) for f in xid.parse(lines) if f.action in (xid.DRAIN, xid.WATCH)
-             and f.device != "unknown"}
+    """The GPUs a drain stood on, kept with it: the PCI address (xid.device_key) of each Xid the kernel log's evidence
+    stands on (a drain-worthy one, a watched one that repeated) and each device the report calls lost (its UUID, else
+    its bus id), at most 16. Return to service asks for the reset of these, not of any GPU."""
+    found = xid.faulted_devices(xid.parse(lines))
     for d in _devices(report):
         if d.get("lost") is True and (key := _uuid(d) or (xid.device_key(d["pci_bus_id"])
                                                           if isinstance(d.get("pci_bus_id"), str) else None)):

@@ -128,3 +128,15 @@ def judge(findings: list[Finding], repeats: int = REPEATS) -> tuple[str, str] | 
             name = "SXid" if kind == "sxid" else "Xid"
             return "XID_REPEATED", f"kernel log: {name} {code} on {device} {n} times ({what})"
     return None
+
+
+def faulted_devices(findings: list[Finding], repeats: int = REPEATS) -> set[str]:
+    """The GPUs (device_key) judge's evidence stands on: each DRAIN event's, and each watched code's that repeated
+    `repeats` times on one device; a watched Xid seen fewer times names no faulted GPU (hunt95: return to service asks
+    for the reset of these)."""
+    found = {device_key(f.device) for f in findings if f.action == DRAIN and f.device != "unknown"}
+    events = {(f.kind, f.code, device_key(f.device), _event(f.line, i)) for i, f in enumerate(findings)
+              if f.action == WATCH and f.device != "unknown"}
+    counts = Counter(key[:3] for key in events)
+    return found | {device for (_, _, device), n in counts.items() if n >= repeats}
+
