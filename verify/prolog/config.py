@@ -82,6 +82,8 @@ class Config:
     kernel_log_cause: str | None = None     # a revalidation: the kernel-log evidence the drain stood on, or None
     drained_codes: frozenset[str] = frozenset()   # a revalidation: the codes of the drains its repair must prove
     drained_checks: frozenset[str] = frozenset()  # a revalidation: the checks whose faults those drains stood on
+    reset_gpus: frozenset[str] = frozenset()      # a revalidation: the GPUs (UUIDs) whose reset stood for the repair
+    faulted_gpus: frozenset[str] = frozenset()    # a revalidation: the GPUs its drains named (UUIDs, PCI addresses)
     host: str = ""                          # this host's name (gethostname: what slurmd matches NodeHostName to)
     slurmd_name: str | None = None          # SLURMD_NODENAME: a claim (anyone can set it), never a proof
     under_prolog: bool = False              # run by slurmd as Prolog= (whatever --mode says): non-zero drains

@@ -10,7 +10,7 @@ import random
 import time
 from typing import Any
 
-from . import history, kernlog, slurm, statefile, xid
+from . import history, kernlog, repair, slurm, statefile, xid
 from .config import Config, Interrupted
 from .deadline import Overran
 from .notes import _close, _note, _report_gpus, _say
@@ -50,7 +50,8 @@ def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict
     # the boot and the seconds since it (which no clock step moves): a GPU reset record is after the drain by them
     return {"gpus": gpus, "boot_id": clock.boot_id or None, "uptime": clock.uptime,
             "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check,
-            "kernel_log": held[0] if held else None}
+            "kernel_log": held[0] if held else None,
+            "faulted": repair.faulted_gpus(report, [e["line"] for e in cfg.kern.held] if cfg.kern is not None else [])}
 
 
 def _refuse_drain(cfg: Config, v: Verdict, detail: str, line: str) -> int:

@@ -12,6 +12,7 @@ scripts/fleet/plausible.py holds the same rule on the host side (tests/test_repo
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 COUNT_UNITS = frozenset({"count", "ranks", "elements"})     # whole, 0 or more
@@ -57,6 +58,8 @@ def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
     nodes = _whole(data.get("nodes"))
     if world and nodes and nodes > world:      # verify's grouplayout: every node runs at least one rank
         return f"its nccl check {_does(nccl)} on {world} rank(s) across {nodes} nodes: every node runs at least one"
+    if spawned := _spawned_problem(nccl, data, checks):
+        return spawned
     if data.get("backend") != "nccl" or nodes != 1:
         return None
     gpu = next((c for c in checks if c.get("name") == "gpu" and c.get("status") in ("pass", "warn")), None)
@@ -66,4 +69,38 @@ def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
     if world and counted and world > max(counted):
         return (f"its nccl check {_does(nccl)} on {world} ranks over NCCL on one node, where its gpu check counted "
                 f"{max(counted)} GPU(s): NCCL runs one rank per GPU")
+    return None
+
+
+# verify's own all-reduce (verify/checks/nccl/probing.py, verdict.py): without a launcher (no `rank`; `nodes` 1) it
+# spawns one rank per GPU torch sees over NCCL (its `mode` "N local process(es)"), and it passes no all-reduce on one
+# rank (NCCL_SINGLE_RANK: nothing crossed a link). A pass on 4 ranks beside 8 GPUs torch saw, or on one rank, is no
+# run of verify's: the GPUs it left out were never all-reduced over (hunt95)
+_LOCAL = re.compile(r"^(\d{1,7}) local process\(es\)")
+
+
+def _spawned_problem(nccl: dict[str, Any], data: dict[str, Any], checks: list[dict[str, Any]]) -> str | None:
+    raw = nccl.get("metrics")
+    metric = raw.get("world_size") if isinstance(raw, dict) else None
+    said = data.get("world_size")
+    world = said if type(said) is int else _whole(metric.get("value") if isinstance(metric, dict) else None)
+    if world is None or data.get("rank") is not None or type(data.get("nodes")) is not int or data["nodes"] != 1:
+        return None                 # a launcher's group (its rank), or nodes unsaid: its world is the group's
+    if nccl.get("status") == "pass" and type(said) is int and said < 2:
+        return (f"its nccl check passes on {said} rank(s): verify skips an all-reduce on one rank (NCCL_SINGLE_RANK: "
+                "nothing crossed a link)")
+    if data.get("backend") != "nccl":
+        return None
+    mode = data.get("mode")
+    spawned = _LOCAL.match(mode) if isinstance(mode, str) else None
+    if spawned and int(spawned.group(1)) != world:
+        return (f"its nccl check {_does(nccl)} on {world} rank(s), where its mode says verify spawned "
+                f"{spawned.group(1)}: one count")
+    gpu = next((c for c in checks if c.get("name") == "gpu" and c.get("status") in ("pass", "warn")), None)
+    gm = gpu.get("metrics") if gpu is not None else None
+    torch = _whole(gm["torch_devices"].get("value")) if isinstance(gm, dict) and isinstance(
+        gm.get("torch_devices"), dict) else None
+    if torch and world != torch:
+        return (f"its nccl check {_does(nccl)} on {world} local rank(s) over NCCL, where its gpu check counted {torch} "
+                "GPU(s) torch sees: verify spawns one rank per GPU, so the others were never all-reduced over")
     return None

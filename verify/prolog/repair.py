@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..shared import clockskew
-from . import statefile
+from . import statefile, xid
 from .kernlog import Clock, boot_key
 
 # drains whose repair NVIDIA's Xid catalog names as a GPU reset or a node reboot (pending row remaps and retired
@@ -240,3 +240,86 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
             f"(over {skew_s:g} s of clock skew, {clockskew.ENV}: it may predate the drain)" if ahead else "no GPU reset recorded since"
     return (f"drained for {code}, whose repair is a GPU reset or a reboot (NVIDIA's Xid catalog): {reboot}, "
             f"{reset}; {HOW}")
+
+
+def reset_gpus(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: Clock, seen: list[Reset] | None,
+               also: Sequence[dict[str, Any]] = (), skew_s: float = clockskew.DEFAULT_S) -> frozenset[str]:
+    """The GPUs (UUIDs, lower case) whose successful reset since the drains repair_problem took for the repair, picked
+    as it picks them: by the journal's monotonic stamps against this boot's drains where all have one, else by wall
+    time within skew_s."""
+    records = [d for d in (drain, *also) if d]
+    uptime = uptime_after(records, boot_key(clock.boot_id))
+    if not seen:
+        return frozenset()
+    if uptime is not None and all(r.mono is not None for r in seen):
+        picked = [r for r in seen if (r.mono or 0.0) > uptime and (clock.uptime is None or (r.mono or 0.0) <= clock.uptime + 1)]
+    else:
+        when = latest_drain(records, claimed)
+        picked = [r for r in seen if when is not None and float(when) < r.time
+                  and (clock.now is None or r.time <= clock.now + skew_s)]
+    return frozenset(r.uuid for r in picked if r.success)
+
+
+def _devices(report: dict[str, Any] | None) -> list[dict[str, Any]]:
+    checks = report.get("checks") if isinstance(report, dict) else None
+    gpu = next((c for c in checks or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
+    data = gpu.get("data") if isinstance(gpu, dict) else None
+    devices = data.get("devices") if isinstance(data, dict) else None
+    return [d for d in devices or [] if isinstance(d, dict)]
+
+
+def _uuid(device: dict[str, Any]) -> str | None:
+    return device["uuid"].strip().lower() if isinstance(device.get("uuid"), str) and device["uuid"].strip() else None
+
+
+def faulted_gpus(report: dict[str, Any] | None, lines: list[str]) -> list[str] | None:
+    """The GPUs a drain stood on, kept with it: the PCI address (xid.device_key) of each Xid the kernel log's evidence
+    stands on (a drain-worthy one, a watched one that repeated) and each device the report calls lost (its UUID, else
+    its bus id), at most 16. Return to service asks for the reset of these, not of any GPU."""
+    found = xid.faulted_devices(xid.parse(lines))
+    for d in _devices(report):
+        if d.get("lost") is True and (key := _uuid(d) or (xid.device_key(d["pci_bus_id"])
+                                                          if isinstance(d.get("pci_bus_id"), str) else None)):
+            found.add(key[:80])
+    return sorted(found)[:16] or None
+
+
+def repair_gpus(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, clock: Clock, seen: list[Reset] | None,
+                also: Sequence[dict[str, Any]] = (), skew_s: float = clockskew.DEFAULT_S
+                ) -> tuple[frozenset[str], frozenset[str]]:
+    """(the GPUs reset since the drains, the GPUs those drains named as faulted: their `faulted`)."""
+    named = {str(g).lower() for d in (drain, *also) if d and isinstance(d.get("faulted"), list)
+             for g in d["faulted"][:16] if isinstance(g, str)}
+    return reset_gpus(drain, claimed, clock, seen, also, skew_s), frozenset(named)
+
+
+def _unreset(gpus: frozenset[str], faulted: frozenset[str], devices: list[dict[str, Any]]) -> list[str]:
+    """The faulted GPUs (by UUID, or by bus id through the report's devices) no reset names; one the report cannot
+    place (no UUID beside its bus id) cannot be told and is not asked for."""
+    by_bus = {xid.device_key(d["pci_bus_id"]): _uuid(d) for d in devices if isinstance(d.get("pci_bus_id"), str)}
+    missing = []
+    for g in sorted(faulted):
+        uuid = g if g.startswith(("gpu-", "mig-")) else by_bus.get(xid.device_key(g))
+        if uuid and uuid not in gpus:
+            missing.append(g if uuid == g else f"{g} ({uuid})")
+    return missing
+
+
+def foreign_reset(gpus: frozenset[str], report: dict[str, Any] | None,
+                  faulted: frozenset[str] = frozenset()) -> str | None:
+    """Why the GPU reset taken for the repair repaired none of this node's GPUs, or None. A reset record names a UUID,
+    and NVML's UUID is the board's own: a record naming no GPU the passing report lists (a logger line copied from
+    another node, a UUID mistyped) is no reset of this node, and the drain it stood for is unrepaired (hunt95). A
+    report listing no UUID cannot tell: the reset counts as before (any GPU's: the limit in docs/prolog.md)."""
+    devices = _devices(report)
+    listed = {u for d in devices if (u := _uuid(d))}
+    if gpus and (missing := _unreset(gpus, faulted, devices)):
+        return (f"the GPU(s) the drain named ({', '.join(missing)[:200]}) have no successful reset recorded since it "
+                f"(reset: {', '.join(sorted(gpus))[:160]}): a reset of another GPU is no repair of the faulted one "
+                f"(NVIDIA's Xid catalog: reset that GPU); reset it and record it, or reboot ({HOW})")
+    if not gpus or not listed or gpus & listed:
+        return None
+    return (f"the GPU reset recorded since the drain ({', '.join(sorted(gpus))[:160]}) names none of the {len(listed)} "
+            "GPU(s) this node's preflight lists: a reset of another board repairs nothing here; reset this node's GPU "
+            f"and record it, or reboot ({HOW})")
+

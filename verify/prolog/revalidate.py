@@ -29,11 +29,9 @@ from .statefile import BREAKER_LOCK_WAIT_S
 from .verdict import EXIT_FAULT, EXIT_NOT_ASSESSED, EXIT_PASS, EXIT_REFUSED, PASS, TIMEOUT_CODES, Verdict, not_assessed, one_line
 
 # drains whose revalidation needs no GPU count: the shm or nccl check's, or a hung preflight's, are proven gone by the
-# preflight passing again (on a CPU node too); any other (the gpu check's, the kernel log's Xids, a drain whose check
-# is not recorded) must see the GPUs the node should have
+# preflight passing again (on a CPU node too); any other (the gpu check's, Xids, a check not recorded) must see them all
 NO_GPU_CHECKS = frozenset({"shm", "nccl", "preflight"})
-# a skip that measured all the same: the nccl check on a node without GPUs (verify's expect-gpus 0) all-reduced over
-# gloo and verified the values, only NCCL itself was not exercised (with GPUs expected it is a failure)
+# a skip that measured all the same: on a node without GPUs the all-reduce was verified over gloo (NCCL not exercised)
 MEASURED_SKIPS = frozenset({("skip", "NCCL_NOT_EXERCISED")})
 # xid.judge's codes: evidence only the kernel log gives (an Xid, an SXid, an NV_ERR status line)
 KERNLOG_CODES = frozenset({"XID_HISTORY", "XID_REPEATED"})
@@ -250,6 +248,7 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         if problem := repair_problem(drain, claimed, clock, booted, resets, also, cfg.clock_skew_s):
             return problem
         _say(f"the GPU reset recorded since the drain is its repair ({repair.RESET_TAG}); no reboot needed")
+        cfg.reset_gpus, cfg.faulted_gpus = repair.repair_gpus(drain, claimed, clock, resets[0], also, cfg.clock_skew_s)
     gres = slurm.gres_gpus((info or {}).get("Gres", ""))
     recorded = (drain or {}).get("gpus")
     recorded = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
@@ -374,6 +373,8 @@ def _proven(cfg: Config, verdict: Verdict, report: dict[str, Any] | None, info: 
         verdict = not_assessed("REPAIR_UNPROVEN", problem, sorted(cfg.drained_checks)[0])
     if verdict.kind == PASS and (problem := memory_unproven(report, cfg.drained_codes)):
         verdict = not_assessed("GPU_NOT_ASSESSED", problem, "gpu")
+    if verdict.kind == PASS and (problem := repair.foreign_reset(cfg.reset_gpus, report, cfg.faulted_gpus)):
+        verdict = not_assessed("REPAIR_UNPROVEN", problem, "gpu")
     if verdict.kind == PASS and cfg.kernel_log_cause and not cfg.kernel_log_read:
         verdict = not_assessed("KERNEL_LOG_UNREAD", f"drained for {cfg.kernel_log_cause} on kernel-log evidence, and "
                                "the kernel log was not read now: the Xid may be back unseen; let this user read it "

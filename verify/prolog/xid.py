@@ -95,6 +95,20 @@ def _event(line: str, position: int) -> tuple[str, str] | int:
     return stamp_text, line[min(words):] if words else line[stamp.end():]
 
 
+_BDF = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})(?:\.[0-7])?$")
+
+
+def device_key(address: str) -> str:
+    """One GPU however its PCI address is spelt: the driver's Xid lines name `0000:3b:00`, its fallen-off-the-bus and
+    NVML's lines `0000:3B:00.0` or `00000000:3b:00.0`, a line without a domain `3b:00`. Three Xid 94 on one device
+    under two spellings were two devices, and "3 on one device" never drained (hunt95). The domain is a number (4 or
+    8 hex digits), the hex case none, and a GPU is function 0 of its device."""
+    m = _BDF.match(address.strip().lower())
+    if not m:
+        return address.strip().lower()
+    return f"{int(m.group(1) or '0', 16):04x}:{int(m.group(2), 16):02x}:{int(m.group(3), 16):02x}"
+
+
 def judge(findings: list[Finding], repeats: int = REPEATS) -> tuple[str, str] | None:
     """(code, summary) of the kernel-log evidence that drains the node, or None. A DRAIN event drains; a WATCH code
     seen `repeats` times on one device drains; APP and INFO never do."""
@@ -105,11 +119,24 @@ def judge(findings: list[Finding], repeats: int = REPEATS) -> tuple[str, str] | 
         return "XID_HISTORY", f"kernel log: {f.label()}{more}"
     # a stamped line twice (a log forwarded twice, journald and syslog merged) is one event: the kernel stamps
     # each record to the microsecond, so two records never share stamp and text; lines without a stamp each count
-    events = {(f.kind, f.code, f.device, _event(f.line, i)) for i, f in enumerate(findings) if f.action == WATCH}
+    events = {(f.kind, f.code, device_key(f.device), _event(f.line, i)) for i, f in enumerate(findings)
+              if f.action == WATCH}
     counts = Counter(key[:3] for key in events)
     for (kind, code, device), n in counts.most_common():
         if n >= repeats:
-            what = next(f.what for f in findings if (f.kind, f.code, f.device) == (kind, code, device))
+            what = next(f.what for f in findings if (f.kind, f.code, device_key(f.device)) == (kind, code, device))
             name = "SXid" if kind == "sxid" else "Xid"
             return "XID_REPEATED", f"kernel log: {name} {code} on {device} {n} times ({what})"
     return None
+
+
+def faulted_devices(findings: list[Finding], repeats: int = REPEATS) -> set[str]:
+    """The GPUs (device_key) judge's evidence stands on: each DRAIN event's, and each watched code's that repeated
+    `repeats` times on one device; a watched Xid seen fewer times names no faulted GPU (hunt95: return to service asks
+    for the reset of these)."""
+    found = {device_key(f.device) for f in findings if f.action == DRAIN and f.device != "unknown"}
+    events = {(f.kind, f.code, device_key(f.device), _event(f.line, i)) for i, f in enumerate(findings)
+              if f.action == WATCH and f.device != "unknown"}
+    counts = Counter(key[:3] for key in events)
+    return found | {device for (_, _, device), n in counts.items() if n >= repeats}
+
