@@ -118,14 +118,16 @@ def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
     header: dict[str, str] = {}
     gpus: list[tuple[str, dict[str, str]]] = []
     stack: list[tuple[int, str]] = []
+    bused = False                   # a GPU block with its bus id read (the report started above)
     for raw in text.splitlines():
-        if "NVSMI LOG" in raw and not header and not any(bus for bus, _ in gpus):
+        if "NVSMI LOG" in raw and not header and not bused:
             gpus, stack = [], []    # the first report starts here: the lines above it are another tool's
             continue
         if not raw.strip() or raw.strip() == "--" or raw.lstrip().startswith(("#", "=")):
             continue
         if m := _GPU.match(raw.strip()):
             gpus.append((m.group(1), {}))
+            bused = True
             stack = []
             continue
         m = _LINE.match(_NOTE.sub("", raw.rstrip()))
