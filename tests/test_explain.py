@@ -1036,12 +1036,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: nccl skip FACTS_INCOMPLETE; pass: every rank connected within one node over P2P/CUMEM and no "
         "error is printed: NCCL's log of a working intra-node transport passes, bandwidth not assessed",
     # Batch 229 (the lead's review, tests/test_judges_batch229.py).
-    "a100-pcie-x4-535.129.03-q-d-clock-flattened-paste-sm-1410-applications-clocks-1410-equal-default-llama-cpp-multi-gpu-slowness":
-        "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip: GitHub's quote flattened the -q section onto one "
-        "line, which no parser reads by a guess",
-    "a40-x8-q-power-and-clocks-block-30w-of-300w-default-sm-1095-of-1740-applications-clocks-at-max-nvidia-docker-cgroup-thread":
-        "translator: gpu pass; warn HEALTH_NOT_ASSESSED (host): the power lines are pasted without their `Power "
-        "Readings` header, which the -q reader needs to place them; the clocks alone assess nothing",
     "four-300w-class-gpus-h2ogpt-faq-nvidia-smi-pl-250-from-300w-owner-cap-all-done":
         "translator: gpu pass; not recognised: `nvidia-smi -pl 250`'s confirmations (`Power limit for GPU ... was "
         "set to 250.00 W from 300.00 W`) are no reading of the GPUs",
@@ -1111,9 +1105,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p4d-2x8-a100-nccl-2.7.8-ofi-1.1.2-net-channels-shown-via-aws-libfabric-0-without-gdrdma-poster-below-40-busbw":
         "translator: nccl warn FABRIC_GDR_OFF (job); skip FACTS_INCOMPLETE: NCCL 2.7's channel lines are not read, as "
         "on the facts road",
-    "p4d-2x8-a100-sxm4-40gb-nccl-2.7.8-ofi-1.1.2-efa-device-rdma-allreduce-32m-to-46m-32-to-34-busbw-healthy":
-        "translator: nccl pass; skip FACTS_INCOMPLETE: nccl-tests of 2020 print a max-error column, not `#wrong`, and "
-        "its rows are not read as a count of wrong elements",
     # Batches 248 to 251 (the lead's review, tests/test_judges_batch230.py).
     "gb200-llama3.1-405b-megatron-bridge-rank112-nccl-2.28.3-unhandled-cuda-error-cuda-failure-2-out-of-memory-recipe-fixed-in-26.02":
         "translator: nccl fail NCCL_FAILED (job); fail GPU_OUT_OF_MEMORY (job), as on the facts road",
@@ -1183,9 +1174,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "cpmd-sge-cluster-node-0-2-ibv-event-port-err-peer-retry-exceeded-from-node-0-22-mthca0-ibcheckerrors-0-bad-nodes-infiniscale-iii-port-7-relay-errors-host":
         "translator: fabric fail FABRIC_PORT_DOWN (host); skip FACTS_INCOMPLETE: ibcheckerrors' relay errors are a "
         "switch's, naming no host, and Open MPI's verbs event has no reader, as its facts",
-    "h100-x8-topo-m-nv18-every-pair-flux-sm90-build-exception-not-supported-device-h100-80gb-hbm3-image":
-        "translator: gpu pass; not recognised: a `topo -m` matrix cut above its header (the stored copy starts at "
-        "GPU5's row) is read by no reader, and flux's own device-name refusal has no field",
     "a100-mig-1g.5gb-deepops-slurmd-nvml-autodetect-mig-instances-ignored-no-gres-type-match-config-healthy":
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); skip FACTS_INCOMPLETE: slurmd's NVML autodetect lines list a "
         "device with no name, driver or health field, nothing to judge; the translation holds the driver beside it",

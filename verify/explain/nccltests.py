@@ -7,7 +7,8 @@ by its own arithmetic (verify/checks/nccl/collective.py); a table that names non
 figures show it (busbw = algbw x 2(n-1)/n, a reduction to no root), and at two ranks a reduction to no root counting
 the whole message is an all-reduce's or a sendrecv's, whose figures agree there (`collective` null). Wrong elements
 and a `# Out of bounds values : N FAILED` footer are wrong data all the same (NCCL_WRONG_RESULT). Tables of
-nccl-tests before #wrong (an `error` column: the largest deviation, not a count) give no `sizes`. Rows pasted without
+nccl-tests before #wrong (an `error` column: the largest deviation, not a count) are read by that program's own
+bound (DeltaMaxValue(type) x (ranks - 1)): every row within it is no wrong element, any beyond it no `sizes`. Rows pasted without
 the column line are read where their arithmetic shows them (batch 143: an excerpt that starts mid-table), the last
 row cut in its in-place half keeps its out-of-place figures, and rows of no reduction and no root are an all_gather's
 or an alltoall's, whose share of the message (size = count x bytes x n) gives the ranks a cut device list does not."""
@@ -196,6 +197,30 @@ def _two_rank_pair(rows: list[dict[str, Any]], world: int | None) -> bool:
         and r["count"] * TYPE_BYTES.get(r["type"], 0) == r["size"] for r in rows)
 
 
+# nccl-tests before #wrong (src/common.cu, 2018-2021): a row's `error` is the largest deviation `%5.0le` and the test
+# counts it out of bounds where it exceeds DeltaMaxValue(type) x (nranks - 1): below that bound the row is right
+_DELTA_MAX = {"half": 1e-2, "bfloat16": 1e-2, "float": 1e-5, "double": 1e-12}
+
+
+def _bounded(rows: list[dict[str, Any]], ranks: int | None) -> bool:
+    """An `error` table's deviations as wrong elements: 0 where nccl-tests' own bound holds (the printed digit rounds
+    up to half of it again, so 1.5 x the figure is held to it), with the ranks the text shows; True where every row's
+    every validated side is within it. A deviation beyond it is no count (the footer says how many tests failed), so
+    such a table stays unjudged, as without ranks or with a type nccl-tests bounds at 0 (the integers)."""
+    if not rows or not ranks or ranks < 2:
+        return False
+    for r in rows:
+        bound = _DELTA_MAX.get(r["type"], 0.0) * (ranks - 1)
+        sides = [r["out"], r["in"]]
+        if r["out"][3] is None or any(s[3] is not None and s[3] * 1.5 > bound for s in sides):
+            return False
+    for r in rows:
+        for side in (r["out"], r["in"]):
+            if side[3] is not None:
+                side[3] = 0.0
+    return True
+
+
 def _sizes(rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """One row per size (a table of several types or ops (-d all, -o all) repeats sizes: their wrong elements add up,
     the first row's figures stand); a size of 0 moves nothing and is left out. None where a row's out-of-place wrong
@@ -240,6 +265,8 @@ def parse(text: str) -> dict[str, Any]:
     elif rows and program == "all_reduce" and world is None and facts.get("world_size") is None \
             and (implied := _implied_world(rows)):
         world, nodes = implied, None         # all_reduce_perf's rows alone (batch 191): its busbw/algbw says n
+    if head and not counted and re.search(r"\berror\b", columns):
+        counted = _bounded(rows, world or facts.get("world_size"))
     gathered = None if program or not counted else _gathered(rows, world or facts.get("world_size"))
     if world is None and facts.get("world_size") is None and known(program or gathered) in PER_RANK \
             and (shares := _per_rank_world(rows)):

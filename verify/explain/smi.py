@@ -61,19 +61,73 @@ def detect(text: str) -> bool:
     return "NVSMI LOG" in text or hits >= 2 or bool(_SECTIONS.search(text))
 
 
+# the Power Readings section's own lines to R525 (`Power Management : Supported`, `Enforced Power Limit`): no other
+# section of `-q` prints them (R530's GPU and Module Power Readings share the rest of their keys, so theirs are not)
+_POWER_OWN = frozenset({"power management", "enforced power limit"})
+_KEYED = re.compile(r"^(\s+)([^:\n]+?)\s*:")
+_SECTION = re.compile(r"^(\s*)[A-Za-z][^:\n]*$")
+
+
+def _cut_section(text: str) -> str:
+    """An excerpt cut inside the Power Readings section (NVIDIA/nvidia-docker#1447: its lines, then `    Clocks`): its
+    first lines are indented below the first section header that follows them, and one of them is that section's
+    own; its header is put back above them. Any other section cut so is left unplaced (its lines name no section)."""
+    lines = text.splitlines()
+    head = next((n for n, line in enumerate(lines) if line.strip()), None)
+    if head is None or not (first := _KEYED.match(lines[head])):
+        return text
+    keys = []
+    for n in range(head, len(lines)):
+        if (m := _KEYED.match(lines[n])) and len(m.group(1)) == len(first.group(1)):
+            keys.append(m.group(2).strip().lower())
+            continue
+        section = _SECTION.match(lines[n])
+        if section and len(section.group(1)) < len(first.group(1)) and _POWER_OWN & set(keys):
+            return "\n".join(lines[:head] + [section.group(1) + "Power Readings"] + lines[head:])
+        break
+    return text
+
+
+_FLAT = re.compile(r"\b(?:(Timestamp|Driver Version|KMD Version|CUDA UMD Version|CUDA Version|Attached GPUs)\s+:\s|"
+                   r"(GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])(?=\s|$))")
+
+
+def _unflatten(text: str) -> str:
+    """A report a quote flattened onto one line (GitHub's `>` joins a paste's lines: llama.cpp#4747's `Timestamp : ...
+    Driver Version : 535.129.03 CUDA Version : 12.2`, `Attached GPUs : 4 GPU 00000000:4F:00.0 Clocks Graphics : ...`):
+    its header's lines and its GPUs' bus ids are put back on lines of their own. What follows a bus id on such a line
+    (the sections' keys, their nesting lost) is not read: which section a key was under is no longer shown."""
+    if "NVSMI LOG" not in text:
+        return text
+    out = []
+    for line in text.splitlines():
+        marks = list(_FLAT.finditer(line))
+        if len(marks) < 2:
+            out.append(line)
+            continue
+        out.append(line[:marks[0].start()].rstrip())
+        for m, after in zip(marks, marks[1:] + [None], strict=True):
+            end = after.start() if after else len(line)
+            out.append(m.group(2) if m.group(2) else f"{m.group(1)} : {line[m.end():end].strip()}")
+    return "\n".join(out)
+
+
 def _tree(text: str) -> tuple[dict[str, str], list[tuple[str, dict[str, str]]]]:
     """(the header's values, [(bus id, {path: value})]); an excerpt without a GPU line is one GPU of unknown bus."""
+    text = _cut_section(_unflatten(text))
     header: dict[str, str] = {}
     gpus: list[tuple[str, dict[str, str]]] = []
     stack: list[tuple[int, str]] = []
+    bused = False                   # a GPU block with its bus id read (the report started above)
     for raw in text.splitlines():
-        if "NVSMI LOG" in raw and not header and not any(bus for bus, _ in gpus):
+        if "NVSMI LOG" in raw and not header and not bused:
             gpus, stack = [], []    # the first report starts here: the lines above it are another tool's
             continue
         if not raw.strip() or raw.strip() == "--" or raw.lstrip().startswith(("#", "=")):
             continue
         if m := _GPU.match(raw.strip()):
             gpus.append((m.group(1), {}))
+            bused = True
             stack = []
             continue
         m = _LINE.match(_NOTE.sub("", raw.rstrip()))

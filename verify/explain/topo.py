@@ -7,7 +7,8 @@ sum of its bonds. A node is switched when some GPU would otherwise have more lin
 links every GPU of the node should have are the most any of them shows (one board, one model): a GPU showing fewer
 has the rest down. A matrix with no NV cell says nothing about NVLink (a PCIe board, or every bridge down, or `topo
 -mp`, the PCIe paths alone): null. A GPU the header lists whose row the excerpt cut is there all the same: its bonds
-are its column in its peers' rows (behind switches, all of its links), its NUMA node unread."""
+are its column in its peers' rows (behind switches, all of its links), its NUMA node unread. A matrix cut above its header and its first rows (it starts at `GPU5`) is read from the rows it
+holds, their `X` naming their columns: the cut GPUs' bonds are their columns in those rows, behind switches only."""
 from __future__ import annotations
 
 import re
@@ -31,22 +32,31 @@ def _headerless(lines: list[str]) -> tuple[int, list[str]] | None:
     its one `X` in its own column are the GPUs' columns, in order, as many as such rows; the columns after them (the
     NICs, a cut row's GPU) and the affinities are not read (None: no header to name them)."""
     found = [(n, m) for n, line in enumerate(lines) if (m := _ROW.match(line.strip()))]
-    count = 0
+    if not found:
+        return None
+    # the excerpt may be cut above its first rows too (flux#14 starts at GPU5): the first row's `X` says its column,
+    # and the columns before it are the GPUs whose rows were cut (nvidia-smi lists the GPUs before the NICs)
+    first = count = int(found[0][1].group(1))
+    if first > _MOST_GPUS:
+        return None                 # no node has that many GPUs: no matrix nvidia-smi prints (nor columns to build)
     for _, m in found:
         cells = m.group(2).split()
         if int(m.group(1)) != count or len(cells) <= count or cells[count] != "X" or cells.count("X") != 1:
             break
         count += 1
-    return (found[0][0] - 1, [f"GPU{i}" for i in range(count)] + [_UNNAMED]) if count >= 2 else None
+    return (found[0][0] - 1, [f"GPU{i}" for i in range(count)] + [_UNNAMED]) if count - first >= 2 else None
 
 
+_MOST_GPUS = 1024               # NVML's device count on one node is far below this
 _UNNAMED = "?"                  # a headerless matrix's last column: what follows the GPUs' is not read
 
 
 def detect(text: str) -> bool:
     lines = text.splitlines()
     found = _header(lines)
-    return found is not None and any(re.match(r"^GPU0\s+X\b", line) for line in lines[found[0] + 1:])
+    if found is None:
+        return False
+    return found[1][-1] == _UNNAMED or any(re.match(r"^GPU0\s+X\b", line) for line in lines[found[0] + 1:])
 
 
 def _rows(lines: list[str], columns: list[str]) -> dict[int, tuple[list[str], list[str]]]:
