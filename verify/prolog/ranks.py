@@ -58,6 +58,12 @@ def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
     nodes = _whole(data.get("nodes"))
     if world and nodes and nodes > world:      # verify's grouplayout: every node runs at least one rank
         return f"its nccl check {_does(nccl)} on {world} rank(s) across {nodes} nodes: every node runs at least one"
+    backend = data.get("backend")
+    if nccl.get("status") == "pass" and backend is not None and backend != "nccl":
+        # verify/checks/nccl/verdict.py passes an all-reduce only over NCCL: over gloo it skips (NCCL_NOT_EXERCISED,
+        # no GPU) or fails (--expect-gpus), so NCCL on this node's GPUs was never tested (hunt95, issue 36 class 6)
+        return (f"its nccl check passes over {str(backend)[:20]!r}: verify passes an all-reduce only over NCCL "
+                "(over gloo it skips or fails), so NCCL was never exercised")
     if spawned := _spawned_problem(nccl, data, checks):
         return spawned
     if data.get("backend") != "nccl" or nodes != 1:
