@@ -1249,6 +1249,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "lmco-c1n01-openmpi-1.4.3-960-ranks-openib-qp-create-enomem-per-peer-queues-fixed-by-shared-receive-queues-job":
         "translator: fabric fail FABRIC_MEMLOCK_LOW (job); verify explain: not recognised: Open MPI's openib BTL "
         "'error creating qp errno says Cannot allocate memory' has no reader",
+    # Batch 283: the rule kept, or what decides it is not in the text.
+    "eks-h100-pod-nvidia-visible-devices-all-no-gpu-limit-nvidia-container-cli-nvml-driver-not-loaded-intermittent-restart-fixes-job":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); verify explain: fail DRIVER_ERROR (host), as its facts",
+    "openshift-4.8-gpu-operator-1.11.0-a100-a30-nodes-cuda-validator-vectoradd-initialization-error-t4-node-passes-host":
+        "translator: gpu fail DRIVER_ERROR (host); not recognised: the GPU Operator's vectorAdd line names CUDA's "
+        "'initialization error' without its number, left undecoded as its facts",
+    "rtx3080ti-ubuntu22.04-containerd-device-plugin-v0.11.0-could-not-load-nvml-library-node-runtime-without-nvidia-host":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); verify explain: skip GPU_NOT_VISIBLE (host): the device "
+        "plugin's 'could not load NVML library' is read (its CRI log prefix since this batch), but nothing in the "
+        "text says a GPU was expected (the translation's --expect-gpus 1 comes from the poster's RTX 3080 Ti)",
 }
 
 
