@@ -1259,6 +1259,16 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu fail GPU_NOT_VISIBLE (host); verify explain: skip GPU_NOT_VISIBLE (host): the device "
         "plugin's 'could not load NVML library' is read (its CRI log prefix since this batch), but nothing in the "
         "text says a GPU was expected (the translation's --expect-gpus 1 comes from the poster's RTX 3080 Ti)",
+    # Batch 284: the rule kept, or what decides it is not in the text.
+    "p4d-2x8-a100-40gb-after-nccl-2.10.3-upgrade-own-aws-ofi-nccl-build-couldnt-find-any-optimal-provider-efa-message-transfer-failure-2-image":
+        "translator: nccl fail FABRIC_EFA_PLUGIN_MISSING (image); verify explain: pass: the plugin's own test lines "
+        "(WARN: Function: ... Line:) are not read as the run's failure, and one host's NCCL lines read as one node",
+    "v100-pcie-2x8-roce-mlx5-0-gid-3-nccl-2.5.7-rank-0-net-ib-rings-without-gdrdma-topo-dump-nic-gdr-0-host":
+        "translator: nccl warn FABRIC_GDR_OFF (host); verify explain: gpu warn HEALTH_NOT_ASSESSED: NCCL 2.5.7's "
+        "lines written to NCCL_DEBUG_FILE without a host:pid prefix are not read as NCCL's, and the topology dump's "
+        "<gpu> elements are read as devices",
+    "kvm-vm-zp-gpu-2-ib-sriov-vfs-nccl-ib-hca-mlx5-1-net-ib-no-device-found-sockets-over-ipoib-ib0-ib1-job":
+        "translator: nccl fail FABRIC_NCCL_FORCED_SOCKET (job); verify explain: pass, as its facts",
 }
 
 

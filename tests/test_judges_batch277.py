@@ -88,3 +88,23 @@ def test_cri_log_file_lines_are_read_as_the_tool_s():
 def test_a_cri_stamp_without_its_stream_word_is_kubectl_s_stamp_only():
     from verify.explain import launchers
     assert launchers.prefixes("2023-10-19T11:11:54Z stdout: fine") == "stdout: fine"
+
+
+# aws-ofi-nccl giving up at its start (`Couldn't find any optimal provider`, `OFI NCCL failure: 2`) as the run's own
+# failure, with nothing showing the EFA device refusing: the software that found no provider, never a drain
+# (aws-ofi-nccl#67, batch 284); the device's own refusal beside it keeps the host's
+P4D = "p4d-2x8-a100-40gb-after-nccl-2.10.3-upgrade-own-aws-ofi-nccl-build-couldnt-find-any-optimal-provider-efa-message-transfer-failure-2-image"
+
+
+def test_the_plugin_giving_up_at_its_start_is_no_drain():
+    status, code, owner = replayed(P4D)["nccl"]
+    assert (status, code) == ("fail", "NCCL_FAILED") and owner != "host"
+
+
+def test_the_efa_device_refusing_beside_it_stays_the_host_s():
+    facts = {"backend": "nccl", "nodes": 2, "world_size": 16, "sizes": None,
+             "error": "init: find_ofi_provider:543 NET/OFI Couldn't find any optimal provider", "nccl_log": {
+                 "ofi_error": "NET/OFI Couldn't find any optimal provider",
+                 "proof": ["infiniband efa_0: Failed to process command ALLOC_PD (opcode 14) comp_status 1 err -12"]}}
+    r = judge(CHECKS["nccl"], facts, Options())
+    assert (r.status, r.owner) == ("fail", "host"), r.summary

@@ -68,6 +68,9 @@ def efa_failure(facts: NcclFacts, said: str) -> tuple[str, str] | None:
     return None
 
 
+_REMEDY_GAVE_UP = ("Use the libfabric and aws-ofi-nccl the EFA installer ships (or build the plugin against its "
+                   "libfabric, /opt/amazon/efa), and start the job with the EFA devices; `fi_info -p efa` in the same "
+                   "environment must list them.")
 _REMEDY_NO_DEVICE = ("Give the container or task the EFA devices (`--device /dev/infiniband/uverbs0` ... for each, "
                      "the EFA device plugin's `vpc.amazonaws.com/efa` resource in a pod, ECS/Batch's linuxParameters "
                      "devices) on an instance type with EFA; `fi_info -p efa` inside it must list them.")
@@ -91,6 +94,12 @@ def efa_verdict(facts: NcclFacts, said: str, failed: str, timed_out: bool, resul
     if found is None and (absent := efa_absent(facts, said)):
         return result.verdict(FAIL, "NCCL_TIMEOUT" if timed_out else "NCCL_FAILED", f"{failed}; {absent[0]}",
                               absent[1], "job")
+    if found is None and not timed_out and (gave_up := OFI_INIT_GAVE_UP.search(facts.get("error") or "")):
+        # the run itself failed on the plugin giving up at its start (its own tests, NCCL_NET=AWS Libfabric): nothing
+        # shows a device or driver refusing, so it is the software that found no provider (aws-ofi-nccl#67)
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}; aws-ofi-nccl gave up at its start ({gave_up.group(0)}): "
+                              "libfabric offered it no EFA provider, and nothing shows the EFA device refusing",
+                              _REMEDY_GAVE_UP, "image")
     if found is None:
         return None
     return result.verdict(FAIL, "NCCL_TIMEOUT" if timed_out else "NCCL_FAILED", f"{failed}; {found[0]}", found[1],
