@@ -108,16 +108,17 @@ PASS_NEEDS: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
 # any status. verify/prolog/verdict.py RATE_MOST is the same table (tests/test_report_plausible.py)
 RATE_MOST = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
              "images/s": 1e9, "tokens/s": 1e12, "Gb/s": 8e5}     # Gb/s: the fabric check's link_gbps, bits
+# nor is a time, a ratio of two rates or an error's size: verify writes none below 0 (a busbw_ratio of -1 x, a -1 s
+# first step, a -0.5 matmul error were read as measured; counts and sizes: ranks.py count_problem)
+NON_NEGATIVE = ("s", "x", "abs")
 
 
 def _rate_problem(name: str, metric: str, m: dict[str, Any], value: float) -> str | None:
     most = RATE_MOST.get(str(m.get("unit")))
-    if most is None:
-        return None
-    if value > most:
+    if most is not None and value > most:
         return f"the {name} check's {_shown(metric)} = {value:g} {m['unit']} is impossible (above {most:g})"
-    if value < 0:
-        return f"the {name} check's {_shown(metric)} = {value:g} {m['unit']} is negative: no rate is"
+    if (most is not None or m.get("unit") in NON_NEGATIVE) and value < 0:
+        return f"the {name} check's {_shown(metric)} = {value:g} {str(m['unit'])[:20]} is negative: verify writes none"
     return None
 
 

@@ -122,7 +122,7 @@ def write(directory: str, node: str, report: dict[str, Any] | None, outcome: dic
     # the drain's outcome (node_exporter showed a drained node passing): which stands is metricsorder's rule, under
     # the lock, so that two writers never reorder between the look and the rename
     with contextlib.ExitStack() as held:
-        if lock:
+        if lock and not os.path.islink(os.path.dirname(lock)):   # a linked folder is refused, never followed
             with contextlib.suppress(LockBusy, OSError):    # no lock to be had: the look alone
                 held.enter_context(locked(lock, LOCK_WAIT_S))
         if (kept := kept_instead(target, outcome or {}, skew_s)) is not None:

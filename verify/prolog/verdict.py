@@ -211,14 +211,16 @@ NEVER_WRITTEN: dict[tuple[str, str], tuple[Callable[[float], bool], str]] = {
 # RATE_MOST, the same table: a passing report with a negative busbw passed here while the fleet report refused it)
 RATE_MOST = {"GB/s": 1e5, "GiB/s": 1e5, "MB/s": 1e8, "MiB/s": 1e8, "TFLOP/s": 1e5, "samples/s": 1e9,
              "images/s": 1e9, "tokens/s": 1e12, "Gb/s": 8e5}     # Gb/s: the fabric check's link_gbps, bits
+# nor is a time, a ratio of two rates or an error's size (scripts/fleet/plausible.py NON_NEGATIVE; counts: ranks.py)
+NON_NEGATIVE = ("s", "x", "abs")
 
 
 def _rate_problem(name: str, key: str, m: dict[str, Any], value: float) -> str | None:
     most = RATE_MOST.get(str(m.get("unit")))
     if most is not None and value > most:
         return f"its {name} check's {key[:40]} = {value:g} {m['unit']} is impossible (above {most:g})"
-    if most is not None and value < 0:
-        return f"its {name} check's {key[:40]} = {value:g} {m['unit']} is negative: no rate is"
+    if (most is not None or m.get("unit") in NON_NEGATIVE) and value < 0:
+        return f"its {name} check's {key[:40]} = {value:g} {str(m['unit'])[:20]} is negative: verify writes none"
     return None
 
 
