@@ -16,6 +16,7 @@ from typing import Any
 
 from ..shared import cuda_errors
 from ..shared.cuda_errors import undecided
+from ..shared.fastre import fast
 from . import nvml, smitable
 from .said import mentioned, printed, said
 
@@ -81,7 +82,7 @@ def _joined(text: str) -> str:
 def _touched(text: str, patterns: tuple[re.Pattern[str], ...]) -> Iterator[str]:
     """The lines (as splitlines gives them, in order) that a match of one of `patterns` touches: a few scans of the
     whole text instead of each pattern on each line (a 10 MB training log is 100,000s of lines none of them names)."""
-    spans = sorted((m.start(), max(m.end(), m.start() + 1)) for p in patterns for m in p.finditer(text))
+    spans = sorted((m.start(), max(m.end(), m.start() + 1)) for p in patterns for m in fast(p).finditer(text))
     pos = k = 0
     for raw in text.splitlines(keepends=True):
         end = pos + len(raw)
