@@ -26,6 +26,7 @@ import pytest
 from tests.judging import explained, verdict
 from verify import cli
 from verify.checks.nccl import ncclog
+from verify.checks.train import imagefault
 from verify.explain import aznhc, pasted
 from verify.shared import rdma
 from verify.shared.fastre import fast, guarded
@@ -157,3 +158,13 @@ def test_pinning_precheck_never_hides_a_match_of_the_full_pattern():
     for line in ("ibv_reg_mr failed: Cannot allocate memory", "RawMemoryRegion::register_from_pd failed ENOMEM",
                  "fi_mr_reg failed, ret is:-12", "DAPL startup: RLIMIT_MEMLOCK too small"):
         assert rdma.PINNING_ENOMEM.search(line) and rdma.may_pin(line), line
+
+
+def test_image_fault_precheck_never_hides_a_match_of_the_full_pattern():
+    # practice: fast is exact (the pre-check's words are in every match); pure logic
+    matched = [t for t in _raw_texts(1) if imagefault.WORDS.search(t)]
+    assert len(matched) > 5 and all(imagefault.may_match(t) for t in matched)
+    for line in ("libcudnn.so.8: cannot open shared object file", "operator torchvision::nms does not exist",
+                 "/bin/sh: 1: torchrun: not found", "exec: \"python\": executable file not found in $PATH",
+                 "zsh: command not found: torchrun", "slurmstepd: error: execve(): torchrun: No such file or directory"):
+        assert imagefault.WORDS.search(line) and imagefault.may_match(line), line
