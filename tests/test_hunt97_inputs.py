@@ -15,6 +15,10 @@ Each finding, its rating, repro and fix:
    every match holds), one cached views() per text, and fastre.fast (the first-character guard, now also past a
    leading lookbehind) at the two helpers every caller's pattern goes through. Figures in the hunt's report; no timing
    is asserted here, only that each shortcut finds exactly what the full scan finds.
+3. (medium, withheld fault) Launchers' prefixes were taken off 8 deep at most: `ulimit -a` under 10 stacked CRI stamps
+   (`<RFC 3339> stderr F ` each, a log re-collected through nested pods) kept two, so `max locked memory ... 64` was
+   not read (its readers anchor at the line's start) and a memlock of 64 KiB went unjudged. launchers.prefixes: 16
+   deep (each step takes at least one character off; the bound keeps a hostile line linear).
 """
 from __future__ import annotations
 
@@ -168,3 +172,12 @@ def test_image_fault_precheck_never_hides_a_match_of_the_full_pattern():
                  "/bin/sh: 1: torchrun: not found", "exec: \"python\": executable file not found in $PATH",
                  "zsh: command not found: torchrun", "slurmstepd: error: execve(): torchrun: No such file or directory"):
         assert imagefault.WORDS.search(line) and imagefault.may_match(line), line
+
+
+@pytest.mark.parametrize("depth", [1, 8, 10, 16])
+def test_ulimit_under_prefixes_stacked_deep_is_read(depth):
+    # practice: no withheld fault (lines as launchers print them are read, under any number of stacked prefixes)
+    ulimit = ("max locked memory           (kbytes, -l) 64\nopen files                      (-n) 1024\n"
+              "max user processes              (-u) 4096\nstack size              (kbytes, -s) 8192\n")
+    text = "".join("2024-05-01T10:00:00.123Z stderr F " * depth + line + "\n" for line in ulimit.splitlines())
+    assert verdict(explained(text))[1] == "FABRIC_MEMLOCK_LOW"
