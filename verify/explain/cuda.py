@@ -16,16 +16,17 @@ from typing import Any
 
 from ..shared import cuda_errors
 from ..shared.cuda_errors import undecided
+from ..shared.fastre import fast, guarded
 from . import nvml, smitable
 from .said import mentioned, printed, said
 
 # torch's `CUDA error: <cudaGetErrorString>` (dorado, vLLM ...) and THC's `THCudaCheck FAIL ... error=802` count only
 # where verify/shared/cuda_errors.py decodes the rest: `CUDA error: an illegal memory access` is a job's kernel, no refusal.
-_REFUSAL = re.compile(r"cudaGetDeviceCount|CUDA initialization|cuInit|init CUDA|cudaErrorSystemNotReady|"
+_REFUSAL = guarded(re.compile(r"cudaGetDeviceCount|CUDA initialization|cuInit|init CUDA|cudaErrorSystemNotReady|"
                       r"cuda runtime error \(\d+\)|CUDA error at|CUDA error: |THCudaCheck FAIL|returned \d{2,3}\b|"
                       # gpu_burn's `Error (gpu_burn-drv.cpp:298): <message>`, nccl-tests' `Test CUDA failure common.cu:941`
                       r"\bError \([\w.-]+:\d+\): |CUDA failure [\w.-]+:\d+",
-                      re.IGNORECASE)
+                      re.IGNORECASE))
 _SMI_L = re.compile(r"^[^\S\n]*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)", re.MULTILINE)
 
 
@@ -33,8 +34,8 @@ _CUDA = re.compile(r"\bcuda", re.IGNORECASE)
 # where CUDA itself is being brought up: an error a running program meets (out of memory, a kernel's fault) is a
 # refusal to initialise only on such a line (torch's `Unexpected error from cudaGetDeviceCount() ... Error 2: out of
 # memory`); elsewhere it is the program's (`CUDA out of memory. Tried to allocate ...`), never the node refusing CUDA
-_INIT = re.compile(r"cudaGetDeviceCount|CUDA initiali[sz]ation|\bcuInit\b|init CUDA|cudaSetDevice|"
-                   r"cuDevicePrimaryCtxRetain|cuCtxCreate", re.IGNORECASE)
+_INIT = guarded(re.compile(r"cudaGetDeviceCount|CUDA initiali[sz]ation|\bcuInit\b|init CUDA|cudaSetDevice|"
+                   r"cuDevicePrimaryCtxRetain|cuCtxCreate", re.IGNORECASE))
 
 
 # each line is decoded once for the refusal and the running program's kinds (a long line is read in seconds)
@@ -45,7 +46,7 @@ decode = functools.lru_cache(maxsize=256)(cuda_errors.decode)
 # torch's traceback of its CUDA start-up (`torch._C._cuda_init()`, `in _lazy_init`): the error it ends in is CUDA
 # refusing to initialise, whatever the error's own line says (`cuda runtime error (30) : unknown error at
 # .../THCGeneral.cpp:51`)
-_INIT_TRACE = re.compile(r"\btorch\._C\._cuda_init\(\)|, in _lazy_init\b")
+_INIT_TRACE = guarded(re.compile(r"\btorch\._C\._cuda_init\(\)|, in _lazy_init\b"))
 
 
 # CUDA's first call answering with error 3's words and no number (a node test's `Failed during cudaGetDeviceCount:
@@ -81,7 +82,7 @@ def _joined(text: str) -> str:
 def _touched(text: str, patterns: tuple[re.Pattern[str], ...]) -> Iterator[str]:
     """The lines (as splitlines gives them, in order) that a match of one of `patterns` touches: a few scans of the
     whole text instead of each pattern on each line (a 10 MB training log is 100,000s of lines none of them names)."""
-    spans = sorted((m.start(), max(m.end(), m.start() + 1)) for p in patterns for m in p.finditer(text))
+    spans = sorted((m.start(), max(m.end(), m.start() + 1)) for p in patterns for m in fast(p).finditer(text))
     pos = k = 0
     for raw in text.splitlines(keepends=True):
         end = pos + len(raw)
@@ -134,9 +135,9 @@ def _table(text: str) -> list[dict[str, Any]] | None:
 # nccl-tests' CUDACHECK `<host>: Test CUDA failure common.cu:1045 'unknown error'` (pyxis#81: 999 at its first calls);
 # FasterTransformer's and TurboMind's check_cuda_error `[FT][ERROR] CUDA runtime error: <cudaGetErrorString> <file>:<line>`
 # (lmdeploy's `[TM][ERROR] ...`, under a C++ `what():`)
-_RUNTIME = re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUDA out of memory|THCudaCheck FAIL|"
+_RUNTIME = guarded(re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|CUDA out of memory|THCudaCheck FAIL|"
                       r"cuda runtime error \(\d+\)|(?<=\] )cuda failed with |\bTest CUDA failure [\w./-]+:\d+ '|"
-                      r"\bCUDA runtime error: ", re.IGNORECASE)
+                      r"\bCUDA runtime error: ", re.IGNORECASE))
 
 
 # cudaGetErrorString's words alone as the whole line (Torch7's and many programs' `fprintf(stderr, "%s\n",

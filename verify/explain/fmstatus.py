@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..shared.fastre import guarded
 from .said import said as printed_by_it
 
 UNIT = r"nvidia-fabricmanager(?:\.service)?"
@@ -38,7 +39,7 @@ _EVENTS = (
 )
 # the fabric manager's own failure line (nv-fabricmanager[pid]:, its start script's), not an SXid (fmlog.py's)
 _FM_LINE = re.compile(r"(?:nv-fabricmanager|nvidia-fabricmanager-start\.sh)\[\d+\]:\s*(.*)")
-_FAILURE = re.compile(r"fail|error|invalid|not found|unable|n.t match|mismatch", re.IGNORECASE)
+_FAILURE = guarded(re.compile(r"fail|error|invalid|not found|unable|n.t match|mismatch", re.IGNORECASE))
 # its own lines quoted without the journal's prefix, as its log file prints them (`[ERROR] [tid 1374] ...`, the
 # timestamp before) or a log shipper relays them (Talos's `<node ip>: fabric manager config file item: ...`): an
 # `[ERROR]` line, or a line of its own words (it names itself, its config items, or the switches and GPUs it
@@ -66,8 +67,8 @@ _CONFIGURED = re.compile(r"Successfully configured all the available NVSwitches"
 # (Talos's fabric manager wrapper listing the switches' LPF management ports, `found NVSwitch LPF: device=mlx5_10`:
 # an NVL5+ baseboard's own switches, batch 184)
 _LPF = re.compile(r"nvidia-fabricmanager-wrapper: found NVSwitch LPF\b")
-_SWITCHES = re.compile(r"nvidia-fabricmanager-wrapper: found NVSwitch LPF\b|Successfully configured all the available NVSwitches|detected NVSwitch (?:non-)?fatal error"
-                       r"|\bnvidia-nvswitch\d+: |^[0-9a-fA-F:.]+ [\w -]+: NVIDIA Corporation [^\n]*NVSwitch", re.MULTILINE)
+_SWITCHES = guarded(re.compile(r"nvidia-fabricmanager-wrapper: found NVSwitch LPF\b|Successfully configured all the available NVSwitches|detected NVSwitch (?:non-)?fatal error"
+                       r"|\bnvidia-nvswitch\d+: |^[0-9a-fA-F:.]+ [\w -]+: NVIDIA Corporation [^\n]*NVSwitch", re.MULTILINE))
 
 
 def _block(text: str) -> str | None:

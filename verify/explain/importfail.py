@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..checks.train.imagefault import WORDS, image_fault
+from ..checks.train.imagefault import WORDS, image_fault, may_match
 from .said import printed
 
 _TYPE = re.compile(r"(\w+(?:Error|Exception))\s*: ")
@@ -59,7 +59,7 @@ def _died_of(line: str) -> dict[str, Any] | None:
 
 
 def detect(text: str) -> bool:
-    return bool(WORDS.search(text)) and _failure(text) is not None
+    return may_match(text) and bool(WORDS.search(text)) and _failure(text) is not None
 
 
 def parse(text: str) -> dict[str, Any]:

@@ -39,7 +39,7 @@ _INDENTED = re.compile(r"^[ \t]+(?=\[\d+,\d+\]<(?:stdout|stderr)>:|\[(?:rank|def
 def prefixes(line: str) -> str:
     """The line without the launchers' prefixes before it (any number, in any order)."""
     line = _INDENTED.sub("", line, count=1)
-    for _ in range(8):
+    for _ in range(16):         # each takes a character off at least: 16 deep, a hostile line stays linear
         found = _ANY.match(line)
         if not found:
             break

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .said import printed, printed_lines
+
 _FOUND = re.compile(r"\bFound (\w+) \((\w+)\) IB Port ([\w.-]+):(\d+) \((\d+(?:\.\d+)?) Gb/sec\)")
 _NO_PORT = re.compile(r"\bcheck_hw_ib:\s+No IB port(?: (\S+))? is ACTIVE \((\w+)(?: (\d+(?:\.\d+)?) Gb/sec)?\)")
 # LBNL's check_hw_physmem: a node's RAM above the conf's maximum is the conf written for a bigger machine's peer
@@ -27,7 +29,14 @@ _FAILED = re.compile(r"\bcheck_hw_ib:\s+(No IB port(?: \S+)? is \w+ \(\w+(?: \d+
 
 
 def detect(text: str) -> bool:
-    return bool(_FOUND.search(text) or _FAILED.search(text))
+    return bool(_FOUND.search(text) or printed(_FAILED, text))
+
+
+def _printed(text: str) -> str:
+    """The text without the lines that only mention the check's failure in prose (a runbook's "If NHC reports
+    `check_hw_ib:  No IB port is ACTIVE (LinkUp 100 Gb/sec).` check the cable"): no node printed those (hunt97: a
+    runbook read as FABRIC_PORT_DOWN, owner host)."""
+    return "\n".join(printed_lines(text, _FAILED)) if "check_hw_ib" in text else text
 
 
 def _ports(text: str) -> dict[tuple[str, int], dict[str, Any]]:
@@ -65,6 +74,7 @@ def unread(text: str) -> list[str]:
     host's port finding is `shown`."""
     if _FOREIGN_CONF.search(text):
         return []
+    text = _printed(text)
     own = {m.group(0) for m in _NO_PORT.finditer(_this_host(text))}
     return list(dict.fromkeys(f"NHC check_hw_ib: {m.group(1)}" for m in _FAILED.finditer(text)
                               if not ((p := _NO_PORT.match(m.group(0))) and p.group(0) in own)))
@@ -80,7 +90,7 @@ def shown(text: str, result: Any) -> None:
     """NHC failing the node because no port is ACTIVE at the site's rate: the host's fabric, a fail, where the facts
     read judged no fault of their own. A port NHC listed ACTIVE (`-d`) tells which: below the rate asked for, the
     link trained down (FABRIC_RATE_DEGRADED); above it, the conf is another machine's, and nothing is judged of it."""
-    own = _this_host(text)
+    own = _this_host(_printed(text))
     m = _NO_PORT.search(own)
     if not m or _FOREIGN_CONF.search(text) or (result.status in ("fail", "warn")
                                                 and result.code != "HEALTH_NOT_ASSESSED"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..shared.fastre import guarded
 from . import driverversion, inforom
 from .said import said
 
@@ -22,11 +23,11 @@ from .said import said
 # `device error: 1: unknown device`, a GPU the container asked for that the node lacks, is the job's request, read up
 # to the `\\n` docker's quoting puts after it; bounded: a hostile line of repeated prefixes stays linear)
 _CLI = r"nvidia-container-cli(?:\.real)?: "
-_REFUSED = re.compile(r"Failed to initialize NVML: [^\n]+|nvml error: [^\n]+|NVIDIA-SMI has failed because it "
+_REFUSED = guarded(re.compile(r"Failed to initialize NVML: [^\n]+|nvml error: [^\n]+|NVIDIA-SMI has failed because it "
                       r"couldn't communicate with the NVIDIA driver[^\n]*|" + _CLI + r"initialization error: "
                       r"load library failed: libnvidia-ml[^\n]*|" + _CLI + r"[\w ]*error: driver (?:rpc )?"
                       r"error: [^\n]*|" + _CLI + r"device error: [^\n\\]{0,200}?unknown device[^\n\\]{0,200}",
-                      re.IGNORECASE)
+                      re.IGNORECASE))
 _MODULE = driverversion.VERSION
 # nvidia-smi's own `Driver Version` (the -q header, `Driver Version  : 450.80.02`; the table's `Driver Version:
 # 450.80.02`), pasted beside the refusal from the host: the node's driver answers
@@ -34,8 +35,8 @@ _SMI_DRIVER = re.compile(r"\bDriver Version\s*:\s*(\d+\.\d+(?:\.\d+)?)")
 # NVML's library itself not found by the process (NVML_ERROR_LIBRARY_NOT_FOUND: `NVML Shared Library Not Found`,
 # pynvml's `NVMLError_LibraryNotFound`, go-nvml's `ERROR_LIBRARY_NOT_FOUND` and the older bindings' `could not load
 # NVML library`): no libnvidia-ml in the process (`nvml_library` false), not an error of a loaded NVML
-_NO_LIBRARY = re.compile(r"Shared Library Not Found|LibraryNotFound|LIBRARY_NOT_FOUND|could not load NVML library",
-                         re.IGNORECASE)
+_NO_LIBRARY = guarded(re.compile(r"Shared Library Not Found|LibraryNotFound|LIBRARY_NOT_FOUND|could not load NVML library",
+                         re.IGNORECASE))
 
 
 def _refused(text: str) -> re.Match[str] | None:
@@ -65,7 +66,7 @@ _LOST_UUID = re.compile(r"\b(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\b[^\n]*?(?:ERR
 
 # the k8s device plugin's go-nvml binding, which names a GPU by its NVML index only (`error creating nvml.Device 5:
 # nvml: GPU is lost`; newer releases `error getting device handle for index '5': GPU is lost`): that GPU is lost
-_LOST_INDEX = re.compile(r"(?:\bnvml\.Device |device handle for index '?)(\d{1,3})'?: (?:nvml: )?GPU is lost")
+_LOST_INDEX = guarded(re.compile(r"(?:\bnvml\.Device |device handle for index '?)(\d{1,3})'?: (?:nvml: )?GPU is lost"))
 
 
 # Slurm's NVML GPU plugin (gpu_nvml.c) when a query of a job's GPU fails (`slurmstepd: error: NVML: Failed to get

@@ -10,6 +10,7 @@ order:
 What is left is the tool's text, or text no parser recognises (said so by explain, never guessed)."""
 from __future__ import annotations
 
+import functools
 import re
 
 from .launchers import hosts, prefixes
@@ -47,6 +48,7 @@ def _lines(text: str) -> list[str]:
     return unwrap(markdown(encoding(text).split("\n")))
 
 
+@functools.lru_cache(maxsize=4)
 def views(text: str) -> tuple[str, str]:
     """(as_printed, bare) of one text, read once."""
     lines = _lines(text)

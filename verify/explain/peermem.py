@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..shared.fastre import guarded
 from . import peermemshell as transcript
 from .verbslist import listed
 
@@ -26,8 +27,8 @@ _NAME = r"(?:nvidia[-_]peermem|nv[-_]peer[-_]mem)"
 # blanks within the line only (`^\s*` would run over every blank line below each line start: quadratic)
 _LOADED = re.compile(rf"^[ \t]*{_NAME}[ \t]+\d+[ \t]+\d+\b", re.MULTILINE)
 # modprobe's and insmod's refusals, modprobe finding no such module for the running kernel, the kernel's symbol lines
-_REFUSED = re.compile(rf"could not insert (?:module )?'?(?:\S*/)?{_NAME}\b|\bModule {_NAME} not found in directory "
-                      rf"|\b{_NAME}: (?:Unknown symbol|disagrees about version of symbol) \w+")
+_REFUSED = guarded(re.compile(rf"could not insert (?:module )?'?(?:\S*/)?{_NAME}\b|\bModule {_NAME} not found in directory "
+                      rf"|\b{_NAME}: (?:Unknown symbol|disagrees about version of symbol) \w+"))
 _LSMOD = re.compile(r"^[ \t]*Module[ \t]+Size[ \t]+Used by[ \t]*$", re.MULTILINE)
 # the running kernel's release, where modprobe resolved the module (`insmod /lib/modules/<release>/...`, `not found
 # in directory /lib/modules/<release>`)

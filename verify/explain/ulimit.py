@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..checks.nccl.regcap import EFA_MR_FULL
-from ..shared.rdma import PINNING_ENOMEM, pinning_failed
+from ..shared.rdma import PINNING_ENOMEM, may_pin, pinning_failed
 from . import setlimit, shellimit, stracelimit
 from .said import printed
 
@@ -53,7 +53,7 @@ _VERBS_PATH = re.compile(r"\b(?:ib_uverbs_reg_mr|ib_umem_get|\w+_reg_user_mr)\b"
 
 def _pinning(text: str) -> str | None:
     """The line where a call that pins memory failed with ENOMEM, as a library printed it."""
-    found = printed(PINNING_ENOMEM, text)
+    found = printed(PINNING_ENOMEM, text) if may_pin(text) else None
     if not found or (found.group().startswith("pin_user_pages") and not _VERBS_PATH.search(text)):
         return None
     if EFA_MR_FULL.search(text):    # the kernel shows the device refused after the pages were pinned: not the limit

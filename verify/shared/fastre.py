@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+from functools import lru_cache
 from typing import Any
 
 if sys.version_info >= (3, 11):        # re's own parser (private: sre_* before 3.11)
@@ -39,8 +40,8 @@ def _class_chars(items: Any) -> set[str] | None:
 def _firsts(seq: Any) -> set[str] | None:
     """The characters a match of `seq` can start with, or None where that is not known or it may match nothing."""
     for op, arg in seq:
-        if op is _c.AT:             # \b, ^: zero-width, the next item starts the match
-            continue
+        if op is _c.AT or (op in (_c.ASSERT, _c.ASSERT_NOT) and arg[0] < 0):
+            continue                # \b, ^, a lookbehind: zero-width, the next item starts the match
         if op is _c.LITERAL:
             return {chr(arg)}
         if op is _c.IN:
@@ -71,3 +72,13 @@ def guarded(pattern: re.Pattern[str]) -> re.Pattern[str]:
         return pattern
     chars = sorted({c for ch in first for c in (ch, ch.lower(), ch.upper())})
     return re.compile(f"(?=[{''.join(re.escape(c) for c in chars)}])(?:{pattern.pattern})", pattern.flags)
+
+
+@lru_cache(maxsize=512)
+def fast(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """`guarded(pattern)`, worked out once per pattern: for the helpers that scan a whole text with a pattern their
+    callers hand them (said.printed, cuda's line finder), so that every caller's pattern is guarded at one place."""
+    try:
+        return guarded(pattern)
+    except re.error:        # a pattern of inline global flags (`(?i)...`) cannot be wrapped: as it is
+        return pattern
