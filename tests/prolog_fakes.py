@@ -215,3 +215,17 @@ def drained(tmp_path: Path, fake: FakeSlurm, code: str, check: str) -> str:
     state = str(tmp_path / "state")
     history.record(state, "n1", "drain", code, "x", now=t0, extra={"gpus": 8, "check": check})
     return state
+
+
+def refused_as_a_first_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                            fake: Any, report: dict[str, Any]) -> Path:
+    """Slurm's prolog semantics for a report no verify writes: not assessed (REPORT_INVALID, exit 3 as a job's first
+    step), the node left in service; the report saved as a fleet folder's `n1.json`, whose folder is returned."""
+    import json
+    _verify_writes(monkeypatch, json.dumps(report).encode())
+    assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 3
+    assert "REPORT_INVALID" in capsys.readouterr().out and fake.nodes["n1"] == ("idle", "none")
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "n1.json").write_text(json.dumps(report))
+    return folder

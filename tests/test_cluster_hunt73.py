@@ -81,7 +81,7 @@ import pytest
 
 from scripts.fleet.fleet import fleet
 from scripts.fleet.plausible import report_problem
-from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, _verify_writes, install_fake
+from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _report, _verify_writes, install_fake, refused_as_a_first_step
 from tests.prolog_fakes import _nccl as nccl_check
 from tests.verify_handmade import gpu_facts, nccl_facts
 from verify.checks import gpu, nccl
@@ -166,12 +166,7 @@ def test_nccl_one_rank_per_gpu_a_report_no_verify_writes_passes_neither_the_prol
     report = _written()
     IMPOSSIBLE[change](report)
     assert decide(report).code == "REPORT_INVALID" and report_problem(report)
-    _verify_writes(monkeypatch, json.dumps(report).encode())
-    assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 3
-    assert "REPORT_INVALID" in capsys.readouterr().out and fake.nodes["n1"] == ("idle", "none")
-    folder = tmp_path / "reports"
-    folder.mkdir()
-    (folder / "n1.json").write_text(json.dumps(report))
+    folder = refused_as_a_first_step(tmp_path, monkeypatch, capsys, fake, report)
     found = fleet(folder)
     assert not found.ok and [name for name, _ in found.invalid] == ["n1.json"]
 

@@ -23,7 +23,7 @@ import pytest
 
 from scripts.fleet.fleet import fleet
 from scripts.fleet.plausible import report_problem
-from tests.prolog_fakes import STEP_ENV, _args, _verify_writes, install_fake
+from tests.prolog_fakes import STEP_ENV, _args, _verify_writes, install_fake, refused_as_a_first_step
 from tests.verify_handmade import gpu_facts, nccl_facts
 from verify.checks import gpu, nccl
 from verify.options import Options
@@ -91,12 +91,7 @@ def test_nccl_one_rank_per_gpu_an_all_reduce_over_part_of_the_gpus_passes_neithe
     report = _written()
     IMPOSSIBLE[change](report)
     assert decide(report).code == "REPORT_INVALID" and report_problem(report)
-    _verify_writes(monkeypatch, json.dumps(report).encode())
-    assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 3
-    assert "REPORT_INVALID" in capsys.readouterr().out and fake.nodes["n1"] == ("idle", "none")
-    folder = tmp_path / "reports"
-    folder.mkdir()
-    (folder / "n1.json").write_text(json.dumps(report))
+    folder = refused_as_a_first_step(tmp_path, monkeypatch, capsys, fake, report)
     found = fleet(folder)
     assert not found.ok and [name for name, _ in found.invalid] == ["n1.json"]
 

@@ -25,7 +25,7 @@ import pytest
 
 from scripts.fleet.plausible import report_problem
 from tests.helpers import ROOT
-from tests.prolog_fakes import STEP_ENV, _args, _verify_writes, install_fake
+from tests.prolog_fakes import STEP_ENV, _args, _verify_writes, install_fake, refused_as_a_first_step
 from tests.verify_handmade import gpu_facts, nccl_facts
 from verify.checks import gpu, nccl
 from verify.options import Options
@@ -97,12 +97,7 @@ def test_slurm_prolog_semantics_a_negative_size_count_or_ratio_is_no_report_veri
     report = _written()
     NEGATIVE[change](report)
     assert decide(report).code == "REPORT_INVALID" and "negative" in str(report_problem(report))
-    _verify_writes(monkeypatch, json.dumps(report).encode())
-    assert cli.main(_args(tmp_path), {**STEP_ENV, "SLURM_GPUS_ON_NODE": "8"}) == 3
-    assert "REPORT_INVALID" in capsys.readouterr().out and fake.nodes["n1"] == ("idle", "none")
-    folder = tmp_path / "reports"
-    folder.mkdir()
-    (folder / "n1.json").write_text(json.dumps(report))
+    folder = refused_as_a_first_step(tmp_path, monkeypatch, capsys, fake, report)
     done = _fleet_report(folder)
     assert done.returncode == 1 and "negative" in done.stdout, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1].startswith("fleet: NOT PASSING")
