@@ -260,12 +260,13 @@ def reset_gpus(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, cl
     return frozenset(r.uuid for r in picked if r.success)
 
 
-def _devices(report: dict[str, Any] | None) -> list[dict[str, Any]]:
+def report_devices(report: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The devices the report's gpu check lists (dicts only; none where it has no such check or list)."""
     checks = report.get("checks") if isinstance(report, dict) else None
     gpu = next((c for c in checks or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
     data = gpu.get("data") if isinstance(gpu, dict) else None
     devices = data.get("devices") if isinstance(data, dict) else None
-    return [d for d in devices or [] if isinstance(d, dict)]
+    return [d for d in devices if isinstance(d, dict)] if isinstance(devices, list) else []
 
 
 def _uuid(device: dict[str, Any]) -> str | None:
@@ -277,7 +278,7 @@ def faulted_gpus(report: dict[str, Any] | None, lines: list[str]) -> list[str] |
     stands on (a drain-worthy one, a watched one that repeated) and each device the report calls lost (its UUID, else
     its bus id), at most 16. Return to service asks for the reset of these, not of any GPU."""
     found = xid.faulted_devices(xid.parse(lines))
-    for d in _devices(report):
+    for d in report_devices(report):
         if d.get("lost") is True and (key := _uuid(d) or (xid.device_key(d["pci_bus_id"])
                                                           if isinstance(d.get("pci_bus_id"), str) else None)):
             found.add(key[:80])
@@ -311,7 +312,7 @@ def foreign_reset(gpus: frozenset[str], report: dict[str, Any] | None,
     and NVML's UUID is the board's own: a record naming no GPU the passing report lists (a logger line copied from
     another node, a UUID mistyped) is no reset of this node, and the drain it stood for is unrepaired (hunt95). A
     report listing no UUID cannot tell: the reset counts as before (any GPU's: the limit in docs/prolog.md)."""
-    devices = _devices(report)
+    devices = report_devices(report)
     listed = {u for d in devices if (u := _uuid(d))}
     if gpus and (missing := _unreset(gpus, faulted, devices)):
         return (f"the GPU(s) the drain named ({', '.join(missing)[:200]}) have no successful reset recorded since it "

@@ -137,15 +137,11 @@ def memory_unproven(report: dict[str, Any] | None, codes: frozenset[str]) -> str
     """Why the report cannot prove the repair of a memory-error drain (MEMORY_CODES), or None."""
     if not codes & MEMORY_CODES:
         return None
-    gpu = next((c for c in (report or {}).get("checks") or [] if isinstance(c, dict) and c.get("name") == "gpu"), None)
-    data: dict[str, Any] = gpu["data"] if isinstance(gpu, dict) and isinstance(gpu.get("data"), dict) else {}
-    devices: list[Any] = data["devices"] if isinstance(data.get("devices"), list) else []
-    if not any(isinstance(dev, dict) for dev in devices):
+    devices = repair.report_devices(report)
+    if not devices:
         return (f"drained for {', '.join(sorted(codes & MEMORY_CODES))}, and the passing gpu check lists no GPU's ECC "
                 "facts (verify lists each device): the memory errors are not read again, their repair not proven")
     for dev in devices:
-        if not isinstance(dev, dict):
-            continue
         ecc, name = dev.get("ecc"), f"GPU {dev.get('index')}"
         if isinstance(ecc, list) and any(mode is False for mode in ecc[:2]):
             now = "is off" if ecc[0] is False else "goes off at the next reset"

@@ -117,12 +117,7 @@ def judge(findings: list[Finding], repeats: int = REPEATS) -> tuple[str, str] | 
         f = drains[0]
         more = f" (and {len(drains) - 1} more)" if len(drains) > 1 else ""
         return "XID_HISTORY", f"kernel log: {f.label()}{more}"
-    # a stamped line twice (a log forwarded twice, journald and syslog merged) is one event: the kernel stamps
-    # each record to the microsecond, so two records never share stamp and text; lines without a stamp each count
-    events = {(f.kind, f.code, device_key(f.device), _event(f.line, i)) for i, f in enumerate(findings)
-              if f.action == WATCH}
-    counts = Counter(key[:3] for key in events)
-    for (kind, code, device), n in counts.most_common():
+    for (kind, code, device), n in _watched(findings).most_common():
         if n >= repeats:
             what = next(f.what for f in findings if (f.kind, f.code, device_key(f.device)) == (kind, code, device))
             name = "SXid" if kind == "sxid" else "Xid"
@@ -135,8 +130,14 @@ def faulted_devices(findings: list[Finding], repeats: int = REPEATS) -> set[str]
     `repeats` times on one device; a watched Xid seen fewer times names no faulted GPU (hunt95: return to service asks
     for the reset of these)."""
     found = {device_key(f.device) for f in findings if f.action == DRAIN and f.device != "unknown"}
+    return found | {device for (_, _, device), n in _watched(findings).items() if n >= repeats and device != "unknown"}
+
+
+def _watched(findings: list[Finding]) -> Counter[tuple[str, int, str]]:
+    """How often each watched (kind, code, device) was logged, judge's count and faulted_devices' alike. A stamped line
+    twice (a log forwarded twice, journald and syslog merged) is one event: the kernel stamps each record to the
+    microsecond, so two records never share stamp and text; lines without a stamp each count."""
     events = {(f.kind, f.code, device_key(f.device), _event(f.line, i)) for i, f in enumerate(findings)
-              if f.action == WATCH and f.device != "unknown"}
-    counts = Counter(key[:3] for key in events)
-    return found | {device for (_, _, device), n in counts.items() if n >= repeats}
+              if f.action == WATCH}
+    return Counter(key[:3] for key in events)
 
