@@ -26,7 +26,7 @@ REMEDY_FABRIC = ("Read the node's ports and links (`ibstat`, `ib_write_bw` per H
                  "before the node takes multi-node jobs.")
 MAX_LINE = 4096         # a line longer than any message the checks print is read by its first characters only
 # distributed NHC's `{hostname} | {result}` (onetouch_nhc.sh's NHC-RESULT / NHC-DEBUG lines, sorted per host)
-_HOST = re.compile(r"^([A-Za-z0-9][\w.-]{0,253}) \| ")
+HOST = re.compile(r"^([A-Za-z0-9][\w.-]{0,253}) \| ")     # distributed NHC's `{hostname} | ` (nhc.py too)
 _FAILED = re.compile(r"Health check failed:\s+(\S.*)")
 _PASSED = re.compile(r"Health check passed:\s+(\S.*)")
 _NEARING = re.compile(r"Nearing a failure threshold:\s+(\S.*)")
@@ -98,7 +98,7 @@ def _lines(text: str) -> list[tuple[str | None, str]]:
     out = []
     for raw in text.splitlines():
         line = raw[:MAX_LINE]
-        m = _HOST.match(line)
+        m = HOST.match(line)
         out.append((m.group(1), line[m.end():]) if m else (None, line))
     return out
 

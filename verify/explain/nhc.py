@@ -14,13 +14,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .aznhc import HOST as _HOST  # distributed NHC's `{hostname} | {result}`
 from .said import printed, printed_lines
 
 _FOUND = re.compile(r"\bFound (\w+) \((\w+)\) IB Port ([\w.-]+):(\d+) \((\d+(?:\.\d+)?) Gb/sec\)")
 _NO_PORT = re.compile(r"\bcheck_hw_ib:\s+No IB port(?: (\S+))? is ACTIVE \((\w+)(?: (\d+(?:\.\d+)?) Gb/sec)?\)")
 # LBNL's check_hw_physmem: a node's RAM above the conf's maximum is the conf written for a bigger machine's peer
 _FOREIGN_CONF = re.compile(r"\bcheck_hw_physmem:\s+Actual RAM size \(\d+ kB\) greater than maximum allowed \(\d+ kB\)")
-_HOST = re.compile(r"^([A-Za-z0-9][\w.-]{0,253}) \| ")     # distributed NHC's `{hostname} | {result}` (aznhc.py)
 REMEDY = ("Read the node's ports (`ibstat`, or NHC with `-d`): a port Down or Polling wants its cable, transceiver and "
           "switch port checked, one Active at another rate its link retrained; if this node's rate is right, fix the "
           "site's NHC conf. Keep the node out of multi-node jobs until NHC passes.")

@@ -222,8 +222,7 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
     if kind is None:
         # the job's own switch-off (NCCL_IB_DISABLE=1, NCCL_NET=Socket) is said whatever device NCCL found (a net
         # plugin that ignores the variable printing `No device found`: batch 149), as on loopback
-        if _within_one_node(facts, log) or (not disabled and (_no_device_no_fabric(facts, log, owner)
-                                                              or _no_verbs_no_fabric(facts, log, owner))):
+        if _within_one_node(facts, log) or (not disabled and _no_fabric_shown(facts, log, owner)):
             return
         if owner != "host":
             found.add(WARN, code, f"NCCL used {used}: {why}; whether this node has InfiniBand or EFA "
@@ -236,25 +235,24 @@ def net_fallback(facts: NcclFacts, found: Findings) -> None:
               f"(interface {log.get('interface') or '?'}): {why}", FALLBACK_REMEDY, owner)
 
 
-def _no_device_no_fabric(facts: NcclFacts, log: NcclLog, owner: str) -> bool:
-    """NCCL's built-in IB transport found no device and nothing else shows this node has a fabric (no adapter, no
-    verbs network, no RDMA plugin, no variable naming HCAs): on nodes without RDMA adapters sockets are NCCL's only
-    network, no fall-back (batch 115: `NET/IB : No device found.` then `Using network Socket`, and no error). Two
-    nodes do not change it: Ethernet-only nodes meet over sockets as well (batch 149, two-node torchrun on eno3; the
-    two GCP VMs of batch 137); an error beside it still names the missing device as its cause."""
-    return (owner == "job" and bool(log.get("ib_no_device")) and not log.get("plugin_loaded")
-            and not job_env(facts).get("NCCL_IB_HCA") and not facts.get("error"))
-
-
-def _no_verbs_no_fabric(facts: NcclFacts, log: NcclLog, owner: str) -> bool:
-    """libibverbs not loadable (`Failed to open libibverbs.so`) with nothing showing this node has a fabric (no
-    adapter, no verbs network, no RDMA plugin, no variable naming HCAs, no error): on nodes without RDMA adapters an
-    image without libibverbs loses nothing, and sockets are NCCL's only network (7 of 8 translators, batches 115 to
-    277: a workstation, pods of one host, Ethernet-only nodes); an adapter shown makes it the image's fall-back."""
-    return (owner == "image" and bool(log.get("verbs_missing") or facts.get("verbs_loads") is False)
-            and not (log.get("plugin_loaded") or log.get("ofi_provider") or log.get("hcas"))
-            and not job_env(facts).get("NCCL_IB_HCA") and facts.get("error") in (None, "", "none")
-            and not facts.get("adapters"))
+def _no_fabric_shown(facts: NcclFacts, log: NcclLog, owner: str) -> bool:
+    """NCCL on sockets where nothing shows this node has a fabric (no adapter, no verbs network, no RDMA plugin, no
+    variable naming HCAs): on nodes without RDMA adapters sockets are NCCL's only network, no fall-back, whichever of
+    its two lines the cause came from. Two nodes do not change it: Ethernet-only nodes meet over sockets as well
+    (batch 149, two-node torchrun on eno3; the two GCP VMs of batch 137).
+    - Its built-in IB transport found no device (the job's cause; batch 115: `NET/IB : No device found.` then `Using
+      network Socket`, and no error): an error beside it still names the missing device as its cause.
+    - libibverbs not loadable (the image's cause, `Failed to open libibverbs.so`): an image without it loses nothing
+      there (7 of 8 translators, batches 115 to 277: a workstation, pods of one host, Ethernet-only nodes); an
+      adapter, a net provider or an error shown (`none` is proven none) keeps the image's fall-back."""
+    if log.get("plugin_loaded") or job_env(facts).get("NCCL_IB_HCA"):
+        return False
+    if owner == "job" and log.get("ib_no_device"):
+        return not facts.get("error")
+    if owner == "image" and (log.get("verbs_missing") or facts.get("verbs_loads") is False):
+        return not (log.get("ofi_provider") or log.get("hcas") or facts.get("adapters")) \
+            and facts.get("error") in (None, "", "none")
+    return False
 
 
 def _within_one_node(facts: NcclFacts, log: NcclLog) -> bool:
