@@ -151,6 +151,50 @@ def test_slurm_batch_semantics_a_runner_stopped_half_way_leaves_no_clean_answer_
         os.kill(pid, 0)
 
 
+@pytest.mark.host
+def test_slurm_batch_semantics_a_stop_while_a_step_starts_still_stops_that_step(tmp_path: Path) -> None:
+    """scancel landing as a pair's srun starts: the step is stopped with the runner, never left behind holding its
+    nodes. (CI once saw one left alive: the signal fell between fork and the list of running steps; that window is
+    too narrow to hit on demand, so the next test drives the handler through it.)"""
+    from scripts.fleet.isolate_job import RUNNER_BOOT
+    from tests.helpers import ROOT
+    (tmp_path / "bin").mkdir()
+    started = tmp_path / "started"
+    # each step tells the runner to stop the moment it runs: the signal lands while the runner starts the step
+    (tmp_path / "bin" / "srun").write_text(f"#!/bin/sh\necho $$ >> {started}\nkill -TERM $PPID\nexec sleep 120\n")
+    (tmp_path / "bin" / "srun").chmod(0o755)
+    (tmp_path / "bin" / "scontrol").write_text("#!/bin/sh\nprintf 'n1\\nn2\\nn3\\nn4\\n'\n")
+    (tmp_path / "bin" / "scontrol").chmod(0o755)
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "TORCHIMAGES_ISOLATE_STEP": json.dumps(["srun", "--", "x"]),
+           "TORCHIMAGES_REPORTS": str(tmp_path), "RDZV_PORT": "20000", "SLURM_JOB_NODELIST": "n[1-4]"}
+    proc = subprocess.run([sys.executable, "-I", "-c", RUNNER_BOOT, str(ROOT)], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "interrupted by SIGTERM" in out and "Traceback" not in out, out
+    pids = [int(p) for p in started.read_text().split()]
+    assert pids
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_stop_signal_while_a_step_starts_is_raised_once_it_is_listed() -> None:
+    import scripts.fleet.isolate_run as run
+    listed: list[str] = []
+    previous = signal.signal(signal.SIGTERM, run._interrupt)
+    try:
+        with pytest.raises(run.Interrupted) as stop, run._starting():
+            run._interrupt(signal.SIGTERM, None)      # the handler, as the signal would call it
+            listed.append("step")                       # still done: the step is on the list _stop_all reads
+        assert stop.value.args[0] == "SIGTERM" and listed == ["step"] and not run._held
+        with pytest.raises(run.Interrupted):                 # outside a start, at once as before
+            run._interrupt(signal.SIGTERM, None)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("kept", ["fault", "not-assessed"])
 def test_a_kept_run_that_ends_in_the_future_never_freezes_node_exporter_s_file(tmp_path, monkeypatch, capsys, kept):
     pytest.importorskip("prometheus_client")

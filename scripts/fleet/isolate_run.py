@@ -11,6 +11,7 @@ node named; a failed pair on record is never exit 0).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import math
@@ -19,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -121,11 +123,33 @@ class Interrupted(Exception):
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
+# a stop signal that came while a step was being started: held until the step is on the list _stop_all stops, so
+# a signal landing between fork and that list never leaves a step behind holding its nodes (raised by _starting)
+_held: list[str] = []
+_holding = False
+
+
 def _interrupt(signum: int, _frame: Any) -> None:
     # once: a second signal (scancel twice, Ctrl-C held) never cuts short the stop of the steps or the answer
     for each in STOP_SIGNALS:
         signal.signal(each, signal.SIG_IGN)
+    if _holding:
+        _held.append(signal.Signals(signum).name)
+        return
     raise Interrupted(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def _starting() -> Iterator[None]:
+    """A step's start and its place on the list of running steps, as one: a stop signal meanwhile is raised after."""
+    global _holding
+    _holding = True
+    try:
+        yield
+    finally:
+        _holding = False
+    if _held:
+        raise Interrupted(_held.pop())
 
 
 def _stop_all(procs: list[subprocess.Popen[bytes]], grace_s: float = 5.0) -> None:
@@ -157,12 +181,14 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
             (reports / f"{name}.log").unlink(missing_ok=True)
             log = os.fdopen(os.open(reports / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                                     0o644), "wb")             # closed after the step, below
-            try:
-                proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log, stderr=subprocess.STDOUT)
-            except BaseException:
-                log.close()
-                raise
-            started.append((name, pair, proc, log, time.monotonic(), time.time()))
+            with _starting():
+                try:
+                    proc = subprocess.Popen(step_argv(base, pair, gpus), env=env, stdout=log,
+                                            stderr=subprocess.STDOUT)
+                except BaseException:
+                    log.close()
+                    raise
+                started.append((name, pair, proc, log, time.monotonic(), time.time()))
         deadline = time.monotonic() + timeout_s
         while len(ended) < len(started) and time.monotonic() < deadline:     # each step's own end time
             for name, _, proc, _, _, _ in started:
@@ -311,6 +337,7 @@ def _step(text: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """The runner (_main), and the signal handlers it installs given back when it returns (a caller in-process)."""
     previous = {each: signal.getsignal(each) for each in STOP_SIGNALS}
+    _held.clear()
     try:
         return _main(argv)
     finally:
