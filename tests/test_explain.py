@@ -1269,6 +1269,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "<gpu> elements are read as devices",
     "kvm-vm-zp-gpu-2-ib-sriov-vfs-nccl-ib-hca-mlx5-1-net-ib-no-device-found-sockets-over-ipoib-ib0-ib1-job":
         "translator: nccl fail FABRIC_NCCL_FORCED_SOCKET (job); verify explain: pass, as its facts",
+    # Batch 288: the rule kept, or what decides it is not in the text.
+    "met-office-cpu-server-new-conda-env-ucx-ibv-reg-mr-enomem-current-memlock-8192-kbytes-recipes-time-out-job":
+        "translator: fabric fail FABRIC_MEMLOCK_LOW (job); verify explain: owner host, as its facts (a limit read "
+        "outside a container is the node's)",
+    "p4d-24xlarge-docker-cuda-12.2.2-efa-installer-1.39.0-fi-info-p-efa-61-in-container-lists-efa-on-the-instance-job":
+        "translator: fabric fail FABRIC_NOT_PASSED (job); verify explain: nothing to judge, as its facts: the "
+        "instance's own EFA listing is the poster's other run",
 }
 
 
