@@ -1276,6 +1276,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "p4d-24xlarge-docker-cuda-12.2.2-efa-installer-1.39.0-fi-info-p-efa-61-in-container-lists-efa-on-the-instance-job":
         "translator: fabric fail FABRIC_NOT_PASSED (job); verify explain: nothing to judge, as its facts: the "
         "instance's own EFA listing is the poster's other run",
+    # Batch 286: the rule kept.
+    "h100-nvl-query-gpu-csv-1s-loop-name-pstate-util-memory-only-no-health-field-thesis-mas-not-assessed":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); verify explain: nothing to judge: a --query-gpu CSV of "
+        "name, pstate, utilisation and memory holds no field that bears on a fault",
 }
 
 

@@ -1715,6 +1715,12 @@ KNOWN_MISMATCHES = {
         "translator: fabric fail FABRIC_NOT_PASSED (job); verify: skip FACTS_INCOMPLETE: inside the container fi_info "
         "-p efa finds no provider and nothing lists /dev/infiniband (uverbs null); that the instance itself lists EFA "
         "is another run's output, which schema 3 cannot carry (FabricFacts.host_ofi_providers)",
+    # Batch 286: the rule kept.
+    "h100-nvl-query-gpu-csv-1s-loop-name-pstate-util-memory-only-no-health-field-thesis-mas-not-assessed":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); verify: skip FACTS_INCOMPLETE: a device known by its name, "
+        "memory and utilisation alone (a job's --query-gpu loop that asked for no health field) is nothing to judge, "
+        "the corpus's rule for a device with no health field, kernel, figure or build fact; what the query asked for "
+        "has no field (GpuFacts.query_fields)",
 }
 
 
