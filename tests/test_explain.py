@@ -1280,6 +1280,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "h100-nvl-query-gpu-csv-1s-loop-name-pstate-util-memory-only-no-health-field-thesis-mas-not-assessed":
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); verify explain: nothing to judge: a --query-gpu CSV of "
         "name, pstate, utilisation and memory holds no field that bears on a fault",
+    # Batch 287: the rule kept (the code named first; status and owner agree).
+    "gb10-dgx-spark-ds4-server-prefill-xid13-warp-out-of-range-address-then-xid43-cuda-illegal-memory-access-job":
+        "translator: gpu warn CUDA_KERNEL_FAULT (job); verify explain: warn XID_ERROR (job), as its facts: the "
+        "application Xid names a kernel fault it tells",
+    "nutanix-ahv-kvm-5.10-passthrough-guest-xid119-gsp-rpc-timeouts-then-rminitadapter-0x45-irq-not-firing-and-0x56-host":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); verify explain: fail XID_ERROR (host), as its facts: the GSP "
+        "timeouts rank above the failed initialisation they cause",
 }
 
 

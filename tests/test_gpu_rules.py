@@ -1721,6 +1721,15 @@ KNOWN_MISMATCHES = {
         "memory and utilisation alone (a job's --query-gpu loop that asked for no health field) is nothing to judge, "
         "the corpus's rule for a device with no health field, kernel, figure or build fact; what the query asked for "
         "has no field (GpuFacts.query_fields)",
+    # Batch 287: the rule kept (the code named first; status and owner agree).
+    "gb10-dgx-spark-ds4-server-prefill-xid13-warp-out-of-range-address-then-xid43-cuda-illegal-memory-access-job":
+        "translator: gpu warn CUDA_KERNEL_FAULT (job); verify: warn XID_ERROR (job), CUDA_KERNEL_FAULT beside it: a "
+        "program's kernel fault and the kernel log's application Xid 13/43 for it are one fault told twice, and the "
+        "driver's account names the verdict (verify/checks/gpu/kernelxid.py)",
+    "nutanix-ahv-kvm-5.10-passthrough-guest-xid119-gsp-rpc-timeouts-then-rminitadapter-0x45-irq-not-firing-and-0x56-host":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); verify: fail XID_ERROR (host), GPU_NOT_VISIBLE beside it: the "
+        "Xid 119 GSP timeouts are the cause the failed RmInitAdapter follows from, and the root-cause rank names the "
+        "Xid first (verify/findings.py RANK); the drain is the same",
 }
 
 
