@@ -1287,6 +1287,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "nutanix-ahv-kvm-5.10-passthrough-guest-xid119-gsp-rpc-timeouts-then-rminitadapter-0x45-irq-not-firing-and-0x56-host":
         "translator: gpu fail GPU_NOT_VISIBLE (host); verify explain: fail XID_ERROR (host), as its facts: the GSP "
         "timeouts rank above the failed initialisation they cause",
+    # Batch 290: what decides it is not in the text.
+    "mineru-magic-pdf-11gb-gpu-cuda-unspecified-launch-failure-gpu-unusable-until-reboot-same-model-replacement-fixed-host":
+        "translator: gpu fail CUDA_KERNEL_FAULT (host); verify explain: warn CUDA_KERNEL_FAULT (job), as its facts: "
+        "the text shows the launch failure alone",
 }
 
 

@@ -1730,6 +1730,12 @@ KNOWN_MISMATCHES = {
         "translator: gpu fail GPU_NOT_VISIBLE (host); verify: fail XID_ERROR (host), GPU_NOT_VISIBLE beside it: the "
         "Xid 119 GSP timeouts are the cause the failed RmInitAdapter follows from, and the root-cause rank names the "
         "Xid first (verify/findings.py RANK); the drain is the same",
+    # Batch 290: what decides it is not in the facts.
+    "mineru-magic-pdf-11gb-gpu-cuda-unspecified-launch-failure-gpu-unusable-until-reboot-same-model-replacement-fixed-host":
+        "translator: gpu fail CUDA_KERNEL_FAULT (host); verify: warn CUDA_KERNEL_FAULT (job): an unspecified launch "
+        "failure with no Xid or ECC fact beside it is the program's kernel (drain only on evidence); that the card "
+        "stayed unusable until a reboot and that a same-model replacement cured it are the poster's later reports "
+        "(GpuFacts.stuck_until_reboot, GpuFacts.resolution)",
 }
 
 
