@@ -16,13 +16,18 @@ LIVE = ("name", "temperature_c", "power_w", "power_limit_w", "fan_speed", "perfo
 # the board's attach and the table prints beside a row of ERR! (a10g-g5-48xlarge-...-gpu0-err-fan-temp-perf-mig-...)
 VALUES = ("temperature_c", "power_w", "power_limit_w", "ecc_volatile_uncorrectable", "sm_clock_mhz")
 MIN_ERRORS = 4       # beyond a cooling pair: the identity, thermal, power and memory reads all failing
+# one value read beside this many errors is the row's exception, not a GPU that answers: dcgm-exporter#46's A100 row
+# printed `1W / N/A` beside ERR! in temperature, fan, pstate, utilisation, ECC and MIG (a live A100 draws tens of W)
+MIN_ERRORS_BESIDE_ONE = 6
 
 
 def silent(dev: NvmlDevice) -> list[str]:
-    """The live fields in error where no live field was read, or [] when the GPU still answers some."""
+    """The live fields in error where no live field was read (or one, beside MIN_ERRORS_BESIDE_ONE errors), or []
+    when the GPU still answers."""
     errors = dev.get("nvml_errors") or {}
     bad = [k for k in LIVE if k in errors]
-    if len(bad) < MIN_ERRORS or any(dev.get(k) is not None for k in VALUES):
+    read = sum(1 for k in VALUES if dev.get(k) is not None)
+    if len(bad) < MIN_ERRORS or read > 1 or (read == 1 and len(bad) < MIN_ERRORS_BESIDE_ONE):
         return []
     return bad
 
