@@ -1291,6 +1291,14 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "mineru-magic-pdf-11gb-gpu-cuda-unspecified-launch-failure-gpu-unusable-until-reboot-same-model-replacement-fixed-host":
         "translator: gpu fail CUDA_KERNEL_FAULT (host); verify explain: warn CUDA_KERNEL_FAULT (job), as its facts: "
         "the text shows the launch failure alone",
+    # Batch 289: Open MPI's --tag-output prefix, a sendrecv table.
+    "aws-g4dn-8xlarge-eks-karpenter-mpijob-2x1-no-efa-requested-fi-provider-sockets-nccl-socket-allreduce-2-gbs-job":
+        "translator: nccl warn NCCL_NET_FALLBACK (job); verify explain: nothing to judge: every line carries Open "
+        "MPI's [1,0]<stdout>: prefix, which the readers do not take off; and that the pods requested no EFA device is "
+        "the manifest's, not the text's",
+    "b200-16x8-nccl-2.29.7-sendrecv-128-ranks-busbw-14.7-vs-42-on-2-nodes-same-ndr-rails-fabric-contention-host":
+        "translator: nccl warn FABRIC_BANDWIDTH_LOW (host); verify explain: nothing to judge: the sendrecv table "
+        "(#wrong N/A) is not read; its figures have no baseline either",
 }
 
 

@@ -1736,6 +1736,11 @@ KNOWN_MISMATCHES = {
         "failure with no Xid or ECC fact beside it is the program's kernel (drain only on evidence); that the card "
         "stayed unusable until a reboot and that a same-model replacement cured it are the poster's later reports "
         "(GpuFacts.stuck_until_reboot, GpuFacts.resolution)",
+    # Batch 289: what decides it is not in the facts.
+    "b200-16x8-nccl-2.29.7-sendrecv-128-ranks-busbw-14.7-vs-42-on-2-nodes-same-ndr-rails-fabric-contention-host":
+        "translator: nccl warn FABRIC_BANDWIDTH_LOW (host); verify: pass: a sendrecv busbw of 14.7 GB/s has no "
+        "baseline (the baselines are all-reduce's), and the same job's 42 GB/s on 2 nodes and the rails it ran on are "
+        "other records and the team's report (NcclFacts.scaling, NcclFacts.per_peer_link_gbps)",
 }
 
 
