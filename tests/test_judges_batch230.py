@@ -59,7 +59,8 @@ KIND = next(k for k in ex.KINDS if k.parse is ncclras.parse)
 def test_a_dead_process_in_ras_text_report_is_the_jobs():
     facts = ncclras.parse(DEAD)
     assert (facts["world_size"], facts["nodes"], facts["nccl_version"]) == (8, 2, "2.30.7")
-    assert "considered dead" in facts["error"] and facts["error"].startswith("all_reduce: ")
+    # RAS names no operation: the error's phase names none either (opname.py), never an all-reduce assumed
+    assert "considered dead" in facts["error"] and facts["error"].startswith("collective: ")
     assert contract(KIND, facts) == []
     assert verdict(explained(DEAD)) == ("fail", "NCCL_FAILED", "job")
 

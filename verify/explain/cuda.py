@@ -143,9 +143,15 @@ _RUNTIME = guarded(re.compile(r"CUDA error:|\bcudaError[A-Z]\w*|\bCUDA_ERROR_[A-
 # cudaGetErrorString's words alone as the whole line (Torch7's and many programs' `fprintf(stderr, "%s\n",
 # cudaGetErrorString(err))`, a log quoted without its prefix): only the strings of a running program's errors no other
 # tool prints (a bare `out of memory` or `unknown error` is as often the kernel's or any program's)
-_BARE = re.compile(r"^\W*(?:uncorrectable ECC error encountered|uncorrectable NVLink error detected during the "
-                   r"execution|an illegal memory access was encountered|an illegal instruction was encountered|"
-                   r"unspecified launch failure|device-side assert triggered|misaligned address)\W*$", re.IGNORECASE)
+_STRINGS = "|".join(map(re.escape, cuda_errors.RUNNING_STRINGS))
+_BARE = re.compile(rf"^\W*(?:{_STRINGS})\W*$", re.IGNORECASE)
+# a CUDA call that failed with one of those texts, in a program's own words and no `CUDA error:` (ds4's `ds4: CUDA
+# synchronize failed: an illegal memory access was encountered`, `cudaMemcpy failed with error 'misaligned address'`):
+# from the call's name (CUDA or a cuda*/cu* function) to `failed` within one clause, then the text; said by the
+# program only where the call's words start its message (said.py: a sentence quoting it is none). `out of memory`
+# too, after a CUDA call's failure (alone it is as often the kernel's or any program's)
+_CALL_FAILED = re.compile(r"(?:\b[Cc][Uu][Dd][Aa]\b|\bcu(?:da)?[A-Z]\w*)[^\n.;!?:]{0,60}?\b[Ff]ailed"
+                          r"(?: with(?: error)?)?\s*[:=-]?\s*['\"(]?" rf"(?i:{_STRINGS}|out of memory)")
 
 
 @functools.lru_cache(maxsize=2)
@@ -155,7 +161,8 @@ def _runtime_lines(text: str) -> tuple[str, ...]:
         # a line that merely mentions the error (a README, a commit, a program's source) is no program's error
         # (its first few: a line holds one error, a hostile one thousands)
         printed_error = _BARE.match(line) or any(said(line, m.start())
-                                                 for m in itertools.islice(_RUNTIME.finditer(line), 8))
+                                                 for m in itertools.islice(_RUNTIME.finditer(line), 8)) \
+            or ("ailed" in line and any(said(line, m.start()) for m in itertools.islice(_CALL_FAILED.finditer(line), 8)))
         if not printed_error or _is_refusal(line):
             continue
         decoded = named(line) or decode(line)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..checks.nccl import opname
 from ..checks.nccl.flightrec import MISSING
 from .said import printed
 
@@ -53,4 +54,4 @@ def parse(text: str) -> dict[str, Any]:
     finding = _finding(block, hit.start() - start)
     world, op = _WORLD.search(block), _OP.search(block)
     return {"backend": "nccl" if op and op.group(1) else None, "world_size": int(world.group(1)) if world else None,
-            "sizes": None, "error": f"{op.group(2) if op else 'all_reduce'}: {finding}"}
+            "sizes": None, "error": f"{(opname.key(op.group(2)) if op else None) or 'collective'}: {finding}"}

@@ -133,6 +133,8 @@ def parse(text: str) -> dict[str, Any]:
     facts = {"devices": None, "torch": None, "xid_events": events + xidrelay.events(quoted), "sxid_events": switches,
              "driver_errors": _driver_errors(text), "cuda_init_error": cuda.refusal(quoted),
              "pcie_aer_events": aer.events(text)}
+    if errors := cuda.runtime_errors(quoted):
+        facts["cuda_errors"] = errors   # a program's CUDA errors printed beside the kernel's lines, judged with its Xids
     if not _driver_said(text):
         # the PCIe AER driver's lines alone: the NVIDIA driver's own (Xids, status lines) were not in what was read
         facts.update(xid_events=None, sxid_events=None, driver_errors=None)

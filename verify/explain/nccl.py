@@ -6,11 +6,13 @@ from __future__ import annotations
 import copy
 import functools
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from ..checks.nccl import barefail, barrier, casualty, efa, ncclog, plugreg, watchdog
+from ..checks.nccl import barefail, barrier, casualty, efa, ncclog, opname, plugreg, watchdog
 from ..checks.nccl.crash import CAUGHT
 from ..checks.nccl.shmperm import SHM_REFUSED
+from ..checks.nccl.transport import gdr_summary
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
 from . import cuda, customar, dupgpu, ib, mpiexit, ncclalloc, ncclretry, oneproc, proxysock, setlimit, teardown, torcharch
@@ -390,11 +392,55 @@ def _with_comm_id(log: dict[str, Any], text: str) -> dict[str, Any]:
     return log
 
 
+# NCCL's prefix naming the host a line is from (`host:pid:tid [dev] NCCL INFO`; a hand-trimmed `host:pid [dev]`)
+_HOST = re.compile(r"(?<![\w.-])([\w.-]*[A-Za-z_][\w.-]*):\d+(?::\d+)? \[\d+\] NCCL (?:INFO|WARN) ")
+
+
+def _faulty(rows: dict[str, Any]) -> bool:
+    """Connections that show a fault of their own: over sockets, or over IB/RoCE with none on GPUDirect RDMA."""
+    connections, gdr = gdr_summary({"net_channels": rows})
+    return "Socket" in rows or bool(connections and not gdr)
+
+
+def _lines_with(text: str, word: str) -> Iterator[str]:
+    """The text's lines that hold the word, found by a scan for it (a long log's other lines are never split)."""
+    at = text.find(word)
+    while at >= 0:
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        yield text[text.rfind("\n", 0, at) + 1:end]
+        at = text.find(word, end)
+
+
+def _one_host(log: dict[str, Any], text: str) -> dict[str, Any]:
+    """NCCL's log with the connections of the one host the paste is judged as (FACTS.md: read host by host, the
+    first host whose connections show a fault, else the first host): two nodes' `Channel ... via NET` lines counted
+    as one node's would report connections no node made. Unchanged where one host (or none) is named, or where a
+    connection's line names no host (whose it is is not shown)."""
+    if not log.get("net_channels"):
+        return log
+    per_host: dict[str, list[str]] = {}
+    for line in _lines_with(text, "via NET/"):
+        host, said = _HOST.search(line), ncclog.message(line)
+        if said is None:
+            continue
+        if host is None:
+            return log
+        per_host.setdefault(host.group(1), []).append(said)
+    if len(per_host) < 2:
+        return log
+    rows = {host: ncclog.channels(said) for host, said in per_host.items()}
+    order = sorted(rows, key=lambda host: text.find(f"{host}:"))
+    judged = next((host for host in order if _faulty(rows[host])), order[0])
+    return {**log, "net_channels": rows[judged]}
+
+
 def parse(text: str) -> dict[str, Any]:
     version = _VERSION.search(text)
     # no failure logged: two ranks of one communicator placed on one GPU is NCCL's refusal at init (dupgpu.py)
     # an engine's own custom all-reduce refused peer access: the failure, whatever NCCL logged beside it (customar.py)
-    error = customar.failed(text) or _error(text) or dupgpu.duplicate(text) or _caught(text) or _store_lost(text) or mpiexit.exited(text)
+    error = customar.failed(text) or opname.named(_error(text) or dupgpu.duplicate(text) or _caught(text)
+                                                  or _store_lost(text) or mpiexit.exited(text), text)
     error = proxysock.with_socket_cause(error, text)     # the proxy's casualty beside the socket's errno
     world, nodes = _sizes(text)
     # nccl-tests' `#  Rank N ... on <host> device D [bus] <GPU>` lines above the log: its ranks, nodes and GPU
@@ -404,7 +450,7 @@ def parse(text: str) -> dict[str, Any]:
     if nodes is None and oneproc.one_node(text):
         nodes = 1                       # one process, several GPUs: one node (oneproc.py)
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
-            "world_size": world or listed, "nodes": nodes, "nccl_log": _with_comm_id(_with_connects(_log(text), text), text),
+            "world_size": world or listed, "nodes": nodes, "nccl_log": _with_comm_id(_with_connects(_one_host(_log(text), text), text), text),
             **({"device_name": gpu} if gpu else {}), **_listed(text), **_limit(text)}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..checks.nccl import opname
 from ..checks.nccl.crash import SEGV, driver_crash, nccl_crash
 from . import nccl
 from .said import printed
@@ -40,7 +41,8 @@ def parse(text: str) -> dict[str, Any]:
     shown = _backtrace(text) or ""
     crash = shown.splitlines()[0].strip() if shown else ""
     frames = (nccl_crash(shown) or ("", []))[1]
-    phase = "init" if any(_INIT_FRAME.search(f) for f in frames) else "all_reduce"
+    # a crash in a collective names which only where the log shows it (opname.py), never an all-reduce assumed
+    phase = "init" if any(_INIT_FRAME.search(f) for f in frames) else (opname.shown(text) or "collective")
     said = f"{crash[:200]}; frames in NCCL: {', '.join(frames[:6])}"
     if (driver := driver_crash(shown)) and not frames:
         said = f"{crash[:200]}; in the driver: {driver}"

@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from ..checks.nccl import opname
 from ..checks.nccl.rasreport import OWN_CAUSE
 
 _VERSION = re.compile(r"^NCCL version (\d+\.\d+\.\d+)", re.MULTILINE)
@@ -158,6 +159,7 @@ def parse(text: str) -> dict[str, Any]:
     if lines:
         causes = (" ".join(m.group(0)[:LINE_CHARS].split()) for m in _WARN_LINE.finditer(text))
         lines += [c for c in causes if OWN_CAUSE.search(c)][:MOST_CAUSES]
-    phase = "init" if any(r[2] == "INIT" for r in rows) else "all_reduce"
+    # RAS reports ranks and counts, not the operation: named only where the log beside it shows one (opname.py)
+    phase = "init" if any(r[2] == "INIT" for r in rows) else (opname.shown(text) or "collective")
     return {"backend": "nccl", "nccl_version": found_version, "world_size": size, "nodes": nodes, "sizes": None,
             "error": f"{phase}: {' | '.join(lines)}" if lines else None}

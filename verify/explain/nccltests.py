@@ -285,7 +285,7 @@ def parse(text: str) -> dict[str, Any]:
     name = f"{program}_perf" if program else "nccl-tests"
     if not facts.get("error") and not (sizes and wrong_rows) and (wrong_rows or (oob and oob.group(2) == "FAILED")):
         said = f"{wrong_rows} wrong element(s)" if wrong_rows else "results out of bounds"
-        facts["error"] = (f"all_reduce: {name} returned {said}" + (f" (# Out of bounds values : {oob.group(1)} FAILED)"
+        facts["error"] = (f"{program or 'collective'}: {name} returned {said}" + (f" (# Out of bounds values : {oob.group(1)} FAILED)"
                                                                     if oob and oob.group(2) == "FAILED" else ""))
     shown = ("all_gather or alltoall (the same figures)" if gathered == "all_gather" else
              collective or "an all-reduce or a sendrecv (two ranks)")

@@ -164,6 +164,13 @@ INVALID_DEVICE = Decoded("DEVICE_COUNT_MISMATCH", "job", "CUDA error 101 (invali
                          refusal=False, gpu_finding=True, said="a running program asked for a GPU it does not have")
 
 
+# cudaGetErrorString's texts of the errors a running program meets (a kernel's fault, the GPU's ECC or NVLink error):
+# read by `verify explain` where a line prints one alone or says a CUDA call failed with it (verify/explain/cuda.py)
+RUNNING_STRINGS = ("an illegal memory access was encountered", "an illegal instruction was encountered",
+                   "unspecified launch failure", "device-side assert triggered", "misaligned address",
+                   "uncorrectable ECC error encountered", "uncorrectable NVLink error detected during the execution")
+
+
 # (the cudaError_t number or None, its names and strings as programs print them, what it means). The runtime's
 # name (cudaErrorSystemNotReady), the driver API's (CUDA_ERROR_SYSTEM_NOT_READY) and cudaGetErrorString's text are
 # each enough on their own; a bare number only after a word that makes it an error code (`Error 802`, `code=802`,

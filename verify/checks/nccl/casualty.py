@@ -58,11 +58,11 @@ def peer_casualty(error: str) -> str | None:
 STORE_LOST = re.compile(r"Connection was likely closed\. Did the remote server shutdown or crash\?")
 
 
-def store_verdict(error: str, backend: str | None, result: CheckResult) -> CheckResult | None:
+def store_verdict(error: str, over: str, result: CheckResult) -> CheckResult | None:
     """FAIL NCCL_FAILED, the job's, where the error is this rank losing the c10d store and names nothing else."""
     if not (lost := STORE_LOST.search(error)) or OTHER.search(error):
         return None
-    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}; this rank lost "
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: {error}; this rank lost "
                           f"the c10d store's server ({lost.group(0)}): the process that held it (rank 0, or the "
                           "launcher) went first, and its own log says why",
                           "Read the log of the rank (or launcher) that hosted MASTER_ADDR:MASTER_PORT: its crash, OOM "

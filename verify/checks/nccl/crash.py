@@ -64,10 +64,10 @@ def unplaced_crash(said: str) -> str | None:
     return crash.group(0)
 
 
-def crash_verdict(said: list[str], backend: str | None, result: CheckResult, hung: bool) -> CheckResult | None:
+def crash_verdict(said: list[str], over: str, result: CheckResult, hung: bool) -> CheckResult | None:
     """CHECK_CRASHED, the image's, where the failure is a segmentation fault in NCCL or its net plugin; not where the
     collective hung first (a crash while the job tears a hung communicator down says nothing of why it hung)."""
-    if driven := driver_crash_verdict(said, backend, result, hung):
+    if driven := driver_crash_verdict(said, over, result, hung):
         return driven               # the driver's own frame innermost: the node's driver, whoever called it
     found = None if hung else nccl_crash(" | ".join(said))
     if not found:
@@ -75,7 +75,7 @@ def crash_verdict(said: list[str], backend: str | None, result: CheckResult, hun
     crash, frames = found
     plugin = any(f.startswith(("nccl_", "libnccl-net")) for f in frames)
     where = "the net plugin NCCL loaded" if plugin else "NCCL itself"
-    return result.verdict(FAIL, "CHECK_CRASHED", f"all-reduce over {backend or 'NCCL'} failed: the process crashed "
+    return result.verdict(FAIL, "CHECK_CRASHED", f"{over} failed: the process crashed "
                           f"({crash}) in {where} ({', '.join(frames[:4])}): the NCCL or net plugin the image ships, "
                           "not the node",
                           "Run a newer NCCL (and net plugin built for it) in the image, or leave the plugin out "
@@ -84,14 +84,14 @@ def crash_verdict(said: list[str], backend: str | None, result: CheckResult, hun
                           "image")
 
 
-def unplaced_verdict(said: list[str], backend: str | None, result: CheckResult, hung: bool) -> CheckResult | None:
+def unplaced_verdict(said: list[str], over: str, result: CheckResult, hung: bool) -> CheckResult | None:
     """A segmentation fault with no frame shown (its signal line kept alone) and no cause named beside it (judged
     last): the software the image ships crashing all the same, whichever library it was in: NCCL_FAILED, the image's,
     never a drain (a node's fault reaches the process as an error returned, not as a jump to a bad address)."""
     signal = None if hung else unplaced_crash(" | ".join(said))
     if not signal:
         return None
-    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: the process crashed "
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: the process crashed "
                           f"({signal}) and no frame is shown: the software the image ships, not the node",
                           "Read the crash's backtrace (the frames under the signal line, or `gdb` on its core) to see "
                           "whose code it is: NCCL and its net plugin (a newer release, or a variable that avoids the "
@@ -110,12 +110,12 @@ def driver_crash(said: str) -> str | None:
     return (top.group(1) or top.group(2)) if top else None
 
 
-def driver_crash_verdict(said: list[str], backend: str | None, result: CheckResult, hung: bool) -> CheckResult | None:
+def driver_crash_verdict(said: list[str], over: str, result: CheckResult, hung: bool) -> CheckResult | None:
     """A segmentation fault whose innermost frame is the CUDA driver's: the host's driver, not NCCL or the image."""
     where = None if hung else driver_crash("\n".join(said))
     if not where:
         return None
-    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: the process crashed "
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: the process crashed "
                           f"inside the CUDA driver ({where}), whoever called it: the node's driver",
                           "Update the host's NVIDIA driver to a release that fixes the crash (its release notes); "
                           "until then a setting that avoids the call (NCCL_CUMEM_ENABLE=0 for cuMem) is a workaround.",

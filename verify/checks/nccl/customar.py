@@ -22,14 +22,14 @@ ENGINE_BUILT = re.compile(r"createCustomAllReduceWorkspace|tensorrt_llm::runtime
 RUNTIME_KERNEL = re.compile(r"custom_all_reduce\.cuh|custom_all_reduce\.py|\bCustomAllreduce\b")
 
 
-def custom_allreduce_verdict(said: list[str], backend: object, result: CheckResult) -> CheckResult | None:
+def custom_allreduce_verdict(said: list[str], over: str, result: CheckResult) -> CheckResult | None:
     """The job's (an engine built with it) or the image's (the runtime's default) custom all-reduce over CUDA IPC on
     GPUs without peer access; None where the failure is not such a path's."""
     text = " | ".join(said)
     hit = NO_PEER.search(text)
     if hit is None:
         return None
-    what = (f"all-reduce over {backend or 'NCCL'} failed: the serving engine's own custom all-reduce (CUDA IPC, not "
+    what = (f"{over} failed: the serving engine's own custom all-reduce (CUDA IPC, not "
             f"NCCL) asked for peer access these GPUs cannot give ({hit.group(0)}; CUDA error 217)")
     if ENGINE_BUILT.search(text):
         return result.verdict(FAIL, "NCCL_FAILED", f"{what}: the TensorRT-LLM engine was built with its custom "

@@ -28,9 +28,9 @@ def missing(error: str) -> bool:
     return bool(MISSING.search(error))
 
 
-def desync_verdict(error: str, backend: str | None, result: CheckResult) -> CheckResult | None:
+def desync_verdict(error: str, over: str, result: CheckResult) -> CheckResult | None:
     """FAIL NCCL_FAILED, the job's, where the Flight Recorder names ranks that issued different collectives."""
     if not (hit := _DESYNC.search(error)):
         return None
-    return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: {error}; torch's Flight "
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: {error}; torch's Flight "
                           f"Recorder shows the ranks issued different collectives ({hit.group(0)})", REMEDY, "job")

@@ -21,31 +21,31 @@ _REFUSED = re.compile(r"Cuda failure (?:\d+ )?'(?:invalid argument|too many reso
 def launch_verdict(said: str, failed: str, result: CheckResult) -> CheckResult | None:
     """The failure's verdict where NCCL said its kernels need more shared memory than the GPU gives and CUDA then
     refused a launch: the image's NCCL, never the node's."""
-    over = MAX_SHARED_MEM.search(said)
-    if over is None or not _REFUSED.search(said):
+    limit = MAX_SHARED_MEM.search(said)
+    if limit is None or not _REFUSED.search(said):
         return None
     return result.verdict(FAIL, "NCCL_FAILED", f"{failed}; NCCL sized its kernels for more shared memory than this "
-                          f"GPU gives a kernel ({over.group(0)}) and CUDA refused the launch: the image's NCCL release "
+                          f"GPU gives a kernel ({limit.group(0)}) and CUDA refused the launch: the image's NCCL release "
                           "does not support this GPU", "Run an NCCL release that knows this GPU (for sm_120, RTX 50xx "
                           "and RTX PRO Blackwell: 2.26 or newer; a pip-installed torch brings its own NCCL, "
                           "nvidia-nccl-cu12); the node is not at fault.", "image")
 
 
-def build_verdict(said: str, error: str | None, backend: str | None, result: CheckResult) -> CheckResult | None:
+def build_verdict(said: str, error: str | None, over: str, result: CheckResult) -> CheckResult | None:
     """NCCL's own line that its kernels need more shared memory than this GPU gives one, with or without the launch
     CUDA then refuses shown: every collective launches those kernels, so the line alone says the image's NCCL build
     does not fit the GPU (NVIDIA/nccl#1637: a failure the poster only describes, its lines cut away). Asked only
     where no failure is named (a named one, an IB completion error, decides: verdict.py), never the node's: what else
     the log shows (IB absent on a workstation, the socket fallback) is not the cause."""
-    over = MAX_SHARED_MEM.search(said)
-    if over is None:
+    limit = MAX_SHARED_MEM.search(said)
+    if limit is None:
         return None
-    if error and (refused := launch_verdict(said, f"all-reduce over {backend or 'NCCL'} failed: {error}", result)):
+    if error and (refused := launch_verdict(said, f"{over} failed: {error}", result)):
         return refused
     what = (f"NCCL failed: {error}; " if error else
             "no collective shown, but NCCL's first collective cannot launch: ")
     return result.verdict(FAIL, "NCCL_FAILED", f"{what}NCCL sized its kernels for more shared memory than this GPU "
-                          f"gives a kernel ({over.group(0)}): the image's NCCL release does not support this GPU",
+                          f"gives a kernel ({limit.group(0)}): the image's NCCL release does not support this GPU",
                           "Run an NCCL release that knows this GPU (for sm_120, RTX 50xx and RTX PRO Blackwell: 2.26 "
                           "or newer; a pip-installed torch brings its own NCCL, nvidia-nccl-cu12); the node is not at "
                           "fault.", "image")

@@ -35,7 +35,7 @@ def mixed_list(said: str) -> dict[str, list[str]] | None:
     return None
 
 
-def layers_verdict(said: list[str], backend: str | None, result: CheckResult) -> CheckResult | None:
+def layers_verdict(said: list[str], over: str, result: CheckResult) -> CheckResult | None:
     """FABRIC_MIXED_ADAPTERS, the job's, where a queue pair failed with EINVAL and NCCL's list mixed link layers."""
     text = " | ".join(said)
     einval = CROSS_LAYER_QP.search(text)
@@ -43,7 +43,7 @@ def layers_verdict(said: list[str], backend: str | None, result: CheckResult) ->
     if not einval or not layers:
         return None
     ib, roce = layers["IB"], layers["RoCE"]
-    return result.verdict(FAIL, "FABRIC_MIXED_ADAPTERS", f"all-reduce over {backend or 'NCCL'} failed: NCCL was given "
+    return result.verdict(FAIL, "FABRIC_MIXED_ADAPTERS", f"{over} failed: NCCL was given "
                           f"InfiniBand ports ({', '.join(ib)}) and RoCE ones ({', '.join(roce)}) together, and a queue pair between the "
                           f"two link layers cannot be set up ({einval.group(0)}): the job's choice of rails",
                           f"Set NCCL_IB_HCA to the rails of the fabric the nodes share (`NCCL_IB_HCA={','.join(ib)}`, "

@@ -74,6 +74,21 @@ def one_rank_setup(facts: NcclFacts) -> bool:
     return facts.get("world_size") == 1 and not log.get("transports") and not log.get("net_channels")
 
 
+def _shown(facts: NcclFacts, log: NcclLog) -> str:
+    """What a log that proves no fabric shows of NCCL's network: sockets on loopback, the network it chose with no
+    fabric beside it (sockets on an interface: nothing to judge without the node's adapters), or no choice at all."""
+    networks, interface = log.get("networks") or [], log.get("interface")
+    if on_loopback(facts, log) and (networks or interface):
+        return (f"NCCL's sockets ran on loopback ({interface or 'NCCL_SOCKET_IFNAME lo'}): ranks of one host, no "
+                "network between nodes used")
+    on = f" on {str(interface).split(':')[0]}" if interface else ""       # `eth0:10.0.0.5<0>`: the interface's name
+    if networks == ["Socket"]:
+        return f"NCCL's log shows its sockets (network Socket{on}) and no RDMA fabric"
+    if networks:
+        return f"NCCL's log shows network {', '.join(networks)}{on} and no RDMA fabric"
+    return "NCCL's log (if any) shows no network choice"
+
+
 def no_collective(facts: NcclFacts, found: Findings, result: CheckResult) -> CheckResult:
     """The verdict where no collective's figures or failure were recorded: what NCCL's log shows; a run of one rank
     (nothing could cross a link, whatever it printed); else nothing to judge."""
@@ -85,8 +100,5 @@ def no_collective(facts: NcclFacts, found: Findings, result: CheckResult) -> Che
                               "so no bandwidth can be measured (busbw is 0 at world size 1); no collective's figures "
                               "recorded")
     log: NcclLog = facts.get("nccl_log") or {}
-    shown = (f"NCCL's sockets ran on loopback ({log.get('interface') or 'NCCL_SOCKET_IFNAME lo'}): ranks of one host, "
-             "no network between nodes used" if on_loopback(facts, log) and (log.get("networks") or log.get("interface"))
-             else "NCCL's log (if any) shows no network choice")
-    return result.not_judged(f"no collective was recorded and {shown}: nothing to judge", "Record the check with "
+    return result.not_judged(f"no collective was recorded and {_shown(facts, log)}: nothing to judge", "Record the check with "
                              "`python -m verify --checks nccl --save-facts DIR`, or give NCCL's INFO log (NCCL_DEBUG=INFO).")

@@ -157,7 +157,7 @@ def _first(pattern: re.Pattern[str], messages: list[str]) -> str | None:
     return next((m for m in messages if pattern.search(m)), None)
 
 
-def _channels(messages: list[str]) -> dict[str, dict[str, int]]:
+def channels(messages: list[str]) -> dict[str, dict[str, int]]:
     """Connections per network name over NET: how many, and how many with /GDRDMA."""
     nets: dict[str, dict[str, int]] = {}
     for m in messages:
@@ -224,7 +224,7 @@ def parse(text: str) -> dict[str, Any]:
             "nvls": _nvls(messages),
             "ib_error": (verbs or no_device or ofi_error or "")[:200] or None,
             "transports": sorted({t for m in messages for t in _TRANSPORT.findall(m)})[:8],
-            "net_channels": _channels(messages), "hcas": _hcas(messages),
+            "net_channels": channels(messages), "hcas": _hcas(messages),
             "verbs_missing": verbs, "ib_no_device": no_device is not None, "plugin_missing": plugin_missing,
             "plugin_loaded": loaded, "ofi_provider": provider, "ofi_error": ofi_error, "hca_gdr": _hca_gdr(messages),
             "env": {m.group(1): m.group(2) for m in map(_ENV.search, messages) if m},

@@ -14,11 +14,11 @@ from ...result import FAIL, CheckResult
 NVLS_CUDA = re.compile(r"transport/nvls\.cc:\d+ NCCL WARN Cuda failure (?:\d+ )?'[^']+'")
 
 
-def nvls_setup_verdict(said: str, backend: str | None, error: str, result: CheckResult) -> CheckResult | None:
+def nvls_setup_verdict(said: str, over: str, error: str, result: CheckResult) -> CheckResult | None:
     """The host's failure where NCCL's NVLS set-up met a CUDA error, else None."""
     if not (m := NVLS_CUDA.search(said)):
         return None
-    return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: {error}; NCCL's NVLS "
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: {error}; NCCL's NVLS "
                           f"set-up (NVSwitch multicast) failed on a CUDA call ({m.group(0)}) after the process's own "
                           "CUDA work succeeded: the NVSwitch fabric's state, not the job's", "Drain the node and reset "
                           "its GPUs and Fabric Manager together (stop FM, `nvidia-smi -r`, start FM) or reboot it; "
@@ -33,11 +33,11 @@ NVLS_SLOTS = re.compile(r"(?:NVLS|NVLink SHARP|[Mm]ulticast)[^|\n]{0,200}?(?:CUD
                         r"'out of memory'|cuMulticast(?:BindMem|BindAddr|Create)\(\)[^|\n]{0,40}?(?:CUDA )?error 2\b")
 
 
-def nvls_slots_verdict(said: str, backend: str | None, error: str, result: CheckResult) -> CheckResult | None:
+def nvls_slots_verdict(said: str, over: str, error: str, result: CheckResult) -> CheckResult | None:
     """The image's failure where NVLS's multicast set-up ran out of the switches' multicast objects, else None."""
     if not (m := NVLS_SLOTS.search(said)):
         return None
-    return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: {error}; NCCL's NVLS "
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: {error}; NCCL's NVLS "
                           f"multicast set-up ran out of multicast objects ({m.group(0)[-120:]}): the NVSwitches' "
                           "multicast slots spent by the library's communicators, not the GPU's memory nor a fabric "
                           "fault", "Pin an NCCL release that falls back when NVLS resources run out, or set "

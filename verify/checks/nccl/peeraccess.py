@@ -23,7 +23,7 @@ REMEDY = ("Set NCCL_CUMEM_HOST_ENABLE=0 in the image (NCCL's SHM transport then 
           "shared between GPUs), or ship an NCCL release with the fix; NCCL_DEBUG=INFO names the transport.")
 
 
-def peer_access_verdict(said: list[str], backend: object, result: CheckResult) -> CheckResult | None:
+def peer_access_verdict(said: list[str], over: str, result: CheckResult) -> CheckResult | None:
     """The image's failure where NCCL met CUDA's 217 on a GPU pair without peer access."""
     text = " | ".join(said)
     hit = PEER_ACCESS.search(text)
@@ -31,7 +31,7 @@ def peer_access_verdict(said: list[str], backend: object, result: CheckResult) -
     # 189, quoted without the tag): torch's own peer copy under an NCCL group is not NCCL's
     if hit is None or not ("NCCL" in text or IPC_HANDLE.search(text)):
         return None
-    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: NCCL asked for peer access "
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: NCCL asked for peer access "
                           f"these GPUs cannot give ({hit.group(0).strip()[:160]}; CUDA error 217): GPUs without P2P "
                           "between them are built so, and a path of NCCL's skipped its check (2.27's cuMem host memory "
                           "for the SHM transport): the image's NCCL, not the node", REMEDY, "image")

@@ -67,11 +67,11 @@ def own_cause(said: str) -> bool:
     return bool(_OWN_CAUSE.search(said))
 
 
-def peer_gone_verdict(error: str, backend: str | None, result: CheckResult) -> CheckResult | None:
+def peer_gone_verdict(error: str, over: str, result: CheckResult) -> CheckResult | None:
     """FAIL NCCL_FAILED, the job's, where the failure is a socket its peer ended and names no cause of this node."""
     gone = PEER_GONE.search(error)
     if gone is None or _OWN_CAUSE.search(error):
         return None
-    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}; the peer ended "
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: {error}; the peer ended "
                           f"the connection ({gone.group(0)}): its process exited or closed first, and this node's log "
                           "shows no cause of its own", REMEDY, "job")

@@ -54,26 +54,26 @@ RAS_REMEDY = ("Read the log of each process RAS names (its node, PID and GPU are
               "(`scontrol show node`, its kernel log) and run `verify` there before draining it.")
 
 
-def ras_verdict(error: str, backend: str | None, timeout: bool, result: CheckResult) -> CheckResult | None:
+def ras_verdict(error: str, over: str, timeout: bool, result: CheckResult) -> CheckResult | None:
     """FAIL (NCCL_TIMEOUT on a hang), the job's, where NCCL's RAS names processes lost or behind and the error names no
     cause of a node's own."""
     lost = RAS_LOST.search(error)
     if lost is None or OWN_CAUSE.search(error) or not _only_ras(error, timeout):
         return None
     return result.verdict(FAIL, "NCCL_TIMEOUT" if timeout else "NCCL_FAILED",
-                          f"a collective over {backend or 'NCCL'} {'hung' if timeout else 'failed'}: {error}; NCCL's RAS "
+                          f"{over} {'hung' if timeout else 'failed'}: {error}; NCCL's RAS "
                           f"names job processes it lost or that fell behind ({lost.group(0)}), seen from the others: "
                           "a process gone or stalled, its cause in its own log, nothing here against a node",
                           RAS_REMEDY, "job")
 
 
-def window_space_verdict(said: str, backend: str | None, result: CheckResult) -> CheckResult | None:
+def window_space_verdict(said: str, over: str, result: CheckResult) -> CheckResult | None:
     """FAIL NCCL_FAILED, the image's, where NCCL's window space for symmetric memory ran out."""
     full = WINDOW_SPACE.search(said)
     if full is None:
         return None
     size, limit = (int(x, 16) / (1 << 30) for x in full.groups())
-    return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: NCCL could not place a "
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: NCCL could not place a "
                           f"symmetric-memory window of {size:.1f} GiB in the {limit:.1f} GiB of addresses it reserves "
                           f"for windows ({full.group(0)}): its own address bookkeeping, no device memory and no "
                           "hardware", "Register each buffer as a window once and deregister what is done with "

@@ -17,14 +17,14 @@ from ...result import FAIL, CheckResult
 BUS = re.compile(r"Caught signal 7\b[^\n|]*|\bBus error\b[^\n|]*|\bSIGBUS\b[^\n|]*|\bSignal 7 \(SIGBUS\)[^\n|]*")
 
 
-def bus_error_verdict(facts: NcclFacts, said: list[str], backend: object, result: CheckResult) -> CheckResult | None:
+def bus_error_verdict(facts: NcclFacts, said: list[str], over: str, result: CheckResult) -> CheckResult | None:
     """SHM_TOO_SMALL, the job's, where the NCCL record's failure is a bus error; None otherwise."""
     found = BUS.search(" | ".join(said))
     if not found:
         return None
     size = facts.get("shm_bytes")
     sized = f"; /dev/shm is {human_bytes(size)}" if isinstance(size, int) and not isinstance(size, bool) else ""
-    return result.verdict(FAIL, "SHM_TOO_SMALL", f"all-reduce over {backend or 'NCCL'} failed: the process was killed "
+    return result.verdict(FAIL, "SHM_TOO_SMALL", f"{over} failed: the process was killed "
                           f"by a bus error ({found.group(0).strip()[:160]}){sized}: NCCL's shared-memory segment in "
                           "/dev/shm could not be backed (a container's /dev/shm smaller than its segments)",
                           "Give the container a larger /dev/shm: " + CODES["SHM_TOO_SMALL"].fix.rstrip(".")

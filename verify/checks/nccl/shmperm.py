@@ -19,11 +19,11 @@ REMEDY = ("Restore /dev/shm's mode on the node (a tmpfs mounted 1777, sticky and
           "/dev/shm`, and fix whatever mounts it otherwise); NCCL_SHM_DISABLE=1 works around it, slower.")
 
 
-def shm_refused_verdict(said: list[str], backend: object, result: CheckResult) -> CheckResult | None:
+def shm_refused_verdict(said: list[str], over: str, result: CheckResult) -> CheckResult | None:
     """NCCL_FAILED, the host's, where NCCL's shared-memory call was refused with EACCES; None otherwise."""
     hit = SHM_REFUSED.search(" | ".join(said))
     if hit is None:
         return None
-    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: /dev/shm refused NCCL's "
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: /dev/shm refused NCCL's "
                           f"shared-memory segment ({hit.group(0).strip()[:160]}): its mode forbids the job's user, "
                           "not its size", REMEDY, "host")

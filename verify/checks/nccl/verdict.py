@@ -32,7 +32,7 @@ from ...result import FAIL, PASS, SKIP, CheckResult
 from ...shared import grouplayout, rdma
 from ...shared.cuda_errors import named_without_driver
 from ...shared.shmem import nccl_shm_attach
-from . import barefail, casualty, customar, flightrec, ofiinval, peeraccess, plugreg, shmbus, shmperm, watchdog
+from . import barefail, casualty, customar, flightrec, ofiinval, opname, peeraccess, plugreg, shmbus, shmperm, watchdog
 from .bandwidth import bandwidth_figures, nvls_not_used
 from .bindaddr import unassigned_verdict
 from .collective import PROGRAMS, inconsistent, label, other_collective, plausibility
@@ -200,6 +200,11 @@ def own_mode(mode: Any) -> bool:
     return bool(grouplayout.LOCAL_MODE.match(text) or _OWN_GROUP.match(text))
 
 
+def _over(facts: NcclFacts, said: list[str]) -> str:
+    """A failure's opening words: the collective the log shows (opname.py), all-reduce only for this verify's own."""
+    return opname.over(facts, said, own_mode(facts.get("mode")))
+
+
 def _adapter_or_misuse(facts: NcclFacts, said: str, failed: str, error: str,
                        result: CheckResult) -> CheckResult | None:
     """An adapter's verbs error event under the job (the host's), or NCCL refusing the program's use of it (the job's)."""
@@ -294,13 +299,13 @@ def _internal(facts: NcclFacts, said: str, failed: str, error: str, result: Chec
 def _decided_first(facts: NcclFacts, error: str, said: list[str], result: CheckResult) -> CheckResult | None:
     """What decides before anything NCCL said: wrong data, or the EFA lines that name the device or the network
     between instances (before NCCL's internal error: the code aws-ofi-nccl hands NCCL for them)."""
-    backend = facts.get("backend")
+    over = _over(facts, said)
     if WRONG_DATA.search(error):
         # nccl-tests' validation found wrong data (a collective other than all-reduce, or no per-size count): the
         # same evidence as wrong elements in the sweep
-        return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"a collective over {backend or 'NCCL'} returned wrong data: "
+        return result.verdict(FAIL, "NCCL_WRONG_RESULT", f"{over} returned wrong data: "
                               f"{error}", WRONG_ADVICE)
-    failed, text, hung = f"all-reduce over {backend or 'NCCL'} failed: {error}", " | ".join(said), is_timeout(error)
+    failed, text, hung = f"{over} failed: {error}", " | ".join(said), is_timeout(error)
     return launch_verdict(text, failed, result) or capacity_verdict(facts, text, failed, hung, result) or \
         efa_verdict(facts, text, failed, hung, result) or stray_verdict(text, failed, hung, result)
 
@@ -315,12 +320,12 @@ def _cuda_failed(gpu_finding: bool, error: str) -> str:
 
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
     """A collective that failed or hung: where NCCL's log shows why it left the fabric, that cause owns it."""
-    backend = facts.get("backend")
     said = _said(facts, error)
     if first := _decided_first(facts, error, said, result):
         return first
-    if refused := (mnnvl_verdict(" | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", result)
-                   or nvls_slots_verdict(" | ".join(said), backend, error, result)):
+    over = _over(facts, said)
+    if refused := (mnnvl_verdict(" | ".join(said), f"{over} failed", result)
+                   or nvls_slots_verdict(" | ".join(said), over, error, result)):
         return refused          # before the CUDA catalog: 800 the job's (mnnvl.py), NVLS OOM the switches' (nvlssetup.py)
     # the CUDA error NCCL's failure names (`Cuda failure 'named symbol not found'`, in the error or a line of its
     # log), by the one catalog the gpu check reads, by name or words only: its owner owns the failure
@@ -329,38 +334,38 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         # out of memory under its own code; the gpu check's findings fail the collective (_cuda_failed), their owner's
         code = cuda.code if cuda.names_failure else _cuda_failed(cuda.gpu_finding, error)
         return result.verdict(FAIL, code,
-                              f"all-reduce over {backend or 'NCCL'} failed on a CUDA error: {error}; {cuda.cause}",
+                              f"{over} failed on a CUDA error: {error}; {cuda.cause}",
                               cuda.fix, cuda.owner)
-    if full := (shmperm.shm_refused_verdict(said, backend, result) or shm_full_verdict(facts, said, backend, result)
-                or shmbus.bus_error_verdict(facts, said, backend, result)
-                or customar.custom_allreduce_verdict(said, backend, result)
-                or peeraccess.peer_access_verdict(said, backend, result)):
+    if full := (shmperm.shm_refused_verdict(said, over, result) or shm_full_verdict(facts, said, over, result)
+                or shmbus.bus_error_verdict(facts, said, over, result)
+                or customar.custom_allreduce_verdict(said, over, result)
+                or peeraccess.peer_access_verdict(said, over, result)):
         return full             # /dev/shm's mode (the host's), full (the job's), or NCCL's own peer access on GPUs
         # without P2P (the image's), after an engine's own custom all-reduce on them (customar.py)
     if gid := set_up_cause(facts, " | ".join(said)):
-        return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend or 'NCCL'} failed: {error}{gid[0]}",
+        return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: {error}{gid[0]}",
                               gid[1], gid[2])
-    if none := no_network_verdict(facts, " | ".join(said), f"all-reduce over {backend or 'NCCL'} failed: {error}",
+    if none := no_network_verdict(facts, " | ".join(said), f"{over} failed: {error}",
                                    found, result):
         return none             # NCCL's invalid usage after no network started: not misuse of a GPU (netinit.py)
-    if named := _adapter_or_misuse(facts, " | ".join(said), f"all-reduce over {backend or 'NCCL'} failed", error, result):
+    if named := _adapter_or_misuse(facts, " | ".join(said), f"{over} failed", error, result):
         return named
-    if attach := (_shm_attach("\n".join(said), f"all-reduce over {backend or 'NCCL'} failed", result)
-                  or nvls_setup_verdict(" | ".join(said), backend, error, result)):
+    if attach := (_shm_attach("\n".join(said), f"{over} failed", result)
+                  or nvls_setup_verdict(" | ".join(said), over, error, result)):
         return attach           # NVLS set-up's CUDA failure is the NVSwitch fabric's (nvlssetup.py), before job_side
     if side := job_side(" | ".join(said)):
-        return result.verdict(FAIL, "NCCL_FAILED", f"a collective over {backend or 'NCCL'} failed: {error}; {side[0]}",
+        return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: {error}; {side[0]}",
                               side[1], "job")
-    if pinned := memlock_verdict(facts, said, backend, result):
+    if pinned := memlock_verdict(facts, said, over, result):
         return pinned
-    if shown := crash_verdict(said, backend, result, is_timeout(error)) or layers_verdict(said, backend, result):
+    if shown := crash_verdict(said, over, result, is_timeout(error)) or layers_verdict(said, over, result):
         return shown
-    if built := build_verdict(" | ".join(said), error, backend, result):
+    if built := build_verdict(" | ".join(said), error, over, result):
         return built            # no failure named: NCCL's build not fitting the GPU outranks the network it set up
     cause = fallback_cause(found, CAUSES, error, result)
     rails = rdma.mixed_rails(facts.get("adapters"), roce=True) if not cause and not job_env(facts).get("NCCL_IB_HCA") else None
     if rails and is_timeout(error):
-        return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}; the node has "
+        return result.verdict(FAIL, "NCCL_TIMEOUT", f"{over} hung: {error}; the node has "
                               f"RDMA rails ({', '.join(rails)}) beside adapters of another rate or link layer and the "
                               "job sets no NCCL_IB_HCA: NCCL pairs devices that do not reach each other",
                               f"Set NCCL_IB_HCA to the rails (`NCCL_IB_HCA={','.join(rails)}`). "
@@ -370,45 +375,45 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     if setting:
         why, remedy, whose = setting
         return result.verdict(FAIL, "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED",
-                              f"all-reduce over {backend or 'NCCL'} {'hung' if is_timeout(error) else 'failed'}: {error}{why}",
+                              f"{over} {'hung' if is_timeout(error) else 'failed'}: {error}{why}",
                               remedy, whose)
     return _unnamed(facts, said, error, cause, result)
 
 
 def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | None, result: CheckResult) -> CheckResult:
     """No error of a known owner: the cause NCCL's log shows (a fall-back), NCCL's internal error, or no owner."""
-    backend = facts.get("backend")
+    over = _over(facts, said)
     shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
     if not cause and (lost := casualty.peer_casualty(error)):
         # a peer's failure seen from this rank: the job's to read (nothing shows the node at fault: no drain)
-        return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}; this rank's proxy "
+        return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: {error}; this rank's proxy "
                               f"lost a peer ({lost}): the cause is in another rank's log",
                               casualty.REMEDY, "job")
-    if not cause and (store := casualty.store_verdict(error, backend, result)):
+    if not cause and (store := casualty.store_verdict(error, over, result)):
         return store                # the c10d store's server gone: seen from this rank, the job's to read
-    if not cause and not is_timeout(error) and (gone := peer_gone_verdict(error, backend, result)):
+    if not cause and not is_timeout(error) and (gone := peer_gone_verdict(error, over, result)):
         return gone                 # a socket the peer ended, no cause of this node's: the job's (peergone.py)
-    if not cause and (ras := ras_verdict(error, backend, is_timeout(error), result) or flightrec.desync_verdict(
-            error, backend, result) or window_space_verdict(" | ".join(said), backend, result)):
+    if not cause and (ras := ras_verdict(error, over, is_timeout(error), result) or flightrec.desync_verdict(
+            error, over, result) or window_space_verdict(" | ".join(said), over, result)):
         return ras                  # RAS naming processes lost, a desync (the job's), its window space full (rasreport.py)
-    if not cause and (refused := ofiinval.einval_verdict(" | ".join(said), f"all-reduce over {backend} failed", is_timeout(error), result)):
+    if not cause and (refused := ofiinval.einval_verdict(" | ".join(said), f"{over} failed", is_timeout(error), result)):
         return refused          # the net plugin's call refused as invalid, nothing against the node: the job's
     # the internal error is what NCCL said last; a cause its log or the job's settings name comes first
-    if not cause and (internal := _internal(facts, " | ".join(said), f"all-reduce over {backend} failed", error, result)):
+    if not cause and (internal := _internal(facts, " | ".join(said), f"{over} failed", error, result)):
         return internal
     owner = cause.owner if cause else None
     if owner is None and not own_mode(facts.get("mode")) and watchdog.hung(error):
         # torch's watchdog in a job's own log, in any of its wordings (watchdog.py; this verify's runs record how their
         # group formed): a collective some rank never joined, and nothing recorded shows the node at fault; a node is
         # drained only on evidence
-        return result.verdict(FAIL, "NCCL_TIMEOUT", f"a collective over {backend} in the job hung: {error}; nothing "
+        return result.verdict(FAIL, "NCCL_TIMEOUT", f"{over} in the job hung: {error}; nothing "
                               "recorded shows the node at fault", "Find the rank that never joined it (torch's flight "
                               "recorder: TORCH_NCCL_TRACE_BUFFER_SIZE; TORCH_NCCL_DESYNC_DEBUG=1) and read its own log; a "
                               "node at fault shows there or in its kernel log (Xids): run `verify` on that node. "
                               + timeout_advice(facts), "job")
     if is_timeout(error):
         remedy = timeout_advice(facts)
-        return result.verdict(FAIL, "NCCL_TIMEOUT", f"all-reduce over {backend} hung: {error}{shown}",
+        return result.verdict(FAIL, "NCCL_TIMEOUT", f"{over} hung: {error}{shown}",
                               f"{cause.remedy} {remedy}" if cause else remedy, owner)
     if not cause and (barefail.bare(error) or verbs_call_without_errno(error) or watchdog.only_watchdog(error)) and not (
             own_mode(facts.get("mode")) and barefail.cuda_class(error)):
@@ -418,9 +423,9 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         owner = "job"
         if call := verbs_call_without_errno(error):
             shown = f"; NCCL names the verbs call ({call}) and no errno: no cause shown (the launch's ulimit -l first)"
-    elif not cause and (crashed := unplaced_verdict(said, backend, result, False)):
+    elif not cause and (crashed := unplaced_verdict(said, over, result, False)):
         return crashed              # a segmentation fault, no frame shown: the image's software, never a drain
-    return result.verdict(FAIL, "NCCL_FAILED", f"all-reduce over {backend} failed: {error}{shown}",
+    return result.verdict(FAIL, "NCCL_FAILED", f"{over} failed: {error}{shown}",
                           f"{cause.remedy} {ADVICE}" if cause else ADVICE, owner)
 
 
@@ -456,7 +461,7 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     if contradiction:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
                               "Record the check again.")
-    if rows is None and not error and (built := build_verdict(" | ".join(_said(facts, "")), None, backend, result)):
+    if rows is None and not error and (built := build_verdict(" | ".join(_said(facts, "")), None, _over(facts, []), result)):
         return built            # NCCL's build does not fit the GPU: its first collective cannot launch
     if rows is None and not error:
         return no_collective(facts, found, result)
