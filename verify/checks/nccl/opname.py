@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...shared import grouplayout
 from .collective import label
 from .spawn import LEADING_PHASE
 
@@ -80,14 +81,26 @@ def what_failed(facts: Any, said: list[str], own: bool) -> str:
     return "all-reduce" if own else "a collective"
 
 
-def over(facts: Any, said: list[str], own: bool) -> str:
-    """`broadcast over nccl`: the start of a failed collective's summary."""
-    return f"{what_failed(facts, said, own)} over {facts.get('backend') or 'NCCL'}"
+# the `mode` this verify's own probes record (FACTS.md): its local ranks as grouplayout reads them (one rule), its
+# torchrun group, and FACTS.md's bare words for them (`local processes`, `torchrun`); any other is how a job formed
+# its group, its log a job's
+_OWN_GROUP = re.compile(r"^torchrun group: rank \d+ of \d+|^(?:local processes|torchrun)$")
+
+
+def own_mode(mode: Any) -> bool:
+    text = str(mode or "")
+    return bool(grouplayout.LOCAL_MODE.match(text) or _OWN_GROUP.match(text))
+
+
+def over(facts: Any, said: list[str]) -> str:
+    """`broadcast over nccl`: the start of a failed collective's summary, all-reduce only for this verify's own."""
+    return f"{what_failed(facts, said, own_mode(facts.get('mode')))} over {facts.get('backend') or 'NCCL'}"
 
 
 def named(error: str | None, text: str) -> str | None:
     """A log reader's error with its generic collective phase (`all_reduce: `, where a reader knew only that a
     collective failed) replaced by the collective the error or the log shows, else `collective: `."""
-    if not error or not error.startswith("all_reduce: "):
+    phase, _, rest = (error or "").partition(": ")
+    if phase != "all_reduce" or not rest:
         return error
-    return f"{shown(error) or shown(text) or 'collective'}: {error[len('all_reduce: '):]}"
+    return f"{shown(error or '') or shown(text) or 'collective'}: {rest}"

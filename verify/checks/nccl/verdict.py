@@ -3,7 +3,6 @@ transport), the figures handed to bandwidth.py and the transport findings to tra
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ...facts import NONE, UNLIMITED, NcclFacts, SizeRow
 from ...figures import (
@@ -50,6 +49,7 @@ from .misuse import misuse_verdict
 from .mnnvl import mnnvl_verdict
 from .netinit import no_network_verdict
 from .nvlssetup import nvls_setup_verdict, nvls_slots_verdict
+from .opname import own_mode
 from .peergone import bridge_peer, peer_gone_verdict
 from .peersocket import fallback_cause
 from .qpsetup import set_up_cause
@@ -189,22 +189,6 @@ def _said(facts: NcclFacts, error: str) -> list[str]:
 COMPLETION = re.compile(rdma.IB_COMPLETION)
 COMPLETION_FLUSHED = 5
 # a net plugin's registration refused as invalid (aws-ofi-nccl's RC: -22, TCPXO's INVALID_ARGUMENT): plugreg.py
-# the `mode` this verify's own probes record (FACTS.md): its local ranks as grouplayout reads them (one rule), its
-# torchrun group, and FACTS.md's bare words for them (`local processes`, `torchrun`); any other is how a job formed
-# its group, its log a job's
-_OWN_GROUP = re.compile(r"^torchrun group: rank \d+ of \d+|^(?:local processes|torchrun)$")
-
-
-def own_mode(mode: Any) -> bool:
-    text = str(mode or "")
-    return bool(grouplayout.LOCAL_MODE.match(text) or _OWN_GROUP.match(text))
-
-
-def _over(facts: NcclFacts, said: list[str]) -> str:
-    """A failure's opening words: the collective the log shows (opname.py), all-reduce only for this verify's own."""
-    return opname.over(facts, said, own_mode(facts.get("mode")))
-
-
 def _adapter_or_misuse(facts: NcclFacts, said: str, failed: str, error: str,
                        result: CheckResult) -> CheckResult | None:
     """An adapter's verbs error event under the job (the host's), or NCCL refusing the program's use of it (the job's)."""
@@ -299,7 +283,7 @@ def _internal(facts: NcclFacts, said: str, failed: str, error: str, result: Chec
 def _decided_first(facts: NcclFacts, error: str, said: list[str], result: CheckResult) -> CheckResult | None:
     """What decides before anything NCCL said: wrong data, or the EFA lines that name the device or the network
     between instances (before NCCL's internal error: the code aws-ofi-nccl hands NCCL for them)."""
-    over = _over(facts, said)
+    over = opname.over(facts, said)
     if WRONG_DATA.search(error):
         # nccl-tests' validation found wrong data (a collective other than all-reduce, or no per-size count): the
         # same evidence as wrong elements in the sweep
@@ -323,7 +307,7 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
     said = _said(facts, error)
     if first := _decided_first(facts, error, said, result):
         return first
-    over = _over(facts, said)
+    over = opname.over(facts, said)
     if refused := (mnnvl_verdict(" | ".join(said), f"{over} failed", result)
                    or nvls_slots_verdict(" | ".join(said), over, error, result)):
         return refused          # before the CUDA catalog: 800 the job's (mnnvl.py), NVLS OOM the switches' (nvlssetup.py)
@@ -382,7 +366,7 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
 
 def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | None, result: CheckResult) -> CheckResult:
     """No error of a known owner: the cause NCCL's log shows (a fall-back), NCCL's internal error, or no owner."""
-    over = _over(facts, said)
+    over = opname.over(facts, said)
     shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
     if not cause and (lost := casualty.peer_casualty(error)):
         # a peer's failure seen from this rank: the job's to read (nothing shows the node at fault: no drain)
@@ -461,7 +445,7 @@ def judge(facts: NcclFacts, options: Options) -> CheckResult:
     if contradiction:
         return result.verdict(FAIL, "MEASUREMENT_INVALID", f"the facts contradict each other: {contradiction}",
                               "Record the check again.")
-    if rows is None and not error and (built := build_verdict(" | ".join(_said(facts, "")), None, _over(facts, []), result)):
+    if rows is None and not error and (built := build_verdict(" | ".join(_said(facts, "")), None, opname.over(facts, []), result)):
         return built            # NCCL's build does not fit the GPU: its first collective cannot launch
     if rows is None and not error:
         return no_collective(facts, found, result)
