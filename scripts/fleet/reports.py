@@ -5,6 +5,7 @@ a replay).
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,7 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
     if isolate and is_isolate_answer(doc):
         return                              # make isolate's answer beside its pairs' reports: not a node's
-    why = _why_invalid(doc, validators) or _forged(doc) \
+    why = _why_invalid(doc, validators) or _forged(doc) or _phases_problem(doc) \
         or _created_problem(doc, skew_s, max_age_s=max_age_s) or _not_a_node_now(doc)
     if why:
         invalid.append((name, why))
@@ -146,6 +147,34 @@ def _forged(doc: dict[str, Any]) -> str | None:
     invalid: not assessed, and never a drain line (Slurm's drain reason must be ours)."""
     why = report_problem(doc)
     return f"{why}: a report no verify wrote; not assessed, no drain" if why else None
+
+
+# the longest phase of one verify run believed (verify/checks/train/verdict.py SECONDS, its facts' ceiling on a time;
+# the launcher's pull and start verify/scheduler.py takes only below a day)
+PHASE_MOST_S = 1e6
+
+
+def _phases_problem(doc: dict[str, Any]) -> str | None:
+    """Why the report's time to first step (environment.phases: each phase's seconds, null where not measured) is none
+    verify writes, or None. verify writes an object of times, each 0 or more (verify/cli.py _phases, scheduler.py):
+    a phase of -5 s, NaN, "3" or a list in its place was dropped as "not measured" without a word, and a negative one
+    hid a slow start from the fleet's median. Not assessed, never a drain (hunt99; issue 36 class 8)."""
+    env = doc.get("environment")
+    raw = env.get("phases") if isinstance(env, dict) else None
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        return (f"its environment.phases is a JSON {type(raw).__name__}, where verify writes an object of times: "
+                "a report no verify wrote; not assessed, no drain")
+    for key, value in raw.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not 0 <= value <= PHASE_MOST_S:
+            return (f"its time to first step's phase {one_line(str(key))[:40]!r} = {one_line(repr(value))[:20]} is no "
+                    f"time verify writes (seconds, 0 to {PHASE_MOST_S:g}): a report no verify wrote; not assessed, "
+                    "no drain")
+    return None
 
 
 def _created_problem(doc: dict[str, Any], skew_s: float, now: float | None = None,

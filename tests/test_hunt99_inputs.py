@@ -1,0 +1,253 @@
+"""Hunt 99: bad input on the fleet side (make fleet-report's reader, the report rule it shares with the prolog and
+make isolate, make report's attestations), issue 36 classes 6, 8 and 9.
+
+Each finding, its rating, repro and fix:
+
+1. (high, a healthy node listed to drain) A train failure across nodes drained the node that wrote it. make slurm's
+   collective runs `--checks nccl,train` from global rank 0; verify's train judge writes its `nodes` as the sorted
+   names of its ranks' nodes, the nccl judge as a count, and scripts/fleet/collective.group_nodes read only a count.
+   Repro: rank 1 on n2 diverges at step 6 (verify's own judge: TRAIN_REPLICA_MISMATCH, owner host, data nodes
+   ["n1", "n2"], divergence on n2), written by rank 0 on n1: `make fleet-report` listed `n1:
+   torchimages:TRAIN_REPLICA_MISMATCH ...` to drain, the one node whose replica agreed with the majority. The other
+   way too: a per-node check (gpu GPU_LOST) carrying a `nodes` of 2 in its data was read as a collective and its drain
+   withheld. Practice: NVSentinel's isolation rule (a failure of a group names no member until a pair against
+   known-good partners does: make isolate). Fix: group_nodes reads the nodes of the checks verify runs across nodes
+   (nccl, train: a count or a list of names); any other check judged the node that wrote it.
+2. (medium, a fact that cannot be true passed both readers) An nccl pass whose `mode` says verify spawned its ranks on
+   this node ("8 local process(es), one per GPU") while its `nodes` says 2 (or it carries a launcher's `rank`) passed
+   the fleet report and the prolog's report rule: issue 36 class 6's NCCL record, written as a report. Ranks verify
+   spawns run on the node that spawned them (verify/checks/nccl/probing.py: `nodes` 1, no rank; its facts contract
+   refuses the rest, verify/shared/grouplayout._local), so the pass claimed a fabric crossed that never was. Repro:
+   the H100 report's nccl data nodes 2: `fleet: PASSING`. Fix: ranks._spawned_problem (scripts/fleet and
+   verify/prolog, one text).
+3. (medium, a failure hidden by a pass) A train pass listing a replica whose last loss is NaN, "nan", negative or past
+   verify's ceiling (verify fails a loss that is no number: TRAIN_LOSS_NOT_FINITE, the host's), or a replica whose
+   last step is not the run's `steps` (5 of 30: verify passes only ranks that recorded the same steps) passed both
+   readers. Repro: the handmade train report with replicas[0].loss NaN: `fleet: PASSING`. Fix:
+   passfacts._replica_problem (both twins).
+4. (medium, an input silently ignored) The fleet report read a time-to-first-step phase of -5 s, NaN, "3", 1e300 s,
+   or a list in place of the phases object as "not measured" without a word (issue 36 class 8: "a negative figure is
+   dropped silently"); verify writes each phase as null or seconds, 0 or more (verify/cli.py _phases,
+   verify/scheduler.py). Fix: reports._phases_problem: the report is invalid (not assessed, no drain), named.
+5. (medium, stale evidence believed) make report and make gate believed an attestation whose signed report's
+   `created` is a time no clock writes (2026-02-30, hour 24: the report schema's pattern holds it): MAX_AGE judged the
+   signature's time alone, so a months-old report signed today passed as fresh, where make fleet-report refuses the
+   same report. Practice: evidence from the future, or of no time, is not evidence (issue 36 class 9; SLSA/in-toto
+   freshness is the evidence's). Fix: scripts/publish/report.refuse_future: not believed, and being the newest it
+   decides NO.
+
+Tried and held (no defect): a report's node renamed onto another's with its own GPUs (listed twice), one GPU UUID in
+two nodes' reports by case or without its GPU- prefix (refused), negative, -0 and 1e300 figures, created in the
+future or with a -23:59 offset; RDMA_RESOURCE at nvidia.com/GPU, memory, hugepages-2Mi, kubernetes.io names (refused);
+an attestation signed ahead of CLOCK_SKEW (refused); a train pass on one rank, with a loss of 0 -> 0 (verify writes
+both).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from scripts.fleet.fleet import fleet
+from scripts.fleet.plausible import report_problem
+from scripts.publish.report import Attestation, Summary, _decide, expire, order, refuse_future
+from scripts.publish.signing import Trusted
+from tests.test_train_fleet import handmade_one_node_train_facts
+from tests.verify_handmade import gpu_facts, nccl_facts, variant
+from verify.checks import gpu, nccl, train
+from verify.options import Options
+from verify.prolog.verdict import decide
+
+pytestmark = pytest.mark.unit
+
+
+def _report(checks: list[dict[str, Any]], host: str = "n1") -> dict[str, Any]:
+    """A report as verify writes one around `checks` (verify's own judges' results)."""
+    failed = any(c["status"] == "fail" for c in checks)
+    return {"schema_version": 2, "tool": {"name": "verify", "version": "2"}, "status": "fail" if failed else "pass",
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "environment": {"hostname": host, "scheduler": {"kind": "slurm", "node": host}}, "options": {},
+            "checks": checks}
+
+
+def _judged(module: Any, facts: dict[str, Any]) -> dict[str, Any]:
+    return cast(dict[str, Any], module.judge(cast(Any, facts), Options()).to_dict())
+
+
+def _h100(host: str = "n1") -> dict[str, Any]:
+    """An 8-GPU H100 node's gpu and nccl checks, judged by verify from hand-made facts; its own boards' UUIDs."""
+    facts = gpu_facts()
+    for d in facts["devices"]:
+        d["uuid"] = f"{d['uuid']}-{host}"
+    return _report([_judged(gpu, facts), _judged(nccl, nccl_facts())], host)
+
+
+def _train_facts(nodes: int) -> dict[str, Any]:
+    """The handmade 2-rank train run on `nodes` nodes (n1, n2), as the probe records it (torchrun across nodes)."""
+    facts = handmade_one_node_train_facts()
+    for r in facts["ranks"]:
+        r["node"] = f"n{min(r['rank'], nodes - 1) + 1}"
+        r["local_rank"] = r["rank"] if nodes == 1 else 0
+    if nodes > 1:
+        facts.update(nodes=nodes, mode="torchrun group: rank 0 of 2 (local rank 0), n1:29500", rank=0)
+    return facts
+
+
+def _folder(tmp_path: Path, docs: dict[str, dict[str, Any]]) -> Path:
+    folder = tmp_path / "job"
+    folder.mkdir(parents=True)
+    for name, doc in docs.items():
+        (folder / name).write_text(json.dumps(doc))
+    return folder
+
+
+# ---- 1. a failure of a group names no member: NVSentinel's isolation rule
+
+def _diverged(nodes: int) -> dict[str, Any]:
+    facts = _train_facts(nodes)
+    facts["ranks"][1]["steps"][5]["checksum"] = "00000000deadbeef"
+    check = _judged(train, facts)
+    assert (check["status"], check["code"], check["owner"]) == ("fail", "TRAIN_REPLICA_MISMATCH", "host"), check
+    return _report([check])
+
+
+def test_nvsentinel_isolation_a_train_failure_across_nodes_lists_no_drain_of_its_writer(tmp_path):
+    """Rank 1 on n2 diverged; rank 0 on n1 wrote the collective's report: n1 is no node to drain (make isolate names
+    the node), and the fleet still does not pass."""
+    found = fleet(_folder(tmp_path, {"nccl.json": _diverged(2)}))
+    assert not found.ok and found.drains == {}, found.drains
+    assert any("ran across 2 nodes" in n and "make isolate" in n for n in found.notes), found.notes
+
+
+def test_a_host_fault_of_a_check_on_one_node_still_drains_it(tmp_path):
+    """The same failure on one node is that node's; and a per-node check (gpu) is never a collective, whatever
+    `nodes` its data carries: its host fault drains the node that wrote it."""
+    one = fleet(_folder(tmp_path / "train", {"n1.json": _diverged(1)}))
+    assert list(one.drains) == ["n1"] and "TRAIN_REPLICA_MISMATCH" in one.drains["n1"][0]
+    lost = gpu_facts()
+    lost["devices"][3]["lost"] = True
+    check = _judged(gpu, lost)
+    assert (check["status"], check["code"]) == ("fail", "GPU_LOST"), check
+    check["data"]["nodes"] = 2
+    found = fleet(_folder(tmp_path / "gpu", {"n1.json": _report([check])}))
+    assert list(found.drains) == ["n1"] and "GPU_LOST" in found.drains["n1"][0]
+
+
+# ---- 2. ranks verify spawned run on the node that spawned them
+
+SPAWNED_ACROSS = {
+    "nodes 2": {"nodes": 2},
+    "nodes 8, world 8": {"nodes": 8},
+    "a launcher's rank": {"rank": 0},
+    "the mode respelt": {"nodes": 2, "mode": " 8 Local  processes"},
+}
+
+
+@pytest.mark.parametrize("change", list(SPAWNED_ACROSS))
+def test_verify_grouplayout_a_spawned_group_across_nodes_passes_neither_reader(tmp_path, change):
+    report = _h100()
+    next(c for c in report["checks"] if c["name"] == "nccl")["data"].update(SPAWNED_ACROSS[change])
+    assert report_problem(report) and "spawned" in str(report_problem(report))
+    assert decide(report).code == "REPORT_INVALID"
+    found = fleet(_folder(tmp_path, {"n1.json": report}))
+    assert not found.ok and [name for name, _ in found.invalid] == ["n1.json"]
+
+
+def test_verify_s_own_all_reduce_on_one_node_and_under_torchrun_across_two_still_passes():
+    local = _h100()
+    across = _report([_judged(gpu, gpu_facts()), _judged(nccl, variant(nccl_facts(world=16), nodes=2, gpus=8))])
+    assert next(c for c in across["checks"] if c["name"] == "nccl")["data"]["nodes"] == 2
+    for report in (local, across):
+        assert report_problem(report) is None and decide(report).kind == "pass"
+
+
+# ---- 3. a train pass whose replicas show what verify fails
+
+def _train_pass() -> dict[str, Any]:
+    check = _judged(train, _train_facts(1))
+    assert check["status"] == "pass", check
+    return _report([check])
+
+
+def _replica(index: int, **changes: Any) -> Any:
+    def change(report: dict[str, Any]) -> None:
+        report["checks"][0]["data"]["replicas"][index].update(changes)
+    return change
+
+
+REPLICAS = {
+    "a NaN loss on every replica": lambda r: [_replica(i, loss=math.nan)(r) for i in (0, 1)],
+    "a loss written as 'nan'": lambda r: [_replica(i, loss="nan")(r) for i in (0, 1)],
+    "a negative loss": lambda r: [_replica(i, loss=-1.0)(r) for i in (0, 1)],
+    "a loss past verify's ceiling": lambda r: [_replica(i, loss=1e9)(r) for i in (0, 1)],
+    "rank 1 stopped at step 5 of 30": _replica(1, step=5),
+    "every rank at step 31 of 30": lambda r: [_replica(i, step=31)(r) for i in (0, 1)],
+}
+
+
+@pytest.mark.parametrize("change", list(REPLICAS))
+def test_verify_train_judge_a_pass_whose_replicas_show_a_failure_passes_neither_reader(tmp_path, change):
+    report = _train_pass()
+    assert report_problem(report) is None and decide(report).kind == "pass"
+    REPLICAS[change](report)
+    assert report_problem(report) and decide(report).code == "REPORT_INVALID"
+    found = fleet(_folder(tmp_path, {"n1.json": report}))
+    assert not found.ok and [name for name, _ in found.invalid] == ["n1.json"]
+
+
+# ---- 4. the time to first step: every input read or refused, never dropped
+
+@pytest.mark.parametrize("phases", [{"pull": -5.0, "first_step": 3.0}, {"import_torch": math.nan},
+                                    {"cuda_init": "3"}, {"first_batch": True}, {"pull": 1e300}, [1.0, 2.0]],
+                         ids=["negative", "nan", "a string", "a bool", "1e300 s", "a list"])
+def test_a_phase_no_verify_writes_is_listed_never_dropped(tmp_path, phases):
+    docs = {f"n{i}.json": _h100(f"n{i}") for i in (1, 2, 3)}
+    docs["n1.json"]["environment"]["phases"] = phases
+    found = fleet(_folder(tmp_path, docs))
+    assert not found.ok and [name for name, _ in found.invalid] == ["n1.json"], found.invalid
+    assert "phase" in found.invalid[0][1]
+
+
+def test_the_phases_verify_writes_are_read():
+    phases = {"pull": None, "container_start": 1.5, "import_torch": 2.0, "cuda_init": 0.0, "process_group_init": None,
+              "first_batch": None, "first_step": 0.25}
+    report = _h100()
+    report["environment"]["phases"] = copy.deepcopy(phases)
+    from scripts.fleet.reports import _phases_problem
+    assert _phases_problem(report) is None
+
+
+# ---- 5. an attestation whose report has no time
+
+class _Key:
+    keyid = "ab" * 32
+
+
+NOW = datetime(2026, 11, 25, 12, tzinfo=timezone.utc)
+
+
+def _summary(created: str) -> Summary:
+    a = Attestation("sha256:" + "1" * 64, Trusted(_Key(), "/keys/release.pub"), "2026-11-25T11:00:00Z",
+                    {"checks": [], "created": created}, "pass", None, {"node": "n1"})
+    s = Summary("r@sha256:" + "2" * 64, attestations=[a])
+    order(s)
+    refuse_future(s, 300.0, NOW)
+    _decide(s, True)
+    expire(s, 7 * 86400.0, NOW)
+    return s
+
+
+@pytest.mark.parametrize("created", ["2026-02-30T11:00:00Z", "2026-11-24T24:00:00Z", "2026-11-25T10:61:00Z"])
+def test_slsa_freshness_a_signed_report_created_at_no_time_is_not_believed(created):
+    s = _summary(created)
+    assert not s.verified and "no time a clock writes" in s.reason, s.reason
+
+
+def test_a_signed_report_created_before_its_signature_is_still_believed():
+    assert _summary("2026-11-25T10:59:00Z").verified
