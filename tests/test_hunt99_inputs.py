@@ -35,6 +35,14 @@ Each finding, its rating, repro and fix:
    same report. Practice: evidence from the future, or of no time, is not evidence (issue 36 class 9; SLSA/in-toto
    freshness is the evidence's). Fix: scripts/publish/report.refuse_future: not believed, and being the newest it
    decides NO.
+6. (medium, an input silently ignored) A variable misspelt on make's command line was dropped without a word:
+   `make fleet-report DIR=job MAXAGE=7d` (or `max_age=7d`: make's variables are case-sensitive) believed reports of
+   any age and said `fleet: PASSING`; `METRICSDIR=`, `STATEDIR=`, `CLOCKSKEW=` alike (the job knobs' TORCHIMAGES_*
+   typos were said already, scripts/fleet/job_knobs.misspelt). Practice: a misspelt option is refused or said, never
+   read as the default (Slurm's prolog semantics: issue 36 class 1, "no typo ..."). Fix: scripts/settings
+   .misspelt_variables, read by the CLI's one boundary for every target: each command-line variable (MAKEFLAGS) no
+   part of the Makefile reads and close to one that does is said on stderr; a name close to none (DOCKER_BUILDKIT=1,
+   for a tool's environment) is not.
 
 Tried and held (no defect): a report's node renamed onto another's with its own GPUs (listed twice), one GPU UUID in
 two nodes' reports by case or without its GPU- prefix (refused), negative, -0 and 1e300 figures, created in the
@@ -251,3 +259,26 @@ def test_slsa_freshness_a_signed_report_created_at_no_time_is_not_believed(creat
 
 def test_a_signed_report_created_before_its_signature_is_still_believed():
     assert _summary("2026-11-25T10:59:00Z").verified
+
+
+# ---- 6. a variable misspelt on make's command line is said
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (" -j2 --jobserver-auth=3,4 -- MAXAGE=7d", "MAXAGE is no variable of the Makefile: did you mean MAX_AGE?"),
+    ("s -- max_age=1d", "max_age is no variable of the Makefile: did you mean MAX_AGE?"),
+    ("-- METRICSDIR=/tmp/a\\ b", "METRICSDIR is no variable of the Makefile: did you mean METRICS_DIR?"),
+    ("s -- CLOCKSKEW=1h", "CLOCKSKEW is no variable of the Makefile: did you mean CLOCK_SKEW?"),
+    ("s -- IMGAE=x", "IMGAE is no variable of the Makefile: did you mean IMAGE?"),
+])
+def test_slurm_prolog_semantics_a_misspelt_make_variable_is_said_never_dropped(tmp_path, capsys, flags, said):
+    from scripts.cli import main
+    folder = _folder(tmp_path, {f"n{i}.json": _h100(f"n{i}") for i in (1, 2, 3)})
+    assert main(["fleet-report"], {"DIR": str(folder), "MAKEFLAGS": flags, "PATH": "/usr/bin:/bin"}) == 0
+    assert f"note: {said}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags", ["", "s", " -- MAX_AGE=7d DIR=x", "-- DOCKER_BUILDKIT=1 X=a\\ b", "--no-print-directory",
+                                   "-- TORCHIMAGES_ISOLATE_TIMEOUT=600 MATRIX=m.yaml"])
+def test_the_makefile_s_own_variables_and_a_tool_s_are_not_said(flags):
+    from scripts.settings import misspelt_variables
+    assert misspelt_variables({"MAKEFLAGS": flags}) == []
