@@ -43,6 +43,14 @@ Each finding, its rating, repro and fix:
    .misspelt_variables, read by the CLI's one boundary for every target: each command-line variable (MAKEFLAGS) no
    part of the Makefile reads and close to one that does is said on stderr; a name close to none (DOCKER_BUILDKIT=1,
    for a tool's environment) is not.
+7. (medium, a healthy fleet failed) make slurm's job writes each node's local checks (every check but nccl, train
+   among them: node-<node>.json) and the collective's (`--checks nccl,train` across the nodes: nccl.json, from global
+   rank 0). Rank 0's node then held a train check in two reports, and Fleet.duplicates (one node, one check in two
+   reports) called it "reported twice": every healthy multi-node GPU job ended `fleet: NOT PASSING: 1 node(s)
+   reported twice`. Repro: node-n1.json and node-n2.json (gpu, train on one node) and nccl.json (nccl, train across
+   n1 and n2) written by n1: exit 1. Fix: scripts/fleet/fleet.duplicates compares checks at their scope (on the node
+   alone, or across nodes: collective.group_nodes, kept as Node.across); two local runs or two collective runs of one
+   node are still duplicates.
 
 Tried and held (no defect): a report's node renamed onto another's with its own GPUs (listed twice), one GPU UUID in
 two nodes' reports by case or without its GPU- prefix (refused), negative, -0 and 1e300 figures, created in the
@@ -111,6 +119,7 @@ def _folder(tmp_path: Path, docs: dict[str, dict[str, Any]]) -> Path:
     folder = tmp_path / "job"
     folder.mkdir(parents=True)
     for name, doc in docs.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(json.dumps(doc))
     return folder
 
@@ -145,6 +154,36 @@ def test_a_host_fault_of_a_check_on_one_node_still_drains_it(tmp_path):
     check["data"]["nodes"] = 2
     found = fleet(_folder(tmp_path / "gpu", {"n1.json": _report([check])}))
     assert list(found.drains) == ["n1"] and "GPU_LOST" in found.drains["n1"][0]
+
+
+# ---- 7. make slurm's layout: a node's local report beside the collective's is no duplicate
+
+def _slurm_job(tmp_path: Path, extra: dict[str, dict[str, Any]] | None = None) -> Any:
+    docs = {}
+    for host in ("n1", "n2"):
+        report = _h100(host)
+        local = _train_facts(1)
+        for r in local["ranks"]:
+            r["node"] = host
+        report["checks"] = [c for c in report["checks"] if c["name"] != "nccl"] + [_judged(train, local)]
+        docs[f"node-{host}.json"] = report
+    docs["nccl.json"] = _report([_judged(nccl, variant(nccl_facts(world=16), nodes=2, gpus=8)),
+                                 _judged(train, _train_facts(2))])
+    return fleet(_folder(tmp_path, {**docs, **(extra or {})}))
+
+
+def test_make_slurm_s_healthy_job_local_and_collective_train_of_one_node_passes(tmp_path):
+    found = _slurm_job(tmp_path)
+    assert found.ok and found.duplicates == {}, found.why_not_ok
+    assert [n.across for n in found.nodes if n.report == "nccl.json"] == [("nccl", "train")]
+
+
+def test_two_runs_of_one_scope_on_one_node_are_still_a_duplicate(tmp_path):
+    again = _slurm_job(tmp_path / "collective", {"again/nccl.json": _report(
+        [_judged(nccl, variant(nccl_facts(world=16), nodes=2, gpus=8)), _judged(train, _train_facts(2))])})
+    assert not again.ok and again.duplicates == {"n1": ["again/nccl.json", "nccl.json"]}
+    local = _slurm_job(tmp_path / "local", {"again/node-n2.json": _h100("n2")})
+    assert not local.ok and set(local.duplicates) == {"n2"}
 
 
 # ---- 2. ranks verify spawned run on the node that spawned them

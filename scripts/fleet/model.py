@@ -84,6 +84,7 @@ class Node:
     slow_start: bool = False
     emulated: bool = False
     checks: tuple[str, ...] = ()    # the check names the report holds
+    across: tuple[str, ...] = ()    # those of its checks that ran across nodes (collective.group_nodes)
     expect_gpus: int = 0            # the GPUs verify was told the node has (--expect-gpus: the job's allocation)
     gpu_judged: bool = False        # its gpu check passed, warned or failed (not skipped, not absent)
     group: int = 0                  # the most nodes a collective check of the report ran across (0: none did)
