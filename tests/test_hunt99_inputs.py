@@ -51,6 +51,12 @@ Each finding, its rating, repro and fix:
    n1 and n2) written by n1: exit 1. Fix: scripts/fleet/fleet.duplicates compares checks at their scope (on the node
    alone, or across nodes: collective.group_nodes, kept as Node.across); two local runs or two collective runs of one
    node are still duplicates.
+8. (high, a drain line naming a hostlist) A report that names no node (no hostname, no scheduler node) is named after
+   its file, and only a name the report gives was held to one host name (reports._not_a_node_now): a failing report
+   in `n[1-4],x y.json` listed `n[1-4],x y: torchimages:GPU_LOST ...` to drain (scontrol drains n1-n4 and x on that
+   name: a partition), and one in `evil<newline>NODE n9 pass.json` printed a line of its own into the table's notes.
+   Practice: Slurm's drain takes one node's name; files the tooling reads are hostile (issue 36 class 8). Fix: the
+   file's stem is held to the same rule (NODE_NAME); such a report is invalid, not assessed, never a drain.
 
 Tried and held (no defect): a report's node renamed onto another's with its own GPUs (listed twice), one GPU UUID in
 two nodes' reports by case or without its GPU- prefix (refused), negative, -0 and 1e300 figures, created in the
@@ -321,3 +327,25 @@ def test_slurm_prolog_semantics_a_misspelt_make_variable_is_said_never_dropped(t
 def test_the_makefile_s_own_variables_and_a_tool_s_are_not_said(flags):
     from scripts.settings import misspelt_variables
     assert misspelt_variables({"MAKEFLAGS": flags}) == []
+
+
+# ---- 8. a report named after its file: one host's name, or no node
+
+@pytest.mark.parametrize("file", ["n[1-4],x y.json", "evil\nNODE n9 pass.json", "n1,n2.json", "a b.json"])
+def test_slurm_drain_a_report_named_after_a_file_that_is_no_host_name_drains_nothing(tmp_path, file):
+    lost = gpu_facts()
+    lost["devices"][3]["lost"] = True
+    report = _report([_judged(gpu, lost)])
+    del report["environment"]["hostname"], report["environment"]["scheduler"]
+    found = fleet(_folder(tmp_path, {file: report, "n2.json": _h100("n2")}))
+    assert found.drains == {} and not found.ok and [name for name, _ in found.invalid] == [file], found.drains
+    assert "no one host name" in found.invalid[0][1]
+
+
+def test_a_report_named_after_a_file_of_one_host_name_still_drains_it(tmp_path):
+    lost = gpu_facts()
+    lost["devices"][3]["lost"] = True
+    report = _report([_judged(gpu, lost)])
+    del report["environment"]["hostname"], report["environment"]["scheduler"]
+    found = fleet(_folder(tmp_path, {"n7.json": report}))
+    assert list(found.drains) == ["n7"] and found.invalid == []

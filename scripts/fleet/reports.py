@@ -27,7 +27,7 @@ from .model import (
     MAX_BYTES,
     SCHEMAS,
 )
-from .nodes import _named
+from .nodes import _named, _node_name
 from .plausible import NODE_NAME, report_problem
 from .walk import _blocks, walk
 
@@ -134,7 +134,7 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
     if isolate and is_isolate_answer(doc):
         return                              # make isolate's answer beside its pairs' reports: not a node's
     why = _why_invalid(doc, validators) or _forged(doc) or _phases_problem(doc) \
-        or _created_problem(doc, skew_s, max_age_s=max_age_s) or _not_a_node_now(doc)
+        or _created_problem(doc, skew_s, max_age_s=max_age_s) or _not_a_node_now(doc, name)
     if why:
         invalid.append((name, why))
     else:
@@ -199,7 +199,7 @@ def _created_problem(doc: dict[str, Any], skew_s: float, now: float | None = Non
     return None
 
 
-def _not_a_node_now(doc: dict[str, Any]) -> str | None:
+def _not_a_node_now(doc: dict[str, Any], file: str = "") -> str | None:
     """Why the report is no evidence of a node of this job, or None: a replay of recorded facts (verify --from-facts
     judged a record, not the node now), a `created` before any verify (a clock never set), a node name that is no one
     host name (the name a drain line and the metrics' file would carry)."""
@@ -216,4 +216,9 @@ def _not_a_node_now(doc: dict[str, Any]) -> str | None:
     if name is not None and not NODE_NAME.fullmatch(name):
         return (f"names its node {one_line(repr(name))[:80]}, which is no one host name (a hostlist, a list, a "
                 "newline, a space or a path): a forged or corrupt report, not counted")
+    if name is None and file and not NODE_NAME.fullmatch(stem := _node_name(doc, file)):
+        # a report that names no node is named after its file: `n[1-4],x y.json` listed the drain line of a
+        # hostlist (scontrol drains n1-n4 and x on it) and a newline in a file name printed a line of its own (hunt99)
+        return (f"names no node, and its file's name {one_line(repr(stem))[:80]} is no one host name (a hostlist, a "
+                "list, a newline, a space): not counted (rename it to the node's name, or rerun verify there)")
     return None
