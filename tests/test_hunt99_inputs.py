@@ -57,6 +57,10 @@ Each finding, its rating, repro and fix:
    name: a partition), and one in `evil<newline>NODE n9 pass.json` printed a line of its own into the table's notes.
    Practice: Slurm's drain takes one node's name; files the tooling reads are hostile (issue 36 class 8). Fix: the
    file's stem is held to the same rule (NODE_NAME); such a report is invalid, not assessed, never a drain.
+9. (medium, a failure hidden by a pass) make slurm's collective runs `--checks nccl,train --expect-gpus N`; verify's
+   train judge fails a run over gloo (on no GPU) when told to expect GPUs (GPU_NOT_VISIBLE), as the nccl judge does,
+   and the host side refused only the nccl check's pass over gloo: a train pass over gloo beside expect_gpus 8 passed
+   the fleet report and make gate's rule. Fix: plausible._expected_problem holds the train check to it too.
 
 Tried and held (no defect): a report's node renamed onto another's with its own GPUs (listed twice), one GPU UUID in
 two nodes' reports by case or without its GPU- prefix (refused), negative, -0 and 1e300 figures, created in the
@@ -349,3 +353,16 @@ def test_a_report_named_after_a_file_of_one_host_name_still_drains_it(tmp_path):
     del report["environment"]["hostname"], report["environment"]["scheduler"]
     found = fleet(_folder(tmp_path, {"n7.json": report}))
     assert list(found.drains) == ["n7"] and found.invalid == []
+
+
+# ---- 9. told to expect GPUs, verify fails a train run on none
+
+def test_verify_train_judge_a_pass_over_gloo_where_gpus_were_expected_is_refused(tmp_path):
+    report = _train_pass()
+    assert report["checks"][0]["data"]["backend"] == "gloo"
+    report["options"] = {"expect_gpus": 8}
+    assert "GPU_NOT_VISIBLE" in str(report_problem(report))
+    found = fleet(_folder(tmp_path, {"n1.json": report}))
+    assert not found.ok and [name for name, _ in found.invalid] == ["n1.json"]
+    report["options"] = {"expect_gpus": 0}           # a CPU node's run, as verify passes it
+    assert report_problem(report) is None
