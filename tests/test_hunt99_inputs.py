@@ -61,6 +61,11 @@ Each finding, its rating, repro and fix:
    train judge fails a run over gloo (on no GPU) when told to expect GPUs (GPU_NOT_VISIBLE), as the nccl judge does,
    and the host side refused only the nccl check's pass over gloo: a train pass over gloo beside expect_gpus 8 passed
    the fleet report and make gate's rule. Fix: plausible._expected_problem holds the train check to it too.
+10. (medium, an unbounded resource) A report is read up to 64 MiB, and the schema's validator spends some 10 us on
+   each JSON value: four 60 MB reports whose gpu check's details list held 12 million "x" each took make
+   fleet-report 5 min 28 s (one file of 64 MiB, minutes). Fix: reports._values counts a report's values (to just
+   past MAX_VALUES, 1,000,000: verify's ceiling of 4,096 GPUs is ~850,000, an 8-GPU node's ~1,700) before the
+   validator: such a report is invalid, not assessed, in a second.
 
 Tried and held (no defect): a report's node renamed onto another's with its own GPUs (listed twice), one GPU UUID in
 two nodes' reports by case or without its GPU- prefix (refused), negative, -0 and 1e300 figures, created in the
@@ -366,3 +371,23 @@ def test_verify_train_judge_a_pass_over_gloo_where_gpus_were_expected_is_refused
     assert not found.ok and [name for name, _ in found.invalid] == ["n1.json"]
     report["options"] = {"expect_gpus": 0}           # a CPU node's run, as verify passes it
     assert report_problem(report) is None
+
+
+# ---- 10. the work on one report is bounded by its values, not its bytes alone
+
+def test_posix_bounded_reads_a_report_of_millions_of_values_is_refused_before_the_validator(tmp_path):
+    from scripts.fleet.model import MAX_VALUES
+    report = _h100()
+    report["checks"][0]["details"] = ["x"] * (MAX_VALUES + 1)
+    started = time.monotonic()
+    found = fleet(_folder(tmp_path, {"n1.json": report, "n2.json": _h100("n2")}))
+    assert time.monotonic() - started < 20             # the validator alone took about 10 s a million
+    assert not found.ok and [name for name, _ in found.invalid] == ["n1.json"]
+    assert "JSON values" in found.invalid[0][1]
+
+
+def test_the_values_of_verify_s_own_reports_are_far_below_the_bound():
+    from scripts.fleet.model import MAX_VALUES
+    from scripts.fleet.reports import _values
+    assert 1_000 < _values(_h100()) < MAX_VALUES // 500
+    assert _values({"a": [1, {"b": None}]}) == 7       # the object, its key, the list, 1, the object, its key, None

@@ -25,6 +25,7 @@ from .model import (
     ISOLATE_JSON,
     ISOLATE_KIND,
     MAX_BYTES,
+    MAX_VALUES,
     SCHEMAS,
 )
 from .nodes import _named, _node_name
@@ -106,6 +107,22 @@ def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, 
     return valid, invalid
 
 
+def _values(doc: Any, most: int = MAX_VALUES) -> int:
+    """The JSON values in `doc` (itself, and every member and element, however deep), counted to just past `most`:
+    a bound on the work the schema's validator and the report rules do on one file, which its bytes alone are not
+    (a byte or two per value)."""
+    count, pending = 0, [doc]
+    while pending and count <= most:
+        value = pending.pop()
+        count += 1
+        if isinstance(value, dict):
+            count += len(value)         # its keys
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return count + len(pending)
+
+
 def is_fleet_report(doc: Any) -> bool:
     """The shape write_fleet writes (a verify report carrying a `kind` field is no fleet report)."""
     return isinstance(doc, dict) and doc.get("kind") == FLEET_KIND and "schema_version" not in doc \
@@ -128,6 +145,10 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
         return
     except RecursionError:
         invalid.append((name, "not JSON (nested too deeply)"))
+        return
+    if _values(doc) > MAX_VALUES:
+        invalid.append((name, f"holds more than {MAX_VALUES:,} JSON values (an 8-GPU node's report holds about 1,700): "
+                              "no report verify writes; not read further, not assessed"))
         return
     if ours and is_fleet_report(doc):
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
