@@ -91,8 +91,7 @@ from scripts.fleet.fleet import fleet
 from scripts.fleet.plausible import report_problem
 from scripts.publish.report import Attestation, Summary, _decide, expire, order, refuse_future
 from scripts.publish.signing import Trusted
-from tests.test_train_fleet import handmade_one_node_train_facts
-from tests.verify_handmade import gpu_facts, nccl_facts, variant
+from tests.verify_handmade import gpu_facts, handmade_train_facts, nccl_facts, variant
 from verify.checks import gpu, nccl, train
 from verify.options import Options
 from verify.prolog.verdict import decide
@@ -122,13 +121,13 @@ def _h100(host: str = "n1") -> dict[str, Any]:
 
 
 def _train_facts(nodes: int) -> dict[str, Any]:
-    """The handmade 2-rank train run on `nodes` nodes (n1, n2), as the probe records it (torchrun across nodes)."""
-    facts = handmade_one_node_train_facts()
-    for r in facts["ranks"]:
-        r["node"] = f"n{min(r['rank'], nodes - 1) + 1}"
-        r["local_rank"] = r["rank"] if nodes == 1 else 0
-    if nodes > 1:
-        facts.update(nodes=nodes, mode="torchrun group: rank 0 of 2 (local rank 0), n1:29500", rank=0)
+    """The handmade 2-rank CPU train run, as the probe records it: across n1 and n2 under torchrun (nodes 2), or
+    spawned on n1 alone (nodes 1)."""
+    facts = handmade_train_facts()
+    if nodes == 1:
+        for r in facts["ranks"]:
+            r["node"], r["local_rank"] = "n1", r["rank"]
+        facts.update(nodes=1, mode="2 local process(es), one per CPU worker")
     return facts
 
 
