@@ -21,7 +21,7 @@ from .commands.plan import cmd_compat, cmd_docs_codes, cmd_lint, cmd_list, cmd_r
 from .commands.publish import cmd_attest, cmd_bake, cmd_ci_matrix, cmd_gate, cmd_keygen, cmd_push, cmd_report
 from .commands.verify import cmd_verify
 from .errors import MatrixError, UserError, one_line
-from .settings import KNOBS, Settings
+from .settings import KNOBS, Settings, misspelt_variables
 
 Handler = Callable[[Settings, argparse.Namespace], int]
 
@@ -158,6 +158,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         command: Command = args.command_entry
         flags = {name: getattr(args, name, None) for name in (*PATH_FLAGS, *command.knobs)}
         settings = Settings.load(env, flags, command.knobs)
+        for line in misspelt_variables(env):        # a typo on make's command line is said, never dropped unsaid
+            err(f"note: {line}")
         status = int(command.handler(settings, args) or 0)
         sys.stdout.flush()              # a reader that left shows here, not in the interpreter's flush at exit
         return status

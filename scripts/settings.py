@@ -405,6 +405,53 @@ KNOB_ROWS: tuple[Knob, ...] = (
          "report_timeout", parse_seconds),
 )
 KNOBS: dict[str, Knob] = {knob.variable: knob for knob in KNOB_ROWS}
+# a variable the Makefile sets or reads (`NAME ?= ...`, `NAME := ...`, `NAME = ...`)
+_MAKE_VARIABLE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\?|::?|\+|!)?=", re.MULTILINE)
+# make's command-line assignments as it hands them to a recipe (MAKEFLAGS after " -- ": spaces in a value escaped)
+_MAKEFLAGS_WORD = re.compile(r"(?:\\.|[^ \\])+")
+
+
+def make_variables(makefile: Path | None = None) -> frozenset[str]:
+    """Every variable the Makefile sets or reads, and every knob; empty when the Makefile cannot be read."""
+    try:
+        text = (makefile or ROOT / "Makefile").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    return frozenset(_MAKE_VARIABLE.findall(text)) | frozenset(KNOBS) | frozenset(PATH_VARIABLES)
+
+
+def command_line_variables(env: Mapping[str, str]) -> list[str]:
+    """The names of the variables given on make's command line (`make fleet-report MAXAGE=7d`), from MAKEFLAGS."""
+    flags = env.get("MAKEFLAGS", "")
+    _, dashes, assigned = flags.partition(" -- ")
+    if not dashes and flags.startswith("-- "):
+        assigned = flags[3:]
+    names = []
+    for word in _MAKEFLAGS_WORD.findall(assigned):
+        name = re.sub(r"\\(.)", r"\1", word).partition("=")[0].rstrip(":+?!")
+        if name and "=" in word:
+            names.append(name)
+    return names
+
+
+def misspelt_variables(env: Mapping[str, str], known: frozenset[str] | None = None) -> list[str]:
+    """One line for each variable given on make's command line that no part of the Makefile reads but that is close
+    to one that does (another case, a letter dropped, an underscore lost: `make fleet-report MAXAGE=7d` or
+    `max_age=7d` believed reports of any age without a word, make's variables being case-sensitive). A name close to
+    none (DOCKER_BUILDKIT=1, handed to a tool in the environment) is no typo of ours and is not said."""
+    import difflib
+    known = make_variables() if known is None else known
+    lines = []
+    for name in dict.fromkeys(command_line_variables(env)):
+        if name in known or name.upper().startswith("TORCH"):     # TORCHIMAGES_*: fleet/job_knobs.misspelt's
+            continue
+        near = difflib.get_close_matches(name.upper().replace("-", "_"), sorted(known), n=1, cutoff=0.8)
+        if near:
+            lines.append(f"{name} is no variable of the Makefile: did you mean {near[0]}? (ignored; its default "
+                         "holds)")
+    return lines
+
+
 # path variable → the Settings field it replaces (always read; an empty one is an error)
 PATH_VARIABLES = {"BUILD_DIR": "build_dir", "MATRIX": "matrix", "COMPAT": "compat", "TEMPLATES": "templates",
                   "IMAGES_DIR": "images", "REPORTS_DIR": "reports"}

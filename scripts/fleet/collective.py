@@ -10,11 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
+# the checks verify runs as one group across nodes (`make slurm`'s nccl.json from global rank 0: --checks nccl,train);
+# every other check judges the node it ran on alone, whatever its data says
+ACROSS = frozenset({"nccl", "train"})
+
 
 def group_nodes(check: dict[str, Any]) -> int | None:
-    """How many nodes the check ran across (its data's `nodes`, as verify writes it), when more than one; else None."""
+    """How many nodes the check ran across, when more than one; else None. verify writes the nccl check's `nodes` as a
+    count and the train check's as the sorted names of its ranks' nodes (verify/checks/train/verdict.py): a train
+    failure across two nodes, read as no group, listed its writer (rank 0, the majority's replica) to drain for a
+    replica another node diverged (hunt99). A `nodes` in any other check's data is none verify writes: that check
+    judged the node that wrote it, and its host fault is that node's."""
+    if check.get("name") not in ACROSS:
+        return None
     data = check.get("data")
     nodes = data.get("nodes") if isinstance(data, dict) else None
+    if isinstance(nodes, list):
+        nodes = len({str(n) for n in nodes})
     return nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 1 else None
 
 

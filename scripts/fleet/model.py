@@ -21,6 +21,10 @@ OUTLIER_BELOW = 0.8        # a figure below 0.8x its model's fleet median is an 
 SLOW_START = 1.5           # a time to first step above 1.5x the fleet median is slow
 MIN_NODES = 3              # a median of fewer nodes says nothing about which one is off
 MAX_BYTES = 64 << 20       # a verify report is a few hundred KiB at most
+# JSON values (objects, keys, lists, strings, numbers) in one report: an 8-GPU node's holds ~1,700, verify's ceiling of
+# 4,096 GPUs ~850,000; 64 MiB of `["x", "x", ...]` holds 13 million, and the schema's validator spent minutes on each
+# (hunt99)
+MAX_VALUES = 1_000_000
 MAX_DEPTH = 12             # folders below DIR (a job's reports sit one to four deep)
 MAX_ENTRIES = 50_000       # names walked under DIR in all (a job of 4,096 nodes writes a few per node)
 CLOCK_SKEW_S = 300.0       # a report created this far in the future is still believed (clocks differ); CLOCK_SKEW=
@@ -84,6 +88,7 @@ class Node:
     slow_start: bool = False
     emulated: bool = False
     checks: tuple[str, ...] = ()    # the check names the report holds
+    across: tuple[str, ...] = ()    # those of its checks that ran across nodes (collective.group_nodes)
     expect_gpus: int = 0            # the GPUs verify was told the node has (--expect-gpus: the job's allocation)
     gpu_judged: bool = False        # its gpu check passed, warned or failed (not skipped, not absent)
     group: int = 0                  # the most nodes a collective check of the report ran across (0: none did)

@@ -133,6 +133,7 @@ def read_node(name: str, doc: dict[str, Any]) -> Node:
     groups = [collective.group_nodes(c) if isinstance(c, dict) else None for c in doc["checks"]]
     node.group = max((g or 0 for g in groups), default=0)
     node.local = any(g is None for g in groups)
+    node.across = tuple(str(c.get("name")) for c, g in zip(doc["checks"], groups, strict=True) if g is not None)
     if not node.emulated:       # figures under CPU emulation measure the emulator: reported by verify, not compared
         node.figures = _figures(doc, model, per_device)
     for check in doc["checks"]:

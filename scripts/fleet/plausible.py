@@ -192,11 +192,19 @@ def report_problem(report: Any) -> str | None:
 
 
 def _expected_problem(report: dict[str, Any], checks: list[dict[str, Any]]) -> str | None:
-    """Why a gpu pass cannot be true beside the GPUs verify was told to expect (its options' expect_gpus), or None:
-    verify's gpu check fails when fewer are usable (torch's count, else NVML's), on a node in no MIG mode
-    (GPU_NOT_VISIBLE). The prolog holds the same against Slurm's count (verify/prolog/notes.proven_gpus)."""
+    """Why a gpu (or train) pass cannot be true beside the GPUs verify was told to expect (its options' expect_gpus),
+    or None: verify's gpu check fails when fewer are usable (torch's count, else NVML's), on a node in no MIG mode
+    (GPU_NOT_VISIBLE), and its train check a run over gloo. The prolog holds the same against Slurm's count (verify/prolog/notes.proven_gpus)."""
     options = report.get("options")
     expect = options.get("expect_gpus") if isinstance(options, dict) else None
+    trained = next((c for c in checks if c.get("name") == "train" and c.get("status") in ("pass", "warn")), None)
+    data = trained.get("data") if trained is not None else None
+    backend = data.get("backend") if isinstance(data, dict) else None
+    if type(expect) is int and expect > 0 and trained is not None and backend is not None and backend != "nccl":
+        # verify/checks/train/verdict.py: told to expect GPUs, a run over gloo (on CPU) fails GPU_NOT_VISIBLE, as the
+        # nccl check's does (ranks.py): make slurm's collective (--expect-gpus) passing so trained no GPU (hunt99)
+        return (f"the train check {_does(str(trained['status']))} over {_shown(repr(backend), 20)} where verify was "
+                f"told to expect {expect} GPU(s): verify fails a run on no GPU (GPU_NOT_VISIBLE)")
     gpu = next((c for c in checks if c.get("name") == "gpu" and c.get("status") in ("pass", "warn")), None)
     if type(expect) is not int or expect <= 0 or gpu is None or not isinstance(gpu.get("metrics"), dict):
         return None

@@ -78,6 +78,8 @@ def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
 # rank (NCCL_SINGLE_RANK: nothing crossed a link). A pass on 4 ranks beside 8 GPUs torch saw, or on one rank, is no
 # run of verify's: the GPUs it left out were never all-reduced over (hunt95)
 _LOCAL = re.compile(r"^(\d{1,7}) local process\(es\)")
+# however a report respells verify's own mode (" 8 Local  processes": verify/shared/grouplayout.py LOCAL_MODE)
+_SPAWNED = re.compile(r"^\s*\d+\s+local\s+process", re.IGNORECASE)
 
 
 def _spawned_problem(nccl: dict[str, Any], data: dict[str, Any], checks: list[dict[str, Any]]) -> str | None:
@@ -85,6 +87,15 @@ def _spawned_problem(nccl: dict[str, Any], data: dict[str, Any], checks: list[di
     metric = raw.get("world_size") if isinstance(raw, dict) else None
     said = data.get("world_size")
     world = said if type(said) is int else _whole(metric.get("value") if isinstance(metric, dict) else None)
+    mode, nodes = data.get("mode"), data.get("nodes")
+    if nccl.get("status") in ("pass", "warn") and isinstance(mode, str) and _SPAWNED.match(mode) and (
+            (type(nodes) is int and nodes > 1) or data.get("rank") is not None):
+        # ranks verify spawned itself run on the node that spawned them: "across 2 nodes" (or a launcher's rank) beside
+        # them is no run of verify's (its facts contract refuses it: grouplayout._local), and a pass claimed the
+        # fabric between nodes was crossed where nothing left the node (hunt99; issue 36 class 6's record, as a report)
+        where = f"across {nodes} nodes" if type(nodes) is int and nodes > 1 else "with a launcher's rank"
+        return (f"its nccl check {_does(nccl)} {where}, where its mode {mode[:40]!r} says verify spawned its ranks on "
+                "this node: ranks spawned on one node run on that node alone")
     if world is None or data.get("rank") is not None or type(data.get("nodes")) is not int or data["nodes"] != 1:
         return None                 # a launcher's group (its rank), or nodes unsaid: its world is the group's
     if nccl.get("status") == "pass" and type(said) is int and said < 2:

@@ -5,6 +5,7 @@ a replay).
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,10 @@ from .model import (
     ISOLATE_JSON,
     ISOLATE_KIND,
     MAX_BYTES,
+    MAX_VALUES,
     SCHEMAS,
 )
-from .nodes import _named
+from .nodes import _named, _node_name
 from .plausible import NODE_NAME, report_problem
 from .walk import _blocks, walk
 
@@ -105,6 +107,22 @@ def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, 
     return valid, invalid
 
 
+def _values(doc: Any, most: int = MAX_VALUES) -> int:
+    """The JSON values in `doc` (itself, and every member and element, however deep), counted to just past `most`:
+    a bound on the work the schema's validator and the report rules do on one file, which its bytes alone are not
+    (a byte or two per value)."""
+    count, pending = 0, [doc]
+    while pending and count <= most:
+        value = pending.pop()
+        count += 1
+        if isinstance(value, dict):
+            count += len(value)         # its keys
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return count + len(pending)
+
+
 def is_fleet_report(doc: Any) -> bool:
     """The shape write_fleet writes (a verify report carrying a `kind` field is no fleet report)."""
     return isinstance(doc, dict) and doc.get("kind") == FLEET_KIND and "schema_version" not in doc \
@@ -128,12 +146,16 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
     except RecursionError:
         invalid.append((name, "not JSON (nested too deeply)"))
         return
+    if _values(doc) > MAX_VALUES:
+        invalid.append((name, f"holds more than {MAX_VALUES:,} JSON values (an 8-GPU node's report holds about 1,700): "
+                              "no report verify writes; not read further, not assessed"))
+        return
     if ours and is_fleet_report(doc):
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
     if isolate and is_isolate_answer(doc):
         return                              # make isolate's answer beside its pairs' reports: not a node's
-    why = _why_invalid(doc, validators) or _forged(doc) \
-        or _created_problem(doc, skew_s, max_age_s=max_age_s) or _not_a_node_now(doc)
+    why = _why_invalid(doc, validators) or _forged(doc) or _phases_problem(doc) \
+        or _created_problem(doc, skew_s, max_age_s=max_age_s) or _not_a_node_now(doc, name)
     if why:
         invalid.append((name, why))
     else:
@@ -146,6 +168,34 @@ def _forged(doc: dict[str, Any]) -> str | None:
     invalid: not assessed, and never a drain line (Slurm's drain reason must be ours)."""
     why = report_problem(doc)
     return f"{why}: a report no verify wrote; not assessed, no drain" if why else None
+
+
+# the longest phase of one verify run believed (verify/checks/train/verdict.py SECONDS, its facts' ceiling on a time;
+# the launcher's pull and start verify/scheduler.py takes only below a day)
+PHASE_MOST_S = 1e6
+
+
+def _phases_problem(doc: dict[str, Any]) -> str | None:
+    """Why the report's time to first step (environment.phases: each phase's seconds, null where not measured) is none
+    verify writes, or None. verify writes an object of times, each 0 or more (verify/cli.py _phases, scheduler.py):
+    a phase of -5 s, NaN, "3" or a list in its place was dropped as "not measured" without a word, and a negative one
+    hid a slow start from the fleet's median. Not assessed, never a drain (hunt99; issue 36 class 8)."""
+    env = doc.get("environment")
+    raw = env.get("phases") if isinstance(env, dict) else None
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        return (f"its environment.phases is a JSON {type(raw).__name__}, where verify writes an object of times: "
+                "a report no verify wrote; not assessed, no drain")
+    for key, value in raw.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not 0 <= value <= PHASE_MOST_S:
+            return (f"its time to first step's phase {one_line(str(key))[:40]!r} = {one_line(repr(value))[:20]} is no "
+                    f"time verify writes (seconds, 0 to {PHASE_MOST_S:g}): a report no verify wrote; not assessed, "
+                    "no drain")
+    return None
 
 
 def _created_problem(doc: dict[str, Any], skew_s: float, now: float | None = None,
@@ -170,7 +220,7 @@ def _created_problem(doc: dict[str, Any], skew_s: float, now: float | None = Non
     return None
 
 
-def _not_a_node_now(doc: dict[str, Any]) -> str | None:
+def _not_a_node_now(doc: dict[str, Any], file: str = "") -> str | None:
     """Why the report is no evidence of a node of this job, or None: a replay of recorded facts (verify --from-facts
     judged a record, not the node now), a `created` before any verify (a clock never set), a node name that is no one
     host name (the name a drain line and the metrics' file would carry)."""
@@ -187,4 +237,9 @@ def _not_a_node_now(doc: dict[str, Any]) -> str | None:
     if name is not None and not NODE_NAME.fullmatch(name):
         return (f"names its node {one_line(repr(name))[:80]}, which is no one host name (a hostlist, a list, a "
                 "newline, a space or a path): a forged or corrupt report, not counted")
+    if name is None and file and not NODE_NAME.fullmatch(stem := _node_name(doc, file)):
+        # a report that names no node is named after its file: `n[1-4],x y.json` listed the drain line of a
+        # hostlist (scontrol drains n1-n4 and x on it) and a newline in a file name printed a line of its own (hunt99)
+        return (f"names no node, and its file's name {one_line(repr(stem))[:80]} is no one host name (a hostlist, a "
+                "list, a newline, a space): not counted (rename it to the node's name, or rerun verify there)")
     return None

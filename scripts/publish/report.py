@@ -356,6 +356,13 @@ def refuse_future(summary: Summary, skew_s: float = CLOCK_SKEW_S, now: datetime 
         if a.problem is None and (unset := never_set(a)):
             # a clock never set (an RTC without NTP): no time of the evidence, as the fleet report holds a report's
             a.problem = unset
+        created = a.report.get("created")
+        if a.problem is None and created is not None and parse_time(created) is None:
+            # verify writes its report's `created` from the clock: a date no calendar has (2026-02-30, hour 24, the
+            # schema's pattern holds it) is no time of the measurement, and MAX_AGE judged the signature's alone, so a
+            # months-old report signed today passed as fresh (the fleet report refuses the same report: hunt99)
+            a.problem = (f"its report's created time {clean(created, 40)} is no time a clock writes (no such date or "
+                         "hour): not believed (verify and attest again)")
         if a.problem is None and parse_time(a.attested) is None:
             # make attest signs an RFC 3339 time: without one the evidence has no time to be judged by (MAX_AGE,
             # the newest-wins rule), so it is not believed, and being the newest by its report it decides NO

@@ -111,9 +111,35 @@ def _train_problem(checks: list[dict[str, Any]]) -> str | None:
         return f"its train check {does} with replicas whose ranks are no distinct ranks ({str(ranks)[:60]})"
     if _count(world) and len(replicas) != world:
         return f"its train check {does} with world_size {world} and {len(replicas)} replica(s) listed: one a rank"
+    return _replica_problem(replicas, steps, does) or _agreement_problem(replicas, nodes, does)
+
+
+def _agreement_problem(replicas: list[dict[str, Any]], nodes: Any, does: str) -> str | None:
+    """Why the replicas of a passing train check disagree with each other or with its `nodes`, or None."""
     if len({(str(r.get("loss")), str(r.get("checksum"))) for r in replicas}) > 1:
         return (f"its train check {does} while its replicas' last steps disagree (loss or checksum): verify fails "
                 "replicas that differ (TRAIN_REPLICA_MISMATCH)")
     if isinstance(nodes, list) and replicas and {str(r.get("node")) for r in replicas} != {str(n) for n in nodes}:
         return f"its train check {does} across nodes {str(nodes)[:60]} that are not its replicas' nodes"
+    return None
+
+
+LOSS_MOST = 1e4         # verify/checks/train/verdict.py LOSS: a recorded loss is a number, 0 to 1e4
+
+
+def _replica_problem(replicas: list[dict[str, Any]], steps: Any, does: str) -> str | None:
+    """Why a replica's last step (verify lists each rank's: its step, global loss, checksum) cannot stand beside a pass,
+    or None. verify passes only ranks that recorded the same steps, 1 to `steps` (unequal counts: MEASUREMENT_INVALID),
+    and only a global loss that is a number at every step (a "nan" or "inf" fails TRAIN_LOSS_NOT_FINITE, the host's);
+    a replica at step 5 of 30, or at a loss of NaN, beside a pass hid that failure (hunt99)."""
+    for r in replicas:
+        loss = r.get("loss", 0.0)
+        if isinstance(loss, bool) or not isinstance(loss, (int, float)) or not math.isfinite(loss) \
+                or not 0 <= loss <= LOSS_MOST:
+            return (f"its train check {does} with rank {str(r.get('rank'))[:12]}'s last loss {str(loss)[:20]!r}: "
+                    "verify fails a loss that is no finite number (TRAIN_LOSS_NOT_FINITE)")
+        step = r.get("step", steps)
+        if _count(steps) and step != steps:
+            return (f"its train check {does} on {steps} step(s) with rank {str(r.get('rank'))[:12]}'s last step "
+                    f"{str(step)[:20]}: verify passes only ranks that recorded every step alike")
     return None
