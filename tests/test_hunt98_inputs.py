@@ -25,6 +25,16 @@ Each finding, its rating, repro and fix:
    event where no reset names a GPU the report lists, is held again (saved) and judged: XID_HISTORY, drained behind
    the breaker. An event the report cannot place (no bus id or UUID, no report) stays spent, the documented limit.
    Practice: NVIDIA's Xid catalog actions (reset THAT GPU, or reboot); NVSentinel's remediation record per GPU UUID.
+3. (high, a broken node kept in service; classes 4 and 8) The kernel-log state the prolog writes could outgrow what
+   its own reader takes back (kernlog.STATE_CAP, 1 MiB from the tail): each held line is cut to about 1,024
+   characters, but a character outside ASCII is six bytes of JSON (`\ufffd`, what undecodable bytes become), so 200
+   watched Xid 94 lines carrying a kilobyte of such bytes beside an Xid 79 the breaker held made a 1.2 MB state; the
+   next run found it "garbled: read again from the lookback", and an Xid 79 older than the lookback (the node idle
+   over a weekend) was gone: the node passed. Repro: `python -m verify.prolog` on a node whose kernel log holds those
+   lines, the node drained by someone else (the Xid held), then resumed: PASS. Fix: kernfit.bounded, called by
+   kernlog.save: the held events and deferred lines are cut to 7/8 of STATE_CAP before the state is written, the
+   watched ones first (oldest first), the drain-worthy ones last. Practice: NVIDIA's Xid catalog (an Xid 79 is acted
+   on: reset or reboot), kept until acted on; POSIX file safety (a file we write is one our reader reads back).
 """
 from __future__ import annotations
 
@@ -154,3 +164,36 @@ def test_a_reset_of_the_gpu_that_failed_since_repairs_nothing():
     assert repair.unrepaired(spent, [ok], report, clock) == []
     before = repair.Reset(BOOTED + 4000, UUIDS[3].lower(), True)          # before the Xid: no repair of it
     assert repair.unrepaired(spent, [before], report, clock) == spent
+
+
+# ------------------------------------------------------------------ 3. a kernel-log state its own reader takes back
+
+XID79 = "[ 10.000001] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+GARBLED_94 = [f"[ {100 + i}.000001] NVRM: Xid (PCI:0000:3c:00): 94, pid=1, " + "\ufffd" * 1000 for i in range(200)]
+
+
+def test_nvidia_xid_catalog_a_held_xid_79_outlives_a_flood_of_long_garbled_xid_lines(tmp_path, monkeypatch):
+    fake = install_fake(monkeypatch)
+    monkeypatch.setattr(kernlog, "host_clock",
+                        lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 9000.0, BOOTED, BOOTED + 9000))
+    logs = iter([[XID79, *GARBLED_94]])
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(next(logs, []), "journalctl"))
+    _passes(monkeypatch)
+    fake.nodes["n1"] = ("drained", "ops: looking at it")
+    args = ["--state-dir", str(tmp_path / "state")]
+    assert cli.main(args, STEP_ENV) == EXIT_BREAKER                # not ours to drain: the Xid 79 held
+    assert os.path.getsize(kernlog.state_path(str(tmp_path / "state"), "n1")) <= kernlog.STATE_CAP
+    fake.nodes["n1"] = ("idle", "none")
+    assert cli.main(args, STEP_ENV) == EXIT_FAULT and fake.nodes["n1"][0] == "drained"     # read back, acted on
+
+
+def test_the_state_is_cut_watched_events_first_then_deferred_lines_drain_worthy_last():
+    from verify.prolog import kernfit
+    held = [{"line": XID79, "mono": 10.000001}] + [{"line": x, "mono": 100.0 + i} for i, x in enumerate(GARBLED_94)]
+    deferred = ["2026-12-02T10:00:00Z NVRM: Xid (PCI:0000:3b:00): 94, " + "x" * 900] * 50
+    kept, later = kernfit.bounded(held, deferred, 100_000, kernlog._drains)
+    assert kept[0]["line"] == XID79 and later == deferred and len(kept) > 1 and [e["mono"] for e in kept[1:]] == \
+        [e["mono"] for e in held[len(held) - len(kept) + 1:]]                  # the newest watched ones kept
+    kept, later = kernfit.bounded(held, deferred, 20_000, kernlog._drains)      # the deferred lines go next
+    assert kept == held[:1] and 0 < len(later) < len(deferred)
+    assert kernfit.bounded(held[:3], deferred[:2], 10 ** 9, kernlog._drains) == (held[:3], deferred[:2])

@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import strictjson
 from ..shared import clockskew
-from . import kernformat, statefile, xid
+from . import kernfit, kernformat, statefile, xid
 from .kernformat import MONO as _MONO
 from .kernformat import message as _message
 
@@ -256,10 +256,12 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
 
 def save(state_dir: str, node: str, state: State) -> str | None:
     target = state_path(state_dir, node)
+    # what the next run's reader takes back (STATE_CAP), the cursor's digests aside: kernfit.py
+    held, deferred = kernfit.bounded(_trim(state.held), _deferred(state.deferred), STATE_CAP * 7 // 8, _drains)
     data = {"schema": 1, "boot_id": state.boot_id, "mono": state.mono, "at_mono": state.at_mono[-HELD_MAX:],
             "at_count": state.at_count, "unstamped": state.unstamped[-HELD_MAX:],
-            "unstamped_count": state.unstamped_count, "wall": state.wall, "held": _trim(state.held),
-            "deferred": _deferred(state.deferred), "wall_up": state.wall_up, "tail": state.tail,
+            "unstamped_count": state.unstamped_count, "wall": state.wall, "held": held,
+            "deferred": deferred, "wall_up": state.wall_up, "tail": state.tail,
             "tail_at": state.tail_at, "tail_wall": state.tail_wall}
     try:
         statefile.folder(os.path.dirname(target))
