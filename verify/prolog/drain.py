@@ -59,10 +59,10 @@ def regained(cfg: Config, report: dict[str, Any] | None) -> tuple[str, str] | No
     """The kernel log's evidence once the preflight's report places the GPUs of the held events a GPU reset spent at
     the gate (cli.kernel_evidence): those no reset of their own GPU repaired are held again and saved, and judged
     (xid.judge); None where none is (repair.unrepaired: NVIDIA's catalog asks for the reset of the GPU the Xid names)."""
-    if cfg.kern is None or not (back := repair.unrepaired(*cfg.spent, report, kernlog.host_clock(cfg.proc))):
+    spent, cfg.spent = cfg.spent, ([], [])       # this run's only (a revalidation assesses again)
+    if cfg.kern is None or not (back := repair.unrepaired(*spent, report, kernlog.host_clock(cfg.proc))):
         return None
     cfg.kern = dataclasses.replace(cfg.kern, held=back + cfg.kern.held)
-    cfg.spent = ([], [])
     if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
         cfg.notes.append(problem)
     cfg.notes.append(f"{len(back)} held kernel-log event(s) stand again: the GPU reset recorded since names no reset "
