@@ -35,6 +35,10 @@ Each finding, its rating, repro and fix:
    kernlog.save: the held events and deferred lines are cut to 7/8 of STATE_CAP before the state is written, the
    watched ones first (oldest first), the drain-worthy ones last. Practice: NVIDIA's Xid catalog (an Xid 79 is acted
    on: reset or reboot), kept until acted on; POSIX file safety (a file we write is one our reader reads back).
+4. (low, an input silently ignored in two corners; class 9) TORCHIMAGES_CLOCK_SKEW was not applied where a watched
+   Xid without the kernel's stamp is aged by when it was first read (kernlog._aged used the 300 s default: one read
+   while the clock ran 10 minutes fast was dropped under a 1 h allowance), nor in make undrain's first look at
+   whether a reboot since the drain is proven (revalidate._proof). Both take the knob now.
 """
 from __future__ import annotations
 
@@ -197,3 +201,13 @@ def test_the_state_is_cut_watched_events_first_then_deferred_lines_drain_worthy_
     kept, later = kernfit.bounded(held, deferred, 20_000, kernlog._drains)      # the deferred lines go next
     assert kept == held[:1] and 0 < len(later) < len(deferred)
     assert kernfit.bounded(held[:3], deferred[:2], 10 ** 9, kernlog._drains) == (held[:3], deferred[:2])
+
+
+# ------------------------------------------------------------------ 4. the clock-skew knob in every corner
+
+def test_a_watched_xid_first_read_by_a_clock_ahead_ages_by_the_operators_allowance():
+    now = BOOTED + 9000
+    clock = kernlog.Clock("boot-a", 9000.0, BOOTED, now)
+    event = {"line": "NVRM: Xid (PCI:0000:3b:00): 94, pid=1, Contained ECC error", "mono": -1.0, "read": now + 600}
+    assert kernlog._aged(event, None, clock, 86400.0, 300.0)             # 10 min ahead of a 5 min allowance: no age
+    assert not kernlog._aged(event, None, clock, 86400.0, 3600.0)        # within the operator's 1 h: held
