@@ -39,6 +39,16 @@ Each finding, its rating, repro and fix:
    Xid without the kernel's stamp is aged by when it was first read (kernlog._aged used the 300 s default: one read
    while the clock ran 10 minutes fast was dropped under a 1 h allowance), nor in make undrain's first look at
    whether a reboot since the drain is proven (revalidate._proof). Both take the knob now.
+5. (medium, a setting a job could write was applied; classes 1 and 8) The state folder's `settings` file was the
+   operator's when neither it nor its folder was group- or other-writable, whoever owned them: a state folder a
+   job's user made first (`--state-dir /tmp/torchimages`, gone at each reboot) held that user's
+   `TORCHIMAGES_BREAKER=1`, believed by every Prolog= run as root (the breaker opened to the whole partition), while
+   the history and the kernel-log state beside it were refused for that very owner (statefile.not_ours). Repro:
+   `mkdir /tmp/s; echo TORCHIMAGES_BREAKER=1 > /tmp/s/settings; chown -R nobody /tmp/s`, then
+   `python -m verify.prolog --state-dir /tmp/s` under Prolog=: breaker 1.0, nothing said. Fix: settings.operators
+   also requires the file and its folder to belong to root or the prolog's own user, as statefile.not_ours does;
+   otherwise said, traced, and the defaults hold. Practice: POSIX file safety (whose file it is, not only its mode);
+   Slurm's prolog semantics (the operator's settings only).
 """
 from __future__ import annotations
 
@@ -211,3 +221,25 @@ def test_a_watched_xid_first_read_by_a_clock_ahead_ages_by_the_operators_allowan
     event = {"line": "NVRM: Xid (PCI:0000:3b:00): 94, pid=1, Contained ECC error", "mono": -1.0, "read": now + 600}
     assert kernlog._aged(event, None, clock, 86400.0, 300.0)             # 10 min ahead of a 5 min allowance: no age
     assert not kernlog._aged(event, None, clock, 86400.0, 3600.0)        # within the operator's 1 h: held
+
+
+# ------------------------------------------------------------------ 5. a settings file another user owns
+
+@pytest.mark.parametrize("owned", ["folder", "file"])
+def test_a_settings_file_another_user_owns_is_no_operators_word(tmp_path, monkeypatch, owned):
+    # practice: POSIX file safety (owner and mode both); the defaults hold, said and traced
+    from verify.prolog import config
+    state = tmp_path / "state"
+    state.mkdir(mode=0o755)
+    (state / "settings").write_text("TORCHIMAGES_BREAKER=1\n")
+    (state / "settings").chmod(0o644)
+    state.chmod(0o755)
+    real = os.lstat if owned == "file" else os.stat
+    path = str(state / "settings") if owned == "file" else str(state)
+
+    def other(p, *a, **k):           # the one path seen as another user's (os.chown needs root; the test does not)
+        info = real(p, *a, **k)
+        return os.stat_result((*info[:4], 65534, *info[5:])) if str(p) == path else info
+    monkeypatch.setattr(os, "lstat" if owned == "file" else "stat", other)
+    cfg = config.config(config._parser().parse_args(_args(tmp_path)), dict(PROLOG_ENV))
+    assert cfg.breaker == 0.1 and any("belongs to another user (uid 65534)" in p for p in cfg.setting_problems)
