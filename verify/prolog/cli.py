@@ -51,7 +51,7 @@ from .deadline import STOP_S, Overran, arm
 from .drain import DRAINED as DRAINED
 from .drain import _drain as _drain
 from .drain import _drain_facts as _drain_facts
-from .drain import act
+from .drain import act, regained
 from .notes import _out, _say, proven_gpus
 from .statefile import BREAKER_LOCK_WAIT_S as BREAKER_LOCK_WAIT_S
 from .thisrun import not_this_run
@@ -162,11 +162,11 @@ def kernel_evidence(cfg: Config) -> tuple[tuple[str, str] | None, dict[str, int]
                          "read of this boot could have kept (stamped in the future, or not as their line): not evidence")
     cfg.kern, held = kernlog.advance(state, lines, clock, cfg.lookback_s, cfg.clock_skew_s)
     if xid.judge(held):
-        # held evidence logged before a GPU reset recorded since (the repair NVIDIA's catalog names) is spent: a node
-        # an operator drained, reset and resumed is not drained again on the Xid its reset repaired
+        # held evidence logged before a GPU reset since (NVIDIA's catalog's repair) is spent (a node drained, reset, resumed)
         resets, _ = repair.read_resets(cfg.deadline.bound(min(kernlog.TIMEOUT_S, cfg.deadline.cap * KERNLOG_SHARE), 0.1))
         if (last := repair.latest_reset(resets or [], clock, cfg.clock_skew_s)) is not None:
-            cfg.kern = kernlog.spent_before(cfg.kern, last.time, clock, last.mono)
+            before, cfg.kern = cfg.kern.held, kernlog.spent_before(cfg.kern, last.time, clock, last.mono)
+            cfg.spent = ([e for e in before if e not in cfg.kern.held], resets or [])   # its GPU placed after verify
             held = xid.parse([e["line"] for e in cfg.kern.held])
     if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
         cfg.notes.append(problem)
@@ -248,6 +248,7 @@ def assess(cfg: Config) -> tuple[Verdict, dict[str, Any] | None, dict[str, int]]
                 verdict = with_proven(verdict, first, f"{', '.join(timed_out(first))} timed out")
         elif verdict.drains and verdict.code in SLOW_CODES and report is not None and (beside := run.others()):
             verdict = with_proven(busy_figure(verdict, beside), report, f"{verdict.check} measured slow")
+    kern = regained(cfg, report) or kern       # held evidence a reset of another board spent (repair.unrepaired)
     if kern and not verdict.drains:
         verdict = Verdict(FAULT, kern[0], "host", kern[1], "kernel-log")
     if verdict.kind == FAULT and not verdict.confirmed:
@@ -410,8 +411,7 @@ def _gate(cfg: Config, args: argparse.Namespace, started: float) -> int:
             _out(verdict.line())         # never raises: a print that failed never skips the drain
             status = act(cfg, verdict, report)
         _flush_notes(cfg)
-        # the exit status this run ends with, before the metrics record it: under Prolog= node_exporter showed 3 or 4
-        # (a status that drains) for a run that exited 0
+        # the exit status, before the metrics record it (under Prolog= they showed 3 or 4 for a run that exited 0)
         status = _exit_status(cfg, args, status)
         _metrics(cfg, status, verdict, report, xids, started)
     finally:

@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from ..shared import clockskew
 from . import context, gpuset, kernlog, settings, slurm, slurmconf
@@ -78,6 +78,8 @@ class Config:
     deadline: Deadline = field(default_factory=lambda: Deadline(float("inf")))   # the whole run's cap
     proc: str = kernlog.PROC
     kern: kernlog.State | None = None       # the kernel log's state once read (settled after a drain)
+    # the held events a GPU reset spent before verify ran, and the reset records (cli.assess: repair.unrepaired)
+    spent: tuple[list[dict[str, Any]], list[Any]] = field(default_factory=lambda: ([], []))
     kernel_log_read: bool = False           # this run read the kernel log (a revalidation of an Xid drain needs it)
     kernel_log_cause: str | None = None     # a revalidation: the kernel-log evidence the drain stood on, or None
     drained_codes: frozenset[str] = frozenset()   # a revalidation: the codes of the drains its repair must prove

@@ -5,6 +5,7 @@ Split from cli.py (the gate's run: assess, then act): this is the act on a host 
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import time
@@ -52,6 +53,21 @@ def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict
             "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check,
             "kernel_log": held[0] if held else None,
             "faulted": repair.faulted_gpus(report, [e["line"] for e in cfg.kern.held] if cfg.kern is not None else [])}
+
+
+def regained(cfg: Config, report: dict[str, Any] | None) -> tuple[str, str] | None:
+    """The kernel log's evidence once the preflight's report places the GPUs of the held events a GPU reset spent at
+    the gate (cli.kernel_evidence): those no reset of their own GPU repaired are held again and saved, and judged
+    (xid.judge); None where none is (repair.unrepaired: NVIDIA's catalog asks for the reset of the GPU the Xid names)."""
+    spent, cfg.spent = cfg.spent, ([], [])       # this run's only (a revalidation assesses again)
+    if cfg.kern is None or not (back := repair.unrepaired(*spent, report, kernlog.host_clock(cfg.proc))):
+        return None
+    cfg.kern = dataclasses.replace(cfg.kern, held=back + cfg.kern.held)
+    if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):
+        cfg.notes.append(problem)
+    cfg.notes.append(f"{len(back)} held kernel-log event(s) stand again: the GPU reset recorded since names no reset "
+                     "of their GPU (NVIDIA's Xid catalog: reset that GPU, or reboot)")
+    return xid.judge(xid.parse([e["line"] for e in cfg.kern.held]))
 
 
 def _refuse_drain(cfg: Config, v: Verdict, detail: str, line: str) -> int:

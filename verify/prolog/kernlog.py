@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import strictjson
 from ..shared import clockskew
-from . import kernformat, statefile, xid
+from . import kernfit, kernformat, statefile, xid
 from .kernformat import MONO as _MONO
 from .kernformat import message as _message
 
@@ -256,10 +256,12 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
 
 def save(state_dir: str, node: str, state: State) -> str | None:
     target = state_path(state_dir, node)
+    # what the next run's reader takes back (STATE_CAP), the cursor's digests aside: kernfit.py
+    held, deferred = kernfit.bounded(_trim(state.held), _deferred(state.deferred), STATE_CAP * 7 // 8, _drains)
     data = {"schema": 1, "boot_id": state.boot_id, "mono": state.mono, "at_mono": state.at_mono[-HELD_MAX:],
             "at_count": state.at_count, "unstamped": state.unstamped[-HELD_MAX:],
-            "unstamped_count": state.unstamped_count, "wall": state.wall, "held": _trim(state.held),
-            "deferred": _deferred(state.deferred), "wall_up": state.wall_up, "tail": state.tail,
+            "unstamped_count": state.unstamped_count, "wall": state.wall, "held": held,
+            "deferred": deferred, "wall_up": state.wall_up, "tail": state.tail,
             "tail_at": state.tail_at, "tail_wall": state.tail_wall}
     try:
         statefile.folder(os.path.dirname(target))
@@ -321,7 +323,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
             at_count += 1
         if i not in before:                             # read in wall time: the cursor passes it, unread again
             new.append(line)
-    held = _held(state.held, new, floor, clock, lookback_s)
+    held = _held(state.held, new, floor, clock, lookback_s, skew_s)
     walled = all(t is None for _, t in stamped)
     own = [x for x, t in stamped if (t is None) == walled]      # where this read ended, for one in the other format
     ended = (kernformat.tail(own), len(own), walled) if lines else (state.tail, state.tail_at, state.tail_wall)
@@ -400,14 +402,14 @@ def _deferred(lines: list[str]) -> list[str]:
 
 
 def _held(before: list[dict[str, Any]], new: list[str], floor: float | None, clock: Clock,
-          lookback_s: float) -> list[dict[str, Any]]:
+          lookback_s: float, skew_s: float = clockskew.DEFAULT_S) -> list[dict[str, Any]]:
     """The events held after a read: those held before and the new lines' findings, less the watched ones older than
     the lookback ("3 on one device within the lookback"). A drain-worthy one is kept until acted on, however long no
     prolog ran (a node idle over a weekend, or held by a two-day job: the Xid 48 the breaker kept from draining on
     Friday was gone on Monday, the node back in service on a preflight that cannot see it)."""
     found = [f for f in xid.parse(new) if f.action == xid.DRAIN or (f.action == xid.WATCH and not _aged(
-        {"line": f.line, "mono": -1.0 if (stamp := mono(f.line)) is None else stamp}, floor, clock, lookback_s))]
-    held = [e for e in before if _drains(e) or not _aged(e, floor, clock, lookback_s)]
+        {"line": f.line, "mono": -1.0 if (stamp := mono(f.line)) is None else stamp}, floor, clock, lookback_s, skew_s))]
+    held = [e for e in before if _drains(e) or not _aged(e, floor, clock, lookback_s, skew_s)]
     # a held line is kept about LINE_MAX long (the kernel writes none longer): the state stays far under STATE_CAP,
     # which a hostile multi-MiB "Xid" line would pass, and a state read back garbled re-reads every line of the lookback;
     # a line without the kernel's stamp keeps when it was first read, which ages it as the stamp ages the others
@@ -416,7 +418,8 @@ def _held(before: list[dict[str, Any]], new: list[str], floor: float | None, clo
                          for f in found])
 
 
-def _aged(event: dict[str, Any], floor: float | None, clock: Clock, lookback_s: float) -> bool:
+def _aged(event: dict[str, Any], floor: float | None, clock: Clock, lookback_s: float,
+          skew_s: float = clockskew.DEFAULT_S) -> bool:
     """A held watched event older than the lookback (NVIDIA's "3 on one device" counts within it): by its kernel stamp
     against the uptime, else by its line's wall stamp or when it was first read (`read`) against now (three Xid 94 a
     week apart in a wall-stamped log were XID_REPEATED). A first read stamped in the future tells no age: aged."""
@@ -424,7 +427,7 @@ def _aged(event: dict[str, Any], floor: float | None, clock: Clock, lookback_s: 
         return floor is not None and event["mono"] < floor
     seen = wall(event["line"])
     if seen is None and (seen := event.get("read")) is not None and clock.now is not None \
-            and seen > clock.now + clockskew.DEFAULT_S:
+            and seen > clock.now + skew_s:
         return True
     return seen is not None and clock.now is not None and seen < clock.now - lookback_s
 

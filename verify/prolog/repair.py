@@ -324,3 +324,42 @@ def foreign_reset(gpus: frozenset[str], report: dict[str, Any] | None,
             "GPU(s) this node's preflight lists: a reset of another board repairs nothing here; reset this node's GPU "
             f"and record it, or reboot ({HOW})")
 
+
+
+def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[str, Any] | None,
+               clock: Clock) -> list[dict[str, Any]]:
+    """The held kernel-log events a GPU reset spent at the gate (kernlog.spent_before: any GPU's reset) that no reset
+    repaired, once the preflight's report places their GPUs: each event whose GPU's bus id the report lists beside a
+    UUID, with no successful reset of that UUID after the event (or one that failed since), and every event where no
+    successful reset names a GPU the report lists (another node's board). The gate's side of hunt95's rule for make
+    undrain (foreign_reset): NVIDIA's Xid catalog asks for the reset of the GPU the Xid names, and a reset of another
+    board left an Xid 48 held by the breaker spent, the node back in service on no repair. An event whose GPU the
+    report cannot place (no bus id, no UUID, no report) stays spent: any GPU's reset counts (the documented limit)."""
+    devices = report_devices(report)
+    listed = {u for d in devices if (u := _uuid(d))}
+    by_bus = {xid.device_key(d["pci_bus_id"]): u for d in devices if isinstance(d.get("pci_bus_id"), str)
+              and (u := _uuid(d))}
+    if not spent or not listed:
+        return []
+    if not any(r.success and r.uuid in listed for r in resets):
+        return list(spent)            # no reset of any board this node has: none of the events was repaired
+    back = []
+    for event in spent:
+        gpus = {by_bus[k] for f in xid.parse([event["line"]]) if (k := xid.device_key(f.device)) in by_bus}
+        if any(not _reset_after(resets, gpu, event, clock) for gpu in gpus):
+            back.append(event)
+    return back
+
+
+def _reset_after(resets: list[Reset], gpu: str, event: dict[str, Any], clock: Clock) -> bool:
+    """The last reset of `gpu` after the held event succeeded: by the journal's monotonic stamp against the event's
+    kernel stamp where both have one, else by boot time + the kernel's stamp against the record's wall stamp; an
+    event the clocks cannot place counts any of its resets."""
+    def after(r: Reset) -> bool:
+        if event["mono"] < 0:
+            return True
+        if r.mono is not None:
+            return r.mono > event["mono"]
+        return clock.booted is None or r.time > clock.booted + event["mono"]
+    mine = sorted((r for r in resets if r.uuid == gpu and after(r)), key=lambda r: r.mono or r.time)
+    return bool(mine) and mine[-1].success

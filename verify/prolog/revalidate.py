@@ -239,7 +239,7 @@ def _proof(cfg: Config, row: slurm.NodeRow, info: dict[str, str] | None) -> str 
         return (f"drained for {cfg.kernel_log_cause} on kernel-log evidence (NVIDIA's Xid catalog): return to "
                 "service reads the kernel log to see it has not come back; run it without --no-kernel-log")
     clock, booted = kernlog.host_clock(cfg.proc), kernlog.boot_time(cfg.proc)
-    if repair_problem(drain, claimed, clock, booted, also=also):   # no reboot since: a GPU reset since will do
+    if repair_problem(drain, claimed, clock, booted, also=also, skew_s=cfg.clock_skew_s):   # no reboot: a reset will do
         resets = repair.read_resets(cfg.deadline.bound(kernlog.TIMEOUT_S))
         if problem := repair_problem(drain, claimed, clock, booted, resets, also, cfg.clock_skew_s):
             return problem

@@ -14,7 +14,8 @@ none) or `--mode step`, whatever SLURM_SCRIPT_CONTEXT says (a job can export tha
 `<state folder>/settings` holds `NAME=value` lines (`#` comments; `export ` and quotes as a shell file has them) of
 the knobs below. It and verify's test-hooks
 switch (verifyrun.TEST_HOOKS_FILE) are the operator's only as regular files, no link, that neither they nor their
-folder are writable by group or others (a shared folder a job could write is no operator's word).
+folder are writable by group or others, nor belong to another user than root or the one running the prolog (a shared
+folder a job could write, or one a job's user made, is no operator's word).
 """
 from __future__ import annotations
 
@@ -59,6 +60,12 @@ def operators(folder: str, name: str) -> tuple[bool, str | None]:
     if (info.st_mode | where.st_mode) & (stat.S_IWGRP | stat.S_IWOTH):
         return False, (f"{path} or its folder is writable by group or others, so a job could have written it: not "
                        f"the operator's, ignored: {DEFAULTS_HOLD} (chmod go-w both)")
+    if (owners := {info.st_uid, where.st_uid} - {0, os.geteuid()}):
+        # a folder a job's user made first (a state folder under /tmp, gone at each reboot) is theirs to fill, as
+        # statefile.not_ours refuses its history and kernel-log state: its settings (TORCHIMAGES_BREAKER=1) were
+        # believed by every Prolog= run as root (hunt98)
+        return False, (f"{path} or its folder belongs to another user (uid {min(owners)}), so a job could have "
+                       f"written it: not the operator's, ignored: {DEFAULTS_HOLD} (chown root both)")
     return True, None
 
 

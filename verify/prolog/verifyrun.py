@@ -123,7 +123,15 @@ def drop_test_hooks(environ: Any) -> None:
 # the step's verify sees no driver).
 # NCCL's and gloo's own settings are the job's too in its step (NCCL_SOCKET_IFNAME naming no interface of the node:
 # the local all-reduce's NCCL_FAILED, the host's): the node's own are /etc/nccl.conf, as under Prolog=
-JOB_PREFIXES = ("NCCL_", "GLOO_")
+# So are PyTorch's and CUDA's runtime knobs (hunt98): a job's TORCH_DISTRIBUTED_DEBUG=bogus crashed the gpu check
+# (CHECK_CRASHED, the image's: a job's first step failed on the image), PYTORCH_CUDA_ALLOC_CONF with a key torch
+# refuses fails the first allocation, CUDA_FORCE_PTX_JIT / CUDA_DISABLE_PTX_JIT had the kernels built another way
+# (ARCH_NOT_IN_BUILD, the image's), CUDA_DEVICE_WAITS_ON_EXCEPTION halts a faulting kernel for a debugger (a "hang").
+# Slurm's own CUDA variables stay: CUDA_VISIBLE_DEVICES (the step's GPUs), CUDA_DEVICE_ORDER (how its indices map),
+# CUDA_MPS_* (gres/mps: the MPS daemon and the share the job was given)
+JOB_PREFIXES = ("NCCL_", "GLOO_", "TORCH_", "PYTORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "CUDA_")
+SLURM_CUDA = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+SLURM_CUDA_PREFIX = "CUDA_MPS_"
 GROUP_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",
               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 JOB_SETTINGS = ("TORCHIMAGES_DRIVER_MIN", "TORCHIMAGES_HOST_ARCH", "TORCHIMAGES_NODE", "LD_PRELOAD", "LD_AUDIT")
@@ -135,7 +143,8 @@ def drop_job_settings(environ: Any, job: bool) -> None:
     for key in list(environ):
         group = key in GROUP_VARS or key.startswith("TORCHELASTIC_")
         verify_own = key.startswith("VERIFY_") and not key.startswith("VERIFY_TEST_")
-        if group or (job and (key in JOB_SETTINGS or verify_own or key.startswith(JOB_PREFIXES))):
+        slurms = key in SLURM_CUDA or key.startswith(SLURM_CUDA_PREFIX)
+        if group or (job and (key in JOB_SETTINGS or verify_own or (key.startswith(JOB_PREFIXES) and not slurms))):
             del environ[key]
 
 
