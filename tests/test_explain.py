@@ -1293,12 +1293,15 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "the text shows the launch failure alone",
     # Batch 289: Open MPI's --tag-output prefix, a sendrecv table.
     "aws-g4dn-8xlarge-eks-karpenter-mpijob-2x1-no-efa-requested-fi-provider-sockets-nccl-socket-allreduce-2-gbs-job":
-        "translator: nccl warn NCCL_NET_FALLBACK (job); verify explain: nothing to judge: every line carries Open "
-        "MPI's [1,0]<stdout>: prefix, which the readers do not take off; and that the pods requested no EFA device is "
-        "the manifest's, not the text's",
+        "translator: nccl warn NCCL_NET_FALLBACK (job); verify explain: nothing to judge: Open MPI's [1,0]<stdout>: "
+        "tags come off and its Socket line and table are read (mend2), but no device list or launch line gives the "
+        "ranks (busbw = algbw fits a two-rank all-reduce or a sendrecv of any size: the rows are not judged), and that "
+        "the pods were given no EFA device (`uverbs: []`) is the manifest's, not the text's: sockets on a node whose "
+        "adapters are not shown prove no fall-back",
     "b200-16x8-nccl-2.29.7-sendrecv-128-ranks-busbw-14.7-vs-42-on-2-nodes-same-ndr-rails-fabric-contention-host":
-        "translator: nccl warn FABRIC_BANDWIDTH_LOW (host); verify explain: nothing to judge: the sendrecv table "
-        "(#wrong N/A) is not read; its figures have no baseline either",
+        "translator: nccl warn FABRIC_BANDWIDTH_LOW (host); verify explain: pass, as its facts (tests/test_gpu_rules.py): "
+        "the table is read as a sendrecv's by its in-place #wrong N/A (mend2), and a sendrecv busbw of 14.7 GB/s "
+        "meets no baseline (verify's are all-reduce figures); the same job's 42 GB/s on 2 nodes is another record",
 }
 
 

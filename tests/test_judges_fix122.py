@@ -185,11 +185,17 @@ def test_explain_records_the_program_and_its_rows():
 def test_a_two_rank_reduction_without_its_program_is_judged_as_the_pair_it_can_only_be():
     """Class: a table with no program named, two ranks, `sum` to no root, count x bytes = size: an all_reduce's or a
     sendrecv's, whose figures agree at two ranks (busbw = algbw). Slug a40-two-nodes-...: `256 64 float sum -1 34.24
-    0.01 0.01 0 33.65 0.01 0.01 N/A` on gpu23 and gpu24; the in-place N/A (not validated) adds nothing."""
+    0.01 0.01 0 33.65 0.01 0.01 N/A` on gpu23 and gpu24; the in-place N/A (not validated) adds nothing, and it names
+    the program: all_reduce validates its in-place run, sendrecv never does (mend2, tests/test_explain_mend2.py)."""
     text = (CORPUS / A40 / "raw.txt").read_text()
     facts = ex.nccltests.parse(text)
-    assert facts["collective"] is None and len(facts["sizes"]) == 5 and facts["world_size"] == 2
+    assert facts["collective"] == "sendrecv" and len(facts["sizes"]) == 5 and facts["world_size"] == 2
+    assert [r["wrong"] for r in facts["sizes"]] == [0] * 5
     e = ex.explain_text(text, "raw.txt", Options())
+    assert (e.status, e.code) == ("pass", None) and "sendrecv verified" in e.summary, e.summary
+    counted = text.replace("    N/A\n", "      0\n")         # the in-place side counted: either program, as before
+    assert ex.nccltests.parse(counted)["collective"] is None
+    e = ex.explain_text(counted, "raw.txt", Options())
     assert (e.status, e.code) == ("pass", None) and "collective verified" in e.summary, e.summary
 
 

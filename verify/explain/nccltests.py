@@ -5,7 +5,10 @@ out-of-place figures the `sizes` (wrong elements: out-of-place plus in-place, wh
 (`# Collective test starting: all_gather_perf`, a command line) is the `collective`, and its rows are `sizes` judged
 by its own arithmetic (verify/checks/nccl/collective.py); a table that names none is an all-reduce's only where its
 figures show it (busbw = algbw x 2(n-1)/n, a reduction to no root), and at two ranks a reduction to no root counting
-the whole message is an all-reduce's or a sendrecv's, whose figures agree there (`collective` null). Wrong elements
+the whole message is an all-reduce's or a sendrecv's, whose figures agree there (`collective` null); at any number of
+ranks, such rows validated out of place and printed `N/A` in place are a sendrecv's (nccl-tests never validates its
+in-place run: that `N/A` is "not checked", so a row's `wrong` is its out-of-place count, never a 0 for the side not
+checked, and a row with no out-of-place count gives no `sizes`). Wrong elements
 and a `# Out of bounds values : N FAILED` footer are wrong data all the same (NCCL_WRONG_RESULT). Tables of
 nccl-tests before #wrong (an `error` column: the largest deviation, not a count) are read by that program's own
 bound (DeltaMaxValue(type) x (ranks - 1)): every row within it is no wrong element, any beyond it no `sizes`. Rows pasted without
@@ -150,6 +153,21 @@ def _gathered(rows: list[dict[str, Any]], world: int | None) -> str | None:
     return "alltoall" if whole and all(r["in"][3] is None for r in whole) else "all_gather"
 
 
+def _sendrecv(rows: list[dict[str, Any]]) -> bool:
+    """No program named: rows of a reduction op printed (not `none`) and no root, whose count is the whole message and
+    whose busbw is their algbw, validated out of place and printed `N/A` in place on every whole row, are a
+    sendrecv_perf's: sendrecv never validates its in-place run (src/sendrecv.cu: `reportErrors = in_place ? 0 : 1`),
+    where all_reduce and reduce_scatter do (a count in place), and alltoall, which does not either, prints no op
+    (`none`: _gathered). The `# Collective test starting` line that names the program is 2.15+'s; a job's own banner
+    (`>>> SendRecv bandwidth sweep`, batch 289) is none of nccl-tests'."""
+    whole = [r for r in rows if not r["cut"] and r["size"]]
+    return bool(whole) and all(
+        r["redop"] not in (None, "none") and r["root"] in (None, "-1") and _whole(r["out"][3])
+        and r["count"] * TYPE_BYTES.get(r["type"], 0) == r["size"] and r["out"][1] is not None
+        and r["out"][2] is not None and abs(r["out"][2] - r["out"][1]) <= 0.011 + 0.01 * r["out"][1]
+        for r in rows if r["size"]) and all(r["in"][3] is None for r in whole)
+
+
 # the launch line above the table (`mpirun ... -np 2 ./all_reduce_perf -b 2M ... -g 1`): ranks x GPUs per rank
 _LAUNCH = re.compile(r"\b(?:mpirun|mpiexec|orterun)\b[^\n]*?\s(?:-np|-n|--np|-c)\s+(\d{1,5})\b[^\n]*?\w+_perf\b([^\n]*)")
 _GPUS = re.compile(r"\s(?:-g|--ngpus)\s+(\d{1,3})\b")
@@ -268,11 +286,14 @@ def parse(text: str) -> dict[str, Any]:
     if head and not counted and re.search(r"\berror\b", columns):
         counted = _bounded(rows, world or facts.get("world_size"))
     gathered = None if program or not counted else _gathered(rows, world or facts.get("world_size"))
+    # sendrecv's table, named by its in-place `N/A` (_sendrecv)
+    paired = not program and not gathered and counted and _sendrecv(rows)
     if world is None and facts.get("world_size") is None and known(program or gathered) in PER_RANK \
             and (shares := _per_rank_world(rows)):
         world, nodes = shares, None          # no (whole) device list: one rank's share says how many ranks
     ranks = world or facts.get("world_size")
-    collective = program or gathered or (ALL_REDUCE if counted and _all_reduce(rows, ranks) else None)
+    collective = program or gathered or ("sendrecv" if paired else ALL_REDUCE if counted and _all_reduce(rows, ranks)
+                                         else None)
     judged = counted and (collective is not None or _two_rank_pair(rows, ranks))
     sizes = _sizes(rows) if judged else None
     if sizes and not ranks:
@@ -288,6 +309,7 @@ def parse(text: str) -> dict[str, Any]:
         facts["error"] = (f"{program or 'collective'}: {name} returned {said}" + (f" (# Out of bounds values : {oob.group(1)} FAILED)"
                                                                     if oob and oob.group(2) == "FAILED" else ""))
     shown = ("all_gather or alltoall (the same figures)" if gathered == "all_gather" else
+             "sendrecv (its in-place #wrong N/A: not validated, no count)" if paired else
              collective or "an all-reduce or a sendrecv (two ranks)")
     what = (f"{shown}: judged" if sizes else
             f"row(s) at line(s) {', '.join(map(str, unread[:5]))} unreadable: not judged" if unread and head and rows

@@ -4,7 +4,8 @@ order:
   sequences (also where the copy lost the ESC: `[1;32mINFO[0m`, or shows it as `^[`);
 - markdown: a GitHub quote (`> ` on each line, nested) and code fences (```` ``` ````, `~~~`) around the excerpt;
 - a terminal's hard wrap (wrap.py): rows exactly W columns long joined back where the excerpt shows the wrap;
-- the launchers' per-line prefixes, stacked in any order (launchers.py);
+- the launchers' per-line prefixes, stacked in any order, and the tags a launcher put inside a line it forwarded in
+  pieces (launchers.py);
 - tabs expanded to 8-column stops, trailing blanks, blank lines and the indent every line shares dropped.
 `as_printed` stops before the prefixes (a kernel log's stamp is its event's time); `bare` is the tool's own lines.
 What is left is the tool's text, or text no parser recognises (said so by explain, never guessed)."""
@@ -13,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 
-from .launchers import hosts, prefixes
+from .launchers import hosts, untagged
 from .wrap import unwrap
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|"
@@ -75,5 +76,5 @@ def bare(text: str) -> str:
 
 
 def _bare(lines: list[str]) -> str:
-    kept = [line for line in (prefixes(raw).expandtabs(8).rstrip() for raw in lines) if line]
+    kept = [line for line in (untagged(raw).expandtabs(8).rstrip() for raw in lines) if line]
     return "\n".join(_dedent(hosts(kept)))
