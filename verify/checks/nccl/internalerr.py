@@ -22,3 +22,23 @@ RING_REMEDY = ("Start every rank alike: the same image (one NCCL release), the s
                "NCCL_HOSTID, NCCL_CUMEM_ENABLE, NCCL_CROSS_NIC) and the same GPUs per node; compare the ranks' "
                "NCCL_DEBUG=INFO topology lines. Where they are the same, a newer NCCL (2.20 fixed a topology read that "
                "gave ranks different rings).")
+
+# aws-ofi-nccl's RDMA protocol (nccl_ofi_rdma.c, 1.7 on: `Unexpected number of remote rails for dev %d. Expected %d but
+# got %d`), which it hands NCCL as an internal error: the two ends of a connection see a different number of EFA
+# devices per GPU (pods of one job given different shares of the instance's devices: aws-ofi-nccl's rail asymmetry),
+# the same class as the ring: the ranks' views differ, no device's health is shown
+RAILS_DISAGREE = re.compile(r"Unexpected number of remote rails for dev \d+\. Expected \d+ but got \d+")
+RAILS_REMEDY = ("Give every rank the same network devices: request all of the instance's EFA devices in each pod "
+                "(vpc.amazonaws.com/efa equal to the instance's count) or the same share on every node, and compare "
+                "`fi_info -p efa` per node; a node that lists fewer than its peers is the one to check.")
+
+
+def disagreement(said: str) -> tuple[str, str] | None:
+    """The ranks' views of the job differ (NCCL's ring check, aws-ofi-nccl's rail count): what shows it and the fix."""
+    if ring := RING_DISAGREES.search(said):
+        return (f"NCCL's ring check failed ({ring.group(0)}): the ranks built different rings from their own views "
+                "of the topology, a launch whose ranks differ, not the node's", RING_REMEDY)
+    if rails := RAILS_DISAGREE.search(said):
+        return (f"aws-ofi-nccl's peers disagree on their rails ({rails.group(0)}): the two ends were given different "
+                "numbers of EFA devices, a launch whose ranks differ, not the node's", RAILS_REMEDY)
+    return None

@@ -39,7 +39,7 @@ from .crash import crash_verdict, unplaced_verdict
 from .efa import efa_verdict
 from .hang import is_timeout
 from .impliedworld import implied_world
-from .internalerr import INTERNAL, RING_DISAGREES, RING_REMEDY
+from .internalerr import INTERNAL, disagreement
 from .launchcfg import build_verdict, launch_verdict
 from .layers import layers_verdict
 from .localcause import memlock_verdict, shm_full_verdict
@@ -261,10 +261,8 @@ def _shm_attach(said: str, failed: str, result: CheckResult) -> CheckResult | No
 def _internal(facts: NcclFacts, said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
     """NCCL's internal error is never evidence against the node: the job's where its ring check failed (the ranks
     disagree) or it switched on a feature NCCL ships off, else the image's NCCL or net plugin."""
-    if ring := RING_DISAGREES.search(said):     # its WARN, with or without the internal error's words
-        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; NCCL's ring check failed ({ring.group(0)}): "
-                              "the ranks built different rings from their own views of the topology, a launch whose "
-                              "ranks differ, not the node's", RING_REMEDY, "job")
+    if differ := disagreement(said):     # its WARN, with or without the internal error's words
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; {differ[0]}", differ[1], "job")
     if not INTERNAL.search(said):
         return None
     env = job_env(facts)
