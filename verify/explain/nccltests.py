@@ -260,6 +260,20 @@ def _sizes(rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     return list(by_size.values()) or None
 
 
+def _returned_wrong(text: str, rows: list[dict[str, Any]], counted: bool, sizes: Any, program: str | None,
+                    name: str) -> str | None:
+    """The error of a table whose rows count wrong elements, or whose bounds check failed, where its sizes do not
+    carry the count themselves; else None."""
+    oob = _OOB.search(text)
+    wrong_rows = sum(int((r["out"][3] or 0) + (r["in"][3] or 0)) for r in rows) if counted else 0
+    failed = bool(oob and oob.group(2) == "FAILED")
+    if (sizes and wrong_rows) or not (wrong_rows or failed):
+        return None
+    said = f"{wrong_rows} wrong element(s)" if wrong_rows else "results out of bounds"
+    return f"{program or 'collective'}: {name} returned {said}" + (
+        f" (# Out of bounds values : {oob.group(1)} FAILED)" if oob and failed else "")
+
+
 def parse(text: str) -> dict[str, Any]:
     facts = nccl.parse(text)                 # NCCL's own lines, where the output has them: version, network, error
     world, nodes, gpu = nccl.ranks(text)
@@ -301,13 +315,9 @@ def parse(text: str) -> dict[str, Any]:
     if sizes and unread and head:
         # a row whose figures cannot be read hides its wrong elements: the rest of the table is no pass
         sizes = None
-    oob = _OOB.search(text)
-    wrong_rows = sum(int((r["out"][3] or 0) + (r["in"][3] or 0)) for r in rows) if counted else 0
     name = f"{program}_perf" if program else "nccl-tests"
-    if not facts.get("error") and not (sizes and wrong_rows) and (wrong_rows or (oob and oob.group(2) == "FAILED")):
-        said = f"{wrong_rows} wrong element(s)" if wrong_rows else "results out of bounds"
-        facts["error"] = (f"{program or 'collective'}: {name} returned {said}" + (f" (# Out of bounds values : {oob.group(1)} FAILED)"
-                                                                    if oob and oob.group(2) == "FAILED" else ""))
+    if not facts.get("error") and (returned := _returned_wrong(text, rows, counted, sizes, program, name)):
+        facts["error"] = returned
     shown = ("all_gather or alltoall (the same figures)" if gathered == "all_gather" else
              "sendrecv (its in-place #wrong N/A: not validated, no count)" if paired else
              collective or "an all-reduce or a sendrecv (two ranks)")

@@ -261,9 +261,8 @@ def _shm_attach(said: str, failed: str, result: CheckResult) -> CheckResult | No
 def _internal(facts: NcclFacts, said: str, failed: str, error: str, result: CheckResult) -> CheckResult | None:
     """NCCL's internal error is never evidence against the node: the job's where its ring check failed (the ranks
     disagree) or it switched on a feature NCCL ships off, else the image's NCCL or net plugin."""
-    if differ := disagreement(said):     # its WARN, with or without the internal error's words
-        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; {differ[0]}", differ[1], "job")
-    if not INTERNAL.search(said):
+    differ = disagreement(said)     # its WARN, with or without the internal error's words
+    if not differ and not INTERNAL.search(said):
         return None
     env = job_env(facts)
     opted = [k for k in OPT_IN if str(env.get(k, "")).strip() not in ("", "0")]
@@ -272,6 +271,8 @@ def _internal(facts: NcclFacts, said: str, failed: str, error: str, result: Chec
                               f"{', '.join(f'{k}={env[k]}' for k in opted)}, a feature the job switched on: the job's",
                               f"Unset {', '.join(opted)} and rerun; the feature needs what NCCL's documentation lists "
                               "for it (its NICs, plugin and versions).", "job")
+    if differ:
+        return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; {differ[0]}", differ[1], "job")
     return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; NCCL's internal error (a bug in NCCL or its net "
                           "plugin, or memory corruption in the program), not the node's", "Run the image's NCCL and net "
                           "plugin at a newer matching release (or the program under compute-sanitizer); report it to "
