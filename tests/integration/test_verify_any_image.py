@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from scripts.errors import UserError
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, run_cli, status_of
 
 pytestmark = pytest.mark.docker
 
@@ -75,7 +75,7 @@ def test_an_image_without_h5py_gets_a_full_report_with_hdf5_skipped(docker_clien
     assert outcome.exit_code == 0 and outcome.mismatches is None, "".join(lines)[-3000:]
     assert (checks["hdf5"]["status"], checks["hdf5"]["code"], checks["hdf5"]["owner"]) == ("skip", "PACKAGE_MISSING", "image")
     assert "pip install h5py" in checks["hdf5"]["remedy"]
-    assert {n: checks[n]["status"] for n in ("gpu", "nccl", "shm", "arrow")} == {
+    assert {n: status_of(checks[n]) for n in ("gpu", "nccl", "shm", "arrow")} == {
         "gpu": "skip", "nccl": "skip", "shm": "pass", "arrow": "pass"}
     assert report["environment"]["h5py"] is None and report["environment"]["torch"].startswith("2.")
     text = "".join(lines)
