@@ -94,7 +94,7 @@ def assert_clean_failure(proc: subprocess.CompletedProcess[str], *needles: str, 
 
 def status_of(check: dict[str, Any]) -> str:
     """A report's check status, arrow's ARROW_SLOW warn read as its pass: the zero-copy ratio measures the runner's
-    memory under load (stop 59's CI saw it warn while the other worker built an image), never the image's fault."""
+    memory under load (a fresh-clone CI here saw it warn on a loaded machine), never the image's fault."""
     return "pass" if (check["status"], check.get("code")) == ("warn", "ARROW_SLOW") else str(check["status"])
 
 
