@@ -1741,6 +1741,11 @@ KNOWN_MISMATCHES = {
         "translator: nccl warn FABRIC_BANDWIDTH_LOW (host); verify: pass: a sendrecv busbw of 14.7 GB/s has no "
         "baseline (the baselines are all-reduce's), and the same job's 42 GB/s on 2 nodes and the rails it ran on are "
         "other records and the team's report (NcclFacts.scaling, NcclFacts.per_peer_link_gbps)",
+    # Batch 296: what decides it is not in the facts.
+    "eks-nma-acceleratedhardwareready-false-dcgm-health-code-101-xid-and-code-4-volatile-dbe-karpenter-repair-stalled-host":
+        "translator: gpu fail ECC_UNCORRECTABLE (host); verify: nothing to judge: the EKS node monitoring agent's "
+        "DCGMHealthCode4 (DCGM_FR_VOLATILE_DBE_DETECTED) and 101 name no GPU, count or Xid, so every gpu fact is null "
+        "(GpuFacts.dcgm_health would carry a DCGM health code)",
 }
 
 
