@@ -1315,6 +1315,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu warn XID_ERROR (host); verify explain: not recognised: the line is the poster's sentence "
         "quoting the device plugin's report (doubled spaces, 'but i can not find ...'), not the plugin's log line; "
         "prose is never read as a tool's output",
+    # Batch 294: the rule kept, or prose.
+    "v100-2node-cx5-roce-mlx5-bond-0-nccl-2.8.3-completion-error-12-default-gid-0-fixed-by-gid-index-3-job":
+        "translator: nccl fail NCCL_FAILED (job); verify explain: owner host, as its facts (error 12 on an active "
+        "link, the GID index not shown)",
+    "dgx-spark-pair-nccl-ib-hca-four-roce-ports-by-position-pairs-direct-connect-port-with-cluster-port-ibv-modify-qp-110-job":
+        "translator: nccl fail NCCL_FAILED (job); verify explain: not recognised: a pull request's prose quoting "
+        "NCCL's errors in backticks, not a pasted log",
 }
 
 

@@ -1746,6 +1746,15 @@ KNOWN_MISMATCHES = {
         "translator: gpu fail ECC_UNCORRECTABLE (host); verify: nothing to judge: the EKS node monitoring agent's "
         "DCGMHealthCode4 (DCGM_FR_VOLATILE_DBE_DETECTED) and 101 name no GPU, count or Xid, so every gpu fact is null "
         "(GpuFacts.dcgm_health would carry a DCGM health code)",
+    # Batch 294: the rule kept, or what decides it is not in the facts.
+    "v100-2node-cx5-roce-mlx5-bond-0-nccl-2.8.3-completion-error-12-default-gid-0-fixed-by-gid-index-3-job":
+        "translator: nccl fail NCCL_FAILED (job); verify: owner host: a completion error 12 (retries exhausted) on an "
+        "active port is the link's unless the job cut the retry budget; that NCCL used GID 0 (RoCE v1 link-local) and "
+        "NCCL_IB_GID_INDEX=3 fixed it is the poster's later report (NcclLog.gid_index, Port.gids)",
+    "dgx-spark-pair-nccl-ib-hca-four-roce-ports-by-position-pairs-direct-connect-port-with-cluster-port-ibv-modify-qp-110-job":
+        "translator: nccl fail NCCL_FAILED (job); verify: owner host: ibv_modify_qp's timeout (110) is read as the "
+        "link's; that the job's NCCL_IB_HCA named two ports on other subnets (a direct-connect link, a 169.254 "
+        "address) has no field (Port.addresses, NcclFacts.fabric_ip)",
 }
 
 
