@@ -1308,9 +1308,6 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "in the poster's markdown list of the environment (prose, never read as a tool's output), and nvattest's NSCQ "
         "lines have no reader nor field (GpuFacts.attestation)",
     # Batch 296: no reader, or the poster's prose.
-    "eks-nma-acceleratedhardwareready-false-dcgm-health-code-101-xid-and-code-4-volatile-dbe-karpenter-repair-stalled-host":
-        "translator: gpu fail ECC_UNCORRECTABLE (host); verify explain: not recognised: the EKS node monitoring "
-        "agent's conditions (DCGMHealthCodeN reasons) have no reader yet",
     "k8s-device-plugin-xidcriticalerror-xid-999-nvml-unknown-xid-gpu-uuid-redacted-device-marked-unhealthy-dmesg-not-shown":
         "translator: gpu warn XID_ERROR (host); verify explain: not recognised: the line is the poster's sentence "
         "quoting the device plugin's report (doubled spaces, 'but i can not find ...'), not the plugin's log line; "
