@@ -91,7 +91,8 @@ KEEP_REPORT = ('docker run --rm --shm-size=2g --user "$(id -u):$(id -g)" -v "$PW
 def _parser() -> argparse.ArgumentParser:
     d = Options()
     p = _Parser(
-        allow_abbrev=False, prog="verify", description="Check that this PyTorch environment really works: GPU, NCCL, /dev/shm, HDF5, Arrow.",
+        allow_abbrev=False, prog="verify", description="Check that this PyTorch environment really works: GPU, NCCL, the "
+        "RDMA fabric, /dev/shm, HDF5, Arrow, torchvision, the DataLoader and a training step.",
         epilog=f"Get the JSON report out of a container: {KEEP_REPORT} --junit /out/report.xml (add --gpus all on a "
                "GPU host). Benchmark the data path: verify bench.")
     p.add_argument("--checks", default=None, help=f"comma-separated subset of: {', '.join(CHECKS)}")

@@ -16,9 +16,6 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-# Arrow's buffers are read-only; torch warns on every view of one. They are never written here.
-warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-
 SAMPLE_FLOATS = 1024            # 4 KiB samples
 BATCH_ROWS = 256                # samples per training batch: a view into a record batch
 RECORD_BATCH_ROWS = 8192        # samples per IPC record batch (32 MiB): decoding cost paid once per 32 batches
@@ -79,7 +76,11 @@ def batch_tensor(batch: pa.RecordBatch) -> torch.Tensor:
         raise ValueError("nulls: a validity bitmap makes a raw-buffer view wrong; zero copy needs null-free data")
     first = column.offset * SAMPLE_FLOATS + values.offset
     flat = np.frombuffer(values.buffers()[1], dtype=np.float32, count=len(column) * SAMPLE_FLOATS, offset=first * 4)
-    return torch.from_numpy(flat).view(-1, SAMPLE_FLOATS)
+    # Arrow's buffers are read-only and torch warns on every view of one; they are never written here (a filter set
+    # at import time is reset by a caller's own, pytest's among them: this one holds where the view is made)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The given NumPy array is not writable", UserWarning)
+        return torch.from_numpy(flat).view(-1, SAMPLE_FLOATS)
 
 
 def iter_tensors(mapped: Mapped) -> Iterator[torch.Tensor]:
