@@ -366,7 +366,9 @@ def _one(text: str, path: str, options: Any) -> Any:
         # below the table's last row, nothing to judge) is no second verdict of the same run (batch 143)
         found = [k for k in found if k.parse is not nccl.parse]
     if not found:
-        result = CheckResult("explain", "skip", f"not recognised: {path} (none of: {', '.join(dict.fromkeys(k.name for k in KINDS))})")
+        # the formats are counted, not listed (a screen of names hid the one line that matters): docs/explain.md
+        result = CheckResult("explain", "skip", f"not recognised: {path} (none of the "
+                             f"{len(dict.fromkeys(k.name for k in KINDS))} formats docs/explain.md lists)")
         return result.not_judged(result.summary, "Give the text these commands print: nvidia-smi -q, ibstat, "
                                  "ibstatus, ibv_devinfo, dcgmi health -c, dcgmi diag -r N, dcgmi nvlink -s, dmesg / journalctl -k, NCCL_DEBUG=INFO output, nccl-tests output, ulimit -a.")
     # an API mismatch beside nvidia-smi answering is another client's, no host fault (apimismatch.py)
