@@ -333,8 +333,10 @@ def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[st
     UUID, with no successful reset of that UUID after the event (or one that failed since), and every event where no
     successful reset names a GPU the report lists (another node's board). The gate's side of hunt95's rule for make
     undrain (foreign_reset): NVIDIA's Xid catalog asks for the reset of the GPU the Xid names, and a reset of another
-    board left an Xid 48 held by the breaker spent, the node back in service on no repair. An event whose GPU the
-    report cannot place (no bus id, no UUID, no report) stays spent: any GPU's reset counts (the documented limit)."""
+    board left an Xid 48 held by the breaker spent, the node back in service on no repair. An event on a bus id the
+    report does not list, where it places every GPU it lists, is held too: that GPU is gone from the node's view, and
+    no reset of another board repaired it (hunt100). An event whose GPU the report cannot place (no bus id, no UUID,
+    no report) stays spent: any GPU's reset counts (the documented limit)."""
     devices = report_devices(report)
     listed = {u for d in devices if (u := _uuid(d))}
     by_bus = {xid.device_key(d["pci_bus_id"]): u for d in devices if isinstance(d.get("pci_bus_id"), str)
@@ -343,10 +345,14 @@ def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[st
         return []
     if not any(r.success and r.uuid in listed for r in resets):
         return list(spent)            # no reset of any board this node has: none of the events was repaired
+    # every GPU the report lists placed by its bus id: an Xid's GPU at a bus id it does not list is one the node no
+    # longer shows (fallen off the bus, taken out), and no reset of a board it does list repaired that one
+    whole = len(by_bus) == len(devices)
     back = []
     for event in spent:
-        gpus = {by_bus[k] for f in xid.parse([event["line"]]) if (k := xid.device_key(f.device)) in by_bus}
-        if any(not _reset_after(resets, gpu, event, clock) for gpu in gpus):
+        keys = {xid.device_key(f.device) for f in xid.parse([event["line"]]) if f.device and f.kind != "sxid"}
+        gpus = {by_bus[k] for k in keys if k in by_bus}
+        if (whole and keys - set(by_bus)) or any(not _reset_after(resets, gpu, event, clock) for gpu in gpus):
             back.append(event)
     return back
 
