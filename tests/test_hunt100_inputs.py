@@ -23,18 +23,30 @@ Each finding, its rating, repro and fix:
    Fix: verifyrun.drop_job_settings takes them as the job's in its step (and the shell's under make undrain,
    said); the node's scratch is its own /tmp, as under Prolog=. Practice: Slurm's prolog semantics (a step runs
    with the job's environment, which judges no node).
+3. (medium, an unbounded resource; class 8) hunt99 bounded one report at 1,000,000 JSON values before the schema's
+   validator (some 4.5 us a value), but a saved log's report blocks were each held to it alone: one 60 MB log of 31
+   blocks of 400,000 values (a gpu check's details of "x"), each under the bound, took `make fleet-report DIR=...` a
+   minute (a folder of them, an hour). Fix: the blocks of one log share a bound, MAX_LOG_VALUES (two of verify's
+   largest reports, some 1,200 8-GPU nodes' blocks): past it each further block is invalid, named, not assessed
+   (9 s for that log). Practice: files the tooling reads are hostile (issue 36 class 8: bounded reads).
 """
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from scripts.fleet import reports
+from scripts.fleet.cluster import REPORT_BEGIN, REPORT_END
 from tests.prolog_fakes import PROLOG_ENV, STEP_ENV, _args, _gpu, _nccl, _report, _shm, _verify_writes, install_fake
+from tests.verify_handmade import gpu_facts, nccl_facts
+from verify.checks import gpu, nccl
+from verify.options import Options
 from verify.prolog import cli, kernlog, repair, verifyrun
 from verify.prolog.verdict import EXIT_BREAKER, EXIT_FAULT
 
@@ -131,3 +143,34 @@ def test_make_undrain_says_the_shells_tmpdir_is_not_given_to_its_preflight():
     environ = {"TMPDIR": "/home/me/tmp", "CUBLAS_WORKSPACE_CONFIG": ":4096:8", "PATH": "/usr/bin"}
     notes = verifyrun.drop_shell_settings(environ)
     assert set(environ) == {"PATH"} and "TMPDIR" in notes[0] and "CUBLAS_WORKSPACE_CONFIG" in notes[0]
+
+
+# ------------------------------------------------------------------ 3. a saved log's report blocks share one bound
+
+def _h100(host: str = "n1") -> dict[str, Any]:
+    """A report as verify writes one: an 8-GPU H100 node's gpu and nccl checks judged from hand-made facts."""
+    facts = gpu_facts()
+    for d in facts["devices"]:
+        d["uuid"] = f"{d['uuid']}-{host}"
+    checks = [module.judge(cast(Any, f), Options()).to_dict() for module, f in ((gpu, facts), (nccl, nccl_facts()))]
+    return {"schema_version": 2, "tool": {"name": "verify", "version": "2"}, "status": "pass",
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "environment": {"hostname": host, "scheduler": {"kind": "slurm", "node": host}}, "options": {},
+            "checks": checks}
+
+
+def _log(path: Path, hosts: list[str]) -> None:
+    path.write_text("".join(f"{REPORT_BEGIN}\n{json.dumps(_h100(h))}\n{REPORT_END}\n" for h in hosts))
+
+
+def test_files_are_hostile_a_logs_report_blocks_share_one_bound_of_json_values(tmp_path, monkeypatch):
+    per_report = reports._values(_h100())
+    monkeypatch.setattr(reports, "MAX_LOG_VALUES", 3 * per_report + 10)      # three reports' worth, not four
+    _log(tmp_path / "job.log", ["n1", "n2", "n3", "n4"])
+    valid, invalid = reports.read_reports(tmp_path)
+    assert [name for name, _ in valid] == ["job.log#1", "job.log#2", "job.log#3"]
+    assert [name for name, _ in invalid] == ["job.log#4"] and "together" in invalid[0][1]
+    _log(tmp_path / "job.log", ["n1", "n2", "n3"])                           # within it: every block read
+    (tmp_path / "n4.log").write_text(f"{REPORT_BEGIN}\n{json.dumps(_h100('n4'))}\n{REPORT_END}\n")
+    valid, invalid = reports.read_reports(tmp_path)
+    assert len(valid) == 4 and invalid == []                                   # each log has a bound of its own
