@@ -347,7 +347,8 @@ def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[st
         return list(spent)            # no reset of any board this node has: none of the events was repaired
     # every GPU the report lists placed by its bus id: an Xid's GPU at a bus id it does not list is one the node no
     # longer shows (fallen off the bus, taken out), and no reset of a board it does list repaired that one
-    whole = len(by_bus) == len(devices)
+    # (each as a PCI address: a bus id NVML could not read, "N/A", places no GPU)
+    whole = len(by_bus) == len(devices) and all(xid.is_address(k) for k in by_bus)
     back = []
     for event in spent:
         keys = {xid.device_key(f.device) for f in xid.parse([event["line"]]) if f.device and f.kind != "sxid"}
