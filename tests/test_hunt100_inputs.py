@@ -101,6 +101,9 @@ def test_a_report_placing_none_of_its_gpus_keeps_the_documented_limit():
     unplaced = [{k: v for k, v in d.items() if k != "pci_bus_id"} for d in _devices(gone=3)]
     spent, report = _spent_and_report(unplaced)
     assert repair.unrepaired(spent, reset0, report, clock) == []          # which GPU the Xid named: untold
+    spent, report = _spent_and_report(_devices(gone=3))                   # a step given GPUs 0-2, 4-7: GPU 3's
+    both = [*reset0, repair.Reset(BOOTED + 6000, UUIDS[3].lower(), True)]   # reset, a board it cannot see
+    assert repair.unrepaired(spent, both, report, clock) == []
     unread = [{**d, "pci_bus_id": "N/A"} for d in _devices()]              # NVML could not read the bus ids
     spent, report = _spent_and_report(unread)
     assert repair.unrepaired(spent, reset0, report, clock) == []

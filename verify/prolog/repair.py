@@ -334,8 +334,8 @@ def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[st
     successful reset names a GPU the report lists (another node's board). The gate's side of hunt95's rule for make
     undrain (foreign_reset): NVIDIA's Xid catalog asks for the reset of the GPU the Xid names, and a reset of another
     board left an Xid 48 held by the breaker spent, the node back in service on no repair. An event on a bus id the
-    report does not list, where it places every GPU it lists, is held too: that GPU is gone from the node's view, and
-    no reset of another board repaired it (hunt100). An event whose GPU the report cannot place (no bus id, no UUID,
+    report does not list, where it places every GPU it lists and every successful reset names one of them, is held
+    too: that GPU is gone from the node's view, and no reset of another board repaired it (hunt100). An event whose GPU the report cannot place (no bus id, no UUID,
     no report) stays spent: any GPU's reset counts (the documented limit)."""
     devices = report_devices(report)
     listed = {u for d in devices if (u := _uuid(d))}
@@ -348,7 +348,10 @@ def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[st
     # every GPU the report lists placed by its bus id: an Xid's GPU at a bus id it does not list is one the node no
     # longer shows (fallen off the bus, taken out), and no reset of a board it does list repaired that one
     # (each as a PCI address: a bus id NVML could not read, "N/A", places no GPU)
-    whole = len(by_bus) == len(devices) and all(xid.is_address(k) for k in by_bus)
+    # and where every successful reset names a GPU it lists (one of a board it cannot see, a job's step given other
+    # GPUs, may have been the Xid's: that stays spent, the limit)
+    whole = len(by_bus) == len(devices) and all(xid.is_address(k) for k in by_bus) and \
+        all(r.uuid in listed for r in resets if r.success)
     back = []
     for event in spent:
         keys = {xid.device_key(f.device) for f in xid.parse([event["line"]]) if f.device and f.kind != "sxid"}
