@@ -23,6 +23,16 @@ Each finding, its rating, repro and fix:
    Fix: verifyrun.drop_job_settings takes them as the job's in its step (and the shell's under make undrain,
    said); the node's scratch is its own /tmp, as under Prolog=. Practice: Slurm's prolog semantics (a step runs
    with the job's environment, which judges no node).
+4. (high, a healthy node drained; classes 3 and 4) hunt98's gate rule read a reset of a GPU the report does not list
+   as another node's board, and held every spent event again; but a job's first step (or batch script) given some of
+   the node's GPUs sees only those (Slurm's ConstrainDevices: its device cgroup hides the rest from NVML). Repro: an
+   Xid 48 on GPU 3 held behind the breaker, GPU 3 reset as the catalog asks (`GPU reset executed: <GPU 3>, success:
+   true`), then `srun --gpus=3 torchimages-prolog` (SLURM_STEP_GPUS=0,1,2): `FAULT XID_HISTORY`, DRAINED, the
+   repaired node out of service. Fix: drain.regained tells repair.unrepaired whether the report sees every GPU
+   (outside a job's environment, or one given no GPUs); where it may not, a reset of an unlisted GPU is no foreign
+   board's, and the Xid it may have repaired stays spent; an Xid of an unlisted GPU where every reset names a
+   listed one is still held (finding 1). Practice: Slurm's prolog semantics (a step sees its own GPUs); NVIDIA's
+   Xid catalog (the reset of that GPU is its repair).
 3. (medium, an unbounded resource; class 8) hunt99 bounded one report at 1,000,000 JSON values before the schema's
    validator (some 4.5 us a value), but a saved log's report blocks were each held to it alone: one 60 MB log of 31
    blocks of 400,000 values (a gpu check's details of "x"), each under the bound, took `make fleet-report DIR=...` a
@@ -87,6 +97,32 @@ def test_nvidia_xid_catalog_a_reset_of_gpu_0_repairs_no_xid_of_a_gpu_gone_from_t
                         lambda timeout: ([repair.Reset(BOOTED + 6000, UUIDS[0].lower(), True)], ""))
     assert cli.main(args, STEP_ENV) == EXIT_FAULT and fake.nodes["n1"][0] == "drained"
     assert "XID_HISTORY" in capsys.readouterr().out
+
+
+def _xid48_logged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GPU 3's Xid 48 in this boot's kernel log, read once."""
+    monkeypatch.setattr(kernlog, "host_clock",
+                        lambda proc=kernlog.PROC: kernlog.Clock("boot-a", 9000.0, BOOTED, BOOTED + 9000))
+    logs = iter([[XID48_GPU3]])
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(next(logs, []), "journalctl"))
+
+
+@pytest.mark.parametrize("reset, drained", [(3, False), (0, True)], ids=["GPU 3 reset", "GPU 0 reset"])
+def test_slurm_prolog_semantics_a_step_given_some_gpus_never_calls_the_reset_of_another_a_foreign_board(
+        tmp_path, monkeypatch, reset, drained):
+    fake = install_fake(monkeypatch)
+    _xid48_logged(monkeypatch)                                           # held: the node drained by ops
+    _writes(monkeypatch, _devices())
+    fake.nodes["n1"] = ("drained", "ops: looking at it")
+    args = ["--state-dir", str(tmp_path / "state")]
+    assert cli.main(args, STEP_ENV) == EXIT_BREAKER
+    fake.nodes["n1"] = ("idle", "none")
+    monkeypatch.setattr(repair, "read_resets",
+                        lambda timeout: ([repair.Reset(BOOTED + 6000, UUIDS[reset].lower(), True)], ""))
+    _writes(monkeypatch, _devices()[:3])                                 # the step's cgroup: GPUs 0-2 alone
+    step = {**STEP_ENV, "SLURM_STEP_GPUS": "0,1,2", "SLURM_GPUS_ON_NODE": "3"}
+    assert (cli.main(args, step) == EXIT_FAULT) is drained
+    assert (fake.nodes["n1"][0] == "drained") is drained
 
 
 def _spent_and_report(devices: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -327,7 +327,7 @@ def foreign_reset(gpus: frozenset[str], report: dict[str, Any] | None,
 
 
 def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[str, Any] | None,
-               clock: Clock) -> list[dict[str, Any]]:
+               clock: Clock, sees_all: bool = True) -> list[dict[str, Any]]:
     """The held kernel-log events a GPU reset spent at the gate (kernlog.spent_before: any GPU's reset) that no reset
     repaired, once the preflight's report places their GPUs: each event whose GPU's bus id the report lists beside a
     UUID, with no successful reset of that UUID after the event (or one that failed since), and every event where no
@@ -336,14 +336,17 @@ def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[st
     board left an Xid 48 held by the breaker spent, the node back in service on no repair. An event on a bus id the
     report does not list, where it places every GPU it lists and every successful reset names one of them, is held
     too: that GPU is gone from the node's view, and no reset of another board repaired it (hunt100). An event whose GPU the report cannot place (no bus id, no UUID,
-    no report) stays spent: any GPU's reset counts (the documented limit)."""
+    no report) stays spent: any GPU's reset counts (the documented limit). Where the report may list only some of
+    the node's GPUs (not `sees_all`: a job's step or batch script given some GPUs, whose device cgroup hides the
+    others from NVML), a reset of a GPU it does not list is no other node's board: a step given GPUs 0-2 drained a
+    node whose GPU 3 had its Xid 48 reset as the catalog asks (hunt100)."""
     devices = report_devices(report)
     listed = {u for d in devices if (u := _uuid(d))}
     by_bus = {xid.device_key(d["pci_bus_id"]): u for d in devices if isinstance(d.get("pci_bus_id"), str)
               and (u := _uuid(d))}
     if not spent or not listed:
         return []
-    if not any(r.success and r.uuid in listed for r in resets):
+    if sees_all and not any(r.success and r.uuid in listed for r in resets):
         return list(spent)            # no reset of any board this node has: none of the events was repaired
     # every GPU the report lists placed by its bus id: an Xid's GPU at a bus id it does not list is one the node no
     # longer shows (fallen off the bus, taken out), and no reset of a board it does list repaired that one
