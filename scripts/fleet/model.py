@@ -25,6 +25,9 @@ MAX_BYTES = 64 << 20       # a verify report is a few hundred KiB at most
 # 4,096 GPUs ~850,000; 64 MiB of `["x", "x", ...]` holds 13 million, and the schema's validator spent minutes on each
 # (hunt99)
 MAX_VALUES = 1_000_000
+# ... and in all the report blocks of one saved log: 31 blocks of 400,000 values each (every one under MAX_VALUES) in
+# one 60 MB log took make fleet-report a minute (hunt100); two of verify's largest reports, ~1,200 8-GPU nodes' blocks
+MAX_LOG_VALUES = 2 * MAX_VALUES
 MAX_DEPTH = 12             # folders below DIR (a job's reports sit one to four deep)
 MAX_ENTRIES = 50_000       # names walked under DIR in all (a job of 4,096 nodes writes a few per node)
 CLOCK_SKEW_S = 300.0       # a report created this far in the future is still believed (clocks differ); CLOCK_SKEW=

@@ -25,6 +25,7 @@ from .model import (
     ISOLATE_JSON,
     ISOLATE_KIND,
     MAX_BYTES,
+    MAX_LOG_VALUES,
     MAX_VALUES,
     SCHEMAS,
 )
@@ -95,12 +96,14 @@ def read_reports(folder: Path, unreadable: list[tuple[str, str]] | None = None, 
                                 "before printing one, or this is no verify log; not assessed (rerun verify there)"))
                 if no_report is not None:
                     no_report.append(name)
+            left = [MAX_LOG_VALUES]         # the values the log's blocks may hold together, spent block by block
             for n, block in enumerate(blocks, 1):
                 if block is None:
                     invalid.append((f"{name}#{n}", f"a report block with no {REPORT_END} line: cut while printed "
                                     "(the pod stopped, or the log was truncated); rerun verify on that node"))
                 else:
-                    _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s, max_age_s=max_age_s)
+                    _take(f"{name}#{n}", block, validators, valid, invalid, skew_s=skew_s, max_age_s=max_age_s,
+                          left=left)
             continue
         _take(name, text, validators, valid, invalid, ours=path.name == FLEET_JSON, skew_s=skew_s,
               isolate=path.name == ISOLATE_JSON, max_age_s=max_age_s)
@@ -137,7 +140,8 @@ def is_isolate_answer(doc: Any) -> bool:
 
 def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Validator],
           valid: list[tuple[str, dict[str, Any]]], invalid: list[tuple[str, str]], ours: bool = False,
-          skew_s: float = CLOCK_SKEW_S, isolate: bool = False, max_age_s: float | None = None) -> None:
+          skew_s: float = CLOCK_SKEW_S, isolate: bool = False, max_age_s: float | None = None,
+          left: list[int] | None = None) -> None:
     try:
         doc = jsonrecord.loads(text)
     except ValueError as exc:
@@ -146,10 +150,18 @@ def _take(name: str, text: str, validators: dict[int, jsonschema.protocols.Valid
     except RecursionError:
         invalid.append((name, "not JSON (nested too deeply)"))
         return
-    if _values(doc) > MAX_VALUES:
+    if (values := _values(doc)) > MAX_VALUES:
         invalid.append((name, f"holds more than {MAX_VALUES:,} JSON values (an 8-GPU node's report holds about 1,700): "
                               "no report verify writes; not read further, not assessed"))
         return
+    if left is not None:                    # a block of a saved log: the log's blocks share one bound
+        if values > left[0]:
+            left[0] = 0
+            invalid.append((name, f"its log's report blocks hold more than {MAX_LOG_VALUES:,} JSON values together "
+                                  "(an 8-GPU node's report holds about 1,700): not read further, not assessed (save "
+                                  "each node's log, or its verify --json, on its own)"))
+            return
+        left[0] -= values
     if ours and is_fleet_report(doc):
         return                              # the fleet report written earlier, DIR/fleet.json: not a node's
     if isolate and is_isolate_answer(doc):

@@ -60,7 +60,9 @@ def regained(cfg: Config, report: dict[str, Any] | None) -> tuple[str, str] | No
     the gate (cli.kernel_evidence): those no reset of their own GPU repaired are held again and saved, and judged
     (xid.judge); None where none is (repair.unrepaired: NVIDIA's catalog asks for the reset of the GPU the Xid names)."""
     spent, cfg.spent = cfg.spent, ([], [])       # this run's only (a revalidation assesses again)
-    if cfg.kern is None or not (back := repair.unrepaired(*spent, report, kernlog.host_clock(cfg.proc))):
+    # the report lists every GPU of the node but in a job's environment given some (its device cgroup hides the rest)
+    sees_all = not cfg.job_env or cfg.job_gpus is None
+    if cfg.kern is None or not (back := repair.unrepaired(*spent, report, kernlog.host_clock(cfg.proc), sees_all)):
         return None
     cfg.kern = dataclasses.replace(cfg.kern, held=back + cfg.kern.held)
     if problem := kernlog.save(cfg.state_dir, cfg.node, cfg.kern):

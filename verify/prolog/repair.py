@@ -327,26 +327,39 @@ def foreign_reset(gpus: frozenset[str], report: dict[str, Any] | None,
 
 
 def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[str, Any] | None,
-               clock: Clock) -> list[dict[str, Any]]:
+               clock: Clock, sees_all: bool = True) -> list[dict[str, Any]]:
     """The held kernel-log events a GPU reset spent at the gate (kernlog.spent_before: any GPU's reset) that no reset
     repaired, once the preflight's report places their GPUs: each event whose GPU's bus id the report lists beside a
     UUID, with no successful reset of that UUID after the event (or one that failed since), and every event where no
     successful reset names a GPU the report lists (another node's board). The gate's side of hunt95's rule for make
     undrain (foreign_reset): NVIDIA's Xid catalog asks for the reset of the GPU the Xid names, and a reset of another
-    board left an Xid 48 held by the breaker spent, the node back in service on no repair. An event whose GPU the
-    report cannot place (no bus id, no UUID, no report) stays spent: any GPU's reset counts (the documented limit)."""
+    board left an Xid 48 held by the breaker spent, the node back in service on no repair. An event on a bus id the
+    report does not list, where it places every GPU it lists and every successful reset names one of them, is held
+    too: that GPU is gone from the node's view, and no reset of another board repaired it (hunt100). An event whose GPU the report cannot place (no bus id, no UUID,
+    no report) stays spent: any GPU's reset counts (the documented limit). Where the report may list only some of
+    the node's GPUs (not `sees_all`: a job's step or batch script given some GPUs, whose device cgroup hides the
+    others from NVML), a reset of a GPU it does not list is no other node's board: a step given GPUs 0-2 drained a
+    node whose GPU 3 had its Xid 48 reset as the catalog asks (hunt100)."""
     devices = report_devices(report)
     listed = {u for d in devices if (u := _uuid(d))}
     by_bus = {xid.device_key(d["pci_bus_id"]): u for d in devices if isinstance(d.get("pci_bus_id"), str)
               and (u := _uuid(d))}
     if not spent or not listed:
         return []
-    if not any(r.success and r.uuid in listed for r in resets):
+    if sees_all and not any(r.success and r.uuid in listed for r in resets):
         return list(spent)            # no reset of any board this node has: none of the events was repaired
+    # every GPU the report lists placed by its bus id: an Xid's GPU at a bus id it does not list is one the node no
+    # longer shows (fallen off the bus, taken out), and no reset of a board it does list repaired that one
+    # (each as a PCI address: a bus id NVML could not read, "N/A", places no GPU)
+    # and where every successful reset names a GPU it lists (one of a board it cannot see, a job's step given other
+    # GPUs, may have been the Xid's: that stays spent, the limit)
+    whole = len(by_bus) == len(devices) and all(xid.is_address(k) for k in by_bus) and \
+        all(r.uuid in listed for r in resets if r.success)
     back = []
     for event in spent:
-        gpus = {by_bus[k] for f in xid.parse([event["line"]]) if (k := xid.device_key(f.device)) in by_bus}
-        if any(not _reset_after(resets, gpu, event, clock) for gpu in gpus):
+        keys = {xid.device_key(f.device) for f in xid.parse([event["line"]]) if f.device and f.kind != "sxid"}
+        gpus = {by_bus[k] for k in keys if k in by_bus}
+        if (whole and keys - set(by_bus)) or any(not _reset_after(resets, gpu, event, clock) for gpu in gpus):
             back.append(event)
     return back
 

@@ -129,12 +129,19 @@ def drop_test_hooks(environ: Any) -> None:
 # (ARCH_NOT_IN_BUILD, the image's), CUDA_DEVICE_WAITS_ON_EXCEPTION halts a faulting kernel for a debugger (a "hang").
 # Slurm's own CUDA variables stay: CUDA_VISIBLE_DEVICES (the step's GPUs), CUDA_DEVICE_ORDER (how its indices map),
 # CUDA_MPS_* (gres/mps: the MPS daemon and the share the job was given)
-JOB_PREFIXES = ("NCCL_", "GLOO_", "TORCH_", "PYTORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "CUDA_")
+# So are the CUDA math libraries' knobs and the job's scratch folder (hunt100): CUBLAS_WORKSPACE_CONFIG, CUBLASLT_* and
+# CUDNN_* (logging every call to a file, workspace sizes), NVIDIA_TF32_OVERRIDE steer the gpu check's own matmul;
+# and a job's TMPDIR (srun exports the submitting shell's: a quota'd $HOME/tmp or a nearly full scratch) held every
+# check's scratch folder and the prolog's own, so its ENOSPC was DISK_FULL, the host's: a healthy node drained for
+# the job's quota. The node's scratch is its own /tmp (verify/runner.scratch_base), as under Prolog=
+JOB_PREFIXES = ("NCCL_", "GLOO_", "TORCH_", "PYTORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "CUDA_", "CUBLAS_",
+                "CUBLASLT_", "CUDNN_")
 SLURM_CUDA = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
 SLURM_CUDA_PREFIX = "CUDA_MPS_"
 GROUP_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",
               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-JOB_SETTINGS = ("TORCHIMAGES_DRIVER_MIN", "TORCHIMAGES_HOST_ARCH", "TORCHIMAGES_NODE", "LD_PRELOAD", "LD_AUDIT")
+JOB_SETTINGS = ("TORCHIMAGES_DRIVER_MIN", "TORCHIMAGES_HOST_ARCH", "TORCHIMAGES_NODE", "LD_PRELOAD", "LD_AUDIT",
+                "NVIDIA_TF32_OVERRIDE", "TMPDIR")
 
 
 def drop_job_settings(environ: Any, job: bool) -> None:
@@ -146,6 +153,8 @@ def drop_job_settings(environ: Any, job: bool) -> None:
         slurms = key in SLURM_CUDA or key.startswith(SLURM_CUDA_PREFIX)
         if group or (job and (key in JOB_SETTINGS or verify_own or (key.startswith(JOB_PREFIXES) and not slurms))):
             del environ[key]
+    if environ is os.environ and "TMPDIR" not in environ:
+        tempfile.tempdir = None         # the prolog's own temporary folder chosen again, without the job's TMPDIR
 
 
 # Return to service proves the whole node (NVSentinel's return to service reruns the failed check on the node, not on a

@@ -98,6 +98,11 @@ def _event(line: str, position: int) -> tuple[str, str] | int:
 _BDF = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})(?:\.[0-7])?$")
 
 
+def is_address(address: str) -> bool:
+    """Whether `address` is a PCI address (any spelling device_key takes), not a placeholder ("N/A", "")."""
+    return bool(_BDF.match(address.strip().lower()))
+
+
 def device_key(address: str) -> str:
     """One GPU however its PCI address is spelt: the driver's Xid lines name `0000:3b:00`, its fallen-off-the-bus and
     NVML's lines `0000:3B:00.0` or `00000000:3b:00.0`, a line without a domain `3b:00`. Three Xid 94 on one device
