@@ -176,6 +176,10 @@ HOST_BY_THE_EXCERPT = {
     "gh200-120gb-4x4-olivia-slingshot-nccl-2.29.2-int8-allreduce-wrong-2m-to-64m-without-hpe-cxi-env-ll128-gdr-corruption-job-config":
         "wrong data across nodes is the transport's by the excerpt; the site's missing Slingshot settings (FI_CXI_*) "
         "that make it the job's are the page's prose (batch 248)",
+    # two-hundred-and-ninety-fourth batch
+    "v100-2node-cx5-roce-mlx5-bond-0-nccl-2.8.3-completion-error-12-default-gid-0-fixed-by-gid-index-3-job":
+        "a completion error 12 (retries exhausted) on an active port is the link's by the excerpt; that NCCL took GID 0 "
+        "and NCCL_IB_GID_INDEX=3 fixed it is the poster's later report",
 }
 
 
