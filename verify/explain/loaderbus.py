@@ -8,8 +8,9 @@ signal_handling.py and the worker's shared-memory manager):
 Into the train facts' one failure in the data phase with its `shm_error` (verify/shared/shmem.py's own reading of the
 same words, as verify's train check records its own run): the judge's SHM_TOO_SMALL, owner job (the container's
 /dev/shm, `--shm-size` / `--ipc=host`). A program's log names no rank and no node: the failure is the process that
-printed it, recorded as rank 0 on an unnamed node (the report says `node ?`). A line that quotes the words in prose
-(verify/explain/said.py) is none."""
+printed it, its rank and node null (FACTS.md's TrainFailure: not shown). Its `type` is the exception the line prints
+(`RuntimeError: DataLoader worker ...`), else the signal the line names (`Bus error`: the worker's handler prints no
+exception). A line that quotes the words in prose (verify/explain/said.py) is none."""
 from __future__ import annotations
 
 import re
@@ -28,6 +29,8 @@ _LOADER = re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: ?Bus ?
 # `Segmentation fault`, `Aborted`): a failure of the data phase with no /dev/shm exhaustion shown (batch 241)
 _KILLED = re.compile(r"DataLoader worker \(pid \d+\) is killed by signal: ?(?!Bus ?error)\w[^\n]*")
 _TYPE = re.compile(r"(\w+(?:Error|Exception)): [^\n]*$")
+# the signal a line names where it prints no exception: `is killed by signal: Killed.`, the handler's `bus error`
+_SIGNAL = re.compile(r"killed by signal: ?(\w[\w ]*?)\.?\s*$|\b(bus error)\b", re.IGNORECASE)
 _REFLOW = 3                 # lines a reflowed message spans at most (torch's parent line: about 190 characters)
 
 
@@ -71,12 +74,21 @@ def parse(text: str) -> dict[str, Any]:
         assert killed is not None       # detect() chose this parser
         line = text[text.rfind("\n", 0, killed.start()) + 1:killed.end()]
         named = _TYPE.search(line)
-        return {"failures": [{"rank": 0, "node": "", "phase": "data", "type": named.group(1) if named else "RuntimeError",
+        return {"failures": [{"rank": None, "node": None, "phase": "data", "type": _kind(named, line),
                               "message": killed.group(0).strip()[:400]}]}
     # the parent's line (what the job raised) where printed, else the worker's own
     raised = next((line for line in lines if "is killed by signal" in line or _TYPE.search(line)), lines[0])
     named = _TYPE.search(raised)
-    return {"failures": [{"rank": 0, "node": "", "phase": "data",
-                          "type": named.group(1) if named else "RuntimeError",
+    return {"failures": [{"rank": None, "node": None, "phase": "data", "type": _kind(named, raised),
                           "message": (raised[named.end(1) + 2:] if named else raised)[:400],
                           "shm_error": recognise_shm("\n".join(lines)) or lines[0][:300]}]}
+
+
+def _kind(named: re.Match[str] | None, line: str) -> str:
+    """The failure's type as the line shows it: the exception it prints, else the signal it names (capitalised as
+    the signal's name is written: `Bus error`), never an exception type it does not print."""
+    if named:
+        return named.group(1)
+    signal = _SIGNAL.search(line)
+    word = (signal.group(1) or signal.group(2)) if signal else "killed by a signal"
+    return word[:1].upper() + word[1:]

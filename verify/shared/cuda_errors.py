@@ -36,6 +36,32 @@ class Decoded:
     gpu_finding: bool = False
     # how a report words what CUDA did, where the error was recorded as CUDA's answer to the first call
     said: str = "CUDA does not initialise"
+    # the runtime's number for it before CUDA 10.1 renumbered cudaError_t (39 for 214): what a program built against
+    # CUDA 10.0 or older prints (Paddle's `(0 vs. 39) Cuda Error: uncorrectable ECC error encountered`)
+    before_10_1: int | None = None
+
+    def cause_in(self, text: str | None) -> str:
+        """The cause worded for the text it was decoded from: with the number the program printed for the error
+        (today's or the one before 10.1), without one where it printed none: never a number it did not print."""
+        lead = _LEAD.match(self.cause)
+        if not lead:
+            return self.cause
+        printed = printed_numbers(text)
+        number = next((n for n in (int(lead.group(1)), self.before_10_1) if n is not None and n in printed), None)
+        return f"CUDA error{f' {number}' if number is not None else ''}{self.cause[lead.end():]}"
+
+
+# a cause that names its error by number (`CUDA error 214 (uncorrectable ...)`): the number cause_in() words
+_LEAD = re.compile(r"CUDA error (\d+)\b")
+# a number a program printed as its error's: after the words that carry one (`error 39`, `code=214`, `cuda runtime
+# error (39)`, `Cuda failure 2`, `cuInit err: 802`), or glog's CHECK_EQ against cudaSuccess (`(0 vs. 39)`)
+_PRINTED = re.compile(r"\b(?:error|failure|code|returned|result|init failure|cu[A-Z]\w* err)[ =:#]*\(?(\d+)\b|"
+                      r"\(0 vs\. (\d+)\)", re.IGNORECASE)
+
+
+def printed_numbers(text: str | None) -> set[int]:
+    """The error numbers the text prints (see _PRINTED)."""
+    return {int(m.group(1) or m.group(2)) for m in _PRINTED.finditer(text or "")}
 
 
 # 804: the process loaded a libcuda newer than the kernel driver (the image's cuda-compat package) on a GPU that
@@ -112,12 +138,12 @@ ECC_UNCORRECTABLE = Decoded("ECC_UNCORRECTABLE", "host", "CUDA error 214 (uncorr
                             "GPU's memory returned data its ECC could not correct", "Drain the node and reset the GPU "
                             "(`nvidia-smi -r`) or reboot; read `nvidia-smi -q -d ECC,ROW_REMAPPER` and the kernel log's "
                             "Xid 48/63/94/95; RMA if it recurs.", refusal=False, gpu_finding=True,
-                            said="a running program met an uncorrectable ECC error")
+                            said="a running program met an uncorrectable ECC error", before_10_1=39)
 NVLINK_UNCORRECTABLE = Decoded("NVLINK_ERRORS", "host", "CUDA error 220 (uncorrectable NVLink error): an NVLink "
                                "returned data its ECC could not correct", "Drain the node; check `nvidia-smi nvlink "
                                "-e` and the kernel log's Xid 74/145/149; reseat or replace the link's cable or tray.",
                                refusal=False, gpu_finding=True, said="a running program met an uncorrectable NVLink "
-                               "error")
+                               "error", before_10_1=80)
 
 
 # 999: CUDA's unknown error (cudaErrorUnknown, CUDA_ERROR_UNKNOWN): the driver could not create or keep its state
@@ -129,7 +155,7 @@ UNKNOWN_ERROR = Decoded("DRIVER_ERROR", "host", "CUDA error 999 (unknown error):
                         "driver lost, or on NVSwitch systems the fabric after a fabric-manager restart)",
                         "Read the kernel log for an Xid; reload the NVIDIA modules (`rmmod nvidia_uvm && modprobe "
                         "nvidia_uvm`) or reset the GPUs / reboot the node; in a container, check that /dev/nvidia-uvm "
-                        "is passed.", refusal=False)
+                        "is passed.", refusal=False, before_10_1=30)
 
 
 # 3 (cudaErrorInitializationError, CUDA_ERROR_NOT_INITIALIZED) as the answer to CUDA's first call (cuInit,
@@ -153,7 +179,7 @@ NO_DEVICE = Decoded("GPU_NOT_VISIBLE", "job", "CUDA error 100 (no CUDA-capable d
                     "answered and this process sees no GPU: it was started without GPUs or with a CUDA_VISIBLE_DEVICES "
                     "that names none it has", "Request the GPUs (`docker run --gpus all`, nvidia.com/gpu, `--gres=gpu:N`) "
                     "and leave CUDA_VISIBLE_DEVICES to the launcher (or set it to indices the process has); "
-                    "`nvidia-smi -L` in the same container lists what it sees.")
+                    "`nvidia-smi -L` in the same container lists what it sees.", before_10_1=38)
 # 101 (cudaErrorInvalidDevice): a program asked for a GPU index the process does not have: more ranks per node than
 # visible GPUs (`--nproc_per_node 8` under CUDA_VISIBLE_DEVICES=2,3), or a device index from the wrong rank variable
 INVALID_DEVICE = Decoded("DEVICE_COUNT_MISMATCH", "job", "CUDA error 101 (invalid device ordinal): the program asked "
@@ -161,7 +187,8 @@ INVALID_DEVICE = Decoded("DEVICE_COUNT_MISMATCH", "job", "CUDA error 101 (invali
                          "CUDA_VISIBLE_DEVICES narrower than the launcher's device mapping",
                          "Start as many ranks per node as GPUs the process sees (torchrun --nproc_per_node, Slurm "
                          "--ntasks-per-node), and take the device from LOCAL_RANK within CUDA_VISIBLE_DEVICES.",
-                         refusal=False, gpu_finding=True, said="a running program asked for a GPU it does not have")
+                         refusal=False, gpu_finding=True, said="a running program asked for a GPU it does not have",
+                         before_10_1=10)
 
 
 # cudaGetErrorString's texts of the errors a running program meets (a kernel's fault, the GPU's ECC or NVLink error):
@@ -189,7 +216,7 @@ _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
      Decoded("DRIVER_ERROR", "host", "CUDA error 802 (system not ready): on NVSwitch systems (HGX/DGX) the fabric "
              "manager is not running or has not finished training the fabric",
              "Start it on the host: `systemctl enable --now nvidia-fabricmanager` (same version as the driver), "
-             "then check `nvidia-smi -q | grep -i fabric`.")),
+             "then check `nvidia-smi -q | grep -i fabric`.", before_10_1=83)),
     (803, re.compile(r"cudaErrorSystemDriverMismatch|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|"
                      r"unsupported display driver / cuda driver combination", re.IGNORECASE),
      Decoded("DRIVER_ERROR", "image", "CUDA error 803: a forward-compatibility libcuda (cuda-compat package) in the "

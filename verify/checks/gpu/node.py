@@ -197,7 +197,7 @@ def why_no_gpu(facts: GpuFacts) -> tuple[str, str, Owner, str | None]:
     if error not in (None, NONE) and (cuda := _cuda_refused(facts)):
         text, decoded = cuda
         return (f"NVML does not initialise ({error}) and CUDA refused a program the GPU ({text[:200]})"
-                + (f": {decoded.cause}" if decoded else ": both roads to the GPU are refused, so the node's driver "
+                + (f": {decoded.cause_in(text)}" if decoded else ": both roads to the GPU are refused, so the node's driver "
                    "stack (the driver, or the runtime that hands its devices to containers) refuses its GPU"),
                 decoded.fix if decoded else _BOTH_REFUSED, "host", decoded.code if decoded else "DRIVER_ERROR")
     return (f"NVML does not initialise: {error if error not in (None, NONE) else 'no devices listed'}",

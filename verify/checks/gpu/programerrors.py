@@ -46,7 +46,7 @@ def judge_errors(errors: Sequence[Any], found: Findings, result: CheckResult,
         index = e.get("index") if isinstance(e.get("index"), int) else None
         where = f"torch device {index}" if index is not None else "a program on this node"
         found.add(FAIL if _fails(decoded) else WARN, decoded.code,
-                  f"{where} met a CUDA error: {decoded.cause} ({text.strip()[:200]})", decoded.fix, decoded.owner,
+                  f"{where} met a CUDA error: {decoded.cause_in(text)} ({text.strip()[:200]})", decoded.fix, decoded.owner,
                   None)
     return undecoded
 

@@ -52,7 +52,7 @@ def _refused(node: Node, result: CheckResult, found: Findings) -> None:
     if any(d.get("lost") for d in node.devices):
         result.details.append(f"CUDA does not initialise: {error or 'no error text'} (a lost GPU blocks it)")
     elif decoded:
-        found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause}{behind}", decoded.fix, decoded.owner)
+        found.add(FAIL, decoded.code, f"{decoded.said}: {decoded.cause_in(error)}{behind}", decoded.fix, decoded.owner)
     elif node.devices and hides_every_device(visible := facts.get("cuda_visible_devices")):
         # the process's own setting (a job's `export CUDA_VISIBLE_DEVICES=` before its first step): a healthy node
         # was drained for it. Where Slurm allocated GPUs its own value is Slurm's, and the prolog holds it the host's
@@ -181,7 +181,7 @@ def _kernels(node: Node, result: CheckResult, found: Findings, skip: set[int]) -
         elif k.get("error"):
             decoded = decode(k["error"])
             found.add(FAIL, decoded.code if decoded else "KERNEL_FAILED", f"{node.label(i)}: a kernel failed: "
-                      f"{decoded.cause if decoded else k['error']}", decoded.fix if decoded else
+                      f"{decoded.cause_in(k['error']) if decoded else k['error']}", decoded.fix if decoded else
                       "Drain the node and run `dcgmi diag -r 3`; check dmesg for Xid errors.",
                       decoded.owner if decoded else "host", dev.get("index"))
         elif (error := k.get("max_abs_error")) is None:    # ran, its figure unknown (DCGM's diag): not assessed

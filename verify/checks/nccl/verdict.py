@@ -38,6 +38,7 @@ from .collective import PROGRAMS, inconsistent, label, other_collective, plausib
 from .crash import crash_verdict, unplaced_verdict
 from .efa import efa_verdict
 from .hang import is_timeout
+from .hangvars import hang_said, hang_tip
 from .impliedworld import implied_world
 from .internalerr import INTERNAL, disagreement
 from .launchcfg import build_verdict, launch_verdict
@@ -87,15 +88,17 @@ def error_phase(error: str) -> str | None:
     return head if sep and head in (INIT, ALL_REDUCE) else None
 
 
-def timeout_advice(facts: NcclFacts) -> str:
-    """Advice for a hang, from what was seen: phase, world, network, /dev/shm, memlock."""
+def timeout_advice(facts: NcclFacts, settings: bool = True) -> str:
+    """Advice for a hang, from what was seen: the job's own settings that hang (unless the caller said them first:
+    `settings` False), phase, world, network, /dev/shm, memlock."""
     error, world = facts.get("error") or "", facts.get("world_size") or 0
     log = facts.get("nccl_log") or {}
-    tips = []
+    tips = [tip] if settings and (tip := hang_tip(facts)) else []
     if error_phase(error) == INIT:
         tips.append("The group never formed: check that every rank can reach MASTER_ADDR:MASTER_PORT, that all "
                     "ranks were started, and the firewall.")
-    multi_node = "RANK" in (facts.get("mode") or "") or facts.get("rank") is not None
+    # ranks all on one node (`nodes` 1) meet over P2P or SHM: NCCL's socket interface is no step of theirs
+    multi_node = ("RANK" in (facts.get("mode") or "") or facts.get("rank") is not None) and facts.get("nodes") != 1
     if multi_node and log.get("network") in (None, "Socket") and not (facts.get("nccl_env") or {}).get("NCCL_SOCKET_IFNAME"):
         interface = log.get("interface")
         tips.append(f"NCCL chose {'interface ' + interface if interface else 'its interface itself'}: "
@@ -317,7 +320,7 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         # out of memory under its own code; the gpu check's findings fail the collective (_cuda_failed), their owner's
         code = cuda.code if cuda.names_failure else _cuda_failed(cuda.gpu_finding, error)
         return result.verdict(FAIL, code,
-                              f"{over} failed on a CUDA error: {error}; {cuda.cause}",
+                              f"{over} failed on a CUDA error: {error}; {cuda.cause_in(' | '.join(said))}",
                               cuda.fix, cuda.owner)
     if full := (shmperm.shm_refused_verdict(said, over, result) or shm_full_verdict(facts, said, over, result)
                 or shmbus.bus_error_verdict(facts, said, over, result)
@@ -389,11 +392,13 @@ def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | Non
         # torch's watchdog in a job's own log, in any of its wordings (watchdog.py; this verify's runs record how their
         # group formed): a collective some rank never joined, and nothing recorded shows the node at fault; a node is
         # drained only on evidence
-        return result.verdict(FAIL, "NCCL_TIMEOUT", f"{over} in the job hung: {error}; nothing "
-                              "recorded shows the node at fault", "Find the rank that never joined it (torch's flight "
+        tip = hang_tip(facts)       # the job's own setting that hangs, first (hangvars.py)
+        return result.verdict(FAIL, "NCCL_TIMEOUT", f"{over} in the job hung: {error}{hang_said(facts)}; nothing "
+                              "recorded shows the node at fault", (f"{tip} If it still hangs: " if tip else "")
+                              + "Find the rank that never joined it (torch's flight "
                               "recorder: TORCH_NCCL_TRACE_BUFFER_SIZE; TORCH_NCCL_DESYNC_DEBUG=1) and read its own log; a "
                               "node at fault shows there or in its kernel log (Xids): run `verify` on that node. "
-                              + timeout_advice(facts), "job")
+                              + timeout_advice(facts, tip is None), "job")
     if is_timeout(error):
         remedy = timeout_advice(facts)
         return result.verdict(FAIL, "NCCL_TIMEOUT", f"{over} hung: {error}{shown}",

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 
 from ... import baselines
-from ...facts import TrainFacts, TrainRank
+from ...facts import TrainFacts, TrainFailure, TrainRank
 from ...figures import BOOL, COUNT, LIST, OBJECT, RANKS, STR, Figure, Holds, Kind, Required, Rule, Unique
 from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
@@ -191,6 +191,13 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _who(failure: TrainFailure) -> str:
+    """The failed process as the record names it: a rank or node it does not show is not said (a program's one
+    traceback names neither: "rank None" would be a word the output never printed)."""
+    rank = f"rank {failure.get('rank')}" if failure.get("rank") is not None else "a process"
+    return f"{rank} on node {failure.get('node') or '?'}"
+
+
 def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     """A rank that failed: the data path's by the loader's rules (job or image), the run's the host's, this tool's
     own bug the image's (never the node's)."""
@@ -198,10 +205,8 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     if not failures:
         return None
     first = failures[0]
-    where = f"rank {first.get('rank')} on node {first.get('node') or '?'}"
-    text = f"{where}, phase {first.get('phase')}: {first.get('type')}: {first.get('message')}"
-    result.details += [f"rank {f.get('rank')} ({f.get('node') or '?'}) {f.get('phase')}: {f.get('type')}: "
-                       f"{f.get('message')}"[:400] for f in failures]
+    text = f"{_who(first)}, phase {first.get('phase')}: {first.get('type')}: {first.get('message')}"
+    result.details += [f"{_who(f)} {f.get('phase')}: {f.get('type')}: {f.get('message')}"[:400] for f in failures]
     # /dev/shm's exhaustion shown (`shm_error`) is the container's whatever the phase; a worker the launcher reports
     # killed by a signal is judged by the signal (launcher.py), not as the loader's
     if first.get("shm_error"):
@@ -225,9 +230,9 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     # and owner, as in the gpu and nccl checks: a job's out of memory drains no node; one that is the gpu check's
     # finding (a kernel's fault, the GPU's ECC error, a GPU index the process lacks) fails the run (TRAIN_FAILED)
     # with the cause's owner
-    cuda = named_without_driver(f"{first.get('type')}: {first.get('message')}")
+    cuda = named_without_driver(said := f"{first.get('type')}: {first.get('message')}")
     if cuda:
-        return result.verdict(FAIL, "TRAIN_FAILED" if cuda.gpu_finding else cuda.code, f"the training run failed on a CUDA error: {text}"[:500] + f"; {cuda.cause}",
+        return result.verdict(FAIL, "TRAIN_FAILED" if cuda.gpu_finding else cuda.code, f"the training run failed on a CUDA error: {text}"[:500] + f"; {cuda.cause_in(said)}",
                               cuda.fix, cuda.owner)
     # a segfault in native code is the image's software stack, never a drain (launcher.py)
     if crash := launcher.native_crash(first):
