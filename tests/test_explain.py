@@ -1319,6 +1319,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "dgx-spark-pair-nccl-ib-hca-four-roce-ports-by-position-pairs-direct-connect-port-with-cluster-port-ibv-modify-qp-110-job":
         "translator: nccl fail NCCL_FAILED (job); verify explain: not recognised: a pull request's prose quoting "
         "NCCL's errors in backticks, not a pasted log",
+    # Batch 297: what decides it is not in the text.
+    "quadro-rtx-4000-550.78-unraid-immich-ml-cuda-failure-35-driver-insufficient-whitespace-before-container-variable-job":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); verify explain: fail DRIVER_TOO_OLD (host), as its facts: the "
+        "text shows error 35 alone",
 }
 
 

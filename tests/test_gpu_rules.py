@@ -1755,6 +1755,12 @@ KNOWN_MISMATCHES = {
         "translator: nccl fail NCCL_FAILED (job); verify: owner host: ibv_modify_qp's timeout (110) is read as the "
         "link's; that the job's NCCL_IB_HCA named two ports on other subnets (a direct-connect link, a 169.254 "
         "address) has no field (Port.addresses, NcclFacts.fabric_ip)",
+    # Batch 297: what decides it is not in the facts.
+    "quadro-rtx-4000-550.78-unraid-immich-ml-cuda-failure-35-driver-insufficient-whitespace-before-container-variable-job":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); verify: fail DRIVER_TOO_OLD (host): CUDA's error 35 (driver "
+        "insufficient) is the driver's by its words; that the 550.78 driver is the poster's prose and that a white "
+        "space before a container variable kept the driver's libraries out has no field (GpuFacts.container_env, "
+        "GpuFacts.driver_libraries)",
 }
 
 

@@ -203,9 +203,12 @@ RUNNING_STRINGS = ("an illegal memory access was encountered", "an illegal instr
 # each enough on their own; a bare number only after a word that makes it an error code (`Error 802`, `code=802`,
 # `returned 802`).
 _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
-    (None, re.compile(r"unsatisfied condition: cuda\s*>=", re.IGNORECASE),
-     Decoded("DRIVER_TOO_OLD", "host", "the NVIDIA Container Toolkit refused the container: the image's "
-             "NVIDIA_REQUIRE_CUDA asks for a newer CUDA than the host driver supports",
+    # nvidia-docker 1.0 said it its own way (`Error: unsupported CUDA version: driver 8.0 < image 9.0.176`, batch 297)
+    (None, re.compile(r"unsatisfied condition: cuda\s*>=|unsupported CUDA version: driver \d+(?:\.\d+)* < image "
+                      r"\d+(?:\.\d+)*", re.IGNORECASE),
+     Decoded("DRIVER_TOO_OLD", "host", "the NVIDIA Container Toolkit (nvidia-docker) refused the container: the "
+             "image's NVIDIA_REQUIRE_CUDA (nvidia-docker 1.0: its CUDA_VERSION) asks for a newer CUDA than the host "
+             "driver supports",
              "Update the host driver, or use an image built for an older CUDA (NVIDIA_DISABLE_REQUIRE=1 only "
              "where the image carries a forward-compatibility package that matches a data-centre GPU).")),
     (35, re.compile(r"cudaErrorInsufficientDriver|CUDA_ERROR_INSUFFICIENT_DRIVER|driver version is insufficient|"
