@@ -1323,6 +1323,14 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "quadro-rtx-4000-550.78-unraid-immich-ml-cuda-failure-35-driver-insufficient-whitespace-before-container-variable-job":
         "translator: gpu fail GPU_NOT_VISIBLE (job); verify explain: fail DRIVER_TOO_OLD (host), as its facts: the "
         "text shows error 35 alone",
+    # Batch 298: the rule kept, or what decides it is not in the text.
+    "ubuntu-18.04-driver-435.21-docker-19.03-gpus-1-nvidia-container-cli-1.2.0-detection-error-nvml-unknown-error-fixed-by-driver-440-host":
+        "translator: gpu fail DRIVER_ERROR (host); verify explain: skip GPU_NOT_VISIBLE: the text shows the hook's "
+        "NVML refusal alone (the 435.21 driver is the poster's prose), so no loaded driver is shown to have refused",
+    "slurm-21.08.5-vagrant-two-tesla-p100-srun-gpus-per-task-1-each-task-own-gpu-0-distinct-uuids-gres-cgroup-healthy":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); verify explain: fail FACTS_INVALID: two tasks' nvidia-smi "
+        "each list 'GPU 0' with another UUID, read as one record with index 0 twice; Slurm's per-task renumbering has "
+        "no field (GpuFacts.tasks)",
 }
 
 

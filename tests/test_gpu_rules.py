@@ -1761,6 +1761,11 @@ KNOWN_MISMATCHES = {
         "insufficient) is the driver's by its words; that the 550.78 driver is the poster's prose and that a white "
         "space before a container variable kept the driver's libraries out has no field (GpuFacts.container_env, "
         "GpuFacts.driver_libraries)",
+    # Batch 298: the rule kept (the code; the owner agrees).
+    "ubuntu-18.04-driver-435.21-docker-19.03-gpus-1-nvidia-container-cli-1.2.0-detection-error-nvml-unknown-error-fixed-by-driver-440-host":
+        "translator: gpu fail DRIVER_ERROR (host); verify: fail GPU_NOT_VISIBLE (host): the hook's 'detection error: "
+        "nvml error: unknown error' is NVML not initialising, GPU_NOT_VISIBLE as the corpus's other hook failures of "
+        "NVML; only the driver's own 'timed out' or 'rpc error' is DRIVER_ERROR; the drain is the same",
 }
 
 

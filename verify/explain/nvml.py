@@ -21,9 +21,10 @@ from .said import said
 # timed out`: the host's driver did not answer the hook, verify/checks/gpu/node.py)
 # (the toolkit's packages install the binary as `nvidia-container-cli.real` behind a wrapper: it names itself so; its
 # `device error: 1: unknown device`, a GPU the container asked for that the node lacks, is the job's request, read up
-# to the `\\n` docker's quoting puts after it; bounded: a hostile line of repeated prefixes stays linear)
+# to the `\\n` docker's quoting puts after it, as its `nvml error: unknown error` is (batch 298); bounded: a hostile
+# line of repeated prefixes stays linear)
 _CLI = r"nvidia-container-cli(?:\.real)?: "
-_REFUSED = guarded(re.compile(r"Failed to initialize NVML: [^\n]+|nvml error: [^\n]+|NVIDIA-SMI has failed because it "
+_REFUSED = guarded(re.compile(r"Failed to initialize NVML: [^\n]+|nvml error: [^\n\\]+|NVIDIA-SMI has failed because it "
                       r"couldn't communicate with the NVIDIA driver[^\n]*|" + _CLI + r"initialization error: "
                       r"load library failed: libnvidia-ml[^\n]*|" + _CLI + r"[\w ]*error: driver (?:rpc )?"
                       r"error: [^\n]*|" + _CLI + r"device error: [^\n\\]{0,200}?unknown device[^\n\\]{0,200}",
