@@ -1331,6 +1331,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); verify explain: fail FACTS_INVALID: two tasks' nvidia-smi "
         "each list 'GPU 0' with another UUID, read as one record with index 0 twice; Slurm's per-task renumbering has "
         "no field (GpuFacts.tasks)",
+    # Batch 299: no reader for a user's loss lines.
+    "blood-cell-counting-cpu-run-gpu-0-loss-nan-from-about-step-1000-moving-average-nan-reduce-learning-rate-job":
+        "translator: train warn TRAIN_LOSS_NOT_FINITE (job); verify explain: not recognised: a user's 'step N - loss "
+        "nan' lines have no reader nor field",
+    "g-nas-maintainer-single-rtx-4090-mmengine-search-epoch-1-loss-2.77-to-1.80-by-iter-650-lr-warmup-healthy":
+        "translator: train pass; verify explain: not recognised: mmengine's Epoch(train) lines have no reader nor "
+        "field",
 }
 
 

@@ -1766,6 +1766,14 @@ KNOWN_MISMATCHES = {
         "translator: gpu fail DRIVER_ERROR (host); verify: fail GPU_NOT_VISIBLE (host): the hook's 'detection error: "
         "nvml error: unknown error' is NVML not initialising, GPU_NOT_VISIBLE as the corpus's other hook failures of "
         "NVML; only the driver's own 'timed out' or 'rpc error' is DRIVER_ERROR; the drain is the same",
+    # Batch 299: what decides it is not in the facts (a user's own per-step losses).
+    "blood-cell-counting-cpu-run-gpu-0-loss-nan-from-about-step-1000-moving-average-nan-reduce-learning-rate-job":
+        "translator: train warn TRAIN_LOSS_NOT_FINITE (job); verify: nothing to judge: a user's own losses have no "
+        "field in the train facts (verify's own run: each rank's node, timings and step checksums required), so ranks "
+        "and world size stay null (TrainFacts.user_steps)",
+    "g-nas-maintainer-single-rtx-4090-mmengine-search-epoch-1-loss-2.77-to-1.80-by-iter-650-lr-warmup-healthy":
+        "translator: train pass; verify: nothing to judge: mmengine's per-iteration losses of a user's run have no "
+        "field in the train facts (TrainFacts.user_steps)",
 }
 
 

@@ -28,6 +28,11 @@ WORDS = re.compile(
     rf"|(?P<lib3>{_LIB}): undefined symbol: (?P<sym>\w+)"
     rf"|version `[\w.]+' not found \(required by [^)]{{0,4096}}?(?P<lib4>{_LIB})\)"
     r"|operator (?P<op>torchvision::\w+) does not exist"
+    # one installed package importing a name another installed package of a different release lacks (torch's
+    # inductor and triton: `cannot import name 'triton_key' from 'triton.compiler.compiler' (/usr/local/lib/
+    # python3.10/dist-packages/triton/compiler/compiler.py)`, batch 299): both sides under site-/dist-packages, the
+    # image's package set; a job's own module (any other path) is not this rule's
+    r"|cannot import name '(?P<name>\w+)' from '(?P<mod>[\w.]+)' \([^()\n]{0,300}/(?:site|dist)-packages/[^()\n]{0,300}\)"
     r"|Couldn't load custom C\+\+ ops"
     # the program the job starts, looked up on PATH and not there (no `/`: a path the job names is the job's own):
     # Slurm's `slurmstepd: error: execve(): torchrun: No such file or directory`, a shell's `torchrun: command not
@@ -58,7 +63,7 @@ _PROGRAM_GROUPS = ("cmd", "cmd2", "cmd3", "cmd4", "cmd5", "cmd6")
 # a word every match of WORDS holds (a library's `.so`, a missing program's words): a text with none is not searched
 # (its alternatives lead with classes the engine retries at every position; hunt97: 0.4 s on a 2 MB log)
 _WORDS_LITERALS = (".so", "torchvision::", "Couldn't load custom C++ ops", "execve(): ", "command not found",
-                   ": not found", "executable file", "enroot-switchroot")
+                   ": not found", "executable file", "enroot-switchroot", "cannot import name")
 
 
 def may_match(text: str) -> bool:
@@ -82,6 +87,10 @@ def image_fault(failure: Mapping[str, Any]) -> str | None:
     lib = found.group("lib") or found.group("lib2") or found.group("lib3") or found.group("lib4")
     if lib and _DRIVER_LIBS.match(lib.rsplit("/", 1)[-1]):
         return None
+    if found.group("name"):
+        return (f"an installed package imports {found.group('name')} from {found.group('mod')}, which the installed "
+                f"{found.group('mod').split('.')[0]} lacks: two packages of releases not made for each other, the "
+                "image's package set")
     if found.group("sym"):
         return (f"{lib} needs {found.group('sym')}, which the library the loader found first lacks: two versions of a "
                 "library in the environment (pip wheels, the image's own), the image's package set")
