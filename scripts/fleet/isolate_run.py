@@ -200,9 +200,10 @@ def run_round(number: int, pairs: list[tuple[str, str]], base: list[str], report
         # of hung pairs waited 30 s each and ran out the job's own time limit
         _stop_all([proc for (_, _, proc, _, _, _), status in zip(started, statuses, strict=True) if status is None],
                   grace_s=30.0)
-    except Interrupted:
-        # the runner was told to stop (scancel, the job's time limit: KillWait is 30 s): every step still running
-        # is stopped with it, never left behind holding its nodes; the round is not judged
+    except BaseException:
+        # the runner was told to stop (scancel, the job's time limit: KillWait is 30 s), or its own trouble stopped
+        # the round (a pair's log it could not open, a step srun could not start: EAGAIN, a folder gone stale):
+        # every step still running is stopped with it, never left behind holding its nodes; the round is not judged
         _stop_all([proc for _, _, proc, _, _, _ in started])
         raise
     finally:
@@ -251,6 +252,13 @@ def isolate(nodes: list[str], base: list[str], reports: Path, port: int, gpus: i
     except Interrupted as exc:
         # the finished rounds' evidence stands (a node named on it is named), but nothing is cleared: not final
         return dataclasses.replace(plan_done(nodes, results)[0], interrupted=str(exc.args[0]))
+    except OSError as exc:
+        # the runner's own trouble in a later round (a leftover folder where a round's report or log goes in a
+        # reused reports folder, a step srun could not start, NFS gone stale) stops the rounds as a signal does: the
+        # finished rounds' evidence stands and is written, a node named on it is named, nothing is cleared (it
+        # ended "isolate: [Errno 21] ...", exit 2, and the node round 1 saw fail was in no answer)
+        return dataclasses.replace(plan_done(nodes, results)[0],
+                                   interrupted=f"the runner's own error ({one_line(exc)[:160]})")
     return decision
 
 
