@@ -85,7 +85,10 @@ _OFI_REGISTER = plugreg.WARNED
 _GID_PROBE = re.compile(r"(?:NCCL WARN )?NET/IB ?: ?read failed in ncclIbRoceGetVersionNum: [^\n]*")
 # a WARN of NCCL's bootstrap or socket layer (`misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3`,
 # `bootstrap.cc:... NCCL WARN Bootstrap : ...`), quoted with or without its host:pid:tid prefix: the group never formed
-_INIT_WARN = re.compile(r"(?:misc/)?(?:socket|bootstrap)\.cc:\d+ (?:\(\w+\) )?NCCL WARN [^\n]*")
+# NCCL's own socket.cc, bootstrap.cc and socket transport (transport/net_socket.cc), never a net plugin's file whose
+# name ends so (Google's net_fastsocket.cc: `Cannot get incoming CPU.` beside its connection made, batch 300)
+_INIT_WARN = re.compile(r"(?<![\w.-])(?:misc/|(?:transport/)?net_)?(?:socket|bootstrap)\.cc:\d+ (?:\(\w+\) )?"
+                        r"NCCL WARN [^\n]*")
 # NCCL's SHM transport failing to create its segment, quoted without NCCL's tag (an issue's one line): NCCL's own
 # words, so that another program's full /dev/shm (a DataLoader's) is not read as NCCL's
 _SHM_ATTACH_FAILED = re.compile(r"(?:NCCL WARN )?Error while attaching to shared memory segment [^\n]*?\(size \d+\), error: [^\n]*?\(\d+\)")
@@ -447,8 +450,8 @@ def parse(text: str) -> dict[str, Any]:
     listed, on, gpu = ranks(text)
     gpu = gpu or torcharch.gpu_named(text)     # torch's warning above the log names the GPU where nccl-tests does not
     nodes = nodes if world else on
-    if nodes is None and oneproc.one_node(text):
-        nodes = 1                       # one process, several GPUs: one node (oneproc.py)
+    if nodes is None and (oneproc.one_node(text) or (world or listed) == 1):
+        nodes = 1                       # one process, several GPUs, or a communicator of one rank: one node
     return {"backend": "nccl", "nccl_version": version.group(1) if version else None, "sizes": None, "error": error,
             "world_size": world or listed, "nodes": nodes, "nccl_log": _with_comm_id(_with_connects(_one_host(_log(text), text), text), text),
             **({"device_name": gpu} if gpu else {}), **_listed(text), **_limit(text)}
