@@ -8,6 +8,7 @@ without its number; thermal, PCIe, NVLink rates) are said, not read; the agent's
 decide."""
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -28,11 +29,12 @@ NAMES = {3: "DCGM_FR_PCI_REPLAY_RATE", 5: "DCGM_FR_VOLATILE_SBE_DETECTED", 10: "
          104: "DCGM_FR_PCIE_REPLAY_VIOLATION", 109: "DCGM_FR_SXID_ERROR"}
 
 
-def codes(text: str) -> list[int]:
+@functools.lru_cache(maxsize=2)         # detect, parse and unread read one text in turn
+def codes(text: str) -> tuple[int, ...]:
     """The DCGM health codes the agent's hardware conditions carry, in the order first seen."""
     found = [int(m.group(1)) for line in text.splitlines() if _HARDWARE.search(line)
              for m in _CONDITION.finditer(line)]
-    return list(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))
 
 
 def detect(text: str) -> bool:

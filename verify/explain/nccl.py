@@ -395,8 +395,10 @@ def _with_comm_id(log: dict[str, Any], text: str) -> dict[str, Any]:
     return log
 
 
-# NCCL's prefix naming the host a line is from (`host:pid:tid [dev] NCCL INFO`; a hand-trimmed `host:pid [dev]`)
-_HOST = re.compile(r"(?<![\w.-])([\w.-]*[A-Za-z_][\w.-]*):\d+(?::\d+)? \[\d+\] NCCL (?:INFO|WARN) ")
+# NCCL's prefix naming the host a line is from (`host:pid:tid [dev] NCCL INFO`; a hand-trimmed `host:pid [dev]`):
+# ncclog's, its host a name (a letter in it), never a number that lost its host
+_HOST = re.compile(ncclog.PREFIX)
+_NAMED = re.compile(r"[A-Za-z_]")
 
 
 def _faulty(rows: dict[str, Any]) -> bool:
@@ -427,7 +429,7 @@ def _one_host(log: dict[str, Any], text: str) -> dict[str, Any]:
         host, said = _HOST.search(line), ncclog.message(line)
         if said is None:
             continue
-        if host is None:
+        if host is None or not _NAMED.search(host.group(1)):
             return log
         per_host.setdefault(host.group(1), []).append(said)
     if len(per_host) < 2:

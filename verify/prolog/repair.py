@@ -325,7 +325,6 @@ def foreign_reset(gpus: frozenset[str], report: dict[str, Any] | None,
             f"and record it, or reboot ({HOW})")
 
 
-
 def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[str, Any] | None,
                clock: Clock, sees_all: bool = True) -> list[dict[str, Any]]:
     """The held kernel-log events a GPU reset spent at the gate (kernlog.spent_before: any GPU's reset) that no reset
@@ -335,8 +334,9 @@ def unrepaired(spent: list[dict[str, Any]], resets: list[Reset], report: dict[st
     undrain (foreign_reset): NVIDIA's Xid catalog asks for the reset of the GPU the Xid names, and a reset of another
     board left an Xid 48 held by the breaker spent, the node back in service on no repair. An event on a bus id the
     report does not list, where it places every GPU it lists and every successful reset names one of them, is held
-    too: that GPU is gone from the node's view, and no reset of another board repaired it (hunt100). An event whose GPU the report cannot place (no bus id, no UUID,
-    no report) stays spent: any GPU's reset counts (the documented limit). Where the report may list only some of
+    too: that GPU is gone from the node's view, and no reset of another board repaired it (hunt100). An event whose
+    GPU the report cannot place (no bus id, no UUID, no report) stays spent: any GPU's reset counts (the documented
+    limit). Where the report may list only some of
     the node's GPUs (not `sees_all`: a job's step or batch script given some GPUs, whose device cgroup hides the
     others from NVML), a reset of a GPU it does not list is no other node's board: a step given GPUs 0-2 drained a
     node whose GPU 3 had its Xid 48 reset as the catalog asks (hunt100)."""

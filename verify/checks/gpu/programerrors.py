@@ -53,14 +53,15 @@ def judge_errors(errors: Sequence[Any], found: Findings, result: CheckResult,
 
 def _fails(decoded: Decoded) -> bool:
     """The GPU's fault (host), or the image's build refusing this GPU whatever the program does (a refusal): no run of
-    that build can work here. The job's errors (out of memory, its kernels' faults) warn."""
-    # 804's owner turns on the driver's facts (node.refusal), which this judge does not hold: it warns, as before
-    # a build without code for the GPU (no kernel image, torch's own `too old`, PTX newer than the driver's JIT) fails
-    # whether or not CUDA refused
+    that build can work here; or CUDA refusing the job any GPU. The job's other errors (out of memory, its kernels'
+    faults) warn."""
     # CUDA refusing the process any GPU (error 100: no device) leaves the program nothing to run on, as the same
     # refusal at initialisation does (verify explain reads a library's call failing so as that refusal: batch 298)
     if decoded is NO_DEVICE:
         return True
+    # 804's owner turns on the driver's facts (node.refusal), which this judge does not hold: it warns, as before
+    # a build without code for the GPU (no kernel image, torch's own `too old`, PTX newer than the driver's JIT) fails
+    # whether or not CUDA refused
     return decoded.owner == "host" or (decoded.owner == "image" and (decoded.refusal or decoded.code == "ARCH_NOT_IN_BUILD"
                                                                      or decoded is PTX_TOOLCHAIN)
                                        and decoded is not FORWARD_COMPAT)

@@ -11,7 +11,7 @@ Pure: facts in, words out; no verdict turns on it (a hang's owner is decided by 
 from __future__ import annotations
 
 from ...facts import NcclFacts
-from .transport import job_env
+from .transport import job_env, switched_on
 
 # variable -> what it does (NCCL's environment documentation), for the report
 HANGS = {"NCCL_P2P_USE_CUDA_MEMCPY": "P2P copies by cudaMemcpy from NCCL's proxy thread, a mode NCCL's maintainers "
@@ -21,7 +21,7 @@ HANGS = {"NCCL_P2P_USE_CUDA_MEMCPY": "P2P copies by cudaMemcpy from NCCL's proxy
 def hang_settings(facts: NcclFacts) -> list[str]:
     """The job's `NAME=value` settings of HANGS switched on (any value but empty or 0)."""
     env = job_env(facts)
-    return [f"{k}={env[k]}" for k in HANGS if str(env.get(k, "")).strip() not in ("", "0")]
+    return [f"{k}={env[k]}" for k in switched_on(env, HANGS)]
 
 
 def hang_said(facts: NcclFacts) -> str:

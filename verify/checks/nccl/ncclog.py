@@ -86,7 +86,8 @@ _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
 # NCCL's own prefix, `%s:%d:%d [%d] NCCL INFO` (hostname:pid:tid [cudaDev]): which process a line is from.
 # A guide's hand-trimmed copy may drop the tid (`gpuserver1:15326 [0] NCCL INFO ...`): still that host's process; a
 # prefix that lost its host instead (`::16674:17023 [0]`) names none (no `pid:tid` read as `host:pid`)
-_RANK = re.compile(r"(?<![\w.-])([\w.-]+):(\d+)(:\d+)? \[\d+\] NCCL (?:INFO|WARN) Using network (.*\S)\s*$")
+PREFIX = r"(?<![\w.-])([\w.-]+):(\d+)(:\d+)? \[\d+\] NCCL (?:INFO|WARN) "       # host, pid, :tid (explain/nccl.py too)
+_RANK = re.compile(PREFIX + r"Using network (.*\S)\s*$")
 MAX_PROOF = 8
 # aws-ofi-nccl's words for a failure (`... failed`, `Could not ...`, `Couldn't open AV`, `Unable to insert ...`)
 _OFI_FAILED = re.compile(r"[Ff]ail|[Cc]ould(?: not|n't)|\bUnable to\b")

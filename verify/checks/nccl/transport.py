@@ -3,6 +3,7 @@ unused, a memlock limit too low to register buffers, a fabric the container was 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ...codes import Owner
 from ...facts import NcclFacts, NcclLog
@@ -18,6 +19,11 @@ from .ofirdma import beyond_uverbs, ofi_rdma
 def job_env(facts: NcclFacts) -> dict[str, str]:
     """The job's NCCL_* variables: as recorded, else as NCCL's log says it read them (`... set by environment to`)."""
     return {**((facts.get("nccl_log") or {}).get("env") or {}), **(facts.get("nccl_env") or {})}
+
+
+def switched_on(env: dict[str, str], names: Iterable[str]) -> list[str]:
+    """Those of `names` the job set to anything but empty or 0 (a feature or mode switched on)."""
+    return [k for k in names if str(env.get(k, "")).strip() not in ("", "0")]
 
 
 def _quoted(log: NcclLog) -> str:

@@ -59,7 +59,7 @@ from .regcap import capacity_verdict
 from .settings import retry_budget_cut, setting_cause
 from .spawn import ALL_REDUCE, INIT
 from .straypeer import stray_verdict
-from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed
+from .transport import gdr_unused, job_env, memlock_low, net_fallback, not_passed, switched_on
 from .verbscall import verbs_call_without_errno
 
 SHM_LOW = 512 << 20          # below this NCCL's shared-memory transport is likely starved
@@ -268,7 +268,7 @@ def _internal(facts: NcclFacts, said: str, failed: str, error: str, result: Chec
     if not differ and not INTERNAL.search(said):
         return None
     env = job_env(facts)
-    opted = [k for k in OPT_IN if str(env.get(k, "")).strip() not in ("", "0")]
+    opted = switched_on(env, OPT_IN)
     if opted:
         return result.verdict(FAIL, "NCCL_FAILED", f"{failed}: {error}; NCCL's internal error under "
                               f"{', '.join(f'{k}={env[k]}' for k in opted)}, a feature the job switched on: the job's",
@@ -282,10 +282,9 @@ def _internal(facts: NcclFacts, said: str, failed: str, error: str, result: Chec
                           "the NCCL developers with the NCCL_DEBUG=INFO log if it stays.", "image")
 
 
-def _decided_first(facts: NcclFacts, error: str, said: list[str], result: CheckResult) -> CheckResult | None:
+def _decided_first(facts: NcclFacts, error: str, said: list[str], over: str, result: CheckResult) -> CheckResult | None:
     """What decides before anything NCCL said: wrong data, or the EFA lines that name the device or the network
     between instances (before NCCL's internal error: the code aws-ofi-nccl hands NCCL for them)."""
-    over = opname.over(facts, said)
     if WRONG_DATA.search(error):
         # nccl-tests' validation found wrong data (a collective other than all-reduce, or no per-size count): the
         # same evidence as wrong elements in the sweep
@@ -307,9 +306,9 @@ def _cuda_failed(gpu_finding: bool, error: str) -> str:
 def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) -> CheckResult:
     """A collective that failed or hung: where NCCL's log shows why it left the fabric, that cause owns it."""
     said = _said(facts, error)
-    if first := _decided_first(facts, error, said, result):
+    over = opname.over(facts, said)          # the failure's opening words, read once from the log (opname.py)
+    if first := _decided_first(facts, error, said, over, result):
         return first
-    over = opname.over(facts, said)
     if refused := (mnnvl_verdict(" | ".join(said), f"{over} failed", result)
                    or nvls_slots_verdict(" | ".join(said), over, error, result)):
         return refused          # before the CUDA catalog: 800 the job's (mnnvl.py), NVLS OOM the switches' (nvlssetup.py)
@@ -363,12 +362,12 @@ def _failed(facts: NcclFacts, error: str, found: Findings, result: CheckResult) 
         return result.verdict(FAIL, "NCCL_TIMEOUT" if is_timeout(error) else "NCCL_FAILED",
                               f"{over} {'hung' if is_timeout(error) else 'failed'}: {error}{why}",
                               remedy, whose)
-    return _unnamed(facts, said, error, cause, result)
+    return _unnamed(facts, said, error, cause, over, result)
 
 
-def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | None, result: CheckResult) -> CheckResult:
+def _unnamed(facts: NcclFacts, said: list[str], error: str, cause: Finding | None, over: str,
+             result: CheckResult) -> CheckResult:
     """No error of a known owner: the cause NCCL's log shows (a fall-back), NCCL's internal error, or no owner."""
-    over = opname.over(facts, said)
     shown = f"; NCCL's log shows the cause: {cause.text}" if cause else ""
     if not cause and (lost := casualty.peer_casualty(error)):
         # a peer's failure seen from this rank: the job's to read (nothing shows the node at fault: no drain)
