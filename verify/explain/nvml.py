@@ -66,8 +66,11 @@ _LOST_UUID = re.compile(r"\b(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\b[^\n]*?(?:ERR
 
 
 # the k8s device plugin's go-nvml binding, which names a GPU by its NVML index only (`error creating nvml.Device 5:
-# nvml: GPU is lost`; newer releases `error getting device handle for index '5': GPU is lost`): that GPU is lost
-_LOST_INDEX = guarded(re.compile(r"(?:\bnvml\.Device |device handle for index '?)(\d{1,3})'?: (?:nvml: )?GPU is lost"))
+# nvml: GPU is lost`; newer releases `error getting device handle for index '5': GPU is lost`): that GPU is lost;
+# `... for index '0': Unknown Error` (batch 305: the plugin panics at start) is the handle nvidia-smi's `Unable to
+# determine the device handle ...: Unknown Error` fails to get: that GPU does not answer
+_LOST_INDEX = guarded(re.compile(r"(?:\bnvml\.Device |device handle for index '?)(\d{1,3})'?: (?:nvml: )?"
+                                 r"(GPU is lost|Unknown Error)"))
 
 
 # Slurm's NVML GPU plugin (gpu_nvml.c) when a query of a job's GPU fails (`slurmstepd: error: NVML: Failed to get
@@ -123,8 +126,10 @@ def parse(text: str) -> dict[str, Any]:
         for m in _HANDLE.finditer(text)]
     lost += [{"index": None, "uuid": uuid, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST"}}
              for uuid in dict.fromkeys(m.group(1) for m in _LOST_UUID.finditer(text))]
-    lost += [{"index": index, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST"}}
-             for index in dict.fromkeys(int(m.group(1)) for m in _LOST_INDEX.finditer(text))]
+    by_index = {int(m.group(1)): m.group(2) for m in _LOST_INDEX.finditer(text)}
+    lost += [{"index": index, "lost": True,
+              "nvml_errors": {"handle": "GPU_IS_LOST" if said.lower() == "gpu is lost" else "Unknown Error"}}
+             for index, said in by_index.items()]
     lost += [{"index": None, "lost": True, "nvml_errors": {"handle": "GPU_IS_LOST" if name == "GpuIsLost" else
                                                             "Unknown Error"}} for name in _binding_lost(text)[:1]]
     if not lost and _SLURM_LOST.search(text):

@@ -203,8 +203,10 @@ RUNNING_STRINGS = ("an illegal memory access was encountered", "an illegal instr
 # each enough on their own; a bare number only after a word that makes it an error code (`Error 802`, `code=802`,
 # `returned 802`).
 _RULES: list[tuple[int | None, re.Pattern[str], Decoded]] = [
-    # nvidia-docker 1.0 said it its own way (`Error: unsupported CUDA version: driver 8.0 < image 9.0.176`, batch 297)
-    (None, re.compile(r"unsatisfied condition: cuda\s*>=|unsupported CUDA version: driver \d+(?:\.\d+)* < image "
+    # nvidia-docker 1.0 said it its own way (`Error: unsupported CUDA version: driver 8.0 < image 9.0.176`, batch 297);
+    # the toolkit names the last condition of NVIDIA_REQUIRE_CUDA it tried: `cuda>=10.0 brand=tesla,driver>=384,
+    # driver<385` on a 390 driver fails as `driver < 385` (batch 305), the same refusal of a driver too old
+    (None, re.compile(r"unsatisfied condition: (?:cuda|driver|brand)\s*(?:[<>]=?|=)|unsupported CUDA version: driver \d+(?:\.\d+)* < image "
                       r"\d+(?:\.\d+)*", re.IGNORECASE),
      Decoded("DRIVER_TOO_OLD", "host", "the NVIDIA Container Toolkit (nvidia-docker) refused the container: the "
              "image's NVIDIA_REQUIRE_CUDA (nvidia-docker 1.0: its CUDA_VERSION) asks for a newer CUDA than the host "
