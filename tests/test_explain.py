@@ -1338,6 +1338,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "g-nas-maintainer-single-rtx-4090-mmengine-search-epoch-1-loss-2.77-to-1.80-by-iter-650-lr-warmup-healthy":
         "translator: train pass; verify explain: not recognised: mmengine's Epoch(train) lines have no reader nor "
         "field",
+    # Batch 303: the image's NCCL build is the post's prose.
+    "rtx5090-sm120-ray-torchtrainer-nccl-2.26.2-built-cuda-12.2-no-sm120-kernels-xid13-out-of-range-xid43-raytrainw-image":
+        "translator: gpu warn XID_ERROR (image); verify explain: warn XID_ERROR (job): the kernel's Xid 13 and 43 "
+        "lines name no library; the NCCL build without sm_120 kernels is the blog post's account",
 }
 
 

@@ -1774,6 +1774,11 @@ KNOWN_MISMATCHES = {
     "g-nas-maintainer-single-rtx-4090-mmengine-search-epoch-1-loss-2.77-to-1.80-by-iter-650-lr-warmup-healthy":
         "translator: train pass; verify: nothing to judge: mmengine's per-iteration losses of a user's run have no "
         "field in the train facts (TrainFacts.user_steps)",
+    # Batch 303: what decides it is not in the facts (the image's NCCL build, the post's prose).
+    "rtx5090-sm120-ray-torchtrainer-nccl-2.26.2-built-cuda-12.2-no-sm120-kernels-xid13-out-of-range-xid43-raytrainw-image":
+        "translator: gpu warn XID_ERROR (image); verify: warn XID_ERROR (job): Xid 13 and 43 alone are an "
+        "application's fault; that the image's NCCL 2.26.2 was built with CUDA 12.2 and holds no sm_120 kernels is "
+        "the blog post's account, no field carries an NCCL build's architectures (NcclFacts.build_archs)",
 }
 
 
