@@ -1342,6 +1342,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "rtx5090-sm120-ray-torchtrainer-nccl-2.26.2-built-cuda-12.2-no-sm120-kernels-xid13-out-of-range-xid43-raytrainw-image":
         "translator: gpu warn XID_ERROR (image); verify explain: warn XID_ERROR (job): the kernel's Xid 13 and 43 "
         "lines name no library; the NCCL build without sm_120 kernels is the blog post's account",
+    # Batch 301: the rule kept (the owner).
+    "polaris-a100-4x4-slingshot-cxi-nccl-2.28.3-self-built-aws-ofi-nccl-1.21.1-no-eligible-providers-failed-to-initialize-any-net-plugin-image":
+        "translator: nccl fail NCCL_FAILED (image); verify explain: fail NCCL_FAILED (job): a plugin finding no "
+        "provider before net.cc's no-network WARN is the job's NCCL_NET or container by netinit.py's rule; that the "
+        "site's plugin works on the same nodes is the post's prose",
 }
 
 

@@ -1779,6 +1779,12 @@ KNOWN_MISMATCHES = {
         "translator: gpu warn XID_ERROR (image); verify: warn XID_ERROR (job): Xid 13 and 43 alone are an "
         "application's fault; that the image's NCCL 2.26.2 was built with CUDA 12.2 and holds no sm_120 kernels is "
         "the blog post's account, no field carries an NCCL build's architectures (NcclFacts.build_archs)",
+    # Batch 301: the rule kept (the owner; status and code agree).
+    "polaris-a100-4x4-slingshot-cxi-nccl-2.28.3-self-built-aws-ofi-nccl-1.21.1-no-eligible-providers-failed-to-initialize-any-net-plugin-image":
+        "translator: nccl fail NCCL_FAILED (image); verify: fail NCCL_FAILED (job): a loaded net plugin that finds no "
+        "provider and leaves NCCL no network is the job's NCCL_NET or container by netinit.py's rule (the container "
+        "not given the fabric's devices reads the same); that the site's older plugin drives the same nodes' cxi NICs "
+        "is the post's account, which no field carries (NcclFacts.plugin_build)",
 }
 
 

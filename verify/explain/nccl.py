@@ -16,7 +16,7 @@ from ..checks.nccl.transport import gdr_summary
 from ..shared.rdma import IB_ASYNC_ERROR, IB_COMPLETION
 from ..shared.shmem import NCCL_SHM_ATTACH, NCCL_SHM_FULL
 from . import cuda, customar, dupgpu, ib, mpiexit, ncclalloc, ncclretry, oneproc, proxysock, setlimit, teardown, torcharch
-from .ncclwarns import closing_run, own_lines
+from .ncclwarns import closing_run, no_network_failed, own_lines
 from .said import printed
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
@@ -305,8 +305,9 @@ def _error(text: str) -> str | None:
         return f"{phase}: {warned_cuda.group(0).strip()[:300]}"
     if warned := _INIT_WARN.search(text):
         return f"init: {warned.group(0).strip()[:300]}"
-    if retried := ncclretry.gave_up(text):
-        return f"init: {retried}"
+    # NCCL starting no network, or giving up its connect retries: the init failed there
+    if stopped := no_network_failed(text, _RETURN, _CLOSING) or (f"init: {r}" if (r := ncclretry.gave_up(text)) else None):
+        return stopped
     traces = list(dict.fromkeys(text[m.start(1):m.end()] for m in _TRACE.finditer(text)))
     # a trace elsewhere need not end the job: only a failed bootstrap is read, and not one closing at an abort
     if not any(_INIT.search(t) for t in traces) or teardown.at_teardown(text, _TRACE) or teardown.went_past(text, _TRACE):

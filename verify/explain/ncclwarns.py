@@ -8,6 +8,11 @@ from __future__ import annotations
 import re
 
 from ..checks.nccl import ncclog
+from .said import printed
+
+# net.cc's WARN that NCCL could start no network (checks/nccl/netinit.NO_NETWORK, as NCCL itself logs it)
+_NO_NETWORK_WARN = re.compile(r"NCCL WARN (?:Failed to initiali[sz]e any NET plugin|Error: network \S+ not found)[^\n]*",
+                              re.IGNORECASE)
 
 
 def closing_run(text: str, warns: list[re.Match[str]], returns: re.Pattern[str]) -> tuple[re.Match[str], list[str]] | None:
@@ -40,3 +45,15 @@ def own_lines(after: str, warn: str) -> str:
         return after
     return "\n".join(line for line in after.splitlines()
                      if not (other := _PROCESS.search(line)) or other.group(1) == own.group(1))
+
+
+def no_network_failed(text: str, returns: re.Pattern[str], closing: re.Pattern[str]) -> str | None:
+    """NCCL saying it could start no network it may use, where NCCL logged nothing after it but failing returns: it
+    returns ncclInvalidUsage (checks/nccl/netinit.py), the failure whether or not the program's error made it into the
+    paste (batch 301: aws-ofi-nccl found no provider). One NCCL went on past (`Using network Socket`) is none."""
+    if not (said := printed(_NO_NETWORK_WARN, text)):
+        return None
+    after = [m for m in map(ncclog.message, text[said.end():].splitlines()) if m and not closing.match(m)]
+    if any(not ((r := returns.match(m)) and r.group(1) != "0") for m in after):
+        return None
+    return f"init: {said.group(0).strip()[:300]}"
