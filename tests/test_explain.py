@@ -1347,6 +1347,13 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: nccl fail NCCL_FAILED (image); verify explain: fail NCCL_FAILED (job): a plugin finding no "
         "provider before net.cc's no-network WARN is the job's NCCL_NET or container by netinit.py's rule; that the "
         "site's plugin works on the same nodes is the post's prose",
+    # Batch 307: the rule kept (the code), and the poster's prose.
+    "h100-moc-rhelai-2x1-roce-mlx5-5-nccl-2.26.2-dma-buf-available-gdr-0-no-gdrdma-all-reduce-15-gbs-on-400g-host":
+        "translator: nccl warn FABRIC_GDR_OFF (host); verify explain: fail BANDWIDTH_LOW (host): the figure fails on "
+        "its own, GPUDirect RDMA off is the warning beside it",
+    "rtx-a6000-2x2-nccl-tests-nccl-socket-ifname-enp6s0-on-both-hosts-other-names-enp4s0-common-cu-959-internal-error-job":
+        "translator: nccl fail NCCL_FAILED (job); verify explain: fail NCCL_FAILED (image): the excerpt is "
+        "nccl-tests' internal error alone; the interface names are the thread's prose",
 }
 
 

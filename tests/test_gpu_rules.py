@@ -1785,6 +1785,15 @@ KNOWN_MISMATCHES = {
         "provider and leaves NCCL no network is the job's NCCL_NET or container by netinit.py's rule (the container "
         "not given the fabric's devices reads the same); that the site's older plugin drives the same nodes' cxi NICs "
         "is the post's account, which no field carries (NcclFacts.plugin_build)",
+    # Batch 307: the rule kept (the code; the owner agrees), and what decides one is the poster's prose.
+    "h100-moc-rhelai-2x1-roce-mlx5-5-nccl-2.26.2-dma-buf-available-gdr-0-no-gdrdma-all-reduce-15-gbs-on-400g-host":
+        "translator: nccl warn FABRIC_GDR_OFF (host); verify: fail BANDWIDTH_LOW (host): a busbw of 0.38x the "
+        "inter-node baseline fails on its own figure, and the GPUDirect RDMA finding beside it is a warning; the node "
+        "is the host's either way",
+    "rtx-a6000-2x2-nccl-tests-nccl-socket-ifname-enp6s0-on-both-hosts-other-names-enp4s0-common-cu-959-internal-error-job":
+        "translator: nccl fail NCCL_FAILED (job); verify: fail NCCL_FAILED (image): nccl-tests' bare internal error "
+        "is NCCL's own; that NCCL_SOCKET_IFNAME names an interface one host lacks is the thread's prose, no field "
+        "carries another host's interface names (NcclFacts.rank_interfaces)",
 }
 
 
