@@ -1,4 +1,4 @@
-"""Batches 299 and 300 (translated by helpers who had not read the judges). Batch 299: an installed package importing a
+"""Batches 299, 300 and 308 (translated by helpers who had not read the judges). Batch 299: an installed package importing a
 name another installed package lacks (torch's inductor and a triton of another release: `ImportError: cannot import
 name 'triton_key' from 'triton.compiler.compiler' (/usr/local/lib/python3.10/dist-packages/...)`, coreweave/ml-
 containers) is the image's package set (FACTS.md: a failure whose words name a library the image's packages should
@@ -59,3 +59,15 @@ def test_a_net_plugin_s_own_socket_file_warning_is_not_nccl_s_bootstrap_failing(
     assert explained(text, "nccl.log").status != "fail"
     own = "h1:4024:4048 [0] misc/socket.cc:765 NCCL WARN Net : Connect to 10.0.0.2<34567> failed : Connection refused\n"
     assert explained(own, "nccl.log").status == "fail"
+
+
+def test_torchvision_built_for_another_cuda_than_torch_is_the_image_s() -> None:
+    """Batch 308: torchvision's start-up check (extension._check_cuda_version) refusing a wheel of another CUDA."""
+    message = ("Detected that PyTorch and torchvision were compiled with different CUDA versions. PyTorch has CUDA "
+               "Version=11.7 and torchvision has CUDA Version=11.8. Please reinstall the torchvision that matches your "
+               "PyTorch install.")
+    why = image_fault({"type": "RuntimeError", "message": message})
+    assert why is not None and "CUDA" in why
+    r = explained(f"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nRuntimeError: {message}\n",
+                  "train.log")
+    assert (r.status, r.owner) == ("fail", "image"), r.summary

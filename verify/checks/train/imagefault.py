@@ -6,7 +6,7 @@ node can cause:
   `Could not load library libX.so`, `libtorch_cuda.so: undefined symbol: ncclMemFree` (two NCCL wheels, the older
   one first), `version `GLIBCXX_3.4.30' not found (required by ...so)`;
 - torchvision's C++ ops missing from this torch (a wheel built for another torch): `operator torchvision::nms does
-  not exist`, `Couldn't load custom C++ ops`;
+  not exist`, `Couldn't load custom C++ ops`; or built for another CUDA (`... compiled with different CUDA versions`);
 - the program the job starts not on PATH (`execve(): torchrun: No such file or directory`, `command not found`).
 The driver's own libraries (libcuda, libnvidia-ml) are the host's (the container toolkit mounts them) and are not
 read here; a CUDA error the catalog names is judged before this (verify/checks/train/verdict.py)."""
@@ -34,6 +34,9 @@ WORDS = re.compile(
     # image's package set; a job's own module (any other path) is not this rule's
     r"|cannot import name '(?P<name>\w+)' from '(?P<mod>[\w.]+)' \([^()\n]{0,300}/(?:site|dist)-packages/[^()\n]{0,300}\)"
     r"|Couldn't load custom C\+\+ ops"
+    # torchvision's own start-up check (extension._check_cuda_version): its wheel built for another CUDA than torch's
+    # (batch 308: `PyTorch has CUDA Version=11.7 and torchvision has CUDA Version=11.8`), TORCHVISION_CUDA_MISMATCH's
+    r"|(?P<tvcuda>PyTorch and torchvision were compiled with different CUDA versions)"
     # the program the job starts, looked up on PATH and not there (no `/`: a path the job names is the job's own):
     # Slurm's `slurmstepd: error: execve(): torchrun: No such file or directory`, a shell's `torchrun: command not
     # found`, an OCI runtime's `exec: "torchrun": executable file not found in $PATH` (batch 259); zsh's `zsh: command
@@ -63,7 +66,8 @@ _PROGRAM_GROUPS = ("cmd", "cmd2", "cmd3", "cmd4", "cmd5", "cmd6")
 # a word every match of WORDS holds (a library's `.so`, a missing program's words): a text with none is not searched
 # (its alternatives lead with classes the engine retries at every position; hunt97: 0.4 s on a 2 MB log)
 _WORDS_LITERALS = (".so", "torchvision::", "Couldn't load custom C++ ops", "execve(): ", "command not found",
-                   ": not found", "executable file", "enroot-switchroot", "cannot import name")
+                   ": not found", "executable file", "enroot-switchroot", "cannot import name",
+                   "torchvision were compiled")
 
 
 def may_match(text: str) -> bool:
@@ -96,6 +100,9 @@ def image_fault(failure: Mapping[str, Any]) -> str | None:
                 "library in the environment (pip wheels, the image's own), the image's package set")
     if lib:
         return f"{lib} could not be loaded: a library the image's packages need is missing or of another version"
+    if found.group("tvcuda"):
+        return ("torch and torchvision were built for different CUDA versions (TORCHVISION_CUDA_MISMATCH's cause): two "
+                "wheels not made for each other, the image's package set")
     return ("torchvision's C++ operators are not in this torch: a torchvision built for another torch version "
             "(TORCHVISION_MISMATCH's cause), the image's package set")
 
