@@ -1358,6 +1358,11 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "nvcr-pytorch-21.10-py3-ipc-host-mlperf-ssd-openimages-epoch-4-loss-0.58-data-0.0002s-ran-to-completion-on-relaunch-healthy":
         "translator: train pass; verify explain: not recognised: the torchvision detection reference's 'Epoch: [4] "
         "[9040/9143] ... loss:' lines have no reader nor field",
+    # Batch 306: the hang is the poster's prose.
+    "rtx-pro-6000-blackwell-ws-x2-phb-gen5-x8-595.71.05-nccl-2.30.4-first-allreduce-hangs-over-p2p-shm-completes-gpus-wedged-host":
+        "translator: nccl fail NCCL_TIMEOUT (host; its facts agree); verify explain: warn HEALTH_NOT_ASSESSED (host): "
+        "the excerpt is the topology matrix, the SHM run that completed and the GPUs' state after it; the P2P "
+        "all-reduce that hung is the poster's words, in no printed line",
 }
 
 
