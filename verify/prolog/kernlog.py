@@ -28,7 +28,6 @@ from typing import Any
 from .. import strictjson
 from ..shared import clockskew
 from . import kernfit, kernformat, statefile, xid
-from .kernformat import MONO as _MONO
 from .kernformat import message as _message
 
 TIMEOUT_S = 20.0
@@ -450,13 +449,16 @@ def _trim(held: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _short(line: str) -> str:
-    """A held line at most about LINE_MAX long: its stamp and LINE_MAX characters from the driver's own words on."""
+    """A held line at most about LINE_MAX long: its stamp and LINE_MAX characters from the driver's own words on. The
+    stamp in either format (kernformat.stamp): a wall-stamped line cut without its stamp was aged from when it was
+    first read, not logged (a watched Xid from past the lookback counted towards "3 on one device"), and a deferred
+    one from the future was read at once (hunt102)."""
     if len(line) <= LINE_MAX:
         return line
-    stamp = _MONO.match(line)
+    stamp = kernformat.stamp(line)
     words = [i for i in (line.find("NVRM:"), line.find("nvidia-nvswitch")) if i >= 0]
     start = min(words) if words else 0
-    return (stamp.group(0) + " " if stamp and start else "") + line[start:start + LINE_MAX]
+    return (stamp + " " if stamp and start else "") + line[start:start + LINE_MAX]
 
 
 def ahead(stamp: float | None, clock: Clock) -> bool:

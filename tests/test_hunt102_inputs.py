@@ -1,0 +1,191 @@
+"""Issue 36, a hundred-and-second hunt through the public interfaces: classes 1 (our settings) and 4 (kernel-log
+evidence).
+
+Found:
+- Class 1, an empty knob in slurmd's environment put the default over the operator's settings file (medium: the
+  operator's breaker, hang count or metrics folder silently not applied). "An empty knob is unset" (the shell's
+  ${X:-default}), but an unset variable lets the state folder's `settings` file speak, and an empty one did not: a
+  systemd drop-in's `Environment=TORCHIMAGES_BREAKER=` over a file's `TORCHIMAGES_BREAKER=0` (drain nothing during a
+  roll-out) ran on 0.10 and drained, said only as "its default holds". Repro: settings `TORCHIMAGES_BREAKER=0`,
+  slurmd's `TORCHIMAGES_BREAKER=`, a lost GPU: `DRAINED n1`. Fix (verify/prolog/settings.py pick, blank_over_file):
+  an empty variable gives way to the file's value, said in one line.
+- Class 1, the trace of a run that could not parse went nowhere where TORCHIMAGES_STATE_DIR was empty or relative
+  (medium: silent loss of the trace). The run itself reads such a knob as a bad one whose default holds
+  (/var/lib/torchimages); the trace (cli._trace) read it as given, and a blank or relative folder is no place for
+  a history, so a `--bugdet 3` typo in slurm.conf left no not-assessed event and no metrics for node_exporter. Repro:
+  `TORCHIMAGES_STATE_DIR=' '` (or `state`) in slurmd's environment, `--bugdet 3`: no history line. Fix
+  (verify/prolog/cli.py trace_state): the folder the run would have used; an empty TORCHIMAGES_METRICS_DIR is unset
+  there too (the settings file's is salvaged).
+- Class 4, a wall-stamped kernel-log line longer than a held line's bound lost its stamp when kept (high: a healthy
+  node drained on evidence outside the lookback, or from the future). kernlog._short kept only the kernel's
+  `[ 1234.5]` stamp ahead of the driver's words, so a long `2026-12-02T10:00:00+00:00 host kernel: NVRM: Xid ...`
+  line (journalctl -o short-iso, dmesg --time-format iso) was held stampless: a watched Xid 94 logged 23 h before the
+  first read was aged from that read, and two more two hours later made "3 on one device within the lookback"
+  (XID_REPEATED) of Xids 25 h apart; and a drain-worthy line stamped an hour ahead (a clock stepped back) was deferred
+  stampless and read as evidence on the next run, the clock still behind it. Fix (verify/prolog/kernformat.py stamp):
+  a cut line keeps its stamp in either format.
+
+Practices: Slurm's Prolog= semantics (a setting of ours never drains and always leaves a trace); NVIDIA's Xid catalog
+("3 on one device within the lookback"); evidence from the future is refused until its time has come.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, history_events, install_fake
+from verify.prolog import cli, history, kernlog, xid
+
+pytestmark = pytest.mark.unit
+
+LOST = {"name": "gpu", "status": "fail", "code": "GPU_LOST", "owner": "host", "summary": "GPU 3 lost", "metrics": {}}
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
+    return install_fake(monkeypatch)
+
+
+def _operators_settings(state: Path, text: str) -> None:
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "settings").write_text(text)
+    state.chmod(0o755)
+    (state / "settings").chmod(0o644)
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_slurm_prolog_semantics_an_empty_knob_leaves_the_settings_file_s_value(tmp_path: Path, fake: Any,
+                                                                               monkeypatch: pytest.MonkeyPatch,
+                                                                               capsys: pytest.CaptureFixture[str],
+                                                                               blank: str) -> None:
+    """The operator's file says drain nothing (TORCHIMAGES_BREAKER=0); slurmd's environment gives the knob empty, which
+    is unset: the file's 0 holds (not drained, exit 0 under Prolog=), and the empty variable is said."""
+    state = tmp_path / "state"
+    _operators_settings(state, "TORCHIMAGES_BREAKER=0\n")
+    _verify_writes(monkeypatch, json.dumps(_report(LOST)).encode())
+    rc = cli.main(["--state-dir", str(state), "--no-kernel-log"], {**PROLOG_ENV, "TORCHIMAGES_BREAKER": blank})
+    assert rc == 0 and fake.nodes["n1"] == ("idle", "none")
+    assert ("drain-refused", "GPU_LOST") in history_events(tmp_path)
+    assert "TORCHIMAGES_BREAKER is empty: read as unset" in capsys.readouterr().err
+
+
+def test_an_empty_knob_without_the_file_s_value_keeps_its_default(tmp_path: Path, fake: Any,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """No settings file: an empty TORCHIMAGES_BREAKER is the default 0.10 (one of four nodes may drain), said so."""
+    _verify_writes(monkeypatch, json.dumps(_report(LOST)).encode())
+    cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], {**PROLOG_ENV, "TORCHIMAGES_BREAKER": ""})
+    assert fake.nodes["n1"][0] == "drained"
+    assert "TORCHIMAGES_BREAKER is empty: read as unset, its default holds (0.1)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("knob", [" ", "state", "./var/torchimages"])
+def test_slurm_prolog_semantics_a_typo_s_trace_goes_where_the_run_keeps_its_history(tmp_path: Path, fake: Any,
+                                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                                    knob: str) -> None:
+    """A misspelt option (CONFIG_ERROR, exit 0 under Prolog=) beside an empty or relative TORCHIMAGES_STATE_DIR (a bad
+    knob whose default holds): its not-assessed event is in the default folder's history, as the run's would be, and
+    its metrics where that folder's settings file names them."""
+    default = tmp_path / "default"
+    monkeypatch.setattr(cli, "DEFAULT_STATE_DIR", str(default))
+    _operators_settings(default, f"TORCHIMAGES_METRICS_DIR={tmp_path / 'metrics'}\n")
+    monkeypatch.chdir(tmp_path)
+    rc = cli.main(["--bugdet", "3", "--no-kernel-log"], {**PROLOG_ENV, "TORCHIMAGES_STATE_DIR": knob})
+    assert rc == 0
+    assert [(e["event"], e["code"]) for e in history.read(str(default), "n1").events] == \
+        [("not-assessed", "CONFIG_ERROR")]
+    assert 'code="CONFIG_ERROR"' in (tmp_path / "metrics" / "torchimages_n1.prom").read_text()
+    assert not (tmp_path / knob.strip() / "history").exists() if knob.strip() else True
+
+
+def test_a_typo_s_trace_with_an_empty_metrics_knob_salvages_the_file_s_folder(tmp_path: Path, fake: Any,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty TORCHIMAGES_METRICS_DIR is unset for the trace too: the settings file's folder gets the CONFIG_ERROR,
+    never node_exporter left showing the last pass."""
+    state = tmp_path / "state"
+    _operators_settings(state, f"TORCHIMAGES_METRICS_DIR={tmp_path / 'metrics'}\n")
+    cli.main(["--bugdet", "3", "--state-dir", str(state)], {**PROLOG_ENV, "TORCHIMAGES_METRICS_DIR": " "})
+    assert 'code="CONFIG_ERROR"' in (tmp_path / "metrics" / "torchimages_n1.prom").read_text()
+
+
+def test_make_undrain_s_relative_state_folder_keeps_its_crash_s_trace(tmp_path: Path, fake: Any,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make undrain STATE_DIR=state` reads a relative folder from where it runs: its own crash's trace goes there
+    (it went nowhere: a relative folder was no place for it)."""
+    def crash(*args: Any) -> int:
+        raise RuntimeError("boom")
+    monkeypatch.setattr(cli, "_run", crash)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--revalidate", "--node", "n1", "--state-dir", "state"], {}) == 3
+    assert history_events(tmp_path) == [("not-assessed", "PROLOG_CRASHED")]
+
+
+# ---- class 4: a long wall-stamped kernel-log line keeps its stamp ----
+
+NOW = 1_800_000_000.0
+BOOTED = NOW - 10 * 86400
+PAD = " x" * 600            # past kernlog.LINE_MAX: the line is kept cut
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+
+
+def _xid(t: float, code: int = 94, words: str = "Contained ECC error.") -> str:
+    return f"{_iso(t)} host kernel: NVRM: Xid (PCI:0000:3b:00): {code}, pid=1, {words}{PAD}"
+
+
+def _clock(now: float) -> kernlog.Clock:
+    return kernlog.Clock("boot-a", now - BOOTED, BOOTED, now)
+
+
+def test_nvidia_xid_catalog_a_long_watched_xid_ages_by_its_own_stamp():
+    """A watched Xid 94 logged 23 h before the first read, then two more two hours later: 25 h apart is not "3 on
+    one device within the lookback" (24 h), however long its line."""
+    state, _ = kernlog.advance(kernlog.State("boot-a"), [_xid(NOW - 23 * 3600)], _clock(NOW), 24 * 3600.0)
+    assert kernlog.wall(state.held[0]["line"]) == NOW - 23 * 3600       # cut, but stamped
+    later = NOW + 2 * 3600
+    state, found = kernlog.advance(state, [_xid(NOW - 23 * 3600), _xid(later - 60), _xid(later - 30)],
+                                   _clock(later), 24 * 3600.0)
+    assert xid.judge(found) is None and len(state.held) == 2
+
+
+def test_evidence_from_the_future_a_long_deferred_line_waits_for_its_time():
+    """An Xid 79 stamped an hour ahead (the clock stepped back since) is deferred with its stamp: the next run a
+    minute later still waits; once the clock has caught up it drains."""
+    line = _xid(NOW + 3600, 79, "GPU has fallen off the bus.")
+    state, found = kernlog.advance(kernlog.State("boot-a"), [line], _clock(NOW), 86400.0)
+    assert xid.judge(found) is None and kernlog.wall(state.deferred[0]) == NOW + 3600
+    state, found = kernlog.advance(state, [line], _clock(NOW + 60), 86400.0)
+    assert xid.judge(found) is None
+    state, found = kernlog.advance(state, [line], _clock(NOW + 3700), 86400.0)
+    assert xid.judge(found) is not None and xid.judge(found)[0] == "XID_HISTORY"    # type: ignore[index]
+
+
+def test_nvidia_xid_catalog_three_long_watched_xids_within_the_lookback_drain_through_the_prolog(
+        tmp_path: Path, fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the prolog (Prolog=, a passing report): the first long Xid 94, 23 h old, ages out before the next two,
+    so the node passes; a third within the hour drains it (the stamp is read, the count still made)."""
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    t0 = time.time() - 3 * 3600         # the runs' clock: the last run is now
+    state, lines = tmp_path / "state", [_xid(t0 - 23 * 3600)]
+
+    def run(now: float) -> int:
+        clock = kernlog.Clock("boot-a", now - (t0 - 86400), t0 - 86400, now)
+        monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: clock)
+        monkeypatch.setattr(kernlog, "read", lambda timeout, seen=list(lines): kernlog.KernelLog(seen, "journalctl"))
+        return cli.main(["--state-dir", str(state), "--lookback", "24"], dict(PROLOG_ENV))
+
+    assert run(t0) == 0
+    lines += [_xid(t0 + 2 * 3600 - 60), _xid(t0 + 2 * 3600 - 30)]
+    assert run(t0 + 2 * 3600) == 0 and fake.nodes["n1"] == ("idle", "none")
+    lines.append(_xid(t0 + 2 * 3600 + 60))
+    run(t0 + 2 * 3600 + 120)
+    assert fake.nodes["n1"][0] == "drained" and "XID_REPEATED" in fake.nodes["n1"][1]
+    assert os.path.exists(kernlog.state_path(str(state), "n1"))
