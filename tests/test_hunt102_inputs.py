@@ -1,5 +1,5 @@
-"""Issue 36, a hundred-and-second hunt through the public interfaces: classes 1 (our settings) and 4 (kernel-log
-evidence).
+"""Issue 36, a hundred-and-second hunt through the public interfaces: classes 1 (our settings), 2 (the breaker and
+others' reasons) and 4 (kernel-log evidence).
 
 Found:
 - Class 1, an empty knob in slurmd's environment put the default over the operator's settings file (medium: the
@@ -25,7 +25,16 @@ Found:
   stampless and read as evidence on the next run, the clock still behind it. Fix (verify/prolog/kernformat.py stamp):
   a cut line keeps its stamp in either format.
 
-Practices: Slurm's Prolog= semantics (a setting of ours never drains and always leaves a trace); NVIDIA's Xid catalog
+- Class 2, a node someone else took out of service without a drain was drained over their reason (high: a broken
+  node resumed). The claim refused only a node already drained with another reason; one an operator set FAIL
+  (`scontrol update nodename=n1 state=fail reason="PSU fan, RMA 4711"`: expected to fail soon) or DOWN while a job's
+  prolog or first step ran got our drain, which replaced their reason with ours, and `make undrain NODE=n1` then
+  resumed it: Slurm's resume clears FAIL and DOWN too, so the node they had taken out came back on a preflight that
+  never tested their fault. Repro: sinfo lists n1 `fail|PSU fan ...`, a lost GPU: `DRAINED n1`. Fix
+  (verify/prolog/slurm.py NodeRow.taken_out, drain._claim): left so, the refusal on record, the evidence kept.
+
+Practices: Slurm's Prolog= semantics (a setting of ours never drains and always leaves a trace); NVSentinel's rule
+(never undo a cordon that is not ours); NVIDIA's Xid catalog
 ("3 on one device within the lookback"); evidence from the future is refused until its time has come.
 """
 from __future__ import annotations
@@ -124,6 +133,38 @@ def test_make_undrain_s_relative_state_folder_keeps_its_crash_s_trace(tmp_path: 
     monkeypatch.chdir(tmp_path)
     assert cli.main(["--revalidate", "--node", "n1", "--state-dir", "state"], {}) == 3
     assert history_events(tmp_path) == [("not-assessed", "PROLOG_CRASHED")]
+
+
+# ---- class 2: a node someone else took out of service without a drain ----
+
+@pytest.mark.parametrize("state", ["fail", "failing", "down", "down*", "idle+fail"])
+def test_nvsentinel_never_undoes_a_cordon_that_is_not_ours_a_down_or_failed_node(tmp_path: Path, fake: Any,
+                                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                                 capsys: pytest.CaptureFixture[str],
+                                                                                 state: str) -> None:
+    """An operator's `scontrol update state=fail reason=...` (or DOWN) while the prolog runs: a host fault found then
+    is left so, their reason kept (never replaced by a drain of ours that make undrain would resume, clearing their
+    FAIL or DOWN); not drained, exit 0 under Prolog=, the refusal on record."""
+    theirs = "PSU fan, RMA 4711 [root@2026-12-02T10:00:00]"
+    fake.nodes["n1"] = (state, theirs)
+    _verify_writes(monkeypatch, json.dumps(_report(LOST)).encode())
+    assert cli.main(_prolog_args(tmp_path), dict(PROLOG_ENV)) == 0
+    assert fake.nodes["n1"] == (state, theirs)
+    assert not any(a[:1] == ["update"] for a in fake.calls)
+    assert history_events(tmp_path)[-1] == ("drain-refused", "GPU_LOST")
+    assert "already out of service" in capsys.readouterr().err
+
+
+def test_a_node_in_service_is_still_drained(tmp_path: Path, fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same fault on a node in service (mixed: jobs on it) is drained, our reason given."""
+    fake.nodes["n1"] = ("mixed", "none")
+    _verify_writes(monkeypatch, json.dumps(_report(LOST)).encode())
+    assert cli.main(_prolog_args(tmp_path), dict(PROLOG_ENV)) == 1
+    assert fake.nodes["n1"][0] == "drained" and fake.nodes["n1"][1].startswith("torchimages:GPU_LOST #")
+
+
+def _prolog_args(tmp_path: Path) -> list[str]:
+    return ["--state-dir", str(tmp_path / "state"), "--no-kernel-log"]
 
 
 # ---- class 4: a long wall-stamped kernel-log line keeps its stamp ----

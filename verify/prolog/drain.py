@@ -95,6 +95,12 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: boo
     if me.drained and not me.ours:
         return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
                              f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")
+    if me.taken_out and not me.ours:
+        # NVSentinel's rule, never undo a cordon that is not ours: our drain would replace their reason, and make
+        # undrain's resume would clear their DOWN or FAIL; the node is out of service already, the evidence kept
+        return _refuse_drain(cfg, v, f"already out of service ({me.state[:40]}) by someone else ({me.reason_text})",
+                             f"{v.code} on {cfg.node} is the host's; it is already out of service ({me.state[:40]}) "
+                             f"with another reason ({me.reason_text!r}): left so")
     if me.ours and not cfg.dry_run:
         # drained by torchimages a moment ago (another prolog of this node: jobs starting together): Slurm's reason
         # stays, this fault is recorded as a drain too, and return to service owes the repair of each
