@@ -1,5 +1,5 @@
 """Issue 36, a hundred-and-second hunt through the public interfaces: classes 1 (our settings), 2 (the breaker and
-others' reasons) and 4 (kernel-log evidence).
+others' reasons), 3 (return to service) and 4 (kernel-log evidence).
 
 Found:
 - Class 1, an empty knob in slurmd's environment put the default over the operator's settings file (medium: the
@@ -33,9 +33,21 @@ Found:
   never tested their fault. Repro: sinfo lists n1 `fail|PSU fan ...`, a lost GPU: `DRAINED n1`. Fix
   (verify/prolog/slurm.py NodeRow.taken_out, drain._claim): left so, the refusal on record, the evidence kept.
 
-Practices: Slurm's Prolog= semantics (a setting of ours never drains and always leaves a trace); NVSentinel's rule
-(never undo a cordon that is not ours); NVIDIA's Xid catalog
-("3 on one device within the lookback"); evidence from the future is refused until its time has come.
+- Classes 3 and 4, a GPU reset stood for the node reboot the driver asked for (high: a broken node passed or
+  resumed). NVIDIA's Xid 154 names the recovery the GPU needs (nvmlDeviceGpuRecoveryAction_t): 0x1 a GPU reset,
+  0x2 a node reboot, 0x7 a system reboot. Every drain-worthy Xid was "a reset or a reboot": at the gate a GPU reset
+  recorded since spent a held `Xid 154 ... to 0x2 (Node Reboot Required)` (the node passed), and `make undrain`
+  took NVSentinel's reset record as the repair of a drain that stood on one (resumed without the reboot). Repro: an
+  Xid 154 to 0x2 on GPU 3 (0000:13:00) held behind someone else's drain, then `GPU reset executed: <GPU 3>,
+  success: true` and the node back in service: `prolog: PASS`; or drained for it, the same record, then make
+  undrain: `RESUMED`. Fix: verify/shared/xidcatalog.py reboot_only (by the action's number or its words);
+  xid.Finding.reboot; kernlog.spent_before keeps such an event; the drain records `reboot_only` (also where the
+  report's GPU says NVML's recovery action `reboot`: repair.reboot_asked) and repair.repair_problem accepts only a
+  reboot for it.
+
+Practices: Slurm's Prolog= semantics (a setting of ours never drains and always leaves a trace); NVSentinel's rules
+(never undo a cordon that is not ours; return to service proves the repair); NVIDIA's Xid catalog (its actions,
+reset or reboot, seen done; "3 on one device within the lookback"); evidence from the future is refused until its time has come.
 """
 from __future__ import annotations
 
@@ -49,7 +61,7 @@ from typing import Any
 import pytest
 
 from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, history_events, install_fake
-from verify.prolog import cli, history, kernlog, xid
+from verify.prolog import cli, history, kernlog, repair, xid
 
 pytestmark = pytest.mark.unit
 
@@ -230,3 +242,91 @@ def test_nvidia_xid_catalog_three_long_watched_xids_within_the_lookback_drain_th
     run(t0 + 2 * 3600 + 120)
     assert fake.nodes["n1"][0] == "drained" and "XID_REPEATED" in fake.nodes["n1"][1]
     assert os.path.exists(kernlog.state_path(str(state), "n1"))
+
+
+# ---- class 3: a reboot the driver asked for is never stood for by a GPU reset ----
+
+UUIDS = [f"GPU-{i:08x}-1111-2222-3333-444444444444" for i in range(8)]
+XID154 = "[ 5000.000001] NVRM: Xid (PCI:0000:13:00): 154, GPU recovery action changed from 0x0 (None) to {}"
+REBOOT, RESET = "0x2 (Node Reboot Required)", "0x1 (GPU Reset Required)"
+
+
+def _node(monkeypatch: pytest.MonkeyPatch, lines: list[str]) -> float:
+    """This boot (9,000 s old, by the wall clock now), its kernel log read once, verify's report of 8 GPUs each
+    placed by its bus id (GPU 3 on 0000:13:00); the boot time."""
+    booted = time.time() - 9000
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(
+        "boot-a", time.time() - booted, booted, time.time()))
+    logs = iter([lines])
+    monkeypatch.setattr(kernlog, "read", lambda timeout: kernlog.KernelLog(next(logs, []), "journalctl"))
+    devices = [{"index": i, "ecc": [True, True], "uuid": UUIDS[i], "pci_bus_id": f"00000000:{0x10 + i:02X}:00.0"}
+               for i in range(8)]
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu(data={"devices": devices}))).encode())
+    return booted
+
+
+def _gpu3_reset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVSentinel's record of GPU 3's successful reset, now."""
+    monkeypatch.setattr(repair, "read_resets", lambda timeout, t=time.time() + 1: (
+        [repair.Reset(t, UUIDS[3].lower(), True)], ""))
+
+
+@pytest.mark.parametrize("action, drained", [(REBOOT, True), (RESET, False)], ids=["node-reboot", "gpu-reset"])
+def test_nvidia_xid_catalog_a_held_xid_154_asking_for_a_reboot_is_not_spent_by_a_gpu_reset(
+        tmp_path: Path, fake: Any, monkeypatch: pytest.MonkeyPatch, action: str, drained: bool) -> None:
+    """An Xid 154 held behind someone else's drain, then GPU 3 reset and the node back in service: a reboot the driver
+    asked for still stands (drained, XID_HISTORY); a reset it asked for is spent by that reset (a pass)."""
+    _node(monkeypatch, [XID154.format(action)])
+    fake.nodes["n1"] = ("drained", "ops: looking at it")
+    args = ["--state-dir", str(tmp_path / "state")]
+    assert cli.main(args, dict(PROLOG_ENV)) == 0 and history_events(tmp_path)[-1][0] == "drain-refused"
+    fake.nodes["n1"] = ("idle", "none")
+    _gpu3_reset(monkeypatch)
+    cli.main(args, dict(PROLOG_ENV))
+    assert (fake.nodes["n1"][0] == "drained") is drained
+    if drained:
+        assert "XID_HISTORY" in fake.nodes["n1"][1]
+
+
+@pytest.mark.parametrize("action, resumed", [(REBOOT, False), (RESET, True)], ids=["node-reboot", "gpu-reset"])
+def test_nvsentinel_return_to_service_a_reboot_the_driver_asked_for_is_proven_by_a_reboot_alone(
+        tmp_path: Path, fake: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        action: str, resumed: bool) -> None:
+    """Drained for an Xid 154, then GPU 3 reset (NVSentinel's record): `make undrain` resumes the node the driver
+    asked to reset, and refuses the one it asked to reboot (exit 5), saying so; the drain keeps what it asked."""
+    _node(monkeypatch, [XID154.format(action)])
+    state = tmp_path / "state"
+    assert cli.main(["--state-dir", str(state)], dict(PROLOG_ENV)) == 1 and fake.nodes["n1"][0] == "drained"
+    drain = [e for e in history.read(str(state), "n1").events if e["event"] == "drain"][-1]
+    assert drain.get("reboot_only") is (True if not resumed else None)
+    _gpu3_reset(monkeypatch)
+    rc = cli.main(["--state-dir", str(state), "--revalidate", "--node", "n1"], {})
+    assert (rc, fake.nodes["n1"][0] == "idle") == ((0, True) if resumed else (5, False))
+    if not resumed:
+        assert "asked for the node's reboot" in capsys.readouterr().err
+
+
+def test_a_reboot_proves_the_repair_of_an_xid_154_asking_for_one(tmp_path: Path, fake: Any,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same drain after the node rebooted (another boot id; when it began unread): resumed."""
+    _node(monkeypatch, [XID154.format(REBOOT)])
+    state = tmp_path / "state"
+    cli.main(["--state-dir", str(state)], dict(PROLOG_ENV))
+    monkeypatch.setattr(kernlog, "host_clock", lambda proc=kernlog.PROC: kernlog.Clock(
+        "boot-b", 60.0, None, time.time()))
+    monkeypatch.setattr(kernlog, "boot_time", lambda proc=kernlog.PROC: None)
+    assert cli.main(["--state-dir", str(state), "--revalidate", "--node", "n1"], {}) == 0
+    assert fake.nodes["n1"] == ("idle", "none")
+
+
+def test_the_catalog_reads_a_reboot_by_its_number_or_its_words():
+    """Xid 154's node reboot (0x2) and system reboot (0x7), or their words as a tool quoted them; a reset, a drain of
+    P2P, the IMEX domain's recovery or another Xid are none."""
+    from verify.shared import xidcatalog
+    assert xidcatalog.reboot_only(154, "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)")
+    assert xidcatalog.reboot_only(154, "GPU recovery action changed from 0x1 (GPU Reset Required) to 0x7 (x)")
+    assert xidcatalog.reboot_only(154, "Node Reboot Required")
+    for message in ("GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)", "Drain P2P",
+                    "GPU recovery action changed from 0x0 (None) to 0x5 (IMEX)", ""):
+        assert not xidcatalog.reboot_only(154, message), message
+    assert not xidcatalog.reboot_only(79, "Node Reboot Required")

@@ -46,12 +46,15 @@ def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict
     if gpus is None and report is None:
         gpus = driver_gpus()
     # the kernel log's evidence held at the drain (an Xid with a gpu check's fault too): return to service reads it
-    held = xid.judge(xid.parse([e["line"] for e in cfg.kern.held])) if cfg.kern is not None else None
+    findings = xid.parse([e["line"] for e in cfg.kern.held]) if cfg.kern is not None else []
+    held = xid.judge(findings) if cfg.kern is not None else None
     clock = kernlog.host_clock(cfg.proc)
     # the boot and the seconds since it (which no clock step moves): a GPU reset record is after the drain by them
     return {"gpus": gpus, "boot_id": clock.boot_id or None, "uptime": clock.uptime,
             "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check,
             "kernel_log": held[0] if held else None,
+            # the driver asked for the node's reboot (Xid 154, or NVML's recovery action): no GPU reset repairs it
+            "reboot_only": True if any(f.reboot for f in findings) or repair.reboot_asked(report) else None,
             "faulted": repair.faulted_gpus(report, [e["line"] for e in cfg.kern.held] if cfg.kern is not None else [])}
 
 

@@ -478,13 +478,20 @@ def spent_before(state: State, repaired: float, clock: Clock, repaired_mono: flo
     what it held: events logged before it are spent, as a reboot spends a boot's events; one without a stamp, or with
     no boot time known, stays. Before it by the kernel's stamp when the record has its monotonic one (a clock
     stepped back between the reset and a later Xid put that Xid's boot time + stamp before the reset: spent, never
-    drained), else by boot time + stamp."""
+    drained), else by boot time + stamp. An event that asks for a reboot stays (`reboot_only`)."""
     if repaired_mono is not None:
-        return dataclasses.replace(state, held=[e for e in state.held if e["mono"] < 0 or e["mono"] >= repaired_mono])
+        return dataclasses.replace(state, held=[e for e in state.held if e["mono"] < 0 or e["mono"] >= repaired_mono
+                                                or reboot_only(e)])
     if clock.booted is None:
         return state
-    held = [e for e in state.held if e["mono"] < 0 or clock.booted + e["mono"] >= repaired]
+    held = [e for e in state.held if e["mono"] < 0 or clock.booted + e["mono"] >= repaired or reboot_only(e)]
     return dataclasses.replace(state, held=held)
+
+
+def reboot_only(event: dict[str, Any]) -> bool:
+    """A held event that asks for the node's reboot (Xid 154: node reboot required): no GPU reset spends it, only the
+    reboot, whose new boot drops what the last one held (hunt102)."""
+    return any(f.reboot for f in xid.parse([event["line"]]))
 
 
 def settle(state: State) -> State:
