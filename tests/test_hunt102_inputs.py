@@ -44,6 +44,10 @@ Found:
   xid.Finding.reboot; kernlog.spent_before keeps such an event; the drain records `reboot_only` (also where the
   report's GPU says NVML's recovery action `reboot`: repair.reboot_asked) and repair.repair_problem accepts only a
   reboot for it.
+- Class 3, a garbled drain line whose proof fields were of another type was read as a drain without them (medium:
+  the repair asked less than the drain did). `"faulted": "0000:13:00"` (a text, not the list the prolog writes) was
+  ignored (any GPU's reset stood for GPU 3's), and `"reboot_only": "yes"` read as no reboot asked. Fix
+  (verify/prolog/history.py _proof_typed): such a line is garbled, which return to service refuses on, said.
 
 Practices: Slurm's Prolog= semantics (a setting of ours never drains and always leaves a trace); NVSentinel's rules
 (never undo a cordon that is not ours; return to service proves the repair); NVIDIA's Xid catalog (its actions,
@@ -330,3 +334,17 @@ def test_the_catalog_reads_a_reboot_by_its_number_or_its_words():
                     "GPU recovery action changed from 0x0 (None) to 0x5 (IMEX)", ""):
         assert not xidcatalog.reboot_only(154, message), message
     assert not xidcatalog.reboot_only(79, "Node Reboot Required")
+
+
+@pytest.mark.parametrize("field", [{"faulted": "0000:13:00"}, {"faulted": [3]}, {"reboot_only": "yes"},
+                                   {"reboot_only": 1}], ids=["faulted-text", "faulted-number", "reboot-text",
+                                                             "reboot-number"])
+def test_nvsentinel_return_to_service_a_drain_line_whose_proof_is_of_another_type_is_garbled(field: dict[str, Any]):
+    """A drain line whose `faulted` or `reboot_only` is of another type than the prolog writes is no drain record
+    (a garbled line, which return to service refuses on), never one read as asking no GPU's reset, or no reboot."""
+    line = {"schema": 1, "time": "2026-12-02T10:00:00Z", "epoch": 1796205600.0, "node": "n1", "event": "drain",
+            "code": "XID_HISTORY", "detail": "x", **field}
+    events, bad = history.parse(json.dumps(line) + "\n", "n1")
+    assert (events, bad) == ([], [1])
+    good = {**line, "faulted": ["0000:13:00"], "reboot_only": True}
+    assert history.parse(json.dumps(good) + "\n", "n1")[0] == [good]
