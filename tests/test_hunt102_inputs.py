@@ -48,6 +48,13 @@ Found:
   the repair asked less than the drain did). `"faulted": "0000:13:00"` (a text, not the list the prolog writes) was
   ignored (any GPU's reset stood for GPU 3's), and `"reboot_only": "yes"` read as no reboot asked. Fix
   (verify/prolog/history.py _proof_typed): such a line is garbled, which return to service refuses on, said.
+- Class 4, a held wall-stamped Xid was dropped when the clock was stepped back (high: a broken node passed). The
+  kept state's events are believed only where no line is from the future (kernlog.believable), judged against now:
+  an Xid 79 read in wall time and held behind the breaker, then NTP set back a clock that had run two hours fast,
+  was "stamped in the future" on the next run and dropped, while its line, read before, was behind the cursor: lost
+  for good. Repro: kernlog.advance of `<wall stamp> NVRM: Xid (...): 79` at the right time, then of the same log
+  with the clock 2 h back: no finding. Fix: a wall-stamped held event is judged against when its read took it
+  (`read`, kept with it by that read's clock), never against a clock that moved since.
 
 Practices: Slurm's Prolog= semantics (a setting of ours never drains and always leaves a trace); NVSentinel's rules
 (never undo a cordon that is not ours; return to service proves the repair); NVIDIA's Xid catalog (its actions,
@@ -348,3 +355,32 @@ def test_nvsentinel_return_to_service_a_drain_line_whose_proof_is_of_another_typ
     assert (events, bad) == ([], [1])
     good = {**line, "faulted": ["0000:13:00"], "reboot_only": True}
     assert history.parse(json.dumps(good) + "\n", "n1")[0] == [good]
+
+
+@pytest.mark.parametrize("reader", ["wall", "kernel"])
+def test_evidence_is_kept_until_acted_on_a_held_wall_stamped_xid_outlives_a_clock_stepped_back(reader: str):
+    """An Xid 79 read in wall time and held (the breaker kept it from draining), then the clock set back two hours
+    (NTP righting a clock that ran fast): the next read, in either format, still holds and judges it; it is no line
+    from the future, its read took it when its clock said so."""
+    booted, xid79 = 1_796_000_000.0, "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+    first = [f"{_iso(booted + 4000)} host kernel: eth0: up", f"{_iso(booted + 4990)} host kernel: {xid79}"]
+    state, found = kernlog.advance(kernlog.State("boot-a"), first, kernlog.Clock("boot-a", 5000.0, booted,
+                                                                                  booted + 5000), 86400.0)
+    assert xid.judge(found) is not None
+    step = -7200.0
+    lines = first + [f"{_iso(booted + step + 5500)} host kernel: usb: x"] if reader == "wall" else \
+        [f"[{4000:12.6f}] host kernel: eth0: up", f"[{4990:12.6f}] host kernel: {xid79}",
+         f"[{5500:12.6f}] host kernel: usb: x"]
+    state, found = kernlog.advance(state, lines, kernlog.Clock("boot-a", 5600.0, booted + step,
+                                                               booted + step + 5600), 86400.0)
+    judged = xid.judge(found)
+    assert judged is not None and judged[0] == "XID_HISTORY" and len(state.held) >= 1
+
+
+def test_a_held_wall_stamped_line_past_its_own_read_is_still_refused():
+    """A kept event whose wall stamp is past when its read took it (a state no read could leave) is no evidence."""
+    booted = 1_796_000_000.0
+    line = f"{_iso(booted + 9000)} host kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus."
+    clock = kernlog.Clock("boot-a", 5000.0, booted, booted + 5000)
+    assert kernlog.believable([{"line": line, "mono": -1.0, "read": booted + 5000}], clock) == []
+    assert kernlog.believable([{"line": line, "mono": -1.0, "read": booted + 9000}], clock) != []

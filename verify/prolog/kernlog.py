@@ -154,11 +154,18 @@ def future(line: str, clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> bool
 
 def believable(held: list[dict[str, Any]], clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> list[dict[str, Any]]:
     """The held events a read of this boot could have kept: its stamp is its line's own (-1 for a line without one)
-    and not from the future. A kept state is a file anyone with the folder may write: an event stamped past the
+    and not from the future (a wall-stamped one: when that read took it). A kept state is a file anyone with the folder may write: an event stamped past the
     uptime, or whose stamp contradicts its line, would drain a healthy node on no line of its log."""
     def ok(e: dict[str, Any]) -> bool:
         stamp = mono(e["line"])
-        return (e["mono"] == stamp if stamp is not None else e["mono"] < 0) and not future(e["line"], clock, skew_s)
+        if not (e["mono"] == stamp if stamp is not None else e["mono"] < 0):
+            return False
+        if stamp is None and (t := wall(e["line"])) is not None and e.get("read") is not None:
+            # a wall-stamped event kept with when its read took it: from the future only against that read, by the
+            # clock that read it. Against now, a clock stepped back since (NTP setting right a clock that ran fast)
+            # made the Xid 79 the breaker held a line "from the future", and dropped it: the node passed (hunt102)
+            return t <= float(e["read"]) + skew_s
+        return not future(e["line"], clock, skew_s)
     return [e for e in held if ok(e)]
 
 
