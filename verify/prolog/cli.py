@@ -348,17 +348,18 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
         return
     # a job's step: its environment is the job's, never where the operator's trace goes (verify/prolog/settings.py)
     ours = {} if settings.job_env(env, _mode(env, _value(argv, "--mode") or "auto"), "--revalidate" in argv) else env
-    state = _value(argv, "--state-dir") or ours.get("TORCHIMAGES_STATE_DIR") or DEFAULT_STATE_DIR
-    try:              # a blank or relative folder (the bad setting itself, maybe) is no place for it: the cwd's
-        if os.path.isabs(state) and (failed := history.record(state, node, "not-assessed", code, problem)):
+    state = trace_state(_value(argv, "--state-dir"), ours, "--revalidate" in argv)
+    try:              # a blank or relative option (the bad setting itself, maybe) is no place for it: the cwd's
+        if state and (failed := history.record(state, node, "not-assessed", code, problem)):
             _say(failed)
     except ValueError:
         pass
     given = _value(argv, "--metrics-dir")      # an explicit '' is no metrics, as the run itself reads it
-    # else slurmd's environment, else the state folder's settings file, read leniently: a typo on another of its lines
-    # (the CONFIG_ERROR itself) left node_exporter showing the last run's pass of a node now running ungated
-    where = given if given is not None else ours.get("TORCHIMAGES_METRICS_DIR") or \
-        (settings.salvage(state, "TORCHIMAGES_METRICS_DIR") if os.path.isabs(state) else None)
+    # else slurmd's environment (an empty variable is unset, as the run reads it), else the state folder's settings
+    # file, read leniently: a typo on another of its lines (the CONFIG_ERROR itself) left node_exporter showing the
+    # last run's pass of a node now running ungated
+    where = given if given is not None else ours.get("TORCHIMAGES_METRICS_DIR", "").strip() or \
+        (settings.salvage(state, "TORCHIMAGES_METRICS_DIR") if state else None)
     if where and os.path.isabs(where):
         outcome: dict[str, Any] = {"verdict": NOT_ASSESSED, "code": code, "owner": None,
                                    "exit": status if status is not None else 0 if _as_prolog(argv, env) else 3,
@@ -368,6 +369,21 @@ def _trace(argv: list[str], env: dict[str, str], code: str, problem: str, starte
             metrics.write(where, node, None, outcome)
         except (OSError, ValueError, metrics.Unavailable, metrics.Superseded) as exc:
             _say(f"metrics not written to {where}: {exc}")
+
+
+def trace_state(option: str | None, env: dict[str, str], revalidate: bool) -> str | None:
+    """The state folder the trace of a run that did not parse goes to: the one that run would have used (config's
+    _knobs), or None where no folder is one (a blank option; a relative one where the prolog gates: the cwd is slurmd's
+    or the job's). A TORCHIMAGES_STATE_DIR that is empty (unset) or relative where it gates is a bad knob whose default
+    holds (hunt102: its trace was kept nowhere, while the run used /var/lib/torchimages)."""
+    if option is not None:
+        if not option.strip() or not (revalidate or os.path.isabs(option)):
+            return None
+        return os.path.abspath(option)
+    knob = env.get("TORCHIMAGES_STATE_DIR", "").strip()
+    if knob and (revalidate or os.path.isabs(knob)):
+        return os.path.abspath(knob)
+    return DEFAULT_STATE_DIR
 
 
 def _run(args: argparse.Namespace, env: dict[str, str], started: float) -> int:

@@ -382,6 +382,7 @@ def _knobs(args: argparse.Namespace, env: dict[str, str],
     problems += read_problems
     given = {name: found for name in settings.KNOBS if (found := settings.pick(name, env, job, file, state_dir))}
     given, blank_notes = settings.unset_blanks(given, KNOB_DEFAULTS)
+    blank_notes += settings.blank_over_file(env, job, file, state_dir)
     # a misspelt knob in slurmd's (or a person's) environment is the operator's too; in a job's step, the job's
     problems += [] if job else misspelt(env)
     return state_dir, given, blank + blank_notes + (settings.ignored(env) + misspelt(env) if job else []), problems

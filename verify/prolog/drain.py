@@ -46,12 +46,15 @@ def _drain_facts(cfg: Config, v: Verdict, report: dict[str, Any] | None) -> dict
     if gpus is None and report is None:
         gpus = driver_gpus()
     # the kernel log's evidence held at the drain (an Xid with a gpu check's fault too): return to service reads it
-    held = xid.judge(xid.parse([e["line"] for e in cfg.kern.held])) if cfg.kern is not None else None
+    findings = xid.parse([e["line"] for e in cfg.kern.held]) if cfg.kern is not None else []
+    held = xid.judge(findings) if cfg.kern is not None else None
     clock = kernlog.host_clock(cfg.proc)
     # the boot and the seconds since it (which no clock step moves): a GPU reset record is after the drain by them
     return {"gpus": gpus, "boot_id": clock.boot_id or None, "uptime": clock.uptime,
             "action": "reboot" if v.code in REBOOT_CODES else None, "check": v.check,
             "kernel_log": held[0] if held else None,
+            # the driver asked for the node's reboot (Xid 154, or NVML's recovery action): no GPU reset repairs it
+            "reboot_only": True if any(f.reboot for f in findings) or repair.reboot_asked(report) else None,
             "faulted": repair.faulted_gpus(report, [e["line"] for e in cfg.kern.held] if cfg.kern is not None else [])}
 
 
@@ -95,6 +98,12 @@ def _claim(cfg: Config, v: Verdict, report: dict[str, Any] | None, last_try: boo
     if me.drained and not me.ours:
         return _refuse_drain(cfg, v, f"already drained by someone else ({me.reason_text})", f"{v.code} on {cfg.node} "
                              f"is the host's; it is already drained with another reason ({me.reason_text!r}): left so")
+    if me.taken_out and not me.ours:
+        # NVSentinel's rule, never undo a cordon that is not ours: our drain would replace their reason, and make
+        # undrain's resume would clear their DOWN or FAIL; the node is out of service already, the evidence kept
+        return _refuse_drain(cfg, v, f"already out of service ({me.state[:40]}) by someone else ({me.reason_text})",
+                             f"{v.code} on {cfg.node} is the host's; it is already out of service ({me.state[:40]}) "
+                             f"with another reason ({me.reason_text!r}): left so")
     if me.ours and not cfg.dry_run:
         # drained by torchimages a moment ago (another prolog of this node: jobs starting together): Slurm's reason
         # stays, this fault is recorded as a drain too, and return to service owes the repair of each

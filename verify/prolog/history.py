@@ -253,7 +253,17 @@ def _valid(entry: Any, node: str | None = None) -> bool:
         and isinstance(entry.get("time"), str) and isinstance(entry.get("node", ""), str) \
         and (node is None or entry.get("node", node) == node) \
         and isinstance(entry.get("detail", ""), str) and statefile.count_or_none(entry.get("gpus")) \
-        and all(entry.get(k) is None or isinstance(entry[k], str) for k in _OPTIONAL_STR)
+        and all(entry.get(k) is None or isinstance(entry[k], str) for k in _OPTIONAL_STR) \
+        and _proof_typed(entry)
+
+
+def _proof_typed(entry: dict[str, Any]) -> bool:
+    """What return to service reads of a drain, of the types the prolog writes: `faulted` a list of texts (the GPUs
+    whose reset it asks for), `reboot_only` a bool. One of another type (`"faulted": "0000:13:00"`, `"reboot_only":
+    "yes"`) was read as absent: any GPU's reset, or a reset at all, stood for the repair (hunt102). A garbled line."""
+    faulted, reboot = entry.get("faulted"), entry.get("reboot_only")
+    return (faulted is None or (isinstance(faulted, list) and all(isinstance(g, str) for g in faulted))) \
+        and (reboot is None or isinstance(reboot, bool))
 
 
 def parse(text: str, node: str | None = None) -> tuple[list[dict[str, Any]], list[int]]:

@@ -30,6 +30,13 @@ def mono(line: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
+def stamp(line: str) -> str:
+    """A line's leading stamp as written (the kernel's `[ 1234.567890]` or the wall clock's ISO one), "" for none:
+    what a line cut short keeps ahead of the driver's words (kernlog._short), so its time is still read."""
+    m = MONO.match(line) or _ISO.match(line)
+    return m.group(0) if m else ""
+
+
 def wall(line: str) -> float | None:
     """Epoch seconds of a line stamped in wall time (`dmesg --time-format iso`, `journalctl -o short-iso`)."""
     m = _ISO.match(line)

@@ -28,7 +28,6 @@ from typing import Any
 from .. import strictjson
 from ..shared import clockskew
 from . import kernfit, kernformat, statefile, xid
-from .kernformat import MONO as _MONO
 from .kernformat import message as _message
 
 TIMEOUT_S = 20.0
@@ -155,11 +154,18 @@ def future(line: str, clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> bool
 
 def believable(held: list[dict[str, Any]], clock: Clock, skew_s: float = clockskew.DEFAULT_S) -> list[dict[str, Any]]:
     """The held events a read of this boot could have kept: its stamp is its line's own (-1 for a line without one)
-    and not from the future. A kept state is a file anyone with the folder may write: an event stamped past the
+    and not from the future (a wall-stamped one: when that read took it). A kept state is a file anyone with the folder may write: an event stamped past the
     uptime, or whose stamp contradicts its line, would drain a healthy node on no line of its log."""
     def ok(e: dict[str, Any]) -> bool:
         stamp = mono(e["line"])
-        return (e["mono"] == stamp if stamp is not None else e["mono"] < 0) and not future(e["line"], clock, skew_s)
+        if not (e["mono"] == stamp if stamp is not None else e["mono"] < 0):
+            return False
+        if stamp is None and (t := wall(e["line"])) is not None and e.get("read") is not None:
+            # a wall-stamped event kept with when its read took it: from the future only against that read, by the
+            # clock that read it. Against now, a clock stepped back since (NTP setting right a clock that ran fast)
+            # made the Xid 79 the breaker held a line "from the future", and dropped it: the node passed (hunt102)
+            return t <= float(e["read"]) + skew_s
+        return not future(e["line"], clock, skew_s)
     return [e for e in held if ok(e)]
 
 
@@ -450,13 +456,16 @@ def _trim(held: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _short(line: str) -> str:
-    """A held line at most about LINE_MAX long: its stamp and LINE_MAX characters from the driver's own words on."""
+    """A held line at most about LINE_MAX long: its stamp and LINE_MAX characters from the driver's own words on. The
+    stamp in either format (kernformat.stamp): a wall-stamped line cut without its stamp was aged from when it was
+    first read, not logged (a watched Xid from past the lookback counted towards "3 on one device"), and a deferred
+    one from the future was read at once (hunt102)."""
     if len(line) <= LINE_MAX:
         return line
-    stamp = _MONO.match(line)
+    stamp = kernformat.stamp(line)
     words = [i for i in (line.find("NVRM:"), line.find("nvidia-nvswitch")) if i >= 0]
     start = min(words) if words else 0
-    return (stamp.group(0) + " " if stamp and start else "") + line[start:start + LINE_MAX]
+    return (stamp + " " if stamp and start else "") + line[start:start + LINE_MAX]
 
 
 def ahead(stamp: float | None, clock: Clock) -> bool:
@@ -476,13 +485,20 @@ def spent_before(state: State, repaired: float, clock: Clock, repaired_mono: flo
     what it held: events logged before it are spent, as a reboot spends a boot's events; one without a stamp, or with
     no boot time known, stays. Before it by the kernel's stamp when the record has its monotonic one (a clock
     stepped back between the reset and a later Xid put that Xid's boot time + stamp before the reset: spent, never
-    drained), else by boot time + stamp."""
+    drained), else by boot time + stamp. An event that asks for a reboot stays (`reboot_only`)."""
     if repaired_mono is not None:
-        return dataclasses.replace(state, held=[e for e in state.held if e["mono"] < 0 or e["mono"] >= repaired_mono])
+        return dataclasses.replace(state, held=[e for e in state.held if e["mono"] < 0 or e["mono"] >= repaired_mono
+                                                or reboot_only(e)])
     if clock.booted is None:
         return state
-    held = [e for e in state.held if e["mono"] < 0 or clock.booted + e["mono"] >= repaired]
+    held = [e for e in state.held if e["mono"] < 0 or clock.booted + e["mono"] >= repaired or reboot_only(e)]
     return dataclasses.replace(state, held=held)
+
+
+def reboot_only(event: dict[str, Any]) -> bool:
+    """A held event that asks for the node's reboot (Xid 154: node reboot required): no GPU reset spends it, only the
+    reboot, whose new boot drops what the last one held (hunt102)."""
+    return any(f.reboot for f in xid.parse([event["line"]]))
 
 
 def settle(state: State) -> State:

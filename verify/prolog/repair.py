@@ -217,6 +217,14 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
         return None
     if not (boots and now_boot) and booted is not None and when is not None and booted > when:
         return None
+    reboot = f"this is the same boot ({now_boot}) a drain recorded" if now_boot and now_boot in boots else \
+        f"the drain names another boot, but this one began before the drain ({booted:.0f} <= {when}): no reboot " \
+        "since" if then and now_boot and began_before else "no reboot seen since"
+    if any(d.get("reboot_only") is True for d in records):
+        # NVIDIA's Xid 154 "Node Reboot Required" (NVML's recovery action 2, 7: system reboot): a GPU reset is no
+        # repair of it, whatever record says one was done (hunt102)
+        return (f"drained for {code}, and the driver asked for the node's reboot (Xid 154's recovery action: node "
+                f"reboot required), which no GPU reset stands for: {reboot}; reboot it and revalidate")
     seen, why = resets
     uptime = uptime_after(records, now_boot)
     if seen is not None and uptime is not None and all(r.mono is not None for r in seen):
@@ -226,9 +234,6 @@ def repair_problem(drain: dict[str, Any] | None, claimed: tuple[str, int] | None
             return None
     elif seen is not None and when is not None and reset_since(seen, float(when), clock.now, skew_s) is not None:
         return None
-    reboot = f"this is the same boot ({now_boot}) a drain recorded" if now_boot and now_boot in boots else \
-        f"the drain names another boot, but this one began before the drain ({booted:.0f} <= {when}): no reboot " \
-        "since" if then and now_boot and began_before else "no reboot seen since"
     if seen is None:
         reset = f"GPU resets not read ({why})"
     else:
@@ -258,6 +263,12 @@ def reset_gpus(drain: dict[str, Any] | None, claimed: tuple[str, int] | None, cl
         picked = [r for r in seen if when is not None and float(when) < r.time
                   and (clock.now is None or r.time <= clock.now + skew_s)]
     return frozenset(r.uuid for r in picked if r.success)
+
+
+def reboot_asked(report: dict[str, Any] | None) -> bool:
+    """Whether the report's gpu check lists a GPU whose NVML recovery action is a node reboot (verify's gpu facts:
+    `recovery_action` "reboot"), which no GPU reset stands for."""
+    return any(dev.get("recovery_action") == "reboot" for dev in report_devices(report))
 
 
 def report_devices(report: dict[str, Any] | None) -> list[dict[str, Any]]:

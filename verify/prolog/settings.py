@@ -149,8 +149,10 @@ def _value(value: str) -> str:
 
 def pick(name: str, env: Mapping[str, str], job: bool, file: Mapping[str, str], folder: str) -> tuple[str, str] | None:
     """(value, where it came from) of one knob: slurmd's or a person's environment, else the settings file; a job's
-    environment never."""
-    if not job and name in env:
+    environment never. An empty variable is unset (the shell's ${X:-default}): the file's value holds where it gives
+    one (hunt102: `TORCHIMAGES_BREAKER=` in slurmd's unit put the default 0.10 over the file's 0.05, said as "its
+    default holds"); else the empty value is returned, for unset_blanks to say."""
+    if not job and name in env and (env[name].strip() or name not in file):
         return env[name], name
     if name in file:
         return file[name], f"{os.path.join(folder, FILE)} {name}"
@@ -164,6 +166,13 @@ def unset_blanks(given: Mapping[str, tuple[str, str]],
     CONFIG_ERROR for TORCHIMAGES_BREAKER=, the default for TORCHIMAGES_CLOCK_SKEW=, silence for _METRICS_DIR=)."""
     kept = {name: found for name, found in given.items() if found[0].strip()}
     return kept, [blank_note(where, defaults.get(name, "")) for name, (_, where) in given.items() if name not in kept]
+
+
+def blank_over_file(env: Mapping[str, str], job: bool, file: Mapping[str, str], folder: str) -> list[str]:
+    """One note for each knob slurmd's (or a person's) environment gives empty where the settings file gives it: read
+    as unset, the file's value holds (pick)."""
+    return [f"{name} is empty: read as unset, {os.path.join(folder, FILE)}'s {name} holds" for name in KNOBS
+            if not job and name in env and not env[name].strip() and name in file]
 
 
 def blank_note(where: str, default: str) -> str:

@@ -58,6 +58,9 @@ def node_problem(name: str) -> str | None:
 POWER_SUFFIXES = ("~", "%", "!")
 POWER_STATES = frozenset({"powered_down", "power_down", "powering_down", "cloud"})
 POWER_FLAGS = frozenset({"powered_down", "power_down", "powering_down"})
+# base states that take a node out of service by someone's word other than a drain (man scontrol: DOWN, FAIL "expected
+# to fail soon ... per system administrator request", FAILING its allocated form): Slurm's resume clears either
+TAKEN_OUT = frozenset({"down", "fail", "failing"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,13 @@ class NodeRow:
     @property
     def drained(self) -> bool:
         return "drain" in self.state.lower()    # sinfo writes drained, scontrol DRAIN: one state however it is cased
+
+    @property
+    def taken_out(self) -> bool:
+        """Out of service without a drain: DOWN (an operator's `state=down reason=...`, Slurm's own) or FAIL/FAILING
+        (`state=fail`). A drain of ours over it replaced their reason with ours, and `make undrain`'s resume then
+        cleared their DOWN or FAIL with our drain (hunt102)."""
+        return bool(set(self.state.strip().lower().rstrip("*~%!#$@^-").split("+")) & TAKEN_OUT)
 
     @property
     def ours(self) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..shared.xidcatalog import APP as APP
 from ..shared.xidcatalog import DRAIN as DRAIN
 from ..shared.xidcatalog import INFO as INFO
-from ..shared.xidcatalog import RM_STATUS, after_application, classify, rm_status, sxid_action, sxid_states
+from ..shared.xidcatalog import RM_STATUS, after_application, classify, reboot_only, rm_status, sxid_action, sxid_states
 from ..shared.xidcatalog import WATCH as WATCH
 
 REPEATS = 3
@@ -39,6 +39,7 @@ class Finding:
     action: str        # DRAIN, APP, WATCH or INFO
     what: str
     line: str
+    reboot: bool = False   # the line asks for the node's reboot, which no GPU reset stands for (reboot_only)
 
     def label(self) -> str:
         if self.kind == "fallen":
@@ -63,7 +64,8 @@ def parse(lines: list[str]) -> list[Finding]:
             if judged.action == APP:
                 faulted.add(bus)
             what = f"Xid {judged.xid}: {judged.what}" if judged.xid != judged.seen else judged.what
-            found.append(Finding("xid", judged.seen, bus, judged.action, what, line.strip()))
+            found.append(Finding("xid", judged.seen, bus, judged.action, what, line.strip(),
+                                 judged.action == DRAIN and reboot_only(judged.xid, m.group(3) or "")))
         elif m := _SXID.search(line):
             action, what = sxid_action(int(m.group(3)), m.group(4) or "", (m.group(2), m.group(3)) in stated)
             found.append(Finding("sxid", int(m.group(3)), m.group(2), action, what, line.strip()))

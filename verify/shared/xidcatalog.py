@@ -64,6 +64,7 @@ NVLINK = range(144, 151)        # NVLink Xids: the message says Fatal or Nonfata
 # Xid 154's recovery actions (nvmlDeviceGpuRecoveryAction_t): 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P,
 # 4 drain and reset, 5 recover IMEX domain, 6 bus reset, 7 system reboot
 RECOVERY_NONE, RECOVERY_IMEX = 0, 5
+RECOVERY_REBOOT = frozenset({2, 7})     # node reboot, system reboot: no GPU reset repairs them
 
 _RECOVERY = re.compile(r"recovery action changed from \S+ \([^)]*\) to 0x([0-9A-Fa-f]+)")
 # the action by its words alone, as tools and people quote the line (`Xid 154: GPU Reset Required`), numbers cut away
@@ -120,6 +121,19 @@ def classify(code: int, message: str = "") -> Judged:
         return Judged(judged, action, f"{what} (named by Xid 45 as its cause)", code, _code(judged, action))
     action, what = _action(code, message or "")
     return Judged(code, action, what, code, _code(code, action))
+
+
+def reboot_only(code: int, message: str = "") -> bool:
+    """Whether an Xid line asks for the node's reboot, which no GPU reset stands for: Xid 154's recovery action 0x2
+    (node reboot) or 0x7 (system reboot), by its number or, where a tool quoted the line, its words. A GPU reset
+    recorded since spent such an Xid at the gate and repaired its drain (hunt102): a node the driver said needs a
+    reboot was returned on `nvidia-smi -r`."""
+    if code != RECOVERY:
+        return False
+    if m := _RECOVERY.search(message or ""):
+        return int(m.group(1), 16) in RECOVERY_REBOOT
+    words = _RECOVERY_WORDS.search(message or "")
+    return words is not None and words.group(1).lower() in ("node reboot required", "system reboot")
 
 
 def after_application(judged: Judged, earlier_app_on_gpu: bool) -> Judged:
