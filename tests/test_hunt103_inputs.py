@@ -1,0 +1,196 @@
+"""Issue 36, a hundred-and-third hunt through the public interfaces: classes 6 (facts that cannot be true), 8 (files
+the tooling reads are hostile) and 1 (a setting of ours is never the node's fault).
+
+Found:
+1. (high, a broken node passed or resumed; class 6, absent checks) The prolog refused a pass lacking one of the
+   preflight's checks only where its gpu check passed (hunt76): a report of the shm check alone, a gpu check
+   skipped beside shm without the all-reduce, or another check's name in the gpu check's place PASSED the node
+   (`prolog: PASS 1 check(s) passed`), ended a hang streak and, under `make undrain` of a node drained for a shm
+   fault, returned it to service, where Slurm allocated no GPU (a CPU job on a GPU node, a CPU partition). verify
+   --preflight writes a result for each of gpu, shm and nccl on every node (a node without a GPU: gpu skipped
+   GPU_NOT_VISIBLE, nccl NCCL_NOT_EXERCISED), so such a report is none of its runs. Repro: verify --preflight's
+   report edited to hold `[{"name": "shm", "status": "pass"}]`, then `python -m verify.prolog` under Prolog=.
+   Practice: facts that cannot be true are refused, never a pass (issue 36 class 6). Fix
+   (verify/prolog/rechecks.py unreported): every passing whole-preflight report must hold all three checks, whatever
+   its gpu check says: REPORT_INVALID, not assessed.
+2. (medium, a setting silently applied as another; class 1 and 8) The state folder's `settings` file was split with
+   str.splitlines and decoded with each undecodable byte replaced: a bare carriage return (an editor's Mac line
+   end, `TORCHIMAGES_HANG_RUNS=3<CR>TORCHIMAGES_BREAKER=1`) made one shell line two settings (the breaker at 100 %
+   applied, where the shell reads one value), a metrics folder of other bytes than UTF-8 (`/srv/m\\xff`) named
+   another folder than the operator's (metrics written where node_exporter never reads, unsaid), and a NUL reached
+   the system call (`metrics not written to ...: ValueError: embedded null byte`). Practice: files the tooling reads
+   are hostile (issue 36 class 8: non-UTF-8, NUL bytes); a setting of ours gone wrong is said, its default holds.
+   Fix (verify/prolog/settings.py _lines): split at a newline alone (CRLF's CR dropped); a line holding a control
+   character or bytes that are not UTF-8 is no setting, said, its default holds.
+3. (high, a traceback-class crash; class 8) `make fleet-report` stopped on one report whose schema_version was a
+   list or an object (`internal error: TypeError: unhashable type: 'list'`): no table, no fleet.json, every other
+   node's evidence unreported. Practice: one hostile file is listed invalid and never stops the report. Fix
+   (scripts/fleet/reports.py _why_invalid): a schema_version other than an int is none this checkout reads.
+
+Tried and held (no change): a mutation sweep of every field of a real replayed GPU report (11 hostile values each,
+6,000 prolog runs: no crash, no drain); the prolog's every numeric option and knob given nan, inf, 1e309, '٣',
+'1_0', '0x10', blanks (CONFIG_ERROR for an option, the default for a knob, each in one line); a fleet report whose
+`created` is in another zone, fractional, lower-case, an ISO week, 2026-02-30 or the year 9999; a host name with a
+NUL, U+2028, '..', '/' or 5,000 characters; integers of 5,000 digits; history lines whose epoch or start is an
+integer past a float's range (garbled, in both readers).
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scripts.fleet.fleet import fleet, fleet_json, format_fleet
+from tests.prolog_fakes import (
+    PROLOG_ENV,
+    _args,
+    _gpu,
+    _nccl,
+    _report,
+    _shm,
+    _undrain,
+    _verify_writes,
+    history_events,
+    install_fake,
+)
+from tests.verify_handmade import make_report
+from verify.prolog import cli, settings, slurm
+
+pytestmark = pytest.mark.unit
+
+# ------------------------------------------------------------------ 1. a pass lacking a preflight check
+
+GPU_UNSEEN = {"name": "gpu", "status": "skip", "code": "GPU_NOT_VISIBLE", "owner": "job", "summary": "no GPU visible",
+              "metrics": {}}
+PARTIAL = {
+    "the shm check alone": [_shm()],
+    "the gpu check skipped beside shm, no all-reduce": [GPU_UNSEEN, _shm()],
+    "another name in the gpu check's place": [{**_gpu(), "name": "gpus"}, _shm(), _nccl()],
+    "no shm check beside a skipped gpu check and a passing all-reduce over gloo": [GPU_UNSEEN, _nccl("skip"),
+                                                                                    {**_shm(), "name": "shmem"}],
+}
+
+
+def _partial(checks: list[dict[str, Any]]) -> bytes:
+    return json.dumps(_report(*[dict(c) for c in checks], whole=False)).encode()
+
+
+@pytest.mark.parametrize("case", list(PARTIAL))
+def test_facts_that_cannot_be_true_a_preflight_pass_lacking_one_of_its_checks_is_refused_never_a_pass(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], case: str) -> None:
+    fake = install_fake(monkeypatch)
+    _verify_writes(monkeypatch, _partial(PARTIAL[case]))
+    assert cli.main(_args(tmp_path), dict(PROLOG_ENV)) == 0            # Prolog=: not assessed exits 0
+    out = capsys.readouterr().out
+    assert "REPORT_INVALID" in out and "PASS" not in out.replace("NOT ASSESSED", ""), out
+    assert history_events(tmp_path)[-1] == ("not-assessed", "REPORT_INVALID")
+    assert fake.nodes["n1"] == ("idle", "none") and "update" not in fake.verbs()
+
+
+def test_a_cpu_nodes_whole_preflight_as_verify_writes_it_still_passes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    install_fake(monkeypatch)
+    _verify_writes(monkeypatch, _partial([GPU_UNSEEN, _shm(), _nccl("skip")]))
+    assert cli.main(_args(tmp_path), dict(PROLOG_ENV)) == 0
+    assert history_events(tmp_path)[-1] == ("pass", None), capsys.readouterr().out
+
+
+def test_nvsentinel_return_to_service_a_report_lacking_a_preflight_check_returns_no_node(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    fake = install_fake(monkeypatch)
+    t0 = time.time() - 3600
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "SHM_TOO_SMALL", "x", t0))
+    from verify.prolog import history
+    state = str(tmp_path / "state")
+    history.record(state, "n1", "drain", "SHM_TOO_SMALL", "x", now=t0, extra={"check": "shm"})
+    _verify_writes(monkeypatch, _partial([_shm()]))                    # the drained check passes, nothing else ran
+    assert cli.main(_undrain(state), {}) != 0
+    assert fake.nodes["n1"][0] == "drained" and "REPORT_INVALID" in capsys.readouterr().out
+
+
+def test_the_same_return_with_the_whole_preflight_resumes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = install_fake(monkeypatch)
+    t0 = time.time() - 3600
+    fake.nodes["n1"] = ("drained", slurm.reason("n1", "SHM_TOO_SMALL", "x", t0))
+    from verify.prolog import history
+    state = str(tmp_path / "state")
+    history.record(state, "n1", "drain", "SHM_TOO_SMALL", "x", now=t0, extra={"check": "shm"})   # a CPU node
+    _verify_writes(monkeypatch, _partial([GPU_UNSEEN, _shm(), _nccl("skip")]))
+    assert cli.main(_undrain(state, "--return-passes", "1"), {}) == 0
+    assert fake.nodes["n1"] == ("idle", "none")
+
+
+# ------------------------------------------------------------------ 2. the settings file's lines, as the shell reads
+
+
+def _settings(tmp_path: Path, body: bytes) -> Path:
+    state = tmp_path / "state"
+    state.mkdir()
+    state.chmod(0o755)
+    (state / "settings").write_bytes(body)
+    (state / "settings").chmod(0o644)
+    return state
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    (b"TORCHIMAGES_HANG_RUNS=3\rTORCHIMAGES_BREAKER=1\n", "U+000D"),
+    (b"TORCHIMAGES_BREAKER=1\x00\n", "U+0000"),
+    (b"TORCHIMAGES_BREAKER=1\xe2\x80\xa8\n", "U+2028"),
+    (b"TORCHIMAGES_BREAKER=\xff1\n", "not UTF-8"),
+])
+def test_files_are_hostile_a_settings_line_of_control_characters_or_other_bytes_is_no_setting(
+        tmp_path: Path, body: bytes, said: str) -> None:
+    values, problems = settings.read(str(_settings(tmp_path, body)))
+    assert values == {} and len(problems) == 1, problems
+    assert said in problems[0] and "the defaults hold" in problems[0] and "\x00" not in problems[0].replace(
+        "\\x00", ""), problems
+
+
+def test_a_settings_file_written_with_crlf_line_ends_is_read_as_before(tmp_path: Path) -> None:
+    body = b"\xef\xbb\xbfTORCHIMAGES_BREAKER=0.2\r\n# a comment\r\nTORCHIMAGES_HANG_RUNS=4\r\n"
+    assert settings.read(str(_settings(tmp_path, body))) == ({"TORCHIMAGES_BREAKER": "0.2",
+                                                               "TORCHIMAGES_HANG_RUNS": "4"}, [])
+
+
+@pytest.mark.parametrize("folder", [b"/srv/m\xff", b"/srv/m\x00x"])
+def test_slurm_prolog_semantics_a_metrics_folder_of_odd_bytes_is_said_and_nothing_is_written_elsewhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], folder: bytes) -> None:
+    install_fake(monkeypatch)
+    meant = tmp_path / "m"
+    state = _settings(tmp_path, b"TORCHIMAGES_METRICS_DIR=" + str(meant).encode() + folder[len(b"/srv/m"):] + b"\n")
+    _verify_writes(monkeypatch, json.dumps(_report(_gpu())).encode())
+    assert cli.main(["--state-dir", str(state), "--no-kernel-log"], dict(PROLOG_ENV)) == 0
+    said = capsys.readouterr()
+    out = said.out + said.err
+    assert "settings line 1" in out and "is no setting" not in out and "the defaults hold" in out, out
+    assert "embedded null byte" not in out and "Traceback" not in out
+    assert history_events(tmp_path)[-1] == ("pass", None)                # gated all the same, on its defaults
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("m")]  # no folder of a name the operator never gave
+
+
+# ------------------------------------------------------------------ 3. a fleet report past one hostile report
+
+
+def _node(host: str) -> dict[str, Any]:
+    doc = make_report()
+    doc["environment"]["hostname"] = host
+    doc["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return doc
+
+
+@pytest.mark.parametrize("version", [[], {}, [2], 2.0, "2"])
+def test_files_are_hostile_a_report_of_any_schema_version_is_listed_and_the_others_reported(
+        tmp_path: Path, version: Any) -> None:
+    for host in ("n1", "n2"):
+        (tmp_path / f"{host}.json").write_text(json.dumps(_node(host)))
+    odd = _node("n3")
+    odd["schema_version"] = version
+    (tmp_path / "n3.json").write_text(json.dumps(odd))
+    report = fleet(tmp_path)
+    assert sorted(n.node for n in report.nodes) == ["n1", "n2"]
+    assert [name for name, _ in report.invalid] == ["n3.json"] and "schema_version" in report.invalid[0][1]
+    assert not report.ok and fleet_json(report)["ok"] is False and "n3.json" in format_fleet(report)
