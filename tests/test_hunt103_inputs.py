@@ -26,6 +26,18 @@ Found:
    list or an object (`internal error: TypeError: unhashable type: 'list'`): no table, no fleet.json, every other
    node's evidence unreported. Practice: one hostile file is listed invalid and never stops the report. Fix
    (scripts/fleet/reports.py _why_invalid): a schema_version other than an int is none this checkout reads.
+4. (high, a broken node passed; class 6, local ranks on GPUs) A train pass over NCCL whose replicas all ran on one
+   node, more of them than the GPUs the report's own gpu check counted (16 ranks on a node of 8, 2 on the one-GPU
+   VM), was believed by the fleet report and the prolog's rule, where the nccl check's own rule refuses it: NCCL runs
+   one rank per GPU (two on one: "Duplicate GPU detected"). Repro: the real H100 train report with data.world_size 2
+   and a second replica (rank 1) on node "vm", then `make fleet-report`: PASSING. Practice: facts that cannot be true
+   are refused (issue 36 class 6: world_size, nodes and local ranks against the GPUs). Fix (scripts/fleet/
+   passfacts.py and verify/prolog/passfacts.py, one text: _gpus_problem): refused, not assessed, never a drain.
+5. (high, a broken node passed; class 6) A passing nccl check whose own data rows list wrong elements (`sizes[i].wrong`
+   5, 2**70) beside a `wrong` figure of 0 was believed by both readers, which read only the figure: verify writes that
+   figure as the rows' sum and fails any wrong element (NCCL_WRONG_RESULT, the host's), so the rows are the
+   all-reduce returning wrong values under a pass. Found by a mutation sweep of every field of a replayed report
+   through the fleet reader. Fix (passfacts._nccl_problem, both sides): refused, not assessed, never a drain.
 
 Tried and held (no change): a mutation sweep of every field of a real replayed GPU report (11 hostile values each,
 6,000 prolog runs: no crash, no drain); the prolog's every numeric option and knob given nan, inf, 1e309, '٣',
@@ -44,6 +56,7 @@ from typing import Any
 import pytest
 
 from scripts.fleet.fleet import fleet, fleet_json, format_fleet
+from scripts.fleet.plausible import report_problem
 from tests.prolog_fakes import (
     PROLOG_ENV,
     _args,
@@ -57,7 +70,7 @@ from tests.prolog_fakes import (
     install_fake,
 )
 from tests.verify_handmade import make_report
-from verify.prolog import cli, settings, slurm
+from verify.prolog import cli, settings, slurm, verdict
 
 pytestmark = pytest.mark.unit
 
@@ -194,3 +207,52 @@ def test_files_are_hostile_a_report_of_any_schema_version_is_listed_and_the_othe
     assert sorted(n.node for n in report.nodes) == ["n1", "n2"]
     assert [name for name, _ in report.invalid] == ["n3.json"] and "schema_version" in report.invalid[0][1]
     assert not report.ok and fleet_json(report)["ok"] is False and "n3.json" in format_fleet(report)
+
+
+# ------------------------------------------------------------------ 4. a train pass of more ranks than its node's GPUs
+
+TRAIN_REPORT = Path(__file__).resolve().parent / "data" / "gpu" / "h100-80gb-hbm3-2026-11-25-train" / "report.json"
+
+
+def _train(world: int, hosts: list[str]) -> dict[str, Any]:
+    """verify's real train pass on a one-GPU H100 VM ("vm"), its replicas made `world` ranks on `hosts` in turn."""
+    report = json.loads(TRAIN_REPORT.read_text())
+    report["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    train = next(c for c in report["checks"] if c["name"] == "train")
+    first = train["data"]["replicas"][0]
+    train["data"].update(world_size=world, nodes=sorted(set(hosts)),
+                         replicas=[{**first, "rank": r, "node": hosts[r % len(hosts)]} for r in range(world)])
+    return report
+
+
+@pytest.mark.parametrize("world", [2, 16])
+def test_facts_that_cannot_be_true_a_train_pass_of_more_nccl_ranks_on_one_node_than_its_gpus_is_refused(
+        tmp_path: Path, world: int) -> None:
+    report = _train(world, ["vm"])
+    said = report_problem(report)
+    assert said is not None and f"{world} ranks over NCCL on one node" in said and "counted 1 GPU" in said, said
+    assert verdict.decide(report).code == "REPORT_INVALID"                 # the prolog's reader: the same rule
+    (tmp_path / "vm.json").write_text(json.dumps(report))
+    found = fleet(tmp_path)
+    assert not found.ok and not found.nodes and "NCCL runs one rank per GPU" in found.invalid[0][1]
+
+
+def test_one_rank_per_gpu_on_each_node_is_still_believed(tmp_path: Path) -> None:
+    for report in (_train(1, ["vm"]), _train(2, ["vm", "vm2"])):
+        assert report_problem(report) is None and verdict.decide(report).kind == verdict.PASS
+
+
+# ------------------------------------------------------------------ 5. an nccl pass whose own rows returned wrong values
+
+
+@pytest.mark.parametrize("wrong", [5, 2 ** 70, 0.5])
+def test_facts_that_cannot_be_true_an_nccl_pass_whose_rows_list_wrong_elements_is_refused(
+        tmp_path: Path, wrong: float) -> None:
+    from tests.judging import replayed_report
+    report = replayed_report(Path(__file__).resolve().parent / "data" / "facts-handmade" / "h100-8gpu-handmade")
+    nccl = next(c for c in report["checks"] if c["name"] == "nccl")
+    assert nccl["status"] == "pass" and report_problem(report) is None and verdict.decide(report).kind == verdict.PASS
+    nccl["data"]["sizes"][1]["wrong"] = wrong                          # the figure (their sum) still says 0
+    said = report_problem(report)
+    assert said is not None and "wrong element(s)" in said, said
+    assert verdict.decide(report).code == "REPORT_INVALID"
