@@ -38,6 +38,13 @@ Found:
    figure as the rows' sum and fails any wrong element (NCCL_WRONG_RESULT, the host's), so the rows are the
    all-reduce returning wrong values under a pass. Found by a mutation sweep of every field of a replayed report
    through the fleet reader. Fix (passfacts._nccl_problem, both sides): refused, not assessed, never a drain.
+6. (high, a healthy node listed to drain / a broken group passed; class 6) A train check's group no verify writes was
+   read on both sides: `nodes` as a string ("vm,vm2"), a number or an object read as no group, so a
+   TRAIN_REPLICA_MISMATCH across two nodes listed its writer (rank 0) to drain for the replica the other node
+   diverged (NVSentinel's isolation, hunt99's rule skipped); `nodes` naming one node twice, and a replica's rank past
+   the world (rank 2**70 of 1) beside a pass, were believed. Practice: facts that cannot be true are refused (issue
+   36 class 6: nodes, world_size and ranks). Fix (ranks._train_layout_problem, both sides, any status): `nodes`
+   is a list of distinct names, every replica's rank is 0 to world_size - 1; else refused, never a drain.
 
 Tried and held (no change): a mutation sweep of every field of a real replayed GPU report (11 hostile values each,
 6,000 prolog runs: no crash, no drain); the prolog's every numeric option and knob given nan, inf, 1e309, '٣',
@@ -255,4 +262,45 @@ def test_facts_that_cannot_be_true_an_nccl_pass_whose_rows_list_wrong_elements_i
     nccl["data"]["sizes"][1]["wrong"] = wrong                          # the figure (their sum) still says 0
     said = report_problem(report)
     assert said is not None and "wrong element(s)" in said, said
+    assert verdict.decide(report).code == "REPORT_INVALID"
+
+
+# ------------------------------------------------------------------ 6. a train group no verify writes, on any status
+
+
+def _diverged(nodes: Any) -> dict[str, Any]:
+    """A two-node train whose replica on vm2 diverged (the host's TRAIN_REPLICA_MISMATCH), written by rank 0 on vm."""
+    report = _train(2, ["vm", "vm2"])
+    train = next(c for c in report["checks"] if c["name"] == "train")
+    train["data"]["replicas"][1]["checksum"] = "ffffffffffffffff"
+    train["data"]["nodes"] = nodes
+    train.update(status="fail", code="TRAIN_REPLICA_MISMATCH", owner="host",
+                 summary="replicas differ at step 120: rank 1 on vm2", remedy="Drain the node the summary names.")
+    report["status"] = "fail"
+    return report
+
+
+@pytest.mark.parametrize("nodes", ["vm,vm2", 2.0, {"vm": 1, "vm2": 1}, ["vm", "vm", "vm2"]])
+def test_nvsentinel_isolation_a_train_failure_whose_nodes_are_no_list_drains_no_writer(
+        tmp_path: Path, nodes: Any) -> None:
+    report = _diverged(nodes)
+    assert "its train check's data nodes" in str(report_problem(report))
+    assert verdict.decide(report).code == "REPORT_INVALID"
+    (tmp_path / "vm.json").write_text(json.dumps(report))
+    found = fleet(tmp_path)
+    assert not found.ok and not found.drains and "data nodes" in found.invalid[0][1]
+
+
+def test_the_same_failure_as_verify_writes_it_is_no_drain_of_its_writer_either(tmp_path: Path) -> None:
+    report = _diverged(["vm", "vm2"])
+    assert report_problem(report) is None
+    (tmp_path / "vm.json").write_text(json.dumps(report))
+    assert not fleet(tmp_path).drains                 # the collective's failure across 2 nodes (hunt99's rule)
+
+
+@pytest.mark.parametrize("rank", [1, 2 ** 70, -1])
+def test_facts_that_cannot_be_true_a_replica_rank_past_the_world_is_refused(rank: int) -> None:
+    report = _train(1, ["vm"])
+    next(c for c in report["checks"] if c["name"] == "train")["data"]["replicas"][0]["rank"] = rank
+    assert "ranks are 0 to 0" in str(report_problem(report))
     assert verdict.decide(report).code == "REPORT_INVALID"
