@@ -45,6 +45,11 @@ Found:
    the world (rank 2**70 of 1) beside a pass, were believed. Practice: facts that cannot be true are refused (issue
    36 class 6: nodes, world_size and ranks). Fix (ranks._train_layout_problem, both sides, any status): `nodes`
    is a list of distinct names, every replica's rank is 0 to world_size - 1; else refused, never a drain.
+7. (medium, an impossible pass believed; class 6) A passing gpu check listing a device whose current PCIe link is
+   past its own maximum (Gen 9 of a Gen 5 slot, x32 of x16) or that draws over twice its enforced power limit
+   (1e308 W of 700 W) was believed by both readers: verify's gpu check fails those facts (MEASUREMENT_INVALID) before
+   it judges, so no pass of verify's lists them. Found by the mutation sweep. Fix (deviceshape._reading_problem,
+   both sides, one text): refused, never a pass, never a drain.
 
 Tried and held (no change): a mutation sweep of every field of a real replayed GPU report (11 hostile values each,
 6,000 prolog runs: no crash, no drain); the prolog's every numeric option and knob given nan, inf, 1e309, '٣',
@@ -303,4 +308,23 @@ def test_facts_that_cannot_be_true_a_replica_rank_past_the_world_is_refused(rank
     report = _train(1, ["vm"])
     next(c for c in report["checks"] if c["name"] == "train")["data"]["replicas"][0]["rank"] = rank
     assert "ranks are 0 to 0" in str(report_problem(report))
+    assert verdict.decide(report).code == "REPORT_INVALID"
+
+
+# ------------------------------------------------------------------ 7. a gpu pass beside a reading past its own limit
+
+HANDMADE = Path(__file__).resolve().parent / "data" / "facts-handmade" / "h100-8gpu-handmade"
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [("pcie_gen", 9, "above its pcie_gen_max"),
+                                                      ("pcie_width", 32, "above its pcie_width_max"),
+                                                      ("power_w", 1e308, "no board draws over")])
+def test_facts_that_cannot_be_true_a_gpu_pass_beside_a_reading_past_its_own_limit_is_refused(
+        field: str, value: float, said: str) -> None:
+    from tests.judging import replayed_report
+    report = replayed_report(HANDMADE)
+    gpu = next(c for c in report["checks"] if c["name"] == "gpu")
+    assert gpu["status"] == "pass" and report_problem(report) is None and verdict.decide(report).kind == verdict.PASS
+    gpu["data"]["devices"][3][field] = value
+    assert said in str(report_problem(report)) and "NVML device 3" in str(report_problem(report))
     assert verdict.decide(report).code == "REPORT_INVALID"
