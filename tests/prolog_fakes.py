@@ -66,12 +66,19 @@ def install_fake(monkeypatch: pytest.MonkeyPatch) -> FakeSlurm:
 def _report(*checks: dict[str, Any], whole: bool = True) -> dict[str, Any]:
     """A report as verify writes one: its status, its checks and when it was made (every report has `created`).
     `whole`: as a whole verify --preflight writes it (a result for each check asked: verify/runner.py run_all), a
-    judged gpu check given without shm or nccl gets theirs as passes, so that a test names only what it is about (a
-    pass lacking one is refused: tests/test_cluster_hunt76.py); whole=False for a confirmation's (--checks) report."""
+    judged gpu check given without shm or nccl gets theirs as passes, and any other passing one the checks a CPU node's
+    preflight writes (gpu and nccl skipped), so that a test names only what it is about (a pass lacking one is
+    refused: tests/test_cluster_hunt76.py); whole=False for a confirmation's (--checks) report."""
     failed = any(c["status"] == "fail" for c in checks)
     names = {c.get("name") for c in checks if isinstance(c.get("name"), str)}
     if whole and any(c.get("name") == "gpu" and c.get("status") in ("pass", "warn") for c in checks):
         checks += tuple(made() for name, made in (("shm", _shm), ("nccl", _nccl)) if name not in names)
+    elif whole and not failed and any(c.get("status") in ("pass", "warn") for c in checks):
+        # a CPU node's passing preflight: its gpu check skipped GPU_NOT_VISIBLE, its all-reduce verified over gloo
+        # (NCCL_NOT_EXERCISED), as verify writes them beside the check a test names (a pass lacking one is refused:
+        # tests/test_hunt103_inputs.py)
+        checks += tuple(made() for name, made in (("gpu", _gpu_unseen), ("shm", _shm), ("nccl", lambda: _nccl("skip")))
+                        if name not in names)
     return {"status": "fail" if failed else "pass", "checks": list(checks),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
@@ -99,6 +106,12 @@ def _nccl(status: str = "pass") -> dict[str, Any]:
     return {"name": "nccl", "status": "pass", "code": None, "owner": None, "summary": "all-reduce verified",
             "data": {"backend": "nccl", "world_size": 8},
             "metrics": {"busbw_max": {"value": 100.0, "unit": "GB/s"}, "wrong": {"value": 0.0, "unit": ""}}}
+
+
+def _gpu_unseen() -> dict[str, Any]:
+    """The preflight's gpu check on a node without a GPU, as verify writes it."""
+    return {"name": "gpu", "status": "skip", "code": "GPU_NOT_VISIBLE", "owner": "job", "summary": "no GPU visible",
+            "metrics": {}}
 
 
 def _shm() -> dict[str, Any]:

@@ -128,7 +128,7 @@ def test_slurm_prolog_semantics_the_settings_file_is_the_operator_s_in_a_step(tm
 @pytest.mark.parametrize("body, said", [
     (b"TORCHIMAGES" + b"_BRAKER=0.5\n", "did you mean TORCHIMAGES_BREAKER"), (b"garbage\n", "is no setting"),
     (b"TORCHIMAGES_BREAKER=0.1\nTORCHIMAGES_BREAKER=1\n", "given twice"),
-    (b"TORCHIMAGES_BREAKER=nan\n", "is not a share"), (b"TORCHIMAGES_BREAKER=0.1\x00\n", "is not a share"),
+    (b"TORCHIMAGES_BREAKER=nan\n", "is not a share"), (b"TORCHIMAGES_BREAKER=0.1\x00\n", "control character U+0000"),
     (b"TORCHIMAGES_STATE_DIR=/tmp\n", "is no setting"), (b"x" * (settings.CAP + 10), "more than any settings file"),
     (b"TORCHIMAGES_HANG_RUNS=1\n", "2 or more"), (b"TORCHIMAGES_CLOCK_SKEW=2y\n", "not a duration"),
     (b"TORCHIMAGES_METRICS_DIR=prom\n", "not an absolute path"),

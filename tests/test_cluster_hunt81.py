@@ -83,6 +83,7 @@ Each test names the practice it follows.
 """
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import time
@@ -90,7 +91,7 @@ from typing import Any
 
 import pytest
 
-from scripts.fleet.fleet import fleet
+from scripts.fleet.fleet import fleet, format_fleet
 from scripts.fleet.plausible import report_problem
 from tests.helpers import ROOT
 from verify.prolog import cli, kernlog, verdict
@@ -168,8 +169,9 @@ def _train_pass(change: Any) -> dict[str, Any]:
 
 
 def _second_rank(t: dict[str, Any], checksum: str = "6d26fb7a61dc19a3") -> None:
-    t["data"].update(world_size=2, replicas=[t["data"]["replicas"][0],
-                                             {**t["data"]["replicas"][0], "rank": 1, "checksum": checksum}])
+    # on a second node: the report's gpu check counted this VM's one GPU, and NCCL runs one rank per GPU (hunt103)
+    t["data"].update(world_size=2, nodes=["vm", "vm2"], replicas=[
+        t["data"]["replicas"][0], {**t["data"]["replicas"][0], "rank": 1, "node": "vm2", "checksum": checksum}])
 
 
 TRAIN_FORGERIES = {
@@ -209,7 +211,15 @@ def test_verify_train_judge_its_real_passes_are_believed(tmp_path):
         assert report_problem(report) is None and verdict.decide(report).kind == verdict.PASS
         (tmp_path / f"r{n}").mkdir()
         (tmp_path / f"r{n}" / "vm.json").write_text(json.dumps(report))
-        assert fleet(tmp_path / f"r{n}").ok
+        if n:           # the second rank's node writes its own report: its host, its own GPU
+            other = copy.deepcopy(report)
+            other["environment"]["hostname"] = "vm2"
+            for c in other["checks"]:
+                for d in (c.get("data") or {}).get("devices") or [] if c["name"] == "gpu" else []:
+                    if isinstance(d, dict) and d.get("uuid"):
+                        d["uuid"] = f"{d['uuid']}-vm2"
+            (tmp_path / f"r{n}" / "vm2.json").write_text(json.dumps(other))
+        assert fleet(tmp_path / f"r{n}").ok, format_fleet(fleet(tmp_path / f"r{n}"))
 
 
 def test_the_train_rule_is_one_text_on_both_sides():

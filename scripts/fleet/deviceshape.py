@@ -11,7 +11,7 @@ alike).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 MOST_INDEX = 4095                 # verify/figures.py INDEX
 # a device's fields the readers act on (lost, ECC, identity), each with the one JSON type verify writes (None: unknown)
@@ -37,7 +37,35 @@ def shape_problem(devices: list[Any]) -> str | None:
             if value is not None and (not isinstance(value, list)
                                       or any(x is not None and type(x) is not bool for x in value)):
                 return f"NVML device {index} listed with {key} {str(value)[:20]!r}, no list of booleans as verify writes"
-    return _index_problem(devices)
+    return _index_problem(devices) or _reading_problem(devices)
+
+
+# a reading no board gives beside its own limit, which verify's facts refuse (verify/checks/gpu/contradictions.py:
+# MEASUREMENT_INVALID, never a pass): a current PCIe link past its maximum, power past twice the enforced limit
+LINK_MAX = (("pcie_gen", ("pcie_gen_max", "pcie_gen_gpu_max")), ("pcie_width", ("pcie_width_max", "pcie_width_gpu_max")))
+POWER_OVER_LIMIT = 2.0
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _reading_problem(devices: list[dict[str, Any]]) -> str | None:
+    """Why a passing gpu check's device lists a reading its own limit rules out, or None: verify's gpu check fails such
+    facts (MEASUREMENT_INVALID) before it judges, so a pass beside a PCIe Gen 9 link of a Gen 5 slot, or 1e308 W of a
+    700 W limit, is no report verify wrote (hunt103)."""
+    for dev in devices:
+        index = dev.get("index")
+        for now, tops in LINK_MAX:
+            for top in tops:
+                if _number(dev.get(now)) and _number(dev.get(top)) and dev[top] > 0 and dev[now] > dev[top]:
+                    return (f"NVML device {index} listed with {now} {dev[now]:g} above its {top} {dev[top]:g}: no "
+                            "link runs past its maximum")
+        power, limit = dev.get("power_w"), dev.get("power_limit_w") or dev.get("power_default_limit_w")
+        if _number(power) and _number(limit) and limit > 0 and power > POWER_OVER_LIMIT * limit:
+            return (f"NVML device {index} listed drawing {power:g} W of a {limit:g} W limit: no board draws over "
+                    f"{POWER_OVER_LIMIT:g}x the limit NVML enforces")
+    return None
 
 
 def _index_problem(devices: list[dict[str, Any]]) -> str | None:

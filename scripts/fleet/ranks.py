@@ -24,6 +24,29 @@ def count_problem(name: str, key: str, m: dict[str, Any], value: float) -> str |
     return None
 
 
+def _train_layout_problem(checks: list[dict[str, Any]]) -> str | None:
+    """Why a train check's group (any status) is none verify writes, or None. verify/checks/train/verdict.py writes
+    `nodes` as the distinct names of its ranks' nodes, sorted (a blank one included), and lists each answering rank
+    of its `world_size` in `replicas`: a node named twice, a `nodes` that is no list ("vm,vm2", 3.5: read as no group,
+    a failure across two nodes listed its writer to drain; scripts/fleet/collective.py) or a rank past the world
+    (rank 9 of 8, or 2**70 of 1, beside a pass) is no group that ran (hunt103)."""
+    train = next((c for c in checks if c.get("name") == "train"), None)
+    data = train.get("data") if train is not None else None
+    if not isinstance(data, dict):
+        return None
+    nodes, world, replicas = data.get("nodes"), data.get("world_size"), data.get("replicas")
+    if nodes is not None and (not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes)
+                              or len(set(nodes)) != len(nodes)):
+        return (f"its train check's data nodes = {str(nodes)[:40]!r} is no list verify writes (the distinct names of "
+                "its ranks' nodes)")
+    if type(world) is int and isinstance(replicas, list):
+        past = next((r["rank"] for r in replicas if isinstance(r, dict) and type(r.get("rank")) is int
+                     and not 0 <= r["rank"] < world), None)
+        if past is not None:
+            return f"its train check lists rank {str(past)[:24]} in a world of {world}: ranks are 0 to {world - 1}"
+    return None
+
+
 def _whole(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or value != int(value) or value < 0:
@@ -37,6 +60,8 @@ def _does(check: dict[str, Any]) -> str:
 
 def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
     """Why a report's nccl check cannot be true beside its own gpu check, or None (see the module's docstring)."""
+    if train := _train_layout_problem(checks):
+        return train
     nccl = next((c for c in checks if c.get("name") == "nccl"), None)
     data = nccl.get("data") if nccl is not None else None
     if not isinstance(data, dict):

@@ -52,8 +52,10 @@ def _why_invalid(doc: Any, validators: dict[int, jsonschema.protocols.Validator]
     version = doc.get("schema_version")
     if version is None:
         return "not a verify report (no schema_version)"
-    if isinstance(version, bool) or version not in validators:
-        return f"schema_version {version!r} is none this checkout reads (1 or 2)"
+    if type(version) is not int or version not in validators:
+        # an int alone: a list or an object is no key of a dict (TypeError: the whole fleet report stopped on one
+        # file, hunt103), a bool or 2.0 no version verify writes
+        return f"schema_version {one_line(repr(version))[:40]} is none this checkout reads (1 or 2)"
     error = jsonschema.exceptions.best_match(validators[version].iter_errors(doc))
     if error is None:
         return None

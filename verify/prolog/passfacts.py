@@ -52,6 +52,15 @@ def _nccl_problem(checks: list[dict[str, Any]]) -> str | None:
     counted, said = _figure(nccl, "world_size"), raw.get("world_size") if isinstance(raw, dict) else None
     if counted is not None and _count(said) and counted != said:
         return f"its nccl check {does} with world_size {counted:g} in its figures and {said} in its data: one count"
+    rows = raw.get("sizes") if isinstance(raw, dict) else None
+    for row in rows if isinstance(rows, list) else []:
+        wrong = row.get("wrong") if isinstance(row, dict) else None
+        if isinstance(wrong, (int, float)) and not isinstance(wrong, bool) and wrong > 0:
+            # its `wrong` figure is these rows' sum, and any wrong element fails the all-reduce (the rule on the
+            # figure: CANNOT_PASS): a row of wrong elements under a pass is an all-reduce that returned wrong values
+            # (hunt103)
+            return (f"its nccl check {does} while its data lists {wrong:g} wrong element(s) at "
+                    f"{str(row.get('size'))[:20]} bytes: wrong elements in an all-reduce fail it")
     bus, alg = _figure(nccl, "busbw_max"), _figure(nccl, "algbw_max")
     low, high = BUS_FACTOR
     if bus is not None and alg is not None and alg > 0 and bus > 0 and \
@@ -111,7 +120,27 @@ def _train_problem(checks: list[dict[str, Any]]) -> str | None:
         return f"its train check {does} with replicas whose ranks are no distinct ranks ({str(ranks)[:60]})"
     if _count(world) and len(replicas) != world:
         return f"its train check {does} with world_size {world} and {len(replicas)} replica(s) listed: one a rank"
-    return _replica_problem(replicas, steps, does) or _agreement_problem(replicas, nodes, does)
+    return _replica_problem(replicas, steps, does) or _agreement_problem(replicas, nodes, does) \
+        or _gpus_problem(checks, data, replicas, does)
+
+
+def _gpus_problem(checks: list[dict[str, Any]], data: dict[str, Any], replicas: list[dict[str, Any]],
+                  does: str) -> str | None:
+    """Why a passing train check over NCCL ran more ranks on its one node than the GPUs the report's own gpu check
+    counted there, or None. Each rank drives a GPU of its own (cuda:<local rank>; two ranks on one GPU: NCCL's
+    "Duplicate GPU detected"), as the nccl check's rule holds (verify/prolog/ranks.py, scripts/fleet/ranks.py): 16
+    replicas on one node of 8 GPUs (or 2 on a node of 1) passing is no run verify saw (hunt103)."""
+    nodes = data.get("nodes")
+    if data.get("backend") != "nccl" or len({str(r.get("node")) for r in replicas}) != 1 \
+            or (isinstance(nodes, list) and len({str(n) for n in nodes}) > 1):
+        return None
+    gpu = next((c for c in checks if c.get("name") == "gpu" and c.get("status") in ("pass", "warn")), None)
+    counted = [n for k in ("nvml_devices", "torch_devices") if gpu is not None and (n := _figure(gpu, k)) is not None
+               and n >= 1]
+    if counted and len(replicas) > max(counted):
+        return (f"its train check {does} on {len(replicas)} ranks over NCCL on one node, where its gpu check counted "
+                f"{max(counted):g} GPU(s): NCCL runs one rank per GPU")
+    return None
 
 
 def _agreement_problem(replicas: list[dict[str, Any]], nodes: Any, does: str) -> str | None:

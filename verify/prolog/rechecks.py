@@ -34,17 +34,18 @@ def drained_checks(drains: Sequence[dict[str, Any] | None], claimed: tuple[str, 
 
 
 def unreported(report: dict[str, Any], expected: bool = False) -> str | None:
-    """Why a passing report that judged the GPUs is no report of a whole verify --preflight (PREFLIGHT_CHECKS), or
-    None. verify writes a result for each check it is asked, even one a signal cut or never started
-    (verify/runner.py run_all: INTERRUPTED, not run): a pass holding only the gpu check passed a node whose all-reduce
-    over those GPUs was never judged (tests/test_cluster_hunt76.py). Asked --expect-gpus (`expected`: Slurm gave
-    GPUs), verify fails an all-reduce that saw no GPU (NCCL_NOT_EXERCISED, verify/checks/nccl/verdict.py), never skips
-    it. A confirmation's report (one check asked) has its own rule (verdict.confirmation); a report that judged no GPU
-    has decide's (GPU_NOT_ASSESSED where Slurm gave some)."""
+    """Why a passing report is no report of a whole verify --preflight (PREFLIGHT_CHECKS), or None. verify writes a
+    result for each check it is asked, even one a signal cut or never started (verify/runner.py
+    run_all: INTERRUPTED, not run), a skip on a node without a GPU included (gpu GPU_NOT_VISIBLE, nccl
+    NCCL_NOT_EXERCISED): a pass holding only the gpu check passed a node whose all-reduce over those GPUs was never
+    judged (tests/test_cluster_hunt76.py), and one holding only the shm check (or a check of another name in the gpu
+    check's place) passed a node whose GPUs were never looked at, where Slurm allocated none (hunt103). Asked
+    --expect-gpus (`expected`: Slurm gave GPUs), verify fails an all-reduce that saw no GPU (NCCL_NOT_EXERCISED,
+    verify/checks/nccl/verdict.py), never skips it. A confirmation's report (one check asked) has its own rule
+    (verdict.confirmation)."""
     checks = [c for c in report.get("checks") or [] if isinstance(c, dict)]
-    if not any(c.get("name") == "gpu" and c.get("status") in ("pass", "warn") for c in checks):
-        return None
-    if missing := sorted(PREFLIGHT_CHECKS - {c.get("name") for c in checks}):
+    names = {c.get("name") for c in checks}
+    if missing := sorted(PREFLIGHT_CHECKS - names):
         return f"verify --preflight passes with no result of its {', '.join(missing)} check(s), which it writes for " \
                "every check asked: not its report of this run"
     if expected and any(c.get("name") == "nccl" and c.get("status") == "skip" and c.get("code") == "NCCL_NOT_EXERCISED"

@@ -24,7 +24,8 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Mapping
+import unicodedata
+from collections.abc import Iterator, Mapping
 
 from . import context, statefile
 
@@ -93,9 +94,13 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
     values: dict[str, str] = {}
     problems: list[str] = []
     twice: set[str] = set()
-    for number, line in enumerate(tail.text.removeprefix("\ufeff").splitlines(), 1):   # an editor's byte-order mark
+    for number, line, unreadable in _lines(tail.text):
         text = line.strip()
         if not text or text.startswith("#"):
+            continue
+        if unreadable:
+            problems.append(f"{path} line {number}: {text[:80]!r} {unreadable}: the line is not applied, the defaults "
+                            "hold for it")
             continue
         name, sep, value = text.partition("=")
         name = re.sub(r"^export\s+", "", name.strip()).strip()    # a file written as /etc/default's shell lines
@@ -129,11 +134,32 @@ def salvage(folder: str, name: str) -> str | None:
     if tail.size > CAP:
         return None
     found = []
-    for line in tail.text.removeprefix("\ufeff").splitlines():
+    for _, line, unreadable in _lines(tail.text):
         key, sep, value = line.strip().partition("=")
+        if unreadable:
+            continue
         if sep and re.sub(r"^export\s+", "", key.strip()).strip() == name:
             found.append(_value(value.strip()))
     return found[0] if len(found) == 1 else None
+
+
+def _lines(text: str) -> Iterator[tuple[int, str, str | None]]:
+    """(number, line, why it is no line of text or None) of each of a settings file's lines, as the shell reads them:
+    split at a newline alone (a CRLF's carriage return dropped; an editor's byte-order mark too). str.splitlines also
+    split at a bare carriage return, a form feed, U+0085 or U+2028, so one line (`X=3<CR>TORCHIMAGES_BREAKER=1`) was
+    two settings where the shell reads one; and the file is read as UTF-8 with each undecodable byte replaced, so a
+    path of other bytes (`/srv/m\\xff`) named another folder than the operator's, and a NUL reached the system call
+    (`embedded null byte`): such a line holds a control character or bytes that are not UTF-8, and is no setting
+    (hunt103)."""
+    for number, line in enumerate(text.removeprefix("\ufeff").split("\n"), 1):
+        line = line.removesuffix("\r")
+        if "\ufffd" in line:
+            yield number, line, "holds bytes that are not UTF-8 text (a setting is one)"
+        elif odd := next((c for c in line if c != "\t" and unicodedata.category(c) in ("Cc", "Zl", "Zp", "Cs")), None):
+            yield number, line, f"holds the control character U+{ord(odd):04X} (a NUL, a bare carriage return), which no " \
+                                "setting's value holds"
+        else:
+            yield number, line, None
 
 
 def _value(value: str) -> str:
