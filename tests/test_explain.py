@@ -1363,6 +1363,27 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: nccl fail NCCL_TIMEOUT (host; its facts agree); verify explain: warn HEALTH_NOT_ASSESSED (host): "
         "the excerpt is the topology matrix, the SHM run that completed and the GPUs' state after it; the P2P "
         "all-reduce that hung is the poster's words, in no printed line",
+    # Batches 310, 312 and 313: no reader, or the thread's prose.
+    "nvls-node-x8-torch-2.7.0-cu126-nccl-2.26.2-all-gather-cuda-visible-devices-1-7-0-wrong-rank-order-nvls-one-node-path-regression-image":
+        "translator: nccl fail NCCL_WRONG_RESULT (image); verify explain: not recognised: a user's own debug summary "
+        "of an all_gather ('[NCCL ALL_GATHER RESULTS]', expected/got per rank) has no reader",
+    "eks-daemonset-nvidia-gpu-exporter-nvidia-smi-exit-12-couldnt-find-libnvidia-ml-so-chart-hostpath-mounts-set-for-ubuntu-20.04-job":
+        "translator: gpu fail GPU_NOT_VISIBLE (job); verify explain: not recognised: nvidia-smi's library message "
+        "inside an exporter's logfmt error field (escaped newlines) is not read; the chart's mounts are the "
+        "maintainer's prose",
+    "tesla-t4-rke2-gpu-operator-toolkit-1.17.8-cdi-enabled-pod-unresolvable-cdi-devices-management-nvidia-com-gpu-uuid-spec-lists-only-all-host":
+        "translator: gpu fail GPU_NOT_VISIBLE (host); verify explain: warn HEALTH_NOT_ASSESSED (host): the kubelet's "
+        "'unresolvable CDI devices' event is not read (a later success in the same paste, nixos-podman-..., must not "
+        "fail), the nvidia-smi -L line is",
+    "a100-sxm4-80gb-x8-gpu-operator-1.10.1-mig-manager-all-7g.80gb-unsupported-mig-device-expected-7g.79gb-mig-mode-enabled-no-pending-stock-config-image":
+        "translator: gpu warn HEALTH_NOT_ASSESSED (host); verify explain: not recognised: mig-manager's logrus lines "
+        "have no reader (MIG mode on, nothing pending: no health field either way)",
+    "centos-7-stateless-node-cn03-srun-pyxis-seccomp-filter-failed-function-not-implemented-stateful-nodes-fine-host":
+        "translator: train fail TRAIN_FAILED (host; its facts agree); verify explain: not recognised: slurmstepd's "
+        "pyxis errors have no reader",
+    "slurm-node-vm-standard2-1-srun-pyxis-import-mkdir-run-enroot-permission-denied-enroot-alone-works-runtime-path-site-config-host":
+        "translator: train fail TRAIN_FAILED (host; its facts agree); verify explain: not recognised: slurmstepd's "
+        "pyxis errors have no reader",
 }
 
 

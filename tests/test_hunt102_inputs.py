@@ -72,7 +72,7 @@ from typing import Any
 import pytest
 
 from tests.prolog_fakes import PROLOG_ENV, _gpu, _report, _verify_writes, history_events, install_fake
-from verify.prolog import cli, history, kernlog, repair, xid
+from verify.prolog import cli, history, kernlog, repair, unparsed, xid
 
 pytestmark = pytest.mark.unit
 
@@ -125,7 +125,7 @@ def test_slurm_prolog_semantics_a_typo_s_trace_goes_where_the_run_keeps_its_hist
     knob whose default holds): its not-assessed event is in the default folder's history, as the run's would be, and
     its metrics where that folder's settings file names them."""
     default = tmp_path / "default"
-    monkeypatch.setattr(cli, "DEFAULT_STATE_DIR", str(default))
+    monkeypatch.setattr(unparsed, "DEFAULT_STATE_DIR", str(default))
     _operators_settings(default, f"TORCHIMAGES_METRICS_DIR={tmp_path / 'metrics'}\n")
     monkeypatch.chdir(tmp_path)
     rc = cli.main(["--bugdet", "3", "--no-kernel-log"], {**PROLOG_ENV, "TORCHIMAGES_STATE_DIR": knob})

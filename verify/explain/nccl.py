@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..checks.nccl import barefail, barrier, casualty, efa, ncclog, opname, plugreg, watchdog
+from ..checks.nccl import barefail, barrier, casualty, efa, midrun, ncclog, opname, plugreg, watchdog
 from ..checks.nccl.crash import CAUGHT
 from ..checks.nccl.shmperm import SHM_REFUSED
 from ..checks.nccl.transport import gdr_summary
@@ -107,7 +107,7 @@ def detect(text: str) -> bool:
     return bool(printed(_CUDA_FAILURE, text) or printed(_ERROR, text) or printed(_XLA, text) or customar.failed(text) or
                 printed(_SHM_SEGMENT, text) or printed(_TEARDOWN, text) or
                 IB_ASYNC_ERROR.search(text) or _WATCHDOG.search(text) or _OFI_REGISTER.search(text) or
-                printed(_GID_PROBE, text) or ncclretry.gave_up(text) or printed(barrier.FAILED, text) or printed(casualty.STORE_LOST, text) or
+                printed(_GID_PROBE, text) or ncclretry.gave_up(text) or printed(midrun.FORCED_ALGO, text) or printed(barrier.FAILED, text) or printed(casualty.STORE_LOST, text) or
                 (log and (log.get("proof") or log.get("net_channels") or log.get("transports") or log.get("ofi_error")
                          or _COMPLETION.search(text) or ("NCCL" in text and _TRACE.search(text)))))
 
@@ -267,6 +267,15 @@ def _plugin_register(text: str) -> str | None:
     return None
 
 
+def _forced_algo(text: str) -> str | None:
+    """NCCL's enqueue refusing a collective that the algorithms the job allowed do not implement (midrun.FORCED_ALGO),
+    its line whole: NCCL's own words, with or without its tag (batch 310 quotes it bare)."""
+    if not (hit := printed(midrun.FORCED_ALGO, text)):
+        return None
+    start, end = text.rfind("\n", 0, hit.start()) + 1, text.find("\n", hit.end())
+    return f"all_reduce: {text[start:end if end >= 0 else len(text)].strip()[:300]}"
+
+
 def _error(text: str) -> str | None:
     """The failure a rank logged: a watchdog timeout, an IB completion error, a WARN followed only by failing
     returns, torch's `NCCL error` (with NCCL's `Last error:`), or NCCL's own trace of a failing call (init phase when
@@ -275,7 +284,7 @@ def _error(text: str) -> str | None:
         return f"all_reduce: {timeout.strip()[:300]}"
     if completion := _COMPLETION.search(text):
         return f"all_reduce: {completion.group(0).strip()[:300]}"
-    if refused := _plugin_register(text):
+    if refused := _plugin_register(text) or _forced_algo(text):
         return refused
     if called := next((m for m in efa.OFI_FAILED_CALL.finditer(text) if efa.failed_call(m.group(0))), None):
         # a call of aws-ofi-nccl that returned an error code (its initialisation giving up is no failure: NCCL goes

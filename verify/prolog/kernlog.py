@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import strictjson
 from ..shared import clockskew
-from . import kernfit, kernformat, statefile, xid
+from . import kernfit, kernformat, kernshape, statefile, xid
 from .kernformat import message as _message
 
 TIMEOUT_S = 20.0
@@ -207,31 +207,6 @@ class State:
         self.unstamped_count = len(self.unstamped) if self.unstamped_count < 0 else self.unstamped_count
 
 
-def _strings(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(x, str) for x in value)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _typed(raw: Any) -> bool:
-    """Every field of a kept state of its JSON type: one of another (a list where the boot id belongs, "5" where a
-    stamp does) is a garbled state, never coerced into a cursor."""
-    return isinstance(raw, dict) and isinstance(raw.get("boot_id"), str) and _number(raw.get("mono")) \
-        and _strings(raw.get("at_mono")) and _strings(raw.get("unstamped")) and isinstance(raw.get("held"), list) \
-        and all(isinstance(e, dict) and isinstance(e.get("line"), str) and _number(e.get("mono"))
-                and math.isfinite(e["mono"]) and (e.get("read") is None or (_number(e["read"]) and math.isfinite(e["read"])))
-                for e in raw["held"]) \
-        and statefile.count_or_none(raw.get("at_count")) \
-        and statefile.count_or_none(raw.get("unstamped_count")) \
-        and (raw.get("wall") is None or (_number(raw["wall"]) and math.isfinite(raw["wall"]))) \
-        and (raw.get("deferred") is None or _strings(raw["deferred"])) \
-        and (raw.get("wall_up") is None or (_number(raw["wall_up"]) and math.isfinite(raw["wall_up"]))) \
-        and (raw.get("tail") is None or _strings(raw["tail"])) and statefile.count_or_none(raw.get("tail_at")) \
-        and isinstance(raw.get("tail_wall", False), bool)
-
-
 def load(state_dir: str, node: str) -> tuple[State, str | None]:
     """The kept state, or a fresh one and why (none kept is not a problem; a garbled or refused file is)."""
     target = state_path(state_dir, node)
@@ -243,7 +218,7 @@ def load(state_dir: str, node: str) -> tuple[State, str | None]:
         return State(), f"kernel-log state not read: {statefile.problem(exc, target)}"
     except (ValueError, RecursionError):
         raw = None
-    if not _typed(raw):
+    if not kernshape.typed(raw):
         return State(), f"kernel-log state {target} is garbled: read again from the lookback"
     if why := statefile.not_ours(target):
         # held evidence drains a node on no line of this read: only where no job could have written it (a shared

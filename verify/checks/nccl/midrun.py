@@ -1,5 +1,6 @@
 """A collective that failed for a reason on the job's side, named by the words of the failure itself: a peer process
-that went away in an orderly way, ranks that called different collectives, or a CUDA the rank's process had already
+that went away in an orderly way, ranks that called different collectives, an algorithm the job forced that has no
+implementation for the collective (batch 310), or a CUDA the rank's process had already
 used refusing NCCL as uninitialised. Pure: the nccl judge asks it
 after the host's own evidence (a work completion's error, an adapter's event) has had its say."""
 from __future__ import annotations
@@ -29,6 +30,11 @@ MISMATCH = re.compile(r"Detected mismatch between collectives on ranks|Collectiv
 # started, or started by a launcher without the CUDA environment the image sets. nccl-tests' `Test CUDA failure` is
 # the program's own call, not read here.
 CUDA_NOT_INITIALISED = re.compile(r"(?<![Tt]est )Cuda failure (?:3 )?'initiali[sz]ation error'")
+# NCCL's enqueue when the algorithms and protocols it may use (NCCL_ALGO, NCCL_PROTO: it names the one set) hold none
+# for the collective and datatype (`Error : no algorithm/protocol available for function ReduceScatter with datatype
+# ncclFloat32. NCCL_ALGO was set to nvls.`): the job's setting, before any byte moved, never the node
+FORCED_ALGO = re.compile(r"no algorithm/protocol available for function (\w+)[^|\n]{0,80}?\b(NCCL_(?:ALGO|PROTO)) was set "
+                         r"to ([^\s|.]{1,80})")
 
 def job_side(said: str) -> tuple[str, str] | None:
     """(why, remedy) where the failure's own words (its error first, then NCCL's lines kept as proof) put it on the
@@ -45,6 +51,12 @@ def job_side(said: str) -> tuple[str, str] | None:
                 "torch.multiprocessing 'spawn'), and have the launcher pass every worker the CUDA environment the "
                 "image sets (PATH, LD_LIBRARY_PATH, CUDA_*: DeepSpeed's .deepspeed_env, mpirun -x); a node at fault "
                 "fails CUDA's first call too: run `nvidia-smi` and `verify --checks gpu` there.")
+    if forced := FORCED_ALGO.search(said):
+        name, value = forced.group(2), forced.group(3)
+        return (f"the job's {name}={value} leaves NCCL no algorithm or protocol for {forced.group(1)} (NCCL's "
+                "enqueue refused the call before any byte moved): the job's setting, not the node",
+                f"Unset {name} (NCCL picks per collective and size) or add an algorithm every collective has "
+                f"(`{name}={value},ring` style lists; NCCL's environment documentation).")
     closed = PEER_CLOSED.search(said)
     if closed and not _FORMING.search(said):
         return (f"a peer rank's process closed its connection mid-run ({closed.group(0).strip()}): it exited, and the "
