@@ -11,6 +11,7 @@ alike).
 """
 from __future__ import annotations
 
+import math
 from typing import Any, TypeGuard
 
 MOST_INDEX = 4095                 # verify/figures.py INDEX
@@ -44,6 +45,16 @@ def shape_problem(devices: list[Any]) -> str | None:
 # MEASUREMENT_INVALID, never a pass): a current PCIe link past its maximum, power past twice the enforced limit
 LINK_MAX = (("pcie_gen", ("pcie_gen_max", "pcie_gen_gpu_max")), ("pcie_width", ("pcie_width_max", "pcie_width_gpu_max")))
 POWER_OVER_LIMIT = 2.0
+# the range verify's facts contract allows each figure a reader may see (verify/figures.py, verify/checks/gpu/
+# figures_table.py: CELSIUS, MEMORY, WATTS, LIMIT_WATTS), held here as the readers never load that table: a pass beside
+# 1e308 C or -1 bytes of memory, where no limit of its own rules it out, is no report verify wrote (hunt105)
+RANGES: dict[str, tuple[float, float, bool]] = {          # field: (lowest, highest, the lowest itself allowed)
+    "temperature_c": (-60, 250, True), "memory_temperature_c": (-60, 250, True),
+    "temperature_slowdown_c": (0, 250, False), "memory_temperature_max_c": (0, 250, False),
+    "memory_bytes": (0, 2 ** 50, False), "power_w": (0, 10_000, True), "power_limit_w": (0, 10_000, False),
+    "power_default_limit_w": (0, 10_000, False), "power_requested_limit_w": (0, 10_000, False),
+    "sm_clock_mhz": (0, 10_000, True), "sm_clock_max_mhz": (0, 10_000, False),
+}
 
 
 def _number(value: Any) -> TypeGuard[int | float]:
@@ -65,6 +76,12 @@ def _reading_problem(devices: list[dict[str, Any]]) -> str | None:
         if _number(power) and _number(limit) and limit > 0 and power > POWER_OVER_LIMIT * limit:
             return (f"NVML device {index} listed drawing {power:g} W of a {limit:g} W limit: no board draws over "
                     f"{POWER_OVER_LIMIT:g}x the limit NVML enforces")
+        for key, (low, high, closed) in RANGES.items():
+            value = dev.get(key)
+            if _number(value) and not (math.isfinite(value) and (low <= value if closed else low < value) and
+                                       value <= high):
+                return (f"NVML device {index} listed with {key} {value:g}, outside what verify's facts allow "
+                        f"({'[' if closed else '('}{low:g}, {high:g}]): no reading of a board")
     return None
 
 

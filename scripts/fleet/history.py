@@ -37,6 +37,7 @@ class NodeHistory:
     error: str | None = None                    # why the file could not be read: its events are unknown, not none
     window: dict[str, int] = field(default_factory=dict)   # event → count within WINDOW_S
     inspect: str | None = None                  # why the node needs hardware inspection
+    future: int = 0                             # events stamped past now + CLOCK_SKEW: in no window count
 
     @property
     def last(self) -> dict[str, Any] | None:
@@ -159,8 +160,11 @@ def _inspect(events: list[dict[str, Any]], window_s: float, now: float | None = 
 
 def judge(history: NodeHistory, now: float, window_s: float = WINDOW_S, skew_s: float = CLOCK_SKEW_S) -> NodeHistory:
     history.window = dict.fromkeys(EVENTS, 0)
+    history.future = 0
     for e in history.events:
-        if now - e["epoch"] <= window_s:
+        if e["epoch"] > now + skew_s:     # evidence from the future is in no "last 7 d" (a clock ahead; hunt105)
+            history.future += 1
+        elif now - e["epoch"] <= window_s:
             history.window[e["event"]] += 1
     history.inspect = _inspect(history.events, window_s, now, skew_s)
     return history
@@ -259,7 +263,7 @@ def history_lines(histories: dict[str, NodeHistory]) -> list[str]:
     if held:
         lines.append("drained, not back in service since (no resume, no pass while in service):")
         lines += [f"  {n}: {d.get('code') or 'drain'} on {d.get('time')}" for n, d in held.items() if d]
-    troubled = [h for h in histories.values() if h.error or h.bad_lines]
+    troubled = [h for h in histories.values() if h.error or h.bad_lines or h.future]
     if troubled:
         lines.append("history files with trouble:")
     for h in troubled:
@@ -268,9 +272,13 @@ def history_lines(histories: dict[str, NodeHistory]) -> list[str]:
         if h.bad_lines:
             shown = ", ".join(map(str, h.bad_lines[:10])) + (" ..." if len(h.bad_lines) > 10 else "")
             lines.append(f"  {h.file}: {len(h.bad_lines)} bad line(s) skipped (line {shown}): not a schema-1 event")
+        if h.future and not h.error:
+            lines.append(f"  {h.file}: {h.future} event(s) stamped in the future (past now + CLOCK_SKEW: a clock "
+                         f"ahead): not counted in the last {WINDOW_S / 86400:.0f} d")
     return lines
 
 
 def history_json(histories: dict[str, NodeHistory]) -> list[dict[str, Any]]:
     return [{"node": n, "file": h.file, "last_event": h.last, "window_s": WINDOW_S, "in_window": h.window,
-             "inspect": h.inspect, "drained": None if h.error else h.drained, "bad_lines": h.bad_lines, "error": h.error} for n, h in histories.items()]
+             "inspect": h.inspect, "drained": None if h.error else h.drained, "bad_lines": h.bad_lines,
+             "future_events": h.future, "error": h.error} for n, h in histories.items()]

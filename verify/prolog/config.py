@@ -7,7 +7,6 @@ default holds and the node stays gated (_knob, settings.read). The whole run's c
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import shutil
 import signal
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
 
 from ..shared import clockskew
-from . import context, gpuset, kernlog, settings, slurm, slurmconf
+from . import context, gpuset, kernlog, knobhint, settings, slurm, slurmconf
 from .deadline import Deadline
 from .verdict import decimal, finite_positive
 
@@ -279,9 +278,9 @@ def misspelt(env: dict[str, str]) -> list[str]:
     for name in sorted(env):
         if not name.upper().startswith("TORCH") or name in KNOBS:     # TORCHIMAGE_HANG_RUNS: the prefix misspelt
             continue
-        near = difflib.get_close_matches(name.upper().replace("-", "_"), KNOBS, n=1, cutoff=0.85)
-        if near:
-            lines.append(f"{name} is no setting of the prolog's: did you mean {near[0]}? (ignored; its default holds)")
+        meant = knobhint.near(name, KNOBS, cutoff=0.85)
+        if meant:
+            lines.append(f"{name} is no setting of the prolog's: did you mean {meant}? (ignored; its default holds)")
     return lines
 
 

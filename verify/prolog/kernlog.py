@@ -38,7 +38,8 @@ OUTPUT_CAP = 32 << 20            # bytes of kernel log taken at most (its newest
 RESCUE_CAP = 4 << 20             # bytes of the driver's lines kept from what was dropped before them
 PROC = "/proc"
 # the stamp formats (kernformat.py), named here as before the split
-consumed, mono, wall, _digest = kernformat.consumed, kernformat.mono, kernformat.wall, kernformat.digest
+consumed, mono, wall, _digest, said = kernformat.consumed, kernformat.mono, kernformat.wall, kernformat.digest, \
+    kernformat.said
 
 
 @dataclass(frozen=True)
@@ -169,14 +170,20 @@ def believable(held: list[dict[str, Any]], clock: Clock, skew_s: float = clocksk
     return [e for e in held if ok(e)]
 
 
-def _stale(line: str, clock: Clock, lookback_s: float | None, cursor: float = -1.0) -> bool:
+def _stale(line: str, clock: Clock, lookback_s: float | None, cursor: float = -1.0,
+           read_words: frozenset[str] | None = None) -> bool:
     """A line stamped in wall time from before this boot or, on a first read of the boot (`lookback_s` given), before
     the lookback (after a kept cursor an unread line is evidence however old), or at or before the kernel-stamped
-    `cursor` (boot time + it; wall stamps are whole seconds): read in the kernel's format already."""
+    `cursor` (boot time + it): read in the kernel's format already. Wall stamps and boot time are whole seconds, so a
+    line stamped within a second either side of the cursor may be on either side of it: there, where the words of
+    the last read's last lines are known (`read_words`: that read's tail, its oldest lines wrapped out of the log),
+    a line is read only if its words are among them; an unread Xid logged just after the cursor was skipped by the
+    second's margin (hunt105). Without them (a state kept before tails), the margin holds as before."""
     t = wall(line)
     if t is None:
         return False
-    if cursor >= 0 and clock.booted is not None and t <= clock.booted + cursor + 1:
+    if cursor >= 0 and clock.booted is not None and t <= clock.booted + cursor + 1 and \
+            (read_words is None or t <= clock.booted + cursor - 1 or said(line) in read_words):
         return True
     return (clock.booted is not None and t < clock.booted) or \
         (lookback_s is not None and clock.now is not None and t < clock.now - lookback_s)
@@ -271,6 +278,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
     before = {i for i in before if _message(stamped[i][0]) not in resolved}     # a deferred line waited: unread
     # boot time + the kernel's cursor against a wall stamp only where the words could not place the switch
     cursor = state.mono if not state.tail or (not state.tail_wall and not found) else -1.0
+    read_words = frozenset(state.tail) if cursor >= 0 and state.tail and not state.tail_wall else None
     new, deferred = _due(state, clock, skew_s)      # the lines deferred before whose time has come, the others
     last, at_last, unstamped, wall_last = state.mono, list(state.at_mono), list(state.unstamped), state.wall
     seen_at = seen_un = 0
@@ -286,7 +294,7 @@ def advance(state: State, lines: list[str], clock: Clock, lookback_s: float,
                     # a line from the future moves no cursor (`ahead`): one stamped while the clock ran a day fast
                     # hid, from a reader giving the kernel's stamps next, every line of that day (an Xid 79 too)
                     wall_last = max(wall_last, wall(line) or -1.0)
-                    if not _stale(line, clock, first, cursor):
+                    if not _stale(line, clock, first, cursor, read_words):
                         new.append(line)
                 elif _DRIVER.search(line):
                     deferred.append(_short(line))       # read once its time is no longer in the future (`_due`)

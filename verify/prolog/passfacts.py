@@ -96,6 +96,10 @@ def _train_problem(checks: list[dict[str, Any]]) -> str | None:
     first, last = _figure(train, "loss_first"), _figure(train, "loss_last")
     if any(v is not None and v < 0 for v in (first, last)):
         return f"its train check {does} with a negative loss: a cross-entropy is 0 or more"
+    if any(v is not None and not (math.isfinite(v) and v <= LOSS_MOST) for v in (first, last)):
+        # verify records a loss of 0 to LOSS_MOST (a loss_first of 1e308 "fell" to any last: hunt105)
+        return (f"its train check {does} with the loss {first if first is not None else '-'} -> "
+                f"{last if last is not None else '-'}: verify records a loss of 0 to {LOSS_MOST:g}")
     if first is not None and last is not None and last > FALL_TO * first * (1 + SLACK) + SLACK:
         return (f"its train check {does} with the loss {first:g} -> {last:g}: verify fails a loss that did not fall to "
                 f"{FALL_TO:g}x the first (TRAIN_LOSS_NOT_FALLING)")

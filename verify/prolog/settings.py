@@ -19,7 +19,6 @@ folder a job could write, or one a job's user made, is no operator's word).
 """
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import re
@@ -27,7 +26,7 @@ import stat
 import unicodedata
 from collections.abc import Iterator, Mapping
 
-from . import context, statefile
+from . import context, knobhint, statefile
 
 FILE = "settings"
 CAP = 64 * 1024                     # a settings file is a few lines: more is no settings file
@@ -106,8 +105,8 @@ def read(folder: str) -> tuple[dict[str, str], list[str]]:
         name = re.sub(r"^export\s+", "", name.strip()).strip()    # a file written as /etc/default's shell lines
         value = _value(value.strip())
         if not sep or name not in KNOBS:
-            near = difflib.get_close_matches(name.upper(), KNOBS, n=1, cutoff=0.8)
-            hint = f"did you mean {near[0]}? " if near else ""
+            meant = knobhint.near(name, KNOBS) if name else None
+            hint = f"did you mean {meant}? " if meant else ""
             problems.append(f"{path} line {number}: {text[:80]!r} is no setting ({hint}it holds NAME=value lines of "
                             f"{', '.join(KNOBS)}): the line is not applied, the defaults hold for it")
         elif name in values or name in twice:

@@ -143,15 +143,20 @@ class Breaker:
     drained_ours: int     # how many it holds now (this node not counted)
     total: int            # the nodes counted: those in service or ours, not one powered off
     powered_off: int = 0  # the partition's nodes powered off (by power saving) and not ours: not counted
+    out_others: int = 0   # counted nodes out of service by anyone else's word (drained, DOWN, FAIL): held too
 
     @property
     def open(self) -> bool:
-        return self.drained_ours + 1 > self.allowed
+        """NVSentinel's breaker: the nodes out of service (cordoned) as a share of the total, whoever took them out:
+        this drain is allowed only while ours, the others' and this one fit in the share."""
+        return self.drained_ours + self.out_others + 1 > self.allowed
 
     def line(self, share: float, partition: str | None) -> str:
         where = f"partition {partition}" if partition else "the cluster"
         off = f" ({self.powered_off} more powered off, not counted)" if self.powered_off else ""
-        return (f"{self.drained_ours} of {self.total} node(s) of {where}{off} already drained by torchimages; "
+        others = (f", {self.out_others} more out of service by others (drained, DOWN or FAIL: counted against it)"
+                  if self.out_others else "")
+        return (f"{self.drained_ours} of {self.total} node(s) of {where}{off} already drained by torchimages{others}; "
                 f"the breaker allows {self.allowed} ({share:.0%})")
 
 
@@ -159,19 +164,22 @@ def breaker(rows: list[NodeRow], node: str, share: float) -> Breaker:
     """At most floor(share x nodes) drained by torchimages at once (at least 1 when share > 0, none when 0), counted
     on the nodes that could be in service: a node powered off by Slurm's power saving is no capacity (a partition of
     ten, eight powered off, let the last node up be drained beside one of ours), unless it is ours (drained by us,
-    then powered off: still ours to hold against the share) or this node (its prolog runs)."""
+    then powered off: still ours to hold against the share) or this node (its prolog runs). Every counted node
+    already out of service holds a place, whoever took it out (NVSentinel's breaker: cordoned nodes as a share of
+    the total): ours, and another's drain, DOWN or FAIL (60 of 100 nodes down let a 10 % breaker drain 10 of the 40
+    left; hunt105), this node never."""
     counted = [r for r in rows if r.ours or r.name == node or not r.powered_off]
     allowed = 0 if share <= 0 else max(1, math.floor(share * len(counted) + 1e-9))
     ours = sum(1 for r in counted if r.ours and r.name != node)
-    return Breaker(allowed, ours, len(counted), len(rows) - len(counted))
+    others = sum(1 for r in counted if r.name != node and not r.ours and (r.drained or r.taken_out))
+    return Breaker(allowed, ours, len(counted), len(rows) - len(counted), others)
 
 
 def over(rows: list[NodeRow], node: str, share: float) -> bool:
     """After this node's claim, re-counted: True when torchimages now holds more than the breaker allows with it
     (prologs on other nodes claimed at the same time); the claim is then given back. Of any two racing claims the
     later re-count sees the earlier, so they never both stay past the share."""
-    gate = breaker(rows, node, share)
-    return gate.drained_ours + 1 > gate.allowed
+    return breaker(rows, node, share).open
 
 
 # the fields of a node's record whose value is free text someone wrote (scontrol update reason=..., comment=...,
