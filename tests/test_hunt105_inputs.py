@@ -4,10 +4,11 @@ Found:
 1. (high, a healthy node drained; class 2, the breaker) The breaker counted only torchimages' own drains against its
    share, so nodes already out of service by anyone else's word (drained by ops, DOWN, FAIL) left its budget whole:
    60 of 100 nodes down and a 10 % breaker let torchimages drain 10 of the 40 still up (a fabric fault taking most of
-   a partition out, then every prolog draining the rest). Judged with NVSentinel's breaker (cordoned nodes as a share
-   of the total, whoever cordoned them): they count. Fix (slurm.breaker / Breaker.open, one rule for the count and
-   the re-count): every counted node out of service holds a place (never this node, never as ours); the line says
-   how many others hold one. Docs: prolog.md "The breaker", prolog-and-fleet.md "The breaker".
+   a partition out, then every prolog draining the rest). Fix (slurm.breaker / Breaker.open, one rule for the count
+   and the re-count): a node another took out of service is no capacity, as a node powered off is not (the share is
+   of the nodes that could serve: 4 of the 40 up), and holds none of our places (issue 36: an operator's drain is
+   not ours, so an operator's maintenance never uses up the breaker); the line says how many others are out. Docs:
+   prolog.md "The breaker", prolog-and-fleet.md "The breaker".
 2. (medium, a setting silently not applied; class 1) A knob misspelt by a dropped word (the clock-skew knob without
    CLOCK) drew no "did you mean" hint in the environment nor in the settings file: difflib's ratio put it below both
    cutoffs (two copies of the rule, 0.85 and 0.8), so the knob silently kept its default. Fix (verify/prolog/
@@ -78,18 +79,22 @@ def _rows(nodes: dict[str, tuple[str, str]]) -> list[slurm.NodeRow]:
     return [slurm.NodeRow(n, state, reason) for n, (state, reason) in nodes.items()]
 
 
-def test_nvsentinel_breaker_sixty_of_a_hundred_down_leave_a_ten_percent_breaker_no_room() -> None:
+def test_nvsentinel_breaker_sixty_of_a_hundred_down_leave_ten_percent_of_the_forty_up() -> None:
     nodes = {f"n{i}": ("down*" if i < 60 else "idle", "Not responding" if i < 60 else "none") for i in range(100)}
     gate = slurm.breaker(_rows(nodes), "n99", 0.10)
-    assert (gate.allowed, gate.drained_ours, gate.out_others, gate.open) == (10, 0, 60, True)
-    assert "60 more out of service by others (drained, DOWN or FAIL: counted against it)" in gate.line(0.10, "gpu")
+    assert (gate.allowed, gate.drained_ours, gate.total, gate.out_others, gate.open) == (4, 0, 40, 60, False)
+    assert "(60 more out of service by others: drained, DOWN or FAIL, no capacity, not counted)" in gate.line(0.10, "gpu")
+    ours = {**nodes, **{f"n{i}": _ours(f"n{i}") for i in range(60, 64)}}
+    assert slurm.breaker(_rows(ours), "n99", 0.10).open            # four of ours hold the four places
 
 
 @pytest.mark.parametrize("state", ["drained", "draining", "down", "DOWN+DRAIN", "fail", "failing", "down*"])
-def test_nvsentinel_breaker_any_out_of_service_node_holds_a_place(state: str) -> None:
-    nodes = {"n1": ("idle", "none"), "n2": (state, "ops: maintenance"), "n3": ("idle", "none"), "n4": ("idle", "none")}
-    assert slurm.breaker(_rows(nodes), "n1", 0.25).open            # one place, held by n2
-    assert not slurm.breaker(_rows(nodes), "n1", 0.50).open        # two places: n2's and this one
+def test_issue_36_an_operator_s_node_out_of_service_is_no_capacity_and_holds_none_of_our_places(state: str) -> None:
+    nodes = {"n1": ("idle", "none"), "n2": (state, "ops: maintenance"), "n3": ("idle", "none"), "n4": ("idle", "none"),
+             "n5": ("idle", "none"), "n6": _ours("n6")}
+    gate = slurm.breaker(_rows(nodes), "n1", 0.40)
+    assert (gate.total, gate.out_others, gate.allowed, gate.drained_ours, gate.open) == (5, 1, 2, 1, False)
+    assert slurm.breaker(_rows(nodes), "n1", 0.20).open            # one place (of 5), held by n6: ours only
 
 
 def test_the_breaker_still_counts_this_node_never_and_ours_once() -> None:
@@ -113,15 +118,15 @@ SLOW = {"name": "nccl", "status": "fail", "code": "BANDWIDTH_LOW", "owner": "hos
         "metrics": {"busbw_max": {"value": 40.0, "unit": "GB/s"}}}
 
 
-def test_slurm_prolog_semantics_a_host_fault_on_a_partition_mostly_down_is_no_drain(
+def test_slurm_prolog_semantics_a_host_fault_on_a_partition_mostly_down_is_counted_on_the_nodes_up(
         tmp_path: Path, fake: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     fake.nodes = {"n1": ("idle", "none"), **{f"n{i}": ("down", "fabric") for i in range(2, 8)},
-                  **{f"n{i}": ("idle", "none") for i in range(8, 11)}}
+                  **{f"n{i}": ("idle", "none") for i in range(8, 10)}, "n10": _ours("n10")}
     _verify_writes(monkeypatch, json.dumps(_report(_gpu(), SLOW)).encode())
     rc = cli.main(["--state-dir", str(tmp_path / "state"), "--no-kernel-log"], {**PROLOG_ENV, "TORCHIMAGES_BREAKER": "0.2"})
     err = capsys.readouterr().err
-    assert rc == 0 and fake.nodes["n1"] == ("idle", "none"), err
-    assert re.search(r"BREAKER BANDWIDTH_LOW on n1 .*0 of 10 node\(s\).*6 more out of service by others", err), err
+    assert rc == 0 and fake.nodes["n1"] == ("idle", "none"), err     # 4 nodes could serve: 1 place, n10's
+    assert re.search(r"BREAKER BANDWIDTH_LOW on n1 .*1 of 4 node\(s\).*6 more out of service by others", err), err
 
 
 def test_the_same_fault_with_the_partition_up_is_still_drained(

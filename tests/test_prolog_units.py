@@ -212,15 +212,13 @@ SINFO = (f"n1|idle|none\nn2|drained|{_ours('n2')}\nn3|drained|maintenance by ops
 
 def test_the_breaker_counts_only_torchimages_drains_and_not_this_node():
     """NVSentinel's breaker: a reason is ours only with its mark (issue 36 changed this test: a reason merely
-    starting with `torchimages:` is not ours; ours carries a mark bound to its node). hunt105 changed it again: a
-    node out of service by another's word (n3, drained by ops) holds a place in the share too (cordoned nodes as a
-    share of the total), never as ours."""
+    starting with `torchimages:` is not ours; ours carries a mark bound to its node). A node out of service by
+    another's word (n3, drained by ops) is no capacity and holds none of our places (hunt105)."""
     rows = slurm.parse_sinfo(SINFO + "n1|idle|none\ngarbage\n")
     assert [r.name for r in rows] == ["n1", "n2", "n3", "n4"]
     assert [r.ours for r in rows] == [False, True, False, False]
     assert slurm.breaker(rows, "n4", 0.25).open                         # n2 is torchimages' one allowed drain
-    assert slurm.breaker(rows, "n2", 0.25).open                         # n3 (ops) holds the one place
-    assert not slurm.breaker(rows, "n2", 0.50).open                     # n2 itself is not counted twice
+    assert not slurm.breaker(rows, "n2", 0.25).open                     # n2 itself is not counted twice; n3 is ops'
     assert slurm.breaker(rows, "n2", 0.50).drained_ours == 0
     assert not slurm.breaker(slurm.parse_sinfo("n1|idle|none\nn2|idle|none"), "n1", 0.10).open  # at least one
     assert slurm.breaker(rows, "n4", 0.0).open                          # a share of 0: never drain
@@ -228,9 +226,9 @@ def test_the_breaker_counts_only_torchimages_drains_and_not_this_node():
                                      f"{_ours(f'n{i}', 'X_Y') if i < 9 else 'none'}\n" for i in range(100)))
     assert not slurm.breaker(many, "n50", 0.10).open and slurm.breaker(many + [], "n50", 0.09).open
     gate = slurm.breaker(rows, "n4", 0.25)
-    assert gate.line(0.25, "test") == ("1 of 4 node(s) of partition test already drained by torchimages, 1 more out of "
-                                       "service by others (drained, DOWN or FAIL: counted against it); the breaker "
-                                       "allows 1 (25%)")
+    assert gate.line(0.25, "test") == ("1 of 3 node(s) of partition test (1 more out of service by others: drained, "
+                                       "DOWN or FAIL, no capacity, not counted) already drained by torchimages; the "
+                                       "breaker allows 1 (25%)")
 
 
 def test_external_commands_argv():

@@ -141,38 +141,41 @@ def sinfo_argv(partition: str | None = None, node: str | None = None) -> list[st
 class Breaker:
     allowed: int          # how many nodes torchimages may hold drained in the partition
     drained_ours: int     # how many it holds now (this node not counted)
-    total: int            # the nodes counted: those in service or ours, not one powered off
+    total: int            # the nodes counted: those in service or ours, not one powered off or out by another's word
     powered_off: int = 0  # the partition's nodes powered off (by power saving) and not ours: not counted
-    out_others: int = 0   # counted nodes out of service by anyone else's word (drained, DOWN, FAIL): held too
+    out_others: int = 0   # nodes out of service by anyone else's word (drained, DOWN, FAIL): no capacity, not counted
 
     @property
     def open(self) -> bool:
-        """NVSentinel's breaker: the nodes out of service (cordoned) as a share of the total, whoever took them out:
-        this drain is allowed only while ours, the others' and this one fit in the share."""
-        return self.drained_ours + self.out_others + 1 > self.allowed
+        """This drain is allowed only while ours and this one fit in the share of the nodes that could serve."""
+        return self.drained_ours + 1 > self.allowed
 
     def line(self, share: float, partition: str | None) -> str:
         where = f"partition {partition}" if partition else "the cluster"
         off = f" ({self.powered_off} more powered off, not counted)" if self.powered_off else ""
-        others = (f", {self.out_others} more out of service by others (drained, DOWN or FAIL: counted against it)"
+        others = (f" ({self.out_others} more out of service by others: drained, DOWN or FAIL, no capacity, not counted)"
                   if self.out_others else "")
-        return (f"{self.drained_ours} of {self.total} node(s) of {where}{off} already drained by torchimages{others}; "
+        return (f"{self.drained_ours} of {self.total} node(s) of {where}{off}{others} already drained by torchimages; "
                 f"the breaker allows {self.allowed} ({share:.0%})")
+
+
+def _out_by_others(r: NodeRow, node: str) -> bool:
+    return r.name != node and not r.ours and (r.drained or r.taken_out)
 
 
 def breaker(rows: list[NodeRow], node: str, share: float) -> Breaker:
     """At most floor(share x nodes) drained by torchimages at once (at least 1 when share > 0, none when 0), counted
     on the nodes that could be in service: a node powered off by Slurm's power saving is no capacity (a partition of
-    ten, eight powered off, let the last node up be drained beside one of ours), unless it is ours (drained by us,
-    then powered off: still ours to hold against the share) or this node (its prolog runs). Every counted node
-    already out of service holds a place, whoever took it out (NVSentinel's breaker: cordoned nodes as a share of
-    the total): ours, and another's drain, DOWN or FAIL (60 of 100 nodes down let a 10 % breaker drain 10 of the 40
-    left; hunt105), this node never."""
-    counted = [r for r in rows if r.ours or r.name == node or not r.powered_off]
+    ten, eight powered off, let the last node up be drained beside one of ours), nor one another took out of service
+    (drained with another reason, DOWN or FAIL: 60 of 100 nodes down let a 10 % breaker drain 10 of the 40 left,
+    hunt105; it now allows 4), unless it is ours (drained by us, then powered off or down: still ours to hold against
+    the share) or this node (its prolog runs). Only ours hold places: an operator's maintenance drains never use up
+    the share (issue 36: an operator's drain, even one written `torchimages: ...` by hand, is not ours)."""
+    others = [r for r in rows if _out_by_others(r, node) and not r.powered_off]
+    counted = [r for r in rows if r.ours or r.name == node or not (r.powered_off or _out_by_others(r, node))]
     allowed = 0 if share <= 0 else max(1, math.floor(share * len(counted) + 1e-9))
     ours = sum(1 for r in counted if r.ours and r.name != node)
-    others = sum(1 for r in counted if r.name != node and not r.ours and (r.drained or r.taken_out))
-    return Breaker(allowed, ours, len(counted), len(rows) - len(counted), others)
+    return Breaker(allowed, ours, len(counted), len(rows) - len(counted) - len(others), len(others))
 
 
 def over(rows: list[NodeRow], node: str, share: float) -> bool:
