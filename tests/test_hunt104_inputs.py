@@ -20,6 +20,15 @@ Found:
    "the pods request no RDMA device, so NCCL crosses the nodes over TCP sockets" was not printed at all. Practice:
    a launcher says what the job it wrote does (issue 36 class 10). Fix (scripts/commands/fleet.py cmd_k8s): the note
    is said of each job it is true of, named when there are several.
+3. (high, a broken node passed; class 6, local ranks on GPUs across nodes) hunt103's rule on a train pass over NCCL
+   held the ranks against the gpu check's GPUs only where every replica ran on one node: 16 of 17 replicas on the
+   report's own node beside its 8 GPUs (2 of 3 on the one-GPU VM), the 17th on another node, was believed by the
+   fleet report and the prolog's reader. Repro: the real H100 train report (host "vm", 1 GPU) with world_size 3 and
+   replicas on ["vm", "vm", "vm2"], then `make fleet-report`: PASSING. Practice: facts that cannot be true are
+   refused (issue 36 class 6: nodes, local ranks and GPUs). Fix (passfacts._gpus_problem, both sides, one text; the
+   report's own names from plausible.own_names / verdict.own_names): the replicas on the report's own node (its
+   hostname or scheduler node, short or long, any case) are at most the GPUs its gpu check counted; another node's
+   are not held (its GPUs are not counted there).
 
 Tried and held (no change): RDMA_RESOURCE nvidia.com/gpu in any case, nvidia.com/gpu.shared, nvidia.com/mig-1g.10gb,
 amd.com/gpu, cpu, hugepages-2Mi and `a b` (each refused in one line), nvidia.com/hostdev and vpc.amazonaws.com/efa
@@ -116,3 +125,40 @@ def test_facts_that_cannot_be_true_a_preflight_all_reduce_on_0_nodes_is_not_asse
     assert "REPORT_INVALID" in out and "across 0 nodes" in out and "PASS" not in out.replace("NOT ASSESSED", ""), out
     assert history_events(tmp_path)[-1] == ("not-assessed", "REPORT_INVALID")
     assert fake.nodes["n1"] == ("idle", "none") and "update" not in fake.verbs()
+
+
+# ------------------------------------------------------------------ 3. a train pass of more ranks on its own node than its GPUs
+
+TRAIN_REPORT = Path(__file__).resolve().parent / "data" / "gpu" / "h100-80gb-hbm3-2026-11-25-train" / "report.json"
+
+
+def _train(layout: list[str], host: str = "vm") -> dict[str, Any]:
+    """verify's real train pass on a one-GPU H100 VM, its replicas laid out one a node name of `layout`."""
+    report = json.loads(TRAIN_REPORT.read_text())
+    report["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    report["environment"]["hostname"] = host
+    train = next(c for c in report["checks"] if c["name"] == "train")
+    first = train["data"]["replicas"][0]
+    train["data"].update(world_size=len(layout), nodes=sorted(set(layout)),
+                         replicas=[{**first, "rank": r, "node": n} for r, n in enumerate(layout)])
+    return report
+
+
+@pytest.mark.parametrize("layout,host", [(["vm"] * 16 + ["vm2"], "vm"), (["vm", "vm", "vm2"], "vm"),
+                                         (["vm", "vm2", "vm"], "VM.cluster.local.")])
+def test_facts_that_cannot_be_true_a_train_pass_of_more_nccl_ranks_on_its_own_node_than_its_gpus_is_refused(
+        tmp_path: Path, layout: list[str], host: str) -> None:
+    report = _train(layout, host)
+    said = report_problem(report)
+    assert said is not None and "on this report's own node" in said and "counted 1 GPU" in said, said
+    assert verdict.decide(report).code == "REPORT_INVALID"
+    (tmp_path / "vm.json").write_text(json.dumps(report))
+    found = fleet(tmp_path)
+    assert not found.ok and not found.nodes and not found.drains and "NCCL runs one rank per GPU" in found.invalid[0][1]
+
+
+@pytest.mark.parametrize("layout", [["vm", "vm2"], ["vm"] + ["vm2"] * 16, ["vm2", "vm3"]])
+def test_one_rank_on_its_own_node_is_still_believed_whatever_another_nodes_gpus(layout: list[str]) -> None:
+    """Another node's GPUs are not counted in this report: 16 ranks there may be 16 GPUs of its own."""
+    report = _train(layout)
+    assert report_problem(report) is None and verdict.decide(report).kind == verdict.PASS
