@@ -30,6 +30,11 @@ Found:
    hostname or scheduler node, short or long, any case) are at most the GPUs its gpu check counted; another node's
    are not held (its GPUs are not counted there).
 
+Found, not fixed: (low) a SIGTERM, SIGINT or SIGHUP that reaches torchimages-prolog between its `trap '' TERM INT
+HUP` and verify.prolog's own handlers (about 5 to 100 ms: the version probe, Python's start) is ignored and lost: the
+run goes on to its verdict (a pass, within its cap) instead of stopping PROLOG_INTERRUPTED. No child is left and no
+file half-written; a fix needs the signals blocked, not ignored, across exec (sigprocmask), which sh cannot do.
+
 Tried and held (no change): RDMA_RESOURCE nvidia.com/gpu in any case, nvidia.com/gpu.shared, nvidia.com/mig-1g.10gb,
 amd.com/gpu, cpu, hugepages-2Mi and `a b` (each refused in one line), nvidia.com/hostdev and vpc.amazonaws.com/efa
 (requested); a job's working folder holding verify.py, verify/, runpy.py, sitecustomize.py and usercustomize.py
