@@ -79,9 +79,10 @@ def cmd_k8s(settings: Settings, args: argparse.Namespace) -> int:
         atomic_write(path, yaml.safe_dump_all(docs, sort_keys=False))
         written = shown(settings, path)
         out(f"wrote {written}\n  kubectl apply -f {shlex.quote(written)} && {k8s_wait(name)}\n  kubectl logs -l job-name={name} --tail=-1   # reports between the BEGIN/END VERIFY REPORT lines")
-    hint = rdma_hint(nodes, gpus, settings.rdma_resource)
-    if hint:
-        out(hint)
+        # each job's own RDMA request (a CUDA image's pods request it, a CPU image's do not): said of the job it is
+        # true of, never of the last image alone (IMAGE=<cuda>,<cpu> said "not requested" of a job requesting it)
+        if hint := rdma_hint(nodes, gpus, settings.rdma_resource):
+            out(hint if len(specs) == 1 else f"{name}: {hint}")
     _unread(settings, "k8s-verify", ("RDMA_RESOURCE",))
     if nodes > 1:
         out(f"note: one pod per node (a required pod anti-affinity on kubernetes.io/hostname: two pods on one node "

@@ -35,9 +35,10 @@ def _count(value: Any) -> TypeGuard[int]:
     return type(value) is int and value >= 0
 
 
-def pass_problem(checks: list[dict[str, Any]]) -> str | None:
-    """Why a report's passing (or warning) train or shm check cannot be true by its own facts, or None."""
-    return _train_problem(checks) or _shm_problem(checks) or _nccl_problem(checks)
+def pass_problem(checks: list[dict[str, Any]], hosts: tuple[Any, ...] = ()) -> str | None:
+    """Why a report's passing (or warning) train or shm check cannot be true by its own facts, or None. `hosts`: the
+    names the report gives its own node (its environment's hostname and scheduler node)."""
+    return _train_problem(checks, hosts) or _shm_problem(checks) or _nccl_problem(checks)
 
 
 BUS_FACTOR = (0.5, 2.0)         # busbw / algbw of any collective on 2 ranks or more (verify/checks/nccl/collective.py)
@@ -87,7 +88,7 @@ def _shm_problem(checks: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _train_problem(checks: list[dict[str, Any]]) -> str | None:
+def _train_problem(checks: list[dict[str, Any]], hosts: tuple[Any, ...] = ()) -> str | None:
     """Why a report's passing (or warning) train check cannot be true by its own figures and data, or None."""
     train = next((c for c in checks if c.get("name") == "train" and c.get("status") in ("pass", "warn")), None)
     if train is None:
@@ -125,25 +126,42 @@ def _train_problem(checks: list[dict[str, Any]]) -> str | None:
     if _count(world) and len(replicas) != world:
         return f"its train check {does} with world_size {world} and {len(replicas)} replica(s) listed: one a rank"
     return _replica_problem(replicas, steps, does) or _agreement_problem(replicas, nodes, does) \
-        or _gpus_problem(checks, data, replicas, does)
+        or _gpus_problem(checks, data, replicas, does, hosts)
+
+
+def _short(name: Any) -> str:
+    """One host however it is spelt (N1, n1., n1.cluster.local): the replicas' node (TORCHIMAGES_NODE, Slurm's node
+    name, else the host name) and the report's hostname may be the short and the long form of one name."""
+    return str(name).lower().rstrip(".").split(".")[0]
 
 
 def _gpus_problem(checks: list[dict[str, Any]], data: dict[str, Any], replicas: list[dict[str, Any]],
-                  does: str) -> str | None:
+                  does: str, hosts: tuple[Any, ...] = ()) -> str | None:
     """Why a passing train check over NCCL ran more ranks on its one node than the GPUs the report's own gpu check
     counted there, or None. Each rank drives a GPU of its own (cuda:<local rank>; two ranks on one GPU: NCCL's
     "Duplicate GPU detected"), as the nccl check's rule holds (verify/prolog/ranks.py, scripts/fleet/ranks.py): 16
-    replicas on one node of 8 GPUs (or 2 on a node of 1) passing is no run verify saw (hunt103)."""
+    replicas on one node of 8 GPUs (or 2 on a node of 1) passing is no run verify saw (hunt103). Across several nodes
+    the same holds of the report's own node (`hosts`), the one whose GPUs its gpu check counted: 16 of 17 replicas on
+    it beside 8 GPUs was believed (hunt104; another node's GPUs are not counted here, so its replicas are not held)."""
     nodes = data.get("nodes")
-    if data.get("backend") != "nccl" or len({str(r.get("node")) for r in replicas}) != 1 \
-            or (isinstance(nodes, list) and len({str(n) for n in nodes}) > 1):
+    if data.get("backend") != "nccl":
         return None
     gpu = next((c for c in checks if c.get("name") == "gpu" and c.get("status") in ("pass", "warn")), None)
     counted = [n for k in ("nvml_devices", "torch_devices") if gpu is not None and (n := _figure(gpu, k)) is not None
                and n >= 1]
-    if counted and len(replicas) > max(counted):
-        return (f"its train check {does} on {len(replicas)} ranks over NCCL on one node, where its gpu check counted "
-                f"{max(counted):g} GPU(s): NCCL runs one rank per GPU")
+    if not counted:
+        return None
+    if len({str(r.get("node")) for r in replicas}) == 1 and not (isinstance(nodes, list)
+                                                                 and len({str(n) for n in nodes}) > 1):
+        if len(replicas) > max(counted):
+            return (f"its train check {does} on {len(replicas)} ranks over NCCL on one node, where its gpu check "
+                    f"counted {max(counted):g} GPU(s): NCCL runs one rank per GPU")
+        return None
+    mine = {_short(h) for h in hosts if isinstance(h, str) and h.strip()}
+    here = sum(1 for r in replicas if _short(r.get("node")) in mine)
+    if here > max(counted):
+        return (f"its train check {does} with {here} of its {len(replicas)} ranks over NCCL on this report's own node, "
+                f"where its gpu check counted {max(counted):g} GPU(s): NCCL runs one rank per GPU")
     return None
 
 

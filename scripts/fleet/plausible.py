@@ -188,7 +188,7 @@ def report_problem(report: Any) -> str | None:
     failed = any(c["status"] == "fail" for c in checks)
     if failed != (state == "fail") and not (state == "fail" and report.get("interrupted")):
         return f"its status is {state}, which its checks contradict"
-    return ranks_problem(checks) or pass_problem(checks) or _expected_problem(report, checks)
+    return ranks_problem(checks) or pass_problem(checks, own_names(report)) or _expected_problem(report, checks)
 
 
 def _expected_problem(report: dict[str, Any], checks: list[dict[str, Any]]) -> str | None:
@@ -375,3 +375,12 @@ def _hidden_failure(c: dict[str, Any]) -> str | None:
             return (f"the gpu check {_does(str(c['status']))} with NVML device {_shown(dev.get('index'), 8)} showing "
                     f"{code}: verify fails it")
     return None
+
+
+def own_names(report: dict[str, Any]) -> tuple[Any, ...]:
+    """The names a report gives the node that wrote it (its environment's hostname and scheduler node): the node whose
+    GPUs its gpu check counted (passfacts._gpus_problem)."""
+    env = report.get("environment")
+    sched = env.get("scheduler") if isinstance(env, dict) else None
+    return (env.get("hostname") if isinstance(env, dict) else None,
+            sched.get("node") if isinstance(sched, dict) else None)

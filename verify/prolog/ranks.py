@@ -91,6 +91,8 @@ def ranks_problem(checks: list[dict[str, Any]]) -> str | None:
                 "(over gloo it skips or fails), so NCCL was never exercised")
     if spawned := _spawned_problem(nccl, data, checks):
         return spawned
+    if group := _group_problem(nccl, data, checks):
+        return group
     if data.get("backend") != "nccl" or nodes != 1:
         return None
     gpu = next((c for c in checks if c.get("name") == "gpu" and c.get("status") in ("pass", "warn")), None)
@@ -145,4 +147,41 @@ def _spawned_problem(nccl: dict[str, Any], data: dict[str, Any], checks: list[di
     if torch and world != torch:
         return (f"its nccl check {_does(nccl)} on {world} local rank(s) over NCCL, where its gpu check counted {torch} "
                 "GPU(s) torch sees: verify spawns one rank per GPU, so the others were never all-reduced over")
+    return None
+
+
+# verify's torchrun `mode` (verify/shared/grouplayout.py TORCHRUN_MODE): the rank and world its record holds
+_TORCHRUN = re.compile(r"^\s*torchrun group: rank (\d+) of (\d+)\b", re.IGNORECASE)
+
+
+def _group_problem(nccl: dict[str, Any], data: dict[str, Any], checks: list[dict[str, Any]]) -> str | None:
+    """Why a passing (or warning) all-reduce's group, as its data lays it out, is none verify's judge lets pass, or
+    None. verify/checks/nccl/verdict.py refuses such facts (grouplayout.contradiction: MEASUREMENT_INVALID, a
+    failure) before it judges, so a pass carrying them is no report of verify's: a group on 0 nodes; a rank at or past
+    its world (rank 8 of 8); a torchrun `mode` naming another rank or world than its data; and, over NCCL, more ranks
+    than `nodes` x the GPUs this node's gpu check counted (32 ranks on 2 nodes of 8: NCCL runs one rank per GPU, and
+    `nodes` is ceil(world / local world), so this node ran 16 ranks on 8 GPUs). Each a multi-node record the one-node
+    rules above never reached (hunt104)."""
+    if nccl.get("status") not in ("pass", "warn"):
+        return None
+    world, nodes, rank, mode = data.get("world_size"), data.get("nodes"), data.get("rank"), data.get("mode")
+    does = _does(nccl)
+    if nodes == 0 and type(nodes) is int and type(world) is int and world > 0:
+        return f"its nccl check {does} on {world} rank(s) across 0 nodes: every rank runs on a node"
+    if type(rank) is int and type(world) is int and not 0 <= rank < world:
+        return f"its nccl check {does} as rank {str(rank)[:24]} of a world of {world}: ranks are 0 to {world - 1}"
+    said = _TORCHRUN.match(mode) if isinstance(mode, str) else None
+    if said is not None and type(world) is int and int(said[2]) != world:
+        return f"its nccl check {does} with mode {str(mode)[:60]!r} beside world_size {world}: one count"
+    if said is not None and type(rank) is int and int(said[1]) != rank:
+        return f"its nccl check {does} with mode {str(mode)[:60]!r} beside rank {rank}: one rank"
+    if data.get("backend") != "nccl" or type(world) is not int or type(nodes) is not int or nodes < 1:
+        return None
+    gpu = next((c for c in checks if c.get("name") == "gpu" and c.get("status") in ("pass", "warn")), None)
+    raw = gpu.get("metrics") if gpu is not None else None
+    counted = [n for k in ("nvml_devices", "torch_devices") if isinstance(raw, dict) and isinstance(raw.get(k), dict)
+               and (n := _whole(raw[k].get("value")))]
+    if counted and world > nodes * max(counted):
+        return (f"its nccl check {does} on {world} ranks over NCCL across {nodes} node(s), where its gpu check counted "
+                f"{max(counted)} GPU(s): more ranks than {nodes * max(counted)} GPUs (NCCL runs one rank per GPU)")
     return None

@@ -140,7 +140,7 @@ def _shape_problem(report: Any) -> str | None:
     if failed != (report["status"] == "fail") and not (report["status"] == "fail" and report.get("interrupted")):
         return f"the report's status is {report['status']} but {'a' if failed else 'no'} check failed"
     return next((why for c in checks if (why := _impossible_pass(c))), None) or ranks_problem(checks) \
-        or pass_problem(checks)
+        or pass_problem(checks, own_names(report))
 
 
 def _code_problem(c: dict[str, Any], coded: bool = True) -> str | None:
@@ -495,3 +495,12 @@ def finite_positive(text: str, what: str, most: float, unit: str = "seconds") ->
     if not math.isfinite(value) or value <= 0 or value > most:
         raise ValueError(f"{what} {text!r} must be a finite number{of} above 0 and at most {most:.0f}")
     return value
+
+
+def own_names(report: dict[str, Any]) -> tuple[Any, ...]:
+    """The names a report gives the node that wrote it (its environment's hostname and scheduler node): the node whose
+    GPUs its gpu check counted (passfacts._gpus_problem)."""
+    env = report.get("environment")
+    sched = env.get("scheduler") if isinstance(env, dict) else None
+    return (env.get("hostname") if isinstance(env, dict) else None,
+            sched.get("node") if isinstance(sched, dict) else None)
