@@ -1378,12 +1378,10 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
     "a100-sxm4-80gb-x8-gpu-operator-1.10.1-mig-manager-all-7g.80gb-unsupported-mig-device-expected-7g.79gb-mig-mode-enabled-no-pending-stock-config-image":
         "translator: gpu warn HEALTH_NOT_ASSESSED (host); verify explain: not recognised: mig-manager's logrus lines "
         "have no reader (MIG mode on, nothing pending: no health field either way)",
-    "centos-7-stateless-node-cn03-srun-pyxis-seccomp-filter-failed-function-not-implemented-stateful-nodes-fine-host":
-        "translator: train fail TRAIN_FAILED (host; its facts agree); verify explain: not recognised: slurmstepd's "
-        "pyxis errors have no reader",
-    "slurm-node-vm-standard2-1-srun-pyxis-import-mkdir-run-enroot-permission-denied-enroot-alone-works-runtime-path-site-config-host":
-        "translator: train fail TRAIN_FAILED (host; its facts agree); verify explain: not recognised: slurmstepd's "
-        "pyxis errors have no reader",
+    "slurm-pyxis-azurecr-image-without-hash-separator-fetched-from-docker-hub-401-unauthorized-job-image-uri":
+        "translator: gpu skip FACTS_INCOMPLETE (no GPU read; 'do not drain'); verify explain: train fail TRAIN_FAILED "
+        "(job): enroot's '401 Unauthorized' for the image the job named is read by the pyxis reader as the job's "
+        "--container-image (verify/checks/train/pyxis.py); both say the node is not at fault",
 }
 
 

@@ -79,6 +79,7 @@ from . import (
     peermem,
     perftest,
     procinfo,
+    pyxis,
     raymem,
     rendezvous,
     rigreport,
@@ -206,6 +207,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("a DataLoader worker killed (out of /dev/shm, or by a signal)", "train", loaderbus.detect, loaderbus.parse),
     Kind("torch.distributed.elastic's failure summary (ChildFailedError, rendezvous)", "train", childfailed.detect,
          childfailed.parse),
+    Kind("a container pyxis/enroot could not start (slurmstepd's pyxis lines)", "train", pyxis.detect, pyxis.parse),
     Kind("Slurm's account of a job's or step's end (slurmstepd, srun)", "train", slurmend.detect, slurmend.parse),
     Kind("Ray's memory monitor killing workers for host RAM", "train", raymem.detect, raymem.parse,
          prefixed=True),      # as printed: a wrapped line keeps the space before its break

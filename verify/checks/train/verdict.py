@@ -21,7 +21,7 @@ from ...options import Options, human_bytes
 from ...result import FAIL, PASS, SKIP, WARN, CheckResult
 from ...shared import grouplayout
 from ...shared.cuda_errors import named_without_driver
-from . import imagefault, launcher, slurmend, trainer
+from . import imagefault, launcher, pyxis, slurmend, trainer
 
 NAME = "train"
 
@@ -241,6 +241,11 @@ def _failure(facts: TrainFacts, result: CheckResult) -> CheckResult | None:
     if shown := launcher.launcher_failure(first):
         return result.verdict(FAIL, "TRAIN_FAILED", f"the training run failed: {text}"[:500] + f"; {shown[0]}",
                               shown[1], "job")
+    # a container pyxis/enroot could not start (pyxis.py): the node's, the job's or the image's by its words; an
+    # unknown one never the host's
+    if start := pyxis.started(first):
+        return result.verdict(FAIL, "TRAIN_FAILED", f"the container did not start: {text}"[:500] + f"; {start.why}",
+                              start.fix, start.owner)
     return result.verdict(FAIL, "TRAIN_FAILED", f"the training run failed: {text}"[:600])
 
 
