@@ -15,6 +15,9 @@ from typing import Any
 
 from ..codes import CODES, OWNERS
 from ..findings import RANK
+from .decimals import DECIMAL as DECIMAL
+from .decimals import decimal as decimal
+from .decimals import finite_positive as finite_positive
 from .deviceshape import container_problem, shape_problem
 from .hidden import hidden_failure
 from .passfacts import pass_problem
@@ -468,33 +471,6 @@ def confirmation(report: dict[str, Any], rerun: Verdict, rerun_report: Any, limi
         return Verdict(PASS, summary=f"{v.summary}; {', '.join(asked)} timed out once, then ended alone within "
                                      f"{limit_s:.0f} s: a busy host, not a broken one", stalled=True)
     return v
-
-
-# a number as a setting is written: ASCII digits, one point, an exponent, ASCII spaces around. float() also takes
-# '３０', '٣٠', '3_0', 'infinity' and '\xa030', which no one types as a setting and a terminal shows as another
-DECIMAL = re.compile(r"[ \t\n]*\+?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?[ \t\n]*", re.ASCII)
-
-
-def decimal(text: str) -> float | None:
-    """A setting's number by DECIMAL, or None: not one, or one whose digits say more than 0 and that float() reads
-    as 0 (1e-400: a breaker of 0 is "never drain", which nobody wrote)."""
-    if not isinstance(text, str) or not DECIMAL.fullmatch(text):
-        return None
-    value = float(text)
-    mantissa = re.split(r"[eE]", text)[0]
-    return None if value == 0 and any(c in "123456789" for c in mantissa) else value
-
-
-def finite_positive(text: str, what: str, most: float, unit: str = "seconds") -> float:
-    """A number (of `unit`) from the command line; ValueError with the reason (nan, inf, 0, negative, too large,
-    another script's digits)."""
-    value = decimal(text)
-    of = f" of {unit}" if unit else ""
-    if value is None:
-        raise ValueError(f"{what} {text!r} is not a finite number{of} (ASCII digits: 30, 2.5)")
-    if not math.isfinite(value) or value <= 0 or value > most:
-        raise ValueError(f"{what} {text!r} must be a finite number{of} above 0 and at most {most:.0f}")
-    return value
 
 
 def own_names(report: dict[str, Any]) -> tuple[Any, ...]:
