@@ -1382,6 +1382,29 @@ EXPLAIN_MISMATCHES: dict[str, str] = {
         "translator: gpu skip FACTS_INCOMPLETE (no GPU read; 'do not drain'); verify explain: train fail TRAIN_FAILED "
         "(job): enroot's '401 Unauthorized' for the image the job named is read by the pyxis reader as the job's "
         "--container-image (verify/checks/train/pyxis.py); both say the node is not at fault",
+    # Batches 315 and 316: the poster's prose, or a table whose world size is not shown.
+    "azureml-mlops-nccl-bootstrap-rem-allocator-allocation-failed-cuda-out-of-memory-gone-with-nccl-2.17.1-image":
+        "translator: nccl fail NCCL_FAILED (image); verify explain: fail NCCL_FAILED (job): the allocator's failure "
+        "lines alone; the NCCL release that cured it is the poster's report",
+    "gcp-a3-mega-gke-tcpxo-gvnic-takes-gpu-nic-slot-rxdm-7-of-8-gpus-fastrak-connect-111-refused-host":
+        "translator: nccl fail NCCL_FAILED (host); verify explain: not recognised: three fragments of the plugin's "
+        "log quoted without their prefixes; the node pool's NIC layout is prose",
+    "lambda-1cc-b200-2x8-dstack-nccl-2.26.2-all-reduce-8b-to-2g-696-busbw-zero-wrong-healthy":
+        "translator: nccl pass (its facts agree); verify explain: nothing to judge: an nccl-tests table without its "
+        "'# Using devices' lines shows no world size nor nodes, so no baseline applies (2x8 is the job file's, above "
+        "the output)",
+    "sglang-glm53-flash-sm120-image-v0.1.0-rc.69-tp2-hicache-restore-xid31-fault-pde-virt-read-both-ranks-fixed-in-released-images-image":
+        "translator: gpu warn CUDA_KERNEL_FAULT (image); verify explain: not recognised: the Xid 31 is the poster's "
+        "prose, no kernel line",
+    "sm70-volta-x2-1cat-vllm-tp2-gpu1-six-xid79-off-bus-236795-aggregate-sbe-psu-root-caused-rma-track-host":
+        "translator: gpu fail GPU_LOST (host; its facts agree); verify explain: not recognised: the six Xid 79s are "
+        "the poster's prose, no kernel line",
+    "v100-pcie-32gb-x4-580.178.04-sglang-v100-image-eagle-mtp-vectorized-gather-index-assert-nccl-abort-xid43-all-four-gpus-job":
+        "translator: gpu warn CUDA_KERNEL_FAULT (job); verify explain: not recognised: the Xid 43 is the poster's "
+        "prose, the excerpt's assert is a program's own line",
+    "vllm-0.22.0-lmcache-v1-disk-offload-store-from-gpu-illegal-memory-access-xid31-virt-read-under-32-concurrent-users-job":
+        "translator: gpu warn CUDA_KERNEL_FAULT (job; its facts agree); verify explain: not recognised: the illegal "
+        "memory access and Xid 31 are the poster's prose",
 }
 
 

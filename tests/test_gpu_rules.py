@@ -1813,6 +1813,23 @@ KNOWN_MISMATCHES = {
         "translator: gpu fail GPU_NOT_VISIBLE (host); verify: warn HEALTH_NOT_ASSESSED (host): containerd's "
         "'unresolvable CDI devices' refusal has no field (GpuFacts.container_runtime_error); the facts hold the "
         "node's listed T4 alone",
+    # Batches 315 and 316: the rule kept, or what decides it is the poster's prose.
+    "azureml-mlops-nccl-bootstrap-rem-allocator-allocation-failed-cuda-out-of-memory-gone-with-nccl-2.17.1-image":
+        "translator: nccl fail NCCL_FAILED (image); verify: fail GPU_OUT_OF_MEMORY (job): NCCL's remote allocator "
+        "failing on CUDA out of memory is the memory the program left, by the catalog's words; that NCCL 2.17.1 cured "
+        "it is the poster's report (NcclFacts.resolution)",
+    "gcp-a3-mega-gke-tcpxo-gvnic-takes-gpu-nic-slot-rxdm-7-of-8-gpus-fastrak-connect-111-refused-host":
+        "translator: nccl fail NCCL_FAILED (host); verify: fail NCCL_FAILED (job): a connect refused (111) with "
+        "nothing of the node shown is a peer not listening, the job's to read; that the node pool's gVNIC took a GPU "
+        "NIC's slot is the pull request's prose (NcclFacts.nic_layout)",
+    "sglang-glm53-flash-sm120-image-v0.1.0-rc.69-tp2-hicache-restore-xid31-fault-pde-virt-read-both-ranks-fixed-in-released-images-image":
+        "translator: gpu warn CUDA_KERNEL_FAULT (image); verify: warn XID_ERROR (job): an Xid 31 known only from the "
+        "poster's words (no kernel line) is the program's MMU fault under the Xid's own code; that a released image "
+        "cured it is prose (GpuFacts.resolution)",
+    "v100-pcie-32gb-x4-580.178.04-sglang-v100-image-eagle-mtp-vectorized-gather-index-assert-nccl-abort-xid43-all-four-gpus-job":
+        "translator: gpu warn CUDA_KERNEL_FAULT (job); verify: warn XID_ERROR (job): the Xid 43 the poster states is "
+        "judged under the Xid's code; the device-side assert before it is in no field the translation filled "
+        "(GpuFacts.cuda_errors); the owner agrees",
 }
 
 
