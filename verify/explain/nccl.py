@@ -270,7 +270,12 @@ def _plugin_register(text: str) -> str | None:
 def _forced_algo(text: str) -> str | None:
     """NCCL's enqueue refusing a collective that the algorithms the job allowed do not implement (midrun.FORCED_ALGO),
     its line whole: NCCL's own words, with or without its tag (batch 310 quotes it bare)."""
-    if not (hit := printed(midrun.FORCED_ALGO, text)):
+    return _line_failed(midrun.FORCED_ALGO, text)
+
+
+def _line_failed(pattern: re.Pattern[str], text: str) -> str | None:
+    """The whole line holding the first printed match of `pattern`, as a collective's failure, or None."""
+    if not (hit := printed(pattern, text)):
         return None
     start, end = text.rfind("\n", 0, hit.start()) + 1, text.find("\n", hit.end())
     return f"all_reduce: {text[start:end if end >= 0 else len(text)].strip()[:300]}"
@@ -328,10 +333,7 @@ def _error(text: str) -> str | None:
 def _watchdog_failed(text: str) -> str | None:
     """torch's watchdog failure line (`failure detected by watchdog at work sequence id: 716 PG status: ...`) where
     nothing else names the failure: the line whole, judged by verify/checks/nccl/watchdog.py."""
-    if not (failed := printed(watchdog.FAILURE, text)):
-        return None
-    start, end = text.rfind("\n", 0, failed.start()) + 1, text.find("\n", failed.end())
-    return f"all_reduce: {text[start:end if end >= 0 else len(text)].strip()[:300]}"
+    return _line_failed(watchdog.FAILURE, text)
 
 
 def _torn_down(text: str) -> str | None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 
 from ..checks.nccl import ncclog
+from ..checks.nccl.netinit import NO_NETWORK
 from .said import printed
 
-# net.cc's WARN that NCCL could start no network (checks/nccl/netinit.NO_NETWORK, as NCCL itself logs it)
-_NO_NETWORK_WARN = re.compile(r"NCCL WARN (?:Failed to initiali[sz]e any NET plugin|Error: network \S+ not found)[^\n]*",
-                              re.IGNORECASE)
+# net.cc's WARN that NCCL could start no network (netinit's words, as NCCL itself logs them with its tag)
+_NO_NETWORK_WARN = re.compile(rf"NCCL WARN (?:{NO_NETWORK.pattern})[^\n]*", NO_NETWORK.flags)
 
 
 def closing_run(text: str, warns: list[re.Match[str]], returns: re.Pattern[str]) -> tuple[re.Match[str], list[str]] | None:
